@@ -1,3 +1,51 @@
-// The wasm export surface. Both builds (scalar and SIMD) export exactly these names.
+// The wasm export surface. Both builds (scalar and SIMD) export exactly these names; the
+// TypeScript loader (src/core/wasm.ts) is the only caller.
+import { layout, run, RESULT, ensureMemory, F_ELEMENTS } from "./json";
+import { sha256, sha256Many, pathChain } from "./sha256";
+
+export { layout, compareKeys, MAX_DEPTH } from "./json";
 export { parseNumber, formatNumber, writeCanonicalNumber } from "./number";
 export { sha256, sha256Init, sha256Update, sha256Final, sha256Many, pathChain } from "./sha256";
+
+// Flags for canonical(): which digests to compute after canonicalization.
+const H_MESSAGES: i32 = 2; // digest of each top-level array element
+const H_CHAIN: i32 = 4; // path hashes over the element digests
+const H_WHOLE: i32 = 8; // digest of the whole canonical text
+const ERR_MEMORY: i32 = 8;
+
+/** Address of the result block (see assembly/json.ts for its layout). */
+export function result(): usize {
+  return RESULT;
+}
+
+/**
+ * Canonicalizes the n input bytes written at layout()'s address, then computes the requested
+ * digests, all in one call. Returns 0 or an error code. RESULT + 28/32/36 hold the addresses of
+ * the element digests, path hashes and whole digest.
+ */
+export function canonical(n: u32, ignoreCount: i32, flags: i32): i32 {
+  const elements = (flags & (H_MESSAGES | H_CHAIN)) != 0;
+  const status = run(n, ignoreCount, elements ? F_ELEMENTS : 0);
+  if (status != 0) return status;
+  if ((flags & (H_MESSAGES | H_CHAIN | H_WHOLE)) == 0) return 0;
+  const outPtr = <usize>load<u32>(RESULT + 12);
+  const outLen = <usize>load<u32>(RESULT + 16);
+  const count = <usize>load<u32>(RESULT + 20);
+  const spans = <usize>load<u32>(RESULT + 24);
+  const msgOut = (outPtr + outLen + 64 + 31) & ~(<usize>31);
+  const pathOut = msgOut + count * 32;
+  const wholeOut = pathOut + count * 32;
+  if (!ensureMemory(wholeOut + 32)) {
+    store<u32>(RESULT, ERR_MEMORY);
+    return ERR_MEMORY;
+  }
+  if (elements) {
+    sha256Many(spans, <i32>count, msgOut);
+    if ((flags & H_CHAIN) != 0) pathChain(msgOut, <i32>count, pathOut);
+  }
+  if ((flags & H_WHOLE) != 0) sha256(outPtr, outLen, wholeOut);
+  store<u32>(RESULT + 28, <u32>msgOut);
+  store<u32>(RESULT + 32, <u32>pathOut);
+  store<u32>(RESULT + 36, <u32>wholeOut);
+  return 0;
+}

@@ -1,0 +1,740 @@
+// A validating JSON reader (RFC 8259) that writes RFC 8785 (JCS) canonical bytes in one pass.
+//
+// Why one pass and no tree: the writer emits each value as soon as it is read, so the only extra
+// work is for objects whose members arrive out of order. Their member chunks are already
+// canonical in the output; we sort small member records and move the chunks once. Memory is a
+// few flat regions laid out by `layout()`, never an allocation per value.
+//
+// The reader is iterative with an explicit container stack, so nesting depth is a checked limit
+// (MAX_DEPTH) rather than a wasm stack overflow.
+
+import { writeCanonicalNumber } from "./number";
+
+// Status codes, mirrored by src/core/errors.ts. Stable: they reach users as TapedeckError codes.
+export const ERR_JSON: i32 = 1;
+export const ERR_UTF8: i32 = 2;
+export const ERR_SURROGATE: i32 = 3;
+export const ERR_DUPLICATE: i32 = 4;
+export const ERR_NON_FINITE: i32 = 5;
+export const ERR_DEPTH: i32 = 6;
+export const ERR_NOT_ARRAY: i32 = 7;
+export const ERR_MEMORY: i32 = 8;
+
+// Details for ERR_JSON, so the message can say what was expected.
+export const D_END: i32 = 1; // input ended inside a value
+export const D_VALUE: i32 = 2; // expected a value
+export const D_ARRAY_SEP: i32 = 3; // expected ',' or ']'
+export const D_OBJECT_SEP: i32 = 4; // expected ',' or '}'
+export const D_COLON: i32 = 5; // expected ':'
+export const D_KEY: i32 = 6; // expected a string key
+export const D_ESCAPE: i32 = 7; // invalid escape sequence
+export const D_CONTROL: i32 = 8; // raw control character in a string
+export const D_NUMBER: i32 = 9; // malformed number
+export const D_LITERAL: i32 = 10; // malformed true/false/null
+export const D_TRAILING: i32 = 11; // data after the top-level value
+
+export const MAX_DEPTH: i32 = 512;
+
+// Flags for run().
+export const F_ELEMENTS: i32 = 1; // top level must be an array; record each element's canonical span
+
+const FRAME_SIZE: usize = 16; // kind u32, recStart u32, contentStart u32, curRec u32
+const REC_SIZE: usize = 20; // keyPtr, keyLen, chunkStart, chunkLen (IGNORED = ignored), keyOffset
+const IGNORED: u32 = 0xffffffff;
+const KIND_ARRAY: u32 = 0;
+const KIND_OBJECT: u32 = 1;
+// Zeroed bytes after the input: the SIMD string scanner reads 16 bytes at a time and the zero
+// byte (a control character) stops it, so no bounds check is needed in the inner loop.
+export const INPUT_PAD: usize = 64;
+const OUT_SLACK: usize = 64;
+
+const STACK: usize = memory.data(<i32>(MAX_DEPTH as usize * FRAME_SIZE + 16));
+// Result block read by the TypeScript loader after each call.
+export const RESULT: usize = memory.data(64);
+// RESULT layout (u32 each): 0 status, 4 errOffset, 8 errDetail, 12 outPtr, 16 outLen,
+// 20 count (elements), 24 spansPtr (count x {ptr u32, len u32})
+
+// Region layout, set by layout() for an input of n bytes. Everything after heap base is ours.
+let inBase: usize = 0;
+let inEnd: usize = 0;
+let ignBase: usize = 0; // ignore-key list: count entries of {len u32, bytes, padded to 4}
+let ignCount: i32 = 0;
+let spansBase: usize = 0;
+let recBase: usize = 0;
+let arenaBase: usize = 0;
+let outBase: usize = 0;
+let outEnd: usize = 0;
+
+// Error state.
+let errCode: i32 = 0;
+let errOffset: usize = 0;
+let errDetail: i32 = 0;
+
+// Scratch outputs of helpers (AssemblyScript has no multiple returns).
+let gO: usize = 0; // output cursor after a helper wrote
+let gEscaped: bool = false; // the last string contained a backslash escape
+
+@inline function align8(x: usize): usize {
+  return (x + 7) & ~(<usize>7);
+}
+
+/** Grows memory so that [0, end) is addressable. Returns false if the engine refuses. */
+export function ensureMemory(end: usize): bool {
+  const have = (<usize>memory.size()) << 16;
+  if (end <= have) return true;
+  const need = <i32>((end - have + 0xffff) >> 16);
+  // Grow by at least a quarter of the current size so a long run of growing inputs
+  // does not pay for many small grow calls.
+  const cur = memory.size();
+  let pages = need;
+  if (pages < (cur >> 2)) pages = cur >> 2;
+  if (memory.grow(pages) < 0) {
+    if (memory.grow(need) < 0) return false;
+  }
+  return true;
+}
+
+/**
+ * Lays out the regions for an input of `n` bytes preceded by an ignore-key list of `ignLen`
+ * bytes. Returns the address where the caller writes the ignore list, followed directly by the
+ * input. Returns 0 if memory cannot grow.
+ */
+export function layout(ignLen: u32, n: u32): usize {
+  const base = align8(__heap_base);
+  ignBase = base;
+  inBase = align8(base + ignLen);
+  inEnd = inBase + n;
+  // Bounds, each derived from the smallest input that produces one more item:
+  // an array element takes >= 2 bytes ("0,"), an object member >= 5 ('"":0,').
+  spansBase = align8(inEnd + INPUT_PAD);
+  const spanCap = (<usize>n / 2 + 2) * 8;
+  recBase = align8(spansBase + spanCap);
+  const recCap = (<usize>n / 5 + 2) * REC_SIZE;
+  arenaBase = align8(recBase + recCap);
+  // Decoded keys are never longer than their JSON spelling.
+  outBase = align8(arenaBase + n + 16);
+  // Strings, literals and punctuation never grow in canonical form; numbers can ("1e20" becomes
+  // 21 digits), and sorting needs room to copy an object. The writer grows memory when needed.
+  const want = outBase + (<usize>n) * 2 + 4096;
+  if (!ensureMemory(want)) return 0;
+  outEnd = (<usize>memory.size()) << 16;
+  return ignBase;
+}
+
+@inline function fail(code: i32, offset: usize, detail: i32): i32 {
+  errCode = code;
+  errOffset = offset - inBase;
+  errDetail = detail;
+  return code;
+}
+
+/** Makes sure the output has `extra` bytes free after `o`, growing memory if needed. */
+function reserveOut(o: usize, extra: usize): bool {
+  if (o + extra + OUT_SLACK <= outEnd) return true;
+  if (!ensureMemory(o + extra + OUT_SLACK)) return false;
+  outEnd = (<usize>memory.size()) << 16;
+  return true;
+}
+
+@inline function isWs(c: u32): bool {
+  return c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09;
+}
+
+@inline function skipWs(p: usize): usize {
+  while (isWs(<u32>load<u8>(p))) p++;
+  return p;
+}
+
+@inline function hexDigit(c: u32): i32 {
+  if (c - 0x30 < 10) return <i32>(c - 0x30);
+  const l = c | 0x20;
+  if (l - 0x61 < 6) return <i32>(l - 0x61 + 10);
+  return -1;
+}
+
+@inline function read4Hex(p: usize): i32 {
+  const a = hexDigit(load<u8>(p));
+  const b = hexDigit(load<u8>(p + 1));
+  const c = hexDigit(load<u8>(p + 2));
+  const d = hexDigit(load<u8>(p + 3));
+  if ((a | b | c | d) < 0) return -1;
+  return (a << 12) | (b << 8) | (c << 4) | d;
+}
+
+const HEX: usize = memory.data<u8>([0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66]);
+
+/** Writes a code unit < 0x20, '"' or '\' in RFC 8785's escaped form; returns the new cursor. */
+@inline function writeEscaped(o: usize, c: u32): usize {
+  store<u8>(o, 0x5c);
+  if (c == 0x22 || c == 0x5c) { store<u8>(o + 1, <u8>c); return o + 2; }
+  if (c == 0x08) { store<u8>(o + 1, 0x62); return o + 2; }
+  if (c == 0x09) { store<u8>(o + 1, 0x74); return o + 2; }
+  if (c == 0x0a) { store<u8>(o + 1, 0x6e); return o + 2; }
+  if (c == 0x0c) { store<u8>(o + 1, 0x66); return o + 2; }
+  if (c == 0x0d) { store<u8>(o + 1, 0x72); return o + 2; }
+  store<u32>(o + 1, 0x30303075); // "u00"
+  store<u8>(o + 4, load<u8>(HEX + (c >> 4)));
+  store<u8>(o + 5, load<u8>(HEX + (c & 15)));
+  return o + 6;
+}
+
+@inline function writeUtf8(o: usize, cp: u32): usize {
+  if (cp < 0x80) { store<u8>(o, <u8>cp); return o + 1; }
+  if (cp < 0x800) {
+    store<u8>(o, <u8>(0xc0 | (cp >> 6)));
+    store<u8>(o + 1, <u8>(0x80 | (cp & 0x3f)));
+    return o + 2;
+  }
+  if (cp < 0x10000) {
+    store<u8>(o, <u8>(0xe0 | (cp >> 12)));
+    store<u8>(o + 1, <u8>(0x80 | ((cp >> 6) & 0x3f)));
+    store<u8>(o + 2, <u8>(0x80 | (cp & 0x3f)));
+    return o + 3;
+  }
+  store<u8>(o, <u8>(0xf0 | (cp >> 18)));
+  store<u8>(o + 1, <u8>(0x80 | ((cp >> 12) & 0x3f)));
+  store<u8>(o + 2, <u8>(0x80 | ((cp >> 6) & 0x3f)));
+  store<u8>(o + 3, <u8>(0x80 | (cp & 0x3f)));
+  return o + 4;
+}
+
+/**
+ * Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), or 0 if invalid.
+ * RFC 3629 table: no overlongs, no encoded surrogates, nothing above U+10FFFF.
+ */
+@inline function utf8Len(p: usize): i32 {
+  const c = <u32>load<u8>(p);
+  const c1 = <u32>load<u8>(p + 1);
+  if (c < 0xc2) return 0;
+  if (c < 0xe0) return (c1 & 0xc0) == 0x80 ? 2 : 0;
+  const c2 = <u32>load<u8>(p + 2);
+  if (c < 0xf0) {
+    let lo: u32 = 0x80, hi: u32 = 0xbf;
+    if (c == 0xe0) lo = 0xa0;
+    else if (c == 0xed) hi = 0x9f;
+    return c1 >= lo && c1 <= hi && (c2 & 0xc0) == 0x80 ? 3 : 0;
+  }
+  if (c > 0xf4) return 0;
+  const c3 = <u32>load<u8>(p + 3);
+  let lo: u32 = 0x80, hi: u32 = 0xbf;
+  if (c == 0xf0) lo = 0x90;
+  else if (c == 0xf4) hi = 0x8f;
+  return c1 >= lo && c1 <= hi && (c2 & 0xc0) == 0x80 && (c3 & 0xc0) == 0x80 ? 4 : 0;
+}
+
+/**
+ * Reads the string whose opening quote is at p and writes its canonical form at o.
+ * Returns the input position after the closing quote (0 on error); the new output cursor is gO.
+ */
+function writeString(p: usize, o: usize): usize {
+  gEscaped = false;
+  store<u8>(o, 0x22);
+  o++;
+  p++;
+  while (true) {
+    // Copy runs of plain bytes. The stop set is '"', '\', and every byte < 0x20 or >= 0x80 (a
+    // signed compare catches both), so most text moves 16 (SIMD) or 8 (SWAR) bytes at a time.
+    if (ASC_FEATURE_SIMD) {
+      const quote = i8x16.splat(0x22);
+      const bslash = i8x16.splat(0x5c);
+      const space = i8x16.splat(0x20);
+      while (true) {
+        const v = v128.load(p);
+        v128.store(o, v);
+        const m = v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), i8x16.lt_s(v, space));
+        const bits = i8x16.bitmask(m);
+        if (bits == 0) { p += 16; o += 16; continue; }
+        const k = <usize>ctz(bits);
+        p += k;
+        o += k;
+        break;
+      }
+    } else {
+      while (true) {
+        const w = load<u64>(p);
+        // SWAR: a lane is "interesting" if its high bit is set, it is < 0x20, or equals '"' / '\'.
+        const lo: u64 = 0x0101010101010101;
+        const hi: u64 = 0x8080808080808080;
+        const ctl = (w - lo * 0x20) & ~w;
+        const xq = w ^ (lo * 0x22);
+        const q = (xq - lo) & ~xq;
+        const xb = w ^ (lo * 0x5c);
+        const b = (xb - lo) & ~xb;
+        const m = (ctl | q | b | w) & hi;
+        if (m == 0) { store<u64>(o, w); p += 8; o += 8; continue; }
+        break;
+      }
+      // Finish byte by byte up to the first interesting byte (SWAR can flag false positives
+      // only after a true one, so this loop is short).
+      while (true) {
+        const c = <u32>load<u8>(p);
+        if (c == 0x22 || c == 0x5c || c < 0x20 || c >= 0x80) break;
+        store<u8>(o, <u8>c);
+        p++;
+        o++;
+      }
+    }
+    const c = <u32>load<u8>(p);
+    if (c == 0x22) {
+      store<u8>(o, 0x22);
+      gO = o + 1;
+      return p + 1;
+    }
+    if (c == 0x5c) {
+      gEscaped = true;
+      const e = <u32>load<u8>(p + 1);
+      if (e == 0x75) {
+        let cu = read4Hex(p + 2);
+        if (cu < 0) { fail(ERR_JSON, p, D_ESCAPE); return 0; }
+        let cp = <u32>cu;
+        const at = p;
+        p += 6;
+        if (cp >= 0xd800 && cp <= 0xdfff) {
+          // A high surrogate must be followed by an escaped low surrogate; anything else is a
+          // lone surrogate, which has no UTF-8 form and no canonical spelling.
+          if (cp >= 0xdc00 || load<u8>(p) != 0x5c || load<u8>(p + 1) != 0x75) {
+            fail(ERR_SURROGATE, at, 0);
+            return 0;
+          }
+          const lo = read4Hex(p + 2);
+          if (lo < 0) { fail(ERR_JSON, p, D_ESCAPE); return 0; }
+          if (lo < 0xdc00 || lo > 0xdfff) { fail(ERR_SURROGATE, at, 0); return 0; }
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (<u32>lo - 0xdc00);
+          p += 6;
+        }
+        if (cp < 0x20 || cp == 0x22 || cp == 0x5c) o = writeEscaped(o, cp);
+        else o = writeUtf8(o, cp);
+        continue;
+      }
+      let r: u32 = 0;
+      if (e == 0x22 || e == 0x5c) r = e;
+      else if (e == 0x2f) { store<u8>(o, 0x2f); o++; p += 2; continue; }
+      else if (e == 0x62) r = 0x08;
+      else if (e == 0x66) r = 0x0c;
+      else if (e == 0x6e) r = 0x0a;
+      else if (e == 0x72) r = 0x0d;
+      else if (e == 0x74) r = 0x09;
+      else { fail(ERR_JSON, p, D_ESCAPE); return 0; }
+      o = writeEscaped(o, r);
+      p += 2;
+      continue;
+    }
+    if (c < 0x20) {
+      if (p >= inEnd) fail(ERR_JSON, inEnd, D_END);
+      else fail(ERR_JSON, p, D_CONTROL);
+      return 0;
+    }
+    // c >= 0x80: validate one UTF-8 sequence, copy it as is.
+    if (p >= inEnd) { fail(ERR_JSON, inEnd, D_END); return 0; }
+    const n = utf8Len(p);
+    if (n == 0 || p + <usize>n > inEnd) { fail(ERR_UTF8, p, 0); return 0; }
+    store<u32>(o, load<u32>(p)); // copies up to 4 bytes; o advances by n only
+    p += n;
+    o += n;
+  }
+}
+
+/** Decodes an already validated JSON string body [p, end) to UTF-8 at o; returns the new cursor. */
+function decodeString(p: usize, end: usize, o: usize): usize {
+  while (p < end) {
+    const c = <u32>load<u8>(p);
+    if (c != 0x5c) { store<u8>(o++, <u8>c); p++; continue; }
+    const e = <u32>load<u8>(p + 1);
+    if (e == 0x75) {
+      let cp = <u32>read4Hex(p + 2);
+      p += 6;
+      if (cp >= 0xd800 && cp < 0xdc00) {
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (<u32>read4Hex(p + 2) - 0xdc00);
+        p += 6;
+      }
+      o = writeUtf8(o, cp);
+      continue;
+    }
+    let r: u32 = e; // '"', '\', '/'
+    if (e == 0x62) r = 0x08;
+    else if (e == 0x66) r = 0x0c;
+    else if (e == 0x6e) r = 0x0a;
+    else if (e == 0x72) r = 0x0d;
+    else if (e == 0x74) r = 0x09;
+    store<u8>(o++, <u8>r);
+    p += 2;
+  }
+  return o;
+}
+
+/**
+ * Orders two UTF-8 keys by their UTF-16 code units, as RFC 8785 section 3.2.3 requires.
+ * UTF-8 byte order equals code point order, which differs from UTF-16 order only between an
+ * astral character (a surrogate pair, 0xD800..) and one in U+E000..U+FFFF, so a byte compare
+ * with that single correction at the first difference is exact.
+ */
+export function compareKeys(a: usize, aLen: u32, b: usize, bLen: u32): i32 {
+  const n = aLen < bLen ? aLen : bLen;
+  let i: u32 = 0;
+  while (i + 4 <= n && load<u32>(a + i) == load<u32>(b + i)) i += 4;
+  while (i < n && load<u8>(a + i) == load<u8>(b + i)) i++;
+  if (i == n) return <i32>aLen - <i32>bLen;
+  let s = i;
+  while (s > 0 && (load<u8>(a + s) & 0xc0) == 0x80) s--;
+  const la = <u32>load<u8>(a + s);
+  const lb = <u32>load<u8>(b + s);
+  if (la >= 0xf0 && (lb == 0xee || lb == 0xef)) return -1;
+  if (lb >= 0xf0 && (la == 0xee || la == 0xef)) return 1;
+  return <i32>load<u8>(a + i) - <i32>load<u8>(b + i);
+}
+
+@inline function recCompare(x: usize, y: usize): i32 {
+  return compareKeys(load<u32>(x), load<u32>(x + 4), load<u32>(y), load<u32>(y + 4));
+}
+
+@inline function recSwap(x: usize, y: usize): void {
+  const a0 = load<u64>(x), a1 = load<u64>(x + 8), a2 = load<u32>(x + 16);
+  memory.copy(x, y, REC_SIZE);
+  store<u64>(y, a0);
+  store<u64>(y + 8, a1);
+  store<u32>(y + 16, a2);
+}
+
+function siftDown(base: usize, start: u32, n: u32): void {
+  let root = start;
+  while (true) {
+    let child = root * 2 + 1;
+    if (child >= n) return;
+    if (child + 1 < n && recCompare(base + <usize>child * REC_SIZE, base + <usize>(child + 1) * REC_SIZE) < 0) child++;
+    const r = base + <usize>root * REC_SIZE;
+    const c = base + <usize>child * REC_SIZE;
+    if (recCompare(r, c) >= 0) return;
+    recSwap(r, c);
+    root = child;
+  }
+}
+
+/** Sorts n member records. Keys are unique after the duplicate check, so stability is moot. */
+function sortRecords(base: usize, n: u32): void {
+  if (n <= 24) {
+    // Insertion sort: objects are small and often nearly sorted.
+    for (let i: u32 = 1; i < n; i++) {
+      let j = i;
+      while (j > 0) {
+        const x = base + <usize>(j - 1) * REC_SIZE;
+        const y = x + REC_SIZE;
+        if (recCompare(x, y) <= 0) break;
+        recSwap(x, y);
+        j--;
+      }
+    }
+    return;
+  }
+  // Heapsort: O(n log n) with no extra memory, so a huge object cannot go quadratic.
+  for (let i = <i32>(n / 2) - 1; i >= 0; i--) siftDown(base, <u32>i, n);
+  for (let end = n - 1; end > 0; end--) {
+    recSwap(base, base + <usize>end * REC_SIZE);
+    siftDown(base, 0, end);
+  }
+}
+
+@inline function isIgnored(k: usize, kLen: u32): bool {
+  let q = ignBase;
+  for (let i = 0; i < ignCount; i++) {
+    const len = load<u32>(q);
+    if (len == kLen && compareKeys(q + 4, len, k, kLen) == 0) return true;
+    q = align8(q + 4 + len);
+  }
+  return false;
+}
+
+/**
+ * Closes an object: checks keys for duplicates and, if members arrived out of order, rewrites
+ * their chunks in sorted order. Returns the new output cursor, or 0 on error.
+ */
+function closeObject(recStart: usize, recEnd: usize, contentStart: usize, o: usize): usize {
+  const n = <u32>((recEnd - recStart) / REC_SIZE);
+  if (n < 2) return o;
+  let sorted = true;
+  for (let x = recStart + REC_SIZE; x < recEnd; x += REC_SIZE) {
+    const c = recCompare(x - REC_SIZE, x);
+    if (c == 0) { fail(ERR_DUPLICATE, inBase + load<u32>(x + 16), 0); return 0; }
+    if (c > 0) sorted = false;
+  }
+  if (sorted) return o;
+  sortRecords(recStart, n);
+  for (let x = recStart + REC_SIZE; x < recEnd; x += REC_SIZE) {
+    if (recCompare(x - REC_SIZE, x) == 0) {
+      const a = load<u32>(x - REC_SIZE + 16), b = load<u32>(x + 16);
+      fail(ERR_DUPLICATE, inBase + (a > b ? a : b), 0);
+      return 0;
+    }
+  }
+  // Move the unsorted chunks just past the output, then copy them back in order.
+  const len = o - contentStart;
+  if (!reserveOut(o, len)) { fail(ERR_MEMORY, inBase, 0); return 0; }
+  memory.copy(o, contentStart, len);
+  const delta = o - contentStart;
+  let w = contentStart;
+  let first = true;
+  for (let x = recStart; x < recEnd; x += REC_SIZE) {
+    const clen = load<u32>(x + 12);
+    if (clen == IGNORED) continue;
+    if (!first) store<u8>(w++, 0x2c);
+    first = false;
+    const cs = <usize>load<u32>(x + 8);
+    memory.copy(w, cs + delta, clen);
+    w += clen;
+  }
+  return w;
+}
+
+/**
+ * Canonicalizes the input laid out by layout(). `ignoreCount` keys were written at the layout
+ * address. Returns 0 on success, else an error code; details are in RESULT.
+ */
+export function run(n: u32, ignoreCount: i32, flags: i32): i32 {
+  ignCount = ignoreCount;
+  errCode = 0;
+  errOffset = 0;
+  errDetail = 0;
+  inEnd = inBase + n;
+  memory.fill(inEnd, 0, INPUT_PAD);
+  const status = parse(flags);
+  store<u32>(RESULT, <u32>status);
+  store<u32>(RESULT + 4, <u32>errOffset);
+  store<u32>(RESULT + 8, <u32>errDetail);
+  return status;
+}
+
+function parse(flags: i32): i32 {
+  let p = skipWs(inBase);
+  let o = outBase;
+  let depth: i32 = 0;
+  let sp = STACK; // top frame (valid when depth > 0)
+  let recTop = recBase;
+  const elements = (flags & F_ELEMENTS) != 0;
+  let spanTop = spansBase;
+  let elemStart: usize = 0;
+
+  if (elements && load<u8>(p) != 0x5b) {
+    if (p >= inEnd) return fail(ERR_JSON, inEnd, D_END);
+    return fail(ERR_NOT_ARRAY, p, 0);
+  }
+
+  // Each turn reads one value at p; afterwards control falls to the "after value" section.
+  while (true) {
+    let c = <u32>load<u8>(p);
+    let opened = false;
+    if (c == 0x22) {
+      p = writeString(p, o);
+      if (p == 0) return errCode;
+      o = gO;
+    } else if (c == 0x7b || c == 0x5b) {
+      if (depth == MAX_DEPTH) return fail(ERR_DEPTH, p, 0);
+      depth++;
+      sp = STACK + <usize>(depth - 1) * FRAME_SIZE;
+      store<u8>(o++, <u8>c);
+      p = skipWs(p + 1);
+      if (c == 0x5b) {
+        store<u32>(sp, KIND_ARRAY);
+        if (load<u8>(p) == 0x5d) {
+          p++;
+          store<u8>(o++, 0x5d);
+          depth--;
+          sp -= FRAME_SIZE;
+        } else {
+          if (elements && depth == 1) elemStart = o;
+          opened = true;
+        }
+      } else {
+        store<u32>(sp, KIND_OBJECT);
+        store<u32>(sp + 4, <u32>recTop);
+        store<u32>(sp + 8, <u32>o);
+        if (load<u8>(p) == 0x7d) {
+          p++;
+          store<u8>(o++, 0x7d);
+          depth--;
+          sp -= FRAME_SIZE;
+        } else {
+          // First member key.
+          const r = beginMember(p, o, recTop, false);
+          if (r == 0) return errCode;
+          p = r;
+          o = gO;
+          store<u32>(sp + 12, <u32>recTop);
+          recTop += REC_SIZE;
+          opened = true;
+        }
+      }
+    } else if (c - 0x30 < 10 || c == 0x2d) {
+      const start = p;
+      if (c == 0x2d) p++;
+      let d = <u32>load<u8>(p);
+      if (d == 0x30) {
+        p++;
+        if (<u32>load<u8>(p) - 0x30 < 10) return fail(ERR_JSON, p, D_NUMBER);
+      } else if (d - 0x31 < 9) {
+        p++;
+        while (<u32>load<u8>(p) - 0x30 < 10) p++;
+      } else {
+        return fail(ERR_JSON, p >= inEnd ? inEnd : p, p >= inEnd ? D_END : D_NUMBER);
+      }
+      if (load<u8>(p) == 0x2e) {
+        p++;
+        if (<u32>load<u8>(p) - 0x30 >= 10) return fail(ERR_JSON, p >= inEnd ? inEnd : p, p >= inEnd ? D_END : D_NUMBER);
+        while (<u32>load<u8>(p) - 0x30 < 10) p++;
+      }
+      if ((load<u8>(p) | 0x20) == 0x65) {
+        p++;
+        const s = load<u8>(p);
+        if (s == 0x2b || s == 0x2d) p++;
+        if (<u32>load<u8>(p) - 0x30 >= 10) return fail(ERR_JSON, p >= inEnd ? inEnd : p, p >= inEnd ? D_END : D_NUMBER);
+        while (<u32>load<u8>(p) - 0x30 < 10) p++;
+      }
+      // A number can outgrow its spelling ("1e20" is 21 digits), so keep the invariant that the
+      // output has at least as much room left as the input has bytes left.
+      if (!reserveOut(o, 32 + (inEnd - p))) return fail(ERR_MEMORY, start, 0);
+      const w = writeCanonicalNumber(start, <i32>(p - start), o);
+      if (w < 0) return fail(ERR_NON_FINITE, start, 0);
+      o += w;
+    } else if (c == 0x74) {
+      if (load<u32>(p) != 0x65757274) return fail(ERR_JSON, p, D_LITERAL); // "true"
+      store<u32>(o, 0x65757274);
+      p += 4;
+      o += 4;
+    } else if (c == 0x66) {
+      if (load<u32>(p + 1) != 0x65736c61) return fail(ERR_JSON, p, D_LITERAL); // "alse"
+      store<u8>(o, 0x66);
+      store<u32>(o + 1, 0x65736c61);
+      p += 5;
+      o += 5;
+    } else if (c == 0x6e) {
+      if (load<u32>(p) != 0x6c6c756e) return fail(ERR_JSON, p, D_LITERAL); // "null"
+      store<u32>(o, 0x6c6c756e);
+      p += 4;
+      o += 4;
+    } else {
+      if (p >= inEnd) return fail(ERR_JSON, inEnd, D_END);
+      return fail(ERR_JSON, p, D_VALUE);
+    }
+    if (opened) continue;
+
+    // After a complete value: close containers until one expects another item.
+    while (true) {
+      if (depth == 0) {
+        p = skipWs(p);
+        if (p != inEnd) return fail(ERR_JSON, p, D_TRAILING);
+        store<u32>(RESULT + 12, <u32>outBase);
+        store<u32>(RESULT + 16, <u32>(o - outBase));
+        store<u32>(RESULT + 20, <u32>((spanTop - spansBase) >> 3));
+        store<u32>(RESULT + 24, <u32>spansBase);
+        return 0;
+      }
+      p = skipWs(p);
+      c = <u32>load<u8>(p);
+      if (load<u32>(sp) == KIND_ARRAY) {
+        if (elements && depth == 1) {
+          store<u32>(spanTop, <u32>elemStart);
+          store<u32>(spanTop + 4, <u32>(o - elemStart));
+          spanTop += 8;
+        }
+        if (c == 0x2c) {
+          store<u8>(o++, 0x2c);
+          p = skipWs(p + 1);
+          if (elements && depth == 1) elemStart = o;
+          break;
+        }
+        if (c == 0x5d) {
+          store<u8>(o++, 0x5d);
+          p++;
+          depth--;
+          sp -= FRAME_SIZE;
+          continue;
+        }
+        if (p >= inEnd) return fail(ERR_JSON, inEnd, D_END);
+        return fail(ERR_JSON, p, D_ARRAY_SEP);
+      }
+      // Object: finish the member whose value just ended.
+      const rec = <usize>load<u32>(sp + 12);
+      if (load<u32>(rec + 12) == IGNORED) {
+        // Drop the member's bytes (and its leading comma) but keep its record for the
+        // duplicate-key check.
+        o = <usize>load<u32>(rec + 8);
+      } else {
+        store<u32>(rec + 12, <u32>(o - <usize>load<u32>(rec + 8)));
+      }
+      if (c == 0x2c) {
+        p = skipWs(p + 1);
+        const r = beginMember(p, o, recTop, true);
+        if (r == 0) return errCode;
+        p = r;
+        o = gO;
+        store<u32>(sp + 12, <u32>recTop);
+        recTop += REC_SIZE;
+        break;
+      }
+      if (c == 0x7d) {
+        const rs = <usize>load<u32>(sp + 4);
+        const cs = <usize>load<u32>(sp + 8);
+        // A leading ignored member leaves a comma before the first kept one; strip it.
+        o = closeObject(rs, recTop, cs, o);
+        if (o == 0) return errCode;
+        if (o > cs && load<u8>(cs) == 0x2c) {
+          memory.copy(cs, cs + 1, o - cs - 1);
+          o--;
+        }
+        store<u8>(o++, 0x7d);
+        p++;
+        recTop = rs;
+        depth--;
+        sp -= FRAME_SIZE;
+        continue;
+      }
+      if (p >= inEnd) return fail(ERR_JSON, inEnd, D_END);
+      return fail(ERR_JSON, p, D_OBJECT_SEP);
+    }
+    p = skipWs(p);
+  }
+}
+
+/**
+ * Reads `"key":` at p (after whitespace), writes the member prefix (with a separating comma if
+ * `comma`) and fills the record at rec. Returns the position of the value (0 on error); the
+ * output cursor is left in gO.
+ */
+function beginMember(p: usize, o: usize, rec: usize, comma: bool): usize {
+  if (load<u8>(p) != 0x22) {
+    if (p >= inEnd) fail(ERR_JSON, inEnd, D_END);
+    else fail(ERR_JSON, p, D_KEY);
+    return 0;
+  }
+  const keyAt = p;
+  const chunk = o;
+  if (comma) store<u8>(o++, 0x2c);
+  const keyOut = o;
+  const q = writeString(p, o);
+  if (q == 0) return 0;
+  let kPtr = keyAt + 1;
+  let kLen = <u32>(q - 1 - kPtr);
+  if (gEscaped) {
+    // Escapes make the spelling differ from the key, so compare the decoded form instead. The
+    // arena is reused per call; keys are never longer decoded than spelled.
+    const a = arenaBase + (keyAt - inBase);
+    kLen = <u32>(decodeString(kPtr, q - 1, a) - a);
+    kPtr = a;
+  }
+  o = gO;
+  store<u8>(o++, 0x3a);
+  p = skipWs(q);
+  if (load<u8>(p) != 0x3a) {
+    if (p >= inEnd) fail(ERR_JSON, inEnd, D_END);
+    else fail(ERR_JSON, p, D_COLON);
+    return 0;
+  }
+  p = skipWs(p + 1);
+  store<u32>(rec, <u32>kPtr);
+  store<u32>(rec + 4, kLen);
+  // The chunk excludes the separating comma: sorting re-inserts commas.
+  store<u32>(rec + 8, <u32>(comma ? chunk + 1 : chunk));
+  store<u32>(rec + 12, ignCount > 0 && isIgnored(kPtr, kLen) ? IGNORED : 0);
+  store<u32>(rec + 16, <u32>(keyAt - inBase));
+  if (load<u32>(rec + 12) == IGNORED) store<u32>(rec + 8, <u32>chunk);
+  gO = o;
+  return p;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+// The tapedeck command. Subcommands grow with the project; today: version, help, and the core's
+// canonicalize/hash tools, which are handy for checking what a request hashes to.
+
+import { readFileSync } from 'node:fs';
+import { backend, canonicalizeJSON, hashJSON, pathHashes, TapedeckError, VERSION } from './index.ts';
+
+const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
+
+Usage:
+  tapedeck <command> [arguments]
+
+Commands:
+  canonical [file]      Print the RFC 8785 canonical form of JSON (file or stdin)
+  hash [file]           Print the SHA-256 digest of the canonical form
+  paths [file]          Print message and path hashes of a JSON array of messages
+                        (or of the "messages" member of a request object)
+  version               Print the version and the active backend
+  help                  Show this help
+
+Options:
+  --ignore <k1,k2>      Drop these object members (any depth) before hashing
+  -h, --help            Show this help
+  -v, --version         Print the version
+
+Environment:
+  TAPEDECK_BACKEND      Force a backend: wasm-simd | wasm | js
+`;
+
+function readInput(file: string | undefined): Buffer {
+  return readFileSync(file === undefined || file === '-' ? 0 : file);
+}
+
+function main(argv: string[]): number {
+  const args: string[] = [];
+  let ignoreKeys: string[] | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--ignore') ignoreKeys = (argv[++i] ?? '').split(',').filter(Boolean);
+    else if (a.startsWith('--ignore=')) ignoreKeys = a.slice(9).split(',').filter(Boolean);
+    else if (a === '-h' || a === '--help') args.unshift('help');
+    else if (a === '-v' || a === '--version') args.unshift('version');
+    else args.push(a);
+  }
+  const opts = ignoreKeys ? { ignoreKeys } : undefined;
+  const [cmd = 'help', file] = args;
+  switch (cmd) {
+    case 'help':
+      process.stdout.write(HELP);
+      return 0;
+    case 'version':
+      process.stdout.write(`tapedeck ${VERSION} (backend: ${backend()}, node ${process.versions.node})\n`);
+      return 0;
+    case 'canonical':
+      process.stdout.write(canonicalizeJSON(readInput(file), opts));
+      process.stdout.write('\n');
+      return 0;
+    case 'hash':
+      process.stdout.write(`${hashJSON(readInput(file), opts)}\n`);
+      return 0;
+    case 'paths': {
+      const input = readInput(file);
+      const first = input.toString('utf8').trimStart()[0];
+      const messages = first === '{' ? (JSON.parse(input.toString('utf8')) as { messages?: unknown[] }).messages ?? [] : input;
+      const r = pathHashes(messages, opts);
+      r.messageHashes.forEach((m, i) => process.stdout.write(`${i}\t${m}\t${r.pathHashes[i]}\n`));
+      process.stdout.write(`digest\t${r.digest}\n`);
+      return 0;
+    }
+    default:
+      process.stderr.write(`tapedeck: unknown command ${JSON.stringify(cmd)}\n\n${HELP}`);
+      return 2;
+  }
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2));
+} catch (e) {
+  if (e instanceof TapedeckError) {
+    process.stderr.write(`tapedeck: ${e.code}: ${e.message}\n`);
+    process.exitCode = 1;
+  } else if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+    process.stderr.write(`tapedeck: ${(e as Error).message}\n`);
+    process.exitCode = 1;
+  } else throw e;
+}

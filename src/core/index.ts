@@ -1,0 +1,401 @@
+// The public hashing API. Picks a backend once, converts inputs to what engines take (UTF-8 JSON
+// text), and formats digests. Every function here is a thin shell over a single engine call.
+
+import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
+import type { BackendName, Engine } from './engine.ts';
+import { JsEngine } from './js.ts';
+import { allFinite, canonicalText, loneSurrogateIndex, type IgnoreSet } from './value.ts';
+import { byteLength, simdSupported, WasmEngine } from './wasm.ts';
+
+export type { BackendName } from './engine.ts';
+
+export interface CanonicalOptions {
+  /** Object member names to drop, at any depth, before canonicalizing (e.g. `["timestamp"]`). */
+  ignoreKeys?: readonly string[];
+}
+
+const BACKENDS: readonly BackendName[] = ['wasm-simd', 'wasm', 'js'];
+const encoder = new TextEncoder();
+
+let engine: Engine | undefined;
+
+function create(name: BackendName): Engine {
+  if (name === 'js') return new JsEngine();
+  if (name === 'wasm-simd' && !simdSupported()) {
+    throw new TapedeckError('E_BACKEND', 'The wasm-simd backend needs WebAssembly SIMD, which this runtime lacks.', {
+      hint: "Use TAPEDECK_BACKEND=wasm (or setBackend('wasm')).",
+    });
+  }
+  return new WasmEngine(name);
+}
+
+function pick(): Engine {
+  const forced = typeof process !== 'undefined' ? process.env?.TAPEDECK_BACKEND : undefined;
+  if (forced) {
+    if (!(BACKENDS as readonly string[]).includes(forced)) {
+      throw new TapedeckError('E_BACKEND', `TAPEDECK_BACKEND=${JSON.stringify(forced)} is not a backend.`, {
+        hint: `Valid values: ${BACKENDS.join(', ')}; unset it to pick the fastest automatically.`,
+      });
+    }
+    return create(forced as BackendName);
+  }
+  if (typeof WebAssembly !== 'object') return new JsEngine();
+  try {
+    return create(simdSupported() ? 'wasm-simd' : 'wasm');
+  } catch {
+    return new JsEngine();
+  }
+}
+
+function current(): Engine {
+  return (engine ??= pick());
+}
+
+/**
+ * The active backend: `'wasm-simd'`, `'wasm'` or `'js'`. Chosen on first use: the
+ * `TAPEDECK_BACKEND` environment variable if set, else the fastest this runtime supports.
+ *
+ * @example
+ * backend() // 'wasm-simd'
+ */
+export function backend(): BackendName {
+  return current().name;
+}
+
+/**
+ * Switches the backend for this process (tests and benchmarks compare them). All backends give
+ * identical results; only speed differs.
+ *
+ * @example
+ * setBackend('js'); hashJSON('[1]') // same digest as with 'wasm-simd'
+ */
+export function setBackend(name: BackendName): void {
+  if (!(BACKENDS as readonly string[]).includes(name)) {
+    throw new TapedeckError('E_BACKEND', `${JSON.stringify(name)} is not a backend.`, {
+      hint: `Valid values: ${BACKENDS.join(', ')}.`,
+    });
+  }
+  engine = create(name);
+}
+
+// Ignore lists are usually the same array on every call (a matcher's config), so their encoded
+// and Set forms are cached per array.
+interface Ignore {
+  bytes: readonly Uint8Array[];
+  set: IgnoreSet;
+}
+const NO_IGNORE: Ignore = { bytes: [], set: new Set() };
+const ignoreCache = new WeakMap<readonly string[], Ignore>();
+
+function ignoreOf(opts: CanonicalOptions | undefined): Ignore {
+  const keys = opts?.ignoreKeys;
+  if (!keys || keys.length === 0) return NO_IGNORE;
+  let ig = ignoreCache.get(keys);
+  if (!ig) {
+    for (const k of keys) {
+      if (typeof k !== 'string' || !k.isWellFormed()) {
+        throw new TapedeckError('E_ARG', `ignoreKeys must be well-formed strings; got ${JSON.stringify(String(k))}.`, {
+          hint: 'Pass member names as plain strings, e.g. { ignoreKeys: ["timestamp", "request_id"] }.',
+        });
+      }
+    }
+    const unique = [...new Set(keys)];
+    ig = { bytes: unique.map((k) => encoder.encode(k)), set: new Set(unique) };
+    ignoreCache.set(keys, ig);
+  }
+  return ig;
+}
+
+function tooLarge(size: number): TapedeckError {
+  return new TapedeckError('E_TOO_LARGE', `Input is ${size} bytes; the limit is ${MAX_INPUT_BYTES} bytes (64 MiB).`, {
+    hint: 'Hash large payloads in parts (e.g. per message with pathHashes) or store them out of band and hash a reference.',
+  });
+}
+
+/** Validates raw JSON input and returns it in a form engines take. */
+function jsonInput(json: string | Uint8Array): string | Uint8Array {
+  if (typeof json === 'string') {
+    // The UTF-8 length is at most 3 bytes per UTF-16 unit; check cheaply before measuring.
+    if (json.length * 3 > MAX_INPUT_BYTES && byteLength(json) > MAX_INPUT_BYTES) throw tooLarge(byteLength(json));
+    if (!json.isWellFormed()) {
+      const i = loneSurrogateIndex(json);
+      const offset = byteLength(json.slice(0, i));
+      throw new TapedeckError('E_LONE_SURROGATE', `JSON text has a lone UTF-16 surrogate at byte ${offset} (string index ${i}).`, {
+        offset,
+        hint: 'A JavaScript string with an unpaired surrogate has no UTF-8 form; fix the source or use s.toWellFormed().',
+      });
+    }
+    return json;
+  }
+  if (!(json instanceof Uint8Array)) {
+    throw new TapedeckError('E_ARG', `Expected JSON text as a string or Uint8Array, got ${typeof json}.`, {
+      hint: 'For JavaScript values use canonicalize()/hashValue() instead.',
+    });
+  }
+  if (json.length > MAX_INPUT_BYTES) throw tooLarge(json.length);
+  return json;
+}
+
+/**
+ * JSON text for a JavaScript value. JSON.stringify is native and fast; what it would silently
+ * get wrong (NaN -> null) is checked separately, and what it throws on without a location
+ * (BigInt, cycles) is re-done by the TypeScript serializer, which reports a JSON path.
+ */
+function valueInput(value: unknown, ig: Ignore, e: Engine): string {
+  if (e.name === 'js') return canonicalText(value, ig.set);
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    return canonicalText(value, ig.set);
+  }
+  if (text === undefined) return canonicalText(value, ig.set); // throws E_TYPE
+  if (text.includes('null') && !allFinite(value, ig.set)) return canonicalText(value, ig.set); // throws
+  if (text.length * 3 > MAX_INPUT_BYTES && byteLength(text) > MAX_INPUT_BYTES) throw tooLarge(byteLength(text));
+  return text;
+}
+
+/**
+ * Runs `f` on the JSON text of a value; if the engine rejects it (a lone surrogate, depth),
+ * the TypeScript serializer runs to report the error with a JSON path instead of a byte offset.
+ */
+function onValue<T>(value: unknown, ig: Ignore, f: (e: Engine, text: string) => T): T {
+  const e = current();
+  const text = valueInput(value, ig, e);
+  try {
+    return f(e, text);
+  } catch (err) {
+    if (e.name !== 'js' && err instanceof TapedeckError) canonicalText(value, ig.set);
+    throw err;
+  }
+}
+
+const HEX_DIGITS = '0123456789abcdef';
+function hex(bytes: Uint8Array): string {
+  if (typeof Buffer !== 'undefined') return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('hex');
+  let s = '';
+  for (const b of bytes) s += HEX_DIGITS[b >> 4]! + HEX_DIGITS[b & 15]!;
+  return s;
+}
+
+/** Splits count x 32 digest bytes into hex strings (one native hex pass, then cheap slices). */
+function hexList(bytes: Uint8Array, count: number): string[] {
+  const all = hex(bytes);
+  const out = new Array<string>(count);
+  for (let i = 0; i < count; i++) out[i] = all.slice(i * 64, i * 64 + 64);
+  return out;
+}
+
+/**
+ * RFC 8785 canonical bytes of a JavaScript value (JSON.stringify's data model: toJSON honoured,
+ * undefined members dropped). Throws TapedeckError for NaN, Infinity, BigInt, cycles, lone
+ * surrogates and nesting deeper than MAX_DEPTH.
+ *
+ * @example
+ * new TextDecoder().decode(canonicalize({ b: 1, a: [1.0, 'x'] })) // '{"a":[1,"x"],"b":1}'
+ */
+export function canonicalize(value: unknown, opts?: CanonicalOptions): Uint8Array {
+  const ig = ignoreOf(opts);
+  return onValue(value, ig, (e, text) => e.canonical(text, ig.bytes));
+}
+
+/**
+ * RFC 8785 canonical bytes of JSON text (a string or UTF-8 bytes), validated strictly: invalid
+ * JSON, invalid UTF-8, duplicate keys, lone surrogates and out-of-range numbers are errors
+ * with a byte offset.
+ *
+ * @example
+ * new TextDecoder().decode(canonicalizeJSON('{ "b": 1E2, "a": 0.70 }')) // '{"a":0.7,"b":100}'
+ */
+export function canonicalizeJSON(json: string | Uint8Array, opts?: CanonicalOptions): Uint8Array {
+  const ig = ignoreOf(opts);
+  return current().canonical(jsonInput(json), ig.bytes);
+}
+
+/**
+ * Hex SHA-256 of a value's canonical bytes: `digest(v)` of the hash spec.
+ *
+ * @example
+ * hashValue({ role: 'user', content: 'hi' }) === hashJSON('{"content":"hi","role":"user"}') // true
+ */
+export function hashValue(value: unknown, opts?: CanonicalOptions): string {
+  const ig = ignoreOf(opts);
+  return hex(onValue(value, ig, (e, text) => e.digest(text, ig.bytes)));
+}
+
+/**
+ * Hex SHA-256 of the canonical bytes of JSON text.
+ *
+ * @example
+ * hashJSON('{"a": 1}') === hashJSON('{ "a" : 1.0 }') // true
+ */
+export function hashJSON(json: string | Uint8Array, opts?: CanonicalOptions): string {
+  const ig = ignoreOf(opts);
+  return hex(current().digest(jsonInput(json), ig.bytes));
+}
+
+export interface PathHashes {
+  /** m_i = digest(messages[i]). */
+  messageHashes: string[];
+  /** p_0 = m_0, p_i = SHA-256(hex(p_{i-1}) + ":" + hex(m_i)). */
+  pathHashes: string[];
+  /** digest(messages): SHA-256 of the whole canonical array. */
+  digest: string;
+}
+
+function arrayInput(messages: unknown, what: string): void {
+  if (typeof messages === 'string' || messages instanceof Uint8Array || Array.isArray(messages)) return;
+  throw new TapedeckError('E_NOT_ARRAY', `${what} expects an array (or JSON text of one); got ${messages === null ? 'null' : typeof messages}.`, {
+    path: '$',
+    hint: 'Pass the message list itself, e.g. request.messages.',
+  });
+}
+
+/**
+ * Message hashes, chained path hashes and the whole-array digest of a message list, in one core
+ * call. Raw JSON text (a string or the bytes of a request body) skips JSON.parse entirely.
+ *
+ * @example
+ * const { messageHashes, pathHashes } = pathHashes([{ role: 'user', content: 'hi' }])
+ * pathHashes[0] === messageHashes[0] // true: the chain starts at the first message
+ */
+export function pathHashes(messages: unknown[] | string | Uint8Array, opts?: CanonicalOptions): PathHashes {
+  arrayInput(messages, 'pathHashes');
+  const ig = ignoreOf(opts);
+  const d =
+    typeof messages === 'string' || messages instanceof Uint8Array
+      ? current().elements(jsonInput(messages), ig.bytes, true, true)
+      : onValue(messages, ig, (e, text) => e.elements(text, ig.bytes, true, true));
+  return { messageHashes: hexList(d.messages, d.count), pathHashes: hexList(d.paths, d.count), digest: hex(d.whole) };
+}
+
+/**
+ * digest() of every element of an array, without the chain: the batch form of hashValue for
+ * many small values (one core call, hashed four at a time in SIMD lanes).
+ *
+ * @example
+ * hashMany([{ a: 1 }, 'x'])[1] === hashValue('x') // true
+ */
+export function hashMany(values: unknown[] | string | Uint8Array, opts?: CanonicalOptions): string[] {
+  arrayInput(values, 'hashMany');
+  const ig = ignoreOf(opts);
+  const d =
+    typeof values === 'string' || values instanceof Uint8Array
+      ? current().elements(jsonInput(values), ig.bytes, false, false)
+      : onValue(values, ig, (e, text) => e.elements(text, ig.bytes, false, false));
+  return hexList(d.messages, d.count);
+}
+
+export interface TraceTokenInput {
+  documentId: string;
+  documentVersion: string;
+  model: string;
+  systemPromptVersion: string;
+  selectedIds: readonly string[];
+}
+
+function compareUtf8(a: string, b: string): number {
+  // Code point order, which is UTF-8 byte order (Go's sort.Strings in the originating spec).
+  const ai = a[Symbol.iterator]();
+  const bi = b[Symbol.iterator]();
+  for (;;) {
+    const x = ai.next();
+    const y = bi.next();
+    if (x.done || y.done) return x.done ? (y.done ? 0 : -1) : 1;
+    const d = x.value.codePointAt(0)! - y.value.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+}
+
+/**
+ * The trace token of the hash spec: hex SHA-256 of documentId, documentVersion, model,
+ * systemPromptVersion and the selected ids sorted by code point, all joined by NUL. Components
+ * containing NUL are rejected (they would make two different inputs collide).
+ *
+ * @example
+ * traceToken({ documentId: 'doc-1', documentVersion: '1', model: 'gpt-4o',
+ *              systemPromptVersion: 'v1', selectedIds: ['b', 'a'] }) // 64 hex chars
+ */
+export function traceToken(t: TraceTokenInput): string {
+  const fields = ['documentId', 'documentVersion', 'model', 'systemPromptVersion'] as const;
+  const check = (name: string, v: unknown): string => {
+    if (typeof v !== 'string') {
+      throw new TapedeckError('E_ARG', `traceToken: ${name} must be a string, got ${typeof v}.`, {
+        path: `$.${name}`,
+        hint: 'Pass every component as a string (use "1" for a numeric version).',
+      });
+    }
+    if (v.includes('\0')) {
+      throw new TapedeckError('E_ARG', `traceToken: ${name} contains a NUL character, the token's separator.`, {
+        path: `$.${name}`,
+        hint: 'Remove NUL (U+0000) from identifiers; it would let two different inputs produce the same token.',
+      });
+    }
+    if (!v.isWellFormed()) {
+      throw new TapedeckError('E_LONE_SURROGATE', `traceToken: ${name} has a lone UTF-16 surrogate.`, {
+        path: `$.${name}`,
+        hint: 'Use s.toWellFormed() or fix the identifier.',
+      });
+    }
+    return v;
+  };
+  if (t === null || typeof t !== 'object') {
+    throw new TapedeckError('E_ARG', 'traceToken expects an object.', { hint: 'See TraceTokenInput.' });
+  }
+  const parts = fields.map((f) => check(f, t[f]));
+  if (!Array.isArray(t.selectedIds)) {
+    throw new TapedeckError('E_ARG', 'traceToken: selectedIds must be an array of strings.', {
+      path: '$.selectedIds',
+      hint: 'Pass [] when nothing was selected.',
+    });
+  }
+  const ids = t.selectedIds.map((id, i) => check(`selectedIds[${i}]`, id)).sort(compareUtf8);
+  parts.push(ids.join('\0'));
+  return hex(current().sha256(encoder.encode(parts.join('\0'))));
+}
+
+/** Incremental SHA-256 (`sha256.create()`), for data that arrives in pieces. */
+export interface Sha256Hasher {
+  update(data: Uint8Array | string): Sha256Hasher;
+  digest(): Uint8Array;
+}
+
+class StreamingSha256 implements Sha256Hasher {
+  private chunks: Uint8Array[] = [];
+  private size = 0;
+  private done = false;
+
+  update(data: Uint8Array | string): this {
+    if (this.done) {
+      throw new TapedeckError('E_ARG', 'sha256 hasher: update() after digest().', { hint: 'Create a new hasher with sha256.create().' });
+    }
+    const bytes = typeof data === 'string' ? encoder.encode(data) : data.slice();
+    this.chunks.push(bytes);
+    this.size += bytes.length;
+    return this;
+  }
+
+  digest(): Uint8Array {
+    this.done = true;
+    const all = new Uint8Array(this.size);
+    let at = 0;
+    for (const c of this.chunks) {
+      all.set(c, at);
+      at += c.length;
+    }
+    this.chunks = [];
+    return current().sha256(all);
+  }
+}
+
+/**
+ * SHA-256 of bytes (strings are UTF-8 encoded), on the active backend.
+ *
+ * @example
+ * Buffer.from(sha256('abc')).toString('hex') // 'ba7816bf...f20015ad'
+ * sha256.create().update('a').update('bc').digest() // same bytes
+ */
+export const sha256: ((data: Uint8Array | string) => Uint8Array) & { create(): Sha256Hasher } = Object.assign(
+  (data: Uint8Array | string): Uint8Array => current().sha256(typeof data === 'string' ? encoder.encode(data) : data),
+  { create: (): Sha256Hasher => new StreamingSha256() },
+);

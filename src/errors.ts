@@ -1,0 +1,74 @@
+/**
+ * Stable error codes. A code never changes meaning once published; tests and users match on it.
+ *
+ * - `E_JSON`: the text is not valid JSON (RFC 8259); `offset` is the byte where it fails.
+ * - `E_UTF8`: the bytes are not valid UTF-8; `offset` is the first byte of the bad sequence.
+ * - `E_LONE_SURROGATE`: a string holds an unpaired UTF-16 surrogate, which has no UTF-8 form.
+ * - `E_DUPLICATE_KEY`: an object repeats a member name; RFC 8785 has no canonical form for it.
+ * - `E_NON_FINITE`: NaN or ±Infinity, or a number literal too large for a double.
+ * - `E_DEPTH`: nesting deeper than {@link MAX_DEPTH}.
+ * - `E_TOO_LARGE`: input larger than {@link MAX_INPUT_BYTES}.
+ * - `E_NOT_ARRAY`: an operation over message lists got something other than an array.
+ * - `E_BIGINT`, `E_CYCLE`, `E_TYPE`: a JavaScript value with no JSON form.
+ * - `E_ARG`: an argument of the wrong kind (a trace-token field with NUL, a bad option...).
+ * - `E_BACKEND`: the requested backend cannot run here.
+ * - `E_MEMORY`: WebAssembly memory could not grow.
+ */
+export type TapedeckErrorCode =
+  | 'E_JSON'
+  | 'E_UTF8'
+  | 'E_LONE_SURROGATE'
+  | 'E_DUPLICATE_KEY'
+  | 'E_NON_FINITE'
+  | 'E_DEPTH'
+  | 'E_TOO_LARGE'
+  | 'E_NOT_ARRAY'
+  | 'E_BIGINT'
+  | 'E_CYCLE'
+  | 'E_TYPE'
+  | 'E_ARG'
+  | 'E_BACKEND'
+  | 'E_MEMORY'
+  | (string & {});
+
+export interface TapedeckErrorDetails {
+  /** Byte offset into the UTF-8 input, for errors in JSON text. */
+  offset?: number;
+  /** JSON path such as `$.messages[3].content`, for errors in JavaScript values. */
+  path?: string;
+  /** What to do about it. */
+  hint?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * The one error type tapedeck throws. `code` is stable; `message` says what was expected, what
+ * was found, where, and how to fix it.
+ *
+ * @example
+ * try { hashJSON('{"a":1,"a":2}') } catch (e) {
+ *   if (e instanceof TapedeckError && e.code === 'E_DUPLICATE_KEY') console.log(e.offset) // 7
+ * }
+ */
+export class TapedeckError extends Error {
+  readonly code: TapedeckErrorCode;
+  readonly offset: number | undefined;
+  readonly path: string | undefined;
+  readonly hint: string | undefined;
+  readonly details: TapedeckErrorDetails;
+
+  constructor(code: TapedeckErrorCode, message: string, details: TapedeckErrorDetails = {}) {
+    super(details.hint ? `${message} ${details.hint}` : message);
+    this.name = 'TapedeckError';
+    this.code = code;
+    this.offset = details.offset;
+    this.path = details.path;
+    this.hint = details.hint;
+    this.details = details;
+  }
+}
+
+/** Deepest nesting of arrays and objects accepted (the wasm reader's container stack). */
+export const MAX_DEPTH = 512;
+/** Largest JSON input accepted, in UTF-8 bytes (64 MiB). */
+export const MAX_INPUT_BYTES = 64 * 1024 * 1024;

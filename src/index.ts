@@ -1,0 +1,27 @@
+/**
+ * tapedeck: deterministic record/replay for LLM API calls. This entry point exposes the core:
+ * RFC 8785 canonical JSON and SHA-256 digests of requests, computed in WebAssembly.
+ *
+ * @example
+ * import { hashJSON, pathHashes } from 'tapedeck'
+ * hashJSON('{"b":1,"a":2}') === hashJSON('{"a":2,"b":1}') // true
+ */
+export {
+  backend,
+  canonicalize,
+  canonicalizeJSON,
+  hashJSON,
+  hashMany,
+  hashValue,
+  pathHashes,
+  setBackend,
+  sha256,
+  traceToken,
+  type BackendName,
+  type CanonicalOptions,
+  type PathHashes,
+  type Sha256Hasher,
+  type TraceTokenInput,
+} from './core/index.ts';
+export { MAX_DEPTH, MAX_INPUT_BYTES, TapedeckError, type TapedeckErrorCode, type TapedeckErrorDetails } from './errors.ts';
+export { VERSION } from './version.ts';
