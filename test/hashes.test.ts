@@ -1,0 +1,174 @@
+// SHA-256, digests, path hashes and trace tokens against node:crypto references.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { backend, hashJSON, hashMany, hashValue, pathHashes, sha256, traceToken } from '../src/index.ts';
+import { refDigest, refPathHashes, refSha256Hex, refTraceToken, rng, utf8 } from './reference.ts';
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+describe(`sha256 (${backend()})`, () => {
+  it('known answers (FIPS 180-4 examples)', () => {
+    expect(hex(sha256(''))).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+    expect(hex(sha256('abc'))).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(hex(sha256('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq'))).toBe(
+      '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
+    );
+  });
+
+  it('every length 0..1100 against node:crypto', () => {
+    const data = randomBytes(1100);
+    for (let n = 0; n <= 1100; n++) {
+      const part = data.subarray(0, n);
+      expect(hex(sha256(part)), `length ${n}`).toBe(refSha256Hex(part));
+    }
+  });
+
+  it('random large inputs', () => {
+    for (const n of [65_536, 1_000_003, 3 * 1024 * 1024 + 17]) {
+      const data = randomBytes(n);
+      expect(hex(sha256(data)), `length ${n}`).toBe(refSha256Hex(data));
+    }
+  });
+
+  it('streaming: every split point of update()', () => {
+    for (const n of [0, 1, 55, 56, 63, 64, 65, 127, 128, 129, 200]) {
+      const data = randomBytes(n);
+      const want = refSha256Hex(data);
+      for (let cut = 0; cut <= n; cut++) {
+        const h = sha256.create().update(data.subarray(0, cut)).update(data.subarray(cut)).digest();
+        expect(hex(h), `n=${n} cut=${cut}`).toBe(want);
+      }
+    }
+  });
+
+  it('streaming: random multi-splits and string chunks', () => {
+    const r = rng(5);
+    for (let t = 0; t < 50; t++) {
+      const data = randomBytes(Math.floor(r() * 5000));
+      const h = sha256.create();
+      let at = 0;
+      while (at < data.length) {
+        const step = Math.min(data.length - at, Math.floor(r() * 300));
+        h.update(data.subarray(at, at + step));
+        at += step;
+      }
+      expect(hex(h.digest())).toBe(refSha256Hex(data));
+    }
+    expect(hex(sha256.create().update('é').update('😂').digest())).toBe(refSha256Hex('é😂'));
+  });
+
+  it('streaming does not keep a reference to the caller\'s buffer', () => {
+    const buf = new Uint8Array([1, 2, 3]);
+    const h = sha256.create().update(buf);
+    buf[0] = 9;
+    expect(hex(h.digest())).toBe(refSha256Hex(new Uint8Array([1, 2, 3])));
+  });
+});
+
+function conversation(n: number, seed: number): unknown[] {
+  const r = rng(seed);
+  const msgs: unknown[] = [{ role: 'system', content: 'You are helpful. Ünïcödé ✓ 😂' }];
+  for (let i = 1; i < n; i++) {
+    const k = r();
+    if (k < 0.4) msgs.push({ role: 'user', content: `question ${i}: ${'lorem ipsum '.repeat(Math.floor(r() * 20))}` });
+    else if (k < 0.7)
+      msgs.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'search', arguments: JSON.stringify({ q: `x${i}`, k: i % 7, t: 0.7 }) } }],
+      });
+    else if (k < 0.85) msgs.push({ role: 'tool', tool_call_id: `call_${i}`, content: JSON.stringify({ hits: [i, i * 1.5, -i] }) });
+    else msgs.push({ role: 'user', content: [{ type: 'text', text: `€ ${i}` }, { type: 'image_url', image_url: { url: `https://x/${i}.png`, detail: 'low' } }] });
+  }
+  return msgs;
+}
+
+describe(`digests and path hashes (${backend()})`, () => {
+  it('hashValue/hashJSON equal SHA-256 of the reference canonical form', () => {
+    const v = { b: [1, 2.5, 'x'], a: { 'é': null, '😂': true } };
+    expect(hashValue(v)).toBe(refDigest(v));
+    expect(hashJSON(JSON.stringify(v))).toBe(refDigest(v));
+    expect(hashJSON(utf8(JSON.stringify(v, null, 3)))).toBe(refDigest(v));
+  });
+
+  for (const n of [0, 1, 2, 3, 4, 5, 7, 8, 9, 63, 100, 1001]) {
+    it(`pathHashes of ${n} messages (object, string and bytes) match the reference chain`, () => {
+      const msgs = conversation(n, n + 1);
+      const want = refPathHashes(msgs);
+      expect(pathHashes(msgs)).toEqual(want);
+      expect(pathHashes(JSON.stringify(msgs))).toEqual(want);
+      expect(pathHashes(utf8(JSON.stringify(msgs, null, 1)))).toEqual(want);
+      expect(hashMany(msgs)).toEqual(want.messageHashes);
+      expect(hashMany(utf8(JSON.stringify(msgs)))).toEqual(want.messageHashes);
+    });
+  }
+
+  it('message sizes around SHA-256 block boundaries (multi-buffer lanes of unequal length)', () => {
+    const msgs: unknown[] = [];
+    for (let len = 0; len < 300; len++) msgs.push('x'.repeat(len));
+    msgs.push('y'.repeat(100_000));
+    for (let len = 0; len < 70; len++) msgs.push({ k: 'z'.repeat(len) });
+    expect(pathHashes(msgs)).toEqual(refPathHashes(msgs));
+  });
+
+  it('ignoreKeys apply to each message and to the whole digest', () => {
+    const msgs = [{ role: 'user', content: 'a', ts: 1 }, { role: 'assistant', content: 'b', ts: 2 }];
+    const stripped = msgs.map(({ ts: _ts, ...m }) => m);
+    expect(pathHashes(msgs, { ignoreKeys: ['ts'] })).toEqual(refPathHashes(stripped));
+    expect(pathHashes(JSON.stringify(msgs), { ignoreKeys: ['ts'] })).toEqual(refPathHashes(stripped));
+  });
+
+  it('path hashes depend on the whole prefix', () => {
+    const a = pathHashes([{ c: 1 }, { c: 2 }, { c: 3 }]);
+    const b = pathHashes([{ c: 0 }, { c: 2 }, { c: 3 }]);
+    expect(a.messageHashes[2]).toBe(b.messageHashes[2]);
+    expect(a.pathHashes[2]).not.toBe(b.pathHashes[2]);
+  });
+});
+
+describe(`trace tokens (${backend()})`, () => {
+  const base = { documentId: 'doc-42', documentVersion: '1', model: 'gpt-4o-mini', systemPromptVersion: 'v1', selectedIds: ['c3', 'a1', 'b2'] };
+  it('match the reference and are order-invariant', () => {
+    expect(traceToken(base)).toBe(refTraceToken(base));
+    expect(traceToken({ ...base, selectedIds: ['b2', 'c3', 'a1'] })).toBe(traceToken(base));
+    expect(traceToken({ ...base, selectedIds: [] })).toBe(refTraceToken({ ...base, selectedIds: [] }));
+  });
+  it('sort ids by code point (UTF-8 bytes), not UTF-16 units', () => {
+    const t = { ...base, selectedIds: ['\uffff', '😂', 'a', '\ue000'] };
+    expect(traceToken(t)).toBe(refTraceToken(t));
+  });
+  it('every component changes the token; separators cannot collide', () => {
+    const seen = new Set([traceToken(base)]);
+    for (const k of ['documentId', 'documentVersion', 'model', 'systemPromptVersion'] as const) seen.add(traceToken({ ...base, [k]: `${base[k]}x` }));
+    seen.add(traceToken({ ...base, selectedIds: ['a1', 'b2'] }));
+    expect(seen.size).toBe(6);
+    expect(traceToken({ ...base, selectedIds: ['a,b', 'c'] })).not.toBe(traceToken({ ...base, selectedIds: ['a', 'b,c'] }));
+  });
+  it('reject NUL inside a component', () => {
+    expect(() => traceToken({ ...base, model: 'a\0b' })).toThrow(expect.objectContaining({ code: 'E_ARG', path: '$.model' }));
+    expect(() => traceToken({ ...base, selectedIds: ['ok', 'x\0'] })).toThrow(expect.objectContaining({ code: 'E_ARG' }));
+  });
+});
+
+describe(`published vectors test/vectors/hashes.json (${backend()})`, () => {
+  const vectors = JSON.parse(readFileSync(join(import.meta.dirname, 'vectors/hashes.json'), 'utf8')) as {
+    digest: { json: string; canonical: string; sha256: string }[];
+    paths: { messages: unknown[]; messageHashes: string[]; pathHashes: string[]; digest: string }[];
+    traceTokens: { input: Parameters<typeof traceToken>[0]; token: string }[];
+  };
+  it('digest vectors', () => {
+    expect(vectors.digest.length).toBeGreaterThan(10);
+    for (const v of vectors.digest) {
+      expect(hashJSON(v.json), v.json).toBe(v.sha256);
+      expect(refSha256Hex(v.canonical)).toBe(v.sha256);
+    }
+  });
+  it('path vectors', () => {
+    for (const v of vectors.paths) expect(pathHashes(v.messages)).toEqual({ messageHashes: v.messageHashes, pathHashes: v.pathHashes, digest: v.digest });
+  });
+  it('trace token vectors', () => {
+    for (const v of vectors.traceTokens) expect(traceToken(v.input)).toBe(v.token);
+  });
+});

@@ -1,0 +1,23 @@
+import { defineConfig } from 'vitest/config';
+
+// The API suite runs once per backend (TAPEDECK_BACKEND), so all three are held to the same
+// results. Tests that drive a wasm build directly run once: they instantiate both builds
+// themselves.
+const direct = ['test/number.test.ts', 'test/sha256-wasm.test.ts', 'test/build.test.ts'];
+
+export default defineConfig({
+  test: {
+    testTimeout: 60_000,
+    projects: [
+      ...(['wasm-simd', 'wasm', 'js'] as const).map((backend) => ({
+        test: {
+          name: backend,
+          include: ['test/**/*.test.ts'],
+          exclude: direct,
+          env: { TAPEDECK_BACKEND: backend },
+        },
+      })),
+      { test: { name: 'wasm-direct', include: direct } },
+    ],
+  },
+});
