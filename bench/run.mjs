@@ -1,0 +1,417 @@
+#!/usr/bin/env node
+// tapedeck benchmark: `npm run bench` (node bench/run.mjs [--quick] [--filter <substr>])
+//
+// For each workload (see workloads.mjs) it times tapedeck's three backends,
+// from a JS object and from raw JSON bytes, computing the full hash set, and
+// the pure-JS baselines (baselines.mjs) computing the same outputs, all in
+// the same process. Before timing a workload it checks that the canonical
+// baselines and every tapedeck row produce identical hashes.
+//
+// Flags:
+//   --quick            every row briefly (whole run well under 30 s)
+//   --filter <substr>  only rows whose "WORKLOAD / row" label contains substr
+//                      (case-insensitive); a filter that equals a workload
+//                      name exactly (e.g. "L") selects just that workload.
+//                      Several filters may be given, comma-separated.
+//   --out <file>       results file (default bench/results/latest.json)
+// Env:
+//   TAPEDECK_BENCH_LIB path of the module to benchmark instead of dist/index.js
+
+import { Bench } from 'tinybench';
+import { parseArgs } from 'node:util';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { hash as nodeHash, createHash } from 'node:crypto';
+import os from 'node:os';
+import { buildWorkload, WORKLOAD_NAMES } from './workloads.mjs';
+import { BASELINES } from './baselines.mjs';
+import canonicalizeRef from 'canonicalize';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+// Harness errors (e.g. a verification failure) are reported without a stack.
+process.on('uncaughtException', (e) => {
+  console.error(e instanceof Error && e.message.startsWith('bench:') ? `\n${e.message}` : e);
+  process.exit(1);
+});
+const BACKENDS = ['wasm-simd', 'wasm', 'js'];
+
+// ------------------------------------------------------------------ args ----
+
+const { values: argv } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    filter: { type: 'string', multiple: true },
+    out: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+});
+if (argv.help) {
+  console.log('usage: node bench/run.mjs [--quick] [--filter <substr>[,<substr>...]] [--out <file>]');
+  process.exit(0);
+}
+const QUICK = argv.quick;
+const FILTERS = (argv.filter ?? []).flatMap((f) => f.split(',')).map((f) => f.trim().toLowerCase()).filter(Boolean);
+const OUT = argv.out ? resolve(argv.out) : resolve(HERE, 'results', 'latest.json');
+
+// Timing budgets (per row). Full run: ~2 min total; quick: ~15-25 s total.
+// tinybench keeps sampling until BOTH `time` (ms) and `iterations` are met.
+const BUDGET_FULL = {
+  S: { time: 700, iterations: 200, warmupTime: 100, warmupIterations: 50 },
+  M: { time: 700, iterations: 100, warmupTime: 100, warmupIterations: 20 },
+  'M-body': { time: 700, iterations: 100, warmupTime: 100, warmupIterations: 20 },
+  L: { time: 1000, iterations: 20, warmupTime: 100, warmupIterations: 3 },
+  XL: { time: 1500, iterations: 5, warmupTime: 0, warmupIterations: 1 },
+  SMALL10K: { time: 1000, iterations: 10, warmupTime: 100, warmupIterations: 2 },
+};
+const BUDGET_QUICK = {
+  S: { time: 50, iterations: 20, warmupTime: 10, warmupIterations: 5 },
+  M: { time: 50, iterations: 10, warmupTime: 10, warmupIterations: 3 },
+  'M-body': { time: 50, iterations: 10, warmupTime: 10, warmupIterations: 3 },
+  L: { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
+  XL: { time: 0, iterations: 3, warmup: false }, // verification already ran each row once
+  SMALL10K: { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
+};
+const BUDGET = QUICK ? BUDGET_QUICK : BUDGET_FULL;
+
+// --------------------------------------------------------------- library ----
+
+const libUrl = process.env.TAPEDECK_BENCH_LIB
+  ? pathToFileURL(resolve(process.env.TAPEDECK_BENCH_LIB)).href
+  : new URL('../dist/index.js', import.meta.url).href;
+if (!existsSync(fileURLToPath(libUrl))) {
+  console.error(`bench: ${fileURLToPath(libUrl)} not found; run \`npm run build\` first.`);
+  process.exit(1);
+}
+const lib = await import(libUrl);
+for (const fn of ['pathHashes', 'hashMany', 'hashValue', 'hashJSON', 'backend', 'setBackend']) {
+  if (typeof lib[fn] !== 'function') throw new Error(`bench: library ${libUrl} does not export ${fn}()`);
+}
+const DEFAULT_BACKEND = lib.backend();
+
+/** Which backends can be activated in this process (others are skipped). */
+const available = new Map();
+for (const b of BACKENDS) {
+  try {
+    lib.setBackend(b);
+    if (lib.backend() !== b) throw new Error(`backend() reports ${lib.backend()} after setBackend('${b}')`);
+    available.set(b, null);
+  } catch (e) {
+    available.set(b, e instanceof Error ? e.message : String(e));
+  }
+}
+lib.setBackend(DEFAULT_BACKEND);
+
+// ----------------------------------------------------------------- rows ----
+
+const td = (b) => `tapedeck[${b}]`;
+
+/**
+ * Rows of one workload. Every row: label, impl ('tapedeck' | baseline name),
+ * backend (tapedeck only), input ('object' | 'raw'), op, fn (the timed
+ * closure; returns the computed output), canonical (baselines).
+ */
+function rowsFor(group, w) {
+  const rows = [];
+  if (group === 'M-body') {
+    const body = w.body;
+    const bytes = w.bodyBytes;
+    for (const b of BACKENDS) {
+      rows.push({ label: `${td(b)} object  hashValue(body)`, impl: 'tapedeck', backend: b, input: 'object', op: 'digest', fn: () => lib.hashValue(body) });
+      rows.push({ label: `${td(b)} raw     hashJSON(bytes)`, impl: 'tapedeck', backend: b, input: 'raw', op: 'digest', fn: () => lib.hashJSON(bytes) });
+    }
+    for (const bl of BASELINES) {
+      rows.push({ label: `${bl.name} object`, impl: bl.name, canonical: bl.canonical, input: 'object', op: 'digest', fn: () => bl.digest(body) });
+      rows.push({ label: `${bl.name} raw`, impl: bl.name, canonical: bl.canonical, input: 'raw', op: 'digest', fn: () => bl.digestRaw(bytes) });
+    }
+    return rows;
+  }
+  const msgs = w.messages;
+  const bytes = w.messagesBytes;
+  if (w.kind === 'many') {
+    for (const b of BACKENDS) {
+      rows.push({ label: `${td(b)} object  hashMany`, impl: 'tapedeck', backend: b, input: 'object', op: 'many', fn: () => lib.hashMany(msgs) });
+      rows.push({ label: `${td(b)} raw     hashMany`, impl: 'tapedeck', backend: b, input: 'raw', op: 'many', fn: () => lib.hashMany(bytes) });
+      rows.push({
+        label: `${td(b)} object  ${msgs.length}x hashValue`, impl: 'tapedeck', backend: b, input: 'object', op: 'many', separate: true,
+        fn: () => {
+          const out = new Array(msgs.length);
+          for (let i = 0; i < msgs.length; i++) out[i] = lib.hashValue(msgs[i]);
+          return out;
+        },
+      });
+    }
+    for (const bl of BASELINES) {
+      rows.push({ label: `${bl.name} object`, impl: bl.name, canonical: bl.canonical, input: 'object', op: 'many', fn: () => bl.many(msgs) });
+      rows.push({ label: `${bl.name} raw`, impl: bl.name, canonical: bl.canonical, input: 'raw', op: 'many', fn: () => bl.manyRaw(bytes) });
+    }
+    return rows;
+  }
+  for (const b of BACKENDS) {
+    rows.push({ label: `${td(b)} object  pathHashes`, impl: 'tapedeck', backend: b, input: 'object', op: 'path', fn: () => lib.pathHashes(msgs) });
+    rows.push({ label: `${td(b)} raw     pathHashes`, impl: 'tapedeck', backend: b, input: 'raw', op: 'path', fn: () => lib.pathHashes(bytes) });
+  }
+  for (const bl of BASELINES) {
+    rows.push({ label: `${bl.name} object`, impl: bl.name, canonical: bl.canonical, input: 'object', op: 'path', fn: () => bl.fullSet(msgs) });
+    rows.push({ label: `${bl.name} raw`, impl: bl.name, canonical: bl.canonical, input: 'raw', op: 'path', fn: () => bl.fullSetRaw(bytes) });
+  }
+  return rows;
+}
+
+const GROUPS = ['S', 'M', 'M-body', 'L', 'XL', 'SMALL10K'];
+
+/** A filter equal to a group name selects that group; otherwise substring of "GROUP / label". */
+function selected(group, row) {
+  if (FILTERS.length === 0) return true;
+  const full = `${group} / ${row.label}`.toLowerCase();
+  return FILTERS.some((f) => (GROUPS.some((g) => g.toLowerCase() === f) ? f === group.toLowerCase() : full.includes(f)));
+}
+
+// ---------------------------------------------------------- verification ----
+
+function sameArray(a, b) {
+  if (!a || !b || a.length !== b.length) return -2;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+/** Throws unless `got` equals `want` for the row's op. */
+function assertSame(op, want, got, who) {
+  const fail = (what) => { throw new Error(`bench: verification failed: ${who}: ${what}`); };
+  if (op === 'digest') {
+    if (got !== want) fail(`digest ${got} != expected ${want}`);
+    return;
+  }
+  if (op === 'many') {
+    const i = sameArray(want, got);
+    if (i === -2) fail(`got ${got?.length} hashes, expected ${want.length}`);
+    if (i >= 0) fail(`hash[${i}] ${got[i]} != expected ${want[i]}`);
+    return;
+  }
+  for (const key of ['messageHashes', 'pathHashes']) {
+    const i = sameArray(want[key], got?.[key]);
+    if (i === -2) fail(`${key}: got ${got?.[key]?.length} entries, expected ${want[key].length}`);
+    if (i >= 0) fail(`${key}[${i}] ${got[key][i]} != expected ${want[key][i]}`);
+  }
+  if (got.digest !== want.digest) fail(`digest ${got.digest} != expected ${want.digest}`);
+}
+
+/**
+ * Compute the reference output once with the first canonical baseline and
+ * check every other canonical baseline row and every tapedeck row against it.
+ * Also checks the path-hash chain against its definition.
+ */
+function verify(group, rows, value) {
+  const canonicalRows = rows.filter((r) => r.canonical);
+  const ref = canonicalRows[0].fn();
+  for (const r of canonicalRows.slice(1)) assertSame(r.op, ref, r.fn(), `${group} / ${r.label}`);
+  if (rows[0].op === 'path') {
+    const h = (s) => (typeof nodeHash === 'function' ? nodeHash('sha256', s, 'hex') : createHash('sha256').update(s).digest('hex'));
+    ref.pathHashes.forEach((p, i) => {
+      const want = i === 0 ? ref.messageHashes[0] : h(ref.pathHashes[i - 1] + ':' + ref.messageHashes[i]);
+      if (p !== want) throw new Error(`bench: reference chain broken at ${i}`);
+    });
+    // whole digest independently: the reference canonicalizer on the whole array
+    if (h(canonicalizeRef(value)) !== ref.digest) throw new Error(`bench: ${group}: whole-array digest mismatch`);
+  }
+  for (const r of rows.filter((x) => x.impl === 'tapedeck' && available.get(x.backend) === null)) {
+    lib.setBackend(r.backend);
+    assertSame(r.op, ref, r.fn(), `${group} / ${r.label}`);
+  }
+  lib.setBackend(DEFAULT_BACKEND);
+}
+
+// --------------------------------------------------------------- timing ----
+
+/** Linear-interpolated percentile of an ascending-sorted array. */
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  if (sorted.length === 1) return sorted[0];
+  const idx = (sorted.length - 1) * p;
+  const lo = Math.floor(idx);
+  const hi = Math.ceil(idx);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (idx - lo);
+}
+
+let sink; // keeps results observable
+
+async function timeRow(group, row) {
+  if (row.impl === 'tapedeck') lib.setBackend(row.backend);
+  globalThis.gc?.();
+  const budget = BUDGET[group];
+  const bench = new Bench({ ...budget, retainSamples: true, throws: true });
+  const fn = row.fn;
+  bench.add(row.label, () => { sink = fn(); });
+  const [task] = await bench.run();
+  if (row.impl === 'tapedeck') lib.setBackend(DEFAULT_BACKEND);
+  const res = task.result;
+  if (res.state !== 'completed') throw new Error(`bench: ${group} / ${row.label}: ${res.state} ${res.error ?? ''}`);
+  const lat = res.latency;
+  const samples = lat.samples ? Array.from(lat.samples).sort((a, b) => a - b) : null;
+  return {
+    p50: samples ? percentile(samples, 0.5) : lat.p50,
+    p99: samples ? percentile(samples, 0.99) : lat.p99,
+    mean: lat.mean,
+    min: lat.min,
+    max: lat.max,
+    samples: lat.samplesCount ?? samples?.length,
+  };
+}
+
+// ------------------------------------------------------------ formatting ----
+
+function fmtTime(ms) {
+  if (!Number.isFinite(ms)) return 'n/a';
+  if (ms < 1e-3) return `${(ms * 1e6).toFixed(0)} ns`;
+  if (ms < 1) return `${(ms * 1e3).toPrecision(3)} µs`;
+  if (ms < 1000) return `${ms.toPrecision(3)} ms`;
+  return `${(ms / 1000).toPrecision(3)} s`;
+}
+function fmtRatio(r) {
+  if (!Number.isFinite(r)) return 'n/a';
+  return r >= 1 ? `${r.toFixed(2)}x faster` : `${(1 / r).toFixed(2)}x slower`;
+}
+function fmtBytes(n) {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(2)} MB`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} KB`;
+  return `${n} B`;
+}
+function table(header, lines) {
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => String(l[i]).length)));
+  const right = header.map((_, i) => i > 0);
+  const fmt = (cells) => cells.map((c, i) => (right[i] ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i]))).join('  ');
+  return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(fmt)].join('\n');
+}
+
+// ------------------------------------------------------------------ main ----
+
+const started = performance.now();
+const cpus = os.cpus();
+const meta = {
+  date: new Date().toISOString(),
+  node: process.version,
+  v8: process.versions.v8,
+  platform: `${process.platform}-${process.arch}`,
+  cpu: cpus[0]?.model?.trim() ?? 'unknown',
+  cpuCount: cpus.length,
+  mode: QUICK ? 'quick' : 'full',
+  filter: FILTERS,
+  library: fileURLToPath(libUrl),
+  defaultBackend: DEFAULT_BACKEND,
+  backends: Object.fromEntries([...available].map(([b, err]) => [b, err === null ? 'ok' : `unavailable: ${err}`])),
+  mbDefinition: '1 MB = 1e6 bytes of input JSON (UTF-8)',
+  ratioDefinition: 'best canonical baseline p50 (same workload, same input form: object or raw) / row p50',
+};
+
+console.log(`tapedeck bench (${meta.mode})  node ${meta.node}  ${meta.cpu} x${meta.cpuCount}  default backend: ${DEFAULT_BACKEND}`);
+for (const [b, err] of available) if (err !== null) console.log(`  note: backend ${b} unavailable, its rows are skipped (${err})`);
+console.log(`ratio = best canonical baseline p50 (same input form) / row p50; MB/s = input JSON bytes / p50\n`);
+
+const results = [];
+const workloadsMeta = {};
+
+for (const group of GROUPS) {
+  const wname = group === 'M-body' ? 'M' : group;
+  // Decide selection from labels alone before building the (possibly large) workload.
+  const probe = rowsFor(group, { kind: wname === 'SMALL10K' ? 'many' : 'path', messages: [], messagesBytes: new Uint8Array(0), body: {}, bodyBytes: new Uint8Array(0) });
+  if (!probe.some((r) => selected(group, r))) continue;
+
+  const w = buildWorkload(wname);
+  const inputBytes = group === 'M-body' ? w.bodyBytes : w.messagesBytes;
+  const fingerprint = nodeHash ? nodeHash('sha256', inputBytes, 'hex') : createHash('sha256').update(inputBytes).digest('hex');
+  const count = group === 'M-body' ? 1 : w.messages.length;
+  workloadsMeta[group] = { messages: count, bytes: inputBytes.length, sha256: fingerprint };
+
+  const rows = rowsFor(group, w);
+  verify(group, rows, group === 'M-body' ? w.body : w.messages);
+
+  const timed = [];
+  for (const row of rows) {
+    if (!selected(group, row)) continue;
+    if (row.impl === 'tapedeck' && available.get(row.backend) !== null) continue;
+    const stats = await timeRow(group, row);
+    timed.push({ row, stats });
+  }
+
+  // Ratios against the best canonical baseline of the same input form.
+  const best = {};
+  for (const { row, stats } of timed) {
+    if (!row.canonical) continue;
+    if (!best[row.input] || stats.p50 < best[row.input].p50) best[row.input] = { name: row.impl, p50: stats.p50 };
+  }
+  const lines = [];
+  for (const { row, stats } of timed) {
+    const b = best[row.input];
+    const ratio = b ? b.p50 / stats.p50 : NaN;
+    const mbps = inputBytes.length / 1e6 / (stats.p50 / 1000);
+    const rec = {
+      workload: group,
+      name: row.label.replace(/\s+/g, ' '),
+      impl: row.impl,
+      backend: row.backend ?? null,
+      input: row.input,
+      op: row.separate ? 'separate-hashValue' : row.op,
+      p50Ms: stats.p50,
+      p99Ms: stats.p99,
+      meanMs: stats.mean,
+      minMs: stats.min,
+      maxMs: stats.max,
+      samples: stats.samples,
+      inputBytes: inputBytes.length,
+      mbPerSec: mbps,
+      ratio: Number.isFinite(ratio) ? ratio : null,
+      baseline: b ? b.name : null,
+    };
+    results.push(rec);
+    const isBest = b && row.canonical && row.impl === b.name;
+    lines.push([row.label, fmtTime(stats.p50), fmtTime(stats.p99), stats.samples, mbps.toFixed(1), isBest ? '(best)' : fmtRatio(ratio), b ? b.name : '-']);
+  }
+  const opDesc = group === 'M-body' ? 'digest of the full request body'
+    : w.kind === 'many' ? 'digest of each element (hashMany)'
+      : 'full hash set: message + path hashes + whole digest';
+  console.log(`== ${group}: ${group === 'M-body' ? 'request body' : WORKLOAD_NAMES.includes(group) ? w.description : ''} | ${count} msg, ${fmtBytes(inputBytes.length)} | ${opDesc} | input sha256 ${fingerprint.slice(0, 12)}`);
+  console.log(table(['row', 'p50', 'p99', 'n', 'MB/s', 'ratio', 'vs'], lines));
+  console.log('');
+}
+
+// ---------------------------------------------------------------- targets ----
+
+function find(workload, pred) {
+  return results.find((r) => r.workload === workload && r.impl === 'tapedeck' && r.backend === DEFAULT_BACKEND && pred(r));
+}
+const targets = [];
+function target(label, rec, value, pass, shown) {
+  targets.push({ label, backend: DEFAULT_BACKEND, row: rec?.name ?? null, value: rec ? value : null, pass: rec ? pass : null });
+  const status = rec ? (pass ? 'PASS' : 'MISS') : 'n/a (not run)';
+  console.log(`  ${label.padEnd(60)} ${(rec ? shown : '').padStart(14)}  ${status}`);
+}
+console.log(`== targets (tapedeck default backend: ${DEFAULT_BACKEND})`);
+{
+  const r = find('M', (x) => x.input === 'raw' && x.op === 'path');
+  target('M raw full hash set p50 (target <= 100 µs)', r, r?.p50Ms, r && r.p50Ms <= 0.1, r ? fmtTime(r.p50Ms) : '');
+}
+{
+  const r = find('L', (x) => x.input === 'raw' && x.op === 'path');
+  target('L raw vs best baseline (target >= 3x)', r && r.ratio !== null ? r : undefined, r?.ratio, r?.ratio >= 3, r ? fmtRatio(r.ratio) : '');
+}
+{
+  const r = find('L', (x) => x.input === 'object' && x.op === 'path');
+  target('L object vs best baseline (target >= 1.5x)', r && r.ratio !== null ? r : undefined, r?.ratio, r?.ratio >= 1.5, r ? fmtRatio(r.ratio) : '');
+}
+for (const [suffix, pred] of [
+  ['', (x) => x.input === 'object' && x.op === 'many'],
+  [' [raw hashMany]', (x) => x.input === 'raw' && x.op === 'many'],
+  [' [10000x hashValue]', (x) => x.op === 'separate-hashValue'],
+]) {
+  const r = find('SMALL10K', pred);
+  target(`SMALL10K vs best baseline (target >= 2x)${suffix}`, r && r.ratio !== null ? r : undefined, r?.ratio, r?.ratio >= 2, r ? fmtRatio(r.ratio) : '');
+}
+
+const elapsed = (performance.now() - started) / 1000;
+meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
+mkdirSync(dirname(OUT), { recursive: true });
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets }, null, 2) + '\n');
+console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
+void sink;

@@ -1,0 +1,381 @@
+// Deterministic benchmark workloads: OpenAI chat-completions shaped data.
+//
+// Every workload is generated from its own seeded PRNG, so the produced JS
+// values (and therefore the raw JSON bytes) are byte-identical on every run
+// and independent of which other workloads were built.
+//
+//   S        1 message
+//   M        50 messages + 20 tool definitions (full request body ~30 KB)
+//   L        1,000 messages (~550 KB)
+//   XL       10,000 messages (~5.5 MB)
+//   SMALL10K 10,000 separate ~200-byte messages
+//
+// Each built workload exposes:
+//   messages       the message array as a JS value
+//   messagesBytes  UTF-8 bytes of JSON.stringify(messages)
+//   body / bodyBytes  (M only) the full request body and its JSON bytes
+
+const encoder = new TextEncoder();
+
+// ---------------------------------------------------------------- PRNG ----
+
+/** 32-bit FNV-1a of a string: turns a seed label into PRNG state. */
+function fnv1a(str) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < str.length; i++) {
+    h ^= str.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/** sfc32 small fast counter PRNG; returns floats in [0, 1). */
+function sfc32(a, b, c, d) {
+  return function next() {
+    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    let t = (a + b) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    d = (d + 1) | 0;
+    t = (t + d) | 0;
+    c = (c + t) | 0;
+    return (t >>> 0) / 4294967296;
+  };
+}
+
+export class Rng {
+  constructor(seedLabel) {
+    const s = fnv1a(String(seedLabel));
+    this.next = sfc32(0x9e3779b9, 0x243f6a88, 0xb7e15162, s);
+    for (let i = 0; i < 16; i++) this.next(); // mix the seed in
+  }
+  /** float in [0, 1) */
+  float() { return this.next(); }
+  /** integer in [lo, hi] inclusive */
+  int(lo, hi) { return lo + Math.floor(this.next() * (hi - lo + 1)); }
+  chance(p) { return this.next() < p; }
+  pick(arr) { return arr[Math.floor(this.next() * arr.length)]; }
+  alnum(n) {
+    const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    let s = '';
+    for (let i = 0; i < n; i++) s += chars[Math.floor(this.next() * chars.length)];
+    return s;
+  }
+}
+
+// ---------------------------------------------------------------- text ----
+
+const WORDS = (
+  'the a an of to and in is it that for on with as this be are was by at from or have not ' +
+  'you we they can will would should could about which when what there their more also into ' +
+  'than then some any each other only new first last time data file value result request ' +
+  'response function error message user model system tool call output input number string ' +
+  'list table query update delete create order account invoice payment customer report ' +
+  'summary weather forecast temperature city travel flight hotel booking schedule meeting ' +
+  'calendar email address project deadline budget review change test build release version ' +
+  'server database cache latency memory network cluster deploy config setting option field ' +
+  'record entry token context prompt answer question example please thanks sure here let me ' +
+  'check look find show explain compare help need want make sure quickly carefully because ' +
+  'however therefore although while since until after before during between within without ' +
+  'important simple complex large small fast slow correct wrong missing available recent'
+).split(' ');
+
+// Realistic non-ASCII: accents, Greek/Cyrillic, CJK, Hangul, emoji (astral,
+// with modifiers and ZWJ sequences), mathematical alphanumerics and CJK
+// extension B (astral), plus RTL text. No lone surrogates: those are not
+// valid I-JSON and are outside RFC 8785.
+const UNICODE = [
+  'café', 'naïve', 'Zürich', 'São Paulo', 'Ångström', 'crème brûlée', 'façade', 'Kraków',
+  'Ελληνικά', 'Привет, мир', 'Москва', '日本語のテキスト', '東京都', '中文字符', '北京市',
+  '한국어 문장', '서울', 'مرحبا بالعالم', 'שלום', 'हिन्दी',
+  '😀', '🚀', '👍🏽', '🎉🎉', '👩‍💻', '🇫🇷', '✅', '⚠️', '€100', '£42', '¥500', '→', '…', '“quoted”',
+  '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '𝟘𝟙𝟚', '𠜎𠜱𠝹', '𐍈', '🦀',
+];
+
+function word(rng) { return rng.pick(WORDS); }
+
+function sentence(rng, minWords = 6, maxWords = 18) {
+  const n = rng.int(minWords, maxWords);
+  const parts = [];
+  for (let i = 0; i < n; i++) {
+    if (rng.chance(0.035)) parts.push(rng.pick(UNICODE));
+    else if (rng.chance(0.03)) parts.push(String(rng.int(0, 99999)));
+    else parts.push(word(rng));
+  }
+  let s = parts.join(' ');
+  s = s[0].toUpperCase() + s.slice(1);
+  const end = rng.pick(['.', '.', '.', '?', '!', ':']);
+  if (rng.chance(0.06)) s = `"${s}"`;
+  return s + end;
+}
+
+function paragraph(rng, minSent, maxSent) {
+  const n = rng.int(minSent, maxSent);
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(sentence(rng));
+  return out.join(' ');
+}
+
+const CODE_SNIPPETS = [
+  'const result = await client.chat.completions.create({ model, messages });',
+  'if (err) {\n\tconsole.error("failed:", err.message);\n\treturn null;\n}',
+  'SELECT id, name, total FROM orders WHERE status = \'open\' ORDER BY created_at DESC LIMIT 10;',
+  'path = "C:\\\\Users\\\\dev\\\\project\\\\config.json"',
+  'def add(a, b):\n    """Return the sum."""\n    return a + b',
+  'regex: ^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}$',
+];
+
+/** Text with some structure: paragraphs, bullet lists, code blocks. */
+function richText(rng, minSent, maxSent) {
+  let s = paragraph(rng, minSent, maxSent);
+  if (rng.chance(0.2)) {
+    s += '\n\n';
+    const items = rng.int(2, 4);
+    for (let i = 0; i < items; i++) s += `- ${sentence(rng, 3, 8)}\n`;
+  }
+  if (rng.chance(0.12)) s += '\n```\n' + rng.pick(CODE_SNIPPETS) + '\n```\n';
+  return s;
+}
+
+// --------------------------------------------------------------- tools ----
+
+const TOOL_SPECS = [
+  ['get_weather', 'Get the current weather and a short forecast for a city.',
+    [['location', 'string', 'City and country, e.g. "Paris, France"'], ['unit', 'enum', ['celsius', 'fahrenheit']], ['days', 'integer', 'Number of forecast days', 1, 14]]],
+  ['search_web', 'Search the web and return the top results with snippets.',
+    [['query', 'string', 'The search query'], ['max_results', 'integer', 'Maximum number of results', 1, 50], ['recency_days', 'integer', 'Only results newer than this many days', 0, 3650]]],
+  ['read_file', 'Read a UTF-8 text file from the workspace.',
+    [['path', 'string', 'Path relative to the workspace root'], ['offset', 'integer', 'Byte offset to start reading', 0, 1e9], ['limit', 'integer', 'Maximum bytes to read', 1, 1048576]]],
+  ['write_file', 'Write a UTF-8 text file to the workspace, replacing it.',
+    [['path', 'string', 'Path relative to the workspace root'], ['content', 'string', 'Full file content']]],
+  ['run_sql', 'Run a read-only SQL query against the analytics warehouse.',
+    [['sql', 'string', 'A single SELECT statement'], ['timeout_s', 'number', 'Timeout in seconds', 0.5, 120]]],
+  ['send_email', 'Send an email on behalf of the user.',
+    [['to', 'string', 'Recipient address'], ['subject', 'string', 'Subject line'], ['body', 'string', 'Plain-text body'], ['priority', 'enum', ['low', 'normal', 'high']]]],
+  ['create_calendar_event', 'Create an event in the user calendar.',
+    [['title', 'string', 'Event title'], ['start', 'string', 'ISO 8601 start time'], ['duration_minutes', 'integer', 'Duration', 5, 1440], ['attendees', 'array', 'Email addresses']]],
+  ['lookup_order', 'Look up an order by id and return its status and items.',
+    [['order_id', 'string', 'The order identifier'], ['include_items', 'boolean', 'Whether to include line items']]],
+  ['refund_order', 'Issue a refund for an order.',
+    [['order_id', 'string', 'The order identifier'], ['amount', 'number', 'Refund amount in the order currency', 0.01, 100000], ['reason', 'string', 'Reason shown to the customer']]],
+  ['convert_currency', 'Convert an amount between currencies at the current rate.',
+    [['amount', 'number', 'Amount to convert', 0, 1e12], ['from', 'string', 'ISO 4217 code'], ['to', 'string', 'ISO 4217 code']]],
+  ['translate_text', 'Translate text into a target language.',
+    [['text', 'string', 'Text to translate'], ['target_language', 'string', 'BCP 47 language tag'], ['formality', 'enum', ['default', 'more', 'less']]]],
+  ['get_stock_quote', 'Get the latest quote for a ticker symbol.',
+    [['symbol', 'string', 'Ticker symbol'], ['exchange', 'string', 'Exchange code']]],
+  ['list_directory', 'List files in a workspace directory.',
+    [['path', 'string', 'Directory path'], ['recursive', 'boolean', 'Recurse into subdirectories'], ['max_depth', 'integer', 'Maximum depth', 1, 32]]],
+  ['http_get', 'Fetch a URL with HTTP GET and return the body as text.',
+    [['url', 'string', 'Absolute URL'], ['timeout_ms', 'integer', 'Timeout in milliseconds', 100, 60000]]],
+  ['calculate', 'Evaluate an arithmetic expression exactly.',
+    [['expression', 'string', 'Expression, e.g. "2 * (3 + 4)"'], ['precision', 'integer', 'Decimal places', 0, 64]]],
+  ['get_user_profile', 'Fetch the profile of the current user.',
+    [['fields', 'array', 'Fields to return']]],
+  ['book_flight', 'Book a flight for the user.',
+    [['origin', 'string', 'IATA airport code'], ['destination', 'string', 'IATA airport code'], ['date', 'string', 'YYYY-MM-DD'], ['cabin', 'enum', ['economy', 'premium_economy', 'business', 'first']], ['max_price', 'number', 'Maximum price in USD', 0, 50000]]],
+  ['search_hotels', 'Search hotels in a city for given dates.',
+    [['city', 'string', 'City name'], ['check_in', 'string', 'YYYY-MM-DD'], ['nights', 'integer', 'Number of nights', 1, 60], ['min_rating', 'number', 'Minimum rating', 0, 5]]],
+  ['create_ticket', 'Open a support ticket.',
+    [['title', 'string', 'Short summary'], ['description', 'string', 'Detailed description'], ['severity', 'enum', ['sev1', 'sev2', 'sev3', 'sev4']]]],
+  ['embed_text', 'Compute an embedding vector for a text.',
+    [['text', 'string', 'Input text'], ['dimensions', 'integer', 'Output dimensions', 64, 3072], ['normalize', 'boolean', 'L2-normalize the vector']]],
+];
+
+function toolDefinition(spec, rng) {
+  const [name, description, params] = spec;
+  const properties = {};
+  const required = [];
+  for (const [pname, ptype, a, b, c] of params) {
+    let schema;
+    if (ptype === 'enum') schema = { type: 'string', enum: a };
+    else if (ptype === 'array') schema = { type: 'array', items: { type: 'string' }, description: a };
+    else if (ptype === 'integer' || ptype === 'number') {
+      schema = { type: ptype, description: a };
+      if (b !== undefined) schema.minimum = b;
+      if (c !== undefined) schema.maximum = c;
+      if (ptype === 'number' && rng.chance(0.5)) schema.multipleOf = 1e-5;
+    } else schema = { type: ptype, description: a };
+    properties[pname] = schema;
+    if (rng.chance(0.6) || required.length === 0) required.push(pname);
+  }
+  const fn = { name, description, parameters: { type: 'object', properties, required, additionalProperties: false } };
+  if (rng.chance(0.5)) fn.strict = true;
+  return { type: 'function', function: fn };
+}
+
+/** A plausible argument object for a tool call (key order = declaration order). */
+function toolArguments(spec, rng) {
+  const args = {};
+  for (const [pname, ptype, a, b, c] of spec[2]) {
+    if (!rng.chance(0.85)) continue;
+    switch (ptype) {
+      case 'enum': args[pname] = rng.pick(a); break;
+      case 'boolean': args[pname] = rng.chance(0.5); break;
+      case 'integer': args[pname] = rng.int(b ?? 0, Math.min(c ?? 1000, 100000)); break;
+      case 'number': args[pname] = Math.round(rng.float() * Math.min(c ?? 100, 10000) * 100) / 100; break;
+      case 'array': args[pname] = Array.from({ length: rng.int(1, 3) }, () => `${word(rng)}@example.com`); break;
+      default: args[pname] = rng.chance(0.2) ? `${word(rng)} ${rng.pick(UNICODE)}` : sentence(rng, 2, 7);
+    }
+  }
+  return args;
+}
+
+function toolResult(rng) {
+  const kind = rng.int(0, 4);
+  if (kind === 0) {
+    // JSON payload as string (what tool messages usually carry)
+    const items = [];
+    for (let i = 0, n = rng.int(1, 4); i < n; i++) {
+      items.push({ id: rng.int(1, 999999), name: `${word(rng)} ${word(rng)}`, price: rng.int(1, 99999) / 100, in_stock: rng.chance(0.7), tags: [word(rng), word(rng)] });
+    }
+    return JSON.stringify({ status: 'ok', count: items.length, items, latency_ms: rng.int(3, 900) });
+  }
+  if (kind === 1) {
+    // terminal output with ANSI escapes and tabs (control characters)
+    return `\u001b[32m✔\u001b[0m ${sentence(rng, 3, 8)}\n\tfiles: ${rng.int(1, 400)}\telapsed: ${rng.int(1, 9999) / 1000}s\n${paragraph(rng, 1, 2)}`;
+  }
+  if (kind === 2) return JSON.stringify({ temperature_c: rng.int(-300, 450) / 10, condition: rng.pick(['sunny', 'cloudy', 'rain', 'snow']), city: rng.pick(UNICODE.slice(0, 20)), humidity: rng.int(0, 100) / 100 });
+  return paragraph(rng, 4, 10);
+}
+
+// ------------------------------------------------------------ messages ----
+
+function systemMessage(rng) {
+  return { role: 'system', content: `You are a helpful assistant for Acme Corp. ${paragraph(rng, 5, 9)} Always answer in the user's language.` };
+}
+
+function userMessage(rng) {
+  if (rng.chance(0.2)) {
+    // content-part array form
+    const content = [{ type: 'text', text: richText(rng, 2, 6) }];
+    if (rng.chance(0.4)) content.push({ type: 'image_url', image_url: { url: `https://images.example.com/${rng.alnum(16)}.png`, detail: rng.pick(['low', 'high', 'auto']) } });
+    else content.push({ type: 'text', text: sentence(rng) });
+    return { role: 'user', content };
+  }
+  const m = { role: 'user', content: richText(rng, 2, 7) };
+  if (rng.chance(0.1)) m.name = `user_${rng.alnum(6)}`;
+  return m;
+}
+
+function assistantText(rng) {
+  const content = richText(rng, 5, 13);
+  const m = { role: 'assistant', content };
+  if (rng.chance(0.15)) m.refusal = null;
+  if (rng.chance(0.08)) {
+    const start = rng.int(0, Math.max(0, content.length - 20));
+    m.annotations = [{ type: 'url_citation', url_citation: { start_index: start, end_index: start + rng.int(5, 19), url: `https://docs.example.com/${word(rng)}/${rng.alnum(8)}`, title: sentence(rng, 2, 5) } }];
+  }
+  if (rng.chance(0.06)) {
+    // numbers exercising the ECMAScript number serialization
+    m.metadata = {
+      latency_ms: rng.int(40, 20000), temperature: 0.7, top_p: 1, score: rng.int(0, 1e6) / 1e6,
+      epsilon: 1e-5, logprob: -rng.int(1, 99999) / 1e7, big: 1e21, tokens: 123456789012, sum: 0.1 + 0.2,
+    };
+  }
+  return m;
+}
+
+/**
+ * Generate a conversation of exactly `count` messages: a system prompt, then
+ * user turns and assistant turns; assistant turns sometimes call tools, which
+ * is followed by one tool message per call and a final assistant answer.
+ */
+export function conversation(rng, count, specs = TOOL_SPECS) {
+  const out = [systemMessage(rng)];
+  while (out.length < count) {
+    out.push(userMessage(rng));
+    if (rng.chance(0.45)) {
+      const calls = [];
+      for (let i = 0, n = rng.chance(0.75) ? 1 : rng.int(2, 3); i < n; i++) {
+        const spec = rng.pick(specs);
+        calls.push({ id: `call_${rng.alnum(24)}`, type: 'function', function: { name: spec[0], arguments: JSON.stringify(toolArguments(spec, rng)) } });
+      }
+      out.push({ role: 'assistant', content: rng.chance(0.7) ? null : sentence(rng), tool_calls: calls });
+      for (const c of calls) out.push({ role: 'tool', tool_call_id: c.id, content: toolResult(rng) });
+    }
+    out.push(assistantText(rng));
+  }
+  out.length = count;
+  return out;
+}
+
+function smallMessage(rng) {
+  // ~200 bytes as JSON
+  const role = rng.chance(0.5) ? 'user' : 'assistant';
+  let text = sentence(rng, 8, 14);
+  while (text.length < 150) text += ' ' + sentence(rng, 3, 8);
+  if (text.length > 190) {
+    // cut on a code point boundary (never split a surrogate pair)
+    let cut = 186;
+    const c = text.charCodeAt(cut - 1);
+    if (c >= 0xd800 && c <= 0xdbff) cut--;
+    text = text.slice(0, cut).trimEnd() + '…';
+  }
+  const m = { role, content: text };
+  if (rng.chance(0.1)) m.name = `agent_${rng.alnum(4)}`;
+  return m;
+}
+
+// ----------------------------------------------------------- workloads ----
+
+export const WORKLOADS = {
+  S: { description: '1 message', kind: 'path' },
+  M: { description: '50 messages + 20 tool definitions (request body)', kind: 'path' },
+  L: { description: '1,000 messages', kind: 'path' },
+  XL: { description: '10,000 messages', kind: 'path' },
+  SMALL10K: { description: '10,000 separate ~200 B messages', kind: 'many' },
+};
+
+export const WORKLOAD_NAMES = Object.keys(WORKLOADS);
+
+const cache = new Map();
+
+/** Build (and memoize) one workload by name. Deterministic. */
+export function buildWorkload(name) {
+  if (cache.has(name)) return cache.get(name);
+  const rng = new Rng(`tapedeck-bench/${name}/v1`);
+  let messages;
+  let body;
+  switch (name) {
+    case 'S': messages = [userMessage(rng)]; break;
+    case 'M': {
+      const tools = TOOL_SPECS.map((s) => toolDefinition(s, rng));
+      messages = conversation(rng, 50);
+      body = {
+        model: 'gpt-4o-2024-08-06',
+        messages,
+        tools,
+        tool_choice: 'auto',
+        parallel_tool_calls: true,
+        temperature: 0.7,
+        top_p: 1,
+        frequency_penalty: 0,
+        presence_penalty: 0,
+        max_completion_tokens: 4096,
+        seed: 1234567,
+        logit_bias: { 50256: -100, 1734: 2.5 },
+        stream: false,
+        user: `user-${rng.alnum(12)}`,
+      };
+      break;
+    }
+    case 'L': messages = conversation(rng, 1000); break;
+    case 'XL': messages = conversation(rng, 10000); break;
+    case 'SMALL10K': messages = Array.from({ length: 10000 }, () => smallMessage(rng)); break;
+    default: throw new Error(`unknown workload ${name}`);
+  }
+  const w = {
+    name,
+    ...WORKLOADS[name],
+    messages,
+    messagesBytes: encoder.encode(JSON.stringify(messages)),
+  };
+  if (body) {
+    w.body = body;
+    w.bodyBytes = encoder.encode(JSON.stringify(body));
+  }
+  cache.set(name, w);
+  return w;
+}
