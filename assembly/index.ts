@@ -1,9 +1,9 @@
 // The wasm export surface. Both builds (scalar and SIMD) export exactly these names; the
 // TypeScript loader (src/core/wasm.ts) is the only caller.
-import { layout, run, RESULT, ensureMemory, F_ELEMENTS } from "./json";
+import { run, RESULT, ensureMemory, F_ELEMENTS } from "./json";
 import { sha256, sha256Many, pathChain } from "./sha256";
 
-export { layout, compareKeys, MAX_DEPTH } from "./json";
+export { prepare, compareKeys, MAX_DEPTH } from "./json";
 export { parseNumber, formatNumber, writeCanonicalNumber } from "./number";
 export { sha256, sha256Init, sha256Update, sha256Final, sha256Many, pathChain } from "./sha256";
 
@@ -19,7 +19,7 @@ export function result(): usize {
 }
 
 /**
- * Canonicalizes the n input bytes written at layout()'s address, then computes the requested
+ * Canonicalizes the n input bytes written at prepare()'s address, then computes the requested
  * digests, all in one call. Returns 0 or an error code. RESULT + 28/32/36 hold the addresses of
  * the element digests, path hashes and whole digest.
  */

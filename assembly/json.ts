@@ -95,14 +95,21 @@ export function ensureMemory(end: usize): bool {
 }
 
 /**
- * Lays out the regions for an input of `n` bytes preceded by an ignore-key list of `ignLen`
- * bytes. Returns the address where the caller writes the ignore list, followed directly by the
- * input. Returns 0 if memory cannot grow.
+ * Makes room for an ignore-key list of `ignLen` bytes followed by up to `maxInput` input bytes
+ * and returns the address where the caller writes them. The input starts at the next 8-byte
+ * boundary after the list. Split from layout() so the caller can encode a string straight into
+ * memory and learn its UTF-8 length from the encoder. Returns 0 if memory cannot grow.
  */
-export function layout(ignLen: u32, n: u32): usize {
+export function prepare(ignLen: u32, maxInput: u32): usize {
   const base = align8(__heap_base);
   ignBase = base;
   inBase = align8(base + ignLen);
+  if (!ensureMemory(inBase + maxInput + INPUT_PAD)) return 0;
+  return base;
+}
+
+/** Lays out the work regions after an input of n bytes (written at prepare()'s address). */
+export function layout(n: u32): bool {
   inEnd = inBase + n;
   // Bounds, each derived from the smallest input that produces one more item:
   // an array element takes >= 2 bytes ("0,"), an object member >= 5 ('"":0,').
@@ -115,10 +122,9 @@ export function layout(ignLen: u32, n: u32): usize {
   outBase = align8(arenaBase + n + 16);
   // Strings, literals and punctuation never grow in canonical form; numbers can ("1e20" becomes
   // 21 digits), and sorting needs room to copy an object. The writer grows memory when needed.
-  const want = outBase + (<usize>n) * 2 + 4096;
-  if (!ensureMemory(want)) return 0;
+  if (!ensureMemory(outBase + (<usize>n) * 2 + 4096)) return false;
   outEnd = (<usize>memory.size()) << 16;
-  return ignBase;
+  return true;
 }
 
 @inline function fail(code: i32, offset: usize, detail: i32): i32 {
@@ -493,7 +499,11 @@ export function run(n: u32, ignoreCount: i32, flags: i32): i32 {
   errCode = 0;
   errOffset = 0;
   errDetail = 0;
-  inEnd = inBase + n;
+  if (!layout(n)) {
+    store<u32>(RESULT, <u32>ERR_MEMORY);
+    store<u32>(RESULT + 4, 0);
+    return ERR_MEMORY;
+  }
   memory.fill(inEnd, 0, INPUT_PAD);
   const status = parse(flags);
   store<u32>(RESULT, <u32>status);

@@ -3,26 +3,48 @@
 
 export type BackendName = 'wasm-simd' | 'wasm' | 'js';
 
-/** Digests of a JSON array: one per element, the path chain, and the whole canonical text. */
-export interface ElementDigests {
-  count: number;
-  /** count x 32 bytes. */
-  messages: Uint8Array;
-  /** count x 32 bytes, or empty when the chain was not asked for. */
-  paths: Uint8Array;
-  /** 32 bytes, or empty when not asked for. */
-  whole: Uint8Array;
+/** Hex digests of a JSON array: one per element, the path chain, and the whole canonical text. */
+export interface ElementHashes {
+  messageHashes: string[];
+  /** Empty when the chain was not asked for. */
+  pathHashes: string[];
+  /** Empty string when not asked for. */
+  digest: string;
+}
+
+/** Incremental SHA-256 state owned by an engine. */
+export interface Sha256Stream {
+  update(data: Uint8Array): void;
+  digest(): Uint8Array;
 }
 
 export interface Engine {
   readonly name: BackendName;
-  /** Canonical bytes of JSON text (a string must be well-formed UTF-16) (a fresh copy the caller owns). */
+  /** Canonical bytes of JSON text (a string must be well-formed UTF-16); a fresh copy. */
   canonical(json: Uint8Array | string, ignore: readonly Uint8Array[]): Uint8Array;
-  /** SHA-256 of the canonical bytes of UTF-8 JSON text. */
-  digest(json: Uint8Array | string, ignore: readonly Uint8Array[]): Uint8Array;
-  /** Element digests of a JSON array given as UTF-8 text, in one pass. */
-  elements(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementDigests;
+  /** Hex SHA-256 of the canonical bytes of JSON text. */
+  digestHex(json: Uint8Array | string, ignore: readonly Uint8Array[]): string;
+  /** Element digests of a JSON array given as text, in one pass. */
+  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementHashes;
   sha256(data: Uint8Array): Uint8Array;
+  sha256Stream(): Sha256Stream;
+}
+
+const HEX_DIGITS = '0123456789abcdef';
+
+/** Lowercase hex of bytes (native Buffer hex where available). */
+export function hex(bytes: Uint8Array): string {
+  if (typeof Buffer !== 'undefined') return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('hex');
+  let s = '';
+  for (const b of bytes) s += HEX_DIGITS[b >> 4]! + HEX_DIGITS[b & 15]!;
+  return s;
+}
+
+/** Splits the hex of count x 32 digest bytes into 64-character strings (slices are cheap). */
+export function splitHex(all: string, count: number): string[] {
+  const out = new Array<string>(count);
+  for (let i = 0; i < count; i++) out[i] = all.slice(i * 64, i * 64 + 64);
+  return out;
 }
 
 /**

@@ -2,7 +2,7 @@
 // text), and formats digests. Every function here is a thin shell over a single engine call.
 
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
-import type { BackendName, Engine } from './engine.ts';
+import { hex, type BackendName, type Engine, type Sha256Stream } from './engine.ts';
 import { JsEngine } from './js.ts';
 import { allFinite, canonicalText, loneSurrogateIndex, type IgnoreSet } from './value.ts';
 import { byteLength, simdSupported, WasmEngine } from './wasm.ts';
@@ -170,22 +170,6 @@ function onValue<T>(value: unknown, ig: Ignore, f: (e: Engine, text: string) => 
   }
 }
 
-const HEX_DIGITS = '0123456789abcdef';
-function hex(bytes: Uint8Array): string {
-  if (typeof Buffer !== 'undefined') return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('hex');
-  let s = '';
-  for (const b of bytes) s += HEX_DIGITS[b >> 4]! + HEX_DIGITS[b & 15]!;
-  return s;
-}
-
-/** Splits count x 32 digest bytes into hex strings (one native hex pass, then cheap slices). */
-function hexList(bytes: Uint8Array, count: number): string[] {
-  const all = hex(bytes);
-  const out = new Array<string>(count);
-  for (let i = 0; i < count; i++) out[i] = all.slice(i * 64, i * 64 + 64);
-  return out;
-}
-
 /**
  * RFC 8785 canonical bytes of a JavaScript value (JSON.stringify's data model: toJSON honoured,
  * undefined members dropped). Throws TapedeckError for NaN, Infinity, BigInt, cycles, lone
@@ -220,7 +204,7 @@ export function canonicalizeJSON(json: string | Uint8Array, opts?: CanonicalOpti
  */
 export function hashValue(value: unknown, opts?: CanonicalOptions): string {
   const ig = ignoreOf(opts);
-  return hex(onValue(value, ig, (e, text) => e.digest(text, ig.bytes)));
+  return onValue(value, ig, (e, text) => e.digestHex(text, ig.bytes));
 }
 
 /**
@@ -231,7 +215,7 @@ export function hashValue(value: unknown, opts?: CanonicalOptions): string {
  */
 export function hashJSON(json: string | Uint8Array, opts?: CanonicalOptions): string {
   const ig = ignoreOf(opts);
-  return hex(current().digest(jsonInput(json), ig.bytes));
+  return current().digestHex(jsonInput(json), ig.bytes);
 }
 
 export interface PathHashes {
@@ -262,11 +246,9 @@ function arrayInput(messages: unknown, what: string): void {
 export function pathHashes(messages: unknown[] | string | Uint8Array, opts?: CanonicalOptions): PathHashes {
   arrayInput(messages, 'pathHashes');
   const ig = ignoreOf(opts);
-  const d =
-    typeof messages === 'string' || messages instanceof Uint8Array
-      ? current().elements(jsonInput(messages), ig.bytes, true, true)
-      : onValue(messages, ig, (e, text) => e.elements(text, ig.bytes, true, true));
-  return { messageHashes: hexList(d.messages, d.count), pathHashes: hexList(d.paths, d.count), digest: hex(d.whole) };
+  return typeof messages === 'string' || messages instanceof Uint8Array
+    ? current().elementsHex(jsonInput(messages), ig.bytes, true, true)
+    : onValue(messages, ig, (e, text) => e.elementsHex(text, ig.bytes, true, true));
 }
 
 /**
@@ -281,9 +263,9 @@ export function hashMany(values: unknown[] | string | Uint8Array, opts?: Canonic
   const ig = ignoreOf(opts);
   const d =
     typeof values === 'string' || values instanceof Uint8Array
-      ? current().elements(jsonInput(values), ig.bytes, false, false)
-      : onValue(values, ig, (e, text) => e.elements(text, ig.bytes, false, false));
-  return hexList(d.messages, d.count);
+      ? current().elementsHex(jsonInput(values), ig.bytes, false, false)
+      : onValue(values, ig, (e, text) => e.elementsHex(text, ig.bytes, false, false));
+  return d.messageHashes;
 }
 
 export interface TraceTokenInput {
@@ -361,30 +343,24 @@ export interface Sha256Hasher {
 }
 
 class StreamingSha256 implements Sha256Hasher {
-  private chunks: Uint8Array[] = [];
-  private size = 0;
+  // Bound to the backend active at create(), so a later setBackend() cannot split one hash.
+  private readonly stream: Sha256Stream = current().sha256Stream();
   private done = false;
 
   update(data: Uint8Array | string): this {
     if (this.done) {
       throw new TapedeckError('E_ARG', 'sha256 hasher: update() after digest().', { hint: 'Create a new hasher with sha256.create().' });
     }
-    const bytes = typeof data === 'string' ? encoder.encode(data) : data.slice();
-    this.chunks.push(bytes);
-    this.size += bytes.length;
+    this.stream.update(typeof data === 'string' ? encoder.encode(data) : data);
     return this;
   }
 
   digest(): Uint8Array {
-    this.done = true;
-    const all = new Uint8Array(this.size);
-    let at = 0;
-    for (const c of this.chunks) {
-      all.set(c, at);
-      at += c.length;
+    if (this.done) {
+      throw new TapedeckError('E_ARG', 'sha256 hasher: digest() called twice.', { hint: 'Create a new hasher with sha256.create().' });
     }
-    this.chunks = [];
-    return current().sha256(all);
+    this.done = true;
+    return this.stream.digest();
   }
 }
 

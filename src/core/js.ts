@@ -1,8 +1,8 @@
 // The pure-TypeScript engine: the same results as the wasm engines, bit for bit, for runtimes
-// without WebAssembly. Hashing is @noble/hashes (audited, constant-time-free pure JS).
+// without WebAssembly. Hashing is @noble/hashes.
 
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
-import { chainPaths, type ElementDigests, type Engine } from './engine.ts';
+import { chainPaths, hex, splitHex, type ElementHashes, type Engine, type Sha256Stream } from './engine.ts';
 import { canonicalizeBytes } from './json-js.ts';
 import { jsonError } from './status.ts';
 
@@ -27,12 +27,12 @@ export class JsEngine implements Engine {
     return r.out.slice(0, r.length);
   }
 
-  digest(json: Uint8Array | string, ignore: readonly Uint8Array[]): Uint8Array {
+  digestHex(json: Uint8Array | string, ignore: readonly Uint8Array[]): string {
     const r = this.run(json, ignore, false);
-    return nobleSha256(r.out.subarray(0, r.length));
+    return hex(nobleSha256(r.out.subarray(0, r.length)));
   }
 
-  elements(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementDigests {
+  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementHashes {
     const r = this.run(json, ignore, true);
     const count = r.spans.length / 2;
     const messages = new Uint8Array(count * 32);
@@ -41,14 +41,18 @@ export class JsEngine implements Engine {
       messages.set(nobleSha256(r.out.subarray(start, start + r.spans[2 * i + 1]!)), i * 32);
     }
     return {
-      count,
-      messages,
-      paths: chain ? chainPaths(messages, count, nobleSha256) : new Uint8Array(0),
-      whole: whole ? nobleSha256(r.out.subarray(0, r.length)) : new Uint8Array(0),
+      messageHashes: splitHex(hex(messages), count),
+      pathHashes: chain ? splitHex(hex(chainPaths(messages, count, nobleSha256)), count) : [],
+      digest: whole ? hex(nobleSha256(r.out.subarray(0, r.length))) : '',
     };
   }
 
   sha256(data: Uint8Array): Uint8Array {
     return nobleSha256(data);
+  }
+
+  sha256Stream(): Sha256Stream {
+    const h = nobleSha256.create();
+    return { update: (d) => void h.update(d), digest: () => h.digest() };
   }
 }

@@ -3,16 +3,19 @@
 // assembly/index.ts (layout -> write input -> canonical -> read RESULT).
 
 import { TapedeckError } from '../errors.ts';
-import type { BackendName, ElementDigests, Engine } from './engine.ts';
+import { hex, splitHex, type BackendName, type ElementHashes, type Engine, type Sha256Stream } from './engine.ts';
 import { jsonError } from './status.ts';
 import { SCALAR_BASE64, SIMD_BASE64 } from './wasm.generated.ts';
 
 interface CoreExports {
   memory: WebAssembly.Memory;
-  layout(ignLen: number, n: number): number;
+  prepare(ignLen: number, maxInput: number): number;
   canonical(n: number, ignoreCount: number, flags: number): number;
   result(): number;
   sha256(ptr: number, len: number, out: number): void;
+  sha256Init(state: number): void;
+  sha256Update(state: number, ptr: number, len: number): void;
+  sha256Final(state: number, out: number): void;
 }
 
 const H_MESSAGES = 2;
@@ -47,13 +50,18 @@ export function simdSupported(): boolean {
   return simdOk === true;
 }
 
+const STATE_BYTES = 128; // assembly/sha256.ts streaming state
+const STREAM_CHUNK = 1 << 20; // bounds the memory a streaming update() needs
+
 export class WasmEngine implements Engine {
   readonly name: BackendName;
   private readonly x: CoreExports;
   private buffer: ArrayBuffer | undefined;
   private u8!: Uint8Array;
   private u32!: Uint32Array;
-  private readonly resultAddr: number;
+  // A Buffer view of the same memory: its utf8 write and hex read are the fastest native paths.
+  private buf: Buffer | undefined;
+  private readonly r: number;
 
   constructor(name: 'wasm' | 'wasm-simd') {
     this.name = name;
@@ -65,7 +73,7 @@ export class WasmEngine implements Engine {
         hint: "Use TAPEDECK_BACKEND=js (or setBackend('js')), or a runtime with WebAssembly" + (name === 'wasm-simd' ? ' SIMD.' : '.'),
       });
     }
-    this.resultAddr = this.x.result();
+    this.r = this.x.result() >>> 2;
     this.refresh();
   }
 
@@ -76,27 +84,42 @@ export class WasmEngine implements Engine {
       this.buffer = b;
       this.u8 = new Uint8Array(b);
       this.u32 = new Uint32Array(b);
+      this.buf = typeof Buffer !== 'undefined' ? Buffer.from(b) : undefined;
     }
   }
 
-  /** Writes the ignore list and the input; returns the input length in bytes. */
-  private load(json: Uint8Array | string, ignore: readonly Uint8Array[]): number {
+  /** Makes room for `max` input bytes after the ignore list; returns the input address. */
+  private prepare(ignore: readonly Uint8Array[], max: number): number {
     let ignLen = 0;
     for (const k of ignore) ignLen += (4 + k.length + 7) & ~7;
-    const n = typeof json === 'string' ? byteLength(json) : json.length;
-    const at = this.x.layout(ignLen, n);
+    const at = this.x.prepare(ignLen, max);
     this.refresh();
-    if (at === 0) throw jsonError(8, 0, 0, new Uint8Array(0));
+    if (at === 0) {
+      throw new TapedeckError('E_MEMORY', `WebAssembly memory could not grow to ${max} bytes.`, {
+        hint: 'Split the input or raise the process memory limit.',
+      });
+    }
     let q = at;
     for (const k of ignore) {
       this.u32[q >>> 2] = k.length;
       this.u8.set(k, q + 4);
       q += (4 + k.length + 7) & ~7;
     }
-    const inputAt = (at + ignLen + 7) & ~7;
-    if (typeof json === 'string') encoder.encodeInto(json, this.u8.subarray(inputAt, inputAt + n));
-    else this.u8.set(json, inputAt);
-    return n;
+    return (at + ignLen + 7) & ~7;
+  }
+
+  /** Writes the input; returns its length in bytes. */
+  private load(json: Uint8Array | string, ignore: readonly Uint8Array[]): number {
+    if (typeof json !== 'string') {
+      const at = this.prepare(ignore, json.length);
+      this.u8.set(json, at);
+      return json.length;
+    }
+    // A UTF-16 unit is at most 3 UTF-8 bytes, so reserve that and let the encoder report the
+    // real length: no separate measuring pass over the string.
+    const at = this.prepare(ignore, json.length * 3);
+    if (this.buf) return this.buf.write(json, at, json.length * 3, 'utf8');
+    return encoder.encodeInto(json, this.u8.subarray(at, at + json.length * 3)).written;
   }
 
   private call(json: Uint8Array | string, ignore: readonly Uint8Array[], flags: number): void {
@@ -104,49 +127,69 @@ export class WasmEngine implements Engine {
     const status = this.x.canonical(n, ignore.length, flags);
     this.refresh();
     if (status !== 0) {
-      const r = this.resultAddr >>> 2;
       const bytes = typeof json === 'string' ? encoder.encode(json) : json;
-      throw jsonError(status, this.u32[r + 1]!, this.u32[r + 2]!, bytes);
+      throw jsonError(status, this.u32[this.r + 1]!, this.u32[this.r + 2]!, bytes);
     }
+  }
+
+  private hexAt(at: number, len: number): string {
+    return this.buf ? this.buf.toString('hex', at, at + len) : hex(this.u8.subarray(at, at + len));
   }
 
   canonical(json: Uint8Array | string, ignore: readonly Uint8Array[]): Uint8Array {
     this.call(json, ignore, 0);
-    const r = this.resultAddr >>> 2;
-    const ptr = this.u32[r + 3]!;
-    return this.u8.slice(ptr, ptr + this.u32[r + 4]!);
+    const ptr = this.u32[this.r + 3]!;
+    return this.u8.slice(ptr, ptr + this.u32[this.r + 4]!);
   }
 
-  digest(json: Uint8Array | string, ignore: readonly Uint8Array[]): Uint8Array {
+  digestHex(json: Uint8Array | string, ignore: readonly Uint8Array[]): string {
     this.call(json, ignore, H_WHOLE);
-    const at = this.u32[(this.resultAddr >>> 2) + 9]!;
-    return this.u8.slice(at, at + 32);
+    return this.hexAt(this.u32[this.r + 9]!, 32);
   }
 
-  elements(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementDigests {
+  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementHashes {
     this.call(json, ignore, H_MESSAGES | (chain ? H_CHAIN : 0) | (whole ? H_WHOLE : 0));
-    const r = this.resultAddr >>> 2;
-    const count = this.u32[r + 5]!;
-    const msg = this.u32[r + 7]!;
-    const path = this.u32[r + 8]!;
-    const wh = this.u32[r + 9]!;
-    return {
-      count,
-      messages: this.u8.slice(msg, msg + count * 32),
-      paths: chain ? this.u8.slice(path, path + count * 32) : new Uint8Array(0),
-      whole: whole ? this.u8.slice(wh, wh + 32) : new Uint8Array(0),
-    };
+    const count = this.u32[this.r + 5]!;
+    // Message and path digests are adjacent in memory: one hex pass covers both.
+    const all = this.hexAt(this.u32[this.r + 7]!, count * (chain ? 64 : 32));
+    const messageHashes = splitHex(all, count);
+    const pathHashes = chain ? splitHex(all.slice(count * 64), count) : [];
+    return { messageHashes, pathHashes, digest: whole ? this.hexAt(this.u32[this.r + 9]!, 32) : '' };
   }
 
   sha256(data: Uint8Array): Uint8Array {
-    // layout() reserves room for the input after the heap base; reuse it as a plain buffer.
-    const at = this.x.layout(0, data.length + 32);
-    this.refresh();
-    const inputAt = (at + 7) & ~7;
-    this.u8.set(data, inputAt);
-    const out = inputAt + data.length;
-    this.x.sha256(inputAt, data.length, out);
+    const at = this.prepare([], data.length + 32);
+    this.u8.set(data, at);
+    const out = at + data.length;
+    this.x.sha256(at, data.length, out);
     return this.u8.slice(out, out + 32);
+  }
+
+  sha256Stream(): Sha256Stream {
+    // The state lives in JavaScript between calls (other calls reuse wasm memory) and visits
+    // wasm for each update, so memory stays bounded by STREAM_CHUNK however much is hashed.
+    const state = new Uint8Array(STATE_BYTES);
+    let at = this.prepare([], STATE_BYTES);
+    this.x.sha256Init(at);
+    state.set(this.u8.subarray(at, at + STATE_BYTES));
+    return {
+      update: (data) => {
+        for (let off = 0; off < data.length; off += STREAM_CHUNK) {
+          const part = data.subarray(off, off + STREAM_CHUNK);
+          at = this.prepare([], STATE_BYTES + part.length);
+          this.u8.set(state, at);
+          this.u8.set(part, at + STATE_BYTES);
+          this.x.sha256Update(at, at + STATE_BYTES, part.length);
+          state.set(this.u8.subarray(at, at + STATE_BYTES));
+        }
+      },
+      digest: () => {
+        at = this.prepare([], STATE_BYTES + 32);
+        this.u8.set(state, at);
+        this.x.sha256Final(at, at + STATE_BYTES);
+        return this.u8.slice(at + STATE_BYTES, at + STATE_BYTES + 32);
+      },
+    };
   }
 }
 
