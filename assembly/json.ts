@@ -52,7 +52,9 @@ const STACK: usize = memory.data(<i32>(MAX_DEPTH as usize * FRAME_SIZE + 16));
 // Result block read by the TypeScript loader after each call.
 export const RESULT: usize = memory.data(64);
 // RESULT layout (u32 each): 0 status, 4 errOffset, 8 errDetail, 12 outPtr, 16 outLen,
-// 20 count (elements), 24 spansPtr (count x {ptr u32, len u32})
+// 20 count (elements), 24 spansPtr (count x {ptr u32, len u32}), 28/32/36 digest addresses
+// (assembly/index.ts), 40 number of `null` literals read (the JavaScript-value path uses it to
+// skip its NaN check when JSON.stringify wrote no null at all).
 
 // Region layout, set by layout() for an input of n bytes. Everything after heap base is ours.
 let inBase: usize = 0;
@@ -521,6 +523,7 @@ function parse(flags: i32): i32 {
   const elements = (flags & F_ELEMENTS) != 0;
   let spanTop = spansBase;
   let elemStart: usize = 0;
+  let nulls: u32 = 0;
 
   if (elements && load<u8>(p) != 0x5b) {
     if (p >= inEnd) return fail(ERR_JSON, inEnd, D_END);
@@ -619,6 +622,7 @@ function parse(flags: i32): i32 {
       store<u32>(o, 0x6c6c756e);
       p += 4;
       o += 4;
+      nulls++;
     } else {
       if (p >= inEnd) return fail(ERR_JSON, inEnd, D_END);
       return fail(ERR_JSON, p, D_VALUE);
@@ -634,6 +638,7 @@ function parse(flags: i32): i32 {
         store<u32>(RESULT + 16, <u32>(o - outBase));
         store<u32>(RESULT + 20, <u32>((spanTop - spansBase) >> 3));
         store<u32>(RESULT + 24, <u32>spansBase);
+        store<u32>(RESULT + 40, nulls);
         return 0;
       }
       p = skipWs(p);

@@ -106,8 +106,7 @@ let lemireCandidate: u64 = 0;
 // Eisel-Lemire (Lemire 2021, "Number parsing at a gigabyte per second",
 // Software: Practice and Experience 51(8)). Returns the bits of the correctly
 // rounded positive double nearest w * 10^q, or -1 if the 128-bit product cannot
-// decide the rounding (or the result is subnormal, which we leave to the exact
-// path rather than reason about a second rounding position).
+// decide the rounding.
 //
 // Error analysis used here (self-contained; it only needs |T - 5^q*2^s| < 1 for
 // the table entry T): with w normalised to wn and z = floor(wn*T / 2^64), the
@@ -128,12 +127,15 @@ function eiselLemire(w: u64, q: i32): i64 {
   let sh = <u64>(9 + ub);
   let mask = (<u64>1 << sh) - 1;
   let below = hi & mask;
+  // biased exponent of the result's leading bit is bias + ub
+  const bias = floorLog2Pow10(q) + 63 - l + 1023;
   let tie = false;
   let ambiguous = false;
   // The omitted low product adds less than 2^64 to z; it can only move the
   // 54-bit prefix or its rounding when the 9-10 bits under the prefix are all
-  // zeros or all ones (Lemire 2021, section 5). Otherwise skip it.
-  if (below == 0 || below == mask) {
+  // zeros or all ones (the paper's "second product" test). Otherwise skip it. Subnormals
+  // round higher up and always take the full product.
+  if (below == 0 || below == mask || bias + ub <= 0) {
     const nlo = lo + mulhi(wn, load<u64>(entry, 8));
     hi += <u64>(nlo < lo);
     lo = nlo;
@@ -141,7 +143,27 @@ function eiselLemire(w: u64, q: i32): i64 {
     sh = <u64>(9 + ub);
     mask = (<u64>1 << sh) - 1;
     below = hi & mask;
-    const odd = ((hi >> sh) & 1) != 0;
+    const m54 = hi >> sh;
+    const be0 = bias + ub;
+    if (be0 <= 0) {
+      // Subnormal: 1 - be0 more bits fall below the rounding bit. The same
+      // halfway-window test applies at that position. No exact tie is
+      // possible here (q < -300), so a tie-looking pattern means "ask the
+      // exact path".
+      const drop = <u64>(1 - be0);
+      if (drop >= 54) { lemireCandidate = 0; return -1; }
+      const dmask = (<u64>1 << drop) - 1;
+      const pre = m54 >> drop;
+      const rem = m54 & dmask;
+      if ((pre & 1) != 0 ? (rem == 0 && below == 0 && lo == 0)
+                         : (rem == dmask && below == mask && lo == 0xFFFF_FFFF_FFFF_FFFF)) {
+        lemireCandidate = pre >> 1;
+        return -1;
+      }
+      // Rounding up into 2^52 yields the smallest normal's bit pattern, as it should.
+      return <i64>((pre + 1) >> 1);
+    }
+    const odd = (m54 & 1) != 0;
     if (<u32>q <= <u32>LEMIRE_EXACT_QMAX) {
       tie = odd && below == 0 && lo == 0;
     } else {
@@ -149,15 +171,10 @@ function eiselLemire(w: u64, q: i32): i64 {
     }
   }
   let m = hi >> sh; // 54 bits: 53-bit significand plus the rounding bit
-  let be = floorLog2Pow10(q) + 63 + ub - l + 1023; // biased exponent of the leading bit
+  let be = bias + ub;
   if (be >= 2047) return <i64>INF_BITS;
-  if (ambiguous || be <= 0) {
-    if (be <= 0) {
-      const s = 2 - be;
-      lemireCandidate = s < 64 ? m >> <u64>s : 0;
-    } else {
-      lemireCandidate = (<u64>be << 52) | ((m >> 1) & MASK52);
-    }
+  if (ambiguous) {
+    lemireCandidate = (<u64>be << 52) | ((m >> 1) & MASK52);
     return -1;
   }
   if (tie) {
@@ -269,8 +286,8 @@ function cmpHalfUp(bits: u64, e10: i32): i32 {
 
 // Exact fallback: compare the decimal against halfway points with big
 // integers, starting from a candidate that is already within an ulp or two.
-// This is the digit-comparison idea used after Eisel-Lemire in Lemire 2021
-// (section 11) and in Clinger 1990, done with fixed-size static buffers.
+// This is the digit-comparison idea that backs Eisel-Lemire in Lemire 2021 (and
+// goes back to Clinger 1990), done with fixed-size static buffers.
 //
 // Digits past DIGITS_CAP are replaced by one extra digit 1 when any of them is
 // nonzero: a halfway point has at most 768 significant digits, so it is a
@@ -379,8 +396,8 @@ const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
 
 // Value of 8 ASCII digits loaded little-endian (first digit in the low byte):
 // combine neighbouring digits, then neighbouring pairs, then the two halves,
-// each step a multiply-add inside wider lanes (a SWAR technique; see Lemire
-// 2021, section 6).
+// each step a multiply-add inside wider lanes (the SWAR trick described in
+// Lemire 2021).
 // @ts-ignore: decorator
 @inline function eightDigitsValue(v: u64): u64 {
   v -= ASCII_ZEROS;
@@ -503,8 +520,8 @@ function finishParse(ptr: usize, len: i32): f64 {
   const q = <i32>q64;
   let bits = eiselLemire(w, q);
   // More than 19 digits: the value lies strictly between w*10^q and (w+1)*10^q;
-  // if both round to the same double, so does everything in between (Lemire
-  // 2021, section 11).
+  // if both round to the same double, so does everything in between (rounding
+  // is monotonic; Lemire 2021 uses the same test).
   if (trunc && bits >= 0 && eiselLemire(w + 1, q) != bits) {
     lemireCandidate = <u64>bits;
     bits = -1;
@@ -531,7 +548,7 @@ export function parseNumber(ptr: usize, len: i32): f64 {
 let fmtDigits: u64 = 0;
 let fmtExp: i32 = 0;
 
-// Giulietti's r_o' (round to odd of g*cp / 2^127, g = g1*2^63 + g0), given the
+// Giulietti's r_o (round to odd of g*cp / 2^127, g = g1*2^63 + g0), given the
 // 128-bit products X = g0*cp = (x1:_) and Y = g1*cp = (y1:y0). Rounding to odd
 // keeps every comparison against the even values 4s, 4t exact.
 // @ts-ignore: decorator
@@ -697,7 +714,7 @@ function writeU32Backward(u: u32, end: usize): usize {
   }
 }
 
-// ECMAScript Number::toString layout (ECMA-262 6.1.6.1.20, steps 6-12) for the
+// ECMAScript Number::toString layout (ECMA-262, Number::toString) for the
 // digits src[0..k) (no trailing zeros) with value 0.d1..dk * 10^n.
 function layout(out: usize, src: usize, k: i32, n: i32): i32 {
   let p = out;

@@ -191,7 +191,7 @@ function doubles(seed: number): number[] {
     1e21, nextDown(1e21), 999999999999999900000, 1e-6, nextDown(1e-6), 1e-7, nextUp(1e-7),
     0.1, 0.2, 0.3, 0.1 + 0.2, 1 / 3, 2 / 3, 4.35, 0.7, 333333333.33333329, 123e-20,
   );
-  for (let i = 0; i < 60_000; i++) xs.push(r.randomBits());
+  for (let i = 0; i < 100_000; i++) xs.push(r.randomBits());
   for (let i = 0; i < 15_000; i++) xs.push(fromBits(r.next() & 0x000fffff, r.next())); // subnormals
   for (let i = 0; i < 20_000; i++) xs.push(Number(`${r.digits(1 + r.below(9))}e${r.below(40) - 30}`)); // nice decimals
   for (let i = 0; i < 10_000; i++) xs.push(r.below(2) ? r.below(2 ** 31) : r.below(2 ** 21) * 2 ** 32 + r.next()); // integers

@@ -28,6 +28,8 @@ export interface Engine {
   elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementHashes;
   sha256(data: Uint8Array): Uint8Array;
   sha256Stream(): Sha256Stream;
+  /** Number of `null` literals in the last JSON text this engine read (wasm engines only). */
+  nulls?(): number;
 }
 
 const HEX_DIGITS = '0123456789abcdef';

@@ -137,37 +137,33 @@ function jsonInput(json: string | Uint8Array): string | Uint8Array {
 }
 
 /**
- * JSON text for a JavaScript value. JSON.stringify is native and fast; what it would silently
- * get wrong (NaN -> null) is checked separately, and what it throws on without a location
- * (BigInt, cycles) is re-done by the TypeScript serializer, which reports a JSON path.
+ * Runs `f` (one engine call) on a JavaScript value. The wasm engines get the value's JSON text
+ * from JSON.stringify, which is native and fast; what JSON.stringify gets wrong is handled
+ * around it: NaN and Infinity become `null` silently, so when the engine read any `null` the
+ * value is checked for them; BigInt and cycles throw without a location, and the engine rejects
+ * lone surrogates and depth by byte offset, so in all those cases the TypeScript serializer
+ * re-runs to report (or, for members under ignoreKeys, to resolve) them with a JSON path.
  */
-function valueInput(value: unknown, ig: Ignore, e: Engine): string {
-  if (e.name === 'js') return canonicalText(value, ig.set);
+function onValue<T>(value: unknown, ig: Ignore, f: (e: Engine, text: string) => T): T {
+  const e = current();
+  if (e.name === 'js') return f(e, canonicalText(value, ig.set));
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
   } catch {
-    return canonicalText(value, ig.set);
+    return f(e, canonicalText(value, ig.set));
   }
-  if (text === undefined) return canonicalText(value, ig.set); // throws E_TYPE
-  if (text.includes('null') && !allFinite(value, ig.set)) return canonicalText(value, ig.set); // throws
-  if (text.length * 3 > MAX_INPUT_BYTES && byteLength(text) > MAX_INPUT_BYTES) throw tooLarge(byteLength(text));
-  return text;
-}
-
-/**
- * Runs `f` on the JSON text of a value; if the engine rejects it (a lone surrogate, depth),
- * the TypeScript serializer runs to report the error with a JSON path instead of a byte offset.
- */
-function onValue<T>(value: unknown, ig: Ignore, f: (e: Engine, text: string) => T): T {
-  const e = current();
-  const text = valueInput(value, ig, e);
+  if (text === undefined) canonicalText(value, ig.set); // throws E_TYPE
+  if (text!.length * 3 > MAX_INPUT_BYTES && byteLength(text!) > MAX_INPUT_BYTES) throw tooLarge(byteLength(text!));
+  let result: T;
   try {
-    return f(e, text);
+    result = f(e, text!);
   } catch (err) {
-    if (e.name !== 'js' && err instanceof TapedeckError) canonicalText(value, ig.set);
+    if (err instanceof TapedeckError) canonicalText(value, ig.set);
     throw err;
   }
+  if (e.nulls!() > 0 && !allFinite(value, ig.set)) canonicalText(value, ig.set); // throws E_NON_FINITE
+  return result;
 }
 
 /**
