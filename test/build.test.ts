@@ -1,0 +1,78 @@
+// The package as shipped: the embedded modules are the bytes the build produced, the version is
+// package.json's, and the CLI answers.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SCALAR_BASE64, SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from '../src/core/wasm.generated.ts';
+import { VERSION } from '../src/version.ts';
+
+const root = join(import.meta.dirname, '..');
+const cli = join(root, 'dist/cli.js');
+
+describe('build artefacts', () => {
+  for (const [file, b64, sha] of [
+    ['build/tapedeck.wasm', SCALAR_BASE64, SCALAR_SHA256],
+    ['build/tapedeck-simd.wasm', SIMD_BASE64, SIMD_SHA256],
+  ] as const) {
+    it(`${file} is what src/core/wasm.generated.ts embeds`, () => {
+      const bytes = readFileSync(join(root, file));
+      expect(Buffer.from(b64, 'base64').equals(bytes)).toBe(true);
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(sha);
+    });
+  }
+
+  it('the scalar build has no SIMD instructions; the SIMD build needs them', () => {
+    expect(WebAssembly.validate(Buffer.from(SCALAR_BASE64, 'base64'))).toBe(true);
+    const simd = new WebAssembly.Module(Buffer.from(SIMD_BASE64, 'base64'));
+    const scalar = new WebAssembly.Module(Buffer.from(SCALAR_BASE64, 'base64'));
+    // Same export surface, no imports: both instantiate anywhere.
+    expect(WebAssembly.Module.exports(simd).map((e) => e.name).sort()).toEqual(WebAssembly.Module.exports(scalar).map((e) => e.name).sort());
+    expect(WebAssembly.Module.imports(simd)).toEqual([]);
+    expect(WebAssembly.Module.imports(scalar)).toEqual([]);
+  });
+
+  it('VERSION matches package.json', () => {
+    expect(VERSION).toBe(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+  });
+});
+
+describe('tapedeck CLI', () => {
+  const run = (args: string[], input?: string) => spawnSync(process.execPath, [cli, ...args], { input, encoding: 'utf8' });
+
+  it('prints version and help', () => {
+    expect(execFileSync(process.execPath, [cli, '--version'], { encoding: 'utf8' })).toMatch(new RegExp(`^tapedeck ${VERSION.replace(/\./g, '\\.')} \\(backend: wasm-simd`));
+    const help = run(['help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('Usage:');
+    expect(help.stdout).toContain('hash [file]');
+  });
+
+  it('canonicalizes and hashes stdin', () => {
+    expect(run(['canonical'], '{"b": 1.0, "a": [1E2]}').stdout).toBe('{"a":[100],"b":1}\n');
+    const h = run(['hash'], '{"b": 1.0, "a": [1E2]}').stdout.trim();
+    expect(h).toBe(createHash('sha256').update('{"a":[100],"b":1}').digest('hex'));
+    expect(run(['hash', '--ignore', 'b'], '{"b": 1.0, "a": 2}').stdout.trim()).toBe(createHash('sha256').update('{"a":2}').digest('hex'));
+  });
+
+  it('prints path hashes of a request body', () => {
+    const out = run(['paths'], JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yo' }] })).stdout;
+    const lines = out.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]!.split('\t')[1]).toBe(createHash('sha256').update('{"content":"hi","role":"user"}').digest('hex'));
+  });
+
+  it('reports bad input with the error code and exit status 1', () => {
+    const r = run(['hash'], '{"a":1,"a":2}');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('E_DUPLICATE_KEY');
+    expect(r.stderr).toContain('byte 7');
+  });
+
+  it('rejects unknown commands with status 2', () => {
+    const r = run(['frobnicate']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('unknown command');
+  });
+});
