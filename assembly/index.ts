@@ -49,3 +49,5 @@ export function canonical(n: u32, ignoreCount: i32, flags: i32): i32 {
   store<u32>(RESULT + 36, <u32>wholeOut);
   return 0;
 }
+
+export { traceToken } from "./trace";

@@ -28,6 +28,8 @@ export interface Engine {
   elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementHashes;
   sha256(data: Uint8Array): Uint8Array;
   sha256Stream(): Sha256Stream;
+  /** Trace token digest: the four fixed fields, then the ids (sorted here, by bytes). */
+  traceToken(fields: readonly Uint8Array[], ids: readonly Uint8Array[]): Uint8Array;
   /** Number of `null` literals in the last JSON text this engine read (wasm engines only). */
   nulls?(): number;
 }
@@ -75,4 +77,25 @@ function writeHex(src: Uint8Array, from: number, dst: Uint8Array, at: number): v
     dst[at + 2 * j] = HEX[b >> 4]!;
     dst[at + 2 * j + 1] = HEX[b & 15]!;
   }
+}
+
+/** Byte order of two byte strings (UTF-8 byte order is code point order). */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+/** The trace-token message: fields and byte-sorted ids joined by NUL (hash spec v1). */
+export function traceMessage(fields: readonly Uint8Array[], ids: readonly Uint8Array[]): Uint8Array {
+  const parts = [...fields, ...[...ids].sort(compareBytes)];
+  if (ids.length === 0) parts.push(new Uint8Array(0));
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0) + parts.length - 1);
+  let at = 0;
+  parts.forEach((p, i) => {
+    if (i > 0) out[at++] = 0;
+    out.set(p, at);
+    at += p.length;
+  });
+  return out;
 }

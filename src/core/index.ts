@@ -272,19 +272,6 @@ export interface TraceTokenInput {
   selectedIds: readonly string[];
 }
 
-function compareUtf8(a: string, b: string): number {
-  // Code point order, which is UTF-8 byte order (Go's sort.Strings in the originating spec).
-  const ai = a[Symbol.iterator]();
-  const bi = b[Symbol.iterator]();
-  for (;;) {
-    const x = ai.next();
-    const y = bi.next();
-    if (x.done || y.done) return x.done ? (y.done ? 0 : -1) : 1;
-    const d = x.value.codePointAt(0)! - y.value.codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-}
-
 /**
  * The trace token of the hash spec: hex SHA-256 of documentId, documentVersion, model,
  * systemPromptVersion and the selected ids sorted by code point, all joined by NUL. Components
@@ -327,9 +314,8 @@ export function traceToken(t: TraceTokenInput): string {
       hint: 'Pass [] when nothing was selected.',
     });
   }
-  const ids = t.selectedIds.map((id, i) => check(`selectedIds[${i}]`, id)).sort(compareUtf8);
-  parts.push(ids.join('\0'));
-  return hex(current().sha256(encoder.encode(parts.join('\0'))));
+  const ids = t.selectedIds.map((id, i) => encoder.encode(check(`selectedIds[${i}]`, id)));
+  return hex(current().traceToken(parts.map((p) => encoder.encode(p)), ids));
 }
 
 /** Incremental SHA-256 (`sha256.create()`), for data that arrives in pieces. */

@@ -2,7 +2,7 @@
 // without WebAssembly. Hashing is @noble/hashes.
 
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
-import { chainPaths, hex, splitHex, type ElementHashes, type Engine, type Sha256Stream } from './engine.ts';
+import { chainPaths, hex, splitHex, traceMessage, type ElementHashes, type Engine, type Sha256Stream } from './engine.ts';
 import { canonicalizeBytes } from './json-js.ts';
 import { jsonError } from './status.ts';
 
@@ -49,6 +49,10 @@ export class JsEngine implements Engine {
 
   sha256(data: Uint8Array): Uint8Array {
     return nobleSha256(data);
+  }
+
+  traceToken(fields: readonly Uint8Array[], ids: readonly Uint8Array[]): Uint8Array {
+    return nobleSha256(traceMessage(fields, ids));
   }
 
   sha256Stream(): Sha256Stream {

@@ -16,6 +16,7 @@ interface CoreExports {
   sha256Init(state: number): void;
   sha256Update(state: number, ptr: number, len: number): void;
   sha256Final(state: number, out: number): void;
+  traceToken(ptr: number, count: number, scratch: number, out: number): number;
 }
 
 const H_MESSAGES = 2;
@@ -197,6 +198,29 @@ export class WasmEngine implements Engine {
     this.u8.set(data, at);
     const out = at + data.length;
     this.x.sha256(at, data.length, out);
+    return this.u8.slice(out, out + 32);
+  }
+
+  traceToken(fields: readonly Uint8Array[], ids: readonly Uint8Array[]): Uint8Array {
+    const parts = [...fields, ...ids];
+    let records = 0;
+    let joined = 1;
+    for (const p of parts) {
+      records += 4 + ((p.length + 3) & ~3);
+      joined += p.length + 1;
+    }
+    const scratchSize = (parts.length * 8 + joined + 7) & ~7;
+    const at = this.prepare([], records + scratchSize + 32);
+    let q = at;
+    for (const p of parts) {
+      this.u32[q >>> 2] = p.length;
+      this.u8.set(p, q + 4);
+      q += 4 + ((p.length + 3) & ~3);
+    }
+    const scratch = (q + 7) & ~7;
+    const out = scratch + scratchSize;
+    const bad = this.x.traceToken(at, parts.length, scratch, out);
+    if (bad >= 0) throw new TapedeckError('E_ARG', `traceToken: component ${bad} contains a NUL byte.`, { hint: 'Remove NUL from identifiers.' });
     return this.u8.slice(out, out + 32);
   }
 
