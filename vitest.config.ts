@@ -3,11 +3,10 @@ import { defineConfig } from 'vitest/config';
 // The API suite runs once per backend (TAPEDECK_BACKEND), so all three are held to the same
 // results. Tests that drive a wasm build directly run once: they instantiate both builds
 // themselves.
-const direct = ['test/number.test.ts', 'test/sha256-wasm.test.ts', 'test/build.test.ts'];
+const direct = ['test/number.test.ts', 'test/sha256-wasm.test.ts', 'test/build.test.ts', 'test/parity.test.ts'];
 
 export default defineConfig({
   test: {
-    testTimeout: 60_000,
     projects: [
       ...(['wasm-simd', 'wasm', 'js'] as const).map((backend) => ({
         test: {
@@ -15,9 +14,10 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: direct,
           env: { TAPEDECK_BACKEND: backend },
+          testTimeout: 60_000,
         },
       })),
-      { test: { name: 'wasm-direct', include: direct } },
+      { test: { name: 'wasm-direct', include: direct, testTimeout: 120_000 } },
     ],
   },
 });

@@ -15,8 +15,7 @@ import {
   LOG10_POW2_MUL, LOG10_POW2_ADD, LOG10_POW2_SHIFT,
   LOG10_POW2_34_MUL, LOG10_POW2_34_ADD, LOG10_POW2_34_SHIFT,
   LOG2_POW10_MUL, LOG2_POW10_ADD, LOG2_POW10_SHIFT,
-  LEMIRE_QMIN, LEMIRE_QMAX, LEMIRE_EXACT_QMAX, LEMIRE_POW5,
-  SCHUB_KMIN, SCHUB_G,
+  POW5_128, POW5_QMIN, POW5_EXACT_QMAX, LEMIRE_QMIN, LEMIRE_QMAX,
   POW10_F64, POW10_U64, POW5_U32, DIGIT_PAIRS,
 } from "./generated/number-tables";
 
@@ -119,7 +118,7 @@ let lemireCandidate: u64 = 0;
 function eiselLemire(w: u64, q: i32): i64 {
   const l = <i32>clz<u64>(w);
   const wn = w << <u64>l;
-  const entry = LEMIRE_POW5 + (<usize>(q - LEMIRE_QMIN) << 4);
+  const entry = POW5_128 + (<usize>(q - POW5_QMIN) << 4);
   const thi = load<u64>(entry);
   let lo = wn * thi;
   let hi = mulhi(wn, thi);
@@ -164,7 +163,7 @@ function eiselLemire(w: u64, q: i32): i64 {
       return <i64>((pre + 1) >> 1);
     }
     const odd = (m54 & 1) != 0;
-    if (<u32>q <= <u32>LEMIRE_EXACT_QMAX) {
+    if (<u32>q <= <u32>POW5_EXACT_QMAX) {
       tie = odd && below == 0 && lo == 0;
     } else {
       ambiguous = odd ? (below == 0 && lo == 0) : (below == mask && lo == 0xFFFF_FFFF_FFFF_FFFF);
@@ -575,8 +574,8 @@ function toDecimal(bits: u64): void {
   } else {
     c = frac;
     q = -1074;
-    // The two smallest subnormals fall outside the algorithm's precondition
-    // (c >= 3); their shortest forms are 5e-324 and 1e-323.
+    // Giulietti's reference implementation treats c < 3 separately too; the
+    // shortest forms of these two subnormals are 5e-324 and 1e-323.
     if (c < 3) {
       fmtDigits = c == 1 ? 5 : 1;
       fmtExp = c == 1 ? -324 : -323;
@@ -586,7 +585,6 @@ function toDecimal(bits: u64): void {
   const out = c & 1;
   const cb = c << 2;
   let k: i32;
-  let lowShift: u64; // cb - cbl == 1 << (lowShift - h)
   const regular = frac != 0 || be <= 1;
   if (regular) {
     k = floorLog10Pow2(q);
@@ -595,9 +593,21 @@ function toDecimal(bits: u64): void {
     k = floorLog10ThreeQuartersPow2(q);
   }
   const h = <u64>(q + floorLog2Pow10(-k) + 2);
-  const entry = SCHUB_G + (<usize>(k - SCHUB_KMIN) << 4);
-  const g1 = load<u64>(entry);
-  const g0 = load<u64>(entry, 8);
+  // g = floor(10^-k / 2^r) + 1 (2^125 < g < 2^126) comes from the parser's
+  // 128-bit 5^-k: a quarter of it, floored, plus one, where a rounded-up entry
+  // (k > 0) is first brought back to the floor (gen-tables.mjs checks this for
+  // every k). Then split into Giulietti's 63-bit halves g1, g0.
+  const entry = POW5_128 + (<usize>(-k - POW5_QMIN) << 4);
+  let thi = load<u64>(entry);
+  let tlo = load<u64>(entry, 8);
+  if (k > 0) {
+    thi -= <u64>(tlo == 0);
+    tlo--;
+  }
+  const glo = ((thi << 62) | (tlo >> 2)) + 1;
+  const ghi = (thi >> 2) + <u64>(glo == 0);
+  const g1 = (ghi << 1) | (glo >> 63);
+  const g0 = glo & MASK63;
   // vb, vbl, vbr = rop(g, cb << h), rop(g, cbl << h), rop(g, cbr << h). The
   // three multipliers differ by powers of two, so the two 128-bit products are
   // computed once and the neighbours' products are exact shifted adds: the
@@ -611,8 +621,8 @@ function toDecimal(bits: u64): void {
   const sr = h + 1;
   const d0lo = g0 << sr, d0hi = g0 >> (64 - sr);
   const d1lo = g1 << sr, d1hi = g1 >> (64 - sr);
-  let lo = x0 + d0lo;
-  const xr1 = x1 + d0hi + <u64>(lo < x0);
+  const xlo = x0 + d0lo;
+  const xr1 = x1 + d0hi + <u64>(xlo < x0);
   let ylo = y0 + d1lo;
   const yr1 = y1 + d1hi + <u64>(ylo < y0);
   const vbr = ropFinish(xr1, ylo, yr1);

@@ -99,49 +99,8 @@ const LOG2_POW10 = fitFloorLinear("log2(10^e)", -400, 400, (e) => exLog2Pow10.ge
 const applyFit = (f, x) => Math.floor((x * f.mul + f.add) / 2 ** f.shift);
 
 // ---------------------------------------------------------------------------
-// Eisel-Lemire table (Lemire 2021, "Number parsing at a gigabyte per second",
-// section 5): for each decimal exponent q, the 128 most significant bits of
-// 5^q, normalised so that bit 127 is set. For q >= 0 the value is truncated;
-// for q < 0 (reciprocals) it is rounded up. Either way it is within 1 of the
-// exact scaled value, which is the only property number.ts's error analysis uses.
-const LEMIRE_QMIN = -342; // w*10^q rounds to 0 for every w < 2^64 below this
-const LEMIRE_QMAX = 308;  // w*10^q overflows for every w >= 1 above this
-assert(cmp10vs2(LEMIRE_QMIN - 1, 1, -1075 - 64) < 0, "2^64 * 10^(QMIN-1) < 2^-1075 (rounds to zero)");
-assert(cmp10vs2(LEMIRE_QMAX + 1, 1, 1024) > 0, "10^(QMAX+1) > 2^1024 (overflows)");
-
-const lemire = [];
-let lemireExactMax = -1;
-for (let q = LEMIRE_QMIN; q <= LEMIRE_QMAX; q++) {
-  let t;
-  if (q >= 0) {
-    const v = pow(5, q);
-    const p = bitLength(v) - 1;
-    t = p <= 127 ? v << BigInt(127 - p) : v >> BigInt(p - 127);
-  } else {
-    const v = pow(5, -q);
-    // 5^q in [2^p, 2^(p+1)) with p = -bitLength(v) (v is never a power of two)
-    const p = -bitLength(v);
-    const num = ONE << BigInt(127 - p);
-    t = (num + v - ONE) / v; // ceil
-  }
-  assert(t >= ONE << 127n && t < ONE << 128n, `lemire T(${q}) normalised`);
-  if ((t & M64) === 0n && q >= 0) {
-    if (q === lemireExactMax + 1) lemireExactMax = q;
-  }
-  // exponent bookkeeping used by number.ts: leading bit of w*10^q with the
-  // product computed as (w<<l)*T>>64 is floorLog2(10^q) + 63 + upperbit - l.
-  const p = q >= 0 ? bitLength(pow(5, q)) - 1 : -bitLength(pow(5, -q));
-  assert(p + q === exLog2Pow10.get(q), `p(q)+q == floor(q*log2(10)) at ${q}`);
-  assert(applyFit(LOG2_POW10, q) === exLog2Pow10.get(q), `LOG2_POW10 at ${q}`);
-  lemire.push(t >> 64n, t & M64);
-}
-// For 0 <= q <= lemireExactMax the low word is zero, so the 64x64 product is exact.
-assert(lemireExactMax === 27, "5^q fits in 64 bits exactly for q <= 27");
-
-// ---------------------------------------------------------------------------
-// Schubfach table (Giulietti 2020, "The Schubfach way to render doubles"):
-// g(k) = floor(10^-k / 2^r) + 1 with r = floor(log2(10^-k)) - 125, so that
-// 2^125 < g < 2^126; stored as two 63-bit halves (g1, g0).
+// Schubfach parameters (Giulietti 2020, "The Schubfach way to render doubles"):
+// the decimal exponents k it needs, and the shift h = q + floor(log2(10^-k)) + 2.
 let kMin = Infinity, kMax = -Infinity, hMin = Infinity, hMax = -Infinity;
 for (let q = Q_MIN; q <= Q_MAX; q++) {
   assert(applyFit(LOG10_POW2, q) === exLog10Pow2.get(q), `LOG10_POW2 at ${q}`);
@@ -157,9 +116,63 @@ for (let q = Q_MIN; q <= Q_MAX; q++) {
     hMin = Math.min(hMin, h); hMax = Math.max(hMax, h);
   }
 }
-// cbr << h must stay below 2^60 so the products in number.ts's rop cannot overflow.
+// cbr << h must stay below 2^60 so the products in number.ts's rop cannot
+// overflow, and 64 - h must be a valid shift.
 assert(hMin >= 1 && hMax <= 5, `schubfach shift h in [1,5] (got ${hMin}..${hMax})`);
-const schub = [];
+
+// ---------------------------------------------------------------------------
+// One table of powers of five serves both directions.
+//
+// Eisel-Lemire (Lemire 2021, "Number parsing at a gigabyte per second") needs,
+// for each decimal exponent q, the 128 most significant bits T(q) of 5^q,
+// normalised so that bit 127 is set: truncated for q >= 0, rounded up for
+// q < 0 (reciprocals). Either way T is within 1 of the exact scaled value,
+// which is the only property number.ts's error analysis uses.
+//
+// Schubfach needs g(k) = floor(10^-k / 2^r) + 1 with r = floor(log2(10^-k)) - 125
+// (so 2^125 < g < 2^126). Powers of two do not change a normalised mantissa, so
+// with q = -k this is floor(x / 4) + 1 where x = 5^q scaled to [2^127, 2^128):
+// g = floor(T / 4) + 1 when T is truncated (q >= 0) and floor((T - 1) / 4) + 1
+// when T is rounded up (q < 0, where x is never an integer). Checked below for
+// every k, so the formatter can derive g from T at run time.
+const LEMIRE_QMIN = -342; // w*10^q rounds to 0 for every w < 2^64 below this
+const LEMIRE_QMAX = 308;  // w*10^q overflows for every w >= 1 above this
+assert(cmp10vs2(LEMIRE_QMIN - 1, 1, -1075 - 64) < 0, "2^64 * 10^(QMIN-1) < 2^-1075 (rounds to zero)");
+assert(cmp10vs2(LEMIRE_QMAX + 1, 1, 1024) > 0, "10^(QMAX+1) > 2^1024 (overflows)");
+const POW5_QMIN = Math.min(LEMIRE_QMIN, -kMax);
+const POW5_QMAX = Math.max(LEMIRE_QMAX, -kMin);
+
+const pow5 = [];
+const pow5Map = new Map();
+let exactMax = -1;
+for (let q = POW5_QMIN; q <= POW5_QMAX; q++) {
+  let t;
+  if (q >= 0) {
+    const v = pow(5, q);
+    const p = bitLength(v) - 1;
+    t = p <= 127 ? v << BigInt(127 - p) : v >> BigInt(p - 127);
+  } else {
+    const v = pow(5, -q);
+    // 5^q in [2^p, 2^(p+1)) with p = -bitLength(v) (v is never a power of two)
+    const p = -bitLength(v);
+    const num = ONE << BigInt(127 - p);
+    t = (num + v - ONE) / v; // ceil
+  }
+  assert(t >= ONE << 127n && t < ONE << 128n, `T(${q}) normalised`);
+  if ((t & M64) === 0n && q >= 0 && q === exactMax + 1) exactMax = q;
+  if (q >= LEMIRE_QMIN && q <= LEMIRE_QMAX) {
+    // exponent bookkeeping used by number.ts: leading bit of w*10^q with the
+    // product computed as (w<<l)*T>>64 is floorLog2(10^q) + 63 + upperbit - l.
+    const p = q >= 0 ? bitLength(pow(5, q)) - 1 : -bitLength(pow(5, -q));
+    assert(p + q === exLog2Pow10.get(q), `p(q)+q == floor(q*log2(10)) at ${q}`);
+    assert(applyFit(LOG2_POW10, q) === exLog2Pow10.get(q), `LOG2_POW10 at ${q}`);
+  }
+  pow5Map.set(q, t);
+  pow5.push(t >> 64n, t & M64);
+}
+// For 0 <= q <= exactMax the low word is zero, so the 64x64 product is exact.
+assert(exactMax === 27, "5^q fits in 64 bits exactly for q <= 27");
+
 for (let k = kMin; k <= kMax; k++) {
   const e = -k;
   const f = exLog2Pow10.get(e);
@@ -173,7 +186,9 @@ for (let k = kMin; k <= kMax; k++) {
     g = (ONE << BigInt(-r)) / pow(10, -e) + ONE;
   }
   assert(g > ONE << 125n && g < ONE << 126n, `schubfach g(${k}) in (2^125, 2^126)`);
-  schub.push(g >> 63n, g & M63);
+  const t = pow5Map.get(e);
+  const derived = ((e >= 0 ? t : t - ONE) >> 2n) + ONE;
+  assert(derived === g, `schubfach g(${k}) derivable from T(${e})`);
 }
 
 // ---------------------------------------------------------------------------
@@ -227,22 +242,20 @@ export const LOG2_POW10_MUL: i32 = ${LOG2_POW10.mul};
 export const LOG2_POW10_ADD: i32 = ${LOG2_POW10.add};
 export const LOG2_POW10_SHIFT: i32 = ${LOG2_POW10.shift};
 
-// Eisel-Lemire: 128-bit normalised 5^q for q in [LEMIRE_QMIN, LEMIRE_QMAX],
-// as (hi, lo) u64 pairs; entry q is at LEMIRE_POW5 + (q - LEMIRE_QMIN) * 16.
-// Truncated for q >= 0, rounded up for q < 0. Low word is 0 for q in [0, LEMIRE_EXACT_QMAX].
+// 128-bit normalised 5^q for q in [POW5_QMIN, POW5_QMAX], as (hi, lo) u64
+// pairs; entry q is at POW5_128 + (q - POW5_QMIN) * 16. Truncated for q >= 0,
+// rounded up for q < 0. The low word is 0 for q in [0, POW5_EXACT_QMAX].
+// Eisel-Lemire uses q in [LEMIRE_QMIN, LEMIRE_QMAX]; Schubfach uses q = -k for
+// k in [SCHUB_KMIN, SCHUB_KMAX] and derives its g(k) from the same entries.
+export const POW5_QMIN: i32 = ${POW5_QMIN};
+export const POW5_QMAX: i32 = ${POW5_QMAX};
+export const POW5_EXACT_QMAX: i32 = ${exactMax};
 export const LEMIRE_QMIN: i32 = ${LEMIRE_QMIN};
 export const LEMIRE_QMAX: i32 = ${LEMIRE_QMAX};
-export const LEMIRE_EXACT_QMAX: i32 = ${lemireExactMax};
-export const LEMIRE_POW5: usize = memory.data<u64>([
-${rows(lemire, hex64, 4)}
-], 16);
-
-// Schubfach: g(k) = floor(10^-k * 2^(125 - floor(log2(10^-k)))) + 1 for k in
-// [SCHUB_KMIN, SCHUB_KMAX], as (g1, g0) 63-bit halves; entry k at SCHUB_G + (k - SCHUB_KMIN) * 16.
 export const SCHUB_KMIN: i32 = ${kMin};
 export const SCHUB_KMAX: i32 = ${kMax};
-export const SCHUB_G: usize = memory.data<u64>([
-${rows(schub, hex64, 4)}
+export const POW5_128: usize = memory.data<u64>([
+${rows(pow5, hex64, 4)}
 ], 16);
 
 // 10^0 .. 10^22 as binary64 bit patterns (all exact).
@@ -268,4 +281,4 @@ ${rows(pairs, (v) => "0x" + v.toString(16).toUpperCase(), 10)}
 
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(outFile, src);
-console.log(`gen-tables: wrote ${outFile} (lemire q ${LEMIRE_QMIN}..${LEMIRE_QMAX}, schubfach k ${kMin}..${kMax})`);
+console.log(`gen-tables: wrote ${outFile} (5^q for q in ${POW5_QMIN}..${POW5_QMAX}; parse uses ${LEMIRE_QMIN}..${LEMIRE_QMAX}, format k ${kMin}..${kMax})`);

@@ -24,7 +24,12 @@ class Harness {
   static readonly IN_CAP = 1 << 16;
 
   constructor(readonly file: string) {
-    const bytes = readFileSync(new URL(`../build/${file}`, import.meta.url));
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(new URL(`../build/${file}`, import.meta.url));
+    } catch (e) {
+      throw new Error(`build/${file} is missing: run \`npm run build:wasm\` first (${String(e)})`);
+    }
     this.x = new WebAssembly.Instance(new WebAssembly.Module(bytes), {}).exports as unknown as NumberExports;
     // I/O lives in freshly grown pages at the end of memory, away from the module's statics.
     const base = this.x.memory.buffer.byteLength;

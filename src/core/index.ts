@@ -18,8 +18,20 @@ const BACKENDS: readonly BackendName[] = ['wasm-simd', 'wasm', 'js'];
 const encoder = new TextEncoder();
 
 let engine: Engine | undefined;
+// One instance per backend for the life of the process: switching back and forth (tests,
+// benchmarks) must not pay for instantiation each time.
+const engines = new Map<BackendName, Engine>();
 
 function create(name: BackendName): Engine {
+  let e = engines.get(name);
+  if (!e) {
+    e = instantiate(name);
+    engines.set(name, e);
+  }
+  return e;
+}
+
+function instantiate(name: BackendName): Engine {
   if (name === 'js') return new JsEngine();
   if (name === 'wasm-simd' && !simdSupported()) {
     throw new TapedeckError('E_BACKEND', 'The wasm-simd backend needs WebAssembly SIMD, which this runtime lacks.', {

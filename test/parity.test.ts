@@ -1,0 +1,94 @@
+// The three backends must agree bit for bit, on good input and bad: the same canonical bytes, or
+// the same error code at the same byte offset. Random mutations of valid JSON reach the corners
+// of the reader (truncation, stray bytes, broken escapes and UTF-8) that hand-written cases miss.
+import { afterAll, describe, expect, it } from 'vitest';
+import { backend, canonicalizeJSON, pathHashes, setBackend, TapedeckError, type BackendName } from '../src/index.ts';
+import { rng, utf8 } from './reference.ts';
+
+const initial = backend();
+afterAll(() => setBackend(initial));
+
+type Outcome = string;
+function outcome(name: BackendName, f: () => unknown): Outcome {
+  setBackend(name);
+  try {
+    const r = f();
+    return r instanceof Uint8Array ? `ok ${Buffer.from(r).toString('hex')}` : `ok ${JSON.stringify(r)}`;
+  } catch (e) {
+    if (e instanceof TapedeckError) return `${e.code}@${e.offset}`;
+    throw e;
+  }
+}
+
+const seeds = [
+  '{"model":"gpt-4o","messages":[{"role":"user","content":"héllo \\"you\\" \\u00e9\\ud83d\\ude02"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","function":{"name":"f","arguments":"{\\"a\\":1}"}}]}],"temperature":0.7,"max_tokens":1E3}',
+  '[1,-0.0,2.5e-3,1e21,123456789012345678901234567890,{"b":[true,false,null],"a":{}},"\\/\\b\\f\\n\\r\\t"]',
+  '{"z":{"y":{"x":[[],[{}],"€😂דּ"]}},"\\u0000":"nul","A":1,"a":2}',
+];
+
+function mutate(src: Uint8Array, r: () => number): Uint8Array {
+  const b = Array.from(src);
+  const n = 1 + Math.floor(r() * 3);
+  const pool = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x30, 0x2d, 0x65, 0x2e, 0x75, 0x20, 0x0a, 0x00, 0x80, 0xc3, 0xed, 0xf0, 0xff];
+  for (let i = 0; i < n; i++) {
+    const at = Math.floor(r() * (b.length + 1));
+    const k = r();
+    if (k < 0.3) b.splice(at, 1);
+    else if (k < 0.6) b.splice(at, 0, pool[Math.floor(r() * pool.length)]!);
+    else if (k < 0.8) b[at] = pool[Math.floor(r() * pool.length)]!;
+    else b.length = Math.min(b.length, at); // truncate
+  }
+  return Uint8Array.from(b);
+}
+
+describe('backend parity', () => {
+  it('valid seeds canonicalize identically', () => {
+    for (const s of seeds) {
+      const outs = (['wasm-simd', 'wasm', 'js'] as const).map((n) => outcome(n, () => canonicalizeJSON(s)));
+      expect(outs[0]).toMatch(/^ok /);
+      expect(outs[1]).toBe(outs[0]);
+      expect(outs[2]).toBe(outs[0]);
+    }
+  });
+
+  it('20,000 random mutations give the same result or the same error at the same offset', () => {
+    const r = rng(424242);
+    let errors = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const input = mutate(utf8(seeds[i % seeds.length]!), r);
+      const a = outcome('wasm-simd', () => canonicalizeJSON(input));
+      const b = outcome('wasm', () => canonicalizeJSON(input));
+      const c = outcome('js', () => canonicalizeJSON(input));
+      if (a !== b || a !== c) {
+        throw new Error(`mismatch on ${JSON.stringify(Buffer.from(input).toString('latin1'))}: simd=${a} wasm=${b} js=${c}`);
+      }
+      if (!a.startsWith('ok')) errors++;
+    }
+    // The mutations must actually reach the error paths, or this test proves little.
+    expect(errors).toBeGreaterThan(10_000);
+  });
+
+  it('mutated message arrays give the same path hashes or errors', () => {
+    const r = rng(7);
+    const base = utf8(JSON.stringify([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b\n' }, [1, 2.5]]));
+    for (let i = 0; i < 3000; i++) {
+      const input = mutate(base, r);
+      const a = outcome('wasm-simd', () => pathHashes(input));
+      expect(outcome('wasm', () => pathHashes(input))).toBe(a);
+      expect(outcome('js', () => pathHashes(input))).toBe(a);
+    }
+  });
+
+  it('memory growth mid-call: output longer than input, and a large input', () => {
+    const expanding = `[${Array(200_000).fill('1e20').join(',')}]`; // each number grows 4 -> 21 bytes
+    const big = JSON.stringify(Array.from({ length: 30_000 }, (_, i) => ({ k: `v${i}`.repeat(50), n: i / 7 })));
+    for (const input of [expanding, big]) {
+      const outs = (['wasm-simd', 'wasm', 'js'] as const).map((n) => outcome(n, () => canonicalizeJSON(input)));
+      expect(outs[0]!.startsWith('ok')).toBe(true);
+      expect(outs[1]).toBe(outs[0]);
+      expect(outs[2]).toBe(outs[0]);
+    }
+    setBackend('wasm-simd');
+    expect(Buffer.from(canonicalizeJSON(expanding)).toString()).toBe(`[${Array(200_000).fill('100000000000000000000').join(',')}]`);
+  });
+});
