@@ -2,7 +2,7 @@
 // text), and formats digests. Every function here is a thin shell over a single engine call.
 
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
-import { hex, type BackendName, type Engine, type Sha256Stream } from './engine.ts';
+import { hex, type BackendName, type ElementHashes, type Engine, type Sha256Stream } from './engine.ts';
 import { JsEngine } from './js.ts';
 import { allFinite, canonicalText, loneSurrogateIndex, type IgnoreSet } from './value.ts';
 import { byteLength, simdSupported, WasmEngine } from './wasm.ts';
@@ -235,12 +235,19 @@ export interface PathHashes {
   digest: string;
 }
 
-function arrayInput(messages: unknown, what: string): void {
-  if (typeof messages === 'string' || messages instanceof Uint8Array || Array.isArray(messages)) return;
-  throw new TapedeckError('E_NOT_ARRAY', `${what} expects an array (or JSON text of one); got ${messages === null ? 'null' : typeof messages}.`, {
-    path: '$',
-    hint: 'Pass the message list itself, e.g. request.messages.',
-  });
+/** Element digests of an array given as a JavaScript value or as JSON text: one engine call. */
+function elementsOf(input: unknown, what: string, opts: CanonicalOptions | undefined, chain: boolean): ElementHashes {
+  const ig = ignoreOf(opts);
+  if (typeof input === 'string' || input instanceof Uint8Array) {
+    return current().elementsHex(jsonInput(input), ig.bytes, chain, chain);
+  }
+  if (!Array.isArray(input)) {
+    throw new TapedeckError('E_NOT_ARRAY', `${what} expects an array (or JSON text of one); got ${input === null ? 'null' : typeof input}.`, {
+      path: '$',
+      hint: 'Pass the message list itself, e.g. request.messages.',
+    });
+  }
+  return onValue(input, ig, (e, text) => e.elementsHex(text, ig.bytes, chain, chain));
 }
 
 /**
@@ -252,11 +259,7 @@ function arrayInput(messages: unknown, what: string): void {
  * pathHashes[0] === messageHashes[0] // true: the chain starts at the first message
  */
 export function pathHashes(messages: unknown[] | string | Uint8Array, opts?: CanonicalOptions): PathHashes {
-  arrayInput(messages, 'pathHashes');
-  const ig = ignoreOf(opts);
-  return typeof messages === 'string' || messages instanceof Uint8Array
-    ? current().elementsHex(jsonInput(messages), ig.bytes, true, true)
-    : onValue(messages, ig, (e, text) => e.elementsHex(text, ig.bytes, true, true));
+  return elementsOf(messages, 'pathHashes', opts, true);
 }
 
 /**
@@ -267,13 +270,7 @@ export function pathHashes(messages: unknown[] | string | Uint8Array, opts?: Can
  * hashMany([{ a: 1 }, 'x'])[1] === hashValue('x') // true
  */
 export function hashMany(values: unknown[] | string | Uint8Array, opts?: CanonicalOptions): string[] {
-  arrayInput(values, 'hashMany');
-  const ig = ignoreOf(opts);
-  const d =
-    typeof values === 'string' || values instanceof Uint8Array
-      ? current().elementsHex(jsonInput(values), ig.bytes, false, false)
-      : onValue(values, ig, (e, text) => e.elementsHex(text, ig.bytes, false, false));
-  return d.messageHashes;
+  return elementsOf(values, 'hashMany', opts, false).messageHashes;
 }
 
 export interface TraceTokenInput {
