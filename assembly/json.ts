@@ -102,11 +102,13 @@ export function ensureMemory(end: usize): bool {
  * boundary after the list. Split from layout() so the caller can encode a string straight into
  * memory and learn its UTF-8 length from the encoder. Returns 0 if memory cannot grow.
  */
-export function prepare(ignLen: u32, maxInput: u32): usize {
+export function prepare(ignLen: u32, maxInput: u32, stage: u32): usize {
   const base = align8(__heap_base);
   ignBase = base;
   inBase = align8(base + ignLen);
-  if (!ensureMemory(inBase + maxInput + INPUT_PAD)) return 0;
+  // `stage` extra bytes after the input's maximum extent hold UTF-16 text waiting to be
+  // transcoded into the input region (see utf16.ts); layout() may reuse them afterwards.
+  if (!ensureMemory(align8(inBase + maxInput + INPUT_PAD) + stage)) return 0;
   return base;
 }
 

@@ -92,3 +92,24 @@ describe('backend parity', () => {
     expect(Buffer.from(canonicalizeJSON(expanding)).toString()).toBe(`[${Array(200_000).fill('100000000000000000000').join(',')}]`);
   });
 });
+
+describe('long JavaScript strings (UTF-16 copied into wasm and transcoded there)', () => {
+  it('match the js backend byte for byte across ASCII, BMP and astral text', () => {
+    const r = rng(11);
+    const alphabet = ['a', 'Z', ' ', '\\n', 'é', 'ÿ', 'Ā', '€', '\u0800', '\uffff', '😂', '\u{10ffff}', '\\"', '\\\\'];
+    for (const len of [2047, 2048, 2049, 5000, 100_000]) {
+      const tokens: string[] = [];
+      let size = 0;
+      while (size < len) {
+        const t = alphabet[Math.floor(r() * alphabet.length)]!;
+        tokens.push(t);
+        size += t.length;
+      }
+      const json = `["${tokens.join('')}", {"k": "${tokens.slice(0, 40).join('')}"}]`;
+      const outs = (['wasm-simd', 'wasm', 'js'] as const).map((n) => outcome(n, () => canonicalizeJSON(json)));
+      expect(outs[0]!.startsWith('ok')).toBe(true);
+      expect(outs[1]).toBe(outs[0]);
+      expect(outs[2]).toBe(outs[0]);
+    }
+  });
+});

@@ -9,7 +9,8 @@ import { SCALAR_BASE64, SIMD_BASE64 } from './wasm.generated.ts';
 
 interface CoreExports {
   memory: WebAssembly.Memory;
-  prepare(ignLen: number, maxInput: number): number;
+  prepare(ignLen: number, maxInput: number, stage: number): number;
+  utf16ToUtf8(src: number, units: number, dst: number): number;
   canonical(n: number, ignoreCount: number, flags: number): number;
   result(): number;
   sha256(ptr: number, len: number, out: number): void;
@@ -63,6 +64,11 @@ const nodeHash: NodeHash | undefined = (() => {
 })();
 const NODE_HASH_MIN = 1024;
 
+// Strings shorter than this are encoded by Node directly: below it the extra wasm call costs
+// more than the transcoding saves.
+const UTF16_MIN = 2048;
+const INPUT_PAD = 64; // assembly/json.ts
+
 const STATE_BYTES = 128; // assembly/sha256.ts streaming state
 const STREAM_CHUNK = 1 << 20; // bounds the memory a streaming update() needs
 
@@ -102,10 +108,10 @@ export class WasmEngine implements Engine {
   }
 
   /** Makes room for `max` input bytes after the ignore list; returns the input address. */
-  private prepare(ignore: readonly Uint8Array[], max: number): number {
+  private prepare(ignore: readonly Uint8Array[], max: number, stage = 0): number {
     let ignLen = 0;
     for (const k of ignore) ignLen += (4 + k.length + 7) & ~7;
-    const at = this.x.prepare(ignLen, max);
+    const at = this.x.prepare(ignLen, max, stage);
     this.refresh();
     if (at === 0) {
       throw new TapedeckError('E_MEMORY', `WebAssembly memory could not grow to ${max} bytes.`, {
@@ -130,9 +136,26 @@ export class WasmEngine implements Engine {
     }
     // A UTF-16 unit is at most 3 UTF-8 bytes, so reserve that and let the encoder report the
     // real length: no separate measuring pass over the string.
-    const at = this.prepare(ignore, json.length * 3);
-    if (this.buf) return this.buf.write(json, at, json.length * 3, 'utf8');
-    return encoder.encodeInto(json, this.u8.subarray(at, at + json.length * 3)).written;
+    const max = json.length * 3;
+    if (!this.buf || json.length < UTF16_MIN) {
+      const at = this.prepare(ignore, max);
+      if (this.buf) return this.buf.write(json, at, max, 'utf8');
+      return encoder.encodeInto(json, this.u8.subarray(at, at + max)).written;
+    }
+    // Long strings: copy the UTF-16 units as they are (a memcpy for V8's two-byte strings) and
+    // transcode in wasm, which is several times faster than Node's UTF-8 encoder on non-ASCII
+    // text. Strings reaching here are well-formed (checked by the API layer), so the
+    // transcoder's lone-surrogate result is only a guard.
+    const at = this.prepare(ignore, max, json.length * 2);
+    const stage = (at + max + INPUT_PAD + 7) & ~7;
+    this.buf.write(json, stage, json.length * 2, 'utf16le');
+    const n = this.x.utf16ToUtf8(stage, json.length, at);
+    if (n < 0) {
+      throw new TapedeckError('E_LONE_SURROGATE', `JSON text has a lone UTF-16 surrogate at string index ${-n - 1}.`, {
+        hint: 'Use s.toWellFormed() or fix the source.',
+      });
+    }
+    return n;
   }
 
   /** `null` literals in the last input (see RESULT in assembly/json.ts). */
