@@ -2,6 +2,7 @@
 // TypeScript loader (src/core/wasm.ts) is the only caller.
 import { run, RESULT, ensureMemory, F_ELEMENTS } from "./json";
 import { sha256, sha256Many, pathChain } from "./sha256";
+import { hexEncode } from "./hex";
 
 export { prepare, compareKeys, MAX_DEPTH } from "./json";
 export { parseNumber, formatNumber, writeCanonicalNumber } from "./number";
@@ -21,7 +22,8 @@ export function result(): usize {
 /**
  * Canonicalizes the n input bytes written at prepare()'s address, then computes the requested
  * digests, all in one call. Returns 0 or an error code. RESULT + 28/32/36 hold the addresses of
- * the element digests, path hashes and whole digest.
+ * the element digests, path hashes and whole digest; RESULT + 44 the address of their lowercase
+ * hex, in the same order (element, path, whole), 64 characters per digest.
  */
 export function canonical(n: u32, ignoreCount: i32, flags: i32): i32 {
   const elements = (flags & (H_MESSAGES | H_CHAIN)) != 0;
@@ -35,7 +37,8 @@ export function canonical(n: u32, ignoreCount: i32, flags: i32): i32 {
   const msgOut = (outPtr + outLen + 64 + 31) & ~(<usize>31);
   const pathOut = msgOut + count * 32;
   const wholeOut = pathOut + count * 32;
-  if (!ensureMemory(wholeOut + 32)) {
+  const hexOut = wholeOut + 32;
+  if (!ensureMemory(hexOut + (count * 64 + 32) * 2)) {
     store<u32>(RESULT, ERR_MEMORY);
     return ERR_MEMORY;
   }
@@ -44,6 +47,9 @@ export function canonical(n: u32, ignoreCount: i32, flags: i32): i32 {
     if ((flags & H_CHAIN) != 0) pathChain(msgOut, <i32>count, pathOut);
   }
   if ((flags & H_WHOLE) != 0) sha256(outPtr, outLen, wholeOut);
+  // Digests are contiguous (messages, paths, whole), so one pass encodes whichever were made.
+  hexEncode(msgOut, count * 64 + 32, hexOut);
+  store<u32>(RESULT + 44, <u32>hexOut);
   store<u32>(RESULT + 28, <u32>msgOut);
   store<u32>(RESULT + 32, <u32>pathOut);
   store<u32>(RESULT + 36, <u32>wholeOut);

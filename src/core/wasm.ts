@@ -3,7 +3,7 @@
 // assembly/index.ts (layout -> write input -> canonical -> read RESULT).
 
 import { TapedeckError } from '../errors.ts';
-import { hex, splitHex, type BackendName, type ElementHashes, type Engine, type Sha256Stream } from './engine.ts';
+import { splitHex, type BackendName, type ElementHashes, type Engine, type Sha256Stream } from './engine.ts';
 import { jsonError } from './status.ts';
 import { SCALAR_BASE64, SIMD_BASE64 } from './wasm.generated.ts';
 
@@ -25,6 +25,7 @@ const H_CHAIN = 4;
 const H_WHOLE = 8;
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 function decodeBase64(b64: string): Uint8Array {
   if (typeof Buffer !== 'undefined') return Buffer.from(b64, 'base64');
@@ -173,8 +174,10 @@ export class WasmEngine implements Engine {
     }
   }
 
-  private hexAt(at: number, len: number): string {
-    return this.buf ? this.buf.toString('hex', at, at + len) : hex(this.u8.subarray(at, at + len));
+  /** `chars` hex characters written by the module at `at` (RESULT + 44 and onwards). */
+  private hexText(at: number, chars: number): string {
+    if (this.buf) return this.buf.toString('latin1', at, at + chars);
+    return decoder.decode(this.u8.subarray(at, at + chars));
   }
 
   canonical(json: Uint8Array | string, ignore: readonly Uint8Array[]): Uint8Array {
@@ -185,7 +188,7 @@ export class WasmEngine implements Engine {
 
   /** Hex digest of the canonical text just produced, by node:crypto when that is faster. */
   private wholeHex(hashedInWasm: boolean): string {
-    if (hashedInWasm) return this.hexAt(this.u32[this.r + 9]!, 32);
+    if (hashedInWasm) return this.hexText(this.u32[this.r + 11]! + this.u32[this.r + 5]! * 128, 64);
     const ptr = this.u32[this.r + 3]!;
     return nodeHash!('sha256', this.u8.subarray(ptr, ptr + this.u32[this.r + 4]!), 'hex');
   }
@@ -206,8 +209,8 @@ export class WasmEngine implements Engine {
     const inWasm = WasmEngine.wasmWhole(json.length);
     this.call(json, ignore, H_MESSAGES | (chain ? H_CHAIN : 0) | (whole && inWasm ? H_WHOLE : 0));
     const count = this.u32[this.r + 5]!;
-    // Message and path digests are adjacent in memory: one hex pass covers both.
-    const all = this.hexAt(this.u32[this.r + 7]!, count * (chain ? 64 : 32));
+    // Message and path digests are adjacent in memory: one string covers both.
+    const all = this.hexText(this.u32[this.r + 11]!, count * (chain ? 128 : 64));
     const messageHashes = splitHex(all, count);
     const pathHashes = chain ? splitHex(all.slice(count * 64), count) : [];
     return { messageHashes, pathHashes, digest: whole ? this.wholeHex(inWasm) : '' };
