@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// Prints bench/results/latest.json as the Markdown table the README carries, so the README's
+// numbers are always a copy of one real run (paste the output between the BENCH markers).
+import { readFileSync } from 'node:fs';
+
+const r = JSON.parse(readFileSync(new URL('../bench/results/latest.json', import.meta.url), 'utf8'));
+const fmt = (ms) => (ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(ms < 0.01 ? 2 : 1)} µs`);
+const lines = [
+  `Full run of ${r.date.slice(0, 10)}, Node ${r.node}, ${r.cpu} (${r.cpuCount} cores), ${r.elapsedSeconds.toFixed(0)} s. ` +
+    'p50 per call; ratio = best canonical baseline p50 for the same input form (object or raw bytes) / row p50.',
+  '',
+  '| workload | input | wasm-simd | wasm | js | best baseline (sss+node:crypto) | wasm-simd vs baseline |',
+  '|---|---|---|---|---|---|---|',
+];
+for (const [name, w] of Object.entries(r.workloads)) {
+  for (const input of ['object', 'raw']) {
+    const rows = r.rows.filter((x) => x.workload === name && x.input === input && !/\dx hashValue/.test(x.name));
+    const by = (b) => rows.find((x) => x.backend === b);
+    const simd = by('wasm-simd');
+    if (!simd) continue;
+    const base = r.rows.find((x) => x.workload === name && x.input === input && x.name.startsWith(simd.baseline));
+    const size = w.bytes >= 1e6 ? `${(w.bytes / 1e6).toFixed(2)} MB` : `${(w.bytes / 1e3).toFixed(1)} KB`;
+    lines.push(
+      `| ${name} (${size}) | ${input} | ${fmt(simd.p50Ms)} | ${fmt(by('wasm').p50Ms)} | ${fmt(by('js').p50Ms)} | ${base ? fmt(base.p50Ms) : '-'} | ${simd.ratio >= 1 ? `${simd.ratio.toFixed(2)}x faster` : `${(1 / simd.ratio).toFixed(2)}x slower`} |`,
+    );
+  }
+}
+lines.push('', 'Targets (default backend, wasm-simd):', '');
+for (const t of r.targets) {
+  const v = /µs/.test(t.label) ? fmt(t.value) : t.value >= 1 ? `${t.value.toFixed(2)}x faster` : `${(1 / t.value).toFixed(2)}x slower`;
+  lines.push(`- ${t.label}: **${v}** — ${t.pass ? 'PASS' : 'MISS'}`);
+}
+console.log(lines.join('\n'));
