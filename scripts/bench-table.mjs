@@ -4,6 +4,10 @@
 import { readFileSync } from 'node:fs';
 
 const r = JSON.parse(readFileSync(new URL('../bench/results/latest.json', import.meta.url), 'utf8'));
+if (r.mode !== 'full' || (r.filter && r.filter.length)) {
+  console.error(`bench-table: latest.json is from a ${r.mode} run${r.filter ? ` filtered by ${r.filter}` : ''}; run \`npm run bench\` first.`);
+  process.exit(1);
+}
 const fmt = (ms) => (ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(ms < 0.01 ? 2 : 1)} µs`);
 const lines = [
   `Full run of ${r.date.slice(0, 10)}, Node ${r.node}, ${r.cpu} (${r.cpuCount} cores), ${r.elapsedSeconds.toFixed(0)} s. ` +
