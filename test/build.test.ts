@@ -70,6 +70,24 @@ describe('tapedeck CLI', () => {
     expect(r.stderr).toContain('byte 7');
   });
 
+  it('TAPEDECK_BACKEND selects the backend and rejects unknown values with the valid ones', () => {
+    for (const b of ['js', 'wasm', 'wasm-simd']) {
+      const r = spawnSync(process.execPath, [cli, 'version'], { encoding: 'utf8', env: { ...process.env, TAPEDECK_BACKEND: b } });
+      expect(r.stdout).toContain(`backend: ${b},`);
+    }
+    const bad = spawnSync(process.execPath, [cli, 'version'], { encoding: 'utf8', env: { ...process.env, TAPEDECK_BACKEND: 'gpu' } });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('E_BACKEND');
+    expect(bad.stderr).toContain('wasm-simd, wasm, js');
+  });
+
+  it('the built package entry point gives the same digests as the sources', async () => {
+    const dist = (await import(join(root, 'dist/index.js'))) as typeof import('../src/index.ts');
+    const src = await import('../src/index.ts');
+    const msgs = [{ role: 'user', content: 'héllo' }, { role: 'assistant', content: [1.5, null] }];
+    expect(dist.pathHashes(msgs)).toEqual(src.pathHashes(msgs));
+  });
+
   it('rejects unknown commands with status 2', () => {
     const r = run(['frobnicate']);
     expect(r.status).toBe(2);

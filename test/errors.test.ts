@@ -2,7 +2,7 @@
 // every backend, and the engine keeps working afterwards.
 import { describe, expect, it } from 'vitest';
 import {
-  backend, canonicalize, canonicalizeJSON, hashJSON, hashValue, MAX_DEPTH, MAX_INPUT_BYTES, pathHashes, TapedeckError,
+  backend, canonicalize, canonicalizeJSON, hashJSON, hashValue, MAX_DEPTH, MAX_INPUT_BYTES, pathHashes, setBackend, TapedeckError,
 } from '../src/index.ts';
 import { refDigest, utf8 } from './reference.ts';
 
@@ -105,6 +105,20 @@ describe(`JSON text errors (${backend()})`, () => {
     expect(errorOf(() => pathHashes('{"messages":[]}')).code).toBe('E_NOT_ARRAY');
     expect(errorOf(() => pathHashes(utf8('  7'))).offset).toBe(2);
     expect(errorOf(() => pathHashes({} as unknown as unknown[])).code).toBe('E_NOT_ARRAY');
+  });
+});
+
+describe(`arguments (${backend()})`, () => {
+  it('setBackend rejects an unknown name and keeps the current backend', () => {
+    const before = backend();
+    const e = errorOf(() => setBackend('gpu' as never));
+    expect(e.code).toBe('E_BACKEND');
+    expect(e.hint).toContain('wasm-simd, wasm, js');
+    expect(backend()).toBe(before);
+  });
+  it('ignoreKeys must be strings; JSON input must be a string or bytes', () => {
+    expect(errorOf(() => canonicalizeJSON('{}', { ignoreKeys: [1 as unknown as string] })).code).toBe('E_ARG');
+    expect(errorOf(() => canonicalizeJSON(42 as unknown as string)).code).toBe('E_ARG');
   });
 });
 

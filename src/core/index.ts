@@ -51,11 +51,11 @@ function pick(): Engine {
     }
     return create(forced as BackendName);
   }
-  if (typeof WebAssembly !== 'object') return new JsEngine();
+  if (typeof WebAssembly !== 'object') return create('js');
   try {
     return create(simdSupported() ? 'wasm-simd' : 'wasm');
   } catch {
-    return new JsEngine();
+    return create('js');
   }
 }
 
