@@ -37,6 +37,24 @@ const CH_E: u8 = 0x65;
 // accumulating instead of overflowing.
 const EXP_CLAMP: i64 = 1_000_000_000_000_000;
 
+/**
+ * The exponent of a validated token whose remaining bytes [p, end) are empty or "e[+-]digits";
+ * saturates at EXP_CLAMP so absurd exponents cannot overflow (they only decide 0 or Infinity).
+ */
+@inline function readExponent(p: usize, end: usize): i64 {
+  let e: i64 = 0;
+  if (p >= end) return 0;
+  p++; // 'e' or 'E'
+  let eneg = false;
+  const c = load<u8>(p);
+  if (c == CH_MINUS) { eneg = true; p++; } else if (c == CH_PLUS) p++;
+  while (p < end) {
+    if (e < EXP_CLAMP) e = e * 10 + <i64>(load<u8>(p) - CH_0);
+    p++;
+  }
+  return eneg ? -e : e;
+}
+
 // ---------------------------------------------------------------------------
 // Static scratch memory (the only writable state besides a few globals).
 
@@ -324,18 +342,7 @@ function exactParse(ptr: usize, len: i32, candidate: u64): u64 {
       p++;
     }
   }
-  let e: i64 = 0;
-  if (p < end) {
-    p++; // e or E
-    let eneg = false;
-    const c = load<u8>(p);
-    if (c == CH_MINUS) { eneg = true; p++; } else if (c == CH_PLUS) p++;
-    while (p < end) {
-      if (e < EXP_CLAMP) e = e * 10 + <i64>(load<u8>(p) - CH_0);
-      p++;
-    }
-    if (eneg) e = -e;
-  }
+  const e = readExponent(p, end);
   if (sticky) { store<u8>(DIGITS + <usize>nk, 1); nk++; }
   while (nk > 0 && load<u8>(DIGITS + <usize>(nk - 1)) == 0) nk--;
   // The caller only comes here when the first 19 digits put the value within
@@ -466,18 +473,7 @@ const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
     if (frac) break;
     frac = true;
   }
-  let e: i64 = 0;
-  if (p < end) {
-    p++; // e or E: the only thing a validated token can have left
-    let eneg = false;
-    const c = load<u8>(p);
-    if (c == CH_MINUS) { eneg = true; p++; } else if (c == CH_PLUS) p++;
-    while (p < end) {
-      if (e < EXP_CLAMP) e = e * 10 + <i64>(load<u8>(p) - CH_0);
-      p++;
-    }
-    if (eneg) e = -e;
-  }
+  const e = readExponent(p, end);
   tokNeg = neg;
   tokW = w;
   tokNd = nd;
