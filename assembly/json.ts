@@ -138,6 +138,11 @@ export function layout(n: u32): bool {
   return code;
 }
 
+/** A syntax error at p: "input ended" if p is past the end, else `detail` (expected ...). */
+@inline function failAt(p: usize, detail: i32): i32 {
+  return p >= inEnd ? fail(ERR_JSON, inEnd, D_END) : fail(ERR_JSON, p, detail);
+}
+
 /** Makes sure the output has `extra` bytes free after `o`, growing memory if needed. */
 function reserveOut(o: usize, extra: usize): bool {
   if (o + extra + OUT_SLACK <= outEnd) return true;
@@ -330,8 +335,7 @@ function writeString(p: usize, o: usize): usize {
       continue;
     }
     if (c < 0x20) {
-      if (p >= inEnd) fail(ERR_JSON, inEnd, D_END);
-      else fail(ERR_JSON, p, D_CONTROL);
+      failAt(p, D_CONTROL);
       return 0;
     }
     // c >= 0x80: validate one UTF-8 sequence, copy it as is.
@@ -605,18 +609,18 @@ function parse(flags: i32): i32 {
         p++;
         while (<u32>load<u8>(p) - 0x30 < 10) p++;
       } else {
-        return fail(ERR_JSON, p >= inEnd ? inEnd : p, p >= inEnd ? D_END : D_NUMBER);
+        return failAt(p, D_NUMBER);
       }
       if (load<u8>(p) == 0x2e) {
         p++;
-        if (<u32>load<u8>(p) - 0x30 >= 10) return fail(ERR_JSON, p >= inEnd ? inEnd : p, p >= inEnd ? D_END : D_NUMBER);
+        if (<u32>load<u8>(p) - 0x30 >= 10) return failAt(p, D_NUMBER);
         while (<u32>load<u8>(p) - 0x30 < 10) p++;
       }
       if ((load<u8>(p) | 0x20) == 0x65) {
         p++;
         const s = load<u8>(p);
         if (s == 0x2b || s == 0x2d) p++;
-        if (<u32>load<u8>(p) - 0x30 >= 10) return fail(ERR_JSON, p >= inEnd ? inEnd : p, p >= inEnd ? D_END : D_NUMBER);
+        if (<u32>load<u8>(p) - 0x30 >= 10) return failAt(p, D_NUMBER);
         while (<u32>load<u8>(p) - 0x30 < 10) p++;
       }
       // A number can outgrow its spelling ("1e20" is 21 digits), so keep the invariant that the
@@ -643,8 +647,7 @@ function parse(flags: i32): i32 {
       o += 4;
       nulls++;
     } else {
-      if (p >= inEnd) return fail(ERR_JSON, inEnd, D_END);
-      return fail(ERR_JSON, p, D_VALUE);
+      return failAt(p, D_VALUE);
     }
     if (opened) continue;
 
@@ -681,8 +684,7 @@ function parse(flags: i32): i32 {
           sp -= FRAME_SIZE;
           continue;
         }
-        if (p >= inEnd) return fail(ERR_JSON, inEnd, D_END);
-        return fail(ERR_JSON, p, D_ARRAY_SEP);
+        return failAt(p, D_ARRAY_SEP);
       }
       // Object: finish the member whose value just ended.
       const rec = <usize>load<u32>(sp + 12);
@@ -720,8 +722,7 @@ function parse(flags: i32): i32 {
         sp -= FRAME_SIZE;
         continue;
       }
-      if (p >= inEnd) return fail(ERR_JSON, inEnd, D_END);
-      return fail(ERR_JSON, p, D_OBJECT_SEP);
+      return failAt(p, D_OBJECT_SEP);
     }
     p = skipWs(p);
   }
@@ -734,8 +735,7 @@ function parse(flags: i32): i32 {
  */
 function beginMember(p: usize, o: usize, rec: usize, comma: bool): usize {
   if (load<u8>(p) != 0x22) {
-    if (p >= inEnd) fail(ERR_JSON, inEnd, D_END);
-    else fail(ERR_JSON, p, D_KEY);
+    failAt(p, D_KEY);
     return 0;
   }
   const keyAt = p;
@@ -757,8 +757,7 @@ function beginMember(p: usize, o: usize, rec: usize, comma: bool): usize {
   store<u8>(o++, 0x3a);
   p = skipWs(q);
   if (load<u8>(p) != 0x3a) {
-    if (p >= inEnd) fail(ERR_JSON, inEnd, D_END);
-    else fail(ERR_JSON, p, D_COLON);
+    failAt(p, D_COLON);
     return 0;
   }
   p = skipWs(p + 1);
