@@ -13,6 +13,11 @@
  * - `E_ARG`: an argument of the wrong kind (a trace-token field with NUL, a bad option...).
  * - `E_BACKEND`: the requested backend cannot run here.
  * - `E_MEMORY`: WebAssembly memory could not grow.
+ * - `E_REQUEST`: a body that is not an LLM request tapedeck recognizes (src/match/normalize.ts).
+ * - `E_MISS`: no recording answers a request; `details` holds the diagnostics (closest
+ *   recordings, where they diverge, used ones, fixes).
+ * - `E_RECORDING`: a recording without a usable `request`.
+ * - `E_RECORDINGS_DIR`: a recordings directory that cannot be read.
  */
 export type TapedeckErrorCode =
   | 'E_JSON'
@@ -29,6 +34,10 @@ export type TapedeckErrorCode =
   | 'E_ARG'
   | 'E_BACKEND'
   | 'E_MEMORY'
+  | 'E_REQUEST'
+  | 'E_MISS'
+  | 'E_RECORDING'
+  | 'E_RECORDINGS_DIR'
   | (string & {});
 
 export interface TapedeckErrorDetails {

@@ -24,4 +24,5 @@ export {
   type TraceTokenInput,
 } from './core/index.ts';
 export { MAX_DEPTH, MAX_INPUT_BYTES, TapedeckError, type TapedeckErrorCode, type TapedeckErrorDetails } from './errors.ts';
+export * from './match/index.ts';
 export { VERSION } from './version.ts';

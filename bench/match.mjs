@@ -1,0 +1,119 @@
+// Matcher benchmark rows (issue 3): lookup among 1,000,000 recordings after hashing, memory per
+// recording in the index, and end to end from the raw bytes of the M request body. Run by
+// bench/run.mjs after the core rows (or alone: node bench/match.mjs [--quick]).
+import { createHash } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import stringify from 'safe-stable-stringify';
+import { Bench } from 'tinybench';
+import { buildWorkload } from './workloads.mjs';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc');
+
+const hex = (s) => createHash('sha256').update(s).digest('hex');
+
+function percentile(sorted, p) {
+  const idx = (sorted.length - 1) * p;
+  const lo = Math.floor(idx);
+  const hi = Math.ceil(idx);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (idx - lo);
+}
+
+async function time(label, fn, budget) {
+  const bench = new Bench({ ...budget, retainSamples: true, throws: true });
+  let sink;
+  bench.add(label, () => {
+    sink = fn();
+  });
+  const [task] = await bench.run();
+  const samples = Array.from(task.result.latency.samples).sort((a, b) => a - b);
+  return { label, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99), samples: samples.length, sink };
+}
+
+/** Deterministic 64-hex strings standing in for digests (the index never looks inside them). */
+function fakeDigests(n, salt) {
+  const out = new Array(n);
+  let x = 0x9e3779b9 ^ salt;
+  for (let i = 0; i < n; i++) {
+    let s = '';
+    for (let j = 0; j < 8; j++) {
+      x = (Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
+      s += (x >>> 0).toString(16).padStart(8, '0');
+    }
+    out[i] = s;
+  }
+  return out;
+}
+
+/**
+ * Runs the matcher rows against `lib` (the built package). Returns rows and targets in the
+ * shape bench/run.mjs writes to latest.json.
+ */
+export async function matchBench(lib, { quick = false } = {}) {
+  const N = quick ? 100_000 : 1_000_000;
+  const budget = quick ? { time: 50, iterations: 50, warmupTime: 10 } : { time: 700, iterations: 2000, warmupTime: 100 };
+  const rows = [];
+  const targets = [];
+
+  // --- index: build, memory, lookup
+  const keys = fakeDigests(N, 1);
+  const sigs = fakeDigests(Math.ceil(N / 50), 2); // many recordings share a signature, as in real tapes
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const index = new lib.MatchIndex(true);
+  for (let i = 0; i < N; i++) index.add(keys[i], sigs[i % sigs.length]);
+  gc();
+  const bytesPerRecording = (process.memoryUsage().heapUsed - before) / N;
+  let probe = 0;
+  const lookup = await time(`index lookup by key, ${N.toLocaleString('en-US')} recordings`, () => index.byRequestKey(keys[(probe = (probe + 7919) % N)]), budget);
+  const sigLookup = await time(`index lookup by signature, ${N.toLocaleString('en-US')} recordings`, () => index.bySignatureDigest(sigs[(probe = (probe + 7919) % sigs.length)]), budget);
+  // Seed 000's matcher: a scan over the recordings comparing signatures.
+  const scanList = keys.map((k, i) => ({ key: k, sig: sigs[i % sigs.length] }));
+  const scan = await time(
+    `linear scan (seed 000), ${N.toLocaleString('en-US')} recordings`,
+    () => {
+      const want = keys[(probe = (probe + 7919) % N)];
+      return scanList.findIndex((r) => r.key === want);
+    },
+    quick ? { time: 50, iterations: 5 } : { time: 700, iterations: 20 },
+  );
+  rows.push({ ...lookup, baseline: scan.label, ratio: scan.p50 / lookup.p50 });
+  rows.push({ ...sigLookup, baseline: scan.label, ratio: scan.p50 / sigLookup.p50 });
+  rows.push({ ...scan, baseline: scan.label, ratio: 1 });
+  targets.push({ label: `lookup after hashing, ${N.toLocaleString('en-US')} recordings (target <= 5 µs p50)`, value: lookup.p50, pass: lookup.p50 <= 0.005, unit: 'ms' });
+  targets.push({ label: 'index memory per recording (bytes, measured)', value: bytesPerRecording, pass: true, unit: 'bytes' });
+
+  // --- end to end from the raw M request body
+  const w = buildWorkload('M');
+  const body = w.bodyBytes;
+  const recordings = [{ request: JSON.parse(Buffer.from(body).toString('utf8')), response: { ok: true } }];
+  const matcher = lib.createMatcher({ mode: 'exact', allowRepeats: true, recordings });
+  const e2e = await time('match(raw M body): parse + normalize + key + paths + lookup', () => matcher.match(body), budget);
+  // Baseline: the same pipeline with the best pure-JS hashing (safe-stable-stringify + node:crypto).
+  const base = await time(
+    'baseline: JSON.parse + normalize + sss/node:crypto key and chain',
+    () => {
+      const n = lib.normalizeRequest(JSON.parse(Buffer.from(body).toString('utf8')));
+      const key = hex(stringify(n.view));
+      const paths = [];
+      for (const m of n.messages) {
+        const h = hex(stringify(m));
+        paths.push(paths.length ? hex(`${paths[paths.length - 1]}:${h}`) : h);
+      }
+      return [key, paths];
+    },
+    budget,
+  );
+  rows.push({ ...e2e, baseline: base.label, ratio: base.p50 / e2e.p50 });
+  rows.push({ ...base, baseline: base.label, ratio: 1 });
+  targets.push({ label: 'match end to end from raw M request bytes (target <= 150 µs p50)', value: e2e.p50, pass: e2e.p50 <= 0.15, unit: 'ms' });
+  return { rows, targets, bytesPerRecording };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const lib = await import('../dist/index.js');
+  const { rows, targets } = await matchBench(lib, { quick: process.argv.includes('--quick') });
+  for (const r of rows) console.log(`${r.label.padEnd(70)} p50 ${(r.p50 * 1000).toFixed(2)} µs  p99 ${(r.p99 * 1000).toFixed(2)} µs  ${r.ratio.toFixed(1)}x vs ${r.baseline}`);
+  for (const t of targets) console.log(`${t.label}: ${t.unit === 'ms' ? `${(t.value * 1000).toFixed(2)} µs` : t.value.toFixed(0)} ${t.pass ? 'PASS' : 'MISS'}`);
+}

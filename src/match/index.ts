@@ -1,0 +1,19 @@
+// The matcher: request normalization, request keys and signatures, four matching modes, and
+// misses that explain themselves.
+export { closestRecordings, explainMiss, type NearMiss } from './diagnose.ts';
+export {
+  createMatcher,
+  MATCH_MODES,
+  MatchIndex,
+  requestKeys,
+  type Matcher,
+  type MatcherOptions,
+  type MatchMode,
+  type MatchResult,
+  type Recording,
+  type RequestKeys,
+  type Signature,
+} from './matcher.ts';
+export { detectProvider, DROPPED_ARGS, normalizeRequest } from './normalize.ts';
+export type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
+export { loadRecordingsDir, type LoadOptions } from './recordings.ts';

@@ -1,0 +1,312 @@
+// The matcher: given a request and a set of recordings, pick the right recording or fail loudly
+// and say why. Every recording is hashed once when the matcher is built; a lookup is then a
+// couple of Map probes (never a scan), whatever the number of recordings.
+
+import { canonicalizeJSON, hashValue, pathHashes } from '../core/index.ts';
+import { TapedeckError } from '../errors.ts';
+import { explainMiss } from './diagnose.ts';
+import { normalizeRequest, type NormalizeOptions, type Provider } from './normalize.ts';
+
+export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
+export const MATCH_MODES: readonly MatchMode[] = ['exact', 'signature', 'sequential', 'hybrid'];
+
+/** Seed 000's request signature: what a request offers, not what it says. */
+export interface Signature {
+  toolNames: string[];
+  messageCount: number;
+  contextKeys: string[];
+}
+
+/**
+ * A recording as the matcher takes it: tapedeck's own records and seed 000's recording objects
+ * (`{ request: { messages, tools, context }, response, recordedAt, signature? }`) alike.
+ */
+export interface Recording {
+  request: unknown;
+  response: unknown;
+  recordedAt?: string;
+  signature?: Signature;
+  /** Where it came from (file name), for diagnostics. */
+  source?: string;
+  [extra: string]: unknown;
+}
+
+/** Everything the matcher derives from a request: computed once per request or recording. */
+export interface RequestKeys {
+  provider: Provider;
+  /** digest of the normalized request view. */
+  key: string;
+  signature: Signature;
+  signatureDigest: string;
+  messageHashes: string[];
+  pathHashes: string[];
+  /** Normalized messages and view, kept for miss diagnostics. */
+  messages: unknown[];
+  view: Record<string, unknown>;
+}
+
+export interface MatcherOptions extends NormalizeOptions {
+  /** Default 'hybrid': exact, then signature, then sequential, each fallback with a warning. */
+  mode?: MatchMode;
+  recordings: readonly Recording[];
+  /** Let a recording answer more than once (default false: each is used once). */
+  allowRepeats?: boolean;
+  /** Same as NormalizeOptions.ignoreArgs; the name the issue and seed 003 use. */
+  ignoreArgs?: readonly string[];
+  /** Shown in miss messages: where the recordings live (a directory or tape path). */
+  source?: string;
+  /** Shown in miss messages: the command that re-records them. */
+  recordCommand?: string;
+}
+
+export interface MatchResult {
+  recording: Recording;
+  /** Position of the recording in the matcher's list. */
+  index: number;
+  matchedBy: 'exact' | 'signature' | 'sequential';
+  warnings: string[];
+  request: RequestKeys;
+}
+
+/**
+ * Computes the request key, signature, message and path hashes of a request.
+ *
+ * @example
+ * requestKeys({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).key // 64 hex chars
+ */
+export function requestKeys(request: unknown, opts: NormalizeOptions = {}): RequestKeys {
+  const n = normalizeRequest(parseBody(request), opts);
+  const signature: Signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
+  const paths = pathHashes(n.messages);
+  return {
+    provider: n.provider,
+    key: hashValue(n.view),
+    signature,
+    signatureDigest: hashValue(signature),
+    messageHashes: paths.messageHashes,
+    pathHashes: paths.pathHashes,
+    messages: n.messages,
+    view: n.view,
+  };
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * A request given as raw body bytes or JSON text is parsed here; malformed JSON is reported
+ * by the strict core reader, with the byte offset.
+ */
+function parseBody(request: unknown): unknown {
+  if (!(request instanceof Uint8Array) && typeof request !== 'string') return request;
+  const text = typeof request === 'string' ? request : decoder.decode(request);
+  try {
+    return JSON.parse(text);
+  } catch {
+    canonicalizeJSON(request); // throws the precise TapedeckError
+    throw new TapedeckError('E_JSON', 'The request body is not valid JSON.', { hint: 'Send a JSON body.' });
+  }
+}
+
+/** Queue of recording indexes in recorded order, with a cursor past the used ones. */
+class Bucket {
+  readonly items: number[] = [];
+  cursor = 0;
+}
+
+/**
+ * The lookup structure behind a matcher: recordings by request key and by signature digest,
+ * each a queue in recorded order, plus the used-once state. Every operation is O(1) amortized
+ * in the number of recordings (cursors only move forward past used entries).
+ */
+export class MatchIndex {
+  private readonly byKey = new Map<string, Bucket>();
+  private readonly bySignature = new Map<string, Bucket>();
+  private used = new Uint8Array(16);
+  private count = 0;
+  private sequentialCursor = 0;
+
+  constructor(private readonly allowRepeats = false) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Adds recording number `size` with its request key and signature digest. */
+  add(key: string, signatureDigest: string): number {
+    const i = this.count++;
+    if (i >= this.used.length) {
+      const grown = new Uint8Array(this.used.length * 2);
+      grown.set(this.used);
+      this.used = grown;
+    }
+    MatchIndex.push(this.byKey, key, i);
+    MatchIndex.push(this.bySignature, signatureDigest, i);
+    return i;
+  }
+
+  private static push(map: Map<string, Bucket>, key: string, index: number): void {
+    let b = map.get(key);
+    if (!b) map.set(key, (b = new Bucket()));
+    b.items.push(index);
+  }
+
+  /** Next unused recording in a bucket, in recorded order; with repeats, its last one after. */
+  private take(b: Bucket | undefined): number {
+    if (!b) return -1;
+    while (b.cursor < b.items.length && this.used[b.items[b.cursor]!]) b.cursor++;
+    if (b.cursor < b.items.length) return b.items[b.cursor]!;
+    return this.allowRepeats ? b.items[b.items.length - 1]! : -1;
+  }
+
+  byRequestKey(key: string): number {
+    return this.take(this.byKey.get(key));
+  }
+
+  bySignatureDigest(digest: string): number {
+    return this.take(this.bySignature.get(digest));
+  }
+
+  /** The next unused recording in recorded order (seed 000's legacy sequential mode). */
+  next(): number {
+    while (this.sequentialCursor < this.count && this.used[this.sequentialCursor]) this.sequentialCursor++;
+    if (this.sequentialCursor < this.count) return this.sequentialCursor;
+    return this.allowRepeats && this.count > 0 ? this.count - 1 : -1;
+  }
+
+  markUsed(i: number): void {
+    this.used[i] = 1;
+  }
+
+  isUsed(i: number): boolean {
+    return this.used[i] === 1;
+  }
+
+  hasKey(key: string): boolean {
+    return this.byKey.has(key);
+  }
+
+  hasSignature(digest: string): boolean {
+    return this.bySignature.has(digest);
+  }
+
+  /** Used flags of every recording (a copy), for diagnostics. */
+  usedFlags(): Uint8Array {
+    return this.used.slice(0, this.count);
+  }
+}
+
+export interface Matcher {
+  /** Picks the recording for a request, or throws TapedeckError E_MISS with diagnostics. */
+  match(request: unknown): MatchResult;
+  /** Recordings never matched: stale ones to prune, or calls the test no longer makes. */
+  unused(): Recording[];
+  /** Keys of every recording, in order (for tools that index or prune). */
+  keys(): readonly RequestKeys[];
+  readonly mode: MatchMode;
+}
+
+/**
+ * Builds a matcher over recordings. Each recording is normalized and hashed once here.
+ *
+ * @example
+ * const m = createMatcher({ mode: 'hybrid', recordings })
+ * const { recording, matchedBy, warnings } = m.match(request)
+ */
+export function createMatcher(opts: MatcherOptions): Matcher {
+  const mode = opts.mode ?? 'hybrid';
+  if (!MATCH_MODES.includes(mode)) {
+    throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(mode)}.`, {
+      hint: `Valid modes: ${MATCH_MODES.join(', ')} (default hybrid).`,
+    });
+  }
+  if (!Array.isArray(opts.recordings)) {
+    throw new TapedeckError('E_ARG', 'createMatcher needs `recordings`, an array.', {
+      hint: 'Load them with loadRecordingsDir(dir) or pass [] to start empty.',
+    });
+  }
+  const norm: NormalizeOptions = {
+    provider: opts.provider,
+    ignoreArgs: opts.ignoreArgs,
+    volatileKeys: opts.volatileKeys,
+  };
+  const recordings = opts.recordings;
+  const keys: RequestKeys[] = [];
+  const index = new MatchIndex(opts.allowRepeats === true);
+  recordings.forEach((rec, i) => {
+    if (rec === null || typeof rec !== 'object' || !('request' in rec)) {
+      throw new TapedeckError('E_RECORDING', `Recording #${i} has no \`request\`.`, {
+        hint: 'Each recording needs { request, response }; see docs/matching.md.',
+        index: i,
+      });
+    }
+    let k: RequestKeys;
+    try {
+      k = requestKeys(rec.request, norm);
+    } catch (e) {
+      if (e instanceof TapedeckError) {
+        throw new TapedeckError(e.code, `Recording #${i}${rec.source ? ` (${rec.source})` : ''}: ${e.message}`, { ...e.details, index: i });
+      }
+      throw e;
+    }
+    keys.push(k);
+    index.add(k.key, k.signatureDigest);
+  });
+
+  function result(i: number, matchedBy: MatchResult['matchedBy'], warnings: string[], request: RequestKeys): MatchResult {
+    index.markUsed(i);
+    return { recording: recordings[i]!, index: i, matchedBy, warnings, request };
+  }
+
+  const label = (i: number) => `#${i}${recordings[i]!.source ? ` (${recordings[i]!.source})` : ''}`;
+
+  return {
+    mode,
+    keys: () => keys,
+    unused: () => recordings.filter((_, i) => !index.isUsed(i)),
+    match(request: unknown): MatchResult {
+      const req = requestKeys(request, norm);
+      const warnings: string[] = [];
+      if (mode === 'exact' || mode === 'hybrid') {
+        const i = index.byRequestKey(req.key);
+        if (i >= 0) return result(i, 'exact', warnings, req);
+      }
+      if (mode === 'signature' || mode === 'hybrid') {
+        const i = index.bySignatureDigest(req.signatureDigest);
+        if (i >= 0) {
+          if (mode === 'hybrid') {
+            warnings.push(
+              `No recording has this exact request (key ${req.key.slice(0, 12)}); matched recording ${label(i)} by signature ` +
+                `(tools [${req.signature.toolNames.join(', ')}], ${req.signature.messageCount} messages, context [${req.signature.contextKeys.join(', ')}]). ` +
+                'Its content differs: re-record if the prompt changed on purpose.',
+            );
+          }
+          return result(i, 'signature', warnings, req);
+        }
+      }
+      if (mode === 'sequential' || mode === 'hybrid') {
+        const i = index.next();
+        if (i >= 0) {
+          if (mode === 'hybrid') {
+            warnings.push(
+              `No recording matches this request exactly or by signature; fell back to the next recording in order, ${label(i)}. ` +
+                'It was recorded for a different request: this replay is probably wrong. Re-record, or use mode "signature" to fail instead.',
+            );
+          }
+          return result(i, 'sequential', warnings, req);
+        }
+      }
+      throw explainMiss({
+        mode,
+        request: req,
+        recordings,
+        keys,
+        used: index.usedFlags(),
+        allowRepeats: opts.allowRepeats === true,
+        source: opts.source,
+        recordCommand: opts.recordCommand,
+        hasKey: (k) => index.hasKey(k),
+        hasSignature: (d) => index.hasSignature(d),
+      });
+    },
+  };
+}

@@ -1,0 +1,749 @@
+/*
+ * Request normalization: turns an LLM API request body into the JSON value whose digest is the
+ * request key, plus the pieces of the signature. docs/matching.md is the full statement of
+ * these rules; this is the summary kept next to the code.
+ *
+ * Detection (detectProvider), first rule that applies:
+ *   1. not a JSON object -> E_REQUEST;
+ *   2. no `messages`, but `input`, `instructions` or `previous_response_id` -> openai-responses;
+ *      neither -> E_REQUEST; `messages` that is not an array -> E_REQUEST;
+ *   3. a `context` or `options` object at top level -> generic (seed 000's shape);
+ *   4. Anthropic evidence: top-level `system`, `stop_sequences`, `top_k`, `thinking`; a tool with
+ *      `input_schema`; a content block tool_use / tool_result / thinking / redacted_thinking, or
+ *      image / document with a `source` -> anthropic;
+ *   5. OpenAI evidence: every message role is system/developer/user/assistant/tool/function, or
+ *      a message carries tool_calls / tool_call_id / function_call, or a part is image_url /
+ *      input_audio / file, or a tool is `{ type: 'function', function }`, or an argument only
+ *      chat completions has (functions, max_completion_tokens, response_format, n, ...) ->
+ *      openai-chat;
+ *   6. otherwise generic.
+ * Detection only chooses where the messages and system prompt live (`input`/`instructions` for
+ * Responses). Messages, parts and tools go through one normalizer that knows every shape's
+ * part types, because their type names never mean different things across providers; so a
+ * body detected as the "wrong" one of two similar shapes still gets the same view.
+ *
+ * The view is { model?, system?, messages, tools, options }:
+ *   - content is always a list of parts; a string is one text part; empty text is no part;
+ *   - text parts `text` / `input_text` / `output_text` -> { type: 'text', text };
+ *   - attachments (image_url, input_image, image, input_audio, file, input_file, document)
+ *     -> { type: 'image' | 'audio' | 'file', image|audio|file: Attachment, ...detail/filename };
+ *     Attachment is { sha256, mediaType } of the decoded bytes (base64 and data: URLs alike), or
+ *     { url }, { path }, { fileId };
+ *   - tool calls (OpenAI tool_calls, Responses function_call items, Anthropic tool_use)
+ *     -> { type: 'tool_call', id, name, arguments }, `arguments` JSON text parsed (kept as
+ *     `argumentsText` if it is not JSON); tool results (OpenAI tool messages, Responses
+ *     function_call_output, Anthropic tool_result) -> { type: 'tool_result', id, content };
+ *   - call ids are renumbered: the k-th distinct id, in order of first appearance (system, then
+ *     messages in order, within a message content before tool_calls), becomes "call_<k>", so a
+ *     re-recorded conversation (new ids from the provider) keeps its key, and a prefix of a
+ *     conversation is numbered as it is inside the whole one (path hashes stay prefix-stable);
+ *   - message-level ids, timestamps and statuses, `cache_control`, thinking signatures, members
+ *     that are null or [] are dropped;
+ *   - tools -> { name, description?, parameters?, ... } (input_schema is parameters, legacy
+ *     `functions` get `legacy: true`), sorted by name;
+ *   - options: every other top-level argument, except the never-list DROPPED_ARGS and ignoreArgs;
+ *     null means absent; `temperature` only when it is 0 (greedy decoding, so the recording is
+ *     the answer; any other value is sampling, and a recording is just one draw of it, so it
+ *     must not split recordings); `stop`/`stop_sequences` strings become one-element lists.
+ *     Unknown arguments are kept on purpose: one we do not know may decide the answer, and a
+ *     wrong replay is worse than a miss (ignoreArgs is the escape hatch).
+ *
+ * RequestView.messages (what path hashes cover) is view.messages behind a leading
+ * { role: 'system', content: view.system } when the shape keeps the system prompt apart, so an
+ * Anthropic conversation and the same one in OpenAI chat form have the same path hashes.
+ *
+ * Guarantees: deterministic, idempotent (normalizing a view as a generic request returns the
+ * same view), and the input is never mutated or shared with the result.
+ */
+
+import { MAX_DEPTH, TapedeckError } from '../errors.ts';
+import { canonicalize, sha256 } from '../core/index.ts';
+import type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
+
+export type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
+
+/**
+ * Top-level arguments that never enter the key: transport (streaming), accounting and identity
+ * (user, metadata, ids, keys), storage and caching hints, client plumbing. None of them changes
+ * what the model answers.
+ */
+export const DROPPED_ARGS: readonly string[] = [
+  'stream',
+  'stream_options',
+  'user',
+  'metadata',
+  'store',
+  'service_tier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'background',
+  'api_key',
+  'apiKey',
+  'api_base',
+  'base_url',
+  'organization',
+  'timeout',
+  'request_timeout',
+  'request_id',
+  'requestId',
+  'idempotency_key',
+  'timestamp',
+  'created',
+  'created_at',
+  'createdAt',
+  'headers',
+  'extra_headers',
+  'extra_query',
+  'num_retries',
+  'max_retries',
+];
+const DROPPED = new Set(DROPPED_ARGS);
+
+// Members of a message that are bookkeeping, not content (Responses item ids and statuses,
+// database ids and timestamps in generic messages).
+const MESSAGE_NOISE = new Set([
+  'id',
+  'status',
+  'timestamp',
+  'created',
+  'created_at',
+  'createdAt',
+  'updated_at',
+  'updatedAt',
+  'request_id',
+  'requestId',
+]);
+
+const PROVIDERS: readonly Provider[] = ['openai-chat', 'openai-responses', 'anthropic', 'generic'];
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function isPlain(v: unknown): v is Obj {
+  if (!isObj(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+// `o[k] = v` would set the prototype for k === '__proto__' (JSON.parse makes such own members).
+function put(o: Obj, k: string, v: unknown): void {
+  if (v === undefined) return;
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
+}
+
+function requestError(message: string, path: string, hint?: string): TapedeckError {
+  return new TapedeckError('E_REQUEST', message, { path, hint });
+}
+
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+const SHAPES_HINT =
+  'Expected an OpenAI chat body { model, messages }, an OpenAI Responses body { model, input }, ' +
+  'an Anthropic body { model, system?, messages } or a generic one { messages, tools?, context?, options? }.';
+
+/** Deep copy of JSON-like data, so the result never aliases the caller's objects. */
+function copy(v: unknown, depth = 0): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (depth > MAX_DEPTH) {
+    throw new TapedeckError('E_DEPTH', `Request nests deeper than ${MAX_DEPTH} levels (or contains a cycle).`, {
+      hint: 'Request bodies must be JSON data.',
+    });
+  }
+  if (Array.isArray(v)) return v.map((x) => copy(x, depth + 1));
+  if (!isPlain(v)) return v; // toJSON and friends are the hasher's business
+  const out: Obj = {};
+  for (const k of Object.keys(v)) put(out, k, copy(v[k], depth + 1));
+  return out;
+}
+
+/** Copy without the given member names at any depth. */
+function strip(v: unknown, keys: ReadonlySet<string>, depth = 0): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (depth > MAX_DEPTH) return copy(v, depth); // throws E_DEPTH
+  if (Array.isArray(v)) return v.map((x) => strip(x, keys, depth + 1));
+  if (!isPlain(v)) return v;
+  const out: Obj = {};
+  for (const k of Object.keys(v)) if (!keys.has(k)) put(out, k, strip(v[k], keys, depth + 1));
+  return out;
+}
+
+// "Absent", null and [] mean the same thing for the optional members of messages and parts.
+function empty(v: unknown): boolean {
+  return v === undefined || v === null || (Array.isArray(v) && v.length === 0);
+}
+
+/** Copies the members of src that `out` does not already have, minus skipped and empty ones. */
+function rest(src: Obj, out: Obj, skip: readonly string[] = []): Obj {
+  for (const k of Object.keys(src)) {
+    if (k in out || k === 'cache_control' || skip.includes(k)) continue;
+    const v = src[k];
+    if (!empty(v)) put(out, k, copy(v));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attachments
+
+const HEX = '0123456789abcdef';
+function hex(bytes: Uint8Array): string {
+  let s = '';
+  for (const b of bytes) s += HEX[b >> 4]! + HEX[b & 15]!;
+  return s;
+}
+
+const utf8 = new TextEncoder();
+
+function digestOf(bytes: Uint8Array): string {
+  return hex(sha256(bytes));
+}
+
+// Standard and URL-safe alphabets, padding optional; whitespace (MIME line breaks) is ignored.
+// Node's decoder would silently skip anything else, making different strings hash alike.
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+function decodeBase64(s: string): Uint8Array | undefined {
+  const t = s.replace(/[\t\n\f\r ]+/g, '');
+  if (!BASE64.test(t) || t.replace(/=+$/, '').length % 4 === 1) return undefined;
+  const std = t.replace(/-/g, '+').replace(/_/g, '/');
+  if (typeof Buffer !== 'undefined') {
+    const b = Buffer.from(std, 'base64');
+    return new Uint8Array(b.buffer, b.byteOffset, b.length);
+  }
+  const bin = atob(std);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function percentDecode(s: string): Uint8Array {
+  if (!s.includes('%')) return utf8.encode(s);
+  const parts: number[] = [];
+  for (let i = 0; i < s.length; ) {
+    if (s[i] === '%' && /^[0-9A-Fa-f]{2}$/.test(s.slice(i + 1, i + 3))) {
+      parts.push(parseInt(s.slice(i + 1, i + 3), 16));
+      i += 3;
+      continue;
+    }
+    const cp = s.codePointAt(i)!;
+    const ch = String.fromCodePoint(cp);
+    for (const b of utf8.encode(ch)) parts.push(b);
+    i += ch.length;
+  }
+  return Uint8Array.from(parts);
+}
+
+function mediaTypeOf(v: unknown): string | undefined {
+  const s = str(v)?.trim().toLowerCase();
+  return s ? s : undefined;
+}
+
+function fromBytes(bytes: Uint8Array, mediaType: string | undefined): Attachment {
+  return mediaType ? { sha256: digestOf(bytes), mediaType } : { sha256: digestOf(bytes) };
+}
+
+function fromBase64(data: string, mediaType: string | undefined): Attachment {
+  if (/^data:/i.test(data)) return fromUrl(data);
+  const bytes = decodeBase64(data);
+  if (bytes) return fromBytes(bytes, mediaType);
+  const textSha256 = digestOf(utf8.encode(data));
+  return mediaType ? { textSha256, mediaType } : { textSha256 };
+}
+
+// RFC 2397: data:[<mediatype>][;base64],<data>; the media type defaults to text/plain.
+function fromUrl(url: string): Attachment {
+  if (!/^data:/i.test(url)) return { url };
+  const comma = url.indexOf(',');
+  if (comma < 0) return { textSha256: digestOf(utf8.encode(url)) };
+  const params = url.slice(5, comma).split(';');
+  const mediaType = mediaTypeOf(params[0]) ?? 'text/plain';
+  const data = url.slice(comma + 1);
+  if (params.slice(1).some((p) => p.trim().toLowerCase() === 'base64')) {
+    const b64 = data.includes('%') ? new TextDecoder().decode(percentDecode(data)) : data;
+    const bytes = decodeBase64(b64);
+    return bytes ? fromBytes(bytes, mediaType) : { textSha256: digestOf(utf8.encode(data)), mediaType };
+  }
+  return fromBytes(percentDecode(data), mediaType);
+}
+
+/**
+ * The attachment an object describes, whichever provider's fields it uses: Anthropic sources
+ * ({ type: 'base64' | 'url' | 'file' | 'text', ... }), OpenAI file and audio objects, Responses
+ * input_image / input_file, generic { data, mediaType } / { url } / { path }, and the
+ * normalized forms themselves (so normalization is idempotent).
+ */
+function attachment(src: Obj): Attachment | undefined {
+  const mediaType = mediaTypeOf(src.media_type ?? src.mediaType ?? src.mime_type ?? src.mimeType);
+  if (typeof src.sha256 === 'string') return mediaType ? { sha256: src.sha256, mediaType } : { sha256: src.sha256 };
+  if (typeof src.textSha256 === 'string') return mediaType ? { textSha256: src.textSha256, mediaType } : { textSha256: src.textSha256 };
+  if (src.type === 'text' && typeof src.data === 'string') return fromBytes(utf8.encode(src.data), mediaType ?? 'text/plain');
+  const data = str(src.data) ?? str(src.file_data);
+  if (data !== undefined) return fromBase64(data, mediaType);
+  const url = str(src.url) ?? str(src.file_url) ?? str(src.image_url);
+  if (url !== undefined) return fromUrl(url);
+  if (typeof src.path === 'string') return { path: src.path };
+  const fileId = str(src.file_id) ?? str(src.fileId);
+  if (fileId !== undefined) return { fileId };
+  return undefined;
+}
+
+function attachmentOf(v: unknown): Attachment | unknown {
+  if (typeof v === 'string') {
+    return /^(data:|[a-z][a-z0-9+.-]*:\/\/)/i.test(v) ? fromUrl(v) : { path: v };
+  }
+  if (isObj(v)) return attachment(v) ?? copy(v);
+  return copy(v);
+}
+
+const AUDIO_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav' };
+
+// ---------------------------------------------------------------------------------------------
+// Messages and parts
+
+class Ids {
+  private readonly map = new Map<string, string>();
+
+  /** The positional name of a call id: "call_<k>" for the k-th distinct id seen. */
+  of(raw: unknown): string | undefined {
+    if (raw === undefined || raw === null) return undefined;
+    const key = `${typeof raw}:${typeof raw === 'string' ? raw : JSON.stringify(raw)}`;
+    let id = this.map.get(key);
+    if (id === undefined) {
+      id = `call_${this.map.size}`;
+      this.map.set(key, id);
+    }
+    return id;
+  }
+}
+
+function setArguments(out: Obj, raw: unknown): void {
+  if (typeof raw === 'string') {
+    try {
+      put(out, 'arguments', JSON.parse(raw));
+    } catch {
+      put(out, 'argumentsText', raw);
+    }
+  } else if (raw !== undefined && raw !== null) {
+    put(out, 'arguments', copy(raw));
+  }
+}
+
+class Normalizer {
+  readonly ids = new Ids();
+
+  private depth = 0;
+
+  content(v: unknown, path: string): unknown[] {
+    if (v === undefined || v === null) return [];
+    // Tool results nest content; a cyclic body must end in E_DEPTH, not a stack overflow.
+    if (++this.depth > MAX_DEPTH) {
+      throw new TapedeckError('E_DEPTH', `Content at ${path} nests deeper than ${MAX_DEPTH} levels (or contains a cycle).`, { path });
+    }
+    const parts = Array.isArray(v) ? v : [v];
+    const out: unknown[] = [];
+    parts.forEach((p, i) => {
+      const n = this.part(p, Array.isArray(v) ? `${path}[${i}]` : path);
+      if (n !== undefined) out.push(n);
+    });
+    this.depth--;
+    return out;
+  }
+
+  private part(p: unknown, path: string): unknown {
+    if (typeof p === 'string') return p === '' ? undefined : { type: 'text', text: p };
+    if (!isObj(p)) return copy(p);
+    const type = p.type;
+    switch (type) {
+      case 'text':
+      case 'input_text':
+      case 'output_text': {
+        if (p.text === '') return undefined;
+        return rest(p, { type: 'text', text: copy(p.text) }, ['type']);
+      }
+      case 'image_url': {
+        // OpenAI chat: image_url is { url, detail } (or, from older SDKs, the URL itself).
+        const iu = p.image_url;
+        const out: Obj = { type: 'image', image: attachmentOf(isObj(iu) ? (str(iu.url) ?? iu) : iu) };
+        if (isObj(iu)) rest(iu, out, ['url']);
+        return rest(p, out, ['type', 'image_url']);
+      }
+      case 'input_image':
+        // Responses: image_url is a string (https or data:), or file_id.
+        return rest(p, { type: 'image', image: attachmentOf(p) }, ['type', 'image_url', 'file_id']);
+      case 'image': {
+        const src = p.source ?? p.image ?? p;
+        return rest(p, { type: 'image', image: attachmentOf(src) }, [
+          'type', 'source', 'image', 'data', 'url', 'path', 'image_url', 'file_id', 'media_type', 'mediaType', 'mime_type', 'mimeType',
+        ]);
+      }
+      case 'input_audio':
+      case 'audio': {
+        const a = isObj(p.input_audio) ? p.input_audio : isObj(p.audio) ? p.audio : p;
+        const format = str(a.format);
+        const mediaType = format !== undefined ? (AUDIO_TYPES[format.toLowerCase()] ?? `audio/${format.toLowerCase()}`) : undefined;
+        const src: Obj = mediaType !== undefined && a.mediaType === undefined && a.media_type === undefined ? { ...a, mediaType } : a;
+        return rest(p, { type: 'audio', audio: attachmentOf(src) }, [
+          'type', 'input_audio', 'audio', 'data', 'format', 'url', 'path', 'media_type', 'mediaType',
+        ]);
+      }
+      case 'file':
+      case 'input_file':
+      case 'document': {
+        // OpenAI chat { file: { file_data, file_id, filename } }, Responses { file_data,
+        // file_id, file_url, filename }, Anthropic { source, title, context, citations }.
+        const holder = isObj(p.file) ? p.file : isObj(p.source) ? p.source : p;
+        const out: Obj = { type: 'file' };
+        const att = holder.type === 'content' ? undefined : attachment(holder);
+        if (att) out.file = att;
+        else if (holder.type === 'content') out.content = this.content(holder.content, `${path}.source.content`);
+        else if (holder === p && p.content !== undefined) out.content = this.content(p.content, `${path}.content`);
+        else if (holder !== p) out.file = copy(holder);
+        put(out, 'filename', copy(p.filename ?? (holder !== p ? holder.filename : undefined)));
+        return rest(p, out, [
+          'type', 'file', 'source', 'data', 'file_data', 'file_id', 'fileId', 'file_url', 'url', 'path', 'media_type', 'mediaType',
+        ]);
+      }
+      case 'tool_use':
+      case 'tool_call': {
+        // Anthropic tool_use { id, name, input }, or the normalized form (arguments as is).
+        const out: Obj = { type: 'tool_call' };
+        put(out, 'id', this.ids.of(p.id));
+        put(out, 'name', copy(p.name));
+        if (type === 'tool_use') setArguments(out, p.input ?? null);
+        else {
+          put(out, 'arguments', copy(p.arguments));
+          put(out, 'argumentsText', copy(p.argumentsText));
+        }
+        return rest(p, out, ['type', 'input']);
+      }
+      case 'tool_result': {
+        const out: Obj = { type: 'tool_result' };
+        put(out, 'id', this.ids.of(p.tool_use_id ?? p.id));
+        out.content = this.content(p.content, `${path}.content`);
+        if (p.is_error === true) out.is_error = true;
+        return rest(p, out, ['type', 'tool_use_id', 'is_error']);
+      }
+      case 'thinking':
+        // The signature is an opaque server blob that changes whenever the thinking is regenerated.
+        return rest(p, { type: 'thinking', thinking: copy(p.thinking) }, ['type', 'signature']);
+      case 'function_call':
+        return rest(p, { type: 'function_call', name: copy(p.name), arguments: copy(p.arguments) }, ['type']);
+      default:
+        return this.other(p);
+    }
+  }
+
+  /** A part or item of a type not listed above: kept, with its call ids renumbered. */
+  private other(p: Obj): Obj {
+    const out: Obj = {};
+    const type = str(p.type) ?? '';
+    for (const k of ['tool_use_id', 'tool_call_id', 'call_id']) put(out, k, this.ids.of(p[k]));
+    if (/(tool_use|_call)$/.test(type)) put(out, 'id', this.ids.of(p.id));
+    return rest(p, out);
+  }
+
+  private toolCall(c: unknown): unknown {
+    if (!isObj(c)) return copy(c);
+    const out: Obj = { type: 'tool_call' };
+    put(out, 'id', this.ids.of(c.id));
+    if (c.type === undefined || c.type === 'function') {
+      const f = isObj(c.function) ? c.function : {};
+      put(out, 'name', copy(f.name));
+      setArguments(out, f.arguments);
+      return out;
+    }
+    // Custom and future call types: the payload is kept under its own name. `index` is the
+    // position in a streamed delta, which says nothing about the call.
+    put(out, 'kind', c.type);
+    return rest(c, out, ['type', 'index']);
+  }
+
+  message(m: unknown, path: string): unknown {
+    if (!isObj(m)) {
+      throw requestError(`${path} must be a message object; got ${kindOf(m)}.`, path, 'Messages look like { role, content }.');
+    }
+    if (m.role === undefined && typeof m.type === 'string' && m.type !== 'message') return this.item(m, path);
+    const out: Obj = {};
+    put(out, 'role', copy(m.role));
+    // A tool message's call id is numbered before its content, as a tool_result part's is.
+    const resultId = m.tool_call_id === undefined || m.tool_call_id === null ? undefined : this.ids.of(m.tool_call_id);
+    let parts = this.content(m.content, `${path}.content`);
+    if (Array.isArray(m.tool_calls)) parts.push(...m.tool_calls.map((c) => this.toolCall(c)));
+    if (isObj(m.function_call)) {
+      const call: Obj = { type: 'function_call', name: copy(m.function_call.name) };
+      setArguments(call, m.function_call.arguments);
+      parts.push(call);
+    }
+    if (resultId !== undefined) parts = [{ type: 'tool_result', id: resultId, content: parts }];
+    out.content = parts;
+    return rest(m, out, ['type', 'tool_calls', 'function_call', 'tool_call_id', ...MESSAGE_NOISE]);
+  }
+
+  /** OpenAI Responses input items other than messages. */
+  private item(m: Obj, path: string): unknown {
+    switch (m.type) {
+      case 'function_call': {
+        const call: Obj = { type: 'tool_call' };
+        put(call, 'id', this.ids.of(m.call_id));
+        put(call, 'name', copy(m.name));
+        setArguments(call, m.arguments);
+        return { role: 'assistant', content: [call] };
+      }
+      case 'function_call_output': {
+        const result: Obj = { type: 'tool_result' };
+        put(result, 'id', this.ids.of(m.call_id));
+        result.content = this.content(m.output, `${path}.output`);
+        return { role: 'tool', content: [result] };
+      }
+      case 'item_reference':
+        return copy(m); // the id is the content here
+      default: {
+        // reasoning, web_search_call, custom_tool_call, ...: server item ids and statuses go.
+        const trimmed: Obj = {};
+        for (const k of Object.keys(m)) if (k !== 'id' && k !== 'status') put(trimmed, k, m[k]);
+        return this.other(trimmed);
+      }
+    }
+  }
+
+  tool(t: unknown, legacy: boolean): unknown {
+    if (!isObj(t)) return copy(t);
+    let out: Obj;
+    if (t.type === 'function' && isObj(t.function)) {
+      out = this.toolDef(t.function);
+      rest(t, out, ['type', 'function']);
+    } else if (t.type === undefined || t.type === 'function' || (t.type === 'custom' && t.input_schema !== undefined)) {
+      out = this.toolDef(t);
+    } else {
+      out = rest(t, {}); // built-in tools ({ type: 'web_search' }, Anthropic's bash_20250124, ...)
+    }
+    if (legacy) out.legacy = true;
+    return out;
+  }
+
+  private toolDef(f: Obj): Obj {
+    const out: Obj = {};
+    put(out, 'name', copy(f.name));
+    if (!empty(f.description)) put(out, 'description', copy(f.description));
+    const params = f.parameters ?? f.input_schema;
+    if (!empty(params)) put(out, 'parameters', copy(params));
+    return rest(f, out, ['type', 'input_schema']);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Detection
+
+const OPENAI_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+const OPENAI_PARTS = new Set(['image_url', 'input_audio', 'file']);
+const OPENAI_ARGS = [
+  'functions', 'function_call', 'max_completion_tokens', 'response_format', 'n', 'logit_bias', 'logprobs', 'top_logprobs',
+  'frequency_penalty', 'presence_penalty', 'reasoning_effort', 'modalities', 'audio', 'prediction', 'seed',
+  'parallel_tool_calls', 'stream_options', 'web_search_options',
+];
+const ANTHROPIC_ARGS = ['system', 'stop_sequences', 'top_k', 'thinking'];
+const ANTHROPIC_BLOCKS = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
+
+function blocksOf(m: unknown): Obj[] {
+  return isObj(m) && Array.isArray(m.content) ? m.content.filter(isObj) : [];
+}
+
+function looksAnthropic(body: Obj, messages: readonly unknown[], tools: readonly unknown[]): boolean {
+  if (ANTHROPIC_ARGS.some((k) => body[k] !== undefined)) return true;
+  if (tools.some((t) => isObj(t) && t.input_schema !== undefined)) return true;
+  return messages.some((m) =>
+    blocksOf(m).some((b) => ANTHROPIC_BLOCKS.has(b.type as string) || ((b.type === 'image' || b.type === 'document') && isObj(b.source))),
+  );
+}
+
+function looksOpenAI(body: Obj, messages: readonly unknown[], tools: readonly unknown[]): boolean {
+  if (OPENAI_ARGS.some((k) => body[k] !== undefined)) return true;
+  if (tools.some((t) => isObj(t) && t.type === 'function' && isObj(t.function))) return true;
+  if (messages.some((m) => isObj(m) && (m.tool_calls !== undefined || m.tool_call_id !== undefined || m.function_call !== undefined))) {
+    return true;
+  }
+  if (messages.some((m) => blocksOf(m).some((b) => OPENAI_PARTS.has(b.type as string)))) return true;
+  return messages.every((m) => isObj(m) && typeof m.role === 'string' && OPENAI_ROLES.has(m.role));
+}
+
+/**
+ * Which request shape a body has (the rules are listed at the top of this file and in
+ * docs/matching.md). Throws a TapedeckError `E_REQUEST` for a body that is none of them.
+ *
+ * @example
+ * detectProvider({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })         // 'openai-chat'
+ * detectProvider({ model: 'gpt-4o', input: 'hi' })                                          // 'openai-responses'
+ * detectProvider({ model: 'claude-sonnet-4-5', system: 'Be brief.', max_tokens: 256, messages: [] }) // 'anthropic'
+ * detectProvider({ messages: [], tools: [], context: { currentNode: 'start' } })          // 'generic'
+ */
+export function detectProvider(body: unknown): Provider {
+  if (!isObj(body)) throw requestError(`A request body must be a JSON object; got ${kindOf(body)}.`, '$', SHAPES_HINT);
+  if (body.messages === undefined) {
+    if (body.input !== undefined || body.instructions !== undefined || body.previous_response_id !== undefined) return 'openai-responses';
+    throw requestError('The request has neither `messages` nor `input`, so it is no known LLM request shape.', '$', SHAPES_HINT);
+  }
+  if (!Array.isArray(body.messages)) {
+    throw requestError(`\`messages\` must be an array; got ${kindOf(body.messages)}.`, '$.messages', SHAPES_HINT);
+  }
+  if (isObj(body.context) || isObj(body.options)) return 'generic';
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  if (looksAnthropic(body, body.messages, tools)) return 'anthropic';
+  if (looksOpenAI(body, body.messages, tools)) return 'openai-chat';
+  return 'generic';
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request view
+
+function checkOptions(opts: NormalizeOptions | undefined): NormalizeOptions {
+  if (opts === undefined) return {};
+  if (!isObj(opts)) throw new TapedeckError('E_ARG', `normalizeRequest options must be an object; got ${kindOf(opts)}.`);
+  if (opts.provider !== undefined && !(PROVIDERS as readonly unknown[]).includes(opts.provider)) {
+    throw new TapedeckError('E_ARG', `${JSON.stringify(opts.provider)} is not a provider.`, { hint: `Valid values: ${PROVIDERS.join(', ')}.` });
+  }
+  for (const name of ['ignoreArgs', 'volatileKeys'] as const) {
+    const list = opts[name];
+    if (list !== undefined && (!Array.isArray(list) || list.some((k) => typeof k !== 'string'))) {
+      throw new TapedeckError('E_ARG', `normalizeRequest: ${name} must be an array of strings.`, {
+        hint: name === 'ignoreArgs' ? "e.g. { ignoreArgs: ['temperature'] }" : "e.g. { volatileKeys: ['timestamp'] }",
+      });
+    }
+  }
+  return opts;
+}
+
+function optionValue(name: string, v: unknown): unknown {
+  if (v === undefined || v === null) return undefined;
+  if (name === 'temperature') return v === 0 ? 0 : undefined;
+  if ((name === 'stop' || name === 'stop_sequences') && typeof v === 'string') return [v];
+  return copy(v);
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+function sortTools(tools: unknown[]): unknown[] {
+  const keyed = tools.map((t) => ({ t, name: isObj(t) && typeof t.name === 'string' ? t.name : '', bytes: undefined as Uint8Array | undefined }));
+  const bytes = (x: (typeof keyed)[number]): Uint8Array => (x.bytes ??= canonicalize(x.t));
+  keyed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : compareBytes(bytes(a), bytes(b))));
+  return keyed.map((x) => x.t);
+}
+
+const LAYOUT: Record<Provider, readonly string[]> = {
+  'openai-chat': ['model', 'messages', 'system', 'tools', 'functions', 'context'],
+  anthropic: ['model', 'messages', 'system', 'tools', 'functions', 'context'],
+  generic: ['model', 'messages', 'system', 'tools', 'functions', 'context', 'options'],
+  'openai-responses': ['model', 'input', 'instructions', 'tools', 'functions', 'context'],
+};
+
+/**
+ * Normalizes an LLM API request body (OpenAI chat completions, OpenAI Responses, Anthropic
+ * messages, or the generic `{ messages, tools, context, model, options }` shape) into the view
+ * whose digest is the request key, the message list for path hashes, and the signature's tool
+ * names and context keys. Deterministic and idempotent; never mutates `body`. Throws a
+ * TapedeckError `E_REQUEST` for a body that is no request, `E_ARG` for bad options.
+ *
+ * @example
+ * const a = normalizeRequest({ model: 'gpt-4o', stream: true, temperature: 0.7,
+ *   messages: [{ role: 'user', content: 'hi' }] })
+ * const b = normalizeRequest({ messages: [{ content: [{ type: 'text', text: 'hi' }], role: 'user' }],
+ *   model: 'gpt-4o' })
+ * hashValue(a.view) === hashValue(b.view) // true: streaming and sampling temperature are not in the key
+ * normalizeRequest(body, { ignoreArgs: ['max_tokens'], volatileKeys: ['timestamp'] })
+ */
+export function normalizeRequest(body: unknown, opts?: NormalizeOptions): RequestView {
+  const o = checkOptions(opts);
+  const provider = o.provider ?? detectProvider(body);
+  if (!isObj(body)) throw requestError(`A request body must be a JSON object; got ${kindOf(body)}.`, '$', SHAPES_HINT);
+  const ignore = new Set(o.ignoreArgs ?? []);
+  const arg = (k: string): unknown => (ignore.has(k) ? undefined : body[k]);
+  const n = new Normalizer();
+
+  // System prompt first: its ids (if any) are numbered before the messages'.
+  const systemRaw = provider === 'openai-responses' ? arg('instructions') : arg('system');
+  let system = n.content(systemRaw, provider === 'openai-responses' ? '$.instructions' : '$.system');
+
+  let raw: unknown[];
+  if (provider === 'openai-responses') {
+    const input = arg('input');
+    if (typeof input === 'string') raw = [{ role: 'user', content: input }];
+    else if (Array.isArray(input)) raw = input;
+    else if (input === undefined || input === null) raw = [];
+    else throw requestError(`\`input\` must be a string or an array of items; got ${kindOf(input)}.`, '$.input', SHAPES_HINT);
+  } else {
+    const messages = arg('messages');
+    if (Array.isArray(messages)) raw = messages;
+    else if (messages === undefined && ignore.has('messages')) raw = [];
+    else throw requestError(`\`messages\` must be an array; got ${kindOf(messages)}.`, '$.messages', SHAPES_HINT);
+  }
+  const where = provider === 'openai-responses' ? '$.input' : '$.messages';
+  let messages = raw.map((m, i) => n.message(m, `${where}[${i}]`));
+
+  let tools: unknown[] = [];
+  for (const [name, legacy] of [['tools', false], ['functions', true]] as const) {
+    const list = arg(name);
+    if (list === undefined || list === null) continue;
+    if (!Array.isArray(list)) throw requestError(`\`${name}\` must be an array; got ${kindOf(list)}.`, `$.${name}`, SHAPES_HINT);
+    for (const t of list) tools.push(n.tool(t, legacy));
+  }
+
+  if (o.volatileKeys && o.volatileKeys.length > 0) {
+    const keys = new Set(o.volatileKeys);
+    system = strip(system, keys) as unknown[];
+    messages = strip(messages, keys) as unknown[];
+    tools = strip(tools, keys) as unknown[];
+  }
+  tools = sortTools(tools);
+
+  const options: Obj = {};
+  const layout = LAYOUT[provider];
+  for (const k of Object.keys(body)) {
+    if (layout.includes(k) || DROPPED.has(k) || ignore.has(k)) continue;
+    put(options, k, optionValue(k, body[k]));
+  }
+  const generic = provider === 'generic' ? arg('options') : undefined;
+  if (isPlain(generic)) {
+    for (const k of Object.keys(generic)) {
+      if (DROPPED.has(k) || ignore.has(k)) continue;
+      const v = optionValue(k, generic[k]);
+      if (v === undefined) delete options[k];
+      else put(options, k, v);
+    }
+  }
+
+  const view: Obj = {};
+  const model = arg('model');
+  if (model !== undefined && model !== null) view.model = copy(model);
+  if (system.length > 0) view.system = system;
+  view.messages = messages;
+  view.tools = tools;
+  view.options = options;
+
+  const names = new Set<string>();
+  for (const t of tools) if (isObj(t) && typeof t.name === 'string') names.add(t.name);
+  const context = arg('context');
+
+  return {
+    provider,
+    view,
+    messages: system.length > 0 ? [{ role: 'system', content: system }, ...messages] : messages,
+    toolNames: [...names].sort(),
+    contextKeys: isPlain(context) ? Object.keys(context).sort() : [],
+  };
+}

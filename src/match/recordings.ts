@@ -1,0 +1,84 @@
+// Seed 000's recordings directory: one JSON file per request, v1 (no signature) or v2 (with
+// one), used in alphabetical order by sequential matching. Imported as-is: nothing to convert.
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { canonicalizeJSON } from '../core/index.ts';
+import { TapedeckError } from '../errors.ts';
+import type { Recording } from './matcher.ts';
+import { normalizeRequest, type NormalizeOptions } from './normalize.ts';
+
+export interface LoadOptions extends NormalizeOptions {
+  /** Called for every file that was skipped or needed attention; default process.emitWarning. */
+  onWarning?: (message: string) => void;
+}
+
+function sameList(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  return Array.isArray(a) && a.length === b.length && [...a].sort().every((x, i) => x === b[i]);
+}
+
+/**
+ * Reads every `*.json` recording in a directory, in file-name order. A file that is not valid
+ * JSON or has no `request`/`response` is skipped with a warning naming it (and the byte offset
+ * of a syntax error): one bad file never costs the good ones. v1 files get their signature
+ * computed; a v2 file whose stored signature disagrees with its request is reported, and the
+ * computed one is used (the stored one may come from a recorder with seed 000's context-key bug).
+ *
+ * @example
+ * const m = createMatcher({ recordings: loadRecordingsDir('test/recordings'), mode: 'signature' })
+ */
+export function loadRecordingsDir(dir: string, opts: LoadOptions = {}): Recording[] {
+  const warn = opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning'));
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.json')).sort();
+  } catch (e) {
+    throw new TapedeckError('E_RECORDINGS_DIR', `Cannot read recordings directory ${dir}: ${(e as Error).message}.`, {
+      hint: 'Check the path; record first (TAPEDECK_MODE=record) if it does not exist yet.',
+      file: dir,
+    });
+  }
+  const out: Recording[] = [];
+  for (const name of names) {
+    const file = join(dir, name);
+    const bytes = readFileSync(file);
+    let data: unknown;
+    try {
+      data = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      // Re-read with the strict parser for a byte offset and a readable reason.
+      let why = 'invalid JSON';
+      try {
+        canonicalizeJSON(bytes);
+      } catch (e) {
+        if (e instanceof TapedeckError) why = e.message;
+      }
+      warn(`Skipped recording ${file}: ${why}`);
+      continue;
+    }
+    if (data === null || typeof data !== 'object' || !('request' in data) || !('response' in data)) {
+      warn(`Skipped recording ${file}: expected an object with "request" and "response".`);
+      continue;
+    }
+    const rec = { ...(data as Recording), source: name };
+    try {
+      const n = normalizeRequest(rec.request, opts);
+      const stored = rec.signature;
+      if (
+        stored &&
+        (!sameList(stored.toolNames, n.toolNames) || stored.messageCount !== n.messages.length || !sameList(stored.contextKeys, n.contextKeys))
+      ) {
+        warn(
+          `Recording ${file}: stored signature ${JSON.stringify(stored)} disagrees with its request ` +
+            `(tools ${JSON.stringify(n.toolNames)}, ${n.messages.length} messages, context keys ${JSON.stringify(n.contextKeys)}); using the request's.`,
+        );
+      }
+    } catch (e) {
+      if (!(e instanceof TapedeckError)) throw e;
+      warn(`Skipped recording ${file}: ${e.message}`);
+      continue;
+    }
+    out.push(rec);
+  }
+  return out;
+}

@@ -1,0 +1,60 @@
+// Types shared by the request normalizer and the matcher built on it. The rules behind them are
+// in docs/matching.md.
+
+/** The request shapes tapedeck understands. */
+export type Provider = 'openai-chat' | 'openai-responses' | 'anthropic' | 'generic';
+
+export interface NormalizeOptions {
+  /** Use this shape instead of detecting one. */
+  provider?: Provider;
+  /**
+   * Top-level request arguments left out of the key (DSPy's `ignored_args_for_cache_key`),
+   * e.g. `['temperature']`. For the generic shape, members of its `options` object too.
+   */
+  ignoreArgs?: readonly string[];
+  /**
+   * Member names dropped at any depth from the normalized messages, system prompt and tools
+   * (inside tool arguments and schemas too), e.g. `['timestamp']`.
+   */
+  volatileKeys?: readonly string[];
+}
+
+/**
+ * What a request looks like to the matcher.
+ *
+ * @example
+ * const r = normalizeRequest({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })
+ * r.view     // { model: 'gpt-4o', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: [], options: {} }
+ * hashValue(r.view) // the request key
+ */
+export interface RequestView {
+  provider: Provider;
+  /**
+   * The JSON value whose digest is the request key: `{ model, system?, messages, tools, options }`
+   * after normalization. `system` is present only for shapes that carry the system prompt
+   * outside the message list (Anthropic `system`, Responses `instructions`, generic `system`).
+   */
+  view: Record<string, unknown>;
+  /**
+   * Normalized messages (what path hashes are computed over), in order: `view.messages`, preceded
+   * by `{ role: 'system', content: view.system }` when the view has a separate system prompt, so
+   * that path hashes cover the system prompt whichever shape carried it.
+   */
+  messages: unknown[];
+  /** Names of the request's tools: sorted, unique. */
+  toolNames: string[];
+  /** Keys of the request's top-level `context` object (the generic shape), sorted; else []. */
+  contextKeys: string[];
+}
+
+/**
+ * How an attachment enters the view: by the SHA-256 of its bytes (base64 data, data: URLs,
+ * Anthropic text sources), by URL, by local path, or by provider file id. `textSha256` is the
+ * SHA-256 of the UTF-8 text of data that claimed to be base64 but was not.
+ */
+export type Attachment =
+  | { sha256: string; mediaType?: string }
+  | { textSha256: string; mediaType?: string }
+  | { url: string }
+  | { path: string }
+  | { fileId: string };

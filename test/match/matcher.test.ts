@@ -1,0 +1,224 @@
+// The matcher's four modes, used-once semantics, repeats in recorded order, seed 000 recordings
+// (v1 and v2, context keys on both sides) and misses that explain themselves.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { TapedeckError } from '../../src/index.ts';
+import { createMatcher, loadRecordingsDir, type Recording } from '../../src/match/index.ts';
+
+const seedDir = join(import.meta.dirname, '../fixtures/recordings-seed000');
+
+function req(text: string, tools: string[] = ['search'], context: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+  return {
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: text },
+    ],
+    tools: tools.map((name) => ({ name, description: `tool ${name}` })),
+    context,
+    ...extra,
+  };
+}
+const rec = (request: unknown, answer: string): Recording => ({ request, response: { text: answer } });
+
+function missOf(f: () => unknown): TapedeckError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof TapedeckError && e.code === 'E_MISS') return e;
+    throw e;
+  }
+  throw new Error('expected E_MISS');
+}
+
+describe('exact mode', () => {
+  it('repeated identical requests get the recordings of that key in recorded order, each once', () => {
+    const m = createMatcher({ mode: 'exact', recordings: [rec(req('a'), 'first'), rec(req('b'), 'other'), rec(req('a'), 'second')] });
+    expect(m.match(req('a')).recording.response).toEqual({ text: 'first' });
+    expect(m.match(req('a')).recording.response).toEqual({ text: 'second' });
+    const miss = missOf(() => m.match(req('a')));
+    expect(miss.message).toContain('already used');
+    expect(miss.message).toContain('allowRepeats');
+    expect(m.unused().map((r) => r.response)).toEqual([{ text: 'other' }]);
+  });
+
+  it('allowRepeats serves the recordings in order, then keeps serving the last', () => {
+    const m = createMatcher({ mode: 'exact', allowRepeats: true, recordings: [rec(req('a'), '1'), rec(req('a'), '2')] });
+    expect(['1', '2', '2', '2'].map(() => (m.match(req('a')).recording.response as { text: string }).text)).toEqual(['1', '2', '2', '2']);
+  });
+
+  it('the key ignores key order and formatting, and sees content changes', () => {
+    const m = createMatcher({ mode: 'exact', recordings: [rec(req('hello'), 'x')] });
+    const reordered = JSON.parse(JSON.stringify({ context: {}, tools: req('hello').tools, messages: req('hello').messages }));
+    expect(m.match(reordered).matchedBy).toBe('exact');
+    expect(missOf(() => createMatcher({ mode: 'exact', recordings: [rec(req('hello'), 'x')] }).match(req('hello!'))).code).toBe('E_MISS');
+  });
+});
+
+describe('signature mode (strict)', () => {
+  it('matches on tool names, message count and context keys, not on text', () => {
+    const m = createMatcher({ mode: 'signature', recordings: [rec(req('recorded text', ['b', 'a'], { x: 1, y: 2 }), 'r')] });
+    const r = m.match(req('different text', ['a', 'b'], { y: 'other', x: 'values' }));
+    expect(r.matchedBy).toBe('signature');
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("context keys come from the same place on both sides (seed 000's playback bug)", () => {
+    const recordings = loadRecordingsDir(seedDir);
+    const m = createMatcher({ mode: 'signature', recordings });
+    const request = structuredClone(recordings[0]!.request) as { context: Record<string, unknown>; messages: { content: string }[] };
+    request.messages[0]!.content = 'Reworded prompt at node start.';
+    request.context = { currentNode: 'start', visitedNodes: [] };
+    expect(m.match(request).recording.source).toBe('001-start-pathA.json');
+  });
+
+  it('the seed 000 example: tools renamed from pathA/pathB to fastPath/slowPath', () => {
+    const m = createMatcher({ mode: 'signature', recordings: loadRecordingsDir(seedDir), source: 'test/fixtures/recordings-seed000' });
+    const request = {
+      messages: [{ role: 'user', content: 'You are at node start. Choose the next transition.' }],
+      tools: [
+        { name: 'transition_to_fastPath', description: 'Go to fastPath' },
+        { name: 'transition_to_slowPath', description: 'Go to slowPath' },
+      ],
+      context: { currentNode: 'start', visitedNodes: ['start'] },
+    };
+    const e = missOf(() => m.match(request));
+    expect(e.message).toContain('No recording matches this request (mode signature; 2 recordings from test/fixtures/recordings-seed000, 2 unused)');
+    expect(e.message).toContain('tools [transition_to_fastPath, transition_to_slowPath]');
+    expect(e.message).toContain('#0 (001-start-pathA.json)');
+    expect(e.message).toContain('added [transition_to_fastPath, transition_to_slowPath], removed [transition_to_pathA, transition_to_pathB]');
+    expect(e.message).toContain('The tools changed since recording (-transition_to_pathA -transition_to_pathB +transition_to_fastPath +transition_to_slowPath)');
+    expect(e.message).toContain('Re-record');
+    const closest = (e.details.closest as { index: number; toolsAdded: string[] }[])[0]!;
+    expect(closest.index).toBe(0);
+    expect(closest.toolsAdded).toEqual(['transition_to_fastPath', 'transition_to_slowPath']);
+  });
+});
+
+describe('sequential mode (legacy)', () => {
+  it('serves recordings in recorded order regardless of content, each once', () => {
+    const m = createMatcher({ mode: 'sequential', recordings: [rec(req('a'), '1'), rec(req('b'), '2')] });
+    expect(m.match(req('zzz')).index).toBe(0);
+    expect(m.match(req('a')).index).toBe(1);
+    expect(missOf(() => m.match(req('a'))).message).toContain('Already used: [#0, #1]');
+  });
+});
+
+describe('hybrid mode (default)', () => {
+  it('exact first, then signature with a warning, then sequential with a warning', () => {
+    const recordings = [rec(req('a'), 'exact-a'), rec(req('b', ['search', 'fetch']), 'sig'), rec(req('c', ['other']), 'seq')];
+    const m = createMatcher({ recordings });
+    expect(m.mode).toBe('hybrid');
+    const r1 = m.match(req('a'));
+    expect([r1.matchedBy, r1.warnings]).toEqual(['exact', []]);
+    const r2 = m.match(req('changed', ['fetch', 'search']));
+    expect(r2.matchedBy).toBe('signature');
+    expect(r2.index).toBe(1);
+    expect(r2.warnings[0]).toMatch(/matched recording #1 by signature/);
+    const r3 = m.match(req('anything', ['nope']));
+    expect(r3.matchedBy).toBe('sequential');
+    expect(r3.index).toBe(2);
+    expect(r3.warnings[0]).toMatch(/fell back to the next recording in order, #2/);
+    expect(missOf(() => m.match(req('a'))).message).toContain('Already used: [#0, #1, #2]');
+    expect(m.unused()).toEqual([]);
+  });
+
+  it('a used exact recording is not served twice through the signature route', () => {
+    const m = createMatcher({ recordings: [rec(req('a'), '1')] });
+    m.match(req('a'));
+    expect(() => m.match(req('a'))).toThrow(TapedeckError);
+  });
+});
+
+describe('seed 000 recording directories', () => {
+  it('loads v1 and v2 files in name order, computing v1 signatures', () => {
+    const recs = loadRecordingsDir(seedDir);
+    expect(recs.map((r) => r.source)).toEqual(['001-start-pathA.json', '002-pathA-done.json']);
+    const m = createMatcher({ recordings: recs });
+    expect(m.keys()[1]!.signature).toEqual({ toolNames: [], messageCount: 1, contextKeys: ['currentNode', 'visitedNodes'] });
+    expect(m.keys()[0]!.signature).toEqual(recs[0]!.signature);
+  });
+
+  it('skips bad files with a warning naming the file (and the byte offset), keeps the good ones', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-rec-'));
+    writeFileSync(join(dir, 'a.json'), JSON.stringify(rec(req('a'), '1')));
+    writeFileSync(join(dir, 'b.json'), '{"request": {"messages": [}');
+    writeFileSync(join(dir, 'c.json'), JSON.stringify({ response: {} }));
+    writeFileSync(join(dir, 'd.json'), JSON.stringify({ ...rec(req('d'), '4'), signature: { toolNames: ['wrong'], messageCount: 9, contextKeys: [] } }));
+    writeFileSync(join(dir, 'notes.txt'), 'not a recording');
+    const warnings: string[] = [];
+    const recs = loadRecordingsDir(dir, { onWarning: (w) => warnings.push(w) });
+    expect(recs.map((r) => r.source)).toEqual(['a.json', 'd.json']);
+    expect(warnings[0]).toContain('b.json');
+    expect(warnings[0]).toContain('byte 26');
+    expect(warnings[1]).toContain('c.json');
+    expect(warnings[2]).toContain('d.json');
+    expect(warnings[2]).toContain('disagrees');
+  });
+
+  it('a missing directory is a clear error', () => {
+    expect(() => loadRecordingsDir('/nonexistent/recordings')).toThrow(expect.objectContaining({ code: 'E_RECORDINGS_DIR' }));
+  });
+});
+
+describe('misses that explain themselves', () => {
+  const conv = (texts: string[]) => ({ messages: texts.map((t, i) => ({ role: i % 2 ? 'assistant' : 'user', content: t })), tools: [], context: {} });
+
+  it('ranks recordings by the longest shared prefix and shows where they diverge', () => {
+    const recordings = [rec(conv(['x', 'y', 'z']), '0'), rec(conv(['a', 'b', 'c', 'd']), '1'), rec(conv(['a', 'q']), '2')];
+    const m = createMatcher({ mode: 'exact', recordings });
+    const e = missOf(() => m.match(conv(['a', 'b', 'CHANGED', 'd'])));
+    const closest = e.details.closest as { index: number; divergesAt: number; requestExcerpt: string; recordingExcerpt: string }[];
+    expect(closest.map((c) => c.index)).toEqual([1, 2, 0]);
+    expect(closest[0]!.divergesAt).toBe(2);
+    expect(closest[0]!.requestExcerpt).toContain('CHANGED');
+    expect(closest[0]!.recordingExcerpt).toContain('"c"');
+    expect(e.message).toContain('#1: shares 2 leading messages, diverges at message 2');
+  });
+
+  it('long messages are excerpted around the first difference', () => {
+    const long = 'lorem ipsum '.repeat(200);
+    const m = createMatcher({ mode: 'exact', recordings: [rec(conv([long + 'END-A']), '0')] });
+    const e = missOf(() => m.match(conv([long + 'END-B'])));
+    const c = (e.details.closest as { requestExcerpt: string; recordingExcerpt: string }[])[0]!;
+    expect(c.requestExcerpt).toContain('END-B');
+    expect(c.recordingExcerpt).toContain('END-A');
+    expect(c.requestExcerpt.length).toBeLessThan(130);
+  });
+
+  it('suggests ignoreArgs when only request arguments differ, and ignoreArgs then matches', () => {
+    const a = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 };
+    const b = { ...a, max_tokens: 200 };
+    const e = missOf(() => createMatcher({ mode: 'exact', recordings: [rec(a, '0')] }).match(b));
+    expect(e.message).toMatch(/ignoreArgs: \["max_tokens"\]/);
+    expect(createMatcher({ mode: 'exact', ignoreArgs: ['max_tokens'], recordings: [rec(a, '0')] }).match(b).matchedBy).toBe('exact');
+  });
+
+  it('never needs volatileKeys for message timestamps: they are not in the key', () => {
+    const a = { messages: [{ role: 'user', content: 'hi', timestamp: '2025-01-01' }], tools: [], context: {} };
+    const b = { messages: [{ role: 'user', content: 'hi', timestamp: '2026-11-22' }], tools: [], context: {} };
+    expect(createMatcher({ mode: 'exact', recordings: [rec(a, '0')] }).match(b).matchedBy).toBe('exact');
+  });
+
+  it('suggests volatileKeys when a message differs in one non-content field, and volatileKeys then matches', () => {
+    const a = { messages: [{ role: 'user', content: 'hi', meta: { trace: 'abc' } }], tools: [], context: {} };
+    const b = { messages: [{ role: 'user', content: 'hi', meta: { trace: 'xyz' } }], tools: [], context: {} };
+    const e = missOf(() => createMatcher({ mode: 'exact', recordings: [rec(a, '0')] }).match(b));
+    expect(e.message).toContain('volatileKeys: ["trace"]');
+    expect(createMatcher({ mode: 'exact', volatileKeys: ['trace'], recordings: [rec(a, '0')] }).match(b).matchedBy).toBe('exact');
+  });
+
+  it('suggests the signature mode when exact misses but a signature matches', () => {
+    const m = createMatcher({ mode: 'exact', recordings: [rec(req('a'), '0')] });
+    expect(missOf(() => m.match(req('b'))).message).toContain("mode 'hybrid' or 'signature' would use it");
+  });
+
+  it('an empty recording set says so', () => {
+    expect(missOf(() => createMatcher({ recordings: [] }).match(req('a'))).message).toContain('There are no recordings at all.');
+  });
+
+  it('rejects unknown modes up front with the valid ones', () => {
+    expect(() => createMatcher({ mode: 'fuzzy' as never, recordings: [] })).toThrow(/Valid modes: exact, signature, sequential, hybrid/);
+  });
+});
