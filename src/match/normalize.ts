@@ -22,7 +22,7 @@
  * part types, because their type names never mean different things across providers; so a
  * body detected as the "wrong" one of two similar shapes still gets the same view.
  *
- * The view is { model?, system?, messages, tools, options }:
+ * The view is { model?, messages, tools, options }:
  *   - content is always a list of parts; a string is one text part; empty text is no part;
  *   - text parts `text` / `input_text` / `output_text` -> { type: 'text', text };
  *   - attachments (image_url, input_image, image, input_audio, file, input_file, document)
@@ -48,9 +48,10 @@
  *     Unknown arguments are kept on purpose: one we do not know may decide the answer, and a
  *     wrong replay is worse than a miss (ignoreArgs is the escape hatch).
  *
- * RequestView.messages (what path hashes cover) is view.messages behind a leading
- * { role: 'system', content: view.system } when the shape keeps the system prompt apart, so an
- * Anthropic conversation and the same one in OpenAI chat form have the same path hashes.
+ * A system prompt kept apart by the shape (Anthropic `system`, Responses `instructions`) becomes
+ * a leading { role: 'system', content } message, so an Anthropic conversation and the same one
+ * in OpenAI chat form have the same key and path hashes, and RequestView.messages (what path
+ * hashes cover) is exactly view.messages: one canonical text serves the key and the chain.
  *
  * Guarantees: deterministic, idempotent (normalizing a view as a generic request returns the
  * same view), and the input is never mutated or shared with the result.
@@ -727,11 +728,11 @@ export function normalizeRequest(body: unknown, opts?: NormalizeOptions): Reques
     }
   }
 
+  const all = system.length > 0 ? [{ role: 'system', content: system }, ...messages] : messages;
   const view: Obj = {};
   const model = arg('model');
   if (model !== undefined && model !== null) view.model = copy(model);
-  if (system.length > 0) view.system = system;
-  view.messages = messages;
+  view.messages = all;
   view.tools = tools;
   view.options = options;
 
@@ -742,7 +743,7 @@ export function normalizeRequest(body: unknown, opts?: NormalizeOptions): Reques
   return {
     provider,
     view,
-    messages: system.length > 0 ? [{ role: 'system', content: system }, ...messages] : messages,
+    messages: all,
     toolNames: [...names].sort(),
     contextKeys: isPlain(context) ? Object.keys(context).sort() : [],
   };

@@ -135,8 +135,10 @@ describe(`request normalization (${backend()})`, () => {
       expect(normalizeRequest(body, { provider: 'anthropic' }).provider).toBe('anthropic');
       expect(normalizeRequest(body).view.options).toEqual({ instructions: 'be brief' });
       expect(normalizeRequest({ ...body, input: 'yo' }, { provider: 'openai-responses' }).view).toMatchObject({
-        system: [{ type: 'text', text: 'be brief' }],
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'yo' }] }],
+        messages: [
+          { role: 'system', content: [{ type: 'text', text: 'be brief' }] },
+          { role: 'user', content: [{ type: 'text', text: 'yo' }] },
+        ],
       });
     });
   });
@@ -181,18 +183,19 @@ describe(`request normalization (${backend()})`, () => {
     it('OpenAI Responses', () => {
       const r = normalizeRequest(fixtures['openai-responses']);
       const v = r.view as Obj;
-      expect(v.system).toEqual([{ type: 'text', text: fixtures['openai-responses'].instructions }]);
-      expect(r.messages[0]).toEqual({ role: 'system', content: v.system });
-      expect(r.messages.slice(1)).toEqual(v.messages);
-      expect(v.messages[0].content[1]).toEqual({ type: 'image', image: { sha256: sha(PNG), mediaType: 'image/png' }, detail: 'auto' });
-      expect(v.messages[1]).toEqual({ type: 'reasoning', summary: fixtures['openai-responses'].input[1].summary });
-      expect(v.messages[2]).toEqual({
+      // `instructions` became the leading system message, and the path covers exactly the view's messages.
+      expect(v.messages[0]).toEqual({ role: 'system', content: [{ type: 'text', text: fixtures['openai-responses'].instructions }] });
+      expect(r.messages).toEqual(v.messages);
+      const m = v.messages.slice(1);
+      expect(m[0].content[1]).toEqual({ type: 'image', image: { sha256: sha(PNG), mediaType: 'image/png' }, detail: 'auto' });
+      expect(m[1]).toEqual({ type: 'reasoning', summary: fixtures['openai-responses'].input[1].summary });
+      expect(m[2]).toEqual({
         role: 'assistant',
         content: [{ type: 'tool_call', id: 'call_0', name: 'lookup_order', arguments: { order_id: '1042' } }],
       });
-      expect(v.messages[3]).toMatchObject({ role: 'tool', content: [{ type: 'tool_result', id: 'call_0' }] });
-      expect(v.messages[4]).toEqual({ role: 'assistant', content: [{ type: 'text', text: fixtures['openai-responses'].input[4].content[0].text }] });
-      expect(v.messages[5]).toEqual({ role: 'user', content: [{ type: 'text', text: 'Yes please, same address.' }] });
+      expect(m[3]).toMatchObject({ role: 'tool', content: [{ type: 'tool_result', id: 'call_0' }] });
+      expect(m[4]).toEqual({ role: 'assistant', content: [{ type: 'text', text: fixtures['openai-responses'].input[4].content[0].text }] });
+      expect(m[5]).toEqual({ role: 'user', content: [{ type: 'text', text: 'Yes please, same address.' }] });
       expect(v.options).toEqual({ tool_choice: 'auto', reasoning: { effort: 'low', summary: 'auto' }, max_output_tokens: 800, text: { verbosity: 'low' } });
       expect(r.toolNames).toEqual(['create_replacement', 'lookup_order']);
       const text = JSON.stringify(v);
@@ -202,24 +205,26 @@ describe(`request normalization (${backend()})`, () => {
     it('Anthropic', () => {
       const r = normalizeRequest(fixtures.anthropic);
       const v = r.view as Obj;
-      expect(v.system).toEqual([
+      const system = [
         { type: 'text', text: 'You are a meticulous lab assistant. Cite the instrument readings you use.' },
         { type: 'text', text: 'Lab safety manual (excerpt): never heat sealed containers.' },
-      ]);
-      expect(v.messages[0].content.slice(1)).toEqual([
+      ];
+      expect(v.messages[0]).toEqual({ role: 'system', content: system });
+      const m = v.messages.slice(1);
+      expect(m[0].content.slice(1)).toEqual([
         { type: 'image', image: { sha256: sha(PNG), mediaType: 'image/png' } },
         { type: 'image', image: { url: 'https://lims.example.org/reference/plate-ref-07.jpg' } },
       ]);
-      expect(v.messages[1].content[1]).toEqual({
+      expect(m[1].content[1]).toEqual({
         type: 'tool_call',
         id: 'call_0',
         name: 'read_instrument',
         arguments: { instrument: 'incubator-3', metric: 'temperature', window_hours: 12 },
       });
-      expect(v.messages[2].content).toEqual([
+      expect(m[2].content).toEqual([
         { type: 'tool_result', id: 'call_0', content: [{ type: 'text', text: 'mean 37.1 C, min 36.8 C, max 37.4 C' }] },
       ]);
-      expect(v.messages[4].content).toEqual([{ type: 'tool_result', id: 'call_1', content: [{ type: 'text', text: '212 colonies' }] }]);
+      expect(m[4].content).toEqual([{ type: 'tool_result', id: 'call_1', content: [{ type: 'text', text: '212 colonies' }] }]);
       expect(v.tools[0]).toEqual({
         name: 'count_colonies',
         description: 'Count bacterial colonies on a plate image.',
@@ -228,7 +233,7 @@ describe(`request normalization (${backend()})`, () => {
       // temperature 0.7 is sampling: not in the key.
       expect(v.options).toEqual({ max_tokens: 1024, tool_choice: { type: 'auto' }, top_k: 40, stop_sequences: ['</report>'] });
       expect(r.messages).toHaveLength(6);
-      expect(r.messages[0]).toEqual({ role: 'system', content: v.system });
+      expect(r.messages).toEqual(v.messages);
       expect(JSON.stringify(v)).not.toMatch(/toolu_|cache_control|lab-tech|is_error/);
     });
 
@@ -527,8 +532,8 @@ describe(`request normalization (${backend()})`, () => {
       // The fixtures carry the same PNG in three shapes.
       const inFixtures = [
         (normalizeRequest(fixtures['openai-chat']).view as Obj).messages[1].content[2].image,
-        (normalizeRequest(fixtures['openai-responses']).view as Obj).messages[0].content[1].image,
-        (normalizeRequest(fixtures.anthropic).view as Obj).messages[0].content[1].image,
+        (normalizeRequest(fixtures['openai-responses']).view as Obj).messages[1].content[1].image,
+        (normalizeRequest(fixtures.anthropic).view as Obj).messages[1].content[1].image,
       ];
       for (const a of inFixtures) expect(a).toEqual(want);
     });
