@@ -37,6 +37,10 @@ export const MAX_DEPTH: i32 = 512;
 
 // Flags for run().
 export const F_ELEMENTS: i32 = 1; // top level must be an array; record each element's canonical span
+// Top level must be an object; record the element spans of the array that is the value of the
+// member named by the entry after the ignore keys (e.g. a request view's "messages"), so one
+// call yields the whole digest and the per-message digests.
+export const F_MEMBER: i32 = 2;
 
 const FRAME_SIZE: usize = 16; // kind u32, recStart u32, contentStart u32, curRec u32
 const REC_SIZE: usize = 20; // keyPtr, keyLen, chunkStart, chunkLen (IGNORED = ignored), keyOffset
@@ -510,6 +514,7 @@ function closeObject(recStart: usize, recEnd: usize, contentStart: usize, o: usi
     first = false;
     const cs = <usize>load<u32>(x + 8);
     copyBytes(w, cs + delta, clen);
+    store<u32>(x + 8, <u32>w); // where the chunk lives now (F_MEMBER locates its array by it)
     w += clen;
   }
   return w;
@@ -544,19 +549,43 @@ function parse(flags: i32): i32 {
   let sp = STACK; // top frame (valid when depth > 0)
   let recTop = recBase;
   const elements = (flags & F_ELEMENTS) != 0;
+  const member = (flags & F_MEMBER) != 0;
   let spanTop = spansBase;
   let elemStart: usize = 0;
   let nulls: u32 = 0;
+  // Element spans are taken from one array: the top-level one (F_ELEMENTS, depth 1) or the
+  // target member's value (F_MEMBER, depth 2). In F_MEMBER mode spans are first stored relative
+  // to the member's chunk, because sorting the root object may still move that chunk.
+  const elemDepth: i32 = member ? 2 : 1;
+  let elemActive = false;
+  let pendingRec: usize = 0; // a root member with the target name whose value comes next
+  // The target member is known by its key's input offset: sorting permutes the records, so a
+  // record address would not survive the root object's close.
+  let targetKey: u32 = 0;
+  let found = false;
+  let rootRecEnd: usize = 0;
+  let elemBase: usize = 0;
+  let targetPtr: usize = 0;
+  let targetLen: u32 = 0;
+  if (member) {
+    let q = ignBase;
+    for (let i = 0; i < ignCount; i++) q = align8(q + 4 + load<u32>(q));
+    targetLen = load<u32>(q);
+    targetPtr = q + 4;
+  }
 
-  if (elements && load<u8>(p) != 0x5b) {
+  if ((elements || member) && load<u8>(p) != (elements ? 0x5b : 0x7b)) {
     if (p >= inEnd) return fail(ERR_JSON, inEnd, D_END);
-    return fail(ERR_NOT_ARRAY, p, 0);
+    return fail(ERR_NOT_ARRAY, p, member ? 1 : 0);
   }
 
   // Each turn reads one value at p; afterwards control falls to the "after value" section.
   while (true) {
     let c = <u32>load<u8>(p);
     let opened = false;
+    const isTarget = pendingRec;
+    pendingRec = 0;
+    if (isTarget != 0 && c != 0x5b) return fail(ERR_NOT_ARRAY, p, 2);
     if (c == 0x22) {
       p = writeString(p, o);
       if (p == 0) return errCode;
@@ -574,8 +603,18 @@ function parse(flags: i32): i32 {
           store<u8>(o++, 0x5d);
           depth--;
           sp -= FRAME_SIZE;
+          if (isTarget != 0) found = true;
         } else {
-          if (elements && depth == 1) elemStart = o;
+          if (elements && depth == 1) {
+            elemActive = true;
+            elemStart = o;
+          } else if (isTarget != 0) {
+            elemActive = true;
+            elemStart = o;
+            found = true;
+            targetKey = load<u32>(isTarget + 16);
+            elemBase = <usize>load<u32>(isTarget + 8);
+          }
           opened = true;
         }
       } else {
@@ -593,6 +632,7 @@ function parse(flags: i32): i32 {
           if (r == 0) return errCode;
           p = r;
           o = gO;
+          if (member && depth == 1 && isTargetKey(recTop, targetPtr, targetLen)) pendingRec = recTop;
           store<u32>(sp + 12, <u32>recTop);
           recTop += REC_SIZE;
           opened = true;
@@ -656,6 +696,15 @@ function parse(flags: i32): i32 {
       if (depth == 0) {
         p = skipWs(p);
         if (p != inEnd) return fail(ERR_JSON, p, D_TRAILING);
+        if (member) {
+          if (!found) return fail(ERR_NOT_ARRAY, inBase, 3);
+          // The member's chunk may have moved when the root object was sorted: rebase spans.
+          let base: u32 = 0;
+          for (let x = recBase; x < rootRecEnd; x += REC_SIZE) {
+            if (load<u32>(x + 16) == targetKey) base = load<u32>(x + 8);
+          }
+          for (let q = spansBase; q < spanTop; q += 8) store<u32>(q, load<u32>(q) + base);
+        }
         store<u32>(RESULT + 12, <u32>outBase);
         store<u32>(RESULT + 16, <u32>(o - outBase));
         store<u32>(RESULT + 20, <u32>((spanTop - spansBase) >> 3));
@@ -666,20 +715,22 @@ function parse(flags: i32): i32 {
       p = skipWs(p);
       c = <u32>load<u8>(p);
       if (load<u32>(sp) == KIND_ARRAY) {
-        if (elements && depth == 1) {
-          store<u32>(spanTop, <u32>elemStart);
+        const spanning = elemActive && depth == elemDepth;
+        if (spanning) {
+          store<u32>(spanTop, <u32>(elemStart - elemBase));
           store<u32>(spanTop + 4, <u32>(o - elemStart));
           spanTop += 8;
         }
         if (c == 0x2c) {
           store<u8>(o++, 0x2c);
           p = skipWs(p + 1);
-          if (elements && depth == 1) elemStart = o;
+          if (spanning) elemStart = o;
           break;
         }
         if (c == 0x5d) {
           store<u8>(o++, 0x5d);
           p++;
+          if (spanning) elemActive = false;
           depth--;
           sp -= FRAME_SIZE;
           continue;
@@ -701,6 +752,7 @@ function parse(flags: i32): i32 {
         if (r == 0) return errCode;
         p = r;
         o = gO;
+        if (member && depth == 1 && isTargetKey(recTop, targetPtr, targetLen)) pendingRec = recTop;
         store<u32>(sp + 12, <u32>recTop);
         recTop += REC_SIZE;
         break;
@@ -714,9 +766,11 @@ function parse(flags: i32): i32 {
         if (o > cs && load<u8>(cs) == 0x2c) {
           memory.copy(cs, cs + 1, o - cs - 1);
           o--;
+          for (let x = rs; x < recTop; x += REC_SIZE) store<u32>(x + 8, load<u32>(x + 8) - 1);
         }
         store<u8>(o++, 0x7d);
         p++;
+        if (depth == 1) rootRecEnd = recTop;
         recTop = rs;
         depth--;
         sp -= FRAME_SIZE;
@@ -726,6 +780,10 @@ function parse(flags: i32): i32 {
     }
     p = skipWs(p);
   }
+}
+
+@inline function isTargetKey(rec: usize, name: usize, len: u32): bool {
+  return load<u32>(rec + 4) == len && load<u32>(rec + 12) != IGNORED && compareKeys(load<u32>(rec), len, name, len) == 0;
 }
 
 /**

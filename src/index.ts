@@ -20,6 +20,7 @@ export {
   type BackendName,
   type CanonicalOptions,
   type PathHashes,
+  type PathHashOptions,
   type Sha256Hasher,
   type TraceTokenInput,
 } from './core/index.ts';

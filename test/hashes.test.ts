@@ -172,3 +172,46 @@ describe(`published vectors test/vectors/hashes.json (${backend()})`, () => {
     for (const v of vectors.traceTokens) expect(traceToken(v.input)).toBe(v.token);
   });
 });
+
+describe(`pathHashes with { member } (${backend()})`, () => {
+  const view = (msgs: unknown[]) => ({ tools: [{ name: 'z' }], model: 'gpt-4o', messages: msgs, options: { max_tokens: 5 } });
+  it('digest of the whole object and hashes of its member array, in one call', () => {
+    for (const n of [0, 1, 2, 5, 40]) {
+      const v = view(conversation(n, 100 + n));
+      const want = refPathHashes(v.messages);
+      const got = pathHashes(v, { member: 'messages' });
+      expect(got).toEqual({ messageHashes: want.messageHashes, pathHashes: want.pathHashes, digest: refDigest(v) });
+      expect(pathHashes(JSON.stringify(v), { member: 'messages' })).toEqual(got);
+      expect(pathHashes(utf8(JSON.stringify(v, null, 2)), { member: 'messages' })).toEqual(got);
+    }
+  });
+
+  it('finds the member wherever sorting moves it, after ignored members, and under an escaped name', () => {
+    const msgs = [{ role: 'user', content: 'a', ts: 1 }, { content: 'b', role: 'assistant' }];
+    const stripped = msgs.map(({ ts: _t, ...m }) => m);
+    const text = '{"ts":1,"zzz":[1,2],"m\\u0065ssages":' + JSON.stringify(msgs) + ',"aaa":{"ts":3,"b":1}}';
+    const got = pathHashes(text, { member: 'messages', ignoreKeys: ['ts'] });
+    const want = refPathHashes(stripped);
+    expect(got.messageHashes).toEqual(want.messageHashes);
+    expect(got.pathHashes).toEqual(want.pathHashes);
+    expect(got.digest).toBe(refDigest({ zzz: [1, 2], messages: stripped, aaa: { b: 1 } }));
+    // Only the root's member counts: a nested "messages" is not it.
+    expect(pathHashes('{"x":{"messages":[1]},"messages":[2,3]}', { member: 'messages' }).messageHashes).toEqual([refDigest(2), refDigest(3)]);
+  });
+
+  it('errors: not an object, member not an array, member missing', () => {
+    const err = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return e as { code: string; offset?: number };
+      }
+      throw new Error('expected an error');
+    };
+    expect(err(() => pathHashes('[1]', { member: 'messages' }))).toMatchObject({ code: 'E_NOT_ARRAY', offset: 0 });
+    expect(err(() => pathHashes('{"messages": {"a":1}}', { member: 'messages' }))).toMatchObject({ code: 'E_NOT_ARRAY', offset: 13 });
+    expect(err(() => pathHashes('{"other": []}', { member: 'messages' }))).toMatchObject({ code: 'E_NOT_ARRAY', offset: 0 });
+    expect(err(() => pathHashes([1, 2], { member: 'messages' }))).toMatchObject({ code: 'E_NOT_ARRAY' });
+    expect(pathHashes('{"messages": []}', { member: 'messages' })).toEqual({ messageHashes: [], pathHashes: [], digest: refDigest({ messages: [] }) });
+  });
+});

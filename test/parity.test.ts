@@ -79,6 +79,17 @@ describe('backend parity', () => {
     }
   });
 
+  it('mutated request views give the same { member } hashes or errors', () => {
+    const r = rng(8);
+    const base = utf8(JSON.stringify({ tools: [], model: 'm', messages: [{ role: 'user', content: 'a' }, { content: 'b\n', role: 'assistant' }], options: { n: 1 } }));
+    for (let i = 0; i < 3000; i++) {
+      const input = mutate(base, r);
+      const a = outcome('wasm-simd', () => pathHashes(input, { member: 'messages' }));
+      expect(outcome('wasm', () => pathHashes(input, { member: 'messages' }))).toBe(a);
+      expect(outcome('js', () => pathHashes(input, { member: 'messages' }))).toBe(a);
+    }
+  });
+
   it('memory growth mid-call: output longer than input, and a large input', () => {
     const expanding = `[${Array(200_000).fill('1e20').join(',')}]`; // each number grows 4 -> 21 bytes
     const big = JSON.stringify(Array.from({ length: 30_000 }, (_, i) => ({ k: `v${i}`.repeat(50), n: i / 7 })));

@@ -24,8 +24,11 @@ export interface Engine {
   canonical(json: Uint8Array | string, ignore: readonly Uint8Array[]): Uint8Array;
   /** Hex SHA-256 of the canonical bytes of JSON text. */
   digestHex(json: Uint8Array | string, ignore: readonly Uint8Array[]): string;
-  /** Element digests of a JSON array given as text, in one pass. */
-  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementHashes;
+  /**
+   * Element digests of a JSON array given as text, in one pass; with `member`, of the array
+   * that is that member's value in a root object (the whole digest is still the root's).
+   */
+  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes;
   sha256(data: Uint8Array): Uint8Array;
   sha256Stream(): Sha256Stream;
   /** Trace token digest: the four fixed fields, then the ids (sorted here, by bytes). */

@@ -226,6 +226,27 @@ export function hashJSON(json: string | Uint8Array, opts?: CanonicalOptions): st
   return current().digestHex(jsonInput(json), ig.bytes);
 }
 
+export interface PathHashOptions extends CanonicalOptions {
+  /**
+   * Hash the array held by this member of a root object instead of a root array: message and
+   * path hashes are of `value[member]`'s elements and `digest` is of the whole object, all from
+   * one pass (how the matcher gets a request key and its path hashes together).
+   */
+  member?: string;
+}
+
+const memberCache = new Map<string, Uint8Array>();
+function memberOf(opts: PathHashOptions | undefined): Uint8Array | undefined {
+  const m = opts?.member;
+  if (m === undefined) return undefined;
+  if (typeof m !== 'string' || !m.isWellFormed()) {
+    throw new TapedeckError('E_ARG', 'pathHashes: `member` must be a well-formed string.', { hint: 'e.g. { member: "messages" }' });
+  }
+  let b = memberCache.get(m);
+  if (!b) memberCache.set(m, (b = encoder.encode(m)));
+  return b;
+}
+
 export interface PathHashes {
   /** m_i = digest(messages[i]). */
   messageHashes: string[];
@@ -236,10 +257,20 @@ export interface PathHashes {
 }
 
 /** Element digests of an array given as a JavaScript value or as JSON text: one engine call. */
-function elementsOf(input: unknown, what: string, opts: CanonicalOptions | undefined, chain: boolean): ElementHashes {
+function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefined, chain: boolean): ElementHashes {
   const ig = ignoreOf(opts);
+  const member = memberOf(opts);
   if (typeof input === 'string' || input instanceof Uint8Array) {
-    return current().elementsHex(jsonInput(input), ig.bytes, chain, chain);
+    return current().elementsHex(jsonInput(input), ig.bytes, chain, chain, member);
+  }
+  if (member) {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+      throw new TapedeckError('E_NOT_ARRAY', `${what} with { member } expects an object; got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}.`, {
+        path: '$',
+        hint: 'Pass the whole request view, e.g. pathHashes(view, { member: "messages" }).',
+      });
+    }
+    return onValue(input, ig, (e, text) => e.elementsHex(text, ig.bytes, chain, chain, member));
   }
   if (!Array.isArray(input)) {
     throw new TapedeckError('E_NOT_ARRAY', `${what} expects an array (or JSON text of one); got ${input === null ? 'null' : typeof input}.`, {
@@ -253,12 +284,14 @@ function elementsOf(input: unknown, what: string, opts: CanonicalOptions | undef
 /**
  * Message hashes, chained path hashes and the whole-array digest of a message list, in one core
  * call. Raw JSON text (a string or the bytes of a request body) skips JSON.parse entirely.
+ * With `{ member: 'messages' }` the input is an object and the list is its `messages` member;
+ * `digest` is then the digest of the whole object.
  *
  * @example
  * const { messageHashes, pathHashes } = pathHashes([{ role: 'user', content: 'hi' }])
  * pathHashes[0] === messageHashes[0] // true: the chain starts at the first message
  */
-export function pathHashes(messages: unknown[] | string | Uint8Array, opts?: CanonicalOptions): PathHashes {
+export function pathHashes(messages: unknown[] | object | string | Uint8Array, opts?: PathHashOptions): PathHashes {
   return elementsOf(messages, 'pathHashes', opts, true);
 }
 

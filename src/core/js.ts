@@ -15,9 +15,9 @@ function toBytes(json: Uint8Array | string): Uint8Array {
 export class JsEngine implements Engine {
   readonly name = 'js' as const;
 
-  private run(json: Uint8Array | string, ignore: readonly Uint8Array[], elements: boolean) {
+  private run(json: Uint8Array | string, ignore: readonly Uint8Array[], elements: boolean, member?: Uint8Array) {
     const bytes = toBytes(json);
-    const r = canonicalizeBytes(bytes, ignore, elements);
+    const r = canonicalizeBytes(bytes, ignore, elements, member);
     if ('status' in r) throw jsonError(r.status, r.offset, r.detail, bytes);
     return r;
   }
@@ -32,8 +32,8 @@ export class JsEngine implements Engine {
     return hex(nobleSha256(r.out.subarray(0, r.length)));
   }
 
-  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementHashes {
-    const r = this.run(json, ignore, true);
+  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes {
+    const r = this.run(json, ignore, true, member);
     const count = r.spans.length / 2;
     const messages = new Uint8Array(count * 32);
     for (let i = 0; i < count; i++) {

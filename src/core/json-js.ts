@@ -96,9 +96,10 @@ export function canonicalizeBytes(
   input: Uint8Array,
   ignoreKeys: readonly Uint8Array[],
   elements: boolean,
+  member?: Uint8Array,
 ): CanonicalResult | JsonFailure {
   try {
-    return new Reader(input, ignoreKeys).parse(elements);
+    return new Reader(input, ignoreKeys).parse(elements && !member, member);
   } catch (e) {
     if (e instanceof Fail) return { status: e.status, offset: e.offset, detail: e.detail };
     throw e;
@@ -404,24 +405,39 @@ class Reader {
       if (!first) this.out[w++] = 0x2c;
       first = false;
       this.out.set(copy.subarray(m.chunkStart - f.contentStart, m.chunkStart - f.contentStart + m.chunkLen), w);
+      m.chunkStart = w; // where the chunk lives now (member mode locates its array by it)
       w += m.chunkLen;
     }
     this.o = w;
   }
 
-  parse(elements: boolean): CanonicalResult {
+  /**
+   * `elements`: spans of the top-level array's elements. `member`: spans of the elements of
+   * the array that is the value of the root object's member with that (UTF-8) name, stored
+   * relative to the member's chunk until the root is sorted (as assembly/json.ts does).
+   */
+  parse(elements: boolean, member?: Uint8Array): CanonicalResult {
     const b = this.b;
     let p = this.skipWs(0);
     const stack: Frame[] = [];
     const spans: number[] = [];
     let elemStart = 0;
-    if (elements && b[p] !== 0x5b) {
+    const elemDepth = member ? 2 : 1;
+    let elemActive = false;
+    let pending: Member | undefined;
+    let target: Member | undefined;
+    let elemBase = 0;
+    const isTarget = (m: Member) => member !== undefined && stack.length === 1 && m.chunkLen >= 0 && compareUtf8Keys(m.key, member) === 0;
+    if ((elements || member) && b[p] !== (elements ? 0x5b : 0x7b)) {
       if (p >= this.end) this.fail(ERR.JSON, this.end, D.END);
-      this.fail(ERR.NOT_ARRAY, p);
+      this.fail(ERR.NOT_ARRAY, p, member ? 1 : 0);
     }
     for (;;) {
       let c = b[p]!;
       let opened = false;
+      const here = pending;
+      pending = undefined;
+      if (here && c !== 0x5b) this.fail(ERR.NOT_ARRAY, p, 2);
       if (c === 0x22) p = this.string(p);
       else if (c === 0x7b || c === 0x5b) {
         if (stack.length === MAX_DEPTH) this.fail(ERR.DEPTH, p);
@@ -434,8 +450,17 @@ class Reader {
             p++;
             this.put(0x5d);
             stack.pop();
+            if (here) target = here;
           } else {
-            if (elements && stack.length === 1) elemStart = this.o;
+            if (elements && stack.length === 1) {
+              elemActive = true;
+              elemStart = this.o;
+            } else if (here) {
+              elemActive = true;
+              elemStart = this.o;
+              target = here;
+              elemBase = here.chunkStart;
+            }
             opened = true;
           }
         } else if (b[p] === 0x7d) {
@@ -445,6 +470,7 @@ class Reader {
         } else {
           const [q, m] = this.member(p, false);
           frame.members.push(m);
+          if (isTarget(m)) pending = m;
           p = q;
           opened = true;
         }
@@ -462,20 +488,27 @@ class Reader {
         if (!f) {
           p = this.skipWs(p);
           if (p !== this.end) this.fail(ERR.JSON, p, D.TRAILING);
+          if (member) {
+            if (!target) this.fail(ERR.NOT_ARRAY, 0, 3);
+            const base = target.chunkStart;
+            for (let i = 0; i < spans.length; i += 2) spans[i]! += base;
+          }
           return { out: this.out, length: this.o, spans };
         }
         p = this.skipWs(p);
         c = b[p]!;
         if (!f.object) {
-          if (elements && stack.length === 1) spans.push(elemStart, this.o - elemStart);
+          const spanning = elemActive && stack.length === elemDepth;
+          if (spanning) spans.push(elemStart - elemBase, this.o - elemStart);
           if (c === 0x2c) {
             this.put(0x2c);
             p = this.skipWs(p + 1);
-            if (elements && stack.length === 1) elemStart = this.o;
+            if (spanning) elemStart = this.o;
             more = true;
           } else if (c === 0x5d) {
             this.put(0x5d);
             p++;
+            if (spanning) elemActive = false;
             stack.pop();
           } else this.failAt(p, D.ARRAY_SEP);
           continue;
@@ -486,6 +519,7 @@ class Reader {
         if (c === 0x2c) {
           const [q, next] = this.member(this.skipWs(p + 1), true);
           f.members.push(next);
+          if (isTarget(next)) pending = next;
           p = q;
           more = true;
         } else if (c === 0x7d) {
@@ -493,6 +527,7 @@ class Reader {
           if (this.o > f.contentStart && this.out[f.contentStart] === 0x2c) {
             this.out.copyWithin(f.contentStart, f.contentStart + 1, this.o);
             this.o--;
+            for (const m of f.members) m.chunkStart--;
           }
           this.put(0x7d);
           p++;

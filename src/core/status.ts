@@ -110,11 +110,21 @@ export function jsonError(status: number, offset: number, detail: number, bytes:
         offset,
         hint: `Flatten the structure or send the deep part as a string; the limit (MAX_DEPTH = ${MAX_DEPTH}) protects against stack exhaustion.`,
       });
-    case ERR.NOT_ARRAY:
-      return new TapedeckError(code, `Expected a JSON array of messages ${where}.`, {
+    case ERR.NOT_ARRAY: {
+      const what = [
+        'Expected a JSON array of messages',
+        'Expected a JSON object (whose member holds the message array)',
+        'Expected an array as the value of the member',
+        'The object has no member of that name',
+      ][detail] ?? 'Expected a JSON array';
+      return new TapedeckError(code, `${what} ${where}.`, {
         offset,
-        hint: 'pathHashes and hashMany take an array: pass request.messages, not the whole request.',
+        hint:
+          detail === 0
+            ? 'pathHashes and hashMany take an array: pass request.messages, or use { member: "messages" } with the whole request.'
+            : 'With { member }, pass an object whose member of that name is an array.',
       });
+    }
     default:
       return new TapedeckError(code, `WebAssembly memory could not grow while processing ${bytes.length} bytes.`, {
         offset,

@@ -23,6 +23,7 @@ interface CoreExports {
 const H_MESSAGES = 2;
 const H_CHAIN = 4;
 const H_WHOLE = 8;
+const H_MEMBER = 16;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -164,9 +165,13 @@ export class WasmEngine implements Engine {
     return this.u32[this.r + 10]!;
   }
 
-  private call(json: Uint8Array | string, ignore: readonly Uint8Array[], flags: number): void {
-    const n = this.load(json, ignore);
-    const status = this.x.canonical(n, ignore.length, flags);
+  /**
+   * One core call. `member` rides after the ignore keys in the same list (the module finds it
+   * at position ignore.length).
+   */
+  private call(json: Uint8Array | string, ignore: readonly Uint8Array[], flags: number, member?: Uint8Array): void {
+    const n = this.load(json, member ? [...ignore, member] : ignore);
+    const status = this.x.canonical(n, ignore.length, member ? flags | H_MEMBER : flags);
     this.refresh();
     if (status !== 0) {
       const bytes = typeof json === 'string' ? encoder.encode(json) : json;
@@ -205,9 +210,9 @@ export class WasmEngine implements Engine {
     return this.wholeHex(inWasm);
   }
 
-  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean): ElementHashes {
+  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes {
     const inWasm = WasmEngine.wasmWhole(json.length);
-    this.call(json, ignore, H_MESSAGES | (chain ? H_CHAIN : 0) | (whole && inWasm ? H_WHOLE : 0));
+    this.call(json, ignore, H_MESSAGES | (chain ? H_CHAIN : 0) | (whole && inWasm ? H_WHOLE : 0), member);
     const count = this.u32[this.r + 5]!;
     // Message and path digests are adjacent in memory: one string covers both.
     const all = this.hexText(this.u32[this.r + 11]!, count * (chain ? 128 : 64));

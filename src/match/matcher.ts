@@ -77,10 +77,11 @@ export interface MatchResult {
 export function requestKeys(request: unknown, opts: NormalizeOptions = {}): RequestKeys {
   const n = normalizeRequest(parseBody(request), opts);
   const signature: Signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
-  const paths = pathHashes(n.messages);
+  // One core call: the view's digest is the key, and its `messages` are the path.
+  const paths = pathHashes(n.view, { member: 'messages' });
   return {
     provider: n.provider,
-    key: hashValue(n.view),
+    key: paths.digest,
     signature,
     signatureDigest: hashValue(signature),
     messageHashes: paths.messageHashes,
