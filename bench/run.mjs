@@ -429,9 +429,31 @@ for (const [suffix, pred] of [
   target(`SMALL10K vs best baseline (target >= 2x)${suffix}`, r && r.ratio !== null ? r : undefined, r?.ratio, r?.ratio >= 2, r ? fmtRatio(r.ratio) : '');
 }
 
+// ---------------------------------------------------------------- matcher ----
+// Issue 3's rows: index lookup among 1,000,000 recordings, memory per recording, and matching
+// end to end from the raw M request body (bench/match.mjs).
+let match = null;
+if (!FILTERS.length || FILTERS.includes('match')) {
+  const { matchBench } = await import('./match.mjs');
+  lib.setBackend(DEFAULT_BACKEND);
+  match = await matchBench(lib, { quick: QUICK });
+  console.log(`\n== MATCH: matcher (backend ${DEFAULT_BACKEND})`);
+  console.log(
+    table(
+      ['row', 'p50', 'p99', 'n', 'ratio', 'vs'],
+      match.rows.map((r) => [r.label, fmtTime(r.p50), fmtTime(r.p99), r.samples, r.label === r.baseline ? '(baseline)' : fmtRatio(r.ratio), r.baseline]),
+    ),
+  );
+  for (const t of match.targets) {
+    const shown = t.unit === 'ms' ? fmtTime(t.value) : `${t.value.toFixed(0)} B`;
+    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.pass });
+    console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.unit === 'ms' ? (t.pass ? 'PASS' : 'MISS') : ''}`);
+  }
+}
+
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;

@@ -31,7 +31,16 @@ for (const [name, w] of Object.entries(r.workloads)) {
 }
 lines.push('', 'Targets (default backend, wasm-simd):', '');
 for (const t of r.targets) {
+  if (/memory per recording/.test(t.label)) continue;
   const v = /µs/.test(t.label) ? fmt(t.value) : t.value >= 1 ? `${t.value.toFixed(2)}x faster` : `${(1 / t.value).toFixed(2)}x slower`;
   lines.push(`- ${t.label}: **${v}** — ${t.pass ? 'PASS' : 'MISS'}`);
+}
+if (r.match) {
+  lines.push('', `Matcher (${r.match.rows[0].label.replace(/^.*?, /, '')}; index memory ${r.match.bytesPerRecording.toFixed(0)} bytes per recording):`, '');
+  lines.push('| row | p50 | p99 | vs baseline |', '|---|---|---|---|');
+  for (const m of r.match.rows) {
+    const vs = m.label === m.baseline ? '(baseline)' : `${m.ratio >= 1 ? `${m.ratio.toFixed(m.ratio > 100 ? 0 : 2)}x faster` : `${(1 / m.ratio).toFixed(2)}x slower`} than ${m.baseline.replace(/, 1,000,000 recordings$/, '')}`;
+    lines.push(`| ${m.label} | ${fmt(m.p50)} | ${fmt(m.p99)} | ${vs} |`);
+  }
 }
 console.log(lines.join('\n'));
