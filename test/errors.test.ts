@@ -5,16 +5,8 @@ import {
   backend, canonicalize, canonicalizeJSON, hashJSON, hashValue, MAX_DEPTH, MAX_INPUT_BYTES, pathHashes, setBackend, TapedeckError,
 } from '../src/index.ts';
 import { refDigest, utf8 } from './reference.ts';
+import { errorOf } from './helpers.ts';
 
-function errorOf(f: () => unknown): TapedeckError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof TapedeckError) return e;
-    throw new Error(`expected a TapedeckError, got ${String(e)}`);
-  }
-  throw new Error('expected an error, got none');
-}
 
 // [input, code, byte offset]: offsets are part of the contract (both engines must agree).
 const textCases: [string | Uint8Array, string, number][] = [

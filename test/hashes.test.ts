@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend, hashJSON, hashMany, hashValue, pathHashes, sha256, traceToken } from '../src/index.ts';
+import { errorOf } from './helpers.ts';
 import { refDigest, refPathHashes, refSha256Hex, refTraceToken, rng, utf8 } from './reference.ts';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -200,14 +201,7 @@ describe(`pathHashes with { member } (${backend()})`, () => {
   });
 
   it('errors: not an object, member not an array, member missing', () => {
-    const err = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        return e as { code: string; offset?: number };
-      }
-      throw new Error('expected an error');
-    };
+    const err = errorOf;
     expect(err(() => pathHashes('[1]', { member: 'messages' }))).toMatchObject({ code: 'E_NOT_ARRAY', offset: 0 });
     expect(err(() => pathHashes('{"messages": {"a":1}}', { member: 'messages' }))).toMatchObject({ code: 'E_NOT_ARRAY', offset: 13 });
     expect(err(() => pathHashes('{"other": []}', { member: 'messages' }))).toMatchObject({ code: 'E_NOT_ARRAY', offset: 0 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/index.ts';
 import { createMatcher, loadRecordingsDir, type Recording } from '../../src/match/index.ts';
+import { errorOf } from '../helpers.ts';
 
 const seedDir = join(import.meta.dirname, '../fixtures/recordings-seed000');
 
@@ -23,13 +24,9 @@ function req(text: string, tools: string[] = ['search'], context: Record<string,
 const rec = (request: unknown, answer: string): Recording => ({ request, response: { text: answer } });
 
 function missOf(f: () => unknown): TapedeckError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof TapedeckError && e.code === 'E_MISS') return e;
-    throw e;
-  }
-  throw new Error('expected E_MISS');
+  const e = errorOf(f);
+  expect(e.code).toBe('E_MISS');
+  return e;
 }
 
 describe('exact mode', () => {

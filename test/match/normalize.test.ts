@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { backend, hashValue, pathHashes, TapedeckError } from '../../src/index.ts';
 import { DROPPED_ARGS, detectProvider, normalizeRequest, type Provider } from '../../src/match/normalize.ts';
 import { rng } from '../reference.ts';
+import { errorOf } from '../helpers.ts';
 
 type Obj = Record<string, any>;
 
@@ -23,15 +24,6 @@ const PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFElEQVR4nGP4z8D
 const PNG = Buffer.from(PNG_B64, 'base64');
 const sha = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
 
-function errorOf(f: () => unknown): TapedeckError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof TapedeckError) return e;
-    throw new Error(`expected a TapedeckError, got ${String(e)}`);
-  }
-  throw new Error('expected an error, got none');
-}
 
 function deepFreeze<T>(v: T): T {
   if (v !== null && typeof v === 'object') {
