@@ -88,8 +88,12 @@ export async function matchBench(lib, { quick = false } = {}) {
   const w = buildWorkload('M');
   const body = w.bodyBytes;
   const recordings = [{ request: JSON.parse(Buffer.from(body).toString('utf8')), response: { ok: true } }];
-  const matcher = lib.createMatcher({ mode: 'exact', allowRepeats: true, recordings });
-  const e2e = await time('match(raw M body): parse + normalize + key + paths + lookup', () => matcher.match(body), budget);
+  // Cold: every call does the whole pipeline (memo off), as for a body never seen before.
+  const cold = lib.createMatcher({ mode: 'exact', allowRepeats: true, recordings, memo: 0 });
+  const e2e = await time('match(raw M body), cold: parse + normalize + key + paths + lookup', () => cold.match(body), budget);
+  // Warm: the same bytes again (a proxy serving many clients): SHA-256 of the bytes + memo + lookup.
+  const warm = lib.createMatcher({ mode: 'exact', allowRepeats: true, recordings });
+  const e2eWarm = await time('match(raw M body), repeated bytes (memo hit)', () => warm.match(body), budget);
   // Baseline: the same pipeline with the best pure-JS hashing (safe-stable-stringify + node:crypto).
   const base = await time(
     'baseline: JSON.parse + normalize + sss/node:crypto key and chain',
@@ -106,8 +110,9 @@ export async function matchBench(lib, { quick = false } = {}) {
     budget,
   );
   rows.push({ ...e2e, baseline: base.label, ratio: base.p50 / e2e.p50 });
+  rows.push({ ...e2eWarm, baseline: base.label, ratio: base.p50 / e2eWarm.p50 });
   rows.push({ ...base, baseline: base.label, ratio: 1 });
-  targets.push({ label: 'match end to end from raw M request bytes (target <= 150 µs p50)', value: e2e.p50, pass: e2e.p50 <= 0.15, unit: 'ms' });
+  targets.push({ label: 'match end to end from raw M request bytes, cold (target <= 150 µs p50)', value: e2e.p50, pass: e2e.p50 <= 0.15, unit: 'ms' });
   return { rows, targets, bytesPerRecording };
 }
 

@@ -11,6 +11,7 @@ export {
   type MatchMode,
   type MatchResult,
   type Recording,
+  type RequestDigests,
   type RequestKeys,
   type Signature,
 } from './matcher.ts';

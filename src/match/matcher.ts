@@ -2,7 +2,8 @@
 // and say why. Every recording is hashed once when the matcher is built; a lookup is then a
 // couple of Map probes (never a scan), whatever the number of recordings.
 
-import { canonicalizeJSON, hashValue, pathHashes } from '../core/index.ts';
+import { canonicalizeJSON, hashValue, pathHashes, sha256 } from '../core/index.ts';
+import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { explainMiss } from './diagnose.ts';
 import { normalizeRequest, type NormalizeOptions, type Provider } from './normalize.ts';
@@ -31,8 +32,8 @@ export interface Recording {
   [extra: string]: unknown;
 }
 
-/** Everything the matcher derives from a request: computed once per request or recording. */
-export interface RequestKeys {
+/** The digests the matcher looks a request up by. */
+export interface RequestDigests {
   provider: Provider;
   /** digest of the normalized request view. */
   key: string;
@@ -40,6 +41,10 @@ export interface RequestKeys {
   signatureDigest: string;
   messageHashes: string[];
   pathHashes: string[];
+}
+
+/** Everything the matcher derives from a request: computed once per request or recording. */
+export interface RequestKeys extends RequestDigests {
   /** Normalized messages and view, kept for miss diagnostics. */
   messages: unknown[];
   view: Record<string, unknown>;
@@ -57,6 +62,12 @@ export interface MatcherOptions extends NormalizeOptions {
   source?: string;
   /** Shown in miss messages: the command that re-records them. */
   recordCommand?: string;
+  /**
+   * Request bodies given as bytes or text are remembered by the SHA-256 of their bytes, this
+   * many (least recently used first out; default 1024, 0 turns it off). A proxy sees the same
+   * body again and again; a repeat then skips parsing, normalization and hashing of the view.
+   */
+  memo?: number;
 }
 
 export interface MatchResult {
@@ -65,7 +76,7 @@ export interface MatchResult {
   index: number;
   matchedBy: 'exact' | 'signature' | 'sequential';
   warnings: string[];
-  request: RequestKeys;
+  request: RequestDigests;
 }
 
 /**
@@ -253,7 +264,29 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     index.add(k.key, k.signatureDigest);
   });
 
-  function result(i: number, matchedBy: MatchResult['matchedBy'], warnings: string[], request: RequestKeys): MatchResult {
+  const memoLimit = opts.memo ?? 1024;
+  const memo = new Map<string, RequestDigests>();
+  /** The digests of a request, from the memo when its exact bytes were seen before. */
+  function digestsOf(request: unknown): { digests: RequestDigests; full?: RequestKeys } {
+    if (memoLimit <= 0 || (typeof request !== 'string' && !(request instanceof Uint8Array))) {
+      const full = requestKeys(request, norm);
+      return { digests: full, full };
+    }
+    const id = hex(sha256(request));
+    const hit = memo.get(id);
+    if (hit) {
+      memo.delete(id); // re-insert: Map order is the LRU order
+      memo.set(id, hit);
+      return { digests: hit };
+    }
+    const full = requestKeys(request, norm);
+    const { messages: _m, view: _v, ...digests } = full;
+    memo.set(id, digests);
+    if (memo.size > memoLimit) memo.delete(memo.keys().next().value!);
+    return { digests, full };
+  }
+
+  function result(i: number, matchedBy: MatchResult['matchedBy'], warnings: string[], request: RequestDigests): MatchResult {
     index.markUsed(i);
     return { recording: recordings[i]!, index: i, matchedBy, warnings, request };
   }
@@ -265,7 +298,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     keys: () => keys,
     unused: () => recordings.filter((_, i) => !index.isUsed(i)),
     match(request: unknown): MatchResult {
-      const req = requestKeys(request, norm);
+      const { digests: req, full } = digestsOf(request);
       const warnings: string[] = [];
       if (mode === 'exact' || mode === 'hybrid') {
         const i = index.byRequestKey(req.key);
@@ -298,7 +331,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
       }
       throw explainMiss({
         mode,
-        request: req,
+        request: full ?? requestKeys(request, norm),
         recordings,
         keys,
         used: index.usedFlags(),

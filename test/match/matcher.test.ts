@@ -219,3 +219,41 @@ describe('misses that explain themselves', () => {
     expect(() => createMatcher({ mode: 'fuzzy' as never, recordings: [] })).toThrow(/Valid modes: exact, signature, sequential, hybrid/);
   });
 });
+
+describe('request bodies as bytes (the proxy path) and the memo of seen bodies', () => {
+  const body = (text: string) => new TextEncoder().encode(JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: text }] }));
+
+  it('bytes, text and objects give the same keys; a repeat is served from the memo with the same digests', () => {
+    const request = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
+    const m = createMatcher({ mode: 'exact', allowRepeats: true, recordings: [rec(request, '0')] });
+    const cold = m.match(body('hi'));
+    const warm = m.match(body('hi'));
+    const fromText = m.match(new TextDecoder().decode(body('hi')));
+    const fromObject = m.match(request);
+    expect(cold.matchedBy).toBe('exact');
+    expect(warm.request).toEqual(cold.request);
+    expect(fromText.request).toEqual(cold.request);
+    expect(fromObject.request.key).toBe(cold.request.key);
+    expect(fromObject.request.pathHashes).toEqual(cold.request.pathHashes);
+  });
+
+  it('a miss after a memo hit still explains itself in full', () => {
+    const m = createMatcher({ mode: 'exact', recordings: [rec({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, '0')] });
+    m.match(body('hi'));
+    const e = missOf(() => m.match(body('hi'))); // same bytes: memo hit, recording already used
+    expect(e.message).toContain('already used');
+    expect((e.details.closest as { sharedMessages: number; used: boolean }[])[0]).toMatchObject({ sharedMessages: 1, used: true });
+  });
+
+  it('memo: 0 turns it off; the memo keeps at most `memo` bodies', () => {
+    for (const memo of [0, 2]) {
+      const m = createMatcher({ mode: 'exact', allowRepeats: true, memo, recordings: ['a', 'b', 'c'].map((t) => rec({ model: 'gpt-4o', messages: [{ role: 'user', content: t }] }, t)) });
+      for (const t of ['a', 'b', 'c', 'a', 'b', 'c']) expect((m.match(body(t)).recording.response as { text: string }).text).toBe(t);
+    }
+  });
+
+  it('malformed bodies are E_JSON with the byte offset', () => {
+    const m = createMatcher({ recordings: [] });
+    expect(errorOf(() => m.match(new TextEncoder().encode('{"model": "x", "messages": [}')))).toMatchObject({ code: 'E_JSON', offset: 28 });
+  });
+});
