@@ -4,7 +4,7 @@ import { run, RESULT, ensureMemory, F_ELEMENTS, F_MEMBER } from "./json";
 import { sha256, sha256Many, pathChain } from "./sha256";
 import { hexEncode } from "./hex";
 
-export { prepare, compareKeys, MAX_DEPTH } from "./json";
+export { prepare, MAX_DEPTH } from "./json";
 export { parseNumber, formatNumber, writeCanonicalNumber } from "./number";
 export { sha256, sha256Init, sha256Update, sha256Final, sha256Many, pathChain } from "./sha256";
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCALAR_BASE64, SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from '../src/core/wasm.generated.ts';
 import { VERSION } from '../src/version.ts';
+import { MAX_DEPTH } from '../src/errors.ts';
 
 const root = join(import.meta.dirname, '..');
 const cli = join(root, 'dist/cli.js');
@@ -31,6 +32,13 @@ describe('build artefacts', () => {
     expect(WebAssembly.Module.exports(simd).map((e) => e.name).sort()).toEqual(WebAssembly.Module.exports(scalar).map((e) => e.name).sort());
     expect(WebAssembly.Module.imports(simd)).toEqual([]);
     expect(WebAssembly.Module.imports(scalar)).toEqual([]);
+  });
+
+  it('the module and the TypeScript layer agree on MAX_DEPTH', () => {
+    for (const b64 of [SCALAR_BASE64, SIMD_BASE64]) {
+      const x = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(b64, 'base64')), {}).exports as { MAX_DEPTH: WebAssembly.Global };
+      expect(x.MAX_DEPTH.value).toBe(MAX_DEPTH);
+    }
   });
 
   it('VERSION matches package.json', () => {
