@@ -41,6 +41,9 @@ export const F_ELEMENTS: i32 = 1; // top level must be an array; record each ele
 // member named by the entry after the ignore keys (e.g. a request view's "messages"), so one
 // call yields the whole digest and the per-message digests.
 export const F_MEMBER: i32 = 2;
+// Ignore keys drop members of the root object only (a request's top-level arguments), not
+// members of the same name deeper down (a tool schema property called "user").
+export const F_ROOT_IGNORE: i32 = 4;
 
 const FRAME_SIZE: usize = 16; // kind u32, recStart u32, contentStart u32, curRec u32
 const REC_SIZE: usize = 20; // keyPtr, keyLen, chunkStart, chunkLen (IGNORED = ignored), keyOffset
@@ -550,6 +553,7 @@ function parse(flags: i32): i32 {
   let recTop = recBase;
   const elements = (flags & F_ELEMENTS) != 0;
   const member = (flags & F_MEMBER) != 0;
+  const rootIgnore = (flags & F_ROOT_IGNORE) != 0;
   let spanTop = spansBase;
   let elemStart: usize = 0;
   let nulls: u32 = 0;
@@ -628,7 +632,7 @@ function parse(flags: i32): i32 {
           sp -= FRAME_SIZE;
         } else {
           // First member key.
-          const r = beginMember(p, o, recTop, false);
+          const r = beginMember(p, o, recTop, false, !rootIgnore || depth == 1);
           if (r == 0) return errCode;
           p = r;
           o = gO;
@@ -748,7 +752,7 @@ function parse(flags: i32): i32 {
       }
       if (c == 0x2c) {
         p = skipWs(p + 1);
-        const r = beginMember(p, o, recTop, true);
+        const r = beginMember(p, o, recTop, true, !rootIgnore || depth == 1);
         if (r == 0) return errCode;
         p = r;
         o = gO;
@@ -788,10 +792,10 @@ function parse(flags: i32): i32 {
 
 /**
  * Reads `"key":` at p (after whitespace), writes the member prefix (with a separating comma if
- * `comma`) and fills the record at rec. Returns the position of the value (0 on error); the
+ * `comma`) and fills the record at rec; `ignorable` says whether ignore keys apply at this depth. Returns the position of the value (0 on error); the
  * output cursor is left in gO.
  */
-function beginMember(p: usize, o: usize, rec: usize, comma: bool): usize {
+function beginMember(p: usize, o: usize, rec: usize, comma: bool, ignorable: bool): usize {
   if (load<u8>(p) != 0x22) {
     failAt(p, D_KEY);
     return 0;
@@ -823,7 +827,7 @@ function beginMember(p: usize, o: usize, rec: usize, comma: bool): usize {
   store<u32>(rec + 4, kLen);
   // The chunk excludes the separating comma: sorting re-inserts commas.
   store<u32>(rec + 8, <u32>(comma ? chunk + 1 : chunk));
-  store<u32>(rec + 12, ignCount > 0 && isIgnored(kPtr, kLen) ? IGNORED : 0);
+  store<u32>(rec + 12, ignorable && ignCount > 0 && isIgnored(kPtr, kLen) ? IGNORED : 0);
   store<u32>(rec + 16, <u32>(keyAt - inBase));
   if (load<u32>(rec + 12) == IGNORED) store<u32>(rec + 8, <u32>chunk);
   gO = o;

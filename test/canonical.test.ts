@@ -133,6 +133,19 @@ describe('canonical form against the canonicalize package', () => {
     expect(text(canonicalize(v))).toBe(refCanonical(JSON.parse(JSON.stringify(v))));
   });
 
+  it('rootOnly: ignoreKeys drop root members only, in values and raw text alike', () => {
+    const v = { user: 'u1', stream: true, tools: [{ parameters: { properties: { user: { type: 'string' } } } }], messages: [{ user: 'x' }] };
+    const want = refCanonical({ tools: v.tools, messages: v.messages });
+    const opts = { ignoreKeys: ['user', 'stream'], rootOnly: true };
+    expect(text(canonicalize(v, opts))).toBe(want);
+    expect(text(canonicalizeJSON(JSON.stringify(v), opts))).toBe(want);
+    expect(text(canonicalizeJSON('{"stream":1,"b":{"stream":2},"a":[{"stream":3}]}', opts))).toBe('{"a":[{"stream":3}],"b":{"stream":2}}');
+    expect(hashValue(v, opts)).toBe(hashJSON(JSON.stringify(v, null, 2), opts));
+    // And NaN under an ignored root member is dropped with it, but not one deeper down.
+    expect(() => canonicalize({ user: NaN, a: 1 }, opts)).not.toThrow();
+    expect(() => canonicalize({ a: { user: NaN } }, opts)).toThrow(expect.objectContaining({ code: 'E_NON_FINITE' }));
+  });
+
   it('ignoreKeys drops members at any depth, in values and raw text alike', () => {
     const v = { id: 'req_1', messages: [{ role: 'user', content: 'hi', id: 'm1' }], meta: { created: 1, id: 2 } };
     const want = refCanonical({ messages: [{ role: 'user', content: 'hi' }], meta: { created: 1 } });

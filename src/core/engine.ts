@@ -18,17 +18,23 @@ export interface Sha256Stream {
   digest(): Uint8Array;
 }
 
+/** Ignore keys in UTF-8, and whether they apply to the root object's members only. */
+export interface IgnoreSpec {
+  readonly keys: readonly Uint8Array[];
+  readonly rootOnly: boolean;
+}
+
 export interface Engine {
   readonly name: BackendName;
   /** Canonical bytes of JSON text (a string must be well-formed UTF-16); a fresh copy. */
-  canonical(json: Uint8Array | string, ignore: readonly Uint8Array[]): Uint8Array;
+  canonical(json: Uint8Array | string, ignore: IgnoreSpec): Uint8Array;
   /** Hex SHA-256 of the canonical bytes of JSON text. */
-  digestHex(json: Uint8Array | string, ignore: readonly Uint8Array[]): string;
+  digestHex(json: Uint8Array | string, ignore: IgnoreSpec): string;
   /**
    * Element digests of a JSON array given as text, in one pass; with `member`, of the array
    * that is that member's value in a root object (the whole digest is still the root's).
    */
-  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes;
+  elementsHex(json: Uint8Array | string, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes;
   sha256(data: Uint8Array): Uint8Array;
   sha256Stream(): Sha256Stream;
   /** Trace token digest: the four fixed fields, then the ids (sorted here, by bytes). */

@@ -2,7 +2,7 @@
 // text), and formats digests. Every function here is a thin shell over a single engine call.
 
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
-import { hex, type BackendName, type ElementHashes, type Engine, type Sha256Stream } from './engine.ts';
+import { hex, type BackendName, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
 import { JsEngine } from './js.ts';
 import { allFinite, canonicalText, loneSurrogateIndex, type IgnoreSet } from './value.ts';
 import { byteLength, simdSupported, WasmEngine } from './wasm.ts';
@@ -12,6 +12,11 @@ export type { BackendName } from './engine.ts';
 export interface CanonicalOptions {
   /** Object member names to drop, at any depth, before canonicalizing (e.g. `["timestamp"]`). */
   ignoreKeys?: readonly string[];
+  /**
+   * Apply ignoreKeys to the members of the root object only (a request's top-level arguments),
+   * keeping members of the same name deeper down (a tool schema property called "user").
+   */
+  rootOnly?: boolean;
 }
 
 const BACKENDS: readonly BackendName[] = ['wasm-simd', 'wasm', 'js'];
@@ -93,10 +98,12 @@ export function setBackend(name: BackendName): void {
 // Ignore lists are usually the same array on every call (a matcher's config), so their encoded
 // and Set forms are cached per array.
 interface Ignore {
-  bytes: readonly Uint8Array[];
+  /** What engines take, for ignoreKeys at any depth and at the root only. */
+  any: IgnoreSpec;
+  root: IgnoreSpec;
   set: IgnoreSet;
 }
-const NO_IGNORE: Ignore = { bytes: [], set: new Set() };
+const NO_IGNORE: Ignore = { any: { keys: [], rootOnly: false }, root: { keys: [], rootOnly: true }, set: new Set() };
 const ignoreCache = new WeakMap<readonly string[], Ignore>();
 
 function ignoreOf(opts: CanonicalOptions | undefined): Ignore {
@@ -112,10 +119,15 @@ function ignoreOf(opts: CanonicalOptions | undefined): Ignore {
       }
     }
     const unique = [...new Set(keys)];
-    ig = { bytes: unique.map((k) => encoder.encode(k)), set: new Set(unique) };
+    const bytes = unique.map((k) => encoder.encode(k));
+    ig = { any: { keys: bytes, rootOnly: false }, root: { keys: bytes, rootOnly: true }, set: new Set(unique) };
     ignoreCache.set(keys, ig);
   }
   return ig;
+}
+
+function specOf(ig: Ignore, opts: CanonicalOptions | undefined): IgnoreSpec {
+  return opts?.rootOnly === true ? ig.root : ig.any;
 }
 
 function tooLarge(size: number): TapedeckError {
@@ -156,25 +168,33 @@ function jsonInput(json: string | Uint8Array): string | Uint8Array {
  * lone surrogates and depth by byte offset, so in all those cases the TypeScript serializer
  * re-runs to report (or, for members under ignoreKeys, to resolve) them with a JSON path.
  */
-function onValue<T>(value: unknown, ig: Ignore, f: (e: Engine, text: string) => T): T {
+function onValue<T>(
+  value: unknown,
+  ig: Ignore,
+  opts: CanonicalOptions | undefined,
+  f: (e: Engine, text: string, spec: IgnoreSpec) => T,
+): T {
   const e = current();
-  if (e.name === 'js') return f(e, canonicalText(value, ig.set));
+  const rootOnly = opts?.rootOnly === true;
+  const spec = rootOnly ? ig.root : ig.any;
+  const reference = () => canonicalText(value, ig.set, rootOnly);
+  if (e.name === 'js') return f(e, reference(), spec);
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
   } catch {
-    return f(e, canonicalText(value, ig.set));
+    return f(e, reference(), spec);
   }
-  if (text === undefined) canonicalText(value, ig.set); // throws E_TYPE
+  if (text === undefined) reference(); // throws E_TYPE
   if (text!.length * 3 > MAX_INPUT_BYTES && byteLength(text!) > MAX_INPUT_BYTES) throw tooLarge(byteLength(text!));
   let result: T;
   try {
-    result = f(e, text!);
+    result = f(e, text!, spec);
   } catch (err) {
-    if (err instanceof TapedeckError) canonicalText(value, ig.set);
+    if (err instanceof TapedeckError) reference();
     throw err;
   }
-  if (e.nulls!() > 0 && !allFinite(value, ig.set)) canonicalText(value, ig.set); // throws E_NON_FINITE
+  if (e.nulls!() > 0 && !allFinite(value, ig.set, rootOnly)) reference(); // throws E_NON_FINITE
   return result;
 }
 
@@ -188,7 +208,7 @@ function onValue<T>(value: unknown, ig: Ignore, f: (e: Engine, text: string) => 
  */
 export function canonicalize(value: unknown, opts?: CanonicalOptions): Uint8Array {
   const ig = ignoreOf(opts);
-  return onValue(value, ig, (e, text) => e.canonical(text, ig.bytes));
+  return onValue(value, ig, opts, (e, text, spec) => e.canonical(text, spec));
 }
 
 /**
@@ -200,8 +220,7 @@ export function canonicalize(value: unknown, opts?: CanonicalOptions): Uint8Arra
  * new TextDecoder().decode(canonicalizeJSON('{ "b": 1E2, "a": 0.70 }')) // '{"a":0.7,"b":100}'
  */
 export function canonicalizeJSON(json: string | Uint8Array, opts?: CanonicalOptions): Uint8Array {
-  const ig = ignoreOf(opts);
-  return current().canonical(jsonInput(json), ig.bytes);
+  return current().canonical(jsonInput(json), specOf(ignoreOf(opts), opts));
 }
 
 /**
@@ -212,7 +231,7 @@ export function canonicalizeJSON(json: string | Uint8Array, opts?: CanonicalOpti
  */
 export function hashValue(value: unknown, opts?: CanonicalOptions): string {
   const ig = ignoreOf(opts);
-  return onValue(value, ig, (e, text) => e.digestHex(text, ig.bytes));
+  return onValue(value, ig, opts, (e, text, spec) => e.digestHex(text, spec));
 }
 
 /**
@@ -222,8 +241,7 @@ export function hashValue(value: unknown, opts?: CanonicalOptions): string {
  * hashJSON('{"a": 1}') === hashJSON('{ "a" : 1.0 }') // true
  */
 export function hashJSON(json: string | Uint8Array, opts?: CanonicalOptions): string {
-  const ig = ignoreOf(opts);
-  return current().digestHex(jsonInput(json), ig.bytes);
+  return current().digestHex(jsonInput(json), specOf(ignoreOf(opts), opts));
 }
 
 export interface PathHashOptions extends CanonicalOptions {
@@ -261,7 +279,7 @@ function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefi
   const ig = ignoreOf(opts);
   const member = memberOf(opts);
   if (typeof input === 'string' || input instanceof Uint8Array) {
-    return current().elementsHex(jsonInput(input), ig.bytes, chain, chain, member);
+    return current().elementsHex(jsonInput(input), specOf(ig, opts), chain, chain, member);
   }
   if (member) {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
@@ -270,7 +288,7 @@ function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefi
         hint: 'Pass the whole request view, e.g. pathHashes(view, { member: "messages" }).',
       });
     }
-    return onValue(input, ig, (e, text) => e.elementsHex(text, ig.bytes, chain, chain, member));
+    return onValue(input, ig, opts, (e, text, spec) => e.elementsHex(text, spec, chain, chain, member));
   }
   if (!Array.isArray(input)) {
     throw new TapedeckError('E_NOT_ARRAY', `${what} expects an array (or JSON text of one); got ${input === null ? 'null' : typeof input}.`, {
@@ -278,7 +296,7 @@ function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefi
       hint: 'Pass the message list itself, e.g. request.messages.',
     });
   }
-  return onValue(input, ig, (e, text) => e.elementsHex(text, ig.bytes, chain, chain));
+  return onValue(input, ig, opts, (e, text, spec) => e.elementsHex(text, spec, chain, chain));
 }
 
 /**

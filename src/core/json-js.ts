@@ -97,9 +97,10 @@ export function canonicalizeBytes(
   ignoreKeys: readonly Uint8Array[],
   elements: boolean,
   member?: Uint8Array,
+  rootOnly = false,
 ): CanonicalResult | JsonFailure {
   try {
-    return new Reader(input, ignoreKeys).parse(elements && !member, member);
+    return new Reader(input, ignoreKeys, rootOnly).parse(elements && !member, member);
   } catch (e) {
     if (e instanceof Fail) return { status: e.status, offset: e.offset, detail: e.detail };
     throw e;
@@ -116,6 +117,7 @@ class Reader {
   constructor(
     input: Uint8Array,
     private readonly ignore: readonly Uint8Array[],
+    private readonly rootOnly: boolean,
   ) {
     // Zero padding plays the role of the wasm INPUT_PAD: reads past the end see a control byte.
     this.b = new Uint8Array(input.length + 8);
@@ -357,7 +359,7 @@ class Reader {
   }
 
   /** Reads `"key":`, writes the member prefix, returns [value position, member]. */
-  private member(p: number, comma: boolean): [number, Member] {
+  private member(p: number, comma: boolean, ignorable: boolean): [number, Member] {
     const b = this.b;
     if (b[p] !== 0x22) this.failAt(p, D.KEY);
     const keyAt = p;
@@ -369,7 +371,7 @@ class Reader {
     p = this.skipWs(q);
     if (b[p] !== 0x3a) this.failAt(p, D.COLON);
     p = this.skipWs(p + 1);
-    const ignored = this.ignore.length > 0 && this.isIgnored(key);
+    const ignored = ignorable && this.ignore.length > 0 && this.isIgnored(key);
     return [
       p,
       {
@@ -468,7 +470,7 @@ class Reader {
           this.put(0x7d);
           stack.pop();
         } else {
-          const [q, m] = this.member(p, false);
+          const [q, m] = this.member(p, false, !this.rootOnly || stack.length === 1);
           frame.members.push(m);
           if (isTarget(m)) pending = m;
           p = q;
@@ -517,7 +519,7 @@ class Reader {
         if (m.chunkLen < 0) this.o = m.chunkStart;
         else m.chunkLen = this.o - m.chunkStart;
         if (c === 0x2c) {
-          const [q, next] = this.member(this.skipWs(p + 1), true);
+          const [q, next] = this.member(this.skipWs(p + 1), true, !this.rootOnly || stack.length === 1);
           f.members.push(next);
           if (isTarget(next)) pending = next;
           p = q;

@@ -60,7 +60,10 @@ class Serializer {
   private readonly path: (string | number)[] = [];
   private readonly ancestors = new Set<object>();
 
-  constructor(private readonly ignore: IgnoreSet) {}
+  constructor(
+    private readonly ignore: IgnoreSet,
+    private readonly rootOnly: boolean,
+  ) {}
 
   private error(code: string, what: string, hint: string): never {
     const path = pathOf(this.path);
@@ -133,7 +136,7 @@ class Serializer {
       const keys = Object.keys(obj).sort();
       const parts: string[] = [];
       for (const k of keys) {
-        if (this.ignore.has(k)) continue;
+        if (this.ignore.has(k) && (!this.rootOnly || depth === 0)) continue;
         const item = (obj as Record<string, unknown>)[k];
         if (skippable(item)) continue;
         this.path.push(k);
@@ -152,8 +155,8 @@ class Serializer {
  * Canonical RFC 8785 text of a JavaScript value (a JS string; UTF-8 encode it for bytes).
  * Throws TapedeckError with a JSON path for values that have no JSON form.
  */
-export function canonicalText(value: unknown, ignore: IgnoreSet): string {
-  const s = new Serializer(ignore).value(value, '', 0);
+export function canonicalText(value: unknown, ignore: IgnoreSet, rootOnly = false): string {
+  const s = new Serializer(ignore, rootOnly).value(value, '', 0);
   if (s === undefined) {
     throw new TapedeckError('E_TYPE', `${typeof value} has no JSON form at $.`, {
       path: '$',
@@ -165,13 +168,16 @@ export function canonicalText(value: unknown, ignore: IgnoreSet): string {
 
 /**
  * True if the value contains no NaN/Infinity where JSON.stringify would write `null`. The wasm
- * path serializes with JSON.stringify (native, fast) and runs this walk only when the output
- * contains "null", so the common case pays nothing.
+ * path serializes with JSON.stringify (native, fast) and runs this walk only when the module
+ * read a `null` literal, so values without nulls pay nothing.
  */
-export function allFinite(value: unknown, ignore: IgnoreSet): boolean {
+export function allFinite(value: unknown, ignore: IgnoreSet, rootOnly = false): boolean {
   const stack: unknown[] = [value];
   const keys: string[] = [''];
+  let first = true;
   while (stack.length > 0) {
+    const atRoot = first; // the first value popped is the root
+    first = false;
     const v = jsonView(stack.pop(), keys.pop()!);
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) return false;
@@ -185,7 +191,7 @@ export function allFinite(value: unknown, ignore: IgnoreSet): boolean {
       }
     } else {
       for (const k of Object.keys(v)) {
-        if (ignore.has(k)) continue;
+        if (ignore.has(k) && (!rootOnly || atRoot)) continue;
         stack.push((v as Record<string, unknown>)[k]);
         keys.push(k);
       }

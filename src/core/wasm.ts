@@ -3,7 +3,7 @@
 // assembly/index.ts (layout -> write input -> canonical -> read RESULT).
 
 import { TapedeckError } from '../errors.ts';
-import { splitHex, type BackendName, type ElementHashes, type Engine, type Sha256Stream } from './engine.ts';
+import { splitHex, type BackendName, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
 import { jsonError } from './status.ts';
 import { SCALAR_BASE64, SIMD_BASE64 } from './wasm.generated.ts';
 
@@ -24,6 +24,7 @@ const H_MESSAGES = 2;
 const H_CHAIN = 4;
 const H_WHOLE = 8;
 const H_MEMBER = 16;
+const H_ROOT_IGNORE = 32;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -169,9 +170,9 @@ export class WasmEngine implements Engine {
    * One core call. `member` rides after the ignore keys in the same list (the module finds it
    * at position ignore.length).
    */
-  private call(json: Uint8Array | string, ignore: readonly Uint8Array[], flags: number, member?: Uint8Array): void {
-    const n = this.load(json, member ? [...ignore, member] : ignore);
-    const status = this.x.canonical(n, ignore.length, member ? flags | H_MEMBER : flags);
+  private call(json: Uint8Array | string, ignore: IgnoreSpec, flags: number, member?: Uint8Array): void {
+    const n = this.load(json, member ? [...ignore.keys, member] : ignore.keys);
+    const status = this.x.canonical(n, ignore.keys.length, flags | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
     this.refresh();
     if (status !== 0) {
       const bytes = typeof json === 'string' ? encoder.encode(json) : json;
@@ -185,7 +186,7 @@ export class WasmEngine implements Engine {
     return decoder.decode(this.u8.subarray(at, at + chars));
   }
 
-  canonical(json: Uint8Array | string, ignore: readonly Uint8Array[]): Uint8Array {
+  canonical(json: Uint8Array | string, ignore: IgnoreSpec): Uint8Array {
     this.call(json, ignore, 0);
     const ptr = this.u32[this.r + 3]!;
     return this.u8.slice(ptr, ptr + this.u32[this.r + 4]!);
@@ -204,13 +205,13 @@ export class WasmEngine implements Engine {
     return nodeHash === undefined || n < NODE_HASH_MIN;
   }
 
-  digestHex(json: Uint8Array | string, ignore: readonly Uint8Array[]): string {
+  digestHex(json: Uint8Array | string, ignore: IgnoreSpec): string {
     const inWasm = WasmEngine.wasmWhole(json.length);
     this.call(json, ignore, inWasm ? H_WHOLE : 0);
     return this.wholeHex(inWasm);
   }
 
-  elementsHex(json: Uint8Array | string, ignore: readonly Uint8Array[], chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes {
+  elementsHex(json: Uint8Array | string, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes {
     const inWasm = WasmEngine.wasmWhole(json.length);
     this.call(json, ignore, H_MESSAGES | (chain ? H_CHAIN : 0) | (whole && inWasm ? H_WHOLE : 0), member);
     const count = this.u32[this.r + 5]!;
