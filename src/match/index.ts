@@ -8,6 +8,7 @@ export {
   requestKeys,
   type Matcher,
   type MatcherOptions,
+  type MatcherStats,
   type MatchMode,
   type MatchResult,
   type Recording,
@@ -15,6 +16,6 @@ export {
   type RequestKeys,
   type Signature,
 } from './matcher.ts';
-export { detectProvider, DROPPED_ARGS, normalizeRequest } from './normalize.ts';
+export { detectProvider, DROPPED_ARGS, fingerprintIgnoreKeys, normalizeRequest } from './normalize.ts';
 export type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
 export { loadRecordingsDir, type LoadOptions } from './recordings.ts';

@@ -2,11 +2,11 @@
 // and say why. Every recording is hashed once when the matcher is built; a lookup is then a
 // couple of Map probes (never a scan), whatever the number of recordings.
 
-import { canonicalizeJSON, hashValue, pathHashes, sha256 } from '../core/index.ts';
+import { canonicalizeJSON, hashJSON, hashValue, pathHashes, sha256 } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { explainMiss } from './diagnose.ts';
-import { normalizeRequest, type NormalizeOptions, type Provider } from './normalize.ts';
+import { fingerprintIgnoreKeys, normalizeRequest, type NormalizeOptions, type Provider } from './normalize.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
 export const MATCH_MODES: readonly MatchMode[] = ['exact', 'signature', 'sequential', 'hybrid'];
@@ -214,7 +214,18 @@ export interface Matcher {
   unused(): Recording[];
   /** Keys of every recording, in order (for tools that index or prune). */
   keys(): readonly RequestKeys[];
+  /** How requests were keyed so far: memo hits, fingerprint hits, full computations. */
+  stats(): MatcherStats;
   readonly mode: MatchMode;
+}
+
+export interface MatcherStats {
+  /** Body bytes seen before (SHA-256 of the bytes). */
+  memoHits: number;
+  /** Bodies canonically equal to a recording's, apart from always-dropped root arguments. */
+  fingerprintHits: number;
+  /** Requests parsed, normalized and hashed in full. */
+  computed: number;
 }
 
 /**
@@ -244,6 +255,21 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   const recordings = opts.recordings;
   const keys: RequestKeys[] = [];
   const index = new MatchIndex(opts.allowRepeats === true);
+  // Fingerprint: the digest of the body itself, minus the root arguments normalization always
+  // drops. Equal fingerprints mean equal normalized views (see fingerprintIgnoreKeys), so a
+  // request whose fingerprint a recording has takes that recording's digests from one core
+  // call over its raw bytes: no JSON.parse, no normalization.
+  const fpOptions = { ignoreKeys: fingerprintIgnoreKeys(opts.ignoreArgs ?? []), rootOnly: true };
+  const byFingerprint = new Map<string, number>();
+  function fingerprint(request: unknown): string | undefined {
+    try {
+      return request instanceof Uint8Array || typeof request === 'string' ? hashJSON(request, fpOptions) : hashValue(request, fpOptions);
+    } catch (e) {
+      // Stricter than JSON.parse (duplicate keys, lone surrogates): the full path decides.
+      if (e instanceof TapedeckError) return undefined;
+      throw e;
+    }
+  }
   recordings.forEach((rec, i) => {
     if (rec === null || typeof rec !== 'object' || !('request' in rec)) {
       throw new TapedeckError('E_RECORDING', `Recording #${i} has no \`request\`.`, {
@@ -262,28 +288,43 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     }
     keys.push(k);
     index.add(k.key, k.signatureDigest);
+    const fp = fingerprint(rec.request);
+    if (fp !== undefined && !byFingerprint.has(fp)) byFingerprint.set(fp, i);
   });
 
   const memoLimit = opts.memo ?? 1024;
   const memo = new Map<string, RequestDigests>();
-  /** The digests of a request, from the memo when its exact bytes were seen before. */
-  function digestsOf(request: unknown): { digests: RequestDigests; full?: RequestKeys } {
-    if (memoLimit <= 0 || (typeof request !== 'string' && !(request instanceof Uint8Array))) {
-      const full = requestKeys(request, norm);
-      return { digests: full, full };
+  const slim = ({ messages: _m, view: _v, ...digests }: RequestKeys): RequestDigests => digests;
+  const stats: MatcherStats = { memoHits: 0, fingerprintHits: 0, computed: 0 };
+
+  /** Digests without the memo: a recording's, by fingerprint, or computed in full. */
+  function compute(request: unknown): { digests: RequestDigests; full?: RequestKeys } {
+    const fp = byFingerprint.size > 0 ? fingerprint(request) : undefined;
+    const same = fp === undefined ? undefined : byFingerprint.get(fp);
+    if (same !== undefined) {
+      stats.fingerprintHits++;
+      return { digests: slim(keys[same]!) };
     }
+    stats.computed++;
+    const full = requestKeys(request, norm);
+    return { digests: full, full };
+  }
+
+  /** The digests of a request: from the memo when its exact bytes were seen before. */
+  function digestsOf(request: unknown): { digests: RequestDigests; full?: RequestKeys } {
+    if (memoLimit <= 0 || (typeof request !== 'string' && !(request instanceof Uint8Array))) return compute(request);
     const id = hex(sha256(request));
     const hit = memo.get(id);
     if (hit) {
+      stats.memoHits++;
       memo.delete(id); // re-insert: Map order is the LRU order
       memo.set(id, hit);
       return { digests: hit };
     }
-    const full = requestKeys(request, norm);
-    const { messages: _m, view: _v, ...digests } = full;
-    memo.set(id, digests);
+    const r = compute(request);
+    memo.set(id, r.full ? slim(r.full) : r.digests);
     if (memo.size > memoLimit) memo.delete(memo.keys().next().value!);
-    return { digests, full };
+    return r;
   }
 
   function result(i: number, matchedBy: MatchResult['matchedBy'], warnings: string[], request: RequestDigests): MatchResult {
@@ -296,6 +337,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   return {
     mode,
     keys: () => keys,
+    stats: () => ({ ...stats }),
     unused: () => recordings.filter((_, i) => !index.isUsed(i)),
     match(request: unknown): MatchResult {
       const { digests: req, full } = digestsOf(request);

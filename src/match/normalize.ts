@@ -653,6 +653,29 @@ const LAYOUT: Record<Provider, readonly string[]> = {
   'openai-responses': ['model', 'input', 'instructions', 'tools', 'functions', 'context'],
 };
 
+// Top-level names that detection or the layout looks at. Leaving one of them out of a
+// fingerprint could let two bodies that normalize differently share it.
+const SHAPE_ARGS = new Set<string>([
+  ...OPENAI_ARGS,
+  ...ANTHROPIC_ARGS,
+  ...Object.values(LAYOUT).flat(),
+  'previous_response_id',
+]);
+
+/**
+ * The top-level arguments a request fingerprint may leave out: those normalization always drops
+ * (DROPPED_ARGS and the caller's ignoreArgs) minus any that detection or the layout reads. Two
+ * bodies whose root members are equal apart from these normalize to the same view, so a digest
+ * of the body with them left out (`hashJSON(body, { ignoreKeys, rootOnly: true })`) can stand in
+ * for the request key when it is found among the recordings' fingerprints.
+ *
+ * @example
+ * hashJSON(body, { ignoreKeys: fingerprintIgnoreKeys(['temperature']), rootOnly: true })
+ */
+export function fingerprintIgnoreKeys(ignoreArgs: readonly string[] = []): string[] {
+  return [...new Set([...DROPPED_ARGS, ...ignoreArgs])].filter((k) => !SHAPE_ARGS.has(k));
+}
+
 /**
  * Normalizes an LLM API request body (OpenAI chat completions, OpenAI Responses, Anthropic
  * messages, or the generic `{ messages, tools, context, model, options }` shape) into the view

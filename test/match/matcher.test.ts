@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/index.ts';
-import { createMatcher, loadRecordingsDir, type Recording } from '../../src/match/index.ts';
+import { createMatcher, loadRecordingsDir, requestKeys, type Recording } from '../../src/match/index.ts';
 import { errorOf } from '../helpers.ts';
 
 const seedDir = join(import.meta.dirname, '../fixtures/recordings-seed000');
@@ -255,5 +255,52 @@ describe('request bodies as bytes (the proxy path) and the memo of seen bodies',
   it('malformed bodies are E_JSON with the byte offset', () => {
     const m = createMatcher({ recordings: [] });
     expect(errorOf(() => m.match(new TextEncoder().encode('{"model": "x", "messages": [}')))).toMatchObject({ code: 'E_JSON', offset: 28 });
+  });
+});
+
+describe('fingerprints: raw bodies canonically equal to a recording skip parsing and normalization', () => {
+  const recorded = {
+    model: 'gpt-4o',
+    messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, tool_calls: [{ id: 'call_AAA', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] }],
+    tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { user: { type: 'string' } } } } }],
+  };
+  const bytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+
+  it('key order, whitespace and always-dropped root arguments hit the fingerprint, with the same digests as the full path', () => {
+    const m = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
+    const variant = JSON.stringify({ stream: true, user: 'u-42', tools: recorded.tools, messages: recorded.messages, model: 'gpt-4o' }, null, 2);
+    const r = m.match(variant);
+    expect(r.matchedBy).toBe('exact');
+    expect(m.stats()).toEqual({ memoHits: 0, fingerprintHits: 1, computed: 0 });
+    const { messages: _m, view: _v, ...full } = requestKeys(variant);
+    expect(r.request).toEqual(full);
+  });
+
+  it('differences normalization removes but the fingerprint keeps (new call ids) take the full path and still match', () => {
+    const m = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
+    const reRecorded = JSON.parse(JSON.stringify(recorded).replace(/call_AAA/g, 'call_ZZZ'));
+    expect(m.match(bytes(reRecorded)).matchedBy).toBe('exact');
+    expect(m.stats()).toEqual({ memoHits: 0, fingerprintHits: 0, computed: 1 });
+  });
+
+  it('a root argument detection reads (stream_options) is never left out of the fingerprint', () => {
+    const m = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
+    expect(m.match(bytes({ ...recorded, stream_options: { include_usage: true } })).matchedBy).toBe('exact');
+    expect(m.stats().fingerprintHits).toBe(0);
+  });
+
+  it('a nested member named like a dropped argument is content: it changes the key', () => {
+    const m = createMatcher({ mode: 'exact', memo: 0, recordings: [rec(recorded, '0')] });
+    const changed = structuredClone(recorded);
+    changed.tools[0]!.function.parameters.properties = { user: { type: 'number' } } as never;
+    expect(() => m.match(bytes(changed))).toThrow(expect.objectContaining({ code: 'E_MISS' }));
+    expect(m.stats().fingerprintHits).toBe(0);
+  });
+
+  it('repeated bytes come from the memo', () => {
+    const m = createMatcher({ mode: 'exact', allowRepeats: true, recordings: [rec(recorded, '0')] });
+    m.match(bytes(recorded));
+    m.match(bytes(recorded));
+    expect(m.stats()).toEqual({ memoHits: 1, fingerprintHits: 1, computed: 0 });
   });
 });
