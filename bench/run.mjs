@@ -109,12 +109,12 @@ lib.setBackend(DEFAULT_BACKEND);
 // every wasm backend once before any row is timed, so rows measure steady-state code rather
 // than the moment the tier-up lands; the JavaScript baselines get the same from tinybench's
 // per-row warmup.
-if (!QUICK) {
+{
   const sample = buildWorkload('M');
   for (const b of available.keys()) {
     if (b === 'js') continue;
     lib.setBackend(b);
-    const until = performance.now() + 400;
+    const until = performance.now() + (QUICK ? 200 : 400);
     while (performance.now() < until) {
       lib.pathHashes(sample.messagesBytes);
       lib.pathHashes(sample.messages);
