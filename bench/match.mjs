@@ -123,6 +123,20 @@ export async function matchBench(lib, { quick = false } = {}) {
   rows.push({ ...e2eWarm, baseline: base.label, ratio: base.p50 / e2eWarm.p50 });
   rows.push({ ...base, baseline: base.label, ratio: 1 });
   targets.push({ label: 'match end to end from raw M request bytes, cold (target <= 150 µs p50)', value: e2e.p50, pass: e2e.p50 <= 0.15, unit: 'ms' });
+
+  // A whole matcher over real recordings keeps, per recording, its digests: key, signature and
+  // one message hash and one path hash per message (50 here), plus the index entries.
+  const variants = quick ? 200 : 2000;
+  const bodyText = Buffer.from(body).toString('utf8');
+  const many = [];
+  for (let i = 0; i < variants; i++) many.push({ request: JSON.parse(bodyText.replace('"messages":[', `"messages":[{"role":"user","content":"variant ${i}"},`)), response: null });
+  gc();
+  const beforeMatcher = process.memoryUsage().heapUsed;
+  const bigMatcher = lib.createMatcher({ recordings: many });
+  gc();
+  const perRecording = (process.memoryUsage().heapUsed - beforeMatcher) / variants;
+  if (bigMatcher.keys().length !== variants) throw new Error('bench: matcher lost recordings');
+  targets.push({ label: `matcher memory per M-sized recording (${variants} recordings, 51 messages each, bytes)`, value: perRecording, pass: true, unit: 'bytes' });
   targets.push({ label: '  same, body differing in normalized-away fields (full path)', value: e2eFull.p50, pass: e2eFull.p50 <= 0.15, unit: 'ms' });
   return { rows, targets, bytesPerRecording };
 }

@@ -446,7 +446,7 @@ if (!FILTERS.length || FILTERS.includes('match')) {
   );
   for (const t of match.targets) {
     const shown = t.unit === 'ms' ? fmtTime(t.value) : `${t.value.toFixed(0)} B`;
-    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.pass });
+    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.unit === 'ms' ? t.pass : null, unit: t.unit });
     console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.unit === 'ms' ? (t.pass ? 'PASS' : 'MISS') : ''}`);
   }
 }

@@ -31,12 +31,15 @@ for (const [name, w] of Object.entries(r.workloads)) {
 }
 lines.push('', 'Targets (default backend, wasm-simd):', '');
 for (const t of r.targets) {
-  if (/memory per recording/.test(t.label)) continue;
+  if (t.unit === 'bytes') {
+    lines.push(`- ${t.label.replace(/,? ?\(?bytes\)?/, '')}: **${t.value.toFixed(0)} bytes**`);
+    continue;
+  }
   const v = /µs/.test(t.label) ? fmt(t.value) : t.value >= 1 ? `${t.value.toFixed(2)}x faster` : `${(1 / t.value).toFixed(2)}x slower`;
-  lines.push(`- ${t.label}: **${v}** — ${t.pass ? 'PASS' : 'MISS'}`);
+  lines.push(`- ${t.label.trim()}: **${v}** — ${t.pass ? 'PASS' : 'MISS'}`);
 }
 if (r.match) {
-  lines.push('', `Matcher (${r.match.rows[0].label.replace(/^.*?, /, '')}; index memory ${r.match.bytesPerRecording.toFixed(0)} bytes per recording):`, '');
+  lines.push('', `Matcher (${r.match.rows[0].label.replace(/^.*?, /, '')}):`, '');
   lines.push('| row | p50 | p99 | vs baseline |', '|---|---|---|---|');
   for (const m of r.match.rows) {
     const vs = m.label === m.baseline ? '(baseline)' : `${m.ratio >= 1 ? `${m.ratio.toFixed(m.ratio > 100 ? 0 : 2)}x faster` : `${(1 / m.ratio).toFixed(2)}x slower`} than ${m.baseline.replace(/, 1,000,000 recordings$/, '')}`;

@@ -4,13 +4,16 @@
 
 import { canonicalize } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import type { MatchMode, Recording, RequestKeys, Signature } from './matcher.ts';
+import type { MatchMode, Recording, RequestDigests, RequestKeys, Signature } from './matcher.ts';
 
 export interface MissContext {
   mode: MatchMode;
   request: RequestKeys;
   recordings: readonly Recording[];
-  keys: readonly RequestKeys[];
+  /** Digests of every recording (ranking needs only these). */
+  keys: readonly RequestDigests[];
+  /** Full keys of recording i, with its normalized view (for the excerpts of the closest). */
+  full(i: number): RequestKeys;
   used: Uint8Array;
   allowRepeats: boolean;
   source?: string;
@@ -103,7 +106,7 @@ const CONTENT_FIELDS = new Set(['content', 'text', 'role', 'name', 'arguments', 
 
 function nearMiss(ctx: MissContext, i: number): NearMiss {
   const req = ctx.request;
-  const rec = ctx.keys[i]!;
+  const rec = ctx.full(i);
   const shared = sharedPrefix(req.pathHashes, rec.pathHashes);
   const reqMsg = req.messages[shared];
   const recMsg = rec.messages[shared];

@@ -213,7 +213,7 @@ export interface Matcher {
   /** Recordings never matched: stale ones to prune, or calls the test no longer makes. */
   unused(): Recording[];
   /** Keys of every recording, in order (for tools that index or prune). */
-  keys(): readonly RequestKeys[];
+  keys(): readonly RequestDigests[];
   /** How requests were keyed so far: memo hits, fingerprint hits, full computations. */
   stats(): MatcherStats;
   readonly mode: MatchMode;
@@ -253,7 +253,10 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     volatileKeys: opts.volatileKeys,
   };
   const recordings = opts.recordings;
-  const keys: RequestKeys[] = [];
+  const slim = ({ messages: _m, view: _v, ...digests }: RequestKeys): RequestDigests => digests;
+  // Digests only: the normalized views are rebuilt on a miss, for the few closest recordings,
+  // rather than kept for every recording (a big tape would otherwise hold every request twice).
+  const keys: RequestDigests[] = [];
   const index = new MatchIndex(opts.allowRepeats === true);
   // Fingerprint: the digest of the body itself, minus the root arguments normalization always
   // drops. Equal fingerprints mean equal normalized views (see fingerprintIgnoreKeys), so a
@@ -286,7 +289,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
       }
       throw e;
     }
-    keys.push(k);
+    keys.push(slim(k));
     index.add(k.key, k.signatureDigest);
     const fp = fingerprint(rec.request);
     if (fp !== undefined && !byFingerprint.has(fp)) byFingerprint.set(fp, i);
@@ -294,7 +297,6 @@ export function createMatcher(opts: MatcherOptions): Matcher {
 
   const memoLimit = opts.memo ?? 1024;
   const memo = new Map<string, RequestDigests>();
-  const slim = ({ messages: _m, view: _v, ...digests }: RequestKeys): RequestDigests => digests;
   const stats: MatcherStats = { memoHits: 0, fingerprintHits: 0, computed: 0 };
 
   /** Digests without the memo: a recording's, by fingerprint, or computed in full. */
@@ -303,7 +305,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     const same = fp === undefined ? undefined : byFingerprint.get(fp);
     if (same !== undefined) {
       stats.fingerprintHits++;
-      return { digests: slim(keys[same]!) };
+      return { digests: keys[same]! };
     }
     stats.computed++;
     const full = requestKeys(request, norm);
@@ -376,6 +378,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
         request: full ?? requestKeys(request, norm),
         recordings,
         keys,
+        full: (i) => requestKeys(recordings[i]!.request, norm),
         used: index.usedFlags(),
         allowRepeats: opts.allowRepeats === true,
         source: opts.source,
