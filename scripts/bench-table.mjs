@@ -32,10 +32,11 @@ for (const [name, w] of Object.entries(r.workloads)) {
 lines.push('', 'Targets (default backend, wasm-simd):', '');
 for (const t of r.targets) {
   if (t.unit === 'bytes') {
-    lines.push(`- ${t.label.replace(/,? ?\(?bytes\)?/, '')}: **${t.value.toFixed(0)} bytes**`);
+    lines.push(`- ${t.label.replace(' (bytes, measured)', '').replace(', bytes)', ')')}: **${t.value.toFixed(0)} bytes**`);
     continue;
   }
-  const v = /µs/.test(t.label) ? fmt(t.value) : t.value >= 1 ? `${t.value.toFixed(2)}x faster` : `${(1 / t.value).toFixed(2)}x slower`;
+  const time = t.unit === 'ms' || /µs/.test(t.label);
+  const v = time ? fmt(t.value) : t.value >= 1 ? `${t.value.toFixed(2)}x faster` : `${(1 / t.value).toFixed(2)}x slower`;
   lines.push(`- ${t.label.trim()}: **${v}** — ${t.pass ? 'PASS' : 'MISS'}`);
 }
 if (r.match) {
