@@ -3,7 +3,7 @@
 // canonicalize/hash tools, which are handy for checking what a request hashes to.
 
 import { readFileSync } from 'node:fs';
-import { backend, canonicalizeJSON, hashJSON, pathHashes, TapedeckError, VERSION } from './index.ts';
+import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckError, VERSION } from './index.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
 
@@ -15,11 +15,14 @@ Commands:
   hash [file]           Print the SHA-256 digest of the canonical form
   paths [file]          Print message and path hashes of a JSON array of messages
                         (or of the "messages" member of a request object)
+  key [file]            Print what the matcher keys an LLM request body by: provider,
+                        request key, signature and the hashes of the normalized messages
   version               Print the version and the active backend
   help                  Show this help
 
 Options:
-  --ignore <k1,k2>      Drop these object members (any depth) before hashing
+  --ignore <k1,k2>      Drop these object members (any depth) before hashing;
+                        for \`key\`, request arguments to leave out (ignoreArgs)
   -h, --help            Show this help
   -v, --version         Print the version
 
@@ -65,6 +68,13 @@ function main(argv: string[]): number {
       const r = pathHashes(messages, opts);
       r.messageHashes.forEach((m, i) => process.stdout.write(`${i}\t${m}\t${r.pathHashes[i]}\n`));
       process.stdout.write(`digest\t${r.digest}\n`);
+      return 0;
+    }
+    case 'key': {
+      const k = requestKeys(readInput(file), ignoreKeys ? { ignoreArgs: ignoreKeys } : {});
+      process.stdout.write(`provider\t${k.provider}\nkey\t${k.key}\n`);
+      process.stdout.write(`signature\t${JSON.stringify(k.signature)}\t${k.signatureDigest}\n`);
+      k.messageHashes.forEach((m, i) => process.stdout.write(`${i}\t${m}\t${k.pathHashes[i]}\n`));
       return 0;
     }
     default:

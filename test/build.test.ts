@@ -71,6 +71,21 @@ describe('tapedeck CLI', () => {
     expect(lines[0]!.split('\t')[1]).toBe(createHash('sha256').update('{"content":"hi","role":"user"}').digest('hex'));
   });
 
+  it('prints the matcher key of a request body, the same whatever the provider spelling', () => {
+    const openai = { model: 'm', stream: true, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] };
+    const anthropic = { model: 'm', system: 'Be brief.', max_tokens: 9, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] };
+    const a = run(['key'], JSON.stringify(openai)).stdout.split('\n');
+    const b = run(['key'], JSON.stringify(anthropic)).stdout.split('\n');
+    expect(a[0]).toBe('provider\topenai-chat');
+    expect(b[0]).toBe('provider\tanthropic');
+    expect(a[1]).toMatch(/^key\t[0-9a-f]{64}$/);
+    expect(a.slice(3)).toEqual(b.slice(3)); // same normalized messages: same message and path hashes
+    expect(a[2]).toContain('"messageCount":2');
+    const r = run(['key'], '{"nope": 1}');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('E_REQUEST');
+  });
+
   it('reports bad input with the error code and exit status 1', () => {
     const r = run(['hash'], '{"a":1,"a":2}');
     expect(r.status).toBe(1);
