@@ -174,17 +174,24 @@ export function explainMiss(ctx: MissContext): TapedeckError {
   ];
   if (near.length) {
     lines.push('Closest recordings:');
+    const plural = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
     for (const n of near) {
       const name = `#${n.index}${n.source ? ` (${n.source})` : ''}${n.used ? ' [already used]' : ''}`;
+      const sameMessages = n.sharedMessages === n.messageCount && n.sharedMessages === req.signature.messageCount;
       lines.push(
-        `  ${name}: shares ${n.sharedMessages} leading message${n.sharedMessages === 1 ? '' : 's'}, diverges at message ${n.divergesAt}; ` +
-          `${n.messageCount} messages, context keys ${list(n.contextKeys)}`,
+        `  ${name}: ` +
+          (sameMessages
+            ? `the same ${plural(n.messageCount, 'message')}`
+            : `shares ${plural(n.sharedMessages, 'leading message')}, diverges at message ${n.divergesAt}; ${plural(n.messageCount, 'message')}`) +
+          `, context keys ${list(n.contextKeys)}`,
       );
       if (n.toolsAdded.length || n.toolsRemoved.length) {
         lines.push(`      tools: added ${list(n.toolsAdded)}, removed ${list(n.toolsRemoved)}`);
       }
-      lines.push(`      request   [${n.divergesAt}] ${n.requestExcerpt}`);
-      lines.push(`      recording [${n.divergesAt}] ${n.recordingExcerpt}`);
+      if (!sameMessages) {
+        lines.push(`      request   [${n.divergesAt}] ${n.requestExcerpt}`);
+        lines.push(`      recording [${n.divergesAt}] ${n.recordingExcerpt}`);
+      }
       if (n.differingArgs.length) lines.push(`      differing request arguments: ${list(n.differingArgs)}`);
     }
   } else {
@@ -206,8 +213,10 @@ export function explainMiss(ctx: MissContext): TapedeckError {
   if (best && (best.toolsAdded.length || best.toolsRemoved.length)) {
     fixes.push(`The tools changed since recording (${[...best.toolsRemoved.map((t) => `-${t}`), ...best.toolsAdded.map((t) => `+${t}`)].join(' ')}): the recordings are stale; re-record them.`);
   }
-  if (best && best.differingArgs.length && best.sharedMessages === Math.min(best.messageCount, req.signature.messageCount) && best.messageCount === req.signature.messageCount) {
-    fixes.push(`Only request arguments differ (${best.differingArgs.join(', ')}): if they do not change the answer, ignore them with ignoreArgs: ${JSON.stringify(best.differingArgs)}.`);
+  // Only options can be volatile; a different model, system prompt or tool set is a real change.
+  const options = best?.differingArgs.filter((a) => !['model', 'system', 'tools'].includes(a)) ?? [];
+  if (best && options.length && options.length === best.differingArgs.length && best.sharedMessages === best.messageCount && best.messageCount === req.signature.messageCount) {
+    fixes.push(`Only request arguments differ (${options.join(', ')}): if they do not change the answer, ignore them with ignoreArgs: ${JSON.stringify(options)}.`);
   }
   if (best?.differingField) {
     fixes.push(`Message ${best.divergesAt} differs in the field "${best.differingField}": if it is volatile (an id or timestamp), ignore it with volatileKeys: ["${best.differingField}"].`);

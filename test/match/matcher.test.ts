@@ -87,6 +87,8 @@ describe('signature mode (strict)', () => {
     expect(e.message).toContain('added [transition_to_fastPath, transition_to_slowPath], removed [transition_to_pathA, transition_to_pathB]');
     expect(e.message).toContain('The tools changed since recording (-transition_to_pathA -transition_to_pathB +transition_to_fastPath +transition_to_slowPath)');
     expect(e.message).toContain('Re-record');
+    expect(e.message).toContain('#0 (001-start-pathA.json): the same 1 message');
+    expect(e.message).not.toContain('ignoreArgs'); // a changed tool set is never "volatile"
     const closest = (e.details.closest as { index: number; toolsAdded: string[] }[])[0]!;
     expect(closest.index).toBe(0);
     expect(closest.toolsAdded).toEqual(['transition_to_fastPath', 'transition_to_slowPath']);
