@@ -18,6 +18,11 @@
  *   recordings, where they diverge, used ones, fixes).
  * - `E_RECORDING`: a recording without a usable `request`.
  * - `E_RECORDINGS_DIR`: a recordings directory that cannot be read.
+ * - `E_TAPE_CORRUPT`: a tape whose header is damaged (damaged records are warnings, never
+ *   errors: the good ones are kept); `E_TAPE_TORN_TAIL` is the warning for a crash mid-append.
+ * - `E_TAPE_LOCKED`: another writer held the tape's lock past the timeout (the holder is named).
+ * - `E_TAPE_EXISTS`, `E_TAPE_NOT_FOUND`, `E_TAPE_VERSION`, `E_TAPE_IO`: creating over an
+ *   existing tape, a missing tape, a tape from a newer format, a file system error.
  */
 export type TapedeckErrorCode =
   | 'E_JSON'
@@ -38,6 +43,13 @@ export type TapedeckErrorCode =
   | 'E_MISS'
   | 'E_RECORDING'
   | 'E_RECORDINGS_DIR'
+  | 'E_TAPE_CORRUPT'
+  | 'E_TAPE_TORN_TAIL'
+  | 'E_TAPE_LOCKED'
+  | 'E_TAPE_EXISTS'
+  | 'E_TAPE_NOT_FOUND'
+  | 'E_TAPE_VERSION'
+  | 'E_TAPE_IO'
   | (string & {});
 
 export interface TapedeckErrorDetails {

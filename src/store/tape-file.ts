@@ -1,0 +1,772 @@
+/**
+ * The tape file format: an append-only file of msgpack records that users commit next to their
+ * tests. The byte layout is specified in docs/tape-format.md; keep the two in step.
+ *
+ * Design goals, in priority order:
+ * 1. Never lose a valid record: damage (a torn tail after a crash, a flipped bit, a bad merge)
+ *    costs only the damaged record, because every record is framed with a magic, a length and a
+ *    CRC-32, and the reader resynchronizes on the next frame that checks out.
+ * 2. Many writers at once (test workers, proxies) never interleave: every append is one write in
+ *    append mode under an exclusive lock file.
+ * 3. Deterministic bytes: the same values in the same order, under the same `created`, give the
+ *    same file, so tapes diff cleanly in review.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
+import { open, readFile, rename, stat, unlink, utimes, chmod, type FileHandle } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { addExtension, Packr, Unpackr } from 'msgpackr';
+import { TapedeckError } from '../errors.ts';
+import { VERSION } from '../version.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Layout constants (docs/tape-format.md). All integers are big-endian (msgpack's byte order).
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * File magic. 0x89 (high bit set) catches 7-bit transfers; CR LF catches line-ending conversion;
+ * 0x1A stops `type` on Windows. Same trick as PNG.
+ */
+export const TAPE_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x89, 0x54, 0x41, 0x50, 0x45, 0x0d, 0x0a, 0x1a); // \x89TAPE\r\n\x1a
+/** The format version this module writes and the highest it reads. */
+export const TAPE_FORMAT_VERSION = 1;
+/** magic(8) + version u16 + metadata length u32 + metadata CRC-32 u32. */
+const HEADER_FIXED = 18;
+/**
+ * Frame magic. 0xC1 is the one byte msgpack never uses as a type, so a frame start cannot be
+ * mistaken for the first byte of a payload; the CRC rules out the rest.
+ */
+export const FRAME_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0xc1, 0x54, 0x44, 0x52); // \xC1TDR
+/** magic(4) + payload length u32 + payload CRC-32 u32. */
+export const FRAME_HEADER_SIZE = 12;
+/** Largest payload accepted (256 MiB); a larger declared length is treated as damage. */
+export const MAX_RECORD_BYTES = 256 * 1024 * 1024;
+/** Largest header metadata map accepted (1 MiB). */
+const MAX_META_BYTES = 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Public types
+// ---------------------------------------------------------------------------------------------
+
+/** The tape header: the binary format version plus the decoded metadata map. */
+export interface TapeHeader {
+  formatVersion: number;
+  created: string;
+  tapedeckVersion: string;
+  [k: string]: unknown;
+}
+
+/**
+ * One record as read back. `offset` is the byte offset of the frame (its magic) in the file and
+ * `length` the whole frame's size (12-byte frame header + payload), so `offset + length` is where
+ * the next frame starts; `value` is the msgpack-decoded payload.
+ */
+export interface TapeRecordEntry {
+  offset: number;
+  length: number;
+  value: unknown;
+}
+
+/** Damage that reading survived. `offset` is the byte where the damaged region starts. */
+export interface TapeWarning {
+  code: 'E_TAPE_TORN_TAIL' | 'E_TAPE_CORRUPT' | (string & {});
+  offset: number;
+  message: string;
+}
+
+export interface TapeContents {
+  header: TapeHeader;
+  records: TapeRecordEntry[];
+  warnings: TapeWarning[];
+  /** File size in bytes at the time it was read. */
+  size: number;
+}
+
+/** Lock timing; the defaults suit test workers and local proxies. */
+export interface TapeLockOptions {
+  /** Give up with `E_TAPE_LOCKED` after waiting this long (default 10 000 ms). */
+  timeoutMs?: number;
+  /**
+   * A lock whose file has not been touched for this long is stale and taken over (default
+   * 30 000 ms). Holders refresh the file's mtime every `staleMs / 3`, so a slow but live holder
+   * is never mistaken for a dead one.
+   */
+  staleMs?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * msgpackr options, chosen for lossless and deterministic plain data:
+ * - `useRecords: false`: objects are ordinary msgpack maps, readable by any msgpack decoder, and
+ *   no record structures carry state from one pack call to the next (which would make bytes
+ *   depend on what was written before).
+ * - `moreTypes: true`: Date, Set, Error, RegExp, typed arrays and bigint keep their types.
+ * - `structuredClone: false`: no shared/cyclic references; equal sub-values encode the same
+ *   wherever they appear.
+ * - `int64AsType: 'bigint'`: an int64 on the wire (we only write one for a bigint) decodes to a
+ *   bigint instead of a possibly-rounded number.
+ * - `variableMapSize: true`: smallest map header for the key count, and maps beyond 65 535 keys.
+ *
+ * What does NOT round-trip exactly (by msgpackr's design):
+ * - `-0` is written as integer 0.
+ * - An Error keeps `name`, `message` and `cause` only: no `stack`, no own properties such as
+ *   `code`, and subclasses come back as the built-in with that name (or `Error`).
+ * - Class instances other than the types above come back as plain objects of their own
+ *   enumerable properties; functions and symbols are dropped (like JSON).
+ * - Sparse array holes come back as `undefined`.
+ */
+const MSGPACK_OPTIONS = {
+  useRecords: false,
+  moreTypes: true,
+  structuredClone: false,
+  int64AsType: 'bigint',
+  variableMapSize: true,
+} as const;
+
+/**
+ * msgpackr writes a `Map` as a plain msgpack map when records are off, which decodes as an
+ * object: a Map would silently turn into `{}`-like data, and non-string keys would fail. We box
+ * Maps before packing and register a tag for the box: `D4 4D 00` followed by an array of
+ * `[key, value]` pairs (the same tag scheme msgpackr uses for Set, `D4 73 00`). The box class is
+ * private, so registering it (msgpackr's extension table is process-global) changes nothing for
+ * other msgpackr users; the read side claims tag 0x4D ('M') for every Unpackr in the process.
+ */
+class TapeMapBox {
+  constructor(readonly entries: [unknown, unknown][]) {}
+}
+export const MAP_EXTENSION_TYPE = 0x4d;
+addExtension({
+  Class: TapeMapBox,
+  type: MAP_EXTENSION_TYPE,
+  write: (box: TapeMapBox) => box.entries,
+  read: (entries: unknown) => new Map(Array.isArray(entries) ? (entries as [unknown, unknown][]) : []),
+});
+
+const packr = new Packr(MSGPACK_OPTIONS);
+const unpackr = new Unpackr(MSGPACK_OPTIONS);
+
+/** Copy-on-write walk that boxes Maps (see {@link TapeMapBox}) and rejects cycles up front. */
+function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (ancestors.has(value)) {
+    throw new TapedeckError('E_CYCLE', `A tape record cannot contain a cycle (at ${at}).`, {
+      path: at,
+      hint: 'Records are stored by value; break the cycle before appending.',
+    });
+  }
+  const isMap = value instanceof Map;
+  const isSet = value instanceof Set;
+  const isArray = Array.isArray(value);
+  const proto = Object.getPrototypeOf(value) as unknown;
+  const isPlain = !isMap && !isSet && !isArray && (proto === Object.prototype || proto === null);
+  if (!isMap && !isSet && !isArray && !isPlain) return value;
+  ancestors.add(value);
+  try {
+    if (isMap) {
+      const entries: [unknown, unknown][] = [];
+      let i = 0;
+      for (const [k, v] of value as Map<unknown, unknown>) {
+        entries.push([boxMaps(k, ancestors, `${at}.<key ${i}>`), boxMaps(v, ancestors, `${at}.<value ${i}>`)]);
+        i++;
+      }
+      return new TapeMapBox(entries);
+    }
+    if (isArray) {
+      const arr = value as unknown[];
+      let out: unknown[] | undefined;
+      for (let i = 0; i < arr.length; i++) {
+        const v = arr[i];
+        const b = boxMaps(v, ancestors, `${at}[${i}]`);
+        if (b !== v && !out) out = arr.slice(0, i);
+        if (out) out.push(b);
+      }
+      return out ?? arr;
+    }
+    if (isSet) {
+      const items = [...(value as Set<unknown>)];
+      const boxed = items.map((v, i) => boxMaps(v, ancestors, `${at}.<item ${i}>`));
+      return boxed.some((b, i) => b !== items[i]) ? new Set(boxed) : value;
+    }
+    const obj = value as Record<string, unknown>;
+    let out: Record<string, unknown> | undefined;
+    for (const key of Object.keys(obj)) {
+      const v = obj[key];
+      const b = boxMaps(v, ancestors, `${at}.${key}`);
+      if (b !== v && !out) out = { ...obj };
+      if (out) out[key] = b;
+    }
+    return out ?? obj;
+  } finally {
+    ancestors.delete(value);
+  }
+}
+
+/** Encode one value; the result is a fresh copy (Packr reuses its buffer between calls). */
+function encodeValue(value: unknown, index: number, file: string): Uint8Array {
+  const boxed = boxMaps(value, new Set(), `$[${index}]`);
+  let packed: Uint8Array;
+  try {
+    packed = packr.pack(boxed);
+  } catch (e) {
+    throw new TapedeckError('E_TYPE', `Record ${index} for tape ${file} cannot be encoded: ${(e as Error).message}`, {
+      file,
+      path: `$[${index}]`,
+      hint: 'Records must be plain data: objects, arrays, strings, numbers, booleans, null, bigint, Date, Map, Set, typed arrays, Error.',
+    });
+  }
+  if (packed.length > MAX_RECORD_BYTES) {
+    throw new TapedeckError('E_TOO_LARGE', `Record ${index} for tape ${file} is ${packed.length} bytes; the limit is ${MAX_RECORD_BYTES}.`, {
+      file,
+      path: `$[${index}]`,
+      hint: 'Store large bodies outside the tape or split them.',
+    });
+  }
+  return new Uint8Array(packed);
+}
+
+function frame(payload: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(FRAME_HEADER_SIZE + payload.length);
+  out.set(FRAME_MAGIC, 0);
+  out.writeUInt32BE(payload.length, 4);
+  out.writeUInt32BE(crc32(payload), 8);
+  out.set(payload, FRAME_HEADER_SIZE);
+  return out;
+}
+
+function encodeHeader(meta: Record<string, unknown>): Buffer {
+  const metaBytes = new Uint8Array(packr.pack(meta));
+  const out = Buffer.alloc(HEADER_FIXED + metaBytes.length);
+  out.set(TAPE_MAGIC, 0);
+  out.writeUInt16BE(TAPE_FORMAT_VERSION, 8);
+  out.writeUInt32BE(metaBytes.length, 10);
+  out.writeUInt32BE(crc32(metaBytes), 14);
+  out.set(metaBytes, HEADER_FIXED);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+// ---------------------------------------------------------------------------------------------
+
+function corruptHeader(file: string, offset: number, what: string): TapedeckError {
+  return new TapedeckError('E_TAPE_CORRUPT', `${file} is not a readable tape: ${what} (byte ${offset}).`, {
+    file,
+    offset,
+    hint: 'The header is damaged or this is not a tapedeck tape; restore it from version control or re-record it.',
+  });
+}
+
+/** Parse and check the header; returns it and where the first frame starts. */
+function parseHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: number } {
+  if (buf.length < HEADER_FIXED) throw corruptHeader(file, 0, `only ${buf.length} bytes, a header needs at least ${HEADER_FIXED}`);
+  for (let i = 0; i < TAPE_MAGIC.length; i++) {
+    if (buf[i] !== TAPE_MAGIC[i]) throw corruptHeader(file, i, 'wrong magic bytes');
+  }
+  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const version = view.readUInt16BE(8);
+  if (version === 0 || version > TAPE_FORMAT_VERSION) {
+    throw new TapedeckError('E_TAPE_VERSION', `${file} has tape format version ${version}; this tapedeck reads up to ${TAPE_FORMAT_VERSION}.`, {
+      file,
+      offset: 8,
+      hint: version === 0 ? 'Version 0 does not exist; the header is damaged.' : 'Upgrade tapedeck to read this tape.',
+    });
+  }
+  const metaLen = view.readUInt32BE(10);
+  if (metaLen > MAX_META_BYTES || HEADER_FIXED + metaLen > buf.length) {
+    throw corruptHeader(file, 10, `metadata length ${metaLen} runs past the end of the file or the ${MAX_META_BYTES}-byte limit`);
+  }
+  const metaBytes = buf.subarray(HEADER_FIXED, HEADER_FIXED + metaLen);
+  if (crc32(metaBytes) !== view.readUInt32BE(14)) throw corruptHeader(file, 14, 'metadata CRC-32 mismatch');
+  let meta: unknown;
+  try {
+    meta = unpackr.unpack(metaBytes);
+  } catch {
+    throw corruptHeader(file, HEADER_FIXED, 'metadata is not valid msgpack');
+  }
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw corruptHeader(file, HEADER_FIXED, 'metadata is not a map');
+  const m = meta as Record<string, unknown>;
+  if (typeof m.created !== 'string' || typeof m.tapedeckVersion !== 'string') {
+    throw corruptHeader(file, HEADER_FIXED, 'metadata lacks `created` or `tapedeckVersion`');
+  }
+  return {
+    header: { ...m, formatVersion: version, created: m.created, tapedeckVersion: m.tapedeckVersion },
+    end: HEADER_FIXED + metaLen,
+  };
+}
+
+type FrameCheck =
+  | { ok: true; length: number; value: unknown }
+  | { ok: false; torn: boolean; undecodable?: true; length?: number; why: string };
+
+/** Check the frame at `pos`. `torn` means: these are the first bytes of a frame cut off by EOF. */
+function checkFrame(buf: Uint8Array, pos: number): FrameCheck {
+  const remaining = buf.length - pos;
+  const magicBytes = Math.min(remaining, FRAME_MAGIC.length);
+  for (let i = 0; i < magicBytes; i++) {
+    if (buf[pos + i] !== FRAME_MAGIC[i]) return { ok: false, torn: false, why: 'no frame magic' };
+  }
+  if (remaining < FRAME_HEADER_SIZE) return { ok: false, torn: true, why: `frame header cut off after ${remaining} bytes` };
+  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const len = view.readUInt32BE(pos + 4);
+  if (len > MAX_RECORD_BYTES) return { ok: false, torn: false, why: `declared length ${len} exceeds the ${MAX_RECORD_BYTES}-byte limit` };
+  if (FRAME_HEADER_SIZE + len > remaining) {
+    return { ok: false, torn: true, why: `declared length ${len} runs past the end of the file (${remaining - FRAME_HEADER_SIZE} payload bytes present)` };
+  }
+  const payload = buf.subarray(pos + FRAME_HEADER_SIZE, pos + FRAME_HEADER_SIZE + len);
+  if (crc32(payload) !== view.readUInt32BE(pos + 8)) return { ok: false, torn: false, why: 'payload CRC-32 mismatch' };
+  try {
+    return { ok: true, length: FRAME_HEADER_SIZE + len, value: unpackr.unpack(payload) };
+  } catch (e) {
+    // The frame itself is sound (CRC matches), so skipping exactly this frame is safe.
+    return { ok: false, torn: false, undecodable: true, length: FRAME_HEADER_SIZE + len, why: `payload is not decodable msgpack (${(e as Error).message})` };
+  }
+}
+
+/** The first offset at or after `from` where a complete, CRC-valid frame starts, or -1. */
+function nextValidFrame(buf: Uint8Array, from: number): number {
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  let pos = from;
+  while (pos < b.length) {
+    const at = b.indexOf(FRAME_MAGIC, pos);
+    if (at < 0) return -1;
+    const c = checkFrame(buf, at);
+    if (c.ok || c.undecodable) return at;
+    pos = at + 1;
+  }
+  return -1;
+}
+
+/** Parse a whole tape image. Pure: shared by readTape and rewriteTape. */
+function parseTape(buf: Uint8Array, file: string): TapeContents & { headerEnd: number } {
+  const { header, end } = parseHeader(buf, file);
+  const records: TapeRecordEntry[] = [];
+  const warnings: TapeWarning[] = [];
+  let pos = end;
+  while (pos < buf.length) {
+    const c = checkFrame(buf, pos);
+    if (c.ok) {
+      records.push({ offset: pos, length: c.length, value: c.value });
+      pos += c.length;
+      continue;
+    }
+    if (c.undecodable && c.length !== undefined) {
+      warnings.push({ code: 'E_TAPE_CORRUPT', offset: pos, message: `${file}: record at byte ${pos} skipped: ${c.why}.` });
+      pos += c.length;
+      continue;
+    }
+    const next = nextValidFrame(buf, pos + 1);
+    if (next < 0 && c.torn) {
+      warnings.push({
+        code: 'E_TAPE_TORN_TAIL',
+        offset: pos,
+        message: `${file}: the last ${buf.length - pos} bytes (from byte ${pos}) are an incomplete record, probably from a crash during an append; ignored (${c.why}).`,
+      });
+      break;
+    }
+    const stop = next < 0 ? buf.length : next;
+    warnings.push({
+      code: 'E_TAPE_CORRUPT',
+      offset: pos,
+      message: `${file}: ${stop - pos} damaged bytes at ${pos}..${stop - 1} skipped (${c.why}); reading resumed ${next < 0 ? 'nowhere: no valid record follows' : `at byte ${next}`}.`,
+    });
+    pos = stop;
+  }
+  return { header, records, warnings, size: buf.length, headerEnd: end };
+}
+
+// ---------------------------------------------------------------------------------------------
+// File helpers
+// ---------------------------------------------------------------------------------------------
+
+function ioError(e: unknown, file: string, doing: string): TapedeckError {
+  const err = e as NodeJS.ErrnoException;
+  if (err.code === 'ENOENT') {
+    return new TapedeckError('E_TAPE_NOT_FOUND', `Tape ${file} does not exist (${doing}).`, {
+      file,
+      hint: 'Create it first with createTape(), or check the path.',
+    });
+  }
+  return new TapedeckError('E_TAPE_IO', `Tape ${file}: ${doing} failed: ${err.message}`, {
+    file,
+    cause: err.code,
+    hint: 'Check permissions and free disk space.',
+  });
+}
+
+/** Make a rename or creation durable; directories cannot be fsynced on every platform. */
+async function syncDir(dir: string): Promise<void> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(dir, fsConstants.O_RDONLY);
+    await fh.sync();
+  } catch {
+    // Windows and some network filesystems refuse; the rename is still atomic there.
+  } finally {
+    await fh?.close().catch(() => {});
+  }
+}
+
+async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
+  let done = 0;
+  while (done < data.length) {
+    const { bytesWritten } = await fh.write(data, done, data.length - done);
+    done += bytesWritten;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Public API
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Create an empty tape (header only). Refuses to replace an existing file, so two workers racing
+ * to create the same tape cannot wipe each other's records: the loser gets `E_TAPE_EXISTS` and
+ * can simply append. Pass `created` to make the file reproducible byte for byte.
+ *
+ * @example
+ * await createTape('test/__tapes__/chat.tape', { created: '2026-01-01T00:00:00.000Z' });
+ */
+export async function createTape(path: string, meta: { created?: string; tapedeckVersion?: string } = {}): Promise<void> {
+  const header = encodeHeader({
+    created: meta.created ?? new Date().toISOString(),
+    tapedeckVersion: meta.tapedeckVersion ?? VERSION,
+  });
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'wx');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new TapedeckError('E_TAPE_EXISTS', `Tape ${path} already exists; createTape never overwrites.`, {
+        file: path,
+        hint: 'Append to it with appendRecords(), or delete it first to start over.',
+      });
+    }
+    throw ioError(e, path, 'create');
+  }
+  try {
+    await writeAll(fh, header);
+    await fh.sync();
+  } catch (e) {
+    throw ioError(e, path, 'write header');
+  } finally {
+    await fh.close();
+  }
+  await syncDir(dirname(path));
+}
+
+/**
+ * Read a whole tape. Damage never throws past the header: a torn tail (crash mid-append) and
+ * corrupt records come back as `warnings` with their byte offsets, and every intact record is
+ * returned. Reading takes no lock, so it never waits for writers; an append in progress may show
+ * up as a transient `E_TAPE_TORN_TAIL`.
+ *
+ * @example
+ * const { header, records, warnings } = await readTape('chat.tape');
+ * for (const w of warnings) console.warn(w.code, w.offset, w.message);
+ * const values = records.map((r) => r.value);
+ */
+export async function readTape(path: string): Promise<TapeContents> {
+  let buf: Buffer;
+  try {
+    buf = await readFile(path);
+  } catch (e) {
+    throw ioError(e, path, 'read');
+  }
+  const { headerEnd: _, ...contents } = parseTape(buf, path);
+  return contents;
+}
+
+/**
+ * Append records, one frame each, in a single write under the tape lock, and resolve only after
+ * fsync: once this resolves, a `kill -9` or power loss cannot lose these records. All values are
+ * encoded before the lock is taken, so an unencodable value fails the call without writing
+ * anything. Returns each new frame's byte offset.
+ *
+ * @example
+ * await appendRecords('chat.tape', [{ request, response }]);
+ */
+export async function appendRecords(path: string, values: unknown[], options: TapeLockOptions = {}): Promise<{ offsets: number[] }> {
+  const frames = values.map((v, i) => frame(encodeValue(v, i, path)));
+  const data = Buffer.concat(frames);
+  return withTapeLock(
+    path,
+    async () => {
+      let fh: FileHandle;
+      try {
+        // Append mode without O_CREAT: a missing tape is an error, never silently a new
+        // header-less file.
+        fh = await open(path, fsConstants.O_RDWR | fsConstants.O_APPEND);
+      } catch (e) {
+        throw ioError(e, path, 'open for append');
+      }
+      try {
+        const size = (await fh.stat()).size;
+        // Never append to something that is not a tape: check the header first.
+        const head = Buffer.alloc(Math.min(size, HEADER_FIXED + MAX_META_BYTES));
+        if (head.length > 0) await fh.read(head, 0, head.length, 0);
+        parseHeader(head, path);
+        const offsets: number[] = [];
+        let at = size;
+        for (const f of frames) {
+          offsets.push(at);
+          at += f.length;
+        }
+        if (data.length === 0) return { offsets };
+        try {
+          await writeAll(fh, data);
+          await fh.sync();
+        } catch (e) {
+          // Leave no torn frame behind if we can help it.
+          await fh.truncate(size).catch(() => {});
+          throw ioError(e, path, 'append');
+        }
+        return { offsets };
+      } finally {
+        await fh.close();
+      }
+    },
+    options,
+  );
+}
+
+/**
+ * Rewrite a tape keeping only the records `keep` accepts (compaction, pruning unused
+ * recordings). Under the lock it re-reads the file, so records another writer appended while we
+ * waited are judged too, never lost; it writes a temp file beside the tape, fsyncs it, renames it
+ * over the tape atomically and fsyncs the directory, so a crash leaves either the old tape or
+ * the new one. The header is kept byte for byte, and kept frames are copied verbatim. Damaged
+ * regions (see `warnings`) are not carried over: rewriting is also how a damaged tape is cleaned.
+ *
+ * @example
+ * const used = new Set(usedKeys);
+ * await rewriteTape('chat.tape', (r) => used.has((r.value as { key: string }).key));
+ */
+export async function rewriteTape(
+  path: string,
+  keep: (entry: TapeRecordEntry) => boolean,
+  options: TapeLockOptions = {},
+): Promise<{ kept: number; dropped: number; warnings: TapeWarning[] }> {
+  return withTapeLock(
+    path,
+    async () => {
+      let buf: Buffer;
+      try {
+        buf = await readFile(path);
+      } catch (e) {
+        throw ioError(e, path, 'read for rewrite');
+      }
+      const parsed = parseTape(buf, path);
+      const parts: Uint8Array[] = [buf.subarray(0, parsed.headerEnd)];
+      let kept = 0;
+      for (const r of parsed.records) {
+        if (keep(r)) {
+          parts.push(buf.subarray(r.offset, r.offset + r.length));
+          kept++;
+        }
+      }
+      const dir = dirname(path);
+      const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+      let fh: FileHandle | undefined;
+      try {
+        fh = await open(tmp, 'wx');
+        await writeAll(fh, Buffer.concat(parts));
+        await fh.sync();
+        await fh.close();
+        fh = undefined;
+        await chmod(tmp, (await stat(path)).mode & 0o7777).catch(() => {});
+        await rename(tmp, path);
+      } catch (e) {
+        await fh?.close().catch(() => {});
+        await unlink(tmp).catch(() => {});
+        throw ioError(e, path, 'rewrite');
+      }
+      await syncDir(dir);
+      return { kept, dropped: parsed.records.length - kept, warnings: parsed.warnings };
+    },
+    options,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Locking
+// ---------------------------------------------------------------------------------------------
+
+interface LockInfo {
+  pid?: number;
+  host?: string;
+  time?: string;
+  token?: string;
+}
+
+/** Lock files held by the current async call chain, for reentrancy. */
+const heldLocks = new AsyncLocalStorage<ReadonlySet<string>>();
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+interface HeldLock {
+  info: LockInfo;
+  raw: string;
+  /** Whether the content is a complete lock record (pid and host). */
+  complete: boolean;
+  ageMs: number;
+}
+
+async function readLock(lockPath: string): Promise<HeldLock | undefined> {
+  try {
+    const [raw, st] = await Promise.all([readFile(lockPath, 'utf8'), stat(lockPath)]);
+    let info: LockInfo = {};
+    try {
+      const parsed = JSON.parse(raw) as unknown;
+      if (parsed !== null && typeof parsed === 'object') info = parsed as LockInfo;
+    } catch {
+      // Being written right now, or left empty by a holder killed between create and write.
+    }
+    return { info, raw, complete: typeof info.pid === 'number' && typeof info.host === 'string', ageMs: Date.now() - st.mtimeMs };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * How long a lock file may stay empty or unparseable. Writing ~100 bytes right after creating
+ * the file takes microseconds, so an incomplete lock older than this belongs to a holder killed
+ * in between (found by the SIGKILL test), not to a slow one.
+ */
+const INCOMPLETE_LOCK_GRACE_MS = 2000;
+
+function isStale(lock: HeldLock, staleMs: number): boolean {
+  if (lock.ageMs > staleMs) return true;
+  if (!lock.complete) return lock.ageMs > Math.min(staleMs, INCOMPLETE_LOCK_GRACE_MS);
+  const { pid, host } = lock.info;
+  // A pid only means something on its own host.
+  return typeof pid === 'number' && host === hostname() && !pidAlive(pid);
+}
+
+/**
+ * Remove a stale lock without racing other waiters: two waiters that both saw the same stale
+ * lock must not let the slower one delete the lock the faster one just took. A short-lived
+ * `<tape>.lock.takeover` file serializes takeovers, and under it we re-check that the lock is
+ * still the stale one we judged.
+ */
+async function takeOverStale(lockPath: string, staleRaw: string, staleMs: number): Promise<void> {
+  const guard = `${lockPath}.takeover`;
+  let fh: FileHandle;
+  try {
+    fh = await open(guard, 'wx');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    // A takeover takes microseconds; a guard older than a few seconds belongs to a dead process.
+    const st = await stat(guard).catch(() => undefined);
+    if (st && Date.now() - st.mtimeMs > 5000) await unlink(guard).catch(() => {});
+    return;
+  }
+  try {
+    await fh.close();
+    const now = await readLock(lockPath);
+    if (now && now.raw === staleRaw && isStale(now, staleMs)) await unlink(lockPath).catch(() => {});
+  } finally {
+    await unlink(guard).catch(() => {});
+  }
+}
+
+/**
+ * Run `fn` while holding the tape's exclusive lock file `<tape>.lock` (created with `wx`; it holds
+ * pid, host, time and a random token). Waits with jittered exponential backoff; takes over a lock
+ * whose pid is dead on this host or whose file is older than `staleMs`; gives up after
+ * `timeoutMs` with `E_TAPE_LOCKED` naming the holder. Reentrant within one async call chain
+ * (tracked with AsyncLocalStorage), so `fn` may call appendRecords or rewriteTape on the same
+ * tape, which is what makes a check-then-append atomic; unrelated concurrent calls in the same
+ * process still queue on the lock file like other processes do.
+ *
+ * @example
+ * await withTapeLock('chat.tape', async () => {
+ *   const { records } = await readTape('chat.tape');
+ *   if (!records.some((r) => (r.value as { key: string }).key === key)) await appendRecords('chat.tape', [rec]);
+ * });
+ */
+export async function withTapeLock<T>(path: string, fn: () => Promise<T>, options: TapeLockOptions = {}): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const staleMs = options.staleMs ?? 30_000;
+  const lockPath = `${path}.lock`;
+  const key = resolve(lockPath);
+  const heldHere = heldLocks.getStore();
+  if (heldHere?.has(key)) return fn();
+  const token = randomBytes(8).toString('hex');
+  const content = `${JSON.stringify({ pid: process.pid, host: hostname(), time: new Date().toISOString(), token })}\n`;
+  const deadline = Date.now() + timeoutMs;
+  let delay = 2;
+  let last: HeldLock | undefined;
+  for (;;) {
+    let fh: FileHandle | undefined;
+    try {
+      fh = await open(lockPath, 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError(e, lockPath, 'create lock file');
+    }
+    if (fh) {
+      try {
+        await fh.writeFile(content);
+        await fh.close();
+      } catch (e) {
+        await fh.close().catch(() => {});
+        await unlink(lockPath).catch(() => {}); // ours, and useless without an owner
+        throw ioError(e, lockPath, 'write lock file');
+      }
+      break;
+    }
+    const held = await readLock(lockPath).catch(() => undefined);
+    if (held) {
+      last = held;
+      if (isStale(held, staleMs)) {
+        // No `continue`: if the takeover cannot happen (another waiter is doing it, or the
+        // file cannot be removed) we still back off and honour the deadline.
+        await takeOverStale(lockPath, held.raw, staleMs).catch(() => {});
+        delay = 2;
+      }
+    }
+    if (Date.now() >= deadline) {
+      const who = !last
+        ? 'another process'
+        : last.complete
+          ? `pid ${last.info.pid} on ${last.info.host} since ${last.info.time ?? '?'}`
+          : 'a lock file that names no owner (being created, or left by a killed process)';
+      throw new TapedeckError('E_TAPE_LOCKED', `Tape ${path} is locked by ${who}; gave up after ${timeoutMs} ms.`, {
+        file: path,
+        lockFile: lockPath,
+        holder: last?.info,
+        hint: `If that process is gone, delete ${lockPath}; otherwise wait for it or raise timeoutMs.`,
+      });
+    }
+    await sleep(Math.min(delay, Math.max(1, deadline - Date.now())) * (0.5 + Math.random()));
+    delay = Math.min(delay * 2, 100);
+  }
+  const heartbeat = setInterval(() => {
+    const now = new Date();
+    utimes(lockPath, now, now).catch(() => {});
+  }, Math.max(10, Math.floor(staleMs / 3)));
+  heartbeat.unref();
+  try {
+    return await heldLocks.run(new Set([...(heldHere ?? []), key]), fn);
+  } finally {
+    clearInterval(heartbeat);
+    // Only remove the lock if it is still ours (it may have been taken over as stale).
+    const held = await readLock(lockPath).catch(() => undefined);
+    if (held?.info.token === token) await unlink(lockPath).catch(() => {});
+  }
+}
