@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckError, VERSION } from './index.ts';
+import { readTape } from './store/tape-file.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
 
@@ -17,6 +18,8 @@ Commands:
                         (or of the "messages" member of a request object)
   key [file]            Print what the matcher keys an LLM request body by: provider,
                         request key, signature and the hashes of the normalized messages
+  verify <tape>         Check a tape file: header, every record's frame and checksum;
+                        report torn tails and damaged records with their byte offsets
   version               Print the version and the active backend
   help                  Show this help
 
@@ -34,7 +37,22 @@ function readInput(file: string | undefined): Buffer {
   return readFileSync(file === undefined || file === '-' ? 0 : file);
 }
 
-function main(argv: string[]): number {
+async function verify(file: string | undefined): Promise<number> {
+  if (!file) {
+    process.stderr.write('tapedeck verify: give the tape file to check, e.g. tapedeck verify test/fixtures/app.tape\n');
+    return 2;
+  }
+  const t = await readTape(file);
+  process.stdout.write(
+    `${file}: format ${t.header.formatVersion}, created ${t.header.created}, tapedeck ${t.header.tapedeckVersion}, ` +
+      `${t.records.length} record${t.records.length === 1 ? '' : 's'}, ${t.size} bytes\n`,
+  );
+  for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
+  process.stdout.write(t.warnings.length ? `${t.warnings.length} problem(s); the records listed above are intact.\n` : 'ok\n');
+  return t.warnings.length ? 1 : 0;
+}
+
+function main(argv: string[]): number | Promise<number> {
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -70,6 +88,8 @@ function main(argv: string[]): number {
       process.stdout.write(`digest\t${r.digest}\n`);
       return 0;
     }
+    case 'verify':
+      return verify(file);
     case 'key': {
       const k = requestKeys(readInput(file), ignoreKeys ? { ignoreArgs: ignoreKeys } : {});
       process.stdout.write(`provider\t${k.provider}\nkey\t${k.key}\n`);
@@ -83,9 +103,7 @@ function main(argv: string[]): number {
   }
 }
 
-try {
-  process.exitCode = main(process.argv.slice(2));
-} catch (e) {
+function fail(e: unknown): void {
   if (e instanceof TapedeckError) {
     process.stderr.write(`tapedeck: ${e.code}: ${e.message}\n`);
     process.exitCode = 1;
@@ -93,4 +111,12 @@ try {
     process.stderr.write(`tapedeck: ${(e as Error).message}\n`);
     process.exitCode = 1;
   } else throw e;
+}
+
+try {
+  const code = main(process.argv.slice(2));
+  if (typeof code === 'number') process.exitCode = code;
+  else code.then((c) => (process.exitCode = c), fail);
+} catch (e) {
+  fail(e);
 }

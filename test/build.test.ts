@@ -2,12 +2,14 @@
 // package.json's, and the CLI answers.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, truncateSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCALAR_BASE64, SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from '../src/core/wasm.generated.ts';
 import { VERSION } from '../src/version.ts';
 import { MAX_DEPTH } from '../src/errors.ts';
+import { appendRecords, createTape } from '../src/store/tape-file.ts';
 
 const root = join(import.meta.dirname, '..');
 const cli = join(root, 'dist/cli.js');
@@ -84,6 +86,27 @@ describe('tapedeck CLI', () => {
     const r = run(['key'], '{"nope": 1}');
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('E_REQUEST');
+  });
+
+  it('verify checks a tape: ok, a torn tail with its offset, a missing file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-verify-'));
+    const tape = join(dir, 'app.tape');
+    await createTape(tape, { created: '2026-11-22T00:00:00.000Z' });
+    await appendRecords(tape, [{ a: 1 }, { b: 'two' }]);
+    const ok = run(['verify', tape]);
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toContain('2 records');
+    expect(ok.stdout).toContain('created 2026-11-22T00:00:00.000Z');
+    const size = statSync(tape).size;
+    truncateSync(tape, size - 3);
+    const torn = run(['verify', tape]);
+    expect(torn.status).toBe(1);
+    expect(torn.stdout).toContain('1 record,');
+    expect(torn.stdout).toMatch(/E_TAPE_TORN_TAIL at byte \d+/);
+    const missing = run(['verify', join(dir, 'nope.tape')]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('E_TAPE_NOT_FOUND');
+    expect(run(['verify']).status).toBe(2);
   });
 
   it('reports bad input with the error code and exit status 1', () => {
