@@ -127,6 +127,19 @@ describe('tapedeck CLI', () => {
     expect(bad.stderr).toContain('wasm-simd, wasm, js');
   });
 
+  it('package exports resolve: tapedeck and tapedeck/store', async () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string; types: string }> };
+    for (const entry of ['.', './store']) {
+      const e = pkg.exports[entry]!;
+      expect(statSync(join(root, e.types)).isFile()).toBe(true);
+      const mod = (await import(join(root, e.import))) as Record<string, unknown>;
+      expect(Object.keys(mod).length).toBeGreaterThan(5);
+    }
+    const store = (await import(join(root, 'dist/store/index.js'))) as { ReplayCache: { open: unknown }; resolveMode: (m?: string, env?: object) => string };
+    expect(typeof store.ReplayCache.open).toBe('function');
+    expect(store.resolveMode(undefined, {})).toBe('replay');
+  });
+
   it('the built package entry point gives the same digests as the sources', async () => {
     const dist = (await import(join(root, 'dist/index.js'))) as typeof import('../src/index.ts');
     const src = await import('../src/index.ts');

@@ -1,0 +1,74 @@
+/**
+ * Tape modes: how a tape-backed cache treats the live API.
+ *
+ * - `replay` (the default): serve recordings only; a request with no recording is an error
+ *   (`E_MISS`), never a live call.
+ * - `record`: call the live API for every request and record the result; at close, only what was
+ *   recorded in this run is kept (seed 003's cleanup).
+ * - `update`: serve what the tape has, record what is missing.
+ * - `passthrough`: the tape is neither read nor written; every request goes to the live API.
+ */
+import { TapedeckError } from '../errors.ts';
+
+export type TapeMode = 'replay' | 'record' | 'update' | 'passthrough';
+
+export const TAPE_MODES: readonly TapeMode[] = Object.freeze(['replay', 'record', 'update', 'passthrough'] as const);
+
+/** Where a resolved mode came from: the option, one of the environment variables, or the default. */
+export type TapeModeSource = 'option' | 'TAPEDECK_MODE' | 'CACHE_MODE' | 'default';
+
+/** Environment variables read for the mode, in priority order (CACHE_MODE is seed 003's name). */
+export const MODE_ENV_VARS = ['TAPEDECK_MODE', 'CACHE_MODE'] as const;
+
+function isMode(v: string): v is TapeMode {
+  return (TAPE_MODES as readonly string[]).includes(v);
+}
+
+/**
+ * Like {@link resolveMode}, and also says where the mode came from (so a miss can tell the user
+ * which knob to turn: an explicit option is not overridden by the environment).
+ */
+export function resolveModeWithSource(option?: string, env: NodeJS.ProcessEnv = process.env): { mode: TapeMode; source: TapeModeSource } {
+  const candidates: [TapeModeSource, string | undefined][] = [
+    ['option', option],
+    ['TAPEDECK_MODE', env.TAPEDECK_MODE],
+    ['CACHE_MODE', env.CACHE_MODE],
+  ];
+  for (const [source, raw] of candidates) {
+    // An unset or blank value (`TAPEDECK_MODE= npm test`) falls through to the next source.
+    if (raw === undefined || raw === null) continue;
+    if (typeof raw !== 'string') {
+      throw new TapedeckError('E_MODE', `Invalid tape mode ${String(raw)} (from the \`mode\` option): expected a string.`, {
+        source,
+        value: raw,
+        valid: [...TAPE_MODES],
+        hint: `Valid modes: ${TAPE_MODES.join(', ')}.`,
+      });
+    }
+    const value = raw.trim().toLowerCase();
+    if (value === '') continue;
+    if (isMode(value)) return { mode: value, source };
+    const where = source === 'option' ? 'the `mode` option' : `the environment variable ${source}`;
+    throw new TapedeckError('E_MODE', `Invalid tape mode ${JSON.stringify(raw)} from ${where}.`, {
+      source,
+      value: raw,
+      valid: [...TAPE_MODES],
+      hint: `Valid modes: ${TAPE_MODES.join(', ')} (default replay).${source === 'option' ? '' : ` Fix or unset ${source}.`}`,
+    });
+  }
+  return { mode: 'replay', source: 'default' };
+}
+
+/**
+ * The tape mode: the option, else `TAPEDECK_MODE`, else `CACHE_MODE` (seed 003's name), else
+ * `'replay'`. Values are trimmed and case-insensitive; an empty value counts as unset. Anything
+ * else is a TapedeckError `E_MODE` that lists the valid modes and names where the bad value came
+ * from.
+ *
+ * @example
+ * resolveMode(undefined, { TAPEDECK_MODE: 'record' }) // 'record'
+ * resolveMode('update', { TAPEDECK_MODE: 'record' })  // 'update': the option wins
+ */
+export function resolveMode(option?: string, env: NodeJS.ProcessEnv = process.env): TapeMode {
+  return resolveModeWithSource(option, env).mode;
+}

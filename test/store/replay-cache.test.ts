@@ -1,0 +1,424 @@
+// ReplayCache (seed 003's interface on a tape): mode resolution, the four modes, k-th recordings,
+// ignoredArgs, typed values, durability, `await using` and AsyncLocalStorage scopes.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { TapedeckError } from '../../src/errors.ts';
+import { requestKeys } from '../../src/match/matcher.ts';
+import { resolveMode, TAPE_MODES } from '../../src/store/mode.ts';
+import { activeReplayCache, ReplayCache, withReplayCache, type ReplayRecord } from '../../src/store/replay-cache.ts';
+import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'tapedeck-replay-'));
+let n = 0;
+const fresh = () => join(root, `c${n++}.tape`);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+// The suite must not depend on the mode of the shell that runs it.
+beforeEach(() => {
+  vi.stubEnv('TAPEDECK_MODE', '');
+  vi.stubEnv('CACHE_MODE', '');
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+const req = (text: string, extra: Record<string, unknown> = {}) => ({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: text }],
+  ...extra,
+});
+
+async function rejection(p: Promise<unknown>): Promise<TapedeckError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(TapedeckError);
+    return e as TapedeckError;
+  }
+  throw new Error('expected a TapedeckError');
+}
+
+function thrown(f: () => unknown): TapedeckError {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(TapedeckError);
+    return e as TapedeckError;
+  }
+  throw new Error('expected a TapedeckError');
+}
+
+const values = async (file: string) => (await readTape(file)).records.map((r) => (r.value as ReplayRecord).value);
+
+describe('resolveMode', () => {
+  it('takes the option, then TAPEDECK_MODE, then CACHE_MODE, then replay', () => {
+    expect(TAPE_MODES).toEqual(['replay', 'record', 'update', 'passthrough']);
+    const env = { TAPEDECK_MODE: 'update', CACHE_MODE: 'record' };
+    expect(resolveMode('passthrough', env)).toBe('passthrough');
+    expect(resolveMode(undefined, env)).toBe('update');
+    expect(resolveMode(undefined, { CACHE_MODE: 'record' })).toBe('record');
+    expect(resolveMode(undefined, {})).toBe('replay');
+    // Blank counts as unset; case and whitespace do not matter.
+    expect(resolveMode(undefined, { TAPEDECK_MODE: '', CACHE_MODE: ' Record ' })).toBe('record');
+  });
+
+  it('rejects an invalid value with E_MODE, listing the valid ones and naming the source', () => {
+    const fromEnv = thrown(() => resolveMode(undefined, { TAPEDECK_MODE: 'recrod' }));
+    expect(fromEnv.code).toBe('E_MODE');
+    expect(fromEnv.message).toContain('TAPEDECK_MODE');
+    expect(fromEnv.message).toContain('"recrod"');
+    for (const m of TAPE_MODES) expect(fromEnv.message).toContain(m);
+    expect(fromEnv.details.valid).toEqual([...TAPE_MODES]);
+
+    const fromSeedVar = thrown(() => resolveMode(undefined, { CACHE_MODE: 'write' }));
+    expect(fromSeedVar.message).toContain('CACHE_MODE');
+    expect(fromSeedVar.details.source).toBe('CACHE_MODE');
+
+    const fromOption = thrown(() => resolveMode('live', { TAPEDECK_MODE: 'record' }));
+    expect(fromOption.message).toContain('`mode` option');
+    expect(fromOption.details.source).toBe('option');
+  });
+
+  it('is what ReplayCache.open uses', async () => {
+    vi.stubEnv('TAPEDECK_MODE', 'passthrough');
+    const cache = await ReplayCache.open(fresh());
+    expect(cache.mode).toBe('passthrough');
+    expect(cache.modeSource).toBe('TAPEDECK_MODE');
+    vi.stubEnv('TAPEDECK_MODE', 'bogus');
+    expect((await rejection(ReplayCache.open(fresh()))).code).toBe('E_MODE');
+  });
+});
+
+describe('replay', () => {
+  it('never writes and misses with E_MISS naming the path, key, model and command', async () => {
+    const file = fresh();
+    const cache = await ReplayCache.open(file);
+    expect(cache.mode).toBe('replay');
+    const e = await rejection(cache.get(req('hello')));
+    expect(e.code).toBe('E_MISS');
+    const key = cache.cacheKey(req('hello'));
+    expect(e.message).toContain(file);
+    expect(e.message).toContain(key);
+    expect(e.message).toContain('gpt-4o-mini');
+    expect(e.message).toContain('the tape does not exist');
+    expect(e.message).toContain('TAPEDECK_MODE=record <your test command>');
+    expect(e.details).toMatchObject({ file, key, model: 'gpt-4o-mini', command: 'TAPEDECK_MODE=record <your test command>' });
+    await cache.put(req('hello'), { answer: 'ignored' }); // a no-op in replay
+    await cache.close();
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('serves recordings and leaves an existing tape byte for byte untouched', async () => {
+    const file = fresh();
+    const rec = await ReplayCache.open(file, { mode: 'record' });
+    await rec.put(req('q1'), { answer: 'a1' });
+    await rec.close();
+    const before = readFileSync(file);
+
+    const cache = await ReplayCache.open(file, { mode: 'replay' });
+    expect(await cache.get(req('q1'))).toEqual({ answer: 'a1' });
+    await cache.put(req('q2'), { answer: 'a2' });
+    const e = await rejection(cache.get(req('q2')));
+    expect(e.code).toBe('E_MISS');
+    // Opened with an explicit mode, the environment cannot switch it: the hint says so.
+    expect(e.message).toContain("{ mode: 'record' }");
+    await cache.close();
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+});
+
+describe('record', () => {
+  it('stores every put, serves nothing, and at close prunes records not used in this run', async () => {
+    const file = fresh();
+    const first = await ReplayCache.open(file, { mode: 'record' });
+    for (const q of ['q1', 'q2', 'q3']) await first.put(req(q), { answer: `old ${q}` });
+    await first.close();
+    expect(await values(file)).toEqual([{ answer: 'old q1' }, { answer: 'old q2' }, { answer: 'old q3' }]);
+
+    const second = await ReplayCache.open(file, { mode: 'record' });
+    // Record calls the live API for everything: a recorded value is not served.
+    expect(await second.get(req('q1'))).toBeUndefined();
+    await second.put(req('q1'), { answer: 'new q1' });
+    await second.put(req('q4'), { answer: 'new q4' });
+    await second.close();
+    await second.close(); // idempotent
+    // q1's old recording is replaced; q2 and q3 were not used in this run.
+    expect(await values(file)).toEqual([{ answer: 'new q1' }, { answer: 'new q4' }]);
+
+    const replay = await ReplayCache.open(file, { mode: 'replay' });
+    expect(await replay.get(req('q1'))).toEqual({ answer: 'new q1' });
+    expect(await replay.get(req('q4'))).toEqual({ answer: 'new q4' });
+    expect((await rejection(replay.get(req('q2')))).code).toBe('E_MISS');
+  });
+
+  it('keeps the old recording of a request asked for but not re-recorded (the live call failed)', async () => {
+    const file = fresh();
+    const first = await ReplayCache.open(file, { mode: 'record' });
+    await first.put(req('asked'), 'old asked');
+    await first.put(req('unused'), 'old unused');
+    await first.close();
+    const second = await ReplayCache.open(file, { mode: 'record' });
+    expect(await second.get(req('asked'))).toBeUndefined();
+    await second.close();
+    expect(await values(file)).toEqual(['old asked']);
+  });
+
+  it('keeps everything with keepAll, and creates the tape and its directory', async () => {
+    const file = join(root, 'nested', 'dir', 'keep.tape');
+    const a = await ReplayCache.open(file, { mode: 'record' });
+    expect(existsSync(file)).toBe(true);
+    await a.put(req('q1'), 1);
+    await a.close();
+    const b = await ReplayCache.open(file, { mode: 'record', keepAll: true });
+    await b.put(req('q2'), 2);
+    await b.close();
+    expect(await values(file)).toEqual([1, 2]);
+  });
+
+  it('keeps records another writer appended while it was open', async () => {
+    const file = fresh();
+    const old = await ReplayCache.open(file, { mode: 'record' });
+    await old.put(req('stale'), 'stale');
+    await old.close();
+
+    const a = await ReplayCache.open(file, { mode: 'record' });
+    const b = await ReplayCache.open(file, { mode: 'update' });
+    await a.put(req('from a'), 'a');
+    await b.put(req('from b'), 'b');
+    await b.close();
+    await a.close();
+    expect(await values(file)).toEqual(['a', 'b']);
+  });
+
+  it('leaves records of other kinds alone', async () => {
+    const file = fresh();
+    await createTape(file);
+    await appendRecords(file, [{ kind: 'proxy-exchange', body: 'x' }]);
+    const a = await ReplayCache.open(file, { mode: 'record' });
+    await a.put(req('q'), 'v');
+    await a.close();
+    expect((await readTape(file)).records.map((r) => r.value)).toEqual([{ kind: 'proxy-exchange', body: 'x' }, expect.objectContaining({ value: 'v' })]);
+  });
+});
+
+describe('update', () => {
+  it('serves what exists and records what is missing', async () => {
+    const file = fresh();
+    const rec = await ReplayCache.open(file, { mode: 'record' });
+    await rec.put(req('known'), 'recorded');
+    await rec.close();
+
+    const cache = await ReplayCache.open(file, { mode: 'update' });
+    expect(await cache.get(req('known'))).toBe('recorded');
+    expect(await cache.get(req('new'))).toBeUndefined();
+    await cache.put(req('new'), 'fresh');
+    // The recorded call is consumed: the same request again is the next call, a miss.
+    expect(await cache.get(req('new'))).toBeUndefined();
+    await cache.close();
+    expect(await values(file)).toEqual(['recorded', 'fresh']);
+
+    const replay = await ReplayCache.open(file);
+    expect(await replay.get(req('known'))).toBe('recorded');
+    expect(await replay.get(req('new'))).toBe('fresh');
+  });
+});
+
+describe('passthrough', () => {
+  it('never reads or writes', async () => {
+    const missing = fresh();
+    const p = await ReplayCache.open(missing, { mode: 'passthrough' });
+    expect(await p.get(req('q'))).toBeUndefined();
+    await p.put(req('q'), 'v');
+    await p.close();
+    expect(existsSync(missing)).toBe(false);
+
+    // An existing tape is not even read: a damaged header would fail any other mode.
+    const file = fresh();
+    const rec = await ReplayCache.open(file, { mode: 'record' });
+    await rec.put(req('q'), 'v');
+    await rec.close();
+    const before = readFileSync(file);
+    const q = await ReplayCache.open(file, { mode: 'passthrough' });
+    expect(await q.get(req('q'))).toBeUndefined();
+    await q.put(req('q2'), 'v2');
+    await q.close();
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+});
+
+describe('keys and values', () => {
+  it('answers the k-th call of a request with its k-th recording', async () => {
+    const file = fresh();
+    const rec = await ReplayCache.open(file, { mode: 'record' });
+    await rec.put(req('roll a die'), 3);
+    await rec.put(req('other'), 'x');
+    await rec.put(req('roll a die'), 5);
+    await rec.put(req('roll a die'), 1);
+    await rec.close();
+
+    const cache = await ReplayCache.open(file);
+    expect(await cache.get(req('roll a die'))).toBe(3);
+    expect(await cache.get(req('roll a die'))).toBe(5);
+    expect(await cache.get(req('other'))).toBe('x');
+    expect(await cache.get(req('roll a die'))).toBe(1);
+    const e = await rejection(cache.get(req('roll a die')));
+    expect(e.message).toContain('recorded 3 time(s) and this is call 4');
+  });
+
+  it('leaves ignoredArgs out of the key, per cache and per call', async () => {
+    const file = fresh();
+    const cache = await ReplayCache.open(file, { mode: 'update' });
+    const cold = req('q', { temperature: 0, user: 'u1' });
+    const hot = req('q', { temperature: 1, user: 'u1' });
+    expect(cache.cacheKey(cold)).not.toBe(cache.cacheKey(hot));
+    expect(cache.cacheKey(cold, ['temperature'])).toBe(cache.cacheKey(hot, ['temperature']));
+    expect(cache.cacheKey(cold)).toBe(requestKeys(cold).key);
+
+    await cache.put(cold, 'answer', ['temperature']);
+    await cache.close();
+    const replay = await ReplayCache.open(file);
+    expect(await replay.get(hot, ['temperature'])).toBe('answer');
+
+    const withDefault = await ReplayCache.open(file, { ignoredArgs: ['temperature'] });
+    expect(withDefault.cacheKey(cold)).toBe(withDefault.cacheKey(hot));
+    expect(await withDefault.get(req('q', { temperature: 0.7, user: 'u1' }))).toBe('answer');
+    // A per-call list replaces the cache's: temperature counts again.
+    expect((await rejection(withDefault.get(hot, []))).code).toBe('E_MISS');
+  });
+
+  it('round-trips typed values', async () => {
+    const file = fresh();
+    const value = {
+      at: new Date('2026-02-03T04:05:06.789Z'),
+      byId: new Map<unknown, unknown>([
+        [1, 'one'],
+        ['two', new Set([2, 'II'])],
+      ]),
+      tags: new Set(['a', 'b']),
+      bytes: Uint8Array.of(0, 1, 254, 255),
+      floats: Float64Array.of(1.5, -2.25),
+      big: 2n ** 70n,
+      err: new Error('rate limited'),
+      nested: [{ when: new Date(0) }],
+    };
+    const rec = await ReplayCache.open(file, { mode: 'record' });
+    await rec.put(req('typed'), value);
+    await rec.close();
+
+    const got = (await (await ReplayCache.open(file)).get(req('typed'))) as typeof value;
+    expect(got.at).toBeInstanceOf(Date);
+    expect(got.at.toISOString()).toBe('2026-02-03T04:05:06.789Z');
+    expect(got.byId).toBeInstanceOf(Map);
+    expect(got.byId.get(1)).toBe('one');
+    expect(got.byId.get('two')).toEqual(new Set([2, 'II']));
+    expect(got.tags).toEqual(new Set(['a', 'b']));
+    expect(got.bytes).toBeInstanceOf(Uint8Array);
+    expect([...got.bytes]).toEqual([0, 1, 254, 255]);
+    expect(got.floats).toBeInstanceOf(Float64Array);
+    expect([...got.floats]).toEqual([1.5, -2.25]);
+    expect(got.big).toBe(2n ** 70n);
+    expect(got.err).toBeInstanceOf(Error);
+    expect(got.err.message).toBe('rate limited');
+    expect(got.nested[0]!.when).toEqual(new Date(0));
+  });
+
+  it('trusts stored keys and computes missing ones on open', async () => {
+    const file = fresh();
+    await createTape(file);
+    const keyed = req('keyed');
+    await appendRecords(file, [
+      // A stored key is used as is: this request would hash to something else.
+      { v: 1, key: 'k-stored', signature: { toolNames: [], messageCount: 1, contextKeys: [] }, request: { not: 'a request' }, value: 'by stored key', recordedAt: 'x' },
+      // An older record without a key gets one computed on load.
+      { request: keyed, value: 'computed' },
+    ]);
+    const cache = await ReplayCache.open(file);
+    expect(cache.warnings).toEqual([]);
+    expect(await cache.get(keyed)).toBe('computed');
+    expect(cache.size).toBe(2);
+  });
+});
+
+describe('lifecycle', () => {
+  it('a put is on disk when it resolves, before any close', async () => {
+    const file = fresh();
+    const cache = await ReplayCache.open(file, { mode: 'record' });
+    await cache.put(req('durable'), { answer: 42 });
+    // What a kill -9 right now would leave: the file as it is.
+    const { records, warnings } = await readTape(file);
+    expect(warnings).toEqual([]);
+    expect(records).toHaveLength(1);
+    const r = records[0]!.value as ReplayRecord;
+    expect(r).toMatchObject({ v: 1, key: cache.cacheKey(req('durable')), request: req('durable'), value: { answer: 42 } });
+    expect(r.signature).toEqual(requestKeys(req('durable')).signature);
+    expect(new Date(r.recordedAt).toISOString()).toBe(r.recordedAt);
+    await cache.close();
+  });
+
+  it('concurrent puts land in call order', async () => {
+    const file = fresh();
+    const cache = await ReplayCache.open(file, { mode: 'record' });
+    await Promise.all([0, 1, 2, 3, 4].map((i) => cache.put(req('same'), i)));
+    await cache.close();
+    expect(await values(file)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('`await using` closes the cache at scope exit', async () => {
+    const file = fresh();
+    let outer: ReplayCache;
+    {
+      await using cache = await ReplayCache.open(file, { mode: 'record' });
+      outer = cache;
+      await cache.put(req('q'), 'v');
+      expect(cache.closed).toBe(false);
+    }
+    expect(outer.closed).toBe(true);
+    expect((await rejection(outer.put(req('q'), 'again'))).code).toBe('E_CLOSED');
+    expect(await values(file)).toEqual(['v']);
+  });
+
+  it('withReplayCache scopes: parallel scopes each see their own cache', async () => {
+    const a = fresh();
+    const b = fresh();
+    expect(activeReplayCache()).toBeUndefined();
+    const tick = () => new Promise((r) => setTimeout(r, 5));
+    const run = (file: string, answer: string) =>
+      withReplayCache(
+        file,
+        async (cache) => {
+          for (let i = 0; i < 5; i++) {
+            await tick();
+            expect(activeReplayCache()).toBe(cache);
+            expect(activeReplayCache()?.path).toBe(file);
+          }
+          await activeReplayCache()!.put(req('q'), answer);
+          return cache;
+        },
+        { mode: 'record' },
+      );
+    const [ca, cb] = await Promise.all([run(a, 'A'), run(b, 'B')]);
+    expect(ca).not.toBe(cb);
+    expect(ca.closed && cb.closed).toBe(true);
+    expect(activeReplayCache()).toBeUndefined();
+    expect(await values(a)).toEqual(['A']);
+    expect(await values(b)).toEqual(['B']);
+  });
+
+  it('withReplayCache does not prune after a failure', async () => {
+    const file = fresh();
+    await withReplayCache(file, async (c) => c.put(req('kept'), 'old'), { mode: 'record' });
+    await expect(
+      withReplayCache(
+        file,
+        async (c) => {
+          await c.put(req('new'), 'new');
+          throw new Error('live call failed');
+        },
+        { mode: 'record' },
+      ),
+    ).rejects.toThrow('live call failed');
+    expect(await values(file)).toEqual(['old', 'new']);
+  });
+});
