@@ -22,6 +22,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys, type RequestKeys, type Signature } from '../match/matcher.ts';
 import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mode.ts';
@@ -104,6 +105,11 @@ export class ReplayCache {
   /** Records on the tape when it was opened: [key, recordedAt] of each, in file order. */
   private readonly loaded: [string, unknown][];
   private readonly putKeys = new Set<string>();
+  /** Record mode: puts per key so far, and old records kept because a put re-recorded them unchanged. */
+  private readonly recordPuts = new Map<string, number>();
+  private readonly reused = new Map<string, number>();
+  /** Records on the tape when it was opened, per key, in file order (for unchanged re-recordings). */
+  private readonly loadedByKey = new Map<string, { recordedAt: unknown; value: unknown }[]>();
   private readonly gotKeys = new Set<string>();
   /** Puts run one after another, so the tape's order is the order of the put calls. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -186,7 +192,12 @@ export class ReplayCache {
       }
     }
     const cache = new ReplayCache(path, mode, opts, { exists, warnings, loaded });
-    for (const { key, value } of pending) cache.slot(key).values.push(value);
+    pending.forEach(({ key, value }, i) => {
+      cache.slot(key).values.push(value);
+      let list = cache.loadedByKey.get(key);
+      if (!list) cache.loadedByKey.set(key, (list = []));
+      list.push({ recordedAt: loaded[i]![1], value });
+    });
     if (warnings.length > 0) {
       process.emitWarning(`${path}: ${warnings.length} problem(s) reading the tape; the first: ${warnings[0]!.message}`, { code: 'TAPEDECK_TAPE' });
     }
@@ -274,6 +285,20 @@ export class ReplayCache {
     }
     // Key first: a request that cannot be keyed fails here, before anything is written.
     const keys = this.keysOf(request, ignoredArgs);
+    if (this.mode === 'record') {
+      // Re-recording an interaction that came out the same keeps the old record, timestamp and
+      // all, so a re-record of unchanged calls leaves the tape byte for byte as it was (no churn
+      // in code review). The k-th put of a key is compared with the k-th recording of it.
+      const k = this.recordPuts.get(keys.key) ?? 0;
+      this.recordPuts.set(keys.key, k + 1);
+      const old = this.loadedByKey.get(keys.key)?.[k];
+      if (old !== undefined && isDeepStrictEqual(old.value, value)) {
+        const id = identity(keys.key, old.recordedAt);
+        this.reused.set(id, (this.reused.get(id) ?? 0) + 1);
+        this.putKeys.add(keys.key);
+        return this.queue.then(() => undefined);
+      }
+    }
     const record: ReplayRecord = {
       v: 1,
       key: keys.key,
@@ -338,9 +363,15 @@ export class ReplayCache {
     // Old records to drop, by identity (key + recordedAt), counted: identities survive another
     // writer's rewrite (offsets do not), and counting keeps duplicates apart.
     const drop = new Map<string, number>();
+    const reused = new Map(this.reused);
     for (const [key, recordedAt] of this.loaded) {
       if (this.gotKeys.has(key) && !this.putKeys.has(key)) continue;
       const id = identity(key, recordedAt);
+      const keep = reused.get(id) ?? 0;
+      if (keep > 0) {
+        reused.set(id, keep - 1);
+        continue;
+      }
       drop.set(id, (drop.get(id) ?? 0) + 1);
     }
     if (drop.size === 0) return;

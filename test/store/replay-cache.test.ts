@@ -153,6 +153,30 @@ describe('record', () => {
     expect((await rejection(replay.get(req('q2')))).code).toBe('E_MISS');
   });
 
+  it('re-recording unchanged interactions leaves the tape byte for byte as it was; a changed one is replaced', async () => {
+    const file = fresh();
+    const run = async (answers: Record<string, unknown>) => {
+      const c = await ReplayCache.open(file, { mode: 'record' });
+      for (const [q, a] of Object.entries(answers)) {
+        expect(await c.get(req(q))).toBeUndefined();
+        await c.put(req(q), a);
+      }
+      await c.close();
+      return readFileSync(file);
+    };
+    const typed = { at: new Date(Date.UTC(2026, 0, 1)), tags: new Set(['a']), n: 1 };
+    const first = await run({ q1: { answer: 1 }, q2: typed, q3: 'three' });
+    await new Promise((r) => setTimeout(r, 5)); // a new recordedAt would differ
+    const second = await run({ q1: { answer: 1 }, q2: { at: new Date(Date.UTC(2026, 0, 1)), tags: new Set(['a']), n: 1 }, q3: 'three' });
+    expect(second.equals(first)).toBe(true);
+    const third = await run({ q1: { answer: 1 }, q2: typed, q3: 'THREE' });
+    expect(third.equals(first)).toBe(false);
+    expect(await values(file)).toEqual([{ answer: 1 }, typed, 'THREE']);
+    // The unchanged records kept their bytes: the file starts with the same prefix up to q3.
+    const q3At = (await readTape(file)).records[2]!.offset;
+    expect(third.subarray(0, q3At).equals(first.subarray(0, q3At))).toBe(true);
+  });
+
   it('keeps the old recording of a request asked for but not re-recorded (the live call failed)', async () => {
     const file = fresh();
     const first = await ReplayCache.open(file, { mode: 'record' });
