@@ -24,6 +24,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError } from '../errors.ts';
+import { explainMiss } from '../match/diagnose.ts';
 import { requestKeys, type RequestKeys, type Signature } from '../match/matcher.ts';
 import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mode.ts';
 import { appendRecords, createTape, readTape, rewriteTape, type TapeLockOptions, type TapeWarning } from './tape-file.ts';
@@ -265,7 +266,7 @@ export class ReplayCache {
       return s.values[s.served++];
     }
     if (this.mode === 'update') return undefined;
-    throw this.miss(request, keys, s);
+    throw await this.explained(this.miss(request, keys, s), keys);
   }
 
   /**
@@ -319,6 +320,60 @@ export class ReplayCache {
     });
     this.queue = op.catch(() => {});
     return op;
+  }
+
+  /**
+   * Adds the matcher's diagnostics to a replay miss: the closest recordings on the tape (longest
+   * shared conversation prefix, then signature), where they diverge, tools added and removed,
+   * recordings already used. Misses are rare and end the test, so re-reading the tape here
+   * costs nothing that matters, and no memory is spent on it while things go well.
+   */
+  private async explained(base: TapedeckError, keys: RequestKeys): Promise<TapedeckError> {
+    if (!this.tapeExists) return base;
+    let records: { request: unknown; response: unknown; key: string }[];
+    try {
+      records = (await readTape(this.path)).records
+        .map((r) => r.value)
+        .filter(isCacheRecord)
+        .map((v) => ({ request: v.request, response: v.value, key: typeof v.key === 'string' ? v.key : '' }));
+    } catch {
+      return base;
+    }
+    const norm = { ignoreArgs: this.ignoredArgs };
+    const digests: RequestKeys[] = [];
+    for (const r of records) {
+      try {
+        digests.push(requestKeys(r.request, norm));
+      } catch {
+        return base; // a record the matcher cannot read: keep the plain message
+      }
+    }
+    const used = new Uint8Array(records.length);
+    const seen = new Map<string, number>();
+    records.forEach((r, i) => {
+      const k = r.key || digests[i]!.key;
+      const n = seen.get(k) ?? 0;
+      seen.set(k, n + 1);
+      if (n < (this.slots.get(k)?.served ?? 0)) used[i] = 1;
+    });
+    const detail = explainMiss({
+      mode: 'exact',
+      request: keys,
+      recordings: records,
+      keys: digests,
+      full: (i) => digests[i]!,
+      used,
+      allowRepeats: false,
+      source: this.path,
+      recordCommand: this.recordCommand,
+      hasKey: (k) => digests.some((d) => d.key === k),
+      hasSignature: (d) => digests.some((x) => x.signatureDigest === d),
+    });
+    // The first line of the matcher's report repeats what `base` says; keep the rest. The hint
+    // goes last again (TapedeckError appends it), after the diagnostics.
+    const body = detail.message.split('\n').slice(1).join('\n');
+    const head = base.hint ? base.message.slice(0, base.message.length - base.hint.length - 1) : base.message;
+    return new TapedeckError('E_MISS', `${head}\n${body}`, { ...base.details, closest: detail.details.closest, fixes: detail.details.fixes });
   }
 
   private miss(request: unknown, keys: RequestKeys, s: Slot | undefined): TapedeckError {

@@ -110,6 +110,27 @@ describe('replay', () => {
     expect(existsSync(file)).toBe(false);
   });
 
+  it('a miss on a recorded tape shows the closest recordings and where they diverge', async () => {
+    const file = fresh();
+    const conv = (last: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: last }] });
+    const rec = await ReplayCache.open(file, { mode: 'record' });
+    await rec.put(conv('What is the capital of France?'), 'Paris');
+    await rec.put(conv('Name a prime number.'), '7');
+    await rec.close();
+    const cache = await ReplayCache.open(file);
+    expect(await cache.get(conv('Name a prime number.'))).toBe('7');
+    const e = await rejection(cache.get(conv('What is the capital of Italy?')));
+    expect(e.message).toContain('no recording has this request key');
+    expect(e.message).toContain('Closest recordings:');
+    expect(e.message).toMatch(/#0: shares 1 leading message, diverges at message 1/);
+    expect(e.message).toContain('capital of Italy');
+    expect(e.message).toContain('capital of France');
+    expect(e.message).toContain('#1 [already used]');
+    expect(e.message.trimEnd().endsWith('then commit ' + file + '.')).toBe(true); // the hint comes last, once
+    expect(e.message.split('To record it, run').length).toBe(2);
+    expect((e.details.closest as { index: number }[])[0]!.index).toBe(0);
+  });
+
   it('serves recordings and leaves an existing tape byte for byte untouched', async () => {
     const file = fresh();
     const rec = await ReplayCache.open(file, { mode: 'record' });
