@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckError, VERSION } from './index.ts';
+import { exportTapeJSON, importTapeJSON } from './store/export.ts';
 import { readTape } from './store/tape-file.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
@@ -20,6 +21,11 @@ Commands:
                         request key, signature and the hashes of the normalized messages
   verify <tape>         Check a tape file: header, every record's frame and checksum;
                         report torn tails and damaged records with their byte offsets
+  export <tape> [--json] Print a tape as deterministic, pretty JSON (sorted keys, binary as
+                        base64) for code review
+  import <json> <tape> [--force]
+                        Write a tape from such JSON (lossless; refuses to overwrite
+                        without --force)
   version               Print the version and the active backend
   help                  Show this help
 
@@ -55,16 +61,19 @@ async function verify(file: string | undefined): Promise<number> {
 function main(argv: string[]): number | Promise<number> {
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
+  let force = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--ignore') ignoreKeys = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a.startsWith('--ignore=')) ignoreKeys = a.slice(9).split(',').filter(Boolean);
+    else if (a === '--force') force = true;
+    else if (a === '--json') continue; // export prints JSON; the flag is accepted for clarity
     else if (a === '-h' || a === '--help') args.unshift('help');
     else if (a === '-v' || a === '--version') args.unshift('version');
     else args.push(a);
   }
   const opts = ignoreKeys ? { ignoreKeys } : undefined;
-  const [cmd = 'help', file] = args;
+  const [cmd = 'help', file, second] = args;
   switch (cmd) {
     case 'help':
       process.stdout.write(HELP);
@@ -90,6 +99,24 @@ function main(argv: string[]): number | Promise<number> {
     }
     case 'verify':
       return verify(file);
+    case 'export':
+      if (!file) {
+        process.stderr.write('tapedeck export: give the tape, e.g. tapedeck export recordings/app.tape > app.tape.json\n');
+        return 2;
+      }
+      return exportTapeJSON(file).then((json) => {
+        process.stdout.write(json);
+        return 0;
+      });
+    case 'import':
+      if (!file || !second) {
+        process.stderr.write('tapedeck import: give the JSON and the tape to write, e.g. tapedeck import app.tape.json recordings/app.tape\n');
+        return 2;
+      }
+      return importTapeJSON(readInput(file).toString('utf8'), second, { force }).then(({ records }) => {
+        process.stdout.write(`wrote ${second}: ${records} record${records === 1 ? '' : 's'}\n`);
+        return 0;
+      });
     case 'key': {
       const k = requestKeys(readInput(file), ignoreKeys ? { ignoreArgs: ignoreKeys } : {});
       process.stdout.write(`provider\t${k.provider}\nkey\t${k.key}\n`);

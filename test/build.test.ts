@@ -2,7 +2,7 @@
 // package.json's, and the CLI answers.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, truncateSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -107,6 +107,25 @@ describe('tapedeck CLI', () => {
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('E_TAPE_NOT_FOUND');
     expect(run(['verify']).status).toBe(2);
+  });
+
+  it('export and import round-trip a tape through deterministic JSON', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-export-'));
+    const tape = join(dir, 'a.tape');
+    await createTape(tape, { created: '2026-11-22T00:00:00.000Z' });
+    await appendRecords(tape, [{ z: 1, a: 'é', when: new Date(0) }]);
+    const exported = run(['export', tape, '--json']);
+    expect(exported.status).toBe(0);
+    expect(exported.stdout).toContain('"$type": "date"');
+    const jsonFile = join(dir, 'a.json');
+    writeFileSync(jsonFile, exported.stdout);
+    const copy = join(dir, 'b.tape');
+    expect(run(['import', jsonFile, copy]).stdout).toContain('1 record');
+    expect(run(['export', copy]).stdout).toBe(exported.stdout);
+    const again = run(['import', jsonFile, copy]);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('E_TAPE_EXISTS');
+    expect(run(['import', jsonFile, copy, '--force']).status).toBe(0);
   });
 
   it('reports bad input with the error code and exit status 1', () => {

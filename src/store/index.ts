@@ -7,6 +7,7 @@
  * import { ReplayCache } from 'tapedeck/store'
  * await using cache = await ReplayCache.open('test/fixtures/qa.tape')
  */
+export { exportTapeJSON, importTapeJSON } from './export.ts';
 export { resolveMode, resolveModeWithSource, TAPE_MODES, type TapeMode, type TapeModeSource } from './mode.ts';
 export {
   activeReplayCache,

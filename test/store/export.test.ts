@@ -1,0 +1,310 @@
+// Tape <-> JSON export/import (src/store/export.ts): round trips of every tagged type,
+// determinism, byte-identical re-export, error paths and damaged tapes.
+import { mkdtempSync, readFileSync, rmSync, truncateSync, statSync, existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TapedeckError } from '../../src/errors.ts';
+import { exportTapeJSON, importTapeJSON } from '../../src/store/export.ts';
+import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
+import type { ReplayRecord } from '../../src/store/replay-cache.ts';
+
+const CREATED = '2026-01-01T00:00:00.000Z';
+const root = mkdtempSync(join(tmpdir(), 'tapedeck-export-'));
+let n = 0;
+const fresh = () => join(root, `t${n++}.tape`);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+async function tapeWith(values: unknown[]): Promise<string> {
+  const file = fresh();
+  await createTape(file, { created: CREATED, tapedeckVersion: '0.0.0-test' });
+  if (values.length > 0) await appendRecords(file, values);
+  return file;
+}
+
+async function importError(json: string): Promise<TapedeckError> {
+  try {
+    await importTapeJSON(json, fresh());
+  } catch (e) {
+    expect(e).toBeInstanceOf(TapedeckError);
+    return e as TapedeckError;
+  }
+  throw new Error('expected a TapedeckError');
+}
+
+const signature = { provider: 'openai', model: 'gpt-4o' } as unknown as ReplayRecord['signature'];
+
+function replayRecord(i: number, value: unknown, request: unknown = { model: 'gpt-4o', messages: [{ role: 'user', content: `q${i}` }] }): ReplayRecord {
+  return { v: 1, key: `k${i}`, signature, request, value, recordedAt: `2026-01-0${i + 1}T00:00:00.000Z` };
+}
+
+/** Every kind of typed value, nested. */
+function richValue(): unknown {
+  return {
+    text: 'héllo 世界 🎉 \u0000 "quoted" \\ \n\t \u2028',
+    numbers: [0, 1, -1, 1.5, 1e300, -2.5e-300, Number.MAX_SAFE_INTEGER, NaN, Infinity, -Infinity],
+    nothing: null,
+    flags: [true, false],
+    undef: undefined,
+    arrayWithUndefined: [1, undefined, 3],
+    big: [0n, 123n, -5n, 2n ** 70n, -(2n ** 64n)],
+    when: new Date('2026-03-04T05:06:07.089Z'),
+    bytes: new Uint8Array([0, 1, 2, 253, 254, 255]),
+    buffer: Buffer.from('binary \u00ff data', 'utf8'),
+    emptyBytes: new Uint8Array(0),
+    typed: {
+      i8: new Int8Array([-128, 0, 127]),
+      u8c: new Uint8ClampedArray([0, 255]),
+      i16: new Int16Array([-32768, 1]),
+      u16: new Uint16Array([65535]),
+      i32: new Int32Array([-1, 2 ** 31 - 1]),
+      u32: new Uint32Array([2 ** 32 - 1]),
+      f32: new Float32Array([1.5, -0.25]),
+      f64: new Float64Array([Math.PI, -Infinity]),
+      bi64: new BigInt64Array([-(2n ** 63n), 7n]),
+      bu64: new BigUint64Array([2n ** 64n - 1n]),
+    },
+    map: new Map<unknown, unknown>([
+      ['z', 1],
+      [2, 'two'],
+      [{ obj: 'key' }, new Set([1n, 'a'])],
+      ['a', new Map([['nested', new Date(0)]])],
+    ]),
+    set: new Set<unknown>(['b', 'a', 3, new Uint8Array([9])]),
+    error: new Error('outer', { cause: new TypeError('inner') }),
+    rangeError: new RangeError('out of range'),
+    errorWithDataCause: new Error('with data', { cause: { code: 42, at: new Date(1) } }),
+    regexp: /a+b?/gi,
+    dollar: { $type: 'bytes', base64: 'AAAA', nested: { $type: 'object', value: {} } },
+    dollarInArray: [{ $type: 1 }],
+    'odd key "x"': 'v',
+    '10': 'ten',
+    '2': 'two',
+    b: 'b',
+    B: 'B',
+    deep: { a: [{ b: [{ c: [new Map([[1, [new Set([undefined])]]])] }] }] },
+  };
+}
+
+describe('export', () => {
+  it('writes a pretty, sorted, tagged document', async () => {
+    const file = await tapeWith([replayRecord(0, { answer: 'ok', usage: { b: 1, a: 2 } })]);
+    const text = await exportTapeJSON(file);
+    expect(text.endsWith('}\n')).toBe(true);
+    const doc = JSON.parse(text) as { header: Record<string, unknown>; records: unknown[]; warnings: unknown[] };
+    expect(doc.header).toEqual({ created: CREATED, formatVersion: 1, tapedeckVersion: '0.0.0-test' });
+    expect(doc.warnings).toEqual([]);
+    expect(doc.records).toHaveLength(1);
+    expect(text).toContain('\n  "header": {\n    "created": "2026-01-01T00:00:00.000Z",\n    "formatVersion": 1,');
+    expect(text).toContain('"usage": {\n');
+    expect(text.indexOf('"a": 2')).toBeLessThan(text.indexOf('"b": 1'));
+    expect(Object.keys(doc)).toEqual(['header', 'records', 'warnings']);
+  });
+
+  it('tags every typed value as documented', async () => {
+    const file = await tapeWith([
+      {
+        b: new Uint8Array([1, 2, 3]),
+        buf: Buffer.from([4, 5]),
+        f: new Float64Array([1]),
+        d: new Date('2026-01-02T03:04:05.006Z'),
+        m: new Map<unknown, unknown>([['k', 1], [2, 'v']]),
+        s: new Set([1, 2]),
+        n: 12345678901234567890n,
+        e: new Error('boom', { cause: 'why' }),
+        u: undefined,
+        nums: [NaN, Infinity, -Infinity],
+        esc: { $type: 'date', iso: 'x' },
+        empty: {},
+        emptyArr: [],
+      },
+    ]);
+    const doc = JSON.parse(await exportTapeJSON(file)) as { records: [Record<string, unknown>] };
+    const r = doc.records[0];
+    expect(r.b).toEqual({ $type: 'bytes', base64: 'AQID' });
+    expect(r.buf).toEqual({ $type: 'Buffer', base64: 'BAU=' });
+    expect(r.f).toEqual({ $type: 'Float64Array', base64: Buffer.from(new Float64Array([1]).buffer).toString('base64') });
+    expect(r.d).toEqual({ $type: 'date', iso: '2026-01-02T03:04:05.006Z' });
+    expect(r.m).toEqual({ $type: 'map', entries: [['k', 1], [2, 'v']] });
+    expect(r.s).toEqual({ $type: 'set', values: [1, 2] });
+    expect(r.n).toEqual({ $type: 'bigint', value: '12345678901234567890' });
+    expect(r.e).toEqual({ $type: 'error', name: 'Error', message: 'boom', cause: 'why' });
+    expect(r.u).toEqual({ $type: 'undefined' });
+    expect(r.nums).toEqual([
+      { $type: 'number', value: 'NaN' },
+      { $type: 'number', value: 'Infinity' },
+      { $type: 'number', value: '-Infinity' },
+    ]);
+    expect(r.esc).toEqual({ $type: 'object', value: { $type: 'date', iso: 'x' } });
+    expect(r.empty).toEqual({});
+    expect(r.emptyArr).toEqual([]);
+  });
+
+  it('is deterministic: the same tape gives the same text, whatever the key order of the input objects', async () => {
+    const a = await tapeWith([{ z: 1, a: { y: [1, { q: 1, p: 2 }], x: 2 }, '10': 0, '9': 0 }, replayRecord(1, 'v')]);
+    const b = await tapeWith([{ '9': 0, a: { x: 2, y: [1, { p: 2, q: 1 }] }, '10': 0, z: 1 }, replayRecord(1, 'v')]);
+    const ta = await exportTapeJSON(a);
+    expect(await exportTapeJSON(a)).toBe(ta);
+    expect(await exportTapeJSON(b)).toBe(ta);
+    // UTF-16 code unit order, not JavaScript's integer-keys-first order.
+    expect(ta.indexOf('"10"')).toBeLessThan(ta.indexOf('"9"'));
+    expect(ta.indexOf('"9"')).toBeLessThan(ta.indexOf('"a"'));
+  });
+
+  it('exports the good records of a tape with a torn tail, plus a warning', async () => {
+    const file = await tapeWith([replayRecord(0, 'first'), replayRecord(1, 'second'), replayRecord(2, 'third')]);
+    const { records } = await readTape(file);
+    const last = records[2];
+    if (!last) throw new Error('expected 3 records');
+    truncateSync(file, last.offset + last.length - 5);
+    const doc = JSON.parse(await exportTapeJSON(file)) as { records: { value: string }[]; warnings: { code: string; offset: number; message: string }[] };
+    expect(doc.records.map((r) => r.value)).toEqual(['first', 'second']);
+    expect(doc.warnings).toHaveLength(1);
+    expect(doc.warnings[0]).toMatchObject({ code: 'E_TAPE_TORN_TAIL', offset: last.offset });
+    expect(doc.warnings[0]?.message).not.toContain(file);
+  });
+});
+
+describe('round trip', () => {
+  it('export -> import -> export is byte-identical and the records deep-equal the originals', async () => {
+    const values = [
+      replayRecord(0, richValue()),
+      replayRecord(1, { content: [{ type: 'image', data: new Uint8Array([137, 80, 78, 71]) }] }, { weird: { $type: 'x' } }),
+      replayRecord(2, '日本語のテキスト ✓'),
+      'not a replay record',
+      [],
+      {},
+    ];
+    const file = await tapeWith(values);
+    const original = await readTape(file);
+    const first = await exportTapeJSON(file);
+
+    const out = fresh();
+    expect(await importTapeJSON(first, out)).toEqual({ records: values.length });
+    const imported = await readTape(out);
+    expect(imported.warnings).toEqual([]);
+    expect(imported.header).toEqual(original.header);
+    expect(imported.records).toHaveLength(original.records.length);
+    imported.records.forEach((r, i) => {
+      expect(isDeepStrictEqual(r.value, original.records[i]?.value), `record ${i}`).toBe(true);
+    });
+    // (The tape bytes themselves may differ: export sorts object keys, so the imported objects
+    // hold their keys in sorted order rather than the original insertion order.)
+
+    const second = await exportTapeJSON(out);
+    expect(second).toBe(first);
+  });
+
+  it('keeps the typed values themselves, not just their JSON shape', async () => {
+    const file = await tapeWith([richValue()]);
+    const out = fresh();
+    await importTapeJSON(await exportTapeJSON(file), out);
+    const [rec] = (await readTape(out)).records;
+    const v = rec?.value as ReturnType<typeof richValue> & Record<string, any>;
+    expect(v.bytes).toBeInstanceOf(Uint8Array);
+    expect(Buffer.isBuffer(v.bytes)).toBe(false);
+    expect(Buffer.isBuffer(v.buffer)).toBe(true);
+    expect(v.typed.bu64).toBeInstanceOf(BigUint64Array);
+    expect(v.map).toBeInstanceOf(Map);
+    expect([...v.map.keys()]).toEqual(['z', 2, { obj: 'key' }, 'a']);
+    expect(v.set).toBeInstanceOf(Set);
+    expect(v.error).toBeInstanceOf(Error);
+    expect(v.error.cause).toBeInstanceOf(TypeError);
+    expect(v.rangeError).toBeInstanceOf(RangeError);
+    expect(v.when).toEqual(new Date('2026-03-04T05:06:07.089Z'));
+    expect(v.big).toEqual([0n, 123n, -5n, 2n ** 70n, -(2n ** 64n)]);
+    expect(v.numbers.slice(7)).toEqual([NaN, Infinity, -Infinity]);
+    expect(Object.hasOwn(v, 'undef') && v.undef === undefined).toBe(true);
+    expect(v.dollar).toEqual({ $type: 'bytes', base64: 'AAAA', nested: { $type: 'object', value: {} } });
+    expect(v.regexp).toEqual(/a+b?/gi);
+  });
+
+  it('an empty tape round-trips', async () => {
+    const file = await tapeWith([]);
+    const text = await exportTapeJSON(file);
+    const out = fresh();
+    expect(await importTapeJSON(text, out)).toEqual({ records: 0 });
+    expect(await exportTapeJSON(out)).toBe(text);
+  });
+
+  it('hand-written JSON may use any key order and spacing', async () => {
+    const json = JSON.stringify({
+      records: [{ b: { base64: 'AQI=', $type: 'bytes' }, a: [{ value: '-0', $type: 'number' }] }],
+      header: { tapedeckVersion: '9.9.9', formatVersion: 1, created: CREATED },
+    });
+    const out = fresh();
+    await importTapeJSON(json, out);
+    const { header, records } = await readTape(out);
+    expect(header).toMatchObject({ created: CREATED, tapedeckVersion: '9.9.9' });
+    // msgpack stores -0 as 0 (documented in tape-file.ts).
+    expect(records[0]?.value).toEqual({ b: new Uint8Array([1, 2]), a: [0] });
+  });
+});
+
+describe('import safety and errors', () => {
+  const good = (records: unknown[]) => JSON.stringify({ header: { created: CREATED, formatVersion: 1, tapedeckVersion: '1.0.0' }, records });
+
+  it('refuses to overwrite unless forced, and leaves no temp files', async () => {
+    const existing = await tapeWith(['old']);
+    const before = readFileSync(existing);
+    await expect(importTapeJSON(good(['new']), existing)).rejects.toMatchObject({ code: 'E_TAPE_EXISTS' });
+    expect(readFileSync(existing).equals(before)).toBe(true);
+    expect(await importTapeJSON(good(['new']), existing, { force: true })).toEqual({ records: 1 });
+    expect((await readTape(existing)).records.map((r) => r.value)).toEqual(['new']);
+    expect(readdirSync(root).filter((f) => f.includes('.tmp') || f.endsWith('.lock'))).toEqual([]);
+  });
+
+  it('writes nothing when the input is malformed', async () => {
+    const out = fresh();
+    await expect(importTapeJSON(good([1, { $type: 'nope' }]), out)).rejects.toMatchObject({ code: 'E_TAPE_IMPORT' });
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it.each([
+    ['not json', '{', '$'],
+    ['not an object', '[]', '$'],
+    ['unknown top-level key', JSON.stringify({ header: {}, records: [], extra: 1 }), '$.extra'],
+    ['missing header', JSON.stringify({ records: [] }), '$.header'],
+    ['wrong format version', JSON.stringify({ header: { created: CREATED, formatVersion: 99, tapedeckVersion: '1' }, records: [] }), '$.header.formatVersion'],
+    ['created not a string', JSON.stringify({ header: { created: 1, formatVersion: 1, tapedeckVersion: '1' }, records: [] }), '$.header.created'],
+    ['extra header field', JSON.stringify({ header: { created: CREATED, formatVersion: 1, tapedeckVersion: '1', x: 1 }, records: [] }), '$.header.x'],
+    ['records not an array', JSON.stringify({ header: { created: CREATED, formatVersion: 1, tapedeckVersion: '1' }, records: {} }), '$.records'],
+  ])('document shape: %s', async (_name, json, path) => {
+    const e = await importError(json);
+    expect(e.code).toBe('E_TAPE_IMPORT');
+    expect(e.path).toBe(path);
+    expect(e.message).toContain(path);
+  });
+
+  it.each([
+    ['unknown $type', [{ a: [0, { $type: 'wat' }] }], '$.records[0].a[1].$type'],
+    ['$type not a string', [{ $type: 5 }], '$.records[0].$type'],
+    ['bad base64', [1, { x: { $type: 'bytes', base64: '!!' } }], '$.records[1].x.base64'],
+    ['typed array of a partial element', [{ $type: 'Float64Array', base64: 'AAAA' }], '$.records[0].base64'],
+    ['bigint not an integer', [{ n: { $type: 'bigint', value: '1.5' } }], '$.records[0].n.value'],
+    ['bad number', [{ $type: 'number', value: 'toString' }], '$.records[0].value'],
+    ['invalid date', [{ $type: 'date', iso: 'yesterday' }], '$.records[0].iso'],
+    ['map entry not a pair', [{ $type: 'map', entries: [['k', 1], ['k']] }], '$.records[0].entries[1]'],
+    ['nested error in a map value', [{ $type: 'map', entries: [['k', { $type: 'set', values: [{ $type: 'undefined', x: 1 }] }]] }], '$.records[0].entries[0][1].values[0].x'],
+    ['error without message', [{ $type: 'error', name: 'Error' }], '$.records[0]'],
+    ['escaped object not an object', [{ $type: 'object', value: [] }], '$.records[0].value'],
+    ['odd keys are quoted', [{ 'a b': { $type: 'bigint', value: 'x' } }], '$.records[0]["a b"].value'],
+  ])('value: %s', async (_name, records, path) => {
+    const e = await importError(good(records));
+    expect(e.code).toBe('E_TAPE_IMPORT');
+    expect(e.path).toBe(path);
+    expect(e.message).toContain(path);
+  });
+
+  it('a "__proto__" key stays a plain key', async () => {
+    const out = fresh();
+    await importTapeJSON('{"header":{"created":"x","formatVersion":1,"tapedeckVersion":"1"},"records":[{"__proto__":{"polluted":true}}]}', out);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(statSync(out).size).toBeGreaterThan(0);
+  });
+
+  it('export of a missing tape fails with the tape error', async () => {
+    await expect(exportTapeJSON(join(root, 'missing.tape'))).rejects.toBeInstanceOf(TapedeckError);
+  });
+});
