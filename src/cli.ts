@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckError, VERSION } from './index.ts';
 import { exportTapeJSON, importTapeJSON } from './store/export.ts';
-import { readTape } from './store/tape-file.ts';
+import { readTape, rewriteTape } from './store/tape-file.ts';
+import { normalizeRequest } from './match/normalize.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
 
@@ -21,6 +22,10 @@ Commands:
                         request key, signature and the hashes of the normalized messages
   verify <tape>         Check a tape file: header, every record's frame and checksum;
                         report torn tails and damaged records with their byte offsets
+  inspect <tape>        List the records: offset, size, key, signature, model and the
+                        first user message
+  prune <tape>          Compact a tape: drop damaged bytes and records that do not decode
+                        (atomic rewrite under the tape lock; concurrent appends are kept)
   export <tape> [--json] Print a tape as deterministic, pretty JSON (sorted keys, binary as
                         base64) for code review
   import <json> <tape> [--force]
@@ -41,6 +46,49 @@ Environment:
 
 function readInput(file: string | undefined): Buffer {
   return readFileSync(file === undefined || file === '-' ? 0 : file);
+}
+
+/** The first user message of a recorded request, as one short line. */
+function firstUserText(request: unknown): string {
+  try {
+    const m = normalizeRequest(request).messages.find((x) => (x as { role?: unknown }).role === 'user') as { content?: unknown } | undefined;
+    const parts = Array.isArray(m?.content) ? (m.content as { type?: string; text?: string }[]) : [];
+    const text = parts.filter((p) => p.type === 'text').map((p) => p.text).join(' ');
+    const line = text.replace(/\s+/g, ' ').trim();
+    return line.length > 60 ? `${line.slice(0, 59)}…` : line || '-';
+  } catch {
+    return '-';
+  }
+}
+
+async function inspect(file: string | undefined): Promise<number> {
+  if (!file) {
+    process.stderr.write('tapedeck inspect: give the tape, e.g. tapedeck inspect recordings/app.tape\n');
+    return 2;
+  }
+  const t = await readTape(file);
+  process.stdout.write('#\toffset\tbytes\tkey\tsignature\tmodel\tfirst user message\n');
+  t.records.forEach((r, i) => {
+    const v = (r.value ?? {}) as { key?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: { model?: unknown } };
+    const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
+    const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
+    const model = typeof v.request?.model === 'string' ? v.request.model : '-';
+    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${sig}\t${model}\t${firstUserText(v.request)}\n`);
+  });
+  for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
+  return 0;
+}
+
+async function prune(file: string | undefined): Promise<number> {
+  if (!file) {
+    process.stderr.write('tapedeck prune: give the tape, e.g. tapedeck prune recordings/app.tape\n');
+    return 2;
+  }
+  const before = (await readTape(file)).size;
+  const r = await rewriteTape(file, () => true);
+  const after = (await readTape(file)).size;
+  process.stdout.write(`${file}: kept ${r.kept} record${r.kept === 1 ? '' : 's'}, removed ${before - after} bytes of damage\n`);
+  return 0;
 }
 
 async function verify(file: string | undefined): Promise<number> {
@@ -99,6 +147,10 @@ function main(argv: string[]): number | Promise<number> {
     }
     case 'verify':
       return verify(file);
+    case 'inspect':
+      return inspect(file);
+    case 'prune':
+      return prune(file);
     case 'export':
       if (!file) {
         process.stderr.write('tapedeck export: give the tape, e.g. tapedeck export recordings/app.tape > app.tape.json\n');

@@ -10,6 +10,7 @@ import { SCALAR_BASE64, SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from '../src/c
 import { VERSION } from '../src/version.ts';
 import { MAX_DEPTH } from '../src/errors.ts';
 import { appendRecords, createTape } from '../src/store/tape-file.ts';
+import { ReplayCache } from '../src/store/replay-cache.ts';
 
 const root = join(import.meta.dirname, '..');
 const cli = join(root, 'dist/cli.js');
@@ -126,6 +127,30 @@ describe('tapedeck CLI', () => {
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('E_TAPE_EXISTS');
     expect(run(['import', jsonFile, copy, '--force']).status).toBe(0);
+  });
+
+  it('inspect lists records; prune removes damage and keeps every good record', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-inspect-'));
+    const tape = join(dir, 'qa.tape');
+    const cache = await ReplayCache.open(tape, { mode: 'record' });
+    await cache.put({ model: 'gpt-4o', messages: [{ role: 'user', content: 'What is   the capital of France?' }] }, 'Paris');
+    await cache.put({ model: 'claude-x', system: 'Be brief.', max_tokens: 9, messages: [{ role: 'user', content: 'Name a prime.' }] }, '7');
+    await cache.close();
+    const listed = run(['inspect', tape]).stdout.split('\n');
+    expect(listed[0]).toBe('#\toffset\tbytes\tkey\tsignature\tmodel\tfirst user message');
+    expect(listed[1]).toMatch(/^0\t\d+\t\d+\t[0-9a-f]{12}\t1 msgs, 0 tools\tgpt-4o\tWhat is the capital of France\?$/);
+    expect(listed[2]).toMatch(/\t2 msgs, 0 tools\tclaude-x\tName a prime\.$/);
+    // Damage the first record's payload: verify complains, prune repairs, the second survives.
+    const bytes = readFileSync(tape);
+    const firstFrame = Number(listed[1]!.split('\t')[1]);
+    bytes[firstFrame + 20] = bytes[firstFrame + 20]! ^ 0xff;
+    writeFileSync(tape, bytes);
+    expect(run(['verify', tape]).status).toBe(1);
+    const pruned = run(['prune', tape]);
+    expect(pruned.status).toBe(0);
+    expect(pruned.stdout).toMatch(/kept 1 record, removed \d+ bytes of damage/);
+    expect(run(['verify', tape]).status).toBe(0);
+    expect(run(['inspect', tape]).stdout).toContain('Name a prime.');
   });
 
   it('reports bad input with the error code and exit status 1', () => {
