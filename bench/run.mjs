@@ -451,9 +451,36 @@ if (!FILTERS.length || FILTERS.includes('match')) {
   }
 }
 
+// ------------------------------------------------------------------- tape ----
+// Issue 4's rows: append throughput, open time and memory for a large tape, replay lookup, size.
+let tape = null;
+if (!FILTERS.length || FILTERS.includes('tape')) {
+  const { tapeBench } = await import('./tape.mjs');
+  const store = await import(new URL('../dist/store/index.js', import.meta.url).href);
+  lib.setBackend(DEFAULT_BACKEND);
+  tape = await tapeBench(store, lib, { quick: QUICK });
+  console.log(`\n== TAPE: tape store (backend ${DEFAULT_BACKEND})`);
+  console.log(
+    table(
+      ['row', 'value', 'ratio', 'vs'],
+      tape.rows.map((r) => [
+        r.label,
+        r.perSecond !== undefined ? `${r.perSecond.toFixed(0)}/s` : r.ms !== undefined ? `${r.ms.toFixed(1)} ms` : `${r.us.toFixed(1)} µs`,
+        r.ratio === null ? '' : r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`,
+        r.baseline ?? '',
+      ]),
+    ),
+  );
+  for (const t of tape.targets) {
+    const shown = t.unit === 'ms-abs' ? `${t.value.toFixed(1)} ms` : t.value.toFixed(t.unit === 'ratio' ? 2 : 1);
+    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.unit === 'ms-abs' ? t.pass : null, unit: t.unit });
+    console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.unit === 'ms-abs' ? (t.pass ? 'PASS' : 'MISS') : ''}`);
+  }
+}
+
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording } }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;

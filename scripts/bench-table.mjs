@@ -31,6 +31,14 @@ for (const [name, w] of Object.entries(r.workloads)) {
 }
 lines.push('', 'Targets (default backend, wasm-simd):', '');
 for (const t of r.targets) {
+  if (t.unit === 'ratio' || t.unit === 'us') {
+    lines.push(`- ${t.label}: **${t.value.toFixed(t.unit === 'ratio' ? 2 : 1)}**`);
+    continue;
+  }
+  if (t.unit === 'ms-abs') {
+    lines.push(`- ${t.label}: **${t.value.toFixed(1)} ms** — ${t.pass ? 'PASS' : 'MISS'}`);
+    continue;
+  }
   if (t.unit === 'bytes') {
     lines.push(`- ${t.label.replace(' (bytes, measured)', '').replace(', bytes)', ')')}: **${t.value.toFixed(0)} bytes**`);
     continue;

@@ -23,6 +23,7 @@ export {
   readTape,
   rewriteTape,
   withTapeLock,
+  type AppendOptions,
   type TapeContents,
   type TapeHeader,
   type TapeLockOptions,

@@ -85,6 +85,15 @@ export interface TapeContents {
   size: number;
 }
 
+/** Options of appendRecords. */
+export interface AppendOptions extends TapeLockOptions {
+  /**
+   * fsync before resolving (default true). Off trades crash safety of the last appends for
+   * speed: for bulk imports and benchmarks, never for recording tests.
+   */
+  durable?: boolean;
+}
+
 /** Lock timing; the defaults suit test workers and local proxies. */
 export interface TapeLockOptions {
   /** Give up with `E_TAPE_LOCKED` after waiting this long (default 10 000 ms). */
@@ -491,7 +500,7 @@ export async function readTape(path: string): Promise<TapeContents> {
  * @example
  * await appendRecords('chat.tape', [{ request, response }]);
  */
-export async function appendRecords(path: string, values: unknown[], options: TapeLockOptions = {}): Promise<{ offsets: number[] }> {
+export async function appendRecords(path: string, values: unknown[], options: AppendOptions = {}): Promise<{ offsets: number[] }> {
   const frames = values.map((v, i) => frame(encodeValue(v, i, path)));
   const data = Buffer.concat(frames);
   return withTapeLock(
@@ -520,7 +529,7 @@ export async function appendRecords(path: string, values: unknown[], options: Ta
         if (data.length === 0) return { offsets };
         try {
           await writeAll(fh, data);
-          await fh.sync();
+          if (options.durable !== false) await fh.sync();
         } catch (e) {
           // Leave no torn frame behind if we can help it.
           await fh.truncate(size).catch(() => {});
