@@ -11,3 +11,14 @@ export function errorOf(f: () => unknown): TapedeckError {
   }
   throw new Error('expected an error, got none');
 }
+
+/** The TapedeckError a promise rejects with; fails the test on anything else. */
+export async function rejectionOf(p: Promise<unknown>): Promise<TapedeckError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof TapedeckError) return e;
+    throw new Error(`expected a TapedeckError, got ${String(e)}`);
+  }
+  throw new Error('expected a rejection, got none');
+}

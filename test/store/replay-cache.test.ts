@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
+import { rejectionOf } from '../helpers.ts';
 import { requestKeys } from '../../src/match/matcher.ts';
 import { resolveMode, TAPE_MODES } from '../../src/store/mode.ts';
 import { activeReplayCache, ReplayCache, withReplayCache, type ReplayRecord } from '../../src/store/replay-cache.ts';
@@ -30,15 +31,7 @@ const req = (text: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-async function rejection(p: Promise<unknown>): Promise<TapedeckError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(TapedeckError);
-    return e as TapedeckError;
-  }
-  throw new Error('expected a TapedeckError');
-}
+const rejection = rejectionOf;
 
 function thrown(f: () => unknown): TapedeckError {
   try {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
+import { rejectionOf } from '../helpers.ts';
 import {
   appendRecords,
   createTape,
@@ -24,15 +25,7 @@ const fresh = () => join(root, `t${n++}.tape`);
 const worker = join(import.meta.dirname, 'append-worker.mjs');
 let moduleUrl = '';
 
-async function errorOf(p: Promise<unknown>): Promise<TapedeckError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(TapedeckError);
-    return e as TapedeckError;
-  }
-  throw new Error('expected a TapedeckError');
-}
+const errorOf = rejectionOf;
 
 async function tapeWith(values: unknown[]): Promise<{ file: string; tape: TapeContents; bytes: Buffer }> {
   const file = fresh();
