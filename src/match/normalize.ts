@@ -59,6 +59,7 @@
 
 import { MAX_DEPTH, TapedeckError } from '../errors.ts';
 import { canonicalize, sha256 } from '../core/index.ts';
+import { compareBytes, hex } from '../core/engine.ts';
 import type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
 
 export type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
@@ -198,13 +199,6 @@ function rest(src: Obj, out: Obj, skip: readonly string[] = []): Obj {
 
 // ---------------------------------------------------------------------------------------------
 // Attachments
-
-const HEX = '0123456789abcdef';
-function hex(bytes: Uint8Array): string {
-  let s = '';
-  for (const b of bytes) s += HEX[b >> 4]! + HEX[b & 15]!;
-  return s;
-}
 
 const utf8 = new TextEncoder();
 
@@ -631,12 +625,6 @@ function optionValue(name: string, v: unknown): unknown {
   if (name === 'temperature') return v === 0 ? 0 : undefined;
   if ((name === 'stop' || name === 'stop_sequences') && typeof v === 'string') return [v];
   return copy(v);
-}
-
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
 }
 
 function sortTools(tools: unknown[]): unknown[] {
