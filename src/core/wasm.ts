@@ -59,7 +59,10 @@ export function simdSupported(): boolean {
 // (see DESIGN.md: ~1.4 GB/s, but ~1 us per call). So a single digest of a large canonical text
 // goes there, read straight out of wasm memory; batches of small messages and the path chain,
 // where the per-call cost dominates, stay in wasm. Measured crossover is well below 1 KiB.
-type NodeHash = (algorithm: string, data: Uint8Array, encoding: 'hex') => string;
+type NodeHash = {
+  (algorithm: string, data: Uint8Array, encoding: 'hex'): string;
+  (algorithm: string, data: Uint8Array, encoding: 'buffer'): Uint8Array;
+};
 const nodeHash: NodeHash | undefined = (() => {
   const p = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const crypto = p?.getBuiltinModule?.('node:crypto') as { hash?: NodeHash } | undefined;
@@ -224,7 +227,7 @@ export class WasmEngine implements Engine {
 
   sha256(data: Uint8Array): Uint8Array {
     if (!WasmEngine.wasmWhole(data.length)) {
-      return Buffer.from(nodeHash!('sha256', data, 'hex'), 'hex');
+      return nodeHash!('sha256', data, 'buffer');
     }
     const at = this.prepare([], data.length + 32);
     this.u8.set(data, at);
