@@ -30,3 +30,4 @@ export {
   type TapeRecordEntry,
   type TapeWarning,
 } from './tape-file.ts';
+export { REDACTED, redact, redactor, SECRET_FIELDS, SECRET_HEADERS, SECRET_QUERY, type RedactOptions, type Redactor } from './redact.ts';
