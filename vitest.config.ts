@@ -11,6 +11,10 @@ const direct = [
   // The tape file format does no hashing: running it per backend would only triple its
   // multi-process tests.
   'test/store/**/*.test.ts',
+  // The tree and replay store only call the public core API, which the per-backend suites
+  // already hold to identical results.
+  'test/tree/**/*.test.ts',
+  'test/replay/**/*.test.ts',
 ];
 
 export default defineConfig({

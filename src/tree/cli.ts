@@ -1,0 +1,87 @@
+// `tapedeck tree <tape>`: prints a tape's recordings as a conversation tree.
+
+import { parseArgs } from 'node:util';
+import { TapedeckError } from '../errors.ts';
+import { formatTree } from './format.ts';
+import { loadTree } from './load.ts';
+
+const USAGE = `Usage: tapedeck tree <tape> [--width N] [--collapse N] [--hashes] [--json]
+
+Prints the tape's recorded conversations as a tree: one line per message (turn number, role,
+excerpt), branches where conversations diverge, every recorded answer marked with its position
+among the alternatives for the same prompt, model and recording time.
+
+  --width N      longest excerpt, in characters (default 72)
+  --collapse N   unbranched runs longer than N messages show their ends only (default 40; 0: never)
+  --hashes       show each message's path hash (first 12 hex digits)
+  --json         print the exchanges (path, parent, prompt and response hashes) as JSON lines
+`;
+
+function count(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) {
+    throw new TapedeckError('E_ARG', `--${name} must be a non-negative integer; got ${JSON.stringify(raw)}.`, { hint: `e.g. --${name} 40` });
+  }
+  return Number(raw);
+}
+
+/**
+ * Runs `tapedeck tree` with the arguments after the command name; returns the exit code
+ * (0 printed, 1 the tape had damage or unplaceable records, 2 usage error).
+ *
+ * @example
+ * process.exitCode = await treeCommand(['recordings/chat.tape', '--hashes'])
+ */
+export async function treeCommand(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        width: { type: 'string' },
+        collapse: { type: 'string' },
+        hashes: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (e) {
+    process.stderr.write(`tapedeck tree: ${(e as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    process.stderr.write(`tapedeck tree: give exactly one tape, e.g. tapedeck tree recordings/chat.tape\n\n${USAGE}`);
+    return 2;
+  }
+  let width: number;
+  let collapse: number;
+  try {
+    width = count('width', values.width, 72);
+    collapse = count('collapse', values.collapse, 40);
+  } catch (e) {
+    process.stderr.write(`tapedeck tree: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const file = positionals[0]!;
+  const { tree, tapeWarnings } = await loadTree(file);
+  if (values.json) {
+    for (const x of tree.exchanges()) {
+      const a = x.alternative;
+      process.stdout.write(
+        `${JSON.stringify({ pathHash: x.pathHash, parentHash: x.parentHash, promptHash: x.promptHash, responseHash: x.responseHash, responsePathHash: a.node.pathHash, alternative: a.index, key: a.key ?? null, model: a.model ?? null, recordedAt: a.recordedAt ?? null, depth: a.prompt.depth })}\n`,
+      );
+    }
+  } else {
+    process.stdout.write(`${file}\n`);
+    process.stdout.write(formatTree(tree, { width: Math.max(8, width), hashes: values.hashes, collapse: collapse === 0 ? Infinity : collapse }));
+  }
+  for (const w of tapeWarnings) process.stderr.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
+  for (const w of tree.warnings) process.stderr.write(`record ${w.index}${w.offset === undefined ? '' : ` at byte ${w.offset}`} not placed: ${w.code}: ${w.message}\n`);
+  return tapeWarnings.length + tree.warnings.length > 0 ? 1 : 0;
+}

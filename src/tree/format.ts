@@ -1,0 +1,180 @@
+// The readable form of a conversation tree (`tapedeck tree <tape>`). An unbranched run of
+// messages is printed as a column at one indentation, one line per message (a turn); only branch
+// points indent, so a 10,000-message conversation stays readable and the deepest indentation is
+// the number of branch points on a path, not its length.
+
+import type { Alternative, ConversationTree, TreeNode } from './tree.ts';
+
+export interface FormatOptions {
+  /** Longest excerpt of a message, in characters (default 72). */
+  width?: number;
+  /** Show the first 12 hex digits of each node's path hash (default false). */
+  hashes?: boolean;
+  /**
+   * Unbranched runs longer than this print their first and last few messages and a line saying
+   * how many were left out (default: print everything).
+   */
+  collapse?: number;
+  /** Leave out the summary lines at the top (default false). */
+  noSummary?: boolean;
+}
+
+type Part = { type?: unknown; text?: unknown; name?: unknown; arguments?: unknown; argumentsText?: unknown; id?: unknown; content?: unknown } & Record<string, unknown>;
+
+function oneLine(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+function clip(s: string, width: number): string {
+  const chars = Array.from(s);
+  return chars.length > width ? `${chars.slice(0, Math.max(1, width - 1)).join('')}…` : s;
+}
+
+function attachmentText(a: unknown): string {
+  if (a === null || typeof a !== 'object') return '';
+  const o = a as Record<string, unknown>;
+  if (typeof o.sha256 === 'string') return `sha256:${o.sha256.slice(0, 12)}${typeof o.mediaType === 'string' ? ` ${o.mediaType}` : ''}`;
+  if (typeof o.url === 'string') return o.url;
+  if (typeof o.path === 'string') return o.path;
+  if (typeof o.fileId === 'string') return `file ${o.fileId}`;
+  if (typeof o.textSha256 === 'string') return `text sha256:${o.textSha256.slice(0, 12)}`;
+  return '';
+}
+
+function json(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? '';
+  } catch {
+    return String(v);
+  }
+}
+
+function partText(p: unknown): string {
+  if (typeof p === 'string') return p;
+  if (p === null || typeof p !== 'object') return json(p);
+  const part = p as Part;
+  switch (part.type) {
+    case 'text':
+      return typeof part.text === 'string' ? part.text : '';
+    case 'image':
+    case 'audio':
+    case 'file':
+      return `[${part.type} ${attachmentText(part[part.type])}]`;
+    case 'tool_call':
+    case 'function_call':
+      return `${String(part.name ?? '?')}(${part.arguments !== undefined ? json(part.arguments) : String(part.argumentsText ?? '')})`;
+    case 'tool_result':
+      return `→ ${contentText(part.content)}`;
+    default:
+      return typeof part.text === 'string' ? part.text : `[${String(part.type ?? 'part')}]`;
+  }
+}
+
+function contentText(c: unknown): string {
+  if (typeof c === 'string') return c;
+  if (Array.isArray(c)) return c.map(partText).filter(Boolean).join(' ');
+  return c === undefined || c === null ? '' : json(c);
+}
+
+/**
+ * One line of text for a message: its text parts, attachments as `[image sha256:…]`, tool calls
+ * as `name({...})`, tool results as `→ …`, whitespace collapsed, clipped to `width`.
+ *
+ * @example
+ * messageExcerpt({ role: 'user', content: [{ type: 'text', text: 'Hi\n  there' }] }, 20) // 'Hi there'
+ */
+export function messageExcerpt(message: unknown, width = 72): string {
+  if (message === null || typeof message !== 'object') return message === undefined ? '' : clip(oneLine(json(message)), width);
+  const m = message as Record<string, unknown>;
+  const text = 'content' in m ? contentText(m.content) : json(m);
+  return clip(oneLine(text), width);
+}
+
+function describe(node: TreeNode, width: number): string {
+  if (node.message === undefined) return `(message not kept, digest ${node.promptHash.slice(0, 12)})`;
+  const text = messageExcerpt(node.message, width);
+  return text === '' ? '(empty)' : JSON.stringify(text).slice(1, -1).replace(/\\"/g, '"');
+}
+
+function plural(n: number, word: string): string {
+  return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * Prints a conversation tree: one line per message with its turn number, role and an excerpt;
+ * branches drawn with ├─ / └─; each recorded answer marked `← answer k/N` with its model, when it
+ * was recorded and how often it was served; requests with no recorded answer marked as such.
+ *
+ * @example
+ * console.log(formatTree(tree, { width: 60, hashes: true, collapse: 20 }))
+ */
+export function formatTree(tree: ConversationTree, opts: FormatOptions = {}): string {
+  const width = opts.width ?? 72;
+  const collapse = opts.collapse ?? Infinity;
+  const answerOf = new Map<TreeNode, Alternative>();
+  for (const n of tree.nodes()) for (const a of n.alternatives) if (!answerOf.has(a.node)) answerOf.set(a.node, a);
+
+  const lines: string[] = [];
+  if (!opts.noSummary) {
+    const s = tree.stats();
+    lines.push(
+      `${plural(s.roots, 'conversation root')} · ${plural(s.nodes, 'message')} · ${plural(s.exchanges, 'recorded answer')} · ` +
+        `${plural(s.branchPoints, 'branch point')} · ${plural(s.alternativeSets, 'prompt')} with alternatives · longest ${plural(s.maxLength, 'message')}`,
+    );
+    if (s.hits + s.misses > 0) lines.push(`served: ${s.hits} hits, ${s.misses} misses`);
+    if (tree.warnings.length > 0) lines.push(`${plural(tree.warnings.length, 'record')} not placed (see warnings)`);
+    lines.push('');
+  }
+
+  const line = (node: TreeNode, prefix: string): string => {
+    const role = (node.role ?? '?').padEnd(9);
+    let s = `${prefix}#${node.depth + 1} ${role} ${describe(node, width)}`;
+    const alt = answerOf.get(node);
+    if (alt) {
+      const total = alt.prompt.alternatives.length;
+      const bits = [total > 1 ? `answer ${alt.index + 1}/${total}` : 'answer'];
+      if (alt.model) bits.push(alt.model);
+      if (alt.recordedAt) bits.push(alt.recordedAt);
+      if (alt.recordings > 1) bits.push(`recorded ${alt.recordings}×`);
+      if (alt.uses > 0) bits.push(`reused ${alt.uses}×`);
+      s += `  ← ${bits.join(' · ')}`;
+    }
+    if (node.children.length === 0 && node.alternatives.length === 0 && !alt) s += '  (no recorded answer)';
+    if (opts.hashes) s += `  [${node.pathHash.slice(0, 12)}]`;
+    return s;
+  };
+
+  // Each stack entry starts a run: the node, the prefix for its first line (with its branch
+  // connector) and the prefix for the lines under it.
+  type Run = { node: TreeNode; first: string; rest: string };
+  const stack: Run[] = [];
+  const pushChildren = (children: readonly TreeNode[], rest: string): void => {
+    for (let i = children.length - 1; i >= 0; i--) {
+      const lastChild = i === children.length - 1;
+      stack.push({ node: children[i]!, first: `${rest}${lastChild ? '└─ ' : '├─ '}`, rest: `${rest}${lastChild ? '   ' : '│  '}` });
+    }
+  };
+  pushChildren(tree.roots, '');
+  // A single root needs no connector.
+  if (tree.roots.length === 1) stack[0] = { node: tree.roots[0]!, first: '', rest: '' };
+
+  while (stack.length > 0) {
+    const run = stack.pop()!;
+    const chainNodes: TreeNode[] = [run.node];
+    let n = run.node;
+    while (n.children.length === 1) {
+      n = n.children[0]!;
+      chainNodes.push(n);
+    }
+    const keep = Number.isFinite(collapse) && chainNodes.length > collapse ? Math.max(1, Math.floor(collapse / 2)) : Infinity;
+    chainNodes.forEach((c, i) => {
+      if (keep !== Infinity && i >= keep && i < chainNodes.length - keep) {
+        if (i === keep) lines.push(`${run.rest}… ${plural(chainNodes.length - 2 * keep, 'message')} left out …`);
+        return;
+      }
+      lines.push(line(c, i === 0 ? run.first : run.rest));
+    });
+    pushChildren(n.children, run.rest);
+  }
+  return lines.join('\n') + '\n';
+}

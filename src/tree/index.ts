@@ -1,0 +1,19 @@
+// The conversation tree (seed 001): pure, no file system; `loadTree` in tapedeck/store reads one
+// from a tape.
+export {
+  ConversationTree,
+  type Alternative,
+  type ConversationHashes,
+  type Divergence,
+  type FindOptions,
+  type FindResult,
+  type ResponseInput,
+  type TreeInput,
+  type TreeNode,
+  type TreeOptions,
+  type TreeRecord,
+  type TreeStats,
+  type TreeWarning,
+} from './tree.ts';
+export { formatTree, messageExcerpt, type FormatOptions } from './format.ts';
+export { normalizeExchange, responseMessages, type NormalizedExchange } from './response.ts';

@@ -1,0 +1,693 @@
+/*
+ * The conversation tree (seed 001). Every message of every recorded conversation is a node,
+ * addressed by its path hash from the hash spec (docs/hash-spec.md):
+ *
+ *   prompt_hash = m_i = digest(message i)                  (the input this node adds)
+ *   path_hash   = p_i = SHA-256(hex(p_{i-1}) ":" hex(m_i)),  p_0 = m_0
+ *   parent      = p_{i-1}, or none for the first message
+ *
+ * which is seed 001's path_hash = hash(parent.path_hash + ":" + prompt_hash), one message per
+ * step. A recorded exchange (request messages x_0..x_{n-1} and its answer) hangs on the node of
+ * its last request message, p_{n-1}, as an alternative; the answer's own messages are child
+ * nodes of that node, with response_hash = the digest of the answer message, so the next request
+ * of the conversation (which repeats the answer as an assistant message) walks straight through
+ * them. An assistant message that differs from the recorded answer has a different path hash,
+ * so it starts a branch; nothing is ever overwritten.
+ *
+ * Because p_i identifies the whole prefix up to i, "p_i is in the tree" holds for a prefix of
+ * the conversation and fails after it. findOrCreate therefore finds the longest recorded prefix
+ * with a binary search over the path hashes: O(log n) Map lookups, after O(1) checks for the two
+ * common cases (the whole conversation is known; all but the last message is known). The timing
+ * target for a 10,000-message conversation (50 µs) rules out one lookup per message.
+ */
+
+import { hashValue, pathHashes, sha256 } from '../core/index.ts';
+import { hex } from '../core/engine.ts';
+import { TapedeckError } from '../errors.ts';
+import { requestKeys } from '../match/matcher.ts';
+import type { NormalizeOptions } from '../match/types.ts';
+import { normalizeExchange } from './response.ts';
+
+/** One message of a recorded conversation. */
+export interface TreeNode {
+  /** p_i: identifies this message and everything before it. */
+  readonly pathHash: string;
+  /** p_{i-1}, or null for the first message of a conversation. */
+  readonly parentHash: string | null;
+  readonly parent: TreeNode | null;
+  /** m_i: digest of this message (seed 001's prompt_hash; for an answer, its response_hash). */
+  readonly promptHash: string;
+  /** Position in the conversation, from 0. */
+  readonly depth: number;
+  /** The message's role, when the message is known. */
+  readonly role: string | undefined;
+  /** The message as hashed, when it was given (hash-only input leaves it out). */
+  readonly message: unknown;
+  /** Whether the node was first made by a request message or by a recorded answer. */
+  readonly origin: 'request' | 'response';
+  /** Child nodes, in the order they were added. */
+  readonly children: readonly TreeNode[];
+  /** Recorded answers to the conversation that ends here, in recorded order. */
+  readonly alternatives: readonly Alternative[];
+}
+
+/** One recorded answer to the conversation ending at `prompt`. */
+export interface Alternative {
+  /** Position among the prompt's alternatives, from 0. */
+  readonly index: number;
+  /** The node of the request's last message (the exchange's path_hash is its pathHash). */
+  readonly prompt: TreeNode;
+  /**
+   * digest of the answer message; for an answer of several messages (Responses output items),
+   * the chain of their digests, p over the answer alone (so a one-message answer's
+   * responseHash is that message's digest either way).
+   */
+  readonly responseHash: string;
+  /** The node of the answer's last message: where the conversation continues. */
+  readonly node: TreeNode;
+  /** What is served for a hit (the recorded response value). */
+  readonly value: unknown;
+  /** Request key it was recorded under (model, tools and options included), if known. */
+  readonly key: string | undefined;
+  readonly model: string | undefined;
+  /** When it was recorded (shown, never hashed). */
+  readonly recordedAt: string | undefined;
+  /** How many times this same answer was recorded for the same request key. */
+  readonly recordings: number;
+  /** How many times it was served from the tree. */
+  readonly uses: number;
+  /** Timestamp (ms) of the last time it was served; never part of any hash. */
+  readonly lastUsedAt: number | undefined;
+  /** Extra data given at recording (e.g. the tape offset). */
+  readonly meta: Record<string, unknown> | undefined;
+}
+
+/** Hashes of a conversation, as pathHashes() and requestKeys() return them. */
+export interface ConversationHashes {
+  messageHashes: readonly string[];
+  pathHashes: readonly string[];
+  /** The messages themselves, kept on new nodes for printing. */
+  messages?: readonly unknown[];
+  /** The request key, used to pick the alternative recorded for the same request. */
+  key?: string;
+}
+
+/**
+ * What findOrCreate takes: a message list (hashed as given), JSON text or bytes of one (hashed
+ * without parsing), precomputed hashes (requestKeys() output works as is), or an LLM request body
+ * (normalized first, exactly as the matcher does).
+ */
+export type TreeInput = readonly unknown[] | Uint8Array | string | ConversationHashes | Record<string, unknown>;
+
+/** An answer to attach. Give `messages` (hashed here) or `messageHashes`. */
+export interface ResponseInput {
+  /** The answer as message(s) in the conversation's own form. */
+  messages?: readonly unknown[];
+  messageHashes?: readonly string[];
+  /** What a hit serves; default the messages. */
+  value?: unknown;
+  key?: string;
+  model?: string;
+  recordedAt?: string;
+  meta?: Record<string, unknown>;
+}
+
+export interface FindOptions {
+  /** Record this answer at the conversation's end (a new alternative unless it is already there). */
+  response?: ResponseInput;
+  /** For JSON text or bytes: hash the array held by this member of a root object. */
+  member?: string;
+  /** Messages to keep on new nodes when the input carries only hashes or bytes. */
+  messages?: readonly unknown[];
+  /** Request key to pick alternatives by (taken from a request body or requestKeys() output). */
+  key?: string;
+  /** Normalization options for request bodies. */
+  normalize?: NormalizeOptions;
+}
+
+/** Where a conversation leaves the recorded tree. */
+export interface Divergence {
+  /** Index of the first message that was not in the tree. */
+  index: number;
+  /** The node it now hangs under (null: a new first message, a new root). */
+  parent: TreeNode | null;
+  /** Other continuations already recorded there, before this one was added. */
+  siblings: readonly TreeNode[];
+}
+
+export interface FindResult {
+  /** A recorded answer was served (and marked as reused). */
+  hit: boolean;
+  /** The node of the conversation's last message. */
+  node: TreeNode;
+  /** Messages of the conversation that were already in the tree. */
+  matched: number;
+  /** Where the conversation left the tree; null when all of it was already there. */
+  divergence: Divergence | null;
+  /** Nodes this call created. */
+  created: number;
+  /** The served answer (hit), or the one recorded by this call. */
+  alternative: Alternative | undefined;
+  /** All answers recorded at this node. */
+  alternatives: readonly Alternative[];
+  /** A hit's own timestamp (ms): each use is stamped, the recording is not touched. */
+  servedAt: number | undefined;
+  /** With `response`: whether it became a new alternative or matched a recorded one. */
+  recorded: 'new' | 'existing' | undefined;
+}
+
+export interface TreeStats {
+  /** findOrCreate calls served from the tree. */
+  hits: number;
+  /** findOrCreate calls without a response that found no recorded answer. */
+  misses: number;
+  /** Answers recorded through findOrCreate / addResponse (existing ones included). */
+  recorded: number;
+  /** Nodes with more than one child: where conversations branch. */
+  branchPoints: number;
+  /** Nodes with more than one recorded answer. */
+  alternativeSets: number;
+  nodes: number;
+  /** Conversations' first messages. */
+  roots: number;
+  /** Recorded answers (alternatives) in the tree. */
+  exchanges: number;
+  /** Deepest node's depth + 1: the longest conversation, in messages. */
+  maxLength: number;
+}
+
+export interface TreeOptions {
+  /** Clock for use timestamps (ms); default Date.now. */
+  now?: () => number;
+  /** Keep message objects on nodes for printing (default true). */
+  keepMessages?: boolean;
+}
+
+/** A tape record as the tree reads it (ReplayCache's `{ request, value, key, recordedAt }`). */
+export interface TreeRecord {
+  request: unknown;
+  value: unknown;
+  key?: unknown;
+  recordedAt?: unknown;
+  [extra: string]: unknown;
+}
+
+/** A record the tree could not place, and why. */
+export interface TreeWarning {
+  /** Position of the record in the list given (the tape order). */
+  index: number;
+  /** Byte offset on the tape, when known. */
+  offset: number | undefined;
+  code: string;
+  message: string;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+class Node implements TreeNode {
+  readonly children: Node[] = [];
+  alternatives: Alt[] = [];
+  // Children by prompt hash, made once a node has enough children for a scan to cost more.
+  index: Map<string, Node> | undefined;
+
+  constructor(
+    readonly pathHash: string,
+    readonly parent: Node | null,
+    readonly promptHash: string,
+    readonly depth: number,
+    readonly message: unknown,
+    readonly origin: 'request' | 'response',
+  ) {}
+
+  get parentHash(): string | null {
+    return this.parent ? this.parent.pathHash : null;
+  }
+
+  get role(): string | undefined {
+    const m = this.message as { role?: unknown } | undefined;
+    return m !== null && typeof m === 'object' && typeof m.role === 'string' ? m.role : undefined;
+  }
+
+  child(promptHash: string): Node | undefined {
+    if (this.index) return this.index.get(promptHash);
+    for (const c of this.children) if (c.promptHash === promptHash) return c;
+    return undefined;
+  }
+
+  addChild(n: Node): void {
+    this.children.push(n);
+    if (this.index) this.index.set(n.promptHash, n);
+    else if (this.children.length > 8) this.index = new Map(this.children.map((c) => [c.promptHash, c]));
+  }
+}
+
+class Alt implements Alternative {
+  recordings = 1;
+  uses = 0;
+  lastUsedAt: number | undefined;
+
+  constructor(
+    readonly index: number,
+    readonly prompt: Node,
+    readonly responseHash: string,
+    readonly node: Node,
+    readonly value: unknown,
+    readonly key: string | undefined,
+    readonly model: string | undefined,
+    readonly recordedAt: string | undefined,
+    readonly meta: Record<string, unknown> | undefined,
+  ) {}
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function isHashes(v: unknown): v is ConversationHashes {
+  return isObj(v) && Array.isArray(v.messageHashes) && Array.isArray(v.pathHashes);
+}
+
+function chain(parent: string, m: string): string {
+  return hex(sha256(`${parent}:${m}`));
+}
+
+function treeError(message: string, hint: string, extra: Record<string, unknown> = {}): TapedeckError {
+  return new TapedeckError('E_TREE', message, { hint, ...extra });
+}
+
+function checkHash(h: unknown, what: string): string {
+  if (typeof h !== 'string' || !HEX64.test(h)) {
+    throw treeError(`${what} must be 64 lowercase hex characters; got ${typeof h === 'string' ? JSON.stringify(h.slice(0, 80)) : typeof h}.`, 'Pass hashes as pathHashes() or requestKeys() return them.', { path: what });
+  }
+  return h;
+}
+
+/**
+ * A tree of recorded conversations with O(1) indexes by path hash, by prompt hash and by
+ * (parent, prompt hash). Pure (no I/O): build it from records you have, or load one from a tape
+ * with `loadTree` from `tapedeck/store`.
+ *
+ * @example
+ * const tree = new ConversationTree()
+ * const sys = { role: 'system', content: 'Be brief.' }, q = { role: 'user', content: 'Capital of France?' }
+ * tree.findOrCreate([sys, q], { response: { messages: [{ role: 'assistant', content: 'Paris' }] } })
+ * tree.findOrCreate([sys, q]).hit                               // true: served, marked as reused
+ * tree.findOrCreate([sys, q, { role: 'assistant', content: 'Lyon' }]).divergence?.index // 2: a branch
+ */
+export class ConversationTree {
+  private readonly byPath = new Map<string, Node>();
+  private readonly byPrompt = new Map<string, Node | Node[]>();
+  private readonly rootList: Node[] = [];
+  private readonly rootIndex = new Map<string, Node>();
+  private readonly now: () => number;
+  private readonly keepMessages: boolean;
+  private counts = { hits: 0, misses: 0, recorded: 0, branchPoints: 0, alternativeSets: 0, exchanges: 0, maxLength: 0 };
+  /** Records fromRecords could not place. */
+  readonly warnings: TreeWarning[] = [];
+
+  constructor(opts: TreeOptions = {}) {
+    if (opts.now !== undefined && typeof opts.now !== 'function') {
+      throw new TapedeckError('E_ARG', 'ConversationTree: `now` must be a function returning milliseconds.', { hint: 'e.g. { now: () => fakeClock.ms }' });
+    }
+    this.now = opts.now ?? Date.now;
+    this.keepMessages = opts.keepMessages !== false;
+  }
+
+  /**
+   * Builds a tree from tape records: ReplayCache records (`{ request, value, key, recordedAt }`)
+   * or `{ offset, value }` entries as readTape returns them. Each request is normalized with its
+   * answer (see normalizeExchange), so provider bodies of every shape land in one tree. Records
+   * that are not request/answer pairs are skipped silently; ones that fail to normalize are
+   * listed in `tree.warnings`.
+   *
+   * @example
+   * const tree = ConversationTree.fromRecords((await readTape('chat.tape')).records)
+   */
+  static fromRecords(records: Iterable<unknown>, opts: TreeOptions & { normalize?: NormalizeOptions } = {}): ConversationTree {
+    const tree = new ConversationTree(opts);
+    let i = 0;
+    for (const entry of records) {
+      const index = i++;
+      const wrapped = isObj(entry) && 'offset' in entry && 'value' in entry && !('request' in entry);
+      const rec = wrapped ? entry.value : entry;
+      const offset = wrapped && typeof entry.offset === 'number' ? entry.offset : undefined;
+      if (!isObj(rec) || !('request' in rec) || !('value' in rec)) continue;
+      try {
+        tree.record(rec as TreeRecord, { ...(offset === undefined ? {} : { offset }), record: index }, opts.normalize);
+      } catch (e) {
+        if (!(e instanceof TapedeckError)) throw e;
+        tree.warnings.push({ index, offset, code: e.code, message: e.message });
+      }
+    }
+    return tree;
+  }
+
+  /**
+   * Records one request/answer pair given as provider bodies (a ReplayCache record): the request
+   * is normalized together with the answer so that the follow-up request walks through it. An
+   * OpenAI body with several choices records each as an alternative. Returns the alternatives.
+   *
+   * @example
+   * tree.record({ request: { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] },
+   *               value: { choices: [{ message: { role: 'assistant', content: 'hello' } }] } })
+   */
+  record(rec: TreeRecord, meta?: Record<string, unknown>, normalize?: NormalizeOptions): Alternative[] {
+    const x = normalizeExchange(rec.request, rec.value, normalize);
+    if (x.messages.length === 0) {
+      throw treeError('The recorded request has no messages, so it has no place in a conversation tree.', 'Only conversations are placed in the tree.');
+    }
+    const key = typeof rec.key === 'string' ? rec.key : hashValue(x.view);
+    const recordedAt = typeof rec.recordedAt === 'string' ? rec.recordedAt : undefined;
+    const out: Alternative[] = [];
+    if (x.responses.length === 0) {
+      this.findOrCreate(x.messages, { key });
+      return out;
+    }
+    for (const resp of x.responses) {
+      // One core call hashes the request and the answer together.
+      const all = pathHashes([...x.messages, ...resp]);
+      const n = x.messages.length;
+      const r = this.findOrCreate(
+        { messageHashes: all.messageHashes.slice(0, n), pathHashes: all.pathHashes.slice(0, n), messages: x.messages, key },
+        {
+          response: {
+            messageHashes: all.messageHashes.slice(n),
+            messages: resp,
+            value: rec.value,
+            key,
+            model: x.model,
+            ...(recordedAt === undefined ? {} : { recordedAt }),
+            ...(meta ? { meta } : {}),
+          },
+        },
+      );
+      if (r.alternative) out.push(r.alternative);
+    }
+    return out;
+  }
+
+  /** Hashes and messages of an input, by its kind. */
+  private hashesOf(input: TreeInput, opts: FindOptions): ConversationHashes {
+    if (Array.isArray(input)) {
+      const h = pathHashes(input as unknown[]);
+      return { messageHashes: h.messageHashes, pathHashes: h.pathHashes, messages: input as unknown[] };
+    }
+    if (typeof input === 'string' || input instanceof Uint8Array) {
+      const h = pathHashes(input, opts.member === undefined ? undefined : { member: opts.member });
+      return opts.messages ? { messageHashes: h.messageHashes, pathHashes: h.pathHashes, messages: opts.messages } : h;
+    }
+    if (isHashes(input)) {
+      if (input.messageHashes.length !== input.pathHashes.length) {
+        throw treeError(
+          `messageHashes has ${input.messageHashes.length} entries but pathHashes has ${input.pathHashes.length}.`,
+          'Pass both lists from the same pathHashes() or requestKeys() call.',
+        );
+      }
+      return input;
+    }
+    if (isObj(input)) return requestKeys(input, opts.normalize ?? {});
+    throw new TapedeckError('E_ARG', `findOrCreate expects messages, JSON bytes, hashes or a request body; got ${input === null ? 'null' : typeof input}.`, {
+      hint: 'e.g. tree.findOrCreate([{ role: "user", content: "hi" }]) or tree.findOrCreate(requestBody).',
+    });
+  }
+
+  /** Index of the last path hash already in the tree, or -1. */
+  private longestPrefix(p: readonly string[]): number {
+    const n = p.length;
+    const has = (i: number): boolean => {
+      const node = this.byPath.get(p[i]!);
+      return node !== undefined && node.depth === i;
+    };
+    // The two cases that matter most: a known conversation, and one that adds a message.
+    if (has(n - 1)) return n - 1;
+    if (n === 1) return -1;
+    if (has(n - 2)) return n - 2;
+    // Invariant: prefix up to lo is in the tree (lo = -1: none), hi is not.
+    let lo = -1;
+    let hi = n - 2;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1;
+      if (has(mid)) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * Walks the longest recorded prefix of a conversation, says where the conversation leaves the
+   * tree, and adds the rest there as a branch. Without `response`, a recorded answer at the end
+   * is a hit: it is served, and marked as reused with its own timestamp; otherwise a miss (the
+   * path is still added, so `addResponse(result.node, ...)` can record the live answer). With
+   * `response`, the answer is recorded: a new alternative, or the matching recorded one.
+   *
+   * @example
+   * const r = tree.findOrCreate(requestBody)                   // normalized like the matcher
+   * if (r.hit) return r.alternative!.value
+   * tree.addResponse(r.node, { messages: [answerMessage], value: answer })
+   */
+  findOrCreate(input: TreeInput, opts: FindOptions = {}): FindResult {
+    const h = this.hashesOf(input, opts);
+    const p = h.pathHashes;
+    const m = h.messageHashes;
+    const n = p.length;
+    if (n === 0) {
+      throw treeError('findOrCreate got an empty conversation.', 'A conversation has at least one message.');
+    }
+    const last = this.longestPrefix(p);
+    const messages = this.keepMessages ? (h.messages ?? opts.messages) : undefined;
+    let node: Node | null = last >= 0 ? this.byPath.get(p[last]!)! : null;
+    let divergence: Divergence | null = null;
+    let created = 0;
+    if (last < n - 1) {
+      const at = last + 1;
+      divergence = { index: at, parent: node, siblings: node ? node.children.slice() : this.rootList.slice() };
+      for (let i = at; i < n; i++) {
+        node = this.add(node, checkHash(m[i], `messageHashes[${i}]`), checkHash(p[i], `pathHashes[${i}]`), i, messages?.[i], 'request');
+        created++;
+      }
+    }
+    const end = node!;
+    const key = opts.key ?? h.key;
+    if (opts.response !== undefined) {
+      const { alt, fresh } = this.attach(end, opts.response, key);
+      return { hit: false, node: end, matched: last + 1, divergence, created, alternative: alt, alternatives: end.alternatives, servedAt: undefined, recorded: fresh ? 'new' : 'existing' };
+    }
+    const alt = this.pick(end, key);
+    if (alt === undefined) {
+      this.counts.misses++;
+      return { hit: false, node: end, matched: last + 1, divergence, created, alternative: undefined, alternatives: end.alternatives, servedAt: undefined, recorded: undefined };
+    }
+    const servedAt = this.now();
+    alt.uses++;
+    alt.lastUsedAt = servedAt;
+    this.counts.hits++;
+    return { hit: true, node: end, matched: last + 1, divergence, created, alternative: alt, alternatives: end.alternatives, servedAt, recorded: undefined };
+  }
+
+  /**
+   * Read-only lookup: the node of the longest recorded prefix and where the conversation leaves
+   * the tree. Changes nothing, counts nothing.
+   *
+   * @example
+   * const { node, matched } = tree.find(messages)  // matched === messages.length: all known
+   */
+  find(input: TreeInput, opts: FindOptions = {}): { node: TreeNode | null; matched: number; divergence: Divergence | null; alternatives: readonly Alternative[] } {
+    const h = this.hashesOf(input, opts);
+    const n = h.pathHashes.length;
+    if (n === 0) throw treeError('find got an empty conversation.', 'A conversation has at least one message.');
+    const last = this.longestPrefix(h.pathHashes);
+    const node = last >= 0 ? this.byPath.get(h.pathHashes[last]!)! : null;
+    const divergence = last < n - 1 ? { index: last + 1, parent: node, siblings: node ? node.children.slice() : this.rootList.slice() } : null;
+    return { node, matched: last + 1, divergence, alternatives: last === n - 1 && node ? node.alternatives : [] };
+  }
+
+  /** The first alternative recorded for `key` (any, when no key is known or recorded). */
+  private pick(node: Node, key: string | undefined): Alt | undefined {
+    const alts = node.alternatives;
+    if (alts.length === 0) return undefined;
+    if (key === undefined) return alts[0];
+    let keyless: Alt | undefined;
+    for (const a of alts) {
+      if (a.key === key) return a;
+      if (a.key === undefined) keyless ??= a;
+    }
+    // An answer recorded under another key (another model, other options) would be a wrong
+    // replay; one recorded without any key was not bound to a request shape.
+    return keyless;
+  }
+
+  /**
+   * Records an answer to the conversation ending at `node` (from findOrCreate). The same answer
+   * under the same request key counts as one more recording of it; a different one becomes the
+   * next alternative.
+   *
+   * @example
+   * const r = tree.findOrCreate(messages)
+   * if (!r.hit) tree.addResponse(r.node, { messages: [{ role: 'assistant', content: 'Paris' }] })
+   */
+  addResponse(node: TreeNode, response: ResponseInput): Alternative {
+    if (!(node instanceof Node) || this.byPath.get(node.pathHash) !== node) {
+      throw new TapedeckError('E_ARG', 'addResponse: the node does not belong to this tree.', { hint: 'Pass the node a findOrCreate() of this tree returned.' });
+    }
+    return this.attach(node, response, response.key).alt;
+  }
+
+  private attach(prompt: Node, r: ResponseInput, key: string | undefined): { alt: Alt; fresh: boolean } {
+    if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new TapedeckError('E_ARG', 'A response must be an object { messages | messageHashes, value? }.', { hint: '{ messages: [{ role: "assistant", content: "…" }], value }' });
+    let hashes: readonly string[];
+    if (r.messageHashes !== undefined) {
+      if (!Array.isArray(r.messageHashes)) throw treeError('response.messageHashes must be an array.', 'Pass hashMany(messages) or give `messages`.');
+      hashes = r.messageHashes.map((x, i) => checkHash(x, `response.messageHashes[${i}]`));
+    } else if (Array.isArray(r.messages)) {
+      hashes = r.messages.length > 0 ? pathHashes(r.messages as unknown[]).messageHashes : [];
+    } else {
+      throw treeError('A response needs `messages` (or `messageHashes`).', 'e.g. { messages: [{ role: "assistant", content: "Paris" }] }');
+    }
+    if (hashes.length === 0) throw treeError('A response needs at least one message.', 'The answer is the assistant message the next request will repeat.');
+    if (r.messages !== undefined && r.messages.length !== hashes.length) {
+      throw treeError(`response has ${r.messages.length} messages but ${hashes.length} hashes.`, 'Give hashes of exactly those messages.');
+    }
+    let node = prompt;
+    let responseHash = hashes[0]!;
+    for (let i = 0; i < hashes.length; i++) {
+      if (i > 0) responseHash = chain(responseHash, hashes[i]!);
+      const path = chain(node.pathHash, hashes[i]!);
+      node = node.child(hashes[i]!) ?? this.add(node, hashes[i]!, path, node.depth + 1, this.keepMessages ? r.messages?.[i] : undefined, 'response');
+    }
+    key = r.key ?? key;
+    this.counts.recorded++;
+    for (const a of prompt.alternatives) {
+      if (a.responseHash === responseHash && a.key === key) {
+        a.recordings++;
+        return { alt: a, fresh: false };
+      }
+    }
+    const alt = new Alt(
+      prompt.alternatives.length,
+      prompt,
+      responseHash,
+      node,
+      'value' in r ? r.value : r.messages,
+      key,
+      r.model,
+      r.recordedAt,
+      r.meta,
+    );
+    prompt.alternatives.push(alt);
+    if (prompt.alternatives.length === 2) this.counts.alternativeSets++;
+    this.counts.exchanges++;
+    return { alt, fresh: true };
+  }
+
+  private add(parent: Node | null, promptHash: string, pathHash: string, depth: number, message: unknown, origin: 'request' | 'response'): Node {
+    const node = new Node(pathHash, parent, promptHash, depth, message, origin);
+    if (parent) {
+      parent.addChild(node);
+      if (parent.children.length === 2) this.counts.branchPoints++;
+    } else {
+      this.rootList.push(node);
+      this.rootIndex.set(promptHash, node);
+    }
+    this.byPath.set(pathHash, node);
+    const same = this.byPrompt.get(promptHash);
+    if (same === undefined) this.byPrompt.set(promptHash, node);
+    else if (Array.isArray(same)) same.push(node);
+    else this.byPrompt.set(promptHash, [same, node]);
+    if (depth + 1 > this.counts.maxLength) this.counts.maxLength = depth + 1;
+    return node;
+  }
+
+  /**
+   * The node with this path hash (O(1)).
+   *
+   * @example
+   * tree.byPathHash(pathHashes(messages).pathHashes.at(-1)!)?.alternatives
+   */
+  byPathHash(pathHash: string): TreeNode | undefined {
+    return this.byPath.get(pathHash);
+  }
+
+  /**
+   * Every node whose message has this digest, wherever it sits (O(1) per node returned):
+   * "all the places this prompt was asked".
+   *
+   * @example
+   * tree.byPromptHash(hashValue({ role: 'user', content: 'Germany?' })).length
+   */
+  byPromptHash(promptHash: string): readonly TreeNode[] {
+    const v = this.byPrompt.get(promptHash);
+    return v === undefined ? [] : Array.isArray(v) ? v.slice() : [v];
+  }
+
+  /**
+   * The child of `parentHash` (null: a first message) whose message has digest `promptHash`: seed
+   * 001's (parent, prompt_hash) index, O(1).
+   *
+   * @example
+   * tree.child(null, hashValue(firstMessage))   // the conversation root, if recorded
+   */
+  child(parentHash: string | null, promptHash: string): TreeNode | undefined {
+    if (parentHash === null) return this.rootIndex.get(promptHash);
+    return this.byPath.get(parentHash)?.child(promptHash);
+  }
+
+  /** First messages of the recorded conversations, in the order they were added. */
+  get roots(): readonly TreeNode[] {
+    return this.rootList;
+  }
+
+  get size(): number {
+    return this.byPath.size;
+  }
+
+  /**
+   * Cache and shape statistics: hits, misses, branch points, alternatives and sizes.
+   *
+   * @example
+   * const { hits, misses, branchPoints } = tree.stats()
+   */
+  stats(): TreeStats {
+    const c = this.counts;
+    return {
+      hits: c.hits,
+      misses: c.misses,
+      recorded: c.recorded,
+      branchPoints: c.branchPoints,
+      alternativeSets: c.alternativeSets,
+      nodes: this.byPath.size,
+      roots: this.rootList.length,
+      exchanges: c.exchanges,
+      maxLength: c.maxLength,
+    };
+  }
+
+  /**
+   * Seed 001's exchanges, in tree order: for each recorded answer, the exchange's path_hash (the
+   * request's last message), its parent (the path before that message), prompt_hash and
+   * response_hash, and the alternative itself.
+   *
+   * @example
+   * for (const x of tree.exchanges()) console.log(x.pathHash, x.promptHash, x.responseHash)
+   */
+  *exchanges(): Generator<{ pathHash: string; parentHash: string | null; promptHash: string; responseHash: string; alternative: Alternative }> {
+    for (const node of this.nodes()) {
+      for (const alt of node.alternatives) {
+        yield { pathHash: node.pathHash, parentHash: node.parentHash, promptHash: node.promptHash, responseHash: alt.responseHash, alternative: alt };
+      }
+    }
+  }
+
+  /**
+   * Every node, depth first, children in insertion order (iterative: 10,000-message
+   * conversations would overflow a recursive walk).
+   *
+   * @example
+   * for (const n of tree.nodes()) if (n.children.length > 1) console.log('branch at', n.depth)
+   */
+  *nodes(): Generator<TreeNode> {
+    const stack: Node[] = [...this.rootList].reverse();
+    while (stack.length > 0) {
+      const n = stack.pop()!;
+      yield n;
+      for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]!);
+    }
+  }
+}
