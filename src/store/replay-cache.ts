@@ -15,9 +15,15 @@
  * nothing, records everything, and at close keeps only what this run recorded; `update` serves
  * what the tape has and records what is missing; `passthrough` neither reads nor writes.
  *
- * Records are `{ v: 1, key, signature, request, value, recordedAt }`, keyed by the matcher's
- * request key (src/match/matcher.ts), so two requests that normalize alike share recordings.
- * A request made k times is answered by the k-th recording of its key, in recorded order.
+ * Records are `{ v: 1, key, recordedAt, durationMs?, ignored?, signature, hashes, request, value,
+ * raw?, meta? }` (docs/tape-format.md), keyed by the matcher's request key (src/match/matcher.ts),
+ * so two requests that normalize alike share recordings. A request made k times is answered by
+ * the k-th recording of its key, in recorded order. Requests, values and metadata pass through
+ * the redactor (src/store/redact.ts) before they are written, unless `redact.keepSecrets`.
+ *
+ * Opening does not decode records: the tape is read and checked frame by frame (CRC), each
+ * record's key is read from its first bytes (writers put the scalar fields first), and a record
+ * is decoded the first time it is served. A 100,000-record tape opens in about a tenth of a second.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdir } from 'node:fs/promises';
@@ -27,7 +33,8 @@ import { TapedeckError } from '../errors.ts';
 import { explainMiss } from '../match/diagnose.ts';
 import { requestKeys, type RequestKeys, type Signature } from '../match/matcher.ts';
 import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mode.ts';
-import { appendRecords, createTape, readTape, rewriteTape, type TapeLockOptions, type TapeWarning } from './tape-file.ts';
+import { redactor, type RedactOptions, type Redactor } from './redact.ts';
+import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, peekFrame, readTape, rewriteTape, scanTape, type TapeLockOptions, type TapeWarning } from './tape-file.ts';
 
 // `await using` needs Symbol.asyncDispose. Node 20.20 has it; older runtimes get the registered
 // symbol the TypeScript and esbuild helpers fall back to, so the two agree.
@@ -35,17 +42,43 @@ if (typeof (Symbol as { asyncDispose?: symbol }).asyncDispose !== 'symbol') {
   Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('Symbol.asyncDispose'), configurable: false, writable: false });
 }
 
-/** One ReplayCache record as stored on the tape. */
+/**
+ * One ReplayCache record as stored on the tape, fields in this order (the scalar ones first, so
+ * an index reads them without decoding the record). Records written by older versions may lack
+ * the optional fields and `hashes`.
+ */
 export interface ReplayRecord {
   v: 1;
   /** The request key (requestKeys(request, { ignoreArgs }).key) under the put's ignoredArgs. */
   key: string;
-  signature: Signature;
-  /** The request as given to put. */
-  request: unknown;
-  value: unknown;
   /** ISO 8601 time of the put. */
   recordedAt: string;
+  /** How long the live call took, when the caller said (put option `durationMs`). */
+  durationMs?: number;
+  /** The ignoredArgs the key was computed with, as a JSON array of sorted names; absent when none. */
+  ignored?: string;
+  signature: Signature;
+  /** Message hashes and cumulative path hashes, 32 bytes each, concatenated (hash spec). */
+  hashes?: { messages: Uint8Array; paths: Uint8Array };
+  /** The request as given to put, redacted. */
+  request: unknown;
+  /** The value as given to put, redacted. */
+  value: unknown;
+  /** The response exactly as it came off the wire, when byte-exact replay matters. */
+  raw?: { body: Uint8Array; contentType?: string };
+  /** The caller's own metadata (put option `meta`), redacted. */
+  meta?: Record<string, unknown>;
+}
+
+/** Per-call options of put (an array is shorthand for `{ ignoredArgs }`). */
+export interface ReplayPutOptions {
+  ignoredArgs?: readonly string[];
+  /** How long the live call took, in milliseconds. */
+  durationMs?: number;
+  /** The exact response bytes (and content type) for byte-exact replay. */
+  raw?: { body: Uint8Array | string; contentType?: string };
+  /** Anything worth keeping with the record: test name, run id, cost. */
+  meta?: Record<string, unknown>;
 }
 
 export interface ReplayCacheOptions {
@@ -59,6 +92,11 @@ export interface ReplayCacheOptions {
   recordCommand?: string;
   /** Lock timing for appends and the close-time prune. */
   lock?: TapeLockOptions;
+  /**
+   * Secret redaction before anything is written (src/store/redact.ts): more header and field
+   * names to mask, or `{ keepSecrets: true }` to store secrets as given (never for shared tapes).
+   */
+  redact?: RedactOptions;
 }
 
 export interface ReplayCacheCloseOptions {
@@ -66,11 +104,155 @@ export interface ReplayCacheCloseOptions {
   prune?: boolean;
 }
 
-/** Recordings of one request key, in recorded order, and how many were served so far. */
-interface Slot {
-  values: unknown[];
-  served: number;
+/**
+ * One recording: on the tape (decoded the first time it is needed) or put in this run. `bad`
+ * marks a record that turned out not to be a ReplayCache record or not to decode; it is skipped.
+ */
+interface Entry {
+  /** The key it is filed under (on the tape: its stored key); '' while it is only bytes at keyAt. */
+  key: string;
+  keyAt?: number;
+  frame?: { offset: number; length: number };
+  record?: Partial<ReplayRecord> & { request: unknown; value: unknown };
+  recordedAt?: unknown;
+  bad?: boolean;
 }
+
+/**
+ * Recordings of one request key, in recorded order, and how many were served so far. Most keys
+ * have one recording, so the first is a field and only further ones get an array: a tape opens
+ * with one allocation less per record.
+ */
+class Slot {
+  served = 0;
+  private rest: Entry[] | undefined;
+  /** Next slot whose key shares this one's index prefix. */
+  next: Slot | undefined;
+  constructor(
+    /** The key, or undefined while it is only known as 64 hex bytes at `keyAt` in the tape image. */
+    public key: string | undefined,
+    readonly keyAt: number,
+    private readonly first: Entry,
+  ) {}
+  get length(): number {
+    return this.rest ? this.rest.length + 1 : 1;
+  }
+  at(i: number): Entry | undefined {
+    return i === 0 ? this.first : this.rest?.[i - 1];
+  }
+  push(e: Entry): void {
+    (this.rest ??= []).push(e);
+  }
+}
+
+const HEX_KEY = /^[0-9a-f]{64}$/;
+
+function hexVal(c: number): number {
+  return c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+}
+
+/**
+ * Slots by request key. Keys are 64-hex SHA-256 digests, so the first 7 hex digits (28 bits, a
+ * small integer V8 hashes for free) spread them evenly; slots sharing a prefix are chained and
+ * compared in full. Keys read from a tape stay bytes in the tape image until a lookup needs to
+ * compare them, so opening a tape creates no key strings at all.
+ */
+class KeyIndex {
+  private readonly byPrefix = new Map<number, Slot>();
+  /** Keys that are not 64 lowercase hex digits (hand-written records). */
+  private readonly other = new Map<string, Slot>();
+  size = 0;
+  constructor(private readonly bytes: Buffer | undefined) {}
+
+  private keyEquals(slot: Slot, key: string): boolean {
+    if (slot.key !== undefined) return slot.key === key;
+    const b = this.bytes!;
+    for (let i = 0; i < 64; i++) if (b[slot.keyAt + i] !== key.charCodeAt(i)) return false;
+    slot.key = key; // it matched: keep the string, later compares are one ===
+    return true;
+  }
+
+  get(key: string): Slot | undefined {
+    if (!HEX_KEY.test(key)) return this.other.get(key);
+    for (let s = this.byPrefix.get(parseInt(key.slice(0, 7), 16)); s; s = s.next) if (this.keyEquals(s, key)) return s;
+    return undefined;
+  }
+
+  /** Files an entry under a key given as a string. */
+  add(key: string, e: Entry): Slot {
+    const s = this.get(key);
+    if (s) {
+      s.push(e);
+      return s;
+    }
+    const created = new Slot(key, -1, e);
+    this.size++;
+    if (!HEX_KEY.test(key)) {
+      this.other.set(key, created);
+      return created;
+    }
+    const prefix = parseInt(key.slice(0, 7), 16);
+    created.next = this.byPrefix.get(prefix);
+    this.byPrefix.set(prefix, created);
+    return created;
+  }
+
+  /**
+   * Files an entry under the 64 hex bytes at `at` in the tape image; false if they are not
+   * lowercase hex (the caller then decodes the key as a string).
+   */
+  addBytes(at: number, e: Entry): boolean {
+    const b = this.bytes!;
+    let prefix = 0;
+    for (let i = 0; i < 64; i++) {
+      const v = hexVal(b[at + i]!);
+      if (v < 0) return false;
+      if (i < 7) prefix = prefix * 16 + v;
+    }
+    for (let s = this.byPrefix.get(prefix); s; s = s.next) {
+      const key = s.key;
+      const other = s.keyAt;
+      let same = true;
+      for (let i = 0; i < 64 && same; i++) same = b[at + i] === (key !== undefined ? key.charCodeAt(i) : b[other + i]);
+      if (same) {
+        s.push(e);
+        return true;
+      }
+    }
+    const created = new Slot(undefined, at, e);
+    created.next = this.byPrefix.get(prefix);
+    this.byPrefix.set(prefix, created);
+    this.size++;
+    return true;
+  }
+
+  *slots(): IterableIterator<Slot> {
+    for (let s of this.byPrefix.values()) for (; s; s = s.next!) yield s;
+    yield* this.other.values();
+  }
+}
+
+/**
+ * Where the 64-byte hex key of a record written as `{ v: 1, key: <64 hex>, ... }` starts in
+ * the tape image, or -1 for any other layout (then the generic peek reads it). This is the
+ * layout ReplayCache has always written, checked byte by byte.
+ */
+function fastKeyAt(b: Buffer, frame: { offset: number; length: number }): number {
+  const p = frame.offset + FRAME_HEADER_SIZE;
+  if (frame.length < FRAME_HEADER_SIZE + 74) return -1;
+  const m = b[p]!;
+  return m >= 0x82 && m <= 0x8f &&
+    b[p + 1] === 0xa1 && b[p + 2] === 0x76 && b[p + 3] === 0x01 && // "v": 1
+    b[p + 4] === 0xa3 && b[p + 5] === 0x6b && b[p + 6] === 0x65 && b[p + 7] === 0x79 && // "key"
+    b[p + 8] === 0xd9 && b[p + 9] === 64 // str8 of 64 bytes
+    ? p + 10
+    : -1;
+}
+
+/** The canonical form of an ignoredArgs list stored in records: sorted JSON, '' for none. */
+const ignoredText = (args: readonly string[] | undefined): string => (args && args.length > 0 ? JSON.stringify([...new Set(args)].sort()) : '');
+
+const hexBytes = (hashes: readonly string[]): Uint8Array => Buffer.from(hashes.join(''), 'hex');
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object';
 
@@ -94,35 +276,34 @@ export class ReplayCache {
   /** Where the mode came from: the option, TAPEDECK_MODE, CACHE_MODE or the default. */
   readonly modeSource: TapeModeSource;
   /** Damage found when the tape was read (torn tail, corrupt records, unkeyable records). */
-  readonly warnings: readonly TapeWarning[];
+  readonly warnings: TapeWarning[];
 
   private readonly ignoredArgs: readonly string[] | undefined;
   private readonly keepAll: boolean;
   private readonly recordCommand: string;
   private readonly lock: TapeLockOptions;
+  private readonly redactor: Redactor;
   /** False in replay when the tape file does not exist. */
   private readonly tapeExists: boolean;
-  private readonly slots = new Map<string, Slot>();
-  /** Records on the tape when it was opened: [key, recordedAt] of each, in file order. */
-  private readonly loaded: [string, unknown][];
+  /** The tape as read at open; records are decoded from it on demand. */
+  private bytes: Buffer | undefined;
+  private slots: KeyIndex = new KeyIndex(undefined);
+  /** Records on the tape when it was opened, in file order. */
+  private readonly loaded: Entry[] = [];
   private readonly putKeys = new Set<string>();
   /** Record mode: puts per key so far, and old records kept because a put re-recorded them unchanged. */
   private readonly recordPuts = new Map<string, number>();
   private readonly reused = new Map<string, number>();
-  /** Records on the tape when it was opened, per key, in file order (for unchanged re-recordings). */
-  private readonly loadedByKey = new Map<string, { recordedAt: unknown; value: unknown }[]>();
+  /** Records on the tape when it was opened, per key, in file order (record mode, built on first use). */
+  private loadedByKey: Map<string, Entry[]> | undefined;
   private readonly gotKeys = new Set<string>();
-  /** Puts run one after another, so the tape's order is the order of the put calls. */
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Puts waiting for the next append; one append (one lock, one fsync) writes them all. */
+  private batch: { record: ReplayRecord; done: (e?: unknown) => void }[] = [];
+  private flushing: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private warnedReplayPut = false;
 
-  private constructor(
-    path: string,
-    mode: { mode: TapeMode; source: TapeModeSource },
-    opts: ReplayCacheOptions,
-    tape: { exists: boolean; warnings: TapeWarning[]; loaded: [string, unknown][] },
-  ) {
+  private constructor(path: string, mode: { mode: TapeMode; source: TapeModeSource }, opts: ReplayCacheOptions, exists: boolean, warnings: TapeWarning[]) {
     this.path = path;
     this.mode = mode.mode;
     this.modeSource = mode.source;
@@ -130,16 +311,18 @@ export class ReplayCache {
     this.keepAll = opts.keepAll === true;
     this.recordCommand = opts.recordCommand ?? 'TAPEDECK_MODE=record <your test command>';
     this.lock = opts.lock ?? {};
-    this.tapeExists = tape.exists;
-    this.warnings = tape.warnings;
-    this.loaded = tape.loaded;
+    this.redactor = redactor(opts.redact);
+    this.tapeExists = exists;
+    this.warnings = warnings;
   }
 
   /**
    * Opens the tape at `path`. In record and update mode a missing tape (and its directory) is
    * created; in replay a missing tape is not an error, but every get is then a miss; passthrough
-   * does not touch the file at all. Records that carry a `key` are indexed as they are (never
-   * re-hashed); older records without one get it computed with `ignoredArgs`.
+   * does not touch the file at all. Records are indexed by their stored `key` without being
+   * decoded or re-hashed; older records without one get it computed with `ignoredArgs`. A
+   * record keyed under other ignoredArgs than this cache's (non-empty) `ignoredArgs` is found
+   * under both keys, so changing the option never strands recordings.
    *
    * @example
    * const cache = await ReplayCache.open('test/fixtures/qa.tape', { mode: 'update' });
@@ -149,58 +332,67 @@ export class ReplayCache {
       throw new TapedeckError('E_ARG', 'ReplayCache.open needs a tape path.', { hint: "e.g. ReplayCache.open('test/fixtures/qa.tape')" });
     }
     const mode = resolveModeWithSource(opts.mode);
-    const warnings: TapeWarning[] = [];
-    const loaded: [string, unknown][] = [];
-    const pending: { key: string; value: unknown }[] = [];
-    let exists = true;
-    if (mode.mode === 'passthrough') {
-      exists = false;
-    } else {
-      if (mode.mode === 'record' || mode.mode === 'update') {
-        await mkdir(dirname(path), { recursive: true });
-        try {
-          await createTape(path);
-        } catch (e) {
-          // Another worker may have created it first: then we simply share it.
-          if (!(e instanceof TapedeckError && e.code === 'E_TAPE_EXISTS')) throw e;
-        }
-      }
-      let contents: Awaited<ReturnType<typeof readTape>> | undefined;
+    if (mode.mode === 'passthrough') return new ReplayCache(path, mode, opts, false, []);
+    if (mode.mode === 'record' || mode.mode === 'update') {
+      await mkdir(dirname(path), { recursive: true });
       try {
-        contents = await readTape(path);
+        await createTape(path);
       } catch (e) {
-        if (!(mode.mode === 'replay' && e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND')) throw e;
-        exists = false;
-      }
-      if (contents) {
-        warnings.push(...contents.warnings);
-        for (const r of contents.records) {
-          const v = r.value;
-          if (!isCacheRecord(v)) continue;
-          let key = v.key;
-          if (typeof key !== 'string') {
-            try {
-              key = requestKeys(v.request, { ignoreArgs: opts.ignoredArgs }).key;
-            } catch (e) {
-              if (!(e instanceof TapedeckError)) throw e;
-              warnings.push({ code: e.code, offset: r.offset, message: `${path}: record at byte ${r.offset} has no usable request and is not replayed (${e.message}).` });
-              continue;
-            }
-          }
-          loaded.push([key, v.recordedAt]);
-          pending.push({ key, value: v.value });
-        }
+        // Another worker may have created it first: then we simply share it.
+        if (!(e instanceof TapedeckError && e.code === 'E_TAPE_EXISTS')) throw e;
       }
     }
-    const cache = new ReplayCache(path, mode, opts, { exists, warnings, loaded });
-    pending.forEach(({ key, value }, i) => {
-      cache.slot(key).values.push(value);
-      let list = cache.loadedByKey.get(key);
-      if (!list) cache.loadedByKey.set(key, (list = []));
-      list.push({ recordedAt: loaded[i]![1], value });
-    });
-    if (warnings.length > 0) {
-      process.emitWarning(`${path}: ${warnings.length} problem(s) reading the tape; the first: ${warnings[0]!.message}`, { code: 'TAPEDECK_TAPE' });
+    let scan: Awaited<ReturnType<typeof scanTape>>;
+    try {
+      scan = await scanTape(path);
+    } catch (e) {
+      if (mode.mode === 'replay' && e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND') return new ReplayCache(path, mode, opts, false, []);
+      throw e;
+    }
+    const cache = new ReplayCache(path, mode, opts, true, [...scan.warnings]);
+    cache.bytes = scan.bytes;
+    cache.slots = new KeyIndex(scan.bytes);
+    const wantIgnored = ignoredText(opts.ignoredArgs);
+    for (const frame of scan.frames) {
+      if (wantIgnored === '') {
+        // The common case: index the record by its key bytes without decoding anything.
+        const at = fastKeyAt(scan.bytes, frame);
+        if (at >= 0) {
+          const entry: Entry = { key: '', keyAt: at, frame };
+          if (cache.slots.addBytes(at, entry)) {
+            cache.loaded.push(entry);
+            continue;
+          }
+        }
+      }
+      const head = peekFrame(scan.bytes, frame);
+      // A newer record version, or another tool's record kind, is not ours to serve.
+      if ((typeof head.v === 'number' && head.v > 1) || head.kind !== undefined) continue;
+      let key = typeof head.key === 'string' ? head.key : undefined;
+      const entry: Entry = { key: key ?? '', frame, recordedAt: head.recordedAt };
+      if (key === undefined || (wantIgnored !== '' && (head.ignored ?? '') !== wantIgnored)) {
+        const record = cache.materialize(entry);
+        if (!record) continue;
+        let rekey: string;
+        try {
+          rekey = requestKeys(record.request, { ignoreArgs: opts.ignoredArgs }).key;
+        } catch (e) {
+          if (!(e instanceof TapedeckError)) throw e;
+          if (key === undefined) {
+            cache.warnings.push({ code: e.code, offset: frame.offset, message: `${path}: record at byte ${frame.offset} has no usable request and is not replayed (${e.message}).` });
+            continue;
+          }
+          rekey = key;
+        }
+        if (key !== undefined && rekey !== key) cache.file(rekey, entry);
+        key ??= rekey;
+        entry.key = key;
+      }
+      cache.file(key, entry);
+      cache.loaded.push(entry);
+    }
+    if (cache.warnings.length > 0) {
+      process.emitWarning(`${path}: ${cache.warnings.length} problem(s) reading the tape; the first: ${cache.warnings[0]!.message}`, { code: 'TAPEDECK_TAPE' });
     }
     return cache;
   }
@@ -208,7 +400,7 @@ export class ReplayCache {
   /** Number of recordings this cache can serve or has recorded. */
   get size(): number {
     let n = 0;
-    for (const s of this.slots.values()) n += s.values.length;
+    for (const s of this.slots.slots()) n += s.length;
     return n;
   }
 
@@ -217,10 +409,37 @@ export class ReplayCache {
     return this.closing !== undefined;
   }
 
-  private slot(key: string): Slot {
-    let s = this.slots.get(key);
-    if (!s) this.slots.set(key, (s = { values: [], served: 0 }));
-    return s;
+  /** An entry's key as a string (read from the tape image the first time). */
+  private keyOf(e: Entry): string {
+    if (e.key === '' && e.keyAt !== undefined) e.key = this.bytes!.toString('latin1', e.keyAt, e.keyAt + 64);
+    return e.key;
+  }
+
+  /** Files an entry under a key; returns its slot. */
+  private file(key: string, e: Entry): Slot {
+    return this.slots.add(key, e);
+  }
+
+  /** The entry's record, decoding it from the tape the first time; undefined if it is not one. */
+  private materialize(e: Entry): Entry['record'] {
+    if (e.record || e.bad) return e.record;
+    let v: unknown;
+    try {
+      v = decodeFrame(this.bytes!, e.frame!, this.path);
+    } catch (err) {
+      if (!(err instanceof TapedeckError)) throw err;
+      this.warnings.push({ code: err.code, offset: e.frame!.offset, message: err.message });
+      process.emitWarning(err.message, { code: 'TAPEDECK_TAPE' });
+      e.bad = true;
+      return undefined;
+    }
+    if (!isCacheRecord(v)) {
+      e.bad = true;
+      return undefined;
+    }
+    e.record = v;
+    e.recordedAt = v.recordedAt;
+    return v;
   }
 
   private keysOf(request: unknown, ignoredArgs: readonly string[] | undefined): RequestKeys {
@@ -239,6 +458,9 @@ export class ReplayCache {
   /**
    * The request key: requestKeys(request, { ignoreArgs }).key, with `ignoredArgs` (or the
    * cache's own) left out. Requests with equal keys share recordings.
+   *
+   * @example
+   * cache.cacheKey({ model: 'gpt-4o', messages, seed: 1 }, ['seed']) === cache.cacheKey({ model: 'gpt-4o', messages }) // true
    */
   cacheKey(request: unknown, ignoredArgs?: readonly string[]): string {
     return this.keysOf(request, ignoredArgs).key;
@@ -251,8 +473,22 @@ export class ReplayCache {
    * - update: the value, or undefined on a miss (call the API, then put);
    * - record: always undefined (record calls the live API for everything);
    * - passthrough: always undefined.
+   *
+   * @example
+   * const answer = (await cache.get(request)) ?? (await callAndPut(request));
    */
   async get(request: unknown, ignoredArgs?: readonly string[]): Promise<unknown> {
+    return (await this.getRecord(request, ignoredArgs))?.value;
+  }
+
+  /**
+   * Like {@link get}, but the whole record: value, raw response bytes and content type, duration,
+   * metadata, hashes and the time it was recorded. Consumes the recording just as get does.
+   *
+   * @example
+   * const rec = await cache.getRecord(request); if (rec?.raw) res.end(rec.raw.body)
+   */
+  async getRecord(request: unknown, ignoredArgs?: readonly string[]): Promise<ReplayRecord | undefined> {
     this.assertOpen('get');
     if (this.mode === 'passthrough') return undefined;
     const keys = this.keysOf(request, ignoredArgs);
@@ -261,20 +497,28 @@ export class ReplayCache {
       return undefined;
     }
     const s = this.slots.get(keys.key);
-    if (s && s.served < s.values.length) {
-      this.gotKeys.add(keys.key);
-      return s.values[s.served++];
+    while (s && s.served < s.length) {
+      const record = this.materialize(s.at(s.served++)!);
+      if (record) {
+        this.gotKeys.add(keys.key);
+        return record as ReplayRecord;
+      }
     }
     if (this.mode === 'update') return undefined;
     throw await this.explained(this.miss(request, keys, s), keys);
   }
 
   /**
-   * Records a value for a request: appends `{ v: 1, key, signature, request, value, recordedAt }`
-   * to the tape and resolves once it is fsynced (a kill -9 right after loses nothing). A no-op in
-   * replay (which never writes) and passthrough.
+   * Records a value for a request: appends a record (see {@link ReplayRecord}) to the tape and
+   * resolves once it is fsynced (a kill -9 right after loses nothing). Puts made while an append
+   * is in flight go to disk together in the next one (one lock, one fsync), in call order. A
+   * no-op in replay (which never writes) and passthrough. The third argument is the per-call
+   * ignoredArgs, or options with raw bytes, duration and metadata.
+   *
+   * @example
+   * await cache.put(request, answer, { durationMs: 812, raw: { body, contentType: 'application/json' } });
    */
-  async put(request: unknown, value: unknown, ignoredArgs?: readonly string[]): Promise<void> {
+  async put(request: unknown, value: unknown, options?: readonly string[] | ReplayPutOptions): Promise<void> {
     this.assertOpen('put');
     if (this.mode === 'passthrough') return;
     if (this.mode === 'replay') {
@@ -284,42 +528,87 @@ export class ReplayCache {
       }
       return;
     }
-    // Key first: a request that cannot be keyed fails here, before anything is written.
+    const opts: ReplayPutOptions = Array.isArray(options) ? { ignoredArgs: options as readonly string[] } : ((options ?? {}) as ReplayPutOptions);
+    const ignoredArgs = opts.ignoredArgs ?? this.ignoredArgs;
+    // Key first: a request that cannot be keyed fails here, before anything is written. The
+    // key is computed from the request as given, then secrets are masked in what is stored.
     const keys = this.keysOf(request, ignoredArgs);
+    const storedValue = this.redactor.value(value);
     if (this.mode === 'record') {
       // Re-recording an interaction that came out the same keeps the old record, timestamp and
       // all, so a re-record of unchanged calls leaves the tape byte for byte as it was (no churn
       // in code review). The k-th put of a key is compared with the k-th recording of it.
       const k = this.recordPuts.get(keys.key) ?? 0;
       this.recordPuts.set(keys.key, k + 1);
-      const old = this.loadedByKey.get(keys.key)?.[k];
-      if (old !== undefined && isDeepStrictEqual(old.value, value)) {
+      if (!this.loadedByKey) {
+        this.loadedByKey = new Map();
+        for (const e of this.loaded) {
+          const k = this.keyOf(e);
+          const list = this.loadedByKey.get(k);
+          if (list) list.push(e);
+          else this.loadedByKey.set(k, [e]);
+        }
+      }
+      const oldEntry = this.loadedByKey.get(keys.key)?.[k];
+      const old = oldEntry && this.materialize(oldEntry);
+      if (old && isDeepStrictEqual(old.value, storedValue) && opts.raw === undefined) {
         const id = identity(keys.key, old.recordedAt);
         this.reused.set(id, (this.reused.get(id) ?? 0) + 1);
         this.putKeys.add(keys.key);
-        return this.queue.then(() => undefined);
+        return this.flushing?.then(() => undefined);
       }
     }
-    const record: ReplayRecord = {
-      v: 1,
-      key: keys.key,
-      signature: keys.signature,
-      request,
-      value,
-      recordedAt: new Date().toISOString(),
-    };
-    const op = this.queue.then(async () => {
-      await appendRecords(this.path, [record], this.lock);
-      const s = this.slot(keys.key);
-      // A put that follows the misses of its key fills the next call's slot, so the next
-      // identical request misses again (and is recorded) rather than replaying this one.
-      const fills = s.served === s.values.length;
-      s.values.push(value);
-      if (fills) s.served++;
-      this.putKeys.add(keys.key);
+    const record: ReplayRecord = { v: 1, key: keys.key, recordedAt: new Date().toISOString() } as ReplayRecord;
+    if (opts.durationMs !== undefined) {
+      if (typeof opts.durationMs !== 'number' || !(opts.durationMs >= 0)) {
+        throw new TapedeckError('E_ARG', `put: durationMs must be a non-negative number, got ${String(opts.durationMs)}.`, { hint: 'Pass the elapsed milliseconds of the live call.' });
+      }
+      record.durationMs = opts.durationMs;
+    }
+    const ignored = ignoredText(ignoredArgs);
+    if (ignored !== '') record.ignored = ignored;
+    record.signature = keys.signature;
+    record.hashes = { messages: hexBytes(keys.messageHashes), paths: hexBytes(keys.pathHashes) };
+    record.request = this.redactor.value(request);
+    record.value = storedValue;
+    if (opts.raw !== undefined) {
+      const body = opts.raw.body;
+      if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+        throw new TapedeckError('E_ARG', 'put: raw.body must be a Uint8Array or a string.', { hint: 'Pass the response bytes exactly as received.' });
+      }
+      record.raw = { body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+      if (opts.raw.contentType !== undefined) record.raw.contentType = String(opts.raw.contentType);
+    }
+    if (opts.meta !== undefined) record.meta = this.redactor.value(opts.meta);
+    await new Promise<void>((done, fail) => {
+      this.batch.push({ record, done: (e) => (e === undefined ? done() : fail(e)) });
+      this.flushing ??= this.flush();
     });
-    this.queue = op.catch(() => {});
-    return op;
+    // A put that follows the misses of its key fills the next call's slot, so the next
+    // identical request misses again (and is recorded) rather than replaying this one.
+    const before = this.slots.get(keys.key);
+    const fills = before === undefined || before.served === before.length;
+    const s = this.file(keys.key, { key: keys.key, record });
+    if (fills) s.served++;
+    this.putKeys.add(keys.key);
+  }
+
+  /** Writes queued puts, a batch per append, until the queue is empty. */
+  private async flush(): Promise<void> {
+    // Let puts issued in the same tick join the first batch.
+    await Promise.resolve();
+    while (this.batch.length > 0) {
+      const batch = this.batch;
+      this.batch = [];
+      let err: unknown;
+      try {
+        await appendRecords(this.path, batch.map((b) => b.record), this.lock);
+      } catch (e) {
+        err = e ?? new Error('append failed');
+      }
+      for (const b of batch) b.done(err);
+    }
+    this.flushing = undefined;
   }
 
   /**
@@ -381,7 +670,7 @@ export class ReplayCache {
     const why = !this.tapeExists
       ? 'the tape does not exist'
       : s
-        ? `this request was recorded ${s.values.length} time(s) and this is call ${s.values.length + 1}`
+        ? `this request was recorded ${s.length} time(s) and this is call ${s.length + 1}`
         : 'no recording has this request key';
     const fromOption = this.modeSource === 'option';
     const hint = fromOption
@@ -394,7 +683,7 @@ export class ReplayCache {
       model,
       provider: keys.provider,
       signature: keys.signature,
-      recorded: s?.values.length ?? 0,
+      recorded: s?.length ?? 0,
       command: fromOption ? undefined : this.recordCommand,
       hint,
     });
@@ -413,15 +702,17 @@ export class ReplayCache {
   }
 
   private async finish(prune: boolean): Promise<void> {
-    await this.queue;
+    while (this.flushing) await this.flushing;
     if (this.mode !== 'record' || this.keepAll || !prune || !this.tapeExists) return;
     // Old records to drop, by identity (key + recordedAt), counted: identities survive another
     // writer's rewrite (offsets do not), and counting keeps duplicates apart.
     const drop = new Map<string, number>();
     const reused = new Map(this.reused);
-    for (const [key, recordedAt] of this.loaded) {
+    for (const entry of this.loaded) {
+      const key = this.keyOf(entry);
       if (this.gotKeys.has(key) && !this.putKeys.has(key)) continue;
-      const id = identity(key, recordedAt);
+      if (entry.recordedAt === undefined) this.materialize(entry);
+      const id = identity(key, entry.recordedAt);
       const keep = reused.get(id) ?? 0;
       if (keep > 0) {
         reused.set(id, keep - 1);

@@ -13,7 +13,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, fsync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { open, readFile, rename, stat, unlink, utimes, chmod, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -156,6 +156,74 @@ addExtension({
   write: (box: TapeMapBox) => box.entries,
   read: (entries: unknown) => new Map(Array.isArray(entries) ? (entries as [unknown, unknown][]) : []),
 });
+
+/** A user class stored on tapes with its own msgpack extension type (see {@link registerTapeType}). */
+export interface TapeType<T extends object> {
+  /** Extension type number, 1..63 (msgpackr and tapedeck use types from 0x42 up). */
+  type: number;
+  /** A stable name; `tapedeck export` writes it as `{ "$type": "ext", "name", "value" }`. */
+  name: string;
+  /** Instances of this class (and subclasses) are written with this extension. */
+  Class: abstract new (...args: never[]) => T;
+  /** Turns an instance into plain data (anything a tape can hold, Maps and Dates included). */
+  write(value: T): unknown;
+  /** Rebuilds an instance from what `write` returned. */
+  read(data: unknown): T;
+}
+
+const tapeTypesByName = new Map<string, TapeType<object>>();
+const tapeTypesByNumber = new Map<number, TapeType<object>>();
+
+/**
+ * Registers a class so its instances survive the round trip through a tape (and through
+ * `tapedeck export`/`import`) as instances, not plain objects. On the wire an instance is the
+ * tag `D4 <type> 00` followed by `write(instance)` encoded like any record value. Register the
+ * same classes, with the same numbers, in every process that reads the tape; a tape holding an
+ * unregistered type still opens, and that value reads back as `{ type, data }` raw bytes.
+ *
+ * @example
+ * class Money { constructor(readonly cents: bigint, readonly currency: string) {} }
+ * registerTapeType({ type: 1, name: 'Money', Class: Money,
+ *   write: (m) => [m.cents, m.currency], read: ([c, cur]) => new Money(c, cur) });
+ */
+export function registerTapeType<T extends object>(def: TapeType<T>): void {
+  const { type, name, Class } = def;
+  if (!Number.isInteger(type) || type < 1 || type > 63) {
+    throw new TapedeckError('E_ARG', `registerTapeType: type must be an integer from 1 to 63, got ${String(type)}.`, {
+      hint: 'Types 0 and 64 and up are used by msgpackr and tapedeck itself.',
+    });
+  }
+  if (typeof name !== 'string' || name === '' || typeof Class !== 'function' || typeof def.write !== 'function' || typeof def.read !== 'function') {
+    throw new TapedeckError('E_ARG', 'registerTapeType needs { type, name, Class, write, read }.', { hint: 'See the example in the docs of registerTapeType.' });
+  }
+  const clash = tapeTypesByNumber.get(type) ?? tapeTypesByName.get(name);
+  if (clash && (clash.type !== type || clash.name !== name || clash.Class !== (Class as unknown))) {
+    throw new TapedeckError('E_ARG', `registerTapeType: type ${type} / name "${name}" is already registered for ${clash.Class.name} as ${clash.type} "${clash.name}".`, {
+      hint: 'Each class needs its own type number and name, the same in every process that reads the tape.',
+    });
+  }
+  const entry = def as unknown as TapeType<object>;
+  tapeTypesByName.set(name, entry);
+  tapeTypesByNumber.set(type, entry);
+  addExtension({
+    Class: Class as unknown as new () => T,
+    type,
+    // What write returns goes through the same Map boxing as a record value.
+    write: (v: T) => boxMaps(def.write(v), new Set(), `<${name}>`),
+    read: (data: unknown) => def.read(data),
+  });
+}
+
+/** The registered type an instance is written with, if any (export uses it). */
+export function tapeTypeOf(value: object): TapeType<object> | undefined {
+  for (const t of tapeTypesByName.values()) if (value instanceof t.Class) return t;
+  return undefined;
+}
+
+/** A registered type by name (import uses it). */
+export function tapeTypeNamed(name: string): TapeType<object> | undefined {
+  return tapeTypesByName.get(name);
+}
 
 const packr = new Packr(MSGPACK_OPTIONS);
 const unpackr = new Unpackr(MSGPACK_OPTIONS);
@@ -310,18 +378,17 @@ function parseHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: 
 }
 
 type FrameCheck =
-  | { ok: true; length: number; value: unknown }
+  | { ok: true; length: number; value?: unknown }
   | { ok: false; torn: boolean; undecodable?: true; length?: number; why: string };
 
 /** Check the frame at `pos`. `torn` means: these are the first bytes of a frame cut off by EOF. */
-function checkFrame(buf: Uint8Array, pos: number): FrameCheck {
+function checkFrame(buf: Uint8Array, pos: number, decode = true, view: Buffer = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)): FrameCheck {
   const remaining = buf.length - pos;
   const magicBytes = Math.min(remaining, FRAME_MAGIC.length);
   for (let i = 0; i < magicBytes; i++) {
     if (buf[pos + i] !== FRAME_MAGIC[i]) return { ok: false, torn: false, why: 'no frame magic' };
   }
   if (remaining < FRAME_HEADER_SIZE) return { ok: false, torn: true, why: `frame header cut off after ${remaining} bytes` };
-  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   const len = view.readUInt32BE(pos + 4);
   if (len > MAX_RECORD_BYTES) return { ok: false, torn: false, why: `declared length ${len} exceeds the ${MAX_RECORD_BYTES}-byte limit` };
   if (FRAME_HEADER_SIZE + len > remaining) {
@@ -329,6 +396,7 @@ function checkFrame(buf: Uint8Array, pos: number): FrameCheck {
   }
   const payload = buf.subarray(pos + FRAME_HEADER_SIZE, pos + FRAME_HEADER_SIZE + len);
   if (crc32(payload) !== view.readUInt32BE(pos + 8)) return { ok: false, torn: false, why: 'payload CRC-32 mismatch' };
+  if (!decode) return { ok: true, length: FRAME_HEADER_SIZE + len };
   try {
     return { ok: true, length: FRAME_HEADER_SIZE + len, value: unpackr.unpack(payload) };
   } catch (e) {
@@ -344,21 +412,27 @@ function nextValidFrame(buf: Uint8Array, from: number): number {
   while (pos < b.length) {
     const at = b.indexOf(FRAME_MAGIC, pos);
     if (at < 0) return -1;
-    const c = checkFrame(buf, at);
-    if (c.ok || c.undecodable) return at;
+    const c = checkFrame(buf, at, false);
+    if (c.ok) return at;
     pos = at + 1;
   }
   return -1;
 }
 
-/** Parse a whole tape image. Pure: shared by readTape and rewriteTape. */
-function parseTape(buf: Uint8Array, file: string): TapeContents & { headerEnd: number } {
+/**
+ * Parse a whole tape image. Pure: shared by readTape, scanTape and rewriteTape. With
+ * `decode: false` frames are only checked (magic, length, CRC) and `value` is left undefined:
+ * a CRC that matches means the payload is exactly what was written, so decoding can wait until
+ * someone asks for the value.
+ */
+function parseTape(buf: Uint8Array, file: string, decode = true): TapeContents & { headerEnd: number } {
   const { header, end } = parseHeader(buf, file);
   const records: TapeRecordEntry[] = [];
   const warnings: TapeWarning[] = [];
+  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   let pos = end;
   while (pos < buf.length) {
-    const c = checkFrame(buf, pos);
+    const c = checkFrame(buf, pos, decode, view);
     if (c.ok) {
       records.push({ offset: pos, length: c.length, value: c.value });
       pos += c.length;
@@ -491,6 +565,145 @@ export async function readTape(path: string): Promise<TapeContents> {
   return contents;
 }
 
+/** A tape checked frame by frame but not decoded: see {@link scanTape}. */
+export interface TapeScan {
+  header: TapeHeader;
+  /** The file as read. Record payloads are slices of it. */
+  bytes: Buffer;
+  /** Frame offsets and lengths, in file order (every frame's CRC matched). */
+  frames: { offset: number; length: number }[];
+  warnings: TapeWarning[];
+  size: number;
+}
+
+/**
+ * Reads a tape and checks every frame (magic, length, CRC-32) without decoding any payload:
+ * opening a 100,000-record tape costs one read and one CRC pass. Decode a frame when it is
+ * needed with {@link decodeFrame}; read a record's leading scalar fields (say its `key`) without
+ * decoding the rest with {@link peekFrame}. Damage is reported exactly as by readTape, except that
+ * a payload whose CRC matches but which is not valid msgpack (only a buggy writer makes one)
+ * shows up when it is decoded.
+ *
+ * @example
+ * const scan = await scanTape('chat.tape');
+ * const keys = scan.frames.map((f) => peekFrame(scan.bytes, f).key);
+ */
+export async function scanTape(path: string): Promise<TapeScan> {
+  let buf: Buffer;
+  try {
+    buf = await readFile(path);
+  } catch (e) {
+    throw ioError(e, path, 'read');
+  }
+  const parsed = parseTape(buf, path, false);
+  return { header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length };
+}
+
+/**
+ * Decodes one frame found by {@link scanTape}. Throws `E_TAPE_CORRUPT` (with the offset) if the
+ * payload is not valid msgpack.
+ *
+ * @example
+ * const value = decodeFrame(scan.bytes, scan.frames[0], 'chat.tape');
+ */
+export function decodeFrame(bytes: Uint8Array, frame: { offset: number; length: number }, file = '<tape>'): unknown {
+  try {
+    return unpackr.unpack(bytes.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length));
+  } catch (e) {
+    throw new TapedeckError('E_TAPE_CORRUPT', `${file}: record at byte ${frame.offset} is not decodable msgpack (${(e as Error).message}).`, {
+      file,
+      offset: frame.offset,
+      hint: 'The frame checksum matched, so the writer produced bad data; remove the record with `tapedeck prune` or re-record.',
+    });
+  }
+}
+
+/** Where the last successful {@link peekString} ended (saves allocating a result pair). */
+let peekEnd = 0;
+
+/** The msgpack string at p, or undefined for any other type. Sets peekEnd. */
+function peekString(bytes: Buffer, p: number, end: number): string | undefined {
+  const t = bytes[p]!;
+  let len: number;
+  let at: number;
+  if (t >= 0xa0 && t <= 0xbf) (len = t & 0x1f), (at = p + 1);
+  else if (t === 0xd9) (len = bytes[p + 1]!), (at = p + 2);
+  else if (t === 0xda) (len = bytes.readUInt16BE(p + 1)), (at = p + 3);
+  else if (t === 0xdb) (len = bytes.readUInt32BE(p + 1)), (at = p + 5);
+  else return undefined;
+  if (at + len > end) return undefined;
+  peekEnd = at + len;
+  // Field names and hex keys are ASCII: latin1 decoding is the cheap exact path for them.
+  let ascii = true;
+  for (let i = at; i < peekEnd; i++) {
+    if (bytes[i]! > 0x7f) {
+      ascii = false;
+      break;
+    }
+  }
+  return bytes.toString(ascii ? 'latin1' : 'utf8', at, peekEnd);
+}
+
+/** A leading scalar field of a record: what {@link peekFrame} can read without decoding. */
+export type PeekedScalar = string | number | boolean | null;
+
+/**
+ * The leading scalar fields of a record whose payload is a msgpack map with string keys: the
+ * entries before the first container (map, array, binary, extension) value. Writers put the
+ * fields an index needs first (ReplayCache records start with `v` and `key`), so an index is
+ * built without decoding requests and responses. Returns {} for anything else.
+ *
+ * @example
+ * peekFrame(scan.bytes, scan.frames[0]) // { v: 1, key: '9f86d0…' }
+ */
+export function peekFrame(bytes: Buffer, frame: { offset: number; length: number }): Record<string, PeekedScalar> {
+  // A plain object: a null-prototype one is a slow dictionary from the start. A "__proto__"
+  // field cannot do harm here: assigning a scalar to it is ignored.
+  const out: Record<string, PeekedScalar> = {};
+  const end = frame.offset + frame.length;
+  let p = frame.offset + FRAME_HEADER_SIZE;
+  if (p >= end) return out;
+  let count: number;
+  const m = bytes[p]!;
+  if (m >= 0x80 && m <= 0x8f) {
+    count = m & 0x0f;
+    p += 1;
+  } else if (m === 0xde && p + 3 <= end) {
+    count = bytes.readUInt16BE(p + 1);
+    p += 3;
+  } else if (m === 0xdf && p + 5 <= end) {
+    count = bytes.readUInt32BE(p + 1);
+    p += 5;
+  } else return out;
+  // Plain assignments, no tuple destructuring: this runs once per record when a tape opens.
+  for (let i = 0; i < count && p < end; i++) {
+    const name = peekString(bytes, p, end);
+    if (name === undefined) break;
+    p = peekEnd;
+    if (p >= end) break;
+    const t = bytes[p]!;
+    let v: PeekedScalar | undefined;
+    let next = p + 1;
+    if (t <= 0x7f) v = t;
+    else if (t >= 0xe0) v = t - 0x100;
+    else if (t === 0xc0) v = null;
+    else if (t === 0xc2 || t === 0xc3) v = t === 0xc3;
+    else if (t === 0xcc) (v = bytes[p + 1]!), (next = p + 2);
+    else if (t === 0xcd) (v = bytes.readUInt16BE(p + 1)), (next = p + 3);
+    else if (t === 0xce) (v = bytes.readUInt32BE(p + 1)), (next = p + 5);
+    else if (t === 0xd0) (v = bytes.readInt8(p + 1)), (next = p + 2);
+    else if (t === 0xd1) (v = bytes.readInt16BE(p + 1)), (next = p + 3);
+    else if (t === 0xd2) (v = bytes.readInt32BE(p + 1)), (next = p + 5);
+    else if (t === 0xcb) (v = bytes.readDoubleBE(p + 1)), (next = p + 9);
+    else if (t === 0xca) (v = bytes.readFloatBE(p + 1)), (next = p + 5);
+    else if ((v = peekString(bytes, p, end)) !== undefined) next = peekEnd;
+    if (v === undefined || next > end) break;
+    p = next;
+    out[name] = v;
+  }
+  return out;
+}
+
 /**
  * Append records, one frame each, in a single write under the tape lock, and resolve only after
  * fsync: once this resolves, a `kill -9` or power loss cannot lose these records. All values are
@@ -506,19 +719,22 @@ export async function appendRecords(path: string, values: unknown[], options: Ap
   return withTapeLock(
     path,
     async () => {
-      let fh: FileHandle;
+      // Synchronous calls on purpose: each is a few microseconds on a local disk, while the
+      // promise API pays a thread-pool round trip per call; only fsync, which can take
+      // milliseconds, goes to the thread pool so it never blocks the event loop.
+      let fd: number;
       try {
         // Append mode without O_CREAT: a missing tape is an error, never silently a new
         // header-less file.
-        fh = await open(path, fsConstants.O_RDWR | fsConstants.O_APPEND);
+        fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_APPEND);
       } catch (e) {
         throw ioError(e, path, 'open for append');
       }
       try {
-        const size = (await fh.stat()).size;
+        const size = fstatSync(fd).size;
         // Never append to something that is not a tape: check the header first.
         const head = Buffer.alloc(Math.min(size, HEADER_FIXED + MAX_META_BYTES));
-        if (head.length > 0) await fh.read(head, 0, head.length, 0);
+        if (head.length > 0) readSync(fd, head, 0, head.length, 0);
         parseHeader(head, path);
         const offsets: number[] = [];
         let at = size;
@@ -528,16 +744,21 @@ export async function appendRecords(path: string, values: unknown[], options: Ap
         }
         if (data.length === 0) return { offsets };
         try {
-          await writeAll(fh, data);
-          if (options.durable !== false) await fh.sync();
+          let done = 0;
+          while (done < data.length) done += writeSync(fd, data, done, data.length - done);
+          if (options.durable !== false) await new Promise<void>((ok, fail) => fsync(fd, (e) => (e ? fail(e) : ok())));
         } catch (e) {
           // Leave no torn frame behind if we can help it.
-          await fh.truncate(size).catch(() => {});
+          try {
+            ftruncateSync(fd, size);
+          } catch {
+            // the reader's torn-tail handling covers what we could not undo
+          }
           throw ioError(e, path, 'append');
         }
         return { offsets };
       } finally {
-        await fh.close();
+        closeSync(fd);
       }
     },
     options,
@@ -722,19 +943,29 @@ export async function withTapeLock<T>(path: string, fn: () => Promise<T>, option
   let delay = 2;
   let last: HeldLock | undefined;
   for (;;) {
-    let fh: FileHandle | undefined;
+    // Synchronous: creating and writing a 100-byte file takes microseconds, and keeping the
+    // create and the write in one tick shrinks the window in which the lock has no owner.
+    let fd: number | undefined;
     try {
-      fh = await open(lockPath, 'wx');
+      fd = openSync(lockPath, 'wx');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError(e, lockPath, 'create lock file');
     }
-    if (fh) {
+    if (fd !== undefined) {
       try {
-        await fh.writeFile(content);
-        await fh.close();
+        writeSync(fd, content);
+        closeSync(fd);
       } catch (e) {
-        await fh.close().catch(() => {});
-        await unlink(lockPath).catch(() => {}); // ours, and useless without an owner
+        try {
+          closeSync(fd);
+        } catch {
+          // already closed
+        }
+        try {
+          unlinkSync(lockPath); // ours, and useless without an owner
+        } catch {
+          // nothing left to clean
+        }
         throw ioError(e, lockPath, 'write lock file');
       }
       break;
@@ -775,7 +1006,10 @@ export async function withTapeLock<T>(path: string, fn: () => Promise<T>, option
   } finally {
     clearInterval(heartbeat);
     // Only remove the lock if it is still ours (it may have been taken over as stale).
-    const held = await readLock(lockPath).catch(() => undefined);
-    if (held?.info.token === token) await unlink(lockPath).catch(() => {});
+    try {
+      if (readFileSync(lockPath, 'utf8').includes(token)) unlinkSync(lockPath);
+    } catch {
+      // already gone
+    }
   }
 }
