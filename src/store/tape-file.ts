@@ -733,8 +733,15 @@ export async function appendRecords(path: string, values: unknown[], options: Ap
       try {
         const size = fstatSync(fd).size;
         // Never append to something that is not a tape: check the header first.
-        const head = Buffer.alloc(Math.min(size, HEADER_FIXED + MAX_META_BYTES));
-        if (head.length > 0) readSync(fd, head, 0, head.length, 0);
+        // Read the fixed part, then exactly the metadata it announces (not a worst-case MiB).
+        const fixed = Buffer.alloc(Math.min(size, HEADER_FIXED));
+        if (fixed.length > 0) readSync(fd, fixed, 0, fixed.length, 0);
+        let head = fixed;
+        if (fixed.length === HEADER_FIXED) {
+          const metaLen = Math.min(fixed.readUInt32BE(10), MAX_META_BYTES + 1, size - HEADER_FIXED);
+          head = Buffer.alloc(HEADER_FIXED + Math.max(0, metaLen));
+          readSync(fd, head, 0, head.length, 0);
+        }
         parseHeader(head, path);
         const offsets: number[] = [];
         let at = size;
@@ -834,6 +841,10 @@ interface LockInfo {
   token?: string;
 }
 
+const HOST = hostname();
+const TOKEN_PREFIX = randomBytes(6).toString('hex');
+let lockCounter = 0;
+
 /** Lock files held by the current async call chain, for reentrancy. */
 const heldLocks = new AsyncLocalStorage<ReadonlySet<string>>();
 
@@ -885,7 +896,7 @@ function isStale(lock: HeldLock, staleMs: number): boolean {
   if (!lock.complete) return lock.ageMs > Math.min(staleMs, INCOMPLETE_LOCK_GRACE_MS);
   const { pid, host } = lock.info;
   // A pid only means something on its own host.
-  return typeof pid === 'number' && host === hostname() && !pidAlive(pid);
+  return typeof pid === 'number' && host === HOST && !pidAlive(pid);
 }
 
 /**
@@ -937,8 +948,9 @@ export async function withTapeLock<T>(path: string, fn: () => Promise<T>, option
   const key = resolve(lockPath);
   const heldHere = heldLocks.getStore();
   if (heldHere?.has(key)) return fn();
-  const token = randomBytes(8).toString('hex');
-  const content = `${JSON.stringify({ pid: process.pid, host: hostname(), time: new Date().toISOString(), token })}\n`;
+  // Unique per acquisition: a per-process random prefix plus a counter (no syscall each time).
+  const token = `${TOKEN_PREFIX}${(lockCounter++).toString(16).padStart(4, '0')}`;
+  const content = `${JSON.stringify({ pid: process.pid, host: HOST, time: new Date().toISOString(), token })}\n`;
   const deadline = Date.now() + timeoutMs;
   let delay = 2;
   let last: HeldLock | undefined;
@@ -996,6 +1008,7 @@ export async function withTapeLock<T>(path: string, fn: () => Promise<T>, option
     await sleep(Math.min(delay, Math.max(1, deadline - Date.now())) * (0.5 + Math.random()));
     delay = Math.min(delay * 2, 100);
   }
+  const acquiredAt = Date.now();
   const heartbeat = setInterval(() => {
     const now = new Date();
     utimes(lockPath, now, now).catch(() => {});
@@ -1005,9 +1018,11 @@ export async function withTapeLock<T>(path: string, fn: () => Promise<T>, option
     return await heldLocks.run(new Set([...(heldHere ?? []), key]), fn);
   } finally {
     clearInterval(heartbeat);
-    // Only remove the lock if it is still ours (it may have been taken over as stale).
+    // Only remove the lock if it is still ours. Others take a lock over only when it looks
+    // stale, which a lock held (and touched) for less than staleMs / 3 never does, so the
+    // read-back is needed only after a long hold.
     try {
-      if (readFileSync(lockPath, 'utf8').includes(token)) unlinkSync(lockPath);
+      if (Date.now() - acquiredAt < staleMs / 3 || readFileSync(lockPath, 'utf8').includes(token)) unlinkSync(lockPath);
     } catch {
       // already gone
     }
