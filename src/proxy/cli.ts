@@ -1,0 +1,176 @@
+/**
+ * `tapedeck serve`: the record/replay proxy from the command line.
+ */
+import { parseArgs } from 'node:util';
+import { TapedeckError } from '../errors.ts';
+import type { Timing } from './deck.ts';
+import { startProxy, type ServeOptions } from './server.ts';
+
+export const SERVE_HELP = `Usage: tapedeck serve --upstream URL --tape FILE [options]
+
+Record and replay HTTP calls to an LLM API. Point the client's base URL at the proxy.
+
+Options:
+  --upstream URL        Where requests go in record, update and passthrough mode
+                        (e.g. https://api.openai.com); optional in replay
+  --tape FILE           Tape file (created in record and update mode)
+  --mode MODE           replay (default) | record | update | passthrough
+                        (else TAPEDECK_MODE or CACHE_MODE)
+  --port N              Port (default 8080; 0 picks a free one)
+  --host HOST           Interface (default 127.0.0.1)
+  --match MODE          LLM matching: exact (default) | signature | sequential | hybrid
+  --strict-order        A request repeated more often than recorded is a miss
+                        (default: the last recording is served again)
+  --timing T            Stream replay: none (default) | recorded | <ms between chunks>
+  --record-errors       Record upstream 4xx/5xx answers too
+  --max-body SIZE       Largest request body (default 32m; e.g. 512k, 8m)
+  --miss-status N       HTTP status of a replay miss (default 404)
+  --match-header NAME   Header that takes part in matching non-JSON requests (repeatable)
+  --ignore-arg NAME     Request argument left out of LLM request keys (repeatable)
+  --redact-header NAME  Extra header to redact (repeatable)
+  --redact-field NAME   Extra JSON field to redact (repeatable)
+  --keep-secrets        Store secrets as they are (tapes that never leave the machine)
+  --quiet               No startup line
+`;
+
+/** Parses sizes such as 1024, 512k, 8m, 1g (bytes, powers of 1024). */
+export function parseSize(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([kmg]?)i?b?$/i.exec(text.trim());
+  if (!m) throw new TapedeckError('E_ARG', `Invalid size ${JSON.stringify(text)}.`, { hint: 'Use bytes or a k/m/g suffix, e.g. 512k or 32m.' });
+  const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
+  return Math.floor(Number(m[1]) * mult);
+}
+
+function parseTiming(text: string): Timing {
+  if (text === 'none' || text === 'recorded') return text;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0) {
+    throw new TapedeckError('E_ARG', `Invalid --timing ${JSON.stringify(text)}.`, { hint: 'Use none, recorded, or a number of milliseconds between chunks.' });
+  }
+  return n;
+}
+
+function parseInteger(name: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new TapedeckError('E_ARG', `Invalid --${name} ${JSON.stringify(text)}.`, { hint: `Use an integer from ${min} to ${max}.` });
+  }
+  return n;
+}
+
+/** Parses `tapedeck serve` arguments into proxy options (exported for tests). */
+export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; help: boolean } {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: {
+        upstream: { type: 'string' },
+        tape: { type: 'string' },
+        mode: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        match: { type: 'string' },
+        'strict-order': { type: 'boolean' },
+        timing: { type: 'string' },
+        'record-errors': { type: 'boolean' },
+        'max-body': { type: 'string' },
+        'miss-status': { type: 'string' },
+        'match-header': { type: 'string', multiple: true },
+        'ignore-arg': { type: 'string', multiple: true },
+        'redact-header': { type: 'string', multiple: true },
+        'redact-field': { type: 'string', multiple: true },
+        'keep-secrets': { type: 'boolean' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (e) {
+    throw new TapedeckError('E_ARG', `tapedeck serve: ${(e as Error).message}`, { hint: 'Run tapedeck serve --help for the options.' });
+  }
+  const v = parsed.values;
+  const match = v.match;
+  if (match !== undefined && !['exact', 'signature', 'sequential', 'hybrid'].includes(match)) {
+    throw new TapedeckError('E_ARG', `Invalid --match ${JSON.stringify(match)}.`, { hint: 'Use exact, signature, sequential or hybrid.' });
+  }
+  return {
+    help: v.help === true,
+    quiet: v.quiet === true,
+    upstream: v.upstream,
+    tape: v.tape,
+    mode: v.mode,
+    port: v.port === undefined ? 8080 : parseInteger('port', v.port, 0, 65535),
+    host: v.host ?? '127.0.0.1',
+    match: match as ServeOptions['match'],
+    strictOrder: v['strict-order'] === true,
+    timing: v.timing === undefined ? 'none' : parseTiming(v.timing),
+    recordErrors: v['record-errors'] === true,
+    maxBodyBytes: v['max-body'] === undefined ? undefined : parseSize(v['max-body']),
+    missStatus: v['miss-status'] === undefined ? undefined : parseInteger('miss-status', v['miss-status'], 400, 599),
+    matchHeaders: v['match-header'],
+    ignoreArgs: v['ignore-arg'],
+    redact: { headers: v['redact-header'], fields: v['redact-field'], keepSecrets: v['keep-secrets'] === true },
+  };
+}
+
+/**
+ * Runs `tapedeck serve` until SIGINT or SIGTERM, then shuts down gracefully: in-flight requests
+ * finish, pending records are written, the tape is closed. Returns the exit code.
+ *
+ * @example
+ * process.exitCode = await serveCommand(['--upstream', 'https://api.openai.com', '--tape', 'app.tape', '--mode', 'record'])
+ */
+export async function serveCommand(args: string[]): Promise<number> {
+  let opts: ReturnType<typeof serveOptions>;
+  try {
+    opts = serveOptions(args);
+  } catch (e) {
+    if (!(e instanceof TapedeckError)) throw e;
+    process.stderr.write(`tapedeck serve: ${e.message}\n`);
+    return 2;
+  }
+  if (opts.help) {
+    process.stdout.write(SERVE_HELP);
+    return 0;
+  }
+  const log = (m: string) => {
+    if (!opts.quiet) process.stderr.write(`${m}\n`);
+  };
+  let proxy;
+  try {
+    proxy = await startProxy({ ...opts, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    process.stderr.write(`tapedeck serve: ${msg}\n`);
+    return e instanceof TapedeckError && e.code === 'E_ARG' ? 2 : 1;
+  }
+  const s = proxy.handler.stats();
+  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, tape ${opts.tape ?? '-'}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${opts.upstream}` : ''})`);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        log(`tapedeck serve: ${signal} again, exiting without waiting`);
+        resolve(130);
+        return;
+      }
+      stopping = true;
+      log(`tapedeck serve: ${signal}, finishing ${proxy.handler.inFlight} in-flight request(s)`);
+      proxy.close().then(
+        () => {
+          const st = proxy.handler.stats();
+          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded} recorded)`);
+          resolve(0);
+        },
+        (e: unknown) => {
+          process.stderr.write(`tapedeck serve: shutdown failed: ${e instanceof Error ? e.message : String(e)}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+}

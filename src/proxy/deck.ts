@@ -1,0 +1,548 @@
+/**
+ * The engine shared by the proxy handler and createFetch: it owns the tape, the per-route
+ * matchers, the redactor and the counters, and decides for each request whether a recording
+ * answers it or the upstream must. Transport (node:http or fetch Response) is the callers' job.
+ *
+ * The replay hot path is synchronous and, for a JSON body, one matcher call on the raw bytes:
+ * the matcher's memo (SHA-256 of the bytes) or fingerprint answers without JSON.parse.
+ */
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
+import { hex } from '../core/engine.ts';
+import { TapedeckError } from '../errors.ts';
+import { createMatcher, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
+import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
+import { redactor, SECRET_FIELDS, SECRET_HEADERS, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { appendRecords, createTape, readTape, rewriteTape, type TapeWarning } from '../store/tape-file.ts';
+import { isHttpRecord, type HttpRecord, type MatchKind, type StoredHeaders } from './record.ts';
+
+/** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
+export type Timing = 'none' | 'recorded' | number;
+
+/** Options shared by createHandler, createFetch and `tapedeck serve`. */
+export interface DeckOptions {
+  /** Tape file path. Required except in passthrough mode. */
+  tape?: string;
+  /** replay | record | update | passthrough; default from TAPEDECK_MODE, CACHE_MODE, else replay. */
+  mode?: TapeMode | (string & {});
+  /** How LLM requests are matched (docs/matching.md); default 'exact'. */
+  match?: MatchMode;
+  /**
+   * Identical requests replay their recordings in recorded order; past the last one the last is
+   * served again (a proxy is shared by many clients). With strictOrder a further call is a miss.
+   */
+  strictOrder?: boolean;
+  /** Stream replay pacing; default 'none'. */
+  timing?: Timing;
+  /** Record upstream 4xx/5xx answers too (default false: passed through, not recorded). */
+  recordErrors?: boolean;
+  /** Largest request body accepted, in bytes (default 32 MiB); larger ones get 413. */
+  maxBodyBytes?: number;
+  /** HTTP status of a replay miss (default 404). */
+  missStatus?: number;
+  /** Header names that take part in matching non-JSON requests (default none). */
+  matchHeaders?: readonly string[];
+  /** Request arguments left out of LLM request keys (docs/matching.md). */
+  ignoreArgs?: readonly string[];
+  /** Member names dropped at any depth from messages and tools before keying. */
+  volatileKeys?: readonly string[];
+  /** Redaction rules; `{ keepSecrets: true }` stores secrets as they are. */
+  redact?: RedactOptions;
+  /** fsync each batch of records (default true). */
+  durable?: boolean;
+  /** Called with problems that cannot reach a client (a failed append, tape warnings). */
+  onWarning?: (message: string) => void;
+}
+
+/** A request as the engine sees it. `url` is path and query. */
+export interface DeckRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Uint8Array;
+}
+
+/** What the engine keeps of a request it is about to send upstream and record. */
+export interface Prepared {
+  match: MatchKind;
+  route: string;
+  key: string;
+  signature?: Signature;
+  model: string;
+  body?: unknown;
+  url: string;
+}
+
+export type MatchedBy = 'exact' | 'signature' | 'sequential';
+
+export type Decision =
+  | { kind: 'replay'; record: HttpRecord; matchedBy: MatchedBy; warnings: string[] }
+  | { kind: 'upstream'; prepared: Prepared | undefined };
+
+/** Counters for /__tapedeck/stats. */
+export interface DeckStats {
+  mode: TapeMode;
+  tape: string | undefined;
+  recordings: number;
+  requests: number;
+  hits: number;
+  misses: number;
+  errors: number;
+  recorded: number;
+  byMatch: Record<'exact' | 'signature' | 'sequential' | 'recorded' | 'passthrough' | 'miss', number>;
+  appendFailures: number;
+}
+
+const EMPTY = new Uint8Array(0);
+const decoder = new TextDecoder();
+const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
+
+/** A queue of recordings (indexes into a route's list) served in order, the last one repeatable. */
+class Queue {
+  readonly items: HttpRecord[] = [];
+  cursor = 0;
+}
+
+interface Route {
+  /** LLM recordings for the matcher, in tape order. */
+  llm: Recording[];
+  matcher?: Matcher;
+  /** `kind:key` -> recordings: json and http records, and llm records made in this run. */
+  exact: Map<string, Queue>;
+}
+
+function header(h: DeckRequest['headers'], name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/** Whether a body is JSON: by content type, or sniffed when there is none. */
+export function isJsonBody(headers: DeckRequest['headers'], body: Uint8Array): boolean {
+  if (body.length === 0) return false;
+  const ct = header(headers, 'content-type');
+  if (ct !== undefined) return /[/+]json\b/i.test(ct);
+  let i = 0;
+  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
+  return body[i] === 0x7b || body[i] === 0x5b;
+}
+
+function isTextual(headers: DeckRequest['headers']): boolean {
+  const ct = header(headers, 'content-type') ?? '';
+  return /^text\/|x-www-form-urlencoded|xml|charset=/i.test(ct);
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+// Request headers that describe one hop or one body encoding, never the request itself.
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'expect',
+]);
+
+/** Response headers not stored: hop-by-hop ones, and length/encoding (bodies are stored decoded). */
+export const UNSTORED_RESPONSE_HEADERS = new Set([...HOP_BY_HOP, 'content-encoding']);
+
+export class Deck {
+  readonly mode: TapeMode;
+  readonly tape: string | undefined;
+  readonly timing: Timing;
+  readonly maxBodyBytes: number;
+  readonly missStatus: number;
+  readonly recordErrors: boolean;
+  readonly redactor: Redactor;
+  readonly warnings: readonly TapeWarning[];
+
+  private readonly opts: DeckOptions;
+  private readonly routes = new Map<string, Route>();
+  private readonly secretField: RegExp;
+  private readonly matchHeaders: string[];
+  private readonly norm: { ignoreArgs?: readonly string[]; volatileKeys?: readonly string[] };
+  /** Identities of http records on the tape at open, for record mode's replace-at-close. */
+  private readonly loaded = new Set<string>();
+  private readonly rerecorded = new Set<string>();
+  private readonly counters: DeckStats;
+  private readonly warn: (m: string) => void;
+  private pending: { value: HttpRecord; resolve: () => void }[] = [];
+  private writing: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private recordingCount = 0;
+
+  private constructor(opts: DeckOptions, mode: TapeMode, records: { rec: HttpRecord; offset: number }[], warnings: TapeWarning[]) {
+    this.opts = opts;
+    this.mode = mode;
+    this.tape = opts.tape;
+    this.timing = opts.timing ?? 'none';
+    this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
+    this.missStatus = opts.missStatus ?? 404;
+    this.recordErrors = opts.recordErrors === true;
+    this.redactor = redactor(opts.redact);
+    this.warnings = warnings;
+    this.warn = opts.onWarning ?? ((m) => process.emitWarning(m, { code: 'TAPEDECK_PROXY' }));
+    this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).sort();
+    this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys };
+    // A body is given to the matcher as raw bytes unless redaction would change it: recordings
+    // hold redacted bodies, so a body with a secret in it is redacted before matching, exactly as
+    // it was before recording. This test is a superset of what the redactor masks.
+    const fields = [...SECRET_FIELDS, ...SECRET_HEADERS, ...(opts.redact?.fields ?? [])].map((f) => escapeRe(f.toLowerCase()).replace(/[-_]/g, '[-_]'));
+    this.secretField = new RegExp(`"(?:${fields.join('|')})"\\s*:`, 'i');
+    this.counters = {
+      mode,
+      tape: opts.tape,
+      recordings: 0,
+      requests: 0,
+      hits: 0,
+      misses: 0,
+      errors: 0,
+      recorded: 0,
+      byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, passthrough: 0, miss: 0 },
+      appendFailures: 0,
+    };
+    for (const { rec, offset } of records) {
+      this.add(rec, `${opts.tape}@${offset}`);
+      this.loaded.add(this.identity(rec));
+    }
+    if (mode === 'replay' || mode === 'update') {
+      for (const [name, route] of this.routes) {
+        if (route.llm.length === 0) continue;
+        try {
+          route.matcher = createMatcher({
+            recordings: route.llm,
+            mode: opts.match ?? 'exact',
+            allowRepeats: opts.strictOrder !== true,
+            ignoreArgs: opts.ignoreArgs,
+            volatileKeys: opts.volatileKeys,
+            source: opts.tape,
+            recordCommand: `tapedeck serve --mode update --tape ${opts.tape ?? '<tape>'} --upstream <url>`,
+          });
+        } catch (e) {
+          if (!(e instanceof TapedeckError)) throw e;
+          throw new TapedeckError(e.code, `Tape ${opts.tape}, route ${name}: ${e.message}`, { ...e.details, file: opts.tape });
+        }
+      }
+    }
+  }
+
+  /**
+   * Opens the tape (created in record and update mode) and indexes its HTTP records.
+   *
+   * @example
+   * const deck = await Deck.open({ tape: 'recordings/app.tape', mode: 'replay' })
+   */
+  static async open(opts: DeckOptions): Promise<Deck> {
+    const { mode } = resolveModeWithSource(opts.mode);
+    if (opts.match !== undefined && !['exact', 'signature', 'sequential', 'hybrid'].includes(opts.match)) {
+      throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(opts.match)}.`, { hint: 'Use exact, signature, sequential or hybrid.' });
+    }
+    if (opts.timing !== undefined && opts.timing !== 'none' && opts.timing !== 'recorded' && !(typeof opts.timing === 'number' && opts.timing >= 0)) {
+      throw new TapedeckError('E_ARG', `Invalid timing ${JSON.stringify(opts.timing)}.`, { hint: "Use 'none', 'recorded' or a number of milliseconds between chunks." });
+    }
+    if (mode !== 'passthrough' && (typeof opts.tape !== 'string' || opts.tape === '')) {
+      throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path.`, { hint: "Pass { tape: 'recordings/app.tape' } (tapedeck serve --tape FILE)." });
+    }
+    const records: { rec: HttpRecord; offset: number }[] = [];
+    const warnings: TapeWarning[] = [];
+    if (mode !== 'passthrough') {
+      const path = opts.tape!;
+      if (mode === 'record' || mode === 'update') {
+        await mkdir(dirname(path), { recursive: true });
+        try {
+          await createTape(path);
+        } catch (e) {
+          if (!(e instanceof TapedeckError && e.code === 'E_TAPE_EXISTS')) throw e;
+        }
+      }
+      try {
+        const contents = await readTape(path);
+        warnings.push(...contents.warnings);
+        for (const r of contents.records) if (isHttpRecord(r.value)) records.push({ rec: r.value, offset: r.offset });
+      } catch (e) {
+        // A missing tape in replay is not fatal: every request is a miss that says so.
+        if (!(mode === 'replay' && e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND')) throw e;
+        warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${path} does not exist; every request will be a miss.` });
+      }
+    }
+    const deck = new Deck(opts, mode, records, warnings);
+    for (const w of warnings) deck.warn(w.message);
+    return deck;
+  }
+
+  private identity(rec: HttpRecord): string {
+    return `${rec.route}\u0000${rec.key}\u0000${rec.recordedAt}`;
+  }
+
+  private route(name: string): Route {
+    let r = this.routes.get(name);
+    if (!r) this.routes.set(name, (r = { llm: [], exact: new Map() }));
+    return r;
+  }
+
+  private add(rec: HttpRecord, source: string, live = false): void {
+    const r = this.route(rec.route);
+    this.recordingCount++;
+    this.counters.recordings = this.recordingCount;
+    // Recordings loaded at open go to the matcher; llm recordings made in this run (update
+    // mode) go to the exact map, looked up by the key the matcher reports with its miss.
+    if (rec.match === 'llm' && !live) {
+      r.llm.push({ request: rec.request.body, response: rec, source });
+      return;
+    }
+    const k = `${rec.match}:${rec.key}`;
+    let q = r.exact.get(k);
+    if (!q) r.exact.set(k, (q = new Queue()));
+    q.items.push(rec);
+  }
+
+  private take(q: Queue | undefined): HttpRecord | undefined {
+    if (!q || q.items.length === 0) return undefined;
+    if (q.cursor < q.items.length) return q.items[q.cursor++];
+    return this.opts.strictOrder ? undefined : q.items[q.items.length - 1];
+  }
+
+  /** `METHOD /path?query` with secret query parameters masked. */
+  routeOf(method: string, url: string): string {
+    return `${method.toUpperCase()} ${url.includes('?') ? this.redactor.url(url) : url}`;
+  }
+
+  private httpKey(route: string, headers: DeckRequest['headers']): string {
+    let s = route;
+    for (const h of this.matchHeaders) s += `\n${h}: ${header(headers, h) ?? ''}`;
+    return hex(sha256(s));
+  }
+
+  private hasSecrets(body: Uint8Array): boolean {
+    if (this.redactor.keepSecrets) return false;
+    const s = Buffer.from(body.buffer, body.byteOffset, body.length).toString('latin1');
+    return this.secretField.test(s) || this.redactor.text(s) !== s;
+  }
+
+  /** Parses a JSON body; malformed JSON is reported by the strict core reader, with its offset. */
+  private parse(body: Uint8Array): unknown {
+    try {
+      return JSON.parse(decoder.decode(body));
+    } catch {
+      hashJSON(body); // throws the precise E_JSON / E_UTF8
+      throw new TapedeckError('E_JSON', 'The request body is not valid JSON.', { hint: 'Send a JSON body.' });
+    }
+  }
+
+  /**
+   * Decides who answers a request: a recording (replay, update) or the upstream (record,
+   * update on a miss, passthrough). Throws TapedeckError: E_MISS in replay, E_JSON for a
+   * malformed JSON body.
+   */
+  decide(req: DeckRequest): Decision {
+    this.counters.requests++;
+    if (this.mode === 'passthrough') return { kind: 'upstream', prepared: undefined };
+    const route = this.routeOf(req.method, req.url);
+    if (this.mode === 'record') return { kind: 'upstream', prepared: this.prepare(req, route) };
+    const found = this.find(req, route);
+    if (found.kind === 'replay') return found;
+    if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route) };
+    throw found.miss;
+  }
+
+  private find(req: DeckRequest, route: string): Extract<Decision, { kind: 'replay' }> | { kind: 'miss'; miss: TapedeckError } {
+    const r = this.routes.get(route);
+    if (!isJsonBody(req.headers, req.body)) {
+      const key = this.httpKey(route, req.headers);
+      const rec = this.take(r?.exact.get(`http:${key}`));
+      if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
+      return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r) };
+    }
+    const input: unknown = this.hasSecrets(req.body) ? this.redactor.value(this.parse(req.body)) : req.body;
+    let llmKey: string | undefined;
+    let llmMiss: TapedeckError | undefined;
+    if (r?.matcher) {
+      try {
+        const m = r.matcher.match(input);
+        return { kind: 'replay', record: m.recording.response as HttpRecord, matchedBy: m.matchedBy, warnings: m.warnings };
+      } catch (e) {
+        if (!(e instanceof TapedeckError)) throw e;
+        if (e.code === 'E_MISS') {
+          llmMiss = e;
+          llmKey = typeof e.details.key === 'string' ? e.details.key : undefined;
+        } else if (e.code !== 'E_REQUEST') throw e;
+      }
+    } else {
+      try {
+        llmKey = requestKeys(input instanceof Uint8Array ? this.parse(input) : input, this.norm).key;
+      } catch (e) {
+        if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
+      }
+    }
+    if (llmKey !== undefined) {
+      const rec = this.take(r?.exact.get(`llm:${llmKey}`));
+      if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
+      return { kind: 'miss', miss: llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r) };
+    }
+    const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
+    const rec = this.take(r?.exact.get(`json:${key}`));
+    if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
+    return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r) };
+  }
+
+  private recordHint(): string {
+    return `Record it: tapedeck serve --mode update --tape ${this.tape ?? '<tape>'} --upstream <url> (or TAPEDECK_MODE=update with createFetch), then commit the tape.`;
+  }
+
+  private enrich(e: TapedeckError, route: string): TapedeckError {
+    // The matcher's report already ends with how to re-record.
+    const { hint: _h, ...details } = e.details;
+    return new TapedeckError('E_MISS', `Replay miss in tape ${this.tape}: ${route}: ${e.message.replace(/\s*$/, '')}`, { ...details, route, file: this.tape });
+  }
+
+  private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined): TapedeckError {
+    const recorded = r ? r.llm.length + [...r.exact.values()].reduce((n, q) => n + q.items.length, 0) : 0;
+    const why = this.recordingCount === 0 ? 'the tape has no recordings' : r ? `none of the ${recorded} recording(s) of this route has this request` : 'nothing was recorded for this route';
+    const routes = [...this.routes.keys()].slice(0, 10);
+    return new TapedeckError('E_MISS', `Replay miss in tape ${this.tape}: ${route}: ${why} (${kind} key ${key}).`, {
+      file: this.tape,
+      route,
+      key,
+      match: kind,
+      recordedRoutes: routes,
+      hint: this.recordHint(),
+    });
+  }
+
+  /** Keys and the redacted body of a request about to be recorded. */
+  private prepare(req: DeckRequest, route: string): Prepared {
+    const url = this.redactor.url(req.url);
+    if (isJsonBody(req.headers, req.body)) {
+      const stored = this.redactor.value(this.parse(req.body));
+      let keys: RequestKeys | undefined;
+      try {
+        keys = requestKeys(stored, this.norm);
+      } catch (e) {
+        if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
+      }
+      const model = stored !== null && typeof stored === 'object' && typeof (stored as { model?: unknown }).model === 'string' ? (stored as { model: string }).model : '';
+      if (keys) return { match: 'llm', route, key: keys.key, signature: keys.signature, model, body: stored, url };
+      return { match: 'json', route, key: hashValue(stored), model, body: stored, url };
+    }
+    let body: unknown;
+    if (req.body.length > 0) body = isTextual(req.headers) ? this.redactor.text(decoder.decode(req.body)) : req.body.slice();
+    return { match: 'http', route, key: this.httpKey(route, req.headers), model: '', body, url };
+  }
+
+  /** Request headers as stored: lowercase names, hop-by-hop ones dropped, secrets masked. */
+  storedRequestHeaders(h: DeckRequest['headers']): StoredHeaders {
+    const out: StoredHeaders = {};
+    for (const [k, v] of Object.entries(h)) {
+      if (v === undefined || HOP_BY_HOP.has(k)) continue;
+      out[k] = v;
+    }
+    return this.redactor.headers(out);
+  }
+
+  /**
+   * Writes a recording of an exchange (appended in batches: many concurrent requests share one
+   * lock and one fsync). Resolves when it is on disk; a failed append is reported via onWarning
+   * and never rejects (the client got its answer already).
+   */
+  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): Promise<void> {
+    const recordedAtIso = recordedAt.toISOString();
+    const rec: HttpRecord = {
+      v: 1,
+      kind: 'http',
+      match: p.match,
+      route: p.route,
+      key: p.key,
+      ...(p.signature ? { signature: p.signature } : {}),
+      trace: this.trace(p, recordedAtIso),
+      request: { method: req.method.toUpperCase(), url: p.url, headers: this.storedRequestHeaders(req.headers), ...(p.body !== undefined ? { body: p.body } : {}) },
+      response: { ...response, headers: this.redactor.headers(response.headers) },
+      recordedAt: recordedAtIso,
+      durationMs: Math.round(durationMs * 1000) / 1000,
+    };
+    this.counters.recorded++;
+    this.rerecorded.add(`${rec.route}\u0000${rec.key}`);
+    if (this.mode === 'update') this.add(rec, 'this run', true);
+    return new Promise<void>((resolve) => {
+      this.pending.push({ value: rec, resolve });
+      this.kick();
+    });
+  }
+
+  /**
+   * A recording's trace token (the core's traceToken, docs/hash-spec.md): document = the route,
+   * version = the time it was recorded, model = the request's model, system prompt version =
+   * 'tapedeck-http-1', selected ids = [request key]. It names one recording, stably.
+   */
+  private trace(p: Prepared, recordedAt: string): string {
+    return traceToken({
+      documentId: p.route.replace(/\0/g, ''),
+      documentVersion: recordedAt,
+      model: p.model.replace(/\0/g, '').toWellFormed(),
+      systemPromptVersion: 'tapedeck-http-1',
+      selectedIds: [p.key],
+    });
+  }
+
+  private kick(): void {
+    if (this.writing || this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.writing = appendRecords(this.tape!, batch.map((b) => b.value), { durable: this.opts.durable !== false })
+      .then(
+        () => undefined,
+        (e: unknown) => {
+          this.counters.appendFailures += batch.length;
+          this.warn(`tapedeck: could not append ${batch.length} record(s) to ${this.tape}: ${e instanceof Error ? e.message : String(e)}`);
+        },
+      )
+      .finally(() => {
+        for (const b of batch) b.resolve();
+        this.writing = undefined;
+        this.kick();
+      });
+  }
+
+  /** Resolves once every record handed to record() so far is on disk (or reported failed). */
+  async flush(): Promise<void> {
+    while (this.writing || this.pending.length > 0) {
+      this.kick();
+      await this.writing;
+    }
+  }
+
+  /**
+   * Flushes pending records; in record mode, then drops the old recordings of every request
+   * re-recorded in this run (recordings of requests not made in this run stay). Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.flush();
+      if (this.mode !== 'record' || this.rerecorded.size === 0 || this.loaded.size === 0) return;
+      await rewriteTape(this.tape!, (entry) => {
+        const v = entry.value;
+        if (!isHttpRecord(v)) return true;
+        return !(this.loaded.has(this.identity(v)) && this.rerecorded.has(`${v.route}\u0000${v.key}`));
+      });
+    })();
+    return this.closing;
+  }
+
+  count(by: keyof DeckStats['byMatch']): void {
+    this.counters.byMatch[by]++;
+    if (by === 'miss') this.counters.misses++;
+    else if (by === 'exact' || by === 'signature' || by === 'sequential') this.counters.hits++;
+  }
+
+  countError(): void {
+    this.counters.errors++;
+  }
+
+  stats(): DeckStats {
+    return { ...this.counters, byMatch: { ...this.counters.byMatch } };
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * createFetch: tapedeck as a standard `fetch`, for SDKs and libraries that accept one. Same
+ * engine as the proxy: same matching, streaming, redaction, modes and tape records, so a tape
+ * recorded through the proxy replays through createFetch and the other way round.
+ */
+import { TapedeckError } from '../errors.ts';
+import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
+import { asTapedeckError, errorBody, errorShapeOf, statusOf } from './http-errors.ts';
+import { responseChunks, type HttpRecord } from './record.ts';
+import { callUpstream, ChunkLog, storedResponseHeaders } from './upstream.ts';
+
+export interface FetchOptions extends DeckOptions {
+  /** The fetch that reaches the live API in record, update and passthrough mode (default globalThis.fetch). */
+  fetch?: typeof fetch;
+}
+
+/** A standard fetch, plus close() (write pending records, close the tape) and stats(). */
+export interface TapedeckFetch {
+  (input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  /** Resolves when the tape is open. */
+  readonly ready: Promise<void>;
+  stats(): Promise<DeckStats>;
+  /** Waits for streams still being recorded, writes pending records, closes the tape. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+function toHeaders(h: Record<string, string | string[] | number | undefined>): Headers {
+  const out = new Headers();
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) for (const x of v) out.append(k, x);
+    else out.set(k, String(v));
+  }
+  return out;
+}
+
+function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], timing: Deck['timing'], method: string): Response {
+  const headers = toHeaders(rec.response.headers);
+  headers.set('x-tapedeck-match', matchedBy);
+  headers.set('x-tapedeck-key', rec.key);
+  headers.set('x-tapedeck-trace', rec.trace);
+  if (warnings.length > 0) headers.set('x-tapedeck-warning', warnings.join(' ').replace(/[^\x20-\x7e]+/g, ' ').slice(0, 1000));
+  const init = { status: rec.response.status, statusText: rec.response.statusText ?? '', headers };
+  if (NULL_BODY.has(rec.response.status) || method === 'HEAD') return new Response(null, init);
+  const chunks = responseChunks(rec.response);
+  if (timing === 'none' || chunks.length < 2) {
+    // A copy: the caller owns the bytes it reads, the tape keeps its own.
+    return new Response(rec.response.body.slice(), init);
+  }
+  let i = 0;
+  const t0 = performance.now();
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (i >= chunks.length) {
+        controller.close();
+        return;
+      }
+      const [at, bytes] = chunks[i]!;
+      const wait = timing === 'recorded' ? at - (performance.now() - t0) : i === 0 ? 0 : timing;
+      i++;
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      controller.enqueue(bytes.slice());
+    },
+  });
+  return new Response(stream, init);
+}
+
+/**
+ * Returns a fetch that records and replays through a tape. Replay misses come back as HTTP
+ * errors in the provider's shape (404 with the diagnostics), so SDKs raise their usual API
+ * error rather than retrying a network failure.
+ *
+ * @example
+ * import OpenAI from 'openai'
+ * import { createFetch } from 'tapedeck/proxy'
+ * const fetch = createFetch({ tape: 'test/__tapes__/chat.tape', mode: process.env.TAPEDECK_MODE ?? 'replay' })
+ * const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch })
+ * // ... after the tests: await fetch.close()
+ */
+export function createFetch(opts: FetchOptions): TapedeckFetch {
+  const base = opts.fetch ?? globalThis.fetch;
+  const opening = Deck.open(opts);
+  opening.catch(() => {});
+  const inFlight = new Set<Promise<unknown>>();
+  let closing: Promise<void> | undefined;
+
+  async function recordStream(d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number): Promise<Response> {
+    const headers = storedResponseHeaders(up.headers);
+    const out = toHeaders(headers);
+    out.set('x-tapedeck-match', 'recorded');
+    out.set('x-tapedeck-key', p.key);
+    const init = { status: up.status, statusText: up.statusText, headers: out };
+    const log = new ChunkLog();
+    const save = () =>
+      d.record(
+        p,
+        dreq,
+        { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body: log.body(), ...(log.chunks() ? { chunks: log.chunks()! } : {}) },
+        recordedAt,
+        performance.now() - t0,
+      );
+    if (!up.body || NULL_BODY.has(up.status)) {
+      await save();
+      return new Response(null, init);
+    }
+    const reader = up.body.getReader();
+    let settle!: () => void;
+    const tracked = new Promise<void>((r) => (settle = r));
+    inFlight.add(tracked);
+    void tracked.then(() => inFlight.delete(tracked));
+    let cancelled = false;
+    // Reads the rest of the upstream answer after the caller cancelled: it is recorded whole.
+    const drain = async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          log.add(value);
+        }
+        await save();
+      } catch {
+        // the upstream failed: nothing to record
+      }
+      settle();
+    };
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (cancelled) return;
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            controller.close();
+            await save();
+            settle();
+            return;
+          }
+          log.add(value);
+          controller.enqueue(value);
+        } catch (e) {
+          settle();
+          controller.error(e);
+        }
+      },
+      cancel() {
+        cancelled = true;
+        void drain();
+      },
+    });
+    return new Response(stream, init);
+  }
+
+  async function run(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const d = await opening;
+    const req = new Request(input, init);
+    const u = new URL(req.url);
+    const headers: Record<string, string> = {};
+    req.headers.forEach((v, k) => (headers[k] = v));
+    const dreq: DeckRequest = { method: req.method, url: u.pathname + u.search, headers, body: new Uint8Array(0) };
+    try {
+      if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'This tapedeck fetch was closed.', { hint: 'Create a new one with createFetch().' });
+      if (req.body) {
+        const body = new Uint8Array(await req.arrayBuffer());
+        if (body.length > d.maxBodyBytes) {
+          throw new TapedeckError('E_BODY_TOO_LARGE', `Request body of ${body.length} bytes is over the limit of ${d.maxBodyBytes} bytes.`, {
+            limit: d.maxBodyBytes,
+            hint: 'Raise maxBodyBytes, or send a smaller request.',
+          });
+        }
+        dreq.body = body;
+      }
+      const decision = d.decide(dreq);
+      if (decision.kind === 'replay') {
+        d.count(decision.matchedBy);
+        return replayResponse(decision.record, decision.matchedBy, decision.warnings, d.timing, dreq.method);
+      }
+      const t0 = performance.now();
+      const recordedAt = new Date();
+      const up = await callUpstream(base, req.url, dreq, req.signal);
+      const p = decision.prepared;
+      if (p && (up.status < 400 || d.recordErrors)) {
+        d.count('recorded');
+        return await recordStream(d, p, dreq, up, recordedAt, t0);
+      }
+      d.count('passthrough');
+      return up;
+    } catch (err) {
+      // An aborted request stays an AbortError: SDKs treat it as the caller's cancellation.
+      if (err instanceof Error && err.name === 'AbortError') throw err;
+      const e = asTapedeckError(err);
+      if (e.code === 'E_MISS') d.count('miss');
+      else d.countError();
+      const status = statusOf(e.code, d.missStatus);
+      const headers = new Headers({ 'content-type': 'application/json', 'x-tapedeck-match': e.code === 'E_MISS' ? 'miss' : 'error', 'x-tapedeck-error': e.code });
+      if (typeof e.details.key === 'string') headers.set('x-tapedeck-key', e.details.key);
+      return new Response(errorBody(e, errorShapeOf(u.pathname, dreq.headers), status), { status, headers });
+    }
+  }
+
+  const f = ((input: string | URL | Request, init?: RequestInit) => {
+    const p = run(input, init);
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p)).catch(() => {});
+    return p;
+  }) as TapedeckFetch;
+  Object.defineProperty(f, 'ready', { value: opening.then(() => undefined) });
+  f.stats = async () => (await opening).stats();
+  f.close = () => {
+    closing ??= (async () => {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await (await opening).close();
+    })();
+    return closing;
+  };
+  f[Symbol.asyncDispose] = f.close;
+  return f;
+}

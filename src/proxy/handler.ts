@@ -1,0 +1,317 @@
+/**
+ * createHandler: the record/replay proxy as a node:http `(req, res)` handler, for `tapedeck serve`
+ * or mounted in an existing node:http, Express or Fastify server.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { TapedeckError } from '../errors.ts';
+import { VERSION } from '../version.ts';
+import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
+import { asTapedeckError, errorBody, errorShapeOf, statusOf } from './http-errors.ts';
+import { responseChunks, type HttpRecord } from './record.ts';
+import { callUpstream, ChunkLog, storedResponseHeaders, upstreamUrl } from './upstream.ts';
+
+export interface HandlerOptions extends DeckOptions {
+  /** Base URL requests are forwarded to, e.g. https://api.openai.com. Required unless mode is replay. */
+  upstream?: string;
+  /** fetch used for upstream calls (default: Node's global fetch). */
+  fetch?: typeof fetch;
+}
+
+/** Statistics of a handler: the engine's counters plus latency and in-flight requests. */
+export interface HandlerStats extends DeckStats {
+  inFlight: number;
+  /** Median time from request to response end over the last 4096 requests, in ms. */
+  p50Ms: number | null;
+  p99Ms: number | null;
+  uptimeS: number;
+}
+
+/** A node:http request handler with lifecycle methods. */
+export interface TapedeckHandler {
+  (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void;
+  /** Resolves when the tape is open (rejects with its error, e.g. E_MODE or E_TAPE_CORRUPT). */
+  readonly ready: Promise<void>;
+  /** Requests being answered right now. */
+  readonly inFlight: number;
+  stats(): HandlerStats;
+  /** Waits for in-flight requests, then writes pending records and closes the tape. */
+  close(): Promise<void>;
+}
+
+const CONTENT_FREE = new Set([204, 304]);
+const LATENCY_WINDOW = 4096;
+
+function percentile(sorted: Float64Array, p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p + 0.5))]!;
+}
+
+/** Reads a request body up to a limit; more is E_BODY_TOO_LARGE (413) without reading the rest. */
+function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
+  const pre = (req as { body?: unknown }).body;
+  // Express/Fastify may have read the stream already: take their raw or parsed body.
+  if (pre !== undefined && (req.readableEnded || req.complete)) {
+    if (pre instanceof Uint8Array) return Promise.resolve(pre);
+    if (typeof pre === 'string') return Promise.resolve(Buffer.from(pre));
+    if (pre !== null && typeof pre === 'object' && Object.keys(pre).length > 0) return Promise.resolve(Buffer.from(JSON.stringify(pre)));
+  }
+  const declared = Number(req.headers['content-length']);
+  if (declared > max) return Promise.reject(tooLarge(declared, max));
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let n = 0;
+    const onData = (c: Buffer) => {
+      n += c.length;
+      if (n > max) {
+        req.off('data', onData);
+        req.resume();
+        reject(tooLarge(n, max));
+        return;
+      }
+      parts.push(c);
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, n)));
+    req.on('error', reject);
+  });
+}
+
+function tooLarge(n: number, max: number): TapedeckError {
+  return new TapedeckError('E_BODY_TOO_LARGE', `Request body of ${n} bytes or more is over the limit of ${max} bytes.`, {
+    limit: max,
+    hint: 'Raise the limit with --max-body (maxBodyBytes), or send a smaller request.',
+  });
+}
+
+/** Per-record response headers, built once: recorded headers plus tapedeck's. */
+const prepared = new WeakMap<HttpRecord, Map<string, OutgoingHttpHeaders>>();
+
+function replayHeaders(rec: HttpRecord, matchedBy: string, whole: boolean): OutgoingHttpHeaders {
+  let byKind = prepared.get(rec);
+  if (!byKind) prepared.set(rec, (byKind = new Map()));
+  const id = `${matchedBy}${whole ? '' : '~'}`;
+  let h = byKind.get(id);
+  if (!h) {
+    h = { ...rec.response.headers, 'x-tapedeck-match': matchedBy, 'x-tapedeck-key': rec.key, 'x-tapedeck-trace': rec.trace };
+    if (whole && !CONTENT_FREE.has(rec.response.status)) h['content-length'] = rec.response.body.length;
+    byKind.set(id, h);
+  }
+  return h;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Writes a recorded stream chunk by chunk, paced; stops early when the client goes away. */
+async function writePaced(res: ServerResponse, rec: HttpRecord, timing: 'recorded' | number): Promise<void> {
+  const chunks = responseChunks(rec.response);
+  const t0 = performance.now();
+  for (let i = 0; i < chunks.length; i++) {
+    const [at, bytes] = chunks[i]!;
+    const wait = timing === 'recorded' ? at - (performance.now() - t0) : i === 0 ? 0 : timing;
+    if (wait > 0) await sleep(wait);
+    if (res.destroyed) return;
+    if (!res.write(bytes)) await drained(res);
+  }
+  res.end();
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+function sanitize(s: string): string {
+  return s.replace(/[^\x20-\x7e]+/g, ' ').slice(0, 1000);
+}
+
+/**
+ * Builds the record/replay proxy as a `(req, res)` handler. It opens the tape at once; requests
+ * that arrive before it is open wait for it. `GET /__tapedeck/health` and `/__tapedeck/stats`
+ * are answered by the handler itself.
+ *
+ * @example
+ * import { createServer } from 'node:http'
+ * import { createHandler } from 'tapedeck/proxy'
+ * const handler = createHandler({ tape: 'recordings/app.tape', upstream: 'https://api.openai.com', mode: 'replay' })
+ * createServer(handler).listen(8080, '127.0.0.1')
+ * // Express: app.use('/llm', handler)
+ */
+export function createHandler(opts: HandlerOptions): TapedeckHandler {
+  const fetchImpl = opts.fetch ?? globalThis.fetch;
+  const upstream = opts.upstream;
+  if (upstream !== undefined) {
+    try {
+      const u = new URL(upstream);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http');
+    } catch {
+      throw new TapedeckError('E_ARG', `Invalid upstream URL ${JSON.stringify(upstream)}.`, { hint: 'Pass an absolute http(s) URL, e.g. https://api.openai.com.' });
+    }
+  }
+  let deck: Deck | undefined;
+  const opening = Deck.open(opts).then((d) => {
+    if (d.mode !== 'replay' && upstream === undefined) {
+      throw new TapedeckError('E_ARG', `Mode ${d.mode} needs an upstream URL.`, { hint: 'Pass { upstream: "https://api.openai.com" } (tapedeck serve --upstream URL).' });
+    }
+    deck = d;
+  });
+  const ready = opening.then(() => undefined);
+  ready.catch(() => {}); // reported to whoever awaits ready or sends a request
+  const started = performance.now();
+  const latencies = new Float64Array(LATENCY_WINDOW);
+  let latencyCount = 0;
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
+  let closing: Promise<void> | undefined;
+
+  function finished(t0: number): void {
+    latencies[latencyCount++ % LATENCY_WINDOW] = performance.now() - t0;
+    inFlight--;
+    if (inFlight === 0 && idle) idle();
+  }
+
+  function sendError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    const e = asTapedeckError(err);
+    if (e.code === 'E_MISS') deck?.count('miss');
+    else deck?.countError();
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const status = statusOf(e.code, deck?.missStatus ?? opts.missStatus);
+    const body = errorBody(e, errorShapeOf(req.url ?? '/', req.headers), status);
+    const headers: OutgoingHttpHeaders = {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'x-tapedeck-match': e.code === 'E_MISS' ? 'miss' : 'error',
+      'x-tapedeck-error': e.code,
+    };
+    if (typeof e.details.key === 'string') headers['x-tapedeck-key'] = e.details.key;
+    // An oversized body is not read to the end; close the connection rather than reuse it.
+    if (e.code === 'E_BODY_TOO_LARGE') headers.connection = 'close';
+    res.writeHead(status, headers);
+    res.end(body);
+  }
+
+  function stats(): HandlerStats {
+    const n = Math.min(latencyCount, LATENCY_WINDOW);
+    const sorted = latencies.slice(0, n).sort();
+    const base: DeckStats = deck?.stats() ?? {
+      mode: 'replay',
+      tape: opts.tape,
+      recordings: 0,
+      requests: 0,
+      hits: 0,
+      misses: 0,
+      errors: 0,
+      recorded: 0,
+      byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, passthrough: 0, miss: 0 },
+      appendFailures: 0,
+    };
+    return { ...base, inFlight, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), uptimeS: Math.round((performance.now() - started) / 100) / 10 };
+  }
+
+  function internal(req: IncomingMessage, res: ServerResponse, path: string): boolean {
+    if (path !== '/__tapedeck/health' && path !== '/__tapedeck/stats') return false;
+    const body =
+      path === '/__tapedeck/health'
+        ? JSON.stringify({ status: closing ? 'closing' : deck ? 'ok' : 'starting', version: VERSION, mode: deck?.mode, tape: opts.tape, recordings: deck?.stats().recordings ?? 0 })
+        : JSON.stringify(stats());
+    res.writeHead(req.method === 'GET' || req.method === 'HEAD' ? 200 : 405, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return true;
+  }
+
+  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
+    const t0 = performance.now();
+    const recordedAt = new Date();
+    const ac = new AbortController();
+    const up = await callUpstream(fetchImpl, upstreamUrl(upstream!, dreq.url), dreq, ac.signal);
+    const recordIt = p !== undefined && (up.status < 400 || d.recordErrors);
+    const headers = storedResponseHeaders(up.headers);
+    const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recorded' : 'passthrough' };
+    if (p) out['x-tapedeck-key'] = p.key;
+    d.count(recordIt ? 'recorded' : 'passthrough');
+    res.writeHead(up.status, up.statusText, out);
+    const log = recordIt ? new ChunkLog() : undefined;
+    // A client that goes away stops getting bytes, but the upstream answer is read to the end
+    // and recorded: it was paid for, and the next client asking gets it from the tape.
+    let clientGone = false;
+    res.once('close', () => {
+      if (!res.writableFinished) clientGone = true;
+    });
+    if (up.body) {
+      const reader = up.body.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          log?.add(value);
+          if (!clientGone && !res.write(value)) await drained(res);
+        }
+      } catch (e) {
+        // The upstream failed mid-answer: the client sees a cut connection, nothing is recorded.
+        d.countError();
+        res.destroy(e instanceof Error ? e : undefined);
+        return;
+      }
+    }
+    res.end();
+    if (log && p) {
+      void d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body: log.body(), ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+    }
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!deck) await opening;
+    const d = deck!;
+    if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
+    const body = await readBody(req, d.maxBodyBytes);
+    const dreq: DeckRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body };
+    const decision: Decision = d.decide(dreq);
+    if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared);
+    const rec = decision.record;
+    d.count(decision.matchedBy);
+    const paced = d.timing !== 'none' && rec.response.chunks !== undefined && rec.response.chunks.length > 1;
+    let headers = replayHeaders(rec, decision.matchedBy, !paced);
+    if (decision.warnings.length > 0) headers = { ...headers, 'x-tapedeck-warning': sanitize(decision.warnings.join(' ')) };
+    res.writeHead(rec.response.status, headers);
+    if (CONTENT_FREE.has(rec.response.status) || req.method === 'HEAD') res.end();
+    else if (!paced) res.end(rec.response.body);
+    else await writePaced(res, rec, d.timing as 'recorded' | number);
+  }
+
+  const handler = ((req: IncomingMessage, res: ServerResponse) => {
+    const t0 = performance.now();
+    const q = req.url?.indexOf('?') ?? -1;
+    const path = q < 0 ? (req.url ?? '/') : req.url!.slice(0, q);
+    if (path.startsWith('/__tapedeck/') && internal(req, res, path)) return;
+    // In flight until the answer is written and, for an upstream answer, read to the end and
+    // handed to the tape (which can be after the client left): close() waits for exactly that.
+    inFlight++;
+    handle(req, res)
+      .catch((e: unknown) => sendError(req, res, e))
+      .finally(() => finished(t0));
+  }) as TapedeckHandler;
+
+  Object.defineProperties(handler, {
+    ready: { value: ready },
+    inFlight: { get: () => inFlight },
+  });
+  handler.stats = stats;
+  handler.close = () => {
+    closing ??= (async () => {
+      if (inFlight > 0) await new Promise<void>((r) => (idle = r));
+      await opening.catch(() => {});
+      await deck?.close();
+    })();
+    return closing;
+  };
+  return handler;
+}

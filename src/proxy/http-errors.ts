@@ -1,0 +1,77 @@
+/**
+ * Errors over HTTP, in the error shape of the provider the client talks to, so the client's SDK
+ * raises its usual API error (with tapedeck's message and code in it) instead of failing to
+ * parse the body.
+ */
+import { TapedeckError } from '../errors.ts';
+
+export type ErrorShape = 'openai' | 'anthropic';
+
+/** Which provider's error shape a request expects: Anthropic by path or headers, else OpenAI's. */
+export function errorShapeOf(path: string, headers: Record<string, string | string[] | undefined>): ErrorShape {
+  if (path.startsWith('/v1/messages') || path.startsWith('/v1/complete') || headers['anthropic-version'] !== undefined) return 'anthropic';
+  return 'openai';
+}
+
+const STATUS: Record<string, number> = {
+  E_MISS: 404,
+  E_JSON: 400,
+  E_UTF8: 400,
+  E_DUPLICATE_KEY: 400,
+  E_LONE_SURROGATE: 400,
+  E_NON_FINITE: 400,
+  E_DEPTH: 400,
+  E_REQUEST: 400,
+  E_BODY_TOO_LARGE: 413,
+  E_TOO_LARGE: 413,
+  E_UPSTREAM: 502,
+  E_PROXY_NO_UPSTREAM: 502,
+  E_PROXY_CLOSED: 503,
+};
+
+/** The HTTP status for an error code (500 for codes that mean tapedeck itself failed). */
+export function statusOf(code: string, missStatus = 404): number {
+  if (code === 'E_MISS') return missStatus;
+  return STATUS[code] ?? 500;
+}
+
+// Anthropic's error types by status, so its SDK picks the matching exception class.
+function anthropicType(status: number): string {
+  if (status === 400 || status === 413) return status === 413 ? 'request_too_large' : 'invalid_request_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 503 || status === 529) return 'overloaded_error';
+  return 'api_error';
+}
+
+function openaiType(status: number): string {
+  if (status >= 400 && status < 500) return 'invalid_request_error';
+  return 'server_error';
+}
+
+/** JSON.stringify that survives bigint and byte arrays in error details. */
+export function safeJSON(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    typeof x === 'bigint' ? x.toString() : x instanceof Uint8Array ? `<${x.length} bytes>` : x instanceof Map ? Object.fromEntries(x) : x,
+  );
+}
+
+/**
+ * The body for a TapedeckError: OpenAI `{ error: { message, type, param, code, tapedeck } }` or
+ * Anthropic `{ type: 'error', error: { type, message, code, tapedeck } }`. `code` is the
+ * stable tapedeck code; `tapedeck` holds the details (miss diagnostics, hint, offsets).
+ */
+export function errorBody(e: TapedeckError, shape: ErrorShape, status: number): string {
+  const { hint, ...rest } = e.details;
+  const tapedeck = { code: e.code, hint, ...rest };
+  if (shape === 'anthropic') {
+    return safeJSON({ type: 'error', error: { type: anthropicType(status), message: e.message, code: e.code, tapedeck } });
+  }
+  return safeJSON({ error: { message: e.message, type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck } });
+}
+
+/** Any thrown value as a TapedeckError (unexpected ones become E_PROXY_INTERNAL). */
+export function asTapedeckError(e: unknown): TapedeckError {
+  if (e instanceof TapedeckError) return e;
+  const message = e instanceof Error ? e.message : String(e);
+  return new TapedeckError('E_PROXY_INTERNAL', `tapedeck proxy failed: ${message}`, { hint: 'This is a bug in tapedeck; please report it with the request that caused it.' });
+}
