@@ -25,6 +25,7 @@
  * | undefined                     | `{ "$type": "undefined" }`                                        |
  * | NaN, ±Infinity, -0            | `{ "$type": "number", "value": "NaN" \| "Infinity" \| "-Infinity" \| "-0" }` |
  * | plain object with a `$type` key | `{ "$type": "object", "value": { ... } }`                       |
+ * | registered class (registerTapeType) | `{ "$type": "ext", "name", "value" }` (`value` = its write()) |
  *
  * Determinism: object keys are sorted by UTF-16 code units, indentation is 2 spaces, the text
  * ends with a newline, and records carry no byte offsets, so export -> import -> export gives the
@@ -36,7 +37,8 @@ import { randomBytes } from 'node:crypto';
 import { link, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
-import { appendRecords, createTape, readTape, TAPE_FORMAT_VERSION } from './tape-file.ts';
+import { inRecordOrder } from './record-order.ts';
+import { appendRecords, createTape, readTape, TAPE_FORMAT_VERSION, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
 type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
@@ -167,6 +169,8 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
     return tagged('error', fields);
   }
   if (value instanceof RegExp) return tagged('regexp', { source: value.source, flags: value.flags });
+  const userType = tapeTypeOf(value);
+  if (userType) return tagged('ext', { name: userType.name, value: toJson(userType.write(value), childPath(path, 'value'), next) });
   const proto = Object.getPrototypeOf(value) as unknown;
   if (proto !== Object.prototype && proto !== null) {
     const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
@@ -379,6 +383,19 @@ function fromJson(json: unknown, path: string, depth: number): unknown {
         throw importError(path, `invalid regular expression (${(e as Error).message})`);
       }
     }
+    case 'ext': {
+      checkKeys(json, path, type, ['name', 'value']);
+      const name = json.name;
+      if (typeof name !== 'string') throw importError(childPath(path, 'name'), `expected a string, found ${describe(name)}`);
+      const t = tapeTypeNamed(name);
+      if (!t) {
+        throw new TapedeckError('E_TAPE_TYPE', `Import: ${path} holds a "${name}" value, and no class is registered under that name.`, {
+          path,
+          hint: `Call registerTapeType({ name: '${name}', ... }) before importing, as the program that wrote the tape did.`,
+        });
+      }
+      return t.read(fromJson(json.value, childPath(path, 'value'), depth + 1));
+    }
     case 'object': {
       checkKeys(json, path, type, ['value']);
       const valuePath = childPath(path, 'value');
@@ -448,7 +465,9 @@ export async function importTapeJSON(json: string, out: string, opts: { force?: 
   const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.import.tmp`);
   try {
     await createTape(tmp, { created, tapedeckVersion });
-    if (values.length > 0) await appendRecords(tmp, values);
+    // Records come back in the field order writers use (record-order.ts), so a tape written
+    // by tapedeck survives export -> import byte for byte.
+    if (values.length > 0) await appendRecords(tmp, values.map(inRecordOrder));
     if (opts.force) {
       try {
         await rename(tmp, out);

@@ -33,6 +33,7 @@ import { TapedeckError } from '../errors.ts';
 import { explainMiss } from '../match/diagnose.ts';
 import { requestKeys, type RequestKeys, type Signature } from '../match/matcher.ts';
 import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mode.ts';
+import { sortedKeys } from './record-order.ts';
 import { redactor, type RedactOptions, type Redactor } from './redact.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, peekFrame, readTape, rewriteTape, scanTape, type TapeLockOptions, type TapeWarning } from './tape-file.ts';
 
@@ -533,7 +534,7 @@ export class ReplayCache {
     // Key first: a request that cannot be keyed fails here, before anything is written. The
     // key is computed from the request as given, then secrets are masked in what is stored.
     const keys = this.keysOf(request, ignoredArgs);
-    const storedValue = this.redactor.value(value);
+    const storedValue = sortedKeys(this.redactor.value(value));
     if (this.mode === 'record') {
       // Re-recording an interaction that came out the same keeps the old record, timestamp and
       // all, so a re-record of unchanged calls leaves the tape byte for byte as it was (no churn
@@ -567,9 +568,9 @@ export class ReplayCache {
     }
     const ignored = ignoredText(ignoredArgs);
     if (ignored !== '') record.ignored = ignored;
-    record.signature = keys.signature;
+    record.signature = sortedKeys(keys.signature);
     record.hashes = { messages: hexBytes(keys.messageHashes), paths: hexBytes(keys.pathHashes) };
-    record.request = this.redactor.value(request);
+    record.request = sortedKeys(this.redactor.value(request));
     record.value = storedValue;
     if (opts.raw !== undefined) {
       const body = opts.raw.body;
@@ -579,7 +580,7 @@ export class ReplayCache {
       record.raw = { body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
       if (opts.raw.contentType !== undefined) record.raw.contentType = String(opts.raw.contentType);
     }
-    if (opts.meta !== undefined) record.meta = this.redactor.value(opts.meta);
+    if (opts.meta !== undefined) record.meta = sortedKeys(this.redactor.value(opts.meta));
     await new Promise<void>((done, fail) => {
       this.batch.push({ record, done: (e) => (e === undefined ? done() : fail(e)) });
       this.flushing ??= this.flush();
