@@ -368,6 +368,9 @@ export class Deck {
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
         if (e.code === 'E_MISS') {
+          // JSON.parse accepts what canonical JSON rejects (duplicate keys, lone surrogates): a
+          // body with no canonical form is a 400, not a miss. Checked on the miss path only.
+          if (input instanceof Uint8Array) hashJSON(input);
           llmMiss = e;
           llmKey = typeof e.details.key === 'string' ? e.details.key : undefined;
         } else if (e.code !== 'E_REQUEST') throw e;
@@ -418,6 +421,7 @@ export class Deck {
   private prepare(req: DeckRequest, route: string): Prepared {
     const url = this.redactor.url(req.url);
     if (isJsonBody(req.headers, req.body)) {
+      hashJSON(req.body); // strict: a body with no canonical form is refused before it goes upstream
       const stored = this.redactor.value(this.parse(req.body));
       let keys: RequestKeys | undefined;
       try {
@@ -460,7 +464,7 @@ export class Deck {
       ...(p.signature ? { signature: p.signature } : {}),
       trace: this.trace(p, recordedAtIso),
       request: { method: req.method.toUpperCase(), url: p.url, headers: this.storedRequestHeaders(req.headers), ...(p.body !== undefined ? { body: p.body } : {}) },
-      response: { ...response, headers: this.redactor.headers(response.headers) },
+      response: this.redactResponse(response),
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
     };
@@ -471,6 +475,37 @@ export class Deck {
       this.pending.push({ value: rec, resolve });
       this.kick();
     });
+  }
+
+  /**
+   * Response headers are redacted like request headers. A body is kept byte for byte unless it
+   * carries a credential-looking string (an answer that echoes a key from the prompt): then the
+   * credential is masked, chunk by chunk so stream boundaries survive; when a credential spans
+   * two chunks, the stream is stored as one chunk, because exact bytes on disk matter less than
+   * the key never reaching it.
+   */
+  private redactResponse(r: HttpRecord['response']): HttpRecord['response'] {
+    const headers = this.redactor.headers(r.headers);
+    if (this.redactor.keepSecrets) return { ...r, headers };
+    const whole = Buffer.from(r.body.buffer, r.body.byteOffset, r.body.length).toString('latin1');
+    const masked = this.redactor.text(whole);
+    if (masked === whole) return { ...r, headers };
+    // Credential patterns and the mask are ASCII, so masking latin1 text keeps every other byte.
+    const body = Buffer.from(masked, 'latin1');
+    if (!r.chunks) return { ...r, headers, body };
+    const chunks: [number, number][] = [];
+    let start = 0;
+    let end = 0;
+    let joined = '';
+    for (const [ms, stop] of r.chunks) {
+      const piece = this.redactor.text(whole.slice(start, stop));
+      joined += piece;
+      end += piece.length;
+      chunks.push([ms, end]);
+      start = stop;
+    }
+    if (joined !== masked) return { status: r.status, ...(r.statusText ? { statusText: r.statusText } : {}), headers, body };
+    return { ...r, headers, body, chunks };
   }
 
   /**

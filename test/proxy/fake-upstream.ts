@@ -144,6 +144,7 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
         usage: { input_tokens: 12, output_tokens: 6 },
       });
     }
+    if (path === '/v1/echo') return json(200, { echo: body, call: count });
     if (path === '/v1/embeddings') return json(200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2, count] }], model: body.model });
     return json(404, { error: { message: `no route ${path}`, type: 'invalid_request_error' } });
   });
