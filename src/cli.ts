@@ -2,9 +2,10 @@
 // The tapedeck command. Subcommands grow with the project; today: version, help, and the core's
 // canonicalize/hash tools, which are handy for checking what a request hashes to.
 
-import { readFileSync } from 'node:fs';
 import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckError, VERSION } from './index.ts';
+import { readFileSync, statSync } from 'node:fs';
 import { exportTapeJSON, importTapeJSON } from './store/export.ts';
+import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
 import { normalizeRequest } from './match/normalize.ts';
 
@@ -28,9 +29,10 @@ Commands:
                         (atomic rewrite under the tape lock; concurrent appends are kept)
   export <tape> [--json] Print a tape as deterministic, pretty JSON (sorted keys, binary as
                         base64) for code review
-  import <json> <tape> [--force]
-                        Write a tape from such JSON (lossless; refuses to overwrite
-                        without --force)
+  import <src> <tape> [--force] [--ignore a,b]
+                        Write a tape from such JSON (lossless), from a seed 000
+                        recordings directory, or from a seed 003 JSON cache file
+                        (refuses to overwrite without --force)
   version               Print the version and the active backend
   help                  Show this help
 
@@ -165,8 +167,8 @@ function main(argv: string[]): number | Promise<number> {
         process.stderr.write('tapedeck import: give the JSON and the tape to write, e.g. tapedeck import app.tape.json recordings/app.tape\n');
         return 2;
       }
-      return importTapeJSON(readInput(file).toString('utf8'), second, { force }).then(({ records }) => {
-        process.stdout.write(`wrote ${second}: ${records} record${records === 1 ? '' : 's'}\n`);
+      return importAny(file, second, force, ignoreKeys).then(({ records, skipped, from }) => {
+        process.stdout.write(`wrote ${second}: ${records} record${records === 1 ? '' : 's'} from ${from}${skipped ? ` (${skipped} skipped, see warnings)` : ''}\n`);
         return 0;
       });
     case 'key': {
@@ -180,6 +182,29 @@ function main(argv: string[]): number | Promise<number> {
       process.stderr.write(`tapedeck: unknown command ${JSON.stringify(cmd)}\n\n${HELP}`);
       return 2;
   }
+}
+
+/**
+ * `tapedeck import` takes three inputs and tells them apart by shape: a directory is seed 000's
+ * recordings, a JSON object with `entries` is seed 003's cache file, anything else must be a
+ * tapedeck JSON export.
+ */
+async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string }> {
+  if (src !== '-' && statSync(src, { throwIfNoEntry: false })?.isDirectory()) {
+    return { ...(await importRecordingsDir(src, out, { force, ignoredArgs })), from: 'a seed 000 recordings directory' };
+  }
+  const text = readInput(src).toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined; // importTapeJSON reports where the JSON breaks
+  }
+  if (parsed !== null && typeof parsed === 'object' && 'entries' in parsed && !('records' in parsed)) {
+    return { ...(await importCacheJSON(src, out, { force, ignoredArgs })), from: 'a seed 003 cache file' };
+  }
+  const { records } = await importTapeJSON(text, out, { force });
+  return { records, skipped: 0, from: 'a tapedeck JSON export' };
 }
 
 function fail(e: unknown): void {

@@ -13,6 +13,7 @@ export {
   activeReplayCache,
   ReplayCache,
   withReplayCache,
+  type ReplayPutOptions,
   type ReplayCacheCloseOptions,
   type ReplayCacheOptions,
   type ReplayRecord,
@@ -20,14 +21,26 @@ export {
 export {
   appendRecords,
   createTape,
+  decodeFrame,
+  peekFrame,
   readTape,
+  registerTapeType,
+  scanTape,
   rewriteTape,
   withTapeLock,
   type AppendOptions,
   type TapeContents,
   type TapeHeader,
   type TapeLockOptions,
+  type PeekedScalar,
   type TapeRecordEntry,
+  type TapeScan,
+  type TapeType,
   type TapeWarning,
 } from './tape-file.ts';
 export { REDACTED, redact, redactor, SECRET_FIELDS, SECRET_HEADERS, SECRET_QUERY, type RedactOptions, type Redactor } from './redact.ts';
+// Conversation tree and replay store on tapes (issue 5).
+export { loadTree, type LoadTreeOptions } from '../tree/load.ts';
+export { DurableReplayStore, openReplayStore, REPLAY_RECORD_KIND, type DurableReplayOptions, type ReplayTapeRecord } from '../replay/durable.ts';
+export { importCacheJSON, importRecordingsDir, type MigrateOptions, type MigrateResult } from './migrate.ts';
+export { inRecordOrder, RECORD_FIELDS, sortedKeys } from './record-order.ts';

@@ -1,0 +1,190 @@
+/**
+ * Migration onto tapes from the two formats tapedeck replaces:
+ * - seed 000's recording directories: one `*.json` file per request (`request`, `response`,
+ *   optional `recordedAt` and `signature`), used in file-name order;
+ * - seed 003's JSON cache files: `{ metadata, entries: { <hash>: { request, response } } }`,
+ *   where `response` is `{ type: 'dict' | 'json' | 'pydantic' | 'Prediction', data | store, ... }`.
+ *
+ * Both become ReplayCache records, keyed by tapedeck's own request key (the old hashes were
+ * computed differently and are not reused), redacted like every other write, in the source's
+ * order. What the old format knew beyond the value (source file, seed 003's type tag, usage)
+ * goes into `meta`, so nothing is lost. The result is deterministic: the same input and the
+ * same `created` give the same tape bytes.
+ */
+import { randomBytes } from 'node:crypto';
+import { link, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { TapedeckError } from '../errors.ts';
+import { requestKeys } from '../match/matcher.ts';
+import { loadRecordingsDir } from '../match/recordings.ts';
+import { VERSION } from '../version.ts';
+import { sortedKeys } from './record-order.ts';
+import { redactor, type RedactOptions } from './redact.ts';
+import type { ReplayRecord } from './replay-cache.ts';
+import { appendRecords, createTape } from './tape-file.ts';
+
+export interface MigrateOptions {
+  /** Replace an existing tape (default: refuse with E_TAPE_EXISTS). */
+  force?: boolean;
+  /** The tape's `created`, and the recordedAt of entries that do not carry their own (default now). */
+  created?: string;
+  /** Arguments left out of the keys, as the ReplayCache that will read the tape is opened with. */
+  ignoredArgs?: readonly string[];
+  redact?: RedactOptions;
+  /** Where skipped inputs are reported (default process.emitWarning). */
+  onWarning?: (message: string) => void;
+}
+
+export interface MigrateResult {
+  records: number;
+  skipped: number;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** An ISO 8601 timestamp from a seed's date string, or undefined if there is none. */
+function isoOf(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+}
+
+const hexBytes = (hashes: readonly string[]): Uint8Array => Buffer.from(hashes.join(''), 'hex');
+
+function toRecord(request: unknown, value: unknown, recordedAt: string, meta: Record<string, unknown>, opts: MigrateOptions): ReplayRecord {
+  const keys = requestKeys(request, { ignoreArgs: opts.ignoredArgs });
+  const r = redactor(opts.redact);
+  const rec: ReplayRecord = { v: 1, key: keys.key, recordedAt } as ReplayRecord;
+  if (opts.ignoredArgs && opts.ignoredArgs.length > 0) rec.ignored = JSON.stringify([...new Set(opts.ignoredArgs)].sort());
+  rec.signature = sortedKeys(keys.signature);
+  rec.hashes = { messages: hexBytes(keys.messageHashes), paths: hexBytes(keys.pathHashes) };
+  rec.request = sortedKeys(r.value(request));
+  rec.value = sortedKeys(r.value(value));
+  rec.meta = sortedKeys(r.value(meta));
+  return rec;
+}
+
+/** Writes records to a new tape beside `out` and moves it into place (never a half-written tape). */
+async function writeTape(out: string, records: ReplayRecord[], opts: MigrateOptions): Promise<void> {
+  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.migrate.tmp`);
+  try {
+    await createTape(tmp, { created: opts.created, tapedeckVersion: VERSION });
+    if (records.length > 0) await appendRecords(tmp, records);
+    if (opts.force) await rename(tmp, out);
+    else {
+      try {
+        await link(tmp, out);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+          throw new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; the import does not overwrite it.`, {
+            file: out,
+            hint: 'Pass --force ({ force: true }) to replace it, or import to another path.',
+          });
+        }
+        throw e;
+      }
+    }
+  } catch (e) {
+    if (e instanceof TapedeckError) throw e;
+    throw new TapedeckError('E_TAPE_IO', `Tape ${out}: writing the imported tape failed: ${(e as Error).message}`, { file: out, hint: 'Check permissions and free disk space.' });
+  } finally {
+    await unlink(tmp).catch(() => {});
+  }
+}
+
+/**
+ * Imports a seed 000 recordings directory into a new tape: one record per `*.json` file, in
+ * file-name order; bad files are skipped with a warning naming the file (and byte offset).
+ *
+ * @example
+ * await importRecordingsDir('test/recordings', 'test/recordings.tape')
+ */
+export async function importRecordingsDir(dir: string, out: string, opts: MigrateOptions = {}): Promise<MigrateResult> {
+  const created = opts.created ?? new Date().toISOString();
+  let skipped = 0;
+  const warn = opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning'));
+  const recordings = loadRecordingsDir(dir, {
+    ignoreArgs: opts.ignoredArgs,
+    onWarning: (m) => {
+      if (m.startsWith('Skipped')) skipped++;
+      warn(m);
+    },
+  });
+  const records = recordings.map((rec) => {
+    const raw = rec as unknown as Record<string, unknown>;
+    const at = typeof raw.recordedAt === 'string' ? raw.recordedAt : created;
+    return toRecord(rec.request, rec.response, at, { source: rec.source, format: rec.signature ? 'seed-000-v2' : 'seed-000-v1' }, opts);
+  });
+  await writeTape(out, records, { ...opts, created });
+  return { records: records.length, skipped };
+}
+
+/** seed 003's serialized response -> the value a TypeScript caller gets, and what else it said. */
+function fromSeed003(response: unknown, at: string): { value: unknown; meta: Record<string, unknown> } {
+  if (!isObject(response) || typeof response.type !== 'string') {
+    throw new TapedeckError('E_RECORDING', `${at}: "response" must be an object with a string "type".`, { path: at });
+  }
+  const { type } = response;
+  switch (type) {
+    case 'dict':
+    case 'json':
+      return { value: response.data, meta: { type } };
+    case 'pydantic':
+      return { value: response.data, meta: { type, class: response.class } };
+    case 'Prediction': {
+      const meta: Record<string, unknown> = { type };
+      if (response.usage !== undefined) meta.usage = response.usage;
+      if (response.cache_hit !== undefined) meta.cacheHit = response.cache_hit;
+      // Seed 003's schema example writes `data`, its serializer `store`: accept either.
+      return { value: response.store ?? response.data, meta };
+    }
+    default:
+      throw new TapedeckError('E_RECORDING', `${at}: unknown response type ${JSON.stringify(type)}.`, {
+        path: at,
+        hint: 'Seed 003 writes dict, json, pydantic or Prediction.',
+      });
+  }
+}
+
+/**
+ * Imports a seed 003 JSON cache file into a new tape, entries in file order. An entry without a
+ * usable request or response is skipped with a warning naming its hash; a file that is not a
+ * seed 003 cache is an error.
+ *
+ * @example
+ * await importCacheJSON('tests/fixtures/my_test.json', 'tests/fixtures/my_test.tape')
+ */
+export async function importCacheJSON(file: string, out: string, opts: MigrateOptions = {}): Promise<MigrateResult> {
+  let data: unknown;
+  try {
+    data = JSON.parse(await readFile(file, 'utf8'));
+  } catch (e) {
+    throw new TapedeckError('E_RECORDING', `${file} is not a readable JSON cache file: ${(e as Error).message}.`, { file, hint: 'Check the path and that the file is valid JSON.' });
+  }
+  if (!isObject(data) || !isObject(data.entries)) {
+    throw new TapedeckError('E_RECORDING', `${file} is not a seed 003 cache file: expected { "metadata", "entries": { ... } }.`, {
+      file,
+      hint: 'For a tapedeck JSON export use importTapeJSON (tapedeck import detects the format).',
+    });
+  }
+  const metadata = isObject(data.metadata) ? data.metadata : {};
+  const created = opts.created ?? isoOf(metadata.created_at) ?? new Date().toISOString();
+  const recordedAt = isoOf(metadata.last_updated) ?? created;
+  const warn = opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning'));
+  const records: ReplayRecord[] = [];
+  let skipped = 0;
+  for (const [hash, entry] of Object.entries(data.entries)) {
+    const at = `entries[${JSON.stringify(hash)}]`;
+    try {
+      if (!isObject(entry) || !('request' in entry)) throw new TapedeckError('E_RECORDING', `${at}: expected { "request", "response" }.`, { path: at });
+      const { value, meta } = fromSeed003(entry.response, `${at}.response`);
+      records.push(toRecord(entry.request, value, recordedAt, { ...meta, source: basename(file), sourceKey: hash }, opts));
+    } catch (e) {
+      if (!(e instanceof TapedeckError)) throw e;
+      skipped++;
+      warn(`${file}: skipped ${e.message}`);
+    }
+  }
+  await writeTape(out, records, { ...opts, created });
+  return { records: records.length, skipped };
+}

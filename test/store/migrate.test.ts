@@ -1,0 +1,110 @@
+// Importing seed 000 recording directories and seed 003 JSON cache files onto tapes, through the
+// library and through `tapedeck import`, then replaying them with ReplayCache.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadRecordingsDir } from '../../src/match/recordings.ts';
+import { importCacheJSON, importRecordingsDir } from '../../src/store/migrate.ts';
+import { ReplayCache, type ReplayRecord } from '../../src/store/replay-cache.ts';
+import { readTape } from '../../src/store/tape-file.ts';
+import { rejectionOf } from '../helpers.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'tapedeck-migrate-'));
+let n = 0;
+const fresh = () => join(root, `m${n++}.tape`);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+beforeEach(() => {
+  vi.stubEnv('TAPEDECK_MODE', '');
+  vi.stubEnv('CACHE_MODE', '');
+});
+afterEach(() => vi.unstubAllEnvs());
+
+const SEED000 = 'test/fixtures/recordings-seed000';
+const SEED003 = 'test/fixtures/seed003/qa-cache.json';
+const records = async (file: string) => (await readTape(file)).records.map((r) => r.value as ReplayRecord);
+
+describe('seed 000 recording directories', () => {
+  it('become one record per file, in file order, and replay with the original responses', async () => {
+    const out = fresh();
+    const res = await importRecordingsDir(SEED000, out, { created: '2026-01-01T00:00:00.000Z' });
+    const source = loadRecordingsDir(SEED000, { onWarning: () => {} });
+    expect(res).toEqual({ records: source.length, skipped: 0 });
+    const recs = await records(out);
+    expect(recs.map((r) => r.meta!.source)).toEqual(source.map((s) => s.source));
+    expect(recs.map((r) => r.recordedAt)).toEqual(source.map((s) => (s as unknown as { recordedAt: string }).recordedAt));
+    const cache = await ReplayCache.open(out, { mode: 'replay' });
+    for (const s of source) expect(await cache.get(s.request)).toEqual(s.response);
+    // Deterministic: the same directory and `created` give the same bytes.
+    const again = fresh();
+    await importRecordingsDir(SEED000, again, { created: '2026-01-01T00:00:00.000Z' });
+    expect(readFileSync(again).equals(readFileSync(out))).toBe(true);
+  });
+
+  it('skips a broken file with a warning naming it, and keeps the rest', async () => {
+    const dir = join(root, `rec${n++}`);
+    cpSync(SEED000, dir, { recursive: true });
+    writeFileSync(join(dir, '000-broken.json'), '{"request": {"messages": [}');
+    const warnings: string[] = [];
+    const res = await importRecordingsDir(dir, fresh(), { onWarning: (m) => warnings.push(m) });
+    expect(res.skipped).toBe(1);
+    expect(res.records).toBe(loadRecordingsDir(SEED000, { onWarning: () => {} }).length);
+    expect(warnings.join('\n')).toContain('000-broken.json');
+  });
+});
+
+describe('seed 003 JSON cache files', () => {
+  it('become records with the values a caller expects, typed metadata kept, secrets redacted', async () => {
+    const out = fresh();
+    const warnings: string[] = [];
+    const res = await importCacheJSON(SEED003, out, { onWarning: (m) => warnings.push(m) });
+    expect(res).toEqual({ records: 3, skipped: 1 });
+    expect(warnings.join('\n')).toMatch(/dead00.*pickle/);
+    const src = JSON.parse(readFileSync(SEED003, 'utf8')) as { entries: Record<string, { request: Record<string, unknown> }> };
+    const recs = await records(out);
+    expect(recs.map((r) => r.meta!.sourceKey)).toEqual(['0f3a9c', '7be210', 'c41d07']);
+    expect(recs[0]!.meta).toMatchObject({ type: 'Prediction', usage: { prompt_tokens: 12, completion_tokens: 9 }, cacheHit: false });
+    expect(recs[2]!.meta).toMatchObject({ type: 'pydantic', class: 'app.models.Animal' });
+    expect(recs.every((r) => r.recordedAt === '2025-11-14T12:05:00.000Z')).toBe(true);
+    expect((await readTape(out)).header.created).toBe('2025-11-14T12:00:00.000Z');
+    expect(readFileSync(out).includes(Buffer.from('LEAKEDLEAKED'))).toBe(false);
+
+    const cache = await ReplayCache.open(out, { mode: 'replay' });
+    expect(await cache.get(src.entries['0f3a9c']!.request)).toEqual({ answer: 'Paris', reasoning: "France's capital is Paris" });
+    expect(await cache.get(src.entries['7be210']!.request)).toEqual({ primes: [2, 3] });
+    expect(await cache.get(src.entries.c41d07!.request)).toEqual({ legs: 4, name: 'cat' });
+  });
+
+  it('refuses a file that is not a seed 003 cache, and an existing tape without force', async () => {
+    const bad = join(root, 'bad.json');
+    writeFileSync(bad, '{"records": []}');
+    expect((await rejectionOf(importCacheJSON(bad, fresh()))).code).toBe('E_RECORDING');
+    const out = fresh();
+    await importCacheJSON(SEED003, out, { onWarning: () => {} });
+    expect((await rejectionOf(importCacheJSON(SEED003, out, { onWarning: () => {} }))).code).toBe('E_TAPE_EXISTS');
+    await importCacheJSON(SEED003, out, { force: true, onWarning: () => {} });
+  });
+});
+
+describe('tapedeck import', () => {
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8' });
+
+  it('tells a directory, a seed 003 cache and a tapedeck export apart', async () => {
+    const a = fresh();
+    const fromDir = cli('import', SEED000, a);
+    expect(fromDir.status).toBe(0);
+    expect(fromDir.stdout).toContain('seed 000');
+    const b = fresh();
+    const fromCache = cli('import', SEED003, b);
+    expect(fromCache.status).toBe(0);
+    expect(fromCache.stdout).toMatch(/3 records from a seed 003 cache file \(1 skipped/);
+    const exported = cli('export', b);
+    expect(exported.status).toBe(0);
+    const json = join(root, 'b.json');
+    writeFileSync(json, exported.stdout);
+    const c = fresh();
+    expect(cli('import', json, c).stdout).toContain('tapedeck JSON export');
+    expect(readFileSync(c).equals(readFileSync(b))).toBe(true);
+  });
+});
