@@ -27,3 +27,6 @@ export {
 export { MAX_DEPTH, MAX_INPUT_BYTES, TapedeckError, type TapedeckErrorCode, type TapedeckErrorDetails } from './errors.ts';
 export * from './match/index.ts';
 export { VERSION } from './version.ts';
+// Conversation tree and byte-exact replay (issue 5): pure parts, no file system.
+export * from './tree/index.ts';
+export * from './replay/index.ts';

@@ -1,0 +1,317 @@
+/*
+ * The durable replay store: a ReplayStore with a tape behind it, so replays survive restarts
+ * (seed 002's store was memory-only). Every put goes to memory at once (a replay can follow
+ * immediately) and to the tape in the background; puts that arrive while a write is in flight are
+ * batched into the next one (group commit: one append and one fsync for many puts). `put`
+ * resolves once its record is on disk.
+ *
+ * Opening replays the tape's records in file order into a fresh ReplayStore: later records for
+ * the same (token, query) replace earlier ones, records older than the TTL are skipped, and the
+ * max-entries bound applies as it did when they were put. Recency from gets is not written (a
+ * read would otherwise cost a write), so after a restart the least recently *stored* goes first.
+ *
+ * The tape only grows with puts, so once it holds more replay records than `compactAfter`, it is
+ * compacted: superseded and expired records are dropped, and beyond maxEntries the oldest. The
+ * decision is made from the tape's own contents, never from this process's memory, so a tape that
+ * several processes share never loses another process's entries. Records that are not replay
+ * records (a ReplayCache sharing the tape) are always kept.
+ */
+
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { TapedeckError } from '../errors.ts';
+import { appendRecords, createTape, readTape, rewriteTape, type TapeLockOptions, type TapeWarning } from '../store/tape-file.ts';
+import type { ReplaySource } from './handler.ts';
+import { entryOf, ReplayStore, type ReplayEntry, type ReplayLookup, type ReplayPut, type ReplayStoreOptions, type ReplayStoreStats } from './store.ts';
+
+/** The `kind` of replay records on a tape. */
+export const REPLAY_RECORD_KIND = 'tapedeck.replay';
+
+/** A replay entry as stored on the tape. */
+export interface ReplayTapeRecord {
+  v: 1;
+  kind: typeof REPLAY_RECORD_KIND;
+  token: string;
+  query: string;
+  documentId: string;
+  body: Uint8Array;
+  contentType: string;
+  /** ms since the epoch (the store's clock). */
+  createdAt: number;
+  meta?: ReplayEntry['meta'];
+}
+
+export interface DurableReplayOptions extends ReplayStoreOptions {
+  /** fsync every batch before put resolves (default true). */
+  durable?: boolean;
+  /** Lock timing for appends and compaction. */
+  lock?: TapeLockOptions;
+  /** Compact once the tape holds more replay records than this (default max(2 × maxEntries, 1024)). */
+  compactAfter?: number;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The entry a tape record holds, or why it is not one. */
+function fromRecord(v: Record<string, unknown>): ReplayEntry | string {
+  if (v.v !== 1) return `unsupported replay record version ${String(v.v)}`;
+  if (!(v.body instanceof Uint8Array)) return 'replay record without a binary body';
+  if (typeof v.createdAt !== 'number' || !Number.isFinite(v.createdAt)) return 'replay record without a numeric createdAt';
+  try {
+    const e = entryOf({ token: v.token as string, documentId: v.documentId as string, query: v.query as string, body: v.body, contentType: v.contentType as string }, v.createdAt);
+    return isObj(v.meta) ? { ...e, meta: v.meta } : e;
+  } catch (err) {
+    return err instanceof TapedeckError ? err.message : String(err);
+  }
+}
+
+function toRecord(e: ReplayEntry): ReplayTapeRecord {
+  const r: ReplayTapeRecord = { v: 1, kind: REPLAY_RECORD_KIND, token: e.token, query: e.query, documentId: e.documentId, body: e.body, contentType: e.contentType, createdAt: e.createdAt };
+  if (e.meta) r.meta = e.meta;
+  return r;
+}
+
+interface Pending {
+  record: ReplayTapeRecord;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * A replay store backed by a tape. Reads are synchronous and served from memory; puts resolve
+ * when their record is on disk.
+ *
+ * @example
+ * await using replays = await DurableReplayStore.open('var/replays.tape', { maxEntries: 100_000 })
+ * const { token } = await replays.put({ documentId, query, documentVersion: '1', model,
+ *                                       systemPromptVersion: 'v1', selectedIds, body, contentType })
+ * handleReplay(replays, requestBody)   // 200 with the same bytes, also after a restart
+ */
+export class DurableReplayStore implements ReplaySource {
+  readonly path: string;
+  /** The in-memory store every read is served from. */
+  readonly memory: ReplayStore;
+  /** Damage found reading the tape, and records that were not valid replay entries. */
+  readonly warnings: TapeWarning[] = [];
+  private readonly durable: boolean;
+  private readonly lock: TapeLockOptions;
+  private readonly compactAfter: number;
+  private tapeRecords = 0;
+  private writes = 0;
+  private pending: Pending[] = [];
+  private writing: Promise<void> | null = null;
+  private closed = false;
+
+  private constructor(path: string, memory: ReplayStore, opts: DurableReplayOptions) {
+    this.path = path;
+    this.memory = memory;
+    this.durable = opts.durable !== false;
+    this.lock = opts.lock ?? {};
+    const c = opts.compactAfter;
+    if (c !== undefined && (!Number.isSafeInteger(c) || c < 1)) {
+      throw new TapedeckError('E_CONFIG', `Invalid option \`compactAfter\`: ${String(c)}; expected an integer >= 1.`, { option: 'compactAfter', hint: 'e.g. compactAfter: 10_000' });
+    }
+    this.compactAfter = c ?? Math.max(2 * memory.config.maxEntries, 1024);
+  }
+
+  /**
+   * Opens (creating if missing, with its directory) the tape at `path` and loads its replay
+   * entries. With replay disabled nothing is read or written.
+   *
+   * @example
+   * const replays = await DurableReplayStore.open('var/replays.tape', { ttlMs: 7 * 86_400_000 })
+   */
+  static async open(path: string, opts: DurableReplayOptions = {}): Promise<DurableReplayStore> {
+    if (typeof path !== 'string' || path === '') {
+      throw new TapedeckError('E_ARG', 'DurableReplayStore.open needs the path of a tape.', { hint: "e.g. DurableReplayStore.open('var/replays.tape')" });
+    }
+    const { durable: _d, lock: _l, compactAfter: _c, ...memOpts } = opts;
+    const memory = new ReplayStore(memOpts);
+    const store = new DurableReplayStore(path, memory, opts);
+    if (!memory.enabled) return store;
+    let tape;
+    try {
+      tape = await readTape(path);
+    } catch (e) {
+      if (!(e instanceof TapedeckError) || e.code !== 'E_TAPE_NOT_FOUND') throw e;
+      await mkdir(dirname(path), { recursive: true });
+      try {
+        await createTape(path);
+      } catch (err) {
+        if (!(err instanceof TapedeckError) || err.code !== 'E_TAPE_EXISTS') throw err; // another process won the race
+      }
+      return store;
+    }
+    store.warnings.push(...tape.warnings);
+    for (const r of tape.records) {
+      const v = r.value;
+      if (!isObj(v) || v.kind !== REPLAY_RECORD_KIND) continue;
+      store.tapeRecords++;
+      const e = fromRecord(v);
+      if (typeof e === 'string') {
+        store.warnings.push({ code: 'E_REPLAY_RECORD', offset: r.offset, message: e });
+        continue;
+      }
+      try {
+        memory.insert(e);
+      } catch (err) {
+        if (!(err instanceof TapedeckError)) throw err;
+        store.warnings.push({ code: err.code, offset: r.offset, message: err.message });
+      }
+    }
+    return store;
+  }
+
+  get enabled(): boolean {
+    return this.memory.enabled;
+  }
+
+  get config(): ReplayStore['config'] {
+    return this.memory.config;
+  }
+
+  get size(): number {
+    return this.memory.size;
+  }
+
+  /**
+   * Stores a response (in memory now; the promise resolves when it is on the tape) and returns
+   * its entry. Disabled: computes the token, stores nothing.
+   *
+   * @example
+   * const e = await replays.put({ token, documentId: 'doc-1', query: 'q', body: bytes })
+   */
+  async put(p: ReplayPut): Promise<ReplayEntry> {
+    if (this.closed) throw new TapedeckError('E_ARG', `The replay store on ${this.path} is closed.`, { file: this.path, hint: 'Open it again to store more.' });
+    const entry = this.memory.put(p);
+    if (!this.memory.enabled) return entry;
+    await new Promise<void>((resolve, reject) => {
+      this.pending.push({ record: toRecord(entry), resolve, reject });
+      this.writing ??= this.drain();
+    });
+    return entry;
+  }
+
+  /** Writes queued puts until none are left; compacts when the tape has grown past the bound. */
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0);
+        try {
+          await appendRecords(this.path, batch.map((b) => b.record), { ...this.lock, durable: this.durable });
+          this.tapeRecords += batch.length;
+          this.writes++;
+          for (const b of batch) b.resolve();
+        } catch (e) {
+          for (const b of batch) b.reject(e);
+        }
+        if (this.tapeRecords > this.compactAfter) {
+          try {
+            await this.compactNow();
+          } catch (e) {
+            // The records are safe on the tape; compaction is retried after the next batch.
+            this.warnings.push({ code: e instanceof TapedeckError ? e.code : 'E_TAPE_IO', offset: 0, message: `compaction failed: ${(e as Error).message}` });
+          }
+        }
+      }
+    } finally {
+      this.writing = null;
+    }
+  }
+
+  /**
+   * Resolves when every put made so far is on the tape.
+   *
+   * @example
+   * await replays.flush()
+   */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  /**
+   * Rewrites the tape with only the replay records that still matter: the latest per (token,
+   * query), unexpired, at most maxEntries (newest kept). Other records are kept as they are.
+   *
+   * @example
+   * const { kept, dropped } = await replays.compact()
+   */
+  async compact(): Promise<{ kept: number; dropped: number }> {
+    await this.flush();
+    return this.compactNow();
+  }
+
+  private async compactNow(): Promise<{ kept: number; dropped: number }> {
+    const tape = await readTape(this.path);
+    const { ttlMs, maxEntries } = this.memory.config;
+    const now = this.memory.clock();
+    // Latest record per (token, query), by file order.
+    const latest = new Map<string, { offset: number; createdAt: number }>();
+    for (const r of tape.records) {
+      const v = r.value;
+      if (!isObj(v) || v.kind !== REPLAY_RECORD_KIND || typeof v.token !== 'string' || typeof v.query !== 'string') continue;
+      latest.set(v.token + v.query, { offset: r.offset, createdAt: typeof v.createdAt === 'number' ? v.createdAt : -Infinity });
+    }
+    let live = [...latest.values()].filter((x) => ttlMs === 0 || x.createdAt + ttlMs > now);
+    if (live.length > maxEntries) live = live.sort((a, b) => a.offset - b.offset).slice(live.length - maxEntries);
+    const keepOffsets = new Set(live.map((x) => x.offset));
+    const seen = new Set(tape.records.map((r) => r.offset));
+    const r = await rewriteTape(
+      this.path,
+      (e) => {
+        const v = e.value;
+        if (!isObj(v) || v.kind !== REPLAY_RECORD_KIND) return true;
+        // Appended after our read (by us or by another process): keep, judge next time.
+        if (!seen.has(e.offset)) return true;
+        return keepOffsets.has(e.offset);
+      },
+      this.lock,
+    );
+    this.tapeRecords = r.kept;
+    return { kept: r.kept, dropped: r.dropped };
+  }
+
+  /** See ReplayStore.get. */
+  get(token: string, query: string): ReplayEntry | undefined {
+    return this.memory.get(token, query);
+  }
+
+  /** See ReplayStore.lookup. */
+  lookup(token: string, query: string, documentId: string): ReplayLookup {
+    return this.memory.lookup(token, query, documentId);
+  }
+
+  has(token: string, query: string): boolean {
+    return this.memory.has(token, query);
+  }
+
+  /** The memory store's counters, the replay records on the tape and the appends made (one per batch). */
+  stats(): ReplayStoreStats & { tapeRecords: number; writes: number } {
+    return { ...this.memory.stats(), tapeRecords: this.tapeRecords, writes: this.writes };
+  }
+
+  /**
+   * Waits for pending puts and stops accepting new ones.
+   *
+   * @example
+   * await replays.close()
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.flush();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+/**
+ * Opens a durable replay store: `DurableReplayStore.open`.
+ *
+ * @example
+ * const replays = await openReplayStore('var/replays.tape')
+ */
+export function openReplayStore(path: string, opts: DurableReplayOptions = {}): Promise<DurableReplayStore> {
+  return DurableReplayStore.open(path, opts);
+}

@@ -1,0 +1,402 @@
+/*
+ * The replay store (seed 002): the exact bytes of served responses, by trace token and query,
+ * bounded by max entries (least recently used out first) and by age (TTL).
+ *
+ * Seed 002 keyed its store by the trace token alone. The token covers the document, its version,
+ * the model, the system prompt version and the selected ids, but not the query, so two different
+ * queries that select the same ids got the same token and the second response overwrote the
+ * first: the first query's replay then failed with "query differs". Here the token keeps the
+ * spec's formula (other implementations recompute it from docs/hash-spec.md alone) and the store
+ * keys entries by (token, query): both queries stay replayable, each with its own bytes, and a
+ * replay whose token is known but whose query was never stored under it is still a 409 naming the
+ * query. docs/replay.md has the whole story.
+ *
+ * Recency and eviction use a Map's insertion order: a hit re-inserts its entry at the end, the
+ * first key is the least recently used. Every operation is O(1). Expired entries are dropped when
+ * touched, and each put also looks at the two least recently used entries and drops them if
+ * expired, so a store that is written to sheds its expired entries without a timer.
+ */
+
+import { traceToken } from '../core/index.ts';
+import { TapedeckError } from '../errors.ts';
+import { resolveReplayConfig, type ReplayConfig, type ResolvedReplayConfig } from './config.ts';
+
+/** What a trace token was computed from, kept with the entry for inspection. */
+export interface ReplayMeta {
+  documentVersion?: string;
+  model?: string;
+  systemPromptVersion?: string;
+  selectedIds?: readonly string[];
+}
+
+/** One stored response. */
+export interface ReplayEntry {
+  readonly token: string;
+  readonly query: string;
+  readonly documentId: string;
+  /** The bytes that went on the wire, exactly (a trailing newline included). */
+  readonly body: Uint8Array;
+  readonly contentType: string;
+  /** When it was stored (ms, the store's clock); the TTL counts from here. */
+  readonly createdAt: number;
+  readonly meta: ReplayMeta | undefined;
+}
+
+/**
+ * A response to store. Give the trace token, or the fields it is computed from (documentVersion,
+ * model, systemPromptVersion, selectedIds); with both, they must agree.
+ */
+export interface ReplayPut {
+  token?: string;
+  documentId: string;
+  query: string;
+  documentVersion?: string;
+  model?: string;
+  systemPromptVersion?: string;
+  selectedIds?: readonly string[];
+  /** The response body as sent: bytes, or text (stored as its UTF-8 bytes). */
+  body: Uint8Array | string;
+  /** Default `application/json`. */
+  contentType?: string;
+}
+
+/** Outcome of a replay lookup, in the order seed 002 checks: token, document id, query. */
+export type ReplayLookup =
+  | { status: 'found'; entry: ReplayEntry }
+  | { status: 'unknown-token' }
+  | { status: 'document-mismatch' }
+  | { status: 'query-mismatch' };
+
+export interface ReplayStoreOptions extends Partial<ReplayConfig> {
+  /** Clock in ms (default Date.now); tests pass a fake one. */
+  now?: () => number;
+  /** Environment to read TAPEDECK_REPLAY_* from (default process.env). */
+  env?: Record<string, string | undefined>;
+}
+
+export interface ReplayStoreStats {
+  size: number;
+  puts: number;
+  hits: number;
+  misses: number;
+  /** Entries pushed out by maxEntries. */
+  evictions: number;
+  /** Entries dropped because their TTL passed. */
+  expired: number;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const encoder = new TextEncoder();
+
+interface Slot {
+  entry: ReplayEntry;
+  expiresAt: number;
+}
+
+function argError(message: string, path: string, hint: string): TapedeckError {
+  return new TapedeckError('E_ARG', message, { path, hint });
+}
+
+function text(v: unknown, name: string, hint: string): string {
+  if (typeof v !== 'string' || v === '') throw argError(`ReplayStore.put: ${name} must be a non-empty string; got ${typeof v === 'string' ? 'an empty string' : typeof v}.`, `$.${name}`, hint);
+  if (!v.isWellFormed()) throw argError(`ReplayStore.put: ${name} has a lone UTF-16 surrogate.`, `$.${name}`, 'Use s.toWellFormed() or fix the value.');
+  return v;
+}
+
+/** The stored token of a put: the given one, the computed one, or an error when they disagree. */
+function tokenOf(p: ReplayPut): string {
+  const fields = p.documentVersion !== undefined || p.model !== undefined || p.systemPromptVersion !== undefined || p.selectedIds !== undefined;
+  let computed: string | undefined;
+  if (fields) {
+    computed = traceToken({
+      documentId: p.documentId,
+      documentVersion: p.documentVersion as string,
+      model: p.model as string,
+      systemPromptVersion: p.systemPromptVersion as string,
+      selectedIds: p.selectedIds as readonly string[],
+    });
+  }
+  if (p.token === undefined) {
+    if (computed === undefined) {
+      throw argError('ReplayStore.put needs a token, or documentVersion, model, systemPromptVersion and selectedIds to compute it.', '$.token', 'e.g. put({ documentId, query, documentVersion: "1", model, systemPromptVersion: "v1", selectedIds, body }).');
+    }
+    return computed;
+  }
+  if (typeof p.token !== 'string' || !HEX64.test(p.token)) {
+    throw argError('ReplayStore.put: token must be 64 lowercase hex characters (a traceToken()).', '$.token', 'Compute it with traceToken(), or leave it out and pass its fields.');
+  }
+  if (computed !== undefined && computed !== p.token) {
+    throw new TapedeckError('E_REPLAY_CONFLICT', 'ReplayStore.put: the token does not match the trace fields given with it.', {
+      path: '$.token',
+      hint: 'Pass the token traceToken() gives for these fields, or only one of the two.',
+    });
+  }
+  return p.token;
+}
+
+/**
+ * Builds a validated entry from a put (shared by the memory store and the durable one).
+ * @internal
+ */
+export function entryOf(p: ReplayPut, createdAt: number): ReplayEntry {
+  if (p === null || typeof p !== 'object') throw argError('ReplayStore.put expects an object.', '$', '{ token | trace fields, documentId, query, body, contentType? }');
+  const documentId = text(p.documentId, 'documentId', 'The document the response answered about.');
+  const query = text(p.query, 'query', 'The query the response answered.');
+  const token = tokenOf(p);
+  let body: Uint8Array;
+  if (typeof p.body === 'string') {
+    if (!p.body.isWellFormed()) throw argError('ReplayStore.put: body text has a lone UTF-16 surrogate, so it has no exact bytes.', '$.body', 'Pass the bytes that were sent.');
+    body = encoder.encode(p.body);
+  } else if (p.body instanceof Uint8Array) {
+    body = p.body.slice(); // the caller's buffer may be reused; the store keeps what was sent
+  } else {
+    throw argError(`ReplayStore.put: body must be a Uint8Array or a string; got ${p.body === null ? 'null' : typeof p.body}.`, '$.body', 'Pass the exact response bytes.');
+  }
+  const contentType = p.contentType === undefined ? 'application/json' : text(p.contentType, 'contentType', 'e.g. "application/json".');
+  let meta: ReplayMeta | undefined;
+  if (p.documentVersion !== undefined || p.model !== undefined || p.systemPromptVersion !== undefined || p.selectedIds !== undefined) {
+    meta = {};
+    if (p.documentVersion !== undefined) meta.documentVersion = p.documentVersion;
+    if (p.model !== undefined) meta.model = p.model;
+    if (p.systemPromptVersion !== undefined) meta.systemPromptVersion = p.systemPromptVersion;
+    if (p.selectedIds !== undefined) meta.selectedIds = [...p.selectedIds];
+  }
+  return { token, query, documentId, body, contentType, createdAt, meta };
+}
+
+/**
+ * In-memory replay store: LRU by max entries, TTL, keyed by (trace token, query). Synchronous and
+ * free of I/O; `openReplayStore` in `tapedeck/store` adds a tape behind it so entries survive
+ * restarts.
+ *
+ * @example
+ * const store = new ReplayStore({ maxEntries: 10_000, ttlMs: 3_600_000 })
+ * const { token } = store.put({ documentId: 'doc-1', query: 'q', documentVersion: '1', model: 'gpt-4o',
+ *                               systemPromptVersion: 'v1', selectedIds: ['b', 'a'], body: '{"answer":42}\n' })
+ * store.get(token, 'q')?.body   // the exact bytes, trailing newline included
+ */
+export class ReplayStore {
+  readonly config: ResolvedReplayConfig;
+  private readonly now: () => number;
+  private readonly slots = new Map<string, Slot>();
+  /** Live entries per token, and the document every one of them is about. */
+  private readonly tokens = new Map<string, { documentId: string; count: number }>();
+  private counts = { puts: 0, hits: 0, misses: 0, evictions: 0, expired: 0 };
+
+  constructor(opts: ReplayStoreOptions = {}) {
+    const { now, env, ...config } = opts;
+    if (now !== undefined && typeof now !== 'function') {
+      throw new TapedeckError('E_ARG', 'ReplayStore: `now` must be a function returning milliseconds.', { hint: 'e.g. { now: () => fake.ms }' });
+    }
+    this.config = resolveReplayConfig(config, env);
+    this.now = now ?? Date.now;
+  }
+
+  /** False when replay is turned off: puts are not kept and every replay is a 501. */
+  get enabled(): boolean {
+    return this.config.enabled;
+  }
+
+  /** Live and not yet swept entries. */
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** The clock the store stamps entries with. */
+  clock(): number {
+    return this.now();
+  }
+
+  /**
+   * Stores a response under its trace token and query (replacing what that pair held) and
+   * returns the entry, whose `token` the response should carry. When replay is disabled the
+   * token is still computed and returned, and nothing is kept.
+   *
+   * @example
+   * const e = store.put({ token, documentId: 'doc-1', query: 'q', body: bytes, contentType: 'application/json' })
+   */
+  put(p: ReplayPut): ReplayEntry {
+    return this.insert(entryOf(p, this.now()));
+  }
+
+  /**
+   * Adds a ready-made entry (keeping its createdAt): how the durable store reloads a tape.
+   * Entries already past their TTL are not added. Returns the entry.
+   * @internal
+   */
+  insert(entry: ReplayEntry): ReplayEntry {
+    if (!this.config.enabled) return entry;
+    const id = entry.token + entry.query; // tokens are 64 characters, so this is unambiguous
+    const now = this.now();
+    const expiresAt = this.config.ttlMs === 0 ? Infinity : entry.createdAt + this.config.ttlMs;
+    this.sweep(2, now);
+    const tok = this.tokens.get(entry.token);
+    if (tok && tok.documentId !== entry.documentId) {
+      // The token covers the document id, so this is a token computed from other fields.
+      throw new TapedeckError('E_REPLAY_CONFLICT', `Trace token ${entry.token.slice(0, 12)}… is already stored for another document id.`, {
+        path: '$.documentId',
+        hint: 'A trace token is computed from its document id; compute it with traceToken() for this document.',
+      });
+    }
+    this.counts.puts++;
+    if (expiresAt <= now) return entry;
+    const old = this.slots.get(id);
+    if (old) this.slots.delete(id);
+    else if (tok) tok.count++;
+    else this.tokens.set(entry.token, { documentId: entry.documentId, count: 1 });
+    this.slots.set(id, { entry, expiresAt });
+    while (this.slots.size > this.config.maxEntries) {
+      const lru = this.slots.keys().next().value as string;
+      this.remove(lru, this.slots.get(lru)!);
+      this.counts.evictions++;
+    }
+    return entry;
+  }
+
+  private remove(id: string, slot: Slot): void {
+    this.slots.delete(id);
+    const tok = this.tokens.get(slot.entry.token)!;
+    if (--tok.count === 0) this.tokens.delete(slot.entry.token);
+  }
+
+  /** Drops up to `limit` expired entries from the least recently used end. */
+  private sweep(limit: number, now: number): void {
+    if (this.config.ttlMs === 0) return;
+    for (const [id, slot] of this.slots) {
+      if (limit-- <= 0 || slot.expiresAt > now) return;
+      this.remove(id, slot);
+      this.counts.expired++;
+    }
+  }
+
+  /** The live slot for (token, query), dropping it if expired. */
+  private live(id: string, now: number): Slot | undefined {
+    const slot = this.slots.get(id);
+    if (slot === undefined) return undefined;
+    if (slot.expiresAt <= now) {
+      this.remove(id, slot);
+      this.counts.expired++;
+      return undefined;
+    }
+    return slot;
+  }
+
+  /**
+   * The entry stored for (token, query), or undefined (also when expired). A hit makes it the
+   * most recently used. The body returned is a copy: nothing a caller does changes what is
+   * replayed next.
+   *
+   * @example
+   * const e = store.get(token, 'what is 2+2?'); if (e) res.end(e.body)
+   */
+  get(token: string, query: string): ReplayEntry | undefined {
+    const id = token + query;
+    const slot = typeof token === 'string' && token.length === 64 && typeof query === 'string' ? this.live(id, this.now()) : undefined;
+    if (!slot) {
+      this.counts.misses++;
+      return undefined;
+    }
+    this.slots.delete(id);
+    this.slots.set(id, slot);
+    this.counts.hits++;
+    return { ...slot.entry, body: slot.entry.body.slice() };
+  }
+
+  /** Whether (token, query) is stored and live; does not change recency. */
+  has(token: string, query: string): boolean {
+    return this.live(token + query, this.now()) !== undefined;
+  }
+
+  /**
+   * The replay decision for a request: found, unknown token (404), document id differs (409) or
+   * query differs (409). The document id is checked first, as seed 002 does: pointing at the
+   * wrong document is the more useful thing to hear.
+   *
+   * @example
+   * const r = store.lookup(token, query, documentId); if (r.status === 'found') send(r.entry.body)
+   */
+  lookup(token: string, query: string, documentId: string): ReplayLookup {
+    const now = this.now();
+    const id = token + query;
+    const slot = this.live(id, now);
+    const tok = this.tokens.get(token);
+    if (tok === undefined) {
+      this.counts.misses++;
+      return { status: 'unknown-token' };
+    }
+    if (tok.documentId !== documentId) {
+      this.counts.misses++;
+      return { status: 'document-mismatch' };
+    }
+    if (slot === undefined) {
+      this.counts.misses++;
+      return { status: 'query-mismatch' };
+    }
+    this.slots.delete(id);
+    this.slots.set(id, slot);
+    this.counts.hits++;
+    return { status: 'found', entry: { ...slot.entry, body: slot.entry.body.slice() } };
+  }
+
+  /**
+   * Removes (token, query); true if it was there.
+   *
+   * @example
+   * store.delete(token, 'q')
+   */
+  delete(token: string, query: string): boolean {
+    const id = token + query;
+    const slot = this.slots.get(id);
+    if (!slot) return false;
+    this.remove(id, slot);
+    return true;
+  }
+
+  /**
+   * Drops every expired entry now (O(n)); returns how many. Puts and lookups already drop the
+   * ones they meet; call this to bound memory in a store that is rarely written.
+   *
+   * @example
+   * setInterval(() => store.prune(), 60_000).unref()
+   */
+  prune(): number {
+    if (this.config.ttlMs === 0) return 0;
+    const now = this.now();
+    let n = 0;
+    for (const [id, slot] of this.slots) {
+      if (slot.expiresAt <= now) {
+        this.remove(id, slot);
+        n++;
+      }
+    }
+    this.counts.expired += n;
+    return n;
+  }
+
+  /** Removes everything. */
+  clear(): void {
+    this.slots.clear();
+    this.tokens.clear();
+  }
+
+  /**
+   * Live entries, least recently used first (bodies are the stored bytes: do not modify).
+   *
+   * @example
+   * for (const e of store.entries()) console.log(e.token, e.query)
+   */
+  *entries(): Generator<ReplayEntry> {
+    const now = this.now();
+    for (const slot of this.slots.values()) if (slot.expiresAt > now) yield slot.entry;
+  }
+
+  /**
+   * Counters since the store was made.
+   *
+   * @example
+   * const { hits, misses, evictions } = store.stats()
+   */
+  stats(): ReplayStoreStats {
+    return { size: this.slots.size, ...this.counts };
+  }
+}
