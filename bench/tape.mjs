@@ -102,16 +102,22 @@ export async function tapeBench(store, lib, { quick = false } = {}) {
     const jsonBytes = statSync(jsonB).size;
     all.length = 0;
 
-    // Memory first, before any other open: array buffers of dropped tapes are freed lazily
-    // after a GC, which would blur the difference.
-    gc();
+    // Memory first, before any other open. Array buffers dropped earlier (appends, the JSON
+    // copy) are freed lazily after a GC, so let that settle before the first reading.
+    const settle = async () => {
+      for (let i = 0; i < 3; i++) {
+        gc();
+        await new Promise((r) => setTimeout(r, 30));
+      }
+    };
+    await settle();
     const used = () => {
       const m = process.memoryUsage();
       return m.heapUsed + m.arrayBuffers; // the file image is an external Buffer
     };
     const heapBefore = used();
     const held = await store.ReplayCache.open(tapeB, { mode: 'replay' });
-    gc();
+    await settle();
     const heapAfter = used();
     const opens = [];
     for (let r = 0; r < (quick ? 2 : 5); r++) {
