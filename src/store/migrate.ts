@@ -20,7 +20,7 @@ import { loadRecordingsDir } from '../match/recordings.ts';
 import { VERSION } from '../version.ts';
 import { sortedKeys } from './record-order.ts';
 import { redactor, type RedactOptions } from './redact.ts';
-import type { ReplayRecord } from './replay-cache.ts';
+import { buildRecord, type ReplayRecord } from './replay-cache.ts';
 import { appendRecords, createTape } from './tape-file.ts';
 
 export interface MigrateOptions {
@@ -49,19 +49,10 @@ function isoOf(v: unknown): string | undefined {
   return Number.isNaN(t) ? undefined : new Date(t).toISOString();
 }
 
-const hexBytes = (hashes: readonly string[]): Uint8Array => Buffer.from(hashes.join(''), 'hex');
-
 function toRecord(request: unknown, value: unknown, recordedAt: string, meta: Record<string, unknown>, opts: MigrateOptions): ReplayRecord {
-  const keys = requestKeys(request, { ignoreArgs: opts.ignoredArgs });
   const r = redactor(opts.redact);
-  const rec: ReplayRecord = { v: 1, key: keys.key, recordedAt } as ReplayRecord;
-  if (opts.ignoredArgs && opts.ignoredArgs.length > 0) rec.ignored = JSON.stringify([...new Set(opts.ignoredArgs)].sort());
-  rec.signature = sortedKeys(keys.signature);
-  rec.hashes = { messages: hexBytes(keys.messageHashes), paths: hexBytes(keys.pathHashes) };
-  rec.request = sortedKeys(r.value(request));
-  rec.value = sortedKeys(r.value(value));
-  rec.meta = sortedKeys(r.value(meta));
-  return rec;
+  const keys = requestKeys(request, { ignoreArgs: opts.ignoredArgs });
+  return buildRecord(keys, request, sortedKeys(r.value(value)), { ignoredArgs: opts.ignoredArgs, meta }, r, recordedAt);
 }
 
 /** Writes records to a new tape beside `out` and moves it into place (never a half-written tape). */

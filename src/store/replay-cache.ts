@@ -269,6 +269,40 @@ function modelOf(keys: RequestKeys | undefined, request: unknown): string {
   return typeof m === 'string' ? m : 'unknown';
 }
 
+/**
+ * A record in the layout of docs/tape-format.md (field order included: scalars first). `value`
+ * must already be redacted and key-sorted (put compares it with old recordings first); the
+ * request and metadata are redacted here. Shared by ReplayCache.put and the importers.
+ *
+ * @example
+ * const rec = buildRecord(requestKeys(req), req, sortedKeys(answer), {}, redactor(), new Date().toISOString());
+ */
+export function buildRecord(keys: RequestKeys, request: unknown, storedValue: unknown, opts: ReplayPutOptions, r: Redactor, recordedAt: string): ReplayRecord {
+  const record = { v: 1, key: keys.key, recordedAt } as ReplayRecord;
+  if (opts.durationMs !== undefined) {
+    if (typeof opts.durationMs !== 'number' || !(opts.durationMs >= 0)) {
+      throw new TapedeckError('E_ARG', `put: durationMs must be a non-negative number, got ${String(opts.durationMs)}.`, { hint: 'Pass the elapsed milliseconds of the live call.' });
+    }
+    record.durationMs = opts.durationMs;
+  }
+  const ignored = ignoredText(opts.ignoredArgs);
+  if (ignored !== '') record.ignored = ignored;
+  record.signature = sortedKeys(keys.signature);
+  record.hashes = { messages: hexBytes(keys.messageHashes), paths: hexBytes(keys.pathHashes) };
+  record.request = sortedKeys(r.value(request));
+  record.value = storedValue;
+  if (opts.raw !== undefined) {
+    const body = opts.raw.body;
+    if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+      throw new TapedeckError('E_ARG', 'put: raw.body must be a Uint8Array or a string.', { hint: 'Pass the response bytes exactly as received.' });
+    }
+    record.raw = { body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+    if (opts.raw.contentType !== undefined) record.raw.contentType = String(opts.raw.contentType);
+  }
+  if (opts.meta !== undefined) record.meta = sortedKeys(r.value(opts.meta));
+  return record;
+}
+
 const store = new AsyncLocalStorage<ReplayCache>();
 
 export class ReplayCache {
@@ -559,28 +593,7 @@ export class ReplayCache {
         return this.flushing?.then(() => undefined);
       }
     }
-    const record: ReplayRecord = { v: 1, key: keys.key, recordedAt: new Date().toISOString() } as ReplayRecord;
-    if (opts.durationMs !== undefined) {
-      if (typeof opts.durationMs !== 'number' || !(opts.durationMs >= 0)) {
-        throw new TapedeckError('E_ARG', `put: durationMs must be a non-negative number, got ${String(opts.durationMs)}.`, { hint: 'Pass the elapsed milliseconds of the live call.' });
-      }
-      record.durationMs = opts.durationMs;
-    }
-    const ignored = ignoredText(ignoredArgs);
-    if (ignored !== '') record.ignored = ignored;
-    record.signature = sortedKeys(keys.signature);
-    record.hashes = { messages: hexBytes(keys.messageHashes), paths: hexBytes(keys.pathHashes) };
-    record.request = sortedKeys(this.redactor.value(request));
-    record.value = storedValue;
-    if (opts.raw !== undefined) {
-      const body = opts.raw.body;
-      if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
-        throw new TapedeckError('E_ARG', 'put: raw.body must be a Uint8Array or a string.', { hint: 'Pass the response bytes exactly as received.' });
-      }
-      record.raw = { body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
-      if (opts.raw.contentType !== undefined) record.raw.contentType = String(opts.raw.contentType);
-    }
-    if (opts.meta !== undefined) record.meta = sortedKeys(this.redactor.value(opts.meta));
+    const record = buildRecord(keys, request, storedValue, { ...opts, ignoredArgs }, this.redactor, new Date().toISOString());
     await new Promise<void>((done, fail) => {
       this.batch.push({ record, done: (e) => (e === undefined ? done() : fail(e)) });
       this.flushing ??= this.flush();
