@@ -478,9 +478,45 @@ if (!FILTERS.length || FILTERS.includes('tape')) {
   }
 }
 
+// ------------------------------------------------------------------- tree ----
+// Issue 5's rows: findOrCreate on a 10,000-message conversation, ReplayStore with 1,000,000 entries.
+if (!FILTERS.length || FILTERS.includes('tree')) {
+  const { treeBench, formatRow } = await import('./tree.mjs');
+  lib.setBackend(DEFAULT_BACKEND);
+  const tree = await treeBench(lib, null, { quick: QUICK });
+  console.log(`\n== TREE: conversation tree and replay store (backend ${DEFAULT_BACKEND}; ratio = time / baseline time)`);
+  console.log(table(['row', 'value', 'ratio', 'vs'], tree.rows.map(formatRow)));
+  for (const t of tree.targets) {
+    const checked = t.unit === 'us-abs' || t.unit === 'ratio-target';
+    const shown = t.unit.startsWith('ratio') ? `${t.value.toFixed(2)}x` : `${t.value.toFixed(2)} µs`;
+    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: checked ? t.pass : null, unit: t.unit });
+    console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${checked ? (t.pass ? 'PASS' : 'MISS') : ''}`);
+  }
+}
+
+// ------------------------------------------------------------------ proxy ----
+// Issue 6's rows: replay throughput and added latency over a loopback baseline, vs talkback.
+let proxy = null;
+if (!FILTERS.length || FILTERS.includes('proxy')) {
+  const { proxyBench } = await import('./proxy.mjs');
+  proxy = await proxyBench({ quick: QUICK });
+  console.log('\n== PROXY: replay over HTTP (autocannon; each server in its own worker thread)');
+  console.log(
+    table(
+      ['row', 'req/s', 'p50', 'p99', 'added p50', 'n'],
+      proxy.rows.map((r) => [r.label, r.rps.toFixed(0), `${r.p50.toFixed(3)} ms`, `${r.p99.toFixed(3)} ms`, r.addedP50 === null ? '(baseline)' : `${r.addedP50.toFixed(3)} ms`, r.n]),
+    ),
+  );
+  for (const t of proxy.targets) {
+    const shown = t.unit === 'ms' ? `${t.value.toFixed(3)} ms` : `${t.value.toFixed(2)}x`;
+    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.pass, unit: t.unit });
+    console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.pass ? 'PASS' : 'MISS'}`);
+  }
+}
+
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows } }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, proxy: proxy && { rows: proxy.rows } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;

@@ -1,0 +1,286 @@
+// Proxy benchmark rows (issue 6): replay throughput and the latency the proxy adds over a
+// loopback baseline server, at 1, 16 and 64 connections, for tapedeck and for talkback (the
+// established Node record/replay proxy) serving the same recordings, in the same run.
+//
+// - The tape is recorded for real: a fake OpenAI upstream, tapedeck in record mode.
+// - baseline: a plain node:http server that reads the body and answers the recorded bytes for it
+//   (a Map lookup by body), i.e. the floor for any HTTP server on this machine.
+// - talkback: the same recordings written as talkback tapes (JSON5), record DISABLED.
+// Each server runs in a worker thread, so it has a core while autocannon drives it from the main
+// thread. Latency is measured per response from autocannon's 'response' events (its own
+// histogram has 1 ms resolution, too coarse for a 1 ms target).
+//
+// Run by bench/run.mjs (--filter proxy), or alone: node bench/proxy.mjs [--quick].
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const PROXY_LIB = new URL('../dist/proxy/index.js', import.meta.url).href;
+const STORE_LIB = new URL('../dist/store/index.js', import.meta.url).href;
+
+const SYSTEM = 'You are a support assistant for an online bookshop. Answer in at most three sentences. ' + 'Be precise about order numbers and dates. '.repeat(8);
+
+/** A realistic chat request of ~2 KB: system prompt, a few turns, temperature 0. */
+function requestBody(i) {
+  return JSON.stringify({
+    model: 'gpt-4o-mini',
+    temperature: 0,
+    messages: [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: `Where is my order #${10_000 + i}? I ordered it last Tuesday.` },
+      { role: 'assistant', content: `Order #${10_000 + i} shipped on Wednesday and should arrive within three working days.` },
+      { role: 'user', content: `Can I still change the delivery address for order #${10_000 + i}? Question ${i}.` },
+    ],
+  });
+}
+
+function answerBody(i) {
+  return JSON.stringify({
+    id: `chatcmpl-bench${i}`,
+    object: 'chat.completion',
+    created: 1767225600,
+    model: 'gpt-4o-mini-2024-07-18',
+    choices: [{ index: 0, message: { role: 'assistant', content: `Yes: order #${10_000 + i} has not left the depot's last stop yet, so you can change the address under My orders until 18:00 today.`, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 212, completion_tokens: 31, total_tokens: 243 },
+    system_fingerprint: 'fp_bench',
+  });
+}
+
+const N_REQUESTS = 8;
+
+function listen(server) {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
+}
+
+function readAll(req) {
+  return new Promise((resolve) => {
+    const parts = [];
+    req.on('data', (c) => parts.push(c));
+    req.on('end', () => resolve(Buffer.concat(parts)));
+  });
+}
+
+// ----------------------------------------------------------------- worker side ----
+
+async function serve({ kind, tape, talkbackDir, answers }) {
+  if (kind === 'baseline') {
+    const byBody = new Map(answers.map(([req, res]) => [req, Buffer.from(res)]));
+    const server = createServer(async (req, res) => {
+      const body = (await readAll(req)).toString();
+      const out = byBody.get(body);
+      if (!out) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length });
+      res.end(out);
+    });
+    server.keepAliveTimeout = 65_000;
+    return listen(server);
+  }
+  if (kind === 'tapedeck') {
+    const { startProxy } = await import(PROXY_LIB);
+    const proxy = await startProxy({ tape, mode: 'replay', port: 0 });
+    return proxy.port;
+  }
+  if (kind === 'talkback') {
+    const talkback = (await import('talkback')).default;
+    const server = talkback({
+      host: 'http://127.0.0.1:9',
+      path: talkbackDir,
+      record: talkback.Options.RecordMode.DISABLED,
+      fallbackMode: talkback.Options.FallbackMode.NOT_FOUND,
+      allowHeaders: [],
+      silent: true,
+      summary: false,
+      port: 0,
+    });
+    const srv = await server.start();
+    return (srv ?? server.server).address().port;
+  }
+  throw new Error(`bench: unknown server kind ${kind}`);
+}
+
+if (!isMainThread && workerData?.role === 'proxy-bench-server') {
+  serve(workerData).then(
+    (port) => parentPort.postMessage({ port }),
+    (e) => parentPort.postMessage({ error: String(e?.stack ?? e) }),
+  );
+}
+
+// ------------------------------------------------------------------- main side ----
+
+function startWorker(data) {
+  const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { role: 'proxy-bench-server', ...data } });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (m) => (m.error ? reject(new Error(`bench: ${data.kind} server failed: ${m.error}`)) : resolve({ worker, port: m.port })));
+    worker.once('error', reject);
+  });
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p + 0.5))];
+}
+
+async function load(autocannon, port, connections, duration, bodies) {
+  const latencies = [];
+  let non2xx = 0;
+  let started = 0;
+  let last = 0;
+  const result = await new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: `http://127.0.0.1:${port}`,
+        connections,
+        duration,
+        // Checks for the end every 100 ms instead of every second, so short runs stay short.
+        sampleInt: 100,
+        requests: bodies.map((body) => ({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body })),
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    instance.on('start', () => (started = performance.now()));
+    instance.on('response', (_client, status, _bytes, ms) => {
+      last = performance.now();
+      if (status >= 200 && status < 300) latencies.push(ms);
+      else non2xx++;
+    });
+  });
+  latencies.sort((a, b) => a - b);
+  if (non2xx > 0 || result.errors > 0) throw new Error(`bench: ${non2xx} non-2xx answers and ${result.errors} errors on port ${port}`);
+  return { rps: (latencies.length / (last - started)) * 1000, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), n: latencies.length };
+}
+
+/** Records the tape for real: fake upstream, tapedeck in record mode. */
+async function recordTape(dir) {
+  const { startProxy } = await import(PROXY_LIB);
+  const byBody = new Map(Array.from({ length: N_REQUESTS }, (_, i) => [requestBody(i), answerBody(i)]));
+  const upstream = createServer(async (req, res) => {
+    const out = byBody.get((await readAll(req)).toString());
+    res.writeHead(out ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(out ?? '{}');
+  });
+  const port = await listen(upstream);
+  const tape = join(dir, 'bench.tape');
+  const proxy = await startProxy({ upstream: `http://127.0.0.1:${port}`, tape, mode: 'record', port: 0 });
+  for (const body of byBody.keys()) {
+    const r = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body });
+    await r.arrayBuffer();
+  }
+  await proxy.close();
+  await new Promise((r) => upstream.close(r));
+  return tape;
+}
+
+/** The same recordings as talkback tapes: one JSON5 file each (JSON is JSON5). */
+async function writeTalkbackTapes(tape, dir) {
+  const { readTape } = await import(STORE_LIB);
+  const out = join(dir, 'talkback');
+  mkdirSync(out, { recursive: true });
+  const answers = [];
+  const records = (await readTape(tape)).records.map((r) => r.value).filter((v) => v?.kind === 'http');
+  records.forEach((rec, i) => {
+    const reqBody = JSON.stringify(rec.request.body);
+    const resBody = Buffer.from(rec.response.body).toString('utf8');
+    answers.push([reqBody, resBody]);
+    const t = {
+      meta: { createdAt: rec.recordedAt, host: 'http://127.0.0.1:9', reqHumanReadable: true, resHumanReadable: true },
+      req: { url: rec.request.url, method: rec.request.method, headers: { 'content-type': 'application/json' }, body: rec.request.body },
+      res: { status: rec.response.status, headers: { 'content-type': ['application/json'] }, body: JSON.parse(resBody) },
+    };
+    writeFileSync(join(out, `rec-${i}.json5`), JSON.stringify(t, null, 2));
+  });
+  return { talkbackDir: out, answers, bodies: answers.map(([req]) => req) };
+}
+
+/**
+ * Runs the proxy rows. Returns `{ rows, targets }`: per server and connection count, requests per
+ * second and p50/p99 latency; for tapedeck and talkback also the p50 added over the baseline.
+ */
+export async function proxyBench({ quick = false } = {}) {
+  const autocannon = (await import('autocannon')).default;
+  const dir = mkdtempSync(join(tmpdir(), 'tapedeck-proxy-bench-'));
+  const duration = quick ? 0.5 : 2.5;
+  const rounds = quick ? 1 : 2;
+  const warmup = quick ? 0.3 : 1;
+  const conns = [1, 16, 64];
+  const rows = [];
+  const targets = [];
+  try {
+    const tape = await recordTape(dir);
+    const { talkbackDir, answers, bodies } = await writeTalkbackTapes(tape, dir);
+    if (answers.length !== N_REQUESTS) throw new Error(`bench: expected ${N_REQUESTS} recordings, got ${answers.length}`);
+    const results = {};
+    const kinds = ['baseline', 'tapedeck', 'talkback'];
+    const servers = {};
+    try {
+      for (const kind of kinds) {
+        servers[kind] = await startWorker({ kind, tape, talkbackDir, answers });
+        const { port } = servers[kind];
+        // Every server must answer every request with the recorded bytes before it is timed.
+        for (const [req, res] of answers) {
+          const r = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: req });
+          const text = await r.text();
+          if (r.status !== 200 || JSON.stringify(JSON.parse(text)) !== JSON.stringify(JSON.parse(res))) throw new Error(`bench: ${kind} answered ${r.status} ${text.slice(0, 200)}`);
+        }
+        await load(autocannon, port, 16, warmup, bodies);
+      }
+      // Servers take turns, round by round, so a slow patch of the machine (a shared VM) hits
+      // all three alike; each figure is the median over the rounds.
+      for (const c of conns) {
+        const runs = Object.fromEntries(kinds.map((k) => [k, []]));
+        for (let round = 0; round < rounds; round++) {
+          const order = round % 2 === 0 ? kinds : [...kinds].reverse();
+          for (const kind of order) runs[kind].push(await load(autocannon, servers[kind].port, c, duration, bodies));
+        }
+        for (const kind of kinds) {
+          const med = (f) => {
+            const v = runs[kind].map(f).sort((a, b) => a - b);
+            return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+          };
+          results[`${kind}/${c}`] = { rps: med((r) => r.rps), p50: med((r) => r.p50), p99: med((r) => r.p99), n: runs[kind].reduce((n, r) => n + r.n, 0) };
+        }
+      }
+    } finally {
+      await Promise.all(Object.values(servers).map((s) => s.worker.terminate()));
+    }
+    for (const c of conns) {
+      const base = results[`baseline/${c}`];
+      for (const kind of ['baseline', 'tapedeck', 'talkback']) {
+        const r = results[`${kind}/${c}`];
+        rows.push({
+          label: `${kind.padEnd(8)} ${String(c).padStart(2)} conn`,
+          impl: kind,
+          connections: c,
+          rps: r.rps,
+          p50: r.p50,
+          p99: r.p99,
+          n: r.n,
+          addedP50: kind === 'baseline' ? null : r.p50 - base.p50,
+        });
+      }
+    }
+    const at = (kind, c) => rows.find((r) => r.impl === kind && r.connections === c);
+    const added16 = at('tapedeck', 16).addedP50;
+    targets.push({ label: 'proxy p50 added latency at 16 connections <= 1 ms', value: added16, unit: 'ms', pass: added16 <= 1 });
+    for (const c of conns) {
+      const ratio = at('tapedeck', c).rps / at('talkback', c).rps;
+      targets.push({ label: `proxy req/s vs talkback at ${c} connection${c === 1 ? '' : 's'} (> 1x)`, value: ratio, unit: 'ratio', pass: ratio > 1 });
+    }
+    return { rows, targets };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (isMainThread && process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { rows, targets } = await proxyBench({ quick: process.argv.includes('--quick') });
+  for (const r of rows) console.log(`${r.label}  ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(3)} ms  p99 ${r.p99.toFixed(3)} ms${r.addedP50 === null ? '' : `  added p50 ${r.addedP50.toFixed(3)} ms`}`);
+  for (const t of targets) console.log(`${t.label}: ${t.value.toFixed(3)} ${t.pass ? 'PASS' : 'MISS'}`);
+
+}
