@@ -26,6 +26,10 @@
  * - `E_TREE`: input the conversation tree cannot place (empty conversation, malformed hashes).
  * - `E_CONFIG`: a bad setting, from an option or an environment variable (which one is named).
  * - `E_REPLAY_CONFLICT`: a replay entry whose trace token contradicts its document id.
+ * - `E_UPSTREAM`: the proxy could not reach the upstream API (HTTP 502).
+ * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
+ * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
+ * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
  */
 export type TapedeckErrorCode =
   | 'E_JSON'
@@ -56,6 +60,10 @@ export type TapedeckErrorCode =
   | 'E_TREE'
   | 'E_CONFIG'
   | 'E_REPLAY_CONFLICT'
+  | 'E_UPSTREAM'
+  | 'E_BODY_TOO_LARGE'
+  | 'E_PROXY_CLOSED'
+  | 'E_PROXY_INTERNAL'
   | (string & {});
 
 export interface TapedeckErrorDetails {
