@@ -11,10 +11,13 @@
  * replay whose token is known but whose query was never stored under it is still a 409 naming the
  * query. docs/replay.md has the whole story.
  *
- * Recency and eviction use a Map's insertion order: a hit re-inserts its entry at the end, the
- * first key is the least recently used. Every operation is O(1). Expired entries are dropped when
- * touched, and each put also looks at the two least recently used entries and drops them if
- * expired, so a store that is written to sheds its expired entries without a timer.
+ * Each slot sits on two doubly linked lists beside a Map from (token, query) to slot: by recency
+ * (least recently used first: eviction takes the head) and by age (oldest stored first: as every
+ * entry has the same TTL, the expired ones are exactly a prefix of it). Every operation first
+ * drops that expired prefix, so expired entries never hold capacity or count in `size`, and all
+ * operations are O(1) amortized. A Map's own insertion order is not used as the LRU list: deleting
+ * from its front leaves holes that `keys().next()` walks over until the table is rehashed, which
+ * measured 15 µs per eviction at 100,000 entries.
  */
 
 import { traceToken } from '../core/index.ts';
@@ -89,8 +92,15 @@ const HEX64 = /^[0-9a-f]{64}$/;
 const encoder = new TextEncoder();
 
 interface Slot {
+  id: string;
   entry: ReplayEntry;
   expiresAt: number;
+  /** Recency list (least recently used first). */
+  prev: Slot;
+  next: Slot;
+  /** Age list (oldest stored first, hence first to expire: every entry has the same TTL). */
+  older: Slot;
+  newer: Slot;
 }
 
 function argError(message: string, path: string, hint: string): TapedeckError {
@@ -181,6 +191,8 @@ export class ReplayStore {
   private readonly slots = new Map<string, Slot>();
   /** Live entries per token, and the document every one of them is about. */
   private readonly tokens = new Map<string, { documentId: string; count: number }>();
+  /** Sentinel of both lists: head.next is the least recently used, head.newer the oldest stored. */
+  private readonly head: Slot;
   private counts = { puts: 0, hits: 0, misses: 0, evictions: 0, expired: 0 };
 
   constructor(opts: ReplayStoreOptions = {}) {
@@ -190,6 +202,32 @@ export class ReplayStore {
     }
     this.config = resolveReplayConfig(config, env);
     this.now = now ?? Date.now;
+    const head = { id: '', entry: undefined as unknown as ReplayEntry, expiresAt: Infinity } as Slot;
+    head.prev = head.next = head.older = head.newer = head;
+    this.head = head;
+  }
+
+  /** Moves a slot to the most recently used end. */
+  private touch(s: Slot): void {
+    s.prev.next = s.next;
+    s.next.prev = s.prev;
+    this.linkRecent(s);
+  }
+
+  private linkRecent(s: Slot): void {
+    const last = this.head.prev;
+    s.prev = last;
+    s.next = this.head;
+    last.next = s;
+    this.head.prev = s;
+  }
+
+  private linkNewest(s: Slot): void {
+    const last = this.head.older;
+    s.older = last;
+    s.newer = this.head;
+    last.newer = s;
+    this.head.older = s;
   }
 
   /** False when replay is turned off: puts are not kept and every replay is a 501. */
@@ -197,8 +235,9 @@ export class ReplayStore {
     return this.config.enabled;
   }
 
-  /** Live and not yet swept entries. */
+  /** Live entries. */
   get size(): number {
+    this.expire(this.now());
     return this.slots.size;
   }
 
@@ -228,8 +267,8 @@ export class ReplayStore {
     if (!this.config.enabled) return entry;
     const id = entry.token + entry.query; // tokens are 64 characters, so this is unambiguous
     const now = this.now();
+    this.expire(now);
     const expiresAt = this.config.ttlMs === 0 ? Infinity : entry.createdAt + this.config.ttlMs;
-    this.sweep(2, now);
     const tok = this.tokens.get(entry.token);
     if (tok && tok.documentId !== entry.documentId) {
       // The token covers the document id, so this is a token computed from other fields.
@@ -239,46 +278,51 @@ export class ReplayStore {
       });
     }
     this.counts.puts++;
-    if (expiresAt <= now) return entry;
     const old = this.slots.get(id);
-    if (old) this.slots.delete(id);
-    else if (tok) tok.count++;
+    if (old) this.remove(old);
+    if (expiresAt <= now) return entry;
+    const t = this.tokens.get(entry.token);
+    if (t) t.count++;
     else this.tokens.set(entry.token, { documentId: entry.documentId, count: 1 });
-    this.slots.set(id, { entry, expiresAt });
+    const slot = { id, entry, expiresAt } as Slot;
+    this.slots.set(id, slot);
+    this.linkRecent(slot);
+    // Entries reloaded from a tape may arrive out of age order; keep the age list sorted.
+    let after = this.head.older;
+    while (after !== this.head && after.expiresAt > expiresAt) after = after.older;
+    slot.older = after;
+    slot.newer = after.newer;
+    after.newer.older = slot;
+    after.newer = slot;
     while (this.slots.size > this.config.maxEntries) {
-      const lru = this.slots.keys().next().value as string;
-      this.remove(lru, this.slots.get(lru)!);
+      this.remove(this.head.next);
       this.counts.evictions++;
     }
     return entry;
   }
 
-  private remove(id: string, slot: Slot): void {
-    this.slots.delete(id);
+  private remove(slot: Slot): void {
+    this.slots.delete(slot.id);
+    slot.prev.next = slot.next;
+    slot.next.prev = slot.prev;
+    slot.older.newer = slot.newer;
+    slot.newer.older = slot.older;
     const tok = this.tokens.get(slot.entry.token)!;
     if (--tok.count === 0) this.tokens.delete(slot.entry.token);
   }
 
-  /** Drops up to `limit` expired entries from the least recently used end. */
-  private sweep(limit: number, now: number): void {
-    if (this.config.ttlMs === 0) return;
-    for (const [id, slot] of this.slots) {
-      if (limit-- <= 0 || slot.expiresAt > now) return;
-      this.remove(id, slot);
+  /** Drops the expired prefix of the age list. */
+  private expire(now: number): void {
+    for (let s = this.head.newer; s !== this.head && s.expiresAt <= now; s = this.head.newer) {
+      this.remove(s);
       this.counts.expired++;
     }
   }
 
-  /** The live slot for (token, query), dropping it if expired. */
+  /** The live slot for (token, query). */
   private live(id: string, now: number): Slot | undefined {
-    const slot = this.slots.get(id);
-    if (slot === undefined) return undefined;
-    if (slot.expiresAt <= now) {
-      this.remove(id, slot);
-      this.counts.expired++;
-      return undefined;
-    }
-    return slot;
+    this.expire(now);
+    return this.slots.get(id);
   }
 
   /**
@@ -296,8 +340,7 @@ export class ReplayStore {
       this.counts.misses++;
       return undefined;
     }
-    this.slots.delete(id);
-    this.slots.set(id, slot);
+    this.touch(slot);
     this.counts.hits++;
     return { ...slot.entry, body: slot.entry.body.slice() };
   }
@@ -332,8 +375,7 @@ export class ReplayStore {
       this.counts.misses++;
       return { status: 'query-mismatch' };
     }
-    this.slots.delete(id);
-    this.slots.set(id, slot);
+    this.touch(slot);
     this.counts.hits++;
     return { status: 'found', entry: { ...slot.entry, body: slot.entry.body.slice() } };
   }
@@ -346,37 +388,30 @@ export class ReplayStore {
    */
   delete(token: string, query: string): boolean {
     const id = token + query;
-    const slot = this.slots.get(id);
+    const slot = this.live(id, this.now());
     if (!slot) return false;
-    this.remove(id, slot);
+    this.remove(slot);
     return true;
   }
 
   /**
-   * Drops every expired entry now (O(n)); returns how many. Puts and lookups already drop the
-   * ones they meet; call this to bound memory in a store that is rarely written.
+   * Drops every expired entry now; returns how many. Every other operation does this first
+   * anyway; call it to free memory in a store that sits idle.
    *
    * @example
    * setInterval(() => store.prune(), 60_000).unref()
    */
   prune(): number {
-    if (this.config.ttlMs === 0) return 0;
-    const now = this.now();
-    let n = 0;
-    for (const [id, slot] of this.slots) {
-      if (slot.expiresAt <= now) {
-        this.remove(id, slot);
-        n++;
-      }
-    }
-    this.counts.expired += n;
-    return n;
+    const before = this.counts.expired;
+    this.expire(this.now());
+    return this.counts.expired - before;
   }
 
   /** Removes everything. */
   clear(): void {
     this.slots.clear();
     this.tokens.clear();
+    this.head.prev = this.head.next = this.head.older = this.head.newer = this.head;
   }
 
   /**
@@ -386,8 +421,8 @@ export class ReplayStore {
    * for (const e of store.entries()) console.log(e.token, e.query)
    */
   *entries(): Generator<ReplayEntry> {
-    const now = this.now();
-    for (const slot of this.slots.values()) if (slot.expiresAt > now) yield slot.entry;
+    this.expire(this.now());
+    for (let s = this.head.next; s !== this.head; s = s.next) yield s.entry;
   }
 
   /**

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { handleReplay, REPLAY_ENV, ReplayStore, resolveReplayConfig, type ReplayPut } from '../../src/replay/index.ts';
 import { traceToken } from '../../src/core/index.ts';
 import { errorOf } from '../helpers.ts';
-import { refTraceToken } from '../reference.ts';
+import { refTraceToken, rng } from '../reference.ts';
 
 const fields = { documentVersion: '1', model: 'gpt-4o', systemPromptVersion: 'v1' };
 const put = (over: Partial<ReplayPut> = {}): ReplayPut => ({ documentId: 'doc-1', query: 'what is it?', ...fields, selectedIds: ['c2', 'c1'], body: '{"answer":1}\n', ...over });
@@ -79,6 +79,46 @@ describe('ReplayStore', () => {
     expect(handleReplay(s, { trace_token: t[0], query: 'what is it?', document_id: 'doc-1' }).status).toBe(404);
   });
 
+  it('matches a reference LRU model over random puts, gets, deletes and clock moves', () => {
+    for (const seed of [1, 2, 3, 42]) {
+      const rand = rng(seed);
+      const c = clock(0);
+      const cap = 1 + Math.floor(rand() * 8);
+      const ttl = 50;
+      const s = new ReplayStore({ env: NOENV, maxEntries: cap, ttlMs: ttl, now: c.now });
+      // The model: an array in recency order (least recent first) of [id, body, createdAt].
+      let model: [string, string, number][] = [];
+      const tokens = Array.from({ length: 6 }, (_, i) => s.put(put({ selectedIds: [`t${i}`], query: 'seed' })).token);
+      s.clear();
+      for (let step = 0; step < 3_000; step++) {
+        const t = Math.floor(rand() * 6);
+        const q = `q${Math.floor(rand() * 3)}`;
+        const id = `${t}/${q}`;
+        const op = rand();
+        model = model.filter(([, , at]) => at + ttl > c.ms);
+        if (op < 0.45) {
+          const body = `b${step}`;
+          s.put(put({ selectedIds: [`t${t}`], query: q, body }));
+          model = model.filter(([k]) => k !== id);
+          model.push([id, body, c.ms]);
+          if (model.length > cap) model = model.slice(model.length - cap);
+        } else if (op < 0.85) {
+          const got = s.get(tokens[t]!, q);
+          const i = model.findIndex(([k]) => k === id);
+          expect(got && text(got.body), `seed ${seed} step ${step}`).toBe(i < 0 ? undefined : model[i]![1]);
+          if (i >= 0) model.push(...model.splice(i, 1));
+        } else if (op < 0.9) {
+          expect(s.delete(tokens[t]!, q)).toBe(model.some(([k]) => k === id));
+          model = model.filter(([k]) => k !== id);
+        } else {
+          c.ms += Math.floor(rand() * 30);
+        }
+        model = model.filter(([, , at]) => at + ttl > c.ms);
+        expect([...s.entries()].map((e) => text(e.body))).toEqual(model.map(([, b]) => b));
+      }
+    }
+  });
+
   it('expires entries after the TTL (fake clock); 0 means never', () => {
     const c = clock(1_000);
     const s = new ReplayStore({ env: NOENV, ttlMs: 500, now: c.now });
@@ -101,7 +141,7 @@ describe('ReplayStore', () => {
     for (let i = 0; i < 3; i++) s.put(put({ selectedIds: [`y${i}`] }));
     c.ms = 20_000;
     s.put(put({ selectedIds: ['z'] }));
-    expect(s.size).toBe(2); // two expired ones swept by the put
+    expect(s.size).toBe(1); // expired entries never hold capacity or count
     const forever = new ReplayStore({ env: NOENV, ttlMs: 0, now: c.now });
     forever.put(put());
     c.ms = Number.MAX_SAFE_INTEGER;
