@@ -33,6 +33,9 @@ Commands:
                         Write a tape from such JSON (lossless), from a seed 000
                         recordings directory, or from a seed 003 JSON cache file
                         (refuses to overwrite without --force)
+  serve --upstream URL --tape FILE [--mode M] [--port N] [--host H] ...
+                        Record/replay proxy for LLM APIs (tapedeck serve --help;
+                        docs/proxy.md)
   version               Print the version and the active backend
   help                  Show this help
 
@@ -109,6 +112,8 @@ async function verify(file: string | undefined): Promise<number> {
 }
 
 function main(argv: string[]): number | Promise<number> {
+  // serve has its own flags (--help included); loaded on demand so other commands stay light.
+  if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1)));
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
   let force = false;

@@ -88,7 +88,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
       allowPositionals: false,
     });
   } catch (e) {
-    throw new TapedeckError('E_ARG', `tapedeck serve: ${(e as Error).message}`, { hint: 'Run tapedeck serve --help for the options.' });
+    throw new TapedeckError('E_ARG', (e as Error).message, { hint: 'Run tapedeck serve --help for the options.' });
   }
   const v = parsed.values;
   const match = v.match;
@@ -144,7 +144,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     process.stderr.write(`tapedeck serve: ${msg}\n`);
-    return e instanceof TapedeckError && e.code === 'E_ARG' ? 2 : 1;
+    return e instanceof TapedeckError && (e.code === 'E_ARG' || e.code === 'E_MODE') ? 2 : 1;
   }
   const s = proxy.handler.stats();
   log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, tape ${opts.tape ?? '-'}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${opts.upstream}` : ''})`);

@@ -1,6 +1,6 @@
 // The proxy over raw HTTP: errors and their shapes, limits, ordering of repeated requests,
 // redaction on disk, non-JSON requests, a client that leaves mid-stream, concurrency, shutdown.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -408,6 +408,22 @@ describe('streams and clients', () => {
     await record(tape, [chat('a')]);
     const recs = await httpRecords(tape);
     expect(recs.map((r) => (r.request.body as { messages: { content: string }[] }).messages[0]!.content).sort()).toEqual(['a', 'b']);
+  });
+
+  it('passthrough mode forwards everything and never touches the tape', async () => {
+    const tape = tapePath();
+    const up = await startUpstream();
+    const proxy = await startProxy({ upstream: up.url, tape, mode: 'passthrough', port: 0 });
+    try {
+      const a = await post(`${proxy.url}/v1/chat/completions`, chat('same'));
+      const b = await post(`${proxy.url}/v1/chat/completions`, chat('same'));
+      expect(a.headers.get('x-tapedeck-match')).toBe('passthrough');
+      expect(JSON.parse(b.text).choices[0].message.content).toBe('Echo 2: same');
+    } finally {
+      await proxy.close();
+      await up.close();
+    }
+    expect(existsSync(tape)).toBe(false);
   });
 
   it('health and stats', async () => {

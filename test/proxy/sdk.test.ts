@@ -104,7 +104,7 @@ describe('through the proxy', () => {
   });
 
   it('replays the same results with the upstream gone, streams byte for byte', async () => {
-    for (const timing of ['none', 'recorded'] as const) {
+    for (const timing of ['none', 'recorded', 1] as const) {
       const proxy = await startProxy({ tape, mode: 'replay', port: 0, timing });
       try {
         const o = await openaiScript(openai(`${proxy.url}/v1`));
