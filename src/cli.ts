@@ -25,6 +25,9 @@ Commands:
                         report torn tails and damaged records with their byte offsets
   inspect <tape>        List the records: offset, size, key, signature, model and the
                         first user message
+  tree <tape> [--hashes] [--json] [--width N] [--collapse N]
+                        Print the recorded conversations as a tree: turns, branches,
+                        alternative answers, excerpts (docs/tree.md)
   prune <tape>          Compact a tape: drop damaged bytes and records that do not decode
                         (atomic rewrite under the tape lock; concurrent appends are kept)
   export <tape> [--json] Print a tape as deterministic, pretty JSON (sorted keys, binary as
@@ -114,6 +117,7 @@ async function verify(file: string | undefined): Promise<number> {
 function main(argv: string[]): number | Promise<number> {
   // serve has its own flags (--help included); loaded on demand so other commands stay light.
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1)));
+  if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
   let force = false;

@@ -70,17 +70,20 @@ export async function treeCommand(args: string[]): Promise<number> {
   }
   const file = positionals[0]!;
   const { tree, tapeWarnings } = await loadTree(file);
+  let out = '';
   if (values.json) {
     for (const x of tree.exchanges()) {
       const a = x.alternative;
-      process.stdout.write(
-        `${JSON.stringify({ pathHash: x.pathHash, parentHash: x.parentHash, promptHash: x.promptHash, responseHash: x.responseHash, responsePathHash: a.node.pathHash, alternative: a.index, key: a.key ?? null, model: a.model ?? null, recordedAt: a.recordedAt ?? null, depth: a.prompt.depth })}\n`,
-      );
+      out += `${JSON.stringify({ pathHash: x.pathHash, parentHash: x.parentHash, promptHash: x.promptHash, responseHash: x.responseHash, responsePathHash: a.node.pathHash, alternative: a.index, key: a.key ?? null, model: a.model ?? null, recordedAt: a.recordedAt ?? null, depth: a.prompt.depth })}\n`;
     }
   } else {
-    process.stdout.write(`${file}\n`);
-    process.stdout.write(formatTree(tree, { width: Math.max(8, width), hashes: values.hashes, collapse: collapse === 0 ? Infinity : collapse }));
+    out = `${file}\n${formatTree(tree, { width: Math.max(8, width), hashes: values.hashes, collapse: collapse === 0 ? Infinity : collapse })}`;
   }
+  // `tapedeck tree big.tape | head` closes the pipe early; that is not an error.
+  process.stdout.once('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
+  process.stdout.write(out);
   for (const w of tapeWarnings) process.stderr.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
   for (const w of tree.warnings) process.stderr.write(`record ${w.index}${w.offset === undefined ? '' : ` at byte ${w.offset}`} not placed: ${w.code}: ${w.message}\n`);
   return tapeWarnings.length + tree.warnings.length > 0 ? 1 : 0;
