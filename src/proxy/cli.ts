@@ -5,6 +5,8 @@ import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import type { Timing } from './deck.ts';
 import { startProxy, type ServeOptions } from './server.ts';
+import { DurableReplayStore } from '../replay/durable.ts';
+import { ReplayStore } from '../replay/store.ts';
 
 export const SERVE_HELP = `Usage: tapedeck serve --upstream URL --tape FILE [options]
 
@@ -30,6 +32,8 @@ Options:
   --redact-header NAME  Extra header to redact (repeatable)
   --redact-field NAME   Extra JSON field to redact (repeatable)
   --keep-secrets        Store secrets as they are (tapes that never leave the machine)
+  --replay-store FILE   Keep POST /v1/replay answers in this tape, across restarts
+                        (default: in memory; TAPEDECK_REPLAY_* settings apply)
   --quiet               No startup line
 `;
 
@@ -59,7 +63,7 @@ function parseInteger(name: string, text: string, min: number, max: number): num
 }
 
 /** Parses `tapedeck serve` arguments into proxy options (exported for tests). */
-export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; help: boolean } {
+export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; help: boolean; replayStore?: string } {
   let parsed;
   try {
     parsed = parseArgs({
@@ -81,6 +85,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'redact-header': { type: 'string', multiple: true },
         'redact-field': { type: 'string', multiple: true },
         'keep-secrets': { type: 'boolean' },
+        'replay-store': { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -97,6 +102,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   }
   return {
     help: v.help === true,
+    replayStore: v['replay-store'],
     quiet: v.quiet === true,
     upstream: v.upstream,
     tape: v.tape,
@@ -139,9 +145,14 @@ export async function serveCommand(args: string[]): Promise<number> {
     if (!opts.quiet) process.stderr.write(`${m}\n`);
   };
   let proxy;
+  let durable: DurableReplayStore | undefined;
   try {
-    proxy = await startProxy({ ...opts, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
+    // Answers are replayable by trace token (POST /v1/replay), as seed 002's server did.
+    durable = opts.replayStore ? await DurableReplayStore.open(opts.replayStore) : undefined;
+    const replay = durable ?? new ReplayStore();
+    proxy = await startProxy({ ...opts, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
   } catch (e) {
+    await durable?.close().catch(() => {});
     const msg = e instanceof Error ? e.message : String(e);
     process.stderr.write(`tapedeck serve: ${msg}\n`);
     return e instanceof TapedeckError && (e.code === 'E_ARG' || e.code === 'E_MODE') ? 2 : 1;
@@ -158,7 +169,10 @@ export async function serveCommand(args: string[]): Promise<number> {
       }
       stopping = true;
       log(`tapedeck serve: ${signal}, finishing ${proxy.handler.inFlight} in-flight request(s)`);
-      proxy.close().then(
+      proxy
+        .close()
+        .then(() => durable?.close())
+        .then(
         () => {
           const st = proxy.handler.stats();
           log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded} recorded)`);

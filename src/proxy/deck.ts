@@ -450,10 +450,10 @@ export class Deck {
 
   /**
    * Writes a recording of an exchange (appended in batches: many concurrent requests share one
-   * lock and one fsync). Resolves when it is on disk; a failed append is reported via onWarning
-   * and never rejects (the client got its answer already).
+   * lock and one fsync) and returns it; flush() waits until it is on disk. A failed append is
+   * reported via onWarning, never thrown: the client got its answer already.
    */
-  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): Promise<void> {
+  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): HttpRecord {
     const recordedAtIso = recordedAt.toISOString();
     const rec: HttpRecord = {
       v: 1,
@@ -462,7 +462,7 @@ export class Deck {
       route: p.route,
       key: p.key,
       ...(p.signature ? { signature: p.signature } : {}),
-      trace: this.trace(p, recordedAtIso),
+      trace: this.traceFor(p, recordedAtIso),
       request: { method: req.method.toUpperCase(), url: p.url, headers: this.storedRequestHeaders(req.headers), ...(p.body !== undefined ? { body: p.body } : {}) },
       response: this.redactResponse(response),
       recordedAt: recordedAtIso,
@@ -471,10 +471,9 @@ export class Deck {
     this.counters.recorded++;
     this.rerecorded.add(`${rec.route}\u0000${rec.key}`);
     if (this.mode === 'update') this.add(rec, 'this run', true);
-    return new Promise<void>((resolve) => {
-      this.pending.push({ value: rec, resolve });
-      this.kick();
-    });
+    this.pending.push({ value: rec, resolve: () => {} });
+    this.kick();
+    return rec;
   }
 
   /**
@@ -513,7 +512,7 @@ export class Deck {
    * version = the time it was recorded, model = the request's model, system prompt version =
    * 'tapedeck-http-1', selected ids = [request key]. It names one recording, stably.
    */
-  private trace(p: Prepared, recordedAt: string): string {
+  traceFor(p: Prepared, recordedAt: string): string {
     return traceToken({
       documentId: p.route.replace(/\0/g, ''),
       documentVersion: recordedAt,
@@ -571,6 +570,15 @@ export class Deck {
     this.counters.byMatch[by]++;
     if (by === 'miss') this.counters.misses++;
     else if (by === 'exact' || by === 'signature' || by === 'sequential') this.counters.hits++;
+  }
+
+  private warned = new Set<string>();
+
+  /** Reports a problem once per distinct message (a failing side store must not flood logs). */
+  warnOnce(message: string): void {
+    if (this.warned.has(message)) return;
+    this.warned.add(message);
+    this.warn(message);
   }
 
   countError(): void {

@@ -102,8 +102,9 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
         recordedAt,
         performance.now() - t0,
       );
+    out.set('x-tapedeck-trace', d.traceFor(p, recordedAt.toISOString()));
     if (!up.body || NULL_BODY.has(up.status)) {
-      await save();
+      save();
       return new Response(null, init);
     }
     const reader = up.body.getReader();
@@ -120,7 +121,7 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
           if (done) break;
           log.add(value);
         }
-        await save();
+        save();
       } catch {
         // the upstream failed: nothing to record
       }
@@ -133,7 +134,7 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
           const { done, value } = await reader.read();
           if (done) {
             controller.close();
-            await save();
+            save();
             settle();
             return;
           }

@@ -9,12 +9,27 @@ import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Decision
 import { asTapedeckError, errorBody, errorShapeOf, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from './record.ts';
 import { callUpstream, ChunkLog, storedResponseHeaders, upstreamUrl } from './upstream.ts';
+import { handleReplay, type ReplaySource } from '../replay/handler.ts';
+import type { ReplayPut } from '../replay/store.ts';
+
+/**
+ * A replay store for `POST /v1/replay` (issue 5's ReplayStore or DurableReplayStore). With
+ * `put`, every answer the proxy serves or records is stored under its trace token.
+ */
+export type ReplayTarget = ReplaySource & { put?(p: ReplayPut): unknown };
 
 export interface HandlerOptions extends DeckOptions {
   /** Base URL requests are forwarded to, e.g. https://api.openai.com. Required unless mode is replay. */
   upstream?: string;
   /** fetch used for upstream calls (default: Node's global fetch). */
   fetch?: typeof fetch;
+  /**
+   * Store behind `POST /v1/replay { trace_token, query, document_id }`: the trace token is an
+   * answer's `x-tapedeck-trace`, the query its `x-tapedeck-key`, the document id its route
+   * (`POST /v1/chat/completions`). Without one the endpoint answers 501 (replay disabled);
+   * `false` leaves `/v1/replay` to the tape and the upstream like any other path.
+   */
+  replay?: ReplayTarget | false;
 }
 
 /** Statistics of a handler: the engine's counters plus latency and in-flight requests. */
@@ -228,6 +243,34 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     return true;
   }
 
+  const replayStore = opts.replay === false ? undefined : opts.replay;
+  const stored = new WeakSet<HttpRecord>();
+  /** Makes an answer replayable by its trace token (once per recording). */
+  function remember(rec: HttpRecord): void {
+    if (!replayStore?.put || !replayStore.enabled || stored.has(rec)) return;
+    stored.add(rec);
+    const ct = rec.response.headers['content-type'];
+    try {
+      const r = replayStore.put({
+        token: rec.trace,
+        documentId: rec.route,
+        query: rec.key,
+        body: rec.response.body,
+        contentType: (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream',
+      });
+      if (r instanceof Promise) r.catch((e: unknown) => deck?.warnOnce(`tapedeck: replay store put failed: ${e instanceof Error ? e.message : String(e)}`));
+    } catch (e) {
+      deck?.warnOnce(`tapedeck: replay store put failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  async function replayEndpoint(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req, deck?.maxBodyBytes ?? opts.maxBodyBytes ?? 32 * 1024 * 1024);
+    const r = handleReplay(replayStore, body);
+    res.writeHead(r.status, { 'content-type': r.contentType, 'content-length': r.body.length });
+    res.end(r.body);
+  }
+
   async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
@@ -237,6 +280,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const headers = storedResponseHeaders(up.headers);
     const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recorded' : 'passthrough' };
     if (p) out['x-tapedeck-key'] = p.key;
+    if (recordIt) out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString());
     d.count(recordIt ? 'recorded' : 'passthrough');
     res.writeHead(up.status, up.statusText, out);
     const log = recordIt ? new ChunkLog() : undefined;
@@ -264,7 +308,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     }
     res.end();
     if (log && p) {
-      void d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body: log.body(), ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+      remember(d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body: log.body(), ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0));
     }
   }
 
@@ -278,6 +322,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared);
     const rec = decision.record;
     d.count(decision.matchedBy);
+    if (replayStore) remember(rec);
     const paced = d.timing !== 'none' && rec.response.chunks !== undefined && rec.response.chunks.length > 1;
     let headers = replayHeaders(rec, decision.matchedBy, !paced);
     if (decision.warnings.length > 0) headers = { ...headers, 'x-tapedeck-warning': sanitize(decision.warnings.join(' ')) };
@@ -292,6 +337,10 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const q = req.url?.indexOf('?') ?? -1;
     const path = q < 0 ? (req.url ?? '/') : req.url!.slice(0, q);
     if (path.startsWith('/__tapedeck/') && internal(req, res, path)) return;
+    if (path === '/v1/replay' && req.method === 'POST' && opts.replay !== false) {
+      replayEndpoint(req, res).catch((e: unknown) => sendError(req, res, e));
+      return;
+    }
     // In flight until the answer is written and, for an upstream answer, read to the end and
     // handed to the tape (which can be after the client left): close() waits for exactly that.
     inFlight++;

@@ -8,7 +8,7 @@
  * import { createFetch } from 'tapedeck/proxy'
  * const client = new OpenAI({ apiKey: 'sk-test', fetch: createFetch({ tape: 'chat.tape', mode: 'replay' }) })
  */
-export { createHandler, type HandlerOptions, type HandlerStats, type TapedeckHandler } from './handler.ts';
+export { createHandler, type HandlerOptions, type HandlerStats, type ReplayTarget, type TapedeckHandler } from './handler.ts';
 export { createFetch, type FetchOptions, type TapedeckFetch } from './fetch.ts';
 export { startProxy, type ProxyServer, type ServeOptions } from './server.ts';
 export { serveCommand } from './cli.ts';

@@ -12,6 +12,7 @@ import { isHttpRecord, type HttpRecord } from '../../src/proxy/record.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { parseSize, serveOptions } from '../../src/proxy/cli.ts';
 import { startUpstream } from './fake-upstream.ts';
+import { ReplayStore } from '../../src/replay/store.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-proxy-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -424,6 +425,44 @@ describe('streams and clients', () => {
       await up.close();
     }
     expect(existsSync(tape)).toBe(false);
+  });
+
+  it('POST /v1/replay returns an answer by its trace token, byte for byte (issue 5)', async () => {
+    const tape = tapePath();
+    const up = await startUpstream();
+    const store = new ReplayStore();
+    const proxy = await startProxy({ upstream: up.url, tape, mode: 'record', port: 0, replay: store });
+    const replayOf = (base: string, body: unknown) =>
+      fetch(`${base}/v1/replay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    try {
+      const live = await post(`${proxy.url}/v1/chat/completions`, chat('trace me'));
+      const token = live.headers.get('x-tapedeck-trace')!;
+      const key = live.headers.get('x-tapedeck-key')!;
+      expect(token).toMatch(/^[0-9a-f]{64}$/);
+      const again = await replayOf(proxy.url, { trace_token: token, query: key, document_id: 'POST /v1/chat/completions' });
+      expect(again.status).toBe(200);
+      expect(again.headers.get('content-type')).toBe('application/json');
+      expect(await again.text()).toBe(live.text);
+      expect((await replayOf(proxy.url, { trace_token: token, query: 'other', document_id: 'POST /v1/chat/completions' })).status).toBe(409);
+      expect((await replayOf(proxy.url, { trace_token: '0'.repeat(64), query: key, document_id: 'POST /v1/chat/completions' })).status).toBe(404);
+      expect((await fetch(`${proxy.url}/v1/replay`, { method: 'POST', body: '{' })).status).toBe(400);
+    } finally {
+      await proxy.close();
+      await up.close();
+    }
+    // A replayed answer carries the same token, and is replayable from a fresh store.
+    const play = await startProxy({ tape, mode: 'replay', port: 0, replay: new ReplayStore() });
+    const none = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      const r = await post(`${play.url}/v1/chat/completions`, chat('trace me'));
+      const token = r.headers.get('x-tapedeck-trace')!;
+      const back = await replayOf(play.url, { trace_token: token, query: r.headers.get('x-tapedeck-key'), document_id: 'POST /v1/chat/completions' });
+      expect(await back.text()).toBe(r.text);
+      expect((await replayOf(none.url, { trace_token: token, query: 'q', document_id: 'd' })).status).toBe(501);
+    } finally {
+      await play.close();
+      await none.close();
+    }
   });
 
   it('health and stats', async () => {
