@@ -130,6 +130,26 @@ describe('DurableReplayStore', () => {
     expect(c.kept).toBe(6); // 5 replay entries + the foreign record
   });
 
+  it('two writers on one tape (as two processes would be): compaction by one never drops the other\'s entries', async () => {
+    const path = fresh();
+    const a = await DurableReplayStore.open(path, { env: NOENV, maxEntries: 1_000, compactAfter: 20 });
+    const b = await DurableReplayStore.open(path, { env: NOENV, maxEntries: 1_000, compactAfter: 1_000_000 });
+    await Promise.all([
+      ...Array.from({ length: 60 }, (_, i) => a.put(put(i, { documentId: 'doc-a', selectedIds: ['shared'], query: `a ${i % 15}`, body: `a${i}\n` }))),
+      ...Array.from({ length: 40 }, (_, i) => b.put(put(100 + i, { query: `b ${i}`, body: `b${i}\n` }))),
+    ]);
+    await Promise.all([a.close(), b.close()]);
+    await (await DurableReplayStore.open(path, { env: NOENV, maxEntries: 1_000 })).compact();
+    const c = await DurableReplayStore.open(path, { env: NOENV, maxEntries: 1_000 });
+    expect(c.warnings).toEqual([]);
+    const got = new Map([...c.memory.entries()].map((e) => [e.query, new TextDecoder().decode(e.body)]));
+    for (let i = 0; i < 40; i++) expect(got.get(`b ${i}`)).toBe(`b${i}\n`);
+    // a's 60 puts went to 15 queries per token: the last body of each (token, query) survives.
+    for (let i = 45; i < 60; i++) expect(got.get(`a ${i % 15}`)).toBe(`a${i}\n`);
+    expect(c.size).toBe(40 + 15);
+    expect(c.stats().tapeRecords).toBe(55);
+  });
+
   it('reports damaged replay records as warnings and keeps the good ones', async () => {
     const path = fresh();
     const a = await DurableReplayStore.open(path, { env: NOENV });
