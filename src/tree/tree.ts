@@ -269,6 +269,24 @@ function chain(parent: string, m: string): string {
   return hex(sha256(`${parent}:${m}`));
 }
 
+/**
+ * A divergence whose `siblings` are computed when read: copying a node's children on every miss
+ * would cost O(children) (a system prompt with 100,000 first questions). Children are only ever
+ * appended, so the first `before` of them are exactly the siblings at the time of the call.
+ */
+function divergenceAt(index: number, parent: Node | null, roots: readonly Node[]): Divergence {
+  const list = parent ? parent.children : roots;
+  const before = list.length;
+  let siblings: readonly TreeNode[] | undefined;
+  return {
+    index,
+    parent,
+    get siblings() {
+      return (siblings ??= list.slice(0, before));
+    },
+  };
+}
+
 function treeError(message: string, hint: string, extra: Record<string, unknown> = {}): TapedeckError {
   return new TapedeckError('E_TREE', message, { hint, ...extra });
 }
@@ -358,7 +376,8 @@ export class ConversationTree {
     const recordedAt = typeof rec.recordedAt === 'string' ? rec.recordedAt : undefined;
     const out: Alternative[] = [];
     if (x.responses.length === 0) {
-      this.findOrCreate(x.messages, { key });
+      // A request without an answer: its path is recorded, nothing is served or counted.
+      this.place(pathHashes(x.messages), x.messages);
       return out;
     }
     for (const resp of x.responses) {
@@ -445,26 +464,10 @@ export class ConversationTree {
    */
   findOrCreate(input: TreeInput, opts: FindOptions = {}): FindResult {
     const h = this.hashesOf(input, opts);
-    const p = h.pathHashes;
-    const m = h.messageHashes;
-    const n = p.length;
-    if (n === 0) {
+    if (h.pathHashes.length === 0) {
       throw treeError('findOrCreate got an empty conversation.', 'A conversation has at least one message.');
     }
-    const last = this.longestPrefix(p);
-    const messages = this.keepMessages ? (h.messages ?? opts.messages) : undefined;
-    let node: Node | null = last >= 0 ? this.byPath.get(p[last]!)! : null;
-    let divergence: Divergence | null = null;
-    let created = 0;
-    if (last < n - 1) {
-      const at = last + 1;
-      divergence = { index: at, parent: node, siblings: node ? node.children.slice() : this.rootList.slice() };
-      for (let i = at; i < n; i++) {
-        node = this.add(node, checkHash(m[i], `messageHashes[${i}]`), checkHash(p[i], `pathHashes[${i}]`), i, messages?.[i], 'request');
-        created++;
-      }
-    }
-    const end = node!;
+    const { last, node: end, divergence, created } = this.place(h, h.messages ?? opts.messages);
     const key = opts.key ?? h.key;
     if (opts.response !== undefined) {
       const { alt, fresh } = this.attach(end, opts.response, key);
@@ -482,6 +485,27 @@ export class ConversationTree {
     return { hit: true, node: end, matched: last + 1, divergence, created, alternative: alt, alternatives: end.alternatives, servedAt, recorded: undefined };
   }
 
+  /** Finds the longest recorded prefix and adds the rest of the conversation below it. */
+  private place(h: ConversationHashes, given: readonly unknown[] | undefined): { last: number; node: Node; divergence: Divergence | null; created: number } {
+    const p = h.pathHashes;
+    const m = h.messageHashes;
+    const n = p.length;
+    const last = this.longestPrefix(p);
+    const messages = this.keepMessages ? given : undefined;
+    let node: Node | null = last >= 0 ? this.byPath.get(p[last]!)! : null;
+    let divergence: Divergence | null = null;
+    let created = 0;
+    if (last < n - 1) {
+      const at = last + 1;
+      divergence = divergenceAt(at, node, this.rootList);
+      for (let i = at; i < n; i++) {
+        node = this.add(node, checkHash(m[i], `messageHashes[${i}]`), checkHash(p[i], `pathHashes[${i}]`), i, messages?.[i], 'request');
+        created++;
+      }
+    }
+    return { last, node: node!, divergence, created };
+  }
+
   /**
    * Read-only lookup: the node of the longest recorded prefix and where the conversation leaves
    * the tree. Changes nothing, counts nothing.
@@ -495,7 +519,7 @@ export class ConversationTree {
     if (n === 0) throw treeError('find got an empty conversation.', 'A conversation has at least one message.');
     const last = this.longestPrefix(h.pathHashes);
     const node = last >= 0 ? this.byPath.get(h.pathHashes[last]!)! : null;
-    const divergence = last < n - 1 ? { index: last + 1, parent: node, siblings: node ? node.children.slice() : this.rootList.slice() } : null;
+    const divergence = last < n - 1 ? divergenceAt(last + 1, node, this.rootList) : null;
     return { node, matched: last + 1, divergence, alternatives: last === n - 1 && node ? node.alternatives : [] };
   }
 

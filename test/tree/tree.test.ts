@@ -345,6 +345,22 @@ describe('fromRecords', () => {
     ]);
   });
 
+  it('a record without an answer adds its path without serving or counting anything', () => {
+    const body = { model: 'm', messages: [user('q')] };
+    const tree = ConversationTree.fromRecords([{ request: body, value: 'A' }, { request: body, value: null }, { request: { ...body, messages: [user('q'), asst('A'), user('more')] }, value: null }]);
+    expect(tree.stats()).toMatchObject({ hits: 0, misses: 0, exchanges: 1, nodes: 3 });
+    expect(tree.roots[0]!.alternatives[0]!.uses).toBe(0);
+  });
+
+  it('divergence siblings are the continuations recorded before the call', () => {
+    const tree = new ConversationTree();
+    for (let i = 0; i < 5; i++) tree.findOrCreate([user('root'), asst(`a${i}`)]);
+    const r = tree.findOrCreate([user('root'), asst('new one')]);
+    tree.findOrCreate([user('root'), asst('later')]);
+    expect(r.divergence!.siblings.map((s) => (s.message as { content: string }).content)).toEqual(['a0', 'a1', 'a2', 'a3', 'a4']);
+    expect(tree.findOrCreate([user('other')]).divergence!.siblings.length).toBe(1);
+  });
+
   it('a record without a key gets the matcher key, so a body lookup picks it', () => {
     const body = { model: 'gpt-4o', temperature: 0, messages: [user('q')] };
     const tree = ConversationTree.fromRecords([{ request: body, value: 'A' }, { request: { ...body, model: 'other' }, value: 'B' }]);
