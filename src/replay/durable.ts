@@ -271,21 +271,43 @@ export class DurableReplayStore implements ReplaySource {
     return { kept: r.kept, dropped: r.dropped };
   }
 
-  /** See ReplayStore.get. */
+  /**
+   * The entry for (token, query), from memory (see ReplayStore.get).
+   *
+   * @example
+   * const e = replays.get(token, query)
+   */
   get(token: string, query: string): ReplayEntry | undefined {
     return this.memory.get(token, query);
   }
 
-  /** See ReplayStore.lookup. */
+  /**
+   * The replay decision (see ReplayStore.lookup); handleReplay calls it.
+   *
+   * @example
+   * replays.lookup(token, query, documentId).status // 'found' | 'unknown-token' | ...
+   */
   lookup(token: string, query: string, documentId: string): ReplayLookup {
     return this.memory.lookup(token, query, documentId);
   }
 
+  /**
+   * Whether (token, query) is stored and live.
+   *
+   * @example
+   * replays.has(token, query)
+   */
   has(token: string, query: string): boolean {
     return this.memory.has(token, query);
   }
 
-  /** The memory store's counters, the replay records on the tape and the appends made (one per batch). */
+  /**
+   * The memory store's counters, the replay records on the tape and the appends made (one per
+   * batch of puts).
+   *
+   * @example
+   * const { size, tapeRecords, writes } = replays.stats()
+   */
   stats(): ReplayStoreStats & { tapeRecords: number; writes: number } {
     return { ...this.memory.stats(), tapeRecords: this.tapeRecords, writes: this.writes };
   }

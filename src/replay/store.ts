@@ -241,7 +241,12 @@ export class ReplayStore {
     return this.slots.size;
   }
 
-  /** The clock the store stamps entries with. */
+  /**
+   * The clock the store stamps entries with (ms).
+   *
+   * @example
+   * const age = store.clock() - entry.createdAt
+   */
   clock(): number {
     return this.now();
   }
@@ -345,7 +350,12 @@ export class ReplayStore {
     return { ...slot.entry, body: slot.entry.body.slice() };
   }
 
-  /** Whether (token, query) is stored and live; does not change recency. */
+  /**
+   * Whether (token, query) is stored and live; does not change recency.
+   *
+   * @example
+   * if (!store.has(token, query)) console.warn('replay for this query is gone')
+   */
   has(token: string, query: string): boolean {
     return this.live(token + query, this.now()) !== undefined;
   }
@@ -407,7 +417,12 @@ export class ReplayStore {
     return this.counts.expired - before;
   }
 
-  /** Removes everything. */
+  /**
+   * Removes everything (counters are kept).
+   *
+   * @example
+   * store.clear()
+   */
   clear(): void {
     this.slots.clear();
     this.tokens.clear();

@@ -653,11 +653,22 @@ export class ConversationTree {
     return this.byPath.get(parentHash)?.child(promptHash);
   }
 
-  /** First messages of the recorded conversations, in the order they were added. */
+  /**
+   * First messages of the recorded conversations, in the order they were added.
+   *
+   * @example
+   * tree.roots.map((r) => r.children.length) // how many ways each conversation went on
+   */
   get roots(): readonly TreeNode[] {
     return this.rootList;
   }
 
+  /**
+   * Number of nodes (messages) in the tree.
+   *
+   * @example
+   * tree.size
+   */
   get size(): number {
     return this.byPath.size;
   }
