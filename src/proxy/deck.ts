@@ -171,7 +171,7 @@ export class Deck {
   private readonly rerecorded = new Set<string>();
   private readonly counters: DeckStats;
   private readonly warn: (m: string) => void;
-  private pending: { value: HttpRecord; resolve: () => void }[] = [];
+  private pending: HttpRecord[] = [];
   private writing: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private recordingCount = 0;
@@ -471,7 +471,7 @@ export class Deck {
     this.counters.recorded++;
     this.rerecorded.add(`${rec.route}\u0000${rec.key}`);
     if (this.mode === 'update') this.add(rec, 'this run', true);
-    this.pending.push({ value: rec, resolve: () => {} });
+    this.pending.push(rec);
     this.kick();
     return rec;
   }
@@ -526,7 +526,7 @@ export class Deck {
     if (this.writing || this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    this.writing = appendRecords(this.tape!, batch.map((b) => b.value), { durable: this.opts.durable !== false })
+    this.writing = appendRecords(this.tape!, batch, { durable: this.opts.durable !== false })
       .then(
         () => undefined,
         (e: unknown) => {
@@ -535,7 +535,6 @@ export class Deck {
         },
       )
       .finally(() => {
-        for (const b of batch) b.resolve();
         this.writing = undefined;
         this.kick();
       });

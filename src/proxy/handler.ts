@@ -274,8 +274,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
-    const ac = new AbortController();
-    const up = await callUpstream(fetchImpl, upstreamUrl(upstream!, dreq.url), dreq, ac.signal);
+    const up = await callUpstream(fetchImpl, upstreamUrl(upstream!, dreq.url), dreq);
     const recordIt = p !== undefined && (up.status < 400 || d.recordErrors);
     const headers = storedResponseHeaders(up.headers);
     const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recorded' : 'passthrough' };
