@@ -14,6 +14,7 @@ import { TapedeckError } from '../errors.ts';
 import { createMatcher, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { redactor, SECRET_FIELDS, SECRET_HEADERS, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { inRecordOrder, sortedKeys } from '../store/record-order.ts';
 import { appendRecords, createTape, readTape, rewriteTape, type TapeWarning } from '../store/tape-file.ts';
 import { isHttpRecord, type HttpRecord, type MatchKind, type StoredHeaders } from './record.ts';
 
@@ -526,7 +527,8 @@ export class Deck {
     if (this.writing || this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    this.writing = appendRecords(this.tape!, batch, { durable: this.opts.durable !== false })
+    // The one field order of tape records (record-order.ts), so export -> import is byte-exact.
+    this.writing = appendRecords(this.tape!, batch.map((r) => inRecordOrder(sortedKeys(r))), { durable: this.opts.durable !== false })
       .then(
         () => undefined,
         (e: unknown) => {

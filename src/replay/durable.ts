@@ -20,6 +20,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TapedeckError } from '../errors.ts';
+import { inRecordOrder, sortedKeys } from '../store/record-order.ts';
 import { appendRecords, createTape, readTape, rewriteTape, type TapeLockOptions, type TapeWarning } from '../store/tape-file.ts';
 import type { ReplaySource } from './handler.ts';
 import { entryOf, ReplayStore, type ReplayEntry, type ReplayLookup, type ReplayPut, type ReplayStoreOptions, type ReplayStoreStats } from './store.ts';
@@ -198,7 +199,8 @@ export class DurableReplayStore implements ReplaySource {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0);
         try {
-          await appendRecords(this.path, batch.map((b) => b.record), { ...this.lock, durable: this.durable });
+          // The one field order of tape records (record-order.ts), so export -> import is byte-exact.
+          await appendRecords(this.path, batch.map((b) => inRecordOrder(sortedKeys(b.record))), { ...this.lock, durable: this.durable });
           this.tapeRecords += batch.length;
           this.writes++;
           for (const b of batch) b.resolve();

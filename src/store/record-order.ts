@@ -64,14 +64,15 @@ export function sortedKeys<T>(value: T, depth = 0): T {
 }
 
 /**
- * A record (a plain object with a string `key`) with its top-level fields in RECORD_FIELDS
- * order, then any others sorted; anything else is returned as it is.
+ * A record (a plain object with a numeric `v`, the mark of every tapedeck writer) with its
+ * top-level fields in RECORD_FIELDS order, then any others sorted; anything else is returned
+ * as it is. Writers store `inRecordOrder(sortedKeys(record))`, which import reproduces.
  *
  * @example
  * Object.keys(inRecordOrder({ value: 1, key: 'k', v: 1 })) // ['v', 'key', 'value']
  */
 export function inRecordOrder<T>(record: T): T {
-  if (!isPlain(record) || typeof record.key !== 'string') return record;
+  if (!isPlain(record) || typeof record.v !== 'number') return record;
   const keys = Object.keys(record).sort((a, b) => (RANK.get(a) ?? RECORD_FIELDS.length) - (RANK.get(b) ?? RECORD_FIELDS.length) || (a < b ? -1 : a > b ? 1 : 0));
   const out: Record<string, unknown> = {};
   for (const k of keys) {
