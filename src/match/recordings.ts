@@ -1,8 +1,7 @@
 // Seed 000's recordings directory: one JSON file per request, v1 (no signature) or v2 (with
 // one), used in alphabetical order by sequential matching. Imported as-is: nothing to convert.
 
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import type * as NodeFs from 'node:fs';
 import { canonicalizeJSON } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import type { Recording } from './matcher.ts';
@@ -28,6 +27,17 @@ function sameList(a: readonly string[] | undefined, b: readonly string[]): boole
  * const m = createMatcher({ recordings: loadRecordingsDir('test/recordings'), mode: 'signature' })
  */
 export function loadRecordingsDir(dir: string, opts: LoadOptions = {}): Recording[] {
+  // Looked up on call, not imported: the main entry point must load where there is no file
+  // system (browsers, workers, edge runtimes); only this function needs one.
+  const fs = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:fs') as typeof NodeFs | undefined;
+  if (!fs) {
+    throw new TapedeckError('E_RECORDINGS_DIR', `Cannot read recordings directory ${dir}: this runtime has no node:fs.`, {
+      hint: 'Load recordings yourself and pass them to createMatcher({ recordings }).',
+      file: dir,
+    });
+  }
+  const { readdirSync, readFileSync } = fs;
+  const join = (a: string, b: string) => (a.endsWith('/') || a.endsWith('\\') ? a + b : `${a}/${b}`);
   const warn = opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning'));
   let names: string[];
   try {

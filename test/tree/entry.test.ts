@@ -16,8 +16,9 @@ function graph(entry: string): Map<string, string[]> {
     const file = todo.pop()!;
     if (seen.has(file)) continue;
     const text = readFileSync(file, 'utf8');
-    // Static imports and re-exports only: dynamic import() is how the CLI loads optional parts.
-    const specs = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gms)].map((m) => m[1]!);
+    // Static imports and re-exports only: dynamic import() is how the CLI loads optional parts,
+    // and `import type` is erased from the output.
+    const specs = [...text.matchAll(/^\s*(?:import|export)\s(?!type\s)[^;]*?from\s+'([^']+)'/gms)].map((m) => m[1]!);
     seen.set(file, specs);
     for (const s of specs) if (s.startsWith('.')) todo.push(join(dirname(file), s));
   }
@@ -33,6 +34,14 @@ describe('entry points', () => {
     expect(files).toContain('replay/store.ts');
     expect(files).not.toContain('replay/durable.ts');
     expect(files).not.toContain('tree/load.ts');
+    const fs = [...g].filter(([, specs]) => specs.some((s) => s === 'node:fs' || s === 'node:fs/promises' || s === 'fs'));
+    expect(fs.map(([f]) => f.slice(src.length + 1))).toEqual([]);
+  });
+
+  it('nothing the main entry imports reaches node:fs', () => {
+    const g = graph(join(src, 'index.ts'));
+    const files = [...g.keys()].map((f) => f.slice(src.length + 1));
+    expect(files).toContain('match/recordings.ts'); // loadRecordingsDir looks node:fs up on call
     const fs = [...g].filter(([, specs]) => specs.some((s) => s === 'node:fs' || s === 'node:fs/promises' || s === 'fs'));
     expect(fs.map(([f]) => f.slice(src.length + 1))).toEqual([]);
   });
