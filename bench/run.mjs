@@ -480,10 +480,11 @@ if (!FILTERS.length || FILTERS.includes('tape')) {
 
 // ------------------------------------------------------------------- tree ----
 // Issue 5's rows: findOrCreate on a 10,000-message conversation, ReplayStore with 1,000,000 entries.
+let tree = null;
 if (!FILTERS.length || FILTERS.includes('tree')) {
   const { treeBench, formatRow } = await import('./tree.mjs');
   lib.setBackend(DEFAULT_BACKEND);
-  const tree = await treeBench(lib, null, { quick: QUICK });
+  tree = await treeBench(lib, null, { quick: QUICK });
   console.log(`\n== TREE: conversation tree and replay store (backend ${DEFAULT_BACKEND}; ratio = time / baseline time)`);
   console.log(table(['row', 'value', 'ratio', 'vs'], tree.rows.map(formatRow)));
   for (const t of tree.targets) {
@@ -517,6 +518,6 @@ if (!FILTERS.length || FILTERS.includes('proxy')) {
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, proxy: proxy && { rows: proxy.rows } }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, proxy: proxy && { rows: proxy.rows } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;

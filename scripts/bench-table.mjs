@@ -31,8 +31,17 @@ for (const [name, w] of Object.entries(r.workloads)) {
 }
 lines.push('', 'Targets (default backend, wasm-simd):', '');
 for (const t of r.targets) {
+  const verdict = t.pass === null || t.pass === undefined ? '' : ` — ${t.pass ? 'PASS' : 'MISS'}`;
   if (t.unit === 'ratio' || t.unit === 'us') {
-    lines.push(`- ${t.label}: **${t.value.toFixed(t.unit === 'ratio' ? 2 : 1)}**`);
+    lines.push(`- ${t.label}: **${t.value.toFixed(t.unit === 'ratio' ? 2 : 1)}${t.unit === 'ratio' ? 'x' : ' µs'}**${verdict}`);
+    continue;
+  }
+  if (t.unit === 'us-abs') {
+    lines.push(`- ${t.label}: **${t.value.toFixed(2)} µs**${verdict}`);
+    continue;
+  }
+  if (t.unit === 'ratio-target') {
+    lines.push(`- ${t.label}: **${t.value.toFixed(2)}x**${verdict}`);
     continue;
   }
   if (t.unit === 'ms-abs') {
@@ -53,6 +62,30 @@ if (r.match) {
   for (const m of r.match.rows) {
     const vs = m.label === m.baseline ? '(baseline)' : `${m.ratio >= 1 ? `${m.ratio.toFixed(m.ratio > 100 ? 0 : 2)}x faster` : `${(1 / m.ratio).toFixed(2)}x slower`} than ${m.baseline.replace(/, 1,000,000 recordings$/, '')}`;
     lines.push(`| ${m.label} | ${fmt(m.p50)} | ${fmt(m.p99)} | ${vs} |`);
+  }
+}
+if (r.tape) {
+  lines.push('', 'Tape (issue 4; each ratio against the baseline named, measured in the same run):', '');
+  lines.push('| row | value | vs baseline |', '|---|---|---|');
+  for (const t of r.tape.rows) {
+    const v = t.perSecond !== undefined ? `${t.perSecond.toFixed(0)}/s` : t.ms !== undefined ? `${t.ms.toFixed(1)} ms` : `${t.us.toFixed(1)} µs`;
+    const vs = t.ratio === null ? '' : t.label === t.baseline ? '(baseline)' : `${t.ratio.toFixed(2)}x ${t.perSecond !== undefined ? 'the rate of' : 'faster than'} ${t.baseline.replace(/^baseline: /, '')}`;
+    lines.push(`| ${t.label} | ${v} | ${vs} |`);
+  }
+}
+if (r.tree) {
+  lines.push('', 'Conversation tree and replay store (issue 5; ratio = time / baseline time, lower is better):', '');
+  lines.push('| row | value | time vs baseline |', '|---|---|---|');
+  for (const t of r.tree.rows) {
+    const v = t.ms !== undefined ? `${t.ms.toFixed(2)} ms` : `${t.us.toFixed(2)} µs`;
+    lines.push(`| ${t.label} | ${v} | ${t.label === t.baseline ? '(baseline)' : `${t.ratio.toFixed(2)}x of ${t.baseline}`} |`);
+  }
+}
+if (r.proxy) {
+  lines.push('', 'Proxy replay over HTTP (issue 6; autocannon, loopback; added p50 = p50 minus the plain node:http baseline server's):', '');
+  lines.push('| server | connections | req/s | p50 | p99 | added p50 |', '|---|---|---|---|---|---|');
+  for (const p of r.proxy.rows) {
+    lines.push(`| ${p.impl} | ${p.connections} | ${p.rps.toFixed(0)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${p.addedP50 === null ? '(baseline)' : fmt(p.addedP50)} |`);
   }
 }
 console.log(lines.join('\n'));
