@@ -68,7 +68,10 @@ function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
   if (pre !== undefined && (req.readableEnded || req.complete)) {
     if (pre instanceof Uint8Array) return Promise.resolve(pre);
     if (typeof pre === 'string') return Promise.resolve(Buffer.from(pre));
-    if (pre !== null && typeof pre === 'object' && Object.keys(pre).length > 0) return Promise.resolve(Buffer.from(JSON.stringify(pre)));
+    // A parsed body is re-serialized. Once the stream has been read it is the only copy, even
+    // when empty ({} or []: waiting for the stream would hang). Before that, an empty object
+    // may be a placeholder from a parser that skipped the request (Express 4): read the stream.
+    if (pre !== null && typeof pre === 'object' && (req.readableEnded || Object.keys(pre).length > 0)) return Promise.resolve(Buffer.from(JSON.stringify(pre)));
   }
   const declared = Number(req.headers['content-length']);
   if (declared > max) return Promise.reject(tooLarge(declared, max));
