@@ -71,7 +71,13 @@ function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
     // A parsed body is re-serialized. Once the stream has been read it is the only copy, even
     // when empty ({} or []: waiting for the stream would hang). Before that, an empty object
     // may be a placeholder from a parser that skipped the request (Express 4): read the stream.
-    if (pre !== null && typeof pre === 'object' && (req.readableEnded || Object.keys(pre).length > 0)) return Promise.resolve(Buffer.from(JSON.stringify(pre)));
+    if (pre !== null && typeof pre === 'object' && (req.readableEnded || Object.keys(pre).length > 0)) {
+      try {
+        return Promise.resolve(reserialize(pre, String(req.headers['content-type'] ?? '')));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
   }
   const declared = Number(req.headers['content-length']);
   if (declared > max) return Promise.reject(tooLarge(declared, max));
@@ -91,6 +97,32 @@ function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
     req.on('data', onData);
     req.on('end', () => resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, n)));
     req.on('error', reject);
+  });
+}
+
+/**
+ * The bytes of a body a framework's parser already turned into an object, in the request's own
+ * content type: JSON for JSON, a query string for a flat form (express.urlencoded). Anything
+ * else cannot be rebuilt faithfully, and sending it upstream in another format than its
+ * content type says would record a request the client never made: that is an error.
+ */
+function reserialize(body: object, contentType: string): Buffer {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (type === '' || type === 'application/json' || type.endsWith('+json')) return Buffer.from(JSON.stringify(body));
+  if (type === 'application/x-www-form-urlencoded') {
+    const form = new URLSearchParams();
+    const flat = Object.entries(body).every(([k, v]) => {
+      for (const x of Array.isArray(v) ? v : [v]) {
+        if (typeof x !== 'string') return false;
+        form.append(k, x);
+      }
+      return true;
+    });
+    if (flat) return Buffer.from(form.toString());
+  }
+  throw new TapedeckError('E_PROXY_BODY', `A body parser mounted before tapedeck already read this ${type} request body, and it cannot be turned back into the bytes the client sent.`, {
+    contentType: type,
+    hint: 'Mount the tapedeck handler before body parsers, or give it the raw bytes (express.raw({ type: "*/*" })).',
   });
 }
 

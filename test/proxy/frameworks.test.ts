@@ -85,11 +85,12 @@ function closeServer(server: Server): Promise<void> {
 }
 
 /** Express 5: `app.use('/llm', handler)`, after the given body parser (if any). */
-function mountExpress(parser: 'none' | 'json' | 'raw') {
+function mountExpress(parser: 'none' | 'json' | 'raw' | 'form') {
   return async (handler: TapedeckHandler): Promise<Mounted> => {
     const seen: Seen[] = [];
     const app = express();
     if (parser === 'json') app.use(express.json());
+    if (parser === 'form') app.use(express.urlencoded({ extended: true }));
     // express.raw() alone only takes application/octet-stream; '*/*' makes it hold every body.
     if (parser === 'raw') app.use(express.raw({ type: '*/*' }));
     app.use((req: IncomingMessage, _res: ServerResponse, next: () => void) => {
@@ -256,5 +257,28 @@ describe('Express, after express.json()', () => {
       await up.close();
     }
     expect((await httpRecords(tape)).map((r) => r.request.body)).toEqual([{}, []]);
+  });
+});
+
+describe('Express, after express.urlencoded()', () => {
+  it('re-sends a parsed flat form as a form, and refuses a body it cannot rebuild', async () => {
+    const tape = tapePath();
+    const up = await startUpstream();
+    const recorder = createHandler({ upstream: up.url, tape, mode: 'record' });
+    const app = await mountExpress('form')(recorder);
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    try {
+      await post(`${app.base}/llm/v1/echo`, 'a=1&b=x%20y&b=z', form);
+      expect(up.calls.map((c) => c.body)).toEqual(['a=1&b=x+y&b=z']);
+      // Nested fields (qs syntax) parse to objects: no faithful way back, so an error, not a guess.
+      const r = await post(`${app.base}/llm/v1/echo`, 'a[b]=1', form);
+      expect(r.status).toBe(500);
+      expect(JSON.parse(r.text).error.code).toBe('E_PROXY_BODY');
+      expect(up.calls.length).toBe(1);
+    } finally {
+      await recorder.close();
+      await app.close();
+      await up.close();
+    }
   });
 });
