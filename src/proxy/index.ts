@@ -14,3 +14,4 @@ export { startProxy, type ProxyServer, type ServeOptions } from './server.ts';
 export { serveCommand } from './cli.ts';
 export { Deck, type DeckOptions, type DeckStats, type Timing, type MatchedBy } from './deck.ts';
 export { isHttpRecord, responseChunks, type HttpRecord, type MatchKind, type StoredHeaders } from './record.ts';
+export { assembleStream, parseSse, type SseEvent } from './sse-assemble.ts';

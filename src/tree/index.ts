@@ -17,3 +17,4 @@ export {
 } from './tree.ts';
 export { formatTree, messageExcerpt, type FormatOptions } from './format.ts';
 export { normalizeExchange, responseMessages, type NormalizedExchange } from './response.ts';
+export { httpRecordExchange } from './proxy-record.ts';

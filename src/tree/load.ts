@@ -10,7 +10,8 @@ export interface LoadTreeOptions extends TreeOptions {
 }
 
 /**
- * Reads a tape and builds the conversation tree of its ReplayCache records. Damage the tape
+ * Reads a tape and builds the conversation tree of its ReplayCache records and of the LLM calls
+ * recorded by the proxy or createFetch (streamed answers assembled). Damage the tape
  * reader survived is in `tapeWarnings`; records the tree could not place are in
  * `tree.warnings`, with their offsets.
  *

@@ -26,6 +26,8 @@ import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
 import type { NormalizeOptions } from '../match/types.ts';
+import { isHttpRecord } from '../proxy/record.ts';
+import { httpRecordExchange } from './proxy-record.ts';
 import { normalizeExchange } from './response.ts';
 
 /** One message of a recorded conversation. */
@@ -183,7 +185,10 @@ export interface TreeOptions {
   keepMessages?: boolean;
 }
 
-/** A tape record as the tree reads it (ReplayCache's `{ request, value, key, recordedAt }`). */
+/**
+ * A tape record as the tree reads it (ReplayCache's `{ request, value, key, recordedAt }`; proxy
+ * records are turned into one by httpRecordExchange).
+ */
 export interface TreeRecord {
   request: unknown;
   value: unknown;
@@ -330,11 +335,13 @@ export class ConversationTree {
   }
 
   /**
-   * Builds a tree from tape records: ReplayCache records (`{ request, value, key, recordedAt }`)
-   * or `{ offset, value }` entries as readTape returns them. Each request is normalized with its
-   * answer (see normalizeExchange), so provider bodies of every shape land in one tree. Records
-   * that are not request/answer pairs are skipped silently; ones that fail to normalize are
-   * listed in `tree.warnings`.
+   * Builds a tree from tape records: ReplayCache records (`{ request, value, key, recordedAt }`),
+   * proxy / createFetch records with `match: 'llm'` (request body and 2xx answer; a streamed
+   * answer is assembled first, see httpRecordExchange), bare or as the `{ offset, value }`
+   * entries readTape returns. Each request is normalized with its answer (see
+   * normalizeExchange), so provider bodies of every shape land in one tree. Records that are not
+   * request/answer pairs (other proxy records, error answers included) are skipped silently;
+   * ones that fail to normalize or whose answer cannot be read are listed in `tree.warnings`.
    *
    * @example
    * const tree = ConversationTree.fromRecords((await readTape('chat.tape')).records)
@@ -347,9 +354,12 @@ export class ConversationTree {
       const wrapped = isObj(entry) && 'offset' in entry && 'value' in entry && !('request' in entry);
       const rec = wrapped ? entry.value : entry;
       const offset = wrapped && typeof entry.offset === 'number' ? entry.offset : undefined;
-      if (!isObj(rec) || !('request' in rec) || !('value' in rec)) continue;
+      const http = isHttpRecord(rec);
+      if (!http && (!isObj(rec) || !('request' in rec) || !('value' in rec))) continue;
       try {
-        tree.record(rec as TreeRecord, { ...(offset === undefined ? {} : { offset }), record: index }, opts.normalize);
+        const x = http ? httpRecordExchange(rec) : (rec as TreeRecord);
+        if (x === undefined) continue;
+        tree.record(x, { ...(offset === undefined ? {} : { offset }), record: index }, opts.normalize);
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
         tree.warnings.push({ index, offset, code: e.code, message: e.message });

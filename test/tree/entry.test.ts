@@ -32,6 +32,8 @@ describe('entry points', () => {
     const files = [...g.keys()].map((f) => f.slice(src.length + 1));
     expect(files).toContain('tree/tree.ts');
     expect(files).toContain('replay/store.ts');
+    // Proxy records are read by the tree: the stream assembler is in the pure graph too.
+    expect(files).toContain('proxy/sse-assemble.ts');
     expect(files).not.toContain('replay/durable.ts');
     expect(files).not.toContain('tree/load.ts');
     const fs = [...g].filter(([, specs]) => specs.some((s) => s === 'node:fs' || s === 'node:fs/promises' || s === 'fs'));

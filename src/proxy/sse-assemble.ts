@@ -1,0 +1,324 @@
+/**
+ * Turns a recorded server-sent-event stream back into the body the same request would have got
+ * without `stream: true`. Pure (no I/O): the tree uses it to read streamed proxy records as
+ * conversations, and anything else that wants the final answer of a recorded stream can too.
+ *
+ * Shapes assembled:
+ * - OpenAI chat completions (`chat.completion.chunk`): per choice index, `delta.content` and
+ *   `delta.refusal` concatenated, `role`, `delta.tool_calls` merged by index (id, type, name set;
+ *   `function.arguments` concatenated), legacy `delta.function_call`, `finish_reason`,
+ *   `logprobs.content` concatenated; `usage` from the usage chunk.
+ * - OpenAI legacy completions (`text_completion` chunks): `choices[].text` concatenated.
+ * - OpenAI Responses: the `response` of the last `response.completed` (or `response.incomplete`)
+ *   event, which carries the whole response.
+ * - Anthropic Messages: `message_start`, `content_block_start` / `content_block_delta`
+ *   (`text_delta`, `input_json_delta` -> tool input parsed at the block's end, `thinking_delta`,
+ *   `signature_delta`, `citations_delta`) / `content_block_stop`, `message_delta` (stop reason,
+ *   usage).
+ *
+ * Anything else (another content type, an unknown stream shape, a stream that reports an error
+ * or ends without the events that make an answer) gives undefined: no answer is better than a
+ * made-up one.
+ */
+
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** One server-sent event: its `event:` name (default "message") and its data lines joined. */
+export interface SseEvent {
+  event: string;
+  data: string;
+}
+
+/**
+ * Splits an event stream into events (the WHATWG EventSource parsing rules: CRLF, LF or CR line
+ * ends, `:` comments, one optional space after the colon, data lines joined with LF; an event
+ * without a blank line after it at the end of the stream is dropped, as a browser does).
+ *
+ * @example
+ * parseSse('event: ping\ndata: {}\n\n') // [{ event: 'ping', data: '{}' }]
+ */
+export function parseSse(text: string): SseEvent[] {
+  const out: SseEvent[] = [];
+  let event = '';
+  let data: string[] = [];
+  let hasData = false;
+  const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  for (const line of text.slice(start).split(/\r\n|\r|\n/)) {
+    if (line === '') {
+      if (hasData) out.push({ event: event || 'message', data: data.join('\n') });
+      event = '';
+      data = [];
+      hasData = false;
+      continue;
+    }
+    if (line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') event = value;
+    else if (field === 'data') {
+      data.push(value);
+      hasData = true;
+    }
+  }
+  return out;
+}
+
+function parseData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+function contentTypeOf(ct: string | readonly string[] | undefined | null): string {
+  const v = Array.isArray(ct) ? ct[0] : ct;
+  return typeof v === 'string' ? v.split(';')[0]!.trim().toLowerCase() : '';
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI chat completions (and legacy completions)
+
+interface ToolCallAcc {
+  id?: string;
+  type?: string;
+  name: string;
+  arguments: string;
+  extra: Obj;
+}
+
+interface ChoiceAcc {
+  index: number;
+  role: string | undefined;
+  content: string;
+  hasContent: boolean;
+  refusal: string;
+  hasRefusal: boolean;
+  text: string;
+  isText: boolean;
+  toolCalls: Map<number, ToolCallAcc>;
+  functionCall: { name: string; arguments: string } | undefined;
+  finishReason: unknown;
+  logprobs: unknown[] | undefined;
+}
+
+function openaiChat(datas: unknown[]): Obj | undefined {
+  let head: Obj | undefined;
+  let usage: unknown;
+  let legacy = false;
+  const choices = new Map<number, ChoiceAcc>();
+  for (const d of datas) {
+    if (!isObj(d)) continue;
+    if (isObj(d.error)) return undefined;
+    if (!Array.isArray(d.choices)) continue;
+    if (head === undefined) {
+      head = d;
+      legacy = d.object === 'text_completion';
+    }
+    if (d.usage !== undefined && d.usage !== null) usage = d.usage;
+    for (const c of d.choices) {
+      if (!isObj(c)) continue;
+      const index = typeof c.index === 'number' ? c.index : 0;
+      let acc = choices.get(index);
+      if (!acc) {
+        acc = { index, role: undefined, content: '', hasContent: false, refusal: '', hasRefusal: false, text: '', isText: false, toolCalls: new Map(), functionCall: undefined, finishReason: null, logprobs: undefined };
+        choices.set(index, acc);
+      }
+      if (c.finish_reason !== undefined && c.finish_reason !== null) acc.finishReason = c.finish_reason;
+      if (isObj(c.logprobs) && Array.isArray(c.logprobs.content)) (acc.logprobs ??= []).push(...c.logprobs.content);
+      if (typeof c.text === 'string') {
+        acc.isText = true;
+        acc.text += c.text;
+      }
+      const delta = c.delta;
+      if (!isObj(delta)) continue;
+      if (typeof delta.role === 'string') acc.role = delta.role;
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        acc.content += delta.content;
+        acc.hasContent = true;
+      }
+      if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+        acc.refusal += delta.refusal;
+        acc.hasRefusal = true;
+      }
+      if (isObj(delta.function_call)) {
+        const f = (acc.functionCall ??= { name: '', arguments: '' });
+        if (typeof delta.function_call.name === 'string' && delta.function_call.name !== '') f.name = delta.function_call.name;
+        if (typeof delta.function_call.arguments === 'string') f.arguments += delta.function_call.arguments;
+      }
+      if (Array.isArray(delta.tool_calls)) {
+        for (const t of delta.tool_calls) {
+          if (!isObj(t)) continue;
+          const ti = typeof t.index === 'number' ? t.index : acc.toolCalls.size;
+          let tc = acc.toolCalls.get(ti);
+          if (!tc) {
+            tc = { name: '', arguments: '', extra: {} };
+            acc.toolCalls.set(ti, tc);
+          }
+          for (const [k, v] of Object.entries(t)) {
+            if (k === 'index' || k === 'id' || k === 'type' || k === 'function') continue;
+            tc.extra[k] = v;
+          }
+          if (typeof t.id === 'string' && t.id !== '') tc.id = t.id;
+          if (typeof t.type === 'string' && t.type !== '') tc.type = t.type;
+          if (isObj(t.function)) {
+            if (typeof t.function.name === 'string' && t.function.name !== '') tc.name = t.function.name;
+            if (typeof t.function.arguments === 'string') tc.arguments += t.function.arguments;
+          }
+        }
+      }
+    }
+  }
+  if (head === undefined) return undefined;
+  const out: Obj = {};
+  for (const k of ['id', 'created', 'model', 'system_fingerprint', 'service_tier']) if (head[k] !== undefined) out[k] = head[k];
+  out.object = legacy ? 'text_completion' : 'chat.completion';
+  out.choices = [...choices.values()]
+    .sort((a, b) => a.index - b.index)
+    .map((a) => {
+      const logprobs = a.logprobs ? { content: a.logprobs } : null;
+      if (legacy || (a.isText && a.role === undefined)) return { index: a.index, text: a.text, finish_reason: a.finishReason, logprobs };
+      // As the OpenAI SDK finalizes a streamed completion: no text is content null.
+      const message: Obj = { role: a.role ?? 'assistant', content: a.hasContent ? a.content : null, refusal: a.hasRefusal ? a.refusal : null };
+      if (a.functionCall) message.function_call = a.functionCall;
+      if (a.toolCalls.size > 0) {
+        message.tool_calls = [...a.toolCalls.entries()]
+          .sort(([x], [y]) => x - y)
+          .map(([, t]) => ({ ...t.extra, id: t.id ?? '', type: t.type ?? 'function', function: { name: t.name, arguments: t.arguments } }));
+      }
+      return { index: a.index, message, finish_reason: a.finishReason, logprobs };
+    });
+  if (usage !== undefined) out.usage = usage;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI Responses
+
+function openaiResponses(datas: unknown[]): Obj | undefined {
+  let final: Obj | undefined;
+  for (const d of datas) {
+    if (!isObj(d)) continue;
+    if (d.type === 'error' || d.type === 'response.failed') return undefined;
+    if ((d.type === 'response.completed' || d.type === 'response.incomplete') && isObj(d.response)) final = d.response;
+  }
+  return final;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic Messages
+
+interface BlockAcc {
+  block: Obj;
+  json: string;
+  isToolInput: boolean;
+}
+
+function anthropicMessages(datas: unknown[]): Obj | undefined {
+  let message: Obj | undefined;
+  const blocks = new Map<number, BlockAcc>();
+  let stopped = false;
+  for (const d of datas) {
+    if (!isObj(d)) continue;
+    switch (d.type) {
+      case 'error':
+        return undefined;
+      case 'message_start':
+        if (!isObj(d.message)) return undefined;
+        message = { ...d.message, content: [] };
+        if (isObj(d.message.usage)) message.usage = { ...d.message.usage };
+        break;
+      case 'content_block_start': {
+        if (!message || typeof d.index !== 'number' || !isObj(d.content_block)) break;
+        const block: Obj = { ...d.content_block };
+        const isToolInput = 'input' in block && (block.type === 'tool_use' || block.type === 'server_tool_use' || block.type === 'mcp_tool_use');
+        blocks.set(d.index, { block, json: '', isToolInput });
+        break;
+      }
+      case 'content_block_delta': {
+        const acc = typeof d.index === 'number' ? blocks.get(d.index) : undefined;
+        if (!acc || !isObj(d.delta)) break;
+        const delta = d.delta;
+        const b = acc.block;
+        if (delta.type === 'text_delta' && typeof delta.text === 'string') b.text = (typeof b.text === 'string' ? b.text : '') + delta.text;
+        else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') acc.json += delta.partial_json;
+        else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') b.thinking = (typeof b.thinking === 'string' ? b.thinking : '') + delta.thinking;
+        else if (delta.type === 'signature_delta' && typeof delta.signature === 'string') b.signature = delta.signature;
+        else if (delta.type === 'citations_delta' && delta.citation !== undefined) b.citations = [...(Array.isArray(b.citations) ? b.citations : []), delta.citation];
+        break;
+      }
+      case 'message_delta':
+        if (!message) break;
+        if (isObj(d.delta)) {
+          for (const [k, v] of Object.entries(d.delta)) message[k] = v;
+        }
+        if (isObj(d.usage)) {
+          const usage: Obj = isObj(message.usage) ? message.usage : {};
+          for (const [k, v] of Object.entries(d.usage)) if (v !== null && v !== undefined) usage[k] = v;
+          message.usage = usage;
+        }
+        break;
+      case 'message_stop':
+        stopped = true;
+        break;
+    }
+  }
+  // A stream cut before message_stop is not a whole answer (the proxy never writes one, but a
+  // hand-made or imported record might be).
+  if (!message || !stopped) return undefined;
+  const content: unknown[] = [];
+  for (const [, acc] of [...blocks.entries()].sort(([x], [y]) => x - y)) {
+    if (acc.isToolInput) {
+      if (acc.json.trim() !== '') {
+        try {
+          acc.block.input = JSON.parse(acc.json);
+        } catch {
+          // Keep the text, so a broken tool input is visible rather than silently {}.
+          acc.block.input = acc.json;
+        }
+      } else if (!isObj(acc.block.input)) acc.block.input = {};
+    }
+    content.push(acc.block);
+  }
+  message.content = content;
+  return message;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The non-streaming response body equivalent to a recorded event stream, or undefined when the
+ * content type is not `text/event-stream` or the stream is not one of the assembled shapes (see
+ * the module comment). `contentType` is the response's Content-Type header as stored (a string or
+ * the first of a list); `bytes` the body as received (UTF-8), or its text.
+ *
+ * @example
+ * const body = assembleStream(rec.response.headers['content-type'], rec.response.body)
+ * body?.choices?.[0]?.message.content // the streamed text, whole
+ */
+export function assembleStream(contentType: string | readonly string[] | undefined | null, bytes: Uint8Array | string): Record<string, unknown> | undefined {
+  if (contentTypeOf(contentType) !== 'text/event-stream') return undefined;
+  const text = typeof bytes === 'string' ? bytes : new TextDecoder('utf-8').decode(bytes);
+  const events = parseSse(text);
+  const datas: unknown[] = [];
+  for (const e of events) {
+    if (e.data === '[DONE]') continue;
+    if (e.event === 'error') return undefined;
+    const d = parseData(e.data);
+    if (d !== undefined) datas.push(d);
+  }
+  // The first event that says what it is decides the shape.
+  for (const d of datas) {
+    if (!isObj(d)) continue;
+    const type = typeof d.type === 'string' ? d.type : '';
+    if (type === 'message_start' || type.startsWith('content_block_') || type === 'message_delta') return anthropicMessages(datas);
+    if (type.startsWith('response.')) return openaiResponses(datas);
+    if (Array.isArray(d.choices) || d.object === 'chat.completion.chunk' || d.object === 'text_completion') return openaiChat(datas);
+    if (type === 'error' || isObj(d.error)) return undefined;
+  }
+  return undefined;
+}
