@@ -85,6 +85,8 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
   const opening = Deck.open(opts);
   opening.catch(() => {});
   const inFlight = new Set<Promise<unknown>>();
+  /** Recorded answers whose body the caller has not read to the end yet. */
+  const unread = new Set<() => Promise<void>>();
   let closing: Promise<void> | undefined;
 
   async function recordStream(d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number): Promise<Response> {
@@ -112,37 +114,69 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
     const tracked = new Promise<void>((r) => (settle = r));
     inFlight.add(tracked);
     void tracked.then(() => inFlight.delete(tracked));
+    let saved = false;
+    const finish = () => {
+      if (!saved) {
+        saved = true;
+        save();
+      }
+      settle();
+    };
     let cancelled = false;
-    // Reads the rest of the upstream answer after the caller cancelled: it is recorded whole.
+    let draining = false;
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    // Reads the rest of the upstream answer without waiting for the caller: after the caller
+    // cancelled (it is still recorded whole), or when close() finds a body nobody read (close
+    // must not wait forever for a reader that never comes). What is read stays readable.
     const drain = async () => {
+      if (draining) return;
+      draining = true;
       try {
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
           log.add(value);
+          if (!cancelled) controller.enqueue(value);
         }
-        save();
-      } catch {
+        if (!cancelled) controller.close();
+        finish();
+      } catch (e) {
         // the upstream failed: nothing to record
+        if (!cancelled) {
+          try {
+            controller.error(e);
+          } catch {
+            // already errored
+          }
+        }
+        settle();
       }
-      settle();
     };
+    unread.add(drain);
+    void tracked.then(() => unread.delete(drain));
     const stream = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (cancelled) return;
+      start(c) {
+        controller = c;
+      },
+      async pull(c) {
+        if (cancelled || draining) return;
         try {
           const { done, value } = await reader.read();
+          // A drain that started meanwhile reads (and closes) from here on; reads are served
+          // in the order they were asked for, so this chunk still comes first.
           if (done) {
-            controller.close();
-            save();
-            settle();
+            if (!draining) {
+              c.close();
+              finish();
+            }
             return;
           }
           log.add(value);
-          controller.enqueue(value);
+          if (!cancelled) c.enqueue(value);
         } catch (e) {
+          if (draining) return;
           settle();
-          controller.error(e);
+          c.error(e);
         }
       },
       cancel() {
@@ -210,7 +244,12 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
   f.stats = async () => (await opening).stats();
   f.close = () => {
     closing ??= (async () => {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      for (;;) {
+        // Bodies nobody is reading are read now, so they are recorded and close can finish.
+        for (const drain of unread) void drain();
+        if (inFlight.size === 0) break;
+        await Promise.allSettled([...inFlight]);
+      }
       await (await opening).close();
     })();
     return closing;

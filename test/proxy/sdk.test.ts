@@ -181,6 +181,35 @@ describe('through createFetch', () => {
     }
   });
 
+  it('close() records answers whose bodies the caller never read, and they stay readable', async () => {
+    const unreadTape = join(dir, 'unread.tape');
+    const upstream = await startUpstream();
+    const rec = createFetch({ tape: unreadTape, mode: 'record' });
+    const send = (body: unknown) =>
+      rec(`${upstream.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    let plain: Response;
+    let streamed: Response;
+    try {
+      plain = await send({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'not read' }] });
+      streamed = await send({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'not read either' }] });
+      expect([plain.status, streamed.status]).toEqual([200, 200]);
+    } finally {
+      await rec.close(); // must not wait for bodies nobody reads
+      await upstream.close();
+    }
+    // Read after close: the whole answers, and they are the ones on the tape.
+    const [plainText, streamText] = [await plain.text(), await streamed.text()];
+    expect(JSON.parse(plainText).choices[0].message.content).toContain('not read');
+    expect(streamText).toContain('data: [DONE]');
+    const play = createFetch({ tape: unreadTape, mode: 'replay' });
+    try {
+      const again = await play(`${upstream.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'not read either' }] }) });
+      expect(await again.text()).toBe(streamText);
+    } finally {
+      await play.close();
+    }
+  });
+
   it('replays a tape recorded through the proxy (same records)', async () => {
     const proxyTape = join(dir, 'shared.tape');
     const upstream = await startUpstream();
