@@ -136,7 +136,7 @@ function isTextual(headers: DeckRequest['headers']): boolean {
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // Request headers that describe one hop or one body encoding, never the request itself.
-const HOP_BY_HOP = new Set([
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection',
   'keep-alive',
   'proxy-connection',
@@ -151,6 +151,22 @@ const HOP_BY_HOP = new Set([
 
 /** Response headers not stored: hop-by-hop ones, and length/encoding (bodies are stored decoded). */
 export const UNSTORED_RESPONSE_HEADERS = new Set([...HOP_BY_HOP, 'content-encoding']);
+
+/** Counters of a deck that has served nothing yet (also what stats show before the tape is open). */
+export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats {
+  return {
+    mode,
+    tape,
+    recordings: 0,
+    requests: 0,
+    hits: 0,
+    misses: 0,
+    errors: 0,
+    recorded: 0,
+    byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, passthrough: 0, miss: 0 },
+    appendFailures: 0,
+  };
+}
 
 export class Deck {
   readonly mode: TapeMode;
@@ -195,18 +211,7 @@ export class Deck {
     // it was before recording. This test is a superset of what the redactor masks.
     const fields = [...SECRET_FIELDS, ...SECRET_HEADERS, ...(opts.redact?.fields ?? [])].map((f) => escapeRe(f.toLowerCase()).replace(/[-_]/g, '[-_]'));
     this.secretField = new RegExp(`"(?:${fields.join('|')})"\\s*:`, 'i');
-    this.counters = {
-      mode,
-      tape: opts.tape,
-      recordings: 0,
-      requests: 0,
-      hits: 0,
-      misses: 0,
-      errors: 0,
-      recorded: 0,
-      byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, passthrough: 0, miss: 0 },
-      appendFailures: 0,
-    };
+    this.counters = emptyStats(mode, opts.tape);
     for (const { rec, offset } of records) {
       this.add(rec, `${opts.tape}@${offset}`);
       this.loaded.add(this.identity(rec));

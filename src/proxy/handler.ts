@@ -5,7 +5,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
-import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
+import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
 import { asTapedeckError, errorBody, errorShapeOf, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from './record.ts';
 import { callUpstream, ChunkLog, storedResponseHeaders, upstreamUrl } from './upstream.ts';
@@ -252,18 +252,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   function stats(): HandlerStats {
     const n = Math.min(latencyCount, LATENCY_WINDOW);
     const sorted = latencies.slice(0, n).sort();
-    const base: DeckStats = deck?.stats() ?? {
-      mode: 'replay',
-      tape: opts.tape,
-      recordings: 0,
-      requests: 0,
-      hits: 0,
-      misses: 0,
-      errors: 0,
-      recorded: 0,
-      byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, passthrough: 0, miss: 0 },
-      appendFailures: 0,
-    };
+    const base: DeckStats = deck?.stats() ?? emptyStats('replay', opts.tape);
     return { ...base, inFlight, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), uptimeS: Math.round((performance.now() - started) / 100) / 10 };
   }
 

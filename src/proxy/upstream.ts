@@ -3,24 +3,12 @@
  * recording while it is passed on.
  */
 import { TapedeckError } from '../errors.ts';
-import { UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
+import { HOP_BY_HOP, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import type { StoredHeaders } from './record.ts';
 
 // Request headers fetch sets itself or that describe only the hop to the proxy. Dropping
 // accept-encoding lets undici negotiate and decode compression, so stored bodies are plain.
-const DROP_REQUEST = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'content-length',
-  'expect',
-  'accept-encoding',
-]);
+const DROP_REQUEST = new Set([...HOP_BY_HOP, 'accept-encoding']);
 
 /** Joins the upstream base (which may carry a path prefix) with a request's path and query. */
 export function upstreamUrl(upstream: string, url: string): string {
