@@ -82,7 +82,7 @@ if (r.tree) {
   }
 }
 if (r.proxy) {
-  lines.push('', 'Proxy replay over HTTP (issue 6; autocannon, loopback; added p50 = p50 minus the plain node:http baseline server's):', '');
+  lines.push('', 'Proxy replay over HTTP (issue 6; autocannon, loopback; added p50 = p50 minus the plain node:http baseline server):', '');
   lines.push('| server | connections | req/s | p50 | p99 | added p50 |', '|---|---|---|---|---|---|');
   for (const p of r.proxy.rows) {
     lines.push(`| ${p.impl} | ${p.connections} | ${p.rps.toFixed(0)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${p.addedP50 === null ? '(baseline)' : fmt(p.addedP50)} |`);
