@@ -1,25 +1,17 @@
 // Importing seed 000 recording directories and seed 003 JSON cache files onto tapes, through the
 // library and through `tapedeck import`, then replaying them with ReplayCache.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadRecordingsDir } from '../../src/match/recordings.ts';
 import { importCacheJSON, importRecordingsDir } from '../../src/store/migrate.ts';
 import { ReplayCache, type ReplayRecord } from '../../src/store/replay-cache.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { rejectionOf } from '../helpers.ts';
+import { tapeSuite } from './setup.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'tapedeck-migrate-'));
-let n = 0;
-const fresh = () => join(root, `m${n++}.tape`);
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-beforeEach(() => {
-  vi.stubEnv('TAPEDECK_MODE', '');
-  vi.stubEnv('CACHE_MODE', '');
-});
-afterEach(() => vi.unstubAllEnvs());
+const { root, fresh } = tapeSuite('migrate');
 
 const SEED000 = 'test/fixtures/recordings-seed000';
 const SEED003 = 'test/fixtures/seed003/qa-cache.json';
@@ -43,7 +35,7 @@ describe('seed 000 recording directories', () => {
   });
 
   it('skips a broken file with a warning naming it, and keeps the rest', async () => {
-    const dir = join(root, `rec${n++}`);
+    const dir = `${fresh()}.d`;
     cpSync(SEED000, dir, { recursive: true });
     writeFileSync(join(dir, '000-broken.json'), '{"request": {"messages": [}');
     const warnings: string[] = [];

@@ -2,11 +2,9 @@
 // writes, the lazy open (key bytes index, decode on demand) checked against a full readTape,
 // ignoredArgs changes, batched puts, and user classes registered as tape types.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { canonicalize } from '../../src/core/index.ts';
 import { requestKeys } from '../../src/match/matcher.ts';
 import { normalizeRequest } from '../../src/match/normalize.ts';
@@ -24,16 +22,9 @@ import {
   scanTape,
 } from '../../src/store/tape-file.ts';
 import { errorOf, rejectionOf } from '../helpers.ts';
+import { tapeSuite } from './setup.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'tapedeck-records-'));
-let n = 0;
-const fresh = () => join(root, `r${n++}.tape`);
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-beforeEach(() => {
-  vi.stubEnv('TAPEDECK_MODE', '');
-  vi.stubEnv('CACHE_MODE', '');
-});
-afterEach(() => vi.unstubAllEnvs());
+const { fresh } = tapeSuite('records');
 
 const req = (text: string, extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }], ...extra });
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');

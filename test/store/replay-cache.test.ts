@@ -1,29 +1,17 @@
 // ReplayCache (seed 003's interface on a tape): mode resolution, the four modes, k-th recordings,
 // ignoredArgs, typed values, durability, `await using` and AsyncLocalStorage scopes.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
 import { rejectionOf } from '../helpers.ts';
+import { tapeSuite } from './setup.ts';
 import { requestKeys } from '../../src/match/matcher.ts';
 import { resolveMode, TAPE_MODES } from '../../src/store/mode.ts';
 import { activeReplayCache, ReplayCache, withReplayCache, type ReplayRecord } from '../../src/store/replay-cache.ts';
 import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'tapedeck-replay-'));
-let n = 0;
-const fresh = () => join(root, `c${n++}.tape`);
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-// The suite must not depend on the mode of the shell that runs it.
-beforeEach(() => {
-  vi.stubEnv('TAPEDECK_MODE', '');
-  vi.stubEnv('CACHE_MODE', '');
-});
-afterEach(() => {
-  vi.unstubAllEnvs();
-});
+const { root, fresh } = tapeSuite('replay');
 
 const req = (text: string, extra: Record<string, unknown> = {}) => ({
   model: 'gpt-4o-mini',

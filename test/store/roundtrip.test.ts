@@ -1,27 +1,18 @@
 // Every tapedeck writer stores records in the one field order of record-order.ts, so a tape
 // survives `export` -> `import` byte for byte whoever wrote it: ReplayCache, the proxy's fetch
 // wrapper and the durable replay store, and any versioned record with fields in any order.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { DurableReplayStore } from '../../src/replay/durable.ts';
 import { exportTapeJSON, importTapeJSON } from '../../src/store/export.ts';
 import { inRecordOrder, sortedKeys } from '../../src/store/record-order.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { appendRecords, createTape } from '../../src/store/tape-file.ts';
+import { tapeSuite } from './setup.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'tapedeck-roundtrip-'));
-let n = 0;
-const fresh = () => join(root, `t${n++}.tape`);
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-beforeEach(() => {
-  vi.stubEnv('TAPEDECK_MODE', '');
-  vi.stubEnv('CACHE_MODE', '');
-});
-afterEach(() => vi.unstubAllEnvs());
+const { fresh } = tapeSuite('roundtrip');
 
 async function roundTrips(file: string): Promise<void> {
   const back = fresh();
