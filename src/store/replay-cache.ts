@@ -419,11 +419,11 @@ export class ReplayCache {
           }
           rekey = key;
         }
-        if (key !== undefined && rekey !== key) cache.file(rekey, entry);
+        if (key !== undefined && rekey !== key) cache.slots.add(rekey, entry);
         key ??= rekey;
         entry.key = key;
       }
-      cache.file(key, entry);
+      cache.slots.add(key, entry);
       cache.loaded.push(entry);
     }
     if (cache.warnings.length > 0) {
@@ -448,11 +448,6 @@ export class ReplayCache {
   private keyOf(e: Entry): string {
     if (e.key === '' && e.keyAt !== undefined) e.key = this.bytes!.toString('latin1', e.keyAt, e.keyAt + 64);
     return e.key;
-  }
-
-  /** Files an entry under a key; returns its slot. */
-  private file(key: string, e: Entry): Slot {
-    return this.slots.add(key, e);
   }
 
   /** The entry's record, decoding it from the tape the first time; undefined if it is not one. */
@@ -602,7 +597,7 @@ export class ReplayCache {
     // identical request misses again (and is recorded) rather than replaying this one.
     const before = this.slots.get(keys.key);
     const fills = before === undefined || before.served === before.length;
-    const s = this.file(keys.key, { key: keys.key, record });
+    const s = this.slots.add(keys.key, { key: keys.key, record });
     if (fills) s.served++;
     this.putKeys.add(keys.key);
   }

@@ -482,6 +482,15 @@ function ioError(e: unknown, file: string, doing: string): TapedeckError {
   });
 }
 
+/** The whole file, with file-system errors as tapedeck errors (missing -> E_TAPE_NOT_FOUND). */
+async function readTapeFile(path: string, doing: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (e) {
+    throw ioError(e, path, doing);
+  }
+}
+
 /** Make a rename or creation durable; directories cannot be fsynced on every platform. */
 async function syncDir(dir: string): Promise<void> {
   let fh: FileHandle | undefined;
@@ -555,13 +564,7 @@ export async function createTape(path: string, meta: { created?: string; tapedec
  * const values = records.map((r) => r.value);
  */
 export async function readTape(path: string): Promise<TapeContents> {
-  let buf: Buffer;
-  try {
-    buf = await readFile(path);
-  } catch (e) {
-    throw ioError(e, path, 'read');
-  }
-  const { headerEnd: _, ...contents } = parseTape(buf, path);
+  const { headerEnd: _, ...contents } = parseTape(await readTapeFile(path, 'read'), path);
   return contents;
 }
 
@@ -589,12 +592,7 @@ export interface TapeScan {
  * const keys = scan.frames.map((f) => peekFrame(scan.bytes, f).key);
  */
 export async function scanTape(path: string): Promise<TapeScan> {
-  let buf: Buffer;
-  try {
-    buf = await readFile(path);
-  } catch (e) {
-    throw ioError(e, path, 'read');
-  }
+  const buf = await readTapeFile(path, 'read');
   const parsed = parseTape(buf, path, false);
   return { header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length };
 }
@@ -792,12 +790,7 @@ export async function rewriteTape(
   return withTapeLock(
     path,
     async () => {
-      let buf: Buffer;
-      try {
-        buf = await readFile(path);
-      } catch (e) {
-        throw ioError(e, path, 'read for rewrite');
-      }
+      const buf = await readTapeFile(path, 'read for rewrite');
       const parsed = parseTape(buf, path);
       const parts: Uint8Array[] = [buf.subarray(0, parsed.headerEnd)];
       let kept = 0;
