@@ -38,51 +38,11 @@ import { link, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { inRecordOrder } from './record-order.ts';
-import { appendRecords, createTape, readTape, TAPE_FORMAT_VERSION, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
+import { appendRecords, createTape, readTape, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
+import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
 type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
-
-/** Deepest nesting exported or imported; deeper data would risk the call stack. */
-const MAX_NESTING = 2000;
-
-const TYPED_ARRAYS = {
-  Int8Array,
-  Uint8ClampedArray,
-  Int16Array,
-  Uint16Array,
-  Int32Array,
-  Uint32Array,
-  Float32Array,
-  Float64Array,
-  BigInt64Array,
-  BigUint64Array,
-} as const;
-type TypedArrayName = keyof typeof TYPED_ARRAYS;
-const isTypedArrayName = (s: string): s is TypedArrayName => Object.hasOwn(TYPED_ARRAYS, s);
-
-const SPECIAL_NUMBERS = new Map<string, number>([
-  ['NaN', NaN],
-  ['Infinity', Infinity],
-  ['-Infinity', -Infinity],
-  ['-0', -0],
-]);
-
-const ERROR_CLASSES: Record<string, ErrorConstructor> = {
-  Error,
-  TypeError,
-  RangeError,
-  SyntaxError,
-  ReferenceError,
-  EvalError,
-  URIError,
-};
-
-/** `$.a.b`, `$["odd key"]`, `$[3]`. */
-function childPath(path: string, key: string | number): string {
-  if (typeof key === 'number') return `${path}[${key}]`;
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
-}
 
 function newObject(): { [k: string]: JsonValue } {
   return Object.create(null) as { [k: string]: JsonValue };
@@ -96,7 +56,7 @@ function tagged(type: string, fields: Record<string, JsonValue>): JsonValue {
 }
 
 function base64Of(view: ArrayBufferView): string {
-  return Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('base64');
+  return base64Text(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,211 +207,6 @@ export async function exportTapeJSON(path: string): Promise<string> {
   return parts.join('');
 }
 
-// ---------------------------------------------------------------------------------------------
-// Import
-// ---------------------------------------------------------------------------------------------
-
-function importError(path: string, what: string): TapedeckError {
-  return new TapedeckError('E_TAPE_IMPORT', `Cannot import tape JSON: ${what} at ${path}.`, {
-    path,
-    hint: 'Import reads the JSON that exportTapeJSON writes; fix the value there or re-export the tape.',
-  });
-}
-
-const isJsonObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'object') return 'an object';
-  return `${typeof v} ${JSON.stringify(v)}`;
-}
-
-/** Exactly these keys besides `$type` (optional ones may be missing). */
-function checkKeys(obj: Record<string, unknown>, path: string, type: string, required: string[], optional: string[] = []): void {
-  for (const k of required) {
-    if (!Object.hasOwn(obj, k)) throw importError(path, `a "${type}" value without "${k}"`);
-  }
-  for (const k of Object.keys(obj)) {
-    if (k !== '$type' && !required.includes(k) && !optional.includes(k)) {
-      throw importError(childPath(path, k), `unexpected key "${k}" in a "${type}" value`);
-    }
-  }
-}
-
-function expectString(obj: Record<string, unknown>, key: string, path: string): string {
-  const v = obj[key];
-  if (typeof v !== 'string') throw importError(childPath(path, key), `expected a string, found ${describe(v)}`);
-  return v;
-}
-
-function decodeBase64(obj: Record<string, unknown>, path: string): Buffer {
-  const s = expectString(obj, 'base64', path);
-  const bytes = Buffer.from(s, 'base64');
-  if (bytes.toString('base64') !== s) throw importError(childPath(path, 'base64'), 'invalid or non-canonical base64');
-  return bytes;
-}
-
-function setKey(target: Record<string, unknown>, key: string, value: unknown): void {
-  // defineProperty so a "__proto__" key stays data, never a prototype change.
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-function fromJson(json: unknown, path: string, depth: number): unknown {
-  if (depth > MAX_NESTING) throw importError(path, `nesting deeper than ${MAX_NESTING} levels`);
-  if (json === null || typeof json === 'string' || typeof json === 'boolean' || typeof json === 'number') return json;
-  if (Array.isArray(json)) return json.map((v, i) => fromJson(v, childPath(path, i), depth + 1));
-  if (!isJsonObject(json)) throw importError(path, `unexpected ${describe(json)}`);
-  if (!Object.hasOwn(json, '$type')) {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(json)) setKey(out, k, fromJson(json[k], childPath(path, k), depth + 1));
-    return out;
-  }
-  const type = json.$type;
-  if (typeof type !== 'string') throw importError(childPath(path, '$type'), `"$type" must be a string, found ${describe(type)}`);
-  switch (type) {
-    case 'undefined':
-      checkKeys(json, path, type, []);
-      return undefined;
-    case 'number': {
-      checkKeys(json, path, type, ['value']);
-      const v = expectString(json, 'value', path);
-      const n = SPECIAL_NUMBERS.get(v);
-      if (n === undefined) {
-        throw importError(childPath(path, 'value'), `expected "NaN", "Infinity", "-Infinity" or "-0", found ${JSON.stringify(v)}`);
-      }
-      return n;
-    }
-    case 'bigint': {
-      checkKeys(json, path, type, ['value']);
-      const v = expectString(json, 'value', path);
-      if (!/^-?(0|[1-9][0-9]*)$/.test(v)) throw importError(childPath(path, 'value'), `expected a decimal integer, found ${JSON.stringify(v)}`);
-      return BigInt(v);
-    }
-    case 'date': {
-      checkKeys(json, path, type, ['iso']);
-      if (json.iso === null) return new Date(NaN);
-      const iso = expectString(json, 'iso', path);
-      const d = new Date(iso);
-      if (Number.isNaN(d.getTime())) throw importError(childPath(path, 'iso'), `not a valid date: ${JSON.stringify(iso)}`);
-      return d;
-    }
-    case 'bytes': {
-      checkKeys(json, path, type, ['base64']);
-      const b = decodeBase64(json, path);
-      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();
-    }
-    case 'Buffer':
-      checkKeys(json, path, type, ['base64']);
-      return Buffer.from(decodeBase64(json, path));
-    case 'map': {
-      checkKeys(json, path, type, ['entries']);
-      const entriesPath = childPath(path, 'entries');
-      if (!Array.isArray(json.entries)) throw importError(entriesPath, `expected an array of [key, value] pairs, found ${describe(json.entries)}`);
-      const m = new Map<unknown, unknown>();
-      json.entries.forEach((e: unknown, i) => {
-        const at = childPath(entriesPath, i);
-        if (!Array.isArray(e) || e.length !== 2) throw importError(at, `expected a [key, value] pair, found ${describe(e)}`);
-        m.set(fromJson(e[0], childPath(at, 0), depth + 2), fromJson(e[1], childPath(at, 1), depth + 2));
-      });
-      return m;
-    }
-    case 'set': {
-      checkKeys(json, path, type, ['values']);
-      const valuesPath = childPath(path, 'values');
-      if (!Array.isArray(json.values)) throw importError(valuesPath, `expected an array, found ${describe(json.values)}`);
-      return new Set(json.values.map((v: unknown, i) => fromJson(v, childPath(valuesPath, i), depth + 1)));
-    }
-    case 'error': {
-      checkKeys(json, path, type, ['name', 'message'], ['cause']);
-      const name = expectString(json, 'name', path);
-      const message = expectString(json, 'message', path);
-      const Ctor = Object.hasOwn(ERROR_CLASSES, name) ? (ERROR_CLASSES[name] as ErrorConstructor) : Error;
-      const err = Object.hasOwn(json, 'cause')
-        ? new Ctor(message, { cause: fromJson(json.cause, childPath(path, 'cause'), depth + 1) })
-        : new Ctor(message);
-      if (err.name !== name) err.name = name;
-      return err;
-    }
-    case 'regexp': {
-      checkKeys(json, path, type, ['source', 'flags']);
-      const source = expectString(json, 'source', path);
-      const flags = expectString(json, 'flags', path);
-      try {
-        return new RegExp(source, flags);
-      } catch (e) {
-        throw importError(path, `invalid regular expression (${(e as Error).message})`);
-      }
-    }
-    case 'ext': {
-      checkKeys(json, path, type, ['name', 'value']);
-      const name = json.name;
-      if (typeof name !== 'string') throw importError(childPath(path, 'name'), `expected a string, found ${describe(name)}`);
-      const t = tapeTypeNamed(name);
-      if (!t) {
-        throw new TapedeckError('E_TAPE_TYPE', `Import: ${path} holds a "${name}" value, and no class is registered under that name.`, {
-          path,
-          hint: `Call registerTapeType({ name: '${name}', ... }) before importing, as the program that wrote the tape did.`,
-        });
-      }
-      return t.read(fromJson(json.value, childPath(path, 'value'), depth + 1));
-    }
-    case 'object': {
-      checkKeys(json, path, type, ['value']);
-      const valuePath = childPath(path, 'value');
-      if (!isJsonObject(json.value)) throw importError(valuePath, `expected an object, found ${describe(json.value)}`);
-      if (!Object.hasOwn(json.value, '$type')) throw importError(valuePath, 'an escaped object without a "$type" key (write it unescaped)');
-      const out: Record<string, unknown> = {};
-      for (const k of Object.keys(json.value)) setKey(out, k, fromJson(json.value[k], childPath(valuePath, k), depth + 2));
-      return out;
-    }
-    default: {
-      if (!isTypedArrayName(type)) throw importError(childPath(path, '$type'), `unknown "$type" ${JSON.stringify(type)}`);
-      checkKeys(json, path, type, ['base64']);
-      const b = decodeBase64(json, path);
-      const Ctor = TYPED_ARRAYS[type];
-      if (b.byteLength % Ctor.BYTES_PER_ELEMENT !== 0) {
-        throw importError(childPath(path, 'base64'), `${b.byteLength} bytes is not a whole number of ${type} elements (${Ctor.BYTES_PER_ELEMENT} bytes each)`);
-      }
-      const copy = new ArrayBuffer(b.byteLength);
-      new Uint8Array(copy).set(b);
-      return new Ctor(copy);
-    }
-  }
-}
-
-/** Check the document's shape; returns the header metadata and the decoded record values. */
-function parseDocument(json: string): { created: string; tapedeckVersion: string; values: unknown[] } {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(json);
-  } catch (e) {
-    throw importError('$', `invalid JSON (${(e as Error).message})`);
-  }
-  if (!isJsonObject(doc)) throw importError('$', `expected an object, found ${describe(doc)}`);
-  for (const k of Object.keys(doc)) {
-    if (k !== 'header' && k !== 'records' && k !== 'warnings') throw importError(childPath('$', k), `unexpected key "${k}"`);
-  }
-  const header = doc.header;
-  if (!isJsonObject(header)) throw importError('$.header', `expected an object, found ${describe(header)}`);
-  if (header.formatVersion !== TAPE_FORMAT_VERSION) {
-    throw importError('$.header.formatVersion', `expected format version ${TAPE_FORMAT_VERSION}, found ${describe(header.formatVersion)}`);
-  }
-  const created = expectString(header, 'created', '$.header');
-  const tapedeckVersion = expectString(header, 'tapedeckVersion', '$.header');
-  for (const k of Object.keys(header)) {
-    if (k !== 'formatVersion' && k !== 'created' && k !== 'tapedeckVersion') {
-      throw importError(childPath('$.header', k), `header field "${k}" cannot be written (tapes store only created and tapedeckVersion)`);
-    }
-  }
-  if (!Array.isArray(doc.records)) throw importError('$.records', `expected an array, found ${describe(doc.records)}`);
-  if (Object.hasOwn(doc, 'warnings') && !Array.isArray(doc.warnings)) {
-    throw importError('$.warnings', `expected an array, found ${describe(doc.warnings)}`);
-  }
-  const values = doc.records.map((r: unknown, i) => fromJson(r, `$.records[${i}]`, 1));
-  return { created, tapedeckVersion, values };
-}
-
 /**
  * Read JSON written by {@link exportTapeJSON} and write a new tape at `out` with the same header
  * fields and the same records in order. The whole document is checked before anything is
@@ -461,7 +216,7 @@ function parseDocument(json: string): { created: string; tapedeckVersion: string
  * `{ force: true }`, which replaces it atomically.
  */
 export async function importTapeJSON(json: string, out: string, opts: { force?: boolean } = {}): Promise<{ records: number }> {
-  const { created, tapedeckVersion, values } = parseDocument(json);
+  const { created, tapedeckVersion, values } = parseTapeDocument(json, tapeTypeNamed);
   const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.import.tmp`);
   try {
     await createTape(tmp, { created, tapedeckVersion });
