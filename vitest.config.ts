@@ -17,6 +17,8 @@ const direct = [
   'test/replay/**/*.test.ts',
   // The proxy is transport around the matcher, which the per-backend suites already cover.
   'test/proxy/**/*.test.ts',
+  // The browser suite compares every backend in the page with Node itself.
+  'test/browser/**/*.test.ts',
 ];
 
 export default defineConfig({

@@ -1,0 +1,22 @@
+/**
+ * The scalar WebAssembly build, on demand. Browser bundles embed only the SIMD build (every
+ * current browser runs it; see src/core/wasm-scalar.browser.ts); a page that wants the scalar
+ * backend too (an old engine without SIMD, or a test comparing backends) loads it by URL.
+ */
+import { provideWasmBuild } from '../core/wasm.ts';
+import { bytesOf, type ByteSource } from './source.ts';
+
+/**
+ * Loads a WebAssembly build the bundle does not embed; then setBackend(name) can use it. The
+ * bytes must be this version's build (its SHA-256 is checked): serve `dist/wasm/tapedeck.wasm`
+ * from the installed package.
+ *
+ * @example
+ * import { loadWasmBuild, setBackend } from 'llm-tapedeck/browser'
+ * await loadWasmBuild('wasm', '/assets/tapedeck.wasm')
+ * setBackend('wasm')
+ */
+export async function loadWasmBuild(name: 'wasm' | 'wasm-simd', source: ByteSource): Promise<void> {
+  const { bytes } = await bytesOf(source, 'WebAssembly build');
+  provideWasmBuild(name, bytes);
+}

@@ -1,0 +1,138 @@
+// The browser entry in a real headless Chromium (Debian's package, see chromium.ts): a page
+// bundles llm-tapedeck/browser with esbuild, loads tapes recorded in Node by createFetch and
+// replays them through the real OpenAI SDK. Node is the oracle: the page must give what Node
+// gives (answers, miss diagnostics, keys with every backend).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import OpenAI from 'openai';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setBackend, backend as currentBackend, hashJSON, hashValue, type BackendName } from '../../src/core/index.ts';
+import { requestKeys } from '../../src/match/index.ts';
+import { createFetch } from '../../src/proxy/fetch.ts';
+import { exportTapeJSON } from '../../src/store/export.ts';
+import { startUpstream } from '../proxy/fake-upstream.ts';
+import { launchChromium, skipReason } from './chromium.ts';
+import { changedPrompt, keyWorkload, openaiScript } from './script.ts';
+
+const reason = skipReason();
+if (reason) console.log(reason);
+
+const root = join(import.meta.dirname, '../..');
+const BACKENDS: BackendName[] = ['wasm-simd', 'wasm', 'js'];
+
+const client = (baseURL: string, fetch: typeof globalThis.fetch) => new OpenAI({ apiKey: 'sk-test-only', baseURL, fetch, maxRetries: 0 });
+
+describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tapedeck-browser-'));
+  const files = new Map<string, { body: Uint8Array | string; type: string }>();
+  let server: Server;
+  let base = '';
+  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let page: Page;
+  /** What Node got: recording live, then replaying the tape. */
+  let recorded: Awaited<ReturnType<typeof openaiScript>>;
+  let replayed: Awaited<ReturnType<typeof openaiScript>>;
+  let nodeMiss: Awaited<ReturnType<typeof changedPrompt>>;
+
+  beforeAll(async () => {
+    // 1. Record in Node through createFetch against a stand-in provider, then replay in Node.
+    const tape = join(dir, 'chat.tape');
+    const upstream = await startUpstream();
+    const rec = createFetch({ tape, mode: 'record' });
+    try {
+      recorded = await openaiScript(client(`${upstream.url}/v1`, rec));
+    } finally {
+      await rec.close();
+      await upstream.close();
+    }
+    const play = createFetch({ tape, mode: 'replay' });
+    try {
+      replayed = await openaiScript(client('https://api.openai.com/v1', play));
+      nodeMiss = await changedPrompt(client('https://api.openai.com/v1', play));
+    } finally {
+      await play.close();
+    }
+    files.set('/tapes/chat.tape', { body: readFileSync(tape), type: 'application/octet-stream' });
+    files.set('/tapes/chat.tape.json', { body: await exportTapeJSON(tape), type: 'application/json' });
+    files.set('/wasm/tapedeck.wasm', { body: readFileSync(join(root, 'dist/wasm/tapedeck.wasm')), type: 'application/wasm' });
+
+    // 2. Bundle the page as a user's bundler would.
+    const bundle = await build({ entryPoints: [join(import.meta.dirname, 'page.ts')], bundle: true, write: false, format: 'esm', platform: 'browser', target: 'es2022', logLevel: 'silent' });
+    files.set('/page.js', { body: bundle.outputFiles[0]!.contents, type: 'text/javascript' });
+    files.set('/', { body: '<!doctype html><meta charset="utf-8"><title>tapedeck</title><script type="module" src="/page.js"></script>', type: 'text/html' });
+
+    // 3. Serve it from loopback and open it in Chromium.
+    server = createServer((req, res) => {
+      const f = files.get((req.url ?? '/').split('?')[0]!);
+      if (!f) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+        return;
+      }
+      res.writeHead(200, { 'content-type': f.type, 'cache-control': 'no-store' }).end(f.body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await launchChromium();
+    page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${base}/`);
+    await page.waitForFunction(() => typeof window.suite === 'object');
+    expect(errors).toEqual([]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((r) => server?.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the recording and the Node replay agree (the oracle is sound)', () => {
+    expect(recorded.chat).toBe('Echo 1: Hello there, héllo ✓');
+    expect(recorded.repeats).toEqual(['Echo 5: Say it twice', 'Echo 6: Say it twice']);
+    expect(replayed).toEqual(recorded);
+    expect(nodeMiss.status).toBe(404);
+    expect(nodeMiss.code).toBe('E_MISS');
+  });
+
+  it('loads the binary tape and its exported JSON by URL, with the same records', async () => {
+    const bin = await page.evaluate((u) => window.suite.loadTape(u), '/tapes/chat.tape');
+    const json = await page.evaluate((u) => window.suite.loadTape(u), '/tapes/chat.tape.json');
+    expect(bin.format).toBe('binary');
+    expect(json.format).toBe('json');
+    expect(bin.count).toBe(6);
+    expect(json.count).toBe(bin.count);
+    expect(json.header).toEqual(bin.header);
+    const missing = await page.evaluate(() => window.suite.errorOf(() => window.tapedeck.loadTape('/tapes/none.tape')));
+    expect(missing).toMatchObject({ name: 'TapedeckError', code: 'E_TAPE_NOT_FOUND' });
+    expect(missing!.message).toContain('/tapes/none.tape answered HTTP 404');
+  });
+
+  it('every backend gives the keys Node gives, and the scalar build is loaded only on demand', async () => {
+    // Browser bundles embed only the SIMD build: the scalar one must be loaded first.
+    const before = await page.evaluate(() => window.suite.errorOf(async () => window.tapedeck.setBackend('wasm')));
+    expect(before).toMatchObject({ code: 'E_BACKEND' });
+    expect(before!.message).toContain('not embedded');
+    await page.evaluate(() => window.tapedeck.loadWasmBuild('wasm', '/wasm/tapedeck.wasm'));
+    const was = currentBackend();
+    try {
+      for (const b of BACKENDS) {
+        setBackend(b);
+        const node = keyWorkload().map((body) => {
+          const k = requestKeys(body);
+          return { key: k.key, signature: k.signature, digest: hashJSON(JSON.stringify(body)), value: hashValue(body) };
+        });
+        const inPage = await page.evaluate((name) => window.suite.keys(name), b);
+        expect(inPage, b).toEqual(node);
+      }
+    } finally {
+      setBackend(was);
+    }
+    expect(await page.evaluate(() => window.suite.keys('wasm-simd').length)).toBe(keyWorkload().length);
+  });
+});
