@@ -22,6 +22,7 @@ import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import {
   crc32,
+  decodeFrame,
   FRAME_HEADER_SIZE,
   FRAME_MAGIC,
   HEADER_FIXED,
