@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 
-const CANDIDATES = [process.env.TAPEDECK_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+// TAPEDECK_CHROMIUM, when set, is the only candidate (also how to see the skip and the failure).
+const CANDIDATES = process.env.TAPEDECK_CHROMIUM ? [process.env.TAPEDECK_CHROMIUM] : ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
 /** The Chromium executable, or undefined. */
 export const chromiumPath: string | undefined = CANDIDATES.find((p) => existsSync(p));
