@@ -26,6 +26,10 @@ export {
 export { TapedeckError, type TapedeckErrorCode, type TapedeckErrorDetails } from '../errors.ts';
 export { normalizeRequest, requestKeys, type RequestKeys, type MatchMode } from '../match/index.ts';
 export { VERSION } from '../version.ts';
+export type { Timing } from '../proxy/deck.ts';
+export type { TapedeckFetch } from '../proxy/fetch.ts';
+export { createReplayFetch, type ReplayFetchOptions } from './fetch.ts';
 export { loadTape, type LoadedTape } from './load.ts';
+export { replayInServiceWorker, type ServiceWorkerReplayOptions } from './service-worker.ts';
 export type { ByteSource } from './source.ts';
 export { loadWasmBuild } from './wasm.ts';

@@ -16,8 +16,12 @@ export interface LoadedTape {
   /** 'binary' for a .tape file, 'json' for the JSON of `tapedeck export`. */
   format: 'binary' | 'json';
   header: TapeHeader;
-  /** Record values in tape order (HTTP exchanges and any other records sharing the tape). */
-  records: unknown[];
+  /**
+   * Records in tape order (HTTP exchanges and any other records sharing the tape). `offset` is
+   * the record's byte offset in a binary tape, as Node reports it in miss diagnostics
+   * (`chat.tape@1234`); in the JSON form, its index in `records`.
+   */
+  records: { offset: number; value: unknown }[];
   warnings: TapeWarning[];
 }
 
@@ -43,7 +47,7 @@ export async function loadTape(source: ByteSource, opts: { name?: string } = {})
   const bytes = got.bytes;
   if (isBinaryTape(bytes)) {
     const { header, records, warnings } = parseTape(bytes, name);
-    return { name, format: 'binary', header, records: records.map((r) => r.value), warnings };
+    return { name, format: 'binary', header, records: records.map((r) => ({ offset: r.offset, value: r.value })), warnings };
   }
   // The JSON form starts with `{` (after any whitespace or a byte order mark).
   let i = 0;
@@ -52,7 +56,7 @@ export async function loadTape(source: ByteSource, opts: { name?: string } = {})
     const text = new TextDecoder('utf-8', { ignoreBOM: false }).decode(bytes);
     try {
       const { created, tapedeckVersion, values } = parseTapeDocument(text);
-      return { name, format: 'json', header: { formatVersion: TAPE_FORMAT_VERSION, created, tapedeckVersion }, records: values, warnings: [] };
+      return { name, format: 'json', header: { formatVersion: TAPE_FORMAT_VERSION, created, tapedeckVersion }, records: values.map((value, offset) => ({ offset, value })), warnings: [] };
     } catch (e) {
       if (e instanceof TapedeckError) throw new TapedeckError(e.code, `${name}: ${e.message}`, { ...e.details, file: name });
       throw e;

@@ -6,8 +6,6 @@
  * The replay hot path is synchronous and, for a JSON body, one matcher call on the raw bytes:
  * the matcher's memo (SHA-256 of the bytes) or fingerprint answers without JSON.parse.
  */
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
@@ -15,7 +13,9 @@ import { createMatcher, requestKeys, type Matcher, type MatchMode, type Recordin
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { redactor, SECRET_FIELDS, SECRET_HEADERS, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { inRecordOrder, sortedKeys } from '../store/record-order.ts';
-import { appendRecords, createTape, readTape, rewriteTape, type TapeWarning } from '../store/tape-file.ts';
+// Browser bundles get tape-file.browser.ts instead (package.json "browser"): a page serves records it
+// loaded itself (DeckOptions.records) and never touches a file.
+import { appendRecords, ensureTape, readTape, rewriteTape, type TapeWarning } from '../store/tape-file.ts';
 import { isHttpRecord, type HttpRecord, type MatchKind, type StoredHeaders } from './record.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
@@ -54,6 +54,12 @@ export interface DeckOptions {
   durable?: boolean;
   /** Called with problems that cannot reach a client (a failed append, tape warnings). */
   onWarning?: (message: string) => void;
+  /**
+   * Serve these records instead of reading a tape file (replay and passthrough only): how the
+   * browser entry replays a tape it loaded over HTTP. `tape` then only names it in messages, and
+   * `offset` is where each record was in it (as readTape reports).
+   */
+  records?: readonly { offset: number; value: unknown }[];
 }
 
 /** A request as the engine sees it. `url` is path and query. */
@@ -96,6 +102,22 @@ export interface DeckStats {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** Bytes as latin1 text, one character per byte (Buffer's native path where there is one). */
+function latin1Text(b: Uint8Array): string {
+  if (typeof Buffer !== 'undefined') return Buffer.from(b.buffer, b.byteOffset, b.length).toString('latin1');
+  let s = '';
+  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+  return s;
+}
+
+/** The inverse of latin1Text (every character is below 256). */
+function latin1Bytes(s: string): Uint8Array {
+  if (typeof Buffer !== 'undefined') return Buffer.from(s, 'latin1');
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
 const decoder = new TextDecoder();
 const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
 
@@ -203,7 +225,7 @@ export class Deck {
     this.recordErrors = opts.recordErrors === true;
     this.redactor = redactor(opts.redact);
     this.warnings = warnings;
-    this.warn = opts.onWarning ?? ((m) => process.emitWarning(m, { code: 'TAPEDECK_PROXY' }));
+    this.warn = opts.onWarning ?? ((m) => (typeof process !== 'undefined' && process.emitWarning ? process.emitWarning(m, { code: 'TAPEDECK_PROXY' }) : console.warn(m)));
     this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).sort();
     this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys };
     // A body is given to the matcher as raw bytes unless redaction would change it: recordings
@@ -251,6 +273,16 @@ export class Deck {
     if (opts.timing !== undefined && opts.timing !== 'none' && opts.timing !== 'recorded' && !(typeof opts.timing === 'number' && opts.timing >= 0)) {
       throw new TapedeckError('E_ARG', `Invalid timing ${JSON.stringify(opts.timing)}.`, { hint: "Use 'none', 'recorded' or a number of milliseconds between chunks." });
     }
+    if (opts.records !== undefined) {
+      if (mode !== 'replay' && mode !== 'passthrough') {
+        throw new TapedeckError('E_MODE', `Mode ${mode} records, and these records are in memory (a loaded tape): only replay and passthrough can serve them.`, {
+          hint: "Use mode 'replay' or 'passthrough'; record tapes in Node (createFetch or tapedeck serve).",
+        });
+      }
+      const records: { rec: HttpRecord; offset: number }[] = [];
+      if (mode === 'replay') for (const { value, offset } of opts.records) if (isHttpRecord(value)) records.push({ rec: value, offset });
+      return new Deck(opts, mode, records, []);
+    }
     if (mode !== 'passthrough' && (typeof opts.tape !== 'string' || opts.tape === '')) {
       throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path.`, { hint: "Pass { tape: 'recordings/app.tape' } (tapedeck serve --tape FILE)." });
     }
@@ -258,14 +290,7 @@ export class Deck {
     const warnings: TapeWarning[] = [];
     if (mode !== 'passthrough') {
       const path = opts.tape!;
-      if (mode === 'record' || mode === 'update') {
-        await mkdir(dirname(path), { recursive: true });
-        try {
-          await createTape(path);
-        } catch (e) {
-          if (!(e instanceof TapedeckError && e.code === 'E_TAPE_EXISTS')) throw e;
-        }
-      }
+      if (mode === 'record' || mode === 'update') await ensureTape(path);
       try {
         const contents = await readTape(path);
         warnings.push(...contents.warnings);
@@ -326,7 +351,7 @@ export class Deck {
 
   private hasSecrets(body: Uint8Array): boolean {
     if (this.redactor.keepSecrets) return false;
-    const s = Buffer.from(body.buffer, body.byteOffset, body.length).toString('latin1');
+    const s = latin1Text(body);
     return this.secretField.test(s) || this.redactor.text(s) !== s;
   }
 
@@ -492,11 +517,11 @@ export class Deck {
   private redactResponse(r: HttpRecord['response']): HttpRecord['response'] {
     const headers = this.redactor.headers(r.headers);
     if (this.redactor.keepSecrets) return { ...r, headers };
-    const whole = Buffer.from(r.body.buffer, r.body.byteOffset, r.body.length).toString('latin1');
+    const whole = latin1Text(r.body);
     const masked = this.redactor.text(whole);
     if (masked === whole) return { ...r, headers };
     // Credential patterns and the mask are ASCII, so masking latin1 text keeps every other byte.
-    const body = Buffer.from(masked, 'latin1');
+    const body = latin1Bytes(masked);
     if (!r.chunks) return { ...r, headers, body };
     const chunks: [number, number][] = [];
     let start = 0;

@@ -20,6 +20,11 @@ export type TapeModeSource = 'option' | 'TAPEDECK_MODE' | 'CACHE_MODE' | 'defaul
 /** Environment variables read for the mode, in priority order (CACHE_MODE is the name DSPy-style caches use). */
 export const MODE_ENV_VARS = ['TAPEDECK_MODE', 'CACHE_MODE'] as const;
 
+/** The environment, or nothing where there is no process (a browser). */
+function processEnv(): NodeJS.ProcessEnv {
+  return typeof process !== 'undefined' && process.env ? process.env : {};
+}
+
 function isMode(v: string): v is TapeMode {
   return (TAPE_MODES as readonly string[]).includes(v);
 }
@@ -28,7 +33,7 @@ function isMode(v: string): v is TapeMode {
  * Like {@link resolveMode}, and also says where the mode came from (so a miss can tell the user
  * which knob to turn: an explicit option is not overridden by the environment).
  */
-export function resolveModeWithSource(option?: string, env: NodeJS.ProcessEnv = process.env): { mode: TapeMode; source: TapeModeSource } {
+export function resolveModeWithSource(option?: string, env: NodeJS.ProcessEnv = processEnv()): { mode: TapeMode; source: TapeModeSource } {
   const candidates: [TapeModeSource, string | undefined][] = [
     ['option', option],
     ['TAPEDECK_MODE', env.TAPEDECK_MODE],
@@ -69,6 +74,6 @@ export function resolveModeWithSource(option?: string, env: NodeJS.ProcessEnv = 
  * resolveMode(undefined, { TAPEDECK_MODE: 'record' }) // 'record'
  * resolveMode('update', { TAPEDECK_MODE: 'record' })  // 'update': the option wins
  */
-export function resolveMode(option?: string, env: NodeJS.ProcessEnv = process.env): TapeMode {
+export function resolveMode(option?: string, env: NodeJS.ProcessEnv = processEnv()): TapeMode {
   return resolveModeWithSource(option, env).mode;
 }

@@ -15,6 +15,7 @@ import { setBackend, backend as currentBackend, hashJSON, hashValue, type Backen
 import { requestKeys } from '../../src/match/index.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { exportTapeJSON } from '../../src/store/export.ts';
+import { readTape } from '../../src/store/tape-file.ts';
 import { startUpstream } from '../proxy/fake-upstream.ts';
 import { launchChromium, skipReason } from './chromium.ts';
 import { changedPrompt, keyWorkload, openaiScript } from './script.ts';
@@ -38,6 +39,10 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
   let recorded: Awaited<ReturnType<typeof openaiScript>>;
   let replayed: Awaited<ReturnType<typeof openaiScript>>;
   let nodeMiss: Awaited<ReturnType<typeof changedPrompt>>;
+  /** Raw answers Node's replay gives to plain fetch calls (what the service worker must give). */
+  const nodeRaw: Record<string, string> = {};
+  let tapePath = '';
+  let streamChunks = 0;
 
   beforeAll(async () => {
     // 1. Record in Node through createFetch against a stand-in provider, then replay in Node.
@@ -53,10 +58,27 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     const play = createFetch({ tape, mode: 'replay' });
     try {
       replayed = await openaiScript(client('https://api.openai.com/v1', play));
-      nodeMiss = await changedPrompt(client('https://api.openai.com/v1', play));
+      for (const [name, content, stream] of [['plain', 'Hello there, héllo ✓', false], ['streamed', 'Stream me a story', true]] as const) {
+        const res = await play('https://api.openai.com/v1/chat/completions', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', temperature: 0, ...(stream ? { stream: true } : {}), messages: [{ role: 'user', content }] }),
+        });
+        nodeRaw[name] = await res.text();
+      }
     } finally {
       await play.close();
     }
+    // The miss on a fresh fetch (nothing served yet), as the page will see it.
+    const fresh = createFetch({ tape, mode: 'replay' });
+    try {
+      nodeMiss = await changedPrompt(client('https://api.openai.com/v1', fresh));
+    } finally {
+      await fresh.close();
+    }
+    tapePath = tape;
+    const streamRecord = (await readTape(tape)).records.map((r) => r.value as { request: { body: { messages: { content: string }[] } }; response: { chunks?: unknown[] } }).find((v) => v.request.body.messages[0]!.content === 'Stream me a story');
+    streamChunks = streamRecord!.response.chunks!.length;
     files.set('/tapes/chat.tape', { body: readFileSync(tape), type: 'application/octet-stream' });
     files.set('/tapes/chat.tape.json', { body: await exportTapeJSON(tape), type: 'application/json' });
     files.set('/wasm/tapedeck.wasm', { body: readFileSync(join(root, 'dist/wasm/tapedeck.wasm')), type: 'application/wasm' });
@@ -64,6 +86,8 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     // 2. Bundle the page as a user's bundler would.
     const bundle = await build({ entryPoints: [join(import.meta.dirname, 'page.ts')], bundle: true, write: false, format: 'esm', platform: 'browser', target: 'es2022', logLevel: 'silent' });
     files.set('/page.js', { body: bundle.outputFiles[0]!.contents, type: 'text/javascript' });
+    const worker = await build({ entryPoints: [join(import.meta.dirname, 'sw.ts')], bundle: true, write: false, format: 'esm', platform: 'browser', target: 'es2022', logLevel: 'silent' });
+    files.set('/sw.js', { body: worker.outputFiles[0]!.contents, type: 'text/javascript' });
     files.set('/', { body: '<!doctype html><meta charset="utf-8"><title>tapedeck</title><script type="module" src="/page.js"></script>', type: 'text/html' });
 
     // 3. Serve it from loopback and open it in Chromium.
@@ -134,5 +158,56 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
       setBackend(was);
     }
     expect(await page.evaluate(() => window.suite.keys('wasm-simd').length)).toBe(keyWorkload().length);
+  });
+
+  it('replays plain, streamed, tool-call and repeated answers through the OpenAI SDK as Node did', async () => {
+    expect(await page.evaluate((u) => window.suite.replay(u), '/tapes/chat.tape')).toEqual(replayed);
+  });
+
+  it('replays the exported JSON form the same way', async () => {
+    expect(await page.evaluate((u) => window.suite.replay(u), '/tapes/chat.tape.json')).toEqual(replayed);
+  });
+
+  it('matches in signature mode as well (same matcher options as Node)', async () => {
+    expect(await page.evaluate((u) => window.suite.replay(u, { match: 'signature' }), '/tapes/chat.tape')).toEqual(replayed);
+  });
+
+  it('a changed prompt gets the E_MISS diagnosis Node gives, through the SDK', async () => {
+    const inPage = await page.evaluate((u) => window.suite.miss(u), '/tapes/chat.tape');
+    // The only difference allowed: the tape's name (a file path in Node, a URL in the page).
+    const norm = (v: unknown, name: string) => JSON.parse(JSON.stringify(v).replaceAll(name, '<tape>'));
+    expect(norm(inPage, '/tapes/chat.tape')).toEqual(norm(nodeMiss, tapePath));
+    expect(inPage.status).toBe(404);
+    expect(inPage.code).toBe('E_MISS');
+    // The diagnosis names the closest recording and where the prompt differs.
+    expect(inPage.message).toMatch(/Hello there/);
+  });
+
+  it('streams replay byte for byte, all at once or paced chunk by chunk', async () => {
+    const whole = await page.evaluate((u) => window.suite.rawStream(u, 'none'), '/tapes/chat.tape');
+    expect(whole.text).toBe(nodeRaw.streamed);
+    expect(whole.match).toBe('exact');
+    const gap = 20;
+    const paced = await page.evaluate(([u, g]) => window.suite.rawStream(u as string, g as number), ['/tapes/chat.tape', gap] as const);
+    expect(paced.text).toBe(nodeRaw.streamed);
+    // One read per recorded chunk, each released after its gap (timers never fire early).
+    expect(streamChunks).toBeGreaterThan(3);
+    expect(paced.reads).toBe(streamChunks);
+    expect(paced.at[paced.at.length - 1]!).toBeGreaterThanOrEqual(gap * (streamChunks - 1) * 0.9);
+    const recordedPace = await page.evaluate((u) => window.suite.rawStream(u, 'recorded'), '/tapes/chat.tape');
+    expect(recordedPace.text).toBe(nodeRaw.streamed);
+    expect(recordedPace.reads).toBe(streamChunks);
+  });
+
+  it('passthrough sends every request to the live fetch', async () => {
+    expect(await page.evaluate((u) => window.suite.passthrough(u), '/tapes/chat.tape')).toEqual({ content: 'live answer', seen: ['https://api.openai.com/v1/chat/completions'] });
+  });
+
+  it('service-worker mode answers a page that calls fetch itself', async () => {
+    const r = await page.evaluate(() => window.suite.viaServiceWorker());
+    expect(r.plain).toEqual({ status: 200, match: 'exact', text: nodeRaw.plain });
+    expect(r.streamed).toEqual({ status: 200, match: 'exact', text: nodeRaw.streamed });
+    expect(r.miss.status).toBe(404);
+    expect(JSON.parse(r.miss.text).error.code).toBe('E_MISS');
   });
 });

@@ -36,9 +36,73 @@ const suite = {
       return { name: err.name, code: err.code, message: err.message };
     }
   },
-  client,
-  openaiScript,
-  changedPrompt,
+  /** The shared OpenAI script, replayed from a tape loaded by URL. */
+  async replay(url: string, opts: Omit<tapedeck.ReplayFetchOptions, 'tape'> = {}) {
+    const f = tapedeck.createReplayFetch({ ...opts, tape: await tapedeck.loadTape(url) });
+    try {
+      return await openaiScript(client(f));
+    } finally {
+      await f.close();
+    }
+  },
+  /** A prompt that was never recorded, as the SDK reports it. */
+  async miss(url: string) {
+    const f = tapedeck.createReplayFetch({ tape: await tapedeck.loadTape(url) });
+    return changedPrompt(client(f));
+  },
+  /** The raw streamed answer: its bytes, how many reads it took and when each arrived. */
+  async rawStream(url: string, timing: tapedeck.Timing) {
+    const f = tapedeck.createReplayFetch({ tape: await tapedeck.loadTape(url), timing });
+    const res = await f('https://api.openai.com/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', temperature: 0, stream: true, messages: [{ role: 'user', content: 'Stream me a story' }] }),
+    });
+    const reader = res.body!.getReader();
+    const parts: string[] = [];
+    const at: number[] = [];
+    const t0 = performance.now();
+    const dec = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(dec.decode(value, { stream: true }));
+      at.push(performance.now() - t0);
+    }
+    return { text: parts.join(''), reads: parts.length, at, match: res.headers.get('x-tapedeck-match') };
+  },
+  /** Passthrough: the tape is not consulted, the given fetch answers. */
+  async passthrough(url: string) {
+    const seen: string[] = [];
+    const live: typeof fetch = async (input) => {
+      seen.push(input instanceof Request ? input.url : String(input));
+      return new Response(JSON.stringify({ id: 'live', object: 'chat.completion', created: 0, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'live answer' }, finish_reason: 'stop' }] }), { headers: { 'content-type': 'application/json' } });
+    };
+    const f = tapedeck.createReplayFetch({ tape: await tapedeck.loadTape(url), mode: 'passthrough', fetch: live });
+    const r = await client(f).chat.completions.create({ model: 'gpt-4o-mini', temperature: 0, messages: [{ role: 'user', content: 'Hello there, héllo ✓' }] });
+    return { content: r.choices[0]!.message.content, seen };
+  },
+  /** Registers the replaying service worker and calls the API with plain fetch, as a page would. */
+  async viaServiceWorker() {
+    const reg = await navigator.serviceWorker.register('/sw.js', { type: 'module', scope: '/' });
+    await navigator.serviceWorker.ready;
+    if (!navigator.serviceWorker.controller) {
+      await new Promise<void>((r) => navigator.serviceWorker.addEventListener('controllerchange', () => r(), { once: true }));
+    }
+    const call = async (content: string, stream = false) => {
+      const res = await fetch('https://api.openai.com/v1/chat/completions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-not-needed' },
+        body: JSON.stringify({ model: 'gpt-4o-mini', temperature: 0, ...(stream ? { stream: true } : {}), messages: [{ role: 'user', content }] }),
+      });
+      return { status: res.status, match: res.headers.get('x-tapedeck-match'), text: await res.text() };
+    };
+    const plain = await call('Hello there, héllo ✓');
+    const streamed = await call('Stream me a story', true);
+    const miss = await call('never recorded');
+    await reg.unregister();
+    return { plain, streamed, miss };
+  },
 };
 
 window.tapedeck = tapedeck;

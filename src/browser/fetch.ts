@@ -1,0 +1,62 @@
+/**
+ * createReplayFetch: a loaded tape as a standard `fetch`, for SDKs that take one in the browser.
+ * It is createFetch itself (src/proxy/fetch.ts), the one the Node tests use, given the loaded
+ * records instead of a tape path: the same request keys, matcher, matching modes, ordered
+ * repeats, stream replay and provider-shaped miss answers.
+ */
+import type { MatchMode } from '../match/matcher.ts';
+import type { Timing } from '../proxy/deck.ts';
+import { createFetch, type TapedeckFetch } from '../proxy/fetch.ts';
+import type { RedactOptions } from '../store/redact.ts';
+import type { LoadedTape } from './load.ts';
+
+export interface ReplayFetchOptions {
+  /** A tape from loadTape(). */
+  tape: LoadedTape;
+  /**
+   * `replay` (default): answer from the tape; a request it has no recording for gets the
+   * provider-shaped 404 with the miss diagnostics (`E_MISS`). `passthrough`: every request goes
+   * to `fetch` (the live API), the tape is not used.
+   */
+  mode?: 'replay' | 'passthrough';
+  /** How LLM requests are matched (docs/matching.md); default 'exact'. */
+  match?: MatchMode;
+  /** Past the last recording of a request, miss instead of serving the last one again. */
+  strictOrder?: boolean;
+  /**
+   * Pacing of recorded streams: 'none' (default, all at once), 'recorded' (the gaps as they were
+   * recorded), or a fixed number of milliseconds between chunks, so a UI shows tokens arriving.
+   */
+  timing?: Timing;
+  /** Request arguments left out of LLM request keys: must be what the tape was recorded with. */
+  ignoreArgs?: readonly string[];
+  /** Member names dropped at any depth before keying: must be what the tape was recorded with. */
+  volatileKeys?: readonly string[];
+  /** Header names that take part in matching non-JSON requests. */
+  matchHeaders?: readonly string[];
+  /** Secret fields masked in requests before matching: must be what the tape was recorded with. */
+  redact?: RedactOptions;
+  /** HTTP status of a replay miss (default 404). */
+  missStatus?: number;
+  /** The live fetch in passthrough mode (default globalThis.fetch). */
+  fetch?: typeof fetch;
+  /** Tape damage and other problems that cannot reach a caller (default console.warn). */
+  onWarning?: (message: string) => void;
+}
+
+/**
+ * A `fetch` that answers from a loaded tape. Give it to an SDK; answers carry
+ * `x-tapedeck-match` (exact, signature, sequential) and `x-tapedeck-key` headers.
+ *
+ * @example
+ * import OpenAI from 'openai'
+ * import { loadTape, createReplayFetch } from 'llm-tapedeck/browser'
+ * const fetch = createReplayFetch({ tape: await loadTape('/tapes/chat.tape'), timing: 40 })
+ * const client = new OpenAI({ apiKey: 'replay', dangerouslyAllowBrowser: true, fetch })
+ */
+export function createReplayFetch(opts: ReplayFetchOptions): TapedeckFetch {
+  const { tape, ...rest } = opts;
+  const warn = opts.onWarning ?? ((m: string) => console.warn(m));
+  for (const w of tape.warnings) warn(w.message);
+  return createFetch({ ...rest, onWarning: warn, mode: opts.mode ?? 'replay', tape: tape.name, records: tape.records });
+}

@@ -1,0 +1,53 @@
+// llm-tapedeck/browser without a browser: what a bundler makes of it (no Node built-in reached,
+// the browser stand-ins swapped in), and the entry's own checks, run in Node.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { createReplayFetch, loadTape } from '../../src/browser/index.ts';
+import { TapedeckError } from '../../src/errors.ts';
+
+const root = join(import.meta.dirname, '../..');
+
+describe('llm-tapedeck/browser as bundled', () => {
+  it('is a package export with types', async () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> };
+    expect(pkg.exports['./browser']).toEqual({ types: './dist/browser/index.d.ts', default: './dist/browser/index.js' });
+    const mod = (await import(join(root, pkg.exports['./browser']!.default))) as Record<string, unknown>;
+    for (const name of ['loadTape', 'createReplayFetch', 'replayInServiceWorker', 'loadWasmBuild', 'requestKeys', 'setBackend']) expect(typeof mod[name]).toBe('function');
+  });
+
+  it('bundles for browsers with no Node built-in, the SIMD build only and no tape-file code', async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs).toContain('dist/core/wasm-scalar.browser.js');
+    expect(inputs).toContain('dist/store/tape-file.browser.js');
+    expect(inputs).toContain('dist/proxy/fetch.js'); // createFetch itself, not a copy
+    expect(inputs.filter((f) => /wasm-scalar\.generated|store\/tape-file\.js|backends\/tape/.test(f))).toEqual([]);
+    expect(Object.values(out.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path))).toEqual([]);
+  });
+});
+
+describe('loadTape and createReplayFetch checks', () => {
+  it('refuses bytes that are neither form, naming the first bytes', async () => {
+    const err = await loadTape(new TextEncoder().encode('GIF89a....')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TapedeckError);
+    expect((err as TapedeckError).code).toBe('E_TAPE_CORRUPT');
+    expect((err as TapedeckError).message).toContain('47 49 46 38');
+  });
+
+  it('reports a bad JSON form with its JSON path', async () => {
+    const doc = { header: { formatVersion: 1, created: 'x', tapedeckVersion: 'y' }, records: [{ a: { $type: 'bytes', base64: '!!' } }] };
+    const err = (await loadTape(new TextEncoder().encode(JSON.stringify(doc)), { name: 'bad.json' }).catch((e: unknown) => e)) as TapedeckError;
+    expect(err.code).toBe('E_TAPE_IMPORT');
+    expect(err.message).toMatch(/^bad\.json: .*\$\.records\[0\]\.a\.base64/);
+  });
+
+  it('only replay and passthrough: a loaded tape cannot record', async () => {
+    const tape = { name: 'mem', format: 'json' as const, header: { formatVersion: 1, created: 'x', tapedeckVersion: 'y' }, records: [], warnings: [] };
+    const f = createReplayFetch({ tape, mode: 'record' as 'replay' });
+    const err = (await f.ready.catch((e: unknown) => e)) as TapedeckError;
+    expect(err.code).toBe('E_MODE');
+    expect(err.message).toContain('only replay and passthrough');
+  });
+});
