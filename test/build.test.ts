@@ -171,7 +171,7 @@ describe('tapedeck CLI', () => {
     expect(bad.stderr).toContain('wasm-simd, wasm, js');
   });
 
-  it('package exports resolve: tapedeck and tapedeck/store', async () => {
+  it('package exports resolve: llm-tapedeck and llm-tapedeck/store', async () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string; types: string }> };
     for (const entry of ['.', './store']) {
       const e = pkg.exports[entry]!;
