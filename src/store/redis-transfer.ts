@@ -9,8 +9,8 @@ import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { collectionKeyOf, RedisRecords, type RedisStoreOptions } from './backends/redis.ts';
-import { crc32, FRAME_HEADER_SIZE, FRAME_MAGIC, parseHeader, type TapeWarning } from './tape-codec.ts';
-import { createTape, scanTape } from './tape-file.ts';
+import { FRAME_HEADER_SIZE, parseHeader, type TapeWarning } from './tape-codec.ts';
+import { recordBytes, scanTape } from './tape-file.ts';
 
 /** What a push did. */
 export interface PushResult {
@@ -61,16 +61,6 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
   }
 }
 
-/** One frame as docs/tape-format.md lays it out: magic, payload length, CRC-32, payload. */
-function frame(payload: Uint8Array): Buffer {
-  const out = Buffer.allocUnsafe(FRAME_HEADER_SIZE + payload.length);
-  out.set(FRAME_MAGIC, 0);
-  out.writeUInt32BE(payload.length, 4);
-  out.writeUInt32BE(crc32(payload), 8);
-  out.set(payload, FRAME_HEADER_SIZE);
-  return out;
-}
-
 /**
  * Writes every live record of a Redis namespace to a tape, in the order they were written to
  * Redis, under the header a push stored (or a fresh one). The tape is written beside its final
@@ -100,19 +90,16 @@ export async function pullTape(url: string, tape: string, opts: RedisStoreOption
   let fh: FileHandle | undefined;
   let bytes = 0;
   try {
-    if (header) {
-      // The header must still be a tape header: a damaged one would make an unreadable tape.
-      parseHeader(header, `${store.url} (stored header)`);
-      fh = await open(tmp, 'wx');
-      await fh.writeFile(header);
-    } else {
-      await createTape(tmp);
-      fh = await open(tmp, 'a');
-    }
-    bytes = (await fh.stat()).size;
+    // A header a push stored must still be a tape header: a damaged one would make an
+    // unreadable tape. Records written by proxies alone get a fresh one.
+    if (header) parseHeader(header, `${store.url} (stored header)`);
+    const head = header ?? recordBytes.header();
+    fh = await open(tmp, 'wx');
+    await fh.writeFile(head);
+    bytes = head.length;
     // Frames are written in batches so a large namespace never needs one huge buffer.
     for (let i = 0; i < records.length; i += BATCH) {
-      const chunk = Buffer.concat(records.slice(i, i + BATCH).map((r) => frame(r.payload)));
+      const chunk = Buffer.concat(records.slice(i, i + BATCH).map((r) => recordBytes.frame(r.payload)));
       await fh.writeFile(chunk);
       bytes += chunk.length;
     }

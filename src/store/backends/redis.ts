@@ -129,6 +129,23 @@ function urlOptions(url: string): { namespace?: string; ttlMs?: number } {
 }
 
 /**
+ * The namespace a store URL and options name: the option, else `?namespace=`, else `tapedeck`.
+ * Throws E_ARG for a name that cannot be a key prefix.
+ *
+ * @example
+ * namespaceOf('redis://cache:6379/0?namespace=ci', {}) // 'ci'
+ */
+export function namespaceOf(url: string, opts: { namespace?: string } = {}): string {
+  const namespace = opts.namespace ?? urlOptions(url).namespace ?? 'tapedeck';
+  if (!NAMESPACE_RE.test(namespace)) {
+    throw new TapedeckError('E_ARG', `Invalid Redis namespace ${JSON.stringify(namespace)}.`, {
+      hint: 'Use 1 to 100 letters, digits, dots, dashes, underscores or slashes (e.g. my-app/ci).',
+    });
+  }
+  return namespace;
+}
+
+/**
  * The recordings of one namespace in one Redis (single node or cluster). All methods are
  * atomic per request key; failures are `E_STORE_UNAVAILABLE` with the URL masked.
  *
@@ -169,12 +186,7 @@ export class RedisRecords {
   static async open(url: string, opts: RedisStoreOptions = {}): Promise<RedisRecords> {
     const target = parseRedisUrl(url);
     const fromUrl = urlOptions(url);
-    const namespace = opts.namespace ?? fromUrl.namespace ?? 'tapedeck';
-    if (!NAMESPACE_RE.test(namespace)) {
-      throw new TapedeckError('E_ARG', `Invalid Redis namespace ${JSON.stringify(namespace)}.`, {
-        hint: 'Use 1 to 100 letters, digits, dots, dashes, underscores or slashes (e.g. my-app/ci).',
-      });
-    }
+    const namespace = namespaceOf(url, opts);
     const ttlMs = opts.ttlMs ?? fromUrl.ttlMs ?? 0;
     if (!(Number.isFinite(ttlMs) && ttlMs >= 0)) {
       throw new TapedeckError('E_ARG', `Invalid record TTL ${String(ttlMs)} for ${target.masked}.`, { hint: 'Give a TTL as a non-negative number (ttlMs option, or ?ttl=SECONDS in the URL); 0 keeps records forever.' });
