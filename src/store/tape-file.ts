@@ -22,6 +22,7 @@ import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import {
   crc32,
+  decodeFrame,
   FRAME_HEADER_SIZE,
   FRAME_MAGIC,
   HEADER_FIXED,
@@ -590,19 +591,61 @@ export async function rewriteTape(
   keep: (entry: TapeRecordEntry) => boolean,
   options: TapeLockOptions = {},
 ): Promise<{ kept: number; dropped: number; warnings: TapeWarning[] }> {
+  const r = await rewriteTapeFrames(
+    path,
+    (scan) => {
+      const drop: number[] = [];
+      scan.frames.forEach((f, i) => {
+        let value: unknown;
+        try {
+          value = decodeFrame(scan.bytes, f, path);
+        } catch {
+          return; // dropped with a warning by the rewrite itself
+        }
+        if (!keep({ offset: f.offset, length: f.length, value })) drop.push(i);
+      });
+      return drop;
+    },
+    options,
+  );
+  return { kept: r.kept, dropped: r.dropped.length, warnings: r.warnings };
+}
+
+/**
+ * The rewrite under {@link rewriteTape}, choosing from the whole current tape at once: `select`
+ * gets the tape as read under the lock (frames checked, not decoded) and returns the indexes of
+ * the frames to drop. For choices that need every record first (latest per key, used or not).
+ * Returns the dropped frames' decoded values. Frames that do not decode are dropped too.
+ */
+export async function rewriteTapeFrames(
+  path: string,
+  select: (scan: TapeScan) => Iterable<number>,
+  options: TapeLockOptions = {},
+): Promise<{ kept: number; dropped: unknown[]; warnings: TapeWarning[] }> {
   return withTapeLock(
     path,
     async () => {
       const buf = await readTapeFile(path, 'read for rewrite');
-      const parsed = parseTape(buf, path);
+      const parsed = parseTape(buf, path, false);
+      const scan: TapeScan = { header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length };
+      const drop = new Set(select(scan));
       const parts: Uint8Array[] = [buf.subarray(0, parsed.headerEnd)];
+      const dropped: unknown[] = [];
       let kept = 0;
-      for (const r of parsed.records) {
-        if (keep(r)) {
+      parsed.records.forEach((r, i) => {
+        let value: unknown;
+        let decodes = true;
+        try {
+          value = decodeFrame(buf, r, path);
+        } catch {
+          decodes = false;
+          parsed.warnings.push({ code: 'E_TAPE_CORRUPT', offset: r.offset, message: `${path}: record at byte ${r.offset} does not decode; dropped by the rewrite.` });
+        }
+        if (decodes && !drop.has(i)) {
           parts.push(buf.subarray(r.offset, r.offset + r.length));
           kept++;
-        }
-      }
+        } else if (decodes) dropped.push(value);
+      });
       const dir = dirname(path);
       const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
       let fh: FileHandle | undefined;
@@ -620,7 +663,7 @@ export async function rewriteTape(
         throw ioError(e, path, 'rewrite');
       }
       await syncDir(dir);
-      return { kept, dropped: parsed.records.length - kept, warnings: parsed.warnings };
+      return { kept, dropped, warnings: parsed.warnings };
     },
     options,
   );
