@@ -19,6 +19,8 @@ const direct = [
   'test/proxy/**/*.test.ts',
   // The browser suite compares every backend in the page with Node itself.
   'test/browser/**/*.test.ts',
+  // Real redis-server processes: once is enough, the core is not what they test.
+  'test/redis/**/*.test.ts',
 ];
 
 export default defineConfig({
