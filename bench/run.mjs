@@ -515,9 +515,29 @@ if (!FILTERS.length || FILTERS.includes('proxy')) {
   }
 }
 
+// ------------------------------------------------------------------- size ----
+// Size rows: the browser entry as a page downloads it (minified, gzipped), vs the main entry.
+let size = null;
+if (!FILTERS.length || FILTERS.includes('size')) {
+  const { sizeBench } = await import('./size.mjs');
+  size = await sizeBench();
+  console.log('\n== SIZE: bundles (esbuild --minify, gzip -9; WebAssembly embedded as base64)');
+  const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+  console.log(
+    table(
+      ['row', 'minified', 'gzipped', 'wasm (base64, minified)', 'ratio (gzipped)', 'vs'],
+      size.rows.map((r) => [r.label, kb(r.minified), kb(r.gzip), kb(r.wasmBase64), r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`, r.baseline]),
+    ),
+  );
+  for (const t of size.targets) {
+    targets.push({ label: t.label, backend: null, row: null, value: t.value, pass: t.pass, unit: t.unit });
+    console.log(`  ${t.label.padEnd(60)} ${`${t.value.toFixed(1)} KB`.padStart(14)}  ${t.pass ? 'PASS' : 'MISS'}`);
+  }
+}
+
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, proxy: proxy && { rows: proxy.rows } }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, proxy: proxy && { rows: proxy.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;

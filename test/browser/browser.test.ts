@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +19,7 @@ import { exportTapeJSON } from '../../src/store/export.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { startUpstream } from '../proxy/fake-upstream.ts';
 import { launchChromium, skipReason } from './chromium.ts';
-import { changedPrompt, keyWorkload, openaiScript } from './script.ts';
+import { anthropicScript, changedPrompt, keyWorkload, openaiScript } from './script.ts';
 
 const reason = skipReason();
 if (reason) console.log(reason);
@@ -27,6 +28,7 @@ const root = join(import.meta.dirname, '../..');
 const BACKENDS: BackendName[] = ['wasm-simd', 'wasm', 'js'];
 
 const client = (baseURL: string, fetch: typeof globalThis.fetch) => new OpenAI({ apiKey: 'sk-test-only', baseURL, fetch, maxRetries: 0 });
+const claude = (baseURL: string, fetch: typeof globalThis.fetch) => new Anthropic({ apiKey: 'sk-ant-test-only', baseURL, fetch, maxRetries: 0 });
 
 describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tapedeck-browser-'));
@@ -38,6 +40,8 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
   /** What Node got: recording live, then replaying the tape. */
   let recorded: Awaited<ReturnType<typeof openaiScript>>;
   let replayed: Awaited<ReturnType<typeof openaiScript>>;
+  let claudeRecorded: Awaited<ReturnType<typeof anthropicScript>>;
+  let claudeReplayed: Awaited<ReturnType<typeof anthropicScript>>;
   let nodeMiss: Awaited<ReturnType<typeof changedPrompt>>;
   /** Raw answers Node's replay gives to plain fetch calls (what the service worker must give). */
   const nodeRaw: Record<string, string> = {};
@@ -51,6 +55,7 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     const rec = createFetch({ tape, mode: 'record' });
     try {
       recorded = await openaiScript(client(`${upstream.url}/v1`, rec));
+      claudeRecorded = await anthropicScript(claude(upstream.url, rec));
     } finally {
       await rec.close();
       await upstream.close();
@@ -58,6 +63,7 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     const play = createFetch({ tape, mode: 'replay' });
     try {
       replayed = await openaiScript(client('https://api.openai.com/v1', play));
+      claudeReplayed = await anthropicScript(claude('https://api.anthropic.com', play));
       for (const [name, content, stream] of [['plain', 'Hello there, héllo ✓', false], ['streamed', 'Stream me a story', true]] as const) {
         const res = await play('https://api.openai.com/v1/chat/completions', {
           method: 'POST',
@@ -120,6 +126,7 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     expect(recorded.chat).toBe('Echo 1: Hello there, héllo ✓');
     expect(recorded.repeats).toEqual(['Echo 5: Say it twice', 'Echo 6: Say it twice']);
     expect(replayed).toEqual(recorded);
+    expect(claudeReplayed).toEqual(claudeRecorded);
     expect(nodeMiss.status).toBe(404);
     expect(nodeMiss.code).toBe('E_MISS');
   });
@@ -129,7 +136,7 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     const json = await page.evaluate((u) => window.suite.loadTape(u), '/tapes/chat.tape.json');
     expect(bin.format).toBe('binary');
     expect(json.format).toBe('json');
-    expect(bin.count).toBe(6);
+    expect(bin.count).toBe(9);
     expect(json.count).toBe(bin.count);
     expect(json.header).toEqual(bin.header);
     const missing = await page.evaluate(() => window.suite.errorOf(() => window.tapedeck.loadTape('/tapes/none.tape')));
@@ -162,6 +169,10 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
 
   it('replays plain, streamed, tool-call and repeated answers through the OpenAI SDK as Node did', async () => {
     expect(await page.evaluate((u) => window.suite.replay(u), '/tapes/chat.tape')).toEqual(replayed);
+  });
+
+  it('replays the Anthropic SDK (plain, streamed, tool use) as Node did', async () => {
+    expect(await page.evaluate((u) => window.suite.replayAnthropic(u), '/tapes/chat.tape')).toEqual(claudeReplayed);
   });
 
   it('replays the exported JSON form the same way', async () => {

@@ -1,9 +1,10 @@
 // The page under test: the browser entry as a user's bundler would take it (dist/browser, with
 // package.json's "browser" map applied by esbuild), the real OpenAI SDK, and the same script
 // Node runs. Exposed on window for the test to drive with page.evaluate.
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import * as tapedeck from '../../dist/browser/index.js';
-import { changedPrompt, keyWorkload, openaiScript } from './script.ts';
+import { anthropicScript, changedPrompt, keyWorkload, openaiScript } from './script.ts';
 
 declare global {
   interface Window {
@@ -44,6 +45,11 @@ const suite = {
     } finally {
       await f.close();
     }
+  },
+  /** The shared Anthropic script, replayed from a tape loaded by URL. */
+  async replayAnthropic(url: string) {
+    const f = tapedeck.createReplayFetch({ tape: await tapedeck.loadTape(url) });
+    return anthropicScript(new Anthropic({ apiKey: 'sk-ant-replay-only', baseURL: 'https://api.anthropic.com', dangerouslyAllowBrowser: true, fetch: f, maxRetries: 0 }));
   },
   /** A prompt that was never recorded, as the SDK reports it. */
   async miss(url: string) {

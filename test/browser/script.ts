@@ -2,6 +2,7 @@
 // records and replays them with createFetch) and the page (which replays them with the browser
 // entry): plain, streamed and tool-call chat completions. Results are plain JSON so the two
 // sides can be compared with toEqual.
+import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 
 const weatherTool = {
@@ -34,6 +35,18 @@ export async function openaiScript(client: OpenAI) {
     toolStreamCall: toolFinal.choices[0]!.message.tool_calls,
     repeats: [again1.choices[0]!.message.content, again2.choices[0]!.message.content],
   };
+}
+
+const weatherToolAnthropic = { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
+
+export async function anthropicScript(client: Anthropic) {
+  const msg = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello Claude' }] });
+  const stream = client.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Stream a haiku' }] });
+  let streamed = '';
+  stream.on('text', (t) => (streamed += t));
+  const final = await stream.finalMessage();
+  const tool = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, tools: [weatherToolAnthropic], messages: [{ role: 'user', content: 'Weather in Paris?' }] });
+  return { msg: msg.content, streamed, final: final.content, stop: final.stop_reason, tool: tool.content };
 }
 
 /** A request that was never recorded: the last user message differs from a recorded one. */
