@@ -20,6 +20,8 @@ const direct = [
   // The packed tarball and the CLI as a user meets them: nothing backend-specific.
   'test/package/**/*.test.ts',
   'test/cli/**/*.test.ts',
+  // Real redis-server processes: once is enough, the core is not what they test.
+  'test/redis/**/*.test.ts',
 ];
 
 export default defineConfig({

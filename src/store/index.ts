@@ -7,6 +7,10 @@
  * import { ReplayCache } from 'llm-tapedeck/store'
  * await using cache = await ReplayCache.open('test/fixtures/qa.tape')
  */
+export { RecordCollection, type CloseOptions, type CloseReport, type CollectionOptions, type RecordKind } from './collection.ts';
+export { headOf, type HeadScalar, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning } from './backend.ts';
+export { MemoryBackend } from './backends/memory.ts';
+export { TapeBackend, type TapeBackendOptions } from './backends/tape.ts';
 export { exportTapeJSON, importTapeJSON } from './export.ts';
 export { resolveMode, resolveModeWithSource, TAPE_MODES, type TapeMode, type TapeModeSource } from './mode.ts';
 export {
