@@ -245,7 +245,9 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 function decodeBase64(s: string): Uint8Array | undefined {
   const t = s.replace(/[\t\n\f\r ]+/g, '');
   if (!BASE64.test(t) || t.replace(/=+$/, '').length % 4 === 1) return undefined;
-  const std = t.replace(/-/g, '+').replace(/_/g, '/');
+  // Padding is optional (and its amount unchecked): decode without it, as atob would reject
+  // a wrong amount while Buffer ignores it.
+  const std = t.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/');
   if (typeof Buffer !== 'undefined') {
     const b = Buffer.from(std, 'base64');
     return new Uint8Array(b.buffer, b.byteOffset, b.length);
@@ -389,6 +391,11 @@ function keep(o: Obj, k: string, v: unknown): void {
   if (!empty(v)) put(o, k, v);
 }
 
+function keepIn(o: Obj, k: string, v: unknown): Obj {
+  keep(o, k, v);
+  return o;
+}
+
 class Normalizer {
   readonly ids = new Ids();
 
@@ -507,7 +514,7 @@ class Normalizer {
       }
       case 'thinking':
         // The signature is an opaque server blob that changes whenever the thinking is regenerated.
-        return rest(p, { type: 'thinking', thinking: copy(p.thinking) }, ['type', 'signature']);
+        return rest(p, keepIn({ type: 'thinking' }, 'thinking', copy(p.thinking)), ['type', 'signature']);
       case 'function_call': {
         const out: Obj = { type: 'function_call' };
         keep(out, 'name', copy(p.name));

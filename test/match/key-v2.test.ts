@@ -328,7 +328,10 @@ describe(`request key properties, every shape (${backend()})`, () => {
           if (isObj(base.options)) delete base.options[name];
           const withIt = { ...base, [name]: values[name] };
           expect(key(withIt), name).not.toBe(key(base));
-          if (name in SHAPE_DEFAULTS) expect(key({ ...base, [name]: SHAPE_DEFAULTS[name] }), name).toBe(key(base));
+          // encoding_format and dimensions are also embeddings evidence: on another shape they
+          // change the detected shape, so only embeddings bodies compare them with their default.
+          const evidence = name === 'encoding_format' && shape !== 'embeddings';
+          if (name in SHAPE_DEFAULTS && !evidence) expect(key({ ...base, [name]: SHAPE_DEFAULTS[name] }), name).toBe(key(base));
         }),
         { numRuns: 80 },
       );

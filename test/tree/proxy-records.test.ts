@@ -463,6 +463,6 @@ describe('tapedeck tree on a createFetch tape', () => {
     const json = spawnSync(process.execPath, [cli, 'tree', tape, '--json'], { encoding: 'utf8' });
     expect(json.status).toBe(0);
     const exchanges = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { depth: number; model: string });
-    expect(exchanges.map((x) => x.depth)).toEqual([1, 3, 5]);
+    expect(exchanges.map((x) => x.depth)).toEqual([1, 4, 6]); // the tool result is its own message
   });
 });
