@@ -19,6 +19,9 @@ const direct = [
   'test/proxy/**/*.test.ts',
   // The browser suite compares every backend in the page with Node itself.
   'test/browser/**/*.test.ts',
+  // The packed tarball and the CLI as a user meets them: nothing backend-specific.
+  'test/package/**/*.test.ts',
+  'test/cli/**/*.test.ts',
   // Real redis-server processes: once is enough, the core is not what they test.
   'test/redis/**/*.test.ts',
 ];
