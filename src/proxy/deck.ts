@@ -14,7 +14,9 @@ import type { StoreWarning } from '../store/backend.ts';
 import { TapeBackend } from '../store/backends/tape.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
-import { httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
+import { KEY_SPEC_VERSION } from '../match/normalize.ts';
+import { rekeyWarning } from '../match/rekey.ts';
+import { currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { redactor, SECRET_FIELDS, SECRET_HEADERS, type RedactOptions, type Redactor } from '../store/redact.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
@@ -251,8 +253,10 @@ export class Deck {
     let col: RecordCollection<HttpRecord> | undefined;
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
-      col = await RecordCollection.open(new TapeBackend(opts.tape!), { mode, kind: httpRecords, durable: opts.durable !== false });
+      const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys });
+      col = await RecordCollection.open(new TapeBackend(opts.tape!), { mode, kind, durable: opts.durable !== false });
       warnings.push(...col.warnings);
+      if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
       // A missing tape in replay is not fatal: every request is a miss that says so.
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
@@ -273,7 +277,8 @@ export class Deck {
     r.count++;
     this.recordingCount++;
     this.counters.recordings = this.recordingCount;
-    if (rec.match === 'llm') r.llm.push({ request: rec.request.body, response: rec, source });
+    // By its kind under the current key spec (an older record may have changed kind).
+    if (currentHttpKey(rec, this.norm).match === 'llm') r.llm.push({ request: rec.request.body, response: rec, source });
   }
 
   /** The next recording of a key, in recorded order (past the last: the last again, unless strictOrder). */
@@ -439,6 +444,7 @@ export class Deck {
       match: p.match,
       route: p.route,
       key: p.key,
+      keyVersion: KEY_SPEC_VERSION,
       ...(p.signature ? { signature: p.signature } : {}),
       trace: this.traceFor(p, recordedAtIso),
       request: { method: req.method.toUpperCase(), url: p.url, headers: this.storedRequestHeaders(req.headers), ...(p.body !== undefined ? { body: p.body } : {}) },

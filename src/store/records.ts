@@ -9,7 +9,10 @@
  * reads them without decoding the record (record-order.ts has the one order).
  */
 import { TapedeckError } from '../errors.ts';
+import { hashValue } from '../core/index.ts';
 import { requestKeys, type RequestKeys, type Signature } from '../match/matcher.ts';
+import { KEY_SPEC_VERSION, type NormalizeOptions } from '../match/normalize.ts';
+import { keyIsCurrent, rekey } from '../match/rekey.ts';
 import type { RecordKind } from './collection.ts';
 import { sortedKeys } from './record-order.ts';
 import type { Redactor } from './redact.ts';
@@ -43,6 +46,8 @@ export interface HttpRecord {
   route: string;
   /** 64 hex characters; see MatchKind. */
   key: string;
+  /** The request key spec version of an `llm` or `json` key; absent in records written before version 2. */
+  keyVersion?: number;
   /** The request signature (tool names, message count, context keys), for `llm` records. */
   signature?: Signature;
   /** Trace token of this recording (see docs/proxy.md), sent back as `x-tapedeck-trace`. */
@@ -113,17 +118,45 @@ export function responseChunks(r: HttpRecord['response']): [number, Uint8Array][
  */
 export const httpRecordKey = (route: string, match: MatchKind, key: string): string => `${route}\u0000${match}:${key}`;
 
-/** The RecordKind of proxy / createFetch records. */
-export const httpRecords: RecordKind<HttpRecord> = {
-  name: 'HTTP exchange record',
-  keysOf: (head, value) => {
-    if (head.kind !== 'http') return undefined;
-    // `route` and `match` follow the first nested field, so they are read from the record.
-    const v = value();
-    return isHttpRecord(v) ? httpRecordKey(v.route, v.match, v.key) : undefined;
-  },
-  is: isHttpRecord,
-};
+/**
+ * An HTTP record's match kind and key under the current request key spec: one written under an
+ * older version is re-keyed from its stored body (an `llm` body may now be plain JSON and the
+ * other way round); a body with no canonical form keeps the key it was stored with.
+ */
+export function currentHttpKey(rec: HttpRecord, norm: NormalizeOptions = {}): { match: MatchKind; key: string } {
+  if (rec.match === 'http' || keyIsCurrent(rec.keyVersion)) return rec;
+  const body = rec.request.body;
+  try {
+    const keys = rekey(body, rec.keyVersion, norm);
+    return keys ? { match: 'llm', key: keys.key } : { match: 'json', key: hashValue(body) };
+  } catch (e) {
+    if (!(e instanceof TapedeckError)) throw e;
+    return rec;
+  }
+}
+
+/**
+ * The RecordKind of proxy / createFetch records, keyed under the current request key spec
+ * (`norm`: the ignored arguments and volatile keys). `rekeyed` counts the records whose stored
+ * key was from an older spec version.
+ */
+export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord> & { rekeyed: number } {
+  const kind = {
+    name: 'HTTP exchange record',
+    rekeyed: 0,
+    keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown) => {
+      if (head.kind !== 'http') return undefined;
+      // `route` and `match` follow the first nested field, so they are read from the record.
+      const v = value();
+      if (!isHttpRecord(v)) return undefined;
+      const cur = currentHttpKey(v, norm);
+      if (cur.key !== v.key || cur.match !== v.match) kind.rekeyed++;
+      return httpRecordKey(v.route, cur.match, cur.key);
+    },
+    is: isHttpRecord,
+  };
+  return kind;
+}
 
 // ---------------------------------------------------------------------------------------------
 // ReplayCache records (docs/tape-format.md)
@@ -138,6 +171,8 @@ export interface ReplayRecord {
   v: 1;
   /** The request key (requestKeys(request, { ignoreArgs }).key) under the put's ignoredArgs. */
   key: string;
+  /** The request key spec version of `key`; absent in records written before version 2. */
+  keyVersion?: number;
   /** ISO 8601 time of the put. */
   recordedAt: string;
   /** How long the live call took, when the caller said (put option `durationMs`). */
@@ -189,7 +224,7 @@ export function isCacheRecord(v: unknown): v is Partial<ReplayRecord> & { reques
  * const rec = buildRecord(requestKeys(req), req, sortedKeys(answer), {}, redactor(), new Date().toISOString());
  */
 export function buildRecord(keys: RequestKeys, request: unknown, storedValue: unknown, opts: ReplayPutOptions, r: Redactor, recordedAt: string): ReplayRecord {
-  const record = { v: 1, key: keys.key, recordedAt } as ReplayRecord;
+  const record = { v: 1, key: keys.key, keyVersion: KEY_SPEC_VERSION, recordedAt } as ReplayRecord;
   if (opts.durationMs !== undefined) {
     if (typeof opts.durationMs !== 'number' || !(opts.durationMs >= 0)) {
       throw new TapedeckError('E_ARG', `put: durationMs must be a non-negative number, got ${String(opts.durationMs)}.`, { hint: 'Pass the elapsed milliseconds of the live call.' });
@@ -219,30 +254,42 @@ export function buildRecord(keys: RequestKeys, request: unknown, storedValue: un
  * keyed under other ignored arguments is found under the key it has with these too (so changing
  * the option never strands recordings); a record without a stored key gets it computed.
  */
-export function cacheRecords(ignoredArgs: readonly string[] | undefined): RecordKind<ReplayRecord> {
+export function cacheRecords(ignoredArgs: readonly string[] | undefined): RecordKind<ReplayRecord> & { rekeyed: number } {
   const want = ignoredText(ignoredArgs);
-  return {
+  const kind = {
     name: 'ReplayCache record',
-    keysOf: (head, value) => {
+    /** Records whose stored key was from an older request key spec version. */
+    rekeyed: 0,
+    keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown): string | string[] | undefined => {
       // A newer record version, or another tool's record kind, is not ours to serve.
       if ((typeof head.v === 'number' && head.v > 1) || head.kind !== undefined) return undefined;
       const key = typeof head.key === 'string' ? head.key : undefined;
-      if (key !== undefined && (want === '' || (head.ignored ?? '') === want)) return key;
+      // A key from an older spec version is recomputed from the stored request, and only the
+      // new key files the record (the old one may lump shapes the new one separates).
+      const stale = key !== undefined && !keyIsCurrent(head.keyVersion);
+      if (key !== undefined && !stale && (want === '' || (head.ignored ?? '') === want)) return key;
       const v = value();
       if (!isCacheRecord(v)) return undefined;
-      let rekey: string;
+      let rekeyed: string;
       try {
-        rekey = requestKeys(v.request, { ignoreArgs: ignoredArgs }).key;
+        const keys = rekey(v.request, head.keyVersion ?? undefined, { ignoreArgs: ignoredArgs });
+        if (!keys) throw new TapedeckError('E_REQUEST', 'the stored request is no LLM request shape');
+        rekeyed = keys.key;
       } catch (e) {
         if (key === undefined || !(e instanceof TapedeckError)) throw e;
-        return key;
+        rekeyed = key;
       }
-      return key !== undefined && key !== rekey ? [rekey, key] : rekey;
+      if (stale) {
+        kind.rekeyed++;
+        return rekeyed;
+      }
+      return key !== undefined && key !== rekeyed ? [rekeyed, key] : rekeyed;
     },
-    is: (v): v is ReplayRecord => isCacheRecord(v),
+    is: (v: unknown): v is ReplayRecord => isCacheRecord(v),
     // buildRecord writes the one field order already.
-    encode: (r) => r,
+    encode: (r: ReplayRecord) => r,
   };
+  return kind;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { explainMiss } from '../match/diagnose.ts';
 import { requestKeys, type RequestKeys } from '../match/matcher.ts';
+import { rekeyWarning } from '../match/rekey.ts';
 import type { RecordBackend, StoreWarning } from './backend.ts';
 import { TapeBackend } from './backends/tape.ts';
 import { RecordCollection, type CloseReport } from './collection.ts';
@@ -133,11 +134,13 @@ export class ReplayCache {
     }
     const mode = resolveModeWithSource(opts.mode);
     const backend = typeof path === 'string' ? new TapeBackend(path, { lock: opts.lock }) : path;
-    const col = await RecordCollection.open(backend, { mode: mode.mode, kind: cacheRecords(opts.ignoredArgs) });
+    const kind = cacheRecords(opts.ignoredArgs);
+    const col = await RecordCollection.open(backend, { mode: mode.mode, kind });
     const cache = new ReplayCache(col, mode, opts);
     if (cache.warnings.length > 0) {
       process.emitWarning(`${cache.path}: ${cache.warnings.length} problem(s) reading the tape; the first: ${cache.warnings[0]!.message}`, { code: 'TAPEDECK_TAPE' });
     }
+    if (kind.rekeyed > 0) process.emitWarning(rekeyWarning(cache.path, kind.rekeyed), { code: 'TAPEDECK_REKEY' });
     return cache;
   }
 
