@@ -4,10 +4,12 @@
  * records instead of a tape path: the same request keys, matcher, matching modes, ordered
  * repeats, stream replay and provider-shaped miss answers.
  */
+import { TapedeckError } from '../errors.ts';
 import type { MatchMode } from '../match/matcher.ts';
 import type { Timing } from '../proxy/deck.ts';
 import { createFetch, type TapedeckFetch } from '../proxy/fetch.ts';
 import type { RedactOptions } from '../store/redact.ts';
+import { LoadedTapeBackend } from './backend.ts';
 import type { LoadedTape } from './load.ts';
 
 export interface ReplayFetchOptions {
@@ -56,7 +58,11 @@ export interface ReplayFetchOptions {
  */
 export function createReplayFetch(opts: ReplayFetchOptions): TapedeckFetch {
   const { tape, ...rest } = opts;
-  const warn = opts.onWarning ?? ((m: string) => console.warn(m));
-  for (const w of tape.warnings) warn(w.message);
-  return createFetch({ ...rest, onWarning: warn, mode: opts.mode ?? 'replay', tape: tape.name, records: tape.records });
+  const mode = opts.mode ?? 'replay';
+  if (mode !== 'replay' && mode !== 'passthrough') {
+    throw new TapedeckError('E_MODE', `Mode ${JSON.stringify(mode)} records, and a tape loaded in a page is read-only: only replay and passthrough can serve it.`, {
+      hint: "Use mode 'replay' or 'passthrough'; record tapes in Node (createFetch or tapedeck serve).",
+    });
+  }
+  return createFetch({ ...rest, mode, onWarning: opts.onWarning ?? ((m: string) => console.warn(m)), tape: tape.name, backend: new LoadedTapeBackend(tape) });
 }

@@ -14,7 +14,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants as fsConstants, fstatSync, fsync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { chmod, mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, stat, unlink, utimes, chmod, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { addExtension, Packr } from 'msgpackr';
@@ -373,22 +373,6 @@ export async function createTape(path: string, meta: { created?: string; tapedec
     await fh.close();
   }
   await syncDir(dirname(path));
-}
-
-/**
- * Makes sure a tape exists (its directory too), creating an empty one if not; an existing tape
- * is left as it is. For writers that open a tape to record into.
- *
- * @example
- * await ensureTape('test/__tapes__/chat.tape');
- */
-export async function ensureTape(path: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  try {
-    await createTape(path);
-  } catch (e) {
-    if (!(e instanceof TapedeckError && e.code === 'E_TAPE_EXISTS')) throw e;
-  }
 }
 
 /**

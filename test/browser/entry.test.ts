@@ -21,9 +21,10 @@ describe('llm-tapedeck/browser as bundled', () => {
     const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
     const inputs = Object.keys(out.metafile.inputs);
     expect(inputs).toContain('dist/core/wasm-scalar.browser.js');
-    expect(inputs).toContain('dist/store/tape-file.browser.js');
+    expect(inputs).toContain('dist/store/backends/tape.browser.js');
+    expect(inputs).toContain('dist/store/collection.js'); // the one recording engine
     expect(inputs).toContain('dist/proxy/fetch.js'); // createFetch itself, not a copy
-    expect(inputs.filter((f) => /wasm-scalar\.generated|store\/tape-file\.js|backends\/tape/.test(f))).toEqual([]);
+    expect(inputs.filter((f) => /wasm-scalar\.generated|store\/tape-file\.js|backends\/tape\.js/.test(f))).toEqual([]);
     expect(Object.values(out.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path))).toEqual([]);
   });
 });
@@ -43,11 +44,18 @@ describe('loadTape and createReplayFetch checks', () => {
     expect(err.message).toMatch(/^bad\.json: .*\$\.records\[0\]\.a\.base64/);
   });
 
-  it('only replay and passthrough: a loaded tape cannot record', async () => {
+  it('only replay and passthrough: a loaded tape cannot record', () => {
     const tape = { name: 'mem', format: 'json' as const, header: { formatVersion: 1, created: 'x', tapedeckVersion: 'y' }, records: [], warnings: [] };
-    const f = createReplayFetch({ tape, mode: 'record' as 'replay' });
-    const err = (await f.ready.catch((e: unknown) => e)) as TapedeckError;
-    expect(err.code).toBe('E_MODE');
-    expect(err.message).toContain('only replay and passthrough');
+    for (const mode of ['record', 'update'] as const) {
+      let err: unknown;
+      try {
+        createReplayFetch({ tape, mode: mode as 'replay' });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(TapedeckError);
+      expect((err as TapedeckError).code).toBe('E_MODE');
+      expect((err as TapedeckError).message).toContain('only replay and passthrough');
+    }
   });
 });
