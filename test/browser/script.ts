@@ -40,12 +40,12 @@ export async function openaiScript(client: OpenAI) {
 const weatherToolAnthropic = { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
 
 export async function anthropicScript(client: Anthropic) {
-  const msg = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello Claude' }] });
-  const stream = client.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Stream a haiku' }] });
+  const msg = await client.messages.create({ model: 'claude-test-model', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello Claude' }] });
+  const stream = client.messages.stream({ model: 'claude-test-model', max_tokens: 100, messages: [{ role: 'user', content: 'Stream a haiku' }] });
   let streamed = '';
   stream.on('text', (t) => (streamed += t));
   const final = await stream.finalMessage();
-  const tool = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, tools: [weatherToolAnthropic], messages: [{ role: 'user', content: 'Weather in Paris?' }] });
+  const tool = await client.messages.create({ model: 'claude-test-model', max_tokens: 100, tools: [weatherToolAnthropic], messages: [{ role: 'user', content: 'Weather in Paris?' }] });
   return { msg: msg.content, streamed, final: final.content, stop: final.stop_reason, tool: tool.content };
 }
 
@@ -66,7 +66,7 @@ export function keyWorkload(): unknown[] {
   return [
     { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
     { model: 'gpt-4o-mini', temperature: 0.5, messages: long, tools: [weatherTool] },
-    { model: 'claude-sonnet-4-5', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'text', text: 'Grüße 👋' }] }] },
+    { model: 'claude-test-model', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'text', text: 'Grüße 👋' }] }] },
     { model: 'gpt-4o-mini', input: [{ role: 'user', content: 'x'.repeat(5000) }], instructions: 'Responses API' },
   ];
 }
