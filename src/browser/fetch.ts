@@ -64,5 +64,5 @@ export function createReplayFetch(opts: ReplayFetchOptions): TapedeckFetch {
       hint: "Use mode 'replay' or 'passthrough'; record tapes in Node (createFetch or tapedeck serve).",
     });
   }
-  return createFetch({ ...rest, mode, onWarning: opts.onWarning ?? ((m: string) => console.warn(m)), tape: tape.name, backend: new LoadedTapeBackend(tape) });
+  return createFetch({ ...rest, mode, onWarning: opts.onWarning ?? ((m: string) => console.warn(m)), store: new LoadedTapeBackend(tape) });
 }

@@ -17,14 +17,14 @@ describe('llm-tapedeck/browser as bundled', () => {
     for (const name of ['loadTape', 'createReplayFetch', 'replayInServiceWorker', 'loadWasmBuild', 'requestKeys', 'setBackend']) expect(typeof mod[name]).toBe('function');
   });
 
-  it('bundles for browsers with no Node built-in, the SIMD build only and no tape-file code', async () => {
+  it('bundles for browsers with no Node built-in, the SIMD build only and no tape-file or Redis code', async () => {
     const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
     const inputs = Object.keys(out.metafile.inputs);
     expect(inputs).toContain('dist/core/wasm-scalar.browser.js');
-    expect(inputs).toContain('dist/store/backends/tape.browser.js');
+    expect(inputs).toContain('dist/store/backends/open.browser.js');
     expect(inputs).toContain('dist/store/collection.js'); // the one recording engine
     expect(inputs).toContain('dist/proxy/fetch.js'); // createFetch itself, not a copy
-    expect(inputs.filter((f) => /wasm-scalar\.generated|store\/tape-file\.js|backends\/tape\.js/.test(f))).toEqual([]);
+    expect(inputs.filter((f) => /wasm-scalar\.generated|store\/tape-file\.js|backends\/(tape|open)\.js|backends\/redis|node:/.test(f))).toEqual([]);
     expect(Object.values(out.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path))).toEqual([]);
   });
 });
