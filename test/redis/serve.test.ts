@@ -2,7 +2,7 @@
 // the official OpenAI SDK against a local fake provider; the provider stops; the other replays
 // the same answers. On a single server and on a 3-master cluster; then Redis is killed mid-run.
 import OpenAI from 'openai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,6 +110,13 @@ redisDescribe('tapedeck serve --store redis://, single server', () => {
     expect(out).toContain('redis://app:***@127.0.0.1:1/0');
     expect(out).toMatch(/redis-server --port 1/);
     expect(out).not.toContain('s3cret-pw');
+  });
+
+  it.skipIf(!existsSync(CLI))('a store URL given without --store: the argument error masks its password', () => {
+    const r = spawnSync(process.execPath, [CLI, 'serve', 'redis://app:s3cret-pw@127.0.0.1:6379/0'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('redis://app:***@127.0.0.1:6379/0');
+    expect(r.stderr).not.toContain('s3cret-pw');
   });
 });
 
