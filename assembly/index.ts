@@ -61,3 +61,4 @@ export function canonical(n: u32, ignoreCount: i32, flags: i32): i32 {
 
 export { traceToken } from "./trace";
 export { utf16ToUtf8 } from "./utf16";
+export { index } from "./tape";

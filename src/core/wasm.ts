@@ -18,6 +18,7 @@ interface CoreExports {
   sha256Update(state: number, ptr: number, len: number): void;
   sha256Final(state: number, out: number): void;
   traceToken(ptr: number, count: number, scratch: number, out: number): number;
+  index(at: number, n: number): number;
 }
 
 const H_MESSAGES = 2;
@@ -87,6 +88,7 @@ export class WasmEngine implements Engine {
   // A Buffer view of the same memory: its utf8 write and hex read are the fastest native paths.
   private buf: Buffer | undefined;
   private readonly r: number;
+  private tapeBuf = new Uint32Array(1024);
 
   constructor(name: 'wasm' | 'wasm-simd') {
     this.name = name;
@@ -223,6 +225,19 @@ export class WasmEngine implements Engine {
     const messageHashes = splitHex(all, count);
     const pathHashes = chain ? splitHex(all.slice(count * 64), count) : [];
     return { messageHashes, pathHashes, digest: whole ? this.wholeHex(inWasm) : '' };
+  }
+
+  tape(json: Uint8Array): Uint32Array | undefined {
+    const at = this.prepare([], json.length);
+    this.u8.set(json, at);
+    const count = this.x.index(at, json.length);
+    this.refresh();
+    if (count < 0) return undefined;
+    const from = this.u32[this.r + 12]! >>> 2;
+    // Copied out (the next call reuses the memory) into one buffer kept for the purpose.
+    if (this.tapeBuf.length < count * 8) this.tapeBuf = new Uint32Array(Math.max(count * 8, this.tapeBuf.length * 2));
+    this.tapeBuf.set(this.u32.subarray(from, from + count * 8));
+    return this.tapeBuf.subarray(0, count * 8);
   }
 
   sha256(data: Uint8Array): Uint8Array {
