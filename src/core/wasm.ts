@@ -29,6 +29,7 @@ const H_CHAIN = 4;
 const H_WHOLE = 8;
 const H_MEMBER = 16;
 const H_ROOT_IGNORE = 32;
+const H_TRUSTED_UTF8 = 64;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -208,7 +209,11 @@ export class WasmEngine implements Engine {
    */
   private call(json: Uint8Array | string, ignore: IgnoreSpec, flags: number, member?: Uint8Array): void {
     const n = this.load(json, member ? [...ignore.keys, member] : ignore.keys);
-    const status = this.x.canonical(n, ignore.keys.length, flags | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
+    // Text from a string is valid UTF-8 by construction: strings reaching an engine are
+    // well-formed (checked by the API layer, or JSON.stringify output, which escapes lone
+    // surrogates), and both encoders write only valid UTF-8.
+    const trusted = typeof json === 'string' ? H_TRUSTED_UTF8 : 0;
+    const status = this.x.canonical(n, ignore.keys.length, flags | trusted | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
     this.refresh();
     if (status !== 0) {
       const bytes = typeof json === 'string' ? encoder.encode(json) : json;
