@@ -38,6 +38,7 @@ import {
   OPENAI_ARGS,
   OPENAI_PARTS,
   OPENAI_ROLES,
+  splitToolResults,
 } from './normalize.ts';
 import type { NormalizeOptions, Provider } from './types.ts';
 
@@ -158,14 +159,21 @@ const L = {
   toolMessage: lit('{"role":"tool","content":['),
   resultOpen: lit('{"type":"tool_result","id":'),
   view: lit('{"messages":['),
+  embeddings: lit('{"input":['),
   tools: lit('],"tools":['),
-  options: lit('],"options":'),
+  options: lit(',"options":'),
+  textOpen: lit('{"type":"text","text":'),
   model: lit(',"model":'),
 };
 
 const TEXT_TYPES = new Set(['text', 'input_text', 'output_text']);
-// Their rules decode and hash attachment data: the reference normalizer does them (one part).
-const ATTACHMENT_TYPES = new Set(['input_image', 'image', 'input_audio', 'audio', 'file', 'input_file', 'document']);
+// Parts the reference normalizer does (one part at a time): attachments, whose rules decode and
+// hash data, and the Vercel AI SDK's tool-call / tool-result parts.
+const REFERENCE_PARTS = new Set(['input_image', 'image', 'input_audio', 'audio', 'file', 'input_file', 'document', 'tool-call', 'tool-result']);
+const NONE = 0;
+const PART = 1;
+const RESULT = 2;
+const isResult = (p: unknown): boolean => p !== null && typeof p === 'object' && (p as { type?: unknown }).type === 'tool_result';
 const OTHER_ID_KEYS = ['tool_use_id', 'tool_call_id', 'call_id'] as const;
 const CALL_TYPE = /(tool_use|_call)$/;
 const URL_LIKE = /^(data:|[a-z][a-z0-9+.-]*:\/\/)/i;
@@ -180,8 +188,7 @@ const SKIP_CALL = new Set(['type', 'index']);
 const SKIP_IMAGE_URL = new Set(['url']);
 const SKIP_IMAGE_PART = new Set(['type', 'image_url']);
 const SKIP_TOOL = new Set(['type', 'function']);
-const SKIP_TOOL_DEF = new Set(['type', 'input_schema']);
-const SKIP_ITEM = new Set(['id', 'status']);
+const SKIP_TOOL_DEF = new Set(['type', 'input_schema', 'inputSchema']);
 const NO_SKIP = new Set<string>();
 let skipMessage: Set<string> | undefined;
 
@@ -192,7 +199,7 @@ class Walk {
   // The reference normalizer, for its call-id numbering (shared, so ids are numbered in document
   // order whichever path handled an element) and for elements this walk does not handle
   // natively: those are parsed on their own and normalized by it (see reference()).
-  private readonly n = new Normalizer();
+  readonly n = new Normalizer();
   private readonly memo = new Map<number, Members>();
   readonly out = new Out();
 
@@ -274,11 +281,6 @@ class Walk {
     return JSON.parse(decoder.decode(this.src.subarray(this.start(i), this.end(i))));
   }
 
-  /** The decoded string of a string record of at most 64 bytes, else undefined. */
-  shortStr(i: number): string | undefined {
-    return this.end(i) - this.start(i) <= 66 ? this.str(i) : undefined;
-  }
-
   /** A string record's value if it is one, else undefined (`str(v)` of the reference). */
   strOf(i: number | undefined): string | undefined {
     return i !== undefined && this.kind(i) === T_STRING ? this.str(i) : undefined;
@@ -324,110 +326,111 @@ class Walk {
    * here: attachments, uncommon part and item types). JSON.stringify writes NaN and Infinity as
    * null, which the reference rejects: such values decline.
    */
-  private emit(v: unknown): void {
+  emit(v: unknown): void {
     if (!allFinite(v, NO_SKIP)) decline();
     this.out.text(JSON.stringify(v));
   }
 
-  /** One part through the reference: false if it is no part. */
-  private referencePart(p: number): boolean {
+  /** One part through the reference (see part()'s return value). */
+  private referencePart(p: number): number {
     const parts = this.n.content(this.value(p), '$');
-    if (parts.length === 0) return false;
+    if (parts.length === 0) return NONE;
     this.emit(parts[0]);
-    return true;
+    return isResult(parts[0]) ? RESULT : PART;
   }
 
   /**
    * The reference's rest(): the members of `obj` the output does not have yet, minus skipped
    * ones, cache_control and empty values. `have` is updated, as `out` is in the reference.
    */
-  rest(obj: Members, have: Set<string>, skip: ReadonlySet<string>): void {
+  rest(obj: Members, have: string[], skip: ReadonlySet<string>): void {
     for (const [k, c] of obj) {
-      if (have.has(k) || INHERITED(k) || k === 'cache_control' || skip.has(k) || this.empty(c)) continue;
+      if (have.includes(k) || INHERITED(k) || k === 'cache_control' || skip.has(k) || this.empty(c)) continue;
       this.sep();
       this.member(c);
-      have.add(k);
+      have.push(k);
     }
   }
 
   // --- content
 
-  /** Writes the parts of `v` (comma-separated); returns how many. */
-  content(v: number | undefined): number {
+  /**
+   * Writes the parts of `v` (comma-separated); returns how many. With `ranges`, records each
+   * part as [start, end, kind] (kind RESULT for tool results, which split user messages).
+   */
+  content(v: number | undefined, ranges?: number[]): number {
     if (v === undefined || this.kind(v) === T_NULL) return 0;
     let n = 0;
     const parts = this.kind(v) === T_ARRAY ? this.children(v) : [v];
     for (const p of parts) {
       const mark = this.out.at;
       if (n > 0) this.out.byte(COMMA);
-      if (this.part(p)) n++;
-      else this.out.at = mark;
+      const start = this.out.at;
+      const kind = this.part(p);
+      if (kind === NONE) {
+        this.out.at = mark;
+        continue;
+      }
+      n++;
+      ranges?.push(start, this.out.at, kind);
     }
     return n;
   }
 
-  /** One part; false if it is no part (empty text). */
-  private part(p: number): boolean {
+  /** One part: NONE if it is no part (no text), PART, or RESULT for a tool result. */
+  private part(p: number): number {
     const k = this.kind(p);
     if (k === T_STRING) {
-      if (this.end(p) - this.start(p) === 2) return false;
-      this.out.bytes(L.open);
-      this.out.bytes(L.type);
-      this.out.bytes(L.text);
-      this.out.byte(COMMA);
-      this.out.bytes(L.textKey);
+      if (this.end(p) - this.start(p) === 2) return NONE;
+      this.out.bytes(L.textOpen);
       this.raw(p);
       this.out.bytes(L.close);
-      return true;
+      return PART;
     }
     if (k !== T_OBJECT) {
       this.raw(p);
-      return true;
+      return PART;
     }
     const m = this.members(p);
-    const typeNode = m.get('type');
-    const type = this.strOf(typeNode);
+    const type = this.strOf(m.get('type'));
     if (type !== undefined && TEXT_TYPES.has(type)) {
+      // No text (absent, null or "") is no part.
       const text = m.get('text');
-      if (text !== undefined && this.kind(text) === T_STRING && this.end(text) - this.start(text) === 2) return false;
-      this.out.bytes(L.open);
-      this.out.bytes(L.type);
-      this.out.bytes(L.text);
-      if (text !== undefined) {
-        this.out.byte(COMMA);
-        this.out.bytes(L.textKey);
-        this.raw(text);
-      }
-      this.rest(m, new Set(['type', 'text']), SKIP_TYPE);
+      if (text === undefined || this.kind(text) === T_NULL || (this.kind(text) === T_STRING && this.end(text) - this.start(text) === 2)) return NONE;
+      this.out.bytes(L.textOpen);
+      this.raw(text);
+      this.rest(m, ['type', 'text'], SKIP_TYPE);
       this.out.bytes(L.close);
-      return true;
+      return PART;
     }
-    if (type !== undefined && ATTACHMENT_TYPES.has(type)) return this.referencePart(p);
+    if (type !== undefined && REFERENCE_PARTS.has(type)) return this.referencePart(p);
     if (type === 'image_url' && !this.plainImageUrl(m)) return this.referencePart(p);
     this.out.bytes(L.open);
+    let kind = PART;
     switch (type) {
       case 'image_url':
         this.imageUrl(m);
         break;
       case 'tool_use':
       case 'tool_call': {
-        const have = new Set(['type']);
+        const have = ['type'];
         this.out.bytes(L.type);
         this.out.bytes(L.tool_call);
         this.putId(have, 'id', L.idKey, this.id(m.get('id')));
-        this.putRaw(have, 'name', L.nameKey, m.get('name'));
+        this.keep(have, 'name', L.nameKey, m.get('name'));
         if (type === 'tool_use') {
           const input = m.get('input');
           this.setArguments(have, input === undefined || this.kind(input) === T_NULL ? undefined : input);
         } else {
-          this.putRaw(have, 'arguments', L.argumentsKey, m.get('arguments'));
-          this.putRaw(have, 'argumentsText', L.argumentsTextKey, m.get('argumentsText'));
+          // Arguments are data: [] is a value here, only null is no arguments.
+          this.putNotNull(have, 'arguments', L.argumentsKey, m.get('arguments'));
+          this.putNotNull(have, 'argumentsText', L.argumentsTextKey, m.get('argumentsText'));
         }
         this.rest(m, have, SKIP_TOOL_USE);
         break;
       }
       case 'tool_result': {
-        const have = new Set(['type', 'content']);
+        const have = ['type', 'content'];
         this.out.bytes(L.type);
         this.out.bytes(L.tool_result);
         const tu = m.get('tool_use_id');
@@ -441,48 +444,61 @@ class Walk {
         if (err !== undefined && this.src[this.start(err)] === 0x74 /* true */) {
           this.out.byte(COMMA);
           this.out.bytes(L.isErrorTrue);
-          have.add('is_error');
+          have.push('is_error');
         }
         this.rest(m, have, SKIP_RESULT);
+        kind = RESULT;
         break;
       }
       case 'thinking': {
+        const have = ['type'];
         this.out.bytes(L.type);
         this.out.bytes(L.thinking);
-        this.putRaw(new Set(), 'thinking', L.thinkingKey, m.get('thinking'));
-        this.rest(m, new Set(['type', 'thinking']), SKIP_THINKING);
+        this.keep(have, 'thinking', L.thinkingKey, m.get('thinking'));
+        this.rest(m, have, SKIP_THINKING);
         break;
       }
       case 'function_call': {
+        const have = ['type'];
         this.out.bytes(L.type);
         this.out.bytes(L.function_call);
-        this.putRaw(new Set(), 'name', L.nameKey, m.get('name'));
-        this.putRaw(new Set(), 'arguments', L.argumentsKey, m.get('arguments'));
-        this.rest(m, new Set(['type', 'name', 'arguments']), SKIP_TYPE);
+        this.keep(have, 'name', L.nameKey, m.get('name'));
+        this.putNotNull(have, 'arguments', L.argumentsKey, m.get('arguments'));
+        this.rest(m, have, SKIP_TYPE);
         break;
       }
       default:
         this.other(m, type ?? '');
     }
     this.out.bytes(L.close);
-    return true;
+    return kind;
   }
 
   /** Writes `,"key":value` for a member the reference puts with put(out, k, copy(v)). */
-  private putRaw(have: Set<string>, name: string, key: Uint8Array, v: number | undefined): void {
+  private putRaw(have: string[], name: string, key: Uint8Array, v: number | undefined): void {
     if (v === undefined) return;
     this.sep();
     this.out.bytes(key);
     this.raw(v);
-    have.add(name);
+    have.push(name);
   }
 
-  private putId(have: Set<string>, name: string, key: Uint8Array, id: string | undefined): void {
+  /** The reference's keep(): null and [] are absent. */
+  private keep(have: string[], name: string, key: Uint8Array, v: number | undefined): void {
+    if (!this.empty(v)) this.putRaw(have, name, key, v);
+  }
+
+  /** `if (v !== null) put(out, k, copy(v))`. */
+  private putNotNull(have: string[], name: string, key: Uint8Array, v: number | undefined): void {
+    if (v !== undefined && this.kind(v) !== T_NULL) this.putRaw(have, name, key, v);
+  }
+
+  private putId(have: string[], name: string, key: Uint8Array, id: string | undefined): void {
     if (id === undefined) return;
     this.sep();
     this.out.bytes(key);
     this.out.text(`"${id}"`);
-    have.add(name);
+    have.push(name);
   }
 
   /** Whether imageUrl() handles the part: no data: URL, no image_url object without a url. */
@@ -498,7 +514,7 @@ class Walk {
   /** OpenAI chat image_url parts with a URL or path (plainImageUrl()). */
   private imageUrl(m: Members): void {
     const iu = m.get('image_url');
-    const have = new Set(['type', 'image']);
+    const have = ['type', 'image'];
     this.out.bytes(L.type);
     this.out.bytes(L.image);
     let url: number | undefined = iu;
@@ -508,15 +524,13 @@ class Walk {
       url = inner.get('url');
     }
     if (url !== undefined) {
+      this.out.byte(COMMA);
+      this.out.bytes(L.imageKey);
       if (this.kind(url) === T_STRING) {
-        this.out.byte(COMMA);
-        this.out.bytes(L.imageKey);
         this.out.bytes(URL_LIKE.test(this.str(url)) ? L.urlKey : L.pathKey);
         this.raw(url);
         this.out.bytes(L.close);
       } else {
-        this.out.byte(COMMA);
-        this.out.bytes(L.imageKey);
         this.raw(url);
       }
     }
@@ -525,21 +539,21 @@ class Walk {
   }
 
   /** A part or item of another type: the reference's other(). */
-  private other(m: Members, type: string): void {
-    const have = new Set<string>();
+  private other(m: Members, type: string, skip: ReadonlySet<string> = NO_SKIP): void {
+    const have: string[] = [];
     const put = (name: string, id: string | undefined) => {
       if (id === undefined) return;
       this.sep();
       this.out.text(`"${name}":"${id}"`);
-      have.add(name);
+      have.push(name);
     };
     for (const k of OTHER_ID_KEYS) put(k, this.id(m.get(k)));
-    if (CALL_TYPE.test(type)) put('id', this.id(m.get('id')));
-    this.rest(m, have, NO_SKIP);
+    if (CALL_TYPE.test(type) && !skip.has('id')) put('id', this.id(m.get('id')));
+    this.rest(m, have, skip);
   }
 
   /** The reference's setArguments() for the arguments record v (absent or null: nothing). */
-  private setArguments(have: Set<string>, v: number | undefined): void {
+  private setArguments(have: string[], v: number | undefined): void {
     if (v === undefined || this.kind(v) === T_NULL) return;
     if (this.kind(v) !== T_STRING) {
       this.putRaw(have, 'arguments', L.argumentsKey, v);
@@ -547,23 +561,26 @@ class Walk {
     }
     const text = this.str(v);
     if (!text.isWellFormed()) decline(); // no UTF-8 form to copy; the reference decides
+    let value: unknown;
     let ok = true;
     try {
-      JSON.parse(text);
+      value = JSON.parse(text);
     } catch {
       ok = false;
     }
+    if (ok && value === null) return; // "null" is no arguments, as null is
     this.sep();
     if (ok) {
-      // JSON text as the value: the core parses and canonicalizes it (strictly: text that only
-      // JSON.parse accepts, with duplicate names or lone surrogates, fails there and declines).
+      // The JSON text itself is the value: the core parses and canonicalizes it. Text that is
+      // JSON but not I-JSON (duplicate names, lone surrogates, 1e400), which the reference keys
+      // as argumentsText, fails there, and the body goes to the reference.
       this.out.bytes(L.argumentsKey);
       this.out.text(text);
-      have.add('arguments');
+      have.push('arguments');
     } else {
       this.out.bytes(L.argumentsTextKey);
       this.raw(v);
-      have.add('argumentsText');
+      have.push('argumentsText');
     }
   }
 
@@ -573,16 +590,16 @@ class Walk {
       return;
     }
     const m = this.members(c);
-    const have = new Set(['type']);
+    const have = ['type'];
     this.out.bytes(L.open);
     this.out.bytes(L.type);
     this.out.bytes(L.tool_call);
     this.putId(have, 'id', L.idKey, this.id(m.get('id')));
     const type = m.get('type');
-    if (type === undefined || this.strOf(type) === 'function') {
+    if (type === undefined || this.kind(type) === T_NULL || this.strOf(type) === 'function') {
       const f = m.get('function');
       const fm = this.isObj(f) ? this.members(f) : new Map<string, number>();
-      this.putRaw(have, 'name', L.nameKey, fm.get('name'));
+      this.keep(have, 'name', L.nameKey, fm.get('name'));
       this.setArguments(have, fm.get('arguments'));
     } else {
       this.putRaw(have, 'kind', L.kindKey, type);
@@ -591,99 +608,208 @@ class Walk {
     this.out.bytes(L.close);
   }
 
-  /** One message (or Responses item) of the conversation. */
-  message(i: number): void {
+  /** What the last message written was, for joinCalls() (Responses function_call items). */
+  private last: { assistant: boolean; joinable: boolean; empty: boolean } | undefined;
+
+  /** Messages the reference made (LangChain messages, server items), split as it splits them. */
+  private emitMessages(list: unknown[], comma: boolean): number {
+    const split = splitToolResults(list);
+    split.forEach((m, k) => {
+      if (comma || k > 0) this.out.byte(COMMA);
+      this.emit(m);
+    });
+    const m = split[split.length - 1] as Record<string, unknown> | undefined;
+    this.last = { assistant: m !== undefined && m.role === 'assistant' && Array.isArray(m.content), joinable: false, empty: false };
+    return split.length;
+  }
+
+  /**
+   * One message (or Responses item) of the conversation; returns how many messages it became
+   * (a user message carrying tool results is split: normalize.ts splitToolResults()), or 0 if
+   * it joined the assistant message before it (normalize.ts joinCalls()). Every message this
+   * writes has `content` last, so a joining call goes in before its closing `]}`. `comma`:
+   * whether a message was written before (a separator is due unless this one joins it).
+   */
+  message(i: number, responses: boolean, comma: boolean): number {
     if (this.kind(i) !== T_OBJECT) decline(); // the reference throws E_REQUEST
     const m = this.members(i);
+    if (m.has('lc') || m.has('lc_namespace')) return this.emitMessages([this.n.message(this.value(i), '$')], comma);
     const type = m.get('type');
     if (!m.has('role') && type !== undefined && this.kind(type) === T_STRING && this.str(type) !== 'message') {
       const t = this.str(type);
-      if (t === 'function_call' || t === 'function_call_output') this.item(m, t);
-      else this.emit(this.n.message(this.value(i), '$')); // item_reference, server items
-      return;
+      if (t === 'function_call') return this.call(m, responses, comma);
+      if (comma) this.out.byte(COMMA);
+      if (t === 'function_call_output') return this.callOutput(m);
+      return this.emitMessages([this.n.message(this.value(i), '$')], false); // item_reference, server items
     }
-    const have = new Set(['content']);
-    this.out.bytes(L.open);
+    const out = this.out;
+    if (comma) out.byte(COMMA);
+    const start = out.at;
+    // Members other than content first (into a scratch region), then the parts, then the
+    // message(s) assembled from the two and moved to `start`.
+    out.byte(0x7b);
+    const have = ['content'];
     const role = m.get('role');
-    if (role !== undefined) {
-      this.out.bytes(L.roleKey);
-      this.raw(role);
-      this.out.byte(COMMA);
-      have.add('role');
+    let roleName: string | undefined;
+    if (!this.empty(role)) {
+      out.bytes(L.roleKey);
+      this.raw(role!);
+      have.push('role');
+      roleName = this.strOf(role);
     }
+    skipMessage ??= new Set(['type', 'tool_calls', 'function_call', 'tool_call_id', ...MESSAGE_NOISE]);
+    this.rest(m, have, skipMessage);
+    const membersEnd = out.at;
+    const partsStart = out.at;
+    const ranges: number[] = [];
     const tc = m.get('tool_call_id');
     const resultId = tc === undefined || this.kind(tc) === T_NULL ? undefined : this.id(tc);
-    this.out.bytes(L.contentKey);
-    this.out.bytes(L.openArr);
     if (resultId !== undefined) {
-      this.out.bytes(L.resultOpen);
-      this.out.text(`"${resultId}"`);
-      this.out.byte(COMMA);
-      this.out.bytes(L.contentKey);
-      this.out.bytes(L.openArr);
+      out.bytes(L.resultOpen);
+      out.text(`"${resultId}"`);
+      out.byte(COMMA);
+      out.bytes(L.contentKey);
+      out.bytes(L.openArr);
     }
-    let n = this.content(m.get('content'));
+    let n = this.content(m.get('content'), ranges);
     const calls = m.get('tool_calls');
     if (calls !== undefined && this.kind(calls) === T_ARRAY) {
       for (const c of this.children(calls)) {
-        if (n++ > 0) this.out.byte(COMMA);
+        if (n++ > 0) out.byte(COMMA);
+        const s = out.at;
         this.toolCall(c);
+        ranges.push(s, out.at, PART);
       }
     }
     const fc = m.get('function_call');
     if (this.isObj(fc)) {
       const fm = this.members(fc);
-      if (n++ > 0) this.out.byte(COMMA);
-      this.out.bytes(L.open);
-      this.out.bytes(L.type);
-      this.out.bytes(L.function_call);
-      const have2 = new Set(['type']);
-      this.putRaw(have2, 'name', L.nameKey, fm.get('name'));
+      if (n++ > 0) out.byte(COMMA);
+      const s = out.at;
+      out.bytes(L.open);
+      out.bytes(L.type);
+      out.bytes(L.function_call);
+      const have2 = ['type'];
+      this.keep(have2, 'name', L.nameKey, fm.get('name'));
       this.setArguments(have2, fm.get('arguments'));
-      this.out.bytes(L.close);
+      out.bytes(L.close);
+      ranges.push(s, out.at, PART);
     }
-    if (resultId !== undefined) this.out.bytes(L.closeArr), this.out.bytes(L.close);
-    this.out.bytes(L.closeArr);
-    skipMessage ??= new Set(['type', 'tool_calls', 'function_call', 'tool_call_id', ...MESSAGE_NOISE]);
-    this.rest(m, have, skipMessage);
-    this.out.bytes(L.close);
+    if (resultId !== undefined) {
+      out.bytes(L.closeArr);
+      out.bytes(L.close);
+      ranges.length = 0;
+      ranges.push(partsStart, out.at, RESULT);
+    }
+    const partsEnd = out.at;
+
+    const members = (): void => {
+      out.byte(0x7b);
+      out.own(start + 1, membersEnd);
+      if (membersEnd > start + 1) out.byte(COMMA);
+      out.bytes(L.contentKey);
+      out.bytes(L.openArr);
+    };
+    const asm = out.at;
+    let count = 1;
+    let split = false;
+    if (roleName === 'user') for (let r = 2; r < ranges.length; r += 3) if (ranges[r] === RESULT) split = true;
+    if (!split) {
+      members();
+      out.own(partsStart, partsEnd);
+      out.bytes(L.closeArr);
+      out.bytes(L.close);
+    } else {
+      count = 0;
+      let run = -1; // first range of the pending run of other parts
+      const flush = (upTo: number) => {
+        if (run < 0) return;
+        if (count++ > 0) out.byte(COMMA);
+        members();
+        for (let r = run; r < upTo; r += 3) {
+          if (r > run) out.byte(COMMA);
+          out.own(ranges[r]!, ranges[r + 1]!);
+        }
+        out.bytes(L.closeArr);
+        out.bytes(L.close);
+        run = -1;
+      };
+      for (let r = 0; r < ranges.length; r += 3) {
+        if (ranges[r + 2] !== RESULT) {
+          if (run < 0) run = r;
+          continue;
+        }
+        flush(r);
+        if (count++ > 0) out.byte(COMMA);
+        out.bytes(L.toolMessage);
+        out.own(ranges[r]!, ranges[r + 1]!);
+        out.bytes(L.closeArr);
+        out.bytes(L.close);
+      }
+      flush(ranges.length);
+    }
+    out.buf.copyWithin(start, asm, out.at);
+    out.at = start + (out.at - asm);
+    this.last = { assistant: !split && roleName === 'assistant', joinable: true, empty: ranges.length === 0 };
+    return count;
   }
 
-  /** OpenAI Responses input items other than messages: the reference's item(). */
-  private item(m: Members, type: 'function_call' | 'function_call_output'): void {
-    switch (type) {
-      case 'function_call': {
-        this.out.bytes(L.assistantMessage);
-        this.out.bytes(L.open);
-        this.out.bytes(L.type);
-        this.out.bytes(L.tool_call);
-        const have = new Set(['type']);
-        this.putId(have, 'id', L.idKey, this.id(m.get('call_id')));
-        this.putRaw(have, 'name', L.nameKey, m.get('name'));
-        this.setArguments(have, m.get('arguments'));
-        this.out.bytes(L.close);
-        break;
-      }
-      case 'function_call_output': {
-        this.out.bytes(L.toolMessage);
-        this.out.bytes(L.open);
-        this.out.bytes(L.type);
-        this.out.bytes(L.tool_result);
-        this.putId(new Set(), 'id', L.idKey, this.id(m.get('call_id')));
-        this.out.byte(COMMA);
-        this.out.bytes(L.contentKey);
-        this.out.bytes(L.openArr);
-        this.content(m.get('output'));
-        this.out.bytes(L.closeArr);
-        this.out.bytes(L.close);
-        break;
-      }
+  /** A Responses function_call item: an assistant message, or joined to the one before. */
+  private call(m: Members, responses: boolean, comma: boolean): number {
+    const out = this.out;
+    const join = responses && comma && this.last?.assistant === true;
+    if (join && !this.last!.joinable) decline();
+    if (join) {
+      out.at -= 2; // the previous message's closing `]}`
+      if (!this.last!.empty) out.byte(COMMA);
+    } else {
+      if (comma) out.byte(COMMA);
+      out.bytes(L.assistantMessage);
     }
-    this.out.bytes(L.closeArr);
-    this.out.bytes(L.close);
+    out.bytes(L.open);
+    out.bytes(L.type);
+    out.bytes(L.tool_call);
+    const have = ['type'];
+    this.putId(have, 'id', L.idKey, this.id(m.get('call_id')));
+    this.keep(have, 'name', L.nameKey, m.get('name'));
+    this.setArguments(have, m.get('arguments'));
+    out.bytes(L.close);
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+    this.last = { assistant: true, joinable: true, empty: false };
+    return join ? 0 : 1;
   }
 
-  /** One tool definition into its own chunk; returns its name as the reference sorts it. */
+  private callOutput(m: Members): number {
+    const out = this.out;
+    out.bytes(L.toolMessage);
+    out.bytes(L.open);
+    out.bytes(L.type);
+    out.bytes(L.tool_result);
+    this.putId([], 'id', L.idKey, this.id(m.get('call_id')));
+    out.byte(COMMA);
+    out.bytes(L.contentKey);
+    out.bytes(L.openArr);
+    this.content(m.get('output'));
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+    this.last = { assistant: false, joinable: true, empty: false };
+    return 1;
+  }
+
+  /** A prompt string (Responses `input`, generic `prompt`) as a user message. */
+  userText(i: number): number {
+    this.out.bytes(L.userMessage);
+    this.content(i);
+    this.out.bytes(L.closeArr);
+    this.out.bytes(L.close);
+    this.last = { assistant: false, joinable: true, empty: false };
+    return 1;
+  }
+
+  /** One tool definition; returns its name as the reference sorts it (undefined: none). */
   tool(i: number, legacy: boolean): string | undefined {
     if (this.kind(i) !== T_OBJECT) {
       this.raw(i);
@@ -692,20 +818,28 @@ class Walk {
     const m = this.members(i);
     const type = m.get('type');
     const typeStr = this.strOf(type);
-    const have = new Set<string>();
-    if (legacy) have.add('legacy'); // `out.legacy = true` wins over a copied member
+    const f = m.get('function');
+    const fnTool = typeStr === 'function' && this.isObj(f);
+    const defTool = !fnTool && (type === undefined || this.kind(type) === T_NULL || typeStr === 'function' || (typeStr === 'custom' && m.has('input_schema')));
+    if ((fnTool && this.wrappedSchema(this.members(f!))) || (defTool && this.wrappedSchema(m))) {
+      // The Vercel AI SDK's jsonSchema() wrapper: the reference unwraps it.
+      const t = this.n.tool(this.value(i), legacy) as Record<string, unknown>;
+      this.emit(t);
+      return typeof t.name === 'string' ? t.name : undefined;
+    }
+    const have: string[] = [];
+    if (legacy) have.push('legacy'); // `out.legacy = true` wins over a copied member
     this.out.bytes(L.open);
     let name: number | undefined;
-    const f = m.get('function');
-    if (typeStr === 'function' && this.isObj(f)) {
-      name = this.toolDef(this.members(f), have);
-      if (!have.has('name') && !this.empty(m.get('name'))) name = m.get('name'); // copied by rest() below
+    if (fnTool) {
+      name = this.toolDef(this.members(f!), have);
+      if (!have.includes('name') && !this.empty(m.get('name'))) name = m.get('name'); // copied by rest() below
       this.rest(m, have, SKIP_TOOL);
-    } else if (type === undefined || typeStr === 'function' || (typeStr === 'custom' && m.has('input_schema'))) {
+    } else if (defTool) {
       name = this.toolDef(m, have);
     } else {
       this.rest(m, have, NO_SKIP);
-      name = have.has('name') ? m.get('name') : undefined;
+      name = have.includes('name') ? m.get('name') : undefined;
     }
     if (legacy) {
       this.sep();
@@ -715,29 +849,46 @@ class Walk {
     return name !== undefined && this.kind(name) === T_STRING ? this.str(name) : undefined;
   }
 
+  /** The schema toolDef() picks: parameters ?? input_schema ?? inputSchema. */
+  private params(f: Members): number | undefined {
+    for (const k of ['parameters', 'input_schema', 'inputSchema']) {
+      const v = f.get(k);
+      if (v !== undefined && this.kind(v) !== T_NULL) return v;
+    }
+    return undefined;
+  }
+
+  private wrappedSchema(f: Members): boolean {
+    const p = this.params(f);
+    return this.isObj(p) && this.isObj(this.members(p).get('jsonSchema'));
+  }
+
   /** The reference's toolDef(); returns the record of the name it kept. */
-  private toolDef(f: Members, have: Set<string>): number | undefined {
+  private toolDef(f: Members, have: string[]): number | undefined {
     const name = f.get('name');
-    this.putRaw(have, 'name', L.nameKey, name);
-    const description = f.get('description');
-    if (!this.empty(description)) this.putRaw(have, 'description', L.descriptionKey, description);
-    const p = f.get('parameters');
-    const params = p === undefined || this.kind(p) === T_NULL ? f.get('input_schema') : p;
-    if (!this.empty(params)) this.putRaw(have, 'parameters', L.parametersKey, params);
+    this.keep(have, 'name', L.nameKey, name);
+    this.keep(have, 'description', L.descriptionKey, f.get('description'));
+    this.keep(have, 'parameters', L.parametersKey, this.params(f));
     this.rest(f, have, SKIP_TOOL_DEF);
-    return have.has('name') ? name : undefined;
+    return have.includes('name') ? name : undefined;
   }
 }
 
-const PROVIDERS: readonly Provider[] = ['openai-chat', 'openai-responses', 'anthropic', 'generic'];
+const PROVIDERS: readonly Provider[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 // Members that hold the conversation and tools, per shape (normalize.ts LAYOUT); the rest of
 // the top level is model, options and context, normalized by the reference itself.
 const CONVERSATION: Record<Provider, readonly string[]> = {
   'openai-chat': ['messages', 'system', 'tools', 'functions'],
   anthropic: ['messages', 'system', 'tools', 'functions'],
-  generic: ['messages', 'system', 'tools', 'functions'],
+  generic: ['messages', 'prompt', 'system', 'tools', 'functions'],
   'openai-responses': ['input', 'instructions', 'tools', 'functions'],
+  'openai-embeddings': ['input'],
 };
+
+/** Whether an array record holds only numbers (normalize.ts isTokens(): a token list). */
+function isTokens(w: Walk, i: number): boolean {
+  return w.kind(i) === T_ARRAY && w.children(i).every((c) => w.kind(c) === T_NUMBER);
+}
 
 /**
  * detectProvider() of normalize.ts on the index (same rules, same order; the differential tests
@@ -747,7 +898,20 @@ const CONVERSATION: Record<Provider, readonly string[]> = {
 function detect(w: Walk, root: Members): Provider {
   const messages = root.get('messages');
   if (messages === undefined) {
-    if (root.has('input') || root.has('instructions') || root.has('previous_response_id')) return 'openai-responses';
+    if (root.has('instructions') || root.has('previous_response_id')) return 'openai-responses';
+    const input = root.get('input');
+    if (input !== undefined) {
+      // looksEmbeddings()
+      if (root.has('encoding_format') || root.has('dimensions') || w.isObj(root.get('options'))) return 'openai-embeddings';
+      if (w.kind(input) === T_ARRAY) {
+        const items = w.children(input);
+        if (items.length > 0 && items.every((x) => w.kind(x) === T_STRING || w.kind(x) === T_NUMBER || isTokens(w, x))) return 'openai-embeddings';
+      }
+      const model = root.get('model');
+      if (model !== undefined && w.kind(model) === T_STRING && /embed/i.test(w.str(model))) return 'openai-embeddings';
+      return 'openai-responses';
+    }
+    if (root.has('prompt')) return 'generic';
     decline();
   }
   if (w.kind(messages) !== T_ARRAY) decline();
@@ -784,8 +948,8 @@ function detect(w: Walk, root: Members): Provider {
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
  * undefined when this path leaves the body to requestKeys(): a backend without the structural
- * index (the TypeScript engine), volatileKeys, attachments with data, uncommon part and item
- * types, bodies with errors.
+ * index (the TypeScript engine), volatileKeys, a body with an error, and the few constructs
+ * listed where they are met below.
  *
  * @example
  * rawRequestDigests(bytes) ?? requestKeys(bytes) // same digests either way
@@ -818,7 +982,7 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
   const provider = opts.provider ?? detect(w, root);
   const layout = CONVERSATION[provider];
   const ignore = new Set(ignoreArgs);
-  if (layout.some((k) => ignore.has(k)) || ignore.has('model') || ignore.has('context')) decline();
+  if (layout.some((k) => ignore.has(k))) decline();
 
   // Model, options and context: the reference on the top level without the conversation.
   const top: Record<string, unknown> = {};
@@ -826,76 +990,106 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
     if (layout.includes(k)) continue;
     set(top, k, w.value(c));
   }
-  if (provider !== 'openai-responses') top.messages = [];
+  if (provider !== 'openai-responses' && provider !== 'openai-embeddings') top.messages = [];
   const small = normalizeRequest(top, { provider, ignoreArgs });
   const view = small.view;
-  if (!allFinite(view.options, new Set()) || !allFinite(view.model, new Set())) decline();
+  if (!allFinite(view.options, NO_SKIP) || !allFinite(view.model, NO_SKIP)) decline();
 
   const out = w.out;
-  out.bytes(L.view);
   let count = 0;
-  const responses = provider === 'openai-responses';
-  const system = root.get(responses ? 'instructions' : 'system');
-  if (system !== undefined) {
-    const mark = out.at;
-    out.bytes(L.systemMessage);
-    if (w.content(system) > 0) {
-      out.bytes(L.closeArr);
-      out.bytes(L.close);
-      count++;
-    } else {
-      out.at = mark;
+  const names: (string | undefined)[] = [];
+  if (provider === 'openai-embeddings') {
+    // One input (a string or one token list) is a batch of one.
+    out.bytes(L.embeddings);
+    const input = root.get('input');
+    if (input !== undefined && w.kind(input) !== T_NULL) {
+      const items = w.kind(input) === T_ARRAY && !isTokens(w, input) ? w.children(input) : [input];
+      for (const x of items) {
+        if (count++ > 0) out.byte(COMMA);
+        w.raw(x);
+      }
     }
-  }
-  const list = root.get(responses ? 'input' : 'messages');
-  let items: number[];
-  if (list === undefined || w.kind(list) === T_NULL) {
-    if (!responses) decline();
-    items = [];
-  } else if (w.kind(list) === T_ARRAY) {
-    items = w.children(list);
-  } else if (responses && w.kind(list) === T_STRING) {
-    if (count > 0) out.byte(COMMA);
-    out.bytes(L.userMessage);
-    w.content(list);
     out.bytes(L.closeArr);
-    out.bytes(L.close);
-    count++;
-    items = [];
   } else {
-    decline();
-  }
-  for (const m of items) {
-    if (count++ > 0) out.byte(COMMA);
-    w.message(m);
-  }
-
-  // Tools: each written as a chunk, then the chunks in the reference's order (by name).
-  const chunks: { name: string | undefined; start: number; end: number }[] = [];
-  for (const [name, legacy] of [['tools', false], ['functions', true]] as const) {
-    const t = root.get(name);
-    if (t === undefined || w.kind(t) === T_NULL) continue;
-    if (w.kind(t) !== T_ARRAY) decline();
-    for (const c of w.children(t)) {
-      const start = out.at;
-      const toolName = w.tool(c, legacy);
-      chunks.push({ name: toolName, start, end: out.at });
+    out.bytes(L.view);
+    const responses = provider === 'openai-responses';
+    const system = root.get(responses ? 'instructions' : 'system');
+    if (system !== undefined) {
+      const mark = out.at;
+      out.bytes(L.systemMessage);
+      if (w.content(system) > 0) {
+        out.bytes(L.closeArr);
+        out.bytes(L.close);
+        count++;
+      } else {
+        out.at = mark;
+      }
     }
+    const list = root.get(responses ? 'input' : 'messages');
+    const add = (n: number) => {
+      count += n;
+    };
+    const next = () => {
+      if (count > 0) out.byte(COMMA);
+    };
+    // joinCalls() never joins onto the system prompt: `last` is only set by messages.
+    const message = (m: number) => add(w.message(m, responses, count > 0));
+    if (list === undefined) {
+      if (!responses && provider !== 'generic') decline(); // the reference throws E_REQUEST
+    } else if (w.kind(list) === T_NULL) {
+      if (!responses) decline();
+    } else if (w.kind(list) === T_ARRAY) {
+      for (const m of w.children(list)) message(m);
+    } else if (responses && w.kind(list) === T_STRING) {
+      next();
+      add(w.userText(list));
+    } else {
+      decline();
+    }
+    if (provider === 'generic') {
+      // Vercel AI SDK call options: `prompt` (a string or messages) follows `messages`.
+      const prompt = root.get('prompt');
+      if (prompt !== undefined && w.kind(prompt) !== T_NULL) {
+        if (w.kind(prompt) === T_STRING) {
+          next();
+          add(w.userText(prompt));
+        } else if (w.kind(prompt) === T_ARRAY) {
+          for (const m of w.children(prompt)) message(m);
+        } else {
+          decline();
+        }
+      }
+    }
+
+    // Tools: each written as a chunk, then the chunks in the reference's order (by name).
+    const chunks: { name: string | undefined; start: number; end: number }[] = [];
+    for (const [name, legacy] of [['tools', false], ['functions', true]] as const) {
+      const t = root.get(name);
+      if (t === undefined || w.kind(t) === T_NULL) continue;
+      if (w.kind(t) !== T_ARRAY) decline(); // the AI SDK's tools map, or an error
+      for (const c of w.children(t)) {
+        const start = out.at;
+        const toolName = w.tool(c, legacy);
+        chunks.push({ name: toolName, start, end: out.at });
+      }
+    }
+    const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
+    const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
+    // Equal names sort by canonical bytes in the reference: left to it.
+    for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
+    const toolsAt = out.at;
+    out.bytes(L.tools);
+    sorted.forEach((c, i) => {
+      if (i > 0) out.byte(COMMA);
+      out.own(c.start, c.end);
+    });
+    // Move the sorted tools over the unsorted chunks.
+    const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
+    out.buf.copyWithin(firstChunk, toolsAt, out.at);
+    out.at = firstChunk + (out.at - toolsAt);
+    out.bytes(L.closeArr);
+    for (const c of chunks) names.push(c.name);
   }
-  const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
-  const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
-  // Equal names sort by canonical bytes in the reference: left to it.
-  for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
-  const toolsAt = out.at;
-  out.bytes(L.tools);
-  sorted.forEach((c, i) => {
-    if (i > 0) out.byte(COMMA);
-    out.own(c.start, c.end);
-  });
-  // Move the sorted tools over the unsorted chunks.
-  const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
-  out.buf.copyWithin(firstChunk, toolsAt, out.at);
-  out.at = firstChunk + (out.at - toolsAt);
   out.bytes(L.options);
   out.text(JSON.stringify(view.options));
   if (view.model !== undefined) {
@@ -904,8 +1098,9 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
   }
   out.bytes(L.close);
 
-  const paths = pathHashes(out.buf.subarray(0, out.at), { member: 'messages' });
-  const toolNames = [...new Set(chunks.flatMap((c) => (c.name === undefined ? [] : [c.name])))].sort();
+  const member = provider === 'openai-embeddings' ? 'input' : 'messages';
+  const paths = pathHashes(out.buf.subarray(0, out.at), { member });
+  const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
   const signature = { toolNames, messageCount: count, contextKeys: small.contextKeys };
   return {
     provider,

@@ -107,7 +107,9 @@ const part = fc.oneof(
   fc.record({ type: fc.constant('input_image'), image_url: url }),
   fc.record({ type: fc.constant('tool_use'), id: callId, name: fc.constantFrom('search', 'sum'), input: fc.oneof(json, args) }, { requiredKeys: ['type'] }),
   fc.record({ type: fc.constant('tool_result'), tool_use_id: callId, content: fc.oneof(text, fc.array(fc.record({ type: fc.constant('text'), text }), { maxLength: 2 })), is_error: fc.boolean() }, { requiredKeys: ['type'] }),
-  fc.record({ type: fc.constant('thinking'), thinking: text, signature: fc.string() }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constant('thinking'), thinking: fc.oneof(text, fc.constant(null)), signature: fc.string() }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constant('tool-call'), toolCallId: callId, toolName: fc.constantFrom('search', 'sum'), input: json }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constant('tool-result'), toolCallId: callId, toolName: fc.constant('sum'), output: fc.oneof(fc.record({ type: fc.constantFrom('text', 'json', 'error-text'), value: json }), text) }, { requiredKeys: ['type'] }),
   fc.record({ type: fc.constantFrom('function_call', 'custom_tool_call', 'refusal', 'web_search_call'), call_id: callId, id: callId, name: text }, { requiredKeys: ['type'] }),
   json,
 ).chain((p) => (p !== null && typeof p === 'object' && !Array.isArray(p) ? unknown.map((u) => ({ ...u, ...p })) : fc.constant(p)));
@@ -134,6 +136,12 @@ const message = fc.oneof(
   fc.record({ type: fc.constant('function_call'), call_id: callId, name: fc.constantFrom('search', 'sum'), arguments: args, id: fc.string(), status: fc.constant('completed') }, { requiredKeys: ['type'] }),
   fc.record({ type: fc.constant('function_call_output'), call_id: callId, output: fc.oneof(text, fc.array(part, { maxLength: 2 })) }, { requiredKeys: ['type'] }),
   fc.record({ type: fc.constantFrom('message', 'reasoning', 'item_reference'), role: fc.constantFrom('user', 'assistant'), content: fc.array(part, { maxLength: 2 }), id: fc.string(), summary: fc.constant([]) }, { requiredKeys: ['type'] }),
+  // LangChain's serialized message
+  fc.record({ lc: fc.constant(1), type: fc.constant('constructor'), id: fc.constantFrom(['langchain_core', 'messages', 'HumanMessage'], ['langchain_core', 'messages', 'AIMessage']), kwargs: fc.record({ content: text, tool_calls: fc.constant([{ id: 'call_a', name: 'sum', args: { a: 1 } }]) }, { requiredKeys: ['content'] }) }),
+  // Anthropic: a user turn carrying tool results and text (split into tool messages)
+  fc.array(fc.oneof(fc.record({ type: fc.constant('tool_result'), tool_use_id: callId, content: text }), fc.record({ type: fc.constant('text'), text })), { minLength: 1, maxLength: 4 }).map((content) => ({ role: 'user', content, name: 'u' })),
+  // Responses: an assistant message item followed by its function_call items
+  fc.constant({ role: 'assistant', content: [{ type: 'output_text', text: 'calling' }] }),
 );
 
 const schema = fc.record({ type: fc.constant('object'), properties: fc.dictionary(fc.constantFrom('q', 'n', 'user'), fc.record({ type: fc.constantFrom('string', 'number'), description: text })) });
@@ -141,6 +149,7 @@ const tool = fc.oneof(
   fc.record({ type: fc.constant('function'), function: fc.record({ name: fc.constantFrom('search', 'sum', 'read', 'Ω', 'b'), description: fc.oneof(text, fc.constant(null)), parameters: fc.oneof(schema, fc.constant(null)), strict: fc.boolean() }, { requiredKeys: ['name'] }), strict: fc.boolean() }),
   fc.record({ name: fc.constantFrom('search', 'lookup', 'z'), description: text, input_schema: schema, cache_control: fc.constant({ type: 'ephemeral' }) }, { requiredKeys: ['name'] }),
   fc.record({ type: fc.constantFrom('function', 'custom', 'web_search', 'bash_20250124', null), name: fc.constantFrom('x', 'y', 'web'), parameters: schema, input_schema: schema }, { requiredKeys: ['type'] }),
+  fc.record({ name: fc.constantFrom('ai_a', 'ai_b'), description: text, inputSchema: fc.oneof(schema, schema.map((jsonSchema) => ({ jsonSchema, validate: null }))) }),
   json,
 );
 
@@ -175,6 +184,10 @@ const body = fc.oneof(
   fc.record({ messages: conversation, tools: fc.array(tool, { maxLength: 3 }), functions: fc.array(tool, { maxLength: 1 }), system: fc.oneof(text, fc.array(part, { maxLength: 2 })) }, { requiredKeys: ['messages'] }),
   // Responses: input + instructions
   fc.record({ input: fc.oneof(text, conversation, fc.constant(null)), instructions: fc.oneof(text, fc.constant(null)), tools: fc.array(tool, { maxLength: 2 }) }, { requiredKeys: ['input'] }),
+  // OpenAI embeddings
+  fc.record({ input: fc.oneof(text, fc.array(text, { maxLength: 3 }), fc.array(fc.nat(), { maxLength: 3 }), fc.array(fc.array(fc.nat(), { maxLength: 2 }), { maxLength: 2 })), model: fc.constantFrom('text-embedding-3-small', 'gpt-4o'), encoding_format: fc.constantFrom('float', 'base64'), dimensions: fc.nat() }, { requiredKeys: ['input'] }),
+  // Vercel AI SDK call options
+  fc.record({ prompt: fc.oneof(text, conversation), system: text, messages: conversation }, { requiredKeys: ['prompt'] }),
   // bodies that are no request, or malformed members
   fc.record({ messages: fc.oneof(json, fc.array(json, { maxLength: 2 })), tools: json }, { requiredKeys: [] }),
 ).chain((b) => options.map((o) => ({ ...o, ...b })));
