@@ -162,6 +162,17 @@ function fromJson(json: unknown, path: string, depth: number, named: TypeLookup)
       return d;
     }
     case 'bytes': {
+      if (Object.hasOwn(json, 'json')) {
+        checkKeys(json, path, type, ['json'], ['indent', 'newline']);
+        const indent = json.indent ?? 0;
+        if (indent !== 0 && indent !== 2) throw importError(childPath(path, 'indent'), `expected 2 (or no "indent"), found ${describe(indent)}`);
+        if (json.newline !== undefined && json.newline !== true) throw importError(childPath(path, 'newline'), `expected true (or no "newline"), found ${describe(json.newline)}`);
+        return new TextEncoder().encode(JSON.stringify(json.json, null, indent) + (json.newline ? '\n' : ''));
+      }
+      if (Object.hasOwn(json, 'text')) {
+        checkKeys(json, path, type, ['text']);
+        return new TextEncoder().encode(expectString(json, 'text', path));
+      }
       checkKeys(json, path, type, ['base64']);
       const b = decodeBase64(json, path);
       return new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();

@@ -139,6 +139,14 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     expect(bin.count).toBe(9);
     expect(json.count).toBe(bin.count);
     expect(json.header).toEqual(bin.header);
+    // The same tape from a Response, a Uint8Array and an ArrayBuffer: the records at the byte
+    // offsets Node's readTape reports.
+    const nodeOffsets = (await readTape(tapePath)).records.map((r) => r.offset);
+    expect(bin.offsets).toEqual(nodeOffsets);
+    for (const as of ['response', 'bytes', 'arraybuffer'] as const) {
+      const got = await page.evaluate(([u, a]) => window.suite.loadTape(u!, a as 'response'), ['/tapes/chat.tape', as]);
+      expect({ ...got, name: '' }, as).toEqual({ ...bin, name: '' });
+    }
     const missing = await page.evaluate(() => window.suite.errorOf(() => window.tapedeck.loadTape('/tapes/none.tape')));
     expect(missing).toMatchObject({ name: 'TapedeckError', code: 'E_TAPE_NOT_FOUND' });
     expect(missing!.message).toContain('/tapes/none.tape answered HTTP 404');

@@ -24,9 +24,10 @@ const suite = {
       return { key: k.key, signature: k.signature, digest: tapedeck.hashJSON(JSON.stringify(body)), value: tapedeck.hashValue(body) };
     });
   },
-  async loadTape(url: string) {
-    const tape = await tapedeck.loadTape(url);
-    return { format: tape.format, header: tape.header, count: tape.records.length, warnings: tape.warnings };
+  async loadTape(url: string, as: 'url' | 'response' | 'bytes' | 'arraybuffer' = 'url') {
+    const source = as === 'url' ? url : as === 'response' ? await fetch(url) : as === 'bytes' ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : await (await fetch(url)).arrayBuffer();
+    const tape = await tapedeck.loadTape(source);
+    return { name: tape.name, format: tape.format, header: tape.header, count: tape.records.length, offsets: tape.records.map((r) => r.offset), warnings: tape.warnings };
   },
   async errorOf(fn: () => Promise<unknown>) {
     try {
