@@ -238,12 +238,13 @@ export class Deck {
   }
 
   /**
-   * Opens the tape (created in record and update mode) and indexes its HTTP records.
+   * Checks the options and resolves the mode without touching the tape, so a bad mode or option
+   * is reported where the proxy or fetch is created (synchronously) rather than on a request.
    *
    * @example
-   * const deck = await Deck.open({ tape: 'recordings/app.tape', mode: 'replay' })
+   * Deck.check({ tape: 'app.tape', mode: 'recrod' }) // throws TapedeckError E_MODE
    */
-  static async open(opts: DeckOptions): Promise<Deck> {
+  static check(opts: DeckOptions): TapeMode {
     const { mode } = resolveModeWithSource(opts.mode);
     if (opts.match !== undefined && !['exact', 'signature', 'sequential', 'hybrid'].includes(opts.match)) {
       throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(opts.match)}.`, { hint: 'Use exact, signature, sequential or hybrid.' });
@@ -254,6 +255,17 @@ export class Deck {
     if (mode !== 'passthrough' && (typeof opts.tape !== 'string' || opts.tape === '')) {
       throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path.`, { hint: "Pass { tape: 'recordings/app.tape' } (tapedeck serve --tape FILE)." });
     }
+    return mode;
+  }
+
+  /**
+   * Opens the tape (created in record and update mode) and indexes its HTTP records.
+   *
+   * @example
+   * const deck = await Deck.open({ tape: 'recordings/app.tape', mode: 'replay' })
+   */
+  static async open(opts: DeckOptions): Promise<Deck> {
+    const mode = Deck.check(opts);
     const records: { rec: HttpRecord; offset: number }[] = [];
     const warnings: TapeWarning[] = [];
     if (mode !== 'passthrough') {
