@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
+import { startUpstream } from './fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-faults-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -77,5 +78,29 @@ describe('createFetch faults', () => {
     await tf.close(); // nothing to write, and no error: the calls reported it
     await settle();
     expect(unhandled).toEqual([]);
+  });
+});
+
+describe('tape faults on open', () => {
+  it('a 0-byte file at the tape path does not block a record run: warned, treated as empty, recorded, replayed', async () => {
+    const up = await startUpstream();
+    const tape = tapePath();
+    writeFileSync(tape, '');
+    const warnings: string[] = [];
+    try {
+      const rec = createFetch({ tape, mode: 'record', fetch: globalThis.fetch, onWarning: (m) => warnings.push(m) });
+      const r = await rec(`${up.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) });
+      expect(r.status).toBe(200);
+      const recorded = await r.text();
+      await rec.close();
+      expect(warnings.join('\n')).toContain('0 bytes');
+      const play = createFetch({ tape, mode: 'replay' });
+      const again = await play(`${up.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) });
+      expect(again.headers.get('x-tapedeck-match')).toBe('exact');
+      expect(await again.text()).toBe(recorded);
+      await play.close();
+    } finally {
+      await up.close();
+    }
   });
 });
