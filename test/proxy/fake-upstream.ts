@@ -90,7 +90,11 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
   const server = createServer(async (req, res) => {
     const parts: Buffer[] = [];
     for await (const c of req) parts.push(c as Buffer);
-    const raw = Buffer.concat(parts).toString('utf8');
+    // A compressed request body is decoded, as real providers' front ends do.
+    const enc = String(req.headers['content-encoding'] ?? '');
+    const zlib = enc ? await import('node:zlib') : undefined;
+    const plain = !zlib ? Buffer.concat(parts) : enc === 'gzip' ? zlib.gunzipSync(Buffer.concat(parts)) : enc === 'br' ? zlib.brotliDecompressSync(Buffer.concat(parts)) : zlib.inflateSync(Buffer.concat(parts));
+    const raw = plain.toString('utf8');
     calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw, bytes: Buffer.concat(parts) });
     const count = ++n;
     const path = (req.url ?? '').split('?')[0];
