@@ -33,8 +33,9 @@ Commands:
   export <tape> [--json] Print a tape as deterministic, pretty JSON (sorted keys, binary as
                         base64) for code review
   import <src> <tape> [--force] [--ignore a,b]
-                        Write a tape from such JSON (lossless), from a seed 000
-                        recordings directory, or from a seed 003 JSON cache file
+                        Write a tape from such JSON (lossless), from a directory of
+                        JSON recordings (one request/response per file), or from
+                        a DSPy-style cache.json
                         (refuses to overwrite without --force)
   serve --upstream URL --tape FILE [--mode M] [--port N] [--host H] ...
                         Record/replay proxy for LLM APIs (tapedeck serve --help;
@@ -194,13 +195,13 @@ function main(argv: string[]): number | Promise<number> {
 }
 
 /**
- * `tapedeck import` takes three inputs and tells them apart by shape: a directory is seed 000's
- * recordings, a JSON object with `entries` is seed 003's cache file, anything else must be a
+ * `tapedeck import` takes three inputs and tells them apart by shape: a directory holds JSON
+ * recordings (one request/response per file), a JSON object with `entries` is a DSPy-style cache.json, anything else must be a
  * tapedeck JSON export.
  */
 async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string }> {
   if (src !== '-' && statSync(src, { throwIfNoEntry: false })?.isDirectory()) {
-    return { ...(await importRecordingsDir(src, out, { force, ignoredArgs })), from: 'a seed 000 recordings directory' };
+    return { ...(await importRecordingsDir(src, out, { force, ignoredArgs })), from: 'a directory of JSON recordings' };
   }
   const text = readInput(src).toString('utf8');
   let parsed: unknown;
@@ -210,7 +211,7 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
     parsed = undefined; // importTapeJSON reports where the JSON breaks
   }
   if (parsed !== null && typeof parsed === 'object' && 'entries' in parsed && !('records' in parsed)) {
-    return { ...(await importCacheJSON(src, out, { force, ignoredArgs })), from: 'a seed 003 cache file' };
+    return { ...(await importCacheJSON(src, out, { force, ignoredArgs })), from: 'a DSPy-style cache.json' };
   }
   const { records } = await importTapeJSON(text, out, { force });
   return { records, skipped: 0, from: 'a tapedeck JSON export' };

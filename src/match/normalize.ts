@@ -7,7 +7,7 @@
  *   1. not a JSON object -> E_REQUEST;
  *   2. no `messages`, but `input`, `instructions` or `previous_response_id` -> openai-responses;
  *      neither -> E_REQUEST; `messages` that is not an array -> E_REQUEST;
- *   3. a `context` or `options` object at top level -> generic (seed 000's shape);
+ *   3. a `context` or `options` object at top level -> generic (the JSON recordings directory shape);
  *   4. Anthropic evidence: top-level `system`, `stop_sequences`, `top_k`, `thinking`; a tool with
  *      `input_schema`; a content block tool_use / tool_result / thinking / redacted_thinking, or
  *      image / document with a `source` -> anthropic;

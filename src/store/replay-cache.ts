@@ -1,5 +1,5 @@
 /**
- * ReplayCache: seed 003's record/replay cache, on a tape. A test (or a wrapped LLM client) asks
+ * ReplayCache: a DSPy-style record/replay cache, on a tape. A test (or a wrapped LLM client) asks
  * the cache before calling the live API and hands it every live answer:
  *
  * ```ts
@@ -85,7 +85,7 @@ export interface ReplayPutOptions {
 export interface ReplayCacheOptions {
   /** 'replay' | 'record' | 'update' | 'passthrough'; default from TAPEDECK_MODE, CACHE_MODE, else 'replay'. */
   mode?: TapeMode | (string & {});
-  /** Request arguments left out of the key (seed 003's ignored_args_for_cache_key); per-call values replace it. */
+  /** Request arguments left out of the key (DSPy-style ignored_args_for_cache_key); per-call values replace it. */
   ignoredArgs?: readonly string[];
   /** Record mode: keep every record at close instead of only this run's (default false). */
   keepAll?: boolean;
@@ -700,7 +700,7 @@ export class ReplayCache {
 
   /**
    * Waits for pending puts, then, in record mode, rewrites the tape keeping only this run's
-   * records (seed 003's cleanup): the records put in this run, records another writer appended
+   * records (the record-mode cleanup): the records put in this run, records another writer appended
    * meanwhile, records of other tools, and the old recordings of a request that was asked for
    * (get) but not re-recorded. Nothing is rewritten with `keepAll`, when nothing would be
    * dropped, or with `{ prune: false }`. Idempotent: later calls return the first call's promise.

@@ -229,7 +229,7 @@ describe(`request normalization (${backend()})`, () => {
       expect(JSON.stringify(v)).not.toMatch(/toolu_|cache_control|lab-tech|is_error/);
     });
 
-    it('generic (seed 000 shape)', () => {
+    it('generic (JSON recordings directory shape)', () => {
       const r = normalizeRequest(fixtures.generic);
       const v = r.view as Obj;
       expect(r.toolNames).toEqual(['transition_to_pathA', 'transition_to_pathB']);
