@@ -17,6 +17,8 @@ const direct = [
   'test/replay/**/*.test.ts',
   // The proxy is transport around the matcher, which the per-backend suites already cover.
   'test/proxy/**/*.test.ts',
+  // Real redis-server processes: once is enough, the core is not what they test.
+  'test/redis/**/*.test.ts',
 ];
 
 export default defineConfig({

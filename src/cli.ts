@@ -40,6 +40,10 @@ Commands:
   serve --upstream URL --tape FILE [--mode M] [--port N] [--host H] ...
                         Record/replay proxy for LLM APIs (tapedeck serve --help;
                         docs/proxy.md)
+  push <tape> <redis-url> [--namespace NS] [--ttl S]
+                        Copy a tape's records into a shared Redis store (docs/redis.md)
+  pull <redis-url> <tape> [--namespace NS] [--force]
+                        Write a Redis store's records to a tape (byte-exact round trip)
   version               Print the version and the active backend
   help                  Show this help
 
@@ -119,6 +123,8 @@ function main(argv: string[]): number | Promise<number> {
   // serve has its own flags (--help included); loaded on demand so other commands stay light.
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1)));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
+  if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
+  if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
   let force = false;

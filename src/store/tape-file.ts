@@ -269,6 +269,23 @@ function encodeHeader(meta: Record<string, unknown>): Buffer {
   return out;
 }
 
+/**
+ * The bytes a tape stores for records and headers, for stores that are not files (the Redis
+ * backend keeps exactly these, so `tapedeck push`/`pull` move tapes byte for byte).
+ *
+ * @example
+ * const payload = recordBytes.payload({ v: 1, key, value }, 'redis://cache:6379/0');
+ * const tape = Buffer.concat([recordBytes.header(), recordBytes.frame(payload)]);
+ */
+export const recordBytes = {
+  /** A record's payload (what a frame holds after its 12-byte header); throws E_TYPE / E_TOO_LARGE. */
+  payload: (value: unknown, where: string, index = 0): Uint8Array => encodeValue(value, index, where),
+  /** A frame around a payload: magic, length, CRC-32, payload. */
+  frame,
+  /** A fresh tape header (created now, this tapedeck version). */
+  header: (meta: { created?: string } = {}): Buffer => encodeHeader({ created: meta.created ?? new Date().toISOString(), tapedeckVersion: VERSION }),
+};
+
 // ---------------------------------------------------------------------------------------------
 // File helpers
 // ---------------------------------------------------------------------------------------------

@@ -6,13 +6,16 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { RecordBackend } from '../../src/store/backend.ts';
 import { MemoryBackend } from '../../src/store/backends/memory.ts';
+import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
 import { TapeBackend } from '../../src/store/backends/tape.ts';
 import { RecordCollection, type RecordKind } from '../../src/store/collection.ts';
 import type { TapeMode } from '../../src/store/mode.ts';
 import { tapeSuite } from './setup.ts';
+import { redisMissing, startRedis } from '../redis/harness.mjs';
+import '../redis/setup.ts';
 
 const { fresh } = tapeSuite('collection');
 
@@ -72,6 +75,20 @@ const backends: BackendCase[] = [
     breakAppends: failing,
   },
 ];
+
+// The Redis backend joins on a real redis-server when one is installed (test/redis/setup.ts
+// says what to install otherwise, and fails instead under .ci/run).
+const redis = redisMissing() ? undefined : await startRedis();
+afterAll(() => redis?.stop());
+let redisStores = 0;
+if (redis) {
+  backends.push({
+    name: 'redis',
+    make: () => new RedisBackend(redis.url, { namespace: `conformance-${process.pid}-${redisStores++}` }),
+    again: (b) => new RedisBackend(redis.url, { namespace: (b as RedisBackend).namespace }),
+    breakAppends: failing,
+  });
+}
 
 const open = (b: RecordBackend, mode: TapeMode) => RecordCollection.open(b, { mode, kind });
 const rec = (key: string, n: number): Rec => ({ v: 1, key, n });
