@@ -88,8 +88,9 @@ export interface MatchResult {
 export function requestKeys(request: unknown, opts: NormalizeOptions = {}): RequestKeys {
   const n = normalizeRequest(parseBody(request), opts);
   const signature: Signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
-  // One core call: the view's digest is the key, and its `messages` are the path.
-  const paths = pathHashes(n.view, { member: 'messages' });
+  // One core call: the view's digest is the key, and its `messages` (an embeddings view's
+  // `input`) are the path.
+  const paths = pathHashes(n.view, { member: n.provider === 'openai-embeddings' ? 'input' : 'messages' });
   return {
     provider: n.provider,
     key: paths.digest,

@@ -223,7 +223,7 @@ describe('misses that explain themselves', () => {
 });
 
 describe('request bodies as bytes (the proxy path) and the memo of seen bodies', () => {
-  const body = (text: string) => new TextEncoder().encode(JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: text }] }));
+  const body = (text: string) => new TextEncoder().encode(JSON.stringify({ model: 'gpt-4o', user: 'u-1', messages: [{ role: 'user', content: text }] }));
 
   it('bytes, text and objects give the same keys; a repeat is served from the memo with the same digests', () => {
     const request = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
@@ -270,7 +270,7 @@ describe('fingerprints: raw bodies canonically equal to a recording skip parsing
 
   it('key order, whitespace and always-dropped root arguments hit the fingerprint, with the same digests as the full path', () => {
     const m = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
-    const variant = JSON.stringify({ stream: true, user: 'u-42', tools: recorded.tools, messages: recorded.messages, model: 'gpt-4o' }, null, 2);
+    const variant = JSON.stringify({ store: true, user: 'u-42', tools: recorded.tools, messages: recorded.messages, model: 'gpt-4o' }, null, 2);
     const r = m.match(variant);
     expect(r.matchedBy).toBe('exact');
     expect(m.stats()).toEqual({ memoHits: 0, fingerprintHits: 1, computed: 0 });
@@ -285,10 +285,11 @@ describe('fingerprints: raw bodies canonically equal to a recording skip parsing
     expect(m.stats()).toEqual({ memoHits: 0, fingerprintHits: 0, computed: 1 });
   });
 
-  it('a root argument detection reads (stream_options) is never left out of the fingerprint', () => {
+  it('shape-deciding arguments are never left out of the fingerprint; at their defaults they take the full path and match', () => {
     const m = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
-    expect(m.match(bytes({ ...recorded, stream_options: { include_usage: true } })).matchedBy).toBe('exact');
+    expect(m.match(bytes({ ...recorded, stream: false, stream_options: { include_usage: false } })).matchedBy).toBe('exact');
     expect(m.stats().fingerprintHits).toBe(0);
+    expect(() => m.match(bytes({ ...recorded, stream: true }))).toThrow(expect.objectContaining({ code: 'E_MISS' }));
   });
 
   it('a nested member named like a dropped argument is content: it changes the key', () => {
