@@ -30,6 +30,7 @@ const STATUS: Record<string, number> = {
   E_UPSTREAM: 502,
   E_PROXY_NO_UPSTREAM: 502,
   E_PROXY_CLOSED: 503,
+  // The shared store (Redis) is down: a transient server-side condition, like a closing proxy.
   E_STORE_UNAVAILABLE: 503,
 };
 
