@@ -199,7 +199,6 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     const left = (await readTape(tape)).records;
     expect(left).toHaveLength(1);
     expect(JSON.stringify(left[0]!.value)).toContain('Hello there, again');
-
   });
 
   it('6. a test that times out still gets its tape closed and recorded; a swallowed miss still fails its test', async () => {
