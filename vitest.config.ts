@@ -19,6 +19,8 @@ const direct = [
   'test/proxy/**/*.test.ts',
   // The test-runner integration drives the proxy and vitest itself.
   'test/vitest/**/*.test.ts',
+  // Real redis-server processes: once is enough, the core is not what they test.
+  'test/redis/**/*.test.ts',
 ];
 
 export default defineConfig({

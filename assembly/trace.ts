@@ -1,4 +1,4 @@
-// Trace tokens (hash spec v1, from seed 002): SHA-256 over documentId, documentVersion, model,
+// Trace tokens (hash spec v1): SHA-256 over documentId, documentVersion, model,
 // systemPromptVersion and the selected ids sorted by bytes, all joined by NUL. Sorting and
 // joining happen here so one call turns the components into the token.
 

@@ -1,4 +1,4 @@
-// Matcher benchmark rows (issue 3): lookup among 1,000,000 recordings after hashing, memory per
+// Matcher benchmark rows: lookup among 1,000,000 recordings after hashing, memory per
 // recording in the index, and end to end from the raw bytes of the M request body. Run by
 // bench/run.mjs after the core rows (or alone: node bench/match.mjs [--quick]).
 import { createHash } from 'node:crypto';
@@ -68,10 +68,10 @@ export async function matchBench(lib, { quick = false } = {}) {
   let probe = 0;
   const lookup = await time(`index lookup by key, ${N.toLocaleString('en-US')} recordings`, () => index.byRequestKey(keys[(probe = (probe + 7919) % N)]), budget);
   const sigLookup = await time(`index lookup by signature, ${N.toLocaleString('en-US')} recordings`, () => index.bySignatureDigest(sigs[(probe = (probe + 7919) % sigs.length)]), budget);
-  // Seed 000's matcher: a scan over the recordings comparing signatures.
+  // The naive matcher of a JSON recordings directory: a scan over the recordings comparing signatures.
   const scanList = keys.map((k, i) => ({ key: k, sig: sigs[i % sigs.length] }));
   const scan = await time(
-    `linear scan (seed 000), ${N.toLocaleString('en-US')} recordings`,
+    `linear scan, ${N.toLocaleString('en-US')} recordings`,
     () => {
       const want = keys[(probe = (probe + 7919) % N)];
       return scanList.findIndex((r) => r.key === want);

@@ -1,4 +1,4 @@
-// Proxy benchmark rows (issue 6): replay throughput and the latency the proxy adds over a
+// Proxy benchmark rows: replay throughput and the latency the proxy adds over a
 // loopback baseline server, at 1, 16 and 64 connections, for tapedeck and for talkback (the
 // established Node record/replay proxy) serving the same recordings, in the same run.
 //

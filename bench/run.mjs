@@ -430,7 +430,7 @@ for (const [suffix, pred] of [
 }
 
 // ---------------------------------------------------------------- matcher ----
-// Issue 3's rows: index lookup among 1,000,000 recordings, memory per recording, and matching
+// Matcher rows: index lookup among 1,000,000 recordings, memory per recording, and matching
 // end to end from the raw M request body (bench/match.mjs).
 let match = null;
 if (!FILTERS.length || FILTERS.includes('match')) {
@@ -452,7 +452,7 @@ if (!FILTERS.length || FILTERS.includes('match')) {
 }
 
 // ------------------------------------------------------------------- tape ----
-// Issue 4's rows: append throughput, open time and memory for a large tape, replay lookup, size.
+// Tape rows: append throughput, open time and memory for a large tape, replay lookup, size.
 let tape = null;
 if (!FILTERS.length || FILTERS.includes('tape')) {
   const { tapeBench } = await import('./tape.mjs');
@@ -479,7 +479,7 @@ if (!FILTERS.length || FILTERS.includes('tape')) {
 }
 
 // ------------------------------------------------------------------- tree ----
-// Issue 5's rows: findOrCreate on a 10,000-message conversation, ReplayStore with 1,000,000 entries.
+// Tree rows: findOrCreate on a 10,000-message conversation, ReplayStore with 1,000,000 entries.
 let tree = null;
 if (!FILTERS.length || FILTERS.includes('tree')) {
   const { treeBench, formatRow } = await import('./tree.mjs');
@@ -496,7 +496,7 @@ if (!FILTERS.length || FILTERS.includes('tree')) {
 }
 
 // ------------------------------------------------------------------ proxy ----
-// Issue 6's rows: replay throughput and added latency over a loopback baseline, vs talkback.
+// Proxy rows: replay throughput and added latency over a loopback baseline, vs talkback.
 let proxy = null;
 if (!FILTERS.length || FILTERS.includes('proxy')) {
   const { proxyBench } = await import('./proxy.mjs');

@@ -1,4 +1,4 @@
-// Tape benchmark rows (issue 4): append throughput with and without fsync, open time and memory
+// Tape benchmark rows: append throughput with and without fsync, open time and memory
 // for a tape of 100,000 records, replay lookup p50, and file size against the same data as
 // JSON. Each row has a baseline measured in the same run: JSON Lines written with
 // fs.appendFileSync (the format most record/replay tools use) and a JSON file parsed whole.

@@ -1,4 +1,4 @@
-// Conversation tree and replay store rows (issue 5), each against a baseline measured in the same
+// Conversation tree and replay store rows, each against a baseline measured in the same
 // run:
 //   - findOrCreate on a 10,000-message conversation that matches all but its last message:
 //     the tree walk after hashing (target <= 50 µs), against walking the prefix one Map lookup

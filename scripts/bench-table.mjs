@@ -65,7 +65,7 @@ if (r.match) {
   }
 }
 if (r.tape) {
-  lines.push('', 'Tape (issue 4; each ratio against the baseline named, measured in the same run):', '');
+  lines.push('', 'Tape (each ratio against the baseline named, measured in the same run):', '');
   lines.push('| row | value | vs baseline |', '|---|---|---|');
   for (const t of r.tape.rows) {
     const v = t.perSecond !== undefined ? `${t.perSecond.toFixed(0)}/s` : t.ms !== undefined ? `${t.ms.toFixed(1)} ms` : `${t.us.toFixed(1)} µs`;
@@ -74,7 +74,7 @@ if (r.tape) {
   }
 }
 if (r.tree) {
-  lines.push('', 'Conversation tree and replay store (issue 5; ratio = time / baseline time, lower is better):', '');
+  lines.push('', 'Conversation tree and replay store (ratio = time / baseline time, lower is better):', '');
   lines.push('| row | value | time vs baseline |', '|---|---|---|');
   for (const t of r.tree.rows) {
     const v = t.ms !== undefined ? `${t.ms.toFixed(2)} ms` : `${t.us.toFixed(2)} µs`;
@@ -82,7 +82,7 @@ if (r.tree) {
   }
 }
 if (r.proxy) {
-  lines.push('', 'Proxy replay over HTTP (issue 6; autocannon, loopback; added p50 = p50 minus the plain node:http baseline server):', '');
+  lines.push('', 'Proxy replay over HTTP (autocannon, loopback; added p50 = p50 minus the plain node:http baseline server):', '');
   lines.push('| server | connections | req/s | p50 | p99 | added p50 |', '|---|---|---|---|---|---|');
   for (const p of r.proxy.rows) {
     lines.push(`| ${p.impl} | ${p.connections} | ${p.rps.toFixed(0)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${p.addedP50 === null ? '(baseline)' : fmt(p.addedP50)} |`);

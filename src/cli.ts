@@ -33,12 +33,17 @@ Commands:
   export <tape> [--json] Print a tape as deterministic, pretty JSON (sorted keys, binary as
                         base64) for code review
   import <src> <tape> [--force] [--ignore a,b]
-                        Write a tape from such JSON (lossless), from a seed 000
-                        recordings directory, or from a seed 003 JSON cache file
+                        Write a tape from such JSON (lossless), from a directory of
+                        JSON recordings (one request/response per file), or from
+                        a DSPy-style cache.json
                         (refuses to overwrite without --force)
   serve --upstream URL --tape FILE [--mode M] [--port N] [--host H] ...
                         Record/replay proxy for LLM APIs (tapedeck serve --help;
                         docs/proxy.md)
+  push <tape> <redis-url> [--namespace NS] [--ttl S]
+                        Copy a tape's records into a shared Redis store (docs/redis.md)
+  pull <redis-url> <tape> [--namespace NS] [--force]
+                        Write a Redis store's records to a tape (byte-exact round trip)
   version               Print the version and the active backend
   help                  Show this help
 
@@ -118,6 +123,8 @@ function main(argv: string[]): number | Promise<number> {
   // serve has its own flags (--help included); loaded on demand so other commands stay light.
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1)));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
+  if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
+  if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
   let force = false;
@@ -194,13 +201,13 @@ function main(argv: string[]): number | Promise<number> {
 }
 
 /**
- * `tapedeck import` takes three inputs and tells them apart by shape: a directory is seed 000's
- * recordings, a JSON object with `entries` is seed 003's cache file, anything else must be a
+ * `tapedeck import` takes three inputs and tells them apart by shape: a directory holds JSON
+ * recordings (one request/response per file), a JSON object with `entries` is a DSPy-style cache.json, anything else must be a
  * tapedeck JSON export.
  */
 async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string }> {
   if (src !== '-' && statSync(src, { throwIfNoEntry: false })?.isDirectory()) {
-    return { ...(await importRecordingsDir(src, out, { force, ignoredArgs })), from: 'a seed 000 recordings directory' };
+    return { ...(await importRecordingsDir(src, out, { force, ignoredArgs })), from: 'a directory of JSON recordings' };
   }
   const text = readInput(src).toString('utf8');
   let parsed: unknown;
@@ -210,7 +217,7 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
     parsed = undefined; // importTapeJSON reports where the JSON breaks
   }
   if (parsed !== null && typeof parsed === 'object' && 'entries' in parsed && !('records' in parsed)) {
-    return { ...(await importCacheJSON(src, out, { force, ignoredArgs })), from: 'a seed 003 cache file' };
+    return { ...(await importCacheJSON(src, out, { force, ignoredArgs })), from: 'a DSPy-style cache.json' };
   }
   const { records } = await importTapeJSON(text, out, { force });
   return { records, skipped: 0, from: 'a tapedeck JSON export' };

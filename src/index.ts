@@ -3,7 +3,7 @@
  * RFC 8785 canonical JSON and SHA-256 digests of requests, computed in WebAssembly.
  *
  * @example
- * import { hashJSON, pathHashes } from 'tapedeck'
+ * import { hashJSON, pathHashes } from 'llm-tapedeck'
  * hashJSON('{"b":1,"a":2}') === hashJSON('{"a":2,"b":1}') // true
  */
 export {
@@ -27,6 +27,6 @@ export {
 export { MAX_DEPTH, MAX_INPUT_BYTES, TapedeckError, type TapedeckErrorCode, type TapedeckErrorDetails } from './errors.ts';
 export * from './match/index.ts';
 export { VERSION } from './version.ts';
-// Conversation tree and byte-exact replay (issue 5): pure parts, no file system.
+// Conversation tree and byte-exact replay by trace token: pure parts, no file system.
 export * from './tree/index.ts';
 export * from './replay/index.ts';

@@ -6,7 +6,9 @@ import { mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SCALAR_BASE64, SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from '../src/core/wasm.generated.ts';
+import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from '../src/core/wasm.generated.ts';
+import { SCALAR_BASE64 } from '../src/core/wasm-scalar.generated.ts';
+import { provideWasmBuild, wasmBytes } from '../src/core/wasm.ts';
 import { VERSION } from '../src/version.ts';
 import { MAX_DEPTH } from '../src/errors.ts';
 import { appendRecords, createTape } from '../src/store/tape-file.ts';
@@ -20,7 +22,7 @@ describe('build artefacts', () => {
     ['build/tapedeck.wasm', SCALAR_BASE64, SCALAR_SHA256],
     ['build/tapedeck-simd.wasm', SIMD_BASE64, SIMD_SHA256],
   ] as const) {
-    it(`${file} is what src/core/wasm.generated.ts embeds`, () => {
+    it(`${file} is what src/core/wasm*.generated.ts embed`, () => {
       const bytes = readFileSync(join(root, file));
       expect(Buffer.from(b64, 'base64').equals(bytes)).toBe(true);
       expect(createHash('sha256').update(bytes).digest('hex')).toBe(sha);
@@ -35,6 +37,33 @@ describe('build artefacts', () => {
     expect(WebAssembly.Module.exports(simd).map((e) => e.name).sort()).toEqual(WebAssembly.Module.exports(scalar).map((e) => e.name).sort());
     expect(WebAssembly.Module.imports(simd)).toEqual([]);
     expect(WebAssembly.Module.imports(scalar)).toEqual([]);
+  });
+
+  it('dist/wasm ships both builds as files, for pages that load one by URL', () => {
+    expect(readFileSync(join(root, 'dist/wasm/tapedeck.wasm')).equals(readFileSync(join(root, 'build/tapedeck.wasm')))).toBe(true);
+    expect(readFileSync(join(root, 'dist/wasm/tapedeck-simd.wasm')).equals(readFileSync(join(root, 'build/tapedeck-simd.wasm')))).toBe(true);
+  });
+
+  it('a build handed in at run time must be this version\'s exact bytes', () => {
+    const scalar = new Uint8Array(readFileSync(join(root, 'build/tapedeck.wasm')));
+    const other = scalar.slice();
+    other[other.length - 1]! ^= 1;
+    expect(() => provideWasmBuild('wasm', other)).toThrow(/not the wasm build of this version/);
+    expect(() => provideWasmBuild('wasm-simd', scalar)).toThrow(/not the wasm-simd build/);
+    provideWasmBuild('wasm', scalar);
+    expect(wasmBytes('wasm')).toEqual(scalar);
+  });
+
+  it('package.json maps the scalar build away in browser bundles, nowhere else', async () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { browser: Record<string, string> };
+    expect(pkg.browser).toEqual({ './dist/core/wasm-scalar.generated.js': './dist/core/wasm-scalar.browser.js' });
+    const { build } = await import('esbuild');
+    const bundle = async (platform: 'browser' | 'node') => {
+      const out = await build({ entryPoints: [join(root, 'dist/index.js')], bundle: true, write: false, platform, format: 'esm', metafile: true, logLevel: 'silent', external: ['node:*'] });
+      return Object.keys(out.metafile.inputs).filter((f) => f.includes('wasm-scalar'));
+    };
+    expect(await bundle('browser')).toEqual(['dist/core/wasm-scalar.browser.js']);
+    expect(await bundle('node')).toEqual(['dist/core/wasm-scalar.generated.js']);
   });
 
   it('the module and the TypeScript layer agree on MAX_DEPTH', () => {
@@ -171,7 +200,7 @@ describe('tapedeck CLI', () => {
     expect(bad.stderr).toContain('wasm-simd, wasm, js');
   });
 
-  it('package exports resolve: tapedeck and tapedeck/store', async () => {
+  it('package exports resolve: llm-tapedeck and llm-tapedeck/store', async () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string; types: string }> };
     for (const entry of ['.', './store']) {
       const e = pkg.exports[entry]!;

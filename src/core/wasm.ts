@@ -3,9 +3,12 @@
 // assembly/index.ts (layout -> write input -> canonical -> read RESULT).
 
 import { TapedeckError } from '../errors.ts';
-import { splitHex, type BackendName, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
+import { hex, splitHex, type BackendName, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
 import { jsonError } from './status.ts';
-import { SCALAR_BASE64, SIMD_BASE64 } from './wasm.generated.ts';
+import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from './wasm.generated.ts';
+// Empty in browser bundles (see wasm-scalar.browser.ts): there the scalar build is loaded on demand.
+import { SCALAR_BASE64 } from './wasm-scalar.generated.ts';
+import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 
 interface CoreExports {
   memory: WebAssembly.Memory;
@@ -37,9 +40,36 @@ function decodeBase64(b64: string): Uint8Array {
   return out;
 }
 
-/** Bytes of the embedded module for a backend. */
+/** Builds handed in at run time (provideWasmBuild), for bundles that do not embed one. */
+const provided = new Map<'wasm' | 'wasm-simd', Uint8Array>();
+
+/** Bytes of the module for a backend: handed in, else embedded. */
 export function wasmBytes(name: 'wasm' | 'wasm-simd'): Uint8Array {
-  return decodeBase64(name === 'wasm-simd' ? SIMD_BASE64 : SCALAR_BASE64);
+  const given = provided.get(name);
+  if (given) return given;
+  const b64 = name === 'wasm-simd' ? SIMD_BASE64 : SCALAR_BASE64;
+  if (b64 === '') {
+    throw new TapedeckError('E_BACKEND', `The ${name} build is not embedded in this bundle (browser bundles embed only the SIMD build).`, {
+      hint: "Load it first: await loadWasmBuild('wasm', url-of-dist/wasm/tapedeck.wasm) from llm-tapedeck/browser, or use the wasm-simd or js backend.",
+    });
+  }
+  return decodeBase64(b64);
+}
+
+/**
+ * Hands in the bytes of a build this bundle does not embed. They must be exactly the build this
+ * version was made with (its SHA-256 is embedded, so a module from another version is refused
+ * rather than trusted to give the same digests).
+ */
+export function provideWasmBuild(name: 'wasm' | 'wasm-simd', bytes: Uint8Array): void {
+  const want = name === 'wasm-simd' ? SIMD_SHA256 : SCALAR_SHA256;
+  const got = hex(nobleSha256(bytes));
+  if (got !== want) {
+    throw new TapedeckError('E_BACKEND', `These ${bytes.length} bytes are not the ${name} build of this version (SHA-256 ${got}, expected ${want}).`, {
+      hint: 'Serve dist/wasm/ from the same llm-tapedeck version as the bundle.',
+    });
+  }
+  provided.set(name, bytes.slice());
 }
 
 let simdOk: boolean | undefined;
@@ -94,6 +124,7 @@ export class WasmEngine implements Engine {
       const module = new WebAssembly.Module(wasmBytes(name));
       this.x = new WebAssembly.Instance(module, {}).exports as unknown as CoreExports;
     } catch (e) {
+      if (e instanceof TapedeckError) throw e;
       throw new TapedeckError('E_BACKEND', `The ${name} backend cannot start here: ${(e as Error).message}.`, {
         hint: "Use TAPEDECK_BACKEND=js (or setBackend('js')), or a runtime with WebAssembly" + (name === 'wasm-simd' ? ' SIMD.' : '.'),
       });

@@ -11,7 +11,7 @@ import { fingerprintIgnoreKeys, normalizeRequest, type NormalizeOptions, type Pr
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
 export const MATCH_MODES: readonly MatchMode[] = ['exact', 'signature', 'sequential', 'hybrid'];
 
-/** Seed 000's request signature: what a request offers, not what it says. */
+/** A request signature: what a request offers, not what it says. */
 export interface Signature {
   toolNames: string[];
   messageCount: number;
@@ -19,7 +19,7 @@ export interface Signature {
 }
 
 /**
- * A recording as the matcher takes it: tapedeck's own records and seed 000's recording objects
+ * A recording as the matcher takes it: tapedeck's own records and the recording objects of a JSON recordings directory
  * (`{ request: { messages, tools, context }, response, recordedAt, signature? }`) alike.
  */
 export interface Recording {
@@ -56,7 +56,7 @@ export interface MatcherOptions extends NormalizeOptions {
   recordings: readonly Recording[];
   /** Let a recording answer more than once (default false: each is used once). */
   allowRepeats?: boolean;
-  /** Same as NormalizeOptions.ignoreArgs; the name the issue and seed 003 use. */
+  /** Same as NormalizeOptions.ignoreArgs; the name DSPy-style caches use. */
   ignoreArgs?: readonly string[];
   /** Shown in miss messages: where the recordings live (a directory or tape path). */
   source?: string;
@@ -88,8 +88,9 @@ export interface MatchResult {
 export function requestKeys(request: unknown, opts: NormalizeOptions = {}): RequestKeys {
   const n = normalizeRequest(parseBody(request), opts);
   const signature: Signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
-  // One core call: the view's digest is the key, and its `messages` are the path.
-  const paths = pathHashes(n.view, { member: 'messages' });
+  // One core call: the view's digest is the key, and its `messages` (an embeddings view's
+  // `input`) are the path.
+  const paths = pathHashes(n.view, { member: n.provider === 'openai-embeddings' ? 'input' : 'messages' });
   return {
     provider: n.provider,
     key: paths.digest,
@@ -178,7 +179,7 @@ export class MatchIndex {
     return this.take(this.bySignature.get(digest));
   }
 
-  /** The next unused recording in recorded order (seed 000's legacy sequential mode). */
+  /** The next unused recording in recorded order (the legacy sequential mode of JSON recordings directories). */
   next(): number {
     while (this.sequentialCursor < this.count && this.used[this.sequentialCursor]) this.sequentialCursor++;
     if (this.sequentialCursor < this.count) return this.sequentialCursor;

@@ -7,7 +7,7 @@
  *   1. not a JSON object -> E_REQUEST;
  *   2. no `messages`, but `input`, `instructions` or `previous_response_id` -> openai-responses;
  *      neither -> E_REQUEST; `messages` that is not an array -> E_REQUEST;
- *   3. a `context` or `options` object at top level -> generic (seed 000's shape);
+ *   3. a `context` or `options` object at top level -> generic (the JSON recordings directory shape);
  *   4. Anthropic evidence: top-level `system`, `stop_sequences`, `top_k`, `thinking`; a tool with
  *      `input_schema`; a content block tool_use / tool_result / thinking / redacted_thinking, or
  *      image / document with a `source` -> anthropic;
@@ -58,20 +58,18 @@
  */
 
 import { MAX_DEPTH, TapedeckError } from '../errors.ts';
-import { canonicalize, sha256 } from '../core/index.ts';
+import { canonicalize, canonicalizeJSON, sha256 } from '../core/index.ts';
 import { compareBytes, hex } from '../core/engine.ts';
 import type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
 
 export type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
 
 /**
- * Top-level arguments that never enter the key: transport (streaming), accounting and identity
- * (user, metadata, ids, keys), storage and caching hints, client plumbing. None of them changes
- * what the model answers.
+ * Top-level arguments that never enter the key: accounting and identity (user, metadata, ids,
+ * keys), storage and caching hints, client plumbing. None of them changes what the model
+ * answers or the shape of the answer. (Streaming does change the shape: see SHAPE_DEFAULTS.)
  */
 export const DROPPED_ARGS: readonly string[] = [
-  'stream',
-  'stream_options',
   'user',
   'metadata',
   'store',
@@ -79,7 +77,6 @@ export const DROPPED_ARGS: readonly string[] = [
   'prompt_cache_key',
   'prompt_cache_retention',
   'safety_identifier',
-  'background',
   'api_key',
   'apiKey',
   'api_base',
@@ -99,8 +96,42 @@ export const DROPPED_ARGS: readonly string[] = [
   'extra_query',
   'num_retries',
   'max_retries',
+  'maxRetries',
+  'abortSignal',
 ];
 const DROPPED = new Set(DROPPED_ARGS);
+
+/**
+ * The request key spec version this module implements (docs/hash-spec.md, "Versioning"). Tapes
+ * store it with every key; a key written under another version is recomputed from the stored
+ * request when the tape is opened (src/match/rekey.ts).
+ */
+export const KEY_SPEC_VERSION = 2;
+
+/**
+ * Top-level arguments that decide the *shape* of the answer (a stream of events or one JSON
+ * body, how many choices, which format, extra log-probabilities or usage chunks), each with the
+ * value that means the same as leaving it out. They are always in the key, except when they
+ * have that default value: a streamed and a plain call of the same prompt never share a
+ * recording, while `stream: false` and no `stream` do.
+ */
+export const SHAPE_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze({
+  stream: false,
+  background: false,
+  n: 1,
+  logprobs: false,
+  encoding_format: 'float',
+  response_format: { type: 'text' },
+});
+
+/**
+ * Shape-deciding arguments with no default: in the key whenever present (not null). Listed so
+ * the docs, the tests and a fingerprint know them; like every unknown argument they would be
+ * kept anyway.
+ */
+export const SHAPE_ARGS_KEPT: readonly string[] = [
+  'stream_options', 'top_logprobs', 'dimensions', 'text', 'include', 'modalities', 'audio', 'output_format',
+];
 
 // Members of a message that are bookkeeping, not content (Responses item ids and statuses,
 // database ids and timestamps in generic messages).
@@ -117,7 +148,7 @@ const MESSAGE_NOISE = new Set([
   'requestId',
 ]);
 
-const PROVIDERS: readonly Provider[] = ['openai-chat', 'openai-responses', 'anthropic', 'generic'];
+const PROVIDERS: readonly Provider[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 
 type Obj = Record<string, unknown>;
 
@@ -153,8 +184,9 @@ function kindOf(v: unknown): string {
 }
 
 const SHAPES_HINT =
-  'Expected an OpenAI chat body { model, messages }, an OpenAI Responses body { model, input }, ' +
-  'an Anthropic body { model, system?, messages } or a generic one { messages, tools?, context?, options? }.';
+  'Expected an OpenAI chat body { model, messages }, an OpenAI Responses body { model, input }, an OpenAI embeddings body ' +
+  '{ model, input, encoding_format? }, an Anthropic body { model, system?, messages }, a generic one { messages, tools?, context?, options? } ' +
+  'or Vercel AI SDK call options { model, system?, prompt }.';
 
 /** Deep copy of JSON-like data, so the result never aliases the caller's objects. */
 function copy(v: unknown, depth = 0): unknown {
@@ -213,7 +245,9 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 function decodeBase64(s: string): Uint8Array | undefined {
   const t = s.replace(/[\t\n\f\r ]+/g, '');
   if (!BASE64.test(t) || t.replace(/=+$/, '').length % 4 === 1) return undefined;
-  const std = t.replace(/-/g, '+').replace(/_/g, '/');
+  // Padding is optional (and its amount unchecked): decode without it, as atob would reject
+  // a wrong amount while Buffer ignores it.
+  const std = t.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/');
   if (typeof Buffer !== 'undefined') {
     const b = Buffer.from(std, 'base64');
     return new Uint8Array(b.buffer, b.byteOffset, b.length);
@@ -241,8 +275,11 @@ function percentDecode(s: string): Uint8Array {
   return Uint8Array.from(parts);
 }
 
+// A media type is its `type/subtype` only: parameters (`;charset=utf-8`) describe the
+// encoding of bytes that are hashed decoded, so they are dropped everywhere (RFC 2045 names
+// are case-insensitive).
 function mediaTypeOf(v: unknown): string | undefined {
-  const s = str(v)?.trim().toLowerCase();
+  const s = str(v)?.split(';')[0]!.trim().toLowerCase();
   return s ? s : undefined;
 }
 
@@ -285,6 +322,8 @@ function attachment(src: Obj): Attachment | undefined {
   if (typeof src.sha256 === 'string') return mediaType ? { sha256: src.sha256, mediaType } : { sha256: src.sha256 };
   if (typeof src.textSha256 === 'string') return mediaType ? { textSha256: src.textSha256, mediaType } : { textSha256: src.textSha256 };
   if (src.type === 'text' && typeof src.data === 'string') return fromBytes(utf8.encode(src.data), mediaType ?? 'text/plain');
+  if (src.data instanceof Uint8Array) return fromBytes(src.data, mediaType);
+  if (src.data instanceof URL) return fromUrl(src.data.href);
   const data = str(src.data) ?? str(src.file_data);
   if (data !== undefined) return fromBase64(data, mediaType);
   const url = str(src.url) ?? str(src.file_url) ?? str(src.image_url);
@@ -324,16 +363,37 @@ class Ids {
   }
 }
 
+/**
+ * Tool-call arguments given as JSON text are compared as the JSON value when the text is
+ * I-JSON (RFC 7493: no duplicate member names, no lone surrogates, finite numbers), the rules
+ * canonical JSON enforces; any other text is kept as `argumentsText`, so it keys, and keys
+ * distinctly: JSON.parse would turn `{"a":1,"a":2}` into `{"a":2}` and reject `1e400`.
+ */
 function setArguments(out: Obj, raw: unknown): void {
   if (typeof raw === 'string') {
+    let value: unknown;
     try {
-      put(out, 'arguments', JSON.parse(raw));
-    } catch {
+      canonicalizeJSON(raw);
+      value = JSON.parse(raw);
+    } catch (e) {
+      if (!(e instanceof TapedeckError) && !(e instanceof SyntaxError)) throw e;
       put(out, 'argumentsText', raw);
+      return;
     }
+    if (value !== null) put(out, 'arguments', value); // "null" is no arguments, as null is
   } else if (raw !== undefined && raw !== null) {
     put(out, 'arguments', copy(raw));
   }
+}
+
+// Members of the view that are null (or []) are absent: put them only when they are not.
+function keep(o: Obj, k: string, v: unknown): void {
+  if (!empty(v)) put(o, k, v);
+}
+
+function keepIn(o: Obj, k: string, v: unknown): Obj {
+  keep(o, k, v);
+  return o;
 }
 
 class Normalizer {
@@ -365,7 +425,8 @@ class Normalizer {
       case 'text':
       case 'input_text':
       case 'output_text': {
-        if (p.text === '') return undefined;
+        // No text (absent, null or "") is no part, as an empty string content is no part.
+        if (p.text === '' || p.text === undefined || p.text === null) return undefined;
         return rest(p, { type: 'text', text: copy(p.text) }, ['type']);
       }
       case 'image_url': {
@@ -416,13 +477,22 @@ class Normalizer {
         // Anthropic tool_use { id, name, input }, or the normalized form (arguments as is).
         const out: Obj = { type: 'tool_call' };
         put(out, 'id', this.ids.of(p.id));
-        put(out, 'name', copy(p.name));
+        keep(out, 'name', copy(p.name));
         if (type === 'tool_use') setArguments(out, p.input ?? null);
         else {
-          put(out, 'arguments', copy(p.arguments));
-          put(out, 'argumentsText', copy(p.argumentsText));
+          // Arguments are data: [] is a value here, only null is no arguments.
+          if (p.arguments !== null) put(out, 'arguments', copy(p.arguments));
+          if (p.argumentsText !== null) put(out, 'argumentsText', copy(p.argumentsText));
         }
         return rest(p, out, ['type', 'input']);
+      }
+      case 'tool-call': {
+        // Vercel AI SDK prompt part { toolCallId, toolName, input } (`args` before AI SDK 5).
+        const out: Obj = { type: 'tool_call' };
+        put(out, 'id', this.ids.of(p.toolCallId));
+        keep(out, 'name', copy(p.toolName));
+        setArguments(out, p.input ?? p.args ?? null);
+        return rest(p, out, ['type', 'toolCallId', 'toolName', 'input', 'args']);
       }
       case 'tool_result': {
         const out: Obj = { type: 'tool_result' };
@@ -431,11 +501,26 @@ class Normalizer {
         if (p.is_error === true) out.is_error = true;
         return rest(p, out, ['type', 'tool_use_id', 'is_error']);
       }
+      case 'tool-result': {
+        // Vercel AI SDK { toolCallId, toolName, output: { type: 'text' | 'json' | 'error-text'
+        // | 'error-json', value } } (`result` before AI SDK 5). The tool name is the call's.
+        const out: Obj = { type: 'tool_result' };
+        put(out, 'id', this.ids.of(p.toolCallId));
+        const o = isObj(p.output) ? p.output : undefined;
+        const value = o ? o.value : (p.output ?? p.result);
+        out.content = this.content(typeof value === 'string' || value === undefined || value === null ? value : [{ type: 'json', json: value }], `${path}.output`);
+        if (p.isError === true || (o && typeof o.type === 'string' && o.type.startsWith('error'))) out.is_error = true;
+        return rest(p, out, ['type', 'toolCallId', 'toolName', 'output', 'result', 'isError']);
+      }
       case 'thinking':
         // The signature is an opaque server blob that changes whenever the thinking is regenerated.
-        return rest(p, { type: 'thinking', thinking: copy(p.thinking) }, ['type', 'signature']);
-      case 'function_call':
-        return rest(p, { type: 'function_call', name: copy(p.name), arguments: copy(p.arguments) }, ['type']);
+        return rest(p, keepIn({ type: 'thinking' }, 'thinking', copy(p.thinking)), ['type', 'signature']);
+      case 'function_call': {
+        const out: Obj = { type: 'function_call' };
+        keep(out, 'name', copy(p.name));
+        if (p.arguments !== null) put(out, 'arguments', copy(p.arguments));
+        return rest(p, out, ['type']);
+      }
       default:
         return this.other(p);
     }
@@ -454,9 +539,9 @@ class Normalizer {
     if (!isObj(c)) return copy(c);
     const out: Obj = { type: 'tool_call' };
     put(out, 'id', this.ids.of(c.id));
-    if (c.type === undefined || c.type === 'function') {
+    if (c.type === undefined || c.type === null || c.type === 'function') {
       const f = isObj(c.function) ? c.function : {};
-      put(out, 'name', copy(f.name));
+      keep(out, 'name', copy(f.name));
       setArguments(out, f.arguments);
       return out;
     }
@@ -466,19 +551,21 @@ class Normalizer {
     return rest(c, out, ['type', 'index']);
   }
 
-  message(m: unknown, path: string): unknown {
-    if (!isObj(m)) {
-      throw requestError(`${path} must be a message object; got ${kindOf(m)}.`, path, 'Messages look like { role, content }.');
+  message(given: unknown, path: string): unknown {
+    if (!isObj(given)) {
+      throw requestError(`${path} must be a message object; got ${kindOf(given)}.`, path, 'Messages look like { role, content }.');
     }
+    const m = fromLangChain(given) ?? given;
     if (m.role === undefined && typeof m.type === 'string' && m.type !== 'message') return this.item(m, path);
     const out: Obj = {};
-    put(out, 'role', copy(m.role));
+    keep(out, 'role', copy(m.role));
     // A tool message's call id is numbered before its content, as a tool_result part's is.
     const resultId = m.tool_call_id === undefined || m.tool_call_id === null ? undefined : this.ids.of(m.tool_call_id);
     let parts = this.content(m.content, `${path}.content`);
     if (Array.isArray(m.tool_calls)) parts.push(...m.tool_calls.map((c) => this.toolCall(c)));
     if (isObj(m.function_call)) {
-      const call: Obj = { type: 'function_call', name: copy(m.function_call.name) };
+      const call: Obj = { type: 'function_call' };
+      keep(call, 'name', copy(m.function_call.name));
       setArguments(call, m.function_call.arguments);
       parts.push(call);
     }
@@ -493,7 +580,7 @@ class Normalizer {
       case 'function_call': {
         const call: Obj = { type: 'tool_call' };
         put(call, 'id', this.ids.of(m.call_id));
-        put(call, 'name', copy(m.name));
+        keep(call, 'name', copy(m.name));
         setArguments(call, m.arguments);
         return { role: 'assistant', content: [call] };
       }
@@ -520,7 +607,8 @@ class Normalizer {
     if (t.type === 'function' && isObj(t.function)) {
       out = this.toolDef(t.function);
       rest(t, out, ['type', 'function']);
-    } else if (t.type === undefined || t.type === 'function' || (t.type === 'custom' && t.input_schema !== undefined)) {
+    } else if (t.type === undefined || t.type === null || t.type === 'function' || (t.type === 'custom' && t.input_schema !== undefined)) {
+      // `type: null` is no type (null members are absent), so it is a function tool too.
       out = this.toolDef(t);
     } else {
       out = rest(t, {}); // built-in tools ({ type: 'web_search' }, Anthropic's bash_20250124, ...)
@@ -531,12 +619,101 @@ class Normalizer {
 
   private toolDef(f: Obj): Obj {
     const out: Obj = {};
-    put(out, 'name', copy(f.name));
-    if (!empty(f.description)) put(out, 'description', copy(f.description));
-    const params = f.parameters ?? f.input_schema;
-    if (!empty(params)) put(out, 'parameters', copy(params));
-    return rest(f, out, ['type', 'input_schema']);
+    keep(out, 'name', copy(f.name));
+    keep(out, 'description', copy(f.description));
+    // Anthropic `input_schema`, Vercel AI SDK `inputSchema` (its jsonSchema() wrapper holds
+    // the schema in `jsonSchema`).
+    let params = f.parameters ?? f.input_schema ?? f.inputSchema;
+    if (isObj(params) && isObj(params.jsonSchema)) params = params.jsonSchema;
+    keep(out, 'parameters', copy(params));
+    return rest(f, out, ['type', 'input_schema', 'inputSchema']);
   }
+}
+
+// LangChain message kinds (`_getType()`, or the class name without `Message`/`Chunk`) -> role.
+const LANGCHAIN_ROLES: Record<string, string> = {
+  human: 'user', ai: 'assistant', system: 'system', developer: 'developer', tool: 'tool', function: 'function',
+};
+
+/**
+ * A LangChain message (a BaseMessage instance, which carries `lc_namespace`, or its serialized
+ * form `{ lc: 1, type: 'constructor', id: [..., 'HumanMessage'], kwargs }`) as the OpenAI chat
+ * message it stands for: role from its kind, `content`, `name`, `tool_call_id`, and
+ * `tool_calls` ({ id, name, args }) as function calls. Its bookkeeping (ids, additional_kwargs,
+ * response and usage metadata) is not content. Anything else: undefined.
+ */
+function fromLangChain(m: Obj): Obj | undefined {
+  let fields: Obj;
+  let kind: string;
+  if (m.lc === 1 && m.type === 'constructor' && Array.isArray(m.id) && isObj(m.kwargs)) {
+    fields = m.kwargs;
+    kind = String(m.id[m.id.length - 1]);
+  } else if (Array.isArray(m.lc_namespace)) {
+    fields = m;
+    const getType = (m as { _getType?: unknown; getType?: unknown }).getType ?? (m as { _getType?: unknown })._getType;
+    kind = typeof getType === 'function' ? String(getType.call(m)) : String((m.constructor as { name?: unknown } | undefined)?.name);
+  } else {
+    return undefined;
+  }
+  kind = kind.replace(/Chunk$/, '').replace(/Message$/, '').toLowerCase();
+  const out: Obj = { role: LANGCHAIN_ROLES[kind] ?? fields.role ?? kind, content: copy(fields.content) };
+  if (typeof fields.name === 'string') out.name = fields.name;
+  if (fields.tool_call_id !== undefined) out.tool_call_id = fields.tool_call_id;
+  if (Array.isArray(fields.tool_calls) && fields.tool_calls.length > 0) {
+    out.tool_calls = fields.tool_calls.map((c) => (isObj(c) ? { id: c.id, type: 'function', function: { name: c.name, arguments: c.args } } : c));
+  }
+  return out;
+}
+
+/**
+ * A tool result is its own `tool` message in every shape: Anthropic (and the AI SDK) send tool
+ * results as parts of a `user` message, OpenAI chat and Responses as one message per result.
+ * A user message is split into runs, in order: each tool_result part becomes
+ * `{ role: 'tool', content: [part] }`, the other parts stay user messages. So the same
+ * conversation has the same messages, and path hashes, in every shape.
+ */
+function splitToolResults(messages: unknown[]): unknown[] {
+  const out: unknown[] = [];
+  for (const m of messages) {
+    if (!isObj(m) || m.role !== 'user' || !Array.isArray(m.content) || !m.content.some((p) => isObj(p) && p.type === 'tool_result')) {
+      out.push(m);
+      continue;
+    }
+    let run: unknown[] = [];
+    const flush = () => {
+      if (run.length > 0) out.push({ ...m, content: run });
+      run = [];
+    };
+    for (const p of m.content) {
+      if (isObj(p) && p.type === 'tool_result') {
+        flush();
+        out.push({ role: 'tool', content: [p] });
+      } else {
+        run.push(p);
+      }
+    }
+    flush();
+  }
+  return out;
+}
+
+/**
+ * Responses sends the calls of one assistant turn as separate `function_call` items after the
+ * assistant's message item; chat completions and Anthropic keep them in the assistant message.
+ * A function_call item right after an assistant message joins it (in order).
+ */
+function joinCalls(raw: readonly unknown[], messages: unknown[]): unknown[] {
+  const out: unknown[] = [];
+  messages.forEach((m, i) => {
+    const prev = out[out.length - 1];
+    const r = raw[i];
+    if (isObj(r) && r.type === 'function_call' && r.role === undefined && isObj(prev) && prev.role === 'assistant' && Array.isArray(prev.content) && isObj(m)) {
+      out[out.length - 1] = { ...prev, content: [...prev.content, ...(m.content as unknown[])] };
+    } else {
+      out.push(m);
+    }
+  });
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -564,6 +741,21 @@ function looksAnthropic(body: Obj, messages: readonly unknown[], tools: readonly
   );
 }
 
+const isTokens = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === 'number');
+
+/**
+ * An embeddings body and a Responses body can both be `{ model, input: 'text' }`: embeddings
+ * evidence is an embeddings-only argument (`encoding_format`, `dimensions`), an `input` list of
+ * strings or token lists (Responses items are objects), a model whose name says `embed`, or an
+ * `options` object (the normalized embeddings view).
+ */
+function looksEmbeddings(body: Obj): boolean {
+  if (body.encoding_format !== undefined || body.dimensions !== undefined || isObj(body.options)) return true;
+  const input = body.input;
+  if (Array.isArray(input) && input.length > 0 && input.every((x) => typeof x === 'string' || typeof x === 'number' || isTokens(x))) return true;
+  return typeof body.model === 'string' && /embed/i.test(body.model);
+}
+
 function looksOpenAI(body: Obj, messages: readonly unknown[], tools: readonly unknown[]): boolean {
   if (OPENAI_ARGS.some((k) => body[k] !== undefined)) return true;
   if (tools.some((t) => isObj(t) && t.type === 'function' && isObj(t.function))) return true;
@@ -587,8 +779,10 @@ function looksOpenAI(body: Obj, messages: readonly unknown[], tools: readonly un
 export function detectProvider(body: unknown): Provider {
   if (!isObj(body)) throw requestError(`A request body must be a JSON object; got ${kindOf(body)}.`, '$', SHAPES_HINT);
   if (body.messages === undefined) {
-    if (body.input !== undefined || body.instructions !== undefined || body.previous_response_id !== undefined) return 'openai-responses';
-    throw requestError('The request has neither `messages` nor `input`, so it is no known LLM request shape.', '$', SHAPES_HINT);
+    if (body.instructions !== undefined || body.previous_response_id !== undefined) return 'openai-responses';
+    if (body.input !== undefined) return looksEmbeddings(body) ? 'openai-embeddings' : 'openai-responses';
+    if (body.prompt !== undefined) return 'generic';
+    throw requestError('The request has none of `messages`, `input` and `prompt`, so it is no known LLM request shape.', '$', SHAPES_HINT);
   }
   if (!Array.isArray(body.messages)) {
     throw requestError(`\`messages\` must be an array; got ${kindOf(body.messages)}.`, '$.messages', SHAPES_HINT);
@@ -624,7 +818,38 @@ function optionValue(name: string, v: unknown): unknown {
   if (v === undefined || v === null) return undefined;
   if (name === 'temperature') return v === 0 ? 0 : undefined;
   if ((name === 'stop' || name === 'stop_sequences') && typeof v === 'string') return [v];
+  if (Object.hasOwn(SHAPE_DEFAULTS, name) && isDefault(v, SHAPE_DEFAULTS[name])) return undefined;
+  if (name === 'stream_options' && isObj(v)) {
+    // include_usage: false is the default; the other members are kept.
+    const out: Obj = {};
+    for (const k of Object.keys(v)) if (!(v[k] === null || (k === 'include_usage' && v[k] === false))) put(out, k, copy(v[k]));
+    return Object.keys(out).length > 0 ? out : undefined;
+  }
+  if (name === 'text' && isObj(v)) {
+    // Responses `text: { format: { type: 'text' } }` is the default format.
+    const out: Obj = {};
+    for (const k of Object.keys(v)) if (!(v[k] === null || (k === 'format' && isDefault(v[k], { type: 'text' })))) put(out, k, copy(v[k]));
+    return Object.keys(out).length > 0 ? out : undefined;
+  }
   return copy(v);
+}
+
+function isDefault(v: unknown, d: unknown): boolean {
+  if (isObj(d)) return isObj(v) && Object.keys(v).length === Object.keys(d).length && Object.keys(d).every((k) => v[k] === d[k]);
+  return v === d;
+}
+
+/** An AI SDK model object ({ modelId, provider, ... }) is keyed by its model id. */
+function modelOf(m: unknown): unknown {
+  return isObj(m) && typeof m.modelId === 'string' ? m.modelId : copy(m);
+}
+
+/** The Vercel AI SDK `tools` map { name: { description, inputSchema, execute } } as a list. */
+function toolList(list: unknown, name: string): unknown[] | undefined {
+  if (list === undefined || list === null) return undefined;
+  if (Array.isArray(list)) return list;
+  if (name === 'tools' && isPlain(list)) return Object.keys(list).map((k) => (isObj(list[k]) ? { name: k, ...(list[k] as Obj) } : list[k]));
+  throw requestError(`\`${name}\` must be an array; got ${kindOf(list)}.`, `$.${name}`, SHAPES_HINT);
 }
 
 function sortTools(tools: unknown[]): unknown[] {
@@ -637,8 +862,9 @@ function sortTools(tools: unknown[]): unknown[] {
 const LAYOUT: Record<Provider, readonly string[]> = {
   'openai-chat': ['model', 'messages', 'system', 'tools', 'functions', 'context'],
   anthropic: ['model', 'messages', 'system', 'tools', 'functions', 'context'],
-  generic: ['model', 'messages', 'system', 'tools', 'functions', 'context', 'options'],
+  generic: ['model', 'messages', 'prompt', 'system', 'tools', 'functions', 'context', 'options'],
   'openai-responses': ['model', 'input', 'instructions', 'tools', 'functions', 'context'],
+  'openai-embeddings': ['model', 'input', 'options'],
 };
 
 // Top-level names that detection or the layout looks at. Leaving one of them out of a
@@ -648,6 +874,8 @@ const SHAPE_ARGS = new Set<string>([
   ...ANTHROPIC_ARGS,
   ...Object.values(LAYOUT).flat(),
   'previous_response_id',
+  'encoding_format',
+  'dimensions',
 ]);
 
 /**
@@ -672,27 +900,58 @@ export function fingerprintIgnoreKeys(ignoreArgs: readonly string[] = []): strin
  * TapedeckError `E_REQUEST` for a body that is no request, `E_ARG` for bad options.
  *
  * @example
- * const a = normalizeRequest({ model: 'gpt-4o', stream: true, temperature: 0.7,
+ * const a = normalizeRequest({ model: 'gpt-4o', user: 'u-1', temperature: 0.7,
  *   messages: [{ role: 'user', content: 'hi' }] })
  * const b = normalizeRequest({ messages: [{ content: [{ type: 'text', text: 'hi' }], role: 'user' }],
  *   model: 'gpt-4o' })
- * hashValue(a.view) === hashValue(b.view) // true: streaming and sampling temperature are not in the key
+ * hashValue(a.view) === hashValue(b.view) // true: the user id and a sampling temperature are not in the key
  * normalizeRequest(body, { ignoreArgs: ['max_tokens'], volatileKeys: ['timestamp'] })
  */
 export function normalizeRequest(body: unknown, opts?: NormalizeOptions): RequestView {
   const o = checkOptions(opts);
+  // Detection reads the whole body: ignoreArgs apply after it (ignoring `system` does not make
+  // an Anthropic body a chat one).
   const provider = o.provider ?? detectProvider(body);
   if (!isObj(body)) throw requestError(`A request body must be a JSON object; got ${kindOf(body)}.`, '$', SHAPES_HINT);
   const ignore = new Set(o.ignoreArgs ?? []);
   const arg = (k: string): unknown => (ignore.has(k) ? undefined : body[k]);
-  const n = new Normalizer();
+  const layout = LAYOUT[provider];
+  const options: Obj = {};
+  for (const k of Object.keys(body)) {
+    if (layout.includes(k) || DROPPED.has(k) || ignore.has(k)) continue;
+    put(options, k, optionValue(k, body[k]));
+  }
+  const nested = provider === 'generic' || provider === 'openai-embeddings' ? arg('options') : undefined;
+  if (isPlain(nested)) {
+    for (const k of Object.keys(nested)) {
+      if (DROPPED.has(k) || ignore.has(k)) continue;
+      const v = optionValue(k, nested[k]);
+      if (v === undefined) delete options[k];
+      else put(options, k, v);
+    }
+  }
+  const view: Obj = {};
+  const model = arg('model');
+  if (model !== undefined && model !== null) view.model = modelOf(model);
 
+  if (provider === 'openai-embeddings') {
+    const input = arg('input');
+    // One input (a string or one token list) is a batch of one: the answer is the same.
+    const items = input === undefined || input === null ? [] : Array.isArray(input) && !isTokens(input) ? input.map((x) => copy(x)) : [copy(input)];
+    view.input = items;
+    view.options = options;
+    return { provider, view, messages: items, toolNames: [], contextKeys: [] };
+  }
+
+  const n = new Normalizer();
   // System prompt first: its ids (if any) are numbered before the messages'.
   const systemRaw = provider === 'openai-responses' ? arg('instructions') : arg('system');
-  let system = n.content(systemRaw, provider === 'openai-responses' ? '$.instructions' : '$.system');
+  const system = n.content(systemRaw, provider === 'openai-responses' ? '$.instructions' : '$.system');
 
   let raw: unknown[];
+  let where = '$.messages';
   if (provider === 'openai-responses') {
+    where = '$.input';
     const input = arg('input');
     if (typeof input === 'string') raw = [{ role: 'user', content: input }];
     else if (Array.isArray(input)) raw = input;
@@ -701,48 +960,38 @@ export function normalizeRequest(body: unknown, opts?: NormalizeOptions): Reques
   } else {
     const messages = arg('messages');
     if (Array.isArray(messages)) raw = messages;
-    else if (messages === undefined && ignore.has('messages')) raw = [];
+    else if (messages === undefined && (ignore.has('messages') || provider === 'generic')) raw = [];
     else throw requestError(`\`messages\` must be an array; got ${kindOf(messages)}.`, '$.messages', SHAPES_HINT);
   }
-  const where = provider === 'openai-responses' ? '$.input' : '$.messages';
   let messages = raw.map((m, i) => n.message(m, `${where}[${i}]`));
+  if (provider === 'generic') {
+    // Vercel AI SDK call options: `prompt` is a string (one user message) or a message list;
+    // it follows `messages` if a body has both.
+    const prompt = arg('prompt');
+    if (typeof prompt === 'string') messages.push(n.message({ role: 'user', content: prompt }, '$.prompt'));
+    else if (Array.isArray(prompt)) prompt.forEach((m, i) => messages.push(n.message(m, `$.prompt[${i}]`)));
+    else if (prompt !== undefined && prompt !== null) {
+      throw requestError(`\`prompt\` must be a string or an array of messages; got ${kindOf(prompt)}.`, '$.prompt', SHAPES_HINT);
+    }
+  }
+  if (provider === 'openai-responses') messages = joinCalls(raw, messages);
+  messages = splitToolResults(messages);
 
   let tools: unknown[] = [];
   for (const [name, legacy] of [['tools', false], ['functions', true]] as const) {
-    const list = arg(name);
-    if (list === undefined || list === null) continue;
-    if (!Array.isArray(list)) throw requestError(`\`${name}\` must be an array; got ${kindOf(list)}.`, `$.${name}`, SHAPES_HINT);
-    for (const t of list) tools.push(n.tool(t, legacy));
+    const list = toolList(arg(name), name);
+    if (list) for (const t of list) tools.push(n.tool(t, legacy));
   }
 
+  let all = system.length > 0 ? [{ role: 'system', content: system }, ...messages] : messages;
   if (o.volatileKeys && o.volatileKeys.length > 0) {
+    // After the system prompt became a message: its own members are members like any other's.
     const keys = new Set(o.volatileKeys);
-    system = strip(system, keys) as unknown[];
-    messages = strip(messages, keys) as unknown[];
+    all = strip(all, keys) as unknown[];
     tools = strip(tools, keys) as unknown[];
   }
   tools = sortTools(tools);
 
-  const options: Obj = {};
-  const layout = LAYOUT[provider];
-  for (const k of Object.keys(body)) {
-    if (layout.includes(k) || DROPPED.has(k) || ignore.has(k)) continue;
-    put(options, k, optionValue(k, body[k]));
-  }
-  const generic = provider === 'generic' ? arg('options') : undefined;
-  if (isPlain(generic)) {
-    for (const k of Object.keys(generic)) {
-      if (DROPPED.has(k) || ignore.has(k)) continue;
-      const v = optionValue(k, generic[k]);
-      if (v === undefined) delete options[k];
-      else put(options, k, v);
-    }
-  }
-
-  const all = system.length > 0 ? [{ role: 'system', content: system }, ...messages] : messages;
-  const view: Obj = {};
-  const model = arg('model');
-  if (model !== undefined && model !== null) view.model = copy(model);
   view.messages = all;
   view.tools = tools;
   view.options = options;

@@ -1,4 +1,4 @@
-// Seed 000's recordings directory: one JSON file per request, v1 (no signature) or v2 (with
+// A directory of JSON recordings: one JSON file per request, v1 (no signature) or v2 (with
 // one), used in alphabetical order by sequential matching. Imported as-is: nothing to convert.
 
 import type * as NodeFs from 'node:fs';
@@ -21,7 +21,7 @@ function sameList(a: readonly string[] | undefined, b: readonly string[]): boole
  * JSON or has no `request`/`response` is skipped with a warning naming it (and the byte offset
  * of a syntax error): one bad file never costs the good ones. v1 files get their signature
  * computed; a v2 file whose stored signature disagrees with its request is reported, and the
- * computed one is used (the stored one may come from a recorder with seed 000's context-key bug).
+ * computed one is used (the stored one may come from a recorder that stored the real context keys instead of the request's).
  *
  * @example
  * const m = createMatcher({ recordings: loadRecordingsDir('test/recordings'), mode: 'signature' })

@@ -2,7 +2,7 @@
 // in docs/matching.md.
 
 /** The request shapes tapedeck understands. */
-export type Provider = 'openai-chat' | 'openai-responses' | 'anthropic' | 'generic';
+export type Provider = 'openai-chat' | 'openai-responses' | 'openai-embeddings' | 'anthropic' | 'generic';
 
 export interface NormalizeOptions {
   /** Use this shape instead of detecting one. */

@@ -147,7 +147,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   let proxy;
   let durable: DurableReplayStore | undefined;
   try {
-    // Answers are replayable by trace token (POST /v1/replay), as seed 002's server did.
+    // Answers are replayable by trace token (POST /v1/replay).
     durable = opts.replayStore ? await DurableReplayStore.open(opts.replayStore) : undefined;
     const replay = durable ?? new ReplayStore();
     proxy = await startProxy({ ...opts, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });

@@ -11,6 +11,8 @@ import { dirname } from 'node:path';
 import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
+import { KEY_SPEC_VERSION } from '../match/normalize.ts';
+import { keyIsCurrent, rekey, rekeyWarning } from '../match/rekey.ts';
 import { createMatcher, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { redactor, SECRET_FIELDS, SECRET_HEADERS, type RedactOptions, type Redactor } from '../store/redact.ts';
@@ -186,6 +188,8 @@ export class Deck {
   /** Identities of http records on the tape at open, for record mode's replace-at-close. */
   private readonly loaded = new Set<string>();
   private readonly rerecorded = new Set<string>();
+  /** Identity -> current key of records whose stored key is from an older key spec version. */
+  private readonly rekeyed = new Map<string, string>();
   private readonly counters: DeckStats;
   private readonly warn: (m: string) => void;
   private pending: HttpRecord[] = [];
@@ -213,9 +217,12 @@ export class Deck {
     this.secretField = new RegExp(`"(?:${fields.join('|')})"\\s*:`, 'i');
     this.counters = emptyStats(mode, opts.tape);
     for (const { rec, offset } of records) {
-      this.add(rec, `${opts.tape}@${offset}`);
+      const cur = this.current(rec);
+      if (cur !== rec) this.rekeyed.set(this.identity(rec), cur.key);
+      this.add(cur, `${opts.tape}@${offset}`);
       this.loaded.add(this.identity(rec));
     }
+    if (this.rekeyed.size > 0) this.warn(rekeyWarning(opts.tape, this.rekeyed.size));
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
         if (route.llm.length === 0) continue;
@@ -279,6 +286,23 @@ export class Deck {
     const deck = new Deck(opts, mode, records, warnings);
     for (const w of warnings) deck.warn(w.message);
     return deck;
+  }
+
+  /**
+   * A record as the current request key spec keys it: one written under an older version is
+   * re-keyed from its stored body (an `llm` body may now be plain JSON and the other way round).
+   */
+  private current(rec: HttpRecord): HttpRecord {
+    if (rec.match === 'http' || keyIsCurrent(rec.keyVersion)) return rec;
+    const body = rec.request.body;
+    try {
+      const keys = rekey(body, rec.keyVersion, this.norm);
+      if (keys) return { ...rec, match: 'llm', key: keys.key, keyVersion: KEY_SPEC_VERSION, signature: keys.signature };
+      return { ...rec, match: 'json', key: hashValue(body), keyVersion: KEY_SPEC_VERSION };
+    } catch (e) {
+      if (!(e instanceof TapedeckError)) throw e;
+      return rec; // no canonical form: it keeps the key it was stored with
+    }
   }
 
   private identity(rec: HttpRecord): string {
@@ -467,6 +491,7 @@ export class Deck {
       match: p.match,
       route: p.route,
       key: p.key,
+      keyVersion: KEY_SPEC_VERSION,
       ...(p.signature ? { signature: p.signature } : {}),
       trace: this.traceFor(p, recordedAtIso),
       request: { method: req.method.toUpperCase(), url: p.url, headers: this.storedRequestHeaders(req.headers), ...(p.body !== undefined ? { body: p.body } : {}) },
@@ -566,7 +591,8 @@ export class Deck {
       await rewriteTape(this.tape!, (entry) => {
         const v = entry.value;
         if (!isHttpRecord(v)) return true;
-        return !(this.loaded.has(this.identity(v)) && this.rerecorded.has(`${v.route}\u0000${v.key}`));
+        const id = this.identity(v);
+        return !(this.loaded.has(id) && this.rerecorded.has(`${v.route}\u0000${this.rekeyed.get(id) ?? v.key}`));
       });
     })();
     return this.closing;

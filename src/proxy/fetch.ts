@@ -75,7 +75,7 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], 
  *
  * @example
  * import OpenAI from 'openai'
- * import { createFetch } from 'tapedeck/proxy'
+ * import { createFetch } from 'llm-tapedeck/proxy'
  * const fetch = createFetch({ tape: 'test/__tapes__/chat.tape', mode: process.env.TAPEDECK_MODE ?? 'replay' })
  * const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch })
  * // ... after the tests: await fetch.close()

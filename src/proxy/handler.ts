@@ -13,7 +13,7 @@ import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 
 /**
- * A replay store for `POST /v1/replay` (issue 5's ReplayStore or DurableReplayStore). With
+ * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
  * `put`, every answer the proxy serves or records is stored under its trace token.
  */
 export type ReplayTarget = ReplaySource & { put?(p: ReplayPut): unknown };
@@ -188,7 +188,7 @@ function sanitize(s: string): string {
  *
  * @example
  * import { createServer } from 'node:http'
- * import { createHandler } from 'tapedeck/proxy'
+ * import { createHandler } from 'llm-tapedeck/proxy'
  * const handler = createHandler({ tape: 'recordings/app.tape', upstream: 'https://api.openai.com', mode: 'replay' })
  * createServer(handler).listen(8080, '127.0.0.1')
  * // Express: app.use('/llm', handler)

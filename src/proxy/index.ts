@@ -1,11 +1,11 @@
 /**
- * tapedeck/proxy: record and replay LLM API calls over HTTP. `createHandler` is the proxy as a
+ * llm-tapedeck/proxy: record and replay LLM API calls over HTTP. `createHandler` is the proxy as a
  * node:http handler, `startProxy` runs it as a server (`tapedeck serve`), `createFetch` is the
  * same engine as a standard fetch for SDKs. docs/proxy.md has the details.
  *
  * @example
  * import OpenAI from 'openai'
- * import { createFetch } from 'tapedeck/proxy'
+ * import { createFetch } from 'llm-tapedeck/proxy'
  * const client = new OpenAI({ apiKey: 'sk-test', fetch: createFetch({ tape: 'chat.tape', mode: 'replay' }) })
  */
 export { createHandler, type HandlerOptions, type HandlerStats, type ReplayTarget, type TapedeckHandler } from './handler.ts';

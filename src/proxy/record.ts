@@ -29,7 +29,9 @@ export interface HttpRecord {
   route: string;
   /** 64 hex characters; see MatchKind. */
   key: string;
-  /** Seed 000's signature, for `llm` records. */
+  /** The request key spec version of an `llm` or `json` key; absent in records written before version 2. */
+  keyVersion?: number;
+  /** The request signature (tool names, message count, context keys), for `llm` records. */
   signature?: Signature;
   /** Trace token of this recording (see docs/proxy.md), sent back as `x-tapedeck-trace`. */
   trace: string;

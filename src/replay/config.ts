@@ -6,7 +6,7 @@
 import { TapedeckError } from '../errors.ts';
 
 export interface ReplayConfig {
-  /** Serve replays (default true; seed 002's opt-out). Disabled: every replay is 501. */
+  /** Serve replays (default true; false opts out). Disabled: every replay is 501. */
   enabled: boolean;
   /** Most entries kept; the least recently used goes first (default 1024, at least 1). */
   maxEntries: number;

@@ -1,6 +1,6 @@
 /*
  * The durable replay store: a ReplayStore with a tape behind it, so replays survive restarts
- * (seed 002's store was memory-only). Every put goes to memory at once (a replay can follow
+ * (a memory-only store loses them on restart). Every put goes to memory at once (a replay can follow
  * immediately) and to the tape in the background; puts that arrive while a write is in flight are
  * batched into the next one (group commit: one append and one fsync for many puts). `put`
  * resolves once its record is on disk.

@@ -1,5 +1,5 @@
 // `POST /v1/replay` without a server: takes the request body, returns status, content type and
-// body bytes. The proxy mounts it; tests call it directly. Seed 002's contract:
+// body bytes. The proxy mounts it; tests call it directly. The contract:
 //   replay disabled (no store, or enabled: false)        -> 501
 //   body not JSON, not an object, a field missing/empty   -> 400, naming the fields
 //   trace_token never stored (or expired)                 -> 404

@@ -1,11 +1,11 @@
 /*
- * The replay store (seed 002): the exact bytes of served responses, by trace token and query,
- * bounded by max entries (least recently used out first) and by age (TTL).
+ * The replay store for byte-exact replay by trace token: the exact bytes of served responses,
+ * by trace token and query, bounded by max entries (least recently used out first) and by age (TTL).
  *
- * Seed 002 keyed its store by the trace token alone. The token covers the document, its version,
+ * Why not key by the trace token alone: the token covers the document, its version,
  * the model, the system prompt version and the selected ids, but not the query, so two different
- * queries that select the same ids got the same token and the second response overwrote the
- * first: the first query's replay then failed with "query differs". Here the token keeps the
+ * queries that select the same ids get the same token and the second response would overwrite the
+ * first: the first query's replay would then fail with "query differs". Here the token keeps the
  * spec's formula (other implementations recompute it from docs/hash-spec.md alone) and the store
  * keys entries by (token, query): both queries stay replayable, each with its own bytes, and a
  * replay whose token is known but whose query was never stored under it is still a 409 naming the
@@ -63,7 +63,7 @@ export interface ReplayPut {
   contentType?: string;
 }
 
-/** Outcome of a replay lookup, in the order seed 002 checks: token, document id, query. */
+/** Outcome of a replay lookup, in the order they are checked: token, document id, query. */
 export type ReplayLookup =
   | { status: 'found'; entry: ReplayEntry }
   | { status: 'unknown-token' }
@@ -176,7 +176,7 @@ export function entryOf(p: ReplayPut, createdAt: number): ReplayEntry {
 
 /**
  * In-memory replay store: LRU by max entries, TTL, keyed by (trace token, query). Synchronous and
- * free of I/O; `openReplayStore` in `tapedeck/store` adds a tape behind it so entries survive
+ * free of I/O; `openReplayStore` in `llm-tapedeck/store` adds a tape behind it so entries survive
  * restarts.
  *
  * @example
@@ -362,7 +362,7 @@ export class ReplayStore {
 
   /**
    * The replay decision for a request: found, unknown token (404), document id differs (409) or
-   * query differs (409). The document id is checked first, as seed 002 does: pointing at the
+   * query differs (409). The document id is checked first: pointing at the
    * wrong document is the more useful thing to hear.
    *
    * @example

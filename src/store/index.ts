@@ -1,12 +1,16 @@
 /**
- * tapedeck/store: tapes (the files recordings live in), record/replay modes and ReplayCache.
- * A separate entry point because it needs Node's file system, while the core in `tapedeck`
+ * llm-tapedeck/store: tapes (the files recordings live in), record/replay modes and ReplayCache.
+ * A separate entry point because it needs Node's file system, while the core in `llm-tapedeck`
  * also runs where there is none.
  *
  * @example
- * import { ReplayCache } from 'tapedeck/store'
+ * import { ReplayCache } from 'llm-tapedeck/store'
  * await using cache = await ReplayCache.open('test/fixtures/qa.tape')
  */
+export { RecordCollection, type CloseOptions, type CloseReport, type CollectionOptions, type RecordKind } from './collection.ts';
+export { headOf, type HeadScalar, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning } from './backend.ts';
+export { MemoryBackend } from './backends/memory.ts';
+export { TapeBackend, type TapeBackendOptions } from './backends/tape.ts';
 export { exportTapeJSON, importTapeJSON } from './export.ts';
 export { resolveMode, resolveModeWithSource, TAPE_MODES, type TapeMode, type TapeModeSource } from './mode.ts';
 export {
@@ -39,7 +43,7 @@ export {
   type TapeWarning,
 } from './tape-file.ts';
 export { REDACTED, redact, redactor, SECRET_FIELDS, SECRET_HEADERS, SECRET_QUERY, type RedactOptions, type Redactor } from './redact.ts';
-// Conversation tree and replay store on tapes (issue 5).
+// Conversation tree and replay store on tapes.
 export { loadTree, type LoadTreeOptions } from '../tree/load.ts';
 export { DurableReplayStore, openReplayStore, REPLAY_RECORD_KIND, type DurableReplayOptions, type ReplayTapeRecord } from '../replay/durable.ts';
 export { importCacheJSON, importRecordingsDir, type MigrateOptions, type MigrateResult } from './migrate.ts';

@@ -1,13 +1,13 @@
 /**
  * Migration onto tapes from the two formats tapedeck replaces:
- * - seed 000's recording directories: one `*.json` file per request (`request`, `response`,
+ * - directories of JSON recordings: one `*.json` file per request (`request`, `response`,
  *   optional `recordedAt` and `signature`), used in file-name order;
- * - seed 003's JSON cache files: `{ metadata, entries: { <hash>: { request, response } } }`,
+ * - DSPy-style JSON cache files (cache.json): `{ metadata, entries: { <hash>: { request, response } } }`,
  *   where `response` is `{ type: 'dict' | 'json' | 'pydantic' | 'Prediction', data | store, ... }`.
  *
  * Both become ReplayCache records, keyed by tapedeck's own request key (the old hashes were
  * computed differently and are not reused), redacted like every other write, in the source's
- * order. What the old format knew beyond the value (source file, seed 003's type tag, usage)
+ * order. What the old format knew beyond the value (source file, the cache's type tag, usage)
  * goes into `meta`, so nothing is lost. The result is deterministic: the same input and the
  * same `created` give the same tape bytes.
  */
@@ -84,7 +84,7 @@ async function writeTape(out: string, records: ReplayRecord[], opts: MigrateOpti
 }
 
 /**
- * Imports a seed 000 recordings directory into a new tape: one record per `*.json` file, in
+ * Imports a directory of JSON recordings into a new tape: one record per `*.json` file, in
  * file-name order; bad files are skipped with a warning naming the file (and byte offset).
  *
  * @example
@@ -104,14 +104,14 @@ export async function importRecordingsDir(dir: string, out: string, opts: Migrat
   const records = recordings.map((rec) => {
     const raw = rec as unknown as Record<string, unknown>;
     const at = typeof raw.recordedAt === 'string' ? raw.recordedAt : created;
-    return toRecord(rec.request, rec.response, at, { source: rec.source, format: rec.signature ? 'seed-000-v2' : 'seed-000-v1' }, opts);
+    return toRecord(rec.request, rec.response, at, { source: rec.source, format: rec.signature ? 'recordings-dir-v2' : 'recordings-dir-v1' }, opts);
   });
   await writeTape(out, records, { ...opts, created });
   return { records: records.length, skipped };
 }
 
-/** seed 003's serialized response -> the value a TypeScript caller gets, and what else it said. */
-function fromSeed003(response: unknown, at: string): { value: unknown; meta: Record<string, unknown> } {
+/** A DSPy-style cache's serialized response -> the value a TypeScript caller gets, and what else it said. */
+function fromDspyCache(response: unknown, at: string): { value: unknown; meta: Record<string, unknown> } {
   if (!isObject(response) || typeof response.type !== 'string') {
     throw new TapedeckError('E_RECORDING', `${at}: "response" must be an object with a string "type".`, { path: at });
   }
@@ -126,21 +126,21 @@ function fromSeed003(response: unknown, at: string): { value: unknown; meta: Rec
       const meta: Record<string, unknown> = { type };
       if (response.usage !== undefined) meta.usage = response.usage;
       if (response.cache_hit !== undefined) meta.cacheHit = response.cache_hit;
-      // Seed 003's schema example writes `data`, its serializer `store`: accept either.
+      // The cache's documented schema writes `data`, its serializer `store`: accept either.
       return { value: response.store ?? response.data, meta };
     }
     default:
       throw new TapedeckError('E_RECORDING', `${at}: unknown response type ${JSON.stringify(type)}.`, {
         path: at,
-        hint: 'Seed 003 writes dict, json, pydantic or Prediction.',
+        hint: 'A DSPy-style cache writes dict, json, pydantic or Prediction.',
       });
   }
 }
 
 /**
- * Imports a seed 003 JSON cache file into a new tape, entries in file order. An entry without a
+ * Imports a DSPy-style JSON cache file (cache.json) into a new tape, entries in file order. An entry without a
  * usable request or response is skipped with a warning naming its hash; a file that is not a
- * seed 003 cache is an error.
+ * DSPy-style cache is an error.
  *
  * @example
  * await importCacheJSON('tests/fixtures/my_test.json', 'tests/fixtures/my_test.tape')
@@ -153,7 +153,7 @@ export async function importCacheJSON(file: string, out: string, opts: MigrateOp
     throw new TapedeckError('E_RECORDING', `${file} is not a readable JSON cache file: ${(e as Error).message}.`, { file, hint: 'Check the path and that the file is valid JSON.' });
   }
   if (!isObject(data) || !isObject(data.entries)) {
-    throw new TapedeckError('E_RECORDING', `${file} is not a seed 003 cache file: expected { "metadata", "entries": { ... } }.`, {
+    throw new TapedeckError('E_RECORDING', `${file} is not a DSPy-style cache file: expected { "metadata", "entries": { ... } }.`, {
       file,
       hint: 'For a tapedeck JSON export use importTapeJSON (tapedeck import detects the format).',
     });
@@ -168,7 +168,7 @@ export async function importCacheJSON(file: string, out: string, opts: MigrateOp
     const at = `entries[${JSON.stringify(hash)}]`;
     try {
       if (!isObject(entry) || !('request' in entry)) throw new TapedeckError('E_RECORDING', `${at}: expected { "request", "response" }.`, { path: at });
-      const { value, meta } = fromSeed003(entry.response, `${at}.response`);
+      const { value, meta } = fromDspyCache(entry.response, `${at}.response`);
       records.push(toRecord(entry.request, value, recordedAt, { ...meta, source: basename(file), sourceKey: hash }, opts));
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;

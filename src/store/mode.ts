@@ -4,7 +4,7 @@
  * - `replay` (the default): serve recordings only; a request with no recording is an error
  *   (`E_MISS`), never a live call.
  * - `record`: call the live API for every request and record the result; at close, only what was
- *   recorded in this run is kept (seed 003's cleanup).
+ *   recorded in this run is kept (stale recordings are cleaned up).
  * - `update`: serve what the tape has, record what is missing.
  * - `passthrough`: the tape is neither read nor written; every request goes to the live API.
  */
@@ -17,7 +17,7 @@ export const TAPE_MODES: readonly TapeMode[] = Object.freeze(['replay', 'record'
 /** Where a resolved mode came from: the option, one of the environment variables, or the default. */
 export type TapeModeSource = 'option' | 'TAPEDECK_MODE' | 'CACHE_MODE' | 'default';
 
-/** Environment variables read for the mode, in priority order (CACHE_MODE is seed 003's name). */
+/** Environment variables read for the mode, in priority order (CACHE_MODE is the name DSPy-style caches use). */
 export const MODE_ENV_VARS = ['TAPEDECK_MODE', 'CACHE_MODE'] as const;
 
 function isMode(v: string): v is TapeMode {
@@ -60,7 +60,7 @@ export function resolveModeWithSource(option?: string, env: NodeJS.ProcessEnv = 
 }
 
 /**
- * The tape mode: the option, else `TAPEDECK_MODE`, else `CACHE_MODE` (seed 003's name), else
+ * The tape mode: the option, else `TAPEDECK_MODE`, else `CACHE_MODE` (the DSPy-style name), else
  * `'replay'`. Values are trimmed and case-insensitive; an empty value counts as unset. Anything
  * else is a TapedeckError `E_MODE` that lists the valid modes and names where the bad value came
  * from.

@@ -13,6 +13,7 @@ export const RECORD_FIELDS: readonly string[] = Object.freeze([
   'v',
   'kind',
   'key',
+  'keyVersion',
   'recordedAt',
   'durationMs',
   'ignored',

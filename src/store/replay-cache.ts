@@ -1,5 +1,5 @@
 /**
- * ReplayCache: seed 003's record/replay cache, on a tape. A test (or a wrapped LLM client) asks
+ * ReplayCache: a DSPy-style record/replay cache, on a tape. A test (or a wrapped LLM client) asks
  * the cache before calling the live API and hands it every live answer:
  *
  * ```ts
@@ -32,6 +32,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { explainMiss } from '../match/diagnose.ts';
 import { requestKeys, type RequestKeys, type Signature } from '../match/matcher.ts';
+import { KEY_SPEC_VERSION } from '../match/normalize.ts';
+import { keyIsCurrent, rekey, rekeyWarning } from '../match/rekey.ts';
 import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mode.ts';
 import { sortedKeys } from './record-order.ts';
 import { redactor, type RedactOptions, type Redactor } from './redact.ts';
@@ -52,6 +54,8 @@ export interface ReplayRecord {
   v: 1;
   /** The request key (requestKeys(request, { ignoreArgs }).key) under the put's ignoredArgs. */
   key: string;
+  /** The request key spec version of `key`; absent in records written before version 2. */
+  keyVersion?: number;
   /** ISO 8601 time of the put. */
   recordedAt: string;
   /** How long the live call took, when the caller said (put option `durationMs`). */
@@ -85,7 +89,7 @@ export interface ReplayPutOptions {
 export interface ReplayCacheOptions {
   /** 'replay' | 'record' | 'update' | 'passthrough'; default from TAPEDECK_MODE, CACHE_MODE, else 'replay'. */
   mode?: TapeMode | (string & {});
-  /** Request arguments left out of the key (seed 003's ignored_args_for_cache_key); per-call values replace it. */
+  /** Request arguments left out of the key (DSPy-style ignored_args_for_cache_key); per-call values replace it. */
   ignoredArgs?: readonly string[];
   /** Record mode: keep every record at close instead of only this run's (default false). */
   keepAll?: boolean;
@@ -240,12 +244,14 @@ class KeyIndex {
  */
 function fastKeyAt(b: Buffer, frame: { offset: number; length: number }): number {
   const p = frame.offset + FRAME_HEADER_SIZE;
-  if (frame.length < FRAME_HEADER_SIZE + 74) return -1;
+  if (frame.length < FRAME_HEADER_SIZE + 86) return -1;
   const m = b[p]!;
   return m >= 0x82 && m <= 0x8f &&
     b[p + 1] === 0xa1 && b[p + 2] === 0x76 && b[p + 3] === 0x01 && // "v": 1
     b[p + 4] === 0xa3 && b[p + 5] === 0x6b && b[p + 6] === 0x65 && b[p + 7] === 0x79 && // "key"
-    b[p + 8] === 0xd9 && b[p + 9] === 64 // str8 of 64 bytes
+    b[p + 8] === 0xd9 && b[p + 9] === 64 && // str8 of 64 bytes
+    // "keyVersion": the current one; an older key is recomputed on the slow path.
+    b[p + 74] === 0xaa && b.toString('latin1', p + 75, p + 85) === 'keyVersion' && b[p + 85] === KEY_SPEC_VERSION
     ? p + 10
     : -1;
 }
@@ -278,7 +284,7 @@ function modelOf(keys: RequestKeys | undefined, request: unknown): string {
  * const rec = buildRecord(requestKeys(req), req, sortedKeys(answer), {}, redactor(), new Date().toISOString());
  */
 export function buildRecord(keys: RequestKeys, request: unknown, storedValue: unknown, opts: ReplayPutOptions, r: Redactor, recordedAt: string): ReplayRecord {
-  const record = { v: 1, key: keys.key, recordedAt } as ReplayRecord;
+  const record = { v: 1, key: keys.key, keyVersion: KEY_SPEC_VERSION, recordedAt } as ReplayRecord;
   if (opts.durationMs !== undefined) {
     if (typeof opts.durationMs !== 'number' || !(opts.durationMs >= 0)) {
       throw new TapedeckError('E_ARG', `put: durationMs must be a non-negative number, got ${String(opts.durationMs)}.`, { hint: 'Pass the elapsed milliseconds of the live call.' });
@@ -388,6 +394,7 @@ export class ReplayCache {
     cache.bytes = scan.bytes;
     cache.slots = new KeyIndex(scan.bytes);
     const wantIgnored = ignoredText(opts.ignoredArgs);
+    let staleKeys = 0;
     for (const frame of scan.frames) {
       if (wantIgnored === '') {
         // The common case: index the record by its key bytes without decoding anything.
@@ -405,22 +412,30 @@ export class ReplayCache {
       if ((typeof head.v === 'number' && head.v > 1) || head.kind !== undefined) continue;
       let key = typeof head.key === 'string' ? head.key : undefined;
       const entry: Entry = { key: key ?? '', frame, recordedAt: head.recordedAt };
-      if (key === undefined || (wantIgnored !== '' && (head.ignored ?? '') !== wantIgnored)) {
+      // A key from an older spec version is recomputed from the stored request, and only the
+      // new key files the record (the old one may lump shapes the new one separates).
+      const stale = key !== undefined && !keyIsCurrent(head.keyVersion);
+      if (key === undefined || stale || (wantIgnored !== '' && (head.ignored ?? '') !== wantIgnored)) {
         const record = cache.materialize(entry);
         if (!record) continue;
-        let rekey: string;
+        let rekeyed: string;
         try {
-          rekey = requestKeys(record.request, { ignoreArgs: opts.ignoredArgs }).key;
+          const keys = rekey(record.request, head.keyVersion ?? undefined, { ignoreArgs: opts.ignoredArgs });
+          if (!keys) throw new TapedeckError('E_REQUEST', 'the stored request is no LLM request shape');
+          rekeyed = keys.key;
         } catch (e) {
           if (!(e instanceof TapedeckError)) throw e;
           if (key === undefined) {
             cache.warnings.push({ code: e.code, offset: frame.offset, message: `${path}: record at byte ${frame.offset} has no usable request and is not replayed (${e.message}).` });
             continue;
           }
-          rekey = key;
+          rekeyed = key;
         }
-        if (key !== undefined && rekey !== key) cache.slots.add(rekey, entry);
-        key ??= rekey;
+        if (stale) {
+          staleKeys++;
+          key = rekeyed;
+        } else if (key !== undefined && rekeyed !== key) cache.slots.add(rekeyed, entry);
+        key ??= rekeyed;
         entry.key = key;
       }
       cache.slots.add(key, entry);
@@ -429,6 +444,7 @@ export class ReplayCache {
     if (cache.warnings.length > 0) {
       process.emitWarning(`${path}: ${cache.warnings.length} problem(s) reading the tape; the first: ${cache.warnings[0]!.message}`, { code: 'TAPEDECK_TAPE' });
     }
+    if (staleKeys > 0) process.emitWarning(rekeyWarning(path, staleKeys), { code: 'TAPEDECK_REKEY' });
     return cache;
   }
 
@@ -700,7 +716,7 @@ export class ReplayCache {
 
   /**
    * Waits for pending puts, then, in record mode, rewrites the tape keeping only this run's
-   * records (seed 003's cleanup): the records put in this run, records another writer appended
+   * records (the record-mode cleanup): the records put in this run, records another writer appended
    * meanwhile, records of other tools, and the old recordings of a request that was asked for
    * (get) but not re-recorded. Nothing is rewritten with `keepAll`, when nothing would be
    * dropped, or with `{ prune: false }`. Idempotent: later calls return the first call's promise.
@@ -736,12 +752,14 @@ export class ReplayCache {
         const v = entry.value;
         if (!isCacheRecord(v)) return true;
         let key = v.key;
-        if (typeof key !== 'string') {
+        // Entries were filed under current-version keys (see open).
+        if (typeof key !== 'string' || !keyIsCurrent(v.keyVersion)) {
           try {
-            key = requestKeys(v.request, { ignoreArgs: this.ignoredArgs }).key;
+            key = rekey(v.request, v.keyVersion, { ignoreArgs: this.ignoredArgs })?.key ?? key;
           } catch {
-            return true;
+            // unkeyable: keep the stored key, as open did
           }
+          if (typeof key !== 'string') return true;
         }
         const id = identity(key, v.recordedAt);
         const n = drop.get(id) ?? 0;

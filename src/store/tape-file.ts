@@ -17,73 +17,45 @@ import { closeSync, constants as fsConstants, fstatSync, fsync, ftruncateSync, o
 import { open, readFile, rename, stat, unlink, utimes, chmod, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { crc32 } from 'node:zlib';
-import { addExtension, Packr, Unpackr } from 'msgpackr';
+import { addExtension, Packr } from 'msgpackr';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
+import {
+  crc32,
+  decodeFrame,
+  FRAME_HEADER_SIZE,
+  FRAME_MAGIC,
+  HEADER_FIXED,
+  MAP_EXTENSION_TYPE,
+  MAX_META_BYTES,
+  MAX_RECORD_BYTES,
+  MSGPACK_OPTIONS,
+  parseHeader,
+  parseTape,
+  readMapBox,
+  TAPE_FORMAT_VERSION,
+  TAPE_MAGIC,
+  type TapeContents,
+  type TapeHeader,
+  type TapeRecordEntry,
+  type TapeWarning,
+} from './tape-codec.ts';
 
-// ---------------------------------------------------------------------------------------------
-// Layout constants (docs/tape-format.md). All integers are big-endian (msgpack's byte order).
-// ---------------------------------------------------------------------------------------------
-
-/**
- * File magic. 0x89 (high bit set) catches 7-bit transfers; CR LF catches line-ending conversion;
- * 0x1A stops `type` on Windows. Same trick as PNG.
- */
-export const TAPE_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x89, 0x54, 0x41, 0x50, 0x45, 0x0d, 0x0a, 0x1a); // \x89TAPE\r\n\x1a
-/** The format version this module writes and the highest it reads. */
-export const TAPE_FORMAT_VERSION = 1;
-/** magic(8) + version u16 + metadata length u32 + metadata CRC-32 u32. */
-const HEADER_FIXED = 18;
-/**
- * Frame magic. 0xC1 is the one byte msgpack never uses as a type, so a frame start cannot be
- * mistaken for the first byte of a payload; the CRC rules out the rest.
- */
-export const FRAME_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0xc1, 0x54, 0x44, 0x52); // \xC1TDR
-/** magic(4) + payload length u32 + payload CRC-32 u32. */
-export const FRAME_HEADER_SIZE = 12;
-/** Largest payload accepted (256 MiB); a larger declared length is treated as damage. */
-export const MAX_RECORD_BYTES = 256 * 1024 * 1024;
-/** Largest header metadata map accepted (1 MiB). */
-const MAX_META_BYTES = 1024 * 1024;
-
-// ---------------------------------------------------------------------------------------------
-// Public types
-// ---------------------------------------------------------------------------------------------
-
-/** The tape header: the binary format version plus the decoded metadata map. */
-export interface TapeHeader {
-  formatVersion: number;
-  created: string;
-  tapedeckVersion: string;
-  [k: string]: unknown;
-}
-
-/**
- * One record as read back. `offset` is the byte offset of the frame (its magic) in the file and
- * `length` the whole frame's size (12-byte frame header + payload), so `offset + length` is where
- * the next frame starts; `value` is the msgpack-decoded payload.
- */
-export interface TapeRecordEntry {
-  offset: number;
-  length: number;
-  value: unknown;
-}
-
-/** Damage that reading survived. `offset` is the byte where the damaged region starts. */
-export interface TapeWarning {
-  code: 'E_TAPE_TORN_TAIL' | 'E_TAPE_CORRUPT' | (string & {});
-  offset: number;
-  message: string;
-}
-
-export interface TapeContents {
-  header: TapeHeader;
-  records: TapeRecordEntry[];
-  warnings: TapeWarning[];
-  /** File size in bytes at the time it was read. */
-  size: number;
-}
+// The decoding half of the format lives in tape-codec.ts (no Node built-ins, shared with the
+// browser); re-exported so this stays the one import for the Node file API.
+export {
+  decodeFrame,
+  FRAME_HEADER_SIZE,
+  FRAME_MAGIC,
+  MAP_EXTENSION_TYPE,
+  MAX_RECORD_BYTES,
+  TAPE_FORMAT_VERSION,
+  TAPE_MAGIC,
+  type TapeContents,
+  type TapeHeader,
+  type TapeRecordEntry,
+  type TapeWarning,
+} from './tape-codec.ts';
 
 /** Options of appendRecords. */
 export interface AppendOptions extends TapeLockOptions {
@@ -107,36 +79,8 @@ export interface TapeLockOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Encoding
+// Encoding (the msgpack options and the decoder are in tape-codec.ts)
 // ---------------------------------------------------------------------------------------------
-
-/**
- * msgpackr options, chosen for lossless and deterministic plain data:
- * - `useRecords: false`: objects are ordinary msgpack maps, readable by any msgpack decoder, and
- *   no record structures carry state from one pack call to the next (which would make bytes
- *   depend on what was written before).
- * - `moreTypes: true`: Date, Set, Error, RegExp, typed arrays and bigint keep their types.
- * - `structuredClone: false`: no shared/cyclic references; equal sub-values encode the same
- *   wherever they appear.
- * - `int64AsType: 'bigint'`: an int64 on the wire (we only write one for a bigint) decodes to a
- *   bigint instead of a possibly-rounded number.
- * - `variableMapSize: true`: smallest map header for the key count, and maps beyond 65 535 keys.
- *
- * What does NOT round-trip exactly (by msgpackr's design):
- * - `-0` is written as integer 0.
- * - An Error keeps `name`, `message` and `cause` only: no `stack`, no own properties such as
- *   `code`, and subclasses come back as the built-in with that name (or `Error`).
- * - Class instances other than the types above come back as plain objects of their own
- *   enumerable properties; functions and symbols are dropped (like JSON).
- * - Sparse array holes come back as `undefined`.
- */
-const MSGPACK_OPTIONS = {
-  useRecords: false,
-  moreTypes: true,
-  structuredClone: false,
-  int64AsType: 'bigint',
-  variableMapSize: true,
-} as const;
 
 /**
  * msgpackr writes a `Map` as a plain msgpack map when records are off, which decodes as an
@@ -149,12 +93,11 @@ const MSGPACK_OPTIONS = {
 class TapeMapBox {
   constructor(readonly entries: [unknown, unknown][]) {}
 }
-export const MAP_EXTENSION_TYPE = 0x4d;
 addExtension({
   Class: TapeMapBox,
   type: MAP_EXTENSION_TYPE,
   write: (box: TapeMapBox) => box.entries,
-  read: (entries: unknown) => new Map(Array.isArray(entries) ? (entries as [unknown, unknown][]) : []),
+  read: readMapBox,
 });
 
 /** A user class stored on tapes with its own msgpack extension type (see {@link registerTapeType}). */
@@ -226,7 +169,6 @@ export function tapeTypeNamed(name: string): TapeType<object> | undefined {
 }
 
 const packr = new Packr(MSGPACK_OPTIONS);
-const unpackr = new Unpackr(MSGPACK_OPTIONS);
 
 /** Copy-on-write walk that boxes Maps (see {@link TapeMapBox}) and rejects cycles up front. */
 function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
@@ -327,141 +269,22 @@ function encodeHeader(meta: Record<string, unknown>): Buffer {
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Decoding
-// ---------------------------------------------------------------------------------------------
-
-function corruptHeader(file: string, offset: number, what: string): TapedeckError {
-  return new TapedeckError('E_TAPE_CORRUPT', `${file} is not a readable tape: ${what} (byte ${offset}).`, {
-    file,
-    offset,
-    hint: 'The header is damaged or this is not a tapedeck tape; restore it from version control or re-record it.',
-  });
-}
-
-/** Parse and check the header; returns it and where the first frame starts. */
-function parseHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: number } {
-  if (buf.length < HEADER_FIXED) throw corruptHeader(file, 0, `only ${buf.length} bytes, a header needs at least ${HEADER_FIXED}`);
-  for (let i = 0; i < TAPE_MAGIC.length; i++) {
-    if (buf[i] !== TAPE_MAGIC[i]) throw corruptHeader(file, i, 'wrong magic bytes');
-  }
-  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
-  const version = view.readUInt16BE(8);
-  if (version === 0 || version > TAPE_FORMAT_VERSION) {
-    throw new TapedeckError('E_TAPE_VERSION', `${file} has tape format version ${version}; this tapedeck reads up to ${TAPE_FORMAT_VERSION}.`, {
-      file,
-      offset: 8,
-      hint: version === 0 ? 'Version 0 does not exist; the header is damaged.' : 'Upgrade tapedeck to read this tape.',
-    });
-  }
-  const metaLen = view.readUInt32BE(10);
-  if (metaLen > MAX_META_BYTES || HEADER_FIXED + metaLen > buf.length) {
-    throw corruptHeader(file, 10, `metadata length ${metaLen} runs past the end of the file or the ${MAX_META_BYTES}-byte limit`);
-  }
-  const metaBytes = buf.subarray(HEADER_FIXED, HEADER_FIXED + metaLen);
-  if (crc32(metaBytes) !== view.readUInt32BE(14)) throw corruptHeader(file, 14, 'metadata CRC-32 mismatch');
-  let meta: unknown;
-  try {
-    meta = unpackr.unpack(metaBytes);
-  } catch {
-    throw corruptHeader(file, HEADER_FIXED, 'metadata is not valid msgpack');
-  }
-  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw corruptHeader(file, HEADER_FIXED, 'metadata is not a map');
-  const m = meta as Record<string, unknown>;
-  if (typeof m.created !== 'string' || typeof m.tapedeckVersion !== 'string') {
-    throw corruptHeader(file, HEADER_FIXED, 'metadata lacks `created` or `tapedeckVersion`');
-  }
-  return {
-    header: { ...m, formatVersion: version, created: m.created, tapedeckVersion: m.tapedeckVersion },
-    end: HEADER_FIXED + metaLen,
-  };
-}
-
-type FrameCheck =
-  | { ok: true; length: number; value?: unknown }
-  | { ok: false; torn: boolean; undecodable?: true; length?: number; why: string };
-
-/** Check the frame at `pos`. `torn` means: these are the first bytes of a frame cut off by EOF. */
-function checkFrame(buf: Uint8Array, pos: number, decode = true, view: Buffer = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)): FrameCheck {
-  const remaining = buf.length - pos;
-  const magicBytes = Math.min(remaining, FRAME_MAGIC.length);
-  for (let i = 0; i < magicBytes; i++) {
-    if (buf[pos + i] !== FRAME_MAGIC[i]) return { ok: false, torn: false, why: 'no frame magic' };
-  }
-  if (remaining < FRAME_HEADER_SIZE) return { ok: false, torn: true, why: `frame header cut off after ${remaining} bytes` };
-  const len = view.readUInt32BE(pos + 4);
-  if (len > MAX_RECORD_BYTES) return { ok: false, torn: false, why: `declared length ${len} exceeds the ${MAX_RECORD_BYTES}-byte limit` };
-  if (FRAME_HEADER_SIZE + len > remaining) {
-    return { ok: false, torn: true, why: `declared length ${len} runs past the end of the file (${remaining - FRAME_HEADER_SIZE} payload bytes present)` };
-  }
-  const payload = buf.subarray(pos + FRAME_HEADER_SIZE, pos + FRAME_HEADER_SIZE + len);
-  if (crc32(payload) !== view.readUInt32BE(pos + 8)) return { ok: false, torn: false, why: 'payload CRC-32 mismatch' };
-  if (!decode) return { ok: true, length: FRAME_HEADER_SIZE + len };
-  try {
-    return { ok: true, length: FRAME_HEADER_SIZE + len, value: unpackr.unpack(payload) };
-  } catch (e) {
-    // The frame itself is sound (CRC matches), so skipping exactly this frame is safe.
-    return { ok: false, torn: false, undecodable: true, length: FRAME_HEADER_SIZE + len, why: `payload is not decodable msgpack (${(e as Error).message})` };
-  }
-}
-
-/** The first offset at or after `from` where a complete, CRC-valid frame starts, or -1. */
-function nextValidFrame(buf: Uint8Array, from: number): number {
-  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
-  let pos = from;
-  while (pos < b.length) {
-    const at = b.indexOf(FRAME_MAGIC, pos);
-    if (at < 0) return -1;
-    const c = checkFrame(buf, at, false);
-    if (c.ok) return at;
-    pos = at + 1;
-  }
-  return -1;
-}
-
 /**
- * Parse a whole tape image. Pure: shared by readTape, scanTape and rewriteTape. With
- * `decode: false` frames are only checked (magic, length, CRC) and `value` is left undefined:
- * a CRC that matches means the payload is exactly what was written, so decoding can wait until
- * someone asks for the value.
+ * The bytes a tape stores for records and headers, for stores that are not files (the Redis
+ * backend keeps exactly these, so `tapedeck push`/`pull` move tapes byte for byte).
+ *
+ * @example
+ * const payload = recordBytes.payload({ v: 1, key, value }, 'redis://cache:6379/0');
+ * const tape = Buffer.concat([recordBytes.header(), recordBytes.frame(payload)]);
  */
-function parseTape(buf: Uint8Array, file: string, decode = true): TapeContents & { headerEnd: number } {
-  const { header, end } = parseHeader(buf, file);
-  const records: TapeRecordEntry[] = [];
-  const warnings: TapeWarning[] = [];
-  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
-  let pos = end;
-  while (pos < buf.length) {
-    const c = checkFrame(buf, pos, decode, view);
-    if (c.ok) {
-      records.push({ offset: pos, length: c.length, value: c.value });
-      pos += c.length;
-      continue;
-    }
-    if (c.undecodable && c.length !== undefined) {
-      warnings.push({ code: 'E_TAPE_CORRUPT', offset: pos, message: `${file}: record at byte ${pos} skipped: ${c.why}.` });
-      pos += c.length;
-      continue;
-    }
-    const next = nextValidFrame(buf, pos + 1);
-    if (next < 0 && c.torn) {
-      warnings.push({
-        code: 'E_TAPE_TORN_TAIL',
-        offset: pos,
-        message: `${file}: the last ${buf.length - pos} bytes (from byte ${pos}) are an incomplete record, probably from a crash during an append; ignored (${c.why}).`,
-      });
-      break;
-    }
-    const stop = next < 0 ? buf.length : next;
-    warnings.push({
-      code: 'E_TAPE_CORRUPT',
-      offset: pos,
-      message: `${file}: ${stop - pos} damaged bytes at ${pos}..${stop - 1} skipped (${c.why}); reading resumed ${next < 0 ? 'nowhere: no valid record follows' : `at byte ${next}`}.`,
-    });
-    pos = stop;
-  }
-  return { header, records, warnings, size: buf.length, headerEnd: end };
-}
+export const recordBytes = {
+  /** A record's payload (what a frame holds after its 12-byte header); throws E_TYPE / E_TOO_LARGE. */
+  payload: (value: unknown, where: string, index = 0): Uint8Array => encodeValue(value, index, where),
+  /** A frame around a payload: magic, length, CRC-32, payload. */
+  frame,
+  /** A fresh tape header (created now, this tapedeck version). */
+  header: (meta: { created?: string } = {}): Buffer => encodeHeader({ created: meta.created ?? new Date().toISOString(), tapedeckVersion: VERSION }),
+};
 
 // ---------------------------------------------------------------------------------------------
 // File helpers
@@ -595,25 +418,6 @@ export async function scanTape(path: string): Promise<TapeScan> {
   const buf = await readTapeFile(path, 'read');
   const parsed = parseTape(buf, path, false);
   return { header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length };
-}
-
-/**
- * Decodes one frame found by {@link scanTape}. Throws `E_TAPE_CORRUPT` (with the offset) if the
- * payload is not valid msgpack.
- *
- * @example
- * const value = decodeFrame(scan.bytes, scan.frames[0], 'chat.tape');
- */
-export function decodeFrame(bytes: Uint8Array, frame: { offset: number; length: number }, file = '<tape>'): unknown {
-  try {
-    return unpackr.unpack(bytes.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length));
-  } catch (e) {
-    throw new TapedeckError('E_TAPE_CORRUPT', `${file}: record at byte ${frame.offset} is not decodable msgpack (${(e as Error).message}).`, {
-      file,
-      offset: frame.offset,
-      hint: 'The frame checksum matched, so the writer produced bad data; remove the record with `tapedeck prune` or re-record.',
-    });
-  }
 }
 
 /** Where the last successful {@link peekString} ended (saves allocating a result pair). */
@@ -787,19 +591,61 @@ export async function rewriteTape(
   keep: (entry: TapeRecordEntry) => boolean,
   options: TapeLockOptions = {},
 ): Promise<{ kept: number; dropped: number; warnings: TapeWarning[] }> {
+  const r = await rewriteTapeFrames(
+    path,
+    (scan) => {
+      const drop: number[] = [];
+      scan.frames.forEach((f, i) => {
+        let value: unknown;
+        try {
+          value = decodeFrame(scan.bytes, f, path);
+        } catch {
+          return; // dropped with a warning by the rewrite itself
+        }
+        if (!keep({ offset: f.offset, length: f.length, value })) drop.push(i);
+      });
+      return drop;
+    },
+    options,
+  );
+  return { kept: r.kept, dropped: r.dropped.length, warnings: r.warnings };
+}
+
+/**
+ * The rewrite under {@link rewriteTape}, choosing from the whole current tape at once: `select`
+ * gets the tape as read under the lock (frames checked, not decoded) and returns the indexes of
+ * the frames to drop. For choices that need every record first (latest per key, used or not).
+ * Returns the dropped frames' decoded values. Frames that do not decode are dropped too.
+ */
+export async function rewriteTapeFrames(
+  path: string,
+  select: (scan: TapeScan) => Iterable<number>,
+  options: TapeLockOptions = {},
+): Promise<{ kept: number; dropped: unknown[]; warnings: TapeWarning[] }> {
   return withTapeLock(
     path,
     async () => {
       const buf = await readTapeFile(path, 'read for rewrite');
-      const parsed = parseTape(buf, path);
+      const parsed = parseTape(buf, path, false);
+      const scan: TapeScan = { header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length };
+      const drop = new Set(select(scan));
       const parts: Uint8Array[] = [buf.subarray(0, parsed.headerEnd)];
+      const dropped: unknown[] = [];
       let kept = 0;
-      for (const r of parsed.records) {
-        if (keep(r)) {
+      parsed.records.forEach((r, i) => {
+        let value: unknown;
+        let decodes = true;
+        try {
+          value = decodeFrame(buf, r, path);
+        } catch {
+          decodes = false;
+          parsed.warnings.push({ code: 'E_TAPE_CORRUPT', offset: r.offset, message: `${path}: record at byte ${r.offset} does not decode; dropped by the rewrite.` });
+        }
+        if (decodes && !drop.has(i)) {
           parts.push(buf.subarray(r.offset, r.offset + r.length));
           kept++;
-        }
-      }
+        } else if (decodes) dropped.push(value);
+      });
       const dir = dirname(path);
       const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
       let fh: FileHandle | undefined;
@@ -817,7 +663,7 @@ export async function rewriteTape(
         throw ioError(e, path, 'rewrite');
       }
       await syncDir(dir);
-      return { kept, dropped: parsed.records.length - kept, warnings: parsed.warnings };
+      return { kept, dropped, warnings: parsed.warnings };
     },
     options,
   );

@@ -1,4 +1,4 @@
-// The conversation tree (seed 001): pure, no file system; `loadTree` in tapedeck/store reads one
+// The conversation tree: pure, no file system; `loadTree` in llm-tapedeck/store reads one
 // from a tape.
 export {
   ConversationTree,

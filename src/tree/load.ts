@@ -1,5 +1,5 @@
 // Builds a conversation tree from a tape file. Lives apart from tree.ts because it needs node:fs
-// (through the tape reader); exported from tapedeck/store.
+// (through the tape reader); exported from llm-tapedeck/store.
 
 import { readTape, type TapeWarning } from '../store/tape-file.ts';
 import type { NormalizeOptions } from '../match/types.ts';

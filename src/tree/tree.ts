@@ -1,12 +1,12 @@
 /*
- * The conversation tree (seed 001). Every message of every recorded conversation is a node,
+ * The conversation tree. Every message of every recorded conversation is a node,
  * addressed by its path hash from the hash spec (docs/hash-spec.md):
  *
  *   prompt_hash = m_i = digest(message i)                  (the input this node adds)
  *   path_hash   = p_i = SHA-256(hex(p_{i-1}) ":" hex(m_i)),  p_0 = m_0
  *   parent      = p_{i-1}, or none for the first message
  *
- * which is seed 001's path_hash = hash(parent.path_hash + ":" + prompt_hash), one message per
+ * which is the classic path_hash = hash(parent.path_hash + ":" + prompt_hash), one message per
  * step. A recorded exchange (request messages x_0..x_{n-1} and its answer) hangs on the node of
  * its last request message, p_{n-1}, as an alternative; the answer's own messages are child
  * nodes of that node, with response_hash = the digest of the answer message, so the next request
@@ -37,7 +37,7 @@ export interface TreeNode {
   /** p_{i-1}, or null for the first message of a conversation. */
   readonly parentHash: string | null;
   readonly parent: TreeNode | null;
-  /** m_i: digest of this message (seed 001's prompt_hash; for an answer, its response_hash). */
+  /** m_i: digest of this message (the prompt_hash; for an answer, its response_hash). */
   readonly promptHash: string;
   /** Position in the conversation, from 0. */
   readonly depth: number;
@@ -306,7 +306,7 @@ function checkHash(h: unknown, what: string): string {
 /**
  * A tree of recorded conversations with O(1) indexes by path hash, by prompt hash and by
  * (parent, prompt hash). Pure (no I/O): build it from records you have, or load one from a tape
- * with `loadTree` from `tapedeck/store`.
+ * with `loadTree` from `llm-tapedeck/store`.
  *
  * @example
  * const tree = new ConversationTree()
@@ -652,8 +652,8 @@ export class ConversationTree {
   }
 
   /**
-   * The child of `parentHash` (null: a first message) whose message has digest `promptHash`: seed
-   * 001's (parent, prompt_hash) index, O(1).
+   * The child of `parentHash` (null: a first message) whose message has digest `promptHash`: the
+   * (parent, prompt_hash) index, O(1).
    *
    * @example
    * tree.child(null, hashValue(firstMessage))   // the conversation root, if recorded
@@ -705,7 +705,7 @@ export class ConversationTree {
   }
 
   /**
-   * Seed 001's exchanges, in tree order: for each recorded answer, the exchange's path_hash (the
+   * The recorded exchanges (prompt/response rows), in tree order: for each recorded answer, the exchange's path_hash (the
    * request's last message), its parent (the path before that message), prompt_hash and
    * response_hash, and the alternative itself.
    *

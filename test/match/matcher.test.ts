@@ -1,4 +1,4 @@
-// The matcher's four modes, used-once semantics, repeats in recorded order, seed 000 recordings
+// The matcher's four modes, used-once semantics, repeats in recorded order, JSON recordings directories
 // (v1 and v2, context keys on both sides) and misses that explain themselves.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,7 @@ import { TapedeckError } from '../../src/index.ts';
 import { createMatcher, loadRecordingsDir, requestKeys, type Recording } from '../../src/match/index.ts';
 import { errorOf } from '../helpers.ts';
 
-const seedDir = join(import.meta.dirname, '../fixtures/recordings-seed000');
+const recordingsDir = join(import.meta.dirname, '../fixtures/recordings-dir');
 
 function req(text: string, tools: string[] = ['search'], context: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
   return {
@@ -61,8 +61,8 @@ describe('signature mode (strict)', () => {
     expect(r.warnings).toEqual([]);
   });
 
-  it("context keys come from the same place on both sides (seed 000's playback bug)", () => {
-    const recordings = loadRecordingsDir(seedDir);
+  it("context keys come from the same place on both sides (a recorder that stored the real context keys)", () => {
+    const recordings = loadRecordingsDir(recordingsDir);
     const m = createMatcher({ mode: 'signature', recordings });
     const request = structuredClone(recordings[0]!.request) as { context: Record<string, unknown>; messages: { content: string }[] };
     request.messages[0]!.content = 'Reworded prompt at node start.';
@@ -70,8 +70,8 @@ describe('signature mode (strict)', () => {
     expect(m.match(request).recording.source).toBe('001-start-pathA.json');
   });
 
-  it('the seed 000 example: tools renamed from pathA/pathB to fastPath/slowPath', () => {
-    const m = createMatcher({ mode: 'signature', recordings: loadRecordingsDir(seedDir), source: 'test/fixtures/recordings-seed000' });
+  it('a recorded conversation replayed with its tools renamed from pathA/pathB to fastPath/slowPath', () => {
+    const m = createMatcher({ mode: 'signature', recordings: loadRecordingsDir(recordingsDir), source: 'test/fixtures/recordings-dir' });
     const request = {
       messages: [{ role: 'user', content: 'You are at node start. Choose the next transition.' }],
       tools: [
@@ -81,7 +81,7 @@ describe('signature mode (strict)', () => {
       context: { currentNode: 'start', visitedNodes: ['start'] },
     };
     const e = missOf(() => m.match(request));
-    expect(e.message).toContain('No recording matches this request (mode signature; 2 recordings from test/fixtures/recordings-seed000, 2 unused)');
+    expect(e.message).toContain('No recording matches this request (mode signature; 2 recordings from test/fixtures/recordings-dir, 2 unused)');
     expect(e.message).toContain('tools [transition_to_fastPath, transition_to_slowPath]');
     expect(e.message).toContain('#0 (001-start-pathA.json)');
     expect(e.message).toContain('added [transition_to_fastPath, transition_to_slowPath], removed [transition_to_pathA, transition_to_pathB]');
@@ -130,9 +130,9 @@ describe('hybrid mode (default)', () => {
   });
 });
 
-describe('seed 000 recording directories', () => {
+describe('directories of JSON recordings', () => {
   it('loads v1 and v2 files in name order, computing v1 signatures', () => {
-    const recs = loadRecordingsDir(seedDir);
+    const recs = loadRecordingsDir(recordingsDir);
     expect(recs.map((r) => r.source)).toEqual(['001-start-pathA.json', '002-pathA-done.json']);
     const m = createMatcher({ recordings: recs });
     expect(m.keys()[1]!.signature).toEqual({ toolNames: [], messageCount: 1, contextKeys: ['currentNode', 'visitedNodes'] });
@@ -223,7 +223,7 @@ describe('misses that explain themselves', () => {
 });
 
 describe('request bodies as bytes (the proxy path) and the memo of seen bodies', () => {
-  const body = (text: string) => new TextEncoder().encode(JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: text }] }));
+  const body = (text: string) => new TextEncoder().encode(JSON.stringify({ model: 'gpt-4o', user: 'u-1', messages: [{ role: 'user', content: text }] }));
 
   it('bytes, text and objects give the same keys; a repeat is served from the memo with the same digests', () => {
     const request = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
@@ -270,7 +270,7 @@ describe('fingerprints: raw bodies canonically equal to a recording skip parsing
 
   it('key order, whitespace and always-dropped root arguments hit the fingerprint, with the same digests as the full path', () => {
     const m = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
-    const variant = JSON.stringify({ stream: true, user: 'u-42', tools: recorded.tools, messages: recorded.messages, model: 'gpt-4o' }, null, 2);
+    const variant = JSON.stringify({ store: true, user: 'u-42', tools: recorded.tools, messages: recorded.messages, model: 'gpt-4o' }, null, 2);
     const r = m.match(variant);
     expect(r.matchedBy).toBe('exact');
     expect(m.stats()).toEqual({ memoHits: 0, fingerprintHits: 1, computed: 0 });
@@ -285,10 +285,11 @@ describe('fingerprints: raw bodies canonically equal to a recording skip parsing
     expect(m.stats()).toEqual({ memoHits: 0, fingerprintHits: 0, computed: 1 });
   });
 
-  it('a root argument detection reads (stream_options) is never left out of the fingerprint', () => {
+  it('shape-deciding arguments are never left out of the fingerprint; at their defaults they take the full path and match', () => {
     const m = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
-    expect(m.match(bytes({ ...recorded, stream_options: { include_usage: true } })).matchedBy).toBe('exact');
+    expect(m.match(bytes({ ...recorded, stream: false, stream_options: { include_usage: false } })).matchedBy).toBe('exact');
     expect(m.stats().fingerprintHits).toBe(0);
+    expect(() => m.match(bytes({ ...recorded, stream: true }))).toThrow(expect.objectContaining({ code: 'E_MISS' }));
   });
 
   it('a nested member named like a dropped argument is content: it changes the key', () => {

@@ -103,7 +103,7 @@ describe(`request normalization (${backend()})`, () => {
     });
 
     it('an unrecognizable body is E_REQUEST, saying what was expected', () => {
-      for (const body of [null, undefined, 42, 'hello', [], [{ role: 'user', content: 'hi' }], {}, { model: 'gpt-4o' }, { prompt: 'hi' }]) {
+      for (const body of [null, undefined, 42, 'hello', [], [{ role: 'user', content: 'hi' }], {}, { model: 'gpt-4o' }]) {
         const e = errorOf(() => normalizeRequest(body));
         expect(e.code, JSON.stringify(body)).toBe('E_REQUEST');
         expect(e.message).toMatch(/messages|input/);
@@ -116,7 +116,7 @@ describe(`request normalization (${backend()})`, () => {
       expect([badMessage.code, badMessage.path]).toEqual(['E_REQUEST', '$.messages[1]']);
       const badInput = errorOf(() => normalizeRequest({ input: 7 }));
       expect([badInput.code, badInput.path]).toEqual(['E_REQUEST', '$.input']);
-      const badTools = errorOf(() => normalizeRequest({ messages: [], tools: {} }));
+      const badTools = errorOf(() => normalizeRequest({ messages: [], tools: 'x' }));
       expect([badTools.code, badTools.path]).toEqual(['E_REQUEST', '$.tools']);
       expect(errorOf(() => normalizeRequest({ messages: [] }, { provider: 'gemini' as Provider })).code).toBe('E_ARG');
       expect(errorOf(() => normalizeRequest({ messages: [] }, { ignoreArgs: 'temperature' as never })).code).toBe('E_ARG');
@@ -162,12 +162,15 @@ describe(`request normalization (${backend()})`, () => {
       });
       expect(v.tools.map((t: Obj) => t.name)).toEqual(['get_weather', 'identify_landmark']);
       expect(v.tools[0]).toMatchObject({ description: 'Current weather for a city.', strict: true, parameters: { required: ['city'] } });
-      expect(v.options).toEqual({ tool_choice: 'auto', parallel_tool_calls: true, temperature: 0, max_completion_tokens: 400, seed: 1234 });
+      // Streaming decides the shape of the answer: it is in the key.
+      expect(v.options).toEqual({
+        tool_choice: 'auto', parallel_tool_calls: true, temperature: 0, max_completion_tokens: 400, seed: 1234, stream: true, stream_options: { include_usage: true },
+      });
       expect(r.toolNames).toEqual(['get_weather', 'identify_landmark']);
       expect(r.contextKeys).toEqual([]);
       expect(r.messages).toEqual(v.messages);
       const text = JSON.stringify(v);
-      for (const gone of ['call_Xk2', 'call_7Hg', 'user_8f14', 'include_usage', 'trace_id', 'service_tier', 'stream', 'refusal']) {
+      for (const gone of ['call_Xk2', 'call_7Hg', 'user_8f14', 'trace_id', 'service_tier', 'refusal']) {
         expect(text).not.toContain(gone);
       }
     });
@@ -188,7 +191,7 @@ describe(`request normalization (${backend()})`, () => {
       expect(m[3]).toMatchObject({ role: 'tool', content: [{ type: 'tool_result', id: 'call_0' }] });
       expect(m[4]).toEqual({ role: 'assistant', content: [{ type: 'text', text: fixtures['openai-responses'].input[4].content[0].text }] });
       expect(m[5]).toEqual({ role: 'user', content: [{ type: 'text', text: 'Yes please, same address.' }] });
-      expect(v.options).toEqual({ tool_choice: 'auto', reasoning: { effort: 'low', summary: 'auto' }, max_output_tokens: 800, text: { verbosity: 'low' } });
+      expect(v.options).toEqual({ tool_choice: 'auto', reasoning: { effort: 'low', summary: 'auto' }, max_output_tokens: 800, text: { verbosity: 'low' }, stream: true });
       expect(r.toolNames).toEqual(['create_replacement', 'lookup_order']);
       const text = JSON.stringify(v);
       for (const gone of ['rs_68a', 'fc_68a', 'msg_68a', 'call_q8W', 'completed', 'ZD-88213', 'support-agent', 'u_5d41']) expect(text).not.toContain(gone);
@@ -223,13 +226,13 @@ describe(`request normalization (${backend()})`, () => {
         parameters: fixtures.anthropic.tools[1].input_schema,
       });
       // temperature 0.7 is sampling: not in the key.
-      expect(v.options).toEqual({ max_tokens: 1024, tool_choice: { type: 'auto' }, top_k: 40, stop_sequences: ['</report>'] });
+      expect(v.options).toEqual({ max_tokens: 1024, tool_choice: { type: 'auto' }, top_k: 40, stop_sequences: ['</report>'], stream: true });
       expect(r.messages).toHaveLength(6);
       expect(r.messages).toEqual(v.messages);
       expect(JSON.stringify(v)).not.toMatch(/toolu_|cache_control|lab-tech|is_error/);
     });
 
-    it('generic (seed 000 shape)', () => {
+    it('generic (JSON recordings directory shape)', () => {
       const r = normalizeRequest(fixtures.generic);
       const v = r.view as Obj;
       expect(r.toolNames).toEqual(['transition_to_pathA', 'transition_to_pathB']);
@@ -371,7 +374,7 @@ describe(`request normalization (${backend()})`, () => {
   });
 
   describe('the key', () => {
-    it('streaming, user, metadata and the other dropped arguments never change it', () => {
+    it('user, metadata and the other dropped arguments never change it; neither does a shape-deciding argument at its default', () => {
       for (const f of FIXTURES) {
         const base = key(fixtures[f]);
         const stripped = clone(fixtures[f]);
@@ -382,7 +385,11 @@ describe(`request normalization (${backend()})`, () => {
             expect(key({ ...fixtures[f], [k]: value }), `${f} ${k}`).toBe(base);
           }
         }
-        expect(key({ ...fixtures[f], stream: false, stream_options: { include_usage: false } })).toBe(base);
+        const plain = clone(fixtures[f]);
+        delete plain.stream;
+        delete plain.stream_options;
+        expect(key({ ...plain, stream: false, stream_options: { include_usage: false }, n: 1, logprobs: false }), f).toBe(key(plain));
+        if (fixtures[f].stream) expect(key(plain), f).not.toBe(base);
       }
     });
 
@@ -634,7 +641,7 @@ describe(`request normalization (${backend()})`, () => {
       expect(detectProvider({ model: 'gpt-4o', input: 'hi' })).toBe('openai-responses');
       expect(detectProvider({ model: 'claude-sonnet-4-5', system: 'Be brief.', max_tokens: 256, messages: [] })).toBe('anthropic');
       expect(detectProvider({ messages: [], tools: [], context: { currentNode: 'start' } })).toBe('generic');
-      const a = normalizeRequest({ model: 'gpt-4o', stream: true, temperature: 0.7, messages: [{ role: 'user', content: 'hi' }] });
+      const a = normalizeRequest({ model: 'gpt-4o', user: 'u-1', temperature: 0.7, messages: [{ role: 'user', content: 'hi' }] });
       const b = normalizeRequest({ messages: [{ content: [{ type: 'text', text: 'hi' }], role: 'user' }], model: 'gpt-4o' });
       expect(hashValue(a.view)).toBe(hashValue(b.view));
       expect(a.view).toEqual({ model: 'gpt-4o', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: [], options: {} });

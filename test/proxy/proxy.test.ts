@@ -427,7 +427,7 @@ describe('streams and clients', () => {
     expect(existsSync(tape)).toBe(false);
   });
 
-  it('POST /v1/replay returns an answer by its trace token, byte for byte (issue 5)', async () => {
+  it('POST /v1/replay returns an answer by its trace token, byte for byte', async () => {
     const tape = tapePath();
     const up = await startUpstream();
     const store = new ReplayStore();

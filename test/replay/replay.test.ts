@@ -1,4 +1,4 @@
-// Trace tokens and byte-exact replay (issue 5, seed 002): the in-memory store (LRU, TTL with a
+// Trace tokens and byte-exact replay by trace token: the in-memory store (LRU, TTL with a
 // fake clock, byte-exactness), the two-queries defect, POST /v1/replay's status codes, and
 // configuration from options and TAPEDECK_REPLAY_* variables.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Importing seed 000 recording directories and seed 003 JSON cache files onto tapes, through the
+// Importing directories of JSON recordings and DSPy-style JSON cache files onto tapes, through the
 // library and through `tapedeck import`, then replaying them with ReplayCache.
 import { spawnSync } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,15 +13,15 @@ import { tapeSuite } from './setup.ts';
 
 const { root, fresh } = tapeSuite('migrate');
 
-const SEED000 = 'test/fixtures/recordings-seed000';
-const SEED003 = 'test/fixtures/seed003/qa-cache.json';
+const RECORDINGS_DIR = 'test/fixtures/recordings-dir';
+const DSPY_CACHE = 'test/fixtures/dspy-cache/qa-cache.json';
 const records = async (file: string) => (await readTape(file)).records.map((r) => r.value as ReplayRecord);
 
-describe('seed 000 recording directories', () => {
+describe('directories of JSON recordings', () => {
   it('become one record per file, in file order, and replay with the original responses', async () => {
     const out = fresh();
-    const res = await importRecordingsDir(SEED000, out, { created: '2026-01-01T00:00:00.000Z' });
-    const source = loadRecordingsDir(SEED000, { onWarning: () => {} });
+    const res = await importRecordingsDir(RECORDINGS_DIR, out, { created: '2026-01-01T00:00:00.000Z' });
+    const source = loadRecordingsDir(RECORDINGS_DIR, { onWarning: () => {} });
     expect(res).toEqual({ records: source.length, skipped: 0 });
     const recs = await records(out);
     expect(recs.map((r) => r.meta!.source)).toEqual(source.map((s) => s.source));
@@ -30,30 +30,30 @@ describe('seed 000 recording directories', () => {
     for (const s of source) expect(await cache.get(s.request)).toEqual(s.response);
     // Deterministic: the same directory and `created` give the same bytes.
     const again = fresh();
-    await importRecordingsDir(SEED000, again, { created: '2026-01-01T00:00:00.000Z' });
+    await importRecordingsDir(RECORDINGS_DIR, again, { created: '2026-01-01T00:00:00.000Z' });
     expect(readFileSync(again).equals(readFileSync(out))).toBe(true);
   });
 
   it('skips a broken file with a warning naming it, and keeps the rest', async () => {
     const dir = `${fresh()}.d`;
-    cpSync(SEED000, dir, { recursive: true });
+    cpSync(RECORDINGS_DIR, dir, { recursive: true });
     writeFileSync(join(dir, '000-broken.json'), '{"request": {"messages": [}');
     const warnings: string[] = [];
     const res = await importRecordingsDir(dir, fresh(), { onWarning: (m) => warnings.push(m) });
     expect(res.skipped).toBe(1);
-    expect(res.records).toBe(loadRecordingsDir(SEED000, { onWarning: () => {} }).length);
+    expect(res.records).toBe(loadRecordingsDir(RECORDINGS_DIR, { onWarning: () => {} }).length);
     expect(warnings.join('\n')).toContain('000-broken.json');
   });
 });
 
-describe('seed 003 JSON cache files', () => {
+describe('DSPy-style JSON cache files', () => {
   it('become records with the values a caller expects, typed metadata kept, secrets redacted', async () => {
     const out = fresh();
     const warnings: string[] = [];
-    const res = await importCacheJSON(SEED003, out, { onWarning: (m) => warnings.push(m) });
+    const res = await importCacheJSON(DSPY_CACHE, out, { onWarning: (m) => warnings.push(m) });
     expect(res).toEqual({ records: 3, skipped: 1 });
     expect(warnings.join('\n')).toMatch(/dead00.*pickle/);
-    const src = JSON.parse(readFileSync(SEED003, 'utf8')) as { entries: Record<string, { request: Record<string, unknown> }> };
+    const src = JSON.parse(readFileSync(DSPY_CACHE, 'utf8')) as { entries: Record<string, { request: Record<string, unknown> }> };
     const recs = await records(out);
     expect(recs.map((r) => r.meta!.sourceKey)).toEqual(['0f3a9c', '7be210', 'c41d07']);
     expect(recs[0]!.meta).toMatchObject({ type: 'Prediction', usage: { prompt_tokens: 12, completion_tokens: 9 }, cacheHit: false });
@@ -68,29 +68,29 @@ describe('seed 003 JSON cache files', () => {
     expect(await cache.get(src.entries.c41d07!.request)).toEqual({ legs: 4, name: 'cat' });
   });
 
-  it('refuses a file that is not a seed 003 cache, and an existing tape without force', async () => {
+  it('refuses a file that is not a DSPy-style cache, and an existing tape without force', async () => {
     const bad = join(root, 'bad.json');
     writeFileSync(bad, '{"records": []}');
     expect((await rejectionOf(importCacheJSON(bad, fresh()))).code).toBe('E_RECORDING');
     const out = fresh();
-    await importCacheJSON(SEED003, out, { onWarning: () => {} });
-    expect((await rejectionOf(importCacheJSON(SEED003, out, { onWarning: () => {} }))).code).toBe('E_TAPE_EXISTS');
-    await importCacheJSON(SEED003, out, { force: true, onWarning: () => {} });
+    await importCacheJSON(DSPY_CACHE, out, { onWarning: () => {} });
+    expect((await rejectionOf(importCacheJSON(DSPY_CACHE, out, { onWarning: () => {} }))).code).toBe('E_TAPE_EXISTS');
+    await importCacheJSON(DSPY_CACHE, out, { force: true, onWarning: () => {} });
   });
 });
 
 describe('tapedeck import', () => {
   const cli = (...args: string[]) => spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8' });
 
-  it('tells a directory, a seed 003 cache and a tapedeck export apart', async () => {
+  it('tells a directory, a DSPy-style cache and a tapedeck JSON export apart', async () => {
     const a = fresh();
-    const fromDir = cli('import', SEED000, a);
+    const fromDir = cli('import', RECORDINGS_DIR, a);
     expect(fromDir.status).toBe(0);
-    expect(fromDir.stdout).toContain('seed 000');
+    expect(fromDir.stdout).toContain('from a directory of JSON recordings');
     const b = fresh();
-    const fromCache = cli('import', SEED003, b);
+    const fromCache = cli('import', DSPY_CACHE, b);
     expect(fromCache.status).toBe(0);
-    expect(fromCache.stdout).toMatch(/3 records from a seed 003 cache file \(1 skipped/);
+    expect(fromCache.stdout).toMatch(/3 records from a DSPy-style cache.json \(1 skipped/);
     const exported = cli('export', b);
     expect(exported.status).toBe(0);
     const json = join(root, 'b.json');

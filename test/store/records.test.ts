@@ -82,8 +82,8 @@ describe('record contents', () => {
     const scan = await scanTape(file);
     const head = peekFrame(scan.bytes, scan.frames[0]!);
     const full = decodeFrame(scan.bytes, scan.frames[0]!) as ReplayRecord;
-    expect(Object.keys(full).slice(0, 5)).toEqual(['v', 'key', 'recordedAt', 'durationMs', 'ignored']);
-    expect(head).toEqual({ v: 1, key: full.key, recordedAt: full.recordedAt, durationMs: 5, ignored: '["seed"]' });
+    expect(Object.keys(full).slice(0, 6)).toEqual(['v', 'key', 'keyVersion', 'recordedAt', 'durationMs', 'ignored']);
+    expect(head).toEqual({ v: 1, key: full.key, keyVersion: 2, recordedAt: full.recordedAt, durationMs: 5, ignored: '["seed"]' });
   });
 
   it('rejects a bad durationMs or raw body before writing', async () => {

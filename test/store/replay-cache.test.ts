@@ -1,4 +1,4 @@
-// ReplayCache (seed 003's interface on a tape): mode resolution, the four modes, k-th recordings,
+// ReplayCache (a DSPy-style cache interface on a tape): mode resolution, the four modes, k-th recordings,
 // ignoredArgs, typed values, durability, `await using` and AsyncLocalStorage scopes.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 // The main entry (`tapedeck`) must stay free of the file system: the tree and the in-memory replay
-// store are exported from it, their tape-backed parts only from `tapedeck/store`. This walks the
+// store are exported from it, their tape-backed parts only from `llm-tapedeck/store`. This walks the
 // static import graphs of the tree's and the replay store's pure entry modules and fails if any
 // module in them imports node:fs.
 import { readFileSync } from 'node:fs';
@@ -48,7 +48,7 @@ describe('entry points', () => {
     expect(fs.map(([f]) => f.slice(src.length + 1))).toEqual([]);
   });
 
-  it('tapedeck/store exports the tape-backed parts', async () => {
+  it('llm-tapedeck/store exports the tape-backed parts', async () => {
     const store = await import('../../src/store/index.ts');
     expect(typeof store.loadTree).toBe('function');
     expect(typeof store.DurableReplayStore.open).toBe('function');

@@ -55,7 +55,8 @@ async function openaiConversation(client: OpenAI, stream: boolean) {
   messages.push(second as OpenAIMessage, { role: 'user', content: 'Thanks!' });
   const third = await ask({ messages: [...messages] });
   expect(third.content?.trim()).toBe('Echo 3: Thanks!');
-  return { model: 'gpt-4o-mini', temperature: 0, messages: [...messages] };
+  // A streamed call is keyed apart from a plain one: the follow-up streams too.
+  return { model: 'gpt-4o-mini', temperature: 0, ...(stream ? { stream: true } : {}), messages: [...messages] };
 }
 
 async function anthropicConversation(client: Anthropic, stream: boolean) {
@@ -75,7 +76,7 @@ async function anthropicConversation(client: Anthropic, stream: boolean) {
   messages.push({ role: 'assistant', content: second.content }, { role: 'user', content: 'Thanks!' });
   const third = await ask({ messages: [...messages] });
   expect((third.content[0] as Anthropic.TextBlock).text.trim()).toBe('Echo 3: Thanks!');
-  return { model: 'claude-sonnet-4-5', max_tokens: 100, system: 'You are a weather bot.', messages: [...messages] };
+  return { model: 'claude-sonnet-4-5', max_tokens: 100, system: 'You are a weather bot.', ...(stream ? { stream: true } : {}), messages: [...messages] };
 }
 
 const OPENAI_KEY = 'sk-proj-' + 'Tr3eTe5tKeyAb3dEf6hIj9kLm2nOp5qRs8tUv1wX';
@@ -171,10 +172,11 @@ describe('loadTree on createFetch tapes', () => {
     it(`Anthropic Messages with a tool call, ${form}: one conversation, the last request a hit at full depth`, async () => {
       const { tape, last } = await recordTape(`anthropic-${form}`, 'anthropic', stream);
       const { tree } = await loadTree(tape);
-      // system, user, assistant tool_use, user tool_result + text, assistant text, user.
-      const r = checkConversation(tree, 3, 6, last);
+      // system, user, assistant tool_use, user tool_result + text, assistant text, user: the
+      // tool result is its own `tool` message, as in OpenAI chat, so 7 request messages.
+      const r = checkConversation(tree, 3, 7, last);
       expect(r.alternative!.model).toBe('claude-sonnet-4-5');
-      expect([...tree.nodes()].map((n) => n.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+      expect([...tree.nodes()].map((n) => n.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user', 'assistant', 'user', 'assistant']);
       expect((r.alternative!.value as { content: { text: string }[] }).content[0]!.text.trim()).toBe('Echo 3: Thanks!');
       trees[`anthropic-${form}`] = tree;
     });
@@ -453,7 +455,7 @@ describe('tapedeck tree on a createFetch tape', () => {
     expect(r.status).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines[0]).toBe(tape);
-    expect(lines[1]).toMatch(/^1 conversation root · 7 messages · 3 recorded answers/);
+    expect(lines[1]).toMatch(/^1 conversation root · 8 messages · 3 recorded answers/);
     const body = lines.slice(2).join('\n');
     for (const x of ['system', 'You are a weather bot.', 'Weather in Paris?', 'get_weather({"city":"Paris"})', 'Echo 2: And tomorrow?', 'Thanks!', 'Echo 3: Thanks!', 'claude-sonnet-4-5']) {
       expect(body).toContain(x);
@@ -461,6 +463,6 @@ describe('tapedeck tree on a createFetch tape', () => {
     const json = spawnSync(process.execPath, [cli, 'tree', tape, '--json'], { encoding: 'utf8' });
     expect(json.status).toBe(0);
     const exchanges = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { depth: number; model: string });
-    expect(exchanges.map((x) => x.depth)).toEqual([1, 3, 5]);
+    expect(exchanges.map((x) => x.depth)).toEqual([1, 4, 6]); // the tool result is its own message
   });
 });

@@ -1,4 +1,4 @@
-// The conversation tree (issue 5, seed 001): hashes checked against node:crypto and the
+// The conversation tree: hashes checked against node:crypto and the
 // `canonicalize` reference, linear conversations, branches at every depth, alternatives, a
 // differing assistant message, images and tool calls in the path, 10,000-message conversations,
 // indexes, statistics and reuse stamps.
@@ -24,7 +24,7 @@ function pathTo(node: TreeNode): TreeNode[] {
   return out.reverse();
 }
 
-describe('hashes (seed 001 on the hash spec)', () => {
+describe('hashes (prompt and path hashes on the hash spec)', () => {
   it('prompt_hash, path_hash and parent match node:crypto over the reference canonical form', () => {
     const tree = new ConversationTree();
     const conv = [sys, user('Capital of France?'), asst('Paris'), user('Germany?')];
@@ -37,7 +37,7 @@ describe('hashes (seed 001 on the hash spec)', () => {
       expect(n.pathHash).toBe(ref.pathHashes[i]);
       expect(n.parentHash).toBe(i === 0 ? null : ref.pathHashes[i - 1]);
       expect(n.depth).toBe(i);
-      // seed 001: root path_hash = prompt_hash; child path_hash = hash(parent.path_hash ":" prompt_hash)
+      // root path_hash = prompt_hash; child path_hash = hash(parent.path_hash ":" prompt_hash)
       expect(n.pathHash).toBe(i === 0 ? n.promptHash : refSha256Hex(`${n.parentHash}:${n.promptHash}`));
     });
     expect(r.alternative!.responseHash).toBe(refDigest(asst('Berlin')));

@@ -1,0 +1,111 @@
+/**
+ * Where recordings live. A backend stores an ordered list of records (plain data: objects,
+ * arrays, strings, numbers, booleans, null, bigint, Date, Map, Set, Uint8Array) and knows nothing
+ * of keys, modes or matching: that is the collection's job (src/store/collection.ts), written
+ * once for every backend. A backend is done when the conformance suite
+ * (test/store/conformance.test.ts) passes on it.
+ *
+ * Four operations, all async so a network store fits as well as a file:
+ * - `load`    every record, in order, plus damage the backend survived;
+ * - `append`  add records at the end, atomically with respect to other writers, resolving only
+ *             once they are durable (a crash after it resolves loses none of them);
+ * - `rewrite` atomically remove records chosen from the CURRENT contents (other writers' records
+ *             included), never a record appended after the choice was made;
+ * - `close`   release what `load` opened.
+ *
+ * Rules every backend keeps (the conformance suite checks them):
+ * 1. A record appended by any writer is never lost by another writer's append or rewrite.
+ * 2. Damage costs only the damaged records: `load` returns every intact record and reports
+ *    the rest as warnings, never throws past an unreadable header.
+ * 3. Records come back in append order, and equal to what was appended (as plain data).
+ * 4. Secrets are masked before a record reaches the backend (src/store/redact.ts): a backend
+ *    never sees a byte the user did not agree to store.
+ *
+ * @example
+ * // The smallest backend: memory (src/store/backends/memory.ts).
+ * const backend = new MemoryBackend();
+ * await backend.append([{ v: 1, key: 'k', value: 1 }], { durable: true });
+ * const { records } = await backend.load({ create: false });
+ * records[0].value(); // { v: 1, key: 'k', value: 1 }
+ */
+
+/** A scalar field read from the start of a record without decoding the rest. */
+export type HeadScalar = string | number | boolean | null;
+
+/** Damage a backend survived while loading, or a record it could not use. */
+export interface StoreWarning {
+  /** E_TAPE_TORN_TAIL, E_TAPE_CORRUPT, ... */
+  code: string;
+  /** Where: a byte offset in a file, an index in a list. */
+  offset: number;
+  message: string;
+}
+
+/**
+ * One stored record as loaded. Decoding is lazy so a backend that holds encoded bytes can open a
+ * large store without decoding anything: `head()` is enough to index a record.
+ */
+export interface LoadedRecord {
+  /** Where the record is, for messages: a byte offset in a file, an index in a list. */
+  readonly at: number;
+  /**
+   * The record's leading scalar fields (`v`, `kind`, `key`, `recordedAt`, ...: every field before
+   * the first object or array value, in the field order of src/store/records.ts). A backend that
+   * cannot peek returns the scalar fields of the decoded value.
+   */
+  head(): Readonly<Record<string, HeadScalar>>;
+  /** The decoded record. Throws TapedeckError E_TAPE_CORRUPT if its stored form does not decode. */
+  value(): unknown;
+  /**
+   * A stable identity of this stored record: unchanged by other writers' appends and rewrites,
+   * equal for two records only if their stored content is equal. The collection uses it to
+   * remove exactly the records it loaded, after someone else may have rewritten the store.
+   */
+  id(): string;
+}
+
+export interface LoadResult {
+  /** False when the store does not exist and `create` was false. */
+  exists: boolean;
+  records: LoadedRecord[];
+  warnings: StoreWarning[];
+}
+
+/** Chooses which records a rewrite removes, from the store's current contents (by index). */
+export type RewriteSelect = (records: readonly LoadedRecord[]) => Iterable<number>;
+
+export interface RecordBackend {
+  /** For messages: a file path, a Redis key, `memory:<name>`. */
+  readonly location: string;
+  /**
+   * Every record, in order. With `create` a missing store is created empty (two processes
+   * creating at once must both succeed and share it); without, a missing store is
+   * `{ exists: false, records: [] }`.
+   */
+  load(opts: { create: boolean }): Promise<LoadResult>;
+  /**
+   * Appends `values` in order, as one unit with respect to other writers (no interleaving), and
+   * resolves once they survive a crash (unless `durable: false`, for benchmarks and bulk imports).
+   * Rejects with a TapedeckError if nothing could be written; then nothing was.
+   */
+  append(values: readonly unknown[], opts: { durable: boolean }): Promise<void>;
+  /**
+   * Under the backend's lock: reads the current records, lets `select` choose the ones to remove
+   * (indexes into what it was given), and removes exactly those, atomically (a crash leaves the
+   * old contents or the new, nothing between). Returns the removed records' values.
+   */
+  rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }>;
+  /** Releases connections or handles. The collection calls it once, from its own close(). */
+  close(): Promise<void>;
+}
+
+/** The scalar fields of a decoded record, in its own order, up to the first container. */
+export function headOf(value: unknown): Record<string, HeadScalar> {
+  const out: Record<string, HeadScalar> = {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return out;
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = v;
+    else if (v !== undefined) break;
+  }
+  return out;
+}

@@ -1,0 +1,71 @@
+/**
+ * The in-memory backend: records in an array, for tests and for the browser (no file system).
+ * Values are copied with structuredClone on the way in and out, so what a caller later does to
+ * an object it appended (or got back) never changes the store, just as with a file.
+ * Several collections opened on one MemoryBackend share it like processes share a tape.
+ */
+import { TapedeckError } from '../../errors.ts';
+import { headOf, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning } from '../backend.ts';
+
+let counter = 0;
+
+/**
+ * @example
+ * const backend = new MemoryBackend({ name: 'chat', records: recordsFromAJsonExport });
+ * const col = await RecordCollection.open(backend, { mode: 'replay', kind: httpRecords });
+ */
+export class MemoryBackend implements RecordBackend {
+  readonly location: string;
+  private exists: boolean;
+  private readonly items: { id: number; value: unknown }[] = [];
+  private seq = 0;
+
+  constructor(opts: { name?: string; records?: readonly unknown[] } = {}) {
+    this.location = `memory:${opts.name ?? String(++counter)}`;
+    this.exists = opts.records !== undefined;
+    for (const v of opts.records ?? []) this.items.push({ id: this.seq++, value: copy(v, this.location) });
+  }
+
+  private view(item: { id: number; value: unknown }, at: number): LoadedRecord {
+    return {
+      at,
+      head: () => headOf(item.value),
+      value: () => copy(item.value, this.location),
+      id: () => `${item.id}`,
+    };
+  }
+
+  async load(opts: { create: boolean }): Promise<LoadResult> {
+    if (opts.create) this.exists = true;
+    if (!this.exists) return { exists: false, records: [], warnings: [] };
+    return { exists: true, records: this.items.map((it, i) => this.view(it, i)), warnings: [] };
+  }
+
+  async append(values: readonly unknown[]): Promise<void> {
+    if (!this.exists) throw new TapedeckError('E_TAPE_NOT_FOUND', `${this.location} does not exist.`, { file: this.location, hint: 'Open it in record or update mode first.' });
+    // Copy all first: a value that cannot be stored fails the whole append, writing nothing.
+    const copies = values.map((v) => copy(v, this.location));
+    for (const value of copies) this.items.push({ id: this.seq++, value });
+  }
+
+  async rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }> {
+    const drop = new Set(select(this.items.map((it, i) => this.view(it, i))));
+    const removed: unknown[] = [];
+    const kept = this.items.filter((it, i) => (drop.has(i) ? (removed.push(it.value), false) : true));
+    this.items.splice(0, this.items.length, ...kept);
+    return { kept: kept.length, removed, warnings: [] };
+  }
+
+  async close(): Promise<void> {}
+}
+
+function copy(v: unknown, location: string): unknown {
+  try {
+    return structuredClone(v);
+  } catch (e) {
+    throw new TapedeckError('E_TYPE', `A record for ${location} cannot be stored: ${(e as Error).message}`, {
+      file: location,
+      hint: 'Records must be plain data: objects, arrays, strings, numbers, booleans, null, bigint, Date, Map, Set, typed arrays.',
+    });
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The Redis backend of the recording collection (src/store/backend.ts): the same records as a
+ * tape, as the same bytes, in a Redis namespace shared by a fleet of proxies and test runners.
+ * The layout and its atomic operations are in ./redis.ts; docs/redis.md has the whole story
+ * (set-up, cluster, TTL, namespaces, failure behaviour).
+ *
+ * How the backend contract maps onto Redis:
+ * - load:    every live record of the namespace, in the global order Redis handed out;
+ *            records decode lazily, their key is peeked from the payload bytes.
+ * - append:  records are encoded first (a value that cannot be stored fails the call with
+ *            nothing written), get consecutive sequence numbers in one step, and each request
+ *            key's records are written by one script: a reader never sees part of a record.
+ * - rewrite: reads the current records, removes exactly the chosen ones by sequence number
+ *            (records other writers append meanwhile have new numbers and are never touched),
+ *            one atomic script per request key.
+ * - durability: what the Redis server's persistence gives (docs/redis.md: appendonly yes).
+ */
+import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning } from '../backend.ts';
+import { decodeFrame, FRAME_HEADER_SIZE } from '../tape-codec.ts';
+import { peekFrame, recordBytes } from '../tape-file.ts';
+import { collectionKeyOf, namespaceOf, RedisRecords, type RedisStoreOptions, type StoredRecord } from './redis.ts';
+import { parseRedisUrl } from './redis-connection.ts';
+
+export type { RedisStoreOptions } from './redis.ts';
+
+/** A payload as a frame whose 12-byte header lies before it (what peekFrame and decodeFrame read). */
+const asFrame = (payload: Buffer) => ({ offset: -FRAME_HEADER_SIZE, length: payload.length + FRAME_HEADER_SIZE });
+
+/**
+ * @example
+ * const backend = await RedisBackend.open('redis://127.0.0.1:6379/0', { namespace: 'my-app' });
+ * const col = await RecordCollection.open(backend, { mode: 'update', kind: cacheRecords });
+ */
+export class RedisBackend implements RecordBackend {
+  readonly location: string;
+  /** The key prefix of this store's records. */
+  readonly namespace: string;
+  private readonly url: string;
+  private readonly opts: RedisStoreOptions;
+  private connecting: Promise<RedisRecords> | undefined;
+
+  /**
+   * A backend on the namespace at `url`; it connects on first use (the collection's open), so
+   * a Redis that is down is E_STORE_UNAVAILABLE there. {@link RedisBackend.open} connects now.
+   */
+  constructor(url: string, opts: RedisStoreOptions = {}) {
+    const target = parseRedisUrl(url); // a bad URL fails here, masked
+    this.url = url;
+    this.opts = opts;
+    this.namespace = namespaceOf(url, opts);
+    this.location = `${target.masked} (namespace ${this.namespace})`;
+  }
+
+  /**
+   * Connects now; a Redis that is down is E_STORE_UNAVAILABLE here, with the URL masked and the
+   * fix.
+   *
+   * @example
+   * const backend = await RedisBackend.open(process.env.TAPEDECK_STORE ?? 'redis://127.0.0.1:6379/0')
+   */
+  static async open(url: string, opts: RedisStoreOptions = {}): Promise<RedisBackend> {
+    const b = new RedisBackend(url, opts);
+    await b.records();
+    return b;
+  }
+
+  /** The records layer, connected on first use (also what push and pull use). */
+  records(): Promise<RedisRecords> {
+    if (!this.connecting) {
+      this.connecting = RedisRecords.open(this.url, this.opts);
+      // A failed connect is retried by the next call, not remembered.
+      this.connecting.catch(() => (this.connecting = undefined));
+    }
+    return this.connecting;
+  }
+
+  private view(r: StoredRecord): LoadedRecord {
+    const location = this.location;
+    return {
+      at: r.seq,
+      head: () => peekFrame(r.payload, asFrame(r.payload)),
+      value: () => decodeFrame(r.payload, asFrame(r.payload), location),
+      // Sequence numbers are never reused in a namespace, and a record never changes.
+      id: () => String(r.seq),
+    };
+  }
+
+  async load(opts: { create: boolean }): Promise<LoadResult> {
+    const store = await this.records();
+    const [records, header] = await Promise.all([store.readAll(), store.header()]);
+    let exists = header !== undefined || records.length > 0;
+    if (!exists && opts.create) {
+      // The header marks the namespace as created (so an empty one replays as empty, not
+      // missing) and is what `tapedeck pull` writes at the top of the tape.
+      await store.setHeaderIfAbsent(recordBytes.header());
+      exists = true;
+    }
+    return { exists, records: records.map((r) => this.view(r)), warnings: [] };
+  }
+
+  async append(values: readonly unknown[]): Promise<void> {
+    // Encode everything first: a value that cannot be stored fails the call, nothing written.
+    const items = values.map((v, i) => {
+      const payload = recordBytes.payload(v, this.location, i);
+      return { key: collectionKeyOf(payload), payload };
+    });
+    await (await this.records()).append(items);
+  }
+
+  async rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }> {
+    const store = await this.records();
+    const current = await store.readAll();
+    const views = current.map((r) => this.view(r));
+    const drop = new Set(select(views));
+    const byKey = new Map<string, number[]>();
+    const removed: unknown[] = [];
+    const warnings: StoreWarning[] = [];
+    current.forEach((r, i) => {
+      if (!drop.has(i)) return;
+      let list = byKey.get(r.key);
+      if (!list) byKey.set(r.key, (list = []));
+      list.push(r.seq);
+      try {
+        removed.push(views[i]!.value());
+      } catch (e) {
+        warnings.push({ code: 'E_TAPE_CORRUPT', offset: r.seq, message: (e as Error).message });
+      }
+    });
+    await Promise.all([...byKey].map(([key, seqs]) => store.remove(key, seqs)));
+    return { kept: current.length - drop.size, removed, warnings };
+  }
+
+  /** Disconnects. Like a tape path, the backend can be used again: it reconnects on next use. */
+  async close(): Promise<void> {
+    const pending = this.connecting;
+    this.connecting = undefined;
+    if (pending) await (await pending.catch(() => undefined))?.close();
+  }
+}

@@ -1,0 +1,306 @@
+/**
+ * Recordings in Redis: the key layout and the atomic operations on it (docs/redis.md, "Layout").
+ *
+ * A record is stored as the exact msgpack payload a tape frame holds (the same record layout,
+ * redacted before this module sees a byte), so `push` and `pull` move tapes byte for byte.
+ * Records are filed by their collection key (`<kind>:<request key>`), and everything one request
+ * key needs lives in one hash slot (hash tag `{<ns>:<collection key>}`), so every read and every
+ * write of a request's recordings is one Lua script: atomic on a single node and on a cluster.
+ *
+ *   <ns>:{<ns>}:seq            INCR counter: the global record order (tape order for pull)
+ *   <ns>:{<ns>}:keys           SET of collection keys that have (or had) records
+ *   <ns>:{<ns>}:header         the tape header bytes a push brought (pull writes them back)
+ *   <ns>:{<ns>:<ckey>}:r       HASH seq -> record payload
+ *   <ns>:{<ns>:<ckey>}:x       ZSET seq by expiry time (ms), for records written with a TTL
+ *
+ * Order and concurrency: a writer first reserves sequence numbers (and registers the collection
+ * key) in the namespace's slot, then writes the records in the request key's slot. Several
+ * proxies recording the same request at once all keep their records, ordered by the sequence
+ * numbers Redis handed out; a reader sees a record whole or not at all. A writer that dies
+ * between the two steps leaves a gap in the numbers or a key with no records, never half a
+ * record.
+ */
+import { createHash } from 'node:crypto';
+import { TapedeckError } from '../../errors.ts';
+import { FRAME_HEADER_SIZE, peekFrame } from '../tape-file.ts';
+import { connectRedis, parseRedisUrl, type ConnectOptions, type RedisConnection, type RedisTarget } from './redis-connection.ts';
+
+/** Options of {@link RedisRecords.open}. */
+export interface RedisStoreOptions {
+  /**
+   * Key prefix, so several projects share one Redis (default `tapedeck`, or the URL's
+   * `?namespace=`). Letters, digits, `.`, `_`, `-` and `/`.
+   */
+  namespace?: string;
+  /** Default time to live of new records in milliseconds (default: none, or the URL's `?ttl=` in seconds). */
+  ttlMs?: number;
+  /** Connection timing and TLS options. */
+  connect?: ConnectOptions;
+}
+
+/** One record as stored: its collection key, its place in the global order, its payload bytes. */
+export interface StoredRecord {
+  key: string;
+  seq: number;
+  payload: Buffer;
+}
+
+const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,100}$/;
+
+// Scripts. Each touches only the keys it is given (one hash slot), as Redis Cluster requires.
+
+/** KEYS: seq, keys-set. ARGV: count, collection keys... Returns the first reserved number. */
+const RESERVE = `
+for i = 2, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end
+return redis.call('INCRBY', KEYS[1], tonumber(ARGV[1])) - tonumber(ARGV[1]) + 1`;
+
+/** Milliseconds on the server clock (TIME), so writers on hosts with skewed clocks agree. */
+const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/**
+ * KEYS: records hash, expiry zset. ARGV: ttlMs (0 = none), then seq, payload pairs.
+ * Drops expired records of this key, writes the new ones, and gives both keys the expiry of the
+ * last record when every record has one (so Redis frees an abandoned key on its own).
+ */
+const APPEND = `${NOW}
+local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+for _, s in ipairs(dead) do redis.call('HDEL', KEYS[1], s) redis.call('ZREM', KEYS[2], s) end
+local ttl = tonumber(ARGV[1])
+for i = 2, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  if ttl > 0 then redis.call('ZADD', KEYS[2], now + ttl, ARGV[i]) end
+end
+if redis.call('ZCARD', KEYS[2]) > 0 and redis.call('ZCARD', KEYS[2]) == redis.call('HLEN', KEYS[1]) then
+  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+  redis.call('PEXPIREAT', KEYS[1], last[2]) redis.call('PEXPIREAT', KEYS[2], last[2])
+else
+  redis.call('PERSIST', KEYS[1]) redis.call('PERSIST', KEYS[2])
+end
+return redis.call('HLEN', KEYS[1])`;
+
+/** KEYS: records hash, expiry zset. Returns seq, payload pairs of the live records. */
+const READ = `${NOW}
+local dead = {}
+for _, s in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do dead[s] = true end
+local all = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #all, 2 do
+  if not dead[all[i]] then out[#out + 1] = all[i] out[#out + 1] = all[i + 1] end
+end
+return out`;
+
+/** KEYS: records hash, expiry zset. ARGV: seqs. Removes those records; returns how many. */
+const REMOVE = `
+local n = 0
+for i = 1, #ARGV do
+  n = n + redis.call('HDEL', KEYS[1], ARGV[i])
+  redis.call('ZREM', KEYS[2], ARGV[i])
+end
+return n`;
+
+const SCRIPTS = { RESERVE, APPEND, READ, REMOVE };
+type ScriptName = keyof typeof SCRIPTS;
+
+/**
+ * The collection key a record payload is filed under: `<kind>:<key>` from the record's leading
+ * scalar fields (ReplayCache records have no kind: `cache`); a record without a key is filed
+ * under `<kind>:` and still kept and moved by push and pull.
+ *
+ * @example
+ * collectionKeyOf(payload) // 'http:9f86d0…' or 'cache:9f86d0…'
+ */
+export function collectionKeyOf(payload: Uint8Array): string {
+  const buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  // peekFrame reads a framed payload; a payload alone is a frame whose header lies before it.
+  const head = peekFrame(buf, { offset: -FRAME_HEADER_SIZE, length: buf.length + FRAME_HEADER_SIZE });
+  const kind = typeof head.kind === 'string' ? head.kind : 'cache';
+  return `${kind}:${typeof head.key === 'string' ? head.key : ''}`;
+}
+
+/** The namespace and TTL given in a Redis URL's query (`?namespace=proj&ttl=86400`). */
+function urlOptions(url: string): { namespace?: string; ttlMs?: number } {
+  const out: { namespace?: string; ttlMs?: number } = {};
+  const q = new URL(url).searchParams;
+  const ns = q.get('namespace');
+  if (ns !== null) out.namespace = ns;
+  const ttl = q.get('ttl');
+  if (ttl !== null) out.ttlMs = Number(ttl) * 1000;
+  return out;
+}
+
+/**
+ * The namespace a store URL and options name: the option, else `?namespace=`, else `tapedeck`.
+ * Throws E_ARG for a name that cannot be a key prefix.
+ *
+ * @example
+ * namespaceOf('redis://cache:6379/0?namespace=ci', {}) // 'ci'
+ */
+export function namespaceOf(url: string, opts: { namespace?: string } = {}): string {
+  const namespace = opts.namespace ?? urlOptions(url).namespace ?? 'tapedeck';
+  if (!NAMESPACE_RE.test(namespace)) {
+    throw new TapedeckError('E_ARG', `Invalid Redis namespace ${JSON.stringify(namespace)}.`, {
+      hint: 'Use 1 to 100 letters, digits, dots, dashes, underscores or slashes (e.g. my-app/ci).',
+    });
+  }
+  return namespace;
+}
+
+/**
+ * The recordings of one namespace in one Redis (single node or cluster). All methods are
+ * atomic per request key; failures are `E_STORE_UNAVAILABLE` with the URL masked.
+ *
+ * @example
+ * const store = await RedisRecords.open('redis://127.0.0.1:6379/0', { namespace: 'my-app' })
+ * try { await store.append([{ key: collectionKeyOf(p), payload: p }]) } finally { await store.close() }
+ */
+export class RedisRecords {
+  readonly target: RedisTarget;
+  readonly namespace: string;
+  readonly ttlMs: number;
+  private readonly conn: RedisConnection;
+  private readonly shas = new Map<ScriptName, string>();
+
+  private constructor(conn: RedisConnection, namespace: string, ttlMs: number) {
+    this.conn = conn;
+    this.target = conn.target;
+    this.namespace = namespace;
+    this.ttlMs = ttlMs;
+  }
+
+  /** The URL with its password masked: what messages and stats may show. */
+  get url(): string {
+    return this.target.masked;
+  }
+
+  /** Whether the store is on a Redis Cluster. */
+  get cluster(): boolean {
+    return this.conn.cluster;
+  }
+
+  /**
+   * Connects (failing fast with E_STORE_UNAVAILABLE when Redis is down) and checks the options.
+   *
+   * @example
+   * const store = await RedisRecords.open('rediss://app:secret@cache:6380/0?namespace=ci')
+   */
+  static async open(url: string, opts: RedisStoreOptions = {}): Promise<RedisRecords> {
+    const target = parseRedisUrl(url);
+    const fromUrl = urlOptions(url);
+    const namespace = namespaceOf(url, opts);
+    const ttlMs = opts.ttlMs ?? fromUrl.ttlMs ?? 0;
+    if (!(Number.isFinite(ttlMs) && ttlMs >= 0)) {
+      throw new TapedeckError('E_ARG', `Invalid record TTL ${String(ttlMs)} for ${target.masked}.`, { hint: 'Give a TTL as a non-negative number (ttlMs option, or ?ttl=SECONDS in the URL); 0 keeps records forever.' });
+    }
+    const conn = await connectRedis(target, opts.connect);
+    return new RedisRecords(conn, namespace, Math.round(ttlMs));
+  }
+
+  private nsKey(suffix: string): string {
+    return `${this.namespace}:{${this.namespace}}:${suffix}`;
+  }
+
+  private recKeys(ckey: string): [string, string] {
+    const tag = `${this.namespace}:{${this.namespace}:${ckey}}`;
+    return [`${tag}:r`, `${tag}:x`];
+  }
+
+  private async script(name: ScriptName, keys: string[], args: (string | Buffer)[]): Promise<unknown> {
+    const sha = this.shas.get(name);
+    const tail = [String(keys.length), ...keys, ...args];
+    if (sha) {
+      try {
+        return await this.conn.send(keys[0], ['EVALSHA', sha, ...tail]);
+      } catch (e) {
+        if (!(e instanceof TapedeckError && /NOSCRIPT/.test(e.message))) throw e;
+      }
+    }
+    // EVAL caches the script on the node that runs it; later calls there use EVALSHA.
+    const result = await this.conn.send(keys[0], ['EVAL', SCRIPTS[name], ...tail]);
+    if (!sha) this.shas.set(name, createHash('sha1').update(SCRIPTS[name]).digest('hex'));
+    return result;
+  }
+
+  /**
+   * Appends records, each filed under its collection key, keeping their order: numbers are
+   * reserved for the whole batch first, then each request key's records are written in one
+   * atomic script. Returns each record's sequence number. `ttlMs` overrides the store default.
+   */
+  async append(items: readonly { key: string; payload: Uint8Array }[], opts: { ttlMs?: number } = {}): Promise<number[]> {
+    if (items.length === 0) return [];
+    const ttl = Math.round(opts.ttlMs ?? this.ttlMs);
+    const distinct = [...new Set(items.map((i) => i.key))];
+    const first = Number(await this.script('RESERVE', [this.nsKey('seq'), this.nsKey('keys')], [String(items.length), ...distinct]));
+    const byKey = new Map<string, (string | Buffer)[]>();
+    const seqs = items.map((item, i) => {
+      const seq = first + i;
+      let args = byKey.get(item.key);
+      if (!args) byKey.set(item.key, (args = [String(ttl)]));
+      args.push(String(seq), Buffer.from(item.payload.buffer, item.payload.byteOffset, item.payload.byteLength));
+      return seq;
+    });
+    await Promise.all([...byKey].map(([ckey, args]) => this.script('APPEND', this.recKeys(ckey), args)));
+    return seqs;
+  }
+
+  /** The live records of one collection key, in recorded order. */
+  async read(ckey: string): Promise<StoredRecord[]> {
+    const flat = (await this.script('READ', this.recKeys(ckey), [])) as Buffer[];
+    const out: StoredRecord[] = [];
+    for (let i = 0; i < flat.length; i += 2) out.push({ key: ckey, seq: Number(String(flat[i])), payload: flat[i + 1]! });
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Every collection key that has or had records in this namespace. */
+  async keys(): Promise<string[]> {
+    const members = (await this.conn.send(this.nsKey('keys'), ['SMEMBERS', this.nsKey('keys')])) as Buffer[];
+    return members.map((m) => m.toString('utf8')).sort();
+  }
+
+  /** Every live record of the namespace in the global order (the order push wrote them in). */
+  async readAll(): Promise<StoredRecord[]> {
+    const keys = await this.keys();
+    const out: StoredRecord[] = [];
+    // A few dozen reads in flight: pipelined on each connection, without one huge burst.
+    for (let i = 0; i < keys.length; i += 64) {
+      const parts = await Promise.all(keys.slice(i, i + 64).map((k) => this.read(k)));
+      for (const p of parts) out.push(...p);
+    }
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Removes the given records of one collection key atomically; returns how many existed. */
+  async remove(ckey: string, seqs: readonly number[]): Promise<number> {
+    if (seqs.length === 0) return 0;
+    return Number(await this.script('REMOVE', this.recKeys(ckey), seqs.map(String)));
+  }
+
+  /** The tape header bytes stored by the first push, if any. */
+  async header(): Promise<Buffer | undefined> {
+    const v = (await this.conn.send(this.nsKey('header'), ['GET', this.nsKey('header')])) as Buffer | null;
+    return v ?? undefined;
+  }
+
+  /** Stores tape header bytes unless the namespace has some; returns whether these were stored. */
+  async setHeaderIfAbsent(bytes: Uint8Array): Promise<boolean> {
+    const r = await this.conn.send(this.nsKey('header'), ['SET', this.nsKey('header'), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), 'NX']);
+    return r !== null && String(r) === 'OK';
+  }
+
+  /** Deletes every record, the counter and the header of this namespace (other namespaces stay). */
+  async clear(): Promise<void> {
+    for (const k of await this.keys()) {
+      const [r, x] = this.recKeys(k);
+      await this.conn.send(r, ['DEL', r, x]);
+    }
+    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('keys'), this.nsKey('header')]);
+  }
+
+  /** True while the connection is up (it reconnects on its own after a loss). */
+  get ready(): boolean {
+    return this.conn.ready;
+  }
+
+  async close(): Promise<void> {
+    await this.conn.close();
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The tape file backend: the framed msgpack file of docs/tape-format.md (src/store/tape-file.ts
+ * does the bytes). Loading reads the file once and checks every frame's CRC without decoding:
+ * a record is decoded the first time someone asks for its value, and its leading scalar fields
+ * (the key an index needs) are read straight from the bytes.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { TapedeckError } from '../../errors.ts';
+import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning } from '../backend.ts';
+import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, peekFrame, rewriteTapeFrames, scanTape, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
+
+export interface TapeBackendOptions {
+  /** Lock timing for appends and rewrites (src/store/tape-file.ts). */
+  lock?: TapeLockOptions;
+}
+
+function records(scan: TapeScan, file: string): LoadedRecord[] {
+  const { bytes } = scan;
+  return scan.frames.map((f) => ({
+    at: f.offset,
+    head: () => peekFrame(bytes, f),
+    value: () => decodeFrame(bytes, f, file),
+    // The payload's digest: stable when other writers append or rewrite (frames are copied
+    // verbatim), equal only for equal bytes.
+    id: () => createHash('sha256').update(bytes.subarray(f.offset + FRAME_HEADER_SIZE, f.offset + f.length)).digest('base64'),
+  }));
+}
+
+/**
+ * @example
+ * const backend = new TapeBackend('test/__tapes__/chat.tape');
+ * const col = await RecordCollection.open(backend, { mode: 'update', kind: cacheRecords });
+ */
+export class TapeBackend implements RecordBackend {
+  readonly location: string;
+  private readonly lock: TapeLockOptions;
+  /** The file image of the last load, kept so the records it handed out can decode lazily. */
+  bytes: Buffer | undefined;
+
+  constructor(
+    readonly path: string,
+    opts: TapeBackendOptions = {},
+  ) {
+    this.location = path;
+    this.lock = opts.lock ?? {};
+  }
+
+  async load(opts: { create: boolean }): Promise<LoadResult> {
+    if (opts.create) {
+      await mkdir(dirname(this.path), { recursive: true });
+      try {
+        await createTape(this.path);
+      } catch (e) {
+        // Another writer created it first: then we simply share it.
+        if (!(e instanceof TapedeckError && e.code === 'E_TAPE_EXISTS')) throw e;
+      }
+    }
+    let scan: TapeScan;
+    try {
+      scan = await scanTape(this.path);
+    } catch (e) {
+      if (!opts.create && e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND') return { exists: false, records: [], warnings: [] };
+      throw e;
+    }
+    this.bytes = scan.bytes;
+    return { exists: true, records: records(scan, this.path), warnings: [...scan.warnings] };
+  }
+
+  async append(values: readonly unknown[], opts: { durable: boolean }): Promise<void> {
+    await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable });
+  }
+
+  async rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }> {
+    const r = await rewriteTapeFrames(this.path, (scan) => select(records(scan, this.path)), this.lock);
+    return { kept: r.kept, removed: r.dropped, warnings: r.warnings };
+  }
+
+  async close(): Promise<void> {
+    this.bytes = undefined;
+  }
+}

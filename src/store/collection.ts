@@ -1,0 +1,380 @@
+/**
+ * The recording collection: the one engine under ReplayCache, the proxy / createFetch and the
+ * durable replay store. It indexes a backend's records by key, serves a key's recordings in
+ * recorded order, appends new ones (group commit, acknowledged only once durable) and applies
+ * the mode rules at close (docs/modes.md). It knows nothing of files: a backend
+ * (src/store/backend.ts) stores the records, a record kind (src/store/records.ts) says which
+ * records are its own and under which key.
+ *
+ * The mode rules, written here once:
+ * - replay:      serve recordings; never write.
+ * - record:      serve nothing; append every answer; at close remove the recordings that were in
+ *                the store when it opened under the keys this run re-recorded, and only once
+ *                every append of that key succeeded (a failed append keeps the old recording).
+ *                Recordings this run did not touch stay; records other writers appended while
+ *                this one was open are never removed.
+ * - update:      serve what is there, append what is missing; never remove.
+ * - passthrough: neither read nor write.
+ * - pruning recordings nobody used is never implicit: close({ pruneUnused: true }) does it and
+ *   reports what it removed.
+ */
+import { TapedeckError } from '../errors.ts';
+import type { HeadScalar, LoadedRecord, RecordBackend, RewriteSelect, StoreWarning } from './backend.ts';
+import type { TapeMode } from './mode.ts';
+import { inRecordOrder, sortedKeys } from './record-order.ts';
+
+/** Which stored records a collection owns, and how it finds them. */
+export interface RecordKind<R> {
+  /** For messages: 'ReplayCache record', 'HTTP exchange'. */
+  readonly name: string;
+  /**
+   * The key (or keys) a stored record is found under, or undefined for a record that is not of
+   * this kind (another tool's record sharing the store is left alone). `head` is cheap; call
+   * `value` only when the head is not enough. A TapedeckError thrown here (a record of this
+   * kind that cannot be keyed) becomes a warning and the record is skipped.
+   */
+  keysOf(head: Readonly<Record<string, HeadScalar>>, value: () => unknown): string | readonly string[] | undefined;
+  /** Whether a decoded value really is one of this kind (checked when it is first decoded). */
+  is(value: unknown): value is R;
+  /** The form written to the backend (default: the one field order of record-order.ts). */
+  encode?(record: R): unknown;
+}
+
+export interface CollectionOptions<R> {
+  mode: TapeMode;
+  kind: RecordKind<R>;
+  /** Wait for each append to be durable before acknowledging it (default true). */
+  durable?: boolean;
+}
+
+export interface CloseOptions {
+  /** Also remove the recordings (of this kind) that this run neither served nor re-recorded. */
+  pruneUnused?: boolean;
+}
+
+/** What close() removed: recordings replaced by this run's, and unused ones when asked. */
+export interface CloseReport {
+  replaced: { key: string; at: number }[];
+  pruned: { key: string; at: number }[];
+}
+
+interface Entry<R> {
+  key: string;
+  /** The stored record, for recordings loaded at open. */
+  stored?: LoadedRecord;
+  value?: R;
+  bad?: boolean;
+  used: boolean;
+}
+
+class Slot<R> {
+  readonly entries: Entry<R>[] = [];
+  served = 0;
+  /** Recordings loaded at open, in order (record mode compares re-recordings with them). */
+  readonly loaded: Entry<R>[] = [];
+}
+
+/**
+ * @example
+ * const col = await RecordCollection.open(new TapeBackend('chat.tape'), { mode: 'update', kind: cacheRecords });
+ * const hit = col.next(key);                      // the next recording of key, in recorded order
+ * if (!hit) await col.append(key, record);        // durable when this resolves
+ * const report = await col.close();               // record mode: replaces what was re-recorded
+ */
+export class RecordCollection<R> {
+  readonly mode: TapeMode;
+  readonly backend: RecordBackend;
+  /** Whether the store existed (or was created) at open. */
+  readonly exists: boolean;
+  /** Damage the backend survived, and records of this kind that could not be used. */
+  readonly warnings: StoreWarning[];
+
+  private readonly kind: RecordKind<R>;
+  private readonly durable: boolean;
+  private readonly slots = new Map<string, Slot<R>>();
+  /** Every entry in order: loaded ones first, then this run's appends. */
+  private readonly all: Entry<R>[] = [];
+  private readonly rerecorded = new Set<string>();
+  private readonly failed = new Set<string>();
+  private readonly reused = new Set<Entry<R>>();
+  private batch: { values: unknown[]; done: (e?: unknown) => void }[] = [];
+  private flushing: Promise<void> | undefined;
+  private closing: Promise<CloseReport> | undefined;
+
+  private constructor(backend: RecordBackend, opts: CollectionOptions<R>, exists: boolean, warnings: StoreWarning[]) {
+    this.backend = backend;
+    this.mode = opts.mode;
+    this.kind = opts.kind;
+    this.durable = opts.durable !== false;
+    this.exists = exists;
+    this.warnings = warnings;
+  }
+
+  /**
+   * Loads the backend's records of this kind (creating the store in record and update mode; a
+   * missing store in replay is empty, every lookup a miss; passthrough loads nothing).
+   *
+   * @example
+   * const col = await RecordCollection.open(new MemoryBackend(), { mode: 'record', kind: cacheRecords });
+   */
+  static async open<R>(backend: RecordBackend, opts: CollectionOptions<R>): Promise<RecordCollection<R>> {
+    if (opts.mode === 'passthrough') return new RecordCollection(backend, opts, false, []);
+    const loaded = await backend.load({ create: opts.mode === 'record' || opts.mode === 'update' });
+    const col = new RecordCollection(backend, opts, loaded.exists, [...loaded.warnings]);
+    for (const stored of loaded.records) {
+      let keys: string | readonly string[] | undefined;
+      const entry: Entry<R> = { key: '', stored, used: false };
+      try {
+        keys = opts.kind.keysOf(stored.head(), () => col.materialize(entry));
+      } catch (e) {
+        if (!(e instanceof TapedeckError)) throw e;
+        col.warnings.push({ code: e.code, offset: stored.at, message: `${backend.location}: ${opts.kind.name} at ${stored.at} is skipped: ${e.message}` });
+        continue;
+      }
+      if (keys === undefined || entry.bad) continue;
+      const list = typeof keys === 'string' ? [keys] : keys;
+      if (list.length === 0) continue;
+      entry.key = list[0]!;
+      for (const k of list) {
+        const s = col.slot(k);
+        s.entries.push(entry);
+        s.loaded.push(entry);
+      }
+      col.all.push(entry);
+    }
+    return col;
+  }
+
+  /** Where the records live (a file path, `memory:<name>`, a Redis key). */
+  get location(): string {
+    return this.backend.location;
+  }
+
+  /** Whether this mode serves recordings (replay, update). */
+  get serves(): boolean {
+    return this.mode === 'replay' || this.mode === 'update';
+  }
+
+  /** Whether this mode writes (record, update). */
+  get records(): boolean {
+    return this.mode === 'record' || this.mode === 'update';
+  }
+
+  /** Number of recordings of this kind (loaded and appended; bad ones not counted once found). */
+  get size(): number {
+    let n = 0;
+    for (const e of this.all) if (!e.bad) n++;
+    return n;
+  }
+
+  private slot(key: string): Slot<R> {
+    let s = this.slots.get(key);
+    if (!s) this.slots.set(key, (s = new Slot()));
+    return s;
+  }
+
+  /** The entry's value, decoded the first time; undefined (and a warning) if it is not usable. */
+  private materialize(e: Entry<R>): R | undefined {
+    if (e.value !== undefined || e.bad) return e.value;
+    let v: unknown;
+    try {
+      v = e.stored!.value();
+    } catch (err) {
+      if (!(err instanceof TapedeckError)) throw err;
+      this.warnings.push({ code: err.code, offset: e.stored!.at, message: err.message });
+      e.bad = true;
+      return undefined;
+    }
+    if (!this.kind.is(v)) {
+      e.bad = true;
+      return undefined;
+    }
+    e.value = v;
+    return v;
+  }
+
+  /**
+   * The next recording of `key` in recorded order (the k-th lookup gets the k-th recording), or
+   * undefined past the last one (with `repeatLast`, the last one again) and in modes that do not
+   * serve.
+   *
+   * @example
+   * col.next(key) // first recording; col.next(key) // second; ...
+   */
+  next(key: string, opts: { repeatLast?: boolean } = {}): R | undefined {
+    if (!this.serves) return undefined;
+    const s = this.slots.get(key);
+    if (!s) return undefined;
+    while (s.served < s.entries.length) {
+      const e = s.entries[s.served++]!;
+      const v = this.materialize(e);
+      if (v !== undefined) {
+        e.used = true;
+        return v;
+      }
+    }
+    if (opts.repeatLast) {
+      for (let i = s.entries.length - 1; i >= 0; i--) {
+        const v = this.materialize(s.entries[i]!);
+        if (v !== undefined) return v;
+      }
+    }
+    return undefined;
+  }
+
+  /** How many recordings `key` has and how many were served so far. */
+  count(key: string): { recorded: number; served: number } {
+    const s = this.slots.get(key);
+    return { recorded: s?.entries.length ?? 0, served: s?.served ?? 0 };
+  }
+
+  /**
+   * Record mode: the k-th recording `key` had when the store was opened, for comparing a
+   * re-recording with it (see {@link reuse}).
+   */
+  previous(key: string, k: number): R | undefined {
+    const e = this.slots.get(key)?.loaded[k];
+    return e && this.materialize(e);
+  }
+
+  /**
+   * Record mode: keeps the k-th recording `key` had at open as this run's recording of it (the
+   * answer came out the same), so an unchanged re-record leaves the store byte for byte as it was.
+   */
+  reuse(key: string, k: number): void {
+    const e = this.slots.get(key)?.loaded[k];
+    if (!e) return;
+    e.used = true;
+    this.reused.add(e);
+    this.rerecorded.add(key);
+  }
+
+  /** Every usable recording of this kind, in order: loaded, then appended in this run. */
+  *entries(): IterableIterator<{ key: string; value: R; at?: number }> {
+    for (const e of this.all) {
+      const v = this.materialize(e);
+      if (v !== undefined) yield e.stored ? { key: e.key, value: v, at: e.stored.at } : { key: e.key, value: v };
+    }
+  }
+
+  /**
+   * Appends a recording under `key` and resolves once the backend has it durably (appends made
+   * while one is in flight share the next write: one lock, one fsync). Then it is served: to
+   * the next lookup of `key` if every earlier recording was served (a call that missed is
+   * answered by what it recorded on its next repeat), else in its turn. In record mode it
+   * replaces, at close, the recordings `key` had at open. A no-op in replay and passthrough.
+   *
+   * @example
+   * await col.append(key, record)
+   */
+  async append(key: string, record: R): Promise<void> {
+    if (this.closing) {
+      throw new TapedeckError('E_CLOSED', `The recordings in ${this.location} are closed; nothing more can be recorded.`, { file: this.location, hint: 'Open them again.' });
+    }
+    if (!this.records) return;
+    this.rerecorded.add(key);
+    const stored = this.kind.encode ? this.kind.encode(record) : inRecordOrder(sortedKeys(record));
+    try {
+      await new Promise<void>((done, fail) => {
+        this.batch.push({ values: [stored], done: (e) => (e === undefined ? done() : fail(e)) });
+        this.flushing ??= this.drain();
+      });
+    } catch (e) {
+      // Nothing of this key is replaced at close: the old recording stays the good one.
+      this.failed.add(key);
+      throw e;
+    }
+    const s = this.slot(key);
+    const fills = s.served === s.entries.length;
+    const entry: Entry<R> = { key, value: record, used: true };
+    s.entries.push(entry);
+    if (fills) s.served++;
+    this.all.push(entry);
+  }
+
+  private async drain(): Promise<void> {
+    // Let appends issued in the same tick join the first write.
+    await Promise.resolve();
+    while (this.batch.length > 0) {
+      const batch = this.batch;
+      this.batch = [];
+      let err: unknown;
+      try {
+        await this.backend.append(
+          batch.flatMap((b) => b.values),
+          { durable: this.durable },
+        );
+      } catch (e) {
+        err = e ?? new Error('append failed');
+      }
+      for (const b of batch) b.done(err);
+    }
+    this.flushing = undefined;
+  }
+
+  /** Resolves once every append made so far is durable (or failed). */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  /**
+   * Removes records chosen from the store's current contents (every kind, other writers'
+   * included), atomically: compaction by the durable replay store, `tapedeck prune`.
+   *
+   * @example
+   * await col.rewrite((records) => records.flatMap((r, i) => (isExpired(r.value()) ? [i] : [])))
+   */
+  async rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[] }> {
+    await this.flush();
+    const r = await this.backend.rewrite(select);
+    this.warnings.push(...r.warnings);
+    return { kept: r.kept, removed: r.removed };
+  }
+
+  /**
+   * Waits for pending appends, applies the mode's rule (record: replace what this run
+   * re-recorded) and `pruneUnused`, and closes the backend. Idempotent: later calls return the
+   * first call's promise. With `{ abandon: true }` (a failed run) nothing is removed.
+   */
+  close(opts: CloseOptions & { abandon?: boolean } = {}): Promise<CloseReport> {
+    this.closing ??= this.finish(opts);
+    return this.closing;
+  }
+
+  private async finish(opts: CloseOptions & { abandon?: boolean }): Promise<CloseReport> {
+    const report: CloseReport = { replaced: [], pruned: [] };
+    try {
+      await this.flush();
+      if (!this.exists || opts.abandon || this.mode === 'passthrough') return report;
+      // Stored identities to remove, counted (equal content may be stored twice).
+      const drop = new Map<string, { key: string; at: number; why: 'replaced' | 'pruned' }[]>();
+      for (const e of this.all) {
+        if (!e.stored || this.reused.has(e)) continue;
+        let why: 'replaced' | 'pruned' | undefined;
+        if (this.mode === 'record' && this.rerecorded.has(e.key) && !this.failed.has(e.key)) why = 'replaced';
+        else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key)) why = 'pruned';
+        if (!why) continue;
+        const id = e.stored.id();
+        const list = drop.get(id);
+        const item = { key: e.key, at: e.stored.at, why };
+        if (list) list.push(item);
+        else drop.set(id, [item]);
+      }
+      if (drop.size === 0) return report;
+      await this.rewrite((records) => {
+        const out: number[] = [];
+        records.forEach((r, i) => {
+          const list = drop.get(r.id());
+          const item = list?.shift();
+          if (!item) return;
+          out.push(i);
+          (item.why === 'replaced' ? report.replaced : report.pruned).push({ key: item.key, at: item.at });
+        });
+        return out;
+      });
+      return report;
+    } finally {
+      await this.backend.close();
+    }
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Moving recordings between a tape file and a Redis store, byte for byte: `push` seeds a shared
+ * store from a committed tape, `pull` snapshots a store back into a tape. A tape pushed into an
+ * empty namespace and pulled back is the same file: the header bytes are kept as they were, and
+ * every record payload goes through Redis untouched, in tape order (docs/redis.md).
+ */
+import { randomBytes } from 'node:crypto';
+import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { TapedeckError } from '../errors.ts';
+import { collectionKeyOf, RedisRecords, type RedisStoreOptions } from './backends/redis.ts';
+import { FRAME_HEADER_SIZE, parseHeader, type TapeWarning } from './tape-codec.ts';
+import { recordBytes, scanTape } from './tape-file.ts';
+
+/** What a push did. */
+export interface PushResult {
+  /** Records written to Redis. */
+  records: number;
+  /** Whether the tape's header was stored (false: the namespace already had one, kept). */
+  headerStored: boolean;
+  /** Damage in the tape that was skipped (damaged records are never pushed). */
+  warnings: TapeWarning[];
+  /** The store's URL with the password masked. */
+  url: string;
+}
+
+/** What a pull did. */
+export interface PullResult {
+  records: number;
+  bytes: number;
+  url: string;
+}
+
+/** Records per batch: one reservation of sequence numbers and one script per request key. */
+const BATCH = 500;
+
+/**
+ * Copies every intact record of a tape into a Redis namespace, in tape order, and the tape's
+ * header if the namespace has none. Records already in the namespace stay (a push adds; pull
+ * into an empty namespace first when the store must equal the tape).
+ *
+ * @example
+ * await pushTape('test/fixtures/app.tape', 'redis://127.0.0.1:6379/0', { namespace: 'app' })
+ */
+export async function pushTape(tape: string, url: string, opts: RedisStoreOptions = {}): Promise<PushResult> {
+  const scan = await scanTape(tape);
+  const store = await RedisRecords.open(url, opts);
+  try {
+    const { end } = parseHeader(scan.bytes, tape);
+    const headerStored = await store.setHeaderIfAbsent(scan.bytes.subarray(0, end));
+    for (let i = 0; i < scan.frames.length; i += BATCH) {
+      const batch = scan.frames.slice(i, i + BATCH).map((f) => {
+        const payload = scan.bytes.subarray(f.offset + FRAME_HEADER_SIZE, f.offset + f.length);
+        return { key: collectionKeyOf(payload), payload };
+      });
+      await store.append(batch);
+    }
+    return { records: scan.frames.length, headerStored, warnings: scan.warnings, url: store.url };
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Writes every live record of a Redis namespace to a tape, in the order they were written to
+ * Redis, under the header a push stored (or a fresh one). The tape is written beside its final
+ * name, fsynced, and renamed into place, so a failure mid-pull leaves no partial tape; an
+ * existing tape is replaced only with `force`.
+ *
+ * @example
+ * await pullTape('redis://127.0.0.1:6379/0', 'snapshots/app.tape', { namespace: 'app' })
+ */
+export async function pullTape(url: string, tape: string, opts: RedisStoreOptions & { force?: boolean } = {}): Promise<PullResult> {
+  if (!opts.force && (await stat(tape).catch(() => undefined))) {
+    throw new TapedeckError('E_TAPE_EXISTS', `Tape ${tape} already exists; pull does not overwrite it.`, {
+      file: tape,
+      hint: 'Pass --force (force: true) to replace it, or pull into a new file.',
+    });
+  }
+  const store = await RedisRecords.open(url, opts);
+  let records;
+  let header;
+  try {
+    header = await store.header();
+    records = await store.readAll();
+  } finally {
+    await store.close();
+  }
+  const tmp = join(dirname(tape), `.${basename(tape)}.${process.pid}.${randomBytes(4).toString('hex')}.pull`);
+  let fh: FileHandle | undefined;
+  let bytes = 0;
+  try {
+    // A header a push stored must still be a tape header: a damaged one would make an
+    // unreadable tape. Records written by proxies alone get a fresh one.
+    if (header) parseHeader(header, `${store.url} (stored header)`);
+    const head = header ?? recordBytes.header();
+    fh = await open(tmp, 'wx');
+    await fh.writeFile(head);
+    bytes = head.length;
+    // Frames are written in batches so a large namespace never needs one huge buffer.
+    for (let i = 0; i < records.length; i += BATCH) {
+      const chunk = Buffer.concat(records.slice(i, i + BATCH).map((r) => recordBytes.frame(r.payload)));
+      await fh.writeFile(chunk);
+      bytes += chunk.length;
+    }
+    await fh.sync();
+    await fh.close();
+    fh = undefined;
+    await rename(tmp, tape);
+  } catch (e) {
+    await fh?.close().catch(() => {});
+    await unlink(tmp).catch(() => {});
+    if (e instanceof TapedeckError) throw e;
+    throw new TapedeckError('E_TAPE_IO', `Could not write ${tape} from ${store.url}: ${(e as Error).message}`, { file: tape, hint: 'Check that the directory exists and is writable.' });
+  }
+  return { records: records.length, bytes, url: store.url };
+}

@@ -1,0 +1,300 @@
+/**
+ * Reading the tape format from bytes, with no Node built-ins: the header, the frames, their
+ * CRC-32 and the msgpack payloads. The Node file layer (tape-file.ts: locking, appending,
+ * rewriting) and the browser entry both read tapes through this one decoder, so a tape means
+ * the same thing everywhere. The byte layout is specified in docs/tape-format.md.
+ */
+import { addExtension, Unpackr } from 'msgpackr/unpack';
+import { TapedeckError } from '../errors.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Layout constants (docs/tape-format.md). All integers are big-endian (msgpack's byte order).
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * File magic. 0x89 (high bit set) catches 7-bit transfers; CR LF catches line-ending conversion;
+ * 0x1A stops `type` on Windows. Same trick as PNG.
+ */
+export const TAPE_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x89, 0x54, 0x41, 0x50, 0x45, 0x0d, 0x0a, 0x1a); // \x89TAPE\r\n\x1a
+/** The format version this module writes and the highest it reads. */
+export const TAPE_FORMAT_VERSION = 1;
+/** magic(8) + version u16 + metadata length u32 + metadata CRC-32 u32. */
+export const HEADER_FIXED = 18;
+/**
+ * Frame magic. 0xC1 is the one byte msgpack never uses as a type, so a frame start cannot be
+ * mistaken for the first byte of a payload; the CRC rules out the rest.
+ */
+export const FRAME_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0xc1, 0x54, 0x44, 0x52); // \xC1TDR
+/** magic(4) + payload length u32 + payload CRC-32 u32. */
+export const FRAME_HEADER_SIZE = 12;
+/** Largest payload accepted (256 MiB); a larger declared length is treated as damage. */
+export const MAX_RECORD_BYTES = 256 * 1024 * 1024;
+/** Largest header metadata map accepted (1 MiB). */
+export const MAX_META_BYTES = 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Public types
+// ---------------------------------------------------------------------------------------------
+
+/** The tape header: the binary format version plus the decoded metadata map. */
+export interface TapeHeader {
+  formatVersion: number;
+  created: string;
+  tapedeckVersion: string;
+  [k: string]: unknown;
+}
+
+/**
+ * One record as read back. `offset` is the byte offset of the frame (its magic) in the file and
+ * `length` the whole frame's size (12-byte frame header + payload), so `offset + length` is where
+ * the next frame starts; `value` is the msgpack-decoded payload.
+ */
+export interface TapeRecordEntry {
+  offset: number;
+  length: number;
+  value: unknown;
+}
+
+/** Damage that reading survived. `offset` is the byte where the damaged region starts. */
+export interface TapeWarning {
+  code: 'E_TAPE_TORN_TAIL' | 'E_TAPE_CORRUPT' | (string & {});
+  offset: number;
+  message: string;
+}
+
+export interface TapeContents {
+  header: TapeHeader;
+  records: TapeRecordEntry[];
+  warnings: TapeWarning[];
+  /** File size in bytes at the time it was read. */
+  size: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// msgpack
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * msgpackr options, chosen for lossless and deterministic plain data:
+ * - `useRecords: false`: objects are ordinary msgpack maps, readable by any msgpack decoder, and
+ *   no record structures carry state from one pack call to the next (which would make bytes
+ *   depend on what was written before).
+ * - `moreTypes: true`: Date, Set, Error, RegExp, typed arrays and bigint keep their types.
+ * - `structuredClone: false`: no shared/cyclic references; equal sub-values encode the same
+ *   wherever they appear.
+ * - `int64AsType: 'bigint'`: an int64 on the wire (we only write one for a bigint) decodes to a
+ *   bigint instead of a possibly-rounded number.
+ * - `variableMapSize: true`: smallest map header for the key count, and maps beyond 65 535 keys.
+ *
+ * What does NOT round-trip exactly (by msgpackr's design):
+ * - `-0` is written as integer 0.
+ * - An Error keeps `name`, `message` and `cause` only: no `stack`, no own properties such as
+ *   `code`, and subclasses come back as the built-in with that name (or `Error`).
+ * - Class instances other than the types above come back as plain objects of their own
+ *   enumerable properties; functions and symbols are dropped (like JSON).
+ * - Sparse array holes come back as `undefined`.
+ */
+export const MSGPACK_OPTIONS = {
+  useRecords: false,
+  moreTypes: true,
+  structuredClone: false,
+  int64AsType: 'bigint',
+  variableMapSize: true,
+} as const;
+
+/** The msgpack extension type of a boxed `Map` (tape-file.ts writes it; see TapeMapBox there). */
+export const MAP_EXTENSION_TYPE = 0x4d;
+
+/** Rebuilds a Map from its boxed `[key, value]` pairs. */
+export function readMapBox(entries: unknown): Map<unknown, unknown> {
+  return new Map(Array.isArray(entries) ? (entries as [unknown, unknown][]) : []);
+}
+addExtension({ type: MAP_EXTENSION_TYPE, read: readMapBox });
+
+const unpackr = new Unpackr(MSGPACK_OPTIONS);
+
+// ---------------------------------------------------------------------------------------------
+// CRC-32 (ISO-HDLC, as zlib and PNG): node:zlib's native one where there is one, else a table.
+// ---------------------------------------------------------------------------------------------
+
+let crcTable: Uint32Array | undefined;
+
+/** CRC-32 in plain JavaScript (one table lookup per byte); the reference the native one must match. */
+export function crc32Js(data: Uint8Array): number {
+  const t = (crcTable ??= (() => {
+    const out = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      out[n] = c >>> 0;
+    }
+    return out;
+  })());
+  let c = 0xffffffff;
+  for (let i = 0; i < data.length; i++) c = t[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+// Looked up, not imported: this module must load where there is no node:zlib (browsers).
+const nativeCrc32 = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:zlib') as
+  | { crc32?: (data: Uint8Array) => number }
+  | undefined;
+
+/** CRC-32 of the bytes: native on Node (several times faster on large payloads), else {@link crc32Js}. */
+export const crc32: (data: Uint8Array) => number = typeof nativeCrc32?.crc32 === 'function' ? nativeCrc32.crc32 : crc32Js;
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+// ---------------------------------------------------------------------------------------------
+
+function corruptHeader(file: string, offset: number, what: string): TapedeckError {
+  return new TapedeckError('E_TAPE_CORRUPT', `${file} is not a readable tape: ${what} (byte ${offset}).`, {
+    file,
+    offset,
+    hint: 'The header is damaged or this is not a tapedeck tape; restore it from version control or re-record it.',
+  });
+}
+
+/** Parse and check the header; returns it and where the first frame starts. */
+export function parseHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: number } {
+  if (buf.length < HEADER_FIXED) throw corruptHeader(file, 0, `only ${buf.length} bytes, a header needs at least ${HEADER_FIXED}`);
+  for (let i = 0; i < TAPE_MAGIC.length; i++) {
+    if (buf[i] !== TAPE_MAGIC[i]) throw corruptHeader(file, i, 'wrong magic bytes');
+  }
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const version = view.getUint16(8);
+  if (version === 0 || version > TAPE_FORMAT_VERSION) {
+    throw new TapedeckError('E_TAPE_VERSION', `${file} has tape format version ${version}; this tapedeck reads up to ${TAPE_FORMAT_VERSION}.`, {
+      file,
+      offset: 8,
+      hint: version === 0 ? 'Version 0 does not exist; the header is damaged.' : 'Upgrade tapedeck to read this tape.',
+    });
+  }
+  const metaLen = view.getUint32(10);
+  if (metaLen > MAX_META_BYTES || HEADER_FIXED + metaLen > buf.length) {
+    throw corruptHeader(file, 10, `metadata length ${metaLen} runs past the end of the file or the ${MAX_META_BYTES}-byte limit`);
+  }
+  const metaBytes = buf.subarray(HEADER_FIXED, HEADER_FIXED + metaLen);
+  if (crc32(metaBytes) !== view.getUint32(14)) throw corruptHeader(file, 14, 'metadata CRC-32 mismatch');
+  let meta: unknown;
+  try {
+    meta = unpackr.unpack(metaBytes);
+  } catch {
+    throw corruptHeader(file, HEADER_FIXED, 'metadata is not valid msgpack');
+  }
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw corruptHeader(file, HEADER_FIXED, 'metadata is not a map');
+  const m = meta as Record<string, unknown>;
+  if (typeof m.created !== 'string' || typeof m.tapedeckVersion !== 'string') {
+    throw corruptHeader(file, HEADER_FIXED, 'metadata lacks `created` or `tapedeckVersion`');
+  }
+  return {
+    header: { ...m, formatVersion: version, created: m.created, tapedeckVersion: m.tapedeckVersion },
+    end: HEADER_FIXED + metaLen,
+  };
+}
+
+type FrameCheck =
+  | { ok: true; length: number; value?: unknown }
+  | { ok: false; torn: boolean; undecodable?: true; length?: number; why: string };
+
+/** Check the frame at `pos`. `torn` means: these are the first bytes of a frame cut off by EOF. */
+function checkFrame(buf: Uint8Array, pos: number, decode = true, view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)): FrameCheck {
+  const remaining = buf.length - pos;
+  const magicBytes = Math.min(remaining, FRAME_MAGIC.length);
+  for (let i = 0; i < magicBytes; i++) {
+    if (buf[pos + i] !== FRAME_MAGIC[i]) return { ok: false, torn: false, why: 'no frame magic' };
+  }
+  if (remaining < FRAME_HEADER_SIZE) return { ok: false, torn: true, why: `frame header cut off after ${remaining} bytes` };
+  const len = view.getUint32(pos + 4);
+  if (len > MAX_RECORD_BYTES) return { ok: false, torn: false, why: `declared length ${len} exceeds the ${MAX_RECORD_BYTES}-byte limit` };
+  if (FRAME_HEADER_SIZE + len > remaining) {
+    return { ok: false, torn: true, why: `declared length ${len} runs past the end of the file (${remaining - FRAME_HEADER_SIZE} payload bytes present)` };
+  }
+  const payload = buf.subarray(pos + FRAME_HEADER_SIZE, pos + FRAME_HEADER_SIZE + len);
+  if (crc32(payload) !== view.getUint32(pos + 8)) return { ok: false, torn: false, why: 'payload CRC-32 mismatch' };
+  if (!decode) return { ok: true, length: FRAME_HEADER_SIZE + len };
+  try {
+    return { ok: true, length: FRAME_HEADER_SIZE + len, value: unpackr.unpack(payload) };
+  } catch (e) {
+    // The frame itself is sound (CRC matches), so skipping exactly this frame is safe.
+    return { ok: false, torn: false, undecodable: true, length: FRAME_HEADER_SIZE + len, why: `payload is not decodable msgpack (${(e as Error).message})` };
+  }
+}
+
+/** The first offset at or after `from` where a complete, CRC-valid frame starts, or -1. */
+function nextValidFrame(buf: Uint8Array, from: number): number {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  let pos = from;
+  while (pos < buf.length) {
+    // The first magic byte found natively; checkFrame compares the other three.
+    const at = buf.indexOf(FRAME_MAGIC[0]!, pos);
+    if (at < 0) return -1;
+    const c = checkFrame(buf, at, false, view);
+    if (c.ok) return at;
+    pos = at + 1;
+  }
+  return -1;
+}
+
+/**
+ * Parse a whole tape image. Pure: shared by readTape, scanTape and rewriteTape. With
+ * `decode: false` frames are only checked (magic, length, CRC) and `value` is left undefined:
+ * a CRC that matches means the payload is exactly what was written, so decoding can wait until
+ * someone asks for the value.
+ */
+export function parseTape(buf: Uint8Array, file: string, decode = true): TapeContents & { headerEnd: number } {
+  const { header, end } = parseHeader(buf, file);
+  const records: TapeRecordEntry[] = [];
+  const warnings: TapeWarning[] = [];
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  let pos = end;
+  while (pos < buf.length) {
+    const c = checkFrame(buf, pos, decode, view);
+    if (c.ok) {
+      records.push({ offset: pos, length: c.length, value: c.value });
+      pos += c.length;
+      continue;
+    }
+    if (c.undecodable && c.length !== undefined) {
+      warnings.push({ code: 'E_TAPE_CORRUPT', offset: pos, message: `${file}: record at byte ${pos} skipped: ${c.why}.` });
+      pos += c.length;
+      continue;
+    }
+    const next = nextValidFrame(buf, pos + 1);
+    if (next < 0 && c.torn) {
+      warnings.push({
+        code: 'E_TAPE_TORN_TAIL',
+        offset: pos,
+        message: `${file}: the last ${buf.length - pos} bytes (from byte ${pos}) are an incomplete record, probably from a crash during an append; ignored (${c.why}).`,
+      });
+      break;
+    }
+    const stop = next < 0 ? buf.length : next;
+    warnings.push({
+      code: 'E_TAPE_CORRUPT',
+      offset: pos,
+      message: `${file}: ${stop - pos} damaged bytes at ${pos}..${stop - 1} skipped (${c.why}); reading resumed ${next < 0 ? 'nowhere: no valid record follows' : `at byte ${next}`}.`,
+    });
+    pos = stop;
+  }
+  return { header, records, warnings, size: buf.length, headerEnd: end };
+}
+
+/**
+ * Decodes one frame found by scanTape (tape-file.ts). Throws `E_TAPE_CORRUPT` (with the offset) if the
+ * payload is not valid msgpack.
+ *
+ * @example
+ * const value = decodeFrame(scan.bytes, scan.frames[0], 'chat.tape');
+ */
+export function decodeFrame(bytes: Uint8Array, frame: { offset: number; length: number }, file = '<tape>'): unknown {
+  try {
+    return unpackr.unpack(bytes.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length));
+  } catch (e) {
+    throw new TapedeckError('E_TAPE_CORRUPT', `${file}: record at byte ${frame.offset} is not decodable msgpack (${(e as Error).message}).`, {
+      file,
+      offset: frame.offset,
+      hint: 'The frame checksum matched, so the writer produced bad data; remove the record with `tapedeck prune` or re-record.',
+    });
+  }
+}

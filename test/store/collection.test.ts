@@ -1,0 +1,295 @@
+// The conformance suite of the recording collection: every backend (src/store/backends/) must
+// pass it. Record, replay, ordered repeats, the mode rules at close, two writers, a failed
+// append, unused recordings; for backends that live in files also several processes, kill -9
+// and damaged bytes. A new backend is done when it is added to `backends` and this passes.
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RecordBackend } from '../../src/store/backend.ts';
+import { MemoryBackend } from '../../src/store/backends/memory.ts';
+import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
+import { TapeBackend } from '../../src/store/backends/tape.ts';
+import { RecordCollection, type RecordKind } from '../../src/store/collection.ts';
+import type { TapeMode } from '../../src/store/mode.ts';
+import { tapeSuite } from './setup.ts';
+import { redisMissing, startRedis } from '../redis/harness.mjs';
+import '../redis/setup.ts';
+
+const { fresh } = tapeSuite('collection');
+
+interface Rec {
+  v: 1;
+  key: string;
+  n: number;
+  body?: Uint8Array;
+}
+
+const kind: RecordKind<Rec> = {
+  name: 'test record',
+  keysOf: (head) => (typeof head.key === 'string' && head.kind === undefined ? head.key : undefined),
+  is: (v): v is Rec => v !== null && typeof v === 'object' && typeof (v as Rec).key === 'string',
+};
+
+interface BackendCase {
+  name: string;
+  /** A new, empty store. */
+  make(): RecordBackend;
+  /** Another handle on the same store (another writer). */
+  again(b: RecordBackend): RecordBackend;
+  /** Makes every later append on this handle fail as a full or read-only store would. */
+  breakAppends(b: RecordBackend): RecordBackend;
+  /** Backends in files: processes, kill -9 and damaged bytes apply. */
+  file?: (b: RecordBackend) => string;
+}
+
+const failing = (b: RecordBackend): RecordBackend => ({
+  location: b.location,
+  load: (o) => b.load(o),
+  append: async () => {
+    throw new Error('no space left on device');
+  },
+  rewrite: (s) => b.rewrite(s),
+  close: () => b.close(),
+});
+
+const backends: BackendCase[] = [
+  {
+    name: 'tape',
+    make: () => new TapeBackend(fresh()),
+    again: (b) => new TapeBackend((b as TapeBackend).path),
+    // The real thing where it can be had: the file made read-only (appends fail, a rename over
+    // it still works). Root writes to read-only files, so there the appends fail by hand.
+    breakAppends: (b) => {
+      if (process.getuid?.() === 0) return failing(b);
+      chmodSync((b as TapeBackend).path, 0o444);
+      return b;
+    },
+    file: (b) => (b as TapeBackend).path,
+  },
+  {
+    name: 'memory',
+    make: () => new MemoryBackend(),
+    again: (b) => b,
+    breakAppends: failing,
+  },
+];
+
+// The Redis backend joins on a real redis-server when one is installed (test/redis/setup.ts
+// says what to install otherwise, and fails instead under .ci/run).
+const redis = redisMissing() ? undefined : await startRedis();
+afterAll(() => redis?.stop());
+let redisStores = 0;
+if (redis) {
+  backends.push({
+    name: 'redis',
+    make: () => new RedisBackend(redis.url, { namespace: `conformance-${process.pid}-${redisStores++}` }),
+    again: (b) => new RedisBackend(redis.url, { namespace: (b as RedisBackend).namespace }),
+    breakAppends: failing,
+  });
+}
+
+const open = (b: RecordBackend, mode: TapeMode) => RecordCollection.open(b, { mode, kind });
+const rec = (key: string, n: number): Rec => ({ v: 1, key, n });
+async function stored(b: RecordBackend): Promise<unknown[]> {
+  return (await b.load({ create: false })).records.map((r) => r.value());
+}
+const ns = async (b: RecordBackend) => (await stored(b)).map((v) => (v as Rec).n);
+
+describe.each(backends)('recording collection on the $name backend', (bc) => {
+  it('records, then replays each key in recorded order (ordered repeats)', async () => {
+    const b = bc.make();
+    const w = await open(b, 'record');
+    await w.append('a', rec('a', 1));
+    await Promise.all([w.append('b', rec('b', 2)), w.append('a', rec('a', 3))]);
+    await w.close();
+    const r = await open(bc.again(b), 'replay');
+    expect(r.size).toBe(3);
+    expect([r.next('a')?.n, r.next('a')?.n, r.next('a')?.n]).toEqual([1, 3, undefined]);
+    expect(r.next('a', { repeatLast: true })?.n).toBe(3);
+    expect(r.next('b')?.n).toBe(2);
+    expect(r.next('zzz')).toBeUndefined();
+    expect(r.count('a')).toEqual({ recorded: 2, served: 2 });
+    await r.close();
+  });
+
+  it('keeps binary values, and what the caller later mutates never changes the store', async () => {
+    const b = bc.make();
+    const w = await open(b, 'record');
+    const value = { v: 1 as const, key: 'bin', n: 1, body: Uint8Array.of(0, 255, 10) };
+    await w.append('bin', value);
+    value.n = 99;
+    await w.close();
+    const got = (await open(bc.again(b), 'replay')).next('bin')!;
+    expect(got.n).toBe(1);
+    expect([...got.body!]).toEqual([0, 255, 10]);
+  });
+
+  it('replay never writes and passthrough neither reads nor writes', async () => {
+    const b = bc.make();
+    const w = await open(b, 'record');
+    await w.append('a', rec('a', 1));
+    await w.close();
+    const r = await open(bc.again(b), 'replay');
+    await r.append('x', rec('x', 2));
+    expect(await r.close({ pruneUnused: false })).toEqual({ replaced: [], pruned: [] });
+    const p = await open(bc.again(b), 'passthrough');
+    expect(p.next('a')).toBeUndefined();
+    await p.append('y', rec('y', 3));
+    await p.close({ pruneUnused: true });
+    expect(await ns(b)).toEqual([1]);
+  });
+
+  it('record replaces only the keys it re-recorded, keeps unused ones and other kinds', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await b.append([rec('a', 1), rec('a', 2), rec('b', 3), { v: 1, kind: 'other', key: 'a', n: 4 }], { durable: true });
+    const w = await open(bc.again(b), 'record');
+    expect(w.next('a')).toBeUndefined(); // record serves nothing
+    await w.append('a', rec('a', 5));
+    const report = await w.close();
+    expect(report.replaced.map((x) => x.key)).toEqual(['a', 'a']);
+    expect(report.pruned).toEqual([]);
+    expect(await ns(b)).toEqual([3, 4, 5]);
+  });
+
+  it('an unchanged re-recording keeps the old record (reuse), the rest of the key is replaced', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await b.append([rec('a', 1), rec('a', 2)], { durable: true });
+    const w = await open(bc.again(b), 'record');
+    expect(w.previous('a', 0)?.n).toBe(1);
+    w.reuse('a', 0);
+    await w.close();
+    expect(await ns(b)).toEqual([1]);
+  });
+
+  it('update serves what is there, records what is missing, removes nothing', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await b.append([rec('a', 1)], { durable: true });
+    const u = await open(bc.again(b), 'update');
+    expect(u.next('a')?.n).toBe(1);
+    expect(u.next('b')).toBeUndefined();
+    await u.append('b', rec('b', 2));
+    expect(u.next('b', { repeatLast: true })?.n).toBe(2);
+    await u.append('a', rec('a', 3)); // a repeat past the recorded ones
+    expect(await u.close()).toEqual({ replaced: [], pruned: [] });
+    expect(await ns(b)).toEqual([1, 2, 3]);
+  });
+
+  it('two writers: neither removes what the other appended, before or after it opened', async () => {
+    const b = bc.make();
+    const a = await open(b, 'record');
+    await a.append('from-a-1', rec('from-a-1', 1));
+    const w2 = await open(bc.again(b), 'record'); // sees a's first record at open
+    await a.append('from-a-2', rec('from-a-2', 2));
+    await w2.append('from-b', rec('from-b', 3));
+    await w2.close();
+    await a.close();
+    expect((await ns(b)).sort()).toEqual([1, 2, 3]);
+  });
+
+  it('a replaced recording is removed only after its replacement is durable (failed append keeps it)', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await b.append([rec('a', 1), rec('b', 2)], { durable: true });
+    const w = await open(bc.breakAppends(bc.again(b)), 'record');
+    await expect(w.append('a', rec('a', 3))).rejects.toThrow();
+    const report = await w.close();
+    expect(report.replaced).toEqual([]);
+    if (bc.file) chmodSync(bc.file(b), 0o644);
+    expect(await ns(b)).toEqual([1, 2]);
+  });
+
+  it('prunes unused recordings only when asked, and reports them', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await b.append([rec('a', 1), rec('b', 2), rec('c', 3)], { durable: true });
+    const r1 = await open(bc.again(b), 'replay');
+    r1.next('a');
+    await r1.close();
+    expect(await ns(b)).toEqual([1, 2, 3]);
+    const r2 = await open(bc.again(b), 'replay');
+    r2.next('a');
+    const report = await r2.close({ pruneUnused: true });
+    expect(report.pruned.map((x) => x.key).sort()).toEqual(['b', 'c']);
+    expect(await ns(b)).toEqual([1]);
+  });
+
+  it('appends after close are refused; close is idempotent', async () => {
+    const w = await open(bc.make(), 'record');
+    const c1 = w.close();
+    expect(w.close()).toBe(c1);
+    await c1;
+    await expect(w.append('a', rec('a', 1))).rejects.toMatchObject({ code: 'E_CLOSED' });
+  });
+
+  it.runIf(bc.file !== undefined)('4 processes recording one store lose nothing', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await Promise.all(['p0', 'p1', 'p2', 'p3'].map((id) => child([bc.file!(b), 'record', id, '25'])));
+    const keys = (await stored(b)).map((v) => (v as Rec).key);
+    expect(keys).toHaveLength(100);
+    expect(new Set(keys).size).toBe(100);
+  }, 60_000);
+
+  it.runIf(bc.file !== undefined)('kill -9 at a random moment loses no acknowledged append', async () => {
+    for (let round = 0; round < 3; round++) {
+      const b = bc.make();
+      await b.load({ create: true });
+      const acked = await killAfter(bc.file!(b), 5 + Math.floor(Math.random() * 60));
+      const got = new Set((await stored(b)).map((v) => (v as Rec).key));
+      for (const i of acked) expect(got.has(`k-${i}`)).toBe(true);
+    }
+  }, 60_000);
+
+  it.runIf(bc.file !== undefined)('damaged bytes cost only the damaged records', async () => {
+    const b = bc.make();
+    const w = await open(b, 'record');
+    for (let i = 0; i < 50; i++) await w.append(`k${i}`, rec(`k${i}`, i));
+    await w.close();
+    const file = bc.file!(b);
+    const bytes = readFileSync(file);
+    const loaded = await b.load({ create: false });
+    // Flip one byte inside record 20's payload.
+    const at = loaded.records[20]!.at + 20;
+    bytes[at] = bytes[at]! ^ 0x5a;
+    writeFileSync(file, bytes);
+    const r = await open(bc.again(b), 'replay');
+    expect(r.size).toBe(49);
+    expect(r.next('k20')).toBeUndefined();
+    expect(r.next('k21')?.n).toBe(21);
+    expect(r.warnings.map((x) => x.code)).toContain('E_TAPE_CORRUPT');
+  });
+});
+
+const DIST = pathToFileURL(join(import.meta.dirname, '../../dist/')).href;
+const WORKER = join(import.meta.dirname, 'collection-worker.mjs');
+
+function child(args: string[]): Promise<string> {
+  if (!existsSync(join(import.meta.dirname, '../../dist/store/collection.js'))) throw new Error('dist is missing: run `npm run build` (npm test does it first)');
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [WORKER, DIST, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    c.stdout.on('data', (d: Buffer) => (out += d));
+    c.stderr.on('data', (d: Buffer) => (err += d));
+    c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker exited ${code}: ${err}`))));
+  });
+}
+
+/** Runs an `ack` writer, kills it with SIGKILL after `after` acknowledgements; returns them. */
+function killAfter(file: string, after: number): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [WORKER, DIST, file, 'ack', 'k', '100000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    c.stdout.on('data', (d: Buffer) => {
+      out += d;
+      if (out.split('\n').length > after) c.kill('SIGKILL');
+    });
+    c.on('error', reject);
+    c.on('exit', () => resolve(out.split('\n').filter((l) => /^\d+$/.test(l)).map(Number)));
+  });
+}
