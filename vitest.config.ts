@@ -8,6 +8,8 @@ const direct = [
   'test/sha256-wasm.test.ts',
   'test/build.test.ts',
   'test/parity.test.ts',
+  // Reads source files only: no backend involved.
+  'test/imports.test.ts',
   // The tape file format does no hashing: running it per backend would only triple its
   // multi-process tests.
   'test/store/**/*.test.ts',
@@ -19,6 +21,9 @@ const direct = [
   'test/proxy/**/*.test.ts',
   // The test-runner integration drives the proxy and vitest itself.
   'test/vitest/**/*.test.ts',
+  // The packed tarball and the CLI as a user meets them: nothing backend-specific.
+  'test/package/**/*.test.ts',
+  'test/cli/**/*.test.ts',
   // Real redis-server processes: once is enough, the core is not what they test.
   'test/redis/**/*.test.ts',
 ];

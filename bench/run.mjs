@@ -456,7 +456,8 @@ if (!FILTERS.length || FILTERS.includes('match')) {
 let tape = null;
 if (!FILTERS.length || FILTERS.includes('tape')) {
   const { tapeBench } = await import('./tape.mjs');
-  const store = await import(new URL('../dist/store/index.js', import.meta.url).href);
+  // The frame-level writers (appendRecords, createTape) are internals, not in the public entry.
+  const store = { ...(await import(new URL('../dist/store/index.js', import.meta.url).href)), ...(await import(new URL('../dist/store/tape-file.js', import.meta.url).href)) };
   lib.setBackend(DEFAULT_BACKEND);
   tape = await tapeBench(store, lib, { quick: QUICK });
   console.log(`\n== TAPE: tape store (backend ${DEFAULT_BACKEND})`);

@@ -25,6 +25,7 @@ Options:
                         (default: the last recording is served again)
   --timing T            Stream replay: none (default) | recorded | <ms between chunks>
   --record-errors       Record upstream 4xx/5xx answers too
+  --prune-unused        At shutdown, remove the recordings no request used (and say which)
   --max-body SIZE       Largest request body (default 32m; e.g. 512k, 8m)
   --miss-status N       HTTP status of a replay miss (default 404)
   --match-header NAME   Header that takes part in matching non-JSON requests (repeatable)
@@ -78,6 +79,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'strict-order': { type: 'boolean' },
         timing: { type: 'string' },
         'record-errors': { type: 'boolean' },
+        'prune-unused': { type: 'boolean' },
         'max-body': { type: 'string' },
         'miss-status': { type: 'string' },
         'match-header': { type: 'string', multiple: true },
@@ -113,6 +115,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     strictOrder: v['strict-order'] === true,
     timing: v.timing === undefined ? 'none' : parseTiming(v.timing),
     recordErrors: v['record-errors'] === true,
+    pruneUnused: v['prune-unused'] === true,
     maxBodyBytes: v['max-body'] === undefined ? undefined : parseSize(v['max-body']),
     missStatus: v['miss-status'] === undefined ? undefined : parseInteger('miss-status', v['miss-status'], 400, 599),
     matchHeaders: v['match-header'],
