@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { readTape, rewriteTape } from '../store/tape-file.ts';
-import { isHttpRecord } from '../proxy/record.ts';
+import { isHttpRecord } from '../store/records.ts';
 import type { TapeMode } from '../store/mode.ts';
 
 /** One miss, as the summary lists it. */

@@ -36,7 +36,7 @@ export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'mode' | 'o
   recordCommand?: string;
   /** Paths in messages are relative to this directory (default the working directory). */
   root?: string;
-  /** Called with tape warnings (default: collected and shown with the close report only). */
+  /** Called with tape warnings: damaged records, failed appends, re-keyed tapes (default: a process warning). */
   onWarning?: (message: string) => void;
   /** The environment to read modes from (default process.env). */
   env?: NodeJS.ProcessEnv;
@@ -94,7 +94,6 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   const rel = relative(root, opts.tape) || opts.tape;
   const recordCommand = opts.recordCommand ?? 'TAPEDECK_MODE=update <your test command>';
   const runDir = opts.runDir ?? env.TAPEDECK_RUN_DIR;
-  const warnings: string[] = [];
   const misses: MissReport[] = [];
   const used = new Set<string>();
   const switches: FetchSwitch[] = [];
@@ -115,7 +114,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         // A missing tape in replay is told by each miss, better than by a warning up front.
         if (/does not exist; every request will be a miss/.test(m)) return;
         if (onWarning) onWarning(m);
-        else warnings.push(m);
+        else process.emitWarning(m, { code: 'TAPEDECK_TAPE' });
       },
     });
     return inner;
