@@ -10,8 +10,8 @@ import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { createMatcher, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
-import type { StoreWarning } from '../store/backend.ts';
-import { TapeBackend } from '../store/backends/tape.ts';
+import type { RecordBackend, StoreWarning } from '../store/backend.ts';
+import { isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { KEY_SPEC_VERSION } from '../match/normalize.ts';
@@ -24,8 +24,13 @@ export type Timing = 'none' | 'recorded' | number;
 
 /** Options shared by createHandler, createFetch and `tapedeck serve`. */
 export interface DeckOptions {
-  /** Tape file path. Required except in passthrough mode. */
+  /** Tape file path. Required except in passthrough mode (or give `store`). */
   tape?: string;
+  /**
+   * Where the recordings live instead of a tape file: a `redis://` / `rediss://` URL shared by a
+   * fleet of proxies (docs/redis.md), a tape path, or a store backend object.
+   */
+  store?: string | RecordBackend;
   /** replay | record | update | passthrough; default from TAPEDECK_MODE, CACHE_MODE, else replay. */
   mode?: TapeMode | (string & {});
   /** How LLM requests are matched (docs/matching.md); default 'exact'. */
@@ -247,14 +252,20 @@ export class Deck {
     if (opts.timing !== undefined && opts.timing !== 'none' && opts.timing !== 'recorded' && !(typeof opts.timing === 'number' && opts.timing >= 0)) {
       throw new TapedeckError('E_ARG', `Invalid timing ${JSON.stringify(opts.timing)}.`, { hint: "Use 'none', 'recorded' or a number of milliseconds between chunks." });
     }
-    if (mode !== 'passthrough' && (typeof opts.tape !== 'string' || opts.tape === '')) {
-      throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path.`, { hint: "Pass { tape: 'recordings/app.tape' } (tapedeck serve --tape FILE)." });
+    const store = opts.store ?? opts.tape;
+    if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
+      throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path or a store.`, {
+        hint: "Pass { tape: 'recordings/app.tape' } (tapedeck serve --tape FILE), or a shared store { store: 'redis://host:6379/0' } (tapedeck serve --store URL).",
+      });
     }
+    const backend = mode === 'passthrough' || store === undefined ? undefined : storeBackend(store);
+    // Messages and stats name a store by its location (a Redis URL with its password masked).
+    if (opts.store !== undefined && backend) opts = { ...opts, tape: backend.location };
     let col: RecordCollection<HttpRecord> | undefined;
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys });
-      col = await RecordCollection.open(new TapeBackend(opts.tape!), { mode, kind, durable: opts.durable !== false });
+      col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
       // A missing tape in replay is not fatal: every request is a miss that says so.
@@ -459,7 +470,7 @@ export class Deck {
       },
       (e: unknown) => {
         this.counters.appendFailures++;
-        this.warn(`tapedeck: could not append a record to ${this.tape}: ${e instanceof Error ? e.message : String(e)}`);
+        this.warn(`tapedeck: could not append a record to ${this.tape}: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
       },
     );
     this.writes.add(durable);

@@ -263,7 +263,10 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
     void p.finally(() => inFlight.delete(p)).catch(() => {});
     return p;
   }) as TapedeckFetch;
-  Object.defineProperty(f, 'ready', { value: opening.then(() => undefined) });
+  // Whoever awaits `ready` sees a failed open; nobody awaiting it must not make it unhandled.
+  const ready = opening.then(() => undefined);
+  ready.catch(() => {});
+  Object.defineProperty(f, 'ready', { value: ready });
   f.stats = async () => (await opening).stats();
   f.close = () => {
     closing ??= (async () => {

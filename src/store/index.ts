@@ -13,6 +13,11 @@ export { RecordCollection, type CloseOptions, type CloseReport, type CollectionO
 export { headOf, type HeadScalar, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning } from './backend.ts';
 export { MemoryBackend } from './backends/memory.ts';
 export { TapeBackend, type TapeBackendOptions } from './backends/tape.ts';
+// Shared recordings on Redis (docs/redis.md); the `redis` client is loaded only when one is opened.
+export { RedisBackend, type RedisStoreOptions } from './backends/redis-backend.ts';
+export { isBackend, storeBackend, type StoreBackendOptions } from './backends/open.ts';
+export { maskRedisUrl } from './backends/redis-connection.ts';
+export { pullTape, pushTape, type PullResult, type PushResult } from './redis-transfer.ts';
 export { exportTapeJSON, importTapeJSON } from './export.ts';
 export { resolveMode, resolveModeWithSource, TAPE_MODES, type TapeMode, type TapeModeSource } from './mode.ts';
 export {

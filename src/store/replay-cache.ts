@@ -34,7 +34,7 @@ import { explainMiss } from '../match/diagnose.ts';
 import { requestKeys, type RequestKeys } from '../match/matcher.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import type { RecordBackend, StoreWarning } from './backend.ts';
-import { TapeBackend } from './backends/tape.ts';
+import { storeBackend } from './backends/open.ts';
 import { RecordCollection, type CloseReport } from './collection.ts';
 import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mode.ts';
 import { sortedKeys } from './record-order.ts';
@@ -117,7 +117,8 @@ export class ReplayCache {
   }
 
   /**
-   * Opens the tape at `path` (or a store backend: `new MemoryBackend()`, a Redis backend). In
+   * Opens the tape at `path` (or a shared Redis store, `redis://host:6379/0?namespace=app`, see
+   * docs/redis.md; or a store backend object: `new MemoryBackend()`). In
    * record and update mode a missing tape (and its directory) is created; in replay a missing
    * tape is not an error, but every get is then a miss; passthrough does not touch it at all.
    * Records are indexed by their stored `key` without being decoded or re-hashed; older records
@@ -133,7 +134,8 @@ export class ReplayCache {
       throw new TapedeckError('E_ARG', 'ReplayCache.open needs a tape path (or a store backend).', { hint: "e.g. ReplayCache.open('test/fixtures/qa.tape')" });
     }
     const mode = resolveModeWithSource(opts.mode);
-    const backend = typeof path === 'string' ? new TapeBackend(path, { lock: opts.lock }) : path;
+    // A tape path, a redis:// URL (docs/redis.md) or a backend object.
+    const backend = storeBackend(path, opts.lock ? { lock: opts.lock } : {});
     const kind = cacheRecords(opts.ignoredArgs);
     const col = await RecordCollection.open(backend, { mode: mode.mode, kind });
     const cache = new ReplayCache(col, mode, opts);
