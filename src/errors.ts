@@ -32,6 +32,10 @@
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
  * - `E_NETWORK_BLOCKED`: the fetch switch refused a request to a host it does not route through a
  *   tape while the network is blocked (`blockNetwork`).
+ * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),
+ *   `E_FILE` (a path that is missing, a directory where a file is expected, or unreadable),
+ *   `E_IMPORT_FORMAT` (input `tapedeck import` does not read; no tape is written),
+ *   `E_INTERNAL` (an unexpected failure: a bug to report, with the stack from `--debug`).
  */
 export type TapedeckErrorCode =
   | 'E_JSON'
