@@ -21,6 +21,8 @@ const direct = [
   'test/proxy/**/*.test.ts',
   // The browser suite compares every backend in the page with Node itself.
   'test/browser/**/*.test.ts',
+  // The test-runner integration drives the proxy and vitest itself.
+  'test/vitest/**/*.test.ts',
   // The packed tarball and the CLI as a user meets them: nothing backend-specific.
   'test/package/**/*.test.ts',
   'test/cli/**/*.test.ts',
