@@ -17,6 +17,9 @@ const direct = [
   'test/replay/**/*.test.ts',
   // The proxy is transport around the matcher, which the per-backend suites already cover.
   'test/proxy/**/*.test.ts',
+  // The packed tarball and the CLI as a user meets them: nothing backend-specific.
+  'test/package/**/*.test.ts',
+  'test/cli/**/*.test.ts',
   // Real redis-server processes: once is enough, the core is not what they test.
   'test/redis/**/*.test.ts',
 ];

@@ -1,21 +1,61 @@
 #!/usr/bin/env node
 // Builds everything a fresh clone needs, in order: generated number tables, both wasm targets,
 // the embedded module for src/ (base64, so the package loads synchronously with no file I/O),
-// and the TypeScript output. Run by `npm install` (prepare) and `npm run build`.
+// and the TypeScript output. Run by `npm install` (prepare), `npm run build` and before `npm test`.
+// The wasm steps (~10 s) are skipped when every wasm output is newer than every input they are
+// made from (a fresh clone has no outputs, so it builds everything); `--force` rebuilds anyway.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
-const only = process.argv[2]; // 'wasm' stops after the embedded module
+const args = process.argv.slice(2);
+const only = args.find((a) => !a.startsWith('--')); // 'wasm' stops after the embedded module
+const force = args.includes('--force');
+const targets = { scalar: 'build/tapedeck.wasm', simd: 'build/tapedeck-simd.wasm' };
+
+/** Every file under `dir` (recursively), as absolute paths. */
+function filesUnder(dir) {
+  return readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
+const mtime = (p) => statSync(join(root, p), { throwIfNoEntry: false })?.mtimeMs;
+// What the wasm is made from (the generated tables are an output of gen-tables.mjs, so they are
+// not an input here), and what the wasm steps write.
+const wasmInputs = [
+  ...filesUnder('assembly').filter((p) => !p.startsWith(join(root, 'assembly', 'generated'))).map((p) => p.slice(root.length + 1)),
+  'asconfig.json',
+  'scripts/gen-tables.mjs',
+  'scripts/build.mjs',
+  'package-lock.json', // a new assemblyscript compiler
+];
+const wasmOutputs = [
+  'assembly/generated/number-tables.ts',
+  ...Object.values(targets),
+  'src/core/wasm.generated.ts',
+  'src/core/wasm-scalar.generated.ts',
+];
+
+function wasmUpToDate() {
+  const outs = wasmOutputs.map(mtime);
+  if (outs.some((t) => t === undefined)) return false;
+  const newestInput = Math.max(...wasmInputs.map((p) => mtime(p) ?? Infinity));
+  return Math.min(...outs) > newestInput;
+}
+
+if (!force && wasmUpToDate()) {
+  console.log('wasm: up to date (outputs newer than assembly/, asconfig.json and the build scripts; --force rebuilds)');
+  if (only !== 'wasm') buildTypeScript();
+  process.exit(0);
+}
 
 if (existsSync(join(root, 'scripts/gen-tables.mjs'))) run(process.execPath, ['scripts/gen-tables.mjs']);
 mkdirSync(join(root, 'build'), { recursive: true });
-const targets = { scalar: 'build/tapedeck.wasm', simd: 'build/tapedeck-simd.wasm' };
 for (const target of Object.keys(targets)) {
   run(bin('asc'), ['assembly/index.ts', '--config', 'asconfig.json', '--target', target]);
 }
@@ -46,7 +86,28 @@ for (const [target, file] of Object.entries(targets)) {
 writeFileSync(join(root, 'src/core/wasm.generated.ts'), lines.join('\n'));
 writeFileSync(join(root, 'src/core/wasm-scalar.generated.ts'), scalarLines.join('\n'));
 if (only === 'wasm') process.exit(0);
-run(bin('tsc'), ['-p', 'tsconfig.json']);
-// The .wasm files themselves, for pages that load a build by URL (loadWasmBuild in the browser entry).
-mkdirSync(join(root, 'dist/wasm'), { recursive: true });
-for (const file of Object.values(targets)) copyFileSync(join(root, file), join(root, 'dist/wasm', file.slice('build/'.length)));
+buildTypeScript();
+
+/**
+ * dist/ from a clean slate (no stale files from renamed modules), then the declaration files'
+ * relative `.ts` specifiers rewritten to `.js`: tsc rewrites them in the JavaScript it emits
+ * (rewriteRelativeImportExtensions) but not in the .d.ts files, and a consumer's TypeScript
+ * without allowImportingTsExtensions cannot follow `./core/index.ts` in a package.
+ */
+function buildTypeScript() {
+  rmSync(join(root, 'dist'), { recursive: true, force: true });
+  run(bin('tsc'), ['-p', 'tsconfig.json']);
+  let rewritten = 0;
+  for (const file of filesUnder('dist').filter((p) => p.endsWith('.d.ts'))) {
+    const text = readFileSync(file, 'utf8');
+    const out = text.replace(/((?:from|import)\s*\(?\s*['"])(\.{1,2}\/[^'"]*?)\.ts(['"])/g, (_, a, spec, b) => `${a}${spec}.js${b}`);
+    if (out !== text) {
+      writeFileSync(file, out);
+      rewritten++;
+    }
+  }
+  console.log(`dist: .ts specifiers rewritten to .js in ${rewritten} declaration files`);
+  // The .wasm files themselves, for pages that load a build by URL (loadWasmBuild in the browser entry).
+  mkdirSync(join(root, 'dist/wasm'), { recursive: true });
+  for (const file of Object.values(targets)) copyFileSync(join(root, file), join(root, 'dist/wasm', file.slice('build/'.length)));
+}

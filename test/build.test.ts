@@ -201,11 +201,11 @@ describe('tapedeck CLI', () => {
   });
 
   it('package exports resolve: llm-tapedeck and llm-tapedeck/store', async () => {
-    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string; types: string }> };
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { default: string; types: string }> };
     for (const entry of ['.', './store']) {
       const e = pkg.exports[entry]!;
       expect(statSync(join(root, e.types)).isFile()).toBe(true);
-      const mod = (await import(join(root, e.import))) as Record<string, unknown>;
+      const mod = (await import(join(root, e.default))) as Record<string, unknown>;
       expect(Object.keys(mod).length).toBeGreaterThan(5);
     }
     const store = (await import(join(root, 'dist/store/index.js'))) as { ReplayCache: { open: unknown }; resolveMode: (m?: string, env?: object) => string };
