@@ -8,6 +8,8 @@ const direct = [
   'test/sha256-wasm.test.ts',
   'test/build.test.ts',
   'test/parity.test.ts',
+  // Reads source files only: no backend involved.
+  'test/imports.test.ts',
   // The tape file format does no hashing: running it per backend would only triple its
   // multi-process tests.
   'test/store/**/*.test.ts',

@@ -66,7 +66,7 @@ function readAll(req) {
 
 // ----------------------------------------------------------------- worker side ----
 
-async function serve({ kind, tape, talkbackDir, answers }) {
+async function serve({ kind, tape, store, talkbackDir, answers }) {
   if (kind === 'baseline') {
     const byBody = new Map(answers.map(([req, res]) => [req, Buffer.from(res)]));
     const server = createServer(async (req, res) => {
@@ -84,7 +84,8 @@ async function serve({ kind, tape, talkbackDir, answers }) {
   }
   if (kind === 'tapedeck') {
     const { startProxy } = await import(PROXY_LIB);
-    const proxy = await startProxy({ tape, mode: 'replay', port: 0 });
+    // `store` (a Redis URL) for the shared-store rows of bench/redis.mjs, else the tape file.
+    const proxy = await startProxy({ ...(store ? { store } : { tape }), mode: 'replay', port: 0 });
     return proxy.port;
   }
   if (kind === 'talkback') {
@@ -114,7 +115,7 @@ if (!isMainThread && workerData?.role === 'proxy-bench-server') {
 
 // ------------------------------------------------------------------- main side ----
 
-function startWorker(data) {
+export function startWorker(data) {
   const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { role: 'proxy-bench-server', ...data } });
   return new Promise((resolve, reject) => {
     worker.once('message', (m) => (m.error ? reject(new Error(`bench: ${data.kind} server failed: ${m.error}`)) : resolve({ worker, port: m.port })));
@@ -122,42 +123,55 @@ function startWorker(data) {
   });
 }
 
-function percentile(sorted, p) {
+export function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p + 0.5))];
 }
 
-async function load(autocannon, port, connections, duration, bodies) {
+/**
+ * Drives one server, or several at once (`port` an array: the connections are split evenly, one
+ * autocannon per server, started together), and returns the requests per second over all of
+ * them and the latency percentiles over every response.
+ */
+export async function load(autocannon, port, connections, duration, bodies) {
+  const ports = Array.isArray(port) ? port : [port];
   const latencies = [];
   let non2xx = 0;
-  let started = 0;
+  let errors = 0;
+  let started = Infinity;
   let last = 0;
-  const result = await new Promise((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: `http://127.0.0.1:${port}`,
-        connections,
-        duration,
-        // Checks for the end every 100 ms instead of every second, so short runs stay short.
-        sampleInt: 100,
-        requests: bodies.map((body) => ({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body })),
-      },
-      (err, res) => (err ? reject(err) : resolve(res)),
-    );
-    instance.on('start', () => (started = performance.now()));
-    instance.on('response', (_client, status, _bytes, ms) => {
-      last = performance.now();
-      if (status >= 200 && status < 300) latencies.push(ms);
-      else non2xx++;
-    });
-  });
+  await Promise.all(
+    ports.map(
+      (p, i) =>
+        new Promise((resolve, reject) => {
+          const share = Math.floor(connections / ports.length) + (i < connections % ports.length ? 1 : 0);
+          const instance = autocannon(
+            {
+              url: `http://127.0.0.1:${p}`,
+              connections: share,
+              duration,
+              // Checks for the end every 100 ms instead of every second, so short runs stay short.
+              sampleInt: 100,
+              requests: bodies.map((body) => ({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body })),
+            },
+            (err, res) => (err ? reject(err) : ((errors += res.errors), resolve(res))),
+          );
+          instance.on('start', () => (started = Math.min(started, performance.now())));
+          instance.on('response', (_client, status, _bytes, ms) => {
+            last = performance.now();
+            if (status >= 200 && status < 300) latencies.push(ms);
+            else non2xx++;
+          });
+        }),
+    ),
+  );
   latencies.sort((a, b) => a - b);
-  if (non2xx > 0 || result.errors > 0) throw new Error(`bench: ${non2xx} non-2xx answers and ${result.errors} errors on port ${port}`);
+  if (non2xx > 0 || errors > 0) throw new Error(`bench: ${non2xx} non-2xx answers and ${errors} errors on port(s) ${ports.join(', ')}`);
   return { rps: (latencies.length / (last - started)) * 1000, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), n: latencies.length };
 }
 
 /** Records the tape for real: fake upstream, tapedeck in record mode. */
-async function recordTape(dir) {
+export async function recordTape(dir) {
   const { startProxy } = await import(PROXY_LIB);
   const byBody = new Map(Array.from({ length: N_REQUESTS }, (_, i) => [requestBody(i), answerBody(i)]));
   const upstream = createServer(async (req, res) => {
@@ -178,7 +192,7 @@ async function recordTape(dir) {
 }
 
 /** The same recordings as talkback tapes: one JSON5 file each (JSON is JSON5). */
-async function writeTalkbackTapes(tape, dir) {
+export async function writeTalkbackTapes(tape, dir) {
   const { readTape } = await import(STORE_LIB);
   const out = join(dir, 'talkback');
   mkdirSync(out, { recursive: true });

@@ -456,7 +456,8 @@ if (!FILTERS.length || FILTERS.includes('match')) {
 let tape = null;
 if (!FILTERS.length || FILTERS.includes('tape')) {
   const { tapeBench } = await import('./tape.mjs');
-  const store = await import(new URL('../dist/store/index.js', import.meta.url).href);
+  // The frame-level writers (appendRecords, createTape) are internals, not in the public entry.
+  const store = { ...(await import(new URL('../dist/store/index.js', import.meta.url).href)), ...(await import(new URL('../dist/store/tape-file.js', import.meta.url).href)) };
   lib.setBackend(DEFAULT_BACKEND);
   tape = await tapeBench(store, lib, { quick: QUICK });
   console.log(`\n== TAPE: tape store (backend ${DEFAULT_BACKEND})`);
@@ -515,9 +516,34 @@ if (!FILTERS.length || FILTERS.includes('proxy')) {
   }
 }
 
+// ------------------------------------------------------------------ redis ----
+// Shared-store rows: four proxies on one Redis vs one proxy on a tape file; 4-writer record
+// throughput. Skipped, with what to install, where redis-server is missing.
+let redisRows = null;
+if (!FILTERS.length || FILTERS.includes('redis')) {
+  const { redisBench } = await import('./redis.mjs');
+  redisRows = await redisBench({ quick: QUICK });
+  console.log('\n== REDIS: shared store (proxies in worker threads, one redis-server on loopback)');
+  if (redisRows.skipped) console.log(`  skipped: ${redisRows.skipped}`);
+  else {
+    console.log(
+      table(
+        ['row', 'req/s', 'p50', 'p99', 'added p50', 'n'],
+        redisRows.rows.map((r) => [r.label, r.rps.toFixed(0), `${r.p50.toFixed(3)} ms`, `${r.p99.toFixed(3)} ms`, r.addedP50 === null ? '(baseline)' : `${r.addedP50.toFixed(3)} ms`, r.n]),
+      ),
+    );
+    console.log(table(['row', 'records/s', 'vs tape file', 'n'], redisRows.recordRows.map((r) => [r.label, r.perSec.toFixed(0), r.ratio === null ? '(baseline)' : `${r.ratio.toFixed(2)}x`, r.n])));
+    for (const t of redisRows.targets) {
+      const shown = t.unit === 'ms' ? `${t.value.toFixed(3)} ms` : `${t.value.toFixed(2)}x`;
+      targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.pass, unit: t.unit });
+      console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.pass === null ? '' : t.pass ? 'PASS' : 'MISS'}`);
+    }
+  }
+}
+
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, proxy: proxy && { rows: proxy.rows } }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;

@@ -162,7 +162,7 @@ export async function tapeBench(store, lib, { quick = false } = {}) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const store = await import('../dist/store/index.js');
+  const store = { ...(await import('../dist/store/index.js')), ...(await import('../dist/store/tape-file.js')) };
   const lib = await import('../dist/index.js');
   const { rows, targets } = await tapeBench(store, lib, { quick: process.argv.includes('--quick') });
   for (const r of rows) {

@@ -3,6 +3,7 @@
  */
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
+import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import type { Timing } from './deck.ts';
 import { startProxy, type ServeOptions } from './server.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
@@ -16,6 +17,8 @@ Options:
   --upstream URL        Where requests go in record, update and passthrough mode
                         (e.g. https://api.openai.com); optional in replay
   --tape FILE           Tape file (created in record and update mode)
+  --store URL           Shared store instead of a tape: redis://[user:pass@]host:port/db
+                        or rediss:// (TLS); ?namespace=NAME&ttl=SECONDS (docs/redis.md)
   --mode MODE           replay (default) | record | update | passthrough
                         (else TAPEDECK_MODE or CACHE_MODE)
   --port N              Port (default 8080; 0 picks a free one)
@@ -25,6 +28,7 @@ Options:
                         (default: the last recording is served again)
   --timing T            Stream replay: none (default) | recorded | <ms between chunks>
   --record-errors       Record upstream 4xx/5xx answers too
+  --prune-unused        At shutdown, remove the recordings no request used (and say which)
   --max-body SIZE       Largest request body (default 32m; e.g. 512k, 8m)
   --miss-status N       HTTP status of a replay miss (default 404)
   --match-header NAME   Header that takes part in matching non-JSON requests (repeatable)
@@ -71,6 +75,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
       options: {
         upstream: { type: 'string' },
         tape: { type: 'string' },
+        store: { type: 'string' },
         mode: { type: 'string' },
         port: { type: 'string' },
         host: { type: 'string' },
@@ -78,6 +83,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'strict-order': { type: 'boolean' },
         timing: { type: 'string' },
         'record-errors': { type: 'boolean' },
+        'prune-unused': { type: 'boolean' },
         'max-body': { type: 'string' },
         'miss-status': { type: 'string' },
         'match-header': { type: 'string', multiple: true },
@@ -93,7 +99,8 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
       allowPositionals: false,
     });
   } catch (e) {
-    throw new TapedeckError('E_ARG', (e as Error).message, { hint: 'Run tapedeck serve --help for the options.' });
+    // parseArgs quotes what it did not expect: a store URL there may hold a password.
+    throw new TapedeckError('E_ARG', maskRedisUrl((e as Error).message), { hint: 'Run tapedeck serve --help for the options.' });
   }
   const v = parsed.values;
   const match = v.match;
@@ -106,6 +113,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     quiet: v.quiet === true,
     upstream: v.upstream,
     tape: v.tape,
+    ...(v.store !== undefined ? { store: v.store } : {}),
     mode: v.mode,
     port: v.port === undefined ? 8080 : parseInteger('port', v.port, 0, 65535),
     host: v.host ?? '127.0.0.1',
@@ -113,6 +121,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     strictOrder: v['strict-order'] === true,
     timing: v.timing === undefined ? 'none' : parseTiming(v.timing),
     recordErrors: v['record-errors'] === true,
+    pruneUnused: v['prune-unused'] === true,
     maxBodyBytes: v['max-body'] === undefined ? undefined : parseSize(v['max-body']),
     missStatus: v['miss-status'] === undefined ? undefined : parseInteger('miss-status', v['miss-status'], 400, 599),
     matchHeaders: v['match-header'],
@@ -153,12 +162,12 @@ export async function serveCommand(args: string[]): Promise<number> {
     proxy = await startProxy({ ...opts, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
   } catch (e) {
     await durable?.close().catch(() => {});
-    const msg = e instanceof Error ? e.message : String(e);
+    const msg = e instanceof TapedeckError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
     process.stderr.write(`tapedeck serve: ${msg}\n`);
     return e instanceof TapedeckError && (e.code === 'E_ARG' || e.code === 'E_MODE') ? 2 : 1;
   }
   const s = proxy.handler.stats();
-  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, tape ${opts.tape ?? '-'}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${opts.upstream}` : ''})`);
+  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${opts.upstream}` : ''})`);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string) => {

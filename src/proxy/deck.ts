@@ -6,27 +6,31 @@
  * The replay hot path is synchronous and, for a JSON body, one matcher call on the raw bytes:
  * the matcher's memo (SHA-256 of the bytes) or fingerprint answers without JSON.parse.
  */
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
-import { KEY_SPEC_VERSION } from '../match/normalize.ts';
-import { keyIsCurrent, rekey, rekeyWarning } from '../match/rekey.ts';
 import { createMatcher, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
+import type { RecordBackend, StoreWarning } from '../store/backend.ts';
+import { isBackend, storeBackend } from '../store/backends/open.ts';
+import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
+import { KEY_SPEC_VERSION } from '../match/normalize.ts';
+import { rekeyWarning } from '../match/rekey.ts';
+import { currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { redactor, SECRET_FIELDS, SECRET_HEADERS, type RedactOptions, type Redactor } from '../store/redact.ts';
-import { inRecordOrder, sortedKeys } from '../store/record-order.ts';
-import { appendRecords, createTape, readTape, rewriteTape, type TapeWarning } from '../store/tape-file.ts';
-import { isHttpRecord, type HttpRecord, type MatchKind, type StoredHeaders } from './record.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
 
 /** Options shared by createHandler, createFetch and `tapedeck serve`. */
 export interface DeckOptions {
-  /** Tape file path. Required except in passthrough mode. */
+  /** Tape file path. Required except in passthrough mode (or give `store`). */
   tape?: string;
+  /**
+   * Where the recordings live instead of a tape file: a `redis://` / `rediss://` URL shared by a
+   * fleet of proxies (docs/redis.md), a tape path, or a store backend object.
+   */
+  store?: string | RecordBackend;
   /** replay | record | update | passthrough; default from TAPEDECK_MODE, CACHE_MODE, else replay. */
   mode?: TapeMode | (string & {});
   /** How LLM requests are matched (docs/matching.md); default 'exact'. */
@@ -54,6 +58,8 @@ export interface DeckOptions {
   redact?: RedactOptions;
   /** fsync each batch of records (default true). */
   durable?: boolean;
+  /** At close, also remove the recordings no request used in this run, and report them (default false). */
+  pruneUnused?: boolean;
   /** Called with problems that cannot reach a client (a failed append, tape warnings). */
   onWarning?: (message: string) => void;
 }
@@ -101,18 +107,12 @@ const EMPTY = new Uint8Array(0);
 const decoder = new TextDecoder();
 const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
 
-/** A queue of recordings (indexes into a route's list) served in order, the last one repeatable. */
-class Queue {
-  readonly items: HttpRecord[] = [];
-  cursor = 0;
-}
-
 interface Route {
   /** LLM recordings for the matcher, in tape order. */
   llm: Recording[];
   matcher?: Matcher;
-  /** `kind:key` -> recordings: json and http records, and llm records made in this run. */
-  exact: Map<string, Queue>;
+  /** Recordings of this route (all kinds), for miss messages. */
+  count: number;
 }
 
 function header(h: DeckRequest['headers'], name: string): string | undefined {
@@ -178,27 +178,27 @@ export class Deck {
   readonly missStatus: number;
   readonly recordErrors: boolean;
   readonly redactor: Redactor;
-  readonly warnings: readonly TapeWarning[];
+  readonly warnings: readonly StoreWarning[];
 
   private readonly opts: DeckOptions;
+  /** The recordings (undefined in passthrough): ordered repeats, appends, the mode rules. */
+  private readonly col: RecordCollection<HttpRecord> | undefined;
   private readonly routes = new Map<string, Route>();
   private readonly secretField: RegExp;
   private readonly matchHeaders: string[];
   private readonly norm: { ignoreArgs?: readonly string[]; volatileKeys?: readonly string[] };
-  /** Identities of http records on the tape at open, for record mode's replace-at-close. */
-  private readonly loaded = new Set<string>();
-  private readonly rerecorded = new Set<string>();
-  /** Identity -> current key of records whose stored key is from an older key spec version. */
-  private readonly rekeyed = new Map<string, string>();
   private readonly counters: DeckStats;
   private readonly warn: (m: string) => void;
-  private pending: HttpRecord[] = [];
-  private writing: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
+  /** Appends not yet settled (durable or failed). */
+  private readonly writes = new Set<Promise<void>>();
+  private closing: Promise<CloseReport> | undefined;
   private recordingCount = 0;
+  private readonly repeatLast: boolean;
 
-  private constructor(opts: DeckOptions, mode: TapeMode, records: { rec: HttpRecord; offset: number }[], warnings: TapeWarning[]) {
+  private constructor(opts: DeckOptions, mode: TapeMode, col: RecordCollection<HttpRecord> | undefined, warnings: StoreWarning[]) {
     this.opts = opts;
+    this.col = col;
+    this.repeatLast = opts.strictOrder !== true;
     this.mode = mode;
     this.tape = opts.tape;
     this.timing = opts.timing ?? 'none';
@@ -216,13 +216,7 @@ export class Deck {
     const fields = [...SECRET_FIELDS, ...SECRET_HEADERS, ...(opts.redact?.fields ?? [])].map((f) => escapeRe(f.toLowerCase()).replace(/[-_]/g, '[-_]'));
     this.secretField = new RegExp(`"(?:${fields.join('|')})"\\s*:`, 'i');
     this.counters = emptyStats(mode, opts.tape);
-    for (const { rec, offset } of records) {
-      const cur = this.current(rec);
-      if (cur !== rec) this.rekeyed.set(this.identity(rec), cur.key);
-      this.add(cur, `${opts.tape}@${offset}`);
-      this.loaded.add(this.identity(rec));
-    }
-    if (this.rekeyed.size > 0) this.warn(rekeyWarning(opts.tape, this.rekeyed.size));
+    if (col) for (const { value, at } of col.entries()) this.add(value, `${opts.tape}@${at ?? '?'}`);
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
         if (route.llm.length === 0) continue;
@@ -258,83 +252,49 @@ export class Deck {
     if (opts.timing !== undefined && opts.timing !== 'none' && opts.timing !== 'recorded' && !(typeof opts.timing === 'number' && opts.timing >= 0)) {
       throw new TapedeckError('E_ARG', `Invalid timing ${JSON.stringify(opts.timing)}.`, { hint: "Use 'none', 'recorded' or a number of milliseconds between chunks." });
     }
-    if (mode !== 'passthrough' && (typeof opts.tape !== 'string' || opts.tape === '')) {
-      throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path.`, { hint: "Pass { tape: 'recordings/app.tape' } (tapedeck serve --tape FILE)." });
+    const store = opts.store ?? opts.tape;
+    if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
+      throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path or a store.`, {
+        hint: "Pass { tape: 'recordings/app.tape' } (tapedeck serve --tape FILE), or a shared store { store: 'redis://host:6379/0' } (tapedeck serve --store URL).",
+      });
     }
-    const records: { rec: HttpRecord; offset: number }[] = [];
-    const warnings: TapeWarning[] = [];
+    const backend = mode === 'passthrough' || store === undefined ? undefined : storeBackend(store);
+    // Messages and stats name a store by its location (a Redis URL with its password masked).
+    if (opts.store !== undefined && backend) opts = { ...opts, tape: backend.location };
+    let col: RecordCollection<HttpRecord> | undefined;
+    const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
-      const path = opts.tape!;
-      if (mode === 'record' || mode === 'update') {
-        await mkdir(dirname(path), { recursive: true });
-        try {
-          await createTape(path);
-        } catch (e) {
-          if (!(e instanceof TapedeckError && e.code === 'E_TAPE_EXISTS')) throw e;
-        }
-      }
-      try {
-        const contents = await readTape(path);
-        warnings.push(...contents.warnings);
-        for (const r of contents.records) if (isHttpRecord(r.value)) records.push({ rec: r.value, offset: r.offset });
-      } catch (e) {
-        // A missing tape in replay is not fatal: every request is a miss that says so.
-        if (!(mode === 'replay' && e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND')) throw e;
-        warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${path} does not exist; every request will be a miss.` });
-      }
+      const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys });
+      col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false });
+      warnings.push(...col.warnings);
+      if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
+      // A missing tape in replay is not fatal: every request is a miss that says so.
+      if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
-    const deck = new Deck(opts, mode, records, warnings);
+    const deck = new Deck(opts, mode, col, warnings);
     for (const w of warnings) deck.warn(w.message);
     return deck;
   }
 
-  /**
-   * A record as the current request key spec keys it: one written under an older version is
-   * re-keyed from its stored body (an `llm` body may now be plain JSON and the other way round).
-   */
-  private current(rec: HttpRecord): HttpRecord {
-    if (rec.match === 'http' || keyIsCurrent(rec.keyVersion)) return rec;
-    const body = rec.request.body;
-    try {
-      const keys = rekey(body, rec.keyVersion, this.norm);
-      if (keys) return { ...rec, match: 'llm', key: keys.key, keyVersion: KEY_SPEC_VERSION, signature: keys.signature };
-      return { ...rec, match: 'json', key: hashValue(body), keyVersion: KEY_SPEC_VERSION };
-    } catch (e) {
-      if (!(e instanceof TapedeckError)) throw e;
-      return rec; // no canonical form: it keeps the key it was stored with
-    }
-  }
-
-  private identity(rec: HttpRecord): string {
-    return `${rec.route}\u0000${rec.key}\u0000${rec.recordedAt}`;
-  }
-
   private route(name: string): Route {
     let r = this.routes.get(name);
-    if (!r) this.routes.set(name, (r = { llm: [], exact: new Map() }));
+    if (!r) this.routes.set(name, (r = { llm: [], count: 0 }));
     return r;
   }
 
-  private add(rec: HttpRecord, source: string, live = false): void {
+  /** Files a recording loaded at open: LLM ones go to the route's matcher, the rest are found by key. */
+  private add(rec: HttpRecord, source: string): void {
     const r = this.route(rec.route);
+    r.count++;
     this.recordingCount++;
     this.counters.recordings = this.recordingCount;
-    // Recordings loaded at open go to the matcher; llm recordings made in this run (update
-    // mode) go to the exact map, looked up by the key the matcher reports with its miss.
-    if (rec.match === 'llm' && !live) {
-      r.llm.push({ request: rec.request.body, response: rec, source });
-      return;
-    }
-    const k = `${rec.match}:${rec.key}`;
-    let q = r.exact.get(k);
-    if (!q) r.exact.set(k, (q = new Queue()));
-    q.items.push(rec);
+    // By its kind under the current key spec (an older record may have changed kind).
+    if (currentHttpKey(rec, this.norm).match === 'llm') r.llm.push({ request: rec.request.body, response: rec, source });
   }
 
-  private take(q: Queue | undefined): HttpRecord | undefined {
-    if (!q || q.items.length === 0) return undefined;
-    if (q.cursor < q.items.length) return q.items[q.cursor++];
-    return this.opts.strictOrder ? undefined : q.items[q.items.length - 1];
+  /** The next recording of a key, in recorded order (past the last: the last again, unless strictOrder). */
+  private take(route: string, match: MatchKind, key: string): HttpRecord | undefined {
+    return this.col?.next(httpRecordKey(route, match, key), { repeatLast: this.repeatLast });
   }
 
   /** `METHOD /path?query` with secret query parameters masked. */
@@ -384,7 +344,7 @@ export class Deck {
     const r = this.routes.get(route);
     if (!isJsonBody(req.headers, req.body)) {
       const key = this.httpKey(route, req.headers);
-      const rec = this.take(r?.exact.get(`http:${key}`));
+      const rec = this.take(route, 'http', key);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r) };
     }
@@ -394,6 +354,7 @@ export class Deck {
     if (r?.matcher) {
       try {
         const m = r.matcher.match(input);
+        this.col!.use(m.recording.response as HttpRecord);
         return { kind: 'replay', record: m.recording.response as HttpRecord, matchedBy: m.matchedBy, warnings: m.warnings };
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
@@ -413,12 +374,13 @@ export class Deck {
       }
     }
     if (llmKey !== undefined) {
-      const rec = this.take(r?.exact.get(`llm:${llmKey}`));
+      // LLM recordings made in this run (update mode) are found by the key the matcher reported.
+      const rec = this.take(route, 'llm', llmKey);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       return { kind: 'miss', miss: llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r) };
     }
     const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
-    const rec = this.take(r?.exact.get(`json:${key}`));
+    const rec = this.take(route, 'json', key);
     if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
     return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r) };
   }
@@ -434,7 +396,7 @@ export class Deck {
   }
 
   private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined): TapedeckError {
-    const recorded = r ? r.llm.length + [...r.exact.values()].reduce((n, q) => n + q.items.length, 0) : 0;
+    const recorded = r?.count ?? 0;
     const why = this.recordingCount === 0 ? 'the tape has no recordings' : r ? `none of the ${recorded} recording(s) of this route has this request` : 'nothing was recorded for this route';
     const routes = [...this.routes.keys()].slice(0, 10);
     return new TapedeckError('E_MISS', `Replay miss in tape ${this.tape}: ${route}: ${why} (${kind} key ${key}).`, {
@@ -479,11 +441,13 @@ export class Deck {
   }
 
   /**
-   * Writes a recording of an exchange (appended in batches: many concurrent requests share one
-   * lock and one fsync) and returns it; flush() waits until it is on disk. A failed append is
-   * reported via onWarning, never thrown: the client got its answer already.
+   * Records an exchange: appends it (many concurrent requests share one lock and one fsync) and
+   * returns the record with `durable`, which resolves once it is on disk or its append failed.
+   * Callers end their answer only after `durable`, so an answer a client received whole is on
+   * the tape (a kill -9 cannot take it back). A failed append is reported via onWarning and
+   * stats.appendFailures, never thrown: the answer itself is good.
    */
-  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): HttpRecord {
+  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord; durable: Promise<void> } {
     const recordedAtIso = recordedAt.toISOString();
     const rec: HttpRecord = {
       v: 1,
@@ -500,11 +464,18 @@ export class Deck {
       durationMs: Math.round(durationMs * 1000) / 1000,
     };
     this.counters.recorded++;
-    this.rerecorded.add(`${rec.route}\u0000${rec.key}`);
-    if (this.mode === 'update') this.add(rec, 'this run', true);
-    this.pending.push(rec);
-    this.kick();
-    return rec;
+    const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
+      () => {
+        if (this.mode === 'update') this.route(rec.route).count++;
+      },
+      (e: unknown) => {
+        this.counters.appendFailures++;
+        this.warn(`tapedeck: could not append a record to ${this.tape}: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
+      },
+    );
+    this.writes.add(durable);
+    void durable.finally(() => this.writes.delete(durable));
+    return { rec, durable };
   }
 
   /**
@@ -553,47 +524,26 @@ export class Deck {
     });
   }
 
-  private kick(): void {
-    if (this.writing || this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
-    // The one field order of tape records (record-order.ts), so export -> import is byte-exact.
-    this.writing = appendRecords(this.tape!, batch.map((r) => inRecordOrder(sortedKeys(r))), { durable: this.opts.durable !== false })
-      .then(
-        () => undefined,
-        (e: unknown) => {
-          this.counters.appendFailures += batch.length;
-          this.warn(`tapedeck: could not append ${batch.length} record(s) to ${this.tape}: ${e instanceof Error ? e.message : String(e)}`);
-        },
-      )
-      .finally(() => {
-        this.writing = undefined;
-        this.kick();
-      });
-  }
-
   /** Resolves once every record handed to record() so far is on disk (or reported failed). */
   async flush(): Promise<void> {
-    while (this.writing || this.pending.length > 0) {
-      this.kick();
-      await this.writing;
-    }
+    while (this.writes.size > 0) await Promise.all([...this.writes]);
   }
 
   /**
-   * Flushes pending records; in record mode, then drops the old recordings of every request
-   * re-recorded in this run (recordings of requests not made in this run stay). Idempotent.
+   * Flushes pending records and applies the mode's rule (docs/modes.md): in record mode the
+   * recordings of every request re-recorded in this run replace the old ones (recordings of
+   * requests not made in this run stay); with `pruneUnused`, recordings nothing used are
+   * removed too. Resolves to what was removed. Idempotent.
    */
-  close(): Promise<void> {
+  close(): Promise<CloseReport> {
     this.closing ??= (async () => {
       await this.flush();
-      if (this.mode !== 'record' || this.rerecorded.size === 0 || this.loaded.size === 0) return;
-      await rewriteTape(this.tape!, (entry) => {
-        const v = entry.value;
-        if (!isHttpRecord(v)) return true;
-        const id = this.identity(v);
-        return !(this.loaded.has(id) && this.rerecorded.has(`${v.route}\u0000${this.rekeyed.get(id) ?? v.key}`));
-      });
+      const report = (await this.col?.close({ pruneUnused: this.opts.pruneUnused === true })) ?? { replaced: [], pruned: [] };
+      if (report.pruned.length > 0) {
+        const which = report.pruned.map((x) => `${x.key.replace('\u0000', ' ')} (byte ${x.at})`);
+        this.warn(`tapedeck: removed ${report.pruned.length} unused recording(s) from ${this.tape}: ${which.slice(0, 20).join(', ')}${which.length > 20 ? ', ...' : ''}.`);
+      }
+      return report;
     })();
     return this.closing;
   }

@@ -6,7 +6,8 @@
 import { TapedeckError } from '../errors.ts';
 import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
 import { asTapedeckError, errorBody, errorShapeOf, statusOf } from './http-errors.ts';
-import { responseChunks, type HttpRecord } from './record.ts';
+import { responseChunks, type HttpRecord } from '../store/records.ts';
+import { streamComplete } from '../store/sse-assemble.ts';
 import { callUpstream, ChunkLog, storedResponseHeaders } from './upstream.ts';
 
 export interface FetchOptions extends DeckOptions {
@@ -96,17 +97,25 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
     out.set('x-tapedeck-key', p.key);
     const init = { status: up.status, statusText: up.statusText, headers: out };
     const log = new ChunkLog();
-    const save = () =>
-      d.record(
+    /** Records the answer if it is whole; resolves once the record is durable (or failed). */
+    const save = async (): Promise<void> => {
+      const body = log.body();
+      if (!streamComplete(headers['content-type'], body)) {
+        d.countError();
+        d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
+        return;
+      }
+      await d.record(
         p,
         dreq,
-        { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body: log.body(), ...(log.chunks() ? { chunks: log.chunks()! } : {}) },
+        { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) },
         recordedAt,
         performance.now() - t0,
-      );
+      ).durable;
+    };
     out.set('x-tapedeck-trace', d.traceFor(p, recordedAt.toISOString()));
     if (!up.body || NULL_BODY.has(up.status)) {
-      save();
+      await save();
       return new Response(null, init);
     }
     const reader = up.body.getReader();
@@ -114,12 +123,12 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
     const tracked = new Promise<void>((r) => (settle = r));
     inFlight.add(tracked);
     void tracked.then(() => inFlight.delete(tracked));
-    let saved = false;
-    const finish = () => {
-      if (!saved) {
-        saved = true;
-        save();
-      }
+    let saved: Promise<void> | undefined;
+    // The caller's body ends only once the record is durable: an answer read to the end is on
+    // the tape, whatever happens to this process next.
+    const finish = async () => {
+      saved ??= save();
+      await saved;
       settle();
     };
     let cancelled = false;
@@ -138,8 +147,8 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
           log.add(value);
           if (!cancelled) controller.enqueue(value);
         }
+        await finish();
         if (!cancelled) controller.close();
-        finish();
       } catch (e) {
         // the upstream failed: nothing to record
         if (!cancelled) {
@@ -166,8 +175,8 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
           // in the order they were asked for, so this chunk still comes first.
           if (done) {
             if (!draining) {
+              await finish();
               c.close();
-              finish();
             }
             return;
           }
@@ -213,9 +222,23 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
       }
       const t0 = performance.now();
       const recordedAt = new Date();
-      const up = await callUpstream(base, req.url, dreq, req.signal);
       const p = decision.prepared;
+      // The caller's abort cancels the upstream call until its answer starts; after that an
+      // answer being recorded is read to the end even if the caller stops reading (an SDK
+      // aborts its request on `break`), so the next replay finds it.
+      const upstreamAbort = new AbortController();
+      const onAbort = () => upstreamAbort.abort(req.signal.reason);
+      if (req.signal.aborted) onAbort();
+      else req.signal.addEventListener('abort', onAbort, { once: true });
+      let up: Response;
+      try {
+        up = await callUpstream(base, req.url, dreq, upstreamAbort.signal);
+      } catch (e) {
+        req.signal.removeEventListener('abort', onAbort);
+        throw e;
+      }
       if (p && (up.status < 400 || d.recordErrors)) {
+        req.signal.removeEventListener('abort', onAbort);
         d.count('recorded');
         return await recordStream(d, p, dreq, up, recordedAt, t0);
       }
@@ -240,7 +263,10 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
     void p.finally(() => inFlight.delete(p)).catch(() => {});
     return p;
   }) as TapedeckFetch;
-  Object.defineProperty(f, 'ready', { value: opening.then(() => undefined) });
+  // Whoever awaits `ready` sees a failed open; nobody awaiting it must not make it unhandled.
+  const ready = opening.then(() => undefined);
+  ready.catch(() => {});
+  Object.defineProperty(f, 'ready', { value: ready });
   f.stats = async () => (await opening).stats();
   f.close = () => {
     closing ??= (async () => {

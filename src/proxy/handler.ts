@@ -7,7 +7,8 @@ import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
 import { asTapedeckError, errorBody, errorShapeOf, statusOf } from './http-errors.ts';
-import { responseChunks, type HttpRecord } from './record.ts';
+import { responseChunks, type HttpRecord } from '../store/records.ts';
+import { streamComplete } from '../store/sse-assemble.ts';
 import { callUpstream, ChunkLog, storedResponseHeaders, upstreamUrl } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
@@ -329,10 +330,22 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
         return;
       }
     }
-    res.end();
     if (log && p) {
-      remember(d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body: log.body(), ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0));
+      const body = log.body();
+      if (!streamComplete(headers['content-type'], body)) {
+        // The upstream closed the stream before its end (or sent an error event): the client got
+        // what came, the tape gets nothing, since half an answer replayed as whole is worse than a miss.
+        d.countError();
+        d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
+      } else {
+        const { rec, durable } = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+        remember(rec);
+        // The answer ends only once its record is on disk: a client that got a whole answer
+        // knows it is on the tape, whatever happens to this process next.
+        await durable;
+      }
     }
+    res.end();
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

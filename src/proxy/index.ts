@@ -12,6 +12,10 @@ export { createHandler, type HandlerOptions, type HandlerStats, type ReplayTarge
 export { createFetch, type FetchOptions, type TapedeckFetch } from './fetch.ts';
 export { startProxy, type ProxyServer, type ServeOptions } from './server.ts';
 export { serveCommand } from './cli.ts';
-export { Deck, type DeckOptions, type DeckStats, type Timing, type MatchedBy } from './deck.ts';
-export { isHttpRecord, responseChunks, type HttpRecord, type MatchKind, type StoredHeaders } from './record.ts';
-export { assembleStream, parseSse, type SseEvent } from './sse-assemble.ts';
+export type { DeckOptions, DeckStats, Timing, MatchedBy } from './deck.ts';
+export { isHttpRecord, responseChunks, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
+// Built on the store, above it: the tape-backed replay store (`POST /v1/replay`) and the
+// conversation tree of a tape file.
+export { DurableReplayStore, openReplayStore, REPLAY_RECORD_KIND, type DurableReplayOptions, type ReplayTapeRecord } from '../replay/durable.ts';
+export { loadTree, type LoadTreeOptions } from '../tree/load.ts';
+export { assembleStream, parseSse, type SseEvent } from '../store/sse-assemble.ts';

@@ -4,7 +4,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import { HOP_BY_HOP, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
-import type { StoredHeaders } from './record.ts';
+import type { StoredHeaders } from '../store/records.ts';
 
 // Request headers fetch sets itself or that describe only the hop to the proxy. Dropping
 // accept-encoding lets undici negotiate and decode compression, so stored bodies are plain.

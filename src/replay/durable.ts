@@ -17,30 +17,16 @@
  * records (a ReplayCache sharing the tape) are always kept.
  */
 
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { TapedeckError } from '../errors.ts';
-import { inRecordOrder, sortedKeys } from '../store/record-order.ts';
-import { appendRecords, createTape, readTape, rewriteTape, type TapeLockOptions, type TapeWarning } from '../store/tape-file.ts';
+import type { StoreWarning } from '../store/backend.ts';
+import { TapeBackend } from '../store/backends/tape.ts';
+import { RecordCollection } from '../store/collection.ts';
+import { REPLAY_RECORD_KIND, replayRecords, type ReplayTapeRecord } from '../store/records.ts';
+import type { TapeLockOptions } from '../store/tape-file.ts';
 import type { ReplaySource } from './handler.ts';
 import { entryOf, ReplayStore, type ReplayEntry, type ReplayLookup, type ReplayPut, type ReplayStoreOptions, type ReplayStoreStats } from './store.ts';
 
-/** The `kind` of replay records on a tape. */
-export const REPLAY_RECORD_KIND = 'tapedeck.replay';
-
-/** A replay entry as stored on the tape. */
-export interface ReplayTapeRecord {
-  v: 1;
-  kind: typeof REPLAY_RECORD_KIND;
-  token: string;
-  query: string;
-  documentId: string;
-  body: Uint8Array;
-  contentType: string;
-  /** ms since the epoch (the store's clock). */
-  createdAt: number;
-  meta?: ReplayEntry['meta'];
-}
+export { REPLAY_RECORD_KIND, type ReplayTapeRecord } from '../store/records.ts';
 
 export interface DurableReplayOptions extends ReplayStoreOptions {
   /** fsync every batch before put resolves (default true). */
@@ -68,14 +54,8 @@ function fromRecord(v: Record<string, unknown>): ReplayEntry | string {
 
 function toRecord(e: ReplayEntry): ReplayTapeRecord {
   const r: ReplayTapeRecord = { v: 1, kind: REPLAY_RECORD_KIND, token: e.token, query: e.query, documentId: e.documentId, body: e.body, contentType: e.contentType, createdAt: e.createdAt };
-  if (e.meta) r.meta = e.meta;
+  if (e.meta) r.meta = e.meta as Record<string, unknown>;
   return r;
-}
-
-interface Pending {
-  record: ReplayTapeRecord;
-  resolve: () => void;
-  reject: (e: unknown) => void;
 }
 
 /**
@@ -93,21 +73,17 @@ export class DurableReplayStore implements ReplaySource {
   /** The in-memory store every read is served from. */
   readonly memory: ReplayStore;
   /** Damage found reading the tape, and records that were not valid replay entries. */
-  readonly warnings: TapeWarning[] = [];
-  private readonly durable: boolean;
-  private readonly lock: TapeLockOptions;
+  readonly warnings: StoreWarning[] = [];
   private readonly compactAfter: number;
+  /** The recordings on the tape (undefined with replay disabled). */
+  private col: RecordCollection<ReplayTapeRecord> | undefined;
   private tapeRecords = 0;
-  private writes = 0;
-  private pending: Pending[] = [];
-  private writing: Promise<void> | null = null;
+  private compacting: Promise<unknown> | undefined;
   private closed = false;
 
   private constructor(path: string, memory: ReplayStore, opts: DurableReplayOptions) {
     this.path = path;
     this.memory = memory;
-    this.durable = opts.durable !== false;
-    this.lock = opts.lock ?? {};
     const c = opts.compactAfter;
     if (c !== undefined && (!Number.isSafeInteger(c) || c < 1)) {
       throw new TapedeckError('E_CONFIG', `Invalid option \`compactAfter\`: ${String(c)}; expected an integer >= 1.`, { option: 'compactAfter', hint: 'e.g. compactAfter: 10_000' });
@@ -126,38 +102,27 @@ export class DurableReplayStore implements ReplaySource {
     if (typeof path !== 'string' || path === '') {
       throw new TapedeckError('E_ARG', 'DurableReplayStore.open needs the path of a tape.', { hint: "e.g. DurableReplayStore.open('var/replays.tape')" });
     }
-    const { durable: _d, lock: _l, compactAfter: _c, ...memOpts } = opts;
+    const { durable, lock, compactAfter: _c, ...memOpts } = opts;
     const memory = new ReplayStore(memOpts);
     const store = new DurableReplayStore(path, memory, opts);
     if (!memory.enabled) return store;
-    let tape;
-    try {
-      tape = await readTape(path);
-    } catch (e) {
-      if (!(e instanceof TapedeckError) || e.code !== 'E_TAPE_NOT_FOUND') throw e;
-      await mkdir(dirname(path), { recursive: true });
-      try {
-        await createTape(path);
-      } catch (err) {
-        if (!(err instanceof TapedeckError) || err.code !== 'E_TAPE_EXISTS') throw err; // another process won the race
-      }
-      return store;
-    }
-    store.warnings.push(...tape.warnings);
-    for (const r of tape.records) {
-      const v = r.value;
-      if (!isObj(v) || v.kind !== REPLAY_RECORD_KIND) continue;
+    // 'update': serve what is there, append what is new, remove only by compaction.
+    const col = await RecordCollection.open(new TapeBackend(path, { lock }), { mode: 'update', kind: replayRecords, durable: durable !== false });
+    store.col = col;
+    store.warnings.push(...col.warnings);
+    // File order: later records for the same (token, query) replace earlier ones.
+    for (const { value: v, at } of col.entries()) {
       store.tapeRecords++;
-      const e = fromRecord(v);
+      const e = fromRecord(v as unknown as Record<string, unknown>);
       if (typeof e === 'string') {
-        store.warnings.push({ code: 'E_REPLAY_RECORD', offset: r.offset, message: e });
+        store.warnings.push({ code: 'E_REPLAY_RECORD', offset: at ?? 0, message: e });
         continue;
       }
       try {
         memory.insert(e);
       } catch (err) {
         if (!(err instanceof TapedeckError)) throw err;
-        store.warnings.push({ code: err.code, offset: r.offset, message: err.message });
+        store.warnings.push({ code: err.code, offset: at ?? 0, message: err.message });
       }
     }
     return store;
@@ -185,40 +150,19 @@ export class DurableReplayStore implements ReplaySource {
   async put(p: ReplayPut): Promise<ReplayEntry> {
     if (this.closed) throw new TapedeckError('E_ARG', `The replay store on ${this.path} is closed.`, { file: this.path, hint: 'Open it again to store more.' });
     const entry = this.memory.put(p);
-    if (!this.memory.enabled) return entry;
-    await new Promise<void>((resolve, reject) => {
-      this.pending.push({ record: toRecord(entry), resolve, reject });
-      this.writing ??= this.drain();
-    });
-    return entry;
-  }
-
-  /** Writes queued puts until none are left; compacts when the tape has grown past the bound. */
-  private async drain(): Promise<void> {
-    try {
-      while (this.pending.length > 0) {
-        const batch = this.pending.splice(0);
-        try {
-          // The one field order of tape records (record-order.ts), so export -> import is byte-exact.
-          await appendRecords(this.path, batch.map((b) => inRecordOrder(sortedKeys(b.record))), { ...this.lock, durable: this.durable });
-          this.tapeRecords += batch.length;
-          this.writes++;
-          for (const b of batch) b.resolve();
-        } catch (e) {
-          for (const b of batch) b.reject(e);
-        }
-        if (this.tapeRecords > this.compactAfter) {
-          try {
-            await this.compactNow();
-          } catch (e) {
-            // The records are safe on the tape; compaction is retried after the next batch.
-            this.warnings.push({ code: e instanceof TapedeckError ? e.code : 'E_TAPE_IO', offset: 0, message: `compaction failed: ${(e as Error).message}` });
-          }
-        }
-      }
-    } finally {
-      this.writing = null;
+    if (!this.col) return entry;
+    await this.col.append(`${entry.token}\u0000${entry.query}`, toRecord(entry));
+    this.tapeRecords++;
+    if (this.tapeRecords > this.compactAfter && !this.compacting) {
+      this.compacting = this.compactNow()
+        .catch((e: unknown) => {
+          // The records are safe on the tape; compaction is retried after the next put.
+          this.warnings.push({ code: e instanceof TapedeckError ? e.code : 'E_TAPE_IO', offset: 0, message: `compaction failed: ${(e as Error).message}` });
+        })
+        .finally(() => (this.compacting = undefined));
+      await this.compacting;
     }
+    return entry;
   }
 
   /**
@@ -228,7 +172,8 @@ export class DurableReplayStore implements ReplaySource {
    * await replays.flush()
    */
   async flush(): Promise<void> {
-    while (this.writing) await this.writing;
+    await this.col?.flush();
+    while (this.compacting) await this.compacting;
   }
 
   /**
@@ -243,34 +188,39 @@ export class DurableReplayStore implements ReplaySource {
     return this.compactNow();
   }
 
+  /**
+   * The choice is made under the tape lock from the tape's own current contents, never from this
+   * process's memory, so a tape several processes share never loses another one's entries.
+   */
   private async compactNow(): Promise<{ kept: number; dropped: number }> {
-    const tape = await readTape(this.path);
+    if (!this.col) return { kept: 0, dropped: 0 };
     const { ttlMs, maxEntries } = this.memory.config;
     const now = this.memory.clock();
-    // Latest record per (token, query), by file order.
-    const latest = new Map<string, { offset: number; createdAt: number }>();
-    for (const r of tape.records) {
-      const v = r.value;
-      if (!isObj(v) || v.kind !== REPLAY_RECORD_KIND || typeof v.token !== 'string' || typeof v.query !== 'string') continue;
-      latest.set(v.token + v.query, { offset: r.offset, createdAt: typeof v.createdAt === 'number' ? v.createdAt : -Infinity });
-    }
-    let live = [...latest.values()].filter((x) => ttlMs === 0 || x.createdAt + ttlMs > now);
-    if (live.length > maxEntries) live = live.sort((a, b) => a.offset - b.offset).slice(live.length - maxEntries);
-    const keepOffsets = new Set(live.map((x) => x.offset));
-    const seen = new Set(tape.records.map((r) => r.offset));
-    const r = await rewriteTape(
-      this.path,
-      (e) => {
-        const v = e.value;
-        if (!isObj(v) || v.kind !== REPLAY_RECORD_KIND) return true;
-        // Appended after our read (by us or by another process): keep, judge next time.
-        if (!seen.has(e.offset)) return true;
-        return keepOffsets.has(e.offset);
-      },
-      this.lock,
-    );
-    this.tapeRecords = r.kept;
-    return { kept: r.kept, dropped: r.dropped };
+    let kept = 0;
+    const r = await this.col.rewrite((records) => {
+      // Latest replay record per (token, query), by file order.
+      const latest = new Map<string, { index: number; createdAt: number }>();
+      const replay: number[] = [];
+      records.forEach((rec, index) => {
+        if (rec.head().kind !== REPLAY_RECORD_KIND) return;
+        let v: unknown;
+        try {
+          v = rec.value();
+        } catch {
+          return;
+        }
+        if (!isObj(v) || typeof v.token !== 'string' || typeof v.query !== 'string') return;
+        replay.push(index);
+        latest.set(`${v.token}\u0000${v.query}`, { index, createdAt: typeof v.createdAt === 'number' ? v.createdAt : -Infinity });
+      });
+      let live = [...latest.values()].filter((x) => ttlMs === 0 || x.createdAt + ttlMs > now);
+      if (live.length > maxEntries) live = live.sort((a, b) => a.index - b.index).slice(live.length - maxEntries);
+      const keep = new Set(live.map((x) => x.index));
+      kept = keep.size;
+      return replay.filter((i) => !keep.has(i));
+    });
+    this.tapeRecords = kept;
+    return { kept: r.kept, dropped: r.removed.length };
   }
 
   /**
@@ -311,7 +261,7 @@ export class DurableReplayStore implements ReplaySource {
    * const { size, tapeRecords, writes } = replays.stats()
    */
   stats(): ReplayStoreStats & { tapeRecords: number; writes: number } {
-    return { ...this.memory.stats(), tapeRecords: this.tapeRecords, writes: this.writes };
+    return { ...this.memory.stats(), tapeRecords: this.tapeRecords, writes: this.col?.writes ?? 0 };
   }
 
   /**
@@ -321,8 +271,10 @@ export class DurableReplayStore implements ReplaySource {
    * await replays.close()
    */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
     await this.flush();
+    await this.col?.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -60,6 +60,8 @@ export interface CloseReport {
 
 interface Entry<R> {
   key: string;
+  /** The slot of `key` (its first key, for a record found under several). */
+  slot?: Slot<R>;
   /** The stored record, for recordings loaded at open. */
   stored?: LoadedRecord;
   value?: R;
@@ -97,8 +99,12 @@ export class RecordCollection<R> {
   private readonly rerecorded = new Set<string>();
   private readonly failed = new Set<string>();
   private readonly reused = new Set<Entry<R>>();
+  /** Decoded values back to their entries, for {@link use}. */
+  private readonly byValue = new WeakMap<object, Entry<R>>();
   private batch: { values: unknown[]; done: (e?: unknown) => void }[] = [];
   private flushing: Promise<void> | undefined;
+  /** Backend appends made (each carries every append queued while the previous one ran). */
+  writes = 0;
   private closing: Promise<CloseReport> | undefined;
 
   private constructor(backend: RecordBackend, opts: CollectionOptions<R>, exists: boolean, warnings: StoreWarning[]) {
@@ -137,6 +143,7 @@ export class RecordCollection<R> {
       entry.key = list[0]!;
       for (const k of list) {
         const s = col.slot(k);
+        entry.slot ??= s;
         s.entries.push(entry);
         s.loaded.push(entry);
       }
@@ -190,6 +197,7 @@ export class RecordCollection<R> {
       return undefined;
     }
     e.value = v;
+    if (typeof v === 'object' && v !== null) this.byValue.set(v, e);
     return v;
   }
 
@@ -220,6 +228,28 @@ export class RecordCollection<R> {
       }
     }
     return undefined;
+  }
+
+  /**
+   * Tells the collection a recording was served by someone else's choice (the proxy's matcher
+   * picks LLM recordings by signature or sequence, not by key): it counts as used, and the
+   * ordered repeats of its key continue after it.
+   *
+   * @example
+   * const m = matcher.match(request); col.use(m.recording.response)
+   */
+  use(value: R): void {
+    const e = typeof value === 'object' && value !== null ? this.byValue.get(value) : undefined;
+    if (!e) return;
+    e.used = true;
+    const s = e.slot;
+    if (!s) return;
+    for (let i = s.served; i < s.entries.length; i++) {
+      if (s.entries[i] === e) {
+        s.served = i + 1;
+        break;
+      }
+    }
   }
 
   /** How many recordings `key` has and how many were served so far. */
@@ -286,7 +316,8 @@ export class RecordCollection<R> {
     }
     const s = this.slot(key);
     const fills = s.served === s.entries.length;
-    const entry: Entry<R> = { key, value: record, used: true };
+    const entry: Entry<R> = { key, slot: s, value: record, used: true };
+    if (typeof record === 'object' && record !== null) this.byValue.set(record, entry);
     s.entries.push(entry);
     if (fills) s.served++;
     this.all.push(entry);
@@ -304,6 +335,7 @@ export class RecordCollection<R> {
           batch.flatMap((b) => b.values),
           { durable: this.durable },
         );
+        this.writes++;
       } catch (e) {
         err = e ?? new Error('append failed');
       }

@@ -1,7 +1,9 @@
 /**
- * llm-tapedeck/store: tapes (the files recordings live in), record/replay modes and ReplayCache.
- * A separate entry point because it needs Node's file system, while the core in `llm-tapedeck`
- * also runs where there is none.
+ * llm-tapedeck/store: the recording collection and its backends (tape file, memory), ReplayCache,
+ * the record layouts, modes, redaction, JSON export/import and migration. A separate entry point
+ * because the tape backend needs Node's file system, while the core in `llm-tapedeck` also runs
+ * where there is none. The frame-level tape functions are internals and not exported; the
+ * durable replay store and loadTree are in llm-tapedeck/proxy (they sit above the store).
  *
  * @example
  * import { ReplayCache } from 'llm-tapedeck/store'
@@ -11,6 +13,11 @@ export { RecordCollection, type CloseOptions, type CloseReport, type CollectionO
 export { headOf, type HeadScalar, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning } from './backend.ts';
 export { MemoryBackend } from './backends/memory.ts';
 export { TapeBackend, type TapeBackendOptions } from './backends/tape.ts';
+// Shared recordings on Redis (docs/redis.md); the `redis` client is loaded only when one is opened.
+export { RedisBackend, type RedisStoreOptions } from './backends/redis-backend.ts';
+export { isBackend, storeBackend, type StoreBackendOptions } from './backends/open.ts';
+export { maskRedisUrl } from './backends/redis-connection.ts';
+export { pullTape, pushTape, type PullResult, type PushResult } from './redis-transfer.ts';
 export { exportTapeJSON, importTapeJSON } from './export.ts';
 export { resolveMode, resolveModeWithSource, TAPE_MODES, type TapeMode, type TapeModeSource } from './mode.ts';
 export {
@@ -23,28 +30,27 @@ export {
   type ReplayRecord,
 } from './replay-cache.ts';
 export {
-  appendRecords,
   createTape,
-  decodeFrame,
-  peekFrame,
   readTape,
   registerTapeType,
-  scanTape,
-  rewriteTape,
-  withTapeLock,
-  type AppendOptions,
   type TapeContents,
   type TapeHeader,
   type TapeLockOptions,
-  type PeekedScalar,
   type TapeRecordEntry,
-  type TapeScan,
   type TapeType,
   type TapeWarning,
 } from './tape-file.ts';
 export { REDACTED, redact, redactor, SECRET_FIELDS, SECRET_HEADERS, SECRET_QUERY, type RedactOptions, type Redactor } from './redact.ts';
-// Conversation tree and replay store on tapes.
-export { loadTree, type LoadTreeOptions } from '../tree/load.ts';
-export { DurableReplayStore, openReplayStore, REPLAY_RECORD_KIND, type DurableReplayOptions, type ReplayTapeRecord } from '../replay/durable.ts';
 export { importCacheJSON, importRecordingsDir, type MigrateOptions, type MigrateResult } from './migrate.ts';
-export { inRecordOrder, RECORD_FIELDS, sortedKeys } from './record-order.ts';
+export {
+  cacheRecords,
+  httpRecords,
+  isHttpRecord,
+  REPLAY_RECORD_KIND,
+  replayRecords,
+  responseChunks,
+  type HttpRecord,
+  type MatchKind,
+  type ReplayTapeRecord,
+  type StoredHeaders,
+} from './records.ts';

@@ -20,7 +20,7 @@ import { loadRecordingsDir } from '../match/recordings.ts';
 import { VERSION } from '../version.ts';
 import { sortedKeys } from './record-order.ts';
 import { redactor, type RedactOptions } from './redact.ts';
-import { buildRecord, type ReplayRecord } from './replay-cache.ts';
+import { buildRecord, type ReplayRecord } from './records.ts';
 import { appendRecords, createTape } from './tape-file.ts';
 
 export interface MigrateOptions {

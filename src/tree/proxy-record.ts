@@ -4,8 +4,8 @@
 // would. Pure (no node:fs): it is part of the main entry's graph.
 
 import { TapedeckError } from '../errors.ts';
-import type { HttpRecord } from '../proxy/record.ts';
-import { assembleStream } from '../proxy/sse-assemble.ts';
+import type { HttpRecord } from '../store/records.ts';
+import { assembleStream } from '../store/sse-assemble.ts';
 import type { TreeRecord } from './tree.ts';
 
 function header(h: HttpRecord['response']['headers'], name: string): string | undefined {

@@ -26,7 +26,7 @@ import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
 import type { NormalizeOptions } from '../match/types.ts';
-import { isHttpRecord } from '../proxy/record.ts';
+import { isHttpRecord } from '../store/records.ts';
 import { httpRecordExchange } from './proxy-record.ts';
 import { normalizeExchange } from './response.ts';
 

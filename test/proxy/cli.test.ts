@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/store/tape-file.ts';
-import { isHttpRecord } from '../../src/proxy/record.ts';
+import { isHttpRecord } from '../../src/store/records.ts';
 import { startUpstream } from './fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-cli-'));

@@ -13,7 +13,7 @@ import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/store/tape-file.ts';
 import { createHandler, type TapedeckHandler } from '../../src/proxy/handler.ts';
-import { isHttpRecord, type HttpRecord } from '../../src/proxy/record.ts';
+import { isHttpRecord, type HttpRecord } from '../../src/store/records.ts';
 import { startUpstream } from './fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-frameworks-'));

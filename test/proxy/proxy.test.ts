@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/store/tape-file.ts';
 import { createHandler } from '../../src/proxy/handler.ts';
-import { isHttpRecord, type HttpRecord } from '../../src/proxy/record.ts';
+import { isHttpRecord, type HttpRecord } from '../../src/store/records.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { parseSize, serveOptions } from '../../src/proxy/cli.ts';
 import { startUpstream } from './fake-upstream.ts';

@@ -118,14 +118,15 @@ function stopChild(child, signal = 'SIGTERM') {
 
 /**
  * Starts one redis-server on a free loopback port (no persistence) and waits until it answers.
- * `password` turns on `requirepass`; `user`/`password` together add an ACL user.
+ * `password` turns on `requirepass`; `user`/`password` together add an ACL user; `args` are more
+ * redis-server arguments (say `['--appendonly', 'yes']`; later ones win).
  *
  * @example
  * const redis = await startRedis(); try { ... redis.url ... } finally { await redis.stop() }
  */
-export async function startRedis({ password, user } = {}) {
+export async function startRedis({ password, user, args = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'tapedeck-redis-'));
-  const extra = [];
+  const extra = [...args];
   if (password && !user) extra.push('--requirepass', password);
   if (password && user) extra.push('--user', `${user}`, 'on', `>${password}`, '~*', '&*', '+@all', '--user', 'default', 'off');
   let port = await freePort();

@@ -132,7 +132,7 @@ describe('replay', () => {
 });
 
 describe('record', () => {
-  it('stores every put, serves nothing, and at close prunes records not used in this run', async () => {
+  it('stores every put, serves nothing, at close replaces what it re-recorded and keeps the rest', async () => {
     const file = fresh();
     const first = await ReplayCache.open(file, { mode: 'record' });
     for (const q of ['q1', 'q2', 'q3']) await first.put(req(q), { answer: `old ${q}` });
@@ -144,15 +144,17 @@ describe('record', () => {
     expect(await second.get(req('q1'))).toBeUndefined();
     await second.put(req('q1'), { answer: 'new q1' });
     await second.put(req('q4'), { answer: 'new q4' });
-    await second.close();
-    await second.close(); // idempotent
-    // q1's old recording is replaced; q2 and q3 were not used in this run.
-    expect(await values(file)).toEqual([{ answer: 'new q1' }, { answer: 'new q4' }]);
+    const closed = second.close();
+    expect(second.close()).toBe(closed); // idempotent
+    expect((await closed).replaced).toHaveLength(1);
+    // q1's old recording is replaced; q2 and q3, not used in this run, stay.
+    expect(await values(file)).toEqual([{ answer: 'old q2' }, { answer: 'old q3' }, { answer: 'new q1' }, { answer: 'new q4' }]);
 
     const replay = await ReplayCache.open(file, { mode: 'replay' });
     expect(await replay.get(req('q1'))).toEqual({ answer: 'new q1' });
     expect(await replay.get(req('q4'))).toEqual({ answer: 'new q4' });
-    expect((await rejection(replay.get(req('q2')))).code).toBe('E_MISS');
+    expect(await replay.get(req('q2'))).toEqual({ answer: 'old q2' });
+    expect((await rejection(replay.get(req('q5')))).code).toBe('E_MISS');
   });
 
   it('re-recording unchanged interactions leaves the tape byte for byte as it was; a changed one is replaced', async () => {
@@ -188,7 +190,7 @@ describe('record', () => {
     const second = await ReplayCache.open(file, { mode: 'record' });
     expect(await second.get(req('asked'))).toBeUndefined();
     await second.close();
-    expect(await values(file)).toEqual(['old asked']);
+    expect(await values(file)).toEqual(['old asked', 'old unused']);
   });
 
   it('keeps everything with keepAll, and creates the tape and its directory', async () => {
@@ -215,7 +217,7 @@ describe('record', () => {
     await b.put(req('from b'), 'b');
     await b.close();
     await a.close();
-    expect(await values(file)).toEqual(['a', 'b']);
+    expect(await values(file)).toEqual(['stale', 'a', 'b']);
   });
 
   it('leaves records of other kinds alone', async () => {

@@ -33,7 +33,7 @@ describe('entry points', () => {
     expect(files).toContain('tree/tree.ts');
     expect(files).toContain('replay/store.ts');
     // Proxy records are read by the tree: the stream assembler is in the pure graph too.
-    expect(files).toContain('proxy/sse-assemble.ts');
+    expect(files).toContain('store/sse-assemble.ts');
     expect(files).not.toContain('replay/durable.ts');
     expect(files).not.toContain('tree/load.ts');
     const fs = [...g].filter(([, specs]) => specs.some((s) => s === 'node:fs' || s === 'node:fs/promises' || s === 'fs'));
@@ -48,8 +48,8 @@ describe('entry points', () => {
     expect(fs.map(([f]) => f.slice(src.length + 1))).toEqual([]);
   });
 
-  it('llm-tapedeck/store exports the tape-backed parts', async () => {
-    const store = await import('../../src/store/index.ts');
+  it('llm-tapedeck/proxy exports the tape-backed parts (they sit above the store)', async () => {
+    const store = await import('../../src/proxy/index.ts');
     expect(typeof store.loadTree).toBe('function');
     expect(typeof store.DurableReplayStore.open).toBe('function');
     const main = await import('../../src/index.ts');

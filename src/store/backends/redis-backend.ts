@@ -48,7 +48,7 @@ export class RedisBackend implements RecordBackend {
     this.url = url;
     this.opts = opts;
     this.namespace = namespaceOf(url, opts);
-    this.location = `${target.masked} (namespace ${this.namespace})`;
+    this.location = `${target.masked.replace(/\?.*$/, '')} (namespace ${this.namespace})`;
   }
 
   /**

@@ -322,3 +322,44 @@ export function assembleStream(contentType: string | readonly string[] | undefin
   }
   return undefined;
 }
+
+/**
+ * Whether a recorded event stream is a whole answer: OpenAI chat completions end with
+ * `data: [DONE]` (or at least a `finish_reason`), the Responses API with `response.completed` or
+ * `response.incomplete`, Anthropic Messages with `message_stop`. A stream that stopped before
+ * that (the connection closed early) or that carries an `error` event is not whole: false. True
+ * for whole streams, and for bodies that are not event streams or not of a known shape (nothing
+ * to judge them by).
+ *
+ * @example
+ * streamComplete('text/event-stream', 'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n') // false
+ */
+export function streamComplete(contentType: string | readonly string[] | undefined | null, bytes: Uint8Array | string): boolean {
+  if (contentTypeOf(contentType) !== 'text/event-stream') return true;
+  const text = typeof bytes === 'string' ? bytes : new TextDecoder('utf-8').decode(bytes);
+  let shape: 'chat' | 'responses' | 'anthropic' | undefined;
+  let finished = false;
+  for (const e of parseSse(text)) {
+    if (e.event === 'error') return false;
+    if (e.data === '[DONE]') {
+      finished = true;
+      continue;
+    }
+    const d = parseData(e.data);
+    if (!isObj(d)) continue;
+    const type = typeof d.type === 'string' ? d.type : '';
+    if (type === 'error' || (isObj(d.error) && !Array.isArray(d.choices))) return false;
+    if (type === 'message_start' || type.startsWith('content_block_') || type === 'message_delta' || type === 'message_stop') {
+      shape ??= 'anthropic';
+      if (type === 'message_stop') finished = true;
+    } else if (type.startsWith('response.')) {
+      shape ??= 'responses';
+      if (type === 'response.completed' || type === 'response.incomplete') finished = true;
+      if (type === 'response.failed') return false;
+    } else if (Array.isArray(d.choices)) {
+      shape ??= 'chat';
+      for (const c of d.choices) if (isObj(c) && c.finish_reason !== null && c.finish_reason !== undefined) finished = true;
+    }
+  }
+  return shape === undefined || finished;
+}

@@ -1,0 +1,327 @@
+/**
+ * The record layouts: what ReplayCache, the proxy / createFetch and the durable replay store
+ * write, one owner for all of them. The tree, the replay store and the proxy read them from
+ * here; docs/tape-format.md and docs/proxy.md describe the bytes. Each layout comes with its
+ * RecordKind: which stored records are of it and the key a collection finds them under
+ * (src/store/collection.ts).
+ *
+ * Field order: scalar fields first (`v`, `kind`, `key`, `route`, `recordedAt`, ...), so an index
+ * reads them without decoding the record (record-order.ts has the one order).
+ */
+import { TapedeckError } from '../errors.ts';
+import { hashValue } from '../core/index.ts';
+import { requestKeys, type RequestKeys, type Signature } from '../match/matcher.ts';
+import { KEY_SPEC_VERSION, type NormalizeOptions } from '../match/normalize.ts';
+import { keyIsCurrent, rekey } from '../match/rekey.ts';
+import type { RecordKind } from './collection.ts';
+import { sortedKeys } from './record-order.ts';
+import type { Redactor } from './redact.ts';
+
+// ---------------------------------------------------------------------------------------------
+// HTTP exchanges: the proxy and createFetch (docs/proxy.md)
+// ---------------------------------------------------------------------------------------------
+//
+// One record per exchange, appended once the response has ended and was whole, so a record is
+// always a whole answer: a stream cut short (upstream died, shutdown, a truncated event stream)
+// is never written, because replaying half an answer as if it were all of it is worse than a miss.
+
+/** HTTP header map as stored: lowercase names, values as sent (secret ones masked). */
+export type StoredHeaders = Record<string, string | string[]>;
+
+/**
+ * How the request is found again:
+ * - `llm`: a JSON body the matcher understands (OpenAI, Anthropic, generic); `key` is the
+ *   matcher's request key of the stored (redacted) body.
+ * - `json`: any other JSON body; `key` is the digest of its canonical JSON (RFC 8785), so key
+ *   order and whitespace do not matter.
+ * - `http`: everything else; `key` is SHA-256 of method, URL and the headers asked for.
+ */
+export type MatchKind = 'llm' | 'json' | 'http';
+
+export interface HttpRecord {
+  v: 1;
+  kind: 'http';
+  match: MatchKind;
+  /** `METHOD /path?query` (query redacted): recordings are grouped and matched per route. */
+  route: string;
+  /** 64 hex characters; see MatchKind. */
+  key: string;
+  /** The request key spec version of an `llm` or `json` key; absent in records written before version 2. */
+  keyVersion?: number;
+  /** The request signature (tool names, message count, context keys), for `llm` records. */
+  signature?: Signature;
+  /** Trace token of this recording (see docs/proxy.md), sent back as `x-tapedeck-trace`. */
+  trace: string;
+  request: {
+    method: string;
+    /** Path and query as the client sent them (secret query parameters masked). */
+    url: string;
+    headers: StoredHeaders;
+    /**
+     * JSON bodies: the parsed value, secret fields and credential-looking strings masked.
+     * Text bodies: the text, masked. Other bodies: the bytes. Absent when there was no body.
+     */
+    body?: unknown;
+  };
+  response: {
+    status: number;
+    statusText?: string;
+    /** Without hop-by-hop headers, content-length and content-encoding (bodies are stored decoded). */
+    headers: StoredHeaders;
+    /** The body exactly as the client received it. */
+    body: Uint8Array;
+    /**
+     * Streams only (server-sent events, or any body that arrived in more than one piece):
+     * `[ms, end]` per chunk, where `ms` is when the chunk arrived, counted from the response
+     * headers, and `end` is the byte offset in `body` where the chunk ends.
+     */
+    chunks?: [number, number][];
+  };
+  /** ISO 8601 time the request was received. */
+  recordedAt: string;
+  /** Milliseconds from sending the request upstream to the end of the response. */
+  durationMs: number;
+}
+
+/** Whether a tape value is a proxy record (other tools' records share tapes and are skipped). */
+export function isHttpRecord(v: unknown): v is HttpRecord {
+  if (v === null || typeof v !== 'object') return false;
+  const r = v as Partial<HttpRecord>;
+  return (
+    r.kind === 'http' &&
+    r.v === 1 &&
+    typeof r.key === 'string' &&
+    typeof r.route === 'string' &&
+    (r.match === 'llm' || r.match === 'json' || r.match === 'http') &&
+    r.response !== null &&
+    typeof r.response === 'object' &&
+    r.response.body instanceof Uint8Array
+  );
+}
+
+/** The chunks of a recorded response as [delayFromStartMs, bytes], one chunk when not streamed. */
+export function responseChunks(r: HttpRecord['response']): [number, Uint8Array][] {
+  if (!r.chunks || r.chunks.length === 0) return [[0, r.body]];
+  const out: [number, Uint8Array][] = [];
+  let start = 0;
+  for (const [ms, end] of r.chunks) {
+    out.push([ms, r.body.subarray(start, end)]);
+    start = end;
+  }
+  if (start < r.body.length) out.push([r.chunks[r.chunks.length - 1]![0], r.body.subarray(start)]);
+  return out;
+}
+
+/**
+ * HTTP exchanges in a collection, found under `route` NUL `match:key` (the route keeps two
+ * endpoints with equal bodies apart).
+ */
+export const httpRecordKey = (route: string, match: MatchKind, key: string): string => `${route}\u0000${match}:${key}`;
+
+/**
+ * An HTTP record's match kind and key under the current request key spec: one written under an
+ * older version is re-keyed from its stored body (an `llm` body may now be plain JSON and the
+ * other way round); a body with no canonical form keeps the key it was stored with.
+ */
+export function currentHttpKey(rec: HttpRecord, norm: NormalizeOptions = {}): { match: MatchKind; key: string } {
+  if (rec.match === 'http' || keyIsCurrent(rec.keyVersion)) return rec;
+  const body = rec.request.body;
+  try {
+    const keys = rekey(body, rec.keyVersion, norm);
+    return keys ? { match: 'llm', key: keys.key } : { match: 'json', key: hashValue(body) };
+  } catch (e) {
+    if (!(e instanceof TapedeckError)) throw e;
+    return rec;
+  }
+}
+
+/**
+ * The RecordKind of proxy / createFetch records, keyed under the current request key spec
+ * (`norm`: the ignored arguments and volatile keys). `rekeyed` counts the records whose stored
+ * key was from an older spec version.
+ */
+export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord> & { rekeyed: number } {
+  const kind = {
+    name: 'HTTP exchange record',
+    rekeyed: 0,
+    keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown) => {
+      if (head.kind !== 'http') return undefined;
+      // `route` and `match` follow the first nested field, so they are read from the record.
+      const v = value();
+      if (!isHttpRecord(v)) return undefined;
+      const cur = currentHttpKey(v, norm);
+      if (cur.key !== v.key || cur.match !== v.match) kind.rekeyed++;
+      return httpRecordKey(v.route, cur.match, cur.key);
+    },
+    is: isHttpRecord,
+  };
+  return kind;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ReplayCache records (docs/tape-format.md)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One ReplayCache record as stored on the tape, fields in this order (the scalar ones first, so
+ * an index reads them without decoding the record). Records written by older versions may lack
+ * the optional fields and `hashes`.
+ */
+export interface ReplayRecord {
+  v: 1;
+  /** The request key (requestKeys(request, { ignoreArgs }).key) under the put's ignoredArgs. */
+  key: string;
+  /** The request key spec version of `key`; absent in records written before version 2. */
+  keyVersion?: number;
+  /** ISO 8601 time of the put. */
+  recordedAt: string;
+  /** How long the live call took, when the caller said (put option `durationMs`). */
+  durationMs?: number;
+  /** The ignoredArgs the key was computed with, as a JSON array of sorted names; absent when none. */
+  ignored?: string;
+  signature: Signature;
+  /** Message hashes and cumulative path hashes, 32 bytes each, concatenated (hash spec). */
+  hashes?: { messages: Uint8Array; paths: Uint8Array };
+  /** The request as given to put, redacted. */
+  request: unknown;
+  /** The value as given to put, redacted. */
+  value: unknown;
+  /** The response exactly as it came off the wire, when byte-exact replay matters. */
+  raw?: { body: Uint8Array; contentType?: string };
+  /** The caller's own metadata (put option `meta`), redacted. */
+  meta?: Record<string, unknown>;
+}
+
+/** Per-call options of put (an array is shorthand for `{ ignoredArgs }`). */
+export interface ReplayPutOptions {
+  ignoredArgs?: readonly string[];
+  /** How long the live call took, in milliseconds. */
+  durationMs?: number;
+  /** The exact response bytes (and content type) for byte-exact replay. */
+  raw?: { body: Uint8Array | string; contentType?: string };
+  /** Anything worth keeping with the record: test name, run id, cost. */
+  meta?: Record<string, unknown>;
+}
+
+/** The canonical form of an ignoredArgs list stored in records: sorted JSON, '' for none. */
+export const ignoredText = (args: readonly string[] | undefined): string => (args && args.length > 0 ? JSON.stringify([...new Set(args)].sort()) : '');
+
+const hexBytes = (hashes: readonly string[]): Uint8Array => Buffer.from(hashes.join(''), 'hex');
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object';
+
+/** A ReplayCache record: anything else on the tape (other tools' records) is left alone. */
+export function isCacheRecord(v: unknown): v is Partial<ReplayRecord> & { request: unknown; value: unknown } {
+  return isObject(v) && 'request' in v && 'value' in v && !(typeof v.v === 'number' && v.v > 1);
+}
+
+/**
+ * A record in the layout of docs/tape-format.md (field order included: scalars first). `value`
+ * must already be redacted and key-sorted (put compares it with old recordings first); the
+ * request and metadata are redacted here. Shared by ReplayCache.put and the importers.
+ *
+ * @example
+ * const rec = buildRecord(requestKeys(req), req, sortedKeys(answer), {}, redactor(), new Date().toISOString());
+ */
+export function buildRecord(keys: RequestKeys, request: unknown, storedValue: unknown, opts: ReplayPutOptions, r: Redactor, recordedAt: string): ReplayRecord {
+  const record = { v: 1, key: keys.key, keyVersion: KEY_SPEC_VERSION, recordedAt } as ReplayRecord;
+  if (opts.durationMs !== undefined) {
+    if (typeof opts.durationMs !== 'number' || !(opts.durationMs >= 0)) {
+      throw new TapedeckError('E_ARG', `put: durationMs must be a non-negative number, got ${String(opts.durationMs)}.`, { hint: 'Pass the elapsed milliseconds of the live call.' });
+    }
+    record.durationMs = opts.durationMs;
+  }
+  const ignored = ignoredText(opts.ignoredArgs);
+  if (ignored !== '') record.ignored = ignored;
+  record.signature = sortedKeys(keys.signature);
+  record.hashes = { messages: hexBytes(keys.messageHashes), paths: hexBytes(keys.pathHashes) };
+  record.request = sortedKeys(r.value(request));
+  record.value = storedValue;
+  if (opts.raw !== undefined) {
+    const body = opts.raw.body;
+    if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+      throw new TapedeckError('E_ARG', 'put: raw.body must be a Uint8Array or a string.', { hint: 'Pass the response bytes exactly as received.' });
+    }
+    record.raw = { body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+    if (opts.raw.contentType !== undefined) record.raw.contentType = String(opts.raw.contentType);
+  }
+  if (opts.meta !== undefined) record.meta = sortedKeys(r.value(opts.meta));
+  return record;
+}
+
+/**
+ * The RecordKind of ReplayCache records, keyed by their stored `key`. With `ignoredArgs`, a record
+ * keyed under other ignored arguments is found under the key it has with these too (so changing
+ * the option never strands recordings); a record without a stored key gets it computed.
+ */
+export function cacheRecords(ignoredArgs: readonly string[] | undefined): RecordKind<ReplayRecord> & { rekeyed: number } {
+  const want = ignoredText(ignoredArgs);
+  const kind = {
+    name: 'ReplayCache record',
+    /** Records whose stored key was from an older request key spec version. */
+    rekeyed: 0,
+    keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown): string | string[] | undefined => {
+      // A newer record version, or another tool's record kind, is not ours to serve.
+      if ((typeof head.v === 'number' && head.v > 1) || head.kind !== undefined) return undefined;
+      const key = typeof head.key === 'string' ? head.key : undefined;
+      // A key from an older spec version is recomputed from the stored request, and only the
+      // new key files the record (the old one may lump shapes the new one separates).
+      const stale = key !== undefined && !keyIsCurrent(head.keyVersion);
+      if (key !== undefined && !stale && (want === '' || (head.ignored ?? '') === want)) return key;
+      const v = value();
+      if (!isCacheRecord(v)) return undefined;
+      let rekeyed: string;
+      try {
+        const keys = rekey(v.request, head.keyVersion ?? undefined, { ignoreArgs: ignoredArgs });
+        if (!keys) throw new TapedeckError('E_REQUEST', 'the stored request is no LLM request shape');
+        rekeyed = keys.key;
+      } catch (e) {
+        if (key === undefined || !(e instanceof TapedeckError)) throw e;
+        rekeyed = key;
+      }
+      if (stale) {
+        kind.rekeyed++;
+        return rekeyed;
+      }
+      return key !== undefined && key !== rekeyed ? [rekeyed, key] : rekeyed;
+    },
+    is: (v: unknown): v is ReplayRecord => isCacheRecord(v),
+    // buildRecord writes the one field order already.
+    encode: (r: ReplayRecord) => r,
+  };
+  return kind;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Durable replay store records (docs/replay.md)
+// ---------------------------------------------------------------------------------------------
+
+/** The `kind` of replay records on a tape. */
+export const REPLAY_RECORD_KIND = 'tapedeck.replay';
+
+/** A replay entry (trace token, query -> exact response bytes) as stored on the tape. */
+export interface ReplayTapeRecord {
+  v: 1;
+  kind: typeof REPLAY_RECORD_KIND;
+  token: string;
+  query: string;
+  documentId: string;
+  body: Uint8Array;
+  contentType: string;
+  /** ms since the epoch (the store's clock). */
+  createdAt: number;
+  meta?: Record<string, unknown>;
+}
+
+/** Replay records in a collection: under `token` NUL `query`, the latest one wins. */
+export const replayRecords: RecordKind<ReplayTapeRecord> = {
+  name: 'replay record',
+  keysOf: (head, value) => {
+    if (head.kind !== REPLAY_RECORD_KIND) return undefined;
+    // `token` and `query` sort after the binary `body`, past what a head holds.
+    // A malformed one is still of this kind: its reader reports what is wrong with it.
+    const v = value();
+    return isObject(v) ? `${String(v.token)}\u0000${String(v.query)}` : undefined;
+  },
+  is: (v): v is ReplayTapeRecord => isObject(v) && v.kind === REPLAY_RECORD_KIND,
+};

@@ -1,0 +1,76 @@
+// The library entry points on a real Redis: ReplayCache.open(url) and createFetch({ store }),
+// record in one instance, replay in another, with ordered repeats and redaction before a byte
+// reaches Redis.
+import OpenAI from 'openai';
+import { expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
+import { RedisRecords } from '../../src/store/backends/redis.ts';
+import { ReplayCache } from '../../src/store/replay-cache.ts';
+import { startUpstream } from '../proxy/fake-upstream.ts';
+import { freshNamespace, redisDescribe, useRedis } from './setup.ts';
+
+const SECRET = 'sk-proj-' + 'Zz9yXx8wVv7uTt6sRr5qPp4oNn3mLl2kJj1iHh0G';
+
+/** Every payload byte stored in the namespace, to look for secrets. */
+async function allBytes(store: string): Promise<Buffer> {
+  const r = await RedisRecords.open(store);
+  try {
+    return Buffer.concat((await r.readAll()).map((x) => x.payload));
+  } finally {
+    await r.close();
+  }
+}
+
+redisDescribe('ReplayCache and createFetch on Redis', () => {
+  const redis = useRedis();
+
+  it('ReplayCache: record in one cache, replay in another, repeats in order, secrets masked', async () => {
+    const store = `${redis.current.url}?namespace=${freshNamespace('cache')}`;
+    const req = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], api_key: SECRET };
+    const w = await ReplayCache.open(store, { mode: 'record' });
+    await w.put(req, { text: 'first' });
+    await w.put(req, { text: 'second' });
+    await w.close();
+    const r = await ReplayCache.open(store, { mode: 'replay' });
+    expect(await r.get(req)).toEqual({ text: 'first' });
+    expect(await r.get(req)).toEqual({ text: 'second' });
+    await r.close();
+    const bytes = await allBytes(store);
+    expect(bytes.length).toBeGreaterThan(0);
+    expect(bytes.includes(Buffer.from(SECRET))).toBe(false);
+  });
+
+  it('createFetch({ store }): the OpenAI SDK records through one fetch and replays through another with the provider gone', async () => {
+    const store = `${redis.current.url}?namespace=${freshNamespace('fetch')}`;
+    const up = await startUpstream();
+    const ask = async (f: typeof fetch) => {
+      const client = new OpenAI({ apiKey: SECRET, baseURL: `${up.url}/v1`, fetch: f, maxRetries: 0 });
+      const a = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello Redis' }] });
+      const b = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello Redis' }] });
+      return [a.id, b.id, a.choices[0]!.message.content];
+    };
+    const rec = createFetch({ store, mode: 'record' });
+    const live = await ask(rec);
+    await rec.close();
+    expect(up.calls).toHaveLength(2);
+    await up.close();
+    const rep = createFetch({ store, mode: 'replay' });
+    expect(await ask(rep)).toEqual(live);
+    await rep.close();
+    expect((await allBytes(store)).includes(Buffer.from(SECRET))).toBe(false);
+  });
+
+  it('a Redis URL that is down: createFetch answers with E_STORE_UNAVAILABLE, the password masked', async () => {
+    const f = createFetch({ store: 'redis://u:hidden-pw@127.0.0.1:1/0', mode: 'replay' });
+    let err: unknown;
+    try {
+      await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', body: '{}' });
+    } catch (e) {
+      err = e;
+    }
+    expect(String((err as Error)?.message)).toContain('redis://u:***@127.0.0.1:1/0');
+    expect((err as { code?: string }).code).toBe('E_STORE_UNAVAILABLE');
+    expect(JSON.stringify(err) + String((err as Error).message) + String((err as Error).stack)).not.toContain('hidden-pw');
+    await f.close().catch(() => {});
+  });
+});
