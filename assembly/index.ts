@@ -1,6 +1,6 @@
 // The wasm export surface. Both builds (scalar and SIMD) export exactly these names; the
 // TypeScript loader (src/core/wasm.ts) is the only caller.
-import { run, RESULT, ensureMemory, F_ELEMENTS, F_MEMBER, F_ROOT_IGNORE } from "./json";
+import { run, RESULT, ensureMemory, F_ELEMENTS, F_MEMBER, F_ROOT_IGNORE, F_TRUSTED_UTF8 } from "./json";
 import { sha256, sha256Many, pathChain } from "./sha256";
 import { hexEncode } from "./hex";
 
@@ -14,6 +14,7 @@ const H_CHAIN: i32 = 4; // path hashes over the element digests
 const H_WHOLE: i32 = 8; // digest of the whole canonical text
 const H_MEMBER: i32 = 16; // elements are those of a root member's array (see F_MEMBER), not the root
 const H_ROOT_IGNORE: i32 = 32; // ignore keys apply to the root object's members only
+const H_TRUSTED_UTF8: i32 = 64; // the input is valid UTF-8 (written from a well-formed string)
 const ERR_MEMORY: i32 = 8;
 
 /** Address of the result block (see assembly/json.ts for its layout). */
@@ -30,7 +31,7 @@ export function result(): usize {
 export function canonical(n: u32, ignoreCount: i32, flags: i32): i32 {
   const elements = (flags & (H_MESSAGES | H_CHAIN)) != 0;
   const mode = elements ? ((flags & H_MEMBER) != 0 ? F_MEMBER : F_ELEMENTS) : 0;
-  const status = run(n, ignoreCount, mode | ((flags & H_ROOT_IGNORE) != 0 ? F_ROOT_IGNORE : 0));
+  const status = run(n, ignoreCount, mode | ((flags & H_ROOT_IGNORE) != 0 ? F_ROOT_IGNORE : 0) | ((flags & H_TRUSTED_UTF8) != 0 ? F_TRUSTED_UTF8 : 0));
   if (status != 0) return status;
   if ((flags & (H_MESSAGES | H_CHAIN | H_WHOLE)) == 0) return 0;
   const outPtr = <usize>load<u32>(RESULT + 12);
@@ -61,3 +62,4 @@ export function canonical(n: u32, ignoreCount: i32, flags: i32): i32 {
 
 export { traceToken } from "./trace";
 export { utf16ToUtf8 } from "./utf16";
+export { index } from "./tape";

@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import stringify from 'safe-stable-stringify';
 import { Bench } from 'tinybench';
-import { buildWorkload } from './workloads.mjs';
+import { buildWorkload, requestBodies } from './workloads.mjs';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc');
@@ -138,6 +138,36 @@ export async function matchBench(lib, { quick = false } = {}) {
   if (bigMatcher.keys().length !== variants) throw new Error('bench: matcher lost recordings');
   targets.push({ label: `matcher memory per M-sized recording (${variants} recordings, 51 messages each, bytes)`, value: perRecording, pass: true, unit: 'bytes' });
   targets.push({ label: '  same, body differing in normalized-away fields (full path)', value: e2eFull.p50, pass: e2eFull.p50 <= 0.15, unit: 'ms' });
+
+  // --- request digests of an M-sized body never seen before, every request shape: the key,
+  // message hashes and path hashes (requestDigests: the raw-bytes path) against the JavaScript
+  // pipeline (JSON.parse + normalize + safe-stable-stringify + node:crypto) and against
+  // tapedeck's own general path (requestKeys: JSON.parse + normalize + one core call).
+  for (const [shape, { bytes }] of Object.entries(requestBodies())) {
+    const want = lib.requestKeys(bytes);
+    const got = lib.requestDigests(bytes);
+    if (got.key !== want.key || got.pathHashes.join() !== want.pathHashes.join()) throw new Error(`bench: ${shape}: requestDigests disagrees with requestKeys`);
+    const raw = await time(`requestDigests(raw M ${shape} body)`, () => lib.requestDigests(bytes), budget);
+    const general = await time(`requestKeys(raw M ${shape} body): parse + normalize + one core call`, () => lib.requestKeys(bytes), budget);
+    const js = await time(
+      `baseline ${shape}: JSON.parse + normalize + sss/node:crypto key and chain`,
+      () => {
+        const n = lib.normalizeRequest(JSON.parse(Buffer.from(bytes).toString('utf8')));
+        const key = hex(stringify(n.view));
+        const paths = [];
+        for (const m of n.messages) {
+          const h = hex(stringify(m));
+          paths.push(paths.length ? hex(`${paths[paths.length - 1]}:${h}`) : h);
+        }
+        return [key, paths];
+      },
+      budget,
+    );
+    rows.push({ ...raw, baseline: js.label, ratio: js.p50 / raw.p50 });
+    rows.push({ ...general, baseline: js.label, ratio: js.p50 / general.p50 });
+    rows.push({ ...js, baseline: js.label, ratio: 1 });
+    targets.push({ label: `requestDigests, raw M ${shape} body (${bytes.length} B), new (target <= 150 µs p50)`, value: raw.p50, pass: raw.p50 <= 0.15, unit: 'ms' });
+  }
   return { rows, targets, bytesPerRecording };
 }
 

@@ -63,6 +63,7 @@ const BUDGET_FULL = {
   M: { time: 700, iterations: 100, warmupTime: 200, warmupIterations: 20 },
   'M-body': { time: 700, iterations: 100, warmupTime: 200, warmupIterations: 20 },
   L: { time: 1000, iterations: 20, warmupTime: 100, warmupIterations: 3 },
+  'L-intl': { time: 1000, iterations: 20, warmupTime: 100, warmupIterations: 3 },
   XL: { time: 1500, iterations: 5, warmupTime: 0, warmupIterations: 1 },
   SMALL10K: { time: 1000, iterations: 10, warmupTime: 100, warmupIterations: 2 },
 };
@@ -71,6 +72,7 @@ const BUDGET_QUICK = {
   M: { time: 50, iterations: 10, warmupTime: 10, warmupIterations: 3 },
   'M-body': { time: 50, iterations: 10, warmupTime: 10, warmupIterations: 3 },
   L: { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
+  'L-intl': { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
   XL: { time: 0, iterations: 3, warmup: false }, // verification already ran each row once
   SMALL10K: { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
 };
@@ -180,7 +182,7 @@ function rowsFor(group, w) {
   return rows;
 }
 
-const GROUPS = ['S', 'M', 'M-body', 'L', 'XL', 'SMALL10K'];
+const GROUPS = ['S', 'M', 'M-body', 'L', 'L-intl', 'XL', 'SMALL10K'];
 
 /** A filter equal to a group name selects that group; otherwise substring of "GROUP / label". */
 function selected(group, row) {
@@ -419,6 +421,11 @@ console.log(`== targets (tapedeck default backend: ${DEFAULT_BACKEND})`);
 {
   const r = find('L', (x) => x.input === 'object' && x.op === 'path');
   target('L object vs best baseline (target >= 1.5x)', r && r.ratio !== null ? r : undefined, r?.ratio, r?.ratio >= 1.5, r ? fmtRatio(r.ratio) : '');
+}
+for (const input of ['object', 'raw']) {
+  const r = find('L-intl', (x) => x.input === input && x.op === 'path');
+  const want = input === 'object' ? 1.5 : 3;
+  target(`L-intl ${input} vs best baseline (target >= ${want}x)`, r && r.ratio !== null ? r : undefined, r?.ratio, r?.ratio >= want, r ? fmtRatio(r.ratio) : '');
 }
 for (const [suffix, pred] of [
   ['', (x) => x.input === 'object' && x.op === 'many'],

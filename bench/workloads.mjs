@@ -93,13 +93,25 @@ const UNICODE = [
   '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '𝟘𝟙𝟚', '𠜎𠜱𠝹', '𐍈', '🦀',
 ];
 
+// Words of the "-intl" workloads: everyday non-English words (accented Latin, Cyrillic, Greek,
+// CJK, Hangul) and emoji, as multilingual chats carry them. While such a workload is built,
+// `intl` makes this share of the words non-ASCII (the other workloads keep 3.5% UNICODE).
+const INTL = [
+  'déjà', 'über', 'niño', 'façade', 'crème', 'São', 'Zürich', 'année', 'größe', 'señor', 'où', 'très', 'café', 'naïve',
+  'Привет', 'спасибо', 'погода', 'город', 'Ελληνικά', 'καιρός',
+  '東京', '天気予報', '会議', '日本語', '中文', '北京', '明日', '予約', '안녕하세요', '서울', '날씨', '회의',
+  '😀', '🚀', '👍🏽', '🎉', '👩‍💻', '🇫🇷', '✅', '€', '→', '…', '🦀', '𠜎',
+];
+let intl = 0;
+
 function word(rng) { return rng.pick(WORDS); }
 
 function sentence(rng, minWords = 6, maxWords = 18) {
   const n = rng.int(minWords, maxWords);
   const parts = [];
   for (let i = 0; i < n; i++) {
-    if (rng.chance(0.035)) parts.push(rng.pick(UNICODE));
+    if (intl > 0 && rng.chance(intl)) parts.push(rng.pick(INTL));
+    else if (rng.chance(0.035)) parts.push(rng.pick(UNICODE));
     else if (rng.chance(0.03)) parts.push(String(rng.int(0, 99999)));
     else parts.push(word(rng));
   }
@@ -324,6 +336,7 @@ export const WORKLOADS = {
   S: { description: '1 message', kind: 'path' },
   M: { description: '50 messages + 20 tool definitions (request body)', kind: 'path' },
   L: { description: '1,000 messages', kind: 'path' },
+  'L-intl': { description: '1,000 messages, 30% non-ASCII words (accents, Cyrillic, CJK, Hangul, emoji)', kind: 'path' },
   XL: { description: '10,000 messages', kind: 'path' },
   SMALL10K: { description: '10,000 separate ~200 B messages', kind: 'many' },
 };
@@ -362,6 +375,14 @@ export function buildWorkload(name) {
       break;
     }
     case 'L': messages = conversation(rng, 1000); break;
+    case 'L-intl':
+      intl = 0.3;
+      try {
+        messages = conversation(rng, 1000);
+      } finally {
+        intl = 0;
+      }
+      break;
     case 'XL': messages = conversation(rng, 10000); break;
     case 'SMALL10K': messages = Array.from({ length: 10000 }, () => smallMessage(rng)); break;
     default: throw new Error(`unknown workload ${name}`);
@@ -378,4 +399,87 @@ export function buildWorkload(name) {
   }
   cache.set(name, w);
   return w;
+}
+
+// ------------------------------------------------------- request shapes ----
+
+const textOf = (content) =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.filter((p) => p.type === 'text').map((p) => p.text).join('\n') : '';
+
+/**
+ * The M request body (an OpenAI chat completions call) as each request shape tapedeck keys
+ * would carry the same conversation: OpenAI chat as is, Anthropic messages (system apart,
+ * tool_use / tool_result blocks, input_schema), OpenAI Responses (input items, function_call
+ * and function_call_output items, instructions) and the generic shape (messages, tools,
+ * context, options). Deterministic: derived from the M workload only.
+ */
+export function requestBodies() {
+  if (cache.has('bodies')) return cache.get('bodies');
+  const m = buildWorkload('M');
+  const { messages, tools, model: _model, ...options } = m.body;
+  const [system, ...rest] = messages;
+  const anthropicMessages = [];
+  for (const msg of rest) {
+    if (msg.role === 'tool') {
+      const block = { type: 'tool_result', tool_use_id: msg.tool_call_id, content: msg.content };
+      const last = anthropicMessages[anthropicMessages.length - 1];
+      if (last?.role === 'user' && Array.isArray(last.content) && last.content.every((b) => b.type === 'tool_result')) last.content.push(block);
+      else anthropicMessages.push({ role: 'user', content: [block] });
+      continue;
+    }
+    const blocks = [];
+    if (typeof msg.content === 'string') blocks.push({ type: 'text', text: msg.content });
+    else if (Array.isArray(msg.content)) {
+      for (const p of msg.content) {
+        if (p.type === 'text') blocks.push({ type: 'text', text: p.text });
+        else if (p.type === 'image_url') blocks.push({ type: 'image', source: { type: 'url', url: p.image_url.url } });
+      }
+    }
+    for (const c of msg.tool_calls ?? []) blocks.push({ type: 'tool_use', id: c.id.replace('call_', 'toolu_'), name: c.function.name, input: JSON.parse(c.function.arguments) });
+    anthropicMessages.push({ role: msg.role, content: blocks.length === 1 && blocks[0].type === 'text' ? blocks[0].text : blocks });
+  }
+  for (const a of anthropicMessages) {
+    if (Array.isArray(a.content)) for (const b of a.content) if (b.type === 'tool_result') b.tool_use_id = b.tool_use_id.replace('call_', 'toolu_');
+  }
+  const anthropic = {
+    model: 'claude-sonnet-4-5-20250929',
+    max_tokens: 4096,
+    system: [{ type: 'text', text: system.content, cache_control: { type: 'ephemeral' } }],
+    messages: anthropicMessages,
+    tools: tools.map((t) => ({ name: t.function.name, description: t.function.description, input_schema: t.function.parameters })),
+    tool_choice: { type: 'auto' },
+    temperature: 0,
+    stream: true,
+    metadata: { user_id: 'user-42' },
+  };
+  const input = [];
+  for (const msg of rest) {
+    if (msg.role === 'tool') {
+      input.push({ type: 'function_call_output', call_id: msg.tool_call_id, output: msg.content });
+      continue;
+    }
+    const text = textOf(msg.content);
+    if (text) input.push({ role: msg.role, content: [{ type: msg.role === 'assistant' ? 'output_text' : 'input_text', text }] });
+    for (const c of msg.tool_calls ?? []) input.push({ type: 'function_call', call_id: c.id, name: c.function.name, arguments: c.function.arguments, id: `fc_${c.id.slice(5)}`, status: 'completed' });
+  }
+  const responses = {
+    model: 'gpt-4.1',
+    instructions: system.content,
+    input,
+    tools: tools.map((t) => ({ type: 'function', name: t.function.name, description: t.function.description, parameters: t.function.parameters, strict: false })),
+    temperature: 0.2,
+    store: false,
+    stream: false,
+  };
+  const generic = {
+    model: 'local-llm',
+    messages,
+    tools: tools.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters })),
+    context: { currentNode: 'triage', locale: 'fr-FR', userTier: 'pro' },
+    options: { temperature: 0, seed: 7, max_tokens: 1024 },
+  };
+  const bodies = { 'openai-chat': m.body, anthropic, 'openai-responses': responses, generic };
+  const out = Object.fromEntries(Object.entries(bodies).map(([k, v]) => [k, { body: v, bytes: encoder.encode(JSON.stringify(v)) }]));
+  cache.set('bodies', out);
+  return out;
 }

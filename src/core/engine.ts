@@ -39,6 +39,11 @@ export interface Engine {
   sha256Stream(): Sha256Stream;
   /** Trace token digest: the four fixed fields, then the ids (sorted here, by bytes). */
   traceToken(fields: readonly Uint8Array[], ids: readonly Uint8Array[]): Uint8Array;
+  /**
+   * The structural index of JSON text (assembly/tape.ts: 8 x u32 per value), or undefined if
+   * the text is not JSON. Optional: an engine without it makes callers take their general path.
+   */
+  tape?(json: Uint8Array): Uint32Array | undefined;
   /** Number of `null` literals in the last JSON text this engine read (wasm engines only). */
   nulls?(): number;
 }

@@ -244,6 +244,16 @@ export function hashJSON(json: string | Uint8Array, opts?: CanonicalOptions): st
   return current().digestHex(jsonInput(json), specOf(ignoreOf(opts), opts));
 }
 
+/**
+ * The structural index of JSON bytes (assembly/tape.ts: 8 x u32 per value, in document order),
+ * or undefined when the text is not JSON or the active engine has no index (the TypeScript
+ * engine). Internal: src/match builds request views from raw bytes with it.
+ */
+export function jsonTape(json: Uint8Array): Uint32Array | undefined {
+  if (json.length > MAX_INPUT_BYTES) return undefined;
+  return current().tape?.(json);
+}
+
 export interface PathHashOptions extends CanonicalOptions {
   /**
    * Hash the array held by this member of a root object instead of a root array: message and

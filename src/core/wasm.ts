@@ -21,6 +21,7 @@ interface CoreExports {
   sha256Update(state: number, ptr: number, len: number): void;
   sha256Final(state: number, out: number): void;
   traceToken(ptr: number, count: number, scratch: number, out: number): number;
+  index(at: number, n: number): number;
 }
 
 const H_MESSAGES = 2;
@@ -28,6 +29,7 @@ const H_CHAIN = 4;
 const H_WHOLE = 8;
 const H_MEMBER = 16;
 const H_ROOT_IGNORE = 32;
+const H_TRUSTED_UTF8 = 64;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -117,6 +119,7 @@ export class WasmEngine implements Engine {
   // A Buffer view of the same memory: its utf8 write and hex read are the fastest native paths.
   private buf: Buffer | undefined;
   private readonly r: number;
+  private tapeBuf = new Uint32Array(1024);
 
   constructor(name: 'wasm' | 'wasm-simd') {
     this.name = name;
@@ -206,7 +209,11 @@ export class WasmEngine implements Engine {
    */
   private call(json: Uint8Array | string, ignore: IgnoreSpec, flags: number, member?: Uint8Array): void {
     const n = this.load(json, member ? [...ignore.keys, member] : ignore.keys);
-    const status = this.x.canonical(n, ignore.keys.length, flags | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
+    // Text from a string is valid UTF-8 by construction: strings reaching an engine are
+    // well-formed (checked by the API layer, or JSON.stringify output, which escapes lone
+    // surrogates), and both encoders write only valid UTF-8.
+    const trusted = typeof json === 'string' ? H_TRUSTED_UTF8 : 0;
+    const status = this.x.canonical(n, ignore.keys.length, flags | trusted | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
     this.refresh();
     if (status !== 0) {
       const bytes = typeof json === 'string' ? encoder.encode(json) : json;
@@ -254,6 +261,19 @@ export class WasmEngine implements Engine {
     const messageHashes = splitHex(all, count);
     const pathHashes = chain ? splitHex(all.slice(count * 64), count) : [];
     return { messageHashes, pathHashes, digest: whole ? this.wholeHex(inWasm) : '' };
+  }
+
+  tape(json: Uint8Array): Uint32Array | undefined {
+    const at = this.prepare([], json.length);
+    this.u8.set(json, at);
+    const count = this.x.index(at, json.length);
+    this.refresh();
+    if (count < 0) return undefined;
+    const from = this.u32[this.r + 12]! >>> 2;
+    // Copied out (the next call reuses the memory) into one buffer kept for the purpose.
+    if (this.tapeBuf.length < count * 8) this.tapeBuf = new Uint32Array(Math.max(count * 8, this.tapeBuf.length * 2));
+    this.tapeBuf.set(this.u32.subarray(from, from + count * 8));
+    return this.tapeBuf.subarray(0, count * 8);
   }
 
   sha256(data: Uint8Array): Uint8Array {

@@ -5,6 +5,7 @@ export {
   createMatcher,
   MATCH_MODES,
   MatchIndex,
+  requestDigests,
   requestKeys,
   type Matcher,
   type MatcherOptions,

@@ -7,6 +7,7 @@ import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { explainMiss } from './diagnose.ts';
 import { fingerprintIgnoreKeys, normalizeRequest, type NormalizeOptions, type Provider } from './normalize.ts';
+import { rawRequestDigests } from './raw-keys.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
 export const MATCH_MODES: readonly MatchMode[] = ['exact', 'signature', 'sequential', 'hybrid'];
@@ -101,6 +102,25 @@ export function requestKeys(request: unknown, opts: NormalizeOptions = {}): Requ
     messages: n.messages,
     view: n.view,
   };
+}
+
+/**
+ * The digests of a request: requestKeys() without the normalized view, so that a raw body
+ * (UTF-8 bytes or JSON text) can be keyed straight from its bytes (src/match/raw-keys.ts: no
+ * JSON.parse of the body, no view built as objects), which is what a proxy or a cache meeting a
+ * new request needs. Same digests and same errors as requestKeys() for every input.
+ *
+ * @example
+ * requestDigests(Buffer.from('{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}')).key
+ *   === requestKeys({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).key // true
+ */
+export function requestDigests(request: unknown, opts: NormalizeOptions = {}): RequestDigests {
+  if (request instanceof Uint8Array || typeof request === 'string') {
+    const raw = rawRequestDigests(request, opts);
+    if (raw) return raw;
+  }
+  const { messages: _m, view: _v, ...digests } = requestKeys(request, opts);
+  return digests;
 }
 
 const decoder = new TextDecoder();
@@ -312,6 +332,10 @@ export function createMatcher(opts: MatcherOptions): Matcher {
       return { digests: keys[same]! };
     }
     stats.computed++;
+    // A raw body is keyed from its bytes; the normalized view is then only rebuilt on a miss,
+    // for the diagnostics.
+    const raw = request instanceof Uint8Array || typeof request === 'string' ? rawRequestDigests(request, norm) : undefined;
+    if (raw) return { digests: raw };
     const full = requestKeys(request, norm);
     return { digests: full, full };
   }

@@ -135,7 +135,7 @@ export const SHAPE_ARGS_KEPT: readonly string[] = [
 
 // Members of a message that are bookkeeping, not content (Responses item ids and statuses,
 // database ids and timestamps in generic messages).
-const MESSAGE_NOISE = new Set([
+export const MESSAGE_NOISE = new Set([
   'id',
   'status',
   'timestamp',
@@ -347,7 +347,7 @@ const AUDIO_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav
 // ---------------------------------------------------------------------------------------------
 // Messages and parts
 
-class Ids {
+export class Ids {
   private readonly map = new Map<string, string>();
 
   /** The positional name of a call id: "call_<k>" for the k-th distinct id seen. */
@@ -396,7 +396,7 @@ function keepIn(o: Obj, k: string, v: unknown): Obj {
   return o;
 }
 
-class Normalizer {
+export class Normalizer {
   readonly ids = new Ids();
 
   private depth = 0;
@@ -672,7 +672,7 @@ function fromLangChain(m: Obj): Obj | undefined {
  * `{ role: 'tool', content: [part] }`, the other parts stay user messages. So the same
  * conversation has the same messages, and path hashes, in every shape.
  */
-function splitToolResults(messages: unknown[]): unknown[] {
+export function splitToolResults(messages: unknown[]): unknown[] {
   const out: unknown[] = [];
   for (const m of messages) {
     if (!isObj(m) || m.role !== 'user' || !Array.isArray(m.content) || !m.content.some((p) => isObj(p) && p.type === 'tool_result')) {
@@ -719,15 +719,15 @@ function joinCalls(raw: readonly unknown[], messages: unknown[]): unknown[] {
 // ---------------------------------------------------------------------------------------------
 // Detection
 
-const OPENAI_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
-const OPENAI_PARTS = new Set(['image_url', 'input_audio', 'file']);
-const OPENAI_ARGS = [
+export const OPENAI_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+export const OPENAI_PARTS = new Set(['image_url', 'input_audio', 'file']);
+export const OPENAI_ARGS = [
   'functions', 'function_call', 'max_completion_tokens', 'response_format', 'n', 'logit_bias', 'logprobs', 'top_logprobs',
   'frequency_penalty', 'presence_penalty', 'reasoning_effort', 'modalities', 'audio', 'prediction', 'seed',
   'parallel_tool_calls', 'stream_options', 'web_search_options',
 ];
-const ANTHROPIC_ARGS = ['system', 'stop_sequences', 'top_k', 'thinking'];
-const ANTHROPIC_BLOCKS = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
+export const ANTHROPIC_ARGS = ['system', 'stop_sequences', 'top_k', 'thinking'];
+export const ANTHROPIC_BLOCKS = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
 
 function blocksOf(m: unknown): Obj[] {
   return isObj(m) && Array.isArray(m.content) ? m.content.filter(isObj) : [];

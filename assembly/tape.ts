@@ -1,0 +1,243 @@
+// A structural index ("tape") of JSON text: one fixed-size record per value, in document order,
+// with the value's byte range in the input, where its subtree ends, and for object members the
+// key's byte range. No output text, no sorting, no decoding.
+//
+// Why: a caller that needs to look at a few members of a large document (a request body: its
+// roles, types and call ids, but not the 30 KB of message text) can then read just those bytes
+// and copy every other value as a byte range, without JSON.parse building every string and
+// object first. src/match/raw-keys.ts builds a request's normalized view that way and hands it
+// back to the canonical writer (json.ts), which validates and canonicalizes whatever is copied.
+//
+// Strictness: the grammar is RFC 8259's, exactly what JSON.parse accepts (numbers, literals,
+// escapes, no raw control characters), so a text this accepts JSON.parse accepts too, and the
+// reverse. UTF-8 is not validated here and lone-surrogate escapes pass: the values a caller
+// copies go through the canonical writer, which rejects both, and the values it decodes itself
+// are decoded as the caller's reference path would decode them.
+
+import { ensureMemory, INPUT_PAD, MAX_DEPTH, RESULT } from "./json";
+
+// Record layout, 8 x u32: kind | flags, start, end (input offsets, end exclusive), next (index of
+// the first record after this value's subtree), keyStart, keyEnd (the member's key including
+// its quotes; 0xffffffff when the value is no object member), keyHash, valueHash (FNV-1a of the
+// raw bytes between the quotes, for keys and for strings up to HASHED_MAX bytes; else 0).
+const NODE: usize = 32;
+const T_NULL: u32 = 1;
+const T_FALSE: u32 = 2;
+const T_TRUE: u32 = 3;
+const T_NUMBER: u32 = 4;
+const T_STRING: u32 = 5;
+const T_ARRAY: u32 = 6;
+const T_OBJECT: u32 = 7;
+const F_ESCAPED: u32 = 0x100; // the string value has a backslash escape
+const F_KEY_ESCAPED: u32 = 0x200; // the member's key has a backslash escape
+const NO_KEY: u32 = 0xffffffff;
+const HASHED_MAX: usize = 64;
+
+const TSTACK: usize = memory.data(<i32>(MAX_DEPTH as usize * 4 + 16));
+
+let gEsc: bool = false;
+let gHash: u32 = 0;
+
+@inline function isWs(c: u32): bool {
+  return c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09;
+}
+
+@inline function skipWs(p: usize): usize {
+  while (isWs(<u32>load<u8>(p))) p++;
+  return p;
+}
+
+@inline function isHex(c: u32): bool {
+  return c - 0x30 < 10 || (c | 0x20) - 0x61 < 6;
+}
+
+/** Scans the string whose quote is at p; returns the position after its closing quote, or 0. */
+function scanString(p: usize, end: usize): usize {
+  const start = p + 1;
+  gEsc = false;
+  p = start;
+  while (true) {
+    if (ASC_FEATURE_SIMD) {
+      const quote = i8x16.splat(0x22);
+      const bslash = i8x16.splat(0x5c);
+      const space = i8x16.splat(0x20);
+      while (true) {
+        const v = v128.load(p);
+        const m = v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), i8x16.lt_u(v, space));
+        const bits = i8x16.bitmask(m);
+        if (bits == 0) { p += 16; continue; }
+        p += <usize>ctz(bits);
+        break;
+      }
+    } else {
+      while (true) {
+        const c = <u32>load<u8>(p);
+        if (c == 0x22 || c == 0x5c || c < 0x20) break;
+        p++;
+      }
+    }
+    const c = <u32>load<u8>(p);
+    if (c == 0x22) break;
+    if (c == 0x5c) {
+      gEsc = true;
+      const e = <u32>load<u8>(p + 1);
+      if (e == 0x75) {
+        if (!(isHex(load<u8>(p + 2)) && isHex(load<u8>(p + 3)) && isHex(load<u8>(p + 4)) && isHex(load<u8>(p + 5)))) return 0;
+        p += 6;
+        continue;
+      }
+      if (e == 0x22 || e == 0x5c || e == 0x2f || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74) {
+        p += 2;
+        continue;
+      }
+      return 0;
+    }
+    return 0; // a control character, or the zero padding after the input
+  }
+  if (p >= end) return 0;
+  let h: u32 = 0;
+  if (p - start <= HASHED_MAX) {
+    h = 0x811c9dc5;
+    for (let q = start; q < p; q++) h = (h ^ <u32>load<u8>(q)) * 0x01000193;
+  }
+  gHash = h;
+  return p + 1;
+}
+
+/**
+ * Indexes the n bytes of JSON text at `at` (written there after prepare()). Returns the number
+ * of records, or -1 if the text is not JSON (or nests deeper than MAX_DEPTH), -2 if memory
+ * cannot grow. RESULT + 48 holds the address of the records.
+ */
+export function index(at: usize, n: u32): i32 {
+  const end = at + <usize>n;
+  memory.fill(end, 0, INPUT_PAD);
+  const base = (end + INPUT_PAD + 7) & ~(<usize>7);
+  // A value takes at least one byte and all but the last a separator too.
+  if (!ensureMemory(base + (<usize>n / 2 + 2) * NODE)) return -2;
+  store<u32>(RESULT + 48, <u32>base);
+  let count: u32 = 0;
+  let depth: i32 = 0;
+  let keyStart: u32 = NO_KEY;
+  let keyEnd: u32 = 0;
+  let keyHash: u32 = 0;
+  let keyFlag: u32 = 0;
+  let p = skipWs(at);
+  while (true) {
+    // One value at p.
+    const q = base + <usize>count * NODE;
+    const c = <u32>load<u8>(p);
+    const start = p;
+    let kind: u32 = 0;
+    let flags: u32 = keyFlag;
+    let valueHash: u32 = 0;
+    let opened = false;
+    if (c == 0x22) {
+      p = scanString(p, end);
+      if (p == 0) return -1;
+      kind = T_STRING;
+      if (gEsc) flags |= F_ESCAPED;
+      valueHash = gHash;
+    } else if (c == 0x7b || c == 0x5b) {
+      if (depth == MAX_DEPTH) return -1;
+      kind = c == 0x7b ? T_OBJECT : T_ARRAY;
+      p = skipWs(p + 1);
+      const close: u32 = c == 0x7b ? 0x7d : 0x5d;
+      if (<u32>load<u8>(p) == close) {
+        p++;
+      } else {
+        store<u32>(TSTACK + (<usize>depth << 2), count);
+        depth++;
+        opened = true;
+      }
+    } else if (c - 0x30 < 10 || c == 0x2d) {
+      if (c == 0x2d) p++;
+      const d = <u32>load<u8>(p);
+      if (d == 0x30) {
+        p++;
+      } else if (d - 0x31 < 9) {
+        p++;
+        while (<u32>load<u8>(p) - 0x30 < 10) p++;
+      } else {
+        return -1;
+      }
+      if (load<u8>(p) == 0x2e) {
+        p++;
+        if (<u32>load<u8>(p) - 0x30 >= 10) return -1;
+        while (<u32>load<u8>(p) - 0x30 < 10) p++;
+      }
+      if ((load<u8>(p) | 0x20) == 0x65) {
+        p++;
+        const s = load<u8>(p);
+        if (s == 0x2b || s == 0x2d) p++;
+        if (<u32>load<u8>(p) - 0x30 >= 10) return -1;
+        while (<u32>load<u8>(p) - 0x30 < 10) p++;
+      }
+      if (p > end) return -1;
+      kind = T_NUMBER;
+    } else if (c == 0x74 && load<u32>(p) == 0x65757274) {
+      p += 4;
+      kind = T_TRUE;
+    } else if (c == 0x66 && load<u32>(p + 1) == 0x65736c61) {
+      p += 5;
+      kind = T_FALSE;
+    } else if (c == 0x6e && load<u32>(p) == 0x6c6c756e) {
+      p += 4;
+      kind = T_NULL;
+    } else {
+      return -1;
+    }
+    if (p > end) return -1;
+    store<u32>(q, kind | flags);
+    store<u32>(q + 4, <u32>(start - at));
+    store<u32>(q + 8, <u32>(p - at));
+    store<u32>(q + 12, count + 1);
+    store<u32>(q + 16, keyStart);
+    store<u32>(q + 20, keyEnd);
+    store<u32>(q + 24, keyHash);
+    store<u32>(q + 28, valueHash);
+    count++;
+    keyStart = NO_KEY;
+    keyFlag = 0;
+    if (!opened) {
+      // After a complete value: close containers until one expects another item.
+      while (true) {
+        if (depth == 0) {
+          p = skipWs(p);
+          return p == end ? <i32>count : -1;
+        }
+        p = skipWs(p);
+        const open = <usize>load<u32>(TSTACK + (<usize>(depth - 1) << 2));
+        const o = base + open * NODE;
+        const isObject = (load<u32>(o) & 0xff) == T_OBJECT;
+        const s = <u32>load<u8>(p);
+        if (s == 0x2c) {
+          p = skipWs(p + 1);
+          break;
+        }
+        if (s == (isObject ? 0x7d : 0x5d)) {
+          p++;
+          store<u32>(o + 8, <u32>(p - at));
+          store<u32>(o + 12, count);
+          depth--;
+          continue;
+        }
+        return -1;
+      }
+    }
+    // The next item: for an object member, its key first.
+    const open = <usize>load<u32>(TSTACK + (<usize>(depth - 1) << 2));
+    if ((load<u32>(base + open * NODE) & 0xff) == T_OBJECT) {
+      if (load<u8>(p) != 0x22) return -1;
+      const k = scanString(p, end);
+      if (k == 0) return -1;
+      keyStart = <u32>(p - at);
+      keyEnd = <u32>(k - at);
+      keyHash = gHash;
+      keyFlag = gEsc ? F_KEY_ESCAPED : 0;
+      p = skipWs(k);
+      if (load<u8>(p) != 0x3a) return -1;
+      p = skipWs(p + 1);
+    }
+  }
+}

@@ -1,0 +1,1113 @@
+/*
+ * Request digests straight from the raw bytes of a body: the same key, message hashes, path
+ * hashes and signature as requestKeys(), without JSON.parse of the body or building the view
+ * as JavaScript objects.
+ *
+ * Why this design (measured on the 36 KB, 50-message benchmark body, bench/match.mjs): the
+ * general path spends ~90 us in JSON.parse, ~45 us decoding UTF-8, ~50 us normalizing and ~80 us
+ * in JSON.stringify of the view before the one core call (~85 us) even starts; parsing and
+ * normalizing a body with its long strings and tool schemas cut out still cost ~135 us of
+ * JavaScript. What normalization needs to look at is small (roles, part types, call ids,
+ * names); what it copies is large (message text, tool schemas, unknown members). So:
+ *   1. the core indexes the bytes (assembly/tape.ts: one record per value, byte ranges only);
+ *   2. this file walks the index where normalize.ts would look, and writes the normalized view
+ *      as JSON text into a byte buffer: literals it makes, and byte ranges of the body for
+ *      everything normalize.ts copies (in any key order, any spelling: the core canonicalizes);
+ *   3. one core call canonicalizes that text and hashes the view and each message
+ *      (pathHashes with { member: 'messages' }), exactly as requestKeys() does with its view.
+ * The top-level arguments (model, options, context) are small: they go through normalize.ts
+ * itself, parsed member by member, so those rules are the reference's by construction.
+ *
+ * normalize.ts stays the reference. This is a second implementation of its message, part and
+ * tool rules, held to it by differential tests (test/match/raw-keys.test.ts: fixtures of every
+ * shape, generated bodies, the request-key vectors). Anything it does not handle natively, it
+ * declines (returns undefined) and the caller takes the reference path, which also produces
+ * every error: a body this path cannot key is never reported from here.
+ */
+
+import { hashValue, jsonTape, pathHashes } from '../core/index.ts';
+import { allFinite } from '../core/value.ts';
+import { TapedeckError } from '../errors.ts';
+import type { RequestDigests } from './matcher.ts';
+import {
+  ANTHROPIC_ARGS,
+  ANTHROPIC_BLOCKS,
+  MESSAGE_NOISE,
+  Normalizer,
+  normalizeRequest,
+  OPENAI_ARGS,
+  OPENAI_PARTS,
+  OPENAI_ROLES,
+  splitToolResults,
+} from './normalize.ts';
+import type { NormalizeOptions, Provider } from './types.ts';
+
+// Record layout of assembly/tape.ts.
+const T_NULL = 1;
+const T_NUMBER = 4;
+const T_STRING = 5;
+const T_ARRAY = 6;
+const T_OBJECT = 7;
+const F_ESCAPED = 0x100;
+const F_KEY_ESCAPED = 0x200;
+
+// `o[k] = v` would set the prototype for k === '__proto__' (JSON.parse makes it a member).
+function set(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
+}
+
+/** Thrown inside the walk for anything left to the reference path. */
+const DECLINE = Symbol('decline');
+
+function decline(): never {
+  throw DECLINE;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const hasBuffer = typeof Buffer !== 'undefined';
+const lit = (s: string): Uint8Array => encoder.encode(s);
+
+// Short strings (keys, roles, part types, call ids) repeat across bodies: decoded once, found
+// again by the FNV-1a hash the index carries and a byte compare.
+const shortStrings = new Map<number, { raw: Uint8Array; text: string }>();
+
+/** Growable output buffer for the view's JSON text. */
+class Out {
+  // One buffer for every call (grown, never shrunk): a 64 KB allocation per request showed up
+  // as garbage collection in the profile.
+  private static shared = new Uint8Array(1 << 16);
+  buf = Out.shared;
+  at = 0;
+
+  private room(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.at + n) size *= 2;
+    const grown = new Uint8Array(size);
+    grown.set(this.buf.subarray(0, this.at));
+    this.buf = grown;
+    Out.shared = grown;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.at);
+    this.at += b.length;
+  }
+
+  span(src: Uint8Array, start: number, end: number): void {
+    const n = end - start;
+    this.room(n);
+    if (n > 32) this.buf.set(src.subarray(start, end), this.at);
+    else for (let i = 0; i < n; i++) this.buf[this.at + i] = src[start + i]!;
+    this.at += n;
+  }
+
+  /** Appends a copy of bytes already written. */
+  own(start: number, end: number): void {
+    this.room(end - start);
+    this.buf.copyWithin(this.at, start, end);
+    this.at += end - start;
+  }
+
+  byte(c: number): void {
+    this.room(1);
+    this.buf[this.at++] = c;
+  }
+
+  /** A JavaScript string as UTF-8 (it is JSON text, or ASCII made here). */
+  text(s: string): void {
+    this.room(s.length * 3);
+    this.at += encoder.encodeInto(s, this.buf.subarray(this.at)).written;
+  }
+}
+
+const COMMA = 0x2c;
+const L = {
+  open: lit('{'),
+  close: lit('}'),
+  openArr: lit('['),
+  closeArr: lit(']'),
+  type: lit('"type":'),
+  text: lit('"text"'),
+  tool_call: lit('"tool_call"'),
+  tool_result: lit('"tool_result"'),
+  thinking: lit('"thinking"'),
+  function_call: lit('"function_call"'),
+  image: lit('"image"'),
+  textKey: lit('"text":'),
+  roleKey: lit('"role":'),
+  contentKey: lit('"content":'),
+  idKey: lit('"id":'),
+  nameKey: lit('"name":'),
+  argumentsKey: lit('"arguments":'),
+  argumentsTextKey: lit('"argumentsText":'),
+  kindKey: lit('"kind":'),
+  imageKey: lit('"image":'),
+  urlKey: lit('{"url":'),
+  pathKey: lit('{"path":'),
+  thinkingKey: lit('"thinking":'),
+  isErrorTrue: lit('"is_error":true'),
+  descriptionKey: lit('"description":'),
+  parametersKey: lit('"parameters":'),
+  legacyTrue: lit('"legacy":true'),
+  systemMessage: lit('{"role":"system","content":['),
+  userMessage: lit('{"role":"user","content":['),
+  assistantMessage: lit('{"role":"assistant","content":['),
+  toolMessage: lit('{"role":"tool","content":['),
+  resultOpen: lit('{"type":"tool_result","id":'),
+  view: lit('{"messages":['),
+  embeddings: lit('{"input":['),
+  tools: lit('],"tools":['),
+  options: lit(',"options":'),
+  textOpen: lit('{"type":"text","text":'),
+  model: lit(',"model":'),
+};
+
+const TEXT_TYPES = new Set(['text', 'input_text', 'output_text']);
+// Parts the reference normalizer does (one part at a time): attachments, whose rules decode and
+// hash data, and the Vercel AI SDK's tool-call / tool-result parts.
+const REFERENCE_PARTS = new Set(['input_image', 'image', 'input_audio', 'audio', 'file', 'input_file', 'document', 'tool-call', 'tool-result']);
+const NONE = 0;
+const PART = 1;
+const RESULT = 2;
+const isResult = (p: unknown): boolean => p !== null && typeof p === 'object' && (p as { type?: unknown }).type === 'tool_result';
+const OTHER_ID_KEYS = ['tool_use_id', 'tool_call_id', 'call_id'] as const;
+const CALL_TYPE = /(tool_use|_call)$/;
+const URL_LIKE = /^(data:|[a-z][a-z0-9+.-]*:\/\/)/i;
+// Members the reference's rest() never copies because `k in out` holds for every plain object.
+const INHERITED = (k: string): boolean => k in Object.prototype;
+
+const SKIP_TYPE = new Set(['type']);
+const SKIP_TOOL_USE = new Set(['type', 'input']);
+const SKIP_RESULT = new Set(['type', 'tool_use_id', 'is_error']);
+const SKIP_THINKING = new Set(['type', 'signature']);
+const SKIP_CALL = new Set(['type', 'index']);
+const SKIP_IMAGE_URL = new Set(['url']);
+const SKIP_IMAGE_PART = new Set(['type', 'image_url']);
+const SKIP_TOOL = new Set(['type', 'function']);
+const SKIP_TOOL_DEF = new Set(['type', 'input_schema', 'inputSchema']);
+const NO_SKIP = new Set<string>();
+let skipMessage: Set<string> | undefined;
+
+/** Members of an object record: name -> record index (a duplicate name declines). */
+type Members = Map<string, number>;
+
+class Walk {
+  // The reference normalizer, for its call-id numbering (shared, so ids are numbered in document
+  // order whichever path handled an element) and for elements this walk does not handle
+  // natively: those are parsed on their own and normalized by it (see reference()).
+  readonly n = new Normalizer();
+  private readonly memo = new Map<number, Members>();
+  readonly out = new Out();
+
+  constructor(
+    private readonly src: Uint8Array,
+    private readonly t: Uint32Array,
+  ) {}
+
+  kind(i: number): number {
+    return this.t[i * 8]! & 0xff;
+  }
+
+  private start(i: number): number {
+    return this.t[i * 8 + 1]!;
+  }
+
+  private end(i: number): number {
+    return this.t[i * 8 + 2]!;
+  }
+
+  /** Children of an array or object record. */
+  children(i: number): number[] {
+    const out: number[] = [];
+    const stop = this.t[i * 8 + 3]!;
+    for (let c = i + 1; c < stop; c = this.t[c * 8 + 3]!) out.push(c);
+    return out;
+  }
+
+  private decodeRange(s: number, e: number, escaped: boolean, hash: number): string {
+    if (escaped) return JSON.parse(decoder.decode(this.src.subarray(s, e))) as string;
+    const cached = hash !== 0 ? shortStrings.get(hash) : undefined;
+    if (cached && cached.raw.length === e - s - 2) {
+      let same = true;
+      for (let k = 0; k < cached.raw.length; k++) {
+        if (cached.raw[k] !== this.src[s + 1 + k]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return cached.text;
+    }
+    // Non-fatal decoding, as the reference decodes the whole body (invalid UTF-8 -> U+FFFD).
+    const text = decoder.decode(this.src.subarray(s + 1, e - 1));
+    if (hash !== 0) {
+      if (shortStrings.size > 4096) shortStrings.clear();
+      shortStrings.set(hash, { raw: this.src.slice(s + 1, e - 1), text });
+    }
+    return text;
+  }
+
+  /** The decoded string of a string record. */
+  str(i: number): string {
+    const w = this.t[i * 8]!;
+    return this.decodeRange(this.start(i), this.end(i), (w & F_ESCAPED) !== 0, this.t[i * 8 + 7]!);
+  }
+
+  /** The decoded key of an object member's record. */
+  key(i: number): string {
+    const w = this.t[i * 8]!;
+    return this.decodeRange(this.t[i * 8 + 4]!, this.t[i * 8 + 5]!, (w & F_KEY_ESCAPED) !== 0, this.t[i * 8 + 6]!);
+  }
+
+  members(i: number): Members {
+    let m = this.memo.get(i);
+    if (m) return m;
+    m = new Map();
+    this.memo.set(i, m);
+    const stop = this.t[i * 8 + 3]!;
+    for (let c = i + 1; c < stop; c = this.t[c * 8 + 3]!) {
+      const k = this.key(c);
+      if (m.has(k)) decline(); // JSON.parse keeps the last; the reference path decides
+      m.set(k, c);
+    }
+    return m;
+  }
+
+  /** The value of a JSON record as JSON.parse gives it (small values only). */
+  value(i: number): unknown {
+    return JSON.parse(decoder.decode(this.src.subarray(this.start(i), this.end(i))));
+  }
+
+  /** A string record's value if it is one, else undefined (`str(v)` of the reference). */
+  strOf(i: number | undefined): string | undefined {
+    return i !== undefined && this.kind(i) === T_STRING ? this.str(i) : undefined;
+  }
+
+  /** null, absent or []: the reference's empty(). */
+  empty(i: number | undefined): boolean {
+    if (i === undefined) return true;
+    const k = this.kind(i);
+    return k === T_NULL || (k === T_ARRAY && this.t[i * 8 + 3] === i + 1);
+  }
+
+  isObj(i: number | undefined): i is number {
+    return i !== undefined && this.kind(i) === T_OBJECT;
+  }
+
+  // --- output
+
+  raw(i: number): void {
+    this.out.span(this.src, this.start(i), this.end(i));
+  }
+
+  /** A comma, unless the object being written has no member yet. */
+  sep(): void {
+    if (this.out.buf[this.out.at - 1] !== 0x7b) this.out.byte(COMMA);
+  }
+
+  /** `"key":value` of an object member, both as written in the body. */
+  member(i: number): void {
+    this.out.span(this.src, this.t[i * 8 + 4]!, this.t[i * 8 + 5]!);
+    this.out.byte(0x3a);
+    this.raw(i);
+  }
+
+  /** The positional call id of the reference's Ids.of(), or undefined for absent/null. */
+  id(i: number | undefined): string | undefined {
+    if (i === undefined || this.kind(i) === T_NULL) return undefined;
+    return this.n.ids.of(this.kind(i) === T_STRING ? this.str(i) : this.value(i));
+  }
+
+  /**
+   * Writes the JSON text of a value the reference normalizer made (for the elements it handles
+   * here: attachments, uncommon part and item types). JSON.stringify writes NaN and Infinity as
+   * null, which the reference rejects: such values decline.
+   */
+  emit(v: unknown): void {
+    if (!allFinite(v, NO_SKIP)) decline();
+    this.out.text(JSON.stringify(v));
+  }
+
+  /** One part through the reference (see part()'s return value). */
+  private referencePart(p: number): number {
+    const parts = this.n.content(this.value(p), '$');
+    if (parts.length === 0) return NONE;
+    this.emit(parts[0]);
+    return isResult(parts[0]) ? RESULT : PART;
+  }
+
+  /**
+   * The reference's rest(): the members of `obj` the output does not have yet, minus skipped
+   * ones, cache_control and empty values. `have` is updated, as `out` is in the reference.
+   */
+  rest(obj: Members, have: string[], skip: ReadonlySet<string>): void {
+    for (const [k, c] of obj) {
+      if (have.includes(k) || INHERITED(k) || k === 'cache_control' || skip.has(k) || this.empty(c)) continue;
+      this.sep();
+      this.member(c);
+      have.push(k);
+    }
+  }
+
+  // --- content
+
+  /**
+   * Writes the parts of `v` (comma-separated); returns how many. With `ranges`, records each
+   * part as [start, end, kind] (kind RESULT for tool results, which split user messages).
+   */
+  content(v: number | undefined, ranges?: number[]): number {
+    if (v === undefined || this.kind(v) === T_NULL) return 0;
+    let n = 0;
+    const parts = this.kind(v) === T_ARRAY ? this.children(v) : [v];
+    for (const p of parts) {
+      const mark = this.out.at;
+      if (n > 0) this.out.byte(COMMA);
+      const start = this.out.at;
+      const kind = this.part(p);
+      if (kind === NONE) {
+        this.out.at = mark;
+        continue;
+      }
+      n++;
+      ranges?.push(start, this.out.at, kind);
+    }
+    return n;
+  }
+
+  /** One part: NONE if it is no part (no text), PART, or RESULT for a tool result. */
+  private part(p: number): number {
+    const k = this.kind(p);
+    if (k === T_STRING) {
+      if (this.end(p) - this.start(p) === 2) return NONE;
+      this.out.bytes(L.textOpen);
+      this.raw(p);
+      this.out.bytes(L.close);
+      return PART;
+    }
+    if (k !== T_OBJECT) {
+      this.raw(p);
+      return PART;
+    }
+    const m = this.members(p);
+    const type = this.strOf(m.get('type'));
+    if (type !== undefined && TEXT_TYPES.has(type)) {
+      // No text (absent, null or "") is no part.
+      const text = m.get('text');
+      if (text === undefined || this.kind(text) === T_NULL || (this.kind(text) === T_STRING && this.end(text) - this.start(text) === 2)) return NONE;
+      this.out.bytes(L.textOpen);
+      this.raw(text);
+      this.rest(m, ['type', 'text'], SKIP_TYPE);
+      this.out.bytes(L.close);
+      return PART;
+    }
+    if (type !== undefined && REFERENCE_PARTS.has(type)) return this.referencePart(p);
+    if (type === 'image_url' && !this.plainImageUrl(m)) return this.referencePart(p);
+    this.out.bytes(L.open);
+    let kind = PART;
+    switch (type) {
+      case 'image_url':
+        this.imageUrl(m);
+        break;
+      case 'tool_use':
+      case 'tool_call': {
+        const have = ['type'];
+        this.out.bytes(L.type);
+        this.out.bytes(L.tool_call);
+        this.putId(have, 'id', L.idKey, this.id(m.get('id')));
+        this.keep(have, 'name', L.nameKey, m.get('name'));
+        if (type === 'tool_use') {
+          const input = m.get('input');
+          this.setArguments(have, input === undefined || this.kind(input) === T_NULL ? undefined : input);
+        } else {
+          // Arguments are data: [] is a value here, only null is no arguments.
+          this.putNotNull(have, 'arguments', L.argumentsKey, m.get('arguments'));
+          this.putNotNull(have, 'argumentsText', L.argumentsTextKey, m.get('argumentsText'));
+        }
+        this.rest(m, have, SKIP_TOOL_USE);
+        break;
+      }
+      case 'tool_result': {
+        const have = ['type', 'content'];
+        this.out.bytes(L.type);
+        this.out.bytes(L.tool_result);
+        const tu = m.get('tool_use_id');
+        this.putId(have, 'id', L.idKey, this.id(tu === undefined || this.kind(tu) === T_NULL ? m.get('id') : tu));
+        this.out.byte(COMMA);
+        this.out.bytes(L.contentKey);
+        this.out.bytes(L.openArr);
+        this.content(m.get('content'));
+        this.out.bytes(L.closeArr);
+        const err = m.get('is_error');
+        if (err !== undefined && this.src[this.start(err)] === 0x74 /* true */) {
+          this.out.byte(COMMA);
+          this.out.bytes(L.isErrorTrue);
+          have.push('is_error');
+        }
+        this.rest(m, have, SKIP_RESULT);
+        kind = RESULT;
+        break;
+      }
+      case 'thinking': {
+        const have = ['type'];
+        this.out.bytes(L.type);
+        this.out.bytes(L.thinking);
+        this.keep(have, 'thinking', L.thinkingKey, m.get('thinking'));
+        this.rest(m, have, SKIP_THINKING);
+        break;
+      }
+      case 'function_call': {
+        const have = ['type'];
+        this.out.bytes(L.type);
+        this.out.bytes(L.function_call);
+        this.keep(have, 'name', L.nameKey, m.get('name'));
+        this.putNotNull(have, 'arguments', L.argumentsKey, m.get('arguments'));
+        this.rest(m, have, SKIP_TYPE);
+        break;
+      }
+      default:
+        this.other(m, type ?? '');
+    }
+    this.out.bytes(L.close);
+    return kind;
+  }
+
+  /** Writes `,"key":value` for a member the reference puts with put(out, k, copy(v)). */
+  private putRaw(have: string[], name: string, key: Uint8Array, v: number | undefined): void {
+    if (v === undefined) return;
+    this.sep();
+    this.out.bytes(key);
+    this.raw(v);
+    have.push(name);
+  }
+
+  /** The reference's keep(): null and [] are absent. */
+  private keep(have: string[], name: string, key: Uint8Array, v: number | undefined): void {
+    if (!this.empty(v)) this.putRaw(have, name, key, v);
+  }
+
+  /** `if (v !== null) put(out, k, copy(v))`. */
+  private putNotNull(have: string[], name: string, key: Uint8Array, v: number | undefined): void {
+    if (v !== undefined && this.kind(v) !== T_NULL) this.putRaw(have, name, key, v);
+  }
+
+  private putId(have: string[], name: string, key: Uint8Array, id: string | undefined): void {
+    if (id === undefined) return;
+    this.sep();
+    this.out.bytes(key);
+    this.out.text(`"${id}"`);
+    have.push(name);
+  }
+
+  /** Whether imageUrl() handles the part: no data: URL, no image_url object without a url. */
+  private plainImageUrl(m: Members): boolean {
+    let url = m.get('image_url');
+    if (this.isObj(url)) {
+      url = this.members(url).get('url');
+      if (url === undefined || this.kind(url) !== T_STRING) return false;
+    }
+    return url === undefined || this.kind(url) !== T_STRING || !/^data:/i.test(this.str(url));
+  }
+
+  /** OpenAI chat image_url parts with a URL or path (plainImageUrl()). */
+  private imageUrl(m: Members): void {
+    const iu = m.get('image_url');
+    const have = ['type', 'image'];
+    this.out.bytes(L.type);
+    this.out.bytes(L.image);
+    let url: number | undefined = iu;
+    let inner: Members | undefined;
+    if (this.isObj(iu)) {
+      inner = this.members(iu);
+      url = inner.get('url');
+    }
+    if (url !== undefined) {
+      this.out.byte(COMMA);
+      this.out.bytes(L.imageKey);
+      if (this.kind(url) === T_STRING) {
+        this.out.bytes(URL_LIKE.test(this.str(url)) ? L.urlKey : L.pathKey);
+        this.raw(url);
+        this.out.bytes(L.close);
+      } else {
+        this.raw(url);
+      }
+    }
+    if (inner) this.rest(inner, have, SKIP_IMAGE_URL);
+    this.rest(m, have, SKIP_IMAGE_PART);
+  }
+
+  /** A part or item of another type: the reference's other(). */
+  private other(m: Members, type: string, skip: ReadonlySet<string> = NO_SKIP): void {
+    const have: string[] = [];
+    const put = (name: string, id: string | undefined) => {
+      if (id === undefined) return;
+      this.sep();
+      this.out.text(`"${name}":"${id}"`);
+      have.push(name);
+    };
+    for (const k of OTHER_ID_KEYS) put(k, this.id(m.get(k)));
+    if (CALL_TYPE.test(type) && !skip.has('id')) put('id', this.id(m.get('id')));
+    this.rest(m, have, skip);
+  }
+
+  /** The reference's setArguments() for the arguments record v (absent or null: nothing). */
+  private setArguments(have: string[], v: number | undefined): void {
+    if (v === undefined || this.kind(v) === T_NULL) return;
+    if (this.kind(v) !== T_STRING) {
+      this.putRaw(have, 'arguments', L.argumentsKey, v);
+      return;
+    }
+    const text = this.str(v);
+    if (!text.isWellFormed()) decline(); // no UTF-8 form to copy; the reference decides
+    let value: unknown;
+    let ok = true;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      ok = false;
+    }
+    if (ok && value === null) return; // "null" is no arguments, as null is
+    this.sep();
+    if (ok) {
+      // The JSON text itself is the value: the core parses and canonicalizes it. Text that is
+      // JSON but not I-JSON (duplicate names, lone surrogates, 1e400), which the reference keys
+      // as argumentsText, fails there, and the body goes to the reference.
+      this.out.bytes(L.argumentsKey);
+      this.out.text(text);
+      have.push('arguments');
+    } else {
+      this.out.bytes(L.argumentsTextKey);
+      this.raw(v);
+      have.push('argumentsText');
+    }
+  }
+
+  private toolCall(c: number): void {
+    if (this.kind(c) !== T_OBJECT) {
+      this.raw(c);
+      return;
+    }
+    const m = this.members(c);
+    const have = ['type'];
+    this.out.bytes(L.open);
+    this.out.bytes(L.type);
+    this.out.bytes(L.tool_call);
+    this.putId(have, 'id', L.idKey, this.id(m.get('id')));
+    const type = m.get('type');
+    if (type === undefined || this.kind(type) === T_NULL || this.strOf(type) === 'function') {
+      const f = m.get('function');
+      const fm = this.isObj(f) ? this.members(f) : new Map<string, number>();
+      this.keep(have, 'name', L.nameKey, fm.get('name'));
+      this.setArguments(have, fm.get('arguments'));
+    } else {
+      this.putRaw(have, 'kind', L.kindKey, type);
+      this.rest(m, have, SKIP_CALL);
+    }
+    this.out.bytes(L.close);
+  }
+
+  /** What the last message written was, for joinCalls() (Responses function_call items). */
+  private last: { assistant: boolean; joinable: boolean; empty: boolean } | undefined;
+
+  /** Messages the reference made (LangChain messages, server items), split as it splits them. */
+  private emitMessages(list: unknown[], comma: boolean): number {
+    const split = splitToolResults(list);
+    split.forEach((m, k) => {
+      if (comma || k > 0) this.out.byte(COMMA);
+      this.emit(m);
+    });
+    const m = split[split.length - 1] as Record<string, unknown> | undefined;
+    this.last = { assistant: m !== undefined && m.role === 'assistant' && Array.isArray(m.content), joinable: false, empty: false };
+    return split.length;
+  }
+
+  /**
+   * One message (or Responses item) of the conversation; returns how many messages it became
+   * (a user message carrying tool results is split: normalize.ts splitToolResults()), or 0 if
+   * it joined the assistant message before it (normalize.ts joinCalls()). Every message this
+   * writes has `content` last, so a joining call goes in before its closing `]}`. `comma`:
+   * whether a message was written before (a separator is due unless this one joins it).
+   */
+  message(i: number, responses: boolean, comma: boolean): number {
+    if (this.kind(i) !== T_OBJECT) decline(); // the reference throws E_REQUEST
+    const m = this.members(i);
+    if (m.has('lc') || m.has('lc_namespace')) return this.emitMessages([this.n.message(this.value(i), '$')], comma);
+    const type = m.get('type');
+    if (!m.has('role') && type !== undefined && this.kind(type) === T_STRING && this.str(type) !== 'message') {
+      const t = this.str(type);
+      if (t === 'function_call') return this.call(m, responses, comma);
+      if (comma) this.out.byte(COMMA);
+      if (t === 'function_call_output') return this.callOutput(m);
+      return this.emitMessages([this.n.message(this.value(i), '$')], false); // item_reference, server items
+    }
+    const out = this.out;
+    if (comma) out.byte(COMMA);
+    const start = out.at;
+    // Members other than content first (into a scratch region), then the parts, then the
+    // message(s) assembled from the two and moved to `start`.
+    out.byte(0x7b);
+    const have = ['content'];
+    const role = m.get('role');
+    let roleName: string | undefined;
+    if (!this.empty(role)) {
+      out.bytes(L.roleKey);
+      this.raw(role!);
+      have.push('role');
+      roleName = this.strOf(role);
+    }
+    skipMessage ??= new Set(['type', 'tool_calls', 'function_call', 'tool_call_id', ...MESSAGE_NOISE]);
+    this.rest(m, have, skipMessage);
+    const membersEnd = out.at;
+    const partsStart = out.at;
+    const ranges: number[] = [];
+    const tc = m.get('tool_call_id');
+    const resultId = tc === undefined || this.kind(tc) === T_NULL ? undefined : this.id(tc);
+    if (resultId !== undefined) {
+      out.bytes(L.resultOpen);
+      out.text(`"${resultId}"`);
+      out.byte(COMMA);
+      out.bytes(L.contentKey);
+      out.bytes(L.openArr);
+    }
+    let n = this.content(m.get('content'), ranges);
+    const calls = m.get('tool_calls');
+    if (calls !== undefined && this.kind(calls) === T_ARRAY) {
+      for (const c of this.children(calls)) {
+        if (n++ > 0) out.byte(COMMA);
+        const s = out.at;
+        this.toolCall(c);
+        ranges.push(s, out.at, PART);
+      }
+    }
+    const fc = m.get('function_call');
+    if (this.isObj(fc)) {
+      const fm = this.members(fc);
+      if (n++ > 0) out.byte(COMMA);
+      const s = out.at;
+      out.bytes(L.open);
+      out.bytes(L.type);
+      out.bytes(L.function_call);
+      const have2 = ['type'];
+      this.keep(have2, 'name', L.nameKey, fm.get('name'));
+      this.setArguments(have2, fm.get('arguments'));
+      out.bytes(L.close);
+      ranges.push(s, out.at, PART);
+    }
+    if (resultId !== undefined) {
+      out.bytes(L.closeArr);
+      out.bytes(L.close);
+      ranges.length = 0;
+      ranges.push(partsStart, out.at, RESULT);
+    }
+    const partsEnd = out.at;
+
+    const members = (): void => {
+      out.byte(0x7b);
+      out.own(start + 1, membersEnd);
+      if (membersEnd > start + 1) out.byte(COMMA);
+      out.bytes(L.contentKey);
+      out.bytes(L.openArr);
+    };
+    const asm = out.at;
+    let count = 1;
+    let split = false;
+    if (roleName === 'user') for (let r = 2; r < ranges.length; r += 3) if (ranges[r] === RESULT) split = true;
+    if (!split) {
+      members();
+      out.own(partsStart, partsEnd);
+      out.bytes(L.closeArr);
+      out.bytes(L.close);
+    } else {
+      count = 0;
+      let run = -1; // first range of the pending run of other parts
+      const flush = (upTo: number) => {
+        if (run < 0) return;
+        if (count++ > 0) out.byte(COMMA);
+        members();
+        for (let r = run; r < upTo; r += 3) {
+          if (r > run) out.byte(COMMA);
+          out.own(ranges[r]!, ranges[r + 1]!);
+        }
+        out.bytes(L.closeArr);
+        out.bytes(L.close);
+        run = -1;
+      };
+      for (let r = 0; r < ranges.length; r += 3) {
+        if (ranges[r + 2] !== RESULT) {
+          if (run < 0) run = r;
+          continue;
+        }
+        flush(r);
+        if (count++ > 0) out.byte(COMMA);
+        out.bytes(L.toolMessage);
+        out.own(ranges[r]!, ranges[r + 1]!);
+        out.bytes(L.closeArr);
+        out.bytes(L.close);
+      }
+      flush(ranges.length);
+    }
+    out.buf.copyWithin(start, asm, out.at);
+    out.at = start + (out.at - asm);
+    this.last = { assistant: !split && roleName === 'assistant', joinable: true, empty: ranges.length === 0 };
+    return count;
+  }
+
+  /** A Responses function_call item: an assistant message, or joined to the one before. */
+  private call(m: Members, responses: boolean, comma: boolean): number {
+    const out = this.out;
+    const join = responses && comma && this.last?.assistant === true;
+    if (join && !this.last!.joinable) decline();
+    if (join) {
+      out.at -= 2; // the previous message's closing `]}`
+      if (!this.last!.empty) out.byte(COMMA);
+    } else {
+      if (comma) out.byte(COMMA);
+      out.bytes(L.assistantMessage);
+    }
+    out.bytes(L.open);
+    out.bytes(L.type);
+    out.bytes(L.tool_call);
+    const have = ['type'];
+    this.putId(have, 'id', L.idKey, this.id(m.get('call_id')));
+    this.keep(have, 'name', L.nameKey, m.get('name'));
+    this.setArguments(have, m.get('arguments'));
+    out.bytes(L.close);
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+    this.last = { assistant: true, joinable: true, empty: false };
+    return join ? 0 : 1;
+  }
+
+  private callOutput(m: Members): number {
+    const out = this.out;
+    out.bytes(L.toolMessage);
+    out.bytes(L.open);
+    out.bytes(L.type);
+    out.bytes(L.tool_result);
+    this.putId([], 'id', L.idKey, this.id(m.get('call_id')));
+    out.byte(COMMA);
+    out.bytes(L.contentKey);
+    out.bytes(L.openArr);
+    this.content(m.get('output'));
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+    this.last = { assistant: false, joinable: true, empty: false };
+    return 1;
+  }
+
+  /** A prompt string (Responses `input`, generic `prompt`) as a user message. */
+  userText(i: number): number {
+    this.out.bytes(L.userMessage);
+    this.content(i);
+    this.out.bytes(L.closeArr);
+    this.out.bytes(L.close);
+    this.last = { assistant: false, joinable: true, empty: false };
+    return 1;
+  }
+
+  /** One tool definition; returns its name as the reference sorts it (undefined: none). */
+  tool(i: number, legacy: boolean): string | undefined {
+    if (this.kind(i) !== T_OBJECT) {
+      this.raw(i);
+      return undefined;
+    }
+    const m = this.members(i);
+    const type = m.get('type');
+    const typeStr = this.strOf(type);
+    const f = m.get('function');
+    const fnTool = typeStr === 'function' && this.isObj(f);
+    const defTool = !fnTool && (type === undefined || this.kind(type) === T_NULL || typeStr === 'function' || (typeStr === 'custom' && m.has('input_schema')));
+    if ((fnTool && this.wrappedSchema(this.members(f!))) || (defTool && this.wrappedSchema(m))) {
+      // The Vercel AI SDK's jsonSchema() wrapper: the reference unwraps it.
+      const t = this.n.tool(this.value(i), legacy) as Record<string, unknown>;
+      this.emit(t);
+      return typeof t.name === 'string' ? t.name : undefined;
+    }
+    const have: string[] = [];
+    if (legacy) have.push('legacy'); // `out.legacy = true` wins over a copied member
+    this.out.bytes(L.open);
+    let name: number | undefined;
+    if (fnTool) {
+      name = this.toolDef(this.members(f!), have);
+      if (!have.includes('name') && !this.empty(m.get('name'))) name = m.get('name'); // copied by rest() below
+      this.rest(m, have, SKIP_TOOL);
+    } else if (defTool) {
+      name = this.toolDef(m, have);
+    } else {
+      this.rest(m, have, NO_SKIP);
+      name = have.includes('name') ? m.get('name') : undefined;
+    }
+    if (legacy) {
+      this.sep();
+      this.out.bytes(L.legacyTrue);
+    }
+    this.out.bytes(L.close);
+    return name !== undefined && this.kind(name) === T_STRING ? this.str(name) : undefined;
+  }
+
+  /** The schema toolDef() picks: parameters ?? input_schema ?? inputSchema. */
+  private params(f: Members): number | undefined {
+    for (const k of ['parameters', 'input_schema', 'inputSchema']) {
+      const v = f.get(k);
+      if (v !== undefined && this.kind(v) !== T_NULL) return v;
+    }
+    return undefined;
+  }
+
+  private wrappedSchema(f: Members): boolean {
+    const p = this.params(f);
+    return this.isObj(p) && this.isObj(this.members(p).get('jsonSchema'));
+  }
+
+  /** The reference's toolDef(); returns the record of the name it kept. */
+  private toolDef(f: Members, have: string[]): number | undefined {
+    const name = f.get('name');
+    this.keep(have, 'name', L.nameKey, name);
+    this.keep(have, 'description', L.descriptionKey, f.get('description'));
+    this.keep(have, 'parameters', L.parametersKey, this.params(f));
+    this.rest(f, have, SKIP_TOOL_DEF);
+    return have.includes('name') ? name : undefined;
+  }
+}
+
+const PROVIDERS: readonly Provider[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
+// Members that hold the conversation and tools, per shape (normalize.ts LAYOUT); the rest of
+// the top level is model, options and context, normalized by the reference itself.
+const CONVERSATION: Record<Provider, readonly string[]> = {
+  'openai-chat': ['messages', 'system', 'tools', 'functions'],
+  anthropic: ['messages', 'system', 'tools', 'functions'],
+  generic: ['messages', 'prompt', 'system', 'tools', 'functions'],
+  'openai-responses': ['input', 'instructions', 'tools', 'functions'],
+  'openai-embeddings': ['input'],
+};
+
+/** Whether an array record holds only numbers (normalize.ts isTokens(): a token list). */
+function isTokens(w: Walk, i: number): boolean {
+  return w.kind(i) === T_ARRAY && w.children(i).every((c) => w.kind(c) === T_NUMBER);
+}
+
+/**
+ * detectProvider() of normalize.ts on the index (same rules, same order; the differential tests
+ * hold the two together). Materializing what it reads as objects cost more than the rest of
+ * the walk.
+ */
+function detect(w: Walk, root: Members): Provider {
+  const messages = root.get('messages');
+  if (messages === undefined) {
+    if (root.has('instructions') || root.has('previous_response_id')) return 'openai-responses';
+    const input = root.get('input');
+    if (input !== undefined) {
+      // looksEmbeddings()
+      if (root.has('encoding_format') || root.has('dimensions') || w.isObj(root.get('options'))) return 'openai-embeddings';
+      if (w.kind(input) === T_ARRAY) {
+        const items = w.children(input);
+        if (items.length > 0 && items.every((x) => w.kind(x) === T_STRING || w.kind(x) === T_NUMBER || isTokens(w, x))) return 'openai-embeddings';
+      }
+      const model = root.get('model');
+      if (model !== undefined && w.kind(model) === T_STRING && /embed/i.test(w.str(model))) return 'openai-embeddings';
+      return 'openai-responses';
+    }
+    if (root.has('prompt')) return 'generic';
+    decline();
+  }
+  if (w.kind(messages) !== T_ARRAY) decline();
+  if (w.isObj(root.get('context')) || w.isObj(root.get('options'))) return 'generic';
+  const toolList = root.get('tools');
+  const tools = toolList !== undefined && w.kind(toolList) === T_ARRAY ? w.children(toolList).filter((t) => w.isObj(t)).map((t) => w.members(t)) : [];
+  const msgs = w.children(messages);
+  const objs = msgs.filter((m) => w.isObj(m)).map((m) => w.members(m));
+  const blocks = objs.flatMap((m) => {
+    const c = m.get('content');
+    return c !== undefined && w.kind(c) === T_ARRAY ? w.children(c).filter((b) => w.isObj(b)).map((b) => w.members(b)) : [];
+  });
+  const typeOf = (b: Members): string | undefined => w.strOf(b.get('type'));
+  // looksAnthropic
+  if (ANTHROPIC_ARGS.some((k) => root.has(k))) return 'anthropic';
+  if (tools.some((t) => t.has('input_schema'))) return 'anthropic';
+  if (
+    blocks.some((b) => {
+      const type = typeOf(b);
+      return (type !== undefined && ANTHROPIC_BLOCKS.has(type)) || ((type === 'image' || type === 'document') && w.isObj(b.get('source')));
+    })
+  ) {
+    return 'anthropic';
+  }
+  // looksOpenAI
+  if (OPENAI_ARGS.some((k) => root.has(k))) return 'openai-chat';
+  if (tools.some((t) => typeOf(t) === 'function' && w.isObj(t.get('function')))) return 'openai-chat';
+  if (objs.some((m) => m.has('tool_calls') || m.has('tool_call_id') || m.has('function_call'))) return 'openai-chat';
+  if (blocks.some((b) => OPENAI_PARTS.has(typeOf(b) as string))) return 'openai-chat';
+  if (objs.length === msgs.length && objs.every((m) => OPENAI_ROLES.has(w.strOf(m.get('role')) as string))) return 'openai-chat';
+  return 'generic';
+}
+
+/**
+ * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
+ * undefined when this path leaves the body to requestKeys(): a backend without the structural
+ * index (the TypeScript engine), volatileKeys, a body with an error, and the few constructs
+ * listed where they are met below.
+ *
+ * @example
+ * rawRequestDigests(bytes) ?? requestKeys(bytes) // same digests either way
+ */
+export function rawRequestDigests(request: Uint8Array | string, opts: NormalizeOptions = {}): RequestDigests | undefined {
+  if (opts === null || typeof opts !== 'object') return undefined;
+  if (opts.volatileKeys !== undefined && (!Array.isArray(opts.volatileKeys) || opts.volatileKeys.length > 0)) return undefined;
+  if (opts.provider !== undefined && !PROVIDERS.includes(opts.provider)) return undefined;
+  const ignoreArgs = opts.ignoreArgs ?? [];
+  if (!Array.isArray(ignoreArgs) || ignoreArgs.some((k) => typeof k !== 'string')) return undefined;
+  let bytes: Uint8Array;
+  if (typeof request === 'string') {
+    if (!request.isWellFormed()) return undefined;
+    bytes = encoder.encode(request);
+  } else {
+    bytes = request;
+  }
+  const tape = jsonTape(bytes);
+  if (tape === undefined || tape.length === 0 || (tape[0]! & 0xff) !== T_OBJECT) return undefined;
+  try {
+    return digests(new Walk(bytes, tape), opts, ignoreArgs);
+  } catch (e) {
+    if (e === DECLINE || e instanceof TapedeckError || e instanceof SyntaxError) return undefined;
+    throw e;
+  }
+}
+
+function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
+  const root = w.members(0);
+  const provider = opts.provider ?? detect(w, root);
+  const layout = CONVERSATION[provider];
+  const ignore = new Set(ignoreArgs);
+  if (layout.some((k) => ignore.has(k))) decline();
+
+  // Model, options and context: the reference on the top level without the conversation.
+  const top: Record<string, unknown> = {};
+  for (const [k, c] of root) {
+    if (layout.includes(k)) continue;
+    set(top, k, w.value(c));
+  }
+  if (provider !== 'openai-responses' && provider !== 'openai-embeddings') top.messages = [];
+  const small = normalizeRequest(top, { provider, ignoreArgs });
+  const view = small.view;
+  if (!allFinite(view.options, NO_SKIP) || !allFinite(view.model, NO_SKIP)) decline();
+
+  const out = w.out;
+  let count = 0;
+  const names: (string | undefined)[] = [];
+  if (provider === 'openai-embeddings') {
+    // One input (a string or one token list) is a batch of one.
+    out.bytes(L.embeddings);
+    const input = root.get('input');
+    if (input !== undefined && w.kind(input) !== T_NULL) {
+      const items = w.kind(input) === T_ARRAY && !isTokens(w, input) ? w.children(input) : [input];
+      for (const x of items) {
+        if (count++ > 0) out.byte(COMMA);
+        w.raw(x);
+      }
+    }
+    out.bytes(L.closeArr);
+  } else {
+    out.bytes(L.view);
+    const responses = provider === 'openai-responses';
+    const system = root.get(responses ? 'instructions' : 'system');
+    if (system !== undefined) {
+      const mark = out.at;
+      out.bytes(L.systemMessage);
+      if (w.content(system) > 0) {
+        out.bytes(L.closeArr);
+        out.bytes(L.close);
+        count++;
+      } else {
+        out.at = mark;
+      }
+    }
+    const list = root.get(responses ? 'input' : 'messages');
+    const add = (n: number) => {
+      count += n;
+    };
+    const next = () => {
+      if (count > 0) out.byte(COMMA);
+    };
+    // joinCalls() never joins onto the system prompt: `last` is only set by messages.
+    const message = (m: number) => add(w.message(m, responses, count > 0));
+    if (list === undefined) {
+      if (!responses && provider !== 'generic') decline(); // the reference throws E_REQUEST
+    } else if (w.kind(list) === T_NULL) {
+      if (!responses) decline();
+    } else if (w.kind(list) === T_ARRAY) {
+      for (const m of w.children(list)) message(m);
+    } else if (responses && w.kind(list) === T_STRING) {
+      next();
+      add(w.userText(list));
+    } else {
+      decline();
+    }
+    if (provider === 'generic') {
+      // Vercel AI SDK call options: `prompt` (a string or messages) follows `messages`.
+      const prompt = root.get('prompt');
+      if (prompt !== undefined && w.kind(prompt) !== T_NULL) {
+        if (w.kind(prompt) === T_STRING) {
+          next();
+          add(w.userText(prompt));
+        } else if (w.kind(prompt) === T_ARRAY) {
+          for (const m of w.children(prompt)) message(m);
+        } else {
+          decline();
+        }
+      }
+    }
+
+    // Tools: each written as a chunk, then the chunks in the reference's order (by name).
+    const chunks: { name: string | undefined; start: number; end: number }[] = [];
+    for (const [name, legacy] of [['tools', false], ['functions', true]] as const) {
+      const t = root.get(name);
+      if (t === undefined || w.kind(t) === T_NULL) continue;
+      if (w.kind(t) !== T_ARRAY) decline(); // the AI SDK's tools map, or an error
+      for (const c of w.children(t)) {
+        const start = out.at;
+        const toolName = w.tool(c, legacy);
+        chunks.push({ name: toolName, start, end: out.at });
+      }
+    }
+    const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
+    const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
+    // Equal names sort by canonical bytes in the reference: left to it.
+    for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
+    const toolsAt = out.at;
+    out.bytes(L.tools);
+    sorted.forEach((c, i) => {
+      if (i > 0) out.byte(COMMA);
+      out.own(c.start, c.end);
+    });
+    // Move the sorted tools over the unsorted chunks.
+    const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
+    out.buf.copyWithin(firstChunk, toolsAt, out.at);
+    out.at = firstChunk + (out.at - toolsAt);
+    out.bytes(L.closeArr);
+    for (const c of chunks) names.push(c.name);
+  }
+  out.bytes(L.options);
+  out.text(JSON.stringify(view.options));
+  if (view.model !== undefined) {
+    out.bytes(L.model);
+    out.text(JSON.stringify(view.model));
+  }
+  out.bytes(L.close);
+
+  const member = provider === 'openai-embeddings' ? 'input' : 'messages';
+  const paths = pathHashes(out.buf.subarray(0, out.at), { member });
+  const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
+  const signature = { toolNames, messageCount: count, contextKeys: small.contextKeys };
+  return {
+    provider,
+    key: paths.digest,
+    signature,
+    signatureDigest: hashValue(signature),
+    messageHashes: paths.messageHashes,
+    pathHashes: paths.pathHashes,
+  };
+}

@@ -1,0 +1,293 @@
+// The raw-bytes request path (src/match/raw-keys.ts) against the reference (requestKeys: JSON.parse
+// + normalize.ts + one core call). Whenever the raw path answers, its digests must be the
+// reference's; whenever the reference throws, the raw path must not answer (the caller then gets
+// the reference's error). It must also answer for the bodies real clients send, on the wasm
+// backends, or it would be a slow way of always declining.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { backend, requestDigests, requestKeys, TapedeckError } from '../../src/index.ts';
+import type { NormalizeOptions } from '../../src/match/normalize.ts';
+import { rawRequestDigests } from '../../src/match/raw-keys.ts';
+import { buildWorkload } from '../../bench/workloads.mjs';
+
+type Obj = Record<string, any>;
+
+const FIXTURE_DIR = join(import.meta.dirname, '../fixtures/requests');
+const fixtures = readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.json'));
+const hasTape = backend() !== 'js';
+const encoder = new TextEncoder();
+
+/** The reference's digests, or its error code. */
+function reference(body: Uint8Array | string, opts?: NormalizeOptions): Obj {
+  try {
+    const { messages: _m, view: _v, ...digests } = requestKeys(body, opts);
+    return digests;
+  } catch (e) {
+    if (e instanceof TapedeckError) return { error: e.code };
+    throw e;
+  }
+}
+
+/** Checks one body; returns whether the raw path answered. */
+function agree(body: Uint8Array | string, opts?: NormalizeOptions): boolean {
+  const ref = reference(body, opts);
+  const raw = rawRequestDigests(body, opts);
+  if (raw === undefined) return false;
+  expect(ref.error, 'the raw path keyed a body the reference rejects').toBeUndefined();
+  expect(raw).toEqual(ref);
+  return true;
+}
+
+/** A float in [0, 1) from a seed, for the respelling choices. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+}
+
+/**
+ * JSON text of v as another client might write it: member order shuffled, whitespace between
+ * tokens, numbers respelled with the same value (1 -> 1.0, 1e0, 100e-2), characters written as
+ * \u escapes (astral ones as surrogate-pair escapes), '/' as '\/'.
+ */
+function respell(v: unknown, r: () => number): string {
+  const ws = () => [' ', '', '\n ', '\t', '', '\r\n'][Math.floor(r() * 6)]!;
+  if (v === null || typeof v === 'boolean') return String(v);
+  if (typeof v === 'number') {
+    const s = JSON.stringify(v);
+    const [mant, exp] = s.split('e') as [string, string | undefined];
+    const frac = mant.includes('.') ? `${mant}0` : `${mant}.0`;
+    const forms = exp === undefined ? [s, frac, `${mant}e0`, `${frac}E+0`] : [s, `${frac}e${exp}`, `${mant}E${exp}`];
+    if (exp === undefined && /^-?[1-9]\d*$/.test(mant)) forms.push(`${mant}00e-2`);
+    return forms[Math.floor(r() * forms.length)]!;
+  }
+  if (typeof v === 'string') {
+    let out = '"';
+    for (const ch of v) {
+      const x = r();
+      if (x < 0.1) for (let i = 0; i < ch.length; i++) out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
+      else if (ch === '/' && x < 0.5) out += '\\/';
+      else out += JSON.stringify(ch).slice(1, -1);
+    }
+    return `${out}"`;
+  }
+  if (Array.isArray(v)) return `[${ws()}${v.map((x) => respell(x, r)).join(`,${ws()}`)}${ws()}]`;
+  const keys = Object.keys(v as Obj);
+  for (let i = keys.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+  }
+  return `{${ws()}${keys.map((k) => `${respell(k, r)}${ws()}:${ws()}${respell((v as Obj)[k], r)}`).join(`,${ws()}`)}${ws()}}`;
+}
+
+// --- generated bodies ------------------------------------------------------------------------
+
+const words = fc.constantFrom('hi', 'the weather', 'café', 'naïve', '東京都', '한국어', '😀🚀', '👩‍💻', 'Привет', 'a\nb\t"q"\\', '', ' ', '\u0001', '𝔘𝔫', '</script>');
+const text = fc.oneof(words, fc.string({ unit: 'grapheme', maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 6 }).filter((s) => s.isWellFormed()));
+const callId = fc.constantFrom('call_a', 'call_b', 'toolu_01', 'fc_9', 'call_a');
+const json = fc.jsonValue({ maxDepth: 2 });
+const args = fc.oneof(
+  json.map((v) => JSON.stringify(v)),
+  fc.constantFrom('{"a":1,"a":2}', '{"x":1e400}', '"\\ud800"', '{bad json', '', ' {"b":[1,2.50,1E2]} ', 'null', '{"k":"\\u00e9"}'),
+);
+const url = fc.oneof(fc.webUrl(), fc.constantFrom('data:image/png;base64,iVBORw0KGgo=', 'DATA:text/plain,hi%20there', 'images/cat.png', 'HTTPS://Example.com/A.png'));
+const unknown = fc.dictionary(fc.constantFrom('x_extra', 'cache_control', 'id', 'status', 'name', 'index', 'detail', 'constructor', '__proto__', 'signature'), fc.oneof(json, fc.constant(null), fc.constant([])), { maxKeys: 2 });
+
+const part = fc.oneof(
+  text,
+  fc.record({ type: fc.constantFrom('text', 'input_text', 'output_text'), text: fc.oneof(text, fc.constant(null)) }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constant('image_url'), image_url: fc.oneof(url, fc.record({ url, detail: fc.constantFrom('low', 'high', 'auto') }, { requiredKeys: [] }), fc.constant(null)) }),
+  fc.record({ type: fc.constant('image'), source: fc.oneof(fc.record({ type: fc.constant('base64'), media_type: fc.constantFrom('image/png', 'IMAGE/PNG; charset=x'), data: fc.constantFrom('iVBORw0KGgo=', 'iVBO Rw0K\nGgo', 'not base64!') }), fc.record({ type: fc.constant('url'), url })) }),
+  fc.record({ type: fc.constant('input_image'), image_url: url }),
+  fc.record({ type: fc.constant('tool_use'), id: callId, name: fc.constantFrom('search', 'sum'), input: fc.oneof(json, args) }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constant('tool_result'), tool_use_id: callId, content: fc.oneof(text, fc.array(fc.record({ type: fc.constant('text'), text }), { maxLength: 2 })), is_error: fc.boolean() }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constant('thinking'), thinking: fc.oneof(text, fc.constant(null)), signature: fc.string() }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constant('tool-call'), toolCallId: callId, toolName: fc.constantFrom('search', 'sum'), input: json }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constant('tool-result'), toolCallId: callId, toolName: fc.constant('sum'), output: fc.oneof(fc.record({ type: fc.constantFrom('text', 'json', 'error-text'), value: json }), text) }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constantFrom('function_call', 'custom_tool_call', 'refusal', 'web_search_call'), call_id: callId, id: callId, name: text }, { requiredKeys: ['type'] }),
+  json,
+).chain((p) => (p !== null && typeof p === 'object' && !Array.isArray(p) ? unknown.map((u) => ({ ...u, ...p })) : fc.constant(p)));
+
+const toolCall = fc.oneof(
+  fc.record({ id: callId, type: fc.constant('function'), function: fc.record({ name: fc.constantFrom('search', 'sum', 'Ω'), arguments: args }, { requiredKeys: [] }) }, { requiredKeys: ['function'] }),
+  fc.record({ id: callId, type: fc.constantFrom('custom', null), custom: json, index: fc.nat(3) }),
+  json,
+);
+
+const message = fc.oneof(
+  fc.record(
+    {
+      role: fc.oneof(fc.constantFrom('system', 'user', 'assistant', 'tool', 'developer', 'ai'), fc.constant(null)),
+      content: fc.oneof(text, fc.array(part, { maxLength: 3 }), fc.constant(null), part),
+      tool_calls: fc.oneof(fc.array(toolCall, { maxLength: 2 }), fc.constant(null)),
+      tool_call_id: fc.oneof(callId, fc.constant(null)),
+      function_call: fc.record({ name: fc.constantFrom('f', 'g'), arguments: args }, { requiredKeys: [] }),
+      name: text,
+      refusal: fc.constant(null),
+    },
+    { requiredKeys: ['role'] },
+  ).chain((m) => unknown.map((u) => ({ ...u, ...m }))),
+  fc.record({ type: fc.constant('function_call'), call_id: callId, name: fc.constantFrom('search', 'sum'), arguments: args, id: fc.string(), status: fc.constant('completed') }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constant('function_call_output'), call_id: callId, output: fc.oneof(text, fc.array(part, { maxLength: 2 })) }, { requiredKeys: ['type'] }),
+  fc.record({ type: fc.constantFrom('message', 'reasoning', 'item_reference'), role: fc.constantFrom('user', 'assistant'), content: fc.array(part, { maxLength: 2 }), id: fc.string(), summary: fc.constant([]) }, { requiredKeys: ['type'] }),
+  // LangChain's serialized message
+  fc.record({ lc: fc.constant(1), type: fc.constant('constructor'), id: fc.constantFrom(['langchain_core', 'messages', 'HumanMessage'], ['langchain_core', 'messages', 'AIMessage']), kwargs: fc.record({ content: text, tool_calls: fc.constant([{ id: 'call_a', name: 'sum', args: { a: 1 } }]) }, { requiredKeys: ['content'] }) }),
+  // Anthropic: a user turn carrying tool results and text (split into tool messages)
+  fc.array(fc.oneof(fc.record({ type: fc.constant('tool_result'), tool_use_id: callId, content: text }), fc.record({ type: fc.constant('text'), text })), { minLength: 1, maxLength: 4 }).map((content) => ({ role: 'user', content, name: 'u' })),
+  // Responses: an assistant message item followed by its function_call items
+  fc.constant({ role: 'assistant', content: [{ type: 'output_text', text: 'calling' }] }),
+);
+
+const schema = fc.record({ type: fc.constant('object'), properties: fc.dictionary(fc.constantFrom('q', 'n', 'user'), fc.record({ type: fc.constantFrom('string', 'number'), description: text })) });
+const tool = fc.oneof(
+  fc.record({ type: fc.constant('function'), function: fc.record({ name: fc.constantFrom('search', 'sum', 'read', 'Ω', 'b'), description: fc.oneof(text, fc.constant(null)), parameters: fc.oneof(schema, fc.constant(null)), strict: fc.boolean() }, { requiredKeys: ['name'] }), strict: fc.boolean() }),
+  fc.record({ name: fc.constantFrom('search', 'lookup', 'z'), description: text, input_schema: schema, cache_control: fc.constant({ type: 'ephemeral' }) }, { requiredKeys: ['name'] }),
+  fc.record({ type: fc.constantFrom('function', 'custom', 'web_search', 'bash_20250124', null), name: fc.constantFrom('x', 'y', 'web'), parameters: schema, input_schema: schema }, { requiredKeys: ['type'] }),
+  fc.record({ name: fc.constantFrom('ai_a', 'ai_b'), description: text, inputSchema: fc.oneof(schema, schema.map((jsonSchema) => ({ jsonSchema, validate: null }))) }),
+  json,
+);
+
+const options = fc.record(
+  {
+    model: fc.oneof(fc.constantFrom('gpt-4o', 'claude-sonnet-4-5'), fc.constant(null)),
+    temperature: fc.constantFrom(0, 0.7, 1, null, -0),
+    top_p: fc.double({ noNaN: true, noDefaultInfinity: true }),
+    max_tokens: fc.nat(),
+    stream: fc.boolean(),
+    stream_options: fc.constant({ include_usage: true }),
+    n: fc.constantFrom(1, 2),
+    stop: fc.oneof(text, fc.array(text, { maxLength: 2 })),
+    stop_sequences: fc.array(text, { maxLength: 2 }),
+    user: fc.string(),
+    metadata: json,
+    response_format: fc.constantFrom({ type: 'text' }, { type: 'json_object' }),
+    seed: fc.integer(),
+    top_k: fc.nat(50),
+    tool_choice: fc.constantFrom('auto', 'none', { type: 'function', function: { name: 'sum' } }),
+    x_custom: json,
+    context: fc.dictionary(fc.string({ maxLength: 4 }), json, { maxKeys: 3 }),
+    options: fc.dictionary(fc.constantFrom('temperature', 'seed', 'stream', 'user', 'k'), json, { maxKeys: 2 }),
+    previous_response_id: fc.string(),
+  },
+  { requiredKeys: [] },
+);
+
+const conversation = fc.array(message, { maxLength: 5 });
+const body = fc.oneof(
+  // OpenAI chat / Anthropic / generic: messages (+ system)
+  fc.record({ messages: conversation, tools: fc.array(tool, { maxLength: 3 }), functions: fc.array(tool, { maxLength: 1 }), system: fc.oneof(text, fc.array(part, { maxLength: 2 })) }, { requiredKeys: ['messages'] }),
+  // Responses: input + instructions
+  fc.record({ input: fc.oneof(text, conversation, fc.constant(null)), instructions: fc.oneof(text, fc.constant(null)), tools: fc.array(tool, { maxLength: 2 }) }, { requiredKeys: ['input'] }),
+  // OpenAI embeddings
+  fc.record({ input: fc.oneof(text, fc.array(text, { maxLength: 3 }), fc.array(fc.nat(), { maxLength: 3 }), fc.array(fc.array(fc.nat(), { maxLength: 2 }), { maxLength: 2 })), model: fc.constantFrom('text-embedding-3-small', 'gpt-4o'), encoding_format: fc.constantFrom('float', 'base64'), dimensions: fc.nat() }, { requiredKeys: ['input'] }),
+  // Vercel AI SDK call options
+  fc.record({ prompt: fc.oneof(text, conversation), system: text, messages: conversation }, { requiredKeys: ['prompt'] }),
+  // bodies that are no request, or malformed members
+  fc.record({ messages: fc.oneof(json, fc.array(json, { maxLength: 2 })), tools: json }, { requiredKeys: [] }),
+).chain((b) => options.map((o) => ({ ...o, ...b })));
+
+describe('raw-bytes request digests', () => {
+  it.each(fixtures)('agree with the reference on %s (and answer on the wasm backends)', (name) => {
+    const bytes = readFileSync(join(FIXTURE_DIR, name));
+    expect(agree(bytes)).toBe(hasTape);
+    expect(agree(new TextDecoder().decode(bytes))).toBe(hasTape);
+    for (let seed = 1; seed <= 5; seed++) expect(agree(encoder.encode(respell(JSON.parse(bytes.toString()), rng(seed))))).toBe(hasTape);
+  });
+
+  it('agree on the benchmark bodies, with new tool-call ids, and under options', () => {
+    const m = buildWorkload('M').bodyBytes as Uint8Array;
+    expect(agree(m)).toBe(hasTape);
+    const renamed = encoder.encode(new TextDecoder().decode(m).replace(/"(call_[A-Za-z0-9]+)"/g, '"$1x"'));
+    expect(agree(renamed)).toBe(hasTape);
+    expect(agree(m, { ignoreArgs: ['temperature', 'seed', 'tool_choice'] })).toBe(hasTape);
+    for (const provider of ['openai-chat', 'anthropic', 'generic', 'openai-responses'] as const) agree(m, { provider });
+    expect(agree(m, { volatileKeys: ['name'] })).toBe(false); // declined: the reference strips at any depth
+  });
+
+  it('agree on generated bodies: key order, whitespace, number spelling, escapes, unicode, tool calls, images', () => {
+    let answered = 0;
+    let total = 0;
+    fc.assert(
+      fc.property(body, fc.integer({ min: 1, max: 2 ** 31 - 1 }), (b, seed) => {
+        total++;
+        const text = respell(b, rng(seed));
+        if (agree(encoder.encode(text))) answered++;
+      }),
+      { numRuns: 400 },
+    );
+    // Most generated bodies are requests the raw path handles; this is what makes the property
+    // more than "it always declines".
+    if (hasTape) expect(answered / total).toBeGreaterThan(0.5);
+  });
+
+  it('never answers for text that is not JSON, or not the JSON the reference reads', () => {
+    const cases = [
+      '',
+      ' ',
+      '{',
+      '{"messages":[}',
+      '{"messages":[],}',
+      '{"messages":[01]}',
+      '{"messages":[1.]}',
+      '{"messages":[-]}',
+      '{"messages":["\\x"]}',
+      '{"messages":["a\u0001"]}',
+      '{"messages":[]} x',
+      '\ufeff{"messages":[]}',
+      '{"messages":[{"role":"user","content":"\\ud800"}]}',
+      '{"messages":[{"role":"user","content":"hi","content":"there"}]}',
+      '{"messages":[{"role":"user","content":"hi"}],"seed":1e400}',
+      '{"messages":[{"role":"user","content":[1e400]}]}',
+      '{"messages":"no"}',
+      '{"input":5}',
+      '[]',
+      'null',
+    ];
+    for (const c of cases) {
+      expect(rawRequestDigests(c), c).toBeUndefined();
+      expect(rawRequestDigests(encoder.encode(c)), c).toBeUndefined();
+    }
+    // Invalid UTF-8 in a member the key keeps: the reference decodes it as U+FFFD, the raw
+    // path must not key the raw bytes.
+    const bad = encoder.encode('{"messages":[{"role":"user","content":"caf\u00e9"}]}');
+    const at = bad.indexOf(0xc3);
+    bad[at] = 0xff;
+    expect(agree(bad)).toBe(false);
+    // ... and in a member it drops, the key is the reference's.
+    const dropped = encoder.encode('{"messages":[{"role":"user","content":"hi"}],"user":"caf\u00e9"}');
+    dropped[dropped.indexOf(0xc3)] = 0xff;
+    expect(agree(dropped)).toBe(hasTape);
+  });
+
+  it('requestDigests: the same digests and the same errors as requestKeys, for bytes, text and objects', () => {
+    const m = buildWorkload('M');
+    const { messages: _m, view: _v, ...want } = requestKeys(m.body);
+    expect(requestDigests(m.bodyBytes)).toEqual(want);
+    expect(requestDigests(new TextDecoder().decode(m.bodyBytes))).toEqual(want);
+    expect(requestDigests(m.body)).toEqual(want);
+    for (const c of ['{"messages":[01]}', '{"messages":"no"}', '{"messages":[{"role":"user","content":"\\ud800"}]}']) {
+      let want: unknown;
+      let got: unknown;
+      try {
+        requestKeys(c);
+      } catch (e) {
+        want = e;
+      }
+      try {
+        requestDigests(encoder.encode(c));
+      } catch (e) {
+        got = e;
+      }
+      expect(want).toBeInstanceOf(TapedeckError);
+      expect(got).toBeInstanceOf(TapedeckError);
+      expect((got as TapedeckError).code).toBe((want as TapedeckError).code);
+      expect((got as TapedeckError).message).toBe((want as TapedeckError).message);
+    }
+  });
+});
