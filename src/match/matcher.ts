@@ -131,6 +131,9 @@ const decoder = new TextDecoder();
  */
 function parseBody(request: unknown): unknown {
   if (!(request instanceof Uint8Array) && typeof request !== 'string') return request;
+  // The strict reader first: a body that is not I-JSON (duplicate names, lone surrogate
+  // escapes, 1e400) has no key, whichever way it is given (docs/hash-spec.md, "Errors").
+  canonicalizeJSON(request);
   const text = typeof request === 'string' ? request : decoder.decode(request);
   try {
     return JSON.parse(text);

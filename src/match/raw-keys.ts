@@ -945,6 +945,21 @@ function detect(w: Walk, root: Members): Provider {
   return 'generic';
 }
 
+// node:buffer's isUtf8 (native, GB/s) where there is one; a fatal TextDecoder elsewhere.
+const nodeIsUtf8 = ((globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:buffer') as
+  | { isUtf8?: (b: Uint8Array) => boolean }
+  | undefined)?.isUtf8;
+const fatal = new TextDecoder('utf-8', { fatal: true });
+function isUtf8(b: Uint8Array): boolean {
+  if (nodeIsUtf8) return nodeIsUtf8(b);
+  try {
+    fatal.decode(b);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
  * undefined when this path leaves the body to requestKeys(): a backend without the structural
@@ -966,6 +981,9 @@ export function rawRequestDigests(request: Uint8Array | string, opts: NormalizeO
     bytes = encoder.encode(request);
   } else {
     bytes = request;
+    // A body given as bytes must be UTF-8 (docs/hash-spec.md, "Errors": E_UTF8); the reference
+    // rejects it, so the raw path declines rather than key bytes it would decode leniently.
+    if (!isUtf8(bytes)) return undefined;
   }
   const tape = jsonTape(bytes);
   if (tape === undefined || tape.length === 0 || (tape[0]! & 0xff) !== T_OBJECT) return undefined;

@@ -8,6 +8,7 @@ import { backend, hashValue, pathHashes } from '../../src/index.ts';
 import { requestKeys } from '../../src/match/matcher.ts';
 import { normalizeRequest, SHAPE_DEFAULTS } from '../../src/match/normalize.ts';
 import { rng } from '../reference.ts';
+import { errorOf } from '../helpers.ts';
 
 type Obj = Record<string, any>;
 const key = (body: unknown, opts?: Parameters<typeof normalizeRequest>[1]) => hashValue(normalizeRequest(body, opts).view);
@@ -29,6 +30,16 @@ describe(`request key v2 defects (${backend()})`, () => {
     expect(key(call('{"a":1e400}'))).not.toBe(key(call('{"a":2e400}')));
     // I-JSON text still compares as a value: spelling does not matter.
     expect(key(call('{"b": 1.0, "a": [1E2]}'))).toBe(key(call('{"a":[100],"b":1}')));
+  });
+
+  it('a body given as JSON text must be I-JSON: duplicate names are E_DUPLICATE_KEY, not last-wins', () => {
+    const text = '{"model":"a","model":"b","messages":[]}';
+    expect(errorOf(() => requestKeys(text)).code).toBe('E_DUPLICATE_KEY');
+    expect(errorOf(() => requestKeys(new TextEncoder().encode(text))).code).toBe('E_DUPLICATE_KEY');
+    expect(errorOf(() => requestKeys('{"model":"a","messages":[{"role":"user","content":"\\ud800"}]}')).code).toBe('E_LONE_SURROGATE');
+    // Invalid UTF-8 where a token is expected is E_JSON; inside a string it is E_UTF8.
+    expect(errorOf(() => requestKeys(Uint8Array.from([0x7b, 0xff, 0x7d]))).code).toBe('E_JSON');
+    expect(errorOf(() => requestKeys(Uint8Array.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))).code).toBe('E_UTF8');
   });
 
   it('media types drop their parameters everywhere (Anthropic, generic and data URLs alike)', () => {
