@@ -340,6 +340,43 @@ export class Deck {
     throw found.miss;
   }
 
+  /**
+   * {@link decide}, and on a shared store (Redis) first asks the store for recordings other
+   * proxies made of this request since this one opened: a fleet sees each other's recordings.
+   * Replay with the store unreachable fails with E_STORE_UNAVAILABLE; update mode then goes to
+   * the upstream (and says why once).
+   */
+  async decideShared(req: DeckRequest): Promise<Decision> {
+    if (!this.col?.shared || !this.col.serves) return this.decide(req);
+    let miss: TapedeckError | undefined;
+    let first: Decision | undefined;
+    try {
+      first = this.decide(req);
+    } catch (e) {
+      if (!(e instanceof TapedeckError && e.code === 'E_MISS')) throw e;
+      miss = e;
+    }
+    if (first?.kind === 'replay') return first;
+    const key = miss ? miss.details.key : first?.kind === 'upstream' ? first.prepared?.key : undefined;
+    if (typeof key !== 'string') {
+      if (miss) throw miss;
+      return first!;
+    }
+    let added = 0;
+    try {
+      added = await this.col.refresh({ kind: 'http', key });
+    } catch (e) {
+      if (miss || !(e instanceof TapedeckError)) throw e;
+      this.warnOnce(`tapedeck: ${e.code}: ${e.message} Answering from the upstream without the shared recordings.`);
+    }
+    if (added > 0) {
+      const again = this.find(req, this.routeOf(req.method, req.url));
+      if (again.kind === 'replay') return again;
+    }
+    if (miss) throw miss;
+    return first!;
+  }
+
   private find(req: DeckRequest, route: string): Extract<Decision, { kind: 'replay' }> | { kind: 'miss'; miss: TapedeckError } {
     const r = this.routes.get(route);
     if (!isJsonBody(req.headers, req.body)) {

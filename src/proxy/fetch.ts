@@ -215,7 +215,7 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
         }
         dreq.body = body;
       }
-      const decision = d.decide(dreq);
+      const decision = await d.decideShared(dreq);
       if (decision.kind === 'replay') {
         d.count(decision.matchedBy);
         return replayResponse(decision.record, decision.matchedBy, decision.warnings, d.timing, dreq.method);

@@ -354,7 +354,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
     const body = await readBody(req, d.maxBodyBytes);
     const dreq: DeckRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body };
-    const decision: Decision = d.decide(dreq);
+    const decision: Decision = await d.decideShared(dreq);
     if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared);
     const rec = decision.record;
     d.count(decision.matchedBy);

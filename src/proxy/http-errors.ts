@@ -29,6 +29,8 @@ const STATUS: Record<string, number> = {
   E_UPSTREAM: 502,
   E_PROXY_NO_UPSTREAM: 502,
   E_PROXY_CLOSED: 503,
+  // The shared store (Redis) is down: a transient server-side condition, like a closing proxy.
+  E_STORE_UNAVAILABLE: 503,
 };
 
 /** The HTTP status for an error code (500 for codes that mean tapedeck itself failed). */

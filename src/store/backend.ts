@@ -97,6 +97,13 @@ export interface RecordBackend {
   rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }>;
   /** Releases connections or handles. The collection calls it once, from its own close(). */
   close(): Promise<void>;
+  /**
+   * Optional, for stores that other writers share while this one is open (Redis): the records
+   * filed under this `kind` and `key` that this handle has not loaded or appended yet, in order.
+   * The collection asks on a miss, so a fleet of proxies sees each other's recordings without
+   * reopening. Rejects with a TapedeckError when the store cannot be reached.
+   */
+  refresh?(head: { kind?: string; key: string }): Promise<LoadedRecord[]>;
 }
 
 /** The scalar fields of a decoded record, in its own order, up to the first container. */

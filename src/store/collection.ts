@@ -127,29 +127,55 @@ export class RecordCollection<R> {
     if (opts.mode === 'passthrough') return new RecordCollection(backend, opts, false, []);
     const loaded = await backend.load({ create: opts.mode === 'record' || opts.mode === 'update' });
     const col = new RecordCollection(backend, opts, loaded.exists, [...loaded.warnings]);
-    for (const stored of loaded.records) {
-      let keys: string | readonly string[] | undefined;
-      const entry: Entry<R> = { key: '', stored, used: false };
-      try {
-        keys = opts.kind.keysOf(stored.head(), () => col.materialize(entry));
-      } catch (e) {
-        if (!(e instanceof TapedeckError)) throw e;
-        col.warnings.push({ code: e.code, offset: stored.at, message: `${backend.location}: ${opts.kind.name} at ${stored.at} is skipped: ${e.message}` });
-        continue;
-      }
-      if (keys === undefined || entry.bad) continue;
-      const list = typeof keys === 'string' ? [keys] : keys;
-      if (list.length === 0) continue;
-      entry.key = list[0]!;
-      for (const k of list) {
-        const s = col.slot(k);
-        entry.slot ??= s;
-        s.entries.push(entry);
-        s.loaded.push(entry);
-      }
-      col.all.push(entry);
-    }
+    for (const stored of loaded.records) col.file(stored, true);
     return col;
+  }
+
+  /** Files a stored record under its key(s); false if it is not of this kind or not usable. */
+  private file(stored: LoadedRecord, atOpen: boolean): boolean {
+    let keys: string | readonly string[] | undefined;
+    const entry: Entry<R> = { key: '', stored, used: false };
+    try {
+      keys = this.kind.keysOf(stored.head(), () => this.materialize(entry));
+    } catch (e) {
+      if (!(e instanceof TapedeckError)) throw e;
+      this.warnings.push({ code: e.code, offset: stored.at, message: `${this.backend.location}: ${this.kind.name} at ${stored.at} is skipped: ${e.message}` });
+      return false;
+    }
+    if (keys === undefined || entry.bad) return false;
+    const list = typeof keys === 'string' ? [keys] : keys;
+    if (list.length === 0) return false;
+    entry.key = list[0]!;
+    for (const k of list) {
+      const s = this.slot(k);
+      entry.slot ??= s;
+      s.entries.push(entry);
+      // Record mode compares re-recordings with what was there at open, not with later arrivals.
+      if (atOpen) s.loaded.push(entry);
+    }
+    this.all.push(entry);
+    return true;
+  }
+
+  /**
+   * Shared stores (Redis): files the recordings other writers made under a record `kind` and
+   * `key` since this collection opened, so the next lookup of that key finds them in their turn.
+   * Returns how many were added (0 for a backend that is not shared, and in modes that do not
+   * serve). A store that cannot be reached rejects (E_STORE_UNAVAILABLE).
+   *
+   * @example
+   * if (!col.next(k) && (await col.refresh({ kind: 'http', key }))) hit = col.next(k)
+   */
+  async refresh(head: { kind?: string; key: string }): Promise<number> {
+    if (!this.serves || !this.backend.refresh || this.closing) return 0;
+    let n = 0;
+    for (const stored of await this.backend.refresh(head)) if (this.file(stored, false)) n++;
+    return n;
+  }
+
+  /** Whether other writers may add recordings while this collection is open (see refresh). */
+  get shared(): boolean {
+    return typeof this.backend.refresh === 'function';
   }
 
   /** Where the records live (a file path, `memory:<name>`, a Redis key). */

@@ -13,7 +13,9 @@
  *
  * | value                         | JSON                                                              |
  * | ----------------------------- | ----------------------------------------------------------------- |
- * | Uint8Array                    | `{ "$type": "bytes", "base64" }`                                  |
+ * | Uint8Array holding JSON text  | `{ "$type": "bytes", "json", "indent"?, "newline"? }` (see below)   |
+ * | Uint8Array holding UTF-8 text | `{ "$type": "bytes", "text" }`                                    |
+ * | other Uint8Array              | `{ "$type": "bytes", "base64" }`                                  |
  * | Buffer                        | `{ "$type": "Buffer", "base64" }`                                 |
  * | other typed arrays            | `{ "$type": "<TypedArrayName>", "base64" }` (memory bytes, platform byte order) |
  * | Date                          | `{ "$type": "date", "iso" }` (`iso` is null for an invalid Date)  |
@@ -26,6 +28,12 @@
  * | NaN, ±Infinity, -0            | `{ "$type": "number", "value": "NaN" \| "Infinity" \| "-Infinity" \| "-0" }` |
  * | plain object with a `$type` key | `{ "$type": "object", "value": { ... } }`                       |
  * | registered class (registerTapeType) | `{ "$type": "ext", "name", "value" }` (`value` = its write()) |
+ *
+ * Recorded HTTP answers are bytes. So that a reviewer reads a JSON answer as JSON, bytes whose
+ * text `JSON.stringify(JSON.parse(text), null, indent)` (indent 0 or 2, plus an optional final
+ * newline) reproduces exactly are written as that JSON value, in its own key order; import writes
+ * the same bytes back. Other valid UTF-8 (a server-sent-event stream, plain text) is a string;
+ * anything else is base64. Either way import gives back the bytes, byte for byte.
  *
  * Determinism: object keys are sorted by UTF-16 code units, indentation is 2 spaces, the text
  * ends with a newline, and records carry no byte offsets, so export -> import -> export gives the
@@ -95,6 +103,45 @@ function tagged(type: string, fields: Record<string, JsonValue>): JsonValue {
   return o;
 }
 
+/** A JSON answer kept as its own text: written in its key order, not sorted. */
+class VerbatimJson {
+  constructor(readonly value: unknown) {}
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The export form of a Uint8Array: its JSON value, its text, or base64 (see the table above). */
+function bytesToJson(bytes: Uint8Array): JsonValue {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return tagged('bytes', { base64: base64Of(bytes) });
+  }
+  const newline = text.endsWith('\n');
+  const body = newline ? text.slice(0, -1) : text;
+  const first = body[0];
+  if (first === '{' || first === '[') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed !== undefined) {
+      for (const indent of [0, 2]) {
+        if (JSON.stringify(parsed, null, indent) !== body) continue;
+        const fields: Record<string, JsonValue> = { json: new VerbatimJson(parsed) as unknown as JsonValue };
+        if (indent) fields.indent = indent;
+        if (newline) fields.newline = true;
+        return tagged('bytes', fields);
+      }
+    }
+  }
+  // Control characters other than tab and line breaks mean binary that happens to decode.
+  return /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text) ? tagged('bytes', { base64: base64Of(bytes) }) : tagged('bytes', { text });
+}
+
 function base64Of(view: ArrayBufferView): string {
   return Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('base64');
 }
@@ -136,7 +183,7 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
   if (ArrayBuffer.isView(value)) {
     if (Buffer.isBuffer(value)) return tagged('Buffer', { base64: base64Of(value) });
     const ctor = (value as { constructor?: { name?: unknown } }).constructor;
-    if (ctor === Uint8Array) return tagged('bytes', { base64: base64Of(value) });
+    if (ctor === Uint8Array) return bytesToJson(value as Uint8Array);
     const name = ctor?.name;
     if (typeof name === 'string' && isTypedArrayName(name) && ctor === TYPED_ARRAYS[name]) {
       return tagged(name, { base64: base64Of(value) });
@@ -188,6 +235,10 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
 function stringify(value: JsonValue, indent: string, parts: string[]): void {
   if (value === null || typeof value !== 'object') {
     parts.push(JSON.stringify(value));
+    return;
+  }
+  if (value instanceof VerbatimJson) {
+    parts.push(JSON.stringify(value.value, null, 2).replaceAll('\n', `\n${indent}`));
     return;
   }
   const inner = `${indent}  `;
@@ -337,6 +388,17 @@ function fromJson(json: unknown, path: string, depth: number): unknown {
       return d;
     }
     case 'bytes': {
+      if (Object.hasOwn(json, 'json')) {
+        checkKeys(json, path, type, ['json'], ['indent', 'newline']);
+        const indent = json.indent ?? 0;
+        if (indent !== 0 && indent !== 2) throw importError(childPath(path, 'indent'), `expected 2 (or no "indent"), found ${describe(indent)}`);
+        if (json.newline !== undefined && json.newline !== true) throw importError(childPath(path, 'newline'), `expected true (or no "newline"), found ${describe(json.newline)}`);
+        return new TextEncoder().encode(JSON.stringify(json.json, null, indent) + (json.newline ? '\n' : ''));
+      }
+      if (Object.hasOwn(json, 'text')) {
+        checkKeys(json, path, type, ['text']);
+        return new TextEncoder().encode(expectString(json, 'text', path));
+      }
       checkKeys(json, path, type, ['base64']);
       const b = decodeBase64(json, path);
       return new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();

@@ -4,8 +4,9 @@
 //
 // Plain JavaScript so that bench/ (run by plain node) and the vitest suites share it.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -64,13 +65,13 @@ async function freePort() {
  * One RESP command over a fresh socket; resolves the raw reply text (enough for readiness).
  * `password` is AUTH's argument: a password, or `[user, password]`.
  */
-export function rawCommand(port, args, { password } = {}) {
+export function rawCommand(port, args, { password, ca } = {}) {
   return new Promise((resolve, reject) => {
-    const sock = connect(port, '127.0.0.1');
+    const sock = ca ? tlsConnect({ port, host: '127.0.0.1', ca }) : connect(port, '127.0.0.1');
     const enc = (a) => `*${a.length}\r\n${a.map((x) => `$${Buffer.byteLength(String(x))}\r\n${x}\r\n`).join('')}`;
     let out = '';
     sock.setTimeout(2000, () => sock.destroy(new Error('timeout')));
-    sock.on('connect', () => sock.write((password ? enc(['AUTH', ...[password].flat()]) : '') + enc(args)));
+    sock.on(ca ? 'secureConnect' : 'connect', () => sock.write((password ? enc(['AUTH', ...[password].flat()]) : '') + enc(args)));
     sock.on('data', (d) => {
       out += d.toString('latin1');
       const replies = out.split('\r\n').length - 1;
@@ -117,22 +118,41 @@ function stopChild(child, signal = 'SIGTERM') {
 }
 
 /**
+ * A private CA and a server certificate for 127.0.0.1, made with the openssl command line, so
+ * `rediss://` is tested against a real TLS listener. Returns the file paths and the CA's PEM.
+ */
+function makeCertificates(dir) {
+  const run = (args) => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr}`);
+  };
+  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=tapedeck test CA', '-days', '2']);
+  run(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
+  run(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'san.ext']);
+  return { ca: join(dir, 'ca.crt'), cert: join(dir, 'server.crt'), key: join(dir, 'server.key'), caPem: readFileSync(join(dir, 'ca.crt'), 'utf8') };
+}
+
+/**
  * Starts one redis-server on a free loopback port (no persistence) and waits until it answers.
- * `password` turns on `requirepass`; `user`/`password` together add an ACL user; `args` are more
+ * `tls` serves TLS only (`rediss://`, a private CA: `ca`, `caFile`). `password` turns on `requirepass`; `user`/`password` together add an ACL user; `args` are more
  * redis-server arguments (say `['--appendonly', 'yes']`; later ones win).
  *
  * @example
  * const redis = await startRedis(); try { ... redis.url ... } finally { await redis.stop() }
  */
-export async function startRedis({ password, user, args = [] } = {}) {
+export async function startRedis({ password, user, args = [], tls = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'tapedeck-redis-'));
   const extra = [...args];
+  // TLS only: the plain port is closed, the TLS port is the one handed out.
+  const certs = tls ? makeCertificates(dir) : undefined;
   if (password && !user) extra.push('--requirepass', password);
   if (password && user) extra.push('--user', `${user}`, 'on', `>${password}`, '~*', '&*', '+@all', '--user', 'default', 'off');
   let port = await freePort();
-  let child = launch(dir, port, extra);
+  if (certs) extra.push('--tls-port', String(port), '--tls-cert-file', certs.cert, '--tls-key-file', certs.key, '--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'no');
+  let child = launch(dir, certs ? 0 : port, extra);
   const auth = password ? (user ? [user, password] : password) : undefined;
-  const authOpts = { password: auth };
+  const authOpts = { password: auth, ca: certs?.caPem };
   try {
     await waitReady(port, child, authOpts, 'redis-server');
   } catch (e) {
@@ -144,7 +164,10 @@ export async function startRedis({ password, user, args = [] } = {}) {
   const handle = {
     port,
     dir,
-    url: `redis://${cred}127.0.0.1:${port}`,
+    url: `${certs ? 'rediss' : 'redis'}://${cred}127.0.0.1:${port}`,
+    /** The CA certificate (PEM) that signed a TLS server's certificate. */
+    ca: certs?.caPem,
+    caFile: certs?.ca,
     /** The server process (for `kill -9` tests). */
     get pid() {
       return child.pid;
@@ -154,7 +177,7 @@ export async function startRedis({ password, user, args = [] } = {}) {
     /** Starts the server again on the same port (empty: there is no persistence). */
     async restart() {
       await stopChild(child, 'SIGKILL');
-      child = launch(dir, port, extra);
+      child = launch(dir, certs ? 0 : port, extra);
       await waitReady(port, child, authOpts, 'redis-server');
     },
     async stop() {

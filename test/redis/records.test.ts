@@ -253,3 +253,29 @@ redisDescribe('Redis faults', () => {
     }
   });
 });
+
+redisDescribe('TLS (rediss://)', () => {
+  const redis = useRedis({ password: 'tls-s3cret', tls: true });
+
+  it('connects over TLS with the server CA, and refuses an untrusted certificate with the password masked', async () => {
+    expect(redis.current.url).toMatch(/^rediss:\/\//);
+    const store = await RedisRecords.open(redis.current.url, { namespace: freshNamespace('tls'), connect: { tls: { ca: redis.current.ca } } });
+    try {
+      const p = payload({ v: 1, key: 'k', secret: false });
+      await store.append([{ key: 'cache:k', payload: p }]);
+      expect((await store.read('cache:k')).map((r) => Buffer.from(r.payload))).toEqual([Buffer.from(p)]);
+    } finally {
+      await store.close();
+    }
+    // Without the CA the self-signed chain is not trusted: a clear error, never the password.
+    const e = await catchErr(RedisRecords.open(redis.current.url, { connect: { connectTimeoutMs: 3000 } }));
+    expect(e.code).toBe('E_STORE_UNAVAILABLE');
+    expect(e.message).toMatch(/certificate/i);
+    expect(e.message).toContain('rediss://:***@127.0.0.1');
+    expect(exposed(e)).not.toContain('tls-s3cret');
+    // A plain redis:// client against the TLS port fails cleanly too.
+    const plain = await catchErr(RedisRecords.open(redis.current.url.replace('rediss:', 'redis:'), { connect: { connectTimeoutMs: 2000 } }));
+    expect(plain.code).toBe('E_STORE_UNAVAILABLE');
+    expect(exposed(plain)).not.toContain('tls-s3cret');
+  });
+});

@@ -2,7 +2,7 @@
 // the official OpenAI SDK against a local fake provider; the provider stops; the other replays
 // the same answers. On a single server and on a 3-master cluster; then Redis is killed mid-run.
 import OpenAI from 'openai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,15 +76,20 @@ function fleet(label: string, server: () => { url: string }) {
   it.skipIf(!existsSync(CLI))(`${label}: one proxy records through the OpenAI SDK, another replays it with the provider gone`, async () => {
     const store = `${server().url}?namespace=${freshNamespace('fleet')}`;
     const up = await startUpstream();
+    // The replaying proxy starts first, on an empty store: it learns of the recordings the
+    // other one makes later by asking Redis on a miss.
+    const replayer = await serve(['--store', store]);
     const recorder = await serve(['--store', store, '--mode', 'record', '--upstream', up.url]);
     const live = await script(client(recorder.url));
     expect(up.calls.length).toBe(3);
     // Each call of the repeat got its own answer from the provider (ordered repeats).
     expect(live.ids[0]).not.toBe(live.ids[1]);
     await up.close();
-    const replayer = await serve(['--store', store]);
     const replayed = await script(client(replayer.url));
     expect(replayed).toEqual(live);
+    // A proxy started after the recording loads it all at start.
+    const late = await serve(['--store', store]);
+    expect(await script(client(late.url))).toEqual(live);
     // The key was forwarded upstream, never stored.
     await recorder.stop();
     const tape = join(dir, `${label.replace(/\W/g, '')}-${Date.now()}.tape`);
@@ -111,6 +116,13 @@ redisDescribe('tapedeck serve --store redis://, single server', () => {
     expect(out).toMatch(/redis-server --port 1/);
     expect(out).not.toContain('s3cret-pw');
   });
+
+  it.skipIf(!existsSync(CLI))('a store URL given without --store: the argument error masks its password', () => {
+    const r = spawnSync(process.execPath, [CLI, 'serve', 'redis://app:s3cret-pw@127.0.0.1:6379/0'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('redis://app:***@127.0.0.1:6379/0');
+    expect(r.stderr).not.toContain('s3cret-pw');
+  });
 });
 
 redisDescribe('tapedeck serve --store redis://, 3-master cluster', () => {
@@ -130,9 +142,20 @@ redisDescribe('Redis killed mid-run', () => {
       const first = await c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'before the crash' }] });
       const replayer = await serve(['--store', store]);
       await redis.kill();
-      // Replay answers from what it loaded at start: Redis is not on the replay path.
+      // Replay answers from what it loaded at start: Redis is not on the replay path of a hit.
       const again = await client(replayer.url).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'before the crash' }] });
       expect(again.choices[0]!.message.content).toBe(first.choices[0]!.message.content);
+      // A miss must ask Redis (another proxy may have recorded it): it fails with that error.
+      const miss = await fetch(`${replayer.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'never recorded' }] }),
+      });
+      expect(miss.status).toBe(503);
+      const body = (await miss.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('E_STORE_UNAVAILABLE');
+      expect(body.error.message).toContain('redis://:***@127.0.0.1');
+      expect(JSON.stringify(body)).not.toContain('k1ll-pw');
       // A new request in update mode: the provider answers, the record cannot be written; the
       // client gets the answer, the proxy says why nothing was recorded (URL masked).
       const during = await c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'during the crash' }] });

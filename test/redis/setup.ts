@@ -32,7 +32,7 @@ export function redisDescribe(name: string, fn: () => void): void {
 }
 
 /** A single-node redis-server for this describe block; `.current` is set once it answers. */
-export function useRedis(opts: { password?: string; user?: string } = {}): { current: Server } {
+export function useRedis(opts: { password?: string; user?: string; tls?: boolean } = {}): { current: Server } {
   const ref = {} as { current: Server };
   beforeAll(async () => {
     ref.current = await startRedis(opts);

@@ -149,3 +149,21 @@ redisDescribe('push and pull, 3-master cluster', () => {
   const cluster = useRedisCluster();
   roundTrips('cluster', () => cluster.current);
 });
+
+redisDescribe('push and pull over TLS', () => {
+  const redis = useRedis({ password: 'tl5-pu5h', tls: true });
+
+  it.skipIf(!existsSync(CLI))('the CLI trusts a private CA through NODE_EXTRA_CA_CERTS; round trip byte for byte', async () => {
+    const tape = await sampleTape();
+    const out = fresh();
+    const ns = freshNamespace('tls-cli');
+    const env = { ...process.env, NODE_EXTRA_CA_CERTS: redis.current.caFile };
+    const push = spawnSync(process.execPath, [CLI, 'push', tape, redis.current.url, '--namespace', ns], { encoding: 'utf8', env });
+    expect(push.stderr).toBe('');
+    expect(push.stdout).toContain('rediss://:***@127.0.0.1');
+    const pull = spawnSync(process.execPath, [CLI, 'pull', redis.current.url, out, '--namespace', ns], { encoding: 'utf8', env });
+    expect(pull.status).toBe(0);
+    expect(readFileSync(out).equals(readFileSync(tape))).toBe(true);
+    expect(push.stdout + pull.stdout + pull.stderr).not.toContain('tl5-pu5h');
+  });
+});

@@ -42,6 +42,8 @@ interface BackendCase {
   breakAppends(b: RecordBackend): RecordBackend;
   /** Backends in files: processes, kill -9 and damaged bytes apply. */
   file?: (b: RecordBackend) => string;
+  /** Stores shared while open (refresh): a reader sees what others record after it opened. */
+  shared?: true;
 }
 
 const failing = (b: RecordBackend): RecordBackend => ({
@@ -87,6 +89,7 @@ if (redis) {
     make: () => new RedisBackend(redis.url, { namespace: `conformance-${process.pid}-${redisStores++}` }),
     again: (b) => new RedisBackend(redis.url, { namespace: (b as RedisBackend).namespace }),
     breakAppends: failing,
+    shared: true,
   });
 }
 
@@ -216,6 +219,25 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
     const report = await r2.close({ pruneUnused: true });
     expect(report.pruned.map((x) => x.key).sort()).toEqual(['b', 'c']);
     expect(await ns(b)).toEqual([1]);
+  });
+
+  it.runIf(bc.shared)('shared store: a reader opened first finds what another writer records later, in order, after refresh', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    const reader = await open(b, 'replay');
+    const writer = await open(bc.again(b), 'update');
+    await writer.append('a', rec('a', 1));
+    await writer.append('a', rec('a', 2));
+    await writer.append('b', rec('b', 3));
+    expect(reader.next('a')).toBeUndefined();
+    expect(await reader.refresh({ key: 'a' })).toBe(2);
+    expect(await reader.refresh({ key: 'a' })).toBe(0); // nothing new: nothing filed twice
+    expect([reader.next('a')?.n, reader.next('a')?.n]).toEqual([1, 2]);
+    expect(reader.next('b')).toBeUndefined(); // only the key asked for
+    // The writer's own appends are not handed back to it.
+    expect(await writer.refresh({ key: 'a' })).toBe(0);
+    await writer.close();
+    await reader.close();
   });
 
   it('appends after close are refused; close is idempotent', async () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, truncateSync, statSync, existsSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
 import { exportTapeJSON, importTapeJSON } from '../../src/store/export.ts';
@@ -163,6 +164,56 @@ describe('export', () => {
     expect(doc.warnings).toHaveLength(1);
     expect(doc.warnings[0]).toMatchObject({ code: 'E_TAPE_TORN_TAIL', offset: last.offset });
     expect(doc.warnings[0]?.message).not.toContain(file);
+  });
+});
+
+describe('recorded answer bytes', () => {
+  const enc = (t: string) => new TextEncoder().encode(t);
+  const compact = '{"id":"chatcmpl-1","choices":[{"message":{"role":"assistant","content":"Hi é"}}],"z":1,"a":2}';
+  const indented = `${JSON.stringify({ id: 'msg_1', content: [{ type: 'text', text: 'Hi' }], zed: null, alpha: [1.5, -0, 1e21] }, null, 2)}\n`;
+  const sse = 'data: {"a":1}\n\n: keep-alive\n\ndata: [DONE]\n\n';
+  const respelled = '{"b":1.0,"a":2}'; // 1.0 does not come back from JSON.parse as "1.0"
+  const intKeys = '{"b":1,"10":2}'; // JSON.parse puts "10" first
+  const binary = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff]);
+
+  it('shows JSON answers as JSON in their own key order, text as text, binary as base64', async () => {
+    const file = await tapeWith([{ a: enc(compact), b: enc(indented), c: enc(sse), d: enc(respelled), e: enc(intKeys), f: binary }]);
+    const text = await exportTapeJSON(file);
+    const r = (JSON.parse(text) as { records: [Record<string, Record<string, unknown>>] }).records[0];
+    expect(r.a).toEqual({ $type: 'bytes', json: JSON.parse(compact) });
+    expect(Object.keys(r.a!.json as object)).toEqual(['id', 'choices', 'z', 'a']);
+    expect(r.b).toEqual({ $type: 'bytes', json: JSON.parse(indented), indent: 2, newline: true });
+    expect(r.c).toEqual({ $type: 'bytes', text: sse });
+    expect(r.d).toEqual({ $type: 'bytes', text: respelled });
+    expect(r.e).toEqual({ $type: 'bytes', text: intKeys });
+    expect(r.f).toEqual({ $type: 'bytes', base64: Buffer.from(binary).toString('base64') });
+    expect(text).not.toContain(Buffer.from(compact).toString('base64'));
+  });
+
+  it('import gives back the same bytes, and re-export the same text, for any bytes and any JSON text', async () => {
+    const jsonText = fc.tuple(fc.jsonValue(), fc.constantFrom(0, 2, 4), fc.boolean()).map(([v, indent, nl]) => enc(JSON.stringify(v, null, indent) + (nl ? '\n' : '')));
+    const anyBytes = fc.oneof(fc.uint8Array({ maxLength: 64 }), fc.string({ unit: 'binary' }).map(enc), jsonText);
+    await fc.assert(
+      fc.asyncProperty(fc.array(anyBytes, { minLength: 1, maxLength: 4 }), async (chunks) => {
+        const file = await tapeWith([{ body: chunks }]);
+        const first = await exportTapeJSON(file);
+        const out = fresh();
+        await importTapeJSON(first, out);
+        const back = (await readTape(out)).records[0]!.value as { body: Uint8Array[] };
+        back.body.forEach((b, i) => expect(Buffer.from(b).equals(Buffer.from(chunks[i]!))).toBe(true));
+        expect(await exportTapeJSON(out)).toBe(first);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('refuses a malformed bytes value, naming its path', async () => {
+    const file = await tapeWith([{ a: enc(indented) }]);
+    const doc = JSON.parse(await exportTapeJSON(file)) as { records: [{ a: Record<string, unknown> }] };
+    doc.records[0].a.indent = 3;
+    const e = await importTapeJSON(JSON.stringify(doc), fresh()).catch((x: unknown) => x as TapedeckError);
+    expect((e as TapedeckError).code).toBe('E_TAPE_IMPORT');
+    expect((e as TapedeckError).message).toContain('$.records[0].a.indent');
   });
 });
 

@@ -38,6 +38,8 @@ export class RedisBackend implements RecordBackend {
   private readonly url: string;
   private readonly opts: RedisStoreOptions;
   private connecting: Promise<RedisRecords> | undefined;
+  /** Sequence numbers this handle has loaded or appended: refresh returns only the others. */
+  private readonly seen = new Set<number>();
 
   /**
    * A backend on the namespace at `url`; it connects on first use (the collection's open), so
@@ -95,6 +97,7 @@ export class RedisBackend implements RecordBackend {
       await store.setHeaderIfAbsent(recordBytes.header());
       exists = true;
     }
+    for (const r of records) this.seen.add(r.seq);
     return { exists, records: records.map((r) => this.view(r)), warnings: [] };
   }
 
@@ -104,7 +107,18 @@ export class RedisBackend implements RecordBackend {
       const payload = recordBytes.payload(v, this.location, i);
       return { key: collectionKeyOf(payload), payload };
     });
-    await (await this.records()).append(items);
+    for (const seq of await (await this.records()).append(items)) this.seen.add(seq);
+  }
+
+  /**
+   * The records under one kind and key that other writers added since this handle loaded: one
+   * read-only script on that key's slot.
+   */
+  async refresh(head: { kind?: string; key: string }): Promise<LoadedRecord[]> {
+    const store = await this.records();
+    const fresh = (await store.read(`${head.kind ?? 'cache'}:${head.key}`)).filter((r) => !this.seen.has(r.seq));
+    for (const r of fresh) this.seen.add(r.seq);
+    return fresh.map((r) => this.view(r));
   }
 
   async rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }> {
