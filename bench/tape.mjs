@@ -35,6 +35,8 @@ function record(i, key) {
   return {
     v: 1,
     key,
+    // The request key spec version ReplayCache writes (an older one is re-keyed at open).
+    keyVersion: 2,
     signature: { toolNames: [], messageCount: 2, contextKeys: [] },
     request: request(i),
     value: { id: `chatcmpl-${i}`, choices: [{ index: 0, message: { role: 'assistant', content: `${i * i}, ${i % 2 ? 'odd' : 'even'}.` } }], usage: { prompt_tokens: 31, completion_tokens: 6 } },

@@ -69,11 +69,29 @@ interface Entry<R> {
   used: boolean;
 }
 
+/**
+ * Recordings of one key, in order, and how many were served. Most keys have one recording, so
+ * the first is a field and only further ones get an array (a large store opens with fewer
+ * allocations); recordings loaded at open come first, `loadedCount` of them.
+ */
 class Slot<R> {
-  readonly entries: Entry<R>[] = [];
   served = 0;
-  /** Recordings loaded at open, in order (record mode compares re-recordings with them). */
-  readonly loaded: Entry<R>[] = [];
+  loadedCount = 0;
+  private rest: Entry<R>[] | undefined;
+  constructor(private readonly first: Entry<R>) {}
+  get length(): number {
+    return this.rest ? this.rest.length + 1 : 1;
+  }
+  at(i: number): Entry<R> | undefined {
+    return i === 0 ? this.first : this.rest?.[i - 1];
+  }
+  push(e: Entry<R>): void {
+    (this.rest ??= []).push(e);
+  }
+  /** The k-th recording loaded at open. */
+  loaded(k: number): Entry<R> | undefined {
+    return k < this.loadedCount ? this.at(k) : undefined;
+  }
 }
 
 /**
@@ -147,11 +165,11 @@ export class RecordCollection<R> {
     if (list.length === 0) return false;
     entry.key = list[0]!;
     for (const k of list) {
-      const s = this.slot(k);
+      const s = this.fileUnder(k, entry);
       entry.slot ??= s;
-      s.entries.push(entry);
-      // Record mode compares re-recordings with what was there at open, not with later arrivals.
-      if (atOpen) s.loaded.push(entry);
+      // Record mode compares re-recordings with what was there at open, not with later arrivals
+      // (filed at open first, so they are the slot's first `loadedCount`).
+      if (atOpen) s.loadedCount++;
     }
     this.all.push(entry);
     return true;
@@ -200,10 +218,16 @@ export class RecordCollection<R> {
     return n;
   }
 
-  private slot(key: string): Slot<R> {
-    let s = this.slots.get(key);
-    if (!s) this.slots.set(key, (s = new Slot()));
-    return s;
+  /** Files an entry last among the recordings of `key`. */
+  private fileUnder(key: string, e: Entry<R>): Slot<R> {
+    const s = this.slots.get(key);
+    if (s) {
+      s.push(e);
+      return s;
+    }
+    const created = new Slot(e);
+    this.slots.set(key, created);
+    return created;
   }
 
   /** The entry's value, decoded the first time; undefined (and a warning) if it is not usable. */
@@ -239,8 +263,8 @@ export class RecordCollection<R> {
     if (!this.serves) return undefined;
     const s = this.slots.get(key);
     if (!s) return undefined;
-    while (s.served < s.entries.length) {
-      const e = s.entries[s.served++]!;
+    while (s.served < s.length) {
+      const e = s.at(s.served++)!;
       const v = this.materialize(e);
       if (v !== undefined) {
         e.used = true;
@@ -248,8 +272,8 @@ export class RecordCollection<R> {
       }
     }
     if (opts.repeatLast) {
-      for (let i = s.entries.length - 1; i >= 0; i--) {
-        const v = this.materialize(s.entries[i]!);
+      for (let i = s.length - 1; i >= 0; i--) {
+        const v = this.materialize(s.at(i)!);
         if (v !== undefined) return v;
       }
     }
@@ -270,8 +294,8 @@ export class RecordCollection<R> {
     e.used = true;
     const s = e.slot;
     if (!s) return;
-    for (let i = s.served; i < s.entries.length; i++) {
-      if (s.entries[i] === e) {
+    for (let i = s.served; i < s.length; i++) {
+      if (s.at(i) === e) {
         s.served = i + 1;
         break;
       }
@@ -281,7 +305,7 @@ export class RecordCollection<R> {
   /** How many recordings `key` has and how many were served so far. */
   count(key: string): { recorded: number; served: number } {
     const s = this.slots.get(key);
-    return { recorded: s?.entries.length ?? 0, served: s?.served ?? 0 };
+    return { recorded: s?.length ?? 0, served: s?.served ?? 0 };
   }
 
   /**
@@ -289,7 +313,7 @@ export class RecordCollection<R> {
    * re-recording with it (see {@link reuse}).
    */
   previous(key: string, k: number): R | undefined {
-    const e = this.slots.get(key)?.loaded[k];
+    const e = this.slots.get(key)?.loaded(k);
     return e && this.materialize(e);
   }
 
@@ -298,7 +322,7 @@ export class RecordCollection<R> {
    * answer came out the same), so an unchanged re-record leaves the store byte for byte as it was.
    */
   reuse(key: string, k: number): void {
-    const e = this.slots.get(key)?.loaded[k];
+    const e = this.slots.get(key)?.loaded(k);
     if (!e) return;
     e.used = true;
     this.reused.add(e);
@@ -340,11 +364,12 @@ export class RecordCollection<R> {
       this.failed.add(key);
       throw e;
     }
-    const s = this.slot(key);
-    const fills = s.served === s.entries.length;
-    const entry: Entry<R> = { key, slot: s, value: record, used: true };
+    const before = this.slots.get(key);
+    const fills = before === undefined || before.served === before.length;
+    const entry: Entry<R> = { key, value: record, used: true };
     if (typeof record === 'object' && record !== null) this.byValue.set(record, entry);
-    s.entries.push(entry);
+    const s = this.fileUnder(key, entry);
+    entry.slot = s;
     if (fills) s.served++;
     this.all.push(entry);
   }

@@ -69,6 +69,13 @@ describe('replay', () => {
       // Whitespace and key order do not matter: the key is over canonical JSON.
       const respelled = await post(`${proxy.url}/v1/chat/completions`, `{ "messages": [{"content":"other","role":"user"}], "temperature": 0.0, "model": "gpt-4o-mini" }`);
       expect(JSON.parse(respelled.text).choices[0].message.content).toBe('Echo 3: other');
+      // A key with one recording answers the same bytes the same way every time (the replay
+      // fast path remembers them), and a different body is still matched on its own.
+      for (let i = 0; i < 3; i++) {
+        const again = await post(`${proxy.url}/v1/chat/completions`, chat('other'));
+        expect([JSON.parse(again.text).choices[0].message.content, again.headers.get('x-tapedeck-match')]).toEqual(['Echo 3: other', 'exact']);
+      }
+      expect((await post(`${proxy.url}/v1/chat/completions`, chat('unrecorded'))).status).toBe(404);
     } finally {
       await proxy.close();
     }

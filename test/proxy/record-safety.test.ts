@@ -66,7 +66,8 @@ describe('truncated and failed exchanges are never recorded as good', () => {
   it('createFetch: an SSE answer that ends without finish_reason/[DONE], or is reset, is not recorded', async () => {
     const up = await faultyUpstream();
     const tape = fresh();
-    const f = createFetch({ tape, mode: 'record' });
+    const warnings: string[] = [];
+    const f = createFetch({ tape, mode: 'record', onWarning: (m) => warnings.push(m) });
     for (const path of ['/v1/truncated', '/v1/anthropic-truncated', '/v1/reset', '/v1/complete']) {
       const res = await f(`${up.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat(path, true) });
       await res.text().catch(() => '');
@@ -74,12 +75,14 @@ describe('truncated and failed exchanges are never recorded as good', () => {
     await f.close();
     await up.close();
     expect((await httpRecords(tape)).map((r) => r.route)).toEqual(['POST /v1/complete']);
+    expect(warnings.filter((w) => w.includes('not recorded'))).toHaveLength(2);
   });
 
   it('the proxy: the same three are not recorded, the complete one is', async () => {
     const up = await faultyUpstream();
     const tape = fresh();
-    const proxy = await startProxy({ tape, mode: 'record', upstream: up.url, port: 0 });
+    const warnings: string[] = [];
+    const proxy = await startProxy({ tape, mode: 'record', upstream: up.url, port: 0, onWarning: (m) => warnings.push(m) });
     for (const path of ['/v1/truncated', '/v1/anthropic-truncated', '/v1/reset', '/v1/complete']) {
       await fetch(`${proxy.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat(path, true) })
         .then((r) => r.text())
@@ -88,6 +91,7 @@ describe('truncated and failed exchanges are never recorded as good', () => {
     await proxy.close();
     await up.close();
     expect((await httpRecords(tape)).map((r) => r.route)).toEqual(['POST /v1/complete']);
+    expect(warnings.filter((w) => w.includes('not recorded'))).toHaveLength(2);
   });
 });
 

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
-import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning } from '../backend.ts';
+import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning } from '../backend.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, peekFrame, rewriteTapeFrames, scanTape, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
 export interface TapeBackendOptions {
@@ -16,16 +16,34 @@ export interface TapeBackendOptions {
   lock?: TapeLockOptions;
 }
 
+/** One frame of a tape image: decoded, peeked and digested on demand (one object per record). */
+class TapeRecord implements LoadedRecord {
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly frame: { offset: number; length: number },
+    private readonly file: string,
+  ) {}
+  get at(): number {
+    return this.frame.offset;
+  }
+  head(): Readonly<Record<string, HeadScalar>> {
+    return peekFrame(this.bytes, this.frame);
+  }
+  value(): unknown {
+    return decodeFrame(this.bytes, this.frame, this.file);
+  }
+  /**
+   * The payload's digest: stable when other writers append or rewrite (frames are copied
+   * verbatim), equal only for equal bytes.
+   */
+  id(): string {
+    const f = this.frame;
+    return createHash('sha256').update(this.bytes.subarray(f.offset + FRAME_HEADER_SIZE, f.offset + f.length)).digest('base64');
+  }
+}
+
 function records(scan: TapeScan, file: string): LoadedRecord[] {
-  const { bytes } = scan;
-  return scan.frames.map((f) => ({
-    at: f.offset,
-    head: () => peekFrame(bytes, f),
-    value: () => decodeFrame(bytes, f, file),
-    // The payload's digest: stable when other writers append or rewrite (frames are copied
-    // verbatim), equal only for equal bytes.
-    id: () => createHash('sha256').update(bytes.subarray(f.offset + FRAME_HEADER_SIZE, f.offset + f.length)).digest('base64'),
-  }));
+  return scan.frames.map((f) => new TapeRecord(scan.bytes, f, file));
 }
 
 /**
