@@ -108,6 +108,11 @@ class Out {
     this.at += n;
   }
 
+  /** Lets go of a buffer grown for a very large body, so one such body is not held for good. */
+  static release(): void {
+    if (Out.shared.length > 1 << 22) Out.shared = new Uint8Array(1 << 16);
+  }
+
   /** Appends a copy of bytes already written. */
   own(start: number, end: number): void {
     this.room(end - start);
@@ -981,6 +986,8 @@ export function rawRequestDigests(request: Uint8Array | string, opts: NormalizeO
   } catch (e) {
     if (e === DECLINE || e instanceof TapedeckError || e instanceof SyntaxError) return undefined;
     throw e;
+  } finally {
+    Out.release();
   }
 }
 
