@@ -3,7 +3,8 @@
 // canonicalize/hash tools, which are handy for checking what a request hashes to.
 
 import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckError, VERSION } from './index.ts';
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { EXIT, reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { exportTapeJSON, importTapeJSON } from './store/export.ts';
 import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
@@ -49,20 +50,64 @@ Commands:
 
 Options:
   --ignore <k1,k2>      Drop these object members (any depth) before hashing;
-                        for \`key\`, request arguments to leave out (ignoreArgs)
-  -h, --help            Show this help
+                        for \`key\`, request arguments to leave out
+  --force               import, pull: replace an existing tape
+  --debug               Print the stack trace with an error
+  -h, --help            Show this help (tapedeck serve --help, tapedeck tree --help)
   -v, --version         Print the version
 
 Environment:
-  TAPEDECK_BACKEND      Force a backend: wasm-simd | wasm | js
+  TAPEDECK_MODE         replay (default) | record | update | passthrough: how createFetch,
+                        ReplayCache and serve (without --mode) treat the tape
+  CACHE_MODE            The same, read when TAPEDECK_MODE is unset
+  TAPEDECK_BACKEND      Force a hashing backend: wasm-simd | wasm | js
+  TAPEDECK_REPLAY_ENABLED, TAPEDECK_REPLAY_MAX_ENTRIES, TAPEDECK_REPLAY_TTL_MS
+                        The replay-by-trace-token store of serve (docs/replay.md)
+
+Exit codes:
+  0    done (verify, tree: no problems found)
+  1    bad input (invalid JSON, a damaged, missing or wrong kind of file), or problems found
+  2    usage: unknown command or option, a bad value, a missing argument
+  130  serve stopped by a second signal without waiting for in-flight requests
+
+Errors are one line, \`tapedeck: E_CODE message\`, and a hint; --debug adds the stack trace.
+
+Examples:
+  tapedeck serve --upstream https://api.openai.com --tape tapes/app.tape --mode record
+  OPENAI_BASE_URL=http://127.0.0.1:8080/v1 npm test        # the client talks to the proxy
+  tapedeck inspect tapes/app.tape | head                    # model and first message per record
+  tapedeck export tapes/app.tape > app.tape.json            # reviewable JSON
+  tapedeck import app.tape.json tapes/app.tape --force      # and back, byte for byte
+  tapedeck import recordings/ tapes/app.tape                # a directory of JSON recordings
+  tapedeck key request.json                                 # what a request is keyed by
 `;
 
 function readInput(file: string | undefined): Buffer {
-  return readFileSync(file === undefined || file === '-' ? 0 : file);
+  if (file === undefined || file === '-') return readFileSync(0);
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new TapedeckError('E_FILE', `${file} is a directory; this command reads a JSON file (or stdin).`, { file, hint: 'Give a file, or - for stdin.' });
+  }
+  return readFileSync(file);
+}
+
+/** A tape argument: present, and not a directory (which would fail deep in a read). */
+function tapeArg(command: string, file: string | undefined, example: string): string {
+  if (!file) throw usageError(`${command} needs a tape.`, example);
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new TapedeckError('E_FILE', `${file} is a directory; ${command} reads a tape file.`, { file, hint: example });
+  }
+  return file;
+}
+
+/** JSON text parsed, or E_JSON with the byte offset where it breaks (the core's own reader). */
+function parseJSON(bytes: Buffer): unknown {
+  canonicalizeJSON(bytes); // throws E_JSON / E_UTF8 / E_DUPLICATE_KEY with the offset
+  return JSON.parse(bytes.toString('utf8'));
 }
 
 /** The first user message of a recorded request, as one short line. */
 function firstUserText(request: unknown): string {
+  if (request === undefined) return '-';
   try {
     const m = normalizeRequest(request).messages.find((x) => (x as { role?: unknown }).role === 'user') as { content?: unknown } | undefined;
     const parts = Array.isArray(m?.content) ? (m.content as { type?: string; text?: string }[]) : [];
@@ -74,29 +119,40 @@ function firstUserText(request: unknown): string {
   }
 }
 
-async function inspect(file: string | undefined): Promise<number> {
-  if (!file) {
-    process.stderr.write('tapedeck inspect: give the tape, e.g. tapedeck inspect recordings/app.tape\n');
-    return 2;
+/**
+ * The request a record was made for: ReplayCache records hold it as `request`; the HTTP exchange
+ * records of createFetch and serve (src/proxy/record.ts) hold the parsed JSON body as
+ * `request.body`, next to the method and URL.
+ */
+function recordedRequest(v: { kind?: unknown; request?: unknown }): { request: unknown; route?: string } {
+  if (v.kind === 'http' && v.request !== null && typeof v.request === 'object') {
+    const r = v.request as { body?: unknown; method?: unknown; url?: unknown };
+    const route = typeof r.method === 'string' && typeof r.url === 'string' ? `${r.method} ${r.url}` : undefined;
+    return { request: r.body !== null && typeof r.body === 'object' && !ArrayBuffer.isView(r.body) ? r.body : undefined, route };
   }
-  const t = await readTape(file);
+  return { request: v.request };
+}
+
+async function inspect(file: string | undefined): Promise<number> {
+  tapeArg('inspect', file, 'tapedeck inspect recordings/app.tape');
+  const t = await readTape(file!);
   process.stdout.write('#\toffset\tbytes\tkey\tsignature\tmodel\tfirst user message\n');
   t.records.forEach((r, i) => {
-    const v = (r.value ?? {}) as { key?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: { model?: unknown } };
+    const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
     const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
     const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
-    const model = typeof v.request?.model === 'string' ? v.request.model : '-';
-    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${sig}\t${model}\t${firstUserText(v.request)}\n`);
+    const { request, route } = recordedRequest(v);
+    const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
+    const first = firstUserText(request);
+    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${sig}\t${model}\t${first === '-' && route ? route : first}\n`);
   });
   for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
   return 0;
 }
 
 async function prune(file: string | undefined): Promise<number> {
-  if (!file) {
-    process.stderr.write('tapedeck prune: give the tape, e.g. tapedeck prune recordings/app.tape\n');
-    return 2;
-  }
+  tapeArg('prune', file, 'tapedeck prune recordings/app.tape');
+  if (!file) return EXIT.usage;
   const before = (await readTape(file)).size;
   const r = await rewriteTape(file, () => true);
   const after = (await readTape(file)).size;
@@ -105,10 +161,8 @@ async function prune(file: string | undefined): Promise<number> {
 }
 
 async function verify(file: string | undefined): Promise<number> {
-  if (!file) {
-    process.stderr.write('tapedeck verify: give the tape file to check, e.g. tapedeck verify test/fixtures/app.tape\n');
-    return 2;
-  }
+  tapeArg('verify', file, 'tapedeck verify recordings/app.tape');
+  if (!file) return EXIT.usage;
   const t = await readTape(file);
   process.stdout.write(
     `${file}: format ${t.header.formatVersion}, created ${t.header.created}, tapedeck ${t.header.tapedeckVersion}, ` +
@@ -121,7 +175,9 @@ async function verify(file: string | undefined): Promise<number> {
 
 function main(argv: string[]): number | Promise<number> {
   // serve has its own flags (--help included); loaded on demand so other commands stay light.
-  if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1)));
+  // A stopped proxy ends the process even if a handle (a client's keep-alive socket, a store
+  // connection) would keep it alive: the port must be free once serve has returned.
+  if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(code));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
@@ -136,6 +192,7 @@ function main(argv: string[]): number | Promise<number> {
     else if (a === '--json') continue; // export prints JSON; the flag is accepted for clarity
     else if (a === '-h' || a === '--help') args.unshift('help');
     else if (a === '-v' || a === '--version') args.unshift('version');
+    else if (a.startsWith('-') && a !== '-') throw usageError(`Unknown option ${a}.`, 'tapedeck --help lists the options.');
     else args.push(a);
   }
   const opts = ignoreKeys ? { ignoreKeys } : undefined;
@@ -157,7 +214,7 @@ function main(argv: string[]): number | Promise<number> {
     case 'paths': {
       const input = readInput(file);
       const first = input.toString('utf8').trimStart()[0];
-      const messages = first === '{' ? (JSON.parse(input.toString('utf8')) as { messages?: unknown[] }).messages ?? [] : input;
+      const messages = first === '{' ? (parseJSON(input) as { messages?: unknown[] }).messages ?? [] : input;
       const r = pathHashes(messages, opts);
       r.messageHashes.forEach((m, i) => process.stdout.write(`${i}\t${m}\t${r.pathHashes[i]}\n`));
       process.stdout.write(`digest\t${r.digest}\n`);
@@ -170,19 +227,13 @@ function main(argv: string[]): number | Promise<number> {
     case 'prune':
       return prune(file);
     case 'export':
-      if (!file) {
-        process.stderr.write('tapedeck export: give the tape, e.g. tapedeck export recordings/app.tape > app.tape.json\n');
-        return 2;
-      }
-      return exportTapeJSON(file).then((json) => {
+      tapeArg('export', file, 'tapedeck export recordings/app.tape > app.tape.json');
+      return exportTapeJSON(file!).then((json) => {
         process.stdout.write(json);
         return 0;
       });
     case 'import':
-      if (!file || !second) {
-        process.stderr.write('tapedeck import: give the JSON and the tape to write, e.g. tapedeck import app.tape.json recordings/app.tape\n');
-        return 2;
-      }
+      if (!file || !second) throw usageError('import needs the input and the tape to write.', 'tapedeck import app.tape.json recordings/app.tape');
       return importAny(file, second, force, ignoreKeys).then(({ records, skipped, from }) => {
         process.stdout.write(`wrote ${second}: ${records} record${records === 1 ? '' : 's'} from ${from}${skipped ? ` (${skipped} skipped, see warnings)` : ''}\n`);
         return 0;
@@ -195,46 +246,55 @@ function main(argv: string[]): number | Promise<number> {
       return 0;
     }
     default:
-      process.stderr.write(`tapedeck: unknown command ${JSON.stringify(cmd)}\n\n${HELP}`);
-      return 2;
+      throw usageError(`Unknown command ${JSON.stringify(cmd)}.`, 'tapedeck --help lists the commands.');
   }
 }
+
+/** A problem that does not stop the command (a skipped entry), as one line. */
+const warn = (message: string) => process.stderr.write(`tapedeck: warning: ${message.replace(/\s+/g, ' ').trim()}\n`);
 
 /**
- * `tapedeck import` takes three inputs and tells them apart by shape: a directory holds JSON
- * recordings (one request/response per file), a JSON object with `entries` is a DSPy-style cache.json, anything else must be a
- * tapedeck JSON export.
+ * `tapedeck import` takes three inputs and tells them apart by shape: a directory of JSON
+ * recordings (one request/response per file), a DSPy-style cache.json (an object with an
+ * `entries` object), or a tapedeck JSON export (an object with `header` and `records`). Anything
+ * else is refused before a tape is written.
  */
 async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string }> {
+  const formats = 'tapedeck import takes a tapedeck JSON export (tapedeck export writes one), a DSPy-style cache.json, or a directory of JSON recordings.';
   if (src !== '-' && statSync(src, { throwIfNoEntry: false })?.isDirectory()) {
-    return { ...(await importRecordingsDir(src, out, { force, ignoredArgs })), from: 'a directory of JSON recordings' };
+    if (!readdirSync(src).some((n) => n.endsWith('.json'))) {
+      throw new TapedeckError('E_IMPORT_FORMAT', `${src} holds no *.json recordings; no tape written.`, { file: src, hint: formats });
+    }
+    return { ...(await importRecordingsDir(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a directory of JSON recordings' };
   }
-  const text = readInput(src).toString('utf8');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined; // importTapeJSON reports where the JSON breaks
+  const bytes = readInput(src);
+  const parsed = parseJSON(bytes);
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (isObject(parsed) && isObject(parsed.entries) && !('records' in parsed)) {
+    return { ...(await importCacheJSON(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a DSPy-style cache.json' };
   }
-  if (parsed !== null && typeof parsed === 'object' && 'entries' in parsed && !('records' in parsed)) {
-    return { ...(await importCacheJSON(src, out, { force, ignoredArgs })), from: 'a DSPy-style cache.json' };
+  if (isObject(parsed) && isObject(parsed.header) && Array.isArray(parsed.records)) {
+    const { records } = await importTapeJSON(bytes.toString('utf8'), out, { force });
+    return { records, skipped: 0, from: 'a tapedeck JSON export' };
   }
-  const { records } = await importTapeJSON(text, out, { force });
-  return { records, skipped: 0, from: 'a tapedeck JSON export' };
+  const found = Array.isArray(parsed) ? 'an array' : isObject(parsed) ? `an object with ${Object.keys(parsed).length ? `keys ${Object.keys(parsed).slice(0, 5).join(', ')}` : 'no keys'}` : `a ${typeof parsed}`;
+  throw new TapedeckError('E_IMPORT_FORMAT', `${src === '-' ? 'stdin' : src} is none of the formats import reads: found ${found}; no tape written.`, { file: src, hint: formats });
 }
 
-function fail(e: unknown): void {
-  if (e instanceof TapedeckError) {
-    process.stderr.write(`tapedeck: ${e.code}: ${e.message}\n`);
-    process.exitCode = 1;
-  } else if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-    process.stderr.write(`tapedeck: ${(e as Error).message}\n`);
-    process.exitCode = 1;
-  } else throw e;
-}
+// `tapedeck … | head` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(EXIT.ok);
+  process.exitCode = reportCliError(e);
+});
+
+const argv = process.argv.slice(2);
+setDebug(argv.includes('--debug'));
+const fail = (e: unknown) => {
+  process.exitCode = reportCliError(e);
+};
 
 try {
-  const code = main(process.argv.slice(2));
+  const code = main(argv.filter((a) => a !== '--debug'));
   if (typeof code === 'number') process.exitCode = code;
   else code.then((c) => (process.exitCode = c), fail);
 } catch (e) {

@@ -30,6 +30,10 @@
  * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
  * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
+ * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),
+ *   `E_FILE` (a path that is missing, a directory where a file is expected, or unreadable),
+ *   `E_IMPORT_FORMAT` (input `tapedeck import` does not read; no tape is written),
+ *   `E_INTERNAL` (an unexpected failure: a bug to report, with the stack from `--debug`).
  */
 export type TapedeckErrorCode =
   | 'E_JSON'

@@ -223,6 +223,6 @@ describe('tapedeck CLI', () => {
   it('rejects unknown commands with status 2', () => {
     const r = run(['frobnicate']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('unknown command');
+    expect(r.stderr).toMatch(/^tapedeck: E_USAGE Unknown command "frobnicate"\.\nhint: /);
   });
 });

@@ -3,6 +3,7 @@
  */
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
+import { EXIT, reportCliError } from '../cli-errors.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import type { Timing } from './deck.ts';
 import { startProxy, type ServeOptions } from './server.ts';
@@ -143,8 +144,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     opts = serveOptions(args);
   } catch (e) {
     if (!(e instanceof TapedeckError)) throw e;
-    process.stderr.write(`tapedeck serve: ${e.message}\n`);
-    return 2;
+    return reportCliError(e);
   }
   if (opts.help) {
     process.stdout.write(SERVE_HELP);
@@ -162,18 +162,14 @@ export async function serveCommand(args: string[]): Promise<number> {
     proxy = await startProxy({ ...opts, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
   } catch (e) {
     await durable?.close().catch(() => {});
-    const msg = e instanceof TapedeckError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
-    process.stderr.write(`tapedeck serve: ${msg}\n`);
-    return e instanceof TapedeckError && (e.code === 'E_ARG' || e.code === 'E_MODE') ? 2 : 1;
+    return reportCliError(e);
   }
-  const s = proxy.handler.stats();
-  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${opts.upstream}` : ''})`);
-  return new Promise<number>((resolve) => {
+  const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) {
         log(`tapedeck serve: ${signal} again, exiting without waiting`);
-        resolve(130);
+        resolve(EXIT.interrupted);
         return;
       }
       stopping = true;
@@ -193,7 +189,12 @@ export async function serveCommand(args: string[]): Promise<number> {
         },
       );
     };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    // `on`, not `once`: a second signal must reach stop() (exit 130 at once), not Node's default.
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
   });
+  // Only now say it is up: whoever waits for this line may signal at once.
+  const s = proxy.handler.stats();
+  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${opts.upstream}` : ''})`);
+  return stopped;
 }

@@ -1,7 +1,9 @@
 // `tapedeck tree <tape>`: prints a tape's recordings as a conversation tree.
 
+import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
+import { reportCliError, usageError } from '../cli-errors.ts';
 import { formatTree } from './format.ts';
 import { loadTree } from './load.ts';
 
@@ -47,8 +49,7 @@ export async function treeCommand(args: string[]): Promise<number> {
       },
     });
   } catch (e) {
-    process.stderr.write(`tapedeck tree: ${(e as Error).message}\n\n${USAGE}`);
-    return 2;
+    return reportCliError(usageError(`tree: ${(e as Error).message}`, 'tapedeck tree --help lists the options.'));
   }
   const { values, positionals } = parsed;
   if (values.help) {
@@ -56,8 +57,7 @@ export async function treeCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1) {
-    process.stderr.write(`tapedeck tree: give exactly one tape, e.g. tapedeck tree recordings/chat.tape\n\n${USAGE}`);
-    return 2;
+    return reportCliError(usageError('tree needs exactly one tape.', 'tapedeck tree recordings/chat.tape'));
   }
   let width: number;
   let collapse: number;
@@ -65,10 +65,12 @@ export async function treeCommand(args: string[]): Promise<number> {
     width = count('width', values.width, 72);
     collapse = count('collapse', values.collapse, 40);
   } catch (e) {
-    process.stderr.write(`tapedeck tree: ${(e as Error).message}\n`);
-    return 2;
+    return reportCliError(e);
   }
   const file = positionals[0]!;
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+    return reportCliError(new TapedeckError('E_FILE', `${file} is a directory; tree reads a tape file.`, { file, hint: 'tapedeck tree recordings/chat.tape' }));
+  }
   const { tree, tapeWarnings } = await loadTree(file);
   let out = '';
   if (values.json) {
@@ -79,10 +81,7 @@ export async function treeCommand(args: string[]): Promise<number> {
   } else {
     out = `${file}\n${formatTree(tree, { width: Math.max(8, width), hashes: values.hashes, collapse: collapse === 0 ? Infinity : collapse })}`;
   }
-  // `tapedeck tree big.tape | head` closes the pipe early; that is not an error.
-  process.stdout.once('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE') throw e;
-  });
+  // (`tapedeck tree big.tape | head` closing the pipe early is handled where the command starts.)
   process.stdout.write(out);
   for (const w of tapeWarnings) process.stderr.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
   for (const w of tree.warnings) process.stderr.write(`record ${w.index}${w.offset === undefined ? '' : ` at byte ${w.offset}`} not placed: ${w.code}: ${w.message}\n`);

@@ -136,7 +136,7 @@ redisDescribe('push and pull, single node', () => {
     ];
     for (const r of bad) {
       expect(r.status).not.toBe(0);
-      expect(r.stderr).toMatch(/^tapedeck: E_[A-Z_]+: /);
+      expect(r.stderr).toMatch(/^tapedeck: E_[A-Z_]+ /);
       expect(`${r.stdout}${r.stderr}`).not.toContain('pu5h-secret');
     }
     expect(bad[0]!.stderr).toContain('E_STORE_UNAVAILABLE');

@@ -1,0 +1,106 @@
+/**
+ * How every `tapedeck` command reports a failure: one line `tapedeck: E_CODE message`, then a
+ * `hint:` line that names a command or flag (never an API call), and no stack trace unless
+ * `--debug` was given. Exit codes are documented in `tapedeck --help` and the README.
+ */
+import { TapedeckError } from './errors.ts';
+
+/** Exit codes of the `tapedeck` command. */
+export const EXIT = {
+  /** Done; for verify and tree: no problems found. */
+  ok: 0,
+  /** The input was bad (invalid JSON, a damaged or missing tape, a file of the wrong kind), or verify/tree found problems. */
+  failed: 1,
+  /** Usage: an unknown command, option or value, or an argument missing. */
+  usage: 2,
+  /** serve: a second SIGINT/SIGTERM stopped it without waiting for in-flight requests. */
+  interrupted: 130,
+} as const;
+
+const USAGE_CODES = new Set(['E_USAGE', 'E_ARG', 'E_MODE']);
+
+let debug = false;
+
+/** `--debug`: print stack traces too. */
+export function setDebug(on: boolean): void {
+  debug = on;
+}
+
+/** A usage error: what is wrong, and the command line that would work. */
+export function usageError(message: string, example: string): TapedeckError {
+  return new TapedeckError('E_USAGE', message, { hint: example });
+}
+
+// Hints the library gives in API terms (createTape(), { force: true }), said as a CLI user acts.
+const CLI_HINTS: Record<string, string> = {
+  E_TAPE_EXISTS: 'Add --force to replace it, or give another path.',
+  E_TAPE_NOT_FOUND: 'Check the path; a tape is created by recording (TAPEDECK_MODE=record, or tapedeck serve --mode record).',
+  E_TAPE_IMPORT: 'tapedeck import reads what tapedeck export writes: fix the value at that JSON path, or export the tape again.',
+  E_TAPE_TYPE: 'The tape holds a class the program that wrote it registered; export it from that program.',
+};
+
+/** A library hint that names an API call or an options object is no help on a command line. */
+const API_HINT = /\w\(\)|\{\s*\w+\s*:|\bimport[A-Z]\w*\b|\bexport[A-Z]\w*\b/;
+
+/** Node's file system errors as TapedeckErrors with the path and what to do. */
+function fromErrno(e: NodeJS.ErrnoException): TapedeckError | undefined {
+  const path = e.path ?? '';
+  switch (e.code) {
+    case 'ENOENT':
+      return new TapedeckError('E_FILE', `No such file or directory: ${path}.`, { file: path, hint: 'Check the path.' });
+    case 'EISDIR':
+      return new TapedeckError('E_FILE', `${path || 'The input'} is a directory; this command reads a file.`, {
+        file: path,
+        hint: 'Give a file; tapedeck import <dir> <tape> reads a directory of JSON recordings.',
+      });
+    case 'ENOTDIR':
+      return new TapedeckError('E_FILE', `A part of ${path} is not a directory.`, { file: path, hint: 'Check the path.' });
+    case 'EACCES':
+    case 'EPERM':
+      return new TapedeckError('E_FILE', `Permission denied: ${path}.`, { file: path, hint: 'Check the file permissions.' });
+    default:
+      return undefined;
+  }
+}
+
+/** Any thrown value as a TapedeckError; `E_INTERNAL` for what tapedeck did not expect. */
+export function toCliError(e: unknown): TapedeckError {
+  if (e instanceof TapedeckError) return e;
+  const errno = e instanceof Error ? fromErrno(e as NodeJS.ErrnoException) : undefined;
+  if (errno) return errno;
+  const message = e instanceof Error ? e.message : String(e);
+  return new TapedeckError('E_INTERNAL', message, { hint: 'This is a bug in tapedeck: run the command again with --debug and report the stack trace.' });
+}
+
+/** The exit code for a failure. */
+export function exitCodeFor(e: unknown): number {
+  return USAGE_CODES.has(toCliError(e).code) ? EXIT.usage : EXIT.failed;
+}
+
+/**
+ * The text printed for a failure: `tapedeck: E_CODE message`, a hint line, and with `--debug`
+ * the stack trace.
+ *
+ * @example
+ * process.stderr.write(formatCliError(new TapedeckError('E_TAPE_EXISTS', 'out.tape exists.')))
+ * // tapedeck: E_TAPE_EXISTS out.tape exists.
+ * // hint: Add --force to replace it, or give another path.
+ */
+export function formatCliError(e: unknown): string {
+  const err = toCliError(e);
+  const libraryHint = typeof err.details.hint === 'string' ? err.details.hint : undefined;
+  const hint = CLI_HINTS[err.code] ?? (libraryHint && !API_HINT.test(libraryHint) ? libraryHint : undefined);
+  let message = err.message.replace(/\s+/g, ' ').trim();
+  // Library messages carry their hint at the end; the hint line says it instead.
+  if (libraryHint && message.endsWith(libraryHint)) message = message.slice(0, -libraryHint.length).trim();
+  let out = `tapedeck: ${err.code} ${message}\n`;
+  if (hint) out += `hint: ${hint}\n`;
+  if (debug) out += `${e instanceof Error && e.stack ? e.stack : String(e)}\n`;
+  return out;
+}
+
+/** Prints a failure to stderr and returns its exit code. */
+export function reportCliError(e: unknown): number {
+  process.stderr.write(formatCliError(e));
+  return exitCodeFor(e);
+}
