@@ -545,6 +545,7 @@ if (!FILTERS.length || FILTERS.includes('redis')) {
       targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.pass, unit: t.unit });
       console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.pass === null ? '' : t.pass ? 'PASS' : 'MISS'}`);
     }
+    console.log(`  (load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores; rows share the machine)`);
   }
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Prints bench/results/latest.json as the Markdown table the README carries, so the README's
-// numbers are always a copy of one real run (paste the output between the BENCH markers).
+// Prints bench/results/latest.json as the Markdown tables docs/benchmarks.md carries, so its
+// numbers are always a copy of one real run (paste the output between the bench markers there).
 import { readFileSync } from 'node:fs';
 
 const r = JSON.parse(readFileSync(new URL('../bench/results/latest.json', import.meta.url), 'utf8'));
