@@ -411,7 +411,8 @@ const textOf = (content) =>
  * would carry the same conversation: OpenAI chat as is, Anthropic messages (system apart,
  * tool_use / tool_result blocks, input_schema), OpenAI Responses (input items, function_call
  * and function_call_output items, instructions) and the generic shape (messages, tools,
- * context, options). Deterministic: derived from the M workload only.
+ * context, options), and the conversation's texts as one OpenAI embeddings batch. Deterministic:
+ * derived from the M workload only.
  */
 export function requestBodies() {
   if (cache.has('bodies')) return cache.get('bodies');
@@ -478,7 +479,15 @@ export function requestBodies() {
     context: { currentNode: 'triage', locale: 'fr-FR', userTier: 'pro' },
     options: { temperature: 0, seed: 7, max_tokens: 1024 },
   };
-  const bodies = { 'openai-chat': m.body, anthropic, 'openai-responses': responses, generic };
+  // Embeddings: the conversation's texts as one batch of inputs.
+  const embeddings = {
+    model: 'text-embedding-3-small',
+    input: messages.map((x) => textOf(x.content)).filter((t) => t !== ''),
+    encoding_format: 'float',
+    dimensions: 512,
+    user: 'user-42',
+  };
+  const bodies = { 'openai-chat': m.body, anthropic, 'openai-responses': responses, 'openai-embeddings': embeddings, generic };
   const out = Object.fromEntries(Object.entries(bodies).map(([k, v]) => [k, { body: v, bytes: encoder.encode(JSON.stringify(v)) }]));
   cache.set('bodies', out);
   return out;

@@ -273,7 +273,10 @@ export class WasmEngine implements Engine {
     // Copied out (the next call reuses the memory) into one buffer kept for the purpose.
     if (this.tapeBuf.length < count * 8) this.tapeBuf = new Uint32Array(Math.max(count * 8, this.tapeBuf.length * 2));
     this.tapeBuf.set(this.u32.subarray(from, from + count * 8));
-    return this.tapeBuf.subarray(0, count * 8);
+    const tape = this.tapeBuf.subarray(0, count * 8);
+    // A buffer grown for a very large body is the caller's (until its next call), not kept here.
+    if (this.tapeBuf.length > 1 << 20) this.tapeBuf = new Uint32Array(1024);
+    return tape;
   }
 
   sha256(data: Uint8Array): Uint8Array {

@@ -92,9 +92,12 @@ class Out {
   }
 
   bytes(b: Uint8Array): void {
-    this.room(b.length);
-    this.buf.set(b, this.at);
-    this.at += b.length;
+    const n = b.length;
+    this.room(n);
+    // A loop beats TypedArray.prototype.set for the few-byte literals written here.
+    if (n > 32) this.buf.set(b, this.at);
+    else for (let i = 0; i < n; i++) this.buf[this.at + i] = b[i]!;
+    this.at += n;
   }
 
   span(src: Uint8Array, start: number, end: number): void {
@@ -103,6 +106,11 @@ class Out {
     if (n > 32) this.buf.set(src.subarray(start, end), this.at);
     else for (let i = 0; i < n; i++) this.buf[this.at + i] = src[start + i]!;
     this.at += n;
+  }
+
+  /** Lets go of a buffer grown for a very large body, so one such body is not held for good. */
+  static release(): void {
+    if (Out.shared.length > 1 << 22) Out.shared = new Uint8Array(1 << 16);
   }
 
   /** Appends a copy of bytes already written. */
@@ -645,8 +653,8 @@ class Walk {
     const out = this.out;
     if (comma) out.byte(COMMA);
     const start = out.at;
-    // Members other than content first (into a scratch region), then the parts, then the
-    // message(s) assembled from the two and moved to `start`.
+    // Written as `{members,"content":[parts]}` (the members need no call ids, so they can come
+    // first); only a user message with tool results is then reassembled, split.
     out.byte(0x7b);
     const have = ['content'];
     const role = m.get('role');
@@ -660,6 +668,9 @@ class Walk {
     skipMessage ??= new Set(['type', 'tool_calls', 'function_call', 'tool_call_id', ...MESSAGE_NOISE]);
     this.rest(m, have, skipMessage);
     const membersEnd = out.at;
+    if (membersEnd > start + 1) out.byte(COMMA);
+    out.bytes(L.contentKey);
+    out.bytes(L.openArr);
     const partsStart = out.at;
     const ranges: number[] = [];
     const tc = m.get('tool_call_id');
@@ -702,6 +713,8 @@ class Walk {
       ranges.push(partsStart, out.at, RESULT);
     }
     const partsEnd = out.at;
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
 
     const members = (): void => {
       out.byte(0x7b);
@@ -715,11 +728,10 @@ class Walk {
     let split = false;
     if (roleName === 'user') for (let r = 2; r < ranges.length; r += 3) if (ranges[r] === RESULT) split = true;
     if (!split) {
-      members();
-      out.own(partsStart, partsEnd);
-      out.bytes(L.closeArr);
-      out.bytes(L.close);
-    } else {
+      this.last = { assistant: roleName === 'assistant', joinable: true, empty: ranges.length === 0 };
+      return 1;
+    }
+    {
       count = 0;
       let run = -1; // first range of the pending run of other parts
       const flush = (upTo: number) => {
@@ -750,7 +762,7 @@ class Walk {
     }
     out.buf.copyWithin(start, asm, out.at);
     out.at = start + (out.at - asm);
-    this.last = { assistant: !split && roleName === 'assistant', joinable: true, empty: ranges.length === 0 };
+    this.last = { assistant: false, joinable: true, empty: false };
     return count;
   }
 
@@ -992,6 +1004,8 @@ export function rawRequestDigests(request: Uint8Array | string, opts: NormalizeO
   } catch (e) {
     if (e === DECLINE || e instanceof TapedeckError || e instanceof SyntaxError) return undefined;
     throw e;
+  } finally {
+    Out.release();
   }
 }
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { backend, requestDigests, requestKeys, TapedeckError } from '../../src/index.ts';
 import type { NormalizeOptions } from '../../src/match/normalize.ts';
 import { rawRequestDigests } from '../../src/match/raw-keys.ts';
-import { buildWorkload } from '../../bench/workloads.mjs';
+import { buildWorkload, requestBodies } from '../../bench/workloads.mjs';
 
 type Obj = Record<string, any>;
 
@@ -208,6 +208,12 @@ describe('raw-bytes request digests', () => {
     expect(agree(m, { ignoreArgs: ['temperature', 'seed', 'tool_choice'] })).toBe(hasTape);
     for (const provider of ['openai-chat', 'anthropic', 'generic', 'openai-responses'] as const) agree(m, { provider });
     expect(agree(m, { volatileKeys: ['name'] })).toBe(false); // declined: the reference strips at any depth
+    // The same conversation as Anthropic (tool results split from user turns), Responses (calls
+    // joined to their assistant message), embeddings and generic bodies.
+    for (const [shape, { bytes }] of Object.entries(requestBodies() as Record<string, { bytes: Uint8Array }>)) {
+      expect(agree(bytes), shape).toBe(hasTape);
+      expect(agree(encoder.encode(respell(JSON.parse(new TextDecoder().decode(bytes)), rng(7)))), shape).toBe(hasTape);
+    }
   });
 
   it('agree on generated bodies: key order, whitespace, number spelling, escapes, unicode, tool calls, images', () => {
