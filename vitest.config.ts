@@ -19,6 +19,8 @@ const direct = [
   'test/replay/**/*.test.ts',
   // The proxy is transport around the matcher, which the per-backend suites already cover.
   'test/proxy/**/*.test.ts',
+  // The test-runner integration drives the proxy and vitest itself.
+  'test/vitest/**/*.test.ts',
   // The packed tarball and the CLI as a user meets them: nothing backend-specific.
   'test/package/**/*.test.ts',
   'test/cli/**/*.test.ts',

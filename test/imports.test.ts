@@ -1,4 +1,5 @@
-// Imports run one way only: core <- match <- store <- (replay, tree) <- proxy <- cli. A module
+// Imports run one way only: core <- match <- store <- (replay, tree) <- proxy <- testing <- vitest,
+// and the entries (cli) on top. A module
 // may import from its own directory and from layers below its own, never from a layer above or
 // beside it (replay and tree do not know each other). Checked over every file in src/, from the
 // import specifiers themselves (static, `export ... from` and dynamic `import()`).
@@ -13,11 +14,11 @@ function layerOf(file: string): { name: string; rank: number } {
   const rel = relative(SRC, file).split(/[\\/]/);
   if (rel.length === 1) {
     // The entries: cli.ts and index.ts sit on top of everything they expose.
-    if (rel[0] === 'cli.ts' || rel[0] === 'index.ts') return { name: 'entry', rank: 6 };
+    if (rel[0] === 'cli.ts' || rel[0] === 'index.ts') return { name: 'entry', rank: 8 };
     return { name: 'base', rank: 0 };
   }
   const dir = rel[0]!;
-  const ranks: Record<string, number> = { types: 0, core: 1, match: 2, store: 3, replay: 4, tree: 4, proxy: 5 };
+  const ranks: Record<string, number> = { types: 0, core: 1, match: 2, store: 3, replay: 4, tree: 4, proxy: 5, testing: 6, vitest: 7 };
   if (!(dir in ranks)) throw new Error(`src/${dir} has no layer: add it to test/imports.test.ts`);
   return { name: dir, rank: ranks[dir]! };
 }

@@ -10,6 +10,7 @@
  */
 export { createHandler, type HandlerOptions, type HandlerStats, type ReplayTarget, type TapedeckHandler } from './handler.ts';
 export { createFetch, type FetchOptions, type TapedeckFetch } from './fetch.ts';
+export { installFetchSwitch, type FetchSwitch, type FetchSwitchOptions, type HostPattern } from './global-fetch.ts';
 export { startProxy, type ProxyServer, type ServeOptions } from './server.ts';
 export { serveCommand } from './cli.ts';
 export type { DeckOptions, DeckStats, Timing, MatchedBy } from './deck.ts';

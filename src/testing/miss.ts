@@ -1,0 +1,65 @@
+/**
+ * Short miss diagnoses for test output: the one line that says what differs from the closest
+ * recording, then the command that records the request, before the full report. A failing test
+ * shows what changed at a glance, and the text is stable enough for snapshots (no timings, no
+ * absolute paths).
+ */
+
+/** The closest recording as createFetch reports it in a miss body (`error.tapedeck.closest[0]`). */
+interface Near {
+  index?: number;
+  sharedMessages?: number;
+  messageCount?: number;
+  divergesAt?: number;
+  toolsAdded?: string[];
+  toolsRemoved?: string[];
+  requestExcerpt?: string;
+  recordingExcerpt?: string;
+  differingArgs?: string[];
+  differingField?: string;
+  used?: boolean;
+}
+
+/** What a miss body carries (`error.tapedeck`), as far as the diagnosis reads it. */
+export interface MissDetails {
+  route?: string;
+  key?: string;
+  match?: string;
+  closest?: Near[];
+  signature?: { messageCount?: number };
+  recordedRoutes?: string[];
+}
+
+const q = (s: string) => (s.length > 160 ? `${s.slice(0, 157)}...` : s);
+
+/**
+ * One or two lines: what differs between the request and its closest recording.
+ *
+ * @example
+ * diagnoseMiss({ closest: [{ index: 0, sharedMessages: 0, messageCount: 1, divergesAt: 0,
+ *   requestExcerpt: '{"content":"Hi!"}', recordingExcerpt: '{"content":"Hi"}' }], signature: { messageCount: 1 } })
+ * // 'closest recording #0: message 0 differs: request {"content":"Hi!"} / recorded {"content":"Hi"}'
+ */
+export function diagnoseMiss(d: MissDetails): string {
+  const n = d.closest?.[0];
+  if (!n) {
+    if (d.recordedRoutes && d.recordedRoutes.length > 0 && d.route && !d.recordedRoutes.includes(d.route)) {
+      return `nothing was recorded for ${d.route} (recorded routes: ${d.recordedRoutes.join(', ')})`;
+    }
+    if (d.recordedRoutes && d.recordedRoutes.length > 0) return `none of the recordings of ${d.route ?? 'this route'} has this request (${d.match ?? 'request'} key ${(d.key ?? '').slice(0, 12)})`;
+    return 'the tape has no recordings';
+  }
+  const parts: string[] = [];
+  const reqCount = d.signature?.messageCount;
+  const sameMessages = n.sharedMessages === n.messageCount && (reqCount === undefined || reqCount === n.sharedMessages);
+  if (n.toolsAdded?.length || n.toolsRemoved?.length) {
+    parts.push(`tools changed (${[...(n.toolsRemoved ?? []).map((t) => `-${t}`), ...(n.toolsAdded ?? []).map((t) => `+${t}`)].join(' ')})`);
+  }
+  if (!sameMessages) {
+    const field = n.differingField ? ` in "${n.differingField}"` : '';
+    parts.push(`message ${n.divergesAt ?? n.sharedMessages ?? 0} differs${field}: request ${q(n.requestExcerpt ?? '')} / recorded ${q(n.recordingExcerpt ?? '')}`);
+  }
+  if (n.differingArgs?.length) parts.push(`arguments differ: ${n.differingArgs.join(', ')}`);
+  if (parts.length === 0) parts.push(n.used ? 'the same request was recorded but its recordings are used up (the code makes this call more often than when it was recorded)' : 'the request differs from it only in ignored parts');
+  return `closest recording #${n.index ?? 0}: ${parts.join('; ')}`;
+}

@@ -1,0 +1,42 @@
+/**
+ * The tape mode of a test run. Unlike a createFetch option, a mode written in test code is only
+ * the project's default: the run's own switches (`vitest --mode update`, `TAPEDECK_MODE`) win,
+ * so the record command printed on a miss works whatever the config says.
+ *
+ * Order: `vitest --mode <tape mode>` (through the plugin), `TAPEDECK_MODE`, `CACHE_MODE`, the
+ * `mode` option, then the default: `replay` when `CI` is set (nothing records in CI unless asked),
+ * else `update` (replay what is recorded, record what is missing).
+ */
+import { TapedeckError } from '../errors.ts';
+import { resolveModeWithSource, TAPE_MODES, type TapeMode } from '../store/mode.ts';
+
+export type TestModeSource = 'vitest --mode' | 'TAPEDECK_MODE' | 'CACHE_MODE' | 'option' | 'CI' | 'default';
+
+/** Whether the environment says this is a CI run (`CI` set to anything but empty, `0` or `false`). */
+export function isCI(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = env.CI?.trim().toLowerCase();
+  return v !== undefined && v !== '' && v !== '0' && v !== 'false';
+}
+
+/**
+ * Resolves the mode of a test run (see the module comment for the order).
+ *
+ * @example
+ * resolveTestMode({ env: { CI: 'true' } })                          // { mode: 'replay', source: 'CI' }
+ * resolveTestMode({ env: {} })                                      // { mode: 'update', source: 'default' }
+ * resolveTestMode({ option: 'replay', env: { TAPEDECK_MODE: 'record' } }).mode // 'record'
+ */
+export function resolveTestMode(opts: { option?: string; cliMode?: string; env?: NodeJS.ProcessEnv } = {}): { mode: TapeMode; source: TestModeSource } {
+  const env = opts.env ?? process.env;
+  if (opts.cliMode !== undefined) {
+    const m = opts.cliMode.trim().toLowerCase();
+    if (!(TAPE_MODES as readonly string[]).includes(m)) {
+      throw new TapedeckError('E_MODE', `Invalid tape mode ${JSON.stringify(opts.cliMode)} from vitest --mode.`, { hint: `Valid modes: ${TAPE_MODES.join(', ')}.` });
+    }
+    return { mode: m as TapeMode, source: 'vitest --mode' };
+  }
+  const fromEnv = resolveModeWithSource(undefined, env);
+  if (fromEnv.source !== 'default') return { mode: fromEnv.mode, source: fromEnv.source as 'TAPEDECK_MODE' | 'CACHE_MODE' };
+  if (opts.option !== undefined && String(opts.option).trim() !== '') return { mode: resolveModeWithSource(opts.option, {}).mode, source: 'option' };
+  return isCI(env) ? { mode: 'replay', source: 'CI' } : { mode: 'update', source: 'default' };
+}

@@ -1,0 +1,178 @@
+/**
+ * The run summary: every test tape, in whatever worker (thread or process) it was used, writes a
+ * small JSON report into the run directory when it closes; at the end of the run one process
+ * reads them all, looks at the tapes, and prints what was written, added, missed and never used.
+ * Files work across every pool and need no channel between workers.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { readTape, rewriteTape } from '../store/tape-file.ts';
+import { isHttpRecord } from '../store/records.ts';
+import type { TapeMode } from '../store/mode.ts';
+
+/** One miss, as the summary lists it. */
+export interface MissReport {
+  test?: string;
+  route: string;
+  diagnosis: string;
+  command: string;
+}
+
+/** What one test tape did in one test (or file). */
+export interface TapeReport {
+  tape: string;
+  test?: string;
+  file?: string;
+  mode: TapeMode;
+  /** Recordings added to the tape. */
+  added: number;
+  /** Requests answered from the tape. */
+  hits: number;
+  misses: MissReport[];
+  /** Trace tokens of the recordings served or made (x-tapedeck-trace): the used ones. */
+  used: string[];
+  /** Recordings added to the ReplayCache tape beside it, if one was opened. */
+  cacheTape?: string;
+  cacheAdded?: number;
+}
+
+/** The summary of a run, per tape and in total. */
+export interface RunSummary {
+  tapes: { tape: string; mode: TapeMode; added: number; hits: number; misses: number; unused: number; unusedTraces: string[] }[];
+  tapesWritten: number;
+  added: number;
+  hits: number;
+  misses: MissReport[];
+  unused: number;
+}
+
+let counter = 0;
+
+/**
+ * Writes one tape report into the run directory (atomically: a reader never sees half a file).
+ *
+ * @example
+ * writeTapeReport(process.env.TAPEDECK_RUN_DIR!, report)
+ */
+export function writeTapeReport(runDir: string, report: TapeReport): void {
+  mkdirSync(runDir, { recursive: true });
+  const name = `${process.pid}-${Date.now()}-${counter++}-${randomBytes(4).toString('hex')}`;
+  const tmp = `${runDir}/.${name}.tmp`;
+  writeFileSync(tmp, JSON.stringify(report));
+  renameSync(tmp, `${runDir}/${name}.json`);
+}
+
+/** Reads every report of the run directory (an unreadable one is skipped: the summary is advice, not a gate). */
+export function readTapeReports(runDir: string): TapeReport[] {
+  let names: string[];
+  try {
+    names = readdirSync(runDir).filter((n) => n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+  const out: TapeReport[] = [];
+  for (const n of names.sort()) {
+    try {
+      out.push(JSON.parse(readFileSync(`${runDir}/${n}`, 'utf8')) as TapeReport);
+    } catch {
+      // a report from a worker killed mid-write has no .json name; anything else unreadable is skipped
+    }
+  }
+  return out;
+}
+
+/**
+ * Adds the reports up per tape, and reads each tape to find recordings no test used in this run
+ * (stale candidates). Tapes used in passthrough mode are not judged: nothing was served from them.
+ *
+ * @example
+ * const summary = await summarizeRun(readTapeReports(runDir))
+ * console.log(formatSummary(summary))
+ */
+export async function summarizeRun(reports: readonly TapeReport[]): Promise<RunSummary> {
+  const byTape = new Map<string, TapeReport[]>();
+  for (const r of reports) {
+    const list = byTape.get(r.tape) ?? [];
+    list.push(r);
+    byTape.set(r.tape, list);
+  }
+  const summary: RunSummary = { tapes: [], tapesWritten: 0, added: 0, hits: 0, misses: [], unused: 0 };
+  for (const [tape, rs] of [...byTape].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const added = rs.reduce((n, r) => n + r.added + (r.cacheAdded ?? 0), 0);
+    const hits = rs.reduce((n, r) => n + r.hits, 0);
+    const misses = rs.flatMap((r) => r.misses);
+    const used = new Set(rs.flatMap((r) => r.used));
+    const unusedTraces: string[] = [];
+    if (!rs.some((r) => r.mode === 'passthrough')) {
+      try {
+        for (const { value } of (await readTape(tape)).records) {
+          if (isHttpRecord(value) && !used.has(value.trace)) unusedTraces.push(value.trace);
+        }
+      } catch {
+        // no tape (a replay run that missed everything) or an unreadable one: nothing to judge
+      }
+    }
+    const mode = rs[rs.length - 1]!.mode;
+    summary.tapes.push({ tape, mode, added, hits, misses: misses.length, unused: unusedTraces.length, unusedTraces });
+    if (added > 0) summary.tapesWritten++;
+    summary.added += added;
+    summary.hits += hits;
+    summary.misses.push(...misses);
+    summary.unused += unusedTraces.length;
+  }
+  return summary;
+}
+
+/**
+ * Drops, from every tape of the summary, the recordings no test used in the run. Only call it
+ * after a complete, passing run: a recording that a skipped or filtered-out test needs looks
+ * unused too. Returns how many were dropped.
+ */
+export async function pruneUnused(summary: RunSummary): Promise<number> {
+  let dropped = 0;
+  for (const t of summary.tapes) {
+    if (t.unused === 0) continue;
+    const stale = new Set(t.unusedTraces);
+    dropped += (await rewriteTape(t.tape, (entry) => !(isHttpRecord(entry.value) && stale.has(entry.value.trace)))).dropped;
+  }
+  return dropped;
+}
+
+/** Options of the printed summary. */
+export interface FormatOptions {
+  /** Paths are shown relative to this directory (default the working directory). */
+  root?: string;
+  /** The command that prunes unused recordings (printed when there are any). */
+  pruneCommand?: string;
+}
+
+/**
+ * The summary as printed at the end of a run.
+ *
+ * @example
+ * formatSummary(summary, { pruneCommand: 'TAPEDECK_PRUNE=1 npx vitest run' })
+ * // 'tapedeck: 3 tapes, 1 written, 2 recordings added, 5 replayed, 0 misses, 1 unused recording\n...'
+ */
+export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
+  const root = opts.root ?? process.cwd();
+  const rel = (p: string) => relative(root, p) || p;
+  const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
+  const misses = s.misses.length === 1 ? '1 miss' : `${s.misses.length} misses`;
+  const lines = [`tapedeck: ${plural(s.tapes.length, 'tape')}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}`];
+  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0);
+  for (const t of notable.slice(0, 30)) {
+    const bits = [t.added ? `+${t.added} added` : '', t.misses ? `${t.misses} missed` : '', t.unused ? `${t.unused} unused` : ''].filter(Boolean);
+    lines.push(`  ${rel(t.tape)} (${t.mode}): ${bits.join(', ')}`);
+  }
+  if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more tapes`);
+  if (s.misses.length > 0) {
+    lines.push('Misses:');
+    for (const m of s.misses.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}`, `    record it: ${m.command}`);
+    if (s.misses.length > 20) lines.push(`  ... and ${s.misses.length - 20} more`);
+  }
+  if (s.unused > 0 && opts.pruneCommand) {
+    lines.push(`Unused recordings are stale candidates (no test asked for them in this run). Drop them after a full passing run: ${opts.pruneCommand}`);
+  }
+  return lines.join('\n');
+}

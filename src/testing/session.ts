@@ -1,0 +1,221 @@
+/**
+ * A test tape: one tape, a ready `fetch` on it, a ReplayCache beside it on request, the fetch
+ * switch for code that takes no fetch option, and at close a report for the run summary. Runner
+ * agnostic: the vitest fixture uses it, and so can mocha, jest or node:test (docs/vitest.md).
+ *
+ * The tape is opened on the first request, so a test that makes none writes no file. Misses
+ * come back as the provider's 404 error (SDKs raise it at once, without retries) whose message
+ * starts with the short diagnosis and the command that records the request.
+ */
+import { existsSync } from 'node:fs';
+import { relative } from 'node:path';
+import { TapedeckError } from '../errors.ts';
+import { createFetch, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
+import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
+import type { TapeMode } from '../store/mode.ts';
+import { ReplayCache, type ReplayCacheOptions } from '../store/replay-cache.ts';
+import { diagnoseMiss, type MissDetails } from './miss.ts';
+import { resolveTestMode, type TestModeSource } from './mode.ts';
+import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
+
+/** Options of a test tape; every createFetch option (matching, redaction, timing...) applies too. */
+export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'mode' | 'onWarning'> {
+  /** The tape file. */
+  tape: string;
+  /** The project's default mode; the run's switches (vitest --mode, TAPEDECK_MODE) win over it. */
+  mode?: TapeMode | (string & {});
+  /** The mode given on the command line (`vitest --mode update`, passed on by the plugin). */
+  cliMode?: string;
+  /** Where the run's tape reports go (default TAPEDECK_RUN_DIR; none: no report). */
+  runDir?: string;
+  /** The test's name, for reports and messages. */
+  test?: string;
+  /** The test file, for reports. */
+  file?: string;
+  /** The exact command that records this test (printed on a miss); default `TAPEDECK_MODE=update <your test command>`. */
+  recordCommand?: string;
+  /** Paths in messages are relative to this directory (default the working directory). */
+  root?: string;
+  /** Called with tape warnings: damaged records, failed appends, re-keyed tapes (default: a process warning). */
+  onWarning?: (message: string) => void;
+  /** The environment to read modes from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Options of {@link TestTape.install}. */
+export interface InstallOptions {
+  /** Hosts routed through the tape (default every host). */
+  hosts?: readonly HostPattern[];
+  /** Refuse requests to other hosts (E_NETWORK_BLOCKED) instead of letting them through. */
+  blockNetwork?: boolean;
+  /** Hosts let through when the network is blocked. */
+  allowHosts?: readonly HostPattern[];
+}
+
+/** A test's tape. */
+export interface TestTape {
+  /** The tape file. */
+  readonly path: string;
+  readonly mode: TapeMode;
+  /** Where the mode came from (`CI` when CI alone made it replay). */
+  readonly modeSource: TestModeSource;
+  /** A standard fetch that records and replays through the tape. */
+  readonly fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** Misses so far, short diagnosis first. */
+  readonly misses: readonly MissReport[];
+  /** A ReplayCache on `<tape>.cache.tape` in the same mode, opened once, closed with the tape. */
+  cache(opts?: Omit<ReplayCacheOptions, 'mode'>): Promise<ReplayCache>;
+  /** Routes globalThis.fetch through this tape until close() (or the switch's uninstall()). */
+  install(opts?: InstallOptions): FetchSwitch;
+  /** Uninstalls switches, closes the fetch and the cache, writes the run report. Idempotent. */
+  close(): Promise<TapeReport>;
+}
+
+/**
+ * Opens a test tape. Runner-agnostic: call it in a before-each hook and close() it in the
+ * after-each hook (the vitest fixture in `llm-tapedeck/vitest` does both for you).
+ *
+ * @example
+ * import { openTestTape } from 'llm-tapedeck/vitest'
+ * let tape
+ * beforeEach(function () { tape = openTestTape({ tape: `test/__tapes__/${this.currentTest.title}.tape` }) })
+ * afterEach(() => tape.close())
+ * it('says hello', async () => {
+ *   const client = new OpenAI({ fetch: tape.fetch })
+ * })
+ */
+export function openTestTape(opts: TestTapeOptions): TestTape {
+  if (typeof opts?.tape !== 'string' || opts.tape === '') {
+    throw new TapedeckError('E_ARG', 'openTestTape needs a tape path.', { hint: "Pass { tape: 'test/__tapes__/my-test.tape' }." });
+  }
+  const env = opts.env ?? process.env;
+  const { mode, source } = resolveTestMode({ option: opts.mode, cliMode: opts.cliMode, env });
+  const root = opts.root ?? process.cwd();
+  const rel = relative(root, opts.tape) || opts.tape;
+  const recordCommand = opts.recordCommand ?? 'TAPEDECK_MODE=update <your test command>';
+  const runDir = opts.runDir ?? env.TAPEDECK_RUN_DIR;
+  const misses: MissReport[] = [];
+  const used = new Set<string>();
+  const switches: FetchSwitch[] = [];
+  let hits = 0;
+  let inner: TapedeckFetch | undefined;
+  let cache: Promise<ReplayCache> | undefined;
+  let cacheAdded = 0;
+  let closing: Promise<TapeReport> | undefined;
+
+  const { tape: _t, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, ...fetchOpts } = opts;
+  const open = (): TapedeckFetch => {
+    if (closing) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
+    inner ??= createFetch({
+      ...fetchOpts,
+      tape: opts.tape,
+      mode,
+      onWarning: (m) => {
+        // A missing tape in replay is told by each miss, better than by a warning up front.
+        if (/does not exist; every request will be a miss/.test(m)) return;
+        if (onWarning) onWarning(m);
+        else process.emitWarning(m, { code: 'TAPEDECK_TAPE' });
+      },
+    });
+    return inner;
+  };
+
+  async function missResponse(res: Response): Promise<Response> {
+    const text = await res.text();
+    let body: { error?: { message?: string; tapedeck?: MissDetails } } | undefined;
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      body = undefined;
+    }
+    const details = body?.error?.tapedeck ?? {};
+    const route = details.route ?? '(request)';
+    // Before the first recording there is no tape at all: say so rather than "no recordings".
+    const diagnosis = existsSync(opts.tape) ? diagnoseMiss(details) : 'the tape does not exist yet (this test was never recorded)';
+    misses.push({ ...(opts.test ? { test: opts.test } : {}), route, diagnosis, command: recordCommand });
+    if (body?.error) {
+      const why = mode === 'replay' ? ` (mode replay${source === 'CI' ? ': CI is set, nothing records' : ''})` : ` (mode ${mode})`;
+      body.error.message = `tapedeck: no recording for ${route} in ${rel}${why}: ${diagnosis}.\nRecord it: ${recordCommand}\n\n${body.error.message ?? ''}`;
+    }
+    const headers = new Headers(res.headers);
+    headers.delete('content-length');
+    return new Response(body ? JSON.stringify(body) : text, { status: res.status, statusText: res.statusText, headers });
+  }
+
+  const fetchFn = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const res = await open()(input, init);
+    const how = res.headers.get('x-tapedeck-match');
+    if (how === 'miss') return missResponse(res);
+    if (how === 'exact' || how === 'signature' || how === 'sequential') hits++;
+    const trace = res.headers.get('x-tapedeck-trace');
+    if (trace && how !== 'passthrough') used.add(trace);
+    return res;
+  };
+
+  const tape: TestTape = {
+    path: opts.tape,
+    mode,
+    modeSource: source,
+    fetch: fetchFn,
+    misses,
+    cache(cacheOpts = {}) {
+      if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));
+      cache ??= ReplayCache.open(opts.tape.replace(/\.tape$/, '') + '.cache.tape', { recordCommand, ...cacheOpts, mode }).then((c) => {
+        // Count puts for the run summary; the cache itself stays the public ReplayCache.
+        const put = c.put.bind(c);
+        c.put = async (...args: Parameters<ReplayCache['put']>) => {
+          await put(...args);
+          cacheAdded++;
+        };
+        return c;
+      });
+      return cache;
+    },
+    install(sw = {}) {
+      const s = installFetchSwitch({ ...sw, fetch: fetchFn });
+      switches.push(s);
+      return s;
+    },
+    close() {
+      closing ??= (async () => {
+        for (const s of switches.splice(0)) s.uninstall();
+        const errors: unknown[] = [];
+        let added = 0;
+        if (inner) {
+          try {
+            await inner.close();
+            added = (await inner.stats()).recorded;
+          } catch (e) {
+            errors.push(e);
+          }
+        }
+        let cacheTape: string | undefined;
+        if (cache) {
+          try {
+            const c = await cache;
+            cacheTape = c.path;
+            await c.close();
+          } catch (e) {
+            errors.push(e);
+          }
+        }
+        const report: TapeReport = {
+          tape: opts.tape,
+          ...(opts.test ? { test: opts.test } : {}),
+          ...(opts.file ? { file: opts.file } : {}),
+          mode,
+          added,
+          hits,
+          misses,
+          used: [...used],
+          ...(cacheTape ? { cacheTape, cacheAdded } : {}),
+        };
+        if (runDir && (inner || cache)) writeTapeReport(runDir, report);
+        if (errors.length > 0) throw errors[0];
+        return report;
+      })();
+      return closing;
+    },
+  };
+  return tape;
+}

@@ -1,0 +1,148 @@
+/**
+ * The vitest fixture: `tape` in a test's context is a test tape named after the test file and the
+ * test, opened on first use and closed after the test whatever its outcome (pass, fail, timeout).
+ * A test that made a request no recording answers fails, even if the code under test swallowed
+ * the error, with the short diagnosis and the command that records it.
+ */
+import { inject, test as base, type TestContext } from 'vitest';
+import { relative, resolve } from 'node:path';
+import { TapedeckError } from '../errors.ts';
+import { defaultTapePath, type TapeNamer } from '../testing/names.ts';
+import { openTestTape, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
+import type { FetchSwitch } from '../proxy/global-fetch.ts';
+import type { ProvidedTapedeck } from './provided.ts';
+
+
+/** Options of the fixture; every createFetch option (match, ignoreArgs, redact, timing...) applies too. */
+export interface TapedeckTestOptions extends Omit<TestTapeOptions, 'tape' | 'test' | 'file' | 'recordCommand' | 'runDir' | 'cliMode' | 'root'> {
+  /** Folder of the tapes, relative to the project root (default `__tapes__` beside each test file). */
+  dir?: string;
+  /** Names a tape from the test file and names (default: {@link defaultTapePath}). */
+  name?: TapeNamer;
+  /** One tape per test (default) or one per test file, shared by its tests. */
+  per?: 'test' | 'file';
+  /** The command that runs the tests, used in printed record commands (default `npx vitest run`). */
+  testCommand?: string;
+}
+
+/** The test context a tape fixture adds. */
+export interface TapedeckContext {
+  tape: TestTape;
+}
+
+function provided(): ProvidedTapedeck {
+  try {
+    return inject('tapedeck') ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/** Suite names and the test's name, outermost first (the file is not a name). */
+export function testNames(task: TestContext['task']): string[] {
+  const names = [task.name];
+  for (let s = task.suite; s && s !== (task.file as unknown); s = s.suite) {
+    if (s.name) names.unshift(s.name);
+  }
+  return names;
+}
+
+const shellQuote = (s: string) => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+const regexEscape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The command that records one test: update mode (what is recorded stays, what is missing is
+ * recorded), that file, that test. Vitest matches `-t` against the suite names and the test
+ * name joined by spaces, so the pattern is that text, escaped, anchored at its end.
+ *
+ * @example
+ * recordCommandFor('test/chat.test.ts', ['chat', 'says hello'])
+ * // "TAPEDECK_MODE=update npx vitest run test/chat.test.ts -t 'chat says hello$'"
+ */
+export function recordCommandFor(file: string, names: readonly string[], testCommand = 'npx vitest run'): string {
+  const t = names.length > 0 ? ` -t ${shellQuote(`${regexEscape(names.join(' '))}$`)}` : '';
+  return `TAPEDECK_MODE=update ${testCommand} ${shellQuote(file)}${t}`;
+}
+
+/** Tapes that installed the fetch switch, per worker: two concurrent tests cannot share the global fetch. */
+const installedBy = new Set<TestTape>();
+
+/**
+ * The fixture definitions, to add to your own extended test.
+ *
+ * @example
+ * import { test as base } from 'vitest'
+ * import { tapedeckFixtures } from 'llm-tapedeck/vitest'
+ * export const test = base.extend(tapedeckFixtures({ dir: 'test/__tapes__', match: 'hybrid' }))
+ */
+export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
+  const { dir, name, per = 'test', testCommand, ...tapeOpts } = options;
+  return {
+    tape: async ({ task, onTestFinished }: TestContext, use: (t: TestTape) => Promise<void>) => {
+      const ctx = provided();
+      const root = ctx.root ?? process.cwd();
+      const file = task.file.filepath;
+      const relFile = relative(root, file) || file;
+      const names = testNames(task);
+      const tapeNames = per === 'file' ? [] : names;
+      const info = { file, names: tapeNames, root };
+      const path = resolve(root, name ? name(info) : defaultTapePath(info, dir));
+      const tape = openTestTape({
+        ...tapeOpts,
+        tape: path,
+        cliMode: ctx.mode,
+        runDir: ctx.runDir,
+        root,
+        test: `${relFile} > ${names.join(' > ')}`,
+        file: relFile,
+        recordCommand: recordCommandFor(relFile, names, testCommand),
+      });
+      const install = tape.install.bind(tape);
+      const guarded: TestTape = Object.assign(Object.create(tape) as TestTape, {
+        install(sw?: InstallOptions): FetchSwitch {
+          for (const other of installedBy) {
+            if (other !== tape) {
+              throw new TapedeckError('E_ARG', `tape.install(): another test (${other.path}) has the global fetch switched to its tape in this worker right now.`, {
+                hint: 'Concurrent tests cannot share globalThis.fetch: pass tape.fetch to the client instead, or run these tests without test.concurrent.',
+              });
+            }
+          }
+          installedBy.add(tape);
+          return install(sw);
+        },
+      });
+      // The code under test may have caught the miss: the test still fails, once. (A throw from
+      // the fixture's teardown would be reported twice.)
+      onTestFinished(({ task: t }) => {
+        if (tape.misses.length === 0 || t.result?.state === 'fail') return;
+        const m = tape.misses;
+        throw new TapedeckError(
+          'E_MISS',
+          `${m.length} request(s) had no recording in ${relative(root, path)}:\n${m.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\nRecord it: ${m[0]!.command}`,
+          { file: path, misses: m },
+        );
+      });
+      try {
+        await use(guarded);
+      } finally {
+        installedBy.delete(tape);
+        await tape.close();
+      }
+    },
+  };
+}
+
+/**
+ * vitest's `test`, with a `tape` in every test's context (opened only by tests that use it).
+ *
+ * @example
+ * import { test, expect } from 'llm-tapedeck/vitest'
+ * import OpenAI from 'openai'
+ * test('says hello', async ({ tape }) => {
+ *   const client = new OpenAI({ fetch: tape.fetch })
+ *   const r = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] })
+ *   expect(r.choices[0].message.content).toBeTruthy()
+ * })
+ */
+export const test = base.extend<TapedeckContext>(tapedeckFixtures());
+export const it = test;

@@ -1,0 +1,126 @@
+/**
+ * The config side of `llm-tapedeck/vitest`: a plugin that passes the run's tape mode
+ * (`vitest --mode update`) and a run directory to the workers, and a reporter that prints the
+ * run summary (tapes written, recordings added, misses, unused recordings) and, when asked,
+ * prunes unused recordings. Imports nothing from vitest at run time: it loads in the config.
+ *
+ * ```ts
+ * // vitest.config.ts
+ * import { defineConfig } from 'vitest/config'
+ * import { tapedeck } from 'llm-tapedeck/vitest/plugin'
+ * export default defineConfig({ plugins: [tapedeck()] })
+ * ```
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+// The type-only import of vitest/config adds configureVitest to Vite's plugin type.
+import type {} from 'vitest/config';
+import type { Reporter, TestModule, Vite, Vitest } from 'vitest/node';
+import { TAPE_MODES } from '../store/mode.ts';
+import type {} from './provided.ts';
+import { formatSummary, pruneUnused, readTapeReports, summarizeRun, type RunSummary } from '../testing/run-report.ts';
+
+export interface TapedeckPluginOptions {
+  /**
+   * Drop recordings no test used, at the end of a complete passing run (default: when
+   * TAPEDECK_PRUNE is `1`, `true` or `unused`). Never in a run that skipped or filtered tests.
+   */
+  prune?: boolean;
+  /** The command that runs the tests, for the printed prune command (default `npx vitest run`). */
+  testCommand?: string;
+  /** Print the summary (default true); the run directory is kept for your own tooling when false. */
+  summary?: boolean;
+  /** Called with the summary after it is printed (and after pruning). */
+  onSummary?: (summary: RunSummary, pruned: number) => void;
+}
+
+const truthy = (v: string | undefined) => v !== undefined && ['1', 'true', 'unused', 'yes'].includes(v.trim().toLowerCase());
+
+/**
+ * Prints the run summary from the tape reports the workers wrote, and prunes when asked.
+ *
+ * @example
+ * // vitest.config.ts, without the plugin (then pass the run directory as TAPEDECK_RUN_DIR)
+ * reporters: ['default', new TapedeckReporter(runDir)]
+ */
+export class TapedeckReporter implements Reporter {
+  private vitest: Vitest | undefined;
+  constructor(
+    readonly runDir: string,
+    private readonly opts: TapedeckPluginOptions = {},
+  ) {}
+
+  onInit(vitest: Vitest): void {
+    this.vitest = vitest;
+  }
+
+  onTestRunStart(): void {
+    // Watch mode runs again and again: each summary is of its own run.
+    rmSync(this.runDir, { recursive: true, force: true });
+    mkdirSync(this.runDir, { recursive: true });
+  }
+
+  async onTestRunEnd(modules: ReadonlyArray<TestModule>, _errors: ReadonlyArray<unknown>, reason: string): Promise<void> {
+    const reports = readTapeReports(this.runDir);
+    if (reports.length === 0) return;
+    const summary = await summarizeRun(reports);
+    const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : console.log(s));
+    const cmd = this.opts.testCommand ?? 'npx vitest run';
+    let pruned = 0;
+    if (summary.unused > 0 && (this.opts.prune ?? truthy(process.env.TAPEDECK_PRUNE))) {
+      const why = this.whyNotPrune(modules, reason);
+      if (why) log(`tapedeck: not pruning: ${why}.`);
+      else {
+        pruned = await pruneUnused(summary);
+        log(`tapedeck: pruned ${pruned} unused recording(s).`);
+      }
+    }
+    if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${cmd}` }));
+    this.opts.onSummary?.(summary, pruned);
+    if (this.opts.summary !== false) rmSync(this.runDir, { recursive: true, force: true });
+  }
+
+  /** A reason not to prune, or undefined: pruning needs every test to have run and passed. */
+  private whyNotPrune(modules: ReadonlyArray<TestModule>, reason: string): string | undefined {
+    if (reason !== 'passed') return `the run did not pass (${reason})`;
+    if (this.vitest?.config.testNamePattern) return 'tests were filtered with -t';
+    for (const m of modules) {
+      for (const t of m.children.allTests()) {
+        if (t.result().state !== 'passed') return `${t.fullName} did not run`;
+      }
+    }
+    return undefined;
+  }
+}
+
+/**
+ * The vitest plugin: `vitest --mode record|update|replay|passthrough` sets the tape mode, and
+ * the run ends with the tapedeck summary.
+ *
+ * @example
+ * import { defineConfig } from 'vitest/config'
+ * import { tapedeck } from 'llm-tapedeck/vitest/plugin'
+ * export default defineConfig({ plugins: [tapedeck()] })
+ */
+export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
+  let viteMode: string | undefined;
+  let runDir: string | undefined;
+  let reporter: TapedeckReporter | undefined;
+  return {
+    name: 'llm-tapedeck',
+    config(_config, env) {
+      viteMode = env.mode;
+    },
+    configureVitest({ vitest, project }) {
+      runDir ??= mkdtempSync(join(tmpdir(), 'tapedeck-run-'));
+      const mode = viteMode !== undefined && (TAPE_MODES as readonly string[]).includes(viteMode.toLowerCase()) ? viteMode.toLowerCase() : undefined;
+      project.provide('tapedeck', { runDir, root: vitest.config.root, ...(mode ? { mode } : {}) });
+      if (!reporter) {
+        reporter = new TapedeckReporter(runDir, opts);
+        reporter.onInit(vitest);
+        (vitest.config.reporters as unknown[]).push(reporter);
+      }
+    },
+  };
+}

@@ -1,0 +1,16 @@
+/**
+ * What the plugin hands to the workers through vitest's provide/inject: the run directory for
+ * tape reports, the tape mode from `vitest --mode`, and the project root. Type-only: it augments
+ * vitest's ProvidedContext so `inject('tapedeck')` is typed on both sides.
+ */
+export interface ProvidedTapedeck {
+  runDir?: string;
+  mode?: string;
+  root?: string;
+}
+
+declare module 'vitest' {
+  interface ProvidedContext {
+    tapedeck: ProvidedTapedeck;
+  }
+}

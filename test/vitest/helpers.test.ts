@@ -1,0 +1,193 @@
+// The runner-agnostic test helpers (llm-tapedeck/testing): tape names, the test mode rules,
+// openTestTape against a real fake upstream, miss diagnoses, the run summary and pruning.
+import OpenAI from 'openai';
+import fc from 'fast-check';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readTape } from '../../src/store/tape-file.ts';
+import { isCI, resolveTestMode } from '../../src/testing/mode.ts';
+import { defaultTapePath, slug } from '../../src/testing/names.ts';
+import { formatSummary, pruneUnused, readTapeReports, summarizeRun } from '../../src/testing/run-report.ts';
+import { openTestTape } from '../../src/testing/session.ts';
+import { recordCommandFor } from '../../src/vitest/fixture.ts';
+import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-testing-'));
+let up: Upstream;
+beforeAll(async () => {
+  up = await startUpstream();
+});
+afterAll(async () => {
+  await up.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const client = (fetch: typeof globalThis.fetch) => new OpenAI({ baseURL: `${up.url}/v1`, apiKey: 'sk-test', fetch, maxRetries: 0 });
+const ask = (fetch: typeof globalThis.fetch, content: string, extra: Record<string, unknown> = {}) =>
+  client(fetch).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });
+
+describe('tape names', () => {
+  it('slug: only portable characters, bounded, stable, and distinct names stay distinct', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), fc.string({ maxLength: 200 }), (a, b) => {
+        const s = slug(a);
+        expect(s).toMatch(/^[A-Za-z0-9._-]+$/);
+        expect(s.length).toBeLessThanOrEqual(80);
+        expect(s).not.toMatch(/^[-.]|[-.]$/);
+        expect(slug(a)).toBe(s);
+        // Long names that share their first 80 characters still get different tapes.
+        const long = 'x'.repeat(100);
+        if (a !== b) expect(slug(long + a)).not.toBe(slug(long + b));
+      }),
+    );
+    expect(slug('streams a story (gpt-4o)')).toBe('streams-a-story-gpt-4o');
+    expect(slug('Crème brûlée')).toBe('Creme-brulee');
+    expect(slug('con')).toMatch(/^con-[0-9a-f]{8}$/); // a Windows device name
+    expect(slug('???')).toMatch(/^test-[0-9a-f]{8}$/);
+  });
+
+  it('defaultTapePath: __tapes__ beside the test file, suites as folders; or under dir, keeping the file path', () => {
+    const info = { file: '/p/test/chat.test.ts', names: ['chat', 'says hello'], root: '/p' };
+    expect(defaultTapePath(info)).toBe('/p/test/__tapes__/chat.test/chat/says-hello.tape');
+    expect(defaultTapePath(info, 'tapes')).toBe('/p/tapes/test/chat.test/chat/says-hello.tape');
+    expect(defaultTapePath({ ...info, names: [] })).toBe('/p/test/__tapes__/chat.test.tape');
+  });
+
+  it('recordCommandFor: the -t pattern, read back by a real shell, selects that test by vitest full name', () => {
+    const names = [
+      ['chat', 'says hello'],
+      ["it's (really) $HOME *fine*?", 'a [b] {c} | d \\ e'],
+      ['ünïcode > “quotes”'],
+    ];
+    for (const n of names) {
+      const cmd = recordCommandFor('test/a b.test.ts', n);
+      expect(cmd.startsWith("TAPEDECK_MODE=update npx vitest run 'test/a b.test.ts' -t ")).toBe(true);
+      const arg = cmd.slice(cmd.indexOf(' -t ') + 4);
+      const pattern = execFileSync('sh', ['-c', `printf '%s' ${arg}`], { encoding: 'utf8' });
+      const re = new RegExp(pattern);
+      // vitest tests -t against the file task's name, suite names and test name joined by spaces.
+      expect(re.test(`test/a b.test.ts ${n.join(' ')}`)).toBe(true);
+      expect(re.test(`test/a b.test.ts ${n.join(' ')} again`)).toBe(false);
+    }
+  });
+});
+
+describe('test mode', () => {
+  it('run switches beat the option; CI alone means replay; otherwise update', () => {
+    expect(resolveTestMode({ env: {} })).toEqual({ mode: 'update', source: 'default' });
+    expect(resolveTestMode({ env: { CI: 'true' } })).toEqual({ mode: 'replay', source: 'CI' });
+    expect(resolveTestMode({ env: { CI: '0' } }).mode).toBe('update');
+    expect(resolveTestMode({ env: { CI: 'true', TAPEDECK_MODE: 'update' } })).toEqual({ mode: 'update', source: 'TAPEDECK_MODE' });
+    expect(resolveTestMode({ option: 'record', env: { CI: '1' } })).toEqual({ mode: 'record', source: 'option' });
+    expect(resolveTestMode({ option: 'record', env: { TAPEDECK_MODE: 'replay' } })).toEqual({ mode: 'replay', source: 'TAPEDECK_MODE' });
+    expect(resolveTestMode({ option: 'record', cliMode: 'Update', env: { TAPEDECK_MODE: 'replay' } })).toEqual({ mode: 'update', source: 'vitest --mode' });
+    expect(() => resolveTestMode({ env: { TAPEDECK_MODE: 'recrod' } })).toThrow(expect.objectContaining({ code: 'E_MODE' }));
+    expect(() => resolveTestMode({ cliMode: 'nope', env: {} })).toThrow(/vitest --mode/);
+    expect(isCI({ CI: 'false' })).toBe(false);
+    expect(isCI({ CI: '' })).toBe(false);
+  });
+});
+
+describe('openTestTape', () => {
+  it('opens the tape on the first request only: a test that sends none writes nothing', async () => {
+    const runDir = join(dir, 'run-lazy');
+    const tape = openTestTape({ tape: join(dir, 'lazy.tape'), env: {}, runDir });
+    const report = await tape.close();
+    expect(report.added).toBe(0);
+    expect(existsSync(tape.path)).toBe(false);
+    expect(existsSync(runDir)).toBe(false);
+  });
+
+  it('in CI with no recording: the SDK fails at once with the diagnosis and the record command, and no tape is written', async () => {
+    const calls = up.calls.length;
+    const tape = openTestTape({ tape: join(dir, 'ci', 'never.tape'), env: { CI: 'true' }, recordCommand: 'TAPEDECK_MODE=update npx vitest run t.test.ts' });
+    expect(tape.mode).toBe('replay');
+    const err = (await ask(tape.fetch, 'hello').catch((e: unknown) => e)) as Error & { status: number };
+    expect(err.status).toBe(404);
+    expect(err.message).toMatch(/^404 tapedeck: no recording for POST \/v1\/chat\/completions in .*never\.tape \(mode replay: CI is set, nothing records\): the tape does not exist yet/);
+    expect(err.message.split('\n')[1]).toBe('Record it: TAPEDECK_MODE=update npx vitest run t.test.ts');
+    const report = await tape.close();
+    expect(report.misses).toHaveLength(1);
+    expect(up.calls.length).toBe(calls);
+    expect(existsSync(join(dir, 'ci'))).toBe(false);
+  });
+
+  it('a miss says first what differs from the closest recording', async () => {
+    const path = join(dir, 'diagnose.tape');
+    const rec = openTestTape({ tape: path, env: {} });
+    await ask(rec.fetch, 'What is the capital of France?', { temperature: 0 });
+    await rec.close();
+    const replay = openTestTape({ tape: path, env: { TAPEDECK_MODE: 'replay' } });
+    const changed = (await ask(replay.fetch, 'What is the capital of Spain?', { temperature: 0 }).catch((e: unknown) => e)) as Error;
+    const first = changed.message.split('\n')[0]!;
+    expect(first).toContain('closest recording #0: message 0 differs');
+    expect(first).toContain('Spain');
+    expect(first).toContain('France');
+    const options = (await ask(replay.fetch, 'What is the capital of France?', { temperature: 1 }).catch((e: unknown) => e)) as Error;
+    expect(options.message.split('\n')[0]).toMatch(/closest recording #0: arguments differ: temperature\.$/);
+    await replay.close();
+    expect(replay.misses.map((m) => m.diagnosis)).toHaveLength(2);
+  });
+
+  it('run summary: recordings added, replayed, unused ones found on the tape, pruned, the used one still replays', async () => {
+    const runDir = join(dir, 'run-summary');
+    const path = join(dir, 'summary.tape');
+    const rec = openTestTape({ tape: path, env: {}, runDir, test: 'records two' });
+    await ask(rec.fetch, 'one');
+    await ask(rec.fetch, 'two');
+    await rec.close();
+    const first = await summarizeRun(readTapeReports(runDir));
+    expect(first).toMatchObject({ tapesWritten: 1, added: 2, hits: 0, unused: 0 });
+    rmSync(runDir, { recursive: true });
+
+    const replay = openTestTape({ tape: path, env: { CI: '1' }, runDir, test: 'replays one' });
+    expect((await ask(replay.fetch, 'one')).choices[0]!.message.content).toMatch(/^Echo \d+: one$/);
+    await replay.close();
+    const second = await summarizeRun(readTapeReports(runDir));
+    expect(second).toMatchObject({ tapesWritten: 0, added: 0, hits: 1, unused: 1 });
+    const text = formatSummary(second, { root: dir, pruneCommand: 'TAPEDECK_PRUNE=1 npx vitest run' });
+    expect(text.split('\n')[0]).toBe('tapedeck: 1 tape, 0 written, 0 recordings added, 1 replayed, 0 misses, 1 unused recording');
+    expect(text).toContain('summary.tape (replay): 1 unused');
+    expect(text).toContain('TAPEDECK_PRUNE=1 npx vitest run');
+
+    expect(await pruneUnused(second)).toBe(1);
+    const left = (await readTape(path)).records.map((r) => (r.value as { request: { body: { messages: { content: unknown }[] } } }).request.body.messages[0]!.content);
+    expect(JSON.stringify(left)).toContain('one');
+    expect(JSON.stringify(left)).not.toContain('two');
+    const again = openTestTape({ tape: path, env: { CI: '1' } });
+    expect((await ask(again.fetch, 'one')).choices[0]!.message.content).toMatch(/one$/);
+    await again.close();
+  });
+
+  it('cache(): a ReplayCache beside the tape in the same mode, closed with it', async () => {
+    const path = join(dir, 'with-cache.tape');
+    const rec = openTestTape({ tape: path, env: {} });
+    const cache = await rec.cache();
+    expect(await rec.cache()).toBe(cache);
+    const request = { model: 'm', messages: [{ role: 'user', content: 'cached?' }] };
+    expect(await cache.get(request)).toBeUndefined();
+    await cache.put(request, { answer: 42 });
+    const report = await rec.close();
+    expect(cache.closed).toBe(true);
+    expect(report).toMatchObject({ cacheTape: join(dir, 'with-cache.cache.tape'), cacheAdded: 1, added: 0 });
+    expect(readdirSync(dir)).toContain('with-cache.cache.tape');
+    const replay = openTestTape({ tape: path, env: { CI: '1' } });
+    expect(await (await replay.cache()).get(request)).toEqual({ answer: 42 });
+    await replay.close();
+    await expect(replay.cache()).rejects.toMatchObject({ code: 'E_PROXY_CLOSED' });
+  });
+
+  it('install(): the global fetch goes through the tape until close()', async () => {
+    const original = globalThis.fetch;
+    const tape = openTestTape({ tape: join(dir, 'installed.tape'), env: {} });
+    tape.install({ hosts: [new URL(up.url).host] });
+    const r = await fetch(`${up.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'global' }] }) });
+    expect(r.headers.get('x-tapedeck-match')).toBe('recorded');
+    await tape.close();
+    expect(globalThis.fetch).toBe(original);
+    expect((await readTape(tape.path)).records).toHaveLength(1);
+  });
+});
