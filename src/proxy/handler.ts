@@ -9,6 +9,7 @@ import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, t
 import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
+import { normalizeRequestPath } from './request-path.ts';
 import { callUpstream, ChunkLog, storedResponseHeaders, upstreamUrl } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
@@ -347,7 +348,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const d = deck!;
     if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
     const body = await readBody(req, d.maxBodyBytes);
-    const dreq: DeckRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body };
+    // Dot segments resolved here, so they cannot climb out of the upstream's path prefix.
+    const dreq: DeckRequest = { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.headers, body };
     const decision: Decision = await d.decideShared(dreq);
     if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared);
     const rec = decision.record;

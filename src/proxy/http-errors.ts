@@ -23,6 +23,7 @@ const STATUS: Record<string, number> = {
   E_DEPTH: 400,
   E_REQUEST: 400,
   E_REQUEST_ENCODING: 400,
+  E_PROXY_PATH: 400,
   E_BODY_TOO_LARGE: 413,
   // A body parser mounted in front of the proxy: the server's set-up, not the client's request.
   E_PROXY_BODY: 500,

@@ -104,3 +104,39 @@ describe('tape faults on open', () => {
     }
   });
 });
+
+describe('request paths', () => {
+  it('dot segments (plain, %2e-encoded, backslashes) never leave the upstream path prefix: 400 E_PROXY_PATH, nothing sent', async () => {
+    const { request } = await import('node:http');
+    const { startProxy } = await import('../../src/proxy/server.ts');
+    const up = await startUpstream();
+    const proxy = await startProxy({ upstream: `${up.url}/api/openai/v1`, mode: 'passthrough', port: 0 });
+    // node:http sends the path as given (fetch would resolve the dots on the client side).
+    const get = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const r = request(`${proxy.url}${path}`, { method: 'GET', path }, (res) => {
+          let b = '';
+          res.on('data', (c: Buffer) => (b += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
+        });
+        r.on('error', reject);
+        r.end();
+      });
+    try {
+      for (const path of ['/v1/../../../../admin/keys', '/v1/%2e%2e/%2E%2E/%2e%2e/%2e%2e/admin/keys', '/v1\\..\\..\\..\\..\\admin\\keys', '/v1/.%2e/.%2e/..%2f..%2fadmin/keys', '/../admin']) {
+        const r = await get(path);
+        expect(r.status, path).toBe(400);
+        expect(r.body, path).toContain('E_PROXY_PATH');
+      }
+      expect(up.calls.filter((c) => !c.url.startsWith('/api/openai/v1/'))).toEqual([]);
+      expect(up.calls).toHaveLength(0);
+      // Dots that stay inside the prefix are resolved and forwarded.
+      const ok = await get('/v1/./x/../models');
+      expect(ok.body).not.toContain('E_PROXY_PATH'); // the fake provider's own answer
+      expect(up.calls.map((c) => c.url)).toEqual(['/api/openai/v1/v1/models']);
+    } finally {
+      await proxy.close();
+      await up.close();
+    }
+  });
+});
