@@ -180,6 +180,22 @@ describe('tapedeck CLI', () => {
     expect(pruned.stdout).toMatch(/kept 1 record, removed \d+ bytes of damage/);
     expect(run(['verify', tape]).status).toBe(0);
     expect(run(['inspect', tape]).stdout).toContain('Name a prime.');
+
+    // One flipped bit in the header's `created` timestamp: verify reports it, every record is
+    // still there, and prune writes a fresh header.
+    const b2 = readFileSync(tape);
+    const created = b2.indexOf(Buffer.from('created')) + 12;
+    b2[created] = b2[created]! ^ 1;
+    writeFileSync(tape, b2);
+    const v = run(['verify', tape]);
+    expect(v.status).toBe(1);
+    expect(v.stdout).toContain('E_TAPE_HEADER');
+    expect(v.stdout).toMatch(/1 record/);
+    const p2 = run(['prune', tape]);
+    expect(p2.status).toBe(0);
+    expect(p2.stdout).toMatch(/kept 1 record/);
+    expect(run(['verify', tape]).status).toBe(0);
+    expect(run(['inspect', tape]).stdout).toContain('Name a prime.');
   });
 
   it('reports bad input with the error code and exit status 1', () => {

@@ -33,6 +33,8 @@ Options:
   --max-body SIZE       Largest request body (default 32m; e.g. 512k, 8m)
   --miss-status N       HTTP status of a replay miss (default 404)
   --match-header NAME   Header that takes part in matching non-JSON requests (repeatable)
+  --body-match MODE     Non-JSON bodies (uploads, forms): bytes (default: keyed by their
+                        normalized bytes) | route (ignored: one recording per route)
   --ignore-arg NAME     Request argument left out of LLM request keys (repeatable)
   --redact-header NAME  Extra header to redact (repeatable)
   --redact-field NAME   Extra JSON field to redact (repeatable)
@@ -88,6 +90,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'max-body': { type: 'string' },
         'miss-status': { type: 'string' },
         'match-header': { type: 'string', multiple: true },
+        'body-match': { type: 'string' },
         'ignore-arg': { type: 'string', multiple: true },
         'redact-header': { type: 'string', multiple: true },
         'redact-field': { type: 'string', multiple: true },
@@ -108,6 +111,10 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   if (match !== undefined && !['exact', 'signature', 'sequential', 'hybrid'].includes(match)) {
     throw new TapedeckError('E_ARG', `Invalid --match ${JSON.stringify(match)}.`, { hint: 'Use exact, signature, sequential or hybrid.' });
   }
+  const bodyMatch = v['body-match'];
+  if (bodyMatch !== undefined && bodyMatch !== 'bytes' && bodyMatch !== 'route') {
+    throw new TapedeckError('E_ARG', `Invalid --body-match ${JSON.stringify(bodyMatch)}.`, { hint: 'Use bytes (the default) or route.' });
+  }
   return {
     help: v.help === true,
     replayStore: v['replay-store'],
@@ -126,6 +133,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     maxBodyBytes: v['max-body'] === undefined ? undefined : parseSize(v['max-body']),
     missStatus: v['miss-status'] === undefined ? undefined : parseInteger('miss-status', v['miss-status'], 400, 599),
     matchHeaders: v['match-header'],
+    ...(bodyMatch ? { bodyMatch } : {}),
     ignoreArgs: v['ignore-arg'],
     redact: { headers: v['redact-header'], fields: v['redact-field'], keepSecrets: v['keep-secrets'] === true },
   };

@@ -17,7 +17,8 @@ import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { KEY_SPEC_VERSION } from '../match/normalize.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
-import { redactor, SECRET_FIELDS, SECRET_HEADERS, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
+import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -50,6 +51,14 @@ export interface DeckOptions {
   missStatus?: number;
   /** Header names that take part in matching non-JSON requests (default none). */
   matchHeaders?: readonly string[];
+  /**
+   * How non-JSON bodies (multipart uploads, forms, text, binary) take part in matching:
+   * `'bytes'` (default) keys them by their normalized, redacted bytes (a new multipart boundary
+   * does not change the key, a different file does); `'route'` ignores them, so every body sent
+   * to a route gets the same recording. Only ask for `'route'` when the body truly never
+   * changes the answer.
+   */
+  bodyMatch?: 'bytes' | 'route';
   /** Request arguments left out of LLM request keys (docs/matching.md). */
   ignoreArgs?: readonly string[];
   /** Member names dropped at any depth from messages and tools before keying. */
@@ -143,12 +152,6 @@ export function isJsonBody(headers: DeckRequest['headers'], body: Uint8Array): b
   return body[i] === 0x7b || body[i] === 0x5b;
 }
 
-function isTextual(headers: DeckRequest['headers']): boolean {
-  const ct = header(headers, 'content-type') ?? '';
-  return /^text\/|x-www-form-urlencoded|xml|charset=/i.test(ct);
-}
-
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // Request headers that describe one hop or one body encoding, never the request itself.
 export const HOP_BY_HOP: ReadonlySet<string> = new Set([
@@ -197,7 +200,6 @@ export class Deck {
   /** The recordings (undefined in passthrough): ordered repeats, appends, the mode rules. */
   private readonly col: RecordCollection<HttpRecord> | undefined;
   private readonly routes = new Map<string, Route>();
-  private readonly secretField: RegExp;
   private readonly matchHeaders: string[];
   private readonly norm: { ignoreArgs?: readonly string[]; volatileKeys?: readonly string[] };
   private readonly counters: DeckStats;
@@ -223,11 +225,6 @@ export class Deck {
     this.warn = opts.onWarning ?? ((m) => process.emitWarning(m, { code: 'TAPEDECK_PROXY' }));
     this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).sort();
     this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys };
-    // A body is given to the matcher as raw bytes unless redaction would change it: recordings
-    // hold redacted bodies, so a body with a secret in it is redacted before matching, exactly as
-    // it was before recording. This test is a superset of what the redactor masks.
-    const fields = [...SECRET_FIELDS, ...SECRET_HEADERS, ...(opts.redact?.fields ?? [])].map((f) => escapeRe(f.toLowerCase()).replace(/[-_]/g, '[-_]'));
-    this.secretField = new RegExp(`"(?:${fields.join('|')})"\\s*:`, 'i');
     this.counters = emptyStats(mode, opts.tape);
     if (col) for (const { value, at } of col.entries()) this.add(value, `${opts.tape}@${at ?? '?'}`);
     if (mode === 'replay' || mode === 'update') {
@@ -252,15 +249,19 @@ export class Deck {
   }
 
   /**
-   * Opens the tape (created in record and update mode) and indexes its HTTP records.
+   * Checks the options and resolves the mode without touching the tape, so a bad mode or option
+   * is reported where the proxy or fetch is created (synchronously) rather than on a request.
    *
    * @example
-   * const deck = await Deck.open({ tape: 'recordings/app.tape', mode: 'replay' })
+   * Deck.check({ tape: 'app.tape', mode: 'recrod' }) // throws TapedeckError E_MODE
    */
-  static async open(opts: DeckOptions): Promise<Deck> {
+  static check(opts: DeckOptions): TapeMode {
     const { mode } = resolveModeWithSource(opts.mode);
     if (opts.match !== undefined && !['exact', 'signature', 'sequential', 'hybrid'].includes(opts.match)) {
       throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(opts.match)}.`, { hint: 'Use exact, signature, sequential or hybrid.' });
+    }
+    if (opts.bodyMatch !== undefined && opts.bodyMatch !== 'bytes' && opts.bodyMatch !== 'route') {
+      throw new TapedeckError('E_ARG', `Invalid bodyMatch ${JSON.stringify(opts.bodyMatch)}.`, { hint: "Use 'bytes' (the default) or 'route'." });
     }
     if (opts.timing !== undefined && opts.timing !== 'none' && opts.timing !== 'recorded' && !(typeof opts.timing === 'number' && opts.timing >= 0)) {
       throw new TapedeckError('E_ARG', `Invalid timing ${JSON.stringify(opts.timing)}.`, { hint: "Use 'none', 'recorded' or a number of milliseconds between chunks." });
@@ -271,6 +272,19 @@ export class Deck {
         hint: "Pass { tape: 'recordings/app.tape' } (tapedeck serve --tape FILE), or a shared store { store: 'redis://host:6379/0' } (tapedeck serve --store URL).",
       });
     }
+    return mode;
+  }
+
+  /**
+   * Opens the tape or store (a tape is created in record and update mode) and indexes its HTTP
+   * records.
+   *
+   * @example
+   * const deck = await Deck.open({ tape: 'recordings/app.tape', mode: 'replay' })
+   */
+  static async open(opts: DeckOptions): Promise<Deck> {
+    const mode = Deck.check(opts);
+    const store = opts.store ?? opts.tape;
     const backend = mode === 'passthrough' || store === undefined ? undefined : storeBackend(store);
     // Messages and stats name a store by its location (a Redis URL with its password masked).
     if (opts.store !== undefined && backend) opts = { ...opts, tape: backend.location };
@@ -319,16 +333,31 @@ export class Deck {
     return `${method.toUpperCase()} ${url.includes('?') ? this.redactor.url(url) : url}`;
   }
 
-  private httpKey(route: string, headers: DeckRequest['headers']): string {
+  /**
+   * Key of a non-JSON request: SHA-256 of the route, the headers asked for and, unless
+   * `bodyMatch: 'route'`, a blank line and the normalized body (src/store/http-body.ts). A request
+   * without a body keys as before bodies took part.
+   */
+  private httpKey(route: string, headers: DeckRequest['headers'], body: Uint8Array): string {
     let s = route;
     for (const h of this.matchHeaders) s += `\n${h}: ${header(headers, h) ?? ''}`;
-    return hex(sha256(s));
+    if (body.length === 0 || this.opts.bodyMatch === 'route') return hex(sha256(s));
+    return hex(sha256(Buffer.concat([Buffer.from(`${s}\n\n`), body])));
   }
 
+  /**
+   * A body is given to the matcher as raw bytes unless redaction could change it: recordings
+   * hold redacted bodies, so a body with a secret in it is redacted before matching, exactly as
+   * it was before recording.
+   */
   private hasSecrets(body: Uint8Array, latin1?: string): boolean {
-    if (this.redactor.keepSecrets) return false;
-    const s = latin1 ?? Buffer.from(body.buffer, body.byteOffset, body.length).toString('latin1');
-    return this.secretField.test(s) || this.redactor.text(s) !== s;
+    return this.redactor.mayHaveSecrets(latin1 ?? Buffer.from(body.buffer, body.byteOffset, body.length).toString('latin1'));
+  }
+
+  /** The request with its body decoded from its Content-Encoding (what is keyed and stored). */
+  private decoded(req: DeckRequest): DeckRequest {
+    const body = decodeContentEncoding(req.headers, req.body, this.maxBodyBytes);
+    return body === req.body ? req : { ...req, body };
   }
 
   /** Parses a JSON body; malformed JSON is reported by the strict core reader, with its offset. */
@@ -346,9 +375,11 @@ export class Deck {
    * update on a miss, passthrough). Throws TapedeckError: E_MISS in replay, E_JSON for a
    * malformed JSON body.
    */
-  decide(req: DeckRequest): Decision {
+  decide(sent: DeckRequest): Decision {
     this.counters.requests++;
     if (this.mode === 'passthrough') return { kind: 'upstream', prepared: undefined };
+    // Keyed and stored decoded; the caller still forwards the bytes as sent.
+    const req = this.decoded(sent);
     const route = this.routeOf(req.method, req.url);
     if (this.mode === 'record') return { kind: 'upstream', prepared: this.prepare(req, route) };
     const found = this.find(req, route);
@@ -397,7 +428,7 @@ export class Deck {
   private find(req: DeckRequest, route: string): Extract<Decision, { kind: 'replay' }> | { kind: 'miss'; miss: TapedeckError } {
     const r = this.routes.get(route);
     if (!isJsonBody(req.headers, req.body)) {
-      const key = this.httpKey(route, req.headers);
+      const key = this.httpKey(route, req.headers, normalizeBody(req.headers, req.body, this.redactor).bytes);
       const rec = this.take(route, 'http', key);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r) };
@@ -489,9 +520,9 @@ export class Deck {
       if (keys) return { match: 'llm', route, key: keys.key, signature: keys.signature, model, body: stored, url };
       return { match: 'json', route, key: hashValue(stored), model, body: stored, url };
     }
-    let body: unknown;
-    if (req.body.length > 0) body = isTextual(req.headers) ? this.redactor.text(decoder.decode(req.body)) : req.body.slice();
-    return { match: 'http', route, key: this.httpKey(route, req.headers), model: '', body, url };
+    if (req.body.length === 0) return { match: 'http', route, key: this.httpKey(route, req.headers, req.body), model: '', url };
+    const body = normalizeBody(req.headers, req.body, this.redactor);
+    return { match: 'http', route, key: this.httpKey(route, req.headers, body.bytes), model: '', body: body.stored, url };
   }
 
   /** Request headers as stored: lowercase names, hop-by-hop ones dropped, secrets masked. */
@@ -553,6 +584,18 @@ export class Deck {
     const headers = this.redactor.headers(r.headers);
     if (this.redactor.keepSecrets) return { ...r, headers };
     const whole = Buffer.from(r.body.buffer, r.body.byteOffset, r.body.length).toString('latin1');
+    // A JSON answer with a secret member (a token endpoint's access_token, an echo of the
+    // request) has it masked by name, like a request body; it is stored re-serialized then.
+    const ct = r.headers['content-type'];
+    if (!r.chunks && /[/+]json\b/i.test(String(ct ?? '')) && this.redactor.mayHaveSecrets(whole)) {
+      try {
+        const parsed: unknown = JSON.parse(decoder.decode(r.body));
+        const red = this.redactor.value(parsed);
+        if (red !== parsed) return { ...r, headers, body: Buffer.from(JSON.stringify(red)) };
+      } catch {
+        // not JSON after all: masked as text below
+      }
+    }
     const masked = this.redactor.text(whole);
     if (masked === whole) return { ...r, headers };
     // Credential patterns and the mask are ASCII, so masking latin1 text keeps every other byte.

@@ -5,7 +5,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
-import { asTapedeckError, errorBody, errorShapeOf, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
 import { callUpstream, ChunkLog, storedResponseHeaders } from './upstream.ts';
@@ -83,6 +83,9 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], 
  */
 export function createFetch(opts: FetchOptions): TapedeckFetch {
   const base = opts.fetch ?? globalThis.fetch;
+  // A bad mode or option throws here, where the fetch is made; the tape's own errors come back
+  // from every call (and from `ready`), never as an unhandled rejection.
+  Deck.check(opts);
   const opening = Deck.open(opts);
   opening.catch(() => {});
   const inFlight = new Set<Promise<unknown>>();
@@ -197,13 +200,17 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
   }
 
   async function run(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-    const d = await opening;
     const req = new Request(input, init);
     const u = new URL(req.url);
     const headers: Record<string, string> = {};
     req.headers.forEach((v, k) => (headers[k] = v));
     const dreq: DeckRequest = { method: req.method, url: u.pathname + u.search, headers, body: new Uint8Array(0) };
+    let d: Deck | undefined;
     try {
+      // A tape that cannot be opened (damaged, unreadable) is answered like any other tapedeck
+      // error: an HTTP error the SDK raises with this message, not a rejected fetch, which
+      // SDKs report as "Connection error." and retry.
+      d = await opening;
       if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'This tapedeck fetch was closed.', { hint: 'Create a new one with createFetch().' });
       if (req.body) {
         const body = new Uint8Array(await req.arrayBuffer());
@@ -248,12 +255,10 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
       // An aborted request stays an AbortError: SDKs treat it as the caller's cancellation.
       if (err instanceof Error && err.name === 'AbortError') throw err;
       const e = asTapedeckError(err);
-      if (e.code === 'E_MISS') d.count('miss');
-      else d.countError();
-      const status = statusOf(e.code, d.missStatus);
-      const headers = new Headers({ 'content-type': 'application/json', 'x-tapedeck-match': e.code === 'E_MISS' ? 'miss' : 'error', 'x-tapedeck-error': e.code });
-      if (typeof e.details.key === 'string') headers.set('x-tapedeck-key', e.details.key);
-      return new Response(errorBody(e, errorShapeOf(u.pathname, dreq.headers), status), { status, headers });
+      if (e.code === 'E_MISS') d?.count('miss');
+      else d?.countError();
+      const status = statusOf(e.code, d?.missStatus ?? opts.missStatus);
+      return new Response(errorBody(e, errorShapeOf(u.pathname, dreq.headers), status), { status, headers: errorHeaders(e) });
     }
   }
 
@@ -276,7 +281,9 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
         if (inFlight.size === 0) break;
         await Promise.allSettled([...inFlight]);
       }
-      await (await opening).close();
+      // A tape that never opened has nothing to write: its error went to the calls.
+      const d = await opening.catch(() => undefined);
+      await d?.close();
     })();
     return closing;
   };

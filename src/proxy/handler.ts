@@ -6,7 +6,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
-import { asTapedeckError, errorBody, errorShapeOf, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
 import { callUpstream, ChunkLog, storedResponseHeaders, upstreamUrl } from './upstream.ts';
@@ -237,13 +237,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     }
     const status = statusOf(e.code, deck?.missStatus ?? opts.missStatus);
     const body = errorBody(e, errorShapeOf(req.url ?? '/', req.headers), status);
-    const headers: OutgoingHttpHeaders = {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
-      'x-tapedeck-match': e.code === 'E_MISS' ? 'miss' : 'error',
-      'x-tapedeck-error': e.code,
-    };
-    if (typeof e.details.key === 'string') headers['x-tapedeck-key'] = e.details.key;
+    const headers: OutgoingHttpHeaders = { ...errorHeaders(e), 'content-length': Buffer.byteLength(body) };
     // An oversized body is not read to the end; close the connection rather than reuse it.
     if (e.code === 'E_BODY_TOO_LARGE') headers.connection = 'close';
     res.writeHead(status, headers);

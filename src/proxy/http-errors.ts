@@ -22,6 +22,7 @@ const STATUS: Record<string, number> = {
   E_NON_FINITE: 400,
   E_DEPTH: 400,
   E_REQUEST: 400,
+  E_REQUEST_ENCODING: 400,
   E_BODY_TOO_LARGE: 413,
   // A body parser mounted in front of the proxy: the server's set-up, not the client's request.
   E_PROXY_BODY: 500,
@@ -71,6 +72,30 @@ export function errorBody(e: TapedeckError, shape: ErrorShape, status: number): 
     return safeJSON({ type: 'error', error: { type: anthropicType(status), message: e.message, code: e.code, tapedeck } });
   }
   return safeJSON({ error: { message: e.message, type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck } });
+}
+
+// Codes worth a retry by the client: the upstream may come back, another proxy may be up.
+// Everything else (a miss, a damaged tape, a bad mode or request) gives the same answer on
+// every retry, and an SDK that retries it only hides the message behind a delay.
+const RETRYABLE = new Set(['E_UPSTREAM', 'E_UPSTREAM_TIMEOUT', 'E_PROXY_CLOSED']);
+
+/**
+ * Headers of an error answer. `x-should-retry: false` is the header the OpenAI and Anthropic
+ * SDKs read before their retry rules, so a 500 for a damaged tape is raised at once as an API
+ * error with tapedeck's message instead of being retried.
+ *
+ * @example
+ * errorHeaders(new TapedeckError('E_MISS', 'no recording'))['x-should-retry'] // 'false'
+ */
+export function errorHeaders(e: TapedeckError): Record<string, string> {
+  const h: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-tapedeck-match': e.code === 'E_MISS' ? 'miss' : 'error',
+    'x-tapedeck-error': e.code,
+    'x-should-retry': RETRYABLE.has(e.code) ? 'true' : 'false',
+  };
+  if (typeof e.details.key === 'string') h['x-tapedeck-key'] = e.details.key;
+  return h;
 }
 
 /** Any thrown value as a TapedeckError (unexpected ones become E_PROXY_INTERNAL). */

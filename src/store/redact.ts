@@ -1,21 +1,26 @@
 /**
  * Redaction: secrets never reach a tape. Every writer (ReplayCache, the proxy, createFetch,
  * importers) passes what it stores through here first, so the only way to get a key onto disk
- * is to ask for it explicitly with `keepSecrets: true`.
+ * is to ask for it explicitly with `keepSecrets: true`. docs/proxy.md ("Secrets") lists what is
+ * redacted and why; keep the two in step.
  *
- * What counts as a secret, by name (case-insensitive, `-` and `_` treated alike):
- * - headers: authorization, proxy-authorization, x-api-key, api-key, cookie, set-cookie,
- *   openai-organization, openai-project, x-goog-api-key, anthropic-admin-key, x-amz-security-token;
- * - JSON fields anywhere in a value: api_key / apiKey / api-key, authorization, x-api-key,
- *   access_token, refresh_token, client_secret, password, secret_key, session_token,
- *   aws_secret_access_key, cookie, set-cookie, openai-organization;
- * - URL query parameters: key, api_key, apikey, access_token, token, sig, signature, code.
+ * Names are compared folded: lowercase with `-` and `_` removed, so `api_key`, `apiKey`,
+ * `API-KEY` and `x-goog-api-key` are judged alike.
+ * - headers: the credential headers of every provider the proxy serves (OpenAI, Azure OpenAI and
+ *   Azure API Management, Anthropic, Google, AWS SigV4 / Bedrock, Mistral, Cohere, Groq and other
+ *   bearer-token APIs, gateways), plus any header whose name ends in a credential word;
+ * - fields (JSON at any depth, form fields, multipart field names): the same names and the
+ *   credential words (`password`, `client_secret`, `accessToken`, `apiKey`, ...) as a suffix;
+ * - URL query parameters: `key` (Google), `api-key` (Azure OpenAI), `subscription-key` (Azure
+ *   API Management), SigV4's `X-Amz-Signature`, `X-Amz-Credential`, `X-Amz-Security-Token`,
+ *   tokens, signatures and codes.
  * Plus whatever names the user adds (`headers`, `fields`, `query`).
  *
  * Values are replaced, never removed, so a reviewer sees that a header was sent and the shape
  * of the record is unchanged. Strings elsewhere that carry an obvious credential (`Bearer …`,
- * `Basic …`, or a known provider key prefix followed by a long token) are masked too: a key
- * pasted into a prompt or an error message must not end up in git either.
+ * `Basic …`, a SigV4 `Credential=…, Signature=…`, or a known provider key prefix followed by a
+ * long token) are masked too: a key pasted into a prompt or an error message must not end up in
+ * git either.
  */
 
 /** What a redacted value is replaced with. */
@@ -35,45 +40,91 @@ export interface RedactOptions {
 }
 
 export const SECRET_HEADERS: readonly string[] = Object.freeze([
-  'authorization',
+  'authorization', // OpenAI, Mistral, Cohere, Groq, Together, OpenRouter, Bedrock API keys (Bearer); AWS SigV4 (AWS4-HMAC-SHA256 …)
   'proxy-authorization',
-  'x-api-key',
-  'api-key',
+  'x-api-key', // Anthropic
+  'api-key', // Azure OpenAI
+  'ocp-apim-subscription-key', // Azure API Management
+  'x-goog-api-key', // Google Gemini
+  'x-amz-security-token', // AWS temporary credentials
   'cookie',
   'set-cookie',
   'openai-organization',
   'openai-project',
-  'x-goog-api-key',
   'anthropic-admin-key',
-  'x-amz-security-token',
+  'cf-aig-authorization', // Cloudflare AI Gateway
+  'x-portkey-api-key',
+  'helicone-auth',
+  'x-auth-token',
+  'x-access-token',
 ]);
 
+/** Field names redacted wherever they occur (exact, folded). */
 export const SECRET_FIELDS: readonly string[] = Object.freeze([
   'api_key',
-  'apikey',
   'authorization',
-  'x_api_key',
   'access_token',
   'refresh_token',
+  'id_token',
   'client_secret',
   'password',
+  'passwd',
+  'secret',
   'secret_key',
   'session_token',
+  'security_token',
   'aws_secret_access_key',
+  'private_key',
+  'subscription_key',
   'cookie',
   'set_cookie',
+  'credentials',
   'openai_organization',
 ]);
 
-export const SECRET_QUERY: readonly string[] = Object.freeze(['key', 'api_key', 'apikey', 'access_token', 'token', 'sig', 'signature', 'code']);
+/**
+ * Credential words: a header or field whose folded name ends in one of these is a secret too
+ * (`openaiApiKey`, `db_password`, `githubAccessToken`, `x-custom-api-key`). A bare `token` is not
+ * among them on purpose: `token` fields are logprob tokens and `next_page_token` is a cursor that
+ * decides which answer comes back.
+ */
+const SECRET_SUFFIXES = ['apikey', 'secret', 'password', 'passwd', 'accesstoken', 'refreshtoken', 'sessiontoken', 'securitytoken', 'authtoken', 'bearertoken', 'idtoken', 'privatekey', 'secretkey', 'subscriptionkey'];
 
-const fold = (name: string) => name.toLowerCase().replace(/-/g, '_');
+export const SECRET_QUERY: readonly string[] = Object.freeze([
+  'key', // Google (?key=AIza…)
+  'api-key', // Azure OpenAI
+  'api_key',
+  'apikey',
+  'subscription-key', // Azure API Management
+  'access_token',
+  'token',
+  'sig', // Azure SAS
+  'signature',
+  'code',
+  'x-amz-signature', // SigV4 presigned URLs
+  'x-amz-credential',
+  'x-amz-security-token',
+  'client_secret',
+  'password',
+]);
 
-// `Bearer x`, `Basic x`, and key formats of the providers tapedeck records (OpenAI `sk-`,
-// `sk-proj-`, Anthropic `sk-ant-`, Google `AIza`, GitHub, Slack, AWS access key ids). A token
-// must be long enough that ordinary prose ("sk-learn", "Bearer of bad news") is left alone.
+const fold = (name: string) => name.toLowerCase().replace(/[-_]/g, '');
+
+const isSecretName = (folded: string, exact: ReadonlySet<string>) => exact.has(folded) || SECRET_SUFFIXES.some((w) => folded.endsWith(w));
+
+// `Bearer x`, `Basic x`, SigV4 credentials and signatures, and key formats of the providers
+// tapedeck records (OpenAI `sk-`, `sk-proj-`, Anthropic `sk-ant-`, OpenRouter `sk-or-`, Google
+// `AIza`, Groq `gsk_`, Hugging Face `hf_`, Replicate `r8_`, Perplexity `pplx-`, xAI `xai-`,
+// GitHub, Slack, AWS access key ids). A token must be long enough that ordinary prose
+// ("sk-learn", "Bearer of bad news") is left alone.
 const CREDENTIAL =
-  /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16,}|\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abposr]-[A-Za-z0-9-]{20,}|AKIA[0-9A-Z]{16})/g;
+  /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16,}|\b(?:Credential=[A-Za-z0-9/_-]{16,}|Signature=[0-9a-f]{64})|\b(?:sk-(?:ant-|proj-|or-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abposr]-[A-Za-z0-9-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16})/g;
+
+/**
+ * Below this depth values are redacted recursively (sharing unchanged parts); deeper ones are
+ * copied with an explicit stack, so no nesting depth can hide a field or overflow the stack.
+ */
+const RECURSION_LIMIT = 1000;
 
 /** Compiled redaction rules; build once with {@link redactor} and reuse on the hot path. */
 export interface Redactor {
@@ -88,6 +139,13 @@ export interface Redactor {
   text(s: string): string;
   /** Whether a header name is redacted. */
   isSecretHeader(name: string): boolean;
+  /** Whether a field (JSON member, form or multipart field) of this name is redacted. */
+  isSecretField(name: string): boolean;
+  /**
+   * A cheap superset test on raw JSON text: false means redaction cannot change this body (no
+   * member name that is a secret, no credential-looking string), so it may be matched as bytes.
+   */
+  mayHaveSecrets(text: string): boolean;
 }
 
 /**
@@ -99,13 +157,18 @@ export interface Redactor {
  */
 export function redactor(opts: RedactOptions = {}): Redactor {
   const keep = opts.keepSecrets === true;
-  const headerSet = new Set([...SECRET_HEADERS, ...(opts.headers ?? [])].map((h) => h.toLowerCase()));
+  const headerSet = new Set([...SECRET_HEADERS, ...(opts.headers ?? [])].map(fold));
   const fieldSet = new Set([...SECRET_FIELDS, ...SECRET_HEADERS, ...(opts.fields ?? [])].map(fold));
-  const querySet = new Set([...SECRET_QUERY, ...(opts.query ?? [])].map((q) => q.toLowerCase()));
+  const querySet = new Set([...SECRET_QUERY, ...(opts.query ?? [])].map(fold));
   const scan = opts.scanStrings !== false;
+  const secretField = (k: string) => isSecretName(fold(k), fieldSet);
+  // Any quoted member name that could fold to a secret name: letters of each name with optional
+  // `-`/`_` between them, as a whole name or (for the credential words) a suffix.
+  const spell = (w: string) => [...w].map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[-_]?');
+  const memberRe = new RegExp(`"(?:${[...fieldSet].map(spell).join('|')}|[^"\\\\]*?(?:${SECRET_SUFFIXES.map(spell).join('|')}))"\\s*:`, 'i');
 
   const text = (s: string): string => {
-    if (keep || !scan || s.length < 20) return s;
+    if (keep || !scan || s.length < 16) return s;
     CREDENTIAL.lastIndex = 0;
     return CREDENTIAL.test(s) ? s.replace(CREDENTIAL, REDACTED) : s;
   };
@@ -125,14 +188,61 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       } catch {
         // a malformed escape: compare the raw name
       }
-      return querySet.has(name.toLowerCase()) ? `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}` : p;
+      const f = fold(name);
+      return querySet.has(f) || isSecretName(f, fieldSet) ? `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}` : p;
     });
     return text(u.slice(0, q + 1) + parts.join('&') + (hashAt < 0 ? '' : u.slice(hashAt)));
   };
 
+  const masks = (k: string, x: unknown) => x != null && x !== '' && typeof x !== 'boolean' && secretField(k);
+
+  /** A full copy of a deep plain value, redacted, without recursion. */
+  const deep = (root: unknown): unknown => {
+    const leaf = (x: unknown): { done: true; v: unknown } | { done: false } =>
+      typeof x === 'string' ? { done: true, v: text(x) } : x === null || typeof x !== 'object' ? { done: true, v: x } : { done: false };
+    const first = leaf(root);
+    if (first.done) return first.v;
+    const out: unknown = Array.isArray(root) ? [] : {};
+    const stack: [unknown, unknown][] = [[root, out]];
+    while (stack.length > 0) {
+      const [src, dst] = stack.pop()!;
+      if (Array.isArray(src)) {
+        const d = dst as unknown[];
+        for (const x of src) {
+          const l = leaf(x);
+          if (l.done) d.push(l.v);
+          else {
+            const c: unknown = Array.isArray(x) ? [] : {};
+            d.push(c);
+            stack.push([x, c]);
+          }
+        }
+        continue;
+      }
+      const proto = Object.getPrototypeOf(src) as unknown;
+      const d = dst as Record<string, unknown>;
+      if (proto !== Object.prototype && proto !== null) continue; // left empty: not plain data
+      for (const [k, x] of Object.entries(src as Record<string, unknown>)) {
+        if (masks(k, x)) {
+          d[k] = REDACTED;
+          continue;
+        }
+        const l = leaf(x);
+        if (l.done) d[k] = l.v;
+        else {
+          const c: unknown = Array.isArray(x) ? [] : {};
+          d[k] = c;
+          stack.push([x, c]);
+        }
+      }
+    }
+    return out;
+  };
+
   const value = (v: unknown, depth: number): unknown => {
     if (typeof v === 'string') return text(v);
-    if (v === null || typeof v !== 'object' || depth > 256) return v;
+    if (v === null || typeof v !== 'object') return v;
+    if (depth > RECURSION_LIMIT) return deep(v);
     if (Array.isArray(v)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < v.length; i++) {
@@ -147,7 +257,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       let changed = false;
       const out = new Map<unknown, unknown>();
       for (const [k, x] of v as Map<unknown, unknown>) {
-        const r = typeof k === 'string' && fieldSet.has(fold(k)) && x != null ? REDACTED : value(x, depth + 1);
+        const r = typeof k === 'string' && masks(k, x) ? REDACTED : value(x, depth + 1);
         if (r !== x) changed = true;
         out.set(k, r);
       }
@@ -158,7 +268,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     let out: Record<string, unknown> | undefined;
     for (const k of Object.keys(obj)) {
       const x = obj[k];
-      const r = fieldSet.has(fold(k)) && x != null && x !== '' ? REDACTED : value(x, depth + 1);
+      const r = masks(k, x) ? REDACTED : value(x, depth + 1);
       if (r !== x && !out) out = { ...obj };
       if (out) out[k] = r;
     }
@@ -167,13 +277,20 @@ export function redactor(opts: RedactOptions = {}): Redactor {
 
   return {
     keepSecrets: keep,
-    isSecretHeader: (name) => !keep && headerSet.has(name.toLowerCase()),
+    isSecretHeader: (name) => !keep && isSecretName(fold(name), headerSet),
+    isSecretField: (name) => !keep && secretField(name),
+    mayHaveSecrets: (s) => {
+      if (keep) return false;
+      if (memberRe.test(s)) return true;
+      CREDENTIAL.lastIndex = 0;
+      return scan && CREDENTIAL.test(s);
+    },
     headers<H extends Record<string, string | string[] | number | undefined>>(h: H): H {
       if (keep) return h;
       const out: Record<string, string | string[] | number | undefined> = {};
       for (const [k, x] of Object.entries(h)) {
         if (x === undefined) continue;
-        if (headerSet.has(k.toLowerCase())) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
+        if (isSecretName(fold(k), headerSet)) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
         else out[k] = typeof x === 'string' ? text(x) : Array.isArray(x) ? x.map(text) : x;
       }
       return out as H;

@@ -6,6 +6,7 @@
  */
 import { addExtension, Unpackr } from 'msgpackr/unpack';
 import { TapedeckError } from '../errors.ts';
+import { VERSION } from '../version.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Layout constants (docs/tape-format.md). All integers are big-endian (msgpack's byte order).
@@ -41,6 +42,8 @@ export interface TapeHeader {
   formatVersion: number;
   created: string;
   tapedeckVersion: string;
+  /** True when the header was damaged or missing (then `created` and `tapedeckVersion` are ''). */
+  headerLost?: boolean;
   [k: string]: unknown;
 }
 
@@ -163,13 +166,7 @@ export function parseHeader(buf: Uint8Array, file: string): { header: TapeHeader
   }
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const version = view.getUint16(8);
-  if (version === 0 || version > TAPE_FORMAT_VERSION) {
-    throw new TapedeckError('E_TAPE_VERSION', `${file} has tape format version ${version}; this tapedeck reads up to ${TAPE_FORMAT_VERSION}.`, {
-      file,
-      offset: 8,
-      hint: version === 0 ? 'Version 0 does not exist; the header is damaged.' : 'Upgrade tapedeck to read this tape.',
-    });
-  }
+  if (version === 0) throw corruptHeader(file, 8, 'format version 0 (no such version: the field is damaged)');
   const metaLen = view.getUint32(10);
   if (metaLen > MAX_META_BYTES || HEADER_FIXED + metaLen > buf.length) {
     throw corruptHeader(file, 10, `metadata length ${metaLen} runs past the end of the file or the ${MAX_META_BYTES}-byte limit`);
@@ -187,10 +184,78 @@ export function parseHeader(buf: Uint8Array, file: string): { header: TapeHeader
   if (typeof m.created !== 'string' || typeof m.tapedeckVersion !== 'string') {
     throw corruptHeader(file, HEADER_FIXED, 'metadata lacks `created` or `tapedeckVersion`');
   }
+  if (version > TAPE_FORMAT_VERSION) {
+    // The version field is outside the metadata CRC. A tape written by this tapedeck or an
+    // older one cannot have a newer format: then the field is damaged, not the reader too old.
+    if (!newerThanUs(m.tapedeckVersion)) throw corruptHeader(file, 8, `format version ${version} from tapedeck ${m.tapedeckVersion}, which writes version ${TAPE_FORMAT_VERSION} (the field is damaged)`);
+    throw new TapedeckError('E_TAPE_VERSION', `${file} has tape format version ${version}; this tapedeck reads up to ${TAPE_FORMAT_VERSION}.`, {
+      file,
+      offset: 8,
+      hint: `It was written by tapedeck ${m.tapedeckVersion}; upgrade tapedeck to read this tape.`,
+    });
+  }
   return {
     header: { ...m, formatVersion: version, created: m.created, tapedeckVersion: m.tapedeckVersion },
     end: HEADER_FIXED + metaLen,
   };
+}
+
+/** Whether a `tapedeckVersion` (major.minor.patch) is newer than this package. */
+function newerThanUs(v: string): boolean {
+  const a = v.split(/[.+-]/).slice(0, 3).map(Number);
+  const b = VERSION.split(/[.+-]/).slice(0, 3).map(Number);
+  for (let i = 0; i < 3; i++) {
+    const x = a[i] ?? 0;
+    const y = b[i] ?? 0;
+    if (!Number.isFinite(x)) return true; // unparseable: assume a newer writer, do not guess
+    if (x !== y) return x > y;
+  }
+  return false;
+}
+
+/**
+ * The header of a tape whose own header was lost (a 0-byte file, or header bytes that fail their
+ * checks): its metadata is gone, the records behind it are not. A rewrite gives it a fresh one.
+ */
+function lostHeader(): TapeHeader {
+  return { formatVersion: TAPE_FORMAT_VERSION, created: '', tapedeckVersion: '', headerLost: true };
+}
+
+/**
+ * The header, or what remains when it is damaged. Records carry their own CRCs, so a damaged
+ * header costs only its metadata: the records are found by the same resynchronization as damage
+ * anywhere else. Only a file that is neither a tape header nor holds any record frame (some
+ * other file at the tape path) is refused. A 0-byte file, or a tape's magic with a header cut
+ * short and nothing after it (a crash between create and header write, a full disk), is an
+ * empty tape.
+ */
+function readHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: number; warning?: TapeWarning } {
+  if (buf.length === 0) {
+    return {
+      header: lostHeader(),
+      end: 0,
+      warning: { code: 'E_TAPE_EMPTY', offset: 0, message: `${file} is empty (0 bytes: a crash before its header was written, or a full disk); read as a tape with no records, and the next append writes its header.` },
+    };
+  }
+  try {
+    return parseHeader(buf, file);
+  } catch (e) {
+    if (!(e instanceof TapedeckError && e.code === 'E_TAPE_CORRUPT')) throw e;
+    const first = nextValidFrame(buf, 0);
+    let magic = buf.length >= TAPE_MAGIC.length;
+    for (let i = 0; magic && i < TAPE_MAGIC.length; i++) magic = buf[i] === TAPE_MAGIC[i];
+    if (first < 0 && !magic) throw e;
+    const end = first < 0 ? buf.length : first;
+    return {
+      header: lostHeader(),
+      end,
+      warning: {
+        code: 'E_TAPE_HEADER',
+        offset: typeof e.details.offset === 'number' ? e.details.offset : 0,
+        message: `${e.message.replace(/\.$/, '')}; the header's metadata is lost, ${first < 0 ? 'and no record follows it' : `records are read from byte ${first}`}. \`tapedeck prune ${file}\` writes a fresh header and keeps every record.`,
+      },
+    };
+  }
 }
 
 type FrameCheck =
@@ -243,9 +308,9 @@ function nextValidFrame(buf: Uint8Array, from: number): number {
  * someone asks for the value.
  */
 export function parseTape(buf: Uint8Array, file: string, decode = true): TapeContents & { headerEnd: number } {
-  const { header, end } = parseHeader(buf, file);
+  const { header, end, warning } = readHeader(buf, file);
   const records: TapeRecordEntry[] = [];
-  const warnings: TapeWarning[] = [];
+  const warnings: TapeWarning[] = warning ? [warning] : [];
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let pos = end;
   while (pos < buf.length) {

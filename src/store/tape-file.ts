@@ -524,27 +524,20 @@ export async function appendRecords(path: string, values: unknown[], options: Ap
       // Synchronous calls on purpose: each is a few microseconds on a local disk, while the
       // promise API pays a thread-pool round trip per call; only fsync, which can take
       // milliseconds, goes to the thread pool so it never blocks the event loop.
-      let fd: number;
+      let fd = openForAppend(path);
       try {
-        // Append mode without O_CREAT: a missing tape is an error, never silently a new
-        // header-less file.
-        fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_APPEND);
-      } catch (e) {
-        throw ioError(e, path, 'open for append');
-      }
-      try {
-        const size = fstatSync(fd).size;
+        let size = fstatSync(fd).size;
         // Never append to something that is not a tape: check the header first.
-        // Read the fixed part, then exactly the metadata it announces (not a worst-case MiB).
-        const fixed = Buffer.alloc(Math.min(size, HEADER_FIXED));
-        if (fixed.length > 0) readSync(fd, fixed, 0, fixed.length, 0);
-        let head = fixed;
-        if (fixed.length === HEADER_FIXED) {
-          const metaLen = Math.min(fixed.readUInt32BE(10), MAX_META_BYTES + 1, size - HEADER_FIXED);
-          head = Buffer.alloc(HEADER_FIXED + Math.max(0, metaLen));
-          readSync(fd, head, 0, head.length, 0);
+        if (!headerReadable(fd, size, path)) {
+          // A lost header (a 0-byte file, damaged header bytes): rewrite the tape with a fresh
+          // header, keeping every record, then append. Something that is not a tape at all
+          // makes the rewrite throw, and is left alone.
+          closeSync(fd);
+          fd = -1;
+          await rewriteTape(path, () => true, options);
+          fd = openForAppend(path);
+          size = fstatSync(fd).size;
         }
-        parseHeader(head, path);
         const offsets: number[] = [];
         let at = size;
         for (const f of frames) {
@@ -567,12 +560,46 @@ export async function appendRecords(path: string, values: unknown[], options: Ap
         }
         return { offsets };
       } finally {
-        closeSync(fd);
+        if (fd >= 0) closeSync(fd);
       }
     },
     options,
   );
 }
+
+/** Append mode without O_CREAT: a missing tape is an error, never silently a header-less file. */
+function openForAppend(path: string): number {
+  try {
+    return openSync(path, fsConstants.O_RDWR | fsConstants.O_APPEND);
+  } catch (e) {
+    throw ioError(e, path, 'open for append');
+  }
+}
+
+/**
+ * Whether the file starts with a sound tape header: read the fixed part, then exactly the
+ * metadata it announces (not a worst-case MiB). False for a lost header (0 bytes or damaged);
+ * throws what parseHeader throws for anything else (a newer format).
+ */
+function headerReadable(fd: number, size: number, path: string): boolean {
+  if (size === 0) return false;
+  const fixed = Buffer.alloc(Math.min(size, HEADER_FIXED));
+  readSync(fd, fixed, 0, fixed.length, 0);
+  let head = fixed;
+  if (fixed.length === HEADER_FIXED) {
+    const metaLen = Math.min(fixed.readUInt32BE(10), MAX_META_BYTES + 1, size - HEADER_FIXED);
+    head = Buffer.alloc(HEADER_FIXED + Math.max(0, metaLen));
+    readSync(fd, head, 0, head.length, 0);
+  }
+  try {
+    parseHeader(head, path);
+    return true;
+  } catch (e) {
+    if (e instanceof TapedeckError && e.code === 'E_TAPE_CORRUPT') return false;
+    throw e;
+  }
+}
+
 
 /**
  * Rewrite a tape keeping only the records `keep` accepts (compaction, pruning unused
@@ -629,7 +656,10 @@ export async function rewriteTapeFrames(
       const parsed = parseTape(buf, path, false);
       const scan: TapeScan = { header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length };
       const drop = new Set(select(scan));
-      const parts: Uint8Array[] = [buf.subarray(0, parsed.headerEnd)];
+      // A lost header (damaged, or a 0-byte file) is replaced by a fresh one: the rewrite is how
+      // `tapedeck prune` repairs a tape.
+      const head = parsed.header.headerLost === true ? encodeHeader({ created: new Date().toISOString(), tapedeckVersion: VERSION }) : buf.subarray(0, parsed.headerEnd);
+      const parts: Uint8Array[] = [head];
       const dropped: unknown[] = [];
       let kept = 0;
       parsed.records.forEach((r, i) => {

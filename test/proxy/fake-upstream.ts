@@ -9,7 +9,7 @@ export interface Upstream {
   url: string;
   server: Server;
   /** Requests received, in order. */
-  calls: { method: string; url: string; headers: IncomingMessage['headers']; body: string }[];
+  calls: { method: string; url: string; headers: IncomingMessage['headers']; body: string; bytes: Buffer }[];
   close(): Promise<void>;
 }
 
@@ -90,8 +90,12 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
   const server = createServer(async (req, res) => {
     const parts: Buffer[] = [];
     for await (const c of req) parts.push(c as Buffer);
-    const raw = Buffer.concat(parts).toString('utf8');
-    calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw });
+    // A compressed request body is decoded, as real providers' front ends do.
+    const enc = String(req.headers['content-encoding'] ?? '');
+    const zlib = enc ? await import('node:zlib') : undefined;
+    const plain = !zlib ? Buffer.concat(parts) : enc === 'gzip' ? zlib.gunzipSync(Buffer.concat(parts)) : enc === 'br' ? zlib.brotliDecompressSync(Buffer.concat(parts)) : zlib.inflateSync(Buffer.concat(parts));
+    const raw = plain.toString('utf8');
+    calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw, bytes: Buffer.concat(parts) });
     const count = ++n;
     const path = (req.url ?? '').split('?')[0];
     const json = (status: number, v: unknown, extra: Record<string, string | string[]> = {}) => {
@@ -101,6 +105,20 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
     };
     if (req.method === 'GET' && path === '/v1/models') {
       return json(200, { object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1767225600, owned_by: 'fake', call: count }] });
+    }
+    // Never answers (a hung provider): for timeouts and shutdown bounds.
+    if (path === '/v1/hang') return;
+    // Sends headers and one chunk, then hangs mid-answer.
+    if (path === '/v1/hang-body') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"partial":true}\n\n');
+      return;
+    }
+    // Uploads (multipart, audio bytes, gzip): the answer names the bytes received.
+    if (path === '/v1/audio/transcriptions' || path === '/v1/files') {
+      const bytes = Buffer.concat(parts);
+      const { createHash } = await import('node:crypto');
+      return json(200, { text: `transcript ${count}`, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), encoding: req.headers['content-encoding'] ?? null });
     }
     if (path === '/v1/fail') return json(500, { error: { message: `upstream failure ${count}`, type: 'server_error', code: null } });
     let body: Record<string, unknown>;

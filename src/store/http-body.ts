@@ -1,0 +1,210 @@
+/**
+ * Non-JSON request bodies as the proxy and createFetch key and store them: decoded from their
+ * Content-Encoding, secrets masked, multipart boundaries normalized. docs/proxy.md ("Non-JSON
+ * bodies") is the reference.
+ *
+ * Why a body is keyed by its bytes: two uploads of different files to the same route are
+ * different requests, and answering one with the other's transcript is a wrong answer that no
+ * test would notice. Matching by route alone is an explicit option (`bodyMatch: 'route'`).
+ */
+import { brotliDecompressSync, gunzipSync, inflateSync, inflateRawSync } from 'node:zlib';
+import { TapedeckError } from '../errors.ts';
+import { REDACTED, type Redactor } from './redact.ts';
+
+type Headers = Record<string, string | string[] | undefined>;
+
+function header(h: Headers, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+const latin1 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('latin1');
+
+/**
+ * The body with its Content-Encoding undone (gzip, x-gzip, deflate, br, in the order they were
+ * applied; `identity` is nothing). The decoded size is capped at `max` bytes, so a small
+ * compressed body cannot expand past the body limit. An unknown coding or bytes that do not
+ * decode are a 400 (E_REQUEST_ENCODING).
+ *
+ * @example
+ * decodeContentEncoding({ 'content-encoding': 'gzip' }, gzipSync('{"a":1}'), 1 << 20) // bytes of {"a":1}
+ */
+export function decodeContentEncoding(headers: Headers, body: Uint8Array, max: number): Uint8Array {
+  const coding = header(headers, 'content-encoding');
+  if (coding === undefined || body.length === 0) return body;
+  const codings = coding
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  let out = body;
+  // Codings are listed in the order they were applied: undo them last to first.
+  for (const c of codings.reverse()) {
+    const opts = { maxOutputLength: max };
+    try {
+      if (c === 'gzip' || c === 'x-gzip') out = gunzipSync(out, opts);
+      else if (c === 'br') out = brotliDecompressSync(out, opts);
+      else if (c === 'deflate') {
+        // RFC 9110 deflate is zlib-wrapped; some clients send raw deflate: accept both.
+        try {
+          out = inflateSync(out, opts);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw e;
+          out = inflateRawSync(out, opts);
+        }
+      } else {
+        throw new TapedeckError('E_REQUEST_ENCODING', `Request Content-Encoding ${JSON.stringify(c)} is not supported.`, {
+          contentEncoding: coding,
+          hint: 'Send the body uncompressed, or with gzip, deflate or br.',
+        });
+      }
+    } catch (e) {
+      if (e instanceof TapedeckError) throw e;
+      if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || (e as Error).message?.includes('maxOutputLength')) {
+        throw new TapedeckError('E_BODY_TOO_LARGE', `Request body decodes (${c}) to more than the limit of ${max} bytes.`, {
+          limit: max,
+          hint: 'Raise the limit with --max-body (maxBodyBytes), or send a smaller request.',
+        });
+      }
+      throw new TapedeckError('E_REQUEST_ENCODING', `Request body is not valid ${c} (Content-Encoding: ${coding}): ${(e as Error).message}.`, {
+        contentEncoding: coding,
+        hint: 'Check the client that compresses the body, or send it uncompressed.',
+      });
+    }
+  }
+  return out;
+}
+
+/** The `boundary` parameter of a multipart content type, or undefined. */
+export function multipartBoundary(contentType: string | undefined): string | undefined {
+  if (!contentType || !/^\s*multipart\//i.test(contentType)) return undefined;
+  const m = /;\s*boundary\s*=\s*(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  return m ? (m[1] ?? m[2]) : undefined;
+}
+
+/**
+ * The boundary every stored and keyed multipart body is rewritten to. Clients pick a random
+ * boundary per request (the same file uploaded twice has different bytes); the parts are what
+ * the request says, so the key must not depend on it.
+ */
+export const NORMALIZED_BOUNDARY = 'tapedeck-normalized-boundary';
+
+interface Part {
+  /** Header block as sent (latin1), without the blank line. */
+  head: string;
+  body: string;
+}
+
+/** Splits a multipart body (latin1 text) into parts; undefined when it is not well formed. */
+function parts(text: string, boundary: string): Part[] | undefined {
+  const delim = `--${boundary}`;
+  let at = text.indexOf(delim);
+  if (at < 0) return undefined;
+  const out: Part[] = [];
+  for (;;) {
+    at += delim.length;
+    if (text.startsWith('--', at)) return out; // closing delimiter
+    if (text.startsWith('\r\n', at)) at += 2;
+    else return undefined;
+    const next = text.indexOf(`\r\n${delim}`, at);
+    if (next < 0) return undefined;
+    const whole = text.slice(at, next);
+    const sep = whole.indexOf('\r\n\r\n');
+    out.push(sep < 0 ? { head: whole, body: '' } : { head: whole.slice(0, sep), body: whole.slice(sep + 4) });
+    at = next + 2;
+  }
+}
+
+/** The field name of a part, from its Content-Disposition. */
+function partName(head: string): string | undefined {
+  const disp = /^content-disposition:(.*)$/im.exec(head)?.[1] ?? '';
+  const name = /(?:^|;)\s*name\s*=\s*(?:"([^"]*)"|([^;\s]+))/i.exec(disp);
+  return name ? (name[1] ?? name[2]) : undefined;
+}
+
+/** A multipart body rebuilt with the normalized boundary, secret fields and credentials masked. */
+function normalizeMultipart(text: string, boundary: string, r: Redactor): string | undefined {
+  const ps = parts(text, boundary);
+  if (!ps) return undefined;
+  let out = '';
+  for (const p of ps) {
+    const name = partName(p.head);
+    // Files are scanned too: an ASCII key inside an uploaded file is still a key.
+    const body = name !== undefined && r.isSecretField(name) && p.body !== '' ? REDACTED : r.text(p.body);
+    out += `--${NORMALIZED_BOUNDARY}\r\n${r.text(p.head)}\r\n\r\n${body}\r\n`;
+  }
+  return `${out}--${NORMALIZED_BOUNDARY}--\r\n`;
+}
+
+/** A form body with the values of secret fields masked (order and encoding of the rest kept). */
+function redactForm(text: string, r: Redactor): string {
+  return text
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 0) return pair;
+      let name = pair.slice(0, eq);
+      try {
+        name = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        // a malformed escape: judge the raw name
+      }
+      if (r.isSecretField(name)) return `${pair.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
+      let value = pair.slice(eq + 1);
+      try {
+        const decoded = decodeURIComponent(value.replace(/\+/g, ' '));
+        const masked = r.text(decoded);
+        if (masked !== decoded) value = encodeURIComponent(masked);
+      } catch {
+        value = r.text(value);
+      }
+      return `${pair.slice(0, eq)}=${value}`;
+    })
+    .join('&');
+}
+
+/** What the engine keys and stores for a non-JSON body. */
+export interface NormalizedBody {
+  /** Bytes that take part in the request key: normalized and redacted. */
+  bytes: Uint8Array;
+  /** The body as stored in the record: text for textual types, bytes for the rest. */
+  stored: string | Uint8Array;
+}
+
+function isTextual(contentType: string): boolean {
+  return /^text\/|x-www-form-urlencoded|xml|charset=/i.test(contentType);
+}
+
+/**
+ * The key bytes and stored form of a non-JSON body (already decoded from its Content-Encoding):
+ * - multipart: parts rebuilt with {@link NORMALIZED_BOUNDARY}, a field whose name is a secret
+ *   masked, credential-looking text masked in every part; part headers and contents are kept
+ *   otherwise, so a different file gives a different key and a new boundary does not;
+ * - a form (`application/x-www-form-urlencoded`): secret fields' values masked;
+ * - anything else: credential-looking text masked (in binary bodies too: an ASCII key inside a
+ *   file is still a key).
+ * A multipart body that does not parse is keyed and stored as its (masked) bytes.
+ *
+ * @example
+ * normalizeBody({ 'content-type': 'application/x-www-form-urlencoded' }, Buffer.from('client_secret=s3&a=1'), redactor()).stored
+ * // 'client_secret=%5BREDACTED%5D&a=1'
+ */
+export function normalizeBody(headers: Headers, body: Uint8Array, r: Redactor): NormalizedBody {
+  const ct = header(headers, 'content-type') ?? '';
+  const text = latin1(body);
+  const boundary = multipartBoundary(ct);
+  if (boundary !== undefined) {
+    const n = normalizeMultipart(text, boundary, r);
+    if (n !== undefined) {
+      const bytes = Buffer.from(n, 'latin1');
+      return { bytes, stored: bytes };
+    }
+  }
+  if (/x-www-form-urlencoded/i.test(ct)) {
+    const masked = r.keepSecrets ? text : redactForm(text, r);
+    const bytes = Buffer.from(masked, 'latin1');
+    return { bytes, stored: new TextDecoder().decode(bytes) };
+  }
+  const masked = r.text(text);
+  const bytes = masked === text ? body : Buffer.from(masked, 'latin1');
+  return { bytes, stored: isTextual(ct) ? new TextDecoder().decode(bytes) : bytes.slice() };
+}

@@ -1,0 +1,169 @@
+// Non-JSON and compressed request bodies: keyed by their (normalized) bytes, so an upload of
+// another file is never answered with the transcript of the first; Content-Encoding undone
+// before keying, the bytes forwarded as sent.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { brotliCompressSync, deflateSync, gunzipSync, gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
+import { startProxy } from '../../src/proxy/server.ts';
+import { NORMALIZED_BOUNDARY, normalizeBody } from '../../src/store/http-body.ts';
+import { redactor } from '../../src/store/redact.ts';
+import { startUpstream } from './fake-upstream.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-bodies-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let seq = 0;
+const tapePath = () => join(dir, `t${++seq}.tape`);
+
+/** A multipart upload as an SDK sends it; fetch picks a new random boundary every time. */
+function upload(file: string, extra: Record<string, string> = {}): FormData {
+  const form = new FormData();
+  form.append('model', 'whisper-1');
+  for (const [k, v] of Object.entries(extra)) form.append(k, v);
+  form.append('file', new Blob([file], { type: 'audio/wav' }), 'clip.wav');
+  return form;
+}
+
+describe('multipart uploads', () => {
+  it('replay of another file is a miss, never the first file\'s transcript; a new boundary still matches', async () => {
+    const up = await startUpstream();
+    const tape = tapePath();
+    const rec = await startProxy({ upstream: up.url, tape, mode: 'record', port: 0 });
+    const first = await fetch(`${rec.url}/v1/audio/transcriptions`, { method: 'POST', body: upload('RIFF first recording') });
+    const recorded = await first.text();
+    expect(first.status).toBe(200);
+    await rec.close();
+    // Matching by route alone only when asked for (when recording and replaying: it is part of the key).
+    const routeTape = tapePath();
+    const recRoute = await startProxy({ upstream: up.url, tape: routeTape, mode: 'record', port: 0, bodyMatch: 'route' });
+    const routeAnswer = await (await fetch(`${recRoute.url}/v1/audio/transcriptions`, { method: 'POST', body: upload('RIFF first recording') })).text();
+    await recRoute.close();
+    await up.close();
+
+    const play = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      const same = await fetch(`${play.url}/v1/audio/transcriptions`, { method: 'POST', body: upload('RIFF first recording') });
+      expect(same.headers.get('x-tapedeck-match')).toBe('exact');
+      expect(await same.text()).toBe(recorded);
+      const other = await fetch(`${play.url}/v1/audio/transcriptions`, { method: 'POST', body: upload('RIFF another file entirely') });
+      expect(other.status).toBe(404);
+      expect(other.headers.get('x-tapedeck-match')).toBe('miss');
+      expect(await other.text()).not.toContain('transcript 1');
+    } finally {
+      await play.close();
+    }
+
+    const loose = await startProxy({ tape: routeTape, mode: 'replay', port: 0, bodyMatch: 'route' });
+    try {
+      const other = await fetch(`${loose.url}/v1/audio/transcriptions`, { method: 'POST', body: upload('RIFF another file entirely') });
+      expect(other.status).toBe(200);
+      expect(await other.text()).toBe(routeAnswer);
+    } finally {
+      await loose.close();
+    }
+  });
+
+  it('normalization: boundary-independent, content-dependent, stored with the normalized boundary', async () => {
+    const r = redactor();
+    const enc = async (f: FormData) => {
+      const req = new Request('http://x/', { method: 'POST', body: f });
+      return { headers: { 'content-type': req.headers.get('content-type')! }, body: new Uint8Array(await req.arrayBuffer()) };
+    };
+    const a1 = await enc(upload('same bytes'));
+    const a2 = await enc(upload('same bytes'));
+    const b = await enc(upload('other bytes'));
+    expect(a1.headers['content-type']).not.toBe(a2.headers['content-type']); // fetch chose two boundaries
+    const na1 = normalizeBody(a1.headers, a1.body, r);
+    const na2 = normalizeBody(a2.headers, a2.body, r);
+    expect(Buffer.from(na1.bytes).equals(Buffer.from(na2.bytes))).toBe(true);
+    expect(Buffer.from(na1.bytes).equals(Buffer.from(normalizeBody(b.headers, b.body, r).bytes))).toBe(false);
+    expect(Buffer.from(na1.bytes).toString('latin1')).toContain(`--${NORMALIZED_BOUNDARY}--`);
+    // A field order change is a different request.
+    const swapped = new FormData();
+    swapped.append('file', new Blob(['same bytes'], { type: 'audio/wav' }), 'clip.wav');
+    swapped.append('model', 'whisper-1');
+    const s = await enc(swapped);
+    expect(Buffer.from(normalizeBody(s.headers, s.body, r).bytes).equals(Buffer.from(na1.bytes))).toBe(false);
+  });
+
+  it('plain text and binary bodies are keyed by their bytes too', async () => {
+    const up = await startUpstream();
+    const tape = tapePath();
+    const f = createFetch({ tape, mode: 'record', fetch: globalThis.fetch });
+    const send = (ff: typeof fetch, body: Uint8Array | string, type: string) => ff(`${up.url}/v1/files`, { method: 'POST', headers: { 'content-type': type }, body });
+    const a = await (await send(f, new Uint8Array([1, 2, 3, 4]), 'application/octet-stream')).text();
+    const t = await (await send(f, 'hello text', 'text/plain')).text();
+    await f.close();
+    await up.close();
+    const play = createFetch({ tape, mode: 'replay' });
+    expect(await (await send(play, new Uint8Array([1, 2, 3, 4]), 'application/octet-stream')).text()).toBe(a);
+    expect((await send(play, new Uint8Array([1, 2, 3, 5]), 'application/octet-stream')).status).toBe(404);
+    expect(await (await send(play, 'hello text', 'text/plain')).text()).toBe(t);
+    expect((await send(play, 'hello other', 'text/plain')).status).toBe(404);
+    await play.close();
+  });
+});
+
+describe('Content-Encoding request bodies', () => {
+  const body = JSON.stringify({ model: 'gpt-4o-mini', temperature: 0, messages: [{ role: 'user', content: 'compressed hello' }] });
+  const codings: [string, (b: Buffer) => Buffer][] = [
+    ['gzip', (b) => gzipSync(b)],
+    ['br', (b) => brotliCompressSync(b)],
+    ['deflate', (b) => deflateSync(b)],
+  ];
+
+  it('gzip, br and deflate JSON bodies are decoded before keying, forwarded as sent, and replay whatever the compression', async () => {
+    for (const [coding, compress] of codings) {
+      const up = await startUpstream();
+      const tape = tapePath();
+      const rec = await startProxy({ upstream: up.url, tape, mode: 'record', port: 0 });
+      const sent = compress(Buffer.from(body));
+      const r = await fetch(`${rec.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': coding }, body: sent });
+      expect(r.status, coding).toBe(200);
+      const answer = await r.text();
+      expect(answer).toContain('compressed hello');
+      await rec.close();
+      await up.close();
+      // Forwarded as sent: the upstream got the compressed bytes and the header.
+      expect(up.calls[0]!.headers['content-encoding']).toBe(coding);
+      expect(up.calls[0]!.bytes.equals(sent)).toBe(true);
+      // Stored decoded (so it is redacted and readable), with the header that says how it was sent.
+      expect(readFileSync(tape).includes(Buffer.from('compressed hello'))).toBe(true);
+
+      const play = await startProxy({ tape, mode: 'replay', port: 0 });
+      try {
+        const agains: [string, Buffer][] = [[coding, compress(Buffer.from(body))], ['gzip', gzipSync(Buffer.from(body), { level: 1 })]];
+        for (const [enc, again] of agains) {
+          const x = await fetch(`${play.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': enc }, body: again });
+          expect(x.headers.get('x-tapedeck-match'), `${coding} -> ${enc}`).toBe('exact');
+          expect(await x.text()).toBe(answer);
+        }
+        const plain = await fetch(`${play.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        expect(plain.headers.get('x-tapedeck-match')).toBe('exact');
+      } finally {
+        await play.close();
+      }
+    }
+  });
+
+  it('a body that does not decode, or an unknown coding, is a 400 that says so', async () => {
+    const tape = tapePath();
+    const f = createFetch({ tape, mode: 'replay', onWarning: () => {} });
+    const bad = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: 'not gzip at all' });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('x-tapedeck-error')).toBe('E_REQUEST_ENCODING');
+    const unknown = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' }, body: 'xx' });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.text()).toContain('zstd');
+    // A small body that inflates past the body limit is refused, not decoded to the end.
+    const bomb = gzipSync(Buffer.alloc(4 * 1024 * 1024, 0x20));
+    const tiny = createFetch({ tape, mode: 'replay', maxBodyBytes: 1024 * 1024, onWarning: () => {} });
+    const big = await tiny('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: bomb });
+    expect(big.status).toBe(413);
+    expect(gunzipSync(bomb).length).toBe(4 * 1024 * 1024);
+    await f.close();
+    await tiny.close();
+  });
+});
