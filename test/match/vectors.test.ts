@@ -62,7 +62,7 @@ describe(`request key vectors (${backend()})`, () => {
   }
 
   const python = spawnSync('python3', ['--version']).status === 0;
-  it.skipIf(!python)('the Python reference regenerates the committed vectors exactly (skipped: no python3 here)', () => {
+  it.skipIf(!python)('the Python reference regenerates the committed vectors exactly (skipped where python3 is missing)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tapedeck-vectors-'));
     try {
       const out = join(dir, 'v.json');
