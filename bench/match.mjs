@@ -106,16 +106,7 @@ export async function matchBench(lib, { quick = false } = {}) {
   // Baseline: the same pipeline with the best pure-JS hashing (safe-stable-stringify + node:crypto).
   const base = await time(
     'baseline: JSON.parse + normalize + sss/node:crypto key and chain',
-    () => {
-      const n = lib.normalizeRequest(JSON.parse(Buffer.from(body).toString('utf8')));
-      const key = hex(stringify(n.view));
-      const paths = [];
-      for (const m of n.messages) {
-        const h = hex(stringify(m));
-        paths.push(paths.length ? hex(`${paths[paths.length - 1]}:${h}`) : h);
-      }
-      return [key, paths];
-    },
+    () => jsKeyAndChain(lib, body),
     budget,
   );
   rows.push({ ...e2e, baseline: base.label, ratio: base.p50 / e2e.p50 });
@@ -151,16 +142,7 @@ export async function matchBench(lib, { quick = false } = {}) {
     const general = await time(`requestKeys(raw M ${shape} body): parse + normalize + one core call`, () => lib.requestKeys(bytes), budget);
     const js = await time(
       `baseline ${shape}: JSON.parse + normalize + sss/node:crypto key and chain`,
-      () => {
-        const n = lib.normalizeRequest(JSON.parse(Buffer.from(bytes).toString('utf8')));
-        const key = hex(stringify(n.view));
-        const paths = [];
-        for (const m of n.messages) {
-          const h = hex(stringify(m));
-          paths.push(paths.length ? hex(`${paths[paths.length - 1]}:${h}`) : h);
-        }
-        return [key, paths];
-      },
+      () => jsKeyAndChain(lib, bytes),
       budget,
     );
     rows.push({ ...raw, baseline: js.label, ratio: js.p50 / raw.p50 });
@@ -176,4 +158,17 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { rows, targets } = await matchBench(lib, { quick: process.argv.includes('--quick') });
   for (const r of rows) console.log(`${r.label.padEnd(70)} p50 ${(r.p50 * 1000).toFixed(2)} µs  p99 ${(r.p99 * 1000).toFixed(2)} µs  ${r.ratio.toFixed(1)}x vs ${r.baseline}`);
   for (const t of targets) console.log(`${t.label}: ${t.unit === 'ms' ? `${(t.value * 1000).toFixed(2)} µs` : t.value.toFixed(0)} ${t.pass ? 'PASS' : 'MISS'}`);
+}
+
+// The baseline pipeline of the keying rows: the reference normalizer on parsed JSON, then the
+// best pure-JS hashing (safe-stable-stringify + node:crypto) for the key and the path chain.
+function jsKeyAndChain(lib, bytes) {
+  const n = lib.normalizeRequest(JSON.parse(Buffer.from(bytes).toString('utf8')));
+  const key = hex(stringify(n.view));
+  const paths = [];
+  for (const m of n.messages) {
+    const h = hex(stringify(m));
+    paths.push(paths.length ? hex(`${paths[paths.length - 1]}:${h}`) : h);
+  }
+  return [key, paths];
 }
