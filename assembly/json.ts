@@ -163,11 +163,11 @@ function reserveOut(o: usize, extra: usize): bool {
   return true;
 }
 
-@inline function isWs(c: u32): bool {
+@inline export function isWs(c: u32): bool {
   return c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09;
 }
 
-@inline function skipWs(p: usize): usize {
+@inline export function skipWs(p: usize): usize {
   while (isWs(<u32>load<u8>(p))) p++;
   return p;
 }

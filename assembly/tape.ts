@@ -14,7 +14,7 @@
 // copies go through the canonical writer, which rejects both, and the values it decodes itself
 // are decoded as the caller's reference path would decode them.
 
-import { ensureMemory, INPUT_PAD, MAX_DEPTH, RESULT } from "./json";
+import { ensureMemory, INPUT_PAD, MAX_DEPTH, RESULT, skipWs } from "./json";
 
 // Record layout, 8 x u32: kind | flags, start, end (input offsets, end exclusive), next (index of
 // the first record after this value's subtree), keyStart, keyEnd (the member's key including
@@ -37,15 +37,6 @@ const TSTACK: usize = memory.data(<i32>(MAX_DEPTH as usize * 4 + 16));
 
 let gEsc: bool = false;
 let gHash: u32 = 0;
-
-@inline function isWs(c: u32): bool {
-  return c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09;
-}
-
-@inline function skipWs(p: usize): usize {
-  while (isWs(<u32>load<u8>(p))) p++;
-  return p;
-}
 
 @inline function isHex(c: u32): bool {
   return c - 0x30 < 10 || (c | 0x20) - 0x61 < 6;
