@@ -9,6 +9,7 @@ import { requestKeys } from '../../src/match/matcher.ts';
 import { normalizeRequest, SHAPE_DEFAULTS } from '../../src/match/normalize.ts';
 import { rng } from '../reference.ts';
 import { errorOf } from '../helpers.ts';
+import { respell } from './respell.ts';
 
 type Obj = Record<string, any>;
 const key = (body: unknown, opts?: Parameters<typeof normalizeRequest>[1]) => hashValue(normalizeRequest(body, opts).view);
@@ -225,21 +226,6 @@ describe(`request key v2 defects (${backend()})`, () => {
 // ---------------------------------------------------------------------------------------------
 // Properties, for every shape.
 
-/** JSON text of v with shuffled members, random whitespace and respelled numbers. */
-function respell(v: unknown, r: () => number): string {
-  const ws = () => [' ', '', '\n ', '\t'][Math.floor(r() * 4)]!;
-  if (typeof v === 'number') {
-    const s = JSON.stringify(v);
-    if (!/^-?\d+$/.test(s)) return r() < 0.5 ? s : s.includes('e') ? s.replace('e', 'E') : `${s}0`;
-    const forms = [s, `${s}.0`, `${s}e0`];
-    if (v !== 0) forms.push(`${s}00E-2`);
-    return forms[Math.floor(r() * forms.length)]!;
-  }
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${ws()}${v.map((x) => respell(x, r)).join(`,${ws()}`)}]`;
-  const keys = Object.keys(v).filter((k) => (v as Obj)[k] !== undefined).sort(() => r() - 0.5);
-  return `{${keys.map((k) => `${ws()}${JSON.stringify(k)}${ws()}:${respell((v as Obj)[k], r)}`).join(',')}${ws()}}`;
-}
 
 const text = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 10 });
 const id = fc.string({ minLength: 1, maxLength: 6 });

@@ -9,6 +9,7 @@ import { backend, hashValue, pathHashes, TapedeckError } from '../../src/index.t
 import { DROPPED_ARGS, detectProvider, normalizeRequest, type Provider } from '../../src/match/normalize.ts';
 import { rng } from '../reference.ts';
 import { errorOf } from '../helpers.ts';
+import { respell } from './respell.ts';
 
 type Obj = Record<string, any>;
 
@@ -33,38 +34,6 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-/**
- * JSON text of v as another client might write it: shuffled member order, random whitespace,
- * numbers respelled exactly (1 -> 1.0, 1e0, 1.0E+0, 100e-2; 0.7 -> 0.70, 0.7e0), some ASCII
- * letters written as \u escapes.
- */
-function respell(v: unknown, r: () => number): string {
-  const ws = () => [' ', '', '\n  ', '\t', ''][Math.floor(r() * 5)]!;
-  if (v === null || typeof v === 'boolean') return String(v);
-  if (typeof v === 'number') {
-    const s = JSON.stringify(v);
-    const [mant, exp] = s.split('e') as [string, string | undefined];
-    const frac = mant.includes('.') ? `${mant}0` : `${mant}.0`;
-    const forms = exp === undefined ? [s, frac, `${mant}e0`, `${frac}E+0`] : [s, `${frac}e${exp}`, `${mant}E${exp}`];
-    if (exp === undefined && /^-?[1-9]\d*$/.test(mant)) forms.push(`${mant}00e-2`);
-    return forms[Math.floor(r() * forms.length)]!;
-  }
-  if (typeof v === 'string') {
-    let out = '"';
-    for (const ch of v) {
-      if (/[A-Za-z]/.test(ch) && r() < 0.15) out += `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
-      else out += JSON.stringify(ch).slice(1, -1);
-    }
-    return `${out}"`;
-  }
-  if (Array.isArray(v)) return `[${ws()}${v.map((x) => respell(x, r)).join(`,${ws()}`)}${ws()}]`;
-  const keys = Object.keys(v as Obj);
-  for (let i = keys.length - 1; i > 0; i--) {
-    const j = Math.floor(r() * (i + 1));
-    [keys[i], keys[j]] = [keys[j]!, keys[i]!];
-  }
-  return `{${ws()}${keys.map((k) => `${JSON.stringify(k)}${ws()}:${ws()}${respell((v as Obj)[k], r)}`).join(`,${ws()}`)}${ws()}}`;
-}
 
 describe(`request normalization (${backend()})`, () => {
   describe('detection', () => {
