@@ -1,6 +1,6 @@
 // No internal shorthand reaches users: the files of the packed tarball (dist, docs, README,
 // CHANGELOG, package.json) and every command's --help name features by what they are, never by
-// the design notes they came from ("seed 003", "issue 5", paths into ../shared).
+// the design notes they came from (a design-note or tracker number, or a path into the design folder).
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,9 +10,9 @@ import { pack, root, type Packed } from './packed.ts';
 
 /** Each pattern with what it catches; built from parts so this file does not match itself. */
 const SHORTHAND: RegExp[] = [
-  new RegExp('\\bs' + 'eed[ _-]?0\\d{2}\\b', 'i'), // seed 003, seed-000, Seed003
-  new RegExp('\\bi' + 'ssues? #?\\d+\\b', 'i'), // issue 5, issues 4/5/6, Issue 3's
-  new RegExp('\\.\\./s' + 'hared\\b'), // ../shared/seeds
+  new RegExp('\\bs' + 'eed[ _-]?0\\d{2}\\b', 'i'), // the word for a design note followed by its three-digit number, any case or separator
+  new RegExp('\\bi' + 'ssues? #?\\d+\\b', 'i'), // a tracker reference: the word for a ticket (singular or plural) and its number
+  new RegExp('\\.\\./s' + 'hared\\b'), // a relative path into the design folder
   new RegExp('\\bs' + 'hared/seeds\\b'),
 ];
 
