@@ -123,4 +123,22 @@ describe('long JavaScript strings (UTF-16 copied into wasm and transcoded there)
       expect(outs[2]).toBe(outs[0]);
     }
   });
+
+  it('keep the ASCII before a non-ASCII run at every position of a SIMD step, and the whole run', () => {
+    // The SIMD step takes 16 units; a stop keeps the ASCII prefix and the scalar part takes the
+    // run of wider units. Every prefix length 0..31, and runs of 1-3 units of each UTF-8 width
+    // (2, 3 and 4 bytes, the last a surrogate pair), against Node's own UTF-8 encoder.
+    for (const wide of ['é', 'Ж', '北', '😂', 'é北😂']) {
+      for (let run = 1; run <= 3; run++) {
+        const parts: string[] = [];
+        for (let k = 0; k < 32; k++) parts.push('a'.repeat(k) + wide.repeat(run));
+        const text = parts.join('') + 'z'.repeat(40);
+        const json = JSON.stringify([text, text, text, text]);
+        expect(json.length).toBeGreaterThanOrEqual(2048);
+        // Already canonical (no escapes, no numbers), so the canonical bytes are its UTF-8.
+        const want = `ok ${Buffer.from(json).toString('hex')}`;
+        for (const name of ['wasm-simd', 'wasm', 'js'] as const) expect(outcome(name, () => canonicalizeJSON(json))).toBe(want);
+      }
+    }
+  });
 });
