@@ -15,6 +15,7 @@ const H_WHOLE: i32 = 8; // digest of the whole canonical text
 const H_MEMBER: i32 = 16; // elements are those of a root member's array (see F_MEMBER), not the root
 const H_ROOT_IGNORE: i32 = 32; // ignore keys apply to the root object's members only
 const H_TRUSTED_UTF8: i32 = 64; // the input is valid UTF-8 (written from a well-formed string)
+const H_SPANS: i32 = 128; // find the elements (as H_MESSAGES does) but leave hashing to digests() or the caller
 const ERR_MEMORY: i32 = 8;
 
 /** Address of the result block (see assembly/json.ts for its layout). */
@@ -27,12 +28,25 @@ export function result(): usize {
  * digests, all in one call. Returns 0 or an error code. RESULT + 28/32/36 hold the addresses of
  * the element digests, path hashes and whole digest; RESULT + 44 the address of their lowercase
  * hex, in the same order (element, path, whole), 64 characters per digest.
+ *
+ * With H_SPANS the elements are found (RESULT + 20/24: count and {ptr, len} spans of their
+ * canonical bytes) but nothing is hashed: the caller either hashes them itself (on Node,
+ * node:crypto's SHA-NI beats these lanes on large elements) or asks digests() for them.
  */
 export function canonical(n: u32, ignoreCount: i32, flags: i32): i32 {
-  const elements = (flags & (H_MESSAGES | H_CHAIN)) != 0;
+  const elements = (flags & (H_MESSAGES | H_CHAIN | H_SPANS)) != 0;
   const mode = elements ? ((flags & H_MEMBER) != 0 ? F_MEMBER : F_ELEMENTS) : 0;
   const status = run(n, ignoreCount, mode | ((flags & H_ROOT_IGNORE) != 0 ? F_ROOT_IGNORE : 0) | ((flags & H_TRUSTED_UTF8) != 0 ? F_TRUSTED_UTF8 : 0));
-  if (status != 0) return status;
+  if (status != 0 || (flags & H_SPANS) != 0) return status;
+  return digests(flags);
+}
+
+/**
+ * The digests of the last successful canonical() call (H_MESSAGES, H_CHAIN, H_WHOLE as there;
+ * element digests need that call to have found the elements). Returns 0 or ERR_MEMORY.
+ */
+export function digests(flags: i32): i32 {
+  const elements = (flags & (H_MESSAGES | H_CHAIN)) != 0;
   if ((flags & (H_MESSAGES | H_CHAIN | H_WHOLE)) == 0) return 0;
   const outPtr = <usize>load<u32>(RESULT + 12);
   const outLen = <usize>load<u32>(RESULT + 16);
