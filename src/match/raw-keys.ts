@@ -200,8 +200,39 @@ const SKIP_TOOL_DEF = new Set(['type', 'input_schema', 'inputSchema']);
 const NO_SKIP = new Set<string>();
 let skipMessage: Set<string> | undefined;
 
-/** Members of an object record: name -> record index (a duplicate name declines). */
-type Members = Map<string, number>;
+/**
+ * Members of an object record: name -> record index (a duplicate name declines). Two parallel
+ * arrays searched linearly: request objects have a handful of members, and a Map per object
+ * (made for every message, part, call and tool) was the walk's largest single cost in the
+ * profile of the M chat body. Objects with many members get a Map index as well.
+ */
+class Members {
+  readonly names: string[] = [];
+  readonly recs: number[] = [];
+  private index: Map<string, number> | undefined;
+
+  get(k: string): number | undefined {
+    if (this.index) return this.index.get(k);
+    const names = this.names;
+    for (let i = 0; i < names.length; i++) if (names[i] === k) return this.recs[i];
+    return undefined;
+  }
+
+  has(k: string): boolean {
+    return this.get(k) !== undefined;
+  }
+
+  /** Adds a member; false if the name is there already. */
+  add(k: string, rec: number): boolean {
+    if (this.get(k) !== undefined) return false;
+    this.names.push(k);
+    this.recs.push(rec);
+    if (this.index) this.index.set(k, rec);
+    else if (this.names.length > 12) this.index = new Map(this.names.map((n, i) => [n, this.recs[i]!]));
+    return true;
+  }
+}
+const NO_MEMBERS = new Members();
 
 class Walk {
   // The reference normalizer, for its call-id numbering (shared, so ids are numbered in document
@@ -273,13 +304,11 @@ class Walk {
   members(i: number): Members {
     let m = this.memo.get(i);
     if (m) return m;
-    m = new Map();
+    m = new Members();
     this.memo.set(i, m);
     const stop = this.t[i * 8 + 3]!;
     for (let c = i + 1; c < stop; c = this.t[c * 8 + 3]!) {
-      const k = this.key(c);
-      if (m.has(k)) decline(); // JSON.parse keeps the last; the reference path decides
-      m.set(k, c);
+      if (!m.add(this.key(c), c)) decline(); // JSON.parse keeps the last; the reference path decides
     }
     return m;
   }
@@ -352,7 +381,10 @@ class Walk {
    * ones, cache_control and empty values. `have` is updated, as `out` is in the reference.
    */
   rest(obj: Members, have: string[], skip: ReadonlySet<string>): void {
-    for (const [k, c] of obj) {
+    const names = obj.names;
+    for (let i = 0; i < names.length; i++) {
+      const k = names[i]!;
+      const c = obj.recs[i]!;
       if (have.includes(k) || INHERITED(k) || k === 'cache_control' || skip.has(k) || this.empty(c)) continue;
       this.sep();
       this.member(c);
@@ -606,7 +638,7 @@ class Walk {
     const type = m.get('type');
     if (type === undefined || this.kind(type) === T_NULL || this.strOf(type) === 'function') {
       const f = m.get('function');
-      const fm = this.isObj(f) ? this.members(f) : new Map<string, number>();
+      const fm = this.isObj(f) ? this.members(f) : NO_MEMBERS;
       this.keep(have, 'name', L.nameKey, fm.get('name'));
       this.setArguments(have, fm.get('arguments'));
     } else {
@@ -1018,9 +1050,10 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
 
   // Model, options and context: the reference on the top level without the conversation.
   const top: Record<string, unknown> = {};
-  for (const [k, c] of root) {
+  for (let i = 0; i < root.names.length; i++) {
+    const k = root.names[i]!;
     if (layout.includes(k)) continue;
-    set(top, k, w.value(c));
+    set(top, k, w.value(root.recs[i]!));
   }
   if (provider !== 'openai-responses' && provider !== 'openai-embeddings') top.messages = [];
   const small = normalizeRequest(top, { provider, ignoreArgs });
