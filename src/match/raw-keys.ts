@@ -1005,6 +1005,14 @@ function isUtf8(b: Uint8Array): boolean {
 }
 
 /**
+ * How often this path answered and declined in this process. Internal (not exported from the
+ * package entries): the tests read it to prove that the public entry points (requestDigests,
+ * the matcher) really take this path for the common request shapes, which equal digests alone
+ * cannot show.
+ */
+export const rawPathCounts = { answered: 0, declined: 0 };
+
+/**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
  * undefined when this path leaves the body to requestKeys(): a backend without the structural
  * index (the TypeScript engine), volatileKeys, a body with an error, and the few constructs
@@ -1014,6 +1022,13 @@ function isUtf8(b: Uint8Array): boolean {
  * rawRequestDigests(bytes) ?? requestKeys(bytes) // same digests either way
  */
 export function rawRequestDigests(request: Uint8Array | string, opts: NormalizeOptions = {}): RequestDigests | undefined {
+  const r = attempt(request, opts);
+  if (r === undefined) rawPathCounts.declined++;
+  else rawPathCounts.answered++;
+  return r;
+}
+
+function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestDigests | undefined {
   if (opts === null || typeof opts !== 'object') return undefined;
   if (opts.volatileKeys !== undefined && (!Array.isArray(opts.volatileKeys) || opts.volatileKeys.length > 0)) return undefined;
   if (opts.provider !== undefined && !PROVIDERS.includes(opts.provider)) return undefined;

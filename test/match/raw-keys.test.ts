@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backend, requestDigests, requestKeys, TapedeckError } from '../../src/index.ts';
 import type { NormalizeOptions } from '../../src/match/normalize.ts';
-import { rawRequestDigests } from '../../src/match/raw-keys.ts';
+import { createMatcher } from '../../src/match/matcher.ts';
+import { rawPathCounts, rawRequestDigests } from '../../src/match/raw-keys.ts';
 import { buildWorkload, requestBodies } from '../../bench/workloads.mjs';
 import { respell } from './respell.ts';
 
@@ -237,6 +238,25 @@ describe('raw-bytes request digests', () => {
     dropped[dropped.indexOf(0xc3)] = 0xff;
     expect(agree(dropped)).toBe(false);
     expect(reference(dropped).error).toBe('E_UTF8');
+  });
+
+  it('is the path requestDigests and the matcher take for the benchmark bodies of every shape', () => {
+    // Equal digests cannot tell which path made them: the counters can.
+    for (const [shape, { bytes }] of Object.entries(requestBodies() as Record<string, { bytes: Uint8Array }>)) {
+      const before = { ...rawPathCounts };
+      requestDigests(bytes);
+      requestDigests(new TextDecoder().decode(bytes));
+      expect(rawPathCounts.answered - before.answered, shape).toBe(hasTape ? 2 : 0);
+      expect(rawPathCounts.declined - before.declined, shape).toBe(hasTape ? 0 : 2);
+    }
+    // The matcher's full path (a body no recording's fingerprint has: new tool-call ids).
+    const m = buildWorkload('M').bodyBytes as Uint8Array;
+    const matcher = createMatcher({ mode: 'exact', recordings: [{ request: JSON.parse(new TextDecoder().decode(m)), response: null }], memo: 0 });
+    const renamed = encoder.encode(new TextDecoder().decode(m).replace(/"(call_[A-Za-z0-9]+)"/g, '"$1x"'));
+    const before = rawPathCounts.answered;
+    expect(matcher.match(renamed).matchedBy).toBe('exact');
+    expect(matcher.stats().computed).toBe(1);
+    expect(rawPathCounts.answered - before).toBe(hasTape ? 1 : 0);
   });
 
   it('requestDigests: the same digests and the same errors as requestKeys, for bytes, text and objects', () => {
