@@ -70,8 +70,13 @@ const hasBuffer = typeof Buffer !== 'undefined';
 const lit = (s: string): Uint8Array => encoder.encode(s);
 
 // Short strings (keys, roles, part types, call ids) repeat across bodies: decoded once, found
-// again by the FNV-1a hash the index carries and a byte compare.
-const shortStrings = new Map<number, { raw: Uint8Array; text: string }>();
+// again by the FNV-1a hash the index carries and a byte compare. A direct-mapped table indexed
+// by the hash's low bits: a Map keyed by the hash itself cost ~70 ns per key on the M body,
+// most of it hashing the many u32 values above the small-integer range as heap numbers.
+const SLOTS = 4096;
+const slotHash = new Int32Array(SLOTS); // hashes as int32 (`| 0`): never boxed
+const slotRaw: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(SLOTS).fill(undefined);
+const slotText: string[] = new Array<string>(SLOTS).fill('');
 
 /** Growable output buffer for the view's JSON text. */
 class Out {
@@ -168,7 +173,7 @@ const L = {
   resultOpen: lit('{"type":"tool_result","id":'),
   view: lit('{"messages":['),
   embeddings: lit('{"input":['),
-  tools: lit('],"tools":['),
+  tools: lit(',"tools":['),
   options: lit(',"options":'),
   textOpen: lit('{"type":"text","text":'),
   model: lit(',"model":'),
@@ -239,13 +244,16 @@ class Walk {
   // order whichever path handled an element) and for elements this walk does not handle
   // natively: those are parsed on their own and normalized by it (see reference()).
   readonly n = new Normalizer();
-  private readonly memo = new Map<number, Members>();
+  // Members by record index (filled as objects are first looked at).
+  private readonly memo: (Members | undefined)[];
   readonly out = new Out();
 
   constructor(
     private readonly src: Uint8Array,
     private readonly t: Uint32Array,
-  ) {}
+  ) {
+    this.memo = new Array<Members | undefined>(t.length >>> 3).fill(undefined);
+  }
 
   kind(i: number): number {
     return this.t[i * 8]! & 0xff;
@@ -269,22 +277,23 @@ class Walk {
 
   private decodeRange(s: number, e: number, escaped: boolean, hash: number): string {
     if (escaped) return JSON.parse(decoder.decode(this.src.subarray(s, e))) as string;
-    const cached = hash !== 0 ? shortStrings.get(hash) : undefined;
-    if (cached && cached.raw.length === e - s - 2) {
-      let same = true;
-      for (let k = 0; k < cached.raw.length; k++) {
-        if (cached.raw[k] !== this.src[s + 1 + k]) {
-          same = false;
-          break;
-        }
+    const src = this.src;
+    const n = e - s - 2;
+    const slot = hash & (SLOTS - 1);
+    if (hash !== 0) {
+      const raw = slotRaw[slot];
+      if (raw !== undefined && slotHash[slot] === hash && raw.length === n) {
+        let k = 0;
+        while (k < n && raw[k] === src[s + 1 + k]) k++;
+        if (k === n) return slotText[slot]!;
       }
-      if (same) return cached.text;
     }
     // Non-fatal decoding, as the reference decodes the whole body (invalid UTF-8 -> U+FFFD).
-    const text = decoder.decode(this.src.subarray(s + 1, e - 1));
+    const text = decoder.decode(src.subarray(s + 1, e - 1));
     if (hash !== 0) {
-      if (shortStrings.size > 4096) shortStrings.clear();
-      shortStrings.set(hash, { raw: this.src.slice(s + 1, e - 1), text });
+      slotHash[slot] = hash;
+      slotRaw[slot] = src.slice(s + 1, e - 1);
+      slotText[slot] = text;
     }
     return text;
   }
@@ -292,20 +301,20 @@ class Walk {
   /** The decoded string of a string record. */
   str(i: number): string {
     const w = this.t[i * 8]!;
-    return this.decodeRange(this.start(i), this.end(i), (w & F_ESCAPED) !== 0, this.t[i * 8 + 7]!);
+    return this.decodeRange(this.start(i), this.end(i), (w & F_ESCAPED) !== 0, this.t[i * 8 + 7]! | 0);
   }
 
   /** The decoded key of an object member's record. */
   key(i: number): string {
     const w = this.t[i * 8]!;
-    return this.decodeRange(this.t[i * 8 + 4]!, this.t[i * 8 + 5]!, (w & F_KEY_ESCAPED) !== 0, this.t[i * 8 + 6]!);
+    return this.decodeRange(this.t[i * 8 + 4]!, this.t[i * 8 + 5]!, (w & F_KEY_ESCAPED) !== 0, this.t[i * 8 + 6]! | 0);
   }
 
   members(i: number): Members {
-    let m = this.memo.get(i);
+    let m = this.memo[i];
     if (m) return m;
     m = new Members();
-    this.memo.set(i, m);
+    this.memo[i] = m;
     const stop = this.t[i * 8 + 3]!;
     for (let c = i + 1; c < stop; c = this.t[c * 8 + 3]!) {
       if (!m.add(this.key(c), c)) decline(); // JSON.parse keeps the last; the reference path decides
@@ -1078,6 +1087,16 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
   const out = w.out;
   let count = 0;
   const names: (string | undefined)[] = [];
+  // The root's members in canonical order (input or messages, model, options, tools), so the
+  // core need not sort the root object, which would move the whole view twice.
+  const modelAndOptions = (): void => {
+    if (view.model !== undefined) {
+      out.bytes(L.model);
+      out.text(JSON.stringify(view.model));
+    }
+    out.bytes(L.options);
+    out.text(JSON.stringify(view.options));
+  };
   if (provider === 'openai-embeddings') {
     // One input (a string or one token list) is a batch of one.
     out.bytes(L.embeddings);
@@ -1090,6 +1109,7 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
       }
     }
     out.bytes(L.closeArr);
+    modelAndOptions();
   } else {
     out.bytes(L.view);
     const responses = provider === 'openai-responses';
@@ -1141,6 +1161,9 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
       }
     }
 
+    out.bytes(L.closeArr);
+    modelAndOptions();
+
     // Tools: each written as a chunk, then the chunks in the reference's order (by name).
     const chunks: { name: string | undefined; start: number; end: number }[] = [];
     for (const [name, legacy] of [['tools', false], ['functions', true]] as const) {
@@ -1169,12 +1192,6 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
     out.at = firstChunk + (out.at - toolsAt);
     out.bytes(L.closeArr);
     for (const c of chunks) names.push(c.name);
-  }
-  out.bytes(L.options);
-  out.text(JSON.stringify(view.options));
-  if (view.model !== undefined) {
-    out.bytes(L.model);
-    out.text(JSON.stringify(view.model));
   }
   out.bytes(L.close);
 
