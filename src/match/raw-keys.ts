@@ -138,6 +138,7 @@ class Out {
 }
 
 const COMMA = 0x2c;
+const isJsonWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 const L = {
   open: lit('{'),
   close: lit('}'),
@@ -610,6 +611,20 @@ class Walk {
     }
     const text = this.str(v);
     if (!text.isWellFormed()) decline(); // no UTF-8 form to copy; the reference decides
+    // Text that opens an object or array (what SDKs send) is written as the value without
+    // parsing it here: the core parses it with the rest of the view, and if it is not I-JSON
+    // (the reference then keys it as argumentsText) the core's error makes the whole body
+    // decline to the reference. Parsing every call's arguments here cost ~1 us each.
+    let i = 0;
+    while (i < text.length && isJsonWs(text.charCodeAt(i))) i++;
+    const c0 = text.charCodeAt(i);
+    if (c0 === 0x7b || c0 === 0x5b) {
+      this.sep();
+      this.out.bytes(L.argumentsKey);
+      this.out.text(text);
+      have.push('arguments');
+      return;
+    }
     let value: unknown;
     let ok = true;
     try {

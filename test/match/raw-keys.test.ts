@@ -240,6 +240,19 @@ describe('raw-bytes request digests', () => {
     expect(reference(dropped).error).toBe('E_UTF8');
   });
 
+  it('tool-call arguments that open like JSON but are not I-JSON decline to the reference (argumentsText)', () => {
+    const body = (args: string) =>
+      encoder.encode(JSON.stringify({ model: 'm', messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: args } }] }] }));
+    for (const args of ['{"a":1,}', '[1,2', '{"a":', '{"a":1} x', '{"a":NaN}', '{"a":1,"a":2}', '{"a":"\\ud800"}', '[1e400]']) {
+      expect(agree(body(args)), args).toBe(false);
+      expect(requestDigests(body(args))).toEqual(reference(body(args)));
+      expect(reference(body(args)).error, args).toBeUndefined();
+    }
+    for (const args of ['{"a":1}', ' \n[1, {"b": [true]}] ', '{}', 'null', ' null ', '"text"', '42', 'not json']) {
+      expect(agree(body(args)), args).toBe(hasTape);
+    }
+  });
+
   it('is the path requestDigests and the matcher take for the benchmark bodies of every shape', () => {
     // Equal digests cannot tell which path made them: the counters can.
     for (const [shape, { bytes }] of Object.entries(requestBodies() as Record<string, { bytes: Uint8Array }>)) {
