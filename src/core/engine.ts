@@ -34,7 +34,7 @@ export interface Engine {
    * Element digests of a JSON array given as text, in one pass; with `member`, of the array
    * that is that member's value in a root object (the whole digest is still the root's).
    */
-  elementsHex(json: Uint8Array | string, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes;
+  elementsHex(json: Uint8Array | string, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8?: boolean): ElementHashes;
   sha256(data: Uint8Array): Uint8Array;
   sha256Stream(): Sha256Stream;
   /** Trace token digest: the four fixed fields, then the ids (sorted here, by bytes). */

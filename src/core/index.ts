@@ -254,6 +254,15 @@ export function jsonTape(json: Uint8Array): Uint32Array | undefined {
   return current().tape?.(json);
 }
 
+/**
+ * pathHashes(bytes, { member }) for bytes the caller knows to be valid UTF-8, so the core need
+ * not validate them again (it still validates the JSON). Internal: src/match/raw-keys.ts builds
+ * request views from a body it has already checked (isUtf8) and from literals it writes.
+ */
+export function pathHashesOfUtf8(bytes: Uint8Array, member: string): PathHashes {
+  return current().elementsHex(jsonInput(bytes), NO_IGNORE.any, true, true, memberOf({ member }), true);
+}
+
 export interface PathHashOptions extends CanonicalOptions {
   /**
    * Hash the array held by this member of a root object instead of a root array: message and

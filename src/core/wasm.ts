@@ -216,12 +216,12 @@ export class WasmEngine implements Engine {
    * One core call. `member` rides after the ignore keys in the same list (the module finds it
    * at position ignore.length).
    */
-  private call(json: Uint8Array | string, ignore: IgnoreSpec, flags: number, member?: Uint8Array): void {
+  private call(json: Uint8Array | string, ignore: IgnoreSpec, flags: number, member?: Uint8Array, trustedUtf8 = false): void {
     const n = this.load(json, member ? [...ignore.keys, member] : ignore.keys);
     // Text from a string is valid UTF-8 by construction: strings reaching an engine are
     // well-formed (checked by the API layer, or JSON.stringify output, which escapes lone
     // surrogates), and both encoders write only valid UTF-8.
-    const trusted = typeof json === 'string' ? H_TRUSTED_UTF8 : 0;
+    const trusted = typeof json === 'string' || trustedUtf8 ? H_TRUSTED_UTF8 : 0;
     const status = this.x.canonical(n, ignore.keys.length, flags | trusted | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
     this.refresh();
     if (status !== 0) {
@@ -261,14 +261,14 @@ export class WasmEngine implements Engine {
     return this.wholeHex(inWasm);
   }
 
-  elementsHex(json: Uint8Array | string, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes {
+  elementsHex(json: Uint8Array | string, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8 = false): ElementHashes {
     const inWasm = WasmEngine.wasmWhole(json.length);
     const flags = H_MESSAGES | (chain ? H_CHAIN : 0) | (whole && inWasm ? H_WHOLE : 0);
     if (nodeHash === undefined || json.length < NODE_HASH_MIN) {
-      this.call(json, ignore, flags, member);
+      this.call(json, ignore, flags, member, trustedUtf8);
     } else {
       // Elements found first; who hashes them is decided by their size.
-      this.call(json, ignore, H_SPANS, member);
+      this.call(json, ignore, H_SPANS, member, trustedUtf8);
       const count = this.u32[this.r + 5]!;
       if (count > 0 && this.u32[this.r + 4]! >= count * NODE_ELEMENT_AVG) return this.nodeElements(count, chain, whole);
       const status = this.x.digests(flags);

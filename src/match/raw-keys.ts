@@ -25,7 +25,7 @@
  * every error: a body this path cannot key is never reported from here.
  */
 
-import { hashValue, jsonTape, pathHashes } from '../core/index.ts';
+import { hashValue, jsonTape, pathHashesOfUtf8 } from '../core/index.ts';
 import { allFinite } from '../core/value.ts';
 import { TapedeckError } from '../errors.ts';
 import type { RequestDigests } from './matcher.ts';
@@ -1211,7 +1211,9 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
   out.bytes(L.close);
 
   const member = provider === 'openai-embeddings' ? 'input' : 'messages';
-  const paths = pathHashes(out.buf.subarray(0, out.at), { member });
+  // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
+  // encoded from well-formed strings.
+  const paths = pathHashesOfUtf8(out.buf.subarray(0, out.at), member);
   const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
   const signature = { toolNames, messageCount: count, contextKeys: small.contextKeys };
   return {
