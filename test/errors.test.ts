@@ -122,6 +122,8 @@ describe(`JavaScript value errors (${backend()})`, () => {
   const valueCases: [string, unknown, string, string][] = [
     ['NaN', { messages: [{ t: NaN }] }, 'E_NON_FINITE', '$.messages[0].t'],
     ['Infinity', [1, -Infinity], 'E_NON_FINITE', '$[1]'],
+    ['NaN after string and null siblings', { m: ['x', null, { s: 'y', n: null, t: NaN }] }, 'E_NON_FINITE', '$.m[2].t'],
+    ['Infinity after string and null elements', ['a', null, 'b', Infinity], 'E_NON_FINITE', '$[3]'],
     ['NaN via toJSON', { d: { toJSON: () => NaN } }, 'E_NON_FINITE', '$.d'],
     ['BigInt', { n: 10n }, 'E_BIGINT', '$.n'],
     ['cycle', cyclic, 'E_CYCLE', '$.self.back'],

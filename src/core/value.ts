@@ -200,15 +200,22 @@ function finite(v: unknown, key: string | number, ignore: IgnoreSet, rootOnly: b
 function finiteView(v: unknown, ignore: IgnoreSet, rootOnly: boolean, atRoot: boolean): boolean {
   if (typeof v === 'number') return Number.isFinite(v);
   if (v === null || typeof v !== 'object') return true;
+  // Strings and nulls, most of a request's leaves, are settled here without a call.
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) if (!finite(v[i], i, ignore, rootOnly, false)) return false;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (typeof x === 'string' || x === null) continue;
+      if (!finite(x, i, ignore, rootOnly, false)) return false;
+    }
     return true;
   }
   const skip = ignore.size > 0 && (!rootOnly || atRoot);
   const o = v as Record<string, unknown>;
   for (const k of Object.keys(o)) {
+    const x = o[k];
+    if (typeof x === 'string' || x === null) continue;
     if (skip && ignore.has(k)) continue;
-    if (!finite(o[k], k, ignore, rootOnly, false)) return false;
+    if (!finite(x, k, ignore, rootOnly, false)) return false;
   }
   return true;
 }
