@@ -176,7 +176,10 @@ const L = {
   embeddings: lit('{"input":['),
   tools: lit(',"tools":['),
   options: lit(',"options":'),
-  textOpen: lit('{"type":"text","text":'),
+  // A text part as `{"text":...,"type":"text"}`: canonical member order, so the core need not
+  // sort (and move) the part with its text.
+  textOpen: lit('{"text":'),
+  textClose: lit(',"type":"text"'),
   model: lit(',"model":'),
 };
 
@@ -434,6 +437,7 @@ class Walk {
       if (this.end(p) - this.start(p) === 2) return NONE;
       this.out.bytes(L.textOpen);
       this.raw(p);
+      this.out.bytes(L.textClose);
       this.out.bytes(L.close);
       return PART;
     }
@@ -449,6 +453,7 @@ class Walk {
       if (text === undefined || this.kind(text) === T_NULL || (this.kind(text) === T_STRING && this.end(text) - this.start(text) === 2)) return NONE;
       this.out.bytes(L.textOpen);
       this.raw(text);
+      this.out.bytes(L.textClose);
       this.rest(m, ['type', 'text'], SKIP_TYPE);
       this.out.bytes(L.close);
       return PART;
