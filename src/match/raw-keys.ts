@@ -130,6 +130,30 @@ class Out {
     this.buf[this.at++] = c;
   }
 
+  /**
+   * The content of a JSON string literal (bytes start..end, between its quotes) unescaped, as
+   * the UTF-8 of the string's value; false (with some bytes written) at a \u escape, which the
+   * caller then handles as a decoded string.
+   */
+  unescaped(src: Uint8Array, start: number, end: number): boolean {
+    this.room(end - start);
+    const buf = this.buf;
+    let at = this.at;
+    for (let k = start; k < end; k++) {
+      const c = src[k]!;
+      if (c !== 0x5c) {
+        buf[at++] = c;
+        continue;
+      }
+      const d = src[++k]!;
+      const r = d === 0x6e ? 0x0a : d === 0x74 ? 0x09 : d === 0x72 ? 0x0d : d === 0x62 ? 0x08 : d === 0x66 ? 0x0c : d === 0x75 ? -1 : d; // '"', '\\', '/'
+      if (r < 0) return false;
+      buf[at++] = r;
+    }
+    this.at = at;
+    return true;
+  }
+
   /** A JavaScript string as UTF-8 (it is JSON text, or ASCII made here). */
   text(s: string): void {
     this.room(s.length * 3);
@@ -138,6 +162,16 @@ class Out {
 }
 
 const COMMA = 0x2c;
+// Positional call ids ("call_0", ...) as JSON strings, encoded once.
+const idBytes = new Map<string, Uint8Array>();
+function quotedId(id: string): Uint8Array {
+  let b = idBytes.get(id);
+  if (b === undefined) {
+    if (idBytes.size > 4096) idBytes.clear();
+    idBytes.set(id, (b = lit(`"${id}"`)));
+  }
+  return b;
+}
 const isJsonWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 const L = {
   open: lit('{'),
@@ -179,6 +213,8 @@ const L = {
   // A text part as `{"text":...,"type":"text"}`: canonical member order, so the core need not
   // sort (and move) the part with its text.
   textOpen: lit('{"text":'),
+  contentOpen: lit('{"content":['),
+  contentRole: lit('],"role":'),
   textClose: lit(',"type":"text"'),
   model: lit(',"model":'),
 };
@@ -552,7 +588,7 @@ class Walk {
     if (id === undefined) return;
     this.sep();
     this.out.bytes(key);
-    this.out.text(`"${id}"`);
+    this.out.bytes(quotedId(id));
     have.push(name);
   }
 
@@ -614,6 +650,7 @@ class Walk {
       this.putRaw(have, 'arguments', L.argumentsKey, v);
       return;
     }
+    if (this.argumentsBytes(have, v)) return;
     const text = this.str(v);
     if (!text.isWellFormed()) decline(); // no UTF-8 form to copy; the reference decides
     // Text that opens an object or array (what SDKs send) is written as the value without
@@ -651,6 +688,34 @@ class Walk {
       this.raw(v);
       have.push('argumentsText');
     }
+  }
+
+  /**
+   * setArguments() for arguments text that opens an object or array, unescaped from the body's
+   * bytes straight into the view (see setArguments for why it need not be parsed here). False,
+   * with nothing written, for any other text and for text with \u escapes.
+   */
+  private argumentsBytes(have: string[], v: number): boolean {
+    const src = this.src;
+    const s = this.start(v) + 1;
+    const e = this.end(v) - 1;
+    // JSON whitespace before the value; inside the string literal it can only be escaped.
+    let i = s;
+    while (i < e) {
+      if (src[i] === 0x20) i++;
+      else if (src[i] === 0x5c && (src[i + 1] === 0x6e || src[i + 1] === 0x74 || src[i + 1] === 0x72)) i += 2;
+      else break;
+    }
+    if (i >= e || (src[i] !== 0x7b && src[i] !== 0x5b)) return false;
+    const mark = this.out.at;
+    this.sep();
+    this.out.bytes(L.argumentsKey);
+    if (!this.out.unescaped(src, s, e)) {
+      this.out.at = mark;
+      return false;
+    }
+    have.push('arguments');
+    return true;
   }
 
   private toolCall(c: number): void {
@@ -712,6 +777,7 @@ class Walk {
       return this.emitMessages([this.n.message(this.value(i), '$')], false); // item_reference, server items
     }
     const out = this.out;
+    if (!responses && this.plainMessage(m, comma)) return 1;
     if (comma) out.byte(COMMA);
     const start = out.at;
     // Written as `{members,"content":[parts]}` (the members need no call ids, so they can come
@@ -825,6 +891,35 @@ class Walk {
     out.at = start + (out.at - asm);
     this.last = { assistant: false, joinable: true, empty: false };
     return count;
+  }
+
+  /**
+   * The commonest message, `{"role": "<string>", "content": "<string>"}` and nothing else, in
+   * canonical member order (`{"content":[text part],"role":...}`): what message() would write,
+   * without its general machinery. Not for Responses input, whose function_call items join
+   * the message before them by reopening its content, which message() writes last.
+   */
+  private plainMessage(m: Members, comma: boolean): boolean {
+    if (m.names.length !== 2) return false;
+    const role = m.get('role');
+    const content = m.get('content');
+    if (role === undefined || content === undefined || this.kind(role) !== T_STRING || this.kind(content) !== T_STRING) return false;
+    const out = this.out;
+    if (comma) out.byte(COMMA);
+    out.bytes(L.contentOpen);
+    const empty = this.end(content) - this.start(content) === 2;
+    if (!empty) {
+      out.bytes(L.textOpen);
+      this.raw(content);
+      out.bytes(L.textClose);
+      out.bytes(L.close);
+    }
+    out.bytes(L.contentRole);
+    this.raw(role);
+    out.bytes(L.close);
+    // Never joined (see above), but kept as message() would set it.
+    this.last = { assistant: this.str(role) === 'assistant', joinable: false, empty };
+    return true;
   }
 
   /** A Responses function_call item: an assistant message, or joined to the one before. */

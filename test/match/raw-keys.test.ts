@@ -253,6 +253,30 @@ describe('raw-bytes request digests', () => {
     }
   });
 
+  it('arguments text unescaped from the bytes: every short escape, leading whitespace, \\u escapes', () => {
+    const call = (args: string) => ({ id: 'c1', type: 'function', function: { name: 'f', arguments: args } });
+    const body = (args: string) => encoder.encode(JSON.stringify({ model: 'm', messages: [{ role: 'assistant', content: null, tool_calls: [call(args)] }] }));
+    const texts = ['{"q":"say \\"hi\\"","p":"a\\\\b","u":"x/y"}', '\n\t {"a": [1, 2]}\r\n', ' \n [true]', '{"k":"\\b\\f\\n\\r\\t"}', '{"é":"東京 😀"}', '{"e":"\\u00e9"}'];
+    for (const args of texts) expect(agree(body(args)), args).toBe(hasTape);
+    // The same arguments with their JSON string spelled with escapes of every kind.
+    for (const args of texts) {
+      const literal = JSON.stringify(args).replace(/\//g, '\\/').replace(/é/g, '\\u00e9');
+      const text = `{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":${literal}}}]}]}`;
+      expect(agree(encoder.encode(text)), literal).toBe(hasTape);
+    }
+  });
+
+  it('plain role/content messages (written in canonical order) agree, and Responses calls still join', () => {
+    const bodies = [
+      '{"model":"m","messages":[{"role":"user","content":""},{"content":"x","role":""},{"role":"\\u0075ser","content":"a\\nb \\u00e9"}]}',
+      '{"model":"m","system":"s","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}],"max_tokens":5}',
+      '{"model":"m","messages":[{"role":"user","content":"q","name":"n"},{"role":"user","content":["x"]},{"role":"user","content":null}]}',
+      '{"model":"m","input":[{"role":"assistant","content":"a"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}',
+      '{"model":"m","input":[{"role":"user","content":"q"},{"role":"assistant","content":""},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}',
+    ];
+    for (const b of bodies) expect(agree(encoder.encode(b)), b).toBe(hasTape);
+  });
+
   it('is the path requestDigests and the matcher take for the benchmark bodies of every shape', () => {
     // Equal digests cannot tell which path made them: the counters can.
     for (const [shape, { bytes }] of Object.entries(requestBodies() as Record<string, { bytes: Uint8Array }>)) {
