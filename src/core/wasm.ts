@@ -91,8 +91,9 @@ export function simdSupported(): boolean {
 
 // On Node, node:crypto hashes one large buffer with SHA-NI several times faster than wasm can
 // (see DESIGN.md: ~1.4 GB/s, but ~1 us per call). So a single digest of a large canonical text
-// goes there, read straight out of wasm memory; batches of small messages and the path chain,
-// where the per-call cost dominates, stay in wasm. Measured crossover is well below 1 KiB.
+// goes there, read straight out of wasm memory; batches of small messages and their path
+// chain, where the per-call cost dominates, stay in wasm (long ones: NODE_ELEMENT_AVG below).
+// Measured crossover for one digest is well below 1 KiB.
 type NodeHash = {
   (algorithm: string, data: Uint8Array | string, encoding: 'hex'): string;
   (algorithm: string, data: Uint8Array, encoding: 'buffer'): Uint8Array;
@@ -106,9 +107,10 @@ const NODE_HASH_MIN = 1024;
 // The same holds for element digests once elements are long: four SIMD lanes of wasm SHA-256
 // against one SHA-NI call each (~0.5 us of call cost, then ~1.8 GB/s). Measured on this
 // machine: equal at ~512-byte elements, node:crypto ahead above (the 50 messages of the M
-// request view, ~720 bytes each: ~26 us against ~36 us), wasm well ahead on small ones (a
-// SMALL10K value of ~100 bytes: 0.25 us against 0.47 us). So elements go to node:crypto when
-// they average at least this many canonical bytes.
+// request view, ~720 bytes each: ~26 us against ~36 us), wasm well ahead on small ones
+// (~200-byte elements such as SMALL10K's: ~0.36 us against ~0.54 us each). So elements go to
+// node:crypto when they average at least this many canonical bytes, and their path chain with
+// them (49 chain steps of the M view: ~19 us either way, and their hex digests are at hand).
 const NODE_ELEMENT_AVG = 512;
 
 // Strings shorter than this are encoded by Node directly: below it the extra wasm call costs
