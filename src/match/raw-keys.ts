@@ -162,6 +162,7 @@ class Out {
 }
 
 const COMMA = 0x2c;
+const JSON_SCHEMA = lit('jsonSchema');
 // Positional call ids ("call_0", ...) as JSON strings, encoded once.
 const idBytes = new Map<string, Uint8Array>();
 function quotedId(id: string): Uint8Array {
@@ -1028,7 +1029,19 @@ class Walk {
 
   private wrappedSchema(f: Members): boolean {
     const p = this.params(f);
-    return this.isObj(p) && this.isObj(this.members(p).get('jsonSchema'));
+    if (!this.isObj(p)) return false;
+    // A plain schema (the common case) is looked at for one member only: its key bytes are
+    // compared rather than every key decoded into members(). A schema that has the member goes
+    // through members() after all: it declines on a duplicate name, which the unwrapping
+    // (JSON.parse, last one wins) would otherwise hide from the core.
+    const stop = this.t[p * 8 + 3]!;
+    for (let c = p + 1; c < stop; c = this.t[c * 8 + 3]!) {
+      const ks = this.t[c * 8 + 4]!;
+      const escaped = (this.t[c * 8]! & F_KEY_ESCAPED) !== 0;
+      const named = escaped ? this.key(c) === 'jsonSchema' : this.t[c * 8 + 5]! - ks === JSON_SCHEMA.length + 2 && JSON_SCHEMA.every((b, k) => this.src[ks + 1 + k] === b);
+      if (named) return this.isObj(this.members(p).get('jsonSchema'));
+    }
+    return false;
   }
 
   /** The reference's toolDef(); returns the record of the name it kept. */

@@ -266,6 +266,17 @@ describe('raw-bytes request digests', () => {
     }
   });
 
+  it('a duplicate name inside a parsed-and-unwrapped element declines (the reference rejects the body)', () => {
+    for (const b of [
+      '{"model":"m","messages":[{"role":"user","content":"q"}],"tools":[{"name":"t","description":"d","inputSchema":{"jsonSchema":{"type":"object"},"jsonSchema":{"type":"string"}}}]}',
+      '{"model":"m","messages":[{"role":"user","content":"q"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"jsonSchema":{"type":"object"},"json\\u0053chema":{}}}}]}',
+      '{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA","url":"x"}}]}]}',
+    ]) {
+      expect(reference(encoder.encode(b)).error, b).toBe('E_DUPLICATE_KEY');
+      expect(agree(encoder.encode(b)), b).toBe(false);
+    }
+  });
+
   it('plain role/content messages (written in canonical order) agree, and Responses calls still join', () => {
     const bodies = [
       '{"model":"m","messages":[{"role":"user","content":""},{"content":"x","role":""},{"role":"\\u0075ser","content":"a\\nb \\u00e9"}]}',
