@@ -266,11 +266,19 @@ describe('raw-bytes request digests', () => {
     }
   });
 
-  it('a duplicate name inside a parsed-and-unwrapped element declines (the reference rejects the body)', () => {
+  it('a duplicate name inside an element parsed with JSON.parse declines (the reference rejects the body)', () => {
     for (const b of [
       '{"model":"m","messages":[{"role":"user","content":"q"}],"tools":[{"name":"t","description":"d","inputSchema":{"jsonSchema":{"type":"object"},"jsonSchema":{"type":"string"}}}]}',
       '{"model":"m","messages":[{"role":"user","content":"q"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"jsonSchema":{"type":"object"},"json\\u0053chema":{}}}}]}',
       '{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA","url":"x"}}]}]}',
+      // Deeper down in elements the reference normalizes from parsed values: attachments,
+      // LangChain messages, options, Responses server items.
+      '{"model":"m","messages":[{"role":"user","content":[{"type":"input_image","image_url":"https://x/y.png","extra":{"a":1,"a":2}}]}]}',
+      '{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://x"},"extra":{"a":1,"a":2}}]}]}',
+      '{"model":"m","messages":[{"lc":1,"type":"constructor","id":["x","HumanMessage"],"kwargs":{"content":"hi","x":{"a":1,"a":2}}}]}',
+      '{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":{"a":1,"a":2}}',
+      '{"model":"m","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"schema":{"x":[{"b":1,"b":1}]}}}}',
+      '{"model":"m","input":[{"type":"item_reference","id":"x","z":{"a":1,"a":2}}]}',
     ]) {
       expect(reference(encoder.encode(b)).error, b).toBe('E_DUPLICATE_KEY');
       expect(agree(encoder.encode(b)), b).toBe(false);
