@@ -9,12 +9,17 @@
 // back to the canonical writer (json.ts), which validates and canonicalizes whatever is copied.
 //
 // Strictness: the grammar is RFC 8259's, exactly what JSON.parse accepts (numbers, literals,
-// escapes, no raw control characters), so a text this accepts JSON.parse accepts too, and the
-// reverse. UTF-8 is not validated here and lone-surrogate escapes pass: the values a caller
-// copies go through the canonical writer, which rejects both, and the values it decodes itself
-// are decoded as the caller's reference path would decode them.
+// escapes, no raw control characters), narrowed to I-JSON as the canonical writer (json.ts)
+// narrows it: a lone-surrogate escape, a number that overflows a double, or a duplicate member
+// name fails here too. The caller copies only some values to the canonical writer and drops
+// the rest (a request's cache_control, stream, ...), so a fault in a dropped value would
+// otherwise go unseen, and a body the strict reader rejects would get a key. Duplicate names
+// are compared by their raw bytes; an object with an escaped name (or more than DUP_MAX
+// members) is flagged F_CHECK_KEYS for the caller to compare decoded names. UTF-8 is not
+// validated here (the caller checks the whole input first).
 
 import { ensureMemory, INPUT_PAD, MAX_DEPTH, RESULT, skipWs } from "./json";
+import { parseNumber } from "./number";
 
 // Record layout, 8 x u32: kind | flags, start, end (input offsets, end exclusive), next (index of
 // the first record after this value's subtree), keyStart, keyEnd (the member's key including
@@ -30,6 +35,8 @@ const T_ARRAY: u32 = 6;
 const T_OBJECT: u32 = 7;
 const F_ESCAPED: u32 = 0x100; // the string value has a backslash escape
 const F_KEY_ESCAPED: u32 = 0x200; // the member's key has a backslash escape
+const F_CHECK_KEYS: u32 = 0x400; // an object whose member names the caller must check for duplicates
+const DUP_MAX: u32 = 32;
 const NO_KEY: u32 = 0xffffffff;
 const HASHED_MAX: usize = 64;
 
@@ -40,6 +47,52 @@ let gHash: u32 = 0;
 
 @inline function isHex(c: u32): bool {
   return c - 0x30 < 10 || (c | 0x20) - 0x61 < 6;
+}
+
+/** The code unit of the four hex digits at p, or -1. */
+function hex4(p: usize): i32 {
+  let v: i32 = 0;
+  for (let i: usize = 0; i < 4; i++) {
+    const c = <u32>load<u8>(p + i);
+    let d: i32;
+    if (c - 0x30 < 10) d = <i32>(c - 0x30);
+    else if ((c | 0x20) - 0x61 < 6) d = <i32>((c | 0x20) - 0x61 + 10);
+    else return -1;
+    v = (v << 4) | d;
+  }
+  return v;
+}
+
+/**
+ * Whether the members of the object record at o (whose subtree ends before record `end`) have
+ * distinct names, comparing raw bytes; escaped names or many members set F_CHECK_KEYS instead.
+ */
+function distinctKeys(base: usize, at: usize, o: u32, end: u32): bool {
+  let n: u32 = 0;
+  let escaped = false;
+  for (let c = o + 1; c < end; c = load<u32>(base + <usize>c * NODE + 12)) {
+    n++;
+    if ((load<u32>(base + <usize>c * NODE) & F_KEY_ESCAPED) != 0) escaped = true;
+  }
+  if (n < 2) return true;
+  if (escaped || n > DUP_MAX) {
+    const q = base + <usize>o * NODE;
+    store<u32>(q, load<u32>(q) | F_CHECK_KEYS);
+    return true;
+  }
+  for (let a = o + 1; a < end; a = load<u32>(base + <usize>a * NODE + 12)) {
+    const ra = base + <usize>a * NODE;
+    const as = <usize>load<u32>(ra + 16);
+    const al = <usize>load<u32>(ra + 20) - as;
+    const ah = load<u32>(ra + 24);
+    for (let b = load<u32>(ra + 12); b < end; b = load<u32>(base + <usize>b * NODE + 12)) {
+      const rb = base + <usize>b * NODE;
+      const bs = <usize>load<u32>(rb + 16);
+      if (load<u32>(rb + 24) != ah || <usize>load<u32>(rb + 20) - bs != al) continue;
+      if (memory.compare(at + as, at + bs, al) == 0) return false;
+    }
+  }
+  return true;
 }
 
 /** Scans the string whose quote is at p; returns the position after its closing quote, or 0. */
@@ -73,8 +126,17 @@ function scanString(p: usize, end: usize): usize {
       gEsc = true;
       const e = <u32>load<u8>(p + 1);
       if (e == 0x75) {
-        if (!(isHex(load<u8>(p + 2)) && isHex(load<u8>(p + 3)) && isHex(load<u8>(p + 4)) && isHex(load<u8>(p + 5)))) return 0;
+        const cu = hex4(p + 2);
+        if (cu < 0) return 0;
         p += 6;
+        if (cu >= 0xd800 && cu <= 0xdfff) {
+          // A high surrogate must be followed by an escaped low one; anything else is a lone
+          // surrogate, which has no UTF-8 form (the canonical writer's E_LONE_SURROGATE).
+          if (cu >= 0xdc00 || load<u8>(p) != 0x5c || load<u8>(p + 1) != 0x75) return 0;
+          const lo = hex4(p + 2);
+          if (lo < 0xdc00 || lo > 0xdfff) return 0;
+          p += 6;
+        }
         continue;
       }
       if (e == 0x22 || e == 0x5c || e == 0x2f || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74) {
@@ -157,7 +219,9 @@ export function index(at: usize, n: u32): i32 {
         if (<u32>load<u8>(p) - 0x30 >= 10) return -1;
         while (<u32>load<u8>(p) - 0x30 < 10) p++;
       }
+      let exponent = false;
       if ((load<u8>(p) | 0x20) == 0x65) {
+        exponent = true;
         p++;
         const s = load<u8>(p);
         if (s == 0x2b || s == 0x2d) p++;
@@ -165,6 +229,10 @@ export function index(at: usize, n: u32): i32 {
         while (<u32>load<u8>(p) - 0x30 < 10) p++;
       }
       if (p > end) return -1;
+      // Only an exponent or a very long integer part can overflow a double (E_NON_FINITE).
+      if (p - start > 300 || exponent) {
+        if (!isFinite(parseNumber(start, <i32>(p - start)))) return -1;
+      }
       kind = T_NUMBER;
     } else if (c == 0x74 && load<u32>(p) == 0x65757274) {
       p += 4;
@@ -210,6 +278,7 @@ export function index(at: usize, n: u32): i32 {
           p++;
           store<u32>(o + 8, <u32>(p - at));
           store<u32>(o + 12, count);
+          if (isObject && !distinctKeys(base, at, <u32>open, count)) return -1;
           depth--;
           continue;
         }

@@ -50,6 +50,7 @@ const T_ARRAY = 6;
 const T_OBJECT = 7;
 const F_ESCAPED = 0x100;
 const F_KEY_ESCAPED = 0x200;
+const F_CHECK_KEYS = 0x400;
 
 // `o[k] = v` would set the prototype for k === '__proto__' (JSON.parse makes it a member).
 function set(o: Record<string, unknown>, k: string, v: unknown): void {
@@ -1190,7 +1191,11 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   const tape = jsonTape(bytes);
   if (tape === undefined || tape.length === 0 || (tape[0]! & 0xff) !== T_OBJECT) return undefined;
   try {
-    return digests(new Walk(bytes, tape), opts, ignoreArgs);
+    const w = new Walk(bytes, tape);
+    // Objects whose member names the index did not compare (escaped names, many members): a
+    // duplicate is an error for the reference wherever it is, kept or dropped.
+    for (let i = 0; i < tape.length; i += 8) if ((tape[i]! & F_CHECK_KEYS) !== 0) w.members(i >>> 3);
+    return digests(w, opts, ignoreArgs);
   } catch (e) {
     if (e === DECLINE || e instanceof TapedeckError || e instanceof SyntaxError) return undefined;
     throw e;

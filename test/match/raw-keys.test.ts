@@ -285,6 +285,53 @@ describe('raw-bytes request digests', () => {
     }
   });
 
+  it('a body with a fault anywhere, in a member the view keeps or drops, is never keyed', () => {
+    // The reference reads the whole body strictly first (docs/hash-spec.md, "Errors"), so a
+    // duplicate name, a lone-surrogate escape or a number beyond a double is an error even in
+    // cache_control, stream or a noise member the view drops. Each fault goes into every object
+    // of every fixture (every 7th object of the larger benchmark bodies).
+    const faults: ((keys: string[], v: Obj, ser: (x: unknown) => string) => string)[] = [
+      (keys, v, ser) => `${JSON.stringify(keys[0])}:${ser(v[keys[0]!])}`, // the first name again
+      (keys, v, ser) => `"\\u${keys[0]!.charCodeAt(0).toString(16).padStart(4, '0')}${JSON.stringify(keys[0]).slice(2)}:${ser(v[keys[0]!])}`, // again, escaped
+      () => '"zz\\ud800":1',
+      () => '"zz":"\\udc00x"',
+      () => '"zz":-1.5e400',
+      () => `"zz":${'9'.repeat(400)}`,
+      () => `${Array.from({ length: 40 }, (_, i) => `"m${i}":${i}`).join(',')},"m7":0`, // many members
+    ];
+    const bodies: [unknown, number][] = fixtures.map((f) => [JSON.parse(readFileSync(join(FIXTURE_DIR, f), 'utf8')), 1]);
+    for (const { body } of Object.values(requestBodies() as Record<string, { body: unknown }>)) bodies.push([body, 7]);
+    let cases = 0;
+    for (const [body, step] of bodies) {
+      let objects = 0;
+      const count = (v: unknown): void => {
+        if (v === null || typeof v !== 'object') return;
+        if (!Array.isArray(v)) objects++;
+        Object.values(v).forEach(count);
+      };
+      count(body);
+      for (let target = 0; target < objects; target += step) {
+        for (const fault of faults) {
+          let n = 0;
+          const ser = (v: unknown): string => {
+            if (v === null || typeof v !== 'object') return JSON.stringify(v);
+            if (Array.isArray(v)) return `[${v.map(ser).join(',')}]`;
+            const me = n++;
+            const keys = Object.keys(v);
+            const parts = keys.map((k) => `${JSON.stringify(k)}:${ser((v as Obj)[k])}`);
+            if (me === target && keys.length > 0) parts.push(fault(keys, v as Obj, (x) => JSON.stringify(x)));
+            return `{${parts.join(',')}}`;
+          };
+          const text = encoder.encode(ser(body));
+          cases++;
+          expect(reference(text).error, new TextDecoder().decode(text).slice(0, 200)).toBeDefined();
+          expect(rawRequestDigests(text), new TextDecoder().decode(text).slice(0, 200)).toBeUndefined();
+        }
+      }
+    }
+    expect(cases).toBeGreaterThan(1500);
+  });
+
   it('plain role/content messages (written in canonical order) agree, and Responses calls still join', () => {
     const bodies = [
       '{"model":"m","messages":[{"role":"user","content":""},{"content":"x","role":""},{"role":"\\u0075ser","content":"a\\nb \\u00e9"}]}',
