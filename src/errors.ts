@@ -27,6 +27,9 @@
  * - `E_CONFIG`: a bad setting, from an option or an environment variable (which one is named).
  * - `E_REPLAY_CONFLICT`: a replay entry whose trace token contradicts its document id.
  * - `E_UPSTREAM`: the proxy could not reach the upstream API (HTTP 502).
+ * - `E_UPSTREAM_TIMEOUT`: the upstream did not connect within the connect timeout, or sent no
+ *   byte for the idle timeout (HTTP 504); `details.timeout` is `connect` or `idle`,
+ *   `details.limitMs` the limit. Nothing is recorded.
  * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
  * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
@@ -67,6 +70,7 @@ export type TapedeckErrorCode =
   | 'E_CONFIG'
   | 'E_REPLAY_CONFLICT'
   | 'E_UPSTREAM'
+  | 'E_UPSTREAM_TIMEOUT'
   | 'E_BODY_TOO_LARGE'
   | 'E_PROXY_CLOSED'
   | 'E_PROXY_INTERNAL'

@@ -10,7 +10,7 @@ import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
 import { normalizeRequestPath } from './request-path.ts';
-import { callUpstream, ChunkLog, storedResponseHeaders, upstreamUrl } from './upstream.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, storedResponseHeaders, timeoutOption, UpstreamLink, upstreamUrl, type UpstreamCall, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 
@@ -20,7 +20,13 @@ import type { ReplayPut } from '../replay/store.ts';
  */
 export type ReplayTarget = ReplaySource & { put?(p: ReplayPut): unknown };
 
-export interface HandlerOptions extends DeckOptions {
+export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
+  /**
+   * At close(), how long in-flight exchanges may take to finish before their upstream calls are
+   * aborted (default 10 s; tapedeck serve --shutdown-timeout). An aborted exchange is not
+   * recorded; its client gets 503 E_PROXY_CLOSED, or a cut connection if its answer had started.
+   */
+  shutdownTimeoutMs?: number;
   /** Base URL requests are forwarded to, e.g. https://api.openai.com. Required unless mode is replay. */
   upstream?: string;
   /** fetch used for upstream calls (default: Node's global fetch). */
@@ -51,8 +57,18 @@ export interface TapedeckHandler {
   /** Requests being answered right now. */
   readonly inFlight: number;
   stats(): HandlerStats;
-  /** Waits for in-flight requests, then writes pending records and closes the tape. */
+  /**
+   * Stops taking requests (503 E_PROXY_CLOSED), waits for in-flight ones for at most
+   * `shutdownTimeoutMs`, aborts what is left (not recorded), writes pending records and closes
+   * the tape.
+   */
   close(): Promise<void>;
+}
+
+/** A request being answered: its response, and its upstream call once it has one. */
+interface Flight {
+  res: ServerResponse;
+  call?: UpstreamCall;
 }
 
 const CONTENT_FREE = new Set([204, 304]);
@@ -196,7 +212,6 @@ function sanitize(s: string): string {
  * // Express: app.use('/llm', handler)
  */
 export function createHandler(opts: HandlerOptions): TapedeckHandler {
-  const fetchImpl = opts.fetch ?? globalThis.fetch;
   const upstream = opts.upstream;
   if (upstream !== undefined) {
     try {
@@ -206,6 +221,11 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       throw new TapedeckError('E_ARG', `Invalid upstream URL ${JSON.stringify(upstream)}.`, { hint: 'Pass an absolute http(s) URL, e.g. https://api.openai.com.' });
     }
   }
+  // Bad timeouts throw here, where the handler is made.
+  const link = new UpstreamLink(opts.fetch, opts);
+  const shutdownTimeoutMs = timeoutOption(opts, 'shutdownTimeoutMs', DEFAULT_SHUTDOWN_TIMEOUT_MS);
+  /** Exchanges in flight, so close() can cut them once its bound has passed. */
+  const flights = new Set<Flight>();
   let deck: Deck | undefined;
   const opening = Deck.open(opts).then((d) => {
     if (d.mode !== 'replay' && upstream === undefined) {
@@ -291,24 +311,42 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     res.end(r.body);
   }
 
-  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
+  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, flight: Flight): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
-    const up = await callUpstream(fetchImpl, upstreamUrl(upstream!, dreq.url), dreq);
+    const call = link.start(upstreamUrl(upstream!, dreq.url), dreq);
+    flight.call = call;
+    // A client that goes away before the answer starts cancels the upstream call at once: there
+    // is nothing to record yet, and a hung upstream must not hold the exchange. Once an answer
+    // being recorded has started, it is read to its end (bounded by the idle timeout) and
+    // recorded if whole: it was paid for, and the next client asking gets it from the tape.
+    let clientGone = false;
+    let keep = false;
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      clientGone = true;
+      if (!keep) call.abort('client');
+    });
+    let up: Response;
+    try {
+      up = await call.response;
+    } catch (e) {
+      if (clientGone) return; // nobody to answer, nothing received
+      throw e;
+    }
     const recordIt = p !== undefined && (up.status < 400 || d.recordErrors);
+    keep = recordIt;
     const headers = storedResponseHeaders(up.headers);
     const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recorded' : 'passthrough' };
     if (p) out['x-tapedeck-key'] = p.key;
     if (recordIt) out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString());
     d.count(recordIt ? 'recorded' : 'passthrough');
+    if (clientGone && !recordIt) {
+      call.abort('client');
+      return;
+    }
     res.writeHead(up.status, up.statusText, out);
     const log = recordIt ? new ChunkLog() : undefined;
-    // A client that goes away stops getting bytes, but the upstream answer is read to the end
-    // and recorded: it was paid for, and the next client asking gets it from the tape.
-    let clientGone = false;
-    res.once('close', () => {
-      if (!res.writableFinished) clientGone = true;
-    });
     if (up.body) {
       const reader = up.body.getReader();
       try {
@@ -319,8 +357,11 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
           if (!clientGone && !res.write(value)) await drained(res);
         }
       } catch (e) {
-        // The upstream failed mid-answer: the client sees a cut connection, nothing is recorded.
+        // The upstream failed, went quiet past the idle timeout, or shutdown cut it mid-answer:
+        // the client sees a cut connection (never an answer that looks whole), nothing is recorded.
+        if (clientGone && !recordIt) return;
         d.countError();
+        if (e instanceof TapedeckError && e.code === 'E_UPSTREAM_TIMEOUT') d.warnOnce(`tapedeck: ${e.message}`);
         res.destroy(e instanceof Error ? e : undefined);
         return;
       }
@@ -343,7 +384,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     res.end();
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, flight: Flight): Promise<void> {
     if (!deck) await opening;
     const d = deck!;
     if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
@@ -351,7 +392,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     // Dot segments resolved here, so they cannot climb out of the upstream's path prefix.
     const dreq: DeckRequest = { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.headers, body };
     const decision: Decision = await d.decideShared(dreq);
-    if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared);
+    if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared, flight);
     const rec = decision.record;
     d.count(decision.matchedBy);
     if (replayStore) remember(rec);
@@ -376,9 +417,14 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     // In flight until the answer is written and, for an upstream answer, read to the end and
     // handed to the tape (which can be after the client left): close() waits for exactly that.
     inFlight++;
-    handle(req, res)
+    const flight: Flight = { res };
+    flights.add(flight);
+    handle(req, res, flight)
       .catch((e: unknown) => sendError(req, res, e))
-      .finally(() => finished(t0));
+      .finally(() => {
+        flights.delete(flight);
+        finished(t0);
+      });
   }) as TapedeckHandler;
 
   Object.defineProperties(handler, {
@@ -388,9 +434,23 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   handler.stats = stats;
   handler.close = () => {
     closing ??= (async () => {
-      if (inFlight > 0) await new Promise<void>((r) => (idle = r));
+      if (inFlight > 0) {
+        const settled = new Promise<void>((r) => (idle = r));
+        let timer: NodeJS.Timeout | undefined;
+        const late = await Promise.race([settled.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), shutdownTimeoutMs)))]);
+        clearTimeout(timer);
+        if (late) {
+          // Past the bound: cut what is left. Upstream calls are aborted (their exchanges are
+          // not recorded; a client still waiting for headers gets 503); everything else still
+          // in flight (a body being read, a paced replay to a slow reader) loses its connection.
+          link.shutdown(`The tapedeck proxy shut down before the upstream answered (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
+          for (const f of flights) if (!f.call) f.res.destroy();
+          await settled;
+        }
+      }
       await opening.catch(() => {});
       await deck?.close();
+      await link.close();
     })();
     return closing;
   };

@@ -29,6 +29,8 @@ const STATUS: Record<string, number> = {
   E_PROXY_BODY: 500,
   E_TOO_LARGE: 413,
   E_UPSTREAM: 502,
+  // The upstream did not connect or went quiet past the limit: a gateway timeout.
+  E_UPSTREAM_TIMEOUT: 504,
   E_PROXY_NO_UPSTREAM: 502,
   E_PROXY_CLOSED: 503,
   // The shared store (Redis) is down: a transient server-side condition, like a closing proxy.
@@ -45,6 +47,7 @@ export function statusOf(code: string, missStatus = 404): number {
 function anthropicType(status: number): string {
   if (status === 400 || status === 413) return status === 413 ? 'request_too_large' : 'invalid_request_error';
   if (status === 404) return 'not_found_error';
+  if (status === 504) return 'timeout_error';
   if (status === 503 || status === 529) return 'overloaded_error';
   return 'api_error';
 }
