@@ -9,7 +9,15 @@ export interface Upstream {
   url: string;
   server: Server;
   /** Requests received, in order. */
-  calls: { method: string; url: string; headers: IncomingMessage['headers']; body: string; bytes: Buffer }[];
+  calls: {
+    method: string;
+    url: string;
+    headers: IncomingMessage['headers'];
+    body: string;
+    bytes: Buffer;
+    /** Resolves when the caller closed the connection before this answer was finished. */
+    aborted: Promise<void>;
+  }[];
   close(): Promise<void>;
 }
 
@@ -95,7 +103,8 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
     const zlib = enc ? await import('node:zlib') : undefined;
     const plain = !zlib ? Buffer.concat(parts) : enc === 'gzip' ? zlib.gunzipSync(Buffer.concat(parts)) : enc === 'br' ? zlib.brotliDecompressSync(Buffer.concat(parts)) : zlib.inflateSync(Buffer.concat(parts));
     const raw = plain.toString('utf8');
-    calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw, bytes: Buffer.concat(parts) });
+    const aborted = new Promise<void>((r) => res.once('close', () => !res.writableFinished && r()));
+    calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw, bytes: Buffer.concat(parts), aborted });
     const count = ++n;
     const path = (req.url ?? '').split('?')[0];
     const json = (status: number, v: unknown, extra: Record<string, string | string[]> = {}) => {
