@@ -113,16 +113,26 @@ interface Dispatcher {
   close(): Promise<void>;
 }
 type AgentClass = new (opts: object) => Dispatcher;
-let agentClass: Promise<AgentClass | undefined> | undefined;
 
-function nodeAgentClass(): Promise<AgentClass | undefined> {
-  agentClass ??= (async () => {
-    const find = () => (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] as { constructor?: unknown } | undefined;
-    if (!find()) await globalThis.fetch('data:,').catch(() => undefined);
-    const C = find()?.constructor;
-    return typeof C === 'function' && C.name === 'Agent' ? (C as AgentClass) : undefined;
-  })();
-  return agentClass;
+/**
+ * The Agent class of Node's fetch, but only while the global dispatcher is the one Node made
+ * itself (an Agent built without options). A dispatcher the user installed (a proxy agent, a
+ * mock, an Agent with a private CA) is left to do its job: an Agent of ours would drop its
+ * settings. undici keeps an Agent's options under a symbol described 'options'; if that is not
+ * found the dispatcher counts as the user's.
+ */
+// Asked once per handler or tapedeck fetch (not once per process): the user may install a
+// dispatcher of their own at any time before.
+async function defaultAgentClass(): Promise<AgentClass | undefined> {
+  const find = () => (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] as Record<symbol, unknown> | undefined;
+  if (!find()) await globalThis.fetch('data:,').catch(() => undefined);
+  const d = find();
+  const C = d?.constructor;
+  if (typeof C !== 'function' || C.name !== 'Agent') return undefined;
+  const key = Object.getOwnPropertySymbols(d).find((k) => k.description === 'options');
+  const options = key ? d![key] : undefined;
+  if (options === null || typeof options !== 'object') return undefined;
+  return Object.values(options).every((v) => v === undefined) ? (C as AgentClass) : undefined;
 }
 
 /**
@@ -171,9 +181,10 @@ export class UpstreamLink {
   /** @internal The fetch and extra init for one call. */
   async fetchFor(): Promise<{ fetch: typeof fetch; dispatcher?: Dispatcher }> {
     // Only Node's own fetch gets the agent: another fetch (a wrapper, undici from npm, a test
-    // double) may not understand this undici's dispatcher.
+    // double) may not understand this undici's dispatcher. Without one (a global dispatcher the
+    // user installed), the connect timeout is that dispatcher's; the idle timer still runs.
     if (!this.native) return { fetch: this.fetchImpl };
-    this.dispatcher ??= nodeAgentClass().then((A) =>
+    this.dispatcher ??= defaultAgentClass().then((A) =>
       A ? new A({ connect: { timeout: this.connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0 }) : undefined,
     );
     const dispatcher = await this.dispatcher;
@@ -315,8 +326,10 @@ export class UpstreamCall {
     // The wait for headers counts as idle time: a hung upstream sends no byte at all.
     this.arm();
     let up: Response;
+    let connectLimit: number | undefined;
     try {
       const { fetch: f, dispatcher } = await this.link.fetchFor();
+      if (dispatcher) connectLimit = this.link.connectTimeoutMs;
       if (this.stopped) throw STOP;
       up = await f(this.url, {
         method,
@@ -328,7 +341,7 @@ export class UpstreamCall {
       } as RequestInit);
     } catch (e) {
       this.end();
-      throw this.stopError('headers') ?? unreachable(this.url, e, this.link.connectTimeoutMs);
+      throw this.stopError('headers') ?? unreachable(this.url, e, connectLimit);
     }
     this.disarm();
     if (!up.body || NULL_BODY.has(up.status)) {
@@ -369,8 +382,12 @@ export class UpstreamCall {
   }
 }
 
-/** A failed fetch as E_UPSTREAM (502), or E_UPSTREAM_TIMEOUT when the connection timed out. */
-function unreachable(url: string, e: unknown, connectTimeoutMs: number): TapedeckError {
+/**
+ * A failed fetch as E_UPSTREAM (502), or E_UPSTREAM_TIMEOUT when the connection timed out.
+ * `connectTimeoutMs` is the limit when it was ours; undefined when the dispatcher the user
+ * installed set it.
+ */
+function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefined): TapedeckError {
   const cause = (e as { cause?: { code?: string; message?: string } }).cause;
   const why = cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
   let origin = url;
@@ -380,11 +397,15 @@ function unreachable(url: string, e: unknown, connectTimeoutMs: number): Tapedec
     // keep the URL as given
   }
   if (cause?.code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return new TapedeckError('E_UPSTREAM_TIMEOUT', `Could not connect to upstream ${safeUrl(url)} within ${connectTimeoutMs} ms (connect timeout); nothing was recorded.`, {
+    const within = connectTimeoutMs === undefined ? 'within the connect timeout of the global fetch dispatcher' : `within ${connectTimeoutMs} ms`;
+    return new TapedeckError('E_UPSTREAM_TIMEOUT', `Could not connect to upstream ${safeUrl(url)} ${within} (connect timeout); nothing was recorded.`, {
       upstream: safeUrl(url),
       timeout: 'connect',
-      limitMs: connectTimeoutMs,
-      hint: 'Check --upstream and the network, or raise the limit: tapedeck serve --connect-timeout <ms> (connectTimeoutMs).',
+      ...(connectTimeoutMs === undefined ? {} : { limitMs: connectTimeoutMs }),
+      hint:
+        connectTimeoutMs === undefined
+          ? 'Check --upstream and the network, or raise the connect timeout of the dispatcher you installed (setGlobalDispatcher).'
+          : 'Check --upstream and the network, or raise the limit: tapedeck serve --connect-timeout <ms> (connectTimeoutMs).',
     });
   }
   return new TapedeckError('E_UPSTREAM', `Upstream ${origin} is unreachable (${why}).`, {

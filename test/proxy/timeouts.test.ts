@@ -123,6 +123,34 @@ describe('connect timeout', () => {
   }, 30_000);
 });
 
+describe('a global fetch dispatcher the user installed', () => {
+  it('is used as it is (its connect timeout, not one of ours that would drop its settings)', async () => {
+    const GLOBAL = Symbol.for('undici.globalDispatcher.1');
+    const g = globalThis as unknown as Record<symbol, { constructor: new (o: object) => { close(): Promise<void> } }>;
+    await fetch('data:,');
+    const original = g[GLOBAL]!;
+    // An Agent of Node's own undici with the user's settings (as setGlobalDispatcher installs it).
+    const mine = new original.constructor({ connect: { timeout: 300 } });
+    g[GLOBAL] = mine as never;
+    const silent = await silentServer();
+    // tapedeck's own limit is far beyond the test timeout: only the user's agent can end this.
+    const f = createFetch({ mode: 'passthrough', connectTimeoutMs: 120_000 });
+    try {
+      const r = await f(`${silent.url}/v1/chat/completions`, { method: 'POST', headers: json, body: chat('hello') });
+      expect(r.status).toBe(504);
+      const body = (await r.json()) as { error: { message: string; tapedeck: Record<string, unknown> } };
+      expect(body.error.tapedeck).toMatchObject({ timeout: 'connect' });
+      expect(body.error.tapedeck.limitMs).toBeUndefined();
+      expect(body.error.message).toContain('global fetch dispatcher');
+    } finally {
+      g[GLOBAL] = original;
+      await f.close();
+      await mine.close();
+      await silent.close();
+    }
+  }, 30_000);
+});
+
 describe.skipIf(!existsSync(CLI))('idle timeout, tapedeck serve --idle-timeout', () => {
   it('no headers in time: 504 E_UPSTREAM_TIMEOUT; silence mid-answer: the client stream breaks; the upstream connection is closed; nothing recorded', async () => {
     const up = await startUpstream();
