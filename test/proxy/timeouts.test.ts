@@ -3,9 +3,9 @@
 // startProxy in-process, and createFetch. Timeouts here are small (300 ms) so a hang ends fast;
 // assertions are on outcomes (status, error code, what reached the tape, what the upstream saw),
 // never on durations: vitest's own test timeout is the only clock.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { connect as tcpConnect, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -57,6 +57,28 @@ async function silentServer(): Promise<{ url: string; sockets: Socket[]; close()
     },
   };
 }
+
+/**
+ * A listening TCP socket that never accepts (Python: Node accepts by itself), with its accept
+ * queue filled by one connection of ours. Linux drops further SYNs while the queue is full, so a
+ * new connection stays half-open: the TCP handshake itself never completes.
+ */
+async function unacceptingServer(): Promise<{ url: string; close(): void }> {
+  const py = spawn('python3', ['-c', 'import socket,sys\ns=socket.socket()\ns.bind(("127.0.0.1",0))\ns.listen(0)\nprint(s.getsockname()[1],flush=True)\nsys.stdin.read()'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((r) => py.stdout.once('data', (d: Buffer) => r(Number(String(d).trim()))));
+  const filler = tcpConnect(port, '127.0.0.1');
+  filler.on('error', () => {});
+  await new Promise<void>((r) => filler.once('connect', () => r()));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => {
+      filler.destroy();
+      py.stdin.end();
+      py.kill();
+    },
+  };
+}
+const hasPython = process.platform === 'linux' && spawnSync('python3', ['-c', 'pass']).status === 0;
 
 function serve(args: string[]) {
   const child = spawn(process.execPath, [CLI, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -120,6 +142,23 @@ describe('connect timeout', () => {
       await silent.close();
     }
     expect(await httpRecords(tape2)).toEqual([]);
+  }, 30_000);
+});
+
+describe.skipIf(!hasPython)('connect timeout at the TCP handshake', () => {
+  it('a connection the upstream never accepts: 504 E_UPSTREAM_TIMEOUT (connect)', async () => {
+    const stuck = await unacceptingServer();
+    const tape = fresh();
+    const proxy = await startProxy({ upstream: stuck.url, tape, mode: 'record', port: 0, connectTimeoutMs: 300, idleTimeoutMs: 120_000 });
+    try {
+      const r = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: json, body: chat('hello') });
+      expect(r.status).toBe(504);
+      expect(((await r.json()) as { error: { code: string; tapedeck: Record<string, unknown> } }).error).toMatchObject({ code: 'E_UPSTREAM_TIMEOUT', tapedeck: { timeout: 'connect', limitMs: 300 } });
+    } finally {
+      await proxy.close();
+      stuck.close();
+    }
+    expect(await httpRecords(tape)).toEqual([]);
   }, 30_000);
 });
 
