@@ -441,10 +441,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
         clearTimeout(timer);
         if (late) {
           // Past the bound: cut what is left. Upstream calls are aborted (their exchanges are
-          // not recorded; a client still waiting for headers gets 503); everything else still
-          // in flight (a body being read, a paced replay to a slow reader) loses its connection.
+          // not recorded; a client still waiting for headers gets 503). A client whose answer
+          // has started, or that is still sending its request, or getting a paced replay, loses
+          // its connection: it may have stopped reading, and waiting for it is what the bound
+          // is there to prevent.
           link.shutdown(`The tapedeck proxy shut down before the upstream answered (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
-          for (const f of flights) if (!f.call) f.res.destroy();
+          for (const f of flights) if (!f.call || f.res.headersSent) f.res.destroy();
           await settled;
         }
       }

@@ -444,3 +444,57 @@ describe('timeout settings', () => {
     }
   });
 });
+
+describe('bounded shutdown with a client that stopped reading', () => {
+  it('startProxy close() finishes while a recorded stream is stalled on a client that reads nothing', async () => {
+    const { createServer } = await import('node:http');
+    const { request } = await import('node:http');
+    // An upstream that streams without end, as fast as it is read.
+    let stalled!: () => void;
+    const backpressure = new Promise<void>((r) => (stalled = r));
+    let upstreamClosed!: () => void;
+    const cut = new Promise<void>((r) => (upstreamClosed = r));
+    const upstream = createServer((req, res) => {
+      req.resume();
+      res.once('close', () => upstreamClosed());
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      const pump = () => {
+        while (!res.destroyed && res.write(chunk));
+        if (res.destroyed) return;
+        stalled();
+        res.once('drain', pump);
+      };
+      pump();
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const upUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
+    const tape = fresh();
+    const proxy = await startProxy({ upstream: upUrl, tape, mode: 'record', port: 0, shutdownTimeoutMs: 300 });
+    // A client that gets the headers and then reads nothing (a paused socket never even sees
+    // the proxy close it, so the test closes it at the end).
+    let client: Socket | undefined;
+    const headers = new Promise<void>((resolve) => {
+      const r = request(`${proxy.url}/v1/files`, { method: 'POST', headers: json }, (res) => {
+        res.pause();
+        client = res.socket;
+        resolve();
+      });
+      r.on('error', () => {});
+      r.end(chat('big'));
+    });
+    await headers;
+    // The whole chain is full: the proxy waits for the client, the upstream for the proxy.
+    await backpressure;
+    // Before the bound was enforced for answers under way, this close() never returned.
+    await proxy.close();
+    // The upstream call was aborted: the upstream saw its answer cut.
+    await cut;
+    client?.destroy();
+    await new Promise<void>((r) => {
+      upstream.closeAllConnections();
+      upstream.close(() => r());
+    });
+    expect(await httpRecords(tape)).toEqual([]);
+  }, 30_000);
+});
