@@ -124,6 +124,8 @@ type AgentClass = new (opts: object) => Dispatcher;
 // Asked once per handler or tapedeck fetch (not once per process): the user may install a
 // dispatcher of their own at any time before.
 async function defaultAgentClass(): Promise<AgentClass | undefined> {
+  // Not Node (a browser, a worker runtime): its fetch takes no undici dispatcher.
+  if (typeof process === 'undefined' || !process.versions?.node) return undefined;
   const find = () => (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] as Record<symbol, unknown> | undefined;
   if (!find()) await globalThis.fetch('data:,').catch(() => undefined);
   const d = find();
@@ -220,7 +222,7 @@ export class UpstreamLink {
  */
 export class UpstreamCall {
   private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
   private waiting = false;
   private stopped: Stop | undefined;
   private finished = false;
@@ -267,14 +269,19 @@ export class UpstreamCall {
 
   private arm(): void {
     this.waiting = true;
-    if (this.timer) this.timer.refresh();
-    else {
-      this.timer = setTimeout(() => {
-        if (this.waiting) this.stop('idle');
-      }, this.link.idleTimeoutMs);
-      // The pending socket keeps the process alive as long as it must; the timer never does.
-      this.timer.unref();
+    // Node's timers restart in place (refresh); a browser's setTimeout returns a number, so
+    // there (createReplayFetch in passthrough mode) a new timer replaces the old one.
+    const node = this.timer as { refresh?: () => unknown } | undefined;
+    if (node?.refresh) {
+      node.refresh();
+      return;
     }
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.waiting) this.stop('idle');
+    }, this.link.idleTimeoutMs);
+    // The pending socket keeps the process alive as long as it must; the timer never does.
+    (this.timer as { unref?: () => void }).unref?.();
   }
 
   private disarm(): void {
