@@ -445,6 +445,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
           // has started, or that is still sending its request, or getting a paced replay, loses
           // its connection: it may have stopped reading, and waiting for it is what the bound
           // is there to prevent.
+          opts.onWarning?.(`shutdown timeout (${shutdownTimeoutMs} ms): cutting ${inFlight} request(s) still in flight; they are not recorded.`);
           link.shutdown(`The tapedeck proxy shut down before the upstream answered (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
           for (const f of flights) if (!f.call || f.res.headersSent) f.res.destroy();
           await settled;

@@ -357,6 +357,7 @@ describe('bounded shutdown', () => {
     expect(outcome.body).toContain('E_PROXY_CLOSED');
     await up.calls[2]!.aborted;
     expect(await portFree(port)).toBe(true);
+    expect(srv.stderr()).toContain('shutdown timeout (300 ms): cutting 1 request(s) still in flight');
     await up.close();
     const records = await httpRecords(tape);
     expect(records.map((r) => (r.request.body as { messages: { content: string }[] }).messages[0]!.content).sort()).toEqual(['first', 'second']);
