@@ -375,15 +375,14 @@ export function recordHow(entry: MissEntry): string {
     case 'test':
       return `record it: ${entry.recordCommand ?? 'TAPEDECK_MODE=update <your test command>'}`;
     case 'fetch':
-      return entry.modeFromOption ? "re-record: createFetch({ mode: 'record' }) (the mode option overrides TAPEDECK_MODE)" : "re-record: TAPEDECK_MODE=record, or createFetch({ mode: 'record' })";
+      // An explicit mode option wins over TAPEDECK_MODE, so only the option would record then.
+      return entry.modeFromOption ? "re-record: createFetch({ mode: 'record' })" : "re-record: TAPEDECK_MODE=record (or createFetch mode 'record')";
     case 'proxy':
       return 're-record: restart tapedeck serve with --mode record';
     case 'browser':
       return "re-record in Node (createFetch or tapedeck serve in mode 'record'), then load the new tape";
     case 'cache':
-      return entry.modeFromOption
-        ? "re-record: ReplayCache.open(path, { mode: 'record' }) (the mode option overrides TAPEDECK_MODE)"
-        : `re-record: ${entry.recordCommand ?? 'TAPEDECK_MODE=record <your test command>'}`;
+      return entry.modeFromOption ? "re-record: ReplayCache.open(path, { mode: 'record' })" : `re-record: ${entry.recordCommand ?? 'TAPEDECK_MODE=record <your test command>'}`;
     default:
       return entry.recordCommand ? `re-record: ${entry.recordCommand}` : 're-record the recordings';
   }
@@ -415,7 +414,7 @@ export const HEADLINE_MAX = 140;
 
 /**
  * The first line(s) of a miss: what differs, then how to fix it, on one line when that fits in
- * {@link HEADLINE_MAX} characters, else on two.
+ * {@link HEADLINE_MAX} characters, else on two (the fix then starts with a capital).
  *
  * @example
  * missHeadline('model differs: gpt-4o vs gpt-4o-mini in the closest recording', 're-record: TAPEDECK_MODE=record')
@@ -424,7 +423,7 @@ export const HEADLINE_MAX = 140;
 export function missHeadline(difference: string, fix: string): string {
   const what = clip(difference, HEADLINE_MAX);
   const one = `${what}; ${fix}`;
-  return one.length <= HEADLINE_MAX ? one : `${what}\n${fix}`;
+  return one.length <= HEADLINE_MAX ? one : `${what}\n${fix.charAt(0).toUpperCase()}${fix.slice(1)}`;
 }
 
 /**

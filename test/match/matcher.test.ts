@@ -83,7 +83,7 @@ describe('signature mode (strict)', () => {
     const e = missOf(() => m.match(request));
     // The message is the headline; the full report is in the details.
     // Too long for one line with the fix: the fix goes on the second.
-    expect(e.message.split('\n')).toEqual(['tools differ from the closest recording: +transition_to_fastPath +transition_to_slowPath -transition_to_pathA (and 1 more)', 're-record the recordings']);
+    expect(e.message.split('\n')).toEqual(['tools differ from the closest recording: +transition_to_fastPath +transition_to_slowPath -transition_to_pathA (and 1 more)', 'Re-record the recordings']);
     const report = e.details.report as string;
     expect(report).toContain('No recording matches this request (mode signature; 2 recordings from test/fixtures/recordings-dir, 2 unused)');
     expect(report).toContain('tools [transition_to_fastPath, transition_to_slowPath]');

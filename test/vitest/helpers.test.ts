@@ -109,7 +109,7 @@ describe('openTestTape', () => {
     expect(err.status).toBe(404);
     const lines = err.message.split('\n');
     expect(lines[0]).toMatch(/^404 tapedeck miss: this test was never recorded \(CI is set: nothing records\): no tape at .*never\.tape$/);
-    expect(lines.slice(1)).toEqual(['record it: TAPEDECK_MODE=update npx vitest run t.test.ts']);
+    expect(lines.slice(1)).toEqual(['Record it: TAPEDECK_MODE=update npx vitest run t.test.ts']);
     const report = await tape.close();
     expect(report.misses).toHaveLength(1);
     expect(up.calls.length).toBe(calls);
