@@ -129,6 +129,63 @@ describe('replay', () => {
   });
 });
 
+describe('miss messages name only what ReplayCache has', () => {
+  const recorded = async (requests: unknown[]) => {
+    const file = fresh();
+    const rec = await ReplayCache.open(file, { mode: 'record' });
+    for (const r of requests) await rec.put(r, 'answer');
+    await rec.close();
+    return file;
+  };
+
+  it('a changed prompt: no matching mode (ReplayCache has none) and no looser option; its own way to record', async () => {
+    vi.stubEnv('TAPEDECK_MODE', '');
+    const file = await recorded([req('What is the capital of France?')]);
+    const cache = await ReplayCache.open(file);
+    const e = await rejection(cache.get(req('What is the capital of Germany?')));
+    for (const text of [e.message, ...(e.details.fixes as string[])]) {
+      expect(text).not.toMatch(/'(signature|hybrid|sequential)'|would use it|match:|mode 'hybrid'/);
+      expect(text).not.toMatch(/volatileKeys|ignoreArgs|ignoredArgs|tapedeck serve|createFetch/);
+    }
+    expect(e.message.split('\n')[0]).toBe('message 0 (user) text differs from the closest recording; re-record: TAPEDECK_MODE=record <your test command>');
+    expect(e.details).toMatchObject({ kind: 'message', difference: 'message 0 (user) text differs from the closest recording' });
+    await cache.close();
+    vi.unstubAllEnvs();
+  });
+
+  it('opened with an explicit mode: the fix is its mode option, which the environment cannot override', async () => {
+    const file = await recorded([req('q1')]);
+    const cache = await ReplayCache.open(file, { mode: 'replay' });
+    const e = await rejection(cache.get(req('q2')));
+    expect(e.message.split('\n')[0]).toBe("message 0 (user) text differs from the closest recording; re-record: ReplayCache.open(path, { mode: 'record' })");
+    await cache.close();
+  });
+
+  it('a volatile-named argument is ignored with ignoredArgs (its option), not ignoreArgs or volatileKeys', async () => {
+    const file = await recorded([req('hello', { trace_id: 'run-1' })]);
+    const cache = await ReplayCache.open(file, { mode: 'replay' });
+    const e = await rejection(cache.get(req('hello', { trace_id: 'run-2' })));
+    expect(e.message).toContain('ignoredArgs: ["trace_id"]');
+    expect(e.message).not.toMatch(/ignoreArgs|volatileKeys/);
+    await cache.close();
+    // The option it names does replay the recording.
+    const fixed = await ReplayCache.open(file, { mode: 'replay', ignoredArgs: ['trace_id'] });
+    expect(await fixed.get(req('hello', { trace_id: 'run-3' }))).toBe('answer');
+    await fixed.close();
+  });
+
+  it('a volatile message member: ReplayCache has no volatileKeys, so it is not offered', async () => {
+    const stamped = (at: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello', sent_at: at }] });
+    const file = await recorded([stamped('2026-11-23T10:00:00Z')]);
+    const cache = await ReplayCache.open(file, { mode: 'replay' });
+    const e = await rejection(cache.get(stamped('2026-11-24T09:30:00Z')));
+    expect([e.message, ...((e.details.fixes as string[]) ?? [])].join('\n')).not.toContain('volatileKeys');
+    expect(e.message.split('\n')[0]).toMatch(/^message 0 \(user\) member "sent_at" differs from the closest recording; re-record: /);
+    expect((e.details.fixes as string[])[0]).toContain('leave it out of the requests you pass to get() and put()');
+    await cache.close();
+  });
+});
+
 describe('record', () => {
   it('stores every put, serves nothing, at close replaces what it re-recorded and keeps the rest', async () => {
     const file = fresh();

@@ -121,16 +121,19 @@ describe('openTestTape', () => {
     const rec = openTestTape({ tape: path, env: {} });
     await ask(rec.fetch, 'What is the capital of France?', { temperature: 0 });
     await rec.close();
-    const replay = openTestTape({ tape: path, env: { TAPEDECK_MODE: 'replay' } });
+    const command = "TAPEDECK_MODE=update npx vitest run test/geo.test.ts -t 'capitals$'";
+    const replay = openTestTape({ tape: path, env: { TAPEDECK_MODE: 'replay' }, recordCommand: command });
     const changed = (await ask(replay.fetch, 'What is the capital of Spain?', { temperature: 0 }).catch((e: unknown) => e)) as Error;
-    // The test's own record command (not createFetch's mode option, not tapedeck serve).
+    // The test's own record command, not createFetch's mode option nor tapedeck serve.
+    expect(changed.message).not.toMatch(/createFetch|tapedeck serve|signature/);
     expect(changed.message.split('\n')).toEqual([
-      '404 tapedeck miss: message 0 (user) text differs from the closest recording; record it: TAPEDECK_MODE=update <your test command>',
+      `404 tapedeck miss: message 0 (user) text differs from the closest recording; record it: ${command}`,
       '  request:   "What is the capital of Spain?"',
       '  recording: "What is the capital of France?"',
     ]);
     const options = (await ask(replay.fetch, 'What is the capital of France?', { temperature: 1 }).catch((e: unknown) => e)) as Error;
-    expect(options.message.split('\n')[0]).toMatch(/^404 tapedeck miss: argument temperature differs: \(absent\) vs 0 in the closest recording; record it: /);
+    // With this long command the fix does not fit on the first line: it is the second.
+    expect(options.message.split('\n')).toEqual(['404 tapedeck miss: argument temperature differs: (absent) vs 0 in the closest recording', `Record it: ${command}`]);
     await replay.close();
     expect(replay.misses.map((m) => m.diagnosis)).toHaveLength(2);
   });
