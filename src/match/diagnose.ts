@@ -345,6 +345,12 @@ function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifference[] {
     const text = one !== undefined && a && b ? `argument ${clip(one, 40)} differs: ${a} vs ${b} in the closest recording` : `arguments differ from the closest recording: ${fewOf(args, 80)}`;
     out.push({ kind: 'arguments', text, lines: [] });
   }
+  // Context values are not in the key, but which context keys exist is in the signature.
+  const ctxAdded = setDiff(req.signature.contextKeys, rec.signature.contextKeys);
+  const ctxRemoved = setDiff(rec.signature.contextKeys, req.signature.contextKeys);
+  if (ctxAdded.length || ctxRemoved.length) {
+    out.push({ kind: 'other', text: `context keys differ from the closest recording: ${fewOf([...ctxAdded.map((k) => `+${k}`), ...ctxRemoved.map((k) => `-${k}`)], 80)}`, lines: [] });
+  }
   if (out.length === 1) {
     // A single difference in volatile-looking names only, which removing makes vanish: the one
     // case where ignoring something is the fix rather than re-recording.
@@ -461,10 +467,13 @@ export function explainMiss(ctx: MissContext): TapedeckError {
   const near = closestRecordings(ctx);
   const best = near[0];
   const sameKey = ctx.keys.filter((k) => k.key === req.key).length;
+  // Used up only if every recording of the key is used: in signature mode an unused one with
+  // the same key (context keys are not in the key) still misses, for its signature.
+  const usedUp = sameKey > 0 && ctx.keys.every((k, i) => k.key !== req.key || ctx.used[i] === 1);
 
   let diffs: MissDifference[] = [];
   if (total === 0) diffs = [{ kind: 'no-recordings', text: 'there are no recordings', lines: [] }];
-  else if (sameKey > 0 && ctx.hasKey(req.key)) {
+  else if (usedUp) {
     // "Already used", not "called once more than recorded": in hybrid and sequential modes another
     // request may have taken the recording.
     diffs = [{ kind: 'used-up', text: sameKey === 1 ? 'the one recording of this request is already used' : `the ${sameKey} recordings of this request are already used`, lines: [] }];

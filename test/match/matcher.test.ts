@@ -266,6 +266,20 @@ describe('misses that explain themselves', () => {
     expect(missOf(() => viaProxy.match(req('b'))).message.split('\n')[0]).toMatch(/; re-record: restart tapedeck serve with --mode record$/);
   });
 
+  it('a recording used up: says so, and names allowRepeats (the same request, not a looser match)', () => {
+    const m = createMatcher({ mode: 'exact', recordings: [rec(req('a'), '0')] });
+    m.match(req('a'));
+    const e = missOf(() => m.match(req('a')));
+    expect(e.message).toBe('the one recording of this request is already used; re-record the recordings, or allowRepeats: true');
+    expect(e.details.kind).toBe('used-up');
+  });
+
+  it('context keys that differ are named when nothing else does', () => {
+    const m = createMatcher({ mode: 'signature', recordings: [rec(req('a', [], { node: 'start' }), '0')] });
+    const e = missOf(() => m.match(req('a', [], { node: 'start', visited: [] })));
+    expect(e.message).toBe('context keys differ from the closest recording: +visited; re-record the recordings');
+  });
+
   it('an empty recording set says so', () => {
     const e = missOf(() => createMatcher({ recordings: [] }).match(req('a')));
     expect(e.message).toBe('there are no recordings; re-record the recordings');
