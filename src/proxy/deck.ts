@@ -521,14 +521,11 @@ export class Deck {
     const recorded = r?.count ?? 0;
     // Routes are `METHOD /path?query`; a long query must not push the fix off the line.
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
-    const difference =
-      this.col && !this.col.exists
-        ? `no tape at ${this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape}`
-        : this.recordingCount === 0
-        ? 'the tape has no recordings'
-        : r && recorded > 0
-          ? `none of the ${recorded} recording${recorded === 1 ? '' : 's'} for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`
-          : `no recording for ${shown}`;
+    const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
+    let difference = `no recording for ${shown}`;
+    if (this.col && !this.col.exists) difference = `no tape at ${tape}`;
+    else if (this.recordingCount === 0) difference = 'the tape has no recordings';
+    else if (r && recorded > 0) difference = `none of the ${recorded} recording${recorded === 1 ? '' : 's'} for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
     const fix = recordHow(this.entry);
     const routes = [...this.routes.keys()].slice(0, 10);
     return new TapedeckError('E_MISS', missHeadline(difference, fix), {
