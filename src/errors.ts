@@ -14,8 +14,10 @@
  * - `E_BACKEND`: the requested backend cannot run here.
  * - `E_MEMORY`: WebAssembly memory could not grow.
  * - `E_REQUEST`: a body that is not an LLM request tapedeck recognizes (src/match/normalize.ts).
- * - `E_MISS`: no recording answers a request; `details` holds the diagnostics (closest
- *   recordings, where they diverge, used ones, fixes).
+ * - `E_MISS`: no recording answers a request. `message` is one short line (what differs from
+ *   the closest recording, and the fix that exists at the entry point used) plus at most two
+ *   excerpt lines; `details` holds the diagnostics (`difference`, `kind`, `fix`, `fixes`,
+ *   `closest`, `used`, and `report`, the whole diagnosis as text).
  * - `E_RECORDING`: a recording without a usable `request`.
  * - `E_RECORDINGS_DIR`: a recordings directory that cannot be read.
  * - `E_TAPE_CORRUPT`: a tape whose header is damaged (damaged records are warnings, never

@@ -4,6 +4,7 @@
  * recorded through the proxy replays through createFetch and the other way round.
  */
 import { TapedeckError } from '../errors.ts';
+import type { MissEntry } from '../match/diagnose.ts';
 import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
 import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
@@ -90,12 +91,23 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], 
  * // ... after the tests: await fetch.close()
  */
 export function createFetch(opts: FetchOptions): TapedeckFetch {
+  return createFetchFor(opts, { kind: 'fetch' });
+}
+
+/**
+ * createFetch for a caller that wraps it (the browser replay fetch, the test helpers): `entry`
+ * makes its misses name that caller's way to record instead of createFetch's. Internal.
+ *
+ * @example
+ * const f = createFetchFor({ tape, mode }, { kind: 'test', recordCommand: 'TAPEDECK_MODE=update npx vitest run a.test.ts' })
+ */
+export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFetch {
   // A bad mode or option throws here, where the fetch is made; the tape's own errors come back
   // from every call (and from `ready`), never as an unhandled rejection.
   Deck.check(opts);
   const link = new UpstreamLink(opts.fetch, opts);
   const shutdownTimeoutMs = timeoutOption(opts, 'shutdownTimeoutMs', DEFAULT_SHUTDOWN_TIMEOUT_MS);
-  const opening = Deck.open(opts);
+  const opening = Deck.open(opts, entry);
   opening.catch(() => {});
   const inFlight = new Set<Promise<unknown>>();
   /** Recorded answers whose body the caller has not read to the end yet. */

@@ -66,16 +66,27 @@ export function safeJSON(v: unknown): string {
 
 /**
  * The body for a TapedeckError: OpenAI `{ error: { message, type, param, code, tapedeck } }` or
- * Anthropic `{ type: 'error', error: { type, message, code, tapedeck } }`. `code` is the
- * stable tapedeck code; `tapedeck` holds the details (miss diagnostics, hint, offsets).
+ * Anthropic `{ type: 'error', message, error: { type, message, code, details: { error_code },
+ * tapedeck } }`. `code` is the stable tapedeck code; `tapedeck` holds the details (miss
+ * diagnostics with the full `report`, hint, offsets), so `message` stays short.
+ *
+ * Each SDK builds `err.message` from the body: the OpenAI SDK from `error.message`, the Anthropic
+ * SDK from a top-level `message`, else the whole body as JSON text (4 KB of escaped diagnosis).
+ * Hence the top-level `message` in the Anthropic shape, beside the usual `error`, which that SDK
+ * exposes as `err.error.error` (and `error.details` as `err.details`, `err.errorCode`).
+ *
+ * @example
+ * JSON.parse(errorBody(new TapedeckError('E_MISS', 'model differs'), 'anthropic', 404)).message // 'tapedeck miss: model differs'
  */
 export function errorBody(e: TapedeckError, shape: ErrorShape, status: number): string {
   const { hint, ...rest } = e.details;
   const tapedeck = { code: e.code, hint, ...rest };
+  // A miss says what differs, not who is speaking: among an SDK's API errors, say it is tapedeck.
+  const message = e.code === 'E_MISS' ? `tapedeck miss: ${e.message}` : e.message;
   if (shape === 'anthropic') {
-    return safeJSON({ type: 'error', error: { type: anthropicType(status), message: e.message, code: e.code, tapedeck } });
+    return safeJSON({ type: 'error', message, error: { type: anthropicType(status), message, code: e.code, details: { error_code: e.code }, tapedeck } });
   }
-  return safeJSON({ error: { message: e.message, type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck } });
+  return safeJSON({ error: { message, type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck } });
 }
 
 // Codes worth a retry by the client: the upstream may come back, another proxy may be up.

@@ -10,7 +10,8 @@
 import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { TapedeckError } from '../errors.ts';
-import { createFetch, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
+import { missHeadline } from '../match/diagnose.ts';
+import { createFetchFor, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
 import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { ReplayCache, type ReplayCacheOptions } from '../store/replay-cache.ts';
@@ -106,7 +107,8 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   const { tape: _t, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, ...fetchOpts } = opts;
   const open = (): TapedeckFetch => {
     if (closing) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
-    inner ??= createFetch({
+    // Misses name this test's record command, not createFetch's mode option.
+    inner ??= createFetchFor({
       ...fetchOpts,
       tape: opts.tape,
       mode,
@@ -116,13 +118,17 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         if (onWarning) onWarning(m);
         else process.emitWarning(m, { code: 'TAPEDECK_TAPE' });
       },
-    });
+    }, { kind: 'test', recordCommand });
     return inner;
   };
 
+  /**
+   * Notes a miss for the run report. The message already says what differs and gives this
+   * test's record command; a test never recorded (no tape yet) says that instead.
+   */
   async function missResponse(res: Response): Promise<Response> {
     const text = await res.text();
-    let body: { error?: { message?: string; tapedeck?: MissDetails } } | undefined;
+    let body: { message?: string; error?: { message?: string; tapedeck?: MissDetails } } | undefined;
     try {
       body = JSON.parse(text) as typeof body;
     } catch {
@@ -131,11 +137,16 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
     const details = body?.error?.tapedeck ?? {};
     const route = details.route ?? '(request)';
     // Before the first recording there is no tape at all: say so rather than "no recordings".
-    const diagnosis = existsSync(opts.tape) ? diagnoseMiss(details) : 'the tape does not exist yet (this test was never recorded)';
+    const never = !existsSync(opts.tape);
+    const diagnosis = never ? 'the tape does not exist yet (this test was never recorded)' : diagnoseMiss(details);
     misses.push({ ...(opts.test ? { test: opts.test } : {}), route, diagnosis, command: recordCommand });
-    if (body?.error) {
-      const why = mode === 'replay' ? ` (mode replay${source === 'CI' ? ': CI is set, nothing records' : ''})` : ` (mode ${mode})`;
-      body.error.message = `tapedeck: no recording for ${route} in ${rel}${why}: ${diagnosis}.\nRecord it: ${recordCommand}\n\n${body.error.message ?? ''}`;
+    if (never && body?.error) {
+      const ci = mode === 'replay' && source === 'CI' ? ' (CI is set: nothing records)' : '';
+      const message = `tapedeck miss: ${missHeadline(`this test was never recorded${ci}: no tape at ${rel}`, `record it: ${recordCommand}`)}`;
+      body.error.message = message;
+      // The Anthropic shape's top-level message is what its SDK shows.
+      if (typeof body.message === 'string') body.message = message;
+      if (body.error.tapedeck) Object.assign(body.error.tapedeck, { difference: diagnosis });
     }
     const headers = new Headers(res.headers);
     headers.delete('content-length');
