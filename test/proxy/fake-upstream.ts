@@ -115,8 +115,9 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
     if (req.method === 'GET' && path === '/v1/models') {
       return json(200, { object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1767225600, owned_by: 'fake', call: count }] });
     }
-    // Never answers (a hung provider): for timeouts and shutdown bounds.
-    if (path === '/v1/hang') return;
+    // Never answers (a hung provider): for timeouts and shutdown bounds. Also under /v1/hang/,
+    // so an SDK with its base URL there hangs on any endpoint.
+    if (path === '/v1/hang' || path.startsWith('/v1/hang/')) return;
     // Sends headers and one chunk, then hangs mid-answer.
     if (path === '/v1/hang-body') {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -257,6 +257,25 @@ describe('idle timeout, createFetch', () => {
     expect(await httpRecords(tape)).toEqual([]);
   }, 30_000);
 
+  it("the OpenAI SDK raises it as an API error with tapedeck's code and message, not as a connection error", async () => {
+    const up = await startUpstream();
+    const f = createFetch({ tape: fresh(), mode: 'record', idleTimeoutMs: 300 });
+    try {
+      // The fake provider hangs on this path; the SDK posts to baseURL + /chat/completions.
+      const client = new OpenAI({ baseURL: `${up.url}/v1/hang`, apiKey: 'sk-test', maxRetries: 0, fetch: f });
+      const err = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).then(
+        () => undefined,
+        (e: unknown) => e as { status?: number; code?: string; message: string },
+      );
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      expect(err).toMatchObject({ status: 504, code: 'E_UPSTREAM_TIMEOUT' });
+      expect(err!.message).toContain('idle timeout');
+    } finally {
+      await f.close();
+      await up.close();
+    }
+  }, 30_000);
+
   it('passthrough answers are bounded too', async () => {
     const up = await startUpstream();
     const f = createFetch({ mode: 'passthrough', idleTimeoutMs: 300 });
@@ -496,6 +515,27 @@ describe('bounded shutdown with a client that stopped reading', () => {
       upstream.closeAllConnections();
       upstream.close(() => r());
     });
+    expect(await httpRecords(tape)).toEqual([]);
+  }, 30_000);
+});
+
+describe('bounded shutdown with a client that never finishes its request', () => {
+  it('startProxy close() finishes while a request body is still arriving; the upstream never saw it', async () => {
+    const up = await startUpstream();
+    const tape = fresh();
+    const proxy = await startProxy({ upstream: up.url, tape, mode: 'record', port: 0, shutdownTimeoutMs: 300 });
+    // Headers that promise 1000 bytes, then only 10 of them.
+    const sock = tcpConnect(proxy.port, '127.0.0.1');
+    sock.on('error', () => {});
+    const closed = new Promise<void>((r) => sock.once('close', () => r()));
+    await new Promise<void>((r) => sock.once('connect', () => r()));
+    sock.write('POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":');
+    while (proxy.handler.inFlight === 0) await sleep(5);
+    await proxy.close();
+    // The proxy closed the connection (the client is reading, so it sees it).
+    await closed;
+    await up.close();
+    expect(up.calls).toHaveLength(0);
     expect(await httpRecords(tape)).toEqual([]);
   }, 30_000);
 });
