@@ -98,8 +98,9 @@ export function safeUrl(url: string): string {
 // Statuses a Response must not have a body for (the answer is over with its headers).
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-/** Why a call ended early; carried as the abort reason so the failure can be named. */
+/** Why a call ended early, kept so the failure it causes can be named (timeout, client, shutdown). */
 type Stop = 'idle' | 'client' | 'shutdown';
+// The abort reason given to fetch: never shown, the error comes from why the call was stopped.
 const STOP = Symbol('tapedeck.stop');
 
 // The undici Agent behind Node's fetch, built with our connect timeout and with undici's own
@@ -119,10 +120,9 @@ type AgentClass = new (opts: object) => Dispatcher;
  * itself (an Agent built without options). A dispatcher the user installed (a proxy agent, a
  * mock, an Agent with a private CA) is left to do its job: an Agent of ours would drop its
  * settings. undici keeps an Agent's options under a symbol described 'options'; if that is not
- * found the dispatcher counts as the user's.
+ * found the dispatcher counts as the user's. Asked once per handler or tapedeck fetch, not once
+ * per process: the user may install a dispatcher of their own at any time before.
  */
-// Asked once per handler or tapedeck fetch (not once per process): the user may install a
-// dispatcher of their own at any time before.
 async function defaultAgentClass(): Promise<AgentClass | undefined> {
   // Not Node (a browser, a worker runtime): its fetch takes no undici dispatcher.
   if (typeof process === 'undefined' || !process.versions?.node) return undefined;
@@ -157,11 +157,6 @@ export class UpstreamLink {
     this.native = fetchImpl === undefined || fetchImpl === globalThis.fetch;
     this.connectTimeoutMs = timeoutOption(opts, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
     this.idleTimeoutMs = timeoutOption(opts, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
-  }
-
-  /** Upstream calls not finished yet (answer not read to its end). */
-  get active(): number {
-    return this.calls.size;
   }
 
   /**
