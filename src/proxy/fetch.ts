@@ -306,8 +306,12 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       }
       // A tape that never opened has nothing to write: its error went to the calls.
       const d = await opening.catch(() => undefined);
-      await d?.close();
-      await link.close();
+      try {
+        await d?.close();
+      } finally {
+        // Idle keep-alive connections to the upstream go too, even when writing the tape failed.
+        await link.close();
+      }
     })();
     return closing;
   };

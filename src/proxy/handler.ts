@@ -502,8 +502,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
         }
       }
       await opening.catch(() => {});
-      await deck?.close();
-      await link.close();
+      try {
+        await deck?.close();
+      } finally {
+        // Idle keep-alive connections to the upstream go too, even when writing the tape failed.
+        await link.close();
+      }
     })();
     return closing;
   };
