@@ -51,7 +51,7 @@ export interface StoredRecord {
   payload: Buffer;
 }
 
-const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,100}$/;
+const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,200}$/;
 
 // Scripts. Each touches only the keys it is given (one hash slot), as Redis Cluster requires.
 
@@ -172,7 +172,7 @@ export function namespaceOf(url: string, opts: { namespace?: string } = {}): str
   const namespace = opts.namespace ?? urlOptions(url).namespace ?? 'tapedeck';
   if (!NAMESPACE_RE.test(namespace)) {
     throw new TapedeckError('E_ARG', `Invalid Redis namespace ${JSON.stringify(namespace)}.`, {
-      hint: 'Use 1 to 100 letters, digits, dots, dashes, underscores or slashes (e.g. my-app/ci).',
+      hint: 'Use 1 to 200 letters, digits, dots, dashes, underscores or slashes (e.g. my-app/ci).',
     });
   }
   return namespace;
