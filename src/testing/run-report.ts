@@ -147,6 +147,42 @@ const traceOf = (r: LoadedRecord): string | undefined => {
   }
 };
 
+/** One tape's (or namespace's) line of the summary: its reports added up, its unused recordings found. */
+async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: SummaryOptions): Promise<TapeSummary> {
+  const added = rs.reduce((n, r) => n + r.added + (r.cacheAdded ?? 0), 0);
+  const hits = rs.reduce((n, r) => n + r.hits, 0);
+  const misses = rs.reduce((n, r) => n + r.misses.length, 0);
+  const used = new Set(rs.flatMap((r) => r.used));
+  const unusedTraces: string[] = [];
+  const { store, namespace } = rs[0]!;
+  let unreadable: string | undefined;
+  if (!rs.some((r) => r.mode === 'passthrough')) {
+    if (store && namespace) {
+      try {
+        const { backend, records } = await namespaceRecords(store, namespace, opts);
+        await backend.close();
+        for (const r of records) {
+          const trace = traceOf(r);
+          if (trace !== undefined && !used.has(trace)) unusedTraces.push(trace);
+        }
+      } catch (e) {
+        // The summary is advice: a store it cannot reach is said, not fatal.
+        unreadable = (e as Error).message.split('\n')[0];
+      }
+    } else {
+      try {
+        for (const { value } of (await readTape(tape)).records) {
+          if (isHttpRecord(value) && !used.has(value.trace)) unusedTraces.push(value.trace);
+        }
+      } catch {
+        // no tape (a replay run that missed everything) or an unreadable one: nothing to judge
+      }
+    }
+  }
+  const mode = rs[rs.length - 1]!.mode;
+  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, hits, misses, unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
+}
+
 /**
  * Adds the reports up per tape (or namespace), and reads each tape or namespace to find
  * recordings no test used in this run (stale candidates). Tapes used in passthrough mode are not
@@ -165,45 +201,18 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     byTape.set(id, list);
   }
   const summary: RunSummary = { tapes: [], tapesWritten: 0, added: 0, hits: 0, misses: [], unused: 0 };
-  for (const [tape, rs] of [...byTape].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const added = rs.reduce((n, r) => n + r.added + (r.cacheAdded ?? 0), 0);
-    const hits = rs.reduce((n, r) => n + r.hits, 0);
-    const misses = rs.flatMap((r) => r.misses);
-    const used = new Set(rs.flatMap((r) => r.used));
-    const unusedTraces: string[] = [];
-    const { store, namespace } = rs[0]!;
-    let unreadable: string | undefined;
-    if (!rs.some((r) => r.mode === 'passthrough')) {
-      if (store && namespace) {
-        try {
-          const { backend, records } = await namespaceRecords(store, namespace, opts);
-          await backend.close();
-          for (const r of records) {
-            const trace = traceOf(r);
-            if (trace !== undefined && !used.has(trace)) unusedTraces.push(trace);
-          }
-        } catch (e) {
-          // The summary is advice: a store it cannot reach is said, not fatal.
-          unreadable = (e as Error).message.split('\n')[0];
-        }
-      } else {
-        try {
-          for (const { value } of (await readTape(tape)).records) {
-            if (isHttpRecord(value) && !used.has(value.trace)) unusedTraces.push(value.trace);
-          }
-        } catch {
-          // no tape (a replay run that missed everything) or an unreadable one: nothing to judge
-        }
-      }
-    }
-    const mode = rs[rs.length - 1]!.mode;
-    summary.tapes.push({ tape, ...(store && namespace ? { store, namespace } : {}), mode, added, hits, misses: misses.length, unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) });
-    if (added > 0) summary.tapesWritten++;
-    summary.added += added;
-    summary.hits += hits;
-    summary.misses.push(...misses);
-    summary.unused += unusedTraces.length;
+  // Tapes and namespaces are read a few at a time: a large suite on Redis has one per test.
+  const groups = [...byTape].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries: TapeSummary[] = [];
+  for (let i = 0; i < groups.length; i += 8) entries.push(...(await Promise.all(groups.slice(i, i + 8).map(([tape, rs]) => summarizeTape(tape, rs, opts)))));
+  for (const t of entries) {
+    summary.tapes.push(t);
+    if (t.added > 0) summary.tapesWritten++;
+    summary.added += t.added;
+    summary.hits += t.hits;
+    summary.unused += t.unused;
   }
+  summary.misses.push(...groups.flatMap(([, rs]) => rs.flatMap((r) => r.misses)));
   return summary;
 }
 
