@@ -410,10 +410,15 @@ export class Deck {
    * {@link decide}, and on a shared store (Redis) first asks the store for recordings other
    * proxies made of this request since this one opened: a fleet sees each other's recordings.
    * Replay with the store unreachable fails with E_STORE_UNAVAILABLE; update mode then goes to
-   * the upstream (and says why once).
+   * the upstream (and says why once). Synchronous (no promise) unless the store is shared, so
+   * the proxy can write a replayed answer in the same tick the body arrived.
    */
-  async decideShared(req: DeckRequest): Promise<Decision> {
+  decideShared(req: DeckRequest): Decision | Promise<Decision> {
     if (!this.col?.shared || !this.col.serves) return this.decide(req);
+    return this.decideFleet(req);
+  }
+
+  private async decideFleet(req: DeckRequest): Promise<Decision> {
     let miss: TapedeckError | undefined;
     let first: Decision | undefined;
     try {
@@ -430,7 +435,7 @@ export class Deck {
     }
     let added = 0;
     try {
-      added = await this.col.refresh({ kind: 'http', key });
+      added = await this.col!.refresh!({ kind: 'http', key });
     } catch (e) {
       if (miss || !(e instanceof TapedeckError)) throw e;
       this.warnOnce(`tapedeck: ${e.code}: ${e.message} Answering from the upstream without the shared recordings.`);

@@ -63,43 +63,64 @@ function percentile(sorted: Float64Array, p: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p + 0.5))]!;
 }
 
-/** Reads a request body up to a limit; more is E_BODY_TOO_LARGE (413) without reading the rest. */
-function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
+type BodyCallback = (err: unknown, body?: Uint8Array) => void;
+
+/**
+ * Reads a request body up to a limit, then calls back once; more is E_BODY_TOO_LARGE (413)
+ * without reading the rest. A callback rather than a promise: on the replay path the answer is
+ * written in the tick the body ends, as a bare node:http server would.
+ */
+function readBodyThen(req: IncomingMessage, max: number, done: BodyCallback): void {
   const pre = (req as { body?: unknown }).body;
   // Express/Fastify may have read the stream already: take their raw or parsed body.
   if (pre !== undefined && (req.readableEnded || req.complete)) {
-    if (pre instanceof Uint8Array) return Promise.resolve(pre);
-    if (typeof pre === 'string') return Promise.resolve(Buffer.from(pre));
+    if (pre instanceof Uint8Array) return done(undefined, pre);
+    if (typeof pre === 'string') return done(undefined, Buffer.from(pre));
     // A parsed body is re-serialized. Once the stream has been read it is the only copy, even
     // when empty ({} or []: waiting for the stream would hang). Before that, an empty object
     // may be a placeholder from a parser that skipped the request (Express 4): read the stream.
     if (pre !== null && typeof pre === 'object' && (req.readableEnded || Object.keys(pre).length > 0)) {
+      let body: Uint8Array;
       try {
-        return Promise.resolve(reserialize(pre, String(req.headers['content-type'] ?? '')));
+        body = reserialize(pre, String(req.headers['content-type'] ?? ''));
       } catch (e) {
-        return Promise.reject(e);
+        return done(e);
       }
+      return done(undefined, body);
     }
   }
   const declared = Number(req.headers['content-length']);
-  if (declared > max) return Promise.reject(tooLarge(declared, max));
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let n = 0;
-    const onData = (c: Buffer) => {
-      n += c.length;
-      if (n > max) {
-        req.off('data', onData);
-        req.resume();
-        reject(tooLarge(n, max));
-        return;
-      }
-      parts.push(c);
-    };
-    req.on('data', onData);
-    req.on('end', () => resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, n)));
-    req.on('error', reject);
+  if (declared > max) return done(tooLarge(declared, max));
+  const parts: Buffer[] = [];
+  let n = 0;
+  let settled = false;
+  const onData = (c: Buffer) => {
+    n += c.length;
+    if (n > max) {
+      req.off('data', onData);
+      req.resume();
+      settled = true;
+      done(tooLarge(n, max));
+      return;
+    }
+    parts.push(c);
+  };
+  req.on('data', onData);
+  req.on('end', () => {
+    if (settled) return;
+    settled = true;
+    done(undefined, parts.length === 1 ? parts[0]! : Buffer.concat(parts, n));
   });
+  req.on('error', (e) => {
+    if (settled) return;
+    settled = true;
+    done(e);
+  });
+}
+
+/** {@link readBodyThen} as a promise, for the paths that are not hot. */
+function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => readBodyThen(req, max, (err, body) => (err === undefined ? resolve(body!) : reject(err))));
 }
 
 /**
@@ -343,14 +364,26 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     res.end();
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!deck) await opening;
-    const d = deck!;
+  /** A request that arrived before the tape was open: waits for it, then answers as usual. */
+  async function handleOpening(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    await opening;
     if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
-    const body = await readBody(req, d.maxBodyBytes);
+    const body = await readBody(req, deck!.maxBodyBytes);
+    const dreq = deckRequest(req, body);
+    const answered = answer(deck!, req, res, dreq, await deck!.decideShared(dreq));
+    if (answered) await answered;
+  }
+
+  function deckRequest(req: IncomingMessage, body: Uint8Array): DeckRequest {
     // Dot segments resolved here, so they cannot climb out of the upstream's path prefix.
-    const dreq: DeckRequest = { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.headers, body };
-    const decision: Decision = await d.decideShared(dreq);
+    return { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.headers, body };
+  }
+
+  /**
+   * Writes a replayed answer, or forwards to the upstream. Returns a promise only when work is
+   * left after this tick (an upstream call, a paced stream).
+   */
+  function answer(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, decision: Decision): Promise<void> | undefined {
     if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared);
     const rec = decision.record;
     d.count(decision.matchedBy);
@@ -361,7 +394,25 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     res.writeHead(rec.response.status, headers);
     if (CONTENT_FREE.has(rec.response.status) || req.method === 'HEAD') res.end();
     else if (!paced) res.end(rec.response.body);
-    else await writePaced(res, rec, d.timing as 'recorded' | number);
+    else return writePaced(res, rec, d.timing as 'recorded' | number);
+    return undefined;
+  }
+
+  /** The open proxy's path: body by callback, decision and replayed answer in the same tick. */
+  function handleOpen(d: Deck, req: IncomingMessage, res: ServerResponse, t0: number): void {
+    readBodyThen(req, d.maxBodyBytes, (err, body) => {
+      let pending: Promise<void> | undefined;
+      try {
+        if (err !== undefined) throw err;
+        const dreq = deckRequest(req, body!);
+        const decision = d.decideShared(dreq);
+        pending = decision instanceof Promise ? decision.then((x) => answer(d, req, res, dreq, x)) : answer(d, req, res, dreq, decision);
+      } catch (e) {
+        sendError(req, res, e);
+      }
+      if (pending === undefined) finished(t0);
+      else pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0));
+    });
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
@@ -376,9 +427,14 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     // In flight until the answer is written and, for an upstream answer, read to the end and
     // handed to the tape (which can be after the client left): close() waits for exactly that.
     inFlight++;
-    handle(req, res)
-      .catch((e: unknown) => sendError(req, res, e))
-      .finally(() => finished(t0));
+    if (closing) {
+      sendError(req, res, new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' }));
+      finished(t0);
+    } else if (deck) handleOpen(deck, req, res, t0);
+    else
+      handleOpening(req, res)
+        .catch((e: unknown) => sendError(req, res, e))
+        .finally(() => finished(t0));
   }) as TapedeckHandler;
 
   Object.defineProperties(handler, {
