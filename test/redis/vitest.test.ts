@@ -4,8 +4,10 @@
 // in CI with the API stopped, CI with one test's recordings deleted from Redis (fails with the
 // record command, writes nothing; that command records it), two workers on one namespace
 // (threads, then forks), the unused-recordings summary and the prune it prints. Then
-// openTestTape on a Redis with a password: nothing written to disk holds it.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// openTestTape (and its ReplayCache) on a Redis with a password: nothing written to disk holds it.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisRecords } from '../../src/store/backends/redis.ts';
 import { decodeFrame, FRAME_HEADER_SIZE } from '../../src/store/tape-codec.ts';
@@ -14,9 +16,6 @@ import { formatSummary, readTapeReports, summarizeRun } from '../../src/testing/
 import { startFakeOpenAI } from '../../examples/vitest/fake-openai.ts';
 import { exampleProject, sharedTestFile, summaryLine, type ExampleProject } from '../vitest/example-project.ts';
 import { freshNamespace, redisDescribe, useRedis, useRedisCluster } from './setup.ts';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 const EXAMPLE_TESTS = [
   'ai-sdk.test/ai-sdk/calls-a-tool',
@@ -198,7 +197,13 @@ redisDescribe('openTestTape on a Redis with a password', () => {
       expect(rec.namespace).toBe(`${base}/test/__tapes__/a.test/says-hi`);
       expect(rec.store).toBe(redis.current.url.replace('vitest-pa55', '***'));
       expect((await ask(rec)).status).toBe(200);
+      // The ReplayCache beside it lives in the namespace beside the test's.
+      const cache = await rec.cache();
+      await cache.put({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'cached' }] }, { text: 'from the cache' });
       await rec.close();
+      const cacheStore = await RedisRecords.open(redis.current.url, { namespace: `${base}/test/__tapes__/a.test/says-hi.cache` });
+      expect(await cacheStore.readAll()).toHaveLength(1);
+      await cacheStore.close();
 
       // CI, and a request never recorded: the miss names the namespace; the command sets no password.
       const rep = openTestTape({ tape, store, root, runDir, env: { CI: 'true', TAPEDECK_STORE: store } });
@@ -220,7 +225,7 @@ redisDescribe('openTestTape on a Redis with a password', () => {
       const summary = await summarizeRun(reports, { stores: [store] });
       expect(summary.tapes.map((t) => [t.namespace, t.added, t.hits, t.misses, t.unused])).toEqual([
         [`${base}/test/__tapes__/a.test/never`, 0, 0, 1, 0],
-        [`${base}/test/__tapes__/a.test/says-hi`, 1, 1, 0, 0],
+        [`${base}/test/__tapes__/a.test/says-hi`, 2, 1, 0, 0],
       ]);
       const blind = await summarizeRun(reports, { stores: [] });
       const printed = formatSummary(blind);
