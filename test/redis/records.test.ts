@@ -164,6 +164,25 @@ redisDescribe('Redis records, single node', () => {
     }
   });
 
+  it('a namespace written before the index existed (its keys in a plain set) is read whole, and its set moves into the index', async () => {
+    const ns = freshNamespace('legacy');
+    const port = redis.current.port;
+    await rawCommand(port, ['SADD', `${ns}:{${ns}}:keys`, 'cache:old']);
+    await rawCommand(port, ['HSET', `${ns}:{${ns}:cache:old}:r`, '1', 'old-bytes']);
+    await rawCommand(port, ['SET', `${ns}:{${ns}}:seq`, '1']);
+    const store = await RedisRecords.open(redis.current.url, { namespace: ns });
+    try {
+      expect((await store.readAll()).map((r) => [r.key, r.seq, r.payload.toString()])).toEqual([['cache:old', 1, 'old-bytes']]);
+      expect(await rawCommand(port, ['EXISTS', `${ns}:{${ns}}:keys`])).toContain(':0');
+      const p = payload({ v: 1, key: 'new' });
+      await store.append([{ key: 'cache:new', payload: p }]);
+      expect(await store.keys()).toEqual(['cache:new', 'cache:old']);
+      expect((await store.readAll()).map((r) => r.seq)).toEqual([1, 2]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('several writers recording the same request at once: all kept, in one order, every record whole', async () => {
     const ns = freshNamespace('race');
     const writers = await Promise.all([0, 1, 2, 3].map(() => RedisRecords.open(redis.current.url, { namespace: ns })));

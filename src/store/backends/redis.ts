@@ -72,8 +72,16 @@ if ttl > 0 then exp = now + ttl score = exp end
 for i = 3, #ARGV do redis.call('ZADD', KEYS[2], 'GT', score, ARGV[i]) end
 return { redis.call('INCRBY', KEYS[1], tonumber(ARGV[1])) - tonumber(ARGV[1]) + 1, exp }`;
 
-/** KEYS: index. Returns { now, member, score, member, score... }: the listed keys and the server time. */
+/**
+ * KEYS: index, legacy key set. Returns { now, member, score, member, score... }: the listed keys
+ * and the server time. A namespace written before the index existed listed its keys in a plain
+ * set (same slot): they move into the index first, with no expiry known (+inf: kept listed).
+ */
 const LIST = `${NOW}
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  for _, k in ipairs(redis.call('SMEMBERS', KEYS[2])) do redis.call('ZADD', KEYS[1], 'GT', '+inf', k) end
+  redis.call('DEL', KEYS[2])
+end
 local out = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
 table.insert(out, 1, tostring(now))
 return out`;
@@ -288,7 +296,7 @@ export class RedisRecords {
    * on the server clock, `inf` while a record has no TTL), and the server time.
    */
   private async listed(): Promise<{ now: number; keys: { key: string; score: string }[] }> {
-    const flat = ((await this.script('LIST', [this.nsKey('index')], [])) as Buffer[]).map(String);
+    const flat = ((await this.script('LIST', [this.nsKey('index'), this.nsKey('keys')], [])) as Buffer[]).map(String);
     const keys: { key: string; score: string }[] = [];
     for (let i = 1; i < flat.length; i += 2) keys.push({ key: flat[i]!, score: flat[i + 1]! });
     return { now: Number(flat[0]), keys };
@@ -347,7 +355,7 @@ export class RedisRecords {
       const [r, x] = this.recKeys(k);
       await this.conn.send(r, ['DEL', r, x]);
     }
-    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('index'), this.nsKey('header')]);
+    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('index'), this.nsKey('keys'), this.nsKey('header')]);
   }
 
   /** True while the connection is up (it reconnects on its own after a loss). */
