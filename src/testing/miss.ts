@@ -44,7 +44,7 @@ const q = (s: string) => (s.length > 160 ? `${s.slice(0, 157)}...` : s);
  *   requestExcerpt: '{"content":"Hi!"}', recordingExcerpt: '{"content":"Hi"}' }], signature: { messageCount: 1 } })
  * // 'closest recording #0: message 0 differs: request {"content":"Hi!"} / recorded {"content":"Hi"}'
  */
-export function diagnoseMiss(d: MissDetails): string {
+export function diagnoseMiss(d: MissDetails, container: 'tape' | 'namespace' = 'tape'): string {
   if (typeof d.difference === 'string' && d.difference !== '') return d.difference;
   const n = d.closest?.[0];
   if (!n) {
@@ -52,7 +52,7 @@ export function diagnoseMiss(d: MissDetails): string {
       return `nothing was recorded for ${d.route} (recorded routes: ${d.recordedRoutes.join(', ')})`;
     }
     if (d.recordedRoutes && d.recordedRoutes.length > 0) return `none of the recordings of ${d.route ?? 'this route'} has this request (${d.match ?? 'request'} key ${(d.key ?? '').slice(0, 12)})`;
-    return 'the tape has no recordings';
+    return `the ${container} has no recordings`;
   }
   const parts: string[] = [];
   const reqCount = d.signature?.messageCount;
