@@ -203,8 +203,9 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
     misses.push({ ...(opts.test ? { test: opts.test } : {}), route, diagnosis, command: recordCommand });
     if (never && body?.error) {
       const ci = mode === 'replay' && source === 'CI' ? ' (CI is set: nothing records)' : '';
-      const where = store ? `no recordings in namespace ${namespace}` : `no tape at ${rel}`;
-      const message = `tapedeck miss: ${missHeadline(`this test was never recorded${ci}: ${where}`, `record it: ${recordCommand}`)}`;
+      // A namespace is too long for the headline: it gets a line of its own.
+      const where = store ? 'its Redis namespace has no recordings' : `no tape at ${rel}`;
+      const message = `tapedeck miss: ${missHeadline(`this test was never recorded${ci}: ${where}`, `record it: ${recordCommand}`)}${store ? `\n  namespace: ${namespace}` : ''}`;
       body.error.message = message;
       // The Anthropic shape's top-level message is what its SDK shows.
       if (typeof body.message === 'string') body.message = message;

@@ -92,7 +92,7 @@ redisDescribe('the vitest helper on Redis, single node (TAPEDECK_STORE)', () => 
     const r = await p.vitest(['test/openai.test.ts'], { TAPEDECK_STORE: store(), CI: 'true' });
     expect(r.code).toBe(1);
     const command = `TAPEDECK_STORE='${store()}' TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t 'openai sdk answers a question$'`;
-    expect(r.out).toContain(`404 tapedeck: no recording for POST /v1/chat/completions in Redis namespace ${gone} (mode replay: CI is set, nothing records): the namespace has no recordings yet (this test was never recorded).\nRecord it: ${command}`);
+    expect(r.out).toContain(`404 tapedeck miss: this test was never recorded (CI is set: nothing records): its Redis namespace has no recordings\nRecord it: ${command}\n  namespace: ${gone}`);
     expect(summaryLine(r)).toBe(`tapedeck: 3 Redis namespaces ${on()}, 0 written, 0 recordings added, 2 replayed, 1 miss, 0 unused recordings`);
     expect(r.out).toContain(`  namespace ${gone} (replay): 1 missed`);
     expect(r.out).toContain(`record it: ${command}`);
@@ -212,7 +212,8 @@ redisDescribe('openTestTape on a Redis with a password', () => {
       const miss = await ask(other);
       expect(miss.status).toBe(404);
       const text = await miss.text();
-      expect(text).toContain(`no recording for POST /v1/chat/completions in Redis namespace ${base}/test/__tapes__/a.test/never`);
+      expect(text).toContain(`this test was never recorded (CI is set: nothing records): its Redis namespace has no recordings`);
+      expect(text).toContain(`namespace: ${base}/test/__tapes__/a.test/never`);
       expect(text).toContain(`Record it: TAPEDECK_STORE='${store.replace('vitest-pa55', '***')}' TAPEDECK_MODE=update`);
       await rep.close();
       await other.close();
