@@ -4,7 +4,8 @@
 //
 // - The tape is recorded for real: a fake OpenAI upstream, tapedeck in record mode.
 // - baseline: a plain node:http server that reads the body and answers the recorded bytes for it
-//   (a Map lookup by body), i.e. the floor for any HTTP server on this machine.
+//   (a Map lookup by body) with the header lines tapedeck sends, i.e. the floor for any HTTP
+//   server putting the same response on the wire on this machine.
 // - talkback: the same recordings written as talkback tapes (JSON5), record DISABLED.
 // Each server runs in a worker thread, so it has a core while autocannon drives it from the main
 // thread. Latency is measured per response from autocannon's 'response' events (its own
@@ -68,16 +69,25 @@ function readAll(req) {
 
 async function serve({ kind, tape, store, talkbackDir, answers }) {
   if (kind === 'baseline') {
-    const byBody = new Map(answers.map(([req, res]) => [req, Buffer.from(res)]));
-    const server = createServer(async (req, res) => {
-      const body = (await readAll(req)).toString();
-      const out = byBody.get(body);
-      if (!out) {
-        res.writeHead(404).end();
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length });
-      res.end(out);
+    // Each answer with the header lines the proxy sends for it (when given), so both servers
+    // put the same bytes on the wire and the client parses the same response.
+    const byBody = new Map(answers.map(([req, res, headers]) => {
+      const out = Buffer.from(res);
+      return [req, { out, headers: { ...(headers ?? { 'content-type': 'application/json' }), 'content-length': out.length } }];
+    }));
+    // Callbacks, no promise per request: the cheapest way node:http reads a body and answers.
+    const server = createServer((req, res) => {
+      const parts = [];
+      req.on('data', (c) => parts.push(c));
+      req.on('end', () => {
+        const hit = byBody.get((parts.length === 1 ? parts[0] : Buffer.concat(parts)).toString());
+        if (!hit) {
+          res.writeHead(404).end();
+          return;
+        }
+        res.writeHead(200, hit.headers);
+        res.end(hit.out);
+      });
     });
     server.keepAliveTimeout = 65_000;
     return listen(server);
@@ -212,6 +222,21 @@ export async function writeTalkbackTapes(tape, dir) {
   return { talkbackDir: out, answers, bodies: answers.map(([req]) => req) };
 }
 
+/** Header lines of the response Node writes itself, whatever the handler does. */
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length']);
+
+/**
+ * Adds to each answer (`[request, response]`) the headers the tapedeck proxy on `port` sends with
+ * it, so the baseline server can send the same response bytes.
+ */
+export async function withProxyHeaders(port, answers) {
+  for (const a of answers) {
+    const r = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: a[0] });
+    await r.arrayBuffer();
+    a[2] = Object.fromEntries([...r.headers].filter(([k]) => !CONNECTION_HEADERS.has(k)));
+  }
+}
+
 /**
  * Runs the proxy rows. Returns `{ rows, targets }`: per server and connection count, requests per
  * second and p50/p99 latency; for tapedeck and talkback also the p50 added over the baseline.
@@ -233,7 +258,9 @@ export async function proxyBench({ quick = false } = {}) {
     const kinds = ['baseline', 'tapedeck', 'talkback'];
     const servers = {};
     try {
-      for (const kind of kinds) {
+      // tapedeck first: the baseline then answers with the header lines tapedeck sent.
+      for (const kind of ['tapedeck', 'baseline', 'talkback']) {
+        if (kind === 'baseline') await withProxyHeaders(servers.tapedeck.port, answers);
         servers[kind] = await startWorker({ kind, tape, talkbackDir, answers });
         const { port } = servers[kind];
         // Every server must answer every request with the recorded bytes before it is timed.
@@ -285,6 +312,10 @@ export async function proxyBench({ quick = false } = {}) {
     for (const c of conns) {
       const ratio = at('tapedeck', c).rps / at('talkback', c).rps;
       targets.push({ label: `proxy req/s vs talkback at ${c} connection${c === 1 ? '' : 's'} (> 1x)`, value: ratio, unit: 'ratio', pass: ratio > 1 });
+    }
+    for (const c of conns) {
+      const share = at('tapedeck', c).rps / at('baseline', c).rps;
+      targets.push({ label: `proxy req/s vs bare node:http at ${c} connection${c === 1 ? '' : 's'} (>= 0.9x)`, value: share, unit: 'ratio', pass: share >= 0.9 });
     }
     return { rows, targets };
   } finally {

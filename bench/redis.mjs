@@ -10,16 +10,92 @@
 // the acknowledgement (as a proxy does before answering), to one tape file (fsync), to Redis
 // without persistence and to Redis with appendonly + appendfsync everysec.
 //
+// What saturates: over every timed run the bench reads CPU time from /proc (the machine's busy
+// time, redis-server's, each proxy thread's, and the bench process's own, whose remainder is the
+// load generator) and turns it into cores busy (CPU seconds / wall seconds). The scaling row of
+// four proxies says whether the cores were saturated, or Redis (single-threaded: one core), or
+// neither, with the breakdown.
+//
 // Without redis-server the rows are skipped with a note saying what to install.
 // Run by bench/run.mjs (--filter redis), or alone: node bench/redis.mjs [--quick].
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { redisMissing, startRedis } from '../test/redis/harness.mjs';
 import { load, recordTape, startWorker, writeTalkbackTapes } from './proxy.mjs';
 
 const STORE_LIB = new URL('../dist/store/index.js', import.meta.url).href;
+
+// ---- CPU accounting from /proc (Linux); elsewhere the scaling row says it could not measure.
+
+const HAVE_PROC = existsSync('/proc/self/task') && existsSync('/proc/stat');
+const TICKS = (() => {
+  const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  return Number(r.stdout) > 0 ? Number(r.stdout) : 100;
+})();
+
+/** CPU seconds (user + system) of a process or thread from its stat file; 0 once it is gone. */
+function cpuSeconds(statPath) {
+  try {
+    const text = readFileSync(statPath, 'utf8');
+    // Fields after the command name (which may hold spaces) in parentheses: utime is the 14th
+    // field of the line, stime the 15th.
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** Busy CPU seconds of the whole machine, every core (everything but idle and iowait). */
+function machineBusySeconds() {
+  const [, ...v] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const n = v.slice(0, 8).map(Number); // user nice system idle iowait irq softirq steal
+  return (n.reduce((a, b) => a + b, 0) - n[3] - n[4]) / TICKS;
+}
+
+const threadIds = () => (HAVE_PROC ? readdirSync('/proc/self/task') : []);
+
+/**
+ * A CPU snapshot: wall time, machine busy time, redis-server's, the bench process's, and each
+ * proxy thread's (by thread id).
+ */
+function cpuSnapshot(redisPid, proxyTids) {
+  if (!HAVE_PROC) return null;
+  return {
+    wall: performance.now() / 1000,
+    machine: machineBusySeconds(),
+    redis: cpuSeconds(`/proc/${redisPid}/stat`),
+    self: cpuSeconds('/proc/self/stat'),
+    proxies: proxyTids.reduce((n, tid) => n + cpuSeconds(`/proc/self/task/${tid}/stat`), 0),
+  };
+}
+
+/** Adds the CPU between two snapshots into an accumulator. */
+function addCpu(acc, a, b) {
+  if (!a || !b) return;
+  for (const k of ['wall', 'machine', 'redis', 'self', 'proxies']) acc[k] = (acc[k] ?? 0) + (b[k] - a[k]);
+}
+
+/**
+ * Cores busy over the accumulated runs, and what saturated: the cores (the machine at 90% or
+ * more of its cores), Redis (redis-server at 90% or more of its one core), or neither.
+ */
+export function saturation(acc, cores = cpus().length) {
+  if (!acc || !(acc.wall > 0)) return { verdict: 'CPU not measured (no /proc here)', text: 'CPU not measured (no /proc here)' };
+  const per = (k) => acc[k] / acc.wall;
+  const busy = per('machine');
+  const redis = per('redis');
+  const proxies = per('proxies');
+  const loadgen = Math.max(0, per('self') - proxies);
+  const others = Math.max(0, busy - per('self') - redis);
+  const verdict = busy >= 0.9 * cores ? 'cores saturated' : redis >= 0.9 ? 'Redis saturated' : 'neither saturated';
+  const f = (x) => x.toFixed(2);
+  const text = `${verdict}: ${f(busy)} of ${cores} cores busy; redis-server ${f(redis)} cores, proxies ${f(proxies)}, load generator ${f(loadgen)}, other processes ${f(others)}`;
+  return { verdict, busy, redis, proxies, loadgen, others, cores, text };
+}
 
 async function recordRows(store, tape, quick) {
   const { TapeBackend, RedisBackend, readTape } = await import(STORE_LIB);
@@ -83,9 +159,13 @@ export async function redisBench({ quick = false } = {}) {
     const { answers, bodies } = await writeTalkbackTapes(tape, dir);
     const store = `${redis.url}?namespace=bench`;
     await pushTape(tape, store);
+    // Each proxy runs in its own worker thread: the threads that appear while it starts are its.
+    const tidsOfPort = new Map();
     const spawn = async (data) => {
+      const before = new Set(threadIds());
       const w = await startWorker(data);
       workers.push(w);
+      tidsOfPort.set(w.port, threadIds().filter((t) => !before.has(t)));
       return w.port;
     };
     const servers = {
@@ -109,11 +189,17 @@ export async function redisBench({ quick = false } = {}) {
     }
     const kinds = Object.keys(servers);
     const results = {};
+    const cpu = {};
     for (const c of conns) {
       const runs = Object.fromEntries(kinds.map((k) => [k, []]));
       for (let round = 0; round < rounds; round++) {
         // Alternate the order, so a slow patch of the shared machine hits every row alike.
-        for (const kind of round % 2 === 0 ? kinds : [...kinds].reverse()) runs[kind].push(await load(autocannon, servers[kind], c, duration, bodies));
+        for (const kind of round % 2 === 0 ? kinds : [...kinds].reverse()) {
+          const tids = servers[kind].flatMap((p) => tidsOfPort.get(p) ?? []);
+          const before = cpuSnapshot(redis.pid, tids);
+          runs[kind].push(await load(autocannon, servers[kind], c, duration, bodies));
+          addCpu((cpu[`${kind}/${c}`] ??= {}), before, cpuSnapshot(redis.pid, tids));
+        }
       }
       for (const kind of kinds) {
         const med = (f) => {
@@ -127,7 +213,7 @@ export async function redisBench({ quick = false } = {}) {
       const base = results[`baseline/${c}`];
       for (const kind of kinds) {
         const r = results[`${kind}/${c}`];
-        rows.push({ label: `${kind.padEnd(8)} ${String(c).padStart(2)} conn`, impl: kind, connections: c, rps: r.rps, p50: r.p50, p99: r.p99, n: r.n, addedP50: kind === 'baseline' ? null : r.p50 - base.p50 });
+        rows.push({ label: `${kind.padEnd(8)} ${String(c).padStart(2)} conn`, impl: kind, connections: c, rps: r.rps, p50: r.p50, p99: r.p99, n: r.n, addedP50: kind === 'baseline' ? null : r.p50 - base.p50, cpu: saturation(cpu[`${kind}/${c}`]) });
       }
     }
     const at = (kind, c) => rows.find((r) => r.impl === kind && r.connections === c);
@@ -137,7 +223,17 @@ export async function redisBench({ quick = false } = {}) {
       targets.push({ label: `redis x1 p50 added latency minus tape x1's at ${c} conn`, value: same, unit: 'ms', pass: null });
       const over = at('redis x4', c).addedP50 - at('tape x1', c).addedP50;
       targets.push({ label: `redis x4 p50 added latency minus tape x1's at ${c} conn <= 0.5 ms`, value: over, unit: 'ms', pass: over <= 0.5 });
-      targets.push({ label: `redis x4 req/s / redis x1 req/s at ${c} conn (scaling)`, value: at('redis x4', c).rps / at('redis x1', c).rps, unit: 'ratio', pass: null });
+      // Scaling, and what stopped it: the CPU of the four-proxy runs (and of the one-proxy runs,
+      // for comparison).
+      const x1 = at('redis x1', c);
+      const x4 = at('redis x4', c);
+      targets.push({
+        label: `redis x4 req/s / redis x1 req/s at ${c} conn (scaling)`,
+        value: x4.rps / x1.rps,
+        unit: 'ratio',
+        pass: null,
+        detail: `x4 scaling at ${c} conn: ${(x4.rps / x1.rps).toFixed(2)}x (${x1.rps.toFixed(0)} -> ${x4.rps.toFixed(0)} req/s) (${x4.cpu.text}); redis x1 for comparison: ${x1.cpu.text}`,
+      });
     }
     await Promise.all(workers.map((w) => w.worker.terminate()));
     workers.length = 0;
@@ -156,4 +252,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const r of rows) console.log(`${r.label}  ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(3)} ms  p99 ${r.p99.toFixed(3)} ms${r.addedP50 === null ? '' : `  added p50 ${r.addedP50.toFixed(3)} ms`}`);
   for (const r of rec) console.log(`${r.label.padEnd(50)} ${r.perSec.toFixed(0).padStart(8)} records/s${r.ratio === null ? '  (baseline)' : `  ${r.ratio.toFixed(2)}x`}`);
   for (const t of targets) console.log(`${t.label}: ${t.value.toFixed(3)}${t.pass === null ? '' : t.pass ? ' PASS' : ' MISS'}`);
+  for (const t of targets) if (t.detail) console.log(t.detail);
 }

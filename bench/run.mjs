@@ -542,8 +542,9 @@ if (!FILTERS.length || FILTERS.includes('redis')) {
     console.log(table(['row', 'records/s', 'vs tape file', 'n'], redisRows.recordRows.map((r) => [r.label, r.perSec.toFixed(0), r.ratio === null ? '(baseline)' : `${r.ratio.toFixed(2)}x`, r.n])));
     for (const t of redisRows.targets) {
       const shown = t.unit === 'ms' ? `${t.value.toFixed(3)} ms` : `${t.value.toFixed(2)}x`;
-      targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.pass, unit: t.unit });
+      targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.pass, unit: t.unit, ...(t.detail ? { detail: t.detail } : {}) });
       console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.pass === null ? '' : t.pass ? 'PASS' : 'MISS'}`);
+      if (t.detail) console.log(`    ${t.detail}`);
     }
     console.log(`  (load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores; rows share the machine)`);
   }

@@ -31,6 +31,8 @@ Commands:
                         alternative answers, excerpts (docs/tree.md)
   prune <tape>          Compact a tape: drop damaged bytes and records that do not decode
                         (atomic rewrite under the tape lock; concurrent appends are kept)
+  prune <redis-url> [--namespace NS]
+                        The same for a Redis namespace (docs/redis.md)
   export <tape> [--json] Print a tape as deterministic, pretty JSON (sorted keys, binary as
                         base64) for code review
   import <src> <tape> [--force] [--ignore a,b]
@@ -181,6 +183,8 @@ function main(argv: string[]): number | Promise<number> {
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
+  // prune takes a tape or a Redis URL (with Redis options): the URL goes to the Redis command.
+  if (argv[0] === 'prune' && argv.slice(1).some((a) => /^rediss?:\/\//i.test(a))) return import('./store/redis-cli.ts').then((m) => m.pruneRedisCommand(argv.slice(1)));
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
   let force = false;

@@ -14,8 +14,10 @@
  * - `E_BACKEND`: the requested backend cannot run here.
  * - `E_MEMORY`: WebAssembly memory could not grow.
  * - `E_REQUEST`: a body that is not an LLM request tapedeck recognizes (src/match/normalize.ts).
- * - `E_MISS`: no recording answers a request; `details` holds the diagnostics (closest
- *   recordings, where they diverge, used ones, fixes).
+ * - `E_MISS`: no recording answers a request. `message` is one short line (what differs from
+ *   the closest recording, and the fix that exists at the entry point used) plus at most two
+ *   excerpt lines; `details` holds the diagnostics (`difference`, `kind`, `fix`, `fixes`,
+ *   `closest`, `used`, and `report`, the whole diagnosis as text).
  * - `E_RECORDING`: a recording without a usable `request`.
  * - `E_RECORDINGS_DIR`: a recordings directory that cannot be read.
  * - `E_TAPE_CORRUPT`: a tape whose header is damaged (damaged records are warnings, never
@@ -27,6 +29,9 @@
  * - `E_CONFIG`: a bad setting, from an option or an environment variable (which one is named).
  * - `E_REPLAY_CONFLICT`: a replay entry whose trace token contradicts its document id.
  * - `E_UPSTREAM`: the proxy could not reach the upstream API (HTTP 502).
+ * - `E_UPSTREAM_TIMEOUT`: the upstream did not connect within the connect timeout, or sent no
+ *   byte for the idle timeout (HTTP 504); `details.timeout` is `connect` or `idle`,
+ *   `details.limitMs` the limit. Nothing is recorded.
  * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
  * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
@@ -67,6 +72,7 @@ export type TapedeckErrorCode =
   | 'E_CONFIG'
   | 'E_REPLAY_CONFLICT'
   | 'E_UPSTREAM'
+  | 'E_UPSTREAM_TIMEOUT'
   | 'E_BODY_TOO_LARGE'
   | 'E_PROXY_CLOSED'
   | 'E_PROXY_INTERNAL'

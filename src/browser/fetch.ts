@@ -7,7 +7,7 @@
 import { TapedeckError } from '../errors.ts';
 import type { MatchMode } from '../match/matcher.ts';
 import type { Timing } from '../proxy/deck.ts';
-import { createFetch, type TapedeckFetch } from '../proxy/fetch.ts';
+import { createFetchFor, type TapedeckFetch } from '../proxy/fetch.ts';
 import type { RedactOptions } from '../store/redact.ts';
 import { LoadedTapeBackend } from './backend.ts';
 import type { LoadedTape } from './load.ts';
@@ -64,5 +64,6 @@ export function createReplayFetch(opts: ReplayFetchOptions): TapedeckFetch {
       hint: "Use mode 'replay' or 'passthrough'; record tapes in Node (createFetch or tapedeck serve).",
     });
   }
-  return createFetch({ ...rest, mode, onWarning: opts.onWarning ?? ((m: string) => console.warn(m)), store: new LoadedTapeBackend(tape) });
+  // A page cannot record: its misses say to record in Node.
+  return createFetchFor({ ...rest, mode, onWarning: opts.onWarning ?? ((m: string) => console.warn(m)), store: new LoadedTapeBackend(tape) }, { kind: 'browser' });
 }

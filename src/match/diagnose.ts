@@ -1,10 +1,38 @@
-// Misses that explain themselves: when no recording answers a request, say which recordings
-// came closest, where they diverge, what changed in the tools, what was already used, and what
-// to do about it. Runs only on the miss path, so it may scan every recording.
+// Misses that explain themselves: when no recording answers a request, say in one short line
+// what differs from the closest recording and how to re-record, in the words of the API the
+// user called (createFetch, the proxy, ReplayCache, a test helper, the matcher). The full report
+// (closest recordings, excerpts, tools added and removed, recordings already used) stays in the
+// error's details. Runs only on the miss path, so it may scan every recording.
+//
+// The rule for fixes (docs/matching.md, "Misses"): a different prompt, model, tool set, tool
+// argument or deciding parameter is a different request, whose recorded answer is wrong for it
+// (a question about Germany answered with the recording about France). So a miss never offers a
+// looser matching mode. Only a difference confined to a member whose name says it is volatile
+// (an id, a timestamp, a nonce), and which the entry point can ignore, gets that precise option.
 
 import { canonicalize } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import type { MatchMode, Recording, RequestDigests, RequestKeys, Signature } from './matcher.ts';
+
+/**
+ * The API a miss happened in. Each has its own options and its own way to record, and a miss
+ * names only those (a createFetch user has no `tapedeck serve` to restart, a ReplayCache has no
+ * `volatileKeys`).
+ *
+ * - `matcher`: createMatcher used directly (options `ignoreArgs`, `volatileKeys`, `allowRepeats`);
+ * - `fetch`: createFetch (option `mode` or `TAPEDECK_MODE`; `ignoreArgs`, `volatileKeys`, `strictOrder`);
+ * - `proxy`: `tapedeck serve` / createHandler / startProxy (`--mode`, `--ignore-arg`, `--strict-order`);
+ * - `browser`: createReplayFetch, which only replays (tapes are recorded in Node);
+ * - `cache`: ReplayCache (option `mode` or `TAPEDECK_MODE`; `ignoredArgs`; no volatile member option);
+ * - `test`: the vitest fixture and openTestTape (the exact command that records the test).
+ */
+export interface MissEntry {
+  kind: 'matcher' | 'fetch' | 'proxy' | 'browser' | 'cache' | 'test';
+  /** The mode came from an explicit option, which the environment does not override. */
+  modeFromOption?: boolean;
+  /** The command that records the request, when the entry point knows it. */
+  recordCommand?: string;
+}
 
 export interface MissContext {
   mode: MatchMode;
@@ -18,6 +46,8 @@ export interface MissContext {
   allowRepeats: boolean;
   source?: string;
   recordCommand?: string;
+  /** Where the miss happened (default `{ kind: 'matcher' }`): decides which fixes are named. */
+  entry?: MissEntry;
   hasKey(key: string): boolean;
   hasSignature(digest: string): boolean;
 }
@@ -43,6 +73,32 @@ export interface NearMiss {
   differingArgs: string[];
   /** The member name at the first difference inside the diverging message, if it is one leaf. */
   differingField?: string;
+}
+
+/** What kind of difference a miss headline names (stable: tests and tools may branch on it). */
+export type MissKind =
+  | 'no-recordings'
+  | 'used-up'
+  | 'model'
+  | 'tools'
+  | 'system'
+  | 'message'
+  | 'extra-message'
+  | 'fewer-messages'
+  | 'arguments'
+  | 'volatile-member'
+  | 'volatile-argument'
+  | 'other';
+
+/** The first difference between a request and its closest recording, worded for a headline. */
+export interface MissDifference {
+  kind: MissKind;
+  /** One phrase, e.g. `message 1 (user) text differs from the closest recording`. */
+  text: string;
+  /** Short lines that show the difference (request and recording excerpts), may be empty. */
+  lines: string[];
+  /** Set only when the one difference is a volatile-looking member the user may ignore. */
+  volatile?: { option: 'volatileKeys' | 'ignoreArgs'; names: string[] };
 }
 
 const decoder = new TextDecoder();
@@ -89,7 +145,7 @@ function firstDifference(a: unknown, b: unknown, path: (string | number)[] = [])
     }
     return undefined;
   }
-  if (a && b && typeof a === 'object' && typeof b === 'object') {
+  if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
     for (const k of keys) {
       const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], [...path, k]);
@@ -100,9 +156,51 @@ function firstDifference(a: unknown, b: unknown, path: (string | number)[] = [])
   return canonicalText(a ?? null) === canonicalText(b ?? null) ? undefined : path;
 }
 
+function at(v: unknown, path: readonly (string | number)[]): unknown {
+  let x = v;
+  for (const p of path) x = x !== null && typeof x === 'object' ? (x as Record<string | number, unknown>)[p] : undefined;
+  return x;
+}
+
 // Member names that carry what a message says; a difference there is a real change, not a
 // volatile field worth ignoring.
 const CONTENT_FIELDS = new Set(['content', 'text', 'role', 'name', 'arguments', 'input', 'output', 'type', 'url', 'sha256', 'data']);
+
+// Names that say "this changes on every call": ids, timestamps, nonces. Only a difference in a
+// member so named may be offered an ignore option; any other member may decide the answer.
+const VOLATILE_NAME = /(^|[_-])(id|ids|uuid|guid|nonce|ts|timestamp|time|date|at)$|[a-z](Id|Ids|Uuid|Nonce|At|Time|Timestamp|Date)$|^(uuid|guid|nonce|timestamp|ts|trace)$/;
+// Arguments with such names that do decide the answer: the conversation state of the Responses
+// API, the tool the model is forced to call.
+const DECIDING_ARGS = new Set(['previous_response_id', 'conversation', 'tool_choice', 'prompt', 'prompt_id']);
+
+/** Whether a member name looks volatile (an id, timestamp or nonce), not content. */
+function isVolatileName(name: string, arg = false): boolean {
+  if (CONTENT_FIELDS.has(name)) return false;
+  if (arg && DECIDING_ARGS.has(name)) return false;
+  return VOLATILE_NAME.test(name);
+}
+
+/** A copy of v without members named `name`, at any depth (what volatileKeys does to a view). */
+function dropMember(v: unknown, name: string): unknown {
+  if (Array.isArray(v)) return v.map((x) => dropMember(x, name));
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (k !== name) out[k] = dropMember(x, name);
+    return out;
+  }
+  return v;
+}
+
+const opts = (v: Record<string, unknown>) => (v.options && typeof v.options === 'object' ? (v.options as Record<string, unknown>) : {});
+const differs = (a: Record<string, unknown>, b: Record<string, unknown>, k: string) => canonicalText(a[k] ?? null) !== canonicalText(b[k] ?? null);
+
+/** Top-level arguments that differ: model, system and tools first, then the options by name. */
+function differingArgsOf(req: Record<string, unknown>, rec: Record<string, unknown>): string[] {
+  return [
+    ...['model', 'system', 'tools'].filter((k) => differs(req, rec, k)),
+    ...[...new Set([...Object.keys(opts(req)), ...Object.keys(opts(rec))])].sort().filter((k) => differs(opts(req), opts(rec), k)),
+  ];
+}
 
 function nearMiss(ctx: MissContext, i: number): NearMiss {
   const req = ctx.request;
@@ -114,14 +212,6 @@ function nearMiss(ctx: MissContext, i: number): NearMiss {
     reqMsg === undefined ? '' : canonicalText(reqMsg),
     recMsg === undefined ? '' : canonicalText(recMsg),
   );
-  // Request arguments live in view.options; model, system and tools beside it.
-  const opts = (v: Record<string, unknown>) => (v.options && typeof v.options === 'object' ? (v.options as Record<string, unknown>) : {});
-  const differs = (a: Record<string, unknown>, b: Record<string, unknown>, k: string) =>
-    canonicalText(a[k] ?? null) !== canonicalText(b[k] ?? null);
-  const args = [
-    ...['model', 'system', 'tools'].filter((k) => differs(req.view, rec.view, k)),
-    ...[...new Set([...Object.keys(opts(req.view)), ...Object.keys(opts(rec.view))])].sort().filter((k) => differs(opts(req.view), opts(rec.view), k)),
-  ];
   let differingField: string | undefined;
   if (reqMsg !== undefined && recMsg !== undefined) {
     const path = firstDifference(reqMsg, recMsg);
@@ -141,7 +231,7 @@ function nearMiss(ctx: MissContext, i: number): NearMiss {
     used: ctx.used[i] === 1,
     requestExcerpt,
     recordingExcerpt,
-    differingArgs: args,
+    differingArgs: differingArgsOf(req.view, rec.view),
     differingField,
   };
 }
@@ -158,20 +248,263 @@ export function closestRecordings(ctx: MissContext, limit = 3): NearMiss[] {
 }
 
 const list = (xs: readonly string[]) => `[${xs.join(', ')}]`;
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+/** A value for a headline: short canonical JSON (strings unquoted), or nothing when too long. */
+const shortValue = (v: unknown): string | undefined => {
+  if (v === undefined) return '(absent)';
+  const t = typeof v === 'string' ? v : canonicalText(v);
+  return t.length <= 32 ? t : undefined;
+};
+/** Items joined by spaces up to about `width` characters, then how many were left out. */
+function fewOf(items: readonly string[], width: number): string {
+  let out = '';
+  let k = 0;
+  while (k < items.length && (k === 0 || out.length + 1 + items[k]!.length <= width)) out += (k ? ' ' : '') + clip(items[k++]!, width);
+  return k < items.length ? `${out} (and ${items.length - k} more)` : out;
+}
+const roleOf = (m: unknown) => {
+  const r = m !== null && typeof m === 'object' ? (m as { role?: unknown }).role : undefined;
+  return typeof r === 'string' ? r : 'message';
+};
 
-/** Builds the E_MISS error for a request no recording answers. */
+/** Two lines that show a difference: the request's side and the recording's, cut around it. */
+function excerptLines(a: unknown, b: unknown): string[] {
+  const text = (v: unknown) => (v === undefined ? '' : typeof v === 'string' ? JSON.stringify(v) : canonicalText(v));
+  const [x, y] = excerpts(text(a), text(b), 100);
+  return [`  request:   ${x}`, `  recording: ${y}`];
+}
+
+/** What differs inside one message, worded: text, tool call arguments, a tool result, a member. */
+function messageDifference(i: number, reqMsg: unknown, recMsg: unknown): MissDifference {
+  const role = roleOf(reqMsg);
+  const where = `message ${i} (${role})`;
+  const path = firstDifference(reqMsg, recMsg) ?? [];
+  const names = path.filter((p): p is string => typeof p === 'string');
+  const leaf = names[names.length - 1];
+  const lines = excerptLines(at(reqMsg, path), at(recMsg, path));
+  if (path[0] === 'role') return { kind: 'message', text: `${where} role differs: ${role} vs ${roleOf(recMsg)} in the closest recording`, lines: [] };
+  // The part the difference is in (content[k]) tells a tool call from a tool result from text.
+  const part = path[0] === 'content' && typeof path[1] === 'number' ? at(reqMsg, path.slice(0, 2)) ?? at(recMsg, path.slice(0, 2)) : undefined;
+  const partType = part !== null && typeof part === 'object' ? (part as { type?: unknown }).type : undefined;
+  if (partType === 'tool_call' && names.includes('arguments')) {
+    return { kind: 'message', text: `${where} tool call arguments differ from the closest recording`, lines };
+  }
+  if (partType === 'tool_call' && leaf === 'name') return { kind: 'message', text: `${where} tool call name differs from the closest recording`, lines };
+  if (partType === 'tool_result') return { kind: 'message', text: `${where} tool result differs from the closest recording`, lines };
+  if (leaf === 'text' || (path.length === 2 && partType === 'text')) return { kind: 'message', text: `${where} text differs from the closest recording`, lines };
+  if (leaf !== undefined && !CONTENT_FIELDS.has(leaf)) {
+    return { kind: 'message', text: `${where} member "${clip(leaf, 40)}" differs from the closest recording`, lines };
+  }
+  return { kind: 'message', text: `${where} content differs from the closest recording`, lines };
+}
+
+/**
+ * The differences between a request and its closest recording, most telling first: the model,
+ * the tools, the messages, then the other arguments. Each is a change of content unless it is a
+ * volatile-looking member and nothing else differs (checked by removing it from both sides).
+ */
+function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifference[] {
+  const out: MissDifference[] = [];
+  const rv = req.view;
+  const cv = rec.view;
+  if (differs(rv, cv, 'model')) {
+    const a = shortValue(rv.model);
+    const b = shortValue(cv.model);
+    out.push({ kind: 'model', text: a && b ? `model differs: ${a} vs ${b} in the closest recording` : 'model differs from the closest recording', lines: a && b ? [] : excerptLines(rv.model, cv.model) });
+  }
+  const added = setDiff(req.signature.toolNames, rec.signature.toolNames);
+  const removed = setDiff(rec.signature.toolNames, req.signature.toolNames);
+  if (added.length || removed.length) {
+    out.push({ kind: 'tools', text: `tools differ from the closest recording: ${fewOf([...added.map((t) => `+${t}`), ...removed.map((t) => `-${t}`)], 80)}`, lines: [] });
+  } else if (differs(rv, cv, 'tools')) {
+    const tools = (v: unknown) => (Array.isArray(v) ? v : []) as { name?: unknown }[];
+    const rt = tools(cv.tools);
+    const changed = tools(rv.tools).find((t, k) => canonicalText(t) !== canonicalText(rt[k] ?? null));
+    const name = typeof changed?.name === 'string' ? ` of ${clip(changed.name, 40)}` : '';
+    out.push({ kind: 'tools', text: `tool definition${name} differs from the closest recording`, lines: [] });
+  }
+  if (differs(rv, cv, 'system')) out.push({ kind: 'system', text: 'system prompt differs from the closest recording', lines: excerptLines(rv.system, cv.system) });
+  const d = sharedPrefix(req.pathHashes, rec.pathHashes);
+  const n = req.messages.length;
+  const m = rec.messages.length;
+  if (d < n && d < m) out.push(messageDifference(d, req.messages[d], rec.messages[d]));
+  else if (d < n) {
+    out.push({
+      kind: 'extra-message',
+      text: `message ${d} (${roleOf(req.messages[d])}) is new: the closest recording has ${m} message${m === 1 ? '' : 's'}`,
+      lines: [`  request:   ${excerpts(canonicalText(req.messages[d]), '', 100)[0]}`],
+    });
+  } else if (d < m) {
+    out.push({ kind: 'fewer-messages', text: `the request has ${n} message${n === 1 ? '' : 's'}, the closest recording ${m}`, lines: [] });
+  }
+  const args = differingArgsOf(rv, cv).filter((k) => k !== 'model' && k !== 'system' && k !== 'tools');
+  if (args.length) {
+    const one = args.length === 1 ? args[0]! : undefined;
+    const a = one === undefined ? undefined : shortValue(opts(rv)[one]);
+    const b = one === undefined ? undefined : shortValue(opts(cv)[one]);
+    const text = one !== undefined && a && b ? `argument ${clip(one, 40)} differs: ${a} vs ${b} in the closest recording` : `arguments differ from the closest recording: ${fewOf(args, 80)}`;
+    out.push({ kind: 'arguments', text, lines: [] });
+  }
+  // Context values are not in the key, but which context keys exist is in the signature.
+  const ctxAdded = setDiff(req.signature.contextKeys, rec.signature.contextKeys);
+  const ctxRemoved = setDiff(rec.signature.contextKeys, req.signature.contextKeys);
+  if (ctxAdded.length || ctxRemoved.length) {
+    out.push({ kind: 'other', text: `context keys differ from the closest recording: ${fewOf([...ctxAdded.map((k) => `+${k}`), ...ctxRemoved.map((k) => `-${k}`)], 80)}`, lines: [] });
+  }
+  if (out.length === 1) {
+    // A single difference in volatile-looking names only, which removing makes vanish: the one
+    // case where ignoring something is the fix rather than re-recording.
+    const only = out[0]!;
+    if (only.kind === 'message') {
+      const leaf = firstDifference(req.messages[d], rec.messages[d])?.filter((p): p is string => typeof p === 'string').pop();
+      if (leaf && isVolatileName(leaf)) {
+        const strip = (v: Record<string, unknown>) => canonicalText(dropMember({ messages: v.messages, system: v.system, tools: v.tools }, leaf));
+        if (strip(rv) === strip(cv)) {
+          out[0] = { ...only, kind: 'volatile-member', volatile: { option: 'volatileKeys', names: [leaf] } };
+        }
+      }
+    } else if (only.kind === 'arguments' && args.every((a) => isVolatileName(a, true))) {
+      out[0] = { ...only, kind: 'volatile-argument', volatile: { option: 'ignoreArgs', names: args } };
+    }
+  }
+  return out;
+}
+
+/**
+ * How to record the request again, in the words of the entry point.
+ *
+ * @example
+ * recordHow({ kind: 'proxy' }) // "re-record: restart tapedeck serve with --mode record"
+ */
+export function recordHow(entry: MissEntry): string {
+  switch (entry.kind) {
+    case 'test':
+      return `record it: ${entry.recordCommand ?? 'TAPEDECK_MODE=update <your test command>'}`;
+    case 'fetch':
+      // An explicit mode option wins over TAPEDECK_MODE, so only the option would record then.
+      return entry.modeFromOption ? "re-record: createFetch({ mode: 'record' })" : "re-record: TAPEDECK_MODE=record (or createFetch mode 'record')";
+    case 'proxy':
+      return 're-record: restart tapedeck serve with --mode record';
+    case 'browser':
+      return "re-record in Node (createFetch or tapedeck serve in mode 'record'), then load the new tape";
+    case 'cache':
+      return entry.modeFromOption ? "re-record: ReplayCache.open(path, { mode: 'record' })" : `re-record: ${entry.recordCommand ?? 'TAPEDECK_MODE=record <your test command>'}`;
+    default:
+      return entry.recordCommand ? `re-record: ${entry.recordCommand}` : 're-record the recordings';
+  }
+}
+
+/** The option that ignores volatile names at this entry point, or undefined where there is none. */
+function ignoreOption(entry: MissEntry, v: NonNullable<MissDifference['volatile']>): string | undefined {
+  const names = JSON.stringify(v.names);
+  if (entry.kind === 'cache') return v.option === 'ignoreArgs' ? `ignoredArgs: ${names}` : undefined;
+  if (entry.kind === 'proxy') {
+    return v.option === 'ignoreArgs' ? v.names.map((x) => `--ignore-arg ${x}`).join(' ') : `volatileKeys: ${names} (createHandler or startProxy option)`;
+  }
+  return `${v.option}: ${names}`;
+}
+
+/** The option that lets a used recording answer again, where the entry point has one. */
+function repeatOption(entry: MissEntry): string | undefined {
+  if (entry.kind === 'matcher') return 'allowRepeats: true';
+  if (entry.kind === 'proxy') return 'restart the proxy without --strict-order';
+  if (entry.kind === 'fetch' || entry.kind === 'test' || entry.kind === 'browser') return 'drop strictOrder: true';
+  return undefined;
+}
+
+/**
+ * Longest first line of a miss; longer ones put the fix on the next line. 140 leaves room for
+ * what an SDK puts in front (`404 tapedeck miss: `) within 160 characters.
+ */
+export const HEADLINE_MAX = 140;
+
+/**
+ * The first line(s) of a miss: what differs, then how to fix it, on one line when that fits in
+ * {@link HEADLINE_MAX} characters, else on two (the fix then starts with a capital).
+ *
+ * @example
+ * missHeadline('model differs: gpt-4o vs gpt-4o-mini in the closest recording', 're-record: TAPEDECK_MODE=record')
+ * // 'model differs: gpt-4o vs gpt-4o-mini in the closest recording; re-record: TAPEDECK_MODE=record'
+ */
+export function missHeadline(difference: string, fix: string): string {
+  const what = clip(difference, HEADLINE_MAX);
+  const one = `${what}; ${fix}`;
+  return one.length <= HEADLINE_MAX ? one : `${what}\n${fix.charAt(0).toUpperCase()}${fix.slice(1)}`;
+}
+
+/**
+ * The fix for a difference at an entry point: the ignore option when the difference is volatile
+ * and the entry point has one, else how to re-record.
+ */
+function fixFor(entry: MissEntry, diff: MissDifference | undefined, allowRepeats: boolean): string {
+  const how = recordHow(entry);
+  // Same request, called more often than recorded: replaying the last answer again is not a
+  // looser match, so the option that allows it may be named.
+  const rep = diff?.kind === 'used-up' && !allowRepeats ? repeatOption(entry) : undefined;
+  if (rep) return `${how}, or ${rep}`;
+  const ignore = diff?.volatile ? ignoreOption(entry, diff.volatile) : undefined;
+  return ignore ? `if it is volatile, ignore it with ${ignore}; else ${how}` : how;
+}
+
+/**
+ * Builds the E_MISS error for a request no recording answers. `message` is the short headline
+ * (what differs from the closest recording and how to fix it, for the entry point in
+ * `ctx.entry`) plus at most two excerpt lines; `details` holds the rest: `difference`, `kind`,
+ * `fix`, `fixes`, `closest`, `used` and `report`, the full multi-line diagnosis.
+ *
+ * @example
+ * try { matcher.match(request) } catch (e) {
+ *   if (e instanceof TapedeckError && e.code === 'E_MISS') console.log(e.message, e.details.report)
+ * }
+ */
 export function explainMiss(ctx: MissContext): TapedeckError {
+  const given = ctx.entry ?? { kind: 'matcher' };
+  const entry: MissEntry = { ...given, recordCommand: given.recordCommand ?? ctx.recordCommand };
   const req = ctx.request;
   const total = ctx.recordings.length;
   const usedIdx: number[] = [];
   ctx.used.forEach((u, i) => u && usedIdx.push(i));
   const near = closestRecordings(ctx);
-  const where = ctx.source ? ` from ${ctx.source}` : '';
+  const best = near[0];
+  const sameKey = ctx.keys.filter((k) => k.key === req.key).length;
+  // Used up only if every recording of the key is used: in signature mode an unused one with
+  // the same key (context keys are not in the key) still misses, for its signature.
+  const usedUp = sameKey > 0 && ctx.keys.every((k, i) => k.key !== req.key || ctx.used[i] === 1);
+
+  let diffs: MissDifference[] = [];
+  if (total === 0) diffs = [{ kind: 'no-recordings', text: 'there are no recordings', lines: [] }];
+  else if (usedUp) {
+    // "Already used", not "called once more than recorded": in hybrid and sequential modes another
+    // request may have taken the recording.
+    diffs = [{ kind: 'used-up', text: sameKey === 1 ? 'the one recording of this request is already used' : `the ${sameKey} recordings of this request are already used`, lines: [] }];
+  } else if (best) {
+    diffs = differencesOf(req, ctx.full(best.index));
+    if (diffs.length === 0) diffs = [{ kind: 'other', text: 'the request differs from the closest recording only in parts the key leaves out', lines: [] }];
+  }
+  const first = diffs[0]!;
+  const more = diffs.length - 1;
+  const difference = `${first.text}${more > 0 ? ` (and ${more} more difference${more === 1 ? '' : 's'})` : ''}`;
+  const fix = fixFor(entry, first, ctx.allowRepeats);
+
+  const fixes: string[] = [];
+  if (first.kind === 'used-up') {
+    const rep = repeatOption(entry);
+    fixes.push(`The code now makes this call more often than when it was recorded: ${recordHow(entry)}${rep && !ctx.allowRepeats ? `, or ${rep} to replay the last recording again` : ''}.`);
+  } else {
+    const ignore = first.volatile ? ignoreOption(entry, first.volatile) : undefined;
+    if (ignore) fixes.push(`Only "${first.volatile!.names.join('", "')}" differs, and its name says it changes on every call: ignore it with ${ignore}.`);
+    else if (first.volatile && entry.kind === 'cache') {
+      fixes.push(`Only the message member "${first.volatile.names.join('", "')}" differs: ReplayCache keys whole messages, so leave it out of the requests you pass to get() and put().`);
+    }
+    fixes.push(`The request changed since it was recorded, and a recording of another request would be a wrong answer: ${recordHow(entry)}${ctx.source ? ` (recordings in ${ctx.source})` : ''}.`);
+  }
+
   const lines: string[] = [
-    `No recording matches this request (mode ${ctx.mode}; ${total} recording${total === 1 ? '' : 's'}${where}, ${total - usedIdx.length} unused).`,
+    `No recording matches this request (mode ${ctx.mode}; ${total} recording${total === 1 ? '' : 's'}${ctx.source ? ` from ${ctx.source}` : ''}, ${total - usedIdx.length} unused).`,
     `Request: key ${req.key.slice(0, 16)}…, ${req.signature.messageCount} message${req.signature.messageCount === 1 ? '' : 's'}, ` +
       `tools ${list(req.signature.toolNames)}, context keys ${list(req.signature.contextKeys)}, signature ${req.signatureDigest.slice(0, 16)}….`,
   ];
+  if (diffs.length) lines.push('Differences from the closest recording:', ...diffs.map((x) => `  - ${x.text}`));
   if (near.length) {
     lines.push('Closest recordings:');
     const plural = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
@@ -198,38 +531,18 @@ export function explainMiss(ctx: MissContext): TapedeckError {
     lines.push('There are no recordings at all.');
   }
   lines.push(`Already used: ${usedIdx.length ? list(usedIdx.slice(0, 20).map((i) => `#${i}`)) + (usedIdx.length > 20 ? ` and ${usedIdx.length - 20} more` : '') : 'none'}.`);
-
-  const fixes: string[] = [];
-  const best = near[0];
-  const exactUsed = ctx.hasKey(req.key);
-  const sigUsed = ctx.hasSignature(req.signatureDigest);
-  if (exactUsed && !ctx.allowRepeats) {
-    fixes.push('A recording of exactly this request exists but was already used: the code now makes this call more often than when it was recorded. Re-record, or pass allowRepeats: true to replay it again.');
-  } else if (sigUsed && ctx.mode === 'exact') {
-    fixes.push("A recording with the same signature (tools, message count, context keys) exists: mode 'hybrid' or 'signature' would use it.");
-  } else if (sigUsed && !ctx.allowRepeats) {
-    fixes.push('A recording with the same signature exists but was already used; pass allowRepeats: true to reuse it, or re-record.');
-  }
-  if (best && (best.toolsAdded.length || best.toolsRemoved.length)) {
-    fixes.push(`The tools changed since recording (${[...best.toolsRemoved.map((t) => `-${t}`), ...best.toolsAdded.map((t) => `+${t}`)].join(' ')}): the recordings are stale; re-record them.`);
-  }
-  // Only options can be volatile; a different model, system prompt or tool set is a real change.
-  const options = best?.differingArgs.filter((a) => !['model', 'system', 'tools'].includes(a)) ?? [];
-  if (best && options.length && options.length === best.differingArgs.length && best.sharedMessages === best.messageCount && best.messageCount === req.signature.messageCount) {
-    fixes.push(`Only request arguments differ (${options.join(', ')}): if they do not change the answer, ignore them with ignoreArgs: ${JSON.stringify(options)}.`);
-  }
-  if (best?.differingField) {
-    fixes.push(`Message ${best.divergesAt} differs in the field "${best.differingField}": if it is volatile (an id or timestamp), ignore it with volatileKeys: ["${best.differingField}"].`);
-  }
-  fixes.push(`Re-record: ${ctx.recordCommand ?? 'run the test again with TAPEDECK_MODE=record'}${ctx.source ? ` (recordings in ${ctx.source})` : ''}.`);
   lines.push('How to fix:', ...fixes.map((f) => `  - ${f}`));
 
-  return new TapedeckError('E_MISS', lines.join('\n'), {
+  return new TapedeckError('E_MISS', [missHeadline(difference, fix), ...first.lines].join('\n'), {
     key: req.key,
     signature: req.signature,
     signatureDigest: req.signatureDigest,
+    difference,
+    kind: first.kind,
+    fix,
     closest: near,
     used: usedIdx,
     fixes,
+    report: lines.join('\n'),
   });
 }

@@ -1,6 +1,6 @@
 // The matcher: request normalization, request keys and signatures, four matching modes, and
 // misses that explain themselves.
-export { closestRecordings, explainMiss, type NearMiss } from './diagnose.ts';
+export { closestRecordings, explainMiss, type MissEntry, type MissKind, type NearMiss } from './diagnose.ts';
 export {
   createMatcher,
   MATCH_MODES,

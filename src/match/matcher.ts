@@ -5,7 +5,7 @@
 import { canonicalizeJSON, hashJSON, hashValue, pathHashes, sha256 } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
-import { explainMiss } from './diagnose.ts';
+import { explainMiss, type MissEntry } from './diagnose.ts';
 import { fingerprintIgnoreKeys, normalizeRequest, type NormalizeOptions, type Provider } from './normalize.ts';
 import { rawRequestDigests } from './raw-keys.ts';
 
@@ -63,6 +63,11 @@ export interface MatcherOptions extends NormalizeOptions {
   source?: string;
   /** Shown in miss messages: the command that re-records them. */
   recordCommand?: string;
+  /**
+   * The API the matcher serves (createFetch, the proxy, ...), so a miss names only the options
+   * and commands that exist there (default: the matcher's own options).
+   */
+  entry?: MissEntry;
   /**
    * Request bodies given as bytes or text are remembered by the SHA-256 of their bytes, this
    * many (least recently used first out; default 1024, 0 turns it off). A proxy sees the same
@@ -411,6 +416,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
         allowRepeats: opts.allowRepeats === true,
         source: opts.source,
         recordCommand: opts.recordCommand,
+        entry: opts.entry,
         hasKey: (k) => index.hasKey(k),
         hasSignature: (d) => index.hasSignature(d),
       });

@@ -7,6 +7,7 @@ import { EXIT, reportCliError } from '../cli-errors.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import type { Timing } from './deck.ts';
 import { startProxy, type ServeOptions } from './server.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './upstream.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
 import { ReplayStore } from '../replay/store.ts';
 
@@ -41,6 +42,13 @@ Options:
   --keep-secrets        Store secrets as they are (tapes that never leave the machine)
   --replay-store FILE   Keep POST /v1/replay answers in this tape, across restarts
                         (default: in memory; TAPEDECK_REPLAY_* settings apply)
+  --connect-timeout MS  Longest wait to connect to the upstream (default 10000)
+  --idle-timeout MS     Longest time without a byte from the upstream, the wait for
+                        the headers included (default 600000: 10 minutes, the OpenAI
+                        and Anthropic SDKs' own timeout). Past it: 504
+                        E_UPSTREAM_TIMEOUT, or a cut stream; nothing is recorded
+  --shutdown-timeout MS On SIGINT/SIGTERM, how long in-flight requests may finish
+                        before their upstream calls are aborted (default 10000)
   --quiet               No startup line
 `;
 
@@ -65,6 +73,17 @@ function parseInteger(name: string, text: string, min: number, max: number): num
   const n = Number(text);
   if (!Number.isInteger(n) || n < min || n > max) {
     throw new TapedeckError('E_ARG', `Invalid --${name} ${JSON.stringify(text)}.`, { hint: `Use an integer from ${min} to ${max}.` });
+  }
+  return n;
+}
+
+// setTimeout's limit (a signed 32-bit count of milliseconds).
+const MAX_MS = 2_147_483_647;
+
+function parseMs(name: string, text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isInteger(n) || n < 1 || n > MAX_MS) {
+    throw new TapedeckError('E_ARG', `Invalid --${name} ${JSON.stringify(text)}.`, { hint: `Use a whole number of milliseconds from 1 to ${MAX_MS}, e.g. --${name} 30000.` });
   }
   return n;
 }
@@ -96,6 +115,9 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'redact-field': { type: 'string', multiple: true },
         'keep-secrets': { type: 'boolean' },
         'replay-store': { type: 'string' },
+        'connect-timeout': { type: 'string' },
+        'idle-timeout': { type: 'string' },
+        'shutdown-timeout': { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -136,12 +158,16 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     ...(bodyMatch ? { bodyMatch } : {}),
     ignoreArgs: v['ignore-arg'],
     redact: { headers: v['redact-header'], fields: v['redact-field'], keepSecrets: v['keep-secrets'] === true },
+    ...(v['connect-timeout'] !== undefined ? { connectTimeoutMs: parseMs('connect-timeout', v['connect-timeout']) } : {}),
+    ...(v['idle-timeout'] !== undefined ? { idleTimeoutMs: parseMs('idle-timeout', v['idle-timeout']) } : {}),
+    ...(v['shutdown-timeout'] !== undefined ? { shutdownTimeoutMs: parseMs('shutdown-timeout', v['shutdown-timeout']) } : {}),
   };
 }
 
 /**
- * Runs `tapedeck serve` until SIGINT or SIGTERM, then shuts down gracefully: in-flight requests
- * finish, pending records are written, the tape is closed. Returns the exit code.
+ * Runs `tapedeck serve` until SIGINT or SIGTERM, then shuts down within a bound: in-flight
+ * requests get `--shutdown-timeout` to finish (then their upstream calls are aborted and not
+ * recorded), pending records are written, the tape is closed. Returns the exit code.
  *
  * @example
  * process.exitCode = await serveCommand(['--upstream', 'https://api.openai.com', '--tape', 'app.tape', '--mode', 'record'])
@@ -181,7 +207,7 @@ export async function serveCommand(args: string[]): Promise<number> {
         return;
       }
       stopping = true;
-      log(`tapedeck serve: ${signal}, finishing ${proxy.handler.inFlight} in-flight request(s)`);
+      log(`tapedeck serve: ${signal}, finishing ${proxy.handler.inFlight} in-flight request(s) (at most ${opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS} ms)`);
       proxy
         .close()
         .then(() => durable?.close())

@@ -10,6 +10,7 @@ import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { createMatcher, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
+import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
 // no tape-file or Redis code reaches a page; the browser entry passes the tape it loaded as `store`.
@@ -227,9 +228,12 @@ export class Deck {
   private closing: Promise<CloseReport> | undefined;
   private recordingCount = 0;
   private readonly repeatLast: boolean;
+  /** Who serves through this deck (createFetch, the proxy, ...): misses name its options only. */
+  private readonly entry: MissEntry;
 
-  private constructor(opts: DeckOptions, mode: TapeMode, col: RecordCollection<HttpRecord> | undefined, warnings: StoreWarning[]) {
+  private constructor(opts: DeckOptions, mode: TapeMode, col: RecordCollection<HttpRecord> | undefined, warnings: StoreWarning[], entry: MissEntry) {
     this.opts = opts;
+    this.entry = entry;
     this.col = col;
     this.repeatLast = opts.strictOrder !== true;
     this.mode = mode;
@@ -256,7 +260,7 @@ export class Deck {
             ignoreArgs: opts.ignoreArgs,
             volatileKeys: opts.volatileKeys,
             source: opts.tape,
-            recordCommand: `tapedeck serve --mode update --tape ${opts.tape ?? '<tape>'} --upstream <url>`,
+            entry,
           });
         } catch (e) {
           if (!(e instanceof TapedeckError)) throw e;
@@ -295,13 +299,17 @@ export class Deck {
 
   /**
    * Opens the tape or store (a tape is created in record and update mode) and indexes its HTTP
-   * records.
+   * records. `entry` says who serves through the deck (default the proxy), so that a miss names
+   * the fixes that exist there: `TAPEDECK_MODE=record` for createFetch, `--mode record` for the
+   * proxy, the test's own record command for the test helpers.
    *
    * @example
-   * const deck = await Deck.open({ tape: 'recordings/app.tape', mode: 'replay' })
+   * const deck = await Deck.open({ tape: 'recordings/app.tape', mode: 'replay' }, { kind: 'fetch' })
    */
-  static async open(opts: DeckOptions): Promise<Deck> {
+  static async open(opts: DeckOptions, entry: MissEntry = { kind: 'proxy' }): Promise<Deck> {
     const mode = Deck.check(opts);
+    // An explicit mode option is not overridden by TAPEDECK_MODE: the miss must say so.
+    entry = { ...entry, modeFromOption: resolveModeWithSource(opts.mode).source === 'option' };
     const store = opts.store ?? opts.tape;
     const backend = mode === 'passthrough' || store === undefined ? undefined : storeBackend(store);
     // Messages and stats name a store by its location (a Redis URL with its password masked).
@@ -316,7 +324,7 @@ export class Deck {
       // A missing tape in replay is not fatal: every request is a miss that says so.
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
-    const deck = new Deck(opts, mode, col, warnings);
+    const deck = new Deck(opts, mode, col, warnings, entry);
     for (const w of warnings) deck.warn(w.message);
     return deck;
   }
@@ -410,10 +418,15 @@ export class Deck {
    * {@link decide}, and on a shared store (Redis) first asks the store for recordings other
    * proxies made of this request since this one opened: a fleet sees each other's recordings.
    * Replay with the store unreachable fails with E_STORE_UNAVAILABLE; update mode then goes to
-   * the upstream (and says why once).
+   * the upstream (and says why once). Synchronous (no promise) unless the store is shared, so
+   * the proxy can write a replayed answer in the same tick the body arrived.
    */
-  async decideShared(req: DeckRequest): Promise<Decision> {
+  decideShared(req: DeckRequest): Decision | Promise<Decision> {
     if (!this.col?.shared || !this.col.serves) return this.decide(req);
+    return this.decideFleet(req);
+  }
+
+  private async decideFleet(req: DeckRequest): Promise<Decision> {
     let miss: TapedeckError | undefined;
     let first: Decision | undefined;
     try {
@@ -430,7 +443,7 @@ export class Deck {
     }
     let added = 0;
     try {
-      added = await this.col.refresh({ kind: 'http', key });
+      added = await this.col!.refresh!({ kind: 'http', key });
     } catch (e) {
       if (miss || !(e instanceof TapedeckError)) throw e;
       this.warnOnce(`tapedeck: ${e.code}: ${e.message} Answering from the upstream without the shared recordings.`);
@@ -498,27 +511,34 @@ export class Deck {
     return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r) };
   }
 
-  private recordHint(): string {
-    return `Record it: tapedeck serve --mode update --tape ${this.tape ?? '<tape>'} --upstream <url> (or TAPEDECK_MODE=update with createFetch), then commit the tape.`;
-  }
-
+  /** The matcher's miss (already short, with the fix for this entry point), with the tape and route added to its details. */
   private enrich(e: TapedeckError, route: string): TapedeckError {
-    // The matcher's report already ends with how to re-record.
-    const { hint: _h, ...details } = e.details;
-    return new TapedeckError('E_MISS', `Replay miss in tape ${this.tape}: ${route}: ${e.message.replace(/\s*$/, '')}`, { ...details, route, file: this.tape });
+    return new TapedeckError('E_MISS', e.message, { ...e.details, route, file: this.tape });
   }
 
+  /** A miss no matcher explains: no LLM recordings on the route, or a non-LLM request. */
   private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined): TapedeckError {
     const recorded = r?.count ?? 0;
-    const why = this.recordingCount === 0 ? 'the tape has no recordings' : r ? `none of the ${recorded} recording(s) of this route has this request` : 'nothing was recorded for this route';
+    // Routes are `METHOD /path?query`; a long query must not push the fix off the line.
+    const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
+    const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
+    let difference = `no recording for ${shown}`;
+    if (this.col && !this.col.exists) difference = `no tape at ${tape}`;
+    else if (this.recordingCount === 0) difference = 'the tape has no recordings';
+    else if (r && recorded > 0) difference = `none of the ${recorded} recording${recorded === 1 ? '' : 's'} for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
+    const fix = recordHow(this.entry);
     const routes = [...this.routes.keys()].slice(0, 10);
-    return new TapedeckError('E_MISS', `Replay miss in tape ${this.tape}: ${route}: ${why} (${kind} key ${key}).`, {
+    return new TapedeckError('E_MISS', missHeadline(difference, fix), {
       file: this.tape,
       route,
       key,
       match: kind,
       recordedRoutes: routes,
-      hint: this.recordHint(),
+      difference,
+      kind: this.recordingCount === 0 || !r || recorded === 0 ? 'no-recordings' : 'other',
+      fix,
+      fixes: [`${fix[0]!.toUpperCase()}${fix.slice(1)}${this.tape ? ` (recordings in ${this.tape})` : ''}.`],
+      report: `No recording in ${this.tape ?? 'the store'} for ${route} (${kind} key ${key}). Recorded routes: ${routes.join(', ') || 'none'}.`,
     });
   }
 

@@ -4,15 +4,21 @@
  * recorded through the proxy replays through createFetch and the other way round.
  */
 import { TapedeckError } from '../errors.ts';
+import type { MissEntry } from '../match/diagnose.ts';
 import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
 import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
-import { callUpstream, ChunkLog, storedResponseHeaders } from './upstream.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, storedResponseHeaders, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
 
-export interface FetchOptions extends DeckOptions {
+export interface FetchOptions extends DeckOptions, UpstreamTimeouts {
   /** The fetch that reaches the live API in record, update and passthrough mode (default globalThis.fetch). */
   fetch?: typeof fetch;
+  /**
+   * At close(), how long streams still being recorded may take before their upstream calls are
+   * aborted (default 10 s). An aborted answer is not recorded.
+   */
+  shutdownTimeoutMs?: number;
 }
 
 /** A standard fetch, plus close() (write pending records, close the tape) and stats(). */
@@ -21,7 +27,10 @@ export interface TapedeckFetch {
   /** Resolves when the tape is open. */
   readonly ready: Promise<void>;
   stats(): Promise<DeckStats>;
-  /** Waits for streams still being recorded, writes pending records, closes the tape. */
+  /**
+   * Waits for streams still being recorded (at most `shutdownTimeoutMs`, then aborts them, not
+   * recorded), writes pending records, closes the tape and the upstream connections.
+   */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -82,11 +91,23 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], 
  * // ... after the tests: await fetch.close()
  */
 export function createFetch(opts: FetchOptions): TapedeckFetch {
-  const base = opts.fetch ?? globalThis.fetch;
+  return createFetchFor(opts, { kind: 'fetch' });
+}
+
+/**
+ * createFetch for a caller that wraps it (the browser replay fetch, the test helpers): `entry`
+ * makes its misses name that caller's way to record instead of createFetch's. Internal.
+ *
+ * @example
+ * const f = createFetchFor({ tape, mode }, { kind: 'test', recordCommand: 'TAPEDECK_MODE=update npx vitest run a.test.ts' })
+ */
+export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFetch {
   // A bad mode or option throws here, where the fetch is made; the tape's own errors come back
   // from every call (and from `ready`), never as an unhandled rejection.
   Deck.check(opts);
-  const opening = Deck.open(opts);
+  const link = new UpstreamLink(opts.fetch, opts);
+  const shutdownTimeoutMs = timeoutOption(opts, 'shutdownTimeoutMs', DEFAULT_SHUTDOWN_TIMEOUT_MS);
+  const opening = Deck.open(opts, entry);
   opening.catch(() => {});
   const inFlight = new Set<Promise<unknown>>();
   /** Recorded answers whose body the caller has not read to the end yet. */
@@ -233,26 +254,19 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
       // The caller's abort cancels the upstream call until its answer starts; after that an
       // answer being recorded is read to the end even if the caller stops reading (an SDK
       // aborts its request on `break`), so the next replay finds it.
-      const upstreamAbort = new AbortController();
-      const onAbort = () => upstreamAbort.abort(req.signal.reason);
-      if (req.signal.aborted) onAbort();
-      else req.signal.addEventListener('abort', onAbort, { once: true });
-      let up: Response;
-      try {
-        up = await callUpstream(base, req.url, dreq, upstreamAbort.signal);
-      } catch (e) {
-        req.signal.removeEventListener('abort', onAbort);
-        throw e;
-      }
+      const call = link.start(req.url, dreq, req.signal);
+      const up = await call.response;
       if (p && (up.status < 400 || d.recordErrors)) {
-        req.signal.removeEventListener('abort', onAbort);
+        call.detachClient();
         d.count('recorded');
         return await recordStream(d, p, dreq, up, recordedAt, t0);
       }
       d.count('passthrough');
       return up;
     } catch (err) {
-      // An aborted request stays an AbortError: SDKs treat it as the caller's cancellation.
+      // An aborted request stays an AbortError (or the caller's own abort reason): SDKs treat
+      // it as the caller's cancellation.
+      if (req.signal.aborted && err === req.signal.reason) throw err;
       if (err instanceof Error && err.name === 'AbortError') throw err;
       const e = asTapedeckError(err);
       if (e.code === 'E_MISS') d?.count('miss');
@@ -275,15 +289,29 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
   f.stats = async () => (await opening).stats();
   f.close = () => {
     closing ??= (async () => {
-      for (;;) {
-        // Bodies nobody is reading are read now, so they are recorded and close can finish.
-        for (const drain of unread) void drain();
-        if (inFlight.size === 0) break;
-        await Promise.allSettled([...inFlight]);
+      // Past the bound, what is still in flight is aborted: a hung upstream must not keep
+      // close() (and the test run or process behind it) waiting.
+      const timer = setTimeout(() => {
+        link.shutdown(`This tapedeck fetch was closed before the upstream answered (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
+      }, shutdownTimeoutMs);
+      try {
+        for (;;) {
+          // Bodies nobody is reading are read now, so they are recorded and close can finish.
+          for (const drain of unread) void drain();
+          if (inFlight.size === 0) break;
+          await Promise.allSettled([...inFlight]);
+        }
+      } finally {
+        clearTimeout(timer);
       }
       // A tape that never opened has nothing to write: its error went to the calls.
       const d = await opening.catch(() => undefined);
-      await d?.close();
+      try {
+        await d?.close();
+      } finally {
+        // Idle keep-alive connections to the upstream go too, even when writing the tape failed.
+        await link.close();
+      }
     })();
     return closing;
   };

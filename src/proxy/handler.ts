@@ -10,7 +10,7 @@ import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
 import { normalizeRequestPath } from './request-path.ts';
-import { callUpstream, ChunkLog, storedResponseHeaders, upstreamUrl } from './upstream.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, storedResponseHeaders, timeoutOption, UpstreamLink, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 
@@ -20,7 +20,13 @@ import type { ReplayPut } from '../replay/store.ts';
  */
 export type ReplayTarget = ReplaySource & { put?(p: ReplayPut): unknown };
 
-export interface HandlerOptions extends DeckOptions {
+export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
+  /**
+   * At close(), how long in-flight exchanges may take to finish before their upstream calls are
+   * aborted (default 10 s; tapedeck serve --shutdown-timeout). An aborted exchange is not
+   * recorded; its client gets 503 E_PROXY_CLOSED, or a cut connection if its answer had started.
+   */
+  shutdownTimeoutMs?: number;
   /** Base URL requests are forwarded to, e.g. https://api.openai.com. Required unless mode is replay. */
   upstream?: string;
   /** fetch used for upstream calls (default: Node's global fetch). */
@@ -51,7 +57,11 @@ export interface TapedeckHandler {
   /** Requests being answered right now. */
   readonly inFlight: number;
   stats(): HandlerStats;
-  /** Waits for in-flight requests, then writes pending records and closes the tape. */
+  /**
+   * Stops taking requests (503 E_PROXY_CLOSED), waits for in-flight ones for at most
+   * `shutdownTimeoutMs`, aborts what is left (not recorded), writes pending records and closes
+   * the tape.
+   */
   close(): Promise<void>;
 }
 
@@ -63,43 +73,64 @@ function percentile(sorted: Float64Array, p: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p + 0.5))]!;
 }
 
-/** Reads a request body up to a limit; more is E_BODY_TOO_LARGE (413) without reading the rest. */
-function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
+type BodyCallback = (err: unknown, body?: Uint8Array) => void;
+
+/**
+ * Reads a request body up to a limit, then calls back once; more is E_BODY_TOO_LARGE (413)
+ * without reading the rest. A callback rather than a promise: on the replay path the answer is
+ * written in the tick the body ends, as a bare node:http server would.
+ */
+function readBodyThen(req: IncomingMessage, max: number, done: BodyCallback): void {
   const pre = (req as { body?: unknown }).body;
   // Express/Fastify may have read the stream already: take their raw or parsed body.
   if (pre !== undefined && (req.readableEnded || req.complete)) {
-    if (pre instanceof Uint8Array) return Promise.resolve(pre);
-    if (typeof pre === 'string') return Promise.resolve(Buffer.from(pre));
+    if (pre instanceof Uint8Array) return done(undefined, pre);
+    if (typeof pre === 'string') return done(undefined, Buffer.from(pre));
     // A parsed body is re-serialized. Once the stream has been read it is the only copy, even
     // when empty ({} or []: waiting for the stream would hang). Before that, an empty object
     // may be a placeholder from a parser that skipped the request (Express 4): read the stream.
     if (pre !== null && typeof pre === 'object' && (req.readableEnded || Object.keys(pre).length > 0)) {
+      let body: Uint8Array;
       try {
-        return Promise.resolve(reserialize(pre, String(req.headers['content-type'] ?? '')));
+        body = reserialize(pre, String(req.headers['content-type'] ?? ''));
       } catch (e) {
-        return Promise.reject(e);
+        return done(e);
       }
+      return done(undefined, body);
     }
   }
   const declared = Number(req.headers['content-length']);
-  if (declared > max) return Promise.reject(tooLarge(declared, max));
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let n = 0;
-    const onData = (c: Buffer) => {
-      n += c.length;
-      if (n > max) {
-        req.off('data', onData);
-        req.resume();
-        reject(tooLarge(n, max));
-        return;
-      }
-      parts.push(c);
-    };
-    req.on('data', onData);
-    req.on('end', () => resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, n)));
-    req.on('error', reject);
+  if (declared > max) return done(tooLarge(declared, max));
+  const parts: Buffer[] = [];
+  let n = 0;
+  let settled = false;
+  const onData = (c: Buffer) => {
+    n += c.length;
+    if (n > max) {
+      req.off('data', onData);
+      req.resume();
+      settled = true;
+      done(tooLarge(n, max));
+      return;
+    }
+    parts.push(c);
+  };
+  req.on('data', onData);
+  req.on('end', () => {
+    if (settled) return;
+    settled = true;
+    done(undefined, parts.length === 1 ? parts[0]! : Buffer.concat(parts, n));
   });
+  req.on('error', (e) => {
+    if (settled) return;
+    settled = true;
+    done(e);
+  });
+}
+
+/** {@link readBodyThen} as a promise, for the paths that are not hot. */
+function readBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => readBodyThen(req, max, (err, body) => (err === undefined ? resolve(body!) : reject(err))));
 }
 
 /**
@@ -196,7 +227,6 @@ function sanitize(s: string): string {
  * // Express: app.use('/llm', handler)
  */
 export function createHandler(opts: HandlerOptions): TapedeckHandler {
-  const fetchImpl = opts.fetch ?? globalThis.fetch;
   const upstream = opts.upstream;
   if (upstream !== undefined) {
     try {
@@ -206,6 +236,13 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       throw new TapedeckError('E_ARG', `Invalid upstream URL ${JSON.stringify(upstream)}.`, { hint: 'Pass an absolute http(s) URL, e.g. https://api.openai.com.' });
     }
   }
+  // Bad timeouts throw here, where the handler is made.
+  const link = new UpstreamLink(opts.fetch, opts);
+  const shutdownTimeoutMs = timeoutOption(opts, 'shutdownTimeoutMs', DEFAULT_SHUTDOWN_TIMEOUT_MS);
+  // Requests in flight, and which of them have an upstream call: close() cuts them once its
+  // bound has passed.
+  const flights = new Set<ServerResponse>();
+  const forwarding = new Set<ServerResponse>();
   let deck: Deck | undefined;
   const opening = Deck.open(opts).then((d) => {
     if (d.mode !== 'replay' && upstream === undefined) {
@@ -222,7 +259,9 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   let idle: (() => void) | undefined;
   let closing: Promise<void> | undefined;
 
-  function finished(t0: number): void {
+  function finished(t0: number, res: ServerResponse): void {
+    flights.delete(res);
+    forwarding.delete(res);
     latencies[latencyCount++ % LATENCY_WINDOW] = performance.now() - t0;
     inFlight--;
     if (inFlight === 0 && idle) idle();
@@ -294,21 +333,39 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
-    const up = await callUpstream(fetchImpl, upstreamUrl(upstream!, dreq.url), dreq);
+    const call = link.start(upstreamUrl(upstream!, dreq.url), dreq);
+    forwarding.add(res);
+    // A client that goes away before the answer starts cancels the upstream call at once: there
+    // is nothing to record yet, and a hung upstream must not hold the exchange. Once an answer
+    // being recorded has started, it is read to its end (bounded by the idle timeout) and
+    // recorded if whole: it was paid for, and the next client asking gets it from the tape.
+    let clientGone = false;
+    let keep = false;
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      clientGone = true;
+      if (!keep) call.abort('client');
+    });
+    let up: Response;
+    try {
+      up = await call.response;
+    } catch (e) {
+      if (clientGone) return; // nobody to answer, nothing received
+      throw e;
+    }
     const recordIt = p !== undefined && (up.status < 400 || d.recordErrors);
+    keep = recordIt;
     const headers = storedResponseHeaders(up.headers);
     const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recorded' : 'passthrough' };
     if (p) out['x-tapedeck-key'] = p.key;
     if (recordIt) out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString());
     d.count(recordIt ? 'recorded' : 'passthrough');
+    if (clientGone && !recordIt) {
+      call.abort('client');
+      return;
+    }
     res.writeHead(up.status, up.statusText, out);
     const log = recordIt ? new ChunkLog() : undefined;
-    // A client that goes away stops getting bytes, but the upstream answer is read to the end
-    // and recorded: it was paid for, and the next client asking gets it from the tape.
-    let clientGone = false;
-    res.once('close', () => {
-      if (!res.writableFinished) clientGone = true;
-    });
     if (up.body) {
       const reader = up.body.getReader();
       try {
@@ -319,8 +376,11 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
           if (!clientGone && !res.write(value)) await drained(res);
         }
       } catch (e) {
-        // The upstream failed mid-answer: the client sees a cut connection, nothing is recorded.
+        // The upstream failed, went quiet past the idle timeout, or shutdown cut it mid-answer:
+        // the client sees a cut connection (never an answer that looks whole), nothing is recorded.
+        if (clientGone && !recordIt) return;
         d.countError();
+        if (e instanceof TapedeckError && e.code === 'E_UPSTREAM_TIMEOUT') d.warnOnce(`tapedeck: ${e.message}`);
         res.destroy(e instanceof Error ? e : undefined);
         return;
       }
@@ -343,14 +403,26 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     res.end();
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!deck) await opening;
-    const d = deck!;
+  /** A request that arrived before the tape was open: waits for it, then answers as usual. */
+  async function handleOpening(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    await opening;
     if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
-    const body = await readBody(req, d.maxBodyBytes);
+    const body = await readBody(req, deck!.maxBodyBytes);
+    const dreq = deckRequest(req, body);
+    const answered = answer(deck!, req, res, dreq, await deck!.decideShared(dreq));
+    if (answered) await answered;
+  }
+
+  function deckRequest(req: IncomingMessage, body: Uint8Array): DeckRequest {
     // Dot segments resolved here, so they cannot climb out of the upstream's path prefix.
-    const dreq: DeckRequest = { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.headers, body };
-    const decision: Decision = await d.decideShared(dreq);
+    return { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.headers, body };
+  }
+
+  /**
+   * Writes a replayed answer, or forwards to the upstream. Returns a promise only when work is
+   * left after this tick (an upstream call, a paced stream).
+   */
+  function answer(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, decision: Decision): Promise<void> | undefined {
     if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared);
     const rec = decision.record;
     d.count(decision.matchedBy);
@@ -361,7 +433,25 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     res.writeHead(rec.response.status, headers);
     if (CONTENT_FREE.has(rec.response.status) || req.method === 'HEAD') res.end();
     else if (!paced) res.end(rec.response.body);
-    else await writePaced(res, rec, d.timing as 'recorded' | number);
+    else return writePaced(res, rec, d.timing as 'recorded' | number);
+    return undefined;
+  }
+
+  /** The open proxy's path: body by callback, decision and replayed answer in the same tick. */
+  function handleOpen(d: Deck, req: IncomingMessage, res: ServerResponse, t0: number): void {
+    readBodyThen(req, d.maxBodyBytes, (err, body) => {
+      let pending: Promise<void> | undefined;
+      try {
+        if (err !== undefined) throw err;
+        const dreq = deckRequest(req, body!);
+        const decision = d.decideShared(dreq);
+        pending = decision instanceof Promise ? decision.then((x) => answer(d, req, res, dreq, x)) : answer(d, req, res, dreq, decision);
+      } catch (e) {
+        sendError(req, res, e);
+      }
+      if (pending === undefined) finished(t0, res);
+      else pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0, res));
+    });
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
@@ -376,9 +466,15 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     // In flight until the answer is written and, for an upstream answer, read to the end and
     // handed to the tape (which can be after the client left): close() waits for exactly that.
     inFlight++;
-    handle(req, res)
-      .catch((e: unknown) => sendError(req, res, e))
-      .finally(() => finished(t0));
+    flights.add(res);
+    if (closing) {
+      sendError(req, res, new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' }));
+      finished(t0, res);
+    } else if (deck) handleOpen(deck, req, res, t0);
+    else
+      handleOpening(req, res)
+        .catch((e: unknown) => sendError(req, res, e))
+        .finally(() => finished(t0, res));
   }) as TapedeckHandler;
 
   Object.defineProperties(handler, {
@@ -388,9 +484,30 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   handler.stats = stats;
   handler.close = () => {
     closing ??= (async () => {
-      if (inFlight > 0) await new Promise<void>((r) => (idle = r));
+      if (inFlight > 0) {
+        const settled = new Promise<void>((r) => (idle = r));
+        let timer: NodeJS.Timeout | undefined;
+        const late = await Promise.race([settled.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), shutdownTimeoutMs)))]);
+        clearTimeout(timer);
+        if (late) {
+          // Past the bound: cut what is left. Upstream calls are aborted (their exchanges are
+          // not recorded; a client still waiting for headers gets 503). A client whose answer
+          // has started, or that is still sending its request, or getting a paced replay, loses
+          // its connection: it may have stopped reading, and waiting for it is what the bound
+          // is there to prevent.
+          opts.onWarning?.(`shutdown timeout (${shutdownTimeoutMs} ms): cutting ${inFlight} request(s) still in flight; they are not recorded.`);
+          link.shutdown(`The tapedeck proxy shut down before the upstream answered (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
+          for (const res of flights) if (!forwarding.has(res) || res.headersSent) res.destroy();
+          await settled;
+        }
+      }
       await opening.catch(() => {});
-      await deck?.close();
+      try {
+        await deck?.close();
+      } finally {
+        // Idle keep-alive connections to the upstream go too, even when writing the tape failed.
+        await link.close();
+      }
     })();
     return closing;
   };

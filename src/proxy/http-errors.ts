@@ -29,6 +29,8 @@ const STATUS: Record<string, number> = {
   E_PROXY_BODY: 500,
   E_TOO_LARGE: 413,
   E_UPSTREAM: 502,
+  // The upstream did not connect or went quiet past the limit: a gateway timeout.
+  E_UPSTREAM_TIMEOUT: 504,
   E_PROXY_NO_UPSTREAM: 502,
   E_PROXY_CLOSED: 503,
   // The shared store (Redis) is down: a transient server-side condition, like a closing proxy.
@@ -45,6 +47,7 @@ export function statusOf(code: string, missStatus = 404): number {
 function anthropicType(status: number): string {
   if (status === 400 || status === 413) return status === 413 ? 'request_too_large' : 'invalid_request_error';
   if (status === 404) return 'not_found_error';
+  if (status === 504) return 'timeout_error';
   if (status === 503 || status === 529) return 'overloaded_error';
   return 'api_error';
 }
@@ -63,16 +66,27 @@ export function safeJSON(v: unknown): string {
 
 /**
  * The body for a TapedeckError: OpenAI `{ error: { message, type, param, code, tapedeck } }` or
- * Anthropic `{ type: 'error', error: { type, message, code, tapedeck } }`. `code` is the
- * stable tapedeck code; `tapedeck` holds the details (miss diagnostics, hint, offsets).
+ * Anthropic `{ type: 'error', message, error: { type, message, code, details: { error_code },
+ * tapedeck } }`. `code` is the stable tapedeck code; `tapedeck` holds the details (miss
+ * diagnostics with the full `report`, hint, offsets), so `message` stays short.
+ *
+ * Each SDK builds `err.message` from the body: the OpenAI SDK from `error.message`, the Anthropic
+ * SDK from a top-level `message`, else the whole body as JSON text (4 KB of escaped diagnosis).
+ * Hence the top-level `message` in the Anthropic shape, beside the usual `error`, which that SDK
+ * exposes as `err.error.error` (and `error.details` as `err.details`, `err.errorCode`).
+ *
+ * @example
+ * JSON.parse(errorBody(new TapedeckError('E_MISS', 'model differs'), 'anthropic', 404)).message // 'tapedeck miss: model differs'
  */
 export function errorBody(e: TapedeckError, shape: ErrorShape, status: number): string {
   const { hint, ...rest } = e.details;
   const tapedeck = { code: e.code, hint, ...rest };
+  // A miss says what differs, not who is speaking: among an SDK's API errors, say it is tapedeck.
+  const message = e.code === 'E_MISS' ? `tapedeck miss: ${e.message}` : e.message;
   if (shape === 'anthropic') {
-    return safeJSON({ type: 'error', error: { type: anthropicType(status), message: e.message, code: e.code, tapedeck } });
+    return safeJSON({ type: 'error', message, error: { type: anthropicType(status), message, code: e.code, details: { error_code: e.code }, tapedeck } });
   }
-  return safeJSON({ error: { message: e.message, type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck } });
+  return safeJSON({ error: { message, type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck } });
 }
 
 // Codes worth a retry by the client: the upstream may come back, another proxy may be up.

@@ -39,36 +39,382 @@ export function storedResponseHeaders(headers: Headers): StoredHeaders {
   return out;
 }
 
+/** How long the upstream may take, in milliseconds (HandlerOptions, FetchOptions). */
+export interface UpstreamTimeouts {
+  /**
+   * Longest wait for the TCP (and TLS) connection to the upstream (default 10 s). Applies to
+   * Node's built-in fetch; a `fetch` of your own connects by its own rules (the idle timeout
+   * still bounds the whole wait for the answer).
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Longest time without a byte from the upstream, the wait for the response headers included
+   * (default 10 minutes, the OpenAI and Anthropic SDKs' own request timeout: a reasoning model
+   * may think for minutes before its first byte).
+   */
+  idleTimeoutMs?: number;
+}
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_IDLE_TIMEOUT_MS = 600_000;
+/** How long close() lets in-flight exchanges finish before aborting their upstream calls. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+// setTimeout fires at once for anything larger (it is a signed 32-bit count of ms).
+const MAX_TIMER_MS = 2_147_483_647;
+
+const FLAGS: Record<string, string> = {
+  connectTimeoutMs: '--connect-timeout',
+  idleTimeoutMs: '--idle-timeout',
+  shutdownTimeoutMs: '--shutdown-timeout',
+};
+
 /**
- * Sends a request upstream. Connection failures become TapedeckError E_UPSTREAM (HTTP 502) that
- * names the upstream and the system error.
+ * Validates a timeout option (whole milliseconds, 1 to 2^31-1); undefined gives the default.
+ *
+ * @example
+ * timeoutOption({ idleTimeoutMs: 5000 }, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS) // 5000
  */
-export async function callUpstream(fetchImpl: typeof fetch, url: string, req: DeckRequest, signal?: AbortSignal): Promise<Response> {
-  const method = req.method.toUpperCase();
-  const hasBody = method !== 'GET' && method !== 'HEAD' && req.body.length > 0;
-  try {
-    return await fetchImpl(url, {
-      method,
-      headers: forwardHeaders(req.headers),
-      body: hasBody ? req.body : undefined,
-      redirect: 'manual',
-      signal,
-    });
-  } catch (e) {
-    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    const why = cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
-    let origin = url;
-    try {
-      origin = new URL(url).origin;
-    } catch {
-      // keep the URL as given
-    }
-    throw new TapedeckError('E_UPSTREAM', `Upstream ${origin} is unreachable (${why}).`, {
-      upstream: origin,
-      cause: why,
-      hint: 'Check --upstream and the network, or replay from the tape (--mode replay).',
+export function timeoutOption(opts: object, name: 'connectTimeoutMs' | 'idleTimeoutMs' | 'shutdownTimeoutMs', fallback: number): number {
+  const v = (opts as Record<string, unknown>)[name];
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_TIMER_MS) {
+    throw new TapedeckError('E_ARG', `Invalid ${name} ${typeof v === 'string' ? JSON.stringify(v) : String(v)}.`, {
+      hint: `Use a whole number of milliseconds from 1 to ${MAX_TIMER_MS} (tapedeck serve ${FLAGS[name]} <ms>).`,
     });
   }
+  return v;
+}
+
+/** The URL as shown in messages: no credentials, no query (keys travel there), no fragment. */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.origin + u.pathname;
+  } catch {
+    return url.replace(/[?#].*$/s, '');
+  }
+}
+
+// Statuses a Response must not have a body for (the answer is over with its headers).
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/** Why a call ended early, kept so the failure it causes can be named (timeout, client, shutdown). */
+type Stop = 'idle' | 'client' | 'shutdown';
+// The abort reason given to fetch: never shown, the error comes from why the call was stopped.
+const STOP = Symbol('tapedeck.stop');
+
+// The undici Agent behind Node's fetch, built with our connect timeout and with undici's own
+// header and body timers off (they fire at 300 s, under the idle default, and would cut a model
+// that thinks for six minutes with a bare "fetch failed"). Node does not export the class; the
+// global dispatcher, which undici registers under this symbol for other copies of undici to
+// share, is an instance of it. It exists once fetch has been used, hence the data: URL fetch.
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+interface Dispatcher {
+  destroy(): Promise<void>;
+  close(): Promise<void>;
+}
+type AgentClass = new (opts: object) => Dispatcher;
+
+/**
+ * The Agent class of Node's fetch, but only while the global dispatcher is the one Node made
+ * itself (an Agent built without options). A dispatcher the user installed (a proxy agent, a
+ * mock, an Agent with a private CA) is left to do its job: an Agent of ours would drop its
+ * settings. undici keeps an Agent's options under a symbol described 'options'; if that is not
+ * found the dispatcher counts as the user's. Asked once per handler or tapedeck fetch, not once
+ * per process: the user may install a dispatcher of their own at any time before.
+ */
+async function defaultAgentClass(): Promise<AgentClass | undefined> {
+  // Not Node (a browser, a worker runtime): its fetch takes no undici dispatcher.
+  if (typeof process === 'undefined' || !process.versions?.node) return undefined;
+  const find = () => (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] as Record<symbol, unknown> | undefined;
+  if (!find()) await globalThis.fetch('data:,').catch(() => undefined);
+  const d = find();
+  const C = d?.constructor;
+  if (typeof C !== 'function' || C.name !== 'Agent') return undefined;
+  const key = Object.getOwnPropertySymbols(d).find((k) => k.description === 'options');
+  const options = key ? d![key] : undefined;
+  if (options === null || typeof options !== 'object') return undefined;
+  return Object.values(options).every((v) => v === undefined) ? (C as AgentClass) : undefined;
+}
+
+/**
+ * The way to one upstream for a handler or a tapedeck fetch: its fetch, timeouts, and the
+ * calls in flight, so shutdown can abort them and close their connections.
+ */
+export class UpstreamLink {
+  readonly connectTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  private readonly calls = new Set<UpstreamCall>();
+  private dispatcher: Promise<Dispatcher | undefined> | undefined;
+  private shutdownMessage: string | undefined;
+  private readonly fetchImpl: typeof fetch;
+  /** Node's own fetch, which takes an undici dispatcher (the connect timeout lives there). */
+  private readonly native: boolean;
+
+  /** `fetchImpl` undefined: Node's global fetch as it is now. Throws E_ARG for a bad timeout. */
+  constructor(fetchImpl: typeof fetch | undefined, opts: UpstreamTimeouts) {
+    this.fetchImpl = fetchImpl ?? globalThis.fetch;
+    this.native = fetchImpl === undefined || fetchImpl === globalThis.fetch;
+    this.connectTimeoutMs = timeoutOption(opts, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
+    this.idleTimeoutMs = timeoutOption(opts, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
+  }
+
+  /**
+   * Starts a call. `client` is the caller's signal: its abort cancels the call (until
+   * `call.detachClient()`), rejecting with the signal's reason.
+   */
+  start(url: string, req: DeckRequest, client?: AbortSignal): UpstreamCall {
+    const call = new UpstreamCall(this, url, client);
+    this.calls.add(call);
+    call.run(req);
+    return call;
+  }
+
+  /** @internal */
+  ended(call: UpstreamCall): void {
+    this.calls.delete(call);
+  }
+
+  /** @internal The fetch and extra init for one call. */
+  async fetchFor(): Promise<{ fetch: typeof fetch; dispatcher?: Dispatcher }> {
+    // Only Node's own fetch gets the agent: another fetch (a wrapper, undici from npm, a test
+    // double) may not understand this undici's dispatcher. Without one (a global dispatcher the
+    // user installed), the connect timeout is that dispatcher's; the idle timer still runs.
+    if (!this.native) return { fetch: this.fetchImpl };
+    this.dispatcher ??= defaultAgentClass().then((A) =>
+      A ? new A({ connect: { timeout: this.connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0 }) : undefined,
+    );
+    const dispatcher = await this.dispatcher;
+    return dispatcher ? { fetch: this.fetchImpl, dispatcher } : { fetch: this.fetchImpl };
+  }
+
+  /** @internal The message an exchange cut by shutdown() gets. */
+  get closedMessage(): string | undefined {
+    return this.shutdownMessage;
+  }
+
+  /**
+   * Aborts every call in flight (their sockets are closed). Those still waiting for headers
+   * fail with E_PROXY_CLOSED and `message`; bodies being read error.
+   */
+  shutdown(message: string): void {
+    this.shutdownMessage = message;
+    for (const call of [...this.calls]) call.abort('shutdown');
+  }
+
+  /** Aborts what is left and closes the connections. */
+  async close(): Promise<void> {
+    this.shutdown(this.shutdownMessage ?? 'tapedeck was closed before the upstream answered.');
+    const d = await this.dispatcher?.catch(() => undefined);
+    await d?.destroy().catch(() => {});
+  }
+}
+
+/**
+ * One exchange with the upstream: the fetch, the idle timer (armed only while waiting for the
+ * upstream: for headers, or for a body chunk the reader asked for, never while the client is
+ * slow to take what came) and the abort that closes the socket.
+ */
+export class UpstreamCall {
+  private readonly controller = new AbortController();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private waiting = false;
+  private stopped: Stop | undefined;
+  private finished = false;
+  private onClient: (() => void) | undefined;
+  /** Resolves with the answer once its headers arrived (the body streams on). */
+  response!: Promise<Response>;
+
+  constructor(
+    private readonly link: UpstreamLink,
+    readonly url: string,
+    private readonly client?: AbortSignal,
+  ) {
+    if (client) {
+      this.onClient = () => this.abort('client');
+      if (client.aborted) queueMicrotask(this.onClient);
+      else client.addEventListener('abort', this.onClient, { once: true });
+    }
+  }
+
+  /** @internal */
+  run(req: DeckRequest): void {
+    this.response = this.send(req);
+    // The caller awaits it; an abort nobody waits for must not be unhandled.
+    this.response.catch(() => {});
+  }
+
+  /** From now on the caller's signal no longer cancels the call (an answer being recorded). */
+  detachClient(): void {
+    if (this.onClient) this.client?.removeEventListener('abort', this.onClient);
+    this.onClient = undefined;
+  }
+
+  /** Cancels the call and closes its upstream connection. */
+  abort(why: 'client' | 'shutdown'): void {
+    this.stop(why);
+  }
+
+  private stop(why: Stop): void {
+    if (this.finished || this.stopped) return;
+    this.stopped = why;
+    this.clearTimer();
+    this.controller.abort(STOP);
+  }
+
+  private arm(): void {
+    this.waiting = true;
+    // Node's timers restart in place (refresh); a browser's setTimeout returns a number, so
+    // there (createReplayFetch in passthrough mode) a new timer replaces the old one.
+    const node = this.timer as { refresh?: () => unknown } | undefined;
+    if (node?.refresh) {
+      node.refresh();
+      return;
+    }
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.waiting) this.stop('idle');
+    }, this.link.idleTimeoutMs);
+    // The pending socket keeps the process alive as long as it must; the timer never does.
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  private disarm(): void {
+    this.waiting = false;
+  }
+
+  private clearTimer(): void {
+    this.waiting = false;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private end(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.clearTimer();
+    this.detachClient();
+    this.link.ended(this);
+  }
+
+  /** The error for a call that was stopped, or undefined when it failed by itself. */
+  private stopError(phase: 'headers' | 'body'): unknown {
+    const where = safeUrl(this.url);
+    switch (this.stopped) {
+      case 'idle': {
+        const ms = this.link.idleTimeoutMs;
+        const what = phase === 'headers' ? `sent no response headers within ${ms} ms` : `sent nothing for ${ms} ms in the middle of its answer`;
+        return new TapedeckError('E_UPSTREAM_TIMEOUT', `Upstream ${where} ${what} (idle timeout); nothing was recorded.`, {
+          upstream: where,
+          timeout: 'idle',
+          limitMs: ms,
+          hint: 'If the model needs longer to answer, raise the limit: tapedeck serve --idle-timeout <ms> (idleTimeoutMs).',
+        });
+      }
+      case 'client':
+        return this.client?.reason ?? new DOMException('The client went away.', 'AbortError');
+      case 'shutdown':
+        return new TapedeckError('E_PROXY_CLOSED', this.link.closedMessage ?? 'tapedeck was closed before the upstream answered.', {
+          upstream: where,
+          hint: 'Retry against a running proxy; raise --shutdown-timeout <ms> (shutdownTimeoutMs) to let long answers finish at shutdown.',
+        });
+      default:
+        return undefined;
+    }
+  }
+
+  private async send(req: DeckRequest): Promise<Response> {
+    const method = req.method.toUpperCase();
+    const hasBody = method !== 'GET' && method !== 'HEAD' && req.body.length > 0;
+    // The wait for headers counts as idle time: a hung upstream sends no byte at all.
+    this.arm();
+    let up: Response;
+    let connectLimit: number | undefined;
+    try {
+      const { fetch: f, dispatcher } = await this.link.fetchFor();
+      if (dispatcher) connectLimit = this.link.connectTimeoutMs;
+      if (this.stopped) throw STOP;
+      up = await f(this.url, {
+        method,
+        headers: forwardHeaders(req.headers),
+        body: hasBody ? req.body : undefined,
+        redirect: 'manual',
+        signal: this.controller.signal,
+        ...(dispatcher ? { dispatcher } : {}),
+      } as RequestInit);
+    } catch (e) {
+      this.end();
+      throw this.stopError('headers') ?? unreachable(this.url, e, connectLimit);
+    }
+    this.disarm();
+    if (!up.body || NULL_BODY.has(up.status)) {
+      this.end();
+      return up;
+    }
+    const reader = up.body.getReader();
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull: async (c) => {
+          this.arm();
+          try {
+            const { done, value } = await reader.read();
+            this.disarm();
+            if (done) {
+              this.end();
+              c.close();
+            } else c.enqueue(value);
+          } catch (e) {
+            const err = this.stopError('body') ?? e;
+            this.end();
+            c.error(err);
+          }
+        },
+        cancel: (reason) => {
+          // The reader of the answer gave up: close the upstream connection too.
+          this.stop('client');
+          this.end();
+          return reader.cancel(reason).catch(() => {});
+        },
+      },
+      // No read-ahead: a chunk is asked of the upstream only when the reader wants one.
+      { highWaterMark: 0 },
+    );
+    const out = new Response(body, { status: up.status, statusText: up.statusText, headers: up.headers });
+    Object.defineProperty(out, 'url', { value: up.url });
+    return out;
+  }
+}
+
+/**
+ * A failed fetch as E_UPSTREAM (502), or E_UPSTREAM_TIMEOUT when the connection timed out.
+ * `connectTimeoutMs` is the limit when it was ours; undefined when the dispatcher the user
+ * installed set it.
+ */
+function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefined): TapedeckError {
+  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  const why = cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
+  let origin = url;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    // keep the URL as given
+  }
+  if (cause?.code === 'UND_ERR_CONNECT_TIMEOUT') {
+    const within = connectTimeoutMs === undefined ? 'within the connect timeout of the global fetch dispatcher' : `within ${connectTimeoutMs} ms`;
+    return new TapedeckError('E_UPSTREAM_TIMEOUT', `Could not connect to upstream ${safeUrl(url)} ${within} (connect timeout); nothing was recorded.`, {
+      upstream: safeUrl(url),
+      timeout: 'connect',
+      ...(connectTimeoutMs === undefined ? {} : { limitMs: connectTimeoutMs }),
+      hint:
+        connectTimeoutMs === undefined
+          ? 'Check --upstream and the network, or raise the connect timeout of the dispatcher you installed (setGlobalDispatcher).'
+          : 'Check --upstream and the network, or raise the limit: tapedeck serve --connect-timeout <ms> (connectTimeoutMs).',
+    });
+  }
+  return new TapedeckError('E_UPSTREAM', `Upstream ${origin} is unreachable (${why}).`, {
+    upstream: origin,
+    cause: why,
+    hint: 'Check --upstream and the network, or replay from the tape (--mode replay).',
+  });
 }
 
 /** Collects streamed chunks with their arrival times, for HttpRecord.response.chunks. */

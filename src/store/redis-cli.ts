@@ -1,11 +1,13 @@
 /**
  * `tapedeck push <tape> <redis-url>` and `tapedeck pull <redis-url> <tape>`: seed a shared Redis
- * store from a tape, snapshot it back. Every message names the URL with its password masked.
+ * store from a tape, snapshot it back; `tapedeck prune <redis-url>`: compact a namespace, as
+ * `tapedeck prune <tape>` compacts a tape. Every message names the URL with its password masked.
  */
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { isRedisUrl, maskRedisUrl } from './backends/redis-connection.ts';
 import { pullTape, pushTape } from './redis-transfer.ts';
+import { RedisBackend } from './backends/redis-backend.ts';
 
 export const PUSH_HELP = `Usage: tapedeck push <tape> <redis-url> [--namespace NS] [--ttl SECONDS]
 
@@ -28,11 +30,28 @@ Options:
   --force          Replace an existing tape (atomically)
 `;
 
-function usage(cmd: 'push' | 'pull', why: string): TapedeckError {
-  return new TapedeckError('E_ARG', `tapedeck ${cmd}: ${why}.`, { hint: cmd === 'push' ? 'Usage: tapedeck push <tape> <redis-url> (tapedeck push --help)' : 'Usage: tapedeck pull <redis-url> <tape> (tapedeck pull --help)' });
+export const PRUNE_HELP = `Usage: tapedeck prune <redis-url> [--namespace NS]
+
+Compact a Redis namespace, as tapedeck prune <tape> compacts a tape: remove the records that do
+not decode (each removal is one atomic script on its request key; records other writers add
+meanwhile are kept), and drop from the namespace index the request keys whose records have all
+expired. Recordings no test used are pruned by the test run itself: TAPEDECK_PRUNE=1 (docs/vitest.md).
+
+Options:
+  --namespace NS   Key prefix (default tapedeck, or ?namespace= in the URL)
+`;
+
+const USAGE = {
+  push: 'Usage: tapedeck push <tape> <redis-url> (tapedeck push --help)',
+  pull: 'Usage: tapedeck pull <redis-url> <tape> (tapedeck pull --help)',
+  prune: 'Usage: tapedeck prune <redis-url> [--namespace NS] (tapedeck prune --help)',
+};
+
+function usage(cmd: 'push' | 'pull' | 'prune', why: string): TapedeckError {
+  return new TapedeckError('E_ARG', `tapedeck ${cmd}: ${why}.`, { hint: USAGE[cmd] });
 }
 
-function parse(cmd: 'push' | 'pull', argv: string[]) {
+function parse(cmd: 'push' | 'pull' | 'prune', argv: string[]) {
   try {
     return parseArgs({
       args: argv,
@@ -85,4 +104,39 @@ export async function pullCommand(argv: string[]): Promise<number> {
   const r = await pullTape(url, tape, { ...(values.namespace !== undefined ? { namespace: values.namespace } : {}), force: values.force === true });
   process.stdout.write(`pulled ${r.records} record${r.records === 1 ? '' : 's'} from ${r.url} into ${tape} (${r.bytes} bytes)\n`);
   return 0;
+}
+
+/**
+ * Runs `tapedeck prune <redis-url>`: removes the records of a namespace that do not decode;
+ * returns the exit code.
+ */
+export async function pruneRedisCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse('prune', argv);
+  if (values.help) {
+    process.stdout.write(PRUNE_HELP);
+    return 0;
+  }
+  const [url] = positionals;
+  if (!url || positionals.length > 1 || !isRedisUrl(url)) throw usage('prune', 'give one redis:// or rediss:// URL');
+  if (values.ttl !== undefined || values.force !== undefined) throw usage('prune', 'prune takes no --ttl or --force');
+  const backend = new RedisBackend(url, values.namespace !== undefined ? { namespace: values.namespace } : {});
+  try {
+    // The full read behind rewrite also unlists keys whose records have all expired.
+    const r = await backend.rewrite((records) =>
+      records.flatMap((rec, i) => {
+        try {
+          rec.value();
+          return [];
+        } catch {
+          return [i];
+        }
+      }),
+    );
+    const bad = r.warnings.length;
+    for (const w of r.warnings) process.stderr.write(`removed record ${w.offset}: ${w.message}\n`);
+    process.stdout.write(`${backend.location}: kept ${r.kept} record${r.kept === 1 ? '' : 's'}, removed ${bad} that did not decode\n`);
+    return 0;
+  } finally {
+    await backend.close();
+  }
 }

@@ -30,7 +30,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError } from '../errors.ts';
-import { explainMiss } from '../match/diagnose.ts';
+import { explainMiss, missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import { requestKeys, type RequestKeys } from '../match/matcher.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import type { RecordBackend, StoreWarning } from './backend.ts';
@@ -97,6 +97,8 @@ export class ReplayCache {
   private readonly ignoredArgs: readonly string[] | undefined;
   private readonly keepAll: boolean;
   private readonly recordCommand: string;
+  /** Whether the caller gave recordCommand (then a miss names it even when the mode is an option). */
+  private readonly recordCommandGiven: boolean;
   private readonly redactor: Redactor;
   private readonly col: RecordCollection<ReplayRecord>;
   /** Record mode: puts per key so far (the k-th put is compared with the k-th old recording). */
@@ -112,6 +114,7 @@ export class ReplayCache {
     this.ignoredArgs = opts.ignoredArgs;
     this.keepAll = opts.keepAll === true;
     this.recordCommand = opts.recordCommand ?? 'TAPEDECK_MODE=record <your test command>';
+    this.recordCommandGiven = opts.recordCommand !== undefined;
     this.redactor = redactor(opts.redact);
     this.warnings = col.warnings;
   }
@@ -210,7 +213,7 @@ export class ReplayCache {
     const record = this.col.next(keys.key);
     if (record) return record;
     if (this.mode === 'update') return undefined;
-    throw this.explained(this.miss(request, keys), keys);
+    throw this.miss(request, keys);
   }
 
   /**
@@ -255,14 +258,20 @@ export class ReplayCache {
     await this.col.append(keys.key, record);
   }
 
+  /** How a miss of this cache is fixed: its own mode option and ignoredArgs, or the given command. */
+  private missEntry(): MissEntry {
+    const fromOption = this.modeSource === 'option' && !this.recordCommandGiven;
+    return { kind: 'cache', modeFromOption: fromOption, ...(fromOption ? {} : { recordCommand: this.recordCommand }) };
+  }
+
   /**
-   * Adds the matcher's diagnostics to a replay miss: the closest recordings (longest shared
-   * conversation prefix, then signature), where they diverge, tools added and removed,
-   * recordings already used. Misses are rare and end the test, so decoding every recording
-   * here costs nothing that matters, and no memory is spent on it while things go well.
+   * The matcher's diagnosis of a miss: the closest recordings (longest shared conversation
+   * prefix, then signature), what differs, tools added and removed, recordings already used.
+   * Misses are rare and end the test, so decoding every recording here costs nothing that
+   * matters, and no memory is spent on it while things go well. Undefined when a record cannot
+   * be read by the matcher (the short miss then stands alone).
    */
-  private explained(base: TapedeckError, keys: RequestKeys): TapedeckError {
-    if (!this.col.exists) return base;
+  private diagnosis(keys: RequestKeys): TapedeckError | undefined {
     const records: { request: unknown; response: unknown; key: string }[] = [];
     for (const e of this.col.entries()) records.push({ request: e.value.request, response: e.value.value, key: e.key });
     const norm = { ignoreArgs: this.ignoredArgs };
@@ -271,7 +280,7 @@ export class ReplayCache {
       try {
         digests.push(requestKeys(r.request, norm));
       } catch {
-        return base; // a record the matcher cannot read: keep the plain message
+        return undefined;
       }
     }
     const used = new Uint8Array(records.length);
@@ -282,7 +291,7 @@ export class ReplayCache {
       seen.set(k, n + 1);
       if (n < this.col.count(k).served) used[i] = 1;
     });
-    const detail = explainMiss({
+    return explainMiss({
       mode: 'exact',
       request: keys,
       recordings: records,
@@ -291,39 +300,43 @@ export class ReplayCache {
       used,
       allowRepeats: false,
       source: this.path,
-      recordCommand: this.recordCommand,
+      entry: this.missEntry(),
       hasKey: (k) => digests.some((d) => d.key === k),
       hasSignature: (d) => digests.some((x) => x.signatureDigest === d),
     });
-    // The first line of the matcher's report repeats what `base` says; keep the rest. The hint
-    // goes last again (TapedeckError appends it), after the diagnostics.
-    const body = detail.message.split('\n').slice(1).join('\n');
-    const head = base.hint ? base.message.slice(0, base.message.length - base.hint.length - 1) : base.message;
-    return new TapedeckError('E_MISS', `${head}\n${body}`, { ...base.details, closest: detail.details.closest, fixes: detail.details.fixes });
   }
 
+  /**
+   * The E_MISS of a replay miss: a short message (what differs, how to re-record with this
+   * cache's options) and details naming the tape, key, model and, on a recorded tape, the
+   * diagnosis (`closest`, `fixes`, the full `report`).
+   */
   private miss(request: unknown, keys: RequestKeys): TapedeckError {
     const model = modelOf(keys, request);
     const { recorded } = this.col.count(keys.key);
-    const why = !this.col.exists
-      ? 'the tape does not exist'
+    const entry = this.missEntry();
+    const fix = recordHow(entry);
+    const detail = this.col.exists && recorded === 0 ? this.diagnosis(keys) : undefined;
+    const shownPath = this.path.length > 100 ? `…${this.path.slice(-99)}` : this.path;
+    const difference = !this.col.exists
+      ? `no tape at ${shownPath}`
       : recorded > 0
-        ? `this request was recorded ${recorded} time(s) and this is call ${recorded + 1}`
-        : 'no recording has this request key';
-    const fromOption = this.modeSource === 'option';
-    const hint = fromOption
-      ? `This cache was opened with { mode: 'replay' }, which the environment does not override: open it with { mode: 'record' } ` +
-        `to re-record the tape, or { mode: 'update' } to record only what is missing.`
-      : `To record it, run: ${this.recordCommand} (or TAPEDECK_MODE=update to record only what is missing), then commit ${this.path}.`;
-    return new TapedeckError('E_MISS', `Replay miss in tape ${this.path}: ${why} (key ${keys.key}, model ${model}, provider ${keys.provider}).`, {
+        ? `this request was recorded ${recorded} time${recorded === 1 ? '' : 's'} and this is call ${recorded + 1}`
+        : typeof detail?.details.difference === 'string'
+          ? detail.details.difference
+          : 'no recording has this request key';
+    const message = detail ? detail.message : missHeadline(difference, fix);
+    return new TapedeckError('E_MISS', message, {
       file: this.path,
       key: keys.key,
       model,
       provider: keys.provider,
       signature: keys.signature,
       recorded,
-      command: fromOption ? undefined : this.recordCommand,
-      hint,
+      command: entry.recordCommand,
+      difference,
+      fix: detail ? detail.details.fix : fix,
+      ...(detail ? { kind: detail.details.kind, closest: detail.details.closest, fixes: detail.details.fixes, report: detail.details.report } : { kind: recorded > 0 ? 'used-up' : 'no-recordings', fixes: [`${fix[0]!.toUpperCase()}${fix.slice(1)}, then commit ${this.path}.`] }),
     });
   }
 

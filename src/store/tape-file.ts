@@ -11,7 +11,6 @@
  * 3. Deterministic bytes: the same values in the same order, under the same `created`, give the
  *    same file, so tapes diff cleanly in review.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants as fsConstants, fstatSync, fsync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { open, readFile, rename, stat, unlink, utimes, chmod, type FileHandle } from 'node:fs/promises';
@@ -58,7 +57,20 @@ export {
 } from './tape-codec.ts';
 
 /** Options of appendRecords. */
+/**
+ * A tape lock held by a {@link withTapeLock} callback. Passed back as `lock` to appendRecords or
+ * rewriteTapeFrames inside that callback, it makes them write under the held lock instead of
+ * waiting for it (a check-then-append stays atomic).
+ */
+export interface HeldTapeLock {
+  readonly lockFile: string;
+  /** True while the callback runs; a handle kept after it is refused. */
+  readonly held: boolean;
+}
+
 export interface AppendOptions extends TapeLockOptions {
+  /** The lock this call runs under, from {@link withTapeLock}'s callback. */
+  lock?: HeldTapeLock;
   /**
    * fsync before resolving (default true). Off trades crash safety of the last appends for
    * speed: for bulk imports and benchmarks, never for recording tests.
@@ -520,7 +532,7 @@ export async function appendRecords(path: string, values: unknown[], options: Ap
   const data = Buffer.concat(frames);
   return withTapeLock(
     path,
-    async () => {
+    async (lock) => {
       // Synchronous calls on purpose: each is a few microseconds on a local disk, while the
       // promise API pays a thread-pool round trip per call; only fsync, which can take
       // milliseconds, goes to the thread pool so it never blocks the event loop.
@@ -534,7 +546,7 @@ export async function appendRecords(path: string, values: unknown[], options: Ap
           // makes the rewrite throw, and is left alone.
           closeSync(fd);
           fd = -1;
-          await rewriteTape(path, () => true, options);
+          await rewriteTape(path, () => true, { ...options, lock });
           fd = openForAppend(path);
           size = fstatSync(fd).size;
         }
@@ -616,7 +628,7 @@ function headerReadable(fd: number, size: number, path: string): boolean {
 export async function rewriteTape(
   path: string,
   keep: (entry: TapeRecordEntry) => boolean,
-  options: TapeLockOptions = {},
+  options: TapeLockOptions & { lock?: HeldTapeLock } = {},
 ): Promise<{ kept: number; dropped: number; warnings: TapeWarning[] }> {
   const r = await rewriteTapeFrames(
     path,
@@ -647,7 +659,7 @@ export async function rewriteTape(
 export async function rewriteTapeFrames(
   path: string,
   select: (scan: TapeScan) => Iterable<number>,
-  options: TapeLockOptions = {},
+  options: TapeLockOptions & { lock?: HeldTapeLock } = {},
 ): Promise<{ kept: number; dropped: unknown[]; warnings: TapeWarning[] }> {
   return withTapeLock(
     path,
@@ -714,8 +726,9 @@ const HOST = hostname();
 const TOKEN_PREFIX = randomBytes(6).toString('hex');
 let lockCounter = 0;
 
-/** Lock files held by the current async call chain, for reentrancy. */
-const heldLocks = new AsyncLocalStorage<ReadonlySet<string>>();
+// Reentrancy is an explicit handle rather than AsyncLocalStorage: once used, that turns on
+// promise hooks for the whole process (every promise of the user's program pays for them on
+// Node 20), and a recording proxy or test run would carry that cost from its first append on.
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -799,24 +812,31 @@ async function takeOverStale(lockPath: string, staleRaw: string, staleMs: number
  * Run `fn` while holding the tape's exclusive lock file `<tape>.lock` (created with `wx`; it holds
  * pid, host, time and a random token). Waits with jittered exponential backoff; takes over a lock
  * whose pid is dead on this host or whose file is older than `staleMs`; gives up after
- * `timeoutMs` with `E_TAPE_LOCKED` naming the holder. Reentrant within one async call chain
- * (tracked with AsyncLocalStorage), so `fn` may call appendRecords or rewriteTape on the same
- * tape, which is what makes a check-then-append atomic; unrelated concurrent calls in the same
- * process still queue on the lock file like other processes do.
+ * `timeoutMs` with `E_TAPE_LOCKED` naming the holder. `fn` gets the held lock: passed as
+ * `{ lock }` to appendRecords or rewriteTapeFrames on the same tape, they write under it, which
+ * is what makes a check-then-append atomic; every other call, in this process or another,
+ * queues on the lock file.
  *
  * @example
- * await withTapeLock('chat.tape', async () => {
+ * await withTapeLock('chat.tape', async (lock) => {
  *   const { records } = await readTape('chat.tape');
- *   if (!records.some((r) => (r.value as { key: string }).key === key)) await appendRecords('chat.tape', [rec]);
+ *   if (!records.some((r) => (r.value as { key: string }).key === key)) await appendRecords('chat.tape', [rec], { lock });
  * });
  */
-export async function withTapeLock<T>(path: string, fn: () => Promise<T>, options: TapeLockOptions = {}): Promise<T> {
+export async function withTapeLock<T>(path: string, fn: (lock: HeldTapeLock) => Promise<T>, options: TapeLockOptions & { lock?: HeldTapeLock } = {}): Promise<T> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const staleMs = options.staleMs ?? 30_000;
   const lockPath = `${path}.lock`;
   const key = resolve(lockPath);
-  const heldHere = heldLocks.getStore();
-  if (heldHere?.has(key)) return fn();
+  if (options.lock !== undefined) {
+    if (options.lock.lockFile !== key || !options.lock.held) {
+      throw new TapedeckError('E_ARG', `The lock passed for tape ${path} is not held: ${options.lock.lockFile} (${options.lock.held ? 'held' : 'released'}).`, {
+        file: path,
+        hint: "Pass the lock withTapeLock gave this tape's callback, and only while that callback runs.",
+      });
+    }
+    return fn(options.lock);
+  }
   // Unique per acquisition: a per-process random prefix plus a counter (no syscall each time).
   const token = `${TOKEN_PREFIX}${(lockCounter++).toString(16).padStart(4, '0')}`;
   const content = `${JSON.stringify({ pid: process.pid, host: HOST, time: new Date().toISOString(), token })}\n`;
@@ -883,9 +903,11 @@ export async function withTapeLock<T>(path: string, fn: () => Promise<T>, option
     utimes(lockPath, now, now).catch(() => {});
   }, Math.max(10, Math.floor(staleMs / 3)));
   heartbeat.unref();
+  const handle = { lockFile: key, held: true };
   try {
-    return await heldLocks.run(new Set([...(heldHere ?? []), key]), fn);
+    return await fn(handle);
   } finally {
+    handle.held = false;
     clearInterval(heartbeat);
     // Only remove the lock if it is still ours. Others take a lock over only when it looks
     // stale, which a lock held (and touched) for less than staleMs / 3 never does, so the

@@ -1,6 +1,7 @@
 /**
  * llm-tapedeck/testing: tapes for tests in any runner (mocha, jest, node:test, vitest), with no
- * dependency on a runner. `openTestTape` gives a test its tape and a ready fetch; the run summary
+ * dependency on a runner. `openTestTape` gives a test its tape (or, with a Redis store, its own
+ * namespace) and a ready fetch; the run summary
  * functions add up what every test's tape did. The vitest fixture (`llm-tapedeck/vitest`) is
  * built on these. docs/vitest.md has the details.
  *
@@ -14,8 +15,8 @@
  *   await tape.close()
  * }
  */
-export { openTestTape, type InstallOptions, type TestTape, type TestTapeOptions } from './session.ts';
-export { defaultTapePath, slug, type TapeNameInfo, type TapeNamer } from './names.ts';
+export { openTestTape, resolveTestStore, STORE_ENV, type InstallOptions, type TestTape, type TestTapeOptions } from './session.ts';
+export { defaultTapePath, slug, testNamespace, type TapeNameInfo, type TapeNamer } from './names.ts';
 export { isCI, resolveTestMode, type TestModeSource } from './mode.ts';
 export { diagnoseMiss, type MissDetails } from './miss.ts';
 export {
@@ -27,6 +28,8 @@ export {
   type FormatOptions,
   type MissReport,
   type RunSummary,
+  type SummaryOptions,
   type TapeReport,
+  type TapeSummary,
 } from './run-report.ts';
 export { installFetchSwitch, type FetchSwitch, type FetchSwitchOptions, type HostPattern } from '../proxy/global-fetch.ts';

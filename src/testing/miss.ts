@@ -22,6 +22,8 @@ interface Near {
 
 /** What a miss body carries (`error.tapedeck`), as far as the diagnosis reads it. */
 export interface MissDetails {
+  /** What differs from the closest recording, as the miss's first line says it. */
+  difference?: string;
   route?: string;
   key?: string;
   match?: string;
@@ -33,21 +35,24 @@ export interface MissDetails {
 const q = (s: string) => (s.length > 160 ? `${s.slice(0, 157)}...` : s);
 
 /**
- * One or two lines: what differs between the request and its closest recording.
+ * One line: what differs between the request and its closest recording. Miss bodies carry it as
+ * `difference` (the first line of the miss message); older bodies without it are read member by
+ * member.
  *
  * @example
  * diagnoseMiss({ closest: [{ index: 0, sharedMessages: 0, messageCount: 1, divergesAt: 0,
  *   requestExcerpt: '{"content":"Hi!"}', recordingExcerpt: '{"content":"Hi"}' }], signature: { messageCount: 1 } })
  * // 'closest recording #0: message 0 differs: request {"content":"Hi!"} / recorded {"content":"Hi"}'
  */
-export function diagnoseMiss(d: MissDetails): string {
+export function diagnoseMiss(d: MissDetails, container: 'tape' | 'namespace' = 'tape'): string {
+  if (typeof d.difference === 'string' && d.difference !== '') return d.difference;
   const n = d.closest?.[0];
   if (!n) {
     if (d.recordedRoutes && d.recordedRoutes.length > 0 && d.route && !d.recordedRoutes.includes(d.route)) {
       return `nothing was recorded for ${d.route} (recorded routes: ${d.recordedRoutes.join(', ')})`;
     }
     if (d.recordedRoutes && d.recordedRoutes.length > 0) return `none of the recordings of ${d.route ?? 'this route'} has this request (${d.match ?? 'request'} key ${(d.key ?? '').slice(0, 12)})`;
-    return 'the tape has no recordings';
+    return `the ${container} has no recordings`;
   }
   const parts: string[] = [];
   const reqCount = d.signature?.messageCount;

@@ -1,9 +1,11 @@
 /**
  * Tape paths for tests: derived from the test file and the test's name, stable across runs and
- * machines, readable in a diff, and safe on every file system (Windows included).
+ * machines, readable in a diff, and safe on every file system (Windows included); and, for tests
+ * on a shared Redis store, the per-test namespace made from that same name.
  */
 import { createHash } from 'node:crypto';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
+import { TapedeckError } from '../errors.ts';
 
 /** What a naming function gets to name a tape. */
 export interface TapeNameInfo {
@@ -69,4 +71,39 @@ function relativeOrBase(root: string, file: string): string {
   const r = relative(root, file);
   // A test file outside the root (a linked package): keep its name only.
   return r.startsWith('..') || isAbsolute(r) ? basename(file) : r;
+}
+
+// Longest namespace a Redis store takes (src/store/backends/redis.ts).
+const MAX_NAMESPACE = 200;
+
+/**
+ * The Redis namespace of a test: the base namespace, `/`, and the test's tape path relative to
+ * the project root without `.tape`. The same per-test name as the tape, so two tests never
+ * share recordings by accident, and `tapedeck pull` of a test's namespace into that path gives
+ * the tape the test would have written. Characters a namespace cannot hold become `-`; a name
+ * too long for a namespace is cut and gets a digest of the whole, so it stays distinct.
+ *
+ * @example
+ * testNamespace('my-app', '/p/test/__tapes__/chat.test/chat/says-hello.tape', '/p')
+ * // 'my-app/test/__tapes__/chat.test/chat/says-hello'
+ */
+export function testNamespace(base: string, tape: string, root: string): string {
+  const rel = relative(root, tape);
+  // A tape outside the root keeps its name and a digest of where it is.
+  const inside = !(rel.startsWith('..') || isAbsolute(rel));
+  let name = (inside ? rel : `${createHash('sha256').update(resolve(tape)).digest('hex').slice(0, 8)}/${basename(tape)}`)
+    .replace(/\\/g, '/')
+    .replace(/\.tape$/, '')
+    .replace(/[^A-Za-z0-9._/-]+/g, '-')
+    .split('/')
+    .filter((part) => part !== '' && part !== '.' && part !== '..')
+    .join('/');
+  if (name === '') name = 'test';
+  const full = `${base}/${name}`;
+  if (full.length <= MAX_NAMESPACE) return full;
+  const digest = createHash('sha256').update(full).digest('hex').slice(0, 8);
+  // Keep the end (the test's own name is the most telling part) after the base.
+  const room = MAX_NAMESPACE - base.length - 1 - 9;
+  if (room < 8) throw new TapedeckError('E_ARG', `The base Redis namespace ${JSON.stringify(base)} is too long to name tests under it.`, { hint: `Use a base namespace of at most ${MAX_NAMESPACE - 20} characters.` });
+  return `${base}/${digest}-${name.slice(name.length - room).replace(/^[-./]+/, '')}`;
 }

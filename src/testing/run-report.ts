@@ -1,12 +1,17 @@
 /**
  * The run summary: every test tape, in whatever worker (thread or process) it was used, writes a
  * small JSON report into the run directory when it closes; at the end of the run one process
- * reads them all, looks at the tapes, and prints what was written, added, missed and never used.
- * Files work across every pool and need no channel between workers.
+ * reads them all, looks at the tapes (or the Redis namespaces of a run on a shared store), and
+ * prints what was written, added, missed and never used. Files work across every pool and need
+ * no channel between workers. Reports never hold a store password: a store is named by its
+ * masked URL, and the summary finds the real one among the URLs the run was given.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import type { LoadedRecord } from '../store/backend.ts';
+import { RedisBackend } from '../store/backends/redis-backend.ts';
+import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { readTape, rewriteTape } from '../store/tape-file.ts';
 import { isHttpRecord } from '../store/records.ts';
 import type { TapeMode } from '../store/mode.ts';
@@ -21,7 +26,12 @@ export interface MissReport {
 
 /** What one test tape did in one test (or file). */
 export interface TapeReport {
+  /** The tape file (with a store: the name its namespace was made from). */
   tape: string;
+  /** With a store: its URL, password masked, without the query. */
+  store?: string;
+  /** With a store: the test's namespace. */
+  namespace?: string;
   test?: string;
   file?: string;
   mode: TapeMode;
@@ -32,14 +42,32 @@ export interface TapeReport {
   misses: MissReport[];
   /** Trace tokens of the recordings served or made (x-tapedeck-trace): the used ones. */
   used: string[];
-  /** Recordings added to the ReplayCache tape beside it, if one was opened. */
+  /** Recordings added to the ReplayCache tape (or namespace) beside it, if one was opened. */
   cacheTape?: string;
   cacheAdded?: number;
 }
 
-/** The summary of a run, per tape and in total. */
+/** One tape, or one Redis namespace, in the run summary. */
+export interface TapeSummary {
+  /** The tape file, or for a store `<masked URL> namespace <NS>`. */
+  tape: string;
+  /** With a store: its masked URL and the namespace. */
+  store?: string;
+  namespace?: string;
+  mode: TapeMode;
+  added: number;
+  hits: number;
+  misses: number;
+  unused: number;
+  unusedTraces: string[];
+  /** Why the recordings could not be read to find unused ones (a store the summary could not reach). */
+  unreadable?: string;
+}
+
+/** The summary of a run, per tape (or namespace) and in total. */
 export interface RunSummary {
-  tapes: { tape: string; mode: TapeMode; added: number; hits: number; misses: number; unused: number; unusedTraces: string[] }[];
+  tapes: TapeSummary[];
+  /** Tapes, and namespaces, that got recordings in the run. */
   tapesWritten: number;
   added: number;
   hits: number;
@@ -82,29 +110,66 @@ export function readTapeReports(runDir: string): TapeReport[] {
   return out;
 }
 
-/**
- * Adds the reports up per tape, and reads each tape to find recordings no test used in this run
- * (stale candidates). Tapes used in passthrough mode are not judged: nothing was served from them.
- *
- * @example
- * const summary = await summarizeRun(readTapeReports(runDir))
- * console.log(formatSummary(summary))
- */
-export async function summarizeRun(reports: readonly TapeReport[]): Promise<RunSummary> {
-  const byTape = new Map<string, TapeReport[]>();
-  for (const r of reports) {
-    const list = byTape.get(r.tape) ?? [];
-    list.push(r);
-    byTape.set(r.tape, list);
+/** Options of {@link summarizeRun} and {@link pruneUnused}. */
+export interface SummaryOptions {
+  /**
+   * Store URLs the run was given (with their passwords): reports name a store by its masked URL,
+   * and reading its namespaces needs the real one (default: TAPEDECK_STORE).
+   */
+  stores?: readonly (string | undefined)[];
+}
+
+const baseOf = (url: string) => maskRedisUrl(url).replace(/[?#].*$/, '');
+
+/** The URL to open a reported store with: a given one that masks to it, else the report's own (no password). */
+function storeUrl(label: string, opts: SummaryOptions): string {
+  const given = [...(opts.stores ?? []), process.env.TAPEDECK_STORE].filter((u): u is string => typeof u === 'string' && u !== '');
+  return given.find((u) => baseOf(u) === label) ?? label;
+}
+
+/** A namespace's records, each with its value decoded (undecodable ones are skipped: not ours to judge). */
+async function namespaceRecords(store: string, namespace: string, opts: SummaryOptions): Promise<{ backend: RedisBackend; records: LoadedRecord[] }> {
+  const backend = new RedisBackend(storeUrl(store, opts), { namespace, connect: { connectTimeoutMs: 5000 } });
+  try {
+    return { backend, records: (await backend.load({ create: false })).records };
+  } catch (e) {
+    await backend.close().catch(() => {});
+    throw e;
   }
-  const summary: RunSummary = { tapes: [], tapesWritten: 0, added: 0, hits: 0, misses: [], unused: 0 };
-  for (const [tape, rs] of [...byTape].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const added = rs.reduce((n, r) => n + r.added + (r.cacheAdded ?? 0), 0);
-    const hits = rs.reduce((n, r) => n + r.hits, 0);
-    const misses = rs.flatMap((r) => r.misses);
-    const used = new Set(rs.flatMap((r) => r.used));
-    const unusedTraces: string[] = [];
-    if (!rs.some((r) => r.mode === 'passthrough')) {
+}
+
+const traceOf = (r: LoadedRecord): string | undefined => {
+  try {
+    const v = r.value();
+    return isHttpRecord(v) ? v.trace : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** One tape's (or namespace's) line of the summary: its reports added up, its unused recordings found. */
+async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: SummaryOptions): Promise<TapeSummary> {
+  const added = rs.reduce((n, r) => n + r.added + (r.cacheAdded ?? 0), 0);
+  const hits = rs.reduce((n, r) => n + r.hits, 0);
+  const misses = rs.reduce((n, r) => n + r.misses.length, 0);
+  const used = new Set(rs.flatMap((r) => r.used));
+  const unusedTraces: string[] = [];
+  const { store, namespace } = rs[0]!;
+  let unreadable: string | undefined;
+  if (!rs.some((r) => r.mode === 'passthrough')) {
+    if (store && namespace) {
+      try {
+        const { backend, records } = await namespaceRecords(store, namespace, opts);
+        await backend.close();
+        for (const r of records) {
+          const trace = traceOf(r);
+          if (trace !== undefined && !used.has(trace)) unusedTraces.push(trace);
+        }
+      } catch (e) {
+        // The summary is advice: a store it cannot reach is said, not fatal.
+        unreadable = (e as Error).message.split('\n')[0];
+      }
+    } else {
       try {
         for (const { value } of (await readTape(tape)).records) {
           if (isHttpRecord(value) && !used.has(value.trace)) unusedTraces.push(value.trace);
@@ -113,27 +178,65 @@ export async function summarizeRun(reports: readonly TapeReport[]): Promise<RunS
         // no tape (a replay run that missed everything) or an unreadable one: nothing to judge
       }
     }
-    const mode = rs[rs.length - 1]!.mode;
-    summary.tapes.push({ tape, mode, added, hits, misses: misses.length, unused: unusedTraces.length, unusedTraces });
-    if (added > 0) summary.tapesWritten++;
-    summary.added += added;
-    summary.hits += hits;
-    summary.misses.push(...misses);
-    summary.unused += unusedTraces.length;
   }
+  const mode = rs[rs.length - 1]!.mode;
+  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, hits, misses, unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
+}
+
+/**
+ * Adds the reports up per tape (or namespace), and reads each tape or namespace to find
+ * recordings no test used in this run (stale candidates). Tapes used in passthrough mode are not
+ * judged: nothing was served from them.
+ *
+ * @example
+ * const summary = await summarizeRun(readTapeReports(runDir))
+ * console.log(formatSummary(summary))
+ */
+export async function summarizeRun(reports: readonly TapeReport[], opts: SummaryOptions = {}): Promise<RunSummary> {
+  const byTape = new Map<string, TapeReport[]>();
+  for (const r of reports) {
+    const id = r.store && r.namespace ? `${r.store} namespace ${r.namespace}` : r.tape;
+    const list = byTape.get(id) ?? [];
+    list.push(r);
+    byTape.set(id, list);
+  }
+  const summary: RunSummary = { tapes: [], tapesWritten: 0, added: 0, hits: 0, misses: [], unused: 0 };
+  // Tapes and namespaces are read a few at a time: a large suite on Redis has one per test.
+  const groups = [...byTape].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries: TapeSummary[] = [];
+  for (let i = 0; i < groups.length; i += 8) entries.push(...(await Promise.all(groups.slice(i, i + 8).map(([tape, rs]) => summarizeTape(tape, rs, opts)))));
+  for (const t of entries) {
+    summary.tapes.push(t);
+    if (t.added > 0) summary.tapesWritten++;
+    summary.added += t.added;
+    summary.hits += t.hits;
+    summary.unused += t.unused;
+  }
+  summary.misses.push(...groups.flatMap(([, rs]) => rs.flatMap((r) => r.misses)));
   return summary;
 }
 
 /**
- * Drops, from every tape of the summary, the recordings no test used in the run. Only call it
- * after a complete, passing run: a recording that a skipped or filtered-out test needs looks
- * unused too. Returns how many were dropped.
+ * Drops, from every tape (and Redis namespace) of the summary, the recordings no test used in
+ * the run. Only call it after a complete, passing run: a recording that a skipped or
+ * filtered-out test needs looks unused too. Returns how many were dropped. On Redis it removes
+ * exactly those records, so records other runs add meanwhile stay.
  */
-export async function pruneUnused(summary: RunSummary): Promise<number> {
+export async function pruneUnused(summary: RunSummary, opts: SummaryOptions = {}): Promise<number> {
   let dropped = 0;
   for (const t of summary.tapes) {
     if (t.unused === 0) continue;
     const stale = new Set(t.unusedTraces);
+    if (t.store && t.namespace) {
+      const backend = new RedisBackend(storeUrl(t.store, opts), { namespace: t.namespace });
+      try {
+        const r = await backend.rewrite((records) => records.flatMap((rec, i) => (stale.has(traceOf(rec) ?? '') ? [i] : [])));
+        dropped += r.removed.length;
+      } finally {
+        await backend.close();
+      }
+      continue;
+    }
     dropped += (await rewriteTape(t.tape, (entry) => !(isHttpRecord(entry.value) && stale.has(entry.value.trace)))).dropped;
   }
   return dropped;
@@ -159,13 +262,17 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   const rel = (p: string) => relative(root, p) || p;
   const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
   const misses = s.misses.length === 1 ? '1 miss' : `${s.misses.length} misses`;
-  const lines = [`tapedeck: ${plural(s.tapes.length, 'tape')}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}`];
-  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0);
+  const namespaces = s.tapes.filter((t) => t.namespace !== undefined);
+  const tapes = s.tapes.length - namespaces.length;
+  const stores = [...new Set(namespaces.map((t) => t.store))];
+  const where = [tapes > 0 || namespaces.length === 0 ? plural(tapes, 'tape') : '', namespaces.length > 0 ? `${plural(namespaces.length, 'Redis namespace')} on ${stores.join(', ')}` : ''].filter(Boolean).join(' and ');
+  const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}`];
+  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable);
   for (const t of notable.slice(0, 30)) {
-    const bits = [t.added ? `+${t.added} added` : '', t.misses ? `${t.misses} missed` : '', t.unused ? `${t.unused} unused` : ''].filter(Boolean);
-    lines.push(`  ${rel(t.tape)} (${t.mode}): ${bits.join(', ')}`);
+    const bits = [t.added ? `+${t.added} added` : '', t.misses ? `${t.misses} missed` : '', t.unused ? `${t.unused} unused` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
+    lines.push(`  ${t.namespace ? `namespace ${t.namespace}` : rel(t.tape)} (${t.mode}): ${bits.join(', ')}`);
   }
-  if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more tapes`);
+  if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);
   if (s.misses.length > 0) {
     lines.push('Misses:');
     for (const m of s.misses.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}`, `    record it: ${m.command}`);

@@ -3,6 +3,10 @@
  * switch for code that takes no fetch option, and at close a report for the run summary. Runner
  * agnostic: the vitest fixture uses it, and so can mocha, jest or node:test (docs/vitest.md).
  *
+ * With a store (a `redis://` / `rediss://` URL: the `store` option, else TAPEDECK_STORE) the
+ * recordings go to Redis instead of the tape file, in a namespace of their own named after the
+ * tape path (src/testing/names.ts, testNamespace): the same modes, misses and reports.
+ *
  * The tape is opened on the first request, so a test that makes none writes no file. Misses
  * come back as the provider's 404 error (SDKs raise it at once, without retries) whose message
  * starts with the short diagnosis and the command that records the request.
@@ -10,18 +14,56 @@
 import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { TapedeckError } from '../errors.ts';
-import { createFetch, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
+import { missHeadline } from '../match/diagnose.ts';
+import { createFetchFor, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
 import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
+import { RedisBackend } from '../store/backends/redis-backend.ts';
+import { isRedisUrl, maskRedisUrl } from '../store/backends/redis-connection.ts';
+import { namespaceOf } from '../store/backends/redis.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { ReplayCache, type ReplayCacheOptions } from '../store/replay-cache.ts';
 import { diagnoseMiss, type MissDetails } from './miss.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
+import { testNamespace } from './names.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
 
+/** The environment variable that names the shared store of a test run. */
+export const STORE_ENV = 'TAPEDECK_STORE';
+
+/** A store URL as reports and messages show it: password masked, query (namespace, ttl) left out. */
+export const storeLabel = (url: string): string => maskRedisUrl(url).replace(/[?#].*$/, '');
+
+/**
+ * The store a test run uses: the option (`false`: tape files even if TAPEDECK_STORE is set),
+ * else TAPEDECK_STORE, else none. Throws E_ARG for a store that is not a Redis URL.
+ *
+ * @example
+ * resolveTestStore(undefined, { TAPEDECK_STORE: 'redis://ci-cache:6379/0?namespace=app' })
+ * // { url: 'redis://ci-cache:6379/0?namespace=app', fromEnv: true }
+ */
+export function resolveTestStore(option: string | false | undefined, env: NodeJS.ProcessEnv = process.env): { url: string; fromEnv: boolean } | undefined {
+  if (option === false) return undefined;
+  const fromEnv = option === undefined || option === '';
+  const url = fromEnv ? env[STORE_ENV]?.trim() : option;
+  if (!url) return undefined;
+  if (!isRedisUrl(url)) {
+    throw new TapedeckError('E_ARG', `${fromEnv ? STORE_ENV : 'The store option'} must be a redis:// or rediss:// URL, not ${JSON.stringify(maskRedisUrl(url))}.`, {
+      hint: `Give a Redis URL (redis://host:6379/0?namespace=my-app), or unset ${STORE_ENV} to record into tape files.`,
+    });
+  }
+  return { url, fromEnv };
+}
+
 /** Options of a test tape; every createFetch option (matching, redaction, timing...) applies too. */
-export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'mode' | 'onWarning'> {
-  /** The tape file. */
+export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'store' | 'mode' | 'onWarning'> {
+  /** The tape file; with a store, the name the test's Redis namespace is made from. */
   tape: string;
+  /**
+   * A shared Redis store for the recordings instead of the tape file: `redis://` or `rediss://`
+   * URL, whose namespace (`?namespace=`, default `tapedeck`) is the base under which each test
+   * gets its own (default TAPEDECK_STORE; `false`: tape files whatever the environment says).
+   */
+  store?: string | false;
   /** The project's default mode; the run's switches (vitest --mode, TAPEDECK_MODE) win over it. */
   mode?: TapeMode | (string & {});
   /** The mode given on the command line (`vitest --mode update`, passed on by the plugin). */
@@ -42,6 +84,9 @@ export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'mode' | 'o
   env?: NodeJS.ProcessEnv;
 }
 
+/** A word for a POSIX shell: as it is when safe, else single-quoted. */
+export const shellQuote = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
 /** Options of {@link TestTape.install}. */
 export interface InstallOptions {
   /** Hosts routed through the tape (default every host). */
@@ -54,8 +99,14 @@ export interface InstallOptions {
 
 /** A test's tape. */
 export interface TestTape {
-  /** The tape file. */
+  /** The tape file (with a store: the name its namespace was made from). */
   readonly path: string;
+  /** Where the recordings are, for messages: the tape path, or `Redis namespace NS`. */
+  readonly location: string;
+  /** With a store: its URL, password masked, without the query. */
+  readonly store?: string;
+  /** With a store: this test's namespace. */
+  readonly namespace?: string;
   readonly mode: TapeMode;
   /** Where the mode came from (`CI` when CI alone made it replay). */
   readonly modeSource: TestModeSource;
@@ -63,7 +114,7 @@ export interface TestTape {
   readonly fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   /** Misses so far, short diagnosis first. */
   readonly misses: readonly MissReport[];
-  /** A ReplayCache on `<tape>.cache.tape` in the same mode, opened once, closed with the tape. */
+  /** A ReplayCache on `<tape>.cache.tape` (with a store: namespace `<namespace>.cache`) in the same mode, opened once, closed with the tape. */
   cache(opts?: Omit<ReplayCacheOptions, 'mode'>): Promise<ReplayCache>;
   /** Routes globalThis.fetch through this tape until close() (or the switch's uninstall()). */
   install(opts?: InstallOptions): FetchSwitch;
@@ -91,8 +142,12 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   const env = opts.env ?? process.env;
   const { mode, source } = resolveTestMode({ option: opts.mode, cliMode: opts.cliMode, env });
   const root = opts.root ?? process.cwd();
-  const rel = relative(root, opts.tape) || opts.tape;
-  const recordCommand = opts.recordCommand ?? 'TAPEDECK_MODE=update <your test command>';
+  const store = resolveTestStore(opts.store, env);
+  const namespace = store ? testNamespace(namespaceOf(store.url), opts.tape, root) : undefined;
+  const rel = namespace ? `Redis namespace ${namespace}` : relative(root, opts.tape) || opts.tape;
+  const recordCommand = opts.recordCommand ?? `${store?.fromEnv ? `${STORE_ENV}=${shellQuote(maskRedisUrl(store.url))} ` : ''}TAPEDECK_MODE=update <your test command>`;
+  // A store namespace that did not exist when the test opened it (replay): nothing was recorded.
+  let storeMissing = false;
   const runDir = opts.runDir ?? env.TAPEDECK_RUN_DIR;
   const misses: MissReport[] = [];
   const used = new Set<string>();
@@ -103,26 +158,34 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   let cacheAdded = 0;
   let closing: Promise<TapeReport> | undefined;
 
-  const { tape: _t, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, ...fetchOpts } = opts;
+  const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, ...fetchOpts } = opts;
   const open = (): TapedeckFetch => {
     if (closing) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
-    inner ??= createFetch({
+    // Misses name this test's record command, not createFetch's mode option.
+    inner ??= createFetchFor({
       ...fetchOpts,
-      tape: opts.tape,
+      ...(store ? { store: new RedisBackend(store.url, { namespace }) } : { tape: opts.tape }),
       mode,
       onWarning: (m) => {
         // A missing tape in replay is told by each miss, better than by a warning up front.
-        if (/does not exist; every request will be a miss/.test(m)) return;
+        if (/does not exist; every request will be a miss/.test(m)) {
+          storeMissing = true;
+          return;
+        }
         if (onWarning) onWarning(m);
         else process.emitWarning(m, { code: 'TAPEDECK_TAPE' });
       },
-    });
+    }, { kind: 'test', recordCommand });
     return inner;
   };
 
+  /**
+   * Notes a miss for the run report. The message already says what differs and gives this
+   * test's record command; a test never recorded (no tape yet) says that instead.
+   */
   async function missResponse(res: Response): Promise<Response> {
     const text = await res.text();
-    let body: { error?: { message?: string; tapedeck?: MissDetails } } | undefined;
+    let body: { message?: string; error?: { message?: string; tapedeck?: MissDetails } } | undefined;
     try {
       body = JSON.parse(text) as typeof body;
     } catch {
@@ -131,11 +194,22 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
     const details = body?.error?.tapedeck ?? {};
     const route = details.route ?? '(request)';
     // Before the first recording there is no tape at all: say so rather than "no recordings".
-    const diagnosis = existsSync(opts.tape) ? diagnoseMiss(details) : 'the tape does not exist yet (this test was never recorded)';
+    const never = store ? storeMissing : !existsSync(opts.tape);
+    const diagnosis = never
+      ? store
+        ? 'the namespace has no recordings yet (this test was never recorded)'
+        : 'the tape does not exist yet (this test was never recorded)'
+      : diagnoseMiss(details, store ? 'namespace' : 'tape');
     misses.push({ ...(opts.test ? { test: opts.test } : {}), route, diagnosis, command: recordCommand });
-    if (body?.error) {
-      const why = mode === 'replay' ? ` (mode replay${source === 'CI' ? ': CI is set, nothing records' : ''})` : ` (mode ${mode})`;
-      body.error.message = `tapedeck: no recording for ${route} in ${rel}${why}: ${diagnosis}.\nRecord it: ${recordCommand}\n\n${body.error.message ?? ''}`;
+    if (never && body?.error) {
+      const ci = mode === 'replay' && source === 'CI' ? ' (CI is set: nothing records)' : '';
+      // A namespace is too long for the headline: it gets a line of its own.
+      const where = store ? 'its Redis namespace has no recordings' : `no tape at ${rel}`;
+      const message = `tapedeck miss: ${missHeadline(`this test was never recorded${ci}: ${where}`, `record it: ${recordCommand}`)}${store ? `\n  namespace: ${namespace}` : ''}`;
+      body.error.message = message;
+      // The Anthropic shape's top-level message is what its SDK shows.
+      if (typeof body.message === 'string') body.message = message;
+      if (body.error.tapedeck) Object.assign(body.error.tapedeck, { difference: diagnosis });
     }
     const headers = new Headers(res.headers);
     headers.delete('content-length');
@@ -154,13 +228,16 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
 
   const tape: TestTape = {
     path: opts.tape,
+    location: rel,
+    ...(store ? { store: storeLabel(store.url), namespace } : {}),
     mode,
     modeSource: source,
     fetch: fetchFn,
     misses,
     cache(cacheOpts = {}) {
       if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));
-      cache ??= ReplayCache.open(opts.tape.replace(/\.tape$/, '') + '.cache.tape', { recordCommand, ...cacheOpts, mode }).then((c) => {
+      const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.cache` }) : opts.tape.replace(/\.tape$/, '') + '.cache.tape';
+      cache ??= ReplayCache.open(where, { recordCommand, ...cacheOpts, mode }).then((c) => {
         // Count puts for the run summary; the cache itself stays the public ReplayCache.
         const put = c.put.bind(c);
         c.put = async (...args: Parameters<ReplayCache['put']>) => {
@@ -201,6 +278,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         }
         const report: TapeReport = {
           tape: opts.tape,
+          ...(store ? { store: storeLabel(store.url), namespace } : {}),
           ...(opts.test ? { test: opts.test } : {}),
           ...(opts.file ? { file: opts.file } : {}),
           mode,
@@ -208,7 +286,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
           hits,
           misses,
           used: [...used],
-          ...(cacheTape ? { cacheTape, cacheAdded } : {}),
+          ...(cacheTape ? { cacheTape: store ? `${namespace}.cache` : cacheTape, cacheAdded } : {}),
         };
         if (runDir && (inner || cache)) writeTapeReport(runDir, report);
         if (errors.length > 0) throw errors[0];

@@ -8,7 +8,8 @@ import { inject, test as base, type TestContext } from 'vitest';
 import { relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { defaultTapePath, type TapeNamer } from '../testing/names.ts';
-import { openTestTape, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
+import { maskRedisUrl } from '../store/backends/redis-connection.ts';
+import { openTestTape, resolveTestStore, shellQuote, STORE_ENV, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
 import type { FetchSwitch } from '../proxy/global-fetch.ts';
 import type { ProvidedTapedeck } from './provided.ts';
 
@@ -47,21 +48,24 @@ export function testNames(task: TestContext['task']): string[] {
   return names;
 }
 
-const shellQuote = (s: string) => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 const regexEscape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * The command that records one test: update mode (what is recorded stays, what is missing is
  * recorded), that file, that test. Vitest matches `-t` against the suite names and the test
- * name joined by spaces, so the pattern is that text, escaped, anchored at its end.
+ * name joined by spaces, so the pattern is that text, escaped, anchored at its end. When the
+ * run's store came from TAPEDECK_STORE (`storeFromEnv`), the command sets it too, with a
+ * password shown as `***` (never printed: put yours back, or keep the variable in your
+ * environment and drop that part).
  *
  * @example
  * recordCommandFor('test/chat.test.ts', ['chat', 'says hello'])
  * // "TAPEDECK_MODE=update npx vitest run test/chat.test.ts -t 'chat says hello$'"
  */
-export function recordCommandFor(file: string, names: readonly string[], testCommand = 'npx vitest run'): string {
+export function recordCommandFor(file: string, names: readonly string[], testCommand = 'npx vitest run', storeFromEnv?: string): string {
   const t = names.length > 0 ? ` -t ${shellQuote(`${regexEscape(names.join(' '))}$`)}` : '';
-  return `TAPEDECK_MODE=update ${testCommand} ${shellQuote(file)}${t}`;
+  const store = storeFromEnv ? `${STORE_ENV}=${shellQuote(maskRedisUrl(storeFromEnv))} ` : '';
+  return `${store}TAPEDECK_MODE=update ${testCommand} ${shellQuote(file)}${t}`;
 }
 
 /** Tapes that installed the fetch switch, per worker: two concurrent tests cannot share the global fetch. */
@@ -87,22 +91,25 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
       const tapeNames = per === 'file' ? [] : names;
       const info = { file, names: tapeNames, root };
       const path = resolve(root, name ? name(info) : defaultTapePath(info, dir));
+      // The fixture's store option, else the plugin's, else TAPEDECK_STORE.
+      const store = resolveTestStore(tapeOpts.store ?? ctx.store);
       const tape = openTestTape({
         ...tapeOpts,
+        store: store?.url ?? false,
         tape: path,
         cliMode: ctx.mode,
         runDir: ctx.runDir,
         root,
         test: `${relFile} > ${names.join(' > ')}`,
         file: relFile,
-        recordCommand: recordCommandFor(relFile, names, testCommand),
+        recordCommand: recordCommandFor(relFile, names, testCommand, store?.fromEnv ? store.url : undefined),
       });
       const install = tape.install.bind(tape);
       const guarded: TestTape = Object.assign(Object.create(tape) as TestTape, {
         install(sw?: InstallOptions): FetchSwitch {
           for (const other of installedBy) {
             if (other !== tape) {
-              throw new TapedeckError('E_ARG', `tape.install(): another test (${other.path}) has the global fetch switched to its tape in this worker right now.`, {
+              throw new TapedeckError('E_ARG', `tape.install(): another test (${other.location}) has the global fetch switched to its tape in this worker right now.`, {
                 hint: 'Concurrent tests cannot share globalThis.fetch: pass tape.fetch to the client instead, or run these tests without test.concurrent.',
               });
             }
@@ -118,8 +125,8 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         const m = tape.misses;
         throw new TapedeckError(
           'E_MISS',
-          `${m.length} request(s) had no recording in ${relative(root, path)}:\n${m.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\nRecord it: ${m[0]!.command}`,
-          { file: path, misses: m },
+          `${m.length} request(s) had no recording in ${tape.namespace ? tape.location : relative(root, path)}:\n${m.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\nRecord it: ${m[0]!.command}`,
+          { file: tape.namespace ? tape.location : path, misses: m },
         );
       });
       try {

@@ -1,8 +1,8 @@
 /**
  * The config side of `llm-tapedeck/vitest`: a plugin that passes the run's tape mode
- * (`vitest --mode update`) and a run directory to the workers, and a reporter that prints the
- * run summary (tapes written, recordings added, misses, unused recordings) and, when asked,
- * prunes unused recordings. Imports nothing from vitest at run time: it loads in the config.
+ * (`vitest --mode update`), a run directory and the store to the workers, and a reporter that
+ * prints the run summary (tapes or Redis namespaces written, recordings added, misses, unused
+ * recordings) and, when asked, prunes unused recordings. Imports nothing from vitest at run time: it loads in the config.
  *
  * ```ts
  * // vitest.config.ts
@@ -20,8 +20,16 @@ import type { Reporter, TestModule, Vite, Vitest } from 'vitest/node';
 import { TAPE_MODES } from '../store/mode.ts';
 import type {} from './provided.ts';
 import { formatSummary, pruneUnused, readTapeReports, summarizeRun, type RunSummary } from '../testing/run-report.ts';
+import { shellQuote, STORE_ENV } from '../testing/session.ts';
+import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 
 export interface TapedeckPluginOptions {
+  /**
+   * A shared Redis store for every test's recordings instead of tape files (`redis://` or
+   * `rediss://` URL; its `?namespace=` is the base of the per-test namespaces). Default:
+   * TAPEDECK_STORE. A fixture's own `store` option wins.
+   */
+  store?: string;
   /**
    * Drop recordings no test used, at the end of a complete passing run (default: when
    * TAPEDECK_PRUNE is `1`, `true` or `unused`). Never in a run that skipped or filtered tests.
@@ -64,7 +72,8 @@ export class TapedeckReporter implements Reporter {
   async onTestRunEnd(modules: ReadonlyArray<TestModule>, _errors: ReadonlyArray<unknown>, reason: string): Promise<void> {
     const reports = readTapeReports(this.runDir);
     if (reports.length === 0) return;
-    const summary = await summarizeRun(reports);
+    const stores = [this.opts.store];
+    const summary = await summarizeRun(reports, { stores });
     const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : console.log(s));
     const cmd = this.opts.testCommand ?? 'npx vitest run';
     let pruned = 0;
@@ -72,11 +81,14 @@ export class TapedeckReporter implements Reporter {
       const why = this.whyNotPrune(modules, reason);
       if (why) log(`tapedeck: not pruning: ${why}.`);
       else {
-        pruned = await pruneUnused(summary);
+        pruned = await pruneUnused(summary, { stores });
         log(`tapedeck: pruned ${pruned} unused recording(s).`);
       }
     }
-    if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${cmd}` }));
+    // The workers took the store from TAPEDECK_STORE unless the plugin gave one: so must the prune.
+    const env = process.env[STORE_ENV];
+    const storeEnv = !this.opts.store && env && summary.tapes.some((t) => t.store) ? `${STORE_ENV}=${shellQuote(maskRedisUrl(env))} ` : '';
+    if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `${storeEnv}TAPEDECK_PRUNE=1 ${cmd}` }));
     this.opts.onSummary?.(summary, pruned);
     if (this.opts.summary !== false) rmSync(this.runDir, { recursive: true, force: true });
   }
@@ -115,7 +127,7 @@ export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
     configureVitest({ vitest, project }) {
       runDir ??= mkdtempSync(join(tmpdir(), 'tapedeck-run-'));
       const mode = viteMode !== undefined && (TAPE_MODES as readonly string[]).includes(viteMode.toLowerCase()) ? viteMode.toLowerCase() : undefined;
-      project.provide('tapedeck', { runDir, root: vitest.config.root, ...(mode ? { mode } : {}) });
+      project.provide('tapedeck', { runDir, root: vitest.config.root, ...(mode ? { mode } : {}), ...(opts.store ? { store: opts.store } : {}) });
       if (!reporter) {
         reporter = new TapedeckReporter(runDir, opts);
         reporter.onInit(vitest);

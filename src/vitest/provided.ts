@@ -1,12 +1,14 @@
 /**
  * What the plugin hands to the workers through vitest's provide/inject: the run directory for
- * tape reports, the tape mode from `vitest --mode`, and the project root. Type-only: it augments
+ * tape reports, the tape mode from `vitest --mode`, the project root and the plugin's store. Type-only: it augments
  * vitest's ProvidedContext so `inject('tapedeck')` is typed on both sides.
  */
 export interface ProvidedTapedeck {
   runDir?: string;
   mode?: string;
   root?: string;
+  /** The plugin's store option (a Redis URL), for the tests that give none. */
+  store?: string;
 }
 
 declare module 'vitest' {

@@ -193,12 +193,25 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
 
   it('a changed prompt gets the E_MISS diagnosis Node gives, through the SDK', async () => {
     const inPage = await page.evaluate((u) => window.suite.miss(u), '/tapes/chat.tape');
-    // The only difference allowed: the tape's name (a file path in Node, a URL in the page).
-    const norm = (v: unknown, name: string) => JSON.parse(JSON.stringify(v).replaceAll(name, '<tape>'));
+    // The only differences allowed: the tape's name (a file path in Node, a URL in the page), and
+    // the fix, which names what exists where the miss happened (a page cannot record).
+    const fixOf = (v: { error: unknown }) => (v.error as { tapedeck: { fix: string } }).tapedeck.fix;
+    const norm = (v: { error: unknown }, name: string) => {
+      const fix = fixOf(v);
+      // On one line after '; ', or on its own line (capitalized) when the line would be too long.
+      const text = JSON.stringify(v)
+        .replaceAll(name, '<tape>')
+        .replaceAll(fix.slice(1), '<fix>')
+        .replace(/(; |\\n)[rR]<fix>/g, ' <fix>');
+      return JSON.parse(text);
+    };
     expect(norm(inPage, '/tapes/chat.tape')).toEqual(norm(nodeMiss, tapePath));
+    expect(fixOf(nodeMiss)).toBe("re-record: createFetch({ mode: 'record' })");
+    expect(fixOf(inPage)).toBe("re-record in Node (createFetch or tapedeck serve in mode 'record'), then load the new tape");
     expect(inPage.status).toBe(404);
     expect(inPage.code).toBe('E_MISS');
-    // The diagnosis names the closest recording and where the prompt differs.
+    // The short first line says where the prompt differs; the excerpts show it.
+    expect(inPage.message.split('\n')[0]).toMatch(/^404 tapedeck miss: message 0 \(user\) text differs from the closest recording/);
     expect(inPage.message).toMatch(/Hello there/);
   });
 

@@ -81,14 +81,17 @@ describe('signature mode (strict)', () => {
       context: { currentNode: 'start', visitedNodes: ['start'] },
     };
     const e = missOf(() => m.match(request));
-    expect(e.message).toContain('No recording matches this request (mode signature; 2 recordings from test/fixtures/recordings-dir, 2 unused)');
-    expect(e.message).toContain('tools [transition_to_fastPath, transition_to_slowPath]');
-    expect(e.message).toContain('#0 (001-start-pathA.json)');
-    expect(e.message).toContain('added [transition_to_fastPath, transition_to_slowPath], removed [transition_to_pathA, transition_to_pathB]');
-    expect(e.message).toContain('The tools changed since recording (-transition_to_pathA -transition_to_pathB +transition_to_fastPath +transition_to_slowPath)');
-    expect(e.message).toContain('Re-record');
-    expect(e.message).toContain('#0 (001-start-pathA.json): the same 1 message');
-    expect(e.message).not.toContain('ignoreArgs'); // a changed tool set is never "volatile"
+    // The message is the headline; the full report is in the details.
+    // Too long for one line with the fix: the fix goes on the second.
+    expect(e.message.split('\n')).toEqual(['tools differ from the closest recording: +transition_to_fastPath +transition_to_slowPath -transition_to_pathA (and 1 more)', 'Re-record the recordings']);
+    const report = e.details.report as string;
+    expect(report).toContain('No recording matches this request (mode signature; 2 recordings from test/fixtures/recordings-dir, 2 unused)');
+    expect(report).toContain('tools [transition_to_fastPath, transition_to_slowPath]');
+    expect(report).toContain('#0 (001-start-pathA.json)');
+    expect(report).toContain('added [transition_to_fastPath, transition_to_slowPath], removed [transition_to_pathA, transition_to_pathB]');
+    expect(report).toMatch(/re-record/i);
+    expect(report).toContain('#0 (001-start-pathA.json): the same 1 message');
+    expect(report).not.toContain('ignoreArgs'); // a changed tool set is never "volatile"
     const closest = (e.details.closest as { index: number; toolsAdded: string[] }[])[0]!;
     expect(closest.index).toBe(0);
     expect(closest.toolsAdded).toEqual(['transition_to_fastPath', 'transition_to_slowPath']);
@@ -100,7 +103,7 @@ describe('sequential mode (legacy)', () => {
     const m = createMatcher({ mode: 'sequential', recordings: [rec(req('a'), '1'), rec(req('b'), '2')] });
     expect(m.match(req('zzz')).index).toBe(0);
     expect(m.match(req('a')).index).toBe(1);
-    expect(missOf(() => m.match(req('a'))).message).toContain('Already used: [#0, #1]');
+    expect(missOf(() => m.match(req('a'))).details.report).toContain('Already used: [#0, #1]');
   });
 });
 
@@ -119,7 +122,7 @@ describe('hybrid mode (default)', () => {
     expect(r3.matchedBy).toBe('sequential');
     expect(r3.index).toBe(2);
     expect(r3.warnings[0]).toMatch(/fell back to the next recording in order, #2/);
-    expect(missOf(() => m.match(req('a'))).message).toContain('Already used: [#0, #1, #2]');
+    expect(missOf(() => m.match(req('a'))).details.report).toContain('Already used: [#0, #1, #2]');
     expect(m.unused()).toEqual([]);
   });
 
@@ -173,7 +176,12 @@ describe('misses that explain themselves', () => {
     expect(closest[0]!.divergesAt).toBe(2);
     expect(closest[0]!.requestExcerpt).toContain('CHANGED');
     expect(closest[0]!.recordingExcerpt).toContain('"c"');
-    expect(e.message).toContain('#1: shares 2 leading messages, diverges at message 2');
+    expect(e.details.report).toContain('#1: shares 2 leading messages, diverges at message 2');
+    expect(e.message.split('\n')).toEqual([
+      'message 2 (user) text differs from the closest recording; re-record the recordings',
+      '  request:   "CHANGED"',
+      '  recording: "c"',
+    ]);
   });
 
   it('long messages are excerpted around the first difference', () => {
@@ -186,12 +194,25 @@ describe('misses that explain themselves', () => {
     expect(c.requestExcerpt.length).toBeLessThan(130);
   });
 
-  it('suggests ignoreArgs when only request arguments differ, and ignoreArgs then matches', () => {
+  it('a deciding argument that differs is a change to re-record, never something to ignore', () => {
     const a = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 };
     const b = { ...a, max_tokens: 200 };
     const e = missOf(() => createMatcher({ mode: 'exact', recordings: [rec(a, '0')] }).match(b));
-    expect(e.message).toMatch(/ignoreArgs: \["max_tokens"\]/);
-    expect(createMatcher({ mode: 'exact', ignoreArgs: ['max_tokens'], recordings: [rec(a, '0')] }).match(b).matchedBy).toBe('exact');
+    expect(e.message).not.toContain('ignoreArgs');
+    expect(e.details.report).not.toContain('ignoreArgs');
+    expect(e.message).toBe('argument max_tokens differs: 200 vs 100 in the closest recording; re-record the recordings');
+  });
+
+  it('suggests ignoreArgs when only a volatile-named argument differs, and ignoreArgs then matches', () => {
+    const a = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], trace_id: 'abc' };
+    const b = { ...a, trace_id: 'xyz' };
+    const e = missOf(() => createMatcher({ mode: 'exact', recordings: [rec(a, '0')] }).match(b));
+    expect(e.message).toMatch(/ignoreArgs: \["trace_id"\]/);
+    expect(e.message).not.toMatch(/mode|signature|hybrid/);
+    expect(createMatcher({ mode: 'exact', ignoreArgs: ['trace_id'], recordings: [rec(a, '0')] }).match(b).matchedBy).toBe('exact');
+    // A volatile-named argument beside a changed prompt is no longer the one difference.
+    const c = { ...b, messages: [{ role: 'user', content: 'hello' }] };
+    expect(missOf(() => createMatcher({ mode: 'exact', recordings: [rec(a, '0')] }).match(c)).message).not.toContain('ignoreArgs');
   });
 
   it('never needs volatileKeys for message timestamps: they are not in the key', () => {
@@ -208,13 +229,61 @@ describe('misses that explain themselves', () => {
     expect(createMatcher({ mode: 'exact', volatileKeys: ['trace'], recordings: [rec(a, '0')] }).match(b).matchedBy).toBe('exact');
   });
 
-  it('suggests the signature mode when exact misses but a signature matches', () => {
+  it('never offers a looser mode for a changed prompt, even when a recording has the same signature', () => {
+    // A question about Germany must not be answered with the recording about France.
+    const m = createMatcher({ mode: 'exact', recordings: [rec(req('What is the capital of France?'), 'Paris')] });
+    const e = missOf(() => m.match(req('What is the capital of Germany?')));
+    for (const text of [e.message, ...(e.details.fixes as string[])]) {
+      expect(text).not.toMatch(/'(signature|hybrid|sequential)'|would use it/);
+      expect(text).not.toMatch(/volatileKeys|ignoreArgs/);
+    }
+    expect(e.message.split('\n')[0]).toBe('message 1 (user) text differs from the closest recording; re-record the recordings');
+    // The report describes the request's signature, but proposes no mode.
+    expect(e.details.report).not.toMatch(/'(signature|hybrid|sequential)'|would use it/);
+    expect(e.message).toContain('Germany');
+    expect(e.message).toContain('France');
+  });
+
+  it('changed tool call arguments are content: no volatileKeys for the argument name', () => {
+    const call = (city: string) => ({
+      model: 'gpt-4o',
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ city }) } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+      ],
+    });
+    const e = missOf(() => createMatcher({ mode: 'exact', recordings: [rec(call('Paris'), '0')] }).match(call('Berlin')));
+    expect(e.message).not.toContain('volatileKeys');
+    expect(e.details.fixes).not.toEqual(expect.arrayContaining([expect.stringContaining('volatileKeys')]));
+    expect(e.message.split('\n')[0]).toBe('message 1 (assistant) tool call arguments differ from the closest recording; re-record the recordings');
+  });
+
+  it('names the recordCommand it was given, and an entry point its own fix', () => {
+    const m = createMatcher({ mode: 'exact', recordings: [rec(req('a'), '0')], recordCommand: 'npm run record' });
+    expect(missOf(() => m.match(req('b'))).message.split('\n')[0]).toMatch(/; re-record: npm run record$/);
+    const viaProxy = createMatcher({ mode: 'exact', recordings: [rec(req('a'), '0')], entry: { kind: 'proxy' } });
+    expect(missOf(() => viaProxy.match(req('b'))).message.split('\n')[0]).toMatch(/; re-record: restart tapedeck serve with --mode record$/);
+  });
+
+  it('a recording used up: says so, and names allowRepeats (the same request, not a looser match)', () => {
     const m = createMatcher({ mode: 'exact', recordings: [rec(req('a'), '0')] });
-    expect(missOf(() => m.match(req('b'))).message).toContain("mode 'hybrid' or 'signature' would use it");
+    m.match(req('a'));
+    const e = missOf(() => m.match(req('a')));
+    expect(e.message).toBe('the one recording of this request is already used; re-record the recordings, or allowRepeats: true');
+    expect(e.details.kind).toBe('used-up');
+  });
+
+  it('context keys that differ are named when nothing else does', () => {
+    const m = createMatcher({ mode: 'signature', recordings: [rec(req('a', [], { node: 'start' }), '0')] });
+    const e = missOf(() => m.match(req('a', [], { node: 'start', visited: [] })));
+    expect(e.message).toBe('context keys differ from the closest recording: +visited; re-record the recordings');
   });
 
   it('an empty recording set says so', () => {
-    expect(missOf(() => createMatcher({ recordings: [] }).match(req('a'))).message).toContain('There are no recordings at all.');
+    const e = missOf(() => createMatcher({ recordings: [] }).match(req('a')));
+    expect(e.message).toBe('there are no recordings; re-record the recordings');
+    expect(e.details.report).toContain('There are no recordings at all.');
   });
 
   it('rejects unknown modes up front with the valid ones', () => {

@@ -9,7 +9,15 @@ export interface Upstream {
   url: string;
   server: Server;
   /** Requests received, in order. */
-  calls: { method: string; url: string; headers: IncomingMessage['headers']; body: string; bytes: Buffer }[];
+  calls: {
+    method: string;
+    url: string;
+    headers: IncomingMessage['headers'];
+    body: string;
+    bytes: Buffer;
+    /** Resolves when the caller closed the connection before this answer was finished. */
+    aborted: Promise<void>;
+  }[];
   close(): Promise<void>;
 }
 
@@ -95,7 +103,8 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
     const zlib = enc ? await import('node:zlib') : undefined;
     const plain = !zlib ? Buffer.concat(parts) : enc === 'gzip' ? zlib.gunzipSync(Buffer.concat(parts)) : enc === 'br' ? zlib.brotliDecompressSync(Buffer.concat(parts)) : zlib.inflateSync(Buffer.concat(parts));
     const raw = plain.toString('utf8');
-    calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw, bytes: Buffer.concat(parts) });
+    const aborted = new Promise<void>((r) => res.once('close', () => !res.writableFinished && r()));
+    calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw, bytes: Buffer.concat(parts), aborted });
     const count = ++n;
     const path = (req.url ?? '').split('?')[0];
     const json = (status: number, v: unknown, extra: Record<string, string | string[]> = {}) => {
@@ -106,8 +115,9 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
     if (req.method === 'GET' && path === '/v1/models') {
       return json(200, { object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1767225600, owned_by: 'fake', call: count }] });
     }
-    // Never answers (a hung provider): for timeouts and shutdown bounds.
-    if (path === '/v1/hang') return;
+    // Never answers (a hung provider): for timeouts and shutdown bounds. Also under /v1/hang/,
+    // so an SDK with its base URL there hangs on any endpoint.
+    if (path === '/v1/hang' || path.startsWith('/v1/hang/')) return;
     // Sends headers and one chunk, then hangs mid-answer.
     if (path === '/v1/hang-body') {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

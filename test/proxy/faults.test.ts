@@ -71,7 +71,9 @@ describe('createFetch faults', () => {
     const err2 = await claude.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
     expect(err2).toBeInstanceOf(Anthropic.APIError);
     expect(err2).not.toBeInstanceOf(Anthropic.APIConnectionError);
-    expect((err2 as Error).message).toContain('E_TAPE_CORRUPT');
+    // The code where that SDK reads one (error.details.error_code); the message is tapedeck's own.
+    expect((err2 as InstanceType<typeof Anthropic.APIError>).errorCode).toBe('E_TAPE_CORRUPT');
+    expect((err2 as Error).message).toContain(tape);
     expect(calls2()).toBe(1);
 
     await expect(tf.ready).rejects.toMatchObject({ code: 'E_TAPE_CORRUPT' });

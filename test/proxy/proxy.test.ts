@@ -111,7 +111,8 @@ describe('replay', () => {
       const ae = JSON.parse(a.text);
       expect(ae.type).toBe('error');
       expect(ae.error.code).toBe('E_MISS');
-      expect(ae.error.message).toContain('nothing was recorded for this route');
+      expect(ae.error.message).toBe('tapedeck miss: no recording for POST /v1/messages; re-record: restart tapedeck serve with --mode record');
+      expect(ae.message).toBe(ae.error.message); // what the Anthropic SDK shows
       expect((await fetch(`${proxy.url}/v1/models`)).status).toBe(599);
     } finally {
       await proxy.close();

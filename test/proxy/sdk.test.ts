@@ -134,9 +134,8 @@ describe('through the proxy', () => {
       const e = err as InstanceType<typeof OpenAI.NotFoundError>;
       expect(e.status).toBe(404);
       expect(e.code).toBe('E_MISS');
-      expect(e.message).toContain('Replay miss');
-      expect(e.message).toContain('No recording matches this request');
-      expect(e.message).toMatch(/closest|Closest|diverge/);
+      expect(e.message.split('\n')[0]).toBe('404 tapedeck miss: message 0 (user) text differs from the closest recording; re-record: restart tapedeck serve with --mode record');
+      expect((e.error as { tapedeck: { report: string } }).tapedeck.report).toMatch(/Closest recordings:/);
       const aerr = await anthropic(proxy.url)
         .messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello Claudette' }] })
         .then(
@@ -144,7 +143,8 @@ describe('through the proxy', () => {
           (x: unknown) => x,
         );
       expect(aerr).toBeInstanceOf(Anthropic.NotFoundError);
-      expect((aerr as Error).message).toContain('E_MISS');
+      expect((aerr as InstanceType<typeof Anthropic.NotFoundError>).errorCode).toBe('E_MISS');
+      expect((aerr as Error).message.split('\n')[0]).toBe('404 tapedeck miss: message 1 (user) text differs from the closest recording; re-record: restart tapedeck serve with --mode record');
     } finally {
       await proxy.close();
     }

@@ -118,6 +118,26 @@ function stopChild(child, signal = 'SIGTERM') {
 }
 
 /**
+ * Launches a server on a free port and waits until it answers. Between the check that a port is
+ * free and redis-server binding it, any process may take it (or the cluster bus port + 10000,
+ * which lies in the range the OS hands out to outgoing connections): a server that exits because
+ * its address is in use is started again on another port, a few times.
+ */
+async function launchOnFreePort(start, authOpts, what) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child = start(port);
+    try {
+      await waitReady(port, child, authOpts, what);
+      return { port, child };
+    } catch (e) {
+      await stopChild(child, 'SIGKILL');
+      if (attempt >= 5 || !/Address already in use/.test(`${e.message} ${child.stderrText()}`)) throw e;
+    }
+  }
+}
+
+/**
  * A private CA and a server certificate for 127.0.0.1, made with the openssl command line, so
  * `rediss://` is tested against a real TLS listener. Returns the file paths and the CA's PEM.
  */
@@ -148,18 +168,18 @@ export async function startRedis({ password, user, args = [], tls = false } = {}
   const certs = tls ? makeCertificates(dir) : undefined;
   if (password && !user) extra.push('--requirepass', password);
   if (password && user) extra.push('--user', `${user}`, 'on', `>${password}`, '~*', '&*', '+@all', '--user', 'default', 'off');
-  let port = await freePort();
-  if (certs) extra.push('--tls-port', String(port), '--tls-cert-file', certs.cert, '--tls-key-file', certs.key, '--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'no');
-  let child = launch(dir, certs ? 0 : port, extra);
+  const tlsArgs = (p) => (certs ? ['--tls-port', String(p), '--tls-cert-file', certs.cert, '--tls-key-file', certs.key, '--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'no'] : []);
   const auth = password ? (user ? [user, password] : password) : undefined;
   const authOpts = { password: auth, ca: certs?.caPem };
+  let port;
+  let child;
   try {
-    await waitReady(port, child, authOpts, 'redis-server');
+    ({ port, child } = await launchOnFreePort((p) => launch(dir, certs ? 0 : p, [...extra, ...tlsArgs(p)]), authOpts, 'redis-server'));
   } catch (e) {
-    await stopChild(child, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
+  extra.push(...tlsArgs(port));
   const cred = password ? `${encodeURIComponent(user ?? '')}:${encodeURIComponent(password)}@` : '';
   const handle = {
     port,
@@ -199,17 +219,22 @@ export async function startRedis({ password, user, args = [], tls = false } = {}
 export async function startRedisCluster() {
   const nodes = [];
   const stopAll = async () => {
-    await Promise.all(nodes.map((n) => stopChild(n.child, 'SIGKILL')));
+    await Promise.all(nodes.filter((n) => n.child).map((n) => stopChild(n.child, 'SIGKILL')));
     for (const n of nodes) rmSync(n.dir, { recursive: true, force: true });
   };
   try {
     for (let i = 0; i < 3; i++) {
       const dir = mkdtempSync(join(tmpdir(), `tapedeck-redis-cluster${i}-`));
-      const port = await freePort();
-      const child = launch(dir, port, ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000']);
-      nodes.push({ dir, port, child });
+      const node = { dir, port: 0, child: undefined };
+      nodes.push(node);
+      const started = await launchOnFreePort((p) => {
+        // A failed attempt may have left a nodes.conf behind: each attempt starts clean.
+        rmSync(join(dir, 'nodes.conf'), { force: true });
+        return launch(dir, p, ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000']);
+      }, {}, 'redis-server (cluster node)');
+      node.port = started.port;
+      node.child = started.child;
     }
-    for (const n of nodes) await waitReady(n.port, n.child, {}, 'redis-server (cluster node)');
     const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed (${create.status}): ${(create.stdout + create.stderr).slice(-2000)}`);
     const deadline = Date.now() + 30_000;

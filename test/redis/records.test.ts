@@ -110,6 +110,36 @@ function layoutSuite(label: string, server: () => { url: string }) {
       await store.close();
     }
   });
+
+  it(`${label}: once every record of a request key has expired, the next full read drops it from the namespace index`, async () => {
+    const store = await RedisRecords.open(server().url, { namespace: freshNamespace('trim') });
+    try {
+      const short = payload({ v: 1, key: 'short' });
+      const kept = payload({ v: 1, key: 'kept' });
+      const mixed = [payload({ v: 1, key: 'mixed', n: 1 }), payload({ v: 1, key: 'mixed', n: 2 })];
+      await store.append([{ key: 'cache:short', payload: short }], { ttlMs: 1000 });
+      await store.append([{ key: 'cache:kept', payload: kept }]);
+      await store.append([{ key: 'cache:mixed', payload: mixed[0]! }], { ttlMs: 1000 });
+      await store.append([{ key: 'cache:mixed', payload: mixed[1]! }]);
+      expect(await store.keys()).toEqual(['cache:kept', 'cache:mixed', 'cache:short']);
+      // Wait for Redis itself to drop the expired key (the records hash gets the last record's
+      // expiry), however long the loaded machine takes: no fixed sleep decides the outcome.
+      while ((await store.read('cache:short')).length > 0) await sleep(100);
+      // Nothing has trimmed the index yet: the listing is what a stale index looks like.
+      expect(await store.keys()).toEqual(['cache:kept', 'cache:mixed', 'cache:short']);
+      const all = await store.readAll();
+      expect(all.map((r) => Buffer.from(r.payload))).toEqual([kept, mixed[1]!].map((p) => Buffer.from(p)));
+      // The full read unlisted the key whose records are all gone, and kept the others.
+      expect(await store.keys()).toEqual(['cache:kept', 'cache:mixed']);
+      // A key written again after it was unlisted is listed again.
+      await store.append([{ key: 'cache:short', payload: short }], { ttlMs: 60_000 });
+      expect(await store.keys()).toEqual(['cache:kept', 'cache:mixed', 'cache:short']);
+      await store.readAll();
+      expect(await store.keys()).toEqual(['cache:kept', 'cache:mixed', 'cache:short']);
+    } finally {
+      await store.close();
+    }
+  });
 }
 
 redisDescribe('Redis records, single node', () => {
@@ -124,11 +154,30 @@ redisDescribe('Redis records, single node', () => {
       // CLUSTER KEYSLOT works on a non-cluster server too: it is the hash function.
       const r = await slot(`${ns}:{${ns}:http:abc}:r`);
       expect(await slot(`${ns}:{${ns}:http:abc}:x`)).toBe(r);
-      expect(await slot(`${ns}:{${ns}}:seq`)).toBe(await slot(`${ns}:{${ns}}:keys`));
+      expect(await slot(`${ns}:{${ns}}:seq`)).toBe(await slot(`${ns}:{${ns}}:index`));
       // The layout the store really writes: the record hash exists under that name.
       const p = payload({ v: 1, kind: 'http', key: 'abc' });
       await store.append([{ key: collectionKeyOf(p), payload: p }]);
       expect(await rawCommand(redis.current.port, ['HLEN', `${ns}:{${ns}:http:abc}:r`])).toContain(':1');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a namespace written before the index existed (its keys in a plain set) is read whole, and its set moves into the index', async () => {
+    const ns = freshNamespace('legacy');
+    const port = redis.current.port;
+    await rawCommand(port, ['SADD', `${ns}:{${ns}}:keys`, 'cache:old']);
+    await rawCommand(port, ['HSET', `${ns}:{${ns}:cache:old}:r`, '1', 'old-bytes']);
+    await rawCommand(port, ['SET', `${ns}:{${ns}}:seq`, '1']);
+    const store = await RedisRecords.open(redis.current.url, { namespace: ns });
+    try {
+      expect((await store.readAll()).map((r) => [r.key, r.seq, r.payload.toString()])).toEqual([['cache:old', 1, 'old-bytes']]);
+      expect(await rawCommand(port, ['EXISTS', `${ns}:{${ns}}:keys`])).toContain(':0');
+      const p = payload({ v: 1, key: 'new' });
+      await store.append([{ key: 'cache:new', payload: p }]);
+      expect(await store.keys()).toEqual(['cache:new', 'cache:old']);
+      expect((await store.readAll()).map((r) => r.seq)).toEqual([1, 2]);
     } finally {
       await store.close();
     }

@@ -13,10 +13,10 @@ if (mode === 'append' || mode === 'append-report') {
     if (mode === 'append-report') process.stdout.write(`${seq}\n`);
   }
 } else if (mode === 'hold-append') {
-  await withTapeLock(tape, async () => {
+  await withTapeLock(tape, async (lock) => {
     process.stdout.write('locked\n');
     await new Promise((r) => setTimeout(r, n));
-    await appendRecords(tape, [{ worker, seq: 0, late: true }]);
+    await appendRecords(tape, [{ worker, seq: 0, late: true }], { lock });
   });
 } else {
   throw new Error(`unknown mode ${mode}`);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
 import { rejectionOf } from '../helpers.ts';
 import {
+  type HeldTapeLock,
   appendRecords,
   createTape,
   FRAME_HEADER_SIZE,
@@ -566,16 +567,25 @@ describe('locking', () => {
     rmSync(lock);
   });
 
-  it('is reentrant inside its own callback, so check-then-append is atomic', async () => {
+  it('appends under the held lock inside its own callback, so check-then-append is atomic', async () => {
     const { file } = await tapeWith(['a']);
-    const res = await withTapeLock(file, async () => {
+    let kept: HeldTapeLock | undefined;
+    const res = await withTapeLock(file, async (lock) => {
+      kept = lock;
       const { records } = await readTape(file);
-      if (!records.some((r) => r.value === 'b')) await appendRecords(file, ['b']);
+      if (!records.some((r) => r.value === 'b')) await appendRecords(file, ['b'], { lock });
       return records.length;
     }, { timeoutMs: 1000 });
     expect(res).toBe(1);
     expect((await readTape(file)).records.map((r) => r.value)).toEqual(['a', 'b']);
+    // Without the handle the same call inside queues on the lock file like anyone else: it
+    // gives up rather than write past the holder.
+    await expect(withTapeLock(file, async () => appendRecords(file, ['c'], { timeoutMs: 50 }), { timeoutMs: 1000 })).rejects.toMatchObject({ code: 'E_TAPE_LOCKED' });
+    // A handle kept after its callback ended is refused.
+    await expect(appendRecords(file, ['d'], { lock: kept })).rejects.toMatchObject({ code: 'E_ARG' });
+    expect((await readTape(file)).records.map((r) => r.value)).toEqual(['a', 'b']);
   });
+
 
   it('releases the lock when the callback throws', async () => {
     const { file } = await tapeWith([]);

@@ -3,37 +3,19 @@
 // recording deleted (fails with the record command, writes nothing; the printed command then
 // records it), two workers on one tape (threads, then forks), the unused-recordings summary and
 // the prune it prints, and tapes closed after a timeout.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cpSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/store/tape-file.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../examples/vitest/fake-openai.ts';
+import { exampleProject, repo, sharedTestFile, summaryLine, type ExampleProject, type Run } from './example-project.ts';
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const project = mkdtempSync(join(tmpdir(), 'tapedeck-example-'));
-const tapes = join(project, 'test', '__tapes__');
-let fake: FakeOpenAI;
-
-// Two test files on one tape, four concurrent requests each: the tape must end with all eight.
-const shared = (name: string) => `
-import { inject, test as base } from 'vitest';
-import { tapedeckFixtures } from 'llm-tapedeck/vitest';
-const test = base.extend(tapedeckFixtures({ name: () => 'shared/one.tape' }));
-for (const i of [1, 2, 3, 4]) {
-  test.concurrent('${name} request ' + i, async ({ tape, expect }) => {
-    const r = await tape.fetch(inject('openaiBaseURL') + '/chat/completions', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: '${name} ' + i }] }),
-    });
-    expect(((await r.json()) as { choices: { message: { content: string } }[] }).choices[0].message.content).toContain('${name} ' + i);
-  });
-}
-`;
+let p: ExampleProject;
+let project: string;
+let tapes: string;
+let fake: ExampleProject['fake'];
+const vitest = (args: string[], env: Record<string, string> = {}): Promise<Run> => p.vitest(args, env);
+const listTapes = () => p.listTapes();
 
 const timeouts = `
 import OpenAI from 'openai';
@@ -68,60 +50,16 @@ test.concurrent('concurrent install b', async ({ tape }) => {
 });
 `;
 
-interface Run {
-  code: number;
-  out: string;
-}
-
-/** Runs the project's vitest as a user would, in a clean environment (no CI, no tape mode, no outer vitest). */
-function vitest(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || /^(VITEST|TAPEDECK_|CACHE_MODE$|CI$|NODE_ENV$|NODE_OPTIONS$|OPENAI_)/.test(k)) continue;
-    base[k] = v;
-  }
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(repo, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args],
-      { cwd: project, env: { ...base, NO_COLOR: '1', FORCE_COLOR: '0', OPENAI_BASE_URL: fake.url, ...env }, maxBuffer: 16 * 1024 * 1024 },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}\n${stderr}` }),
-    );
-  });
-}
-
-function listTapes(): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    if (!existsSync(d)) return;
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (e.isDirectory()) walk(join(d, e.name));
-      else if (e.name.endsWith('.tape')) out.push(relative(tapes, join(d, e.name)));
-    }
-  };
-  walk(tapes);
-  return out.sort();
-}
-
 function snapshot(): Record<string, string> {
   return Object.fromEntries(listTapes().map((t) => [t, createHash('sha256').update(readFileSync(join(tapes, t))).digest('hex')]));
 }
 
-const summaryLine = (r: Run) => r.out.split('\n').find((l) => l.startsWith('tapedeck: '));
-
 beforeAll(async () => {
-  cpSync(join(repo, 'examples', 'vitest'), project, { recursive: true, filter: (src) => !/node_modules|__tapes__/.test(src) });
-  // The example's dependencies, as `npm install` in a copy of it would provide them.
-  mkdirSync(join(project, 'node_modules', '@ai-sdk'), { recursive: true });
-  for (const p of ['vitest', 'openai', 'ai', '@ai-sdk/openai']) symlinkSync(join(repo, 'node_modules', p), join(project, 'node_modules', p));
-  symlinkSync(repo, join(project, 'node_modules', 'llm-tapedeck'));
-  writeFileSync(join(project, 'test', 'shared-a.test.ts'), shared('alpha'));
-  writeFileSync(join(project, 'test', 'shared-b.test.ts'), shared('beta'));
-  fake = await startFakeOpenAI();
+  p = await exampleProject({ 'test/shared-a.test.ts': sharedTestFile('alpha'), 'test/shared-b.test.ts': sharedTestFile('beta') });
+  ({ dir: project, tapes, fake } = p);
 });
 afterAll(async () => {
-  await fake?.close();
-  rmSync(project, { recursive: true, force: true });
+  await p?.close();
 });
 
 const EXAMPLE_TAPES = [
@@ -168,7 +106,7 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     const r = await vitest(['test/openai.test.ts'], { CI: 'true' });
     expect(r.code).toBe(1);
     const command = "TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t 'openai sdk answers a question$'";
-    expect(r.out).toContain(`404 tapedeck: no recording for POST /v1/chat/completions in test/__tapes__/openai.test/openai-sdk/answers-a-question.tape (mode replay: CI is set, nothing records): the tape does not exist yet (this test was never recorded).\nRecord it: ${command}`);
+    expect(r.out).toContain(`404 tapedeck miss: this test was never recorded (CI is set: nothing records): no tape at test/__tapes__/openai.test/openai-sdk/answers-a-question.tape\nRecord it: ${command}`);
     expect(summaryLine(r)).toBe('tapedeck: 3 tapes, 0 written, 0 recordings added, 2 replayed, 1 miss, 0 unused recordings');
     expect(r.out).toContain(`record it: ${command}`);
     expect(snapshot()).toEqual(before);

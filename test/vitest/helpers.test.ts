@@ -9,9 +9,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/store/tape-file.ts';
 import { isCI, resolveTestMode } from '../../src/testing/mode.ts';
-import { defaultTapePath, slug } from '../../src/testing/names.ts';
+import { defaultTapePath, slug, testNamespace } from '../../src/testing/names.ts';
+import { namespaceOf } from '../../src/store/backends/redis.ts';
 import { formatSummary, pruneUnused, readTapeReports, summarizeRun } from '../../src/testing/run-report.ts';
-import { openTestTape } from '../../src/testing/session.ts';
+import { openTestTape, resolveTestStore } from '../../src/testing/session.ts';
 import { recordCommandFor } from '../../src/vitest/fixture.ts';
 import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
 
@@ -54,6 +55,44 @@ describe('tape names', () => {
     expect(defaultTapePath(info)).toBe('/p/test/__tapes__/chat.test/chat/says-hello.tape');
     expect(defaultTapePath(info, 'tapes')).toBe('/p/tapes/test/chat.test/chat/says-hello.tape');
     expect(defaultTapePath({ ...info, names: [] })).toBe('/p/test/__tapes__/chat.test.tape');
+  });
+
+  it('testNamespace: the tape path under the base namespace, always a valid namespace, distinct for distinct tapes', () => {
+    expect(testNamespace('my-app', '/p/test/__tapes__/chat.test/chat/says-hello.tape', '/p')).toBe('my-app/test/__tapes__/chat.test/chat/says-hello');
+    expect(testNamespace('ci', '/p/shared/one.tape', '/p')).toBe('ci/shared/one');
+    // Outside the root: the file name and a digest of where it is.
+    expect(testNamespace('ci', '/elsewhere/x.tape', '/p')).toMatch(/^ci\/[0-9a-f]{8}\/x$/);
+    const segment = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 120 });
+    fc.assert(
+      fc.property(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.array(segment, { minLength: 1, maxLength: 4 }), (a, b) => {
+        const tape = (names: string[]) => defaultTapePath({ file: '/p/test/chat.test.ts', names, root: '/p' });
+        const na = testNamespace('base/ns', tape(a), '/p');
+        // The store accepts it as a namespace (throws E_ARG otherwise).
+        expect(namespaceOf('redis://h:1', { namespace: na })).toBe(na);
+        expect(na.startsWith('base/ns/')).toBe(true);
+        if (tape(a) !== tape(b)) expect(testNamespace('base/ns', tape(b), '/p')).not.toBe(na);
+      }),
+    );
+  });
+
+  it('resolveTestStore: the option, else TAPEDECK_STORE; false turns it off; anything but a Redis URL is E_ARG without the password', () => {
+    const env = { TAPEDECK_STORE: 'redis://u:pw-secret@h:1/0?namespace=ci' };
+    expect(resolveTestStore(undefined, env)).toEqual({ url: env.TAPEDECK_STORE, fromEnv: true });
+    expect(resolveTestStore('redis://other:2', env)).toEqual({ url: 'redis://other:2', fromEnv: false });
+    expect(resolveTestStore(false, env)).toBeUndefined();
+    expect(resolveTestStore(undefined, {})).toBeUndefined();
+    let err: { code?: string; message?: string } | undefined;
+    try {
+      resolveTestStore(undefined, { TAPEDECK_STORE: 'http://u:pw-secret@h:1' });
+    } catch (e) {
+      err = e as typeof err;
+    }
+    expect(err?.code).toBe('E_ARG');
+    expect(err?.message).toContain('TAPEDECK_STORE must be a redis:// or rediss:// URL');
+    expect(err?.message).not.toContain('pw-secret');
+    // The record command sets the store it came from the environment with, password masked.
+    const cmd = recordCommandFor('test/a.test.ts', ['a'], undefined, env.TAPEDECK_STORE);
+    expect(cmd).toBe("TAPEDECK_STORE='redis://u:***@h:1/0?namespace=ci' TAPEDECK_MODE=update npx vitest run test/a.test.ts -t 'a$'");
   });
 
   it('recordCommandFor: the -t pattern, read back by a real shell, selects that test by vitest full name', () => {
@@ -107,8 +146,9 @@ describe('openTestTape', () => {
     expect(tape.mode).toBe('replay');
     const err = (await ask(tape.fetch, 'hello').catch((e: unknown) => e)) as Error & { status: number };
     expect(err.status).toBe(404);
-    expect(err.message).toMatch(/^404 tapedeck: no recording for POST \/v1\/chat\/completions in .*never\.tape \(mode replay: CI is set, nothing records\): the tape does not exist yet/);
-    expect(err.message.split('\n')[1]).toBe('Record it: TAPEDECK_MODE=update npx vitest run t.test.ts');
+    const lines = err.message.split('\n');
+    expect(lines[0]).toMatch(/^404 tapedeck miss: this test was never recorded \(CI is set: nothing records\): no tape at .*never\.tape$/);
+    expect(lines.slice(1)).toEqual(['Record it: TAPEDECK_MODE=update npx vitest run t.test.ts']);
     const report = await tape.close();
     expect(report.misses).toHaveLength(1);
     expect(up.calls.length).toBe(calls);
@@ -120,14 +160,19 @@ describe('openTestTape', () => {
     const rec = openTestTape({ tape: path, env: {} });
     await ask(rec.fetch, 'What is the capital of France?', { temperature: 0 });
     await rec.close();
-    const replay = openTestTape({ tape: path, env: { TAPEDECK_MODE: 'replay' } });
+    const command = "TAPEDECK_MODE=update npx vitest run test/geo.test.ts -t 'capitals$'";
+    const replay = openTestTape({ tape: path, env: { TAPEDECK_MODE: 'replay' }, recordCommand: command });
     const changed = (await ask(replay.fetch, 'What is the capital of Spain?', { temperature: 0 }).catch((e: unknown) => e)) as Error;
-    const first = changed.message.split('\n')[0]!;
-    expect(first).toContain('closest recording #0: message 0 differs');
-    expect(first).toContain('Spain');
-    expect(first).toContain('France');
+    // The test's own record command, not createFetch's mode option nor tapedeck serve.
+    expect(changed.message).not.toMatch(/createFetch|tapedeck serve|signature/);
+    expect(changed.message.split('\n')).toEqual([
+      `404 tapedeck miss: message 0 (user) text differs from the closest recording; record it: ${command}`,
+      '  request:   "What is the capital of Spain?"',
+      '  recording: "What is the capital of France?"',
+    ]);
     const options = (await ask(replay.fetch, 'What is the capital of France?', { temperature: 1 }).catch((e: unknown) => e)) as Error;
-    expect(options.message.split('\n')[0]).toMatch(/closest recording #0: arguments differ: temperature\.$/);
+    // With this long command the fix does not fit on the first line: it is the second.
+    expect(options.message.split('\n')).toEqual(['404 tapedeck miss: argument temperature differs: (absent) vs 0 in the closest recording', `Record it: ${command}`]);
     await replay.close();
     expect(replay.misses.map((m) => m.diagnosis)).toHaveLength(2);
   });

@@ -8,7 +8,8 @@
  * write of a request's recordings is one Lua script: atomic on a single node and on a cluster.
  *
  *   <ns>:{<ns>}:seq            INCR counter: the global record order (tape order for pull)
- *   <ns>:{<ns>}:keys           SET of collection keys that have (or had) records
+ *   <ns>:{<ns>}:index          ZSET collection key -> when its last record expires (ms,
+ *                              server clock; +inf while one has no TTL)
  *   <ns>:{<ns>}:header         the tape header bytes a push brought (pull writes them back)
  *   <ns>:{<ns>:<ckey>}:r       HASH seq -> record payload
  *   <ns>:{<ns>:<ckey>}:x       ZSET seq by expiry time (ms), for records written with a TTL
@@ -19,6 +20,11 @@
  * numbers Redis handed out; a reader sees a record whole or not at all. A writer that dies
  * between the two steps leaves a gap in the numbers or a key with no records, never half a
  * record.
+ *
+ * The index forgets a collection key once every record of it has expired: its score is the
+ * latest expiry any writer gave it, and a full read drops keys whose score has passed and whose
+ * records are gone (conditionally on the score, so a writer that registered the key again
+ * meanwhile keeps it listed).
  */
 import { createHash } from 'node:crypto';
 import { TapedeckError } from '../../errors.ts';
@@ -45,30 +51,65 @@ export interface StoredRecord {
   payload: Buffer;
 }
 
-const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,100}$/;
+const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,200}$/;
 
 // Scripts. Each touches only the keys it is given (one hash slot), as Redis Cluster requires.
-
-/** KEYS: seq, keys-set. ARGV: count, collection keys... Returns the first reserved number. */
-const RESERVE = `
-for i = 2, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end
-return redis.call('INCRBY', KEYS[1], tonumber(ARGV[1])) - tonumber(ARGV[1]) + 1`;
 
 /** Milliseconds on the server clock (TIME), so writers on hosts with skewed clocks agree. */
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
 /**
- * KEYS: records hash, expiry zset. ARGV: ttlMs (0 = none), then seq, payload pairs.
+ * KEYS: seq, index. ARGV: count, ttlMs (0 = none), collection keys... Registers the keys with
+ * the expiry of the new records (GT: a key's score only grows, +inf once a record has no TTL)
+ * and returns { first reserved number, that expiry (0 = none) }: the record writes use the same
+ * absolute expiry, so the index never forgets a key before its records are gone.
+ */
+const RESERVE = `${NOW}
+local ttl = tonumber(ARGV[2])
+local exp = 0
+local score = '+inf'
+if ttl > 0 then exp = now + ttl score = exp end
+for i = 3, #ARGV do redis.call('ZADD', KEYS[2], 'GT', score, ARGV[i]) end
+return { redis.call('INCRBY', KEYS[1], tonumber(ARGV[1])) - tonumber(ARGV[1]) + 1, exp }`;
+
+/**
+ * KEYS: index, legacy key set. Returns { now, member, score, member, score... }: the listed keys
+ * and the server time. A namespace written before the index existed listed its keys in a plain
+ * set (same slot): they move into the index first, with no expiry known (+inf: kept listed).
+ */
+const LIST = `${NOW}
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  for _, k in ipairs(redis.call('SMEMBERS', KEYS[2])) do redis.call('ZADD', KEYS[1], 'GT', '+inf', k) end
+  redis.call('DEL', KEYS[2])
+end
+local out = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+table.insert(out, 1, tostring(now))
+return out`;
+
+/**
+ * KEYS: index. ARGV: collection key, score pairs. Unlists each key whose score is still the one
+ * given (the expiry a reader found passed, with no live records left); a key some writer
+ * registered again since has a higher score and stays.
+ */
+const UNLIST = `
+local n = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) == ARGV[i + 1] then n = n + redis.call('ZREM', KEYS[1], ARGV[i]) end
+end
+return n`;
+
+/**
+ * KEYS: records hash, expiry zset. ARGV: expiry time in ms (0 = none), then seq, payload pairs.
  * Drops expired records of this key, writes the new ones, and gives both keys the expiry of the
  * last record when every record has one (so Redis frees an abandoned key on its own).
  */
 const APPEND = `${NOW}
 local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
 for _, s in ipairs(dead) do redis.call('HDEL', KEYS[1], s) redis.call('ZREM', KEYS[2], s) end
-local ttl = tonumber(ARGV[1])
+local exp = tonumber(ARGV[1])
 for i = 2, #ARGV, 2 do
   redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
-  if ttl > 0 then redis.call('ZADD', KEYS[2], now + ttl, ARGV[i]) end
+  if exp > 0 then redis.call('ZADD', KEYS[2], exp, ARGV[i]) end
 end
 if redis.call('ZCARD', KEYS[2]) > 0 and redis.call('ZCARD', KEYS[2]) == redis.call('HLEN', KEYS[1]) then
   local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
@@ -98,7 +139,7 @@ for i = 1, #ARGV do
 end
 return n`;
 
-const SCRIPTS = { RESERVE, APPEND, READ, REMOVE };
+const SCRIPTS = { RESERVE, LIST, UNLIST, APPEND, READ, REMOVE };
 type ScriptName = keyof typeof SCRIPTS;
 
 /**
@@ -139,7 +180,7 @@ export function namespaceOf(url: string, opts: { namespace?: string } = {}): str
   const namespace = opts.namespace ?? urlOptions(url).namespace ?? 'tapedeck';
   if (!NAMESPACE_RE.test(namespace)) {
     throw new TapedeckError('E_ARG', `Invalid Redis namespace ${JSON.stringify(namespace)}.`, {
-      hint: 'Use 1 to 100 letters, digits, dots, dashes, underscores or slashes (e.g. my-app/ci).',
+      hint: 'Use 1 to 200 letters, digits, dots, dashes, underscores or slashes (e.g. my-app/ci).',
     });
   }
   return namespace;
@@ -229,12 +270,12 @@ export class RedisRecords {
     if (items.length === 0) return [];
     const ttl = Math.round(opts.ttlMs ?? this.ttlMs);
     const distinct = [...new Set(items.map((i) => i.key))];
-    const first = Number(await this.script('RESERVE', [this.nsKey('seq'), this.nsKey('keys')], [String(items.length), ...distinct]));
+    const [first, expiry] = ((await this.script('RESERVE', [this.nsKey('seq'), this.nsKey('index')], [String(items.length), String(ttl), ...distinct])) as unknown[]).map(Number) as [number, number];
     const byKey = new Map<string, (string | Buffer)[]>();
     const seqs = items.map((item, i) => {
       const seq = first + i;
       let args = byKey.get(item.key);
-      if (!args) byKey.set(item.key, (args = [String(ttl)]));
+      if (!args) byKey.set(item.key, (args = [String(expiry)]));
       args.push(String(seq), Buffer.from(item.payload.buffer, item.payload.byteOffset, item.payload.byteLength));
       return seq;
     });
@@ -250,21 +291,43 @@ export class RedisRecords {
     return out.sort((a, b) => a.seq - b.seq);
   }
 
-  /** Every collection key that has or had records in this namespace. */
-  async keys(): Promise<string[]> {
-    const members = (await this.conn.send(this.nsKey('keys'), ['SMEMBERS', this.nsKey('keys')])) as Buffer[];
-    return members.map((m) => m.toString('utf8')).sort();
+  /**
+   * The index: every listed collection key with its score (the expiry of its last record in ms
+   * on the server clock, `inf` while a record has no TTL), and the server time.
+   */
+  private async listed(): Promise<{ now: number; keys: { key: string; score: string }[] }> {
+    const flat = ((await this.script('LIST', [this.nsKey('index'), this.nsKey('keys')], [])) as Buffer[]).map(String);
+    const keys: { key: string; score: string }[] = [];
+    for (let i = 1; i < flat.length; i += 2) keys.push({ key: flat[i]!, score: flat[i + 1]! });
+    return { now: Number(flat[0]), keys };
   }
 
-  /** Every live record of the namespace in the global order (the order push wrote them in). */
+  /** Every collection key the namespace lists: keys that have records (and, until a full read trims them, keys whose records all expired). */
+  async keys(): Promise<string[]> {
+    return (await this.listed()).keys.map((k) => k.key).sort();
+  }
+
+  /**
+   * Every live record of the namespace in the global order (the order push wrote them in).
+   * Keys whose every record has expired are dropped from the index on the way.
+   */
   async readAll(): Promise<StoredRecord[]> {
-    const keys = await this.keys();
+    const { now, keys } = await this.listed();
     const out: StoredRecord[] = [];
+    const gone: string[] = [];
     // A few dozen reads in flight: pipelined on each connection, without one huge burst.
     for (let i = 0; i < keys.length; i += 64) {
-      const parts = await Promise.all(keys.slice(i, i + 64).map((k) => this.read(k)));
-      for (const p of parts) out.push(...p);
+      const batch = keys.slice(i, i + 64);
+      const parts = await Promise.all(batch.map((k) => this.read(k.key)));
+      parts.forEach((p, j) => {
+        out.push(...p);
+        // Expired by the index's clock and nothing live left on the records' node (which may
+        // run a skewed clock in a cluster): unlist it, unless a writer has bumped its score.
+        const k = batch[j]!;
+        if (p.length === 0 && k.score !== 'inf' && Number(k.score) <= now) gone.push(k.key, k.score);
+      });
     }
+    if (gone.length > 0) await this.script('UNLIST', [this.nsKey('index')], gone);
     return out.sort((a, b) => a.seq - b.seq);
   }
 
@@ -292,7 +355,7 @@ export class RedisRecords {
       const [r, x] = this.recKeys(k);
       await this.conn.send(r, ['DEL', r, x]);
     }
-    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('keys'), this.nsKey('header')]);
+    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('index'), this.nsKey('keys'), this.nsKey('header')]);
   }
 
   /** True while the connection is up (it reconnects on its own after a loss). */
