@@ -51,9 +51,10 @@ export interface LoadedRecord {
   /**
    * The record's leading scalar fields (`v`, `kind`, `key`, `recordedAt`, ...: every field before
    * the first object or array value, in the field order of src/store/records.ts). A backend that
-   * cannot peek returns the scalar fields of the decoded value.
+   * cannot peek returns the scalar fields of the decoded value. With `fields`, only those are
+   * needed (a backend may return more): a tape then reads no other name or value.
    */
-  head(): Readonly<Record<string, HeadScalar>>;
+  head(fields?: readonly string[]): Readonly<Record<string, HeadScalar>>;
   /** The decoded record. Throws TapedeckError E_TAPE_CORRUPT if its stored form does not decode. */
   value(): unknown;
   /**

@@ -34,6 +34,8 @@ export interface RecordKind<R> {
    * kind that cannot be keyed) becomes a warning and the record is skipped.
    */
   keysOf(head: Readonly<Record<string, HeadScalar>>, value: () => unknown): string | readonly string[] | undefined;
+  /** The head fields keysOf reads (default: all leading scalars). Opening reads only these. */
+  readonly headFields?: readonly string[];
   /** Whether a decoded value really is one of this kind (checked when it is first decoded). */
   is(value: unknown): value is R;
   /** The form written to the backend (default: the one field order of record-order.ts). */
@@ -154,7 +156,7 @@ export class RecordCollection<R> {
     let keys: string | readonly string[] | undefined;
     const entry: Entry<R> = { key: '', stored, used: false };
     try {
-      keys = this.kind.keysOf(stored.head(), () => this.materialize(entry));
+      keys = this.kind.keysOf(stored.head(this.kind.headFields), () => this.materialize(entry));
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;
       this.warnings.push({ code: e.code, offset: stored.at, message: `${this.backend.location}: ${this.kind.name} at ${stored.at} is skipped: ${e.message}` });

@@ -144,6 +144,7 @@ export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord>
   const kind = {
     name: 'HTTP exchange record',
     rekeyed: 0,
+    headFields: ['kind'],
     keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown) => {
       if (head.kind !== 'http') return undefined;
       // `route` and `match` follow the first nested field, so they are read from the record.
@@ -260,6 +261,7 @@ export function cacheRecords(ignoredArgs: readonly string[] | undefined): Record
     name: 'ReplayCache record',
     /** Records whose stored key was from an older request key spec version. */
     rekeyed: 0,
+    headFields: ['v', 'kind', 'key', 'keyVersion', 'ignored'],
     keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown): string | string[] | undefined => {
       // A newer record version, or another tool's record kind, is not ours to serve.
       if ((typeof head.v === 'number' && head.v > 1) || head.kind !== undefined) return undefined;
@@ -316,6 +318,7 @@ export interface ReplayTapeRecord {
 /** Replay records in a collection: under `token` NUL `query`, the latest one wins. */
 export const replayRecords: RecordKind<ReplayTapeRecord> = {
   name: 'replay record',
+  headFields: ['kind'],
   keysOf: (head, value) => {
     if (head.kind !== REPLAY_RECORD_KIND) return undefined;
     // `token` and `query` sort after the binary `body`, past what a head holds.

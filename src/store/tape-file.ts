@@ -470,7 +470,11 @@ export type PeekedScalar = string | number | boolean | null;
  * @example
  * peekFrame(scan.bytes, scan.frames[0]) // { v: 1, key: '9f86d0…' }
  */
-export function peekFrame(bytes: Buffer, frame: { offset: number; length: number }): Record<string, PeekedScalar> {
+export function peekFrame(bytes: Buffer, frame: { offset: number; length: number }, fields?: readonly string[]): Record<string, PeekedScalar> {
+  // With `fields` (ASCII names), only those are read: the others are skipped without making a
+  // string of their name or value. An index of 100,000 records then makes one string per
+  // record (its key) instead of one per field name and value.
+  if (fields !== undefined) return peekFields(bytes, frame, fields);
   // A plain object: a null-prototype one is a slow dictionary from the start. A "__proto__"
   // field cannot do harm here: assigning a scalar to it is ignored.
   const out: Record<string, PeekedScalar> = {};
@@ -516,6 +520,83 @@ export function peekFrame(bytes: Buffer, frame: { offset: number; length: number
     out[name] = v;
   }
   return out;
+}
+
+/** The span of a msgpack string at p (sets peekAt and peekEnd), or false. */
+function stringSpan(bytes: Buffer, p: number, end: number): boolean {
+  const t = bytes[p]!;
+  let len: number;
+  if (t >= 0xa0 && t <= 0xbf) (len = t & 0x1f), (peekAt = p + 1);
+  else if (t === 0xd9) (len = bytes[p + 1]!), (peekAt = p + 2);
+  else if (t === 0xda) (len = bytes.readUInt16BE(p + 1)), (peekAt = p + 3);
+  else if (t === 0xdb) (len = bytes.readUInt32BE(p + 1)), (peekAt = p + 5);
+  else return false;
+  peekEnd = peekAt + len;
+  return peekEnd <= end;
+}
+let peekAt = 0;
+
+/** Which of `fields` the bytes at..end spell, compared byte by byte (no string is made). */
+function fieldAt(bytes: Buffer, at: number, end: number, fields: readonly string[]): string | undefined {
+  const n = end - at;
+  for (const f of fields) {
+    if (f.length !== n) continue;
+    let i = 0;
+    while (i < n && bytes[at + i] === f.charCodeAt(i)) i++;
+    if (i === n) return f;
+  }
+  return undefined;
+}
+
+/** {@link peekFrame} limited to `fields`: the same values, the other leading scalars skipped. */
+function peekFields(bytes: Buffer, frame: { offset: number; length: number }, fields: readonly string[]): Record<string, PeekedScalar> {
+  const out: Record<string, PeekedScalar> = {};
+  const end = frame.offset + frame.length;
+  let p = frame.offset + FRAME_HEADER_SIZE;
+  if (p >= end) return out;
+  let count: number;
+  const m = bytes[p]!;
+  if (m >= 0x80 && m <= 0x8f) (count = m & 0x0f), (p += 1);
+  else if (m === 0xde && p + 3 <= end) (count = bytes.readUInt16BE(p + 1)), (p += 3);
+  else if (m === 0xdf && p + 5 <= end) (count = bytes.readUInt32BE(p + 1)), (p += 5);
+  else return out;
+  for (let i = 0; i < count && p < end; i++) {
+    if (!stringSpan(bytes, p, end)) break;
+    const name = fieldAt(bytes, peekAt, peekEnd, fields);
+    p = peekEnd;
+    if (p >= end) break;
+    const t = bytes[p]!;
+    // Fixed-size scalars by their width; a string by its span; anything else ends the head.
+    let width: number;
+    if (t <= 0x7f || t >= 0xe0 || t === 0xc0 || t === 0xc2 || t === 0xc3) width = 1;
+    else if (t === 0xcc || t === 0xd0) width = 2;
+    else if (t === 0xcd || t === 0xd1) width = 3;
+    else if (t === 0xce || t === 0xd2 || t === 0xca) width = 5;
+    else if (t === 0xcb) width = 9;
+    else if (stringSpan(bytes, p, end)) width = peekEnd - p;
+    else break;
+    if (p + width > end) break;
+    if (name !== undefined) out[name] = scalarAt(bytes, p, t);
+    p += width;
+  }
+  return out;
+}
+
+/** The scalar value at p whose type byte is t (a string as peekString decodes it). */
+function scalarAt(bytes: Buffer, p: number, t: number): PeekedScalar {
+  if (t <= 0x7f) return t;
+  if (t >= 0xe0) return t - 0x100;
+  if (t === 0xc0) return null;
+  if (t === 0xc2 || t === 0xc3) return t === 0xc3;
+  if (t === 0xcc) return bytes[p + 1]!;
+  if (t === 0xcd) return bytes.readUInt16BE(p + 1);
+  if (t === 0xce) return bytes.readUInt32BE(p + 1);
+  if (t === 0xd0) return bytes.readInt8(p + 1);
+  if (t === 0xd1) return bytes.readInt16BE(p + 1);
+  if (t === 0xd2) return bytes.readInt32BE(p + 1);
+  if (t === 0xcb) return bytes.readDoubleBE(p + 1);
+  if (t === 0xca) return bytes.readFloatBE(p + 1);
+  return peekString(bytes, p, bytes.length)!;
 }
 
 /**

@@ -80,7 +80,7 @@ export class RedisBackend implements RecordBackend {
     const location = this.location;
     return {
       at: r.seq,
-      head: () => peekFrame(r.payload, asFrame(r.payload)),
+      head: (fields?: readonly string[]) => peekFrame(r.payload, asFrame(r.payload), fields),
       value: () => decodeFrame(r.payload, asFrame(r.payload), location),
       // Sequence numbers are never reused in a namespace, and a record never changes.
       id: () => String(r.seq),

@@ -26,8 +26,8 @@ class TapeRecord implements LoadedRecord {
   get at(): number {
     return this.frame.offset;
   }
-  head(): Readonly<Record<string, HeadScalar>> {
-    return peekFrame(this.bytes, this.frame);
+  head(fields?: readonly string[]): Readonly<Record<string, HeadScalar>> {
+    return peekFrame(this.bytes, this.frame, fields);
   }
   value(): unknown {
     return decodeFrame(this.bytes, this.frame, this.file);
