@@ -432,31 +432,9 @@ export async function scanTape(path: string): Promise<TapeScan> {
   return { header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length };
 }
 
-/** Where the last successful {@link peekString} ended (saves allocating a result pair). */
+// Where the last string found by stringSpan starts and ends (saves allocating a result pair).
+let peekAt = 0;
 let peekEnd = 0;
-
-/** The msgpack string at p, or undefined for any other type. Sets peekEnd. */
-function peekString(bytes: Buffer, p: number, end: number): string | undefined {
-  const t = bytes[p]!;
-  let len: number;
-  let at: number;
-  if (t >= 0xa0 && t <= 0xbf) (len = t & 0x1f), (at = p + 1);
-  else if (t === 0xd9) (len = bytes[p + 1]!), (at = p + 2);
-  else if (t === 0xda) (len = bytes.readUInt16BE(p + 1)), (at = p + 3);
-  else if (t === 0xdb) (len = bytes.readUInt32BE(p + 1)), (at = p + 5);
-  else return undefined;
-  if (at + len > end) return undefined;
-  peekEnd = at + len;
-  // Field names and hex keys are ASCII: latin1 decoding is the cheap exact path for them.
-  let ascii = true;
-  for (let i = at; i < peekEnd; i++) {
-    if (bytes[i]! > 0x7f) {
-      ascii = false;
-      break;
-    }
-  }
-  return bytes.toString(ascii ? 'latin1' : 'utf8', at, peekEnd);
-}
 
 /** A leading scalar field of a record: what {@link peekFrame} can read without decoding. */
 export type PeekedScalar = string | number | boolean | null;
@@ -474,82 +452,8 @@ export function peekFrame(bytes: Buffer, frame: { offset: number; length: number
   // With `fields` (ASCII names), only those are read: the others are skipped without making a
   // string of their name or value. An index of 100,000 records then makes one string per
   // record (its key) instead of one per field name and value.
-  if (fields !== undefined) return peekFields(bytes, frame, fields);
   // A plain object: a null-prototype one is a slow dictionary from the start. A "__proto__"
   // field cannot do harm here: assigning a scalar to it is ignored.
-  const out: Record<string, PeekedScalar> = {};
-  const end = frame.offset + frame.length;
-  let p = frame.offset + FRAME_HEADER_SIZE;
-  if (p >= end) return out;
-  let count: number;
-  const m = bytes[p]!;
-  if (m >= 0x80 && m <= 0x8f) {
-    count = m & 0x0f;
-    p += 1;
-  } else if (m === 0xde && p + 3 <= end) {
-    count = bytes.readUInt16BE(p + 1);
-    p += 3;
-  } else if (m === 0xdf && p + 5 <= end) {
-    count = bytes.readUInt32BE(p + 1);
-    p += 5;
-  } else return out;
-  // Plain assignments, no tuple destructuring: this runs once per record when a tape opens.
-  for (let i = 0; i < count && p < end; i++) {
-    const name = peekString(bytes, p, end);
-    if (name === undefined) break;
-    p = peekEnd;
-    if (p >= end) break;
-    const t = bytes[p]!;
-    let v: PeekedScalar | undefined;
-    let next = p + 1;
-    if (t <= 0x7f) v = t;
-    else if (t >= 0xe0) v = t - 0x100;
-    else if (t === 0xc0) v = null;
-    else if (t === 0xc2 || t === 0xc3) v = t === 0xc3;
-    else if (t === 0xcc) (v = bytes[p + 1]!), (next = p + 2);
-    else if (t === 0xcd) (v = bytes.readUInt16BE(p + 1)), (next = p + 3);
-    else if (t === 0xce) (v = bytes.readUInt32BE(p + 1)), (next = p + 5);
-    else if (t === 0xd0) (v = bytes.readInt8(p + 1)), (next = p + 2);
-    else if (t === 0xd1) (v = bytes.readInt16BE(p + 1)), (next = p + 3);
-    else if (t === 0xd2) (v = bytes.readInt32BE(p + 1)), (next = p + 5);
-    else if (t === 0xcb) (v = bytes.readDoubleBE(p + 1)), (next = p + 9);
-    else if (t === 0xca) (v = bytes.readFloatBE(p + 1)), (next = p + 5);
-    else if ((v = peekString(bytes, p, end)) !== undefined) next = peekEnd;
-    if (v === undefined || next > end) break;
-    p = next;
-    out[name] = v;
-  }
-  return out;
-}
-
-/** The span of a msgpack string at p (sets peekAt and peekEnd), or false. */
-function stringSpan(bytes: Buffer, p: number, end: number): boolean {
-  const t = bytes[p]!;
-  let len: number;
-  if (t >= 0xa0 && t <= 0xbf) (len = t & 0x1f), (peekAt = p + 1);
-  else if (t === 0xd9) (len = bytes[p + 1]!), (peekAt = p + 2);
-  else if (t === 0xda) (len = bytes.readUInt16BE(p + 1)), (peekAt = p + 3);
-  else if (t === 0xdb) (len = bytes.readUInt32BE(p + 1)), (peekAt = p + 5);
-  else return false;
-  peekEnd = peekAt + len;
-  return peekEnd <= end;
-}
-let peekAt = 0;
-
-/** Which of `fields` the bytes at..end spell, compared byte by byte (no string is made). */
-function fieldAt(bytes: Buffer, at: number, end: number, fields: readonly string[]): string | undefined {
-  const n = end - at;
-  for (const f of fields) {
-    if (f.length !== n) continue;
-    let i = 0;
-    while (i < n && bytes[at + i] === f.charCodeAt(i)) i++;
-    if (i === n) return f;
-  }
-  return undefined;
-}
-
-/** {@link peekFrame} limited to `fields`: the same values, the other leading scalars skipped. */
-function peekFields(bytes: Buffer, frame: { offset: number; length: number }, fields: readonly string[]): Record<string, PeekedScalar> {
   const out: Record<string, PeekedScalar> = {};
   const end = frame.offset + frame.length;
   let p = frame.offset + FRAME_HEADER_SIZE;
@@ -560,9 +464,10 @@ function peekFields(bytes: Buffer, frame: { offset: number; length: number }, fi
   else if (m === 0xde && p + 3 <= end) (count = bytes.readUInt16BE(p + 1)), (p += 3);
   else if (m === 0xdf && p + 5 <= end) (count = bytes.readUInt32BE(p + 1)), (p += 5);
   else return out;
+  // Plain assignments, no tuple destructuring: this runs once per record when a tape opens.
   for (let i = 0; i < count && p < end; i++) {
     if (!stringSpan(bytes, p, end)) break;
-    const name = fieldAt(bytes, peekAt, peekEnd, fields);
+    const name = fields ? fieldAt(bytes, peekAt, peekEnd, fields) : textAt(bytes, peekAt, peekEnd);
     p = peekEnd;
     if (p >= end) break;
     const t = bytes[p]!;
@@ -582,7 +487,38 @@ function peekFields(bytes: Buffer, frame: { offset: number; length: number }, fi
   return out;
 }
 
-/** The scalar value at p whose type byte is t (a string as peekString decodes it). */
+/** The span of a msgpack string at p (sets peekAt and peekEnd), or false. */
+function stringSpan(bytes: Buffer, p: number, end: number): boolean {
+  const t = bytes[p]!;
+  let len: number;
+  if (t >= 0xa0 && t <= 0xbf) (len = t & 0x1f), (peekAt = p + 1);
+  else if (t === 0xd9) (len = bytes[p + 1]!), (peekAt = p + 2);
+  else if (t === 0xda) (len = bytes.readUInt16BE(p + 1)), (peekAt = p + 3);
+  else if (t === 0xdb) (len = bytes.readUInt32BE(p + 1)), (peekAt = p + 5);
+  else return false;
+  peekEnd = peekAt + len;
+  return peekEnd <= end;
+}
+
+/** The UTF-8 text at..end; field names and hex keys are ASCII, for which latin1 is the cheap exact path. */
+function textAt(bytes: Buffer, at: number, end: number): string {
+  for (let i = at; i < end; i++) if (bytes[i]! > 0x7f) return bytes.toString('utf8', at, end);
+  return bytes.toString('latin1', at, end);
+}
+
+/** Which of `fields` the bytes at..end spell, compared byte by byte (no string is made). */
+function fieldAt(bytes: Buffer, at: number, end: number, fields: readonly string[]): string | undefined {
+  const n = end - at;
+  for (const f of fields) {
+    if (f.length !== n) continue;
+    let i = 0;
+    while (i < n && bytes[at + i] === f.charCodeAt(i)) i++;
+    if (i === n) return f;
+  }
+  return undefined;
+}
+
+/** The scalar value at p whose type byte is t. */
 function scalarAt(bytes: Buffer, p: number, t: number): PeekedScalar {
   if (t <= 0x7f) return t;
   if (t >= 0xe0) return t - 0x100;
@@ -596,7 +532,8 @@ function scalarAt(bytes: Buffer, p: number, t: number): PeekedScalar {
   if (t === 0xd2) return bytes.readInt32BE(p + 1);
   if (t === 0xcb) return bytes.readDoubleBE(p + 1);
   if (t === 0xca) return bytes.readFloatBE(p + 1);
-  return peekString(bytes, p, bytes.length)!;
+  stringSpan(bytes, p, bytes.length);
+  return textAt(bytes, peekAt, peekEnd);
 }
 
 /**

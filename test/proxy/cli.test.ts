@@ -1,6 +1,6 @@
 // `tapedeck serve` as a process: it prints where it listens, answers, and on SIGTERM lets the
 // in-flight stream finish, writes the tape and exits 0. Runs the built CLI (npm test builds it).
-import { spawn } from 'node:child_process';
+import { CLI, serve } from './serve-cli.ts';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,23 +11,7 @@ import { startUpstream } from './fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const CLI = join(import.meta.dirname, '../../dist/cli.js');
 
-function serve(args: string[]) {
-  const child = spawn(process.execPath, [CLI, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const url = new Promise<string>((resolve, reject) => {
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    void exited.then((code) => reject(new Error(`tapedeck serve exited with ${code}: ${err}`)));
-  });
-  url.catch(() => {}); // awaited by the tests that expect a running server
-  return { child, url, exited, stderr: () => err };
-}
 
 describe.skipIf(!existsSync(CLI))('tapedeck serve', () => {
   it('records, finishes in-flight requests on SIGTERM, and replays', async () => {

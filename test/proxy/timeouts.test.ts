@@ -4,6 +4,7 @@
 // assertions are on outcomes (status, error code, what reached the tape, what the upstream saw),
 // never on durations: vitest's own test timeout is the only clock.
 import { spawn, spawnSync } from 'node:child_process';
+import { CLI, serve } from './serve-cli.ts';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect as tcpConnect, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,7 +25,6 @@ const dir = mkdtempSync(join(tmpdir(), 'tapedeck-timeouts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 const fresh = () => join(dir, `t${n++}.tape`);
-const CLI = join(import.meta.dirname, '../../dist/cli.js');
 const httpRecords = async (tape: string): Promise<HttpRecord[]> => (existsSync(tape) ? (await readTape(tape)).records.map((r) => r.value).filter(isHttpRecord) : []);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const json = { 'content-type': 'application/json' };
@@ -80,21 +80,6 @@ async function unacceptingServer(): Promise<{ url: string; close(): void }> {
 }
 const hasPython = process.platform === 'linux' && spawnSync('python3', ['-c', 'pass']).status === 0;
 
-function serve(args: string[]) {
-  const child = spawn(process.execPath, [CLI, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const url = new Promise<string>((resolve, reject) => {
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    void exited.then((code) => reject(new Error(`tapedeck serve exited with ${code}: ${err}`)));
-  });
-  url.catch(() => {});
-  return { child, url, exited, stderr: () => err };
-}
 
 /** True when nothing listens on the port any more (a new server can bind it). */
 function portFree(port: number): Promise<boolean> {
