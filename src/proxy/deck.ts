@@ -21,6 +21,7 @@ import { KEY_SPEC_VERSION } from '../match/normalize.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
+import { crc32 } from '../store/tape-codec.ts';
 import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
@@ -118,6 +119,14 @@ export interface DeckStats {
 const EMPTY = new Uint8Array(0);
 
 /** Bytes as latin1 text, one character per byte (Buffer's native path where there is one). */
+/** Whether two byte arrays hold the same bytes. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  if (typeof Buffer !== 'undefined') return Buffer.compare(a, b) === 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function latin1Text(b: Uint8Array): string {
   if (typeof Buffer !== 'undefined') return Buffer.from(b.buffer, b.byteOffset, b.length).toString('latin1');
   let s = '';
@@ -144,12 +153,14 @@ interface Route {
   /** LLM recordings per current request key (a key with one recording answers the same every time). */
   perKey: Map<string, number>;
   /**
-   * Raw request bodies (latin1 text of the bytes) that matched exactly a key with a single
-   * recording, and that recording: the same bytes get the same answer, so the next identical
-   * body skips the secret scan, the SHA-256 of the bytes and the matcher (the proxy's replay hot
+   * Raw request bodies that matched exactly a key with a single recording, and that recording,
+   * by the CRC-32 of the body: the same bytes get the same answer, so the next identical body
+   * skips the secret scan, the SHA-256 of the bytes and the matcher (the proxy's replay hot
    * path; proxy benchmark). Only with repeats allowed, and for bodies up to FAST_BODY_MAX bytes.
+   * Two bodies with one CRC share a slot: the later replaces the earlier, and a body that is not
+   * the stored one byte for byte takes the full path.
    */
-  fast: Map<string, HttpRecord>;
+  fast: Map<number, { body: Uint8Array; record: HttpRecord }>;
 }
 
 /** Largest body remembered by a route's `fast` map, and how many bodies it holds at most. */
@@ -464,12 +475,14 @@ export class Deck {
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r) };
     }
-    const text = r?.matcher && this.repeatLast && req.body.length <= FAST_BODY_MAX ? latin1Text(req.body) : undefined;
-    if (text !== undefined) {
-      const known = r!.fast.get(text);
-      if (known) return { kind: 'replay', record: known, matchedBy: 'exact', warnings: [] };
+    // The same bytes as an earlier body that matched exactly: found by their CRC-32 and compared
+    // whole, so no string of the body is made and hashed on this path.
+    const crc = r?.matcher && this.repeatLast && req.body.length <= FAST_BODY_MAX ? crc32(req.body) : undefined;
+    if (crc !== undefined) {
+      const known = r!.fast.get(crc);
+      if (known && sameBytes(known.body, req.body)) return { kind: 'replay', record: known.record, matchedBy: 'exact', warnings: [] };
     }
-    const input: unknown = this.hasSecrets(req.body, text) ? this.redactor.value(this.parse(req.body)) : req.body;
+    const input: unknown = this.hasSecrets(req.body) ? this.redactor.value(this.parse(req.body)) : req.body;
     let llmKey: string | undefined;
     let llmMiss: TapedeckError | undefined;
     if (r?.matcher) {
@@ -477,9 +490,10 @@ export class Deck {
         const m = r.matcher.match(input);
         const rec = m.recording.response as HttpRecord;
         this.col!.use(rec);
-        if (text !== undefined && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) {
+        if (crc !== undefined && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) {
           if (r.fast.size >= FAST_ENTRIES) r.fast.clear();
-          r.fast.set(text, rec);
+          // A copy: the request's buffer is the caller's.
+          r.fast.set(crc, { body: req.body.slice(), record: rec });
         }
         return { kind: 'replay', record: m.recording.response as HttpRecord, matchedBy: m.matchedBy, warnings: m.warnings };
       } catch (e) {

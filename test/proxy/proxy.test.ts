@@ -51,6 +51,39 @@ async function record(tape: string, bodies: unknown[], opts: Parameters<typeof s
 }
 
 describe('replay', () => {
+  it('two bodies with the same CRC-32 each get their own recording, again and again', async () => {
+    // The repeat fast path finds a body by its CRC-32: a collision must never serve the other
+    // body's answer. Two chat bodies with one CRC, found by the birthday bound (~2^16 tries);
+    // they differ in 12 hex digits, since bodies that differ within 32 bits never share a CRC.
+    const { crc32 } = await import('node:zlib');
+    const seen = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    const { createHash } = await import('node:crypto');
+    for (let i = 0; !pair; i++) {
+      const body = JSON.stringify(chat(`Question ${createHash('sha256').update(String(i)).digest('hex').slice(0, 12)}?`));
+      const c = crc32(body);
+      const other = seen.get(c);
+      if (other !== undefined) pair = [other, body];
+      else seen.set(c, body);
+    }
+    expect(crc32(pair[0])).toBe(crc32(pair[1]));
+    expect(pair[0]).not.toBe(pair[1]);
+    const tape = tapePath();
+    const recorded = await record(tape, pair);
+    const proxy = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      for (const round of [0, 1, 2]) {
+        for (const k of round === 1 ? [1, 0] : [0, 1]) {
+          const r = await post(`${proxy.url}/v1/chat/completions`, pair[k]!);
+          expect(r.status).toBe(200);
+          expect(r.text).toBe(recorded[k]!.text);
+        }
+      }
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('serves identical requests in recorded order, then repeats the last; --strict-order misses instead', async () => {
     const tape = tapePath();
     const rec = await record(tape, [chat('same'), chat('same'), chat('other')]);
