@@ -258,32 +258,30 @@ function readHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: n
   }
 }
 
-type FrameCheck =
-  | { ok: true; length: number; value?: unknown }
-  | { ok: false; torn: boolean; undecodable?: true; length?: number; why: string };
+/** Why the bytes at a position are not a sound frame. `torn`: the first bytes of a frame cut off by EOF. */
+interface FrameFault {
+  torn: boolean;
+  why: string;
+}
 
-/** Check the frame at `pos`. `torn` means: these are the first bytes of a frame cut off by EOF. */
-function checkFrame(buf: Uint8Array, pos: number, decode = true, view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)): FrameCheck {
+/**
+ * Checks the frame at `pos` (magic, length, CRC) without decoding it: its length when sound, else
+ * what is wrong. A number on success, so opening a large tape makes no object per frame.
+ */
+function checkFrame(buf: Uint8Array, pos: number, view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)): number | FrameFault {
   const remaining = buf.length - pos;
   const magicBytes = Math.min(remaining, FRAME_MAGIC.length);
   for (let i = 0; i < magicBytes; i++) {
-    if (buf[pos + i] !== FRAME_MAGIC[i]) return { ok: false, torn: false, why: 'no frame magic' };
+    if (buf[pos + i] !== FRAME_MAGIC[i]) return { torn: false, why: 'no frame magic' };
   }
-  if (remaining < FRAME_HEADER_SIZE) return { ok: false, torn: true, why: `frame header cut off after ${remaining} bytes` };
+  if (remaining < FRAME_HEADER_SIZE) return { torn: true, why: `frame header cut off after ${remaining} bytes` };
   const len = view.getUint32(pos + 4);
-  if (len > MAX_RECORD_BYTES) return { ok: false, torn: false, why: `declared length ${len} exceeds the ${MAX_RECORD_BYTES}-byte limit` };
+  if (len > MAX_RECORD_BYTES) return { torn: false, why: `declared length ${len} exceeds the ${MAX_RECORD_BYTES}-byte limit` };
   if (FRAME_HEADER_SIZE + len > remaining) {
-    return { ok: false, torn: true, why: `declared length ${len} runs past the end of the file (${remaining - FRAME_HEADER_SIZE} payload bytes present)` };
+    return { torn: true, why: `declared length ${len} runs past the end of the file (${remaining - FRAME_HEADER_SIZE} payload bytes present)` };
   }
-  const payload = buf.subarray(pos + FRAME_HEADER_SIZE, pos + FRAME_HEADER_SIZE + len);
-  if (crc32(payload) !== view.getUint32(pos + 8)) return { ok: false, torn: false, why: 'payload CRC-32 mismatch' };
-  if (!decode) return { ok: true, length: FRAME_HEADER_SIZE + len };
-  try {
-    return { ok: true, length: FRAME_HEADER_SIZE + len, value: unpackr.unpack(payload) };
-  } catch (e) {
-    // The frame itself is sound (CRC matches), so skipping exactly this frame is safe.
-    return { ok: false, torn: false, undecodable: true, length: FRAME_HEADER_SIZE + len, why: `payload is not decodable msgpack (${(e as Error).message})` };
-  }
+  if (crc32(buf.subarray(pos + FRAME_HEADER_SIZE, pos + FRAME_HEADER_SIZE + len)) !== view.getUint32(pos + 8)) return { torn: false, why: 'payload CRC-32 mismatch' };
+  return FRAME_HEADER_SIZE + len;
 }
 
 /** The first offset at or after `from` where a complete, CRC-valid frame starts, or -1. */
@@ -294,8 +292,7 @@ function nextValidFrame(buf: Uint8Array, from: number): number {
     // The first magic byte found natively; checkFrame compares the other three.
     const at = buf.indexOf(FRAME_MAGIC[0]!, pos);
     if (at < 0) return -1;
-    const c = checkFrame(buf, at, false, view);
-    if (c.ok) return at;
+    if (typeof checkFrame(buf, at, view) === 'number') return at;
     pos = at + 1;
   }
   return -1;
@@ -313,28 +310,22 @@ export function parseTape(buf: Uint8Array, file: string, decode = true): TapeCon
   const warnings: TapeWarning[] = warning ? [warning] : [];
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let pos = end;
-  const m0 = FRAME_MAGIC[0]!, m1 = FRAME_MAGIC[1]!, m2 = FRAME_MAGIC[2]!, m3 = FRAME_MAGIC[3]!;
   while (pos < buf.length) {
-    // A sound frame, checked inline when nothing is decoded (opening a large tape: no result
-    // object per frame); anything else takes checkFrame, which says what is wrong.
-    if (!decode && pos + FRAME_HEADER_SIZE <= buf.length && buf[pos] === m0 && buf[pos + 1] === m1 && buf[pos + 2] === m2 && buf[pos + 3] === m3) {
-      const len = view.getUint32(pos + 4);
-      const stop = pos + FRAME_HEADER_SIZE + len;
-      if (len <= MAX_RECORD_BYTES && stop <= buf.length && crc32(buf.subarray(pos + FRAME_HEADER_SIZE, stop)) === view.getUint32(pos + 8)) {
-        records.push({ offset: pos, length: FRAME_HEADER_SIZE + len, value: undefined });
-        pos = stop;
-        continue;
+    const c = checkFrame(buf, pos, view);
+    if (typeof c === 'number') {
+      let value: unknown;
+      if (decode) {
+        try {
+          value = unpackr.unpack(buf.subarray(pos + FRAME_HEADER_SIZE, pos + c));
+        } catch (e) {
+          // The frame itself is sound (CRC matches), so skipping exactly this frame is safe.
+          warnings.push({ code: 'E_TAPE_CORRUPT', offset: pos, message: `${file}: record at byte ${pos} skipped: payload is not decodable msgpack (${(e as Error).message}).` });
+          pos += c;
+          continue;
+        }
       }
-    }
-    const c = checkFrame(buf, pos, decode, view);
-    if (c.ok) {
-      records.push({ offset: pos, length: c.length, value: c.value });
-      pos += c.length;
-      continue;
-    }
-    if (c.undecodable && c.length !== undefined) {
-      warnings.push({ code: 'E_TAPE_CORRUPT', offset: pos, message: `${file}: record at byte ${pos} skipped: ${c.why}.` });
-      pos += c.length;
+      records.push({ offset: pos, length: c, value });
+      pos += c;
       continue;
     }
     const next = nextValidFrame(buf, pos + 1);

@@ -68,9 +68,13 @@ export interface HeldTapeLock {
   readonly held: boolean;
 }
 
-export interface AppendOptions extends TapeLockOptions {
+/** Lock timing, or the lock a {@link withTapeLock} callback holds (then nothing waits). */
+export interface LockedCallOptions extends TapeLockOptions {
   /** The lock this call runs under, from {@link withTapeLock}'s callback. */
   lock?: HeldTapeLock;
+}
+
+export interface AppendOptions extends LockedCallOptions {
   /**
    * fsync before resolving (default true). Off trades crash safety of the last appends for
    * speed: for bulk imports and benchmarks, never for recording tests.
@@ -478,8 +482,11 @@ export function peekFrame(bytes: Buffer, frame: { offset: number; length: number
     else if (t === 0xcd || t === 0xd1) width = 3;
     else if (t === 0xce || t === 0xd2 || t === 0xca) width = 5;
     else if (t === 0xcb) width = 9;
-    else if (stringSpan(bytes, p, end)) width = peekEnd - p;
-    else break;
+    else if (stringSpan(bytes, p, end)) {
+      if (name !== undefined) out[name] = textAt(bytes, peekAt, peekEnd);
+      p = peekEnd;
+      continue;
+    } else break;
     if (p + width > end) break;
     if (name !== undefined) out[name] = scalarAt(bytes, p, t);
     p += width;
@@ -518,7 +525,7 @@ function fieldAt(bytes: Buffer, at: number, end: number, fields: readonly string
   return undefined;
 }
 
-/** The scalar value at p whose type byte is t. */
+/** The fixed-size scalar value at p whose type byte is t. */
 function scalarAt(bytes: Buffer, p: number, t: number): PeekedScalar {
   if (t <= 0x7f) return t;
   if (t >= 0xe0) return t - 0x100;
@@ -531,9 +538,7 @@ function scalarAt(bytes: Buffer, p: number, t: number): PeekedScalar {
   if (t === 0xd1) return bytes.readInt16BE(p + 1);
   if (t === 0xd2) return bytes.readInt32BE(p + 1);
   if (t === 0xcb) return bytes.readDoubleBE(p + 1);
-  if (t === 0xca) return bytes.readFloatBE(p + 1);
-  stringSpan(bytes, p, bytes.length);
-  return textAt(bytes, peekAt, peekEnd);
+  return bytes.readFloatBE(p + 1); // 0xca, the last width peekFrame reads
 }
 
 /**
@@ -646,7 +651,7 @@ function headerReadable(fd: number, size: number, path: string): boolean {
 export async function rewriteTape(
   path: string,
   keep: (entry: TapeRecordEntry) => boolean,
-  options: TapeLockOptions & { lock?: HeldTapeLock } = {},
+  options: LockedCallOptions = {},
 ): Promise<{ kept: number; dropped: number; warnings: TapeWarning[] }> {
   const r = await rewriteTapeFrames(
     path,
@@ -677,7 +682,7 @@ export async function rewriteTape(
 export async function rewriteTapeFrames(
   path: string,
   select: (scan: TapeScan) => Iterable<number>,
-  options: TapeLockOptions & { lock?: HeldTapeLock } = {},
+  options: LockedCallOptions = {},
 ): Promise<{ kept: number; dropped: unknown[]; warnings: TapeWarning[] }> {
   return withTapeLock(
     path,
@@ -841,7 +846,7 @@ async function takeOverStale(lockPath: string, staleRaw: string, staleMs: number
  *   if (!records.some((r) => (r.value as { key: string }).key === key)) await appendRecords('chat.tape', [rec], { lock });
  * });
  */
-export async function withTapeLock<T>(path: string, fn: (lock: HeldTapeLock) => Promise<T>, options: TapeLockOptions & { lock?: HeldTapeLock } = {}): Promise<T> {
+export async function withTapeLock<T>(path: string, fn: (lock: HeldTapeLock) => Promise<T>, options: LockedCallOptions = {}): Promise<T> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const staleMs = options.staleMs ?? 30_000;
   const lockPath = `${path}.lock`;
