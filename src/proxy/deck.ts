@@ -387,8 +387,8 @@ export class Deck {
    * hold redacted bodies, so a body with a secret in it is redacted before matching, exactly as
    * it was before recording.
    */
-  private hasSecrets(body: Uint8Array, latin1?: string): boolean {
-    return this.redactor.mayHaveSecrets(latin1 ?? latin1Text(body));
+  private hasSecrets(body: Uint8Array): boolean {
+    return this.redactor.mayHaveSecrets(latin1Text(body));
   }
 
   /** The request with its body decoded from its Content-Encoding (what is keyed and stored). */

@@ -210,6 +210,10 @@ function drained(res: ServerResponse): Promise<void> {
   });
 }
 
+function closedError(): TapedeckError {
+  return new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
+}
+
 function sanitize(s: string): string {
   return s.replace(/[^\x20-\x7e]+/g, ' ').slice(0, 1000);
 }
@@ -403,14 +407,10 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     res.end();
   }
 
-  /** A request that arrived before the tape was open: waits for it, then answers as usual. */
-  async function handleOpening(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    await opening;
-    if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
-    const body = await readBody(req, deck!.maxBodyBytes);
-    const dreq = deckRequest(req, body);
-    const answered = answer(deck!, req, res, dreq, await deck!.decideShared(dreq));
-    if (answered) await answered;
+  /** Answers a request that will not be served with its error, and ends it. */
+  function refuse(req: IncomingMessage, res: ServerResponse, t0: number, e: unknown): void {
+    sendError(req, res, e);
+    finished(t0, res);
   }
 
   function deckRequest(req: IncomingMessage, body: Uint8Array): DeckRequest {
@@ -467,14 +467,14 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     // handed to the tape (which can be after the client left): close() waits for exactly that.
     inFlight++;
     flights.add(res);
-    if (closing) {
-      sendError(req, res, new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' }));
-      finished(t0, res);
-    } else if (deck) handleOpen(deck, req, res, t0);
+    if (closing) refuse(req, res, t0, closedError());
+    else if (deck) handleOpen(deck, req, res, t0);
+    // A request that arrives before the tape is open waits for it, then is answered as usual.
     else
-      handleOpening(req, res)
-        .catch((e: unknown) => sendError(req, res, e))
-        .finally(() => finished(t0, res));
+      opening.then(
+        () => (closing ? refuse(req, res, t0, closedError()) : handleOpen(deck!, req, res, t0)),
+        (e: unknown) => refuse(req, res, t0, e),
+      );
   }) as TapedeckHandler;
 
   Object.defineProperties(handler, {
