@@ -218,29 +218,29 @@ export async function connectRedis(target: RedisTarget, opts: ConnectOptions = {
   if (!clusterMode) {
     // The long-lived client reconnects on its own after a loss (the probe never does).
     const client = lib.createClient({ ...common, database: target.database, socket });
-    let clientError: unknown;
-    client.on('error', (e) => (clientError ??= e));
-    try {
-      await withTimeout(client.connect(), connectTimeout + 1000, 'connect');
-    } catch (e) {
-      destroy(client);
-      throw storeUnavailable(target, 'connecting', clientError ?? e);
-    }
-    return wrap(target, false, client, typeMapping);
+    return wrap(target, false, await connected(client, target, 'connecting', connectTimeout), typeMapping);
   }
   const cluster = lib.createCluster({
     rootNodes: [{ socket: { host: target.host, port: target.port, ...(target.tls ? { tls: true, ...(opts.tls ?? {}) } : {}) } }],
     defaults: { ...common, socket },
   });
-  let clusterError: unknown;
-  cluster.on('error', (e) => (clusterError ??= e));
+  return wrap(target, true, await connected(cluster, target, 'connecting to the cluster', connectTimeout), typeMapping);
+}
+
+/**
+ * Connects a long-lived client or cluster; on failure destroys it and throws E_STORE_UNAVAILABLE
+ * with the first error it emitted (more telling than the timeout that follows it).
+ */
+async function connected(c: NodeRedisClient, target: RedisTarget, doing: string, connectTimeout: number): Promise<NodeRedisClient> {
+  let firstError: unknown;
+  c.on('error', (e: unknown) => (firstError ??= e));
   try {
-    await withTimeout(cluster.connect(), connectTimeout + 1000, 'connect');
+    await withTimeout(c.connect(), connectTimeout + 1000, 'connect');
   } catch (e) {
-    destroy(cluster);
-    throw storeUnavailable(target, 'connecting to the cluster', clusterError ?? e);
+    destroy(c);
+    throw storeUnavailable(target, doing, firstError ?? e);
   }
-  return wrap(target, true, cluster, typeMapping);
+  return c;
 }
 
 function destroy(c: NodeRedisClient): void {
