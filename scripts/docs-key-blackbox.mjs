@@ -5,9 +5,10 @@
 //
 // CASES.json: [{ body: <JSON text>, options? }]. OUT.json: one entry per case, either
 // { provider, view: <canonical text>, key, messageHashes, pathHashes, signature, signatureDigest }
-// or { error: <code>, path? }.
+// or { error: <code>, path? }; plus `raw`: what requestDigests() returns for the same body as
+// UTF-8 bytes (key, hashes and signature, or the error code), which must equal requestKeys().
 import { readFileSync, writeFileSync } from 'node:fs';
-import { canonicalize, requestKeys } from '../dist/index.js';
+import { canonicalize, requestDigests, requestKeys } from '../dist/index.js';
 
 const [casesPath, outPath] = process.argv.slice(2);
 if (!casesPath || !outPath) {
@@ -16,7 +17,20 @@ if (!casesPath || !outPath) {
 }
 const cases = JSON.parse(readFileSync(casesPath, 'utf8'));
 const dec = new TextDecoder();
-const out = cases.map(({ body, options }) => {
+const enc = new TextEncoder();
+const raw = (body, options) => {
+  try {
+    const r = requestDigests(enc.encode(body), options ?? {});
+    return { key: r.key, messageHashes: r.messageHashes, pathHashes: r.pathHashes, signature: r.signature };
+  } catch (e) {
+    if (!e || typeof e.code !== 'string') throw e;
+    return { error: e.code };
+  }
+};
+const out = cases.map(({ body, options }) => ({ ...keys(body, options), raw: raw(body, options) }));
+writeFileSync(outPath, JSON.stringify(out));
+
+function keys(body, options) {
   try {
     const r = requestKeys(body, options ?? {});
     return {
@@ -32,5 +46,4 @@ const out = cases.map(({ body, options }) => {
     if (!e || typeof e.code !== 'string') throw e;
     return e.path === undefined ? { error: e.code } : { error: e.code, path: e.path };
   }
-});
-writeFileSync(outPath, JSON.stringify(out));
+}

@@ -4,7 +4,9 @@
 //   1. every published vector in test/vectors/request-keys.json, and
 //   2. a generated corpus (scripts/docs-key-corpus.py, deterministic seed) of realistic and
 //      edge-case bodies of every shape,
-// and prints the agreement per shape, with the first disagreements in full.
+// and prints the agreement per shape, with the first disagreements in full. It also checks, on
+// the same corpus, that requestDigests() of the body's bytes (the raw-bytes path) gives what
+// requestKeys() gives, as docs/matching.md promises.
 //
 //   npm run build && node scripts/docs-key-check.mjs [--count 6000] [--seed 20261123] [--show 5]
 //
@@ -92,6 +94,25 @@ try {
     console.log(`  docs    ${summary(b.g)}`);
   }
   if (bad.length) failed = true;
+
+  // The raw-bytes path against requestKeys (both from the implementation).
+  const rawBad = [];
+  for (let i = 0; i < cases.length; i++) {
+    const e = expected[i];
+    const r = e.raw;
+    const same = e.error || r.error
+      ? e.error === r.error
+      : ['key', 'messageHashes', 'pathHashes', 'signature'].every((k) => JSON.stringify(e[k]) === JSON.stringify(r[k]));
+    if (!same) rawBad.push(i);
+  }
+  console.log(`\n== requestDigests(bytes) vs requestKeys(text), same corpus: ${cases.length - rawBad.length}/${cases.length}`);
+  for (const i of rawBad.slice(0, show)) {
+    const e = expected[i];
+    console.log(`\nDISAGREE #${i}: requestKeys ${e.error ?? e.key} vs requestDigests ${e.raw.error ?? e.raw.key}`);
+    console.log(`  options ${JSON.stringify(cases[i].options)}`);
+    console.log(`  body    ${cases[i].body.length > 1500 ? `${cases[i].body.slice(0, 1500)}...` : cases[i].body}`);
+  }
+  if (rawBad.length) failed = true;
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

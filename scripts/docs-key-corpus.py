@@ -641,9 +641,9 @@ def ai_message():
 
 def lc_message():
     kind = pick('HumanMessage', 'AIMessage', 'AIMessageChunk', 'SystemMessage', 'ToolMessage', 'ChatMessage',
-                'FunctionMessage', 'DeveloperMessage', 'Weird')
+                'FunctionMessage', 'DeveloperMessage', 'Weird', 'HumanMessageChunk', 'FooChunk', 5)
     kw = {'content': content(PARTS_CHAT), 'additional_kwargs': {}, 'response_metadata': {'x': 1}, 'id': 'run-1'}
-    if kind.startswith('AI') and maybe(0.6):
+    if str(kind).startswith('AI') and maybe(0.6):
         kw['tool_calls'] = [{'id': R.choice(IDS), 'name': R.choice(NAMES), 'args': pick({'a': 1}, {}, None), 'type': 'tool_call'}]
     if kind == 'ToolMessage':
         kw['tool_call_id'] = R.choice(IDS)
@@ -652,6 +652,21 @@ def lc_message():
     if maybe(0.3):
         kw['name'] = pick('bob', 5, None)
     return {'lc': 1, 'type': 'constructor', 'id': ['langchain_core', 'messages', kind], 'kwargs': kw}
+
+
+def lc_instance():
+    # a LangChain message instance as JSON carries it (no class: its kind is `object`)
+    m = {'lc_namespace': ['langchain_core', 'messages'], 'content': content(PARTS_CHAT), 'lc_serializable': True,
+         'additional_kwargs': {}, 'id': 'run-2'}
+    if maybe(0.6):
+        m['role'] = pick('user', 'assistant', 'narrator', None, 5)
+    if maybe(0.3):
+        m['type'] = pick('human', 'ai')
+    if maybe(0.3):
+        m['tool_calls'] = [{'id': R.choice(IDS), 'name': 'f', 'args': {'a': 1}}]
+    if maybe(0.2):
+        m['tool_call_id'] = R.choice(IDS)
+    return m
 
 
 def generic_body():
@@ -663,7 +678,8 @@ def generic_body():
         b['messages'] = [noise({'role': pick('user', 'assistant', 'narrator', None, 'tool'), 'content': content(PARTS_ALL)})
                          for _ in range(R.randint(0, 4))]
     if k == 'lc':
-        b['messages'] = [pick(lc_message(), lc_message(), {'role': 'user', 'content': 'x'}) for _ in range(R.randint(1, 4))]
+        b['messages'] = [pick(lc_message(), lc_message(), lc_instance(), {'role': 'user', 'content': 'x'})
+                         for _ in range(R.randint(1, 4))]
     if k == 'prompt_str':
         b['prompt'] = pick(text(), None)
     if k in ('prompt_list', 'both'):
