@@ -748,6 +748,52 @@ def mutate(b):
     return b
 
 
+SPECIAL_KEYS = ['type', 'id', 'call_id', 'tool_use_id', 'tool_call_id', 'source', 'file', 'image_url', 'content',
+                'role', 'format', 'filename', 'jsonSchema', 'modelId', 'lc_namespace', 'cache_control', 'name',
+                'arguments', 'input', 'output', 'value', 'text', 'media_type', 'mediaType', 'mime_type', 'is_error',
+                'isError', 'toolCallId', 'toolName', 'index', 'signature', 'status', 'url', 'data', 'file_data',
+                'path', 'file_id', 'fileId', 'detail', 'kwargs', 'lc', 'tool_calls', 'function', 'function_call',
+                'parameters', 'input_schema', 'inputSchema', 'description', 'legacy', 'strict', 'thinking', 'result',
+                'args', 'sha256', 'textSha256', 'image', 'audio', 'input_audio', 'title', 'timestamp', 'createdAt']
+TYPES = ['text', 'input_text', 'output_text', 'image_url', 'input_image', 'image', 'input_audio', 'audio', 'file',
+         'input_file', 'document', 'tool_use', 'tool_call', 'tool-call', 'tool_result', 'tool-result', 'thinking',
+         'function_call', 'function_call_output', 'item_reference', 'message', 'reasoning', 'server_tool_use',
+         'x_call', 'json', 'content', 'base64', 'url', 'function', 'custom', 'constructor', 'error-json', 'Text']
+
+
+def random_value():
+    k = R.random()
+    if k < 0.25:
+        return pick(None, [], '', 0, 1, True, False, {}, 'x', [None], -0.0, 2.5)
+    if k < 0.45:
+        return R.choice(TYPES)
+    if k < 0.6:
+        return pick(R.choice(IDS), args_text(), data_url(), url_or_path(), b64(PNG))
+    if k < 0.8:
+        return R.choice(PARTS_ALL)()
+    return {R.choice(SPECIAL_KEYS): random_value() if maybe(0.3) else pick(None, 'v', R.choice(TYPES), 1)
+            for _ in range(R.randint(1, 3))}
+
+
+def deep_mutate(v, p):
+    """Replaces values and adds members that name rules (type, ids, holders), anywhere."""
+    if isinstance(v, dict):
+        out = {}
+        for k, e in v.items():
+            if maybe(p * 0.3):
+                continue
+            out[k] = random_value() if maybe(p) else deep_mutate(e, p)
+        if maybe(p):
+            out[R.choice(SPECIAL_KEYS)] = random_value()
+        return out
+    if isinstance(v, list):
+        out = [random_value() if maybe(p) else deep_mutate(e, p) for e in v]
+        if maybe(p * 0.5):
+            out.insert(R.randint(0, len(out)), random_value())
+        return out
+    return v
+
+
 def error_text():
     """Bodies given as JSON text that is not I-JSON (one fault each)."""
     return pick('{"model":"m","messages":[{"role":"user","content":"a"}],"model":"n"}',
@@ -797,6 +843,9 @@ def main():
         if R.random() < 0.2:
             b = mutate(b)
             label += '+mutated'
+        if R.random() < 0.25:
+            b = deep_mutate(b, R.choice([0.03, 0.08, 0.15]))
+            label += '+deep'
         cases.append({'shape': label, 'body': respell(json.dumps(b, ensure_ascii=maybe(0.3))),
                       'options': call_options()})
     json.dump(cases, sys.stdout)

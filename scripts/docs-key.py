@@ -541,7 +541,9 @@ def part(p, ids):
     if t == 'image_url':
         iu = p.get('image_url')
         url = iu['url'] if isinstance(iu, dict) and isinstance(iu.get('url'), str) else iu
-        out = {'type': 'image', 'image': A(url)[1]}
+        out = {'type': 'image'}
+        if 'image_url' in p:
+            out['image'] = A(url)[1]
         if isinstance(iu, dict):
             rest(iu, out, ('url',))
         return rest(p, out, ('type', 'image_url'))
@@ -706,7 +708,7 @@ def langchain(msg):
     if isinstance(msg.get('lc_namespace'), list):
         src = msg
         kind = 'object'
-    elif (msg.get('lc') == 1 and msg.get('type') == 'constructor' and isinstance(msg.get('id'), list)
+    elif (is_num(msg.get('lc')) and msg['lc'] == 1 and msg.get('type') == 'constructor' and isinstance(msg.get('id'), list)
           and isinstance(msg.get('kwargs'), dict)):
         src = msg['kwargs']
         name = 'undefined' if not msg['id'] else js_string(msg['id'][-1])
