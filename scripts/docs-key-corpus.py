@@ -12,6 +12,8 @@ import json
 import random
 import sys
 
+sys.setrecursionlimit(20000)
+
 COUNT = int(sys.argv[1]) if len(sys.argv) > 1 else 6000
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 20261123
 R = random.Random(SEED)
@@ -494,11 +496,13 @@ def call_options():
         return o
     if maybe(0.15):
         o['ignoreArgs'] = R.sample(['temperature', 'tools', 'system', 'context', 'model', 'messages', 'stop',
-                                    'instructions', 'input', 'prompt', 'options', 'x_custom', 'functions'],
+                                    'instructions', 'input', 'prompt', 'options', 'x_custom', 'functions', 'n',
+                                    'stream', 'user', 'previous_response_id', 'role', 'max_tokens'],
                                    R.randint(1, 3))
     if maybe(0.15):
         o['volatileKeys'] = R.sample(['timestamp', 'nonce', 'id', 'name', 'text', 'city', 'detail', 'content',
-                                      'type', 'arguments'], R.randint(1, 2))
+                                      'type', 'arguments', 'role', 'legacy', 'mediaType', 'sha256', 'filename',
+                                      'argumentsText', 'parameters', 'tool_use_id'], R.randint(1, 2))
     if maybe(0.06):
         o['provider'] = pick('openai-chat', 'anthropic', 'openai-responses', 'generic', 'openai-embeddings')
     return o
@@ -822,6 +826,63 @@ def error_text():
                 '{"model":"m","messages":[] } x')
 
 
+def spell_number(x):
+    """One of the JSON spellings of the same double."""
+    if isinstance(x, bool):
+        return 'true' if x else 'false'
+    f = float(x)
+    if isinstance(x, int) and abs(x) > 2 ** 53:
+        return str(x)
+    if f == int(f) and abs(f) < 1e15:
+        i = int(f)
+        neg = '-' if (f < 0 or (f == 0 and str(f).startswith('-'))) else ''
+        a = abs(i)
+        return neg + pick(str(a), str(a) + '.0', str(a) + 'E0', str(a) + '.000e+0', str(a * 10) + 'e-1' if a else '0e5')
+    r = repr(f)
+    if 'e' in r:
+        m, e = r.split('e')
+        if '.' not in m:
+            m += '.0'
+        return pick(r, m + 'E' + e, m + '0e' + e)
+    return pick(r, r + '0', r + 'e0', r + 'E-0')
+
+
+def spell_string(s):
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == '\\':
+            out.append('\\\\')
+        elif o < 0x20 or (maybe(0.05) and o != 0x2f):
+            if o > 0xFFFF:
+                hi, lo = 0xD800 + ((o - 0x10000) >> 10), 0xDC00 + ((o - 0x10000) & 0x3FF)
+                out.append('\\u%04x\\u%04X' % (hi, lo))
+            else:
+                out.append(pick('\\u%04x', '\\u%04X') % o)
+        elif ch == '/' and maybe(0.5):
+            out.append('\\/')
+        else:
+            out.append(ch)
+    out.append('"')
+    return ''.join(out)
+
+
+def spell(v):
+    """JSON text with random whitespace, number spelling and string escapes (same value)."""
+    ws = lambda: pick('', '', ' ', '\n  ', '\t', '\r\n')
+    if v is None:
+        return 'null'
+    if isinstance(v, bool) or isinstance(v, (int, float)):
+        return spell_number(v)
+    if isinstance(v, str):
+        return spell_string(v)
+    if isinstance(v, list):
+        return '[' + ws() + (',' + ws()).join(spell(e) for e in v) + ws() + ']'
+    return '{' + ws() + (',' + ws()).join(spell_string(k) + ws() + ':' + ws() + spell(e) for k, e in v.items()) + ws() + '}'
+
+
 def respell(text):
     """Whitespace and number respelling that must not change the key."""
     if maybe(0.3):
@@ -846,8 +907,8 @@ def main():
         if R.random() < 0.25:
             b = deep_mutate(b, R.choice([0.03, 0.08, 0.15]))
             label += '+deep'
-        cases.append({'shape': label, 'body': respell(json.dumps(b, ensure_ascii=maybe(0.3))),
-                      'options': call_options()})
+        text = spell(b) if maybe(0.3) else respell(json.dumps(b, ensure_ascii=maybe(0.3)))
+        cases.append({'shape': label, 'body': text, 'options': call_options()})
     json.dump(cases, sys.stdout)
 
 
