@@ -72,6 +72,9 @@ export interface MatcherOptions extends NormalizeOptions {
    * Request bodies given as bytes or text are remembered by the SHA-256 of their bytes, this
    * many (least recently used first out; default 1024, 0 turns it off). A proxy sees the same
    * body again and again; a repeat then skips parsing, normalization and hashing of the view.
+   * The recordings' own requests count as seen, as the JSON text JSON.stringify makes of them:
+   * the text the JavaScript SDKs send, so a replayed call from one of them is found by the
+   * hash of its bytes alone.
    */
   memo?: number;
 }
@@ -236,6 +239,29 @@ export class MatchIndex {
   }
 }
 
+/** Consecutive fingerprint misses after which fingerprints are only probed (see compute()). */
+const FP_PROBE = 32;
+
+/**
+ * Whether v is a JSON value that JSON.stringify writes as itself: plain objects and arrays,
+ * strings, booleans, null and finite numbers. Anything else (undefined, NaN, a Date, a class
+ * instance) is written as something else, so its text would not stand for the recording.
+ */
+function isJsonValue(v: unknown, depth: number): boolean {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (typeof v !== 'object' || depth > 200) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!(i in v) || !isJsonValue(v[i], depth + 1)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return false;
+  if (Object.getOwnPropertySymbols(v).length > 0) return false;
+  for (const k in v) if (!isJsonValue((v as Record<string, unknown>)[k], depth + 1)) return false;
+  return true;
+}
+
 export interface Matcher {
   /** Picks the recording for a request, or throws TapedeckError E_MISS with diagnostics. */
   match(request: unknown): MatchResult;
@@ -249,7 +275,7 @@ export interface Matcher {
 }
 
 export interface MatcherStats {
-  /** Body bytes seen before (SHA-256 of the bytes). */
+  /** Body bytes seen before, or equal to a recording's request as JSON.stringify writes it (SHA-256 of the bytes). */
   memoHits: number;
   /** Bodies canonically equal to a recording's, apart from always-dropped root arguments. */
   fingerprintHits: number;
@@ -293,6 +319,10 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   // call over its raw bytes: no JSON.parse, no normalization.
   const fpOptions = { ignoreKeys: fingerprintIgnoreKeys(opts.ignoreArgs ?? []), rootOnly: true };
   const byFingerprint = new Map<string, number>();
+  const memoLimit = opts.memo ?? 1024;
+  // SHA-256 of each recording's request as JSON.stringify writes it -> recording: the bytes a
+  // JavaScript SDK sends for that request (see MatcherOptions.memo).
+  const recordedBytes = new Map<string, number>();
   function fingerprint(request: unknown): string | undefined {
     try {
       return request instanceof Uint8Array || typeof request === 'string' ? hashJSON(request, fpOptions) : hashValue(request, fpOptions);
@@ -322,20 +352,32 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     index.add(k.key, k.signatureDigest);
     const fp = fingerprint(rec.request);
     if (fp !== undefined && !byFingerprint.has(fp)) byFingerprint.set(fp, i);
+    if (memoLimit > 0 && isJsonValue(rec.request, 0)) {
+      const id = hex(sha256(JSON.stringify(rec.request)));
+      if (!recordedBytes.has(id)) recordedBytes.set(id, i);
+    }
   });
 
-  const memoLimit = opts.memo ?? 1024;
   const memo = new Map<string, RequestDigests>();
   const stats: MatcherStats = { memoHits: 0, fingerprintHits: 0, computed: 0 };
+  // Fingerprints cost a core call over the whole body (~60 us for a 36 KB one), which is only
+  // worth it while they find recordings. A matcher whose fingerprints keep missing (recording
+  // new calls, or a client whose bodies change in ways normalization removes, such as new
+  // tool-call ids) computes one only every FP_PROBE-th request until one hits again. Either
+  // way the digests are the same: this changes the cost, never the answer.
+  let fpMisses = 0;
 
   /** Digests without the memo: a recording's, by fingerprint, or computed in full. */
   function compute(request: unknown): { digests: RequestDigests; full?: RequestKeys } {
-    const fp = byFingerprint.size > 0 ? fingerprint(request) : undefined;
+    const tryFp = byFingerprint.size > 0 && (fpMisses < FP_PROBE || fpMisses % FP_PROBE === 0);
+    const fp = tryFp ? fingerprint(request) : undefined;
     const same = fp === undefined ? undefined : byFingerprint.get(fp);
     if (same !== undefined) {
+      fpMisses = 0;
       stats.fingerprintHits++;
       return { digests: keys[same]! };
     }
+    if (byFingerprint.size > 0) fpMisses++;
     stats.computed++;
     // A raw body is keyed from its bytes; the normalized view is then only rebuilt on a miss,
     // for the diagnostics.
@@ -349,7 +391,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   function digestsOf(request: unknown): { digests: RequestDigests; full?: RequestKeys } {
     if (memoLimit <= 0 || (typeof request !== 'string' && !(request instanceof Uint8Array))) return compute(request);
     const id = hex(sha256(request));
-    const hit = memo.get(id);
+    const hit = memo.get(id) ?? (recordedBytes.size > 0 ? keys[recordedBytes.get(id) ?? -1] : undefined);
     if (hit) {
       stats.memoHits++;
       memo.delete(id); // re-insert: Map order is the LRU order

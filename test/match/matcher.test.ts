@@ -371,8 +371,64 @@ describe('fingerprints: raw bodies canonically equal to a recording skip parsing
 
   it('repeated bytes come from the memo', () => {
     const m = createMatcher({ mode: 'exact', allowRepeats: true, recordings: [rec(recorded, '0')] });
-    m.match(bytes(recorded));
-    m.match(bytes(recorded));
+    const pretty = JSON.stringify(recorded, null, 1);
+    m.match(pretty);
+    m.match(pretty);
     expect(m.stats()).toEqual({ memoHits: 1, fingerprintHits: 1, computed: 0 });
+  });
+
+  it("a recording's request as JSON.stringify writes it (what the JavaScript SDKs send) is found by the hash of its bytes", () => {
+    const m = createMatcher({ mode: 'exact', allowRepeats: true, recordings: [rec({ model: 'gpt-4o', messages: [{ role: 'user', content: 'other' }] }, 'x'), rec(recorded, '0')] });
+    const r = m.match(bytes(recorded));
+    expect(r.index).toBe(1);
+    expect(m.stats()).toEqual({ memoHits: 1, fingerprintHits: 0, computed: 0 });
+    const { messages: _m, view: _v, ...full } = requestKeys(bytes(recorded));
+    expect(r.request).toEqual(full);
+    // memo: 0 turns byte hashing off altogether, the recordings' text included.
+    const off = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
+    off.match(bytes(recorded));
+    expect(off.stats()).toEqual({ memoHits: 0, fingerprintHits: 1, computed: 0 });
+  });
+
+  it('a recording whose request JSON.stringify would rewrite is not known by that text', () => {
+    // undefined is dropped by JSON.stringify: that text is another request than the object.
+    for (const request of [{ ...recorded, temperature: undefined }, { ...recorded, when: new Date(0) }, { ...recorded, messages: [...recorded.messages, undefined] }]) {
+      let m;
+      try {
+        m = createMatcher({ mode: 'exact', allowRepeats: true, recordings: [rec(request, '0')] });
+      } catch {
+        continue; // a request the matcher refuses outright has no text to know it by
+      }
+      try {
+        m.match(JSON.stringify(request));
+      } catch {
+        /* a miss is fine: the point is where the digests came from */
+      }
+      expect(m.stats().memoHits).toBe(0);
+    }
+  });
+
+  it('fingerprints that keep missing are only probed, and are used again once one hits', () => {
+    const m = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
+    const reRecorded = bytes(JSON.parse(JSON.stringify(recorded).replace(/call_AAA/g, 'call_ZZZ')));
+    const fingerprints = () => {
+      const s = m.stats();
+      return s.fingerprintHits;
+    };
+    // Every request takes the full path and matches; the count of fingerprint computations is
+    // seen through a hit: a canonically equal body right after N misses hits only if probed.
+    for (let i = 0; i < 31; i++) expect(m.match(reRecorded).matchedBy).toBe('exact');
+    const pretty = JSON.stringify(recorded, null, 2);
+    expect(m.match(pretty).matchedBy).toBe('exact');
+    expect(fingerprints()).toBe(1); // 31 misses: still computed every time
+    for (let i = 0; i < 33; i++) m.match(reRecorded);
+    m.match(pretty); // 33 misses in a row: this one is not the probe, so it takes the full path
+    expect(fingerprints()).toBe(1);
+    let k = 0;
+    while (fingerprints() === 1 && k++ < 40) m.match(pretty); // the next probe hits ...
+    expect(fingerprints()).toBe(2);
+    m.match(pretty); // ... and from then on every request computes one again
+    expect(fingerprints()).toBe(3);
+    expect(m.stats().computed).toBe(31 + 33 + 1 + k - 1);
   });
 });
