@@ -76,7 +76,9 @@ function decline(): never {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// ignoreBOM: keep a leading U+FEFF. The default decoder drops it, which made "\ufeff{}" tool
+// arguments parse as {} and "\ufefftext" a text part.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 const hasBuffer = typeof Buffer !== 'undefined';
 const lit = (s: string): Uint8Array => encoder.encode(s);
 
@@ -1184,6 +1186,8 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   if (opts === null || typeof opts !== 'object') return undefined;
   if (opts.volatileKeys !== undefined && (!Array.isArray(opts.volatileKeys) || opts.volatileKeys.length > 0)) return undefined;
   if (opts.provider !== undefined && !PROVIDERS.includes(opts.provider)) return undefined;
+  // Only an absent option takes its default; null is the reference's E_ARG.
+  if (opts.ignoreArgs === null) return undefined;
   const ignoreArgs = opts.ignoreArgs ?? [];
   if (!Array.isArray(ignoreArgs) || ignoreArgs.some((k) => typeof k !== 'string')) return undefined;
   let bytes: Uint8Array;

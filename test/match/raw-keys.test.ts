@@ -362,6 +362,33 @@ describe('raw-bytes request digests', () => {
     expect(rawPathCounts.answered - before).toBe(hasTape ? 1 : 0);
   });
 
+  it('a string that begins with a byte-order mark keeps it: arguments, roles, part types, call ids, tool names', () => {
+    // A decoder that strips a leading U+FEFF made "\ufeff{}" arguments parse as {} and
+    // "\ufefftext" a text part, so these keyed unlike the reference.
+    const B = '\ufeff';
+    const call = (args: string, id = 'c1', name = 'f') => ({ id, type: 'function', function: { name, arguments: args } });
+    const bodies = [
+      ...['{}', '[1]', '1', 'null', '{"a":1}'].map((a) => ({ model: 'm', messages: [{ role: 'assistant', content: null, tool_calls: [call(B + a)] }] })),
+      { model: 'm', messages: [{ role: B + 'user', content: 'hi' }] },
+      { model: 'm', messages: [{ role: 'user', content: [{ type: B + 'text', text: 'hi' }] }] },
+      { model: 'm', messages: [{ role: 'assistant', content: null, tool_calls: [call('{}', B + 'c1'), call('{}', 'c1')] }, { role: 'tool', tool_call_id: 'c1', content: 'ok' }] },
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: B + 'f', parameters: {} } }, { type: 'function', function: { name: 'f', parameters: {} } }] },
+      { model: 'claude', max_tokens: 5, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: B + '{}' }] }] },
+    ];
+    let answered = 0;
+    for (const b of bodies) if (agree(encoder.encode(JSON.stringify(b)))) answered++;
+    if (hasTape) expect(answered).toBeGreaterThan(0);
+  });
+
+  it('options the reference rejects are rejected, not defaulted (ignoreArgs: null is E_ARG)', () => {
+    const body = encoder.encode('{"model":"m","messages":[{"role":"user","content":"hi"}]}');
+    for (const opts of [{ ignoreArgs: null }, { provider: null }, { volatileKeys: null }, { ignoreArgs: [1] }]) {
+      expect(reference(body, opts as never)).toEqual({ error: 'E_ARG' });
+      expect(rawRequestDigests(body, opts as never)).toBeUndefined();
+      expect(() => requestDigests(body, opts as never)).toThrow(expect.objectContaining({ code: 'E_ARG' }));
+    }
+  });
+
   it('requestDigests: the same digests and the same errors as requestKeys, for bytes, text and objects', () => {
     const m = buildWorkload('M');
     const { messages: _m, view: _v, ...want } = requestKeys(m.body);
