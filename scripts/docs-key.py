@@ -542,8 +542,9 @@ def part(p, ids):
         iu = p.get('image_url')
         url = iu['url'] if isinstance(iu, dict) and isinstance(iu.get('url'), str) else iu
         out = {'type': 'image'}
-        if 'image_url' in p:
-            out['image'] = A(url)[1]
+        img = A(url)[1]
+        if img is not None and img != []:
+            out['image'] = img
         if isinstance(iu, dict):
             rest(iu, out, ('url',))
         return rest(p, out, ('type', 'image_url'))
@@ -566,7 +567,7 @@ def part(p, ids):
         else:
             holder = p
         fmt = holder.get('format')
-        if isinstance(fmt, str) and 'mediaType' not in holder and 'media_type' not in holder:
+        if isinstance(fmt, str) and holder.get('mediaType') is None and holder.get('media_type') is None:
             f = fmt.lower()
             holder = dict(holder)
             holder['mediaType'] = {'mp3': 'audio/mpeg', 'wav': 'audio/wav'}.get(f, 'audio/' + f)
@@ -592,10 +593,11 @@ def part(p, ids):
             out['content'] = C(p.get('content'), ids)
         elif holder is not p:
             out['file'] = dc(holder)
-        if p.get('filename') is not None:
-            out['filename'] = dc(p['filename'])
-        elif holder is not p and 'filename' in holder:
-            out['filename'] = dc(holder['filename'])
+        fn = p.get('filename')
+        if fn is None and holder is not p:
+            fn = holder.get('filename')
+        if fn is not None and fn != []:
+            out['filename'] = dc(fn)
         return rest(p, out, ('type', 'file', 'source', 'data', 'file_data', 'file_id', 'fileId',
                              'file_url', 'url', 'path', 'media_type', 'mediaType'))
     if t == 'tool_use':

@@ -478,7 +478,10 @@ class Normalizer:
         if t == 'image_url':
             iu = p.get('image_url')
             src = iu['url'] if is_obj(iu) and isinstance(iu.get('url'), str) else iu
-            out = {'type': 'image', 'image': A(src)}
+            out = {'type': 'image'}
+            img = A(src)
+            if img is not None and img != []:
+                out['image'] = img
             if is_obj(iu):
                 rest(iu, out, ['url'])
             return rest(p, out, ['type', 'image_url'])
@@ -494,7 +497,7 @@ class Normalizer:
         if t in ('input_audio', 'audio'):
             h = p['input_audio'] if is_obj(p.get('input_audio')) else p['audio'] if is_obj(p.get('audio')) else p
             fmt = h.get('format')
-            if isinstance(fmt, str) and 'mediaType' not in h and 'media_type' not in h:
+            if isinstance(fmt, str) and h.get('mediaType') is None and h.get('media_type') is None:
                 h = {**h, 'mediaType': AUDIO.get(fmt.lower(), 'audio/' + fmt.lower())}
             return rest(p, {'type': 'audio', 'audio': A(h)}, ['type', 'input_audio', 'audio', 'data', 'format', 'url', 'path', 'media_type', 'mediaType'])
         if t in ('file', 'input_file', 'document'):
@@ -512,7 +515,7 @@ class Normalizer:
             fn = p.get('filename')
             if fn is None and h is not p:
                 fn = h.get('filename')
-            if fn is not None:
+            if fn is not None and fn != []:
                 out['filename'] = fn
             return rest(p, out, ['type', 'file', 'source', 'data', 'file_data', 'file_id', 'fileId', 'file_url', 'url', 'path', 'media_type', 'mediaType'])
         if t == 'tool_use':

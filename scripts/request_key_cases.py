@@ -229,6 +229,12 @@ def cases():
     add('openai file unknown holder', ['attachments.other'], user([{'type': 'file', 'file': {'what': 1}}]))
     add('responses input_file', ['attachments.file'], {'model': 'm', 'instructions': 'i', 'input': [{'role': 'user', 'content': [{'type': 'input_file', 'file_data': HELLO, 'filename': 'f.txt'}]}]})
     add('responses input_file url', ['attachments.file'], {'model': 'm', 'instructions': 'i', 'input': [{'role': 'user', 'content': [{'type': 'input_file', 'file_url': 'https://e.x/f.pdf'}]}]})
+    # Null (or []) members are absent inside attachments too.
+    add('image_url: null is no image', ['attachments.null'], user([{'type': 'image_url', 'image_url': None, 'detail': 'low'}]))
+    add('image_url: absent is no image', ['attachments.null'], user([{'type': 'image_url', 'detail': 'low'}]))
+    add('input_audio: null media_type leaves the format', ['attachments.null'], user([{'type': 'input_audio', 'input_audio': {'data': HELLO, 'format': 'mp3', 'media_type': None}}]))
+    add('file: null filename is absent', ['attachments.null'], user([{'type': 'file', 'file': {'file_id': 'file-9', 'filename': None}}]))
+    add('file: null part filename falls back to the holder', ['attachments.null'], user([{'type': 'file', 'filename': None, 'file': {'file_id': 'file-9', 'filename': 'b.pdf'}}]))
     add('file part with content', ['attachments.content'], gen([{'role': 'user', 'content': [{'type': 'file', 'content': 'inline'}]}]))
     add('AI SDK file part', ['attachments.file', 'aisdk'], {'model': 'm', 'prompt': [{'role': 'user', 'content': [{'type': 'file', 'data': HELLO, 'mediaType': 'image/png'}]}]})
     add('file part filename from holder', ['attachments.file'], user([{'type': 'file', 'file': {'file_id': 'f', 'filename': 'x.pdf'}}]))

@@ -432,7 +432,9 @@ export class Normalizer {
       case 'image_url': {
         // OpenAI chat: image_url is { url, detail } (or, from older SDKs, the URL itself).
         const iu = p.image_url;
-        const out: Obj = { type: 'image', image: attachmentOf(isObj(iu) ? (str(iu.url) ?? iu) : iu) };
+        // image_url null (or []) is absent, as every null member is: no image member.
+        const out: Obj = { type: 'image' };
+        keep(out, 'image', attachmentOf(isObj(iu) ? (str(iu.url) ?? iu) : iu));
         if (isObj(iu)) rest(iu, out, ['url']);
         return rest(p, out, ['type', 'image_url']);
       }
@@ -450,7 +452,8 @@ export class Normalizer {
         const a = isObj(p.input_audio) ? p.input_audio : isObj(p.audio) ? p.audio : p;
         const format = str(a.format);
         const mediaType = format !== undefined ? (AUDIO_TYPES[format.toLowerCase()] ?? `audio/${format.toLowerCase()}`) : undefined;
-        const src: Obj = mediaType !== undefined && a.mediaType === undefined && a.media_type === undefined ? { ...a, mediaType } : a;
+        // A null media type is an absent one: the format still gives it.
+        const src: Obj = mediaType !== undefined && a.mediaType == null && a.media_type == null ? { ...a, mediaType } : a;
         return rest(p, { type: 'audio', audio: attachmentOf(src) }, [
           'type', 'input_audio', 'audio', 'data', 'format', 'url', 'path', 'media_type', 'mediaType',
         ]);
@@ -467,7 +470,7 @@ export class Normalizer {
         else if (holder.type === 'content') out.content = this.content(holder.content, `${path}.source.content`);
         else if (holder === p && p.content !== undefined) out.content = this.content(p.content, `${path}.content`);
         else if (holder !== p) out.file = copy(holder);
-        put(out, 'filename', copy(p.filename ?? (holder !== p ? holder.filename : undefined)));
+        keep(out, 'filename', copy(p.filename ?? (holder !== p ? holder.filename : undefined)));
         return rest(p, out, [
           'type', 'file', 'source', 'data', 'file_data', 'file_id', 'fileId', 'file_url', 'url', 'path', 'media_type', 'mediaType',
         ]);
