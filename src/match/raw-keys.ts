@@ -632,7 +632,7 @@ class Walk {
       inner = this.members(iu);
       url = inner.get('url');
     }
-    if (!this.empty(url)) {
+    if (url !== undefined && !this.empty(url)) {
       this.out.byte(COMMA);
       this.out.bytes(L.imageKey);
       if (this.kind(url) === T_STRING) {
