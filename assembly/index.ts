@@ -77,3 +77,4 @@ export function digests(flags: i32): i32 {
 export { traceToken } from "./trace";
 export { utf16ToUtf8 } from "./utf16";
 export { index } from "./tape";
+export { view } from "./view";

@@ -61,11 +61,12 @@ const OUT_SLACK: usize = 64;
 
 const STACK: usize = memory.data(<i32>(MAX_DEPTH as usize * FRAME_SIZE + 16));
 // Result block read by the TypeScript loader after each call.
-export const RESULT: usize = memory.data(64);
+export const RESULT: usize = memory.data(128);
 // RESULT layout (u32 each): 0 status, 4 errOffset, 8 errDetail, 12 outPtr, 16 outLen,
 // 20 count (elements), 24 spansPtr (count x {ptr u32, len u32}), 28/32/36 digest addresses
 // (assembly/index.ts), 40 number of `null` literals read (the JavaScript-value path uses it to
-// skip its NaN check when JSON.stringify wrote no null at all).
+// skip its NaN check when JSON.stringify wrote no null at all), 48 the records of index()
+// (assembly/tape.ts), 52-84 what view() wrote (assembly/view.ts).
 
 // Region layout, set by layout() for an input of n bytes. Everything after heap base is ours.
 let inBase: usize = 0;

@@ -12,6 +12,26 @@ export interface ElementHashes {
   digest: string;
 }
 
+/**
+ * A request view written by the core (see Engine.requestView). `head` and `tools` are views of
+ * the engine's memory, valid until the next call into the engine: copy them first.
+ */
+export interface CoreView {
+  /** Provider number (1 openai-chat, 2 openai-responses, 4 anthropic, 5 generic). */
+  readonly provider: number;
+  readonly messageCount: number;
+  /** `{"messages":[...]`: each hole is a 0x00 byte, in the order of `holes`. */
+  readonly head: Uint8Array;
+  /** `,"tools":[...]`, sorted. */
+  readonly tools: Uint8Array;
+  /** Byte ranges in the body of the parts left as holes: [start, end, start, end, ...]. */
+  readonly holes: Uint32Array;
+  /** Byte ranges of each tool's name string (quotes included) in tool order; 0, 0 for none. */
+  readonly toolNames: Uint32Array;
+  /** The root object's members: [keyStart, keyEnd, start, end, ...] (key with its quotes). */
+  readonly roots: Uint32Array;
+}
+
 /** Incremental SHA-256 state owned by an engine. */
 export interface Sha256Stream {
   update(data: Uint8Array): void;
@@ -44,6 +64,12 @@ export interface Engine {
    * the text is not JSON. Optional: an engine without it makes callers take their general path.
    */
   tape?(json: Uint8Array): Uint32Array | undefined;
+  /**
+   * The normalized request view of a JSON request body, written by the core from its structural
+   * index (assembly/view.ts), or undefined if the body is not JSON, null if the core leaves the
+   * body to the caller's own walk. Optional, as tape() is.
+   */
+  requestView?(json: Uint8Array, provider: number): CoreView | null | undefined;
   /** Number of `null` literals in the last JSON text this engine read (wasm engines only). */
   nulls?(): number;
 }

@@ -2,7 +2,7 @@
 // text), and formats digests. Every function here is a thin shell over a single engine call.
 
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
-import { hex, type BackendName, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
+import { hex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
 import { JsEngine } from './js.ts';
 import { allFinite, canonicalText, loneSurrogateIndex, type IgnoreSet } from './value.ts';
 import { byteLength, simdSupported, WasmEngine } from './wasm.ts';
@@ -252,6 +252,16 @@ export function hashJSON(json: string | Uint8Array, opts?: CanonicalOptions): st
 export function jsonTape(json: Uint8Array): Uint32Array | undefined {
   if (json.length > MAX_INPUT_BYTES) return undefined;
   return current().tape?.(json);
+}
+
+/**
+ * The request view of a body written by the core (assembly/view.ts): undefined if the body is
+ * not JSON, null where the core leaves it to the caller. Internal, for src/match/raw-keys.ts.
+ */
+export function coreRequestView(json: Uint8Array, provider: number): CoreView | null | undefined {
+  if (json.length > MAX_INPUT_BYTES) return null;
+  const e = current();
+  return e.requestView ? e.requestView(json, provider) : null;
 }
 
 /**

@@ -3,7 +3,7 @@
 // assembly/index.ts (layout -> write input -> canonical -> read RESULT).
 
 import { TapedeckError } from '../errors.ts';
-import { hex, splitHex, type BackendName, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
+import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
 import { jsonError } from './status.ts';
 import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from './wasm.generated.ts';
 // Empty in browser bundles (see wasm-scalar.browser.ts): there the scalar build is loaded on demand.
@@ -23,6 +23,7 @@ interface CoreExports {
   sha256Final(state: number, out: number): void;
   traceToken(ptr: number, count: number, scratch: number, out: number): number;
   index(at: number, n: number): number;
+  view(at: number, n: number, count: number, provider: number): number;
 }
 
 const H_MESSAGES = 2;
@@ -315,6 +316,49 @@ export class WasmEngine implements Engine {
     // A buffer grown for a very large body is the caller's (until its next call), not kept here.
     if (this.tapeBuf.length > 1 << 20) this.tapeBuf = new Uint32Array(1024);
     return tape;
+  }
+
+  requestView(json: Uint8Array, provider: number): CoreView | null | undefined {
+    const at = this.prepare([], json.length);
+    this.u8.set(json, at);
+    const count = this.x.index(at, json.length);
+    this.refresh();
+    if (count < 0) return undefined;
+    const status = this.x.view(at, json.length, count, provider);
+    this.refresh();
+    if (status !== 0) return null;
+    const u32 = this.u32;
+    const r = this.r;
+    const out = u32[r + 15]!;
+    const messagesEnd = u32[r + 16]!;
+    const holeCount = u32[r + 18]!;
+    const holesAt = u32[r + 19]! >>> 2;
+    const toolCount = u32[r + 20]!;
+    const chunksAt = u32[r + 21]! >>> 2;
+    const recs = u32[r + 12]! >>> 2;
+    const toolNames = new Uint32Array(toolCount * 2);
+    for (let k = 0; k < toolCount; k++) {
+      const name = u32[chunksAt + k * 3 + 2]!;
+      if (name === 0xffffffff) continue;
+      toolNames[k * 2] = u32[recs + name * 8 + 1]!;
+      toolNames[k * 2 + 1] = u32[recs + name * 8 + 2]!;
+    }
+    // The root object's members: records 1.. chained by their next record.
+    const roots: number[] = [];
+    const stop = u32[recs + 3]!;
+    for (let c = 1; c < stop; c = u32[recs + c * 8 + 3]!) {
+      const q = recs + c * 8;
+      roots.push(u32[q + 4]!, u32[q + 5]!, u32[q + 1]!, u32[q + 2]!);
+    }
+    return {
+      provider: u32[r + 13]!,
+      messageCount: u32[r + 14]!,
+      head: this.u8.subarray(out, messagesEnd),
+      tools: this.u8.subarray(messagesEnd, u32[r + 17]!),
+      holes: u32.slice(holesAt, holesAt + holeCount * 2),
+      toolNames,
+      roots: Uint32Array.from(roots),
+    };
   }
 
   sha256(data: Uint8Array): Uint8Array {

@@ -35,7 +35,7 @@
  * (the view written by the core while it reads the body), not a faster walk here.
  */
 
-import { hashValue, jsonTape, pathHashesOfUtf8 } from '../core/index.ts';
+import { coreRequestView, hashValue, jsonTape, pathHashesOfUtf8 } from '../core/index.ts';
 import { allFinite } from '../core/value.ts';
 import { TapedeckError } from '../errors.ts';
 import type { RequestDigests } from './matcher.ts';
@@ -1164,7 +1164,7 @@ function isUtf8(b: Uint8Array): boolean {
  * the matcher) really take this path for the common request shapes, which equal digests alone
  * cannot show.
  */
-export const rawPathCounts = { answered: 0, declined: 0 };
+export const rawPathCounts = { answered: 0, declined: 0, core: 0 };
 
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
@@ -1200,9 +1200,11 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
     // rejects it, so the raw path declines rather than key bytes it would decode leniently.
     if (!isUtf8(bytes)) return undefined;
   }
-  const tape = jsonTape(bytes);
-  if (tape === undefined || tape.length === 0 || (tape[0]! & 0xff) !== T_OBJECT) return undefined;
   try {
+    const fromCore = coreDigests(bytes, opts, ignoreArgs);
+    if (fromCore !== null) return fromCore;
+    const tape = jsonTape(bytes);
+    if (tape === undefined || tape.length === 0 || (tape[0]! & 0xff) !== T_OBJECT) return undefined;
     const w = new Walk(bytes, tape);
     // Objects whose member names the index did not compare (escaped names, many members): a
     // duplicate is an error for the reference wherever it is, kept or dropped.
@@ -1216,38 +1218,121 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   }
 }
 
-function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
-  const root = w.members(0);
-  const provider = opts.provider ?? detect(w, root);
+type Normalized = ReturnType<typeof normalizeRequest>;
+
+/**
+ * Model, options and context: the reference on the top level without the conversation (its
+ * members are small). `names` and `value` give the root object's members.
+ */
+function topLevel(provider: Provider, names: readonly string[], value: (i: number) => unknown, ignoreArgs: readonly string[]): Normalized {
   const layout = CONVERSATION[provider];
   const ignore = new Set(ignoreArgs);
   if (layout.some((k) => ignore.has(k))) decline();
-
-  // Model, options and context: the reference on the top level without the conversation.
   const top: Record<string, unknown> = {};
-  for (let i = 0; i < root.names.length; i++) {
-    const k = root.names[i]!;
+  for (let i = 0; i < names.length; i++) {
+    const k = names[i]!;
     if (layout.includes(k)) continue;
-    set(top, k, w.value(root.recs[i]!));
+    set(top, k, value(i));
   }
   if (provider !== 'openai-responses' && provider !== 'openai-embeddings') top.messages = [];
   const small = normalizeRequest(top, { provider, ignoreArgs });
+  if (!allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) decline();
+  return small;
+}
+
+/**
+ * Writes `,"model":...,"options":...`: the root's members in canonical order (input or
+ * messages, model, options, tools), so the core need not sort the root object, which would
+ * move the whole view twice.
+ */
+function modelAndOptions(out: Out, small: Normalized): void {
   const view = small.view;
-  if (!allFinite(view.options, NO_SKIP) || !allFinite(view.model, NO_SKIP)) decline();
+  if (view.model !== undefined) {
+    out.bytes(L.model);
+    out.text(JSON.stringify(view.model));
+  }
+  out.bytes(L.options);
+  out.text(JSON.stringify(view.options));
+}
+
+/** One core call over the view written to `out`, and the signature. */
+function finish(out: Out, provider: Provider, count: number, names: readonly (string | undefined)[], small: Normalized): RequestDigests {
+  const member = provider === 'openai-embeddings' ? 'input' : 'messages';
+  // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
+  // encoded from well-formed strings.
+  const paths = pathHashesOfUtf8(out.buf.subarray(0, out.at), member);
+  const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
+  const signature = { toolNames, messageCount: count, contextKeys: small.contextKeys };
+  return {
+    provider,
+    key: paths.digest,
+    signature,
+    signatureDigest: hashValue(signature),
+    messageHashes: paths.messageHashes,
+    pathHashes: paths.pathHashes,
+  };
+}
+
+const PROVIDER_CODE: Record<Provider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
+const PROVIDER_OF: readonly (Provider | undefined)[] = [undefined, 'openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
+
+/**
+ * The digests from the view the core writes itself (assembly/view.ts): the common request
+ * shapes with no JavaScript walk at all. undefined if the body is not JSON; null where the
+ * core leaves the body to the walk here (a backend without it, or a construct it declines).
+ */
+function coreDigests(bytes: Uint8Array, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests | null | undefined {
+  const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider]);
+  if (cv === undefined) return undefined;
+  if (cv === null) return null;
+  const out = new Out();
+  // Copied first: the core's memory is reused by the next call into it.
+  const tools = cv.tools.slice();
+  const head = cv.head;
+  const holes = cv.holes;
+  if (holes.length === 0) {
+    out.bytes(head);
+  } else {
+    // Attachment parts, whose rules decode and hash data: the reference, one part at a time.
+    const texts: string[] = [];
+    const n = new Normalizer();
+    for (let k = 0; k < holes.length; k += 2) {
+      const parts = n.content(JSON.parse(decoder.decode(bytes.subarray(holes[k]!, holes[k + 1]!))), '$');
+      if (parts.length !== 1 || isResult(parts[0]) || !allFinite(parts[0], NO_SKIP)) return null;
+      texts.push(JSON.stringify(parts[0]));
+    }
+    let at = 0;
+    for (const text of texts) {
+      const z = head.indexOf(0, at);
+      out.span(head, at, z);
+      out.text(text);
+      at = z + 1;
+    }
+    out.span(head, at, head.length);
+  }
+  const provider = PROVIDER_OF[cv.provider]!;
+  const r = cv.roots;
+  const names: string[] = [];
+  for (let i = 0; i < r.length; i += 4) names.push(JSON.parse(decoder.decode(bytes.subarray(r[i]!, r[i + 1]!))) as string);
+  const small = topLevel(provider, names, (i) => JSON.parse(decoder.decode(bytes.subarray(r[i * 4 + 2]!, r[i * 4 + 3]!))), ignoreArgs);
+  modelAndOptions(out, small);
+  out.bytes(tools);
+  out.bytes(L.close);
+  const toolNames: (string | undefined)[] = [];
+  const tn = cv.toolNames;
+  for (let k = 0; k < tn.length; k += 2) toolNames.push(tn[k + 1] === 0 ? undefined : decoder.decode(bytes.subarray(tn[k]! + 1, tn[k + 1]! - 1)));
+  rawPathCounts.core++;
+  return finish(out, provider, cv.messageCount, toolNames, small);
+}
+
+function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
+  const root = w.members(0);
+  const provider = opts.provider ?? detect(w, root);
+  const small = topLevel(provider, root.names, (i) => w.value(root.recs[i]!), ignoreArgs);
 
   const out = w.out;
   let count = 0;
   const names: (string | undefined)[] = [];
-  // The root's members in canonical order (input or messages, model, options, tools), so the
-  // core need not sort the root object, which would move the whole view twice.
-  const modelAndOptions = (): void => {
-    if (view.model !== undefined) {
-      out.bytes(L.model);
-      out.text(JSON.stringify(view.model));
-    }
-    out.bytes(L.options);
-    out.text(JSON.stringify(view.options));
-  };
   if (provider === 'openai-embeddings') {
     // One input (a string or one token list) is a batch of one.
     out.bytes(L.embeddings);
@@ -1260,7 +1345,7 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
       }
     }
     out.bytes(L.closeArr);
-    modelAndOptions();
+    modelAndOptions(out, small);
   } else {
     out.bytes(L.view);
     const responses = provider === 'openai-responses';
@@ -1313,7 +1398,7 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
     }
 
     out.bytes(L.closeArr);
-    modelAndOptions();
+    modelAndOptions(out, small);
 
     // Tools: each written as a chunk, then the chunks in the reference's order (by name).
     const chunks: { name: string | undefined; start: number; end: number }[] = [];
@@ -1345,19 +1430,5 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
     for (const c of chunks) names.push(c.name);
   }
   out.bytes(L.close);
-
-  const member = provider === 'openai-embeddings' ? 'input' : 'messages';
-  // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
-  // encoded from well-formed strings.
-  const paths = pathHashesOfUtf8(out.buf.subarray(0, out.at), member);
-  const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
-  const signature = { toolNames, messageCount: count, contextKeys: small.contextKeys };
-  return {
-    provider,
-    key: paths.digest,
-    signature,
-    signatureDigest: hashValue(signature),
-    messageHashes: paths.messageHashes,
-    pathHashes: paths.pathHashes,
-  };
+  return finish(out, provider, count, names, small);
 }

@@ -1,0 +1,1178 @@
+// The normalized request view of a request body, written from the structural index (tape.ts)
+// inside the core: the messages as `{"messages":[...]` and the tools as `,"tools":[...]`, in
+// the form src/match/raw-keys.ts writes them, ready for the canonical writer (json.ts).
+//
+// Why here and not in TypeScript: on a 36 KB, 50-message body the TypeScript walk over the
+// index cost ~70-80 us of the ~180 us a new body took (a few hundred small calls, member
+// tables and strings per body), while hashing alone is ~65 us on node:crypto's SHA-NI. The same
+// walk over the index records in linear memory writes the view in a few microseconds.
+//
+// This is a third copy of the message, part and tool rules, so it handles only the common
+// constructs and declines the rest (status V_DECLINED): the TypeScript walk of raw-keys.ts,
+// itself held to the reference normalizer (normalize.ts) by differential tests, then takes the
+// body. Declined, among others: LangChain messages, Responses server items, the Vercel AI SDK's
+// tool-call / tool-result parts and jsonSchema() wrappers, escaped member names where a name is
+// looked at, escaped strings that must be compared (roles, types, call ids, tool names), tool
+// names outside ASCII (sorted by UTF-16 code units in the reference), non-string call ids,
+// arguments text that is not an object or array, member names inherited from Object.prototype,
+// and embeddings (already cheap in TypeScript). Attachment parts (images, audio, files), whose
+// rules decode and hash their data, are left as holes: a 0x00 byte in the output (never in JSON
+// text) and the part's byte range, for the caller to fill with the reference's part.
+
+import { ensureMemory, RESULT } from "./json";
+
+const NODE: usize = 32;
+const T_NULL: u32 = 1;
+const T_NUMBER: u32 = 4;
+const T_STRING: u32 = 5;
+const T_ARRAY: u32 = 6;
+const T_OBJECT: u32 = 7;
+const F_ESCAPED: u32 = 0x100;
+const F_KEY_ESCAPED: u32 = 0x200;
+const F_CHECK_KEYS: u32 = 0x400;
+const NONE: u32 = 0xffffffff;
+
+// Providers, as src/match/raw-keys.ts numbers them (0 = detect).
+const P_CHAT: i32 = 1;
+const P_RESPONSES: i32 = 2;
+const P_EMBEDDINGS: i32 = 3;
+const P_ANTHROPIC: i32 = 4;
+const P_GENERIC: i32 = 5;
+
+// Status of view().
+const V_OK: i32 = 0;
+const V_DECLINED: i32 = 1;
+const V_MEMORY: i32 = 2;
+
+// Part kinds (raw-keys.ts part()).
+const K_NONE: i32 = 0;
+const K_PART: i32 = 1;
+const K_RESULT: i32 = 2;
+
+// Skip sets of rest().
+const S_NONE: i32 = 0;
+const S_TYPE: i32 = 1;
+const S_TOOL_USE: i32 = 2;
+const S_RESULT: i32 = 3;
+const S_THINKING: i32 = 4;
+const S_CALL: i32 = 5;
+const S_IMAGE_URL: i32 = 6;
+const S_IMAGE_PART: i32 = 7;
+const S_TOOL: i32 = 8;
+const S_TOOL_DEF: i32 = 9;
+const S_MESSAGE: i32 = 10;
+
+// The body and its records (set by view()).
+let A: usize = 0; // body
+let B: usize = 0; // records
+let o: usize = 0; // output cursor
+let outLimit: usize = 0;
+let bad = false; // declined: every function returns as soon as it sees it
+
+// Scratch regions after the records, sized by the record count (see view()).
+let haveP: usize = 0; // names already in the object being written: {ptr u32, len u32} entries
+let haveTop: u32 = 0;
+let idsP: usize = 0; // call ids seen: {ptr u32, len u32} of their bytes, numbered by position
+let idCount: u32 = 0;
+let rangesP: usize = 0; // a message's parts: {start u32, end u32, kind u32}
+let rangeCount: u32 = 0;
+let holesP: usize = 0; // {start u32, end u32} body ranges of hole parts
+let holeCount: u32 = 0;
+let chunksP: usize = 0; // tools: {start u32, end u32, nameRec u32}
+let chunkCount: u32 = 0;
+let sortP: usize = 0; // tool chunk order
+
+// What the last message written was, for call() (raw-keys.ts `last`).
+let lastSet = false;
+let lastAssistant = false;
+let lastJoinable = false;
+let lastEmpty = false;
+
+// Member names as UTF-8 (the `have` list holds byte ranges).
+const NAMES: usize = memory.data(256);
+let namesTop: usize = NAMES;
+function u8name(s: string): u64 {
+  const p = namesTop;
+  for (let i = 0; i < s.length; i++) store<u8>(p + <usize>i, <u8>s.charCodeAt(i));
+  namesTop += <usize>s.length;
+  return (<u64>p << 32) | <u64>s.length;
+}
+const N_CONTENT = u8name("content");
+const N_ROLE = u8name("role");
+const N_TYPE = u8name("type");
+const N_ID = u8name("id");
+const N_NAME = u8name("name");
+const N_ARGUMENTS = u8name("arguments");
+const N_ARGUMENTS_TEXT = u8name("argumentsText");
+const N_KIND = u8name("kind");
+const N_IMAGE = u8name("image");
+const N_THINKING = u8name("thinking");
+const N_IS_ERROR = u8name("is_error");
+const N_DESCRIPTION = u8name("description");
+const N_PARAMETERS = u8name("parameters");
+const N_LEGACY = u8name("legacy");
+const N_TEXT = u8name("text");
+const N_TOOL_USE_ID = u8name("tool_use_id");
+const N_TOOL_CALL_ID = u8name("tool_call_id");
+const N_CALL_ID = u8name("call_id");
+
+// --- records
+
+@inline function rec(i: u32): usize { return B + <usize>i * NODE; }
+@inline function kindOf(i: u32): u32 { return load<u32>(rec(i)) & 0xff; }
+@inline function startOf(i: u32): usize { return A + <usize>load<u32>(rec(i) + 4); }
+@inline function endOf(i: u32): usize { return A + <usize>load<u32>(rec(i) + 8); }
+@inline function nextOf(i: u32): u32 { return load<u32>(rec(i) + 12); }
+@inline function isObj(i: u32): bool { return i != NONE && kindOf(i) == T_OBJECT; }
+
+/** Whether the bytes at p (n of them) spell the ASCII string s. */
+function spells(p: usize, n: usize, s: string): bool {
+  if (n != <usize>s.length) return false;
+  const q = changetype<usize>(s);
+  for (let j: usize = 0; j < n; j++) if (<u32>load<u8>(p + j) != <u32>load<u16>(q + (j << 1))) return false;
+  return true;
+}
+
+/** The member of object o named s, or NONE. An escaped name cannot be compared: declines. */
+function get(ob: u32, s: string): u32 {
+  const stop = nextOf(ob);
+  for (let c = ob + 1; c < stop; c = nextOf(c)) {
+    const r = rec(c);
+    if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return NONE; }
+    const ks = A + <usize>load<u32>(r + 16) + 1;
+    if (spells(ks, A + <usize>load<u32>(r + 20) - 1 - ks, s)) return c;
+  }
+  return NONE;
+}
+
+@inline function has(ob: u32, s: string): bool {
+  return get(ob, s) != NONE;
+}
+
+/** Whether record i is the unescaped string s (an escaped one declines). */
+function strIs(i: u32, s: string): bool {
+  if (i == NONE || kindOf(i) != T_STRING) return false;
+  if ((load<u32>(rec(i)) & F_ESCAPED) != 0) { bad = true; return false; }
+  const p = startOf(i) + 1;
+  return spells(p, endOf(i) - 1 - p, s);
+}
+
+/** Whether record i is a string (unescaped: an escaped one declines). */
+function isStr(i: u32): bool {
+  if (i == NONE || kindOf(i) != T_STRING) return false;
+  if ((load<u32>(rec(i)) & F_ESCAPED) != 0) { bad = true; return false; }
+  return true;
+}
+
+/** null, absent or []: the reference's empty(). */
+function empty(i: u32): bool {
+  if (i == NONE) return true;
+  const k = kindOf(i);
+  return k == T_NULL || (k == T_ARRAY && nextOf(i) == i + 1);
+}
+
+@inline function emptyString(i: u32): bool {
+  return endOf(i) - startOf(i) == 2;
+}
+
+// --- output
+
+function room(n: usize): void {
+  if (o + n <= outLimit) return;
+  if (!ensureMemory(o + n + 65536)) { bad = true; o = outLimit - n; return; }
+  outLimit = (<usize>memory.size()) << 16;
+}
+
+/** Writes an ASCII literal. */
+function w(s: string): void {
+  const n = <usize>s.length;
+  room(n);
+  const q = changetype<usize>(s);
+  for (let j: usize = 0; j < n; j++) store<u8>(o + j, <u8>load<u16>(q + (j << 1)));
+  o += n;
+}
+
+@inline function byte(c: u8): void {
+  room(1);
+  store<u8>(o++, c);
+}
+
+function span(s: usize, e: usize): void {
+  const n = e - s;
+  room(n);
+  memory.copy(o, s, n);
+  o += n;
+}
+
+@inline function raw(i: u32): void {
+  span(startOf(i), endOf(i));
+}
+
+/** A comma, unless the object being written has no member yet. */
+@inline function sep(): void {
+  if (load<u8>(o - 1) != 0x7b) byte(0x2c);
+}
+
+// --- the `have` list: names the object being written has (a stack: parts nest)
+
+function havePush(name: u64): void {
+  store<u32>(haveP + <usize>haveTop * 8, <u32>(name >> 32));
+  store<u32>(haveP + <usize>haveTop * 8 + 4, <u32>name);
+  haveTop++;
+}
+
+function haveHas(from: u32, p: usize, n: usize): bool {
+  for (let h = from; h < haveTop; h++) {
+    const q = haveP + <usize>h * 8;
+    if (<usize>load<u32>(q + 4) == n && memory.compare(<usize>load<u32>(q), p, n) == 0) return true;
+  }
+  return false;
+}
+
+@inline function haveHasName(from: u32, name: u64): bool {
+  return haveHas(from, <usize>(name >> 32), <usize>(<u32>name));
+}
+
+/** Names JavaScript objects inherit (the reference's rest() never copies them). */
+function inherited(p: usize, n: usize): bool {
+  return spells(p, n, "constructor") || spells(p, n, "__proto__") || spells(p, n, "toString") || spells(p, n, "valueOf") ||
+    spells(p, n, "hasOwnProperty") || spells(p, n, "isPrototypeOf") || spells(p, n, "propertyIsEnumerable") ||
+    spells(p, n, "toLocaleString") || spells(p, n, "__defineGetter__") || spells(p, n, "__defineSetter__") ||
+    spells(p, n, "__lookupGetter__") || spells(p, n, "__lookupSetter__");
+}
+
+function skipped(p: usize, n: usize, skip: i32): bool {
+  switch (skip) {
+    case S_NONE: return false;
+    case S_TYPE: return spells(p, n, "type");
+    case S_TOOL_USE: return spells(p, n, "type") || spells(p, n, "input");
+    case S_RESULT: return spells(p, n, "type") || spells(p, n, "tool_use_id") || spells(p, n, "is_error");
+    case S_THINKING: return spells(p, n, "type") || spells(p, n, "signature");
+    case S_CALL: return spells(p, n, "type") || spells(p, n, "index");
+    case S_IMAGE_URL: return spells(p, n, "url");
+    case S_IMAGE_PART: return spells(p, n, "type") || spells(p, n, "image_url");
+    case S_TOOL: return spells(p, n, "type") || spells(p, n, "function");
+    case S_TOOL_DEF: return spells(p, n, "type") || spells(p, n, "input_schema") || spells(p, n, "inputSchema");
+    case S_MESSAGE:
+      return spells(p, n, "type") || spells(p, n, "tool_calls") || spells(p, n, "function_call") || spells(p, n, "tool_call_id") ||
+        // The reference's message noise (bookkeeping, not content).
+        spells(p, n, "id") || spells(p, n, "status") || spells(p, n, "timestamp") || spells(p, n, "created") ||
+        spells(p, n, "created_at") || spells(p, n, "createdAt") || spells(p, n, "updated_at") || spells(p, n, "updatedAt") ||
+        spells(p, n, "request_id") || spells(p, n, "requestId");
+  }
+  return false;
+}
+
+/**
+ * The reference's rest(): the members of ob the output does not have yet, minus skipped ones,
+ * cache_control and empty values, as written in the body; each added to `have` (from `from`).
+ */
+function rest(ob: u32, from: u32, skip: i32): void {
+  const stop = nextOf(ob);
+  for (let c = ob + 1; c < stop; c = nextOf(c)) {
+    const r = rec(c);
+    if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return; }
+    const ks = A + <usize>load<u32>(r + 16);
+    const ke = A + <usize>load<u32>(r + 20);
+    const p = ks + 1;
+    const n = ke - 1 - p;
+    if (haveHas(from, p, n) || spells(p, n, "cache_control") || skipped(p, n, skip) || empty(c)) continue;
+    if (inherited(p, n)) { bad = true; return; }
+    sep();
+    span(ks, ke);
+    byte(0x3a);
+    raw(c);
+    havePush((<u64>p << 32) | <u64>n);
+  }
+}
+
+// --- call ids: "call_<k>" for the k-th distinct id
+
+/** The number of the call id in record i, or -1 for absent / null (non-strings decline). */
+function id(i: u32): i32 {
+  if (i == NONE || kindOf(i) == T_NULL) return -1;
+  if (!isStr(i)) { bad = true; return -1; }
+  const p = startOf(i) + 1;
+  const n = endOf(i) - 1 - p;
+  for (let k: u32 = 0; k < idCount; k++) {
+    const q = idsP + <usize>k * 8;
+    if (<usize>load<u32>(q + 4) == n && memory.compare(<usize>load<u32>(q), p, n) == 0) return <i32>k;
+  }
+  store<u32>(idsP + <usize>idCount * 8, <u32>p);
+  store<u32>(idsP + <usize>idCount * 8 + 4, <u32>n);
+  idCount++;
+  return <i32>(idCount - 1);
+}
+
+/** `"call_<k>"` */
+function quotedId(k: i32): void {
+  w("\"call_");
+  room(12);
+  // Decimal digits of k (a call id number is far below 10^10).
+  let d: u32 = 1;
+  while (<u32>k / d >= 10) d *= 10;
+  while (d > 0) {
+    store<u8>(o++, <u8>(0x30 + (<u32>k / d) % 10));
+    d /= 10;
+  }
+  byte(0x22);
+}
+
+function putId(name: u64, key: string, k: i32): void {
+  if (k < 0) return;
+  sep();
+  w(key);
+  quotedId(k);
+  havePush(name);
+}
+
+/** `put(out, k, copy(v))` for a member that is there. */
+function putRaw(name: u64, key: string, v: u32): void {
+  if (v == NONE) return;
+  sep();
+  w(key);
+  raw(v);
+  havePush(name);
+}
+
+/** The reference's keep(): null and [] are absent. */
+function keep(name: u64, key: string, v: u32): void {
+  if (!empty(v)) putRaw(name, key, v);
+}
+
+function putNotNull(name: u64, key: string, v: u32): void {
+  if (v != NONE && kindOf(v) != T_NULL) putRaw(name, key, v);
+}
+
+/**
+ * setArguments(): arguments that are JSON data are copied; arguments text that opens an object
+ * or array is unescaped into the view (the canonical writer then parses it, and a text that is
+ * not I-JSON fails there, which sends the body to the reference). Any other text declines.
+ */
+function setArguments(v: u32): void {
+  if (v == NONE || kindOf(v) == T_NULL) return;
+  if (kindOf(v) != T_STRING) {
+    putRaw(N_ARGUMENTS, "\"arguments\":", v);
+    return;
+  }
+  const s = startOf(v) + 1;
+  const e = endOf(v) - 1;
+  let i = s;
+  while (i < e) {
+    const c = load<u8>(i);
+    if (c == 0x20) i++;
+    else if (c == 0x5c && (load<u8>(i + 1) == 0x6e || load<u8>(i + 1) == 0x74 || load<u8>(i + 1) == 0x72)) i += 2;
+    else break;
+  }
+  if (i >= e || (load<u8>(i) != 0x7b && load<u8>(i) != 0x5b)) { bad = true; return; }
+  sep();
+  w("\"arguments\":");
+  room(e - s);
+  for (let k = s; k < e; k++) {
+    const c = load<u8>(k);
+    if (c != 0x5c) {
+      store<u8>(o++, c);
+      continue;
+    }
+    const d = load<u8>(++k);
+    if (d == 0x75) { bad = true; return; } // \u: the TypeScript walk decodes it
+    store<u8>(o++, d == 0x6e ? 0x0a : d == 0x74 ? 0x09 : d == 0x72 ? 0x0d : d == 0x62 ? 0x08 : d == 0x66 ? 0x0c : d);
+  }
+  havePush(N_ARGUMENTS);
+}
+
+// --- parts
+
+/** Whether the string record i starts with `data:` (any case). */
+function isDataUrl(i: u32): bool {
+  const p = startOf(i) + 1;
+  if (endOf(i) - 1 - p < 5) return false;
+  return (load<u8>(p) | 0x20) == 0x64 && (load<u8>(p + 1) | 0x20) == 0x61 && (load<u8>(p + 2) | 0x20) == 0x74 &&
+    (load<u8>(p + 3) | 0x20) == 0x61 && load<u8>(p + 4) == 0x3a;
+}
+
+/** /^(data:|[a-z][a-z0-9+.-]*:\/\/)/i on the string record i. */
+function urlLike(i: u32): bool {
+  if (isDataUrl(i)) return true;
+  const p = startOf(i) + 1;
+  const e = endOf(i) - 1;
+  if (p >= e || <u32>((load<u8>(p) | 0x20) - 0x61) >= 26) return false;
+  let q = p + 1;
+  while (q < e) {
+    const c = <u32>load<u8>(q);
+    if (<u32>((c | 0x20) - 0x61) < 26 || c - 0x30 < 10 || c == 0x2b || c == 0x2e || c == 0x2d) q++;
+    else break;
+  }
+  return q + 3 <= e && load<u8>(q) == 0x3a && load<u8>(q + 1) == 0x2f && load<u8>(q + 2) == 0x2f;
+}
+
+/** A part the reference normalizes (attachments): a hole for the caller to fill. */
+function hole(p: u32): i32 {
+  byte(0);
+  store<u32>(holesP + <usize>holeCount * 8, load<u32>(rec(p) + 4));
+  store<u32>(holesP + <usize>holeCount * 8 + 4, load<u32>(rec(p) + 8));
+  holeCount++;
+  return K_PART;
+}
+
+/** Writes the parts of v (comma-separated); returns how many; with `ranges`, records them. */
+function content(v: u32, ranges: bool): i32 {
+  if (v == NONE || kindOf(v) == T_NULL) return 0;
+  let n: i32 = 0;
+  const arr = kindOf(v) == T_ARRAY;
+  const stop = arr ? nextOf(v) : v + 1;
+  for (let p = arr ? v + 1 : v; p < stop; p = arr ? nextOf(p) : stop) {
+    const mark = o;
+    if (n > 0) byte(0x2c);
+    const start = o;
+    const kind = part(p);
+    if (bad) return n;
+    if (kind == K_NONE) {
+      o = mark;
+      continue;
+    }
+    n++;
+    if (ranges) {
+      const q = rangesP + <usize>rangeCount * 12;
+      store<u32>(q, <u32>start);
+      store<u32>(q + 4, <u32>o);
+      store<u32>(q + 8, <u32>kind);
+      rangeCount++;
+    }
+  }
+  return n;
+}
+
+function isTextType(t: u32): bool {
+  return strIs(t, "text") || strIs(t, "input_text") || strIs(t, "output_text");
+}
+
+function isAttachmentType(t: u32): bool {
+  return strIs(t, "input_image") || strIs(t, "image") || strIs(t, "input_audio") || strIs(t, "audio") || strIs(t, "file") ||
+    strIs(t, "input_file") || strIs(t, "document");
+}
+
+/** One part: K_NONE (no part), K_PART, or K_RESULT for a tool result. */
+function part(p: u32): i32 {
+  const k = kindOf(p);
+  if (k == T_STRING) {
+    if (emptyString(p)) return K_NONE;
+    w("{\"text\":");
+    raw(p);
+    w(",\"type\":\"text\"}");
+    return K_PART;
+  }
+  if (k != T_OBJECT) {
+    raw(p);
+    return K_PART;
+  }
+  const type = get(p, "type");
+  if (bad) return K_NONE;
+  const from = haveTop;
+  if (isTextType(type)) {
+    const text = get(p, "text");
+    if (text == NONE || kindOf(text) == T_NULL || (kindOf(text) == T_STRING && emptyString(text))) return K_NONE;
+    w("{\"text\":");
+    raw(text);
+    w(",\"type\":\"text\"");
+    havePush(N_TYPE);
+    havePush(N_TEXT);
+    rest(p, from, S_TYPE);
+    haveTop = from;
+    byte(0x7d);
+    return K_PART;
+  }
+  if (isAttachmentType(type)) return hole(p);
+  if (strIs(type, "tool-call") || strIs(type, "tool-result")) { bad = true; return K_NONE; }
+  const imageUrl = strIs(type, "image_url");
+  if (imageUrl && !plainImageUrl(p)) return hole(p);
+  if (bad) return K_NONE;
+  byte(0x7b);
+  let kind = K_PART;
+  if (imageUrl) {
+    writeImageUrl(p, from);
+  } else if (strIs(type, "tool_use") || strIs(type, "tool_call")) {
+    w("\"type\":\"tool_call\"");
+    havePush(N_TYPE);
+    putId(N_ID, "\"id\":", id(get(p, "id")));
+    keep(N_NAME, "\"name\":", get(p, "name"));
+    if (strIs(type, "tool_use")) {
+      setArguments(get(p, "input"));
+    } else {
+      // Arguments are data: [] is a value here, only null is no arguments.
+      putNotNull(N_ARGUMENTS, "\"arguments\":", get(p, "arguments"));
+      putNotNull(N_ARGUMENTS_TEXT, "\"argumentsText\":", get(p, "argumentsText"));
+    }
+    rest(p, from, S_TOOL_USE);
+  } else if (strIs(type, "tool_result")) {
+    w("\"type\":\"tool_result\"");
+    havePush(N_TYPE);
+    havePush(N_CONTENT);
+    const tu = get(p, "tool_use_id");
+    putId(N_ID, "\"id\":", id(tu == NONE || kindOf(tu) == T_NULL ? get(p, "id") : tu));
+    w(",\"content\":[");
+    content(get(p, "content"), false);
+    byte(0x5d);
+    const err = get(p, "is_error");
+    if (err != NONE && load<u8>(startOf(err)) == 0x74) {
+      w(",\"is_error\":true");
+      havePush(N_IS_ERROR);
+    }
+    rest(p, from, S_RESULT);
+    kind = K_RESULT;
+  } else if (strIs(type, "thinking")) {
+    w("\"type\":\"thinking\"");
+    havePush(N_TYPE);
+    keep(N_THINKING, "\"thinking\":", get(p, "thinking"));
+    rest(p, from, S_THINKING);
+  } else if (strIs(type, "function_call")) {
+    w("\"type\":\"function_call\"");
+    havePush(N_TYPE);
+    keep(N_NAME, "\"name\":", get(p, "name"));
+    putNotNull(N_ARGUMENTS, "\"arguments\":", get(p, "arguments"));
+    rest(p, from, S_TYPE);
+  } else {
+    other(p, type, from);
+  }
+  haveTop = from;
+  byte(0x7d);
+  return kind;
+}
+
+/** Whether an image_url part is written here: no data: URL, no image_url object without a url. */
+function plainImageUrl(p: u32): bool {
+  let url = get(p, "image_url");
+  if (isObj(url)) {
+    url = get(url, "url");
+    if (url == NONE || kindOf(url) != T_STRING) return false;
+  }
+  if (url == NONE || kindOf(url) != T_STRING) return true;
+  if (!isStr(url)) return false;
+  return !isDataUrl(url);
+}
+
+/** OpenAI chat image_url parts with a URL or path. */
+function writeImageUrl(p: u32, from: u32): void {
+  const iu = get(p, "image_url");
+  w("\"type\":\"image\"");
+  havePush(N_TYPE);
+  havePush(N_IMAGE);
+  let url = iu;
+  let inner = NONE;
+  if (isObj(iu)) {
+    inner = iu;
+    url = get(iu, "url");
+  }
+  if (url != NONE && !empty(url)) {
+    w(",\"image\":");
+    if (kindOf(url) == T_STRING) {
+      if (!isStr(url)) return;
+      w(urlLike(url) ? "{\"url\":" : "{\"path\":");
+      raw(url);
+      byte(0x7d);
+    } else {
+      raw(url);
+    }
+  }
+  if (inner != NONE) rest(inner, from, S_IMAGE_URL);
+  rest(p, from, S_IMAGE_PART);
+}
+
+/** /(tool_use|_call)$/ on the type string (absent: ""). */
+function callType(type: u32): bool {
+  if (!isStr(type)) return false;
+  const p = startOf(type) + 1;
+  const n = endOf(type) - 1 - p;
+  return (n >= 8 && spells(p + n - 8, 8, "tool_use")) || (n >= 5 && spells(p + n - 5, 5, "_call"));
+}
+
+/** A part of another type: the reference's other(). */
+function other(p: u32, type: u32, from: u32): void {
+  putId(N_TOOL_USE_ID, "\"tool_use_id\":", id(get(p, "tool_use_id")));
+  putId(N_TOOL_CALL_ID, "\"tool_call_id\":", id(get(p, "tool_call_id")));
+  putId(N_CALL_ID, "\"call_id\":", id(get(p, "call_id")));
+  if (callType(type)) putId(N_ID, "\"id\":", id(get(p, "id")));
+  rest(p, from, S_NONE);
+}
+
+function toolCall(c: u32): void {
+  if (kindOf(c) != T_OBJECT) {
+    raw(c);
+    return;
+  }
+  const from = haveTop;
+  w("{\"type\":\"tool_call\"");
+  havePush(N_TYPE);
+  putId(N_ID, "\"id\":", id(get(c, "id")));
+  const type = get(c, "type");
+  if (type == NONE || kindOf(type) == T_NULL || strIs(type, "function")) {
+    const f = get(c, "function");
+    if (isObj(f)) {
+      keep(N_NAME, "\"name\":", get(f, "name"));
+      setArguments(get(f, "arguments"));
+    }
+  } else {
+    putRaw(N_KIND, "\"kind\":", type);
+    rest(c, from, S_CALL);
+  }
+  haveTop = from;
+  byte(0x7d);
+}
+
+// --- messages
+
+function setLast(assistant: bool, joinable: bool, isEmpty: bool): void {
+  lastSet = true;
+  lastAssistant = assistant;
+  lastJoinable = joinable;
+  lastEmpty = isEmpty;
+}
+
+/**
+ * One message (or Responses item); returns how many messages it became (a user message with
+ * tool results is split), 0 if it joined the assistant message before it. Every message
+ * written has `content` last, so a joining call goes in before its closing `]}`.
+ */
+function message(i: u32, responses: bool, comma: bool): i32 {
+  if (kindOf(i) != T_OBJECT) { bad = true; return 0; }
+  if (has(i, "lc") || has(i, "lc_namespace")) { bad = true; return 0; }
+  const type = get(i, "type");
+  const role = get(i, "role");
+  if (bad) return 0;
+  if (role == NONE && type != NONE && kindOf(type) == T_STRING && !strIs(type, "message")) {
+    if (strIs(type, "function_call")) return call(i, responses, comma);
+    if (comma) byte(0x2c);
+    if (strIs(type, "function_call_output")) return callOutput(i);
+    bad = true; // server items, item references: the TypeScript walk
+    return 0;
+  }
+  if (!responses && plainMessage(i, role, comma)) return 1;
+  if (bad) return 0;
+  if (comma) byte(0x2c);
+  const start = o;
+  byte(0x7b);
+  const from = haveTop;
+  havePush(N_CONTENT);
+  let user = false;
+  let assistant = false;
+  if (!empty(role)) {
+    w("\"role\":");
+    raw(role);
+    havePush(N_ROLE);
+    user = strIs(role, "user");
+    assistant = strIs(role, "assistant");
+  }
+  rest(i, from, S_MESSAGE);
+  haveTop = from;
+  const membersEnd = o;
+  if (membersEnd > start + 1) byte(0x2c);
+  w("\"content\":[");
+  const partsStart = o;
+  rangeCount = 0;
+  const tc = get(i, "tool_call_id");
+  const resultId = tc == NONE || kindOf(tc) == T_NULL ? -1 : id(tc);
+  if (resultId >= 0) {
+    w("{\"type\":\"tool_result\",\"id\":");
+    quotedId(resultId);
+    w(",\"content\":[");
+  }
+  let n = content(get(i, "content"), true);
+  if (bad) return 0;
+  const calls = get(i, "tool_calls");
+  if (calls != NONE && kindOf(calls) == T_ARRAY) {
+    const stop = nextOf(calls);
+    for (let c = calls + 1; c < stop; c = nextOf(c)) {
+      if (n++ > 0) byte(0x2c);
+      const s = o;
+      toolCall(c);
+      pushRange(s, o, K_PART);
+    }
+  }
+  const fc = get(i, "function_call");
+  if (isObj(fc)) {
+    if (n++ > 0) byte(0x2c);
+    const s = o;
+    w("{\"type\":\"function_call\"");
+    const f2 = haveTop;
+    havePush(N_TYPE);
+    keep(N_NAME, "\"name\":", get(fc, "name"));
+    setArguments(get(fc, "arguments"));
+    haveTop = f2;
+    byte(0x7d);
+    pushRange(s, o, K_PART);
+  }
+  if (resultId >= 0) {
+    w("]}");
+    rangeCount = 0;
+    pushRange(partsStart, o, K_RESULT);
+  }
+  w("]}");
+  if (bad) return 0;
+
+  let split = false;
+  if (user) for (let r: u32 = 0; r < rangeCount; r++) if (load<u32>(rangesP + <usize>r * 12 + 8) == <u32>K_RESULT) split = true;
+  if (!split) {
+    setLast(assistant, true, rangeCount == 0);
+    return 1;
+  }
+  // Runs of other parts keep the message's members; each tool result becomes a tool message.
+  const asm = o;
+  let count: i32 = 0;
+  let run: i32 = -1;
+  for (let r: i32 = 0; r <= <i32>rangeCount; r++) {
+    const isResult = r < <i32>rangeCount && load<u32>(rangesP + <usize>r * 12 + 8) == <u32>K_RESULT;
+    if (r < <i32>rangeCount && !isResult) {
+      if (run < 0) run = r;
+      continue;
+    }
+    if (run >= 0) {
+      if (count++ > 0) byte(0x2c);
+      byte(0x7b);
+      ownSpan(start + 1, membersEnd);
+      if (membersEnd > start + 1) byte(0x2c);
+      w("\"content\":[");
+      for (let q = run; q < r; q++) {
+        if (q > run) byte(0x2c);
+        ownSpan(<usize>load<u32>(rangesP + <usize>q * 12), <usize>load<u32>(rangesP + <usize>q * 12 + 4));
+      }
+      w("]}");
+      run = -1;
+    }
+    if (isResult) {
+      if (count++ > 0) byte(0x2c);
+      w("{\"role\":\"tool\",\"content\":[");
+      ownSpan(<usize>load<u32>(rangesP + <usize>r * 12), <usize>load<u32>(rangesP + <usize>r * 12 + 4));
+      w("]}");
+    }
+  }
+  if (bad) return 0;
+  memory.copy(start, asm, o - asm);
+  o = start + (o - asm);
+  setLast(false, true, false);
+  return count;
+}
+
+function pushRange(s: usize, e: usize, kind: i32): void {
+  const q = rangesP + <usize>rangeCount * 12;
+  store<u32>(q, <u32>s);
+  store<u32>(q + 4, <u32>e);
+  store<u32>(q + 8, <u32>kind);
+  rangeCount++;
+}
+
+/** Appends a copy of output bytes already written (room() never moves them: memory only grows). */
+function ownSpan(s: usize, e: usize): void {
+  room(e - s);
+  memory.copy(o, s, e - s);
+  o += e - s;
+}
+
+/**
+ * `{"role": "<string>", "content": "<string>"}` and nothing else, in canonical member order.
+ * Not for Responses input (see message()).
+ */
+function plainMessage(i: u32, role: u32, comma: bool): bool {
+  if (nextOf(i) != i + 3) return false;
+  const content = get(i, "content");
+  if (role == NONE || content == NONE || kindOf(role) != T_STRING || kindOf(content) != T_STRING) return false;
+  if (comma) byte(0x2c);
+  w("{\"content\":[");
+  const isEmpty = emptyString(content);
+  if (!isEmpty) {
+    w("{\"text\":");
+    raw(content);
+    w(",\"type\":\"text\"}");
+  }
+  w("],\"role\":");
+  raw(role);
+  byte(0x7d);
+  // Never joined (see above), but kept as message() would set it.
+  setLast(strIs(role, "assistant"), false, isEmpty);
+  return true;
+}
+
+/** A Responses function_call item: an assistant message, or joined to the one before. */
+function call(i: u32, responses: bool, comma: bool): i32 {
+  const join = responses && comma && lastSet && lastAssistant;
+  if (join && !lastJoinable) { bad = true; return 0; }
+  if (join) {
+    o -= 2; // the previous message's closing `]}`
+    if (!lastEmpty) byte(0x2c);
+  } else {
+    if (comma) byte(0x2c);
+    w("{\"role\":\"assistant\",\"content\":[");
+  }
+  const from = haveTop;
+  w("{\"type\":\"tool_call\"");
+  havePush(N_TYPE);
+  putId(N_ID, "\"id\":", id(get(i, "call_id")));
+  keep(N_NAME, "\"name\":", get(i, "name"));
+  setArguments(get(i, "arguments"));
+  haveTop = from;
+  w("}]}");
+  setLast(true, true, false);
+  return join ? 0 : 1;
+}
+
+function callOutput(i: u32): i32 {
+  const from = haveTop;
+  w("{\"role\":\"tool\",\"content\":[{\"type\":\"tool_result\"");
+  putId(N_ID, "\"id\":", id(get(i, "call_id")));
+  haveTop = from;
+  w(",\"content\":[");
+  content(get(i, "output"), false);
+  w("]}]}");
+  setLast(false, true, false);
+  return 1;
+}
+
+/** A prompt string (Responses `input`, generic `prompt`) as a user message. */
+function userText(i: u32): i32 {
+  w("{\"role\":\"user\",\"content\":[");
+  content(i, false);
+  w("]}");
+  setLast(false, true, false);
+  return 1;
+}
+
+// --- tools
+
+/** The schema toolDef() picks: parameters ?? input_schema ?? inputSchema. */
+function params(f: u32): u32 {
+  let v = get(f, "parameters");
+  if (v != NONE && kindOf(v) != T_NULL) return v;
+  v = get(f, "input_schema");
+  if (v != NONE && kindOf(v) != T_NULL) return v;
+  v = get(f, "inputSchema");
+  if (v != NONE && kindOf(v) != T_NULL) return v;
+  return NONE;
+}
+
+/** The Vercel AI SDK's jsonSchema() wrapper, which the reference unwraps: declines. */
+function wrappedSchema(f: u32): bool {
+  const p = params(f);
+  if (!isObj(p)) return false;
+  return isObj(get(p, "jsonSchema"));
+}
+
+/** The reference's toolDef(); returns the record of the name it kept. */
+function toolDef(f: u32, from: u32): u32 {
+  const name = get(f, "name");
+  keep(N_NAME, "\"name\":", name);
+  keep(N_DESCRIPTION, "\"description\":", get(f, "description"));
+  keep(N_PARAMETERS, "\"parameters\":", params(f));
+  rest(f, from, S_TOOL_DEF);
+  return haveHasName(from, N_NAME) ? name : NONE;
+}
+
+/** One tool definition; returns the record of its name (NONE: none). */
+function tool(i: u32, legacy: bool): u32 {
+  if (kindOf(i) != T_OBJECT) {
+    raw(i);
+    return NONE;
+  }
+  const type = get(i, "type");
+  const f = get(i, "function");
+  const fnTool = strIs(type, "function") && isObj(f);
+  const defTool = !fnTool && (type == NONE || kindOf(type) == T_NULL || strIs(type, "function") || (strIs(type, "custom") && has(i, "input_schema")));
+  if ((fnTool && wrappedSchema(f)) || (defTool && wrappedSchema(i))) { bad = true; return NONE; }
+  if (bad) return NONE;
+  const from = haveTop;
+  if (legacy) havePush(N_LEGACY); // `out.legacy = true` wins over a copied member
+  byte(0x7b);
+  let name = NONE;
+  if (fnTool) {
+    name = toolDef(f, from);
+    const own = get(i, "name");
+    if (!haveHasName(from, N_NAME) && !empty(own)) name = own; // copied by rest() below
+    rest(i, from, S_TOOL);
+  } else if (defTool) {
+    name = toolDef(i, from);
+  } else {
+    rest(i, from, S_NONE);
+    name = haveHasName(from, N_NAME) ? get(i, "name") : NONE;
+  }
+  if (legacy) {
+    sep();
+    w("\"legacy\":true");
+  }
+  haveTop = from;
+  byte(0x7d);
+  return name != NONE && kindOf(name) == T_STRING ? name : NONE;
+}
+
+/** Byte order of two tool names (records or NONE for none, which sorts as ""). */
+function compareNames(a: u32, b: u32): i32 {
+  const ap: usize = a == NONE ? 0 : startOf(a) + 1;
+  const an: usize = a == NONE ? 0 : endOf(a) - 1 - ap;
+  const bp: usize = b == NONE ? 0 : startOf(b) + 1;
+  const bn: usize = b == NONE ? 0 : endOf(b) - 1 - bp;
+  const n = an < bn ? an : bn;
+  const c = n == 0 ? 0 : memory.compare(ap, bp, n);
+  if (c != 0) return c;
+  return <i32>an - <i32>bn;
+}
+
+/**
+ * Writes the tools (`,"tools":[...]`) sorted by name as the reference sorts them. Names are
+ * compared by bytes, which is the reference's UTF-16 order for ASCII; other names, escaped
+ * names and equal names (ordered by canonical bytes in the reference) decline.
+ */
+function tools(): void {
+  chunkCount = 0;
+  const first = o;
+  for (let legacy = 0; legacy < 2; legacy++) {
+    const t = get(0, legacy == 0 ? "tools" : "functions");
+    if (t == NONE || kindOf(t) == T_NULL) continue;
+    if (kindOf(t) != T_ARRAY) { bad = true; return; }
+    const stop = nextOf(t);
+    for (let c = t + 1; c < stop; c = nextOf(c)) {
+      const s = o;
+      const name = tool(c, legacy == 1);
+      if (bad) return;
+      if (name != NONE) {
+        if (!isStr(name)) return;
+        for (let q = startOf(name) + 1; q < endOf(name) - 1; q++) if (load<u8>(q) >= 0x80) { bad = true; return; }
+      }
+      const r = chunksP + <usize>chunkCount * 12;
+      store<u32>(r, <u32>s);
+      store<u32>(r + 4, <u32>o);
+      store<u32>(r + 8, name);
+      store<u32>(sortP + <usize>chunkCount * 4, chunkCount);
+      chunkCount++;
+    }
+  }
+  // Insertion sort of the chunk order by name (a request has tens of tools).
+  for (let k: u32 = 1; k < chunkCount; k++) {
+    const x = load<u32>(sortP + <usize>k * 4);
+    const xn = load<u32>(chunksP + <usize>x * 12 + 8);
+    let j = <i32>k - 1;
+    while (j >= 0) {
+      const y = load<u32>(sortP + <usize>j * 4);
+      const c = compareNames(load<u32>(chunksP + <usize>y * 12 + 8), xn);
+      if (c == 0) { bad = true; return; }
+      if (c < 0) break;
+      store<u32>(sortP + <usize>(j + 1) * 4, y);
+      j--;
+    }
+    store<u32>(sortP + <usize>(j + 1) * 4, x);
+  }
+  const at = o;
+  w(",\"tools\":[");
+  for (let k: u32 = 0; k < chunkCount; k++) {
+    if (k > 0) byte(0x2c);
+    const r = chunksP + <usize>load<u32>(sortP + <usize>k * 4) * 12;
+    ownSpan(<usize>load<u32>(r), <usize>load<u32>(r + 4));
+  }
+  byte(0x5d);
+  if (bad) return;
+  memory.copy(first, at, o - at);
+  o = first + (o - at);
+}
+
+// --- provider detection (normalize.ts detectProvider(), same rules and order)
+
+/** Whether every element of the array record a is a number (a token list). */
+function isTokens(a: u32): bool {
+  if (kindOf(a) != T_ARRAY) return false;
+  const stop = nextOf(a);
+  for (let c = a + 1; c < stop; c = nextOf(c)) if (kindOf(c) != T_NUMBER) return false;
+  return true;
+}
+
+function containsEmbed(i: u32): bool {
+  const p = startOf(i) + 1;
+  const e = endOf(i) - 1;
+  for (let q = p; q + 5 <= e; q++) {
+    if ((load<u8>(q) | 0x20) == 0x65 && (load<u8>(q + 1) | 0x20) == 0x6d && (load<u8>(q + 2) | 0x20) == 0x62 &&
+      (load<u8>(q + 3) | 0x20) == 0x65 && (load<u8>(q + 4) | 0x20) == 0x64) return true;
+  }
+  return false;
+}
+
+function anyKey(ob: u32, anthropic: bool): bool {
+  if (anthropic) return has(ob, "system") || has(ob, "stop_sequences") || has(ob, "top_k") || has(ob, "thinking");
+  return has(ob, "functions") || has(ob, "function_call") || has(ob, "max_completion_tokens") || has(ob, "response_format") ||
+    has(ob, "n") || has(ob, "logit_bias") || has(ob, "logprobs") || has(ob, "top_logprobs") || has(ob, "frequency_penalty") ||
+    has(ob, "presence_penalty") || has(ob, "reasoning_effort") || has(ob, "modalities") || has(ob, "audio") ||
+    has(ob, "prediction") || has(ob, "seed") || has(ob, "parallel_tool_calls") || has(ob, "stream_options") ||
+    has(ob, "web_search_options");
+}
+
+function detect(): i32 {
+  const messages = get(0, "messages");
+  if (messages == NONE) {
+    if (has(0, "instructions") || has(0, "previous_response_id")) return P_RESPONSES;
+    const input = get(0, "input");
+    if (input != NONE) {
+      if (has(0, "encoding_format") || has(0, "dimensions") || isObj(get(0, "options"))) return P_EMBEDDINGS;
+      if (kindOf(input) == T_ARRAY && nextOf(input) != input + 1) {
+        let all = true;
+        const stop = nextOf(input);
+        for (let c = input + 1; c < stop; c = nextOf(c)) {
+          const k = kindOf(c);
+          if (k != T_STRING && k != T_NUMBER && !isTokens(c)) all = false;
+        }
+        if (all) return P_EMBEDDINGS;
+      }
+      const model = get(0, "model");
+      if (isStr(model) && containsEmbed(model)) return P_EMBEDDINGS;
+      return P_RESPONSES;
+    }
+    if (has(0, "prompt")) return P_GENERIC;
+    bad = true;
+    return 0;
+  }
+  if (kindOf(messages) != T_ARRAY) { bad = true; return 0; }
+  if (isObj(get(0, "context")) || isObj(get(0, "options"))) return P_GENERIC;
+  const toolList = get(0, "tools");
+  const hasTools = toolList != NONE && kindOf(toolList) == T_ARRAY;
+  if (anyKey(0, true)) return P_ANTHROPIC;
+  if (hasTools) {
+    const stop = nextOf(toolList);
+    for (let t = toolList + 1; t < stop; t = nextOf(t)) if (isObj(t) && has(t, "input_schema")) return P_ANTHROPIC;
+  }
+  const mStop = nextOf(messages);
+  // Content blocks: Anthropic block types first, over every message.
+  for (let m = messages + 1; m < mStop; m = nextOf(m)) {
+    if (!isObj(m)) continue;
+    const c = get(m, "content");
+    if (c == NONE || kindOf(c) != T_ARRAY) continue;
+    const stop = nextOf(c);
+    for (let b = c + 1; b < stop; b = nextOf(b)) {
+      if (!isObj(b)) continue;
+      const type = get(b, "type");
+      if (strIs(type, "tool_use") || strIs(type, "tool_result") || strIs(type, "thinking") || strIs(type, "redacted_thinking")) return P_ANTHROPIC;
+      if ((strIs(type, "image") || strIs(type, "document")) && isObj(get(b, "source"))) return P_ANTHROPIC;
+    }
+  }
+  if (anyKey(0, false)) return P_CHAT;
+  if (hasTools) {
+    const stop = nextOf(toolList);
+    for (let t = toolList + 1; t < stop; t = nextOf(t)) if (isObj(t) && strIs(get(t, "type"), "function") && isObj(get(t, "function"))) return P_CHAT;
+  }
+  for (let m = messages + 1; m < mStop; m = nextOf(m)) {
+    if (isObj(m) && (has(m, "tool_calls") || has(m, "tool_call_id") || has(m, "function_call"))) return P_CHAT;
+  }
+  for (let m = messages + 1; m < mStop; m = nextOf(m)) {
+    if (!isObj(m)) continue;
+    const c = get(m, "content");
+    if (c == NONE || kindOf(c) != T_ARRAY) continue;
+    const stop = nextOf(c);
+    for (let b = c + 1; b < stop; b = nextOf(b)) {
+      if (!isObj(b)) continue;
+      const type = get(b, "type");
+      if (strIs(type, "image_url") || strIs(type, "input_audio") || strIs(type, "file")) return P_CHAT;
+    }
+  }
+  let roles = true;
+  for (let m = messages + 1; m < mStop; m = nextOf(m)) {
+    if (!isObj(m)) { roles = false; break; }
+    const r = get(m, "role");
+    if (!(strIs(r, "system") || strIs(r, "developer") || strIs(r, "user") || strIs(r, "assistant") || strIs(r, "tool") || strIs(r, "function"))) {
+      roles = false;
+      break;
+    }
+  }
+  return roles ? P_CHAT : P_GENERIC;
+}
+
+// --- the view
+
+/**
+ * Writes the view of the body just indexed by index(at, n) (its `count` records at
+ * RESULT + 48). `provider` is 0 to detect it. Returns V_OK, V_DECLINED or V_MEMORY. On V_OK,
+ * RESULT + 52.. holds (u32 each): provider, message count, output address, end of the messages
+ * part (`{"messages":[...]`, the tools part `,"tools":[...]` follows up to) output end, hole
+ * count, holes address ({start, end} body offsets), tool count, tool chunks address ({start,
+ * end, name record} with output addresses), root member count; the root object's members are
+ * records 1.. of the index, chained by their next record.
+ */
+export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
+  A = at;
+  B = <usize>load<u32>(RESULT + 48);
+  bad = false;
+  if (count == 0 || kindOf(0) != T_OBJECT) return V_DECLINED;
+  for (let i: u32 = 0; i < count; i++) if ((load<u32>(rec(i)) & F_CHECK_KEYS) != 0) return V_DECLINED;
+  // Scratch after the records: have (the records plus literal names per nesting level), ids,
+  // ranges, holes, chunks and their order, each bounded by the record count.
+  const c = <usize>count + 8;
+  haveP = (B + <usize>count * NODE + 7) & ~(<usize>7);
+  idsP = haveP + (c + 16 * 520) * 8;
+  rangesP = idsP + c * 8;
+  holesP = rangesP + c * 12;
+  chunksP = holesP + c * 8;
+  sortP = chunksP + c * 12;
+  const outBase = (sortP + c * 4 + 7) & ~(<usize>7);
+  if (!ensureMemory(outBase + <usize>n * 2 + 65536)) return V_MEMORY;
+  outLimit = (<usize>memory.size()) << 16;
+  o = outBase;
+  haveTop = 0;
+  idCount = 0;
+  holeCount = 0;
+  chunkCount = 0;
+  lastSet = false;
+
+  const p = provider != 0 ? provider : detect();
+  if (bad) return V_DECLINED;
+  if (p == P_EMBEDDINGS) return V_DECLINED;
+  const responses = p == P_RESPONSES;
+  w("{\"messages\":[");
+  let messages: i32 = 0;
+  const system = get(0, responses ? "instructions" : "system");
+  if (system != NONE) {
+    const mark = o;
+    w("{\"role\":\"system\",\"content\":[");
+    if (content(system, false) > 0) {
+      w("]}");
+      messages++;
+    } else {
+      o = mark;
+    }
+  }
+  const list = get(0, responses ? "input" : "messages");
+  if (bad) return V_DECLINED;
+  if (list == NONE) {
+    if (!responses && p != P_GENERIC) return V_DECLINED; // the reference throws E_REQUEST
+  } else if (kindOf(list) == T_NULL) {
+    if (!responses) return V_DECLINED;
+  } else if (kindOf(list) == T_ARRAY) {
+    const stop = nextOf(list);
+    for (let m = list + 1; m < stop && !bad; m = nextOf(m)) messages += message(m, responses, messages > 0);
+  } else if (responses && kindOf(list) == T_STRING) {
+    if (messages > 0) byte(0x2c);
+    messages += userText(list);
+  } else {
+    return V_DECLINED;
+  }
+  if (p == P_GENERIC) {
+    // Vercel AI SDK call options: `prompt` (a string or messages) follows `messages`.
+    const prompt = get(0, "prompt");
+    if (prompt != NONE && kindOf(prompt) != T_NULL) {
+      if (kindOf(prompt) == T_STRING) {
+        if (messages > 0) byte(0x2c);
+        messages += userText(prompt);
+      } else if (kindOf(prompt) == T_ARRAY) {
+        const stop = nextOf(prompt);
+        for (let m = prompt + 1; m < stop && !bad; m = nextOf(m)) messages += message(m, false, messages > 0);
+      } else {
+        return V_DECLINED;
+      }
+    }
+  }
+  byte(0x5d);
+  if (bad) return V_DECLINED;
+  const messagesEnd = o;
+  tools();
+  if (bad) return V_DECLINED;
+  store<u32>(RESULT + 52, <u32>p);
+  store<u32>(RESULT + 56, <u32>messages);
+  store<u32>(RESULT + 60, <u32>outBase);
+  store<u32>(RESULT + 64, <u32>messagesEnd);
+  store<u32>(RESULT + 68, <u32>o);
+  store<u32>(RESULT + 72, holeCount);
+  store<u32>(RESULT + 76, <u32>holesP);
+  store<u32>(RESULT + 80, chunkCount);
+  store<u32>(RESULT + 84, <u32>chunksP);
+  return V_OK;
+}
