@@ -1222,18 +1222,11 @@ type Normalized = ReturnType<typeof normalizeRequest>;
 
 /**
  * Model, options and context: the reference on the top level without the conversation (its
- * members are small). `names` and `value` give the root object's members.
+ * members are small), given as `top`.
  */
-function topLevel(provider: Provider, names: readonly string[], value: (i: number) => unknown, ignoreArgs: readonly string[]): Normalized {
-  const layout = CONVERSATION[provider];
+function topLevel(provider: Provider, top: Record<string, unknown>, ignoreArgs: readonly string[]): Normalized {
   const ignore = new Set(ignoreArgs);
-  if (layout.some((k) => ignore.has(k))) decline();
-  const top: Record<string, unknown> = {};
-  for (let i = 0; i < names.length; i++) {
-    const k = names[i]!;
-    if (layout.includes(k)) continue;
-    set(top, k, value(i));
-  }
+  if (CONVERSATION[provider].some((k) => ignore.has(k))) decline();
   if (provider !== 'openai-responses' && provider !== 'openai-embeddings') top.messages = [];
   const small = normalizeRequest(top, { provider, ignoreArgs });
   if (!allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) decline();
@@ -1311,16 +1304,25 @@ function coreDigests(bytes: Uint8Array, opts: NormalizeOptions, ignoreArgs: read
     out.span(head, at, head.length);
   }
   const provider = PROVIDER_OF[cv.provider]!;
+  // The top level without the conversation, as one JSON text for one JSON.parse: the members'
+  // own bytes, `"name": value`. The index has compared their names (no duplicates) and the core
+  // declines escaped names, so a name is its bytes.
   const r = cv.roots;
-  const names: string[] = [];
-  for (let i = 0; i < r.length; i += 4) names.push(JSON.parse(decoder.decode(bytes.subarray(r[i]!, r[i + 1]!))) as string);
-  const small = topLevel(provider, names, (i) => JSON.parse(decoder.decode(bytes.subarray(r[i * 4 + 2]!, r[i * 4 + 3]!))), ignoreArgs);
+  const layout = CONVERSATION[provider];
+  let text = '{';
+  for (let i = 0; i < r.length; i += 4) {
+    if (layout.includes(decoder.decode(bytes.subarray(r[i]! + 1, r[i + 1]! - 1)))) continue;
+    if (text.length > 1) text += ',';
+    text += decoder.decode(bytes.subarray(r[i]!, r[i + 3]!));
+  }
+  const small = topLevel(provider, JSON.parse(`${text}}`) as Record<string, unknown>, ignoreArgs);
   modelAndOptions(out, small);
   out.bytes(tools);
   out.bytes(L.close);
+  // Tool names are ASCII here (the core declines others).
   const toolNames: (string | undefined)[] = [];
   const tn = cv.toolNames;
-  for (let k = 0; k < tn.length; k += 2) toolNames.push(tn[k + 1] === 0 ? undefined : decoder.decode(bytes.subarray(tn[k]! + 1, tn[k + 1]! - 1)));
+  for (let k = 0; k < tn.length; k += 2) toolNames.push(tn[k + 1] === 0 ? undefined : String.fromCharCode(...bytes.subarray(tn[k]! + 1, tn[k + 1]! - 1)));
   rawPathCounts.core++;
   return finish(out, provider, cv.messageCount, toolNames, small);
 }
@@ -1328,7 +1330,12 @@ function coreDigests(bytes: Uint8Array, opts: NormalizeOptions, ignoreArgs: read
 function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
   const root = w.members(0);
   const provider = opts.provider ?? detect(w, root);
-  const small = topLevel(provider, root.names, (i) => w.value(root.recs[i]!), ignoreArgs);
+  const top: Record<string, unknown> = {};
+  for (let i = 0; i < root.names.length; i++) {
+    const k = root.names[i]!;
+    if (!CONVERSATION[provider].includes(k)) set(top, k, w.value(root.recs[i]!));
+  }
+  const small = topLevel(provider, top, ignoreArgs);
 
   const out = w.out;
   let count = 0;
