@@ -350,6 +350,11 @@ const AUDIO_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav
 export class Ids {
   private readonly map = new Map<string, string>();
 
+  /** How many distinct ids have been numbered. */
+  get size(): number {
+    return this.map.size;
+  }
+
   /** The positional name of a call id: "call_<k>" for the k-th distinct id seen. */
   of(raw: unknown): string | undefined {
     if (raw === undefined || raw === null) return undefined;

@@ -1294,6 +1294,9 @@ function coreDigests(bytes: Uint8Array, opts: NormalizeOptions, ignoreArgs: read
       if (parts.length !== 1 || isResult(parts[0]) || !allFinite(parts[0], NO_SKIP)) return null;
       texts.push(JSON.stringify(parts[0]));
     }
+    // Call ids inside an attachment (a document's own content blocks) are numbered in document
+    // order with the core's: a fresh numbering here would give them the wrong positions.
+    if (n.ids.size > 0) return null;
     let at = 0;
     for (const text of texts) {
       const z = head.indexOf(0, at);
@@ -1322,7 +1325,11 @@ function coreDigests(bytes: Uint8Array, opts: NormalizeOptions, ignoreArgs: read
   // Tool names are ASCII here (the core declines others).
   const toolNames: (string | undefined)[] = [];
   const tn = cv.toolNames;
-  for (let k = 0; k < tn.length; k += 2) toolNames.push(tn[k + 1] === 0 ? undefined : String.fromCharCode(...bytes.subarray(tn[k]! + 1, tn[k + 1]! - 1)));
+  for (let k = 0; k < tn.length; k += 2) {
+    const s = tn[k]! + 1;
+    const e = tn[k + 1]! - 1;
+    toolNames.push(tn[k + 1] === 0 ? undefined : e - s <= 64 ? String.fromCharCode(...bytes.subarray(s, e)) : decoder.decode(bytes.subarray(s, e)));
+  }
   rawPathCounts.core++;
   return finish(out, provider, cv.messageCount, toolNames, small);
 }

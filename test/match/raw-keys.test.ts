@@ -235,6 +235,23 @@ describe('raw-bytes request digests', () => {
       expect(requestDigests(JSON.stringify(b)).key).not.toBe(requestDigests(JSON.stringify(b).replace('"https://', '"http://')).key);
     }
     expect(rawPathCounts.core - before).toBe(hasTape ? bodies.length * 3 : 0);
+    // A call id inside an attachment (a document's own blocks) is numbered in document order
+    // with the others: a numbering of the hole's own gave it call_0 and the later call call_0 too.
+    const nested = {
+      model: 'claude',
+      max_tokens: 5,
+      messages: [
+        { role: 'user', content: [{ type: 'document', source: { type: 'content', content: [{ type: 'tool_use', id: 'zzz', name: 'f', input: {} }] } }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'aaa', name: 'f', input: {} }] },
+      ],
+    };
+    expect(agree(encoder.encode(JSON.stringify(nested)))).toBe(hasTape);
+  });
+
+  it('a long tool name keys as the reference keys it', () => {
+    const name = 'n'.repeat(200_000);
+    const b = { model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name, parameters: {} } }] };
+    expect(agree(encoder.encode(JSON.stringify(b)))).toBe(hasTape);
   });
 
   it('never answers for text that is not JSON, or not the JSON the reference reads', () => {
