@@ -26,13 +26,18 @@
  * every fault the reference's strict reader rejects (duplicate names, lone surrogates,
  * overflowing numbers), also in the members the view drops.
  *
- * Where the time goes now (M chat body, p50 on a quiet moment of the shared 2-core machine,
- * ~270-300 us in all): index ~20 us, provider detection ~20, top-level arguments ~10, this
- * walk ~90, the core call ~110 (canonicalizing the 36 KB view ~45; node:crypto SHA-256 of the
- * 50 messages ~27, of the 49 chain steps ~19, of the whole view ~20). The hashing alone is a
- * floor of ~65 us on this machine whichever engine does it, so a 150 us target leaves ~40 us
- * for everything else: that takes the walk inside the core, in the same pass as the index
- * (the view written by the core while it reads the body), not a faster walk here.
+ * The walk here is itself the slow part once the bytes are indexed: ~70-80 us of the ~180 us an
+ * M chat body took (a few hundred small calls, member tables and strings). So the core first
+ * writes the view on its own (assembly/view.ts) for the constructs it knows, which are what
+ * SDKs send, and this walk takes the bodies it declines. Attachment parts it leaves as holes,
+ * filled here by the reference one part at a time.
+ *
+ * Where the time goes now (M chat body, ~130-140 us p50 on the shared 2-core machine): the index
+ * ~17 us, the core's view ~12, the top level through the reference ~5, copies and the
+ * signature ~6, the core call ~85 (canonicalizing the 36 KB view ~20; node:crypto SHA-256 of
+ * the 50 messages ~31, of the 49 chain steps ~16, of the whole view ~18). Hashing is the floor:
+ * node:crypto's SHA-NI is the fastest engine here, and ~0.3 us of each of its ~100 calls is the
+ * call itself.
  */
 
 import { coreRequestView, hashValue, jsonTape, pathHashesOfUtf8 } from '../core/index.ts';
