@@ -492,10 +492,8 @@ function part(p: u32): i32 {
   if (imageUrl) {
     writeImageUrl(p, from);
   } else if (strIs(type, "tool_use") || strIs(type, "tool_call")) {
-    w("\"type\":\"tool_call\"");
-    havePush(N_TYPE);
-    putId(N_ID, "\"id\":", id(get(p, "id")));
-    keep(N_NAME, "\"name\":", get(p, "name"));
+    // In canonical member order (arguments, id, name, type), so the canonical writer need not
+    // sort the part; the members rest() copies follow.
     if (strIs(type, "tool_use")) {
       setArguments(get(p, "input"));
     } else {
@@ -503,6 +501,11 @@ function part(p: u32): i32 {
       putNotNull(N_ARGUMENTS, "\"arguments\":", get(p, "arguments"));
       putNotNull(N_ARGUMENTS_TEXT, "\"argumentsText\":", get(p, "argumentsText"));
     }
+    putId(N_ID, "\"id\":", id(get(p, "id")));
+    keep(N_NAME, "\"name\":", get(p, "name"));
+    sep();
+    w("\"type\":\"tool_call\"");
+    havePush(N_TYPE);
     rest(p, from, S_TOOL_USE);
   } else if (strIs(type, "tool_result")) {
     w("\"type\":\"tool_result\"");
@@ -601,17 +604,20 @@ function toolCall(c: u32): void {
     return;
   }
   const from = haveTop;
-  w("{\"type\":\"tool_call\"");
-  havePush(N_TYPE);
-  putId(N_ID, "\"id\":", id(get(c, "id")));
   const type = get(c, "type");
+  byte(0x7b);
   if (type == NONE || kindOf(type) == T_NULL || strIs(type, "function")) {
+    // In canonical member order (arguments, id, name, type): nothing for the writer to sort.
     const f = get(c, "function");
-    if (isObj(f)) {
-      keep(N_NAME, "\"name\":", get(f, "name"));
-      setArguments(get(f, "arguments"));
-    }
+    if (isObj(f)) setArguments(get(f, "arguments"));
+    putId(N_ID, "\"id\":", id(get(c, "id")));
+    if (isObj(f)) keep(N_NAME, "\"name\":", get(f, "name"));
+    sep();
+    w("\"type\":\"tool_call\"");
   } else {
+    w("\"type\":\"tool_call\"");
+    havePush(N_TYPE);
+    putId(N_ID, "\"id\":", id(get(c, "id")));
     putRaw(N_KIND, "\"kind\":", type);
     rest(c, from, S_CALL);
   }
@@ -858,8 +864,9 @@ function wrappedSchema(f: u32): bool {
 /** The reference's toolDef(); returns the record of the name it kept. */
 function toolDef(f: u32, from: u32): u32 {
   const name = get(f, "name");
-  keep(N_NAME, "\"name\":", name);
+  // Canonical member order: the writer then sorts only a tool with other members.
   keep(N_DESCRIPTION, "\"description\":", get(f, "description"));
+  keep(N_NAME, "\"name\":", name);
   keep(N_PARAMETERS, "\"parameters\":", params(f));
   rest(f, from, S_TOOL_DEF);
   return haveHasName(from, N_NAME) ? name : NONE;
