@@ -1006,6 +1006,32 @@ function anyKey(ob: u32, anthropic: bool): bool {
     has(ob, "web_search_options");
 }
 
+/**
+ * Whether a content block of some message is one of Anthropic's (tool_use, tool_result,
+ * thinking, an image or document with a source) or, with `anthropic` false, one of OpenAI
+ * chat's part types (image_url, input_audio, file).
+ */
+function someBlock(messages: u32, anthropic: bool): bool {
+  const mStop = nextOf(messages);
+  for (let m = messages + 1; m < mStop; m = nextOf(m)) {
+    if (!isObj(m)) continue;
+    const c = get(m, "content");
+    if (c == NONE || kindOf(c) != T_ARRAY) continue;
+    const stop = nextOf(c);
+    for (let b = c + 1; b < stop; b = nextOf(b)) {
+      if (!isObj(b)) continue;
+      const type = get(b, "type");
+      if (anthropic) {
+        if (strIs(type, "tool_use") || strIs(type, "tool_result") || strIs(type, "thinking") || strIs(type, "redacted_thinking")) return true;
+        if ((strIs(type, "image") || strIs(type, "document")) && isObj(get(b, "source"))) return true;
+      } else if (strIs(type, "image_url") || strIs(type, "input_audio") || strIs(type, "file")) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 function detect(): i32 {
   const messages = get(0, "messages");
   if (messages == NONE) {
@@ -1039,39 +1065,17 @@ function detect(): i32 {
     const stop = nextOf(toolList);
     for (let t = toolList + 1; t < stop; t = nextOf(t)) if (isObj(t) && has(t, "input_schema")) return P_ANTHROPIC;
   }
-  const mStop = nextOf(messages);
-  // Content blocks: Anthropic block types first, over every message.
-  for (let m = messages + 1; m < mStop; m = nextOf(m)) {
-    if (!isObj(m)) continue;
-    const c = get(m, "content");
-    if (c == NONE || kindOf(c) != T_ARRAY) continue;
-    const stop = nextOf(c);
-    for (let b = c + 1; b < stop; b = nextOf(b)) {
-      if (!isObj(b)) continue;
-      const type = get(b, "type");
-      if (strIs(type, "tool_use") || strIs(type, "tool_result") || strIs(type, "thinking") || strIs(type, "redacted_thinking")) return P_ANTHROPIC;
-      if ((strIs(type, "image") || strIs(type, "document")) && isObj(get(b, "source"))) return P_ANTHROPIC;
-    }
-  }
+  if (someBlock(messages, true)) return P_ANTHROPIC;
   if (anyKey(0, false)) return P_CHAT;
   if (hasTools) {
     const stop = nextOf(toolList);
     for (let t = toolList + 1; t < stop; t = nextOf(t)) if (isObj(t) && strIs(get(t, "type"), "function") && isObj(get(t, "function"))) return P_CHAT;
   }
+  const mStop = nextOf(messages);
   for (let m = messages + 1; m < mStop; m = nextOf(m)) {
     if (isObj(m) && (has(m, "tool_calls") || has(m, "tool_call_id") || has(m, "function_call"))) return P_CHAT;
   }
-  for (let m = messages + 1; m < mStop; m = nextOf(m)) {
-    if (!isObj(m)) continue;
-    const c = get(m, "content");
-    if (c == NONE || kindOf(c) != T_ARRAY) continue;
-    const stop = nextOf(c);
-    for (let b = c + 1; b < stop; b = nextOf(b)) {
-      if (!isObj(b)) continue;
-      const type = get(b, "type");
-      if (strIs(type, "image_url") || strIs(type, "input_audio") || strIs(type, "file")) return P_CHAT;
-    }
-  }
+  if (someBlock(messages, false)) return P_CHAT;
   let roles = true;
   for (let m = messages + 1; m < mStop; m = nextOf(m)) {
     if (!isObj(m)) { roles = false; break; }
