@@ -74,6 +74,8 @@ let haveP: usize = 0; // names already in the object being written: {ptr u32, le
 let haveTop: u32 = 0;
 let idsP: usize = 0; // call ids seen: {ptr u32, len u32} of their bytes, numbered by position
 let idCount: u32 = 0;
+let idSlots: usize = 0; // open addressing by FNV-1a of the id's bytes: id number + 1, 0 = free
+let idMask: u32 = 0;
 let rangesP: usize = 0; // a message's parts: {start u32, end u32, kind u32}
 let rangeCount: u32 = 0;
 let holesP: usize = 0; // {start u32, end u32} body ranges of hole parts
@@ -294,13 +296,24 @@ function id(i: u32): i32 {
   if (!isStr(i)) { bad = true; return -1; }
   const p = startOf(i) + 1;
   const n = endOf(i) - 1 - p;
-  for (let k: u32 = 0; k < idCount; k++) {
-    const q = idsP + <usize>k * 8;
-    if (<usize>load<u32>(q + 4) == n && memory.compare(<usize>load<u32>(q), p, n) == 0) return <i32>k;
+  // A hash table, not a scan of the ids seen: a long agent conversation has thousands.
+  let h = load<u32>(rec(i) + 28); // the index's FNV-1a of strings up to 64 bytes
+  if (h == 0) {
+    h = 0x811c9dc5;
+    for (let q = p; q < p + n; q++) h = (h ^ <u32>load<u8>(q)) * 0x01000193;
+  }
+  let slot = h & idMask;
+  while (true) {
+    const v = load<u32>(idSlots + <usize>slot * 4);
+    if (v == 0) break;
+    const q = idsP + <usize>(v - 1) * 8;
+    if (<usize>load<u32>(q + 4) == n && memory.compare(<usize>load<u32>(q), p, n) == 0) return <i32>(v - 1);
+    slot = (slot + 1) & idMask;
   }
   store<u32>(idsP + <usize>idCount * 8, <u32>p);
   store<u32>(idsP + <usize>idCount * 8 + 4, <u32>n);
   idCount++;
+  store<u32>(idSlots + <usize>slot * 4, idCount);
   return <i32>(idCount - 1);
 }
 
@@ -941,6 +954,8 @@ function tools(): void {
         if (!isStr(name)) return;
         for (let q = startOf(name) + 1; q < endOf(name) - 1; q++) if (load<u8>(q) >= 0x80) { bad = true; return; }
       }
+      // The sort below is quadratic; the APIs take at most a few hundred tools.
+      if (chunkCount == 512) { bad = true; return; }
       const r = chunksP + <usize>chunkCount * 12;
       store<u32>(r, <u32>s);
       store<u32>(r + 4, <u32>o);
@@ -1114,9 +1129,15 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   holesP = rangesP + c * 12;
   chunksP = holesP + c * 8;
   sortP = chunksP + c * 12;
-  const outBase = (sortP + c * 4 + 7) & ~(<usize>7);
+  // Id slots: a power of two at least twice the most ids a body of `count` records can have.
+  let slots: u32 = 64;
+  while (<usize>slots < c * 2) slots <<= 1;
+  idMask = slots - 1;
+  idSlots = (sortP + c * 4 + 7) & ~(<usize>7);
+  const outBase = (idSlots + <usize>slots * 4 + 7) & ~(<usize>7);
   if (!ensureMemory(outBase + <usize>n * 2 + 65536)) return V_MEMORY;
   outLimit = (<usize>memory.size()) << 16;
+  memory.fill(idSlots, 0, <usize>slots * 4);
   o = outBase;
   haveTop = 0;
   idCount = 0;

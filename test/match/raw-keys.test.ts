@@ -248,6 +248,22 @@ describe('raw-bytes request digests', () => {
     expect(agree(encoder.encode(JSON.stringify(nested)))).toBe(hasTape);
   });
 
+  it('thousands of call ids (some longer than the index hashes) and hundreds of tools key as the reference keys them', () => {
+    const messages: Obj[] = [{ role: 'user', content: 'go' }];
+    for (let i = 0; i < 1500; i++) {
+      const id = i % 7 === 0 ? `call_${'x'.repeat(80)}${i}` : `call_${i.toString(36)}`;
+      messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'f', arguments: `{"i":${i}}` } }] });
+      // Every third result answers an earlier call: ids seen before keep their number.
+      messages.push({ role: 'tool', tool_call_id: i % 3 === 0 && i > 0 ? messages[messages.length - 3]!.tool_calls[0].id : id, content: `r${i}` });
+    }
+    const before = rawPathCounts.core;
+    expect(agree(encoder.encode(JSON.stringify({ model: 'm', messages })))).toBe(hasTape);
+    expect(rawPathCounts.core - before).toBe(hasTape ? 1 : 0);
+    // Beyond 512 tools the core leaves the body to the walk, which sorts them as the reference does.
+    const tools = Array.from({ length: 600 }, (_, i) => ({ type: 'function', function: { name: `t${(i * 7919) % 600}`, parameters: {} } }));
+    expect(agree(encoder.encode(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools })))).toBe(hasTape);
+  });
+
   it('a long tool name keys as the reference keys it', () => {
     const name = 'n'.repeat(200_000);
     const b = { model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name, parameters: {} } }] };
