@@ -26,9 +26,12 @@ export interface CoreView {
   readonly tools: Uint8Array;
   /** Byte ranges in the body of the parts left as holes: [start, end, start, end, ...]. */
   readonly holes: Uint32Array;
-  /** Byte ranges of each tool's name string (quotes included) in tool order; 0, 0 for none. */
+  /**
+   * Each tool's name string in tool order: [start, end, hash, ...], its byte range (quotes
+   * included; 0, 0 for none) and the index's hash of its bytes (assembly/tape.ts).
+   */
   readonly toolNames: Uint32Array;
-  /** The root object's members: [keyStart, keyEnd, start, end, ...] (key with its quotes). */
+  /** The root object's members: [keyStart, keyEnd, keyHash, start, end, ...] (key with its quotes). */
   readonly roots: Uint32Array;
 }
 

@@ -336,19 +336,20 @@ export class WasmEngine implements Engine {
     const toolCount = u32[r + 20]!;
     const chunksAt = u32[r + 21]! >>> 2;
     const recs = u32[r + 12]! >>> 2;
-    const toolNames = new Uint32Array(toolCount * 2);
+    const toolNames = new Uint32Array(toolCount * 3);
     for (let k = 0; k < toolCount; k++) {
       const name = u32[chunksAt + k * 3 + 2]!;
       if (name === 0xffffffff) continue;
-      toolNames[k * 2] = u32[recs + name * 8 + 1]!;
-      toolNames[k * 2 + 1] = u32[recs + name * 8 + 2]!;
+      toolNames[k * 3] = u32[recs + name * 8 + 1]!;
+      toolNames[k * 3 + 1] = u32[recs + name * 8 + 2]!;
+      toolNames[k * 3 + 2] = u32[recs + name * 8 + 7]!;
     }
     // The root object's members: records 1.. chained by their next record.
     const roots: number[] = [];
     const stop = u32[recs + 3]!;
     for (let c = 1; c < stop; c = u32[recs + c * 8 + 3]!) {
       const q = recs + c * 8;
-      roots.push(u32[q + 4]!, u32[q + 5]!, u32[q + 1]!, u32[q + 2]!);
+      roots.push(u32[q + 4]!, u32[q + 5]!, u32[q + 6]!, u32[q + 1]!, u32[q + 2]!);
     }
     return {
       provider: u32[r + 13]!,

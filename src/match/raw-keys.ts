@@ -96,6 +96,31 @@ const slotHash = new Int32Array(SLOTS); // hashes as int32 (`| 0`): never boxed
 const slotRaw: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(SLOTS).fill(undefined);
 const slotText: string[] = new Array<string>(SLOTS).fill('');
 
+/**
+ * The text of the JSON string literal at src[s, e) (quotes included) that has no escape, found
+ * again in the short-string table by the index's hash of its bytes (0: not hashed).
+ */
+function unescapedText(src: Uint8Array, s: number, e: number, hash: number): string {
+  const n = e - s - 2;
+  const slot = hash & (SLOTS - 1);
+  if (hash !== 0) {
+    const raw = slotRaw[slot];
+    if (raw !== undefined && slotHash[slot] === hash && raw.length === n) {
+      let k = 0;
+      while (k < n && raw[k] === src[s + 1 + k]) k++;
+      if (k === n) return slotText[slot]!;
+    }
+  }
+  // Non-fatal decoding, as the reference decodes the whole body (invalid UTF-8 -> U+FFFD).
+  const text = decoder.decode(src.subarray(s + 1, e - 1));
+  if (hash !== 0) {
+    slotHash[slot] = hash;
+    slotRaw[slot] = src.slice(s + 1, e - 1);
+    slotText[slot] = text;
+  }
+  return text;
+}
+
 /** Growable output buffer for the view's JSON text. */
 class Out {
   // One buffer for every call (grown, never shrunk): a 64 KB allocation per request showed up
@@ -336,25 +361,7 @@ class Walk {
 
   private decodeRange(s: number, e: number, escaped: boolean, hash: number): string {
     if (escaped) return JSON.parse(decoder.decode(this.src.subarray(s, e))) as string;
-    const src = this.src;
-    const n = e - s - 2;
-    const slot = hash & (SLOTS - 1);
-    if (hash !== 0) {
-      const raw = slotRaw[slot];
-      if (raw !== undefined && slotHash[slot] === hash && raw.length === n) {
-        let k = 0;
-        while (k < n && raw[k] === src[s + 1 + k]) k++;
-        if (k === n) return slotText[slot]!;
-      }
-    }
-    // Non-fatal decoding, as the reference decodes the whole body (invalid UTF-8 -> U+FFFD).
-    const text = decoder.decode(src.subarray(s + 1, e - 1));
-    if (hash !== 0) {
-      slotHash[slot] = hash;
-      slotRaw[slot] = src.slice(s + 1, e - 1);
-      slotText[slot] = text;
-    }
-    return text;
+    return unescapedText(this.src, s, e, hash);
   }
 
   /** The decoded string of a string record. */
@@ -1318,23 +1325,18 @@ function coreDigests(bytes: Uint8Array, opts: NormalizeOptions, ignoreArgs: read
   const r = cv.roots;
   const layout = CONVERSATION[provider];
   let text = '{';
-  for (let i = 0; i < r.length; i += 4) {
-    if (layout.includes(decoder.decode(bytes.subarray(r[i]! + 1, r[i + 1]! - 1)))) continue;
+  for (let i = 0; i < r.length; i += 5) {
+    if (layout.includes(unescapedText(bytes, r[i]!, r[i + 1]!, r[i + 2]! | 0))) continue;
     if (text.length > 1) text += ',';
-    text += decoder.decode(bytes.subarray(r[i]!, r[i + 3]!));
+    text += decoder.decode(bytes.subarray(r[i]!, r[i + 4]!));
   }
   const small = topLevel(provider, JSON.parse(`${text}}`) as Record<string, unknown>, ignoreArgs);
   modelAndOptions(out, small);
   out.bytes(tools);
   out.bytes(L.close);
-  // Tool names are ASCII here (the core declines others).
   const toolNames: (string | undefined)[] = [];
   const tn = cv.toolNames;
-  for (let k = 0; k < tn.length; k += 2) {
-    const s = tn[k]! + 1;
-    const e = tn[k + 1]! - 1;
-    toolNames.push(tn[k + 1] === 0 ? undefined : e - s <= 64 ? String.fromCharCode(...bytes.subarray(s, e)) : decoder.decode(bytes.subarray(s, e)));
-  }
+  for (let k = 0; k < tn.length; k += 3) toolNames.push(tn[k + 1] === 0 ? undefined : unescapedText(bytes, tn[k]!, tn[k + 1]!, tn[k + 2]! | 0));
   rawPathCounts.core++;
   return finish(out, provider, cv.messageCount, toolNames, small);
 }
