@@ -4,7 +4,6 @@
 
 import { TapedeckError } from '../errors.ts';
 import { hex, splitHex, type BackendName, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
-import { ArrayText } from './pieces.ts';
 import { jsonError } from './status.ts';
 import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from './wasm.generated.ts';
 // Empty in browser bundles (see wasm-scalar.browser.ts): there the scalar build is loaded on demand.
@@ -268,9 +267,10 @@ export class WasmEngine implements Engine {
   }
 
   elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8 = false): ElementHashes {
-    const inWasm = WasmEngine.wasmWhole(sizeOf(json));
+    const size = sizeOf(json);
+    const inWasm = WasmEngine.wasmWhole(size);
     const flags = H_MESSAGES | (chain ? H_CHAIN : 0) | (whole && inWasm ? H_WHOLE : 0);
-    if (nodeHash === undefined || sizeOf(json) < NODE_HASH_MIN) {
+    if (nodeHash === undefined || size < NODE_HASH_MIN) {
       this.call(json, ignore, flags, member, trustedUtf8);
     } else {
       // Elements found first; who hashes them is decided by their size.
@@ -385,7 +385,7 @@ export class WasmEngine implements Engine {
 
 /** Length of JSON text in its own units (bytes or UTF-16 units), which is what sizes decide on. */
 function sizeOf(json: JsonText): number {
-  return json instanceof ArrayText ? json.units : json.length;
+  return typeof json === 'string' || json instanceof Uint8Array ? json.length : json.units;
 }
 
 /** UTF-8 length of a well-formed string without encoding it. */
