@@ -34,7 +34,7 @@ describe('stringifyPieces', () => {
       messages(70, 2),
       many([undefined, () => 1, Symbol('s'), null, [[]], {}]),
       sparse,
-      Array.from({ length: 20_000 }, (_, i) => i),
+      Array.from({ length: 4096 }, (_, i) => i),
       many(['x'.repeat(100_000), 'y', 'z'.repeat(70_000)]).slice(0, 70),
     ];
     for (const a of cases) {
@@ -46,19 +46,25 @@ describe('stringifyPieces', () => {
       t!.writeUtf16(buf, 4);
       expect(buf.toString('utf16le', 4)).toBe(JSON.stringify(a));
     }
-    // A long list: many pieces, then (past ~1M units) the rest in one.
-    const long = stringifyPieces(messages(3000, 1))!;
+    // 1,000 messages of ~500 units: pieces of ~32K units. Three times as many: the text is bound
+    // to pass ~1M units, so after the first piece the rest goes in one.
+    const list = (n: number) => Array.from({ length: n }, (_, i) => ({ role: 'user', content: `${'déjà vu 東京 '.repeat(40)}${i}` }));
+    const long = stringifyPieces(list(1000))!;
     expect(long.pieces.length).toBeGreaterThan(10);
-    expect(long.pieces.at(-1)!.length).toBeGreaterThan(1 << 20);
+    expect(Math.max(...long.pieces.map((p) => p.length))).toBeLessThan(65_536);
+    const longer = stringifyPieces(list(3000))!;
+    expect(longer.pieces.length).toBe(2);
+    expect(longer.text()).toBe(JSON.stringify(list(3000)));
   });
 
-  it('leaves short arrays, and arrays with toJSON or BigInt elements, to JSON.stringify', () => {
+  it('leaves short and very long arrays, and arrays with toJSON or BigInt elements, to JSON.stringify', () => {
     const long = (x: unknown) => [...Array.from({ length: 100 }, (_, i) => i), x];
     const withToJSON = Object.assign(long(1), { toJSON: () => 'x' });
     const fn = Object.assign(() => 1, { toJSON: (k: string) => k });
-    const cases = [[], [1], Array.from({ length: 64 }, () => 'x'), withToJSON, long({ toJSON: (k: string) => k }), long(fn), long(2n)];
+    const cases = [[], [1], Array.from({ length: 64 }, () => 'x'), Array.from({ length: 4097 }, () => 'x'), withToJSON, long({ toJSON: (k: string) => k }), long(fn), long(2n)];
     for (const a of cases) expect(stringifyPieces(a)).toBeUndefined();
     expect(stringifyPieces(Array.from({ length: 65 }, () => 'x'))).toBeInstanceOf(ArrayText);
+    expect(stringifyPieces(Array.from({ length: 4096 }, () => 'x'))).toBeInstanceOf(ArrayText);
   });
 });
 

@@ -9,10 +9,11 @@
 //
 // Pieces live until the whole text is written, though, and the young generation copies what
 // survives it: for the 5.5M units of the XL list, pieces all the way made the object path slower
-// (37.5 -> 41.4 ms). So only the first MAX_PIECED units go in pieces and the rest of a longer
-// list in one more (XL: 37.9 ms, within noise). A list of at most FIRST elements is stringified
-// whole: short lists gain nothing from splitting and paid for it (one message, the S workload:
-// 3.3 -> 4.3 us; 50 messages, M: 115 -> 119 us).
+// (37.5 -> 41.4 ms). So a list whose text is projected (from the part made so far) to pass
+// MAX_PIECED units has the rest in one piece, and a list of more than MAX_ELEMENTS is
+// stringified whole. So is a list of at most FIRST elements: short lists gain nothing from
+// splitting and paid for it (one message, the S workload: 3.3 -> 4.3 us; 50 messages, M: 115
+// -> 119 us).
 
 /**
  * About how many UTF-16 units of JSON text each piece holds: under 64K, and not much less, as
@@ -21,8 +22,14 @@
 const PIECE_UNITS = 32768;
 /** Elements in the first piece; a list of no more is stringified whole (see the top). */
 const FIRST = 64;
-/** Units of text made in pieces before the rest of the list goes in one. */
+/** Longest text, in UTF-16 units, made in pieces (see the top). */
 const MAX_PIECED = 1 << 20;
+/**
+ * Longest list made in pieces. Reading every element first (for toJSON) costs ~0.1 ms per
+ * 10,000 messages, which a list whose text passes MAX_PIECED pays for nothing (the XL and
+ * SMALL10K lists: 1-2% slower); past 4,096 elements a list of chat messages is that long.
+ */
+const MAX_ELEMENTS = 4096;
 
 /**
  * The JSON text of an array as the texts of consecutive runs of its elements: "[a,b]" and
@@ -59,10 +66,11 @@ export class ArrayText {
 
 /**
  * JSON.stringify(array) in pieces (see ArrayText), or undefined when it is better stringified
- * whole: a short array (at most FIRST elements), or one that or whose elements have a toJSON
- * method, which JSON.stringify calls with the element's index (a piece would pass its index
- * within the piece), or with a BigInt element (BigInt.prototype.toJSON, if defined, likewise).
- * Each element is read once, before any is stringified. Throws what JSON.stringify throws.
+ * whole: a short or very long array (see FIRST and MAX_ELEMENTS), or one that has a toJSON
+ * method or whose elements do, which JSON.stringify calls with the element's index (a piece
+ * would pass its index within the piece), or with a BigInt element (BigInt.prototype.toJSON, if
+ * defined, likewise). Each element is read once, before any is stringified. Throws what
+ * JSON.stringify throws.
  *
  * @example
  * const list = Array.from({ length: 1000 }, (_, i) => ({ role: 'user', content: `message ${i}` }))
@@ -71,24 +79,29 @@ export class ArrayText {
 export function stringifyPieces(array: readonly unknown[]): ArrayText | undefined {
   if (typeof (array as { toJSON?: unknown }).toJSON === 'function') return undefined;
   const n = array.length;
-  if (n <= FIRST) return undefined;
-  const items = new Array<unknown>(n);
+  if (n <= FIRST || n > MAX_ELEMENTS) return undefined;
+  // Filled by push, so that V8 keeps it a packed array: JSON.stringify walks a holey one (what
+  // new Array(n) makes) more slowly, 0.4 ms more for the 10,000 messages of XL.
+  const items: unknown[] = [];
   for (let i = 0; i < n; i++) {
     const v: unknown = array[i];
     if (typeof v === 'bigint') return undefined;
     if (((typeof v === 'object' && v !== null) || typeof v === 'function') && typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined;
-    items[i] = v;
+    items.push(v);
   }
   const pieces: string[] = [];
   let units = 0;
   let per = FIRST; // elements in the next piece, then adapted to the sizes seen so far
+  let rest = false; // the rest of the list goes in one piece
   for (let i = 0; i < n; ) {
-    const k = units < MAX_PIECED ? Math.min(per, n - i) : n - i;
+    const k = rest ? n - i : Math.min(per, n - i);
     const s = JSON.stringify(items.slice(i, i + k));
     pieces.push(s);
     units += s.length;
     i += k;
     per = Math.max(1, Math.floor((k * PIECE_UNITS) / s.length));
+    // The whole text, projected from the part made so far, is too long for pieces.
+    rest = units * (n / i) > MAX_PIECED;
   }
   return new ArrayText(pieces);
 }
