@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 const direct = [
   'test/number.test.ts',
   'test/sha256-wasm.test.ts',
+  'test/utf16-wasm.test.ts',
   'test/build.test.ts',
   'test/parity.test.ts',
   // Reads source files only: no backend involved.

@@ -1,6 +1,8 @@
 // The engine contract: everything the public API needs from a backend. The wasm engines and the
 // pure-TypeScript engine implement it; the API layer never knows which one it is talking to.
 
+import type { ArrayText } from './pieces.ts';
+
 export type BackendName = 'wasm-simd' | 'wasm' | 'js';
 
 /** Hex digests of a JSON array: one per element, the path chain, and the whole canonical text. */
@@ -47,17 +49,20 @@ export interface IgnoreSpec {
   readonly rootOnly: boolean;
 }
 
+/** JSON text: UTF-8 bytes, a well-formed string, or an array's JSON.stringify text in pieces. */
+export type JsonText = Uint8Array | string | ArrayText;
+
 export interface Engine {
   readonly name: BackendName;
-  /** Canonical bytes of JSON text (a string must be well-formed UTF-16); a fresh copy. */
-  canonical(json: Uint8Array | string, ignore: IgnoreSpec): Uint8Array;
+  /** Canonical bytes of JSON text (strings must be well-formed UTF-16); a fresh copy. */
+  canonical(json: JsonText, ignore: IgnoreSpec): Uint8Array;
   /** Hex SHA-256 of the canonical bytes of JSON text. */
-  digestHex(json: Uint8Array | string, ignore: IgnoreSpec): string;
+  digestHex(json: JsonText, ignore: IgnoreSpec): string;
   /**
    * Element digests of a JSON array given as text, in one pass; with `member`, of the array
    * that is that member's value in a root object (the whole digest is still the root's).
    */
-  elementsHex(json: Uint8Array | string, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8?: boolean): ElementHashes;
+  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8?: boolean): ElementHashes;
   sha256(data: Uint8Array): Uint8Array;
   sha256Stream(): Sha256Stream;
   /** Trace token digest: the four fixed fields, then the ids (sorted here, by bytes). */

@@ -2,8 +2,9 @@
 // text), and formats digests. Every function here is a thin shell over a single engine call.
 
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
-import { hex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
+import { hex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
 import { JsEngine } from './js.ts';
+import { ArrayText, stringifyPieces } from './pieces.ts';
 import { allFinite, canonicalText, loneSurrogateIndex, type IgnoreSet } from './value.ts';
 import { byteLength, simdSupported, WasmEngine } from './wasm.ts';
 
@@ -162,31 +163,33 @@ function jsonInput(json: string | Uint8Array): string | Uint8Array {
 
 /**
  * Runs `f` (one engine call) on a JavaScript value. The wasm engines get the value's JSON text
- * from JSON.stringify, which is native and fast; what JSON.stringify gets wrong is handled
- * around it: NaN and Infinity become `null` silently, so when the engine read any `null` the
- * value is checked for them; BigInt and cycles throw without a location, and the engine rejects
- * lone surrogates and depth by byte offset, so in all those cases the TypeScript serializer
- * re-runs to report (or, for members under ignoreKeys, to resolve) them with a JSON path.
+ * from JSON.stringify, which is native and fast (an array's in pieces: see pieces.ts); what
+ * JSON.stringify gets wrong is handled around it: NaN and Infinity become `null` silently, so
+ * when the engine read any `null` the value is checked for them; BigInt and cycles throw
+ * without a location, and the engine rejects lone surrogates and depth by byte offset, so in
+ * all those cases the TypeScript serializer re-runs to report (or, for members under
+ * ignoreKeys, to resolve) them with a JSON path.
  */
 function onValue<T>(
   value: unknown,
   ig: Ignore,
   opts: CanonicalOptions | undefined,
-  f: (e: Engine, text: string, spec: IgnoreSpec) => T,
+  f: (e: Engine, text: JsonText, spec: IgnoreSpec) => T,
 ): T {
   const e = current();
   const rootOnly = opts?.rootOnly === true;
   const spec = rootOnly ? ig.root : ig.any;
   const reference = () => canonicalText(value, ig.set, rootOnly);
   if (e.name === 'js') return f(e, reference(), spec);
-  let text: string | undefined;
+  let text: string | ArrayText | undefined;
   try {
-    text = JSON.stringify(value);
+    text = (Array.isArray(value) ? stringifyPieces(value) : undefined) ?? JSON.stringify(value);
   } catch {
     return f(e, reference(), spec);
   }
   if (text === undefined) reference(); // throws E_TYPE
-  if (text!.length * 3 > MAX_INPUT_BYTES && byteLength(text!) > MAX_INPUT_BYTES) throw tooLarge(byteLength(text!));
+  const units = typeof text === 'string' ? text.length : text!.units;
+  if (units * 3 > MAX_INPUT_BYTES && textBytes(text!) > MAX_INPUT_BYTES) throw tooLarge(textBytes(text!));
   let result: T;
   try {
     result = f(e, text!, spec);
@@ -196,6 +199,14 @@ function onValue<T>(
   }
   if (e.nulls!() > 0 && !allFinite(value, ig.set, rootOnly)) reference(); // throws E_NON_FINITE
   return result;
+}
+
+/** UTF-8 length of a value's JSON text (each boundary of two pieces, "][", is one ","). */
+function textBytes(text: string | ArrayText): number {
+  if (typeof text === 'string') return byteLength(text);
+  let n = 1 - text.pieces.length;
+  for (const p of text.pieces) n += byteLength(p);
+  return n;
 }
 
 /**

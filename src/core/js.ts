@@ -2,37 +2,38 @@
 // without WebAssembly. Hashing is @noble/hashes.
 
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
-import { chainPaths, hex, splitHex, traceMessage, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
+import { chainPaths, hex, splitHex, traceMessage, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
 import { canonicalizeBytes } from './json-js.ts';
 import { jsonError } from './status.ts';
 
 const encoder = new TextEncoder();
 
-function toBytes(json: Uint8Array | string): Uint8Array {
-  return typeof json === 'string' ? encoder.encode(json) : json;
+function toBytes(json: JsonText): Uint8Array {
+  if (json instanceof Uint8Array) return json;
+  return encoder.encode(typeof json === 'string' ? json : json.text());
 }
 
 export class JsEngine implements Engine {
   readonly name = 'js' as const;
 
-  private run(json: Uint8Array | string, ignore: IgnoreSpec, elements: boolean, member?: Uint8Array) {
+  private run(json: JsonText, ignore: IgnoreSpec, elements: boolean, member?: Uint8Array) {
     const bytes = toBytes(json);
     const r = canonicalizeBytes(bytes, ignore.keys, elements, member, ignore.rootOnly);
     if ('status' in r) throw jsonError(r.status, r.offset, r.detail, bytes);
     return r;
   }
 
-  canonical(json: Uint8Array | string, ignore: IgnoreSpec): Uint8Array {
+  canonical(json: JsonText, ignore: IgnoreSpec): Uint8Array {
     const r = this.run(json, ignore, false);
     return r.out.slice(0, r.length);
   }
 
-  digestHex(json: Uint8Array | string, ignore: IgnoreSpec): string {
+  digestHex(json: JsonText, ignore: IgnoreSpec): string {
     const r = this.run(json, ignore, false);
     return hex(nobleSha256(r.out.subarray(0, r.length)));
   }
 
-  elementsHex(json: Uint8Array | string, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes {
+  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes {
     const r = this.run(json, ignore, true, member);
     const count = r.spans.length / 2;
     const messages = new Uint8Array(count * 32);

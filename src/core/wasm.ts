@@ -3,7 +3,7 @@
 // assembly/index.ts (layout -> write input -> canonical -> read RESULT).
 
 import { TapedeckError } from '../errors.ts';
-import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type Sha256Stream } from './engine.ts';
+import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
 import { jsonError } from './status.ts';
 import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from './wasm.generated.ts';
 // Empty in browser bundles (see wasm-scalar.browser.ts): there the scalar build is loaded on demand.
@@ -180,28 +180,31 @@ export class WasmEngine implements Engine {
   }
 
   /** Writes the input; returns its length in bytes. */
-  private load(json: Uint8Array | string, ignore: readonly Uint8Array[]): number {
-    if (typeof json !== 'string') {
+  private load(json: JsonText, ignore: readonly Uint8Array[]): number {
+    if (json instanceof Uint8Array) {
       const at = this.prepare(ignore, json.length);
       this.u8.set(json, at);
       return json.length;
     }
+    const units = typeof json === 'string' ? json.length : json.units;
     // A UTF-16 unit is at most 3 UTF-8 bytes, so reserve that and let the encoder report the
     // real length: no separate measuring pass over the string.
-    const max = json.length * 3;
-    if (!this.buf || json.length < UTF16_MIN) {
+    const max = units * 3;
+    if (!this.buf || units < UTF16_MIN) {
+      const text = typeof json === 'string' ? json : json.text();
       const at = this.prepare(ignore, max);
-      if (this.buf) return this.buf.write(json, at, max, 'utf8');
-      return encoder.encodeInto(json, this.u8.subarray(at, at + max)).written;
+      if (this.buf) return this.buf.write(text, at, max, 'utf8');
+      return encoder.encodeInto(text, this.u8.subarray(at, at + max)).written;
     }
     // Long strings: copy the UTF-16 units as they are (a memcpy for V8's two-byte strings) and
     // transcode in wasm, which is several times faster than Node's UTF-8 encoder on non-ASCII
     // text. Strings reaching here are well-formed (checked by the API layer), so the
     // transcoder's lone-surrogate result is only a guard.
-    const at = this.prepare(ignore, max, json.length * 2);
+    const at = this.prepare(ignore, max, units * 2);
     const stage = (at + max + INPUT_PAD + 7) & ~7;
-    this.buf.write(json, stage, json.length * 2, 'utf16le');
-    const n = this.x.utf16ToUtf8(stage, json.length, at);
+    if (typeof json === 'string') this.buf.write(json, stage, units * 2, 'utf16le');
+    else json.writeUtf16(this.buf, stage);
+    const n = this.x.utf16ToUtf8(stage, units, at);
     if (n < 0) {
       throw new TapedeckError('E_LONE_SURROGATE', `JSON text has a lone UTF-16 surrogate at string index ${-n - 1}.`, {
         hint: 'Use s.toWellFormed() or fix the source.',
@@ -219,16 +222,16 @@ export class WasmEngine implements Engine {
    * One core call. `member` rides after the ignore keys in the same list (the module finds it
    * at position ignore.length).
    */
-  private call(json: Uint8Array | string, ignore: IgnoreSpec, flags: number, member?: Uint8Array, trustedUtf8 = false): void {
+  private call(json: JsonText, ignore: IgnoreSpec, flags: number, member?: Uint8Array, trustedUtf8 = false): void {
     const n = this.load(json, member ? [...ignore.keys, member] : ignore.keys);
     // Text from a string is valid UTF-8 by construction: strings reaching an engine are
     // well-formed (checked by the API layer, or JSON.stringify output, which escapes lone
     // surrogates), and both encoders write only valid UTF-8.
-    const trusted = typeof json === 'string' || trustedUtf8 ? H_TRUSTED_UTF8 : 0;
+    const trusted = !(json instanceof Uint8Array) || trustedUtf8 ? H_TRUSTED_UTF8 : 0;
     const status = this.x.canonical(n, ignore.keys.length, flags | trusted | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
     this.refresh();
     if (status !== 0) {
-      const bytes = typeof json === 'string' ? encoder.encode(json) : json;
+      const bytes = json instanceof Uint8Array ? json : encoder.encode(typeof json === 'string' ? json : json.text());
       throw jsonError(status, this.u32[this.r + 1]!, this.u32[this.r + 2]!, bytes);
     }
   }
@@ -239,7 +242,7 @@ export class WasmEngine implements Engine {
     return decoder.decode(this.u8.subarray(at, at + chars));
   }
 
-  canonical(json: Uint8Array | string, ignore: IgnoreSpec): Uint8Array {
+  canonical(json: JsonText, ignore: IgnoreSpec): Uint8Array {
     this.call(json, ignore, 0);
     const ptr = this.u32[this.r + 3]!;
     return this.u8.slice(ptr, ptr + this.u32[this.r + 4]!);
@@ -258,16 +261,17 @@ export class WasmEngine implements Engine {
     return nodeHash === undefined || n < NODE_HASH_MIN;
   }
 
-  digestHex(json: Uint8Array | string, ignore: IgnoreSpec): string {
-    const inWasm = WasmEngine.wasmWhole(json.length);
+  digestHex(json: JsonText, ignore: IgnoreSpec): string {
+    const inWasm = WasmEngine.wasmWhole(sizeOf(json));
     this.call(json, ignore, inWasm ? H_WHOLE : 0);
     return this.wholeHex(inWasm);
   }
 
-  elementsHex(json: Uint8Array | string, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8 = false): ElementHashes {
-    const inWasm = WasmEngine.wasmWhole(json.length);
+  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8 = false): ElementHashes {
+    const size = sizeOf(json);
+    const inWasm = WasmEngine.wasmWhole(size);
     const flags = H_MESSAGES | (chain ? H_CHAIN : 0) | (whole && inWasm ? H_WHOLE : 0);
-    if (nodeHash === undefined || json.length < NODE_HASH_MIN) {
+    if (nodeHash === undefined || size < NODE_HASH_MIN) {
       this.call(json, ignore, flags, member, trustedUtf8);
     } else {
       // Elements found first; who hashes them is decided by their size.
@@ -422,6 +426,11 @@ export class WasmEngine implements Engine {
       },
     };
   }
+}
+
+/** Length of JSON text in its own units (bytes or UTF-16 units), which is what sizes decide on. */
+function sizeOf(json: JsonText): number {
+  return typeof json === 'string' || json instanceof Uint8Array ? json.length : json.units;
 }
 
 /** UTF-8 length of a well-formed string without encoding it. */
