@@ -127,11 +127,20 @@ const N_CALL_ID = u8name("call_id");
 @inline function nextOf(i: u32): u32 { return load<u32>(rec(i) + 12); }
 @inline function isObj(i: u32): bool { return i != NONE && kindOf(i) == T_OBJECT; }
 
-/** Whether the bytes at p (n of them) spell the ASCII string s. */
+/**
+ * Whether the bytes at p (n of them) spell the ASCII string s. Four bytes at a time, widened to
+ * the literal's UTF-16 units.
+ */
 function spells(p: usize, n: usize, s: string): bool {
   if (n != <usize>s.length) return false;
   const q = changetype<usize>(s);
-  for (let j: usize = 0; j < n; j++) if (<u32>load<u8>(p + j) != <u32>load<u16>(q + (j << 1))) return false;
+  let j: usize = 0;
+  for (; j + 4 <= n; j += 4) {
+    const b = <u64>load<u32>(p + j);
+    const wide = (b & 0xff) | ((b & 0xff00) << 8) | ((b & 0xff0000) << 16) | ((b & 0xff000000) << 24);
+    if (wide != load<u64>(q + (j << 1))) return false;
+  }
+  for (; j < n; j++) if (<u32>load<u8>(p + j) != <u32>load<u16>(q + (j << 1))) return false;
   return true;
 }
 
@@ -179,29 +188,43 @@ function empty(i: u32): bool {
 
 // --- output
 
+// Room for the output. view() reserves it once for everything but copies of output already
+// written (split messages repeat their members; the tools are copied in sorted order): every
+// byte of the body is copied at most once, and what the walk writes itself is less than
+// LITERALS_PER_RECORD bytes per record of the body (the longest, a chat tool message, writes
+// `{"role":"tool","content":[{"type":"tool_result","id":"call_<k>","content":[` and its
+// closing `]}]}`). Copies of output go through ownSpan(), which grows memory as it goes. A
+// check on every write (inlined with the growing at every call site) had nearly doubled the
+// module's size.
+const LITERALS_PER_RECORD: usize = 256;
+const SLACK: usize = 65536;
+
+/** Makes room for n more output bytes, and SLACK more for the literals that follow. */
 function room(n: usize): void {
-  if (o + n <= outLimit) return;
-  if (!ensureMemory(o + n + 65536)) { bad = true; o = outLimit - n; return; }
+  if (o + n + SLACK <= outLimit) return;
+  if (!ensureMemory(o + n + 2 * SLACK)) {
+    // Declined; later writes land in the room there is and are never read.
+    bad = true;
+    o = outLimit - n - SLACK;
+    return;
+  }
   outLimit = (<usize>memory.size()) << 16;
 }
 
-/** Writes an ASCII literal. */
+/**
+ * Writes an ASCII literal. Through the standard library's encoder, a call, so that the optimizer
+ * does not copy a loop into each of the ~50 places that write one (~3 KB of the module).
+ */
 function w(s: string): void {
-  const n = <usize>s.length;
-  room(n);
-  const q = changetype<usize>(s);
-  for (let j: usize = 0; j < n; j++) store<u8>(o + j, <u8>load<u16>(q + (j << 1)));
-  o += n;
+  o += String.UTF8.encodeUnsafe(changetype<usize>(s), s.length, o);
 }
 
 @inline function byte(c: u8): void {
-  room(1);
   store<u8>(o++, c);
 }
 
 function span(s: usize, e: usize): void {
   const n = e - s;
-  room(n);
   memory.copy(o, s, n);
   o += n;
 }
@@ -320,7 +343,6 @@ function id(i: u32): i32 {
 /** `"call_<k>"` */
 function quotedId(k: i32): void {
   w("\"call_");
-  room(12);
   // Decimal digits of k (a call id number is far below 10^10).
   let d: u32 = 1;
   while (<u32>k / d >= 10) d *= 10;
@@ -380,7 +402,6 @@ function setArguments(v: u32): void {
   if (i >= e || (load<u8>(i) != 0x7b && load<u8>(i) != 0x5b)) { bad = true; return; }
   sep();
   w("\"arguments\":");
-  room(e - s);
   for (let k = s; k < e; k++) {
     const c = load<u8>(k);
     if (c != 0x5c) {
@@ -1135,7 +1156,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   idMask = slots - 1;
   idSlots = (sortP + c * 4 + 7) & ~(<usize>7);
   const outBase = (idSlots + <usize>slots * 4 + 7) & ~(<usize>7);
-  if (!ensureMemory(outBase + <usize>n * 2 + 65536)) return V_MEMORY;
+  if (!ensureMemory(outBase + <usize>n + <usize>count * LITERALS_PER_RECORD + SLACK)) return V_MEMORY;
   outLimit = (<usize>memory.size()) << 16;
   memory.fill(idSlots, 0, <usize>slots * 4);
   o = outBase;
