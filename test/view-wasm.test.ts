@@ -1,0 +1,51 @@
+// Drives assembly/view.ts directly through both wasm builds, each a fresh instance with the
+// module's initial memory: the request view's output must grow memory by itself where it copies
+// output again (a user turn split around its tool results repeats the turn's members once per
+// run), past the room reserved for the body. The shared engines of the rest of the suite have
+// grown their memory for earlier inputs, so there a missing growth went unnoticed.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { requestDigests, requestKeys } from '../src/index.ts';
+
+interface ViewExports {
+  memory: WebAssembly.Memory;
+  prepare(ignLen: number, maxInput: number, stage: number): number;
+  result(): number;
+  index(at: number, n: number): number;
+  view(at: number, n: number, count: number, provider: number): number;
+}
+
+const builds = [
+  ['scalar', 'build/tapedeck.wasm'],
+  ['simd', 'build/tapedeck-simd.wasm'],
+] as const;
+
+/** The core's view of a body in a fresh instance: status, and `{"messages":[...]` with the tools. */
+function coreView(file: string, body: Uint8Array): { status: number; text: string } {
+  const x = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(file)), {}).exports as unknown as ViewExports;
+  const at = x.prepare(0, body.length, 0);
+  new Uint8Array(x.memory.buffer).set(body, at);
+  const count = x.index(at, body.length);
+  expect(count).toBeGreaterThan(0);
+  const status = x.view(at, body.length, count, 0);
+  const r = new Uint32Array(x.memory.buffer, x.result(), 32);
+  return { status, text: status === 0 ? new TextDecoder().decode(new Uint8Array(x.memory.buffer, r[15], r[17]! - r[15]!)) : '' };
+}
+
+for (const [kind, file] of builds) {
+  describe(`request view in the core (${kind}: ${file})`, () => {
+    it('a split user turn repeating a large member grows memory as it goes, and keys as the reference keys it', () => {
+      const content: Record<string, unknown>[] = [];
+      for (let i = 0; i < 30; i++) content.push({ type: 'tool_result', tool_use_id: `t${i}`, content: `r${i}` }, { type: 'text', text: `t${i}` });
+      const body = { model: 'claude', max_tokens: 5, messages: [{ role: 'user', name: 'n'.repeat(300_000), content }] };
+      const bytes = new TextEncoder().encode(JSON.stringify(body));
+      const { status, text } = coreView(file, bytes);
+      expect(status).toBe(0);
+      // 30 runs of text parts, each with the 300 KB member, and 30 tool messages.
+      expect(text.length).toBeGreaterThan(30 * 300_000);
+      expect(text.split('"role":"tool"').length - 1).toBe(30);
+      const { messages: _m, view: _v, ...want } = requestKeys(bytes);
+      expect(requestDigests(bytes)).toEqual(want);
+    });
+  });
+}
