@@ -16,7 +16,11 @@ const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit'
 const args = process.argv.slice(2);
 const only = args.find((a) => !a.startsWith('--')); // 'wasm' stops after the embedded module
 const force = args.includes('--force');
-const targets = { scalar: 'build/tapedeck.wasm', simd: 'build/tapedeck-simd.wasm' };
+const targets = { scalar: 'build/tapedeck.wasm', simd: 'build/tapedeck-simd.wasm', 'simd-browser': 'build/tapedeck-simd-browser.wasm' };
+// The builds for Node export the request-view writer too (assembly/node.ts); the browser's SIMD
+// build leaves it out (~15 KB gzipped of a bundle whose budget is 100 KB): keying a request in a
+// page is not a hot path, and without it the same keys come from the TypeScript walk.
+const entries = { scalar: 'assembly/node.ts', simd: 'assembly/node.ts', 'simd-browser': 'assembly/index.ts' };
 
 /** Every file under `dir` (recursively), as absolute paths. */
 function filesUnder(dir) {
@@ -39,6 +43,7 @@ const wasmOutputs = [
   ...Object.values(targets),
   'src/core/wasm.generated.ts',
   'src/core/wasm-scalar.generated.ts',
+  'src/core/wasm-browser.generated.ts',
 ];
 
 function wasmUpToDate() {
@@ -57,7 +62,7 @@ if (!force && wasmUpToDate()) {
 if (existsSync(join(root, 'scripts/gen-tables.mjs'))) run(process.execPath, ['scripts/gen-tables.mjs']);
 mkdirSync(join(root, 'build'), { recursive: true });
 for (const target of Object.keys(targets)) {
-  run(bin('asc'), ['assembly/index.ts', '--config', 'asconfig.json', '--target', target]);
+  run(bin('asc'), [entries[target], '--config', 'asconfig.json', '--target', target]);
 }
 
 const banner = [
@@ -67,24 +72,22 @@ const banner = [
 ];
 // Both digests and the SIMD build go in wasm.generated.ts; the scalar build's bytes go in a
 // module of their own, which browser bundles swap for an empty one (package.json "browser"), so
-// a page ships one build: every current browser runs the SIMD one.
-const lines = [...banner];
-const scalarLines = [...banner];
+// a page ships one build: every current browser runs the SIMD one. Browser bundles also swap
+// wasm.generated.ts for wasm-browser.generated.ts: the same scalar digest, the browser's SIMD
+// build and its digest.
+const built = {};
 for (const [target, file] of Object.entries(targets)) {
   const bytes = readFileSync(join(root, file));
   const digest = createHash('sha256').update(bytes).digest('hex');
   console.log(`wasm ${target}: ${file} ${bytes.length} bytes sha256 ${digest}`);
-  const name = target === 'simd' ? 'SIMD' : 'SCALAR';
-  lines.push(`export const ${name}_SHA256 = '${digest}';`);
-  const out = target === 'simd' ? lines : scalarLines;
-  out.push(`export const ${name}_BASE64 =`);
   const b64 = bytes.toString('base64');
-  const chunks = b64.match(/.{1,100}/g) ?? [''];
-  out.push(chunks.map((c) => `  '${c}'`).join(' +\n') + ';');
-  out.push('');
+  built[target] = { digest, base64: (b64.match(/.{1,100}/g) ?? ['']).map((c) => `  '${c}'`).join(' +\n') + ';' };
 }
-writeFileSync(join(root, 'src/core/wasm.generated.ts'), lines.join('\n'));
-writeFileSync(join(root, 'src/core/wasm-scalar.generated.ts'), scalarLines.join('\n'));
+const simdModule = (simd) =>
+  [...banner, `export const SCALAR_SHA256 = '${built.scalar.digest}';`, `export const SIMD_SHA256 = '${simd.digest}';`, 'export const SIMD_BASE64 =', simd.base64, ''].join('\n');
+writeFileSync(join(root, 'src/core/wasm.generated.ts'), simdModule(built.simd));
+writeFileSync(join(root, 'src/core/wasm-browser.generated.ts'), simdModule(built['simd-browser']));
+writeFileSync(join(root, 'src/core/wasm-scalar.generated.ts'), [...banner, 'export const SCALAR_BASE64 =', built.scalar.base64, ''].join('\n'));
 if (only === 'wasm') process.exit(0);
 buildTypeScript();
 

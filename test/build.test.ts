@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from '../src/core/wasm.generated.ts';
 import { SCALAR_BASE64 } from '../src/core/wasm-scalar.generated.ts';
+import * as browserBuild from '../src/core/wasm-browser.generated.ts';
 import { provideWasmBuild, wasmBytes } from '../src/core/wasm.ts';
 import { VERSION } from '../src/version.ts';
 import { MAX_DEPTH } from '../src/errors.ts';
@@ -21,6 +22,7 @@ describe('build artefacts', () => {
   for (const [file, b64, sha] of [
     ['build/tapedeck.wasm', SCALAR_BASE64, SCALAR_SHA256],
     ['build/tapedeck-simd.wasm', SIMD_BASE64, SIMD_SHA256],
+    ['build/tapedeck-simd-browser.wasm', browserBuild.SIMD_BASE64, browserBuild.SIMD_SHA256],
   ] as const) {
     it(`${file} is what src/core/wasm*.generated.ts embed`, () => {
       const bytes = readFileSync(join(root, file));
@@ -39,9 +41,18 @@ describe('build artefacts', () => {
     expect(WebAssembly.Module.imports(scalar)).toEqual([]);
   });
 
+  it("the browser's SIMD build is the SIMD build without the request-view writer", () => {
+    const names = (b64: string) => WebAssembly.Module.exports(new WebAssembly.Module(Buffer.from(b64, 'base64'))).map((e) => e.name).sort();
+    expect(names(browserBuild.SIMD_BASE64)).toEqual(names(SIMD_BASE64).filter((n) => n !== 'view'));
+    expect(names(SIMD_BASE64)).toContain('view');
+    // The scalar build a page loads by URL is Node's, checked against the same digest.
+    expect(browserBuild.SCALAR_SHA256).toBe(SCALAR_SHA256);
+  });
+
   it('dist/wasm ships both builds as files, for pages that load one by URL', () => {
     expect(readFileSync(join(root, 'dist/wasm/tapedeck.wasm')).equals(readFileSync(join(root, 'build/tapedeck.wasm')))).toBe(true);
     expect(readFileSync(join(root, 'dist/wasm/tapedeck-simd.wasm')).equals(readFileSync(join(root, 'build/tapedeck-simd.wasm')))).toBe(true);
+    expect(readFileSync(join(root, 'dist/wasm/tapedeck-simd-browser.wasm')).equals(readFileSync(join(root, 'build/tapedeck-simd-browser.wasm')))).toBe(true);
   });
 
   it('a build handed in at run time must be this version\'s exact bytes', () => {
@@ -54,16 +65,17 @@ describe('build artefacts', () => {
     expect(wasmBytes('wasm')).toEqual(scalar);
   });
 
-  it('package.json maps the scalar build away in browser bundles, nowhere else', async () => {
+  it("package.json maps the scalar build away and the browser's SIMD build in, in browser bundles only", async () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { browser: Record<string, string> };
     expect(pkg.browser['./dist/core/wasm-scalar.generated.js']).toBe('./dist/core/wasm-scalar.browser.js');
+    expect(pkg.browser['./dist/core/wasm.generated.js']).toBe('./dist/core/wasm-browser.generated.js');
     const { build } = await import('esbuild');
     const bundle = async (platform: 'browser' | 'node') => {
       const out = await build({ entryPoints: [join(root, 'dist/index.js')], bundle: true, write: false, platform, format: 'esm', metafile: true, logLevel: 'silent', external: ['node:*'] });
-      return Object.keys(out.metafile.inputs).filter((f) => f.includes('wasm-scalar'));
+      return Object.keys(out.metafile.inputs).filter((f) => /wasm[-.a-z]*\.(generated|browser)\.js$/.test(f)).sort();
     };
-    expect(await bundle('browser')).toEqual(['dist/core/wasm-scalar.browser.js']);
-    expect(await bundle('node')).toEqual(['dist/core/wasm-scalar.generated.js']);
+    expect(await bundle('browser')).toEqual(['dist/core/wasm-browser.generated.js', 'dist/core/wasm-scalar.browser.js']);
+    expect(await bundle('node')).toEqual(['dist/core/wasm-scalar.generated.js', 'dist/core/wasm.generated.js']);
   });
 
   it('the module and the TypeScript layer agree on MAX_DEPTH', () => {

@@ -23,7 +23,8 @@ interface CoreExports {
   sha256Final(state: number, out: number): void;
   traceToken(ptr: number, count: number, scratch: number, out: number): number;
   index(at: number, n: number): number;
-  view(at: number, n: number, count: number, provider: number): number;
+  /** Absent from the browser's SIMD build (see scripts/build.mjs). */
+  view?(at: number, n: number, count: number, provider: number): number;
 }
 
 const H_MESSAGES = 2;
@@ -323,6 +324,7 @@ export class WasmEngine implements Engine {
   }
 
   requestView(json: Uint8Array, provider: number): CoreView | null | undefined {
+    if (this.x.view === undefined) return null;
     const at = this.prepare([], json.length);
     this.u8.set(json, at);
     const count = this.x.index(at, json.length);
