@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backend, requestDigests, requestKeys, TapedeckError } from '../../src/index.ts';
-import type { NormalizeOptions } from '../../src/match/normalize.ts';
+import { ANTHROPIC_ARGS, ANTHROPIC_BLOCKS, MESSAGE_NOISE, OPENAI_ARGS, OPENAI_PARTS, OPENAI_ROLES, type NormalizeOptions } from '../../src/match/normalize.ts';
 import { createMatcher } from '../../src/match/matcher.ts';
 import { rawPathCounts, rawRequestDigests } from '../../src/match/raw-keys.ts';
 import { buildWorkload, requestBodies } from '../../bench/workloads.mjs';
@@ -262,6 +262,27 @@ describe('raw-bytes request digests', () => {
     // Beyond 512 tools the core leaves the body to the walk, which sorts them as the reference does.
     const tools = Array.from({ length: 600 }, (_, i) => ({ type: 'function', function: { name: `t${(i * 7919) % 600}`, parameters: {} } }));
     expect(agree(encoder.encode(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools })))).toBe(hasTape);
+  });
+
+  it("the core's own copies of the reference's name lists agree with them: message noise, detection arguments, blocks, parts, roles, inherited names", () => {
+    // assembly/view.ts spells these lists out; a name added to the reference and not there
+    // shows here as a disagreement on the body that carries it.
+    const before = rawPathCounts.core;
+    const bodies: Obj[] = [];
+    for (const k of MESSAGE_NOISE) bodies.push({ model: 'm', messages: [{ role: 'user', content: 'hi', [k]: 'x', name: 'n' }] });
+    // Each argument with a value of its kind (a tools list is a list, a system prompt text).
+    const values: Obj = { functions: [], system: 'be brief', thinking: { type: 'enabled', budget_tokens: 1024 }, stop_sequences: ['x'], response_format: { type: 'json_object' } };
+    for (const k of [...OPENAI_ARGS, ...ANTHROPIC_ARGS]) bodies.push({ model: 'm', [k]: values[k] ?? 1, messages: [{ role: 'user', content: 'hi' }, { role: 'narrator', content: 'x' }] });
+    for (const t of [...ANTHROPIC_BLOCKS, ...OPENAI_PARTS, 'image', 'document']) {
+      bodies.push({ model: 'm', messages: [{ role: 'narrator', content: [{ type: t, source: { type: 'url', url: 'https://x.test/a' }, id: 'c1', tool_use_id: 'c1' }] }] });
+    }
+    for (const r of OPENAI_ROLES) bodies.push({ model: 'm', messages: [{ role: r, content: 'hi' }] });
+    // Names every JavaScript object inherits: the core leaves such a message to the walk.
+    for (const k of Object.getOwnPropertyNames(Object.prototype)) {
+      bodies.push({ model: 'm', messages: [{ role: 'user', content: 'hi', name: 'n', [k]: 'x' }] });
+    }
+    for (const b of bodies) expect(agree(encoder.encode(JSON.stringify(b))), JSON.stringify(b)).toBe(hasTape);
+    expect(rawPathCounts.core - before).toBe(hasTape ? bodies.length - Object.getOwnPropertyNames(Object.prototype).length : 0);
   });
 
   it('a long tool name keys as the reference keys it', () => {
