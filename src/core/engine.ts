@@ -74,10 +74,11 @@ export interface Engine {
   tape?(json: Uint8Array): Uint32Array | undefined;
   /**
    * The normalized request view of a JSON request body, written by the core from its structural
-   * index (assembly/view.ts), or undefined if the body is not JSON, null if the core leaves the
-   * body to the caller's own walk. Optional, as tape() is.
+   * index (assembly/view.ts); where the core leaves the body to the caller's own walk, that index
+   * (as tape() gives it), or null if this build has no view writer; undefined if the body is not
+   * JSON. Optional, as tape() is.
    */
-  requestView?(json: Uint8Array, provider: number): CoreView | null | undefined;
+  requestView?(json: Uint8Array, provider: number): CoreView | Uint32Array | null | undefined;
   /** Number of `null` literals in the last JSON text this engine read (wasm engines only). */
   nulls?(): number;
 }

@@ -267,9 +267,10 @@ export function jsonTape(json: Uint8Array): Uint32Array | undefined {
 
 /**
  * The request view of a body written by the core (assembly/view.ts): undefined if the body is
- * not JSON, null where the core leaves it to the caller. Internal, for src/match/raw-keys.ts.
+ * not JSON; where the core leaves it to the caller, the body's index (as jsonTape() gives it),
+ * or null without one. Internal, for src/match/raw-keys.ts.
  */
-export function coreRequestView(json: Uint8Array, provider: number): CoreView | null | undefined {
+export function coreRequestView(json: Uint8Array, provider: number): CoreView | Uint32Array | null | undefined {
   if (json.length > MAX_INPUT_BYTES) return null;
   const e = current();
   return e.requestView ? e.requestView(json, provider) : null;

@@ -308,13 +308,27 @@ export class WasmEngine implements Engine {
   }
 
   tape(json: Uint8Array): Uint32Array | undefined {
+    const count = this.indexInput(json);
+    return count < 0 ? undefined : this.copyTape(count);
+  }
+
+  /** Where indexInput() wrote its input. */
+  private indexedAt = 0;
+
+  /** Writes json and indexes it (assembly/tape.ts); returns the record count, or -1. */
+  private indexInput(json: Uint8Array): number {
     const at = this.prepare([], json.length);
     this.u8.set(json, at);
+    this.indexedAt = at;
     const count = this.x.index(at, json.length);
     this.refresh();
-    if (count < 0) return undefined;
+    return count;
+  }
+
+  /** The `count` records of the last index, copied out (the next call reuses the memory). */
+  private copyTape(count: number): Uint32Array {
     const from = this.u32[this.r + 12]! >>> 2;
-    // Copied out (the next call reuses the memory) into one buffer kept for the purpose.
+    // Into one buffer kept for the purpose.
     if (this.tapeBuf.length < count * 8) this.tapeBuf = new Uint32Array(Math.max(count * 8, this.tapeBuf.length * 2));
     this.tapeBuf.set(this.u32.subarray(from, from + count * 8));
     const tape = this.tapeBuf.subarray(0, count * 8);
@@ -323,16 +337,14 @@ export class WasmEngine implements Engine {
     return tape;
   }
 
-  requestView(json: Uint8Array, provider: number): CoreView | null | undefined {
+  requestView(json: Uint8Array, provider: number): CoreView | Uint32Array | null | undefined {
     if (this.x.view === undefined) return null;
-    const at = this.prepare([], json.length);
-    this.u8.set(json, at);
-    const count = this.x.index(at, json.length);
-    this.refresh();
+    const count = this.indexInput(json);
     if (count < 0) return undefined;
-    const status = this.x.view(at, json.length, count, provider);
+    const status = this.x.view(this.indexedAt, json.length, count, provider);
     this.refresh();
-    if (status !== 0) return null;
+    // Declined: the index the view was written from, for the caller's own walk (not made again).
+    if (status !== 0) return this.copyTape(count);
     const u32 = this.u32;
     const r = this.r;
     const out = u32[r + 15]!;

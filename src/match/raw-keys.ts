@@ -40,6 +40,7 @@
  * call itself.
  */
 
+import type { CoreView } from '../core/engine.ts';
 import { coreRequestView, hashValue, jsonTape, pathHashesOfUtf8 } from '../core/index.ts';
 import { allFinite } from '../core/value.ts';
 import { TapedeckError } from '../errors.ts';
@@ -1213,9 +1214,14 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
     if (!isUtf8(bytes)) return undefined;
   }
   try {
-    const fromCore = coreDigests(bytes, opts, ignoreArgs);
-    if (fromCore !== null) return fromCore;
-    const tape = jsonTape(bytes);
+    const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider]);
+    if (cv === undefined) return undefined;
+    if (cv !== null && !(cv instanceof Uint32Array)) {
+      const fromCore = coreDigests(bytes, cv, ignoreArgs);
+      if (fromCore !== null) return fromCore;
+    }
+    // The index the core declined from, else made here (a backend or build without the view).
+    const tape = cv instanceof Uint32Array ? cv : jsonTape(bytes);
     if (tape === undefined || tape.length === 0 || (tape[0]! & 0xff) !== T_OBJECT) return undefined;
     const w = new Walk(bytes, tape);
     // Objects whose member names the index did not compare (escaped names, many members): a
@@ -1282,14 +1288,11 @@ const PROVIDER_CODE: Record<Provider, number> = { 'openai-chat': 1, 'openai-resp
 const PROVIDER_OF: readonly (Provider | undefined)[] = [undefined, 'openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 
 /**
- * The digests from the view the core writes itself (assembly/view.ts): the common request
- * shapes with no JavaScript walk at all. undefined if the body is not JSON; null where the
- * core leaves the body to the walk here (a backend without it, or a construct it declines).
+ * The digests from the view the core wrote itself (assembly/view.ts): the common request
+ * shapes with no JavaScript walk at all; null where an attachment hole leaves the body to the
+ * walk here after all.
  */
-function coreDigests(bytes: Uint8Array, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests | null | undefined {
-  const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider]);
-  if (cv === undefined) return undefined;
-  if (cv === null) return null;
+function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[]): RequestDigests | null {
   const out = new Out();
   // Copied first: the core's memory is reused by the next call into it.
   const tools = cv.tools.slice();
