@@ -183,7 +183,12 @@ function onValue<T>(
   if (e.name === 'js') return f(e, reference(), spec);
   let text: string | ArrayText | undefined;
   try {
-    text = (Array.isArray(value) ? stringifyPieces(value) : undefined) ?? JSON.stringify(value);
+    if (Array.isArray(value)) text = stringifyPieces(value);
+    if (text === undefined) {
+      const whole: string | undefined = JSON.stringify(value);
+      // Marked as JSON.stringify's text, whose strings and numbers the core copies as they are.
+      if (whole !== undefined) text = new ArrayText([whole]);
+    }
   } catch {
     return f(e, reference(), spec);
   }

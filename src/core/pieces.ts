@@ -32,8 +32,11 @@ const MAX_PIECED = 1 << 20;
 const MAX_ELEMENTS = 4096;
 
 /**
- * The JSON text of an array as the texts of consecutive runs of its elements: "[a,b]" and
- * "[c]" stand for "[a,b,c]" (each boundary "][" is a ","). Internal to src/core.
+ * JSON.stringify's text of a value: of an array, possibly as the texts of consecutive runs of
+ * its elements ("[a,b]" and "[c]" stand for "[a,b,c]": each boundary "][" is a ","); of any
+ * value, as one piece. Being JSON.stringify's output, its strings and numbers are already in
+ * RFC 8785's spelling, which the core relies on (F_STRINGIFIED in assembly/json.ts): text from
+ * anywhere else must not be wrapped in one. Internal to src/core.
  */
 export class ArrayText {
   /** Length of the whole text in UTF-16 units. */

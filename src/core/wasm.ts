@@ -4,6 +4,7 @@
 
 import { TapedeckError } from '../errors.ts';
 import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
+import { ArrayText } from './pieces.ts';
 import { jsonError } from './status.ts';
 import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from './wasm.generated.ts';
 // Empty in browser bundles (see wasm-scalar.browser.ts): there the scalar build is loaded on demand.
@@ -34,6 +35,7 @@ const H_MEMBER = 16;
 const H_ROOT_IGNORE = 32;
 const H_TRUSTED_UTF8 = 64;
 const H_SPANS = 128;
+const H_STRINGIFIED = 256;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -227,8 +229,9 @@ export class WasmEngine implements Engine {
     const n = this.load(json, member ? [...ignore.keys, member] : ignore.keys);
     // Text from a string is valid UTF-8 by construction: strings reaching an engine are
     // well-formed (checked by the API layer, or JSON.stringify output, which escapes lone
-    // surrogates), and both encoders write only valid UTF-8.
-    const trusted = !(json instanceof Uint8Array) || trustedUtf8 ? H_TRUSTED_UTF8 : 0;
+    // surrogates), and both encoders write only valid UTF-8. JSON.stringify's own text (an
+    // ArrayText) also has canonical strings and numbers already (see F_STRINGIFIED).
+    const trusted = json instanceof ArrayText ? H_TRUSTED_UTF8 | H_STRINGIFIED : !(json instanceof Uint8Array) || trustedUtf8 ? H_TRUSTED_UTF8 : 0;
     const status = this.x.canonical(n, ignore.keys.length, flags | trusted | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
     this.refresh();
     if (status !== 0) {
