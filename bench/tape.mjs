@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { makeTarget, targetLine } from './targets.mjs';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc');
