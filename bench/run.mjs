@@ -422,7 +422,7 @@ function baselineOf(rec) {
 }
 /** A speed target of a core row: best baseline p50 / row p50 >= goal. */
 function ratioTarget(what, rec, goal) {
-  report(makeTarget({ label: `${what}: speed vs best baseline (baseline p50 / tapedeck p50)`, unit: 'x', value: rec?.ratio ?? null, op: '>=', goal, baseline: baselineOf(rec) ?? 'best canonical baseline, same input form' }));
+  report(makeTarget({ label: `${what}, speed vs the best baseline`, unit: 'x', value: rec?.ratio ?? null, op: '>=', goal, baseline: baselineOf(rec) ?? 'best canonical baseline, same input form' }));
 }
 console.log(`== targets (tapedeck default backend: ${DEFAULT_BACKEND})`);
 {

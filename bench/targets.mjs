@@ -43,7 +43,8 @@ export function formatValue(unit, v) {
 /** One report line: "label: value (target op goal; baseline: name) PASS|MISS". */
 export function targetLine(t) {
   const goal = t.op === null ? 'no target' : `target ${t.op} ${formatValue(t.unit, t.goal)}`;
-  const base = t.baseline ? `; baseline: ${t.baseline}` : '';
+  // Baseline rows are often named "baseline: ..." themselves; say it once.
+  const base = t.baseline ? `; baseline: ${t.baseline.replace(/^baseline:?\s*/, '')}` : '';
   const note = t.note ? ` ${t.note}` : '';
   const verdict = t.op === null ? '' : t.value === null ? ' — not run' : t.pass ? ' — PASS' : ' — MISS';
   return `${t.label}: ${formatValue(t.unit, t.value)}${note} (${goal}${base})${verdict}`;
