@@ -11,15 +11,18 @@
  * - record:      serve nothing; append every answer; at close remove the recordings that were in
  *                the store when it opened under the keys this run re-recorded, and only once
  *                every append of that key succeeded (a failed append keeps the old recording).
- *                Recordings this run did not touch stay; records other writers appended while
- *                this one was open are never removed.
+ *                Only recordings of runs that had ended when this one opened are replaced:
+ *                a recording of a writer still open then (the backend's writer registry), or
+ *                of this same run (test workers share a run), is never removed. Recordings this
+ *                run did not touch stay; records other writers appended while this one was
+ *                open are never removed.
  * - update:      serve what is there, append what is missing; never remove.
  * - passthrough: neither read nor write.
  * - pruning recordings nobody used is never implicit: close({ pruneUnused: true }) does it and
  *   reports what it removed.
  */
 import { TapedeckError } from '../errors.ts';
-import type { HeadScalar, LoadedRecord, RecordBackend, RewriteSelect, StoreWarning } from './backend.ts';
+import type { HeadScalar, LoadedRecord, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from './backend.ts';
 import type { TapeMode } from './mode.ts';
 import { inRecordOrder, sortedKeys } from './record-order.ts';
 
@@ -47,6 +50,11 @@ export interface CollectionOptions<R> {
   kind: RecordKind<R>;
   /** Wait for each append to be durable before acknowledging it (default true). */
   durable?: boolean;
+  /**
+   * The run this writer belongs to (default: a new one). Writers of one run (the workers of one
+   * test run) never replace each other's recordings; each record carries it as `run`.
+   */
+  run?: string;
 }
 
 export interface CloseOptions {
@@ -66,6 +74,8 @@ interface Entry<R> {
   slot?: Slot<R>;
   /** The stored record, for recordings loaded at open. */
   stored?: LoadedRecord;
+  /** Modes that write: whether this is a recording of a run that had ended at open (this run may replace or prune it). */
+  old?: boolean;
   value?: R;
   bad?: boolean;
   used: boolean;
@@ -74,11 +84,12 @@ interface Entry<R> {
 /**
  * Recordings of one key, in order, and how many were served. Most keys have one recording, so
  * the first is a field and only further ones get an array (a large store opens with fewer
- * allocations); recordings loaded at open come first, `loadedCount` of them.
+ * allocations); recordings loaded at open come first.
  */
 class Slot<R> {
   served = 0;
-  loadedCount = 0;
+  /** Record mode: the recordings loaded at open that this run may replace, in order. */
+  olds: Entry<R>[] | undefined;
   private rest: Entry<R>[] | undefined;
   constructor(private readonly first: Entry<R>) {}
   get length(): number {
@@ -90,9 +101,9 @@ class Slot<R> {
   push(e: Entry<R>): void {
     (this.rest ??= []).push(e);
   }
-  /** The k-th recording loaded at open. */
+  /** The k-th recording loaded at open that this run may replace. */
   loaded(k: number): Entry<R> | undefined {
-    return k < this.loadedCount ? this.at(k) : undefined;
+    return this.olds?.[k];
   }
 }
 
@@ -113,6 +124,12 @@ export class RecordCollection<R> {
 
   private readonly kind: RecordKind<R>;
   private readonly durable: boolean;
+  /** This writer's run, written into every record it appends. */
+  readonly run: string;
+  /** This writer's registration, while open in a mode that writes. */
+  private writer: WriterHandle | undefined;
+  /** Modes that write: the runs that had a writer open when this one opened. */
+  private live: ReadonlySet<string> | undefined;
   private readonly slots = new Map<string, Slot<R>>();
   /** Every entry in order: loaded ones first, then this run's appends. */
   private readonly all: Entry<R>[] = [];
@@ -132,6 +149,7 @@ export class RecordCollection<R> {
     this.mode = opts.mode;
     this.kind = opts.kind;
     this.durable = opts.durable !== false;
+    this.run = opts.run ?? newRun();
     this.exists = exists;
     this.warnings = warnings;
   }
@@ -145,14 +163,33 @@ export class RecordCollection<R> {
    */
   static async open<R>(backend: RecordBackend, opts: CollectionOptions<R>): Promise<RecordCollection<R>> {
     if (opts.mode === 'passthrough') return new RecordCollection(backend, opts, false, []);
-    const loaded = await backend.load({ create: opts.mode === 'record' || opts.mode === 'update' });
-    const col = new RecordCollection(backend, opts, loaded.exists, [...loaded.warnings]);
-    for (const stored of loaded.records) col.file(stored, true);
+    const writes = opts.mode === 'record' || opts.mode === 'update';
+    const run = opts.run ?? newRun();
+    // Registered before loading: a writer that opens later sees this one as open, so it never
+    // takes what this one appends for recordings of an ended run.
+    const writer = writes && backend.openWriter ? await backend.openWriter(run) : undefined;
+    let loaded;
+    try {
+      loaded = await backend.load({ create: writes });
+    } catch (e) {
+      await writer?.release();
+      throw e;
+    }
+    const col = new RecordCollection(backend, { ...opts, run }, loaded.exists, [...loaded.warnings]);
+    col.writer = writer;
+    col.live = writes ? (writer?.live ?? new Set([run])) : undefined;
+    // Record mode sorts what it may replace at open (re-recordings compare with it); other
+    // modes only when pruning at close.
+    const live = opts.mode === 'record' ? col.live : undefined;
+    for (const stored of loaded.records) col.file(stored, live);
     return col;
   }
 
-  /** Files a stored record under its key(s); false if it is not of this kind or not usable. */
-  private file(stored: LoadedRecord, atOpen: boolean): boolean {
+  /**
+   * Files a stored record under its key(s); false if it is not of this kind or not usable.
+   * `live` (record mode, at open): the runs open now, whose recordings this run must keep.
+   */
+  private file(stored: LoadedRecord, live?: ReadonlySet<string>): boolean {
     let keys: string | readonly string[] | undefined;
     const entry: Entry<R> = { key: '', stored, used: false };
     try {
@@ -166,12 +203,13 @@ export class RecordCollection<R> {
     const list = typeof keys === 'string' ? [keys] : keys;
     if (list.length === 0) return false;
     entry.key = list[0]!;
+    if (live) entry.old = this.ended(stored, live);
     for (const k of list) {
       const s = this.fileUnder(k, entry);
       entry.slot ??= s;
-      // Record mode compares re-recordings with what was there at open, not with later arrivals
-      // (filed at open first, so they are the slot's first `loadedCount`).
-      if (atOpen) s.loadedCount++;
+      // Record mode compares re-recordings with what an ended run left, not with an open
+      // writer's recordings nor with later arrivals.
+      if (entry.old && this.mode === 'record') (s.olds ??= []).push(entry);
     }
     this.all.push(entry);
     return true;
@@ -189,7 +227,7 @@ export class RecordCollection<R> {
   async refresh(head: { kind?: string; key: string }): Promise<number> {
     if (!this.serves || !this.backend.refresh || this.closing) return 0;
     let n = 0;
-    for (const stored of await this.backend.refresh(head)) if (this.file(stored, false)) n++;
+    for (const stored of await this.backend.refresh(head)) if (this.file(stored)) n++;
     return n;
   }
 
@@ -218,6 +256,12 @@ export class RecordCollection<R> {
     let n = 0;
     for (const e of this.all) if (!e.bad) n++;
     return n;
+  }
+
+  /** Whether a stored record was made by a run that had ended when this writer opened. */
+  private ended(stored: LoadedRecord, live: ReadonlySet<string>): boolean {
+    const run = stored.head(RUN_FIELD).run;
+    return typeof run !== 'string' || !live.has(run);
   }
 
   /** Files an entry last among the recordings of `key`. */
@@ -355,7 +399,7 @@ export class RecordCollection<R> {
     }
     if (!this.records) return;
     this.rerecorded.add(key);
-    const stored = this.kind.encode ? this.kind.encode(record) : inRecordOrder(sortedKeys(record));
+    const stored = withRun(this.kind.encode ? this.kind.encode(record) : inRecordOrder(sortedKeys(record)), this.run);
     try {
       await new Promise<void>((done, fail) => {
         this.batch.push({ values: [stored], done: (e) => (e === undefined ? done() : fail(e)) });
@@ -436,8 +480,8 @@ export class RecordCollection<R> {
       for (const e of this.all) {
         if (!e.stored || this.reused.has(e)) continue;
         let why: 'replaced' | 'pruned' | undefined;
-        if (this.mode === 'record' && this.rerecorded.has(e.key) && !this.failed.has(e.key)) why = 'replaced';
-        else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key)) why = 'pruned';
+        if (this.mode === 'record' && e.old && this.rerecorded.has(e.key) && !this.failed.has(e.key)) why = 'replaced';
+        else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key) && (e.old ?? (!this.live || this.ended(e.stored, this.live)))) why = 'pruned';
         if (!why) continue;
         const id = e.stored.id();
         const list = drop.get(id);
@@ -459,7 +503,21 @@ export class RecordCollection<R> {
       });
       return report;
     } finally {
+      await this.writer?.release();
       await this.backend.close();
     }
   }
+}
+
+const RUN_FIELD: readonly string[] = ['run'];
+
+/** A new run id: random, so two runs never share one by accident. */
+function newRun(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+/** The stored form with this writer's run, in the one field order (other forms unchanged). */
+function withRun(stored: unknown, run: string): unknown {
+  if (stored === null || typeof stored !== 'object' || Array.isArray(stored) || typeof (stored as { v?: unknown }).v !== 'number') return stored;
+  return inRecordOrder({ ...(stored as Record<string, unknown>), run });
 }

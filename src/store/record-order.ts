@@ -16,6 +16,7 @@ export const RECORD_FIELDS: readonly string[] = Object.freeze([
   'keyVersion',
   'recordedAt',
   'durationMs',
+  'run',
   'ignored',
   'signature',
   'hashes',

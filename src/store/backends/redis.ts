@@ -11,6 +11,8 @@
  *   <ns>:{<ns>}:index          ZSET collection key -> when its last record expires (ms,
  *                              server clock; +inf while one has no TTL)
  *   <ns>:{<ns>}:header         the tape header bytes a push brought (pull writes them back)
+ *   <ns>:{<ns>}:writers        ZSET `<run> <writer id>` -> until when that open writer counts as
+ *                              alive (ms, server clock; refreshed while it lives)
  *   <ns>:{<ns>:<ckey>}:r       HASH seq -> record payload
  *   <ns>:{<ns>:<ckey>}:x       ZSET seq by expiry time (ms), for records written with a TTL
  *
@@ -139,7 +141,18 @@ for i = 1, #ARGV do
 end
 return n`;
 
-const SCRIPTS = { RESERVE, LIST, UNLIST, APPEND, READ, REMOVE };
+/**
+ * KEYS: writers zset. ARGV: member, lifetime in ms (0: the writer closes). Forgets writers whose
+ * lifetime passed, registers or refreshes (or removes) this one, and returns the open ones.
+ */
+const WRITERS = `${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local life = tonumber(ARGV[2])
+if life > 0 then redis.call('ZADD', KEYS[1], now + life, ARGV[1]) else redis.call('ZREM', KEYS[1], ARGV[1]) end
+redis.call('PEXPIRE', KEYS[1], 86400000)
+return redis.call('ZRANGE', KEYS[1], 0, -1)`;
+
+const SCRIPTS = { RESERVE, LIST, UNLIST, APPEND, READ, REMOVE, WRITERS };
 type ScriptName = keyof typeof SCRIPTS;
 
 /**
@@ -337,6 +350,14 @@ export class RedisRecords {
     return Number(await this.script('REMOVE', this.recKeys(ckey), seqs.map(String)));
   }
 
+  /**
+   * Registers (lifeMs > 0: until then, refresh before it passes) or removes (0) an open writer,
+   * `<run> <writer id>`, and returns the members of the writers open now.
+   */
+  async writers(member: string, lifeMs: number): Promise<string[]> {
+    return ((await this.script('WRITERS', [this.nsKey('writers')], [member, String(Math.round(lifeMs))])) as Buffer[]).map(String);
+  }
+
   /** The tape header bytes stored by the first push, if any. */
   async header(): Promise<Buffer | undefined> {
     const v = (await this.conn.send(this.nsKey('header'), ['GET', this.nsKey('header')])) as Buffer | null;
@@ -355,7 +376,7 @@ export class RedisRecords {
       const [r, x] = this.recKeys(k);
       await this.conn.send(r, ['DEL', r, x]);
     }
-    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('index'), this.nsKey('keys'), this.nsKey('header')]);
+    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('index'), this.nsKey('keys'), this.nsKey('header'), this.nsKey('writers')]);
   }
 
   /** True while the connection is up (it reconnects on its own after a loss). */
