@@ -71,6 +71,11 @@ export interface DeckOptions {
   redact?: RedactOptions;
   /** fsync each batch of records (default true). */
   durable?: boolean;
+  /**
+   * The run this writer belongs to (default TAPEDECK_RUN_ID, else a new one): writers of one run
+   * never replace each other's recordings in record mode (docs/modes.md).
+   */
+  run?: string;
   /** At close, also remove the recordings no request used in this run, and report them (default false). */
   pruneUnused?: boolean;
   /** Called with problems that cannot reach a client (a failed append, tape warnings). */
@@ -329,7 +334,7 @@ export class Deck {
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys });
-      col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false });
+      col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}) });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
       // A missing tape in replay is not fatal: every request is a miss that says so.

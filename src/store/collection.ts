@@ -51,8 +51,9 @@ export interface CollectionOptions<R> {
   /** Wait for each append to be durable before acknowledging it (default true). */
   durable?: boolean;
   /**
-   * The run this writer belongs to (default: a new one). Writers of one run (the workers of one
-   * test run) never replace each other's recordings; each record carries it as `run`.
+   * The run this writer belongs to (default: TAPEDECK_RUN_ID, else a new one). Writers of one
+   * run (the workers of one test run) never replace each other's recordings; each record
+   * carries it as `run`.
    */
   run?: string;
 }
@@ -511,9 +512,10 @@ export class RecordCollection<R> {
 
 const RUN_FIELD: readonly string[] = ['run'];
 
-/** A new run id: random, so two runs never share one by accident. */
+/** The run named by TAPEDECK_RUN_ID (processes of one run share it), else a new random one. */
 function newRun(): string {
-  return globalThis.crypto.randomUUID();
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.TAPEDECK_RUN_ID?.trim();
+  return env ? env : globalThis.crypto.randomUUID();
 }
 
 /** The stored form with this writer's run, in the one field order (other forms unchanged). */
