@@ -30,6 +30,9 @@ Options:
                         (default: the last recording is served again)
   --timing T            Stream replay: none (default) | recorded | <ms between chunks>
   --record-errors       Record upstream 4xx/5xx answers too
+  --on-record-failure W When an answer cannot be recorded (disk full, tape lock held,
+                        Redis down): fail (default: 503 E_RECORD_FAILED, or a cut
+                        stream) | serve (the live answer, x-tapedeck-recorded: false)
   --prune-unused        At shutdown, remove the recordings no request used (and say which)
   --max-body SIZE       Largest request body (default 32m; e.g. 512k, 8m)
   --miss-status N       HTTP status of a replay miss (default 404)
@@ -118,6 +121,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'connect-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
         'shutdown-timeout': { type: 'string' },
+        'on-record-failure': { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -132,6 +136,10 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   const match = v.match;
   if (match !== undefined && !['exact', 'signature', 'sequential', 'hybrid'].includes(match)) {
     throw new TapedeckError('E_ARG', `Invalid --match ${JSON.stringify(match)}.`, { hint: 'Use exact, signature, sequential or hybrid.' });
+  }
+  const onRecordFailure = v['on-record-failure'];
+  if (onRecordFailure !== undefined && onRecordFailure !== 'fail' && onRecordFailure !== 'serve') {
+    throw new TapedeckError('E_ARG', `Invalid --on-record-failure ${JSON.stringify(onRecordFailure)}.`, { hint: 'Use fail (the default) or serve.' });
   }
   const bodyMatch = v['body-match'];
   if (bodyMatch !== undefined && bodyMatch !== 'bytes' && bodyMatch !== 'route') {
@@ -151,6 +159,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     strictOrder: v['strict-order'] === true,
     timing: v.timing === undefined ? 'none' : parseTiming(v.timing),
     recordErrors: v['record-errors'] === true,
+    ...(onRecordFailure ? { onRecordFailure } : {}),
     pruneUnused: v['prune-unused'] === true,
     maxBodyBytes: v['max-body'] === undefined ? undefined : parseSize(v['max-body']),
     missStatus: v['miss-status'] === undefined ? undefined : parseInteger('miss-status', v['miss-status'], 400, 599),
@@ -214,7 +223,8 @@ export async function serveCommand(args: string[]): Promise<number> {
         .then(
         () => {
           const st = proxy.handler.stats();
-          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded} recorded)`);
+          const unrecorded = st.appendFailures > 0 ? `, ${st.appendFailures} not recorded (${st.unrecorded} of them served anyway)` : '';
+          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded - st.appendFailures} recorded${unrecorded})`);
           resolve(0);
         },
         (e: unknown) => {

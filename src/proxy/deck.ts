@@ -49,6 +49,13 @@ export interface DeckOptions {
   timing?: Timing;
   /** Record upstream 4xx/5xx answers too (default false: passed through, not recorded). */
   recordErrors?: boolean;
+  /**
+   * What a client gets when its answer cannot be recorded (tape lock held past its timeout, disk
+   * full, Redis down) in record and update mode: `'fail'` (default) a 503 E_RECORD_FAILED in the
+   * provider's error shape, or a cut stream, so nothing looks recorded that is not; `'serve'`
+   * the live answer with `x-tapedeck-recorded: false` (counted in stats as `unrecorded`).
+   */
+  onRecordFailure?: 'fail' | 'serve';
   /** Largest request body accepted, in bytes (default 32 MiB); larger ones get 413. */
   maxBodyBytes?: number;
   /** HTTP status of a replay miss (default 404). */
@@ -119,6 +126,8 @@ export interface DeckStats {
   recorded: number;
   byMatch: Record<'exact' | 'signature' | 'sequential' | 'recorded' | 'passthrough' | 'miss', number>;
   appendFailures: number;
+  /** Answers served although their record failed (onRecordFailure: 'serve'). */
+  unrecorded: number;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -218,6 +227,7 @@ export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats 
     recorded: 0,
     byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, passthrough: 0, miss: 0 },
     appendFailures: 0,
+    unrecorded: 0,
   };
 }
 
@@ -228,6 +238,8 @@ export class Deck {
   readonly maxBodyBytes: number;
   readonly missStatus: number;
   readonly recordErrors: boolean;
+  /** Serve the live answer when its record fails (else 503 E_RECORD_FAILED or a cut stream). */
+  readonly serveUnrecorded: boolean;
   readonly redactor: Redactor;
   readonly warnings: readonly StoreWarning[];
 
@@ -240,7 +252,7 @@ export class Deck {
   private readonly counters: DeckStats;
   private readonly warn: (m: string) => void;
   /** Appends not yet settled (durable or failed). */
-  private readonly writes = new Set<Promise<void>>();
+  private readonly writes = new Set<Promise<unknown>>();
   private closing: Promise<CloseReport> | undefined;
   private recordingCount = 0;
   private readonly repeatLast: boolean;
@@ -258,6 +270,7 @@ export class Deck {
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
     this.missStatus = opts.missStatus ?? 404;
     this.recordErrors = opts.recordErrors === true;
+    this.serveUnrecorded = opts.onRecordFailure === 'serve';
     this.redactor = redactor(opts.redact);
     this.warnings = warnings;
     this.warn = opts.onWarning ?? ((m) => (typeof process !== 'undefined' && process.emitWarning ? process.emitWarning(m, { code: 'TAPEDECK_PROXY' }) : console.warn(m)));
@@ -303,6 +316,9 @@ export class Deck {
     }
     if (opts.timing !== undefined && opts.timing !== 'none' && opts.timing !== 'recorded' && !(typeof opts.timing === 'number' && opts.timing >= 0)) {
       throw new TapedeckError('E_ARG', `Invalid timing ${JSON.stringify(opts.timing)}.`, { hint: "Use 'none', 'recorded' or a number of milliseconds between chunks." });
+    }
+    if (opts.onRecordFailure !== undefined && opts.onRecordFailure !== 'fail' && opts.onRecordFailure !== 'serve') {
+      throw new TapedeckError('E_ARG', `Invalid onRecordFailure ${JSON.stringify(opts.onRecordFailure)}.`, { hint: "Use 'fail' (the default: 503 E_RECORD_FAILED, or a cut stream) or 'serve' (the live answer, marked x-tapedeck-recorded: false)." });
     }
     const store = opts.store ?? opts.tape;
     if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
@@ -594,12 +610,13 @@ export class Deck {
 
   /**
    * Records an exchange: appends it (many concurrent requests share one lock and one fsync) and
-   * returns the record with `durable`, which resolves once it is on disk or its append failed.
+   * returns the record with `durable`, which resolves once it is on disk (to undefined) or its
+   * append failed (to the E_RECORD_FAILED error the client gets, see {@link unrecorded}).
    * Callers end their answer only after `durable`, so an answer a client received whole is on
-   * the tape (a kill -9 cannot take it back). A failed append is reported via onWarning and
-   * stats.appendFailures, never thrown: the answer itself is good.
+   * the tape (a kill -9 cannot take it back). A failed append is also reported via onWarning
+   * and stats.appendFailures; `durable` never rejects.
    */
-  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord; durable: Promise<void> } {
+  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord; durable: Promise<TapedeckError | undefined> } {
     const recordedAtIso = recordedAt.toISOString();
     const rec: HttpRecord = {
       v: 1,
@@ -619,10 +636,20 @@ export class Deck {
     const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
       () => {
         if (this.mode === 'update') this.route(rec.route).count++;
+        this.counters.recordings = ++this.recordingCount;
+        return undefined;
       },
       (e: unknown) => {
         this.counters.appendFailures++;
-        this.warn(`tapedeck: could not append a record to ${this.tape}: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
+        const cause = `${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`;
+        this.warn(`tapedeck: could not append a record to ${this.tape}: ${cause}`);
+        const where = this.tape ?? 'the store';
+        return new TapedeckError('E_RECORD_FAILED', `The answer to ${rec.route} could not be recorded in ${where} (${cause}), so it is not served as if it were.`, {
+          file: where,
+          route: rec.route,
+          key: rec.key,
+          hint: `Fix the store (free disk space, release the tape lock, bring Redis back) and send the request again; to take live answers unrecorded meanwhile, use --on-record-failure serve (option onRecordFailure: 'serve').`,
+        });
       },
     );
     this.writes.add(durable);
@@ -729,6 +756,11 @@ export class Deck {
 
   countError(): void {
     this.counters.errors++;
+  }
+
+  /** Counts an answer served although its record failed (onRecordFailure: 'serve'). */
+  countUnrecorded(): void {
+    this.counters.unrecorded++;
   }
 
   stats(): DeckStats {

@@ -35,6 +35,8 @@ const STATUS: Record<string, number> = {
   E_PROXY_CLOSED: 503,
   // The shared store (Redis) is down: a transient server-side condition, like a closing proxy.
   E_STORE_UNAVAILABLE: 503,
+  // The answer came but could not be stored: served, it would look recorded and is not.
+  E_RECORD_FAILED: 503,
 };
 
 /** The HTTP status for an error code (500 for codes that mean tapedeck itself failed). */

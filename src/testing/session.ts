@@ -262,10 +262,13 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         for (const s of switches.splice(0)) s.uninstall();
         const errors: unknown[] = [];
         let added = 0;
+        let unrecorded = 0;
         if (inner) {
           try {
             await inner.close();
-            added = (await inner.stats()).recorded;
+            const st = await inner.stats();
+            added = st.recorded - st.appendFailures;
+            unrecorded = st.appendFailures;
           } catch (e) {
             errors.push(e);
           }
@@ -287,6 +290,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
           ...(opts.file ? { file: opts.file } : {}),
           mode,
           added,
+          ...(unrecorded > 0 ? { unrecorded } : {}),
           hits,
           misses,
           used: [...used],
