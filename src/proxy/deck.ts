@@ -175,6 +175,8 @@ interface Route {
    * the stored one byte for byte takes the full path.
    */
   fast: Map<number, { body: Uint8Array; record: HttpRecord }>;
+  /** LLM keys: the `repeat` the key's next recording loaded should have (see {@link Deck.add}). */
+  expect?: Map<string, number>;
 }
 
 /** Largest body remembered by a route's `fast` map, and how many bodies it holds at most. */
@@ -356,7 +358,11 @@ export class Deck {
       // A missing tape in replay is not fatal: every request is a miss that says so.
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
+    const known = col?.warnings.length ?? 0;
     const deck = new Deck(opts, mode, col, warnings, entry);
+    // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
+    // whose checksum holds but whose value does not decode) are told like a damaged tape.
+    if (col) warnings.push(...col.warnings.slice(known));
     for (const w of warnings) deck.warn(w.message);
     return deck;
   }
@@ -376,14 +382,44 @@ export class Deck {
     // By its kind under the current key spec (an older record may have changed kind).
     const cur = currentHttpKey(rec, this.norm);
     if (cur.match === 'llm') {
+      // A recording whose `repeat` is past what its key has so far follows recordings lost to
+      // damage: each lost one keeps its turn as a stand-in, so the k-th call gets the k-th
+      // recording or E_TAPE_DAMAGED, never its neighbour.
+      const repeat = (rec as { repeat?: unknown }).repeat;
+      const expect = (r.expect ??= new Map()).get(cur.key) ?? 0;
+      if (typeof repeat === 'number') {
+        for (let k = expect; k < repeat; k++) {
+          const lost = { ...rec };
+          this.damagedStandIns.set(lost, { k, at: source });
+          r.llm.push({ request: rec.request.body, response: lost, source });
+          r.perKey.set(cur.key, (r.perKey.get(cur.key) ?? 0) + 1);
+        }
+      }
+      r.expect.set(cur.key, (typeof repeat === 'number' ? repeat : expect) + 1);
       r.llm.push({ request: rec.request.body, response: rec, source });
       r.perKey.set(cur.key, (r.perKey.get(cur.key) ?? 0) + 1);
     }
   }
 
+  /** Stand-ins for LLM recordings lost to damage: the lost one's place, and the next intact one. */
+  private readonly damagedStandIns = new WeakMap<object, { k: number; at: string }>();
+
   /** The next recording of a key, in recorded order (past the last: the last again, unless strictOrder). */
   private take(route: string, match: MatchKind, key: string): HttpRecord | undefined {
-    return this.col?.next(httpRecordKey(route, match, key), { repeatLast: this.repeatLast });
+    try {
+      return this.col?.next(httpRecordKey(route, match, key), { repeatLast: this.repeatLast });
+    } catch (e) {
+      if (!(e instanceof TapedeckError && e.code === 'E_TAPE_DAMAGED')) throw e;
+      // Said with the request's route and key (the collection's key joins them with a NUL).
+      const n = Number(e.details.repeat) + 1;
+      throw new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (${match} key ${key}) in ${this.tape} is damaged; it is not replaced by another call's recording.`, {
+        file: this.tape,
+        route,
+        key,
+        repeat: e.details.repeat,
+        hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
+      });
+    }
   }
 
   /** `METHOD /path?query` with secret query parameters masked. */
@@ -510,6 +546,17 @@ export class Deck {
       try {
         const m = r.matcher.match(input);
         const rec = m.recording.response as HttpRecord;
+        const lost = this.damagedStandIns.get(rec);
+        if (lost) {
+          const n = lost.k + 1;
+          throw new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (request key ${m.request.key}) in ${this.tape} is damaged (recording ${n + 1} is intact, at ${lost.at}); it is not replaced by another call's recording.`, {
+            file: this.tape,
+            route,
+            key: m.request.key,
+            repeat: lost.k,
+            hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
+          });
+        }
         this.col!.use(rec);
         if (crc !== undefined && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) {
           if (r.fast.size >= FAST_ENTRIES) r.fast.clear();

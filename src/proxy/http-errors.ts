@@ -111,7 +111,8 @@ export function errorHeaders(e: TapedeckError): Record<string, string> {
     'x-tapedeck-error': e.code,
     'x-should-retry': RETRYABLE.has(e.code) ? 'true' : 'false',
   };
-  if (typeof e.details.key === 'string') h['x-tapedeck-key'] = e.details.key;
+  // A header value must be visible ASCII: a key that is not (a joined collection key) is left out.
+  if (typeof e.details.key === 'string' && /^[\x21-\x7e]+$/.test(e.details.key)) h['x-tapedeck-key'] = e.details.key;
   return h;
 }
 

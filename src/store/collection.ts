@@ -77,6 +77,8 @@ interface Entry<R> {
   stored?: LoadedRecord;
   /** Modes that write: whether this is a recording of a run that had ended at open (this run may replace or prune it). */
   old?: boolean;
+  /** Its place among its key's recordings as its writer counted them (`repeat`), if known. */
+  repeat?: number;
   value?: R;
   bad?: boolean;
   used: boolean;
@@ -89,6 +91,8 @@ interface Entry<R> {
  */
 class Slot<R> {
   served = 0;
+  /** The `repeat` the next recording served should have; a higher one means some were lost. */
+  expect = 0;
   /** Record mode: the recordings loaded at open that this run may replace, in order. */
   olds: Entry<R>[] | undefined;
   private rest: Entry<R>[] | undefined;
@@ -135,6 +139,8 @@ export class RecordCollection<R> {
   /** Every entry in order: loaded ones first, then this run's appends. */
   private readonly all: Entry<R>[] = [];
   private readonly rerecorded = new Set<string>();
+  /** Appends in flight per key, so concurrent appends of one key get consecutive `repeat`s. */
+  private readonly inFlight = new Map<string, number>();
   private readonly failed = new Set<string>();
   private readonly reused = new Set<Entry<R>>();
   /** Decoded values back to their entries, for {@link use}. */
@@ -290,6 +296,9 @@ export class RecordCollection<R> {
       return undefined;
     }
     if (!this.kind.is(v)) {
+      // Keyed as one of ours by its head, but the rest is not: a malformed record, told like
+      // damage (another tool's record never gets here: its head has no key of this kind).
+      this.warnings.push({ code: 'E_TAPE_CORRUPT', offset: e.stored!.at, message: `${this.backend.location}: the ${this.kind.name} at ${e.stored!.at} is malformed (its fields are not those of a ${this.kind.name}); skipped.` });
       e.bad = true;
       return undefined;
     }
@@ -310,13 +319,22 @@ export class RecordCollection<R> {
     if (!this.serves) return undefined;
     const s = this.slots.get(key);
     if (!s) return undefined;
-    while (s.served < s.length) {
-      const e = s.at(s.served++)!;
-      const v = this.materialize(e);
-      if (v !== undefined) {
-        e.used = true;
-        return v;
+    if (s.served < s.length) {
+      const e = s.at(s.served)!;
+      const k = s.expect;
+      const repeat = this.repeatOf(e);
+      // The k-th call gets the k-th recording or an error, never a neighbour: a recording whose
+      // `repeat` is past k means the k-th was lost to damage; one that does not decode is it.
+      if (repeat !== undefined && repeat > k) {
+        s.expect++;
+        throw this.damaged(key, k, e.stored?.at);
       }
+      s.served++;
+      s.expect = (repeat ?? k) + 1;
+      const v = this.materialize(e);
+      if (v === undefined) throw this.damaged(key, k, e.stored?.at);
+      e.used = true;
+      return v;
     }
     if (opts.repeatLast) {
       for (let i = s.length - 1; i >= 0; i--) {
@@ -344,9 +362,33 @@ export class RecordCollection<R> {
     for (let i = s.served; i < s.length; i++) {
       if (s.at(i) === e) {
         s.served = i + 1;
+        s.expect = (this.repeatOf(e) ?? s.expect) + 1;
         break;
       }
     }
+  }
+
+  /** The `repeat` of an entry: its own, or read from the stored record's head. */
+  private repeatOf(e: Entry<R>): number | undefined {
+    if (e.repeat === undefined && e.stored) {
+      const r = e.stored.head(REPEAT_FIELD).repeat;
+      e.repeat = typeof r === 'number' ? r : -1;
+    }
+    return e.repeat === undefined || e.repeat < 0 ? undefined : e.repeat;
+  }
+
+  /** E_TAPE_DAMAGED for the k-th recording (0-based) of `key`: what was lost and how to get it back. */
+  private damaged(key: string, k: number, near: number | undefined): TapedeckError {
+    const n = k + 1;
+    const nth = `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
+    const lost = this.warnings.filter((w) => w.code !== 'TAPEDECK_REKEY').map((w) => w.offset);
+    const where = near !== undefined ? ` (the next intact one is at ${near}${lost.length > 0 ? `; damage found at ${lost.slice(0, 5).join(', ')}` : ''})` : '';
+    return new TapedeckError('E_TAPE_DAMAGED', `The ${nth} recording of ${key.replace('\u0000', ' ')} in ${this.location} is damaged${where}; it is not replaced by another call's recording.`, {
+      file: this.location,
+      key,
+      repeat: k,
+      hint: `Record this test or request again (TAPEDECK_MODE=record, or tapedeck serve --mode record) to replace the damaged recording; \`tapedeck verify ${this.location}\` lists the damage.`,
+    });
   }
 
   /** How many recordings `key` has and how many were served so far. */
@@ -400,7 +442,13 @@ export class RecordCollection<R> {
     }
     if (!this.records) return;
     this.rerecorded.add(key);
-    const stored = withRun(this.kind.encode ? this.kind.encode(record) : inRecordOrder(sortedKeys(record)), this.run);
+    // Its place among the key's recordings: those this run keeps (not the ones it replaces),
+    // plus appends of the key still in flight.
+    const slot = this.slots.get(key);
+    const pending = this.inFlight.get(key) ?? 0;
+    const repeat = (slot ? slot.length - (slot.olds?.length ?? 0) : 0) + pending;
+    this.inFlight.set(key, pending + 1);
+    const stored = stamp(this.kind.encode ? this.kind.encode(record) : inRecordOrder(sortedKeys(record)), this.run, repeat);
     try {
       await new Promise<void>((done, fail) => {
         this.batch.push({ values: [stored], done: (e) => (e === undefined ? done() : fail(e)) });
@@ -410,14 +458,21 @@ export class RecordCollection<R> {
       // Nothing of this key is replaced at close: the old recording stays the good one.
       this.failed.add(key);
       throw e;
+    } finally {
+      const left = (this.inFlight.get(key) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(key, left);
+      else this.inFlight.delete(key);
     }
     const before = this.slots.get(key);
     const fills = before === undefined || before.served === before.length;
-    const entry: Entry<R> = { key, value: record, used: true };
+    const entry: Entry<R> = { key, value: record, used: true, repeat };
     if (typeof record === 'object' && record !== null) this.byValue.set(record, entry);
     const s = this.fileUnder(key, entry);
     entry.slot = s;
-    if (fills) s.served++;
+    if (fills) {
+      s.served++;
+      s.expect = repeat + 1;
+    }
     this.all.push(entry);
   }
 
@@ -511,6 +566,7 @@ export class RecordCollection<R> {
 }
 
 const RUN_FIELD: readonly string[] = ['run'];
+const REPEAT_FIELD: readonly string[] = ['repeat'];
 
 /** The run named by TAPEDECK_RUN_ID (processes of one run share it), else a new random one. */
 function newRun(): string {
@@ -518,8 +574,11 @@ function newRun(): string {
   return env ? env : globalThis.crypto.randomUUID();
 }
 
-/** The stored form with this writer's run, in the one field order (other forms unchanged). */
-function withRun(stored: unknown, run: string): unknown {
+/**
+ * The stored form with this writer's run and the record's place among its key's recordings, in
+ * the one field order (forms that are not records are unchanged).
+ */
+function stamp(stored: unknown, run: string, repeat: number): unknown {
   if (stored === null || typeof stored !== 'object' || Array.isArray(stored) || typeof (stored as { v?: unknown }).v !== 'number') return stored;
-  return inRecordOrder({ ...(stored as Record<string, unknown>), run });
+  return inRecordOrder({ ...(stored as Record<string, unknown>), run, repeat });
 }

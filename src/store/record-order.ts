@@ -17,6 +17,7 @@ export const RECORD_FIELDS: readonly string[] = Object.freeze([
   'recordedAt',
   'durationMs',
   'run',
+  'repeat',
   'ignored',
   'signature',
   'hashes',

@@ -14,7 +14,7 @@ import { TapeBackend } from '../../src/store/backends/tape.ts';
 import { RecordCollection, type RecordKind } from '../../src/store/collection.ts';
 import type { TapeMode } from '../../src/store/mode.ts';
 import { tapeSuite } from './setup.ts';
-import { redisMissing, startRedis, startRedisCluster } from '../redis/harness.mjs';
+import { rawCommand, redisMissing, startRedis, startRedisCluster } from '../redis/harness.mjs';
 import '../redis/setup.ts';
 
 const { fresh } = tapeSuite('collection');
@@ -350,6 +350,51 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
       for (const i of acked) expect(got.has(`k-${i}`)).toBe(true);
     }
   }, 60_000);
+
+  it.runIf(bc.file !== undefined)('damage never moves an answer to another call: the k-th call gets the k-th recording or E_TAPE_DAMAGED', async () => {
+    for (const lost of [0, 1, 3]) {
+      const b = bc.make();
+      const w = await open(b, 'record');
+      for (let i = 0; i < 4; i++) await w.append('a', rec('a', i));
+      await w.append('b', rec('b', 9));
+      await w.close();
+      const file = bc.file!(b);
+      const bytes = readFileSync(file);
+      const at = (await b.load({ create: false })).records[lost]!.at + 20;
+      bytes[at] = bytes[at]! ^ 0x5a;
+      writeFileSync(file, bytes);
+      const r = await open(bc.again(b), 'replay');
+      const got: (number | string)[] = [];
+      for (let i = 0; i < 4; i++) {
+        try {
+          got.push(r.next('a')?.n ?? 'miss');
+        } catch (e) {
+          expect(e).toMatchObject({ code: 'E_TAPE_DAMAGED', details: { key: 'a', repeat: lost } });
+          expect((e as Error).message).toContain(`${['1st', '2nd', '3rd', '4th'][lost]} recording of a`);
+          got.push('damaged');
+        }
+      }
+      expect(got).toEqual([0, 1, 2, 3].map((i) => (i === lost ? (lost === 3 ? 'miss' : 'damaged') : i)));
+      expect(r.next('b')?.n).toBe(9);
+      await r.close();
+    }
+  });
+
+  it.runIf(bc.name === 'redis')('a malformed record in Redis keeps its turn: E_TAPE_DAMAGED for its call, a warning at open', async () => {
+    const b = bc.make() as RedisBackend;
+    const w = await open(b, 'record');
+    for (let i = 0; i < 3; i++) await w.append('a', rec('a', i));
+    await w.close();
+    const [first] = await (await b.records()).read('cache:a');
+    // Another tool wrote bytes that are not a record under the key's first place.
+    const ns = b.namespace;
+    await rawCommand(redis!.port, ['HSET', `${ns}:{${ns}:cache:a}:r`, String(first!.seq), first!.payload.subarray(0, 12).toString('latin1')]);
+    const r = await open(bc.again(b), 'replay');
+    expect(() => r.next('a')).toThrow(expect.objectContaining({ code: 'E_TAPE_DAMAGED' }));
+    expect([r.next('a')?.n, r.next('a')?.n]).toEqual([1, 2]);
+    expect(r.warnings.map((x) => x.code)).toContain('E_TAPE_CORRUPT');
+    await r.close();
+  });
 
   it.runIf(bc.file !== undefined)('damaged bytes cost only the damaged records', async () => {
     const b = bc.make();

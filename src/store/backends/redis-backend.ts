@@ -99,7 +99,21 @@ export class RedisBackend implements RecordBackend {
       exists = true;
     }
     for (const r of records) this.seen.add(r.seq);
-    return { exists, records: records.map((r) => this.view(r)), warnings: [] };
+    // A record whose bytes do not name the key it is filed under was not written by tapedeck
+    // (or was damaged in the store): skipped, and said, as a damaged tape frame is.
+    const warnings: StoreWarning[] = [];
+    const good = records.filter((r) => {
+      let named: string | undefined;
+      try {
+        named = collectionKeyOf(r.payload);
+      } catch {
+        named = undefined;
+      }
+      if (named === r.key) return true;
+      warnings.push({ code: 'E_TAPE_CORRUPT', offset: r.seq, message: `${this.location}: the record ${r.seq} under ${r.key} is malformed (${r.payload.length} bytes that do not read as a record of that key); skipped. Record that request again to replace it.` });
+      return false;
+    });
+    return { exists, records: good.map((r) => this.view(r)), warnings };
   }
 
   async append(values: readonly unknown[]): Promise<void> {
