@@ -50,6 +50,8 @@ Options:
                         the headers included (default 600000: 10 minutes, the OpenAI
                         and Anthropic SDKs' own timeout). Past it: 504
                         E_UPSTREAM_TIMEOUT, or a cut stream; nothing is recorded
+  --request-timeout MS  Longest time a client may take to send its request, body
+                        included (default 120000); a slower one gets 408 and is cut
   --shutdown-timeout MS On SIGINT/SIGTERM, how long in-flight requests may finish
                         before their upstream calls are aborted (default 10000)
   --quiet               No startup line
@@ -121,6 +123,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'connect-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
         'shutdown-timeout': { type: 'string' },
+        'request-timeout': { type: 'string' },
         'on-record-failure': { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -170,6 +173,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     ...(v['connect-timeout'] !== undefined ? { connectTimeoutMs: parseMs('connect-timeout', v['connect-timeout']) } : {}),
     ...(v['idle-timeout'] !== undefined ? { idleTimeoutMs: parseMs('idle-timeout', v['idle-timeout']) } : {}),
     ...(v['shutdown-timeout'] !== undefined ? { shutdownTimeoutMs: parseMs('shutdown-timeout', v['shutdown-timeout']) } : {}),
+    ...(v['request-timeout'] !== undefined ? { requestTimeoutMs: parseMs('request-timeout', v['request-timeout']) } : {}),
   };
 }
 
