@@ -537,7 +537,7 @@ export class Deck {
     const crc = r?.matcher && this.repeatLast && req.body.length <= FAST_BODY_MAX ? crc32(req.body) : undefined;
     if (crc !== undefined) {
       const known = r!.fast.get(crc);
-      if (known && sameBytes(known.body, req.body)) return { kind: 'replay', record: known.record, matchedBy: 'exact', warnings: [] };
+      if (known && sameBytes(known.body, req.body) && !this.col!.expired(known.record)) return { kind: 'replay', record: known.record, matchedBy: 'exact', warnings: [] };
     }
     const input: unknown = this.hasSecrets(req.body) ? this.redactor.value(this.parse(req.body)) : req.body;
     let llmKey: string | undefined;
@@ -556,6 +556,11 @@ export class Deck {
             repeat: lost.k,
             hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
           });
+        }
+        if (this.col!.expired(rec)) {
+          // Its TTL passed since it was loaded: not served, as if it were not there.
+          this.col!.use(rec);
+          throw new TapedeckError('E_MISS', `The recording of ${route} expired (its time to live in ${this.tape} passed).`, { key: m.request.key, route, file: this.tape, hint: recordHow(this.entry) });
         }
         this.col!.use(rec);
         if (crc !== undefined && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) {

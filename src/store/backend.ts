@@ -63,6 +63,11 @@ export interface LoadedRecord {
    * remove exactly the records it loaded, after someone else may have rewritten the store.
    */
   id(): string;
+  /**
+   * For a record with a time to live (Redis TTL): when it expires, on this process's clock. The
+   * collection stops serving it then, though it was loaded before.
+   */
+  readonly expiresAt?: number;
 }
 
 export interface LoadResult {

@@ -331,6 +331,8 @@ export class RecordCollection<R> {
       }
       s.served++;
       s.expect = (repeat ?? k) + 1;
+      // Expired since it was loaded (a Redis TTL): gone, as for a reader that opens now.
+      if (e.stored?.expiresAt !== undefined && Date.now() >= e.stored.expiresAt) return undefined;
       const v = this.materialize(e);
       if (v === undefined) throw this.damaged(key, k, e.stored?.at);
       e.used = true;
@@ -338,6 +340,8 @@ export class RecordCollection<R> {
     }
     if (opts.repeatLast) {
       for (let i = s.length - 1; i >= 0; i--) {
+        const at = s.at(i)!.stored?.expiresAt;
+        if (at !== undefined && Date.now() >= at) continue;
         const v = this.materialize(s.at(i)!);
         if (v !== undefined) return v;
       }
@@ -389,6 +393,13 @@ export class RecordCollection<R> {
       repeat: k,
       hint: `Record this test or request again (TAPEDECK_MODE=record, or tapedeck serve --mode record) to replace the damaged recording; \`tapedeck verify ${this.location}\` lists the damage.`,
     });
+  }
+
+  /** Whether a recording served by someone else's choice (see {@link use}) has expired since it was loaded. */
+  expired(value: R): boolean {
+    const e = typeof value === 'object' && value !== null ? this.byValue.get(value) : undefined;
+    const at = e?.stored?.expiresAt;
+    return at !== undefined && Date.now() >= at;
   }
 
   /** How many recordings `key` has and how many were served so far. */

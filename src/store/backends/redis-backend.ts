@@ -85,6 +85,7 @@ export class RedisBackend implements RecordBackend {
       value: () => decodeFrame(r.payload, asFrame(r.payload), location),
       // Sequence numbers are never reused in a namespace, and a record never changes.
       id: () => String(r.seq),
+      ...(r.expiresAt !== undefined ? { expiresAt: r.expiresAt } : {}),
     };
   }
 

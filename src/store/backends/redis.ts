@@ -51,6 +51,8 @@ export interface StoredRecord {
   key: string;
   seq: number;
   payload: Buffer;
+  /** When a record with a TTL expires, on this process's clock (ms since the epoch). */
+  expiresAt?: number;
 }
 
 const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,200}$/;
@@ -121,14 +123,22 @@ else
 end
 return redis.call('HLEN', KEYS[1])`;
 
-/** KEYS: records hash, expiry zset. Returns seq, payload pairs of the live records. */
+/**
+ * KEYS: records hash, expiry zset. Returns the server time, then seq, payload, expiry (ms, 0 =
+ * none) triples of the live records.
+ */
 const READ = `${NOW}
+local exp = {}
 local dead = {}
-for _, s in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do dead[s] = true end
+local scored = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
+for i = 1, #scored, 2 do
+  exp[scored[i]] = scored[i + 1]
+  if tonumber(scored[i + 1]) <= now then dead[scored[i]] = true end
+end
 local all = redis.call('HGETALL', KEYS[1])
-local out = {}
+local out = { tostring(now) }
 for i = 1, #all, 2 do
-  if not dead[all[i]] then out[#out + 1] = all[i] out[#out + 1] = all[i + 1] end
+  if not dead[all[i]] then out[#out + 1] = all[i] out[#out + 1] = all[i + 1] out[#out + 1] = exp[all[i]] or '0' end
 end
 return out`;
 
@@ -299,8 +309,14 @@ export class RedisRecords {
   /** The live records of one collection key, in recorded order. */
   async read(ckey: string): Promise<StoredRecord[]> {
     const flat = (await this.script('READ', this.recKeys(ckey), [])) as Buffer[];
+    // Expiry on this process's clock: the server's time to live from its own now, so a skewed
+    // local clock does not matter.
+    const skew = Date.now() - Number(String(flat[0]));
     const out: StoredRecord[] = [];
-    for (let i = 0; i < flat.length; i += 2) out.push({ key: ckey, seq: Number(String(flat[i])), payload: flat[i + 1]! });
+    for (let i = 1; i < flat.length; i += 3) {
+      const exp = Number(String(flat[i + 2]));
+      out.push({ key: ckey, seq: Number(String(flat[i])), payload: flat[i + 1]!, ...(exp > 0 ? { expiresAt: exp + skew } : {}) });
+    }
     return out.sort((a, b) => a.seq - b.seq);
   }
 
