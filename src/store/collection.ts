@@ -133,6 +133,8 @@ export class RecordCollection<R> {
   readonly run: string;
   /** This writer's registration, while open in a mode that writes. */
   private writer: WriterHandle | undefined;
+  /** Whether some recording has a time to live (see {@link expired}). */
+  private expiring = false;
   /** Modes that write: the runs that had a writer open when this one opened. */
   private live: ReadonlySet<string> | undefined;
   private readonly slots = new Map<string, Slot<R>>();
@@ -211,6 +213,7 @@ export class RecordCollection<R> {
     if (list.length === 0) return false;
     entry.key = list[0]!;
     if (live) entry.old = this.ended(stored, live);
+    if (stored.expiresAt !== undefined) this.expiring = true;
     for (const k of list) {
       const s = this.fileUnder(k, entry);
       entry.slot ??= s;
@@ -397,6 +400,8 @@ export class RecordCollection<R> {
 
   /** Whether a recording served by someone else's choice (see {@link use}) has expired since it was loaded. */
   expired(value: R): boolean {
+    // The replay hot path asks on every request: stores without TTLs answer at once.
+    if (!this.expiring) return false;
     const e = typeof value === 'object' && value !== null ? this.byValue.get(value) : undefined;
     const at = e?.stored?.expiresAt;
     return at !== undefined && Date.now() >= at;
