@@ -19,7 +19,7 @@ import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { KEY_SPEC_VERSION } from '../match/normalize.ts';
 import { rekeyWarning } from '../match/rekey.ts';
-import { currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
+import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { crc32 } from '../store/tape-codec.ts';
 import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
@@ -685,6 +685,9 @@ export class Deck {
       durationMs: Math.round(durationMs * 1000) / 1000,
     };
     this.counters.recorded++;
+    // Framed fine but not what its content type says: kept byte for byte, and said now.
+    const problem = answerProblem(response);
+    if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
     const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
       () => {
         if (this.mode === 'update') this.route(rec.route).count++;

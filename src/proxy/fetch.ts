@@ -9,7 +9,7 @@ import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared
 import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
-import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
 
 export interface FetchOptions extends DeckOptions, UpstreamTimeouts {
   /** The fetch that reaches the live API in record, update and passthrough mode (default globalThis.fetch). */
@@ -152,17 +152,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // record is an error answer and a stored one says `recorded`.
       let body: Uint8Array | null = null;
       if (up.body && !NULL_BODY.has(up.status)) {
-        const reader = up.body.getReader();
-        try {
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            log.add(value);
-          }
-        } catch (e) {
-          if (e instanceof TapedeckError) throw e;
-          throw new TapedeckError('E_UPSTREAM', `The upstream's answer to ${p.route} broke off before its end (${e instanceof Error ? e.message : String(e)}); nothing was recorded.`, { route: p.route, hint: 'Send the request again.' });
-        }
+        await readWhole(up.body, log, p.route);
         body = log.body();
       }
       const outcome = await save();

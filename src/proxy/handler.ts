@@ -10,7 +10,7 @@ import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
 import { normalizeRequestPath } from './request-path.ts';
-import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 
@@ -430,17 +430,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   async function forwardWhole(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared, up: Response, headers: Record<string, string | string[]>, out: OutgoingHttpHeaders, recordedAt: Date, t0: number, gone: () => boolean): Promise<void> {
     const log = new ChunkLog();
     if (up.body) {
-      const reader = up.body.getReader();
       try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          log.add(value);
-        }
+        await readWhole(up.body, log, p.route);
       } catch (e) {
         if (e instanceof TapedeckError && e.code === 'E_UPSTREAM_TIMEOUT') d.warnOnce(`tapedeck: ${e.message}`);
         if (gone()) return;
-        sendError(req, res, e instanceof TapedeckError ? e : new TapedeckError('E_UPSTREAM', `The upstream's answer to ${p.route} broke off before its end (${e instanceof Error ? e.message : String(e)}); nothing was recorded.`, { route: p.route, hint: 'Send the request again.' }));
+        sendError(req, res, e);
         return;
       }
     }

@@ -461,3 +461,25 @@ export function streamsAnswer(headers: Record<string, string | string[]>, conten
   if (contentLength !== null) return false;
   return type === undefined || !(type === 'application/json' || type.endsWith('+json') || type.startsWith('text/'));
 }
+
+/**
+ * Reads an upstream answer being recorded to its end into `log`. An upstream that breaks off
+ * mid-body rejects with a TapedeckError (its own E_UPSTREAM_TIMEOUT, else E_UPSTREAM naming the
+ * route): the caller answers with an error, never with a body that looks whole.
+ *
+ * @example
+ * const log = new ChunkLog(); await readWhole(up.body, log, 'POST /v1/chat/completions'); log.body()
+ */
+export async function readWhole(body: ReadableStream<Uint8Array>, log: ChunkLog, route: string): Promise<void> {
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      log.add(value);
+    }
+  } catch (e) {
+    if (e instanceof TapedeckError) throw e;
+    throw new TapedeckError('E_UPSTREAM', `The upstream's answer to ${route} broke off before its end (${e instanceof Error ? e.message : String(e)}); nothing was recorded.`, { route, hint: 'Send the request again.' });
+  }
+}

@@ -28,13 +28,13 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
   const dir = `${path}.writers`;
   const file = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}.json`);
   for (let attempt = 0; ; attempt++) {
-    await mkdir(dir, { recursive: true });
     try {
+      await mkdir(dir, { recursive: true });
       await writeFile(file, JSON.stringify({ run, pid: process.pid, host: HOST }));
       break;
     } catch (e) {
-      // The last writer out removed the directory between our mkdir and write: make it again.
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw e;
+      // The last writer out removed the directory while we made it or wrote into it: again.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 50) throw e;
     }
   }
   const heartbeat = setInterval(() => {

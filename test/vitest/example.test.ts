@@ -58,9 +58,6 @@ beforeAll(async () => {
   p = await exampleProject({
     'test/shared-a.test.ts': sharedTestFile('alpha'),
     'test/shared-b.test.ts': sharedTestFile('beta'),
-    // The same four requests from two files onto one tape: a record run's workers share a run.
-    'test/same-a.test.ts': sharedTestFile('gamma').replace('shared/one.tape', 'shared/same.tape'),
-    'test/same-b.test.ts': sharedTestFile('gamma').replace('shared/one.tape', 'shared/same.tape'),
   });
   ({ dir: project, tapes, fake } = p);
 });
@@ -172,6 +169,9 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
   });
 
   it('7. record mode, two files recording the same requests one after the other: the run keeps both, the next run replaces them', async () => {
+    // The same four requests from two files onto one tape: a record run's workers share a run.
+    const same = ['test/same-a.test.ts', 'test/same-b.test.ts'];
+    for (const f of same) writeFileSync(join(project, f), sharedTestFile('gamma').replace('shared/one.tape', 'shared/same.tape'));
     const sameTape = join(project, 'shared', 'same.tape');
     const prompts = async () =>
       (await readTape(sameTape)).records.map((rec) => (rec.value as { request: { body: { messages: { content: unknown }[] } } }).request.body.messages[0]!.content).sort();
@@ -186,6 +186,7 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     expect(again.code, again.out).toBe(0);
     expect(await prompts()).toEqual(both);
     expect((await readTape(sameTape)).records.map((r) => (r.value as { run: string }).run).filter((v, i, a) => a.indexOf(v) === i)).toHaveLength(1);
+    for (const f of same) rmSync(join(project, f));
   });
 
   it('6. a test that times out still gets its tape closed and recorded; a swallowed miss still fails its test; concurrent install() is refused', async () => {
