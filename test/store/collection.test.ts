@@ -245,6 +245,23 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
     expect(await ns(b)).toEqual([1, 2, 3]);
   });
 
+  it('a failed append rejects and is never filed, served or counted (update mode)', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await b.append([rec('a', 1)], { durable: true });
+    const w = await open(bc.breakAppends(bc.again(b)), 'update');
+    expect(w.next('a')?.n).toBe(1);
+    await expect(w.append('a', rec('a', 2))).rejects.toThrow();
+    await expect(w.append('b', rec('b', 3))).rejects.toThrow();
+    expect(w.next('a')).toBeUndefined();
+    expect(w.next('b')).toBeUndefined();
+    expect(w.size).toBe(1);
+    expect(w.count('b')).toEqual({ recorded: 0, served: 0 });
+    await w.close();
+    if (bc.file) chmodSync(bc.file(b), 0o644);
+    expect(await ns(b)).toEqual([1]);
+  });
+
   it('a replaced recording is removed only after its replacement is durable (failed append keeps it)', async () => {
     const b = bc.make();
     await b.load({ create: true });
