@@ -39,3 +39,19 @@ it.each(['createFetch', 'proxy'] as const)('two %s writers on one tape keep ever
   expect((await r(`http://api.invalid/v1/chat/completions`, post)).status).toBe(404);
   await r.close();
 });
+
+it('/__tapedeck/stats counts the recordings made in update mode', async () => {
+  const up = await startUpstream();
+  const p = await startProxy({ tape: join(dir, 'stats.tape'), mode: 'update', upstream: up.url, port: 0 });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${p.url}/v1/chat/completions`, { ...post, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `question ${i}` }] }) });
+      await res.text();
+    }
+    const stats = (await (await fetch(`${p.url}/__tapedeck/stats`)).json()) as { recordings: number; recorded: number };
+    expect(stats).toMatchObject({ recordings: 3, recorded: 3 });
+  } finally {
+    await p.close();
+    await up.close();
+  }
+});
