@@ -35,6 +35,8 @@ const STATUS: Record<string, number> = {
   E_PROXY_CLOSED: 503,
   // The shared store (Redis) is down: a transient server-side condition, like a closing proxy.
   E_STORE_UNAVAILABLE: 503,
+  // The answer came but could not be stored: served, it would look recorded and is not.
+  E_RECORD_FAILED: 503,
 };
 
 /** The HTTP status for an error code (500 for codes that mean tapedeck itself failed). */
@@ -109,7 +111,8 @@ export function errorHeaders(e: TapedeckError): Record<string, string> {
     'x-tapedeck-error': e.code,
     'x-should-retry': RETRYABLE.has(e.code) ? 'true' : 'false',
   };
-  if (typeof e.details.key === 'string') h['x-tapedeck-key'] = e.details.key;
+  // A header value must be visible ASCII: a key that is not (a joined collection key) is left out.
+  if (typeof e.details.key === 'string' && /^[\x21-\x7e]+$/.test(e.details.key)) h['x-tapedeck-key'] = e.details.key;
   return h;
 }
 
