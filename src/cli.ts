@@ -10,6 +10,7 @@ import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { answerProblem, isHttpRecord } from './store/records.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
 import { normalizeRequest } from './match/normalize.ts';
+import { DRIFT_COMMANDS } from './drift/help.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
 
@@ -30,7 +31,7 @@ Commands:
   tree <tape> [--hashes] [--json] [--width N] [--collapse N]
                         Print the recorded conversations as a tree: turns, branches,
                         alternative answers, excerpts (docs/tree.md)
-  prune <tape>          Compact a tape: drop damaged bytes and records that do not decode
+${DRIFT_COMMANDS}  prune <tape>          Compact a tape: drop damaged bytes and records that do not decode
                         (atomic rewrite under the tape lock; concurrent appends are kept)
   prune <redis-url> [--namespace NS]
                         The same for a Redis namespace (docs/redis.md)
@@ -184,6 +185,8 @@ function main(argv: string[]): number | Promise<number> {
   // connection) would keep it alive: the port must be free once serve has returned.
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(code));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
+  if (argv[0] === 'diff') return import('./drift/cli.ts').then((m) => m.diffCommand(argv.slice(1)));
+  if (argv[0] === 'stats') return import('./drift/cli.ts').then((m) => m.statsCommand(argv.slice(1)));
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
   // prune takes a tape or a Redis URL (with Redis options): the URL goes to the Redis command.

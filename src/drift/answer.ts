@@ -1,0 +1,152 @@
+// What a recording asked and what it was answered, read the same way for every record layout on
+// a tape (the proxy / createFetch's HTTP exchanges, ReplayCache records). Answers are read behind
+// one function, answerOf, so that the drift classifier needs to know nothing about record layouts
+// or stream framing: streamed answers are assembled into the body the same request would have
+// got without streaming (src/store/sse-assemble.ts), and the stream's own shape (its event
+// sequence) is kept beside it for the `stream` class.
+
+import { parseSse, assembleStream } from '../store/sse-assemble.ts';
+import { currentHttpKey, isHttpRecord, isCacheRecord } from '../store/records.ts';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The answer shapes the classifier tells apart. */
+export type AnswerShape = 'openai-chat' | 'openai-responses' | 'anthropic' | 'json' | 'text' | 'bytes' | 'none';
+
+/** One recorded answer, as the classifier reads it. */
+export interface Answer {
+  /** HTTP status (200 for ReplayCache values). */
+  status: number;
+  shape: AnswerShape;
+  /** The answer body: parsed JSON (assembled when streamed), text, or bytes. */
+  body: unknown;
+  /** Whether the answer came as an event stream. */
+  streamed: boolean;
+  /** For streams: the type of each event, in order (`content`, `tool_calls`, `message_start`, ...). */
+  events: string[];
+  /** The raw bytes (HTTP records), for the quick identical check. */
+  raw?: Uint8Array;
+  /** Recorded time from request to the end of the answer, when the record says. */
+  durationMs?: number;
+}
+
+/** What was asked: the route, the key the recording is found under, the request body. */
+export interface Asked {
+  /** `METHOD /path` for HTTP exchanges, `cache` for ReplayCache records. */
+  route: string;
+  /** How the key was computed: `llm` (the matcher's request key), `json`, `http`, `cache`. */
+  match: string;
+  key: string;
+  /** The request body (parsed JSON where it was JSON). */
+  body: unknown;
+}
+
+const decoder = new TextDecoder();
+
+function contentTypeOf(headers: Record<string, string | string[]> | undefined): string {
+  const v = headers?.['content-type'];
+  const s = Array.isArray(v) ? v[0] : v;
+  return typeof s === 'string' ? s.split(';')[0]!.trim().toLowerCase() : '';
+}
+
+/** The shape of a JSON answer body, from the members each API's answers carry. */
+export function shapeOf(body: unknown): AnswerShape {
+  if (!isObj(body)) return body === undefined ? 'none' : 'json';
+  if (body.object === 'chat.completion' || body.object === 'text_completion' || (Array.isArray(body.choices) && 'created' in body)) return 'openai-chat';
+  if (body.object === 'response' && Array.isArray(body.output)) return 'openai-responses';
+  if (body.type === 'message' && Array.isArray(body.content)) return 'anthropic';
+  return 'json';
+}
+
+/** The type of one stream event, coarse enough that a longer text gives more of the same. */
+function eventType(event: string, data: string): string {
+  if (data === '[DONE]') return '[DONE]';
+  let d: unknown;
+  try {
+    d = JSON.parse(data);
+  } catch {
+    return event;
+  }
+  if (!isObj(d)) return event;
+  if (typeof d.type === 'string') {
+    // Anthropic content deltas differ by what they carry (text vs tool input).
+    if (d.type === 'content_block_delta' && isObj(d.delta) && typeof d.delta.type === 'string') return `content_block_delta:${d.delta.type}`;
+    return d.type;
+  }
+  if (Array.isArray(d.choices)) {
+    const c = d.choices[0];
+    if (!isObj(c)) return d.usage ? 'usage' : 'chunk';
+    if (c.finish_reason !== null && c.finish_reason !== undefined) return 'finish';
+    const delta = isObj(c.delta) ? c.delta : {};
+    if (Array.isArray(delta.tool_calls)) return 'tool_calls';
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') return 'refusal';
+    if (typeof delta.role === 'string') return 'role';
+    if (typeof delta.content === 'string') return 'content';
+    return 'chunk';
+  }
+  return event;
+}
+
+function parseBody(bytes: Uint8Array, contentType: string): { body: unknown; shape: AnswerShape } {
+  if (bytes.length === 0) return { body: undefined, shape: 'none' };
+  const text = decoder.decode(bytes);
+  if (contentType.includes('json') || /^\s*[[{]/.test(text)) {
+    try {
+      const body = JSON.parse(text) as unknown;
+      return { body, shape: shapeOf(body) };
+    } catch {
+      // not JSON after all: read as text below
+    }
+  }
+  if (contentType.startsWith('text/') || contentType === '' || contentType.includes('json')) return { body: text, shape: 'text' };
+  return { body: bytes, shape: 'bytes' };
+}
+
+/**
+ * The answer of a tape record, or undefined for a value that is no recording (another tool's
+ * record on a shared tape).
+ *
+ * @example
+ * const a = answerOf(tape.records[0].value)
+ * a?.shape // 'openai-chat'
+ */
+export function answerOf(record: unknown): Answer | undefined {
+  if (isHttpRecord(record)) {
+    const res = record.response;
+    const ct = contentTypeOf(res.headers);
+    const durationMs = typeof record.durationMs === 'number' ? record.durationMs : undefined;
+    if (ct === 'text/event-stream') {
+      const assembled = assembleStream(ct, res.body);
+      const events = parseSse(decoder.decode(res.body)).map((e) => eventType(e.event, e.data));
+      const body = assembled ?? decoder.decode(res.body);
+      return { status: res.status, shape: assembled ? shapeOf(assembled) : 'text', body, streamed: true, events, raw: res.body, durationMs };
+    }
+    const { body, shape } = parseBody(res.body, ct);
+    return { status: res.status, shape, body, streamed: false, events: [], raw: res.body, durationMs };
+  }
+  if (isCacheRecord(record)) {
+    const durationMs = typeof record.durationMs === 'number' ? record.durationMs : undefined;
+    return { status: 200, shape: typeof record.value === 'string' ? 'text' : shapeOf(record.value), body: record.value, streamed: false, events: [], durationMs };
+  }
+  return undefined;
+}
+
+/**
+ * What a tape record asked, or undefined for a value that is no recording.
+ *
+ * @example
+ * askedOf(tape.records[0].value)?.route // 'POST /v1/chat/completions'
+ */
+export function askedOf(record: unknown): Asked | undefined {
+  if (isHttpRecord(record)) {
+    // Keyed under the current key spec, so a tape recorded by an older tapedeck pairs with a new one.
+    const { match, key } = currentHttpKey(record);
+    return { route: record.route, match, key, body: record.request.body };
+  }
+  if (isCacheRecord(record)) {
+    const key = (record as { key?: unknown }).key;
+    return { route: 'cache', match: 'cache', key: typeof key === 'string' ? key : '', body: record.request };
+  }
+  return undefined;
+}
