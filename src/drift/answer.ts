@@ -88,6 +88,27 @@ function eventType(event: string, data: string): string {
   return event;
 }
 
+/**
+ * A chat completion assembled from chunks keeps the members every chunk repeats (id, model,
+ * created...) that the assembler knows; members it does not know are taken from the first chunk
+ * here, so that a new envelope member in a streamed answer is seen as one in a plain answer.
+ */
+function withChunkEnvelope(assembled: Obj, events: { data: string }[]): Obj {
+  for (const e of events) {
+    let d: unknown;
+    try {
+      d = JSON.parse(e.data);
+    } catch {
+      continue;
+    }
+    if (!isObj(d) || !Array.isArray(d.choices)) continue;
+    const out = { ...assembled };
+    for (const [k, v] of Object.entries(d)) if (!(k in out) && k !== 'choices' && k !== 'usage' && k !== 'object') out[k] = v;
+    return out;
+  }
+  return assembled;
+}
+
 function parseBody(bytes: Uint8Array, contentType: string): { body: unknown; shape: AnswerShape } {
   if (bytes.length === 0) return { body: undefined, shape: 'none' };
   const text = decoder.decode(bytes);
@@ -117,8 +138,10 @@ export function answerOf(record: unknown): Answer | undefined {
     const ct = contentTypeOf(res.headers);
     const durationMs = typeof record.durationMs === 'number' ? record.durationMs : undefined;
     if (ct === 'text/event-stream') {
-      const assembled = assembleStream(ct, res.body);
-      const events = parseSse(decoder.decode(res.body)).map((e) => eventType(e.event, e.data));
+      let assembled = assembleStream(ct, res.body);
+      const sse = parseSse(decoder.decode(res.body));
+      const events = sse.map((e) => eventType(e.event, e.data));
+      if (assembled && shapeOf(assembled) === 'openai-chat') assembled = withChunkEnvelope(assembled, sse);
       const body = assembled ?? decoder.decode(res.body);
       return { status: res.status, shape: assembled ? shapeOf(assembled) : 'text', body, streamed: true, events, raw: res.body, durationMs };
     }

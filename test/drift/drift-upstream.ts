@@ -167,7 +167,7 @@ export async function startDriftUpstream(variant: Variant = 'base'): Promise<Dri
         if (tools) {
           evs.push(ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: `toolu_${id}`, name: 'get_weather', input: {} } }));
           const a = JSON.stringify(args);
-          for (const p of [a.slice(0, 9), a.slice(9)]) evs.push(ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: p } }));
+          for (const p of v === 'stream' ? a.match(/.{1,5}/g)! : [a.slice(0, 9), a.slice(9)]) evs.push(ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: p } }));
         } else {
           evs.push(ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
           const pieces = text.match(/\S+\s*/g)!;

@@ -30,7 +30,7 @@ export const CALLS = [
 export interface ScriptOptions {
   /** Ask the first question in other words (its request key changes). */
   rephrase?: boolean;
-  /** Leave out the last call, and add one the base script does not make. */
+  /** Leave out the last call (a plain JSON API), and make one the base script does not make. */
   swapLast?: boolean;
 }
 
@@ -60,7 +60,7 @@ async function script(openai: OpenAI, anthropic: Anthropic, f: typeof fetch, bas
   await quiet(() => anthropic.messages.create({ model: c, max_tokens: 200, tools: [weatherAnthropic], messages: [{ role: 'user', content: 'Weather in Paris, Claude?' }] }));
   await quiet(() => anthropic.messages.create({ model: c, max_tokens: 200, stream: true, tools: [weatherAnthropic], messages: [{ role: 'user', content: 'Weather in Paris, Claude, streamed?' }] }));
   const search = (query: string) => quiet(() => f(`${base}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) }).then((r) => r.text()));
-  if (opts.swapLast) await search('lyon');
+  if (opts.swapLast) await quiet(() => anthropic.messages.create({ model: c, max_tokens: 200, messages: [{ role: 'user', content: 'Name three rivers, Claude.' }] }));
   else await search('paris');
 }
 
