@@ -5,8 +5,11 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { formatCliError, usageError } from '../cli-errors.ts';
-import { DIFF_HELP } from './help.ts';
-import { loadGit, loadPaths, type LoadedSide } from './load.ts';
+import { DIFF_HELP, STATS_HELP } from './help.ts';
+import { loadGit, loadPaths, loadTapes, type LoadedSide } from './load.ts';
+import { loadPrices, PRICES_DATE } from './prices.ts';
+import { renderStats } from './render-stats.ts';
+import { tapeStats } from './stats.ts';
 import { DEFAULT_FAIL_ON, driftReport, FAIL_ON_NAMES, type FailOn } from './report.ts';
 import { renderHtml } from './render-html.ts';
 import { renderMarkdown } from './render-markdown.ts';
@@ -99,7 +102,37 @@ export async function diffCommand(args: string[]): Promise<number> {
   }
 }
 
-export async function statsCommand(_args: string[]): Promise<number> {
-  process.stderr.write('tapedeck: stats is not available yet\n');
-  return 2;
+/**
+ * Runs `tapedeck stats` with the arguments after the command name; returns the exit code (0, or
+ * 2 for bad input).
+ *
+ * @example
+ * process.exitCode = await statsCommand(['tapes/', '--format', 'json'])
+ */
+export async function statsCommand(args: string[]): Promise<number> {
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args, allowPositionals: true, options: { prices: { type: 'string' }, format: { type: 'string', default: 'terminal' }, help: { type: 'boolean', short: 'h', default: false } } });
+    } catch (e) {
+      throw usageError(`stats: ${(e as Error).message}`, 'tapedeck stats --help lists the options.');
+    }
+    const { values: v, positionals: p } = parsed;
+    if (v.help) {
+      process.stdout.write(STATS_HELP);
+      return 0;
+    }
+    if (v.format !== 'terminal' && v.format !== 'json') throw new TapedeckError('E_ARG', `--format must be terminal or json; got ${JSON.stringify(v.format)}.`, { hint: '--format json' });
+    if (p.length === 0) throw usageError('stats needs at least one tape or folder.', 'tapedeck stats tapes/');
+    const prices = loadPrices(v.prices);
+    const side = await loadTapes(p);
+    warnDamage(side);
+    const stats = tapeStats(side.tapes, prices);
+    if (v.format === 'json') process.stdout.write(`${JSON.stringify({ version: 1, pricesDate: PRICES_DATE, ...(v.prices ? { pricesFile: v.prices } : {}), ...stats }, null, 2)}\n`);
+    else process.stdout.write(renderStats(stats, { pricesFile: v.prices }));
+    return 0;
+  } catch (e) {
+    process.stderr.write(formatCliError(e));
+    return 2;
+  }
 }

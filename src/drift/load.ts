@@ -123,3 +123,20 @@ export async function loadGit(path: string, rev: string): Promise<{ before: Load
   }
   return { before, after };
 }
+
+/**
+ * Every tape at the given paths (tape files, or folders searched for *.tape), as one side.
+ *
+ * @example
+ * const { tapes } = await loadTapes(['tapes/', 'extra.tape'])
+ */
+export async function loadTapes(paths: readonly string[]): Promise<LoadedSide> {
+  const out: LoadedSide = { tapes: [], warnings: [] };
+  for (const p of paths) {
+    const isDir = kindOf(p, 'tapedeck stats') === 'dir';
+    const side = await readSide(p, isDir ? undefined : p);
+    for (const t of side.tapes) out.tapes.push(isDir ? { ...t, name: join(p, t.name) } : t);
+    for (const w of side.warnings) out.warnings.push(isDir ? { ...w, tape: join(p, w.tape) } : w);
+  }
+  return out;
+}
