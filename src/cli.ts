@@ -187,6 +187,17 @@ function main(argv: string[]): number | Promise<number> {
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
   if (argv[0] === 'diff') return import('./drift/cli.ts').then((m) => m.diffCommand(argv.slice(1)));
   if (argv[0] === 'stats') return import('./drift/cli.ts').then((m) => m.statsCommand(argv.slice(1)));
+  // rerecord records through createFetch, which the drift layer may not import: wired here.
+  if (argv[0] === 'rerecord') {
+    return Promise.all([import('./drift/cli.ts'), import('./proxy/fetch.ts')]).then(([m, f]) =>
+      m
+        .rerecordCommand(argv.slice(1), (tape) => {
+          const rec = f.createFetch({ tape, mode: 'record' });
+          return { fetch: rec, close: () => rec.close() };
+        })
+        .then((code) => process.exit(code)),
+    );
+  }
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
   // prune takes a tape or a Redis URL (with Redis options): the URL goes to the Redis command.

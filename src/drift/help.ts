@@ -6,6 +6,9 @@ export const DRIFT_COMMANDS = `  diff <old> <new> | diff <tape-or-folder> [--git
                         What changed in the answers between two tapes, two folders
                         of tapes, or tapes and their committed version (docs/drift.md)
   stats <tapes...>      Calls, tokens and the estimated cost of replaying them live
+  rerecord <tape> --upstream URL (--yes | --budget USD)
+                        Send a tape's requests to the live API again, into a new tape,
+                        and print the diff
 `;
 
 export const DIFF_HELP = `Usage: tapedeck diff <old> <new> [options]
@@ -42,4 +45,31 @@ or adds models), and the recorded time replay saves.
 
   --prices FILE   JSON { "model": { "input": USD per 1M tokens, "output": USD per 1M tokens } }
   --format F      terminal (default) or json
+`;
+
+export const RERECORD_HELP = `Usage: tapedeck rerecord <tape> --upstream URL (--yes | --budget USD) [options]
+
+Sends the tape's recorded requests (those of createFetch and tapedeck serve) to the live API
+again, records the answers into a new tape, and prints the diff (as tapedeck diff). The tape
+it reads is never written. Before any call it prints how many requests and their estimated
+cost (recorded usage at list prices); nothing is sent without --yes or --budget.
+
+  --upstream URL       the live API's base URL (the recorded paths are appended)
+  --yes                make the calls
+  --budget USD         make the calls, but none that would take the estimated spending past USD
+  --only TEXT          only the requests whose route, model or body contain TEXT
+  --out FILE           the new tape (default <tape>.rerecorded.tape; --force replaces it)
+  --concurrency N      calls at once (default 4)
+  --retries N          retries of a 429 / 529 answer, waiting as retry-after says (default 5)
+  --header "N: V"      a header to send where the tape has a redacted one (repeatable);
+                       OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY fill the usual ones
+  --prices FILE        prices for the estimate (see tapedeck stats --help)
+  --format F, --html FILE, --fail-on LIST   the diff's output, as tapedeck diff
+
+An answer that is an error, or a stream cut before its end, is not recorded (it shows as
+removed in the diff). Exit codes: 0 / 1 as tapedeck diff, 2 bad input or no --yes/--budget,
+3 when the budget stopped it or calls failed (the new tape holds what was recorded).
+
+Example:
+  OPENAI_API_KEY=sk-... tapedeck rerecord tapes/chat.tape --upstream https://api.openai.com --budget 0.50
 `;

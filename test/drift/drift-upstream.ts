@@ -12,8 +12,8 @@ export const VARIANTS: readonly Variant[] = ['base', 'benign', 'text', 'tool-cal
 export interface DriftUpstream {
   url: string;
   variant: Variant;
-  /** Requests received: path and parsed body. */
-  calls: { path: string; body: Record<string, unknown> }[];
+  /** Requests received: path, headers and parsed body. */
+  calls: { path: string; headers: Record<string, string | string[] | undefined>; body: Record<string, unknown> }[];
   /** Answer this many of the next requests with 429 and a retry-after of `retryAfter` seconds. */
   throttle(times: number, retryAfter?: number): void;
   /** Cut the next streamed answer mid-stream (socket destroyed after a few events). */
@@ -76,7 +76,7 @@ export async function startDriftUpstream(variant: Variant = 'base'): Promise<Dri
     } catch {
       // not JSON: answered below as a bad request
     }
-    calls.push({ path, body });
+    calls.push({ path, headers: req.headers, body });
     const v = up.variant;
     const json = (status: number, value: unknown, headers: Record<string, string> = {}) => {
       const s = JSON.stringify(value);
