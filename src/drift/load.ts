@@ -91,13 +91,17 @@ export async function loadGit(path: string, rev: string): Promise<{ before: Load
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TapedeckError('E_GIT', 'git is not installed, so there is no committed version to compare with.', { file: path, hint: 'Give two tapes: tapedeck diff old.tape new.tape' });
     throw new TapedeckError('E_GIT', `${path} is not in a git repository: there is no committed version to compare with.`, { file: path, hint: 'Give two tapes or folders: tapedeck diff old.tape new.tape' });
   }
+  let unborn = false;
   try {
     git(cwd, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]);
   } catch {
-    throw new TapedeckError('E_GIT', `git has no commit ${JSON.stringify(rev)} (${path}).`, { file: path, hint: '--git takes a commit, branch or tag, e.g. --git HEAD or --git origin/main' });
+    // A repository without a first commit has nothing committed: every tape is new.
+    if (rev !== 'HEAD') throw new TapedeckError('E_GIT', `git has no commit ${JSON.stringify(rev)} (${path}).`, { file: path, hint: '--git takes a commit, branch or tag, e.g. --git HEAD or --git origin/main' });
+    unborn = true;
   }
   const after = await readSide(path, undefined);
   const before: LoadedSide = { tapes: [], warnings: [] };
+  if (unborn) return { before, after };
   let names: string[];
   if (kind === 'dir') {
     names = git(cwd, ['ls-tree', '-r', '--name-only', '-z', rev, '--', '.'])
