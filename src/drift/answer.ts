@@ -138,12 +138,24 @@ export function answerOf(record: unknown): Answer | undefined {
     const ct = contentTypeOf(res.headers);
     const durationMs = typeof record.durationMs === 'number' ? record.durationMs : undefined;
     if (ct === 'text/event-stream') {
-      let assembled = assembleStream(ct, res.body);
-      const sse = parseSse(decoder.decode(res.body));
-      const events = sse.map((e) => eventType(e.event, e.data));
+      const text = decoder.decode(res.body);
+      let assembled = assembleStream(ct, text);
+      const sse = parseSse(text);
       if (assembled && shapeOf(assembled) === 'openai-chat') assembled = withChunkEnvelope(assembled, sse);
-      const body = assembled ?? decoder.decode(res.body);
-      return { status: res.status, shape: assembled ? shapeOf(assembled) : 'text', body, streamed: true, events, raw: res.body, durationMs };
+      const body = assembled ?? text;
+      let events: string[] | undefined;
+      return {
+        status: res.status,
+        shape: assembled ? shapeOf(assembled) : 'text',
+        body,
+        streamed: true,
+        // Read only when a pair's content is the same: typing every event costs a JSON.parse each.
+        get events() {
+          return (events ??= sse.map((e) => eventType(e.event, e.data)));
+        },
+        raw: res.body,
+        durationMs,
+      };
     }
     const { body, shape } = parseBody(res.body, ct);
     return { status: res.status, shape, body, streamed: false, events: [], raw: res.body, durationMs };

@@ -2,8 +2,9 @@
 // output"). Renderers (terminal, markdown, HTML) read only this object, so what a page shows and
 // what a script reads are the same facts.
 
-import { answerOf } from './answer.ts';
-import { classifyPair, DRIFT_CLASSES, type ClassifyOptions, type DriftClass, type DriftDetails } from './classify.ts';
+import { answerOf, type Answer } from './answer.ts';
+import { isHttpRecord } from '../store/records.ts';
+import { classifyPair, DRIFT_CLASSES, type Classification, type ClassifyOptions, type DriftClass, type DriftDetails } from './classify.ts';
 import { pairRecordings, type Pairing, type Recorded, type TapeSide } from './pair.ts';
 
 /** Version of the JSON report's layout; raised only when a field changes meaning or goes away. */
@@ -82,10 +83,17 @@ function modelOf(body: unknown): string | undefined {
   return typeof m === 'string' ? m : undefined;
 }
 
-function side(r: Recorded): EntrySide {
-  const a = answerOf(r.record)!;
+function side(r: Recorded, a: Answer): EntrySide {
   const model = modelOf(r.asked.body);
   return { index: r.index, key: r.asked.key, status: a.status, streamed: a.streamed, ...(model ? { model } : {}) };
+}
+
+/** Whether two records' answers are the same bytes with the same status (most pairs of a re-record). */
+function sameBytes(a: unknown, b: unknown): boolean {
+  if (!isHttpRecord(a) || !isHttpRecord(b) || a.response.status !== b.response.status) return false;
+  const x = a.response.body;
+  const y = b.response.body;
+  return x.length === y.length && Buffer.from(x.buffer, x.byteOffset, x.byteLength).equals(Buffer.from(y.buffer, y.byteOffset, y.byteLength));
 }
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -118,13 +126,16 @@ function entryOf(p: Pairing, opts: ReportOptions): DriftEntry {
   const route = (p.new ?? p.old)!.asked.route;
   if (!p.old || !p.new) {
     const only = (p.new ?? p.old)!;
-    const e = { tape: p.tape, route, status: p.new ? 'added' : 'removed', ...(p.old ? { old: side(p.old) } : {}), ...(p.new ? { new: side(p.new) } : {}), requestChange: [], shape: answerOf(only.record)!.shape, classes: [], primary: '', details: {} } as Omit<DriftEntry, 'summary'>;
+    const a = answerOf(only.record)!;
+    const e = { tape: p.tape, route, status: p.new ? 'added' : 'removed', ...(p.old ? { old: side(p.old, a) } : {}), ...(p.new ? { new: side(p.new, a) } : {}), requestChange: [], shape: a.shape, classes: [], primary: '', details: {} } as Omit<DriftEntry, 'summary'>;
     return { ...e, summary: summaryOf(e) };
   }
-  const before = answerOf(p.old.record)!;
   const after = answerOf(p.new.record)!;
-  const c = classifyPair(before, after, p.new.asked.body, opts);
-  const e: Omit<DriftEntry, 'summary'> = { tape: p.tape, route, status: 'paired', old: side(p.old), new: side(p.new), requestChange: p.requestChange, shape: after.shape, classes: c.classes, primary: c.primary, details: c.details };
+  // The same bytes: identical without reading the old answer (the new one is read for its shape).
+  const same = sameBytes(p.old.record, p.new.record);
+  const before = same ? after : answerOf(p.old.record)!;
+  const c: Classification = same ? { classes: ['identical'], primary: 'identical', details: {} } : classifyPair(before, after, p.new.asked.body, opts);
+  const e: Omit<DriftEntry, 'summary'> = { tape: p.tape, route, status: 'paired', old: side(p.old, before), new: side(p.new, after), requestChange: p.requestChange, shape: after.shape, classes: c.classes, primary: c.primary, details: c.details };
   return { ...e, summary: summaryOf(e) };
 }
 
