@@ -3,7 +3,7 @@
 
 import { existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { formatCliError, usageError } from '../cli-errors.ts';
 import { DIFF_HELP, RERECORD_HELP, STATS_HELP } from './help.ts';
@@ -35,6 +35,23 @@ function warnDamage(side: LoadedSide): void {
   for (const { tape, warning } of side.warnings) process.stderr.write(`tapedeck: warning: ${tape}: ${warning.code} at byte ${warning.offset}: ${warning.message}\n`);
 }
 
+// The options of every command that prints a drift report.
+const REPORT_OPTIONS = {
+  format: { type: 'string', default: 'terminal' },
+  html: { type: 'string' },
+  'fail-on': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+/** parseArgs, with what it rejects said as a usage error of `command`. */
+function parse<O extends ParseArgsConfig['options']>(command: string, args: string[], options: O) {
+  try {
+    return parseArgs({ args, allowPositionals: true, options });
+  } catch (e) {
+    throw usageError(`${command}: ${(e as Error).message}`, `tapedeck ${command} --help lists the options.`);
+  }
+}
+
 function checkFormat(format: string | undefined): void {
   if (!['terminal', 'markdown', 'json'].includes(format!)) {
     throw new TapedeckError('E_ARG', `--format must be terminal, markdown or json; got ${JSON.stringify(format)}.`, { hint: '--format markdown' });
@@ -60,23 +77,7 @@ function printReport(report: DriftReport, format: string, html: string | undefin
  */
 export async function diffCommand(args: string[]): Promise<number> {
   try {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args,
-        allowPositionals: true,
-        options: {
-          git: { type: 'string' },
-          format: { type: 'string', default: 'terminal' },
-          html: { type: 'string' },
-          'fail-on': { type: 'string' },
-          'usage-tolerance': { type: 'string' },
-          help: { type: 'boolean', short: 'h', default: false },
-        },
-      });
-    } catch (e) {
-      throw usageError(`diff: ${(e as Error).message}`, 'tapedeck diff --help lists the options.');
-    }
+    const parsed = parse('diff', args, { git: { type: 'string' }, 'usage-tolerance': { type: 'string' }, ...REPORT_OPTIONS });
     const { values: v, positionals: p } = parsed;
     if (v.help) {
       process.stdout.write(DIFF_HELP);
@@ -123,12 +124,7 @@ export async function diffCommand(args: string[]): Promise<number> {
  */
 export async function statsCommand(args: string[]): Promise<number> {
   try {
-    let parsed;
-    try {
-      parsed = parseArgs({ args, allowPositionals: true, options: { prices: { type: 'string' }, format: { type: 'string', default: 'terminal' }, help: { type: 'boolean', short: 'h', default: false } } });
-    } catch (e) {
-      throw usageError(`stats: ${(e as Error).message}`, 'tapedeck stats --help lists the options.');
-    }
+    const parsed = parse('stats', args, { prices: { type: 'string' }, format: { type: 'string', default: 'terminal' }, help: { type: 'boolean', short: 'h', default: false } });
     const { values: v, positionals: p } = parsed;
     if (v.help) {
       process.stdout.write(STATS_HELP);
@@ -188,31 +184,19 @@ function credentialsFrom(env: NodeJS.ProcessEnv, headers: readonly string[]): (r
  */
 export async function rerecordCommand(args: string[], recorder: (tape: string) => Recorder | Promise<Recorder>, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   try {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args,
-        allowPositionals: true,
-        options: {
-          upstream: { type: 'string' },
-          only: { type: 'string' },
-          out: { type: 'string' },
-          yes: { type: 'boolean', default: false },
-          budget: { type: 'string' },
-          concurrency: { type: 'string' },
-          retries: { type: 'string' },
-          prices: { type: 'string' },
-          header: { type: 'string', multiple: true, default: [] },
-          force: { type: 'boolean', default: false },
-          format: { type: 'string', default: 'terminal' },
-          html: { type: 'string' },
-          'fail-on': { type: 'string' },
-          help: { type: 'boolean', short: 'h', default: false },
-        },
-      });
-    } catch (e) {
-      throw usageError(`rerecord: ${(e as Error).message}`, 'tapedeck rerecord --help lists the options.');
-    }
+    const parsed = parse('rerecord', args, {
+      upstream: { type: 'string' },
+      only: { type: 'string' },
+      out: { type: 'string' },
+      yes: { type: 'boolean', default: false },
+      budget: { type: 'string' },
+      concurrency: { type: 'string' },
+      retries: { type: 'string' },
+      prices: { type: 'string' },
+      header: { type: 'string', multiple: true, default: [] },
+      force: { type: 'boolean', default: false },
+      ...REPORT_OPTIONS,
+    });
     const { values: v, positionals: p } = parsed;
     if (v.help) {
       process.stdout.write(RERECORD_HELP);

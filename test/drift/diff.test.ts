@@ -234,3 +234,24 @@ describe('output', () => {
     expect(renderMarkdown(JSON.parse(r.stdout) as DriftReport)).toBe(cli(['diff', 'bases', 'variants', '--format', 'markdown'], dir).stdout);
   });
 });
+
+describe('ReplayCache tapes', () => {
+  it('records put through ReplayCache pair by key and are classified by their values', async () => {
+    const { ReplayCache } = await import('../../src/store/replay-cache.ts');
+    const put = async (file: string, answer: string, extra: Record<string, unknown>) => {
+      const cache = await ReplayCache.open(file, { mode: 'record' });
+      await cache.put({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Name a colour' }] }, { answer, ...extra });
+      await cache.put({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Name a shape' }] }, { answer: 'A circle.', ...extra });
+      await cache.close();
+    };
+    await put(join(dir, 'cache-old.tape'), 'Blue, like the sky.', { id: 'a1' });
+    await put(join(dir, 'cache-new.tape'), 'Green, like grass.', { id: 'b2' });
+    const { before, after } = await loadPaths(join(dir, 'cache-old.tape'), join(dir, 'cache-new.tape'));
+    const r = driftReport(before.tapes, after.tapes, { old: 'o', new: 'n' });
+    expect(r.entries.map((e) => [e.route, e.shape, e.classes])).toEqual([
+      ['cache', 'json', ['text']],
+      ['cache', 'json', ['benign']],
+    ]);
+    expect(r.entries[1]!.details.benign).toEqual(['id changed']);
+  });
+});
