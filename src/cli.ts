@@ -73,6 +73,7 @@ Exit codes:
   1    bad input (invalid JSON, a damaged, missing or wrong kind of file), or problems found
   2    usage: unknown command or option, a bad value, a missing argument
   130  serve stopped by a second signal without waiting for in-flight requests
+  diff, stats, rerecord: 1 means answers changed, 2 bad input (tapedeck diff --help)
 
 Errors are one line, \`tapedeck: E_CODE message\`, and a hint; --debug adds the stack trace.
 
