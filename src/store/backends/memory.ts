@@ -5,6 +5,7 @@
  * Several collections opened on one MemoryBackend share it like processes share a tape.
  */
 import { TapedeckError } from '../../errors.ts';
+import { newRedactionSalt } from '../redact.ts';
 import { headOf, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning } from '../backend.ts';
 
 let counter = 0;
@@ -20,8 +21,12 @@ export class MemoryBackend implements RecordBackend {
   private readonly items: { id: number; value: unknown }[] = [];
   private seq = 0;
 
-  constructor(opts: { name?: string; records?: readonly unknown[] } = {}) {
+  readonly salt: string | undefined;
+
+  /** `salt`: the redaction salt of the tape the records came from (default a new one). */
+  constructor(opts: { name?: string; records?: readonly unknown[]; salt?: string } = {}) {
     this.location = `memory:${opts.name ?? String(++counter)}`;
+    this.salt = opts.salt ?? newRedactionSalt();
     this.exists = opts.records !== undefined;
     for (const v of opts.records ?? []) this.items.push({ id: this.seq++, value: copy(v, this.location) });
   }

@@ -9,6 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning } from '../backend.ts';
+import { isRedactionSalt } from '../tape-codec.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, peekFrame, rewriteTapeFrames, scanTape, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
 export interface TapeBackendOptions {
@@ -56,6 +57,7 @@ export class TapeBackend implements RecordBackend {
   private readonly lock: TapeLockOptions;
   /** The file image of the last load, kept so the records it handed out can decode lazily. */
   bytes: Buffer | undefined;
+  salt: string | undefined;
 
   constructor(
     readonly path: string,
@@ -83,6 +85,7 @@ export class TapeBackend implements RecordBackend {
       throw e;
     }
     this.bytes = scan.bytes;
+    this.salt = isRedactionSalt(scan.header.salt) ? scan.header.salt : undefined;
     return { exists: true, records: records(scan, this.path), warnings: [...scan.warnings] };
   }
 
