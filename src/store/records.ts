@@ -5,8 +5,9 @@
  * RecordKind: which stored records are of it and the key a collection finds them under
  * (src/store/collection.ts).
  *
- * Field order: scalar fields first (`v`, `kind`, `key`, `route`, `recordedAt`, ...), so an index
- * reads them without decoding the record (record-order.ts has the one order).
+ * Field order: scalar fields first (`v`, `kind`, `key`, `keyVersion`, `recordedAt`, ...), so an
+ * index reads them without decoding the record (record-order.ts has the one order; an HTTP
+ * record's `match`, `route` and `trace` follow its containers).
  */
 import { TapedeckError } from '../errors.ts';
 import { hashValue } from '../core/index.ts';
