@@ -349,10 +349,11 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const bytes = (body: Uint8Array, contentType?: string): Uint8Array => {
     if (keep || body.length === 0) return body;
     const whole = latin1Text(body);
-    if (!mayHaveSecrets(whole)) return body;
     // A JSON body with a secret member (a token endpoint's access_token, an echo of the
-    // request) has it masked by name, like a request body, and is stored re-serialized.
-    if (contentType === undefined ? /^\s*[[{]/.test(whole) : /[/+]json\b/i.test(contentType)) {
+    // request) has it masked by name, like a request body, and is stored re-serialized. Only
+    // JSON pays for the member-name scan.
+    const json = contentType === undefined ? /^\s*[[{]/.test(whole) : /[/+]json\b/i.test(contentType);
+    if (json && memberRe.test(whole)) {
       try {
         const parsed: unknown = JSON.parse(utf8Decoder.decode(body));
         const red = value(parsed, 0);

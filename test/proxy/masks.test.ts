@@ -3,7 +3,7 @@
 // one value one key; provider credentials never take part in a key. On tapes, through the proxy
 // and createFetch, and for ReplayCache; Redis single node and cluster in test/redis/masks.test.ts.
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -79,6 +79,18 @@ describe('masked values stay distinct keys', () => {
       await up.close();
     }
     noValueStored(tape);
+  });
+
+  it('a tape whose header was lost (a 0-byte file) gets a fresh header and salt before the first record', async () => {
+    const up = await startUpstream();
+    const tape = join(dir, 'empty.tape');
+    writeFileSync(tape, '');
+    try {
+      await checkDistinct(up.url, createFetch({ tape, mode: 'record', onWarning: () => {} }), () => createFetch({ tape, mode: 'replay' }));
+    } finally {
+      await up.close();
+    }
+    expect((await readTape(tape)).header.salt).toMatch(/^[0-9a-f]{32}$/);
   });
 
   it('two tapes get different salts: equal values do not look equal across tapes', async () => {

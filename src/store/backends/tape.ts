@@ -84,9 +84,17 @@ export class TapeBackend implements RecordBackend {
       if (!opts.create && e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND') return { exists: false, records: [], warnings: [] };
       throw e;
     }
+    const warnings = [...scan.warnings];
+    if (opts.create && scan.header.headerLost === true) {
+      // A writer needs the tape's salt before its first record (masks are keyed under it), so
+      // a lost header (a 0-byte file, damage) is replaced now, keeping every record, rather
+      // than at the first append. The damage stays reported.
+      await rewriteTapeFrames(this.path, () => [], this.lock);
+      scan = await scanTape(this.path);
+    }
     this.bytes = scan.bytes;
     this.salt = isRedactionSalt(scan.header.salt) ? scan.header.salt : undefined;
-    return { exists: true, records: records(scan, this.path), warnings: [...scan.warnings] };
+    return { exists: true, records: records(scan, this.path), warnings };
   }
 
   async append(values: readonly unknown[], opts: { durable: boolean }): Promise<void> {
