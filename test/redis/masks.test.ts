@@ -6,7 +6,8 @@ import { createFetch } from '../../src/proxy/fetch.ts';
 import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
 import { RedisRecords } from '../../src/store/backends/redis.ts';
 import { allValues, checkDistinct } from '../proxy/distinct-masks.ts';
-import { startUpstream } from '../proxy/fake-upstream.ts';
+import { OAUTH_TOKENS, startUpstream } from '../proxy/fake-upstream.ts';
+import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { freshNamespace, redisDescribe, useRedis, useRedisCluster } from './setup.ts';
 
 async function storedBytes(store: string): Promise<Buffer> {
@@ -36,6 +37,24 @@ function suite(name: string, url: () => string): void {
     const bytes = await storedBytes(store);
     for (const v of allValues()) expect(bytes.includes(Buffer.from(v)), v).toBe(false);
     expect(/\[REDACTED:[0-9a-f]{16}\]/.test(bytes.toString('latin1'))).toBe(true);
+  });
+
+  it(`${name}: a two-chunk OAuth answer and a ReplayCache raw body reach the store redacted`, async () => {
+    const store = `${url()}?namespace=${freshNamespace('secrets')}`;
+    const up = await startUpstream();
+    try {
+      const f = createFetch({ store, mode: 'record' });
+      await (await f(`${up.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' })).text();
+      await f.close();
+    } finally {
+      await up.close();
+    }
+    const raw = 'raw-cluster-access-token-Vw2Xy5Za8';
+    const cache = await ReplayCache.open(store, { mode: 'record' });
+    await cache.put({ model: 'm', messages: [{ role: 'user', content: 'raw' }] }, { ok: 1 }, { raw: { body: JSON.stringify({ refresh_token: raw }) } });
+    await cache.close();
+    const bytes = await storedBytes(store);
+    for (const s of [...Object.values(OAUTH_TOKENS), raw]) expect(bytes.includes(Buffer.from(s)), s).toBe(false);
   });
 }
 
