@@ -40,6 +40,7 @@ export const REDACTED = '[REDACTED]';
 
 /** A keyed mask: `[REDACTED:` + 16 lowercase hex digits + `]`. */
 export const KEYED_MASK = /\[REDACTED:[0-9a-f]{16}\]/;
+const WHOLE_MASK = /^\[REDACTED:[0-9a-f]{16}\]$/;
 
 export interface RedactOptions {
   /** Store secrets as they are. Only for tapes that never leave the machine. Default false. */
@@ -229,7 +230,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const credentialQuery = new Set(CREDENTIAL_QUERY.map(fold));
   const scan = opts.scanStrings !== false;
   const salt = opts.salt !== undefined && /^[0-9a-f]{32}$/.test(opts.salt) ? hexBytes(opts.salt) : undefined;
-  const mask = (v: string): string => (salt ? `[REDACTED:${hexOf(hmac(sha256, salt, utf8.encode(v))).slice(0, 16)}]` : REDACTED);
+  // A value that is a mask already stays as it is: redacting a stored record again changes nothing.
+  const mask = (v: string): string => (v === REDACTED || WHOLE_MASK.test(v) ? v : salt ? `[REDACTED:${hexOf(hmac(sha256, salt, utf8.encode(v))).slice(0, 16)}]` : REDACTED);
   const maskValue = (x: unknown): string => mask(typeof x === 'string' ? x : jsonText(x));
   const secretField = (k: string) => isSecretName(fold(k), fieldSet);
   // Any quoted member name that could fold to a secret name: letters of each name with optional
@@ -260,7 +262,15 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       }
       const f = fold(name);
       if (credentialQuery.has(f)) return `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
-      return querySet.has(f) || isSecretName(f, fieldSet) ? `${p.slice(0, eq)}=${encodeURIComponent(mask(p.slice(eq + 1)))}` : p;
+      if (!(querySet.has(f) || isSecretName(f, fieldSet))) return p;
+      const raw = p.slice(eq + 1);
+      let shown = raw;
+      try {
+        shown = decodeURIComponent(raw);
+      } catch {
+        // a malformed escape: the raw value is masked
+      }
+      return mask(shown) === shown ? p : `${p.slice(0, eq)}=${encodeURIComponent(mask(raw))}`;
     });
     return text(u.slice(0, q + 1) + parts.join('&') + (hashAt < 0 ? '' : u.slice(hashAt)));
   };

@@ -103,6 +103,11 @@ describe('masked values stay distinct keys', () => {
     expect(a.headers({ authorization: 'Bearer x' })).toEqual(b.headers({ authorization: 'Bearer y' }));
     expect(a.url('/m?key=one')).toBe(b.url('/m?key=two'));
     expect(a.url('/m?token=one')).not.toBe(a.url('/m?token=two'));
+    // Redacting what was stored changes nothing (a mask is not masked again).
+    const once = a.value({ client_secret: 's1', q: '/m?token=t', text: `key ${V.prompts[0]}` });
+    expect(a.value(once)).toEqual(once);
+    expect(a.url(a.url('/m?token=one&key=k'))).toBe(a.url('/m?token=one&key=k'));
+    expect(a.headers(a.headers({ cookie: 'c=1', authorization: 'Bearer x' }))).toEqual(a.headers({ cookie: 'c=1', authorization: 'Bearer x' }));
     // The documented form: the first 16 hex digits of HMAC-SHA256(salt bytes, UTF-8 value).
     const want = createHmac('sha256', Buffer.from('0123456789abcdef0123456789abcdef', 'hex')).update('same').digest('hex').slice(0, 16);
     expect(a.mask('same')).toBe(`[REDACTED:${want}]`);
