@@ -38,8 +38,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 /** What a redacted value is replaced with (credentials; every value in a store without a salt). */
 export const REDACTED = '[REDACTED]';
 
-/** A keyed mask: `[REDACTED:` + 16 lowercase hex digits + `]`. */
-export const KEYED_MASK = /\[REDACTED:[0-9a-f]{16}\]/;
+/** A whole keyed mask: `[REDACTED:` + 16 lowercase hex digits + `]`. */
 const WHOLE_MASK = /^\[REDACTED:[0-9a-f]{16}\]$/;
 
 export interface RedactOptions {
