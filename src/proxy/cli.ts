@@ -7,7 +7,7 @@ import { EXIT, reportCliError } from '../cli-errors.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import type { Timing } from './deck.ts';
 import { startProxy, type ServeOptions } from './server.ts';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './upstream.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, upstreamTarget } from './upstream.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
 import { ReplayStore } from '../replay/store.ts';
 
@@ -243,6 +243,6 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   // Only now say it is up: whoever waits for this line may signal at once.
   const s = proxy.handler.stats();
-  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${opts.upstream}` : ''})`);
+  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${upstreamTarget(opts.upstream).base}` : ''})`);
   return stopped;
 }

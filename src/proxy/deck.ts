@@ -22,7 +22,7 @@ import { rekeyWarning } from '../match/rekey.ts';
 import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { crc32 } from '../store/tape-codec.ts';
-import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -132,7 +132,6 @@ export interface DeckStats {
 
 const EMPTY = new Uint8Array(0);
 
-/** Bytes as latin1 text, one character per byte (Buffer's native path where there is one). */
 /** Whether two byte arrays hold the same bytes. */
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
@@ -141,20 +140,6 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-function latin1Text(b: Uint8Array): string {
-  if (typeof Buffer !== 'undefined') return Buffer.from(b.buffer, b.byteOffset, b.length).toString('latin1');
-  let s = '';
-  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
-  return s;
-}
-
-/** The inverse of latin1Text (every character is below 256). */
-function latin1Bytes(s: string): Uint8Array {
-  if (typeof Buffer !== 'undefined') return Buffer.from(s, 'latin1');
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}
 const decoder = new TextDecoder();
 const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
 
@@ -276,7 +261,8 @@ export class Deck {
     this.redactor = redactor(opts.redact);
     this.warnings = warnings;
     this.warn = opts.onWarning ?? ((m) => (typeof process !== 'undefined' && process.emitWarning ? process.emitWarning(m, { code: 'TAPEDECK_PROXY' }) : console.warn(m)));
-    this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).sort();
+    // A provider credential never takes part in a key, even when asked for (docs/matching.md).
+    this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).filter((h) => !this.redactor.isCredentialHeader(h)).sort();
     this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys };
     this.counters = emptyStats(mode, opts.tape);
     if (col) for (const { value, at } of col.entries()) this.add(value, `${opts.tape}@${at ?? '?'}`);
@@ -359,6 +345,9 @@ export class Deck {
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
     const known = col?.warnings.length ?? 0;
+    // Masks that are not credentials are keyed under the store's salt (src/store/redact.ts):
+    // a live request is masked as its recording was, so one value finds it and another misses.
+    if (backend?.salt !== undefined) opts = { ...opts, redact: { ...opts.redact, salt: backend.salt } };
     const deck = new Deck(opts, mode, col, warnings, entry);
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
     // whose checksum holds but whose value does not decode) are told like a damaged tape.
@@ -722,24 +711,14 @@ export class Deck {
   private redactResponse(r: HttpRecord['response']): HttpRecord['response'] {
     const headers = this.redactor.headers(r.headers);
     if (this.redactor.keepSecrets) return { ...r, headers };
-    const whole = latin1Text(r.body);
-    // A JSON answer with a secret member (a token endpoint's access_token, an echo of the
-    // request) has it masked by name, like a request body; it is stored re-serialized then.
+    // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
+    // (a token endpoint's access_token sent in two writes) is only seen in the whole.
     const ct = r.headers['content-type'];
-    if (!r.chunks && /[/+]json\b/i.test(String(ct ?? '')) && this.redactor.mayHaveSecrets(whole)) {
-      try {
-        const parsed: unknown = JSON.parse(decoder.decode(r.body));
-        const red = this.redactor.value(parsed);
-        if (red !== parsed) return { ...r, headers, body: new TextEncoder().encode(JSON.stringify(red)) };
-      } catch {
-        // not JSON after all: masked as text below
-      }
-    }
-    const masked = this.redactor.text(whole);
-    if (masked === whole) return { ...r, headers };
-    // Credential patterns and the mask are ASCII, so masking latin1 text keeps every other byte.
-    const body = latin1Bytes(masked);
+    const body = this.redactor.bytes(r.body, ct === undefined ? undefined : String(ct));
+    if (body === r.body) return { ...r, headers };
     if (!r.chunks) return { ...r, headers, body };
+    const masked = latin1Text(body);
+    const whole = latin1Text(r.body);
     const chunks: [number, number][] = [];
     let start = 0;
     let end = 0;

@@ -10,7 +10,7 @@ import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
 import { normalizeRequestPath } from './request-path.ts';
-import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 
@@ -231,13 +231,17 @@ function sanitize(s: string): string {
  * // Express: app.use('/llm', handler)
  */
 export function createHandler(opts: HandlerOptions): TapedeckHandler {
-  const upstream = opts.upstream;
+  let upstream = opts.upstream;
+  // Credentials in the URL (`https://user:password@gateway`) go upstream as Basic auth, to
+  // requests that bring no Authorization of their own; the URL kept (and shown) has none.
+  let upstreamAuth: string | undefined;
   if (upstream !== undefined) {
     try {
       const u = new URL(upstream);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http');
+      ({ base: upstream, authorization: upstreamAuth } = upstreamTarget(upstream));
     } catch {
-      throw new TapedeckError('E_ARG', `Invalid upstream URL ${JSON.stringify(upstream)}.`, { hint: 'Pass an absolute http(s) URL, e.g. https://api.openai.com.' });
+      throw new TapedeckError('E_ARG', `Invalid upstream URL ${JSON.stringify(safeUrl(upstream))}.`, { hint: 'Pass an absolute http(s) URL, e.g. https://api.openai.com.' });
     }
   }
   // Bad timeouts throw here, where the handler is made.
@@ -337,7 +341,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
-    const call = link.start(upstreamUrl(upstream!, dreq.url), dreq);
+    const sent = upstreamAuth !== undefined && dreq.headers.authorization === undefined ? { ...dreq, headers: { ...dreq.headers, authorization: upstreamAuth } } : dreq;
+    const call = link.start(upstreamUrl(upstream!, dreq.url), sent);
     forwarding.add(res);
     // A client that goes away before the answer starts cancels the upstream call at once: there
     // is nothing to record yet, and a hung upstream must not hold the exchange. Once an answer

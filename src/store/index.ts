@@ -40,7 +40,7 @@ export {
   type TapeType,
   type TapeWarning,
 } from './tape-file.ts';
-export { REDACTED, redact, redactor, SECRET_FIELDS, SECRET_HEADERS, SECRET_QUERY, type RedactOptions, type Redactor } from './redact.ts';
+export { CREDENTIAL_HEADERS, CREDENTIAL_QUERY, REDACTED, redact, redactor, SECRET_FIELDS, SECRET_HEADERS, SECRET_QUERY, type RedactOptions, type Redactor } from './redact.ts';
 export { importCacheJSON, importRecordingsDir, type MigrateOptions, type MigrateResult } from './migrate.ts';
 export {
   cacheRecords,

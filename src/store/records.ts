@@ -5,8 +5,9 @@
  * RecordKind: which stored records are of it and the key a collection finds them under
  * (src/store/collection.ts).
  *
- * Field order: scalar fields first (`v`, `kind`, `key`, `route`, `recordedAt`, ...), so an index
- * reads them without decoding the record (record-order.ts has the one order).
+ * Field order: scalar fields first (`v`, `kind`, `key`, `keyVersion`, `recordedAt`, ...), so an
+ * index reads them without decoding the record (record-order.ts has the one order; an HTTP
+ * record's `match`, `route` and `trace` follow its containers).
  */
 import { TapedeckError } from '../errors.ts';
 import { hashValue } from '../core/index.ts';
@@ -187,7 +188,7 @@ export interface ReplayRecord {
   request: unknown;
   /** The value as given to put, redacted. */
   value: unknown;
-  /** The response exactly as it came off the wire, when byte-exact replay matters. */
+  /** The response exactly as it came off the wire (redacted), when byte-exact replay matters. */
   raw?: { body: Uint8Array; contentType?: string };
   /** The caller's own metadata (put option `meta`), redacted. */
   meta?: Record<string, unknown>;
@@ -243,8 +244,11 @@ export function buildRecord(keys: RequestKeys, request: unknown, storedValue: un
     if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
       throw new TapedeckError('E_ARG', 'put: raw.body must be a Uint8Array or a string.', { hint: 'Pass the response bytes exactly as received.' });
     }
-    record.raw = { body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
-    if (opts.raw.contentType !== undefined) record.raw.contentType = String(opts.raw.contentType);
+    const contentType = opts.raw.contentType === undefined ? undefined : String(opts.raw.contentType);
+    // Redacted like every other byte a record stores: by name when it is JSON, else as text.
+    const bytes = r.bytes(typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength), contentType);
+    record.raw = { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+    if (contentType !== undefined) record.raw.contentType = contentType;
   }
   if (opts.meta !== undefined) record.meta = sortedKeys(r.value(opts.meta));
   return record;

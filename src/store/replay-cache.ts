@@ -120,7 +120,8 @@ export class ReplayCache {
     this.keepAll = opts.keepAll === true;
     this.recordCommand = opts.recordCommand ?? 'TAPEDECK_MODE=record <your test command>';
     this.recordCommandGiven = opts.recordCommand !== undefined;
-    this.redactor = redactor(opts.redact);
+    // Masks that are not credentials are keyed under the store's salt (src/store/redact.ts).
+    this.redactor = redactor({ ...opts.redact, salt: col.backend.salt });
     this.warnings = col.warnings;
   }
 

@@ -85,6 +85,12 @@ function anthropicStream(n: number, text: string, tools: boolean): string[] {
   return out;
 }
 
+/**
+ * The tokens `/oauth/token` answers with: a 70-byte-ish OAuth answer sent in two writes, so it
+ * arrives in two chunks (secret members split across them).
+ */
+export const OAUTH_TOKENS = { access_token: 'oat-2chunk-Qw3rTy8uIo1pAs5dFg', refresh_token: 'ort-2chunk-Zx7cVb2nMq9wLk4j' };
+
 export interface UpstreamOptions {
   /** Gap between streamed events (default 2 ms). */
   gapMs?: number;
@@ -129,6 +135,15 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
       const bytes = Buffer.concat(parts);
       const { createHash } = await import('node:crypto');
       return json(200, { text: `transcript ${count}`, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), encoding: req.headers['content-encoding'] ?? null });
+    }
+    if (path === '/oauth/token') {
+      const text = JSON.stringify({ ...OAUTH_TOKENS, expires_in: 3600 });
+      const cut = text.indexOf('refresh') - 4;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(text.slice(0, cut));
+      await wait(20);
+      res.end(text.slice(cut));
+      return;
     }
     if (path === '/v1/fail') return json(500, { error: { message: `upstream failure ${count}`, type: 'server_error', code: null } });
     let body: Record<string, unknown>;
