@@ -40,6 +40,9 @@ Commands:
                         JSON recordings (one request/response per file), or from
                         a DSPy-style cache.json
                         (refuses to overwrite without --force)
+  mcp --tape FILE [--mode M] -- <server command> [args...]
+                        Record/replay an MCP server over stdio: put it where the
+                        MCP host starts the server (tapedeck mcp --help; docs/mcp.md)
   serve --upstream URL --tape FILE [--mode M] [--port N] [--host H] ...
                         Record/replay proxy for LLM APIs (tapedeck serve --help;
                         docs/proxy.md)
@@ -180,6 +183,7 @@ function main(argv: string[]): number | Promise<number> {
   // A stopped proxy ends the process even if a handle (a client's keep-alive socket, a store
   // connection) would keep it alive: the port must be free once serve has returned.
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(code));
+  if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(code));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
@@ -292,13 +296,15 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 });
 
 const argv = process.argv.slice(2);
-setDebug(argv.includes('--debug'));
+// Past `--` the words are another program's (tapedeck mcp's server command): left alone.
+const dashes = argv.indexOf('--') < 0 ? argv.length : argv.indexOf('--');
+setDebug(argv.slice(0, dashes).includes('--debug'));
 const fail = (e: unknown) => {
   process.exitCode = reportCliError(e);
 };
 
 try {
-  const code = main(argv.filter((a) => a !== '--debug'));
+  const code = main([...argv.slice(0, dashes).filter((a) => a !== '--debug'), ...argv.slice(dashes)]);
   if (typeof code === 'number') process.exitCode = code;
   else code.then((c) => (process.exitCode = c), fail);
 } catch (e) {
