@@ -5,6 +5,9 @@
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { EXIT } from '../cli-errors.ts';
+
+/** A word for a POSIX shell: as it is when safe, else single-quoted. */
+const quote = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 import type { McpTiming } from './session.ts';
 import { runStdio } from './stdio.ts';
 
@@ -93,7 +96,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     timeoutMs,
     durable: values['no-fsync'] !== true,
     redact: { keepSecrets: values['keep-secrets'] === true, ...(values['redact-field'] ? { fields: values['redact-field'] } : {}) },
-    recordCommand: `re-record: tapedeck mcp --tape ${values.tape} --mode record -- ${command.length ? command.join(' ') : '<server command>'}`,
+    recordCommand: `re-record: tapedeck mcp --tape ${values.tape} --mode record -- ${command.length ? command.map(quote).join(' ') : '<server command>'}`,
     ...(command.length > 0 ? { server: { command: command[0]!, args: command.slice(1) } } : {}),
   };
   const { McpTape } = await import('./tape.ts');

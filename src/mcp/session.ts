@@ -40,6 +40,8 @@ export interface McpSessionOptions {
   timing?: McpTiming;
   /** A live request with no answer for this long gets a timeout error (default 10 minutes). */
   timeoutMs?: number;
+  /** Least time between two replayed messages of one exchange (default 0: the next turn of the event loop). */
+  gapMs?: number;
   /** How long a replayed server request waits for the client's answer (default 60 s). */
   clientTimeoutMs?: number;
   /** The full report of a miss (default: stderr). */
@@ -91,6 +93,7 @@ export class McpSession {
   /** Update mode: what the client sent while replayed, to bring a live server to the same state. */
   private readonly history: { message: JsonRpcMessage; answers: McpEvent[] }[] = [];
   private gate: Promise<void> = Promise.resolve();
+  private playing: Promise<void> = Promise.resolve();
   private seq = 0;
   private closed = false;
 
@@ -321,37 +324,41 @@ export class McpSession {
     this.tape.hits++;
     const entry = { message: m, answers: [] as McpEvent[] };
     if (this.tape.mode === 'update') this.history.push(entry);
-    // Run concurrently with later messages only when it must wait (timing, the client's answers).
-    const play = this.play(rec, id, progressTokenOf(params), entry.answers);
-    if (play) void play;
+    // Exchanges play one after another, as recorded; one waiting for the client lets the next go.
+    const before = this.playing;
+    let release!: () => void;
+    this.playing = new Promise<void>((r) => (release = r));
+    await before;
+    void this.play(rec, id, progressTokenOf(params), entry.answers, release);
   }
 
-  /** Sends a recording's events; synchronous unless it waits for timing or the client. */
-  private play(rec: McpRecord, id: JsonRpcId | undefined, token: unknown, answers: McpEvent[]): Promise<void> | undefined {
+  /**
+   * Sends a recording's events in order, one per turn of the event loop at least (`gapMs`): an
+   * SDK client handles notifications a microtask later than responses, so a progress
+   * notification sent in the same turn as its answer would find its handler gone. `release`
+   * lets the next exchange start: once this one is done, or waits for the client.
+   */
+  private async play(rec: McpRecord, id: JsonRpcId | undefined, token: unknown, answers: McpEvent[], release: () => void): Promise<void> {
     const recordedToken = progressTokenOf(rec.request.params);
     const timing = this.opts.timing ?? 'none';
-    const events = rec.events;
-    const run = (i: number, prevMs: number): Promise<void> | undefined => {
-      for (; i < events.length; i++) {
-        if (this.closed || (id !== undefined && this.cancelled.has(id))) return undefined;
-        const ev = events[i]!;
-        const wait = timing === 'recorded' ? ev.ms - prevMs : typeof timing === 'number' && i > 0 ? timing : 0;
-        if (wait > 0) return sleep(wait).then(() => run2(i, ev.ms));
-        if ('request' in ev) return this.askClient(rec, ev, id).then((ok) => (ok ? (answers.push(ev), run(i + 1, ev.ms)) : undefined));
-        this.emit(ev, id, token, recordedToken);
-        prevMs = ev.ms;
+    const gap = this.opts.gapMs ?? 0;
+    let prev = 0;
+    try {
+      for (let i = 0; i < rec.events.length; i++) {
+        const ev = rec.events[i]!;
+        const wait = timing === 'recorded' ? Math.max(0, ev.ms - prev) : typeof timing === 'number' ? (i > 0 ? timing : 0) : i > 0 ? gap : 0;
+        if (i > 0 || wait > 0) await (wait > 0 ? sleep(wait) : new Promise<void>((r) => setImmediate(r)));
+        prev = ev.ms;
+        if (this.closed || (id !== undefined && this.cancelled.has(id))) return;
+        if ('request' in ev) {
+          release();
+          if (!(await this.askClient(rec, ev, id))) return;
+          answers.push(ev);
+        } else this.emit(ev, id, token, recordedToken);
       }
-      return undefined;
-    };
-    // After a wait, the event itself is due without waiting again.
-    const run2 = (i: number, ms: number): Promise<void> | undefined => {
-      const ev = events[i]!;
-      if (this.closed) return undefined;
-      if ('request' in ev) return this.askClient(rec, ev, id).then((ok) => (ok ? (answers.push(ev), run(i + 1, ms)) : undefined));
-      this.emit(ev, id, token, recordedToken);
-      return run(i + 1, ms);
-    };
-    return run(0, 0);
+    } finally {
+      release();
+    }
   }
 
   private emit(ev: McpEvent, id: JsonRpcId | undefined, token: unknown, recordedToken: unknown): void {
@@ -456,6 +463,7 @@ export class McpSession {
   async close(): Promise<void> {
     if (this.closed) return;
     await this.gate;
+    await this.playing;
     this.finishComplete(true);
     this.closed = true;
     for (const ex of this.open) {

@@ -125,6 +125,8 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
     send: (m) => output.write(`${JSON.stringify(m)}\n`),
     timing: opts.timing,
     timeoutMs: opts.timeoutMs,
+    // Lines written in one turn reach the client in one read: a gap keeps them apart.
+    gapMs: 1,
     onMiss: (r) => stderr.write(`${r}\n`),
   });
   readLines(

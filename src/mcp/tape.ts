@@ -52,10 +52,12 @@ export function callLabel(method: string, params: unknown): string {
   return what === undefined ? method : `${method} ${what.length > 60 ? `${what.slice(0, 59)}…` : what}`;
 }
 
+/** A value in a one-line message: short, and for long strings the end (where paths and names differ). */
 const shown = (v: unknown): string => {
   if (v === undefined) return '(absent)';
   const s = JSON.stringify(v) ?? String(v);
-  return s.length > 40 ? `${s.slice(0, 39)}…` : s;
+  if (s.length <= 40) return s;
+  return typeof v === 'string' ? `"…${s.slice(-30)}` : `${s.slice(0, 39)}…`;
 };
 
 /**
