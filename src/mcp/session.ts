@@ -15,7 +15,7 @@ import { TapedeckError } from '../errors.ts';
 import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '../store/records.ts';
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
 import { MCP_KEY_VERSION, mcpKey } from './key.ts';
-import type { McpTape } from './tape.ts';
+import type { McpMiss, McpTape } from './tape.ts';
 
 /** The live server, behind whatever transport reaches it. */
 export interface McpUpstream {
@@ -45,7 +45,7 @@ export interface McpSessionOptions {
   /** How long a replayed server request waits for the client's answer (default 60 s). */
   clientTimeoutMs?: number;
   /** The full report of a miss (default: stderr). */
-  onMiss?: (report: string) => void;
+  onMiss?: (report: string, miss: McpMiss) => void;
 }
 
 interface Live {
@@ -317,7 +317,7 @@ export class McpSession {
         return;
       }
       const miss = this.tape.miss(m.method, params, key);
-      (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report);
+      (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report, miss);
       if (id !== undefined) this.opts.send(errorResponse(id, MCP_ERROR.miss, `tapedeck miss: ${miss.message}`, { tapedeck: { method: m.method, call: miss.label, report: miss.report } }), id);
       return;
     }
@@ -404,7 +404,7 @@ export class McpSession {
     const miss = this.tape.miss(rec.method, rec.request.params, rec.key);
     miss.message = miss.message.replace(/^[^;\n]*/, `${miss.label}: ${difference}`);
     miss.report = `tapedeck: MCP miss in ${this.tape.location}: ${miss.label}: ${difference}\n  server request: ${ev.request.method}\n  recorded answer: ${JSON.stringify(ev.answer).slice(0, 200)}`;
-    (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report);
+    (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report, miss);
     if (id !== undefined) this.opts.send(errorResponse(id, MCP_ERROR.miss, `tapedeck miss: ${miss.message}`, { tapedeck: { method: rec.method, call: miss.label, report: miss.report } }), id);
     return false;
   }

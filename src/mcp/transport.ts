@@ -6,7 +6,7 @@
  */
 import type { JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
-import { McpTape, type McpTapeOptions } from './tape.ts';
+import { McpTape, type McpMiss, type McpTapeOptions } from './tape.ts';
 
 /** The shape of `Transport` from `@modelcontextprotocol/sdk/shared/transport.js` that tapedeck uses. */
 export interface McpTransportLike {
@@ -24,7 +24,7 @@ export interface TapeTransportOptions extends McpTapeOptions {
   timing?: McpTiming;
   timeoutMs?: number;
   /** Called with the full report of each miss (default: stderr). */
-  onMiss?: (report: string) => void;
+  onMiss?: (report: string, miss: McpMiss) => void;
 }
 
 /** A taped Transport: a Transport, and the tape behind it for counters and misses. */
@@ -74,6 +74,27 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
   let closed = false;
   let resolveTape!: (t: McpTape) => void;
   const tape = new Promise<McpTape>((r) => (resolveTape = r));
+  // One message per turn of the event loop, live or replayed: the SDK Client handles a
+  // notification a microtask after it arrives but a response at once, so a progress
+  // notification delivered in the same turn as its answer finds its handler gone.
+  const queue: JsonRpcMessage[] = [];
+  let draining = false;
+  const drain = () => {
+    const m = queue.shift();
+    if (m === undefined) {
+      draining = false;
+      return;
+    }
+    self.onmessage?.(m);
+    setImmediate(drain);
+  };
+  const deliver = (m: JsonRpcMessage) => {
+    queue.push(m);
+    if (!draining) {
+      draining = true;
+      setImmediate(drain);
+    }
+  };
   const self: TapeTransport = {
     tape,
     async start() {
@@ -82,7 +103,7 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
       session = new McpSession({
         tape: opened,
         ...(inner ? { upstream: () => transportUpstream(inner) } : {}),
-        send: (m) => self.onmessage?.(m),
+        send: deliver,
         timing: opts.timing,
         timeoutMs: opts.timeoutMs,
         onMiss: opts.onMiss,
