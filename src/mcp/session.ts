@@ -22,8 +22,11 @@ export interface McpUpstream {
   start(): Promise<void>;
   send(message: JsonRpcMessage): Promise<void> | void;
   close(): Promise<void>;
-  /** Set by the session: a message from the server. */
-  onmessage?: (message: JsonRpcMessage) => void;
+  /**
+   * Set by the session: a message from the server; `standalone` when it came on the server's
+   * own stream (Streamable HTTP's GET stream) rather than with a request.
+   */
+  onmessage?: (message: JsonRpcMessage, standalone?: boolean) => void;
   /** Set by the session: the server is gone (exited, stream closed); `why` for messages. */
   onclose?: (why?: string) => void;
 }
@@ -150,7 +153,7 @@ export class McpSession {
     }
     const up = this.opts.upstream!();
     this.upstream = up;
-    up.onmessage = (msg) => this.fromServer(msg);
+    up.onmessage = (msg, standalone) => this.fromServer(msg, standalone === true);
     up.onclose = (why) => this.serverGone(why);
     this.starting = up.start();
     await this.starting;
@@ -206,7 +209,7 @@ export class McpSession {
     this.starting = undefined;
   }
 
-  private fromServer(m: JsonRpcMessage): void {
+  private fromServer(m: JsonRpcMessage, standalone = false): void {
     if (isResponse(m)) {
       const ex = this.byId.get(m.id);
       if (!ex) {
@@ -232,15 +235,16 @@ export class McpSession {
     }
     if (isRequest(m)) {
       if (ex) {
-        const ev = { ms: this.ms(ex), request: this.tape.redactor.value({ method: m.method, ...(m.params !== undefined ? { params: m.params } : {}) }), answer: undefined as unknown as McpAnswer };
+        const ev: Extract<McpEvent, { request: unknown }> = { ms: this.ms(ex), request: this.tape.redactor.value({ method: m.method, ...(m.params !== undefined ? { params: m.params } : {}) }), answer: undefined as unknown as McpAnswer };
+        if (standalone) ev.standalone = true;
         ex.events.push(ev);
         ex.open++;
         this.serverPending.set(m.id, { ev, ex });
       }
     } else if (isNotification(m) && ex) {
-      ex.events.push({ ms: this.ms(ex), notification: this.tape.redactor.value({ method: m.method, ...(m.params !== undefined ? { params: m.params } : {}) }) });
+      ex.events.push({ ms: this.ms(ex), notification: this.tape.redactor.value({ method: m.method, ...(m.params !== undefined ? { params: m.params } : {}) }), ...(standalone ? { standalone: true as const } : {}) });
     }
-    this.opts.send(m, ex?.id);
+    this.opts.send(m, standalone ? undefined : ex?.id);
   }
 
   private ms(ex: Live): number {
@@ -373,7 +377,7 @@ export class McpSession {
       if (n.method === 'notifications/progress' && token !== undefined && isObject(n.params) && n.params.progressToken === recordedToken) {
         n = { ...n, params: { ...n.params, progressToken: token } };
       }
-      this.opts.send({ jsonrpc: '2.0', ...n } as JsonRpcMessage, id);
+      this.opts.send({ jsonrpc: '2.0', ...n } as JsonRpcMessage, ev.standalone ? undefined : id);
     }
   }
 
@@ -396,7 +400,7 @@ export class McpSession {
         const why = JSON.stringify(a).slice(0, 60);
         resolve(this.answerMiss(rec, ev, id, `the client's answer to ${ev.request.method} differs from the recorded one (got ${why}${why.length >= 60 ? '…' : ''}${'error' in b ? ', recorded an error' : ''})`));
       });
-      this.opts.send({ jsonrpc: '2.0', id: sid, method: ev.request.method, ...(ev.request.params !== undefined ? { params: ev.request.params as Record<string, unknown> } : {}) } as JsonRpcRequest, id);
+      this.opts.send({ jsonrpc: '2.0', id: sid, method: ev.request.method, ...(ev.request.params !== undefined ? { params: ev.request.params as Record<string, unknown> } : {}) } as JsonRpcRequest, ev.standalone ? undefined : id);
     });
   }
 

@@ -342,11 +342,12 @@ export type McpAnswer = { result: unknown } | { error: { code: number; message: 
 /**
  * What the server sent while an exchange was open, in the order it arrived; `ms` counts from
  * the client's message. The exchange's own answer is one of them (a request's `response`), so
- * notifications before and after it keep their place.
+ * notifications before and after it keep their place. `standalone`: sent on the server's own
+ * stream (Streamable HTTP's GET stream), not on the request's; replayed there too.
  */
 export type McpEvent =
-  | { ms: number; notification: { method: string; params?: unknown } }
-  | { ms: number; request: { method: string; params?: unknown }; answer: McpAnswer }
+  | { ms: number; notification: { method: string; params?: unknown }; standalone?: true }
+  | { ms: number; request: { method: string; params?: unknown }; answer: McpAnswer; standalone?: true }
   | ({ ms: number; response: true } & McpAnswer);
 
 /**
