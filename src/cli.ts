@@ -9,6 +9,7 @@ import { exportTapeJSON, importTapeJSON } from './store/export.ts';
 import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
 import { normalizeRequest } from './match/normalize.ts';
+import { callLabel } from './mcp/tape.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
 
@@ -146,6 +147,13 @@ async function inspect(file: string | undefined): Promise<number> {
     const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
     const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
     const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
+    if (v.kind === 'mcp') {
+      // MCP exchanges: the method and what it names in place of model and first message.
+      const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
+      const method = typeof req.method === 'string' ? req.method : '?';
+      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\tmcp\t${callLabel(method, req.params)}\n`);
+      return;
+    }
     const { request, route } = recordedRequest(v);
     const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
     const first = firstUserText(request);
