@@ -8,7 +8,7 @@
  * import { tapeTransport } from 'llm-tapedeck/mcp'
  * await client.connect(tapeTransport(transport, { tape: 'tapes/tools.tape' }))
  */
-export { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from './transport.ts';
+export { tapeTransport, type McpTransportLike, type McpWireMessage, type TapeTransport, type TapeTransportOptions } from './transport.ts';
 export { McpTape, callLabel, type McpMiss, type McpTapeOptions } from './tape.ts';
 export { McpSession, type McpSessionOptions, type McpTiming, type McpUpstream } from './session.ts';
 export { runStdio, stdioUpstream, type RunStdioOptions, type StdioServer } from './stdio.ts';

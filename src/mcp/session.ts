@@ -313,55 +313,54 @@ export class McpSession {
     const id = isRequest(m) ? m.id : undefined;
     if (!rec) {
       if (this.tape.mode === 'update') {
+        await this.playing;
         await this.goLive();
         return this.liveMessage(m);
       }
       if (m.method === 'ping' && id !== undefined) {
-        this.opts.send({ jsonrpc: '2.0', id, result: {} }, id);
+        this.after(() => this.opts.send({ jsonrpc: '2.0', id, result: {} }, id));
         return;
       }
       const miss = this.tape.miss(m.method, params, key);
       (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report, miss);
-      if (id !== undefined) this.opts.send(errorResponse(id, MCP_ERROR.miss, `tapedeck miss: ${miss.message}`, { tapedeck: { method: m.method, call: miss.label, report: miss.report } }), id);
+      if (id !== undefined) this.after(() => this.opts.send(errorResponse(id, MCP_ERROR.miss, `tapedeck miss: ${miss.message}`, { tapedeck: { method: m.method, call: miss.label, report: miss.report } }), id));
       return;
     }
     this.tape.hits++;
     const entry = { message: m, answers: [] as McpEvent[] };
     if (this.tape.mode === 'update') this.history.push(entry);
-    // Exchanges play one after another, as recorded; one waiting for the client lets the next go.
-    const before = this.playing;
-    let release!: () => void;
-    this.playing = new Promise<void>((r) => (release = r));
-    await before;
-    void this.play(rec, id, progressTokenOf(params), entry.answers, release);
+    this.after(() => this.play(rec, id, progressTokenOf(params), entry.answers));
+  }
+
+  /**
+   * Runs `f` once every earlier exchange has played: answers go out in the order the client
+   * asked, as recorded. Only replies are chained, never the handling of client messages, so the
+   * client's answers to a replayed server request always get through.
+   */
+  private after(f: () => void | Promise<void>): void {
+    this.playing = this.playing.then(f).catch((e: unknown) => this.tape.warn(`tapedeck: replay failed: ${e instanceof Error ? e.message : String(e)}`));
   }
 
   /**
    * Sends a recording's events in order, one per turn of the event loop at least (`gapMs`): an
    * SDK client handles notifications a microtask later than responses, so a progress
-   * notification sent in the same turn as its answer would find its handler gone. `release`
-   * lets the next exchange start: once this one is done, or waits for the client.
+   * notification sent in the same turn as its answer would find its handler gone.
    */
-  private async play(rec: McpRecord, id: JsonRpcId | undefined, token: unknown, answers: McpEvent[], release: () => void): Promise<void> {
+  private async play(rec: McpRecord, id: JsonRpcId | undefined, token: unknown, answers: McpEvent[]): Promise<void> {
     const recordedToken = progressTokenOf(rec.request.params);
     const timing = this.opts.timing ?? 'none';
     const gap = this.opts.gapMs ?? 0;
     let prev = 0;
-    try {
-      for (let i = 0; i < rec.events.length; i++) {
-        const ev = rec.events[i]!;
-        const wait = timing === 'recorded' ? Math.max(0, ev.ms - prev) : typeof timing === 'number' ? (i > 0 ? timing : 0) : i > 0 ? gap : 0;
-        if (i > 0 || wait > 0) await (wait > 0 ? sleep(wait) : new Promise<void>((r) => setImmediate(r)));
-        prev = ev.ms;
-        if (this.closed || (id !== undefined && this.cancelled.has(id))) return;
-        if ('request' in ev) {
-          release();
-          if (!(await this.askClient(rec, ev, id))) return;
-          answers.push(ev);
-        } else this.emit(ev, id, token, recordedToken);
-      }
-    } finally {
-      release();
+    for (let i = 0; i < rec.events.length; i++) {
+      const ev = rec.events[i]!;
+      const wait = timing === 'recorded' ? Math.max(0, ev.ms - prev) : typeof timing === 'number' ? (i > 0 ? timing : 0) : i > 0 ? gap : 0;
+      if (i > 0 || wait > 0) await (wait > 0 ? sleep(wait) : new Promise<void>((r) => setImmediate(r)));
+      prev = ev.ms;
+      if (this.closed || (id !== undefined && this.cancelled.has(id))) return;
+      if ('request' in ev) {
+        if (!(await this.askClient(rec, ev, id))) return;
+        answers.push(ev);
+      } else this.emit(ev, id, token, recordedToken);
     }
   }
 

@@ -8,14 +8,24 @@ import type { JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { McpTape, type McpMiss, type McpTapeOptions } from './tape.ts';
 
-/** The shape of `Transport` from `@modelcontextprotocol/sdk/shared/transport.js` that tapedeck uses. */
+/**
+ * A JSON-RPC message as transports type it: loose, so the MCP SDK's and the AI SDK's own message
+ * types fit without a cast.
+ */
+export type McpWireMessage = { jsonrpc: '2.0' } & { [key: string]: unknown };
+
+/**
+ * The shape of `Transport` from `@modelcontextprotocol/sdk/shared/transport.js` (and of
+ * `MCPTransport` from `@ai-sdk/mcp`) that tapedeck uses.
+ */
 export interface McpTransportLike {
   start(): Promise<void>;
-  send(message: JsonRpcMessage, options?: unknown): Promise<void>;
+  send(message: McpWireMessage, options?: unknown): Promise<void>;
   close(): Promise<void>;
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JsonRpcMessage, extra?: unknown) => void;
+  // Method syntax: parameters compare both ways, so the SDKs' narrower message types fit.
+  onclose?(): void;
+  onerror?(error: Error): void;
+  onmessage?(message: McpWireMessage, extra?: unknown): void;
   sessionId?: string;
   setProtocolVersion?: (version: string) => void;
 }
@@ -39,12 +49,12 @@ function transportUpstream(inner: McpTransportLike | (() => McpTransportLike)): 
   const up: McpUpstream = {
     async start() {
       t = typeof inner === 'function' ? inner() : inner;
-      t.onmessage = (m) => up.onmessage?.(m);
+      t.onmessage = (m) => up.onmessage?.(m as unknown as JsonRpcMessage);
       t.onclose = () => up.onclose?.('the MCP transport closed');
       t.onerror = () => undefined; // a failed send or a dropped stream ends in onclose or a missing answer
       await t.start();
     },
-    send: (m) => t!.send(m),
+    send: (m) => t!.send(m as unknown as McpWireMessage),
     close: async () => {
       if (t) {
         t.onclose = undefined;
@@ -85,7 +95,7 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
       draining = false;
       return;
     }
-    self.onmessage?.(m);
+    self.onmessage?.(m as unknown as McpWireMessage);
     setImmediate(drain);
   };
   const deliver = (m: JsonRpcMessage) => {
@@ -111,7 +121,7 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
     },
     async send(m) {
       if (!session) throw new Error('tapedeck: send() before start(): connect the client to the transport first.');
-      session.fromClient(m);
+      session.fromClient(m as unknown as JsonRpcMessage);
     },
     async close() {
       if (closed) return;

@@ -56,7 +56,7 @@ async function agent(opts: { mode: 'record' | 'replay'; dir: string; files: stri
   const openai = createOpenAI({ baseURL: opts.baseURL, apiKey: 'sk-test', fetch: llm });
   const [command, ...args] = opts.server;
   const mcp = await createMCPClient({
-    transport: tapeTransport(() => new Experimental_StdioMCPTransport({ command: command!, args }) as never, { tape: join(opts.dir, 'tools.tape'), mode: opts.mode }) as never,
+    transport: tapeTransport(() => new Experimental_StdioMCPTransport({ command: command!, args }) as never, { tape: join(opts.dir, 'tools.tape'), mode: opts.mode }),
   });
   try {
     const tools = await mcp.tools();

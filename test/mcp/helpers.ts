@@ -55,10 +55,14 @@ export function richClient(): Client {
   return client;
 }
 
-/** What a scripted session against server-everything returned, call by call. */
+/**
+ * What a scripted session against server-everything returned, call by call. Progress is not
+ * among them: the SDK Client handles a notification a microtask after a response, so a
+ * progress notification that reaches it in the same read as its answer is dropped by the
+ * client itself, live or replayed; the transport logs (see logged) show every one.
+ */
 export interface EverythingResults {
   results: unknown[];
-  progress: unknown[];
 }
 
 /**
@@ -67,12 +71,11 @@ export interface EverythingResults {
  */
 export async function everythingSession(client: Client): Promise<EverythingResults> {
   const results: unknown[] = [];
-  const progress: unknown[] = [];
   results.push(await client.setLoggingLevel('debug'));
   results.push((await client.listTools()).tools.map((t) => t.name).sort());
   results.push(await client.callTool({ name: 'echo', arguments: { message: 'hello' } }));
   results.push(await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } }));
-  results.push(await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 3 } }, undefined, { onprogress: (p) => progress.push(p) }));
+  results.push(await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 3 } }, undefined, { onprogress: () => undefined }));
   results.push(await client.listResources());
   const first = (await client.listResources()).resources[0]!;
   results.push(await client.readResource({ uri: first.uri }));
@@ -83,5 +86,5 @@ export async function everythingSession(client: Client): Promise<EverythingResul
   results.push(await client.callTool({ name: 'get-roots-list', arguments: {} }));
   results.push(await client.callTool({ name: 'echo', arguments: { message: 'hello' } }));
   results.push(await client.ping());
-  return { results, progress };
+  return { results };
 }

@@ -15,7 +15,7 @@ import { CLI, MEMORY, tmp } from './helpers.ts';
 async function memorySession(tape: string, mode: 'record' | 'replay', dir: string): Promise<unknown[]> {
   const c = new Client({ name: 'tapedeck-test', version: '1' });
   const inner = () => new StdioClientTransport({ command: 'node', args: [MEMORY], env: { ...(process.env as Record<string, string>), MEMORY_FILE_PATH: join(dir, 'm.jsonl') }, stderr: 'ignore' });
-  await c.connect(tapeTransport(mode === 'record' ? inner : undefined, { tape, mode }) as never);
+  await c.connect(tapeTransport(mode === 'record' ? inner : undefined, { tape, mode }));
   const out = [
     await c.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'Reel', entityType: 'thing', observations: ['spins'] }] } }),
     await c.callTool({ name: 'read_graph', arguments: {} }),

@@ -13,7 +13,7 @@ import { freshNamespace, redisDescribe, useRedis } from './setup.ts';
 async function session(store: string, mode: 'record' | 'replay', dir: string): Promise<unknown[]> {
   const c = new Client({ name: 'tapedeck-test', version: '1' });
   const inner = () => new StdioClientTransport({ command: 'node', args: [MEMORY], env: { ...(process.env as Record<string, string>), MEMORY_FILE_PATH: join(dir, `m${Math.random()}.jsonl`) }, stderr: 'ignore' });
-  await c.connect(tapeTransport(mode === 'record' ? inner : () => { throw new Error('replay made the live transport'); }, { tape: store, mode }) as never);
+  await c.connect(tapeTransport(mode === 'record' ? inner : () => { throw new Error('replay made the live transport'); }, { tape: store, mode }));
   const out = [
     await c.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'Reel', entityType: 'thing', observations: ['spins'] }] } }),
     await c.callTool({ name: 'read_graph', arguments: {} }),
