@@ -17,9 +17,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 export function isMcpRequest(headers: IncomingMessage['headers'], body: Uint8Array): boolean {
   if (headers['mcp-session-id'] !== undefined) return true;
   if (body.length === 0 || body.length > 64 * 1024 * 1024) return false;
-  // Cheap test first: LLM API bodies never carry a jsonrpc member.
-  const head = Buffer.from(body.buffer, body.byteOffset, Math.min(body.length, 4096)).toString('latin1');
-  if (!head.includes('"jsonrpc"')) return false;
+  // Cheap test first, on the bytes (no string is made): LLM API bodies carry no jsonrpc member,
+  // and a JSON-RPC message names it near its start.
+  if (Buffer.from(body.buffer, body.byteOffset, Math.min(body.length, 4096)).indexOf('"jsonrpc"') < 0) return false;
   try {
     const v: unknown = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.length).toString('utf8'));
     const first = Array.isArray(v) ? v[0] : v;

@@ -1,6 +1,6 @@
 // `tapedeck mcp` over stdio against real MCP servers from npm and the SDK's own Client: record,
 // then replay with the server command replaced by one that fails if run.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -22,6 +22,30 @@ async function viaTapedeck(tape: string, mode: string, server: string[], opts: {
   const client = opts.client ?? new Client({ name: 'tapedeck-test', version: String(Date.now()) });
   await client.connect(transport);
   return { client, log, stderr: () => stderr, close: () => client.close() };
+}
+
+/**
+ * Raw JSON-RPC lines through `tapedeck mcp`: writes the messages, waits for an answer to every
+ * request, then closes stdin; resolves to the lines tapedeck wrote on stdout.
+ */
+function rawSession(args: string[], messages: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  const child = spawn('node', [CLI, 'mcp', ...args], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const want = new Set(messages.filter((m) => m.id !== undefined).map((m) => m.id));
+  const out: Record<string, unknown>[] = [];
+  let buf = '';
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (b: Buffer) => {
+      buf += b.toString();
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const m = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
+        buf = buf.slice(nl + 1);
+        out.push(m);
+        if (m.method === undefined && want.delete(m.id) && want.size === 0) child.stdin.end();
+      }
+    });
+    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`tapedeck mcp exited ${code}`))));
+    for (const m of messages) child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`);
+  });
 }
 
 const mcpRecordsOf = async (tape: string) => (await readTape(tape)).records.map((r) => r.value).filter(isMcpRecord);
@@ -187,6 +211,22 @@ describe('tapedeck mcp over stdio', () => {
     expect(lines[2]!.error!.code).toBe(-32050);
     expect(r.stderr).toContain('MCP miss');
     expect(r.stderr).not.toMatch(/^THE SERVER WAS STARTED$/m);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("replay answers with the caller's id and sends progress with the caller's progress token", async () => {
+    const dir = tmp('token');
+    const tape = join(dir, 'e.tape');
+    const init = { id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const call = (id: unknown, token: unknown) => ({ id, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 0.1, steps: 2 }, _meta: { progressToken: token } } });
+    const recorded = await rawSession(['--tape', tape, '--mode', 'record', '--', 'node', EVERYTHING, 'stdio'], [init, { method: 'notifications/initialized' }, call(2, 'recorded-token')]);
+    const progress = (lines: Record<string, unknown>[]) => lines.filter((l) => l.method === 'notifications/progress').map((l) => (l.params as { progressToken: unknown; progress: number }));
+    expect(progress(recorded).map((p) => p.progressToken)).toEqual(['recorded-token', 'recorded-token']);
+    const replayed = await rawSession(['--tape', tape, '--', ...FAILS_IF_RUN], [{ ...init, id: 'a' }, { method: 'notifications/initialized' }, call('b', 99)]);
+    expect(progress(replayed)).toEqual(progress(recorded).map((p) => ({ ...p, progressToken: 99 })));
+    const answers = replayed.filter((l) => l.method === undefined);
+    expect(answers.map((l) => l.id)).toEqual(['a', 'b']);
+    expect(answers[1]!.result).toEqual(recorded.find((l) => l.id === 2)!.result);
     rmSync(dir, { recursive: true, force: true });
   });
 
