@@ -269,7 +269,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         onWarning: mcpOpts.onWarning ?? onWarning,
         // The test fails with the miss; the report is in the run summary, not on stderr.
         onMiss: (report, x) => {
-          misses.push({ ...(opts.test ? { test: opts.test } : {}), route: `MCP ${x.label}`, diagnosis: x.message.split('\n')[0]!.replace(/; record it: .*$/, ''), command: recordCommand });
+          misses.push({ ...(opts.test ? { test: opts.test } : {}), route: `MCP ${x.label}`, diagnosis: x.message.split('\n')[0]!.replace(/; record it: .*$/, '').replace(`${x.label}: `, ''), command: recordCommand });
           mcpOpts.onMiss?.(report, x);
         },
       });
