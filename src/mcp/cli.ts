@@ -72,7 +72,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     throw new TapedeckError('E_USAGE', `${(e as Error).message.split('\n')[0]}`, { hint: 'tapedeck mcp --tape FILE [--mode M] -- <server command>; tapedeck mcp --help lists the options.' });
   }
   if (values.help) {
-    process.stderr.write(MCP_HELP);
+    process.stdout.write(MCP_HELP);
     return EXIT.ok;
   }
   if (!values.tape) throw new TapedeckError('E_USAGE', 'mcp needs --tape.', { hint: 'tapedeck mcp --tape tapes/server.tape --mode record -- <server command>' });

@@ -238,5 +238,10 @@ describe('tapedeck mcp over stdio', () => {
     const noCmd = spawnSync('node', [CLI, 'mcp', '--tape', 'x.tape', '--mode', 'record'], { encoding: 'utf8' });
     expect(noCmd.status).toBe(2);
     expect(noCmd.stderr).toContain('give its command after --');
+    const help = spawnSync('node', [CLI, 'mcp', '--help'], { encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('Usage: tapedeck mcp --tape FILE');
+    const top = spawnSync('node', [CLI, '--help'], { encoding: 'utf8' });
+    expect(top.stdout).toContain('mcp --tape FILE [--mode M] -- <server command>');
   });
 });
