@@ -141,12 +141,27 @@ export function httpUpstream(url: string, fetchFn: typeof fetch = fetch): McpUps
   return up;
 }
 
+/**
+ * A POST of the client that owes answers: an event stream once something other than its last
+ * answer must go out (or JSON, when the client does not take event streams), else one JSON answer.
+ */
+interface Post {
+  res: ServerResponse;
+  owed: Set<JsonRpcId>;
+  /** The client takes `text/event-stream`. */
+  sse: boolean;
+  /** The event stream has begun. */
+  started: boolean;
+  /** JSON mode: the answers so far. */
+  collected: JsonRpcMessage[];
+}
+
 /** One client session on tapedeck's endpoint. */
 interface HttpSession {
   id: string;
   session: McpSession;
   /** Open POST answers, by the client request ids they still owe. */
-  posts: Map<JsonRpcId, { res: ServerResponse; owed: Set<JsonRpcId>; sse: boolean; collected: JsonRpcMessage[] }>;
+  posts: Map<JsonRpcId, Post>;
   get?: ServerResponse;
   /** Server messages for the GET stream before one is open. */
   queued: JsonRpcMessage[];
@@ -229,12 +244,8 @@ export class McpHttpEndpoint {
       return;
     }
     const sse = String(req.headers.accept ?? '').includes('text/event-stream');
-    const post = { res, owed: new Set(requests.map((r) => r.id)), sse, collected: [] as JsonRpcMessage[] };
+    const post: Post = { res, owed: new Set(requests.map((r) => r.id)), sse, started: false, collected: [] };
     for (const r of requests) s.posts.set(r.id, post);
-    if (sse) {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'mcp-session-id': s.id });
-      res.flushHeaders();
-    }
     res.on('close', () => {
       for (const id of post.owed) s!.posts.delete(id);
     });
@@ -266,25 +277,35 @@ export class McpHttpEndpoint {
   /** A message for the client: on the POST stream of the request it belongs to, else the GET stream. */
   private route(s: HttpSession, m: JsonRpcMessage, related: JsonRpcId | undefined): void {
     const post = related !== undefined ? s.posts.get(related) : undefined;
-    if (post && !post.res.writableEnded) {
-      if (post.sse) this.event(post.res, m);
-      else post.collected.push(m);
-      if (isResponse(m) && post.owed.delete(m.id)) {
-        s.posts.delete(m.id);
-        if (post.owed.size === 0) {
-          if (post.sse) post.res.end();
-          else {
-            // JSON answers carry responses only; other messages go to the GET stream.
-            const responses = post.collected.filter(isResponse);
-            for (const x of post.collected) if (!isResponse(x)) this.toGet(s, x);
-            const text = JSON.stringify(responses.length === 1 ? responses[0] : responses);
-            post.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'mcp-session-id': s.id }).end(text);
-          }
-        }
-      }
+    if (!post || post.res.writableEnded) return this.toGet(s, m);
+    const answer = isResponse(m) && post.owed.has(m.id);
+    if (answer) {
+      post.owed.delete(m.id);
+      s.posts.delete(m.id);
+    }
+    const last = answer && post.owed.size === 0;
+    if (last && !post.started && post.collected.length === 0) {
+      // The only thing this POST carries: a plain JSON answer, no stream to set up.
+      return this.json(post.res, s, m);
+    }
+    if (!post.sse) {
+      // JSON answers carry answers only; the rest (the server's requests too) goes to the GET stream.
+      if (!answer) return this.toGet(s, m);
+      post.collected.push(m);
+      if (last) this.json(post.res, s, post.collected);
       return;
     }
-    this.toGet(s, m);
+    if (!post.started) {
+      post.started = true;
+      post.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'mcp-session-id': s.id });
+    }
+    this.event(post.res, m);
+    if (last) post.res.end();
+  }
+
+  private json(res: ServerResponse, s: HttpSession, body: JsonRpcMessage | JsonRpcMessage[]): void {
+    const text = JSON.stringify(body);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'mcp-session-id': s.id }).end(text);
   }
 
   private toGet(s: HttpSession, m: JsonRpcMessage): void {
