@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
+import { isMcpRequest } from '../../src/mcp/http.ts';
 import { startProxy } from '../../src/proxy/index.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { isMcpRecord } from '../../src/store/records.ts';
@@ -86,6 +87,42 @@ describe('MCP over Streamable HTTP through tapedeck serve', () => {
     expect(await c2.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } })).toEqual(recorded.results[3]);
     await c2.close();
     await replay.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a client that takes JSON only gets JSON answers, each POST its own; LLM bodies are not taken for MCP', async () => {
+    const dir = tmp('http-json');
+    const tape = join(dir, 'json.tape');
+    const server = await everythingHttp();
+    const post = async (base: string, body: unknown, session?: string) => {
+      const r = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...(session ? { 'mcp-session-id': session } : {}) }, body: JSON.stringify(body) });
+      return { status: r.status, type: r.headers.get('content-type'), session: r.headers.get('mcp-session-id'), text: await r.text() };
+    };
+    const script = async (base: string) => {
+      const init = await post(base, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+      expect(init.type).toContain('application/json');
+      const sid = init.session!;
+      expect((await post(base, { jsonrpc: '2.0', method: 'notifications/initialized' }, sid)).status).toBe(202);
+      const sum = await post(base, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get-sum', arguments: { a: 1, b: 2 } } }, sid);
+      expect(sum.type).toContain('application/json');
+      return { sid, sum: JSON.parse(sum.text) as { id: number; result: unknown } };
+    };
+    const proxy = await startProxy({ upstream: server.url, tape, mode: 'record', port: 0, onWarning: () => undefined });
+    const recorded = await script(proxy.url);
+    await proxy.close();
+    await server.stop();
+    const replay = await startProxy({ tape, mode: 'replay', port: 0, onWarning: () => undefined });
+    const replayed = await script(replay.url);
+    await replay.close();
+    expect(replayed.sum).toEqual(recorded.sum);
+    expect(JSON.stringify(replayed.sum.result)).toContain('3');
+    expect(replayed.sid).not.toBe(recorded.sid);
+
+    const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+    expect(isMcpRequest({}, enc({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: '{"jsonrpc": "2.0", "id": 1}' }] }))).toBe(false);
+    expect(isMcpRequest({}, enc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))).toBe(true);
+    expect(isMcpRequest({}, enc([{ jsonrpc: '2.0', method: 'notifications/initialized' }]))).toBe(true);
+    expect(isMcpRequest({ 'mcp-session-id': 'x' }, new Uint8Array(0))).toBe(true);
     rmSync(dir, { recursive: true, force: true });
   });
 });
