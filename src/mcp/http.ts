@@ -13,7 +13,12 @@ import { McpTape, type McpTapeOptions } from './tape.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** Whether a request is MCP traffic: it names an MCP session, or its body is JSON-RPC 2.0. */
+/**
+ * Whether a request is MCP traffic: it names an MCP session, or its body is JSON-RPC 2.0.
+ *
+ * @example
+ * isMcpRequest(req.headers, body) // true for { "jsonrpc": "2.0", "id": 1, "method": "tools/list" }
+ */
 export function isMcpRequest(headers: IncomingMessage['headers'], body: Uint8Array): boolean {
   if (headers['mcp-session-id'] !== undefined) return true;
   if (body.length === 0 || body.length > 64 * 1024 * 1024) return false;

@@ -52,7 +52,12 @@ export const isNotification = (m: unknown): m is JsonRpcNotification => isObject
 /** A response: an id and a result or an error, no method. */
 export const isResponse = (m: unknown): m is JsonRpcResponse => isObject(m) && typeof m.method !== 'string' && 'id' in m && ('result' in m || 'error' in m);
 
-/** A JSON-RPC error response for `id`. */
+/**
+ * A JSON-RPC error response for `id`.
+ *
+ * @example
+ * errorResponse(7, MCP_ERROR.miss, 'tapedeck miss: ...') // { jsonrpc: '2.0', id: 7, error: { code: -32050, message } }
+ */
 export function errorResponse(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
   return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
 }

@@ -19,7 +19,13 @@ export const MCP_KEY_VERSION = 1;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The params that take part in the key (a copy; the input is not changed). */
+/**
+ * The params that take part in the key (a copy; the input is not changed).
+ *
+ * @example
+ * keyParams('initialize', { protocolVersion: '2025-11-25', clientInfo: { name: 'a', version: '1' } })
+ * // { protocolVersion: '2025-11-25', clientInfo: { name: 'a' } }
+ */
 export function keyParams(method: string, params: unknown): unknown {
   if (!isObject(params)) return params ?? {};
   const { _meta: _drop, ...rest } = params;
@@ -69,7 +75,12 @@ export function firstDifference(got: unknown, recorded: unknown, path = ''): { p
   return { path: path || '(value)', got, recorded };
 }
 
-/** How many leaf values differ: the distance used to pick the closest recording. */
+/**
+ * How many leaf values differ: the distance used to pick the closest recording.
+ *
+ * @example
+ * differenceCount({ a: 1, b: [1, 2] }, { a: 2, b: [1, 3] }) // 2
+ */
 export function differenceCount(a: unknown, b: unknown): number {
   if (Object.is(a, b)) return 0;
   if (Array.isArray(a) && Array.isArray(b)) {

@@ -45,7 +45,12 @@ export interface McpMiss {
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** A call as people name it: the method, and the tool, prompt or resource it is about. */
+/**
+ * A call as people name it: the method, and the tool, prompt or resource it is about.
+ *
+ * @example
+ * callLabel('tools/call', { name: 'read_file', arguments: { path: 'a' } }) // 'tools/call read_file'
+ */
 export function callLabel(method: string, params: unknown): string {
   if (!isObject(params)) return method;
   const what = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined;

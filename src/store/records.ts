@@ -371,7 +371,12 @@ export interface McpRecord {
   events: McpEvent[];
 }
 
-/** Whether a tape value is an MCP exchange record. */
+/**
+ * Whether a tape value is an MCP exchange record.
+ *
+ * @example
+ * (await readTape('tools.tape')).records.map((r) => r.value).filter(isMcpRecord)
+ */
 export function isMcpRecord(v: unknown): v is McpRecord {
   return isObject(v) && v.kind === MCP_RECORD_KIND && v.v === 1 && typeof v.key === 'string' && typeof v.method === 'string' && isObject(v.request) && Array.isArray(v.events);
 }
