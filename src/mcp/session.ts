@@ -47,6 +47,8 @@ export interface McpSessionOptions {
   gapMs?: number;
   /** How long a replayed server request waits for the client's answer (default 60 s). */
   clientTimeoutMs?: number;
+  /** The live server is gone (exited, its connection closed); open requests have had their error. */
+  onServerGone?: (why: string) => void;
   /** The full report of a miss (default: stderr). */
   onMiss?: (report: string, miss: McpMiss) => void;
 }
@@ -207,6 +209,7 @@ export class McpSession {
     }
     this.upstream = undefined;
     this.starting = undefined;
+    this.opts.onServerGone?.(reason);
   }
 
   private fromServer(m: JsonRpcMessage, standalone = false): void {

@@ -104,24 +104,12 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
   const server = opts.server;
   const session = new McpSession({
     tape,
-    ...(server
-      ? {
-          upstream: () => {
-            const up = stdioUpstream(server, stderr);
-            const start = up.start.bind(up);
-            up.start = () =>
-              start().then(() => {
-                const inner = up.onclose;
-                up.onclose = (why) => {
-                  inner?.(why);
-                  crashed = why;
-                  finish();
-                };
-              });
-            return up;
-          },
-        }
-      : {}),
+    ...(server ? { upstream: () => stdioUpstream(server, stderr) } : {}),
+    // The server is the session: once it is gone, so is tapedeck (exit 1).
+    onServerGone: (why) => {
+      crashed = why;
+      finish();
+    },
     send: (m) => output.write(`${JSON.stringify(m)}\n`),
     timing: opts.timing,
     timeoutMs: opts.timeoutMs,

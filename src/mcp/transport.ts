@@ -117,6 +117,15 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
         timing: opts.timing,
         timeoutMs: opts.timeoutMs,
         onMiss: opts.onMiss,
+        // The wrapped transport closed under the session: the client is told, as it would be,
+        // once it has the errors of its open requests.
+        onServerGone: () => {
+          const closeWhenDelivered = (): void => {
+            if (draining) setImmediate(closeWhenDelivered);
+            else void self.close();
+          };
+          setImmediate(closeWhenDelivered);
+        },
       });
     },
     async send(m) {

@@ -62,6 +62,23 @@ describe('tapeTransport', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a wrapped server that dies mid-call: the call gets -32051, the client is told the connection closed, nothing of the call is recorded', async () => {
+    const dir = tmp('crash');
+    const tape = join(dir, 'odd.tape');
+    const c = new Client({ name: 'tapedeck-test', version: '1' });
+    let closed = false;
+    c.onclose = () => (closed = true);
+    await c.connect(tapeTransport(() => new StdioClientTransport({ command: 'node', args: [join(import.meta.dirname, 'odd-server.mjs')], stderr: 'ignore' }), { tape, mode: 'record', onWarning: () => undefined }));
+    const err = await c.callTool({ name: 'crash', arguments: {} }).catch((e: McpError) => e);
+    expect((err as McpError).code).toBe(-32051);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(closed).toBe(true);
+    const { readTape } = await import('../../src/store/tape-file.ts');
+    const methods = (await readTape(tape)).records.map((r) => (r.value as { method?: string }).method);
+    expect(methods).toEqual(['initialize', 'notifications/initialized']);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it("a test tape's mcp(): recorded beside the fetch tape in the test's mode, a miss fails the test with its record command", async () => {
     const dir = tmp('testing');
     const path = join(dir, 'agent.tape');
