@@ -101,6 +101,7 @@ describe('tapedeck mcp over stdio', () => {
     rmSync(files, { recursive: true });
     const rep = await viaTapedeck(tape, 'replay', FAILS_IF_RUN);
     expect(await script(rep.client)).toEqual(recorded);
+    expect(rep.log).toEqual(rec.log);
     const err = await rep.client.callTool({ name: 'read_text_file', arguments: { path: join(files, 'other.txt') } }).then(
       () => undefined,
       (e: unknown) => e,
@@ -138,6 +139,7 @@ describe('tapedeck mcp over stdio', () => {
     const rep = await viaTapedeck(tape, 'replay', FAILS_IF_RUN, { env });
     expect(await script(rep.client)).toEqual(recorded);
     await rep.close();
+    expect(rep.log).toEqual(rec.log);
     rmSync(dir, { recursive: true, force: true });
   });
 
