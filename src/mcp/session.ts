@@ -312,7 +312,9 @@ export class McpSession {
   private async replayMessage(m: JsonRpcMessage & { method: string }): Promise<void> {
     const params = (m as { params?: unknown }).params;
     const key = mcpKey(m.method, params);
-    const rec = this.tape.next(key);
+    let rec = this.tape.next(key);
+    // A fleet on one Redis store sees each other's recordings.
+    if (!rec && (await this.tape.refresh(key).catch(() => false))) rec = this.tape.next(key);
     const id = isRequest(m) ? m.id : undefined;
     if (!rec) {
       if (this.tape.mode === 'update') {

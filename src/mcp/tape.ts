@@ -146,6 +146,15 @@ export class McpTape {
     return this.col?.next(key, { repeatLast: !once && this.opts.strictOrder !== true });
   }
 
+  /**
+   * Shared stores (Redis): takes in the recordings of `key` other writers made since this tape
+   * opened; true when there are new ones. False at once for a store nobody else writes.
+   */
+  async refresh(key: string): Promise<boolean> {
+    if (!this.col?.shared) return false;
+    return (await this.col.refresh({ kind: 'mcp', key })) > 0;
+  }
+
   /** How many recordings a key has and how many were served. */
   count(key: string): { recorded: number; served: number } {
     return this.col?.count(key) ?? { recorded: 0, served: 0 };

@@ -39,4 +39,25 @@ redisDescribe('MCP records in Redis', () => {
     expect(await session(`${redis.current.url}/0?namespace=${ns2}`, 'replay', dir)).toEqual(recorded);
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('a replaying session finds what another writer recorded into the namespace after it opened', async () => {
+    const dir = tmp('redis-fleet');
+    const url = `${redis.current.url}/0?namespace=${freshNamespace('mcp-fleet')}`;
+    const memory = () => new StdioClientTransport({ command: 'node', args: [MEMORY], env: { ...(process.env as Record<string, string>), MEMORY_FILE_PATH: join(dir, `m${Math.random()}.jsonl`) }, stderr: 'ignore' });
+    const a = new Client({ name: 'tapedeck-test', version: '1' });
+    await a.connect(tapeTransport(memory, { tape: url, mode: 'record' }));
+    await a.callTool({ name: 'read_graph', arguments: {} });
+    await a.close();
+
+    const b = new Client({ name: 'tapedeck-test', version: '1' });
+    await b.connect(tapeTransport(() => { throw new Error('replay made the live transport'); }, { tape: url, mode: 'replay', onMiss: () => undefined }));
+    // Recorded by another writer after b opened.
+    const c = new Client({ name: 'tapedeck-test', version: '1' });
+    await c.connect(tapeTransport(memory, { tape: url, mode: 'update' }));
+    const created = await c.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'Late', entityType: 'thing', observations: ['x'] }] } });
+    await c.close();
+    expect(await b.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'Late', entityType: 'thing', observations: ['x'] }] } })).toEqual(created);
+    await b.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 });
