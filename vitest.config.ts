@@ -30,6 +30,8 @@ const direct = [
   'test/cli/**/*.test.ts',
   // Real redis-server processes: once is enough, the core is not what they test.
   'test/redis/**/*.test.ts',
+  // Real MCP servers and clients: the engine under them is tested once.
+  'test/mcp/**/*.test.ts',
 ];
 
 /** The SDK's deprecation notice for a model name the tests use as data (see test/setup.ts). */

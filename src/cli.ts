@@ -10,6 +10,7 @@ import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { answerProblem, isHttpRecord } from './store/records.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
 import { normalizeRequest } from './match/normalize.ts';
+import { callLabel } from './mcp/tape.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
 
@@ -41,6 +42,9 @@ Commands:
                         JSON recordings (one request/response per file), or from
                         a DSPy-style cache.json
                         (refuses to overwrite without --force)
+  mcp --tape FILE [--mode M] -- <server command> [args...]
+                        Record/replay an MCP server over stdio: put it where the
+                        MCP host starts the server (tapedeck mcp --help; docs/mcp.md)
   serve --upstream URL --tape FILE [--mode M] [--port N] [--host H] ...
                         Record/replay proxy for LLM APIs (tapedeck serve --help;
                         docs/proxy.md)
@@ -144,6 +148,13 @@ async function inspect(file: string | undefined): Promise<number> {
     const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
     const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
     const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
+    if (v.kind === 'mcp') {
+      // MCP exchanges: the method and what it names in place of model and first message.
+      const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
+      const method = typeof req.method === 'string' ? req.method : '?';
+      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\tmcp\t${callLabel(method, req.params)}\n`);
+      return;
+    }
     const { request, route } = recordedRequest(v);
     const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
     const first = firstUserText(request);
@@ -183,6 +194,7 @@ function main(argv: string[]): number | Promise<number> {
   // A stopped proxy ends the process even if a handle (a client's keep-alive socket, a store
   // connection) would keep it alive: the port must be free once serve has returned.
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(code));
+  if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(code));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
@@ -295,13 +307,15 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 });
 
 const argv = process.argv.slice(2);
-setDebug(argv.includes('--debug'));
+// Past `--` the words are another program's (tapedeck mcp's server command): left alone.
+const dashes = argv.indexOf('--') < 0 ? argv.length : argv.indexOf('--');
+setDebug(argv.slice(0, dashes).includes('--debug'));
 const fail = (e: unknown) => {
   process.exitCode = reportCliError(e);
 };
 
 try {
-  const code = main(argv.filter((a) => a !== '--debug'));
+  const code = main([...argv.slice(0, dashes).filter((a) => a !== '--debug'), ...argv.slice(dashes)]);
   if (typeof code === 'number') process.exitCode = code;
   else code.then((c) => (process.exitCode = c), fail);
 } catch (e) {

@@ -14,6 +14,7 @@ import { ReplayStore } from '../replay/store.ts';
 export const SERVE_HELP = `Usage: tapedeck serve --upstream URL --tape FILE [options]
 
 Record and replay HTTP calls to an LLM API. Point the client's base URL at the proxy.
+MCP Streamable HTTP endpoints too: JSON-RPC requests are recorded per call (docs/mcp.md).
 
 Options:
   --upstream URL        Where requests go in record, update and passthrough mode

@@ -13,6 +13,7 @@ import { normalizeRequestPath } from './request-path.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
+import { isMcpRequest, McpHttpEndpoint } from '../mcp/http.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -493,12 +494,35 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     return undefined;
   }
 
+  // MCP Streamable HTTP requests (JSON-RPC bodies, Mcp-Session-Id) go to an MCP endpoint on
+  // the same tape, made on the first one (docs/mcp.md).
+  let mcp: McpHttpEndpoint | undefined;
+  const mcpEndpoint = (d: Deck): McpHttpEndpoint =>
+    (mcp ??= new McpHttpEndpoint({
+      tape: opts.store ?? opts.tape,
+      mode: d.mode,
+      upstream,
+      redact: opts.redact,
+      durable: opts.durable,
+      strictOrder: opts.strictOrder,
+      timing: opts.timing,
+      timeoutMs: opts.idleTimeoutMs,
+      fetch: opts.fetch,
+      recordCommand: 're-record: restart tapedeck serve with --mode record',
+      onWarning: (m) => d.warnOnce(m),
+    }));
+
   /** The open proxy's path: body by callback, decision and replayed answer in the same tick. */
   function handleOpen(d: Deck, req: IncomingMessage, res: ServerResponse, t0: number): void {
     readBodyThen(req, d.maxBodyBytes, (err, body) => {
       let pending: Promise<void> | undefined;
       try {
         if (err !== undefined) throw err;
+        if (isMcpRequest(req.headers, body!)) {
+          pending = mcpEndpoint(d).handle(req, res, body!);
+          pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0, res));
+          return;
+        }
         const dreq = deckRequest(req, body!);
         const decision = d.decideShared(dreq);
         pending = decision instanceof Promise ? decision.then((x) => answer(d, req, res, dreq, x)) : answer(d, req, res, dreq, decision);
@@ -559,6 +583,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       }
       await opening.catch(() => {});
       try {
+        await mcp?.close();
         await deck?.close();
       } finally {
         // Idle keep-alive connections to the upstream go too, even when writing the tape failed.

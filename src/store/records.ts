@@ -362,3 +362,63 @@ export function answerProblem(response: HttpRecord['response']): string | undefi
   }
   return undefined;
 }
+
+// ---------------------------------------------------------------------------------------------
+// MCP exchanges: JSON-RPC over stdio, Streamable HTTP or an SDK transport (docs/mcp.md)
+// ---------------------------------------------------------------------------------------------
+
+/** The `kind` of MCP exchange records on a tape. */
+export const MCP_RECORD_KIND = 'mcp';
+
+/** A JSON-RPC answer as stored: its result or its error, never its `id`. */
+export type McpAnswer = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
+
+/**
+ * What the server sent while an exchange was open, in the order it arrived; `ms` counts from
+ * the client's message. The exchange's own answer is one of them (a request's `response`), so
+ * notifications before and after it keep their place. `standalone`: sent on the server's own
+ * stream (Streamable HTTP's GET stream), not on the request's; replayed there too.
+ */
+export type McpEvent =
+  | { ms: number; notification: { method: string; params?: unknown }; standalone?: true }
+  | { ms: number; request: { method: string; params?: unknown }; answer: McpAnswer; standalone?: true }
+  | ({ ms: number; response: true } & McpAnswer);
+
+/**
+ * One client message to an MCP server (a request or a notification) and everything the server
+ * sent back during it: notifications, its own requests to the client with the client's answers,
+ * and the answer. Appended only once the answer arrived (a cut exchange is never written).
+ */
+export interface McpRecord {
+  v: 1;
+  kind: typeof MCP_RECORD_KIND;
+  /** Digest of the method and canonical params without their volatile parts (docs/mcp.md). */
+  key: string;
+  /** The MCP key spec version of `key`. */
+  keyVersion: number;
+  recordedAt: string;
+  /** Milliseconds from the client's message to the last event. */
+  durationMs: number;
+  method: string;
+  /** The client's message without `id` and `jsonrpc`, secrets masked. */
+  request: { method: string; params?: unknown };
+  events: McpEvent[];
+}
+
+/**
+ * Whether a tape value is an MCP exchange record.
+ *
+ * @example
+ * (await readTape('tools.tape')).records.map((r) => r.value).filter(isMcpRecord)
+ */
+export function isMcpRecord(v: unknown): v is McpRecord {
+  return isObject(v) && v.kind === MCP_RECORD_KIND && v.v === 1 && typeof v.key === 'string' && typeof v.method === 'string' && isObject(v.request) && Array.isArray(v.events);
+}
+
+/** MCP exchange records in a collection, found under their stored key. */
+export const mcpRecords: RecordKind<McpRecord> = {
+  name: 'MCP exchange record',
+  headFields: ['kind', 'key'],
+  keysOf: (head) => (head.kind === MCP_RECORD_KIND && typeof head.key === 'string' ? head.key : undefined),
+  is: isMcpRecord,
+};
