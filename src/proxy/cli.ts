@@ -6,6 +6,7 @@ import { TapedeckError } from '../errors.ts';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import type { Timing } from './deck.ts';
+import type { TapeMode } from '../store/mode.ts';
 import { startProxy, type ServeOptions } from './server.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './upstream.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
@@ -21,7 +22,7 @@ Options:
   --tape FILE           Tape file (created in record and update mode)
   --store URL           Shared store instead of a tape: redis://[user:pass@]host:port/db
                         or rediss:// (TLS); ?namespace=NAME&ttl=SECONDS (docs/redis.md)
-  --mode MODE           replay (default) | record | update | passthrough
+  --mode MODE           replay (default) | record | update | passthrough | once
                         (else TAPEDECK_MODE or CACHE_MODE)
   --port N              Port (default 8080; 0 picks a free one)
   --host HOST           Interface (default 127.0.0.1)
@@ -144,7 +145,8 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     upstream: v.upstream,
     tape: v.tape,
     ...(v.store !== undefined ? { store: v.store } : {}),
-    mode: v.mode,
+    // Checked where the proxy is made (Deck.check), with the valid modes in the message.
+    mode: v.mode as TapeMode | undefined,
     port: v.port === undefined ? 8080 : parseInteger('port', v.port, 0, 65535),
     host: v.host ?? '127.0.0.1',
     match: match as ServeOptions['match'],

@@ -36,8 +36,8 @@ export interface DeckOptions {
    * fleet of proxies (docs/redis.md), a tape path, or a store backend object.
    */
   store?: string | RecordBackend;
-  /** replay | record | update | passthrough; default from TAPEDECK_MODE, CACHE_MODE, else replay. */
-  mode?: TapeMode | (string & {});
+  /** replay | record | update | passthrough | once (docs/modes.md); default from TAPEDECK_MODE, CACHE_MODE, else replay. */
+  mode?: TapeMode;
   /** How LLM requests are matched (docs/matching.md); default 'exact'. */
   match?: MatchMode;
   /**
@@ -335,7 +335,8 @@ export class Deck {
       // A missing tape in replay is not fatal: every request is a miss that says so.
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
-    const deck = new Deck(opts, mode, col, warnings, entry);
+    // `once` became record or replay when the tape was opened.
+    const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
     for (const w of warnings) deck.warn(w.message);
     return deck;
   }

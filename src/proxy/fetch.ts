@@ -86,7 +86,7 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], 
  * @example
  * import OpenAI from 'openai'
  * import { createFetch } from 'llm-tapedeck/proxy'
- * const fetch = createFetch({ tape: 'test/__tapes__/chat.tape', mode: process.env.TAPEDECK_MODE ?? 'replay' })
+ * const fetch = createFetch({ tape: 'test/__tapes__/chat.tape' }) // mode: TAPEDECK_MODE, else replay
  * const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch })
  * // ... after the tests: await fetch.close()
  */

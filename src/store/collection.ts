@@ -15,11 +15,13 @@
  *                this one was open are never removed.
  * - update:      serve what is there, append what is missing; never remove.
  * - passthrough: neither read nor write.
+ * - once:        decided at open: record when the store does not exist, replay when it does (so
+ *                an existing store is never added to); `mode` is then that effective mode.
  * - pruning recordings nobody used is never implicit: close({ pruneUnused: true }) does it and
  *   reports what it removed.
  */
 import { TapedeckError } from '../errors.ts';
-import type { HeadScalar, LoadedRecord, RecordBackend, RewriteSelect, StoreWarning } from './backend.ts';
+import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning } from './backend.ts';
 import type { TapeMode } from './mode.ts';
 import { inRecordOrder, sortedKeys } from './record-order.ts';
 
@@ -145,7 +147,16 @@ export class RecordCollection<R> {
    */
   static async open<R>(backend: RecordBackend, opts: CollectionOptions<R>): Promise<RecordCollection<R>> {
     if (opts.mode === 'passthrough') return new RecordCollection(backend, opts, false, []);
+    if (opts.mode === 'once') {
+      const probe = await backend.load({ create: false });
+      opts = { ...opts, mode: probe.exists ? 'replay' : 'record' };
+      if (probe.exists) return RecordCollection.filed(backend, opts, probe);
+    }
     const loaded = await backend.load({ create: opts.mode === 'record' || opts.mode === 'update' });
+    return RecordCollection.filed(backend, opts, loaded);
+  }
+
+  private static filed<R>(backend: RecordBackend, opts: CollectionOptions<R>, loaded: LoadResult): RecordCollection<R> {
     const col = new RecordCollection(backend, opts, loaded.exists, [...loaded.warnings]);
     for (const stored of loaded.records) col.file(stored, true);
     return col;

@@ -51,8 +51,8 @@ if (typeof (Symbol as { asyncDispose?: symbol }).asyncDispose !== 'symbol') {
 }
 
 export interface ReplayCacheOptions {
-  /** 'replay' | 'record' | 'update' | 'passthrough'; default from TAPEDECK_MODE, CACHE_MODE, else 'replay'. */
-  mode?: TapeMode | (string & {});
+  /** replay | record | update | passthrough | once (docs/modes.md); default from TAPEDECK_MODE, CACHE_MODE, else replay. */
+  mode?: TapeMode;
   /** Request arguments left out of the key (ignored arguments of the cache key); per-call values replace it. */
   ignoredArgs?: readonly string[];
   /** Record mode: remove nothing at close, not even the recordings this run replaced (default false). */
@@ -109,7 +109,8 @@ export class ReplayCache {
   private constructor(col: RecordCollection<ReplayRecord>, mode: { mode: TapeMode; source: TapeModeSource }, opts: ReplayCacheOptions) {
     this.col = col;
     this.path = col.location;
-    this.mode = mode.mode;
+    // `once` became record or replay when the tape was opened.
+    this.mode = col.mode;
     this.modeSource = mode.source;
     this.ignoredArgs = opts.ignoredArgs;
     this.keepAll = opts.keepAll === true;
