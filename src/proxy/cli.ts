@@ -38,6 +38,9 @@ Options:
   --body-match MODE     Non-JSON bodies (uploads, forms): bytes (default: keyed by their
                         normalized bytes) | route (ignored: one recording per route)
   --ignore-arg NAME     Request argument left out of LLM request keys (repeatable)
+  --volatile-text RE    Text in messages that changes from run to run (a regular
+                        expression, e.g. "\d{4}-\d{2}-\d{2}"): replaced before keying
+                        (repeatable; docs/matching.md lists common patterns)
   --redact-header NAME  Extra header to redact (repeatable)
   --redact-field NAME   Extra JSON field to redact (repeatable)
   --keep-secrets        Store secrets as they are (tapes that never leave the machine)
@@ -112,6 +115,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'match-header': { type: 'string', multiple: true },
         'body-match': { type: 'string' },
         'ignore-arg': { type: 'string', multiple: true },
+        'volatile-text': { type: 'string', multiple: true },
         'redact-header': { type: 'string', multiple: true },
         'redact-field': { type: 'string', multiple: true },
         'keep-secrets': { type: 'boolean' },
@@ -159,6 +163,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     matchHeaders: v['match-header'],
     ...(bodyMatch ? { bodyMatch } : {}),
     ignoreArgs: v['ignore-arg'],
+    ...(v['volatile-text'] ? { volatileText: v['volatile-text'] } : {}),
     redact: { headers: v['redact-header'], fields: v['redact-field'], keepSecrets: v['keep-secrets'] === true },
     ...(v['connect-timeout'] !== undefined ? { connectTimeoutMs: parseMs('connect-timeout', v['connect-timeout']) } : {}),
     ...(v['idle-timeout'] !== undefined ? { idleTimeoutMs: parseMs('idle-timeout', v['idle-timeout']) } : {}),

@@ -17,7 +17,8 @@ import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 import { isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
-import { KEY_SPEC_VERSION } from '../match/normalize.ts';
+import { KEY_SPEC_VERSION, type NormalizeOptions } from '../match/normalize.ts';
+import { volatilePatterns } from '../match/volatile-text.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
@@ -67,6 +68,11 @@ export interface DeckOptions {
   ignoreArgs?: readonly string[];
   /** Member names dropped at any depth from messages and tools before keying. */
   volatileKeys?: readonly string[];
+  /**
+   * Patterns of text that changes from run to run inside messages (dates, UUIDs, timestamps):
+   * replaced by `<volatile>` before keying, and shown in misses (docs/matching.md).
+   */
+  volatileText?: readonly (RegExp | string)[];
   /** Redaction rules; `{ keepSecrets: true }` stores secrets as they are. */
   redact?: RedactOptions;
   /** fsync each batch of records (default true). */
@@ -231,7 +237,7 @@ export class Deck {
   private readonly col: RecordCollection<HttpRecord> | undefined;
   private readonly routes = new Map<string, Route>();
   private readonly matchHeaders: string[];
-  private readonly norm: { ignoreArgs?: readonly string[]; volatileKeys?: readonly string[] };
+  private readonly norm: NormalizeOptions;
   private readonly counters: DeckStats;
   private readonly warn: (m: string) => void;
   /** Appends not yet settled (durable or failed). */
@@ -257,7 +263,7 @@ export class Deck {
     this.warnings = warnings;
     this.warn = opts.onWarning ?? ((m) => (typeof process !== 'undefined' && process.emitWarning ? process.emitWarning(m, { code: 'TAPEDECK_PROXY' }) : console.warn(m)));
     this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).sort();
-    this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys };
+    this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText };
     this.counters = emptyStats(mode, opts.tape);
     if (col) for (const { value, at } of col.entries()) this.add(value, `${opts.tape}@${at ?? '?'}`);
     if (mode === 'replay' || mode === 'update') {
@@ -270,6 +276,7 @@ export class Deck {
             allowRepeats: opts.strictOrder !== true,
             ignoreArgs: opts.ignoreArgs,
             volatileKeys: opts.volatileKeys,
+            volatileText: opts.volatileText,
             source: opts.tape,
             entry,
           });
@@ -299,6 +306,7 @@ export class Deck {
     if (opts.timing !== undefined && opts.timing !== 'none' && opts.timing !== 'recorded' && !(typeof opts.timing === 'number' && opts.timing >= 0)) {
       throw new TapedeckError('E_ARG', `Invalid timing ${JSON.stringify(opts.timing)}.`, { hint: "Use 'none', 'recorded' or a number of milliseconds between chunks." });
     }
+    volatilePatterns(opts.volatileText);
     const store = opts.store ?? opts.tape;
     if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
       throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path or a store.`, {
@@ -328,7 +336,7 @@ export class Deck {
     let col: RecordCollection<HttpRecord> | undefined;
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
-      const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys });
+      const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText });
       col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });

@@ -33,6 +33,7 @@ import { TapedeckError } from '../errors.ts';
 import { explainMiss, missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import { requestKeys, type RequestKeys } from '../match/matcher.ts';
 import { rekeyWarning } from '../match/rekey.ts';
+import { withVolatileSpans } from '../match/volatile-miss.ts';
 import type { RecordBackend, StoreWarning } from './backend.ts';
 import { storeBackend } from './backends/open.ts';
 import { RecordCollection, type CloseReport } from './collection.ts';
@@ -55,6 +56,11 @@ export interface ReplayCacheOptions {
   mode?: TapeMode;
   /** Request arguments left out of the key (ignored arguments of the cache key); per-call values replace it. */
   ignoredArgs?: readonly string[];
+  /**
+   * Patterns of text that changes from run to run inside messages (dates, UUIDs): replaced by
+   * `<volatile>` before keying (docs/matching.md). Recordings are keyed with it when put.
+   */
+  volatileText?: readonly (RegExp | string)[];
   /** Record mode: remove nothing at close, not even the recordings this run replaced (default false). */
   keepAll?: boolean;
   /** The command shown in E_MISS messages (default `TAPEDECK_MODE=record <your test command>`). */
@@ -95,6 +101,7 @@ export class ReplayCache {
   readonly warnings: StoreWarning[];
 
   private readonly ignoredArgs: readonly string[] | undefined;
+  private readonly volatileText: readonly (RegExp | string)[] | undefined;
   private readonly keepAll: boolean;
   private readonly recordCommand: string;
   /** Whether the caller gave recordCommand (then a miss names it even when the mode is an option). */
@@ -113,6 +120,7 @@ export class ReplayCache {
     this.mode = col.mode;
     this.modeSource = mode.source;
     this.ignoredArgs = opts.ignoredArgs;
+    this.volatileText = opts.volatileText;
     this.keepAll = opts.keepAll === true;
     this.recordCommand = opts.recordCommand ?? 'TAPEDECK_MODE=record <your test command>';
     this.recordCommandGiven = opts.recordCommand !== undefined;
@@ -140,7 +148,7 @@ export class ReplayCache {
     const mode = resolveModeWithSource(opts.mode);
     // A tape path, a redis:// URL (docs/redis.md) or a backend object.
     const backend = storeBackend(path, opts.lock ? { lock: opts.lock } : {});
-    const kind = cacheRecords(opts.ignoredArgs);
+    const kind = cacheRecords(opts.ignoredArgs, opts.volatileText);
     const col = await RecordCollection.open(backend, { mode: mode.mode, kind });
     const cache = new ReplayCache(col, mode, opts);
     if (cache.warnings.length > 0) {
@@ -161,7 +169,7 @@ export class ReplayCache {
   }
 
   private keysOf(request: unknown, ignoredArgs: readonly string[] | undefined): RequestKeys {
-    return requestKeys(request, { ignoreArgs: ignoredArgs ?? this.ignoredArgs });
+    return requestKeys(request, { ignoreArgs: ignoredArgs ?? this.ignoredArgs, volatileText: this.volatileText });
   }
 
   private assertOpen(op: string): void {
@@ -214,7 +222,7 @@ export class ReplayCache {
     const record = this.col.next(keys.key);
     if (record) return record;
     if (this.mode === 'update') return undefined;
-    throw this.miss(request, keys);
+    throw withVolatileSpans(request, { volatileText: this.volatileText }, this.miss(request, keys));
   }
 
   /**
@@ -275,7 +283,7 @@ export class ReplayCache {
   private diagnosis(keys: RequestKeys): TapedeckError | undefined {
     const records: { request: unknown; response: unknown; key: string }[] = [];
     for (const e of this.col.entries()) records.push({ request: e.value.request, response: e.value.value, key: e.key });
-    const norm = { ignoreArgs: this.ignoredArgs };
+    const norm = { ignoreArgs: this.ignoredArgs, volatileText: this.volatileText };
     const digests: RequestKeys[] = [];
     for (const r of records) {
       try {
