@@ -10,6 +10,7 @@ import type { TapeMode } from '../store/mode.ts';
 import { startProxy, type ServeOptions } from './server.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './upstream.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
+import { loadHooksModule } from './hooks-module.ts';
 import { ReplayStore } from '../replay/store.ts';
 
 export const SERVE_HELP = `Usage: tapedeck serve --upstream URL --tape FILE [options]
@@ -53,6 +54,8 @@ Options:
                         E_UPSTREAM_TIMEOUT, or a cut stream; nothing is recorded
   --shutdown-timeout MS On SIGINT/SIGTERM, how long in-flight requests may finish
                         before their upstream calls are aborted (default 10000)
+  --hooks FILE          A JavaScript module exporting beforeRecord, beforeReplay
+                        and/or match(request, recording) (docs/hooks.md)
   --quiet               No startup line
 `;
 
@@ -93,7 +96,7 @@ function parseMs(name: string, text: string): number {
 }
 
 /** Parses `tapedeck serve` arguments into proxy options (exported for tests). */
-export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; help: boolean; replayStore?: string } {
+export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; help: boolean; replayStore?: string; hooks?: string } {
   let parsed;
   try {
     parsed = parseArgs({
@@ -123,6 +126,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'connect-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
         'shutdown-timeout': { type: 'string' },
+        hooks: { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -145,6 +149,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   return {
     help: v.help === true,
     replayStore: v['replay-store'],
+    ...(v.hooks !== undefined ? { hooks: v.hooks } : {}),
     quiet: v.quiet === true,
     upstream: v.upstream,
     tape: v.tape,
@@ -200,7 +205,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     // Answers are replayable by trace token (POST /v1/replay).
     durable = opts.replayStore ? await DurableReplayStore.open(opts.replayStore) : undefined;
     const replay = durable ?? new ReplayStore();
-    proxy = await startProxy({ ...opts, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
+    const hooks = opts.hooks !== undefined ? await loadHooksModule(opts.hooks) : {};
+    proxy = await startProxy({ ...opts, ...hooks, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
   } catch (e) {
     await durable?.close().catch(() => {});
     return reportCliError(e);

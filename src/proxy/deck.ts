@@ -19,6 +19,8 @@ import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { KEY_SPEC_VERSION, type NormalizeOptions } from '../match/normalize.ts';
 import { volatilePatterns } from '../match/volatile-text.ts';
+import { checkHooks, type HookRecording, type RecordingHook } from '../store/hooks.ts';
+import { beforeRecord, beforeReplay, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
@@ -39,8 +41,16 @@ export interface DeckOptions {
   store?: string | RecordBackend;
   /** replay | record | update | passthrough | once (docs/modes.md); default from TAPEDECK_MODE, CACHE_MODE, else replay. */
   mode?: TapeMode;
-  /** How LLM requests are matched (docs/matching.md); default 'exact'. */
-  match?: MatchMode;
+  /**
+   * How LLM requests are matched (docs/matching.md); default 'exact'. A function
+   * `(request, recording) => boolean` is a custom matcher instead of the key: it is asked about
+   * each recording of the request's route, in recorded order (slower than the key; docs/hooks.md).
+   */
+  match?: MatchMode | MatchFunction;
+  /** Sees each exchange before it is stored: change it, or return null to not record it (docs/hooks.md). */
+  beforeRecord?: RecordingHook;
+  /** Sees each recording before it answers: change the answer, or return null for a miss (docs/hooks.md). */
+  beforeReplay?: RecordingHook;
   /**
    * Identical requests replay their recordings in recorded order; past the last one the last is
    * served again (a proxy is shared by many clients). With strictOrder a further call is a miss.
@@ -167,6 +177,8 @@ interface Route {
    * the stored one byte for byte takes the full path.
    */
   fast: Map<number, { body: Uint8Array; record: HttpRecord }>;
+  /** Every recording of the route, in order, for a custom `match` function. */
+  records: HttpRecord[];
 }
 
 /** Largest body remembered by a route's `fast` map, and how many bodies it holds at most. */
@@ -268,11 +280,11 @@ export class Deck {
     if (col) for (const { value, at } of col.entries()) this.add(value, `${opts.tape}@${at ?? '?'}`);
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
-        if (route.llm.length === 0) continue;
+        if (route.llm.length === 0 || typeof opts.match === 'function') continue;
         try {
           route.matcher = createMatcher({
             recordings: route.llm,
-            mode: opts.match ?? 'exact',
+            mode: (opts.match as MatchMode | undefined) ?? 'exact',
             allowRepeats: opts.strictOrder !== true,
             ignoreArgs: opts.ignoreArgs,
             volatileKeys: opts.volatileKeys,
@@ -297,9 +309,10 @@ export class Deck {
    */
   static check(opts: DeckOptions): TapeMode {
     const { mode } = resolveModeWithSource(opts.mode);
-    if (opts.match !== undefined && !['exact', 'signature', 'sequential', 'hybrid'].includes(opts.match)) {
-      throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(opts.match)}.`, { hint: 'Use exact, signature, sequential or hybrid.' });
+    if (opts.match !== undefined && typeof opts.match !== 'function' && !['exact', 'signature', 'sequential', 'hybrid'].includes(opts.match)) {
+      throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(opts.match)}.`, { hint: 'Use exact, signature, sequential or hybrid, or a function (request, recording) => boolean.' });
     }
+    checkHooks(opts);
     if (opts.bodyMatch !== undefined && opts.bodyMatch !== 'bytes' && opts.bodyMatch !== 'route') {
       throw new TapedeckError('E_ARG', `Invalid bodyMatch ${JSON.stringify(opts.bodyMatch)}.`, { hint: "Use 'bytes' (the default) or 'route'." });
     }
@@ -351,7 +364,7 @@ export class Deck {
 
   private route(name: string): Route {
     let r = this.routes.get(name);
-    if (!r) this.routes.set(name, (r = { llm: [], count: 0, perKey: new Map(), fast: new Map() }));
+    if (!r) this.routes.set(name, (r = { llm: [], count: 0, perKey: new Map(), fast: new Map(), records: [] }));
     return r;
   }
 
@@ -359,6 +372,7 @@ export class Deck {
   private add(rec: HttpRecord, source: string): void {
     const r = this.route(rec.route);
     r.count++;
+    r.records.push(rec);
     this.recordingCount++;
     this.counters.recordings = this.recordingCount;
     // By its kind under the current key spec (an older record may have changed kind).
@@ -428,7 +442,7 @@ export class Deck {
     const req = this.decoded(sent);
     const route = this.routeOf(req.method, req.url);
     if (this.mode === 'record') return { kind: 'upstream', prepared: this.prepare(req, route) };
-    const found = this.find(req, route);
+    const found = this.served(this.find(req, route), route);
     if (found.kind === 'replay') return found;
     if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route) };
     throw found.miss;
@@ -469,14 +483,44 @@ export class Deck {
       this.warnOnce(`tapedeck: ${e.code}: ${e.message} Answering from the upstream without the shared recordings.`);
     }
     if (added > 0) {
-      const again = this.find(req, this.routeOf(req.method, req.url));
+      const again = this.served(this.find(req, this.routeOf(req.method, req.url)), this.routeOf(req.method, req.url));
       if (again.kind === 'replay') return again;
     }
     if (miss) throw miss;
     return first!;
   }
 
+  /** A found recording as beforeReplay leaves it (null from the hook: a miss). */
+  private served(found: ReturnType<Deck['find']>, route: string): ReturnType<Deck['find']> {
+    if (found.kind !== 'replay' || !this.opts.beforeReplay) return found;
+    const record = beforeReplay(this.opts.beforeReplay, found.record);
+    if (record) return { ...found, record };
+    const difference = `the beforeReplay hook skipped the recording for ${route}`;
+    const fix = recordHow(this.entry);
+    return { kind: 'miss', miss: new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key: found.record.key, difference, kind: 'other', fix }) };
+  }
+
+  /** The recording a custom `match` function picks among the route's, or the miss. */
+  private findByFunction(req: DeckRequest, route: string, match: MatchFunction): ReturnType<Deck['find']> {
+    const r = this.routes.get(route);
+    const json = isJsonBody(req.headers, req.body);
+    const body = req.body.length === 0 ? undefined : json ? this.redactor.value(this.parse(req.body)) : normalizeBody(req.headers, req.body, this.redactor).stored;
+    const request = { method: req.method.toUpperCase(), url: this.redactor.url(req.url), headers: this.storedRequestHeaders(req.headers), ...(body !== undefined ? { body } : {}) };
+    const rec = r ? pickByMatch(match, request, r.records, this.matchedByFunction, this.hookViews, this.repeatLast) : undefined;
+    if (rec) {
+      this.col?.use(rec);
+      return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
+    }
+    const fix = recordHow(this.entry);
+    const difference = r && r.records.length > 0 ? `the match function accepted none of the ${r.records.length} recording(s) for ${route}` : `no recording for ${route}`;
+    return { kind: 'miss', miss: new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, difference, kind: r ? 'other' : 'no-recordings', fix }) };
+  }
+
+  private readonly matchedByFunction = new Set<HttpRecord>();
+  private readonly hookViews = new WeakMap<HttpRecord, HookRecording>();
+
   private find(req: DeckRequest, route: string): Extract<Decision, { kind: 'replay' }> | { kind: 'miss'; miss: TapedeckError } {
+    if (typeof this.opts.match === 'function') return this.findByFunction(req, route, this.opts.match);
     const r = this.routes.get(route);
     if (!isJsonBody(req.headers, req.body)) {
       const key = this.httpKey(route, req.headers, normalizeBody(req.headers, req.body, this.redactor).bytes);
@@ -603,8 +647,18 @@ export class Deck {
    * the tape (a kill -9 cannot take it back). A failed append is reported via onWarning and
    * stats.appendFailures, never thrown: the answer itself is good.
    */
-  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord; durable: Promise<void> } {
+  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord | undefined; durable: Promise<void> } {
     const recordedAtIso = recordedAt.toISOString();
+    let requestHeaders = this.storedRequestHeaders(req.headers);
+    if (this.opts.beforeRecord) {
+      // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).
+      const h = beforeRecord(this.opts.beforeRecord, { match: p.match, key: p.key, signature: p.signature, url: p.url, headers: requestHeaders, body: p.body }, req.method.toUpperCase(), response, this.norm);
+      if (!h) return { rec: undefined, durable: Promise.resolve() };
+      if (h.rekeyed) this.warnOnce(`tapedeck: the beforeRecord hook changed what ${p.route} is keyed by; a request sent as before will not find this recording (use volatileText, volatileKeys or ignoreArgs for what must not count).`);
+      p = { ...p, match: h.match, key: h.key, signature: h.signature, url: this.redactor.url(h.url), body: h.body === undefined ? undefined : this.redactor.value(h.body) };
+      requestHeaders = this.redactor.headers(h.headers);
+      response = h.response;
+    }
     const rec: HttpRecord = {
       v: 1,
       kind: 'http',
@@ -614,7 +668,7 @@ export class Deck {
       keyVersion: KEY_SPEC_VERSION,
       ...(p.signature ? { signature: p.signature } : {}),
       trace: this.traceFor(p, recordedAtIso),
-      request: { method: req.method.toUpperCase(), url: p.url, headers: this.storedRequestHeaders(req.headers), ...(p.body !== undefined ? { body: p.body } : {}) },
+      request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
       response: this.redactResponse(response),
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
@@ -622,7 +676,11 @@ export class Deck {
     this.counters.recorded++;
     const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
       () => {
-        if (this.mode === 'update') this.route(rec.route).count++;
+        if (this.mode === 'update') {
+          const r = this.route(rec.route);
+          r.count++;
+          r.records.push(rec);
+        }
       },
       (e: unknown) => {
         this.counters.appendFailures++;

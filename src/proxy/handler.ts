@@ -398,7 +398,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
         d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
       } else {
         const { rec, durable } = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
-        remember(rec);
+        if (rec) remember(rec);
         // The answer ends only once its record is on disk: a client that got a whole answer
         // knows it is on the tape, whatever happens to this process next.
         await durable;

@@ -41,6 +41,7 @@ import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mod
 import { sortedKeys } from './record-order.ts';
 import { buildRecord, cacheRecords, type ReplayPutOptions, type ReplayRecord } from './records.ts';
 import { redactor, type RedactOptions, type Redactor } from './redact.ts';
+import { checkHooks, runCacheHook, type CacheHook } from './hooks.ts';
 import type { TapeLockOptions } from './tape-file.ts';
 
 export type { ReplayPutOptions, ReplayRecord } from './records.ts';
@@ -61,6 +62,13 @@ export interface ReplayCacheOptions {
    * `<volatile>` before keying (docs/matching.md). Recordings are keyed with it when put.
    */
   volatileText?: readonly (RegExp | string)[];
+  /**
+   * Sees `{ request, response }` (the value) before a put stores it: change them, or return null
+   * to not record. Redaction runs after it. Synchronous (docs/hooks.md).
+   */
+  beforeRecord?: CacheHook;
+  /** Sees `{ request, response }` before a recording is served: change the value, or return null for a miss. */
+  beforeReplay?: CacheHook;
   /** Record mode: remove nothing at close, not even the recordings this run replaced (default false). */
   keepAll?: boolean;
   /** The command shown in E_MISS messages (default `TAPEDECK_MODE=record <your test command>`). */
@@ -102,6 +110,7 @@ export class ReplayCache {
 
   private readonly ignoredArgs: readonly string[] | undefined;
   private readonly volatileText: readonly (RegExp | string)[] | undefined;
+  private readonly hooks: { beforeRecord?: CacheHook; beforeReplay?: CacheHook };
   private readonly keepAll: boolean;
   private readonly recordCommand: string;
   /** Whether the caller gave recordCommand (then a miss names it even when the mode is an option). */
@@ -121,6 +130,7 @@ export class ReplayCache {
     this.modeSource = mode.source;
     this.ignoredArgs = opts.ignoredArgs;
     this.volatileText = opts.volatileText;
+    this.hooks = { beforeRecord: opts.beforeRecord, beforeReplay: opts.beforeReplay };
     this.keepAll = opts.keepAll === true;
     this.recordCommand = opts.recordCommand ?? 'TAPEDECK_MODE=record <your test command>';
     this.recordCommandGiven = opts.recordCommand !== undefined;
@@ -146,6 +156,7 @@ export class ReplayCache {
       throw new TapedeckError('E_ARG', 'ReplayCache.open needs a tape path (or a store backend).', { hint: "e.g. ReplayCache.open('test/fixtures/qa.tape')" });
     }
     const mode = resolveModeWithSource(opts.mode);
+    checkHooks(opts as Parameters<typeof checkHooks>[0]);
     // A tape path, a redis:// URL (docs/redis.md) or a backend object.
     const backend = storeBackend(path, opts.lock ? { lock: opts.lock } : {});
     const kind = cacheRecords(opts.ignoredArgs, opts.volatileText);
@@ -219,7 +230,11 @@ export class ReplayCache {
     if (this.mode === 'passthrough') return undefined;
     const keys = this.keysOf(request, ignoredArgs);
     if (this.mode === 'record') return undefined;
-    const record = this.col.next(keys.key);
+    let record = this.col.next(keys.key);
+    if (record && this.hooks.beforeReplay) {
+      const r = runCacheHook('beforeReplay', this.hooks.beforeReplay, record.request, record.value);
+      record = r ? { ...record, value: r.response } : undefined;
+    }
     if (record) return record;
     if (this.mode === 'update') return undefined;
     throw withVolatileSpans(request, { volatileText: this.volatileText }, this.miss(request, keys));
@@ -244,6 +259,11 @@ export class ReplayCache {
         process.emitWarning(`ReplayCache for ${this.path} is in replay mode: put() records nothing.`, { code: 'TAPEDECK_REPLAY_PUT' });
       }
       return;
+    }
+    if (this.hooks.beforeRecord) {
+      const r = runCacheHook('beforeRecord', this.hooks.beforeRecord, request, value);
+      if (!r) return;
+      ({ request, response: value } = r);
     }
     const opts: ReplayPutOptions = Array.isArray(options) ? { ignoredArgs: options as readonly string[] } : ((options ?? {}) as ReplayPutOptions);
     const ignoredArgs = opts.ignoredArgs ?? this.ignoredArgs;
