@@ -609,6 +609,18 @@ export class Deck {
     });
   }
 
+  /**
+   * Keys and redacts a request the way one about to be recorded is, without deciding anything
+   * (hand-written recordings are added with it, so they are keyed like recorded ones).
+   *
+   * @example
+   * deck.record(deck.prepareRequest(req), req, response, new Date(), 0)
+   */
+  prepareRequest(req: DeckRequest): Prepared {
+    const decoded = this.decoded(req);
+    return this.prepare(decoded, this.routeOf(decoded.method, decoded.url));
+  }
+
   /** Keys and the redacted body of a request about to be recorded. */
   private prepare(req: DeckRequest, route: string): Prepared {
     const url = this.redactor.url(req.url);

@@ -47,6 +47,17 @@ function toHeaders(h: Record<string, string | string[] | number | undefined>): H
   return out;
 }
 
+/** A hand-written cut stream: its chunks, then the error fetch gives for a dropped connection. */
+function cutStream(chunks: [number, Uint8Array][]): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (i < chunks.length) controller.enqueue(chunks[i++]![1].slice());
+      else controller.error(new TypeError('terminated', { cause: new Error('other side closed (a cut stream recorded by hand)') }));
+    },
+  });
+}
+
 function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], timing: Deck['timing'], method: string): Response {
   const headers = toHeaders(rec.response.headers);
   headers.set('x-tapedeck-match', matchedBy);
@@ -56,6 +67,7 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], 
   const init = { status: rec.response.status, statusText: rec.response.statusText ?? '', headers };
   if (NULL_BODY.has(rec.response.status) || method === 'HEAD') return new Response(null, init);
   const chunks = responseChunks(rec.response);
+  if (rec.response.cut) return new Response(cutStream(chunks), init);
   if (timing === 'none' || chunks.length < 2) {
     // A copy: the caller owns the bytes it reads, the tape keeps its own.
     return new Response(rec.response.body.slice(), init);

@@ -76,6 +76,11 @@ export interface HttpRecord {
      * headers, and `end` is the byte offset in `body` where the chunk ends.
      */
     chunks?: [number, number][];
+    /**
+     * Hand-written recordings only (docs/hand-written.md): the connection drops after the last
+     * chunk, as when a provider's stream is cut, so a client's error handling can be tested.
+     */
+    cut?: boolean;
   };
   /** ISO 8601 time the request was received. */
   recordedAt: string;
