@@ -517,6 +517,8 @@ export class Deck {
   }
 
   private readonly matchedByFunction = new Set<HttpRecord>();
+  /** Recordings made in this run (update mode), which a summary does not count as unused. */
+  private readonly appended = new Set<HttpRecord>();
   private readonly hookViews = new WeakMap<HttpRecord, HookRecording>();
 
   private find(req: DeckRequest, route: string): Extract<Decision, { kind: 'replay' }> | { kind: 'miss'; miss: TapedeckError } {
@@ -692,6 +694,7 @@ export class Deck {
           const r = this.route(rec.route);
           r.count++;
           r.records.push(rec);
+          this.appended.add(rec);
         }
       },
       (e: unknown) => {
@@ -784,6 +787,13 @@ export class Deck {
       return report;
     })();
     return this.closing;
+  }
+
+  /** How many recordings on the tape have a trace token not in `used` (nothing asked for them). */
+  unusedCount(used: ReadonlySet<string>): number {
+    let n = 0;
+    for (const r of this.routes.values()) for (const rec of r.records) if (!used.has(rec.trace) && !this.appended.has(rec)) n++;
+    return n;
   }
 
   count(by: keyof DeckStats['byMatch']): void {
