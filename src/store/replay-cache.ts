@@ -230,10 +230,13 @@ export class ReplayCache {
     if (this.mode === 'passthrough') return undefined;
     const keys = this.keysOf(request, ignoredArgs);
     if (this.mode === 'record') return undefined;
-    let record = this.col.next(keys.key);
+    const record = this.col.next(keys.key);
     if (record && this.hooks.beforeReplay) {
       const r = runCacheHook('beforeReplay', this.hooks.beforeReplay, record.request, record.value);
-      record = r ? { ...record, value: r.response } : undefined;
+      if (r) return { ...record, value: r.response };
+      if (this.mode === 'update') return undefined;
+      const fix = recordHow(this.missEntry());
+      throw new TapedeckError('E_MISS', missHeadline('the beforeReplay hook skipped the recording', fix), { file: this.path, key: keys.key, kind: 'other', fix });
     }
     if (record) return record;
     if (this.mode === 'update') return undefined;

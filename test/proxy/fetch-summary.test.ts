@@ -1,27 +1,11 @@
 // createFetch({ summary }): its own summary at close, for code that uses it without a test runner.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
-import { startUpstream, type Upstream } from './fake-upstream.ts';
+import { upstreamSuite } from './upstream-suite.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tapedeck-fsum-'));
-let upstream: Upstream;
-beforeAll(async () => {
-  upstream = await startUpstream();
-});
-afterAll(async () => {
-  await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const chat = (f: typeof fetch, text: string) =>
-  f(`${upstream.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] }),
-  });
+const suite = upstreamSuite('fsum');
+const { dir, chat } = suite;
 
 describe('createFetch summary at close', () => {
   it('prints replayed, added, misses and unused recordings when asked', async () => {

@@ -1,10 +1,9 @@
 // beforeRecord / beforeReplay hooks and the custom match function, in createFetch, the proxy
 // (`tapedeck serve --hooks FILE`), the test tapes and ReplayCache, with the real OpenAI SDK.
 import OpenAI from 'openai';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { loadHooksModule } from '../../src/proxy/hooks-module.ts';
 import { startProxy } from '../../src/proxy/server.ts';
@@ -15,21 +14,14 @@ import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { openTestTape } from '../../src/testing/session.ts';
 import { rejectionOf } from '../helpers.ts';
-import { startUpstream, type Upstream } from './fake-upstream.ts';
+import { upstreamSuite } from './upstream-suite.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tapedeck-hooks-'));
-let upstream: Upstream;
-beforeAll(async () => {
-  upstream = await startUpstream();
-});
-afterAll(async () => {
-  await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const suite = upstreamSuite('hooks');
+const { dir } = suite;
 
 const KEY = 'sk-proj-' + 'Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7cD0eF';
 const records = async (tape: string) => (await readTape(tape)).records.map((r) => r.value as HttpRecord);
-const client = (fetch: typeof globalThis.fetch, baseURL = `${upstream.url}/v1`) => new OpenAI({ apiKey: KEY, baseURL, fetch, maxRetries: 0 });
+const client = (fetch: typeof globalThis.fetch, baseURL = `${suite.upstream.url}/v1`) => new OpenAI({ apiKey: KEY, baseURL, fetch, maxRetries: 0 });
 const say = (c: OpenAI, text: string) => c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
 
 describe('beforeRecord', () => {
@@ -170,7 +162,7 @@ export default { beforeReplay(r) { r.response.body.replayedBy = 'hook'; return r
     const hooks = await loadHooksModule(mod);
     expect(Object.keys(hooks).sort()).toEqual(['beforeRecord', 'beforeReplay']);
     const tape = join(dir, 'proxy.tape');
-    const recording = await startProxy({ upstream: upstream.url, tape, mode: 'record', port: 0, ...hooks });
+    const recording = await startProxy({ upstream: suite.upstream.url, tape, mode: 'record', port: 0, ...hooks });
     await say(client(globalThis.fetch, `${recording.url}/v1`), 'through the proxy');
     await recording.close();
     const replaying = await startProxy({ tape, mode: 'replay', port: 0, ...hooks });
@@ -209,6 +201,9 @@ describe('hooks in the test tapes and ReplayCache', () => {
     const raw = await p.getRecord(q('keep'));
     expect(raw?.value).toBe('served');
     await p.close();
+    const refusing = await ReplayCache.open(backend, { mode: 'replay', beforeReplay: () => null });
+    expect((await rejectionOf(refusing.get(q('keep')))).message).toContain('the beforeReplay hook skipped the recording');
+    await refusing.close();
     const plain = await ReplayCache.open(backend, { mode: 'replay' });
     const stored = (await plain.get(q('keep'))) as { answer: string; api_key: string };
     expect(stored.answer).toBe('kept');

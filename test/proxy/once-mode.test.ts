@@ -1,29 +1,13 @@
 // `once` mode through createFetch: the first run records (the tape does not exist), the next
 // runs replay without calling the upstream, and a new request is a miss, never a recording.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { readTape } from '../../src/store/tape-file.ts';
-import { startUpstream, type Upstream } from './fake-upstream.ts';
+import { upstreamSuite } from './upstream-suite.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tapedeck-once-'));
-let upstream: Upstream;
-beforeAll(async () => {
-  upstream = await startUpstream();
-});
-afterAll(async () => {
-  await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const chat = (f: typeof fetch, text: string) =>
-  f(`${upstream.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] }),
-  });
+const suite = upstreamSuite('once');
+const { dir, chat } = suite;
 
 describe('createFetch in once mode', () => {
   it('records into a new tape, then replays it and adds nothing', async () => {
@@ -34,7 +18,7 @@ describe('createFetch in once mode', () => {
     const recorded = await r1.text();
     expect((await rec.stats()).mode).toBe('record');
     await rec.close();
-    const calls = upstream.calls.length;
+    const calls = suite.upstream.calls.length;
 
     const again = createFetch({ tape, mode: 'once', fetch: globalThis.fetch });
     const r2 = await chat(again, 'hello');
@@ -44,7 +28,7 @@ describe('createFetch in once mode', () => {
     expect(miss.status).toBe(404);
     expect(miss.headers.get('x-tapedeck-match')).toBe('miss');
     await again.close();
-    expect(upstream.calls.length).toBe(calls);
+    expect(suite.upstream.calls.length).toBe(calls);
     expect((await readTape(tape)).records).toHaveLength(1);
   });
 });

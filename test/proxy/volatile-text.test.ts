@@ -1,25 +1,16 @@
 // volatileText through createFetch and `tapedeck serve --volatile-text`: recorded with one date
 // in the system prompt, replayed with another.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { serveOptions } from '../../src/proxy/cli.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
-import { startUpstream, type Upstream } from './fake-upstream.ts';
+import { upstreamSuite } from './upstream-suite.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tapedeck-volatile-'));
-let upstream: Upstream;
-beforeAll(async () => {
-  upstream = await startUpstream();
-});
-afterAll(async () => {
-  await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const suite = upstreamSuite('volatile');
+const { dir } = suite;
 
 const ask = (f: typeof fetch, day: string, q = 'What is on?') =>
-  f(`${upstream.url}/v1/chat/completions`, {
+  f(`${suite.upstream.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: `Today is ${day}.` }, { role: 'user', content: q }] }),

@@ -2,23 +2,15 @@
 // --require) gives each test a tape named after it, records in update mode, replays with the
 // provider gone, and ends the run with the same summary as the vitest plugin.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
+import { describe, expect, it } from 'vitest';
+import { upstreamSuite } from '../proxy/upstream-suite.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const dist = join(root, 'dist', 'testing');
-const dir = mkdtempSync(join(tmpdir(), 'tapedeck-runners-'));
-let upstream: Upstream;
-beforeAll(async () => {
-  upstream = await startUpstream();
-});
-afterAll(async () => {
-  await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const suite = upstreamSuite('runners');
+const { dir } = suite;
 
 const call = `await tape().fetch(process.env.UPSTREAM + '/v1/chat/completions', {
       method: 'POST', headers: { 'content-type': 'application/json' },
@@ -63,16 +55,16 @@ test('says hello', async () => {
       reporters: ['default', join(dist, 'jest-reporter.cjs')],
     });
     const jest = [join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', config, '--maxWorkers=2', '--no-cache'];
-    const first = await run(jest, project, { UPSTREAM: upstream.url, TAPEDECK_MODE: 'update' });
+    const first = await run(jest, project, { UPSTREAM: suite.upstream.url, TAPEDECK_MODE: 'update' });
     expect(first.out).toContain('tapedeck: 2 tapes, 2 written, 2 recordings added, 0 replayed, 0 misses, 0 unused recordings');
     expect(first.code).toBe(0);
     expect(tapesUnder(join(project, '__tapes__')).sort()).toEqual(['says-hello-again.tape', 'says-hello.tape']);
 
-    const calls = upstream.calls.length;
+    const calls = suite.upstream.calls.length;
     const second = await run(jest, project, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' });
     expect(second.out).toContain('tapedeck: 2 tapes, 0 written, 0 recordings added, 2 replayed, 0 misses');
     expect(second.code).toBe(0);
-    expect(upstream.calls.length).toBe(calls);
+    expect(suite.upstream.calls.length).toBe(calls);
   });
 });
 
@@ -96,7 +88,7 @@ describe('chat', () => {
 `,
     );
     const mocha = [join(root, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--require', join(dist, 'mocha.js'), 'chat.test.mjs'];
-    const first = await run(mocha, project, { UPSTREAM: upstream.url, TAPEDECK_MODE: 'update', EXPECT: 'hello from mocha' });
+    const first = await run(mocha, project, { UPSTREAM: suite.upstream.url, TAPEDECK_MODE: 'update', EXPECT: 'hello from mocha' });
     expect(first.out).toContain('tapedeck: 1 tape, 1 written, 1 recording added, 0 replayed, 0 misses, 0 unused recordings');
     expect(first.code).toBe(0);
     expect(tapesUnder(join(project, '__tapes__'))).toEqual(['says-hello.tape']);
