@@ -14,6 +14,7 @@ import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { openTestTape } from '../../src/testing/session.ts';
 import { rejectionOf } from '../helpers.ts';
+import { serve } from './serve-cli.ts';
 import { upstreamSuite } from './upstream-suite.ts';
 
 const suite = upstreamSuite('hooks');
@@ -170,6 +171,16 @@ export default { beforeReplay(r) { r.response.body.replayedBy = 'hook'; return r
     await replaying.close();
     expect(r.recordedBy).toBe('hook');
     expect(r.replayedBy).toBe('hook');
+
+    // The same through the command line, as a user runs it.
+    const cli = serve(['--tape', tape, '--mode', 'replay', '--port', '0', '--hooks', mod]);
+    const viaCli = (await say(client(globalThis.fetch, `${await cli.url}/v1`), 'through the proxy')) as unknown as Record<string, unknown>;
+    expect(viaCli.replayedBy).toBe('hook');
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+    const bad = serve(['--tape', tape, '--mode', 'replay', '--port', '0', '--hooks', join(dir, 'missing.mjs')]);
+    expect(await bad.exited).toBe(2); // a bad option value
+    expect(bad.stderr()).toContain('E_ARG');
 
     writeFileSync(join(dir, 'none.mjs'), 'export const x = 1\n');
     expect((await rejectionOf(loadHooksModule(join(dir, 'none.mjs')))).message).toContain('exports none of beforeRecord, beforeReplay, match');
