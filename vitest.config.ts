@@ -28,6 +28,8 @@ const direct = [
   // The packed tarball and the CLI as a user meets them: nothing backend-specific.
   'test/package/**/*.test.ts',
   'test/cli/**/*.test.ts',
+  // tsc over the type tests: types do not depend on a backend.
+  'test/types/**/*.test.ts',
   // Real redis-server processes: once is enough, the core is not what they test.
   'test/redis/**/*.test.ts',
   // Real MCP servers and clients: the engine under them is tested once.

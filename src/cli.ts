@@ -48,6 +48,11 @@ Commands:
   serve --upstream URL --tape FILE [--mode M] [--port N] [--host H] ...
                         Record/replay proxy for LLM APIs (tapedeck serve --help;
                         docs/proxy.md)
+  add <tape> <file.json>...
+                        Add hand-written recordings (answers, streams, errors such as
+                        429, cut streams) to a tape (docs/hand-written.md)
+  init                  Make git diff show tapes as their JSON export (.gitattributes
+                        and git config; docs/tape-format.md)
   push <tape> <redis-url> [--namespace NS] [--ttl S]
                         Copy a tape's records into a shared Redis store (docs/redis.md)
   pull <redis-url> <tape> [--namespace NS] [--force]
@@ -196,6 +201,8 @@ function main(argv: string[]): number | Promise<number> {
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(code));
   if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(code));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
+  if (argv[0] === 'add') return import('./proxy/add-cli.ts').then((m) => m.addCommand(argv.slice(1)));
+  if (argv[0] === 'init') return import('./store/git-diff.ts').then((m) => m.initCommand(argv.slice(1)));
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
   // prune takes a tape or a Redis URL (with Redis options): the URL goes to the Redis command.

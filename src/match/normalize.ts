@@ -61,6 +61,7 @@ import { MAX_DEPTH, TapedeckError } from '../errors.ts';
 import { canonicalize, canonicalizeJSON, sha256 } from '../core/index.ts';
 import { compareBytes, hex } from '../core/engine.ts';
 import type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
+import { replaceVolatileText, volatilePatterns } from './volatile-text.ts';
 
 export type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
 
@@ -833,6 +834,7 @@ function checkOptions(opts: NormalizeOptions | undefined): NormalizeOptions {
       });
     }
   }
+  volatilePatterns(opts.volatileText);
   return opts;
 }
 
@@ -1012,6 +1014,7 @@ export function normalizeRequest(body: unknown, opts?: NormalizeOptions): Reques
     all = strip(all, keys) as unknown[];
     tools = strip(tools, keys) as unknown[];
   }
+  if (o.volatileText && o.volatileText.length > 0) all = replaceVolatileText(all, volatilePatterns(o.volatileText));
   tools = sortTools(tools);
 
   view.messages = all;

@@ -196,7 +196,9 @@ async function writePaced(res: ServerResponse, rec: HttpRecord, timing: 'recorde
     if (res.destroyed) return;
     if (!res.write(bytes)) await drained(res);
   }
-  res.end();
+  // A hand-written cut stream: the connection drops where the chunks end, with no end of body.
+  if (rec.response.cut) res.socket?.end();
+  else res.end();
 }
 
 function drained(res: ServerResponse): Promise<void> {
@@ -420,7 +422,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
           return;
         }
         if (failed) d.countUnrecorded();
-        else remember(rec);
+        else if (rec) remember(rec);
         res.addTrailers({ 'x-tapedeck-recorded': failed ? 'false' : 'true' });
       }
     }
@@ -454,7 +456,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     if (failed) d.countUnrecorded();
-    else remember(rec);
+    else if (rec) remember(rec);
     out['x-tapedeck-match'] = failed ? 'recording' : 'recorded';
     out['x-tapedeck-recorded'] = failed ? 'false' : 'true';
     const empty = CONTENT_FREE.has(up.status) || req.method === 'HEAD';
@@ -484,13 +486,13 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const rec = decision.record;
     d.count(decision.matchedBy);
     if (replayStore) remember(rec);
-    const paced = d.timing !== 'none' && rec.response.chunks !== undefined && rec.response.chunks.length > 1;
+    const paced = rec.response.cut === true || (d.timing !== 'none' && rec.response.chunks !== undefined && rec.response.chunks.length > 1);
     let headers = replayHeaders(rec, decision.matchedBy, !paced);
     if (decision.warnings.length > 0) headers = { ...headers, 'x-tapedeck-warning': sanitize(decision.warnings.join(' ')) };
     res.writeHead(rec.response.status, headers);
     if (CONTENT_FREE.has(rec.response.status) || req.method === 'HEAD') res.end();
     else if (!paced) res.end(rec.response.body);
-    else return writePaced(res, rec, d.timing as 'recorded' | number);
+    else return writePaced(res, rec, d.timing === 'none' ? 0 : d.timing);
     return undefined;
   }
 

@@ -77,6 +77,11 @@ export interface HttpRecord {
      * headers, and `end` is the byte offset in `body` where the chunk ends.
      */
     chunks?: [number, number][];
+    /**
+     * Hand-written recordings only (docs/hand-written.md): the connection drops after the last
+     * chunk, as when a provider's stream is cut, so a client's error handling can be tested.
+     */
+    cut?: boolean;
   };
   /** ISO 8601 time the request was received. */
   recordedAt: string;
@@ -259,7 +264,10 @@ export function buildRecord(keys: RequestKeys, request: unknown, storedValue: un
  * keyed under other ignored arguments is found under the key it has with these too (so changing
  * the option never strands recordings); a record without a stored key gets it computed.
  */
-export function cacheRecords(ignoredArgs: readonly string[] | undefined): RecordKind<ReplayRecord> & { rekeyed: number } {
+export function cacheRecords(ignoredArgs: readonly string[] | undefined, volatileText?: readonly (RegExp | string)[]): RecordKind<ReplayRecord> & { rekeyed: number } {
+  // With volatileText, every record is also found under its key with the patterns applied, so
+  // recordings made before the option was set still answer.
+  const volatile = volatileText !== undefined && volatileText.length > 0;
   const want = ignoredText(ignoredArgs);
   const kind = {
     name: 'ReplayCache record',
@@ -273,12 +281,12 @@ export function cacheRecords(ignoredArgs: readonly string[] | undefined): Record
       // A key from an older spec version is recomputed from the stored request, and only the
       // new key files the record (the old one may lump shapes the new one separates).
       const stale = key !== undefined && !keyIsCurrent(head.keyVersion);
-      if (key !== undefined && !stale && (want === '' || (head.ignored ?? '') === want)) return key;
+      if (key !== undefined && !stale && !volatile && (want === '' || (head.ignored ?? '') === want)) return key;
       const v = value();
       if (!isCacheRecord(v)) return undefined;
       let rekeyed: string;
       try {
-        const keys = rekey(v.request, head.keyVersion ?? undefined, { ignoreArgs: ignoredArgs });
+        const keys = rekey(v.request, head.keyVersion ?? undefined, { ignoreArgs: ignoredArgs, ...(volatile ? { volatileText } : {}) });
         if (!keys) throw new TapedeckError('E_REQUEST', 'the stored request is no LLM request shape');
         rekeyed = keys.key;
       } catch (e) {

@@ -66,7 +66,7 @@ export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'store' | '
    */
   store?: string | false;
   /** The project's default mode; the run's switches (vitest --mode, TAPEDECK_MODE) win over it. */
-  mode?: TapeMode | (string & {});
+  mode?: TapeMode;
   /** The mode given on the command line (`vitest --mode update`, passed on by the plugin). */
   cliMode?: string;
   /** Where the run's tape reports go (default TAPEDECK_RUN_DIR; none: no report). */
