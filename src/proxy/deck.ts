@@ -23,6 +23,7 @@ import { currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type Match
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { crc32 } from '../store/tape-codec.ts';
 import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -51,7 +52,7 @@ export interface DeckOptions {
   recordErrors?: boolean;
   /** Largest request body accepted, in bytes (default 32 MiB); larger ones get 413. */
   maxBodyBytes?: number;
-  /** HTTP status of a replay miss (default 404). */
+  /** HTTP status of a replay miss (default 400, see DEFAULT_MISS_STATUS). */
   missStatus?: number;
   /** Header names that take part in matching non-JSON requests (default none). */
   matchHeaders?: readonly string[];
@@ -251,7 +252,7 @@ export class Deck {
     this.tape = opts.tape;
     this.timing = opts.timing ?? 'none';
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
-    this.missStatus = opts.missStatus ?? 404;
+    this.missStatus = opts.missStatus ?? DEFAULT_MISS_STATUS;
     this.recordErrors = opts.recordErrors === true;
     this.redactor = redactor(opts.redact);
     this.warnings = warnings;
