@@ -102,8 +102,8 @@ export function showsWholeBody(headers: Record<string, string | string[] | undef
  * exposes as `err.error.error` (and `error.details` as `err.details`, `err.errorCode`).
  *
  * `short` (for clients that show the whole body, see {@link showsWholeBody}): the message on one
- * line, and of the details only `code`, `difference`, `kind`, `fix`, `key` and `route`, so the
- * body stays within a few hundred bytes.
+ * line, and of the details only `code`, `difference`, `kind` and `route` (the key is in the
+ * `x-tapedeck-key` header), so the body stays within a few hundred bytes.
  *
  * @example
  * JSON.parse(errorBody(new TapedeckError('E_MISS', 'model differs'), 'anthropic', 400)).message // 'tapedeck miss: model differs'
@@ -114,9 +114,9 @@ export function errorBody(e: TapedeckError, shape: ErrorShape, status: number, s
   // A miss says what differs, not who is speaking: among an SDK's API errors, say it is tapedeck.
   let message = e.code === 'E_MISS' ? `tapedeck miss: ${e.message}` : e.message;
   if (short) {
-    message = message.split('\n').map((l) => l.trim()).filter(Boolean).join('; ');
+    message = message.split('\n').map((l) => l.trim().replace(/^(request|recording): +/, '$1: ')).filter(Boolean).join('; ');
     if (hint !== undefined && e.code !== 'E_MISS') message += ` (${String(hint)})`;
-    tapedeck = Object.fromEntries(['code', 'difference', 'kind', 'fix', 'key', 'route'].filter((k) => tapedeck[k] !== undefined).map((k) => [k, tapedeck[k]]));
+    tapedeck = Object.fromEntries(['code', 'difference', 'kind', 'route'].filter((k) => tapedeck[k] !== undefined).map((k) => [k, tapedeck[k]]));
   }
   if (shape === 'anthropic') {
     return safeJSON({ type: 'error', message, error: { type: anthropicType(status), message, code: e.code, details: { error_code: e.code }, tapedeck } });

@@ -106,7 +106,7 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     const r = await vitest(['test/openai.test.ts'], { CI: 'true' });
     expect(r.code).toBe(1);
     const command = "TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t 'openai sdk answers a question$'";
-    expect(r.out).toContain(`404 tapedeck miss: this test was never recorded (CI is set: nothing records): no tape at test/__tapes__/openai.test/openai-sdk/answers-a-question.tape\nRecord it: ${command}`);
+    expect(r.out).toContain(`400 tapedeck miss: this test was never recorded (CI is set: nothing records): no tape at test/__tapes__/openai.test/openai-sdk/answers-a-question.tape\nRecord it: ${command}`);
     expect(summaryLine(r)).toBe('tapedeck: 3 tapes, 0 written, 0 recordings added, 2 replayed, 1 miss, 0 unused recordings');
     expect(r.out).toContain(`record it: ${command}`);
     expect(snapshot()).toEqual(before);
