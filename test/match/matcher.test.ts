@@ -1,9 +1,9 @@
 // The matcher's four modes, used-once semantics, repeats in recorded order, JSON recordings directories
 // (v1 and v2, context keys on both sides) and misses that explain themselves.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { TapedeckError } from '../../src/index.ts';
 import { createMatcher, loadRecordingsDir, requestKeys, type Recording } from '../../src/match/index.ts';
 import { errorOf } from '../helpers.ts';
@@ -144,6 +144,7 @@ describe('directories of JSON recordings', () => {
 
   it('skips bad files with a warning naming the file (and the byte offset), keeps the good ones', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tapedeck-rec-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'a.json'), JSON.stringify(rec(req('a'), '1')));
     writeFileSync(join(dir, 'b.json'), '{"request": {"messages": [}');
     writeFileSync(join(dir, 'c.json'), JSON.stringify({ response: {} }));
