@@ -71,7 +71,7 @@ Environment:
                         The replay-by-trace-token store of serve (docs/replay.md)
 
 Exit codes:
-  0    done (verify, tree: no problems found)
+  0    done (verify, inspect, tree: no problems found)
   1    bad input (invalid JSON, a damaged, missing or wrong kind of file), or problems found
   2    usage: unknown command or option, a bad value, a missing argument
   130  serve stopped by a second signal without waiting for in-flight requests
