@@ -5,7 +5,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { ChatOpenAI } from '@langchain/openai';
-import { generateText, streamText } from 'ai';
+import { generateText, streamText, type LanguageModel } from 'ai';
 import OpenAI from 'openai';
 import { pythonChat } from './python-requests.ts';
 
@@ -26,6 +26,19 @@ const drain = async (s: AsyncIterable<unknown>) => {
 /** AI SDK streams report errors as stream parts: rethrow the first, as a consumer would. */
 export async function aiStream(r: ReturnType<typeof streamText>): Promise<void> {
   for await (const part of r.fullStream) if (part.type === 'error') throw part.error;
+}
+
+/** The AI SDK with one provider's model: generateText, or streamText read through fullStream. */
+function aiSdk(provider: string, model: (f: typeof fetch, base: string) => LanguageModel): Client {
+  return {
+    name: `AI SDK (${provider}) generateText / streamText`,
+    sdk: 'ai-sdk',
+    streams: true,
+    call: async (f, base, prompt, streamed) => {
+      const m = model(f, base);
+      return streamed ? aiStream(streamText({ model: m, prompt, maxRetries: 0, onError: () => {} })) : generateText({ model: m, prompt, maxRetries: 0 });
+    },
+  };
 }
 
 export const clients: Client[] = [
@@ -65,33 +78,9 @@ export const clients: Client[] = [
       return streamed ? anthropic(f, base).messages.stream(body).finalMessage() : anthropic(f, base).messages.create(body);
     },
   },
-  {
-    name: 'AI SDK (OpenAI) generateText / streamText',
-    sdk: 'ai-sdk',
-    streams: true,
-    call: async (f, base, prompt, streamed) => {
-      const model = createOpenAI({ baseURL: `${base}/v1`, apiKey: 'sk-test', fetch: f })('gpt-4o-mini');
-      return streamed ? aiStream(streamText({ model, prompt, maxRetries: 0, onError: () => {} })) : generateText({ model, prompt, maxRetries: 0 });
-    },
-  },
-  {
-    name: 'AI SDK (OpenAI chat) generateText / streamText',
-    sdk: 'ai-sdk',
-    streams: true,
-    call: async (f, base, prompt, streamed) => {
-      const model = createOpenAI({ baseURL: `${base}/v1`, apiKey: 'sk-test', fetch: f }).chat('gpt-4o-mini');
-      return streamed ? aiStream(streamText({ model, prompt, maxRetries: 0, onError: () => {} })) : generateText({ model, prompt, maxRetries: 0 });
-    },
-  },
-  {
-    name: 'AI SDK (Anthropic) generateText / streamText',
-    sdk: 'ai-sdk',
-    streams: true,
-    call: async (f, base, prompt, streamed) => {
-      const model = createAnthropic({ baseURL: `${base}/v1`, apiKey: 'sk-ant-test', fetch: f })('claude-sonnet-4-5');
-      return streamed ? aiStream(streamText({ model, prompt, maxRetries: 0, onError: () => {} })) : generateText({ model, prompt, maxRetries: 0 });
-    },
-  },
+  aiSdk('OpenAI', (f, base) => createOpenAI({ baseURL: `${base}/v1`, apiKey: 'sk-test', fetch: f })('gpt-4o-mini')),
+  aiSdk('OpenAI chat', (f, base) => createOpenAI({ baseURL: `${base}/v1`, apiKey: 'sk-test', fetch: f }).chat('gpt-4o-mini')),
+  aiSdk('Anthropic', (f, base) => createAnthropic({ baseURL: `${base}/v1`, apiKey: 'sk-ant-test', fetch: f })('claude-sonnet-4-5')),
   {
     name: 'LangChain ChatOpenAI invoke / stream',
     sdk: 'openai',
