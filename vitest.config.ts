@@ -42,6 +42,8 @@ const common = { setupFiles: ['test/setup.ts'] };
 
 export default defineConfig({
   test: {
+    // One fresh temp directory for the run; a test that leaves a tapedeck-* folder fails it.
+    globalSetup: ['test/temp-dir.ts'],
     onConsoleLog: (log: string) => (SDK_DEPRECATION.test(log) ? false : undefined),
     projects: [
       ...(['wasm-simd', 'wasm', 'js'] as const).map((backend) => ({

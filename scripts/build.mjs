@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds everything a fresh clone needs, in order: generated number tables, both wasm targets,
 // the embedded module for src/ (base64, so the package loads synchronously with no file I/O),
-// and the TypeScript output. Run by `npm install` (prepare), `npm run build` and before `npm test`.
+// and the TypeScript output. Run by `npm pack` / `npm publish` (prepack), `npm run build`, and before `npm test` and
+// `npm run bench` (pretest, prebench).
 // The wasm steps (~10 s) are skipped when every wasm output is newer than every input they are
 // made from (a fresh clone has no outputs, so it builds everything); `--force` rebuilds anyway.
 import { execFileSync } from 'node:child_process';

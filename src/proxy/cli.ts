@@ -38,7 +38,7 @@ Options:
                         stream) | serve (the live answer, x-tapedeck-recorded: false)
   --prune-unused        At shutdown, remove the recordings no request used (and say which)
   --max-body SIZE       Largest request body (default 32m; e.g. 512k, 8m)
-  --miss-status N       HTTP status of a replay miss (default 404)
+  --miss-status N       HTTP status of a replay miss (default 400)
   --match-header NAME   Header that takes part in matching non-JSON requests (repeatable)
   --body-match MODE     Non-JSON bodies (uploads, forms): bytes (default: keyed by their
                         normalized bytes) | route (ignored: one recording per route)

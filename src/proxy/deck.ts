@@ -26,6 +26,7 @@ import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRec
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { crc32 } from '../store/tape-codec.ts';
 import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -69,7 +70,7 @@ export interface DeckOptions {
   onRecordFailure?: 'fail' | 'serve';
   /** Largest request body accepted, in bytes (default 32 MiB); larger ones get 413. */
   maxBodyBytes?: number;
-  /** HTTP status of a replay miss (default 404). */
+  /** HTTP status of a replay miss (default 400, see DEFAULT_MISS_STATUS). */
   missStatus?: number;
   /** Header names that take part in matching non-JSON requests (default none). */
   matchHeaders?: readonly string[];
@@ -273,7 +274,7 @@ export class Deck {
     this.tape = opts.tape;
     this.timing = opts.timing ?? 'none';
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
-    this.missStatus = opts.missStatus ?? 404;
+    this.missStatus = opts.missStatus ?? DEFAULT_MISS_STATUS;
     this.recordErrors = opts.recordErrors === true;
     this.serveUnrecorded = opts.onRecordFailure === 'serve';
     this.redactor = redactor(opts.redact);

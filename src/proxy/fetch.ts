@@ -7,7 +7,7 @@ import { TapedeckError } from '../errors.ts';
 import type { MissEntry } from '../match/diagnose.ts';
 import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
-import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
@@ -317,7 +317,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       }
       else d?.countError();
       const status = statusOf(e.code, d?.missStatus ?? opts.missStatus);
-      return new Response(errorBody(e, errorShapeOf(u.pathname, dreq.headers), status), { status, headers: errorHeaders(e) });
+      return new Response(errorBody(e, errorShapeOf(u.pathname, dreq.headers), status, showsWholeBody(dreq.headers)), { status, headers: errorHeaders(e) });
     }
   }
 

@@ -6,7 +6,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
-import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { streamComplete } from '../store/sse-assemble.ts';
 import { normalizeRequestPath } from './request-path.ts';
@@ -287,7 +287,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     const status = statusOf(e.code, deck?.missStatus ?? opts.missStatus);
-    const body = errorBody(e, errorShapeOf(req.url ?? '/', req.headers), status);
+    const body = errorBody(e, errorShapeOf(req.url ?? '/', req.headers), status, showsWholeBody(req.headers));
     const headers: OutgoingHttpHeaders = { ...errorHeaders(e), 'content-length': Buffer.byteLength(body) };
     // An oversized body is not read to the end; close the connection rather than reuse it.
     if (e.code === 'E_BODY_TOO_LARGE') headers.connection = 'close';

@@ -8,7 +8,7 @@
  * tape path (src/testing/names.ts, testNamespace): the same modes, misses and reports.
  *
  * The tape is opened on the first request, so a test that makes none writes no file. Misses
- * come back as the provider's 404 error (SDKs raise it at once, without retries) whose message
+ * come back as the provider's 400 error (SDKs raise it at once, without retries) whose message
  * starts with the short diagnosis and the command that records the request.
  */
 import { existsSync } from 'node:fs';

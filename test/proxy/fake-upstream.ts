@@ -187,6 +187,24 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
         usage: { input_tokens: 12, output_tokens: 6 },
       });
     }
+    // The Responses API (the OpenAI SDK's responses.create, the AI SDK's default OpenAI model):
+    // the input's last text is echoed, as one body or as the typed events of a stream.
+    if (path === '/v1/responses') {
+      const input = typeof body.input === 'string' ? body.input : lastUserText({ messages: body.input as never });
+      const say = `Echo ${count}: ${input}`;
+      const item = { type: 'message', id: `msg_${count}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: say, annotations: [] }] };
+      const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+      const response = { id: `resp_${count}`, object: 'response', created_at: 1767225600, status: 'completed', model: body.model, output: [item], usage, incomplete_details: null, error: null };
+      if (!body.stream) return json(200, response);
+      const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+      return sse(res, [
+        ev('response.created', { response: { ...response, status: 'in_progress', output: [], usage: null } }),
+        ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } }),
+        ...say.split(' ').map((w, k) => ev('response.output_text.delta', { item_id: item.id, output_index: 0, content_index: 0, delta: k ? ` ${w}` : w })),
+        ev('response.output_item.done', { output_index: 0, item }),
+        ev('response.completed', { response }),
+      ], gap);
+    }
     if (path === '/v1/echo') return json(200, { echo: body, call: count });
     if (path === '/v1/embeddings') return json(200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2, count] }], model: body.model });
     return json(404, { error: { message: `no route ${path}`, type: 'invalid_request_error' } });

@@ -119,7 +119,7 @@ describe('beforeReplay', () => {
     const c = client(replay);
     expect((await say(c, 'hello')).choices[0]!.message.content).toBe('changed at replay');
     const miss = await say(c, 'skip me').catch((e: unknown) => e);
-    expect(miss).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(miss).toBeInstanceOf(OpenAI.BadRequestError);
     expect(String((miss as Error).message)).toContain('the beforeReplay hook skipped the recording');
     await replay.close();
     expect(readFileSync(tape).equals(before)).toBe(true);

@@ -25,7 +25,7 @@ describe('createFetch in once mode', () => {
     expect(r2.headers.get('x-tapedeck-match')).toBe('exact');
     expect(await r2.text()).toBe(recorded);
     const miss = await chat(again, 'something new');
-    expect(miss.status).toBe(404);
+    expect(miss.status).toBe(400);
     expect(miss.headers.get('x-tapedeck-match')).toBe('miss');
     await again.close();
     expect(suite.upstream.calls.length).toBe(calls);

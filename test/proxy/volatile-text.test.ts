@@ -28,11 +28,11 @@ describe('volatileText in createFetch and the proxy', () => {
     expect(r.headers.get('x-tapedeck-match')).toBe('exact');
     expect(await r.text()).toBe(recorded);
     const miss = await ask(play, '2026-11-27', 'Another question');
-    expect(miss.status).toBe(404);
+    expect(miss.status).toBe(400);
     expect(((await miss.json()) as { error: { message: string } }).error.message).toContain('volatile text replaced before keying: "2026-11-27" (message 0)');
     await play.close();
     const strict = createFetch({ tape, mode: 'replay' });
-    expect((await ask(strict, '2026-11-26')).status).toBe(404);
+    expect((await ask(strict, '2026-11-26')).status).toBe(400);
     await strict.close();
   });
 
