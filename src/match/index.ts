@@ -20,3 +20,4 @@ export {
 export { detectProvider, DROPPED_ARGS, fingerprintIgnoreKeys, normalizeRequest } from './normalize.ts';
 export type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
 export { loadRecordingsDir, type LoadOptions } from './recordings.ts';
+export { VOLATILE_MARK, VOLATILE_PATTERNS, type VolatileSpan } from './volatile-text.ts';

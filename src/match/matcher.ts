@@ -8,6 +8,7 @@ import { TapedeckError } from '../errors.ts';
 import { explainMiss, type MissEntry } from './diagnose.ts';
 import { fingerprintIgnoreKeys, normalizeRequest, type NormalizeOptions, type Provider } from './normalize.ts';
 import { rawRequestDigests } from './raw-keys.ts';
+import { withVolatileSpans } from './volatile-miss.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
 export const MATCH_MODES: readonly MatchMode[] = ['exact', 'signature', 'sequential', 'hybrid'];
@@ -306,6 +307,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     provider: opts.provider,
     ignoreArgs: opts.ignoreArgs,
     volatileKeys: opts.volatileKeys,
+    volatileText: opts.volatileText,
   };
   const recordings = opts.recordings;
   const slim = ({ messages: _m, view: _v, ...digests }: RequestKeys): RequestDigests => digests;
@@ -448,7 +450,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
           return result(i, 'sequential', warnings, req);
         }
       }
-      throw explainMiss({
+      throw withVolatileSpans(request, norm, explainMiss({
         mode,
         request: full ?? requestKeys(request, norm),
         recordings,
@@ -461,7 +463,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
         entry: opts.entry,
         hasKey: (k) => index.hasKey(k),
         hasSignature: (d) => index.hasSignature(d),
-      });
+      }));
     },
   };
 }

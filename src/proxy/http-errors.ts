@@ -39,8 +39,16 @@ const STATUS: Record<string, number> = {
   E_RECORD_FAILED: 503,
 };
 
+/**
+ * The HTTP status of a replay miss. 400, because every SDK raises it at once with tapedeck's
+ * message and adds nothing of its own: 404 made LangChain append its "model not found"
+ * troubleshooting link, 409 and 422 are retried (by the AI SDK and by LangChain), and each
+ * retry only delays the same miss.
+ */
+export const DEFAULT_MISS_STATUS = 400;
+
 /** The HTTP status for an error code (500 for codes that mean tapedeck itself failed). */
-export function statusOf(code: string, missStatus = 404): number {
+export function statusOf(code: string, missStatus = DEFAULT_MISS_STATUS): number {
   if (code === 'E_MISS') return missStatus;
   return STATUS[code] ?? 500;
 }
@@ -67,6 +75,24 @@ export function safeJSON(v: unknown): string {
 }
 
 /**
+ * Whether a client shows an error's whole body rather than its message, so the body must stay
+ * short: the Python SDKs (`str(e)` is "Error code: 400 - " and the body's repr, also what
+ * LangChain and LiteLLM in Python show), every other non-JavaScript SDK that names its
+ * language in `x-stainless-lang`, and the AI SDK, whose errors carry the body as
+ * `responseBody` into logs and test reports. The JavaScript OpenAI and Anthropic SDKs show only
+ * the message, and get the full diagnosis in the body.
+ *
+ * @example
+ * showsWholeBody({ 'x-stainless-lang': 'python' }) // true
+ */
+export function showsWholeBody(headers: Record<string, string | string[] | undefined>): boolean {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? '';
+  const lang = one(headers['x-stainless-lang']).toLowerCase();
+  if (lang !== '') return lang !== 'js';
+  return /python|ai-sdk\//i.test(one(headers['user-agent']));
+}
+
+/**
  * The body for a TapedeckError: OpenAI `{ error: { message, type, param, code, tapedeck } }` or
  * Anthropic `{ type: 'error', message, error: { type, message, code, details: { error_code },
  * tapedeck } }`. `code` is the stable tapedeck code; `tapedeck` holds the details (miss
@@ -77,14 +103,23 @@ export function safeJSON(v: unknown): string {
  * Hence the top-level `message` in the Anthropic shape, beside the usual `error`, which that SDK
  * exposes as `err.error.error` (and `error.details` as `err.details`, `err.errorCode`).
  *
+ * `short` (for clients that show the whole body, see {@link showsWholeBody}): the message on one
+ * line, and of the details only `code`, `difference`, `kind` and `route` (the key is in the
+ * `x-tapedeck-key` header), so the body stays within a few hundred bytes.
+ *
  * @example
- * JSON.parse(errorBody(new TapedeckError('E_MISS', 'model differs'), 'anthropic', 404)).message // 'tapedeck miss: model differs'
+ * JSON.parse(errorBody(new TapedeckError('E_MISS', 'model differs'), 'anthropic', 400)).message // 'tapedeck miss: model differs'
  */
-export function errorBody(e: TapedeckError, shape: ErrorShape, status: number): string {
+export function errorBody(e: TapedeckError, shape: ErrorShape, status: number, short = false): string {
   const { hint, ...rest } = e.details;
-  const tapedeck = { code: e.code, hint, ...rest };
+  let tapedeck: Record<string, unknown> = { code: e.code, hint, ...rest };
   // A miss says what differs, not who is speaking: among an SDK's API errors, say it is tapedeck.
-  const message = e.code === 'E_MISS' ? `tapedeck miss: ${e.message}` : e.message;
+  let message = e.code === 'E_MISS' ? `tapedeck miss: ${e.message}` : e.message;
+  if (short) {
+    message = message.split('\n').map((l) => l.trim().replace(/^(request|recording): +/, '$1: ')).filter(Boolean).join('; ');
+    if (hint !== undefined && e.code !== 'E_MISS') message += ` (${String(hint)})`;
+    tapedeck = Object.fromEntries(['code', 'difference', 'kind', 'route'].filter((k) => tapedeck[k] !== undefined).map((k) => [k, tapedeck[k]]));
+  }
   if (shape === 'anthropic') {
     return safeJSON({ type: 'error', message, error: { type: anthropicType(status), message, code: e.code, details: { error_code: e.code }, tapedeck } });
   }

@@ -109,7 +109,8 @@ export class TapedeckReporter implements Reporter {
       }
     }
     this.opts.onSummary?.(summary, pruned);
-    if (this.opts.summary !== false) rmSync(this.runDir, { recursive: true, force: true });
+    // Read: nothing else needs the reports (the next run makes the directory again).
+    rmSync(this.runDir, { recursive: true, force: true });
   }
 
   /** A reason not to prune, or undefined: pruning needs every test to have run and passed. */
