@@ -1,6 +1,7 @@
 // Drift rows: `tapedeck diff` of two 10,000-recording tapes (a re-record where most answers are
-// the same, some changed in noise, text or tool calls; a fifth streamed), against the baseline
-// of reading both tapes alone. Run by bench/run.mjs, or alone: node bench/drift.mjs [--quick].
+// the same, some changed in noise, text or tool calls; a fifth streamed), and of a re-record
+// where every request changed (each pair found by closeness), against the baseline of reading
+// both tapes alone. Run by bench/run.mjs, or alone: node bench/drift.mjs [--quick].
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,11 +18,11 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-function request(i, tools) {
+function request(i, tools, system = 'You are a concise assistant.') {
   return {
     model: 'gpt-4o-mini',
     messages: [
-      { role: 'system', content: 'You are a concise assistant.' },
+      { role: 'system', content: system },
       { role: 'user', content: `Question number ${i}: what is ${i} squared, and is it even?` },
     ],
     ...(tools ? { tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { n: { type: 'integer' } } } } }] } : {}),
@@ -47,9 +48,9 @@ function answer(i, variant) {
   return { ct: 'text/event-stream', body: enc.encode(s) };
 }
 
-function record(lib, i, variant) {
+function record(lib, i, variant, system) {
   const tools = i % 10 === 3;
-  const body = request(i, tools);
+  const body = request(i, tools, system);
   const a = answer(i, variant);
   return {
     v: 1,
@@ -80,11 +81,13 @@ export async function driftBench(store, lib, drift, { quick = false } = {}) {
   try {
     const oldTape = join(dir, 'old.tape');
     const newTape = join(dir, 'new.tape');
-    for (const [path, v] of [[oldTape, () => 0], [newTape, variantOf]]) {
+    // And every request changed (a new system prompt): each key is new, each pair found by closeness.
+    const movedTape = join(dir, 'moved.tape');
+    for (const [path, v, system] of [[oldTape, () => 0], [newTape, variantOf], [movedTape, () => 0, 'You are a terse assistant.']]) {
       await store.createTape(path, { created: '2026-11-22T00:00:00.000Z' });
       for (let i = 0; i < N; i += 1000) {
         const batch = [];
-        for (let k = i; k < i + 1000; k++) batch.push(record(lib, k, v(k)));
+        for (let k = i; k < i + 1000; k++) batch.push(record(lib, k, v(k), system));
         await store.appendRecords(path, batch, { durable: false });
       }
     }
@@ -104,6 +107,17 @@ export async function driftBench(store, lib, drift, { quick = false } = {}) {
       report = drift.driftReport(before.tapes, after.tapes, { old: 'old', new: 'new' });
       diffs.push(performance.now() - t0);
     }
+    const moved = [];
+    let movedReport;
+    for (let r = 0; r < (quick ? 1 : 3); r++) {
+      gc();
+      const t0 = performance.now();
+      const { before, after } = await drift.loadPaths(oldTape, movedTape);
+      movedReport = drift.driftReport(before.tapes, after.tapes, { old: 'old', new: 'moved' });
+      moved.push(performance.now() - t0);
+    }
+    const misplaced = movedReport.entries.filter((e) => !e.old || !e.new || e.old.index !== e.new.index).length;
+    if (misplaced !== 0 || movedReport.entries[0].requestChange[0] !== 'message 0 (system) text differs') throw new Error(`bench: ${misplaced} requests of the changed tape paired wrongly`);
     const s = report.summary;
     if (s.pairs !== N || s.primary.identical + s.primary.benign + s.primary.text + s.primary['tool-calls'] !== N) throw new Error(`bench: drift report of ${s.pairs} pairs: ${JSON.stringify(s.primary)}`);
     const read = median(reads);
@@ -111,6 +125,9 @@ export async function driftBench(store, lib, drift, { quick = false } = {}) {
     const readLabel = `baseline: readTape of both ${N.toLocaleString('en-US')}-record tapes (ms)`;
     rows.push({ label: `tapedeck diff of two ${N.toLocaleString('en-US')}-record tapes, read + pair + classify (ms)`, ms: diff, baseline: readLabel, ratio: diff / read }, { label: readLabel, ms: read, baseline: readLabel, ratio: 1 });
     const note = `(${s.primary.identical} identical, ${s.primary.benign} benign, ${s.primary.text} text, ${s.primary['tool-calls']} tool-calls; time / baseline ${(diff / read).toFixed(2)}x)`;
+    const m = median(moved);
+    rows.push({ label: `tapedeck diff, every one of ${N.toLocaleString('en-US')} requests changed (new system prompt), paired by closeness (ms)`, ms: m, baseline: readLabel, ratio: m / read });
+    targets.push(makeTarget({ label: `tapedeck diff of ${N.toLocaleString('en-US')} recordings whose requests all changed, median`, unit: 'ms', value: m, baseline: `readTape of both tapes alone ${read.toFixed(0)} ms`, note: `(time / baseline ${(m / read).toFixed(2)}x)` }));
     targets.push(makeTarget({ label: `tapedeck diff of two ${N.toLocaleString('en-US')}-recording tapes, median`, unit: 'ms', value: diff, op: '<=', goal: 2000, baseline: `readTape of both tapes alone ${read.toFixed(0)} ms`, note }));
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -65,36 +65,104 @@ function keysOf(r: Recorded, cache: Map<Recorded, RequestKeys | null>): RequestK
 // The miss report speaks of "the closest recording"; here the other side is the old recording.
 const asChange = (text: string) => text.replace(/ in the closest recording/g, ' before').replace(/ from the closest recording/g, '').replace(/the closest recording/g, 'the old recording');
 
-function closestOld(n: Recorded, candidates: Recorded[], keys: Map<Recorded, RequestKeys | null>): { old: Recorded; change: string[] } | undefined {
-  const nk = keysOf(n, keys);
-  if (nk) {
-    const withKeys = candidates.map((c) => ({ c, k: keysOf(c, keys) })).filter((x): x is { c: Recorded; k: RequestKeys } => x.k !== undefined);
-    if (withKeys.length === 0) return undefined;
-    const ctx: MissContext = {
-      mode: 'exact',
-      request: nk,
-      recordings: withKeys.map((x) => ({ request: x.c.asked.body, response: undefined, source: `${x.c.tape}#${x.c.index}` }) as Recording),
-      keys: withKeys.map((x) => x.k),
-      full: (i) => withKeys[i]!.k,
-      used: new Uint8Array(withKeys.length),
-      allowRepeats: true,
-      hasKey: () => false,
-      hasSignature: () => false,
+/** The closest of `list` to a request, ranked as a miss ranks recordings (diagnose.ts). */
+function rankClosest(nk: RequestKeys, list: readonly { c: Recorded; k: RequestKeys }[]): { c: Recorded; k: RequestKeys; shared: number; distance: number } | undefined {
+  if (list.length === 0) return undefined;
+  const ctx: MissContext = {
+    mode: 'exact',
+    request: nk,
+    recordings: list.map((x) => ({ request: x.c.asked.body, response: undefined, source: `${x.c.tape}#${x.c.index}` }) as Recording),
+    keys: list.map((x) => x.k),
+    full: (i) => list[i]!.k,
+    used: new Uint8Array(list.length),
+    allowRepeats: true,
+    hasKey: () => false,
+    hasSignature: () => false,
+  };
+  const best = closestRecordings(ctx, 1)[0];
+  return best && { ...list[best.index]!, shared: best.sharedMessages, distance: best.signatureDistance };
+}
+
+// How many unpaired recordings are ranked one by one at most, where no index narrows them.
+const RANK_LIMIT = 256;
+
+/**
+ * The old recordings of one tape left unpaired by key, indexed so that the closest one to a
+ * request is found without ranking them all: the miss ranking orders recordings by the longest
+ * shared start of the conversation, then by signature distance, then by position. Path hashes
+ * chain the whole prefix, so the recordings that hold the request's k-th path hash are exactly
+ * those sharing its first k+1 messages: the deepest such group holds the closest, and in it one
+ * with the same signature (distance 0) is closest, the first in tape order on a tie.
+ */
+class Leftovers {
+  private readonly byPath = new Map<string, Recorded[]>();
+  private readonly bySignature = new Map<string, Recorded[]>();
+  private readonly byRoute = new Map<string, Recorded[]>();
+
+  constructor(
+    olds: readonly Recorded[],
+    private readonly paired: Set<Recorded>,
+    private readonly keys: Map<Recorded, RequestKeys | null>,
+  ) {
+    const push = (m: Map<string, Recorded[]>, k: string, r: Recorded) => {
+      const l = m.get(k);
+      if (l) l.push(r);
+      else m.set(k, [r]);
     };
-    const best = closestRecordings(ctx, 1)[0];
-    // Only a recording that shares the start of the conversation, or offers the same tools and
-    // as many messages, is the same request changed; anything else is a different request.
-    if (!best || (best.sharedMessages === 0 && best.signatureDistance > 1)) return undefined;
-    const old = withKeys[best.index]!;
-    return { old: old.c, change: differencesOf(nk, old.k).map((d) => asChange(d.text)) };
+    for (const o of olds) {
+      if (paired.has(o)) continue;
+      const route = o.asked.route;
+      push(this.byRoute, route, o);
+      const k = keysOf(o, keys);
+      if (!k) continue;
+      for (const ph of new Set(k.pathHashes)) push(this.byPath, `${route}\u0000${ph}`, o);
+      push(this.bySignature, `${route}\u0000${k.signatureDigest}`, o);
+    }
   }
-  // Bodies the matcher does not read: the first left in the same route, and the members that differ.
-  const old = candidates.find((c) => c.asked.match === n.asked.match);
-  if (!old) return undefined;
-  const diffs = jsonDiff(old.asked.body, n.asked.body);
-  const change = diffs.slice(0, 3).map((d) => `request body ${d.path || '(whole)'}: ${d.kind === 'value' ? 'changed' : d.kind}`);
-  if (diffs.length > 3) change.push(`and ${diffs.length - 3} more request body changes`);
-  return { old, change: change.length ? change : ['request body changed'] };
+
+  /** The unpaired ones of a group, in tape order (paired ones at its front are dropped for good). */
+  private unpaired(list: Recorded[] | undefined): Recorded[] {
+    if (!list) return [];
+    while (list.length && this.paired.has(list[0]!)) list.shift();
+    return list.filter((r) => !this.paired.has(r));
+  }
+
+  private withKeys(list: readonly Recorded[]): { c: Recorded; k: RequestKeys }[] {
+    return list.map((c) => ({ c, k: keysOf(c, this.keys)! })).filter((x) => x.k);
+  }
+
+  /** The old recording a new one whose key is not among the old ones stands for, and what changed. */
+  closest(n: Recorded): { old: Recorded; change: string[] } | undefined {
+    const route = n.asked.route;
+    const nk = keysOf(n, this.keys);
+    if (!nk) {
+      // Bodies the matcher does not read: the first left in the route, and the members that differ.
+      const old = this.unpaired(this.byRoute.get(route)).find((c) => c.asked.match === n.asked.match);
+      if (!old) return undefined;
+      const diffs = jsonDiff(old.asked.body, n.asked.body);
+      const change = diffs.slice(0, 3).map((d) => `request body ${d.path || '(whole)'}: ${d.kind === 'value' ? 'changed' : d.kind}`);
+      if (diffs.length > 3) change.push(`and ${diffs.length - 3} more request body changes`);
+      return { old, change: change.length ? change : ['request body changed'] };
+    }
+    let best: { c: Recorded; k: RequestKeys } | undefined;
+    for (let d = nk.pathHashes.length - 1; d >= 0 && !best; d--) {
+      const group = this.unpaired(this.byPath.get(`${route}\u0000${nk.pathHashes[d]}`));
+      if (group.length === 0) continue;
+      const same = group.find((c) => keysOf(c, this.keys)!.signatureDigest === nk.signatureDigest);
+      best = same ? { c: same, k: keysOf(same, this.keys)! } : rankClosest(nk, this.withKeys(group.slice(0, RANK_LIMIT)));
+    }
+    if (!best) {
+      // Nothing shares the first message: the same tools and message count (distance 0) first,
+      // else within one tool or message of it; anything further is another request.
+      const same = this.unpaired(this.bySignature.get(`${route}\u0000${nk.signatureDigest}`))[0];
+      if (same) best = { c: same, k: keysOf(same, this.keys)! };
+      else {
+        const r = rankClosest(nk, this.withKeys(this.unpaired(this.byRoute.get(route)).slice(0, RANK_LIMIT)));
+        if (r && r.distance <= 1) best = r;
+      }
+    }
+    return best && { old: best.c, change: differencesOf(nk, best.k).map((d) => asChange(d.text)) };
+  }
 }
 
 /**
@@ -128,9 +196,9 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
         pairs.push({ tape: name, old: o, new: n, requestChange: [] });
       } else left.push(n);
     }
+    const leftovers = left.length ? new Leftovers(olds, paired, keys) : undefined;
     for (const n of left) {
-      const candidates = olds.filter((o) => !paired.has(o) && o.asked.route === n.asked.route);
-      const best = candidates.length ? closestOld(n, candidates, keys) : undefined;
+      const best = leftovers!.closest(n);
       if (best) {
         paired.add(best.old);
         pairs.push({ tape: name, old: best.old, new: n, requestChange: best.change });
