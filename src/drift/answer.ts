@@ -5,7 +5,7 @@
 // got without streaming (src/store/sse-assemble.ts), and the stream's own shape (its event
 // sequence) is kept beside it for the `stream` class.
 
-import { parseSse, assembleStream } from '../store/sse-assemble.ts';
+import { assembleStream, parseSse, streamComplete } from '../store/sse-assemble.ts';
 import { currentHttpKey, isHttpRecord, isCacheRecord } from '../store/records.ts';
 
 type Obj = Record<string, unknown>;
@@ -124,6 +124,29 @@ function parseBody(bytes: Uint8Array, contentType: string): { body: unknown; sha
   return { body: bytes, shape: 'bytes' };
 }
 
+// The only place drift reads stream framing: when provider modules own it (assemble and
+// complete per route), these two ask them instead.
+
+/**
+ * The non-streamed answer a recorded stream stands for, or undefined.
+ *
+ * @example
+ * assembleRecorded({ method: 'POST', url: '/v1/chat/completions' }, 'text/event-stream', bytes)?.choices
+ */
+export function assembleRecorded(_request: { method: string; url: string }, contentType: string, body: Uint8Array | string): Record<string, unknown> | undefined {
+  return assembleStream(contentType, body);
+}
+
+/**
+ * Whether an answer is whole (false for a stream cut before its final event).
+ *
+ * @example
+ * answerComplete({ method: 'POST', url: '/v1/chat/completions' }, 'text/event-stream', 'data: {"choices":[{"delta":{}}]}\n\n') // false
+ */
+export function answerComplete(_request: { method: string; url: string }, contentType: string, body: Uint8Array | string): boolean {
+  return streamComplete(contentType, body);
+}
+
 /**
  * The answer of a tape record, or undefined for a value that is no recording (another tool's
  * record on a shared tape).
@@ -139,7 +162,7 @@ export function answerOf(record: unknown): Answer | undefined {
     const durationMs = typeof record.durationMs === 'number' ? record.durationMs : undefined;
     if (ct === 'text/event-stream') {
       const text = decoder.decode(res.body);
-      let assembled = assembleStream(ct, text);
+      let assembled = assembleRecorded(record.request, ct, text);
       const sse = parseSse(text);
       if (assembled && shapeOf(assembled) === 'openai-chat') assembled = withChunkEnvelope(assembled, sse);
       const body = assembled ?? text;

@@ -5,7 +5,7 @@
 
 import { REDACTED } from '../store/redact.ts';
 import { isHttpRecord, type HttpRecord } from '../store/records.ts';
-import { assembleStream, streamComplete } from '../store/sse-assemble.ts';
+import { answerComplete, assembleRecorded } from './answer.ts';
 import { priceOf, type Price } from './prices.ts';
 import { callStats, usageOf } from './stats.ts';
 
@@ -123,7 +123,7 @@ export function retryDelay(headers: Headers, attempt: number, maxMs: number): nu
 
 function costOf(bytes: Uint8Array, contentType: string, r: HttpRecord, prices: Readonly<Record<string, Price>>): number {
   let body: unknown;
-  if (contentType.startsWith('text/event-stream')) body = assembleStream(contentType, bytes);
+  if (contentType.startsWith('text/event-stream')) body = assembleRecorded(r.request, contentType, bytes);
   else {
     try {
       body = JSON.parse(Buffer.from(bytes).toString('utf8'));
@@ -179,7 +179,7 @@ export async function rerecord(plan: readonly Planned[], opts: RerecordOptions):
         return;
       }
       const ct = res.headers.get('content-type') ?? '';
-      if (!streamComplete(ct, bytes)) {
+      if (!answerComplete(p.record.request, ct, bytes)) {
         result.failed.push({ index: p.index, reason: 'the stream ended before the answer was complete' });
         return;
       }
