@@ -83,16 +83,20 @@ function rankClosest(nk: RequestKeys, list: readonly { c: Recorded; k: RequestKe
   return best && { ...list[best.index]!, shared: best.sharedMessages, distance: best.signatureDistance };
 }
 
-// How many unpaired recordings are ranked one by one at most, where no index narrows them.
-const RANK_LIMIT = 256;
+// How many unpaired recordings are ranked for one request at most (the first ones in tape order
+// of the group that can hold the closest): the ranking canonicalizes and compares the words of
+// whole conversations (~50 µs a recording), and a re-record keeps the order of its requests, so
+// the one a request stands for is among the first left. Within this limit the choice is the
+// ranking's over every unpaired recording (test/drift/pairing.test.ts).
+const RANK_LIMIT = 8;
 
 /**
- * The old recordings of one tape left unpaired by key, indexed so that the closest one to a
- * request is found without ranking them all: the miss ranking orders recordings by the longest
- * shared start of the conversation, then by signature distance, then by position. Path hashes
- * chain the whole prefix, so the recordings that hold the request's k-th path hash are exactly
- * those sharing its first k+1 messages: the deepest such group holds the closest, and in it one
- * with the same signature (distance 0) is closest, the first in tape order on a tie.
+ * The old recordings of one tape left unpaired by key, indexed so that a request is ranked
+ * against few of them: the miss ranking (closestRecordings) puts the recordings that share the
+ * longest start of the conversation first, and path hashes chain the whole prefix, so the
+ * recordings holding the request's k-th path hash are exactly those sharing its first k+1
+ * messages: the deepest such group holds the closest. Where none shares even the first message,
+ * those with the same signature and the first ones of the route are ranked.
  */
 class Leftovers {
   private readonly byPath = new Map<string, Recorded[]>();
@@ -120,11 +124,16 @@ class Leftovers {
     }
   }
 
-  /** The unpaired ones of a group, in tape order (paired ones at its front are dropped for good). */
-  private unpaired(list: Recorded[] | undefined): Recorded[] {
+  /** The first `limit` unpaired ones of a group, in tape order (paired ones at its front are dropped for good). */
+  private unpaired(list: Recorded[] | undefined, limit = Infinity): Recorded[] {
     if (!list) return [];
     while (list.length && this.paired.has(list[0]!)) list.shift();
-    return list.filter((r) => !this.paired.has(r));
+    const out: Recorded[] = [];
+    for (const r of list) {
+      if (out.length >= limit) break;
+      if (!this.paired.has(r)) out.push(r);
+    }
+    return out;
   }
 
   private withKeys(list: readonly Recorded[]): { c: Recorded; k: RequestKeys }[] {
@@ -144,24 +153,17 @@ class Leftovers {
       if (diffs.length > 3) change.push(`and ${diffs.length - 3} more request body changes`);
       return { old, change: change.length ? change : ['request body changed'] };
     }
-    let best: { c: Recorded; k: RequestKeys } | undefined;
-    for (let d = nk.pathHashes.length - 1; d >= 0 && !best; d--) {
-      const group = this.unpaired(this.byPath.get(`${route}\u0000${nk.pathHashes[d]}`));
-      if (group.length === 0) continue;
-      const same = group.find((c) => keysOf(c, this.keys)!.signatureDigest === nk.signatureDigest);
-      best = same ? { c: same, k: keysOf(same, this.keys)! } : rankClosest(nk, this.withKeys(group.slice(0, RANK_LIMIT)));
+    let group: Recorded[] = [];
+    for (let d = nk.pathHashes.length - 1; d >= 0 && group.length === 0; d--) group = this.unpaired(this.byPath.get(`${route}\u0000${nk.pathHashes[d]}`), RANK_LIMIT);
+    if (group.length === 0) {
+      const same = this.unpaired(this.bySignature.get(`${route}\u0000${nk.signatureDigest}`), RANK_LIMIT);
+      group = [...new Set([...same, ...this.unpaired(this.byRoute.get(route), RANK_LIMIT)])].sort((a, b) => a.index - b.index);
     }
-    if (!best) {
-      // Nothing shares the first message: the same tools and message count (distance 0) first,
-      // else within one tool or message of it; anything further is another request.
-      const same = this.unpaired(this.bySignature.get(`${route}\u0000${nk.signatureDigest}`))[0];
-      if (same) best = { c: same, k: keysOf(same, this.keys)! };
-      else {
-        const r = rankClosest(nk, this.withKeys(this.unpaired(this.byRoute.get(route)).slice(0, RANK_LIMIT)));
-        if (r && r.distance <= 1) best = r;
-      }
-    }
-    return best && { old: best.c, change: differencesOf(nk, best.k).map((d) => asChange(d.text)) };
+    const best = rankClosest(nk, this.withKeys(group));
+    // Only a recording that shares the start of the conversation, or offers the same tools and
+    // as many messages (or one off), is the same request changed; anything else is another request.
+    if (!best || (best.shared === 0 && best.distance > 1)) return undefined;
+    return { old: best.c, change: differencesOf(nk, best.k).map((d) => asChange(d.text)) };
   }
 }
 
