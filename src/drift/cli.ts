@@ -13,6 +13,7 @@ import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
 import { planRerecord, rerecord, type Recorder } from './rerecord.ts';
 import { readTape } from '../store/tape-file.ts';
+import { REDACTED } from '../store/redact.ts';
 import type { DriftReport } from './report.ts';
 import { DEFAULT_FAIL_ON, driftReport, FAIL_ON_NAMES, type FailOn } from './report.ts';
 import { renderHtml } from './render-html.ts';
@@ -232,6 +233,14 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
       throw new TapedeckError('E_RERECORD_EMPTY', `${tape} has no HTTP recordings${v.only ? ` matching ${JSON.stringify(v.only)}` : ''} to send again${skipped ? ` (${skipped} ReplayCache record(s) hold no HTTP request)` : ''}.`, { file: tape, hint: v.only ? 'Check --only, or leave it out.' : 'rerecord replays tapes recorded by createFetch or tapedeck serve.' });
     }
     const estimate = plan.reduce((a, x) => a + x.estimate, 0);
+    // A credential the tape holds masked and nothing fills would be sent to the live API as a 401.
+    const unfilled = new Set<string>();
+    for (const { record } of plan) {
+      for (const [name, value] of Object.entries(record.request.headers)) {
+        if (String(value).includes(REDACTED) && credentials(record.route, name.toLowerCase()) === undefined) unfilled.add(`${name} (${record.route})`);
+      }
+    }
+    if (unfilled.size) process.stderr.write(`tapedeck rerecord: warning: no credential for ${[...unfilled].slice(0, 4).join(', ')}: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or --header "Name: value".\n`);
     process.stderr.write(
       `tapedeck rerecord: ${plan.length} request${plan.length === 1 ? '' : 's'} to ${v.upstream}${skipped ? ` (${skipped} non-HTTP record(s) skipped)` : ''}; ` +
         `estimated cost ${usd(estimate)} from the recorded usage at list prices of ${PRICES_DATE}${v.prices ? ` and ${v.prices}` : ''}.\n`,

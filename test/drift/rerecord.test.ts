@@ -59,6 +59,10 @@ describe('tapedeck rerecord', () => {
     expect(r.stderr).toMatch(/\ntapedeck: E_CONFIRM nothing sent: [^\n]+\nhint: Add --yes to make them, or --budget 0\.01 /);
     expect(up.calls).toEqual([]);
     expect(existsSync(join(dir, 'base.rerecorded.tape'))).toBe(false);
+    // Without keys in the environment, it says which masked credentials nothing fills.
+    const bare = await run(['rerecord', 'base.tape', '--upstream', up.url], {});
+    expect(bare.stderr).toContain('tapedeck rerecord: warning: no credential for authorization (POST /v1/chat/completions)');
+    expect(r.stderr).not.toContain('warning: no credential');
   });
 
   it('--yes: every request again into a new tape, with the live credentials, then the diff', async () => {
