@@ -19,7 +19,7 @@ function layerOf(file: string): { name: string; rank: number } {
   }
   const dir = rel[0]!;
   // browser sits beside testing: a caller of the proxy's createFetch.
-  const ranks: Record<string, number> = { types: 0, core: 1, match: 2, store: 3, replay: 4, tree: 4, proxy: 5, testing: 6, browser: 6, vitest: 7 };
+  const ranks: Record<string, number> = { types: 0, core: 1, providers: 1.5, match: 2, store: 3, replay: 4, tree: 4, proxy: 5, testing: 6, browser: 6, vitest: 7 };
   if (!(dir in ranks)) throw new Error(`src/${dir} has no layer: add it to test/imports.test.ts`);
   return { name: dir, rank: ranks[dir]! };
 }
