@@ -214,6 +214,19 @@ function closedError(): TapedeckError {
   return new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
 }
 
+/**
+ * An HTTP/2 request's headers as HTTP/1.1 would carry them: the pseudo-headers (`:method`,
+ * `:path`, `:scheme`, `:authority`) are the request line, not headers, and are neither keyed,
+ * stored nor forwarded; `:authority` is the Host.
+ */
+function h1Headers(h: IncomingMessage['headers']): IncomingMessage['headers'] {
+  const out: IncomingMessage['headers'] = {};
+  for (const [k, v] of Object.entries(h)) if (k.charCodeAt(0) !== 0x3a) out[k] = v;
+  const authority = h[':authority'];
+  if (out.host === undefined && typeof authority === 'string') out.host = authority;
+  return out;
+}
+
 function sanitize(s: string): string {
   return s.replace(/[^\x20-\x7e]+/g, ' ').slice(0, 1000);
 }
@@ -282,8 +295,9 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const status = statusOf(e.code, deck?.missStatus ?? opts.missStatus);
     const body = errorBody(e, errorShapeOf(req.url ?? '/', req.headers), status);
     const headers: OutgoingHttpHeaders = { ...errorHeaders(e), 'content-length': Buffer.byteLength(body) };
-    // An oversized body is not read to the end; close the connection rather than reuse it.
-    if (e.code === 'E_BODY_TOO_LARGE') headers.connection = 'close';
+    // An oversized body is not read to the end; close the connection rather than reuse it
+    // (HTTP/2 has no such header: the stream alone is reset when the answer ends).
+    if (e.code === 'E_BODY_TOO_LARGE' && req.httpVersionMajor !== 2) headers.connection = 'close';
     res.writeHead(status, headers);
     res.end(body);
   }
@@ -368,7 +382,9 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       call.abort('client');
       return;
     }
-    res.writeHead(up.status, up.statusText, out);
+    // HTTP/2 has no reason phrase (Node warns when given one).
+    if (req.httpVersionMajor === 2) res.writeHead(up.status, out);
+    else res.writeHead(up.status, up.statusText, out);
     const log = recordIt ? new ChunkLog() : undefined;
     if (up.body) {
       const reader = up.body.getReader();
@@ -415,7 +431,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 
   function deckRequest(req: IncomingMessage, body: Uint8Array): DeckRequest {
     // Dot segments resolved here, so they cannot climb out of the upstream's path prefix.
-    return { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.headers, body };
+    return { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.httpVersionMajor === 2 ? h1Headers(req.headers) : req.headers, body };
   }
 
   /**
