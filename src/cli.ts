@@ -9,7 +9,7 @@ import { exportTapeJSON, importTapeJSON } from './store/export.ts';
 import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { answerProblem, isHttpRecord } from './store/records.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
-import { normalizeRequest } from './match/normalize.ts';
+import { normalizeRequest } from './providers/index.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
 

@@ -17,7 +17,7 @@ import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 import { isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
-import { KEY_SPEC_VERSION } from '../match/normalize.ts';
+import { KEY_SPEC_VERSION } from '../providers/normalize.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
@@ -216,6 +216,12 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
 /** Response headers not stored: hop-by-hop ones, and length/encoding (bodies are stored decoded). */
 export const UNSTORED_RESPONSE_HEADERS = new Set([...HOP_BY_HOP, 'content-encoding']);
 
+/** The method and URL of a route name (`METHOD /path?query`, its secret query values masked). */
+function endpointOf(route: string): { method: string; url: string } {
+  const sp = route.indexOf(' ');
+  return { method: route.slice(0, sp), url: route.slice(sp + 1) };
+}
+
 /** Counters of a deck that has served nothing yet (also what stats show before the tape is open). */
 export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats {
   return {
@@ -290,6 +296,9 @@ export class Deck {
             allowRepeats: opts.strictOrder !== true,
             ignoreArgs: opts.ignoreArgs,
             volatileKeys: opts.volatileKeys,
+            // Every recording of a route was sent there: APIs that name the model or the
+            // operation in the URL (Gemini) are keyed with it.
+            endpoint: endpointOf(name),
             source: opts.tape,
             entry,
           });
@@ -380,7 +389,7 @@ export class Deck {
     this.recordingCount++;
     this.counters.recordings = this.recordingCount;
     // By its kind under the current key spec (an older record may have changed kind).
-    const cur = currentHttpKey(rec, this.norm);
+    const cur = currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
     if (cur.match === 'llm') {
       // A recording whose `repeat` is past what its key has so far follows recordings lost to
       // damage: each lost one keeps its turn as a stand-in, so the k-th call gets the k-th
@@ -581,7 +590,7 @@ export class Deck {
       }
     } else {
       try {
-        llmKey = requestKeys(input instanceof Uint8Array ? this.parse(input) : input, this.norm).key;
+        llmKey = requestKeys(input instanceof Uint8Array ? this.parse(input) : input, { ...this.norm, endpoint: { method: req.method, url: req.url } }).key;
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
@@ -637,11 +646,13 @@ export class Deck {
       const stored = this.redactor.value(this.parse(req.body));
       let keys: RequestKeys | undefined;
       try {
-        keys = requestKeys(stored, this.norm);
+        keys = requestKeys(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
-      const model = stored !== null && typeof stored === 'object' && typeof (stored as { model?: unknown }).model === 'string' ? (stored as { model: string }).model : '';
+      // The model the view names (the URL's, for APIs that put it there), else the body's.
+      const named = keys?.view.model ?? (stored !== null && typeof stored === 'object' ? (stored as { model?: unknown }).model : undefined);
+      const model = typeof named === 'string' ? named : '';
       if (keys) return { match: 'llm', route, key: keys.key, signature: keys.signature, model, body: stored, url };
       return { match: 'json', route, key: hashValue(stored), model, body: stored, url };
     }
