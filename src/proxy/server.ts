@@ -19,7 +19,7 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
  * closeIdleConnections work as before). Returns the sockets still being told apart, which
  * close() must end itself (neither server knows them yet).
  */
-function acceptHttp2(server: Server, h2: Http2Server): Set<Socket> {
+function acceptHttp2(server: Server, h2: Http2Server, firstByteTimeoutMs: number): Set<Socket> {
   const http1 = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   const undecided = new Set<Socket>();
@@ -27,6 +27,9 @@ function acceptHttp2(server: Server, h2: Http2Server): Set<Socket> {
     undecided.add(socket);
     let seen: Buffer | undefined;
     const onError = () => socket.destroy();
+    // Neither server times this socket out before it is theirs: a client that connects and
+    // sends nothing is cut after the headers timeout, as node:http would cut it.
+    socket.setTimeout(firstByteTimeoutMs, onError);
     const onData = (chunk: Buffer) => {
       seen = seen ? Buffer.concat([seen, chunk]) : chunk;
       const n = Math.min(seen.length, PREFACE.length);
@@ -35,6 +38,7 @@ function acceptHttp2(server: Server, h2: Http2Server): Set<Socket> {
       socket.off('data', onData);
       socket.off('error', onError);
       socket.off('close', onClose);
+      socket.setTimeout(0, onError);
       undecided.delete(socket);
       // Put the bytes back and hand over the socket paused, so nothing flows to no listener.
       // The HTTP/2 session reads what is buffered itself, then takes the socket's handle; the
@@ -60,7 +64,16 @@ export interface ServeOptions extends HandlerOptions {
   port?: number;
   /** Interface to bind (default 127.0.0.1: recordings and live keys are not for the network). */
   host?: string;
+  /**
+   * Longest time a client may take to send its whole request, headers and body (default
+   * 120 000 ms): a client that trickles its body is answered 408 and cut, instead of holding a
+   * socket for Node's 300 s default (tapedeck serve --request-timeout).
+   */
+  requestTimeoutMs?: number;
 }
+
+/** Default of {@link ServeOptions.requestTimeoutMs}. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
 export interface ProxyServer {
   /** The listening server. HTTP/2 connections are handed from it to {@link http2}. */
@@ -87,7 +100,12 @@ export interface ProxyServer {
 export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   const handler = createHandler(opts);
   await handler.ready;
-  const server = createServer({ keepAliveTimeout: 65_000 }, handler);
+  const requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  // Node checks the request timeout on this interval: a fraction of it, so the cut comes on time.
+  const server = createServer(
+    { keepAliveTimeout: 65_000, requestTimeout, headersTimeout: Math.min(60_000, requestTimeout), connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeout / 4))) },
+    handler,
+  );
   // The compatibility API gives the handler request and response objects of the same shape.
   const h2 = createHttp2Server({}, handler as unknown as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
   const sessions = new Set<Http2Session>();
@@ -95,7 +113,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     sessions.add(s);
     s.once('close', () => sessions.delete(s));
   });
-  const undecided = acceptHttp2(server, h2);
+  const undecided = acceptHttp2(server, h2, server.headersTimeout);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 8080, opts.host ?? '127.0.0.1', () => {
