@@ -50,9 +50,11 @@ const header: fc.Arbitrary<Omit<EventStreamHeader, 'name'>> = fc.oneof(
   fc.integer({ min: -8.64e12, max: 8.64e12 }).map((n) => ({ type: 'timestamp' as const, value: BigInt(n) })),
   uuid.map((value) => ({ type: 'uuid' as const, value })),
 );
+// Integer-like names would be reordered by the SDK's header object, and __proto__ is no member
+// of it at all: those are the oracle's limits, not the format's.
+const headerName = fc.string({ minLength: 1, maxLength: 40 }).filter((s) => Buffer.byteLength(s) <= 255 && !/^(0|[1-9]\d*)$/.test(s) && s !== '__proto__');
 const message: fc.Arbitrary<EventStreamMessage> = fc.record({
-  headers: fc.uniqueArray(fc.tuple(// Integer-like names would be reordered by the SDK's header object.
-  fc.string({ minLength: 1, maxLength: 40 }).filter((s) => Buffer.byteLength(s) <= 255 && !/^(0|[1-9]\d*)$/.test(s)), header), { selector: ([n]) => n, maxLength: 8 }).map((hs) => hs.map(([name, h]) => ({ name, ...h }) as EventStreamHeader)),
+  headers: fc.uniqueArray(fc.tuple(headerName, header), { selector: ([n]) => n, maxLength: 8 }).map((hs) => hs.map(([name, h]) => ({ name, ...h }) as EventStreamHeader)),
   body: fc.uint8Array({ maxLength: 2000 }),
 });
 
