@@ -7,6 +7,7 @@
  */
 import type { TapedeckError } from '../errors.ts';
 import { anthropic } from './anthropic.ts';
+import { bedrock } from './bedrock.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
 import { openai } from './openai.ts';
 import type { Credentials, ErrorAnswer, ProviderModule, RouteMatch, RouteRequest } from './provider.ts';
@@ -19,7 +20,7 @@ export type { Credentials, ErrorAnswer, NormalizeContext, ProviderModule, Provid
  * Every provider module, most specific first: routes are tried in this order, and so are the
  * modules' detect() and speaks(). OpenAI is last: the fallback error shape.
  */
-export const PROVIDER_MODULES: readonly ProviderModule[] = [anthropic, openai];
+export const PROVIDER_MODULES: readonly ProviderModule[] = [bedrock, anthropic, openai];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
