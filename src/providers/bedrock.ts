@@ -56,7 +56,7 @@ function source(src: unknown, mediaType: string | undefined): unknown {
   if (src.bytes !== undefined && src.bytes !== null) return { type: 'base64', ...(mediaType ? { media_type: mediaType } : {}), data: src.bytes };
   if (isObj(src.s3Location) && typeof src.s3Location.uri === 'string') return { type: 'url', url: src.s3Location.uri };
   if (typeof src.text === 'string') return { type: 'text', media_type: 'text/plain', data: src.text };
-  if (Array.isArray(src.content)) return { type: 'content', content: src.content.map(block) };
+  if (Array.isArray(src.content)) return { type: 'content', content: blocks(src.content) };
   return src;
 }
 
@@ -175,7 +175,7 @@ function converseAsAnthropic(body: Obj, model: unknown, stream: boolean, ignore:
   return out;
 }
 
-/** Whether a body has members only Converse has (used without a route: an SDK input object). */
+/** Whether a body sent to InvokeModel is in Converse shape (Amazon Nova's messages-v1 is): members only Converse has. */
 function looksConverse(body: Obj): boolean {
   if (!Array.isArray(body.messages) && body.messages !== undefined) return false;
   if (['inferenceConfig', 'toolConfig', 'additionalModelRequestFields', 'guardrailConfig', 'promptVariables', 'additionalModelResponseFieldPaths'].some((k) => body[k] !== undefined)) return true;
@@ -381,7 +381,8 @@ export const bedrock: ProviderModule = {
   ],
   shapes: ['bedrock-converse', 'bedrock-invoke'],
   rawKeys: false,
-  detect: (body) => (body.anthropic_version === undefined && looksConverse(body) ? 'bedrock-converse' : undefined),
+  // No detect(): a Converse body met without its route keeps the chat-family key it always had
+  // (the raw-bytes walk keys it so too); its route or `provider: 'bedrock-converse'` says what it is.
   normalize(body: unknown, ctx: NormalizeContext): RequestView {
     const stream = ctx.route !== undefined && STREAMING.has(ctx.route.route.operation);
     return ctx.shape === 'bedrock-invoke' ? normalizeInvoke(body, ctx, stream) : normalizeConverse(body, ctx, stream);
