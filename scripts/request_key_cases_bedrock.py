@@ -169,6 +169,6 @@ def cases():
     add('converse: a body that is not an object', ['errors'], [1, 2], ep('converse'))
     add('converse: no messages', ['errors'], {'system': [{'text': 's'}]}, ep('converse'))
     add('converse: messages not an array', ['errors'], {'messages': {'role': 'user'}}, ep('converse-stream'))
-    add('invoke: a body that is not an object', ['errors'], 'text', ep('invoke'))
+    add('invoke: a body that is not an object', ['errors'], 42, ep('invoke'))
     add('invoke: no known shape', ['errors'], {'inputText': 'titan'}, ep('invoke', 'amazon.titan-text-express-v1'))
     return c
