@@ -19,11 +19,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy, type ProxyServer } from '../../src/proxy/server.ts';
 import { decodeEventStream, headerString } from '../../src/providers/wire/aws-eventstream.ts';
 import { isHttpRecord, type HttpRecord } from '../../src/store/records.ts';
 import { readTape } from '../../src/store/tape-file.ts';
-import { aiSdkBedrock, awsClient, MODEL, MODEL_ARN, SECRETS } from './bedrock-clients.ts';
+import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
+import { aiSdkBedrock, awsClient, CREDENTIALS, MODEL, MODEL_ARN, SECRETS } from './bedrock-clients.ts';
 import { startBedrock } from './fake-bedrock.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-bedrock-'));
@@ -197,4 +199,26 @@ describe('Bedrock through the proxy with the AI SDK provider', () => {
       await play.close();
     });
   }
+
+  it('through createFetch (the provider calls the host itself): record, replay with Bedrock stopped, miss', async () => {
+    const tape = join(dir, 'ai-fetch.tape');
+    const fake = await startBedrock({ gapMs: 2 });
+    const run = async (fetch: typeof globalThis.fetch) => {
+      const bedrock = createAmazonBedrock({ baseURL: fake.url, region: 'us-east-1', ...CREDENTIALS, fetch });
+      const a = await generateText({ model: bedrock(MODEL), prompt: 'fetch path', maxRetries: 0 });
+      const s = streamText({ model: bedrock(MODEL), prompt: 'fetch stream' });
+      return { a: a.text, s: await s.text };
+    };
+    const rec = createFetch({ tape, mode: 'record' });
+    const live = await run(rec);
+    await rec.close();
+    await fake.close();
+    expect(live.a).toMatch(/^Echo \d+: fetch path$/);
+    expectNoSecrets(tape);
+    const play = createFetch({ tape, mode: 'replay' });
+    expect(await run(play)).toEqual(live);
+    const miss = await generateText({ model: createAmazonBedrock({ baseURL: fake.url, region: 'us-east-1', ...CREDENTIALS, fetch: play })(MODEL), prompt: 'fetch path?', maxRetries: 0 }).catch((e: unknown) => e);
+    expect((miss as Error).message).toMatch(/^tapedeck miss: /);
+    await play.close();
+  });
 });
