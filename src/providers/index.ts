@@ -7,6 +7,7 @@
  */
 import type { TapedeckError } from '../errors.ts';
 import { anthropic } from './anthropic.ts';
+import { gemini } from './gemini.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
 import { openai } from './openai.ts';
 import type { Credentials, ErrorAnswer, ProviderModule, RouteMatch, RouteRequest } from './provider.ts';
@@ -19,7 +20,7 @@ export type { Credentials, ErrorAnswer, NormalizeContext, ProviderModule, Provid
  * Every provider module, most specific first: routes are tried in this order, and so are the
  * modules' detect() and speaks(). OpenAI is last: the fallback error shape.
  */
-export const PROVIDER_MODULES: readonly ProviderModule[] = [anthropic, openai];
+export const PROVIDER_MODULES: readonly ProviderModule[] = [gemini, anthropic, openai];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -65,7 +66,9 @@ function shapeOf(body: unknown, opts: NormalizeOptions): { module: ProviderModul
   if (opts.provider !== undefined && opts.provider !== null) {
     const module = moduleOfShape(opts.provider);
     // An unknown name is the chat normalizer's E_ARG; a chat-family name its own business.
-    return module && !module.rawKeys ? { module, shape: opts.provider } : undefined;
+    if (!module || module.rawKeys) return undefined;
+    const route = routeOf(opts.endpoint);
+    return { module, shape: opts.provider, ...(route?.provider === module ? { route } : {}) };
   }
   const route = routeOf(opts.endpoint);
   if (route?.route.shape !== undefined) return { module: route.provider, shape: route.route.shape, route };
