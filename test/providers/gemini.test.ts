@@ -134,6 +134,36 @@ describe('routes', () => {
     expect(normalizeRequest(JSON.parse(body), { endpoint: ENDPOINT }).view.model).toBe('gemini-2.5-flash');
   });
 
+  it('raw bytes on a Gemini route: the same digests for any spelling, the same errors for any fault', () => {
+    const body = asGemini('s', conversation([{ kind: 'calls', text: 'x', calls: [{ name: 'f', args: { n: 1.5 } }] }, { kind: 'user', text: 'y', image: new Uint8Array([1, 2, 3]) }]));
+    const want = requestKeys(body, { endpoint: ENDPOINT });
+    for (const text of [JSON.stringify(body), JSON.stringify(body, null, 2).replace(/1\.5/, '15e-1'), JSON.stringify(body).replace(/"text"/, '"t\\u0065xt"')]) {
+      const got = requestDigests(Buffer.from(text), { endpoint: ENDPOINT });
+      expect(got.key).toBe(want.key);
+      expect(got.pathHashes).toEqual(want.pathHashes);
+    }
+    const codeOf = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return (e as TapedeckError).code;
+      }
+      return 'none';
+    };
+    for (const bad of [
+      '{"contents":[{"role":"user","parts":[{"text":"a","text":"b"}]}]}',
+      '{"contents":[{"role":"user","parts":[{"text":"\\ud800"}]}]}',
+      '{"contents":[],"generationConfig":{"seed":1e400}}',
+      '{"contents":[], "labels": {"a":1,"a":2}}',
+      '{"contents":"hi"}',
+      '{"contents":[',
+    ]) {
+      const code = codeOf(() => requestKeys(Buffer.from(bad), { endpoint: ENDPOINT }));
+      expect(code, bad).not.toBe('none');
+      expect(codeOf(() => requestDigests(Buffer.from(bad), { endpoint: ENDPOINT })), bad).toBe(code);
+    }
+  });
+
   it('choose the error shape by path or by the SDK headers', () => {
     expect(errorModuleOf('/v1beta/models/x:countTokens', {}).name).toBe('gemini');
     expect(errorModuleOf('/somewhere', { 'x-goog-api-client': 'google-genai-sdk/1' }).name).toBe('gemini');
