@@ -8,7 +8,8 @@ import { TapedeckError } from '../errors.ts';
 import { explainMiss, type MissEntry } from './diagnose.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import { fingerprintIgnoreKeys, type NormalizeOptions, type Provider } from '../providers/normalize.ts';
-import { rawRequestDigests } from './raw-keys.ts';
+import { rawRequestDigests, viewDigests } from './raw-keys.ts';
+import { withVolatileSpans } from './volatile-miss.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
 export const MATCH_MODES: readonly MatchMode[] = ['exact', 'signature', 'sequential', 'hybrid'];
@@ -97,20 +98,7 @@ export interface MatchResult {
  */
 export function requestKeys(request: unknown, opts: NormalizeOptions = {}): RequestKeys {
   const n = normalizeRequest(parseBody(request), opts);
-  const signature: Signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
-  // One core call: the view's digest is the key, and its `messages` (an embeddings view's
-  // `input`) are the path.
-  const paths = pathHashes(n.view, { member: n.provider === 'openai-embeddings' ? 'input' : 'messages' });
-  return {
-    provider: n.provider,
-    key: paths.digest,
-    signature,
-    signatureDigest: hashValue(signature),
-    messageHashes: paths.messageHashes,
-    pathHashes: paths.pathHashes,
-    messages: n.messages,
-    view: n.view,
-  };
+  return { ...viewDigests(n), messages: n.messages, view: n.view };
 }
 
 /**
@@ -307,6 +295,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     provider: opts.provider,
     ignoreArgs: opts.ignoreArgs,
     volatileKeys: opts.volatileKeys,
+    volatileText: opts.volatileText,
     ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
   };
   const recordings = opts.recordings;
@@ -450,7 +439,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
           return result(i, 'sequential', warnings, req);
         }
       }
-      throw explainMiss({
+      throw withVolatileSpans(request, norm, explainMiss({
         mode,
         request: full ?? requestKeys(request, norm),
         recordings,
@@ -463,7 +452,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
         entry: opts.entry,
         hasKey: (k) => index.hasKey(k),
         hasSignature: (d) => index.hasSignature(d),
-      });
+      }));
     },
   };
 }

@@ -41,7 +41,7 @@
  */
 
 import type { CoreView } from '../core/engine.ts';
-import { coreRequestView, hashValue, jsonTape, pathHashesOfUtf8 } from '../core/index.ts';
+import { coreRequestView, hashValue, jsonTape, pathHashes, pathHashesOfUtf8 } from '../core/index.ts';
 import { allFinite } from '../core/value.ts';
 import { TapedeckError } from '../errors.ts';
 import type { RequestDigests } from './matcher.ts';
@@ -56,8 +56,8 @@ import {
   OPENAI_ROLES,
   splitToolResults,
 } from '../providers/normalize.ts';
-import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
-import { rawKeysAllowed } from '../providers/index.ts';
+import type { BuiltinProvider, NormalizeOptions, RequestView } from '../providers/types.ts';
+import { normalizeRequest as normalizeModule, rawKeysAllowed } from '../providers/index.ts';
 
 // Record layout of assembly/tape.ts.
 const T_NULL = 1;
@@ -1183,7 +1183,7 @@ export const rawPathCounts = { answered: 0, declined: 0, core: 0 };
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
  * undefined when this path leaves the body to requestKeys(): a backend without the structural
- * index (the TypeScript engine), volatileKeys, a body with an error, and the few constructs
+ * index (the TypeScript engine), volatileKeys, volatileText, a body with an error, and the few constructs
  * listed where they are met below.
  *
  * @example
@@ -1199,23 +1199,19 @@ export function rawRequestDigests(request: Uint8Array | string, opts: NormalizeO
 function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestDigests | undefined {
   if (opts === null || typeof opts !== 'object') return undefined;
   if (opts.volatileKeys !== undefined && (!Array.isArray(opts.volatileKeys) || opts.volatileKeys.length > 0)) return undefined;
+  // Volatile text is replaced in the normalized messages: the object path keys it (the core's
+  // view and this walk hash message text as it is).
+  if (opts.volatileText !== undefined && (!Array.isArray(opts.volatileText) || opts.volatileText.length > 0)) return undefined;
   if (opts.provider !== undefined && !PROVIDERS.includes(opts.provider)) return undefined;
-  // A shape of another provider module (by the endpoint's route): the walk knows the chat family only.
-  if (opts.endpoint !== undefined && !rawKeysAllowed(opts)) return undefined;
+  // A shape of another provider module (by the endpoint's route): the walk knows the chat
+  // family only, so that module's normalize reads the parsed body.
+  if (opts.endpoint !== undefined && !rawKeysAllowed(opts)) return moduleDigests(request, opts);
   // Only an absent option takes its default; null is the reference's E_ARG.
   if (opts.ignoreArgs === null) return undefined;
   const ignoreArgs = opts.ignoreArgs ?? [];
   if (!Array.isArray(ignoreArgs) || ignoreArgs.some((k) => typeof k !== 'string')) return undefined;
-  let bytes: Uint8Array;
-  if (typeof request === 'string') {
-    if (!request.isWellFormed()) return undefined;
-    bytes = encoder.encode(request);
-  } else {
-    bytes = request;
-    // A body given as bytes must be UTF-8 (docs/hash-spec.md, "Errors": E_UTF8); the reference
-    // rejects it, so the raw path declines rather than key bytes it would decode leniently.
-    if (!isUtf8(bytes)) return undefined;
-  }
+  const bytes = utf8Of(request);
+  if (bytes === undefined) return undefined;
   try {
     const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider as BuiltinProvider]);
     if (cv === undefined) return undefined;
@@ -1236,6 +1232,61 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
     throw e;
   } finally {
     Out.release();
+  }
+}
+
+/**
+ * A body's UTF-8 bytes, or undefined when it has none: a body given as bytes must be UTF-8
+ * (docs/hash-spec.md, "Errors": E_UTF8); the reference rejects it, so the raw paths decline
+ * rather than key bytes they would decode leniently.
+ */
+function utf8Of(request: Uint8Array | string): Uint8Array | undefined {
+  if (typeof request === 'string') return request.isWellFormed() ? encoder.encode(request) : undefined;
+  return isUtf8(request) ? request : undefined;
+}
+
+/**
+ * The digests of a normalized request: one core call over its view (the value, or its JSON
+ * text) for the key and the message and path hashes (of `messages`, or an embeddings view's
+ * `input`), and the signature.
+ *
+ * @example
+ * viewDigests(normalizeRequest(body)).key === requestKeys(body).key // true
+ */
+export function viewDigests(n: RequestView, view: RequestView['view'] | string = n.view): RequestDigests {
+  const paths = pathHashes(view, { member: Array.isArray(n.view.messages) ? 'messages' : 'input' });
+  const signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
+  return {
+    provider: n.provider,
+    key: paths.digest,
+    signature,
+    signatureDigest: hashValue(signature),
+    messageHashes: paths.messageHashes,
+    pathHashes: paths.pathHashes,
+  };
+}
+
+/**
+ * Digests of a body of a provider module's own shape (Gemini, ...): the body checked by the
+ * core's index instead of the strict reader's canonical pass (the same faults, a fifth of the
+ * time), parsed, normalized by its module, and the view hashed from its JSON text in one core
+ * call (the view of parsed JSON is JSON data, so its text is the same canonical value, without
+ * walking it as JavaScript objects). Any error leaves the body to the reference path, which
+ * reports it.
+ */
+function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): RequestDigests | undefined {
+  const bytes = utf8Of(request);
+  if (bytes === undefined) return undefined;
+  try {
+    const tape = jsonTape(bytes);
+    if (tape === undefined || tape.length === 0) return undefined;
+    const w = new Walk(bytes, tape);
+    for (let i = 0; i < tape.length; i += 8) if ((tape[i]! & F_CHECK_KEYS) !== 0) w.members(i >>> 3);
+    const n = normalizeModule(JSON.parse(typeof request === 'string' ? request : decoder.decode(bytes)), opts);
+    return viewDigests(n, JSON.stringify(n.view));
+  } catch (e) {
+    if (e === DECLINE || e instanceof TapedeckError || e instanceof SyntaxError) return undefined;
+    throw e;
   }
 }
 

@@ -11,7 +11,7 @@
  * path hashes in Converse, Anthropic and OpenAI shape (docs/hash-spec.md, "AWS Bedrock").
  */
 import { TapedeckError } from '../errors.ts';
-import { errorDetails, errorMessage, safeJSON } from './error-shape.ts';
+import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { attachment, normalizeRequest, optionValue } from './normalize.ts';
 import type { ErrorAnswer, NormalizeContext, ProviderModule, RouteMatch } from './provider.ts';
 import { assembleStream } from './sse-assemble.ts';
@@ -390,10 +390,10 @@ export const bedrock: ProviderModule = {
   assemble,
   complete,
   speaks: (path, headers) => /\/model\/[^/]+\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.test(path) || String(headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 '),
-  errorAnswer(e: TapedeckError, status: number): ErrorAnswer {
+  errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
     // The AWS SDK reads the exception name from this header and `message` from the body; the
     // other members become properties of the exception it raises (err.tapedeck).
-    return { body: safeJSON({ message: errorMessage(e), tapedeck: errorDetails(e) }), headers: { 'x-amzn-errortype': exceptionName(status) } };
+    return { body: safeJSON({ message: errorMessage(e, style), tapedeck: errorDetails(e, style) }), headers: { 'x-amzn-errortype': exceptionName(status) } };
   },
   credentials: {
     // SigV4: the signature, the session token, and the two headers only the signature reads.

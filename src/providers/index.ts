@@ -6,8 +6,10 @@
  * assembleAnswer().
  */
 import type { TapedeckError } from '../errors.ts';
+import type { ErrorStyle } from './error-shape.ts';
 import { anthropic } from './anthropic.ts';
 import { bedrock } from './bedrock.ts';
+import { gemini } from './gemini.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
 import { openai } from './openai.ts';
 import type { Credentials, ErrorAnswer, ProviderModule, RouteMatch, RouteRequest } from './provider.ts';
@@ -20,7 +22,7 @@ export type { Credentials, ErrorAnswer, NormalizeContext, ProviderModule, Provid
  * Every provider module, most specific first: routes are tried in this order, and so are the
  * modules' detect() and speaks(). OpenAI is last: the fallback error shape.
  */
-export const PROVIDER_MODULES: readonly ProviderModule[] = [bedrock, anthropic, openai];
+export const PROVIDER_MODULES: readonly ProviderModule[] = [gemini, bedrock, anthropic, openai];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -66,7 +68,9 @@ function shapeOf(body: unknown, opts: NormalizeOptions): { module: ProviderModul
   if (opts.provider !== undefined && opts.provider !== null) {
     const module = moduleOfShape(opts.provider);
     // An unknown name is the chat normalizer's E_ARG; a chat-family name its own business.
-    return module && !module.rawKeys ? { module, shape: opts.provider } : undefined;
+    if (!module || module.rawKeys) return undefined;
+    const route = routeOf(opts.endpoint);
+    return { module, shape: opts.provider, ...(route?.provider === module ? { route } : {}) };
   }
   const route = routeOf(opts.endpoint);
   if (route?.route.shape !== undefined) return { module: route.provider, shape: route.route.shape, route };
@@ -89,8 +93,9 @@ function shapeOf(body: unknown, opts: NormalizeOptions): { module: ProviderModul
  *   { endpoint: { method: 'POST', url: '/v1beta/models/gemini-2.5-flash:generateContent' } }).view.model // 'gemini-2.5-flash'
  * normalizeRequest({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).provider // 'openai-chat'
  */
-export function normalizeRequest(body: unknown, opts?: NormalizeOptions): RequestView {
-  if (opts === undefined || opts === null || typeof opts !== 'object') return normalizeChatShape(body, opts);
+export function normalizeRequest(body: unknown, opts: NormalizeOptions = {}): RequestView {
+  // Options that are not an object are the chat normalizer's E_ARG.
+  if (opts === null || typeof opts !== 'object') return normalizeChatShape(body, opts);
   const found = shapeOf(body, opts);
   const { endpoint: _e, ...rest } = opts;
   if (found) return found.module.normalize(body, { shape: found.shape, route: found.route, opts: { ...rest, provider: found.shape } });
@@ -150,8 +155,8 @@ export function errorModuleOf(path: string, headers: Headers): ProviderModule {
  * @example
  * errorAnswerFor('/v1/messages', {}, new TapedeckError('E_MISS', 'model differs'), 404).body // Anthropic's shape
  */
-export function errorAnswerFor(path: string, headers: Headers, e: TapedeckError, status: number): ErrorAnswer {
-  return errorModuleOf(path, headers).errorAnswer(e, status);
+export function errorAnswerFor(path: string, headers: Headers, e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
+  return errorModuleOf(path, headers).errorAnswer(e, status, style);
 }
 
 const asBytes = (b: Uint8Array | string): Uint8Array => (typeof b === 'string' ? new TextEncoder().encode(b) : b);

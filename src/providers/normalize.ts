@@ -61,6 +61,7 @@ import { MAX_DEPTH, TapedeckError } from '../errors.ts';
 import { canonicalize, canonicalizeJSON, sha256 } from '../core/index.ts';
 import { compareBytes, hex } from '../core/engine.ts';
 import type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
+import { replaceVolatileText, volatilePatterns } from './volatile-text.ts';
 
 export type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
 
@@ -99,7 +100,7 @@ export const DROPPED_ARGS: readonly string[] = [
   'maxRetries',
   'abortSignal',
 ];
-const DROPPED = new Set(DROPPED_ARGS);
+export const DROPPED = new Set(DROPPED_ARGS);
 
 /**
  * The request key spec version this module implements (docs/hash-spec.md, "Versioning"). Tapes
@@ -167,17 +168,17 @@ function str(v: unknown): string | undefined {
 }
 
 // `o[k] = v` would set the prototype for k === '__proto__' (JSON.parse makes such own members).
-function put(o: Obj, k: string, v: unknown): void {
+export function put(o: Obj, k: string, v: unknown): void {
   if (v === undefined) return;
   if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
   else o[k] = v;
 }
 
-function requestError(message: string, path: string, hint?: string): TapedeckError {
+export function requestError(message: string, path: string, hint?: string): TapedeckError {
   return new TapedeckError('E_REQUEST', message, { path, hint });
 }
 
-function kindOf(v: unknown): string {
+export function kindOf(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
@@ -189,7 +190,7 @@ const SHAPES_HINT =
   'or Vercel AI SDK call options { model, system?, prompt }.';
 
 /** Deep copy of JSON-like data, so the result never aliases the caller's objects. */
-function copy(v: unknown, depth = 0): unknown {
+export function copy(v: unknown, depth = 0): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (depth > MAX_DEPTH) {
     throw new TapedeckError('E_DEPTH', `Request nests deeper than ${MAX_DEPTH} levels (or contains a cycle).`, {
@@ -204,7 +205,7 @@ function copy(v: unknown, depth = 0): unknown {
 }
 
 /** Copy without the given member names at any depth. */
-function strip(v: unknown, keys: ReadonlySet<string>, depth = 0): unknown {
+export function strip(v: unknown, keys: ReadonlySet<string>, depth = 0): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (depth > MAX_DEPTH) return copy(v, depth); // throws E_DEPTH
   if (Array.isArray(v)) return v.map((x) => strip(x, keys, depth + 1));
@@ -334,7 +335,8 @@ export function attachment(src: Obj): Attachment | undefined {
   return undefined;
 }
 
-function attachmentOf(v: unknown): Attachment | unknown {
+/** An attachment as the view holds it (A(v) in docs/hash-spec.md): by digest, URL, path or file id. */
+export function attachmentOf(v: unknown): Attachment | unknown {
   if (typeof v === 'string') {
     return /^(data:|[a-z][a-z0-9+.-]*:\/\/)/i.test(v) ? fromUrl(v) : { path: v };
   }
@@ -347,6 +349,16 @@ const AUDIO_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav
 // ---------------------------------------------------------------------------------------------
 // Messages and parts
 
+/** The canonical JSON (RFC 8785) text of a non-string call id; its JSON text if it has none. */
+function idText(raw: unknown): string {
+  try {
+    return idDecoder.decode(canonicalize(raw));
+  } catch {
+    return JSON.stringify(raw) ?? String(raw);
+  }
+}
+const idDecoder = new TextDecoder();
+
 export class Ids {
   private readonly map = new Map<string, string>();
 
@@ -355,10 +367,14 @@ export class Ids {
     return this.map.size;
   }
 
-  /** The positional name of a call id: "call_<k>" for the k-th distinct id seen. */
+  /**
+   * The positional name of a call id: "call_<k>" for the k-th distinct id seen. Ids are
+   * distinct by type and JSON value: an id that is not a string is compared as its canonical
+   * JSON, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are one id (key order never matters).
+   */
   of(raw: unknown): string | undefined {
     if (raw === undefined || raw === null) return undefined;
-    const key = `${typeof raw}:${typeof raw === 'string' ? raw : JSON.stringify(raw)}`;
+    const key = `${Array.isArray(raw) ? 'array' : typeof raw}:${typeof raw === 'string' ? raw : idText(raw)}`;
     let id = this.map.get(key);
     if (id === undefined) {
       id = `call_${this.map.size}`;
@@ -819,9 +835,11 @@ function checkOptions(opts: NormalizeOptions | undefined): NormalizeOptions {
       });
     }
   }
+  volatilePatterns(opts.volatileText);
   return opts;
 }
 
+/** A top-level option as the key holds it (docs/hash-spec.md, "Options"); undefined when absent. */
 export function optionValue(name: string, v: unknown): unknown {
   if (v === undefined || v === null) return undefined;
   if (name === 'temperature') return v === 0 ? 0 : undefined;
@@ -860,7 +878,8 @@ function toolList(list: unknown, name: string): unknown[] | undefined {
   throw requestError(`\`${name}\` must be an array; got ${kindOf(list)}.`, `$.${name}`, SHAPES_HINT);
 }
 
-function sortTools(tools: unknown[]): unknown[] {
+/** Tools in key order: by name, ties by their canonical bytes. */
+export function sortTools(tools: unknown[]): unknown[] {
   const keyed = tools.map((t) => ({ t, name: isObj(t) && typeof t.name === 'string' ? t.name : '', bytes: undefined as Uint8Array | undefined }));
   const bytes = (x: (typeof keyed)[number]): Uint8Array => (x.bytes ??= canonicalize(x.t));
   keyed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : compareBytes(bytes(a), bytes(b))));
@@ -998,6 +1017,7 @@ export function normalizeRequest(body: unknown, opts?: NormalizeOptions): Reques
     all = strip(all, keys) as unknown[];
     tools = strip(tools, keys) as unknown[];
   }
+  if (o.volatileText && o.volatileText.length > 0) all = replaceVolatileText(all, volatilePatterns(o.volatileText));
   tools = sortTools(tools);
 
   view.messages = all;
