@@ -24,6 +24,7 @@ import { startProxy, type ProxyServer } from '../../src/proxy/server.ts';
 import { decodeEventStream, headerString } from '../../src/providers/wire/aws-eventstream.ts';
 import { isHttpRecord, type HttpRecord } from '../../src/store/records.ts';
 import { readTape } from '../../src/store/tape-file.ts';
+import { ConversationTree } from '../../src/tree/tree.ts';
 import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
 import { aiSdkBedrock, awsClient, CREDENTIALS, MODEL, MODEL_ARN, SECRETS } from './bedrock-clients.ts';
 import { startBedrock } from './fake-bedrock.ts';
@@ -109,6 +110,13 @@ describe('Bedrock through the proxy with the AWS SDK', () => {
     expect(recs).toHaveLength(7);
     // The stored request headers keep no SigV4 value at all.
     for (const r of recs) for (const h of ['authorization', 'x-amz-security-token', 'x-amz-date', 'x-amz-content-sha256']) expect(String(r.request.headers?.[h] ?? '')).not.toMatch(/AKIA|Signature=|\d{8}T\d{6}Z|^[0-9a-f]{64}$/);
+
+    // The conversation tree continues the recorded answer where the next request continues
+    // it: the tool round trip is one path (question, toolUse, toolResult, answer), no branch.
+    const all = ConversationTree.fromRecords((await readTape(tape)).records);
+    expect(all.warnings).toEqual([]);
+    const roundTrip = ConversationTree.fromRecords(recs.filter((r) => JSON.stringify(r.request.body).includes('weather in Paris?')));
+    expect(roundTrip.stats()).toMatchObject({ roots: 1, nodes: 4, branchPoints: 0, exchanges: 2 });
 
     const play = await startProxy({ tape, mode: 'replay', port: 0, timing: 'recorded' });
     const again = await awsCalls(play);
