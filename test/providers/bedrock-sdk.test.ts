@@ -146,6 +146,9 @@ describe('Bedrock through the proxy with the AWS SDK', () => {
     // Another model in the path is a miss too: the model is in the key.
     const other = await client.send(new ConverseCommand({ modelId: 'anthropic.claude-3-haiku-20240307-v1:0', system: [{ text: 'Be brief.' }], messages: [{ role: 'user', content: [{ text: 'hello bedrock' }] }], inferenceConfig: { maxTokens: 200, temperature: 0 } })).catch((x: unknown) => x);
     expect((other as Error).message).toMatch(/^tapedeck miss: /);
+    // The diagnosis reads the Converse shape: which message and what in it, the model in the path.
+    expect(e.message).toMatch(/message 1 \(user\) text differs/);
+    expect((other as Error).message).toMatch(/model differs: anthropic\.claude-3-haiku-20240307-v1:0 vs us\.anthropic\.claude-sonnet-4-5/);
     client.destroy();
     await play.close();
   });
