@@ -1321,6 +1321,28 @@ const G = {
   quote: lit('"'),
 };
 
+/**
+ * Writes `,"tools":[...]` from the tool chunks written at the end of `out` (in body order), in
+ * the reference's order (by name), over the chunks themselves. Equal names sort by canonical
+ * bytes in the reference: left to it (decline).
+ */
+function sortedTools(out: Out, chunks: readonly { name: string | undefined; start: number; end: number }[]): void {
+  const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
+  const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
+  for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
+  const toolsAt = out.at;
+  out.bytes(L.tools);
+  sorted.forEach((c, i) => {
+    if (i > 0) out.byte(COMMA);
+    out.own(c.start, c.end);
+  });
+  // Move the sorted tools over the unsorted chunks.
+  const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
+  out.buf.copyWithin(firstChunk, toolsAt, out.at);
+  out.at = firstChunk + (out.at - toolsAt);
+  out.bytes(L.closeArr);
+}
+
 /** Every member name of an object, or decline when one is snake_case (the reference camelCases it). */
 function camelOnly(w: Walk, i: number): Members {
   const m = w.members(i);
@@ -1455,19 +1477,7 @@ function geminiDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly str
     }
   }
   const names = chunks.map((c) => c.name);
-  const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
-  const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
-  for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
-  const toolsAt = out.at;
-  out.bytes(L.tools);
-  sorted.forEach((c, i) => {
-    if (i > 0) out.byte(COMMA);
-    out.own(c.start, c.end);
-  });
-  const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
-  out.buf.copyWithin(firstChunk, toolsAt, out.at);
-  out.at = firstChunk + (out.at - toolsAt);
-  out.bytes(L.closeArr);
+  sortedTools(out, chunks);
   out.bytes(L.close);
   return finish(out, 'gemini' as BuiltinProvider, count, names, small);
 }
@@ -1811,21 +1821,7 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
         chunks.push({ name: toolName, start, end: out.at });
       }
     }
-    const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
-    const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
-    // Equal names sort by canonical bytes in the reference: left to it.
-    for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
-    const toolsAt = out.at;
-    out.bytes(L.tools);
-    sorted.forEach((c, i) => {
-      if (i > 0) out.byte(COMMA);
-      out.own(c.start, c.end);
-    });
-    // Move the sorted tools over the unsorted chunks.
-    const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
-    out.buf.copyWithin(firstChunk, toolsAt, out.at);
-    out.at = firstChunk + (out.at - toolsAt);
-    out.bytes(L.closeArr);
+    sortedTools(out, chunks);
     for (const c of chunks) names.push(c.name);
   }
   out.bytes(L.close);
