@@ -5,8 +5,8 @@
 // from the request and a per-server call counter, so a replayed answer is told apart from a live
 // one. Requests without SigV4 or Bearer authorization get Bedrock's 403.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { encodeEventStreamMessage } from '../../src/providers/wire/aws-eventstream.ts';
+import { listenLoopback } from '../proxy/fake-upstream.ts';
 
 export interface FakeBedrock {
   url: string;
@@ -212,16 +212,5 @@ export async function startBedrock(opts: { gapMs?: number } = {}): Promise<FakeB
         return stream(res, invokeStream(n, modelId, body as unknown as AnthropicBody, cut), gap, { 'x-amzn-bedrock-content-type': 'application/json' });
     }
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    server,
-    calls,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenLoopback(server)), calls };
 }
