@@ -69,9 +69,13 @@ function without(o: Obj, skip: readonly string[]): Obj {
 /**
  * One Converse content block (`{ text }`, `{ image }`, `{ toolUse }`, ...: one member naming
  * its kind) as the Anthropic block it means; undefined for a block that is no content
- * (`cachePoint`, a caching hint like Anthropic's `cache_control`).
+ * (`cachePoint`, a caching hint like Anthropic's `cache_control`). The matcher's raw-bytes walk
+ * hands it the blocks it does not write itself.
+ *
+ * @example
+ * converseBlock({ toolUse: { toolUseId: 't1', name: 'f', input: {} } }) // { type: 'tool_use', id: 't1', name: 'f', input: {} }
  */
-function block(b: unknown): unknown {
+export function converseBlock(b: unknown): unknown {
   if (!isObj(b)) return b;
   const keys = Object.keys(b);
   if (b.cachePoint !== undefined && keys.length === 1) return undefined;
@@ -101,7 +105,7 @@ function block(b: unknown): unknown {
   }
   if (isObj(b.toolResult)) {
     const t = b.toolResult;
-    const out: Obj = { type: 'tool_result', tool_use_id: t.toolUseId, content: Array.isArray(t.content) ? t.content.map(block) : t.content };
+    const out: Obj = { type: 'tool_result', tool_use_id: t.toolUseId, content: Array.isArray(t.content) ? blocks(t.content) : t.content };
     if (t.status === 'error') out.is_error = true;
     return { ...out, ...without(t, ['toolUseId', 'content', 'status']) };
   }
@@ -116,11 +120,17 @@ function block(b: unknown): unknown {
 
 function blocks(v: unknown): unknown {
   if (!Array.isArray(v)) return v;
-  return v.map(block).filter((x) => x !== undefined);
+  return v.map(converseBlock).filter((x) => x !== undefined);
 }
 
-/** A Converse tool (`{ toolSpec }`) as the Anthropic tool it means; `cachePoint` entries are no tools. */
-function tool(t: unknown): unknown {
+/**
+ * A Converse tool (`{ toolSpec }`) as the Anthropic tool it means; `cachePoint` entries are no
+ * tools (undefined).
+ *
+ * @example
+ * converseTool({ toolSpec: { name: 'f', inputSchema: { json: { type: 'object' } } } }) // { name: 'f', description: undefined, input_schema: { type: 'object' } }
+ */
+export function converseTool(t: unknown): unknown {
   if (!isObj(t)) return t;
   if (t.cachePoint !== undefined && Object.keys(t).length === 1) return undefined;
   if (!isObj(t.toolSpec)) return t;
@@ -162,7 +172,7 @@ function converseAsAnthropic(body: Obj, model: unknown, stream: boolean, ignore:
     } else if (k === 'system') {
       out.system = blocks(v);
     } else if (k === 'toolConfig' && isObj(v)) {
-      if (Array.isArray(v.tools)) out.tools = v.tools.map(tool).filter((t) => t !== undefined);
+      if (Array.isArray(v.tools)) out.tools = v.tools.map(converseTool).filter((t) => t !== undefined);
       for (const [ck, cv] of Object.entries(v)) if (ck !== 'tools' && !ignore.has(ck)) out[ck] = cv;
     } else if (k === 'inferenceConfig') {
       const ic = inferenceConfig(v, ignore);

@@ -2,8 +2,11 @@
 // are complete and assemble into the answer the non-streamed operation gives; a stream cut at any
 // frame, with one bad bit, or carrying an exception is not complete; errors carry the exception
 // name the AWS SDK maps to its classes; the model comes from the path, percent-decoded.
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
+import { requestDigests, requestKeys } from '../../src/match/matcher.ts';
+import { rawPathCounts } from '../../src/match/raw-keys.ts';
 import { assembleAnswer, errorAnswerFor, responseComplete, routeOf } from '../../src/providers/index.ts';
 import { encodeEventStreamMessage } from '../../src/providers/wire/aws-eventstream.ts';
 import { MODEL, MODEL_ARN } from './bedrock-clients.ts';
@@ -32,6 +35,7 @@ function frameEnds(bytes: Uint8Array): number[] {
 }
 
 const weather = { toolSpec: { name: 'get_weather', inputSchema: { json: { type: 'object' } } } };
+const weatherSpec = { toolSpec: { name: 'get_weather', description: 'Weather for a city', inputSchema: { json: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } } };
 
 describe('Bedrock module', () => {
   it('takes the model from the path, percent-decoded (inference profiles, ARNs), for every operation', () => {
@@ -100,4 +104,59 @@ describe('Bedrock module', () => {
     // A SigV4-signed request to another path is answered in Bedrock's shape too.
     expect(errorAnswerFor('/other', { authorization: 'AWS4-HMAC-SHA256 Credential=x' }, e, 404).headers?.['x-amzn-errortype']).toBe('ResourceNotFoundException');
   });
+
+  it('raw bytes of generated Converse bodies, in any member order and spelling, give the digests of the parsed body (mostly by the walk over the index)', () => {
+    const word = fc.stringMatching(/^[a-z][a-z ]{0,12}$/);
+    const block = fc.oneof(
+      { weight: 5, arbitrary: fc.oneof(word, fc.constant('')).map((text) => ({ text })) },
+      { weight: 1, arbitrary: fc.constant({ cachePoint: { type: 'default' } }) },
+      { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 20 }).map((b) => ({ image: { format: 'png', source: { bytes: Buffer.from(b).toString('base64') } } })) },
+      { weight: 1, arbitrary: word.map((t) => ({ reasoningContent: { reasoningText: { text: t, signature: 'sig' } } })) },
+    );
+    const turn = fc.oneof(
+      fc.record({ kind: fc.constant('user' as const), blocks: fc.array(block, { maxLength: 3 }) }),
+      fc.record({ kind: fc.constant('tools' as const), text: fc.oneof(fc.constant(''), word), calls: fc.array(fc.record({ name: fc.constantFrom('get_weather', 'lookup'), input: fc.dictionary(fc.constantFrom('city', 'n'), fc.oneof(word, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }))) }), { minLength: 1, maxLength: 3 }), error: fc.boolean(), json: fc.boolean() }),
+    );
+    const shuffle = (v: unknown, r: number): unknown => {
+      if (Array.isArray(v)) return v.map((x, i) => shuffle(x, r + i));
+      if (v === null || typeof v !== 'object') return v;
+      const e = Object.entries(v).map(([k, x], i) => [k, shuffle(x, r * 7 + i)] as const);
+      return Object.fromEntries(r % 2 === 0 ? e.reverse() : e);
+    };
+    const before = rawPathCounts.converse;
+    let runs = 0;
+    fc.assert(
+      fc.property(word, fc.array(turn, { maxLength: 6 }), fc.nat(), fc.boolean(), (system, turns, r, stream) => {
+        let id = 0;
+        const messages: unknown[] = [];
+        for (const t of turns) {
+          if (t.kind === 'user') {
+            messages.push({ role: 'user', content: t.blocks });
+            continue;
+          }
+          const ids = t.calls.map(() => `tooluse_${r}_${id++}`);
+          messages.push({ role: 'assistant', content: [...(t.text ? [{ text: t.text }] : []), ...t.calls.map((c, i) => ({ toolUse: { toolUseId: ids[i], name: c.name, input: c.input } }))] });
+          messages.push({
+            role: 'user',
+            content: [...ids.map((x) => ({ toolResult: { toolUseId: x, content: [t.json ? { json: { ok: true } } : { text: `result ${x}` }], ...(t.error ? { status: 'error' } : {}) } })), { text: 'go on' }],
+          });
+        }
+        const body = {
+          ...(system ? { system: [{ text: system }, { cachePoint: { type: 'default' } }] } : {}),
+          messages,
+          toolConfig: { tools: [weatherSpec, { toolSpec: { name: 'lookup', inputSchema: { json: { type: 'object' } } } }], ...(r % 3 === 0 ? { toolChoice: { auto: {} } } : {}) },
+          inferenceConfig: { maxTokens: 100 + (r % 5), temperature: r % 2 === 0 ? 0 : 0.7 },
+          ...(r % 4 === 0 ? { requestMetadata: { run: String(r) }, additionalModelRequestFields: { top_k: 5 } } : {}),
+        };
+        const endpoint = { method: 'POST', url: path(stream ? 'converse-stream' : 'converse', MODEL_ARN) };
+        const { messages: _m, view: _v, ...want } = requestKeys(body, { endpoint });
+        const text = JSON.stringify(shuffle(body, r), null, r % 3);
+        expect(requestDigests(Buffer.from(text), { endpoint })).toEqual(want);
+        runs++;
+      }),
+      { numRuns: 200 },
+    );
+    expect(rawPathCounts.converse - before).toBeGreaterThanOrEqual(runs * 0.9);
+  });
 });
+
