@@ -182,9 +182,9 @@ export async function matchBench(lib, { quick = false } = {}) {
   }
 
   // --- the same for a Bedrock Converse body (the model is in the path, so the endpoint goes
-  // with the body). The core's raw-bytes view implements the chat family only: requestDigests
-  // takes the general path here (JSON.parse, translation to the Anthropic body, normalize, one
-  // core call), against the same JavaScript pipeline.
+  // with the body). The core's own view knows the chat family only: requestDigests walks the
+  // core's index in JavaScript here (src/match/raw-keys.ts, as for Gemini), against the same
+  // JavaScript pipeline.
   {
     const { bytes, endpoint } = converseBody();
     const opts = { endpoint };
