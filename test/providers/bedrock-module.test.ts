@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
+import { backend } from '../../src/index.ts';
 import { requestDigests, requestKeys } from '../../src/match/matcher.ts';
 import { rawPathCounts } from '../../src/match/raw-keys.ts';
 import { assembleAnswer, errorAnswerFor, responseComplete, routeOf } from '../../src/providers/index.ts';
@@ -156,7 +157,9 @@ describe('Bedrock module', () => {
       }),
       { numRuns: 200 },
     );
-    expect(rawPathCounts.converse - before).toBeGreaterThanOrEqual(runs * 0.9);
+    // The TypeScript backend has no index to walk: there the parse path answers all of them.
+    if (backend() === 'js') expect(rawPathCounts.converse - before).toBe(0);
+    else expect(rawPathCounts.converse - before).toBeGreaterThanOrEqual(runs * 0.9);
   });
 });
 
