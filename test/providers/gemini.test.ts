@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
+import { backend } from '../../src/index.ts';
 import { requestDigests, requestKeys } from '../../src/match/matcher.ts';
 import { rawPathCounts } from '../../src/match/raw-keys.ts';
 import { assembleAnswer, errorModuleOf, normalizeRequest, rawKeysAllowed, responseComplete, routeOf } from '../../src/providers/index.ts';
@@ -191,8 +192,10 @@ describe('routes', () => {
       }),
       { numRuns: 150 },
     );
-    // inlineData parts and thought signatures included: the walk answers nearly all of them.
-    expect(rawPathCounts.gemini - before).toBeGreaterThanOrEqual(runs * 0.9);
+    // inlineData parts and thought signatures included: the walk answers nearly all of them (on
+    // the wasm backends: the TypeScript engine has no index to walk).
+    if (backend() === 'js') expect(rawPathCounts.gemini - before).toBe(0);
+    else expect(rawPathCounts.gemini - before).toBeGreaterThanOrEqual(runs * 0.9);
   });
 
   it('the walk declines what it does not handle, and the parse path keys it the same', () => {
@@ -214,7 +217,7 @@ describe('routes', () => {
       const { messages: _m, view: _v, ...want } = requestKeys(body, { endpoint });
       expect(requestDigests(Buffer.from(JSON.stringify(body)), { endpoint }), JSON.stringify(body)).toEqual(want);
     }
-    expect(rawPathCounts.gemini - before).toBe(3);
+    expect(rawPathCounts.gemini - before).toBe(backend() === 'js' ? 0 : 3);
   });
 
   it('choose the error shape by path or by the SDK headers', () => {
