@@ -2013,6 +2013,16 @@ function converseToolSpec(w: Walk, t: number): string | typeof DECLINE {
   return w.str(name);
 }
 
+/** A text part `{"text":...,"type":"text"}` from a string record; false (nothing written) for "". */
+function textPart(w: Walk, i: number): boolean {
+  if (w.end(i) - w.start(i) === 2) return false;
+  w.out.bytes(L.textOpen);
+  w.raw(i);
+  w.out.bytes(L.textClose);
+  w.out.bytes(L.close);
+  return true;
+}
+
 /** One Converse block, written in the shared form: NONE, PART, or RESULT for a tool result. */
 function conversePart(w: Walk, b: number): number {
   const out = w.out;
@@ -2021,14 +2031,7 @@ function conversePart(w: Walk, b: number): number {
   const k = m.names.length === 1 ? m.names[0]! : '';
   const v = m.recs[0]!;
   if (k === 'cachePoint') return NONE;
-  if (k === 'text' && w.kind(v) === T_STRING) {
-    if (w.end(v) - w.start(v) === 2) return NONE;
-    out.bytes(L.textOpen);
-    w.raw(v);
-    out.bytes(L.textClose);
-    out.bytes(L.close);
-    return PART;
-  }
+  if (k === 'text' && w.kind(v) === T_STRING) return textPart(w, v) ? PART : NONE;
   if (k === 'toolUse' && w.isObj(v)) {
     const tm = w.members(v);
     const id = tm.get('toolUseId');
@@ -2067,13 +2070,10 @@ function conversePart(w: Walk, b: number): number {
       out.bytes(L.openArr);
       let n = 0;
       for (const c of texts!) {
-        const t = w.members(c).recs[0]!;
-        if (w.end(t) - w.start(t) === 2) continue;
-        if (n++ > 0) out.byte(COMMA);
-        out.bytes(L.textOpen);
-        w.raw(t);
-        out.bytes(L.textClose);
-        out.bytes(L.close);
+        const at = out.at;
+        if (n > 0) out.byte(COMMA);
+        if (textPart(w, w.members(c).recs[0]!)) n++;
+        else out.at = at;
       }
       out.bytes(L.closeArr);
       if (w.strOf(status) === 'error') {
