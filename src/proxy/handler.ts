@@ -6,9 +6,9 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
-import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, showsWholeBody, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
-import { streamComplete } from '../store/sse-assemble.ts';
+import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
@@ -287,8 +287,9 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     const status = statusOf(e.code, deck?.missStatus ?? opts.missStatus);
-    const body = errorBody(e, errorShapeOf(req.url ?? '/', req.headers), status, showsWholeBody(req.headers));
-    const headers: OutgoingHttpHeaders = { ...errorHeaders(e), 'content-length': Buffer.byteLength(body) };
+    const answer = errorAnswer(e, req.url ?? '/', req.headers, status, showsWholeBody(req.headers));
+    const body = answer.body;
+    const headers: OutgoingHttpHeaders = { ...answer.headers, 'content-length': Buffer.byteLength(body) };
     // An oversized body is not read to the end; close the connection rather than reuse it.
     if (e.code === 'E_BODY_TOO_LARGE') headers.connection = 'close';
     res.writeHead(status, headers);
@@ -370,7 +371,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const headers = storedResponseHeaders(up.headers);
     // Nothing says `recorded` before the record is durable: a stream says `recording` and gives
     // the outcome in a trailer; any other answer is held until its record is durable.
-    const streaming = recordIt && streamsAnswer(headers, up.headers.get('content-length'));
+    const streaming = recordIt && (streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq));
     const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recording' : 'passthrough' };
     if (p) out['x-tapedeck-key'] = p.key;
     if (recordIt) out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString());
@@ -404,7 +405,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     }
     if (log && p) {
       const body = log.body();
-      if (!streamComplete(headers['content-type'], body)) {
+      if (!responseComplete(dreq, headers['content-type'], body)) {
         // The upstream closed the stream before its end (or sent an error event): the client got
         // what came, the tape gets nothing, since half an answer replayed as whole is worse than a miss.
         d.countError();
@@ -448,6 +449,16 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       }
     }
     const body = log.body();
+    if (!responseComplete(dreq, headers['content-type'], body)) {
+      // A stream the upstream cut that its content type did not announce (Gemini's JSON-array
+      // stream): the client gets what came, the tape nothing.
+      d.countError();
+      d.warnOnce(`tapedeck: ${p.route}: the upstream's stream ended before the answer was complete; not recorded.`);
+      out['x-tapedeck-recorded'] = 'false';
+      res.writeHead(up.status, up.statusText, { ...out, 'content-length': body.length });
+      res.end(body);
+      return;
+    }
     const { rec, durable } = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
     const failed = await durable;
     if (gone()) return;
