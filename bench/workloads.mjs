@@ -593,3 +593,78 @@ export function requestBodies() {
   cache.set('bodies', out);
   return out;
 }
+
+/**
+ * The M conversation as a Gemini generateContent body (contents with user/model roles,
+ * functionCall / functionResponse parts, fileData images, functionDeclarations, systemInstruction,
+ * generationConfig and safetySettings), sent to `endpoint`. Deterministic: derived from the M
+ * workload only.
+ */
+export function geminiBody() {
+  if (cache.has('gemini')) return cache.get('gemini');
+  const m = buildWorkload('M');
+  const { messages, tools } = m.body;
+  const [system, ...rest] = messages;
+  const contents = [];
+  const names = new Map();
+  for (const msg of rest) {
+    if (msg.role === 'tool') {
+      const part = { functionResponse: { name: names.get(msg.tool_call_id) ?? 'tool', response: { output: msg.content } } };
+      const last = contents[contents.length - 1];
+      if (last?.role === 'user' && last.parts.every((p) => p.functionResponse)) last.parts.push(part);
+      else contents.push({ role: 'user', parts: [part] });
+      continue;
+    }
+    const parts = [];
+    if (typeof msg.content === 'string' && msg.content !== '') parts.push({ text: msg.content });
+    else if (Array.isArray(msg.content)) {
+      for (const p of msg.content) {
+        if (p.type === 'text') parts.push({ text: p.text });
+        else if (p.type === 'image_url') parts.push({ fileData: { mimeType: 'image/png', fileUri: p.image_url.url } });
+      }
+    }
+    for (const c of msg.tool_calls ?? []) {
+      names.set(c.id, c.function.name);
+      parts.push({ functionCall: { name: c.function.name, args: JSON.parse(c.function.arguments) }, thoughtSignature: `sig-${c.id}` });
+    }
+    contents.push({ role: msg.role === 'assistant' ? 'model' : 'user', parts });
+  }
+  const body = {
+    systemInstruction: { parts: [{ text: system.content }] },
+    contents,
+    tools: [{ functionDeclarations: tools.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters })) }],
+    toolConfig: { functionCallingConfig: { mode: 'AUTO' } },
+    generationConfig: { temperature: 0, maxOutputTokens: 1024, thinkingConfig: { thinkingBudget: 512 } },
+    safetySettings: [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', threshold: 'BLOCK_ONLY_HIGH' }],
+  };
+  const out = { body, bytes: encoder.encode(JSON.stringify(body)), endpoint: { method: 'POST', url: '/v1beta/models/gemini-2.5-flash:generateContent' } };
+  cache.set('gemini', out);
+  return out;
+}
+
+/**
+ * The M conversation as an AWS Bedrock Converse call (the Anthropic body of requestBodies(),
+ * block by block: text, image by S3 location, toolUse, toolResult, toolSpec tools), with the
+ * endpoint it is sent to: Bedrock puts the model in the path.
+ */
+export function converseBody() {
+  if (cache.has('converse')) return cache.get('converse');
+  const a = requestBodies().anthropic.body;
+  const block = (b) => {
+    if (b.type === 'text') return { text: b.text };
+    if (b.type === 'image') return { image: { format: 'png', source: { s3Location: { uri: b.source.url } } } };
+    if (b.type === 'tool_use') return { toolUse: { toolUseId: b.id, name: b.name, input: b.input } };
+    if (b.type === 'tool_result') return { toolResult: { toolUseId: b.tool_use_id, content: [{ text: b.content }] } };
+    throw new Error(`converseBody: no Converse block for ${b.type}`);
+  };
+  const body = {
+    system: a.system.map((b) => ({ text: b.text })).concat([{ cachePoint: { type: 'default' } }]),
+    messages: a.messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? [{ text: m.content }] : m.content.map(block) })),
+    toolConfig: { tools: a.tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.input_schema } } })), toolChoice: { auto: {} } },
+    inferenceConfig: { maxTokens: 4096, temperature: 0 },
+    requestMetadata: { user: 'user-42' },
+  };
+  const out = { body, bytes: encoder.encode(JSON.stringify(body)), endpoint: { method: 'POST', url: '/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream' } };
+  cache.set('converse', out);
+  return out;
+}

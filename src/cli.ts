@@ -12,7 +12,7 @@ import { answerProblem, isHttpRecord } from './store/records.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
 import { TAPE_MAGIC } from './store/tape-codec.ts';
 import { isUtf8 } from 'node:buffer';
-import { normalizeRequest } from './match/normalize.ts';
+import { normalizeRequest } from './providers/index.ts';
 import { callLabel } from './mcp/tape.ts';
 import { DRIFT_COMMANDS } from './drift/help.ts';
 

@@ -13,7 +13,7 @@
  * - `E_ARG`: an argument of the wrong kind (a trace-token field with NUL, a bad option...).
  * - `E_BACKEND`: the requested backend cannot run here.
  * - `E_MEMORY`: WebAssembly memory could not grow.
- * - `E_REQUEST`: a body that is not an LLM request tapedeck recognizes (src/match/normalize.ts).
+ * - `E_REQUEST`: a body that is not an LLM request tapedeck recognizes (src/providers/normalize.ts).
  * - `E_MISS`: no recording answers a request. `message` is one short line (what differs from
  *   the closest recording, and the fix that exists at the entry point used) plus at most two
  *   excerpt lines; `details` holds the diagnostics (`difference`, `kind`, `fix`, `fixes`,
@@ -35,6 +35,8 @@
  * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
  * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
+ * - `E_EVENT_STREAM`: bytes that are not a whole AWS event stream (a CRC that does not match, a
+ *   header that runs past its block, a stream cut inside a message); `offset` is the stream byte.
  * - `E_NETWORK_BLOCKED`: the fetch switch refused a request to a host it does not route through a
  *   tape while the network is blocked (`blockNetwork`).
  * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),

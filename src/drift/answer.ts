@@ -2,10 +2,11 @@
 // a tape (the proxy / createFetch's HTTP exchanges, ReplayCache records). Answers are read behind
 // one function, answerOf, so that the drift classifier needs to know nothing about record layouts
 // or stream framing: streamed answers are assembled into the body the same request would have
-// got without streaming (src/store/sse-assemble.ts), and the stream's own shape (its event
-// sequence) is kept beside it for the `stream` class.
+// got without streaming, by the provider module of the request's route (src/providers), and the
+// stream's own shape (its event sequence) is kept beside it for the `stream` class.
 
-import { assembleStream, parseSse, streamComplete } from '../store/sse-assemble.ts';
+import { assembleAnswer, responseComplete } from '../providers/index.ts';
+import { parseSse } from '../providers/sse-assemble.ts';
 import { currentHttpKey, isHttpRecord, isCacheRecord } from '../store/records.ts';
 
 type Obj = Record<string, unknown>;
@@ -124,8 +125,8 @@ function parseBody(bytes: Uint8Array, contentType: string): { body: unknown; sha
   return { body: bytes, shape: 'bytes' };
 }
 
-// The only place drift reads stream framing: when provider modules own it (assemble and
-// complete per route), these two ask them instead.
+// The only place drift reads stream framing: the provider module of the request's route
+// assembles a stream and judges whether it is whole (src/providers).
 
 /**
  * The non-streamed answer a recorded stream stands for, or undefined.
@@ -133,8 +134,8 @@ function parseBody(bytes: Uint8Array, contentType: string): { body: unknown; sha
  * @example
  * assembleRecorded({ method: 'POST', url: '/v1/chat/completions' }, 'text/event-stream', bytes)?.choices
  */
-export function assembleRecorded(_request: { method: string; url: string }, contentType: string, body: Uint8Array | string): Record<string, unknown> | undefined {
-  return assembleStream(contentType, body);
+export function assembleRecorded(request: { method: string; url: string }, contentType: string, body: Uint8Array | string): Record<string, unknown> | undefined {
+  return assembleAnswer(request, contentType, body);
 }
 
 /**
@@ -143,8 +144,8 @@ export function assembleRecorded(_request: { method: string; url: string }, cont
  * @example
  * answerComplete({ method: 'POST', url: '/v1/chat/completions' }, 'text/event-stream', 'data: {"choices":[{"delta":{}}]}\n\n') // false
  */
-export function answerComplete(_request: { method: string; url: string }, contentType: string, body: Uint8Array | string): boolean {
-  return streamComplete(contentType, body);
+export function answerComplete(request: { method: string; url: string }, contentType: string, body: Uint8Array | string): boolean {
+  return responseComplete(request, contentType, body);
 }
 
 /**

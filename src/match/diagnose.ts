@@ -12,7 +12,7 @@
 
 import { canonicalize } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import { SHAPE_ARGS_KEPT, SHAPE_DEFAULTS } from './normalize.ts';
+import { SHAPE_ARGS_KEPT, SHAPE_DEFAULTS } from '../providers/normalize.ts';
 import type { MatchMode, Recording, RequestDigests, RequestKeys, Signature } from './matcher.ts';
 
 /**

@@ -17,7 +17,8 @@ export {
   type RequestKeys,
   type Signature,
 } from './matcher.ts';
-export { detectProvider, DROPPED_ARGS, fingerprintIgnoreKeys, normalizeRequest } from './normalize.ts';
-export type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
+export { detectProvider, normalizeRequest } from '../providers/index.ts';
+export { DROPPED_ARGS, fingerprintIgnoreKeys } from '../providers/normalize.ts';
+export type { Attachment, Endpoint, NormalizeOptions, Provider, RequestView } from '../providers/types.ts';
 export { loadRecordingsDir, type LoadOptions } from './recordings.ts';
-export { VOLATILE_MARK, VOLATILE_PATTERNS, type VolatileSpan } from './volatile-text.ts';
+export { VOLATILE_MARK, VOLATILE_PATTERNS, type VolatileSpan } from '../providers/volatile-text.ts';

@@ -6,8 +6,9 @@ import { canonicalizeJSON, hashJSON, hashValue, pathHashes, sha256 } from '../co
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { explainMiss, type MissEntry } from './diagnose.ts';
-import { fingerprintIgnoreKeys, normalizeRequest, type NormalizeOptions, type Provider } from './normalize.ts';
-import { rawRequestDigests } from './raw-keys.ts';
+import { normalizeRequest } from '../providers/index.ts';
+import { fingerprintIgnoreKeys, type NormalizeOptions, type Provider } from '../providers/normalize.ts';
+import { rawRequestDigests, viewDigests } from './raw-keys.ts';
 import { withVolatileSpans } from './volatile-miss.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
@@ -97,20 +98,7 @@ export interface MatchResult {
  */
 export function requestKeys(request: unknown, opts: NormalizeOptions = {}): RequestKeys {
   const n = normalizeRequest(parseBody(request), opts);
-  const signature: Signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
-  // One core call: the view's digest is the key, and its `messages` (an embeddings view's
-  // `input`) are the path.
-  const paths = pathHashes(n.view, { member: n.provider === 'openai-embeddings' ? 'input' : 'messages' });
-  return {
-    provider: n.provider,
-    key: paths.digest,
-    signature,
-    signatureDigest: hashValue(signature),
-    messageHashes: paths.messageHashes,
-    pathHashes: paths.pathHashes,
-    messages: n.messages,
-    view: n.view,
-  };
+  return { ...viewDigests(n), messages: n.messages, view: n.view };
 }
 
 /**
@@ -308,6 +296,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     ignoreArgs: opts.ignoreArgs,
     volatileKeys: opts.volatileKeys,
     volatileText: opts.volatileText,
+    ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
   };
   const recordings = opts.recordings;
   const slim = ({ messages: _m, view: _v, ...digests }: RequestKeys): RequestDigests => digests;

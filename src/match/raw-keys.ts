@@ -41,7 +41,7 @@
  */
 
 import type { CoreView } from '../core/engine.ts';
-import { coreRequestView, hashValue, jsonTape, pathHashesOfUtf8 } from '../core/index.ts';
+import { coreRequestView, hashValue, jsonTape, pathHashes, pathHashesOfUtf8 } from '../core/index.ts';
 import { allFinite } from '../core/value.ts';
 import { TapedeckError } from '../errors.ts';
 import type { RequestDigests } from './matcher.ts';
@@ -55,11 +55,16 @@ import {
   OPENAI_PARTS,
   OPENAI_ROLES,
   splitToolResults,
-} from './normalize.ts';
-import type { NormalizeOptions, Provider } from './types.ts';
+} from '../providers/normalize.ts';
+import type { BuiltinProvider, NormalizeOptions, RequestView } from '../providers/types.ts';
+import { normalizeRequest as normalizeModule, rawKeysAllowed, routeOf } from '../providers/index.ts';
+import { Calls, kindOfMedia } from '../providers/gemini.ts';
+import { converseBlock, converseTool } from '../providers/bedrock.ts';
+import { attachmentOf } from '../providers/normalize.ts';
 
 // Record layout of assembly/tape.ts.
 const T_NULL = 1;
+const T_TRUE = 3;
 const T_NUMBER = 4;
 const T_STRING = 5;
 const T_ARRAY = 6;
@@ -344,11 +349,11 @@ class Walk {
     return this.t[i * 8]! & 0xff;
   }
 
-  private start(i: number): number {
+  start(i: number): number {
     return this.t[i * 8 + 1]!;
   }
 
-  private end(i: number): number {
+  end(i: number): number {
     return this.t[i * 8 + 2]!;
   }
 
@@ -1085,10 +1090,10 @@ class Walk {
   }
 }
 
-const PROVIDERS: readonly Provider[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
+const PROVIDERS: readonly string[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 // Members that hold the conversation and tools, per shape (normalize.ts LAYOUT); the rest of
 // the top level is model, options and context, normalized by the reference itself.
-const CONVERSATION: Record<Provider, readonly string[]> = {
+const CONVERSATION: Record<BuiltinProvider, readonly string[]> = {
   'openai-chat': ['messages', 'system', 'tools', 'functions'],
   anthropic: ['messages', 'system', 'tools', 'functions'],
   generic: ['messages', 'prompt', 'system', 'tools', 'functions'],
@@ -1106,7 +1111,7 @@ function isTokens(w: Walk, i: number): boolean {
  * hold the two together). Materializing what it reads as objects cost more than the rest of
  * the walk.
  */
-function detect(w: Walk, root: Members): Provider {
+function detect(w: Walk, root: Members): BuiltinProvider {
   const messages = root.get('messages');
   if (messages === undefined) {
     if (root.has('instructions') || root.has('previous_response_id')) return 'openai-responses';
@@ -1177,7 +1182,7 @@ function isUtf8(b: Uint8Array): boolean {
  * the matcher) really take this path for the common request shapes, which equal digests alone
  * cannot show.
  */
-export const rawPathCounts = { answered: 0, declined: 0, core: 0 };
+export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0 };
 
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
@@ -1202,22 +1207,17 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   // view and this walk hash message text as it is).
   if (opts.volatileText !== undefined && (!Array.isArray(opts.volatileText) || opts.volatileText.length > 0)) return undefined;
   if (opts.provider !== undefined && !PROVIDERS.includes(opts.provider)) return undefined;
+  // A shape of another provider module (by the endpoint's route): the walk knows the chat
+  // family only, so that module's normalize reads the parsed body.
+  if (opts.endpoint !== undefined && !rawKeysAllowed(opts)) return moduleDigests(request, opts);
   // Only an absent option takes its default; null is the reference's E_ARG.
   if (opts.ignoreArgs === null) return undefined;
   const ignoreArgs = opts.ignoreArgs ?? [];
   if (!Array.isArray(ignoreArgs) || ignoreArgs.some((k) => typeof k !== 'string')) return undefined;
-  let bytes: Uint8Array;
-  if (typeof request === 'string') {
-    if (!request.isWellFormed()) return undefined;
-    bytes = encoder.encode(request);
-  } else {
-    bytes = request;
-    // A body given as bytes must be UTF-8 (docs/hash-spec.md, "Errors": E_UTF8); the reference
-    // rejects it, so the raw path declines rather than key bytes it would decode leniently.
-    if (!isUtf8(bytes)) return undefined;
-  }
+  const bytes = utf8Of(request);
+  if (bytes === undefined) return undefined;
   try {
-    const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider]);
+    const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider as BuiltinProvider]);
     if (cv === undefined) return undefined;
     if (cv !== null && !(cv instanceof Uint32Array)) {
       const fromCore = coreDigests(bytes, cv, ignoreArgs);
@@ -1239,13 +1239,397 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   }
 }
 
+/**
+ * A body's UTF-8 bytes, or undefined when it has none: a body given as bytes must be UTF-8
+ * (docs/hash-spec.md, "Errors": E_UTF8); the reference rejects it, so the raw paths decline
+ * rather than key bytes they would decode leniently.
+ */
+function utf8Of(request: Uint8Array | string): Uint8Array | undefined {
+  if (typeof request === 'string') return request.isWellFormed() ? encoder.encode(request) : undefined;
+  return isUtf8(request) ? request : undefined;
+}
+
+/**
+ * The digests of a normalized request: one core call over its view (the value, or its JSON
+ * text) for the key and the message and path hashes (of `messages`, or an embeddings view's
+ * `input`), and the signature.
+ *
+ * @example
+ * viewDigests(normalizeRequest(body)).key === requestKeys(body).key // true
+ */
+export function viewDigests(n: RequestView, view: RequestView['view'] | string = n.view): RequestDigests {
+  const paths = pathHashes(view, { member: Array.isArray(n.view.messages) ? 'messages' : 'input' });
+  const signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
+  return {
+    provider: n.provider,
+    key: paths.digest,
+    signature,
+    signatureDigest: hashValue(signature),
+    messageHashes: paths.messageHashes,
+    pathHashes: paths.pathHashes,
+  };
+}
+
+/**
+ * Digests of a body of a provider module's own shape (Gemini, ...): the body checked by the
+ * core's index instead of the strict reader's canonical pass (the same faults, a fifth of the
+ * time), parsed, normalized by its module, and the view hashed from its JSON text in one core
+ * call (the view of parsed JSON is JSON data, so its text is the same canonical value, without
+ * walking it as JavaScript objects). Any error leaves the body to the reference path, which
+ * reports it.
+ */
+function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): RequestDigests | undefined {
+  const bytes = utf8Of(request);
+  if (bytes === undefined) return undefined;
+  let w: Walk;
+  try {
+    const tape = jsonTape(bytes);
+    if (tape === undefined || tape.length === 0) return undefined;
+    w = new Walk(bytes, tape);
+    for (let i = 0; i < tape.length; i += 8) if ((tape[i]! & F_CHECK_KEYS) !== 0) w.members(i >>> 3);
+    const shape = (tape[0]! & 0xff) === T_OBJECT ? routeOf(opts.endpoint)?.route.shape : undefined;
+    if (shape === 'gemini' || shape === 'bedrock-converse') {
+      try {
+        const d = shape === 'gemini' ? geminiDigests(w, opts, opts.ignoreArgs ?? []) : converseDigests(w, opts, opts.ignoreArgs ?? []);
+        rawPathCounts[shape === 'gemini' ? 'gemini' : 'converse']++;
+        return d;
+      } catch (e) {
+        if (e !== DECLINE) throw e;
+      } finally {
+        Out.release();
+      }
+    }
+    const n = normalizeModule(JSON.parse(typeof request === 'string' ? request : decoder.decode(bytes)), opts);
+    return viewDigests(n, JSON.stringify(n.view));
+  } catch (e) {
+    if (e === DECLINE || e instanceof TapedeckError || e instanceof SyntaxError) return undefined;
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemini bodies (src/providers/gemini.ts is the reference): the same walk over the index for
+// what Gemini SDKs send (camelCase names; text, thought, functionCall, functionResponse,
+// fileData and inlineData parts; function declarations), the rest declined to the parse path.
+
+const GEMINI_LAYOUT = new Set(['contents', 'systemInstruction', 'tools']);
+const GEMINI_PART_KNOWN = new Set(['text', 'thought', 'thoughtSignature', 'inlineData', 'fileData', 'functionCall', 'functionResponse']);
+const G = {
+  thinkingOpen: lit('{"type":"thinking"'),
+  callOpen: lit('{"type":"tool_call","id":'),
+  jsonOpen: lit('{"type":"json","json":'),
+  jsonEmpty: lit('{"type":"json"}'),
+  typeKey: lit('{"type":'),
+  quote: lit('"'),
+};
+
+/**
+ * Writes `,"tools":[...]` from the tool chunks written at the end of `out` (in body order), in
+ * the reference's order (by name), over the chunks themselves. Equal names sort by canonical
+ * bytes in the reference: left to it (decline).
+ */
+function sortedTools(out: Out, chunks: readonly { name: string | undefined; start: number; end: number }[]): void {
+  const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
+  const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
+  for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
+  const toolsAt = out.at;
+  out.bytes(L.tools);
+  sorted.forEach((c, i) => {
+    if (i > 0) out.byte(COMMA);
+    out.own(c.start, c.end);
+  });
+  // Move the sorted tools over the unsorted chunks.
+  const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
+  out.buf.copyWithin(firstChunk, toolsAt, out.at);
+  out.at = firstChunk + (out.at - toolsAt);
+  out.bytes(L.closeArr);
+}
+
+/** Every member name of an object, or decline when one is snake_case (the reference camelCases it). */
+function camelOnly(w: Walk, i: number): Members {
+  const m = w.members(i);
+  for (const k of m.names) if (k.includes('_')) decline();
+  return m;
+}
+
+function geminiDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
+  if (!Array.isArray(ignoreArgs) || ignoreArgs.some((k) => typeof k !== 'string')) decline();
+  const root = camelOnly(w, 0);
+  if (root.has('generateContentRequest') || ignoreArgs.some((k) => GEMINI_LAYOUT.has(k) || k.includes('_'))) decline();
+  const top: Record<string, unknown> = { contents: [] };
+  for (let i = 0; i < root.names.length; i++) {
+    const k = root.names[i]!;
+    if (!GEMINI_LAYOUT.has(k)) set(top, k, w.value(root.recs[i]!));
+  }
+  const small = normalizeModule(top, opts);
+  if (small.provider !== 'gemini' || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) decline();
+  const out = w.out;
+  const calls = new Calls(w.n);
+  let count = 0;
+  out.bytes(L.view);
+  const next = () => {
+    if (count++ > 0) out.byte(COMMA);
+  };
+  const close = () => {
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+  };
+  // One message of all the parts (the system prompt, a model turn); none for no parts when
+  // `dropEmpty` (an empty system prompt is no message).
+  const whole = (head: Uint8Array, v: number | undefined, dropEmpty: boolean) => {
+    const mark = out.at;
+    next();
+    out.bytes(head);
+    let n = 0;
+    for (const p of partsOf(v)) {
+      const at = out.at;
+      if (n > 0) out.byte(COMMA);
+      if (geminiPart(w, p, calls) === NONE) out.at = at;
+      else n++;
+    }
+    if (n === 0 && dropEmpty) {
+      out.at = mark;
+      count--;
+      return;
+    }
+    close();
+  };
+  // A user turn: function results are tool messages of their own, the other parts user
+  // messages between them (splitToolResults), written in place.
+  const user = (v: number | undefined) => {
+    let open = false;
+    let n = 0;
+    let any = false;
+    for (const p of partsOf(v)) {
+      if (w.isObj(p) && w.members(p).has('functionResponse')) {
+        if (open) close();
+        open = false;
+        any = true;
+        next();
+        out.bytes(L.toolMessage);
+        if (geminiPart(w, p, calls) !== RESULT) decline();
+        close();
+        continue;
+      }
+      const mark = out.at;
+      if (open) out.byte(COMMA);
+      else {
+        next();
+        out.bytes(L.userMessage);
+      }
+      if (geminiPart(w, p, calls) === NONE) {
+        out.at = mark;
+        if (!open) count--;
+        continue;
+      }
+      open = true;
+      n++;
+      any = true;
+    }
+    if (open) close();
+    else if (!any) {
+      next();
+      out.bytes(L.userMessage);
+      close();
+    }
+    return n;
+  };
+  const partsOf = (v: number | undefined): number[] => (v === undefined || w.kind(v) === T_NULL ? [] : w.kind(v) === T_ARRAY ? w.children(v) : [v]);
+  const system = root.get('systemInstruction');
+  if (system !== undefined && w.kind(system) !== T_NULL) {
+    if (!w.isObj(system)) decline();
+    whole(L.systemMessage, camelOnly(w, system).get('parts'), true);
+  }
+  const contents = root.get('contents');
+  if (contents !== undefined && w.kind(contents) !== T_NULL) {
+    if (w.kind(contents) !== T_ARRAY) decline();
+    for (const c of w.children(contents)) {
+      if (!w.isObj(c)) decline();
+      const cm = camelOnly(w, c);
+      for (const k of cm.names) if (k !== 'role' && k !== 'parts') decline();
+      const role = cm.get('role');
+      const r = role === undefined || w.kind(role) === T_NULL ? 'user' : w.strOf(role);
+      if (r === 'model') whole(L.assistantMessage, cm.get('parts'), false);
+      else if (r === 'user') user(cm.get('parts'));
+      else decline();
+    }
+  }
+  out.bytes(L.closeArr);
+  modelAndOptions(out, small);
+  // Tools: function declarations through the chat walk's tool writer (D(f)); built-in tools
+  // and anything unusual to the parse path.
+  const chunks: { name: string | undefined; start: number; end: number }[] = [];
+  const tools = root.get('tools');
+  if (tools !== undefined && w.kind(tools) !== T_NULL) {
+    if (w.kind(tools) !== T_ARRAY) decline();
+    for (const t of w.children(tools)) {
+      if (!w.isObj(t)) decline();
+      const tm = camelOnly(w, t);
+      if (tm.names.length !== 1 || tm.names[0] !== 'functionDeclarations') decline();
+      const fns = tm.get('functionDeclarations')!;
+      if (w.kind(fns) !== T_ARRAY) decline();
+      for (const f of w.children(fns)) {
+        if (!w.isObj(f)) decline();
+        const fm = camelOnly(w, f);
+        if (fm.has('parametersJsonSchema') || fm.has('type')) decline();
+        const start = out.at;
+        const name = w.tool(f, false);
+        chunks.push({ name, start, end: out.at });
+      }
+    }
+  }
+  const names = chunks.map((c) => c.name);
+  sortedTools(out, chunks);
+  out.bytes(L.close);
+  return finish(out, 'gemini' as BuiltinProvider, count, names, small);
+}
+
+/** One Gemini part, written in the shared form: NONE, PART, or RESULT for a function result. */
+function geminiPart(w: Walk, p: number, calls: Calls): number {
+  const out = w.out;
+  const kind = w.kind(p);
+  if (kind === T_STRING) {
+    if (w.end(p) - w.start(p) === 2) return NONE;
+    out.bytes(L.textOpen);
+    w.raw(p);
+    out.bytes(L.textClose);
+    out.bytes(L.close);
+    return PART;
+  }
+  if (kind !== T_OBJECT) {
+    w.raw(p);
+    return PART;
+  }
+  const m = camelOnly(w, p);
+  // One of text, inlineData, fileData, functionCall, functionResponse (the reference copies any
+  // second one as a member), beside thought (with text) and thoughtSignature.
+  let held = 0;
+  for (const k of m.names) {
+    if (!GEMINI_PART_KNOWN.has(k)) decline();
+    if (k !== 'thought' && k !== 'thoughtSignature') held++;
+  }
+  if (held !== 1) decline();
+  const text = m.get('text');
+  if (text !== undefined) {
+    if (w.kind(text) !== T_STRING) decline();
+    const thought = m.get('thought');
+    const empty = w.end(text) - w.start(text) === 2;
+    if (thought !== undefined && w.kind(thought) === T_TRUE) {
+      out.bytes(G.thinkingOpen);
+      if (!empty) {
+        out.byte(COMMA);
+        out.bytes(L.thinkingKey);
+        w.raw(text);
+      }
+      out.bytes(L.close);
+      return PART;
+    }
+    if (empty) return NONE;
+    out.bytes(L.textOpen);
+    w.raw(text);
+    out.bytes(L.textClose);
+    out.bytes(L.close);
+    return PART;
+  }
+  if (m.has('thought')) decline();
+  const call = m.get('functionCall');
+  if (call !== undefined && w.isObj(call)) {
+    const cm = camelOnly(w, call);
+    for (const k of cm.names) if (k !== 'name' && k !== 'args' && k !== 'id') decline();
+    const name = cm.get('name');
+    const id = cm.get('id');
+    if (name === undefined || w.kind(name) !== T_STRING || (id !== undefined && w.kind(id) !== T_STRING)) decline();
+    out.bytes(G.callOpen);
+    out.bytes(quotedId(calls.call(w.str(name), id === undefined ? undefined : w.str(id))!));
+    out.byte(COMMA);
+    out.bytes(L.nameKey);
+    w.raw(name);
+    const args = cm.get('args');
+    if (args !== undefined && w.kind(args) !== T_NULL) {
+      out.byte(COMMA);
+      out.bytes(L.argumentsKey);
+      w.raw(args);
+    }
+    out.bytes(L.close);
+    return PART;
+  }
+  const result = m.get('functionResponse');
+  if (result !== undefined && w.isObj(result)) {
+    const rm = camelOnly(w, result);
+    for (const k of rm.names) if (k !== 'name' && k !== 'response' && k !== 'id') decline();
+    const name = rm.get('name');
+    const id = rm.get('id');
+    if (name === undefined || w.kind(name) !== T_STRING || (id !== undefined && w.kind(id) !== T_STRING)) decline();
+    const paired = calls.response(w.str(name), id === undefined ? undefined : w.str(id));
+    out.bytes(L.resultOpen);
+    out.bytes(quotedId(paired.id!));
+    if (!paired.paired) {
+      out.byte(COMMA);
+      out.bytes(L.nameKey);
+      w.raw(name);
+    }
+    out.byte(COMMA);
+    out.bytes(L.contentKey);
+    out.bytes(L.openArr);
+    // resultValue(): `{ output }`, `{ result }` or `{ content }` alone (beside a `name`) is that value.
+    let value = rm.get('response');
+    if (value !== undefined && w.isObj(value)) {
+      const vm = w.members(value);
+      const own = vm.names.filter((k) => k !== 'name');
+      if (own.length === 1 && (own[0] === 'output' || own[0] === 'result' || own[0] === 'content')) value = vm.get(own[0]!);
+    }
+    if (value !== undefined && w.kind(value) !== T_NULL) {
+      if (w.kind(value) === T_STRING) {
+        if (w.end(value) - w.start(value) > 2) {
+          out.bytes(L.textOpen);
+          w.raw(value);
+          out.bytes(L.textClose);
+          out.bytes(L.close);
+        }
+      } else if (w.empty(value)) {
+        out.bytes(G.jsonEmpty);
+      } else {
+        out.bytes(G.jsonOpen);
+        w.raw(value);
+        out.bytes(L.close);
+      }
+    }
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+    return RESULT;
+  }
+  const media = m.get('inlineData') ?? m.get('fileData');
+  if (media !== undefined && w.isObj(media)) {
+    const inline = m.has('inlineData');
+    const dm = camelOnly(w, media);
+    for (const k of dm.names) if (k !== 'mimeType' && k !== (inline ? 'data' : 'fileUri')) decline();
+    const mime = dm.get('mimeType');
+    const media_ = kindOfMedia(mime === undefined ? undefined : w.strOf(mime));
+    out.bytes(G.typeKey);
+    out.bytes(G.quote);
+    out.text(media_);
+    out.bytes(G.quote);
+    out.byte(COMMA);
+    out.bytes(G.quote);
+    out.text(media_);
+    out.bytes(G.quote);
+    out.byte(0x3a);
+    const given: Record<string, unknown> = {};
+    for (let j = 0; j < dm.names.length; j++) set(given, dm.names[j]!, w.value(dm.recs[j]!));
+    w.emit(inline ? attachmentOf(given) : typeof given.fileUri === 'string' ? attachmentOf(given.fileUri) : attachmentOf(given));
+    out.bytes(L.close);
+    return PART;
+  }
+  decline();
+}
+
 type Normalized = ReturnType<typeof normalizeRequest>;
 
 /**
  * Model, options and context: the reference on the top level without the conversation (its
  * members are small), given as `top`.
  */
-function topLevel(provider: Provider, top: Record<string, unknown>, ignoreArgs: readonly string[]): Normalized {
+function topLevel(provider: BuiltinProvider, top: Record<string, unknown>, ignoreArgs: readonly string[]): Normalized {
   const ignore = new Set(ignoreArgs);
   if (CONVERSATION[provider].some((k) => ignore.has(k))) decline();
   if (provider !== 'openai-responses' && provider !== 'openai-embeddings') top.messages = [];
@@ -1270,7 +1654,7 @@ function modelAndOptions(out: Out, small: Normalized): void {
 }
 
 /** One core call over the view written to `out`, and the signature. */
-function finish(out: Out, provider: Provider, count: number, names: readonly (string | undefined)[], small: Normalized): RequestDigests {
+function finish(out: Out, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized): RequestDigests {
   const member = provider === 'openai-embeddings' ? 'input' : 'messages';
   // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
   // encoded from well-formed strings.
@@ -1287,8 +1671,8 @@ function finish(out: Out, provider: Provider, count: number, names: readonly (st
   };
 }
 
-const PROVIDER_CODE: Record<Provider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
-const PROVIDER_OF: readonly (Provider | undefined)[] = [undefined, 'openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
+const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
+const PROVIDER_OF: readonly (BuiltinProvider | undefined)[] = [undefined, 'openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 
 /**
  * The digests from the view the core wrote itself (assembly/view.ts): the common request
@@ -1349,7 +1733,7 @@ function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly strin
 
 function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
   const root = w.members(0);
-  const provider = opts.provider ?? detect(w, root);
+  const provider = (opts.provider as BuiltinProvider | undefined) ?? detect(w, root);
   const top: Record<string, unknown> = {};
   for (let i = 0; i < root.names.length; i++) {
     const k = root.names[i]!;
@@ -1439,23 +1823,272 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
         chunks.push({ name: toolName, start, end: out.at });
       }
     }
-    const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
-    const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
-    // Equal names sort by canonical bytes in the reference: left to it.
-    for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
-    const toolsAt = out.at;
-    out.bytes(L.tools);
-    sorted.forEach((c, i) => {
-      if (i > 0) out.byte(COMMA);
-      out.own(c.start, c.end);
-    });
-    // Move the sorted tools over the unsorted chunks.
-    const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
-    out.buf.copyWithin(firstChunk, toolsAt, out.at);
-    out.at = firstChunk + (out.at - toolsAt);
-    out.bytes(L.closeArr);
+    sortedTools(out, chunks);
     for (const c of chunks) names.push(c.name);
   }
   out.bytes(L.close);
   return finish(out, provider, count, names, small);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bedrock Converse bodies on their route (docs/hash-spec.md, "AWS Bedrock Runtime"): text,
+// toolUse and toolResult blocks written from the body's bytes in the shared form; every other
+// block and every tool through the Bedrock module's translation and the reference normalizer,
+// one at a time (with the walk's own call ids, so numbering stays in order); anything unusual
+// (ignoreArgs, extra message members, roles other than user and assistant) to the parse path.
+
+function converseDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
+  if (!Array.isArray(ignoreArgs) || ignoreArgs.length > 0) decline();
+  const root = w.members(0);
+  const messages = root.get('messages');
+  if (messages === undefined || w.kind(messages) !== T_ARRAY) decline();
+  // Model and options: the module on the body without its conversation, system and tools.
+  const top: Record<string, unknown> = { messages: [] };
+  let tools: number | undefined;
+  for (let i = 0; i < root.names.length; i++) {
+    const k = root.names[i]!;
+    const rec = root.recs[i]!;
+    if (k === 'messages' || k === 'system') continue;
+    if (k === 'toolConfig' && w.isObj(rec)) {
+      const tc: Record<string, unknown> = {};
+      const tm = w.members(rec);
+      for (let j = 0; j < tm.names.length; j++) {
+        if (tm.names[j] === 'tools') tools = tm.recs[j];
+        else set(tc, tm.names[j]!, w.value(tm.recs[j]!));
+      }
+      set(top, k, tc);
+    } else set(top, k, w.value(rec));
+  }
+  if (tools !== undefined && w.kind(tools) !== T_ARRAY) decline();
+  const small = normalizeModule(top, opts);
+  if (small.provider !== 'bedrock-converse' || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) decline();
+  const out = w.out;
+  let count = 0;
+  out.bytes(L.view);
+  const next = () => {
+    if (count++ > 0) out.byte(COMMA);
+  };
+  const close = () => {
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+  };
+  const blocksOf = (v: number): number[] => {
+    if (w.kind(v) !== T_ARRAY) decline();
+    return w.children(v);
+  };
+  // One message of all its parts (the system prompt, an assistant turn; the reference splits
+  // only user messages); none for no parts when `dropEmpty`.
+  const whole = (head: Uint8Array, v: number, dropEmpty: boolean) => {
+    const mark = out.at;
+    next();
+    out.bytes(head);
+    let n = 0;
+    for (const b of blocksOf(v)) {
+      const at = out.at;
+      if (n > 0) out.byte(COMMA);
+      if (conversePart(w, b) === NONE) out.at = at;
+      else n++;
+    }
+    if (n === 0 && dropEmpty) {
+      out.at = mark;
+      count--;
+      return;
+    }
+    close();
+  };
+  // A user turn: tool results are tool messages of their own, the other parts user messages
+  // between them (splitToolResults), written in place.
+  const user = (v: number) => {
+    let open = false;
+    let any = false;
+    for (const b of blocksOf(v)) {
+      const mark = out.at;
+      const count0 = count;
+      if (open) out.byte(COMMA);
+      else {
+        next();
+        out.bytes(L.userMessage);
+      }
+      const at = out.at;
+      const kind = conversePart(w, b);
+      if (kind === NONE) {
+        out.at = mark;
+        count = count0;
+        continue;
+      }
+      any = true;
+      if (kind === RESULT) {
+        // Rewrite: close the user message before it (if one is open), the result in its own.
+        const part = out.buf.slice(at, out.at);
+        out.at = mark;
+        count = count0;
+        if (open) close();
+        open = false;
+        next();
+        out.bytes(L.toolMessage);
+        out.bytes(part);
+        close();
+        continue;
+      }
+      open = true;
+    }
+    if (open) close();
+    else if (!any) {
+      next();
+      out.bytes(L.userMessage);
+      close();
+    }
+  };
+  const system = root.get('system');
+  if (system !== undefined && w.kind(system) !== T_NULL) whole(L.systemMessage, system, true);
+  for (const m of w.children(messages)) {
+    if (!w.isObj(m)) decline();
+    const mm = w.members(m);
+    for (const k of mm.names) if (k !== 'role' && k !== 'content') decline();
+    const content = mm.get('content');
+    if (content === undefined) decline();
+    const role = w.strOf(mm.get('role'));
+    if (role === 'assistant') whole(L.assistantMessage, content, false);
+    else if (role === 'user') user(content);
+    else decline();
+  }
+  out.bytes(L.closeArr);
+  modelAndOptions(out, small);
+  const chunks: { name: string | undefined; start: number; end: number }[] = [];
+  for (const t of tools === undefined ? [] : w.children(tools)) {
+    const start = out.at;
+    const name = converseToolSpec(w, t);
+    if (name !== DECLINE) {
+      chunks.push({ name, start, end: out.at });
+      continue;
+    }
+    const translated = converseTool(w.value(t));
+    if (translated === undefined) continue;
+    const norm = w.n.tool(translated, false);
+    w.emit(norm);
+    chunks.push({ name: norm !== null && typeof norm === 'object' && typeof (norm as { name?: unknown }).name === 'string' ? (norm as { name: string }).name : undefined, start, end: out.at });
+  }
+  const names = chunks.map((c) => c.name);
+  sortedTools(out, chunks);
+  out.bytes(L.close);
+  return finish(out, 'bedrock-converse' as BuiltinProvider, count, names, small);
+}
+
+const DESCRIPTION_OPEN = lit('{"description":');
+const NAME_AFTER = lit(',"name":');
+const NAME_OPEN = lit('{"name":');
+
+/**
+ * A plain `{ toolSpec: { name, description?, inputSchema: { json } } }` written as D(f) in
+ * canonical member order (description, name, parameters); returns its name, or DECLINE (nothing
+ * written) for any other tool, which the reference then normalizes.
+ */
+function converseToolSpec(w: Walk, t: number): string | typeof DECLINE {
+  if (!w.isObj(t)) return DECLINE;
+  const tm = w.members(t);
+  const spec = tm.names.length === 1 && tm.names[0] === 'toolSpec' ? tm.recs[0] : undefined;
+  if (!w.isObj(spec)) return DECLINE;
+  const sm = w.members(spec);
+  if (!sm.names.every((n) => n === 'name' || n === 'description' || n === 'inputSchema')) return DECLINE;
+  const name = sm.get('name');
+  const description = sm.get('description');
+  const schema = sm.get('inputSchema');
+  if (name === undefined || w.kind(name) !== T_STRING || (description !== undefined && w.kind(description) !== T_STRING && w.kind(description) !== T_NULL)) return DECLINE;
+  if (!w.isObj(schema)) return DECLINE;
+  const im = w.members(schema);
+  const json = im.names.length === 1 && im.names[0] === 'json' ? im.recs[0]! : undefined;
+  // A schema of null (or []) is no parameters to the reference; objects only here.
+  if (!w.isObj(json)) return DECLINE;
+  const out = w.out;
+  if (description !== undefined && w.kind(description) === T_STRING) {
+    out.bytes(DESCRIPTION_OPEN);
+    w.raw(description);
+    out.bytes(NAME_AFTER);
+  } else out.bytes(NAME_OPEN);
+  w.raw(name);
+  out.byte(COMMA);
+  out.bytes(L.parametersKey);
+  w.raw(json);
+  out.bytes(L.close);
+  return w.str(name);
+}
+
+/** A text part `{"text":...,"type":"text"}` from a string record; false (nothing written) for "". */
+function textPart(w: Walk, i: number): boolean {
+  if (w.end(i) - w.start(i) === 2) return false;
+  w.out.bytes(L.textOpen);
+  w.raw(i);
+  w.out.bytes(L.textClose);
+  w.out.bytes(L.close);
+  return true;
+}
+
+/** One Converse block, written in the shared form: NONE, PART, or RESULT for a tool result. */
+function conversePart(w: Walk, b: number): number {
+  const out = w.out;
+  if (!w.isObj(b)) decline();
+  const m = w.members(b);
+  const k = m.names.length === 1 ? m.names[0]! : '';
+  const v = m.recs[0]!;
+  if (k === 'cachePoint') return NONE;
+  if (k === 'text' && w.kind(v) === T_STRING) return textPart(w, v) ? PART : NONE;
+  if (k === 'toolUse' && w.isObj(v)) {
+    const tm = w.members(v);
+    const id = tm.get('toolUseId');
+    const name = tm.get('name');
+    const input = tm.get('input');
+    const plain = tm.names.every((n) => n === 'toolUseId' || n === 'name' || n === 'input');
+    // An input given as a string is JSON text to the reference: left to it.
+    if (plain && id !== undefined && w.kind(id) === T_STRING && name !== undefined && w.kind(name) === T_STRING && (input === undefined || w.isObj(input))) {
+      out.bytes(G.callOpen);
+      out.bytes(quotedId(w.id(id)!));
+      out.byte(COMMA);
+      out.bytes(L.nameKey);
+      w.raw(name);
+      if (input !== undefined) {
+        out.byte(COMMA);
+        out.bytes(L.argumentsKey);
+        w.raw(input);
+      }
+      out.bytes(L.close);
+      return PART;
+    }
+  }
+  if (k === 'toolResult' && w.isObj(v)) {
+    const rm = w.members(v);
+    const id = rm.get('toolUseId');
+    const content = rm.get('content');
+    const status = rm.get('status');
+    const plain = rm.names.every((n) => n === 'toolUseId' || n === 'content' || n === 'status');
+    const texts = content !== undefined && w.kind(content) === T_ARRAY ? w.children(content) : undefined;
+    const textOnly = texts?.every((c) => w.isObj(c) && w.members(c).names.length === 1 && w.kind(w.members(c).recs[0]!) === T_STRING && w.members(c).names[0] === 'text');
+    if (plain && textOnly && id !== undefined && w.kind(id) === T_STRING && (status === undefined || w.kind(status) === T_STRING)) {
+      out.bytes(L.resultOpen);
+      out.bytes(quotedId(w.id(id)!));
+      out.byte(COMMA);
+      out.bytes(L.contentKey);
+      out.bytes(L.openArr);
+      let n = 0;
+      for (const c of texts!) {
+        const at = out.at;
+        if (n > 0) out.byte(COMMA);
+        if (textPart(w, w.members(c).recs[0]!)) n++;
+        else out.at = at;
+      }
+      out.bytes(L.closeArr);
+      if (w.strOf(status) === 'error') {
+        out.byte(COMMA);
+        out.bytes(L.isErrorTrue);
+      }
+      out.bytes(L.close);
+      return RESULT;
+    }
+  }
+  // Anything else: the module's translation and the reference normalizer, this block alone.
+  const parts = w.n.content([converseBlock(w.value(b))], '$');
+  if (parts.length === 0) return NONE;
+  if (parts.length > 1) decline();
+  w.emit(parts[0]);
+  return isResult(parts[0]) ? RESULT : PART;
+}
+

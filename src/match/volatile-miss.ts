@@ -3,9 +3,9 @@
  * keying: a pattern that matches too much (or too little) is then visible where the user looks.
  */
 import { TapedeckError } from '../errors.ts';
-import { normalizeRequest } from './normalize.ts';
-import type { NormalizeOptions } from './types.ts';
-import { replaceVolatileText, volatileLine, volatilePatterns, type VolatileSpan } from './volatile-text.ts';
+import { normalizeRequest } from '../providers/normalize.ts';
+import type { NormalizeOptions } from '../providers/types.ts';
+import { replaceVolatileText, volatileLine, volatilePatterns, type VolatileSpan } from '../providers/volatile-text.ts';
 
 const decoder = new TextDecoder();
 

@@ -8,7 +8,7 @@
 import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
-import type { NormalizeOptions } from '../match/normalize.ts';
+import type { NormalizeOptions } from '../providers/normalize.ts';
 import { httpView, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
 import type { HttpRecord, MatchKind, StoredHeaders } from '../store/records.ts';
 

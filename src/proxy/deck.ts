@@ -17,11 +17,12 @@ import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 import { isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
-import { KEY_SPEC_VERSION, type NormalizeOptions } from '../match/normalize.ts';
-import { volatilePatterns } from '../match/volatile-text.ts';
+import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.ts';
+import { volatilePatterns } from '../providers/volatile-text.ts';
 import { checkHooks, type HookRecording, type RecordingHook } from '../store/hooks.ts';
 import { beforeRecord, beforeReplay, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyWarning } from '../match/rekey.ts';
+import { routeOf } from '../providers/index.ts';
 import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { crc32 } from '../store/tape-codec.ts';
@@ -220,6 +221,12 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
 /** Response headers not stored: hop-by-hop ones, and length/encoding (bodies are stored decoded). */
 export const UNSTORED_RESPONSE_HEADERS = new Set([...HOP_BY_HOP, 'content-encoding']);
 
+/** The method and URL of a route name (`METHOD /path?query`, its secret query values masked). */
+function endpointOf(route: string): { method: string; url: string } {
+  const sp = route.indexOf(' ');
+  return { method: route.slice(0, sp), url: route.slice(sp + 1) };
+}
+
 /** Counters of a deck that has served nothing yet (also what stats show before the tape is open). */
 export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats {
   return {
@@ -295,6 +302,9 @@ export class Deck {
             allowRepeats: opts.strictOrder !== true,
             ignoreArgs: opts.ignoreArgs,
             volatileKeys: opts.volatileKeys,
+            // Every recording of a route was sent there: APIs that name the model or the
+            // operation in the URL (Gemini) are keyed with it.
+            endpoint: endpointOf(name),
             volatileText: opts.volatileText,
             source: opts.tape,
             entry,
@@ -393,7 +403,7 @@ export class Deck {
     this.recordingCount++;
     this.counters.recordings = this.recordingCount;
     // By its kind under the current key spec (an older record may have changed kind).
-    const cur = currentHttpKey(rec, this.norm);
+    const cur = currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
     if (cur.match === 'llm') {
       // A recording whose `repeat` is past what its key has so far follows recordings lost to
       // damage: each lost one keeps its turn as a stand-in, so the k-th call gets the k-th
@@ -626,7 +636,7 @@ export class Deck {
       }
     } else {
       try {
-        llmKey = requestKeys(input instanceof Uint8Array ? this.parse(input) : input, this.norm).key;
+        llmKey = requestKeys(input instanceof Uint8Array ? this.parse(input) : input, { ...this.norm, endpoint: { method: req.method, url: req.url } }).key;
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
@@ -635,6 +645,12 @@ export class Deck {
       // LLM recordings made in this run (update mode) are found by the key the matcher reported.
       const rec = this.take(route, 'llm', llmKey);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
+      // Recorded before tapedeck understood the body's shape (a provider added since): keyed
+      // then as plain JSON, and found that way still.
+      if (r && r.count > r.llm.length) {
+        const old = this.take(route, 'json', input instanceof Uint8Array ? hashJSON(input) : hashValue(input));
+        if (old) return { kind: 'replay', record: old, matchedBy: 'exact', warnings: [] };
+      }
       return { kind: 'miss', miss: llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r) };
     }
     const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
@@ -648,6 +664,23 @@ export class Deck {
     return new TapedeckError('E_MISS', e.message, { ...e.details, route, file: this.tape });
   }
 
+  /**
+   * For APIs that name the model in the URL (Gemini, ...): when the request's route has no
+   * recordings but the same operation was recorded for another model, that is the difference.
+   */
+  private modelOnOtherRoute(route: string): string | undefined {
+    const here = routeOf(endpointOf(route));
+    if (here?.model === undefined) return undefined;
+    for (const [name, r] of this.routes) {
+      if (r.count === 0 || name === route) continue;
+      const there = routeOf(endpointOf(name));
+      if (there && there.provider === here.provider && there.route === here.route && there.model !== here.model) {
+        return `model differs: ${here.model} vs ${there.model} in the recordings (the URL names the model)`;
+      }
+    }
+    return undefined;
+  }
+
   /** A miss no matcher explains: no LLM recordings on the route, or a non-LLM request. */
   private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined): TapedeckError {
     const recorded = r?.count ?? 0;
@@ -655,6 +688,8 @@ export class Deck {
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
     const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
     let difference = `no recording for ${shown}`;
+    const otherModel = r && recorded > 0 ? undefined : this.modelOnOtherRoute(route);
+    if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = `no tape at ${tape}`;
     else if (this.recordingCount === 0) difference = 'the tape has no recordings';
     else if (r && recorded > 0) difference = `none of the ${recorded} recording${recorded === 1 ? '' : 's'} for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
@@ -694,11 +729,13 @@ export class Deck {
       const stored = this.redactor.value(this.parse(req.body));
       let keys: RequestKeys | undefined;
       try {
-        keys = requestKeys(stored, this.norm);
+        keys = requestKeys(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
-      const model = stored !== null && typeof stored === 'object' && typeof (stored as { model?: unknown }).model === 'string' ? (stored as { model: string }).model : '';
+      // The model the view names (the URL's, for APIs that put it there), else the body's.
+      const named = keys?.view.model ?? (stored !== null && typeof stored === 'object' ? (stored as { model?: unknown }).model : undefined);
+      const model = typeof named === 'string' ? named : '';
       if (keys) return { match: 'llm', route, key: keys.key, signature: keys.signature, model, body: stored, url };
       return { match: 'json', route, key: hashValue(stored), model, body: stored, url };
     }

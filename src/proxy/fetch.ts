@@ -7,9 +7,9 @@ import { TapedeckError } from '../errors.ts';
 import type { MissEntry } from '../match/diagnose.ts';
 import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
-import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, showsWholeBody, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
-import { streamComplete } from '../store/sse-assemble.ts';
+import { responseComplete, routeStreams } from '../providers/index.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
 
 export interface FetchOptions extends DeckOptions, UpstreamTimeouts {
@@ -151,7 +151,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
      */
     const save = async (): Promise<'stored' | 'unrecorded' | TapedeckError> => {
       const body = log.body();
-      if (!streamComplete(headers['content-type'], body)) {
+      if (!responseComplete(dreq, headers['content-type'], body)) {
         d.countError();
         d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
         return 'unrecorded';
@@ -169,7 +169,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       return 'unrecorded';
     };
     out.set('x-tapedeck-trace', d.traceFor(p, recordedAt.toISOString()));
-    if (!up.body || NULL_BODY.has(up.status) || !streamsAnswer(headers, up.headers.get('content-length'))) {
+    if (!up.body || NULL_BODY.has(up.status) || !(streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq))) {
       // Not a stream: read whole and recorded before the caller sees a status, so a failed
       // record is an error answer and a stored one says `recorded`.
       let body: Uint8Array | null = null;
@@ -317,7 +317,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       }
       else d?.countError();
       const status = statusOf(e.code, d?.missStatus ?? opts.missStatus);
-      return new Response(errorBody(e, errorShapeOf(u.pathname, dreq.headers), status, showsWholeBody(dreq.headers)), { status, headers: errorHeaders(e) });
+      const answer = errorAnswer(e, u.pathname, dreq.headers, status, showsWholeBody(dreq.headers));
+      return new Response(answer.body, { status, headers: answer.headers });
     }
   }
 

@@ -6,9 +6,9 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
-import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, showsWholeBody, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
-import { streamComplete } from '../store/sse-assemble.ts';
+import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
@@ -217,6 +217,25 @@ function closedError(): TapedeckError {
   return new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
 }
 
+/**
+ * An HTTP/2 request's headers as HTTP/1.1 would carry them: the pseudo-headers (`:method`,
+ * `:path`, `:scheme`, `:authority`) are the request line, not headers, and are neither keyed,
+ * stored nor forwarded; `:authority` is the Host.
+ */
+function h1Headers(h: IncomingMessage['headers']): IncomingMessage['headers'] {
+  const out: IncomingMessage['headers'] = {};
+  for (const [k, v] of Object.entries(h)) if (k.charCodeAt(0) !== 0x3a) out[k] = v;
+  const authority = h[':authority'];
+  if (out.host === undefined && typeof authority === 'string') out.host = authority;
+  return out;
+}
+
+/** The upstream's status line on the client's response (HTTP/2 has no reason phrase; Node warns when given one). */
+function writeUpstreamHead(req: IncomingMessage, res: ServerResponse, up: Response, headers: OutgoingHttpHeaders): void {
+  if (req.httpVersionMajor === 2) res.writeHead(up.status, headers);
+  else res.writeHead(up.status, up.statusText, headers);
+}
+
 function sanitize(s: string): string {
   return s.replace(/[^\x20-\x7e]+/g, ' ').slice(0, 1000);
 }
@@ -287,10 +306,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     const status = statusOf(e.code, deck?.missStatus ?? opts.missStatus);
-    const body = errorBody(e, errorShapeOf(req.url ?? '/', req.headers), status, showsWholeBody(req.headers));
-    const headers: OutgoingHttpHeaders = { ...errorHeaders(e), 'content-length': Buffer.byteLength(body) };
-    // An oversized body is not read to the end; close the connection rather than reuse it.
-    if (e.code === 'E_BODY_TOO_LARGE') headers.connection = 'close';
+    const answer = errorAnswer(e, req.url ?? '/', req.headers, status, showsWholeBody(req.headers));
+    const body = answer.body;
+    const headers: OutgoingHttpHeaders = { ...answer.headers, 'content-length': Buffer.byteLength(body) };
+    // An oversized body is not read to the end; close the connection rather than reuse it
+    // (HTTP/2 has no such header: the stream alone is reset when the answer ends).
+    if (e.code === 'E_BODY_TOO_LARGE' && req.httpVersionMajor !== 2) headers.connection = 'close';
     res.writeHead(status, headers);
     res.end(body);
   }
@@ -370,7 +391,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const headers = storedResponseHeaders(up.headers);
     // Nothing says `recorded` before the record is durable: a stream says `recording` and gives
     // the outcome in a trailer; any other answer is held until its record is durable.
-    const streaming = recordIt && streamsAnswer(headers, up.headers.get('content-length'));
+    const streaming = recordIt && (streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq));
     const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recording' : 'passthrough' };
     if (p) out['x-tapedeck-key'] = p.key;
     if (recordIt) out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString());
@@ -381,7 +402,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     if (recordIt && !streaming) return forwardWhole(d, req, res, dreq, p, up, headers, out, recordedAt, t0, () => clientGone);
-    res.writeHead(up.status, up.statusText, out);
+    writeUpstreamHead(req, res, up, out);
     const log = recordIt ? new ChunkLog() : undefined;
     if (up.body) {
       const reader = up.body.getReader();
@@ -404,7 +425,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     }
     if (log && p) {
       const body = log.body();
-      if (!streamComplete(headers['content-type'], body)) {
+      if (!responseComplete(dreq, headers['content-type'], body)) {
         // The upstream closed the stream before its end (or sent an error event): the client got
         // what came, the tape gets nothing, since half an answer replayed as whole is worse than a miss.
         d.countError();
@@ -448,6 +469,16 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       }
     }
     const body = log.body();
+    if (!responseComplete(dreq, headers['content-type'], body)) {
+      // A stream the upstream cut that its content type did not announce (Gemini's JSON-array
+      // stream): the client gets what came, the tape nothing.
+      d.countError();
+      d.warnOnce(`tapedeck: ${p.route}: the upstream's stream ended before the answer was complete; not recorded.`);
+      out['x-tapedeck-recorded'] = 'false';
+      writeUpstreamHead(req, res, up, { ...out, 'content-length': body.length });
+      res.end(body);
+      return;
+    }
     const { rec, durable } = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
     const failed = await durable;
     if (gone()) return;
@@ -461,7 +492,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     out['x-tapedeck-recorded'] = failed ? 'false' : 'true';
     const empty = CONTENT_FREE.has(up.status) || req.method === 'HEAD';
     if (!empty) out['content-length'] = body.length;
-    res.writeHead(up.status, up.statusText, out);
+    writeUpstreamHead(req, res, up, out);
     if (empty) res.end();
     else res.end(body);
   }
@@ -474,7 +505,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 
   function deckRequest(req: IncomingMessage, body: Uint8Array): DeckRequest {
     // Dot segments resolved here, so they cannot climb out of the upstream's path prefix.
-    return { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.headers, body };
+    return { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.httpVersionMajor === 2 ? h1Headers(req.headers) : req.headers, body };
   }
 
   /**

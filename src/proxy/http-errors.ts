@@ -4,13 +4,21 @@
  * parse the body.
  */
 import { TapedeckError } from '../errors.ts';
+import { errorModuleOf, PROVIDER_MODULES } from '../providers/index.ts';
 
-export type ErrorShape = 'openai' | 'anthropic';
+export { safeJSON } from '../providers/error-shape.ts';
 
-/** Which provider's error shape a request expects: Anthropic by path or headers, else OpenAI's. */
+/** The provider whose error shape a request expects (src/providers: its routes, its SDK's headers; else OpenAI's). */
+export type ErrorShape = string;
+
+/**
+ * Which provider's error shape a request expects, by its path and headers.
+ *
+ * @example
+ * errorShapeOf('/v1/messages', {}) // 'anthropic'
+ */
 export function errorShapeOf(path: string, headers: Record<string, string | string[] | undefined>): ErrorShape {
-  if (path.startsWith('/v1/messages') || path.startsWith('/v1/complete') || headers['anthropic-version'] !== undefined) return 'anthropic';
-  return 'openai';
+  return errorModuleOf(path, headers).name;
 }
 
 const STATUS: Record<string, number> = {
@@ -53,27 +61,6 @@ export function statusOf(code: string, missStatus = DEFAULT_MISS_STATUS): number
   return STATUS[code] ?? 500;
 }
 
-// Anthropic's error types by status, so its SDK picks the matching exception class.
-function anthropicType(status: number): string {
-  if (status === 400 || status === 413) return status === 413 ? 'request_too_large' : 'invalid_request_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 504) return 'timeout_error';
-  if (status === 503 || status === 529) return 'overloaded_error';
-  return 'api_error';
-}
-
-function openaiType(status: number): string {
-  if (status >= 400 && status < 500) return 'invalid_request_error';
-  return 'server_error';
-}
-
-/** JSON.stringify that survives bigint and byte arrays in error details. */
-export function safeJSON(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    typeof x === 'bigint' ? x.toString() : x instanceof Uint8Array ? `<${x.length} bytes>` : x instanceof Map ? Object.fromEntries(x) : x,
-  );
-}
-
 /**
  * Whether a client shows an error's whole body rather than its message, so the body must stay
  * short: the Python SDKs (`str(e)` is "Error code: 400 - " and the body's repr, also what
@@ -93,15 +80,10 @@ export function showsWholeBody(headers: Record<string, string | string[] | undef
 }
 
 /**
- * The body for a TapedeckError: OpenAI `{ error: { message, type, param, code, tapedeck } }` or
- * Anthropic `{ type: 'error', message, error: { type, message, code, details: { error_code },
- * tapedeck } }`. `code` is the stable tapedeck code; `tapedeck` holds the details (miss
- * diagnostics with the full `report`, hint, offsets), so `message` stays short.
- *
- * Each SDK builds `err.message` from the body: the OpenAI SDK from `error.message`, the Anthropic
- * SDK from a top-level `message`, else the whole body as JSON text (4 KB of escaped diagnosis).
- * Hence the top-level `message` in the Anthropic shape, beside the usual `error`, which that SDK
- * exposes as `err.error.error` (and `error.details` as `err.details`, `err.errorCode`).
+ * The body for a TapedeckError in the error shape of a provider (src/providers: OpenAI
+ * `{ error: { message, type, param, code, tapedeck } }`, Anthropic `{ type: 'error', message,
+ * error }`, Gemini `{ error: { code, message, status } }`, ...). `tapedeck` holds the details
+ * (miss diagnostics with the full `report`, hint, offsets), so `message` stays short.
  *
  * `short` (for clients that show the whole body, see {@link showsWholeBody}): the message on one
  * line, and of the details only `code`, `difference`, `kind` and `route` (the key is in the
@@ -111,19 +93,20 @@ export function showsWholeBody(headers: Record<string, string | string[] | undef
  * JSON.parse(errorBody(new TapedeckError('E_MISS', 'model differs'), 'anthropic', 400)).message // 'tapedeck miss: model differs'
  */
 export function errorBody(e: TapedeckError, shape: ErrorShape, status: number, short = false): string {
-  const { hint, ...rest } = e.details;
-  let tapedeck: Record<string, unknown> = { code: e.code, hint, ...rest };
-  // A miss says what differs, not who is speaking: among an SDK's API errors, say it is tapedeck.
-  let message = e.code === 'E_MISS' ? `tapedeck miss: ${e.message}` : e.message;
-  if (short) {
-    message = message.split('\n').map((l) => l.trim().replace(/^(request|recording): +/, '$1: ')).filter(Boolean).join('; ');
-    if (hint !== undefined && e.code !== 'E_MISS') message += ` (${String(hint)})`;
-    tapedeck = Object.fromEntries(['code', 'difference', 'kind', 'route'].filter((k) => tapedeck[k] !== undefined).map((k) => [k, tapedeck[k]]));
-  }
-  if (shape === 'anthropic') {
-    return safeJSON({ type: 'error', message, error: { type: anthropicType(status), message, code: e.code, details: { error_code: e.code }, tapedeck } });
-  }
-  return safeJSON({ error: { message, type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck } });
+  const module = PROVIDER_MODULES.find((m) => m.name === shape) ?? PROVIDER_MODULES[PROVIDER_MODULES.length - 1]!;
+  return module.errorAnswer(e, status, { short }).body;
+}
+
+/**
+ * The body and headers of an error answer to a request, in the shape its client expects;
+ * `short` for clients that show the whole body (showsWholeBody).
+ *
+ * @example
+ * errorAnswer(new TapedeckError('E_MISS', 'no recording'), '/v1/messages', {}, 404).headers['x-should-retry'] // 'false'
+ */
+export function errorAnswer(e: TapedeckError, path: string, headers: Record<string, string | string[] | undefined>, status: number, short = false): { body: string; headers: Record<string, string> } {
+  const a = errorModuleOf(path, headers).errorAnswer(e, status, { short });
+  return { body: a.body, headers: { ...errorHeaders(e), ...a.headers } };
 }
 
 // Codes worth a retry by the client: the upstream may come back, another proxy may be up.

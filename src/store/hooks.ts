@@ -11,7 +11,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import type { HttpRecord, StoredHeaders } from './records.ts';
-import { parseSse } from './sse-assemble.ts';
+import { parseSse } from '../providers/sse-assemble.ts';
 
 /** A request as hooks and custom matchers see it. */
 export interface HookRequest {

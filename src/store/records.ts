@@ -12,7 +12,7 @@
 import { TapedeckError } from '../errors.ts';
 import { hashValue } from '../core/index.ts';
 import { requestKeys, type RequestKeys, type Signature } from '../match/matcher.ts';
-import { KEY_SPEC_VERSION, type NormalizeOptions } from '../match/normalize.ts';
+import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.ts';
 import { keyIsCurrent, rekey } from '../match/rekey.ts';
 import type { RecordKind } from './collection.ts';
 import { sortedKeys } from './record-order.ts';

@@ -35,6 +35,8 @@
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 
+import { CREDENTIALS } from '../providers/index.ts';
+
 /** What a redacted value is replaced with (credentials; every value in a store without a salt). */
 export const REDACTED = '[REDACTED]';
 
@@ -222,11 +224,12 @@ export interface Redactor {
  */
 export function redactor(opts: RedactOptions = {}): Redactor {
   const keep = opts.keepSecrets === true;
-  const headerSet = new Set([...SECRET_HEADERS, ...(opts.headers ?? [])].map(fold));
-  const fieldSet = new Set([...SECRET_FIELDS, ...SECRET_HEADERS, ...(opts.fields ?? [])].map(fold));
-  const querySet = new Set([...SECRET_QUERY, ...(opts.query ?? [])].map(fold));
-  const credentialHeaders = new Set(CREDENTIAL_HEADERS.map(fold));
-  const credentialQuery = new Set(CREDENTIAL_QUERY.map(fold));
+  // Each provider module's own credentials (src/providers) on top of the general lists.
+  const headerSet = new Set([...SECRET_HEADERS, ...CREDENTIALS.headers, ...(opts.headers ?? [])].map(fold));
+  const fieldSet = new Set([...SECRET_FIELDS, ...SECRET_HEADERS, ...CREDENTIALS.headers, ...CREDENTIALS.fields, ...(opts.fields ?? [])].map(fold));
+  const querySet = new Set([...SECRET_QUERY, ...CREDENTIALS.query, ...(opts.query ?? [])].map(fold));
+  const credentialHeaders = new Set([...CREDENTIAL_HEADERS, ...CREDENTIALS.headers].map(fold));
+  const credentialQuery = new Set([...CREDENTIAL_QUERY, ...CREDENTIALS.query].map(fold));
   const scan = opts.scanStrings !== false;
   const salt = opts.salt !== undefined && /^[0-9a-f]{32}$/.test(opts.salt) ? hexBytes(opts.salt) : undefined;
   // A value that is a mask already stays as it is: redacting a stored record again changes nothing.

@@ -5,8 +5,8 @@
 // produced it: then the path hash of a recorded answer is exactly the path hash the next request
 // reaches through it, and call ids are numbered as they will be in that next request.
 
-import { normalizeRequest } from '../match/normalize.ts';
-import type { NormalizeOptions, Provider } from '../match/types.ts';
+import { normalizeRequest } from '../providers/index.ts';
+import type { NormalizeOptions, Provider } from '../providers/types.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -24,7 +24,8 @@ function choiceMessage(choice: unknown): unknown[] | undefined {
 /**
  * The message lists a response value contributes to its conversation: one list per alternative
  * the response holds (an OpenAI body with n > 1 has several choices). Shapes, first that fits:
- * a string (the answer text); `choices` (OpenAI chat completions); `output` items (OpenAI
+ * a string (the answer text); `choices` (OpenAI chat completions); `candidates` (Gemini); `output.message`
+ * (Bedrock Converse); `output` items (OpenAI
  * Responses); a message or Anthropic message object (`{ role?, content }`); anything else is kept
  * whole as the content of one assistant message, so it is still recorded and printed, even if no
  * later request can ever continue through it.
@@ -40,6 +41,15 @@ export function responseMessages(value: unknown): unknown[][] {
   if (Array.isArray(value.choices)) {
     const alts = value.choices.map(choiceMessage).filter((m): m is unknown[] => m !== undefined);
     if (alts.length > 0) return alts;
+  }
+  if (Array.isArray(value.candidates)) {
+    // Gemini: each candidate's content ({ role: 'model', parts }) is what the client sends back.
+    const alts = value.candidates.filter((c): c is Obj => isObj(c) && isObj(c.content)).map((c) => [c.content]);
+    if (alts.length > 0) return alts;
+  }
+  if (isObj(value.output) && isObj(value.output.message)) {
+    // Bedrock Converse: `output.message` ({ role, content blocks }) is what the client sends back.
+    return [[value.output.message]];
   }
   if (Array.isArray(value.output) && (value.object === 'response' || value.role === undefined)) {
     if (value.output.length > 0) return [value.output.slice()];
@@ -64,6 +74,10 @@ function extend(request: Obj, provider: Provider, more: readonly unknown[]): Obj
     const input = request.input;
     const items = typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? input : [];
     return { ...request, input: [...items, ...more] };
+  }
+  if (provider === 'gemini') {
+    const contents = Array.isArray(request.contents) ? request.contents : [];
+    return { ...request, contents: [...contents, ...more] };
   }
   const messages = Array.isArray(request.messages) ? request.messages : [];
   return { ...request, messages: [...messages, ...more] };

@@ -25,8 +25,8 @@ import { hashValue, pathHashes, sha256 } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
-import { detectProvider } from '../match/normalize.ts';
-import type { NormalizeOptions } from '../match/types.ts';
+import { detectProvider } from '../providers/index.ts';
+import type { NormalizeOptions } from '../providers/types.ts';
 import { isHttpRecord } from '../store/records.ts';
 import { httpRecordExchange } from './proxy-record.ts';
 import { normalizeExchange } from './response.ts';
@@ -387,7 +387,9 @@ export class ConversationTree {
    *               value: { choices: [{ message: { role: 'assistant', content: 'hello' } }] } })
    */
   record(rec: TreeRecord, meta?: Record<string, unknown>, normalize?: NormalizeOptions): Alternative[] {
-    const x = normalizeExchange(rec.request, rec.value, normalize);
+    // A proxy record knows where it was sent (httpRecordExchange): the route names the shape.
+    const endpoint = isObj(rec.endpoint) && typeof rec.endpoint.url === 'string' && normalize?.endpoint === undefined ? (rec.endpoint as { method?: string; url: string }) : undefined;
+    const x = normalizeExchange(rec.request, rec.value, endpoint ? { ...normalize, endpoint } : normalize);
     if (x.messages.length === 0) {
       throw treeError('The recorded request has no messages, so it has no place in a conversation tree.', 'Only conversations are placed in the tree.');
     }

@@ -2,7 +2,7 @@
 // bytes path and the object path give the same digests with it, as they do without it.
 import { describe, expect, it } from 'vitest';
 import { createMatcher, requestDigests, requestKeys } from '../../src/match/matcher.ts';
-import { VOLATILE_MARK, VOLATILE_PATTERNS } from '../../src/match/volatile-text.ts';
+import { VOLATILE_MARK, VOLATILE_PATTERNS } from '../../src/providers/volatile-text.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { MemoryBackend } from '../../src/store/backends/memory.ts';
 import { errorOf, rejectionOf } from '../helpers.ts';

@@ -7,7 +7,7 @@ import { crc32 } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { canonicalize } from '../../src/core/index.ts';
 import { requestKeys } from '../../src/match/matcher.ts';
-import { normalizeRequest } from '../../src/match/normalize.ts';
+import { normalizeRequest } from '../../src/providers/normalize.ts';
 import { exportTapeJSON, importTapeJSON } from '../../src/store/export.ts';
 import { REDACTED, redact, redactor } from '../../src/store/redact.ts';
 import { ReplayCache, type ReplayRecord } from '../../src/store/replay-cache.ts';

@@ -16,7 +16,7 @@ import { ConversationTree, httpRecordExchange, type TreeNode } from '../../src/t
 import { loadTree } from '../../src/tree/load.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
-import { assembleStream, parseSse } from '../../src/store/sse-assemble.ts';
+import { assembleStream, parseSse } from '../../src/providers/sse-assemble.ts';
 import type { HttpRecord } from '../../src/store/records.ts';
 import { startUpstream } from '../proxy/fake-upstream.ts';
 
@@ -268,6 +268,7 @@ describe('fromRecords with proxy records', () => {
       value: { object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hello', refusal: null }, finish_reason: 'stop', logprobs: null }] },
       key: 'a'.repeat(64),
       recordedAt: '2026-01-01T00:00:00.000Z',
+      endpoint: { method: 'POST', url: '/v1/chat/completions' },
     });
     expect(httpRecordExchange(httpRecord({ status: 404, body: ok }))).toBeUndefined();
   });

@@ -60,10 +60,10 @@
 import { MAX_DEPTH, TapedeckError } from '../errors.ts';
 import { canonicalize, canonicalizeJSON, sha256 } from '../core/index.ts';
 import { compareBytes, hex } from '../core/engine.ts';
-import type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
+import type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
 import { replaceVolatileText, volatilePatterns } from './volatile-text.ts';
 
-export type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
+export type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
 
 /**
  * Top-level arguments that never enter the key: accounting and identity (user, metadata, ids,
@@ -100,7 +100,7 @@ export const DROPPED_ARGS: readonly string[] = [
   'maxRetries',
   'abortSignal',
 ];
-const DROPPED = new Set(DROPPED_ARGS);
+export const DROPPED = new Set(DROPPED_ARGS);
 
 /**
  * The request key spec version this module implements (docs/hash-spec.md, "Versioning"). Tapes
@@ -149,7 +149,7 @@ export const MESSAGE_NOISE = new Set([
   'requestId',
 ]);
 
-const PROVIDERS: readonly Provider[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
+export const BUILTIN_PROVIDERS: readonly BuiltinProvider[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 
 type Obj = Record<string, unknown>;
 
@@ -168,17 +168,17 @@ function str(v: unknown): string | undefined {
 }
 
 // `o[k] = v` would set the prototype for k === '__proto__' (JSON.parse makes such own members).
-function put(o: Obj, k: string, v: unknown): void {
+export function put(o: Obj, k: string, v: unknown): void {
   if (v === undefined) return;
   if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
   else o[k] = v;
 }
 
-function requestError(message: string, path: string, hint?: string): TapedeckError {
+export function requestError(message: string, path: string, hint?: string): TapedeckError {
   return new TapedeckError('E_REQUEST', message, { path, hint });
 }
 
-function kindOf(v: unknown): string {
+export function kindOf(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
@@ -190,7 +190,7 @@ const SHAPES_HINT =
   'or Vercel AI SDK call options { model, system?, prompt }.';
 
 /** Deep copy of JSON-like data, so the result never aliases the caller's objects. */
-function copy(v: unknown, depth = 0): unknown {
+export function copy(v: unknown, depth = 0): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (depth > MAX_DEPTH) {
     throw new TapedeckError('E_DEPTH', `Request nests deeper than ${MAX_DEPTH} levels (or contains a cycle).`, {
@@ -205,7 +205,7 @@ function copy(v: unknown, depth = 0): unknown {
 }
 
 /** Copy without the given member names at any depth. */
-function strip(v: unknown, keys: ReadonlySet<string>, depth = 0): unknown {
+export function strip(v: unknown, keys: ReadonlySet<string>, depth = 0): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (depth > MAX_DEPTH) return copy(v, depth); // throws E_DEPTH
   if (Array.isArray(v)) return v.map((x) => strip(x, keys, depth + 1));
@@ -318,7 +318,7 @@ function fromUrl(url: string): Attachment {
  * input_image / input_file, generic { data, mediaType } / { url } / { path }, and the
  * normalized forms themselves (so normalization is idempotent).
  */
-function attachment(src: Obj): Attachment | undefined {
+export function attachment(src: Obj): Attachment | undefined {
   const mediaType = mediaTypeOf(src.media_type ?? src.mediaType ?? src.mime_type ?? src.mimeType);
   if (typeof src.sha256 === 'string') return mediaType ? { sha256: src.sha256, mediaType } : { sha256: src.sha256 };
   if (typeof src.textSha256 === 'string') return mediaType ? { textSha256: src.textSha256, mediaType } : { textSha256: src.textSha256 };
@@ -335,7 +335,8 @@ function attachment(src: Obj): Attachment | undefined {
   return undefined;
 }
 
-function attachmentOf(v: unknown): Attachment | unknown {
+/** An attachment as the view holds it (A(v) in docs/hash-spec.md): by digest, URL, path or file id. */
+export function attachmentOf(v: unknown): Attachment | unknown {
   if (typeof v === 'string') {
     return /^(data:|[a-z][a-z0-9+.-]*:\/\/)/i.test(v) ? fromUrl(v) : { path: v };
   }
@@ -799,7 +800,7 @@ function looksOpenAI(body: Obj, messages: readonly unknown[], tools: readonly un
  * detectProvider({ model: 'claude-sonnet-4-5', system: 'Be brief.', max_tokens: 256, messages: [] }) // 'anthropic'
  * detectProvider({ messages: [], tools: [], context: { currentNode: 'start' } })          // 'generic'
  */
-export function detectProvider(body: unknown): Provider {
+export function detectProvider(body: unknown): BuiltinProvider {
   if (!isObj(body)) throw requestError(`A request body must be a JSON object; got ${kindOf(body)}.`, '$', SHAPES_HINT);
   if (body.messages === undefined) {
     if (body.instructions !== undefined || body.previous_response_id !== undefined) return 'openai-responses';
@@ -823,8 +824,8 @@ export function detectProvider(body: unknown): Provider {
 function checkOptions(opts: NormalizeOptions | undefined): NormalizeOptions {
   if (opts === undefined) return {};
   if (!isObj(opts)) throw new TapedeckError('E_ARG', `normalizeRequest options must be an object; got ${kindOf(opts)}.`);
-  if (opts.provider !== undefined && !(PROVIDERS as readonly unknown[]).includes(opts.provider)) {
-    throw new TapedeckError('E_ARG', `${JSON.stringify(opts.provider)} is not a provider.`, { hint: `Valid values: ${PROVIDERS.join(', ')}.` });
+  if (opts.provider !== undefined && !(BUILTIN_PROVIDERS as readonly unknown[]).includes(opts.provider)) {
+    throw new TapedeckError('E_ARG', `${JSON.stringify(opts.provider)} is not a provider.`, { hint: `Valid values: ${BUILTIN_PROVIDERS.join(', ')}.` });
   }
   for (const name of ['ignoreArgs', 'volatileKeys'] as const) {
     const list = opts[name];
@@ -838,7 +839,8 @@ function checkOptions(opts: NormalizeOptions | undefined): NormalizeOptions {
   return opts;
 }
 
-function optionValue(name: string, v: unknown): unknown {
+/** A top-level option as the key holds it (docs/hash-spec.md, "Options"); undefined when absent. */
+export function optionValue(name: string, v: unknown): unknown {
   if (v === undefined || v === null) return undefined;
   if (name === 'temperature') return v === 0 ? 0 : undefined;
   if ((name === 'stop' || name === 'stop_sequences') && typeof v === 'string') return [v];
@@ -876,14 +878,15 @@ function toolList(list: unknown, name: string): unknown[] | undefined {
   throw requestError(`\`${name}\` must be an array; got ${kindOf(list)}.`, `$.${name}`, SHAPES_HINT);
 }
 
-function sortTools(tools: unknown[]): unknown[] {
+/** Tools in key order: by name, ties by their canonical bytes. */
+export function sortTools(tools: unknown[]): unknown[] {
   const keyed = tools.map((t) => ({ t, name: isObj(t) && typeof t.name === 'string' ? t.name : '', bytes: undefined as Uint8Array | undefined }));
   const bytes = (x: (typeof keyed)[number]): Uint8Array => (x.bytes ??= canonicalize(x.t));
   keyed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : compareBytes(bytes(a), bytes(b))));
   return keyed.map((x) => x.t);
 }
 
-const LAYOUT: Record<Provider, readonly string[]> = {
+const LAYOUT: Record<BuiltinProvider, readonly string[]> = {
   'openai-chat': ['model', 'messages', 'system', 'tools', 'functions', 'context'],
   anthropic: ['model', 'messages', 'system', 'tools', 'functions', 'context'],
   generic: ['model', 'messages', 'prompt', 'system', 'tools', 'functions', 'context', 'options'],
@@ -935,7 +938,7 @@ export function normalizeRequest(body: unknown, opts?: NormalizeOptions): Reques
   const o = checkOptions(opts);
   // Detection reads the whole body: ignoreArgs apply after it (ignoring `system` does not make
   // an Anthropic body a chat one).
-  const provider = o.provider ?? detectProvider(body);
+  const provider = (o.provider ?? detectProvider(body)) as BuiltinProvider;
   if (!isObj(body)) throw requestError(`A request body must be a JSON object; got ${kindOf(body)}.`, '$', SHAPES_HINT);
   const ignore = new Set(o.ignoreArgs ?? []);
   const arg = (k: string): unknown => (ignore.has(k) ? undefined : body[k]);
