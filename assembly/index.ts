@@ -1,5 +1,5 @@
-// The wasm export surface every build has (the builds for Node add the request-view writer:
-// node.ts). The scalar and SIMD builds export exactly the same names; the TypeScript loader
+// The wasm export surface every build has (the builds for Node add the structural index and the
+// request-view writer: node.ts). The scalar and SIMD builds export exactly the same names; the TypeScript loader
 // (src/core/wasm.ts) is the only caller.
 import { run, RESULT, ensureMemory, F_ELEMENTS, F_MEMBER, F_ROOT_IGNORE, F_TRUSTED_UTF8, F_STRINGIFIED } from "./json";
 import { sha256, sha256Many, pathChain } from "./sha256";
@@ -78,4 +78,3 @@ export function digests(flags: i32): i32 {
 
 export { traceToken } from "./trace";
 export { utf16ToUtf8 } from "./utf16";
-export { index } from "./tape";

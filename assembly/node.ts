@@ -1,4 +1,6 @@
-// The wasm export surface of the builds for Node: everything in index.ts, and the request-view
-// writer (view.ts), which browser bundles leave out (see scripts/build.mjs).
+// The wasm export surface of the builds for Node: everything in index.ts, the structural index
+// (tape.ts) and the request-view writer (view.ts) written from it, which browser bundles leave
+// out (see scripts/build.mjs).
 export * from "./index";
+export { index } from "./tape";
 export { view } from "./view";

@@ -18,9 +18,11 @@ const args = process.argv.slice(2);
 const only = args.find((a) => !a.startsWith('--')); // 'wasm' stops after the embedded module
 const force = args.includes('--force');
 const targets = { scalar: 'build/tapedeck.wasm', simd: 'build/tapedeck-simd.wasm', 'simd-browser': 'build/tapedeck-simd-browser.wasm' };
-// The builds for Node export the request-view writer too (assembly/node.ts); the browser's SIMD
-// build leaves it out (~15 KB gzipped of a bundle whose budget is 100 KB): keying a request in a
-// page is not a hot path, and without it the same keys come from the TypeScript walk.
+// The builds for Node export the structural index and the request-view writer too
+// (assembly/node.ts); the browser's SIMD build leaves them out (~15 KB gzipped of a bundle whose
+// budget is 100 KB): keying a request in a page is not a hot path, and without them the same keys
+// come from the TypeScript reference path (browser bundles also drop the raw-bytes walk that reads
+// the index: src/match/raw-keys.browser.ts).
 const entries = { scalar: 'assembly/node.ts', simd: 'assembly/node.ts', 'simd-browser': 'assembly/index.ts' };
 
 /** Every file under `dir` (recursively), as absolute paths. */

@@ -23,8 +23,8 @@ interface CoreExports {
   sha256Update(state: number, ptr: number, len: number): void;
   sha256Final(state: number, out: number): void;
   traceToken(ptr: number, count: number, scratch: number, out: number): number;
-  index(at: number, n: number): number;
-  /** Absent from the browser's SIMD build (see scripts/build.mjs). */
+  /** This and view() are absent from the browser's SIMD build (see scripts/build.mjs). */
+  index?(at: number, n: number): number;
   view?(at: number, n: number, count: number, provider: number): number;
 }
 
@@ -347,6 +347,7 @@ export class WasmEngine implements Engine {
   }
 
   tape(json: Uint8Array): Uint32Array | undefined {
+    if (this.x.index === undefined) return undefined;
     const count = this.indexInput(json);
     return count < 0 ? undefined : this.copyTape(count);
   }
@@ -359,7 +360,7 @@ export class WasmEngine implements Engine {
     const at = this.prepare([], json.length);
     this.u8.set(json, at);
     this.indexedAt = at;
-    const count = this.x.index(at, json.length);
+    const count = this.x.index!(at, json.length);
     this.refresh();
     return count;
   }
