@@ -4,3 +4,8 @@
 export * from "./index";
 export { index } from "./tape";
 export { view } from "./view";
+
+// Embeds the powers-of-five table (assembly/generated/number-tables.ts); without it the loader
+// writes the table (the browser's build).
+// @ts-ignore: decorator
+@global const POW5_EMBEDDED: bool = true;

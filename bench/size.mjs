@@ -28,7 +28,7 @@ async function bundle(entry, platform) {
   const bytes = out.outputFiles[0].contents;
   const inputs = Object.values(out.metafile.outputs)[0].inputs;
   const wasm = Object.entries(inputs)
-    .filter(([f]) => /wasm(-scalar)?\.generated\.js$/.test(f))
+    .filter(([f]) => /wasm(-scalar|-browser)?\.generated\.js$/.test(f))
     .reduce((n, [, v]) => n + v.bytesInOutput, 0);
   return { minified: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length, wasmBase64: wasm };
 }

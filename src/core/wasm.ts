@@ -5,6 +5,7 @@
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
 import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
 import type { ArrayText } from './pieces.ts';
+import { writePow5Table } from './pow5.ts';
 import { jsonError, tooLarge } from './status.ts';
 import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from './wasm.generated.ts';
 // Empty in browser bundles (see wasm-scalar.browser.ts): there the scalar build is loaded on demand.
@@ -23,6 +24,8 @@ interface CoreExports {
   sha256Update(state: number, ptr: number, len: number): void;
   sha256Final(state: number, out: number): void;
   traceToken(ptr: number, count: number, scratch: number, out: number): number;
+  /** Where the loader writes the powers of five (src/core/pow5.ts), or 0 when the build embeds them. */
+  pow5Table(): number;
   /** This and view() are absent from the browser's SIMD build (see scripts/build.mjs). */
   index?(at: number, n: number): number;
   view?(at: number, n: number, count: number, provider: number): number;
@@ -147,6 +150,8 @@ export class WasmEngine implements Engine {
         hint: "Use TAPEDECK_BACKEND=js (or setBackend('js')), or a runtime with WebAssembly" + (name === 'wasm-simd' ? ' SIMD.' : '.'),
       });
     }
+    const pow5 = this.x.pow5Table();
+    if (pow5 !== 0) writePow5Table(this.x.memory.buffer, pow5);
     this.r = this.x.result() >>> 2;
     this.refresh();
   }
