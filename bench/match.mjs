@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import stringify from 'safe-stable-stringify';
 import { Bench } from 'tinybench';
-import { buildWorkload, geminiBody, requestBodies } from './workloads.mjs';
+import { buildWorkload, converseBody, geminiBody, requestBodies } from './workloads.mjs';
 import { makeTarget, targetLine } from './targets.mjs';
 
 setFlagsFromString('--expose-gc');
@@ -179,6 +179,23 @@ export async function matchBench(lib, { quick = false } = {}) {
     const against = `${js.label} ${(js.p50 * 1000).toFixed(1)} µs`;
     targets.push(makeTarget({ label: `requestDigests, raw M gemini body (${bytes.length} B), new, p50`, unit: 'µs', value: raw.p50 * 1000, baseline: against }));
     targets.push(makeTarget({ label: 'requestDigests, raw M gemini body: speed vs the JavaScript pipeline', unit: 'x', value: js.p50 / raw.p50, op: '>=', goal: 4, baseline: against }));
+  }
+
+  // --- the same for a Bedrock Converse body (the model is in the path, so the endpoint goes
+  // with the body). The core's own view knows the chat family only: requestDigests walks the
+  // core's index in JavaScript here (src/match/raw-keys.ts, as for Gemini), against the same
+  // JavaScript pipeline.
+  {
+    const { bytes, endpoint } = converseBody();
+    const opts = { endpoint };
+    const want = lib.requestKeys(bytes, opts);
+    if (lib.requestDigests(bytes, opts).key !== want.key || want.provider !== 'bedrock-converse') throw new Error('bench: converse: requestDigests disagrees with requestKeys');
+    const raw = await time('requestDigests(raw M bedrock-converse body, endpoint)', () => lib.requestDigests(bytes, opts), budget);
+    const js = await time('baseline bedrock-converse: JSON.parse + normalize + sss/node:crypto key and chain', () => jsKeyAndChain(lib, bytes, opts), budget);
+    rows.push({ ...raw, baseline: js.label, ratio: js.p50 / raw.p50 });
+    rows.push({ ...js, baseline: js.label, ratio: 1 });
+    const against = `${js.label} ${(js.p50 * 1000).toFixed(1)} µs`;
+    targets.push(makeTarget({ label: `requestDigests, raw M bedrock-converse body (${bytes.length} B): speed vs the JavaScript pipeline`, unit: 'x', value: js.p50 / raw.p50, op: '>=', goal: 4, baseline: against }));
   }
   return { rows, targets, bytesPerRecording };
 }
