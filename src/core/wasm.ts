@@ -7,7 +7,7 @@ import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, typ
 import type { ArrayText } from './pieces.ts';
 import { writePow5Table } from './pow5.ts';
 import { jsonError, tooLarge } from './status.ts';
-import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from './wasm.generated.ts';
+import { SCALAR_SHA256, SIMD_BASE64, SIMD_HEX, SIMD_SHA256 } from './wasm.generated.ts';
 // Empty in browser bundles (see wasm-scalar.browser.ts): there the scalar build is loaded on demand.
 import { SCALAR_BASE64 } from './wasm-scalar.generated.ts';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
@@ -51,6 +51,15 @@ function decodeBase64(b64: string): Uint8Array {
   return out;
 }
 
+/** Lowercase hex to bytes (the browser's embedded build, see scripts/build.mjs). */
+function decodeHex(text: string): Uint8Array {
+  const out = new Uint8Array(text.length >>> 1);
+  // '0'-'9' are 0x30-0x39 and 'a'-'f' 0x61-0x66: the low nibble, plus 9 for letters.
+  const nibble = (c: number) => (c & 0xf) + (c >> 6) * 9;
+  for (let i = 0; i < out.length; i++) out[i] = (nibble(text.charCodeAt(2 * i)) << 4) | nibble(text.charCodeAt(2 * i + 1));
+  return out;
+}
+
 /** Builds handed in at run time (provideWasmBuild), for bundles that do not embed one. */
 const provided = new Map<'wasm' | 'wasm-simd', Uint8Array>();
 
@@ -58,6 +67,7 @@ const provided = new Map<'wasm' | 'wasm-simd', Uint8Array>();
 export function wasmBytes(name: 'wasm' | 'wasm-simd'): Uint8Array {
   const given = provided.get(name);
   if (given) return given;
+  if (name === 'wasm-simd' && SIMD_HEX !== '') return decodeHex(SIMD_HEX);
   const b64 = name === 'wasm-simd' ? SIMD_BASE64 : SCALAR_BASE64;
   if (b64 === '') {
     throw new TapedeckError('E_BACKEND', `The ${name} build is not embedded in this bundle (browser bundles embed only the SIMD build).`, {

@@ -37,8 +37,8 @@ describe('llm-tapedeck/browser as bundled', () => {
     expect(inputs).toContain('dist/match/raw-keys.browser.js');
     expect(inputs).toContain('dist/match/view-digests.js');
     expect(inputs.filter((f) => /match\/raw-keys\.js$|core\/wasm\.generated\.js$/.test(f))).toEqual([]);
-    const { SIMD_BASE64 } = await import(join(root, 'dist/core/wasm-browser.generated.js'));
-    const exported = WebAssembly.Module.exports(new WebAssembly.Module(Buffer.from(SIMD_BASE64 as string, 'base64'))).map((e) => e.name);
+    const { SIMD_HEX } = await import(join(root, 'dist/core/wasm-browser.generated.js'));
+    const exported = WebAssembly.Module.exports(new WebAssembly.Module(Buffer.from(SIMD_HEX as string, 'hex'))).map((e) => e.name);
     expect(exported).toContain('canonical');
     expect(exported.filter((n) => n === 'index' || n === 'view')).toEqual([]);
   });
