@@ -80,6 +80,9 @@ Environment:
   TAPEDECK_BACKEND      Force a hashing backend: wasm-simd | wasm | js
   TAPEDECK_REPLAY_ENABLED, TAPEDECK_REPLAY_MAX_ENTRIES, TAPEDECK_REPLAY_TTL_MS
                         The replay-by-trace-token store of serve (docs/replay.md)
+  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
+                        serve re-signs SigV4 requests signed with this access key for
+                        the upstream's host (docs/proxy.md, "AWS SigV4")
 
 Exit codes:
   0    done (verify, inspect, tree: no problems found)

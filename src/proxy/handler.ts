@@ -10,6 +10,8 @@ import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-e
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
+import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
+import type { AwsCredentials } from './sigv4.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
@@ -39,6 +41,13 @@ export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
    * `false` leaves `/v1/replay` to the tape and the upstream like any other path.
    */
   replay?: ReplayTarget | false;
+  /**
+   * AWS credentials the proxy re-signs SigV4 requests with when it forwards them to another
+   * host than the client signed (docs/proxy.md, "AWS SigV4"): only requests signed with this
+   * same access key id. Default: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN
+   * from the environment; `false` never re-signs.
+   */
+  awsCredentials?: AwsCredentials | false;
 }
 
 /** Statistics of a handler: the engine's counters plus latency and in-flight requests. */
@@ -268,6 +277,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   }
   // Bad timeouts throw here, where the handler is made.
   const link = new UpstreamLink(opts.fetch, opts);
+  const awsCredentials = opts.awsCredentials === false ? undefined : (opts.awsCredentials ?? (typeof process === 'undefined' ? undefined : awsCredentialsFromEnv(process.env)));
   const shutdownTimeoutMs = timeoutOption(opts, 'shutdownTimeoutMs', DEFAULT_SHUTDOWN_TIMEOUT_MS);
   // Requests in flight, and which of them have an upstream call: close() cuts them once its
   // bound has passed.
@@ -365,8 +375,11 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
-    const sent = upstreamAuth !== undefined && dreq.headers.authorization === undefined ? { ...dreq, headers: { ...dreq.headers, authorization: upstreamAuth } } : dreq;
-    const call = link.start(upstreamUrl(upstream!, dreq.url), sent);
+    const url = upstreamUrl(upstream!, dreq.url);
+    // A SigV4 signature names the host signed, the proxy's; the upstream checks its own.
+    const { req: signed, outcome: sigv4 } = resignForUpstream(dreq, url, awsCredentials);
+    const sent = upstreamAuth !== undefined && dreq.headers.authorization === undefined ? { ...dreq, headers: { ...dreq.headers, authorization: upstreamAuth } } : signed;
+    const call = link.start(url, sent);
     forwarding.add(res);
     // A client that goes away before the answer starts cancels the upstream call at once: there
     // is nothing to record yet, and a hung upstream must not hold the exchange. Once an answer
@@ -386,6 +399,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       if (clientGone) return; // nobody to answer, nothing received
       throw e;
     }
+    const refused = refusedSignatureWarning(sigv4, up.status, up.headers.get('x-amzn-errortype'), p?.route ?? `${dreq.method} ${safeUrl(url)}`);
+    if (refused) d.warnOnce(refused);
     const recordIt = p !== undefined && (up.status < 400 || d.recordErrors);
     keep = recordIt;
     const headers = storedResponseHeaders(up.headers);

@@ -3,8 +3,13 @@
 // streams framed as real event-stream messages (CRCs included, the `p` padding member Bedrock
 // adds to every event), errors with `x-amzn-ErrorType` and `{ message }`. Answers are derived
 // from the request and a per-server call counter, so a replayed answer is told apart from a live
-// one. Requests without SigV4 or Bearer authorization get Bedrock's 403.
+// one. Requests without SigV4 or Bearer authorization get Bedrock's 403; given credentials, the
+// fake checks SigV4 signatures for its own host with the AWS SDK's signer, as AWS does.
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Sha256 } from '@smithy/core/checksum';
+import { HttpRequest } from '@smithy/core/protocols';
+import { SignatureV4 } from '@smithy/signature-v4';
 import { encodeEventStreamMessage } from '../../src/providers/wire/aws-eventstream.ts';
 import { listenLoopback } from '../proxy/fake-upstream.ts';
 
@@ -163,13 +168,38 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** The refusal AWS gives a request, or undefined when its SigV4 signature is right for this host. */
+async function checkSignature(req: IncomingMessage, raw: string, creds: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }): Promise<[number, string, string] | undefined> {
+  const auth = String(req.headers.authorization ?? '');
+  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=[0-9a-f]{64}$/.exec(auth);
+  if (!m) return auth.startsWith('Bearer ') ? undefined : [400, 'IncompleteSignatureException', 'Authorization header requires Credential, SignedHeaders and Signature.'];
+  if (m[1] !== creds.accessKeyId) return [403, 'UnrecognizedClientException', 'The security token included in the request is invalid.'];
+  const sha = req.headers['x-amz-content-sha256'];
+  if (typeof sha === 'string' && sha !== createHash('sha256').update(raw).digest('hex')) return [400, 'XAmzContentSHA256Mismatch', 'The provided x-amz-content-sha256 header does not match what was computed.'];
+  const headers: Record<string, string> = {};
+  for (const name of m[4]!.split(';')) headers[name] = String(req.headers[name] ?? '');
+  const d = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/.exec(headers['x-amz-date'] ?? '');
+  if (!d) return [400, 'IncompleteSignatureException', 'x-amz-date is missing or malformed.'];
+  const [path, search = ''] = (req.url ?? '/').split('?');
+  const query: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(search)) query[k] = k in query ? [query[k]!, v].flat() : v;
+  const signer = new SignatureV4({ credentials: creds, region: m[2]!, service: m[3]!, sha256: Sha256 });
+  const expected = await signer.sign(new HttpRequest({ method: req.method!, protocol: 'http:', hostname: String(req.headers.host), path: path!, query, headers, body: raw }), {
+    signingDate: new Date(`${d[1]}-${d[2]}-${d[3]}T${d[4]}:${d[5]}:${d[6]}Z`),
+  });
+  if (expected.headers.authorization !== auth) return [403, 'InvalidSignatureException', 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.'];
+  return undefined;
+}
+
 const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/;
 
 /**
  * Starts the fake. A user text containing `CUT STREAM` makes a stream end without its last
  * events (messageStop and metadata, or message_stop); `THROTTLE` answers 429 ThrottlingException.
+ * With `verifyCredentials`, a SigV4 signature that is not right for this host and these
+ * credentials gets AWS's 403 InvalidSignatureException (another access key: UnrecognizedClientException).
  */
-export async function startBedrock(opts: { gapMs?: number } = {}): Promise<FakeBedrock> {
+export async function startBedrock(opts: { gapMs?: number; verifyCredentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } } = {}): Promise<FakeBedrock> {
   const gap = opts.gapMs ?? 15;
   const calls: FakeBedrock['calls'] = [];
   let count = 0;
@@ -182,6 +212,8 @@ export async function startBedrock(opts: { gapMs?: number } = {}): Promise<FakeB
     calls.push({ method: req.method, url: req.url ?? '/', modelId, headers: req.headers, body: raw });
     const auth = String(req.headers.authorization ?? '');
     if (!auth.startsWith('AWS4-HMAC-SHA256 Credential=') && !auth.startsWith('Bearer ')) return error(res, 403, 'MissingAuthenticationTokenException', 'Missing Authentication Token');
+    const refused = opts.verifyCredentials ? await checkSignature(req, raw, opts.verifyCredentials) : undefined;
+    if (refused) return error(res, ...refused);
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(raw) as Record<string, unknown>;
