@@ -1,0 +1,261 @@
+/**
+ * Ollama's native API: `POST /api/chat`, `/api/generate`, `/api/embed` and the legacy
+ * `/api/embeddings`, NDJSON streams, `{ error }` bodies. docs/providers.md ("Ollama") and
+ * docs/hash-spec.md ("Ollama shapes") state these rules for users; this is the summary kept
+ * next to the code.
+ *
+ * Keying: an Ollama body is read as the chat (or embeddings) body it stands for, then keyed by
+ * the chat rules, so a conversation has the same message and path hashes whether it was sent
+ * to Ollama or in OpenAI or Anthropic shape:
+ *   - a message's `thinking` is a thinking part, then its text, then its `images` (base64, keyed
+ *     by the SHA-256 of the decoded bytes, with the media type the bytes' signature gives, as an
+ *     OpenAI data: URL of the same picture is);
+ *   - Ollama's tool calls carry no ids (newer servers may send one): each gets a positional id,
+ *     and a `tool` message answers the first unanswered call of the last assistant turn whose
+ *     name is its `tool_name` (or the first unanswered one), so it keys as an OpenAI tool
+ *     message with that call's id does; a `tool_name` that names no open call stays in the key;
+ *   - `options` (temperature, seed, num_ctx, num_predict, stop, ...) are keyed beside the other
+ *     options, by the chat rules (temperature only when 0), except the members that only say how
+ *     the runner uses the machine (VOLATILE_RUNNER_OPTIONS);
+ *   - `format` (json or a JSON schema), `think`, `logprobs`, `raw`, `template`, `suffix`,
+ *     `context` decide the answer: in the key; `keep_alive` says how long the model stays
+ *     loaded: never in the key;
+ *   - `stream` absent means streamed in Ollama: the key says `stream: true` for a streamed call
+ *     (absent or true) and nothing for `stream: false`, as chat keys say it.
+ * `/api/generate` is a chat of its `system` and one user message (`prompt`, `images`);
+ * `/api/embed` is an embeddings body (`input` a string or a list), `/api/embeddings` one of
+ * its `prompt`.
+ */
+import { ndjsonComplete, parseNdjson } from './wire/ndjson.ts';
+
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The routes this module reads, by path. */
+export type OllamaEndpoint = 'chat' | 'generate' | 'embed' | 'embeddings';
+
+/**
+ * Which Ollama endpoint a path is (query ignored), or undefined.
+ *
+ * @example
+ * ollamaEndpoint('/api/chat') // 'chat'
+ */
+export function ollamaEndpoint(path: string): OllamaEndpoint | undefined {
+  const p = path.split('?')[0]!.replace(/\/+$/, '');
+  const m = /\/api\/(chat|generate|embed|embeddings)$/.exec(p);
+  return m ? (m[1] as OllamaEndpoint) : undefined;
+}
+
+/**
+ * Members of `options` that say how the runner uses the machine (threads, GPU layers, memory
+ * mapping, batch size), not what the model is asked: the same prompt gets the same answer on
+ * another machine with other values, so they are left out of the key.
+ */
+export const VOLATILE_RUNNER_OPTIONS: readonly string[] = [
+  'numa', 'num_batch', 'num_gpu', 'main_gpu', 'low_vram', 'f16_kv', 'use_mmap', 'use_mlock', 'num_thread', 'vocab_only',
+];
+const RUNNER = new Set(VOLATILE_RUNNER_OPTIONS);
+
+/** Top-level members that never enter the key: `keep_alive` is how long the model stays loaded. */
+export const OLLAMA_DROPPED: readonly string[] = ['keep_alive'];
+
+// Image signatures (the first bytes of the decoded data) -> media type.
+function sniffImage(b64: string): string | undefined {
+  const head = b64.replace(/\s+/g, '').slice(0, 24);
+  let bytes: number[];
+  try {
+    bytes = [...atob(head.slice(0, head.length - (head.length % 4)))].map((c) => c.charCodeAt(0));
+  } catch {
+    return undefined;
+  }
+  const at = (i: number, ...xs: number[]) => xs.every((x, k) => bytes[i + k] === x);
+  if (at(0, 0x89, 0x50, 0x4e, 0x47)) return 'image/png';
+  if (at(0, 0xff, 0xd8, 0xff)) return 'image/jpeg';
+  if (at(0, 0x47, 0x49, 0x46, 0x38)) return 'image/gif';
+  if (at(0, 0x52, 0x49, 0x46, 0x46) && at(8, 0x57, 0x45, 0x42, 0x50)) return 'image/webp';
+  return undefined;
+}
+
+function imagePart(img: unknown): unknown {
+  if (typeof img !== 'string') return { type: 'image', data: img };
+  const mediaType = /^data:/i.test(img) ? undefined : sniffImage(img);
+  return mediaType ? { type: 'image', data: img, media_type: mediaType } : { type: 'image', data: img };
+}
+
+// A positional id for a call sent without one: no provider's id looks like this.
+const syntheticId = (k: number) => `\u0000ollama-call-${k}`;
+
+/** Ollama messages as OpenAI chat messages (see the module comment). */
+function chatMessages(messages: unknown): unknown {
+  if (!Array.isArray(messages)) return messages;
+  let pending: { id: unknown; name: unknown }[] = [];
+  let calls = 0;
+  return messages.map((m) => {
+    if (!isObj(m)) return m;
+    const out: Obj = {};
+    const { content, images, thinking, tool_calls: toolCalls, tool_name: toolName, ...rest } = m;
+    Object.assign(out, rest);
+    const parts: unknown[] = [];
+    if (typeof thinking === 'string' && thinking !== '') parts.push({ type: 'thinking', thinking });
+    else if (thinking !== undefined && thinking !== null && thinking !== '') out.thinking = thinking;
+    const hasImages = Array.isArray(images) && images.length > 0;
+    if (parts.length === 0 && !hasImages) out.content = content;
+    else {
+      if (typeof content === 'string') parts.push({ type: 'text', text: content });
+      else if (Array.isArray(content)) parts.push(...content);
+      else if (content !== undefined && content !== null) parts.push(content);
+      if (hasImages) for (const img of images) parts.push(imagePart(img));
+      out.content = parts;
+    }
+    if (Array.isArray(toolCalls)) {
+      pending = [];
+      out.tool_calls = toolCalls.map((c) => {
+        if (!isObj(c)) return c;
+        const id = c.id ?? syntheticId(calls++);
+        const f = isObj(c.function) ? c.function : {};
+        pending.push({ id, name: f.name });
+        return { id, type: 'function', function: { name: f.name, arguments: f.arguments } };
+      });
+    }
+    if (m.role === 'tool' && out.tool_call_id === undefined) {
+      const i = pending.findIndex((p) => toolName === undefined || toolName === null || p.name === toolName);
+      if (i >= 0) {
+        out.tool_call_id = pending[i]!.id;
+        pending.splice(i, 1);
+      } else if (toolName !== undefined) out.tool_name = toolName;
+    } else if (toolName !== undefined && m.role !== 'tool') out.tool_name = toolName;
+    return out;
+  });
+}
+
+/** `options` members as top-level options, minus the runner's. */
+function flatOptions(body: Obj, out: Obj): void {
+  const o = body.options;
+  if (o === undefined || o === null) return;
+  if (!isObj(o)) {
+    out.options = o; // not Ollama's options object: kept as it is, so it still keys
+    return;
+  }
+  for (const k of Object.keys(o)) if (!RUNNER.has(k) && !(k in out)) out[k] = o[k];
+}
+
+/**
+ * The chat-completions body an Ollama `/api/chat` or `/api/generate` body stands for, or the
+ * embeddings body an `/api/embed` or `/api/embeddings` body stands for: what tapedeck keys (by
+ * the chat and embeddings rules). Never mutates `body`; a body that is no object is returned as
+ * it is, for the normalizer to refuse with its usual error.
+ *
+ * @example
+ * ollamaAsOpenAI('chat', { model: 'llama3.2', messages: [{ role: 'user', content: 'hi' }], keep_alive: '5m' })
+ * // { model: 'llama3.2', messages: [{ role: 'user', content: 'hi' }], stream: true }
+ */
+export function ollamaAsOpenAI(endpoint: OllamaEndpoint, body: unknown): unknown {
+  if (!isObj(body)) return body;
+  const out: Obj = {};
+  if (endpoint === 'embed' || endpoint === 'embeddings') {
+    for (const k of Object.keys(body)) if (k !== 'options' && k !== 'prompt' && !OLLAMA_DROPPED.includes(k)) out[k] = body[k];
+    if (endpoint === 'embeddings') out.input = [body.prompt];
+    else if (out.input === undefined) out.input = [];
+    flatOptions(body, out);
+    return out;
+  }
+  const streamed = body.stream !== false;
+  if (endpoint === 'chat') {
+    for (const k of Object.keys(body)) {
+      if (k === 'messages' || k === 'options' || k === 'stream' || OLLAMA_DROPPED.includes(k)) continue;
+      out[k] = body[k];
+    }
+    out.messages = body.messages === undefined ? [] : chatMessages(body.messages);
+  } else {
+    const { prompt, system, images, stream: _s, options: _o, ...rest } = body;
+    for (const k of Object.keys(rest)) if (!OLLAMA_DROPPED.includes(k)) out[k] = rest[k];
+    const messages: unknown[] = [];
+    if (system !== undefined && system !== null && system !== '') messages.push({ role: 'system', content: system });
+    messages.push({ role: 'user', content: prompt ?? '', ...(images !== undefined ? { images } : {}) });
+    out.messages = chatMessages(messages);
+  }
+  flatOptions(body, out);
+  if (streamed) out.stream = true;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers
+
+const isDone = (v: unknown): boolean => isObj(v) && v.done === true;
+
+/** Whether a content type is NDJSON (Ollama sends `application/x-ndjson`). */
+export function isNdjson(contentType: string | readonly string[] | undefined | null): boolean {
+  const v = Array.isArray(contentType) ? contentType[0] : contentType;
+  return typeof v === 'string' && /^application\/(x-)?ndjson\b/i.test(v.trim());
+}
+
+/**
+ * Whether an Ollama stream is a whole answer: every line JSON, no `{ error }` line, and the last
+ * object `done: true`. A stream the runner cut (a crash, a closed connection) is never recorded.
+ *
+ * @example
+ * ollamaStreamComplete('{"message":{"content":"Hi"},"done":false}\n') // false
+ */
+export function ollamaStreamComplete(bytes: Uint8Array | string): boolean {
+  return ndjsonComplete(bytes, isDone);
+}
+
+/**
+ * The body the same request would have got with `stream: false`, from a recorded NDJSON stream:
+ * chat `message.content` and `message.thinking` concatenated, `tool_calls` gathered in order;
+ * generate `response` and `thinking` concatenated; everything else (done_reason, counts,
+ * durations, context) from the final object. Undefined for a stream that is not whole.
+ *
+ * @example
+ * assembleOllamaStream(rec.response.body)?.message.content // the streamed text, whole
+ */
+export function assembleOllamaStream(bytes: Uint8Array | string): Obj | undefined {
+  if (!ollamaStreamComplete(bytes)) return undefined;
+  const values = parseNdjson(bytes).values.filter(isObj);
+  const final = values[values.length - 1]!;
+  const out: Obj = { ...final };
+  if (values.some((v) => isObj(v.message))) {
+    let content = '';
+    let thinking = '';
+    const toolCalls: unknown[] = [];
+    let role = 'assistant';
+    let extra: Obj = {};
+    for (const v of values) {
+      if (!isObj(v.message)) continue;
+      const { content: c, thinking: t, tool_calls: tc, role: r, ...rest } = v.message;
+      if (typeof c === 'string') content += c;
+      if (typeof t === 'string') thinking += t;
+      if (Array.isArray(tc)) toolCalls.push(...tc);
+      if (typeof r === 'string') role = r;
+      extra = { ...extra, ...rest };
+    }
+    const message: Obj = { ...extra, role, content };
+    if (thinking !== '') message.thinking = thinking;
+    if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    out.message = message;
+  } else {
+    let response = '';
+    let thinking = '';
+    for (const v of values) {
+      if (typeof v.response === 'string') response += v.response;
+      if (typeof v.thinking === 'string') thinking += v.thinking;
+    }
+    out.response = response;
+    if (thinking !== '') out.thinking = thinking;
+  }
+  return out;
+}
+
+/**
+ * A miss or error in Ollama's shape, `{ error }`: the ollama client raises a ResponseError whose
+ * message is `error` (tapedeck's one-line diagnosis). The details ride along under `tapedeck`,
+ * which the client ignores.
+ *
+ * @example
+ * ollamaErrorBody('tapedeck miss: message 0 (user) text differs ...', { code: 'E_MISS' })
+ */
+export function ollamaErrorBody(message: string, details: Obj): Obj {
+  return { error: message, tapedeck: details };
+}
