@@ -32,6 +32,11 @@ type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+// `o[k] = v` would set the prototype for k === '__proto__' (JSON.parse makes such own members).
+function put(o: Obj, k: string, v: unknown): void {
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+}
+
 /** The routes this module reads, by path. */
 export type OllamaEndpoint = 'chat' | 'generate' | 'embed' | 'embeddings';
 
@@ -83,6 +88,9 @@ function imagePart(img: unknown): unknown {
   return mediaType ? { type: 'image', data: img, media_type: mediaType } : { type: 'image', data: img };
 }
 
+// Message members this module rewrites; the others are copied as they are.
+const MESSAGE_OWN = new Set(['content', 'images', 'thinking', 'tool_calls', 'tool_name']);
+
 // A positional id for a call sent without one: no provider's id looks like this.
 const syntheticId = (k: number) => `\u0000ollama-call-${k}`;
 
@@ -94,8 +102,8 @@ function chatMessages(messages: unknown): unknown {
   return messages.map((m) => {
     if (!isObj(m)) return m;
     const out: Obj = {};
-    const { content, images, thinking, tool_calls: toolCalls, tool_name: toolName, ...rest } = m;
-    Object.assign(out, rest);
+    const { content, images, thinking, tool_calls: toolCalls, tool_name: toolName } = m;
+    for (const k of Object.keys(m)) if (!MESSAGE_OWN.has(k)) put(out, k, m[k]);
     const parts: unknown[] = [];
     if (typeof thinking === 'string' && thinking !== '') parts.push({ type: 'thinking', thinking });
     else if (thinking !== undefined && thinking !== null && thinking !== '') out.thinking = thinking;
@@ -129,7 +137,14 @@ function chatMessages(messages: unknown): unknown {
   });
 }
 
-/** `options` members as top-level options, minus the runner's. */
+// Names a flattened option must not take: the chat body's own members (`system` would become
+// the system prompt, `context` the generic shape's context) and the streaming switch.
+const RESERVED = new Set(['model', 'messages', 'system', 'tools', 'functions', 'context', 'prompt', 'input', 'instructions', 'options', 'stream', 'ollama']);
+
+/**
+ * `options` members as top-level options, minus the runner's; a member whose name the body
+ * already has, or one of RESERVED, stays nested under `options` (so it still keys).
+ */
 function flatOptions(body: Obj, out: Obj): void {
   const o = body.options;
   if (o === undefined || o === null) return;
@@ -137,8 +152,20 @@ function flatOptions(body: Obj, out: Obj): void {
     out.options = o; // not Ollama's options object: kept as it is, so it still keys
     return;
   }
-  for (const k of Object.keys(o)) if (!RUNNER.has(k) && !(k in out)) out[k] = o[k];
+  const nested: Obj = {};
+  for (const k of Object.keys(o)) {
+    if (RUNNER.has(k)) continue;
+    put(RESERVED.has(k) || Object.hasOwn(out, k) ? nested : out, k, o[k]);
+  }
+  if (Object.keys(nested).length > 0) out.options = nested;
 }
+
+// Members each endpoint's translation reads itself.
+const CHAT_OWN = new Set(['messages', 'stream', 'options']);
+const GENERATE_OWN = new Set(['prompt', 'system', 'images', 'stream', 'options']);
+// Top-level names the chat rules give a meaning (the system prompt, the conversation, the
+// generic shape's context): an Ollama body's own member of that name is moved under `ollama`.
+const CHAT_LAYOUT = new Set(['system', 'functions', 'context', 'prompt', 'input', 'instructions', 'messages']);
 
 /**
  * The chat-completions body an Ollama `/api/chat` or `/api/generate` body stands for, or the
@@ -154,27 +181,31 @@ export function ollamaAsOpenAI(endpoint: OllamaEndpoint, body: unknown): unknown
   if (!isObj(body)) return body;
   const out: Obj = {};
   if (endpoint === 'embed' || endpoint === 'embeddings') {
-    for (const k of Object.keys(body)) if (k !== 'options' && k !== 'prompt' && !OLLAMA_DROPPED.includes(k)) out[k] = body[k];
-    if (endpoint === 'embeddings') out.input = [body.prompt];
+    for (const k of Object.keys(body)) if (k !== 'options' && k !== 'prompt' && !OLLAMA_DROPPED.includes(k)) put(out, k, body[k]);
+    if (endpoint === 'embeddings') out.input = body.prompt === undefined || body.prompt === null ? [] : [body.prompt];
     else if (out.input === undefined) out.input = [];
     flatOptions(body, out);
     return out;
   }
   const streamed = body.stream !== false;
+  // Members the chat rules would read as part of the conversation (generate's `context` tokens
+  // would be taken for the generic shape's context and dropped) are keyed under `ollama`.
+  const moved: Obj = {};
+  const own = endpoint === 'chat' ? CHAT_OWN : GENERATE_OWN;
+  for (const k of Object.keys(body)) {
+    if (own.has(k) || OLLAMA_DROPPED.includes(k)) continue;
+    put(CHAT_LAYOUT.has(k) ? moved : out, k, body[k]);
+  }
   if (endpoint === 'chat') {
-    for (const k of Object.keys(body)) {
-      if (k === 'messages' || k === 'options' || k === 'stream' || OLLAMA_DROPPED.includes(k)) continue;
-      out[k] = body[k];
-    }
     out.messages = body.messages === undefined ? [] : chatMessages(body.messages);
   } else {
-    const { prompt, system, images, stream: _s, options: _o, ...rest } = body;
-    for (const k of Object.keys(rest)) if (!OLLAMA_DROPPED.includes(k)) out[k] = rest[k];
+    const { prompt, system, images } = body;
     const messages: unknown[] = [];
     if (system !== undefined && system !== null && system !== '') messages.push({ role: 'system', content: system });
     messages.push({ role: 'user', content: prompt ?? '', ...(images !== undefined ? { images } : {}) });
     out.messages = chatMessages(messages);
   }
+  if (Object.keys(moved).length > 0) out.ollama = moved;
   flatOptions(body, out);
   if (streamed) out.stream = true;
   return out;
