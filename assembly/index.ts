@@ -1,7 +1,7 @@
 // The wasm export surface every build has (the builds for Node add the request-view writer:
 // node.ts). The scalar and SIMD builds export exactly the same names; the TypeScript loader
 // (src/core/wasm.ts) is the only caller.
-import { run, RESULT, ensureMemory, F_ELEMENTS, F_MEMBER, F_ROOT_IGNORE, F_TRUSTED_UTF8 } from "./json";
+import { run, RESULT, ensureMemory, F_ELEMENTS, F_MEMBER, F_ROOT_IGNORE, F_TRUSTED_UTF8, F_STRINGIFIED } from "./json";
 import { sha256, sha256Many, pathChain } from "./sha256";
 import { hexEncode } from "./hex";
 
@@ -17,6 +17,7 @@ const H_MEMBER: i32 = 16; // elements are those of a root member's array (see F_
 const H_ROOT_IGNORE: i32 = 32; // ignore keys apply to the root object's members only
 const H_TRUSTED_UTF8: i32 = 64; // the input is valid UTF-8 (written from a well-formed string)
 const H_SPANS: i32 = 128; // find the elements (as H_MESSAGES does) but leave hashing to digests() or the caller
+const H_STRINGIFIED: i32 = 256; // the input is JSON.stringify's output: canonical strings and numbers (see F_STRINGIFIED)
 const ERR_MEMORY: i32 = 8;
 
 /** Address of the result block (see assembly/json.ts for its layout). */
@@ -37,7 +38,7 @@ export function result(): usize {
 export function canonical(n: u32, ignoreCount: i32, flags: i32): i32 {
   const elements = (flags & (H_MESSAGES | H_CHAIN | H_SPANS)) != 0;
   const mode = elements ? ((flags & H_MEMBER) != 0 ? F_MEMBER : F_ELEMENTS) : 0;
-  const status = run(n, ignoreCount, mode | ((flags & H_ROOT_IGNORE) != 0 ? F_ROOT_IGNORE : 0) | ((flags & H_TRUSTED_UTF8) != 0 ? F_TRUSTED_UTF8 : 0));
+  const status = run(n, ignoreCount, mode | ((flags & H_ROOT_IGNORE) != 0 ? F_ROOT_IGNORE : 0) | ((flags & H_TRUSTED_UTF8) != 0 ? F_TRUSTED_UTF8 : 0) | ((flags & H_STRINGIFIED) != 0 ? F_STRINGIFIED : 0));
   if (status != 0 || (flags & H_SPANS) != 0) return status;
   return digests(flags);
 }

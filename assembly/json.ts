@@ -48,6 +48,13 @@ export const F_ROOT_IGNORE: i32 = 4;
 // string), so the string scanner need not stop at bytes >= 0x80 to validate them: non-ASCII
 // text then moves 16 (SIMD) or 8 (SWAR) bytes at a time like ASCII.
 export const F_TRUSTED_UTF8: i32 = 8;
+// The input is JSON.stringify's output (the JavaScript-value path). RFC 8785 writes strings and
+// numbers exactly as ECMAScript's JSON.stringify does, so such text already has canonical
+// escapes and number spellings: they are copied as they are instead of decoded and re-encoded
+// (only member order can differ). The one escape JSON.stringify writes that I-JSON forbids is a
+// lone surrogate (`\udXXX`), which is still rejected. Implies F_TRUSTED_UTF8. Raw bytes from a
+// client never get this flag.
+export const F_STRINGIFIED: i32 = 16;
 
 const FRAME_SIZE: usize = 16; // kind u32, recStart u32, contentStart u32, curRec u32
 const REC_SIZE: usize = 20; // keyPtr, keyLen, chunkStart, chunkLen (IGNORED = ignored), keyOffset
@@ -88,6 +95,7 @@ let errDetail: i32 = 0;
 let gO: usize = 0; // output cursor after a helper wrote
 let gEscaped: bool = false; // the last string contained a backslash escape
 let trusted: bool = false; // F_TRUSTED_UTF8 of the current run
+let stringified: bool = false; // F_STRINGIFIED of the current run
 
 @inline function align8(x: usize): usize {
   return (x + 7) & ~(<usize>7);
@@ -313,6 +321,22 @@ function writeString(p: usize, o: usize): usize {
     if (c == 0x5c) {
       gEscaped = true;
       const e = <u32>load<u8>(p + 1);
+      if (stringified) {
+        // JSON.stringify's escapes are RFC 8785's: copy them. Its only \u escapes are \u00XX
+        // for control characters and \udXXX for a lone surrogate (a pair is written as is).
+        if (e == 0x75) {
+          if ((<u32>load<u8>(p + 2) | 0x20) == 0x64) { fail(ERR_SURROGATE, p, 0); return 0; }
+          store<u32>(o, load<u32>(p));
+          store<u16>(o + 4, load<u16>(p + 4));
+          p += 6;
+          o += 6;
+          continue;
+        }
+        store<u16>(o, load<u16>(p));
+        p += 2;
+        o += 2;
+        continue;
+      }
       if (e == 0x75) {
         let cu = read4Hex(p + 2);
         if (cu < 0) { fail(ERR_JSON, p, D_ESCAPE); return 0; }
@@ -537,7 +561,8 @@ function closeObject(recStart: usize, recEnd: usize, contentStart: usize, o: usi
  */
 export function run(n: u32, ignoreCount: i32, flags: i32): i32 {
   ignCount = ignoreCount;
-  trusted = (flags & F_TRUSTED_UTF8) != 0;
+  stringified = (flags & F_STRINGIFIED) != 0;
+  trusted = stringified || (flags & F_TRUSTED_UTF8) != 0;
   errCode = 0;
   errOffset = 0;
   errDetail = 0;
@@ -676,12 +701,18 @@ function parse(flags: i32): i32 {
         if (<u32>load<u8>(p) - 0x30 >= 10) return failAt(p, D_NUMBER);
         while (<u32>load<u8>(p) - 0x30 < 10) p++;
       }
-      // A number can outgrow its spelling ("1e20" is 21 digits), so keep the invariant that the
-      // output has at least as much room left as the input has bytes left.
-      if (!reserveOut(o, 32 + (inEnd - p))) return fail(ERR_MEMORY, start, 0);
-      const w = writeCanonicalNumber(start, <i32>(p - start), o);
-      if (w < 0) return fail(ERR_NON_FINITE, start, 0);
-      o += w;
+      if (stringified) {
+        // Number.prototype.toString's spelling, which RFC 8785 prescribes: copy it.
+        copyBytes(o, start, p - start);
+        o += p - start;
+      } else {
+        // A number can outgrow its spelling ("1e20" is 21 digits), so keep the invariant that
+        // the output has at least as much room left as the input has bytes left.
+        if (!reserveOut(o, 32 + (inEnd - p))) return fail(ERR_MEMORY, start, 0);
+        const w = writeCanonicalNumber(start, <i32>(p - start), o);
+        if (w < 0) return fail(ERR_NON_FINITE, start, 0);
+        o += w;
+      }
     } else if (c == 0x74) {
       if (load<u32>(p) != 0x65757274) return fail(ERR_JSON, p, D_LITERAL); // "true"
       store<u32>(o, 0x65757274);

@@ -18,6 +18,7 @@
 //
 // Without redis-server the rows are skipped with a note saying what to install.
 // Run by bench/run.mjs (--filter redis), or alone: node bench/redis.mjs [--quick].
+import { makeTarget, targetLine } from './targets.mjs';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -220,18 +221,16 @@ export async function redisBench({ quick = false } = {}) {
     for (const c of conns) {
       // The same number of proxies on either store: what the store itself adds to a replay.
       const same = at('redis x1', c).addedP50 - at('tape x1', c).addedP50;
-      targets.push({ label: `redis x1 p50 added latency minus tape x1's at ${c} conn`, value: same, unit: 'ms', pass: null });
+      const tapeNote = `one proxy on a tape file, added p50 ${(at('tape x1', c).addedP50 * 1000).toFixed(1)} µs`;
+      targets.push(makeTarget({ label: `redis x1 p50 added latency minus tape x1's at ${c} conn`, unit: 'µs', value: same * 1000, baseline: tapeNote }));
       const over = at('redis x4', c).addedP50 - at('tape x1', c).addedP50;
-      targets.push({ label: `redis x4 p50 added latency minus tape x1's at ${c} conn <= 0.5 ms`, value: over, unit: 'ms', pass: over <= 0.5 });
+      targets.push(makeTarget({ label: `redis x4 p50 added latency minus tape x1's at ${c} conn`, unit: 'µs', value: over * 1000, op: '<=', goal: 500, baseline: tapeNote }));
       // Scaling, and what stopped it: the CPU of the four-proxy runs (and of the one-proxy runs,
       // for comparison).
       const x1 = at('redis x1', c);
       const x4 = at('redis x4', c);
       targets.push({
-        label: `redis x4 req/s / redis x1 req/s at ${c} conn (scaling)`,
-        value: x4.rps / x1.rps,
-        unit: 'ratio',
-        pass: null,
+        ...makeTarget({ label: `redis x4 req/s / redis x1 req/s at ${c} conn (scaling)`, unit: 'x', value: x4.rps / x1.rps, baseline: `one proxy on redis, ${x1.rps.toFixed(0)} req/s` }),
         detail: `x4 scaling at ${c} conn: ${(x4.rps / x1.rps).toFixed(2)}x (${x1.rps.toFixed(0)} -> ${x4.rps.toFixed(0)} req/s) (${x4.cpu.text}); redis x1 for comparison: ${x1.cpu.text}`,
       });
     }
@@ -251,6 +250,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (skipped) console.log(`redis rows skipped: ${skipped}`);
   for (const r of rows) console.log(`${r.label}  ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(3)} ms  p99 ${r.p99.toFixed(3)} ms${r.addedP50 === null ? '' : `  added p50 ${r.addedP50.toFixed(3)} ms`}`);
   for (const r of rec) console.log(`${r.label.padEnd(50)} ${r.perSec.toFixed(0).padStart(8)} records/s${r.ratio === null ? '  (baseline)' : `  ${r.ratio.toFixed(2)}x`}`);
-  for (const t of targets) console.log(`${t.label}: ${t.value.toFixed(3)}${t.pass === null ? '' : t.pass ? ' PASS' : ' MISS'}`);
+  for (const t of targets) console.log(targetLine(t));
   for (const t of targets) if (t.detail) console.log(t.detail);
 }

@@ -26,6 +26,7 @@ import { hash as nodeHash, createHash } from 'node:crypto';
 import os from 'node:os';
 import { buildWorkload, WORKLOAD_NAMES } from './workloads.mjs';
 import { BASELINES } from './baselines.mjs';
+import { makeTarget, targetLine } from './targets.mjs';
 import canonicalizeRef from 'canonicalize';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -66,6 +67,8 @@ const BUDGET_FULL = {
   'L-intl': { time: 1000, iterations: 20, warmupTime: 100, warmupIterations: 3 },
   XL: { time: 1500, iterations: 5, warmupTime: 0, warmupIterations: 1 },
   SMALL10K: { time: 1000, iterations: 10, warmupTime: 100, warmupIterations: 2 },
+  'L-esc': { time: 1000, iterations: 20, warmupTime: 100, warmupIterations: 3 },
+  'SMALL10K-path': { time: 1000, iterations: 10, warmupTime: 100, warmupIterations: 2 },
 };
 const BUDGET_QUICK = {
   S: { time: 50, iterations: 20, warmupTime: 10, warmupIterations: 5 },
@@ -75,6 +78,8 @@ const BUDGET_QUICK = {
   'L-intl': { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
   XL: { time: 0, iterations: 3, warmup: false }, // verification already ran each row once
   SMALL10K: { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
+  'L-esc': { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
+  'SMALL10K-path': { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
 };
 const BUDGET = QUICK ? BUDGET_QUICK : BUDGET_FULL;
 
@@ -182,7 +187,7 @@ function rowsFor(group, w) {
   return rows;
 }
 
-const GROUPS = ['S', 'M', 'M-body', 'L', 'L-intl', 'XL', 'SMALL10K'];
+const GROUPS = ['S', 'M', 'M-body', 'L', 'L-intl', 'L-esc', 'XL', 'SMALL10K', 'SMALL10K-path'];
 
 /** A filter equal to a group name selects that group; otherwise substring of "GROUP / label". */
 function selected(group, row) {
@@ -404,36 +409,44 @@ function find(workload, pred) {
   return results.find((r) => r.workload === workload && r.impl === 'tapedeck' && r.backend === DEFAULT_BACKEND && pred(r));
 }
 const targets = [];
-function target(label, rec, value, pass, shown) {
-  targets.push({ label, backend: DEFAULT_BACKEND, row: rec?.name ?? null, value: rec ? value : null, pass: rec ? pass : null });
-  const status = rec ? (pass ? 'PASS' : 'MISS') : 'n/a (not run)';
-  console.log(`  ${label.padEnd(60)} ${(rec ? shown : '').padStart(14)}  ${status}`);
+/** Prints and records one target line (see targets.mjs). */
+function report(t) {
+  targets.push({ ...t, backend: t.backend === undefined ? DEFAULT_BACKEND : t.backend });
+  console.log(`  ${targetLine(t)}`);
+}
+/** The baseline a core row was compared with, with its p50, for the target line. */
+function baselineOf(rec) {
+  if (!rec?.baseline) return null;
+  const b = results.find((x) => x.workload === rec.workload && x.impl === rec.baseline && x.input === rec.input);
+  return b ? `${rec.baseline} ${fmtTime(b.p50Ms)}` : rec.baseline;
+}
+/** A speed target of a core row: best baseline p50 / row p50 >= goal. */
+function ratioTarget(what, rec, goal) {
+  report(makeTarget({ label: `${what}, speed vs the best baseline`, unit: 'x', value: rec?.ratio ?? null, op: '>=', goal, baseline: baselineOf(rec) ?? 'best canonical baseline, same input form' }));
 }
 console.log(`== targets (tapedeck default backend: ${DEFAULT_BACKEND})`);
 {
   const r = find('M', (x) => x.input === 'raw' && x.op === 'path');
-  target('M raw full hash set p50 (target <= 100 µs)', r, r?.p50Ms, r && r.p50Ms <= 0.1, r ? fmtTime(r.p50Ms) : '');
+  report(makeTarget({ label: 'M raw full hash set, p50', unit: 'µs', value: r ? r.p50Ms * 1000 : null, op: '<=', goal: 100, baseline: baselineOf(r) ?? 'best canonical baseline, raw bytes' }));
 }
-{
-  const r = find('L', (x) => x.input === 'raw' && x.op === 'path');
-  target('L raw vs best baseline (target >= 3x)', r && r.ratio !== null ? r : undefined, r?.ratio, r?.ratio >= 3, r ? fmtRatio(r.ratio) : '');
-}
-{
-  const r = find('L', (x) => x.input === 'object' && x.op === 'path');
-  target('L object vs best baseline (target >= 1.5x)', r && r.ratio !== null ? r : undefined, r?.ratio, r?.ratio >= 1.5, r ? fmtRatio(r.ratio) : '');
-}
-for (const input of ['object', 'raw']) {
-  const r = find('L-intl', (x) => x.input === input && x.op === 'path');
-  const want = input === 'object' ? 1.5 : 3;
-  target(`L-intl ${input} vs best baseline (target >= ${want}x)`, r && r.ratio !== null ? r : undefined, r?.ratio, r?.ratio >= want, r ? fmtRatio(r.ratio) : '');
-}
-for (const [suffix, pred] of [
-  ['', (x) => x.input === 'object' && x.op === 'many'],
-  [' [raw hashMany]', (x) => x.input === 'raw' && x.op === 'many'],
-  [' [10000x hashValue]', (x) => x.op === 'separate-hashValue'],
+for (const [group, input, goal] of [
+  ['L', 'raw', 3],
+  ['L', 'object', 2],
+  ['L-intl', 'object', 1.5],
+  ['L-intl', 'raw', 3],
+  ['L-esc', 'object', 1.5],
+  ['L-esc', 'raw', 3],
+  ['SMALL10K-path', 'object', 1.8],
+  ['SMALL10K-path', 'raw', 3],
 ]) {
-  const r = find('SMALL10K', pred);
-  target(`SMALL10K vs best baseline (target >= 2x)${suffix}`, r && r.ratio !== null ? r : undefined, r?.ratio, r?.ratio >= 2, r ? fmtRatio(r.ratio) : '');
+  ratioTarget(`${group} ${input} full hash set`, find(group, (x) => x.input === input && x.op === 'path'), goal);
+}
+for (const [what, pred] of [
+  ['SMALL10K object hashMany', (x) => x.input === 'object' && x.op === 'many'],
+  ['SMALL10K raw hashMany', (x) => x.input === 'raw' && x.op === 'many'],
+  ['SMALL10K object 10000x hashValue', (x) => x.op === 'separate-hashValue'],
+]) {
+  ratioTarget(what, find('SMALL10K', pred), 2);
 }
 
 // ---------------------------------------------------------------- matcher ----
@@ -451,11 +464,7 @@ if (!FILTERS.length || FILTERS.includes('match')) {
       match.rows.map((r) => [r.label, fmtTime(r.p50), fmtTime(r.p99), r.samples, r.label === r.baseline ? '(baseline)' : fmtRatio(r.ratio), r.baseline]),
     ),
   );
-  for (const t of match.targets) {
-    const shown = t.unit === 'ms' ? fmtTime(t.value) : `${t.value.toFixed(0)} B`;
-    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.unit === 'ms' ? t.pass : null, unit: t.unit });
-    console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.unit === 'ms' ? (t.pass ? 'PASS' : 'MISS') : ''}`);
-  }
+  for (const t of match.targets) report(t);
 }
 
 // ------------------------------------------------------------------- tape ----
@@ -479,11 +488,7 @@ if (!FILTERS.length || FILTERS.includes('tape')) {
       ]),
     ),
   );
-  for (const t of tape.targets) {
-    const shown = t.unit === 'ms-abs' ? `${t.value.toFixed(1)} ms` : t.value.toFixed(t.unit === 'ratio' ? 2 : 1);
-    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.unit === 'ms-abs' ? t.pass : null, unit: t.unit });
-    console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.unit === 'ms-abs' ? (t.pass ? 'PASS' : 'MISS') : ''}`);
-  }
+  for (const t of tape.targets) report(t);
 }
 
 // ------------------------------------------------------------------- tree ----
@@ -495,12 +500,7 @@ if (!FILTERS.length || FILTERS.includes('tree')) {
   tree = await treeBench(lib, null, { quick: QUICK });
   console.log(`\n== TREE: conversation tree and replay store (backend ${DEFAULT_BACKEND}; ratio = time / baseline time)`);
   console.log(table(['row', 'value', 'ratio', 'vs'], tree.rows.map(formatRow)));
-  for (const t of tree.targets) {
-    const checked = t.unit === 'us-abs' || t.unit === 'ratio-target';
-    const shown = t.unit.startsWith('ratio') ? `${t.value.toFixed(2)}x` : `${t.value.toFixed(2)} µs`;
-    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: checked ? t.pass : null, unit: t.unit });
-    console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${checked ? (t.pass ? 'PASS' : 'MISS') : ''}`);
-  }
+  for (const t of tree.targets) report(t);
 }
 
 // ------------------------------------------------------------------ proxy ----
@@ -516,11 +516,7 @@ if (!FILTERS.length || FILTERS.includes('proxy')) {
       proxy.rows.map((r) => [r.label, r.rps.toFixed(0), `${r.p50.toFixed(3)} ms`, `${r.p99.toFixed(3)} ms`, r.addedP50 === null ? '(baseline)' : `${r.addedP50.toFixed(3)} ms`, r.n]),
     ),
   );
-  for (const t of proxy.targets) {
-    const shown = t.unit === 'ms' ? `${t.value.toFixed(3)} ms` : `${t.value.toFixed(2)}x`;
-    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.pass, unit: t.unit });
-    console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.pass ? 'PASS' : 'MISS'}`);
-  }
+  for (const t of proxy.targets) report(t);
 }
 
 // ------------------------------------------------------------------ redis ----
@@ -541,9 +537,7 @@ if (!FILTERS.length || FILTERS.includes('redis')) {
     );
     console.log(table(['row', 'records/s', 'vs tape file', 'n'], redisRows.recordRows.map((r) => [r.label, r.perSec.toFixed(0), r.ratio === null ? '(baseline)' : `${r.ratio.toFixed(2)}x`, r.n])));
     for (const t of redisRows.targets) {
-      const shown = t.unit === 'ms' ? `${t.value.toFixed(3)} ms` : `${t.value.toFixed(2)}x`;
-      targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.pass, unit: t.unit, ...(t.detail ? { detail: t.detail } : {}) });
-      console.log(`  ${t.label.padEnd(60)} ${shown.padStart(14)}  ${t.pass === null ? '' : t.pass ? 'PASS' : 'MISS'}`);
+      report(t);
       if (t.detail) console.log(`    ${t.detail}`);
     }
     console.log(`  (load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores; rows share the machine)`);
@@ -564,10 +558,7 @@ if (!FILTERS.length || FILTERS.includes('size')) {
       size.rows.map((r) => [r.label, kb(r.minified), kb(r.gzip), kb(r.wasmBase64), r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`, r.baseline]),
     ),
   );
-  for (const t of size.targets) {
-    targets.push({ label: t.label, backend: null, row: null, value: t.value, pass: t.pass, unit: t.unit });
-    console.log(`  ${t.label.padEnd(60)} ${`${t.value.toFixed(1)} KB`.padStart(14)}  ${t.pass ? 'PASS' : 'MISS'}`);
-  }
+  for (const t of size.targets) report({ ...t, backend: null });
 }
 
 const elapsed = (performance.now() - started) / 1000;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { makeTarget, targetLine } from './targets.mjs';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc');
@@ -141,9 +142,10 @@ export async function tapeBench(store, lib, { quick = false } = {}) {
     const open = { label: `open a ${N.toLocaleString('en-US')}-record tape (ms)`, ms: percentile(opens, 0.5) };
     const jsonOpen = { label: `baseline: JSON.parse + Map of the same ${N.toLocaleString('en-US')} records (ms)`, ms: percentile(jsonOpens, 0.5) };
     rows.push({ ...open, baseline: jsonOpen.label, ratio: jsonOpen.ms / open.ms }, { ...jsonOpen, baseline: jsonOpen.label, ratio: 1 });
-    targets.push({ label: `open a ${N.toLocaleString('en-US')}-record tape (target <= 300 ms)`, value: open.ms, pass: open.ms <= 300, unit: 'ms-abs' });
-    targets.push({ label: `memory of an open ${N.toLocaleString('en-US')}-record tape, file image included (bytes per record; file ${Math.round(tapeBytes / N)} B/record)`, value: (heapAfter - heapBefore) / N, pass: true, unit: 'bytes' });
-    targets.push({ label: `tape size vs the same data as JSON (${tapeBytes} vs ${jsonBytes} bytes, ratio)`, value: tapeBytes / jsonBytes, pass: true, unit: 'ratio' });
+    const jsonNote = `${jsonOpen.label.replace(/ \(ms\)$/, '')} ${jsonOpen.ms.toFixed(1)} ms`;
+    targets.push(makeTarget({ label: `open a ${N.toLocaleString('en-US')}-record tape, median`, unit: 'ms', value: open.ms, op: '<=', goal: 300, baseline: jsonNote }));
+    targets.push(makeTarget({ label: `memory of an open ${N.toLocaleString('en-US')}-record tape per record, file image included (file ${Math.round(tapeBytes / N)} B/record)`, unit: 'bytes', value: (heapAfter - heapBefore) / N }));
+    targets.push(makeTarget({ label: `tape size / size of the same records as JSON (${tapeBytes} vs ${jsonBytes} bytes; lower is smaller)`, unit: 'x', value: tapeBytes / jsonBytes, baseline: 'the same records as one JSON array' }));
 
     // --- replay lookup: cache.get of a recorded request (keying the request included)
     const lookups = [];
@@ -156,7 +158,7 @@ export async function tapeBench(store, lib, { quick = false } = {}) {
     }
     lookups.sort((a, b) => a - b);
     rows.push({ label: 'replay get (key the request + lookup), p50 (µs)', us: percentile(lookups, 0.5) * 1000, baseline: null, ratio: null });
-    targets.push({ label: 'replay get p50 (µs, includes keying the request)', value: percentile(lookups, 0.5) * 1000, pass: true, unit: 'us' });
+    targets.push(makeTarget({ label: 'replay get p50, keying the request included', unit: 'µs', value: percentile(lookups, 0.5) * 1000 }));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -171,5 +173,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const v = r.perSecond !== undefined ? `${r.perSecond.toFixed(0)}/s` : r.ms !== undefined ? `${r.ms.toFixed(1)} ms` : `${r.us.toFixed(1)} µs`;
     console.log(`${r.label.padEnd(64)} ${v.padStart(12)}  ${r.ratio === null ? '' : `${r.ratio.toFixed(2)}x vs ${r.baseline}`}`);
   }
-  for (const t of targets) console.log(`${t.label}: ${t.value.toFixed(t.unit === 'ratio' ? 2 : 1)} ${t.unit === 'ms-abs' ? (t.pass ? 'PASS' : 'MISS') : ''}`);
+  for (const t of targets) console.log(targetLine(t));
 }

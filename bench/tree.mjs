@@ -9,6 +9,7 @@
 //     keys and bodies (which has no LRU order, TTL or byte copies).
 // Every ratio is this row's time over its baseline's time (lower is better).
 // Run by bench/run.mjs after the tape rows (filter "tree"), or alone: node bench/tree.mjs [--quick].
+import { makeTarget, targetLine } from './targets.mjs';
 import { createHash } from 'node:crypto';
 
 function percentile(sorted, p) {
@@ -82,7 +83,7 @@ export async function treeBench(lib, _store, { quick = false } = {}) {
     const b = median(naive) * 1000;
     rows.push({ label: `findOrCreate after hashing, ${N.toLocaleString('en-US')} msgs, all but last known (µs)`, us: w, baseline: 'walk: one Map lookup per message', ratio: w / b });
     rows.push({ label: 'walk: one Map lookup per message', us: b, baseline: 'walk: one Map lookup per message', ratio: 1 });
-    targets.push({ label: `findOrCreate tree walk after hashing, ${N.toLocaleString('en-US')} messages (target <= 50 µs)`, value: w, pass: w <= 50, unit: 'us-abs' });
+    targets.push(makeTarget({ label: `findOrCreate tree walk after hashing, ${N.toLocaleString('en-US')} messages, median`, unit: 'µs', value: w, op: '<=', goal: 50, baseline: `one Map lookup per message ${b.toFixed(1)} µs` }));
   }
 
   // --- end to end from raw bytes vs pathHashes on the same bytes, interleaved
@@ -117,7 +118,7 @@ export async function treeBench(lib, _store, { quick = false } = {}) {
     const mb = (bodies[0].length / 1e6).toFixed(2);
     rows.push({ label: `findOrCreate(raw bytes, ${mb} MB, ${N.toLocaleString('en-US')} msgs) (ms)`, ms: e, baseline: 'pathHashes(same bytes)', ratio: e / h });
     rows.push({ label: 'pathHashes(same bytes)', ms: h, baseline: 'pathHashes(same bytes)', ratio: 1 });
-    targets.push({ label: 'findOrCreate end to end / pathHashes on the same bytes (target <= 1.2x)', value: e / h, pass: e / h <= 1.2, unit: 'ratio-target' });
+    targets.push(makeTarget({ label: 'findOrCreate end to end, time / time of pathHashes on the same bytes (lower is faster)', unit: 'x', value: e / h, op: '<=', goal: 1.2, baseline: `pathHashes(same bytes) ${h.toFixed(2)} ms` }));
   }
 
   // --- ReplayStore with 1,000,000 entries
@@ -177,8 +178,8 @@ export async function treeBench(lib, _store, { quick = false } = {}) {
     rows.push({ label: 'Map.get, same keys', us: mapGet, baseline: 'Map.get, same keys', ratio: 1 });
     rows.push({ label: `ReplayStore.put p50 at capacity, ${label} (µs)`, us: put, baseline: 'Map.set + Map.delete', ratio: put / mapPut });
     rows.push({ label: 'Map.set + Map.delete', us: mapPut, baseline: 'Map.set + Map.delete', ratio: 1 });
-    targets.push({ label: `ReplayStore get p50 with ${label} (µs)`, value: get, pass: true, unit: 'us' });
-    targets.push({ label: `ReplayStore put p50 with ${label} (µs)`, value: put, pass: true, unit: 'us' });
+    targets.push(makeTarget({ label: `ReplayStore get p50 with ${label}`, unit: 'µs', value: get, baseline: `Map.get ${mapGet.toFixed(2)} µs` }));
+    targets.push(makeTarget({ label: `ReplayStore put p50 with ${label}`, unit: 'µs', value: put, baseline: `Map.set + Map.delete ${mapPut.toFixed(2)} µs` }));
   }
   return { rows, targets };
 }
@@ -200,5 +201,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const store = await import('../dist/store/index.js');
   const { rows, targets } = await treeBench(lib, store, { quick: process.argv.includes('--quick') });
   for (const r of rows) console.log(formatRow(r).join('  '));
-  for (const t of targets) console.log(`${t.label}: ${t.value.toFixed(2)} ${t.unit.endsWith('-abs') || t.unit === 'ratio-target' ? (t.pass ? 'PASS' : 'MISS') : ''}`);
+  for (const t of targets) console.log(targetLine(t));
 }

@@ -9,6 +9,11 @@
 //   L        1,000 messages (~550 KB)
 //   XL       10,000 messages (~5.5 MB)
 //   SMALL10K 10,000 separate ~200-byte messages
+//   L-esc    1,000 messages whose text is escape-heavy (newlines, tabs, quotes, backslashes,
+//            JSON-encoded tool arguments and results that escape again, non-ASCII, emoji)
+//   SMALL10K-path  10,000 ~200-byte messages as one conversation (message + path hashes)
+//   M-tools  (request body only, see requestBodies) ~47 KB: 20 nested tool schemas, a dozen
+//            tool calls with nested JSON arguments
 //
 // Each built workload exposes:
 //   messages       the message array as a JS value
@@ -103,6 +108,10 @@ const INTL = [
   '😀', '🚀', '👍🏽', '🎉', '👩‍💻', '🇫🇷', '✅', '€', '→', '…', '🦀', '𠜎',
 ];
 let intl = 0;
+// While an escape-heavy workload is built: text carries what real chats hold and JSON must
+// escape (newlines, tabs, quotes, backslashes), and tool payloads are JSON inside JSON.
+let escapes = false;
+const ESCAPED = ['"quoted"', 'C:\\Users\\dev', 'a\tb', 'line\nbreak', "it's", '\\d+\\.\\d*', '{"k": "v"}', 'say "hi"\n', '\ttab'];
 
 function word(rng) { return rng.pick(WORDS); }
 
@@ -110,14 +119,15 @@ function sentence(rng, minWords = 6, maxWords = 18) {
   const n = rng.int(minWords, maxWords);
   const parts = [];
   for (let i = 0; i < n; i++) {
-    if (intl > 0 && rng.chance(intl)) parts.push(rng.pick(INTL));
+    if (escapes && rng.chance(0.12)) parts.push(rng.pick(ESCAPED));
+    else if (intl > 0 && rng.chance(intl)) parts.push(rng.pick(INTL));
     else if (rng.chance(0.035)) parts.push(rng.pick(UNICODE));
     else if (rng.chance(0.03)) parts.push(String(rng.int(0, 99999)));
     else parts.push(word(rng));
   }
   let s = parts.join(' ');
   s = s[0].toUpperCase() + s.slice(1);
-  const end = rng.pick(['.', '.', '.', '?', '!', ':']);
+  const end = escapes ? rng.pick(['.', '.\n', '?\n\n', '!', ':\n\t', '."']) : rng.pick(['.', '.', '.', '?', '!', ':']);
   if (rng.chance(0.06)) s = `"${s}"`;
   return s + end;
 }
@@ -146,7 +156,7 @@ function richText(rng, minSent, maxSent) {
     const items = rng.int(2, 4);
     for (let i = 0; i < items; i++) s += `- ${sentence(rng, 3, 8)}\n`;
   }
-  if (rng.chance(0.12)) s += '\n```\n' + rng.pick(CODE_SNIPPETS) + '\n```\n';
+  if (rng.chance(escapes ? 0.5 : 0.12)) s += '\n```\n' + rng.pick(CODE_SNIPPETS) + '\n```\n';
   return s;
 }
 
@@ -231,10 +241,24 @@ function toolArguments(spec, rng) {
       default: args[pname] = rng.chance(0.2) ? `${word(rng)} ${rng.pick(UNICODE)}` : sentence(rng, 2, 7);
     }
   }
+  if (escapes) args.options = { filters: [{ field: word(rng), op: rng.pick(['=', '~', '>=']), value: sentence(rng, 1, 4) }], context: nestedPayload(rng, 1) };
   return args;
 }
 
+/** A nested JSON payload as tools return it: objects in arrays, text with escapes, numbers. */
+function nestedPayload(rng, depth = 0) {
+  const o = { id: `${word(rng)}_${rng.alnum(6)}`, score: rng.int(0, 1e6) / 1e4, ok: rng.chance(0.8), note: sentence(rng, 3, 9) };
+  if (depth < 2) o.children = Array.from({ length: rng.int(1, 3) }, () => nestedPayload(rng, depth + 1));
+  if (rng.chance(0.3)) o.raw = JSON.stringify({ cmd: rng.pick(CODE_SNIPPETS), exit: rng.int(0, 2) });
+  return o;
+}
+
 function toolResult(rng) {
+  if (escapes && rng.chance(0.6)) {
+    const payload = { status: 'ok', results: Array.from({ length: rng.int(1, 4) }, () => nestedPayload(rng)), stderr: `warning: ${sentence(rng, 3, 6)}\n\tat line ${rng.int(1, 999)}` };
+    // Sometimes encoded twice, as tools that wrap another tool's output do.
+    return rng.chance(0.3) ? JSON.stringify({ wrapped: JSON.stringify(payload) }) : JSON.stringify(payload, null, rng.chance(0.5) ? 2 : undefined);
+  }
   const kind = rng.int(0, 4);
   if (kind === 0) {
     // JSON payload as string (what tool messages usually carry)
@@ -339,6 +363,8 @@ export const WORKLOADS = {
   'L-intl': { description: '1,000 messages, 30% non-ASCII words (accents, Cyrillic, CJK, Hangul, emoji)', kind: 'path' },
   XL: { description: '10,000 messages', kind: 'path' },
   SMALL10K: { description: '10,000 separate ~200 B messages', kind: 'many' },
+  'L-esc': { description: '1,000 messages, escape-heavy text (newlines, tabs, quotes, backslashes, JSON in JSON, non-ASCII, emoji)', kind: 'path' },
+  'SMALL10K-path': { description: '10,000 ~200 B messages as one conversation (message + path hashes)', kind: 'path' },
 };
 
 export const WORKLOAD_NAMES = Object.keys(WORKLOADS);
@@ -385,6 +411,17 @@ export function buildWorkload(name) {
       break;
     case 'XL': messages = conversation(rng, 10000); break;
     case 'SMALL10K': messages = Array.from({ length: 10000 }, () => smallMessage(rng)); break;
+    case 'SMALL10K-path': messages = Array.from({ length: 10000 }, () => smallMessage(rng)); break;
+    case 'L-esc':
+      escapes = true;
+      intl = 0.1;
+      try {
+        messages = conversation(rng, 1000);
+      } finally {
+        escapes = false;
+        intl = 0;
+      }
+      break;
     default: throw new Error(`unknown workload ${name}`);
   }
   const w = {
@@ -402,6 +439,70 @@ export function buildWorkload(name) {
 }
 
 // ------------------------------------------------------- request shapes ----
+
+/** A JSON Schema property with nesting: objects of objects, arrays of objects, enums. */
+function schemaProperty(rng, depth) {
+  const kind = depth >= 2 ? rng.pick(['string', 'number', 'enum', 'boolean']) : rng.pick(['string', 'object', 'array', 'enum', 'integer', 'string']);
+  const description = sentence(rng, 3, 8);
+  switch (kind) {
+    case 'object': {
+      const properties = {};
+      for (let i = 0, n = rng.int(2, 3); i < n; i++) properties[`${word(rng)}_${rng.alnum(3).toLowerCase()}`] = schemaProperty(rng, depth + 1);
+      return { type: 'object', description, properties, required: Object.keys(properties).slice(0, 1), additionalProperties: false };
+    }
+    case 'array':
+      return { type: 'array', description, items: schemaProperty(rng, depth + 1), minItems: 0, maxItems: rng.int(5, 100) };
+    case 'enum':
+      return { type: 'string', description, enum: Array.from({ length: rng.int(2, 5) }, () => word(rng)) };
+    case 'integer':
+    case 'number':
+      return { type: kind, description, minimum: 0, maximum: rng.int(10, 1e6) };
+    default:
+      return { type: kind, description };
+  }
+}
+
+/** A value that fits a schema property, as a model fills in tool-call arguments. */
+function argumentFor(rng, schema) {
+  switch (schema.type) {
+    case 'object': return Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, argumentFor(rng, v)]));
+    case 'array': return Array.from({ length: rng.int(1, 3) }, () => argumentFor(rng, schema.items));
+    case 'integer': return rng.int(0, schema.maximum);
+    case 'number': return Math.round(rng.float() * 1e5) / 100;
+    case 'boolean': return rng.chance(0.5);
+    default: return schema.enum ? rng.pick(schema.enum) : sentence(rng, 2, 8);
+  }
+}
+
+/**
+ * An OpenAI chat body heavy in tools (~47 KB): 20 tool schemas with nested object and array
+ * parameters, and a conversation with a dozen tool calls whose JSON arguments nest, each answered
+ * by a tool message carrying a JSON result. Deterministic.
+ */
+function toolHeavyBody() {
+  const rng = new Rng('tapedeck-bench/M-tools/v1');
+  const tools = TOOL_SPECS.map(([name, description]) => {
+    const properties = {};
+    for (let i = 0, n = rng.int(2, 4); i < n; i++) properties[`${word(rng)}_${rng.alnum(4).toLowerCase()}`] = schemaProperty(rng, 0);
+    return { type: 'function', function: { name, description, parameters: { type: 'object', properties, required: Object.keys(properties).slice(0, 2), additionalProperties: false }, strict: true } };
+  });
+  const messages = [systemMessage(rng)];
+  let calls = 0;
+  while (calls < 12) {
+    messages.push(userMessage(rng));
+    const n = Math.min(12 - calls, rng.int(1, 2));
+    const toolCalls = [];
+    for (let i = 0; i < n; i++) {
+      const t = rng.pick(tools).function;
+      toolCalls.push({ id: `call_${rng.alnum(24)}`, type: 'function', function: { name: t.name, arguments: JSON.stringify(argumentFor(rng, t.parameters)) } });
+    }
+    calls += n;
+    messages.push({ role: 'assistant', content: null, tool_calls: toolCalls });
+    for (const c of toolCalls) messages.push({ role: 'tool', tool_call_id: c.id, content: JSON.stringify({ ok: true, result: nestedPayload(rng, rng.int(0, 1)) }) });
+    messages.push(assistantText(rng));
+  }
+  return { model: 'gpt-4o-2024-08-06', messages, tools, tool_choice: 'auto', parallel_tool_calls: true, temperature: 0.2, max_completion_tokens: 2048, stream: false };
+}
 
 const textOf = (content) =>
   typeof content === 'string' ? content : Array.isArray(content) ? content.filter((p) => p.type === 'text').map((p) => p.text).join('\n') : '';
@@ -487,7 +588,7 @@ export function requestBodies() {
     dimensions: 512,
     user: 'user-42',
   };
-  const bodies = { 'openai-chat': m.body, anthropic, 'openai-responses': responses, 'openai-embeddings': embeddings, generic };
+  const bodies = { 'openai-chat': m.body, anthropic, 'openai-responses': responses, 'openai-embeddings': embeddings, generic, 'openai-chat-tools': toolHeavyBody() };
   const out = Object.fromEntries(Object.entries(bodies).map(([k, v]) => [k, { body: v, bytes: encoder.encode(JSON.stringify(v)) }]));
   cache.set('bodies', out);
   return out;

@@ -2,6 +2,7 @@
 // Prints bench/results/latest.json as the Markdown tables docs/benchmarks.md carries, so its
 // numbers are always a copy of one real run (paste the output between the bench markers there).
 import { readFileSync } from 'node:fs';
+import { targetLine } from '../bench/targets.mjs';
 
 const r = JSON.parse(readFileSync(new URL('../bench/results/latest.json', import.meta.url), 'utf8'));
 if (r.mode !== 'full' || (r.filter && r.filter.length)) {
@@ -29,33 +30,8 @@ for (const [name, w] of Object.entries(r.workloads)) {
     );
   }
 }
-lines.push('', 'Targets (default backend, wasm-simd):', '');
-for (const t of r.targets) {
-  const verdict = t.pass === null || t.pass === undefined ? '' : ` — ${t.pass ? 'PASS' : 'MISS'}`;
-  if (t.unit === 'ratio' || t.unit === 'us') {
-    lines.push(`- ${t.label}: **${t.value.toFixed(t.unit === 'ratio' ? 2 : 1)}${t.unit === 'ratio' ? 'x' : ' µs'}**${verdict}`);
-    continue;
-  }
-  if (t.unit === 'us-abs') {
-    lines.push(`- ${t.label}: **${t.value.toFixed(2)} µs**${verdict}`);
-    continue;
-  }
-  if (t.unit === 'ratio-target') {
-    lines.push(`- ${t.label}: **${t.value.toFixed(2)}x**${verdict}`);
-    continue;
-  }
-  if (t.unit === 'ms-abs') {
-    lines.push(`- ${t.label}: **${t.value.toFixed(1)} ms** — ${t.pass ? 'PASS' : 'MISS'}`);
-    continue;
-  }
-  if (t.unit === 'bytes') {
-    lines.push(`- ${t.label.replace(' (bytes, measured)', '').replace(', bytes)', ')')}: **${t.value.toFixed(0)} bytes**`);
-    continue;
-  }
-  const time = t.unit === 'ms' || /µs/.test(t.label);
-  const v = time ? fmt(t.value) : t.value >= 1 ? `${t.value.toFixed(2)}x faster` : `${(1 / t.value).toFixed(2)}x slower`;
-  lines.push(`- ${t.label.trim()}: **${v}** — ${t.pass ? 'PASS' : 'MISS'}`);
-}
+lines.push('', `Targets (default backend, ${r.defaultBackend}; x = baseline time / tapedeck time unless the line says otherwise):`, '');
+for (const t of r.targets) lines.push(`- ${targetLine(t)}`);
 if (r.match) {
   lines.push('', `Matcher (${r.match.rows[0].label.replace(/^.*?, /, '')}):`, '');
   lines.push('| row | p50 | p99 | vs baseline |', '|---|---|---|---|');
@@ -85,7 +61,7 @@ if (r.proxy) {
   lines.push('', 'Proxy replay over HTTP (autocannon, loopback; added p50 = p50 minus the plain node:http baseline server):', '');
   lines.push('| server | connections | req/s | p50 | p99 | added p50 |', '|---|---|---|---|---|---|');
   for (const p of r.proxy.rows) {
-    lines.push(`| ${p.impl} | ${p.connections} | ${p.rps.toFixed(0)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${p.addedP50 === null ? '(baseline)' : fmt(p.addedP50)} |`);
+    lines.push(`| ${p.impl} | ${p.connections} | ${p.rps.toFixed(0)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${p.addedP50 === null ? '(baseline)' : p.addedP50 < 0 ? `0 (p50 ${fmt(-p.addedP50)} below the baseline's: noise)` : fmt(p.addedP50)} |`);
   }
 }
 console.log(lines.join('\n'));

@@ -13,7 +13,7 @@
  * - `E_ARG`: an argument of the wrong kind (a trace-token field with NUL, a bad option...).
  * - `E_BACKEND`: the requested backend cannot run here.
  * - `E_MEMORY`: WebAssembly memory could not grow.
- * - `E_REQUEST`: a body that is not an LLM request tapedeck recognizes (src/match/normalize.ts).
+ * - `E_REQUEST`: a body that is not an LLM request tapedeck recognizes (src/providers/normalize.ts).
  * - `E_MISS`: no recording answers a request. `message` is one short line (what differs from
  *   the closest recording, and the fix that exists at the entry point used) plus at most two
  *   excerpt lines; `details` holds the diagnostics (`difference`, `kind`, `fix`, `fixes`,

@@ -37,34 +37,46 @@ describe('stringifyPieces', () => {
       Array.from({ length: 4096 }, (_, i) => i),
       many(['x'.repeat(100_000), 'y', 'z'.repeat(70_000)]).slice(0, 70),
     ];
+    const piecesOf = (t: ArrayText) => {
+      const all: string[] = [];
+      t.each((p, i) => {
+        expect(i).toBe(all.length);
+        all.push(p);
+      });
+      return all;
+    };
     for (const a of cases) {
       const t = stringifyPieces(a);
       expect(t).toBeInstanceOf(ArrayText);
       expect(t!.text()).toBe(JSON.stringify(a));
-      expect(t!.units).toBe(JSON.stringify(a).length);
-      const buf = Buffer.alloc(t!.units * 2 + 4);
-      t!.writeUtf16(buf, 4);
-      expect(buf.toString('utf16le', 4)).toBe(JSON.stringify(a));
+      // Every piece is the JSON text of a run of elements, and they add up to the whole.
+      const pieces = piecesOf(t!);
+      expect(`[${pieces.map((p) => p.slice(1, -1)).join(',')}]`).toBe(JSON.stringify(a));
+      expect(1 - pieces.length + pieces.reduce((n, p) => n + p.length, 0)).toBe(JSON.stringify(a).length);
     }
-    // 1,000 messages of ~500 units: pieces of ~32K units. Three times as many: the text is bound
-    // to pass ~1M units, so after the first piece the rest goes in one.
+    // 1,000 messages of ~500 units: pieces of ~32K units; ten times as many, still pieces (each
+    // is made as it is written, so none outlives its turn).
     const list = (n: number) => Array.from({ length: n }, (_, i) => ({ role: 'user', content: `${'déjà vu 東京 '.repeat(40)}${i}` }));
-    const long = stringifyPieces(list(1000))!;
-    expect(long.pieces.length).toBeGreaterThan(10);
-    expect(Math.max(...long.pieces.map((p) => p.length))).toBeLessThan(65_536);
-    const longer = stringifyPieces(list(3000))!;
-    expect(longer.pieces.length).toBe(2);
-    expect(longer.text()).toBe(JSON.stringify(list(3000)));
+    for (const n of [1000, 10_000]) {
+      const long = piecesOf(stringifyPieces(list(n))!);
+      expect(long.length).toBeGreaterThan(n / 100);
+      expect(Math.max(...long.map((p) => p.length))).toBeLessThan(65_536);
+      expect(stringifyPieces(list(n))!.text()).toBe(JSON.stringify(list(n)));
+    }
+    // The projected length of a list made piece by piece is close to the real one.
+    const projected = stringifyPieces(list(3000))!;
+    expect(projected.exact).toBe(false);
+    expect(Math.abs(projected.units / JSON.stringify(list(3000)).length - 1)).toBeLessThan(0.05);
   });
 
-  it('leaves short and very long arrays, and arrays with toJSON or BigInt elements, to JSON.stringify', () => {
+  it('leaves short arrays, and arrays with toJSON or BigInt elements, to JSON.stringify', () => {
     const long = (x: unknown) => [...Array.from({ length: 100 }, (_, i) => i), x];
     const withToJSON = Object.assign(long(1), { toJSON: () => 'x' });
     const fn = Object.assign(() => 1, { toJSON: (k: string) => k });
-    const cases = [[], [1], Array.from({ length: 64 }, () => 'x'), Array.from({ length: 4097 }, () => 'x'), withToJSON, long({ toJSON: (k: string) => k }), long(fn), long(2n)];
+    const cases = [[], [1], Array.from({ length: 64 }, () => 'x'), withToJSON, long({ toJSON: (k: string) => k }), long(fn), long(2n)];
     for (const a of cases) expect(stringifyPieces(a)).toBeUndefined();
     expect(stringifyPieces(Array.from({ length: 65 }, () => 'x'))).toBeInstanceOf(ArrayText);
-    expect(stringifyPieces(Array.from({ length: 4096 }, () => 'x'))).toBeInstanceOf(ArrayText);
+    expect(stringifyPieces(Array.from({ length: 100_000 }, () => 'x'))).toBeInstanceOf(ArrayText);
   });
 });
 
@@ -86,6 +98,17 @@ describe(`arrays as JavaScript values, stringified in pieces (${backend()})`, ()
     expect((want.at(-1) as { key: string }).key).toBe('3000');
     expect(pathHashes(m)).toEqual(refPathHashes(want));
     expect(new TextDecoder().decode(canonicalize(m))).toBe(refCanonical(want));
+  });
+
+  it.skipIf(backend() === 'js')('a list whose text passes the size limit is E_TOO_LARGE, though made piece by piece', () => {
+    const big = 'x'.repeat(700_000);
+    const list = Array.from({ length: 100 }, () => ({ role: 'user', content: big }));
+    for (const f of [() => pathHashes(list), () => hashValue(list)]) {
+      const e = errorOf(f);
+      expect(e.code).toBe('E_TOO_LARGE');
+    }
+    // Just under the limit, the same list is hashed.
+    expect(pathHashes(list.slice(0, 90)).messageHashes.length).toBe(90);
   });
 
   it('errors deep in a long list keep their path', () => {

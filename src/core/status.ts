@@ -1,7 +1,7 @@
 // Numeric status codes shared with assembly/json.ts (keep the two in step), and the messages
 // that turn a (status, offset, detail) triple into a TapedeckError.
 
-import { MAX_DEPTH, TapedeckError, type TapedeckErrorCode } from '../errors.ts';
+import { MAX_DEPTH, MAX_INPUT_BYTES, TapedeckError, type TapedeckErrorCode } from '../errors.ts';
 
 export const ERR = {
   JSON: 1,
@@ -131,4 +131,11 @@ export function jsonError(status: number, offset: number, detail: number, bytes:
         hint: 'Split the input or raise the process memory limit.',
       });
   }
+}
+
+/** Input over MAX_INPUT_BYTES (`size` bytes, or at least that many). */
+export function tooLarge(size: number): TapedeckError {
+  return new TapedeckError('E_TOO_LARGE', `Input is ${size} bytes; the limit is ${MAX_INPUT_BYTES} bytes (64 MiB).`, {
+    hint: 'Hash large payloads in parts (e.g. per message with pathHashes) or store them out of band and hash a reference.',
+  });
 }

@@ -2,9 +2,10 @@
 // typed-array views re-made whenever memory grows, and the one-call-per-request protocol of
 // assembly/index.ts (layout -> write input -> canonical -> read RESULT).
 
-import { TapedeckError } from '../errors.ts';
+import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
 import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
-import { jsonError } from './status.ts';
+import type { ArrayText } from './pieces.ts';
+import { jsonError, tooLarge } from './status.ts';
 import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from './wasm.generated.ts';
 // Empty in browser bundles (see wasm-scalar.browser.ts): there the scalar build is loaded on demand.
 import { SCALAR_BASE64 } from './wasm-scalar.generated.ts';
@@ -34,6 +35,7 @@ const H_MEMBER = 16;
 const H_ROOT_IGNORE = 32;
 const H_TRUSTED_UTF8 = 64;
 const H_SPANS = 128;
+const H_STRINGIFIED = 256;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -187,6 +189,8 @@ export class WasmEngine implements Engine {
       this.u8.set(json, at);
       return json.length;
     }
+    // A list made piece by piece is written as it is made; text given whole as one string.
+    if (typeof json !== 'string' && !json.exact && this.buf) return this.loadPieces(json, ignore, this.buf);
     const units = typeof json === 'string' ? json.length : json.units;
     // A UTF-16 unit is at most 3 UTF-8 bytes, so reserve that and let the encoder report the
     // real length: no separate measuring pass over the string.
@@ -203,14 +207,48 @@ export class WasmEngine implements Engine {
     // transcoder's lone-surrogate result is only a guard.
     const at = this.prepare(ignore, max, units * 2);
     const stage = (at + max + INPUT_PAD + 7) & ~7;
-    if (typeof json === 'string') this.buf.write(json, stage, units * 2, 'utf16le');
-    else json.writeUtf16(this.buf, stage);
+    this.buf.write(typeof json === 'string' ? json : json.text(), stage, units * 2, 'utf16le');
+    return this.transcode(stage, units, at);
+  }
+
+  /** utf16ToUtf8 in wasm; returns the bytes written. */
+  private transcode(stage: number, units: number, at: number): number {
     const n = this.x.utf16ToUtf8(stage, units, at);
     if (n < 0) {
       throw new TapedeckError('E_LONE_SURROGATE', `JSON text has a lone UTF-16 surrogate at string index ${-n - 1}.`, {
         hint: 'Use s.toWellFormed() or fix the source.',
       });
     }
+    return n;
+  }
+
+  /**
+   * Writes JSON.stringify's text piece by piece as each is made (see pieces.ts), growing the
+   * input as it goes: no piece outlives its turn and the whole text is never one string.
+   * Returns the input's length in bytes.
+   */
+  private loadPieces(text: ArrayText, ignore: readonly Uint8Array[], buf: Buffer): number {
+    let n = 0;
+    text.each((piece, i) => {
+      const units = piece.length;
+      const max = n + units * 3;
+      const wide = units >= UTF16_MIN;
+      const at = this.prepare(ignore, max, wide ? units * 2 : 0);
+      if (this.buf !== buf) buf = this.buf!;
+      // After the first, each piece goes over the previous piece's "]", and its "[" becomes ",".
+      const o = i === 0 ? at : at + n - 1;
+      let w: number;
+      if (wide) {
+        const stage = (at + max + INPUT_PAD + 7) & ~7;
+        buf.write(piece, stage, units * 2, 'utf16le');
+        w = this.transcode(stage, units, o);
+      } else {
+        w = buf.write(piece, o, units * 3, 'utf8');
+      }
+      if (i > 0) buf[o] = 0x2c;
+      n = o - at + w;
+      if (n > MAX_INPUT_BYTES) throw tooLarge(n);
+    });
     return n;
   }
 
@@ -227,8 +265,9 @@ export class WasmEngine implements Engine {
     const n = this.load(json, member ? [...ignore.keys, member] : ignore.keys);
     // Text from a string is valid UTF-8 by construction: strings reaching an engine are
     // well-formed (checked by the API layer, or JSON.stringify output, which escapes lone
-    // surrogates), and both encoders write only valid UTF-8.
-    const trusted = !(json instanceof Uint8Array) || trustedUtf8 ? H_TRUSTED_UTF8 : 0;
+    // surrogates), and both encoders write only valid UTF-8. JSON.stringify's own text (an
+    // ArrayText) also has canonical strings and numbers already (see F_STRINGIFIED).
+    const trusted = json instanceof Uint8Array ? (trustedUtf8 ? H_TRUSTED_UTF8 : 0) : typeof json === 'string' ? H_TRUSTED_UTF8 : H_TRUSTED_UTF8 | H_STRINGIFIED;
     const status = this.x.canonical(n, ignore.keys.length, flags | trusted | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
     this.refresh();
     if (status !== 0) {

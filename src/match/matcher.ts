@@ -6,7 +6,8 @@ import { canonicalizeJSON, hashJSON, hashValue, pathHashes, sha256 } from '../co
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { explainMiss, type MissEntry } from './diagnose.ts';
-import { fingerprintIgnoreKeys, normalizeRequest, type NormalizeOptions, type Provider } from './normalize.ts';
+import { normalizeRequest } from '../providers/index.ts';
+import { fingerprintIgnoreKeys, type NormalizeOptions, type Provider } from '../providers/normalize.ts';
 import { rawRequestDigests } from './raw-keys.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
@@ -306,6 +307,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     provider: opts.provider,
     ignoreArgs: opts.ignoreArgs,
     volatileKeys: opts.volatileKeys,
+    ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
   };
   const recordings = opts.recordings;
   const slim = ({ messages: _m, view: _v, ...digests }: RequestKeys): RequestDigests => digests;

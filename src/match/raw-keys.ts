@@ -55,8 +55,9 @@ import {
   OPENAI_PARTS,
   OPENAI_ROLES,
   splitToolResults,
-} from './normalize.ts';
-import type { NormalizeOptions, Provider } from './types.ts';
+} from '../providers/normalize.ts';
+import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
+import { rawKeysAllowed } from '../providers/index.ts';
 
 // Record layout of assembly/tape.ts.
 const T_NULL = 1;
@@ -1085,10 +1086,10 @@ class Walk {
   }
 }
 
-const PROVIDERS: readonly Provider[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
+const PROVIDERS: readonly string[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 // Members that hold the conversation and tools, per shape (normalize.ts LAYOUT); the rest of
 // the top level is model, options and context, normalized by the reference itself.
-const CONVERSATION: Record<Provider, readonly string[]> = {
+const CONVERSATION: Record<BuiltinProvider, readonly string[]> = {
   'openai-chat': ['messages', 'system', 'tools', 'functions'],
   anthropic: ['messages', 'system', 'tools', 'functions'],
   generic: ['messages', 'prompt', 'system', 'tools', 'functions'],
@@ -1106,7 +1107,7 @@ function isTokens(w: Walk, i: number): boolean {
  * hold the two together). Materializing what it reads as objects cost more than the rest of
  * the walk.
  */
-function detect(w: Walk, root: Members): Provider {
+function detect(w: Walk, root: Members): BuiltinProvider {
   const messages = root.get('messages');
   if (messages === undefined) {
     if (root.has('instructions') || root.has('previous_response_id')) return 'openai-responses';
@@ -1199,6 +1200,8 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   if (opts === null || typeof opts !== 'object') return undefined;
   if (opts.volatileKeys !== undefined && (!Array.isArray(opts.volatileKeys) || opts.volatileKeys.length > 0)) return undefined;
   if (opts.provider !== undefined && !PROVIDERS.includes(opts.provider)) return undefined;
+  // A shape of another provider module (by the endpoint's route): the walk knows the chat family only.
+  if (opts.endpoint !== undefined && !rawKeysAllowed(opts)) return undefined;
   // Only an absent option takes its default; null is the reference's E_ARG.
   if (opts.ignoreArgs === null) return undefined;
   const ignoreArgs = opts.ignoreArgs ?? [];
@@ -1214,7 +1217,7 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
     if (!isUtf8(bytes)) return undefined;
   }
   try {
-    const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider]);
+    const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider as BuiltinProvider]);
     if (cv === undefined) return undefined;
     if (cv !== null && !(cv instanceof Uint32Array)) {
       const fromCore = coreDigests(bytes, cv, ignoreArgs);
@@ -1242,7 +1245,7 @@ type Normalized = ReturnType<typeof normalizeRequest>;
  * Model, options and context: the reference on the top level without the conversation (its
  * members are small), given as `top`.
  */
-function topLevel(provider: Provider, top: Record<string, unknown>, ignoreArgs: readonly string[]): Normalized {
+function topLevel(provider: BuiltinProvider, top: Record<string, unknown>, ignoreArgs: readonly string[]): Normalized {
   const ignore = new Set(ignoreArgs);
   if (CONVERSATION[provider].some((k) => ignore.has(k))) decline();
   if (provider !== 'openai-responses' && provider !== 'openai-embeddings') top.messages = [];
@@ -1267,7 +1270,7 @@ function modelAndOptions(out: Out, small: Normalized): void {
 }
 
 /** One core call over the view written to `out`, and the signature. */
-function finish(out: Out, provider: Provider, count: number, names: readonly (string | undefined)[], small: Normalized): RequestDigests {
+function finish(out: Out, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized): RequestDigests {
   const member = provider === 'openai-embeddings' ? 'input' : 'messages';
   // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
   // encoded from well-formed strings.
@@ -1284,8 +1287,8 @@ function finish(out: Out, provider: Provider, count: number, names: readonly (st
   };
 }
 
-const PROVIDER_CODE: Record<Provider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
-const PROVIDER_OF: readonly (Provider | undefined)[] = [undefined, 'openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
+const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
+const PROVIDER_OF: readonly (BuiltinProvider | undefined)[] = [undefined, 'openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 
 /**
  * The digests from the view the core wrote itself (assembly/view.ts): the common request
@@ -1346,7 +1349,7 @@ function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly strin
 
 function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
   const root = w.members(0);
-  const provider = opts.provider ?? detect(w, root);
+  const provider = (opts.provider as BuiltinProvider | undefined) ?? detect(w, root);
   const top: Record<string, unknown> = {};
   for (let i = 0; i < root.names.length; i++) {
     const k = root.names[i]!;

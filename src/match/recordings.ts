@@ -5,7 +5,8 @@ import type * as NodeFs from 'node:fs';
 import { canonicalizeJSON } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import type { Recording } from './matcher.ts';
-import { normalizeRequest, type NormalizeOptions } from './normalize.ts';
+import { normalizeRequest } from '../providers/index.ts';
+import type { NormalizeOptions } from '../providers/types.ts';
 
 export interface LoadOptions extends NormalizeOptions {
   /** Called for every file that was skipped or needed attention; default process.emitWarning. */

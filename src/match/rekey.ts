@@ -5,7 +5,7 @@
 
 import { TapedeckError } from '../errors.ts';
 import { requestKeys, type RequestKeys } from './matcher.ts';
-import { KEY_SPEC_VERSION, type NormalizeOptions } from './normalize.ts';
+import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.ts';
 
 /**
  * Whether a stored key was computed under the current spec version. Records written before

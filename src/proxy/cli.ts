@@ -30,6 +30,9 @@ Options:
                         (default: the last recording is served again)
   --timing T            Stream replay: none (default) | recorded | <ms between chunks>
   --record-errors       Record upstream 4xx/5xx answers too
+  --on-record-failure W When an answer cannot be recorded (disk full, tape lock held,
+                        Redis down): fail (default: 503 E_RECORD_FAILED, or a cut
+                        stream) | serve (the live answer, x-tapedeck-recorded: false)
   --prune-unused        At shutdown, remove the recordings no request used (and say which)
   --max-body SIZE       Largest request body (default 32m; e.g. 512k, 8m)
   --miss-status N       HTTP status of a replay miss (default 404)
@@ -47,6 +50,8 @@ Options:
                         the headers included (default 600000: 10 minutes, the OpenAI
                         and Anthropic SDKs' own timeout). Past it: 504
                         E_UPSTREAM_TIMEOUT, or a cut stream; nothing is recorded
+  --request-timeout MS  Longest time a client may take to send its request, body
+                        included (default 120000); a slower one gets 408 and is cut
   --shutdown-timeout MS On SIGINT/SIGTERM, how long in-flight requests may finish
                         before their upstream calls are aborted (default 10000)
   --quiet               No startup line
@@ -118,6 +123,8 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'connect-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
         'shutdown-timeout': { type: 'string' },
+        'request-timeout': { type: 'string' },
+        'on-record-failure': { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -132,6 +139,10 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   const match = v.match;
   if (match !== undefined && !['exact', 'signature', 'sequential', 'hybrid'].includes(match)) {
     throw new TapedeckError('E_ARG', `Invalid --match ${JSON.stringify(match)}.`, { hint: 'Use exact, signature, sequential or hybrid.' });
+  }
+  const onRecordFailure = v['on-record-failure'];
+  if (onRecordFailure !== undefined && onRecordFailure !== 'fail' && onRecordFailure !== 'serve') {
+    throw new TapedeckError('E_ARG', `Invalid --on-record-failure ${JSON.stringify(onRecordFailure)}.`, { hint: 'Use fail (the default) or serve.' });
   }
   const bodyMatch = v['body-match'];
   if (bodyMatch !== undefined && bodyMatch !== 'bytes' && bodyMatch !== 'route') {
@@ -151,6 +162,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     strictOrder: v['strict-order'] === true,
     timing: v.timing === undefined ? 'none' : parseTiming(v.timing),
     recordErrors: v['record-errors'] === true,
+    ...(onRecordFailure ? { onRecordFailure } : {}),
     pruneUnused: v['prune-unused'] === true,
     maxBodyBytes: v['max-body'] === undefined ? undefined : parseSize(v['max-body']),
     missStatus: v['miss-status'] === undefined ? undefined : parseInteger('miss-status', v['miss-status'], 400, 599),
@@ -161,6 +173,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     ...(v['connect-timeout'] !== undefined ? { connectTimeoutMs: parseMs('connect-timeout', v['connect-timeout']) } : {}),
     ...(v['idle-timeout'] !== undefined ? { idleTimeoutMs: parseMs('idle-timeout', v['idle-timeout']) } : {}),
     ...(v['shutdown-timeout'] !== undefined ? { shutdownTimeoutMs: parseMs('shutdown-timeout', v['shutdown-timeout']) } : {}),
+    ...(v['request-timeout'] !== undefined ? { requestTimeoutMs: parseMs('request-timeout', v['request-timeout']) } : {}),
   };
 }
 
@@ -214,7 +227,8 @@ export async function serveCommand(args: string[]): Promise<number> {
         .then(
         () => {
           const st = proxy.handler.stats();
-          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded} recorded)`);
+          const unrecorded = st.appendFailures > 0 ? `, ${st.appendFailures} not recorded (${st.unrecorded} of them served anyway)` : '';
+          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded - st.appendFailures} recorded${unrecorded})`);
           resolve(0);
         },
         (e: unknown) => {

@@ -17,9 +17,9 @@ import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 import { isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
-import { KEY_SPEC_VERSION } from '../match/normalize.ts';
+import { KEY_SPEC_VERSION } from '../providers/normalize.ts';
 import { rekeyWarning } from '../match/rekey.ts';
-import { currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
+import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { crc32 } from '../store/tape-codec.ts';
 import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
@@ -49,6 +49,13 @@ export interface DeckOptions {
   timing?: Timing;
   /** Record upstream 4xx/5xx answers too (default false: passed through, not recorded). */
   recordErrors?: boolean;
+  /**
+   * What a client gets when its answer cannot be recorded (tape lock held past its timeout, disk
+   * full, Redis down) in record and update mode: `'fail'` (default) a 503 E_RECORD_FAILED in the
+   * provider's error shape, or a cut stream, so nothing looks recorded that is not; `'serve'`
+   * the live answer with `x-tapedeck-recorded: false` (counted in stats as `unrecorded`).
+   */
+  onRecordFailure?: 'fail' | 'serve';
   /** Largest request body accepted, in bytes (default 32 MiB); larger ones get 413. */
   maxBodyBytes?: number;
   /** HTTP status of a replay miss (default 404). */
@@ -71,6 +78,11 @@ export interface DeckOptions {
   redact?: RedactOptions;
   /** fsync each batch of records (default true). */
   durable?: boolean;
+  /**
+   * The run this writer belongs to (default TAPEDECK_RUN_ID, else a new one): writers of one run
+   * never replace each other's recordings in record mode (docs/modes.md).
+   */
+  run?: string;
   /** At close, also remove the recordings no request used in this run, and report them (default false). */
   pruneUnused?: boolean;
   /** Called with problems that cannot reach a client (a failed append, tape warnings). */
@@ -114,6 +126,8 @@ export interface DeckStats {
   recorded: number;
   byMatch: Record<'exact' | 'signature' | 'sequential' | 'recorded' | 'passthrough' | 'miss', number>;
   appendFailures: number;
+  /** Answers served although their record failed (onRecordFailure: 'serve'). */
+  unrecorded: number;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -161,6 +175,8 @@ interface Route {
    * the stored one byte for byte takes the full path.
    */
   fast: Map<number, { body: Uint8Array; record: HttpRecord }>;
+  /** LLM keys: the `repeat` the key's next recording loaded should have (see {@link Deck.add}). */
+  expect?: Map<string, number>;
 }
 
 /** Largest body remembered by a route's `fast` map, and how many bodies it holds at most. */
@@ -200,6 +216,12 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
 /** Response headers not stored: hop-by-hop ones, and length/encoding (bodies are stored decoded). */
 export const UNSTORED_RESPONSE_HEADERS = new Set([...HOP_BY_HOP, 'content-encoding']);
 
+/** The method and URL of a route name (`METHOD /path?query`, its secret query values masked). */
+function endpointOf(route: string): { method: string; url: string } {
+  const sp = route.indexOf(' ');
+  return { method: route.slice(0, sp), url: route.slice(sp + 1) };
+}
+
 /** Counters of a deck that has served nothing yet (also what stats show before the tape is open). */
 export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats {
   return {
@@ -213,6 +235,7 @@ export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats 
     recorded: 0,
     byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, passthrough: 0, miss: 0 },
     appendFailures: 0,
+    unrecorded: 0,
   };
 }
 
@@ -223,6 +246,8 @@ export class Deck {
   readonly maxBodyBytes: number;
   readonly missStatus: number;
   readonly recordErrors: boolean;
+  /** Serve the live answer when its record fails (else 503 E_RECORD_FAILED or a cut stream). */
+  readonly serveUnrecorded: boolean;
   readonly redactor: Redactor;
   readonly warnings: readonly StoreWarning[];
 
@@ -235,7 +260,7 @@ export class Deck {
   private readonly counters: DeckStats;
   private readonly warn: (m: string) => void;
   /** Appends not yet settled (durable or failed). */
-  private readonly writes = new Set<Promise<void>>();
+  private readonly writes = new Set<Promise<unknown>>();
   private closing: Promise<CloseReport> | undefined;
   private recordingCount = 0;
   private readonly repeatLast: boolean;
@@ -253,6 +278,7 @@ export class Deck {
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
     this.missStatus = opts.missStatus ?? 404;
     this.recordErrors = opts.recordErrors === true;
+    this.serveUnrecorded = opts.onRecordFailure === 'serve';
     this.redactor = redactor(opts.redact);
     this.warnings = warnings;
     this.warn = opts.onWarning ?? ((m) => (typeof process !== 'undefined' && process.emitWarning ? process.emitWarning(m, { code: 'TAPEDECK_PROXY' }) : console.warn(m)));
@@ -270,6 +296,9 @@ export class Deck {
             allowRepeats: opts.strictOrder !== true,
             ignoreArgs: opts.ignoreArgs,
             volatileKeys: opts.volatileKeys,
+            // Every recording of a route was sent there: APIs that name the model or the
+            // operation in the URL (Gemini) are keyed with it.
+            endpoint: endpointOf(name),
             source: opts.tape,
             entry,
           });
@@ -298,6 +327,9 @@ export class Deck {
     }
     if (opts.timing !== undefined && opts.timing !== 'none' && opts.timing !== 'recorded' && !(typeof opts.timing === 'number' && opts.timing >= 0)) {
       throw new TapedeckError('E_ARG', `Invalid timing ${JSON.stringify(opts.timing)}.`, { hint: "Use 'none', 'recorded' or a number of milliseconds between chunks." });
+    }
+    if (opts.onRecordFailure !== undefined && opts.onRecordFailure !== 'fail' && opts.onRecordFailure !== 'serve') {
+      throw new TapedeckError('E_ARG', `Invalid onRecordFailure ${JSON.stringify(opts.onRecordFailure)}.`, { hint: "Use 'fail' (the default: 503 E_RECORD_FAILED, or a cut stream) or 'serve' (the live answer, marked x-tapedeck-recorded: false)." });
     }
     const store = opts.store ?? opts.tape;
     if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
@@ -329,13 +361,17 @@ export class Deck {
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys });
-      col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false });
+      col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}) });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
       // A missing tape in replay is not fatal: every request is a miss that says so.
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
+    const known = col?.warnings.length ?? 0;
     const deck = new Deck(opts, mode, col, warnings, entry);
+    // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
+    // whose checksum holds but whose value does not decode) are told like a damaged tape.
+    if (col) warnings.push(...col.warnings.slice(known));
     for (const w of warnings) deck.warn(w.message);
     return deck;
   }
@@ -353,16 +389,46 @@ export class Deck {
     this.recordingCount++;
     this.counters.recordings = this.recordingCount;
     // By its kind under the current key spec (an older record may have changed kind).
-    const cur = currentHttpKey(rec, this.norm);
+    const cur = currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
     if (cur.match === 'llm') {
+      // A recording whose `repeat` is past what its key has so far follows recordings lost to
+      // damage: each lost one keeps its turn as a stand-in, so the k-th call gets the k-th
+      // recording or E_TAPE_DAMAGED, never its neighbour.
+      const repeat = (rec as { repeat?: unknown }).repeat;
+      const expect = (r.expect ??= new Map()).get(cur.key) ?? 0;
+      if (typeof repeat === 'number') {
+        for (let k = expect; k < repeat; k++) {
+          const lost = { ...rec };
+          this.damagedStandIns.set(lost, { k, at: source });
+          r.llm.push({ request: rec.request.body, response: lost, source });
+          r.perKey.set(cur.key, (r.perKey.get(cur.key) ?? 0) + 1);
+        }
+      }
+      r.expect.set(cur.key, (typeof repeat === 'number' ? repeat : expect) + 1);
       r.llm.push({ request: rec.request.body, response: rec, source });
       r.perKey.set(cur.key, (r.perKey.get(cur.key) ?? 0) + 1);
     }
   }
 
+  /** Stand-ins for LLM recordings lost to damage: the lost one's place, and the next intact one. */
+  private readonly damagedStandIns = new WeakMap<object, { k: number; at: string }>();
+
   /** The next recording of a key, in recorded order (past the last: the last again, unless strictOrder). */
   private take(route: string, match: MatchKind, key: string): HttpRecord | undefined {
-    return this.col?.next(httpRecordKey(route, match, key), { repeatLast: this.repeatLast });
+    try {
+      return this.col?.next(httpRecordKey(route, match, key), { repeatLast: this.repeatLast });
+    } catch (e) {
+      if (!(e instanceof TapedeckError && e.code === 'E_TAPE_DAMAGED')) throw e;
+      // Said with the request's route and key (the collection's key joins them with a NUL).
+      const n = Number(e.details.repeat) + 1;
+      throw new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (${match} key ${key}) in ${this.tape} is damaged; it is not replaced by another call's recording.`, {
+        file: this.tape,
+        route,
+        key,
+        repeat: e.details.repeat,
+        hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
+      });
+    }
   }
 
   /** `METHOD /path?query` with secret query parameters masked. */
@@ -480,7 +546,7 @@ export class Deck {
     const crc = r?.matcher && this.repeatLast && req.body.length <= FAST_BODY_MAX ? crc32(req.body) : undefined;
     if (crc !== undefined) {
       const known = r!.fast.get(crc);
-      if (known && sameBytes(known.body, req.body)) return { kind: 'replay', record: known.record, matchedBy: 'exact', warnings: [] };
+      if (known && sameBytes(known.body, req.body) && !this.col!.expired(known.record)) return { kind: 'replay', record: known.record, matchedBy: 'exact', warnings: [] };
     }
     const input: unknown = this.hasSecrets(req.body) ? this.redactor.value(this.parse(req.body)) : req.body;
     let llmKey: string | undefined;
@@ -489,6 +555,22 @@ export class Deck {
       try {
         const m = r.matcher.match(input);
         const rec = m.recording.response as HttpRecord;
+        const lost = this.damagedStandIns.get(rec);
+        if (lost) {
+          const n = lost.k + 1;
+          throw new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (request key ${m.request.key}) in ${this.tape} is damaged (recording ${n + 1} is intact, at ${lost.at}); it is not replaced by another call's recording.`, {
+            file: this.tape,
+            route,
+            key: m.request.key,
+            repeat: lost.k,
+            hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
+          });
+        }
+        if (this.col!.expired(rec)) {
+          // Its TTL passed since it was loaded: not served, as if it were not there.
+          this.col!.use(rec);
+          throw new TapedeckError('E_MISS', `The recording of ${route} expired (its time to live in ${this.tape} passed).`, { key: m.request.key, route, file: this.tape, hint: recordHow(this.entry) });
+        }
         this.col!.use(rec);
         if (crc !== undefined && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) {
           if (r.fast.size >= FAST_ENTRIES) r.fast.clear();
@@ -508,7 +590,7 @@ export class Deck {
       }
     } else {
       try {
-        llmKey = requestKeys(input instanceof Uint8Array ? this.parse(input) : input, this.norm).key;
+        llmKey = requestKeys(input instanceof Uint8Array ? this.parse(input) : input, { ...this.norm, endpoint: { method: req.method, url: req.url } }).key;
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
@@ -564,11 +646,13 @@ export class Deck {
       const stored = this.redactor.value(this.parse(req.body));
       let keys: RequestKeys | undefined;
       try {
-        keys = requestKeys(stored, this.norm);
+        keys = requestKeys(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
-      const model = stored !== null && typeof stored === 'object' && typeof (stored as { model?: unknown }).model === 'string' ? (stored as { model: string }).model : '';
+      // The model the view names (the URL's, for APIs that put it there), else the body's.
+      const named = keys?.view.model ?? (stored !== null && typeof stored === 'object' ? (stored as { model?: unknown }).model : undefined);
+      const model = typeof named === 'string' ? named : '';
       if (keys) return { match: 'llm', route, key: keys.key, signature: keys.signature, model, body: stored, url };
       return { match: 'json', route, key: hashValue(stored), model, body: stored, url };
     }
@@ -589,12 +673,13 @@ export class Deck {
 
   /**
    * Records an exchange: appends it (many concurrent requests share one lock and one fsync) and
-   * returns the record with `durable`, which resolves once it is on disk or its append failed.
+   * returns the record with `durable`, which resolves once it is on disk (to undefined) or its
+   * append failed (to the E_RECORD_FAILED error the client gets, see {@link unrecorded}).
    * Callers end their answer only after `durable`, so an answer a client received whole is on
-   * the tape (a kill -9 cannot take it back). A failed append is reported via onWarning and
-   * stats.appendFailures, never thrown: the answer itself is good.
+   * the tape (a kill -9 cannot take it back). A failed append is also reported via onWarning
+   * and stats.appendFailures; `durable` never rejects.
    */
-  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord; durable: Promise<void> } {
+  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord; durable: Promise<TapedeckError | undefined> } {
     const recordedAtIso = recordedAt.toISOString();
     const rec: HttpRecord = {
       v: 1,
@@ -611,13 +696,26 @@ export class Deck {
       durationMs: Math.round(durationMs * 1000) / 1000,
     };
     this.counters.recorded++;
+    // Framed fine but not what its content type says: kept byte for byte, and said now.
+    const problem = answerProblem(response);
+    if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
     const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
       () => {
         if (this.mode === 'update') this.route(rec.route).count++;
+        this.counters.recordings = ++this.recordingCount;
+        return undefined;
       },
       (e: unknown) => {
         this.counters.appendFailures++;
-        this.warn(`tapedeck: could not append a record to ${this.tape}: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
+        const cause = `${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`;
+        this.warn(`tapedeck: could not append a record to ${this.tape}: ${cause}`);
+        const where = this.tape ?? 'the store';
+        return new TapedeckError('E_RECORD_FAILED', `The answer to ${rec.route} could not be recorded in ${where} (${cause}), so it is not served as if it were.`, {
+          file: where,
+          route: rec.route,
+          key: rec.key,
+          hint: `Fix the store (free disk space, release the tape lock, bring Redis back) and send the request again; to take live answers unrecorded meanwhile, use --on-record-failure serve (option onRecordFailure: 'serve').`,
+        });
       },
     );
     this.writes.add(durable);
@@ -724,6 +822,11 @@ export class Deck {
 
   countError(): void {
     this.counters.errors++;
+  }
+
+  /** Counts an answer served although its record failed (onRecordFailure: 'serve'). */
+  countUnrecorded(): void {
+    this.counters.unrecorded++;
   }
 
   stats(): DeckStats {

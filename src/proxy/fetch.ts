@@ -6,10 +6,10 @@
 import { TapedeckError } from '../errors.ts';
 import type { MissEntry } from '../match/diagnose.ts';
 import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
-import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorAnswer, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
-import { streamComplete } from '../store/sse-assemble.ts';
-import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, storedResponseHeaders, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
+import { responseComplete, routeStreams } from '../providers/index.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
 
 export interface FetchOptions extends DeckOptions, UpstreamTimeouts {
   /** The fetch that reaches the live API in record, update and passthrough mode (default globalThis.fetch). */
@@ -117,43 +117,66 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   async function recordStream(d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number): Promise<Response> {
     const headers = storedResponseHeaders(up.headers);
     const out = toHeaders(headers);
-    out.set('x-tapedeck-match', 'recorded');
+    // Nothing says `recorded` before the record is durable: a stream says `recording`.
+    out.set('x-tapedeck-match', 'recording');
     out.set('x-tapedeck-key', p.key);
     const init = { status: up.status, statusText: up.statusText, headers: out };
     const log = new ChunkLog();
-    /** Records the answer if it is whole; resolves once the record is durable (or failed). */
-    const save = async (): Promise<void> => {
+    /**
+     * Records the answer if it is whole; resolves once the record is durable: 'stored', or
+     * 'unrecorded' (not whole, or failed with onRecordFailure 'serve'), or the E_RECORD_FAILED
+     * error the caller gets instead of the answer.
+     */
+    const save = async (): Promise<'stored' | 'unrecorded' | TapedeckError> => {
       const body = log.body();
-      if (!streamComplete(headers['content-type'], body)) {
+      if (!responseComplete(dreq, headers['content-type'], body)) {
         d.countError();
         d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
-        return;
+        return 'unrecorded';
       }
-      await d.record(
+      const failed = await d.record(
         p,
         dreq,
         { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) },
         recordedAt,
         performance.now() - t0,
       ).durable;
+      if (!failed) return 'stored';
+      if (!d.serveUnrecorded) return failed;
+      d.countUnrecorded();
+      return 'unrecorded';
     };
     out.set('x-tapedeck-trace', d.traceFor(p, recordedAt.toISOString()));
-    if (!up.body || NULL_BODY.has(up.status)) {
-      await save();
-      return new Response(null, init);
+    if (!up.body || NULL_BODY.has(up.status) || !(streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq))) {
+      // Not a stream: read whole and recorded before the caller sees a status, so a failed
+      // record is an error answer and a stored one says `recorded`.
+      let body: Uint8Array | null = null;
+      if (up.body && !NULL_BODY.has(up.status)) {
+        await readWhole(up.body, log, p.route);
+        body = log.body();
+      }
+      const outcome = await save();
+      if (outcome instanceof TapedeckError) throw outcome;
+      out.set('x-tapedeck-match', outcome === 'stored' ? 'recorded' : 'recording');
+      out.set('x-tapedeck-recorded', outcome === 'stored' ? 'true' : 'false');
+      return new Response(body && dreq.method !== 'HEAD' ? (body as Uint8Array<ArrayBuffer>) : null, init);
     }
     const reader = up.body.getReader();
     let settle!: () => void;
     const tracked = new Promise<void>((r) => (settle = r));
     inFlight.add(tracked);
     void tracked.then(() => inFlight.delete(tracked));
-    let saved: Promise<void> | undefined;
+    let saved: ReturnType<typeof save> | undefined;
     // The caller's body ends only once the record is durable: an answer read to the end is on
-    // the tape, whatever happens to this process next.
-    const finish = async () => {
+    // the tape, whatever happens to this process next. One whose record failed ends with the
+    // E_RECORD_FAILED error instead (no clean end: the SDK raises).
+    const finish = async (c: ReadableStreamDefaultController<Uint8Array>) => {
       saved ??= save();
-      await saved;
+      const outcome = await saved;
       settle();
+      if (cancelled) return;
+      if (outcome instanceof TapedeckError) c.error(outcome);
+      else c.close();
     };
     let cancelled = false;
     let draining = false;
@@ -171,8 +194,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
           log.add(value);
           if (!cancelled) controller.enqueue(value);
         }
-        await finish();
-        if (!cancelled) controller.close();
+        await finish(controller);
       } catch (e) {
         // the upstream failed: nothing to record
         if (!cancelled) {
@@ -198,10 +220,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
           // A drain that started meanwhile reads (and closes) from here on; reads are served
           // in the order they were asked for, so this chunk still comes first.
           if (done) {
-            if (!draining) {
-              await finish();
-              c.close();
-            }
+            if (!draining) await finish(c);
             return;
           }
           log.add(value);
@@ -272,7 +291,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       if (e.code === 'E_MISS') d?.count('miss');
       else d?.countError();
       const status = statusOf(e.code, d?.missStatus ?? opts.missStatus);
-      return new Response(errorBody(e, errorShapeOf(u.pathname, dreq.headers), status), { status, headers: errorHeaders(e) });
+      const answer = errorAnswer(e, u.pathname, dreq.headers, status);
+      return new Response(answer.body, { status, headers: answer.headers });
     }
   }
 

@@ -6,11 +6,11 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
-import { asTapedeckError, errorBody, errorHeaders, errorShapeOf, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorAnswer, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
-import { streamComplete } from '../store/sse-assemble.ts';
+import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
-import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, storedResponseHeaders, timeoutOption, UpstreamLink, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 
@@ -280,8 +280,9 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     const status = statusOf(e.code, deck?.missStatus ?? opts.missStatus);
-    const body = errorBody(e, errorShapeOf(req.url ?? '/', req.headers), status);
-    const headers: OutgoingHttpHeaders = { ...errorHeaders(e), 'content-length': Buffer.byteLength(body) };
+    const answer = errorAnswer(e, req.url ?? '/', req.headers, status);
+    const body = answer.body;
+    const headers: OutgoingHttpHeaders = { ...answer.headers, 'content-length': Buffer.byteLength(body) };
     // An oversized body is not read to the end; close the connection rather than reuse it.
     if (e.code === 'E_BODY_TOO_LARGE') headers.connection = 'close';
     res.writeHead(status, headers);
@@ -360,14 +361,19 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const recordIt = p !== undefined && (up.status < 400 || d.recordErrors);
     keep = recordIt;
     const headers = storedResponseHeaders(up.headers);
-    const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recorded' : 'passthrough' };
+    // Nothing says `recorded` before the record is durable: a stream says `recording` and gives
+    // the outcome in a trailer; any other answer is held until its record is durable.
+    const streaming = recordIt && (streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq));
+    const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recording' : 'passthrough' };
     if (p) out['x-tapedeck-key'] = p.key;
     if (recordIt) out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString());
+    if (streaming) out.trailer = 'x-tapedeck-recorded';
     d.count(recordIt ? 'recorded' : 'passthrough');
     if (clientGone && !recordIt) {
       call.abort('client');
       return;
     }
+    if (recordIt && !streaming) return forwardWhole(d, req, res, dreq, p, up, headers, out, recordedAt, t0, () => clientGone);
     res.writeHead(up.status, up.statusText, out);
     const log = recordIt ? new ChunkLog() : undefined;
     if (up.body) {
@@ -391,20 +397,76 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     }
     if (log && p) {
       const body = log.body();
-      if (!streamComplete(headers['content-type'], body)) {
+      if (!responseComplete(dreq, headers['content-type'], body)) {
         // The upstream closed the stream before its end (or sent an error event): the client got
         // what came, the tape gets nothing, since half an answer replayed as whole is worse than a miss.
         d.countError();
         d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
+        res.addTrailers({ 'x-tapedeck-recorded': 'false' });
       } else {
         const { rec, durable } = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
-        remember(rec);
         // The answer ends only once its record is on disk: a client that got a whole answer
-        // knows it is on the tape, whatever happens to this process next.
-        await durable;
+        // knows it is on the tape, whatever happens to this process next. One whose record
+        // failed is cut (no clean end: the SDK raises), unless unrecorded answers are wanted.
+        const failed = await durable;
+        if (failed && !d.serveUnrecorded) {
+          d.countError();
+          res.destroy(failed);
+          return;
+        }
+        if (failed) d.countUnrecorded();
+        else remember(rec);
+        res.addTrailers({ 'x-tapedeck-recorded': failed ? 'false' : 'true' });
       }
     }
     res.end();
+  }
+
+  /**
+   * An answer being recorded that is not a stream: read whole, recorded, and only then sent,
+   * with `x-tapedeck-match: recorded` once durable; a failed record answers 503 E_RECORD_FAILED
+   * (or, with onRecordFailure 'serve', the answer with `x-tapedeck-recorded: false`). An upstream
+   * that fails mid-body is an error answer, never a body that looks whole.
+   */
+  async function forwardWhole(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared, up: Response, headers: Record<string, string | string[]>, out: OutgoingHttpHeaders, recordedAt: Date, t0: number, gone: () => boolean): Promise<void> {
+    const log = new ChunkLog();
+    if (up.body) {
+      try {
+        await readWhole(up.body, log, p.route);
+      } catch (e) {
+        if (e instanceof TapedeckError && e.code === 'E_UPSTREAM_TIMEOUT') d.warnOnce(`tapedeck: ${e.message}`);
+        if (gone()) return;
+        sendError(req, res, e);
+        return;
+      }
+    }
+    const body = log.body();
+    if (!responseComplete(dreq, headers['content-type'], body)) {
+      // A stream the upstream cut that its content type did not announce (Gemini's JSON-array
+      // stream): the client gets what came, the tape nothing.
+      d.countError();
+      d.warnOnce(`tapedeck: ${p.route}: the upstream's stream ended before the answer was complete; not recorded.`);
+      out['x-tapedeck-recorded'] = 'false';
+      res.writeHead(up.status, up.statusText, { ...out, 'content-length': body.length });
+      res.end(body);
+      return;
+    }
+    const { rec, durable } = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+    const failed = await durable;
+    if (gone()) return;
+    if (failed && !d.serveUnrecorded) {
+      sendError(req, res, failed);
+      return;
+    }
+    if (failed) d.countUnrecorded();
+    else remember(rec);
+    out['x-tapedeck-match'] = failed ? 'recording' : 'recorded';
+    out['x-tapedeck-recorded'] = failed ? 'false' : 'true';
+    const empty = CONTENT_FREE.has(up.status) || req.method === 'HEAD';
+    if (!empty) out['content-length'] = body.length;
+    res.writeHead(up.status, up.statusText, out);
+    if (empty) res.end();
+    else res.end(body);
   }
 
   /** Answers a request that will not be served with its error, and ends it. */

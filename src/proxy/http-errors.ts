@@ -4,13 +4,21 @@
  * parse the body.
  */
 import { TapedeckError } from '../errors.ts';
+import { errorModuleOf, PROVIDER_MODULES } from '../providers/index.ts';
 
-export type ErrorShape = 'openai' | 'anthropic';
+export { safeJSON } from '../providers/error-shape.ts';
 
-/** Which provider's error shape a request expects: Anthropic by path or headers, else OpenAI's. */
+/** The provider whose error shape a request expects (src/providers: its routes, its SDK's headers; else OpenAI's). */
+export type ErrorShape = string;
+
+/**
+ * Which provider's error shape a request expects, by its path and headers.
+ *
+ * @example
+ * errorShapeOf('/v1/messages', {}) // 'anthropic'
+ */
 export function errorShapeOf(path: string, headers: Record<string, string | string[] | undefined>): ErrorShape {
-  if (path.startsWith('/v1/messages') || path.startsWith('/v1/complete') || headers['anthropic-version'] !== undefined) return 'anthropic';
-  return 'openai';
+  return errorModuleOf(path, headers).name;
 }
 
 const STATUS: Record<string, number> = {
@@ -35,6 +43,8 @@ const STATUS: Record<string, number> = {
   E_PROXY_CLOSED: 503,
   // The shared store (Redis) is down: a transient server-side condition, like a closing proxy.
   E_STORE_UNAVAILABLE: 503,
+  // The answer came but could not be stored: served, it would look recorded and is not.
+  E_RECORD_FAILED: 503,
 };
 
 /** The HTTP status for an error code (500 for codes that mean tapedeck itself failed). */
@@ -43,50 +53,29 @@ export function statusOf(code: string, missStatus = 404): number {
   return STATUS[code] ?? 500;
 }
 
-// Anthropic's error types by status, so its SDK picks the matching exception class.
-function anthropicType(status: number): string {
-  if (status === 400 || status === 413) return status === 413 ? 'request_too_large' : 'invalid_request_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 504) return 'timeout_error';
-  if (status === 503 || status === 529) return 'overloaded_error';
-  return 'api_error';
-}
-
-function openaiType(status: number): string {
-  if (status >= 400 && status < 500) return 'invalid_request_error';
-  return 'server_error';
-}
-
-/** JSON.stringify that survives bigint and byte arrays in error details. */
-export function safeJSON(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    typeof x === 'bigint' ? x.toString() : x instanceof Uint8Array ? `<${x.length} bytes>` : x instanceof Map ? Object.fromEntries(x) : x,
-  );
-}
-
 /**
- * The body for a TapedeckError: OpenAI `{ error: { message, type, param, code, tapedeck } }` or
- * Anthropic `{ type: 'error', message, error: { type, message, code, details: { error_code },
- * tapedeck } }`. `code` is the stable tapedeck code; `tapedeck` holds the details (miss
- * diagnostics with the full `report`, hint, offsets), so `message` stays short.
- *
- * Each SDK builds `err.message` from the body: the OpenAI SDK from `error.message`, the Anthropic
- * SDK from a top-level `message`, else the whole body as JSON text (4 KB of escaped diagnosis).
- * Hence the top-level `message` in the Anthropic shape, beside the usual `error`, which that SDK
- * exposes as `err.error.error` (and `error.details` as `err.details`, `err.errorCode`).
+ * The body for a TapedeckError in the error shape of a provider (src/providers: OpenAI
+ * `{ error: { message, type, param, code, tapedeck } }`, Anthropic `{ type: 'error', message,
+ * error }`, Gemini `{ error: { code, message, status } }`, ...). `tapedeck` holds the details
+ * (miss diagnostics with the full `report`, hint, offsets), so `message` stays short.
  *
  * @example
  * JSON.parse(errorBody(new TapedeckError('E_MISS', 'model differs'), 'anthropic', 404)).message // 'tapedeck miss: model differs'
  */
 export function errorBody(e: TapedeckError, shape: ErrorShape, status: number): string {
-  const { hint, ...rest } = e.details;
-  const tapedeck = { code: e.code, hint, ...rest };
-  // A miss says what differs, not who is speaking: among an SDK's API errors, say it is tapedeck.
-  const message = e.code === 'E_MISS' ? `tapedeck miss: ${e.message}` : e.message;
-  if (shape === 'anthropic') {
-    return safeJSON({ type: 'error', message, error: { type: anthropicType(status), message, code: e.code, details: { error_code: e.code }, tapedeck } });
-  }
-  return safeJSON({ error: { message, type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck } });
+  const module = PROVIDER_MODULES.find((m) => m.name === shape) ?? PROVIDER_MODULES[PROVIDER_MODULES.length - 1]!;
+  return module.errorAnswer(e, status).body;
+}
+
+/**
+ * The body and headers of an error answer to a request, in the shape its client expects.
+ *
+ * @example
+ * errorAnswer(new TapedeckError('E_MISS', 'no recording'), '/v1/messages', {}, 404).headers['x-should-retry'] // 'false'
+ */
+export function errorAnswer(e: TapedeckError, path: string, headers: Record<string, string | string[] | undefined>, status: number): { body: string; headers: Record<string, string> } {
+  const a = errorModuleOf(path, headers).errorAnswer(e, status);
+  return { body: a.body, headers: { ...errorHeaders(e), ...a.headers } };
 }
 
 // Codes worth a retry by the client: the upstream may come back, another proxy may be up.
@@ -109,7 +98,8 @@ export function errorHeaders(e: TapedeckError): Record<string, string> {
     'x-tapedeck-error': e.code,
     'x-should-retry': RETRYABLE.has(e.code) ? 'true' : 'false',
   };
-  if (typeof e.details.key === 'string') h['x-tapedeck-key'] = e.details.key;
+  // A header value must be visible ASCII: a key that is not (a joined collection key) is left out.
+  if (typeof e.details.key === 'string' && /^[\x21-\x7e]+$/.test(e.details.key)) h['x-tapedeck-key'] = e.details.key;
   return h;
 }
 

@@ -19,4 +19,4 @@ export { isHttpRecord, responseChunks, type HttpRecord, type MatchKind, type Sto
 // conversation tree of a tape file.
 export { DurableReplayStore, openReplayStore, REPLAY_RECORD_KIND, type DurableReplayOptions, type ReplayTapeRecord } from '../replay/durable.ts';
 export { loadTree, type LoadTreeOptions } from '../tree/load.ts';
-export { assembleStream, parseSse, type SseEvent } from '../store/sse-assemble.ts';
+export { assembleStream, parseSse, type SseEvent } from '../providers/sse-assemble.ts';

@@ -11,7 +11,16 @@ export interface ServeOptions extends HandlerOptions {
   port?: number;
   /** Interface to bind (default 127.0.0.1: recordings and live keys are not for the network). */
   host?: string;
+  /**
+   * Longest time a client may take to send its whole request, headers and body (default
+   * 120 000 ms): a client that trickles its body is answered 408 and cut, instead of holding a
+   * socket for Node's 300 s default (tapedeck serve --request-timeout).
+   */
+  requestTimeoutMs?: number;
 }
+
+/** Default of {@link ServeOptions.requestTimeoutMs}. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
 export interface ProxyServer {
   readonly server: Server;
@@ -35,7 +44,12 @@ export interface ProxyServer {
 export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   const handler = createHandler(opts);
   await handler.ready;
-  const server = createServer({ keepAliveTimeout: 65_000 }, handler);
+  const requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  // Node checks the request timeout on this interval: a fraction of it, so the cut comes on time.
+  const server = createServer(
+    { keepAliveTimeout: 65_000, requestTimeout, headersTimeout: Math.min(60_000, requestTimeout), connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeout / 4))) },
+    handler,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 8080, opts.host ?? '127.0.0.1', () => {

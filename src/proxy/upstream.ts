@@ -440,3 +440,46 @@ export class ChunkLog {
     return this.marks.length > 1 ? this.marks : undefined;
   }
 }
+
+const STREAM_TYPES = new Set(['text/event-stream', 'application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/vnd.amazon.eventstream']);
+
+/**
+ * Whether an answer is a stream the client reads as it comes (server-sent events, NDJSON, AWS
+ * event streams, or a body of unknown length that is neither JSON nor text, such as a
+ * download), rather than one body. A stream is passed on chunk by chunk while it is being
+ * recorded; any other answer being recorded is held until its record is durable, so its status
+ * can still say whether it was (docs/proxy.md).
+ *
+ * @example
+ * streamsAnswer({ 'content-type': 'text/event-stream; charset=utf-8' }, null) // true
+ * streamsAnswer({ 'content-type': 'application/json' }, null) // false
+ */
+export function streamsAnswer(headers: Record<string, string | string[]>, contentLength: string | null): boolean {
+  const ct = headers['content-type'];
+  const type = (Array.isArray(ct) ? ct[0] : ct)?.split(';')[0]?.trim().toLowerCase();
+  if (type !== undefined && STREAM_TYPES.has(type)) return true;
+  if (contentLength !== null) return false;
+  return type === undefined || !(type === 'application/json' || type.endsWith('+json') || type.startsWith('text/'));
+}
+
+/**
+ * Reads an upstream answer being recorded to its end into `log`. An upstream that breaks off
+ * mid-body rejects with a TapedeckError (its own E_UPSTREAM_TIMEOUT, else E_UPSTREAM naming the
+ * route): the caller answers with an error, never with a body that looks whole.
+ *
+ * @example
+ * const log = new ChunkLog(); await readWhole(up.body, log, 'POST /v1/chat/completions'); log.body()
+ */
+export async function readWhole(body: ReadableStream<Uint8Array>, log: ChunkLog, route: string): Promise<void> {
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      log.add(value);
+    }
+  } catch (e) {
+    if (e instanceof TapedeckError) throw e;
+    throw new TapedeckError('E_UPSTREAM', `The upstream's answer to ${route} broke off before its end (${e instanceof Error ? e.message : String(e)}); nothing was recorded.`, { route, hint: 'Send the request again.' });
+  }
+}

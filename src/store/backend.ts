@@ -63,6 +63,11 @@ export interface LoadedRecord {
    * remove exactly the records it loaded, after someone else may have rewritten the store.
    */
   id(): string;
+  /**
+   * For a record with a time to live (Redis TTL): when it expires, on this process's clock. The
+   * collection stops serving it then, though it was loaded before.
+   */
+  readonly expiresAt?: number;
 }
 
 export interface LoadResult {
@@ -105,6 +110,20 @@ export interface RecordBackend {
    * reopening. Rejects with a TapedeckError when the store cannot be reached.
    */
   refresh?(head: { kind?: string; key: string }): Promise<LoadedRecord[]>;
+  /**
+   * Registers a writer of `run` as open until the handle is released, and returns the runs that
+   * have a writer open now (this one's included). The collection calls it before loading, in
+   * the modes that write, so a record run never removes the recordings of a writer still open
+   * (see docs/modes.md). A writer that dies without releasing stops counting as open on its own.
+   */
+  openWriter?(run: string): Promise<WriterHandle>;
+}
+
+/** An open writer's registration (see RecordBackend.openWriter). */
+export interface WriterHandle {
+  /** Runs with a writer open when this one registered, its own included. */
+  readonly live: ReadonlySet<string>;
+  release(): Promise<void>;
 }
 
 /** The scalar fields of a decoded record, in its own order, up to the first container. */

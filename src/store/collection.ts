@@ -11,15 +11,18 @@
  * - record:      serve nothing; append every answer; at close remove the recordings that were in
  *                the store when it opened under the keys this run re-recorded, and only once
  *                every append of that key succeeded (a failed append keeps the old recording).
- *                Recordings this run did not touch stay; records other writers appended while
- *                this one was open are never removed.
+ *                Only recordings of runs that had ended when this one opened are replaced:
+ *                a recording of a writer still open then (the backend's writer registry), or
+ *                of this same run (test workers share a run), is never removed. Recordings this
+ *                run did not touch stay; records other writers appended while this one was
+ *                open are never removed.
  * - update:      serve what is there, append what is missing; never remove.
  * - passthrough: neither read nor write.
  * - pruning recordings nobody used is never implicit: close({ pruneUnused: true }) does it and
  *   reports what it removed.
  */
 import { TapedeckError } from '../errors.ts';
-import type { HeadScalar, LoadedRecord, RecordBackend, RewriteSelect, StoreWarning } from './backend.ts';
+import type { HeadScalar, LoadedRecord, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from './backend.ts';
 import type { TapeMode } from './mode.ts';
 import { inRecordOrder, sortedKeys } from './record-order.ts';
 
@@ -47,6 +50,12 @@ export interface CollectionOptions<R> {
   kind: RecordKind<R>;
   /** Wait for each append to be durable before acknowledging it (default true). */
   durable?: boolean;
+  /**
+   * The run this writer belongs to (default: TAPEDECK_RUN_ID, else a new one). Writers of one
+   * run (the workers of one test run) never replace each other's recordings; each record
+   * carries it as `run`.
+   */
+  run?: string;
 }
 
 export interface CloseOptions {
@@ -66,6 +75,10 @@ interface Entry<R> {
   slot?: Slot<R>;
   /** The stored record, for recordings loaded at open. */
   stored?: LoadedRecord;
+  /** Modes that write: whether this is a recording of a run that had ended at open (this run may replace or prune it). */
+  old?: boolean;
+  /** Its place among its key's recordings as its writer counted them (`repeat`), if known. */
+  repeat?: number;
   value?: R;
   bad?: boolean;
   used: boolean;
@@ -74,11 +87,14 @@ interface Entry<R> {
 /**
  * Recordings of one key, in order, and how many were served. Most keys have one recording, so
  * the first is a field and only further ones get an array (a large store opens with fewer
- * allocations); recordings loaded at open come first, `loadedCount` of them.
+ * allocations); recordings loaded at open come first.
  */
 class Slot<R> {
   served = 0;
-  loadedCount = 0;
+  /** The `repeat` the next recording served should have; a higher one means some were lost. */
+  expect = 0;
+  /** Record mode: the recordings loaded at open that this run may replace, in order. */
+  olds: Entry<R>[] | undefined;
   private rest: Entry<R>[] | undefined;
   constructor(private readonly first: Entry<R>) {}
   get length(): number {
@@ -90,9 +106,9 @@ class Slot<R> {
   push(e: Entry<R>): void {
     (this.rest ??= []).push(e);
   }
-  /** The k-th recording loaded at open. */
+  /** The k-th recording loaded at open that this run may replace. */
   loaded(k: number): Entry<R> | undefined {
-    return k < this.loadedCount ? this.at(k) : undefined;
+    return this.olds?.[k];
   }
 }
 
@@ -113,10 +129,20 @@ export class RecordCollection<R> {
 
   private readonly kind: RecordKind<R>;
   private readonly durable: boolean;
+  /** This writer's run, written into every record it appends. */
+  readonly run: string;
+  /** This writer's registration, while open in a mode that writes. */
+  private writer: WriterHandle | undefined;
+  /** Whether some recording has a time to live (see {@link expired}). */
+  private expiring = false;
+  /** Modes that write: the runs that had a writer open when this one opened. */
+  private live: ReadonlySet<string> | undefined;
   private readonly slots = new Map<string, Slot<R>>();
   /** Every entry in order: loaded ones first, then this run's appends. */
   private readonly all: Entry<R>[] = [];
   private readonly rerecorded = new Set<string>();
+  /** Appends in flight per key, so concurrent appends of one key get consecutive `repeat`s. */
+  private readonly inFlight = new Map<string, number>();
   private readonly failed = new Set<string>();
   private readonly reused = new Set<Entry<R>>();
   /** Decoded values back to their entries, for {@link use}. */
@@ -132,6 +158,7 @@ export class RecordCollection<R> {
     this.mode = opts.mode;
     this.kind = opts.kind;
     this.durable = opts.durable !== false;
+    this.run = opts.run ?? newRun();
     this.exists = exists;
     this.warnings = warnings;
   }
@@ -145,14 +172,33 @@ export class RecordCollection<R> {
    */
   static async open<R>(backend: RecordBackend, opts: CollectionOptions<R>): Promise<RecordCollection<R>> {
     if (opts.mode === 'passthrough') return new RecordCollection(backend, opts, false, []);
-    const loaded = await backend.load({ create: opts.mode === 'record' || opts.mode === 'update' });
-    const col = new RecordCollection(backend, opts, loaded.exists, [...loaded.warnings]);
-    for (const stored of loaded.records) col.file(stored, true);
+    const writes = opts.mode === 'record' || opts.mode === 'update';
+    const run = opts.run ?? newRun();
+    // Registered before loading: a writer that opens later sees this one as open, so it never
+    // takes what this one appends for recordings of an ended run.
+    const writer = writes && backend.openWriter ? await backend.openWriter(run) : undefined;
+    let loaded;
+    try {
+      loaded = await backend.load({ create: writes });
+    } catch (e) {
+      await writer?.release();
+      throw e;
+    }
+    const col = new RecordCollection(backend, { ...opts, run }, loaded.exists, [...loaded.warnings]);
+    col.writer = writer;
+    col.live = writes ? (writer?.live ?? new Set([run])) : undefined;
+    // Record mode sorts what it may replace at open (re-recordings compare with it); other
+    // modes only when pruning at close.
+    const live = opts.mode === 'record' ? col.live : undefined;
+    for (const stored of loaded.records) col.file(stored, live);
     return col;
   }
 
-  /** Files a stored record under its key(s); false if it is not of this kind or not usable. */
-  private file(stored: LoadedRecord, atOpen: boolean): boolean {
+  /**
+   * Files a stored record under its key(s); false if it is not of this kind or not usable.
+   * `live` (record mode, at open): the runs open now, whose recordings this run must keep.
+   */
+  private file(stored: LoadedRecord, live?: ReadonlySet<string>): boolean {
     let keys: string | readonly string[] | undefined;
     const entry: Entry<R> = { key: '', stored, used: false };
     try {
@@ -166,12 +212,14 @@ export class RecordCollection<R> {
     const list = typeof keys === 'string' ? [keys] : keys;
     if (list.length === 0) return false;
     entry.key = list[0]!;
+    if (live) entry.old = this.ended(stored, live);
+    if (stored.expiresAt !== undefined) this.expiring = true;
     for (const k of list) {
       const s = this.fileUnder(k, entry);
       entry.slot ??= s;
-      // Record mode compares re-recordings with what was there at open, not with later arrivals
-      // (filed at open first, so they are the slot's first `loadedCount`).
-      if (atOpen) s.loadedCount++;
+      // Record mode compares re-recordings with what an ended run left, not with an open
+      // writer's recordings nor with later arrivals.
+      if (entry.old && this.mode === 'record') (s.olds ??= []).push(entry);
     }
     this.all.push(entry);
     return true;
@@ -189,7 +237,7 @@ export class RecordCollection<R> {
   async refresh(head: { kind?: string; key: string }): Promise<number> {
     if (!this.serves || !this.backend.refresh || this.closing) return 0;
     let n = 0;
-    for (const stored of await this.backend.refresh(head)) if (this.file(stored, false)) n++;
+    for (const stored of await this.backend.refresh(head)) if (this.file(stored)) n++;
     return n;
   }
 
@@ -220,6 +268,12 @@ export class RecordCollection<R> {
     return n;
   }
 
+  /** Whether a stored record was made by a run that had ended when this writer opened. */
+  private ended(stored: LoadedRecord, live: ReadonlySet<string>): boolean {
+    const run = stored.head(RUN_FIELD).run;
+    return typeof run !== 'string' || !live.has(run);
+  }
+
   /** Files an entry last among the recordings of `key`. */
   private fileUnder(key: string, e: Entry<R>): Slot<R> {
     const s = this.slots.get(key);
@@ -245,6 +299,9 @@ export class RecordCollection<R> {
       return undefined;
     }
     if (!this.kind.is(v)) {
+      // Keyed as one of ours by its head, but the rest is not: a malformed record, told like
+      // damage (another tool's record never gets here: its head has no key of this kind).
+      this.warnings.push({ code: 'E_TAPE_CORRUPT', offset: e.stored!.at, message: `${this.backend.location}: the ${this.kind.name} at ${e.stored!.at} is malformed (its fields are not those of a ${this.kind.name}); skipped.` });
       e.bad = true;
       return undefined;
     }
@@ -265,16 +322,29 @@ export class RecordCollection<R> {
     if (!this.serves) return undefined;
     const s = this.slots.get(key);
     if (!s) return undefined;
-    while (s.served < s.length) {
-      const e = s.at(s.served++)!;
-      const v = this.materialize(e);
-      if (v !== undefined) {
-        e.used = true;
-        return v;
+    if (s.served < s.length) {
+      const e = s.at(s.served)!;
+      const k = s.expect;
+      const repeat = this.repeatOf(e);
+      // The k-th call gets the k-th recording or an error, never a neighbour: a recording whose
+      // `repeat` is past k means the k-th was lost to damage; one that does not decode is it.
+      if (repeat !== undefined && repeat > k) {
+        s.expect++;
+        throw this.damaged(key, k, e.stored?.at);
       }
+      s.served++;
+      s.expect = (repeat ?? k) + 1;
+      // Expired since it was loaded (a Redis TTL): gone, as for a reader that opens now.
+      if (e.stored?.expiresAt !== undefined && Date.now() >= e.stored.expiresAt) return undefined;
+      const v = this.materialize(e);
+      if (v === undefined) throw this.damaged(key, k, e.stored?.at);
+      e.used = true;
+      return v;
     }
     if (opts.repeatLast) {
       for (let i = s.length - 1; i >= 0; i--) {
+        const at = s.at(i)!.stored?.expiresAt;
+        if (at !== undefined && Date.now() >= at) continue;
         const v = this.materialize(s.at(i)!);
         if (v !== undefined) return v;
       }
@@ -299,9 +369,42 @@ export class RecordCollection<R> {
     for (let i = s.served; i < s.length; i++) {
       if (s.at(i) === e) {
         s.served = i + 1;
+        s.expect = (this.repeatOf(e) ?? s.expect) + 1;
         break;
       }
     }
+  }
+
+  /** The `repeat` of an entry: its own, or read from the stored record's head. */
+  private repeatOf(e: Entry<R>): number | undefined {
+    if (e.repeat === undefined && e.stored) {
+      const r = e.stored.head(REPEAT_FIELD).repeat;
+      e.repeat = typeof r === 'number' ? r : -1;
+    }
+    return e.repeat === undefined || e.repeat < 0 ? undefined : e.repeat;
+  }
+
+  /** E_TAPE_DAMAGED for the k-th recording (0-based) of `key`: what was lost and how to get it back. */
+  private damaged(key: string, k: number, near: number | undefined): TapedeckError {
+    const n = k + 1;
+    const nth = `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
+    const lost = this.warnings.filter((w) => w.code !== 'TAPEDECK_REKEY').map((w) => w.offset);
+    const where = near !== undefined ? ` (the next intact one is at ${near}${lost.length > 0 ? `; damage found at ${lost.slice(0, 5).join(', ')}` : ''})` : '';
+    return new TapedeckError('E_TAPE_DAMAGED', `The ${nth} recording of ${key.replace('\u0000', ' ')} in ${this.location} is damaged${where}; it is not replaced by another call's recording.`, {
+      file: this.location,
+      key,
+      repeat: k,
+      hint: `Record this test or request again (TAPEDECK_MODE=record, or tapedeck serve --mode record) to replace the damaged recording; \`tapedeck verify ${this.location}\` lists the damage.`,
+    });
+  }
+
+  /** Whether a recording served by someone else's choice (see {@link use}) has expired since it was loaded. */
+  expired(value: R): boolean {
+    // The replay hot path asks on every request: stores without TTLs answer at once.
+    if (!this.expiring) return false;
+    const e = typeof value === 'object' && value !== null ? this.byValue.get(value) : undefined;
+    const at = e?.stored?.expiresAt;
+    return at !== undefined && Date.now() >= at;
   }
 
   /** How many recordings `key` has and how many were served so far. */
@@ -355,7 +458,13 @@ export class RecordCollection<R> {
     }
     if (!this.records) return;
     this.rerecorded.add(key);
-    const stored = this.kind.encode ? this.kind.encode(record) : inRecordOrder(sortedKeys(record));
+    // Its place among the key's recordings: those this run keeps (not the ones it replaces),
+    // plus appends of the key still in flight.
+    const slot = this.slots.get(key);
+    const pending = this.inFlight.get(key) ?? 0;
+    const repeat = (slot ? slot.length - (slot.olds?.length ?? 0) : 0) + pending;
+    this.inFlight.set(key, pending + 1);
+    const stored = stamp(this.kind.encode ? this.kind.encode(record) : inRecordOrder(sortedKeys(record)), this.run, repeat);
     try {
       await new Promise<void>((done, fail) => {
         this.batch.push({ values: [stored], done: (e) => (e === undefined ? done() : fail(e)) });
@@ -365,14 +474,21 @@ export class RecordCollection<R> {
       // Nothing of this key is replaced at close: the old recording stays the good one.
       this.failed.add(key);
       throw e;
+    } finally {
+      const left = (this.inFlight.get(key) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(key, left);
+      else this.inFlight.delete(key);
     }
     const before = this.slots.get(key);
     const fills = before === undefined || before.served === before.length;
-    const entry: Entry<R> = { key, value: record, used: true };
+    const entry: Entry<R> = { key, value: record, used: true, repeat };
     if (typeof record === 'object' && record !== null) this.byValue.set(record, entry);
     const s = this.fileUnder(key, entry);
     entry.slot = s;
-    if (fills) s.served++;
+    if (fills) {
+      s.served++;
+      s.expect = repeat + 1;
+    }
     this.all.push(entry);
   }
 
@@ -436,8 +552,8 @@ export class RecordCollection<R> {
       for (const e of this.all) {
         if (!e.stored || this.reused.has(e)) continue;
         let why: 'replaced' | 'pruned' | undefined;
-        if (this.mode === 'record' && this.rerecorded.has(e.key) && !this.failed.has(e.key)) why = 'replaced';
-        else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key)) why = 'pruned';
+        if (this.mode === 'record' && e.old && this.rerecorded.has(e.key) && !this.failed.has(e.key)) why = 'replaced';
+        else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key) && (e.old ?? (!this.live || this.ended(e.stored, this.live)))) why = 'pruned';
         if (!why) continue;
         const id = e.stored.id();
         const list = drop.get(id);
@@ -459,7 +575,26 @@ export class RecordCollection<R> {
       });
       return report;
     } finally {
+      await this.writer?.release();
       await this.backend.close();
     }
   }
+}
+
+const RUN_FIELD: readonly string[] = ['run'];
+const REPEAT_FIELD: readonly string[] = ['repeat'];
+
+/** The run named by TAPEDECK_RUN_ID (processes of one run share it), else a new random one. */
+function newRun(): string {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.TAPEDECK_RUN_ID?.trim();
+  return env ? env : globalThis.crypto.randomUUID();
+}
+
+/**
+ * The stored form with this writer's run and the record's place among its key's recordings, in
+ * the one field order (forms that are not records are unchanged).
+ */
+function stamp(stored: unknown, run: string, repeat: number): unknown {
+  if (stored === null || typeof stored !== 'object' || Array.isArray(stored) || typeof (stored as { v?: unknown }).v !== 'number') return stored;
+  return inRecordOrder({ ...(stored as Record<string, unknown>), run, repeat });
 }

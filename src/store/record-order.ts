@@ -16,6 +16,8 @@ export const RECORD_FIELDS: readonly string[] = Object.freeze([
   'keyVersion',
   'recordedAt',
   'durationMs',
+  'run',
+  'repeat',
   'ignored',
   'signature',
   'hashes',

@@ -11,7 +11,7 @@
 import { TapedeckError } from '../errors.ts';
 import { hashValue } from '../core/index.ts';
 import { requestKeys, type RequestKeys, type Signature } from '../match/matcher.ts';
-import { KEY_SPEC_VERSION, type NormalizeOptions } from '../match/normalize.ts';
+import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.ts';
 import { keyIsCurrent, rekey } from '../match/rekey.ts';
 import type { RecordKind } from './collection.ts';
 import { sortedKeys } from './record-order.ts';
@@ -328,3 +328,33 @@ export const replayRecords: RecordKind<ReplayTapeRecord> = {
   },
   is: (v): v is ReplayTapeRecord => isObject(v) && v.kind === REPLAY_RECORD_KIND,
 };
+
+const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * What is wrong with a recorded answer whose framing was fine but whose body is not what its
+ * content type says: a JSON answer that is not valid UTF-8 or not valid JSON. Such an answer is
+ * recorded byte for byte (the tape keeps what the provider sent) but said: a warning when it
+ * is recorded, a mark in `tapedeck inspect`. Undefined for a good or a non-JSON answer.
+ *
+ * @example
+ * answerProblem({ status: 200, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode('{"a":') }) // 'not valid JSON'
+ */
+export function answerProblem(response: HttpRecord['response']): string | undefined {
+  const ct = response.headers['content-type'];
+  const type = Array.isArray(ct) ? ct[0] : ct;
+  if (type === undefined || !JSON_TYPE.test(type) || response.body.length === 0) return undefined;
+  let text: string;
+  try {
+    text = strictUtf8.decode(response.body);
+  } catch {
+    return 'not valid UTF-8';
+  }
+  try {
+    JSON.parse(text);
+  } catch {
+    return 'not valid JSON';
+  }
+  return undefined;
+}

@@ -23,6 +23,8 @@
  * git either.
  */
 
+import { CREDENTIALS } from '../providers/index.ts';
+
 /** What a redacted value is replaced with. */
 export const REDACTED = '[REDACTED]';
 
@@ -157,9 +159,10 @@ export interface Redactor {
  */
 export function redactor(opts: RedactOptions = {}): Redactor {
   const keep = opts.keepSecrets === true;
-  const headerSet = new Set([...SECRET_HEADERS, ...(opts.headers ?? [])].map(fold));
-  const fieldSet = new Set([...SECRET_FIELDS, ...SECRET_HEADERS, ...(opts.fields ?? [])].map(fold));
-  const querySet = new Set([...SECRET_QUERY, ...(opts.query ?? [])].map(fold));
+  // Each provider module's own credentials (src/providers) on top of the general lists.
+  const headerSet = new Set([...SECRET_HEADERS, ...CREDENTIALS.headers, ...(opts.headers ?? [])].map(fold));
+  const fieldSet = new Set([...SECRET_FIELDS, ...SECRET_HEADERS, ...CREDENTIALS.headers, ...CREDENTIALS.fields, ...(opts.fields ?? [])].map(fold));
+  const querySet = new Set([...SECRET_QUERY, ...CREDENTIALS.query, ...(opts.query ?? [])].map(fold));
   const scan = opts.scanStrings !== false;
   const secretField = (k: string) => isSecretName(fold(k), fieldSet);
   // Any quoted member name that could fold to a secret name: letters of each name with optional

@@ -66,6 +66,11 @@ export interface ReplayCacheOptions {
    * names to mask, or `{ keepSecrets: true }` to store secrets as given (never for shared tapes).
    */
   redact?: RedactOptions;
+  /**
+   * The run this cache belongs to (default TAPEDECK_RUN_ID, else a new one): caches of one run
+   * (test workers) never replace each other's recordings in record mode (docs/modes.md).
+   */
+  run?: string;
 }
 
 export interface ReplayCacheCloseOptions {
@@ -140,7 +145,7 @@ export class ReplayCache {
     // A tape path, a redis:// URL (docs/redis.md) or a backend object.
     const backend = storeBackend(path, opts.lock ? { lock: opts.lock } : {});
     const kind = cacheRecords(opts.ignoredArgs);
-    const col = await RecordCollection.open(backend, { mode: mode.mode, kind });
+    const col = await RecordCollection.open(backend, { mode: mode.mode, kind, ...(opts.run !== undefined ? { run: opts.run } : {}) });
     const cache = new ReplayCache(col, mode, opts);
     if (cache.warnings.length > 0) {
       process.emitWarning(`${cache.path}: ${cache.warnings.length} problem(s) reading the tape; the first: ${cache.warnings[0]!.message}`, { code: 'TAPEDECK_TAPE' });

@@ -780,7 +780,8 @@ async function readLock(lockPath: string): Promise<HeldLock | undefined> {
   }
 }
 
-function pidAlive(pid: number): boolean {
+/** Whether a process of this host is alive (EPERM: alive, another user's). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -37,6 +37,8 @@ export interface TapeReport {
   mode: TapeMode;
   /** Recordings added to the tape. */
   added: number;
+  /** Answers whose record failed (served anyway with onRecordFailure 'serve', else failed). */
+  unrecorded?: number;
   /** Requests answered from the tape. */
   hits: number;
   misses: MissReport[];
@@ -56,6 +58,8 @@ export interface TapeSummary {
   namespace?: string;
   mode: TapeMode;
   added: number;
+  /** Answers whose record failed. */
+  unrecorded?: number;
   hits: number;
   misses: number;
   unused: number;
@@ -70,6 +74,8 @@ export interface RunSummary {
   /** Tapes, and namespaces, that got recordings in the run. */
   tapesWritten: number;
   added: number;
+  /** Answers whose record failed (served anyway, or failed). */
+  unrecorded?: number;
   hits: number;
   misses: MissReport[];
   unused: number;
@@ -151,6 +157,7 @@ const traceOf = (r: LoadedRecord): string | undefined => {
 async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: SummaryOptions): Promise<TapeSummary> {
   const added = rs.reduce((n, r) => n + r.added + (r.cacheAdded ?? 0), 0);
   const hits = rs.reduce((n, r) => n + r.hits, 0);
+  const unrecorded = rs.reduce((n, r) => n + (r.unrecorded ?? 0), 0);
   const misses = rs.reduce((n, r) => n + r.misses.length, 0);
   const used = new Set(rs.flatMap((r) => r.used));
   const unusedTraces: string[] = [];
@@ -180,7 +187,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
     }
   }
   const mode = rs[rs.length - 1]!.mode;
-  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, hits, misses, unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
+  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
 }
 
 /**
@@ -209,6 +216,7 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     summary.tapes.push(t);
     if (t.added > 0) summary.tapesWritten++;
     summary.added += t.added;
+    if (t.unrecorded) summary.unrecorded = (summary.unrecorded ?? 0) + t.unrecorded;
     summary.hits += t.hits;
     summary.unused += t.unused;
   }
@@ -266,10 +274,11 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   const tapes = s.tapes.length - namespaces.length;
   const stores = [...new Set(namespaces.map((t) => t.store))];
   const where = [tapes > 0 || namespaces.length === 0 ? plural(tapes, 'tape') : '', namespaces.length > 0 ? `${plural(namespaces.length, 'Redis namespace')} on ${stores.join(', ')}` : ''].filter(Boolean).join(' and ');
-  const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}`];
-  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable);
+  const unrecorded = s.unrecorded ? `, ${plural(s.unrecorded, 'answer')} not recorded` : '';
+  const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}`];
+  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded);
   for (const t of notable.slice(0, 30)) {
-    const bits = [t.added ? `+${t.added} added` : '', t.misses ? `${t.misses} missed` : '', t.unused ? `${t.unused} unused` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
+    const bits = [t.added ? `+${t.added} added` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.unused ? `${t.unused} unused` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
     lines.push(`  ${t.namespace ? `namespace ${t.namespace}` : rel(t.tape)} (${t.mode}): ${bits.join(', ')}`);
   }
   if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);

@@ -149,6 +149,9 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   // A store namespace that did not exist when the test opened it (replay): nothing was recorded.
   let storeMissing = false;
   const runDir = opts.runDir ?? env.TAPEDECK_RUN_DIR;
+  // The workers of one test run share a run, so they never replace each other's recordings.
+  const run = opts.run ?? (env.TAPEDECK_RUN_ID?.trim() || (runDir ? `run-dir:${runDir}` : undefined));
+  const runOpt = run ? { run } : {};
   const misses: MissReport[] = [];
   const used = new Set<string>();
   const switches: FetchSwitch[] = [];
@@ -165,6 +168,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
     inner ??= createFetchFor({
       ...fetchOpts,
       ...(store ? { store: new RedisBackend(store.url, { namespace }) } : { tape: opts.tape }),
+      ...runOpt,
       mode,
       onWarning: (m) => {
         // A missing tape in replay is told by each miss, better than by a warning up front.
@@ -237,7 +241,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
     cache(cacheOpts = {}) {
       if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));
       const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.cache` }) : opts.tape.replace(/\.tape$/, '') + '.cache.tape';
-      cache ??= ReplayCache.open(where, { recordCommand, ...cacheOpts, mode }).then((c) => {
+      cache ??= ReplayCache.open(where, { recordCommand, ...runOpt, ...cacheOpts, mode }).then((c) => {
         // Count puts for the run summary; the cache itself stays the public ReplayCache.
         const put = c.put.bind(c);
         c.put = async (...args: Parameters<ReplayCache['put']>) => {
@@ -258,10 +262,13 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         for (const s of switches.splice(0)) s.uninstall();
         const errors: unknown[] = [];
         let added = 0;
+        let unrecorded = 0;
         if (inner) {
           try {
             await inner.close();
-            added = (await inner.stats()).recorded;
+            const st = await inner.stats();
+            added = st.recorded - st.appendFailures;
+            unrecorded = st.appendFailures;
           } catch (e) {
             errors.push(e);
           }
@@ -283,6 +290,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
           ...(opts.file ? { file: opts.file } : {}),
           mode,
           added,
+          ...(unrecorded > 0 ? { unrecorded } : {}),
           hits,
           misses,
           used: [...used],

@@ -2,7 +2,7 @@
 // (through the tape reader); exported from llm-tapedeck/store.
 
 import { readTape, type TapeWarning } from '../store/tape-file.ts';
-import type { NormalizeOptions } from '../match/types.ts';
+import type { NormalizeOptions } from '../providers/types.ts';
 import { ConversationTree, type TreeOptions } from './tree.ts';
 
 export interface LoadTreeOptions extends TreeOptions {

@@ -5,7 +5,7 @@
 
 import { TapedeckError } from '../errors.ts';
 import type { HttpRecord } from '../store/records.ts';
-import { assembleStream } from '../store/sse-assemble.ts';
+import { assembleStream } from '../providers/sse-assemble.ts';
 import type { TreeRecord } from './tree.ts';
 
 function header(h: HttpRecord['response']['headers'], name: string): string | undefined {

@@ -5,8 +5,8 @@
 // produced it: then the path hash of a recorded answer is exactly the path hash the next request
 // reaches through it, and call ids are numbered as they will be in that next request.
 
-import { normalizeRequest } from '../match/normalize.ts';
-import type { NormalizeOptions, Provider } from '../match/types.ts';
+import { normalizeRequest } from '../providers/index.ts';
+import type { NormalizeOptions, Provider } from '../providers/types.ts';
 
 type Obj = Record<string, unknown>;
 

@@ -25,7 +25,7 @@ import { hashValue, pathHashes, sha256 } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
-import type { NormalizeOptions } from '../match/types.ts';
+import type { NormalizeOptions } from '../providers/types.ts';
 import { isHttpRecord } from '../store/records.ts';
 import { httpRecordExchange } from './proxy-record.ts';
 import { normalizeExchange } from './response.ts';

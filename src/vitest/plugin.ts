@@ -126,6 +126,9 @@ export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
     },
     configureVitest({ vitest, project }) {
       runDir ??= mkdtempSync(join(tmpdir(), 'tapedeck-run-'));
+      // Workers inherit it: every writer of this test run (ReplayCache opened by hand too) is
+      // one run, so no worker replaces another's recordings (docs/modes.md).
+      process.env.TAPEDECK_RUN_ID ??= `run-dir:${runDir}`;
       const mode = viteMode !== undefined && (TAPE_MODES as readonly string[]).includes(viteMode.toLowerCase()) ? viteMode.toLowerCase() : undefined;
       project.provide('tapedeck', { runDir, root: vitest.config.root, ...(mode ? { mode } : {}), ...(opts.store ? { store: opts.store } : {}) });
       if (!reporter) {

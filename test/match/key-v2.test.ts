@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backend, hashValue, pathHashes } from '../../src/index.ts';
 import { requestKeys } from '../../src/match/matcher.ts';
-import { normalizeRequest, SHAPE_DEFAULTS } from '../../src/match/normalize.ts';
+import { normalizeRequest, SHAPE_DEFAULTS } from '../../src/providers/normalize.ts';
 import { rng } from '../reference.ts';
 import { errorOf } from '../helpers.ts';
 import { respell } from './respell.ts';

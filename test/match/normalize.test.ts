@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backend, hashValue, pathHashes, TapedeckError } from '../../src/index.ts';
-import { DROPPED_ARGS, detectProvider, normalizeRequest, type Provider } from '../../src/match/normalize.ts';
+import { DROPPED_ARGS, detectProvider, normalizeRequest, type Provider } from '../../src/providers/normalize.ts';
 import { rng } from '../reference.ts';
 import { errorOf } from '../helpers.ts';
 import { respell } from './respell.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backend, requestDigests, requestKeys, TapedeckError } from '../../src/index.ts';
-import { ANTHROPIC_ARGS, ANTHROPIC_BLOCKS, MESSAGE_NOISE, OPENAI_ARGS, OPENAI_PARTS, OPENAI_ROLES, type NormalizeOptions } from '../../src/match/normalize.ts';
+import { ANTHROPIC_ARGS, ANTHROPIC_BLOCKS, MESSAGE_NOISE, OPENAI_ARGS, OPENAI_PARTS, OPENAI_ROLES, type NormalizeOptions } from '../../src/providers/normalize.ts';
 import { createMatcher } from '../../src/match/matcher.ts';
 import { rawPathCounts, rawRequestDigests } from '../../src/match/raw-keys.ts';
 import { buildWorkload, requestBodies } from '../../bench/workloads.mjs';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { backend, canonicalize, TapedeckError } from '../../src/index.ts';
 import { requestDigests, requestKeys } from '../../src/match/matcher.ts';
 import { rawPathCounts } from '../../src/match/raw-keys.ts';
-import type { NormalizeOptions } from '../../src/match/normalize.ts';
+import type { NormalizeOptions } from '../../src/providers/normalize.ts';
 
 interface Vector {
   name: string;

@@ -161,7 +161,7 @@ describe.each(cases)('$name', ({ mount, proxySees, streamRead }) => {
       expect(live.headers.get('x-tapedeck-match')).toBe('recorded');
       expect(JSON.parse(live.text).choices[0].message.content).toBe('Echo 1: hello framework');
       expect(liveStream.status).toBe(200);
-      expect(liveStream.headers.get('x-tapedeck-match')).toBe('recorded');
+      expect(liveStream.headers.get('x-tapedeck-match')).toBe('recording');
       expect(liveStream.headers.get('content-type')).toMatch(/^text\/event-stream/);
       expect(liveStream.text).toMatch(/^data: /);
       expect(liveStream.text).toContain(': keep-alive\n\n\n');

@@ -95,7 +95,7 @@ describe('through the proxy', () => {
     expect(recorded.openai.streamed).toBe('Echo 2: Stream me a story ');
     expect(recorded.openai.toolCall?.[0]).toMatchObject({ function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
     expect(recorded.openai.toolStreamCall?.[0]).toMatchObject({ function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
-    expect(recorded.openai.rawMatch).toBe('recorded');
+    expect(recorded.openai.rawMatch).toBe('recording');
     expect(recorded.anthropic.streamed).toMatch(/^Echo \d+: Stream a haiku $/);
     expect(recorded.anthropic.toolStream[0]).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { city: 'Paris' } });
     expect(upstream.calls[0]!.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
@@ -108,7 +108,7 @@ describe('through the proxy', () => {
       const proxy = await startProxy({ tape, mode: 'replay', port: 0, timing });
       try {
         const o = await openaiScript(openai(`${proxy.url}/v1`));
-        expect({ ...o, rawMatch: 'recorded' }).toEqual(recorded.openai);
+        expect({ ...o, rawMatch: 'recording' }).toEqual(recorded.openai);
         expect(o.rawMatch).toBe('exact');
         expect(o.rawBytes).toContain(': keep-alive\n\n\ndata: [DONE]\n\n');
         expect(await anthropicScript(anthropic(proxy.url))).toEqual(recorded.anthropic);
@@ -165,14 +165,14 @@ describe('through createFetch', () => {
       await upstream.close();
     }
     expect(recorded.o.chat).toBe('Echo 1: Hello there');
-    expect(recorded.o.rawMatch).toBe('recorded');
+    expect(recorded.o.rawMatch).toBe('recording');
     assertNoSecrets(tape);
 
     for (const timing of ['none', 'recorded'] as const) {
       const play = createFetch({ tape, mode: 'replay', timing });
       try {
         const o = await openaiScript(openai(`${upstream.url}/v1`, play));
-        expect({ ...o, rawMatch: 'recorded' }).toEqual(recorded.o);
+        expect({ ...o, rawMatch: 'recording' }).toEqual(recorded.o);
         expect(await anthropicScript(anthropic(upstream.url, play))).toEqual(recorded.a);
         expect((await play.stats()).misses).toBe(0);
       } finally {
@@ -224,7 +224,7 @@ describe('through createFetch', () => {
     const play = createFetch({ tape: proxyTape, mode: 'replay' });
     try {
       const o = await openaiScript(openai('http://api.example.invalid/v1', play));
-      expect({ ...o, rawMatch: 'recorded' }).toEqual(viaProxy);
+      expect({ ...o, rawMatch: 'recording' }).toEqual(viaProxy);
     } finally {
       await play.close();
     }

@@ -255,6 +255,8 @@ export async function startRedisCluster() {
     url: `redis://127.0.0.1:${nodes[0].port}`,
     /** kill -9 every node. */
     kill: () => Promise.all(nodes.map((n) => stopChild(n.child, 'SIGKILL'))),
+    /** kill -9 one master (no replicas: its slots are gone until the cluster fails over, which it cannot). */
+    killNode: (i) => stopChild(nodes[i].child, 'SIGKILL'),
     stop: stopAll,
   };
 }

@@ -131,13 +131,14 @@ redisDescribe('tapedeck serve --store redis://, 3-master cluster', () => {
 });
 
 redisDescribe('Redis killed mid-run', () => {
-  it.skipIf(!existsSync(CLI))('replay keeps serving what it loaded; recording fails cleanly, the client still gets its answer, nothing is recorded half', async () => {
+  it.skipIf(!existsSync(CLI))('replay keeps serving what it loaded; an answer that cannot be recorded is a 503 E_RECORD_FAILED (or, when asked, served marked unrecorded), nothing is recorded half', async () => {
     // Persistence on, so the server that comes back holds exactly what was acknowledged.
     const redis = await startRedis({ password: 'k1ll-pw', args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
     const up = await startUpstream();
     try {
       const store = `${redis.url}?namespace=${freshNamespace('kill')}`;
       const recorder = await serve(['--store', store, '--mode', 'update', '--upstream', up.url]);
+      const lenient = await serve(['--store', store, '--mode', 'update', '--upstream', up.url, '--on-record-failure', 'serve']);
       const c = client(recorder.url);
       const first = await c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'before the crash' }] });
       const replayer = await serve(['--store', store]);
@@ -157,9 +158,26 @@ redisDescribe('Redis killed mid-run', () => {
       expect(body.error.message).toContain('redis://:***@127.0.0.1');
       expect(JSON.stringify(body)).not.toContain('k1ll-pw');
       // A new request in update mode: the provider answers, the record cannot be written; the
-      // client gets the answer, the proxy says why nothing was recorded (URL masked).
-      const during = await c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'during the crash' }] });
-      expect(during.choices[0]!.message.content).toBeTruthy();
+      // client gets a 503 E_RECORD_FAILED naming the store, never an answer that looks recorded.
+      const during = await c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'during the crash' }] }).catch((e: unknown) => e);
+      expect(during).toMatchObject({ status: 503 });
+      const failed = (during as { error: { code: string; message: string } }).error;
+      expect(failed.code).toBe('E_RECORD_FAILED');
+      expect(failed.message).toContain('redis://:***@127.0.0.1');
+      // Asked to serve such answers: the live answer, marked unrecorded, and counted.
+      const served = await fetch(`${lenient.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'during the crash, served' }] }),
+      });
+      expect(served.status).toBe(200);
+      expect(served.headers.get('x-tapedeck-recorded')).toBe('false');
+      expect(served.headers.get('x-tapedeck-match')).toBe('recording');
+      expect(((await served.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toContain('during the crash, served');
+      const stats = (await (await fetch(`${lenient.url}/__tapedeck/stats`)).json()) as { unrecorded: number; appendFailures: number };
+      expect(stats).toMatchObject({ unrecorded: 1, appendFailures: 1 });
+      await lenient.stop();
+      expect(lenient.output()).toMatch(/1 not recorded \(1 of them served anyway\)/);
       await redis.restart();
       const records = await RedisRecords.open(store);
       try {

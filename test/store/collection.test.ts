@@ -14,7 +14,7 @@ import { TapeBackend } from '../../src/store/backends/tape.ts';
 import { RecordCollection, type RecordKind } from '../../src/store/collection.ts';
 import type { TapeMode } from '../../src/store/mode.ts';
 import { tapeSuite } from './setup.ts';
-import { redisMissing, startRedis } from '../redis/harness.mjs';
+import { rawCommand, redisMissing, startRedis, startRedisCluster } from '../redis/harness.mjs';
 import '../redis/setup.ts';
 
 const { fresh } = tapeSuite('collection');
@@ -81,19 +81,24 @@ const backends: BackendCase[] = [
 // The Redis backend joins on a real redis-server when one is installed (test/redis/setup.ts
 // says what to install otherwise, and fails instead under .ci/run).
 const redis = redisMissing() ? undefined : await startRedis();
-afterAll(() => redis?.stop());
+const cluster = redisMissing() ? undefined : await startRedisCluster();
+afterAll(async () => {
+  await redis?.stop();
+  await cluster?.stop();
+});
 let redisStores = 0;
-if (redis) {
+for (const [name, server] of [['redis', redis], ['redis cluster', cluster]] as const) {
+  if (!server) continue;
   backends.push({
-    name: 'redis',
-    make: () => new RedisBackend(redis.url, { namespace: `conformance-${process.pid}-${redisStores++}` }),
-    again: (b) => new RedisBackend(redis.url, { namespace: (b as RedisBackend).namespace }),
+    name,
+    make: () => new RedisBackend(server.url, { namespace: `conformance-${process.pid}-${redisStores++}` }),
+    again: (b) => new RedisBackend(server.url, { namespace: (b as RedisBackend).namespace }),
     breakAppends: failing,
     shared: true,
   });
 }
 
-const open = (b: RecordBackend, mode: TapeMode) => RecordCollection.open(b, { mode, kind });
+const open = (b: RecordBackend, mode: TapeMode, run?: string) => RecordCollection.open(b, { mode, kind, ...(run ? { run } : {}) });
 const rec = (key: string, n: number): Rec => ({ v: 1, key, n });
 async function stored(b: RecordBackend): Promise<unknown[]> {
   return (await b.load({ create: false })).records.map((r) => r.value());
@@ -194,6 +199,69 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
     expect((await ns(b)).sort()).toEqual([1, 2, 3]);
   });
 
+  it('same key, two writers: one opening after the other acknowledged never removes those recordings', async () => {
+    const b = bc.make();
+    const before = await open(b, 'record');
+    await before.append('a', rec('a', 0)); // a run that ends before the others begin
+    await before.close();
+    const w1 = await open(bc.again(b), 'record');
+    await w1.append('a', rec('a', 1));
+    await w1.append('a', rec('a', 2));
+    const w2 = await open(bc.again(b), 'record'); // loads w1's two, acknowledged, w1 still open
+    await w2.append('a', rec('a', 3));
+    const r1 = await w1.close();
+    const r2 = await w2.close();
+    // Each run replaced only the ended run's recording; repeats in acknowledgement order.
+    expect([...r1.replaced, ...r2.replaced].map((x) => x.key)).toEqual(['a']);
+    const r = await open(bc.again(b), 'replay');
+    expect([r.next('a')?.n, r.next('a')?.n, r.next('a')?.n, r.next('a')?.n]).toEqual([1, 2, 3, undefined]);
+    await r.close();
+  });
+
+  it('same key, one run (test workers): writers of the run never replace each other, a later run replaces them', async () => {
+    const b = bc.make();
+    const w1 = await open(b, 'record', 'run-1');
+    await w1.append('a', rec('a', 1));
+    await w1.close(); // worker 1 is done before worker 2 starts
+    const w2 = await open(bc.again(b), 'record', 'run-1');
+    await w2.append('a', rec('a', 2));
+    expect((await w2.close()).replaced).toEqual([]);
+    expect(await ns(b)).toEqual([1, 2]);
+    const next = await open(bc.again(b), 'record', 'run-2');
+    await next.append('a', rec('a', 3));
+    expect((await next.close()).replaced.length).toBe(2);
+    expect(await ns(b)).toEqual([3]);
+  });
+
+  it('same key, a record run and an update writer open at once: neither loses the other\'s recordings', async () => {
+    const b = bc.make();
+    const u = await open(b, 'update');
+    await u.append('a', rec('a', 1));
+    const w = await open(bc.again(b), 'record');
+    await w.append('a', rec('a', 2));
+    await w.close();
+    await u.append('a', rec('a', 3));
+    await u.close();
+    expect(await ns(b)).toEqual([1, 2, 3]);
+  });
+
+  it('a failed append rejects and is never filed, served or counted (update mode)', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await b.append([rec('a', 1)], { durable: true });
+    const w = await open(bc.breakAppends(bc.again(b)), 'update');
+    expect(w.next('a')?.n).toBe(1);
+    await expect(w.append('a', rec('a', 2))).rejects.toThrow();
+    await expect(w.append('b', rec('b', 3))).rejects.toThrow();
+    expect(w.next('a')).toBeUndefined();
+    expect(w.next('b')).toBeUndefined();
+    expect(w.size).toBe(1);
+    expect(w.count('b')).toEqual({ recorded: 0, served: 0 });
+    await w.close();
+    if (bc.file) chmodSync(bc.file(b), 0o644);
+    expect(await ns(b)).toEqual([1]);
+  });
+
   it('a replaced recording is removed only after its replacement is durable (failed append keeps it)', async () => {
     const b = bc.make();
     await b.load({ create: true });
@@ -257,6 +325,39 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
     expect(new Set(keys).size).toBe(100);
   }, 60_000);
 
+  it.runIf(bc.file !== undefined)('4 processes of one run recording the same key lose nothing, in acknowledgement order per process', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await Promise.all(['p0', 'p1', 'p2', 'p3'].map((id) => child([bc.file!(b), 'same', id, '5', 'one-run'])));
+    const got = (await stored(b)) as { writer: string; i: number }[];
+    expect(got).toHaveLength(20);
+    for (const id of ['p0', 'p1', 'p2', 'p3']) expect(got.filter((v) => v.writer === id).map((v) => v.i)).toEqual([0, 1, 2, 3, 4]);
+  }, 60_000);
+
+  it.runIf(bc.file !== undefined)('a process still open keeps its recordings; once it is killed, a later run replaces them', async () => {
+    const b = bc.make();
+    const file = bc.file!(b);
+    const holder = spawn(process.execPath, [WORKER, DIST, file, 'hold', 'k', '2'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout.on('data', (d: Buffer) => d.toString().includes('held') && resolve());
+        holder.on('exit', (code) => reject(new Error(`holder exited ${code}`)));
+      });
+      const w = await open(bc.again(b), 'record');
+      await w.append('same', rec('same', 7));
+      expect((await w.close()).replaced).toEqual([]);
+      expect((await stored(b)).length).toBe(3);
+    } finally {
+      holder.kill('SIGKILL');
+      await new Promise((r) => holder.once('exit', r));
+    }
+    // Its pid is gone: its run has ended, so a new record run replaces its recordings.
+    const w = await open(bc.again(b), 'record');
+    await w.append('same', rec('same', 8));
+    expect((await w.close()).replaced.length).toBe(3);
+    expect(await ns(b)).toEqual([8]);
+  }, 60_000);
+
   it.runIf(bc.file !== undefined)('kill -9 at a random moment loses no acknowledged append', async () => {
     for (let round = 0; round < 3; round++) {
       const b = bc.make();
@@ -266,6 +367,51 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
       for (const i of acked) expect(got.has(`k-${i}`)).toBe(true);
     }
   }, 60_000);
+
+  it.runIf(bc.file !== undefined)('damage never moves an answer to another call: the k-th call gets the k-th recording or E_TAPE_DAMAGED', async () => {
+    for (const lost of [0, 1, 3]) {
+      const b = bc.make();
+      const w = await open(b, 'record');
+      for (let i = 0; i < 4; i++) await w.append('a', rec('a', i));
+      await w.append('b', rec('b', 9));
+      await w.close();
+      const file = bc.file!(b);
+      const bytes = readFileSync(file);
+      const at = (await b.load({ create: false })).records[lost]!.at + 20;
+      bytes[at] = bytes[at]! ^ 0x5a;
+      writeFileSync(file, bytes);
+      const r = await open(bc.again(b), 'replay');
+      const got: (number | string)[] = [];
+      for (let i = 0; i < 4; i++) {
+        try {
+          got.push(r.next('a')?.n ?? 'miss');
+        } catch (e) {
+          expect(e).toMatchObject({ code: 'E_TAPE_DAMAGED', details: { key: 'a', repeat: lost } });
+          expect((e as Error).message).toContain(`${['1st', '2nd', '3rd', '4th'][lost]} recording of a`);
+          got.push('damaged');
+        }
+      }
+      expect(got).toEqual([0, 1, 2, 3].map((i) => (i === lost ? (lost === 3 ? 'miss' : 'damaged') : i)));
+      expect(r.next('b')?.n).toBe(9);
+      await r.close();
+    }
+  });
+
+  it.runIf(bc.name === 'redis')('a malformed record in Redis keeps its turn: E_TAPE_DAMAGED for its call, a warning at open', async () => {
+    const b = bc.make() as RedisBackend;
+    const w = await open(b, 'record');
+    for (let i = 0; i < 3; i++) await w.append('a', rec('a', i));
+    await w.close();
+    const [first] = await (await b.records()).read('cache:a');
+    // Another tool wrote bytes that are not a record under the key's first place.
+    const ns = b.namespace;
+    await rawCommand(redis!.port, ['HSET', `${ns}:{${ns}:cache:a}:r`, String(first!.seq), first!.payload.subarray(0, 12).toString('latin1')]);
+    const r = await open(bc.again(b), 'replay');
+    expect(() => r.next('a')).toThrow(expect.objectContaining({ code: 'E_TAPE_DAMAGED' }));
+    expect([r.next('a')?.n, r.next('a')?.n]).toEqual([1, 2]);
+    expect(r.warnings.map((x) => x.code)).toContain('E_TAPE_CORRUPT');
+    await r.close();
+  });
 
   it.runIf(bc.file !== undefined)('damaged bytes cost only the damaged records', async () => {
     const b = bc.make();

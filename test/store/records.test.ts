@@ -7,7 +7,7 @@ import { crc32 } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { canonicalize } from '../../src/core/index.ts';
 import { requestKeys } from '../../src/match/matcher.ts';
-import { normalizeRequest } from '../../src/match/normalize.ts';
+import { normalizeRequest } from '../../src/providers/normalize.ts';
 import { exportTapeJSON, importTapeJSON } from '../../src/store/export.ts';
 import { REDACTED, redact, redactor } from '../../src/store/redact.ts';
 import { ReplayCache, type ReplayRecord } from '../../src/store/replay-cache.ts';
@@ -82,8 +82,8 @@ describe('record contents', () => {
     const scan = await scanTape(file);
     const head = peekFrame(scan.bytes, scan.frames[0]!);
     const full = decodeFrame(scan.bytes, scan.frames[0]!) as ReplayRecord;
-    expect(Object.keys(full).slice(0, 6)).toEqual(['v', 'key', 'keyVersion', 'recordedAt', 'durationMs', 'ignored']);
-    expect(head).toEqual({ v: 1, key: full.key, keyVersion: 2, recordedAt: full.recordedAt, durationMs: 5, ignored: '["seed"]' });
+    expect(Object.keys(full).slice(0, 8)).toEqual(['v', 'key', 'keyVersion', 'recordedAt', 'durationMs', 'run', 'repeat', 'ignored']);
+    expect(head).toEqual({ v: 1, key: full.key, keyVersion: 2, recordedAt: full.recordedAt, durationMs: 5, run: expect.any(String), repeat: 0, ignored: '["seed"]' });
   });
 
   it('the head, whole or limited to some fields, holds the leading scalars msgpack decodes (every scalar width)', async () => {

@@ -505,3 +505,31 @@ describe('lifecycle', () => {
     expect(await values(file)).toEqual(['old', 'new']);
   });
 });
+
+describe('two ReplayCache writers on one tape, the same requests', () => {
+  it('the second, opened after the first acknowledged its puts, removes none of them; repeats replay in acknowledgement order', async () => {
+    const file = fresh();
+    const first = await ReplayCache.open(file, { mode: 'record' });
+    await first.put(req('same'), 'first 1');
+    await first.put(req('same'), 'first 2');
+    const second = await ReplayCache.open(file, { mode: 'record' });
+    await second.put(req('same'), 'second 1');
+    await first.close();
+    await second.close();
+    const r = await ReplayCache.open(file, { mode: 'replay' });
+    expect([await r.get(req('same')), await r.get(req('same')), await r.get(req('same'))]).toEqual(['first 1', 'first 2', 'second 1']);
+    await r.close();
+  });
+
+  it('a put whose record cannot be written rejects, and is never served', async () => {
+    const file = fresh();
+    const cache = await ReplayCache.open(file, { mode: 'update', lock: { timeoutMs: 100 } });
+    const { withTapeLock } = await import('../../src/store/tape-file.ts');
+    await withTapeLock(file, async () => {
+      await expect(cache.put(req('locked'), 'never stored')).rejects.toMatchObject({ code: 'E_TAPE_LOCKED' });
+    });
+    expect(await cache.get(req('locked'))).toBeUndefined();
+    await cache.close();
+    expect((await readTape(file)).records).toHaveLength(0);
+  });
+});

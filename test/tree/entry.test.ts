@@ -33,7 +33,7 @@ describe('entry points', () => {
     expect(files).toContain('tree/tree.ts');
     expect(files).toContain('replay/store.ts');
     // Proxy records are read by the tree: the stream assembler is in the pure graph too.
-    expect(files).toContain('store/sse-assemble.ts');
+    expect(files).toContain('providers/sse-assemble.ts');
     expect(files).not.toContain('replay/durable.ts');
     expect(files).not.toContain('tree/load.ts');
     const fs = [...g].filter(([, specs]) => specs.some((s) => s === 'node:fs' || s === 'node:fs/promises' || s === 'fs'));

@@ -16,7 +16,7 @@ import { ConversationTree, httpRecordExchange, type TreeNode } from '../../src/t
 import { loadTree } from '../../src/tree/load.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
-import { assembleStream, parseSse } from '../../src/store/sse-assemble.ts';
+import { assembleStream, parseSse } from '../../src/providers/sse-assemble.ts';
 import type { HttpRecord } from '../../src/store/records.ts';
 import { startUpstream } from '../proxy/fake-upstream.ts';
 

@@ -55,7 +55,10 @@ function snapshot(): Record<string, string> {
 }
 
 beforeAll(async () => {
-  p = await exampleProject({ 'test/shared-a.test.ts': sharedTestFile('alpha'), 'test/shared-b.test.ts': sharedTestFile('beta') });
+  p = await exampleProject({
+    'test/shared-a.test.ts': sharedTestFile('alpha'),
+    'test/shared-b.test.ts': sharedTestFile('beta'),
+  });
   ({ dir: project, tapes, fake } = p);
 });
 afterAll(async () => {
@@ -163,6 +166,27 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     const left = (await readTape(tape)).records;
     expect(left).toHaveLength(1);
     expect(JSON.stringify(left[0]!.value)).toContain('Hello there, again');
+  });
+
+  it('7. record mode, two files recording the same requests one after the other: the run keeps both, the next run replaces them', async () => {
+    // The same four requests from two files onto one tape: a record run's workers share a run.
+    const same = ['test/same-a.test.ts', 'test/same-b.test.ts'];
+    for (const f of same) writeFileSync(join(project, f), sharedTestFile('gamma').replace('shared/one.tape', 'shared/same.tape'));
+    const sameTape = join(project, 'shared', 'same.tape');
+    const prompts = async () =>
+      (await readTape(sameTape)).records.map((rec) => (rec.value as { request: { body: { messages: { content: unknown }[] } } }).request.body.messages[0]!.content).sort();
+    // One worker: the second file opens the tape after the first one's tests closed it.
+    const args = ['test/same-a.test.ts', 'test/same-b.test.ts', '--mode', 'record', '--maxWorkers=1', '--pool=forks'];
+    const first = await vitest(args);
+    expect(first.code, first.out).toBe(0);
+    const both = ['gamma 1', 'gamma 1', 'gamma 2', 'gamma 2', 'gamma 3', 'gamma 3', 'gamma 4', 'gamma 4'];
+    expect(await prompts()).toEqual(both);
+    // A later record run has ended runs' recordings to replace: it leaves its own two of each.
+    const again = await vitest(args);
+    expect(again.code, again.out).toBe(0);
+    expect(await prompts()).toEqual(both);
+    expect((await readTape(sameTape)).records.map((r) => (r.value as { run: string }).run).filter((v, i, a) => a.indexOf(v) === i)).toHaveLength(1);
+    for (const f of same) rmSync(join(project, f));
   });
 
   it('6. a test that times out still gets its tape closed and recorded; a swallowed miss still fails its test; concurrent install() is refused', async () => {

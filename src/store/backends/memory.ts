@@ -5,7 +5,7 @@
  * Several collections opened on one MemoryBackend share it like processes share a tape.
  */
 import { TapedeckError } from '../../errors.ts';
-import { headOf, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning } from '../backend.ts';
+import { headOf, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning, type WriterHandle } from '../backend.ts';
 
 let counter = 0;
 
@@ -19,6 +19,8 @@ export class MemoryBackend implements RecordBackend {
   private exists: boolean;
   private readonly items: { id: number; value: unknown }[] = [];
   private seq = 0;
+  /** Open writers per run (collections sharing this backend are the "processes"). */
+  private readonly writers = new Map<string, number>();
 
   constructor(opts: { name?: string; records?: readonly unknown[] } = {}) {
     this.location = `memory:${opts.name ?? String(++counter)}`;
@@ -54,6 +56,21 @@ export class MemoryBackend implements RecordBackend {
     const kept = this.items.filter((it, i) => (drop.has(i) ? (removed.push(it.value), false) : true));
     this.items.splice(0, this.items.length, ...kept);
     return { kept: kept.length, removed, warnings: [] };
+  }
+
+  async openWriter(run: string): Promise<WriterHandle> {
+    this.writers.set(run, (this.writers.get(run) ?? 0) + 1);
+    let open = true;
+    return {
+      live: new Set(this.writers.keys()),
+      release: async () => {
+        if (!open) return;
+        open = false;
+        const n = (this.writers.get(run) ?? 1) - 1;
+        if (n > 0) this.writers.set(run, n);
+        else this.writers.delete(run);
+      },
+    };
   }
 
   async close(): Promise<void> {}

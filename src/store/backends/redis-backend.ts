@@ -15,7 +15,8 @@
  *            one atomic script per request key.
  * - durability: what the Redis server's persistence gives (docs/redis.md: appendonly yes).
  */
-import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning } from '../backend.ts';
+import { randomBytes } from 'node:crypto';
+import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { decodeFrame, FRAME_HEADER_SIZE } from '../tape-codec.ts';
 import { peekFrame, recordBytes } from '../tape-file.ts';
 import { collectionKeyOf, namespaceOf, RedisRecords, type RedisStoreOptions, type StoredRecord } from './redis.ts';
@@ -84,6 +85,7 @@ export class RedisBackend implements RecordBackend {
       value: () => decodeFrame(r.payload, asFrame(r.payload), location),
       // Sequence numbers are never reused in a namespace, and a record never changes.
       id: () => String(r.seq),
+      ...(r.expiresAt !== undefined ? { expiresAt: r.expiresAt } : {}),
     };
   }
 
@@ -98,7 +100,21 @@ export class RedisBackend implements RecordBackend {
       exists = true;
     }
     for (const r of records) this.seen.add(r.seq);
-    return { exists, records: records.map((r) => this.view(r)), warnings: [] };
+    // A record whose bytes do not name the key it is filed under was not written by tapedeck
+    // (or was damaged in the store): skipped, and said, as a damaged tape frame is.
+    const warnings: StoreWarning[] = [];
+    const good = records.filter((r) => {
+      let named: string | undefined;
+      try {
+        named = collectionKeyOf(r.payload);
+      } catch {
+        named = undefined;
+      }
+      if (named === r.key) return true;
+      warnings.push({ code: 'E_TAPE_CORRUPT', offset: r.seq, message: `${this.location}: the record ${r.seq} under ${r.key} is malformed (${r.payload.length} bytes that do not read as a record of that key); skipped. Record that request again to replace it.` });
+      return false;
+    });
+    return { exists, records: good.map((r) => this.view(r)), warnings };
   }
 
   async append(values: readonly unknown[]): Promise<void> {
@@ -142,6 +158,31 @@ export class RedisBackend implements RecordBackend {
     });
     await Promise.all([...byKey].map(([key, seqs]) => store.remove(key, seqs)));
     return { kept: current.length - drop.size, removed, warnings };
+  }
+
+  /**
+   * Registers an open writer of `run` in the namespace for `lifeMs` (default 30 s), refreshed
+   * every third of it while the handle is held: a writer that dies stops counting as open once
+   * its lifetime passes.
+   */
+  async openWriter(run: string, lifeMs = 30_000): Promise<WriterHandle> {
+    const store = await this.records();
+    const member = `${run} ${randomBytes(6).toString('hex')}`;
+    const runOf = (m: string) => m.slice(0, m.lastIndexOf(' '));
+    const live = new Set((await store.writers(member, lifeMs)).map(runOf));
+    live.add(run);
+    const heartbeat = setInterval(() => {
+      void this.records().then((s) => s.writers(member, lifeMs)).catch(() => {});
+    }, Math.max(10, Math.floor(lifeMs / 3)));
+    heartbeat.unref();
+    return {
+      live,
+      release: async () => {
+        clearInterval(heartbeat);
+        // Unreachable now: the registration lapses on its own.
+        await (await this.records()).writers(member, 0).catch(() => {});
+      },
+    };
   }
 
   /** Disconnects. Like a tape path, the backend can be used again: it reconnects on next use. */

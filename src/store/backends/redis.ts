@@ -11,6 +11,8 @@
  *   <ns>:{<ns>}:index          ZSET collection key -> when its last record expires (ms,
  *                              server clock; +inf while one has no TTL)
  *   <ns>:{<ns>}:header         the tape header bytes a push brought (pull writes them back)
+ *   <ns>:{<ns>}:writers        ZSET `<run> <writer id>` -> until when that open writer counts as
+ *                              alive (ms, server clock; refreshed while it lives)
  *   <ns>:{<ns>:<ckey>}:r       HASH seq -> record payload
  *   <ns>:{<ns>:<ckey>}:x       ZSET seq by expiry time (ms), for records written with a TTL
  *
@@ -49,6 +51,8 @@ export interface StoredRecord {
   key: string;
   seq: number;
   payload: Buffer;
+  /** When a record with a TTL expires, on this process's clock (ms since the epoch). */
+  expiresAt?: number;
 }
 
 const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,200}$/;
@@ -119,14 +123,22 @@ else
 end
 return redis.call('HLEN', KEYS[1])`;
 
-/** KEYS: records hash, expiry zset. Returns seq, payload pairs of the live records. */
+/**
+ * KEYS: records hash, expiry zset. Returns the server time, then seq, payload, expiry (ms, 0 =
+ * none) triples of the live records.
+ */
 const READ = `${NOW}
+local exp = {}
 local dead = {}
-for _, s in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do dead[s] = true end
+local scored = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
+for i = 1, #scored, 2 do
+  exp[scored[i]] = scored[i + 1]
+  if tonumber(scored[i + 1]) <= now then dead[scored[i]] = true end
+end
 local all = redis.call('HGETALL', KEYS[1])
-local out = {}
+local out = { tostring(now) }
 for i = 1, #all, 2 do
-  if not dead[all[i]] then out[#out + 1] = all[i] out[#out + 1] = all[i + 1] end
+  if not dead[all[i]] then out[#out + 1] = all[i] out[#out + 1] = all[i + 1] out[#out + 1] = exp[all[i]] or '0' end
 end
 return out`;
 
@@ -139,7 +151,18 @@ for i = 1, #ARGV do
 end
 return n`;
 
-const SCRIPTS = { RESERVE, LIST, UNLIST, APPEND, READ, REMOVE };
+/**
+ * KEYS: writers zset. ARGV: member, lifetime in ms (0: the writer closes). Forgets writers whose
+ * lifetime passed, registers or refreshes (or removes) this one, and returns the open ones.
+ */
+const WRITERS = `${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local life = tonumber(ARGV[2])
+if life > 0 then redis.call('ZADD', KEYS[1], now + life, ARGV[1]) else redis.call('ZREM', KEYS[1], ARGV[1]) end
+redis.call('PEXPIRE', KEYS[1], 86400000)
+return redis.call('ZRANGE', KEYS[1], 0, -1)`;
+
+const SCRIPTS = { RESERVE, LIST, UNLIST, APPEND, READ, REMOVE, WRITERS };
 type ScriptName = keyof typeof SCRIPTS;
 
 /**
@@ -286,8 +309,14 @@ export class RedisRecords {
   /** The live records of one collection key, in recorded order. */
   async read(ckey: string): Promise<StoredRecord[]> {
     const flat = (await this.script('READ', this.recKeys(ckey), [])) as Buffer[];
+    // Expiry on this process's clock: the server's time to live from its own now, so a skewed
+    // local clock does not matter.
+    const skew = Date.now() - Number(String(flat[0]));
     const out: StoredRecord[] = [];
-    for (let i = 0; i < flat.length; i += 2) out.push({ key: ckey, seq: Number(String(flat[i])), payload: flat[i + 1]! });
+    for (let i = 1; i < flat.length; i += 3) {
+      const exp = Number(String(flat[i + 2]));
+      out.push({ key: ckey, seq: Number(String(flat[i])), payload: flat[i + 1]!, ...(exp > 0 ? { expiresAt: exp + skew } : {}) });
+    }
     return out.sort((a, b) => a.seq - b.seq);
   }
 
@@ -337,6 +366,14 @@ export class RedisRecords {
     return Number(await this.script('REMOVE', this.recKeys(ckey), seqs.map(String)));
   }
 
+  /**
+   * Registers (lifeMs > 0: until then, refresh before it passes) or removes (0) an open writer,
+   * `<run> <writer id>`, and returns the members of the writers open now.
+   */
+  async writers(member: string, lifeMs: number): Promise<string[]> {
+    return ((await this.script('WRITERS', [this.nsKey('writers')], [member, String(Math.round(lifeMs))])) as Buffer[]).map(String);
+  }
+
   /** The tape header bytes stored by the first push, if any. */
   async header(): Promise<Buffer | undefined> {
     const v = (await this.conn.send(this.nsKey('header'), ['GET', this.nsKey('header')])) as Buffer | null;
@@ -355,7 +392,7 @@ export class RedisRecords {
       const [r, x] = this.recKeys(k);
       await this.conn.send(r, ['DEL', r, x]);
     }
-    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('index'), this.nsKey('keys'), this.nsKey('header')]);
+    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('index'), this.nsKey('keys'), this.nsKey('header'), this.nsKey('writers')]);
   }
 
   /** True while the connection is up (it reconnects on its own after a loss). */

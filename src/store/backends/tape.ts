@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
-import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning } from '../backend.ts';
+import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
+import { openTapeWriter } from '../tape-writers.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, peekFrame, rewriteTapeFrames, scanTape, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
 export interface TapeBackendOptions {
@@ -93,6 +94,10 @@ export class TapeBackend implements RecordBackend {
   async rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }> {
     const r = await rewriteTapeFrames(this.path, (scan) => select(records(scan, this.path)), this.lock);
     return { kept: r.kept, removed: r.dropped, warnings: r.warnings };
+  }
+
+  openWriter(run: string): Promise<WriterHandle> {
+    return openTapeWriter(this.path, run, this.lock.staleMs);
   }
 
   async close(): Promise<void> {

@@ -60,9 +60,9 @@
 import { MAX_DEPTH, TapedeckError } from '../errors.ts';
 import { canonicalize, canonicalizeJSON, sha256 } from '../core/index.ts';
 import { compareBytes, hex } from '../core/engine.ts';
-import type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
+import type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
 
-export type { Attachment, NormalizeOptions, Provider, RequestView } from './types.ts';
+export type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
 
 /**
  * Top-level arguments that never enter the key: accounting and identity (user, metadata, ids,
@@ -148,7 +148,7 @@ export const MESSAGE_NOISE = new Set([
   'requestId',
 ]);
 
-const PROVIDERS: readonly Provider[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
+export const BUILTIN_PROVIDERS: readonly BuiltinProvider[] = ['openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 
 type Obj = Record<string, unknown>;
 
@@ -784,7 +784,7 @@ function looksOpenAI(body: Obj, messages: readonly unknown[], tools: readonly un
  * detectProvider({ model: 'claude-sonnet-4-5', system: 'Be brief.', max_tokens: 256, messages: [] }) // 'anthropic'
  * detectProvider({ messages: [], tools: [], context: { currentNode: 'start' } })          // 'generic'
  */
-export function detectProvider(body: unknown): Provider {
+export function detectProvider(body: unknown): BuiltinProvider {
   if (!isObj(body)) throw requestError(`A request body must be a JSON object; got ${kindOf(body)}.`, '$', SHAPES_HINT);
   if (body.messages === undefined) {
     if (body.instructions !== undefined || body.previous_response_id !== undefined) return 'openai-responses';
@@ -808,8 +808,8 @@ export function detectProvider(body: unknown): Provider {
 function checkOptions(opts: NormalizeOptions | undefined): NormalizeOptions {
   if (opts === undefined) return {};
   if (!isObj(opts)) throw new TapedeckError('E_ARG', `normalizeRequest options must be an object; got ${kindOf(opts)}.`);
-  if (opts.provider !== undefined && !(PROVIDERS as readonly unknown[]).includes(opts.provider)) {
-    throw new TapedeckError('E_ARG', `${JSON.stringify(opts.provider)} is not a provider.`, { hint: `Valid values: ${PROVIDERS.join(', ')}.` });
+  if (opts.provider !== undefined && !(BUILTIN_PROVIDERS as readonly unknown[]).includes(opts.provider)) {
+    throw new TapedeckError('E_ARG', `${JSON.stringify(opts.provider)} is not a provider.`, { hint: `Valid values: ${BUILTIN_PROVIDERS.join(', ')}.` });
   }
   for (const name of ['ignoreArgs', 'volatileKeys'] as const) {
     const list = opts[name];
@@ -867,7 +867,7 @@ function sortTools(tools: unknown[]): unknown[] {
   return keyed.map((x) => x.t);
 }
 
-const LAYOUT: Record<Provider, readonly string[]> = {
+const LAYOUT: Record<BuiltinProvider, readonly string[]> = {
   'openai-chat': ['model', 'messages', 'system', 'tools', 'functions', 'context'],
   anthropic: ['model', 'messages', 'system', 'tools', 'functions', 'context'],
   generic: ['model', 'messages', 'prompt', 'system', 'tools', 'functions', 'context', 'options'],
@@ -919,7 +919,7 @@ export function normalizeRequest(body: unknown, opts?: NormalizeOptions): Reques
   const o = checkOptions(opts);
   // Detection reads the whole body: ignoreArgs apply after it (ignoring `system` does not make
   // an Anthropic body a chat one).
-  const provider = o.provider ?? detectProvider(body);
+  const provider = (o.provider ?? detectProvider(body)) as BuiltinProvider;
   if (!isObj(body)) throw requestError(`A request body must be a JSON object; got ${kindOf(body)}.`, '$', SHAPES_HINT);
   const ignore = new Set(o.ignoreArgs ?? []);
   const arg = (k: string): unknown => (ignore.has(k) ? undefined : body[k]);

@@ -1,12 +1,34 @@
 // Types shared by the request normalizer and the matcher built on it. The rules behind them are
 // in docs/matching.md.
 
-/** The request shapes tapedeck understands. */
-export type Provider = 'openai-chat' | 'openai-responses' | 'openai-embeddings' | 'anthropic' | 'generic';
+/** The request shapes of the shared chat normalizer (src/providers/normalize.ts). */
+export type BuiltinProvider = 'openai-chat' | 'openai-responses' | 'openai-embeddings' | 'anthropic' | 'generic';
+
+/**
+ * The request shapes tapedeck understands: the built-in ones, and those of the provider modules
+ * (src/providers/index.ts lists them: `gemini`, `gemini-embeddings`, ...).
+ */
+export type Provider = BuiltinProvider | 'gemini' | 'gemini-embeddings' | (string & {});
+
+/**
+ * Where a request was sent: the HTTP method and the URL's path and query (`/v1beta/models/
+ * gemini-2.5-flash:generateContent?alt=sse`). APIs that put the model or the operation in the URL
+ * (Gemini, Vertex AI, Bedrock, Azure deployments) are keyed with it; for the others it is unused.
+ */
+export interface Endpoint {
+  method?: string;
+  url: string;
+}
 
 export interface NormalizeOptions {
   /** Use this shape instead of detecting one. */
   provider?: Provider;
+  /**
+   * The method and URL the body was sent to. A provider module that owns the route (Gemini's
+   * `models/{model}:generateContent`, ...) keys the body with the model and operation the URL
+   * names; without it, the shape is detected from the body alone.
+   */
+  endpoint?: Endpoint;
   /**
    * Top-level request arguments left out of the key (DSPy's `ignored_args_for_cache_key`),
    * e.g. `['temperature']`. For the generic shape, members of its `options` object too.

@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+// Where the time of a core row goes: `node bench/breakdown.mjs [workload ...]` (after a build).
+//
+// For each path-hash workload it times, on the wasm-simd engine and interleaved so that the
+// shared machine's noise hits every part alike, the stages of one pathHashes() call:
+//   stringify    JSON.stringify of the list (in pieces, as the object path does)
+//   transfer     writing the text into wasm memory (UTF-16 copy + transcode, or the bytes)
+//   canonical    parse + canonicalize + element spans in wasm, no hashing
+//   sha lanes    the message digests, 4 SIMD lanes
+//   chain        the path chain (3 sequential compressions per message)
+//   whole        the whole canonical text's digest (node:crypto, SHA-NI)
+//   js           what is left of the end-to-end call (hex to strings, checks)
+// and the row's limit on this machine: the baseline's time over the time of the parts no
+// engine here can avoid (stringify for objects, SHA-256 of the canonical bytes at the measured
+// in-wasm lane and chain rates, the whole digest on node:crypto). Medians of many runs.
+
+import { hash as nodeHash } from 'node:crypto';
+
+import { buildWorkload } from './workloads.mjs';
+import { BASELINES } from './baselines.mjs';
+
+const lib = await import('../dist/index.js');
+const { WasmEngine } = await import('../dist/core/wasm.js');
+const { stringifyPieces, ArrayText } = await import('../dist/core/pieces.js');
+
+const H_MESSAGES = 2;
+const H_CHAIN = 4;
+const H_TRUSTED_UTF8 = 64;
+const H_SPANS = 128;
+const H_STRINGIFIED = 256;
+
+const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const workloads = names.length ? names : ['M', 'L', 'L-intl', 'L-esc', 'SMALL10K-path'];
+const ROUNDS = Number(process.env.ROUNDS ?? 31);
+
+lib.setBackend('wasm-simd');
+const engine = new WasmEngine('wasm-simd');
+const x = engine.x;
+const r = engine.r;
+const baseline = BASELINES[0];
+
+function median(a) {
+  const s = [...a].sort((p, q) => p - q);
+  return s[s.length >> 1];
+}
+
+/** Times each stage ROUNDS times, interleaved; returns medians in ms. */
+function timeStages(stages) {
+  const out = Object.fromEntries(Object.keys(stages).map((k) => [k, []]));
+  for (let i = 0; i < 3; i++) for (const f of Object.values(stages)) f();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [k, f] of Object.entries(stages)) {
+      const t0 = performance.now();
+      f();
+      out[k].push(performance.now() - t0);
+    }
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, median(v)]));
+}
+
+const fmt = (ms) => (ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(1)} µs`);
+
+for (const name of workloads) {
+  const w = buildWorkload(name);
+  const msgs = w.messages;
+  const bytes = w.messagesBytes;
+  // As the object path makes it: a long list in pieces, made as they are written.
+  const textOf = () => stringifyPieces(msgs) ?? new ArrayText([JSON.stringify(msgs)]);
+  const text = textOf();
+  const u32 = () => new Uint32Array(x.memory.buffer);
+  const ignore = [];
+  // Object path: load the text once to learn its size, then time canonical() and digests().
+  const nObj = engine.load(text, ignore);
+  const canonObj = () => x.canonical(nObj, 0, H_SPANS | H_TRUSTED_UTF8 | H_STRINGIFIED);
+  if (canonObj() !== 0) throw new Error(`breakdown: ${name}: canonical failed`);
+  const count = u32()[r + 5];
+  const outLen = u32()[r + 4];
+  const spans = u32()[r + 6] >>> 2;
+  let blocks = 0;
+  for (let i = 0; i < count; i++) blocks += Math.floor((u32()[spans + 2 * i + 1] + 8) / 64) + 1;
+  const whole = () => {
+    const m = new Uint8Array(x.memory.buffer);
+    const ptr = u32()[r + 3];
+    return nodeHash('sha256', m.subarray(ptr, ptr + outLen), 'hex');
+  };
+  const obj = timeStages({
+    stringify: () => textOf().each(() => {}),
+    // Stringify and write, piece by piece.
+    transfer: () => engine.load(textOf(), ignore),
+    canonical: () => {
+      engine.load(textOf(), ignore);
+      canonObj();
+    },
+    // The same text through the validating path (what it cost before JSON.stringify's text was
+    // trusted): an A/B of the stringified entry in the same run.
+    validating: () => {
+      engine.load(textOf(), ignore);
+      x.canonical(nObj, 0, H_SPANS | H_TRUSTED_UTF8);
+    },
+    lanes: () => {
+      canonObj();
+      x.digests(H_MESSAGES);
+    },
+    lanesChain: () => {
+      canonObj();
+      x.digests(H_MESSAGES | H_CHAIN);
+    },
+    whole,
+    total: () => lib.pathHashes(msgs),
+    baseline: () => baseline.fullSet(msgs),
+  });
+  const raw = timeStages({
+    transfer: () => engine.load(bytes, ignore),
+    canonical: () => {
+      engine.load(bytes, ignore);
+      x.canonical(bytes.length, 0, H_SPANS);
+    },
+    total: () => lib.pathHashes(bytes),
+    baseline: () => baseline.fullSetRaw(bytes),
+  });
+  const canonicalObj = obj.canonical - obj.transfer;
+  const canonicalOld = obj.validating - obj.transfer;
+  obj.canonical -= obj.stringify;
+  const canonOnly = timeStages({ c: canonObj }).c;
+  obj.lanes -= canonOnly;
+  obj.lanesChain -= canonOnly;
+  const canonicalRaw = raw.canonical - raw.transfer;
+  const chain = obj.lanesChain - obj.lanes;
+  // Elements on node:crypto (M's long messages) are hashed there, not in lanes: see wasm.ts.
+  const sha = obj.lanes + chain + obj.whole;
+  const limitObj = obj.stringify + sha;
+  const limitRaw = sha;
+  console.log(`== ${name}: ${count} messages, ${(bytes.length / 1e3).toFixed(1)} KB in, ${(outLen / 1e3).toFixed(1)} KB canonical, ${blocks} message blocks, ${3 * Math.max(0, count - 1)} chain compressions`);
+  obj.transfer -= obj.stringify;
+  console.log(`  object: total ${fmt(obj.total)} = stringify ${fmt(obj.stringify)} + transfer ${fmt(obj.transfer)} + canonical ${fmt(canonicalObj)} + sha lanes ${fmt(obj.lanes)} + chain ${fmt(chain)} + whole ${fmt(obj.whole)} + js ${fmt(obj.total - obj.stringify - obj.canonical - obj.lanesChain - obj.whole)}`);
+  console.log(`          canonical of JSON.stringify's text copied as is ${fmt(canonicalObj)}, through the validating path ${fmt(canonicalOld)}`);
+  console.log(`          baseline ${fmt(obj.baseline)}: ${(obj.baseline / obj.total).toFixed(2)}x now; limit (stringify + SHA-256) ${fmt(limitObj)}: ${(obj.baseline / limitObj).toFixed(2)}x`);
+  console.log(`  raw:    total ${fmt(raw.total)} = transfer ${fmt(raw.transfer)} + canonical ${fmt(canonicalRaw)} + SHA-256 ${fmt(sha)} + js ${fmt(raw.total - raw.canonical - sha)}`);
+  console.log(`          baseline ${fmt(raw.baseline)}: ${(raw.baseline / raw.total).toFixed(2)}x now; limit (SHA-256 only) ${fmt(limitRaw)}: ${(raw.baseline / limitRaw).toFixed(2)}x`);
+  console.log(`  rates:  ${((obj.lanes * 1e6) / blocks).toFixed(0)} ns per message block in 4 lanes; ${count > 1 ? ((chain * 1e6) / (3 * (count - 1))).toFixed(0) : '-'} ns per chain compression; node:crypto whole ${((outLen / 1e6) / (obj.whole / 1e3) / 1e3).toFixed(2)} GB/s`);
+}
+

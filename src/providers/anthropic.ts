@@ -1,0 +1,45 @@
+/**
+ * Anthropic Messages (and legacy completions): keyed by the chat-family normalizer, streams as
+ * server-sent events, errors as `{ type: 'error', error: { type, message } }`.
+ */
+import type { TapedeckError } from '../errors.ts';
+import { errorDetails, errorMessage, safeJSON } from './error-shape.ts';
+import { chatFamily } from './openai.ts';
+import type { ErrorAnswer, ProviderModule } from './provider.ts';
+
+// Anthropic's error types by status, so its SDK picks the matching exception class.
+function anthropicType(status: number): string {
+  if (status === 400 || status === 413) return status === 413 ? 'request_too_large' : 'invalid_request_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 504) return 'timeout_error';
+  if (status === 503 || status === 529) return 'overloaded_error';
+  return 'api_error';
+}
+
+/**
+ * The Anthropic module. Its error body has a top-level `message` beside the usual `error`: the
+ * Anthropic SDK builds `err.message` from it (else from the whole body as JSON text), and
+ * exposes `error` as `err.error.error` and `error.details` as `err.details`.
+ *
+ * @example
+ * JSON.parse(anthropic.errorAnswer(new TapedeckError('E_MISS', 'model differs'), 404).body).message
+ * // 'tapedeck miss: model differs'
+ */
+export const anthropic: ProviderModule = {
+  name: 'anthropic',
+  routes: [
+    { method: 'POST', path: /\/v1\/messages$/, operation: 'messages' },
+    { method: 'POST', path: /\/v1\/messages\/count_tokens$/, operation: 'messages.count_tokens' },
+    { method: 'POST', path: /\/v1\/complete$/, operation: 'complete' },
+  ],
+  shapes: ['anthropic'],
+  ...chatFamily,
+  speaks: (path, headers) => path.startsWith('/v1/messages') || path.startsWith('/v1/complete') || headers['anthropic-version'] !== undefined,
+  errorAnswer(e: TapedeckError, status: number): ErrorAnswer {
+    const message = errorMessage(e);
+    return {
+      body: safeJSON({ type: 'error', message, error: { type: anthropicType(status), message, code: e.code, details: { error_code: e.code }, tapedeck: errorDetails(e) } }),
+    };
+  },
+  credentials: { headers: ['x-api-key', 'anthropic-admin-key'], query: [], fields: [] },
+};

@@ -1,0 +1,191 @@
+/**
+ * The provider registry: the list of provider modules (./provider.ts says what one is and how
+ * to add one) and the questions the rest of tapedeck asks them. The matcher keys a body with
+ * normalizeRequest() here, the raw-bytes walk asks rawKeysAllowed(), the proxy and createFetch
+ * ask errorAnswerFor() and responseComplete(), the redactor reads CREDENTIALS, the tree reads
+ * assembleAnswer().
+ */
+import type { TapedeckError } from '../errors.ts';
+import { anthropic } from './anthropic.ts';
+import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
+import { openai } from './openai.ts';
+import type { Credentials, ErrorAnswer, ProviderModule, RouteMatch, RouteRequest } from './provider.ts';
+import { assembleStream, streamComplete } from './sse-assemble.ts';
+import type { NormalizeOptions, Provider, RequestView } from './types.ts';
+
+export type { Credentials, ErrorAnswer, NormalizeContext, ProviderModule, ProviderRoute, RouteMatch, RouteRequest } from './provider.ts';
+
+/**
+ * Every provider module, most specific first: routes are tried in this order, and so are the
+ * modules' detect() and speaks(). OpenAI is last: the fallback error shape.
+ */
+export const PROVIDER_MODULES: readonly ProviderModule[] = [anthropic, openai];
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * The module route a request was sent to, or undefined. The URL's query is kept apart (Gemini's
+ * `alt=sse`), and the model the path names is percent-decoded.
+ *
+ * @example
+ * routeOf({ method: 'POST', url: '/v1/chat/completions' })?.provider.name // 'openai'
+ */
+export function routeOf(req: RouteRequest | undefined): RouteMatch | undefined {
+  if (req === undefined || req === null || typeof req.url !== 'string') return undefined;
+  const q = req.url.indexOf('?');
+  const path = q < 0 ? req.url : req.url.slice(0, q);
+  const method = (req.method ?? 'POST').toUpperCase();
+  for (const provider of PROVIDER_MODULES) {
+    for (const route of provider.routes) {
+      if (route.method !== method) continue;
+      const m = route.path.exec(path);
+      if (!m) continue;
+      let model = m.groups?.model;
+      if (model !== undefined) {
+        try {
+          model = decodeURIComponent(model);
+        } catch {
+          // a malformed escape: the model as written
+        }
+      }
+      return { provider, route, method, path, query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)), ...(model !== undefined ? { model } : {}) };
+    }
+  }
+  return undefined;
+}
+
+/** The module that keys a shape (`gemini`, `openai-chat`, ...), or undefined. */
+export function moduleOfShape(shape: Provider): ProviderModule | undefined {
+  return PROVIDER_MODULES.find((m) => m.shapes.includes(shape));
+}
+
+/** The module and shape for a body, by the caller's `provider`, the endpoint's route, then the modules' detect(). */
+function shapeOf(body: unknown, opts: NormalizeOptions): { module: ProviderModule; shape: Provider; route?: RouteMatch } | undefined {
+  if (opts.provider !== undefined && opts.provider !== null) {
+    const module = moduleOfShape(opts.provider);
+    // An unknown name is the chat normalizer's E_ARG; a chat-family name its own business.
+    return module && !module.rawKeys ? { module, shape: opts.provider } : undefined;
+  }
+  const route = routeOf(opts.endpoint);
+  if (route?.route.shape !== undefined) return { module: route.provider, shape: route.route.shape, route };
+  if (!isObj(body)) return undefined;
+  for (const module of PROVIDER_MODULES) {
+    const shape = module.detect?.(body);
+    if (shape !== undefined) return { module, shape };
+  }
+  return undefined;
+}
+
+/**
+ * Normalizes a request body of any known provider into the view whose digest is the request
+ * key (docs/hash-spec.md): the provider's module when the endpoint's route, the `provider`
+ * option or the body says which, else the chat family (OpenAI, Anthropic, AI SDK, generic).
+ * Throws a TapedeckError `E_REQUEST` for a body that is no request, `E_ARG` for bad options.
+ *
+ * @example
+ * normalizeRequest({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] },
+ *   { endpoint: { method: 'POST', url: '/v1beta/models/gemini-2.5-flash:generateContent' } }).view.model // 'gemini-2.5-flash'
+ * normalizeRequest({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).provider // 'openai-chat'
+ */
+export function normalizeRequest(body: unknown, opts?: NormalizeOptions): RequestView {
+  if (opts === undefined || opts === null || typeof opts !== 'object') return normalizeChatShape(body, opts);
+  const found = shapeOf(body, opts);
+  const { endpoint: _e, ...rest } = opts;
+  if (found) return found.module.normalize(body, { shape: found.shape, route: found.route, opts: { ...rest, provider: found.shape } });
+  return normalizeChatShape(body, rest);
+}
+
+/**
+ * Which request shape a body has: the endpoint's route or a module's detection first, else the
+ * chat family's rules (docs/hash-spec.md, "Detection"). Throws `E_REQUEST` for no known shape.
+ *
+ * @example
+ * detectProvider({ contents: [{ parts: [{ text: 'hi' }] }] }) // 'gemini'
+ */
+export function detectProvider(body: unknown, endpoint?: RouteRequest): Provider {
+  return shapeOf(body, { endpoint })?.shape ?? detectChatShape(body);
+}
+
+/**
+ * Whether the matcher's raw-bytes walk (chat-family rules only) may key a body with these
+ * options: not when the options or the endpoint name a shape of another module. (Bodies of
+ * such shapes met without a route have none of the members the walk keys, so it declines them.)
+ */
+export function rawKeysAllowed(opts: NormalizeOptions): boolean {
+  if (opts.provider !== undefined && opts.provider !== null) return moduleOfShape(opts.provider)?.rawKeys !== false;
+  const route = routeOf(opts.endpoint);
+  return route?.route.shape === undefined || route.provider.rawKeys;
+}
+
+/**
+ * Whether the route says the answer is a stream whatever its content type (./provider.ts,
+ * ProviderRoute.streams).
+ *
+ * @example
+ * routeStreams({ method: 'POST', url: '/v1beta/models/gemini-2.5-flash:streamGenerateContent' }) // true
+ */
+export function routeStreams(req: RouteRequest | undefined): boolean {
+  return routeOf(req)?.route.streams === true;
+}
+
+type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
+/**
+ * The module whose error shape a request expects: its route's, else the first that speaks for
+ * the path or headers, else OpenAI's.
+ */
+export function errorModuleOf(path: string, headers: Headers): ProviderModule {
+  const q = path.indexOf('?');
+  const bare = q < 0 ? path : path.slice(0, q);
+  for (const m of PROVIDER_MODULES) if (m.routes.some((r) => r.path.test(bare)) || m.speaks?.(bare, headers)) return m;
+  return openai;
+}
+
+/**
+ * An error in the error shape of the provider the client talks to (by the request's path and
+ * headers), so the client's SDK raises its own API error with tapedeck's message in it.
+ *
+ * @example
+ * errorAnswerFor('/v1/messages', {}, new TapedeckError('E_MISS', 'model differs'), 404).body // Anthropic's shape
+ */
+export function errorAnswerFor(path: string, headers: Headers, e: TapedeckError, status: number): ErrorAnswer {
+  return errorModuleOf(path, headers).errorAnswer(e, status);
+}
+
+const asBytes = (b: Uint8Array | string): Uint8Array => (typeof b === 'string' ? new TextEncoder().encode(b) : b);
+const firstOf = (ct: string | readonly string[] | undefined | null): string | undefined => (Array.isArray(ct) ? ct[0] : (ct as string | undefined | null) ?? undefined);
+
+/**
+ * Whether a response body is a whole answer, by the module of the request's route, else by the
+ * chat family's event streams: false for a stream cut before its final event (never recorded
+ * as good), true for whole answers and for bodies nothing can judge.
+ *
+ * @example
+ * responseComplete({ method: 'POST', url: '/v1/chat/completions' }, 'text/event-stream', 'data: {"choices":[{"delta":{}}]}\n\n') // false
+ */
+export function responseComplete(req: RouteRequest | undefined, contentType: string | readonly string[] | undefined | null, body: Uint8Array | string): boolean {
+  const route = routeOf(req);
+  const verdict = route?.provider.complete?.(asBytes(body), firstOf(contentType), route);
+  return verdict ?? streamComplete(contentType, body);
+}
+
+/**
+ * The non-streamed answer a recorded stream stands for, by the module of the request's route,
+ * else the chat family's event streams; undefined when nothing assembles it.
+ *
+ * @example
+ * assembleAnswer({ method: 'POST', url: '/v1/chat/completions' }, rec.response.headers['content-type'], rec.response.body)
+ */
+export function assembleAnswer(req: RouteRequest | undefined, contentType: string | readonly string[] | undefined | null, body: Uint8Array | string): Record<string, unknown> | undefined {
+  const route = routeOf(req);
+  const own = route?.provider.assemble?.(asBytes(body), firstOf(contentType), route);
+  return own ?? assembleStream(contentType, body);
+}
+
+/** The credentials of every module, merged: what the redactor masks by default. */
+export const CREDENTIALS: Credentials = Object.freeze({
+  headers: [...new Set(PROVIDER_MODULES.flatMap((m) => m.credentials.headers.map((h) => h.toLowerCase())))],
+  query: [...new Set(PROVIDER_MODULES.flatMap((m) => m.credentials.query))],
+  fields: [...new Set(PROVIDER_MODULES.flatMap((m) => m.credentials.fields))],
+});

@@ -1,0 +1,168 @@
+/**
+ * The one interface every LLM provider implements. What tapedeck knows about an API lives in
+ * its module (src/providers/<name>.ts) and nowhere else; the matcher, the redactor, the
+ * recorder (stream completeness), the miss writer and the tree ask the registry
+ * (src/providers/index.ts), which asks the modules.
+ *
+ * A module says:
+ *   - routes: which requests are its own (method and a path pattern; the model when the URL
+ *     names it, as Gemini, Vertex AI, Bedrock and Azure deployments do), and which request
+ *     shape a body sent there is keyed as;
+ *   - request view: normalize(body, ctx) -> the RequestView whose digest is the request key
+ *     (model, messages, tools, options). Messages use the shared normalized form of
+ *     src/providers/normalize.ts (text parts, attachments by digest, tool calls and results
+ *     with renumbered call ids), so one conversation has the same message and path hashes in
+ *     every provider's shape;
+ *   - answer: assemble(bytes, contentType) -> the non-streamed answer a recorded stream stands
+ *     for (what a diff or the conversation tree reads);
+ *   - stream completeness: complete(bytes, contentType) -> false for a stream that was cut
+ *     (no final event), which is then never recorded as a good answer;
+ *   - errors: errorAnswer(error, status) -> the body and headers of an error in the provider's
+ *     own error shape, so its SDK raises its own API error carrying tapedeck's one-line
+ *     diagnosis;
+ *   - credentials: the headers, query parameters and body members that carry its secrets, which
+ *     the redactor masks everywhere (headers, URLs, JSON bodies).
+ *
+ * How a new provider plugs in (one module, its vectors, its docs section, its SDK tests):
+ *   1. Write src/providers/<name>.ts exporting a `ProviderModule`. Import only from the core,
+ *      src/errors.ts and this directory (test/imports.test.ts checks the direction:
+ *      core <- providers <- match <- store <- ...). Reuse the shared pieces:
+ *      `Normalizer` (content parts, attachments by digest, call id renumbering), `attachment`,
+ *      `splitToolResults`, `optionValue`, `sortTools` from ./normalize.ts; `parseSse` from
+ *      ./sse-assemble.ts; `providerError` and `statusName` helpers from ./errors-shape.ts.
+ *   2. Add it to MODULES in src/providers/index.ts, before the modules whose routes or
+ *      error-shape detection are more general than its own (openai is last: the fallback).
+ *   3. If its shape has its own name, add it to `Provider` in ./types.ts (a string union that
+ *      also admits any string, so this is for documentation and autocomplete).
+ *   4. A module whose view is not the chat family's leaves `rawKeys` false: the matcher's
+ *      raw-bytes walk (src/match/raw-keys.ts, assembly/view.ts) implements the chat family's
+ *      rules only, and bodies of other shapes go through JSON.parse + normalize.
+ *   5. Request-key vectors in test/vectors (scripts/reference-key.py), a section in
+ *      docs/hash-spec.md and docs/providers.md, and its SDK tests against a loopback fake.
+ *
+ * Keying rules every module keeps (docs/hash-spec.md): member order and number spelling never
+ * matter (the view is canonicalized), call ids are renumbered, attachments enter by digest,
+ * volatile members (ids, timestamps, signatures, credentials, accounting) stay out, and the
+ * members that decide the answer (model, tools, generation options, streaming) stay in.
+ */
+import type { TapedeckError } from '../errors.ts';
+import type { NormalizeOptions, Provider, RequestView } from './types.ts';
+
+/** A request the registry routes: method and URL (path and query) as the client sent them. */
+export interface RouteRequest {
+  method?: string;
+  url: string;
+}
+
+/** One route a provider owns. */
+export interface ProviderRoute {
+  /** HTTP method, upper case. */
+  method: string;
+  /**
+   * Matched against the URL path (without the query). Anchor it at the end only: the proxy may
+   * be mounted under a prefix. A named group `model` is the model the URL names.
+   */
+  path: RegExp;
+  /** What the route does, as the provider names it (`generateContent`, `chat.completions`, ...). */
+  operation: string;
+  /**
+   * The request shape a body sent here is keyed as; absent: detected from the body (the
+   * chat-family shapes of ./normalize.ts, whose keys never depended on the URL).
+   */
+  shape?: Provider;
+  /**
+   * The answer is a stream whatever its content type says (Gemini's `streamGenerateContent`
+   * without `alt=sse` is one JSON array sent piece by piece as `application/json`): the proxy
+   * passes it on as it comes instead of holding it until its record is stored.
+   */
+  streams?: boolean;
+}
+
+/** A request matched to one of a module's routes. */
+export interface RouteMatch {
+  provider: ProviderModule;
+  route: ProviderRoute;
+  /** The method, upper case. */
+  method: string;
+  /** The URL path without the query. */
+  path: string;
+  query: URLSearchParams;
+  /** The model the URL names (percent-decoded), when the route has a `model` group. */
+  model?: string;
+}
+
+/** What a module's normalize() is given besides the body. */
+export interface NormalizeContext {
+  /**
+   * The shape to key as: the route's, the caller's `provider` option, or the module's detect();
+   * absent when the module is to detect it (the chat family, whose detection reads the body).
+   */
+  shape?: Provider;
+  /** The route the body was sent to, when known. */
+  route?: RouteMatch;
+  /** The caller's options (ignoreArgs, volatileKeys); `provider` and `endpoint` already applied. */
+  opts: NormalizeOptions;
+}
+
+/** An error answer in a provider's own shape. */
+export interface ErrorAnswer {
+  body: string;
+  /** Added to tapedeck's own error headers (content type, x-tapedeck-*, x-should-retry). */
+  headers?: Record<string, string>;
+}
+
+/** The secrets a provider's requests carry. Names are compared case-insensitively. */
+export interface Credentials {
+  headers: readonly string[];
+  query: readonly string[];
+  /** JSON member names, at any depth. */
+  fields: readonly string[];
+}
+
+/** One LLM provider: see the module comment for what each member is for and how to add one. */
+export interface ProviderModule {
+  /** Short name (`openai`, `anthropic`, `gemini`), used in docs and diagnostics. */
+  readonly name: string;
+  readonly routes: readonly ProviderRoute[];
+  /** The request shapes normalize() keys (the `provider` of its RequestViews). */
+  readonly shapes: readonly Provider[];
+  /**
+   * Whether bodies this module keys may go through the matcher's raw-bytes walk, which
+   * implements the chat-family rules of ./normalize.ts only. False for every other shape.
+   */
+  readonly rawKeys: boolean;
+  /**
+   * The shape of a body met without a route (a body handed to requestKeys, a recording of
+   * another tool), or undefined when it is not this provider's. Only evidence no other shape
+   * has: a body the chat-family detection accepts must keep its key.
+   */
+  detect?(body: Record<string, unknown>): Provider | undefined;
+  /**
+   * The request view. Throws a TapedeckError `E_REQUEST` (with the JSON path) for a body that
+   * is not a request of the shape. Deterministic, idempotent, never mutates `body`.
+   */
+  normalize(body: unknown, ctx: NormalizeContext): RequestView;
+  /**
+   * The answer a recorded stream stands for (the non-streamed body), or undefined when the
+   * bytes are not this provider's stream or not a whole answer.
+   */
+  assemble?(bytes: Uint8Array, contentType: string | undefined, route?: RouteMatch): Record<string, unknown> | undefined;
+  /**
+   * Whether a response body is a whole answer: false for a stream that stopped before its
+   * final event, or that reports an error; undefined when the module has nothing to say about
+   * these bytes (another content type, not its stream).
+   */
+  complete?(bytes: Uint8Array, contentType: string | undefined, route?: RouteMatch): boolean | undefined;
+  /**
+   * Whether a client of this provider sent the request (its path, or a header only its SDK
+   * sends), so errors are answered in its shape even on a path no route names.
+   */
+  speaks?(path: string, headers: Readonly<Record<string, string | string[] | undefined>>): boolean;
+  /**
+   * An error (a replay miss above all) in the provider's error shape. `e.message` is
+   * tapedeck's one-line diagnosis; `e.details` the rest (for a miss: key, difference, fix,
+   * report). The SDK must raise its own API error with the diagnosis in its message.
+   */
+  errorAnswer(e: TapedeckError, status: number): ErrorAnswer;
+  readonly credentials: Credentials;
+}

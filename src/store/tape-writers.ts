@@ -1,0 +1,74 @@
+/**
+ * Which writers have a tape open: one small file per open writer in `<tape>.writers/`, touched
+ * while the writer lives and removed when it closes. A record run reads it at open so that at
+ * close it replaces only recordings of runs that had ended (docs/modes.md): a recording made by
+ * a writer that is still open, on this host or another sharing the directory, is never taken
+ * for an old one.
+ *
+ * A writer killed without closing is dead at once for writers on its host (its pid is gone),
+ * and for others once its file has not been touched for `staleMs`, as with the tape lock.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { WriterHandle } from './backend.ts';
+import { pidAlive } from './tape-file.ts';
+
+
+const HOST = hostname();
+
+/**
+ * Registers a writer of `run` on the tape at `path` and returns the runs open now.
+ *
+ * @example
+ * const w = await openTapeWriter('chat.tape', 'run-1'); try { ... } finally { await w.release() }
+ */
+export async function openTapeWriter(path: string, run: string, staleMs = 30_000): Promise<WriterHandle> {
+  const dir = `${path}.writers`;
+  const file = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}.json`);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await mkdir(dir, { recursive: true });
+      await writeFile(file, JSON.stringify({ run, pid: process.pid, host: HOST }));
+      break;
+    } catch (e) {
+      // The last writer out removed the directory while we made it or wrote into it: again.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 50) throw e;
+    }
+  }
+  const heartbeat = setInterval(() => {
+    const now = new Date();
+    utimes(file, now, now).catch(() => {});
+  }, Math.max(10, Math.floor(staleMs / 3)));
+  heartbeat.unref();
+  const live = new Set<string>([run]);
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const other = join(dir, name);
+    if (other === file || !name.endsWith('.json')) continue;
+    try {
+      const st = await stat(other);
+      let info: { run?: unknown; pid?: unknown; host?: unknown } = {};
+      try {
+        info = JSON.parse(await readFile(other, 'utf8')) as typeof info;
+      } catch {
+        // Being written: its writer has appended nothing yet.
+      }
+      const dead = Date.now() - st.mtimeMs > staleMs || (info.host === HOST && typeof info.pid === 'number' && !pidAlive(info.pid));
+      if (dead) await unlink(other).catch(() => {});
+      else if (typeof info.run === 'string') live.add(info.run);
+    } catch {
+      // Gone meanwhile (its writer closed), or being written: a writer that has not finished
+      // registering has appended nothing yet.
+    }
+  }
+  return {
+    live,
+    async release() {
+      clearInterval(heartbeat);
+      await unlink(file).catch(() => {});
+      // The last writer out removes the directory; a writer registering meanwhile recreates it.
+      await rmdir(dir).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,109 @@
+// Damage never moves an answer to another call (docs/modes.md): when a recording of a repeated
+// request is damaged on the tape, the k-th call gets the k-th recording or E_TAPE_DAMAGED naming
+// the damaged one and how to record it again, never its neighbour. Through the proxy (LLM
+// requests go through the matcher, other requests by key) and createFetch; and a malformed
+// record in a Redis namespace is reported when the store is opened.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
+import { startProxy } from '../../src/proxy/server.ts';
+import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
+import { scanTape } from '../../src/store/tape-file.ts';
+import { rawCommand, redisMissing, startRedis } from '../redis/harness.mjs';
+import { startUpstream } from './fake-upstream.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-damage-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => join(dir, `d${n++}.tape`);
+
+const bodies = {
+  llm: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'same question' }] }),
+  json: JSON.stringify({ query: 'same lookup' }),
+};
+const paths = { llm: '/v1/chat/completions', json: '/v1/echo' };
+
+/** Flips a byte inside the k-th record of a tape (its checksum then fails: the record is lost). */
+async function damage(tape: string, k: number): Promise<void> {
+  const scan = await scanTape(tape);
+  const bytes = readFileSync(tape);
+  const at = scan.frames[k]!.offset + 30;
+  bytes[at] = bytes[at]! ^ 0x5a;
+  writeFileSync(tape, bytes);
+}
+
+describe.each(['llm', 'json'] as const)('a %s request repeated three times, one recording damaged', (kind) => {
+  for (const lost of [0, 1]) {
+    it.each(['proxy', 'createFetch'] as const)(`recording ${lost + 1} damaged, through %s: the others keep their turn`, async (entry) => {
+      const up = await startUpstream();
+      const tape = fresh();
+      const rec = createFetch({ tape, mode: 'record' });
+      const live: string[] = [];
+      for (let i = 0; i < 3; i++) live.push(await (await rec(`${up.url}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[kind] })).text());
+      await rec.close();
+      await up.close();
+      expect(new Set(live).size).toBe(3); // three different answers
+      await damage(tape, lost);
+      const warnings: string[] = [];
+      const proxy = entry === 'proxy' ? await startProxy({ tape, mode: 'replay', port: 0, onWarning: (m) => warnings.push(m) }) : undefined;
+      const f = entry === 'createFetch' ? createFetch({ tape, mode: 'replay', onWarning: (m) => warnings.push(m) }) : undefined;
+      const base = proxy ? proxy.url : 'http://api.invalid';
+      try {
+        const got: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const res = await (proxy ? fetch : f!)(`${base}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[kind] });
+          const text = await res.text();
+          if (res.status === 200) got.push(text);
+          else {
+            const err = JSON.parse(text) as { error: { code: string; message: string; tapedeck: { hint: string } } };
+            expect(res.status).toBe(500);
+            expect(err.error.code).toBe('E_TAPE_DAMAGED');
+            expect(err.error.message).toMatch(new RegExp(`(${lost + 1}(st|nd) recording|Recording ${lost + 1}) of`));
+            expect(err.error.tapedeck.hint).toMatch(/record/);
+            got.push('damaged');
+          }
+        }
+        expect(got).toEqual(live.map((t, i) => (i === lost ? 'damaged' : t)));
+        expect(warnings.join('\n')).toContain(tape);
+      } finally {
+        await proxy?.close();
+        await f?.close();
+      }
+    });
+  }
+});
+
+describe('a malformed record in a Redis namespace', () => {
+  it.skipIf(Boolean(redisMissing()))('is reported when the proxy opens the store, and its call is E_TAPE_DAMAGED', async () => {
+    const redis = await startRedis();
+    const up = await startUpstream();
+    try {
+      const ns = `damage-${process.pid}`;
+      const rec = createFetch({ store: `${redis.url}/0?namespace=${ns}`, mode: 'record' });
+      for (let i = 0; i < 2; i++) await (await rec(`${up.url}${paths.json}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies.json })).text();
+      await rec.close();
+      const b = new RedisBackend(`${redis.url}/0`, { namespace: ns });
+      const store = await b.records();
+      const [ckey] = await store.keys();
+      const [first] = await store.read(ckey!);
+      await rawCommand(redis.port, ['HSET', `${ns}:{${ns}:${ckey}}:r`, String(first!.seq), 'not a record']);
+      await b.close();
+      const warnings: string[] = [];
+      const proxy = await startProxy({ store: `${redis.url}/0?namespace=${ns}`, mode: 'replay', port: 0, onWarning: (m) => warnings.push(m) });
+      try {
+        expect(warnings.join('\n')).toMatch(/record \d+ under .* is malformed/);
+        const res = await fetch(`${proxy.url}${paths.json}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies.json });
+        expect(res.status).toBe(500);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_TAPE_DAMAGED');
+        expect((await fetch(`${proxy.url}${paths.json}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies.json })).status).toBe(200);
+      } finally {
+        await proxy.close();
+      }
+    } finally {
+      await up.close();
+      await redis.stop();
+    }
+  });
+});

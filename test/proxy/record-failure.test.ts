@@ -1,0 +1,253 @@
+// Nothing is acknowledged that is not stored (docs/modes.md, docs/proxy.md): when the record of
+// an answer cannot be written (the tape lock held past its timeout, a full disk, Redis or a
+// cluster master gone), the proxy and createFetch answer 503 E_RECORD_FAILED for a plain answer
+// and cut a stream, never a 200 that looks recorded; with onRecordFailure 'serve' the live
+// answer goes out marked `x-tapedeck-recorded: false` and is counted. Every answer that did go
+// out as recorded is in the store.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
+import { startProxy } from '../../src/proxy/server.ts';
+import { RedisRecords } from '../../src/store/backends/redis.ts';
+import { TapeBackend } from '../../src/store/backends/tape.ts';
+import { isHttpRecord } from '../../src/store/records.ts';
+import { readTape, withTapeLock } from '../../src/store/tape-file.ts';
+import { rawCommand, redisMissing, startRedisCluster } from '../redis/harness.mjs';
+import { startUpstream, type Upstream } from './fake-upstream.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-record-failure-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => join(dir, `f${n++}.tape`);
+const chat = (text: string, stream = false) => JSON.stringify({ model: 'gpt-4o-mini', ...(stream ? { stream: true } : {}), messages: [{ role: 'user', content: text }] });
+const prompts = async (tape: string) =>
+  (await readTape(tape)).records
+    .map((r) => r.value)
+    .filter(isHttpRecord)
+    .map((r) => (r.request.body as { messages: { content: string }[] }).messages[0]!.content);
+
+/** A POST through the proxy with node:http, so the trailers of a stream can be read. */
+function post(url: string, body: string): Promise<{ status: number; headers: Record<string, unknown>; trailers: Record<string, unknown>; text: string; cut: boolean }> {
+  return new Promise((resolve, reject) => {
+    const r = request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      let cut = false;
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('aborted', () => (cut = true));
+      res.on('error', () => (cut = true));
+      res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, trailers: res.trailers, text, cut: cut || !res.complete }));
+    });
+    r.on('error', reject);
+    r.end(body);
+  });
+}
+
+type Entry = 'proxy' | 'createFetch';
+interface Answer {
+  status: number;
+  match: string | null;
+  recorded: string | null;
+  /** The body was read to a clean end. */
+  whole: boolean;
+  text: string;
+  key: string | null;
+}
+
+/** Sends one request through the proxy or createFetch on `store`; `fetchIt` reads the answer. */
+async function through(entry: Entry, opts: { store: TapeBackend | string; mode?: 'record' | 'update'; onRecordFailure?: 'serve' }, up: Upstream) {
+  if (entry === 'proxy') {
+    const proxy = await startProxy({ upstream: up.url, ...opts, mode: opts.mode ?? 'record', port: 0, onWarning: () => {} });
+    return {
+      async send(body: string): Promise<Answer> {
+        const r = await post(`${proxy.url}/v1/chat/completions`, body);
+        const recorded = (r.trailers['x-tapedeck-recorded'] ?? r.headers['x-tapedeck-recorded'] ?? null) as string | null;
+        return { status: r.status, match: (r.headers['x-tapedeck-match'] as string) ?? null, recorded, whole: !r.cut, text: r.text, key: (r.headers['x-tapedeck-key'] as string) ?? null };
+      },
+      stats: () => proxy.handler.stats(),
+      close: () => proxy.close(),
+    };
+  }
+  const f = createFetch({ ...opts, mode: opts.mode ?? 'record', onWarning: () => {} });
+  return {
+    async send(body: string): Promise<Answer> {
+      const res = await f(`${up.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      let text = '';
+      let whole = true;
+      try {
+        text = await res.text();
+      } catch {
+        whole = false;
+      }
+      return { status: res.status, match: res.headers.get('x-tapedeck-match'), recorded: res.headers.get('x-tapedeck-recorded'), whole, text, key: res.headers.get('x-tapedeck-key') };
+    },
+    stats: () => f.stats(),
+    close: () => f.close(),
+  };
+}
+
+describe.each(['proxy', 'createFetch'] as const)('%s with the tape lock held past its timeout', (entry) => {
+  it('a plain answer is a 503 E_RECORD_FAILED and a stream is cut; nothing of them is on the tape; afterwards both are recorded', async () => {
+    const up = await startUpstream();
+    const tape = fresh();
+    const t = await through(entry, { store: new TapeBackend(tape, { lock: { timeoutMs: 150 } }) }, up);
+    try {
+      await withTapeLock(tape, async () => {
+        const plain = await t.send(chat('while locked'));
+        expect(plain.status).toBe(503);
+        const err = JSON.parse(plain.text) as { error: { code: string; message: string; tapedeck: { hint: string } } };
+        expect(err.error.code).toBe('E_RECORD_FAILED');
+        expect(err.error.message).toContain(tape);
+        expect(err.error.message).toContain('E_TAPE_LOCKED');
+        expect(err.error.tapedeck.hint).toContain('--on-record-failure serve');
+        const stream = await t.send(chat('stream while locked', true));
+        expect(stream.status).toBe(200);
+        expect(stream.match).toBe('recording');
+        expect(stream.whole).toBe(false);
+      });
+      const plain = await t.send(chat('unlocked'));
+      expect([plain.status, plain.match, plain.recorded, plain.whole]).toEqual([200, 'recorded', 'true', true]);
+      const stream = await t.send(chat('stream unlocked', true));
+      expect([stream.status, stream.match, stream.whole]).toEqual([200, 'recording', true]);
+      if (entry === 'proxy') expect(stream.recorded).toBe('true'); // the trailer
+      expect(stream.text).toContain('data: [DONE]');
+      const st = await t.stats();
+      expect(st.appendFailures).toBe(2);
+    } finally {
+      await t.close();
+      await up.close();
+    }
+    expect((await prompts(tape)).sort()).toEqual(['stream unlocked', 'unlocked']);
+  });
+
+  it("with onRecordFailure 'serve': the live answers, marked unrecorded and counted", async () => {
+    const up = await startUpstream();
+    const tape = fresh();
+    const t = await through(entry, { store: new TapeBackend(tape, { lock: { timeoutMs: 150 } }), onRecordFailure: 'serve' }, up);
+    try {
+      await withTapeLock(tape, async () => {
+        const plain = await t.send(chat('served while locked'));
+        expect([plain.status, plain.match, plain.recorded, plain.whole]).toEqual([200, 'recording', 'false', true]);
+        expect(plain.text).toContain('served while locked');
+        const stream = await t.send(chat('streamed while locked', true));
+        expect([stream.status, stream.match, stream.whole]).toEqual([200, 'recording', true]);
+        if (entry === 'proxy') expect(stream.recorded).toBe('false');
+      });
+      expect(await t.stats()).toMatchObject({ unrecorded: 2, appendFailures: 2 });
+    } finally {
+      await t.close();
+      await up.close();
+    }
+    expect(await prompts(tape)).toEqual([]);
+  });
+});
+
+// A real full disk: a 64 KiB tmpfs (mounting needs root; elsewhere this case says so and skips).
+const canMount = (() => {
+  if (process.getuid?.() !== 0) return false;
+  const probe = join(dir, 'probe');
+  mkdirSync(probe);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe], { stdio: 'ignore' });
+    execFileSync('umount', [probe], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe.each(['proxy', 'createFetch'] as const)('%s on a full disk', (entry) => {
+  it.runIf(canMount)('every answer that went out as recorded is on the tape; the rest were 503 E_RECORD_FAILED', async () => {
+    const mnt = join(dir, `full-${entry}`);
+    mkdirSync(mnt);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mnt]);
+    const up = await startUpstream();
+    const tape = join(mnt, 'full.tape');
+    const t = await through(entry, { store: tape }, up);
+    const ok: string[] = [];
+    let failed = 0;
+    try {
+      for (let i = 0; i < 80; i++) {
+        const text = `fill ${i} ${'x'.repeat(900)}`;
+        const stream = i % 3 === 0;
+        const a = await t.send(chat(text, stream));
+        if (a.status === 200 && a.whole) {
+          // createFetch has no trailers: a stream's outcome is its clean end.
+          if (!(stream && entry === 'createFetch')) expect(a.recorded).toBe('true');
+          ok.push(text);
+        } else {
+          failed++;
+          if (a.status === 503) expect(JSON.parse(a.text).error.code).toBe('E_RECORD_FAILED');
+          else expect(a.whole).toBe(false); // a stream, cut
+        }
+      }
+      await t.close();
+      expect(ok.length).toBeGreaterThan(5);
+      expect(failed).toBeGreaterThan(5);
+      expect((await prompts(tape)).sort()).toEqual(ok.sort());
+    } finally {
+      await t.close();
+      await up.close();
+      execFileSync('umount', [mnt]);
+    }
+  }, 60_000);
+});
+
+describe('proxy on a Redis Cluster with a master killed', () => {
+  it.skipIf(Boolean(redisMissing()))('every answer that went out as recorded is in the store; the others were 503 E_RECORD_FAILED', async () => {
+    const cluster = await startRedisCluster();
+    const up = await startUpstream();
+    // A namespace whose own keys (the order counter) live on node 0, outside the slots of the
+    // master that is killed (node 1 holds 5461-10922 as redis-cli --cluster create assigns them).
+    let ns = '';
+    for (let i = 0; ; i++) {
+      ns = `master-killed-${process.pid}-${i}`;
+      const slot = Number(/:(\d+)/.exec(String(await rawCommand(cluster.nodes[0]!.port, ['CLUSTER', 'KEYSLOT', `{${ns}}`])))?.[1]);
+      if (slot < 5461) break;
+    }
+    const store = `${cluster.url}/0?namespace=${ns}`;
+    const t = await through('proxy', { store, mode: 'update' }, up);
+    // A reader connected while the whole cluster was up (a new client would wait for the lost node).
+    const records = await RedisRecords.open(store);
+    const ok: { key: string; text: string }[] = [];
+    let failed = 0;
+    try {
+      expect((await t.send(chat('before the kill'))).status).toBe(200);
+      // The masters left keep serving their slots (and the records there stay readable).
+      for (const i of [0, 2]) await rawCommand(cluster.nodes[i]!.port, ['CONFIG', 'SET', 'cluster-require-full-coverage', 'no']);
+      await cluster.killNode(1);
+      for (let i = 0; i < 20; i++) {
+        const text = `after the kill ${i}`;
+        const a = await t.send(chat(text));
+        if (a.status === 200) {
+          expect([a.match, a.recorded]).toEqual(['recorded', 'true']);
+          ok.push({ key: a.key!, text });
+        } else {
+          expect(a.status).toBe(503);
+          expect(['E_RECORD_FAILED', 'E_STORE_UNAVAILABLE']).toContain(JSON.parse(a.text).error.code);
+          failed++;
+        }
+      }
+      expect(failed).toBeGreaterThan(0);
+      expect(ok.length).toBeGreaterThan(0);
+    } finally {
+      await t.close().catch(() => {});
+      await up.close();
+    }
+    // What went out as recorded is readable from the masters still up.
+    try {
+      for (const { key, text } of ok) {
+        const stored = await records.read(`http:${key}`);
+        expect(stored.length, text).toBe(1);
+        expect(stored[0]!.payload.includes(Buffer.from(text)), text).toBe(true);
+      }
+    } finally {
+      await records.close();
+      await cluster.stop();
+    }
+  }, 120_000);
+});
