@@ -15,6 +15,12 @@
  * redacted like every provider's (src/store/redact.ts), and `api-key` in a query string too.
  */
 
+import type { TapedeckError } from '../errors.ts';
+import { normalizeRequest } from './normalize.ts';
+import { chatFamily, openai } from './openai.ts';
+import type { NormalizeContext, ProviderModule } from './provider.ts';
+import type { RequestView } from './types.ts';
+
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -82,3 +88,55 @@ export function azureKeyedBody(route: AzureRoute, body: unknown): unknown {
   if (route.deployment === undefined || !isObj(body)) return body;
   return { ...body, model: route.deployment };
 }
+
+// Deployment operations whose body is keyed, and the chat-family shape each is keyed as.
+const DEPLOYMENT_SHAPES = {
+  'chat/completions': ['azure-chat', 'openai-chat'],
+  completions: ['azure-completions', undefined],
+  embeddings: ['azure-embeddings', 'openai-embeddings'],
+} as const;
+const CHAT_SHAPE_OF: Record<string, 'openai-chat' | 'openai-embeddings' | undefined> = {
+  'azure-chat': 'openai-chat',
+  'azure-completions': undefined,
+  'azure-embeddings': 'openai-embeddings',
+};
+
+/**
+ * The Azure OpenAI module. Its deployment routes key the deployment as the model; its v1 routes
+ * are OpenAI's (model in the body, keyed from the raw bytes like any chat body) and are listed
+ * here so that their recordings too are filed without `api-version`.
+ *
+ * @example
+ * azure.routeUrl?.('/openai/deployments/d/chat/completions?api-version=2024-10-21') // '/openai/deployments/d/chat/completions'
+ */
+export const azure: ProviderModule = {
+  name: 'azure',
+  routes: [
+    ...Object.entries(DEPLOYMENT_SHAPES).map(([op, [shape]]) => ({
+      method: 'POST',
+      path: new RegExp(`/openai/deployments/(?<model>[^/]+)/${op.replace('/', '\\/')}$`),
+      operation: op.replace('/', '.'),
+      shape,
+    })),
+    { method: 'POST', path: /\/openai\/(?:v1\/)?chat\/completions$/, operation: 'chat.completions' },
+    { method: 'POST', path: /\/openai\/(?:v1\/)?embeddings$/, operation: 'embeddings' },
+    { method: 'POST', path: /\/openai\/(?:v1\/)?responses$/, operation: 'responses' },
+  ],
+  shapes: ['azure-chat', 'azure-completions', 'azure-embeddings'],
+  ...chatFamily,
+  // The deployment routes' key has the model from the path, which the raw-bytes walk (body
+  // only) cannot know; routes without a shape (v1) are still keyed from the raw bytes.
+  rawKeys: false,
+  normalize(body: unknown, ctx: NormalizeContext): RequestView {
+    const route = ctx.route ? azureRoute(ctx.route.path) : undefined;
+    const keyed = route ? azureKeyedBody(route, body) : body;
+    const provider = ctx.shape === undefined ? undefined : CHAT_SHAPE_OF[String(ctx.shape)];
+    const { provider: _p, ...opts } = ctx.opts;
+    const r = normalizeRequest(keyed, provider ? { ...opts, provider } : opts);
+    return ctx.shape === undefined ? r : { ...r, provider: ctx.shape };
+  },
+  speaks: (path: string) => path.startsWith('/openai/'),
+  routeUrl: withoutApiVersion,
+  errorAnswer: (e: TapedeckError, status: number) => openai.errorAnswer(e, status),
+  credentials: { headers: ['api-key', 'authorization'], query: ['api-key'], fields: [] },
+};

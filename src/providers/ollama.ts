@@ -26,6 +26,11 @@
  * `/api/embed` is an embeddings body (`input` a string or a list), `/api/embeddings` one of
  * its `prompt`.
  */
+import type { TapedeckError } from '../errors.ts';
+import { errorDetails, errorMessage, safeJSON } from './error-shape.ts';
+import { normalizeRequest } from './normalize.ts';
+import type { ErrorAnswer, NormalizeContext, ProviderModule } from './provider.ts';
+import type { RequestView } from './types.ts';
 import { ndjsonComplete, parseNdjson } from './wire/ndjson.ts';
 
 type Obj = Record<string, unknown>;
@@ -279,14 +284,38 @@ export function assembleOllamaStream(bytes: Uint8Array | string): Obj | undefine
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The module
+
+const SHAPES = { chat: 'ollama-chat', generate: 'ollama-generate', embed: 'ollama-embed', embeddings: 'ollama-embeddings' } as const;
+const ENDPOINT_OF_SHAPE: Record<string, OllamaEndpoint> = { 'ollama-chat': 'chat', 'ollama-generate': 'generate', 'ollama-embed': 'embed', 'ollama-embeddings': 'embeddings' };
+
 /**
- * A miss or error in Ollama's shape, `{ error }`: the ollama client raises a ResponseError whose
- * message is `error` (tapedeck's one-line diagnosis). The details ride along under `tapedeck`,
- * which the client ignores.
+ * The Ollama module: its four keyed routes, NDJSON streams, `{ error }` answers. Ollama needs no
+ * credentials locally; a bearer token for a hosted or proxied Ollama is redacted like OpenAI's.
  *
  * @example
- * ollamaErrorBody('tapedeck miss: message 0 (user) text differs ...', { code: 'E_MISS' })
+ * JSON.parse(ollama.errorAnswer(new TapedeckError('E_MISS', 'model differs'), 404).body).error // 'tapedeck miss: model differs'
  */
-export function ollamaErrorBody(message: string, details: Obj): Obj {
-  return { error: message, tapedeck: details };
-}
+export const ollama: ProviderModule = {
+  name: 'ollama',
+  routes: (['chat', 'generate', 'embed', 'embeddings'] as const).map((ep) => ({ method: 'POST', path: new RegExp(`/api/${ep}$`), operation: ep, shape: SHAPES[ep] })),
+  shapes: Object.values(SHAPES),
+  rawKeys: false,
+  normalize(body: unknown, ctx: NormalizeContext): RequestView {
+    const endpoint = ENDPOINT_OF_SHAPE[String(ctx.shape)] ?? 'chat';
+    const embeddings = endpoint === 'embed' || endpoint === 'embeddings';
+    const r = normalizeRequest(ollamaAsOpenAI(endpoint, body), { ...ctx.opts, provider: embeddings ? 'openai-embeddings' : 'openai-chat' });
+    return { ...r, provider: SHAPES[endpoint] };
+  },
+  assemble: (bytes: Uint8Array, contentType: string | undefined) => (isNdjson(contentType) ? assembleOllamaStream(bytes) : undefined),
+  complete: (bytes: Uint8Array, contentType: string | undefined) => (isNdjson(contentType) ? ollamaStreamComplete(bytes) : undefined),
+  // The rest of Ollama's API (/api/show, /api/tags, /api/pull, ...) is recorded as plain JSON;
+  // its errors still take Ollama's shape.
+  speaks: (path: string) => /\/api\/(show|tags|ps|pull|push|create|copy|delete|version|blobs)(\/|$)/.test(path),
+  errorAnswer(e: TapedeckError): ErrorAnswer {
+    // The ollama client raises ResponseError(body.error, status): the one-line diagnosis.
+    return { body: safeJSON({ error: errorMessage(e), tapedeck: errorDetails(e) }) };
+  },
+  credentials: { headers: ['authorization'], query: [], fields: [] },
+};

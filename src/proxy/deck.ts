@@ -18,6 +18,7 @@ import { isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { KEY_SPEC_VERSION } from '../providers/normalize.ts';
+import { recordingUrl } from '../providers/index.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
@@ -431,9 +432,13 @@ export class Deck {
     }
   }
 
-  /** `METHOD /path?query` with secret query parameters masked. */
+  /**
+   * `METHOD /path?query` with secret query parameters masked, and the query parameters the
+   * route's provider does not file recordings under (Azure's `api-version`) left out.
+   */
   routeOf(method: string, url: string): string {
-    return `${method.toUpperCase()} ${url.includes('?') ? this.redactor.url(url) : url}`;
+    const filed = url.includes('?') ? recordingUrl({ method, url }) : url;
+    return `${method.toUpperCase()} ${filed.includes('?') ? this.redactor.url(filed) : filed}`;
   }
 
   /**

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
-import { assembleStream } from '../../src/store/sse-assemble.ts';
+import { assembleAnswer } from '../../src/providers/index.ts';
 import { isHttpRecord } from '../../src/store/records.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { startFakeAzure, type FakeAzure } from './fake-azure.ts';
@@ -212,7 +212,7 @@ describe('an OpenAI-compatible API through the OpenAI client', () => {
       expect((k as Error).message).toMatch(/tapedeck miss: .*top_k/);
       // The tree's view of the stream keeps the reasoning.
       const rec = (await readTape(tape)).records.map((r) => r.value).filter(isHttpRecord)[0]!;
-      const answer = assembleStream(rec.response.headers['content-type'], rec.response.body) as { choices: { message: Record<string, unknown> }[] };
+      const answer = assembleAnswer({ method: 'POST', url: '/v1/chat/completions' }, rec.response.headers['content-type'], rec.response.body) as { choices: { message: Record<string, unknown> }[] };
       expect(answer.choices[0]!.message.reasoning_content).toMatch(/^Reasoning \d+ $/);
     } finally {
       await play.close();

@@ -18,7 +18,7 @@ export interface FakeOllama {
 export interface FakeOllamaOptions {
   /** Gap between streamed lines (default 2 ms). */
   gapMs?: number;
-  /** Stop a stream before its final object (a crashed runner): never a whole answer. */
+  /** End streams inside their final object: never a whole answer. */
   cutStreams?: boolean;
 }
 
@@ -47,9 +47,9 @@ async function lines(res: ServerResponse, objects: Obj[], gap: number, cut: bool
     await wait(gap);
   }
   if (cut) {
-    // Half of the final object, then the connection goes: a crashed runner.
-    res.write(JSON.stringify(objects[objects.length - 1]).slice(0, 20));
-    res.destroy();
+    // Half of the final object, then the answer ends (a cleanly closed connection): only the
+    // missing `done: true` line tells that it is not whole.
+    res.end(JSON.stringify(objects[objects.length - 1]).slice(0, 20));
     return;
   }
   res.end();
