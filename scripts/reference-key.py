@@ -203,6 +203,8 @@ DROPPED = {
     'api_key', 'apiKey', 'api_base', 'base_url', 'organization', 'timeout', 'request_timeout', 'request_id',
     'requestId', 'idempotency_key', 'timestamp', 'created', 'created_at', 'createdAt', 'headers', 'extra_headers',
     'extra_query', 'num_retries', 'max_retries', 'maxRetries', 'abortSignal',
+    # OpenAI-compatible servers: model residency (LM Studio ttl, Ollama keep_alive), vLLM scheduling and cache placement.
+    'ttl', 'keep_alive', 'priority', 'cache_salt', 'kv_transfer_params',
 }
 SHAPE_DEFAULTS = {
     'stream': False, 'background': False, 'n': 1.0, 'logprobs': False, 'encoding_format': 'float',
