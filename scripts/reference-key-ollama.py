@@ -235,6 +235,11 @@ def cases():
         {'role': 'assistant', 'content': '', 'tool_calls': [{'function': {'name': 'a', 'arguments': {}}}]},
         {'role': 'tool', 'content': 'x', 'tool_name': 'b'},
         {'role': 'tool', 'content': 'y'}]})
+    add('chat: null tool_call_id links by name; a tool_call_id drops tool_name', 'chat', {'model': 'llama3.2', 'messages': [
+        {'role': 'assistant', 'content': '', 'tool_calls': [{'function': {'name': 'a', 'arguments': {}}}, {'function': {'name': 'b', 'arguments': {}}}]},
+        {'role': 'tool', 'content': 'x', 'tool_name': 'b', 'tool_call_id': None},
+        {'role': 'tool', 'content': 'y', 'tool_name': 'zzz', 'tool_call_id': 'given'},
+        {'role': 'user', 'content': 'z', 'tool_name': 'kept'}]})
     add('chat: tool calls with ids (newer servers)', 'chat', {'model': 'llama3.2', 'messages': [
         {'role': 'assistant', 'content': '', 'tool_calls': [{'id': 'call_x', 'function': {'name': 'a', 'arguments': {'k': 1}}}]},
         {'role': 'tool', 'content': 'x', 'tool_call_id': 'call_x'}]})

@@ -131,7 +131,7 @@ function chatMessages(messages: unknown): unknown {
         return { id, type: 'function', function: { name: f.name, arguments: f.arguments } };
       });
     }
-    if (m.role === 'tool' && out.tool_call_id === undefined) {
+    if (m.role === 'tool' && (out.tool_call_id === undefined || out.tool_call_id === null)) {
       const i = pending.findIndex((p) => toolName === undefined || toolName === null || p.name === toolName);
       if (i >= 0) {
         out.tool_call_id = pending[i]!.id;

@@ -23,7 +23,7 @@ export interface CompatibleApi {
   deciding: readonly string[];
   /** Extra request members that do not change the answer: never in the key. */
   volatile: readonly string[];
-  /** Extra members of its answers that stream assembly keeps (message and delta members). */
+  /** Delta members of its streamed answers that stream assembly keeps (of REASONING_DELTAS). */
   answer: readonly string[];
 }
 
@@ -47,7 +47,7 @@ export const COMPATIBLE_APIS: readonly CompatibleApi[] = Object.freeze([
     baseURL: 'https://api.groq.com/openai/v1',
     deciding: ['reasoning_format', 'reasoning_effort', 'include_reasoning', 'search_settings', 'compound_custom'],
     volatile: [],
-    answer: ['reasoning', 'executed_tools'],
+    answer: ['reasoning'],
   },
   {
     name: 'OpenRouter',
@@ -55,7 +55,7 @@ export const COMPATIBLE_APIS: readonly CompatibleApi[] = Object.freeze([
     // Which models and upstream providers may answer, and the prompt transforms applied.
     deciding: ['models', 'provider', 'route', 'transforms', 'plugins', 'reasoning', 'usage', 'top_k', 'min_p', 'top_a', 'repetition_penalty'],
     volatile: [],
-    answer: ['reasoning', 'reasoning_details'],
+    answer: ['reasoning'],
   },
   {
     name: 'DeepSeek',

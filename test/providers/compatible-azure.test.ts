@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { requestDigests, requestKeys } from '../../src/match/matcher.ts';
 import { withoutApiVersion, azureRoute } from '../../src/providers/azure.ts';
 import { assembleAnswer, recordingUrl } from '../../src/providers/index.ts';
-import { COMPATIBLE_APIS, COMPATIBLE_VOLATILE_ARGS } from '../../src/providers/openai-compatible.ts';
+import { COMPATIBLE_APIS, COMPATIBLE_VOLATILE_ARGS, REASONING_DELTAS } from '../../src/providers/openai-compatible.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const base = { model: 'some-model', messages: [{ role: 'user', content: 'Weather in Paris?' }] };
 const chat = { method: 'POST', url: '/v1/chat/completions' };
@@ -26,6 +28,15 @@ describe('OpenAI-compatible APIs', () => {
       }
     });
   }
+
+  it('docs/providers.md has the table row by row, and claims only answer members assembly keeps', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/providers.md'), 'utf8');
+    const code = (xs: readonly string[]) => (xs.length ? xs.map((x) => `\`${x}\``).join(', ') : '—');
+    for (const a of COMPATIBLE_APIS) {
+      expect(doc, a.name).toContain(`| ${a.name} | \`${a.baseURL}\` | ${code(a.deciding)} | ${code(a.volatile)} | ${code(a.answer)} |`);
+      for (const m of a.answer) expect(REASONING_DELTAS, `${a.name} ${m}`).toContain(m);
+    }
+  });
 
   it('no member is both deciding and volatile, in any two APIs', () => {
     const deciding = new Set(COMPATIBLE_APIS.flatMap((a) => a.deciding));
