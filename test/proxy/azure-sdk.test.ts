@@ -21,6 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const AZURE_KEY = '4f1c' + '9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b';
 const ENTRA_TOKEN = 'eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9' + '.eyJhdWQiOiJjb2duaXRpdmVzZXJ2aWNlcyJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ';
+const AZURE_QUERY_KEY = '7d2e' + '8f1a9b3c4d5e6f708192a3b4c5d6e7f8';
 const COMPAT_KEY = 'sk-or-v1-' + '0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6071';
 
 const weather = {
@@ -71,7 +72,7 @@ async function azureScript(endpoint: string, apiVersion: string, f?: typeof fetc
 
 function assertNoSecrets(tape: string) {
   const bytes = readFileSync(tape);
-  for (const secret of [AZURE_KEY, ENTRA_TOKEN, COMPAT_KEY, COMPAT_KEY.slice(9)]) expect(bytes.indexOf(Buffer.from(secret)), `${secret} in ${tape}`).toBe(-1);
+  for (const secret of [AZURE_KEY, ENTRA_TOKEN, AZURE_QUERY_KEY, COMPAT_KEY, COMPAT_KEY.slice(9)]) expect(bytes.indexOf(Buffer.from(secret)), `${secret} in ${tape}`).toBe(-1);
 }
 
 async function caught<T>(p: Promise<T>): Promise<unknown> {
@@ -152,6 +153,14 @@ describe('Azure OpenAI through createFetch', () => {
     try {
       recorded = await azureScript(fake.url, '2024-10-21', rec);
       v1Answer = (await v1(rec).chat.completions.create({ model: 'gpt-4o-v1', messages: [{ role: 'user', content: 'On the v1 path' }] })).choices[0]!.message.content;
+      // The key in the query instead of the header (api-key=...): redacted in the stored URL too.
+      const q = await rec(`${fake.url}/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21&api-key=${AZURE_QUERY_KEY}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'api-key': AZURE_KEY },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'key in the query' }] }),
+      });
+      expect(q.status).toBe(200);
+      await q.text();
     } finally {
       await rec.close();
       await fake.close();
