@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import stringify from 'safe-stable-stringify';
 import { Bench } from 'tinybench';
-import { buildWorkload, requestBodies } from './workloads.mjs';
+import { buildWorkload, ollamaChatBody, requestBodies } from './workloads.mjs';
 import { makeTarget, targetLine } from './targets.mjs';
 
 setFlagsFromString('--expose-gc');
@@ -162,6 +162,22 @@ export async function matchBench(lib, { quick = false } = {}) {
     targets.push(makeTarget({ label: `requestDigests, raw M ${shape} body (${bytes.length} B), new, p50`, unit: 'µs', value: raw.p50 * 1000, op: '<=', goal: 150, baseline: against }));
     targets.push(makeTarget({ label: `requestDigests, raw M ${shape} body: speed vs the JavaScript pipeline`, unit: 'x', value: js.p50 / raw.p50, op: '>=', goal: 5, baseline: against }));
   }
+  // --- an M-sized Ollama /api/chat body: its shape is keyed through JSON.parse and the Ollama
+  // translation (the raw-bytes walk knows the chat family only), so requestDigests takes the
+  // general path here; the baseline is the same JavaScript pipeline as above with the route.
+  {
+    const { bytes, endpoint } = ollamaChatBody();
+    const opts = { endpoint };
+    const want = lib.requestKeys(bytes, opts);
+    const got = lib.requestDigests(bytes, opts);
+    if (want.provider !== 'ollama-chat' || got.key !== want.key || got.pathHashes.join() !== want.pathHashes.join()) throw new Error('bench: ollama-chat: requestDigests disagrees with requestKeys');
+    const raw = await time('requestDigests(raw M ollama-chat body, /api/chat)', () => lib.requestDigests(bytes, opts), budget);
+    const js = await time('baseline ollama-chat: JSON.parse + normalize + sss/node:crypto key and chain', () => jsKeyAndChain(lib, bytes, opts), budget);
+    rows.push({ ...raw, baseline: js.label, ratio: js.p50 / raw.p50 });
+    rows.push({ ...js, baseline: js.label, ratio: 1 });
+    const against = `${js.label} ${(js.p50 * 1000).toFixed(1)} µs`;
+    targets.push(makeTarget({ label: `requestDigests, raw M ollama-chat body (${bytes.length} B): speed vs the JavaScript pipeline`, unit: 'x', value: js.p50 / raw.p50, baseline: against, note: '(parsed path: the raw-bytes walk keys the chat family only)' }));
+  }
   return { rows, targets, bytesPerRecording };
 }
 
@@ -174,8 +190,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
 
 // The baseline pipeline of the keying rows: the reference normalizer on parsed JSON, then the
 // best pure-JS hashing (safe-stable-stringify + node:crypto) for the key and the path chain.
-function jsKeyAndChain(lib, bytes) {
-  const n = lib.normalizeRequest(JSON.parse(Buffer.from(bytes).toString('utf8')));
+function jsKeyAndChain(lib, bytes, opts) {
+  const n = lib.normalizeRequest(JSON.parse(Buffer.from(bytes).toString('utf8')), opts);
   const key = hex(stringify(n.view));
   const paths = [];
   for (const m of n.messages) {
