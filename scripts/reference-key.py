@@ -17,7 +17,7 @@ import math
 import os
 import re
 import sys
-from urllib.parse import unquote_to_bytes
+from urllib.parse import parse_qsl, unquote, unquote_to_bytes
 
 MAX_DEPTH = 512
 
@@ -800,11 +800,14 @@ def sort_tools(tools):
 
 def normalize(body, opts=None):
     opts = opts or {}
-    if 'provider' in opts and opts['provider'] not in PROVIDERS:
+    if 'provider' in opts and opts['provider'] not in PROVIDERS + GEMINI_SHAPES:
         raise KeyError_('E_ARG')
     for k in ('ignoreArgs', 'volatileKeys'):
         if k in opts and not (isinstance(opts[k], list) and all(isinstance(x, str) for x in opts[k])):
             raise KeyError_('E_ARG')
+    g = gemini_normalize(body, opts)
+    if g is not None:
+        return g
     provider = opts.get('provider') or detect(body)
     if not is_obj(body):
         raise KeyError_('E_REQUEST', '$')
@@ -903,6 +906,387 @@ def normalize(body, opts=None):
     ctx = arg('context')
     ckeys = sorted(ctx.keys(), key=utf16_key) if is_obj(ctx) else []
     return provider, view, allm, names, ckeys
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Google Gemini (docs/hash-spec.md, "Google Gemini")
+
+GEMINI_SHAPES = ['gemini', 'gemini-embeddings']
+GEMINI_OPS = {'generateContent': 'gemini', 'streamGenerateContent': 'gemini', 'countTokens': 'gemini',
+              'embedContent': 'gemini-embeddings', 'batchEmbedContents': 'gemini-embeddings'}
+GEMINI_ROUTE = re.compile(r'/(?:models|tunedModels)/(?P<model>[^/:]+):(?P<op>[A-Za-z]+)\Z')
+GEN_DEFAULTS = {'candidateCount': 1.0, 'responseMimeType': 'text/plain'}
+
+
+def camel(k):
+    return re.sub(r'_([a-z0-9])', lambda m: m.group(1).upper(), k)
+
+
+NEVER = DROPPED | {camel(k) for k in DROPPED}
+
+
+def camel_names(o):
+    out = {}
+    for k, v in o.items():
+        c = camel(k)
+        if c not in out or c == k:
+            out[c] = v
+    return out
+
+
+def add_rest(out, src, skip):
+    for k, v in src.items():
+        if k in skip or k in out or v is None or (isinstance(v, list) and not v):
+            continue
+        out[k] = v
+
+
+def gemini_route(opts):
+    ep = opts.get('endpoint')
+    if not is_obj(ep) or not isinstance(ep.get('url'), str):
+        return None
+    method = ep.get('method') if isinstance(ep.get('method'), str) else 'POST'
+    if method.upper() != 'POST':
+        return None
+    url = ep['url']
+    path, _, query = url.partition('?')
+    m = GEMINI_ROUTE.search(path)
+    if not m or m.group('op') not in GEMINI_OPS:
+        return None
+    alt = None
+    for k, v in parse_qsl(query, keep_blank_values=True):
+        if k == 'alt':
+            alt = v
+            break
+    return {'op': m.group('op'), 'shape': GEMINI_OPS[m.group('op')], 'model': unquote(m.group('model')), 'alt': alt}
+
+
+def gemini_detect(body):
+    if not is_obj(body):
+        return None
+    if any(k in body for k in ('messages', 'input', 'prompt', 'instructions', 'previous_response_id')):
+        return None
+    if isinstance(body.get('contents'), list) or is_obj(body.get('contents')) or is_obj(body.get('generateContentRequest')) or is_obj(body.get('generate_content_request')):
+        return 'gemini'
+    if is_obj(body.get('content')) and 'parts' in body['content']:
+        return 'gemini-embeddings'
+    req = body.get('requests')
+    if isinstance(req, list) and req and all(is_obj(r) and is_obj(r.get('content')) for r in req):
+        return 'gemini-embeddings'
+    return None
+
+
+class Fresh:
+    """A call id Gemini left out: equal only to itself."""
+    def __init__(self, n):
+        self.n = n
+
+
+class GeminiNormalizer:
+    def __init__(self):
+        self.n = Normalizer()
+        self.fresh = 0
+        self.open = []  # [name, raw]
+
+    def id_of(self, raw):
+        if isinstance(raw, Fresh):
+            k = ('fresh', raw.n)
+            if k not in self.n.ids.map:
+                self.n.ids.map[k] = 'call_%d' % len(self.n.ids.map)
+            return self.n.ids.map[k]
+        return self.n.ids.of(raw)
+
+    def new(self):
+        f = Fresh(self.fresh)
+        self.fresh += 1
+        return f
+
+    def call(self, name, cid):
+        raw = cid if cid is not None else self.new()
+        self.open.append([name, raw])
+        return self.id_of(raw)
+
+    def response(self, name, rid):
+        for i, (n, raw) in enumerate(self.open):
+            if (rid is not None and not isinstance(raw, Fresh) and raw == rid) or (rid is None and n == name):
+                del self.open[i]
+                return self.id_of(raw), True
+        return self.id_of(rid if rid is not None else self.new()), rid is not None
+
+    def parts(self, v, path):
+        if v is None:
+            return []
+        out = []
+        for p in (v if isinstance(v, list) else [v]):
+            x = self.part(p, path)
+            if x is not _NONE:
+                out.append(x)
+        return out
+
+    def part(self, p, path):
+        if isinstance(p, str):
+            return _NONE if p == '' else {'type': 'text', 'text': p}
+        if not is_obj(p):
+            return p
+        src = camel_names(p)
+        out = {}
+        if 'text' in src:
+            used = ['text', 'thought']
+            if src.get('thought') is True:
+                out['type'] = 'thinking'
+                if src['text'] != '' and src['text'] is not None:
+                    out['thinking'] = src['text']
+            else:
+                if src['text'] == '' or src['text'] is None:
+                    return _NONE
+                out['type'] = 'text'
+                out['text'] = src['text']
+        elif is_obj(src.get('inlineData')) or is_obj(src.get('fileData')):
+            inline = is_obj(src.get('inlineData'))
+            name = 'inlineData' if inline else 'fileData'
+            used = [name]
+            d = camel_names(src[name])
+            mt = d.get('mimeType')
+            t = mt.lower() if isinstance(mt, str) else ''
+            kind = 'image' if t.startswith('image/') else 'audio' if t.startswith('audio/') else 'file'
+            out['type'] = kind
+            if inline:
+                out[kind] = A({k: d[k] for k in ('data', 'mimeType') if k in d})
+            else:
+                out[kind] = A(d['fileUri']) if isinstance(d.get('fileUri'), str) else A(d)
+            if d.get('displayName') is not None:
+                out['filename'] = d['displayName']
+        elif is_obj(src.get('functionCall')):
+            used = ['functionCall']
+            c = camel_names(src['functionCall'])
+            out['type'] = 'tool_call'
+            out['id'] = self.call(c.get('name'), c.get('id'))
+            if c.get('name') is not None:
+                out['name'] = c['name']
+            if c.get('args') is not None:
+                out['arguments'] = c['args']
+            add_rest(out, c, ['name', 'args', 'id'])
+        elif is_obj(src.get('functionResponse')):
+            used = ['functionResponse']
+            r = camel_names(src['functionResponse'])
+            rid, paired = self.response(r.get('name'), r.get('id'))
+            out['type'] = 'tool_result'
+            out['id'] = rid
+            if not paired and r.get('name') is not None:
+                out['name'] = r['name']
+            value = r.get('response')
+            if is_obj(value):
+                keys = [k for k in value if k != 'name']
+                if len(keys) == 1 and keys[0] in ('output', 'result', 'content'):
+                    value = value[keys[0]]
+            content = [] if value is None else value if isinstance(value, str) else [{'type': 'json', 'json': value}]
+            out['content'] = self.n.C(content, path)
+            add_rest(out, r, ['name', 'response', 'id'])
+        else:
+            names = sorted([k for k, v in src.items() if k != 'thoughtSignature' and v is not None], key=utf16_key)
+            if not names:
+                return _NONE
+            out['type'] = names[0]
+            out[names[0]] = src[names[0]]
+            used = [names[0]]
+        add_rest(out, src, used + ['thoughtSignature'])
+        return out
+
+    def content(self, c, path):
+        if not is_obj(c):
+            raise KeyError_('E_REQUEST', path)
+        role = c.get('role')
+        out = {'role': 'assistant' if role == 'model' else 'user' if role in (None, 'function', 'tool') else role}
+        out['content'] = self.parts(c.get('parts'), path + '.parts')
+        add_rest(out, camel_names(c), ['role', 'parts'])
+        return out
+
+    def tools(self, lst):
+        if lst is None:
+            return []
+        if not isinstance(lst, list):
+            raise KeyError_('E_REQUEST', '$.tools')
+        out = []
+        for t in lst:
+            if not is_obj(t):
+                out.append(t)
+                continue
+            named = camel_names(t)
+            fns = named.get('functionDeclarations')
+            if isinstance(fns, list):
+                for f in fns:
+                    if not is_obj(f):
+                        out.append(f)
+                        continue
+                    decl = camel_names(f)
+                    if 'parameters' not in decl and 'parametersJsonSchema' in decl:
+                        decl['parameters'] = decl.pop('parametersJsonSchema')
+                    out.append(self.n.tool(decl, False))
+            builtin = {k: v for k, v in named.items() if k != 'functionDeclarations' and v is not None}
+            if builtin:
+                out.append(builtin)
+        return out
+
+
+def gen_config(v):
+    if not is_obj(v):
+        return v
+    out = {}
+    for name, x in camel_names(v).items():
+        if x is None:
+            continue
+        if name == 'temperature':
+            if is_num(x) and x == 0:
+                out['temperature'] = 0.0
+            continue
+        if name in GEN_DEFAULTS and jeq(GEN_DEFAULTS[name], x):
+            continue
+        out[name] = camel_names(x) if name == 'thinkingConfig' and is_obj(x) else x
+    return out if out else _NONE
+
+
+def gemini_options(body, ignore, skip):
+    out = {}
+    for name, v in body.items():
+        if name in skip or name in NEVER or name in ignore or v is None:
+            continue
+        if name == 'generationConfig':
+            x = gen_config(v)
+        elif name == 'safetySettings' and isinstance(v, list):
+            x = sorted([camel_names(e) if is_obj(e) else e for e in v], key=canonical)
+        elif name == 'toolConfig' and is_obj(v):
+            x = camel_names(v)
+        else:
+            x = v
+        if x is not _NONE:
+            out[name] = x
+    return out
+
+
+def endpoint_options(route, out):
+    if route is None:
+        return
+    if route['op'] not in ('generateContent', 'embedContent'):
+        out['operation'] = route['op']
+    if route['alt'] is not None and route['alt'] != 'json':
+        out['alt'] = route['alt']
+
+
+def model_name(v):
+    return re.sub(r'^(?:publishers/google/)?models/', '', v) if isinstance(v, str) else v
+
+
+def gemini_conversation(given, ignore, vk, route):
+    body = camel_names(given)
+    inner = body.get('generateContentRequest')
+    if is_obj(inner) and 'contents' not in body:
+        view, allm, names = gemini_conversation(inner, ignore, vk, None)
+        endpoint_options(route, view['options'])
+        if route is not None and 'model' not in ignore:
+            view['model'] = route['model']
+        return view, allm, names
+    g = GeminiNormalizer()
+
+    def arg(k):
+        return None if k in ignore else body.get(k)
+    view = {}
+    model = route['model'] if route is not None else arg('model')
+    if model is not None and 'model' not in ignore:
+        view['model'] = model_name(model)
+    messages = []
+    system = arg('systemInstruction')
+    if system is not None:
+        parts = g.parts(system.get('parts'), '$.systemInstruction.parts') if is_obj(system) else g.parts(system, '$.systemInstruction')
+        if parts:
+            messages.append({'role': 'system', 'content': parts})
+    contents = arg('contents')
+    if isinstance(contents, list):
+        for i, c in enumerate(contents):
+            messages.append(g.content(c, '$.contents[%d]' % i))
+    elif is_obj(contents):
+        messages.append(g.content(contents, '$.contents'))
+    elif contents is not None:
+        raise KeyError_('E_REQUEST', '$.contents')
+    allm = split_tool_results(messages)
+    tools = g.tools(arg('tools'))
+    if vk:
+        allm = strip(allm, set(vk))
+        tools = strip(tools, set(vk))
+    tools = sort_tools(tools)
+    opts = gemini_options(body, ignore, {'contents', 'systemInstruction', 'tools', 'model', 'labels', 'generateContentRequest'})
+    endpoint_options(route, opts)
+    view['messages'] = allm
+    view['tools'] = tools
+    view['options'] = opts
+    names = sorted({t['name'] for t in tools if is_obj(t) and isinstance(t.get('name'), str)}, key=utf16_key)
+    return view, allm, names
+
+
+def embed_item(g, content, path):
+    if not is_obj(content):
+        return content
+    parts = g.parts(content.get('parts'), path + '.parts')
+    if len(parts) == 1 and is_obj(parts[0]) and parts[0].get('type') == 'text' and len(parts[0]) == 2:
+        return parts[0]['text']
+    return parts
+
+
+def gemini_embeddings(given, ignore, vk, route):
+    body = camel_names(given)
+    g = GeminiNormalizer()
+    view = {}
+    model = route['model'] if route is not None else (None if 'model' in ignore else body.get('model'))
+    if model is not None and 'model' not in ignore:
+        view['model'] = model_name(model)
+    reqs = body.get('requests')
+    if isinstance(reqs, list):
+        items = []
+        for i, r in enumerate(reqs):
+            if not is_obj(r):
+                items.append(r)
+                continue
+            req = camel_names(r)
+            item = embed_item(g, req.get('content'), '$.requests[%d].content' % i)
+            extra = gemini_options(req, ignore, {'content', 'model'})
+            m = None if req.get('model') is None or 'model' in ignore else model_name(req['model'])
+            if m is not None and not (isinstance(m, str) and m == view.get('model')):
+                extra['model'] = m
+            items.append(dict({'content': item}, **extra) if extra else item)
+    else:
+        c = body.get('content')
+        items = [] if c is None else [embed_item(g, c, '$.content')]
+    if vk:
+        items = strip(items, set(vk))
+    opts = gemini_options(body, ignore, {'content', 'requests', 'model'})
+    endpoint_options(route, opts)
+    view['input'] = items
+    view['options'] = opts
+    return view, items, []
+
+
+def gemini_normalize(body, opts):
+    """(provider, view, messages, toolNames, contextKeys) for a Gemini body, or None for another shape."""
+    route = gemini_route(opts)
+    if opts.get('provider') is not None:
+        if opts['provider'] not in GEMINI_SHAPES:
+            return None
+        shape = opts['provider']
+    elif route is not None:
+        shape = route['shape']
+    else:
+        shape = gemini_detect(body)
+        if shape is None:
+            return None
+    if not is_obj(body):
+        raise KeyError_('E_REQUEST', '$')
+    ignore = {camel(k) for k in opts.get('ignoreArgs', [])}
+    vk = opts.get('volatileKeys')
+    if shape == 'gemini-embeddings':
+        view, items, names = gemini_embeddings(body, ignore, vk, route)
+    else:
+        view, items, names = gemini_conversation(body, ignore, vk, route)
+    return shape, view, items, names, []
 
 
 def request_keys(body, opts=None, text=False):

@@ -151,7 +151,7 @@ def cases():
                         ('error: prompt item not object', {'prompt': ['x']}), ('error: tools string', {'messages': [], 'tools': 'x'}),
                         ('error: functions object', {'messages': [], 'functions': {'a': {}}}), ('error: messages null', {'messages': None})]:
         add(name, ['errors'], body)
-    add('error: bad provider option', ['errors'], CHAT, {'provider': 'gemini'})
+    add('error: bad provider option', ['errors'], CHAT, {'provider': 'no-such-shape'})
     add('error: ignoreArgs not list', ['errors'], CHAT, {'ignoreArgs': 'seed'})
     for name, text in [('text: duplicate names', '{"model":"a","model":"b","messages":[]}'),
                        ('text: lone surrogate escape in content', '{"model":"a","messages":[{"role":"user","content":"\\ud800"}]}'),
@@ -365,4 +365,82 @@ def cases():
     add('cross: openai tools conversation', ['cross'], {'model': 'm', 'messages': [{'role': 'system', 'content': 'S'}, {'role': 'user', 'content': 'q'}, {'role': 'assistant', 'content': 'c', 'tool_calls': [{'id': 'a', 'type': 'function', 'function': {'name': 'f', 'arguments': '{"x":1}'}}]}, {'role': 'tool', 'tool_call_id': 'a', 'content': 'r'}, {'role': 'user', 'content': 'more'}]})
     add('cross: anthropic tools conversation', ['cross'], {'model': 'm', 'system': 'S', 'messages': [{'role': 'user', 'content': 'q'}, {'role': 'assistant', 'content': [{'type': 'text', 'text': 'c'}, {'type': 'tool_use', 'id': 'b', 'name': 'f', 'input': {'x': 1}}]}, {'role': 'user', 'content': [{'type': 'tool_result', 'tool_use_id': 'b', 'content': 'r'}, {'type': 'text', 'text': 'more'}]}]})
     add('cross: responses tools conversation', ['cross'], {'model': 'm', 'instructions': 'S', 'input': [{'role': 'user', 'content': 'q'}, {'role': 'assistant', 'content': 'c'}, {'type': 'function_call', 'call_id': 'z', 'name': 'f', 'arguments': '{"x": 1}'}, {'type': 'function_call_output', 'call_id': 'z', 'output': 'r'}, {'role': 'user', 'content': 'more'}]})
+
+    # Google Gemini (docs/hash-spec.md, "Google Gemini").
+    gem_ep = lambda op, model='gemini-2.5-flash', q='': {'endpoint': {'method': 'POST', 'url': f'/v1beta/models/{model}:{op}{q}'}}
+    GEM = {
+        'systemInstruction': {'parts': [{'text': 'Be brief.'}]},
+        'contents': [{'role': 'user', 'parts': [{'text': 'Weather in Paris?'}]}],
+        'tools': [{'functionDeclarations': [{'name': 'weather', 'description': 'Weather', 'parameters': {'type': 'OBJECT', 'properties': {'city': {'type': 'STRING'}}}}]}],
+        'generationConfig': {'temperature': 0.7, 'maxOutputTokens': 256},
+        'safetySettings': [{'category': 'HARM_CATEGORY_HATE_SPEECH', 'threshold': 'BLOCK_NONE'}, {'category': 'HARM_CATEGORY_DANGEROUS_CONTENT', 'threshold': 'BLOCK_ONLY_HIGH'}],
+    }
+    GEM_SNAKE = {
+        'system_instruction': {'parts': [{'text': 'Be brief.'}]},
+        'contents': [{'role': 'user', 'parts': [{'text': 'Weather in Paris?'}]}],
+        'tools': [{'function_declarations': [{'name': 'weather', 'description': 'Weather', 'parameters': {'type': 'OBJECT', 'properties': {'city': {'type': 'STRING'}}}}]}],
+        'generation_config': {'max_output_tokens': 256, 'temperature': 0.7},
+        'safety_settings': [{'threshold': 'BLOCK_ONLY_HIGH', 'category': 'HARM_CATEGORY_DANGEROUS_CONTENT'}, {'category': 'HARM_CATEGORY_HATE_SPEECH', 'threshold': 'BLOCK_NONE'}],
+    }
+    add('gemini: base, model from the path', ['gemini', 'gemini.route'], GEM, gem_ep('generateContent'))
+    add('gemini: snake_case names and reordered settings key alike', ['gemini', 'gemini.names'], GEM_SNAKE, gem_ep('generateContent'))
+    add('gemini: detected without a route, model from the body', ['gemini', 'gemini.detection'], {**GEM, 'model': 'models/gemini-2.5-flash'})
+    add('gemini: provider option', ['gemini', 'options.provider'], {'contents': []}, {'provider': 'gemini'})
+    add('gemini: streamGenerateContent with alt=sse', ['gemini', 'gemini.route'], GEM, gem_ep('streamGenerateContent', q='?alt=sse'))
+    add('gemini: streamGenerateContent as a JSON array', ['gemini', 'gemini.route'], GEM, gem_ep('streamGenerateContent'))
+    add('gemini: alt=json is the default', ['gemini', 'gemini.route'], GEM, gem_ep('generateContent', q='?alt=json&key=x'))
+    add('gemini: countTokens', ['gemini', 'gemini.route'], {'contents': GEM['contents']}, gem_ep('countTokens'))
+    add('gemini: countTokens wrapping a request', ['gemini', 'gemini.route'], {'generateContentRequest': {**GEM, 'model': 'models/gemini-2.5-flash'}}, gem_ep('countTokens'))
+    add('gemini: Vertex AI path', ['gemini', 'gemini.route'], GEM, {'endpoint': {'method': 'POST', 'url': '/v1/projects/p-1/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent'}})
+    add('gemini: tuned model path, escaped model', ['gemini', 'gemini.route'], GEM, {'endpoint': {'url': '/v1beta/tunedModels/my%2Dmodel:generateContent'}})
+    add('gemini: not POST is no route', ['gemini', 'gemini.detection'], GEM, {'endpoint': {'method': 'GET', 'url': '/v1beta/models/gemini-2.5-flash:generateContent'}})
+    add('gemini: chat body on an OpenAI path stays chat', ['gemini', 'gemini.detection'], CHAT, {'endpoint': {'method': 'POST', 'url': '/v1/chat/completions'}})
+    add('gemini: attachments by digest', ['gemini', 'gemini.parts', 'attachments'], {'contents': [{'role': 'user', 'parts': [
+        {'text': 'Look'}, {'inlineData': {'mimeType': 'image/png', 'data': PNG}}, {'inline_data': {'mime_type': 'audio/WAV', 'data': HELLO}},
+        {'inlineData': {'mimeType': 'application/pdf', 'data': 'not base64!'}, 'videoMetadata': {'startOffset': '1s'}},
+        {'fileData': {'mimeType': 'video/mp4', 'fileUri': 'gs://bucket/v.mp4', 'displayName': 'v'}}, {'file_data': {'file_uri': 'files/abc', 'mime_type': 'image/jpeg'}},
+        {'fileData': {'mimeType': 'text/plain'}}, {'inlineData': {}}]}]}, gem_ep('generateContent'))
+    add('gemini: thoughts and thought signatures', ['gemini', 'gemini.parts'], {'contents': [
+        {'role': 'user', 'parts': [{'text': 'Think'}]},
+        {'role': 'model', 'parts': [{'text': 'hmm', 'thought': True, 'thoughtSignature': 'c2ln'}, {'text': '', 'thought': True}, {'text': 'Answer', 'thought_signature': 'eHh4'}, {'text': ''}, {'text': None}]}]}, gem_ep('generateContent'))
+    add('gemini: calls with and without ids, answered out of order', ['gemini', 'gemini.calls', 'ids'], {'contents': [
+        {'role': 'user', 'parts': [{'text': 'Weather in Paris and Rome?'}]},
+        {'role': 'model', 'parts': [{'functionCall': {'name': 'weather', 'args': {'city': 'Paris'}}}, {'functionCall': {'name': 'weather', 'args': {'city': 'Rome'}}}, {'functionCall': {'name': 'time', 'id': 'c-9', 'args': {}}}]},
+        {'role': 'user', 'parts': [{'functionResponse': {'name': 'time', 'id': 'c-9', 'response': {'result': 12}}}, {'functionResponse': {'name': 'weather', 'response': {'output': '21C'}}},
+                                   {'functionResponse': {'name': 'weather', 'response': {'temp': 19, 'unit': 'C'}, 'willContinue': False}}, {'function_response': {'name': 'other', 'response': {'name': 'other', 'content': 'x'}}}]},
+        {'role': 'function', 'parts': [{'functionResponse': {'name': 'late', 'id': 7, 'response': None}}]}]}, gem_ep('generateContent'))
+    add('gemini: other parts and content members', ['gemini', 'gemini.parts'], {'contents': [
+        {'role': 'model', 'parts': [{'executableCode': {'language': 'PYTHON', 'code': 'print(1)'}}, {'codeExecutionResult': {'outcome': 'OUTCOME_OK', 'output': '1'}, 'thoughtSignature': 's'},
+                                    {'zeta': 1, 'alpha': None, 'beta': [2]}, {'thoughtSignature': 'only'}, 'plain string', '', 5]},
+        {'parts': {'text': 'single part, no role'}, 'extra': [], 'note': 'kept'}, {'role': 'critic', 'parts': []}]}, gem_ep('generateContent'))
+    add('gemini: tools, built-in tools, parametersJsonSchema', ['gemini', 'gemini.tools'], {'contents': [], 'tools': [
+        {'googleSearch': {}}, {'code_execution': {}},
+        {'functionDeclarations': [{'name': 'b', 'parametersJsonSchema': {'type': 'object'}}, {'name': 'a', 'description': 'A', 'response': {'type': 'STRING'}}, 'odd'], 'url_context': {}},
+        {'function_declarations': [{'name': 'a', 'parameters': {'type': 'OBJECT'}, 'parameters_json_schema': {'type': 'object'}}]}, 3]}, gem_ep('generateContent'))
+    add('gemini: generation options', ['gemini', 'gemini.options'], {'contents': [], 'generationConfig': {
+        'temperature': 0, 'candidateCount': 1, 'responseMimeType': 'text/plain', 'top_p': 0.9, 'seed': 7, 'stopSequences': ['END'],
+        'responseSchema': {'type': 'OBJECT', 'properties': {'snake_case_kept': {'type': 'STRING'}}}, 'thinking_config': {'thinking_budget': 0, 'include_thoughts': True}, 'presencePenalty': None}}, gem_ep('generateContent'))
+    add('gemini: defaults only is no generationConfig', ['gemini', 'gemini.options'], {'contents': [], 'generationConfig': {'temperature': 1.0, 'candidateCount': 1, 'response_mime_type': 'text/plain'}}, gem_ep('generateContent'))
+    add('gemini: deciding and volatile top-level members', ['gemini', 'gemini.options', 'options.dropped'], {'contents': [], 'toolConfig': {'function_calling_config': {'mode': 'ANY', 'allowedFunctionNames': ['a']}},
+        'cachedContent': 'cachedContents/abc', 'labels': {'team': 'x'}, 'user': 'u', 'request_id': 'r', 'requestId': 'q', 'safetySettings': None, 'unknownThing': {'kept': True}}, gem_ep('generateContent'))
+    add('gemini: ignoreArgs and volatileKeys', ['gemini', 'ignoreArgs', 'volatileKeys'], GEM_SNAKE, {**gem_ep('generateContent'), 'ignoreArgs': ['generation_config', 'safetySettings'], 'volatileKeys': ['description']})
+    add('gemini: ignoring the model', ['gemini', 'ignoreArgs'], GEM, {**gem_ep('generateContent'), 'ignoreArgs': ['model', 'systemInstruction']})
+    add('gemini: string system instruction', ['gemini'], {'systemInstruction': 'Be brief.', 'contents': {'role': 'user', 'parts': [{'text': 'hi'}]}}, gem_ep('generateContent'))
+    add('gemini: empty system instruction', ['gemini'], {'systemInstruction': {'role': 'system', 'parts': []}, 'contents': []}, gem_ep('generateContent'))
+    add('gemini error: contents a string', ['gemini', 'errors'], {'contents': 'hi'}, gem_ep('generateContent'))
+    add('gemini error: a content not an object', ['gemini', 'errors'], {'contents': [{'parts': []}, 'hi']}, gem_ep('generateContent'))
+    add('gemini error: tools an object', ['gemini', 'errors'], {'contents': [], 'tools': {'googleSearch': {}}}, gem_ep('generateContent'))
+    add('gemini error: body not an object', ['gemini', 'errors'], [1], gem_ep('generateContent'))
+    add('gemini error: ignoreArgs not a list', ['gemini', 'errors'], GEM, {**gem_ep('generateContent'), 'ignoreArgs': 'x'})
+    add('gemini embeddings: embedContent', ['gemini.embeddings'], {'content': {'parts': [{'text': 'hello'}]}, 'taskType': 'RETRIEVAL_QUERY', 'output_dimensionality': 64}, gem_ep('embedContent', 'text-embedding-004'))
+    add('gemini embeddings: batch', ['gemini.embeddings'], {'requests': [
+        {'model': 'models/text-embedding-004', 'content': {'parts': [{'text': 'hello'}]}}, {'model': 'models/other', 'content': {'parts': [{'text': 'world'}]}},
+        {'content': {'parts': [{'text': 'a'}, {'text': 'b'}]}, 'task_type': 'CLUSTERING', 'title': None}, 'odd']}, gem_ep('batchEmbedContents', 'text-embedding-004'))
+    add('gemini embeddings: detected without a route', ['gemini.embeddings', 'gemini.detection'], {'model': 'models/text-embedding-004', 'requests': [{'model': 'models/text-embedding-004', 'content': {'parts': [{'text': 'hello'}]}}]})
+    add('gemini embeddings: embedContent detected', ['gemini.embeddings', 'gemini.detection'], {'content': {'parts': [{'text': 'hello'}]}})
+    add('gemini embeddings: no content', ['gemini.embeddings'], {'taskType': 'X'}, gem_ep('embedContent', 'text-embedding-004'))
+    add('cross: gemini tools conversation', ['cross', 'gemini'], {'systemInstruction': {'parts': [{'text': 'S'}]}, 'contents': [
+        {'role': 'user', 'parts': [{'text': 'q'}]}, {'role': 'model', 'parts': [{'text': 'c'}, {'functionCall': {'name': 'f', 'args': {'x': 1}}, 'thoughtSignature': 'sig'}]},
+        {'role': 'user', 'parts': [{'functionResponse': {'name': 'f', 'response': {'output': 'r'}}}, {'text': 'more'}]}]}, gem_ep('generateContent', 'm'))
+    add('cross: gemini embeddings input', ['cross', 'gemini.embeddings'], {'requests': [{'content': {'parts': [{'text': 'hello'}]}}, {'content': {'parts': [{'text': 'world'}]}}]}, gem_ep('batchEmbedContents', 'text-embedding-3-small'))
     return out

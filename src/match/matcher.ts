@@ -99,7 +99,7 @@ export function requestKeys(request: unknown, opts: NormalizeOptions = {}): Requ
   const n = normalizeRequest(parseBody(request), opts);
   const signature: Signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
   // One core call: the view's digest is the key, and its `messages` (an embeddings view's
-  // `input`, whichever provider's shape it came from) are the path.
+  // `input`, for every provider's embeddings shape) are the path.
   const paths = pathHashes(n.view, { member: Array.isArray(n.view.messages) ? 'messages' : 'input' });
   return {
     provider: n.provider,

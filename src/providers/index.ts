@@ -8,6 +8,7 @@
 import type { TapedeckError } from '../errors.ts';
 import { anthropic } from './anthropic.ts';
 import { azure } from './azure.ts';
+import { gemini } from './gemini.ts';
 import { ollama } from './ollama.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
 import { openai } from './openai.ts';
@@ -21,7 +22,7 @@ export type { Credentials, ErrorAnswer, NormalizeContext, ProviderModule, Provid
  * Every provider module, most specific first: routes are tried in this order, and so are the
  * modules' detect() and speaks(). OpenAI is last: the fallback error shape.
  */
-export const PROVIDER_MODULES: readonly ProviderModule[] = [anthropic, ollama, azure, openai];
+export const PROVIDER_MODULES: readonly ProviderModule[] = [gemini, anthropic, ollama, azure, openai];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -78,7 +79,9 @@ function shapeOf(body: unknown, opts: NormalizeOptions): { module: ProviderModul
   if (opts.provider !== undefined && opts.provider !== null) {
     const module = moduleOfShape(opts.provider);
     // An unknown name is the chat normalizer's E_ARG; a chat-family name its own business.
-    return module && !module.rawKeys ? { module, shape: opts.provider } : undefined;
+    if (!module || module.rawKeys) return undefined;
+    const route = routeOf(opts.endpoint);
+    return { module, shape: opts.provider, ...(route?.provider === module ? { route } : {}) };
   }
   const route = routeOf(opts.endpoint);
   if (route?.route.shape !== undefined) return { module: route.provider, shape: route.route.shape, route };

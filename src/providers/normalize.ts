@@ -103,7 +103,7 @@ export const DROPPED_ARGS: readonly string[] = [
   // (LM Studio, vLLM, Ollama's /v1): ./openai-compatible.ts says which API sends which.
   ...COMPATIBLE_VOLATILE_ARGS,
 ];
-const DROPPED = new Set(DROPPED_ARGS);
+export const DROPPED = new Set(DROPPED_ARGS);
 
 /**
  * The request key spec version this module implements (docs/hash-spec.md, "Versioning"). Tapes
@@ -171,17 +171,17 @@ function str(v: unknown): string | undefined {
 }
 
 // `o[k] = v` would set the prototype for k === '__proto__' (JSON.parse makes such own members).
-function put(o: Obj, k: string, v: unknown): void {
+export function put(o: Obj, k: string, v: unknown): void {
   if (v === undefined) return;
   if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
   else o[k] = v;
 }
 
-function requestError(message: string, path: string, hint?: string): TapedeckError {
+export function requestError(message: string, path: string, hint?: string): TapedeckError {
   return new TapedeckError('E_REQUEST', message, { path, hint });
 }
 
-function kindOf(v: unknown): string {
+export function kindOf(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
@@ -193,7 +193,7 @@ const SHAPES_HINT =
   'or Vercel AI SDK call options { model, system?, prompt }.';
 
 /** Deep copy of JSON-like data, so the result never aliases the caller's objects. */
-function copy(v: unknown, depth = 0): unknown {
+export function copy(v: unknown, depth = 0): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (depth > MAX_DEPTH) {
     throw new TapedeckError('E_DEPTH', `Request nests deeper than ${MAX_DEPTH} levels (or contains a cycle).`, {
@@ -208,7 +208,7 @@ function copy(v: unknown, depth = 0): unknown {
 }
 
 /** Copy without the given member names at any depth. */
-function strip(v: unknown, keys: ReadonlySet<string>, depth = 0): unknown {
+export function strip(v: unknown, keys: ReadonlySet<string>, depth = 0): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (depth > MAX_DEPTH) return copy(v, depth); // throws E_DEPTH
   if (Array.isArray(v)) return v.map((x) => strip(x, keys, depth + 1));
@@ -338,7 +338,8 @@ function attachment(src: Obj): Attachment | undefined {
   return undefined;
 }
 
-function attachmentOf(v: unknown): Attachment | unknown {
+/** An attachment as the view holds it (A(v) in docs/hash-spec.md): by digest, URL, path or file id. */
+export function attachmentOf(v: unknown): Attachment | unknown {
   if (typeof v === 'string') {
     return /^(data:|[a-z][a-z0-9+.-]*:\/\/)/i.test(v) ? fromUrl(v) : { path: v };
   }
@@ -826,7 +827,8 @@ function checkOptions(opts: NormalizeOptions | undefined): NormalizeOptions {
   return opts;
 }
 
-function optionValue(name: string, v: unknown): unknown {
+/** A top-level option as the key holds it (docs/hash-spec.md, "Options"); undefined when absent. */
+export function optionValue(name: string, v: unknown): unknown {
   if (v === undefined || v === null) return undefined;
   if (name === 'temperature') return v === 0 ? 0 : undefined;
   if ((name === 'stop' || name === 'stop_sequences') && typeof v === 'string') return [v];
@@ -864,7 +866,8 @@ function toolList(list: unknown, name: string): unknown[] | undefined {
   throw requestError(`\`${name}\` must be an array; got ${kindOf(list)}.`, `$.${name}`, SHAPES_HINT);
 }
 
-function sortTools(tools: unknown[]): unknown[] {
+/** Tools in key order: by name, ties by their canonical bytes. */
+export function sortTools(tools: unknown[]): unknown[] {
   const keyed = tools.map((t) => ({ t, name: isObj(t) && typeof t.name === 'string' ? t.name : '', bytes: undefined as Uint8Array | undefined }));
   const bytes = (x: (typeof keyed)[number]): Uint8Array => (x.bytes ??= canonicalize(x.t));
   keyed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : compareBytes(bytes(a), bytes(b))));
