@@ -25,7 +25,7 @@ function choiceMessage(choice: unknown): unknown[] | undefined {
  * The message lists a response value contributes to its conversation: one list per alternative
  * the response holds (an OpenAI body with n > 1 has several choices). Shapes, first that fits:
  * a string (the answer text); `choices` (OpenAI chat completions); `output` items (OpenAI
- * Responses); a message or Anthropic message object (`{ role?, content }`); anything else is kept
+ * Responses); an Ollama chat answer (`{ message, done }`); a message or Anthropic message object (`{ role?, content }`); anything else is kept
  * whole as the content of one assistant message, so it is still recorded and printed, even if no
  * later request can ever continue through it.
  *
@@ -41,6 +41,8 @@ export function responseMessages(value: unknown): unknown[][] {
     const alts = value.choices.map(choiceMessage).filter((m): m is unknown[] => m !== undefined);
     if (alts.length > 0) return alts;
   }
+  // An Ollama chat answer: the client sends `message` back as it is.
+  if (isObj(value.message) && typeof value.done === 'boolean') return [[value.message]];
   if (Array.isArray(value.output) && (value.object === 'response' || value.role === undefined)) {
     if (value.output.length > 0) return [value.output.slice()];
   }

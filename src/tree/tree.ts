@@ -194,6 +194,8 @@ export interface TreeRecord {
   value: unknown;
   key?: unknown;
   recordedAt?: unknown;
+  /** Where the request was sent (proxy records): APIs that route by URL (Ollama, Gemini, Azure deployments) are read with it. */
+  endpoint?: { method?: string; url: string };
   [extra: string]: unknown;
 }
 
@@ -378,7 +380,7 @@ export class ConversationTree {
    *               value: { choices: [{ message: { role: 'assistant', content: 'hello' } }] } })
    */
   record(rec: TreeRecord, meta?: Record<string, unknown>, normalize?: NormalizeOptions): Alternative[] {
-    const x = normalizeExchange(rec.request, rec.value, normalize);
+    const x = normalizeExchange(rec.request, rec.value, rec.endpoint ? { ...normalize, endpoint: rec.endpoint } : normalize);
     if (x.messages.length === 0) {
       throw treeError('The recorded request has no messages, so it has no place in a conversation tree.', 'Only conversations are placed in the tree.');
     }
