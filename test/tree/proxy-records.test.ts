@@ -268,6 +268,7 @@ describe('fromRecords with proxy records', () => {
       value: { object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hello', refusal: null }, finish_reason: 'stop', logprobs: null }] },
       key: 'a'.repeat(64),
       recordedAt: '2026-01-01T00:00:00.000Z',
+      endpoint: { method: 'POST', url: '/v1/chat/completions' },
     });
     expect(httpRecordExchange(httpRecord({ status: 404, body: ok }))).toBeUndefined();
   });
