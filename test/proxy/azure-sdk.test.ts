@@ -116,6 +116,14 @@ describe('Azure OpenAI through the proxy', () => {
       const proxy = await startProxy({ tape, mode: 'replay', port: 0 });
       try {
         expect(await azureScript(proxy.url, version)).toEqual(recorded);
+        // The first call's body with its members and message members reordered: still a hit.
+        const res = await fetch(`${proxy.url}/openai/deployments/gpt-4o-prod/chat/completions?api-version=${version}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'api-key': AZURE_KEY },
+          body: '{"messages":[{"content":"Hello Azure","role":"user"}],"temperature":0,"model":"gpt-4o-prod"}',
+        });
+        expect(res.headers.get('x-tapedeck-match')).toBe('exact');
+        expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe(recorded.chat);
         expect(proxy.handler.stats().misses).toBe(0);
       } finally {
         await proxy.close();

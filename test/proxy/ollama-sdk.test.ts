@@ -163,6 +163,19 @@ describe('ollama through the proxy', () => {
       // A streamed call of a prompt only recorded plain is a miss raised by the iterator's request.
       const streamed = await caught(ollama(proxy.url).chat({ model: 'llama3.2', stream: true, options: { temperature: 0, seed: 42, num_ctx: 4096 }, messages: [{ role: 'user', content: 'Hello there' }] }));
       expect((streamed as Error).name).toBe('ResponseError');
+      // The AI SDK's providers raise their API call errors with the diagnosis.
+      const native = createOllama({ baseURL: `${proxy.url}/api` });
+      const compat = createOpenAICompatible({ name: 'ollama', baseURL: `${proxy.url}/v1`, apiKey: OLLAMA_KEY });
+      const diagnosis = /tapedeck miss: message 0 \(user\) text differs/;
+      const c = (await caught(generateText({ model: compat('llama3.2'), prompt: 'Changed hello', maxRetries: 0 }))) as { name: string; message: string };
+      expect(c.name).toBe('AI_APICallError');
+      expect(c.message).toMatch(diagnosis);
+      // ollama-ai-provider-v2 reads errors in OpenAI's shape, not Ollama's `{ error: string }`
+      // (a real Ollama's errors too): its message is the status text, the diagnosis is in the body.
+      const n = (await caught(generateText({ model: native('llama3.2'), prompt: 'Changed hello', temperature: 0, maxRetries: 0 }))) as { name: string; statusCode: number; responseBody: string };
+      expect(n.name).toBe('AI_APICallError');
+      expect(n.statusCode).toBeGreaterThanOrEqual(400);
+      expect((JSON.parse(n.responseBody) as { error: string }).error).toMatch(diagnosis);
     } finally {
       await proxy.close();
     }
