@@ -5,7 +5,7 @@
 // with no choices and `prompt_filter_results`), and Azure's error bodies. Answers name the
 // deployment and count calls, so a replayed recording is told apart from a live call.
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLoopback } from './loopback.ts';
 
 export interface FakeAzure {
   url: string;
@@ -92,15 +92,5 @@ export async function startFakeAzure(apiKey: string, token?: string): Promise<Fa
     }
     res.end();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    calls,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenLoopback(server)), calls };
 }

@@ -7,7 +7,7 @@
 // `reasoning_content` for a model whose name says `reasoner`. Answers are derived from the
 // request and a per-server call counter, so a replayed recording is told apart from a live call.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLoopback } from './loopback.ts';
 
 export interface FakeOllama {
   url: string;
@@ -164,15 +164,5 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     }
     return json(404, { error: '404 page not found' });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    calls,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenLoopback(server)), calls };
 }
