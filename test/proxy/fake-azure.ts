@@ -4,14 +4,9 @@
 // header or an Entra ID bearer token, Azure's content-filter annotations (a first stream chunk
 // with no choices and `prompt_filter_results`), and Azure's error bodies. Answers name the
 // deployment and count calls, so a replayed recording is told apart from a live call.
-import { createServer, type IncomingMessage } from 'node:http';
-import { listenLoopback } from './loopback.ts';
+import { startFake, type FakeServer } from './loopback.ts';
 
-export interface FakeAzure {
-  url: string;
-  calls: { method: string; url: string; headers: IncomingMessage['headers']; body: string }[];
-  close(): Promise<void>;
-}
+export type FakeAzure = FakeServer;
 
 type Obj = Record<string, unknown>;
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -26,14 +21,7 @@ function lastUserText(messages: unknown): string {
 
 /** Starts the fake Azure OpenAI resource on 127.0.0.1, port 0. `apiKey` is the key it accepts. */
 export async function startFakeAzure(apiKey: string, token?: string): Promise<FakeAzure> {
-  const calls: FakeAzure['calls'] = [];
-  let n = 0;
-  const server = createServer(async (req, res) => {
-    const parts: Buffer[] = [];
-    for await (const c of req) parts.push(c as Buffer);
-    const raw = Buffer.concat(parts).toString('utf8');
-    calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw });
-    const count = ++n;
+  return startFake(async (req, res, raw, count) => {
     const url = new URL(req.url ?? '/', 'http://azure.invalid');
     const json = (status: number, v: unknown, headers: Obj = {}) => {
       const s = JSON.stringify(v);
@@ -92,5 +80,4 @@ export async function startFakeAzure(apiKey: string, token?: string): Promise<Fa
     }
     res.end();
   });
-  return { ...(await listenLoopback(server)), calls };
 }

@@ -6,14 +6,10 @@
 // when streamed, ending in `data: [DONE]`) and embeddings, with DeepSeek-style
 // `reasoning_content` for a model whose name says `reasoner`. Answers are derived from the
 // request and a per-server call counter, so a replayed recording is told apart from a live call.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { listenLoopback } from './loopback.ts';
+import type { ServerResponse } from 'node:http';
+import { startFake, type FakeServer } from './loopback.ts';
 
-export interface FakeOllama {
-  url: string;
-  calls: { method: string; url: string; headers: IncomingMessage['headers']; body: string }[];
-  close(): Promise<void>;
-}
+export type FakeOllama = FakeServer;
 
 export interface FakeOllamaOptions {
   /** Gap between streamed lines (default 2 ms). */
@@ -70,14 +66,7 @@ const stats = (n: number) => ({ total_duration: 1000000 + n, load_duration: 1000
 /** Starts the fake Ollama on 127.0.0.1, port 0. */
 export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<FakeOllama> {
   const gap = opts.gapMs ?? 2;
-  const calls: FakeOllama['calls'] = [];
-  let n = 0;
-  const server = createServer(async (req, res) => {
-    const parts: Buffer[] = [];
-    for await (const c of req) parts.push(c as Buffer);
-    const raw = Buffer.concat(parts).toString('utf8');
-    calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw });
-    const count = ++n;
+  return startFake(async (req, res, raw, count) => {
     const path = (req.url ?? '').split('?')[0]!;
     const json = (status: number, v: unknown) => {
       const s = JSON.stringify(v);
@@ -164,5 +153,4 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     }
     return json(404, { error: '404 page not found' });
   });
-  return { ...(await listenLoopback(server)), calls };
 }
