@@ -104,8 +104,9 @@ function shapeOf(body: unknown, opts: NormalizeOptions): { module: ProviderModul
  *   { endpoint: { method: 'POST', url: '/v1beta/models/gemini-2.5-flash:generateContent' } }).view.model // 'gemini-2.5-flash'
  * normalizeRequest({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).provider // 'openai-chat'
  */
-export function normalizeRequest(body: unknown, opts?: NormalizeOptions): RequestView {
-  if (opts === undefined || opts === null || typeof opts !== 'object') return normalizeChatShape(body, opts);
+export function normalizeRequest(body: unknown, opts: NormalizeOptions = {}): RequestView {
+  // Options that are not an object are the chat normalizer's E_ARG.
+  if (opts === null || typeof opts !== 'object') return normalizeChatShape(body, opts);
   const found = shapeOf(body, opts);
   const { endpoint: _e, ...rest } = opts;
   if (found) return found.module.normalize(body, { shape: found.shape, route: found.route, opts: { ...rest, provider: found.shape } });

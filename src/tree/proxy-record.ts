@@ -5,7 +5,7 @@
 
 import { TapedeckError } from '../errors.ts';
 import type { HttpRecord } from '../store/records.ts';
-import { assembleAnswer } from '../providers/index.ts';
+import { assembleAnswer, routeStreams } from '../providers/index.ts';
 import type { TreeRecord } from './tree.ts';
 
 function header(h: HttpRecord['response']['headers'], name: string): string | undefined {
@@ -34,11 +34,11 @@ export function httpRecordExchange(rec: HttpRecord): TreeRecord | undefined {
   const contentType = header(rec.response.headers, 'content-type');
   const mime = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   let value: unknown;
-  const endpoint = { method: rec.request.method, url: rec.request.url };
-  if (mime === 'text/event-stream' || mime === 'application/x-ndjson') {
-    value = assembleAnswer(endpoint, contentType, rec.response.body);
+  const sentTo = { method: rec.request.method, url: rec.request.url };
+  if (mime === 'text/event-stream' || mime === 'application/x-ndjson' || routeStreams(sentTo)) {
+    value = assembleAnswer(sentTo, contentType, rec.response.body);
     if (value === undefined) {
-      throw new TapedeckError('E_TREE', `The streamed answer to ${rec.route} is not a stream shape tapedeck assembles (OpenAI chat completions or Responses, Anthropic Messages, Ollama), or it reports an error.`, {
+      throw new TapedeckError('E_TREE', `The streamed answer to ${rec.route} is not a stream shape tapedeck assembles (OpenAI chat completions or Responses, Anthropic Messages, Gemini, Ollama), or it reports an error.`, {
         hint: 'The record still replays; only the tree cannot show its answer.',
       });
     }
@@ -52,5 +52,5 @@ export function httpRecordExchange(rec: HttpRecord): TreeRecord | undefined {
       });
     }
   }
-  return { request: rec.request.body, value, key: rec.key, recordedAt: rec.recordedAt, endpoint };
+  return { request: rec.request.body, value, key: rec.key, recordedAt: rec.recordedAt, endpoint: sentTo };
 }

@@ -24,7 +24,7 @@ function choiceMessage(choice: unknown): unknown[] | undefined {
 /**
  * The message lists a response value contributes to its conversation: one list per alternative
  * the response holds (an OpenAI body with n > 1 has several choices). Shapes, first that fits:
- * a string (the answer text); `choices` (OpenAI chat completions); `output` items (OpenAI
+ * a string (the answer text); `choices` (OpenAI chat completions); `candidates` (Gemini); `output` items (OpenAI
  * Responses); an Ollama chat answer (`{ message, done }`); a message or Anthropic message object (`{ role?, content }`); anything else is kept
  * whole as the content of one assistant message, so it is still recorded and printed, even if no
  * later request can ever continue through it.
@@ -39,6 +39,11 @@ export function responseMessages(value: unknown): unknown[][] {
   if (!isObj(value)) return [[{ role: 'assistant', content: value }]];
   if (Array.isArray(value.choices)) {
     const alts = value.choices.map(choiceMessage).filter((m): m is unknown[] => m !== undefined);
+    if (alts.length > 0) return alts;
+  }
+  if (Array.isArray(value.candidates)) {
+    // Gemini: each candidate's content ({ role: 'model', parts }) is what the client sends back.
+    const alts = value.candidates.filter((c): c is Obj => isObj(c) && isObj(c.content)).map((c) => [c.content]);
     if (alts.length > 0) return alts;
   }
   // An Ollama chat answer: the client sends `message` back as it is.
@@ -66,6 +71,10 @@ function extend(request: Obj, provider: Provider, more: readonly unknown[]): Obj
     const input = request.input;
     const items = typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? input : [];
     return { ...request, input: [...items, ...more] };
+  }
+  if (provider === 'gemini') {
+    const contents = Array.isArray(request.contents) ? request.contents : [];
+    return { ...request, contents: [...contents, ...more] };
   }
   const messages = Array.isArray(request.messages) ? request.messages : [];
   return { ...request, messages: [...messages, ...more] };
