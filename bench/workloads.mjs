@@ -620,3 +620,51 @@ export function ollamaChatBody() {
   cache.set('ollama', out);
   return out;
 }
+
+/**
+ * The M conversation as a Gemini generateContent body (contents with user/model roles,
+ * functionCall / functionResponse parts, fileData images, functionDeclarations, systemInstruction,
+ * generationConfig and safetySettings), sent to `endpoint`. Deterministic: derived from the M
+ * workload only.
+ */
+export function geminiBody() {
+  if (cache.has('gemini')) return cache.get('gemini');
+  const m = buildWorkload('M');
+  const { messages, tools } = m.body;
+  const [system, ...rest] = messages;
+  const contents = [];
+  const names = new Map();
+  for (const msg of rest) {
+    if (msg.role === 'tool') {
+      const part = { functionResponse: { name: names.get(msg.tool_call_id) ?? 'tool', response: { output: msg.content } } };
+      const last = contents[contents.length - 1];
+      if (last?.role === 'user' && last.parts.every((p) => p.functionResponse)) last.parts.push(part);
+      else contents.push({ role: 'user', parts: [part] });
+      continue;
+    }
+    const parts = [];
+    if (typeof msg.content === 'string' && msg.content !== '') parts.push({ text: msg.content });
+    else if (Array.isArray(msg.content)) {
+      for (const p of msg.content) {
+        if (p.type === 'text') parts.push({ text: p.text });
+        else if (p.type === 'image_url') parts.push({ fileData: { mimeType: 'image/png', fileUri: p.image_url.url } });
+      }
+    }
+    for (const c of msg.tool_calls ?? []) {
+      names.set(c.id, c.function.name);
+      parts.push({ functionCall: { name: c.function.name, args: JSON.parse(c.function.arguments) }, thoughtSignature: `sig-${c.id}` });
+    }
+    contents.push({ role: msg.role === 'assistant' ? 'model' : 'user', parts });
+  }
+  const body = {
+    systemInstruction: { parts: [{ text: system.content }] },
+    contents,
+    tools: [{ functionDeclarations: tools.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters })) }],
+    toolConfig: { functionCallingConfig: { mode: 'AUTO' } },
+    generationConfig: { temperature: 0, maxOutputTokens: 1024, thinkingConfig: { thinkingBudget: 512 } },
+    safetySettings: [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', threshold: 'BLOCK_ONLY_HIGH' }],
+  };
+  const out = { body, bytes: encoder.encode(JSON.stringify(body)), endpoint: { method: 'POST', url: '/v1beta/models/gemini-2.5-flash:generateContent' } };
+  cache.set('gemini', out);
+  return out;
+}

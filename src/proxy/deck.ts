@@ -20,6 +20,7 @@ import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { KEY_SPEC_VERSION } from '../providers/normalize.ts';
 import { recordingUrl } from '../providers/index.ts';
 import { rekeyWarning } from '../match/rekey.ts';
+import { routeOf } from '../providers/index.ts';
 import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { crc32 } from '../store/tape-codec.ts';
@@ -604,6 +605,12 @@ export class Deck {
       // LLM recordings made in this run (update mode) are found by the key the matcher reported.
       const rec = this.take(route, 'llm', llmKey);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
+      // Recorded before tapedeck understood the body's shape (a provider added since): keyed
+      // then as plain JSON, and found that way still.
+      if (r && r.count > r.llm.length) {
+        const old = this.take(route, 'json', input instanceof Uint8Array ? hashJSON(input) : hashValue(input));
+        if (old) return { kind: 'replay', record: old, matchedBy: 'exact', warnings: [] };
+      }
       return { kind: 'miss', miss: llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r) };
     }
     const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
@@ -617,6 +624,23 @@ export class Deck {
     return new TapedeckError('E_MISS', e.message, { ...e.details, route, file: this.tape });
   }
 
+  /**
+   * For APIs that name the model in the URL (Gemini, ...): when the request's route has no
+   * recordings but the same operation was recorded for another model, that is the difference.
+   */
+  private modelOnOtherRoute(route: string): string | undefined {
+    const here = routeOf(endpointOf(route));
+    if (here?.model === undefined) return undefined;
+    for (const [name, r] of this.routes) {
+      if (r.count === 0 || name === route) continue;
+      const there = routeOf(endpointOf(name));
+      if (there && there.provider === here.provider && there.route === here.route && there.model !== here.model) {
+        return `model differs: ${here.model} vs ${there.model} in the recordings (the URL names the model)`;
+      }
+    }
+    return undefined;
+  }
+
   /** A miss no matcher explains: no LLM recordings on the route, or a non-LLM request. */
   private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined): TapedeckError {
     const recorded = r?.count ?? 0;
@@ -624,6 +648,8 @@ export class Deck {
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
     const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
     let difference = `no recording for ${shown}`;
+    const otherModel = r && recorded > 0 ? undefined : this.modelOnOtherRoute(route);
+    if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = `no tape at ${tape}`;
     else if (this.recordingCount === 0) difference = 'the tape has no recordings';
     else if (r && recorded > 0) difference = `none of the ${recorded} recording${recorded === 1 ? '' : 's'} for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;

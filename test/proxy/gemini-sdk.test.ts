@@ -13,7 +13,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashValue } from '../../src/index.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
+import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { startGemini, type FakeGemini } from './fake-gemini.ts';
 
@@ -171,6 +173,59 @@ describe('Gemini clients through the proxy', () => {
       expect((e3 as Error).message).toContain(diagnosis);
     } finally {
       await proxy.close();
+    }
+  });
+});
+
+describe('Gemini misses and older tapes', () => {
+  it('a model the URL names that was not recorded, where another was, says the model differs', async () => {
+    const tape = join(dir, 'models.tape');
+    const upstream = await startGemini({ apiKey: KEY });
+    const rec = createFetch({ tape, mode: 'record' });
+    try {
+      await genai(upstream.url, rec).models.generateContent({ model: MODEL, contents: 'Which model?' });
+    } finally {
+      await rec.close();
+      await upstream.close();
+    }
+    const play = createFetch({ tape, mode: 'replay' });
+    try {
+      const e = await genai(upstream.url, play)
+        .models.generateContent({ model: 'gemini-2.0-flash', contents: 'Which model?' })
+        .catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ApiError);
+      expect(JSON.parse((e as ApiError).message).error.message).toMatch(/^tapedeck miss: model differs: gemini-2\.0-flash vs gemini-2\.5-flash in the recordings/);
+    } finally {
+      await play.close();
+    }
+  });
+
+  it('a Gemini call recorded before tapedeck knew the shape (keyed as plain JSON) still replays', async () => {
+    const tape = join(dir, 'older.tape');
+    const upstream = await startGemini({ apiKey: KEY });
+    const rec = createFetch({ tape, mode: 'record' });
+    let first: string | undefined;
+    try {
+      first = (await genai(upstream.url, rec).models.generateContent({ model: MODEL, contents: 'Recorded long ago' })).text;
+    } finally {
+      await rec.close();
+      await upstream.close();
+    }
+    // The record as an older tapedeck wrote it: match 'json', keyed by the digest of the body.
+    const older = join(dir, 'older-json.tape');
+    await createTape(older);
+    const records = (await readTape(tape)).records.map((r) => r.value as { match: string; key: string; request: { body: unknown } });
+    expect(records.map((r) => r.match)).toEqual(['llm']);
+    await appendRecords(older, records.map((r) => ({ ...r, match: 'json', key: hashValue(r.request.body) })));
+    const play = createFetch({ tape: older, mode: 'replay' });
+    try {
+      expect((await genai(upstream.url, play).models.generateContent({ model: MODEL, contents: 'Recorded long ago' })).text).toBe(first);
+      const miss = await genai(upstream.url, play)
+        .models.generateContent({ model: MODEL, contents: 'Recorded long ago?' })
+        .catch((x: unknown) => x);
+      expect(miss).toBeInstanceOf(ApiError);
+    } finally {
+      await play.close();
     }
   });
 });
