@@ -386,7 +386,7 @@ export class Deck {
 
   /** Files a recording loaded at open: LLM ones go to the route's matcher, the rest are found by key. */
   private add(rec: HttpRecord, source: string): void {
-    const r = this.route(rec.route);
+    const r = this.route(this.filedRoute(rec));
     r.count++;
     this.recordingCount++;
     this.counters.recordings = this.recordingCount;
@@ -410,6 +410,17 @@ export class Deck {
       r.llm.push({ request: rec.request.body, response: rec, source });
       r.perKey.set(cur.key, (r.perKey.get(cur.key) ?? 0) + 1);
     }
+  }
+
+  /**
+   * The route a loaded record is served under: its stored route, unless the module of its route
+   * now files recordings without some query parameters (Azure OpenAI's `api-version`): then the
+   * route its URL gets today, so tapes written before that keep replaying.
+   */
+  private filedRoute(rec: HttpRecord): string {
+    const { method, url } = rec.request;
+    if (typeof url !== 'string' || !url.includes('?') || recordingUrl({ method, url }) === url) return rec.route;
+    return this.routeOf(method, url);
   }
 
   /** Stand-ins for LLM recordings lost to damage: the lost one's place, and the next intact one. */

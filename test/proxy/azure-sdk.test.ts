@@ -12,7 +12,7 @@ import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { assembleAnswer } from '../../src/providers/index.ts';
 import { isHttpRecord } from '../../src/store/records.ts';
-import { readTape } from '../../src/store/tape-file.ts';
+import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
 import { startFakeAzure, type FakeAzure } from './fake-azure.ts';
 import { startFakeOllama } from './fake-ollama.ts';
 
@@ -144,6 +144,7 @@ describe('Azure OpenAI through the proxy', () => {
       expect(e.message).toMatch(/^4\d\d tapedeck miss: message 0 \(user\) text differs from the closest recording; re-record: /);
       const other = await caught(client.chat.completions.create({ model: 'gpt-4o-staging', temperature: 0, messages: [{ role: 'user', content: 'Hello Azure' }] }));
       expect((other as InstanceType<typeof OpenAI.APIError>).code).toBe('E_MISS');
+      expect((other as Error).message).toMatch(/tapedeck miss: model differs: gpt-4o-staging vs gpt-4o-prod in the recordings/);
     } finally {
       await proxy.close();
     }
@@ -181,6 +182,36 @@ describe('Azure OpenAI through createFetch', () => {
       expect((await v1(play).chat.completions.create({ model: 'gpt-4o-v1', messages: [{ role: 'user', content: 'On the v1 path' }] })).choices[0]!.message.content).toBe(v1Answer);
       const miss = await caught(v1(play).chat.completions.create({ model: 'gpt-4o-other', messages: [{ role: 'user', content: 'On the v1 path' }] }));
       expect((miss as InstanceType<typeof OpenAI.APIError>).message).toMatch(/tapedeck miss: .*model/);
+    } finally {
+      await play.close();
+    }
+  });
+});
+
+describe('Azure OpenAI tapes written before api-version left the route', () => {
+  it('still replay, for the version they were recorded with and a newer one', async () => {
+    const tape = join(dir, 'versioned.tape');
+    const fake = await startFakeAzure(AZURE_KEY);
+    const rec = createFetch({ tape, mode: 'record' });
+    let first: string | null = null;
+    try {
+      first = (await azure(fake.url, '2024-10-21', rec).chat.completions.create({ model: 'gpt-4o-prod', messages: [{ role: 'user', content: 'Recorded long ago' }] })).choices[0]!.message.content;
+    } finally {
+      await rec.close();
+      await fake.close();
+    }
+    // The record as an older tapedeck filed it: under its URL with the query.
+    const older = join(dir, 'versioned-older.tape');
+    await createTape(older);
+    const records = (await readTape(tape)).records.map((r) => r.value).filter(isHttpRecord);
+    expect(records.map((r) => r.route)).toEqual(['POST /openai/deployments/gpt-4o-prod/chat/completions']);
+    await appendRecords(older, records.map((r) => ({ ...r, route: `${r.route}?api-version=2024-10-21`, request: { ...r.request, url: `${r.request.url}?api-version=2024-10-21` } })));
+    const play = createFetch({ tape: older, mode: 'replay' });
+    try {
+      for (const version of ['2024-10-21', '2025-04-01-preview']) {
+        const got = await azure(fake.url, version, play).chat.completions.create({ model: 'gpt-4o-prod', messages: [{ role: 'user', content: 'Recorded long ago' }] });
+        expect(got.choices[0]!.message.content).toBe(first);
+      }
     } finally {
       await play.close();
     }

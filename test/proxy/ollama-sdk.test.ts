@@ -11,7 +11,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestKeys } from '../../src/match/matcher.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
+import { isHttpRecord } from '../../src/store/records.ts';
+import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { startFakeOllama, type FakeOllama } from './fake-ollama.ts';
 
@@ -225,6 +228,36 @@ describe('ollama through createFetch', () => {
     try {
       const res = await rawStream(fake.url, play, RAW_BODY);
       expect(res.match).toBe('miss');
+    } finally {
+      await play.close();
+    }
+  });
+});
+
+describe('Ollama tapes written before the Ollama shapes', () => {
+  it('still replay: a chat keyed then by the chat family (the generic shape) is found by its stored request', async () => {
+    const tape = join(dir, 'generic.tape');
+    const fake = await startFakeOllama();
+    const rec = createFetch({ tape, mode: 'record' });
+    const ask = (f: typeof fetch) => ollama(fake.url, f).chat({ model: 'llama3.2', keep_alive: '5m', options: { seed: 1, num_thread: 4 }, messages: [{ role: 'user', content: 'Recorded long ago' }] });
+    let first: string | undefined;
+    try {
+      first = (await ask(rec)).message.content;
+    } finally {
+      await rec.close();
+      await fake.close();
+    }
+    // The record as an older tapedeck wrote it: the key the body alone gave (generic, with options).
+    const older = join(dir, 'generic-older.tape');
+    await createTape(older);
+    const records = (await readTape(tape)).records.map((r) => r.value).filter(isHttpRecord);
+    const oldKey = (body: unknown) => requestKeys(body).key;
+    expect(requestKeys(records[0]!.request.body).provider).toBe('generic');
+    expect(oldKey(records[0]!.request.body)).not.toBe(records[0]!.key);
+    await appendRecords(older, records.map((r) => ({ ...r, key: oldKey(r.request.body) })));
+    const play = createFetch({ tape: older, mode: 'replay' });
+    try {
+      expect((await ask(play)).message.content).toBe(first);
     } finally {
       await play.close();
     }
