@@ -28,8 +28,12 @@ const direct = [
   // The packed tarball and the CLI as a user meets them: nothing backend-specific.
   'test/package/**/*.test.ts',
   'test/cli/**/*.test.ts',
+  // tsc over the type tests: types do not depend on a backend.
+  'test/types/**/*.test.ts',
   // Real redis-server processes: once is enough, the core is not what they test.
   'test/redis/**/*.test.ts',
+  // Real MCP servers and clients: the engine under them is tested once.
+  'test/mcp/**/*.test.ts',
 ];
 
 /** The SDK's deprecation notice for a model name the tests use as data (see test/setup.ts). */
@@ -38,6 +42,8 @@ const common = { setupFiles: ['test/setup.ts'] };
 
 export default defineConfig({
   test: {
+    // One fresh temp directory for the run; a test that leaves a tapedeck-* folder fails it.
+    globalSetup: ['test/temp-dir.ts'],
     onConsoleLog: (log: string) => (SDK_DEPRECATION.test(log) ? false : undefined),
     projects: [
       ...(['wasm-simd', 'wasm', 'js'] as const).map((backend) => ({

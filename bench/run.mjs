@@ -544,6 +544,22 @@ if (!FILTERS.length || FILTERS.includes('redis')) {
   }
 }
 
+// -------------------------------------------------------------------- mcp ----
+// MCP rows: replayed tools/call over stdio, Streamable HTTP and in process against the real
+// server-everything in the same run; the key of a JSON-RPC call.
+let mcpRows = null;
+if (!FILTERS.length || FILTERS.includes('mcp')) {
+  const { mcpBench, formatRow } = await import('./mcp.mjs');
+  lib.setBackend(DEFAULT_BACKEND);
+  mcpRows = await mcpBench({ quick: QUICK });
+  console.log(`\n== MCP: record/replay of an MCP server (server-everything, the SDK Client; medians; backend ${DEFAULT_BACKEND})`);
+  console.log(table(['row', 'value', 'ratio', 'vs'], mcpRows.rows.map(formatRow)));
+  for (const t of mcpRows.targets) {
+    targets.push({ label: t.label, backend: DEFAULT_BACKEND, row: null, value: t.value, pass: t.pass, unit: t.unit });
+    console.log(`  ${t.label.padEnd(60)} ${`${t.value.toFixed(2)}x`.padStart(14)}  ${t.pass ? 'PASS' : 'MISS'}`);
+  }
+}
+
 // ------------------------------------------------------------------- size ----
 // Size rows: the browser entry as a page downloads it (minified, gzipped), vs the main entry.
 let size = null;
@@ -564,6 +580,6 @@ if (!FILTERS.length || FILTERS.includes('size')) {
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, size: size && { rows: size.rows } }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, mcp: mcpRows && { rows: mcpRows.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;

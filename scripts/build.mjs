@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds everything a fresh clone needs, in order: generated number tables, both wasm targets,
 // the embedded module for src/ (base64, so the package loads synchronously with no file I/O),
-// and the TypeScript output. Run by `npm install` (prepare), `npm run build` and before `npm test`.
+// and the TypeScript output. Run by `npm pack` / `npm publish` (prepack), `npm run build`, and before `npm test` and
+// `npm run bench` (pretest, prebench).
 // The wasm steps (~10 s) are skipped when every wasm output is newer than every input they are
 // made from (a fresh clone has no outputs, so it builds everything); `--force` rebuilds anyway.
 import { execFileSync } from 'node:child_process';
@@ -113,4 +114,12 @@ function buildTypeScript() {
   // The .wasm files themselves, for pages that load a build by URL (loadWasmBuild in the browser entry).
   mkdirSync(join(root, 'dist/wasm'), { recursive: true });
   for (const file of Object.values(targets)) copyFileSync(join(root, file), join(root, 'dist/wasm', file.slice('build/'.length)));
+  // Jest loads setup files and reporters as CommonJS: those two entries are also shipped bundled
+  // as CommonJS (package.json "require" conditions), with types of their own.
+  for (const name of ['jest', 'jest-reporter']) {
+    // The reporter's module is its class (what jest, and `export =` in its types, expect).
+    const footer = name === 'jest-reporter' ? ['--footer:js=module.exports = module.exports.default;'] : [];
+    run(bin('esbuild'), [`dist/testing/${name}.js`, '--bundle', '--platform=node', '--format=cjs', '--target=node20', `--outfile=dist/testing/${name}.cjs`, '--log-level=warning', ...footer]);
+    copyFileSync(join(root, `src/testing/${name}.d.cts`), join(root, `dist/testing/${name}.d.cts`));
+  }
 }

@@ -261,6 +261,12 @@ def cases():
         {'role': 'assistant', 'tool_calls': [{'id': 'B', 'function': {'name': 'f', 'arguments': '{}'}}, {'id': 'A', 'function': {'name': 'f', 'arguments': '{}'}}]},
         {'role': 'tool', 'tool_call_id': 'B', 'content': 'a'}, {'role': 'tool', 'tool_call_id': 'A', 'content': 'b'}]})
     add('ids: number and string ids differ', ['ids'], {'model': 'm', 'messages': [{'role': 'assistant', 'tool_calls': [{'id': 1, 'function': {'name': 'f'}}, {'id': '1', 'function': {'name': 'f'}}]}]})
+    add('ids: object ids are one id whatever their key order', ['ids'], {'model': 'm', 'messages': [
+        {'role': 'assistant', 'tool_calls': [{'id': {'a': 1, 'b': 2}, 'function': {'name': 'f', 'arguments': '{}'}}]},
+        {'role': 'tool', 'tool_call_id': {'b': 2, 'a': 1}, 'content': 'x'}]})
+    add('ids: anthropic object ids, reordered in the result', ['ids'], {'model': 'claude', 'max_tokens': 8, 'messages': [
+        {'role': 'assistant', 'content': [{'type': 'tool_use', 'id': {'z': [1, {'y': 2, 'x': 1}], 'a': 'k'}, 'name': 'f', 'input': {}}]},
+        {'role': 'user', 'content': [{'type': 'tool_result', 'tool_use_id': {'a': 'k', 'z': [1, {'x': 1, 'y': 2}]}, 'content': 'r'}]}]})
     add('ids: result without call', ['ids'], {'model': 'm', 'messages': [{'role': 'tool', 'tool_call_id': 'zz', 'content': 'x'}]})
     add('ids: tool_call_id on a user message', ['ids', 'tool_call_id'], {'model': 'm', 'messages': [{'role': 'user', 'tool_call_id': 'q', 'content': 'x'}]})
     add('ids: tool_call_id numbered before content', ['ids'], gen([{'role': 'tool', 'tool_call_id': 'R', 'content': [{'type': 'tool_use', 'id': 'U', 'name': 'f', 'input': {}}]}]))

@@ -3,6 +3,7 @@
  * `hint:` line that names a command or flag (never an API call), and no stack trace unless
  * `--debug` was given. Exit codes are documented in `tapedeck --help` and the README.
  */
+import { cliFormsOf } from './cli-help.ts';
 import { TapedeckError } from './errors.ts';
 
 /** Exit codes of the `tapedeck` command. */
@@ -89,7 +90,7 @@ export function exitCodeFor(e: unknown): number {
 export function formatCliError(e: unknown): string {
   const err = toCliError(e);
   const libraryHint = typeof err.details.hint === 'string' ? err.details.hint : undefined;
-  const hint = CLI_HINTS[err.code] ?? (libraryHint && !API_HINT.test(libraryHint) ? libraryHint : undefined);
+  const hint = CLI_HINTS[err.code] ?? (libraryHint && !API_HINT.test(libraryHint) ? libraryHint : libraryHint && cliFormsOf(libraryHint));
   let message = err.message.replace(/\s+/g, ' ').trim();
   // Library messages carry their hint at the end; the hint line says it instead.
   if (libraryHint && message.endsWith(libraryHint)) message = message.slice(0, -libraryHint.length).trim();

@@ -5,11 +5,15 @@
 import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckError, VERSION } from './index.ts';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { EXIT, reportCliError, setDebug, usageError } from './cli-errors.ts';
+import { COMMAND_HELP } from './cli-help.ts';
 import { exportTapeJSON, importTapeJSON } from './store/export.ts';
 import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { answerProblem, isHttpRecord } from './store/records.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
+import { TAPE_MAGIC } from './store/tape-codec.ts';
+import { isUtf8 } from 'node:buffer';
 import { normalizeRequest } from './providers/index.ts';
+import { callLabel } from './mcp/tape.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
 
@@ -41,9 +45,17 @@ Commands:
                         JSON recordings (one request/response per file), or from
                         a DSPy-style cache.json
                         (refuses to overwrite without --force)
+  mcp --tape FILE [--mode M] -- <server command> [args...]
+                        Record/replay an MCP server over stdio: put it where the
+                        MCP host starts the server (tapedeck mcp --help; docs/mcp.md)
   serve --upstream URL --tape FILE [--mode M] [--port N] [--host H] ...
                         Record/replay proxy for LLM APIs (tapedeck serve --help;
                         docs/proxy.md)
+  add <tape> <file.json>...
+                        Add hand-written recordings (answers, streams, errors such as
+                        429, cut streams) to a tape (docs/hand-written.md)
+  init                  Make git diff show tapes as their JSON export (.gitattributes
+                        and git config; docs/tape-format.md)
   push <tape> <redis-url> [--namespace NS] [--ttl S]
                         Copy a tape's records into a shared Redis store (docs/redis.md)
   pull <redis-url> <tape> [--namespace NS] [--force]
@@ -56,7 +68,8 @@ Options:
                         for \`key\`, request arguments to leave out
   --force               import, pull: replace an existing tape
   --debug               Print the stack trace with an error
-  -h, --help            Show this help (tapedeck serve --help, tapedeck tree --help)
+  -h, --help            Show this help; tapedeck <command> --help (or tapedeck help
+                        <command>) shows that command's
   -v, --version         Print the version
 
 Environment:
@@ -68,7 +81,7 @@ Environment:
                         The replay-by-trace-token store of serve (docs/replay.md)
 
 Exit codes:
-  0    done (verify, tree: no problems found)
+  0    done (verify, inspect, tree: no problems found)
   1    bad input (invalid JSON, a damaged, missing or wrong kind of file), or problems found
   2    usage: unknown command or option, a bad value, a missing argument
   130  serve stopped by a second signal without waiting for in-flight requests
@@ -144,6 +157,13 @@ async function inspect(file: string | undefined): Promise<number> {
     const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
     const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
     const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
+    if (v.kind === 'mcp') {
+      // MCP exchanges: the method and what it names in place of model and first message.
+      const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
+      const method = typeof req.method === 'string' ? req.method : '?';
+      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\tmcp\t${callLabel(method, req.params)}\n`);
+      return;
+    }
     const { request, route } = recordedRequest(v);
     const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
     const first = firstUserText(request);
@@ -152,7 +172,8 @@ async function inspect(file: string | undefined): Promise<number> {
     process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`);
   });
   for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
-  return 0;
+  // Damage is a problem found, as for verify: scripts and CI see it in the exit code.
+  return t.warnings.length ? 1 : 0;
 }
 
 async function prune(file: string | undefined): Promise<number> {
@@ -179,11 +200,21 @@ async function verify(file: string | undefined): Promise<number> {
 }
 
 function main(argv: string[]): number | Promise<number> {
+  // `tapedeck <command> --help` and `tapedeck help <command>`: that command's own help.
+  const asked = argv[0] === 'help' ? argv[1] : argv.some((a) => a === '-h' || a === '--help') ? argv[0] : undefined;
+  if (asked !== undefined && Object.hasOwn(COMMAND_HELP, asked) && !(asked === 'prune' && argv.some((a) => /^rediss?:\/\//i.test(a)))) {
+    process.stdout.write(COMMAND_HELP[asked]!);
+    return 0;
+  }
+  if (argv[0] === 'help' && argv[1] !== undefined && ['serve', 'mcp', 'tree', 'add', 'init', 'push', 'pull'].includes(argv[1])) return main([argv[1], '--help']);
   // serve has its own flags (--help included); loaded on demand so other commands stay light.
   // A stopped proxy ends the process even if a handle (a client's keep-alive socket, a store
   // connection) would keep it alive: the port must be free once serve has returned.
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(code));
+  if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(code));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
+  if (argv[0] === 'add') return import('./proxy/add-cli.ts').then((m) => m.addCommand(argv.slice(1)));
+  if (argv[0] === 'init') return import('./store/git-diff.ts').then((m) => m.initCommand(argv.slice(1)));
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
   // prune takes a tape or a Redis URL (with Redis options): the URL goes to the Redis command.
@@ -275,6 +306,18 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
     return { ...(await importRecordingsDir(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a directory of JSON recordings' };
   }
   const bytes = readInput(src);
+  // The arguments swapped (a tape first), or another binary file: say so, not a JSON error
+  // that quotes binary bytes.
+  const name = src === '-' ? 'stdin' : src;
+  if (bytes.length >= TAPE_MAGIC.length && TAPE_MAGIC.every((b, i) => bytes[i] === b)) {
+    throw new TapedeckError('E_IMPORT_FORMAT', `${name} is a tape, not JSON: import reads JSON and writes the tape given second; no tape written.`, {
+      file: src,
+      hint: `tapedeck import <input.json> <out.tape> (input first); to turn this tape into JSON: tapedeck export ${src === '-' ? '<tape>' : src} > tape.json`,
+    });
+  }
+  if (bytes.subarray(0, 4096).includes(0) || !isUtf8(bytes)) {
+    throw new TapedeckError('E_IMPORT_FORMAT', `${name} is binary data, not JSON text; no tape written.`, { file: src, hint: formats });
+  }
   const parsed = parseJSON(bytes);
   const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
   if (isObject(parsed) && isObject(parsed.entries) && !('records' in parsed)) {
@@ -295,13 +338,15 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 });
 
 const argv = process.argv.slice(2);
-setDebug(argv.includes('--debug'));
+// Past `--` the words are another program's (tapedeck mcp's server command): left alone.
+const dashes = argv.indexOf('--') < 0 ? argv.length : argv.indexOf('--');
+setDebug(argv.slice(0, dashes).includes('--debug'));
 const fail = (e: unknown) => {
   process.exitCode = reportCliError(e);
 };
 
 try {
-  const code = main(argv.filter((a) => a !== '--debug'));
+  const code = main([...argv.slice(0, dashes).filter((a) => a !== '--debug'), ...argv.slice(dashes)]);
   if (typeof code === 'number') process.exitCode = code;
   else code.then((c) => (process.exitCode = c), fail);
 } catch (e) {

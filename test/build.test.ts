@@ -2,10 +2,10 @@
 // package.json's, and the CLI answers.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from '../src/core/wasm.generated.ts';
 import { SCALAR_BASE64 } from '../src/core/wasm-scalar.generated.ts';
 import * as browserBuild from '../src/core/wasm-browser.generated.ts';
@@ -132,6 +132,7 @@ describe('tapedeck CLI', () => {
 
   it('verify checks a tape: ok, a torn tail with its offset, a missing file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tapedeck-verify-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const tape = join(dir, 'app.tape');
     await createTape(tape, { created: '2026-11-22T00:00:00.000Z' });
     await appendRecords(tape, [{ a: 1 }, { b: 'two' }]);
@@ -153,6 +154,7 @@ describe('tapedeck CLI', () => {
 
   it('export and import round-trip a tape through deterministic JSON', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tapedeck-export-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const tape = join(dir, 'a.tape');
     await createTape(tape, { created: '2026-11-22T00:00:00.000Z' });
     await appendRecords(tape, [{ z: 1, a: 'é', when: new Date(0) }]);
@@ -172,6 +174,7 @@ describe('tapedeck CLI', () => {
 
   it('inspect lists records; prune removes damage and keeps every good record', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tapedeck-inspect-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const tape = join(dir, 'qa.tape');
     const cache = await ReplayCache.open(tape, { mode: 'record' });
     await cache.put({ model: 'gpt-4o', messages: [{ role: 'user', content: 'What is   the capital of France?' }] }, 'Paris');

@@ -5,6 +5,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import { headOf, type LoadedRecord, type LoadResult, type RecordBackend, type StoreWarning } from '../store/backend.ts';
+import { isRedactionSalt } from '../store/tape-codec.ts';
 import type { LoadedTape } from './load.ts';
 
 function readOnly(location: string, what: string): never {
@@ -16,11 +17,13 @@ function readOnly(location: string, what: string): never {
 
 export class LoadedTapeBackend implements RecordBackend {
   readonly location: string;
+  readonly salt: string | undefined;
   private readonly tape: LoadedTape;
 
   constructor(tape: LoadedTape) {
     this.tape = tape;
     this.location = tape.name;
+    this.salt = isRedactionSalt(tape.header.salt) ? tape.header.salt : undefined;
   }
 
   async load(): Promise<LoadResult> {

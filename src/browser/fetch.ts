@@ -17,7 +17,7 @@ export interface ReplayFetchOptions {
   tape: LoadedTape;
   /**
    * `replay` (default): answer from the tape; a request it has no recording for gets the
-   * provider-shaped 404 with the miss diagnostics (`E_MISS`). `passthrough`: every request goes
+   * provider-shaped 400 with the miss diagnostics (`E_MISS`). `passthrough`: every request goes
    * to `fetch` (the live API), the tape is not used.
    */
   mode?: 'replay' | 'passthrough';
@@ -38,7 +38,7 @@ export interface ReplayFetchOptions {
   matchHeaders?: readonly string[];
   /** Secret fields masked in requests before matching: must be what the tape was recorded with. */
   redact?: RedactOptions;
-  /** HTTP status of a replay miss (default 404). */
+  /** HTTP status of a replay miss (default 400). */
   missStatus?: number;
   /** The live fetch in passthrough mode (default globalThis.fetch). */
   fetch?: typeof fetch;

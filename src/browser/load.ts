@@ -55,8 +55,8 @@ export async function loadTape(source: ByteSource, opts: { name?: string } = {})
   if (bytes[i] === 0x7b || (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf)) {
     const text = new TextDecoder('utf-8', { ignoreBOM: false }).decode(bytes);
     try {
-      const { created, tapedeckVersion, values } = parseTapeDocument(text);
-      return { name, format: 'json', header: { formatVersion: TAPE_FORMAT_VERSION, created, tapedeckVersion }, records: values.map((value, offset) => ({ offset, value })), warnings: [] };
+      const { created, tapedeckVersion, salt, values } = parseTapeDocument(text);
+      return { name, format: 'json', header: { formatVersion: TAPE_FORMAT_VERSION, created, tapedeckVersion, ...(salt !== undefined ? { salt } : {}) }, records: values.map((value, offset) => ({ offset, value })), warnings: [] };
     } catch (e) {
       if (e instanceof TapedeckError) throw new TapedeckError(e.code, `${name}: ${e.message}`, { ...e.details, file: name });
       throw e;

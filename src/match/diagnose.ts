@@ -12,6 +12,7 @@
 
 import { canonicalize } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
+import { SHAPE_ARGS_KEPT, SHAPE_DEFAULTS } from '../providers/normalize.ts';
 import type { MatchMode, Recording, RequestDigests, RequestKeys, Signature } from './matcher.ts';
 
 /**
@@ -236,14 +237,72 @@ function nearMiss(ctx: MissContext, i: number): NearMiss {
   };
 }
 
-/** The three recordings closest to the request: longest shared prefix, then signature. */
+// Arguments that decide the shape of the answer (a stream or one body, how many choices, which
+// format): a recording that differs in one of them answers in another shape, so among recordings
+// that share as much content it is the farther one. Absent means the default.
+const SHAPE_FLAGS: Readonly<Record<string, unknown>> = { ...Object.fromEntries(SHAPE_ARGS_KEPT.map((k) => [k, null])), ...SHAPE_DEFAULTS };
+
+/** How many shape-deciding arguments differ, absent counting as the default. */
+function shapeDistance(req: Record<string, unknown>, rec: Record<string, unknown>): number {
+  const a = opts(req);
+  const b = opts(rec);
+  let n = 0;
+  for (const [k, dflt] of Object.entries(SHAPE_FLAGS)) {
+    if (canonicalText(a[k] ?? dflt) !== canonicalText(b[k] ?? dflt)) n++;
+  }
+  return n;
+}
+
+// Words of canonical JSON: the unit in which "how much of the text is shared" is counted, so one
+// letter in common by chance does not outweigh a difference of shape.
+const WORD = /[^\s"{}[\],:]+/g;
+
+/**
+ * How much of the conversation after the shared prefix the two have in common: leading plus
+ * trailing words of the remaining messages (a prompt edited in one place keeps both ends).
+ */
+function sharedWords(a: readonly unknown[], b: readonly unknown[], from: number): number {
+  const words = (ms: readonly unknown[]) => ms.slice(from).map((m) => canonicalText(m ?? null)).join(' ').match(WORD) ?? [];
+  const x = words(a);
+  const y = words(b);
+  const n = Math.min(x.length, y.length);
+  let p = 0;
+  while (p < n && x[p] === y[p]) p++;
+  let s = 0;
+  while (s < n - p && x[x.length - 1 - s] === y[y.length - 1 - s]) s++;
+  return p + s;
+}
+
+// Recordings whose full view is compared (the ones sharing the most leading messages): bounds
+// the miss path on a tape of thousands.
+const REFINE_MAX = 256;
+
+/**
+ * The recordings closest to the request, ranked by how much of the request they share: leading
+ * messages first, then the words of the rest of the conversation, then the arguments that decide
+ * the answer's shape (stream, n, format), the tools, the model, the other arguments, and the
+ * signature. A changed streamed prompt is thus compared with the streamed recording of the
+ * nearest prompt, not with an unrelated plain one recorded earlier.
+ */
 export function closestRecordings(ctx: MissContext, limit = 3): NearMiss[] {
-  const scored = ctx.keys.map((k, i) => ({
-    i,
-    shared: sharedPrefix(ctx.request.pathHashes, k.pathHashes),
-    dist: signatureDistance(ctx.request.signature, k.signature),
-  }));
-  scored.sort((a, b) => b.shared - a.shared || a.dist - b.dist || a.i - b.i);
+  const req = ctx.request;
+  const coarse = ctx.keys.map((k, i) => ({ i, shared: sharedPrefix(req.pathHashes, k.pathHashes), dist: signatureDistance(req.signature, k.signature) }));
+  coarse.sort((a, b) => b.shared - a.shared || a.dist - b.dist || a.i - b.i);
+  const candidates = coarse.slice(0, Math.max(limit, REFINE_MAX));
+  const scored = candidates.map((c) => {
+    const rec = ctx.full(c.i);
+    const toolsDiff = setDiff(req.signature.toolNames, rec.signature.toolNames).length + setDiff(rec.signature.toolNames, req.signature.toolNames).length + (differs(req.view, rec.view, 'tools') ? 1 : 0);
+    const args = differingArgsOf(req.view, rec.view);
+    return {
+      ...c,
+      words: sharedWords(req.messages, rec.messages, c.shared),
+      shape: shapeDistance(req.view, rec.view),
+      tools: toolsDiff,
+      model: differs(req.view, rec.view, 'model') ? 1 : 0,
+      args: args.length,
+    };
+  });
+  scored.sort((a, b) => b.shared - a.shared || b.words - a.words || a.shape - b.shape || a.tools - b.tools || a.model - b.model || a.args - b.args || a.dist - b.dist || a.i - b.i);
   return scored.slice(0, limit).map((s) => nearMiss(ctx, s.i));
 }
 
@@ -414,7 +473,7 @@ function repeatOption(entry: MissEntry): string | undefined {
 
 /**
  * Longest first line of a miss; longer ones put the fix on the next line. 140 leaves room for
- * what an SDK puts in front (`404 tapedeck miss: `) within 160 characters.
+ * what an SDK puts in front (`400 tapedeck miss: `) within 160 characters.
  */
 export const HEADLINE_MAX = 140;
 

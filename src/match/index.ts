@@ -21,3 +21,4 @@ export { detectProvider, normalizeRequest } from '../providers/index.ts';
 export { DROPPED_ARGS, fingerprintIgnoreKeys } from '../providers/normalize.ts';
 export type { Attachment, Endpoint, NormalizeOptions, Provider, RequestView } from '../providers/types.ts';
 export { loadRecordingsDir, type LoadOptions } from './recordings.ts';
+export { VOLATILE_MARK, VOLATILE_PATTERNS, type VolatileSpan } from '../providers/volatile-text.ts';

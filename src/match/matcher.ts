@@ -9,6 +9,7 @@ import { explainMiss, type MissEntry } from './diagnose.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import { fingerprintIgnoreKeys, type NormalizeOptions, type Provider } from '../providers/normalize.ts';
 import { rawRequestDigests } from './raw-keys.ts';
+import { withVolatileSpans } from './volatile-miss.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
 export const MATCH_MODES: readonly MatchMode[] = ['exact', 'signature', 'sequential', 'hybrid'];
@@ -307,6 +308,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     provider: opts.provider,
     ignoreArgs: opts.ignoreArgs,
     volatileKeys: opts.volatileKeys,
+    volatileText: opts.volatileText,
     ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
   };
   const recordings = opts.recordings;
@@ -450,7 +452,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
           return result(i, 'sequential', warnings, req);
         }
       }
-      throw explainMiss({
+      throw withVolatileSpans(request, norm, explainMiss({
         mode,
         request: full ?? requestKeys(request, norm),
         recordings,
@@ -463,7 +465,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
         entry: opts.entry,
         hasKey: (k) => index.hasKey(k),
         hasSignature: (d) => index.hasSignature(d),
-      });
+      }));
     },
   };
 }

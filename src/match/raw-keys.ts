@@ -1183,7 +1183,7 @@ export const rawPathCounts = { answered: 0, declined: 0, core: 0 };
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
  * undefined when this path leaves the body to requestKeys(): a backend without the structural
- * index (the TypeScript engine), volatileKeys, a body with an error, and the few constructs
+ * index (the TypeScript engine), volatileKeys, volatileText, a body with an error, and the few constructs
  * listed where they are met below.
  *
  * @example
@@ -1199,6 +1199,9 @@ export function rawRequestDigests(request: Uint8Array | string, opts: NormalizeO
 function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestDigests | undefined {
   if (opts === null || typeof opts !== 'object') return undefined;
   if (opts.volatileKeys !== undefined && (!Array.isArray(opts.volatileKeys) || opts.volatileKeys.length > 0)) return undefined;
+  // Volatile text is replaced in the normalized messages: the object path keys it (the core's
+  // view and this walk hash message text as it is).
+  if (opts.volatileText !== undefined && (!Array.isArray(opts.volatileText) || opts.volatileText.length > 0)) return undefined;
   if (opts.provider !== undefined && !PROVIDERS.includes(opts.provider)) return undefined;
   // A shape of another provider module (by the endpoint's route): the walk knows the chat family only.
   if (opts.endpoint !== undefined && !rawKeysAllowed(opts)) return undefined;

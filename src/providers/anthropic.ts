@@ -3,7 +3,7 @@
  * server-sent events, errors as `{ type: 'error', error: { type, message } }`.
  */
 import type { TapedeckError } from '../errors.ts';
-import { errorDetails, errorMessage, safeJSON } from './error-shape.ts';
+import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { chatFamily } from './openai.ts';
 import type { ErrorAnswer, ProviderModule } from './provider.ts';
 
@@ -35,10 +35,10 @@ export const anthropic: ProviderModule = {
   shapes: ['anthropic'],
   ...chatFamily,
   speaks: (path, headers) => path.startsWith('/v1/messages') || path.startsWith('/v1/complete') || headers['anthropic-version'] !== undefined,
-  errorAnswer(e: TapedeckError, status: number): ErrorAnswer {
-    const message = errorMessage(e);
+  errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
+    const message = errorMessage(e, style);
     return {
-      body: safeJSON({ type: 'error', message, error: { type: anthropicType(status), message, code: e.code, details: { error_code: e.code }, tapedeck: errorDetails(e) } }),
+      body: safeJSON({ type: 'error', message, error: { type: anthropicType(status), message, code: e.code, details: { error_code: e.code }, tapedeck: errorDetails(e, style) } }),
     };
   },
   credentials: { headers: ['x-api-key', 'anthropic-admin-key'], query: [], fields: [] },

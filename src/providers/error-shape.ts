@@ -12,23 +12,40 @@ export function safeJSON(v: unknown): string {
   );
 }
 
+/** How an error answer is written. */
+export interface ErrorStyle {
+  /**
+   * For clients that show the whole body rather than its message (Python SDKs, the AI SDK): the
+   * message on one line, and of the details only `code`, `difference`, `kind` and `route`.
+   */
+  short?: boolean;
+}
+
 /**
  * The message an SDK shows: a miss says what differs, and that it is tapedeck speaking.
  *
  * @example
  * errorMessage(new TapedeckError('E_MISS', 'model differs')) // 'tapedeck miss: model differs'
  */
-export function errorMessage(e: TapedeckError): string {
-  return e.code === 'E_MISS' ? `tapedeck miss: ${e.message}` : e.message;
+export function errorMessage(e: TapedeckError, style: ErrorStyle = {}): string {
+  let message = e.code === 'E_MISS' ? `tapedeck miss: ${e.message}` : e.message;
+  if (style.short) {
+    message = message.split('\n').map((l) => l.trim().replace(/^(request|recording): +/, '$1: ')).filter(Boolean).join('; ');
+    if (e.details.hint !== undefined && e.code !== 'E_MISS') message += ` (${String(e.details.hint)})`;
+  }
+  return message;
 }
 
 /**
- * The `tapedeck` member of an error body: the stable code, the hint and every detail.
+ * The `tapedeck` member of an error body: the stable code, the hint and every detail (short
+ * style: code, difference, kind and route only; the key is in the `x-tapedeck-key` header).
  *
  * @example
  * errorDetails(new TapedeckError('E_MISS', 'x', { key: 'ab' })) // { code: 'E_MISS', hint: undefined, key: 'ab' }
  */
-export function errorDetails(e: TapedeckError): Record<string, unknown> {
+export function errorDetails(e: TapedeckError, style: ErrorStyle = {}): Record<string, unknown> {
   const { hint, ...rest } = e.details;
-  return { code: e.code, hint, ...rest };
+  const all: Record<string, unknown> = { code: e.code, hint, ...rest };
+  if (!style.short) return all;
+  return Object.fromEntries(['code', 'difference', 'kind', 'route'].filter((k) => all[k] !== undefined).map((k) => [k, all[k]]));
 }

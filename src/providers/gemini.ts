@@ -22,7 +22,7 @@
 import { canonicalize } from '../core/index.ts';
 import { compareBytes } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
-import { errorMessage, safeJSON } from './error-shape.ts';
+import { errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { attachmentOf, copy, DROPPED, kindOf, Normalizer, put, requestError, sortTools, splitToolResults, strip } from './normalize.ts';
 import type { ErrorAnswer, NormalizeContext, ProviderModule, RouteMatch } from './provider.ts';
 import { parseSse } from './sse-assemble.ts';
@@ -577,14 +577,14 @@ export const gemini: ProviderModule = {
 
   speaks: (path, headers) => /\/(?:models|tunedModels)\/[^/:]+:[A-Za-z]+$/.test(path) || headers['x-goog-api-key'] !== undefined || headers['x-goog-api-client'] !== undefined,
 
-  errorAnswer(e: TapedeckError, status: number): ErrorAnswer {
+  errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
     // @google/genai puts the whole body, as JSON text, in its ApiError's message: it is kept to
     // the three members Google sends, plus the tapedeck code as an ErrorInfo reason.
     return {
       body: safeJSON({
         error: {
           code: status,
-          message: errorMessage(e),
+          message: errorMessage(e, style),
           status: STATUS_NAMES[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION'),
           details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: e.code, domain: 'tapedeck' }],
         },

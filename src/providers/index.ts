@@ -6,6 +6,7 @@
  * assembleAnswer().
  */
 import type { TapedeckError } from '../errors.ts';
+import type { ErrorStyle } from './error-shape.ts';
 import { anthropic } from './anthropic.ts';
 import { azure } from './azure.ts';
 import { gemini } from './gemini.ts';
@@ -166,8 +167,8 @@ export function errorModuleOf(path: string, headers: Headers): ProviderModule {
  * @example
  * errorAnswerFor('/v1/messages', {}, new TapedeckError('E_MISS', 'model differs'), 404).body // Anthropic's shape
  */
-export function errorAnswerFor(path: string, headers: Headers, e: TapedeckError, status: number): ErrorAnswer {
-  return errorModuleOf(path, headers).errorAnswer(e, status);
+export function errorAnswerFor(path: string, headers: Headers, e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
+  return errorModuleOf(path, headers).errorAnswer(e, status, style);
 }
 
 const asBytes = (b: Uint8Array | string): Uint8Array => (typeof b === 'string' ? new TextEncoder().encode(b) : b);

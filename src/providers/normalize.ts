@@ -62,6 +62,7 @@ import { canonicalize, canonicalizeJSON, sha256 } from '../core/index.ts';
 import { compareBytes, hex } from '../core/engine.ts';
 import { COMPATIBLE_VOLATILE_ARGS } from './openai-compatible.ts';
 import type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
+import { replaceVolatileText, volatilePatterns } from './volatile-text.ts';
 
 export type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
 
@@ -352,6 +353,16 @@ const AUDIO_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav
 // ---------------------------------------------------------------------------------------------
 // Messages and parts
 
+/** The canonical JSON (RFC 8785) text of a non-string call id; its JSON text if it has none. */
+function idText(raw: unknown): string {
+  try {
+    return idDecoder.decode(canonicalize(raw));
+  } catch {
+    return JSON.stringify(raw) ?? String(raw);
+  }
+}
+const idDecoder = new TextDecoder();
+
 export class Ids {
   private readonly map = new Map<string, string>();
 
@@ -360,10 +371,14 @@ export class Ids {
     return this.map.size;
   }
 
-  /** The positional name of a call id: "call_<k>" for the k-th distinct id seen. */
+  /**
+   * The positional name of a call id: "call_<k>" for the k-th distinct id seen. Ids are
+   * distinct by type and JSON value: an id that is not a string is compared as its canonical
+   * JSON, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are one id (key order never matters).
+   */
   of(raw: unknown): string | undefined {
     if (raw === undefined || raw === null) return undefined;
-    const key = `${typeof raw}:${typeof raw === 'string' ? raw : JSON.stringify(raw)}`;
+    const key = `${Array.isArray(raw) ? 'array' : typeof raw}:${typeof raw === 'string' ? raw : idText(raw)}`;
     let id = this.map.get(key);
     if (id === undefined) {
       id = `call_${this.map.size}`;
@@ -824,6 +839,7 @@ function checkOptions(opts: NormalizeOptions | undefined): NormalizeOptions {
       });
     }
   }
+  volatilePatterns(opts.volatileText);
   return opts;
 }
 
@@ -1005,6 +1021,7 @@ export function normalizeRequest(body: unknown, opts?: NormalizeOptions): Reques
     all = strip(all, keys) as unknown[];
     tools = strip(tools, keys) as unknown[];
   }
+  if (o.volatileText && o.volatileText.length > 0) all = replaceVolatileText(all, volatilePatterns(o.volatileText));
   tools = sortTools(tools);
 
   view.messages = all;

@@ -6,7 +6,7 @@
  * It is the registry's fallback: errors of requests no other module speaks for take its shape.
  */
 import type { TapedeckError } from '../errors.ts';
-import { errorDetails, errorMessage, safeJSON } from './error-shape.ts';
+import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { normalizeRequest } from './normalize.ts';
 import type { ErrorAnswer, NormalizeContext, ProviderModule } from './provider.ts';
 import { assembleStream, streamComplete } from './sse-assemble.ts';
@@ -41,10 +41,10 @@ export const openai: ProviderModule = {
   ],
   shapes: ['openai-chat', 'openai-responses', 'openai-embeddings', 'generic'],
   ...chatFamily,
-  errorAnswer(e: TapedeckError, status: number): ErrorAnswer {
+  errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
     return {
       body: safeJSON({
-        error: { message: errorMessage(e), type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck: errorDetails(e) },
+        error: { message: errorMessage(e, style), type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck: errorDetails(e, style) },
       }),
     };
   },

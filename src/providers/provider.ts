@@ -46,6 +46,7 @@
  * members that decide the answer (model, tools, generation options, streaming) stay in.
  */
 import type { TapedeckError } from '../errors.ts';
+import type { ErrorStyle } from './error-shape.ts';
 import type { NormalizeOptions, Provider, RequestView } from './types.ts';
 
 /** A request the registry routes: method and URL (path and query) as the client sent them. */
@@ -167,8 +168,10 @@ export interface ProviderModule {
   /**
    * An error (a replay miss above all) in the provider's error shape. `e.message` is
    * tapedeck's one-line diagnosis; `e.details` the rest (for a miss: key, difference, fix,
-   * report). The SDK must raise its own API error with the diagnosis in its message.
+   * report). The SDK must raise its own API error with the diagnosis in its message. With
+   * `style.short` (a client that shows the whole body), keep the body to a few hundred bytes:
+   * errorMessage() and errorDetails() of ./error-shape.ts take the style.
    */
-  errorAnswer(e: TapedeckError, status: number): ErrorAnswer;
+  errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer;
   readonly credentials: Credentials;
 }

@@ -39,6 +39,12 @@ export interface NormalizeOptions {
    * (inside tool arguments and schemas too), e.g. `['timestamp']`.
    */
   volatileKeys?: readonly string[];
+  /**
+   * Text that changes from run to run inside messages (a date or a UUID in the system prompt):
+   * each match in a message's text is replaced by `<volatile>` before keying. Regular
+   * expressions, or their sources as strings. src/providers/volatile-text.ts has common patterns.
+   */
+  volatileText?: readonly (RegExp | string)[];
 }
 
 /**

@@ -6,14 +6,17 @@ import { TapedeckError } from '../errors.ts';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import type { Timing } from './deck.ts';
+import type { TapeMode } from '../store/mode.ts';
 import { startProxy, type ServeOptions } from './server.ts';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './upstream.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, upstreamTarget } from './upstream.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
+import { loadHooksModule } from './hooks-module.ts';
 import { ReplayStore } from '../replay/store.ts';
 
 export const SERVE_HELP = `Usage: tapedeck serve --upstream URL --tape FILE [options]
 
 Record and replay HTTP calls to an LLM API. Point the client's base URL at the proxy.
+MCP Streamable HTTP endpoints too: JSON-RPC requests are recorded per call (docs/mcp.md).
 
 Options:
   --upstream URL        Where requests go in record, update and passthrough mode
@@ -21,7 +24,7 @@ Options:
   --tape FILE           Tape file (created in record and update mode)
   --store URL           Shared store instead of a tape: redis://[user:pass@]host:port/db
                         or rediss:// (TLS); ?namespace=NAME&ttl=SECONDS (docs/redis.md)
-  --mode MODE           replay (default) | record | update | passthrough
+  --mode MODE           replay (default) | record | update | passthrough | once
                         (else TAPEDECK_MODE or CACHE_MODE)
   --port N              Port (default 8080; 0 picks a free one)
   --host HOST           Interface (default 127.0.0.1)
@@ -35,11 +38,14 @@ Options:
                         stream) | serve (the live answer, x-tapedeck-recorded: false)
   --prune-unused        At shutdown, remove the recordings no request used (and say which)
   --max-body SIZE       Largest request body (default 32m; e.g. 512k, 8m)
-  --miss-status N       HTTP status of a replay miss (default 404)
+  --miss-status N       HTTP status of a replay miss (default 400)
   --match-header NAME   Header that takes part in matching non-JSON requests (repeatable)
   --body-match MODE     Non-JSON bodies (uploads, forms): bytes (default: keyed by their
                         normalized bytes) | route (ignored: one recording per route)
   --ignore-arg NAME     Request argument left out of LLM request keys (repeatable)
+  --volatile-text RE    Text in messages that changes from run to run (a regular
+                        expression, e.g. "\d{4}-\d{2}-\d{2}"): replaced before keying
+                        (repeatable; docs/matching.md lists common patterns)
   --redact-header NAME  Extra header to redact (repeatable)
   --redact-field NAME   Extra JSON field to redact (repeatable)
   --keep-secrets        Store secrets as they are (tapes that never leave the machine)
@@ -54,6 +60,8 @@ Options:
                         included (default 120000); a slower one gets 408 and is cut
   --shutdown-timeout MS On SIGINT/SIGTERM, how long in-flight requests may finish
                         before their upstream calls are aborted (default 10000)
+  --hooks FILE          A JavaScript module exporting beforeRecord, beforeReplay
+                        and/or match(request, recording) (docs/hooks.md)
   --quiet               No startup line
 `;
 
@@ -94,7 +102,7 @@ function parseMs(name: string, text: string): number {
 }
 
 /** Parses `tapedeck serve` arguments into proxy options (exported for tests). */
-export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; help: boolean; replayStore?: string } {
+export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; help: boolean; replayStore?: string; hooks?: string } {
   let parsed;
   try {
     parsed = parseArgs({
@@ -116,6 +124,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'match-header': { type: 'string', multiple: true },
         'body-match': { type: 'string' },
         'ignore-arg': { type: 'string', multiple: true },
+        'volatile-text': { type: 'string', multiple: true },
         'redact-header': { type: 'string', multiple: true },
         'redact-field': { type: 'string', multiple: true },
         'keep-secrets': { type: 'boolean' },
@@ -125,6 +134,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'shutdown-timeout': { type: 'string' },
         'request-timeout': { type: 'string' },
         'on-record-failure': { type: 'string' },
+        hooks: { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -151,11 +161,13 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   return {
     help: v.help === true,
     replayStore: v['replay-store'],
+    ...(v.hooks !== undefined ? { hooks: v.hooks } : {}),
     quiet: v.quiet === true,
     upstream: v.upstream,
     tape: v.tape,
     ...(v.store !== undefined ? { store: v.store } : {}),
-    mode: v.mode,
+    // Checked where the proxy is made (Deck.check), with the valid modes in the message.
+    mode: v.mode as TapeMode | undefined,
     port: v.port === undefined ? 8080 : parseInteger('port', v.port, 0, 65535),
     host: v.host ?? '127.0.0.1',
     match: match as ServeOptions['match'],
@@ -169,6 +181,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     matchHeaders: v['match-header'],
     ...(bodyMatch ? { bodyMatch } : {}),
     ignoreArgs: v['ignore-arg'],
+    ...(v['volatile-text'] ? { volatileText: v['volatile-text'] } : {}),
     redact: { headers: v['redact-header'], fields: v['redact-field'], keepSecrets: v['keep-secrets'] === true },
     ...(v['connect-timeout'] !== undefined ? { connectTimeoutMs: parseMs('connect-timeout', v['connect-timeout']) } : {}),
     ...(v['idle-timeout'] !== undefined ? { idleTimeoutMs: parseMs('idle-timeout', v['idle-timeout']) } : {}),
@@ -206,7 +219,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     // Answers are replayable by trace token (POST /v1/replay).
     durable = opts.replayStore ? await DurableReplayStore.open(opts.replayStore) : undefined;
     const replay = durable ?? new ReplayStore();
-    proxy = await startProxy({ ...opts, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
+    const hooks = opts.hooks !== undefined ? await loadHooksModule(opts.hooks) : {};
+    proxy = await startProxy({ ...opts, ...hooks, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
   } catch (e) {
     await durable?.close().catch(() => {});
     return reportCliError(e);
@@ -243,6 +257,6 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   // Only now say it is up: whoever waits for this line may signal at once.
   const s = proxy.handler.stats();
-  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${opts.upstream}` : ''})`);
+  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${upstreamTarget(opts.upstream).base}` : ''})`);
   return stopped;
 }

@@ -17,14 +17,17 @@ import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 import { isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
-import { KEY_SPEC_VERSION } from '../providers/normalize.ts';
-import { recordingUrl } from '../providers/index.ts';
+import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.ts';
+import { volatilePatterns } from '../providers/volatile-text.ts';
+import { checkHooks, type HookRecording, type RecordingHook } from '../store/hooks.ts';
+import { beforeRecord, beforeReplay, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyWarning } from '../match/rekey.ts';
-import { routeOf } from '../providers/index.ts';
+import { recordingUrl, routeOf } from '../providers/index.ts';
 import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { crc32 } from '../store/tape-codec.ts';
-import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -38,10 +41,18 @@ export interface DeckOptions {
    * fleet of proxies (docs/redis.md), a tape path, or a store backend object.
    */
   store?: string | RecordBackend;
-  /** replay | record | update | passthrough; default from TAPEDECK_MODE, CACHE_MODE, else replay. */
-  mode?: TapeMode | (string & {});
-  /** How LLM requests are matched (docs/matching.md); default 'exact'. */
-  match?: MatchMode;
+  /** replay | record | update | passthrough | once (docs/modes.md); default from TAPEDECK_MODE, CACHE_MODE, else replay. */
+  mode?: TapeMode;
+  /**
+   * How LLM requests are matched (docs/matching.md); default 'exact'. A function
+   * `(request, recording) => boolean` is a custom matcher instead of the key: it is asked about
+   * each recording of the request's route, in recorded order (slower than the key; docs/hooks.md).
+   */
+  match?: MatchMode | MatchFunction;
+  /** Sees each exchange before it is stored: change it, or return null to not record it (docs/hooks.md). */
+  beforeRecord?: RecordingHook;
+  /** Sees each recording before it answers: change the answer, or return null for a miss (docs/hooks.md). */
+  beforeReplay?: RecordingHook;
   /**
    * Identical requests replay their recordings in recorded order; past the last one the last is
    * served again (a proxy is shared by many clients). With strictOrder a further call is a miss.
@@ -60,7 +71,7 @@ export interface DeckOptions {
   onRecordFailure?: 'fail' | 'serve';
   /** Largest request body accepted, in bytes (default 32 MiB); larger ones get 413. */
   maxBodyBytes?: number;
-  /** HTTP status of a replay miss (default 404). */
+  /** HTTP status of a replay miss (default 400, see DEFAULT_MISS_STATUS). */
   missStatus?: number;
   /** Header names that take part in matching non-JSON requests (default none). */
   matchHeaders?: readonly string[];
@@ -76,6 +87,11 @@ export interface DeckOptions {
   ignoreArgs?: readonly string[];
   /** Member names dropped at any depth from messages and tools before keying. */
   volatileKeys?: readonly string[];
+  /**
+   * Patterns of text that changes from run to run inside messages (dates, UUIDs, timestamps):
+   * replaced by `<volatile>` before keying, and shown in misses (docs/matching.md).
+   */
+  volatileText?: readonly (RegExp | string)[];
   /** Redaction rules; `{ keepSecrets: true }` stores secrets as they are. */
   redact?: RedactOptions;
   /** fsync each batch of records (default true). */
@@ -134,7 +150,6 @@ export interface DeckStats {
 
 const EMPTY = new Uint8Array(0);
 
-/** Bytes as latin1 text, one character per byte (Buffer's native path where there is one). */
 /** Whether two byte arrays hold the same bytes. */
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
@@ -143,20 +158,6 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-function latin1Text(b: Uint8Array): string {
-  if (typeof Buffer !== 'undefined') return Buffer.from(b.buffer, b.byteOffset, b.length).toString('latin1');
-  let s = '';
-  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
-  return s;
-}
-
-/** The inverse of latin1Text (every character is below 256). */
-function latin1Bytes(s: string): Uint8Array {
-  if (typeof Buffer !== 'undefined') return Buffer.from(s, 'latin1');
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}
 const decoder = new TextDecoder();
 const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
 
@@ -179,6 +180,8 @@ interface Route {
   fast: Map<number, { body: Uint8Array; record: HttpRecord }>;
   /** LLM keys: the `repeat` the key's next recording loaded should have (see {@link Deck.add}). */
   expect?: Map<string, number>;
+  /** Every recording of the route, in order, for a custom `match` function. */
+  records: HttpRecord[];
 }
 
 /** Largest body remembered by a route's `fast` map, and how many bodies it holds at most. */
@@ -258,7 +261,7 @@ export class Deck {
   private readonly col: RecordCollection<HttpRecord> | undefined;
   private readonly routes = new Map<string, Route>();
   private readonly matchHeaders: string[];
-  private readonly norm: { ignoreArgs?: readonly string[]; volatileKeys?: readonly string[] };
+  private readonly norm: NormalizeOptions;
   private readonly counters: DeckStats;
   private readonly warn: (m: string) => void;
   /** Appends not yet settled (durable or failed). */
@@ -278,29 +281,31 @@ export class Deck {
     this.tape = opts.tape;
     this.timing = opts.timing ?? 'none';
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
-    this.missStatus = opts.missStatus ?? 404;
+    this.missStatus = opts.missStatus ?? DEFAULT_MISS_STATUS;
     this.recordErrors = opts.recordErrors === true;
     this.serveUnrecorded = opts.onRecordFailure === 'serve';
     this.redactor = redactor(opts.redact);
     this.warnings = warnings;
     this.warn = opts.onWarning ?? ((m) => (typeof process !== 'undefined' && process.emitWarning ? process.emitWarning(m, { code: 'TAPEDECK_PROXY' }) : console.warn(m)));
-    this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).sort();
-    this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys };
+    // A provider credential never takes part in a key, even when asked for (docs/matching.md).
+    this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).filter((h) => !this.redactor.isCredentialHeader(h)).sort();
+    this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText };
     this.counters = emptyStats(mode, opts.tape);
     if (col) for (const { value, at } of col.entries()) this.add(value, `${opts.tape}@${at ?? '?'}`);
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
-        if (route.llm.length === 0) continue;
+        if (route.llm.length === 0 || typeof opts.match === 'function') continue;
         try {
           route.matcher = createMatcher({
             recordings: route.llm,
-            mode: opts.match ?? 'exact',
+            mode: (opts.match as MatchMode | undefined) ?? 'exact',
             allowRepeats: opts.strictOrder !== true,
             ignoreArgs: opts.ignoreArgs,
             volatileKeys: opts.volatileKeys,
             // Every recording of a route was sent there: APIs that name the model or the
             // operation in the URL (Gemini) are keyed with it.
             endpoint: endpointOf(name),
+            volatileText: opts.volatileText,
             source: opts.tape,
             entry,
           });
@@ -321,9 +326,10 @@ export class Deck {
    */
   static check(opts: DeckOptions): TapeMode {
     const { mode } = resolveModeWithSource(opts.mode);
-    if (opts.match !== undefined && !['exact', 'signature', 'sequential', 'hybrid'].includes(opts.match)) {
-      throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(opts.match)}.`, { hint: 'Use exact, signature, sequential or hybrid.' });
+    if (opts.match !== undefined && typeof opts.match !== 'function' && !['exact', 'signature', 'sequential', 'hybrid'].includes(opts.match)) {
+      throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(opts.match)}.`, { hint: 'Use exact, signature, sequential or hybrid, or a function (request, recording) => boolean.' });
     }
+    checkHooks(opts);
     if (opts.bodyMatch !== undefined && opts.bodyMatch !== 'bytes' && opts.bodyMatch !== 'route') {
       throw new TapedeckError('E_ARG', `Invalid bodyMatch ${JSON.stringify(opts.bodyMatch)}.`, { hint: "Use 'bytes' (the default) or 'route'." });
     }
@@ -333,6 +339,7 @@ export class Deck {
     if (opts.onRecordFailure !== undefined && opts.onRecordFailure !== 'fail' && opts.onRecordFailure !== 'serve') {
       throw new TapedeckError('E_ARG', `Invalid onRecordFailure ${JSON.stringify(opts.onRecordFailure)}.`, { hint: "Use 'fail' (the default: 503 E_RECORD_FAILED, or a cut stream) or 'serve' (the live answer, marked x-tapedeck-recorded: false)." });
     }
+    volatilePatterns(opts.volatileText);
     const store = opts.store ?? opts.tape;
     if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
       throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path or a store.`, {
@@ -362,7 +369,7 @@ export class Deck {
     let col: RecordCollection<HttpRecord> | undefined;
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
-      const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys });
+      const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText });
       col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}) });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
@@ -370,7 +377,11 @@ export class Deck {
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
     const known = col?.warnings.length ?? 0;
-    const deck = new Deck(opts, mode, col, warnings, entry);
+    // Masks that are not credentials are keyed under the store's salt (src/store/redact.ts):
+    // a live request is masked as its recording was, so one value finds it and another misses.
+    if (backend?.salt !== undefined) opts = { ...opts, redact: { ...opts.redact, salt: backend.salt } };
+    // `once` became record or replay when the tape was opened.
+    const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
     // whose checksum holds but whose value does not decode) are told like a damaged tape.
     if (col) warnings.push(...col.warnings.slice(known));
@@ -380,7 +391,7 @@ export class Deck {
 
   private route(name: string): Route {
     let r = this.routes.get(name);
-    if (!r) this.routes.set(name, (r = { llm: [], count: 0, perKey: new Map(), fast: new Map() }));
+    if (!r) this.routes.set(name, (r = { llm: [], count: 0, perKey: new Map(), fast: new Map(), records: [] }));
     return r;
   }
 
@@ -388,6 +399,7 @@ export class Deck {
   private add(rec: HttpRecord, source: string): void {
     const r = this.route(this.filedRoute(rec));
     r.count++;
+    r.records.push(rec);
     this.recordingCount++;
     this.counters.recordings = this.recordingCount;
     // By its kind under the current key spec (an older record may have changed kind).
@@ -502,7 +514,7 @@ export class Deck {
     const req = this.decoded(sent);
     const route = this.routeOf(req.method, req.url);
     if (this.mode === 'record') return { kind: 'upstream', prepared: this.prepare(req, route) };
-    const found = this.find(req, route);
+    const found = this.served(this.find(req, route), route);
     if (found.kind === 'replay') return found;
     if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route) };
     throw found.miss;
@@ -543,14 +555,46 @@ export class Deck {
       this.warnOnce(`tapedeck: ${e.code}: ${e.message} Answering from the upstream without the shared recordings.`);
     }
     if (added > 0) {
-      const again = this.find(req, this.routeOf(req.method, req.url));
+      const again = this.served(this.find(req, this.routeOf(req.method, req.url)), this.routeOf(req.method, req.url));
       if (again.kind === 'replay') return again;
     }
     if (miss) throw miss;
     return first!;
   }
 
+  /** A found recording as beforeReplay leaves it (null from the hook: a miss). */
+  private served(found: ReturnType<Deck['find']>, route: string): ReturnType<Deck['find']> {
+    if (found.kind !== 'replay' || !this.opts.beforeReplay) return found;
+    const record = beforeReplay(this.opts.beforeReplay, found.record);
+    if (record) return { ...found, record };
+    const difference = `the beforeReplay hook skipped the recording for ${route}`;
+    const fix = recordHow(this.entry);
+    return { kind: 'miss', miss: new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key: found.record.key, difference, kind: 'other', fix }) };
+  }
+
+  /** The recording a custom `match` function picks among the route's, or the miss. */
+  private findByFunction(req: DeckRequest, route: string, match: MatchFunction): ReturnType<Deck['find']> {
+    const r = this.routes.get(route);
+    const json = isJsonBody(req.headers, req.body);
+    const body = req.body.length === 0 ? undefined : json ? this.redactor.value(this.parse(req.body)) : normalizeBody(req.headers, req.body, this.redactor).stored;
+    const request = { method: req.method.toUpperCase(), url: this.redactor.url(req.url), headers: this.storedRequestHeaders(req.headers), ...(body !== undefined ? { body } : {}) };
+    const rec = r ? pickByMatch(match, request, r.records, this.matchedByFunction, this.hookViews, this.repeatLast) : undefined;
+    if (rec) {
+      this.col?.use(rec);
+      return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
+    }
+    const fix = recordHow(this.entry);
+    const difference = r && r.records.length > 0 ? `the match function accepted none of the ${r.records.length} recording(s) for ${route}` : `no recording for ${route}`;
+    return { kind: 'miss', miss: new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, difference, kind: r ? 'other' : 'no-recordings', fix }) };
+  }
+
+  private readonly matchedByFunction = new Set<HttpRecord>();
+  /** Recordings made in this run (update mode), which a summary does not count as unused. */
+  private readonly appended = new Set<HttpRecord>();
+  private readonly hookViews = new WeakMap<HttpRecord, HookRecording>();
+
   private find(req: DeckRequest, route: string): Extract<Decision, { kind: 'replay' }> | { kind: 'miss'; miss: TapedeckError } {
+    if (typeof this.opts.match === 'function') return this.findByFunction(req, route, this.opts.match);
     const r = this.routes.get(route);
     if (!isJsonBody(req.headers, req.body)) {
       const key = this.httpKey(route, req.headers, normalizeBody(req.headers, req.body, this.redactor).bytes);
@@ -680,6 +724,18 @@ export class Deck {
     });
   }
 
+  /**
+   * Keys and redacts a request the way one about to be recorded is, without deciding anything
+   * (hand-written recordings are added with it, so they are keyed like recorded ones).
+   *
+   * @example
+   * deck.record(deck.prepareRequest(req), req, response, new Date(), 0)
+   */
+  prepareRequest(req: DeckRequest): Prepared {
+    const decoded = this.decoded(req);
+    return this.prepare(decoded, this.routeOf(decoded.method, decoded.url));
+  }
+
   /** Keys and the redacted body of a request about to be recorded. */
   private prepare(req: DeckRequest, route: string): Prepared {
     const url = this.redactor.url(req.url);
@@ -721,8 +777,18 @@ export class Deck {
    * the tape (a kill -9 cannot take it back). A failed append is also reported via onWarning
    * and stats.appendFailures; `durable` never rejects.
    */
-  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord; durable: Promise<TapedeckError | undefined> } {
+  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
     const recordedAtIso = recordedAt.toISOString();
+    let requestHeaders = this.storedRequestHeaders(req.headers);
+    if (this.opts.beforeRecord) {
+      // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).
+      const h = beforeRecord(this.opts.beforeRecord, { match: p.match, key: p.key, signature: p.signature, url: p.url, headers: requestHeaders, body: p.body }, req.method.toUpperCase(), response, this.norm);
+      if (!h) return { rec: undefined, durable: Promise.resolve(undefined) };
+      if (h.rekeyed) this.warnOnce(`tapedeck: the beforeRecord hook changed what ${p.route} is keyed by; a request sent as before will not find this recording (use volatileText, volatileKeys or ignoreArgs for what must not count).`);
+      p = { ...p, match: h.match, key: h.key, signature: h.signature, url: this.redactor.url(h.url), body: h.body === undefined ? undefined : this.redactor.value(h.body) };
+      requestHeaders = this.redactor.headers(h.headers);
+      response = h.response;
+    }
     const rec: HttpRecord = {
       v: 1,
       kind: 'http',
@@ -732,7 +798,7 @@ export class Deck {
       keyVersion: KEY_SPEC_VERSION,
       ...(p.signature ? { signature: p.signature } : {}),
       trace: this.traceFor(p, recordedAtIso),
-      request: { method: req.method.toUpperCase(), url: p.url, headers: this.storedRequestHeaders(req.headers), ...(p.body !== undefined ? { body: p.body } : {}) },
+      request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
       response: this.redactResponse(response),
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
@@ -743,7 +809,12 @@ export class Deck {
     if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
     const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
       () => {
-        if (this.mode === 'update') this.route(rec.route).count++;
+        if (this.mode === 'update') {
+          const r = this.route(rec.route);
+          r.count++;
+          r.records.push(rec);
+          this.appended.add(rec);
+        }
         this.counters.recordings = ++this.recordingCount;
         return undefined;
       },
@@ -775,24 +846,14 @@ export class Deck {
   private redactResponse(r: HttpRecord['response']): HttpRecord['response'] {
     const headers = this.redactor.headers(r.headers);
     if (this.redactor.keepSecrets) return { ...r, headers };
-    const whole = latin1Text(r.body);
-    // A JSON answer with a secret member (a token endpoint's access_token, an echo of the
-    // request) has it masked by name, like a request body; it is stored re-serialized then.
+    // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
+    // (a token endpoint's access_token sent in two writes) is only seen in the whole.
     const ct = r.headers['content-type'];
-    if (!r.chunks && /[/+]json\b/i.test(String(ct ?? '')) && this.redactor.mayHaveSecrets(whole)) {
-      try {
-        const parsed: unknown = JSON.parse(decoder.decode(r.body));
-        const red = this.redactor.value(parsed);
-        if (red !== parsed) return { ...r, headers, body: new TextEncoder().encode(JSON.stringify(red)) };
-      } catch {
-        // not JSON after all: masked as text below
-      }
-    }
-    const masked = this.redactor.text(whole);
-    if (masked === whole) return { ...r, headers };
-    // Credential patterns and the mask are ASCII, so masking latin1 text keeps every other byte.
-    const body = latin1Bytes(masked);
+    const body = this.redactor.bytes(r.body, ct === undefined ? undefined : String(ct));
+    if (body === r.body) return { ...r, headers };
     if (!r.chunks) return { ...r, headers, body };
+    const masked = latin1Text(body);
+    const whole = latin1Text(r.body);
     const chunks: [number, number][] = [];
     let start = 0;
     let end = 0;
@@ -845,6 +906,13 @@ export class Deck {
       return report;
     })();
     return this.closing;
+  }
+
+  /** How many recordings on the tape have a trace token not in `used` (nothing asked for them). */
+  unusedCount(used: ReadonlySet<string>): number {
+    let n = 0;
+    for (const r of this.routes.values()) for (const rec of r.records) if (!used.has(rec.trace) && !this.appended.has(rec)) n++;
+    return n;
   }
 
   count(by: keyof DeckStats['byMatch']): void {

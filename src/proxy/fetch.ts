@@ -6,7 +6,8 @@
 import { TapedeckError } from '../errors.ts';
 import type { MissEntry } from '../match/diagnose.ts';
 import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
-import { asTapedeckError, errorAnswer, statusOf } from './http-errors.ts';
+import { formatFetchSummary } from './fetch-summary.ts';
+import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
@@ -19,6 +20,12 @@ export interface FetchOptions extends DeckOptions, UpstreamTimeouts {
    * aborted (default 10 s). An aborted answer is not recorded.
    */
   shutdownTimeoutMs?: number;
+  /**
+   * At close, print a summary (recordings replayed and added, misses, unused recordings) to
+   * stderr, or hand its text to this function (default false; the test runner integrations
+   * print a run-wide one instead).
+   */
+  summary?: boolean | ((text: string) => void);
 }
 
 /** A standard fetch, plus close() (write pending records, close the tape) and stats(). */
@@ -47,6 +54,17 @@ function toHeaders(h: Record<string, string | string[] | number | undefined>): H
   return out;
 }
 
+/** A hand-written cut stream: its chunks, then the error fetch gives for a dropped connection. */
+function cutStream(chunks: [number, Uint8Array][]): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (i < chunks.length) controller.enqueue(chunks[i++]![1].slice());
+      else controller.error(new TypeError('terminated', { cause: new Error('other side closed (a cut stream recorded by hand)') }));
+    },
+  });
+}
+
 function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], timing: Deck['timing'], method: string): Response {
   const headers = toHeaders(rec.response.headers);
   headers.set('x-tapedeck-match', matchedBy);
@@ -56,6 +74,7 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], 
   const init = { status: rec.response.status, statusText: rec.response.statusText ?? '', headers };
   if (NULL_BODY.has(rec.response.status) || method === 'HEAD') return new Response(null, init);
   const chunks = responseChunks(rec.response);
+  if (rec.response.cut) return new Response(cutStream(chunks), init);
   if (timing === 'none' || chunks.length < 2) {
     // A copy: the caller owns the bytes it reads, the tape keeps its own.
     return new Response(rec.response.body.slice(), init);
@@ -86,7 +105,7 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], 
  * @example
  * import OpenAI from 'openai'
  * import { createFetch } from 'llm-tapedeck/proxy'
- * const fetch = createFetch({ tape: 'test/__tapes__/chat.tape', mode: process.env.TAPEDECK_MODE ?? 'replay' })
+ * const fetch = createFetch({ tape: 'test/__tapes__/chat.tape' }) // mode: TAPEDECK_MODE, else replay
  * const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch })
  * // ... after the tests: await fetch.close()
  */
@@ -113,6 +132,9 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   /** Recorded answers whose body the caller has not read to the end yet. */
   const unread = new Set<() => Promise<void>>();
   let closing: Promise<void> | undefined;
+  // For the summary at close (opts.summary): recordings served or made, and misses.
+  const used = new Set<string>();
+  const misses: { route: string; message: string }[] = [];
 
   async function recordStream(d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number): Promise<Response> {
     const headers = storedResponseHeaders(up.headers);
@@ -265,6 +287,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       const decision = await d.decideShared(dreq);
       if (decision.kind === 'replay') {
         d.count(decision.matchedBy);
+        if (opts.summary) used.add(decision.record.trace);
         return replayResponse(decision.record, decision.matchedBy, decision.warnings, d.timing, dreq.method);
       }
       const t0 = performance.now();
@@ -288,10 +311,13 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       if (req.signal.aborted && err === req.signal.reason) throw err;
       if (err instanceof Error && err.name === 'AbortError') throw err;
       const e = asTapedeckError(err);
-      if (e.code === 'E_MISS') d?.count('miss');
+      if (e.code === 'E_MISS') {
+        d?.count('miss');
+        if (opts.summary) misses.push({ route: `${dreq.method} ${u.pathname}`, message: e.message });
+      }
       else d?.countError();
       const status = statusOf(e.code, d?.missStatus ?? opts.missStatus);
-      const answer = errorAnswer(e, u.pathname, dreq.headers, status);
+      const answer = errorAnswer(e, u.pathname, dreq.headers, status, showsWholeBody(dreq.headers));
       return new Response(answer.body, { status, headers: answer.headers });
     }
   }
@@ -328,6 +354,12 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       const d = await opening.catch(() => undefined);
       try {
         await d?.close();
+        if (d && opts.summary) {
+          const s = d.stats();
+          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded, misses, unused: d.unusedCount(used) });
+          if (typeof opts.summary === 'function') opts.summary(text);
+          else process.stderr.write(`${text}\n`);
+        }
       } finally {
         // Idle keep-alive connections to the upstream go too, even when writing the tape failed.
         await link.close();

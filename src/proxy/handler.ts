@@ -6,13 +6,14 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
-import { asTapedeckError, errorAnswer, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
-import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
+import { isMcpRequest, McpHttpEndpoint } from '../mcp/http.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -195,7 +196,9 @@ async function writePaced(res: ServerResponse, rec: HttpRecord, timing: 'recorde
     if (res.destroyed) return;
     if (!res.write(bytes)) await drained(res);
   }
-  res.end();
+  // A hand-written cut stream: the connection drops where the chunks end, with no end of body.
+  if (rec.response.cut) res.socket?.end();
+  else res.end();
 }
 
 function drained(res: ServerResponse): Promise<void> {
@@ -231,13 +234,17 @@ function sanitize(s: string): string {
  * // Express: app.use('/llm', handler)
  */
 export function createHandler(opts: HandlerOptions): TapedeckHandler {
-  const upstream = opts.upstream;
+  let upstream = opts.upstream;
+  // Credentials in the URL (`https://user:password@gateway`) go upstream as Basic auth, to
+  // requests that bring no Authorization of their own; the URL kept (and shown) has none.
+  let upstreamAuth: string | undefined;
   if (upstream !== undefined) {
     try {
       const u = new URL(upstream);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http');
+      ({ base: upstream, authorization: upstreamAuth } = upstreamTarget(upstream));
     } catch {
-      throw new TapedeckError('E_ARG', `Invalid upstream URL ${JSON.stringify(upstream)}.`, { hint: 'Pass an absolute http(s) URL, e.g. https://api.openai.com.' });
+      throw new TapedeckError('E_ARG', `Invalid upstream URL ${JSON.stringify(safeUrl(upstream))}.`, { hint: 'Pass an absolute http(s) URL, e.g. https://api.openai.com.' });
     }
   }
   // Bad timeouts throw here, where the handler is made.
@@ -280,7 +287,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     const status = statusOf(e.code, deck?.missStatus ?? opts.missStatus);
-    const answer = errorAnswer(e, req.url ?? '/', req.headers, status);
+    const answer = errorAnswer(e, req.url ?? '/', req.headers, status, showsWholeBody(req.headers));
     const body = answer.body;
     const headers: OutgoingHttpHeaders = { ...answer.headers, 'content-length': Buffer.byteLength(body) };
     // An oversized body is not read to the end; close the connection rather than reuse it.
@@ -338,7 +345,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
-    const call = link.start(upstreamUrl(upstream!, dreq.url), dreq);
+    const sent = upstreamAuth !== undefined && dreq.headers.authorization === undefined ? { ...dreq, headers: { ...dreq.headers, authorization: upstreamAuth } } : dreq;
+    const call = link.start(upstreamUrl(upstream!, dreq.url), sent);
     forwarding.add(res);
     // A client that goes away before the answer starts cancels the upstream call at once: there
     // is nothing to record yet, and a hung upstream must not hold the exchange. Once an answer
@@ -415,7 +423,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
           return;
         }
         if (failed) d.countUnrecorded();
-        else remember(rec);
+        else if (rec) remember(rec);
         res.addTrailers({ 'x-tapedeck-recorded': failed ? 'false' : 'true' });
       }
     }
@@ -459,7 +467,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     if (failed) d.countUnrecorded();
-    else remember(rec);
+    else if (rec) remember(rec);
     out['x-tapedeck-match'] = failed ? 'recording' : 'recorded';
     out['x-tapedeck-recorded'] = failed ? 'false' : 'true';
     const empty = CONTENT_FREE.has(up.status) || req.method === 'HEAD';
@@ -489,15 +497,33 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const rec = decision.record;
     d.count(decision.matchedBy);
     if (replayStore) remember(rec);
-    const paced = d.timing !== 'none' && rec.response.chunks !== undefined && rec.response.chunks.length > 1;
+    const paced = rec.response.cut === true || (d.timing !== 'none' && rec.response.chunks !== undefined && rec.response.chunks.length > 1);
     let headers = replayHeaders(rec, decision.matchedBy, !paced);
     if (decision.warnings.length > 0) headers = { ...headers, 'x-tapedeck-warning': sanitize(decision.warnings.join(' ')) };
     res.writeHead(rec.response.status, headers);
     if (CONTENT_FREE.has(rec.response.status) || req.method === 'HEAD') res.end();
     else if (!paced) res.end(rec.response.body);
-    else return writePaced(res, rec, d.timing as 'recorded' | number);
+    else return writePaced(res, rec, d.timing === 'none' ? 0 : d.timing);
     return undefined;
   }
+
+  // MCP Streamable HTTP requests (JSON-RPC bodies, Mcp-Session-Id) go to an MCP endpoint on
+  // the same tape, made on the first one (docs/mcp.md).
+  let mcp: McpHttpEndpoint | undefined;
+  const mcpEndpoint = (d: Deck): McpHttpEndpoint =>
+    (mcp ??= new McpHttpEndpoint({
+      tape: opts.store ?? opts.tape,
+      mode: d.mode,
+      upstream,
+      redact: opts.redact,
+      durable: opts.durable,
+      strictOrder: opts.strictOrder,
+      timing: opts.timing,
+      timeoutMs: opts.idleTimeoutMs,
+      fetch: opts.fetch,
+      recordCommand: 're-record: restart tapedeck serve with --mode record',
+      onWarning: (m) => d.warnOnce(m),
+    }));
 
   /** The open proxy's path: body by callback, decision and replayed answer in the same tick. */
   function handleOpen(d: Deck, req: IncomingMessage, res: ServerResponse, t0: number): void {
@@ -505,6 +531,11 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       let pending: Promise<void> | undefined;
       try {
         if (err !== undefined) throw err;
+        if (isMcpRequest(req.headers, body!)) {
+          pending = mcpEndpoint(d).handle(req, res, body!);
+          pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0, res));
+          return;
+        }
         const dreq = deckRequest(req, body!);
         const decision = d.decideShared(dreq);
         pending = decision instanceof Promise ? decision.then((x) => answer(d, req, res, dreq, x)) : answer(d, req, res, dreq, decision);
@@ -565,6 +596,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       }
       await opening.catch(() => {});
       try {
+        await mcp?.close();
         await deck?.close();
       } finally {
         // Idle keep-alive connections to the upstream go too, even when writing the tape failed.

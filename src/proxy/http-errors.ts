@@ -47,10 +47,36 @@ const STATUS: Record<string, number> = {
   E_RECORD_FAILED: 503,
 };
 
+/**
+ * The HTTP status of a replay miss. 400, because every SDK raises it at once with tapedeck's
+ * message and adds nothing of its own: 404 made LangChain append its "model not found"
+ * troubleshooting link, 409 and 422 are retried (by the AI SDK and by LangChain), and each
+ * retry only delays the same miss.
+ */
+export const DEFAULT_MISS_STATUS = 400;
+
 /** The HTTP status for an error code (500 for codes that mean tapedeck itself failed). */
-export function statusOf(code: string, missStatus = 404): number {
+export function statusOf(code: string, missStatus = DEFAULT_MISS_STATUS): number {
   if (code === 'E_MISS') return missStatus;
   return STATUS[code] ?? 500;
+}
+
+/**
+ * Whether a client shows an error's whole body rather than its message, so the body must stay
+ * short: the Python SDKs (`str(e)` is "Error code: 400 - " and the body's repr, also what
+ * LangChain and LiteLLM in Python show), every other non-JavaScript SDK that names its
+ * language in `x-stainless-lang`, and the AI SDK, whose errors carry the body as
+ * `responseBody` into logs and test reports. The JavaScript OpenAI and Anthropic SDKs show only
+ * the message, and get the full diagnosis in the body.
+ *
+ * @example
+ * showsWholeBody({ 'x-stainless-lang': 'python' }) // true
+ */
+export function showsWholeBody(headers: Record<string, string | string[] | undefined>): boolean {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? '';
+  const lang = one(headers['x-stainless-lang']).toLowerCase();
+  if (lang !== '') return lang !== 'js';
+  return /python|ai-sdk\//i.test(one(headers['user-agent']));
 }
 
 /**
@@ -59,22 +85,27 @@ export function statusOf(code: string, missStatus = 404): number {
  * error }`, Gemini `{ error: { code, message, status } }`, ...). `tapedeck` holds the details
  * (miss diagnostics with the full `report`, hint, offsets), so `message` stays short.
  *
+ * `short` (for clients that show the whole body, see {@link showsWholeBody}): the message on one
+ * line, and of the details only `code`, `difference`, `kind` and `route` (the key is in the
+ * `x-tapedeck-key` header), so the body stays within a few hundred bytes.
+ *
  * @example
- * JSON.parse(errorBody(new TapedeckError('E_MISS', 'model differs'), 'anthropic', 404)).message // 'tapedeck miss: model differs'
+ * JSON.parse(errorBody(new TapedeckError('E_MISS', 'model differs'), 'anthropic', 400)).message // 'tapedeck miss: model differs'
  */
-export function errorBody(e: TapedeckError, shape: ErrorShape, status: number): string {
+export function errorBody(e: TapedeckError, shape: ErrorShape, status: number, short = false): string {
   const module = PROVIDER_MODULES.find((m) => m.name === shape) ?? PROVIDER_MODULES[PROVIDER_MODULES.length - 1]!;
-  return module.errorAnswer(e, status).body;
+  return module.errorAnswer(e, status, { short }).body;
 }
 
 /**
- * The body and headers of an error answer to a request, in the shape its client expects.
+ * The body and headers of an error answer to a request, in the shape its client expects;
+ * `short` for clients that show the whole body (showsWholeBody).
  *
  * @example
  * errorAnswer(new TapedeckError('E_MISS', 'no recording'), '/v1/messages', {}, 404).headers['x-should-retry'] // 'false'
  */
-export function errorAnswer(e: TapedeckError, path: string, headers: Record<string, string | string[] | undefined>, status: number): { body: string; headers: Record<string, string> } {
-  const a = errorModuleOf(path, headers).errorAnswer(e, status);
+export function errorAnswer(e: TapedeckError, path: string, headers: Record<string, string | string[] | undefined>, status: number, short = false): { body: string; headers: Record<string, string> } {
+  const a = errorModuleOf(path, headers).errorAnswer(e, status, { short });
   return { body: a.body, headers: { ...errorHeaders(e), ...a.headers } };
 }
 

@@ -13,6 +13,9 @@ export { createFetch, type FetchOptions, type TapedeckFetch } from './fetch.ts';
 export { installFetchSwitch, type FetchSwitch, type FetchSwitchOptions, type HostPattern } from './global-fetch.ts';
 export { startProxy, type ProxyServer, type ServeOptions } from './server.ts';
 export { serveCommand } from './cli.ts';
+export { addRecordings, type WrittenEvent, type WrittenRecording } from './hand-written.ts';
+export type { MatchFunction } from './deck-hooks.ts';
+export type { HookEvent, HookRecording, HookRequest, HookResponse, RecordingHook, RecordingHooks } from '../store/hooks.ts';
 export type { DeckOptions, DeckStats, Timing, MatchedBy } from './deck.ts';
 export { isHttpRecord, responseChunks, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 // Built on the store, above it: the tape-backed replay store (`POST /v1/replay`) and the

@@ -10,6 +10,25 @@ import type { StoredHeaders } from '../store/records.ts';
 // accept-encoding lets undici negotiate and decode compression, so stored bodies are plain.
 const DROP_REQUEST = new Set([...HOP_BY_HOP, 'accept-encoding']);
 
+/**
+ * An upstream URL split into the URL without credentials and, when it had `user:password@`, the
+ * `Authorization: Basic …` header they stand for: fetch refuses URLs with credentials (and its
+ * error quotes the whole URL), and no message may show the password.
+ *
+ * @example
+ * upstreamTarget('https://me:pw@gateway.example/v1') // { base: 'https://gateway.example/v1', authorization: 'Basic bWU6cHc=' }
+ */
+export function upstreamTarget(upstream: string): { base: string; authorization?: string } {
+  const u = new URL(upstream);
+  if (u.username === '' && u.password === '') return { base: upstream };
+  const user = decodeURIComponent(u.username);
+  const password = decodeURIComponent(u.password);
+  u.username = '';
+  u.password = '';
+  const base = upstream.endsWith('/') ? u.href : u.href.replace(/\/$/, '');
+  return { base, authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
+}
+
 /** Joins the upstream base (which may carry a path prefix) with a request's path and query. */
 export function upstreamUrl(upstream: string, url: string): string {
   const base = upstream.endsWith('/') ? upstream.slice(0, -1) : upstream;

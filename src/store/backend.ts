@@ -84,6 +84,12 @@ export interface RecordBackend {
   /** For messages: a file path, a Redis key, `memory:<name>`. */
   readonly location: string;
   /**
+   * The store's redaction salt (32 hex digits), known once `load` resolved: made with the store
+   * (a tape header's `salt`, a Redis namespace's header), never changed. Absent for stores made
+   * before salts existed; masked values are then stored as plain `[REDACTED]` (src/store/redact.ts).
+   */
+  readonly salt?: string;
+  /**
    * Every record, in order. With `create` a missing store is created empty (two processes
    * creating at once must both succeed and share it); without, a missing store is
    * `{ exists: false, records: [] }`.

@@ -18,6 +18,8 @@
  *                open are never removed.
  * - update:      serve what is there, append what is missing; never remove.
  * - passthrough: neither read nor write.
+ * - once:        decided at open: record when the store does not exist, replay when it does (so
+ *                an existing store is never added to); `mode` is then that effective mode.
  * - pruning recordings nobody used is never implicit: close({ pruneUnused: true }) does it and
  *   reports what it removed.
  */
@@ -172,6 +174,16 @@ export class RecordCollection<R> {
    */
   static async open<R>(backend: RecordBackend, opts: CollectionOptions<R>): Promise<RecordCollection<R>> {
     if (opts.mode === 'passthrough') return new RecordCollection(backend, opts, false, []);
+    if (opts.mode === 'once') {
+      // Decided by whether the store exists; an existing one is replayed from this very load.
+      const probe = await backend.load({ create: false });
+      opts = { ...opts, mode: probe.exists ? 'replay' : 'record' };
+      if (probe.exists) {
+        const col = new RecordCollection(backend, opts, true, [...probe.warnings]);
+        for (const stored of probe.records) col.file(stored);
+        return col;
+      }
+    }
     const writes = opts.mode === 'record' || opts.mode === 'update';
     const run = opts.run ?? newRun();
     // Registered before loading: a writer that opens later sees this one as open, so it never

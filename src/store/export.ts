@@ -267,10 +267,11 @@ export async function exportTapeJSON(path: string): Promise<string> {
  * `{ force: true }`, which replaces it atomically.
  */
 export async function importTapeJSON(json: string, out: string, opts: { force?: boolean } = {}): Promise<{ records: number }> {
-  const { created, tapedeckVersion, values } = parseTapeDocument(json, tapeTypeNamed);
+  const { created, tapedeckVersion, salt, values } = parseTapeDocument(json, tapeTypeNamed);
   const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.import.tmp`);
   try {
-    await createTape(tmp, { created, tapedeckVersion });
+    // The salt travels with the records: their keyed masks only match under it.
+    await createTape(tmp, { created, tapedeckVersion, salt: salt ?? null });
     // Records come back in the field order writers use (record-order.ts), so a tape written
     // by tapedeck survives export -> import byte for byte.
     if (values.length > 0) await appendRecords(tmp, values.map(inRecordOrder));

@@ -9,7 +9,7 @@
  */
 import type * as Zlib from 'node:zlib';
 import { TapedeckError } from '../errors.ts';
-import { REDACTED, type Redactor } from './redact.ts';
+import type { Redactor } from './redact.ts';
 
 // Looked up, not imported: the replay engine also runs in browsers (llm-tapedeck/browser), where
 // a compressed request body cannot be decoded and is answered as undecodable (400).
@@ -133,7 +133,7 @@ function normalizeMultipart(text: string, boundary: string, r: Redactor): string
   for (const p of ps) {
     const name = partName(p.head);
     // Files are scanned too: an ASCII key inside an uploaded file is still a key.
-    const body = name !== undefined && r.isSecretField(name) && p.body !== '' ? REDACTED : r.text(p.body);
+    const body = name !== undefined && r.isSecretField(name) && p.body !== '' ? r.mask(p.body) : r.text(p.body);
     out += `--${NORMALIZED_BOUNDARY}\r\n${r.text(p.head)}\r\n\r\n${body}\r\n`;
   }
   return `${out}--${NORMALIZED_BOUNDARY}--\r\n`;
@@ -152,7 +152,7 @@ function redactForm(text: string, r: Redactor): string {
       } catch {
         // a malformed escape: judge the raw name
       }
-      if (r.isSecretField(name)) return `${pair.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
+      if (r.isSecretField(name)) return `${pair.slice(0, eq)}=${encodeURIComponent(r.mask(pair.slice(eq + 1)))}`;
       let value = pair.slice(eq + 1);
       try {
         const decoded = decodeURIComponent(value.replace(/\+/g, ' '));
@@ -190,7 +190,7 @@ function isTextual(contentType: string): boolean {
  *
  * @example
  * normalizeBody({ 'content-type': 'application/x-www-form-urlencoded' }, Buffer.from('client_secret=s3&a=1'), redactor()).stored
- * // 'client_secret=%5BREDACTED%5D&a=1'
+ * // 'client_secret=%5BREDACTED%5D&a=1' (with a store's salt: a keyed mask of the value, %5BREDACTED%3A…%5D)
  */
 export function normalizeBody(headers: Headers, body: Uint8Array, r: Redactor): NormalizedBody {
   const ct = header(headers, 'content-type') ?? '';

@@ -19,6 +19,8 @@ export { isBackend, storeBackend, type StoreBackendOptions } from './backends/op
 export { maskRedisUrl } from './backends/redis-connection.ts';
 export { pullTape, pushTape, type PullResult, type PushResult } from './redis-transfer.ts';
 export { exportTapeJSON, importTapeJSON } from './export.ts';
+export type { CacheHook, CacheHookRecording, HookRecording, RecordingHook } from './hooks.ts';
+export { setupTapeDiffs } from './git-diff.ts';
 export { resolveMode, resolveModeWithSource, TAPE_MODES, type TapeMode, type TapeModeSource } from './mode.ts';
 export {
   activeReplayCache,
@@ -40,7 +42,7 @@ export {
   type TapeType,
   type TapeWarning,
 } from './tape-file.ts';
-export { REDACTED, redact, redactor, SECRET_FIELDS, SECRET_HEADERS, SECRET_QUERY, type RedactOptions, type Redactor } from './redact.ts';
+export { CREDENTIAL_HEADERS, CREDENTIAL_QUERY, REDACTED, redact, redactor, SECRET_FIELDS, SECRET_HEADERS, SECRET_QUERY, type RedactOptions, type Redactor } from './redact.ts';
 export { importCacheJSON, importRecordingsDir, type MigrateOptions, type MigrateResult } from './migrate.ts';
 export {
   cacheRecords,

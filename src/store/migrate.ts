@@ -19,7 +19,7 @@ import { requestKeys } from '../match/matcher.ts';
 import { loadRecordingsDir } from '../match/recordings.ts';
 import { VERSION } from '../version.ts';
 import { sortedKeys } from './record-order.ts';
-import { redactor, type RedactOptions } from './redact.ts';
+import { newRedactionSalt, redactor, type RedactOptions } from './redact.ts';
 import { buildRecord, type ReplayRecord } from './records.ts';
 import { appendRecords, createTape } from './tape-file.ts';
 
@@ -28,6 +28,11 @@ export interface MigrateOptions {
   force?: boolean;
   /** The tape's `created`, and the recordedAt of entries that do not carry their own (default now). */
   created?: string;
+  /**
+   * The new tape's redaction salt, 32 hex digits (default a random one). Give it, with
+   * `created`, for a byte-identical tape from the same input.
+   */
+  salt?: string;
   /** Arguments left out of the keys, as the ReplayCache that will read the tape is opened with. */
   ignoredArgs?: readonly string[];
   redact?: RedactOptions;
@@ -49,17 +54,17 @@ function isoOf(v: unknown): string | undefined {
   return Number.isNaN(t) ? undefined : new Date(t).toISOString();
 }
 
-function toRecord(request: unknown, value: unknown, recordedAt: string, meta: Record<string, unknown>, opts: MigrateOptions): ReplayRecord {
-  const r = redactor(opts.redact);
+function toRecord(request: unknown, value: unknown, recordedAt: string, meta: Record<string, unknown>, opts: MigrateOptions & { salt: string }): ReplayRecord {
+  const r = redactor({ ...opts.redact, salt: opts.salt });
   const keys = requestKeys(request, { ignoreArgs: opts.ignoredArgs });
   return buildRecord(keys, request, sortedKeys(r.value(value)), { ignoredArgs: opts.ignoredArgs, meta }, r, recordedAt);
 }
 
 /** Writes records to a new tape beside `out` and moves it into place (never a half-written tape). */
-async function writeTape(out: string, records: ReplayRecord[], opts: MigrateOptions): Promise<void> {
+async function writeTape(out: string, records: ReplayRecord[], opts: MigrateOptions & { salt: string }): Promise<void> {
   const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.migrate.tmp`);
   try {
-    await createTape(tmp, { created: opts.created, tapedeckVersion: VERSION });
+    await createTape(tmp, { created: opts.created, tapedeckVersion: VERSION, salt: opts.salt });
     if (records.length > 0) await appendRecords(tmp, records);
     if (opts.force) await rename(tmp, out);
     else {
@@ -90,7 +95,8 @@ async function writeTape(out: string, records: ReplayRecord[], opts: MigrateOpti
  * @example
  * await importRecordingsDir('test/recordings', 'test/recordings.tape')
  */
-export async function importRecordingsDir(dir: string, out: string, opts: MigrateOptions = {}): Promise<MigrateResult> {
+export async function importRecordingsDir(dir: string, out: string, given: MigrateOptions = {}): Promise<MigrateResult> {
+  const opts = { ...given, salt: given.salt ?? newRedactionSalt() };
   const created = opts.created ?? new Date().toISOString();
   let skipped = 0;
   const warn = opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning'));
@@ -145,7 +151,8 @@ function fromDspyCache(response: unknown, at: string): { value: unknown; meta: R
  * @example
  * await importCacheJSON('tests/fixtures/my_test.json', 'tests/fixtures/my_test.tape')
  */
-export async function importCacheJSON(file: string, out: string, opts: MigrateOptions = {}): Promise<MigrateResult> {
+export async function importCacheJSON(file: string, out: string, given: MigrateOptions = {}): Promise<MigrateResult> {
+  const opts = { ...given, salt: given.salt ?? newRedactionSalt() };
   let data: unknown;
   try {
     data = JSON.parse(await readFile(file, 'utf8'));

@@ -7,12 +7,14 @@
  *   recorded in this run is kept (stale recordings are cleaned up).
  * - `update`: serve what the tape has, record what is missing.
  * - `passthrough`: the tape is neither read nor written; every request goes to the live API.
+ * - `once`: `record` when the tape does not exist yet, `replay` when it does; an existing tape is
+ *   never added to (VCR.py's default). Decided when the tape is opened (src/store/collection.ts).
  */
 import { TapedeckError } from '../errors.ts';
 
-export type TapeMode = 'replay' | 'record' | 'update' | 'passthrough';
+export type TapeMode = 'replay' | 'record' | 'update' | 'passthrough' | 'once';
 
-export const TAPE_MODES: readonly TapeMode[] = Object.freeze(['replay', 'record', 'update', 'passthrough'] as const);
+export const TAPE_MODES: readonly TapeMode[] = Object.freeze(['replay', 'record', 'update', 'passthrough', 'once'] as const);
 
 /** Where a resolved mode came from: the option, one of the environment variables, or the default. */
 export type TapeModeSource = 'option' | 'TAPEDECK_MODE' | 'CACHE_MODE' | 'default';

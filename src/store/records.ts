@@ -5,8 +5,9 @@
  * RecordKind: which stored records are of it and the key a collection finds them under
  * (src/store/collection.ts).
  *
- * Field order: scalar fields first (`v`, `kind`, `key`, `route`, `recordedAt`, ...), so an index
- * reads them without decoding the record (record-order.ts has the one order).
+ * Field order: scalar fields first (`v`, `kind`, `key`, `keyVersion`, `recordedAt`, ...), so an
+ * index reads them without decoding the record (record-order.ts has the one order; an HTTP
+ * record's `match`, `route` and `trace` follow its containers).
  */
 import { TapedeckError } from '../errors.ts';
 import { hashValue } from '../core/index.ts';
@@ -76,6 +77,11 @@ export interface HttpRecord {
      * headers, and `end` is the byte offset in `body` where the chunk ends.
      */
     chunks?: [number, number][];
+    /**
+     * Hand-written recordings only (docs/hand-written.md): the connection drops after the last
+     * chunk, as when a provider's stream is cut, so a client's error handling can be tested.
+     */
+    cut?: boolean;
   };
   /** ISO 8601 time the request was received. */
   recordedAt: string;
@@ -187,7 +193,7 @@ export interface ReplayRecord {
   request: unknown;
   /** The value as given to put, redacted. */
   value: unknown;
-  /** The response exactly as it came off the wire, when byte-exact replay matters. */
+  /** The response exactly as it came off the wire (redacted), when byte-exact replay matters. */
   raw?: { body: Uint8Array; contentType?: string };
   /** The caller's own metadata (put option `meta`), redacted. */
   meta?: Record<string, unknown>;
@@ -243,8 +249,11 @@ export function buildRecord(keys: RequestKeys, request: unknown, storedValue: un
     if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
       throw new TapedeckError('E_ARG', 'put: raw.body must be a Uint8Array or a string.', { hint: 'Pass the response bytes exactly as received.' });
     }
-    record.raw = { body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
-    if (opts.raw.contentType !== undefined) record.raw.contentType = String(opts.raw.contentType);
+    const contentType = opts.raw.contentType === undefined ? undefined : String(opts.raw.contentType);
+    // Redacted like every other byte a record stores: by name when it is JSON, else as text.
+    const bytes = r.bytes(typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength), contentType);
+    record.raw = { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+    if (contentType !== undefined) record.raw.contentType = contentType;
   }
   if (opts.meta !== undefined) record.meta = sortedKeys(r.value(opts.meta));
   return record;
@@ -255,7 +264,10 @@ export function buildRecord(keys: RequestKeys, request: unknown, storedValue: un
  * keyed under other ignored arguments is found under the key it has with these too (so changing
  * the option never strands recordings); a record without a stored key gets it computed.
  */
-export function cacheRecords(ignoredArgs: readonly string[] | undefined): RecordKind<ReplayRecord> & { rekeyed: number } {
+export function cacheRecords(ignoredArgs: readonly string[] | undefined, volatileText?: readonly (RegExp | string)[]): RecordKind<ReplayRecord> & { rekeyed: number } {
+  // With volatileText, every record is also found under its key with the patterns applied, so
+  // recordings made before the option was set still answer.
+  const volatile = volatileText !== undefined && volatileText.length > 0;
   const want = ignoredText(ignoredArgs);
   const kind = {
     name: 'ReplayCache record',
@@ -269,12 +281,12 @@ export function cacheRecords(ignoredArgs: readonly string[] | undefined): Record
       // A key from an older spec version is recomputed from the stored request, and only the
       // new key files the record (the old one may lump shapes the new one separates).
       const stale = key !== undefined && !keyIsCurrent(head.keyVersion);
-      if (key !== undefined && !stale && (want === '' || (head.ignored ?? '') === want)) return key;
+      if (key !== undefined && !stale && !volatile && (want === '' || (head.ignored ?? '') === want)) return key;
       const v = value();
       if (!isCacheRecord(v)) return undefined;
       let rekeyed: string;
       try {
-        const keys = rekey(v.request, head.keyVersion ?? undefined, { ignoreArgs: ignoredArgs });
+        const keys = rekey(v.request, head.keyVersion ?? undefined, { ignoreArgs: ignoredArgs, ...(volatile ? { volatileText } : {}) });
         if (!keys) throw new TapedeckError('E_REQUEST', 'the stored request is no LLM request shape');
         rekeyed = keys.key;
       } catch (e) {
@@ -358,3 +370,63 @@ export function answerProblem(response: HttpRecord['response']): string | undefi
   }
   return undefined;
 }
+
+// ---------------------------------------------------------------------------------------------
+// MCP exchanges: JSON-RPC over stdio, Streamable HTTP or an SDK transport (docs/mcp.md)
+// ---------------------------------------------------------------------------------------------
+
+/** The `kind` of MCP exchange records on a tape. */
+export const MCP_RECORD_KIND = 'mcp';
+
+/** A JSON-RPC answer as stored: its result or its error, never its `id`. */
+export type McpAnswer = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
+
+/**
+ * What the server sent while an exchange was open, in the order it arrived; `ms` counts from
+ * the client's message. The exchange's own answer is one of them (a request's `response`), so
+ * notifications before and after it keep their place. `standalone`: sent on the server's own
+ * stream (Streamable HTTP's GET stream), not on the request's; replayed there too.
+ */
+export type McpEvent =
+  | { ms: number; notification: { method: string; params?: unknown }; standalone?: true }
+  | { ms: number; request: { method: string; params?: unknown }; answer: McpAnswer; standalone?: true }
+  | ({ ms: number; response: true } & McpAnswer);
+
+/**
+ * One client message to an MCP server (a request or a notification) and everything the server
+ * sent back during it: notifications, its own requests to the client with the client's answers,
+ * and the answer. Appended only once the answer arrived (a cut exchange is never written).
+ */
+export interface McpRecord {
+  v: 1;
+  kind: typeof MCP_RECORD_KIND;
+  /** Digest of the method and canonical params without their volatile parts (docs/mcp.md). */
+  key: string;
+  /** The MCP key spec version of `key`. */
+  keyVersion: number;
+  recordedAt: string;
+  /** Milliseconds from the client's message to the last event. */
+  durationMs: number;
+  method: string;
+  /** The client's message without `id` and `jsonrpc`, secrets masked. */
+  request: { method: string; params?: unknown };
+  events: McpEvent[];
+}
+
+/**
+ * Whether a tape value is an MCP exchange record.
+ *
+ * @example
+ * (await readTape('tools.tape')).records.map((r) => r.value).filter(isMcpRecord)
+ */
+export function isMcpRecord(v: unknown): v is McpRecord {
+  return isObject(v) && v.kind === MCP_RECORD_KIND && v.v === 1 && typeof v.key === 'string' && typeof v.method === 'string' && isObject(v.request) && Array.isArray(v.events);
+}
+
+/** MCP exchange records in a collection, found under their stored key. */
+export const mcpRecords: RecordKind<McpRecord> = {
+  name: 'MCP exchange record',
+  headFields: ['kind', 'key'],
+  keysOf: (head) => (head.kind === MCP_RECORD_KIND && typeof head.key === 'string' ? head.key : undefined),
+  is: isMcpRecord,
+};

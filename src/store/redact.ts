@@ -21,12 +21,27 @@
  * `Basic …`, a SigV4 `Credential=…, Signature=…`, or a known provider key prefix followed by a
  * long token) are masked too: a key pasted into a prompt or an error message must not end up in
  * git either.
+ *
+ * Two kinds of masks, because requests are keyed from what is stored (docs/matching.md):
+ * - a provider credential (the credential headers, Google's `?key=`, Azure's `?api-key=`,
+ *   SigV4's query signature) becomes `[REDACTED]`: it never takes part in a key, so recordings
+ *   made with one developer's key replay with another's;
+ * - every other masked value (a `?token=`, a `client_secret` member, a key pasted into a prompt)
+ *   still decides the answer: it becomes `[REDACTED:<16 hex>]`, the first 64 bits of
+ *   HMAC-SHA256 under the store's random salt (kept in the tape header), so two values stay two
+ *   keys and one value stays one key, and the value itself is never stored. A store without a
+ *   salt (made before salts existed) gets `[REDACTED]` for both, as it always did.
  */
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
 
-/** What a redacted value is replaced with. */
+/** What a redacted value is replaced with (credentials; every value in a store without a salt). */
 export const REDACTED = '[REDACTED]';
+
+/** A whole keyed mask: `[REDACTED:` + 16 lowercase hex digits + `]`. */
+const WHOLE_MASK = /^\[REDACTED:[0-9a-f]{16}\]$/;
 
 export interface RedactOptions {
   /** Store secrets as they are. Only for tapes that never leave the machine. Default false. */
@@ -39,6 +54,12 @@ export interface RedactOptions {
   query?: readonly string[];
   /** Mask credential-looking substrings in other strings (default true). */
   scanStrings?: boolean;
+  /**
+   * The store's redaction salt (32 hex digits, from the tape header or the Redis namespace's
+   * header). Set by the store, not by users: with it, masked values that are not credentials
+   * become distinct keyed masks; without it, `[REDACTED]`.
+   */
+  salt?: string;
 }
 
 export const SECRET_HEADERS: readonly string[] = Object.freeze([
@@ -92,6 +113,40 @@ export const SECRET_FIELDS: readonly string[] = Object.freeze([
  */
 const SECRET_SUFFIXES = ['apikey', 'secret', 'password', 'passwd', 'accesstoken', 'refreshtoken', 'sessiontoken', 'securitytoken', 'authtoken', 'bearertoken', 'idtoken', 'privatekey', 'secretkey', 'subscriptionkey'];
 
+/**
+ * Provider credentials: never part of a request key, stored as `[REDACTED]` (headers take part in
+ * a key only through `matchHeaders`, which skips these). SigV4's `x-amz-date` and
+ * `x-amz-content-sha256` are not secret (stored as sent) but change with every signature.
+ */
+export const CREDENTIAL_HEADERS: readonly string[] = Object.freeze([
+  'authorization', // OpenAI, Mistral, Cohere, Groq, ..., Bedrock API keys (Bearer), SigV4
+  'proxy-authorization',
+  'x-api-key', // Anthropic
+  'api-key', // Azure OpenAI
+  'ocp-apim-subscription-key', // Azure API Management
+  'x-goog-api-key', // Google Gemini
+  'x-amz-security-token', // SigV4 temporary credentials
+  'x-amz-date', // SigV4
+  'x-amz-content-sha256', // SigV4
+  'anthropic-admin-key',
+  'cf-aig-authorization',
+  'x-portkey-api-key',
+  'helicone-auth',
+]);
+
+/** Query parameters that carry a provider credential (never part of a key, stored as `[REDACTED]`). */
+export const CREDENTIAL_QUERY: readonly string[] = Object.freeze([
+  'key', // Google
+  'api-key', // Azure OpenAI
+  'api_key',
+  'apikey',
+  'subscription-key', // Azure API Management
+  'sig', // Azure SAS
+  'x-amz-signature', // SigV4 presigned URLs
+  'x-amz-credential',
+  'x-amz-security-token',
+]);
+
 export const SECRET_QUERY: readonly string[] = Object.freeze([
   'key', // Google (?key=AIza…)
   'api-key', // Azure OpenAI
@@ -139,8 +194,18 @@ export interface Redactor {
   url(url: string): string;
   /** A string with credential-looking substrings masked. */
   text(s: string): string;
+  /**
+   * A response or raw body (bytes) with secrets masked: a JSON body (by its content type, or
+   * sniffed) has secret members masked by name and is re-serialized; any body has
+   * credential-looking text masked byte for byte. The same array when nothing changed.
+   */
+  bytes(body: Uint8Array, contentType?: string): Uint8Array;
+  /** The mask of a value that is not a credential: keyed under the store's salt, or `[REDACTED]`. */
+  mask(value: string): string;
   /** Whether a header name is redacted. */
   isSecretHeader(name: string): boolean;
+  /** Whether a header carries a provider credential (never part of a request key). */
+  isCredentialHeader(name: string): boolean;
   /** Whether a field (JSON member, form or multipart field) of this name is redacted. */
   isSecretField(name: string): boolean;
   /**
@@ -163,7 +228,13 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const headerSet = new Set([...SECRET_HEADERS, ...CREDENTIALS.headers, ...(opts.headers ?? [])].map(fold));
   const fieldSet = new Set([...SECRET_FIELDS, ...SECRET_HEADERS, ...CREDENTIALS.headers, ...CREDENTIALS.fields, ...(opts.fields ?? [])].map(fold));
   const querySet = new Set([...SECRET_QUERY, ...CREDENTIALS.query, ...(opts.query ?? [])].map(fold));
+  const credentialHeaders = new Set([...CREDENTIAL_HEADERS, ...CREDENTIALS.headers].map(fold));
+  const credentialQuery = new Set([...CREDENTIAL_QUERY, ...CREDENTIALS.query].map(fold));
   const scan = opts.scanStrings !== false;
+  const salt = opts.salt !== undefined && /^[0-9a-f]{32}$/.test(opts.salt) ? hexBytes(opts.salt) : undefined;
+  // A value that is a mask already stays as it is: redacting a stored record again changes nothing.
+  const mask = (v: string): string => (v === REDACTED || WHOLE_MASK.test(v) ? v : salt ? `[REDACTED:${hexOf(hmac(sha256, salt, utf8.encode(v))).slice(0, 16)}]` : REDACTED);
+  const maskValue = (x: unknown): string => mask(typeof x === 'string' ? x : jsonText(x));
   const secretField = (k: string) => isSecretName(fold(k), fieldSet);
   // Any quoted member name that could fold to a secret name: letters of each name with optional
   // `-`/`_` between them, as a whole name or (for the credential words) a suffix.
@@ -173,7 +244,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const text = (s: string): string => {
     if (keep || !scan || s.length < 16) return s;
     CREDENTIAL.lastIndex = 0;
-    return CREDENTIAL.test(s) ? s.replace(CREDENTIAL, REDACTED) : s;
+    return CREDENTIAL.test(s) ? s.replace(CREDENTIAL, mask) : s;
   };
 
   const url = (u: string): string => {
@@ -192,7 +263,16 @@ export function redactor(opts: RedactOptions = {}): Redactor {
         // a malformed escape: compare the raw name
       }
       const f = fold(name);
-      return querySet.has(f) || isSecretName(f, fieldSet) ? `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}` : p;
+      if (credentialQuery.has(f)) return `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
+      if (!(querySet.has(f) || isSecretName(f, fieldSet))) return p;
+      const raw = p.slice(eq + 1);
+      let shown = raw;
+      try {
+        shown = decodeURIComponent(raw);
+      } catch {
+        // a malformed escape: the raw value is masked
+      }
+      return mask(shown) === shown ? p : `${p.slice(0, eq)}=${encodeURIComponent(mask(raw))}`;
     });
     return text(u.slice(0, q + 1) + parts.join('&') + (hashAt < 0 ? '' : u.slice(hashAt)));
   };
@@ -227,7 +307,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       if (proto !== Object.prototype && proto !== null) continue; // left empty: not plain data
       for (const [k, x] of Object.entries(src as Record<string, unknown>)) {
         if (masks(k, x)) {
-          d[k] = REDACTED;
+          d[k] = maskValue(x);
           continue;
         }
         const l = leaf(x);
@@ -260,7 +340,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       let changed = false;
       const out = new Map<unknown, unknown>();
       for (const [k, x] of v as Map<unknown, unknown>) {
-        const r = typeof k === 'string' && masks(k, x) ? REDACTED : value(x, depth + 1);
+        const r = typeof k === 'string' && masks(k, x) ? maskValue(x) : value(x, depth + 1);
         if (r !== x) changed = true;
         out.set(k, r);
       }
@@ -271,29 +351,55 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     let out: Record<string, unknown> | undefined;
     for (const k of Object.keys(obj)) {
       const x = obj[k];
-      const r = masks(k, x) ? REDACTED : value(x, depth + 1);
+      const r = masks(k, x) ? maskValue(x) : value(x, depth + 1);
       if (r !== x && !out) out = { ...obj };
       if (out) out[k] = r;
     }
     return out ?? obj;
   };
 
+  const bytes = (body: Uint8Array, contentType?: string): Uint8Array => {
+    if (keep || body.length === 0) return body;
+    const whole = latin1Text(body);
+    // A JSON body with a secret member (a token endpoint's access_token, an echo of the
+    // request) has it masked by name, like a request body, and is stored re-serialized. Only
+    // JSON pays for the member-name scan.
+    const json = contentType === undefined ? /^\s*[[{]/.test(whole) : /[/+]json\b/i.test(contentType);
+    if (json && memberRe.test(whole)) {
+      try {
+        const parsed: unknown = JSON.parse(utf8Decoder.decode(body));
+        const red = value(parsed, 0);
+        if (red !== parsed) return utf8.encode(JSON.stringify(red));
+      } catch {
+        // not JSON after all: masked as text below
+      }
+    }
+    const masked = text(whole);
+    // Credential patterns and masks are ASCII, so masking latin1 text keeps every other byte.
+    return masked === whole ? body : latin1Bytes(masked);
+  };
+
+  const mayHaveSecrets = (s: string): boolean => {
+    if (keep) return false;
+    if (memberRe.test(s)) return true;
+    CREDENTIAL.lastIndex = 0;
+    return scan && CREDENTIAL.test(s);
+  };
+
   return {
     keepSecrets: keep,
     isSecretHeader: (name) => !keep && isSecretName(fold(name), headerSet),
+    isCredentialHeader: (name) => credentialHeaders.has(fold(name)),
     isSecretField: (name) => !keep && secretField(name),
-    mayHaveSecrets: (s) => {
-      if (keep) return false;
-      if (memberRe.test(s)) return true;
-      CREDENTIAL.lastIndex = 0;
-      return scan && CREDENTIAL.test(s);
-    },
+    mayHaveSecrets,
     headers<H extends Record<string, string | string[] | number | undefined>>(h: H): H {
       if (keep) return h;
       const out: Record<string, string | string[] | number | undefined> = {};
       for (const [k, x] of Object.entries(h)) {
         if (x === undefined) continue;
-        if (isSecretName(fold(k), headerSet)) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
+        const f = fold(k);
+        if (credentialHeaders.has(f) && headerSet.has(f)) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
+        else if (isSecretName(f, headerSet)) out[k] = Array.isArray(x) ? x.map((y) => mask(String(y))) : mask(String(x));
         else out[k] = typeof x === 'string' ? text(x) : Array.isArray(x) ? x.map(text) : x;
       }
       return out as H;
@@ -301,10 +407,63 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     value: <T>(v: T): T => (keep ? v : (value(v, 0) as T)),
     url,
     text,
+    bytes,
+    mask: (v) => (keep ? v : mask(v)),
   };
 }
 
 const defaultRedactor = redactor();
+
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+function hexBytes(h: string): Uint8Array {
+  const out = new Uint8Array(h.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(h.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+function hexOf(b: Uint8Array): string {
+  let s = '';
+  for (const x of b) s += x.toString(16).padStart(2, '0');
+  return s;
+}
+
+/** The text a non-string secret member is masked by (its JSON, or String() where JSON fails). */
+function jsonText(x: unknown): string {
+  try {
+    return JSON.stringify(x) ?? String(x);
+  } catch {
+    return String(x);
+  }
+}
+
+/**
+ * A fresh redaction salt: 16 random bytes as 32 hex digits. Written once into a new tape header
+ * (or Redis namespace header) and never changed.
+ *
+ * @example
+ * createTape('app.tape', { salt: newRedactionSalt() })
+ */
+export function newRedactionSalt(): string {
+  return hexOf(globalThis.crypto.getRandomValues(new Uint8Array(16)));
+}
+
+/** Bytes as latin1 text, one character per byte (Buffer's native path where there is one). */
+export function latin1Text(b: Uint8Array): string {
+  if (typeof Buffer !== 'undefined') return Buffer.from(b.buffer, b.byteOffset, b.length).toString('latin1');
+  let s = '';
+  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+  return s;
+}
+
+/** The inverse of latin1Text (every character is below 256). */
+export function latin1Bytes(s: string): Uint8Array {
+  if (typeof Buffer !== 'undefined') return Buffer.from(s, 'latin1');
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
 
 /**
  * Deep copy of `value` with secrets masked by the default rules (unchanged parts are shared,

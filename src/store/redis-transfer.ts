@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
+import { saltOf } from './backends/redis-backend.ts';
 import { collectionKeyOf, RedisRecords, type RedisStoreOptions } from './backends/redis.ts';
 import { FRAME_HEADER_SIZE, parseHeader, type TapeWarning } from './tape-codec.ts';
 import { recordBytes, scanTape } from './tape-file.ts';
@@ -46,8 +47,20 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
   const scan = await scanTape(tape);
   const store = await RedisRecords.open(url, opts);
   try {
-    const { end } = parseHeader(scan.bytes, tape);
+    const { end, header } = parseHeader(scan.bytes, tape);
     const headerStored = await store.setHeaderIfAbsent(scan.bytes.subarray(0, end));
+    const warnings = [...scan.warnings];
+    if (!headerStored) {
+      // Keyed masks only match under the salt they were made with (docs/redis.md).
+      const theirs = saltOf(await store.header(), store.url);
+      if (header.salt !== theirs) {
+        warnings.push({
+          code: 'TAPEDECK_SALT',
+          offset: 0,
+          message: `The namespace's redaction salt differs from ${tape}'s: pushed recordings of requests with masked values (a ?token=, a secret member, a key in a prompt) will not match there. Push into an empty namespace (tapedeck push --namespace NEW) to keep the tape's salt.`,
+        });
+      }
+    }
     for (let i = 0; i < scan.frames.length; i += BATCH) {
       const batch = scan.frames.slice(i, i + BATCH).map((f) => {
         const payload = scan.bytes.subarray(f.offset + FRAME_HEADER_SIZE, f.offset + f.length);
@@ -55,7 +68,7 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
       });
       await store.append(batch);
     }
-    return { records: scan.frames.length, headerStored, warnings: scan.warnings, url: store.url };
+    return { records: scan.frames.length, headerStored, warnings, url: store.url };
   } finally {
     await store.close();
   }

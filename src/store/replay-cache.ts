@@ -33,6 +33,7 @@ import { TapedeckError } from '../errors.ts';
 import { explainMiss, missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import { requestKeys, type RequestKeys } from '../match/matcher.ts';
 import { rekeyWarning } from '../match/rekey.ts';
+import { withVolatileSpans } from '../match/volatile-miss.ts';
 import type { RecordBackend, StoreWarning } from './backend.ts';
 import { storeBackend } from './backends/open.ts';
 import { RecordCollection, type CloseReport } from './collection.ts';
@@ -40,6 +41,7 @@ import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mod
 import { sortedKeys } from './record-order.ts';
 import { buildRecord, cacheRecords, type ReplayPutOptions, type ReplayRecord } from './records.ts';
 import { redactor, type RedactOptions, type Redactor } from './redact.ts';
+import { checkHooks, runCacheHook, type CacheHook } from './hooks.ts';
 import type { TapeLockOptions } from './tape-file.ts';
 
 export type { ReplayPutOptions, ReplayRecord } from './records.ts';
@@ -51,10 +53,22 @@ if (typeof (Symbol as { asyncDispose?: symbol }).asyncDispose !== 'symbol') {
 }
 
 export interface ReplayCacheOptions {
-  /** 'replay' | 'record' | 'update' | 'passthrough'; default from TAPEDECK_MODE, CACHE_MODE, else 'replay'. */
-  mode?: TapeMode | (string & {});
+  /** replay | record | update | passthrough | once (docs/modes.md); default from TAPEDECK_MODE, CACHE_MODE, else replay. */
+  mode?: TapeMode;
   /** Request arguments left out of the key (ignored arguments of the cache key); per-call values replace it. */
   ignoredArgs?: readonly string[];
+  /**
+   * Patterns of text that changes from run to run inside messages (dates, UUIDs): replaced by
+   * `<volatile>` before keying (docs/matching.md). Recordings are keyed with it when put.
+   */
+  volatileText?: readonly (RegExp | string)[];
+  /**
+   * Sees `{ request, response }` (the value) before a put stores it: change them, or return null
+   * to not record. Redaction runs after it. Synchronous (docs/hooks.md).
+   */
+  beforeRecord?: CacheHook;
+  /** Sees `{ request, response }` before a recording is served: change the value, or return null for a miss. */
+  beforeReplay?: CacheHook;
   /** Record mode: remove nothing at close, not even the recordings this run replaced (default false). */
   keepAll?: boolean;
   /** The command shown in E_MISS messages (default `TAPEDECK_MODE=record <your test command>`). */
@@ -100,6 +114,8 @@ export class ReplayCache {
   readonly warnings: StoreWarning[];
 
   private readonly ignoredArgs: readonly string[] | undefined;
+  private readonly volatileText: readonly (RegExp | string)[] | undefined;
+  private readonly hooks: { beforeRecord?: CacheHook; beforeReplay?: CacheHook };
   private readonly keepAll: boolean;
   private readonly recordCommand: string;
   /** Whether the caller gave recordCommand (then a miss names it even when the mode is an option). */
@@ -114,13 +130,17 @@ export class ReplayCache {
   private constructor(col: RecordCollection<ReplayRecord>, mode: { mode: TapeMode; source: TapeModeSource }, opts: ReplayCacheOptions) {
     this.col = col;
     this.path = col.location;
-    this.mode = mode.mode;
+    // `once` became record or replay when the tape was opened.
+    this.mode = col.mode;
     this.modeSource = mode.source;
     this.ignoredArgs = opts.ignoredArgs;
+    this.volatileText = opts.volatileText;
+    this.hooks = { beforeRecord: opts.beforeRecord, beforeReplay: opts.beforeReplay };
     this.keepAll = opts.keepAll === true;
     this.recordCommand = opts.recordCommand ?? 'TAPEDECK_MODE=record <your test command>';
     this.recordCommandGiven = opts.recordCommand !== undefined;
-    this.redactor = redactor(opts.redact);
+    // Masks that are not credentials are keyed under the store's salt (src/store/redact.ts).
+    this.redactor = redactor({ ...opts.redact, salt: col.backend.salt });
     this.warnings = col.warnings;
   }
 
@@ -142,9 +162,10 @@ export class ReplayCache {
       throw new TapedeckError('E_ARG', 'ReplayCache.open needs a tape path (or a store backend).', { hint: "e.g. ReplayCache.open('test/fixtures/qa.tape')" });
     }
     const mode = resolveModeWithSource(opts.mode);
+    checkHooks(opts as Parameters<typeof checkHooks>[0]);
     // A tape path, a redis:// URL (docs/redis.md) or a backend object.
     const backend = storeBackend(path, opts.lock ? { lock: opts.lock } : {});
-    const kind = cacheRecords(opts.ignoredArgs);
+    const kind = cacheRecords(opts.ignoredArgs, opts.volatileText);
     const col = await RecordCollection.open(backend, { mode: mode.mode, kind, ...(opts.run !== undefined ? { run: opts.run } : {}) });
     const cache = new ReplayCache(col, mode, opts);
     if (cache.warnings.length > 0) {
@@ -165,7 +186,7 @@ export class ReplayCache {
   }
 
   private keysOf(request: unknown, ignoredArgs: readonly string[] | undefined): RequestKeys {
-    return requestKeys(request, { ignoreArgs: ignoredArgs ?? this.ignoredArgs });
+    return requestKeys(request, { ignoreArgs: ignoredArgs ?? this.ignoredArgs, volatileText: this.volatileText });
   }
 
   private assertOpen(op: string): void {
@@ -216,9 +237,16 @@ export class ReplayCache {
     const keys = this.keysOf(request, ignoredArgs);
     if (this.mode === 'record') return undefined;
     const record = this.col.next(keys.key);
+    if (record && this.hooks.beforeReplay) {
+      const r = runCacheHook('beforeReplay', this.hooks.beforeReplay, record.request, record.value);
+      if (r) return { ...record, value: r.response };
+      if (this.mode === 'update') return undefined;
+      const fix = recordHow(this.missEntry());
+      throw new TapedeckError('E_MISS', missHeadline('the beforeReplay hook skipped the recording', fix), { file: this.path, key: keys.key, kind: 'other', fix });
+    }
     if (record) return record;
     if (this.mode === 'update') return undefined;
-    throw this.miss(request, keys);
+    throw withVolatileSpans(request, { volatileText: this.volatileText }, this.miss(request, keys));
   }
 
   /**
@@ -240,6 +268,11 @@ export class ReplayCache {
         process.emitWarning(`ReplayCache for ${this.path} is in replay mode: put() records nothing.`, { code: 'TAPEDECK_REPLAY_PUT' });
       }
       return;
+    }
+    if (this.hooks.beforeRecord) {
+      const r = runCacheHook('beforeRecord', this.hooks.beforeRecord, request, value);
+      if (!r) return;
+      ({ request, response: value } = r);
     }
     const opts: ReplayPutOptions = Array.isArray(options) ? { ignoredArgs: options as readonly string[] } : ((options ?? {}) as ReplayPutOptions);
     const ignoredArgs = opts.ignoredArgs ?? this.ignoredArgs;
@@ -279,7 +312,7 @@ export class ReplayCache {
   private diagnosis(keys: RequestKeys): TapedeckError | undefined {
     const records: { request: unknown; response: unknown; key: string }[] = [];
     for (const e of this.col.entries()) records.push({ request: e.value.request, response: e.value.value, key: e.key });
-    const norm = { ignoreArgs: this.ignoredArgs };
+    const norm = { ignoreArgs: this.ignoredArgs, volatileText: this.volatileText };
     const digests: RequestKeys[] = [];
     for (const r of records) {
       try {

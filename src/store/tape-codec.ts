@@ -30,6 +30,9 @@ export const FRAME_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0xc1, 0x54, 0x44,
 export const FRAME_HEADER_SIZE = 12;
 /** Largest payload accepted (256 MiB); a larger declared length is treated as damage. */
 export const MAX_RECORD_BYTES = 256 * 1024 * 1024;
+/** Whether a header's `salt` is a redaction salt: 32 lowercase hex digits. */
+export const isRedactionSalt = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{32}$/.test(v);
+
 /** Largest header metadata map accepted (1 MiB). */
 export const MAX_META_BYTES = 1024 * 1024;
 
@@ -42,6 +45,11 @@ export interface TapeHeader {
   formatVersion: number;
   created: string;
   tapedeckVersion: string;
+  /**
+   * The redaction salt (32 hex digits): masked values that are not credentials are stored as
+   * HMACs under it (src/store/redact.ts). Absent in tapes made before salts existed.
+   */
+  salt?: string;
   /** True when the header was damaged or missing (then `created` and `tapedeckVersion` are ''). */
   headerLost?: boolean;
   [k: string]: unknown;

@@ -19,12 +19,14 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { addExtension, Packr } from 'msgpackr';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
+import { newRedactionSalt } from './redact.ts';
 import {
   crc32,
   decodeFrame,
   FRAME_HEADER_SIZE,
   FRAME_MAGIC,
   HEADER_FIXED,
+  isRedactionSalt,
   MAP_EXTENSION_TYPE,
   MAX_META_BYTES,
   MAX_RECORD_BYTES,
@@ -274,6 +276,21 @@ function frame(payload: Uint8Array): Buffer {
   return out;
 }
 
+/**
+ * The header's `salt` field: the given redaction salt (32 lowercase hex digits), checked; a new
+ * random one when none is given; none for `null` (re-creating a tape made before salts existed).
+ */
+function saltField(salt: string | null | undefined): { salt?: string } {
+  if (salt === null) return {};
+  if (salt === undefined) return { salt: newRedactionSalt() };
+  if (!isRedactionSalt(salt)) {
+    throw new TapedeckError('E_ARG', `A tape's redaction salt must be 32 lowercase hex digits, got ${JSON.stringify(String(salt).slice(0, 40))}.`, {
+      hint: 'Leave it out to get a random one, or pass the `salt` of the header the records came from.',
+    });
+  }
+  return { salt };
+}
+
 function encodeHeader(meta: Record<string, unknown>): Buffer {
   const metaBytes = new Uint8Array(packr.pack(meta));
   const out = Buffer.alloc(HEADER_FIXED + metaBytes.length);
@@ -298,8 +315,9 @@ export const recordBytes = {
   payload: (value: unknown, where: string, index = 0): Uint8Array => encodeValue(value, index, where),
   /** A frame around a payload: magic, length, CRC-32, payload. */
   frame,
-  /** A fresh tape header (created now, this tapedeck version). */
-  header: (meta: { created?: string } = {}): Buffer => encodeHeader({ created: meta.created ?? new Date().toISOString(), tapedeckVersion: VERSION }),
+  /** A fresh tape header (created now, this tapedeck version, a new redaction salt). */
+  header: (meta: { created?: string; salt?: string } = {}): Buffer =>
+    encodeHeader({ created: meta.created ?? new Date().toISOString(), tapedeckVersion: VERSION, ...saltField(meta.salt) }),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -363,10 +381,11 @@ async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
  * @example
  * await createTape('test/__tapes__/chat.tape', { created: '2026-01-01T00:00:00.000Z' });
  */
-export async function createTape(path: string, meta: { created?: string; tapedeckVersion?: string } = {}): Promise<void> {
+export async function createTape(path: string, meta: { created?: string; tapedeckVersion?: string; salt?: string | null } = {}): Promise<void> {
   const header = encodeHeader({
     created: meta.created ?? new Date().toISOString(),
     tapedeckVersion: meta.tapedeckVersion ?? VERSION,
+    ...saltField(meta.salt),
   });
   let fh: FileHandle;
   try {
@@ -693,7 +712,7 @@ export async function rewriteTapeFrames(
       const drop = new Set(select(scan));
       // A lost header (damaged, or a 0-byte file) is replaced by a fresh one: the rewrite is how
       // `tapedeck prune` repairs a tape.
-      const head = parsed.header.headerLost === true ? encodeHeader({ created: new Date().toISOString(), tapedeckVersion: VERSION }) : buf.subarray(0, parsed.headerEnd);
+      const head = parsed.header.headerLost === true ? encodeHeader({ created: new Date().toISOString(), tapedeckVersion: VERSION, ...saltField(undefined) }) : buf.subarray(0, parsed.headerEnd);
       const parts: Uint8Array[] = [head];
       const dropped: unknown[] = [];
       let kept = 0;

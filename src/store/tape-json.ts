@@ -4,7 +4,7 @@
  * helpers both directions share live here too.
  */
 import { TapedeckError } from '../errors.ts';
-import { TAPE_FORMAT_VERSION } from './tape-codec.ts';
+import { isRedactionSalt, TAPE_FORMAT_VERSION } from './tape-codec.ts';
 
 /** A class registered with registerTapeType, found by its name. */
 export type TypeLookup = (name: string) => { read(data: unknown): object } | undefined;
@@ -266,7 +266,7 @@ function fromJson(json: unknown, path: string, depth: number, named: TypeLookup)
  * @example
  * const { values } = parseTapeDocument(await (await fetch('/tapes/chat.tape.json')).text());
  */
-export function parseTapeDocument(json: string, named: TypeLookup = () => undefined): { created: string; tapedeckVersion: string; values: unknown[] } {
+export function parseTapeDocument(json: string, named: TypeLookup = () => undefined): { created: string; tapedeckVersion: string; salt?: string; values: unknown[] } {
   let doc: unknown;
   try {
     doc = JSON.parse(json);
@@ -285,14 +285,16 @@ export function parseTapeDocument(json: string, named: TypeLookup = () => undefi
   const created = expectString(header, 'created', '$.header');
   const tapedeckVersion = expectString(header, 'tapedeckVersion', '$.header');
   for (const k of Object.keys(header)) {
-    if (k !== 'formatVersion' && k !== 'created' && k !== 'tapedeckVersion') {
-      throw importError(childPath('$.header', k), `header field "${k}" cannot be written (tapes store only created and tapedeckVersion)`);
+    if (k !== 'formatVersion' && k !== 'created' && k !== 'tapedeckVersion' && k !== 'salt') {
+      throw importError(childPath('$.header', k), `header field "${k}" cannot be written (tapes store only created, tapedeckVersion and salt)`);
     }
   }
+  const salt = header.salt;
+  if (salt !== undefined && !isRedactionSalt(salt)) throw importError('$.header.salt', `expected 32 lowercase hex digits, found ${describe(salt)}`);
   if (!Array.isArray(doc.records)) throw importError('$.records', `expected an array, found ${describe(doc.records)}`);
   if (Object.hasOwn(doc, 'warnings') && !Array.isArray(doc.warnings)) {
     throw importError('$.warnings', `expected an array, found ${describe(doc.warnings)}`);
   }
   const values = doc.records.map((r: unknown, i) => fromJson(r, `$.records[${i}]`, 1, named));
-  return { created, tapedeckVersion, values };
+  return { created, tapedeckVersion, ...(salt !== undefined ? { salt } : {}), values };
 }

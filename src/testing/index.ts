@@ -32,4 +32,5 @@ export {
   type TapeReport,
   type TapeSummary,
 } from './run-report.ts';
+export { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from '../mcp/transport.ts';
 export { installFetchSwitch, type FetchSwitch, type FetchSwitchOptions, type HostPattern } from '../proxy/global-fetch.ts';

@@ -8,7 +8,7 @@
  * tape path (src/testing/names.ts, testNamespace): the same modes, misses and reports.
  *
  * The tape is opened on the first request, so a test that makes none writes no file. Misses
- * come back as the provider's 404 error (SDKs raise it at once, without retries) whose message
+ * come back as the provider's 400 error (SDKs raise it at once, without retries) whose message
  * starts with the short diagnosis and the command that records the request.
  */
 import { existsSync } from 'node:fs';
@@ -22,6 +22,7 @@ import { isRedisUrl, maskRedisUrl } from '../store/backends/redis-connection.ts'
 import { namespaceOf } from '../store/backends/redis.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { ReplayCache, type ReplayCacheOptions } from '../store/replay-cache.ts';
+import { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from '../mcp/transport.ts';
 import { diagnoseMiss, type MissDetails } from './miss.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { testNamespace } from './names.ts';
@@ -65,7 +66,7 @@ export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'store' | '
    */
   store?: string | false;
   /** The project's default mode; the run's switches (vitest --mode, TAPEDECK_MODE) win over it. */
-  mode?: TapeMode | (string & {});
+  mode?: TapeMode;
   /** The mode given on the command line (`vitest --mode update`, passed on by the plugin). */
   cliMode?: string;
   /** Where the run's tape reports go (default TAPEDECK_RUN_DIR; none: no report). */
@@ -118,6 +119,13 @@ export interface TestTape {
   cache(opts?: Omit<ReplayCacheOptions, 'mode'>): Promise<ReplayCache>;
   /** Routes globalThis.fetch through this tape until close() (or the switch's uninstall()). */
   install(opts?: InstallOptions): FetchSwitch;
+  /**
+   * Wraps an MCP SDK client Transport (or a function making one: nothing is made in replay) so
+   * its exchanges record to `<tape>.mcp.tape` (with a store: namespace `<namespace>.mcp`) in the
+   * test's mode; a miss fails the test with its record command, like a fetch miss. Closed with
+   * the tape. docs/mcp.md.
+   */
+  mcp(transport: McpTransportLike | (() => McpTransportLike) | undefined, opts?: Omit<TapeTransportOptions, 'tape' | 'mode' | 'recordCommand'>): TapeTransport;
   /** Uninstalls switches, closes the fetch and the cache, writes the run report. Idempotent. */
   close(): Promise<TapeReport>;
 }
@@ -159,6 +167,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   let inner: TapedeckFetch | undefined;
   let cache: Promise<ReplayCache> | undefined;
   let cacheAdded = 0;
+  const mcps: TapeTransport[] = [];
   let closing: Promise<TapeReport> | undefined;
 
   const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, ...fetchOpts } = opts;
@@ -252,6 +261,25 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
       });
       return cache;
     },
+    mcp(transport, mcpOpts = {}) {
+      if (closing) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
+      const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.mcp` }) : opts.tape.replace(/\.tape$/, '') + '.mcp.tape';
+      const t = tapeTransport(transport, {
+        ...mcpOpts,
+        tape: where,
+        mode,
+        recordCommand: `record it: ${recordCommand}`,
+        redact: mcpOpts.redact ?? opts.redact,
+        onWarning: mcpOpts.onWarning ?? onWarning,
+        // The test fails with the miss; the report is in the run summary, not on stderr.
+        onMiss: (report, x) => {
+          misses.push({ ...(opts.test ? { test: opts.test } : {}), route: `MCP ${x.label}`, diagnosis: x.message.split('\n')[0]!.replace(/; record it: .*$/, '').replace(`${x.label}: `, ''), command: recordCommand });
+          mcpOpts.onMiss?.(report, x);
+        },
+      });
+      mcps.push(t);
+      return t;
+    },
     install(sw = {}) {
       const s = installFetchSwitch({ ...sw, fetch: fetchFn });
       switches.push(s);
@@ -269,6 +297,17 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
             const st = await inner.stats();
             added = st.recorded - st.appendFailures;
             unrecorded = st.appendFailures;
+          } catch (e) {
+            errors.push(e);
+          }
+        }
+        for (const t of mcps) {
+          try {
+            await t.close();
+            const m = await Promise.race([t.tape, Promise.resolve(undefined)]);
+            if (!m) continue;
+            hits += m.hits;
+            added += m.recorded;
           } catch (e) {
             errors.push(e);
           }
@@ -296,7 +335,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
           used: [...used],
           ...(cacheTape ? { cacheTape: store ? `${namespace}.cache` : cacheTape, cacheAdded } : {}),
         };
-        if (runDir && (inner || cache)) writeTapeReport(runDir, report);
+        if (runDir && (inner || cache || mcps.length > 0)) writeTapeReport(runDir, report);
         if (errors.length > 0) throw errors[0];
         return report;
       })();

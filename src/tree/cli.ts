@@ -84,6 +84,10 @@ export async function treeCommand(args: string[]): Promise<number> {
   // (`tapedeck tree big.tape | head` closing the pipe early is handled where the command starts.)
   process.stdout.write(out);
   for (const w of tapeWarnings) process.stderr.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
+  if (tree.skipped.length > 0) {
+    const n = tree.skipped.length;
+    process.stderr.write(`${n} record${n === 1 ? '' : 's'} not shown: embeddings call${n === 1 ? '' : 's'}, not conversation${n === 1 ? '' : 's'} (records ${tree.skipped.slice(0, 10).map((w) => w.index).join(', ')}${n > 10 ? ', …' : ''})\n`);
+  }
   for (const w of tree.warnings) process.stderr.write(`record ${w.index}${w.offset === undefined ? '' : ` at byte ${w.offset}`} not placed: ${w.code}: ${w.message}\n`);
   return tapeWarnings.length + tree.warnings.length > 0 ? 1 : 0;
 }

@@ -25,6 +25,7 @@ import { hashValue, pathHashes, sha256 } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
+import { detectProvider } from '../providers/index.ts';
 import type { NormalizeOptions } from '../providers/types.ts';
 import { isHttpRecord } from '../store/records.ts';
 import { httpRecordExchange } from './proxy-record.ts';
@@ -327,6 +328,8 @@ export class ConversationTree {
   private counts = { hits: 0, misses: 0, recorded: 0, branchPoints: 0, alternativeSets: 0, exchanges: 0, maxLength: 0 };
   /** Records fromRecords could not place. */
   readonly warnings: TreeWarning[] = [];
+  /** Records fromRecords left out because they are calls but not conversations (embeddings). */
+  readonly skipped: TreeWarning[] = [];
 
   constructor(opts: TreeOptions = {}) {
     if (opts.now !== undefined && typeof opts.now !== 'function') {
@@ -342,7 +345,8 @@ export class ConversationTree {
    * answer is assembled first, see httpRecordExchange), bare or as the `{ offset, value }`
    * entries readTape returns. Each request is normalized with its answer (see
    * normalizeExchange), so provider bodies of every shape land in one tree. Records that are not
-   * request/answer pairs (other proxy records, error answers included) are skipped silently;
+   * request/answer pairs (other proxy records, error answers included) are skipped silently,
+   * calls that are not conversations (embeddings) are listed in `tree.skipped`;
    * ones that fail to normalize or whose answer cannot be read are listed in `tree.warnings`.
    *
    * @example
@@ -361,6 +365,11 @@ export class ConversationTree {
       try {
         const x = http ? httpRecordExchange(rec) : (rec as TreeRecord);
         if (x === undefined) continue;
+        // An embeddings call is an LLM call with no conversation: nothing to place, nothing wrong.
+        if (isObj(x.request) && !('messages' in x.request) && detectProvider(x.request) === 'openai-embeddings') {
+          tree.skipped.push({ index, offset, code: 'E_TREE', message: 'an embeddings call, not a conversation' });
+          continue;
+        }
         tree.record(x, { ...(offset === undefined ? {} : { offset }), record: index }, opts.normalize);
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;

@@ -90,7 +90,8 @@ export class TapedeckReporter implements Reporter {
     const storeEnv = !this.opts.store && env && summary.tapes.some((t) => t.store) ? `${STORE_ENV}=${shellQuote(maskRedisUrl(env))} ` : '';
     if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `${storeEnv}TAPEDECK_PRUNE=1 ${cmd}` }));
     this.opts.onSummary?.(summary, pruned);
-    if (this.opts.summary !== false) rmSync(this.runDir, { recursive: true, force: true });
+    // Read: nothing else needs the reports (the next run makes the directory again).
+    rmSync(this.runDir, { recursive: true, force: true });
   }
 
   /** A reason not to prune, or undefined: pruning needs every test to have run and passed. */

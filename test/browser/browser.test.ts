@@ -127,7 +127,7 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     expect(recorded.repeats).toEqual(['Echo 5: Say it twice', 'Echo 6: Say it twice']);
     expect(replayed).toEqual(recorded);
     expect(claudeReplayed).toEqual(claudeRecorded);
-    expect(nodeMiss.status).toBe(404);
+    expect(nodeMiss.status).toBe(400);
     expect(nodeMiss.code).toBe('E_MISS');
   });
 
@@ -208,10 +208,10 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     expect(norm(inPage, '/tapes/chat.tape')).toEqual(norm(nodeMiss, tapePath));
     expect(fixOf(nodeMiss)).toBe("re-record: createFetch({ mode: 'record' })");
     expect(fixOf(inPage)).toBe("re-record in Node (createFetch or tapedeck serve in mode 'record'), then load the new tape");
-    expect(inPage.status).toBe(404);
+    expect(inPage.status).toBe(400);
     expect(inPage.code).toBe('E_MISS');
     // The short first line says where the prompt differs; the excerpts show it.
-    expect(inPage.message.split('\n')[0]).toMatch(/^404 tapedeck miss: message 0 \(user\) text differs from the closest recording/);
+    expect(inPage.message.split('\n')[0]).toMatch(/^400 tapedeck miss: message 0 \(user\) text differs from the closest recording/);
     expect(inPage.message).toMatch(/Hello there/);
   });
 
@@ -239,7 +239,7 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     const r = await page.evaluate(() => window.suite.viaServiceWorker());
     expect(r.plain).toEqual({ status: 200, match: 'exact', text: nodeRaw.plain });
     expect(r.streamed).toEqual({ status: 200, match: 'exact', text: nodeRaw.streamed });
-    expect(r.miss.status).toBe(404);
+    expect(r.miss.status).toBe(400);
     expect(JSON.parse(r.miss.text).error.code).toBe('E_MISS');
   });
 });

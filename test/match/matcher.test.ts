@@ -1,9 +1,9 @@
 // The matcher's four modes, used-once semantics, repeats in recorded order, JSON recordings directories
 // (v1 and v2, context keys on both sides) and misses that explain themselves.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { TapedeckError } from '../../src/index.ts';
 import { createMatcher, loadRecordingsDir, requestKeys, type Recording } from '../../src/match/index.ts';
 import { errorOf } from '../helpers.ts';
@@ -144,6 +144,7 @@ describe('directories of JSON recordings', () => {
 
   it('skips bad files with a warning naming the file (and the byte offset), keeps the good ones', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tapedeck-rec-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'a.json'), JSON.stringify(rec(req('a'), '1')));
     writeFileSync(join(dir, 'b.json'), '{"request": {"messages": [}');
     writeFileSync(join(dir, 'c.json'), JSON.stringify({ response: {} }));
@@ -166,6 +167,22 @@ describe('directories of JSON recordings', () => {
 
 describe('misses that explain themselves', () => {
   const conv = (texts: string[]) => ({ messages: texts.map((t, i) => ({ role: i % 2 ? 'assistant' : 'user', content: t })), tools: [], context: {} });
+
+  it('among recordings that share as many messages, ranks by shared words, then shape (stream), tools and model', () => {
+    const chat = (text: string, extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }], ...extra });
+    const fn = (name: string) => ({ type: 'function', function: { name, parameters: { type: 'object' } } });
+    const closestOf = (recordings: Recording[], request: unknown) => (missOf(() => createMatcher({ mode: 'exact', recordings }).match(request)).details.closest as { index: number }[]).map((c) => c.index);
+    // Recorded first and unrelated, "Hi" must not win on its index.
+    const story = [rec(chat('Hi'), '0'), rec(chat('Tell me a story'), '1'), rec(chat('Tell me a story', { stream: true }), '2')];
+    expect(closestOf(story, chat('Tell me a story about a dragon', { stream: true }))).toEqual([2, 1, 0]);
+    expect(closestOf(story, chat('Tell me a story about a dragon'))).toEqual([1, 2, 0]);
+    // No words in common: the shape decides, then the tools, then the model.
+    expect(closestOf(story, chat('Write a poem', { stream: true }))[0]).toBe(2);
+    const shaped = [rec(chat('Hi', { tools: [fn('a')] }), '0'), rec(chat('Hi', { model: 'gpt-4o' }), '1'), rec(chat('Hi'), '2')];
+    expect(closestOf(shaped, chat('Hello'))).toEqual([2, 1, 0]);
+    const e = missOf(() => createMatcher({ mode: 'exact', recordings: story }).match(chat('Tell me a story about a dragon', { stream: true })));
+    expect(e.details.difference).toBe('message 0 (user) text differs from the closest recording');
+  });
 
   it('ranks recordings by the longest shared prefix and shows where they diverge', () => {
     const recordings = [rec(conv(['x', 'y', 'z']), '0'), rec(conv(['a', 'b', 'c', 'd']), '1'), rec(conv(['a', 'q']), '2')];

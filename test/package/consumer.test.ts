@@ -62,11 +62,14 @@ const { ReplayCache } = require('llm-tapedeck/store');
 const { createFetch } = require('llm-tapedeck/proxy');
 ${BODY}`;
 
+// ESM takes createFetch from llm-tapedeck/fetch (where users look first), CommonJS from /proxy.
 const ESM = `import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { hashJSON, VERSION } from 'llm-tapedeck';
 import { ReplayCache } from 'llm-tapedeck/store';
-import { createFetch } from 'llm-tapedeck/proxy';
+import { createFetch } from 'llm-tapedeck/fetch';
+import { createFetch as fromProxy } from 'llm-tapedeck/proxy';
+if (createFetch !== fromProxy) throw new Error('llm-tapedeck/fetch and llm-tapedeck/proxy export different createFetch');
 ${BODY}`;
 
 // Asynchronous: the fake provider runs in this process and must answer while the script runs.
@@ -114,6 +117,12 @@ describe('the packed package in a fresh project', () => {
     expect(bad).toEqual([]);
     for (const f of ['LICENSE', 'CHANGELOG.md', 'README.md', 'package.json', 'dist/cli.js']) expect(p.files).toContain(f);
   });
+
+  it('runs no script when installed (the build scripts are not shipped; the tarball has dist/)', () => {
+    const scripts = (JSON.parse(readFileSync(join(p.pkg, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(scripts[hook], hook).toBeUndefined();
+    expect(p.files).toContain('dist/proxy/fetch-entry.js');
+  });
 });
 
 describe('types, as a consumer compiles them', () => {
@@ -139,7 +148,7 @@ createFetch({ tape: 't.tape', mode: 42 });
     );
     writeFileSync(
       join(p.dir, 'consumer.mts'),
-      `import { hashJSON } from 'llm-tapedeck';\nimport { ReplayCache } from 'llm-tapedeck/store';\nimport { createFetch, type TapedeckFetch } from 'llm-tapedeck/proxy';\n${USE}`,
+      `import { hashJSON } from 'llm-tapedeck';\nimport { ReplayCache } from 'llm-tapedeck/store';\nimport { createFetch, type TapedeckFetch } from 'llm-tapedeck/fetch';\n${USE}`,
     );
   });
 
@@ -181,7 +190,7 @@ describe('package linters', () => {
       { encoding: 'utf8' },
     );
     const report = JSON.parse(r.stdout) as { analysis: { problems: unknown[]; entrypoints: Record<string, unknown> } };
-    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './browser', './package.json', './proxy', './store', './testing', './vitest', './vitest/plugin']);
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './browser', './fetch', './jest', './jest/reporter', './mcp', './mocha', './package.json', './proxy', './store', './testing', './vitest', './vitest/plugin']);
     expect(r.status).toBe(0);
   });
 });

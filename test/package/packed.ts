@@ -25,7 +25,7 @@ const LINKED = ['@noble/hashes', 'msgpackr', 'openai', '@anthropic-ai/sdk', '@ty
 
 export function pack(): Packed {
   const dir = mkdtempSync(join(tmpdir(), 'tapedeck-consumer-'));
-  // --ignore-scripts: `prepare` would rebuild dist/ while other test files import it; the suite's
+  // --ignore-scripts: `prepack` would rebuild dist/ while other test files import it; the suite's
   // pretest has just built it.
   const out = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const [info] = JSON.parse(out) as { filename: string }[];

@@ -48,7 +48,7 @@ describe('multipart uploads', () => {
       expect(same.headers.get('x-tapedeck-match')).toBe('exact');
       expect(await same.text()).toBe(recorded);
       const other = await fetch(`${play.url}/v1/audio/transcriptions`, { method: 'POST', body: upload('RIFF another file entirely') });
-      expect(other.status).toBe(404);
+      expect(other.status).toBe(400);
       expect(other.headers.get('x-tapedeck-match')).toBe('miss');
       expect(await other.text()).not.toContain('transcript 1');
     } finally {
@@ -99,9 +99,9 @@ describe('multipart uploads', () => {
     await up.close();
     const play = createFetch({ tape, mode: 'replay' });
     expect(await (await send(play, new Uint8Array([1, 2, 3, 4]), 'application/octet-stream')).text()).toBe(a);
-    expect((await send(play, new Uint8Array([1, 2, 3, 5]), 'application/octet-stream')).status).toBe(404);
+    expect((await send(play, new Uint8Array([1, 2, 3, 5]), 'application/octet-stream')).status).toBe(400);
     expect(await (await send(play, 'hello text', 'text/plain')).text()).toBe(t);
-    expect((await send(play, 'hello other', 'text/plain')).status).toBe(404);
+    expect((await send(play, 'hello other', 'text/plain')).status).toBe(400);
     await play.close();
   });
 });

@@ -85,6 +85,12 @@ function anthropicStream(n: number, text: string, tools: boolean): string[] {
   return out;
 }
 
+/**
+ * The tokens `/oauth/token` answers with: a 70-byte-ish OAuth answer sent in two writes, so it
+ * arrives in two chunks (secret members split across them).
+ */
+export const OAUTH_TOKENS = { access_token: 'oat-2chunk-Qw3rTy8uIo1pAs5dFg', refresh_token: 'ort-2chunk-Zx7cVb2nMq9wLk4j' };
+
 export interface UpstreamOptions {
   /** Gap between streamed events (default 2 ms). */
   gapMs?: number;
@@ -130,6 +136,15 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
       const { createHash } = await import('node:crypto');
       return json(200, { text: `transcript ${count}`, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), encoding: req.headers['content-encoding'] ?? null });
     }
+    if (path === '/oauth/token') {
+      const text = JSON.stringify({ ...OAUTH_TOKENS, expires_in: 3600 });
+      const cut = text.indexOf('refresh') - 4;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(text.slice(0, cut));
+      await wait(20);
+      res.end(text.slice(cut));
+      return;
+    }
     if (path === '/v1/fail') return json(500, { error: { message: `upstream failure ${count}`, type: 'server_error', code: null } });
     let body: Record<string, unknown>;
     try {
@@ -171,6 +186,24 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
         stop_sequence: null,
         usage: { input_tokens: 12, output_tokens: 6 },
       });
+    }
+    // The Responses API (the OpenAI SDK's responses.create, the AI SDK's default OpenAI model):
+    // the input's last text is echoed, as one body or as the typed events of a stream.
+    if (path === '/v1/responses') {
+      const input = typeof body.input === 'string' ? body.input : lastUserText({ messages: body.input as never });
+      const say = `Echo ${count}: ${input}`;
+      const item = { type: 'message', id: `msg_${count}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: say, annotations: [] }] };
+      const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+      const response = { id: `resp_${count}`, object: 'response', created_at: 1767225600, status: 'completed', model: body.model, output: [item], usage, incomplete_details: null, error: null };
+      if (!body.stream) return json(200, response);
+      const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+      return sse(res, [
+        ev('response.created', { response: { ...response, status: 'in_progress', output: [], usage: null } }),
+        ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } }),
+        ...say.split(' ').map((w, k) => ev('response.output_text.delta', { item_id: item.id, output_index: 0, content_index: 0, delta: k ? ` ${w}` : w })),
+        ev('response.output_item.done', { output_index: 0, item }),
+        ev('response.completed', { response }),
+      ], gap);
     }
     if (path === '/v1/echo') return json(200, { echo: body, call: count });
     if (path === '/v1/embeddings') return json(200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2, count] }], model: body.model });

@@ -215,9 +215,9 @@ describe.each(cases)('$name', ({ mount, proxySees, streamRead }) => {
       expect(againStream.headers.get('content-type')).toBe(liveStream.headers.get('content-type'));
       expect(againStream.bytes.equals(liveStream.bytes)).toBe(true);
 
-      // A miss is a 404 in the provider's error shape: OpenAI's by default...
+      // A miss is a 400 in the provider's error shape: OpenAI's by default...
       const miss = await post(`${app.base}/llm/v1/chat/completions`, chat('never recorded'));
-      expect(miss.status).toBe(404);
+      expect(miss.status).toBe(400);
       expect(miss.headers.get('x-tapedeck-match')).toBe('miss');
       expect(miss.headers.get('content-type')).toBe('application/json');
       const e = JSON.parse(miss.text).error;
@@ -226,9 +226,9 @@ describe.each(cases)('$name', ({ mount, proxySees, streamRead }) => {
       expect(e.tapedeck.closest.length).toBeGreaterThan(0);
       // ...Anthropic's for /v1/messages (seen without the prefix).
       const amiss = await post(`${app.base}/llm/v1/messages`, { model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] });
-      expect(amiss.status).toBe(404);
+      expect(amiss.status).toBe(400);
       expect(amiss.headers.get('x-tapedeck-match')).toBe('miss');
-      expect(JSON.parse(amiss.text)).toMatchObject({ type: 'error', error: { type: 'not_found_error', code: 'E_MISS' } });
+      expect(JSON.parse(amiss.text)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', code: 'E_MISS' } });
 
       expect(player.stats()).toMatchObject({ hits: 2, misses: 2 });
     } finally {

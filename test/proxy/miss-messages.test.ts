@@ -89,7 +89,7 @@ interface Miss {
 function expectShortMiss(message: string, difference: string, fix: string, foreign: readonly string[]): string[] {
   const lines = message.split('\n');
   expect(lines[0]!.length, lines[0]).toBeLessThanOrEqual(160);
-  expect(lines[0]).toBe(`404 tapedeck miss: ${difference}; ${fix}`);
+  expect(lines[0]).toBe(`400 tapedeck miss: ${difference}; ${fix}`);
   // At most two short excerpt lines follow; no report, no JSON blob, no escaped JSON.
   expect(lines.length).toBeLessThanOrEqual(3);
   for (const l of lines) expect(l.length).toBeLessThanOrEqual(160);
@@ -127,8 +127,8 @@ describe.each<Entry>(['proxy', 'fetch (mode option)', 'fetch (environment)'])('O
       () => undefined,
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
-    const e = err as InstanceType<typeof OpenAI.NotFoundError>;
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    const e = err as InstanceType<typeof OpenAI.BadRequestError>;
     expect(e.code).toBe('E_MISS');
     const { fix, foreign, volatile } = FIX[entry];
     // The defects first: another entry point's fix, a looser mode, a fix for changed content.
@@ -141,11 +141,11 @@ describe.each<Entry>(['proxy', 'fetch (mode option)', 'fetch (environment)'])('O
     expect(details.difference).toMatch(row.difference);
     expect(details.report.length).toBeGreaterThan(0);
     const fixNamed = row.volatile ? `if it is volatile, ignore it with ${volatile}; else ${fix}` : fix;
-    if (`404 tapedeck miss: ${details.difference}; ${fixNamed}`.length <= 160) expectShortMiss(e.message, details.difference, fixNamed, foreign);
+    if (`400 tapedeck miss: ${details.difference}; ${fixNamed}`.length <= 160) expectShortMiss(e.message, details.difference, fixNamed, foreign);
     else {
       // Too long for one line: what differs first, the fix on the next line.
       const lines = e.message.split('\n');
-      expect(lines[0]).toBe(`404 tapedeck miss: ${details.difference}`);
+      expect(lines[0]).toBe(`400 tapedeck miss: ${details.difference}`);
       expect(lines[1]).toBe(fixNamed.charAt(0).toUpperCase() + fixNamed.slice(1));
       expect(e.message).not.toMatch(/signature|hybrid|sequential/i);
       for (const f of foreign) expect(e.message).not.toContain(f);
@@ -203,14 +203,14 @@ describe.each<Entry>(['proxy', 'fetch (mode option)'])('Anthropic SDK, %s', (ent
       () => undefined,
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(Anthropic.NotFoundError);
-    const e = err as InstanceType<typeof Anthropic.NotFoundError>;
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    const e = err as InstanceType<typeof Anthropic.BadRequestError>;
     const lines = expectShortMiss(e.message, difference, FIX[entry].fix, FIX[entry].foreign);
     if (difference.startsWith('message')) expect(lines.slice(1)).toEqual(['  request:   "What is the capital of Germany?"', '  recording: "What is the capital of France?"']);
     // The stable code where the SDK looks for one, and the full diagnosis in the body.
     expect(e.errorCode).toBe('E_MISS');
     const inner = (e.error as { error: { type: string; code: string; tapedeck: Miss['details'] } }).error;
-    expect(inner.type).toBe('not_found_error');
+    expect(inner.type).toBe('invalid_request_error');
     expect(inner.code).toBe('E_MISS');
     expect(inner.tapedeck.difference).toBe(difference);
     expect(inner.tapedeck.report).toContain('Closest recordings:');

@@ -121,7 +121,7 @@ describe('through the proxy', () => {
 
   it('never writes the API keys or cookies to the tape', () => assertNoSecrets(tape));
 
-  it('a changed prompt is a miss with diagnostics, raised by the SDK as a 404', async () => {
+  it('a changed prompt is a miss with diagnostics, raised by the SDK as a 400', async () => {
     const proxy = await startProxy({ tape, mode: 'replay', port: 0 });
     try {
       const err = await openai(`${proxy.url}/v1`)
@@ -130,11 +130,11 @@ describe('through the proxy', () => {
           () => null,
           (e: unknown) => e,
         );
-      expect(err).toBeInstanceOf(OpenAI.NotFoundError);
-      const e = err as InstanceType<typeof OpenAI.NotFoundError>;
-      expect(e.status).toBe(404);
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      const e = err as InstanceType<typeof OpenAI.BadRequestError>;
+      expect(e.status).toBe(400);
       expect(e.code).toBe('E_MISS');
-      expect(e.message.split('\n')[0]).toBe('404 tapedeck miss: message 0 (user) text differs from the closest recording; re-record: restart tapedeck serve with --mode record');
+      expect(e.message.split('\n')[0]).toBe('400 tapedeck miss: message 0 (user) text differs from the closest recording; re-record: restart tapedeck serve with --mode record');
       expect((e.error as { tapedeck: { report: string } }).tapedeck.report).toMatch(/Closest recordings:/);
       const aerr = await anthropic(proxy.url)
         .messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello Claudette' }] })
@@ -142,9 +142,9 @@ describe('through the proxy', () => {
           () => null,
           (x: unknown) => x,
         );
-      expect(aerr).toBeInstanceOf(Anthropic.NotFoundError);
-      expect((aerr as InstanceType<typeof Anthropic.NotFoundError>).errorCode).toBe('E_MISS');
-      expect((aerr as Error).message.split('\n')[0]).toBe('404 tapedeck miss: message 1 (user) text differs from the closest recording; re-record: restart tapedeck serve with --mode record');
+      expect(aerr).toBeInstanceOf(Anthropic.BadRequestError);
+      expect((aerr as InstanceType<typeof Anthropic.BadRequestError>).errorCode).toBe('E_MISS');
+      expect((aerr as Error).message.split('\n')[0]).toBe('400 tapedeck miss: message 1 (user) text differs from the closest recording; re-record: restart tapedeck serve with --mode record');
     } finally {
       await proxy.close();
     }
@@ -230,13 +230,13 @@ describe('through createFetch', () => {
     }
   });
 
-  it('a miss comes back as the provider-shaped 404', async () => {
+  it('a miss comes back as the provider-shaped 400', async () => {
     const play = createFetch({ tape, mode: 'replay' });
     try {
       const err = await openai('http://api.example.invalid/v1', play)
         .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'never recorded' }] })
         .catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
       expect((err as { code: string }).code).toBe('E_MISS');
     } finally {
       await play.close();

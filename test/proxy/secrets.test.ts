@@ -9,8 +9,11 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
+import { exportTapeJSON } from '../../src/store/export.ts';
 import { REDACTED, redactor } from '../../src/store/redact.ts';
-import { startUpstream } from './fake-upstream.ts';
+import { ReplayCache } from '../../src/store/replay-cache.ts';
+import { OAUTH_TOKENS, startUpstream } from './fake-upstream.ts';
+import { serve } from './serve-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-secrets-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,6 +50,12 @@ const S = {
   promptKey: 'gsk_' + 'PromptPastedKeyZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210',
   refreshToken: '1//0gRefreshTokenValue-ABCDEFGHIJKLMNOP',
   password: 'top-level-password-value-5555',
+  // Answered by the upstream in two chunks (an OAuth token endpoint).
+  oauthAccess: OAUTH_TOKENS.access_token,
+  oauthRefresh: OAUTH_TOKENS.refresh_token,
+  // Given to ReplayCache put as the raw answer bytes.
+  rawAccess: 'raw-body-access-token-9Kd2Lq7Wm4',
+  rawBearer: 'RawTextBearerValue0123456789abcdef',
 };
 
 function deep(levels: number, leaf: Record<string, unknown>): unknown {
@@ -128,11 +137,15 @@ async function recordEverything(base: string, send: typeof fetch): Promise<void>
     send(`${base}/v1/chat/completions`, { method: 'POST', headers: json({ 'content-encoding': 'gzip' }), body: gzipSync(chat('gzip body', { apiKey: S.gzipSecret })) }),
     'gzip',
   );
+  // An OAuth token answer (secret members) that arrives in two chunks.
+  await ok(send(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=app' }), 'oauth');
 }
 
-function searchTape(tape: string): string[] {
+/** The needles found in the tape's bytes or in its `tapedeck export` JSON. */
+async function searchTape(tape: string): Promise<string[]> {
   const bytes = readFileSync(tape);
-  return needles().filter((n) => bytes.includes(Buffer.from(n)));
+  const exported = await exportTapeJSON(tape);
+  return needles().filter((n) => bytes.includes(Buffer.from(n)) || exported.includes(n));
 }
 
 describe('the secret search', () => {
@@ -148,7 +161,7 @@ describe('the secret search', () => {
     }
     // The upstream got the real credentials.
     expect(up.calls.some((c) => c.headers['ocp-apim-subscription-key'] === S.apim)).toBe(true);
-    expect(searchTape(tape)).toEqual([]);
+    expect(await searchTape(tape)).toEqual([]);
     expect(readFileSync(tape).includes(Buffer.from(REDACTED))).toBe(true);
 
     // Redacted requests still find their recordings.
@@ -171,7 +184,60 @@ describe('the secret search', () => {
       await f.close();
       await up.close();
     }
-    expect(searchTape(tape)).toEqual([]);
+    expect(await searchTape(tape)).toEqual([]);
+  });
+
+  it('ReplayCache put: the raw answer bytes are redacted like the value', async () => {
+    const tape = join(dir, 'raw.tape');
+    const cache = await ReplayCache.open(tape, { mode: 'record' });
+    const req = (n: number) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `raw ${n}` }] });
+    const json = JSON.stringify({ access_token: S.rawAccess, token_type: 'Bearer', expires_in: 3600 });
+    await cache.put(req(1), { ok: true }, { raw: { body: new TextEncoder().encode(json), contentType: 'application/json' } });
+    await cache.put(req(2), { ok: true }, { raw: { body: json } }); // no content type: sniffed
+    await cache.put(req(3), { ok: true }, { raw: { body: `curl -H "Authorization: Bearer ${S.rawBearer}"`, contentType: 'text/plain' } });
+    await cache.close();
+    expect(await searchTape(tape)).toEqual([]);
+    const again = await ReplayCache.open(tape, { mode: 'replay' });
+    const rec = await again.getRecord(req(1));
+    expect(JSON.parse(new TextDecoder().decode(rec!.raw!.body)).token_type).toBe('Bearer');
+    await again.close();
+  });
+
+  it('--upstream with user:password: the password is never printed nor sent to clients, and goes upstream as Basic auth', async () => {
+    const up = await startUpstream();
+    const password = 'Upstr3am-pa55w0rd-s3cret';
+    const withCreds = up.url.replace('http://', `http://gateway-user:${password}@`);
+    const tape = join(dir, 'upstream-creds.tape');
+    const proxy = await startProxy({ upstream: withCreds, tape, mode: 'record', port: 0 });
+    let body = '';
+    try {
+      const res = await fetch(`${proxy.url}/v1/models`);
+      body = await res.text();
+      expect(res.status, body).toBe(200);
+      // An unreachable upstream with credentials: the 502 names it without them.
+      const gone = await startProxy({ upstream: `http://gateway-user:${password}@127.0.0.1:1`, tape: join(dir, 'gone.tape'), mode: 'record', port: 0 });
+      try {
+        const r502 = await fetch(`${gone.url}/v1/models`);
+        body += await r502.text();
+        expect(r502.status).toBe(502);
+      } finally {
+        await gone.close();
+      }
+    } finally {
+      await proxy.close();
+      await up.close();
+    }
+    expect(body).not.toContain(password);
+    expect(up.calls[0]!.headers.authorization).toBe(`Basic ${Buffer.from(`gateway-user:${password}`).toString('base64')}`);
+    expect(up.calls[0]!.url).toBe('/v1/models');
+    expect(readFileSync(tape).includes(Buffer.from(password))).toBe(false);
+    // The CLI's startup line names the upstream without the password.
+    const cli = serve(['--upstream', withCreds, '--tape', join(dir, 'cli-creds.tape'), '--mode', 'record', '--port', '0']);
+    await cli.url;
+    cli.child.kill('SIGTERM');
+    await cli.exited;
+    expect(cli.stderr()).toContain('upstream http://127.0.0.1');
+    expect(cli.stderr()).not.toContain(password);
   });
 
   it('the redactor knows every provider spelling, at any depth', () => {

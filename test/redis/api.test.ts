@@ -6,7 +6,7 @@ import { expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { RedisRecords } from '../../src/store/backends/redis.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
-import { startUpstream } from '../proxy/fake-upstream.ts';
+import { OAUTH_TOKENS, startUpstream } from '../proxy/fake-upstream.ts';
 import { freshNamespace, redisDescribe, useRedis } from './setup.ts';
 
 const SECRET = 'sk-proj-' + 'Zz9yXx8wVv7uTt6sRr5qPp4oNn3mLl2kJj1iHh0G';
@@ -58,6 +58,22 @@ redisDescribe('ReplayCache and createFetch on Redis', () => {
     expect(await ask(rep)).toEqual(live);
     await rep.close();
     expect((await allBytes(store)).includes(Buffer.from(SECRET))).toBe(false);
+  });
+
+  it('secrets in a two-chunk JSON answer and in ReplayCache raw bytes never reach Redis', async () => {
+    const store = `${redis.current.url}?namespace=${freshNamespace('raw')}`;
+    const up = await startUpstream();
+    const f = createFetch({ store, mode: 'record' });
+    const r = await f(`${up.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
+    expect(JSON.parse(await r.text())).toMatchObject(OAUTH_TOKENS);
+    await f.close();
+    await up.close();
+    const rawSecret = 'raw-redis-access-token-Pq8Rs1Tu4';
+    const cache = await ReplayCache.open(store, { mode: 'record' });
+    await cache.put({ model: 'm', messages: [{ role: 'user', content: 'raw' }] }, { ok: 1 }, { raw: { body: JSON.stringify({ access_token: rawSecret }), contentType: 'application/json' } });
+    await cache.close();
+    const bytes = await allBytes(store);
+    for (const s of [...Object.values(OAUTH_TOKENS), rawSecret]) expect(bytes.includes(Buffer.from(s)), s).toBe(false);
   });
 
   it('a Redis URL that is down: createFetch answers with E_STORE_UNAVAILABLE, the password masked', async () => {

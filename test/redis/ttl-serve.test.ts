@@ -32,7 +32,7 @@ redisDescribe('records with a TTL', () => {
       for (const r of requests) expect(await ask(r)).toEqual([200, 200]);
       for (const r of requests) expect(await ask(r)).toEqual([200, 200]); // repeats, the fast path
       await sleep(2300);
-      for (const r of requests) expect(await ask(r), r.path).toEqual([404, 404]);
+      for (const r of requests) expect(await ask(r), r.path).toEqual([400, 400]);
     } finally {
       await proxy.close();
       await f.close();

@@ -92,7 +92,7 @@ redisDescribe('the vitest helper on Redis, single node (TAPEDECK_STORE)', () => 
     const r = await p.vitest(['test/openai.test.ts'], { TAPEDECK_STORE: store(), CI: 'true' });
     expect(r.code).toBe(1);
     const command = `TAPEDECK_STORE='${store()}' TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t 'openai sdk answers a question$'`;
-    expect(r.out).toContain(`404 tapedeck miss: this test was never recorded (CI is set: nothing records): its Redis namespace has no recordings\nRecord it: ${command}\n  namespace: ${gone}`);
+    expect(r.out).toContain(`400 tapedeck miss: this test was never recorded (CI is set: nothing records): its Redis namespace has no recordings\nRecord it: ${command}\n  namespace: ${gone}`);
     expect(summaryLine(r)).toBe(`tapedeck: 3 Redis namespaces ${on()}, 0 written, 0 recordings added, 2 replayed, 1 miss, 0 unused recordings`);
     expect(r.out).toContain(`  namespace ${gone} (replay): 1 missed`);
     expect(r.out).toContain(`record it: ${command}`);
@@ -210,7 +210,7 @@ redisDescribe('openTestTape on a Redis with a password', () => {
       expect((await ask(rep)).status).toBe(200);
       const other = openTestTape({ tape: join(root, 'test', '__tapes__', 'a.test', 'never.tape'), root, runDir, env: { CI: 'true', TAPEDECK_STORE: store } });
       const miss = await ask(other);
-      expect(miss.status).toBe(404);
+      expect(miss.status).toBe(400);
       const text = await miss.text();
       expect(text).toContain(`this test was never recorded (CI is set: nothing records): its Redis namespace has no recordings`);
       expect(text).toContain(`namespace: ${base}/test/__tapes__/a.test/never`);

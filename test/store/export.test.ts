@@ -12,6 +12,7 @@ import { appendRecords, createTape, readTape } from '../../src/store/tape-file.t
 import type { ReplayRecord } from '../../src/store/replay-cache.ts';
 
 const CREATED = '2026-01-01T00:00:00.000Z';
+const SALT = '00112233445566778899aabbccddeeff';
 const root = mkdtempSync(join(tmpdir(), 'tapedeck-export-'));
 let n = 0;
 const fresh = () => join(root, `t${n++}.tape`);
@@ -19,7 +20,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 async function tapeWith(values: unknown[]): Promise<string> {
   const file = fresh();
-  await createTape(file, { created: CREATED, tapedeckVersion: '0.0.0-test' });
+  await createTape(file, { created: CREATED, tapedeckVersion: '0.0.0-test', salt: SALT });
   if (values.length > 0) await appendRecords(file, values);
   return file;
 }
@@ -94,7 +95,7 @@ describe('export', () => {
     const text = await exportTapeJSON(file);
     expect(text.endsWith('}\n')).toBe(true);
     const doc = JSON.parse(text) as { header: Record<string, unknown>; records: unknown[]; warnings: unknown[] };
-    expect(doc.header).toEqual({ created: CREATED, formatVersion: 1, tapedeckVersion: '0.0.0-test' });
+    expect(doc.header).toEqual({ created: CREATED, formatVersion: 1, salt: SALT, tapedeckVersion: '0.0.0-test' });
     expect(doc.warnings).toEqual([]);
     expect(doc.records).toHaveLength(1);
     expect(text).toContain('\n  "header": {\n    "created": "2026-01-01T00:00:00.000Z",\n    "formatVersion": 1,');

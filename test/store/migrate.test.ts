@@ -20,7 +20,8 @@ const records = async (file: string) => (await readTape(file)).records.map((r) =
 describe('directories of JSON recordings', () => {
   it('become one record per file, in file order, and replay with the original responses', async () => {
     const out = fresh();
-    const res = await importRecordingsDir(RECORDINGS_DIR, out, { created: '2026-01-01T00:00:00.000Z' });
+    const salt = '0123456789abcdef0123456789abcdef';
+    const res = await importRecordingsDir(RECORDINGS_DIR, out, { created: '2026-01-01T00:00:00.000Z', salt });
     const source = loadRecordingsDir(RECORDINGS_DIR, { onWarning: () => {} });
     expect(res).toEqual({ records: source.length, skipped: 0 });
     const recs = await records(out);
@@ -28,9 +29,9 @@ describe('directories of JSON recordings', () => {
     expect(recs.map((r) => r.recordedAt)).toEqual(source.map((s) => (s as unknown as { recordedAt: string }).recordedAt));
     const cache = await ReplayCache.open(out, { mode: 'replay' });
     for (const s of source) expect(await cache.get(s.request)).toEqual(s.response);
-    // Deterministic: the same directory and `created` give the same bytes.
+    // Deterministic: the same directory, `created` and salt give the same bytes.
     const again = fresh();
-    await importRecordingsDir(RECORDINGS_DIR, again, { created: '2026-01-01T00:00:00.000Z' });
+    await importRecordingsDir(RECORDINGS_DIR, again, { created: '2026-01-01T00:00:00.000Z', salt });
     expect(readFileSync(again).equals(readFileSync(out))).toBe(true);
   });
 

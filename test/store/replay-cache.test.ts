@@ -35,7 +35,7 @@ const values = async (file: string) => (await readTape(file)).records.map((r) =>
 
 describe('resolveMode', () => {
   it('takes the option, then TAPEDECK_MODE, then CACHE_MODE, then replay', () => {
-    expect(TAPE_MODES).toEqual(['replay', 'record', 'update', 'passthrough']);
+    expect(TAPE_MODES).toEqual(['replay', 'record', 'update', 'passthrough', 'once']);
     const env = { TAPEDECK_MODE: 'update', CACHE_MODE: 'record' };
     expect(resolveMode('passthrough', env)).toBe('passthrough');
     expect(resolveMode(undefined, env)).toBe('update');

@@ -95,7 +95,7 @@ describe('round trip', () => {
     }
     const { tape, file } = await tapeWith(values);
     expect(tape.warnings).toEqual([]);
-    expect(tape.header).toEqual({ formatVersion: 1, created: CREATED, tapedeckVersion: '0.0.0-test' });
+    expect(tape.header).toEqual({ formatVersion: 1, created: CREATED, tapedeckVersion: '0.0.0-test', salt: expect.stringMatching(/^[0-9a-f]{32}$/) });
     expect(tape.records.map((r) => r.value)).toEqual(values);
     const map = tape.records[1]?.value as Map<unknown, unknown>;
     expect(map).toBeInstanceOf(Map);
@@ -411,11 +411,11 @@ describe('header', () => {
 });
 
 describe('determinism', () => {
-  it('same created and values give byte-identical files, however the appends are split', async () => {
+  it('same created, salt and values give byte-identical files, however the appends are split', async () => {
     const values = [{ b: 1, a: [new Date(5), new Map([[1, 2]])] }, 'x', new Uint8Array([1, 2]), { nested: { z: null } }];
     const one = fresh();
     const two = fresh();
-    for (const f of [one, two]) await createTape(f, { created: CREATED, tapedeckVersion: '1.2.3' });
+    for (const f of [one, two]) await createTape(f, { created: CREATED, tapedeckVersion: '1.2.3', salt: 'fedcba9876543210fedcba9876543210' });
     await appendRecords(one, values);
     for (const v of values) await appendRecords(two, [v]);
     expect(readFileSync(one).equals(readFileSync(two))).toBe(true);

@@ -19,12 +19,20 @@ const listTapes = () => p.listTapes();
 
 const timeouts = `
 import OpenAI from 'openai';
+import { createOpenAI } from '@ai-sdk/openai';
+import { streamText } from 'ai';
 import { inject } from 'vitest';
 import { expect, test } from 'llm-tapedeck/vitest';
 const client = (fetch: typeof globalThis.fetch) => new OpenAI({ baseURL: inject('openaiBaseURL'), apiKey: 'sk-x', fetch, maxRetries: 0 });
 test('times out', { timeout: 1500 }, async ({ tape }) => {
   await client(tape.fetch).chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'never read' }] }).asResponse();
   await new Promise(() => {});
+});
+// The AI SDK's streamText gives a miss to onError and then rejects \`text\` with "No output generated".
+test('stream text miss', async ({ tape }) => {
+  const model = createOpenAI({ baseURL: inject('openaiBaseURL'), apiKey: 'sk-x', fetch: tape.fetch }).chat('gpt-4o-mini');
+  const r = streamText({ model, prompt: 'never recorded', maxRetries: 0, onError: () => {} });
+  await r.text;
 });
 test('swallows a miss', async ({ tape }) => {
   try {
@@ -109,7 +117,7 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     const r = await vitest(['test/openai.test.ts'], { CI: 'true' });
     expect(r.code).toBe(1);
     const command = "TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t 'openai sdk answers a question$'";
-    expect(r.out).toContain(`404 tapedeck miss: this test was never recorded (CI is set: nothing records): no tape at test/__tapes__/openai.test/openai-sdk/answers-a-question.tape\nRecord it: ${command}`);
+    expect(r.out).toContain(`400 tapedeck miss: this test was never recorded (CI is set: nothing records): no tape at test/__tapes__/openai.test/openai-sdk/answers-a-question.tape\nRecord it: ${command}`);
     expect(summaryLine(r)).toBe('tapedeck: 3 tapes, 0 written, 0 recordings added, 2 replayed, 1 miss, 0 unused recordings');
     expect(r.out).toContain(`record it: ${command}`);
     expect(snapshot()).toEqual(before);
@@ -195,7 +203,7 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     expect(r.code).toBe(1);
     expect(r.out).toContain('Test timed out in 1500ms');
     // The timeout fails; both concurrent tests pass (the second install() was refused as expected).
-    expect(r.out).toMatch(/Tests +1 failed \| 2 passed \| 1 skipped \(4\)/);
+    expect(r.out).toMatch(/Tests +1 failed \| 2 passed \| 2 skipped \(5\)/);
     const t = await readTape(join(tapes, 'timeouts.test', 'times-out.tape'));
     expect(t.records).toHaveLength(1);
     expect(statSync(join(tapes, 'timeouts.test', 'times-out.tape')).size).toBeGreaterThan(500);
@@ -205,5 +213,12 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     expect(swallowed.out).toContain('TapedeckError: 1 request(s) had no recording in test/__tapes__/timeouts.test/swallows-a-miss.tape:');
     expect(swallowed.out).toContain("Record it: TAPEDECK_MODE=update npx vitest run test/timeouts.test.ts -t 'swallows a miss$'");
     expect(existsSync(join(tapes, 'timeouts.test', 'swallows-a-miss.tape'))).toBe(false);
+
+    // What the AI SDK made of the miss, and the miss itself, in one failed test.
+    const streamed = await vitest(['test/timeouts.test.ts', '-t', 'stream text miss'], { CI: 'true' });
+    expect(streamed.code).toBe(1);
+    expect(streamed.out).toContain('No output generated');
+    expect(streamed.out).toContain('TapedeckError: 1 request(s) had no recording in test/__tapes__/timeouts.test/stream-text-miss.tape:');
+    expect(streamed.out).toContain('POST /v1/chat/completions: the tape does not exist yet (this test was never recorded)');
   });
 });

@@ -145,9 +145,9 @@ describe('openTestTape', () => {
     const tape = openTestTape({ tape: join(dir, 'ci', 'never.tape'), env: { CI: 'true' }, recordCommand: 'TAPEDECK_MODE=update npx vitest run t.test.ts' });
     expect(tape.mode).toBe('replay');
     const err = (await ask(tape.fetch, 'hello').catch((e: unknown) => e)) as Error & { status: number };
-    expect(err.status).toBe(404);
+    expect(err.status).toBe(400);
     const lines = err.message.split('\n');
-    expect(lines[0]).toMatch(/^404 tapedeck miss: this test was never recorded \(CI is set: nothing records\): no tape at .*never\.tape$/);
+    expect(lines[0]).toMatch(/^400 tapedeck miss: this test was never recorded \(CI is set: nothing records\): no tape at .*never\.tape$/);
     expect(lines.slice(1)).toEqual(['Record it: TAPEDECK_MODE=update npx vitest run t.test.ts']);
     const report = await tape.close();
     expect(report.misses).toHaveLength(1);
@@ -166,13 +166,13 @@ describe('openTestTape', () => {
     // The test's own record command, not createFetch's mode option nor tapedeck serve.
     expect(changed.message).not.toMatch(/createFetch|tapedeck serve|signature/);
     expect(changed.message.split('\n')).toEqual([
-      `404 tapedeck miss: message 0 (user) text differs from the closest recording; record it: ${command}`,
+      `400 tapedeck miss: message 0 (user) text differs from the closest recording; record it: ${command}`,
       '  request:   "What is the capital of Spain?"',
       '  recording: "What is the capital of France?"',
     ]);
     const options = (await ask(replay.fetch, 'What is the capital of France?', { temperature: 1 }).catch((e: unknown) => e)) as Error;
     // With this long command the fix does not fit on the first line: it is the second.
-    expect(options.message.split('\n')).toEqual(['404 tapedeck miss: argument temperature differs: (absent) vs 0 in the closest recording', `Record it: ${command}`]);
+    expect(options.message.split('\n')).toEqual(['400 tapedeck miss: argument temperature differs: (absent) vs 0 in the closest recording', `Record it: ${command}`]);
     await replay.close();
     expect(replay.misses.map((m) => m.diagnosis)).toHaveLength(2);
   });

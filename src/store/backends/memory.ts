@@ -5,6 +5,7 @@
  * Several collections opened on one MemoryBackend share it like processes share a tape.
  */
 import { TapedeckError } from '../../errors.ts';
+import { newRedactionSalt } from '../redact.ts';
 import { headOf, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning, type WriterHandle } from '../backend.ts';
 
 let counter = 0;
@@ -22,8 +23,12 @@ export class MemoryBackend implements RecordBackend {
   /** Open writers per run (collections sharing this backend are the "processes"). */
   private readonly writers = new Map<string, number>();
 
-  constructor(opts: { name?: string; records?: readonly unknown[] } = {}) {
+  readonly salt: string | undefined;
+
+  /** `salt`: the redaction salt of the tape the records came from (default a new one). */
+  constructor(opts: { name?: string; records?: readonly unknown[]; salt?: string } = {}) {
     this.location = `memory:${opts.name ?? String(++counter)}`;
+    this.salt = opts.salt ?? newRedactionSalt();
     this.exists = opts.records !== undefined;
     for (const v of opts.records ?? []) this.items.push({ id: this.seq++, value: copy(v, this.location) });
   }

@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
-import { decodeFrame, FRAME_HEADER_SIZE } from '../tape-codec.ts';
+import { decodeFrame, FRAME_HEADER_SIZE, isRedactionSalt, parseHeader } from '../tape-codec.ts';
 import { peekFrame, recordBytes } from '../tape-file.ts';
 import { collectionKeyOf, namespaceOf, RedisRecords, type RedisStoreOptions, type StoredRecord } from './redis.ts';
 import { parseRedisUrl } from './redis-connection.ts';
@@ -41,6 +41,7 @@ export class RedisBackend implements RecordBackend {
   private connecting: Promise<RedisRecords> | undefined;
   /** Sequence numbers this handle has loaded or appended: refresh returns only the others. */
   private readonly seen = new Set<number>();
+  salt: string | undefined;
 
   /**
    * A backend on the namespace at `url`; it connects on first use (the collection's open), so
@@ -91,14 +92,18 @@ export class RedisBackend implements RecordBackend {
 
   async load(opts: { create: boolean }): Promise<LoadResult> {
     const store = await this.records();
-    const [records, header] = await Promise.all([store.readAll(), store.header()]);
+    const [records, stored] = await Promise.all([store.readAll(), store.header()]);
+    let header = stored;
     let exists = header !== undefined || records.length > 0;
     if (!exists && opts.create) {
       // The header marks the namespace as created (so an empty one replays as empty, not
-      // missing) and is what `tapedeck pull` writes at the top of the tape.
-      await store.setHeaderIfAbsent(recordBytes.header());
+      // missing) and is what `tapedeck pull` writes at the top of the tape. Its salt is the
+      // namespace's: a writer that lost the race to store one reads the winner's.
+      const fresh = recordBytes.header();
+      header = (await store.setHeaderIfAbsent(fresh)) ? fresh : await store.header();
       exists = true;
     }
+    this.salt = saltOf(header, this.location);
     for (const r of records) this.seen.add(r.seq);
     // A record whose bytes do not name the key it is filed under was not written by tapedeck
     // (or was damaged in the store): skipped, and said, as a damaged tape frame is.
@@ -190,5 +195,16 @@ export class RedisBackend implements RecordBackend {
     const pending = this.connecting;
     this.connecting = undefined;
     if (pending) await (await pending.catch(() => undefined))?.close();
+  }
+}
+
+/** The redaction salt in a namespace's stored tape header (none when absent, older or damaged). */
+export function saltOf(header: Uint8Array | undefined, where: string): string | undefined {
+  if (header === undefined) return undefined;
+  try {
+    const salt = parseHeader(header, where).header.salt;
+    return isRedactionSalt(salt) ? salt : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { openTapeWriter } from '../tape-writers.ts';
+import { isRedactionSalt } from '../tape-codec.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, peekFrame, rewriteTapeFrames, scanTape, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
 export interface TapeBackendOptions {
@@ -57,6 +58,7 @@ export class TapeBackend implements RecordBackend {
   private readonly lock: TapeLockOptions;
   /** The file image of the last load, kept so the records it handed out can decode lazily. */
   bytes: Buffer | undefined;
+  salt: string | undefined;
 
   constructor(
     readonly path: string,
@@ -83,8 +85,17 @@ export class TapeBackend implements RecordBackend {
       if (!opts.create && e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND') return { exists: false, records: [], warnings: [] };
       throw e;
     }
+    const warnings = [...scan.warnings];
+    if (opts.create && scan.header.headerLost === true) {
+      // A writer needs the tape's salt before its first record (masks are keyed under it), so
+      // a lost header (a 0-byte file, damage) is replaced now, keeping every record, rather
+      // than at the first append. The damage stays reported.
+      await rewriteTapeFrames(this.path, () => [], this.lock);
+      scan = await scanTape(this.path);
+    }
     this.bytes = scan.bytes;
-    return { exists: true, records: records(scan, this.path), warnings: [...scan.warnings] };
+    this.salt = isRedactionSalt(scan.header.salt) ? scan.header.salt : undefined;
+    return { exists: true, records: records(scan, this.path), warnings };
   }
 
   async append(values: readonly unknown[], opts: { durable: boolean }): Promise<void> {

@@ -1,0 +1,116 @@
+// Help for each command of `tapedeck`, one entry per command: `tapedeck <command> --help` and
+// `tapedeck help <command>` print it. A new command adds its entry here (serve, tree, push and
+// pull print their own, next to their option parsers).
+
+/** Usage, what the command does, its options and an example, per command name. */
+export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  canonical: `Usage: tapedeck canonical [file] [--ignore k1,k2]
+
+Print the RFC 8785 canonical form of a JSON document (a file, or stdin when the file is
+missing or -).
+
+Options:
+  --ignore <k1,k2>   Drop these object members, at any depth, first
+
+Example:
+  tapedeck canonical request.json
+`,
+  hash: `Usage: tapedeck hash [file] [--ignore k1,k2]
+
+Print the SHA-256 digest (64 hex characters) of the canonical form of a JSON document (a file,
+or stdin).
+
+Options:
+  --ignore <k1,k2>   Drop these object members, at any depth, first
+
+Example:
+  echo '{"b":1,"a":2}' | tapedeck hash
+`,
+  paths: `Usage: tapedeck paths [file]
+
+Print the message hash and the path hash of each message of a JSON array of messages, or of
+the "messages" member of a request object, then the digest of the whole list.
+
+Example:
+  tapedeck paths request.json
+`,
+  key: `Usage: tapedeck key [file] [--ignore a,b]
+
+Print what the matcher keys an LLM request body by: the provider shape, the request key, the
+signature and the hashes of the normalized messages (docs/matching.md).
+
+Options:
+  --ignore <a,b>     Request arguments to leave out of the key (like ignoreArgs)
+
+Example:
+  tapedeck key request.json
+`,
+  verify: `Usage: tapedeck verify <tape>
+
+Check a tape file: its header, every record's frame and checksum. Torn tails and damaged
+records are reported with their byte offsets. Exits 1 when a problem is found.
+
+Example:
+  tapedeck verify recordings/app.tape
+`,
+  inspect: `Usage: tapedeck inspect <tape>
+
+List the records of a tape, one a line: offset, size, key, signature, model and the first user
+message. Damage is listed after the records, and makes the command exit 1.
+
+Example:
+  tapedeck inspect recordings/app.tape | head
+`,
+  prune: `Usage: tapedeck prune <tape>
+       tapedeck prune <redis-url> [--namespace NS]
+
+Compact a tape: drop damaged bytes and records that do not decode (an atomic rewrite under the
+tape lock; concurrent appends are kept). With a Redis URL, the same for a namespace
+(tapedeck prune <redis-url> --help, docs/redis.md).
+
+Example:
+  tapedeck prune recordings/app.tape
+`,
+  export: `Usage: tapedeck export <tape> [--json]
+
+Print a tape as deterministic, pretty JSON (sorted keys, binary as base64), for code review and
+diffs. tapedeck import turns it back into the same tape, byte for byte.
+
+Example:
+  tapedeck export recordings/app.tape > app.tape.json
+`,
+  import: `Usage: tapedeck import <input> <tape> [--force] [--ignore a,b]
+
+Write a tape from a tapedeck JSON export (lossless), a directory of JSON recordings (one
+request/response per file) or a DSPy-style cache.json. The input comes first, the tape to
+write second; an existing tape is replaced only with --force.
+
+Options:
+  --force            Replace an existing tape
+  --ignore <a,b>     Request arguments to leave out of the keys (recordings, cache.json)
+
+Examples:
+  tapedeck import app.tape.json recordings/app.tape --force
+  tapedeck import recordings/ recordings/app.tape
+`,
+  version: `Usage: tapedeck version
+
+Print the version, the active hashing backend and the Node.js version.
+`,
+  help: `Usage: tapedeck help [command]
+
+Print the list of commands, or the help of one command (the same as tapedeck <command> --help).
+`,
+};
+
+/**
+ * The hint of a library error that names API options, said as a command line: the `(tapedeck …)`
+ * forms it gives in parentheses, or undefined when it has none.
+ *
+ * @example
+ * cliFormsOf("Pass { upstream: 'https://api.openai.com' } (tapedeck serve --upstream URL).") // 'tapedeck serve --upstream URL'
+ */
+export function cliFormsOf(hint: string): string | undefined {
+  const forms = [...hint.matchAll(/\((tapedeck [^)]*)\)/g)].map((m) => m[1]!);
+  return forms.length ? forms.join(', or ') : undefined;
+}

@@ -1,0 +1,108 @@
+/**
+ * `tapedeck mcp`: stands in for an MCP server on stdio, recording or replaying its exchanges.
+ * Everything after `--` is the server command (run in record, update and passthrough mode only).
+ */
+import { parseArgs } from 'node:util';
+import { TapedeckError } from '../errors.ts';
+import { EXIT } from '../cli-errors.ts';
+
+/** A word for a POSIX shell: as it is when safe, else single-quoted. */
+const quote = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+import type { McpTiming } from './session.ts';
+import { runStdio } from './stdio.ts';
+
+export const MCP_HELP = `Usage: tapedeck mcp --tape FILE [options] -- <server command> [args...]
+
+Record and replay an MCP server over stdio. Put this command where the MCP host (an agent,
+an IDE's MCP config, a test) starts the server. stdout carries only the protocol; tapedeck
+writes its own messages to stderr.
+
+Options:
+  --tape FILE           Tape file (created in record and update mode), or redis:// URL
+  --mode MODE           replay (default) | record | update | passthrough
+                        (else TAPEDECK_MODE or CACHE_MODE). In replay the server command
+                        is never run and may be left out
+  --strict-order        A call repeated more often than recorded is a miss
+                        (default: the last recording answers again)
+  --timing T            Replay pacing: none (default) | recorded | <ms between messages>
+  --timeout MS          Longest wait for the server's answer to a request (default
+                        600000); past it the client gets error -32052, nothing is recorded
+  --redact-field NAME   Extra JSON field to redact in params and answers (repeatable)
+  --keep-secrets        Store secrets as they are (tapes that never leave the machine)
+  --no-fsync            Do not fsync each batch of records
+  -h, --help            Show this help
+
+A miss answers the request with JSON-RPC error -32050 (the diagnosis in its message) and
+prints the full report on stderr; the session stays usable. docs/mcp.md has the details.
+
+Example (an MCP host's config):
+  "command": "npx", "args": ["tapedeck", "mcp", "--tape", "tapes/fs.tape", "--",
+                             "npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
+`;
+
+/**
+ * Runs `tapedeck mcp` with its arguments (those after `mcp`); resolves to the exit code.
+ *
+ * @example
+ * await mcpCommand(['--tape', 'fs.tape', '--mode', 'record', '--', 'node', 'server.js'])
+ */
+export async function mcpCommand(argv: string[]): Promise<number> {
+  const dash = argv.indexOf('--');
+  const own = dash >= 0 ? argv.slice(0, dash) : argv;
+  const command = dash >= 0 ? argv.slice(dash + 1) : [];
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: own,
+      options: {
+        tape: { type: 'string' },
+        mode: { type: 'string' },
+        'strict-order': { type: 'boolean' },
+        timing: { type: 'string' },
+        timeout: { type: 'string' },
+        'redact-field': { type: 'string', multiple: true },
+        'keep-secrets': { type: 'boolean' },
+        'no-fsync': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    throw new TapedeckError('E_USAGE', `${(e as Error).message.split('\n')[0]}`, { hint: 'tapedeck mcp --tape FILE [--mode M] -- <server command>; tapedeck mcp --help lists the options.' });
+  }
+  if (values.help) {
+    process.stdout.write(MCP_HELP);
+    return EXIT.ok;
+  }
+  if (!values.tape) throw new TapedeckError('E_USAGE', 'mcp needs --tape.', { hint: 'tapedeck mcp --tape tapes/server.tape --mode record -- <server command>' });
+  let timing: McpTiming | undefined;
+  if (values.timing !== undefined) {
+    const t = values.timing;
+    if (t === 'none' || t === 'recorded') timing = t;
+    else if (/^\d+(\.\d+)?$/.test(t)) timing = Number(t);
+    else throw new TapedeckError('E_USAGE', `Invalid --timing ${JSON.stringify(t)}.`, { hint: 'Use --timing none, --timing recorded or --timing <ms>.' });
+  }
+  let timeoutMs: number | undefined;
+  if (values.timeout !== undefined) {
+    timeoutMs = Number(values.timeout);
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TapedeckError('E_USAGE', `Invalid --timeout ${JSON.stringify(values.timeout)}.`, { hint: 'Give milliseconds, e.g. --timeout 30000.' });
+  }
+  const opts = {
+    tape: values.tape,
+    mode: values.mode,
+    strictOrder: values['strict-order'] === true,
+    timing,
+    timeoutMs,
+    durable: values['no-fsync'] !== true,
+    redact: { keepSecrets: values['keep-secrets'] === true, ...(values['redact-field'] ? { fields: values['redact-field'] } : {}) },
+    recordCommand: `re-record: tapedeck mcp --tape ${values.tape} --mode record -- ${command.length ? command.map(quote).join(' ') : '<server command>'}`,
+    ...(command.length > 0 ? { server: { command: command[0]!, args: command.slice(1) } } : {}),
+  };
+  const { McpTape } = await import('./tape.ts');
+  const mode = McpTape.check(opts);
+  if (mode !== 'replay' && command.length === 0) {
+    throw new TapedeckError('E_USAGE', `Mode ${mode} runs the server: give its command after --.`, { hint: `tapedeck mcp --tape ${values.tape} --mode ${mode} -- npx -y @modelcontextprotocol/server-memory` });
+  }
+  return runStdio(opts);
+}

@@ -1,0 +1,340 @@
+/**
+ * MCP over Streamable HTTP, for `tapedeck serve`: tapedeck is the MCP endpoint the client talks
+ * to (POST for its messages, answered as JSON or as an event stream; GET for the server's own
+ * stream; DELETE to end the session), and, when live, a client of the real endpoint. Sessions
+ * are tapedeck's own: the client gets a fresh `Mcp-Session-Id` in every mode, mapped to the
+ * upstream's session when there is one, so nothing the client sees depends on a recorded id.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isNotification, isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.ts';
+import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
+import { McpTape, type McpTapeOptions } from './tape.ts';
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Whether a request is MCP traffic: it names an MCP session, or its body is JSON-RPC 2.0.
+ *
+ * @example
+ * isMcpRequest(req.headers, body) // true for { "jsonrpc": "2.0", "id": 1, "method": "tools/list" }
+ */
+export function isMcpRequest(headers: IncomingMessage['headers'], body: Uint8Array): boolean {
+  if (headers['mcp-session-id'] !== undefined) return true;
+  if (body.length === 0 || body.length > 64 * 1024 * 1024) return false;
+  // Cheap test first, on the bytes (no string is made): LLM API bodies carry no jsonrpc member,
+  // and a JSON-RPC message names it near its start.
+  if (Buffer.from(body.buffer, body.byteOffset, Math.min(body.length, 4096)).indexOf('"jsonrpc"') < 0) return false;
+  try {
+    const v: unknown = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.length).toString('utf8'));
+    const first = Array.isArray(v) ? v[0] : v;
+    return isObject(first) && first.jsonrpc === '2.0';
+  } catch {
+    return false;
+  }
+}
+
+/** Messages of an event stream body, as they arrive. */
+async function readEvents(body: ReadableStream<Uint8Array>, onMessage: (m: JsonRpcMessage) => void): Promise<void> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  const flush = (block: string) => {
+    const data = block
+      .split(/\r?\n/)
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).replace(/^ /, ''))
+      .join('\n');
+    if (data === '') return;
+    try {
+      onMessage(JSON.parse(data) as JsonRpcMessage);
+    } catch {
+      // not a JSON-RPC event (a comment, a keep-alive): nothing to relay
+    }
+  };
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    for (let end = buf.search(/\r?\n\r?\n/); end >= 0; end = buf.search(/\r?\n\r?\n/)) {
+      flush(buf.slice(0, end));
+      buf = buf.slice(end).replace(/^\r?\n\r?\n/, '');
+    }
+  }
+  if (buf.trim() !== '') flush(buf);
+}
+
+/**
+ * The real Streamable HTTP endpoint as an McpUpstream: each message is a POST (its answer read
+ * as JSON or as an event stream), the server's own stream a GET opened after initialization,
+ * and close() a DELETE of the session.
+ */
+export function httpUpstream(url: string, fetchFn: typeof fetch = fetch): McpUpstream {
+  let session: string | undefined;
+  let protocol: string | undefined;
+  let getStream: AbortController | undefined;
+  const inflight = new Set<Promise<void>>();
+  const headers = (): Record<string, string> => ({
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    ...(session ? { 'mcp-session-id': session } : {}),
+    ...(protocol ? { 'mcp-protocol-version': protocol } : {}),
+  });
+  const deliver = (m: JsonRpcMessage, standalone = false) => {
+    // The negotiated protocol version goes on every later request (Streamable HTTP asks for it).
+    if (isResponse(m) && 'result' in m && isObject(m.result) && typeof m.result.protocolVersion === 'string' && isObject(m.result.serverInfo)) protocol = m.result.protocolVersion;
+    up.onmessage?.(m, standalone);
+  };
+  const relay = async (res: Response): Promise<void> => {
+    const ct = res.headers.get('content-type') ?? '';
+    if (!res.body) return;
+    if (ct.includes('text/event-stream')) return readEvents(res.body, deliver);
+    const text = await res.text();
+    if (text.trim() === '') return;
+    const v = JSON.parse(text) as JsonRpcMessage | JsonRpcMessage[];
+    for (const m of Array.isArray(v) ? v : [v]) deliver(m);
+  };
+  const openGet = () => {
+    getStream = new AbortController();
+    const p = fetchFn(url, { method: 'GET', headers: { accept: 'text/event-stream', ...(session ? { 'mcp-session-id': session } : {}), ...(protocol ? { 'mcp-protocol-version': protocol } : {}) }, signal: getStream.signal })
+      .then((res) => (res.ok && res.body ? readEvents(res.body, (m) => deliver(m, true)) : res.body?.cancel()))
+      .catch(() => undefined);
+    void p;
+  };
+  const up: McpUpstream = {
+    async start() {},
+    async send(m) {
+      const p = (async () => {
+        let res: Response;
+        try {
+          res = await fetchFn(url, { method: 'POST', headers: headers(), body: JSON.stringify(m) });
+        } catch (e) {
+          up.onclose?.(`the MCP server at ${url} could not be reached (${e instanceof Error ? e.message : String(e)})`);
+          return;
+        }
+        const sid = res.headers.get('mcp-session-id');
+        if (sid) session = sid;
+        if (!res.ok && res.status !== 202) {
+          const text = await res.text().catch(() => '');
+          if (isRequest(m)) {
+            try {
+              const v = JSON.parse(text) as Record<string, unknown>;
+              if (isObject(v.error)) return up.onmessage?.({ jsonrpc: '2.0', id: m.id, error: v.error as { code: number; message: string } });
+            } catch {
+              // not JSON-RPC: said below
+            }
+            up.onmessage?.({ jsonrpc: '2.0', id: m.id, error: { code: -32603, message: `HTTP ${res.status} from the MCP server: ${text.slice(0, 200)}` } });
+          }
+          return;
+        }
+        await relay(res).catch((e: unknown) => {
+          if (isRequest(m)) up.onclose?.(`the MCP server's answer stream broke (${e instanceof Error ? e.message : String(e)})`);
+        });
+      })();
+      inflight.add(p);
+      void p.finally(() => inflight.delete(p));
+      // Answers come through onmessage; the POST of a request is not waited for, so the server
+      // can ask the client something (sampling) while it is open.
+      if (!isRequest(m)) await p;
+      if (isNotification(m) && m.method === 'notifications/initialized' && !getStream) openGet();
+    },
+    async close() {
+      getStream?.abort();
+      if (session) await fetchFn(url, { method: 'DELETE', headers: { 'mcp-session-id': session } }).then((r) => r.body?.cancel(), () => undefined);
+    },
+  };
+  return up;
+}
+
+/**
+ * A POST of the client that owes answers: an event stream once something other than its last
+ * answer must go out (or JSON, when the client does not take event streams), else one JSON answer.
+ */
+interface Post {
+  res: ServerResponse;
+  owed: Set<JsonRpcId>;
+  /** The client takes `text/event-stream`. */
+  sse: boolean;
+  /** The event stream has begun. */
+  started: boolean;
+  /** JSON mode: the answers so far. */
+  collected: JsonRpcMessage[];
+}
+
+/** One client session on tapedeck's endpoint. */
+interface HttpSession {
+  id: string;
+  session: McpSession;
+  /** Open POST answers, by the client request ids they still owe. */
+  posts: Map<JsonRpcId, Post>;
+  get?: ServerResponse;
+  /** Server messages for the GET stream before one is open. */
+  queued: JsonRpcMessage[];
+}
+
+export interface McpHttpOptions extends McpTapeOptions {
+  /** The real endpoint's base URL; the request path is appended. Needed unless replaying. */
+  upstream?: string;
+  timing?: McpTiming;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/**
+ * tapedeck's Streamable HTTP endpoint: handles POST, GET and DELETE of MCP requests, one
+ * McpSession per client session, over one MCP tape.
+ *
+ * @example
+ * const mcp = new McpHttpEndpoint({ tape: 'tapes/tools.tape', mode: 'replay' })
+ * if (isMcpRequest(req.headers, body)) return mcp.handle(req, res, body)
+ */
+export class McpHttpEndpoint {
+  private readonly opts: McpHttpOptions;
+  private tape: Promise<McpTape> | undefined;
+  private readonly sessions = new Map<string, HttpSession>();
+
+  constructor(opts: McpHttpOptions) {
+    this.opts = opts;
+    McpTape.check(opts);
+  }
+
+  private open(): Promise<McpTape> {
+    this.tape ??= McpTape.open(this.opts);
+    return this.tape;
+  }
+
+  /** Answers one HTTP request of the MCP endpoint (the body already read). */
+  async handle(req: IncomingMessage, res: ServerResponse, body: Uint8Array): Promise<void> {
+    const tape = await this.open();
+    const sid = req.headers['mcp-session-id'];
+    const known = typeof sid === 'string' ? this.sessions.get(sid) : undefined;
+    if (req.method === 'DELETE') {
+      if (known) {
+        this.sessions.delete(known.id);
+        await known.session.close();
+      }
+      res.writeHead(known ? 200 : 404).end();
+      return;
+    }
+    if (req.method === 'GET') {
+      if (!known) return this.jsonError(res, 404, 'Session not found');
+      known.get?.end();
+      known.get = res;
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'mcp-session-id': known.id });
+      res.flushHeaders();
+      for (const m of known.queued.splice(0)) this.event(res, m);
+      res.on('close', () => {
+        if (known.get === res) known.get = undefined;
+      });
+      return;
+    }
+    if (req.method !== 'POST') return this.jsonError(res, 405, 'Method not allowed');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.length).toString('utf8'));
+    } catch {
+      return this.jsonError(res, 400, 'Parse error', -32700);
+    }
+    const messages = (Array.isArray(parsed) ? parsed : [parsed]) as JsonRpcMessage[];
+    const init = messages.find((m) => isRequest(m) && m.method === 'initialize');
+    let s = known;
+    if (!s) {
+      if (!init) return this.jsonError(res, sid === undefined ? 400 : 404, sid === undefined ? 'Bad Request: no session id' : 'Session not found');
+      s = this.newSession(tape, req.url ?? '/');
+    }
+    const requests = messages.filter(isRequest);
+    if (requests.length === 0) {
+      res.writeHead(202, { 'mcp-session-id': s.id }).end();
+      for (const m of messages) s.session.fromClient(m);
+      return;
+    }
+    const sse = String(req.headers.accept ?? '').includes('text/event-stream');
+    const post: Post = { res, owed: new Set(requests.map((r) => r.id)), sse, started: false, collected: [] };
+    for (const r of requests) s.posts.set(r.id, post);
+    res.on('close', () => {
+      for (const id of post.owed) s!.posts.delete(id);
+    });
+    for (const m of messages) s.session.fromClient(m);
+  }
+
+  private newSession(tape: McpTape, path: string): HttpSession {
+    const id = randomUUID();
+    const base = this.opts.upstream;
+    const s: HttpSession = {
+      id,
+      posts: new Map(),
+      queued: [],
+      session: undefined as unknown as McpSession,
+    };
+    s.session = new McpSession({
+      tape,
+      // The upstream's path prefix, then the path the client used.
+      ...(base ? { upstream: () => httpUpstream(`${base.replace(/\/$/, '')}${path}`, this.opts.fetch) } : {}),
+      send: (m, related) => this.route(s, m, related),
+      timing: this.opts.timing,
+      timeoutMs: this.opts.timeoutMs,
+      gapMs: 1,
+    });
+    this.sessions.set(id, s);
+    return s;
+  }
+
+  /** A message for the client: on the POST stream of the request it belongs to, else the GET stream. */
+  private route(s: HttpSession, m: JsonRpcMessage, related: JsonRpcId | undefined): void {
+    const post = related !== undefined ? s.posts.get(related) : undefined;
+    if (!post || post.res.writableEnded) return this.toGet(s, m);
+    const answer = isResponse(m) && post.owed.has(m.id);
+    if (answer) {
+      post.owed.delete(m.id);
+      s.posts.delete(m.id);
+    }
+    const last = answer && post.owed.size === 0;
+    if (last && !post.started && post.collected.length === 0) {
+      // The only thing this POST carries: a plain JSON answer, no stream to set up.
+      return this.json(post.res, s, m);
+    }
+    if (!post.sse) {
+      // JSON answers carry answers only; the rest (the server's requests too) goes to the GET stream.
+      if (!answer) return this.toGet(s, m);
+      post.collected.push(m);
+      if (last) this.json(post.res, s, post.collected);
+      return;
+    }
+    if (!post.started) {
+      post.started = true;
+      post.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'mcp-session-id': s.id });
+    }
+    this.event(post.res, m);
+    if (last) post.res.end();
+  }
+
+  private json(res: ServerResponse, s: HttpSession, body: JsonRpcMessage | JsonRpcMessage[]): void {
+    const text = JSON.stringify(body);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'mcp-session-id': s.id }).end(text);
+  }
+
+  private toGet(s: HttpSession, m: JsonRpcMessage): void {
+    if (s.get && !s.get.writableEnded) this.event(s.get, m);
+    else s.queued.push(m);
+  }
+
+  private event(res: ServerResponse, m: JsonRpcMessage): void {
+    res.write(`event: message\ndata: ${JSON.stringify(m)}\n\n`);
+  }
+
+  private jsonError(res: ServerResponse, status: number, message: string, code = -32000): void {
+    const text = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  }
+
+  /** Ends every session (live servers get their DELETE) and closes the tape. */
+  async close(): Promise<void> {
+    for (const s of this.sessions.values()) {
+      s.get?.end();
+      for (const p of s.posts.values()) if (!p.res.writableEnded) p.res.end();
+      await s.session.close();
+    }
+    this.sessions.clear();
+    if (this.tape) await (await this.tape).close();
+  }
+}

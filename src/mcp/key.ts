@@ -1,0 +1,97 @@
+/**
+ * The key of an MCP exchange: SHA-256 of the RFC 8785 canonical form of `{ method, params }`
+ * (the core's hashValue), where params leave out what changes from run to run without changing
+ * the answer. Never the JSON-RPC `id` nor the session id: those are the transport's.
+ *
+ * Left out (MCP key spec version 1, docs/mcp.md):
+ * - `params._meta` of every message (progress tokens, trace ids a client adds);
+ * - in `initialize`: `clientInfo.version` (a client upgrade does not change what a server says);
+ * - in `notifications/cancelled`: `requestId` (the id of the cancelled request).
+ *
+ * Keys are computed from params as the client sent them, secrets included, so that two calls
+ * that differ only in a secret (a token passed to a tool) are never merged; the tape stores
+ * only the digest and the redacted params.
+ */
+import { hashValue } from '../core/index.ts';
+
+/** Version of the rules above; stored with each record. */
+export const MCP_KEY_VERSION = 1;
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * The params that take part in the key (a copy; the input is not changed).
+ *
+ * @example
+ * keyParams('initialize', { protocolVersion: '2025-11-25', clientInfo: { name: 'a', version: '1' } })
+ * // { protocolVersion: '2025-11-25', clientInfo: { name: 'a' } }
+ */
+export function keyParams(method: string, params: unknown): unknown {
+  if (!isObject(params)) return params ?? {};
+  const { _meta: _drop, ...rest } = params;
+  if (method === 'initialize' && isObject(rest.clientInfo)) {
+    const { version: _v, ...info } = rest.clientInfo;
+    rest.clientInfo = info;
+  }
+  if (method === 'notifications/cancelled') delete rest.requestId;
+  return rest;
+}
+
+/**
+ * The key of a client message.
+ *
+ * @example
+ * mcpKey('tools/call', { name: 'echo', arguments: { message: 'hi' }, _meta: { progressToken: 7 } })
+ * // same as mcpKey('tools/call', { name: 'echo', arguments: { message: 'hi' } })
+ */
+export function mcpKey(method: string, params: unknown): string {
+  return hashValue({ method, params: keyParams(method, params) });
+}
+
+/**
+ * Where two JSON values first differ, depth first in member order, as a path and the two
+ * values (`undefined` for a side where the member is absent); undefined when equal.
+ *
+ * @example
+ * firstDifference({ a: { b: 1 } }, { a: { b: 2 } }) // { path: 'a.b', got: 1, recorded: 2 }
+ */
+export function firstDifference(got: unknown, recorded: unknown, path = ''): { path: string; got: unknown; recorded: unknown } | undefined {
+  if (Object.is(got, recorded)) return undefined;
+  if (Array.isArray(got) && Array.isArray(recorded)) {
+    for (let i = 0; i < Math.max(got.length, recorded.length); i++) {
+      const d = firstDifference(got[i], recorded[i], `${path}[${i}]`);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  if (isObject(got) && isObject(recorded)) {
+    const names = [...new Set([...Object.keys(got), ...Object.keys(recorded)])].sort();
+    for (const k of names) {
+      const d = firstDifference(got[k], recorded[k], path ? `${path}.${k}` : k);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  return { path: path || '(value)', got, recorded };
+}
+
+/**
+ * How many leaf values differ: the distance used to pick the closest recording.
+ *
+ * @example
+ * differenceCount({ a: 1, b: [1, 2] }, { a: 2, b: [1, 3] }) // 2
+ */
+export function differenceCount(a: unknown, b: unknown): number {
+  if (Object.is(a, b)) return 0;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    let n = 0;
+    for (let i = 0; i < Math.max(a.length, b.length); i++) n += differenceCount(a[i], b[i]);
+    return n;
+  }
+  if (isObject(a) && isObject(b)) {
+    let n = 0;
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) n += differenceCount(a[k], b[k]);
+    return n;
+  }
+  return 1;
+}

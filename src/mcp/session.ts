@@ -1,0 +1,489 @@
+/**
+ * One MCP session between a client and a server (live or taped), whatever the transport:
+ * stdio, Streamable HTTP and SDK transports turn their bytes into JSON-RPC messages and call
+ * `fromClient`; the session answers through `send` and, when live, talks to the server through
+ * an McpUpstream.
+ *
+ * Which exchange a server message belongs to: a response to the request with its id; a progress
+ * notification to the request whose progress token it carries; anything else (logging,
+ * list_changed, the server's own requests) to the client message sent last. An exchange ends
+ * when it has its answer and the client sends its next message (or the session ends), so
+ * notifications that follow an answer replay after it, in their recorded place. A request with
+ * no answer (the server crashed, timed out, the client cancelled) is never recorded.
+ */
+import { TapedeckError } from '../errors.ts';
+import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '../store/records.ts';
+import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
+import { MCP_KEY_VERSION, mcpKey } from './key.ts';
+import type { McpMiss, McpTape } from './tape.ts';
+
+/** The live server, behind whatever transport reaches it. */
+export interface McpUpstream {
+  start(): Promise<void>;
+  send(message: JsonRpcMessage): Promise<void> | void;
+  close(): Promise<void>;
+  /**
+   * Set by the session: a message from the server; `standalone` when it came on the server's
+   * own stream (Streamable HTTP's GET stream) rather than with a request.
+   */
+  onmessage?: (message: JsonRpcMessage, standalone?: boolean) => void;
+  /** Set by the session: the server is gone (exited, stream closed); `why` for messages. */
+  onclose?: (why?: string) => void;
+}
+
+/** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between messages. */
+export type McpTiming = 'none' | 'recorded' | number;
+
+export interface McpSessionOptions {
+  tape: McpTape;
+  /** Makes the live server's transport; started on the first message that needs it. */
+  upstream?: () => McpUpstream;
+  /** A message to the client; `related` is the id of the client request it belongs to. */
+  send: (message: JsonRpcMessage, related?: JsonRpcId) => void;
+  timing?: McpTiming;
+  /** A live request with no answer for this long gets a timeout error (default 10 minutes). */
+  timeoutMs?: number;
+  /** Least time between two replayed messages of one exchange (default 0: the next turn of the event loop). */
+  gapMs?: number;
+  /** How long a replayed server request waits for the client's answer (default 60 s). */
+  clientTimeoutMs?: number;
+  /** The live server is gone (exited, its connection closed); open requests have had their error. */
+  onServerGone?: (why: string) => void;
+  /** The full report of a miss (default: stderr). */
+  onMiss?: (report: string, miss: McpMiss) => void;
+}
+
+interface Live {
+  id?: JsonRpcId;
+  method: string;
+  params: unknown;
+  key: string;
+  t0: number;
+  events: McpEvent[];
+  answered: boolean;
+  cut: boolean;
+  progressToken?: unknown;
+  open: number;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const progressTokenOf = (params: unknown): unknown => (isObject(params) && isObject(params._meta) ? params._meta.progressToken : undefined);
+const answerOf = (m: Record<string, unknown>): McpAnswer => ('error' in m ? { error: m.error as { code: number; message: string } } : { result: m.result });
+const now = () => performance.now();
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export const DEFAULT_MCP_TIMEOUT_MS = 600_000;
+
+/**
+ * @example
+ * const session = new McpSession({ tape, upstream: () => stdioUpstream(cmd, args), send: (m) => write(m) })
+ * session.fromClient(JSON.parse(line))
+ */
+export class McpSession {
+  private readonly tape: McpTape;
+  private readonly opts: McpSessionOptions;
+  private upstream: McpUpstream | undefined;
+  private starting: Promise<void> | undefined;
+  /** Whether client messages go to the live server (record, passthrough; update after a miss). */
+  private live: boolean;
+  private readonly open: Live[] = [];
+  private readonly byId = new Map<JsonRpcId, Live>();
+  private current: Live | undefined;
+  /** The server's requests to the client, by the server's id, while the client answers. */
+  private readonly serverPending = new Map<JsonRpcId, { ev: Extract<McpEvent, { request: unknown }>; ex: Live }>();
+  /** Replay: our requests to the client, by the id we gave them. */
+  private readonly clientPending = new Map<JsonRpcId, (m: Record<string, unknown>) => void>();
+  private readonly cancelled = new Set<JsonRpcId>();
+  /** Update mode: what the client sent while replayed, to bring a live server to the same state. */
+  private readonly history: { message: JsonRpcMessage; answers: McpEvent[] }[] = [];
+  private gate: Promise<void> = Promise.resolve();
+  private playing: Promise<void> = Promise.resolve();
+  private seq = 0;
+  private closed = false;
+
+  constructor(opts: McpSessionOptions) {
+    this.opts = opts;
+    this.tape = opts.tape;
+    this.live = !opts.tape.serves;
+    if (this.live && !opts.upstream) {
+      throw new TapedeckError('E_ARG', `MCP mode ${opts.tape.mode} needs the server: none was given.`, { hint: 'Give the server command after --, or use --mode replay.' });
+    }
+  }
+
+  /** A message from the client. Never throws: problems become JSON-RPC errors or warnings. */
+  fromClient(m: JsonRpcMessage): void {
+    if (this.closed) return;
+    // While update mode brings a live server up to date, later messages wait their turn.
+    this.gate = this.gate.then(() => this.handle(m)).catch((e: unknown) => this.fail(m, e));
+  }
+
+  private fail(m: JsonRpcMessage, e: unknown): void {
+    const message = e instanceof Error ? e.message : String(e);
+    if (isRequest(m)) this.opts.send(errorResponse(m.id, MCP_ERROR.serverGone, `tapedeck: ${message}`), m.id);
+    this.tape.warn(`tapedeck: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${message}`);
+  }
+
+  private handle(m: JsonRpcMessage): void | Promise<void> {
+    if (isResponse(m)) return this.clientAnswer(m);
+    if (!isRequest(m) && !isNotification(m)) {
+      this.tape.warn(`tapedeck: ignored a client message that is not JSON-RPC: ${JSON.stringify(m).slice(0, 80)}`);
+      return;
+    }
+    if (m.method === 'notifications/cancelled') {
+      const id = isObject(m.params) ? (m.params.requestId as JsonRpcId | undefined) : undefined;
+      if (id !== undefined) {
+        this.cancelled.add(id);
+        const ex = this.byId.get(id);
+        if (ex) this.cut(ex);
+      }
+      if (this.live) return this.forward(m);
+      return;
+    }
+    if (this.live) return this.liveMessage(m);
+    return this.replayMessage(m);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Live: forward, and record what comes back
+  // ------------------------------------------------------------------------------------------
+
+  private async ensureUpstream(): Promise<McpUpstream> {
+    if (this.upstream) {
+      await this.starting;
+      return this.upstream;
+    }
+    const up = this.opts.upstream!();
+    this.upstream = up;
+    up.onmessage = (msg, standalone) => this.fromServer(msg, standalone === true);
+    up.onclose = (why) => this.serverGone(why);
+    this.starting = up.start();
+    await this.starting;
+    return up;
+  }
+
+  private async forward(m: JsonRpcMessage): Promise<void> {
+    const up = await this.ensureUpstream();
+    await up.send(m);
+  }
+
+  private async liveMessage(m: JsonRpcMessage & { method: string }): Promise<void> {
+    this.finishComplete();
+    const params = (m as { params?: unknown }).params;
+    const ex: Live = { method: m.method, params, key: mcpKey(m.method, params), t0: now(), events: [], answered: false, cut: false, progressToken: progressTokenOf(params), open: 0 };
+    if (isRequest(m)) {
+      ex.id = m.id;
+      this.byId.set(m.id, ex);
+      const limit = this.opts.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
+      ex.timer = setTimeout(() => this.timedOut(ex, limit), limit);
+      ex.timer.unref?.();
+    }
+    this.open.push(ex);
+    this.current = ex;
+    await this.forward(m);
+  }
+
+  private timedOut(ex: Live, limit: number): void {
+    if (ex.answered || ex.cut) return;
+    this.cut(ex);
+    this.tape.warn(`tapedeck: the server sent no answer to ${ex.method} for ${limit} ms; answered with a timeout error, nothing recorded.`);
+    this.opts.send(errorResponse(ex.id!, MCP_ERROR.timeout, `tapedeck: the MCP server sent no answer to ${ex.method} within ${limit} ms; nothing was recorded.`), ex.id);
+  }
+
+  /** An exchange that will never be whole: not recorded, its late answer (if any) dropped. */
+  private cut(ex: Live): void {
+    ex.cut = true;
+    if (ex.timer) clearTimeout(ex.timer);
+    if (ex.id !== undefined) this.byId.delete(ex.id);
+    const i = this.open.indexOf(ex);
+    if (i >= 0) this.open.splice(i, 1);
+    if (this.current === ex) this.current = undefined;
+  }
+
+  private serverGone(why?: string): void {
+    const reason = why ?? 'the MCP server closed its connection';
+    for (const ex of [...this.open]) {
+      if (ex.id === undefined || ex.answered) continue;
+      this.cut(ex);
+      this.opts.send(errorResponse(ex.id, MCP_ERROR.serverGone, `tapedeck: ${reason} before it answered ${ex.method}; nothing was recorded.`), ex.id);
+    }
+    this.upstream = undefined;
+    this.starting = undefined;
+    this.opts.onServerGone?.(reason);
+  }
+
+  private fromServer(m: JsonRpcMessage, standalone = false): void {
+    if (isResponse(m)) {
+      const ex = this.byId.get(m.id);
+      if (!ex) {
+        // An answer to a request that was cut (timed out, cancelled) or to a warm-up request.
+        this.warmAnswer?.(m);
+        return;
+      }
+      this.byId.delete(m.id);
+      if (ex.timer) clearTimeout(ex.timer);
+      ex.answered = true;
+      ex.events.push({ ms: this.ms(ex), response: true, ...this.tape.redactor.value(answerOf(m as unknown as Record<string, unknown>)) });
+      this.opts.send(m, ex.id);
+      return;
+    }
+    if (this.warming && isRequest(m)) {
+      this.warmServerRequest(m);
+      return;
+    }
+    let ex = this.current && !this.current.cut ? this.current : undefined;
+    if (isNotification(m) && m.method === 'notifications/progress') {
+      const token = isObject(m.params) ? m.params.progressToken : undefined;
+      ex = this.open.find((e) => e.progressToken !== undefined && e.progressToken === token) ?? ex;
+    }
+    if (isRequest(m)) {
+      if (ex) {
+        const ev: Extract<McpEvent, { request: unknown }> = { ms: this.ms(ex), request: this.tape.redactor.value({ method: m.method, ...(m.params !== undefined ? { params: m.params } : {}) }), answer: undefined as unknown as McpAnswer };
+        if (standalone) ev.standalone = true;
+        ex.events.push(ev);
+        ex.open++;
+        this.serverPending.set(m.id, { ev, ex });
+      }
+    } else if (isNotification(m) && ex) {
+      ex.events.push({ ms: this.ms(ex), notification: this.tape.redactor.value({ method: m.method, ...(m.params !== undefined ? { params: m.params } : {}) }), ...(standalone ? { standalone: true as const } : {}) });
+    }
+    this.opts.send(m, standalone ? undefined : ex?.id);
+  }
+
+  private ms(ex: Live): number {
+    return Math.round((now() - ex.t0) * 1000) / 1000;
+  }
+
+  /** The client's answer to a server request (live) or to a replayed one. */
+  private async clientAnswer(m: JsonRpcMessage & { id: JsonRpcId }): Promise<void> {
+    const mine = this.clientPending.get(m.id);
+    if (mine) {
+      this.clientPending.delete(m.id);
+      mine(m as unknown as Record<string, unknown>);
+      return;
+    }
+    const pending = this.serverPending.get(m.id);
+    if (pending) {
+      this.serverPending.delete(m.id);
+      pending.ev.answer = this.tape.redactor.value(answerOf(m as unknown as Record<string, unknown>));
+      pending.ex.open--;
+    }
+    if (this.upstream) await this.forward(m);
+  }
+
+  /** Records every exchange that is whole (answered, or a notification) and no longer current. */
+  private finishComplete(all = false): void {
+    for (const ex of [...this.open]) {
+      if (ex.id !== undefined && !ex.answered) continue;
+      if (ex.open > 0 && !all) continue;
+      this.open.splice(this.open.indexOf(ex), 1);
+      if (this.current === ex) this.current = undefined;
+      if (ex.open > 0) {
+        this.tape.warn(`tapedeck: ${ex.method}: the client never answered the server's request; not recorded.`);
+        continue;
+      }
+      this.save(ex);
+    }
+  }
+
+  private save(ex: Live): void {
+    if (!this.tape.records) return;
+    // Update mode: a call the tape already has (served live because the session went live) keeps its recording.
+    if (this.tape.mode === 'update' && this.tape.next(ex.key, true)) return;
+    const last = ex.events.length > 0 ? ex.events[ex.events.length - 1]!.ms : this.ms(ex);
+    const rec: McpRecord = {
+      v: 1,
+      kind: MCP_RECORD_KIND,
+      key: ex.key,
+      keyVersion: MCP_KEY_VERSION,
+      recordedAt: new Date(performance.timeOrigin + ex.t0).toISOString(),
+      durationMs: last,
+      method: ex.method,
+      request: this.tape.redactor.value({ method: ex.method, ...(ex.params !== undefined ? { params: ex.params } : {}) }) as McpRecord['request'],
+      events: ex.events,
+    };
+    void this.tape.append(rec);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Replay: answer from the tape
+  // ------------------------------------------------------------------------------------------
+
+  private async replayMessage(m: JsonRpcMessage & { method: string }): Promise<void> {
+    const params = (m as { params?: unknown }).params;
+    const key = mcpKey(m.method, params);
+    let rec = this.tape.next(key);
+    // A fleet on one Redis store sees each other's recordings.
+    if (!rec && (await this.tape.refresh(key).catch(() => false))) rec = this.tape.next(key);
+    const id = isRequest(m) ? m.id : undefined;
+    if (!rec) {
+      if (this.tape.mode === 'update') {
+        await this.playing;
+        await this.goLive();
+        return this.liveMessage(m);
+      }
+      if (m.method === 'ping' && id !== undefined) {
+        this.after(() => this.opts.send({ jsonrpc: '2.0', id, result: {} }, id));
+        return;
+      }
+      const miss = this.tape.miss(m.method, params, key);
+      (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report, miss);
+      if (id !== undefined) this.after(() => this.opts.send(errorResponse(id, MCP_ERROR.miss, `tapedeck miss: ${miss.message}`, { tapedeck: { method: m.method, call: miss.label, report: miss.report } }), id));
+      return;
+    }
+    this.tape.hits++;
+    const entry = { message: m, answers: [] as McpEvent[] };
+    if (this.tape.mode === 'update') this.history.push(entry);
+    this.after(() => this.play(rec, id, progressTokenOf(params), entry.answers));
+  }
+
+  /**
+   * Runs `f` once every earlier exchange has played: answers go out in the order the client
+   * asked, as recorded. Only replies are chained, never the handling of client messages, so the
+   * client's answers to a replayed server request always get through.
+   */
+  private after(f: () => void | Promise<void>): void {
+    this.playing = this.playing.then(f).catch((e: unknown) => this.tape.warn(`tapedeck: replay failed: ${e instanceof Error ? e.message : String(e)}`));
+  }
+
+  /**
+   * Sends a recording's events in order, one per turn of the event loop at least (`gapMs`): an
+   * SDK client handles notifications a microtask later than responses, so a progress
+   * notification sent in the same turn as its answer would find its handler gone.
+   */
+  private async play(rec: McpRecord, id: JsonRpcId | undefined, token: unknown, answers: McpEvent[]): Promise<void> {
+    const recordedToken = progressTokenOf(rec.request.params);
+    const timing = this.opts.timing ?? 'none';
+    const gap = this.opts.gapMs ?? 0;
+    let prev = 0;
+    for (let i = 0; i < rec.events.length; i++) {
+      const ev = rec.events[i]!;
+      const wait = timing === 'recorded' ? Math.max(0, ev.ms - prev) : typeof timing === 'number' ? (i > 0 ? timing : 0) : i > 0 ? gap : 0;
+      if (i > 0 || wait > 0) await (wait > 0 ? sleep(wait) : new Promise<void>((r) => setImmediate(r)));
+      prev = ev.ms;
+      if (this.closed || (id !== undefined && this.cancelled.has(id))) return;
+      if ('request' in ev) {
+        if (!(await this.askClient(rec, ev, id))) return;
+        answers.push(ev);
+      } else this.emit(ev, id, token, recordedToken);
+    }
+  }
+
+  private emit(ev: McpEvent, id: JsonRpcId | undefined, token: unknown, recordedToken: unknown): void {
+    if ('response' in ev) {
+      if (id === undefined) return;
+      this.opts.send('error' in ev ? { jsonrpc: '2.0', id, error: ev.error } : { jsonrpc: '2.0', id, result: ev.result }, id);
+      return;
+    }
+    if ('notification' in ev) {
+      let n = ev.notification;
+      // Progress goes to the caller's own token, whatever the recording's was.
+      if (n.method === 'notifications/progress' && token !== undefined && isObject(n.params) && n.params.progressToken === recordedToken) {
+        n = { ...n, params: { ...n.params, progressToken: token } };
+      }
+      this.opts.send({ jsonrpc: '2.0', ...n } as JsonRpcMessage, ev.standalone ? undefined : id);
+    }
+  }
+
+  /** Sends a recorded server request to the client and checks its answer; a different answer is a miss. */
+  private askClient(rec: McpRecord, ev: Extract<McpEvent, { request: unknown }>, id: JsonRpcId | undefined): Promise<boolean> {
+    const sid = `tapedeck-${++this.seq}`;
+    const limit = this.opts.clientTimeoutMs ?? 60_000;
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.clientPending.delete(sid);
+        resolve(this.answerMiss(rec, ev, id, `the client did not answer ${ev.request.method} within ${limit} ms`));
+      }, limit);
+      timer.unref?.();
+      this.clientPending.set(sid, (answer) => {
+        clearTimeout(timer);
+        const got = answerOf(answer);
+        if (this.tape.sameAnswer(got, ev.answer)) return resolve(true);
+        const a = this.tape.redactor.value(got) as Record<string, unknown>;
+        const b = ev.answer as Record<string, unknown>;
+        const why = JSON.stringify(a).slice(0, 60);
+        resolve(this.answerMiss(rec, ev, id, `the client's answer to ${ev.request.method} differs from the recorded one (got ${why}${why.length >= 60 ? '…' : ''}${'error' in b ? ', recorded an error' : ''})`));
+      });
+      this.opts.send({ jsonrpc: '2.0', id: sid, method: ev.request.method, ...(ev.request.params !== undefined ? { params: ev.request.params as Record<string, unknown> } : {}) } as JsonRpcRequest, ev.standalone ? undefined : id);
+    });
+  }
+
+  private answerMiss(rec: McpRecord, ev: Extract<McpEvent, { request: unknown }>, id: JsonRpcId | undefined, difference: string): false {
+    const miss = this.tape.miss(rec.method, rec.request.params, rec.key);
+    miss.message = miss.message.replace(/^[^;\n]*/, `${miss.label}: ${difference}`);
+    miss.report = `tapedeck: MCP miss in ${this.tape.location}: ${miss.label}: ${difference}\n  server request: ${ev.request.method}\n  recorded answer: ${JSON.stringify(ev.answer).slice(0, 200)}`;
+    (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report, miss);
+    if (id !== undefined) this.opts.send(errorResponse(id, MCP_ERROR.miss, `tapedeck miss: ${miss.message}`, { tapedeck: { method: rec.method, call: miss.label, report: miss.report } }), id);
+    return false;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Update mode: a miss makes the session live
+  // ------------------------------------------------------------------------------------------
+
+  private warming = false;
+  private warmAnswer: ((m: JsonRpcMessage & { id: JsonRpcId }) => void) | undefined;
+  private warmAnswers: McpEvent[] = [];
+
+  /**
+   * Starts the server and sends it what the client sent so far (its answers discarded; its own
+   * requests answered as the client answered them on the tape), so it is in the state the
+   * client believes it is in. From then on the session is live and what is missing is recorded.
+   */
+  private async goLive(): Promise<void> {
+    if (!this.opts.upstream) {
+      throw new TapedeckError('E_ARG', 'update mode needs the server to record what is missing; none was given.', { hint: 'Give the server command after --.' });
+    }
+    this.warming = true;
+    const waiting = new Map<JsonRpcId, () => void>();
+    this.warmAnswer = (m) => waiting.get(m.id)?.();
+    try {
+      const up = await this.ensureUpstream();
+      for (const h of this.history) {
+        this.warmAnswers = [...h.answers];
+        if (isRequest(h.message)) {
+          const wid = `tapedeck-warm-${++this.seq}`;
+          await new Promise<void>((done) => {
+            waiting.set(wid, done);
+            void up.send({ ...h.message, id: wid } as JsonRpcMessage);
+          });
+        } else await up.send(h.message);
+      }
+    } finally {
+      this.warming = false;
+      this.warmAnswer = undefined;
+      this.history.length = 0;
+    }
+    this.live = true;
+  }
+
+  private warmServerRequest(m: JsonRpcRequest): void {
+    const i = this.warmAnswers.findIndex((e) => 'request' in e && e.request.method === m.method);
+    const ev = i >= 0 ? (this.warmAnswers.splice(i, 1)[0] as Extract<McpEvent, { request: unknown }>) : undefined;
+    const answer = ev ? ev.answer : { error: { code: -32601, message: `tapedeck: no recorded answer to ${m.method}` } };
+    void this.upstream?.send({ jsonrpc: '2.0', id: m.id, ...answer } as JsonRpcMessage);
+  }
+
+  /**
+   * Ends the session: records what is whole, answers nothing more, stops the live server.
+   * Resolves once the records are durable.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.gate;
+    await this.playing;
+    this.finishComplete(true);
+    this.closed = true;
+    for (const ex of this.open) {
+      if (ex.timer) clearTimeout(ex.timer);
+      if (ex.id !== undefined && !ex.answered) this.tape.warn(`tapedeck: ${ex.method} had no answer when the session ended; not recorded.`);
+    }
+    const up = this.upstream;
+    this.upstream = undefined;
+    if (up) {
+      up.onclose = undefined;
+      await up.close().catch(() => undefined);
+    }
+    await this.tape.flush();
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * MCP over stdio: the live server as a child process (stdioUpstream), and `tapedeck mcp`, which
+ * stands in for the server on this process's stdin/stdout (runStdio). stdout carries only the
+ * protocol; everything tapedeck says goes to stderr, and so does the server's own stderr.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { TapedeckError } from '../errors.ts';
+import type { JsonRpcMessage } from './jsonrpc.ts';
+import { readLines } from './lines.ts';
+import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
+import { McpTape, type McpTapeOptions } from './tape.ts';
+
+/** How the server is started. */
+export interface StdioServer {
+  command: string;
+  args?: readonly string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** How long a server may take to exit once its stdin is closed, before it is terminated. */
+const EXIT_GRACE_MS = 2000;
+
+/**
+ * A server process as an McpUpstream: messages are lines on its stdin and stdout; its stderr
+ * is passed through to ours. `onclose` fires when it exits (with the code) or cannot start.
+ *
+ * @example
+ * const up = stdioUpstream({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] })
+ */
+export function stdioUpstream(server: StdioServer, stderr: Writable = process.stderr): McpUpstream {
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> | undefined;
+  const up: McpUpstream = {
+    start() {
+      return new Promise<void>((resolve, reject) => {
+        const c = spawn(server.command, [...(server.args ?? [])], { env: server.env ?? process.env, cwd: server.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+        child = c;
+        c.stderr!.on('data', (b: Buffer) => stderr.write(b));
+        exited = new Promise((done) => c.once('close', () => done()));
+        c.once('spawn', () => resolve());
+        c.once('error', (e: NodeJS.ErrnoException) => {
+          const why = `could not start the MCP server ${JSON.stringify(server.command)}: ${e.code ?? e.message}`;
+          up.onclose?.(why);
+          reject(new TapedeckError('E_UPSTREAM', `${why}.`, { hint: 'Check the server command after --.' }));
+        });
+        c.stdin!.on('error', () => undefined); // a server that died: its exit reports it
+        readLines(c.stdout!, (line) => {
+          let m: unknown;
+          try {
+            m = JSON.parse(line);
+          } catch {
+            stderr.write(`tapedeck: the MCP server wrote a line that is not JSON to stdout (ignored): ${line.slice(0, 120)}\n`);
+            return;
+          }
+          up.onmessage?.(m as JsonRpcMessage);
+        });
+        c.once('exit', (code, signal) => up.onclose?.(`the MCP server exited (${signal ? `signal ${signal}` : `code ${code}`})`));
+      });
+    },
+    send(m) {
+      child?.stdin?.write(`${JSON.stringify(m)}\n`);
+    },
+    async close() {
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      c.stdin?.end();
+      const timer = setTimeout(() => c.kill('SIGTERM'), EXIT_GRACE_MS);
+      const hard = setTimeout(() => c.kill('SIGKILL'), EXIT_GRACE_MS * 2);
+      await exited;
+      clearTimeout(timer);
+      clearTimeout(hard);
+    },
+  };
+  return up;
+}
+
+export interface RunStdioOptions extends McpTapeOptions {
+  /** The server; needed in record, update and passthrough mode, never started in replay. */
+  server?: StdioServer;
+  timing?: McpTiming;
+  timeoutMs?: number;
+  input?: Readable;
+  output?: Writable;
+  stderr?: Writable;
+}
+
+/**
+ * Serves MCP on stdin/stdout through a tape until stdin ends (the host closed the session) or
+ * the live server exits; resolves to the exit code (0, or 1 when the server crashed).
+ *
+ * @example
+ * process.exitCode = await runStdio({ tape: 'tapes/fs.tape', mode: 'replay' })
+ */
+export async function runStdio(opts: RunStdioOptions): Promise<number> {
+  const input = opts.input ?? process.stdin;
+  const output = opts.output ?? process.stdout;
+  const stderr = opts.stderr ?? process.stderr;
+  const tape = await McpTape.open({ ...opts, onWarning: opts.onWarning ?? ((m) => stderr.write(`${m}\n`)) });
+  let crashed: string | undefined;
+  let finish!: () => void;
+  const done = new Promise<void>((r) => (finish = r));
+  const server = opts.server;
+  const session = new McpSession({
+    tape,
+    ...(server ? { upstream: () => stdioUpstream(server, stderr) } : {}),
+    // The server is the session: once it is gone, so is tapedeck (exit 1).
+    onServerGone: (why) => {
+      crashed = why;
+      finish();
+    },
+    send: (m) => output.write(`${JSON.stringify(m)}\n`),
+    timing: opts.timing,
+    timeoutMs: opts.timeoutMs,
+    // Lines written in one turn reach the client in one read: a gap keeps them apart.
+    gapMs: 1,
+    onMiss: (r) => stderr.write(`${r}\n`),
+  });
+  readLines(
+    input,
+    (line) => {
+      let m: unknown;
+      try {
+        m = JSON.parse(line);
+      } catch {
+        output.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'tapedeck: parse error: a line on stdin is not JSON' } })}\n`);
+        return;
+      }
+      session.fromClient(m as JsonRpcMessage);
+    },
+    () => finish(),
+  );
+  await done;
+  await session.close();
+  const report = await tape.close({ abandon: false });
+  if (tape.records) stderr.write(`tapedeck: ${tape.recorded} MCP exchange(s) recorded to ${tape.location}${report.replaced.length ? `, ${report.replaced.length} replaced` : ''}\n`);
+  if (tape.misses.length) stderr.write(`tapedeck: ${tape.misses.length} MCP miss(es); re-record: tapedeck mcp --tape ${tape.location} --mode record -- <server command>\n`);
+  if (crashed) {
+    stderr.write(`tapedeck: ${crashed}\n`);
+    return 1;
+  }
+  return 0;
+}

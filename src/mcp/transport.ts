@@ -1,0 +1,148 @@
+/**
+ * Record and replay at an MCP SDK client Transport, in process: no child process, no port. The
+ * wrapper is itself a Transport (structurally: the SDK is not needed at run time), so a Client
+ * connects to it as to the transport it wraps. In replay the wrapped transport is never started
+ * (a StdioClientTransport spawns nothing, an HTTP one connects nowhere).
+ */
+import type { JsonRpcMessage } from './jsonrpc.ts';
+import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
+import { McpTape, type McpMiss, type McpTapeOptions } from './tape.ts';
+
+/**
+ * A JSON-RPC message as transports type it: loose, so the MCP SDK's and the AI SDK's own message
+ * types fit without a cast.
+ */
+export type McpWireMessage = { jsonrpc: '2.0' } & { [key: string]: unknown };
+
+/**
+ * The shape of `Transport` from `@modelcontextprotocol/sdk/shared/transport.js` (and of
+ * `MCPTransport` from `@ai-sdk/mcp`) that tapedeck uses.
+ */
+export interface McpTransportLike {
+  start(): Promise<void>;
+  send(message: McpWireMessage, options?: unknown): Promise<void>;
+  close(): Promise<void>;
+  // Method syntax: parameters compare both ways, so the SDKs' narrower message types fit.
+  onclose?(): void;
+  onerror?(error: Error): void;
+  onmessage?(message: McpWireMessage, extra?: unknown): void;
+  sessionId?: string;
+  setProtocolVersion?: (version: string) => void;
+}
+
+export interface TapeTransportOptions extends McpTapeOptions {
+  timing?: McpTiming;
+  timeoutMs?: number;
+  /** Called with the full report of each miss (default: stderr). */
+  onMiss?: (report: string, miss: McpMiss) => void;
+}
+
+/** A taped Transport: a Transport, and the tape behind it for counters and misses. */
+export interface TapeTransport extends McpTransportLike {
+  /** Resolves to the open tape (after start()). */
+  readonly tape: Promise<McpTape>;
+}
+
+/** The wrapped transport as the session's live server. */
+function transportUpstream(inner: McpTransportLike | (() => McpTransportLike)): McpUpstream {
+  let t: McpTransportLike | undefined;
+  const up: McpUpstream = {
+    async start() {
+      t = typeof inner === 'function' ? inner() : inner;
+      t.onmessage = (m) => up.onmessage?.(m as unknown as JsonRpcMessage);
+      t.onclose = () => up.onclose?.('the MCP transport closed');
+      t.onerror = () => undefined; // a failed send or a dropped stream ends in onclose or a missing answer
+      await t.start();
+    },
+    send: (m) => t!.send(m as unknown as McpWireMessage),
+    close: async () => {
+      if (t) {
+        t.onclose = undefined;
+        await t.close();
+      }
+    },
+  };
+  return up;
+}
+
+/**
+ * Wraps a client Transport of `@modelcontextprotocol/sdk` so the Client's exchanges are recorded
+ * to a tape, or answered from it. Give the transport itself, or a function that makes it (then
+ * nothing is even constructed in replay). `tape.close()` happens in the transport's close().
+ *
+ * @example
+ * import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+ * import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+ * import { tapeTransport } from 'llm-tapedeck/mcp'
+ * const client = new Client({ name: 'agent', version: '1.0.0' })
+ * await client.connect(tapeTransport(new StdioClientTransport({ command: 'mcp-server-memory' }), { tape: 'tapes/memory.tape' }))
+ */
+export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike) | undefined, opts: TapeTransportOptions): TapeTransport {
+  const mode = McpTape.check(opts);
+  let session: McpSession | undefined;
+  let opened: McpTape | undefined;
+  let closed = false;
+  let resolveTape!: (t: McpTape) => void;
+  const tape = new Promise<McpTape>((r) => (resolveTape = r));
+  // One message per turn of the event loop, live or replayed: the SDK Client handles a
+  // notification a microtask after it arrives but a response at once, so a progress
+  // notification delivered in the same turn as its answer finds its handler gone.
+  const queue: JsonRpcMessage[] = [];
+  let draining = false;
+  const drain = () => {
+    const m = queue.shift();
+    if (m === undefined) {
+      draining = false;
+      return;
+    }
+    self.onmessage?.(m as unknown as McpWireMessage);
+    setImmediate(drain);
+  };
+  const deliver = (m: JsonRpcMessage) => {
+    queue.push(m);
+    if (!draining) {
+      draining = true;
+      setImmediate(drain);
+    }
+  };
+  const self: TapeTransport = {
+    tape,
+    async start() {
+      opened = await McpTape.open({ ...opts, mode });
+      resolveTape(opened);
+      session = new McpSession({
+        tape: opened,
+        ...(inner ? { upstream: () => transportUpstream(inner) } : {}),
+        send: deliver,
+        timing: opts.timing,
+        timeoutMs: opts.timeoutMs,
+        onMiss: opts.onMiss,
+        // The wrapped transport closed under the session: the client is told, as it would be,
+        // once it has the errors of its open requests.
+        onServerGone: () => {
+          const closeWhenDelivered = (): void => {
+            if (draining) setImmediate(closeWhenDelivered);
+            else void self.close();
+          };
+          setImmediate(closeWhenDelivered);
+        },
+      });
+    },
+    async send(m) {
+      if (!session) throw new Error('tapedeck: send() before start(): connect the client to the transport first.');
+      session.fromClient(m as unknown as JsonRpcMessage);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await session?.close();
+      await opened?.close();
+      self.onclose?.();
+    },
+    setProtocolVersion(v: string) {
+      const t = typeof inner === 'object' ? inner : undefined;
+      t?.setProtocolVersion?.(v);
+    },
+  };
+  return self;
+}

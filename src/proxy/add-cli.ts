@@ -1,0 +1,79 @@
+/**
+ * `tapedeck add <tape> <file.json>...`: adds hand-written recordings (docs/hand-written.md) to a
+ * tape, creating it if needed.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { TapedeckError } from '../errors.ts';
+import { reportCliError } from '../cli-errors.ts';
+import { addRecordings, type WrittenRecording } from './hand-written.ts';
+
+export const ADD_HELP = `Usage: tapedeck add <tape> <file.json>... [options]
+
+Add hand-written recordings to a tape (created if missing): answers written as JSON, keyed like
+recorded ones, served in order after what the tape holds. Each file holds one recording or an
+array of them:
+
+  { "request":  { "url": "https://api.openai.com/v1/chat/completions", "body": { ... } },
+    "response": { "status": 429, "headers": { "retry-after": "1" }, "body": { "error": { ... } } } }
+
+A stream: "response": { "events": [{ "data": { ... } }, { "data": "[DONE]" }], "gapMs": 20 },
+add "cut": true for a stream whose connection drops after its events. docs/hand-written.md.
+
+Options:
+  --ignore-arg NAME     Request argument left out of the key (as when replaying; repeatable)
+  --volatile-text RE    Text replaced before keying (as when replaying; repeatable)
+  -h, --help            Show this help
+`;
+
+/**
+ * Runs `tapedeck add`; returns the exit code.
+ *
+ * @example
+ * process.exitCode = await addCommand(['test/__tapes__/retry.tape', 'retry.json'])
+ */
+export async function addCommand(args: string[]): Promise<number> {
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args,
+        options: { 'ignore-arg': { type: 'string', multiple: true }, 'volatile-text': { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+        allowPositionals: true,
+        strict: true,
+      });
+    } catch (e) {
+      throw new TapedeckError('E_ARG', (e as Error).message, { hint: 'tapedeck add --help lists the options.' });
+    }
+    if (parsed.values.help) {
+      process.stdout.write(ADD_HELP);
+      return 0;
+    }
+    const [tape, ...files] = parsed.positionals;
+    if (!tape || files.length === 0) throw new TapedeckError('E_ARG', 'add needs a tape and at least one JSON file.', { hint: 'tapedeck add test/__tapes__/retry.tape retry.json' });
+    const recordings: WrittenRecording[] = [];
+    for (const f of files) {
+      let text: string;
+      try {
+        text = readFileSync(f, 'utf8');
+      } catch (e) {
+        throw new TapedeckError('E_ARG', `Cannot read ${f}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}.`, { hint: 'Give the path of a JSON file.' });
+      }
+      let v: unknown;
+      try {
+        v = JSON.parse(text);
+      } catch (e) {
+        throw new TapedeckError('E_JSON', `${f} is not JSON: ${(e as Error).message}.`, { hint: 'Write the recording as JSON (docs/hand-written.md).' });
+      }
+      recordings.push(...((Array.isArray(v) ? v : [v]) as WrittenRecording[]));
+    }
+    const n = await addRecordings(
+      { tape, ignoreArgs: parsed.values['ignore-arg'], ...(parsed.values['volatile-text'] ? { volatileText: parsed.values['volatile-text'] } : {}), onWarning: (m) => process.stderr.write(`tapedeck add: ${m}\n`) },
+      recordings,
+    );
+    process.stdout.write(`added ${n} recording${n === 1 ? '' : 's'} to ${tape}\n`);
+    return 0;
+  } catch (e) {
+    return reportCliError(e);
+  }
+}

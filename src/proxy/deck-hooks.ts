@@ -1,0 +1,114 @@
+/**
+ * What the deck does with the user's hooks and custom matcher (docs/hooks.md): runs
+ * `beforeRecord` on an exchange about to be stored and re-keys a request the hook changed,
+ * runs `beforeReplay` on a recording about to answer, and picks a recording with a custom
+ * `match(request, recording)` among those of a route. Redaction stays the deck's: it runs on
+ * whatever comes out of here.
+ */
+import { hashValue } from '../core/index.ts';
+import { TapedeckError } from '../errors.ts';
+import { requestKeys } from '../match/matcher.ts';
+import type { NormalizeOptions } from '../providers/normalize.ts';
+import { httpView, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
+import type { HttpRecord, MatchKind, StoredHeaders } from '../store/records.ts';
+
+/**
+ * A custom matcher: whether `recording` answers `request`. Consulted for each recording of the
+ * request's route (method and path) in recorded order, instead of the request key: slower
+ * than the key, for what the key cannot express.
+ *
+ * @example
+ * const match: MatchFunction = (req, rec) => (req.body as any)?.messages?.at(-1)?.content === (rec.request.body as any)?.messages?.at(-1)?.content
+ */
+export type MatchFunction = (request: HookRequest, recording: HookRecording) => boolean;
+
+/** The request parts beforeRecord may change, and the key they are filed under. */
+export interface HookedExchange {
+  match: MatchKind;
+  key: string;
+  signature?: HttpRecord['signature'];
+  url: string;
+  headers: StoredHeaders;
+  body?: unknown;
+  response: HttpRecord['response'];
+  /** Whether the hook changed what the request is keyed by. */
+  rekeyed: boolean;
+}
+
+/**
+ * Runs beforeRecord on an exchange; null when the hook skipped it. A changed JSON request body
+ * is keyed again (the stored request and its key always agree).
+ *
+ * @example
+ * const x = beforeRecord(hook, { match: 'llm', key, url, headers, body }, method, response, norm)
+ */
+export function beforeRecord(
+  hook: RecordingHook,
+  ex: Omit<HookedExchange, 'response' | 'rekeyed'>,
+  method: string,
+  response: HttpRecord['response'],
+  norm: NormalizeOptions,
+): HookedExchange | null {
+  const rec = { request: { method, url: ex.url, headers: ex.headers, ...(ex.body !== undefined ? { body: ex.body } : {}) }, response };
+  const before = httpView(rec);
+  const after = runHook('beforeRecord', hook, httpView(rec));
+  if (!after) return null;
+  const out: HookedExchange = { ...ex, url: after.request.url, headers: after.request.headers, body: after.request.body, response: responseFromView(response, before.response, after.response), rekeyed: false };
+  if (ex.match !== 'http' && !sameValue(before.request.body, after.request.body)) {
+    try {
+      const k = requestKeys(after.request.body, norm);
+      Object.assign(out, { match: 'llm', key: k.key, signature: k.signature });
+    } catch (e) {
+      if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
+      Object.assign(out, { match: 'json', key: hashValue(after.request.body), signature: undefined });
+    }
+    out.rekeyed = out.key !== ex.key;
+  }
+  return out;
+}
+
+/**
+ * Runs beforeReplay on a recording about to answer: the recording (the stored one when the hook
+ * changed nothing; a changed copy otherwise, the tape keeps its own), or null for a miss.
+ *
+ * @example
+ * const served = beforeReplay(hook, rec) ?? miss()
+ */
+export function beforeReplay(hook: RecordingHook, rec: HttpRecord): HttpRecord | null {
+  const before = httpView(rec);
+  const after = runHook('beforeReplay', hook, httpView(rec));
+  if (!after) return null;
+  const response = responseFromView(rec.response, before.response, after.response);
+  return response === rec.response ? rec : { ...rec, response };
+}
+
+/**
+ * The recording a custom matcher picks among a route's recordings: the first unused one it
+ * accepts, in recorded order; past those, with `repeatLast`, the last one it accepted. Marks the
+ * pick used. Views of recordings are made once each.
+ *
+ * @example
+ * const rec = pickByMatch(match, request, route.records, used, views, true)
+ */
+export function pickByMatch(
+  match: MatchFunction,
+  request: HookRequest,
+  records: readonly HttpRecord[],
+  used: Set<HttpRecord>,
+  views: WeakMap<HttpRecord, HookRecording>,
+  repeatLast: boolean,
+): HttpRecord | undefined {
+  let last: HttpRecord | undefined;
+  for (const rec of records) {
+    let view = views.get(rec);
+    if (!view) views.set(rec, (view = httpView(rec)));
+    // A copy: a matcher that changes what it is given must not change the next comparison.
+    if (match(structuredClone(request), structuredClone(view)) !== true) continue;
+    if (!used.has(rec)) {
+      used.add(rec);
+      return rec;
+    }
+    last = rec;
+  }
+  return repeatLast ? last : undefined;
+}

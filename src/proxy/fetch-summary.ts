@@ -1,0 +1,34 @@
+/**
+ * createFetch's own summary at close (`summary: true`), for code that uses createFetch without
+ * a test runner plugin: the same counts the runner summaries give, for this one tape.
+ */
+
+/** What one createFetch saw, for its summary. */
+export interface FetchRun {
+  tape: string | undefined;
+  mode: string;
+  replayed: number;
+  added: number;
+  /** Misses: route and the short diagnosis. */
+  misses: { route: string; message: string }[];
+  /** Recordings nothing in this run asked for. */
+  unused: number;
+}
+
+/**
+ * The summary text: one line of counts, then each miss (at most 20).
+ *
+ * @example
+ * formatFetchSummary({ tape: 'chat.tape', mode: 'replay', replayed: 3, added: 0, misses: [], unused: 1 })
+ * // 'tapedeck: chat.tape (replay): 3 replayed, 0 recordings added, 0 misses, 1 unused recording'
+ */
+export function formatFetchSummary(r: FetchRun): string {
+  const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
+  const lines = [`tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${plural(r.added, 'recording')} added, ${r.misses.length === 1 ? '1 miss' : `${r.misses.length} misses`}, ${plural(r.unused, 'unused recording')}`];
+  if (r.misses.length > 0) {
+    lines.push('Misses:');
+    for (const m of r.misses.slice(0, 20)) lines.push(`  ${m.route}: ${m.message.split('\n')[0]}`);
+    if (r.misses.length > 20) lines.push(`  ... and ${r.misses.length - 20} more`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,143 @@
+/**
+ * Hand-written recordings: answers written as JSON (a plain answer, a stream with its events and
+ * the gaps between them, an error such as a 429 with `retry-after`, a cut stream) added to a tape
+ * beside recorded ones, keyed like them, so error handling and retries are tested through the
+ * real SDKs with the same tape. `tapedeck add` and {@link addRecordings}. docs/hand-written.md.
+ */
+import { TapedeckError } from '../errors.ts';
+import type { HttpRecord, StoredHeaders } from '../store/records.ts';
+import { Deck, type DeckOptions, type DeckRequest } from './deck.ts';
+
+/** One server-sent event of a hand-written stream. */
+export interface WrittenEvent {
+  /** The `event:` name (Anthropic streams name theirs); none for OpenAI's. */
+  event?: string;
+  /** The data: JSON, or text as it is (`[DONE]`). */
+  data: unknown;
+  /** Milliseconds since the previous event (default the answer's `gapMs`). */
+  afterMs?: number;
+}
+
+/** A hand-written exchange. */
+export interface WrittenRecording {
+  request: {
+    /** Default POST. */
+    method?: string;
+    /** The full URL the SDK calls, or its path and query. */
+    url: string;
+    headers?: Record<string, string>;
+    /** The request body (JSON); keyed like a recorded request. */
+    body?: unknown;
+  };
+  response: {
+    /** Default 200. */
+    status?: number;
+    headers?: Record<string, string>;
+    /** A JSON answer (an object), or text. */
+    body?: unknown;
+    /** A streamed answer instead of `body`: server-sent events. */
+    events?: WrittenEvent[];
+    /** Default gap between events in milliseconds (default 0). */
+    gapMs?: number;
+    /** The stream stops after its events without ending: the connection drops. */
+    cut?: boolean;
+  };
+}
+
+const encoder = new TextEncoder();
+
+function bad(where: string, what: string): TapedeckError {
+  return new TapedeckError('E_RECORDING', `Hand-written recording ${where}: ${what}.`, {
+    hint: 'Each one is { request: { url, body }, response: { status, body } or { events: [{ data }] } } (docs/hand-written.md).',
+  });
+}
+
+/** The request as the deck takes it: path and query, lowercase headers, JSON body bytes. */
+function deckRequest(w: WrittenRecording, where: string): DeckRequest {
+  const q = w.request;
+  if (q === null || typeof q !== 'object' || typeof q.url !== 'string' || q.url === '') throw bad(where, '`request.url` is missing');
+  const u = new URL(q.url, 'http://localhost');
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(q.headers ?? {})) headers[k.toLowerCase()] = String(v);
+  let body = new Uint8Array(0);
+  if (q.body !== undefined) {
+    body = encoder.encode(typeof q.body === 'string' ? q.body : JSON.stringify(q.body));
+    headers['content-type'] ??= typeof q.body === 'string' ? 'text/plain' : 'application/json';
+  }
+  return { method: (q.method ?? 'POST').toUpperCase(), url: u.pathname + u.search, headers, body };
+}
+
+/** The stored answer: bytes, chunk times for a stream, the content type it implies. */
+function storedResponse(w: WrittenRecording, where: string): HttpRecord['response'] {
+  const r = w.response;
+  if (r === null || typeof r !== 'object') throw bad(where, '`response` is missing');
+  const status = r.status ?? 200;
+  if (!Number.isInteger(status) || status < 100 || status > 599) throw bad(where, `status ${JSON.stringify(r.status)} is not an HTTP status`);
+  const headers: StoredHeaders = {};
+  for (const [k, v] of Object.entries(r.headers ?? {})) headers[k.toLowerCase()] = String(v);
+  if (r.events !== undefined) {
+    if (!Array.isArray(r.events) || r.body !== undefined) throw bad(where, '`events` must be an array, and comes instead of `body`');
+    headers['content-type'] ??= 'text/event-stream; charset=utf-8';
+    const parts: Uint8Array[] = [];
+    const chunks: [number, number][] = [];
+    let at = 0;
+    let end = 0;
+    r.events.forEach((e, i) => {
+      if (e === null || typeof e !== 'object' || !('data' in e)) throw bad(where, `event ${i} has no \`data\``);
+      at += i === 0 ? (e.afterMs ?? 0) : (e.afterMs ?? r.gapMs ?? 0);
+      const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);
+      const text = `${e.event ? `event: ${e.event}\n` : ''}${data.split(/\r\n|\r|\n/).map((l) => `data: ${l}\n`).join('')}\n`;
+      const bytes = encoder.encode(text);
+      parts.push(bytes);
+      end += bytes.length;
+      chunks.push([at, end]);
+    });
+    const body = new Uint8Array(end);
+    let o = 0;
+    for (const p of parts) {
+      body.set(p, o);
+      o += p.length;
+    }
+    return { status, headers, body, ...(chunks.length > 1 ? { chunks } : {}), ...(r.cut ? { cut: true } : {}) };
+  }
+  if (r.cut) throw bad(where, '`cut` needs `events`');
+  if (r.body === undefined) return { status, headers, body: new Uint8Array(0) };
+  headers['content-type'] ??= typeof r.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
+  return { status, headers, body: encoder.encode(typeof r.body === 'string' ? r.body : JSON.stringify(r.body)) };
+}
+
+/**
+ * Adds hand-written recordings to a tape (created if missing), after what it holds, in order:
+ * two for the same request answer its first and second call. Keyed, redacted and stored like
+ * recorded ones (the deck options that decide keys, such as `ignoreArgs` or `volatileText`,
+ * apply). Resolves to how many were added, once they are on disk.
+ *
+ * @example
+ * await addRecordings({ tape: 'test/__tapes__/retry.tape' }, [
+ *   { request: { url: 'https://api.openai.com/v1/chat/completions', body },
+ *     response: { status: 429, headers: { 'retry-after': '0' }, body: { error: { message: 'Rate limit', type: 'rate_limit_error' } } } },
+ *   { request: { url: 'https://api.openai.com/v1/chat/completions', body }, response: { body: completion } },
+ * ])
+ */
+export async function addRecordings(opts: Omit<DeckOptions, 'mode'>, recordings: readonly WrittenRecording[]): Promise<number> {
+  if (!Array.isArray(recordings)) throw bad('list', 'expected an array of recordings');
+  // Everything is checked before anything is written.
+  const prepared = recordings.map((w, i) => {
+    const where = `#${i}`;
+    if (w === null || typeof w !== 'object') throw bad(where, 'not an object');
+    return { req: deckRequest(w, where), response: storedResponse(w, where) };
+  });
+  const deck = await Deck.open({ ...opts, mode: 'update' }, { kind: 'fetch' });
+  try {
+    const now = new Date();
+    for (const { req, response } of prepared) {
+      const { durable } = deck.record(deck.prepareRequest(req), req, response, now, 0);
+      await durable;
+    }
+    await deck.flush();
+  } finally {
+    await deck.close();
+  }
+  if (deck.stats().appendFailures > 0) throw new TapedeckError('E_TAPE_IO', `Could not add the recordings to ${opts.tape ?? 'the store'}.`, { hint: 'See the warning above for why.' });
+  return prepared.length;
+}

@@ -1,0 +1,40 @@
+/**
+ * `tapedeck serve --hooks FILE`: the proxy's hooks and custom matcher, from a JavaScript module
+ * that exports `beforeRecord`, `beforeReplay` and `match` (each optional; named exports, or
+ * the same names on the default export). docs/hooks.md.
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { TapedeckError } from '../errors.ts';
+import type { RecordingHooks } from '../store/hooks.ts';
+import type { MatchFunction } from './deck-hooks.ts';
+
+/**
+ * Loads a hooks module. E_ARG when it cannot be loaded, exports none of the names, or exports
+ * one that is not a function.
+ *
+ * @example
+ * const hooks = await loadHooksModule('./hooks.mjs') // { beforeRecord, match }
+ */
+export async function loadHooksModule(file: string): Promise<RecordingHooks & { match?: MatchFunction }> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+  } catch (e) {
+    throw new TapedeckError('E_ARG', `Could not load the hooks module ${file}: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`, {
+      hint: 'Give a JavaScript module (.mjs, or .js in a "type": "module" package) that exports beforeRecord, beforeReplay or match.',
+    });
+  }
+  const from = mod.default !== null && typeof mod.default === 'object' ? { ...(mod.default as Record<string, unknown>), ...mod } : mod;
+  const out: RecordingHooks & { match?: MatchFunction } = {};
+  for (const name of ['beforeRecord', 'beforeReplay', 'match'] as const) {
+    const v = from[name];
+    if (v === undefined) continue;
+    if (typeof v !== 'function') throw new TapedeckError('E_ARG', `${name} in the hooks module ${file} is a ${typeof v}, not a function.`, { hint: `export function ${name}(...) { ... }` });
+    (out as Record<string, unknown>)[name] = v;
+  }
+  if (Object.keys(out).length === 0) {
+    throw new TapedeckError('E_ARG', `The hooks module ${file} exports none of beforeRecord, beforeReplay, match.`, { hint: 'export function beforeRecord(recording) { return recording }' });
+  }
+  return out;
+}

@@ -1,0 +1,111 @@
+/**
+ * What the jest setup file and the mocha root hooks share: a tape per test, opened before it
+ * and closed after it, named like the vitest fixture's (`__tapes__/<file>/<test>.tape` beside
+ * the test file), and the run summary printed once at the end. docs/vitest.md, "Jest and mocha".
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { TapedeckError } from '../errors.ts';
+import { defaultTapePath, type TapeNamer } from './names.ts';
+import { formatSummary, readTapeReports, summarizeRun } from './run-report.ts';
+import { openTestTape, shellQuote, type TestTape, type TestTapeOptions } from './session.ts';
+
+/** Options of the tapes the jest and mocha hooks open: every test tape option, and where tapes go. */
+export interface RunnerTapeOptions extends Omit<TestTapeOptions, 'tape' | 'test' | 'file' | 'recordCommand' | 'runDir' | 'cliMode' | 'root'> {
+  /** Folder of the tapes, relative to the project root (default `__tapes__` beside each test file). */
+  dir?: string;
+  /** Names a tape from the test file and name (default: the vitest fixture's naming). */
+  name?: TapeNamer;
+}
+
+// On globalThis: a runner may load this module twice (a setup file and a test file that import
+// it through different paths or module systems); both must see the same tape.
+const STATE = Symbol.for('llm-tapedeck.runner');
+interface State {
+  options: RunnerTapeOptions;
+  current?: TestTape;
+}
+function state(): State {
+  const g = globalThis as { [STATE]?: State };
+  return (g[STATE] ??= { options: {} });
+}
+
+/**
+ * Sets the options of the tapes opened from now on (call it in a setup file, before the tests).
+ *
+ * @example
+ * configureTapes({ dir: 'test/__tapes__', volatileText: [VOLATILE_PATTERNS.date] })
+ */
+export function configureTapes(options: RunnerTapeOptions): void {
+  state().options = { ...options };
+}
+
+/**
+ * The running test's tape (its `fetch`, `cache()`, `install()`); E_ARG outside a test.
+ *
+ * @example
+ * const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: tape().fetch })
+ */
+export function tape(): TestTape {
+  const t = state().current;
+  if (!t) {
+    throw new TapedeckError('E_ARG', 'No tapedeck tape is open: tape() works inside a test, with the tapedeck setup loaded.', {
+      hint: "jest: setupFilesAfterEnv: ['llm-tapedeck/jest']; mocha: --require llm-tapedeck/mocha (docs/vitest.md).",
+    });
+  }
+  return t;
+}
+
+/** Opens the tape of a test that starts. Internal to the jest and mocha entries. */
+export function beginTest(info: { file: string; names: readonly string[]; runner: 'jest' | 'mocha' }): TestTape {
+  const s = state();
+  const { dir, name, ...opts } = s.options;
+  const root = process.cwd();
+  const file = resolve(root, info.file);
+  const path = resolve(root, name ? name({ file, names: info.names, root }) : defaultTapePath({ file, names: info.names, root }, dir));
+  const rel = relative(root, file) || file;
+  const title = info.names.join(' ');
+  const recordCommand =
+    info.runner === 'jest'
+      ? `TAPEDECK_MODE=update npx jest ${shellQuote(rel)} -t ${shellQuote(title)}`
+      : `TAPEDECK_MODE=update npx mocha ${shellQuote(rel)} --grep ${shellQuote(title)}`;
+  s.current = openTestTape({ ...opts, tape: path, test: title, file: rel, recordCommand, root });
+  return s.current;
+}
+
+/** Closes the tape of the test that ended (its report goes to the run directory). */
+export async function endTest(): Promise<void> {
+  const s = state();
+  const t = s.current;
+  s.current = undefined;
+  await t?.close();
+}
+
+/**
+ * Makes the run directory the tapes report into (TAPEDECK_RUN_DIR, inherited by worker
+ * processes started after this), unless one is set already. Returns it.
+ */
+export function startRun(): string {
+  process.env.TAPEDECK_RUN_DIR ??= mkdtempSync(join(tmpdir(), 'tapedeck-run-'));
+  return process.env.TAPEDECK_RUN_DIR;
+}
+
+/**
+ * Prints the run summary (the vitest plugin's) from the reports in the run directory, then
+ * removes the directory.
+ *
+ * @example
+ * await endRun(startRun(), 'npx jest')
+ */
+export async function endRun(runDir: string, testCommand: string, log: (s: string) => void = (s) => process.stdout.write(`${s}\n`)): Promise<void> {
+  try {
+    const reports = readTapeReports(runDir);
+    if (reports.length === 0) return;
+    const summary = await summarizeRun(reports, {});
+    log(formatSummary(summary, { pruneCommand: `TAPEDECK_PRUNE=1 ${testCommand}` }));
+  } finally {
+    rmSync(runDir, { recursive: true, force: true });
+    if (process.env.TAPEDECK_RUN_DIR === runDir) delete process.env.TAPEDECK_RUN_DIR;
+  }
+}

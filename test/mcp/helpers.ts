@@ -1,0 +1,90 @@
+// Real MCP servers from npm, a logging client transport, and the scripted session the stdio and
+// in-process suites run against server-everything.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const pkg = (name: string) => join(ROOT, 'node_modules/@modelcontextprotocol', name, 'dist/index.js');
+
+export const CLI = join(ROOT, 'dist/cli.js');
+export const EVERYTHING = pkg('server-everything');
+export const FILESYSTEM = pkg('server-filesystem');
+export const MEMORY = pkg('server-memory');
+
+/** A server command that fails loudly if anything runs it: replay must never start the server. */
+export const FAILS_IF_RUN = ['node', '-e', "process.stderr.write('THE SERVER WAS STARTED\\n'); process.exit(9)"];
+
+export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `tapedeck-mcp-${prefix}-`));
+
+/**
+ * Wraps a client transport and logs every message the client receives, in order. Server
+ * requests are logged without their id (the server picks it; on replay tapedeck does).
+ */
+export function logged(inner: Transport): { transport: Transport; log: unknown[] } {
+  const log: unknown[] = [];
+  const transport: Transport = {
+    start: () => inner.start(),
+    send: (m, o) => inner.send(m, o),
+    close: () => inner.close(),
+    setProtocolVersion: (v) => inner.setProtocolVersion?.(v),
+    get sessionId() {
+      return inner.sessionId;
+    },
+  };
+  inner.onmessage = (m: JSONRPCMessage, extra) => {
+    const copy = { ...(m as Record<string, unknown>) };
+    if ('method' in copy && 'id' in copy) delete copy.id;
+    log.push(copy);
+    transport.onmessage?.(m, extra);
+  };
+  inner.onclose = () => transport.onclose?.();
+  inner.onerror = (e) => transport.onerror?.(e);
+  return { transport, log };
+}
+
+/** A client that can be sampled, elicited and asked for roots, answering the same every time. */
+export function richClient(): Client {
+  const client = new Client({ name: 'tapedeck-test', version: String(Date.now()) }, { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } });
+  client.setRequestHandler(CreateMessageRequestSchema, async () => ({ model: 'fake-model', role: 'assistant', content: { type: 'text', text: 'sampled answer' } }));
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///tmp/project', name: 'project' }] }));
+  return client;
+}
+
+/**
+ * What a scripted session against server-everything returned, call by call. Progress is not
+ * among them: the SDK Client handles a notification a microtask after a response, so a
+ * progress notification that reaches it in the same read as its answer is dropped by the
+ * client itself, live or replayed; the transport logs (see logged) show every one.
+ */
+export interface EverythingResults {
+  results: unknown[];
+}
+
+/**
+ * Tools, progress, logging, resources, prompts, sampling, elicitation and roots, in one order.
+ * The client version is the time: initialize is keyed without it.
+ */
+export async function everythingSession(client: Client): Promise<EverythingResults> {
+  const results: unknown[] = [];
+  results.push(await client.setLoggingLevel('debug'));
+  results.push((await client.listTools()).tools.map((t) => t.name).sort());
+  results.push(await client.callTool({ name: 'echo', arguments: { message: 'hello' } }));
+  results.push(await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } }));
+  results.push(await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 3 } }, undefined, { onprogress: () => undefined }));
+  results.push(await client.listResources());
+  const first = (await client.listResources()).resources[0]!;
+  results.push(await client.readResource({ uri: first.uri }));
+  results.push(await client.listPrompts());
+  results.push(await client.getPrompt({ name: 'simple-prompt' }));
+  results.push(await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'say something', maxTokens: 20 } }));
+  results.push(await client.callTool({ name: 'trigger-elicitation-request', arguments: {} }));
+  results.push(await client.callTool({ name: 'get-roots-list', arguments: {} }));
+  results.push(await client.callTool({ name: 'echo', arguments: { message: 'hello' } }));
+  results.push(await client.ping());
+  return { results };
+}

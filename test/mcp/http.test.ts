@@ -1,0 +1,128 @@
+// MCP over Streamable HTTP through tapedeck serve's handler: server-everything's own HTTP
+// transport upstream, the SDK's StreamableHTTPClientTransport as the client. Recorded, then
+// replayed with the server stopped.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import canonicalize from 'canonicalize';
+import { describe, expect, it } from 'vitest';
+import { isMcpRequest } from '../../src/mcp/http.ts';
+import { startProxy } from '../../src/proxy/index.ts';
+import { readTape } from '../../src/store/tape-file.ts';
+import { isMcpRecord } from '../../src/store/records.ts';
+import { EVERYTHING, everythingSession, logged, richClient, tmp } from './helpers.ts';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** server-everything over Streamable HTTP on a free port, ready when it says it listens. */
+export async function everythingHttp(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child: ChildProcess = spawn('node', [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    let text = '';
+    child.stderr!.on('data', (b: Buffer) => {
+      text += b.toString();
+      if (text.includes('listening')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${text}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((r) => {
+        child.once('exit', () => r());
+        child.kill('SIGKILL');
+      }),
+  };
+}
+
+describe('MCP over Streamable HTTP through tapedeck serve', () => {
+  it('server-everything: recorded through the proxy, replayed with the server stopped: same answers, notifications and server requests, fresh session ids', async () => {
+    const dir = tmp('http');
+    const tape = join(dir, 'http.tape');
+    const server = await everythingHttp();
+    const proxy = await startProxy({ upstream: server.url, tape, mode: 'record', port: 0, onWarning: () => undefined });
+    const t1 = new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`));
+    const rec = logged(t1);
+    const c1 = richClient();
+    await c1.connect(rec.transport);
+    const session1 = t1.sessionId;
+    const recorded = await everythingSession(c1);
+    await c1.close();
+    await proxy.close();
+    await server.stop();
+    expect(rec.log.filter((m) => (m as { method?: string }).method === 'notifications/progress')).toHaveLength(3);
+    const records = (await readTape(tape)).records.map((r) => r.value).filter(isMcpRecord);
+    expect(records.some((r) => r.method === 'initialize')).toBe(true);
+
+    const replay = await startProxy({ tape, mode: 'replay', port: 0, onWarning: () => undefined });
+    const t2 = new StreamableHTTPClientTransport(new URL(`${replay.url}/mcp`));
+    const rep = logged(t2);
+    const c2 = richClient();
+    await c2.connect(rep.transport);
+    expect(t2.sessionId).toBeTruthy();
+    expect(t2.sessionId).not.toBe(session1);
+    expect(await everythingSession(c2)).toEqual(recorded);
+    // Every message again; in order on each stream (between a request's stream and the GET
+    // stream, order depends on the network, live as in replay).
+    const canon = (log: unknown[]) => log.map((m) => canonicalize(m)!).sort();
+    expect(canon(rep.log)).toEqual(canon(rec.log));
+    const onPosts = (log: unknown[]) => log.filter((m) => !['roots/list', 'notifications/message', 'notifications/tools/list_changed'].includes((m as { method?: string }).method ?? ''));
+    expect(onPosts(rep.log)).toEqual(onPosts(rec.log));
+    const miss = await c2.callTool({ name: 'echo', arguments: { message: 'never recorded' } }).catch((e: McpError) => e);
+    expect((miss as McpError).code).toBe(-32050);
+    expect((miss as McpError).message).toContain('params.arguments.message differs');
+    // The session goes on after a miss.
+    expect(await c2.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } })).toEqual(recorded.results[3]);
+    await c2.close();
+    await replay.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a client that takes JSON only gets JSON answers, each POST its own; LLM bodies are not taken for MCP', async () => {
+    const dir = tmp('http-json');
+    const tape = join(dir, 'json.tape');
+    const server = await everythingHttp();
+    const post = async (base: string, body: unknown, session?: string) => {
+      const r = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...(session ? { 'mcp-session-id': session } : {}) }, body: JSON.stringify(body) });
+      return { status: r.status, type: r.headers.get('content-type'), session: r.headers.get('mcp-session-id'), text: await r.text() };
+    };
+    const script = async (base: string) => {
+      const init = await post(base, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+      expect(init.type).toContain('application/json');
+      const sid = init.session!;
+      expect((await post(base, { jsonrpc: '2.0', method: 'notifications/initialized' }, sid)).status).toBe(202);
+      const sum = await post(base, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get-sum', arguments: { a: 1, b: 2 } } }, sid);
+      expect(sum.type).toContain('application/json');
+      return { sid, sum: JSON.parse(sum.text) as { id: number; result: unknown } };
+    };
+    const proxy = await startProxy({ upstream: server.url, tape, mode: 'record', port: 0, onWarning: () => undefined });
+    const recorded = await script(proxy.url);
+    await proxy.close();
+    await server.stop();
+    const replay = await startProxy({ tape, mode: 'replay', port: 0, onWarning: () => undefined });
+    const replayed = await script(replay.url);
+    await replay.close();
+    expect(replayed.sum).toEqual(recorded.sum);
+    expect(JSON.stringify(replayed.sum.result)).toContain('3');
+    expect(replayed.sid).not.toBe(recorded.sid);
+
+    const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+    expect(isMcpRequest({}, enc({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: '{"jsonrpc": "2.0", "id": 1}' }] }))).toBe(false);
+    expect(isMcpRequest({}, enc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))).toBe(true);
+    expect(isMcpRequest({}, enc([{ jsonrpc: '2.0', method: 'notifications/initialized' }]))).toBe(true);
+    expect(isMcpRequest({ 'mcp-session-id': 'x' }, new Uint8Array(0))).toBe(true);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

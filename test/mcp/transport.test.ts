@@ -1,0 +1,114 @@
+// tapeTransport around SDK client Transports, in process, and the test tape's mcp() helper: the
+// same sessions as over stdio, with no tapedeck process in between.
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { tapeTransport } from '../../src/mcp/index.ts';
+import { openTestTape } from '../../src/testing/index.ts';
+import { EVERYTHING, everythingSession, logged, MEMORY, richClient, tmp } from './helpers.ts';
+
+const never = () => {
+  throw new Error('replay made the live transport');
+};
+
+describe('tapeTransport', () => {
+  it('records a Client on a StdioClientTransport and replays it without making the transport: same answers and messages, in order', async () => {
+    const dir = tmp('transport');
+    const tape = join(dir, 'everything.tape');
+    const rec = logged(tapeTransport(new StdioClientTransport({ command: 'node', args: [EVERYTHING, 'stdio'], stderr: 'ignore' }), { tape, mode: 'record' }));
+    const c1 = richClient();
+    await c1.connect(rec.transport);
+    const recorded = await everythingSession(c1);
+    await c1.close();
+    expect(rec.log.filter((m) => (m as { method?: string }).method === 'notifications/progress')).toHaveLength(3);
+
+    const rep = logged(tapeTransport(never, { tape, mode: 'replay' }));
+    const c2 = richClient();
+    await c2.connect(rep.transport);
+    expect(await everythingSession(c2)).toEqual(recorded);
+    await c2.close();
+    expect(rep.log).toEqual(rec.log);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a replayed server request whose client answer differs is a miss on the call that made it', async () => {
+    const dir = tmp('answer');
+    const tape = join(dir, 'sampling.tape');
+    const c1 = richClient();
+    await c1.connect(tapeTransport(new StdioClientTransport({ command: 'node', args: [EVERYTHING, 'stdio'], stderr: 'ignore' }), { tape, mode: 'record' }));
+    const args = { name: 'trigger-sampling-request', arguments: { prompt: 'say something', maxTokens: 20 } };
+    const recorded = await c1.callTool(args);
+    await c1.close();
+
+    // The same call, but the client's model now answers something else.
+    const c2 = new Client({ name: 'tapedeck-test', version: '2' }, { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } });
+    const { CreateMessageRequestSchema, ListRootsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    c2.setRequestHandler(CreateMessageRequestSchema, async () => ({ model: 'fake-model', role: 'assistant', content: { type: 'text', text: 'a different answer' } }));
+    c2.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///tmp/project', name: 'project' }] }));
+    const reports: string[] = [];
+    await c2.connect(tapeTransport(undefined, { tape, mode: 'replay', onMiss: (r) => reports.push(r) }));
+    const err = await c2.callTool(args).then(
+      () => undefined,
+      (e: unknown) => e as McpError,
+    );
+    expect(recorded).toBeTruthy();
+    expect(err?.code).toBe(-32050);
+    expect(err?.message).toContain("the client's answer to sampling/createMessage differs");
+    expect(reports.join('\n')).toContain('recorded answer');
+    await c2.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a wrapped server that dies mid-call: the call gets -32051, the client is told the connection closed, nothing of the call is recorded', async () => {
+    const dir = tmp('crash');
+    const tape = join(dir, 'odd.tape');
+    const c = new Client({ name: 'tapedeck-test', version: '1' });
+    let closed = false;
+    c.onclose = () => (closed = true);
+    await c.connect(tapeTransport(() => new StdioClientTransport({ command: 'node', args: [join(import.meta.dirname, 'odd-server.mjs')], stderr: 'ignore' }), { tape, mode: 'record', onWarning: () => undefined }));
+    const err = await c.callTool({ name: 'crash', arguments: {} }).catch((e: McpError) => e);
+    expect((err as McpError).code).toBe(-32051);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(closed).toBe(true);
+    const { readTape } = await import('../../src/store/tape-file.ts');
+    const methods = (await readTape(tape)).records.map((r) => (r.value as { method?: string }).method);
+    expect(methods).toEqual(['initialize', 'notifications/initialized']);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a test tape's mcp(): recorded beside the fetch tape in the test's mode, a miss fails the test with its record command", async () => {
+    const dir = tmp('testing');
+    const path = join(dir, 'agent.tape');
+    const memoryFile = join(dir, 'memory.jsonl');
+    const script = async (c: Client) => [
+      await c.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'Tape', entityType: 'thing', observations: ['round'] }] } }),
+      await c.callTool({ name: 'read_graph', arguments: {} }),
+    ];
+    const t1 = openTestTape({ tape: path, mode: 'record', env: {}, test: 'agent remembers', recordCommand: 'npm test -- -t remembers' });
+    const c1 = new Client({ name: 'tapedeck-test', version: '1' });
+    await c1.connect(t1.mcp(new StdioClientTransport({ command: 'node', args: [MEMORY], env: { ...(process.env as Record<string, string>), MEMORY_FILE_PATH: memoryFile }, stderr: 'ignore' })));
+    const recorded = await script(c1);
+    const r1 = await t1.close();
+    expect(r1.added).toBeGreaterThanOrEqual(4);
+    expect(existsSync(join(dir, 'agent.mcp.tape'))).toBe(true);
+    expect(readFileSync(join(dir, 'agent.mcp.tape')).toString('latin1')).toContain('create_entities');
+
+    const t2 = openTestTape({ tape: path, env: { CI: 'true' }, test: 'agent remembers', recordCommand: 'npm test -- -t remembers' });
+    expect(t2.mode).toBe('replay');
+    const c2 = new Client({ name: 'tapedeck-test', version: '1' });
+    await c2.connect(t2.mcp(never));
+    expect(await script(c2)).toEqual(recorded);
+    const miss = await c2.callTool({ name: 'open_nodes', arguments: { names: ['Tape'] } }).catch((e: McpError) => e);
+    expect((miss as McpError).code).toBe(-32050);
+    expect((miss as McpError).message).toContain('record it: npm test -- -t remembers');
+    expect(t2.misses).toHaveLength(1);
+    expect(t2.misses[0]!.route).toBe('MCP tools/call open_nodes');
+    const r2 = await t2.close();
+    expect(r2.hits).toBeGreaterThanOrEqual(4);
+    expect(r2.misses[0]!.command).toBe('npm test -- -t remembers');
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

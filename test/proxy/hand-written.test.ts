@@ -1,0 +1,126 @@
+// Hand-written recordings (addRecordings, `tapedeck add`): a 429 with retry-after that the
+// OpenAI SDK retries, a stream with gaps, a cut stream; keyed like recordings, replayed through
+// the real SDK.
+import OpenAI from 'openai';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
+import { addRecordings, type WrittenRecording } from '../../src/proxy/hand-written.ts';
+import { startProxy } from '../../src/proxy/server.ts';
+import type { HttpRecord } from '../../src/store/records.ts';
+import { readTape } from '../../src/store/tape-file.ts';
+import { rejectionOf } from '../helpers.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-written-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
+
+const URL_ = 'https://api.openai.com/v1/chat/completions';
+const ask = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'Hello' }] };
+const completion = (text: string) => ({
+  id: 'chatcmpl-hand',
+  object: 'chat.completion',
+  created: 1767225600,
+  model: 'gpt-4o-mini',
+  choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: 'stop', logprobs: null }],
+});
+const chunk = (delta: object, finish: string | null = null) => ({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1767225600, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish }] });
+const rateLimited: WrittenRecording = {
+  request: { url: URL_, body: ask },
+  response: { status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'Rate limit reached for gpt-4o-mini', type: 'rate_limit_error', code: 'rate_limit_exceeded' } } },
+};
+
+function counting(f: typeof fetch): { fetch: typeof fetch; statuses: number[] } {
+  const statuses: number[] = [];
+  return {
+    statuses,
+    fetch: (async (input: string | URL | Request, init?: RequestInit) => {
+      const r = await f(input, init);
+      statuses.push(r.status);
+      return r;
+    }) as typeof fetch,
+  };
+}
+
+describe('hand-written recordings', () => {
+  it('a 429 with retry-after, then the answer: the OpenAI SDK waits, retries and gets the answer', async () => {
+    const tape = join(dir, 'retry.tape');
+    expect(await addRecordings({ tape }, [rateLimited, { request: { url: URL_, body: ask }, response: { body: completion('Hi after a retry') } }])).toBe(2);
+    const f = createFetch({ tape, mode: 'replay' });
+    const c = counting(f);
+    const client = new OpenAI({ apiKey: 'replay', fetch: c.fetch, maxRetries: 2 });
+    const t0 = performance.now();
+    const r = await client.chat.completions.create(ask);
+    expect(r.choices[0]!.message.content).toBe('Hi after a retry');
+    expect(c.statuses).toEqual([429, 200]);
+    // It honoured retry-after: 1 (second), not its own shorter backoff.
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(900);
+    await f.close();
+
+    // Without retries the SDK raises its own rate-limit error with the written message.
+    const g = createFetch({ tape, mode: 'replay' });
+    const e = await new OpenAI({ apiKey: 'replay', fetch: g, maxRetries: 0 }).chat.completions.create(ask).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((e as Error).message).toContain('Rate limit reached for gpt-4o-mini');
+    await g.close();
+  });
+
+  it('a stream with its events and gaps, replayed through the SDK (and paced as written)', async () => {
+    const tape = join(dir, 'stream.tape');
+    const body = { ...ask, stream: true };
+    await addRecordings({ tape }, [
+      {
+        request: { url: URL_, body },
+        response: { gapMs: 30, events: [{ data: chunk({ role: 'assistant', content: '' }) }, { data: chunk({ content: 'Once ' }) }, { data: chunk({ content: 'upon' }) }, { data: chunk({}, 'stop') }, { data: '[DONE]' }] },
+      },
+    ]);
+    const rec = (await readTape(tape)).records[0]!.value as HttpRecord;
+    expect(rec.match).toBe('llm');
+    expect(rec.response.chunks!.map(([ms]) => ms)).toEqual([0, 30, 60, 90, 120]);
+    const f = createFetch({ tape, mode: 'replay', timing: 'recorded' });
+    const t0 = performance.now();
+    const s = await new OpenAI({ apiKey: 'replay', fetch: f }).chat.completions.create(body);
+    let text = '';
+    for await (const ch of s) text += ch.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Once upon');
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(100);
+    await f.close();
+  });
+
+  it('a cut stream: the SDK gets the first events, then the error a dropped connection gives (createFetch and the proxy)', async () => {
+    const tape = join(dir, 'cut.tape');
+    const body = { ...ask, stream: true, messages: [{ role: 'user' as const, content: 'cut me' }] };
+    await addRecordings({ tape }, [{ request: { url: URL_, body }, response: { cut: true, events: [{ data: chunk({ role: 'assistant', content: '' }) }, { data: chunk({ content: 'Half' }) }] } }]);
+    const f = createFetch({ tape, mode: 'replay' });
+    const proxy = await startProxy({ tape, mode: 'replay', port: 0 });
+    for (const client of [new OpenAI({ apiKey: 'replay', fetch: f, maxRetries: 0 }), new OpenAI({ apiKey: 'replay', baseURL: `${proxy.url}/v1`, maxRetries: 0 })]) {
+      const s = await client.chat.completions.create(body);
+      let text = '';
+      const err = await (async () => {
+        for await (const ch of s) text += ch.choices[0]?.delta.content ?? '';
+      })().catch((e: unknown) => e);
+      expect(text).toBe('Half');
+      expect(err).toBeInstanceOf(Error);
+    }
+    await f.close();
+    await proxy.close();
+  });
+
+  it('tapedeck add reads recordings from JSON files; bad ones are refused before anything is written', async () => {
+    const tape = join(dir, 'cli.tape');
+    const file = join(dir, 'answers.json');
+    writeFileSync(file, JSON.stringify([{ request: { url: URL_, body: ask }, response: { body: completion('written by hand') } }]));
+    expect(execFileSync(process.execPath, [CLI, 'add', tape, file], { encoding: 'utf8' })).toBe(`added 1 recording to ${tape}\n`);
+    const f = createFetch({ tape, mode: 'replay' });
+    expect((await new OpenAI({ apiKey: 'replay', fetch: f }).chat.completions.create(ask)).choices[0]!.message.content).toBe('written by hand');
+    await f.close();
+
+    const e = await rejectionOf(addRecordings({ tape }, [{ request: { url: URL_, body: ask }, response: { body: {} } }, { request: { url: URL_ }, response: { status: 999 } } as WrittenRecording]));
+    expect(e.code).toBe('E_RECORDING');
+    expect(e.message).toContain('#1');
+    expect((await readTape(tape)).records).toHaveLength(1);
+  });
+});
