@@ -34,7 +34,7 @@ def is_obj(v):
 
 def sniff(data):
     """The media type the decoded bytes' signature gives, from the first 24 base64 characters."""
-    head = ''.join(data.split())[:24]
+    head = ''.join(c for c in data if c not in ' \t\n\f\r')[:24]
     head = head[:len(head) - len(head) % 4]
     try:
         b = base64.b64decode(head, validate=True)
@@ -220,6 +220,7 @@ def cases():
     add('chat: format schema and think', 'chat', {**chat, 'format': {'type': 'object', 'properties': {'a': {'type': 'string'}}}, 'think': True})
     add('chat: format json', 'chat', {**chat, 'format': 'json', 'logprobs': True, 'top_logprobs': 2})
     add('chat: images by digest, media type sniffed', 'chat', {'model': 'llava', 'messages': [{'role': 'user', 'content': 'What is this?', 'images': [PNG, JPEG, 'aGVsbG8=']}]})
+    add('chat: base64 with line breaks is the same image', 'chat', {'model': 'llava', 'messages': [{'role': 'user', 'content': 'What is this?', 'images': [PNG[:5] + '\r\n' + PNG[5:10] + ' \t' + PNG[10:], JPEG, 'aGVsbG8=']}]})
     add('chat: image without text', 'chat', {'model': 'llava', 'messages': [{'role': 'user', 'content': '', 'images': [PNG]}]})
     add('chat: thinking part first', 'chat', {'model': 'qwen3', 'messages': [{'role': 'user', 'content': 'q'}, {'role': 'assistant', 'content': 'a', 'thinking': 'hm'}]})
     tools = {'model': 'llama3.2', 'tools': [WEATHER], 'messages': [

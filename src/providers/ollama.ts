@@ -42,20 +42,8 @@ function put(o: Obj, k: string, v: unknown): void {
   Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
 }
 
-/** The routes this module reads, by path. */
+/** The endpoints this module keys. */
 export type OllamaEndpoint = 'chat' | 'generate' | 'embed' | 'embeddings';
-
-/**
- * Which Ollama endpoint a path is (query ignored), or undefined.
- *
- * @example
- * ollamaEndpoint('/api/chat') // 'chat'
- */
-export function ollamaEndpoint(path: string): OllamaEndpoint | undefined {
-  const p = path.split('?')[0]!.replace(/\/+$/, '');
-  const m = /\/api\/(chat|generate|embed|embeddings)$/.exec(p);
-  return m ? (m[1] as OllamaEndpoint) : undefined;
-}
 
 /**
  * Members of `options` that say how the runner uses the machine (threads, GPU layers, memory
@@ -72,7 +60,10 @@ export const OLLAMA_DROPPED: readonly string[] = ['keep_alive'];
 
 // Image signatures (the first bytes of the decoded data) -> media type.
 function sniffImage(b64: string): string | undefined {
-  const head = b64.replace(/\s+/g, '').slice(0, 24);
+  // The first 24 characters that are not base64 whitespace (the normalizer's set), without
+  // copying a multi-megabyte image.
+  let head = '';
+  for (let i = 0; i < b64.length && head.length < 24; i++) if (!' \t\n\f\r'.includes(b64[i]!)) head += b64[i];
   let bytes: number[];
   try {
     bytes = [...atob(head.slice(0, head.length - (head.length % 4)))].map((c) => c.charCodeAt(0));
