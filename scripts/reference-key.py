@@ -1345,10 +1345,15 @@ def main():
         'count': len(vectors),
         'vectors': vectors,
     }
+    write_vectors(out_path, doc)
+
+
+def write_vectors(out_path, doc):
+    """Writes a vector document as the committed files have it (UTF-8, one-space indent)."""
     with open(out_path, 'w', encoding='utf-8') as f:
         json.dump(doc, f, ensure_ascii=False, indent=1)
         f.write('\n')
-    print(f'{len(vectors)} vectors -> {out_path}')
+    print(f'{doc["count"]} vectors -> {out_path}')
 
 
 if __name__ == '__main__':
