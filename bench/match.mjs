@@ -163,10 +163,12 @@ export async function matchBench(lib, { quick = false } = {}) {
     targets.push(makeTarget({ label: `requestDigests, raw M ${shape} body: speed vs the JavaScript pipeline`, unit: 'x', value: js.p50 / raw.p50, op: '>=', goal: 5, baseline: against }));
   }
 
-  // --- M-sized bodies of shapes the core's raw-bytes view does not know (it knows the chat
-  // family only), sent to their routes (Gemini: the model from the path; Ollama /api/chat):
-  // requestDigests is JSON.parse + the module's normalize + one core call here, against the
-  // JavaScript pipeline on the same normalizer. Gemini has a speed target; Ollama is reported.
+  // --- M-sized bodies of shapes the core's own view does not know (it writes the chat family
+  // only), sent to their routes (Gemini: the model from the path; Ollama /api/chat). Gemini is
+  // JSON.parse + the module's normalize + one core call; an Ollama chat body is keyed from its
+  // bytes by the JavaScript walk over the core's index (src/match/raw-keys.ts, Ollama mode).
+  // Each against the JavaScript pipeline on the same normalizer. Gemini has a speed target;
+  // Ollama is reported.
   for (const [shape, { bytes, endpoint }, goal] of [['gemini', geminiBody(), 4], ['ollama-chat', ollamaChatBody(), null]]) {
     const opts = { endpoint };
     const want = lib.requestKeys(bytes, opts);

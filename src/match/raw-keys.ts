@@ -57,7 +57,8 @@ import {
   splitToolResults,
 } from '../providers/normalize.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
-import { rawKeysAllowed } from '../providers/index.ts';
+import { rawKeysAllowed, routeOf } from '../providers/index.ts';
+import { ollamaAsOpenAI, ollamaSyntheticId } from '../providers/ollama.ts';
 
 // Record layout of assembly/tape.ts.
 const T_NULL = 1;
@@ -290,6 +291,7 @@ const SKIP_TOOL = new Set(['type', 'function']);
 const SKIP_TOOL_DEF = new Set(['type', 'input_schema', 'inputSchema']);
 const NO_SKIP = new Set<string>();
 let skipMessage: Set<string> | undefined;
+let skipOllama: Set<string> | undefined;
 
 /**
  * Members of an object record: name -> record index (a duplicate name declines). Two parallel
@@ -330,6 +332,12 @@ class Walk {
   // order whichever path handled an element) and for elements this walk does not handle
   // natively: those are parsed on their own and normalized by it (see reference()).
   readonly n = new Normalizer();
+  /**
+   * An Ollama /api/chat body (providers/ollama.ts rewrites it as the chat body it stands for):
+   * its calls without ids get positional ids, and a tool message answers the first open call
+   * its `tool_name` names. `open` holds the last assistant turn's unanswered calls (id, name).
+   */
+  ollama: { calls: number; open: { id: unknown; name: unknown }[] } | undefined;
   // Members by record index (filled as objects are first looked at).
   private readonly memo: (Members | undefined)[];
   readonly out = new Out();
@@ -760,8 +768,22 @@ class Walk {
     this.out.bytes(L.open);
     this.out.bytes(L.type);
     this.out.bytes(L.tool_call);
-    this.putId(have, 'id', L.idKey, this.id(m.get('id')));
     const type = m.get('type');
+    if (this.ollama) {
+      // Rewritten as { id, type: 'function', function: { name, arguments } }.
+      const idRec = m.get('id');
+      const id = idRec === undefined || this.kind(idRec) === T_NULL ? ollamaSyntheticId(this.ollama.calls++) : this.kind(idRec) === T_STRING ? this.str(idRec) : this.value(idRec);
+      const f = m.get('function');
+      const fm = this.isObj(f) ? this.members(f) : NO_MEMBERS;
+      const name = fm.get('name');
+      this.ollama.open.push({ id, name: name === undefined ? undefined : this.value(name) });
+      this.putId(have, 'id', L.idKey, this.n.ids.of(id));
+      this.keep(have, 'name', L.nameKey, name);
+      this.setArguments(have, fm.get('arguments'));
+      this.out.bytes(L.close);
+      return;
+    }
+    this.putId(have, 'id', L.idKey, this.id(m.get('id')));
     if (type === undefined || this.kind(type) === T_NULL || this.strOf(type) === 'function') {
       const f = m.get('function');
       const fm = this.isObj(f) ? this.members(f) : NO_MEMBERS;
@@ -809,7 +831,8 @@ class Walk {
       return this.emitMessages([this.n.message(this.value(i), '$')], false); // item_reference, server items
     }
     const out = this.out;
-    if (!responses && this.plainMessage(m, comma)) return 1;
+    const ollamaResult = this.ollama ? this.ollamaMessage(m) : undefined;
+    if (!responses && ollamaResult === undefined && this.plainMessage(m, comma)) return 1;
     if (comma) out.byte(COMMA);
     const start = out.at;
     // Written as `{members,"content":[parts]}` (the members need no call ids, so they can come
@@ -825,7 +848,8 @@ class Walk {
       roleName = this.strOf(role);
     }
     skipMessage ??= new Set(['type', 'tool_calls', 'function_call', 'tool_call_id', ...MESSAGE_NOISE]);
-    this.rest(m, have, skipMessage);
+    skipOllama ??= new Set([...skipMessage, 'images', 'thinking', 'tool_name']);
+    this.rest(m, have, this.ollama ? skipOllama : skipMessage);
     const membersEnd = out.at;
     if (membersEnd > start + 1) out.byte(COMMA);
     out.bytes(L.contentKey);
@@ -833,7 +857,7 @@ class Walk {
     const partsStart = out.at;
     const ranges: number[] = [];
     const tc = m.get('tool_call_id');
-    const resultId = tc === undefined || this.kind(tc) === T_NULL ? undefined : this.id(tc);
+    const resultId = ollamaResult ? this.n.ids.of(ollamaResult.id) : tc === undefined || this.kind(tc) === T_NULL ? undefined : this.id(tc);
     if (resultId !== undefined) {
       out.bytes(L.resultOpen);
       out.text(`"${resultId}"`);
@@ -844,6 +868,7 @@ class Walk {
     let n = this.content(m.get('content'), ranges);
     const calls = m.get('tool_calls');
     if (calls !== undefined && this.kind(calls) === T_ARRAY) {
+      if (this.ollama) this.ollama.open = [];
       for (const c of this.children(calls)) {
         if (n++ > 0) out.byte(COMMA);
         const s = out.at;
@@ -952,6 +977,35 @@ class Walk {
     // Never joined (see above), but kept as message() would set it.
     this.last = { assistant: this.str(role) === 'assistant', joinable: false, empty };
     return true;
+  }
+
+  /**
+   * The Ollama rules for a message that the chat walk does not know: the open call a tool
+   * message answers (undefined: none, or not a tool message without tool_call_id); a message
+   * whose images, thinking or kept tool_name would make parts or members of their own declines
+   * to the reference.
+   */
+  private ollamaMessage(m: Members): { id: unknown } | undefined {
+    const images = m.get('images');
+    if (images !== undefined && this.kind(images) === T_ARRAY && !this.empty(images)) decline();
+    const thinking = m.get('thinking');
+    if (thinking !== undefined && this.kind(thinking) !== T_NULL && !(this.kind(thinking) === T_STRING && this.end(thinking) - this.start(thinking) === 2)) decline();
+    const role = this.strOf(m.get('role'));
+    const name = m.get('tool_name');
+    const tc = m.get('tool_call_id');
+    if (role !== 'tool') {
+      if (name !== undefined) decline(); // kept as a member
+      return undefined;
+    }
+    if (tc !== undefined && this.kind(tc) !== T_NULL) return undefined; // linked by its own id; tool_name dropped
+    const open = this.ollama!.open;
+    const wanted = name === undefined || this.kind(name) === T_NULL ? undefined : this.kind(name) === T_STRING ? this.str(name) : decline();
+    const i = open.findIndex((c) => wanted === undefined || c.name === wanted);
+    if (i < 0) {
+      if (name !== undefined) decline(); // kept as a member
+      return undefined; // a tool message answering nothing: the chat rules
+    }
+    return { id: open.splice(i, 1)[0]!.id };
   }
 
   /** A Responses function_call item: an assistant message, or joined to the one before. */
@@ -1203,8 +1257,10 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   // view and this walk hash message text as it is).
   if (opts.volatileText !== undefined && (!Array.isArray(opts.volatileText) || opts.volatileText.length > 0)) return undefined;
   if (opts.provider !== undefined && !PROVIDERS.includes(opts.provider)) return undefined;
-  // A shape of another provider module (by the endpoint's route): the walk knows the chat family only.
-  if (opts.endpoint !== undefined && !rawKeysAllowed(opts)) return undefined;
+  // A shape of another provider module (by the endpoint's route): the walk knows the chat
+  // family only, and Ollama's /api/chat, which is a chat body with a few rules of its own.
+  const ollama = opts.endpoint !== undefined && opts.provider === undefined && routeOf(opts.endpoint)?.route.shape === 'ollama-chat';
+  if (opts.endpoint !== undefined && !ollama && !rawKeysAllowed(opts)) return undefined;
   // Only an absent option takes its default; null is the reference's E_ARG.
   if (opts.ignoreArgs === null) return undefined;
   const ignoreArgs = opts.ignoreArgs ?? [];
@@ -1220,6 +1276,14 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
     if (!isUtf8(bytes)) return undefined;
   }
   try {
+    if (ollama) {
+      const tape = jsonTape(bytes);
+      if (tape === undefined || tape.length === 0 || (tape[0]! & 0xff) !== T_OBJECT) return undefined;
+      const w = new Walk(bytes, tape);
+      for (let i = 0; i < tape.length; i += 8) if ((tape[i]! & F_CHECK_KEYS) !== 0) w.members(i >>> 3);
+      w.ollama = { calls: 0, open: [] };
+      return { ...digests(w, { provider: 'openai-chat' }, ignoreArgs), provider: 'ollama-chat' };
+    }
     const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider as BuiltinProvider]);
     if (cv === undefined) return undefined;
     if (cv !== null && !(cv instanceof Uint32Array)) {
@@ -1353,11 +1417,13 @@ function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly strin
 function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
   const root = w.members(0);
   const provider = (opts.provider as BuiltinProvider | undefined) ?? detect(w, root);
-  const top: Record<string, unknown> = {};
+  let top: Record<string, unknown> = {};
   for (let i = 0; i < root.names.length; i++) {
     const k = root.names[i]!;
-    if (!CONVERSATION[provider].includes(k)) set(top, k, w.value(root.recs[i]!));
+    // Ollama: `system` and `functions` are options the rewrite moves under `ollama`.
+    if (!CONVERSATION[provider].includes(k) || (w.ollama && k !== 'messages' && k !== 'tools')) set(top, k, w.value(root.recs[i]!));
   }
+  if (w.ollama) top = ollamaAsOpenAI('chat', top) as Record<string, unknown>;
   const small = topLevel(provider, top, ignoreArgs);
 
   const out = w.out;
@@ -1379,7 +1445,7 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
   } else {
     out.bytes(L.view);
     const responses = provider === 'openai-responses';
-    const system = root.get(responses ? 'instructions' : 'system');
+    const system = w.ollama ? undefined : root.get(responses ? 'instructions' : 'system');
     if (system !== undefined) {
       const mark = out.at;
       out.bytes(L.systemMessage);
@@ -1433,7 +1499,7 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
     // Tools: each written as a chunk, then the chunks in the reference's order (by name).
     const chunks: { name: string | undefined; start: number; end: number }[] = [];
     for (const [name, legacy] of [['tools', false], ['functions', true]] as const) {
-      const t = root.get(name);
+      const t = w.ollama && legacy ? undefined : root.get(name);
       if (t === undefined || w.kind(t) === T_NULL) continue;
       if (w.kind(t) !== T_ARRAY) decline(); // the AI SDK's tools map, or an error
       for (const c of w.children(t)) {

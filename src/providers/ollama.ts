@@ -87,8 +87,15 @@ function imagePart(img: unknown): unknown {
 // Message members this module rewrites; the others are copied as they are.
 const MESSAGE_OWN = new Set(['content', 'images', 'thinking', 'tool_calls', 'tool_name']);
 
-// A positional id for a call sent without one: no provider's id looks like this.
-const syntheticId = (k: number) => `\u0000ollama-call-${k}`;
+/**
+ * The positional id of the k-th call sent without one (counted over the whole body): no
+ * provider's id looks like this. Shared with the raw-bytes walk (src/match/raw-keys.ts).
+ *
+ * @example
+ * ollamaSyntheticId(0) // '\u0000ollama-call-0'
+ */
+export const ollamaSyntheticId = (k: number): string => `\u0000ollama-call-${k}`;
+const syntheticId = ollamaSyntheticId;
 
 /** Ollama messages as OpenAI chat messages (see the module comment). */
 function chatMessages(messages: unknown): unknown {

@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backend, canonicalize, TapedeckError } from '../../src/index.ts';
+import fc from 'fast-check';
 import { requestDigests, requestKeys } from '../../src/match/matcher.ts';
+import { rawPathCounts } from '../../src/match/raw-keys.ts';
 import { assembleAnswer, errorAnswerFor, responseComplete } from '../../src/providers/index.ts';
 import { ollamaAsOpenAI } from '../../src/providers/ollama.ts';
 import type { NormalizeOptions } from '../../src/providers/types.ts';
@@ -144,5 +146,65 @@ describe('Ollama answers', () => {
       expect(body.error, path).toBe('tapedeck miss: message 0 (user) text differs from the closest recording');
       expect(body.tapedeck.code).toBe('E_MISS');
     }
+  });
+});
+
+describe(`Ollama keys from raw bytes (${backend()})`, () => {
+  const at = { endpoint: { method: 'POST', url: '/api/chat' } };
+  const name = fc.constantFrom('get_weather', 'search', 'other');
+  const call = fc.record({ function: fc.record({ name, arguments: fc.dictionary(fc.constantFrom('city', 'q', 'n'), fc.oneof(fc.string(), fc.integer())) }) }, { requiredKeys: ['function'] });
+  const callWithId = fc.oneof(call, call.map((c) => ({ ...c, id: 'call_given' })));
+  const message = fc.oneof(
+    fc.record({ role: fc.constantFrom('system', 'user', 'assistant'), content: fc.string() }),
+    fc.record({ role: fc.constant('assistant'), content: fc.string(), tool_calls: fc.array(callWithId, { maxLength: 3 }) }),
+    fc.record({ role: fc.constant('tool'), content: fc.string(), tool_name: fc.option(name, { nil: undefined }) }, { requiredKeys: ['role', 'content'] }),
+    fc.record({ role: fc.constant('tool'), content: fc.string(), tool_call_id: fc.constantFrom('call_given', null), tool_name: name }),
+    fc.record({ role: fc.constant('user'), content: fc.string(), tool_name: name, id: fc.string() }, { requiredKeys: ['role', 'content'] }),
+    fc.record({ role: fc.constant('assistant'), content: fc.string(), thinking: fc.constantFrom('', null, 'hm') }),
+    fc.record({ role: fc.constant('user'), content: fc.string(), images: fc.constantFrom([], null) }),
+  );
+  const body = fc.record(
+    {
+      model: fc.constant('llama3.2'),
+      messages: fc.array(message, { maxLength: 8 }),
+      stream: fc.constantFrom(true, false),
+      keep_alive: fc.constantFrom('5m', 0),
+      options: fc.record({ temperature: fc.constantFrom(0, 0.7), seed: fc.integer(), num_thread: fc.integer(), stop: fc.constantFrom('\n', ['a']) }, { requiredKeys: [] }),
+      format: fc.constantFrom('json', { type: 'object' }),
+      tools: fc.constant([{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }]),
+      system: fc.constant('moved under ollama'),
+      context: fc.constant([1, 2]),
+      functions: fc.constant([{ name: 'legacy' }]),
+    },
+    { requiredKeys: ['model', 'messages'] },
+  );
+
+  it('the raw-bytes walk gives the reference digests for Ollama chat bodies, and answers most of them', () => {
+    const before = rawPathCounts.answered;
+    let runs = 0;
+    fc.assert(
+      fc.property(body, fc.constantFrom(undefined, ['seed'], ['format', 'keep_alive']), (b, ignoreArgs) => {
+        runs++;
+        const opts = ignoreArgs ? { ...at, ignoreArgs } : at;
+        const want = requestKeys(b, opts);
+        const got = requestDigests(new TextEncoder().encode(JSON.stringify(b)), opts);
+        expect(got.provider).toBe('ollama-chat');
+        expect(got.key).toBe(want.key);
+        expect(got.pathHashes).toEqual(want.pathHashes);
+        expect(got.signatureDigest).toBe(want.signatureDigest);
+      }),
+      { numRuns: 300 },
+    );
+    // The TypeScript engine has no structural index: every body takes the reference there.
+    // Elsewhere the walk declines only thinking text, a kept tool_name and non-empty images,
+    // which the generator puts in most bodies of several messages.
+    if (backend() !== 'js') expect(rawPathCounts.answered - before).toBeGreaterThan(runs * 0.2);
+  });
+
+  it.skipIf(backend() === 'js')('a conversation of text, tool calls and tool results is keyed from the bytes', () => {
+    const v = doc.vectors.find((x) => x.name === 'chat: tool calls get positional ids, results link by tool_name')!;
+    const before = rawPathCounts.answered;
+    expect(requestDigests(new TextEncoder().encode(JSON.stringify(v.body)), at).key).toBe(v.expect!.key);
+    expect(rawPathCounts.answered).toBe(before + 1);
   });
 });
