@@ -8,7 +8,7 @@ import { TapedeckError } from '../errors.ts';
 import { explainMiss, type MissEntry } from './diagnose.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import { fingerprintIgnoreKeys, type NormalizeOptions, type Provider } from '../providers/normalize.ts';
-import { rawRequestDigests } from './raw-keys.ts';
+import { rawRequestDigests, viewDigests } from './raw-keys.ts';
 import { withVolatileSpans } from './volatile-miss.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
@@ -98,20 +98,7 @@ export interface MatchResult {
  */
 export function requestKeys(request: unknown, opts: NormalizeOptions = {}): RequestKeys {
   const n = normalizeRequest(parseBody(request), opts);
-  const signature: Signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
-  // One core call: the view's digest is the key, and its `messages` (an embeddings view's
-  // `input`, for every provider's embeddings shape) are the path.
-  const paths = pathHashes(n.view, { member: Array.isArray(n.view.messages) ? 'messages' : 'input' });
-  return {
-    provider: n.provider,
-    key: paths.digest,
-    signature,
-    signatureDigest: hashValue(signature),
-    messageHashes: paths.messageHashes,
-    pathHashes: paths.pathHashes,
-    messages: n.messages,
-    view: n.view,
-  };
+  return { ...viewDigests(n), messages: n.messages, view: n.view };
 }
 
 /**

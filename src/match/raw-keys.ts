@@ -41,7 +41,7 @@
  */
 
 import type { CoreView } from '../core/engine.ts';
-import { coreRequestView, hashValue, jsonTape, pathHashesOfUtf8 } from '../core/index.ts';
+import { coreRequestView, hashValue, jsonTape, pathHashes, pathHashesOfUtf8 } from '../core/index.ts';
 import { allFinite } from '../core/value.ts';
 import { TapedeckError } from '../errors.ts';
 import type { RequestDigests } from './matcher.ts';
@@ -56,12 +56,15 @@ import {
   OPENAI_ROLES,
   splitToolResults,
 } from '../providers/normalize.ts';
-import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
-import { rawKeysAllowed, routeOf } from '../providers/index.ts';
+import type { BuiltinProvider, NormalizeOptions, RequestView } from '../providers/types.ts';
+import { normalizeRequest as normalizeModule, rawKeysAllowed, routeOf } from '../providers/index.ts';
+import { Calls, kindOfMedia } from '../providers/gemini.ts';
+import { attachmentOf } from '../providers/normalize.ts';
 import { ollamaAsOpenAI, ollamaSyntheticId } from '../providers/ollama.ts';
 
 // Record layout of assembly/tape.ts.
 const T_NULL = 1;
+const T_TRUE = 3;
 const T_NUMBER = 4;
 const T_STRING = 5;
 const T_ARRAY = 6;
@@ -353,11 +356,11 @@ class Walk {
     return this.t[i * 8]! & 0xff;
   }
 
-  private start(i: number): number {
+  start(i: number): number {
     return this.t[i * 8 + 1]!;
   }
 
-  private end(i: number): number {
+  end(i: number): number {
     return this.t[i * 8 + 2]!;
   }
 
@@ -1232,7 +1235,7 @@ function isUtf8(b: Uint8Array): boolean {
  * the matcher) really take this path for the common request shapes, which equal digests alone
  * cannot show.
  */
-export const rawPathCounts = { answered: 0, declined: 0, core: 0 };
+export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, ollama: 0 };
 
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
@@ -1258,32 +1261,15 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   if (opts.volatileText !== undefined && (!Array.isArray(opts.volatileText) || opts.volatileText.length > 0)) return undefined;
   if (opts.provider !== undefined && !PROVIDERS.includes(opts.provider)) return undefined;
   // A shape of another provider module (by the endpoint's route): the walk knows the chat
-  // family only, and Ollama's /api/chat, which is a chat body with a few rules of its own.
-  const ollama = opts.endpoint !== undefined && opts.provider === undefined && routeOf(opts.endpoint)?.route.shape === 'ollama-chat';
-  if (opts.endpoint !== undefined && !ollama && !rawKeysAllowed(opts)) return undefined;
+  // family only, so that module's normalize reads the parsed body.
+  if (opts.endpoint !== undefined && !rawKeysAllowed(opts)) return moduleDigests(request, opts);
   // Only an absent option takes its default; null is the reference's E_ARG.
   if (opts.ignoreArgs === null) return undefined;
   const ignoreArgs = opts.ignoreArgs ?? [];
   if (!Array.isArray(ignoreArgs) || ignoreArgs.some((k) => typeof k !== 'string')) return undefined;
-  let bytes: Uint8Array;
-  if (typeof request === 'string') {
-    if (!request.isWellFormed()) return undefined;
-    bytes = encoder.encode(request);
-  } else {
-    bytes = request;
-    // A body given as bytes must be UTF-8 (docs/hash-spec.md, "Errors": E_UTF8); the reference
-    // rejects it, so the raw path declines rather than key bytes it would decode leniently.
-    if (!isUtf8(bytes)) return undefined;
-  }
+  const bytes = utf8Of(request);
+  if (bytes === undefined) return undefined;
   try {
-    if (ollama) {
-      const tape = jsonTape(bytes);
-      if (tape === undefined || tape.length === 0 || (tape[0]! & 0xff) !== T_OBJECT) return undefined;
-      const w = new Walk(bytes, tape);
-      for (let i = 0; i < tape.length; i += 8) if ((tape[i]! & F_CHECK_KEYS) !== 0) w.members(i >>> 3);
-      w.ollama = { calls: 0, open: [] };
-      return { ...digests(w, { provider: 'openai-chat' }, ignoreArgs), provider: 'ollama-chat' };
-    }
     const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider as BuiltinProvider]);
     if (cv === undefined) return undefined;
     if (cv !== null && !(cv instanceof Uint32Array)) {
@@ -1304,6 +1290,404 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   } finally {
     Out.release();
   }
+}
+
+/**
+ * A body's UTF-8 bytes, or undefined when it has none: a body given as bytes must be UTF-8
+ * (docs/hash-spec.md, "Errors": E_UTF8); the reference rejects it, so the raw paths decline
+ * rather than key bytes they would decode leniently.
+ */
+function utf8Of(request: Uint8Array | string): Uint8Array | undefined {
+  if (typeof request === 'string') return request.isWellFormed() ? encoder.encode(request) : undefined;
+  return isUtf8(request) ? request : undefined;
+}
+
+/**
+ * The digests of a normalized request: one core call over its view (the value, or its JSON
+ * text) for the key and the message and path hashes (of `messages`, or an embeddings view's
+ * `input`), and the signature.
+ *
+ * @example
+ * viewDigests(normalizeRequest(body)).key === requestKeys(body).key // true
+ */
+export function viewDigests(n: RequestView, view: RequestView['view'] | string = n.view): RequestDigests {
+  const paths = pathHashes(view, { member: Array.isArray(n.view.messages) ? 'messages' : 'input' });
+  const signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
+  return {
+    provider: n.provider,
+    key: paths.digest,
+    signature,
+    signatureDigest: hashValue(signature),
+    messageHashes: paths.messageHashes,
+    pathHashes: paths.pathHashes,
+  };
+}
+
+/**
+ * Digests of a body of a provider module's own shape (Gemini, ...): the body checked by the
+ * core's index instead of the strict reader's canonical pass (the same faults, a fifth of the
+ * time), parsed, normalized by its module, and the view hashed from its JSON text in one core
+ * call (the view of parsed JSON is JSON data, so its text is the same canonical value, without
+ * walking it as JavaScript objects). Any error leaves the body to the reference path, which
+ * reports it.
+ */
+function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): RequestDigests | undefined {
+  const bytes = utf8Of(request);
+  if (bytes === undefined) return undefined;
+  let w: Walk;
+  try {
+    const tape = jsonTape(bytes);
+    if (tape === undefined || tape.length === 0) return undefined;
+    w = new Walk(bytes, tape);
+    for (let i = 0; i < tape.length; i += 8) if ((tape[i]! & F_CHECK_KEYS) !== 0) w.members(i >>> 3);
+    const shape = (tape[0]! & 0xff) === T_OBJECT ? routeOf(opts.endpoint)?.route.shape : undefined;
+    const ignoreArgs = opts.ignoreArgs ?? [];
+    if (shape === 'ollama-chat' && opts.provider === undefined && Array.isArray(ignoreArgs) && ignoreArgs.every((k) => typeof k === 'string')) {
+      // A chat body with Ollama's rules for its calls: the chat walk in its Ollama mode.
+      try {
+        w.ollama = { calls: 0, open: [] };
+        const d = { ...digests(w, { provider: 'openai-chat' }, ignoreArgs), provider: 'ollama-chat' };
+        rawPathCounts.ollama++;
+        return d;
+      } catch (e) {
+        if (e !== DECLINE) throw e;
+      } finally {
+        Out.release();
+      }
+    }
+    if (shape === 'gemini') {
+      try {
+        const d = geminiDigests(w, opts, opts.ignoreArgs ?? []);
+        rawPathCounts.gemini++;
+        return d;
+      } catch (e) {
+        if (e !== DECLINE) throw e;
+      } finally {
+        Out.release();
+      }
+    }
+    const n = normalizeModule(JSON.parse(typeof request === 'string' ? request : decoder.decode(bytes)), opts);
+    return viewDigests(n, JSON.stringify(n.view));
+  } catch (e) {
+    if (e === DECLINE || e instanceof TapedeckError || e instanceof SyntaxError) return undefined;
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemini bodies (src/providers/gemini.ts is the reference): the same walk over the index for
+// what Gemini SDKs send (camelCase names; text, thought, functionCall, functionResponse,
+// fileData and inlineData parts; function declarations), the rest declined to the parse path.
+
+const GEMINI_LAYOUT = new Set(['contents', 'systemInstruction', 'tools']);
+const GEMINI_PART_KNOWN = new Set(['text', 'thought', 'thoughtSignature', 'inlineData', 'fileData', 'functionCall', 'functionResponse']);
+const G = {
+  thinkingOpen: lit('{"type":"thinking"'),
+  callOpen: lit('{"type":"tool_call","id":'),
+  jsonOpen: lit('{"type":"json","json":'),
+  jsonEmpty: lit('{"type":"json"}'),
+  typeKey: lit('{"type":'),
+  quote: lit('"'),
+};
+
+/**
+ * Writes `,"tools":[...]` from the tool chunks written at the end of `out` (in body order), in
+ * the reference's order (by name), over the chunks themselves. Equal names sort by canonical
+ * bytes in the reference: left to it (decline).
+ */
+function sortedTools(out: Out, chunks: readonly { name: string | undefined; start: number; end: number }[]): void {
+  const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
+  const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
+  for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
+  const toolsAt = out.at;
+  out.bytes(L.tools);
+  sorted.forEach((c, i) => {
+    if (i > 0) out.byte(COMMA);
+    out.own(c.start, c.end);
+  });
+  // Move the sorted tools over the unsorted chunks.
+  const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
+  out.buf.copyWithin(firstChunk, toolsAt, out.at);
+  out.at = firstChunk + (out.at - toolsAt);
+  out.bytes(L.closeArr);
+}
+
+/** Every member name of an object, or decline when one is snake_case (the reference camelCases it). */
+function camelOnly(w: Walk, i: number): Members {
+  const m = w.members(i);
+  for (const k of m.names) if (k.includes('_')) decline();
+  return m;
+}
+
+function geminiDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
+  if (!Array.isArray(ignoreArgs) || ignoreArgs.some((k) => typeof k !== 'string')) decline();
+  const root = camelOnly(w, 0);
+  if (root.has('generateContentRequest') || ignoreArgs.some((k) => GEMINI_LAYOUT.has(k) || k.includes('_'))) decline();
+  const top: Record<string, unknown> = { contents: [] };
+  for (let i = 0; i < root.names.length; i++) {
+    const k = root.names[i]!;
+    if (!GEMINI_LAYOUT.has(k)) set(top, k, w.value(root.recs[i]!));
+  }
+  const small = normalizeModule(top, opts);
+  if (small.provider !== 'gemini' || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) decline();
+  const out = w.out;
+  const calls = new Calls(w.n);
+  let count = 0;
+  out.bytes(L.view);
+  const next = () => {
+    if (count++ > 0) out.byte(COMMA);
+  };
+  const close = () => {
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+  };
+  // One message of all the parts (the system prompt, a model turn); none for no parts when
+  // `dropEmpty` (an empty system prompt is no message).
+  const whole = (head: Uint8Array, v: number | undefined, dropEmpty: boolean) => {
+    const mark = out.at;
+    next();
+    out.bytes(head);
+    let n = 0;
+    for (const p of partsOf(v)) {
+      const at = out.at;
+      if (n > 0) out.byte(COMMA);
+      if (geminiPart(w, p, calls) === NONE) out.at = at;
+      else n++;
+    }
+    if (n === 0 && dropEmpty) {
+      out.at = mark;
+      count--;
+      return;
+    }
+    close();
+  };
+  // A user turn: function results are tool messages of their own, the other parts user
+  // messages between them (splitToolResults), written in place.
+  const user = (v: number | undefined) => {
+    let open = false;
+    let n = 0;
+    let any = false;
+    for (const p of partsOf(v)) {
+      if (w.isObj(p) && w.members(p).has('functionResponse')) {
+        if (open) close();
+        open = false;
+        any = true;
+        next();
+        out.bytes(L.toolMessage);
+        if (geminiPart(w, p, calls) !== RESULT) decline();
+        close();
+        continue;
+      }
+      const mark = out.at;
+      if (open) out.byte(COMMA);
+      else {
+        next();
+        out.bytes(L.userMessage);
+      }
+      if (geminiPart(w, p, calls) === NONE) {
+        out.at = mark;
+        if (!open) count--;
+        continue;
+      }
+      open = true;
+      n++;
+      any = true;
+    }
+    if (open) close();
+    else if (!any) {
+      next();
+      out.bytes(L.userMessage);
+      close();
+    }
+    return n;
+  };
+  const partsOf = (v: number | undefined): number[] => (v === undefined || w.kind(v) === T_NULL ? [] : w.kind(v) === T_ARRAY ? w.children(v) : [v]);
+  const system = root.get('systemInstruction');
+  if (system !== undefined && w.kind(system) !== T_NULL) {
+    if (!w.isObj(system)) decline();
+    whole(L.systemMessage, camelOnly(w, system).get('parts'), true);
+  }
+  const contents = root.get('contents');
+  if (contents !== undefined && w.kind(contents) !== T_NULL) {
+    if (w.kind(contents) !== T_ARRAY) decline();
+    for (const c of w.children(contents)) {
+      if (!w.isObj(c)) decline();
+      const cm = camelOnly(w, c);
+      for (const k of cm.names) if (k !== 'role' && k !== 'parts') decline();
+      const role = cm.get('role');
+      const r = role === undefined || w.kind(role) === T_NULL ? 'user' : w.strOf(role);
+      if (r === 'model') whole(L.assistantMessage, cm.get('parts'), false);
+      else if (r === 'user') user(cm.get('parts'));
+      else decline();
+    }
+  }
+  out.bytes(L.closeArr);
+  modelAndOptions(out, small);
+  // Tools: function declarations through the chat walk's tool writer (D(f)); built-in tools
+  // and anything unusual to the parse path.
+  const chunks: { name: string | undefined; start: number; end: number }[] = [];
+  const tools = root.get('tools');
+  if (tools !== undefined && w.kind(tools) !== T_NULL) {
+    if (w.kind(tools) !== T_ARRAY) decline();
+    for (const t of w.children(tools)) {
+      if (!w.isObj(t)) decline();
+      const tm = camelOnly(w, t);
+      if (tm.names.length !== 1 || tm.names[0] !== 'functionDeclarations') decline();
+      const fns = tm.get('functionDeclarations')!;
+      if (w.kind(fns) !== T_ARRAY) decline();
+      for (const f of w.children(fns)) {
+        if (!w.isObj(f)) decline();
+        const fm = camelOnly(w, f);
+        if (fm.has('parametersJsonSchema') || fm.has('type')) decline();
+        const start = out.at;
+        const name = w.tool(f, false);
+        chunks.push({ name, start, end: out.at });
+      }
+    }
+  }
+  const names = chunks.map((c) => c.name);
+  sortedTools(out, chunks);
+  out.bytes(L.close);
+  return finish(out, 'gemini' as BuiltinProvider, count, names, small);
+}
+
+/** One Gemini part, written in the shared form: NONE, PART, or RESULT for a function result. */
+function geminiPart(w: Walk, p: number, calls: Calls): number {
+  const out = w.out;
+  const kind = w.kind(p);
+  if (kind === T_STRING) {
+    if (w.end(p) - w.start(p) === 2) return NONE;
+    out.bytes(L.textOpen);
+    w.raw(p);
+    out.bytes(L.textClose);
+    out.bytes(L.close);
+    return PART;
+  }
+  if (kind !== T_OBJECT) {
+    w.raw(p);
+    return PART;
+  }
+  const m = camelOnly(w, p);
+  // One of text, inlineData, fileData, functionCall, functionResponse (the reference copies any
+  // second one as a member), beside thought (with text) and thoughtSignature.
+  let held = 0;
+  for (const k of m.names) {
+    if (!GEMINI_PART_KNOWN.has(k)) decline();
+    if (k !== 'thought' && k !== 'thoughtSignature') held++;
+  }
+  if (held !== 1) decline();
+  const text = m.get('text');
+  if (text !== undefined) {
+    if (w.kind(text) !== T_STRING) decline();
+    const thought = m.get('thought');
+    const empty = w.end(text) - w.start(text) === 2;
+    if (thought !== undefined && w.kind(thought) === T_TRUE) {
+      out.bytes(G.thinkingOpen);
+      if (!empty) {
+        out.byte(COMMA);
+        out.bytes(L.thinkingKey);
+        w.raw(text);
+      }
+      out.bytes(L.close);
+      return PART;
+    }
+    if (empty) return NONE;
+    out.bytes(L.textOpen);
+    w.raw(text);
+    out.bytes(L.textClose);
+    out.bytes(L.close);
+    return PART;
+  }
+  if (m.has('thought')) decline();
+  const call = m.get('functionCall');
+  if (call !== undefined && w.isObj(call)) {
+    const cm = camelOnly(w, call);
+    for (const k of cm.names) if (k !== 'name' && k !== 'args' && k !== 'id') decline();
+    const name = cm.get('name');
+    const id = cm.get('id');
+    if (name === undefined || w.kind(name) !== T_STRING || (id !== undefined && w.kind(id) !== T_STRING)) decline();
+    out.bytes(G.callOpen);
+    out.bytes(quotedId(calls.call(w.str(name), id === undefined ? undefined : w.str(id))!));
+    out.byte(COMMA);
+    out.bytes(L.nameKey);
+    w.raw(name);
+    const args = cm.get('args');
+    if (args !== undefined && w.kind(args) !== T_NULL) {
+      out.byte(COMMA);
+      out.bytes(L.argumentsKey);
+      w.raw(args);
+    }
+    out.bytes(L.close);
+    return PART;
+  }
+  const result = m.get('functionResponse');
+  if (result !== undefined && w.isObj(result)) {
+    const rm = camelOnly(w, result);
+    for (const k of rm.names) if (k !== 'name' && k !== 'response' && k !== 'id') decline();
+    const name = rm.get('name');
+    const id = rm.get('id');
+    if (name === undefined || w.kind(name) !== T_STRING || (id !== undefined && w.kind(id) !== T_STRING)) decline();
+    const paired = calls.response(w.str(name), id === undefined ? undefined : w.str(id));
+    out.bytes(L.resultOpen);
+    out.bytes(quotedId(paired.id!));
+    if (!paired.paired) {
+      out.byte(COMMA);
+      out.bytes(L.nameKey);
+      w.raw(name);
+    }
+    out.byte(COMMA);
+    out.bytes(L.contentKey);
+    out.bytes(L.openArr);
+    // resultValue(): `{ output }`, `{ result }` or `{ content }` alone (beside a `name`) is that value.
+    let value = rm.get('response');
+    if (value !== undefined && w.isObj(value)) {
+      const vm = w.members(value);
+      const own = vm.names.filter((k) => k !== 'name');
+      if (own.length === 1 && (own[0] === 'output' || own[0] === 'result' || own[0] === 'content')) value = vm.get(own[0]!);
+    }
+    if (value !== undefined && w.kind(value) !== T_NULL) {
+      if (w.kind(value) === T_STRING) {
+        if (w.end(value) - w.start(value) > 2) {
+          out.bytes(L.textOpen);
+          w.raw(value);
+          out.bytes(L.textClose);
+          out.bytes(L.close);
+        }
+      } else if (w.empty(value)) {
+        out.bytes(G.jsonEmpty);
+      } else {
+        out.bytes(G.jsonOpen);
+        w.raw(value);
+        out.bytes(L.close);
+      }
+    }
+    out.bytes(L.closeArr);
+    out.bytes(L.close);
+    return RESULT;
+  }
+  const media = m.get('inlineData') ?? m.get('fileData');
+  if (media !== undefined && w.isObj(media)) {
+    const inline = m.has('inlineData');
+    const dm = camelOnly(w, media);
+    for (const k of dm.names) if (k !== 'mimeType' && k !== (inline ? 'data' : 'fileUri')) decline();
+    const mime = dm.get('mimeType');
+    const media_ = kindOfMedia(mime === undefined ? undefined : w.strOf(mime));
+    out.bytes(G.typeKey);
+    out.bytes(G.quote);
+    out.text(media_);
+    out.bytes(G.quote);
+    out.byte(COMMA);
+    out.bytes(G.quote);
+    out.text(media_);
+    out.bytes(G.quote);
+    out.byte(0x3a);
+    const given: Record<string, unknown> = {};
+    for (let j = 0; j < dm.names.length; j++) set(given, dm.names[j]!, w.value(dm.recs[j]!));
+    w.emit(inline ? attachmentOf(given) : typeof given.fileUri === 'string' ? attachmentOf(given.fileUri) : attachmentOf(given));
+    out.bytes(L.close);
+    return PART;
+  }
+  decline();
 }
 
 type Normalized = ReturnType<typeof normalizeRequest>;
@@ -1508,21 +1892,7 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
         chunks.push({ name: toolName, start, end: out.at });
       }
     }
-    const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
-    const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
-    // Equal names sort by canonical bytes in the reference: left to it.
-    for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
-    const toolsAt = out.at;
-    out.bytes(L.tools);
-    sorted.forEach((c, i) => {
-      if (i > 0) out.byte(COMMA);
-      out.own(c.start, c.end);
-    });
-    // Move the sorted tools over the unsorted chunks.
-    const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
-    out.buf.copyWithin(firstChunk, toolsAt, out.at);
-    out.at = firstChunk + (out.at - toolsAt);
-    out.bytes(L.closeArr);
+    sortedTools(out, chunks);
     for (const c of chunks) names.push(c.name);
   }
   out.bytes(L.close);

@@ -36,7 +36,7 @@ const HINT =
   'an embedContent body { content: { parts } } or a batchEmbedContents body { requests: [{ model, content }] }.';
 
 /** `system_instruction` -> `systemInstruction`. */
-const camel = (k: string): string => k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+const camel = (k: string): string => (k.includes('_') ? k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase()) : k);
 
 /**
  * The members of an object (one level) under their camelCase names; a camelCase member wins
@@ -89,7 +89,7 @@ function roleOf(role: unknown): unknown {
 }
 
 /** image/*, audio/*, anything else a file: the part type the other shapes use. */
-function kindOfMedia(mimeType: unknown): 'image' | 'audio' | 'file' {
+export function kindOfMedia(mimeType: unknown): 'image' | 'audio' | 'file' {
   const t = typeof mimeType === 'string' ? mimeType.toLowerCase() : '';
   return t.startsWith('image/') ? 'image' : t.startsWith('audio/') ? 'audio' : 'file';
 }
@@ -99,7 +99,7 @@ function kindOfMedia(mimeType: unknown): 'image' | 'audio' | 'file' {
  * one gets a fresh id, and a response without one answers the earliest unanswered call of the
  * same name.
  */
-class Calls {
+export class Calls {
   private fresh = 0;
   private readonly open: { name: unknown; raw: unknown }[] = [];
 
@@ -125,7 +125,7 @@ class Calls {
 }
 
 /** What a function response holds: `{ output }`, `{ result }` or `{ content }` alone is that value. */
-function resultValue(response: unknown): unknown {
+export function resultValue(response: unknown): unknown {
   if (!isObj(response)) return response;
   const keys = Object.keys(response).filter((k) => k !== 'name');
   if (keys.length === 1 && (keys[0] === 'output' || keys[0] === 'result' || keys[0] === 'content')) return response[keys[0]];

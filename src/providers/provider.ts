@@ -27,17 +27,24 @@
  *   1. Write src/providers/<name>.ts exporting a `ProviderModule`. Import only from the core,
  *      src/errors.ts and this directory (test/imports.test.ts checks the direction:
  *      core <- providers <- match <- store <- ...). Reuse the shared pieces:
- *      `Normalizer` (content parts, attachments by digest, call id renumbering), `attachment`,
- *      `splitToolResults`, `optionValue`, `sortTools` from ./normalize.ts; `parseSse` from
- *      ./sse-assemble.ts; `providerError` and `statusName` helpers from ./errors-shape.ts.
- *   2. Add it to MODULES in src/providers/index.ts, before the modules whose routes or
+ *      `Normalizer` (content parts, attachments by digest, call id renumbering: `n.ids.of(id)`),
+ *      `attachmentOf`, `splitToolResults`, `optionValue`, `sortTools`, `copy`, `strip`, `put`,
+ *      `requestError`, `DROPPED` from ./normalize.ts; `parseSse` from ./sse-assemble.ts;
+ *      `errorMessage`, `errorDetails`, `safeJSON` from ./error-shape.ts. ./gemini.ts is a
+ *      complete example (routes with the model in the path, a view, streams in two framings,
+ *      an error shape, credentials).
+ *   2. Add it to PROVIDER_MODULES in src/providers/index.ts, before the modules whose routes or
  *      error-shape detection are more general than its own (openai is last: the fallback).
  *   3. If its shape has its own name, add it to `Provider` in ./types.ts (a string union that
  *      also admits any string, so this is for documentation and autocomplete).
- *   4. A module whose view is not the chat family's leaves `rawKeys` false: the matcher's
+ *   4. A route whose answer streams under a content type the proxy would not take for a stream
+ *      (a JSON array sent piece by piece) says `streams: true`; complete() then judges it.
+ *   5. A module whose view is not the chat family's leaves `rawKeys` false: the matcher's
  *      raw-bytes walk (src/match/raw-keys.ts, assembly/view.ts) implements the chat family's
- *      rules only, and bodies of other shapes go through JSON.parse + normalize.
- *   5. Request-key vectors in test/vectors (scripts/reference-key.py), a section in
+ *      rules only; bodies of other shapes are checked by the core's index, parsed and
+ *      normalized by their module, and hashed from the view's JSON text (Gemini's common
+ *      bodies also have a walk of their own there, geminiDigests).
+ *   6. Request-key vectors in test/vectors (scripts/reference-key.py), a section in
  *      docs/hash-spec.md and docs/providers.md, and its SDK tests against a loopback fake.
  *
  * Keying rules every module keeps (docs/hash-spec.md): member order and number spelling never

@@ -1,9 +1,10 @@
 // Real MCP servers from npm, a logging client transport, and the scripted session the stdio and
 // in-process suites run against server-everything.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll } from 'vitest';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
@@ -18,7 +19,17 @@ export const MEMORY = pkg('server-memory');
 /** A server command that fails loudly if anything runs it: replay must never start the server. */
 export const FAILS_IF_RUN = ['node', '-e', "process.stderr.write('THE SERVER WAS STARTED\\n'); process.exit(9)"];
 
-export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `tapedeck-mcp-${prefix}-`));
+// Every folder made here goes at the end of the file's tests, also when a test fails before its
+// own cleanup (the suite fails on a tapedeck-* folder left behind).
+const made: string[] = [];
+afterAll(() => {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+export const tmp = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), `tapedeck-mcp-${prefix}-`));
+  made.push(d);
+  return d;
+};
 
 /**
  * Wraps a client transport and logs every message the client receives, in order. Server

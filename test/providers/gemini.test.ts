@@ -5,7 +5,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
+import { backend } from '../../src/index.ts';
 import { requestDigests, requestKeys } from '../../src/match/matcher.ts';
+import { rawPathCounts } from '../../src/match/raw-keys.ts';
 import { assembleAnswer, errorModuleOf, normalizeRequest, rawKeysAllowed, responseComplete, routeOf } from '../../src/providers/index.ts';
 import { gemini } from '../../src/providers/gemini.ts';
 import { normalizeExchange } from '../../src/tree/response.ts';
@@ -132,6 +134,90 @@ describe('routes', () => {
     expect(requestDigests(Buffer.from(body), { endpoint: ENDPOINT })).toEqual(full);
     expect(full.provider).toBe('gemini');
     expect(normalizeRequest(JSON.parse(body), { endpoint: ENDPOINT }).view.model).toBe('gemini-2.5-flash');
+  });
+
+  it('raw bytes on a Gemini route: the same digests for any spelling, the same errors for any fault', () => {
+    const body = asGemini('s', conversation([{ kind: 'calls', text: 'x', calls: [{ name: 'f', args: { n: 1.5 } }] }, { kind: 'user', text: 'y', image: new Uint8Array([1, 2, 3]) }]));
+    const want = requestKeys(body, { endpoint: ENDPOINT });
+    for (const text of [JSON.stringify(body), JSON.stringify(body, null, 2).replace(/1\.5/, '15e-1'), JSON.stringify(body).replace(/"text"/, '"t\\u0065xt"')]) {
+      const got = requestDigests(Buffer.from(text), { endpoint: ENDPOINT });
+      expect(got.key).toBe(want.key);
+      expect(got.pathHashes).toEqual(want.pathHashes);
+    }
+    const codeOf = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return (e as TapedeckError).code;
+      }
+      return 'none';
+    };
+    for (const bad of [
+      '{"contents":[{"role":"user","parts":[{"text":"a","text":"b"}]}]}',
+      '{"contents":[{"role":"user","parts":[{"text":"\\ud800"}]}]}',
+      '{"contents":[],"generationConfig":{"seed":1e400}}',
+      '{"contents":[], "labels": {"a":1,"a":2}}',
+      '{"contents":"hi"}',
+      '{"contents":[',
+    ]) {
+      const code = codeOf(() => requestKeys(Buffer.from(bad), { endpoint: ENDPOINT }));
+      expect(code, bad).not.toBe('none');
+      expect(codeOf(() => requestDigests(Buffer.from(bad), { endpoint: ENDPOINT })), bad).toBe(code);
+    }
+  });
+
+  it('raw bytes of generated Gemini bodies, in any member order and spelling, give the digests of the parsed body (mostly by the walk over the index)', () => {
+    const shuffle = (v: unknown, r: number): unknown => {
+      if (Array.isArray(v)) return v.map((x, i) => shuffle(x, r + i));
+      if (v === null || typeof v !== 'object') return v;
+      const e = Object.entries(v).map(([k, x], i) => [k, shuffle(x, r * 7 + i)] as const);
+      return Object.fromEntries(r % 2 === 0 ? e.reverse() : e);
+    };
+    const before = rawPathCounts.gemini;
+    let runs = 0;
+    fc.assert(
+      fc.property(word, turns, fc.nat(), fc.constantFrom('', '?alt=sse'), (system, ts, r, alt) => {
+        const conv = conversation(ts as Turn[]);
+        const body = {
+          ...asGemini(system, conv),
+          tools: [{ functionDeclarations: [{ name: 'get_weather', description: 'w', parameters: { type: 'object', properties: { city: { type: 'string' } } } }, { name: 'lookup' }] }],
+          generationConfig: { temperature: r % 3 === 0 ? 0 : 0.5, maxOutputTokens: 100 + (r % 5) },
+          ...(r % 4 === 0 ? { safetySettings: [{ category: 'B', threshold: 'x' }, { category: 'A', threshold: 'y' }], labels: { run: String(r) } } : {}),
+        };
+        const endpoint = { method: 'POST', url: `/v1beta/models/gemini-2.5-flash:${alt ? 'streamGenerateContent' : 'generateContent'}${alt}` };
+        const { messages: _m, view: _v, ...want } = requestKeys(body, { endpoint });
+        const text = JSON.stringify(shuffle(body, r), null, r % 3);
+        expect(requestDigests(Buffer.from(text), { endpoint })).toEqual(want);
+        runs++;
+      }),
+      { numRuns: 150 },
+    );
+    // inlineData parts and thought signatures included: the walk answers nearly all of them (on
+    // the wasm backends: the TypeScript engine has no index to walk).
+    if (backend() === 'js') expect(rawPathCounts.gemini - before).toBe(0);
+    else expect(rawPathCounts.gemini - before).toBeGreaterThanOrEqual(runs * 0.9);
+  });
+
+  it('the walk declines what it does not handle, and the parse path keys it the same', () => {
+    const endpoint = ENDPOINT;
+    const bodies = [
+      { contents: [{ role: 'user', parts: [{ text: 'a', video_metadata: { x: 1 } }] }] },
+      { contents: [{ role: 'user', parts: [{ text: 'a', functionCall: { name: 'f' } }] }] },
+      { contents: [{ role: 'function', parts: [{ functionResponse: { name: 'f', response: { output: 'x' }, willContinue: true } }] }] },
+      { contents: [{ role: 'model', parts: [{ executableCode: { code: 'x' } }, { thought: true }] }], tools: [{ googleSearch: {} }] },
+      { system_instruction: { parts: [{ text: 's' }] }, contents: [] },
+      { contents: [{ role: 'user', parts: [{ fileData: { fileUri: 'gs://b/x', mimeType: 'image/png', displayName: 'x' } }] }] },
+      // Handled by the walk: empty texts, empty turns, results between texts, a system prompt of no parts.
+      { systemInstruction: { parts: [{ text: '' }] }, contents: [{ role: 'user', parts: [{ text: '' }] }, { parts: [] }, { role: 'model' }] },
+      { contents: [{ role: 'model', parts: [{ functionCall: { name: 'f' } }, { functionCall: { name: 'f', id: 'x' } }] }, { role: 'user', parts: [{ text: '' }, { functionResponse: { name: 'f', response: { output: '' } } }, { text: 'mid' }, { functionResponse: { name: 'f', id: 'x', response: { result: [] } } }, { text: '' }] }] },
+      { contents: [{ role: 'user', parts: [{ functionResponse: { name: 'nobody', response: { name: 'nobody', content: { a: [1, 2.50] } } } }, { text: 'hmm', thought: true }, { text: '', thought: true }] }] },
+    ];
+    const before = rawPathCounts.gemini;
+    for (const body of bodies) {
+      const { messages: _m, view: _v, ...want } = requestKeys(body, { endpoint });
+      expect(requestDigests(Buffer.from(JSON.stringify(body)), { endpoint }), JSON.stringify(body)).toEqual(want);
+    }
+    expect(rawPathCounts.gemini - before).toBe(backend() === 'js' ? 0 : 3);
   });
 
   it('choose the error shape by path or by the SDK headers', () => {

@@ -180,7 +180,7 @@ describe(`Ollama keys from raw bytes (${backend()})`, () => {
   );
 
   it('the raw-bytes walk gives the reference digests for Ollama chat bodies, and answers most of them', () => {
-    const before = rawPathCounts.answered;
+    const before = rawPathCounts.ollama;
     let runs = 0;
     fc.assert(
       fc.property(body, fc.constantFrom(undefined, ['seed'], ['format', 'keep_alive']), (b, ignoreArgs) => {
@@ -198,13 +198,13 @@ describe(`Ollama keys from raw bytes (${backend()})`, () => {
     // The TypeScript engine has no structural index: every body takes the reference there.
     // Elsewhere the walk declines only thinking text, a kept tool_name and non-empty images,
     // which the generator puts in most bodies of several messages.
-    if (backend() !== 'js') expect(rawPathCounts.answered - before).toBeGreaterThan(runs * 0.2);
+    if (backend() !== 'js') expect(rawPathCounts.ollama - before).toBeGreaterThan(runs * 0.2);
   });
 
   it.skipIf(backend() === 'js')('a conversation of text, tool calls and tool results is keyed from the bytes', () => {
     const v = doc.vectors.find((x) => x.name === 'chat: tool calls get positional ids, results link by tool_name')!;
-    const before = rawPathCounts.answered;
+    const before = rawPathCounts.ollama;
     expect(requestDigests(new TextEncoder().encode(JSON.stringify(v.body)), at).key).toBe(v.expect!.key);
-    expect(rawPathCounts.answered).toBe(before + 1);
+    expect(rawPathCounts.ollama).toBe(before + 1);
   });
 });

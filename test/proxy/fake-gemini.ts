@@ -6,7 +6,7 @@
 // call counter, so a replayed recording is told apart from a live call. A `cut` prompt makes the
 // stream stop before its final chunk.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLoopback } from './fake-upstream.ts';
 
 export interface FakeGemini {
   url: string;
@@ -124,16 +124,5 @@ export async function startGemini(opts: { apiKey?: string } = {}): Promise<FakeG
     }
     return googleError(res, 404, 'NOT_FOUND', `Method not found: ${op}`);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    server,
-    calls,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenLoopback(server)), calls };
 }

@@ -209,12 +209,16 @@ export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstrea
     if (path === '/v1/embeddings') return json(200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2, count] }], model: body.model });
     return json(404, { error: { message: `no route ${path}`, type: 'invalid_request_error' } });
   });
+  return { ...(await listenLoopback(server)), calls };
+}
+
+/** Starts a fake's server on 127.0.0.1 and a free port; close() cuts open connections. */
+export async function listenLoopback(server: Server): Promise<{ url: string; server: Server; close(): Promise<void> }> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,
     server,
-    calls,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
