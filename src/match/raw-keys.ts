@@ -487,16 +487,17 @@ class Walk {
   // --- content
 
   /**
-   * Writes the parts of `v` (comma-separated); returns how many. With `ranges`, records each
-   * part as [start, end, kind] (kind RESULT for tool results, which split user messages).
+   * Writes the parts of `v` (comma-separated, and after a comma when `after`: parts were
+   * written before them); returns how many. With `ranges`, records each part as
+   * [start, end, kind] (kind RESULT for tool results, which split user messages).
    */
-  content(v: number | undefined, ranges?: number[]): number {
+  content(v: number | undefined, ranges?: number[], after = false): number {
     if (v === undefined || this.kind(v) === T_NULL) return 0;
     let n = 0;
     const parts = this.kind(v) === T_ARRAY ? this.children(v) : [v];
     for (const p of parts) {
       const mark = this.out.at;
-      if (n > 0) this.out.byte(COMMA);
+      if (n > 0 || after) this.out.byte(COMMA);
       const start = this.out.at;
       const kind = this.part(p);
       if (kind === NONE) {
@@ -868,7 +869,22 @@ class Walk {
       out.bytes(L.contentKey);
       out.bytes(L.openArr);
     }
-    let n = this.content(m.get('content'), ranges);
+    let n = 0;
+    const thinking = this.ollama ? m.get('thinking') : undefined;
+    if (thinking !== undefined && this.kind(thinking) === T_STRING && this.end(thinking) - this.start(thinking) > 2) {
+      // Ollama: `thinking` text is a thinking part before the text (providers/ollama.ts).
+      const s = out.at;
+      out.bytes(L.open);
+      out.bytes(L.type);
+      out.bytes(L.thinking);
+      out.byte(COMMA);
+      out.bytes(L.thinkingKey);
+      this.raw(thinking);
+      out.bytes(L.close);
+      ranges.push(s, out.at, PART);
+      n++;
+    }
+    n += this.content(m.get('content'), ranges, n > 0);
     const calls = m.get('tool_calls');
     if (calls !== undefined && this.kind(calls) === T_ARRAY) {
       if (this.ollama) this.ollama.open = [];
@@ -985,14 +1001,15 @@ class Walk {
   /**
    * The Ollama rules for a message that the chat walk does not know: the open call a tool
    * message answers (undefined: none, or not a tool message without tool_call_id); a message
-   * whose images, thinking or kept tool_name would make parts or members of their own declines
-   * to the reference.
+   * whose images or kept tool_name (or a thinking value that is not text) would make parts or
+   * members of their own declines to the reference.
    */
   private ollamaMessage(m: Members): { id: unknown } | undefined {
     const images = m.get('images');
     if (images !== undefined && this.kind(images) === T_ARRAY && !this.empty(images)) decline();
+    // Thinking text becomes the first part (message() writes it); another value would stay a member.
     const thinking = m.get('thinking');
-    if (thinking !== undefined && this.kind(thinking) !== T_NULL && !(this.kind(thinking) === T_STRING && this.end(thinking) - this.start(thinking) === 2)) decline();
+    if (thinking !== undefined && this.kind(thinking) !== T_NULL && this.kind(thinking) !== T_STRING) decline();
     const role = this.strOf(m.get('role'));
     const name = m.get('tool_name');
     const tc = m.get('tool_call_id');
