@@ -21,6 +21,8 @@ const direct = [
   'test/replay/**/*.test.ts',
   // The proxy is transport around the matcher, which the per-backend suites already cover.
   'test/proxy/**/*.test.ts',
+  // Provider wire formats and SDK round trips through the proxy: transport, like the proxy's.
+  'test/providers/**/*.test.ts',
   // The browser suite compares every backend in the page with Node itself.
   'test/browser/**/*.test.ts',
   // The test-runner integration drives the proxy and vitest itself.

@@ -668,3 +668,30 @@ export function geminiBody() {
   cache.set('gemini', out);
   return out;
 }
+
+/**
+ * The M conversation as an AWS Bedrock Converse call (the Anthropic body of requestBodies(),
+ * block by block: text, image by S3 location, toolUse, toolResult, toolSpec tools), with the
+ * endpoint it is sent to: Bedrock puts the model in the path.
+ */
+export function converseBody() {
+  if (cache.has('converse')) return cache.get('converse');
+  const a = requestBodies().anthropic.body;
+  const block = (b) => {
+    if (b.type === 'text') return { text: b.text };
+    if (b.type === 'image') return { image: { format: 'png', source: { s3Location: { uri: b.source.url } } } };
+    if (b.type === 'tool_use') return { toolUse: { toolUseId: b.id, name: b.name, input: b.input } };
+    if (b.type === 'tool_result') return { toolResult: { toolUseId: b.tool_use_id, content: [{ text: b.content }] } };
+    throw new Error(`converseBody: no Converse block for ${b.type}`);
+  };
+  const body = {
+    system: a.system.map((b) => ({ text: b.text })).concat([{ cachePoint: { type: 'default' } }]),
+    messages: a.messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? [{ text: m.content }] : m.content.map(block) })),
+    toolConfig: { tools: a.tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.input_schema } } })), toolChoice: { auto: {} } },
+    inferenceConfig: { maxTokens: 4096, temperature: 0 },
+    requestMetadata: { user: 'user-42' },
+  };
+  const out = { body, bytes: encoder.encode(JSON.stringify(body)), endpoint: { method: 'POST', url: '/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream' } };
+  cache.set('converse', out);
+  return out;
+}

@@ -35,6 +35,8 @@
  * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
  * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
+ * - `E_EVENT_STREAM`: bytes that are not a whole AWS event stream (a CRC that does not match, a
+ *   header that runs past its block, a stream cut inside a message); `offset` is the stream byte.
  * - `E_NETWORK_BLOCKED`: the fetch switch refused a request to a host it does not route through a
  *   tape while the network is blocked (`blockNetwork`).
  * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),

@@ -9,6 +9,7 @@ import type { TapedeckError } from '../errors.ts';
 import type { ErrorStyle } from './error-shape.ts';
 import { anthropic } from './anthropic.ts';
 import { azure } from './azure.ts';
+import { bedrock } from './bedrock.ts';
 import { gemini } from './gemini.ts';
 import { ollama } from './ollama.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
@@ -23,7 +24,7 @@ export type { Credentials, ErrorAnswer, NormalizeContext, ProviderModule, Provid
  * Every provider module, most specific first: routes are tried in this order, and so are the
  * modules' detect() and speaks(). OpenAI is last: the fallback error shape.
  */
-export const PROVIDER_MODULES: readonly ProviderModule[] = [gemini, anthropic, ollama, azure, openai];
+export const PROVIDER_MODULES: readonly ProviderModule[] = [gemini, bedrock, anthropic, ollama, azure, openai];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);

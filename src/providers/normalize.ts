@@ -322,7 +322,7 @@ function fromUrl(url: string): Attachment {
  * input_image / input_file, generic { data, mediaType } / { url } / { path }, and the
  * normalized forms themselves (so normalization is idempotent).
  */
-function attachment(src: Obj): Attachment | undefined {
+export function attachment(src: Obj): Attachment | undefined {
   const mediaType = mediaTypeOf(src.media_type ?? src.mediaType ?? src.mime_type ?? src.mimeType);
   if (typeof src.sha256 === 'string') return mediaType ? { sha256: src.sha256, mediaType } : { sha256: src.sha256 };
   if (typeof src.textSha256 === 'string') return mediaType ? { textSha256: src.textSha256, mediaType } : { textSha256: src.textSha256 };

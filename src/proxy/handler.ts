@@ -217,6 +217,25 @@ function closedError(): TapedeckError {
   return new TapedeckError('E_PROXY_CLOSED', 'The tapedeck proxy is shutting down.', { hint: 'Retry against a running proxy.' });
 }
 
+/**
+ * An HTTP/2 request's headers as HTTP/1.1 would carry them: the pseudo-headers (`:method`,
+ * `:path`, `:scheme`, `:authority`) are the request line, not headers, and are neither keyed,
+ * stored nor forwarded; `:authority` is the Host.
+ */
+function h1Headers(h: IncomingMessage['headers']): IncomingMessage['headers'] {
+  const out: IncomingMessage['headers'] = {};
+  for (const [k, v] of Object.entries(h)) if (k.charCodeAt(0) !== 0x3a) out[k] = v;
+  const authority = h[':authority'];
+  if (out.host === undefined && typeof authority === 'string') out.host = authority;
+  return out;
+}
+
+/** The upstream's status line on the client's response (HTTP/2 has no reason phrase; Node warns when given one). */
+function writeUpstreamHead(req: IncomingMessage, res: ServerResponse, up: Response, headers: OutgoingHttpHeaders): void {
+  if (req.httpVersionMajor === 2) res.writeHead(up.status, headers);
+  else res.writeHead(up.status, up.statusText, headers);
+}
+
 function sanitize(s: string): string {
   return s.replace(/[^\x20-\x7e]+/g, ' ').slice(0, 1000);
 }
@@ -290,8 +309,9 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const answer = errorAnswer(e, req.url ?? '/', req.headers, status, showsWholeBody(req.headers));
     const body = answer.body;
     const headers: OutgoingHttpHeaders = { ...answer.headers, 'content-length': Buffer.byteLength(body) };
-    // An oversized body is not read to the end; close the connection rather than reuse it.
-    if (e.code === 'E_BODY_TOO_LARGE') headers.connection = 'close';
+    // An oversized body is not read to the end; close the connection rather than reuse it
+    // (HTTP/2 has no such header: the stream alone is reset when the answer ends).
+    if (e.code === 'E_BODY_TOO_LARGE' && req.httpVersionMajor !== 2) headers.connection = 'close';
     res.writeHead(status, headers);
     res.end(body);
   }
@@ -382,7 +402,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     if (recordIt && !streaming) return forwardWhole(d, req, res, dreq, p, up, headers, out, recordedAt, t0, () => clientGone);
-    res.writeHead(up.status, up.statusText, out);
+    writeUpstreamHead(req, res, up, out);
     const log = recordIt ? new ChunkLog() : undefined;
     if (up.body) {
       const reader = up.body.getReader();
@@ -455,7 +475,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       d.countError();
       d.warnOnce(`tapedeck: ${p.route}: the upstream's stream ended before the answer was complete; not recorded.`);
       out['x-tapedeck-recorded'] = 'false';
-      res.writeHead(up.status, up.statusText, { ...out, 'content-length': body.length });
+      writeUpstreamHead(req, res, up, { ...out, 'content-length': body.length });
       res.end(body);
       return;
     }
@@ -472,7 +492,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     out['x-tapedeck-recorded'] = failed ? 'false' : 'true';
     const empty = CONTENT_FREE.has(up.status) || req.method === 'HEAD';
     if (!empty) out['content-length'] = body.length;
-    res.writeHead(up.status, up.statusText, out);
+    writeUpstreamHead(req, res, up, out);
     if (empty) res.end();
     else res.end(body);
   }
@@ -485,7 +505,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 
   function deckRequest(req: IncomingMessage, body: Uint8Array): DeckRequest {
     // Dot segments resolved here, so they cannot climb out of the upstream's path prefix.
-    return { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.headers, body };
+    return { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.httpVersionMajor === 2 ? h1Headers(req.headers) : req.headers, body };
   }
 
   /**

@@ -1,10 +1,63 @@
 /**
  * The standalone proxy server behind `tapedeck serve`: node:http around createHandler, bound to
  * loopback by default, with a shutdown that lets in-flight requests finish and closes the tape.
+ * The same port speaks cleartext HTTP/2 to clients that open with its preface (prior knowledge,
+ * as the AWS SDK's default HTTP/2 handler does for an http:// endpoint).
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
 import { createHandler, type HandlerOptions, type TapedeckHandler } from './handler.ts';
+
+// RFC 9113 section 3.4: a client with prior knowledge opens with these 24 bytes. No HTTP/1.x
+// request starts with them ("PRI" is no method anyone sends).
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+/**
+ * Routes each connection of `server` by its first bytes: the HTTP/2 preface goes to `h2`,
+ * anything else to node:http's own connection listener (so its parser, timeouts and
+ * closeIdleConnections work as before). Returns the sockets still being told apart, which
+ * close() must end itself (neither server knows them yet).
+ */
+function acceptHttp2(server: Server, h2: Http2Server, firstByteTimeoutMs: number): Set<Socket> {
+  const http1 = server.listeners('connection') as ((socket: Socket) => void)[];
+  server.removeAllListeners('connection');
+  const undecided = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    undecided.add(socket);
+    let seen: Buffer | undefined;
+    const onError = () => socket.destroy();
+    // Neither server times this socket out before it is theirs: a client that connects and
+    // sends nothing is cut after the headers timeout, as node:http would cut it.
+    socket.setTimeout(firstByteTimeoutMs, onError);
+    const onData = (chunk: Buffer) => {
+      seen = seen ? Buffer.concat([seen, chunk]) : chunk;
+      const n = Math.min(seen.length, PREFACE.length);
+      const h2ish = seen.compare(PREFACE, 0, n, 0, n) === 0;
+      if (h2ish && seen.length < PREFACE.length) return; // a preface cut across packets
+      socket.off('data', onData);
+      socket.off('error', onError);
+      socket.off('close', onClose);
+      socket.setTimeout(0, onError);
+      undecided.delete(socket);
+      // Put the bytes back and hand over the socket paused, so nothing flows to no listener.
+      // The HTTP/2 session reads what is buffered itself, then takes the socket's handle; the
+      // HTTP/1.1 parser gets the bytes from its 'data' listener once the socket flows again.
+      socket.pause();
+      socket.unshift(seen);
+      if (h2ish) h2.emit('connection', socket);
+      else {
+        for (const l of http1) l.call(server, socket);
+        socket.resume();
+      }
+    };
+    const onClose = () => undecided.delete(socket);
+    socket.on('data', onData);
+    socket.on('error', onError);
+    socket.on('close', onClose);
+  });
+  return undecided;
+}
 
 export interface ServeOptions extends HandlerOptions {
   /** Port to listen on (default 8080; 0 picks a free one). */
@@ -23,7 +76,10 @@ export interface ServeOptions extends HandlerOptions {
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
 export interface ProxyServer {
+  /** The listening server. HTTP/2 connections are handed from it to {@link http2}. */
   readonly server: Server;
+  /** The cleartext HTTP/2 server that answers clients opening with the HTTP/2 preface. */
+  readonly http2: Http2Server;
   readonly handler: TapedeckHandler;
   /** `http://host:port`, with the port actually bound. */
   readonly url: string;
@@ -50,6 +106,14 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     { keepAliveTimeout: 65_000, requestTimeout, headersTimeout: Math.min(60_000, requestTimeout), connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeout / 4))) },
     handler,
   );
+  // The compatibility API gives the handler request and response objects of the same shape.
+  const h2 = createHttp2Server({}, handler as unknown as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
+  const sessions = new Set<Http2Session>();
+  h2.on('session', (s: Http2Session) => {
+    sessions.add(s);
+    s.once('close', () => sessions.delete(s));
+  });
+  const undecided = acceptHttp2(server, h2, server.headersTimeout);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 8080, opts.host ?? '127.0.0.1', () => {
@@ -62,18 +126,26 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   let closing: Promise<void> | undefined;
   return {
     server,
+    http2: h2,
     handler,
     port: addr.port,
     url: `http://${host}:${addr.port}`,
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((r) => server.close(() => r()));
+        for (const s of undecided) s.destroy();
         server.closeIdleConnections();
+        // HTTP/2: GOAWAY now, so clients open no new streams; the session closes once its
+        // streams in flight have ended.
+        for (const s of sessions) s.close();
         await handler.close();
         // Keep-alive connections that carried the last requests are idle now.
         server.closeIdleConnections();
         // A client that holds its connection open after its last answer does not keep us up.
-        const grace = setTimeout(() => server.closeAllConnections(), 2000);
+        const grace = setTimeout(() => {
+          server.closeAllConnections();
+          for (const s of sessions) s.destroy();
+        }, 2000);
         await closed;
         clearTimeout(grace);
       })();

@@ -52,5 +52,6 @@ export function httpRecordExchange(rec: HttpRecord): TreeRecord | undefined {
       });
     }
   }
+  // Where it was sent: APIs that put the model and the shape in the URL (Bedrock) key by it.
   return { request: rec.request.body, value, key: rec.key, recordedAt: rec.recordedAt, endpoint: sentTo };
 }

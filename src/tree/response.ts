@@ -24,8 +24,9 @@ function choiceMessage(choice: unknown): unknown[] | undefined {
 /**
  * The message lists a response value contributes to its conversation: one list per alternative
  * the response holds (an OpenAI body with n > 1 has several choices). Shapes, first that fits:
- * a string (the answer text); `choices` (OpenAI chat completions); `candidates` (Gemini); `output` items (OpenAI
- * Responses); an Ollama chat answer (`{ message, done }`); a message or Anthropic message object (`{ role?, content }`); anything else is kept
+ * a string (the answer text); `choices` (OpenAI chat completions); `candidates` (Gemini); `output.message`
+ * (Bedrock Converse); `output` items (OpenAI Responses); an Ollama chat answer (`{ message, done }`);
+ * a message or Anthropic message object (`{ role?, content }`); anything else is kept
  * whole as the content of one assistant message, so it is still recorded and printed, even if no
  * later request can ever continue through it.
  *
@@ -45,6 +46,10 @@ export function responseMessages(value: unknown): unknown[][] {
     // Gemini: each candidate's content ({ role: 'model', parts }) is what the client sends back.
     const alts = value.candidates.filter((c): c is Obj => isObj(c) && isObj(c.content)).map((c) => [c.content]);
     if (alts.length > 0) return alts;
+  }
+  if (isObj(value.output) && isObj(value.output.message)) {
+    // Bedrock Converse: `output.message` ({ role, content blocks }) is what the client sends back.
+    return [[value.output.message]];
   }
   // An Ollama chat answer: the client sends `message` back as it is.
   if (isObj(value.message) && typeof value.done === 'boolean') return [[value.message]];

@@ -389,7 +389,9 @@ export class ConversationTree {
    *               value: { choices: [{ message: { role: 'assistant', content: 'hello' } }] } })
    */
   record(rec: TreeRecord, meta?: Record<string, unknown>, normalize?: NormalizeOptions): Alternative[] {
-    const x = normalizeExchange(rec.request, rec.value, rec.endpoint ? { ...normalize, endpoint: rec.endpoint } : normalize);
+    // A proxy record knows where it was sent (httpRecordExchange): the route names the shape.
+    const endpoint = isObj(rec.endpoint) && typeof rec.endpoint.url === 'string' && normalize?.endpoint === undefined ? (rec.endpoint as { method?: string; url: string }) : undefined;
+    const x = normalizeExchange(rec.request, rec.value, endpoint ? { ...normalize, endpoint } : normalize);
     if (x.messages.length === 0) {
       throw treeError('The recorded request has no messages, so it has no place in a conversation tree.', 'Only conversations are placed in the tree.');
     }

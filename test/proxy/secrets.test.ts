@@ -33,6 +33,9 @@ const S = {
   awsSession: 'IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD6sessiontokenvalue',
   awsQuerySignature: 'aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404',
   awsQueryKeyId: 'ASIA' + 'Z9X8C7V6B5N4M3L2',
+  // SigV4's date and payload hash: no secrets, but signature inputs that have no business on disk.
+  awsDate: '20260317T101112Z',
+  awsPayloadHash: '9f2c81d0be34a7a6c51e0f4d2b8a97e36c1d5f0a8b2e4c6d8f0a1b3c5d7e9f01',
   bedrockApiKey: 'ABSKQmVkcm9ja0FQSUtleS1hYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0',
   mistral: 'Mi5tRaLkEy0123456789abcdefGHIJKLmn',
   cohere: 'co4HereKeyZYXWVUTSRQPONMLKJIHGFEDCBA9876',
@@ -97,7 +100,8 @@ async function recordEverything(base: string, send: typeof fetch): Promise<void>
     {
       authorization: `AWS4-HMAC-SHA256 Credential=${S.awsKeyId}/20260101/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date;x-amz-security-token, Signature=${S.awsSignature}`,
       'x-amz-security-token': S.awsSession,
-      'x-amz-date': '20260101T000000Z',
+      'x-amz-date': S.awsDate,
+      'x-amz-content-sha256': S.awsPayloadHash,
     },
     { authorization: `Bearer ${S.bedrockApiKey}` },
     { authorization: `Bearer ${S.mistral}` },

@@ -1,0 +1,415 @@
+/**
+ * AWS Bedrock Runtime: Converse and ConverseStream (Bedrock's own message shape), InvokeModel
+ * and InvokeModelWithResponseStream (the model's native body; Anthropic-on-Bedrock keyed as
+ * Anthropic). The model is in the path (`/model/{modelId}/converse`, percent-encoded: ARNs and
+ * inference profiles), streams are AWS event streams (./wire/aws-eventstream.ts), errors are
+ * `{ message }` with the exception name in `x-amzn-ErrorType`, and requests are signed with
+ * SigV4 (or carry a Bedrock API key as a Bearer token).
+ *
+ * A Converse body is keyed by translating it, block by block, into the Anthropic body it means
+ * and keying that with the chat-family normalizer, so one conversation has the same message and
+ * path hashes in Converse, Anthropic and OpenAI shape (docs/hash-spec.md, "AWS Bedrock").
+ */
+import { TapedeckError } from '../errors.ts';
+import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
+import { attachment, normalizeRequest, optionValue } from './normalize.ts';
+import type { ErrorAnswer, NormalizeContext, ProviderModule, RouteMatch } from './provider.ts';
+import { assembleStream } from './sse-assemble.ts';
+import type { RequestView } from './types.ts';
+import { decodeEventStream, headerString, type EventStreamMessage } from './wire/aws-eventstream.ts';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+const EVENT_STREAM = 'application/vnd.amazon.eventstream';
+
+const IMAGE_TYPES: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg' };
+const VIDEO_TYPES: Record<string, string> = { mkv: 'video/x-matroska', mov: 'video/quicktime', three_gp: 'video/3gpp', flv: 'video/x-flv', wmv: 'video/x-ms-wmv', mpg: 'video/mpeg' };
+const AUDIO_TYPES: Record<string, string> = { mp3: 'audio/mpeg', mpeg: 'audio/mpeg', m4a: 'audio/mp4' };
+const DOCUMENT_TYPES: Record<string, string> = {
+  pdf: 'application/pdf',
+  csv: 'text/csv',
+  doc: 'application/msword',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  xls: 'application/vnd.ms-excel',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  html: 'text/html',
+  txt: 'text/plain',
+  md: 'text/markdown',
+};
+
+/** The media type a Converse `format` names, for a kind of content. */
+function mediaTypeOf(kind: 'image' | 'video' | 'audio' | 'document', format: unknown): string | undefined {
+  if (typeof format !== 'string' || format === '') return undefined;
+  const f = format.toLowerCase();
+  const table = kind === 'image' ? IMAGE_TYPES : kind === 'video' ? VIDEO_TYPES : kind === 'audio' ? AUDIO_TYPES : DOCUMENT_TYPES;
+  return table[f] ?? (kind === 'document' ? `application/${f}` : `${kind}/${f}`);
+}
+
+/**
+ * A Converse media source as the Anthropic source it stands for: `bytes` (base64 on the wire, a
+ * Uint8Array in the SDK's input) by digest, `s3Location.uri` and `text` as Anthropic's url and
+ * text sources, `content` as a content source. Anything else is kept as given.
+ */
+function source(src: unknown, mediaType: string | undefined): unknown {
+  if (!isObj(src)) return src;
+  if (src.bytes !== undefined && src.bytes !== null) return { type: 'base64', ...(mediaType ? { media_type: mediaType } : {}), data: src.bytes };
+  if (isObj(src.s3Location) && typeof src.s3Location.uri === 'string') return { type: 'url', url: src.s3Location.uri };
+  if (typeof src.text === 'string') return { type: 'text', media_type: 'text/plain', data: src.text };
+  if (Array.isArray(src.content)) return { type: 'content', content: blocks(src.content) };
+  return src;
+}
+
+function without(o: Obj, skip: readonly string[]): Obj {
+  const out: Obj = {};
+  for (const k of Object.keys(o)) if (!skip.includes(k)) out[k] = o[k];
+  return out;
+}
+
+/**
+ * One Converse content block (`{ text }`, `{ image }`, `{ toolUse }`, ...: one member naming
+ * its kind) as the Anthropic block it means; undefined for a block that is no content
+ * (`cachePoint`, a caching hint like Anthropic's `cache_control`). The matcher's raw-bytes walk
+ * hands it the blocks it does not write itself.
+ *
+ * @example
+ * converseBlock({ toolUse: { toolUseId: 't1', name: 'f', input: {} } }) // { type: 'tool_use', id: 't1', name: 'f', input: {} }
+ */
+export function converseBlock(b: unknown): unknown {
+  if (!isObj(b)) return b;
+  const keys = Object.keys(b);
+  if (b.cachePoint !== undefined && keys.length === 1) return undefined;
+  if (typeof b.text === 'string' && keys.length === 1) return { type: 'text', text: b.text };
+  if (isObj(b.image)) {
+    const mt = mediaTypeOf('image', b.image.format);
+    return { type: 'image', source: source(b.image.source, mt) };
+  }
+  if (isObj(b.document)) {
+    const d = b.document;
+    const mt = mediaTypeOf('document', d.format);
+    const out: Obj = { type: 'document', source: source(d.source, mt) };
+    if (d.name !== undefined) out.filename = d.name;
+    return { ...out, ...without(d, ['format', 'name', 'source']) };
+  }
+  if (isObj(b.video) || isObj(b.audio)) {
+    const kind = isObj(b.video) ? 'video' : 'audio';
+    const m = b[kind] as Obj;
+    const src = source(m.source, mediaTypeOf(kind, m.format));
+    // Audio is a part the normalizer knows; video is kept with its attachment already by digest.
+    const att = isObj(src) ? (attachment(src) ?? src) : src;
+    return { type: kind, [kind]: att };
+  }
+  if (isObj(b.toolUse)) {
+    const t = b.toolUse;
+    return { type: 'tool_use', id: t.toolUseId, name: t.name, input: t.input, ...without(t, ['toolUseId', 'name', 'input']) };
+  }
+  if (isObj(b.toolResult)) {
+    const t = b.toolResult;
+    const out: Obj = { type: 'tool_result', tool_use_id: t.toolUseId, content: Array.isArray(t.content) ? blocks(t.content) : t.content };
+    if (t.status === 'error') out.is_error = true;
+    return { ...out, ...without(t, ['toolUseId', 'content', 'status']) };
+  }
+  if (b.json !== undefined && keys.length === 1) return { type: 'json', json: b.json };
+  if (isObj(b.reasoningContent)) {
+    const r = b.reasoningContent;
+    if (isObj(r.reasoningText)) return { type: 'thinking', thinking: r.reasoningText.text, signature: r.reasoningText.signature };
+    if (r.redactedContent !== undefined) return { type: 'redacted_thinking', data: r.redactedContent };
+  }
+  return b;
+}
+
+function blocks(v: unknown): unknown {
+  if (!Array.isArray(v)) return v;
+  return v.map(converseBlock).filter((x) => x !== undefined);
+}
+
+/**
+ * A Converse tool (`{ toolSpec }`) as the Anthropic tool it means; `cachePoint` entries are no
+ * tools (undefined).
+ *
+ * @example
+ * converseTool({ toolSpec: { name: 'f', inputSchema: { json: { type: 'object' } } } }) // { name: 'f', description: undefined, input_schema: { type: 'object' } }
+ */
+export function converseTool(t: unknown): unknown {
+  if (!isObj(t)) return t;
+  if (t.cachePoint !== undefined && Object.keys(t).length === 1) return undefined;
+  if (!isObj(t.toolSpec)) return t;
+  const s = t.toolSpec;
+  const schema = isObj(s.inputSchema) && 'json' in s.inputSchema ? s.inputSchema.json : s.inputSchema;
+  return { name: s.name, description: s.description, input_schema: schema, ...without(s, ['name', 'description', 'inputSchema']) };
+}
+
+// Converse members that never decide the answer: log metadata, latency and capacity tiers
+// (like `service_tier` in the chat family), and the model id of an SDK input object.
+const CONVERSE_DROPPED = new Set(['requestMetadata', 'performanceConfig', 'serviceTier', 'modelId']);
+// Converse members the Anthropic layout would read as its own: never options of that name.
+const RESERVED = new Set(['model', 'tools', 'functions', 'context', 'stream']);
+
+/**
+ * `inferenceConfig` as an option: `temperature` by the chat family's rule (kept only when 0),
+ * null members absent, empty absent; `ignoreArgs` names its members too.
+ */
+function inferenceConfig(v: unknown, ignore: ReadonlySet<string>): unknown {
+  if (!isObj(v)) return v;
+  const out: Obj = {};
+  for (const k of Object.keys(v)) {
+    if (ignore.has(k)) continue;
+    const x = k === 'temperature' ? optionValue('temperature', v[k]) : v[k] === null ? undefined : v[k];
+    if (x !== undefined) out[k] = x;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The Anthropic body a Converse body means (before the chat-family normalizer keys it). */
+function converseAsAnthropic(body: Obj, model: unknown, stream: boolean, ignore: ReadonlySet<string>): Obj {
+  const out: Obj = {};
+  if (model !== undefined && model !== null) out.model = model;
+  for (const k of Object.keys(body)) {
+    if (ignore.has(k) || CONVERSE_DROPPED.has(k)) continue;
+    const v = body[k];
+    if (k === 'messages') {
+      out.messages = Array.isArray(v) ? v.map((m) => (isObj(m) ? { ...m, content: blocks(m.content) } : m)) : v;
+    } else if (k === 'system') {
+      out.system = blocks(v);
+    } else if (k === 'toolConfig' && isObj(v)) {
+      if (Array.isArray(v.tools)) out.tools = v.tools.map(converseTool).filter((t) => t !== undefined);
+      for (const [ck, cv] of Object.entries(v)) if (ck !== 'tools' && !ignore.has(ck)) out[ck] = cv;
+    } else if (k === 'inferenceConfig') {
+      const ic = inferenceConfig(v, ignore);
+      if (ic !== undefined) out.inferenceConfig = ic;
+    } else {
+      out[RESERVED.has(k) ? `converse.${k}` : k] = v;
+    }
+  }
+  if (stream) out.stream = true;
+  return out;
+}
+
+/** Whether a body sent to InvokeModel is in Converse shape (Amazon Nova's messages-v1 is): members only Converse has. */
+function looksConverse(body: Obj): boolean {
+  if (!Array.isArray(body.messages) && body.messages !== undefined) return false;
+  if (['inferenceConfig', 'toolConfig', 'additionalModelRequestFields', 'guardrailConfig', 'promptVariables', 'additionalModelResponseFieldPaths'].some((k) => body[k] !== undefined)) return true;
+  return typeof body.modelId === 'string' && Array.isArray(body.messages);
+}
+
+const STREAMING = new Set(['ConverseStream', 'InvokeModelWithResponseStream']);
+
+function userOptions(ctx: NormalizeContext): { ignore: Set<string>; rest: { ignoreArgs?: readonly string[]; volatileKeys?: readonly string[] } } {
+  const { ignoreArgs, volatileKeys } = ctx.opts;
+  return { ignore: new Set(ignoreArgs ?? []), rest: volatileKeys ? { volatileKeys } : {} };
+}
+
+function normalizeConverse(body: unknown, ctx: NormalizeContext, stream: boolean): RequestView {
+  if (!isObj(body)) throw new TapedeckError('E_REQUEST', `A Converse request body must be a JSON object; got ${Array.isArray(body) ? 'an array' : body === null ? 'null' : typeof body}.`, { path: '$' });
+  if (!Array.isArray(body.messages) && !(ctx.opts.ignoreArgs ?? []).includes('messages')) {
+    throw new TapedeckError('E_REQUEST', 'A Converse request needs a `messages` array.', { path: '$.messages', hint: 'Converse bodies look like { messages: [{ role, content: [{ text }] }], system?, inferenceConfig?, toolConfig? }.' });
+  }
+  const { ignore, rest } = userOptions(ctx);
+  const model = ignore.has('model') ? undefined : (ctx.route?.model ?? body.modelId);
+  const r = normalizeRequest(converseAsAnthropic(body, model, stream, ignore), { ...rest, provider: 'anthropic' });
+  return { ...r, provider: 'bedrock-converse' };
+}
+
+function normalizeInvoke(body: unknown, ctx: NormalizeContext, stream: boolean): RequestView {
+  if (isObj(body) && body.anthropic_version === undefined && looksConverse(body)) return { ...normalizeConverse(body, ctx, stream), provider: 'bedrock-invoke' };
+  const { ignore, rest } = userOptions(ctx);
+  const model = ctx.route?.model;
+  let b = body;
+  if (isObj(body)) {
+    b = { ...body };
+    if (model !== undefined && !ignore.has('model')) (b as Obj).model = model;
+    if (stream) (b as Obj).stream = true;
+  }
+  const anthropicBody = isObj(body) && typeof body.anthropic_version === 'string';
+  const r = normalizeRequest(b, { ...rest, ...(ctx.opts.ignoreArgs ? { ignoreArgs: ctx.opts.ignoreArgs } : {}), ...(anthropicBody ? { provider: 'anthropic' as const } : {}) });
+  return { ...r, provider: 'bedrock-invoke' };
+}
+
+function messagesOf(bytes: Uint8Array): EventStreamMessage[] | undefined {
+  try {
+    return decodeEventStream(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+const decoder = new TextDecoder();
+
+function payload(m: EventStreamMessage): unknown {
+  try {
+    return JSON.parse(decoder.decode(m.body));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Anthropic stream events carried by an InvokeModelWithResponseStream answer's `chunk` events. */
+function invokeEvents(ms: EventStreamMessage[]): unknown[] | undefined {
+  const out: unknown[] = [];
+  for (const m of ms) {
+    if (headerString(m, ':message-type') !== 'event') return undefined;
+    if (headerString(m, ':event-type') !== 'chunk') continue;
+    const p = payload(m);
+    if (!isObj(p) || typeof p.bytes !== 'string') return undefined;
+    try {
+      out.push(JSON.parse(decoder.decode(Uint8Array.from(atob(p.bytes), (c) => c.charCodeAt(0)))));
+    } catch {
+      return undefined;
+    }
+  }
+  return out;
+}
+
+function isStream(contentType: string | undefined, route: RouteMatch | undefined): boolean {
+  const ct = contentType?.split(';')[0]?.trim().toLowerCase();
+  return ct === EVENT_STREAM || (route !== undefined && STREAMING.has(route.route.operation) && ct === undefined);
+}
+
+/**
+ * Whether an event stream is a whole answer: it decodes (every CRC right), carries no exception
+ * message, and ends as its operation ends: ConverseStream with `messageStop` then `metadata`,
+ * InvokeModelWithResponseStream (Anthropic) with a `message_stop` chunk.
+ */
+function complete(bytes: Uint8Array, contentType: string | undefined, route?: RouteMatch): boolean | undefined {
+  if (!isStream(contentType, route)) return undefined;
+  const ms = messagesOf(bytes);
+  if (!ms || ms.length === 0) return false;
+  if (ms.some((m) => headerString(m, ':message-type') !== 'event')) return false;
+  const types = ms.map((m) => headerString(m, ':event-type'));
+  if (types.includes('chunk')) {
+    const events = invokeEvents(ms);
+    const last = events?.at(-1);
+    return isObj(last) && last.type === 'message_stop';
+  }
+  return types.includes('messageStop') && types.at(-1) === 'metadata';
+}
+
+/**
+ * The answer a recorded stream stands for: a ConverseStream as the Converse answer
+ * (`{ output: { message }, stopReason, usage, metrics }`), an Anthropic invoke stream as the
+ * Anthropic message.
+ */
+function assemble(bytes: Uint8Array, contentType: string | undefined, route?: RouteMatch): Record<string, unknown> | undefined {
+  if (!isStream(contentType, route) || !complete(bytes, contentType, route)) return undefined;
+  const ms = messagesOf(bytes)!;
+  if (ms.some((m) => headerString(m, ':event-type') === 'chunk')) {
+    const sse = invokeEvents(ms)!.map((e) => `event: ${isObj(e) ? String(e.type) : 'message'}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+    return assembleStream('text/event-stream', sse);
+  }
+  const content: Obj[] = [];
+  const inputs = new Map<number, string>();
+  const out: Obj = { output: { message: { role: 'assistant', content } } };
+  for (const m of ms) {
+    const p = payload(m);
+    if (!isObj(p)) continue;
+    const i = typeof p.contentBlockIndex === 'number' ? p.contentBlockIndex : 0;
+    switch (headerString(m, ':event-type')) {
+      case 'messageStart':
+        ((out.output as Obj).message as Obj).role = p.role;
+        break;
+      case 'contentBlockStart':
+        if (isObj(p.start) && isObj(p.start.toolUse)) content[i] = { toolUse: { toolUseId: p.start.toolUse.toolUseId, name: p.start.toolUse.name, input: {} } };
+        break;
+      case 'contentBlockDelta': {
+        const d = isObj(p.delta) ? p.delta : {};
+        if (typeof d.text === 'string') {
+          const b = (content[i] ??= { text: '' });
+          b.text = String(b.text ?? '') + d.text;
+        } else if (isObj(d.toolUse) && typeof d.toolUse.input === 'string') {
+          inputs.set(i, (inputs.get(i) ?? '') + d.toolUse.input);
+        } else if (isObj(d.reasoningContent)) {
+          const b = (content[i] ??= { reasoningContent: { reasoningText: { text: '' } } });
+          const rt = ((b.reasoningContent as Obj).reasoningText ??= { text: '' }) as Obj;
+          if (typeof d.reasoningContent.text === 'string') rt.text = String(rt.text ?? '') + d.reasoningContent.text;
+          if (typeof d.reasoningContent.signature === 'string') rt.signature = d.reasoningContent.signature;
+        }
+        break;
+      }
+      case 'messageStop':
+        out.stopReason = p.stopReason;
+        if (p.additionalModelResponseFields !== undefined) out.additionalModelResponseFields = p.additionalModelResponseFields;
+        break;
+      case 'metadata':
+        for (const k of ['usage', 'metrics', 'trace', 'performanceConfig']) if (p[k] !== undefined) out[k] = p[k];
+        break;
+    }
+  }
+  for (const [i, text] of inputs) {
+    const b = content[i];
+    if (!b || !isObj(b.toolUse)) continue;
+    try {
+      b.toolUse.input = text === '' ? {} : JSON.parse(text);
+    } catch {
+      b.toolUse.input = text;
+    }
+  }
+  ((out.output as Obj).message as Obj).content = content.filter((b) => b !== undefined);
+  return out;
+}
+
+// Bedrock's exception names by status, so the AWS SDK raises its own modeled exception class
+// (ValidationException, ResourceNotFoundException, ...) with the message in it.
+function exceptionName(status: number): string {
+  switch (status) {
+    case 400:
+    case 413:
+      return 'ValidationException';
+    case 403:
+      return 'AccessDeniedException';
+    case 404:
+      return 'ResourceNotFoundException';
+    case 408:
+      return 'ModelTimeoutException';
+    case 429:
+      return 'ThrottlingException';
+    case 502:
+    case 503:
+    case 504:
+      return 'ServiceUnavailableException';
+    default:
+      return status >= 500 ? 'InternalServerException' : 'ValidationException';
+  }
+}
+
+const MODEL = '(?<model>[^/]+)';
+
+/**
+ * The Bedrock Runtime module.
+ *
+ * @example
+ * routeOf({ method: 'POST', url: '/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse' })?.model
+ * // 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'
+ * bedrock.errorAnswer(new TapedeckError('E_MISS', 'model differs'), 404).headers // { 'x-amzn-errortype': 'ResourceNotFoundException' }
+ */
+export const bedrock: ProviderModule = {
+  name: 'bedrock',
+  routes: [
+    { method: 'POST', path: new RegExp(`/model/${MODEL}/converse$`), operation: 'Converse', shape: 'bedrock-converse' },
+    { method: 'POST', path: new RegExp(`/model/${MODEL}/converse-stream$`), operation: 'ConverseStream', shape: 'bedrock-converse', streams: true },
+    { method: 'POST', path: new RegExp(`/model/${MODEL}/invoke$`), operation: 'InvokeModel', shape: 'bedrock-invoke' },
+    { method: 'POST', path: new RegExp(`/model/${MODEL}/invoke-with-response-stream$`), operation: 'InvokeModelWithResponseStream', shape: 'bedrock-invoke', streams: true },
+  ],
+  shapes: ['bedrock-converse', 'bedrock-invoke'],
+  rawKeys: false,
+  // No detect(): a Converse body met without its route keeps the chat-family key it always had
+  // (the raw-bytes walk keys it so too); its route or `provider: 'bedrock-converse'` says what it is.
+  normalize(body: unknown, ctx: NormalizeContext): RequestView {
+    const stream = ctx.route !== undefined && STREAMING.has(ctx.route.route.operation);
+    return ctx.shape === 'bedrock-invoke' ? normalizeInvoke(body, ctx, stream) : normalizeConverse(body, ctx, stream);
+  },
+  assemble,
+  complete,
+  speaks: (path, headers) => /\/model\/[^/]+\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.test(path) || String(headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 '),
+  errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
+    // The AWS SDK reads the exception name from this header and `message` from the body; the
+    // other members become properties of the exception it raises (err.tapedeck).
+    return { body: safeJSON({ message: errorMessage(e, style), tapedeck: errorDetails(e, style) }), headers: { 'x-amzn-errortype': exceptionName(status) } };
+  },
+  credentials: {
+    // SigV4: the signature, the session token, and the two headers only the signature reads.
+    headers: ['authorization', 'x-amz-security-token', 'x-amz-date', 'x-amz-content-sha256'],
+    query: ['X-Amz-Signature', 'X-Amz-Security-Token', 'X-Amz-Credential'],
+    fields: [],
+  },
+};
+
