@@ -1,9 +1,10 @@
-// The wasm export surface every build has (the builds for Node add the request-view writer:
-// node.ts). The scalar and SIMD builds export exactly the same names; the TypeScript loader
+// The wasm export surface every build has (the builds for Node add the structural index and the
+// request-view writer: node.ts). The scalar and SIMD builds export exactly the same names; the TypeScript loader
 // (src/core/wasm.ts) is the only caller.
 import { run, RESULT, ensureMemory, F_ELEMENTS, F_MEMBER, F_ROOT_IGNORE, F_TRUSTED_UTF8, F_STRINGIFIED } from "./json";
 import { sha256, sha256Many, pathChain } from "./sha256";
 import { hexEncode } from "./hex";
+import { POW5_128 } from "./generated/number-tables";
 
 export { prepare, MAX_DEPTH } from "./json";
 export { parseNumber, formatNumber, writeCanonicalNumber } from "./number";
@@ -78,4 +79,11 @@ export function digests(flags: i32): i32 {
 
 export { traceToken } from "./trace";
 export { utf16ToUtf8 } from "./utf16";
-export { index } from "./tape";
+
+/**
+ * Where the loader must write the 128-bit powers of five (src/core/pow5.ts) before any call, or
+ * 0 when this build embeds them (the builds for Node; the browser's leaves 10 KB of data out).
+ */
+export function pow5Table(): usize {
+  return isDefined(POW5_EMBEDDED) ? 0 : POW5_128;
+}

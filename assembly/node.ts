@@ -1,4 +1,11 @@
-// The wasm export surface of the builds for Node: everything in index.ts, and the request-view
-// writer (view.ts), which browser bundles leave out (see scripts/build.mjs).
+// The wasm export surface of the builds for Node: everything in index.ts, the structural index
+// (tape.ts) and the request-view writer (view.ts) written from it, which browser bundles leave
+// out (see scripts/build.mjs).
 export * from "./index";
+export { index } from "./tape";
 export { view } from "./view";
+
+// Embeds the powers-of-five table (assembly/generated/number-tables.ts); without it the loader
+// writes the table (the browser's build).
+// @ts-ignore: decorator
+@global const POW5_EMBEDDED: bool = true;

@@ -566,11 +566,11 @@ let size = null;
 if (!FILTERS.length || FILTERS.includes('size')) {
   const { sizeBench } = await import('./size.mjs');
   size = await sizeBench();
-  console.log('\n== SIZE: bundles (esbuild --minify, gzip -9; WebAssembly embedded as base64)');
+  console.log('\n== SIZE: bundles (esbuild --minify, gzip -9; WebAssembly embedded as text: base64, hex in browser bundles)');
   const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
   console.log(
     table(
-      ['row', 'minified', 'gzipped', 'wasm (base64, minified)', 'ratio (gzipped)', 'vs'],
+      ['row', 'minified', 'gzipped', 'wasm (as text, minified)', 'ratio (gzipped)', 'vs'],
       size.rows.map((r) => [r.label, kb(r.minified), kb(r.gzip), kb(r.wasmBase64), r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`, r.baseline]),
     ),
   );

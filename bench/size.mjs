@@ -1,5 +1,5 @@
 // Size rows: what a page downloads for llm-tapedeck/browser, minified by esbuild and gzipped
-// (level 9), WebAssembly included (it is embedded as base64). Baseline: the main entry bundled
+// (level 9), WebAssembly included (embedded as text: base64, or hex for browsers, see scripts/build.mjs). Baseline: the main entry bundled
 // the same way for a runtime that takes package.json's default files (both wasm builds), the
 // size the browser entry is compared with. Target: the browser entry at most 100 KB gzipped.
 import { makeTarget } from './targets.mjs';
@@ -28,7 +28,7 @@ async function bundle(entry, platform) {
   const bytes = out.outputFiles[0].contents;
   const inputs = Object.values(out.metafile.outputs)[0].inputs;
   const wasm = Object.entries(inputs)
-    .filter(([f]) => /wasm(-scalar)?\.generated\.js$/.test(f))
+    .filter(([f]) => /wasm(-scalar|-browser)?\.generated\.js$/.test(f))
     .reduce((n, [, v]) => n + v.bytesInOutput, 0);
   return { minified: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length, wasmBase64: wasm };
 }

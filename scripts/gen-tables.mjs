@@ -247,6 +247,8 @@ export const LOG2_POW10_SHIFT: i32 = ${LOG2_POW10.shift};
 // rounded up for q < 0. The low word is 0 for q in [0, POW5_EXACT_QMAX].
 // Eisel-Lemire uses q in [LEMIRE_QMIN, LEMIRE_QMAX]; Schubfach uses q = -k for
 // k in [SCHUB_KMIN, SCHUB_KMAX] and derives its g(k) from the same entries.
+// The builds for Node embed it (assembly/node.ts defines POW5_EMBEDDED); the browser's build
+// reserves the space and its loader writes the same bytes (src/core/pow5.ts).
 export const POW5_QMIN: i32 = ${POW5_QMIN};
 export const POW5_QMAX: i32 = ${POW5_QMAX};
 export const POW5_EXACT_QMAX: i32 = ${exactMax};
@@ -254,9 +256,9 @@ export const LEMIRE_QMIN: i32 = ${LEMIRE_QMIN};
 export const LEMIRE_QMAX: i32 = ${LEMIRE_QMAX};
 export const SCHUB_KMIN: i32 = ${kMin};
 export const SCHUB_KMAX: i32 = ${kMax};
-export const POW5_128: usize = memory.data<u64>([
+export const POW5_128: usize = isDefined(POW5_EMBEDDED) ? memory.data<u64>([
 ${rows(pow5, hex64, 4)}
-], 16);
+], 16) : memory.data(${pow5.length * 8}, 16);
 
 // 10^0 .. 10^22 as binary64 bit patterns (all exact).
 export const POW10_F64: usize = memory.data<u64>([

@@ -5,8 +5,9 @@
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
 import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
 import type { ArrayText } from './pieces.ts';
+import { writePow5Table } from './pow5.ts';
 import { jsonError, tooLarge } from './status.ts';
-import { SCALAR_SHA256, SIMD_BASE64, SIMD_SHA256 } from './wasm.generated.ts';
+import { SCALAR_SHA256, SIMD_BASE64, SIMD_HEX, SIMD_SHA256 } from './wasm.generated.ts';
 // Empty in browser bundles (see wasm-scalar.browser.ts): there the scalar build is loaded on demand.
 import { SCALAR_BASE64 } from './wasm-scalar.generated.ts';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
@@ -23,8 +24,10 @@ interface CoreExports {
   sha256Update(state: number, ptr: number, len: number): void;
   sha256Final(state: number, out: number): void;
   traceToken(ptr: number, count: number, scratch: number, out: number): number;
-  index(at: number, n: number): number;
-  /** Absent from the browser's SIMD build (see scripts/build.mjs). */
+  /** Where the loader writes the powers of five (src/core/pow5.ts), or 0 when the build embeds them. */
+  pow5Table(): number;
+  /** This and view() are absent from the browser's SIMD build (see scripts/build.mjs). */
+  index?(at: number, n: number): number;
   view?(at: number, n: number, count: number, provider: number): number;
 }
 
@@ -48,6 +51,15 @@ function decodeBase64(b64: string): Uint8Array {
   return out;
 }
 
+/** Lowercase hex to bytes (the browser's embedded build, see scripts/build.mjs). */
+function decodeHex(text: string): Uint8Array {
+  const out = new Uint8Array(text.length >>> 1);
+  // '0'-'9' are 0x30-0x39 and 'a'-'f' 0x61-0x66: the low nibble, plus 9 for letters.
+  const nibble = (c: number) => (c & 0xf) + (c >> 6) * 9;
+  for (let i = 0; i < out.length; i++) out[i] = (nibble(text.charCodeAt(2 * i)) << 4) | nibble(text.charCodeAt(2 * i + 1));
+  return out;
+}
+
 /** Builds handed in at run time (provideWasmBuild), for bundles that do not embed one. */
 const provided = new Map<'wasm' | 'wasm-simd', Uint8Array>();
 
@@ -55,6 +67,7 @@ const provided = new Map<'wasm' | 'wasm-simd', Uint8Array>();
 export function wasmBytes(name: 'wasm' | 'wasm-simd'): Uint8Array {
   const given = provided.get(name);
   if (given) return given;
+  if (name === 'wasm-simd' && SIMD_HEX !== '') return decodeHex(SIMD_HEX);
   const b64 = name === 'wasm-simd' ? SIMD_BASE64 : SCALAR_BASE64;
   if (b64 === '') {
     throw new TapedeckError('E_BACKEND', `The ${name} build is not embedded in this bundle (browser bundles embed only the SIMD build).`, {
@@ -147,6 +160,8 @@ export class WasmEngine implements Engine {
         hint: "Use TAPEDECK_BACKEND=js (or setBackend('js')), or a runtime with WebAssembly" + (name === 'wasm-simd' ? ' SIMD.' : '.'),
       });
     }
+    const pow5 = this.x.pow5Table();
+    if (pow5 !== 0) writePow5Table(this.x.memory.buffer, pow5);
     this.r = this.x.result() >>> 2;
     this.refresh();
   }
@@ -347,6 +362,7 @@ export class WasmEngine implements Engine {
   }
 
   tape(json: Uint8Array): Uint32Array | undefined {
+    if (this.x.index === undefined) return undefined;
     const count = this.indexInput(json);
     return count < 0 ? undefined : this.copyTape(count);
   }
@@ -359,7 +375,7 @@ export class WasmEngine implements Engine {
     const at = this.prepare([], json.length);
     this.u8.set(json, at);
     this.indexedAt = at;
-    const count = this.x.index(at, json.length);
+    const count = this.x.index!(at, json.length);
     this.refresh();
     return count;
   }

@@ -8,7 +8,8 @@ import { TapedeckError } from '../errors.ts';
 import { explainMiss, type MissEntry } from './diagnose.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import { fingerprintIgnoreKeys, type NormalizeOptions, type Provider } from '../providers/normalize.ts';
-import { rawRequestDigests, viewDigests } from './raw-keys.ts';
+import { rawRequestDigests } from './raw-keys.ts';
+import { viewDigests } from './view-digests.ts';
 import { withVolatileSpans } from './volatile-miss.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';

@@ -41,10 +41,11 @@
  */
 
 import type { CoreView } from '../core/engine.ts';
-import { coreRequestView, hashValue, jsonTape, pathHashes, pathHashesOfUtf8 } from '../core/index.ts';
+import { coreRequestView, hashValue, jsonTape, pathHashesOfUtf8 } from '../core/index.ts';
 import { allFinite } from '../core/value.ts';
 import { TapedeckError } from '../errors.ts';
 import type { RequestDigests } from './matcher.ts';
+import { viewDigests } from './view-digests.ts';
 import {
   ANTHROPIC_ARGS,
   ANTHROPIC_BLOCKS,
@@ -56,7 +57,7 @@ import {
   OPENAI_ROLES,
   splitToolResults,
 } from '../providers/normalize.ts';
-import type { BuiltinProvider, NormalizeOptions, RequestView } from '../providers/types.ts';
+import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
 import { normalizeRequest as normalizeModule, rawKeysAllowed, routeOf } from '../providers/index.ts';
 import { Calls, kindOfMedia } from '../providers/gemini.ts';
 import { converseBlock, converseTool } from '../providers/bedrock.ts';
@@ -1318,27 +1319,6 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
 function utf8Of(request: Uint8Array | string): Uint8Array | undefined {
   if (typeof request === 'string') return request.isWellFormed() ? encoder.encode(request) : undefined;
   return isUtf8(request) ? request : undefined;
-}
-
-/**
- * The digests of a normalized request: one core call over its view (the value, or its JSON
- * text) for the key and the message and path hashes (of `messages`, or an embeddings view's
- * `input`), and the signature.
- *
- * @example
- * viewDigests(normalizeRequest(body)).key === requestKeys(body).key // true
- */
-export function viewDigests(n: RequestView, view: RequestView['view'] | string = n.view): RequestDigests {
-  const paths = pathHashes(view, { member: Array.isArray(n.view.messages) ? 'messages' : 'input' });
-  const signature = { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys };
-  return {
-    provider: n.provider,
-    key: paths.digest,
-    signature,
-    signatureDigest: hashValue(signature),
-    messageHashes: paths.messageHashes,
-    pathHashes: paths.pathHashes,
-  };
 }
 
 /**

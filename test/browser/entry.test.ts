@@ -6,6 +6,8 @@ import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { createReplayFetch, loadTape } from '../../src/browser/index.ts';
 import { TapedeckError } from '../../src/errors.ts';
+import { canonicalizeJSON } from '../../src/core/index.ts';
+import { POW5_QMAX, POW5_QMIN, writePow5Table } from '../../src/core/pow5.ts';
 
 const root = join(import.meta.dirname, '../..');
 
@@ -26,6 +28,59 @@ describe('llm-tapedeck/browser as bundled', () => {
     expect(inputs).toContain('dist/proxy/fetch.js'); // createFetch itself, not a copy
     expect(inputs.filter((f) => /wasm-scalar\.generated|store\/tape-file\.js|backends\/(tape|open)\.js|backends\/redis|node:/.test(f))).toEqual([]);
     expect(Object.values(out.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path))).toEqual([]);
+  });
+
+  it('leaves out what only speeds up keying many requests: the raw-bytes walk and its wasm index', async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    // The budget of bench/size.mjs (100 KB gzipped) holds only while these stay out.
+    expect(inputs).toContain('dist/match/raw-keys.browser.js');
+    expect(inputs).toContain('dist/match/view-digests.js');
+    expect(inputs.filter((f) => /match\/raw-keys\.js$|core\/wasm\.generated\.js$/.test(f))).toEqual([]);
+    const { SIMD_HEX } = await import(join(root, 'dist/core/wasm-browser.generated.js'));
+    const exported = WebAssembly.Module.exports(new WebAssembly.Module(Buffer.from(SIMD_HEX as string, 'hex'))).map((e) => e.name);
+    expect(exported).toContain('canonical');
+    expect(exported.filter((n) => n === 'index' || n === 'view')).toEqual([]);
+  });
+});
+
+describe("the browser's wasm build without its powers-of-five table", () => {
+  it('gets from the loader the bytes the builds for Node embed', () => {
+    // The embedded table as scripts/gen-tables.mjs wrote it: an independent BigInt computation.
+    const tables = readFileSync(join(root, 'assembly/generated/number-tables.ts'), 'utf8');
+    expect(tables).toContain(`POW5_QMIN: i32 = ${POW5_QMIN};`);
+    expect(tables).toContain(`POW5_QMAX: i32 = ${POW5_QMAX};`);
+    const block = tables.slice(tables.indexOf('POW5_128'), tables.indexOf('], 16)', tables.indexOf('POW5_128')));
+    const words = [...block.matchAll(/0x([0-9A-F]{16})/g)].map((m) => BigInt(`0x${m[1]}`));
+    expect(words.length).toBe((POW5_QMAX - POW5_QMIN + 1) * 2);
+    const embedded = new DataView(new ArrayBuffer(words.length * 8));
+    words.forEach((w, i) => embedded.setBigUint64(i * 8, w, true));
+    const written = new ArrayBuffer(16 + words.length * 8);
+    writePow5Table(written, 16);
+    expect(Buffer.from(written, 16).equals(Buffer.from(embedded.buffer))).toBe(true);
+  });
+
+  it('canonicalizes numbers as Node does, bundled as a page gets it', async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', logLevel: 'silent' });
+    const page = (await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0]!.contents).toString('base64')}`)) as typeof import('../../src/browser/index.ts');
+    expect(page.backend()).toBe('wasm-simd');
+    // Doubles across the whole exponent range (both conversions read the table: parsing long
+    // decimals, and formatting), and decimal texts of more digits than a double holds.
+    let seed = 0x9e3779b9;
+    const rand = () => ((seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0), seed);
+    const bits = new DataView(new ArrayBuffer(8));
+    const numbers: string[] = ['5e-324', '1.7976931348623157e308', '0.1', '2.2250738585072014e-308', '123456789012345678901234567890', '1e-342', '9.999999999999999e22'];
+    for (let i = 0; i < 3000; i++) {
+      bits.setUint32(0, rand());
+      bits.setUint32(4, rand());
+      const d = bits.getFloat64(0);
+      if (Number.isFinite(d)) numbers.push(String(d));
+      numbers.push(`${rand() % 10}.${String(rand()).padStart(10, '0')}${String(rand()).padStart(10, '0')}e${(rand() % 600) - 320}`);
+    }
+    for (let i = 0; i < numbers.length; i += 500) {
+      const json = `[${numbers.slice(i, i + 500).join(',')}]`;
+      expect(Buffer.from(page.canonicalizeJSON(json)).toString()).toBe(Buffer.from(canonicalizeJSON(json)).toString());
+    }
   });
 });
 
