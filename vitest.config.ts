@@ -18,6 +18,8 @@ const direct = [
   // The tree and replay store only call the public core API, which the per-backend suites
   // already hold to identical results.
   'test/tree/**/*.test.ts',
+  // Drift reports read tapes through the public core API, like the tree.
+  'test/drift/**/*.test.ts',
   'test/replay/**/*.test.ts',
   // The proxy is transport around the matcher, which the per-backend suites already cover.
   'test/proxy/**/*.test.ts',

@@ -503,6 +503,21 @@ if (!FILTERS.length || FILTERS.includes('tree')) {
   for (const t of tree.targets) report(t);
 }
 
+// ------------------------------------------------------------------ drift ----
+// Drift rows: tapedeck diff of two 10,000-recording tapes against reading them alone.
+let drift = null;
+if (!FILTERS.length || FILTERS.includes('drift')) {
+  const { driftBench } = await import('./drift.mjs');
+  const store = { ...(await import(new URL('../dist/store/index.js', import.meta.url).href)), ...(await import(new URL('../dist/store/tape-file.js', import.meta.url).href)) };
+  // The drift modules are internals of the CLI, not in a public entry.
+  const modules = { ...(await import(new URL('../dist/drift/load.js', import.meta.url).href)), ...(await import(new URL('../dist/drift/report.js', import.meta.url).href)) };
+  lib.setBackend(DEFAULT_BACKEND);
+  drift = await driftBench(store, lib, modules, { quick: QUICK });
+  console.log(`\n== DRIFT: tapedeck diff (backend ${DEFAULT_BACKEND}; ratio = time / baseline time)`);
+  console.log(table(['row', 'value', 'ratio', 'vs'], drift.rows.map((r) => [r.label, `${r.ms.toFixed(1)} ms`, r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`, r.baseline])));
+  for (const t of drift.targets) report(t);
+}
+
 // ------------------------------------------------------------------ proxy ----
 // Proxy rows: replay throughput and added latency over a loopback baseline, vs talkback.
 let proxy = null;
@@ -580,6 +595,6 @@ if (!FILTERS.length || FILTERS.includes('size')) {
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, mcp: mcpRows && { rows: mcpRows.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, drift: drift && { rows: drift.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, mcp: mcpRows && { rows: mcpRows.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;

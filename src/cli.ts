@@ -14,6 +14,7 @@ import { TAPE_MAGIC } from './store/tape-codec.ts';
 import { isUtf8 } from 'node:buffer';
 import { normalizeRequest } from './providers/index.ts';
 import { callLabel } from './mcp/tape.ts';
+import { DRIFT_COMMANDS } from './drift/help.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
 
@@ -34,7 +35,7 @@ Commands:
   tree <tape> [--hashes] [--json] [--width N] [--collapse N]
                         Print the recorded conversations as a tree: turns, branches,
                         alternative answers, excerpts (docs/tree.md)
-  prune <tape>          Compact a tape: drop damaged bytes and records that do not decode
+${DRIFT_COMMANDS}  prune <tape>          Compact a tape: drop damaged bytes and records that do not decode
                         (atomic rewrite under the tape lock; concurrent appends are kept)
   prune <redis-url> [--namespace NS]
                         The same for a Redis namespace (docs/redis.md)
@@ -85,6 +86,7 @@ Exit codes:
   1    bad input (invalid JSON, a damaged, missing or wrong kind of file), or problems found
   2    usage: unknown command or option, a bad value, a missing argument
   130  serve stopped by a second signal without waiting for in-flight requests
+  diff, stats, rerecord: 1 means answers changed, 2 bad input (tapedeck diff --help)
 
 Errors are one line, \`tapedeck: E_CODE message\`, and a hint; --debug adds the stack trace.
 
@@ -206,7 +208,7 @@ function main(argv: string[]): number | Promise<number> {
     process.stdout.write(COMMAND_HELP[asked]!);
     return 0;
   }
-  if (argv[0] === 'help' && argv[1] !== undefined && ['serve', 'mcp', 'tree', 'add', 'init', 'push', 'pull'].includes(argv[1])) return main([argv[1], '--help']);
+  if (argv[0] === 'help' && argv[1] !== undefined && ['serve', 'mcp', 'tree', 'add', 'init', 'push', 'pull', 'diff', 'stats', 'rerecord'].includes(argv[1])) return main([argv[1], '--help']);
   // serve has its own flags (--help included); loaded on demand so other commands stay light.
   // A stopped proxy ends the process even if a handle (a client's keep-alive socket, a store
   // connection) would keep it alive: the port must be free once serve has returned.
@@ -215,6 +217,19 @@ function main(argv: string[]): number | Promise<number> {
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
   if (argv[0] === 'add') return import('./proxy/add-cli.ts').then((m) => m.addCommand(argv.slice(1)));
   if (argv[0] === 'init') return import('./store/git-diff.ts').then((m) => m.initCommand(argv.slice(1)));
+  if (argv[0] === 'diff') return import('./drift/cli.ts').then((m) => m.diffCommand(argv.slice(1)));
+  if (argv[0] === 'stats') return import('./drift/cli.ts').then((m) => m.statsCommand(argv.slice(1)));
+  // rerecord records through createFetch, which the drift layer may not import: wired here.
+  if (argv[0] === 'rerecord') {
+    return Promise.all([import('./drift/cli.ts'), import('./proxy/fetch.ts')]).then(([m, f]) =>
+      m
+        .rerecordCommand(argv.slice(1), (tape) => {
+          const rec = f.createFetch({ tape, mode: 'record' });
+          return { fetch: rec, close: () => rec.close() };
+        })
+        .then((code) => process.exit(code)),
+    );
+  }
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
   // prune takes a tape or a Redis URL (with Redis options): the URL goes to the Redis command.

@@ -42,7 +42,11 @@
  * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),
  *   `E_FILE` (a path that is missing, a directory where a file is expected, or unreadable),
  *   `E_IMPORT_FORMAT` (input `tapedeck import` does not read; no tape is written),
- *   `E_INTERNAL` (an unexpected failure: a bug to report, with the stack from `--debug`).
+ *   `E_INTERNAL` (an unexpected failure: a bug to report, with the stack from `--debug`);
+ *   for `tapedeck diff`, `stats` and `rerecord` (exit 2, docs/drift.md): `E_DIFF_INPUT` (a tape
+ *   compared with a folder), `E_GIT` (no git work tree, or a revision git does not know),
+ *   `E_PRICES` (a bad `--prices` file), `E_CONFIRM` (rerecord without `--yes` or `--budget`:
+ *   nothing was sent), `E_RERECORD_EMPTY` (no HTTP recording to send again).
  */
 export type TapedeckErrorCode =
   | 'E_JSON'

@@ -361,8 +361,13 @@ function messageDifference(i: number, reqMsg: unknown, recMsg: unknown): MissDif
  * The differences between a request and its closest recording, most telling first: the model,
  * the tools, the messages, then the other arguments. Each is a change of content unless it is a
  * volatile-looking member and nothing else differs (checked by removing it from both sides).
+ * Also what the drift report says changed in a request that was re-recorded.
+ *
+ * @example
+ * differencesOf(requestKeys(newBody), requestKeys(oldBody)).map((d) => d.text)
+ * // ['message 1 (user) text differs from the closest recording']
  */
-function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifference[] {
+export function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifference[] {
   const out: MissDifference[] = [];
   const rv = req.view;
   const cv = rec.view;

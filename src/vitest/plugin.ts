@@ -22,6 +22,7 @@ import type {} from './provided.ts';
 import { formatSummary, pruneUnused, readTapeReports, summarizeRun, type RunSummary } from '../testing/run-report.ts';
 import { shellQuote, STORE_ENV } from '../testing/session.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
+import { driftAgainstCommitted, formatCommittedDrift } from '../drift/committed.ts';
 
 export interface TapedeckPluginOptions {
   /**
@@ -41,6 +42,12 @@ export interface TapedeckPluginOptions {
   summary?: boolean;
   /** Called with the summary after it is printed (and after pruning). */
   onSummary?: (summary: RunSummary, pruned: number) => void;
+  /**
+   * After a run that recorded into tape files, say how the new recordings differ from the tapes
+   * committed in git (one line per drift class, docs/drift.md) and the `tapedeck diff` command
+   * for the detail (default true; needs git and a work tree).
+   */
+  drift?: boolean;
 }
 
 const truthy = (v: string | undefined) => v !== undefined && ['1', 'true', 'unused', 'yes'].includes(v.trim().toLowerCase());
@@ -89,6 +96,18 @@ export class TapedeckReporter implements Reporter {
     const env = process.env[STORE_ENV];
     const storeEnv = !this.opts.store && env && summary.tapes.some((t) => t.store) ? `${STORE_ENV}=${shellQuote(maskRedisUrl(env))} ` : '';
     if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `${storeEnv}TAPEDECK_PRUNE=1 ${cmd}` }));
+    if (this.opts.summary !== false && this.opts.drift !== false) {
+      const written = summary.tapes.filter((t) => t.added > 0 && !t.store).map((t) => t.tape);
+      if (written.length > 0) {
+        try {
+          const d = await driftAgainstCommitted(written, { root: this.vitest?.config.root });
+          if (d) log(formatCommittedDrift(d));
+        } catch (e) {
+          // The summary is advice: a drift that cannot be computed is said, never fails the run.
+          log(`tapedeck: no drift summary: ${(e as Error).message.split('\n')[0]}`);
+        }
+      }
+    }
     this.opts.onSummary?.(summary, pruned);
     // Read: nothing else needs the reports (the next run makes the directory again).
     rmSync(this.runDir, { recursive: true, force: true });

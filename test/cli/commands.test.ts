@@ -36,7 +36,7 @@ beforeAll(async () => {
 });
 
 describe('tapedeck <command> --help', () => {
-  const own: Record<string, RegExp> = { serve: /^Usage: tapedeck serve /, tree: /^Usage: tapedeck tree /, push: /^Usage: tapedeck push /, pull: /^Usage: tapedeck pull /, mcp: /^Usage: tapedeck mcp /, add: /^Usage: tapedeck add /, init: /^Usage: tapedeck init / };
+  const own: Record<string, RegExp> = { serve: /^Usage: tapedeck serve /, tree: /^Usage: tapedeck tree /, push: /^Usage: tapedeck push /, pull: /^Usage: tapedeck pull /, mcp: /^Usage: tapedeck mcp /, add: /^Usage: tapedeck add /, init: /^Usage: tapedeck init /, diff: /^Usage: tapedeck diff /, stats: /^Usage: tapedeck stats /, rerecord: /^Usage: tapedeck rerecord / };
   for (const cmd of [...Object.keys(COMMAND_HELP).filter((c) => c !== 'help'), ...Object.keys(own)]) {
     it(`${cmd} --help prints that command's help, not the list of commands`, () => {
       for (const args of [[cmd, '--help'], [cmd, '-h'], ['help', cmd]]) {

@@ -1,0 +1,211 @@
+// What a recording asked and what it was answered, read the same way for every record layout on
+// a tape (the proxy / createFetch's HTTP exchanges, ReplayCache records). Answers are read behind
+// one function, answerOf, so that the drift classifier needs to know nothing about record layouts
+// or stream framing: streamed answers are assembled into the body the same request would have
+// got without streaming, by the provider module of the request's route (src/providers), and the
+// stream's own shape (its event sequence) is kept beside it for the `stream` class.
+
+import { assembleAnswer, responseComplete } from '../providers/index.ts';
+import { parseSse } from '../providers/sse-assemble.ts';
+import { currentHttpKey, isHttpRecord, isCacheRecord } from '../store/records.ts';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The answer shapes the classifier tells apart. */
+export type AnswerShape = 'openai-chat' | 'openai-responses' | 'anthropic' | 'json' | 'text' | 'bytes' | 'none';
+
+/** One recorded answer, as the classifier reads it. */
+export interface Answer {
+  /** HTTP status (200 for ReplayCache values). */
+  status: number;
+  shape: AnswerShape;
+  /** The answer body: parsed JSON (assembled when streamed), text, or bytes. */
+  body: unknown;
+  /** Whether the answer came as an event stream. */
+  streamed: boolean;
+  /** For streams: the type of each event, in order (`content`, `tool_calls`, `message_start`, ...). */
+  events: string[];
+  /** The raw bytes (HTTP records), for the quick identical check. */
+  raw?: Uint8Array;
+  /** Recorded time from request to the end of the answer, when the record says. */
+  durationMs?: number;
+}
+
+/** What was asked: the route, the key the recording is found under, the request body. */
+export interface Asked {
+  /** `METHOD /path` for HTTP exchanges, `cache` for ReplayCache records. */
+  route: string;
+  /** How the key was computed: `llm` (the matcher's request key), `json`, `http`, `cache`. */
+  match: string;
+  key: string;
+  /** The request body (parsed JSON where it was JSON). */
+  body: unknown;
+}
+
+const decoder = new TextDecoder();
+
+function contentTypeOf(headers: Record<string, string | string[]> | undefined): string {
+  const v = headers?.['content-type'];
+  const s = Array.isArray(v) ? v[0] : v;
+  return typeof s === 'string' ? s.split(';')[0]!.trim().toLowerCase() : '';
+}
+
+/** The shape of a JSON answer body, from the members each API's answers carry. */
+export function shapeOf(body: unknown): AnswerShape {
+  if (!isObj(body)) return body === undefined ? 'none' : 'json';
+  if (body.object === 'chat.completion' || body.object === 'text_completion' || (Array.isArray(body.choices) && 'created' in body)) return 'openai-chat';
+  if (body.object === 'response' && Array.isArray(body.output)) return 'openai-responses';
+  if (body.type === 'message' && Array.isArray(body.content)) return 'anthropic';
+  return 'json';
+}
+
+/** The type of one stream event, coarse enough that a longer text gives more of the same. */
+function eventType(event: string, data: string): string {
+  if (data === '[DONE]') return '[DONE]';
+  let d: unknown;
+  try {
+    d = JSON.parse(data);
+  } catch {
+    return event;
+  }
+  if (!isObj(d)) return event;
+  if (typeof d.type === 'string') {
+    // Anthropic content deltas differ by what they carry (text vs tool input).
+    if (d.type === 'content_block_delta' && isObj(d.delta) && typeof d.delta.type === 'string') return `content_block_delta:${d.delta.type}`;
+    return d.type;
+  }
+  if (Array.isArray(d.choices)) {
+    const c = d.choices[0];
+    if (!isObj(c)) return d.usage ? 'usage' : 'chunk';
+    if (c.finish_reason !== null && c.finish_reason !== undefined) return 'finish';
+    const delta = isObj(c.delta) ? c.delta : {};
+    if (Array.isArray(delta.tool_calls)) return 'tool_calls';
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') return 'refusal';
+    if (typeof delta.role === 'string') return 'role';
+    if (typeof delta.content === 'string') return 'content';
+    return 'chunk';
+  }
+  return event;
+}
+
+/**
+ * A chat completion assembled from chunks keeps the members every chunk repeats (id, model,
+ * created...) that the assembler knows; members it does not know are taken from the first chunk
+ * here, so that a new envelope member in a streamed answer is seen as one in a plain answer.
+ */
+function withChunkEnvelope(assembled: Obj, events: { data: string }[]): Obj {
+  for (const e of events) {
+    let d: unknown;
+    try {
+      d = JSON.parse(e.data);
+    } catch {
+      continue;
+    }
+    if (!isObj(d) || !Array.isArray(d.choices)) continue;
+    const out = { ...assembled };
+    for (const [k, v] of Object.entries(d)) if (!(k in out) && k !== 'choices' && k !== 'usage' && k !== 'object') out[k] = v;
+    return out;
+  }
+  return assembled;
+}
+
+function parseBody(bytes: Uint8Array, contentType: string): { body: unknown; shape: AnswerShape } {
+  if (bytes.length === 0) return { body: undefined, shape: 'none' };
+  const text = decoder.decode(bytes);
+  if (contentType.includes('json') || /^\s*[[{]/.test(text)) {
+    try {
+      const body = JSON.parse(text) as unknown;
+      return { body, shape: shapeOf(body) };
+    } catch {
+      // not JSON after all: read as text below
+    }
+  }
+  if (contentType.startsWith('text/') || contentType === '' || contentType.includes('json')) return { body: text, shape: 'text' };
+  return { body: bytes, shape: 'bytes' };
+}
+
+// The only place drift reads stream framing: the provider module of the request's route
+// assembles a stream and judges whether it is whole (src/providers).
+
+/**
+ * The non-streamed answer a recorded stream stands for, or undefined.
+ *
+ * @example
+ * assembleRecorded({ method: 'POST', url: '/v1/chat/completions' }, 'text/event-stream', bytes)?.choices
+ */
+export function assembleRecorded(request: { method: string; url: string }, contentType: string, body: Uint8Array | string): Record<string, unknown> | undefined {
+  return assembleAnswer(request, contentType, body);
+}
+
+/**
+ * Whether an answer is whole (false for a stream cut before its final event).
+ *
+ * @example
+ * answerComplete({ method: 'POST', url: '/v1/chat/completions' }, 'text/event-stream', 'data: {"choices":[{"delta":{}}]}\n\n') // false
+ */
+export function answerComplete(request: { method: string; url: string }, contentType: string, body: Uint8Array | string): boolean {
+  return responseComplete(request, contentType, body);
+}
+
+/**
+ * The answer of a tape record, or undefined for a value that is no recording (another tool's
+ * record on a shared tape).
+ *
+ * @example
+ * const a = answerOf(tape.records[0].value)
+ * a?.shape // 'openai-chat'
+ */
+export function answerOf(record: unknown): Answer | undefined {
+  if (isHttpRecord(record)) {
+    const res = record.response;
+    const ct = contentTypeOf(res.headers);
+    const durationMs = typeof record.durationMs === 'number' ? record.durationMs : undefined;
+    if (ct === 'text/event-stream') {
+      const text = decoder.decode(res.body);
+      let assembled = assembleRecorded(record.request, ct, text);
+      const sse = parseSse(text);
+      if (assembled && shapeOf(assembled) === 'openai-chat') assembled = withChunkEnvelope(assembled, sse);
+      const body = assembled ?? text;
+      let events: string[] | undefined;
+      return {
+        status: res.status,
+        shape: assembled ? shapeOf(assembled) : 'text',
+        body,
+        streamed: true,
+        // Read only when a pair's content is the same: typing every event costs a JSON.parse each.
+        get events() {
+          return (events ??= sse.map((e) => eventType(e.event, e.data)));
+        },
+        raw: res.body,
+        durationMs,
+      };
+    }
+    const { body, shape } = parseBody(res.body, ct);
+    return { status: res.status, shape, body, streamed: false, events: [], raw: res.body, durationMs };
+  }
+  if (isCacheRecord(record)) {
+    const durationMs = typeof record.durationMs === 'number' ? record.durationMs : undefined;
+    return { status: 200, shape: typeof record.value === 'string' ? 'text' : shapeOf(record.value), body: record.value, streamed: false, events: [], durationMs };
+  }
+  return undefined;
+}
+
+/**
+ * What a tape record asked, or undefined for a value that is no recording.
+ *
+ * @example
+ * askedOf(tape.records[0].value)?.route // 'POST /v1/chat/completions'
+ */
+export function askedOf(record: unknown): Asked | undefined {
+  if (isHttpRecord(record)) {
+    // Keyed under the current key spec, so a tape recorded by an older tapedeck pairs with a new one.
+    const { match, key } = currentHttpKey(record);
+    return { route: record.route, match, key, body: record.request.body };
+  }
+  if (isCacheRecord(record)) {
+    const key = (record as { key?: unknown }).key;
+    return { route: 'cache', match: 'cache', key: typeof key === 'string' ? key : '', body: record.request };
+  }
+  return undefined;
+}

@@ -1,0 +1,394 @@
+// How an answer changed between two recordings of the same request, in classes a reviewer can
+// act on. Each answer is split, by its shape, into what the application reads (text, tool calls,
+// finish reason and refusal, JSON output) and the rest of the envelope; each part is compared on
+// its own, so a new call id is noise while new call arguments are a change.
+//
+// Classes, most severe first (a pair may have several; its `primary` class is the first):
+//   status      the HTTP status changed (an error now, or no longer)
+//   structure   the answer's members or their types changed, its shape changed, or JSON output
+//               no longer parses or no longer fits the schema the request asked for
+//   tool-calls  tool calls added, removed, renamed, or called with other arguments
+//   finish      finish / stop reason or refusal changed
+//   text        the text changed (word diff and similarity); for plain JSON answers, a value
+//               changed; with the same text, token usage beyond the tolerance
+//   stream      the same content streamed differently: other event types or order, or another
+//               number of events; or one side streamed and the other did not
+//   benign      only ids, timestamps, system_fingerprint, the answer's model name, usage within
+//               the tolerance, whitespace, or other envelope values changed
+//   identical   the same answer
+
+import { canonicalize } from '../core/index.ts';
+import type { Answer } from './answer.ts';
+import { jsonDiff, jsonType, leafName, type JsonChange } from './json-diff.ts';
+import { requestedSchema, schemaProblems } from './schema.ts';
+import { diffText, type DiffOp } from './text-diff.ts';
+
+/** A drift class; see the module comment for what each means. */
+export type DriftClass = 'status' | 'structure' | 'tool-calls' | 'finish' | 'text' | 'stream' | 'benign' | 'identical';
+
+/** Every class, most severe first. */
+export const DRIFT_CLASSES: readonly DriftClass[] = Object.freeze(['status', 'structure', 'tool-calls', 'finish', 'text', 'stream', 'benign', 'identical'] as const);
+
+/** One tool call change. */
+export interface ToolCallChange {
+  change: 'added' | 'removed' | 'renamed' | 'arguments';
+  /** Position of the call in the answer. */
+  index: number;
+  name: string;
+  /** The old name of a renamed call. */
+  oldName?: string;
+  oldArguments?: unknown;
+  newArguments?: unknown;
+  /** For `arguments`: what changed in them. */
+  changes?: JsonChange[];
+}
+
+/** What the classes of a pair are based on, for the reports. */
+export interface DriftDetails {
+  status?: { old: number; new: number };
+  text?: { similarity: number; ops: DiffOp[] };
+  toolCalls?: ToolCallChange[];
+  structure?: string[];
+  finish?: { old: string[]; new: string[]; oldRefusal?: string; newRefusal?: string };
+  stream?: { oldEvents: number; newEvents: number; oldOrder: string[]; newOrder: string[] };
+  /** The noise that changed: one phrase each. */
+  benign?: string[];
+}
+
+export interface Classification {
+  classes: DriftClass[];
+  primary: DriftClass;
+  details: DriftDetails;
+}
+
+export interface ClassifyOptions {
+  /** Largest relative change of token usage that is still noise (default 0.2). */
+  usageTolerance?: number;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The parts of an answer the application reads, and the rest of its envelope. */
+interface Content {
+  texts: string[];
+  calls: { name: string; args: unknown }[];
+  finish: string[];
+  refusal: string;
+  usage: { input?: number; output?: number } | undefined;
+  rest: unknown;
+}
+
+const parseArgs = (s: unknown): unknown => {
+  if (typeof s !== 'string') return s;
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+};
+
+const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+
+function partsText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((p) => (isObj(p) && typeof p.text === 'string' ? p.text : '')).join('');
+}
+
+function openaiChat(a: Obj): Content {
+  const c: Content = { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined };
+  const choices: unknown[] = [];
+  for (const ch of Array.isArray(a.choices) ? a.choices : []) {
+    if (!isObj(ch)) continue;
+    const m = isObj(ch.message) ? ch.message : {};
+    c.texts.push(typeof ch.text === 'string' ? ch.text : partsText(m.content));
+    for (const t of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
+      if (isObj(t) && isObj(t.function)) c.calls.push({ name: String(t.function.name ?? ''), args: parseArgs(t.function.arguments) });
+      else if (isObj(t)) c.calls.push({ name: String(t.type ?? ''), args: t });
+    }
+    if (isObj(m.function_call)) c.calls.push({ name: String(m.function_call.name ?? ''), args: parseArgs(m.function_call.arguments) });
+    c.finish.push(String(ch.finish_reason ?? ''));
+    if (typeof m.refusal === 'string') c.refusal += m.refusal;
+    const { content: _c, tool_calls: _t, function_call: _f, refusal: _r, ...mrest } = m;
+    const { message: _m, text: _x, finish_reason: _fr, logprobs: _l, ...crest } = ch;
+    choices.push({ ...crest, message: mrest });
+  }
+  const u = isObj(a.usage) ? a.usage : undefined;
+  if (u) c.usage = { input: num(u.prompt_tokens), output: num(u.completion_tokens) };
+  c.rest = { ...a, choices };
+  return c;
+}
+
+function openaiResponses(a: Obj): Content {
+  const c: Content = { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined };
+  const other: unknown[] = [];
+  let text = '';
+  for (const item of Array.isArray(a.output) ? a.output : []) {
+    if (!isObj(item)) continue;
+    if (item.type === 'message') {
+      for (const p of Array.isArray(item.content) ? item.content : []) {
+        if (!isObj(p)) continue;
+        if (p.type === 'refusal' && typeof p.refusal === 'string') c.refusal += p.refusal;
+        else if (typeof p.text === 'string') text += p.text;
+      }
+    } else if (item.type === 'function_call' || item.type === 'custom_tool_call') {
+      c.calls.push({ name: String(item.name ?? ''), args: parseArgs(item.arguments ?? item.input) });
+    } else {
+      // Reasoning, searches and other items: their kind is structure, their words are not read.
+      other.push({ type: item.type });
+    }
+  }
+  c.texts.push(text);
+  const incomplete = isObj(a.incomplete_details) ? a.incomplete_details.reason : undefined;
+  c.finish.push(`${String(a.status ?? '')}${incomplete ? `:${String(incomplete)}` : ''}`);
+  const u = isObj(a.usage) ? a.usage : undefined;
+  if (u) c.usage = { input: num(u.input_tokens), output: num(u.output_tokens) };
+  const { output: _o, output_text: _ot, status: _s, incomplete_details: _i, ...rest } = a;
+  c.rest = { ...rest, output: other };
+  return c;
+}
+
+function anthropic(a: Obj): Content {
+  const c: Content = { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined };
+  const other: unknown[] = [];
+  let text = '';
+  for (const b of Array.isArray(a.content) ? a.content : []) {
+    if (!isObj(b)) continue;
+    if (b.type === 'text' && typeof b.text === 'string') text += b.text;
+    else if (b.type === 'tool_use' || b.type === 'server_tool_use' || b.type === 'mcp_tool_use') c.calls.push({ name: String(b.name ?? ''), args: b.input });
+    else other.push({ type: b.type });
+  }
+  c.texts.push(text);
+  c.finish.push(String(a.stop_reason ?? ''));
+  if (a.stop_reason === 'refusal') c.refusal = 'refusal';
+  const u = isObj(a.usage) ? a.usage : undefined;
+  if (u) c.usage = { input: num(u.input_tokens), output: num(u.output_tokens) };
+  const { content: _c, stop_reason: _s, stop_sequence: _q, ...rest } = a;
+  c.rest = { ...rest, content: other };
+  return c;
+}
+
+function contentOf(a: Answer): Content {
+  const b = a.body;
+  if (isObj(b) && a.shape === 'openai-chat') return openaiChat(b);
+  if (isObj(b) && a.shape === 'openai-responses') return openaiResponses(b);
+  if (isObj(b) && a.shape === 'anthropic') return anthropic(b);
+  if (a.shape === 'text') return { texts: [String(b)], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined };
+  return { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: b instanceof Uint8Array ? { bytes: Buffer.from(b).toString('base64') } : b };
+}
+
+// Members whose values differ on every call: ids, creation times, the serving fingerprint, the
+// model snapshot name an answer reports.
+const NOISE = /^(id|object_id|created|created_at|completed_at|system_fingerprint|model|request_id|service_tier|\w+_id|\w+_at|timestamp)$/;
+
+const decoder = new TextDecoder();
+const canon = (v: unknown) => decoder.decode(canonicalize(v ?? null));
+const sameJSON = (a: unknown, b: unknown) => {
+  try {
+    return canon(a) === canon(b);
+  } catch {
+    return false;
+  }
+};
+
+function bytesEqual(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
+  if (!a || !b || a.length !== b.length) return false;
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+}
+
+/** The event sequence with runs of one type counted once: its order, whatever the text's length. */
+function order(events: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const e of events) if (out[out.length - 1] !== e) out.push(e);
+  return out;
+}
+
+function toolCallChanges(a: Content['calls'], b: Content['calls']): ToolCallChange[] {
+  const out: ToolCallChange[] = [];
+  const n = Math.max(a.length, b.length);
+  const oldNames = new Set(a.map((c) => c.name));
+  const newNames = new Set(b.map((c) => c.name));
+  for (let i = 0; i < n; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (!x) out.push({ change: 'added', index: i, name: y!.name, newArguments: y!.args });
+    else if (!y) out.push({ change: 'removed', index: i, name: x.name, oldArguments: x.args });
+    else if (x.name !== y.name) {
+      // Another tool in this place: a rename when the old tool is gone from the answer.
+      if (!newNames.has(x.name) && !oldNames.has(y.name)) out.push({ change: 'renamed', index: i, name: y.name, oldName: x.name, oldArguments: x.args, newArguments: y.args });
+      else {
+        out.push({ change: 'removed', index: i, name: x.name, oldArguments: x.args });
+        out.push({ change: 'added', index: i, name: y.name, newArguments: y.args });
+      }
+    } else if (!sameJSON(x.args, y.args)) {
+      out.push({ change: 'arguments', index: i, name: y.name, oldArguments: x.args, newArguments: y.args, changes: jsonDiff(x.args, y.args) });
+    }
+  }
+  return out;
+}
+
+function usageNote(a: Content['usage'], b: Content['usage'], tolerance: number): { note?: string; beyond: boolean } {
+  if (!a || !b) return { beyond: false };
+  const parts: string[] = [];
+  let beyond = false;
+  for (const k of ['input', 'output'] as const) {
+    const x = a[k];
+    const y = b[k];
+    if (x === undefined || y === undefined || x === y) continue;
+    const rel = Math.abs(x - y) / Math.max(x, y, 1);
+    if (rel > tolerance) beyond = true;
+    parts.push(`${k} tokens ${x} -> ${y}`);
+  }
+  return { note: parts.length ? `usage: ${parts.join(', ')}` : undefined, beyond };
+}
+
+function parseJSONText(s: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(s) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function describe(c: JsonChange): string {
+  const show = (v: unknown) => {
+    const t = jsonType(v);
+    return t === 'object' || t === 'array' ? t : JSON.stringify(v);
+  };
+  if (c.kind === 'added') return `${c.path}: added (${jsonType(c.new)})`;
+  if (c.kind === 'removed') return `${c.path}: removed (was ${jsonType(c.old)})`;
+  if (c.kind === 'type') return `${c.path}: ${jsonType(c.old)} -> ${jsonType(c.new)}`;
+  return `${c.path}: ${show(c.old)} -> ${show(c.new)}`;
+}
+
+/**
+ * Classifies how the answer to a request changed from `before` to `after`. `request` is the
+ * (new) request body: its response format decides whether the text is JSON output to check.
+ *
+ * @example
+ * classifyPair(answerOf(oldRecord)!, answerOf(newRecord)!, newRequestBody).classes // ['text']
+ */
+export function classifyPair(before: Answer, after: Answer, request: unknown, opts: ClassifyOptions = {}): Classification {
+  const tolerance = opts.usageTolerance ?? 0.2;
+  const classes = new Set<DriftClass>();
+  const details: DriftDetails = {};
+  const benign: string[] = [];
+  const done = (): Classification => {
+    if (benign.length) details.benign = benign;
+    if (classes.size === 0) classes.add(benign.length || !sameJSON(before.body, after.body) ? 'benign' : 'identical');
+    const list = DRIFT_CLASSES.filter((c) => classes.has(c));
+    return { classes: list, primary: list[0]!, details };
+  };
+  if (before.status === after.status && bytesEqual(before.raw, after.raw)) return { classes: ['identical'], primary: 'identical', details: {} };
+  if (before.status !== after.status) {
+    classes.add('status');
+    details.status = { old: before.status, new: after.status };
+    // An error on one side only: its body is another kind of document, nothing more to compare.
+    if ((before.status >= 400) !== (after.status >= 400)) return done();
+  }
+  if (before.streamed !== after.streamed) {
+    classes.add('stream');
+    details.stream = { oldEvents: before.events.length, newEvents: after.events.length, oldOrder: order(before.events), newOrder: order(after.events) };
+  }
+  if (before.shape !== after.shape) {
+    classes.add('structure');
+    details.structure = [`answer shape: ${before.shape} -> ${after.shape}`];
+    return done();
+  }
+  if (before.shape === 'bytes') {
+    if (!bytesEqual(before.body as Uint8Array, after.body as Uint8Array)) {
+      classes.add('text');
+      details.text = { similarity: 0, ops: [['-', `(${(before.body as Uint8Array).length} bytes)`], ['+', `(${(after.body as Uint8Array).length} bytes)`]] };
+    }
+    return done();
+  }
+  const a = contentOf(before);
+  const b = contentOf(after);
+  const structure: string[] = details.structure ?? [];
+
+  // Text
+  const ta = a.texts.join('\n\n');
+  const tb = b.texts.join('\n\n');
+  let textChanged = false;
+  if (ta !== tb) {
+    const d = diffText(ta, tb);
+    if (d.whitespaceOnly) benign.push('whitespace in the text');
+    else {
+      textChanged = true;
+      classes.add('text');
+      details.text = { similarity: d.similarity, ops: d.ops };
+    }
+  }
+  // JSON output the request asked for
+  const wanted = requestedSchema(request);
+  if (wanted && (ta !== '' || tb !== '')) {
+    const pa = parseJSONText(ta);
+    const pb = parseJSONText(tb);
+    if (pa.ok && !pb.ok) structure.push('output: no longer JSON');
+    else if (!pa.ok && pb.ok) structure.push('output: now JSON (was not)');
+    else if (pa.ok && pb.ok) {
+      for (const c of jsonDiff(pa.value, pb.value)) if (c.kind !== 'value') structure.push(`output ${describe(c)}`);
+      if (wanted.schema !== undefined) {
+        const was = new Set(schemaProblems(wanted.schema, pa.value));
+        for (const p of schemaProblems(wanted.schema, pb.value)) if (!was.has(p)) structure.push(`output does not fit the schema: ${p}`);
+      }
+    }
+  }
+  // Tool calls
+  const calls = toolCallChanges(a.calls, b.calls);
+  if (calls.length) {
+    classes.add('tool-calls');
+    details.toolCalls = calls;
+  }
+  // Finish reason and refusal
+  if (a.finish.join('|') !== b.finish.join('|') || a.refusal !== b.refusal) {
+    classes.add('finish');
+    details.finish = { old: a.finish, new: b.finish, ...(a.refusal ? { oldRefusal: a.refusal } : {}), ...(b.refusal ? { newRefusal: b.refusal } : {}) };
+  }
+  // Usage
+  const u = usageNote(a.usage, b.usage, tolerance);
+  if (u.note) {
+    if (u.beyond && !textChanged && calls.length === 0) {
+      classes.add('text');
+      details.text ??= { similarity: 1, ops: ta ? [['=', ta]] : [] };
+    }
+    benign.push(u.beyond ? `${u.note} (beyond the ${Math.round(tolerance * 100)}% tolerance)` : u.note);
+  }
+  // The rest of the envelope (usage read above)
+  const strip = (v: unknown) => (isObj(v) ? { ...v, usage: isObj(v.usage) ? Object.fromEntries(Object.entries(v.usage).map(([k, x]) => [k, typeof x === 'number' ? 0 : x])) : v.usage } : v);
+  const generic = before.shape === 'json' || before.shape === 'none';
+  const contentValues: string[] = [];
+  for (const c of jsonDiff(strip(a.rest), strip(b.rest))) {
+    const name = leafName(c.path);
+    if (c.kind === 'value' || (c.kind === 'type' && (c.old === null || c.new === null))) {
+      if (NOISE.test(name)) benign.push(`${c.path} changed`);
+      else if (generic) contentValues.push(describe(c));
+      else benign.push(describe(c));
+    } else structure.push(describe(c));
+  }
+  if (contentValues.length) {
+    // A plain JSON answer has no text of its own: a changed value is its content changing.
+    classes.add('text');
+    const pretty = (v: unknown) => JSON.stringify(v, null, 2) ?? '';
+    const d = diffText(pretty(before.body), pretty(after.body));
+    details.text = { similarity: d.similarity, ops: d.ops };
+  }
+  if (structure.length) {
+    classes.add('structure');
+    details.structure = structure;
+  }
+  // Stream shape: the order of event types, or their count when the content is the same.
+  if (before.streamed && after.streamed) {
+    const oa = order(before.events);
+    const ob = order(after.events);
+    // A new text, other tool calls or another ending change the events too; only the same
+    // content streamed differently is a change of the stream itself.
+    const sameContent = !classes.has('text') && !classes.has('tool-calls') && !classes.has('finish');
+    if (sameContent && (oa.join(',') !== ob.join(',') || before.events.length !== after.events.length)) {
+      classes.add('stream');
+      details.stream = { oldEvents: before.events.length, newEvents: after.events.length, oldOrder: oa, newOrder: ob };
+    }
+  }
+  return done();
+}

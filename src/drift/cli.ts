@@ -1,0 +1,293 @@
+// `tapedeck diff` and `tapedeck stats`: argument handling and output; the work is in the
+// modules beside this one.
+
+import { existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { TapedeckError } from '../errors.ts';
+import { formatCliError, usageError } from '../cli-errors.ts';
+import { DIFF_HELP, RERECORD_HELP, STATS_HELP } from './help.ts';
+import { loadGit, loadPaths, loadTapes, type LoadedSide } from './load.ts';
+import { loadPrices, PRICES_DATE } from './prices.ts';
+import { renderStats } from './render-stats.ts';
+import { tapeStats } from './stats.ts';
+import { planRerecord, rerecord, type Recorder } from './rerecord.ts';
+import { readTape } from '../store/tape-file.ts';
+import { REDACTED } from '../store/redact.ts';
+import type { DriftReport } from './report.ts';
+import { DEFAULT_FAIL_ON, driftReport, FAIL_ON_NAMES, type FailOn } from './report.ts';
+import { renderHtml } from './render-html.ts';
+import { renderMarkdown } from './render-markdown.ts';
+import { renderTerminal, useColour } from './render-terminal.ts';
+
+/** Exit codes of `tapedeck diff`. */
+export const DIFF_EXIT = { ok: 0, failing: 1, bad: 2 } as const;
+
+function failOnList(raw: string | undefined): FailOn[] {
+  if (raw === undefined) return [...DEFAULT_FAIL_ON];
+  if (raw.trim() === 'none' || raw.trim() === '') return [];
+  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = names.filter((n) => !(FAIL_ON_NAMES as readonly string[]).includes(n));
+  if (bad.length) throw new TapedeckError('E_ARG', `--fail-on: unknown class ${bad.map((b) => JSON.stringify(b)).join(', ')}.`, { hint: `--fail-on takes a comma-separated list of ${FAIL_ON_NAMES.join(', ')}, or none` });
+  return names as FailOn[];
+}
+
+function warnDamage(side: LoadedSide): void {
+  for (const { tape, warning } of side.warnings) process.stderr.write(`tapedeck: warning: ${tape}: ${warning.code} at byte ${warning.offset}: ${warning.message}\n`);
+}
+
+// The options of every command that prints a drift report.
+const REPORT_OPTIONS = {
+  format: { type: 'string', default: 'terminal' },
+  html: { type: 'string' },
+  'fail-on': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+/** parseArgs, with what it rejects said as a usage error of `command`. */
+function parse<O extends ParseArgsConfig['options']>(command: string, args: string[], options: O) {
+  try {
+    return parseArgs({ args, allowPositionals: true, options });
+  } catch (e) {
+    throw usageError(`${command}: ${(e as Error).message}`, `tapedeck ${command} --help lists the options.`);
+  }
+}
+
+function checkFormat(format: string | undefined): void {
+  if (!['terminal', 'markdown', 'json'].includes(format!)) {
+    throw new TapedeckError('E_ARG', `--format must be terminal, markdown or json; got ${JSON.stringify(format)}.`, { hint: '--format markdown' });
+  }
+}
+
+function printReport(report: DriftReport, format: string, html: string | undefined): void {
+  if (format === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else if (format === 'markdown') process.stdout.write(renderMarkdown(report));
+  else process.stdout.write(renderTerminal(report, { colour: useColour(process.stdout), width: process.stdout.columns }));
+  if (html !== undefined) {
+    writeFileSync(html, renderHtml(report));
+    process.stderr.write(`tapedeck: wrote ${html}\n`);
+  }
+}
+
+/**
+ * Runs `tapedeck diff` with the arguments after the command name; returns the exit code (0
+ * nothing in --fail-on changed, 1 something did, 2 bad input).
+ *
+ * @example
+ * process.exitCode = await diffCommand(['tapes/', '--format', 'markdown'])
+ */
+export async function diffCommand(args: string[]): Promise<number> {
+  try {
+    const parsed = parse('diff', args, { git: { type: 'string' }, 'usage-tolerance': { type: 'string' }, ...REPORT_OPTIONS });
+    const { values: v, positionals: p } = parsed;
+    if (v.help) {
+      process.stdout.write(DIFF_HELP);
+      return DIFF_EXIT.ok;
+    }
+    checkFormat(v.format);
+    const failOn = failOnList(v['fail-on']);
+    let usageTolerance: number | undefined;
+    if (v['usage-tolerance'] !== undefined) {
+      usageTolerance = Number(v['usage-tolerance']);
+      if (!(usageTolerance >= 0 && usageTolerance <= 1)) throw new TapedeckError('E_ARG', `--usage-tolerance must be a number from 0 to 1; got ${JSON.stringify(v['usage-tolerance'])}.`, { hint: '--usage-tolerance 0.2' });
+    }
+    let loaded;
+    let labels;
+    if (p.length === 2) {
+      if (v.git !== undefined) throw usageError('diff: --git compares one tape or folder with its committed version; two paths were given.', 'tapedeck diff tapes/ --git HEAD, or tapedeck diff old.tape new.tape');
+      loaded = await loadPaths(p[0]!, p[1]!);
+      labels = { old: p[0]!, new: p[1]! };
+    } else if (p.length === 1) {
+      const rev = v.git ?? 'HEAD';
+      loaded = await loadGit(p[0]!, rev);
+      labels = { old: `${rev}:${p[0]}`, new: p[0]! };
+    } else {
+      throw usageError(`diff needs two tapes or folders, or one with --git; got ${p.length} paths.`, 'tapedeck diff old.tape new.tape, or tapedeck diff tapes/');
+    }
+    warnDamage(loaded.before);
+    warnDamage(loaded.after);
+    const report = driftReport(loaded.before.tapes, loaded.after.tapes, labels, { failOn, ...(usageTolerance !== undefined ? { usageTolerance } : {}) });
+    printReport(report, v.format!, v.html);
+    return report.summary.failing > 0 ? DIFF_EXIT.failing : DIFF_EXIT.ok;
+  } catch (e) {
+    // Exit 1 means "answers changed", so every failure to compare is 2.
+    process.stderr.write(formatCliError(e));
+    return DIFF_EXIT.bad;
+  }
+}
+
+/**
+ * Runs `tapedeck stats` with the arguments after the command name; returns the exit code (0, or
+ * 2 for bad input).
+ *
+ * @example
+ * process.exitCode = await statsCommand(['tapes/', '--format', 'json'])
+ */
+export async function statsCommand(args: string[]): Promise<number> {
+  try {
+    const parsed = parse('stats', args, { prices: { type: 'string' }, format: { type: 'string', default: 'terminal' }, help: { type: 'boolean', short: 'h', default: false } });
+    const { values: v, positionals: p } = parsed;
+    if (v.help) {
+      process.stdout.write(STATS_HELP);
+      return 0;
+    }
+    if (v.format !== 'terminal' && v.format !== 'json') throw new TapedeckError('E_ARG', `--format must be terminal or json; got ${JSON.stringify(v.format)}.`, { hint: '--format json' });
+    if (p.length === 0) throw usageError('stats needs at least one tape or folder.', 'tapedeck stats tapes/');
+    const prices = loadPrices(v.prices);
+    const side = await loadTapes(p);
+    warnDamage(side);
+    const stats = tapeStats(side.tapes, prices);
+    if (v.format === 'json') process.stdout.write(`${JSON.stringify({ version: 1, pricesDate: PRICES_DATE, ...(v.prices ? { pricesFile: v.prices } : {}), ...stats }, null, 2)}\n`);
+    else process.stdout.write(renderStats(stats, { pricesFile: v.prices }));
+    return 0;
+  } catch (e) {
+    process.stderr.write(formatCliError(e));
+    return 2;
+  }
+}
+
+/** Exit codes of `tapedeck rerecord` beyond those of diff. */
+export const RERECORD_EXIT = { ...DIFF_EXIT, incomplete: 3 } as const;
+
+const usd = (x: number) => `$${x < 0.01 && x > 0 ? x.toFixed(4) : x.toFixed(2)}`;
+
+/**
+ * Credentials for the headers a tape holds redacted: --header first, else the provider's key
+ * from the environment (the route says which provider: Anthropic's SDK also sends its key as
+ * `authorization: Bearer`).
+ */
+function credentialsFrom(env: NodeJS.ProcessEnv, headers: readonly string[]): (route: string, header: string) => string | undefined {
+  const given: Record<string, string> = {};
+  for (const h of headers) {
+    const i = h.indexOf(':');
+    if (i <= 0) throw new TapedeckError('E_ARG', `--header must be "Name: value"; got ${JSON.stringify(h)}.`, { hint: '--header "x-api-key: $ANTHROPIC_API_KEY"' });
+    given[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
+  }
+  return (route, header) => {
+    if (given[header] !== undefined) return given[header];
+    const anthropic = /\/v1\/(messages|complete)\b/.test(route);
+    const key = anthropic ? env.ANTHROPIC_API_KEY : header === 'api-key' ? env.AZURE_OPENAI_API_KEY : env.OPENAI_API_KEY;
+    if (!key) return undefined;
+    if (header === 'authorization') return `Bearer ${key}`;
+    if (header === 'x-api-key' || header === 'api-key') return key;
+    return undefined;
+  };
+}
+
+/**
+ * Runs `tapedeck rerecord`: sends a tape's requests again to the live API, records the answers
+ * into a new tape through `recorder` (the command line passes createFetch in record mode), then
+ * prints the diff. Returns the exit code: 0 / 1 as diff, 2 bad input or not confirmed, 3 when
+ * the budget stopped it or calls failed (the new tape holds what was recorded).
+ *
+ * @example
+ * process.exitCode = await rerecordCommand(['tapes/chat.tape', '--upstream', 'https://api.openai.com', '--budget', '0.50'], (tape) => createFetch({ tape, mode: 'record' }))
+ */
+export async function rerecordCommand(args: string[], recorder: (tape: string) => Recorder | Promise<Recorder>, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  try {
+    const parsed = parse('rerecord', args, {
+      upstream: { type: 'string' },
+      only: { type: 'string' },
+      out: { type: 'string' },
+      yes: { type: 'boolean', default: false },
+      budget: { type: 'string' },
+      concurrency: { type: 'string' },
+      retries: { type: 'string' },
+      prices: { type: 'string' },
+      header: { type: 'string', multiple: true, default: [] },
+      force: { type: 'boolean', default: false },
+      ...REPORT_OPTIONS,
+    });
+    const { values: v, positionals: p } = parsed;
+    if (v.help) {
+      process.stdout.write(RERECORD_HELP);
+      return 0;
+    }
+    const example = 'tapedeck rerecord tapes/chat.tape --upstream https://api.openai.com --budget 0.50';
+    if (p.length !== 1) throw usageError(`rerecord needs one tape; got ${p.length}.`, example);
+    const tape = p[0]!;
+    if (!v.upstream || !/^https?:\/\/[^/]/i.test(v.upstream)) throw new TapedeckError('E_ARG', `rerecord needs --upstream, the live API's base URL${v.upstream ? `; got ${JSON.stringify(v.upstream)}` : ''}.`, { hint: example });
+    checkFormat(v.format);
+    const failOn = failOnList(v['fail-on']);
+    const num = (name: string, raw: string | undefined, ok: (x: number) => boolean, eg: string) => {
+      if (raw === undefined) return undefined;
+      const x = Number(raw);
+      if (raw.trim() === '' || !ok(x)) throw new TapedeckError('E_ARG', `--${name}: ${JSON.stringify(raw)} is not valid.`, { hint: `e.g. --${name} ${eg}` });
+      return x;
+    };
+    const budget = num('budget', v.budget, (x) => x >= 0, '0.50');
+    const concurrency = num('concurrency', v.concurrency, (x) => Number.isInteger(x) && x >= 1 && x <= 64, '4');
+    const retries = num('retries', v.retries, (x) => Number.isInteger(x) && x >= 0, '5');
+    if (statSync(tape, { throwIfNoEntry: false })?.isDirectory()) throw new TapedeckError('E_FILE', `${tape} is a folder; rerecord reads one tape.`, { file: tape, hint: example });
+    const out = v.out ?? tape.replace(/(\.tape)?$/, '.rerecorded.tape');
+    if (resolve(out) === resolve(tape)) throw new TapedeckError('E_ARG', 'rerecord never writes over the tape it reads: --out must name another file.', { file: out, hint: `--out ${tape.replace(/(\.tape)?$/, '.new.tape')}, then review the diff and move it into place` });
+    if (existsSync(out) && !v.force) throw new TapedeckError('E_TAPE_EXISTS', `${out} exists.`, { file: out, hint: 'Add --force to replace it, or give another --out.' });
+    const credentials = credentialsFrom(env, v.header ?? []);
+    const prices = loadPrices(v.prices);
+
+    const original = await readTape(tape);
+    for (const w of original.warnings) process.stderr.write(`tapedeck: warning: ${tape}: ${w.code} at byte ${w.offset}: ${w.message}\n`);
+    const values = original.records.map((r) => r.value);
+    const { plan, skipped } = planRerecord(values, prices, v.only);
+    if (plan.length === 0) {
+      throw new TapedeckError('E_RERECORD_EMPTY', `${tape} has no HTTP recordings${v.only ? ` matching ${JSON.stringify(v.only)}` : ''} to send again${skipped ? ` (${skipped} ReplayCache record(s) hold no HTTP request)` : ''}.`, { file: tape, hint: v.only ? 'Check --only, or leave it out.' : 'rerecord replays tapes recorded by createFetch or tapedeck serve.' });
+    }
+    const estimate = plan.reduce((a, x) => a + x.estimate, 0);
+    // A credential the tape holds masked and nothing fills would be sent to the live API as a 401.
+    const unfilled = new Set<string>();
+    for (const { record } of plan) {
+      for (const [name, value] of Object.entries(record.request.headers)) {
+        if (String(value).includes(REDACTED) && credentials(record.route, name.toLowerCase()) === undefined) unfilled.add(`${name} (${record.route})`);
+      }
+    }
+    if (unfilled.size) process.stderr.write(`tapedeck rerecord: warning: no credential for ${[...unfilled].slice(0, 4).join(', ')}: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or --header "Name: value".\n`);
+    process.stderr.write(
+      `tapedeck rerecord: ${plan.length} request${plan.length === 1 ? '' : 's'} to ${v.upstream}${skipped ? ` (${skipped} non-HTTP record(s) skipped)` : ''}; ` +
+        `estimated cost ${usd(estimate)} from the recorded usage at list prices of ${PRICES_DATE}${v.prices ? ` and ${v.prices}` : ''}.\n`,
+    );
+    if (!v.yes && budget === undefined) {
+      throw new TapedeckError('E_CONFIRM', `nothing sent: rerecord makes ${plan.length} live call${plan.length === 1 ? '' : 's'} (about ${usd(estimate)}) only when told to.`, { hint: `Add --yes to make them, or --budget ${Math.max(0.01, Math.ceil(estimate * 100) / 100).toFixed(2)} to stop before spending more.` });
+    }
+    // Written beside the target and moved into place at the end: a crash leaves no half tape at --out.
+    const partial = `${out}.partial`;
+    rmSync(partial, { force: true });
+    const tty = process.stderr.isTTY === true;
+    const result = await rerecord(plan, {
+      upstream: v.upstream,
+      recorder: await recorder(partial),
+      prices,
+      ...(budget !== undefined ? { budget } : {}),
+      ...(concurrency !== undefined ? { concurrency } : {}),
+      ...(retries !== undefined ? { retries } : {}),
+      credentials,
+      onProgress: tty
+        ? (done, total, spent) => {
+            const w = 24;
+            const fill = Math.round((done / total) * w);
+            process.stderr.write(`\r[${'#'.repeat(fill)}${'.'.repeat(w - fill)}] ${done}/${total}  ${usd(spent)} spent`);
+            if (done === total) process.stderr.write('\n');
+          }
+        : undefined,
+    });
+    if (existsSync(partial)) renameSync(partial, out);
+    process.stderr.write(`tapedeck rerecord: recorded ${result.recorded} of ${result.planned} into ${out}; spent about ${usd(result.spent)}.\n`);
+    for (const f of result.failed) process.stderr.write(`tapedeck rerecord: record #${f.index} not recorded: ${f.reason}\n`);
+    if (result.notSent.length) process.stderr.write(`tapedeck rerecord: the budget of ${usd(budget!)} stopped it before ${result.notSent.length} call(s) (records ${result.notSent.slice(0, 10).map((i) => `#${i}`).join(', ')}${result.notSent.length > 10 ? ', ...' : ''}).\n`);
+    if (result.recorded === 0) return RERECORD_EXIT.incomplete;
+    // The diff of what was planned: records --only left out are not "removed".
+    const planned = new Set(plan.map((x) => x.index));
+    const after = await readTape(out);
+    const report = driftReport(
+      [{ name: out, records: values.map((x, i) => (planned.has(i) ? x : undefined)) }],
+      [{ name: out, records: after.records.map((r) => r.value) }],
+      { old: tape, new: out },
+      { failOn },
+    );
+    printReport(report, v.format!, v.html);
+    if (result.failed.length || result.notSent.length) return RERECORD_EXIT.incomplete;
+    return report.summary.failing > 0 ? DIFF_EXIT.failing : DIFF_EXIT.ok;
+  } catch (e) {
+    process.stderr.write(formatCliError(e));
+    return DIFF_EXIT.bad;
+  }
+}

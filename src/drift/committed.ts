@@ -1,0 +1,93 @@
+// The drift lines of a test run's summary: how the recordings a run wrote differ from the tapes
+// committed in git, one line per class, and the `tapedeck diff` command that shows the detail.
+
+import { dirname, relative, sep } from 'node:path';
+import { TapedeckError } from '../errors.ts';
+import { DRIFT_CLASSES } from './classify.ts';
+import { loadGit } from './load.ts';
+import type { TapeSide } from './pair.ts';
+import { driftReport, type DriftReport } from './report.ts';
+
+/** What the written tapes changed against git, ready to print. */
+export interface CommittedDrift {
+  report: DriftReport;
+  /** The tapes compared (paths relative to the root). */
+  tapes: string[];
+  /** Tapes outside a git work tree, left out. */
+  untracked: string[];
+  command: string;
+}
+
+function commonDir(paths: readonly string[]): string {
+  const parts = paths.map((p) => dirname(p).split(sep));
+  const out: string[] = [];
+  for (let i = 0; parts.every((p) => i < p.length && p[i] === parts[0]![i]); i++) out.push(parts[0]![i]!);
+  return out.join(sep) || '.';
+}
+
+/**
+ * Compares tapes (written by a test run) with their version committed at `rev` (default HEAD).
+ * Undefined when none of them is in a git work tree.
+ *
+ * @example
+ * const d = await driftAgainstCommitted(['test/__tapes__/chat.tape'], { root: process.cwd() })
+ * if (d) console.log(formatCommittedDrift(d))
+ */
+export async function driftAgainstCommitted(tapes: readonly string[], opts: { root?: string; rev?: string } = {}): Promise<CommittedDrift | undefined> {
+  const root = opts.root ?? process.cwd();
+  const rev = opts.rev ?? 'HEAD';
+  const before: TapeSide[] = [];
+  const after: TapeSide[] = [];
+  const compared: string[] = [];
+  const untracked: string[] = [];
+  for (const tape of tapes) {
+    const name = relative(root, tape) || tape;
+    try {
+      const loaded = await loadGit(tape, rev);
+      before.push(...loaded.before.tapes.map((t) => ({ ...t, name })));
+      after.push(...loaded.after.tapes.map((t) => ({ ...t, name })));
+      compared.push(name);
+    } catch (e) {
+      // Outside git, or a tape gone since the run: nothing committed to compare with.
+      if (!(e instanceof TapedeckError)) throw e;
+      untracked.push(name);
+    }
+  }
+  if (compared.length === 0) return undefined;
+  const report = driftReport(before, after, { old: rev, new: 'this run' });
+  const target = compared.length === 1 ? compared[0]! : commonDir(compared);
+  const command = `npx tapedeck diff ${/\s/.test(target) ? JSON.stringify(target) : target}${rev === 'HEAD' ? '' : ` --git ${rev}`}`;
+  return { report, tapes: compared, untracked, command };
+}
+
+/**
+ * The drift lines for a run summary: a heading, one line per class that occurred, and the
+ * command with the detail.
+ *
+ * @example
+ * formatCommittedDrift(d)
+ * // tapedeck: the recordings this run wrote, against git HEAD (2 tapes):
+ * //   text        3  (the answers' text changed)
+ * //   identical   4
+ * //   detail: npx tapedeck diff test/__tapes__
+ */
+export function formatCommittedDrift(d: CommittedDrift): string {
+  const s = d.report.summary;
+  const what: Record<string, string> = {
+    status: 'an error now, or no longer',
+    structure: 'members or types of the answer changed',
+    'tool-calls': 'tool calls added, removed or with other arguments',
+    finish: 'finish reason or refusal changed',
+    text: "the answers' text changed",
+    stream: 'streamed differently',
+    benign: 'ids, timestamps, usage: noise only',
+    identical: '',
+  };
+  const lines = [`tapedeck: the recordings this run wrote, against git ${d.report.old} (${d.tapes.length} tape${d.tapes.length === 1 ? '' : 's'}):`];
+  for (const c of DRIFT_CLASSES) if (s.primary[c] > 0) lines.push(`  ${c.padEnd(11)} ${String(s.primary[c]).padStart(4)}${what[c] ? `  ${what[c]}` : ''}`);
+  if (s.added) lines.push(`  ${'added'.padEnd(11)} ${String(s.added).padStart(4)}  new requests, not in the committed tapes`);
+  if (s.removed) lines.push(`  ${'removed'.padEnd(11)} ${String(s.removed).padStart(4)}  committed recordings this run did not make again`);
+  if (d.untracked.length) lines.push(`  not in git: ${d.untracked.slice(0, 5).join(', ')}${d.untracked.length > 5 ? ', ...' : ''}`);
+  lines.push(`  detail: ${d.command}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,75 @@
+// Help text of the drift commands, in one place (`tapedeck diff --help`, `tapedeck stats --help`
+// and their lines in `tapedeck --help`).
+
+/** Lines for the command list of `tapedeck --help`. */
+export const DRIFT_COMMANDS = `  diff <old> <new> | diff <tape-or-folder> [--git REV]
+                        What changed in the answers between two tapes, two folders
+                        of tapes, or tapes and their committed version (docs/drift.md)
+  stats <tapes...>      Calls, tokens and the estimated cost of replaying them live
+  rerecord <tape> --upstream URL (--yes | --budget USD)
+                        Send a tape's requests to the live API again, into a new tape,
+                        and print the diff
+`;
+
+export const DIFF_HELP = `Usage: tapedeck diff <old> <new> [options]
+       tapedeck diff <tape-or-folder> [--git REV] [options]
+
+Compares the answers recorded in two tapes, two folders of tapes (paired by their path in the
+folder), or tapes and the version committed in git (default HEAD: after a re-record,
+\`tapedeck diff tapes/\` shows what the re-record changed). Recordings pair by request; a request
+that changed pairs with its closest old recording and the report says what changed in it.
+
+Classes, most severe first: status, structure, tool-calls, finish, text, stream, benign,
+identical (docs/drift.md says what each means).
+
+  --git REV              compare with the version committed at REV (one path only; default HEAD)
+  --format F             terminal (default; colour on a terminal unless NO_COLOR), markdown, json
+  --html FILE            also write a self-contained HTML report (filter by class, side by side)
+  --fail-on LIST         classes that fail, comma-separated (default: status,structure,
+                         tool-calls,finish,text,stream); also added, removed; none: never fail
+  --usage-tolerance R    relative token usage change that is still noise (default 0.2)
+
+Exit codes: 0 nothing in --fail-on changed, 1 something did, 2 bad input or usage.
+
+Examples:
+  tapedeck diff tapes/                                   # re-recorded tapes against HEAD
+  tapedeck diff tapes/chat.tape --git origin/main --format markdown > drift.md
+  tapedeck diff old.tape new.tape --html drift.html --fail-on tool-calls,structure,status
+`;
+
+export const STATS_HELP = `Usage: tapedeck stats <tape-or-folder...> [--prices FILE] [--format json]
+
+Per provider and model: recorded calls, tokens in and out, the estimated cost of making the
+calls live (prices per million tokens from a built-in table, dated; --prices FILE overrides
+or adds models), and the recorded time replay saves.
+
+  --prices FILE   JSON { "model": { "input": USD per 1M tokens, "output": USD per 1M tokens } }
+  --format F      terminal (default) or json
+`;
+
+export const RERECORD_HELP = `Usage: tapedeck rerecord <tape> --upstream URL (--yes | --budget USD) [options]
+
+Sends the tape's recorded requests (those of createFetch and tapedeck serve) to the live API
+again, records the answers into a new tape, and prints the diff (as tapedeck diff). The tape
+it reads is never written. Before any call it prints how many requests and their estimated
+cost (recorded usage at list prices); nothing is sent without --yes or --budget.
+
+  --upstream URL       the live API's base URL (the recorded paths are appended)
+  --yes                make the calls
+  --budget USD         make the calls, but none that would take the estimated spending past USD
+  --only TEXT          only the requests whose route, model or body contain TEXT
+  --out FILE           the new tape (default <tape>.rerecorded.tape; --force replaces it)
+  --concurrency N      calls at once (default 4)
+  --retries N          retries of a 429 / 529 answer, waiting as retry-after says (default 5)
+  --header "N: V"      a header to send where the tape has a redacted one (repeatable);
+                       OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY fill the usual ones
+  --prices FILE        prices for the estimate (see tapedeck stats --help)
+  --format F, --html FILE, --fail-on LIST   the diff's output, as tapedeck diff
+
+An answer that is an error, or a stream cut before its end, is not recorded (it shows as
+removed in the diff). Exit codes: 0 / 1 as tapedeck diff, 2 bad input or no --yes/--budget,
+3 when the budget stopped it or calls failed (the new tape holds what was recorded).
+
+Example:
+  OPENAI_API_KEY=sk-... tapedeck rerecord tapes/chat.tape --upstream https://api.openai.com --budget 0.50
+`;

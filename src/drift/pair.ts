@@ -1,0 +1,215 @@
+// Which old recording a new one stands for. Recordings pair by tape, then by what they are found
+// under (route and request key), repeats in recorded order; a new request whose key changed is
+// paired with its closest old recording in the same tape and route, as a replay miss names the
+// closest recording (src/match/diagnose.ts), and the report says what changed in the request.
+// What is left is added (only in the new tapes) or removed (only in the old ones).
+
+import { TapedeckError } from '../errors.ts';
+import { closestRecordings, differencesOf, type MissContext } from '../match/diagnose.ts';
+import { requestKeys, type Recording, type RequestKeys } from '../match/matcher.ts';
+import { askedOf, type Asked } from './answer.ts';
+import { jsonDiff } from './json-diff.ts';
+
+/** A tape's recordings, as read from a file, a folder or git. */
+export interface TapeSide {
+  /** The tape's name, the same on both sides (its path relative to the folder compared). */
+  name: string;
+  /** The decoded tape values, in tape order. */
+  records: readonly unknown[];
+}
+
+/** One recording on one side. */
+export interface Recorded {
+  tape: string;
+  /** Position among the tape's records. */
+  index: number;
+  record: unknown;
+  asked: Asked;
+}
+
+/** An old and a new recording of (nearly) the same request, or one side alone. */
+export interface Pairing {
+  tape: string;
+  old?: Recorded;
+  new?: Recorded;
+  /** For a pair whose request key changed: what changed, worded (empty when the key is the same). */
+  requestChange: string[];
+}
+
+function recordedOf(side: TapeSide): Recorded[] {
+  const out: Recorded[] = [];
+  side.records.forEach((record, index) => {
+    const asked = askedOf(record);
+    if (asked) out.push({ tape: side.name, index, record, asked });
+  });
+  return out;
+}
+
+/** Keys of an LLM request, or undefined for a body the matcher does not read. */
+function keysOf(r: Recorded, cache: Map<Recorded, RequestKeys | null>): RequestKeys | undefined {
+  let k = cache.get(r);
+  if (k === undefined) {
+    k = null;
+    if (r.asked.match === 'llm' || r.asked.match === 'cache') {
+      try {
+        k = requestKeys(r.asked.body);
+      } catch (e) {
+        if (!(e instanceof TapedeckError)) throw e;
+      }
+    }
+    cache.set(r, k);
+  }
+  return k ?? undefined;
+}
+
+// The miss report speaks of "the closest recording"; here the other side is the old recording.
+const asChange = (text: string) => text.replace(/ in the closest recording/g, ' before').replace(/ from the closest recording/g, '').replace(/the closest recording/g, 'the old recording');
+
+/** The closest of `list` to a request, ranked as a miss ranks recordings (diagnose.ts). */
+function rankClosest(nk: RequestKeys, list: readonly { c: Recorded; k: RequestKeys }[]): { c: Recorded; k: RequestKeys; shared: number; distance: number } | undefined {
+  if (list.length === 0) return undefined;
+  const ctx: MissContext = {
+    mode: 'exact',
+    request: nk,
+    recordings: list.map((x) => ({ request: x.c.asked.body, response: undefined, source: `${x.c.tape}#${x.c.index}` }) as Recording),
+    keys: list.map((x) => x.k),
+    full: (i) => list[i]!.k,
+    used: new Uint8Array(list.length),
+    allowRepeats: true,
+    hasKey: () => false,
+    hasSignature: () => false,
+  };
+  const best = closestRecordings(ctx, 1)[0];
+  return best && { ...list[best.index]!, shared: best.sharedMessages, distance: best.signatureDistance };
+}
+
+// How many unpaired recordings are ranked for one request at most (the first ones in tape order
+// of the group that can hold the closest): the ranking canonicalizes and compares the words of
+// whole conversations (~50 µs a recording), and a re-record keeps the order of its requests, so
+// the one a request stands for is among the first left. Within this limit the choice is the
+// ranking's over every unpaired recording (test/drift/pairing.test.ts).
+const RANK_LIMIT = 8;
+
+/**
+ * The old recordings of one tape left unpaired by key, indexed so that a request is ranked
+ * against few of them: the miss ranking (closestRecordings) puts the recordings that share the
+ * longest start of the conversation first, and path hashes chain the whole prefix, so the
+ * recordings holding the request's k-th path hash are exactly those sharing its first k+1
+ * messages: the deepest such group holds the closest. Where none shares even the first message,
+ * those with the same signature and the first ones of the route are ranked.
+ */
+class Leftovers {
+  private readonly byPath = new Map<string, Recorded[]>();
+  private readonly bySignature = new Map<string, Recorded[]>();
+  private readonly byRoute = new Map<string, Recorded[]>();
+
+  constructor(
+    olds: readonly Recorded[],
+    private readonly paired: Set<Recorded>,
+    private readonly keys: Map<Recorded, RequestKeys | null>,
+  ) {
+    const push = (m: Map<string, Recorded[]>, k: string, r: Recorded) => {
+      const l = m.get(k);
+      if (l) l.push(r);
+      else m.set(k, [r]);
+    };
+    for (const o of olds) {
+      if (paired.has(o)) continue;
+      const route = o.asked.route;
+      push(this.byRoute, route, o);
+      const k = keysOf(o, keys);
+      if (!k) continue;
+      for (const ph of new Set(k.pathHashes)) push(this.byPath, `${route}\u0000${ph}`, o);
+      push(this.bySignature, `${route}\u0000${k.signatureDigest}`, o);
+    }
+  }
+
+  /** The first `limit` unpaired ones of a group, in tape order (paired ones at its front are dropped for good). */
+  private unpaired(list: Recorded[] | undefined, limit = Infinity): Recorded[] {
+    if (!list) return [];
+    while (list.length && this.paired.has(list[0]!)) list.shift();
+    const out: Recorded[] = [];
+    for (const r of list) {
+      if (out.length >= limit) break;
+      if (!this.paired.has(r)) out.push(r);
+    }
+    return out;
+  }
+
+  private withKeys(list: readonly Recorded[]): { c: Recorded; k: RequestKeys }[] {
+    return list.map((c) => ({ c, k: keysOf(c, this.keys)! })).filter((x) => x.k);
+  }
+
+  /** The old recording a new one whose key is not among the old ones stands for, and what changed. */
+  closest(n: Recorded): { old: Recorded; change: string[] } | undefined {
+    const route = n.asked.route;
+    const nk = keysOf(n, this.keys);
+    if (!nk) {
+      // Bodies the matcher does not read: the first left in the route, and the members that differ.
+      const old = this.unpaired(this.byRoute.get(route)).find((c) => c.asked.match === n.asked.match);
+      if (!old) return undefined;
+      const diffs = jsonDiff(old.asked.body, n.asked.body);
+      const change = diffs.slice(0, 3).map((d) => `request body ${d.path || '(whole)'}: ${d.kind === 'value' ? 'changed' : d.kind}`);
+      if (diffs.length > 3) change.push(`and ${diffs.length - 3} more request body changes`);
+      return { old, change: change.length ? change : ['request body changed'] };
+    }
+    let group: Recorded[] = [];
+    for (let d = nk.pathHashes.length - 1; d >= 0 && group.length === 0; d--) group = this.unpaired(this.byPath.get(`${route}\u0000${nk.pathHashes[d]}`), RANK_LIMIT);
+    if (group.length === 0) {
+      const same = this.unpaired(this.bySignature.get(`${route}\u0000${nk.signatureDigest}`), RANK_LIMIT);
+      group = [...new Set([...same, ...this.unpaired(this.byRoute.get(route), RANK_LIMIT)])].sort((a, b) => a.index - b.index);
+    }
+    const best = rankClosest(nk, this.withKeys(group));
+    // Only a recording that shares the start of the conversation, or offers the same tools and
+    // as many messages (or one off), is the same request changed; anything else is another request.
+    if (!best || (best.shared === 0 && best.distance > 1)) return undefined;
+    return { old: best.c, change: differencesOf(nk, best.k).map((d) => asChange(d.text)) };
+  }
+}
+
+/**
+ * Pairs the recordings of the old and the new tapes (tapes matched by name).
+ *
+ * @example
+ * pairRecordings([{ name: 'chat.tape', records: before }], [{ name: 'chat.tape', records: after }])
+ */
+export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly TapeSide[]): Pairing[] {
+  const names = [...new Set([...oldTapes.map((t) => t.name), ...newTapes.map((t) => t.name)])].sort();
+  const out: Pairing[] = [];
+  const keys = new Map<Recorded, RequestKeys | null>();
+  for (const name of names) {
+    const olds = oldTapes.filter((t) => t.name === name).flatMap(recordedOf);
+    const news = newTapes.filter((t) => t.name === name).flatMap(recordedOf);
+    const byKey = new Map<string, Recorded[]>();
+    for (const o of olds) {
+      const k = `${o.asked.route}\u0000${o.asked.match}\u0000${o.asked.key}`;
+      const q = byKey.get(k);
+      if (q) q.push(o);
+      else byKey.set(k, [o]);
+    }
+    const paired = new Set<Recorded>();
+    const pairs: Pairing[] = [];
+    const left: Recorded[] = [];
+    for (const n of news) {
+      const q = byKey.get(`${n.asked.route}\u0000${n.asked.match}\u0000${n.asked.key}`);
+      const o = q?.shift();
+      if (o) {
+        paired.add(o);
+        pairs.push({ tape: name, old: o, new: n, requestChange: [] });
+      } else left.push(n);
+    }
+    const leftovers = left.length ? new Leftovers(olds, paired, keys) : undefined;
+    for (const n of left) {
+      const best = leftovers!.closest(n);
+      if (best) {
+        paired.add(best.old);
+        pairs.push({ tape: name, old: best.old, new: n, requestChange: best.change });
+      } else pairs.push({ tape: name, new: n, requestChange: [] });
+    }
+    for (const o of olds) if (!paired.has(o)) pairs.push({ tape: name, old: o, requestChange: [] });
+    // Report order: the new tape's order, removed recordings where they stood in the old one.
+    pairs.sort((a, b) => (a.new?.index ?? a.old!.index) - (b.new?.index ?? b.old!.index) || (a.new ? 0 : 1) - (b.new ? 0 : 1));
+    out.push(...pairs);
+  }
+  return out;
+}

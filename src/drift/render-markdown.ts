@@ -1,0 +1,66 @@
+// The drift report as Markdown that fits a pull-request comment: the counts, a table of what
+// changed, and each change folded in a <details> block.
+
+import { DRIFT_CLASSES } from './classify.ts';
+import type { DriftEntry, DriftReport } from './report.ts';
+import { inlineDiff } from './text-diff.ts';
+
+const cell = (s: string) => s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+const fence = (s: string) => {
+  // A fence longer than any run of backticks inside, so the block cannot be closed early.
+  const longest = Math.max(2, ...[...s.matchAll(/`+/g)].map((m) => m[0].length));
+  return '`'.repeat(longest + 1);
+};
+const block = (lang: string, s: string) => {
+  const f = fence(s);
+  return `${f}${lang}\n${s}\n${f}\n`;
+};
+
+function detailsOf(e: DriftEntry): string {
+  const d = e.details;
+  let out = '';
+  if (e.requestChange.length) out += `Request changed: ${e.requestChange.map(cell).join('; ')}\n\n`;
+  if (d.status) out += `Status ${d.status.old} → ${d.status.new}\n\n`;
+  if (d.structure) out += d.structure.map((s) => `- ${cell(s)}`).join('\n') + '\n\n';
+  if (d.toolCalls) {
+    for (const t of d.toolCalls) {
+      out += `- tool call ${t.index} \`${cell(t.name)}\`: ${t.change}${t.oldName ? ` (was \`${cell(t.oldName)}\`)` : ''}\n`;
+      if (t.changes) out += t.changes.map((c) => `  - \`${cell(c.path || '(arguments)')}\` ${c.kind}: ${cell(JSON.stringify(c.old) ?? '')} → ${cell(JSON.stringify(c.new) ?? '')}`).join('\n') + '\n';
+    }
+    out += '\n';
+  }
+  if (d.finish) out += `Finish: ${d.finish.old.join(', ') || '-'} → ${d.finish.new.join(', ') || '-'}${d.finish.oldRefusal || d.finish.newRefusal ? `; refusal: ${cell(d.finish.oldRefusal ?? '-')} → ${cell(d.finish.newRefusal ?? '-')}` : ''}\n\n`;
+  if (d.text && d.text.ops.length > 1) out += `Text, ${Math.round(d.text.similarity * 100)}% similar (\`[-removed-]{+added+}\`):\n\n${block('text', inlineDiff(d.text.ops))}\n`;
+  if (d.stream) out += `Stream: ${d.stream.oldEvents} → ${d.stream.newEvents} events; order ${d.stream.oldOrder.join(' ')} → ${d.stream.newOrder.join(' ')}\n\n`;
+  if (d.benign) out += `Noise: ${d.benign.map(cell).join('; ')}\n\n`;
+  if (!out && e.status !== 'paired') out += `${e.status === 'added' ? 'New' : 'Removed'} recording of ${cell(e.route)}${(e.new ?? e.old)?.model ? ` (${cell((e.new ?? e.old)!.model!)})` : ''}.\n\n`;
+  return out;
+}
+
+/**
+ * The report as Markdown for a pull-request comment.
+ *
+ * @example
+ * writeFileSync('drift.md', renderMarkdown(report))
+ */
+export function renderMarkdown(r: DriftReport): string {
+  const s = r.summary;
+  let out = `### tapedeck diff: \`${cell(r.old)}\` → \`${cell(r.new)}\`\n\n`;
+  out += `${s.pairs} pair${s.pairs === 1 ? '' : 's'}, ${s.added} added, ${s.removed} removed. `;
+  out += s.failing ? `**${s.failing} failing** (fail-on: ${s.failOn.join(', ')}).\n\n` : `Nothing fails (fail-on: ${s.failOn.join(', ')}).\n\n`;
+  out += '| class | pairs |\n|---|---:|\n';
+  for (const c of DRIFT_CLASSES) if (s.classes[c] > 0) out += `| ${c} | ${s.classes[c]} |\n`;
+  const rows = r.entries.filter((e) => e.primary !== 'identical');
+  if (rows.length === 0) return `${out}\nNo answer changed.\n`;
+  out += '\n| class | tape | # | request | what changed |\n|---|---|---:|---|---|\n';
+  for (const e of rows) {
+    const model = (e.new ?? e.old)?.model;
+    out += `| ${e.classes.join(', ') || e.status} | ${cell(e.tape)} | ${e.new?.index ?? e.old?.index} | ${cell(e.route)}${model ? ` ${cell(model)}` : ''} | ${cell(e.summary)} |\n`;
+  }
+  out += '\n';
+  for (const e of rows) {
+    if (e.primary === 'benign') continue;
+    out += `<details><summary>${cell(e.tape)} #${e.new?.index ?? e.old?.index}: ${e.classes.join(', ') || e.status}</summary>\n\n${detailsOf(e)}</details>\n\n`;
+  }
+  return out;
+}

@@ -1,0 +1,67 @@
+// The drift report as a terminal table: one line per recording that changed, coloured by class
+// when the output is a terminal (plain when piped or NO_COLOR is set), and a summary line.
+
+import type { DriftClass } from './classify.ts';
+import { DRIFT_CLASSES } from './classify.ts';
+import type { DriftReport } from './report.ts';
+import { inlineDiff } from './text-diff.ts';
+
+const CODES: Record<DriftClass | 'added' | 'removed', string> = {
+  status: '31;1',
+  structure: '35;1',
+  'tool-calls': '31',
+  finish: '33;1',
+  text: '33',
+  stream: '36',
+  benign: '32',
+  identical: '2',
+  added: '34',
+  removed: '34',
+};
+
+/** Whether to colour: a terminal, and NO_COLOR unset (https://no-color.org). */
+export function useColour(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== 'dumb';
+}
+
+const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** The class counts as one phrase: `3 identical, 1 text`. */
+export function countsPhrase(r: DriftReport): string {
+  const parts = DRIFT_CLASSES.filter((c) => r.summary.primary[c] > 0).map((c) => `${r.summary.primary[c]} ${c}`);
+  return parts.length ? parts.join(', ') : 'none';
+}
+
+/**
+ * The report as terminal text (identical pairs are counted, not listed).
+ *
+ * @example
+ * process.stdout.write(renderTerminal(report, { colour: useColour(process.stdout) }))
+ */
+export function renderTerminal(r: DriftReport, opts: { colour: boolean; width?: number }): string {
+  const paint = (cls: keyof typeof CODES, s: string) => (opts.colour ? `\x1b[${CODES[cls]}m${s}\x1b[0m` : s);
+  const marks = opts.colour ? { del: (s: string) => `\x1b[31;9m${s}\x1b[0m`, ins: (s: string) => `\x1b[32;4m${s}\x1b[0m` } : undefined;
+  const width = opts.width ?? 160;
+  const s = r.summary;
+  let out = `tapedeck diff ${r.old} -> ${r.new}: ${s.pairs} pair${s.pairs === 1 ? '' : 's'} (${countsPhrase(r)}), ${s.added} added, ${s.removed} removed\n`;
+  const rows = r.entries.filter((e) => e.primary !== 'identical');
+  if (rows.length) {
+    const tapeW = Math.min(28, Math.max(4, ...rows.map((e) => e.tape.length)));
+    const routeW = Math.min(34, Math.max(5, ...rows.map((e) => e.route.length)));
+    out += `\n${pad('CLASS', 11)} ${pad('TAPE', tapeW)} ${pad('#', 5)} ${pad('ROUTE', routeW)} WHAT CHANGED\n`;
+    for (const e of rows) {
+      const cls = e.primary || e.status;
+      const idx = String(e.new?.index ?? e.old?.index ?? '');
+      const head = `${paint(cls as keyof typeof CODES, pad(cls, 11))} ${pad(clip(e.tape, tapeW), tapeW)} ${pad(idx, 5)} ${pad(clip(e.route, routeW), routeW)} `;
+      const more = e.classes.length > 1 ? ` [${e.classes.slice(1).join(', ')}]` : '';
+      out += `${head}${clip(e.summary + more, Math.max(30, width - 20 - tapeW - routeW))}\n`;
+      if (e.details.text && e.classes.includes('text') && e.details.text.ops.length > 1) {
+        out += `${' '.repeat(12)}${inlineDiff(e.details.text.ops, marks, 30).replace(/\s*\n\s*/g, ' ⏎ ').slice(0, 400)}${opts.colour ? '\x1b[0m' : ''}\n`;
+      }
+    }
+  }
+  const failOn = s.failOn.join(',');
+  out += s.failing ? `\n${s.failing} failing (fail-on: ${failOn})\n` : `\nnothing fails (fail-on: ${failOn})\n`;
+  return out;
+}

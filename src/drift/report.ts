@@ -1,0 +1,174 @@
+// The drift report: every pair classified, in the documented JSON form (docs/drift.md, "JSON
+// output"). Renderers (terminal, markdown, HTML) read only this object, so what a page shows and
+// what a script reads are the same facts.
+
+import { answerOf, type Answer } from './answer.ts';
+import { isHttpRecord } from '../store/records.ts';
+import { classifyPair, DRIFT_CLASSES, type Classification, type ClassifyOptions, type DriftClass, type DriftDetails } from './classify.ts';
+import { pairRecordings, type Pairing, type Recorded, type TapeSide } from './pair.ts';
+
+/** Version of the JSON report's layout; raised only when a field changes meaning or goes away. */
+export const REPORT_VERSION = 1;
+
+/** What `--fail-on` may name: a class, or recordings `added` / `removed`. */
+export type FailOn = DriftClass | 'added' | 'removed';
+
+/** Everything `--fail-on` accepts. */
+export const FAIL_ON_NAMES: readonly FailOn[] = Object.freeze([...DRIFT_CLASSES, 'added', 'removed'] as FailOn[]);
+
+/**
+ * The classes that fail `tapedeck diff` unless `--fail-on` says otherwise: every change of an
+ * answer; recordings added or removed (a new or deleted test) do not fail by default.
+ */
+export const DEFAULT_FAIL_ON: readonly FailOn[] = Object.freeze(DRIFT_CLASSES.filter((c) => c !== 'identical' && c !== 'benign'));
+
+/** One side of an entry. */
+export interface EntrySide {
+  /** Position of the record in its tape. */
+  index: number;
+  /** The request key (64 hex) the recording is found under. */
+  key: string;
+  status: number;
+  streamed: boolean;
+  /** The model the request asked for, when it names one. */
+  model?: string;
+}
+
+/** One recording compared: a pair, or an added or removed recording. */
+export interface DriftEntry {
+  tape: string;
+  route: string;
+  /** `paired`: both sides (identical ones included); `added` / `removed`: one side only. */
+  status: 'paired' | 'added' | 'removed';
+  old?: EntrySide;
+  new?: EntrySide;
+  /** A pair whose request changed: what changed (empty when the request key is the same). */
+  requestChange: string[];
+  /** The answer's shape (of the new side when both exist). */
+  shape: string;
+  /** Pairs only: every class that applies, most severe first. */
+  classes: DriftClass[];
+  /** Pairs only: the most severe class; '' for added and removed. */
+  primary: DriftClass | '';
+  /** A short line: what changed. */
+  summary: string;
+  details: DriftDetails;
+}
+
+export interface DriftReport {
+  version: typeof REPORT_VERSION;
+  old: string;
+  new: string;
+  summary: {
+    pairs: number;
+    added: number;
+    removed: number;
+    /** Pairs having each class (a pair with several classes counts in each). */
+    classes: Record<DriftClass, number>;
+    /** Pairs by their most severe class (these add up to `pairs`). */
+    primary: Record<DriftClass, number>;
+    failOn: FailOn[];
+    /** Entries that fail: pairs with a class in failOn, and added / removed ones when named. */
+    failing: number;
+  };
+  entries: DriftEntry[];
+}
+
+export interface ReportOptions extends ClassifyOptions {
+  failOn?: readonly FailOn[];
+}
+
+function modelOf(body: unknown): string | undefined {
+  const m = body !== null && typeof body === 'object' ? (body as { model?: unknown }).model : undefined;
+  return typeof m === 'string' ? m : undefined;
+}
+
+function side(r: Recorded, a: Answer): EntrySide {
+  const model = modelOf(r.asked.body);
+  return { index: r.index, key: r.asked.key, status: a.status, streamed: a.streamed, ...(model ? { model } : {}) };
+}
+
+/** Whether two records' answers are the same bytes with the same status (most pairs of a re-record). */
+function sameBytes(a: unknown, b: unknown): boolean {
+  if (!isHttpRecord(a) || !isHttpRecord(b) || a.response.status !== b.response.status) return false;
+  const x = a.response.body;
+  const y = b.response.body;
+  return x.length === y.length && Buffer.from(x.buffer, x.byteOffset, x.byteLength).equals(Buffer.from(y.buffer, y.byteOffset, y.byteLength));
+}
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** One line for an entry: the first thing a reader needs to know. */
+function summaryOf(e: Omit<DriftEntry, 'summary'>): string {
+  if (e.status === 'added') return 'new recording (no old one for this request)';
+  if (e.status === 'removed') return 'recording gone (the request was not made again)';
+  const d = e.details;
+  const parts: string[] = [];
+  for (const c of e.classes) {
+    if (c === 'status' && d.status) parts.push(`status ${d.status.old} -> ${d.status.new}`);
+    if (c === 'structure' && d.structure) parts.push(clip(d.structure[0]!, 80) + (d.structure.length > 1 ? ` (+${d.structure.length - 1})` : ''));
+    if (c === 'tool-calls' && d.toolCalls) {
+      parts.push(d.toolCalls.map((t) => (t.change === 'renamed' ? `${t.oldName} renamed ${t.name}` : `${t.name} ${t.change === 'arguments' ? 'arguments changed' : t.change}`)).join(', '));
+    }
+    if (c === 'finish' && d.finish) {
+      const f = `finish ${d.finish.old.join(',') || '-'} -> ${d.finish.new.join(',') || '-'}`;
+      parts.push(d.finish.oldRefusal !== d.finish.newRefusal ? `${f}, refusal ${d.finish.newRefusal ? 'now' : 'no longer'}` : f);
+    }
+    if (c === 'text' && d.text) parts.push(`text ${Math.round(d.text.similarity * 100)}% similar`);
+    if (c === 'stream' && d.stream) parts.push(`stream events ${d.stream.oldEvents} -> ${d.stream.newEvents}`);
+    if (c === 'benign' && d.benign) parts.push(clip(d.benign.join('; '), 80));
+  }
+  if (e.requestChange.length) parts.unshift(`request: ${clip(e.requestChange[0]!, 80)}`);
+  return parts.join('; ') || (e.primary === 'identical' ? 'same answer' : '');
+}
+
+function entryOf(p: Pairing, opts: ReportOptions): DriftEntry {
+  const route = (p.new ?? p.old)!.asked.route;
+  if (!p.old || !p.new) {
+    const only = (p.new ?? p.old)!;
+    const a = answerOf(only.record)!;
+    const e = { tape: p.tape, route, status: p.new ? 'added' : 'removed', ...(p.old ? { old: side(p.old, a) } : {}), ...(p.new ? { new: side(p.new, a) } : {}), requestChange: [], shape: a.shape, classes: [], primary: '', details: {} } as Omit<DriftEntry, 'summary'>;
+    return { ...e, summary: summaryOf(e) };
+  }
+  const after = answerOf(p.new.record)!;
+  // The same bytes: identical without reading the old answer (the new one is read for its shape).
+  const same = sameBytes(p.old.record, p.new.record);
+  const before = same ? after : answerOf(p.old.record)!;
+  const c: Classification = same ? { classes: ['identical'], primary: 'identical', details: {} } : classifyPair(before, after, p.new.asked.body, opts);
+  const e: Omit<DriftEntry, 'summary'> = { tape: p.tape, route, status: 'paired', old: side(p.old, before), new: side(p.new, after), requestChange: p.requestChange, shape: after.shape, classes: c.classes, primary: c.primary, details: c.details };
+  return { ...e, summary: summaryOf(e) };
+}
+
+const zero = () => Object.fromEntries(DRIFT_CLASSES.map((c) => [c, 0])) as Record<DriftClass, number>;
+
+/**
+ * Compares two sets of tapes (tapes paired by name) and classifies every recording.
+ *
+ * @example
+ * const report = driftReport([{ name: 'chat.tape', records: before }], [{ name: 'chat.tape', records: after }], { old: 'HEAD', new: 'working tree' })
+ * report.summary.classes.text // pairs whose text changed
+ */
+export function driftReport(oldTapes: readonly TapeSide[], newTapes: readonly TapeSide[], labels: { old: string; new: string }, opts: ReportOptions = {}): DriftReport {
+  const failOn = [...(opts.failOn ?? DEFAULT_FAIL_ON)];
+  const entries = pairRecordings(oldTapes, newTapes).map((p) => entryOf(p, opts));
+  const classes = zero();
+  const primary = zero();
+  let failing = 0;
+  for (const e of entries) {
+    if (e.primary === '') {
+      if (failOn.includes(e.status as FailOn)) failing++;
+      continue;
+    }
+    primary[e.primary]++;
+    for (const c of e.classes) classes[c]++;
+    if (e.classes.some((c) => failOn.includes(c))) failing++;
+  }
+  const pairs = entries.filter((e) => e.status === 'paired').length;
+  return {
+    version: REPORT_VERSION,
+    old: labels.old,
+    new: labels.new,
+    summary: { pairs, added: entries.filter((e) => e.status === 'added').length, removed: entries.filter((e) => e.status === 'removed').length, classes, primary, failOn, failing },
+    entries,
+  };
+}

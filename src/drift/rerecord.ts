@@ -1,0 +1,221 @@
+// Re-recording on purpose: every request of a tape (or those a filter picks) sent again to the
+// live API through a recording fetch (createFetch in record mode, handed in by the command line,
+// so this layer stays below the proxy), within a budget, a few at a time, with 429s retried.
+// The original tape is only read; the new answers go to another tape.
+
+import { REDACTED } from '../store/redact.ts';
+import { isHttpRecord, type HttpRecord } from '../store/records.ts';
+import { answerComplete, assembleRecorded } from './answer.ts';
+import { priceOf, type Price } from './prices.ts';
+import { callStats, usageOf } from './stats.ts';
+
+/** A fetch that records what it fetches, and writes its records at close(). */
+export interface Recorder {
+  fetch: typeof fetch;
+  close(): Promise<void>;
+}
+
+export interface RerecordOptions {
+  /** Base URL of the live API, e.g. https://api.openai.com (the recorded path is appended). */
+  upstream: string;
+  recorder: Recorder;
+  prices: Readonly<Record<string, Price>>;
+  /** Stop before a call whose estimated cost would take the spending past this (USD). */
+  budget?: number;
+  /** Calls in flight at once (default 4). */
+  concurrency?: number;
+  /** Retries of a 429 (or 529 overloaded) answer (default 5). */
+  retries?: number;
+  /** Longest wait between retries, ms (default 60 s). */
+  maxBackoffMs?: number;
+  /** The value to send for a header the tape holds redacted (lowercase name), by route; none drops it. */
+  credentials?: (route: string, header: string) => string | undefined;
+  /** Called after each call ends (done of total, spent so far). */
+  onProgress?: (done: number, total: number, spent: number) => void;
+}
+
+/** One request to send again. */
+export interface Planned {
+  /** Position of the record in the original tape. */
+  index: number;
+  record: HttpRecord;
+  /** Estimated cost from the recorded usage (0 without usage or price). */
+  estimate: number;
+}
+
+export interface RerecordResult {
+  planned: number;
+  recorded: number;
+  /** Calls that got no whole answer (after retries), or a cut stream: nothing recorded for them. */
+  failed: { index: number; reason: string }[];
+  /** Calls not sent because the budget would have been exceeded. */
+  notSent: number[];
+  /** What the new answers cost, from their usage. */
+  spent: number;
+}
+
+/**
+ * The requests of a tape to send again: its HTTP exchange records (ReplayCache records hold no
+ * HTTP request), those whose route, model or first user text contain `only` when given.
+ *
+ * @example
+ * const plan = planRerecord(tape.records.map((r) => r.value), DEFAULT_PRICES, 'chat/completions')
+ */
+export function planRerecord(records: readonly unknown[], prices: Readonly<Record<string, Price>>, only?: string): { plan: Planned[]; skipped: number } {
+  const plan: Planned[] = [];
+  let skipped = 0;
+  const needle = only?.toLowerCase();
+  records.forEach((record, index) => {
+    if (!isHttpRecord(record)) {
+      if (record !== null && typeof record === 'object') skipped++;
+      return;
+    }
+    if (needle) {
+      const body = record.request.body as { model?: unknown } | undefined;
+      const hay = `${record.route} ${typeof body?.model === 'string' ? body.model : ''} ${JSON.stringify(body ?? '')}`.toLowerCase();
+      if (!hay.includes(needle)) return;
+    }
+    plan.push({ index, record, estimate: callStats(record, prices)?.cost ?? 0 });
+  });
+  return { plan, skipped };
+}
+
+// Request headers fetch sets itself, or that described the recorded hop only.
+const DROP = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept-encoding', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection']);
+
+function requestInit(r: HttpRecord, credentials: RerecordOptions['credentials']): RequestInit {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(r.request.headers)) {
+    const name = k.toLowerCase();
+    if (DROP.has(name)) continue;
+    const value = Array.isArray(v) ? v.join(', ') : v;
+    if (value.includes(REDACTED)) {
+      const cred = credentials?.(r.route, name);
+      if (cred !== undefined) headers.set(name, cred);
+      continue;
+    }
+    headers.set(name, value);
+  }
+  const b = r.request.body;
+  let body: RequestInit['body'];
+  if (b instanceof Uint8Array) body = Buffer.from(b);
+  else if (typeof b === 'string') body = b;
+  else if (b !== undefined) body = JSON.stringify(b);
+  return { method: r.request.method, headers, ...(body !== undefined && r.request.method !== 'GET' && r.request.method !== 'HEAD' ? { body } : {}) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Milliseconds a 429 asks to wait: retry-after-ms, retry-after in seconds or as a date. */
+export function retryDelay(headers: Headers, attempt: number, maxMs: number): number {
+  const ms = Number(headers.get('retry-after-ms'));
+  if (headers.get('retry-after-ms') !== null && Number.isFinite(ms) && ms >= 0) return Math.min(ms, maxMs);
+  const ra = headers.get('retry-after');
+  if (ra !== null) {
+    const s = Number(ra);
+    if (Number.isFinite(s) && s >= 0) return Math.min(s * 1000, maxMs);
+    const at = Date.parse(ra);
+    if (Number.isFinite(at)) return Math.min(Math.max(0, at - Date.now()), maxMs);
+  }
+  // Exponential backoff with jitter when the answer does not say.
+  return Math.min(500 * 2 ** attempt * (0.5 + Math.random() / 2), maxMs);
+}
+
+function costOf(bytes: Uint8Array, contentType: string, r: HttpRecord, prices: Readonly<Record<string, Price>>): number {
+  let body: unknown;
+  if (contentType.startsWith('text/event-stream')) body = assembleRecorded(r.request, contentType, bytes);
+  else {
+    try {
+      body = JSON.parse(Buffer.from(bytes).toString('utf8'));
+    } catch {
+      return 0;
+    }
+  }
+  const usage = usageOf(body);
+  const answerModel = (body as { model?: unknown } | undefined)?.model;
+  const asked = (r.request.body as { model?: unknown } | undefined)?.model;
+  const price = (typeof answerModel === 'string' ? priceOf(answerModel, prices) : undefined) ?? (typeof asked === 'string' ? priceOf(asked, prices) : undefined);
+  return usage && price ? (usage.input * price.input + usage.output * price.output) / 1e6 : 0;
+}
+
+/**
+ * Sends the planned requests again through the recorder and closes it. Never more than the
+ * budget: a call starts only if what was spent, plus the estimates of the calls in flight and
+ * its own, stays within it.
+ *
+ * @example
+ * const rec = createFetch({ tape: 'new.tape', mode: 'record' })
+ * const result = await rerecord(plan, { upstream: 'https://api.openai.com', recorder: rec, prices: DEFAULT_PRICES, budget: 1 })
+ */
+export async function rerecord(plan: readonly Planned[], opts: RerecordOptions): Promise<RerecordResult> {
+  const result: RerecordResult = { planned: plan.length, recorded: 0, failed: [], notSent: [], spent: 0 };
+  const base = opts.upstream.replace(/\/+$/, '');
+  const retries = opts.retries ?? 5;
+  const maxBackoff = opts.maxBackoffMs ?? 60_000;
+  let reserved = 0;
+  let next = 0;
+  let done = 0;
+  let stopped = false;
+  const one = async (p: Planned): Promise<void> => {
+    const init = requestInit(p.record, opts.credentials);
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await opts.recorder.fetch(`${base}${p.record.request.url}`, init);
+      } catch (e) {
+        result.failed.push({ index: p.index, reason: (e as Error).message });
+        return;
+      }
+      if ((res.status === 429 || res.status === 529) && attempt < retries) {
+        await res.body?.cancel();
+        await sleep(retryDelay(res.headers, attempt, maxBackoff));
+        continue;
+      }
+      let bytes: Uint8Array;
+      try {
+        bytes = new Uint8Array(await res.arrayBuffer());
+      } catch (e) {
+        result.failed.push({ index: p.index, reason: `the answer was cut: ${(e as Error).message}` });
+        return;
+      }
+      const ct = res.headers.get('content-type') ?? '';
+      if (!answerComplete(p.record.request, ct, bytes)) {
+        result.failed.push({ index: p.index, reason: 'the stream ended before the answer was complete' });
+        return;
+      }
+      if (res.status >= 400) {
+        result.failed.push({ index: p.index, reason: `HTTP ${res.status}` });
+        return;
+      }
+      result.spent += costOf(bytes, ct, p.record, opts.prices);
+      result.recorded++;
+      return;
+    }
+  };
+  const worker = async () => {
+    while (next < plan.length) {
+      const p = plan[next++]!;
+      if (stopped || (opts.budget !== undefined && result.spent + reserved + p.estimate > opts.budget)) {
+        // Once the budget stops one call, none after it starts: the new tape is a prefix.
+        stopped = true;
+        result.notSent.push(p.index);
+        continue;
+      }
+      reserved += p.estimate;
+      try {
+        await one(p);
+      } finally {
+        reserved -= p.estimate;
+        done++;
+        opts.onProgress?.(done, plan.length, result.spent);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.concurrency ?? 4, plan.length)) }, worker));
+  } finally {
+    await opts.recorder.close();
+  }
+  result.notSent.sort((a, b) => a - b);
+  return result;
+}

@@ -1,0 +1,124 @@
+// What the recordings on tapes stand for: calls and tokens per provider and model, what making
+// them live would cost, and the time the recorded calls took (which replay saves).
+
+import { answerOf, askedOf } from './answer.ts';
+import { priceOf, type Price } from './prices.ts';
+import type { TapeSide } from './pair.ts';
+
+/** Counts of one provider and model. */
+export interface StatsRow {
+  provider: string;
+  model: string;
+  calls: number;
+  /** Calls whose answer was an HTTP error. */
+  errors: number;
+  tokensIn: number;
+  tokensOut: number;
+  /** Calls that reported no token usage. */
+  withoutUsage: number;
+  /** Estimated USD of making the calls live; null when the model has no price. */
+  cost: number | null;
+  /** Sum of the recorded call durations, in milliseconds. */
+  recordedMs: number;
+}
+
+export interface Stats {
+  tapes: number;
+  rows: StatsRow[];
+  total: Omit<StatsRow, 'provider' | 'model'>;
+  /** Models without a price: their cost is left out of the total. */
+  unpriced: string[];
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** Input and output tokens an answer reports (Anthropic's cached input counted as input). */
+export function usageOf(body: unknown): { input: number; output: number } | undefined {
+  if (!isObj(body) || !isObj(body.usage)) return undefined;
+  const u = body.usage;
+  if ('prompt_tokens' in u || 'completion_tokens' in u) return { input: n(u.prompt_tokens), output: n(u.completion_tokens) };
+  if ('input_tokens' in u || 'output_tokens' in u) return { input: n(u.input_tokens) + n(u.cache_creation_input_tokens) + n(u.cache_read_input_tokens), output: n(u.output_tokens) };
+  return undefined;
+}
+
+function providerOf(route: string, shape: string): string {
+  if (shape === 'anthropic' || /\/v1\/messages\b/.test(route)) return 'anthropic';
+  if (shape === 'openai-chat' || shape === 'openai-responses' || /\/(chat\/completions|responses|embeddings|completions)\b/.test(route)) return 'openai';
+  return route === 'cache' ? 'cache' : 'other';
+}
+
+/** One recording's place in the stats: provider, model, tokens, cost, duration. */
+export interface CallStats {
+  provider: string;
+  model: string;
+  status: number;
+  usage: { input: number; output: number } | undefined;
+  cost: number | null;
+  durationMs: number;
+}
+
+/**
+ * The stats of one recording (undefined for a value that is no recording).
+ *
+ * @example
+ * callStats(tape.records[0].value, DEFAULT_PRICES)?.cost // 0.0000105
+ */
+export function callStats(record: unknown, prices: Readonly<Record<string, Price>>): CallStats | undefined {
+  const asked = askedOf(record);
+  const answer = answerOf(record);
+  if (!asked || !answer) return undefined;
+  const model = (isObj(answer.body) && typeof answer.body.model === 'string' ? answer.body.model : undefined) ?? (isObj(asked.body) && typeof asked.body.model === 'string' ? asked.body.model : '-');
+  const usage = usageOf(answer.body);
+  const price = priceOf(model, prices) ?? (isObj(asked.body) && typeof asked.body.model === 'string' ? priceOf(asked.body.model, prices) : undefined);
+  const cost = usage && price ? (usage.input * price.input + usage.output * price.output) / 1e6 : price && !usage ? 0 : null;
+  return { provider: providerOf(asked.route, answer.shape), model, status: answer.status, usage, cost, durationMs: answer.durationMs ?? 0 };
+}
+
+/**
+ * Calls, tokens, estimated live cost and recorded time, per provider and model.
+ *
+ * @example
+ * const s = tapeStats([{ name: 'chat.tape', records }], loadPrices(undefined))
+ * s.total.cost // USD
+ */
+export function tapeStats(tapes: readonly TapeSide[], prices: Readonly<Record<string, Price>>): Stats {
+  const rows = new Map<string, StatsRow>();
+  const unpriced = new Set<string>();
+  for (const t of tapes) {
+    for (const record of t.records) {
+      const c = callStats(record, prices);
+      if (!c) continue;
+      const k = `${c.provider}\u0000${c.model}`;
+      let row = rows.get(k);
+      if (!row) {
+        row = { provider: c.provider, model: c.model, calls: 0, errors: 0, tokensIn: 0, tokensOut: 0, withoutUsage: 0, cost: 0, recordedMs: 0 };
+        rows.set(k, row);
+      }
+      row.calls++;
+      if (c.status >= 400) row.errors++;
+      if (c.usage) {
+        row.tokensIn += c.usage.input;
+        row.tokensOut += c.usage.output;
+      } else row.withoutUsage++;
+      if (c.cost === null) {
+        if (c.usage) unpriced.add(c.model);
+        row.cost = c.usage ? null : row.cost;
+      } else if (row.cost !== null) row.cost += c.cost;
+      row.recordedMs += c.durationMs;
+    }
+  }
+  const list = [...rows.values()].sort((a, b) => a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model));
+  const total = { calls: 0, errors: 0, tokensIn: 0, tokensOut: 0, withoutUsage: 0, cost: 0 as number | null, recordedMs: 0 };
+  for (const r of list) {
+    total.calls += r.calls;
+    total.errors += r.errors;
+    total.tokensIn += r.tokensIn;
+    total.tokensOut += r.tokensOut;
+    total.withoutUsage += r.withoutUsage;
+    total.recordedMs += r.recordedMs;
+    if (r.cost !== null) total.cost! += r.cost;
+  }
+  return { tapes: tapes.length, rows: list, total, unpriced: [...unpriced].sort() };
+}
