@@ -595,6 +595,33 @@ export function requestBodies() {
 }
 
 /**
+ * The M conversation as an Ollama `/api/chat` body (~40 KB): text messages, tool calls with
+ * object arguments and no ids, tool results linked by `tool_name`, OpenAI-shaped tools, an
+ * `options` object and `keep_alive`. Derived from the M workload only (image parts, which
+ * Ollama takes as base64 only, are left out).
+ */
+export function ollamaChatBody() {
+  if (cache.has('ollama')) return cache.get('ollama');
+  const m = buildWorkload('M');
+  const names = new Map();
+  const messages = m.body.messages.map((msg) => {
+    if (msg.role === 'tool') return { role: 'tool', content: textOf(msg.content) || String(msg.content ?? ''), tool_name: names.get(msg.tool_call_id) };
+    const out = { role: msg.role, content: textOf(msg.content) };
+    if (msg.tool_calls) {
+      out.tool_calls = msg.tool_calls.map((c) => {
+        names.set(c.id, c.function.name);
+        return { function: { name: c.function.name, arguments: JSON.parse(c.function.arguments) } };
+      });
+    }
+    return out;
+  });
+  const body = { model: 'llama3.1:8b', messages, tools: m.body.tools, stream: false, keep_alive: '10m', options: { temperature: 0, seed: 42, num_ctx: 32768, num_predict: 1024, num_thread: 8 } };
+  const out = { body, bytes: encoder.encode(JSON.stringify(body)), endpoint: { method: 'POST', url: '/api/chat' } };
+  cache.set('ollama', out);
+  return out;
+}
+
+/**
  * The M conversation as a Gemini generateContent body (contents with user/model roles,
  * functionCall / functionResponse parts, fileData images, functionDeclarations, systemInstruction,
  * generationConfig and safetySettings), sent to `endpoint`. Deterministic: derived from the M

@@ -203,6 +203,8 @@ DROPPED = {
     'api_key', 'apiKey', 'api_base', 'base_url', 'organization', 'timeout', 'request_timeout', 'request_id',
     'requestId', 'idempotency_key', 'timestamp', 'created', 'created_at', 'createdAt', 'headers', 'extra_headers',
     'extra_query', 'num_retries', 'max_retries', 'maxRetries', 'abortSignal',
+    # OpenAI-compatible servers: model residency (LM Studio ttl, Ollama keep_alive), vLLM scheduling and cache placement.
+    'ttl', 'keep_alive', 'priority', 'cache_salt', 'kv_transfer_params',
 }
 SHAPE_DEFAULTS = {
     'stream': False, 'background': False, 'n': 1.0, 'logprobs': False, 'encoding_format': 'float',
@@ -1343,10 +1345,15 @@ def main():
         'count': len(vectors),
         'vectors': vectors,
     }
+    write_vectors(out_path, doc)
+
+
+def write_vectors(out_path, doc):
+    """Writes a vector document as the committed files have it (UTF-8, one-space indent)."""
     with open(out_path, 'w', encoding='utf-8') as f:
         json.dump(doc, f, ensure_ascii=False, indent=1)
         f.write('\n')
-    print(f'{len(vectors)} vectors -> {out_path}')
+    print(f'{doc["count"]} vectors -> {out_path}')
 
 
 if __name__ == '__main__':

@@ -62,6 +62,7 @@ import { normalizeRequest as normalizeModule, rawKeysAllowed, routeOf } from '..
 import { Calls, kindOfMedia } from '../providers/gemini.ts';
 import { converseBlock, converseTool } from '../providers/bedrock.ts';
 import { attachmentOf } from '../providers/normalize.ts';
+import { ollamaAsOpenAI, ollamaSyntheticId } from '../providers/ollama.ts';
 
 // Record layout of assembly/tape.ts.
 const T_NULL = 1;
@@ -295,6 +296,7 @@ const SKIP_TOOL = new Set(['type', 'function']);
 const SKIP_TOOL_DEF = new Set(['type', 'input_schema', 'inputSchema']);
 const NO_SKIP = new Set<string>();
 let skipMessage: Set<string> | undefined;
+let skipOllama: Set<string> | undefined;
 
 /**
  * Members of an object record: name -> record index (a duplicate name declines). Two parallel
@@ -335,6 +337,12 @@ class Walk {
   // order whichever path handled an element) and for elements this walk does not handle
   // natively: those are parsed on their own and normalized by it (see reference()).
   readonly n = new Normalizer();
+  /**
+   * An Ollama /api/chat body (providers/ollama.ts rewrites it as the chat body it stands for):
+   * its calls without ids get positional ids, and a tool message answers the first open call
+   * its `tool_name` names. `open` holds the last assistant turn's unanswered calls (id, name).
+   */
+  ollama: { calls: number; open: { id: unknown; name: unknown }[] } | undefined;
   // Members by record index (filled as objects are first looked at).
   private readonly memo: (Members | undefined)[];
   readonly out = new Out();
@@ -481,16 +489,17 @@ class Walk {
   // --- content
 
   /**
-   * Writes the parts of `v` (comma-separated); returns how many. With `ranges`, records each
-   * part as [start, end, kind] (kind RESULT for tool results, which split user messages).
+   * Writes the parts of `v` (comma-separated, and after a comma when `after`: parts were
+   * written before them); returns how many. With `ranges`, records each part as
+   * [start, end, kind] (kind RESULT for tool results, which split user messages).
    */
-  content(v: number | undefined, ranges?: number[]): number {
+  content(v: number | undefined, ranges?: number[], after = false): number {
     if (v === undefined || this.kind(v) === T_NULL) return 0;
     let n = 0;
     const parts = this.kind(v) === T_ARRAY ? this.children(v) : [v];
     for (const p of parts) {
       const mark = this.out.at;
-      if (n > 0) this.out.byte(COMMA);
+      if (n > 0 || after) this.out.byte(COMMA);
       const start = this.out.at;
       const kind = this.part(p);
       if (kind === NONE) {
@@ -765,8 +774,22 @@ class Walk {
     this.out.bytes(L.open);
     this.out.bytes(L.type);
     this.out.bytes(L.tool_call);
-    this.putId(have, 'id', L.idKey, this.id(m.get('id')));
     const type = m.get('type');
+    if (this.ollama) {
+      // Rewritten as { id, type: 'function', function: { name, arguments } }.
+      const idRec = m.get('id');
+      const id = idRec === undefined || this.kind(idRec) === T_NULL ? ollamaSyntheticId(this.ollama.calls++) : this.kind(idRec) === T_STRING ? this.str(idRec) : this.value(idRec);
+      const f = m.get('function');
+      const fm = this.isObj(f) ? this.members(f) : NO_MEMBERS;
+      const name = fm.get('name');
+      this.ollama.open.push({ id, name: name === undefined ? undefined : this.value(name) });
+      this.putId(have, 'id', L.idKey, this.n.ids.of(id));
+      this.keep(have, 'name', L.nameKey, name);
+      this.setArguments(have, fm.get('arguments'));
+      this.out.bytes(L.close);
+      return;
+    }
+    this.putId(have, 'id', L.idKey, this.id(m.get('id')));
     if (type === undefined || this.kind(type) === T_NULL || this.strOf(type) === 'function') {
       const f = m.get('function');
       const fm = this.isObj(f) ? this.members(f) : NO_MEMBERS;
@@ -814,7 +837,8 @@ class Walk {
       return this.emitMessages([this.n.message(this.value(i), '$')], false); // item_reference, server items
     }
     const out = this.out;
-    if (!responses && this.plainMessage(m, comma)) return 1;
+    const ollamaResult = this.ollama ? this.ollamaMessage(m) : undefined;
+    if (!responses && ollamaResult === undefined && this.plainMessage(m, comma)) return 1;
     if (comma) out.byte(COMMA);
     const start = out.at;
     // Written as `{members,"content":[parts]}` (the members need no call ids, so they can come
@@ -830,7 +854,8 @@ class Walk {
       roleName = this.strOf(role);
     }
     skipMessage ??= new Set(['type', 'tool_calls', 'function_call', 'tool_call_id', ...MESSAGE_NOISE]);
-    this.rest(m, have, skipMessage);
+    skipOllama ??= new Set([...skipMessage, 'images', 'thinking', 'tool_name']);
+    this.rest(m, have, this.ollama ? skipOllama : skipMessage);
     const membersEnd = out.at;
     if (membersEnd > start + 1) out.byte(COMMA);
     out.bytes(L.contentKey);
@@ -838,7 +863,7 @@ class Walk {
     const partsStart = out.at;
     const ranges: number[] = [];
     const tc = m.get('tool_call_id');
-    const resultId = tc === undefined || this.kind(tc) === T_NULL ? undefined : this.id(tc);
+    const resultId = ollamaResult ? this.n.ids.of(ollamaResult.id) : tc === undefined || this.kind(tc) === T_NULL ? undefined : this.id(tc);
     if (resultId !== undefined) {
       out.bytes(L.resultOpen);
       out.text(`"${resultId}"`);
@@ -846,9 +871,25 @@ class Walk {
       out.bytes(L.contentKey);
       out.bytes(L.openArr);
     }
-    let n = this.content(m.get('content'), ranges);
+    let n = 0;
+    const thinking = this.ollama ? m.get('thinking') : undefined;
+    if (thinking !== undefined && this.kind(thinking) === T_STRING && this.end(thinking) - this.start(thinking) > 2) {
+      // Ollama: `thinking` text is a thinking part before the text (providers/ollama.ts).
+      const s = out.at;
+      out.bytes(L.open);
+      out.bytes(L.type);
+      out.bytes(L.thinking);
+      out.byte(COMMA);
+      out.bytes(L.thinkingKey);
+      this.raw(thinking);
+      out.bytes(L.close);
+      ranges.push(s, out.at, PART);
+      n++;
+    }
+    n += this.content(m.get('content'), ranges, n > 0);
     const calls = m.get('tool_calls');
     if (calls !== undefined && this.kind(calls) === T_ARRAY) {
+      if (this.ollama) this.ollama.open = [];
       for (const c of this.children(calls)) {
         if (n++ > 0) out.byte(COMMA);
         const s = out.at;
@@ -957,6 +998,36 @@ class Walk {
     // Never joined (see above), but kept as message() would set it.
     this.last = { assistant: this.str(role) === 'assistant', joinable: false, empty };
     return true;
+  }
+
+  /**
+   * The Ollama rules for a message that the chat walk does not know: the open call a tool
+   * message answers (undefined: none, or not a tool message without tool_call_id); a message
+   * whose images or kept tool_name (or a thinking value that is not text) would make parts or
+   * members of their own declines to the reference.
+   */
+  private ollamaMessage(m: Members): { id: unknown } | undefined {
+    const images = m.get('images');
+    if (images !== undefined && this.kind(images) === T_ARRAY && !this.empty(images)) decline();
+    // Thinking text becomes the first part (message() writes it); another value would stay a member.
+    const thinking = m.get('thinking');
+    if (thinking !== undefined && this.kind(thinking) !== T_NULL && this.kind(thinking) !== T_STRING) decline();
+    const role = this.strOf(m.get('role'));
+    const name = m.get('tool_name');
+    const tc = m.get('tool_call_id');
+    if (role !== 'tool') {
+      if (name !== undefined) decline(); // kept as a member
+      return undefined;
+    }
+    if (tc !== undefined && this.kind(tc) !== T_NULL) return undefined; // linked by its own id; tool_name dropped
+    const open = this.ollama!.open;
+    const wanted = name === undefined || this.kind(name) === T_NULL ? undefined : this.kind(name) === T_STRING ? this.str(name) : decline();
+    const i = open.findIndex((c) => wanted === undefined || c.name === wanted);
+    if (i < 0) {
+      if (name !== undefined) decline(); // kept as a member
+      return undefined; // a tool message answering nothing: the chat rules
+    }
+    return { id: open.splice(i, 1)[0]!.id };
   }
 
   /** A Responses function_call item: an assistant message, or joined to the one before. */
@@ -1183,7 +1254,7 @@ function isUtf8(b: Uint8Array): boolean {
  * the matcher) really take this path for the common request shapes, which equal digests alone
  * cannot show.
  */
-export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0 };
+export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0, ollama: 0 };
 
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
@@ -1268,6 +1339,20 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
     w = new Walk(bytes, tape);
     for (let i = 0; i < tape.length; i += 8) if ((tape[i]! & F_CHECK_KEYS) !== 0) w.members(i >>> 3);
     const shape = (tape[0]! & 0xff) === T_OBJECT ? routeOf(opts.endpoint)?.route.shape : undefined;
+    const ignoreArgs = opts.ignoreArgs ?? [];
+    if (shape === 'ollama-chat' && opts.provider === undefined && Array.isArray(ignoreArgs) && ignoreArgs.every((k) => typeof k === 'string')) {
+      // A chat body with Ollama's rules for its calls: the chat walk in its Ollama mode.
+      try {
+        w.ollama = { calls: 0, open: [] };
+        const d = { ...digests(w, { provider: 'openai-chat' }, ignoreArgs), provider: 'ollama-chat' };
+        rawPathCounts.ollama++;
+        return d;
+      } catch (e) {
+        if (e !== DECLINE) throw e;
+      } finally {
+        Out.release();
+      }
+    }
     if (shape === 'gemini' || shape === 'bedrock-converse') {
       try {
         const d = shape === 'gemini' ? geminiDigests(w, opts, opts.ignoreArgs ?? []) : converseDigests(w, opts, opts.ignoreArgs ?? []);
@@ -1714,11 +1799,13 @@ function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly strin
 function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
   const root = w.members(0);
   const provider = (opts.provider as BuiltinProvider | undefined) ?? detect(w, root);
-  const top: Record<string, unknown> = {};
+  let top: Record<string, unknown> = {};
   for (let i = 0; i < root.names.length; i++) {
     const k = root.names[i]!;
-    if (!CONVERSATION[provider].includes(k)) set(top, k, w.value(root.recs[i]!));
+    // Ollama: `system` and `functions` are options the rewrite moves under `ollama`.
+    if (!CONVERSATION[provider].includes(k) || (w.ollama && k !== 'messages' && k !== 'tools')) set(top, k, w.value(root.recs[i]!));
   }
+  if (w.ollama) top = ollamaAsOpenAI('chat', top) as Record<string, unknown>;
   const small = topLevel(provider, top, ignoreArgs);
 
   const out = w.out;
@@ -1740,7 +1827,7 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
   } else {
     out.bytes(L.view);
     const responses = provider === 'openai-responses';
-    const system = root.get(responses ? 'instructions' : 'system');
+    const system = w.ollama ? undefined : root.get(responses ? 'instructions' : 'system');
     if (system !== undefined) {
       const mark = out.at;
       out.bytes(L.systemMessage);
@@ -1794,7 +1881,7 @@ function digests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[])
     // Tools: each written as a chunk, then the chunks in the reference's order (by name).
     const chunks: { name: string | undefined; start: number; end: number }[] = [];
     for (const [name, legacy] of [['tools', false], ['functions', true]] as const) {
-      const t = root.get(name);
+      const t = w.ollama && legacy ? undefined : root.get(name);
       if (t === undefined || w.kind(t) === T_NULL) continue;
       if (w.kind(t) !== T_ARRAY) decline(); // the AI SDK's tools map, or an error
       for (const c of w.children(t)) {

@@ -8,8 +8,10 @@
 import type { TapedeckError } from '../errors.ts';
 import type { ErrorStyle } from './error-shape.ts';
 import { anthropic } from './anthropic.ts';
+import { azure } from './azure.ts';
 import { bedrock } from './bedrock.ts';
 import { gemini } from './gemini.ts';
+import { ollama } from './ollama.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
 import { openai } from './openai.ts';
 import type { Credentials, ErrorAnswer, ProviderModule, RouteMatch, RouteRequest } from './provider.ts';
@@ -22,7 +24,7 @@ export type { Credentials, ErrorAnswer, NormalizeContext, ProviderModule, Provid
  * Every provider module, most specific first: routes are tried in this order, and so are the
  * modules' detect() and speaks(). OpenAI is last: the fallback error shape.
  */
-export const PROVIDER_MODULES: readonly ProviderModule[] = [gemini, bedrock, anthropic, openai];
+export const PROVIDER_MODULES: readonly ProviderModule[] = [gemini, bedrock, anthropic, ollama, azure, openai];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -56,6 +58,17 @@ export function routeOf(req: RouteRequest | undefined): RouteMatch | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The URL a recording of this request is filed under: the URL as sent, unless the module of its
+ * route files it otherwise (Azure OpenAI leaves out `api-version`).
+ *
+ * @example
+ * recordingUrl({ method: 'POST', url: '/openai/deployments/d/chat/completions?api-version=2024-10-21' }) // '/openai/deployments/d/chat/completions'
+ */
+export function recordingUrl(req: RouteRequest): string {
+  return routeOf(req)?.provider.routeUrl?.(req.url) ?? req.url;
 }
 
 /** The module that keys a shape (`gemini`, `openai-chat`, ...), or undefined. */

@@ -60,6 +60,7 @@
 import { MAX_DEPTH, TapedeckError } from '../errors.ts';
 import { canonicalize, canonicalizeJSON, sha256 } from '../core/index.ts';
 import { compareBytes, hex } from '../core/engine.ts';
+import { COMPATIBLE_VOLATILE_ARGS } from './openai-compatible.ts';
 import type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
 import { replaceVolatileText, volatilePatterns } from './volatile-text.ts';
 
@@ -99,6 +100,9 @@ export const DROPPED_ARGS: readonly string[] = [
   'max_retries',
   'maxRetries',
   'abortSignal',
+  // How long a local server keeps the model loaded, scheduling priority, cache placement
+  // (LM Studio, vLLM, Ollama's /v1): ./openai-compatible.ts says which API sends which.
+  ...COMPATIBLE_VOLATILE_ARGS,
 ];
 export const DROPPED = new Set(DROPPED_ARGS);
 

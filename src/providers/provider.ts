@@ -167,6 +167,12 @@ export interface ProviderModule {
    */
   speaks?(path: string, headers: Readonly<Record<string, string | string[] | undefined>>): boolean;
   /**
+   * The URL (path and query) a recording of one of its routes is filed under, when it is not the
+   * URL as sent: Azure drops `api-version`, so an SDK upgrade that bumps it does not orphan
+   * every recording. Absent: the URL as sent.
+   */
+  routeUrl?(url: string): string;
+  /**
    * An error (a replay miss above all) in the provider's error shape. `e.message` is
    * tapedeck's one-line diagnosis; `e.details` the rest (for a miss: key, difference, fix,
    * report). The SDK must raise its own API error with the diagnosis in its message. With

@@ -5,7 +5,8 @@
  *
  * Shapes assembled:
  * - OpenAI chat completions (`chat.completion.chunk`): per choice index, `delta.content` and
- *   `delta.refusal` concatenated, `role`, `delta.tool_calls` merged by index (id, type, name set;
+ *   `delta.refusal` concatenated, the reasoning text OpenAI-compatible APIs stream
+ *   (`delta.reasoning_content`, `delta.reasoning`) concatenated into the message member of that name, `role`, `delta.tool_calls` merged by index (id, type, name set;
  *   `function.arguments` concatenated), legacy `delta.function_call`, `finish_reason`,
  *   `logprobs.content` concatenated; `usage` from the usage chunk.
  * - OpenAI legacy completions (`text_completion` chunks): `choices[].text` concatenated.
@@ -20,6 +21,8 @@
  * or ends without the events that make an answer) gives undefined: no answer is better than a
  * made-up one.
  */
+
+import { REASONING_DELTAS } from './openai-compatible.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -104,6 +107,8 @@ interface ChoiceAcc {
   functionCall: { name: string; arguments: string } | undefined;
   finishReason: unknown;
   logprobs: unknown[] | undefined;
+  /** Reasoning text by delta member (`reasoning_content`, `reasoning`), concatenated. */
+  reasoning: Map<string, string>;
 }
 
 function openaiChat(datas: unknown[]): Obj | undefined {
@@ -125,7 +130,7 @@ function openaiChat(datas: unknown[]): Obj | undefined {
       const index = typeof c.index === 'number' ? c.index : 0;
       let acc = choices.get(index);
       if (!acc) {
-        acc = { index, role: undefined, content: '', hasContent: false, refusal: '', hasRefusal: false, text: '', isText: false, toolCalls: new Map(), functionCall: undefined, finishReason: null, logprobs: undefined };
+        acc = { index, role: undefined, content: '', hasContent: false, refusal: '', hasRefusal: false, text: '', isText: false, toolCalls: new Map(), functionCall: undefined, finishReason: null, logprobs: undefined, reasoning: new Map() };
         choices.set(index, acc);
       }
       if (c.finish_reason !== undefined && c.finish_reason !== null) acc.finishReason = c.finish_reason;
@@ -140,6 +145,10 @@ function openaiChat(datas: unknown[]): Obj | undefined {
       if (typeof delta.content === 'string' && delta.content !== '') {
         acc.content += delta.content;
         acc.hasContent = true;
+      }
+      for (const name of REASONING_DELTAS) {
+        const r = delta[name];
+        if (typeof r === 'string' && r !== '') acc.reasoning.set(name, (acc.reasoning.get(name) ?? '') + r);
       }
       if (typeof delta.refusal === 'string' && delta.refusal !== '') {
         acc.refusal += delta.refusal;
@@ -184,6 +193,8 @@ function openaiChat(datas: unknown[]): Obj | undefined {
       if (legacy || (a.isText && a.role === undefined)) return { index: a.index, text: a.text, finish_reason: a.finishReason, logprobs };
       // As the OpenAI SDK finalizes a streamed completion: no text is content null.
       const message: Obj = { role: a.role ?? 'assistant', content: a.hasContent ? a.content : null, refusal: a.hasRefusal ? a.refusal : null };
+      // DeepSeek, xAI, vLLM `reasoning_content`; OpenRouter, Groq `reasoning`: kept beside the text.
+      for (const [name, text] of a.reasoning) message[name] = text;
       if (a.functionCall) message.function_call = a.functionCall;
       if (a.toolCalls.size > 0) {
         message.tool_calls = [...a.toolCalls.entries()]

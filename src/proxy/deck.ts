@@ -22,7 +22,7 @@ import { volatilePatterns } from '../providers/volatile-text.ts';
 import { checkHooks, type HookRecording, type RecordingHook } from '../store/hooks.ts';
 import { beforeRecord, beforeReplay, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyWarning } from '../match/rekey.ts';
-import { routeOf } from '../providers/index.ts';
+import { recordingUrl, routeOf } from '../providers/index.ts';
 import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { crc32 } from '../store/tape-codec.ts';
@@ -397,7 +397,7 @@ export class Deck {
 
   /** Files a recording loaded at open: LLM ones go to the route's matcher, the rest are found by key. */
   private add(rec: HttpRecord, source: string): void {
-    const r = this.route(rec.route);
+    const r = this.route(this.filedRoute(rec));
     r.count++;
     r.records.push(rec);
     this.recordingCount++;
@@ -424,6 +424,17 @@ export class Deck {
     }
   }
 
+  /**
+   * The route a loaded record is served under: its stored route, unless the module of its route
+   * now files recordings without some query parameters (Azure OpenAI's `api-version`): then the
+   * route its URL gets today, so tapes written before that keep replaying.
+   */
+  private filedRoute(rec: HttpRecord): string {
+    const { method, url } = rec.request;
+    if (typeof url !== 'string' || !url.includes('?') || recordingUrl({ method, url }) === url) return rec.route;
+    return this.routeOf(method, url);
+  }
+
   /** Stand-ins for LLM recordings lost to damage: the lost one's place, and the next intact one. */
   private readonly damagedStandIns = new WeakMap<object, { k: number; at: string }>();
 
@@ -445,9 +456,13 @@ export class Deck {
     }
   }
 
-  /** `METHOD /path?query` with secret query parameters masked. */
+  /**
+   * `METHOD /path?query` with secret query parameters masked, and the query parameters the
+   * route's provider does not file recordings under (Azure's `api-version`) left out.
+   */
   routeOf(method: string, url: string): string {
-    return `${method.toUpperCase()} ${url.includes('?') ? this.redactor.url(url) : url}`;
+    const filed = url.includes('?') ? recordingUrl({ method, url }) : url;
+    return `${method.toUpperCase()} ${filed.includes('?') ? this.redactor.url(filed) : filed}`;
   }
 
   /**

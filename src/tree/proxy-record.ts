@@ -35,10 +35,10 @@ export function httpRecordExchange(rec: HttpRecord): TreeRecord | undefined {
   const mime = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   let value: unknown;
   const sentTo = { method: rec.request.method, url: rec.request.url };
-  if (mime === 'text/event-stream' || routeStreams(sentTo)) {
+  if (mime === 'text/event-stream' || mime === 'application/x-ndjson' || routeStreams(sentTo)) {
     value = assembleAnswer(sentTo, contentType, rec.response.body);
     if (value === undefined) {
-      throw new TapedeckError('E_TREE', `The streamed answer to ${rec.route} is not a stream shape tapedeck assembles (OpenAI chat completions or Responses, Anthropic Messages, Gemini), or it reports an error.`, {
+      throw new TapedeckError('E_TREE', `The streamed answer to ${rec.route} is not a stream shape tapedeck assembles (OpenAI chat completions or Responses, Anthropic Messages, Gemini, Ollama), or it reports an error.`, {
         hint: 'The record still replays; only the tree cannot show its answer.',
       });
     }

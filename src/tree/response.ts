@@ -25,8 +25,8 @@ function choiceMessage(choice: unknown): unknown[] | undefined {
  * The message lists a response value contributes to its conversation: one list per alternative
  * the response holds (an OpenAI body with n > 1 has several choices). Shapes, first that fits:
  * a string (the answer text); `choices` (OpenAI chat completions); `candidates` (Gemini); `output.message`
- * (Bedrock Converse); `output` items (OpenAI
- * Responses); a message or Anthropic message object (`{ role?, content }`); anything else is kept
+ * (Bedrock Converse); `output` items (OpenAI Responses); an Ollama chat answer (`{ message, done }`);
+ * a message or Anthropic message object (`{ role?, content }`); anything else is kept
  * whole as the content of one assistant message, so it is still recorded and printed, even if no
  * later request can ever continue through it.
  *
@@ -51,6 +51,8 @@ export function responseMessages(value: unknown): unknown[][] {
     // Bedrock Converse: `output.message` ({ role, content blocks }) is what the client sends back.
     return [[value.output.message]];
   }
+  // An Ollama chat answer: the client sends `message` back as it is.
+  if (isObj(value.message) && typeof value.done === 'boolean') return [[value.message]];
   if (Array.isArray(value.output) && (value.object === 'response' || value.role === undefined)) {
     if (value.output.length > 0) return [value.output.slice()];
   }

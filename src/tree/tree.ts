@@ -195,6 +195,8 @@ export interface TreeRecord {
   value: unknown;
   key?: unknown;
   recordedAt?: unknown;
+  /** Where the request was sent (proxy records): APIs that route by URL (Ollama, Gemini, Azure deployments) are read with it. */
+  endpoint?: { method?: string; url: string };
   [extra: string]: unknown;
 }
 
