@@ -13,7 +13,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The answer shapes the classifier tells apart. */
-export type AnswerShape = 'openai-chat' | 'openai-responses' | 'anthropic' | 'json' | 'text' | 'bytes' | 'none';
+export type AnswerShape = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini' | 'bedrock-converse' | 'ollama' | 'json' | 'text' | 'bytes' | 'none';
 
 /** One recorded answer, as the classifier reads it. */
 export interface Answer {
@@ -57,6 +57,9 @@ export function shapeOf(body: unknown): AnswerShape {
   if (body.object === 'chat.completion' || body.object === 'text_completion' || (Array.isArray(body.choices) && 'created' in body)) return 'openai-chat';
   if (body.object === 'response' && Array.isArray(body.output)) return 'openai-responses';
   if (body.type === 'message' && Array.isArray(body.content)) return 'anthropic';
+  if (Array.isArray(body.candidates)) return 'gemini';
+  if (isObj(body.output) && isObj(body.output.message) && 'stopReason' in body) return 'bedrock-converse';
+  if (typeof body.done === 'boolean' && (isObj(body.message) || typeof body.response === 'string')) return 'ollama';
   return 'json';
 }
 
@@ -181,6 +184,12 @@ export function answerOf(record: unknown): Answer | undefined {
         durationMs,
       };
     }
+    // Streams in other framings (Ollama's NDJSON, Bedrock's event stream, Gemini's JSON array):
+    // the module of the route assembles them; their frames are not typed for the stream class.
+    const framed = ct === 'application/json' || ct === '' ? undefined : assembleRecorded(record.request, ct, res.body);
+    const arrayStream = framed === undefined && ct === 'application/json' && res.body[0] === 0x5b ? assembleRecorded(record.request, ct, res.body) : undefined;
+    const assembled = framed ?? arrayStream;
+    if (assembled) return { status: res.status, shape: shapeOf(assembled), body: assembled, streamed: true, events: [], raw: res.body, durationMs };
     const { body, shape } = parseBody(res.body, ct);
     return { status: res.status, shape, body, streamed: false, events: [], raw: res.body, durationMs };
   }

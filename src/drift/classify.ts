@@ -169,11 +169,79 @@ function anthropic(a: Obj): Content {
   return c;
 }
 
+function gemini(a: Obj): Content {
+  const c: Content = { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined };
+  const candidates: unknown[] = [];
+  for (const cand of Array.isArray(a.candidates) ? a.candidates : []) {
+    if (!isObj(cand)) continue;
+    const content = isObj(cand.content) ? cand.content : {};
+    let text = '';
+    const other: unknown[] = [];
+    for (const p of Array.isArray(content.parts) ? content.parts : []) {
+      if (!isObj(p)) continue;
+      if (p.thought === true) other.push({ thought: true });
+      else if (typeof p.text === 'string') text += p.text;
+      else if (isObj(p.functionCall)) c.calls.push({ name: String(p.functionCall.name ?? ''), args: p.functionCall.args });
+      else other.push(Object.keys(p).sort());
+    }
+    c.texts.push(text);
+    c.finish.push(String(cand.finishReason ?? ''));
+    if (cand.finishReason === 'SAFETY' || cand.finishReason === 'PROHIBITED_CONTENT') c.refusal = String(cand.finishReason);
+    const { content: _c, finishReason: _f, safetyRatings: _s, citationMetadata: _m, avgLogprobs: _l, ...crest } = cand;
+    candidates.push({ ...crest, parts: other });
+  }
+  const u = isObj(a.usageMetadata) ? a.usageMetadata : undefined;
+  if (u) c.usage = { input: num(u.promptTokenCount), output: num(u.candidatesTokenCount) };
+  const { candidates: _cs, usageMetadata: _u, responseId: _r, modelVersion: _v, createTime: _t, ...rest } = a;
+  c.rest = { ...rest, candidates };
+  return c;
+}
+
+function bedrockConverse(a: Obj): Content {
+  const c: Content = { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined };
+  const message = isObj(a.output) && isObj(a.output.message) ? a.output.message : {};
+  const other: unknown[] = [];
+  let text = '';
+  for (const b of Array.isArray(message.content) ? message.content : []) {
+    if (!isObj(b)) continue;
+    if (typeof b.text === 'string') text += b.text;
+    else if (isObj(b.toolUse)) c.calls.push({ name: String(b.toolUse.name ?? ''), args: b.toolUse.input });
+    else other.push(Object.keys(b).sort());
+  }
+  c.texts.push(text);
+  c.finish.push(String(a.stopReason ?? ''));
+  if (a.stopReason === 'guardrail_intervened' || a.stopReason === 'content_filtered') c.refusal = String(a.stopReason);
+  const u = isObj(a.usage) ? a.usage : undefined;
+  if (u) c.usage = { input: num(u.inputTokens), output: num(u.outputTokens) };
+  const { output: _o, stopReason: _s, usage: _u, metrics: _m, ...rest } = a;
+  c.rest = { ...rest, content: other };
+  return c;
+}
+
+function ollama(a: Obj): Content {
+  const c: Content = { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined };
+  const m = isObj(a.message) ? a.message : undefined;
+  c.texts.push(m ? (typeof m.content === 'string' ? m.content : '') : String(a.response ?? ''));
+  for (const t of m && Array.isArray(m.tool_calls) ? m.tool_calls : []) {
+    if (isObj(t) && isObj(t.function)) c.calls.push({ name: String(t.function.name ?? ''), args: parseArgs(t.function.arguments) });
+  }
+  c.finish.push(String(a.done_reason ?? (a.done === true ? 'stop' : '')));
+  if (typeof a.prompt_eval_count === 'number' || typeof a.eval_count === 'number') c.usage = { input: num(a.prompt_eval_count), output: num(a.eval_count) };
+  // Timings and the context vector change on every call: noise, as ids are.
+  const { message: _m, response: _r, done_reason: _d, done: _dn, prompt_eval_count: _p, eval_count: _e, total_duration: _t, load_duration: _l, prompt_eval_duration: _pd, eval_duration: _ed, context: _c, thinking: _th, ...rest } = a;
+  const mrest = m ? (({ content: _mc, tool_calls: _mt, thinking: _mth, ...x }) => x)(m) : undefined;
+  c.rest = { ...rest, ...(mrest ? { message: mrest } : {}) };
+  return c;
+}
+
 function contentOf(a: Answer): Content {
   const b = a.body;
   if (isObj(b) && a.shape === 'openai-chat') return openaiChat(b);
   if (isObj(b) && a.shape === 'openai-responses') return openaiResponses(b);
   if (isObj(b) && a.shape === 'anthropic') return anthropic(b);
+  if (isObj(b) && a.shape === 'gemini') return gemini(b);
+  if (isObj(b) && a.shape === 'bedrock-converse') return bedrockConverse(b);
+  if (isObj(b) && a.shape === 'ollama') return ollama(b);
   if (a.shape === 'text') return { texts: [String(b)], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined };
   return { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: b instanceof Uint8Array ? { bytes: Buffer.from(b).toString('base64') } : b };
 }
