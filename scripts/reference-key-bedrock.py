@@ -331,10 +331,7 @@ def main():
         'count': len(vectors),
         'vectors': vectors,
     }
-    with open(out_path, 'w', encoding='utf-8') as f:
-        json.dump(doc, f, ensure_ascii=False, indent=1)
-        f.write('\n')
-    print(f'{len(vectors)} vectors -> {out_path}')
+    ref.write_vectors(out_path, doc)
 
 
 if __name__ == '__main__':

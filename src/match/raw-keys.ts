@@ -1417,6 +1417,49 @@ function camelOnly(w: Walk, i: number): Members {
   return m;
 }
 
+/**
+ * The view's message list as the Gemini and Converse walks write it in place: a separator before
+ * every message but the first, the end of a message, and one message of all the parts a turn
+ * keeps. `count` is the number of messages written (a walk that takes a message back lowers it).
+ */
+class MessageList {
+  count = 0;
+
+  constructor(private readonly out: Out) {
+    out.bytes(L.view);
+  }
+
+  next(): void {
+    if (this.count++ > 0) this.out.byte(COMMA);
+  }
+
+  close(): void {
+    this.out.bytes(L.closeArr);
+    this.out.bytes(L.close);
+  }
+
+  /** One message of the parts `write` keeps (NONE: nothing kept); none for no parts when `dropEmpty`. */
+  whole(head: Uint8Array, parts: readonly number[], write: (p: number) => number, dropEmpty: boolean): void {
+    const out = this.out;
+    const mark = out.at;
+    this.next();
+    out.bytes(head);
+    let n = 0;
+    for (const p of parts) {
+      const at = out.at;
+      if (n > 0) out.byte(COMMA);
+      if (write(p) === NONE) out.at = at;
+      else n++;
+    }
+    if (n === 0 && dropEmpty) {
+      out.at = mark;
+      this.count--;
+      return;
+    }
+    this.close();
+  }
+}
+
 function geminiDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
   if (!Array.isArray(ignoreArgs) || ignoreArgs.some((k) => typeof k !== 'string')) decline();
   const root = camelOnly(w, 0);
@@ -1430,35 +1473,13 @@ function geminiDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly str
   if (small.provider !== 'gemini' || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) decline();
   const out = w.out;
   const calls = new Calls(w.n);
-  let count = 0;
-  out.bytes(L.view);
-  const next = () => {
-    if (count++ > 0) out.byte(COMMA);
-  };
-  const close = () => {
-    out.bytes(L.closeArr);
-    out.bytes(L.close);
-  };
+  const list = new MessageList(out);
+  const next = () => list.next();
+  const close = () => list.close();
   // One message of all the parts (the system prompt, a model turn); none for no parts when
   // `dropEmpty` (an empty system prompt is no message).
-  const whole = (head: Uint8Array, v: number | undefined, dropEmpty: boolean) => {
-    const mark = out.at;
-    next();
-    out.bytes(head);
-    let n = 0;
-    for (const p of partsOf(v)) {
-      const at = out.at;
-      if (n > 0) out.byte(COMMA);
-      if (geminiPart(w, p, calls) === NONE) out.at = at;
-      else n++;
-    }
-    if (n === 0 && dropEmpty) {
-      out.at = mark;
-      count--;
-      return;
-    }
-    close();
-  };
+  const part = (p: number) => geminiPart(w, p, calls);
+  const whole = (head: Uint8Array, v: number | undefined, dropEmpty: boolean) => list.whole(head, partsOf(v), part, dropEmpty);
   // A user turn: function results are tool messages of their own, the other parts user
   // messages between them (splitToolResults), written in place.
   const user = (v: number | undefined) => {
@@ -1484,7 +1505,7 @@ function geminiDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly str
       }
       if (geminiPart(w, p, calls) === NONE) {
         out.at = mark;
-        if (!open) count--;
+        if (!open) list.count--;
         continue;
       }
       open = true;
@@ -1546,7 +1567,7 @@ function geminiDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly str
   const names = chunks.map((c) => c.name);
   sortedTools(out, chunks);
   out.bytes(L.close);
-  return finish(out, 'gemini' as BuiltinProvider, count, names, small);
+  return finish(out, 'gemini' as BuiltinProvider, list.count, names, small);
 }
 
 /** One Gemini part, written in the shared form: NONE, PART, or RESULT for a function result. */
@@ -1930,39 +1951,17 @@ function converseDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly s
   const small = normalizeModule(top, opts);
   if (small.provider !== 'bedrock-converse' || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) decline();
   const out = w.out;
-  let count = 0;
-  out.bytes(L.view);
-  const next = () => {
-    if (count++ > 0) out.byte(COMMA);
-  };
-  const close = () => {
-    out.bytes(L.closeArr);
-    out.bytes(L.close);
-  };
+  const list = new MessageList(out);
+  const next = () => list.next();
+  const close = () => list.close();
   const blocksOf = (v: number): number[] => {
     if (w.kind(v) !== T_ARRAY) decline();
     return w.children(v);
   };
   // One message of all its parts (the system prompt, an assistant turn; the reference splits
   // only user messages); none for no parts when `dropEmpty`.
-  const whole = (head: Uint8Array, v: number, dropEmpty: boolean) => {
-    const mark = out.at;
-    next();
-    out.bytes(head);
-    let n = 0;
-    for (const b of blocksOf(v)) {
-      const at = out.at;
-      if (n > 0) out.byte(COMMA);
-      if (conversePart(w, b) === NONE) out.at = at;
-      else n++;
-    }
-    if (n === 0 && dropEmpty) {
-      out.at = mark;
-      count--;
-      return;
-    }
-    close();
-  };
+  const part = (b: number) => conversePart(w, b);
+  const whole = (head: Uint8Array, v: number, dropEmpty: boolean) => list.whole(head, blocksOf(v), part, dropEmpty);
   // A user turn: tool results are tool messages of their own, the other parts user messages
   // between them (splitToolResults), written in place.
   const user = (v: number) => {
@@ -1970,7 +1969,7 @@ function converseDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly s
     let any = false;
     for (const b of blocksOf(v)) {
       const mark = out.at;
-      const count0 = count;
+      const count0 = list.count;
       if (open) out.byte(COMMA);
       else {
         next();
@@ -1980,7 +1979,7 @@ function converseDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly s
       const kind = conversePart(w, b);
       if (kind === NONE) {
         out.at = mark;
-        count = count0;
+        list.count = count0;
         continue;
       }
       any = true;
@@ -1988,7 +1987,7 @@ function converseDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly s
         // Rewrite: close the user message before it (if one is open), the result in its own.
         const part = out.buf.slice(at, out.at);
         out.at = mark;
-        count = count0;
+        list.count = count0;
         if (open) close();
         open = false;
         next();
@@ -2038,7 +2037,7 @@ function converseDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly s
   const names = chunks.map((c) => c.name);
   sortedTools(out, chunks);
   out.bytes(L.close);
-  return finish(out, 'bedrock-converse' as BuiltinProvider, count, names, small);
+  return finish(out, 'bedrock-converse' as BuiltinProvider, list.count, names, small);
 }
 
 const DESCRIPTION_OPEN = lit('{"description":');
