@@ -14,7 +14,7 @@
 import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { TapedeckError } from '../errors.ts';
-import { missHeadline } from '../match/diagnose.ts';
+import { HEADLINE_MAX, missHeadline } from '../match/diagnose.ts';
 import { createFetchFor, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
 import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
 import { RedisBackend } from '../store/backends/redis-backend.ts';
@@ -216,9 +216,12 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
     misses.push({ ...(opts.test ? { test: opts.test } : {}), route, diagnosis, command: recordCommand });
     if (never && body?.error) {
       const ci = mode === 'replay' && source === 'CI' ? ' (CI is set: nothing records)' : '';
-      // A namespace is too long for the headline: it gets a line of its own.
-      const where = store ? 'its Redis namespace has no recordings' : `no tape at ${rel}`;
-      const message = `tapedeck miss: ${missHeadline(`this test was never recorded${ci}: ${where}`, `record it: ${recordCommand}`)}${store ? `\n  namespace: ${namespace}` : ''}`;
+      // A namespace, or a tape path too long for the headline (clipping it would cut the file
+      // name, the part that tells which test this is), gets a line of its own.
+      const short = `this test was never recorded${ci}: no tape at ${rel}`;
+      const ownLine = store ? `\n  namespace: ${namespace}` : short.length > HEADLINE_MAX ? `\n  tape: ${rel}` : '';
+      const headline = store ? `this test was never recorded${ci}: its Redis namespace has no recordings` : ownLine ? `this test was never recorded${ci}: its tape does not exist yet` : short;
+      const message = `tapedeck miss: ${missHeadline(headline, `record it: ${recordCommand}`)}${ownLine}`;
       body.error.message = message;
       // The Anthropic shape's top-level message is what its SDK shows.
       if (typeof body.message === 'string') body.message = message;

@@ -142,17 +142,34 @@ describe('openTestTape', () => {
 
   it('in CI with no recording: the SDK fails at once with the diagnosis and the record command, and no tape is written', async () => {
     const calls = up.calls.length;
-    const tape = openTestTape({ tape: join(dir, 'ci', 'never.tape'), env: { CI: 'true' }, recordCommand: 'TAPEDECK_MODE=update npx vitest run t.test.ts' });
+    // The root makes the path in the headline short wherever the suite runs (a deep path gets a
+    // line of its own: the next test).
+    const tape = openTestTape({ tape: join(dir, 'ci', 'never.tape'), root: dir, env: { CI: 'true' }, recordCommand: 'TAPEDECK_MODE=update npx vitest run t.test.ts' });
     expect(tape.mode).toBe('replay');
     const err = (await ask(tape.fetch, 'hello').catch((e: unknown) => e)) as Error & { status: number };
     expect(err.status).toBe(400);
     const lines = err.message.split('\n');
-    expect(lines[0]).toMatch(/^400 tapedeck miss: this test was never recorded \(CI is set: nothing records\): no tape at .*never\.tape$/);
+    expect(lines[0]).toMatch(/^400 tapedeck miss: this test was never recorded \(CI is set: nothing records\): no tape at ci\/never\.tape$/);
     expect(lines.slice(1)).toEqual(['Record it: TAPEDECK_MODE=update npx vitest run t.test.ts']);
     const report = await tape.close();
     expect(report.misses).toHaveLength(1);
     expect(up.calls.length).toBe(calls);
     expect(existsSync(join(dir, 'ci'))).toBe(false);
+  });
+
+  it('in CI, a tape path too long for the headline gets a line of its own, never clipped', async () => {
+    // Deep enough that "no tape at <path>" passes the headline's length wherever the suite runs.
+    const deep = join(dir, 'ci-deep', 'a-folder-name-long-enough-to-push-the-path-past-the-headline', 'and-another-one-just-as-long-as-the-first', 'never.tape');
+    const tape = openTestTape({ tape: deep, env: { CI: 'true' }, recordCommand: 'TAPEDECK_MODE=update npx vitest run t.test.ts' });
+    const err = (await ask(tape.fetch, 'hello').catch((e: unknown) => e)) as Error & { status: number };
+    expect(err.status).toBe(400);
+    const lines = err.message.split('\n');
+    expect(lines[0]).toBe('400 tapedeck miss: this test was never recorded (CI is set: nothing records): its tape does not exist yet');
+    expect(lines[1]).toBe('Record it: TAPEDECK_MODE=update npx vitest run t.test.ts');
+    expect(lines[2]).toMatch(/^  tape: .*ci-deep\/.*\/never\.tape$/);
+    expect(lines[2]).not.toContain('…');
+    await tape.close();
+    expect(existsSync(join(dir, 'ci-deep'))).toBe(false);
   });
 
   it('a miss says first what differs from the closest recording', async () => {
