@@ -1,6 +1,6 @@
 // The normalized request view of a request body, written from the structural index (tape.ts)
 // inside the core: the messages as `{"messages":[...]` and the tools as `,"tools":[...]`, in
-// the form src/match/raw-keys.ts writes them, ready for the canonical writer (json.ts).
+// the form src/match/raw-keys/chat.ts writes them, ready for the canonical writer (json.ts).
 //
 // Why here and not in TypeScript: on a 36 KB, 50-message body the TypeScript walk over the
 // index cost ~70-80 us of the ~180 us a new body took (a few hundred small calls, member
@@ -8,7 +8,7 @@
 // walk over the index records in linear memory writes the view in ~12 us.
 //
 // This is a third copy of the message, part and tool rules, so it handles only the common
-// constructs and declines the rest (status V_DECLINED): the TypeScript walk of raw-keys.ts,
+// constructs and declines the rest (status V_DECLINED): the TypeScript walk of raw-keys/chat.ts,
 // itself held to the reference normalizer (normalize.ts) by differential tests, then takes the
 // body. Declined, among others: LangChain messages, Responses server items, the Vercel AI SDK's
 // tool-call / tool-result parts and jsonSchema() wrappers, escaped member names where a name is
@@ -32,7 +32,7 @@ const F_KEY_ESCAPED: u32 = 0x200;
 const F_CHECK_KEYS: u32 = 0x400;
 const NONE: u32 = 0xffffffff;
 
-// Providers, as src/match/raw-keys.ts numbers them (0 = detect).
+// Providers, as src/match/raw-keys/core.ts numbers them (0 = detect).
 const P_CHAT: i32 = 1;
 const P_RESPONSES: i32 = 2;
 const P_EMBEDDINGS: i32 = 3;
@@ -44,7 +44,7 @@ const V_OK: i32 = 0;
 const V_DECLINED: i32 = 1;
 const V_MEMORY: i32 = 2;
 
-// Part kinds (raw-keys.ts part()).
+// Part kinds (raw-keys/chat.ts part()).
 const K_NONE: i32 = 0;
 const K_PART: i32 = 1;
 const K_RESULT: i32 = 2;
@@ -84,7 +84,7 @@ let chunksP: usize = 0; // tools: {start u32, end u32, nameRec u32}
 let chunkCount: u32 = 0;
 let sortP: usize = 0; // tool chunk order
 
-// What the last message written was, for call() (raw-keys.ts `last`).
+// What the last message written was, for call() (raw-keys/chat.ts `last`).
 let lastSet = false;
 let lastAssistant = false;
 let lastJoinable = false;

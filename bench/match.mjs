@@ -165,7 +165,7 @@ export async function matchBench(lib, { quick = false } = {}) {
 
   // --- M-sized bodies of shapes the core's own view does not know (it writes the chat family
   // only), sent to their routes (Gemini and Bedrock: the model from the path; Ollama
-  // /api/chat): requestDigests walks the core's index in JavaScript (src/match/raw-keys.ts),
+  // /api/chat): requestDigests walks the core's index in JavaScript (src/match/raw-keys/),
   // against the JavaScript pipeline on the same normalizer. Gemini and Bedrock have the issue's
   // 4x target; Ollama is reported.
   for (const [shape, { bytes, endpoint }, goal] of [['gemini', geminiBody(), 4], ['bedrock-converse', converseBody(), 4], ['ollama-chat', ollamaChatBody(), null]]) {
