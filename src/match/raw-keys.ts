@@ -53,9 +53,9 @@ import { normalizeRequest as normalizeModule, rawKeysAllowed, routeOf } from '..
 import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
 import type { RequestDigests } from './matcher.ts';
 import { ChatWalk, digests, PROVIDERS } from './raw-keys/chat.ts';
-import { converseDigests } from './raw-keys/converse.ts';
-import { coreDigests, PROVIDER_CODE } from './raw-keys/core.ts';
-import { geminiDigests } from './raw-keys/gemini.ts';
+import { CONVERSE_CORE, converseDigests } from './raw-keys/converse.ts';
+import { coreDigests, moduleCoreDigests, PROVIDER_CODE } from './raw-keys/core.ts';
+import { GEMINI_CORE, geminiDigests } from './raw-keys/gemini.ts';
 import { ollamaDigests } from './raw-keys/ollama.ts';
 import { decoder, Out } from './raw-keys/out.ts';
 import { DECLINE, F_CHECK_KEYS, T_OBJECT } from './raw-keys/walk.ts';
@@ -82,9 +82,11 @@ function isUtf8(b: Uint8Array): boolean {
  * How often this path answered and declined in this process. Internal (not exported from the
  * package entries): the tests read it to prove that the public entry points (requestDigests,
  * the matcher) really take this path for the common request shapes, which equal digests alone
- * cannot show.
+ * cannot show. `core`: chat-family bodies keyed from the core's own view; `gemini`, `converse`,
+ * `ollama`: bodies of those shapes keyed here (by the core's view or the walk); `geminiCore`,
+ * `converseCore`: those keyed from the core's own view.
  */
-export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0, ollama: 0 };
+export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0, ollama: 0, geminiCore: 0, converseCore: 0 };
 
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
@@ -167,12 +169,33 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
   if (bytes === undefined) return undefined;
   let w: ChatWalk;
   try {
-    const tape = jsonTape(bytes);
+    const route = routeOf(opts.endpoint)?.route.shape;
+    const ignoreArgs = opts.ignoreArgs ?? [];
+    // Gemini and Converse bodies SDKs send: the core writes the view itself (assembly/view.ts);
+    // what it declines, the shape's walk here takes, from the index the core made.
+    let cv: ReturnType<typeof coreRequestView> = null;
+    const core = route === 'gemini' ? GEMINI_CORE : route === 'bedrock-converse' ? CONVERSE_CORE : undefined;
+    if (core !== undefined && Array.isArray(ignoreArgs) && ignoreArgs.length === 0) {
+      cv = coreRequestView(bytes, core.code);
+      if (cv === undefined) return undefined;
+      if (cv !== null && !(cv instanceof Uint32Array)) {
+        try {
+          const d = moduleCoreDigests(bytes, cv, opts, core);
+          if (d !== null) {
+            rawPathCounts[route === 'gemini' ? 'gemini' : 'converse']++;
+            rawPathCounts[route === 'gemini' ? 'geminiCore' : 'converseCore']++;
+            return d;
+          }
+        } finally {
+          Out.release();
+        }
+      }
+    }
+    const tape = cv instanceof Uint32Array ? cv : jsonTape(bytes);
     if (tape === undefined || tape.length === 0) return undefined;
     w = new ChatWalk(bytes, tape);
     for (let i = 0; i < tape.length; i += 8) if ((tape[i]! & F_CHECK_KEYS) !== 0) w.members(i >>> 3);
-    const shape = (tape[0]! & 0xff) === T_OBJECT ? routeOf(opts.endpoint)?.route.shape : undefined;
-    const ignoreArgs = opts.ignoreArgs ?? [];
+    const shape = (tape[0]! & 0xff) === T_OBJECT ? route : undefined;
     if (shape === 'ollama-chat' && opts.provider === undefined && Array.isArray(ignoreArgs) && ignoreArgs.every((k) => typeof k === 'string')) {
       // A chat body with Ollama's rules for its calls: the chat walk in its Ollama mode.
       try {

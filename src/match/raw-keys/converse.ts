@@ -9,9 +9,23 @@ import { converseBlock, converseTool } from '../../providers/bedrock.ts';
 import { normalizeRequest as normalizeModule } from '../../providers/index.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
+import type { ModuleShape } from './core.ts';
 import { COMMA, L, lit, quotedId } from './out.ts';
 import { finish, MessageList, modelAndOptions, sortedTools } from './view.ts';
 import { DECLINE, decline, isResult, NO_SKIP, NONE, PART, RESULT, set, T_ARRAY, T_NULL, T_STRING, type Walk } from './walk.ts';
+
+/** Converse for the core's own view (core.ts): toolConfig's tools are the core's; holes are blocks. */
+export const CONVERSE_CORE: ModuleShape = {
+  code: 6,
+  provider: 'bedrock-converse',
+  conversation: ['messages', 'system'],
+  first: '{"messages":[]',
+  top: (top) => {
+    const tc = top.toolConfig;
+    if (tc !== null && typeof tc === 'object' && !Array.isArray(tc)) delete (tc as Record<string, unknown>).tools;
+  },
+  part: (value, n) => n.content([converseBlock(value)], '$'),
+};
 
 export function converseDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
   if (!Array.isArray(ignoreArgs) || ignoreArgs.length > 0) decline();

@@ -9,6 +9,7 @@ import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts
 import { allFinite } from '../../core/value.ts';
 import type { RequestDigests } from '../matcher.ts';
 import type { ChatWalk } from './chat.ts';
+import type { ModuleShape } from './core.ts';
 import { COMMA, L, lit, quotedId } from './out.ts';
 import { finish, MessageList, modelAndOptions, sortedTools } from './view.ts';
 import { decline, type Members, NO_SKIP, NONE, PART, RESULT, set, T_ARRAY, T_NULL, T_OBJECT, T_STRING, T_TRUE, type Walk } from './walk.ts';
@@ -19,8 +20,26 @@ const G = {
   thinkingOpen: lit('{"type":"thinking"'),
   jsonOpen: lit('{"type":"json","json":'),
   jsonEmpty: lit('{"type":"json"}'),
-  typeKey: lit('{"type":'),
-  quote: lit('"'),
+};
+
+/** An inlineData / fileData part (`given`: its media object) as the view holds it: by kind, the attachment. */
+function mediaPart(given: Record<string, unknown>, inline: boolean): Record<string, unknown> {
+  const kind = kindOfMedia(given.mimeType);
+  return { type: kind, [kind]: inline ? attachmentOf(given) : typeof given.fileUri === 'string' ? attachmentOf(given.fileUri) : attachmentOf(given) };
+}
+
+/** Gemini for the core's own view (core.ts): its holes are media parts, checked there. */
+export const GEMINI_CORE: ModuleShape = {
+  code: 7,
+  provider: 'gemini',
+  conversation: [...GEMINI_LAYOUT],
+  first: '{"contents":[]',
+  top: () => {},
+  part: (value) => {
+    const p = value as Record<string, unknown>;
+    const inline = Object.hasOwn(p, 'inlineData');
+    return [mediaPart((inline ? p.inlineData : p.fileData) as Record<string, unknown>, inline)];
+  },
 };
 
 /** Every member name of an object, or decline when one is snake_case (the reference camelCases it). */
@@ -259,21 +278,9 @@ function geminiPart(w: Walk, p: number, calls: Calls): number {
     const inline = m.has('inlineData');
     const dm = camelOnly(w, media);
     for (const k of dm.names) if (k !== 'mimeType' && k !== (inline ? 'data' : 'fileUri')) decline();
-    const mime = dm.get('mimeType');
-    const media_ = kindOfMedia(mime === undefined ? undefined : w.strOf(mime));
-    out.bytes(G.typeKey);
-    out.bytes(G.quote);
-    out.text(media_);
-    out.bytes(G.quote);
-    out.byte(COMMA);
-    out.bytes(G.quote);
-    out.text(media_);
-    out.bytes(G.quote);
-    out.byte(0x3a);
     const given: Record<string, unknown> = {};
     for (let j = 0; j < dm.names.length; j++) set(given, dm.names[j]!, w.value(dm.recs[j]!));
-    w.emit(inline ? attachmentOf(given) : typeof given.fileUri === 'string' ? attachmentOf(given.fileUri) : attachmentOf(given));
-    out.bytes(L.close);
+    w.emit(mediaPart(given, inline));
     return PART;
   }
   decline();
