@@ -157,12 +157,14 @@ function utf8Of(request: Uint8Array | string): Uint8Array | undefined {
 }
 
 /**
- * Digests of a body of a provider module's own shape (Gemini, ...): the body checked by the
- * core's index instead of the strict reader's canonical pass (the same faults, a fifth of the
- * time), parsed, normalized by its module, and the view hashed from its JSON text in one core
- * call (the view of parsed JSON is JSON data, so its text is the same canonical value, without
- * walking it as JavaScript objects). Any error leaves the body to the reference path, which
- * reports it.
+ * Digests of a body of a provider module's own shape (Gemini, ...). Gemini and Converse bodies
+ * are written by the core's own view (raw-keys/core.ts), or by their walk over the index where
+ * it declines; an Ollama chat body by the chat walk in its Ollama mode. Anything else: the body
+ * checked by the core's index instead of the strict reader's canonical pass (the same faults, a
+ * fifth of the time), parsed, normalized by its module, and the view hashed from its JSON text
+ * in one core call (the view of parsed JSON is JSON data, so its text is the same canonical
+ * value, without walking it as JavaScript objects). Any error leaves the body to the reference
+ * path, which reports it.
  */
 function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): RequestDigests | undefined {
   const bytes = utf8Of(request);

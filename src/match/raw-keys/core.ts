@@ -52,9 +52,11 @@ function filled(out: Out, bytes: Uint8Array, head: Uint8Array, holes: Uint32Arra
     texts.push(JSON.stringify(parts[0]));
   }
   if (n.ids.size > 0) return false;
+  // Node's Buffer finds the hole bytes with memchr; TypedArray's indexOf took ~8 us on an M view.
+  const find = typeof Buffer !== 'undefined' ? Buffer.from(head.buffer, head.byteOffset, head.length) : head;
   let at = 0;
   for (const text of texts) {
-    const z = head.indexOf(0, at);
+    const z = find.indexOf(0, at);
     out.span(head, at, z);
     out.text(text);
     at = z + 1;
