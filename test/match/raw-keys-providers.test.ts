@@ -6,10 +6,10 @@
 // to the walk or the parse path, so both the answers and the declines are held to the reference.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backend, requestKeys, TapedeckError } from '../../src/index.ts';
+import { backend } from '../../src/index.ts';
 import { rawPathCounts, rawRequestDigests } from '../../src/match/raw-keys.ts';
-import type { NormalizeOptions } from '../../src/providers/types.ts';
 import { converseBody, geminiBody } from '../../bench/workloads.mjs';
+import { agree, reference, rng } from './raw-agree.ts';
 import { respell } from './respell.ts';
 
 type Obj = Record<string, any>;
@@ -18,37 +18,6 @@ const hasTape = backend() !== 'js';
 const encoder = new TextEncoder();
 const GEMINI = { endpoint: { method: 'POST', url: '/v1beta/models/gemini-2.5-flash:generateContent' } };
 const CONVERSE = { endpoint: { method: 'POST', url: '/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse' } };
-
-/** The reference's digests, or its error code. */
-function reference(body: Uint8Array, opts: NormalizeOptions): Obj {
-  try {
-    const { messages: _m, view: _v, ...digests } = requestKeys(body, opts);
-    return digests;
-  } catch (e) {
-    if (e instanceof TapedeckError) return { error: e.code };
-    throw e;
-  }
-}
-
-/** Checks one body; returns whether the raw path answered. */
-function agree(body: Uint8Array, opts: NormalizeOptions): boolean {
-  const ref = reference(body, opts);
-  const raw = rawRequestDigests(body, opts);
-  if (raw === undefined) return false;
-  expect(ref.error, 'the raw path keyed a body the reference rejects').toBeUndefined();
-  expect(raw).toEqual(ref);
-  return true;
-}
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
 
 /** Rarely present (respell() leaves undefined members out). */
 const rarely = <T,>(a: fc.Arbitrary<T>) => fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: a });
