@@ -90,7 +90,7 @@ export function provideWasmBuild(name: 'wasm' | 'wasm-simd', bytes: Uint8Array):
       hint: 'Serve dist/wasm/ from the same llm-tapedeck version as the bundle.',
     });
   }
-  provided.set(name, bytes.slice());
+  provided.set(name, new Uint8Array(bytes));
 }
 
 let simdOk: boolean | undefined;

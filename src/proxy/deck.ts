@@ -25,7 +25,7 @@ import { rekeyWarning } from '../match/rekey.ts';
 import { recordingUrl, routeOf } from '../providers/index.ts';
 import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
-import { crc32 } from '../store/tape-codec.ts';
+import { KnownBodies } from './known-bodies.ts';
 import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 
@@ -150,14 +150,6 @@ export interface DeckStats {
 
 const EMPTY = new Uint8Array(0);
 
-/** Whether two byte arrays hold the same bytes. */
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  if (typeof Buffer !== 'undefined') return Buffer.compare(a, b) === 0;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 const decoder = new TextDecoder();
 const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
 
@@ -174,10 +166,9 @@ interface Route {
    * by the CRC-32 of the body: the same bytes get the same answer, so the next identical body
    * skips the secret scan, the SHA-256 of the bytes and the matcher (the proxy's replay hot
    * path; proxy benchmark). Only with repeats allowed, and for bodies up to FAST_BODY_MAX bytes.
-   * Two bodies with one CRC share a slot: the later replaces the earlier, and a body that is not
-   * the stored one byte for byte takes the full path.
+   * A body is found again only by its exact bytes (src/proxy/known-bodies.ts).
    */
-  fast: Map<number, { body: Uint8Array; record: HttpRecord }>;
+  fast: KnownBodies<HttpRecord>;
   /** LLM keys: the `repeat` the key's next recording loaded should have (see {@link Deck.add}). */
   expect?: Map<string, number>;
   /** Every recording of the route, in order, for a custom `match` function. */
@@ -193,11 +184,21 @@ function header(h: DeckRequest['headers'], name: string): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
+let lastType = '';
+let lastTypeJson = false;
+
 /** Whether a body is JSON: by content type, or sniffed when there is none. */
 export function isJsonBody(headers: DeckRequest['headers'], body: Uint8Array): boolean {
   if (body.length === 0) return false;
   const ct = header(headers, 'content-type');
-  if (ct !== undefined) return /[/+]json\b/i.test(ct);
+  if (ct !== undefined) {
+    // Clients send one content type over and over: the last answer is kept.
+    if (ct !== lastType) {
+      lastType = ct;
+      lastTypeJson = /[/+]json\b/i.test(ct);
+    }
+    return lastTypeJson;
+  }
   let i = 0;
   while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
   return body[i] === 0x7b || body[i] === 0x5b;
@@ -391,7 +392,7 @@ export class Deck {
 
   private route(name: string): Route {
     let r = this.routes.get(name);
-    if (!r) this.routes.set(name, (r = { llm: [], count: 0, perKey: new Map(), fast: new Map(), records: [] }));
+    if (!r) this.routes.set(name, (r = { llm: [], count: 0, perKey: new Map(), fast: new KnownBodies<HttpRecord>(FAST_ENTRIES), records: [] }));
     return r;
   }
 
@@ -461,9 +462,17 @@ export class Deck {
    * route's provider does not file recordings under (Azure's `api-version`) left out.
    */
   routeOf(method: string, url: string): string {
+    // Requests mostly repeat one route: the last one is kept, so its string (and the hash the
+    // route map computes for it) is made once, not on every request.
+    const last = this.lastRoute;
+    if (url === last.url && method === last.method) return last.route;
     const filed = url.includes('?') ? recordingUrl({ method, url }) : url;
-    return `${method.toUpperCase()} ${filed.includes('?') ? this.redactor.url(filed) : filed}`;
+    const route = `${method.toUpperCase()} ${filed.includes('?') ? this.redactor.url(filed) : filed}`;
+    this.lastRoute = { method, url, route };
+    return route;
   }
+
+  private lastRoute = { method: '', url: '', route: '' };
 
   /**
    * Key of a non-JSON request: SHA-256 of the route, the headers asked for and, unless
@@ -602,12 +611,12 @@ export class Deck {
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r) };
     }
-    // The same bytes as an earlier body that matched exactly: found by their CRC-32 and compared
-    // whole, so no string of the body is made and hashed on this path.
-    const crc = r?.matcher && this.repeatLast && req.body.length <= FAST_BODY_MAX ? crc32(req.body) : undefined;
-    if (crc !== undefined) {
-      const known = r!.fast.get(crc);
-      if (known && sameBytes(known.body, req.body) && !this.col!.expired(known.record)) return { kind: 'replay', record: known.record, matchedBy: 'exact', warnings: [] };
+    // The same bytes as an earlier body that matched exactly: found by comparing the bytes, so
+    // no string of the body is made and hashed on this path.
+    const fast = r?.matcher !== undefined && this.repeatLast && req.body.length <= FAST_BODY_MAX;
+    if (fast) {
+      const known = r!.fast.get(req.body);
+      if (known !== undefined && !this.col!.expired(known)) return { kind: 'replay', record: known, matchedBy: 'exact', warnings: [] };
     }
     const input: unknown = this.hasSecrets(req.body) ? this.redactor.value(this.parse(req.body)) : req.body;
     let llmKey: string | undefined;
@@ -633,11 +642,7 @@ export class Deck {
           throw new TapedeckError('E_MISS', `The recording of ${route} expired (its time to live in ${this.tape} passed).`, { key: m.request.key, route, file: this.tape, hint: recordHow(this.entry) });
         }
         this.col!.use(rec);
-        if (crc !== undefined && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) {
-          if (r.fast.size >= FAST_ENTRIES) r.fast.clear();
-          // A copy: the request's buffer is the caller's.
-          r.fast.set(crc, { body: req.body.slice(), record: rec });
-        }
+        if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) r.fast.set(req.body, rec);
         return { kind: 'replay', record: m.recording.response as HttpRecord, matchedBy: m.matchedBy, warnings: m.warnings };
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;

@@ -59,7 +59,7 @@ function cutStream(chunks: [number, Uint8Array][]): ReadableStream<Uint8Array> {
   let i = 0;
   return new ReadableStream<Uint8Array>({
     pull(controller) {
-      if (i < chunks.length) controller.enqueue(chunks[i++]![1].slice());
+      if (i < chunks.length) controller.enqueue(new Uint8Array(chunks[i++]![1]));
       else controller.error(new TypeError('terminated', { cause: new Error('other side closed (a cut stream recorded by hand)') }));
     },
   });
@@ -77,7 +77,7 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], 
   if (rec.response.cut) return new Response(cutStream(chunks), init);
   if (timing === 'none' || chunks.length < 2) {
     // A copy: the caller owns the bytes it reads, the tape keeps its own.
-    return new Response(rec.response.body.slice(), init);
+    return new Response(new Uint8Array(rec.response.body), init);
   }
   let i = 0;
   const t0 = performance.now();
@@ -91,7 +91,7 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], 
       const wait = timing === 'recorded' ? at - (performance.now() - t0) : i === 0 ? 0 : timing;
       i++;
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      controller.enqueue(bytes.slice());
+      controller.enqueue(new Uint8Array(bytes));
     },
   });
   return new Response(stream, init);

@@ -11,6 +11,8 @@ import { TapedeckError } from '../errors.ts';
 const DOT = /^(?:\.|%2e)$/i;
 const DOTDOT = /^(?:\.|%2e){2}$/i;
 
+let lastUnchanged = '/';
+
 function refuse(url: string, why: string): TapedeckError {
   return new TapedeckError('E_PROXY_PATH', `Request path ${JSON.stringify(url.slice(0, 200))} ${why}.`, {
     path: url.slice(0, 200),
@@ -29,11 +31,16 @@ function refuse(url: string, why: string): TapedeckError {
  * normalizeRequestPath('/v1/../../../../admin/keys') // throws E_PROXY_PATH
  */
 export function normalizeRequestPath(url: string): string {
+  // Every request asks, and clients send one path over and over: the last unchanged one is kept.
+  if (url === lastUnchanged) return url;
   const q = url.search(/[?#]/);
   const path = q < 0 ? url : url.slice(0, q);
   const rest = q < 0 ? '' : url.slice(q);
   // Fast path: nothing that could be a dot segment or another separator.
-  if (!/[.\\]|%2e/i.test(path)) return url;
+  if (!/[.\\]|%2e/i.test(path)) {
+    lastUnchanged = url;
+    return url;
+  }
   const segments = path.split(/[/\\]/);
   const out: string[] = [];
   for (let i = 1; i < segments.length; i++) {

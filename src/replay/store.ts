@@ -158,7 +158,7 @@ export function entryOf(p: ReplayPut, createdAt: number): ReplayEntry {
     if (!p.body.isWellFormed()) throw argError('ReplayStore.put: body text has a lone UTF-16 surrogate, so it has no exact bytes.', '$.body', 'Pass the bytes that were sent.');
     body = encoder.encode(p.body);
   } else if (p.body instanceof Uint8Array) {
-    body = p.body.slice(); // the caller's buffer may be reused; the store keeps what was sent
+    body = new Uint8Array(p.body); // a copy (Buffer's slice() is a view): the caller's buffer may be reused; the store keeps what was sent
   } else {
     throw argError(`ReplayStore.put: body must be a Uint8Array or a string; got ${p.body === null ? 'null' : typeof p.body}.`, '$.body', 'Pass the exact response bytes.');
   }
@@ -347,7 +347,7 @@ export class ReplayStore {
     }
     this.touch(slot);
     this.counts.hits++;
-    return { ...slot.entry, body: slot.entry.body.slice() };
+    return { ...slot.entry, body: new Uint8Array(slot.entry.body) };
   }
 
   /**
@@ -387,7 +387,7 @@ export class ReplayStore {
     }
     this.touch(slot);
     this.counts.hits++;
-    return { status: 'found', entry: { ...slot.entry, body: slot.entry.body.slice() } };
+    return { status: 'found', entry: { ...slot.entry, body: new Uint8Array(slot.entry.body) } };
   }
 
   /**

@@ -125,7 +125,7 @@ export function httpView(rec: Pick<HttpRecord, 'request' | 'response'>): HookRec
   if (ct === 'text/event-stream') {
     response.events = parseSse(text()).map((e) => ({ ...(e.event !== 'message' ? { event: e.event } : {}), data: parseOr(e.data) }));
   } else if (r.body.length > 0) {
-    response.body = isJsonType(ct) ? parseOr(text()) : isTextType(ct) ? text() : r.body.slice();
+    response.body = isJsonType(ct) ? parseOr(text()) : isTextType(ct) ? text() : new Uint8Array(r.body);
   }
   return {
     request: { method: q.method, url: q.url, headers: structuredClone(q.headers), ...(q.body !== undefined ? { body: structuredClone(q.body) } : {}) },

@@ -210,5 +210,5 @@ export function normalizeBody(headers: Headers, body: Uint8Array, r: Redactor): 
   }
   const masked = r.text(text);
   const bytes = masked === text ? body : Buffer.from(masked, 'latin1');
-  return { bytes, stored: isTextual(ct) ? new TextDecoder().decode(bytes) : bytes.slice() };
+  return { bytes, stored: isTextual(ct) ? new TextDecoder().decode(bytes) : new Uint8Array(bytes) };
 }

@@ -125,4 +125,43 @@ describe('MCP over Streamable HTTP through tapedeck serve', () => {
     expect(isMcpRequest({ 'mcp-session-id': 'x' }, new Uint8Array(0))).toBe(true);
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('tells JSON-RPC from LLM bodies as a substring search and JSON.parse would, wherever the member and stray j bytes sit', () => {
+    // Oracle: the member named in the first 4 KB (a substring search), and the body a JSON-RPC message.
+    const oracle = (b: Buffer): boolean => {
+      if (b.subarray(0, 4096).indexOf('"jsonrpc"') < 0) return false;
+      try {
+        const v: unknown = JSON.parse(b.toString('utf8'));
+        const first = Array.isArray(v) ? v[0] : v;
+        return first !== null && typeof first === 'object' && (first as { jsonrpc?: unknown }).jsonrpc === '2.0';
+      } catch {
+        return false;
+      }
+    };
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+    const words = ['j', 'jj', '"j', 'json', 'jsonrp', '"jsonrp', 'jsonrpc', 'hello', 'just', 'x'];
+    let positives = 0;
+    let negatives = 0;
+    for (let i = 0; i < 3000; i++) {
+      const text = Array.from({ length: rnd(40) }, () => words[rnd(words.length)]).join(rnd(2) ? ' ' : '');
+      const pad = 'p'.repeat(rnd(3) === 0 ? 4060 + rnd(60) : rnd(200));
+      const kind = rnd(4);
+      const value =
+        kind === 0
+          ? { pad, jsonrpc: '2.0', id: i, method: 'tools/call', params: { text } }
+          : kind === 1
+            ? [{ method: 'notifications/initialized', pad, jsonrpc: rnd(2) ? '2.0' : '1.0' }]
+            : kind === 2
+              ? { model: 'gpt-4o-mini', messages: [{ role: 'user', content: text + pad }] }
+              : { pad, [text.slice(0, 7) || 'k']: '2.0', method: 'x' };
+      const body = Buffer.from(JSON.stringify(value));
+      const want = oracle(body);
+      if (want) positives++;
+      else negatives++;
+      expect(isMcpRequest({}, body), JSON.stringify(value).slice(0, 120)).toBe(want);
+    }
+    expect(positives).toBeGreaterThan(300);
+    expect(negatives).toBeGreaterThan(300);
+  });
 });
