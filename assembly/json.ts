@@ -73,7 +73,7 @@ export const RESULT: usize = memory.data(128);
 // 20 count (elements), 24 spansPtr (count x {ptr u32, len u32}), 28/32/36 digest addresses
 // (assembly/index.ts), 40 number of `null` literals read (the JavaScript-value path uses it to
 // skip its NaN check when JSON.stringify wrote no null at all), 48 the records of index()
-// (assembly/tape.ts), 52-84 what view() wrote (assembly/view.ts).
+// (assembly/tape.ts), 52-92 what view() wrote (assembly/view.ts).
 
 // Region layout, set by layout() for an input of n bytes. Everything after heap base is ours.
 let inBase: usize = 0;

@@ -1,6 +1,6 @@
 // The normalized request view of a request body, written from the structural index (tape.ts)
 // inside the core: the messages as `{"messages":[...]` and the tools as `,"tools":[...]`, in
-// the form src/match/raw-keys.ts writes them, ready for the canonical writer (json.ts).
+// the form src/match/raw-keys/chat.ts writes them, ready for the canonical writer (json.ts).
 //
 // Why here and not in TypeScript: on a 36 KB, 50-message body the TypeScript walk over the
 // index cost ~70-80 us of the ~180 us a new body took (a few hundred small calls, member
@@ -8,7 +8,7 @@
 // walk over the index records in linear memory writes the view in ~12 us.
 //
 // This is a third copy of the message, part and tool rules, so it handles only the common
-// constructs and declines the rest (status V_DECLINED): the TypeScript walk of raw-keys.ts,
+// constructs and declines the rest (status V_DECLINED): the TypeScript walk of raw-keys/chat.ts,
 // itself held to the reference normalizer (normalize.ts) by differential tests, then takes the
 // body. Declined, among others: LangChain messages, Responses server items, the Vercel AI SDK's
 // tool-call / tool-result parts and jsonSchema() wrappers, escaped member names where a name is
@@ -23,6 +23,7 @@ import { ensureMemory, RESULT } from "./json";
 
 const NODE: usize = 32;
 const T_NULL: u32 = 1;
+const T_TRUE: u32 = 3;
 const T_NUMBER: u32 = 4;
 const T_STRING: u32 = 5;
 const T_ARRAY: u32 = 6;
@@ -32,19 +33,22 @@ const F_KEY_ESCAPED: u32 = 0x200;
 const F_CHECK_KEYS: u32 = 0x400;
 const NONE: u32 = 0xffffffff;
 
-// Providers, as src/match/raw-keys.ts numbers them (0 = detect).
+// Providers, as src/match/raw-keys/core.ts numbers them (0 = detect).
 const P_CHAT: i32 = 1;
 const P_RESPONSES: i32 = 2;
 const P_EMBEDDINGS: i32 = 3;
 const P_ANTHROPIC: i32 = 4;
 const P_GENERIC: i32 = 5;
+// Shapes of provider modules on their routes (raw-keys/converse.ts, raw-keys/gemini.ts).
+const P_CONVERSE: i32 = 6;
+const P_GEMINI: i32 = 7;
 
 // Status of view().
 const V_OK: i32 = 0;
 const V_DECLINED: i32 = 1;
 const V_MEMORY: i32 = 2;
 
-// Part kinds (raw-keys.ts part()).
+// Part kinds (raw-keys/chat.ts part()).
 const K_NONE: i32 = 0;
 const K_PART: i32 = 1;
 const K_RESULT: i32 = 2;
@@ -83,8 +87,12 @@ let holeCount: u32 = 0;
 let chunksP: usize = 0; // tools: {start u32, end u32, nameRec u32}
 let chunkCount: u32 = 0;
 let sortP: usize = 0; // tool chunk order
+let openP: usize = 0; // Gemini calls not answered yet: {name record u32, id record u32 (NONE: none), id number u32}
+let openCount: u32 = 0;
+let cutStart: u32 = 0; // a value of the top level the caller leaves out (Converse: toolConfig.tools), body offsets
+let cutEnd: u32 = 0;
 
-// What the last message written was, for call() (raw-keys.ts `last`).
+// What the last message written was, for call() (raw-keys/chat.ts `last`).
 let lastSet = false;
 let lastAssistant = false;
 let lastJoinable = false;
@@ -955,36 +963,31 @@ function compareNames(a: u32, b: u32): i32 {
 }
 
 /**
- * Writes the tools (`,"tools":[...]`) sorted by name as the reference sorts them. Names are
- * compared by bytes, which is the reference's UTF-16 order for ASCII; other names, escaped
- * names and equal names (ordered by canonical bytes in the reference) decline.
+ * Records the tool chunk written from s (up to the output cursor) and the record of its name
+ * (NONE: none). Names are compared by bytes, which is the reference's UTF-16 order for ASCII;
+ * other names and escaped names decline.
  */
-function tools(): void {
-  chunkCount = 0;
-  const first = o;
-  for (let legacy = 0; legacy < 2; legacy++) {
-    const t = get(0, legacy == 0 ? "tools" : "functions");
-    if (t == NONE || kindOf(t) == T_NULL) continue;
-    if (kindOf(t) != T_ARRAY) { bad = true; return; }
-    const stop = nextOf(t);
-    for (let c = t + 1; c < stop; c = nextOf(c)) {
-      const s = o;
-      const name = tool(c, legacy == 1);
-      if (bad) return;
-      if (name != NONE) {
-        if (!isStr(name)) return;
-        for (let q = startOf(name) + 1; q < endOf(name) - 1; q++) if (load<u8>(q) >= 0x80) { bad = true; return; }
-      }
-      // The sort below is quadratic; the APIs take at most a few hundred tools.
-      if (chunkCount == 512) { bad = true; return; }
-      const r = chunksP + <usize>chunkCount * 12;
-      store<u32>(r, <u32>s);
-      store<u32>(r + 4, <u32>o);
-      store<u32>(r + 8, name);
-      store<u32>(sortP + <usize>chunkCount * 4, chunkCount);
-      chunkCount++;
-    }
+function addChunk(s: usize, name: u32): void {
+  if (name != NONE) {
+    if (!isStr(name)) return;
+    for (let q = startOf(name) + 1; q < endOf(name) - 1; q++) if (load<u8>(q) >= 0x80) { bad = true; return; }
   }
+  // The sort below is quadratic; the APIs take at most a few hundred tools.
+  if (chunkCount == 512) { bad = true; return; }
+  const r = chunksP + <usize>chunkCount * 12;
+  store<u32>(r, <u32>s);
+  store<u32>(r + 4, <u32>o);
+  store<u32>(r + 8, name);
+  store<u32>(sortP + <usize>chunkCount * 4, chunkCount);
+  chunkCount++;
+}
+
+/**
+ * Writes the chunks recorded since `first` as `,"tools":[...]` sorted by name as the reference
+ * sorts them, over the chunks themselves. Equal names (ordered by canonical bytes in the
+ * reference) decline.
+ */
+function sortedTools(first: usize): void {
   // Insertion sort of the chunk order by name (a request has tens of tools).
   for (let k: u32 = 1; k < chunkCount; k++) {
     const x = load<u32>(sortP + <usize>k * 4);
@@ -1011,6 +1014,26 @@ function tools(): void {
   if (bad) return;
   memory.copy(first, at, o - at);
   o = first + (o - at);
+}
+
+/** Writes the tools (`,"tools":[...]`) of the chat family's `tools` and `functions`. */
+function tools(): void {
+  chunkCount = 0;
+  const first = o;
+  for (let legacy = 0; legacy < 2; legacy++) {
+    const t = get(0, legacy == 0 ? "tools" : "functions");
+    if (t == NONE || kindOf(t) == T_NULL) continue;
+    if (kindOf(t) != T_ARRAY) { bad = true; return; }
+    const stop = nextOf(t);
+    for (let c = t + 1; c < stop; c = nextOf(c)) {
+      const s = o;
+      const name = tool(c, legacy == 1);
+      if (bad) return;
+      addChunk(s, name);
+      if (bad) return;
+    }
+  }
+  sortedTools(first);
 }
 
 // --- provider detection (normalize.ts detectProvider(), same rules and order)
@@ -1124,6 +1147,480 @@ function detect(): i32 {
   return roles ? P_CHAT : P_GENERIC;
 }
 
+// --- provider modules' shapes: the message list as raw-keys/gemini.ts and raw-keys/converse.ts
+// write it (a separator before every message but the first, a turn of kept parts as one message,
+// function and tool results as tool messages of their own), for the bodies SDKs send; anything
+// else declines to those walks.
+
+let messageCount: i32 = 0;
+
+const H_SYSTEM = "{\"role\":\"system\",\"content\":[";
+const H_USER = "{\"role\":\"user\",\"content\":[";
+const H_ASSISTANT = "{\"role\":\"assistant\",\"content\":[";
+const H_TOOL = "{\"role\":\"tool\",\"content\":[";
+
+/** A separator before every message but the first. */
+function nextMessage(): void {
+  if (messageCount++ > 0) byte(0x2c);
+}
+
+/** The name of member record c is the ASCII string s (an escaped name declines). */
+function keyIs(c: u32, s: string): bool {
+  const r = rec(c);
+  if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return false; }
+  const p = A + <usize>load<u32>(r + 16) + 1;
+  return spells(p, A + <usize>load<u32>(r + 20) - 1 - p, s);
+}
+
+/** Whether every member of object ob is named a, b or c. */
+function onlyNames(ob: u32, a: string, b: string, c: string): bool {
+  const stop = nextOf(ob);
+  for (let m = ob + 1; m < stop; m = nextOf(m)) {
+    if (!keyIs(m, a) && !keyIs(m, b) && !keyIs(m, c)) return false;
+  }
+  return !bad;
+}
+
+/** The one member of object ob, or NONE when it has none or more than one. */
+function soleMember(ob: u32): u32 {
+  const first = ob + 1;
+  if (first >= nextOf(ob) || nextOf(first) != nextOf(ob)) return NONE;
+  return first;
+}
+
+/** Declines unless every member name of ob is camelCase (the reference camelCases snake_case names). */
+function camel(ob: u32): void {
+  const stop = nextOf(ob);
+  for (let c = ob + 1; c < stop; c = nextOf(c)) {
+    const r = rec(c);
+    if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return; }
+    const e = A + <usize>load<u32>(r + 20) - 1;
+    for (let q = A + <usize>load<u32>(r + 16) + 1; q < e; q++) if (load<u8>(q) == 0x5f) { bad = true; return; }
+  }
+}
+
+@inline function textPart(p: u32): void {
+  w("{\"text\":");
+  raw(p);
+  w(",\"type\":\"text\"}");
+}
+
+/** Whether two unescaped string records hold the same bytes. */
+function sameString(a: u32, b: u32): bool {
+  const ap = startOf(a);
+  const n = endOf(a) - ap;
+  return endOf(b) - startOf(b) == n && memory.compare(ap, startOf(b), n) == 0;
+}
+
+/** A call id number no id of the body has: a Gemini call without an id (the reference's `{ gemini: k }`). */
+function freshId(): i32 {
+  store<u32>(idsP + <usize>idCount * 8, 0);
+  store<u32>(idsP + <usize>idCount * 8 + 4, 0xffffffff);
+  idCount++;
+  return <i32>(idCount - 1);
+}
+
+/**
+ * One message of all the parts of v (one part, or an array of them; Converse: an array only)
+ * that are kept; none for no parts when `dropEmpty` (an empty system prompt is no message).
+ */
+function wholeMessage(head: string, v: u32, dropEmpty: bool, gemini: bool): void {
+  if (v == NONE || kindOf(v) == T_NULL) {
+    if (!gemini) { bad = true; return; }
+    if (dropEmpty) return;
+    nextMessage();
+    w(head);
+    w("]}");
+    return;
+  }
+  const arr = kindOf(v) == T_ARRAY;
+  if (!arr && !gemini) { bad = true; return; }
+  const mark = o;
+  const count0 = messageCount;
+  nextMessage();
+  w(head);
+  let n = 0;
+  const stop = arr ? nextOf(v) : v + 1;
+  for (let p = arr ? v + 1 : v; p < stop && !bad; p = arr ? nextOf(p) : stop) {
+    const at = o;
+    if (n > 0) byte(0x2c);
+    if ((gemini ? geminiPart(p) : conversePart(p)) == K_NONE) o = at;
+    else n++;
+  }
+  if (n == 0 && dropEmpty) {
+    o = mark;
+    messageCount = count0;
+    return;
+  }
+  w("]}");
+}
+
+/**
+ * A user turn: results (Gemini function responses, Converse tool results) are tool messages of
+ * their own, the other parts user messages between them (splitToolResults), written in place.
+ */
+function userTurn(v: u32, gemini: bool): void {
+  let arr = false;
+  let first: u32 = 0;
+  let stop: u32 = 0;
+  if (v == NONE || kindOf(v) == T_NULL) {
+    if (!gemini) { bad = true; return; }
+  } else {
+    arr = kindOf(v) == T_ARRAY;
+    if (!arr && !gemini) { bad = true; return; }
+    first = arr ? v + 1 : v;
+    stop = arr ? nextOf(v) : v + 1;
+  }
+  let open = false;
+  let any = false;
+  for (let p = first; p < stop && !bad; p = arr ? nextOf(p) : stop) {
+    let result = false;
+    if (isObj(p)) {
+      if (gemini) result = has(p, "functionResponse");
+      else {
+        const m = soleMember(p);
+        result = m != NONE && keyIs(m, "toolResult");
+      }
+    }
+    if (result) {
+      if (open) w("]}");
+      open = false;
+      any = true;
+      nextMessage();
+      w(H_TOOL);
+      // A result the walk would not write itself (a Converse hole) may not be one to the reference.
+      if ((gemini ? geminiPart(p) : conversePart(p)) != K_RESULT) { bad = true; return; }
+      w("]}");
+      continue;
+    }
+    const mark = o;
+    const count0 = messageCount;
+    if (open) byte(0x2c);
+    else {
+      nextMessage();
+      w(H_USER);
+    }
+    if ((gemini ? geminiPart(p) : conversePart(p)) == K_NONE) {
+      o = mark;
+      messageCount = count0;
+      continue;
+    }
+    open = true;
+    any = true;
+  }
+  if (open) w("]}");
+  else if (!any) {
+    nextMessage();
+    w(H_USER);
+    w("]}");
+  }
+}
+
+// Gemini (src/providers/gemini.ts is the reference; raw-keys/gemini.ts the walk this copies).
+
+function geminiMessages(): void {
+  camel(0);
+  if (has(0, "generateContentRequest")) bad = true;
+  if (bad) return;
+  const system = get(0, "systemInstruction");
+  if (system != NONE && kindOf(system) != T_NULL) {
+    if (!isObj(system)) { bad = true; return; }
+    camel(system);
+    wholeMessage(H_SYSTEM, get(system, "parts"), true, true);
+  }
+  const contents = get(0, "contents");
+  if (bad || contents == NONE || kindOf(contents) == T_NULL) return;
+  if (kindOf(contents) != T_ARRAY) { bad = true; return; }
+  const stop = nextOf(contents);
+  for (let c = contents + 1; c < stop && !bad; c = nextOf(c)) {
+    if (!isObj(c)) { bad = true; return; }
+    camel(c);
+    if (!onlyNames(c, "role", "parts", "parts")) { bad = true; return; }
+    const role = get(c, "role");
+    const parts = get(c, "parts");
+    if (role == NONE || kindOf(role) == T_NULL || strIs(role, "user")) userTurn(parts, true);
+    else if (strIs(role, "model")) wholeMessage(H_ASSISTANT, parts, false, true);
+    else bad = true;
+  }
+}
+
+/** One Gemini part: K_NONE, K_PART, or K_RESULT for a function response. */
+function geminiPart(p: u32): i32 {
+  const k = kindOf(p);
+  if (k == T_STRING) {
+    if (emptyString(p)) return K_NONE;
+    textPart(p);
+    return K_PART;
+  }
+  if (k != T_OBJECT) {
+    raw(p);
+    return K_PART;
+  }
+  camel(p);
+  // One of text, inlineData, fileData, functionCall, functionResponse, beside thought (with
+  // text) and thoughtSignature.
+  let held = 0;
+  const stop = nextOf(p);
+  for (let c = p + 1; c < stop; c = nextOf(c)) {
+    if (keyIs(c, "thought") || keyIs(c, "thoughtSignature")) continue;
+    if (keyIs(c, "text") || keyIs(c, "inlineData") || keyIs(c, "fileData") || keyIs(c, "functionCall") || keyIs(c, "functionResponse")) held++;
+    else { bad = true; return K_NONE; }
+  }
+  if (held != 1 || bad) { bad = true; return K_NONE; }
+  const text = get(p, "text");
+  if (text != NONE) {
+    if (kindOf(text) != T_STRING) { bad = true; return K_NONE; }
+    const thought = get(p, "thought");
+    if (thought != NONE && kindOf(thought) == T_TRUE) {
+      w("{\"type\":\"thinking\"");
+      if (!emptyString(text)) {
+        w(",\"thinking\":");
+        raw(text);
+      }
+      byte(0x7d);
+      return K_PART;
+    }
+    if (emptyString(text)) return K_NONE;
+    textPart(text);
+    return K_PART;
+  }
+  if (has(p, "thought")) { bad = true; return K_NONE; }
+  const call = get(p, "functionCall");
+  if (isObj(call)) {
+    camel(call);
+    if (!onlyNames(call, "name", "args", "id")) { bad = true; return K_NONE; }
+    const name = get(call, "name");
+    const idRec = get(call, "id");
+    if (!isStr(name) || (idRec != NONE && !isStr(idRec))) { bad = true; return K_NONE; }
+    const number = idRec == NONE ? freshId() : id(idRec);
+    const q = openP + <usize>openCount * 12;
+    store<u32>(q, name);
+    store<u32>(q + 4, idRec);
+    store<u32>(q + 8, <u32>number);
+    openCount++;
+    w("{\"type\":\"tool_call\",\"id\":");
+    quotedId(number);
+    w(",\"name\":");
+    raw(name);
+    const args = get(call, "args");
+    if (args != NONE && kindOf(args) != T_NULL) {
+      w(",\"arguments\":");
+      raw(args);
+    }
+    byte(0x7d);
+    return K_PART;
+  }
+  const result = get(p, "functionResponse");
+  if (isObj(result)) {
+    camel(result);
+    if (!onlyNames(result, "name", "response", "id")) { bad = true; return K_NONE; }
+    const name = get(result, "name");
+    const idRec = get(result, "id");
+    if (!isStr(name) || (idRec != NONE && !isStr(idRec))) { bad = true; return K_NONE; }
+    // The call it answers: by id when it has one, else the earliest open call of its name.
+    let number: i32 = -1;
+    for (let j: u32 = 0; j < openCount; j++) {
+      const q = openP + <usize>j * 12;
+      const callId = load<u32>(q + 4);
+      if (idRec != NONE ? callId != NONE && sameString(callId, idRec) : sameString(load<u32>(q), name)) {
+        number = <i32>load<u32>(q + 8);
+        memory.copy(q, q + 12, <usize>(openCount - j - 1) * 12);
+        openCount--;
+        break;
+      }
+    }
+    const paired = number >= 0 || idRec != NONE;
+    if (number < 0) number = idRec == NONE ? freshId() : id(idRec);
+    w("{\"type\":\"tool_result\",\"id\":");
+    quotedId(number);
+    if (!paired) {
+      w(",\"name\":");
+      raw(name);
+    }
+    w(",\"content\":[");
+    // `{ output }`, `{ result }` or `{ content }` alone (beside a `name`) is that value.
+    let value = get(result, "response");
+    if (isObj(value)) {
+      let own: u32 = NONE;
+      let count = 0;
+      const stop2 = nextOf(value);
+      for (let c = value + 1; c < stop2; c = nextOf(c)) {
+        if (keyIs(c, "name")) continue;
+        own = c;
+        count++;
+      }
+      if (count == 1 && (keyIs(own, "output") || keyIs(own, "result") || keyIs(own, "content"))) value = own;
+    }
+    if (value != NONE && kindOf(value) != T_NULL) {
+      if (kindOf(value) == T_STRING) {
+        if (!emptyString(value)) textPart(value);
+      } else if (empty(value)) {
+        w("{\"type\":\"json\"}");
+      } else {
+        w("{\"type\":\"json\",\"json\":");
+        raw(value);
+        byte(0x7d);
+      }
+    }
+    w("]}");
+    return K_RESULT;
+  }
+  const inline = get(p, "inlineData");
+  const media = inline != NONE ? inline : get(p, "fileData");
+  if (isObj(media)) {
+    camel(media);
+    if (!onlyNames(media, "mimeType", inline != NONE ? "data" : "fileUri", "mimeType")) { bad = true; return K_NONE; }
+    return hole(p);
+  }
+  bad = true;
+  return K_NONE;
+}
+
+/** Function declarations, through the chat family's tool writer. */
+function geminiTools(): void {
+  const t = get(0, "tools");
+  if (bad || t == NONE || kindOf(t) == T_NULL) return;
+  if (kindOf(t) != T_ARRAY) { bad = true; return; }
+  const stop = nextOf(t);
+  for (let c = t + 1; c < stop && !bad; c = nextOf(c)) {
+    if (!isObj(c)) { bad = true; return; }
+    camel(c);
+    const fns = soleMember(c);
+    if (fns == NONE || !keyIs(fns, "functionDeclarations") || kindOf(fns) != T_ARRAY) { bad = true; return; }
+    const stop2 = nextOf(fns);
+    for (let f = fns + 1; f < stop2 && !bad; f = nextOf(f)) {
+      if (!isObj(f)) { bad = true; return; }
+      camel(f);
+      if (has(f, "parametersJsonSchema") || has(f, "type")) { bad = true; return; }
+      const s = o;
+      const name = tool(f, false);
+      if (bad) return;
+      addChunk(s, name);
+    }
+  }
+}
+
+// Bedrock Converse (src/providers/bedrock.ts is the reference; raw-keys/converse.ts the walk
+// this copies).
+
+function converseMessages(): void {
+  const messages = get(0, "messages");
+  if (messages == NONE || kindOf(messages) != T_ARRAY) { bad = true; return; }
+  const system = get(0, "system");
+  if (system != NONE && kindOf(system) != T_NULL) wholeMessage(H_SYSTEM, system, true, false);
+  const stop = nextOf(messages);
+  for (let m = messages + 1; m < stop && !bad; m = nextOf(m)) {
+    if (!isObj(m) || !onlyNames(m, "role", "content", "content")) { bad = true; return; }
+    const content = get(m, "content");
+    const role = get(m, "role");
+    if (content == NONE) { bad = true; return; }
+    if (strIs(role, "assistant")) wholeMessage(H_ASSISTANT, content, false, false);
+    else if (strIs(role, "user")) userTurn(content, false);
+    else bad = true;
+  }
+}
+
+/** One Converse block: K_NONE, K_PART, or K_RESULT for a tool result; other blocks are holes. */
+function conversePart(b: u32): i32 {
+  if (!isObj(b)) { bad = true; return K_NONE; }
+  const m = soleMember(b);
+  if (m != NONE) {
+    if (keyIs(m, "cachePoint")) return K_NONE;
+    if (keyIs(m, "text") && kindOf(m) == T_STRING) {
+      if (emptyString(m)) return K_NONE;
+      textPart(m);
+      return K_PART;
+    }
+    if (keyIs(m, "toolUse") && isObj(m) && onlyNames(m, "toolUseId", "name", "input")) {
+      const idRec = get(m, "toolUseId");
+      const name = get(m, "name");
+      const input = get(m, "input");
+      // An input given as a string is JSON text to the reference: a hole.
+      if (isStr(idRec) && isStr(name) && (input == NONE || isObj(input))) {
+        w("{\"type\":\"tool_call\",\"id\":");
+        quotedId(id(idRec));
+        w(",\"name\":");
+        raw(name);
+        if (input != NONE) {
+          w(",\"arguments\":");
+          raw(input);
+        }
+        byte(0x7d);
+        return K_PART;
+      }
+    }
+    if (keyIs(m, "toolResult") && isObj(m) && onlyNames(m, "toolUseId", "content", "status")) {
+      const idRec = get(m, "toolUseId");
+      const content = get(m, "content");
+      const status = get(m, "status");
+      let textOnly = content != NONE && kindOf(content) == T_ARRAY;
+      if (textOnly) {
+        const stop = nextOf(content);
+        for (let c = content + 1; c < stop; c = nextOf(c)) {
+          const t = isObj(c) ? soleMember(c) : NONE;
+          if (t == NONE || kindOf(t) != T_STRING || !keyIs(t, "text")) textOnly = false;
+        }
+      }
+      if (textOnly && isStr(idRec) && (status == NONE || kindOf(status) == T_STRING)) {
+        w("{\"type\":\"tool_result\",\"id\":");
+        quotedId(id(idRec));
+        w(",\"content\":[");
+        let n = 0;
+        const stop = nextOf(content);
+        for (let c = content + 1; c < stop; c = nextOf(c)) {
+          const t = c + 1;
+          if (emptyString(t)) continue;
+          if (n++ > 0) byte(0x2c);
+          textPart(t);
+        }
+        byte(0x5d);
+        if (strIs(status, "error")) w(",\"is_error\":true");
+        byte(0x7d);
+        return K_RESULT;
+      }
+    }
+  }
+  if (bad) return K_NONE;
+  return hole(b);
+}
+
+/** Plain `{ toolSpec: { name, description?, inputSchema: { json } } }` tools; any other declines. */
+function converseTools(): void {
+  const config = get(0, "toolConfig");
+  if (bad || !isObj(config)) return;
+  const t = get(config, "tools");
+  if (bad || t == NONE) return;
+  if (kindOf(t) != T_ARRAY) { bad = true; return; }
+  // The tools are written here: the caller's top level need not parse them.
+  cutStart = load<u32>(rec(t) + 4);
+  cutEnd = load<u32>(rec(t) + 8);
+  const stop = nextOf(t);
+  for (let c = t + 1; c < stop && !bad; c = nextOf(c)) {
+    const spec = isObj(c) ? soleMember(c) : NONE;
+    if (spec == NONE || !keyIs(spec, "toolSpec") || !isObj(spec) || !onlyNames(spec, "name", "description", "inputSchema")) { bad = true; return; }
+    const name = get(spec, "name");
+    const description = get(spec, "description");
+    const schema = get(spec, "inputSchema");
+    if (!isStr(name) || (description != NONE && kindOf(description) != T_STRING && kindOf(description) != T_NULL) || !isObj(schema)) { bad = true; return; }
+    const json = soleMember(schema);
+    // A schema of null (or []) is no parameters to the reference; objects only here.
+    if (json == NONE || !keyIs(json, "json") || !isObj(json)) { bad = true; return; }
+    const s = o;
+    if (description != NONE && kindOf(description) == T_STRING) {
+      w("{\"description\":");
+      raw(description);
+      w(",\"name\":");
+    } else {
+      w("{\"name\":");
+    }
+    raw(name);
+    w(",\"parameters\":");
+    raw(json);
+    byte(0x7d);
+    addChunk(s, name);
+  }
+}
+
 // --- the view
 
 /**
@@ -1132,7 +1629,8 @@ function detect(): i32 {
  * RESULT + 52.. holds (u32 each): provider, message count, output address, end of the messages
  * part (`{"messages":[...]`; the tools part `,"tools":[...]` follows up to) output end, hole
  * count, holes address ({start, end} body offsets), tool count, tool chunks address ({start,
- * end, name record}, start and end as output addresses). The root object's members are the
+ * end, name record}, start and end as output addresses), and the body range of a top-level
+ * value the caller leaves out of its top level (0, 0: none). The root object's members are the
  * index's records 1.., chained by their next record.
  */
 export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
@@ -1154,7 +1652,8 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   let slots: u32 = 64;
   while (<usize>slots < c * 2) slots <<= 1;
   idMask = slots - 1;
-  idSlots = (sortP + c * 4 + 7) & ~(<usize>7);
+  openP = sortP + c * 4;
+  idSlots = (openP + c * 12 + 7) & ~(<usize>7);
   const outBase = (idSlots + <usize>slots * 4 + 7) & ~(<usize>7);
   if (!ensureMemory(outBase + <usize>n + <usize>count * LITERALS_PER_RECORD + SLACK)) return V_MEMORY;
   outLimit = (<usize>memory.size()) << 16;
@@ -1165,7 +1664,25 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   holeCount = 0;
   chunkCount = 0;
   lastSet = false;
+  openCount = 0;
+  messageCount = 0;
+  cutStart = 0;
+  cutEnd = 0;
 
+  if (provider == P_GEMINI || provider == P_CONVERSE) {
+    w("{\"messages\":[");
+    if (provider == P_GEMINI) geminiMessages();
+    else converseMessages();
+    byte(0x5d);
+    if (bad) return V_DECLINED;
+    const end = o;
+    chunkCount = 0;
+    if (provider == P_GEMINI) geminiTools();
+    else converseTools();
+    sortedTools(end);
+    if (bad) return V_DECLINED;
+    return done(provider, messageCount, outBase, end);
+  }
   const p = provider != 0 ? provider : detect();
   if (bad) return V_DECLINED;
   if (p == P_EMBEDDINGS) return V_DECLINED;
@@ -1218,6 +1735,11 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   const messagesEnd = o;
   tools();
   if (bad) return V_DECLINED;
+  return done(p, messages, outBase, messagesEnd);
+}
+
+/** Stores what view() wrote (see there) and returns V_OK. */
+function done(p: i32, messages: i32, outBase: usize, messagesEnd: usize): i32 {
   store<u32>(RESULT + 52, <u32>p);
   store<u32>(RESULT + 56, <u32>messages);
   store<u32>(RESULT + 60, <u32>outBase);
@@ -1227,5 +1749,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   store<u32>(RESULT + 76, <u32>holesP);
   store<u32>(RESULT + 80, chunkCount);
   store<u32>(RESULT + 84, <u32>chunksP);
+  store<u32>(RESULT + 88, cutStart);
+  store<u32>(RESULT + 92, cutEnd);
   return V_OK;
 }

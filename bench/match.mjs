@@ -163,11 +163,11 @@ export async function matchBench(lib, { quick = false } = {}) {
     targets.push(makeTarget({ label: `requestDigests, raw M ${shape} body: speed vs the JavaScript pipeline`, unit: 'x', value: js.p50 / raw.p50, op: '>=', goal: 5, baseline: against }));
   }
 
-  // --- M-sized bodies of shapes the core's own view does not know (it writes the chat family
-  // only), sent to their routes (Gemini and Bedrock: the model from the path; Ollama
-  // /api/chat): requestDigests walks the core's index in JavaScript (src/match/raw-keys.ts),
-  // against the JavaScript pipeline on the same normalizer. Gemini and Bedrock have the issue's
-  // 4x target; Ollama is reported.
+  // --- M-sized bodies of provider modules' shapes, sent to their routes (Gemini and Bedrock: the
+  // model from the path; Ollama /api/chat), against the JavaScript pipeline on the same
+  // normalizer. The core writes the view of Gemini and Converse bodies itself (assembly/view.ts),
+  // as it does for the chat family; an Ollama body is walked over the core's index in JavaScript
+  // (src/match/raw-keys/ollama.ts). Gemini and Bedrock have a 4x target; Ollama is reported.
   for (const [shape, { bytes, endpoint }, goal] of [['gemini', geminiBody(), 4], ['bedrock-converse', converseBody(), 4], ['ollama-chat', ollamaChatBody(), null]]) {
     const opts = { endpoint };
     const want = lib.requestKeys(bytes, opts);

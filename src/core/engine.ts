@@ -19,7 +19,7 @@ export interface ElementHashes {
  * the engine's memory, valid until the next call into the engine: copy them first.
  */
 export interface CoreView {
-  /** Provider number (1 openai-chat, 2 openai-responses, 4 anthropic, 5 generic). */
+  /** Provider number (1 openai-chat, 2 openai-responses, 4 anthropic, 5 generic, 6 bedrock-converse, 7 gemini). */
   readonly provider: number;
   readonly messageCount: number;
   /** `{"messages":[...]`: each hole is a 0x00 byte, in the order of `holes`. */
@@ -35,6 +35,8 @@ export interface CoreView {
   readonly toolNames: Uint32Array;
   /** The root object's members: [keyStart, keyEnd, keyHash, start, end, ...] (key with its quotes). */
   readonly roots: Uint32Array;
+  /** A value inside a root member that the view holds already (Converse: toolConfig.tools): [start, end], or [0, 0]. */
+  readonly cut: readonly [number, number];
 }
 
 /** Incremental SHA-256 state owned by an engine. */

@@ -432,6 +432,7 @@ export class WasmEngine implements Engine {
       holes: u32.slice(holesAt, holesAt + holeCount * 2),
       toolNames,
       roots: Uint32Array.from(roots),
+      cut: [u32[r + 22]!, u32[r + 23]!],
     };
   }
 

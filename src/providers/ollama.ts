@@ -89,7 +89,7 @@ const MESSAGE_OWN = new Set(['content', 'images', 'thinking', 'tool_calls', 'too
 
 /**
  * The positional id of the k-th call sent without one (counted over the whole body): no
- * provider's id looks like this. Shared with the raw-bytes walk (src/match/raw-keys.ts).
+ * provider's id looks like this. Shared with the raw-bytes walk (src/match/raw-keys/ollama.ts).
  *
  * @example
  * ollamaSyntheticId(0) // '\u0000ollama-call-0'

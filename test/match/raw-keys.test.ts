@@ -8,10 +8,11 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backend, requestDigests, requestKeys, TapedeckError } from '../../src/index.ts';
-import { ANTHROPIC_ARGS, ANTHROPIC_BLOCKS, MESSAGE_NOISE, OPENAI_ARGS, OPENAI_PARTS, OPENAI_ROLES, type NormalizeOptions } from '../../src/providers/normalize.ts';
+import { ANTHROPIC_ARGS, ANTHROPIC_BLOCKS, MESSAGE_NOISE, OPENAI_ARGS, OPENAI_PARTS, OPENAI_ROLES } from '../../src/providers/normalize.ts';
 import { createMatcher } from '../../src/match/matcher.ts';
 import { rawPathCounts, rawRequestDigests } from '../../src/match/raw-keys.ts';
 import { buildWorkload, requestBodies } from '../../bench/workloads.mjs';
+import { agree, reference, rng } from './raw-agree.ts';
 import { respell } from './respell.ts';
 
 type Obj = Record<string, any>;
@@ -20,39 +21,6 @@ const FIXTURE_DIR = join(import.meta.dirname, '../fixtures/requests');
 const fixtures = readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.json'));
 const hasTape = backend() !== 'js';
 const encoder = new TextEncoder();
-
-/** The reference's digests, or its error code. */
-function reference(body: Uint8Array | string, opts?: NormalizeOptions): Obj {
-  try {
-    const { messages: _m, view: _v, ...digests } = requestKeys(body, opts);
-    return digests;
-  } catch (e) {
-    if (e instanceof TapedeckError) return { error: e.code };
-    throw e;
-  }
-}
-
-/** Checks one body; returns whether the raw path answered. */
-function agree(body: Uint8Array | string, opts?: NormalizeOptions): boolean {
-  const ref = reference(body, opts);
-  const raw = rawRequestDigests(body, opts);
-  if (raw === undefined) return false;
-  expect(ref.error, 'the raw path keyed a body the reference rejects').toBeUndefined();
-  expect(raw).toEqual(ref);
-  return true;
-}
-
-/** A float in [0, 1) from a seed, for the respelling choices. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
-
 
 // --- generated bodies ------------------------------------------------------------------------
 

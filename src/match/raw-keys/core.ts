@@ -1,0 +1,134 @@
+// The digests from the view the core wrote itself (assembly/view.ts): the chat family's common
+// shapes, and Gemini's and Bedrock Converse's on their routes, with no JavaScript walk; the top
+// level through the reference (or the provider's module), attachment holes filled by it one
+// part at a time.
+
+import type { CoreView } from '../../core/engine.ts';
+import { allFinite } from '../../core/value.ts';
+import { Normalizer } from '../../providers/normalize.ts';
+import { normalizeRequest as normalizeModule } from '../../providers/index.ts';
+import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts';
+import type { RequestDigests } from '../matcher.ts';
+import { CONVERSATION, topLevel } from './chat.ts';
+import { decoder, L, Out } from './out.ts';
+import { finish, modelAndOptions } from './view.ts';
+import { isResult, NO_SKIP, unescapedText } from './walk.ts';
+
+export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
+const PROVIDER_OF: readonly (BuiltinProvider | undefined)[] = [undefined, 'openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
+
+/** What the core's view of a provider module's shape needs from that shape's walk file. */
+export interface ModuleShape {
+  /** The provider number view() takes (assembly/view.ts P_GEMINI, P_CONVERSE). */
+  readonly code: number;
+  /** The provider the module names for the shape. */
+  readonly provider: string;
+  /** Root members that hold the conversation, left out of the top level. */
+  readonly conversation: readonly string[];
+  /** The top level's first member as the walk starts it: `{"contents":[]` or `{"messages":[]`. */
+  readonly first: string;
+  /** The top level as the walk hands it to the module (Converse: toolConfig without its tools). */
+  top(top: Record<string, unknown>): void;
+  /** The reference's parts for one hole (a part the core left to it, parsed). */
+  part(value: unknown, n: Normalizer): unknown[];
+}
+
+/**
+ * Writes the core's view with its holes filled by `part` (the reference, one part at a time);
+ * false where a hole is not exactly one part that is no tool result, or numbers a call id (ids
+ * are numbered in document order with the core's: a fresh numbering here would give them the
+ * wrong positions): the body then goes to the walk after all.
+ */
+function filled(out: Out, bytes: Uint8Array, head: Uint8Array, holes: Uint32Array, part: (value: unknown, n: Normalizer) => unknown[]): boolean {
+  if (holes.length === 0) {
+    out.bytes(head);
+    return true;
+  }
+  const texts: string[] = [];
+  const n = new Normalizer();
+  for (let k = 0; k < holes.length; k += 2) {
+    const parts = part(JSON.parse(decoder.decode(bytes.subarray(holes[k]!, holes[k + 1]!))), n);
+    if (parts.length !== 1 || isResult(parts[0]) || !allFinite(parts[0], NO_SKIP)) return false;
+    texts.push(JSON.stringify(parts[0]));
+  }
+  if (n.ids.size > 0) return false;
+  // Node's Buffer finds the hole bytes with memchr; TypedArray's indexOf took ~8 us on an M view.
+  const find = typeof Buffer !== 'undefined' ? Buffer.from(head.buffer, head.byteOffset, head.length) : head;
+  let at = 0;
+  for (const text of texts) {
+    const z = find.indexOf(0, at);
+    out.span(head, at, z);
+    out.text(text);
+    at = z + 1;
+  }
+  out.span(head, at, head.length);
+  return true;
+}
+
+/**
+ * The top level without the conversation, as one JSON text for one JSON.parse: `first` and the
+ * members' own bytes, `"name": value`. The index has compared their names (no duplicates) and
+ * the core declines escaped names, so a name is its bytes.
+ */
+function topOf(bytes: Uint8Array, r: Uint32Array, conversation: readonly string[], first = '{', cut: readonly [number, number] = [0, 0]): Record<string, unknown> {
+  let text = first;
+  for (let i = 0; i < r.length; i += 5) {
+    if (conversation.includes(unescapedText(bytes, r[i]!, r[i + 1]!, r[i + 2]! | 0))) continue;
+    if (text.length > 1) text += ',';
+    // A value the view holds already (Converse's tool specs, most of the body's bytes after the
+    // messages) is `null` here, for the shape to drop, rather than decoded and parsed.
+    if (cut[1] > cut[0] && r[i]! < cut[0] && cut[1] <= r[i + 4]!) {
+      text += `${decoder.decode(bytes.subarray(r[i]!, cut[0]))}null${decoder.decode(bytes.subarray(cut[1], r[i + 4]!))}`;
+    } else {
+      text += decoder.decode(bytes.subarray(r[i]!, r[i + 4]!));
+    }
+  }
+  return JSON.parse(`${text}}`) as Record<string, unknown>;
+}
+
+/** Tool names from the core's view, in its chunk order (undefined: none). */
+function toolNamesOf(bytes: Uint8Array, tn: Uint32Array): (string | undefined)[] {
+  const names: (string | undefined)[] = [];
+  for (let k = 0; k < tn.length; k += 3) names.push(tn[k + 1] === 0 ? undefined : unescapedText(bytes, tn[k]!, tn[k + 1]!, tn[k + 2]! | 0));
+  return names;
+}
+
+const chatPart = (value: unknown, n: Normalizer): unknown[] => n.content(value, '$');
+
+/**
+ * The digests from the view the core wrote itself (assembly/view.ts): the common request
+ * shapes with no JavaScript walk at all; null where an attachment hole leaves the body to the
+ * walk here after all.
+ */
+export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[]): RequestDigests | null {
+  const out = new Out();
+  // Copied first: the core's memory is reused by the next call into it.
+  const tools = cv.tools.slice();
+  // Attachment parts, whose rules decode and hash data: the reference, one part at a time.
+  if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
+  const provider = PROVIDER_OF[cv.provider]!;
+  const small = topLevel(provider, topOf(bytes, cv.roots, CONVERSATION[provider]), ignoreArgs);
+  modelAndOptions(out, small);
+  out.bytes(tools);
+  out.bytes(L.close);
+  return finish(out, provider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
+}
+
+/**
+ * The digests of a provider module's body from the core's own view of its shape (Gemini,
+ * Bedrock Converse), as coreDigests() for the chat family: model and options by the module on
+ * the top level, holes by the reference; null leaves the body to the shape's walk.
+ */
+export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: NormalizeOptions, shape: ModuleShape): RequestDigests | null {
+  const out = new Out();
+  const tools = cv.tools.slice();
+  if (!filled(out, bytes, cv.head, cv.holes, shape.part)) return null;
+  const top = topOf(bytes, cv.roots, shape.conversation, shape.first, cv.cut);
+  shape.top(top);
+  const small = normalizeModule(top, opts);
+  if (small.provider !== shape.provider || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) return null;
+  modelAndOptions(out, small);
+  out.bytes(tools);
+  out.bytes(L.close);
+  return finish(out, small.provider as BuiltinProvider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
+}

@@ -1,0 +1,110 @@
+// The parts of the view every walk writes the same way, and the one core call that hashes it:
+// the message list, the tools in the reference's order, model and options, the digests.
+
+import { hashValue, pathHashesOfUtf8 } from '../../core/index.ts';
+import type { normalizeRequest } from '../../providers/normalize.ts';
+import type { BuiltinProvider } from '../../providers/types.ts';
+import type { RequestDigests } from '../matcher.ts';
+import { COMMA, L, type Out } from './out.ts';
+import { decline, NONE } from './walk.ts';
+
+export type Normalized = ReturnType<typeof normalizeRequest>;
+
+
+/**
+ * Writes `,"tools":[...]` from the tool chunks written at the end of `out` (in body order), in
+ * the reference's order (by name), over the chunks themselves. Equal names sort by canonical
+ * bytes in the reference: left to it (decline).
+ */
+export function sortedTools(out: Out, chunks: readonly { name: string | undefined; start: number; end: number }[]): void {
+  const sortName = (c: (typeof chunks)[number]): string => c.name ?? '';
+  const sorted = [...chunks].sort((a, b) => (sortName(a) < sortName(b) ? -1 : sortName(a) > sortName(b) ? 1 : 0));
+  for (let i = 1; i < sorted.length; i++) if (sortName(sorted[i]!) === sortName(sorted[i - 1]!)) decline();
+  const toolsAt = out.at;
+  out.bytes(L.tools);
+  sorted.forEach((c, i) => {
+    if (i > 0) out.byte(COMMA);
+    out.own(c.start, c.end);
+  });
+  // Move the sorted tools over the unsorted chunks.
+  const firstChunk = chunks.length > 0 ? chunks[0]!.start : toolsAt;
+  out.buf.copyWithin(firstChunk, toolsAt, out.at);
+  out.at = firstChunk + (out.at - toolsAt);
+  out.bytes(L.closeArr);
+}
+
+/**
+ * The view's message list as the Gemini and Converse walks write it in place: a separator before
+ * every message but the first, the end of a message, and one message of all the parts a turn
+ * keeps. `count` is the number of messages written (a walk that takes a message back lowers it).
+ */
+export class MessageList {
+  count = 0;
+
+  constructor(private readonly out: Out) {
+    out.bytes(L.view);
+  }
+
+  next(): void {
+    if (this.count++ > 0) this.out.byte(COMMA);
+  }
+
+  close(): void {
+    this.out.bytes(L.closeArr);
+    this.out.bytes(L.close);
+  }
+
+  /** One message of the parts `write` keeps (NONE: nothing kept); none for no parts when `dropEmpty`. */
+  whole(head: Uint8Array, parts: readonly number[], write: (p: number) => number, dropEmpty: boolean): void {
+    const out = this.out;
+    const mark = out.at;
+    this.next();
+    out.bytes(head);
+    let n = 0;
+    for (const p of parts) {
+      const at = out.at;
+      if (n > 0) out.byte(COMMA);
+      if (write(p) === NONE) out.at = at;
+      else n++;
+    }
+    if (n === 0 && dropEmpty) {
+      out.at = mark;
+      this.count--;
+      return;
+    }
+    this.close();
+  }
+}
+
+/**
+ * Writes `,"model":...,"options":...`: the root's members in canonical order (input or
+ * messages, model, options, tools), so the core need not sort the root object, which would
+ * move the whole view twice.
+ */
+export function modelAndOptions(out: Out, small: Normalized): void {
+  const view = small.view;
+  if (view.model !== undefined) {
+    out.bytes(L.model);
+    out.text(JSON.stringify(view.model));
+  }
+  out.bytes(L.options);
+  out.text(JSON.stringify(view.options));
+}
+
+/** One core call over the view written to `out`, and the signature. */
+export function finish(out: Out, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized): RequestDigests {
+  const member = provider === 'openai-embeddings' ? 'input' : 'messages';
+  // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
+  // encoded from well-formed strings.
+  const paths = pathHashesOfUtf8(out.buf.subarray(0, out.at), member);
+  const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
+  const signature = { toolNames, messageCount: count, contextKeys: small.contextKeys };
+  return {
+    provider,
+    key: paths.digest,
+    signature,
+    signatureDigest: hashValue(signature),
+    messageHashes: paths.messageHashes,
+    pathHashes: paths.pathHashes,
+  };
+}
