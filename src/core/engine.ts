@@ -62,9 +62,11 @@ export interface Engine {
   digestHex(json: JsonText, ignore: IgnoreSpec): string;
   /**
    * Element digests of a JSON array given as text, in one pass; with `member`, of the array
-   * that is that member's value in a root object (the whole digest is still the root's).
+   * that is that member's value in a root object (the whole digest is still the root's). With
+   * `tail`, the whole digest is of the canonical text without its last byte (a root object's
+   * `}`) followed by `tail`: a last member whose canonical bytes the caller already has.
    */
-  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8?: boolean): ElementHashes;
+  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8?: boolean, tail?: Uint8Array): ElementHashes;
   sha256(data: Uint8Array): Uint8Array;
   sha256Stream(): Sha256Stream;
   /** Trace token digest: the four fixed fields, then the ids (sorted here, by bytes). */

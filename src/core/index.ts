@@ -287,10 +287,12 @@ export function coreRequestView(json: Uint8Array, provider: number): CoreView | 
 /**
  * pathHashes(bytes, { member }) for bytes the caller knows to be valid UTF-8, so the core need
  * not validate them again (it still validates the JSON). Internal: src/match/raw-keys.ts builds
- * request views from a body it has already checked (isUtf8) and from literals it writes.
+ * request views from a body it has already checked (isUtf8) and from literals it writes. With
+ * `tail`, the digest is of the canonical text with its closing `}` replaced by `tail` (a last
+ * member already canonical, e.g. `,"tools":[...]}` from src/match/raw-keys/tools-cache.ts).
  */
-export function pathHashesOfUtf8(bytes: Uint8Array, member: string): PathHashes {
-  return current().elementsHex(jsonInput(bytes), NO_IGNORE.any, true, true, memberOf({ member }), true);
+export function pathHashesOfUtf8(bytes: Uint8Array, member: string, tail?: Uint8Array): PathHashes {
+  return current().elementsHex(jsonInput(bytes), NO_IGNORE.any, true, true, memberOf({ member }), true, tail);
 }
 
 export interface PathHashOptions extends CanonicalOptions {

@@ -120,6 +120,13 @@ const nodeHash: NodeHash | undefined = (() => {
   const crypto = p?.getBuiltinModule?.('node:crypto') as { hash?: NodeHash } | undefined;
   return typeof crypto?.hash === 'function' ? crypto.hash : undefined;
 })();
+// A digest of two pieces (a canonical text and a tail the caller holds) without joining them.
+type NodeCreateHash = (algorithm: string) => { update(data: Uint8Array): { update(data: Uint8Array): { digest(encoding: 'hex'): string } } };
+const nodeCreateHash: NodeCreateHash | undefined = (() => {
+  const p = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const crypto = p?.getBuiltinModule?.('node:crypto') as { createHash?: NodeCreateHash } | undefined;
+  return typeof crypto?.createHash === 'function' ? crypto.createHash : undefined;
+})();
 const NODE_HASH_MIN = 1024;
 // The same holds for element digests once elements are long: four SIMD lanes of wasm SHA-256
 // against one SHA-NI call each (~0.5 us of call cost, then ~1.8 GB/s). Measured on this
@@ -322,7 +329,8 @@ export class WasmEngine implements Engine {
     return this.wholeHex(inWasm);
   }
 
-  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8 = false): ElementHashes {
+  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8 = false, tail?: Uint8Array): ElementHashes {
+    if (tail !== undefined) return this.elementsWithTail(json, ignore, chain, whole, member, trustedUtf8, tail);
     const size = sizeOf(json);
     const inWasm = WasmEngine.wasmWhole(size);
     const flags = H_MESSAGES | (chain ? H_CHAIN : 0) | (whole && inWasm ? H_WHOLE : 0);
@@ -343,6 +351,20 @@ export class WasmEngine implements Engine {
     const messageHashes = splitHex(all, count);
     const pathHashes = chain ? splitHex(all.slice(count * 64), count) : [];
     return { messageHashes, pathHashes, digest: whole ? this.wholeHex(inWasm) : '' };
+  }
+
+  /** elementsHex() whose whole digest ends in `tail` instead of the canonical text's last byte. */
+  private elementsWithTail(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member: Uint8Array | undefined, trustedUtf8: boolean, tail: Uint8Array): ElementHashes {
+    const e = this.elementsHex(json, ignore, chain, false, member, trustedUtf8);
+    if (!whole) return e;
+    // The canonical text is still in wasm memory: the element digests hash spans of it in place.
+    const ptr = this.u32[this.r + 3]!;
+    const head = this.u8.subarray(ptr, ptr + this.u32[this.r + 4]! - 1);
+    if (nodeCreateHash !== undefined) return { ...e, digest: nodeCreateHash('sha256').update(head).update(tail).digest('hex') };
+    const joined = new Uint8Array(head.length + tail.length);
+    joined.set(head);
+    joined.set(tail, head.length);
+    return { ...e, digest: hex(this.sha256(joined)) };
   }
 
   /** Element digests (and chain, and whole digest) of the last canonical text by node:crypto. */

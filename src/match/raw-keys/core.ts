@@ -10,8 +10,8 @@ import { normalizeRequest as normalizeModule } from '../../providers/index.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
 import { CONVERSATION, topLevel } from './chat.ts';
-import { decoder, L, Out } from './out.ts';
-import { finish, modelAndOptions } from './view.ts';
+import { decoder, Out } from './out.ts';
+import { finishWithTools, modelAndOptions } from './view.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
 
 export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
@@ -109,9 +109,7 @@ export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonl
   const provider = PROVIDER_OF[cv.provider]!;
   const small = topLevel(provider, topOf(bytes, cv.roots, CONVERSATION[provider]), ignoreArgs);
   modelAndOptions(out, small);
-  out.bytes(tools);
-  out.bytes(L.close);
-  return finish(out, provider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
+  return finishWithTools(out, tools, provider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
 }
 
 /**
@@ -128,7 +126,5 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
   const small = normalizeModule(top, opts);
   if (small.provider !== shape.provider || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) return null;
   modelAndOptions(out, small);
-  out.bytes(tools);
-  out.bytes(L.close);
-  return finish(out, small.provider as BuiltinProvider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
+  return finishWithTools(out, tools, small.provider as BuiltinProvider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
 }
