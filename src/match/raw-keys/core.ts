@@ -11,7 +11,7 @@ import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts
 import type { RequestDigests } from '../matcher.ts';
 import { CONVERSATION, topLevel } from './chat.ts';
 import { decoder, Out } from './out.ts';
-import { finishWithTools, modelAndOptions } from './view.ts';
+import { finishWithTools, modelAndOptions, type Normalized } from './view.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
 
 export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
@@ -71,6 +71,11 @@ function filled(out: Out, bytes: Uint8Array, head: Uint8Array, holes: Uint32Arra
  * the core declines escaped names, so a name is its bytes.
  */
 function topOf(bytes: Uint8Array, r: Uint32Array, conversation: readonly string[], first = '{', cut: readonly [number, number] = [0, 0]): Record<string, unknown> {
+  return JSON.parse(topText(bytes, r, conversation, first, cut)) as Record<string, unknown>;
+}
+
+/** topOf()'s JSON text. */
+function topText(bytes: Uint8Array, r: Uint32Array, conversation: readonly string[], first = '{', cut: readonly [number, number] = [0, 0]): string {
   let text = first;
   for (let i = 0; i < r.length; i += 5) {
     if (conversation.includes(unescapedText(bytes, r[i]!, r[i + 1]!, r[i + 2]! | 0))) continue;
@@ -83,7 +88,37 @@ function topOf(bytes: Uint8Array, r: Uint32Array, conversation: readonly string[
       text += decoder.decode(bytes.subarray(r[i]!, r[i + 4]!));
     }
   }
-  return JSON.parse(`${text}}`) as Record<string, unknown>;
+  return `${text}}`;
+}
+
+// The top level (model, options, context) repeats between the requests of a conversation, as
+// the tool list does: its normalized form and the view's bytes for it are kept by the exact
+// top-level text (with the provider and the ignored arguments), so that JSON.parse, the
+// normalizer and JSON.stringify of it run once per conversation rather than per request.
+interface Top {
+  readonly small: Normalized;
+  /** `,"model":...,"options":...` as modelAndOptions() wrote it. */
+  readonly bytes: Uint8Array;
+}
+const tops = new Map<string, Top>();
+const TOPS_MAX = 64;
+
+/** Writes the view's model and options of the chat family's top level; its normalized form. */
+function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Normalized {
+  const text = topText(bytes, roots, CONVERSATION[provider]);
+  // A string key is compared whole by the Map (its hash only finds the bucket).
+  const key = `${provider}${JSON.stringify(ignoreArgs)}${text}`;
+  const known = tops.get(key);
+  if (known !== undefined) {
+    out.bytes(known.bytes);
+    return known.small;
+  }
+  const small = topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs);
+  const at = out.at;
+  modelAndOptions(out, small);
+  if (tops.size >= TOPS_MAX) tops.clear();
+  tops.set(key, { small, bytes: out.buf.slice(at, out.at) });
+  return small;
 }
 
 /** Tool names from the core's view, in its chunk order (undefined: none). */
@@ -107,8 +142,7 @@ export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonl
   // Attachment parts, whose rules decode and hash data: the reference, one part at a time.
   if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
   const provider = PROVIDER_OF[cv.provider]!;
-  const small = topLevel(provider, topOf(bytes, cv.roots, CONVERSATION[provider]), ignoreArgs);
-  modelAndOptions(out, small);
+  const small = chatTop(out, bytes, cv.roots, provider, ignoreArgs);
   return finishWithTools(out, tools, provider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
 }
 

@@ -1,7 +1,8 @@
 // The parts of the view every walk writes the same way, and the one core call that hashes it:
 // the message list, the tools in the reference's order, model and options, the digests.
 
-import { hashValue, pathHashesOfUtf8 } from '../../core/index.ts';
+import { hex } from '../../core/engine.ts';
+import { hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
 import type { normalizeRequest } from '../../providers/normalize.ts';
 import type { BuiltinProvider } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
@@ -111,13 +112,27 @@ export function finish(out: Out, provider: BuiltinProvider, count: number, names
   // encoded from well-formed strings.
   const paths = pathHashesOfUtf8(out.buf.subarray(0, out.at), member, tail);
   const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
-  const signature = { toolNames, messageCount: count, contextKeys: small.contextKeys };
+  // contextKeys copied: the normalized top level may be kept for the next request (core.ts).
+  const signature = { toolNames, messageCount: count, contextKeys: [...small.contextKeys] };
   return {
     provider,
     key: paths.digest,
     signature,
-    signatureDigest: hashValue(signature),
+    signatureDigest: signatureDigest(signature),
     messageHashes: paths.messageHashes,
     pathHashes: paths.pathHashes,
   };
+}
+
+const wellFormed = (x: string): boolean => x.isWellFormed();
+
+/**
+ * hashValue(signature), from its canonical text written here: members in canonical order, an
+ * integer, and strings as JSON.stringify spells them, which is RFC 8785's spelling for
+ * well-formed strings (names read from a body checked for lone surrogates). hashValue()
+ * stringifies, copies into the core and canonicalizes: ~4 us of a ~160 us request.
+ */
+function signatureDigest(s: { toolNames: string[]; messageCount: number; contextKeys: string[] }): string {
+  if (!Number.isSafeInteger(s.messageCount) || !s.toolNames.every(wellFormed) || !s.contextKeys.every(wellFormed)) return hashValue(s);
+  return hex(sha256(`{"contextKeys":${JSON.stringify(s.contextKeys)},"messageCount":${s.messageCount},"toolNames":${JSON.stringify(s.toolNames)}}`));
 }

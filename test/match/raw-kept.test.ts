@@ -1,10 +1,12 @@
-// The kept canonical form of a view's tool list (src/match/raw-keys/tools-cache.ts) against the
-// reference (requestKeys: JSON.parse + normalize.ts + one core call over the whole view, which
-// never uses the cache). The same tools arrive with other messages, in another member order,
-// respelled, changed by one byte at the same length right after the original was kept: every
-// key must be the reference's, so an entry never answers for bytes other than its own.
+// What the raw-bytes path keeps between the requests of a conversation, against the reference
+// (requestKeys: JSON.parse + normalize.ts + one core call over the whole view, which keeps
+// nothing): the canonical form of a view's tool list (src/match/raw-keys/tools-cache.ts) and
+// the normalized top level (raw-keys/core.ts). The same tools and options arrive with other
+// messages, in another member order, respelled, changed by one byte at the same length right
+// after the original was kept, under other options: every key must be the reference's, so an
+// entry never answers for bytes other than its own.
 import { describe, expect, it } from 'vitest';
-import { backend, requestKeys } from '../../src/index.ts';
+import { backend, requestDigests, requestKeys } from '../../src/index.ts';
 import { JsEngine } from '../../src/core/js.ts';
 import { WasmEngine } from '../../src/core/wasm.ts';
 import { clearToolsCache, toolsCacheCounts } from '../../src/match/raw-keys/tools-cache.ts';
@@ -137,5 +139,46 @@ describe('the kept canonical form of a tool list', () => {
       const direct = engine.elementsHex(whole, { keys: [], rootOnly: false }, true, true, member, true);
       expect(withTail).toEqual(direct);
     }
+  });
+});
+
+describe('the kept top level (model, options, context)', () => {
+  const chat = (requestBodies() as Obj)['openai-chat'].body as Obj;
+
+  it('the same top level with other messages, and top levels changed by one byte, key as the reference', () => {
+    for (let k = 2; k <= 10; k++) expect(agree(encoder.encode(JSON.stringify(turn(chat, k))))).toBe(hasTape);
+    const text = JSON.stringify(turn(chat, 6));
+    const variants = [
+      text.replace('"temperature":0.7', '"temperature":0.8'),
+      text.replace('"temperature":0.7', '"temperature":0.7 '),
+      text.replace('"model":"gpt-4o', '"model":"gpt-4p'),
+      text.replace(/}$/, ',"context":{"tenant":"a"}}'),
+      text.replace(/}$/, ',"context":{"tenant":"b"}}'),
+      text.replace(/}$/, ',"context":{"tenanu":"a"}}'),
+      text.replace("\"seed\":1234567", "\"seed\":1234568"),
+    ];
+    expect(new Set(variants).size).toBe(variants.length);
+    for (const v of variants) {
+      expect(v).not.toBe(text);
+      for (const body of [text, v, v, text]) expect(agree(encoder.encode(body))).toBe(hasTape);
+    }
+  });
+
+  it('the same top-level text under other ignored arguments or another provider keys as the reference', () => {
+    const bytes = encoder.encode(JSON.stringify(turn(chat, 6)));
+    const options = [{}, { ignoreArgs: ['temperature'] }, {}, { ignoreArgs: ['max_completion_tokens', 'seed'] }, { ignoreArgs: ['temperature'] }, { provider: 'generic' as const }, { provider: 'openai-chat' as const }, {}];
+    for (const opts of options) expect(agree(bytes, opts)).toBe(hasTape);
+    const keys = new Set(options.map((opts) => requestKeys(bytes, opts).key));
+    expect(keys.size).toBeGreaterThan(1);
+  });
+
+  it("a caller that changes a returned signature does not change the next request's", () => {
+    const bytes = encoder.encode(JSON.stringify({ ...turn(chat, 4), context: { tenant: 'a' } }));
+    const first = requestDigests(bytes);
+    expect(first.signature.contextKeys).toEqual(['tenant']);
+    first.signature.contextKeys.push('changed');
+    first.signature.toolNames.length = 0;
+    expect(agree(bytes)).toBe(hasTape);
+    expect(requestDigests(bytes).signature.contextKeys).toEqual(['tenant']);
   });
 });
