@@ -224,7 +224,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
 
 // The baseline pipeline of the keying rows: the reference normalizer on parsed JSON, then the
 // best pure-JS hashing (safe-stable-stringify + node:crypto) for the key and the path chain.
-function jsKeyAndChain(lib, bytes, opts) {
+export function jsKeyAndChain(lib, bytes, opts) {
   const n = lib.normalizeRequest(JSON.parse(Buffer.from(bytes).toString('utf8')), opts);
   const key = hex(stringify(n.view));
   const paths = [];
