@@ -36,15 +36,19 @@
  * This file picks the path for a body (the core's view, a provider's walk, or the provider
  * module's normalizer on the parsed body) and keeps the counters; raw-keys/walk.ts is the walk
  * over the index, raw-keys/out.ts the output buffer, raw-keys/view.ts the shared end of a view
- * and its one core call. Browser bundles swap this file for raw-keys.browser.ts, which leaves
- * the whole folder out.
+ * and its one core call, raw-keys/tools-cache.ts the canonical tool lists kept between
+ * requests. Browser bundles swap this file for raw-keys.browser.ts, which leaves the whole
+ * folder out.
  *
- * Where the time goes now (M chat body, ~130-140 us p50 on the shared 2-core machine): the index
- * ~17 us, the core's view ~12, the top level through the reference ~5, copies and the
- * signature ~6, the core call ~85 (canonicalizing the 36 KB view ~20; node:crypto SHA-256 of
- * the 50 messages ~31, of the 49 chain steps ~16, of the whole view ~18). Hashing is the floor:
- * node:crypto's SHA-NI is the fastest engine here, and ~0.3 us of each of its ~100 calls is the
- * call itself.
+ * What a conversation repeats is not redone: the canonical form of its tool list (kept by the
+ * list's exact bytes; the core canonicalizes the view without it and the key's digest ends
+ * with it) and its normalized top level (kept by its exact text, raw-keys/core.ts). A
+ * conversation's first request pays the full price. Where the time goes then (M chat body,
+ * ~145-180 us p50 on the shared 2-core machine, `node bench/breakdown.mjs requests`): the index
+ * ~21-25 us, the core's view ~21-26, SHA-256 of what the key needs ~67 (node:crypto: the 50
+ * messages, the 49 chain steps, the whole view), canonicalizing the view without its tools and
+ * the JavaScript around the calls ~37-60. Hashing is the floor: node:crypto's SHA-NI is the
+ * fastest engine here, and ~0.3 us of each of its ~100 calls is the call itself.
  */
 
 import { coreRequestView, jsonTape } from '../core/index.ts';
