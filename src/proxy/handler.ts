@@ -303,7 +303,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 
   function finished(t0: number, res: ServerResponse): void {
     flights.delete(res);
-    forwarding.delete(res);
+    if (forwarding.size > 0) forwarding.delete(res);
     latencies[latencyCount++ % LATENCY_WINDOW] = performance.now() - t0;
     inFlight--;
     if (inFlight === 0 && idle) idle();
