@@ -206,6 +206,15 @@ export interface McpHttpOptions extends McpTapeOptions {
  * const mcp = new McpHttpEndpoint({ tape: 'tapes/tools.tape', mode: 'replay' })
  * if (isMcpRequest(req.headers, body)) return mcp.handle(req, res, body)
  */
+/** MCP counters of a proxy, see {@link McpHttpEndpoint.stats}. */
+export interface McpHttpStats {
+  hits: number;
+  recorded: number;
+  misses: number;
+  appendFailures: number;
+  sessions: number;
+}
+
 export class McpHttpEndpoint {
   private readonly opts: McpHttpOptions;
   private tape: Promise<McpTape> | undefined;
@@ -217,8 +226,24 @@ export class McpHttpEndpoint {
   }
 
   private open(): Promise<McpTape> {
-    this.tape ??= McpTape.open(this.opts);
+    this.tape ??= McpTape.open(this.opts).then((t) => (this.opened = t));
     return this.tape;
+  }
+
+  /** The tape once open, for the counters. */
+  private opened: McpTape | undefined;
+
+  /**
+   * Counters of the MCP traffic so far (the proxy's `/__tapedeck/stats` shows them as `mcp`):
+   * messages answered from the tape, exchanges recorded, misses, records that failed to store,
+   * open sessions.
+   *
+   * @example
+   * endpoint.stats() // { hits: 12, recorded: 0, misses: 1, appendFailures: 0, sessions: 1 }
+   */
+  stats(): McpHttpStats {
+    const t = this.opened;
+    return { hits: t?.hits ?? 0, recorded: t?.recorded ?? 0, misses: t?.misses.length ?? 0, appendFailures: t?.appendFailures ?? 0, sessions: this.sessions.size };
   }
 
   /** Answers one HTTP request of the MCP endpoint (the body already read). */

@@ -15,7 +15,7 @@ import type { AwsCredentials } from './sigv4.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
-import { isMcpRequest, McpHttpEndpoint } from '../mcp/http.ts';
+import { isMcpRequest, McpHttpEndpoint, type McpHttpStats } from '../mcp/http.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -57,6 +57,8 @@ export interface HandlerStats extends DeckStats {
   p50Ms: number | null;
   p99Ms: number | null;
   uptimeS: number;
+  /** MCP Streamable HTTP traffic on the same port, once there was some (docs/mcp.md). */
+  mcp?: McpHttpStats;
 }
 
 /** A node:http request handler with lifecycle methods. */
@@ -301,7 +303,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 
   function finished(t0: number, res: ServerResponse): void {
     flights.delete(res);
-    forwarding.delete(res);
+    if (forwarding.size > 0) forwarding.delete(res);
     latencies[latencyCount++ % LATENCY_WINDOW] = performance.now() - t0;
     inFlight--;
     if (inFlight === 0 && idle) idle();
@@ -330,7 +332,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const n = Math.min(latencyCount, LATENCY_WINDOW);
     const sorted = latencies.slice(0, n).sort();
     const base: DeckStats = deck?.stats() ?? emptyStats('replay', opts.tape);
-    return { ...base, inFlight, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), uptimeS: Math.round((performance.now() - started) / 100) / 10 };
+    return { ...base, inFlight, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), uptimeS: Math.round((performance.now() - started) / 100) / 10, ...(mcp ? { mcp: mcp.stats() } : {}) };
   }
 
   function internal(req: IncomingMessage, res: ServerResponse, path: string): boolean {

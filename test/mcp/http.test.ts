@@ -59,6 +59,9 @@ describe('MCP over Streamable HTTP through tapedeck serve', () => {
     await c1.connect(rec.transport);
     const session1 = t1.sessionId;
     const recorded = await everythingSession(c1);
+    const recStats = (await (await fetch(`${proxy.url}/__tapedeck/stats`)).json()) as { mcp?: Record<string, number> };
+    expect(recStats.mcp).toMatchObject({ hits: 0, misses: 0, appendFailures: 0 });
+    expect(recStats.mcp!.recorded).toBeGreaterThanOrEqual(recorded.results.length + 1);
     await c1.close();
     await proxy.close();
     await server.stop();
@@ -85,6 +88,10 @@ describe('MCP over Streamable HTTP through tapedeck serve', () => {
     expect((miss as McpError).message).toContain('params.arguments.message differs');
     // The session goes on after a miss.
     expect(await c2.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } })).toEqual(recorded.results[3]);
+    // The proxy's stats count the MCP traffic: answers from the tape, the one miss, no records.
+    const stats = (await (await fetch(`${replay.url}/__tapedeck/stats`)).json()) as { mcp?: Record<string, number>; requests: number };
+    expect(stats.mcp).toMatchObject({ recorded: 0, misses: 1, appendFailures: 0, sessions: 1 });
+    expect(stats.mcp!.hits).toBeGreaterThanOrEqual(recorded.results.length + 1);
     await c2.close();
     await replay.close();
     rmSync(dir, { recursive: true, force: true });

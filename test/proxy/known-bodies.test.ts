@@ -32,6 +32,22 @@ describe('KnownBodies', () => {
     expect(known.size).toBe(500);
   });
 
+  it('bodies that differ only between the bytes the fingerprint reads are told apart by their bytes', () => {
+    // The number sits in the middle of a long body with a fixed end, so most pairs share a
+    // fingerprint: only the byte comparison tells them apart.
+    const body = (i: number) => `{"messages":[{"role":"user","content":"${'x'.repeat(301)}${String(i).padStart(4, '0')}${'y'.repeat(300)}"}],"model":"m"}`;
+    for (const perLength of [4, 16, 64]) {
+      const known = new KnownBodies<number>(10_000, perLength);
+      for (let i = 0; i < 40; i++) known.set(enc(body(i)), i);
+      for (let i = 0; i < 80; i++) {
+        const got = known.get(enc(body(i)));
+        if (i < 40 && perLength >= 40) expect(got).toBe(i);
+        else if (i < 40) expect(got === i || got === undefined).toBe(true);
+        else expect(got).toBeUndefined();
+      }
+    }
+  });
+
   it('two crowded bodies with one CRC-32: the later takes the slot, the earlier is forgotten, neither gets the other answer', () => {
     // A pair of same-length bodies sharing a CRC-32 (birthday bound, ~2^16 tries).
     const seen = new Map<number, string>();
