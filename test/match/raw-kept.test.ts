@@ -156,6 +156,9 @@ describe('the kept top level (model, options, context)', () => {
       text.replace(/}$/, ',"context":{"tenant":"b"}}'),
       text.replace(/}$/, ',"context":{"tenanu":"a"}}'),
       text.replace("\"seed\":1234567", "\"seed\":1234568"),
+      // Top levels too large to keep, differing in their last bytes.
+      text.replace(/}$/, `,"metadata":{"note":"${'x'.repeat(20_000)}a"}}`),
+      text.replace(/}$/, `,"metadata":{"note":"${'x'.repeat(20_000)}b"}}`),
     ];
     expect(new Set(variants).size).toBe(variants.length);
     for (const v of variants) {

@@ -101,14 +101,17 @@ interface Top {
   readonly bytes: Uint8Array;
 }
 const tops = new Map<string, Top>();
+// At most TOPS_MAX entries of top levels up to TOP_MAX_CHARS (a top level carrying a large
+// member is normalized each time rather than held).
 const TOPS_MAX = 64;
+const TOP_MAX_CHARS = 16 * 1024;
 
 /** Writes the view's model and options of the chat family's top level; its normalized form. */
 function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Normalized {
   const text = topText(bytes, roots, CONVERSATION[provider]);
   // A string key is compared whole by the Map (its hash only finds the bucket).
-  const key = `${provider}${JSON.stringify(ignoreArgs)}${text}`;
-  const known = tops.get(key);
+  const key = text.length > TOP_MAX_CHARS ? undefined : `${provider}${JSON.stringify(ignoreArgs)}${text}`;
+  const known = key === undefined ? undefined : tops.get(key);
   if (known !== undefined) {
     out.bytes(known.bytes);
     return known.small;
@@ -116,8 +119,10 @@ function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: Buil
   const small = topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs);
   const at = out.at;
   modelAndOptions(out, small);
-  if (tops.size >= TOPS_MAX) tops.clear();
-  tops.set(key, { small, bytes: out.buf.slice(at, out.at) });
+  if (key !== undefined) {
+    if (tops.size >= TOPS_MAX) tops.clear();
+    tops.set(key, { small, bytes: out.buf.slice(at, out.at) });
+  }
   return small;
 }
 
