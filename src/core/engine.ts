@@ -37,6 +37,21 @@ export interface CoreView {
   readonly roots: Uint32Array;
   /** A value inside a root member that the view holds already (Converse: toolConfig.tools): [start, end], or [0, 0]. */
   readonly cut: readonly [number, number];
+  /** The root `tools` list was the skipped one (RequestViewSkip): `tools` and `toolNames` are empty. */
+  readonly skipped: boolean;
+  /** The provider detection's reading of the root `tools` list (assembly/view.ts toolsVerdict), to keep with it. */
+  readonly toolsVerdict: number;
+}
+
+/**
+ * A root `tools` array the caller has seen indexed whole before, at [start, end) of the body
+ * (compared byte for byte), and its detection verdict then: the index records it as one value
+ * and the view leaves it for the caller to write.
+ */
+export interface RequestViewSkip {
+  readonly start: number;
+  readonly end: number;
+  readonly verdict: number;
 }
 
 /** Incremental SHA-256 state owned by an engine. */
@@ -82,7 +97,7 @@ export interface Engine {
    * (as tape() gives it), or null if this build has no view writer; undefined if the body is not
    * JSON. Optional, as tape() is.
    */
-  requestView?(json: Uint8Array, provider: number): CoreView | Uint32Array | null | undefined;
+  requestView?(json: Uint8Array, provider: number, skip?: RequestViewSkip): CoreView | Uint32Array | null | undefined;
   /** Number of `null` literals in the last JSON text this engine read (wasm engines only). */
   nulls?(): number;
 }

@@ -2,7 +2,7 @@
 // text), and formats digests. Every function here is a thin shell over a single engine call.
 
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
-import { hex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
+import { hex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type RequestViewSkip, type Sha256Stream } from './engine.ts';
 import { JsEngine } from './js.ts';
 import { ArrayText, stringifyPieces } from './pieces.ts';
 import { tooLarge } from './status.ts';
@@ -278,10 +278,10 @@ export function jsonTape(json: Uint8Array): Uint32Array | undefined {
  * not JSON; where the core leaves it to the caller, the body's index (as jsonTape() gives it),
  * or null without one. Internal, for src/match/raw-keys.ts.
  */
-export function coreRequestView(json: Uint8Array, provider: number): CoreView | Uint32Array | null | undefined {
+export function coreRequestView(json: Uint8Array, provider: number, skip?: RequestViewSkip): CoreView | Uint32Array | null | undefined {
   if (json.length > MAX_INPUT_BYTES) return null;
   const e = current();
-  return e.requestView ? e.requestView(json, provider) : null;
+  return e.requestView ? e.requestView(json, provider, skip) : null;
 }
 
 /**

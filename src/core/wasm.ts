@@ -3,7 +3,7 @@
 // assembly/index.ts (layout -> write input -> canonical -> read RESULT).
 
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
-import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
+import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type RequestViewSkip, type Sha256Stream } from './engine.ts';
 import type { ArrayText } from './pieces.ts';
 import { writePow5Table } from './pow5.ts';
 import { jsonError, tooLarge } from './status.ts';
@@ -392,10 +392,16 @@ export class WasmEngine implements Engine {
   /** Where indexInput() wrote its input. */
   private indexedAt = 0;
 
-  /** Writes json and indexes it (assembly/tape.ts); returns the record count, or -1. */
-  private indexInput(json: Uint8Array): number {
+  /** Writes json and indexes it (assembly/tape.ts), skipping `skip`; returns the record count, or -1. */
+  private indexInput(json: Uint8Array, skip?: RequestViewSkip): number {
     const at = this.prepare([], json.length);
     this.u8.set(json, at);
+    // RESULT + 100/104/108 (assembly/json.ts): read once by the index and the view.
+    if (skip !== undefined && skip.end <= json.length) {
+      this.u32[this.r + 25] = skip.start;
+      this.u32[this.r + 26] = skip.end;
+      this.u32[this.r + 27] = skip.verdict;
+    }
     this.indexedAt = at;
     const count = this.x.index!(at, json.length);
     this.refresh();
@@ -414,14 +420,16 @@ export class WasmEngine implements Engine {
     return tape;
   }
 
-  requestView(json: Uint8Array, provider: number): CoreView | Uint32Array | null | undefined {
+  requestView(json: Uint8Array, provider: number, skip?: RequestViewSkip): CoreView | Uint32Array | null | undefined {
     if (this.x.view === undefined) return null;
-    const count = this.indexInput(json);
+    const count = this.indexInput(json, skip);
     if (count < 0) return undefined;
     const status = this.x.view(this.indexedAt, json.length, count, provider);
     this.refresh();
-    // Declined: the index the view was written from, for the caller's own walk (not made again).
-    if (status !== 0) return this.copyTape(count);
+    const skipped = this.u32[this.r + 28]! !== 0;
+    // Declined: the index the view was written from, for the caller's own walk (not made again);
+    // an index with a skipped list is no index of the body: made again, whole.
+    if (status !== 0) return skipped ? this.requestView(json, provider) : this.copyTape(count);
     const u32 = this.u32;
     const r = this.r;
     const out = u32[r + 15]!;
@@ -455,6 +463,8 @@ export class WasmEngine implements Engine {
       toolNames,
       roots: Uint32Array.from(roots),
       cut: [u32[r + 22]!, u32[r + 23]!],
+      skipped,
+      toolsVerdict: u32[r + 24]!,
     };
   }
 

@@ -62,6 +62,7 @@ import { coreDigests, moduleCoreDigests, PROVIDER_CODE } from './raw-keys/core.t
 import { GEMINI_CORE, geminiDigests } from './raw-keys/gemini.ts';
 import { ollamaDigests } from './raw-keys/ollama.ts';
 import { decoder, Out } from './raw-keys/out.ts';
+import { findKeptTools } from './raw-keys/tools-cache.ts';
 import { DECLINE, F_CHECK_KEYS, T_OBJECT } from './raw-keys/walk.ts';
 import { viewDigests } from './view-digests.ts';
 
@@ -125,10 +126,15 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   const bytes = utf8Of(request);
   if (bytes === undefined) return undefined;
   try {
-    const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider as BuiltinProvider]);
+    const code = opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider as BuiltinProvider];
+    // A tool list kept from an earlier request of the conversation, in the same place: the
+    // core skips it (raw-keys/tools-cache.ts). Kept for another provider: the body again, whole.
+    const known = findKeptTools(bytes);
+    let cv = coreRequestView(bytes, code, known?.skip);
+    if (cv !== null && cv !== undefined && !(cv instanceof Uint32Array) && cv.skipped && cv.provider !== known!.tools.provider) cv = coreRequestView(bytes, code);
     if (cv === undefined) return undefined;
     if (cv !== null && !(cv instanceof Uint32Array)) {
-      const fromCore = coreDigests(bytes, cv, ignoreArgs);
+      const fromCore = coreDigests(bytes, cv, ignoreArgs, known?.tools);
       if (fromCore !== null) {
         rawPathCounts.core++;
         return fromCore;

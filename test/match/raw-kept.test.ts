@@ -43,7 +43,9 @@ describe('the kept canonical form of a tool list', () => {
     }
     if (!hasTape) return;
     expect(toolsCacheCounts.misses - before.misses).toBe(1);
-    expect(toolsCacheCounts.hits - before.hits).toBe(turns - 1);
+    // The list sits as far from the end of every body: skipped by the index from the second on.
+    expect(toolsCacheCounts.skipped - before.skipped).toBe(turns - 1);
+    expect(toolsCacheCounts.hits - before.hits).toBe(0);
   });
 
   it('every shape with tools (chat, Anthropic, Responses, generic) keys as the reference with its tools kept', () => {
@@ -54,7 +56,7 @@ describe('the kept canonical form of a tool list', () => {
       const at = body.messages ? 'messages' : 'input';
       const before = counts();
       for (const k of [2, 9, list.length]) expect(agree(encoder.encode(JSON.stringify({ ...body, [at]: list.slice(0, k) })))).toBe(hasTape);
-      if (hasTape) expect(toolsCacheCounts.hits - before.hits, shape).toBe(2);
+      if (hasTape) expect(toolsCacheCounts.hits + toolsCacheCounts.skipped - before.hits - before.skipped, shape).toBe(2);
     }
   });
 
@@ -121,6 +123,51 @@ describe('the kept canonical form of a tool list', () => {
     }
     const keys = new Set(variants.map((v) => requestKeys(encoder.encode(JSON.stringify(v))).key));
     expect(keys.size).toBe(variants.length);
+  });
+
+  it('the index skips a kept list only where it is the root `tools` member: not nested, not under another name, not sorted in with `functions`', () => {
+    clearToolsCache();
+    const T = JSON.stringify(heavy.tools);
+    const msg = '{"role":"user","content":"hi"}';
+    // The same bytes as far from the end as where they were kept, elsewhere in the body.
+    const elsewhere = [
+      `{"model":"gpt-4o","messages":[${msg},{"role":"user","content":"again","x":{"tools":${T},"more":"zzzz"}}]}`,
+      `{"model":"gpt-4o","messages":[${msg},{"role":"user","content":"again"}],"functions":${T},"stream":false}`,
+      `{"model":"gpt-4o","messages":[${msg},{"role":"user","content":"again"}],"tools":${T},"functions":[{"name":"legacy_fn","parameters":{"type":"object"}}]}`,
+      `{"model":"gpt-4o","messages":[${msg},{"role":"user","content":"again"}],"tools":${T},"stream":false}`,
+    ];
+    for (const [i, body2] of elsewhere.entries()) {
+      clearToolsCache();
+      const after = body2.length - body2.lastIndexOf(T) - T.length;
+      expect(after).toBeGreaterThanOrEqual(10);
+      // Kept as the root tools of a body with exactly as many bytes after them.
+      const body1 = `{"model":"gpt-4o","messages":[${msg}],"tools":${T},"pad":"${'p'.repeat(after - 10)}"}`;
+      expect(body1.length - body1.lastIndexOf(T) - T.length).toBe(after);
+      expect(agree(encoder.encode(body1))).toBe(hasTape);
+      const before = counts();
+      expect(agree(encoder.encode(body2))).toBe(hasTape);
+      // Only the last one carries the list as its root `tools` with no `functions`: skipped.
+      if (hasTape) expect(toolsCacheCounts.skipped - before.skipped, `case ${i}`).toBe(i === 3 ? 1 : 0);
+    }
+  });
+
+  it("the provider detection reads a skipped list's verdict: Anthropic tools in a body of plain messages", () => {
+    clearToolsCache();
+    const tools = heavy.tools.map((t: Obj) => ({ name: t.function.name, description: t.function.description, input_schema: t.function.parameters }));
+    const plain = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }, { role: 'user', content: 'book it' }, { role: 'assistant', content: 'done' }];
+    const before = counts();
+    for (let k = 1; k <= plain.length; k++) {
+      const bytes = encoder.encode(JSON.stringify({ model: 'm', messages: plain.slice(0, k), tools, max_tokens: 100 }));
+      expect(agree(bytes)).toBe(hasTape);
+      expect(requestKeys(bytes).provider).toBe('anthropic');
+      // Where the tools are all that says Anthropic, a body without them is OpenAI chat.
+      expect(requestKeys(encoder.encode(JSON.stringify({ model: 'm', messages: plain.slice(0, k), max_tokens: 100 }))).provider).toBe('openai-chat');
+    }
+    if (hasTape) expect(toolsCacheCounts.skipped - before.skipped).toBe(plain.length - 1);
+    // The same list kept for Anthropic, in a body a context member makes generic: made again.
+    const generic = encoder.encode(JSON.stringify({ model: 'm', messages: plain, tools, max_tokens: 100, context: { a: 1 } }));
+    expect(agree(generic)).toBe(hasTape);
+    expect(requestKeys(generic).provider).toBe('generic');
   });
 
   it.each([

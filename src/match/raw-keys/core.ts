@@ -10,8 +10,9 @@ import { normalizeRequest as normalizeModule } from '../../providers/index.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
 import { CONVERSATION, topLevel } from './chat.ts';
-import { decoder, Out } from './out.ts';
-import { finishWithTools, modelAndOptions, type Normalized } from './view.ts';
+import { decoder, L, Out } from './out.ts';
+import { finish, finishWithTools, modelAndOptions, type Normalized } from './view.ts';
+import { keepTools, keptTail, type KeptTools, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
 
 export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
@@ -140,15 +141,52 @@ const chatPart = (value: unknown, n: Normalizer): unknown[] => n.content(value, 
  * shapes with no JavaScript walk at all; null where an attachment hole leaves the body to the
  * walk here after all.
  */
-export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[]): RequestDigests | null {
+export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
   const out = new Out();
   // Copied first: the core's memory is reused by the next call into it.
-  const tools = cv.tools.slice();
+  const tools = cv.skipped ? undefined : cv.tools.slice();
   // Attachment parts, whose rules decode and hash data: the reference, one part at a time.
   if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
   const provider = PROVIDER_OF[cv.provider]!;
   const small = chatTop(out, bytes, cv.roots, provider, ignoreArgs);
-  return finishWithTools(out, tools, provider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
+  if (tools === undefined) {
+    // The root `tools` the index skipped: its kept form and names (raw-keys/tools-cache.ts).
+    usedTools(known!);
+    out.bytes(L.close);
+    return finish(out, provider, cv.messageCount, known!.names, small, known!.tail);
+  }
+  const names = toolNamesOf(bytes, cv.toolNames);
+  const d = finishWithTools(out, tools, provider, cv.messageCount, names, small);
+  keep(bytes, cv, tools, names);
+  return d;
+}
+
+const TOOLS_KEY = new TextEncoder().encode('"tools"');
+const FUNCTIONS_KEY = new TextEncoder().encode('"functions"');
+
+/** Whether the key at [start, end) of `bytes` is `key` (quotes included), byte for byte. */
+function keyIs(bytes: Uint8Array, start: number, end: number, key: Uint8Array): boolean {
+  if (end - start !== key.length) return false;
+  for (let i = 0; i < key.length; i++) if (bytes[start + i] !== key[i]) return false;
+  return true;
+}
+
+/**
+ * Keeps the body's root `tools` value for the next request of the conversation, when the view
+ * ended with its kept canonical form and no `functions` list was sorted in with it.
+ */
+function keep(bytes: Uint8Array, cv: CoreView, tools: Uint8Array, names: readonly (string | undefined)[]): void {
+  // `tools`, not cv.tools: the core's memory has been reused since.
+  const tail = keptTail(tools);
+  if (tail === undefined) return;
+  const r = cv.roots;
+  let member = -1;
+  for (let i = 0; i < r.length; i += 5) {
+    if (keyIs(bytes, r[i]!, r[i + 1]!, FUNCTIONS_KEY)) return;
+    if (keyIs(bytes, r[i]!, r[i + 1]!, TOOLS_KEY)) member = i;
+  }
+  if (member < 0 || bytes[r[member + 3]!] !== 0x5b) return;
+  keepTools(bytes, r[member + 3]!, r[member + 4]!, cv.provider, cv.toolsVerdict, names, tail);
 }
 
 /**

@@ -12,6 +12,7 @@
 // them), so an entry answers exactly the text it was made from; the canonical form of a JSON
 // text is a function of that text alone, whatever the provider or the rest of the body.
 
+import type { RequestViewSkip } from '../../core/engine.ts';
 import { canonicalizeJSON } from '../../core/index.ts';
 
 const PREFIX = new TextEncoder().encode(',"tools":');
@@ -33,7 +34,7 @@ interface Entry {
 const entries: Entry[] = [];
 
 /** Hits and misses in this process. Internal: tests prove which path a request took. */
-export const toolsCacheCounts = { hits: 0, misses: 0 };
+export const toolsCacheCounts = { hits: 0, misses: 0, skipped: 0 };
 
 const hasBuffer = typeof Buffer !== 'undefined';
 
@@ -79,7 +80,77 @@ export function toolsTail(tools: Uint8Array): Uint8Array | undefined {
   return tail;
 }
 
+/**
+ * A root `tools` value as a body carried it, kept with what the core's view made of it, so
+ * that the next request of the conversation need not index it nor write it again: where the
+ * same bytes sit in the next body (as far from its end, or from its start, as here), the core
+ * is told to skip them (RequestViewSkip) and the view ends with `tail`.
+ */
+export interface KeptTools {
+  /** The body's bytes of the value, `[...]`. */
+  readonly raw: Uint8Array;
+  readonly fromStart: number;
+  readonly fromEnd: number;
+  /** The provider the view was written for, and the detection's verdict on these tools. */
+  readonly provider: number;
+  readonly verdict: number;
+  /** Tool names in the view's order (undefined: none). */
+  readonly names: readonly (string | undefined)[];
+  /** `,"tools":` + canonical list + `}`. */
+  readonly tail: Uint8Array;
+}
+
+/** Most recently used first. */
+const kept: KeptTools[] = [];
+
+/** Whether `k.raw` is at `at` in `bytes`, byte for byte. */
+function at(bytes: Uint8Array, k: KeptTools, p: number): boolean {
+  const n = k.raw.length;
+  return p >= 0 && p + n <= bytes.length && bytes[p] === 0x5b && bytes[p + n - 1] === 0x5d && equal(bytes.subarray(p, p + n), k.raw);
+}
+
+/**
+ * A kept `tools` value found in `bytes`, and where: the skip for the core, or undefined. The
+ * core skips it only if a root member named `tools` starts there; anywhere else the body is
+ * indexed whole.
+ */
+export function findKeptTools(bytes: Uint8Array): { skip: RequestViewSkip; tools: KeptTools } | undefined {
+  for (const k of kept) {
+    for (const p of [bytes.length - k.fromEnd, k.fromStart]) {
+      if (at(bytes, k, p)) return { skip: { start: p, end: p + k.raw.length, verdict: k.verdict }, tools: k };
+    }
+  }
+  return undefined;
+}
+
+/** Keeps a `tools` value whose view was written whole (and whose tail is kept). */
+export function keepTools(bytes: Uint8Array, start: number, end: number, provider: number, verdict: number, names: readonly (string | undefined)[], tail: Uint8Array): void {
+  if (end - start > MAX_BYTES) return;
+  for (let i = 0; i < kept.length; i++) {
+    if (equal(kept[i]!.raw, bytes.subarray(start, end))) kept.splice(i--, 1);
+  }
+  kept.unshift({ raw: bytes.slice(start, end), fromStart: start, fromEnd: bytes.length - start, provider, verdict, names: [...names], tail });
+  if (kept.length > ENTRIES) kept.pop();
+}
+
+/** Marks a kept value used (most recent first). */
+export function usedTools(k: KeptTools): void {
+  const i = kept.indexOf(k);
+  if (i > 0) {
+    kept.splice(i, 1);
+    kept.unshift(k);
+  }
+  toolsCacheCounts.skipped++;
+}
+
+/** The kept tail of exactly these view bytes `,"tools":[...]`, or undefined (no lookup count). */
+export function keptTail(tools: Uint8Array): Uint8Array | undefined {
+  for (const e of entries) if (equal(e.key, tools)) return e.tail;
+  return undefined;
+}
+
 /** Forgets every entry (tests and benchmarks: a conversation's first request). */
 export function clearToolsCache(): void {
   entries.length = 0;
+  kept.length = 0;
 }
