@@ -71,8 +71,11 @@ export type JsonText = Uint8Array | string | ArrayText;
 
 export interface Engine {
   readonly name: BackendName;
-  /** Canonical bytes of JSON text (strings must be well-formed UTF-16); a fresh copy. */
-  canonical(json: JsonText, ignore: IgnoreSpec): Uint8Array;
+  /**
+   * Canonical bytes of JSON text (strings must be well-formed UTF-16); a fresh copy. With
+   * `trustedUtf8`, bytes the caller has checked are not validated as UTF-8 again.
+   */
+  canonical(json: JsonText, ignore: IgnoreSpec, trustedUtf8?: boolean): Uint8Array;
   /** Hex SHA-256 of the canonical bytes of JSON text. */
   digestHex(json: JsonText, ignore: IgnoreSpec): string;
   /**

@@ -285,6 +285,14 @@ export function coreRequestView(json: Uint8Array, provider: number, skip?: Reque
 }
 
 /**
+ * canonicalizeJSON(bytes) for bytes the caller knows to be valid UTF-8 (a view written from a
+ * checked body): the core validates the JSON, not the UTF-8 again. Internal (raw-keys/tools-cache.ts).
+ */
+export function canonicalOfUtf8(bytes: Uint8Array): Uint8Array {
+  return current().canonical(jsonInput(bytes), NO_IGNORE.any, true);
+}
+
+/**
  * pathHashes(bytes, { member }) for bytes the caller knows to be valid UTF-8, so the core need
  * not validate them again (it still validates the JSON). Internal: src/match/raw-keys.ts builds
  * request views from a body it has already checked (isUtf8) and from literals it writes. With

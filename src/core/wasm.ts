@@ -304,8 +304,8 @@ export class WasmEngine implements Engine {
     return decoder.decode(this.u8.subarray(at, at + chars));
   }
 
-  canonical(json: JsonText, ignore: IgnoreSpec): Uint8Array {
-    this.call(json, ignore, 0);
+  canonical(json: JsonText, ignore: IgnoreSpec, trustedUtf8 = false): Uint8Array {
+    this.call(json, ignore, 0, undefined, trustedUtf8);
     const ptr = this.u32[this.r + 3]!;
     return this.u8.slice(ptr, ptr + this.u32[this.r + 4]!);
   }

@@ -13,7 +13,7 @@
 // text is a function of that text alone, whatever the provider or the rest of the body.
 
 import type { RequestViewSkip } from '../../core/engine.ts';
-import { canonicalizeJSON } from '../../core/index.ts';
+import { canonicalOfUtf8 } from '../../core/index.ts';
 
 const PREFIX = new TextEncoder().encode(',"tools":');
 const CLOSE = 0x7d; // }
@@ -69,7 +69,8 @@ export function toolsTail(tools: Uint8Array): Uint8Array | undefined {
     return e.tail;
   }
   toolsCacheCounts.misses++;
-  const canonical = canonicalizeJSON(tools.subarray(PREFIX.length));
+  // The view's bytes are valid UTF-8: ranges of a checked body and literals.
+  const canonical = canonicalOfUtf8(tools.subarray(PREFIX.length));
   const tail = new Uint8Array(PREFIX.length + canonical.length + 1);
   tail.set(PREFIX);
   tail.set(canonical, PREFIX.length);
