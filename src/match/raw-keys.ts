@@ -40,15 +40,16 @@
  * requests. Browser bundles swap this file for raw-keys.browser.ts, which leaves the whole
  * folder out.
  *
- * What a conversation repeats is not redone: the canonical form of its tool list (kept by the
- * list's exact bytes; the core canonicalizes the view without it and the key's digest ends
- * with it) and its normalized top level (kept by its exact text, raw-keys/core.ts). A
- * conversation's first request pays the full price. Where the time goes then (M chat body,
- * ~145-180 us p50 on the shared 2-core machine, `node bench/breakdown.mjs requests`): the index
- * ~21-25 us, the core's view ~21-26, SHA-256 of what the key needs ~67 (node:crypto: the 50
- * messages, the 49 chain steps, the whole view), canonicalizing the view without its tools and
- * the JavaScript around the calls ~37-60. Hashing is the floor: node:crypto's SHA-NI is the
- * fastest engine here, and ~0.3 us of each of its ~100 calls is the call itself.
+ * What a conversation repeats is not redone: its tool list (kept by the list's exact bytes: the
+ * core skips them where they sit as far from the body's end as before, and the key's digest
+ * ends with their kept canonical form) and its normalized top level (kept by its exact text,
+ * raw-keys/core.ts). A conversation's first request pays the full price. Where the time goes
+ * then (M chat body, ~130-160 us p50 on the shared 2-core machine, `node bench/breakdown.mjs
+ * requests`): the index and the core's view ~25-35 us, SHA-256 of what the key needs ~67-77
+ * (node:crypto: the 50 messages, the 49 chain steps, the whole view), canonicalizing the view
+ * without its tools and the JavaScript around the calls ~37-60. Hashing is the floor:
+ * node:crypto's SHA-NI is the fastest engine here, and ~0.3 us of each of its ~100 calls is the
+ * call itself.
  */
 
 import { coreRequestView, jsonTape } from '../core/index.ts';

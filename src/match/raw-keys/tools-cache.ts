@@ -6,7 +6,8 @@
 // with `tools` as its last member in canonical order (messages/input < model < options <
 // tools), so the core canonicalizes the view without its tools and the key's digest ends with
 // the canonical tools kept here (pathHashesOfUtf8's tail). SHA-256 of those bytes is still
-// paid on every request: no hash state before them can be reused.
+// paid on every request: no hash state before them can be reused. The body's own bytes of the
+// list are kept too (KeptTools), so that the core's index and view skip them next time.
 //
 // A list is found only by comparing all of its bytes with an entry's (never by a hash of
 // them), so an entry answers exactly the text it was made from; the canonical form of a JSON
