@@ -29,6 +29,11 @@ export function utf16ToUtf8(src: usize, units: u32, dst: usize): i32 {
 const PACK: usize = ASC_FEATURE_SIMD ? memory.data(256 * 16, 16) : 0;
 let packReady = false;
 
+/** Builds the PACK table on first use (encode8 and encodePairs8 read it). */
+@inline export function ensurePack(): void {
+  if (!packReady) initPack();
+}
+
 function initPack(): void {
   for (let k = 0; k < 256; k++) {
     const at = PACK + (<usize>k << 4);
@@ -77,7 +82,7 @@ function initPack(): void {
 }
 
 /** UTF-8 of 8 units, none a surrogate, at o; returns the new cursor. */
-@inline function encode8(c: v128, o: usize): usize {
+@inline export function encode8(c: v128, o: usize): usize {
   const wide = i16x8.ge_u(c, i16x8.splat(0x80));
   const wider = i16x8.ge_u(c, i16x8.splat(0x800));
   return pack8(bmpHead(c, wide, wider), last6(c), wide, wider, o);
@@ -89,7 +94,7 @@ function initPack(): void {
  * come two from each unit: the high unit's bits 2-9 (plus 0x40: the code point's bits 10-20)
  * give the first two, the low unit's bits 0-9 with the high unit's bits 0-1 the last two.
  */
-@inline function encodePairs8(c: v128, prev: v128, surr: v128, high: v128, o: usize): usize {
+@inline export function encodePairs8(c: v128, prev: v128, surr: v128, high: v128, o: usize): usize {
   const cont = i16x8.splat(0x80);
   const wide = i16x8.ge_u(c, i16x8.splat(0x80)); // surrogates: 2 bytes each
   const wider = v128.andnot(i16x8.ge_u(c, i16x8.splat(0x800)), surr);
@@ -102,7 +107,7 @@ function initPack(): void {
 }
 
 function simd(src: usize, units: u32, dst: usize): i32 {
-  if (!packReady) initPack();
+  ensurePack();
   const hiMask = i16x8.splat(<i16>0xff80);
   const surrMask = i16x8.splat(<i16>0xf800);
   const highMask = i16x8.splat(<i16>0xfc00);
@@ -162,7 +167,7 @@ function simd(src: usize, units: u32, dst: usize): i32 {
  * Writes the UTF-8 of unit c (>= 0x80; the unit after it at p, if p < end, completes a high
  * surrogate) at o. Returns the bytes written (4: two units taken), or -1 for a lone surrogate.
  */
-@inline function encodeWide(c: u32, p: usize, end: usize, o: usize): i32 {
+@inline export function encodeWide(c: u32, p: usize, end: usize, o: usize): i32 {
   if (c < 0x800) {
     store<u8>(o, <u8>(0xc0 | (c >> 6)));
     store<u8>(o + 1, <u8>(0x80 | (c & 0x3f)));
