@@ -1,0 +1,148 @@
+// JavaScript values through the public API, on each backend: the wasm engines write the text of
+// the values they can themselves (src/core/walk.ts) and give the rest to JSON.stringify, so
+// generated values mixing both kinds, at any depth, must give the reference canonicalizer's
+// bytes, and every value with no JSON form the same error, with the same path, as the
+// TypeScript serializer reports.
+import { afterEach, describe, expect, it } from 'vitest';
+import { backend, canonicalize, hashMany, hashValue, pathHashes, setBackend, type BackendName } from '../src/index.ts';
+import { errorOf } from './helpers.ts';
+import { refCanonical, refDigest, refPathHashes, rng, text } from './reference.ts';
+
+const CONTROL = Array.from({ length: 0x20 }, (_, i) => String.fromCharCode(i));
+const PIECES = [...CONTROL, '"', '\\', '/', '\x7f', '\u2028', '\uffff', 'é', '日本', '😀', '👩‍💻', '\ue000', 'a', ' ', '{'];
+
+class Point {
+  x = 1;
+  y = [2];
+}
+
+function gen(seed: number) {
+  const r = rng(seed);
+  const int = (n: number) => Math.floor(r() * n);
+  const str = (max: number): string => {
+    let s = '';
+    for (let i = 0, n = int(max); i < n; i++) s += r() < 0.4 ? PIECES[int(PIECES.length)]! : 'some text '.slice(0, 1 + int(10));
+    return s;
+  };
+  const num = (): number => [0, -0, 1e21, 1e-7, 5e-324, 1.7976931348623157e308, 0.1 + 0.2, -42, 2 ** 53 + 2][int(9)]!;
+  const value = (depth: number): unknown => {
+    switch (int(depth > 4 ? 4 : 12)) {
+      case 0:
+        return str(r() < 0.8 ? 10 : 120);
+      case 1:
+        return num();
+      case 2:
+        return r() < 0.3 ? null : r() < 0.5;
+      case 3:
+        return JSON.stringify(value(depth + 1));
+      case 4: {
+        // What JSON.stringify treats specially: the walk leaves these to it.
+        const fixed = str(5);
+        return [new Date(int(2e12)), { toJSON: (k: string) => `${fixed}@${k}` }, new Point(), new Number(3), new String(fixed), new Boolean(true), new Map(), new Uint8Array([1, 2]), Object.assign(Object.create(null), { n: fixed })][int(9)];
+      }
+      case 5:
+        return [undefined, () => 1, Symbol('s')][int(3)];
+      case 6:
+      case 7: {
+        const a: unknown[] = Array.from({ length: int(6) }, () => value(depth + 1));
+        if (r() < 0.2) a[a.length + 1] = str(3); // a hole
+        return a;
+      }
+      default: {
+        const o: Record<string, unknown> = {};
+        for (let i = 0, n = int(6); i < n; i++) o[str(6)] = value(depth + 1);
+        if (r() < 0.1) Object.defineProperty(o, 'getter', { get: () => fixedGetter, enumerable: true });
+        return o;
+      }
+    }
+  };
+  const fixedGetter = str(4);
+  return { value, str, int, r };
+}
+
+/** What the reference canonicalizer takes: JSON.stringify's view (toJSON applied, drops dropped). */
+const viewOf = (v: unknown): unknown => JSON.parse(JSON.stringify(v) ?? 'null');
+
+/** The error the TypeScript serializer reports for f, as code and path. */
+function referenceError(f: () => unknown): { code: string; path: unknown } {
+  const was: BackendName = backend();
+  setBackend('js');
+  try {
+    const e = errorOf(f);
+    return { code: e.code, path: e.path };
+  } finally {
+    setBackend(was);
+  }
+}
+
+describe('JavaScript values written by the walk or by JSON.stringify', () => {
+  const active = backend();
+  afterEach(() => setBackend(active));
+
+  it('agree with the reference on 3,000 generated values', () => {
+    for (let seed = 1; seed <= 3000; seed++) {
+      const v = gen(seed).value(0);
+      if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+      const want = refCanonical(viewOf(v));
+      expect(text(canonicalize(v)), `seed ${seed}`).toBe(want);
+      expect(hashValue(v), `seed ${seed}`).toBe(refDigest(viewOf(v)));
+    }
+  });
+
+  it('message lists: path hashes, hashMany and { member } agree, long lists included', () => {
+    for (const [seed, count] of [[1, 1], [2, 50], [3, 400], [4, 5000]] as const) {
+      const g = gen(seed * 31);
+      const list = Array.from({ length: count }, (_, i) => ({ role: i % 3 ? 'user' : 'assistant', content: g.str(i % 50 === 0 ? 2000 : 60), meta: g.value(2) }));
+      const view = viewOf(list) as unknown[];
+      expect(pathHashes(list)).toEqual(refPathHashes(view));
+      expect(hashMany(list)).toEqual(view.map(refDigest));
+      const body = { model: 'm', messages: list, tools: [{ name: g.str(5) }] };
+      const got = pathHashes(body, { member: 'messages' });
+      expect(got.messageHashes).toEqual(refPathHashes(view).messageHashes);
+      expect(got.digest).toBe(refDigest(viewOf(body)));
+    }
+  });
+
+  it('values with no JSON form: the same error and path as the TypeScript serializer', () => {
+    const cyclic: Record<string, unknown> = { a: [1] };
+    (cyclic.a as unknown[]).push(cyclic);
+    let deep: unknown = 1;
+    for (let i = 0; i < 600; i++) deep = { d: deep };
+    const cases: unknown[] = [
+      { a: 'ok', b: 'x\ud800y' },
+      ['é'.repeat(40) + '\udfff'],
+      { ['k\udc00']: 1 },
+      { n: [1, NaN] },
+      { m: { i: -Infinity } },
+      [1n],
+      { b: { c: 2n } },
+      cyclic,
+      deep,
+      Array.from({ length: 300 }, (_, i) => (i === 250 ? { c: 'lone \ud83d' } : { c: 'fine 😀' })),
+      Array.from({ length: 300 }, (_, i) => (i === 299 ? { n: NaN } : { n: i })),
+    ];
+    for (const v of cases) {
+      const want = referenceError(() => canonicalize(v));
+      for (const f of [() => canonicalize(v), () => hashValue(v)]) {
+        const e = errorOf(f);
+        expect({ code: e.code, path: e.path }).toEqual(want);
+      }
+      if (Array.isArray(v)) expect(errorOf(() => pathHashes(v)).code).toBe(want.code);
+    }
+  });
+
+  it('what ignoreKeys drops may hold NaN or a BigInt', () => {
+    const v = { keep: 'x', drop: { n: NaN, b: 1n }, list: [{ drop: Infinity, k: 1 }] };
+    expect(text(canonicalize(v, { ignoreKeys: ['drop'] }))).toBe('{"keep":"x","list":[{"k":1}]}');
+    expect(errorOf(() => canonicalize(v, { ignoreKeys: ['drop'], rootOnly: true })).code).toBe('E_NON_FINITE');
+  });
+
+  it('toJSON gets its key; getters and null-prototype objects are read as JSON.stringify reads them', () => {
+    const seen: string[] = [];
+    const tj = { toJSON: (k: string) => (seen.push(k), k) };
+    const v = { a: tj, list: [tj, tj], n: Object.assign(Object.create(null), { z: 1, a: [tj] }) };
+    expect(text(canonicalize(v))).toBe('{"a":"a","list":["0","1"],"n":{"a":["0"],"z":1}}');
+    const g = Object.defineProperty({}, 'x', { get: () => ['é"'], enumerable: true });
+    expect(text(canonicalize(g))).toBe('{"x":["é\\""]}');
+  });
+});
