@@ -428,7 +428,19 @@ function writeFramed(p: usize, o: usize): usize {
         const b = v128.load(s + 16);
         const escA = v128.or(v128.or(i16x8.lt_u(a, space), i16x8.eq(a, quote)), i16x8.eq(a, bslash));
         const escB = v128.or(v128.or(i16x8.lt_u(b, space), i16x8.eq(b, quote)), i16x8.eq(b, bslash));
-        if (v128.any_true(v128.or(escA, escB))) break;
+        if (v128.any_true(v128.or(escA, escB))) {
+          // Escape-heavy text (newlines, quotes, JSON in JSON) stops here every few words: when
+          // the units before the first one to escape are ASCII, store them narrowed, escape it,
+          // and go on 16 at a time; anything else goes unit by unit.
+          const esc = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(escA, escB));
+          const k = ctz(esc);
+          const wide = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(a, hiMask), i16x8.splat(0)), i16x8.ne(v128.and(b, hiMask), i16x8.splat(0))));
+          if ((wide & ((<u32>1 << k) - 1)) != 0) break;
+          v128.store(o, i8x16.narrow_i16x8_u(a, b));
+          o = writeEscaped(o + <usize>k, <u32>load<u16>(s + (<usize>k << 1)));
+          s += (<usize>k + 1) << 1;
+          continue;
+        }
         if (!v128.any_true(v128.and(v128.or(a, b), hiMask))) {
           v128.store(o, i8x16.narrow_i16x8_u(a, b));
           s += 32;
