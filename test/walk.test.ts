@@ -146,3 +146,17 @@ describe('JavaScript values written by the walk or by JSON.stringify', () => {
     expect(text(canonicalize(g))).toBe('{"x":["é\\""]}');
   });
 });
+
+describe('an enumerable member added to Object.prototype', () => {
+  it('is not taken for a member of every object', () => {
+    const v = { a: 1, list: [{ b: 'x'.repeat(40) }] };
+    const before = text(canonicalize(v));
+    (Object.prototype as Record<string, unknown>).polluted = 'yes';
+    try {
+      expect(text(canonicalize(v))).toBe(before);
+      expect(hashValue(v)).toBe(refDigest({ a: 1, list: [{ b: 'x'.repeat(40) }] }));
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+  });
+});
