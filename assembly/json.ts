@@ -61,7 +61,9 @@ export const F_TRUSTED_UTF8: i32 = 8;
 // as they are in memory (UTF-16LE), unescaped. A JavaScript string is copied into memory that
 // way at memcpy speed, with no escaping or UTF-8 encoding in JavaScript; writeFramed() escapes
 // and encodes it here, in the one pass over the text that copies it anyway. 0x01 cannot start
-// a JSON value, so frames and JSON strings are told apart by their first byte.
+// a JSON value, so frames and JSON strings are told apart by their first byte. Only the builds
+// for Node read frames (assembly/node.ts defines VALUE_FRAMES): the loader writes them with
+// Buffer, which a page has not.
 export const F_STRINGIFIED: i32 = 16;
 const FRAME: u32 = 0x01;
 
@@ -745,7 +747,7 @@ function parse(flags: i32): i32 {
       p = writeString(p, o);
       if (p == 0) return errCode;
       o = gO;
-    } else if (c == FRAME && stringified) {
+    } else if (isDefined(VALUE_FRAMES) && c == FRAME && stringified) {
       p = writeFramed(p, o);
       if (p == 0) return errCode;
       o = gO;

@@ -30,6 +30,8 @@ interface CoreExports {
   /** This and view() are absent from the browser's SIMD build (see scripts/build.mjs). */
   index?(at: number, n: number): number;
   view?(at: number, n: number, count: number, provider: number): number;
+  /** Present in builds that read string frames (the builds for Node, see walk.ts). */
+  valueFrames?(): number;
 }
 
 const H_MESSAGES = 2;
@@ -173,7 +175,7 @@ export class WasmEngine implements Engine {
     if (pow5 !== 0) writePow5Table(this.x.memory.buffer, pow5);
     this.r = this.x.result() >>> 2;
     this.refresh();
-    this.writesValues = this.buf !== undefined;
+    this.writesValues = this.buf !== undefined && this.x.valueFrames !== undefined;
   }
 
   /** Views are detached when memory grows; re-make them only then. */
@@ -268,7 +270,7 @@ export class WasmEngine implements Engine {
    * walk leaves to JSON.stringify.
    */
   private loadValue(value: unknown, ignore: readonly Uint8Array[]): number {
-    if (!this.buf) throw DECLINED;
+    if (!this.writesValues) throw DECLINED;
     this.valueIgnore = ignore;
     const at = (this.valueAt = this.prepare(ignore, 0));
     this.fillRoom();
