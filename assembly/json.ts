@@ -9,7 +9,7 @@
 // (MAX_DEPTH) rather than a wasm stack overflow.
 
 import { writeCanonicalNumber } from "./number";
-import { encode8, encodePairs8, encodeWide, ensurePack } from "./utf16";
+import { encode16, encodeWide, ensurePack, stepBytes } from "./utf16";
 
 // Status codes, mirrored by src/core/errors.ts. Stable: they reach users as TapedeckError codes.
 export const ERR_JSON: i32 = 1;
@@ -419,9 +419,6 @@ function writeFramed(p: usize, o: usize): usize {
       // unit-by-unit loop below.
       ensurePack();
       const hiMask = i16x8.splat(<i16>0xff80);
-      const surrMask = i16x8.splat(<i16>0xf800);
-      const highMask = i16x8.splat(<i16>0xfc00);
-      const surrBits = i16x8.splat(<i16>0xd800);
       const space = i16x8.splat(0x20);
       const quote = i16x8.splat(0x22);
       const bslash = i16x8.splat(0x5c);
@@ -449,23 +446,10 @@ function writeFramed(p: usize, o: usize): usize {
           o += 16;
           continue;
         }
-        const sa = i16x8.eq(v128.and(a, surrMask), surrBits);
-        const sb = i16x8.eq(v128.and(b, surrMask), surrBits);
-        if (!v128.any_true(v128.or(sa, sb))) {
-          o = encode8(b, encode8(a, o));
-          s += 32;
-          continue;
-        }
-        const ha = i16x8.eq(v128.and(a, highMask), surrBits);
-        const hb = i16x8.eq(v128.and(b, highMask), surrBits);
-        const highs = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(ha, hb));
-        const lows = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(sa, sb)) & ~highs;
-        if (lows != ((highs << 1) & 0xffff)) break;
-        const cut = <usize>(highs >> 15);
-        const prevA = i8x16.shuffle(a, a, 0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
-        const prevB = i8x16.shuffle(a, b, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29);
-        o = encodePairs8(b, prevB, sb, hb, encodePairs8(a, prevA, sa, ha, o)) - (cut << 1);
-        s += 32 - (cut << 1);
+        const w = encode16(a, b, o);
+        if (w == 0) break;
+        o = w;
+        s += stepBytes;
       }
     } else {
       // 4 ASCII units a step when none is escaped: per 16-bit lane (each < 0x80 here), bit 7 of

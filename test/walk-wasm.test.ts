@@ -7,11 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { DECLINED, ValueText } from '../src/core/walk.ts';
 import { WasmEngine } from '../src/core/wasm.ts';
-import { refCanonical, rng, text } from './reference.ts';
+import { refCanonical, text } from './reference.ts';
+import { valueGen } from './values.ts';
 
 const NO_IGNORE = { keys: [], rootOnly: false };
-const CONTROL = Array.from({ length: 0x20 }, (_, i) => String.fromCharCode(i));
-const PIECES = [...CONTROL, '"', '\\', '/', '\x7f', '\u0080', '\u07ff', '\u0800', '\u2028', '\uffff', '\ue000', 'é', '日本', '😀', '👩‍💻', '\u{10ffff}', 'a', 'Z', ' ', '{'];
 
 /** Strings whose special units sit at every position of a 16-unit step, and across steps. */
 function aligned(): string[] {
@@ -25,41 +24,7 @@ function aligned(): string[] {
   return out;
 }
 
-function gen(seed: number) {
-  const r = rng(seed);
-  const int = (n: number) => Math.floor(r() * n);
-  const str = (max: number): string => {
-    let s = '';
-    for (let i = 0, n = int(max); i < n; i++) s += r() < 0.4 ? PIECES[int(PIECES.length)]! : 'plain text '.slice(0, 1 + int(11));
-    return s;
-  };
-  const num = (): number => [0, -0, 1e21, 1e-7, 5e-324, -1.5, 2 ** 53, 0.1 + 0.2][int(8)]! * (r() < 0.5 ? 1 : -1) + (r() < 0.5 ? 0 : int(1e9));
-  const value = (depth: number): unknown => {
-    switch (int(depth > 4 ? 5 : 8)) {
-      case 0:
-        return str(r() < 0.8 ? 10 : 200);
-      case 1:
-        return num();
-      case 2:
-        return r() < 0.3 ? null : r() < 0.5;
-      case 3:
-        return JSON.stringify(value(depth + 1));
-      case 4:
-        return [undefined, () => 1, Symbol('s')][int(3)];
-      case 5: {
-        const a: unknown[] = Array.from({ length: int(6) }, () => value(depth + 1));
-        if (r() < 0.2) a[a.length + 2] = 1; // holes
-        return a;
-      }
-      default: {
-        const o: Record<string, unknown> = r() < 0.2 ? Object.create(null) : {};
-        for (let i = 0, n = int(7); i < n; i++) o[r() < 0.7 ? str(8) : ['role', 'content', '0', '10', '2'][int(5)]!] = value(depth + 1);
-        return o;
-      }
-    }
-  };
-  return { value, str, int };
-}
+const gen = (seed: number) => valueGen(seed, false);
 
 /** JSON.stringify's view of a value with the members it drops dropped (what the reference takes). */
 const viewOf = (v: unknown): unknown => JSON.parse(JSON.stringify(v) ?? 'null');
