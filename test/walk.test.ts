@@ -111,3 +111,22 @@ describe('an enumerable member added to Object.prototype', () => {
     }
   });
 });
+
+describe('a getter that hashes something while its value is written', () => {
+  it('leaves both digests right', () => {
+    const inner = { note: 'é'.repeat(100), n: [1, 2, 3] };
+    let seen = '';
+    const list = Array.from({ length: 300 }, (_, i) =>
+      i === 150
+        ? Object.defineProperty({ role: 'user' }, 'content', {
+            get: () => (seen = hashValue(inner)),
+            enumerable: true,
+          })
+        : { role: 'user', content: `message ${i} ${'x'.repeat(50)}` },
+    );
+    const got = pathHashes(list);
+    expect(seen).toBe(refDigest(inner));
+    expect(got).toEqual(refPathHashes(viewOf(list) as unknown[]));
+    expect(hashValue({ a: list[150], b: 'y'.repeat(40) })).toBe(refDigest({ a: { role: 'user', content: seen }, b: 'y'.repeat(40) }));
+  });
+});

@@ -157,7 +157,7 @@ export class WasmEngine implements Engine {
   private buf: Buffer | undefined;
   private readonly r: number;
   private tapeBuf = new Uint32Array(1024);
-  /** Whether this engine writes JavaScript values' text itself (ValueText): where Buffer is. */
+  /** Whether this engine writes JavaScript values' text itself (ValueText): where Buffer is and the build reads frames. */
   readonly writesValues: boolean;
 
   constructor(name: 'wasm' | 'wasm-simd') {
@@ -191,6 +191,7 @@ export class WasmEngine implements Engine {
 
   /** Makes room for `max` input bytes after the ignore list; returns the input address. */
   private prepare(ignore: readonly Uint8Array[], max: number, stage = 0): number {
+    this.prepared++;
     let ignLen = 0;
     for (const k of ignore) ignLen += (4 + k.length + 7) & ~7;
     const at = this.x.prepare(ignLen, max, stage);
@@ -242,6 +243,14 @@ export class WasmEngine implements Engine {
   /** Where loadValue() wrote its input, and the ignore list written before it. */
   private valueAt = 0;
   private valueIgnore: readonly Uint8Array[] = [];
+  /**
+   * prepare() calls so far, and their count when loadValue() last made room: any other call
+   * while a value is walked (a getter of the value calling into this engine) wrote its own
+   * input where the value's is being written.
+   */
+  private prepared = 0;
+  private valueMark = 0;
+  private walking = false;
   /** The memory loadValue() writes into (see walk.ts), made once. */
   private readonly room: Room = {
     buf: undefined as unknown as Buffer,
@@ -249,9 +258,10 @@ export class WasmEngine implements Engine {
     end: 0,
     grow: (end) => {
       const n = end - this.valueAt;
-      if (n > MAX_VALUE_TEXT) return -1;
+      if (n > MAX_VALUE_TEXT || this.prepared !== this.valueMark) return -1;
       // Twice what is needed, so that a long value does not grow memory once per string.
       this.prepare(this.valueIgnore, Math.min(2 * n, MAX_VALUE_TEXT));
+      this.valueMark = this.prepared;
       return this.fillRoom();
     },
   };
@@ -270,11 +280,24 @@ export class WasmEngine implements Engine {
    * walk leaves to JSON.stringify.
    */
   private loadValue(value: unknown, ignore: readonly Uint8Array[]): number {
-    if (!this.writesValues) throw DECLINED;
+    // A value's getter hashing something meanwhile gets JSON.stringify's way (below), and the
+    // value whose input that call overwrote is then declined too.
+    if (!this.writesValues || this.walking) throw DECLINED;
     this.valueIgnore = ignore;
     const at = (this.valueAt = this.prepare(ignore, 0));
     this.fillRoom();
-    return writeValueText(value, this.room, at);
+    this.valueMark = this.prepared;
+    this.walking = true;
+    let n: number;
+    try {
+      n = writeValueText(value, this.room, at);
+    } catch (err) {
+      throw this.prepared !== this.valueMark ? DECLINED : err;
+    } finally {
+      this.walking = false;
+    }
+    if (this.prepared !== this.valueMark) throw DECLINED;
+    return n;
   }
 
   /** utf16ToUtf8 in wasm; returns the bytes written. */
@@ -295,11 +318,16 @@ export class WasmEngine implements Engine {
    */
   private loadPieces(text: ArrayText, ignore: readonly Uint8Array[], buf: Buffer): number {
     let n = 0;
+    let mark = this.prepared;
     text.each((piece, i) => {
+      // A getter that JSON.stringify called for this piece hashed something, writing its input
+      // over this one: the caller (onValue) falls back to the TypeScript serializer's text.
+      if (this.prepared !== mark) throw new Error('the value was hashed into while it was written');
       const units = piece.length;
       const max = n + units * 3;
       const wide = units >= UTF16_MIN;
       const at = this.prepare(ignore, max, wide ? units * 2 : 0);
+      mark = this.prepared;
       if (this.buf !== buf) buf = this.buf!;
       // After the first, each piece goes over the previous piece's "]", and its "[" becomes ",".
       const o = i === 0 ? at : at + n - 1;
