@@ -7,6 +7,7 @@ const direct = [
   'test/number.test.ts',
   'test/sha256-wasm.test.ts',
   'test/utf16-wasm.test.ts',
+  'test/walk-wasm.test.ts',
   'test/view-wasm.test.ts',
   'test/build.test.ts',
   'test/parity.test.ts',

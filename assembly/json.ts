@@ -9,6 +9,7 @@
 // (MAX_DEPTH) rather than a wasm stack overflow.
 
 import { writeCanonicalNumber } from "./number";
+import { encode16, encodeWide, ensurePack, stepBytes } from "./utf16";
 
 // Status codes, mirrored by src/core/errors.ts. Stable: they reach users as TapedeckError codes.
 export const ERR_JSON: i32 = 1;
@@ -54,7 +55,17 @@ export const F_TRUSTED_UTF8: i32 = 8;
 // (only member order can differ). The one escape JSON.stringify writes that I-JSON forbids is a
 // lone surrogate (`\udXXX`), which is still rejected. Implies F_TRUSTED_UTF8. Raw bytes from a
 // client never get this flag.
+//
+// Such text may also hold string values in the loader's own frame (src/core/walk.ts writes
+// them so): byte 0x01, the string's length in UTF-16 units (u32, little-endian), then its units
+// as they are in memory (UTF-16LE), unescaped. A JavaScript string is copied into memory that
+// way at memcpy speed, with no escaping or UTF-8 encoding in JavaScript; writeFramed() escapes
+// and encodes it here, in the one pass over the text that copies it anyway. 0x01 cannot start
+// a JSON value, so frames and JSON strings are told apart by their first byte. Only the builds
+// for Node read frames (assembly/node.ts defines VALUE_FRAMES): the loader writes them with
+// Buffer, which a page has not.
 export const F_STRINGIFIED: i32 = 16;
+const FRAME: u32 = 0x01;
 
 const FRAME_SIZE: usize = 16; // kind u32, recStart u32, contentStart u32, curRec u32
 const REC_SIZE: usize = 20; // keyPtr, keyLen, chunkStart, chunkLen (IGNORED = ignored), keyOffset
@@ -389,6 +400,98 @@ function writeString(p: usize, o: usize): usize {
   }
 }
 
+/**
+ * Writes the canonical form of the string framed at p (see F_STRINGIFIED): its units escaped
+ * where RFC 8785 escapes them and encoded as UTF-8. Returns the input position after the frame
+ * (0 on error: a lone surrogate, or a frame past the input); the new output cursor is gO.
+ */
+function writeFramed(p: usize, o: usize): usize {
+  const units = <usize>load<u32>(p + 1);
+  let s = p + 5;
+  const end = s + (units << 1);
+  if (end > inEnd) { fail(ERR_JSON, p, D_END); return 0; }
+  // A unit takes at most 6 bytes canonical (\u00XX), and the output keeps as much room as the
+  // input has bytes left (see the number writer in parse()).
+  if (!reserveOut(o, 6 * units + 2 + (inEnd - end))) { fail(ERR_MEMORY, p, 0); return 0; }
+  store<u8>(o++, 0x22);
+  while (s < end) {
+    if (ASC_FEATURE_SIMD) {
+      // 16 units a step: ASCII ones with nothing to escape narrowed to bytes, non-ASCII ones
+      // encoded as utf16.ts does; a step with a unit to escape or a lone surrogate goes to the
+      // unit-by-unit loop below.
+      ensurePack();
+      const hiMask = i16x8.splat(<i16>0xff80);
+      const space = i16x8.splat(0x20);
+      const quote = i16x8.splat(0x22);
+      const bslash = i16x8.splat(0x5c);
+      while (s + 32 <= end) {
+        const a = v128.load(s);
+        const b = v128.load(s + 16);
+        const escA = v128.or(v128.or(i16x8.lt_u(a, space), i16x8.eq(a, quote)), i16x8.eq(a, bslash));
+        const escB = v128.or(v128.or(i16x8.lt_u(b, space), i16x8.eq(b, quote)), i16x8.eq(b, bslash));
+        if (v128.any_true(v128.or(escA, escB))) {
+          // Escape-heavy text (newlines, quotes, JSON in JSON) stops here every few words: when
+          // the units before the first one to escape are ASCII, store them narrowed, escape it,
+          // and go on 16 at a time; anything else goes unit by unit.
+          const esc = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(escA, escB));
+          const k = ctz(esc);
+          const wide = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(a, hiMask), i16x8.splat(0)), i16x8.ne(v128.and(b, hiMask), i16x8.splat(0))));
+          if ((wide & ((<u32>1 << k) - 1)) != 0) break;
+          v128.store(o, i8x16.narrow_i16x8_u(a, b));
+          o = writeEscaped(o + <usize>k, <u32>load<u16>(s + (<usize>k << 1)));
+          s += (<usize>k + 1) << 1;
+          continue;
+        }
+        if (!v128.any_true(v128.and(v128.or(a, b), hiMask))) {
+          v128.store(o, i8x16.narrow_i16x8_u(a, b));
+          s += 32;
+          o += 16;
+          continue;
+        }
+        const w = encode16(a, b, o);
+        if (w == 0) break;
+        o = w;
+        s += stepBytes;
+      }
+    } else {
+      // 4 ASCII units a step when none is escaped: per 16-bit lane (each < 0x80 here), bit 7 of
+      // unit + 0x60 is set iff unit >= 0x20, and bit 7 of (unit ^ x) + 0x7f iff unit != x.
+      while (s + 8 <= end) {
+        const w = load<u64>(s);
+        if ((w & 0xff80ff80ff80ff80) != 0) break;
+        const lanes: u64 = 0x0001000100010001;
+        const ok = (w + lanes * 0x60) & ((w ^ (lanes * 0x22)) + lanes * 0x7f) & ((w ^ (lanes * 0x5c)) + lanes * 0x7f);
+        if ((ok & (lanes * 0x80)) != lanes * 0x80) break;
+        store<u8>(o, <u8>w);
+        store<u8>(o + 1, <u8>(w >> 16));
+        store<u8>(o + 2, <u8>(w >> 32));
+        store<u8>(o + 3, <u8>(w >> 48));
+        s += 8;
+        o += 4;
+      }
+    }
+    // Up to 16 units one at a time (to the end when fewer are left), then the fast steps again.
+    let stop = s + 32;
+    if (stop > end) stop = end;
+    while (s < stop) {
+      const c = <u32>load<u16>(s);
+      s += 2;
+      if (c < 0x80) {
+        if (c < 0x20 || c == 0x22 || c == 0x5c) o = writeEscaped(o, c);
+        else store<u8>(o++, <u8>c);
+        continue;
+      }
+      const n = encodeWide(c, s, end, o);
+      if (n < 0) { fail(ERR_SURROGATE, p, 0); return 0; }
+      if (n == 4) s += 2;
+      o += n;
+    }
+  }
+  store<u8>(o, 0x22);
+  gO = o + 1;
+  return end;
+}
+
 /** Decodes an already validated JSON string body [p, end) to UTF-8 at o; returns the new cursor. */
 function decodeString(p: usize, end: usize, o: usize): usize {
   while (p < end) {
@@ -628,6 +731,10 @@ function parse(flags: i32): i32 {
     if (isTarget != 0 && c != 0x5b) return fail(ERR_NOT_ARRAY, p, 2);
     if (c == 0x22) {
       p = writeString(p, o);
+      if (p == 0) return errCode;
+      o = gO;
+    } else if (isDefined(VALUE_FRAMES) && c == FRAME && stringified) {
+      p = writeFramed(p, o);
       if (p == 0) return errCode;
       o = gO;
     } else if (c == 0x7b || c == 0x5b) {

@@ -9,3 +9,13 @@ export { view } from "./view";
 // writes the table (the browser's build).
 // @ts-ignore: decorator
 @global const POW5_EMBEDDED: bool = true;
+
+// String frames in JSON.stringify-marked text (see F_STRINGIFIED in json.ts): the loader writes
+// them only to a build that exports valueFrames(), and only where Buffer is.
+// @ts-ignore: decorator
+@global const VALUE_FRAMES: bool = true;
+
+/** Marks a build that reads string frames (see F_STRINGIFIED in json.ts). */
+export function valueFrames(): i32 {
+  return 1;
+}

@@ -29,6 +29,11 @@ export function utf16ToUtf8(src: usize, units: u32, dst: usize): i32 {
 const PACK: usize = ASC_FEATURE_SIMD ? memory.data(256 * 16, 16) : 0;
 let packReady = false;
 
+/** Builds the PACK table on first use (encode8 and encodePairs8 read it). */
+@inline export function ensurePack(): void {
+  if (!packReady) initPack();
+}
+
 function initPack(): void {
   for (let k = 0; k < 256; k++) {
     const at = PACK + (<usize>k << 4);
@@ -101,12 +106,40 @@ function initPack(): void {
   return pack8(head, last6(c), wide, wider, o);
 }
 
-function simd(src: usize, units: u32, dst: usize): i32 {
-  if (!packReady) initPack();
-  const hiMask = i16x8.splat(<i16>0xff80);
+/** Input bytes the last encode16() took: 32, or 30 when it left a high surrogate for the next step. */
+export let stepBytes: usize = 32;
+
+/**
+ * UTF-8 of 16 units a, b (at least one of them non-ASCII) at o; returns the new cursor, or 0 when
+ * the step holds a lone surrogate (for the caller's unit-by-unit loop to find). Sets stepBytes.
+ */
+@inline export function encode16(a: v128, b: v128, o: usize): usize {
   const surrMask = i16x8.splat(<i16>0xf800);
   const highMask = i16x8.splat(<i16>0xfc00);
   const surrBits = i16x8.splat(<i16>0xd800);
+  const sa = i16x8.eq(v128.and(a, surrMask), surrBits);
+  const sb = i16x8.eq(v128.and(b, surrMask), surrBits);
+  stepBytes = 32;
+  if (!v128.any_true(v128.or(sa, sb))) return encode8(b, encode8(a, o));
+  // Surrogates. Every low surrogate must follow a high one, or the step holds a lone
+  // surrogate. A high one in the last lane pairs with the next unit: 15 units are encoded (the
+  // high one's 2 bytes, the last written, are dropped) and the next step starts at it.
+  const ha = i16x8.eq(v128.and(a, highMask), surrBits);
+  const hb = i16x8.eq(v128.and(b, highMask), surrBits);
+  const highs = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(ha, hb));
+  const lows = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(sa, sb)) & ~highs;
+  if (lows != ((highs << 1) & 0xffff)) return 0;
+  const cut = <usize>(highs >> 15);
+  // Lane i of prevA / prevB: the unit before unit i of a / b (none before a's first).
+  const prevA = i8x16.shuffle(a, a, 0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
+  const prevB = i8x16.shuffle(a, b, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29);
+  stepBytes = 32 - (cut << 1);
+  return encodePairs8(b, prevB, sb, hb, encodePairs8(a, prevA, sa, ha, o)) - (cut << 1);
+}
+
+function simd(src: usize, units: u32, dst: usize): i32 {
+  ensurePack();
+  const hiMask = i16x8.splat(<i16>0xff80);
   let p = src;
   const end = src + (<usize>units << 1);
   let o = dst;
@@ -120,28 +153,10 @@ function simd(src: usize, units: u32, dst: usize): i32 {
       continue;
     }
     // 16 units holding non-ASCII ones, 8 at a time, ASCII ones included (see the top).
-    const sa = i16x8.eq(v128.and(a, surrMask), surrBits);
-    const sb = i16x8.eq(v128.and(b, surrMask), surrBits);
-    if (!v128.any_true(v128.or(sa, sb))) {
-      o = encode8(b, encode8(a, o));
-      p += 32;
-      continue;
-    }
-    // Surrogates. Every low surrogate must follow a high one, or the step holds a lone
-    // surrogate, which the unit-by-unit loop below finds and reports. A high one in the last
-    // lane pairs with the next unit: 15 units are encoded (the high one's 2 bytes, the last
-    // written, are dropped) and the next step starts at it.
-    const ha = i16x8.eq(v128.and(a, highMask), surrBits);
-    const hb = i16x8.eq(v128.and(b, highMask), surrBits);
-    const highs = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(ha, hb));
-    const lows = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(sa, sb)) & ~highs;
-    if (lows != ((highs << 1) & 0xffff)) break;
-    const cut = <usize>(highs >> 15);
-    // Lane i of prevA / prevB: the unit before unit i of a / b (none before a's first).
-    const prevA = i8x16.shuffle(a, a, 0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
-    const prevB = i8x16.shuffle(a, b, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29);
-    o = encodePairs8(b, prevB, sb, hb, encodePairs8(a, prevA, sa, ha, o)) - (cut << 1);
-    p += 32 - (cut << 1);
+    const w = encode16(a, b, o);
+    if (w == 0) break;
+    o = w;
+    p += stepBytes;
   }
   while (p < end) {
     const c = <u32>load<u16>(p);
@@ -162,7 +177,7 @@ function simd(src: usize, units: u32, dst: usize): i32 {
  * Writes the UTF-8 of unit c (>= 0x80; the unit after it at p, if p < end, completes a high
  * surrogate) at o. Returns the bytes written (4: two units taken), or -1 for a lone surrogate.
  */
-@inline function encodeWide(c: u32, p: usize, end: usize, o: usize): i32 {
+@inline export function encodeWide(c: u32, p: usize, end: usize, o: usize): i32 {
   if (c < 0x800) {
     store<u8>(o, <u8>(0xc0 | (c >> 6)));
     store<u8>(o + 1, <u8>(0x80 | (c & 0x3f)));

@@ -2,6 +2,7 @@
 // pure-TypeScript engine implement it; the API layer never knows which one it is talking to.
 
 import type { ArrayText } from './pieces.ts';
+import type { ValueText } from './walk.ts';
 
 export type BackendName = 'wasm-simd' | 'wasm' | 'js';
 
@@ -66,8 +67,11 @@ export interface IgnoreSpec {
   readonly rootOnly: boolean;
 }
 
-/** JSON text: UTF-8 bytes, a well-formed string, or an array's JSON.stringify text in pieces. */
-export type JsonText = Uint8Array | string | ArrayText;
+/**
+ * JSON text: UTF-8 bytes, a well-formed string, an array's JSON.stringify text in pieces, or a
+ * JavaScript value whose text the engine writes itself (engines with `writesValues`).
+ */
+export type JsonText = Uint8Array | string | ArrayText | ValueText;
 
 export interface Engine {
   readonly name: BackendName;
@@ -101,6 +105,11 @@ export interface Engine {
    * JSON. Optional, as tape() is.
    */
   requestView?(json: Uint8Array, provider: number, skip?: RequestViewSkip): CoreView | Uint32Array | null | undefined;
+  /**
+   * Whether this engine takes a ValueText (writes a JavaScript value's JSON text itself, or
+   * throws DECLINED from walk.ts for the caller to give it JSON.stringify's text instead).
+   */
+  readonly writesValues?: boolean;
   /** Number of `null` literals in the last JSON text this engine read (wasm engines only). */
   nulls?(): number;
 }

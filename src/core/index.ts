@@ -7,6 +7,7 @@ import { JsEngine } from './js.ts';
 import { ArrayText, stringifyPieces } from './pieces.ts';
 import { tooLarge } from './status.ts';
 import { allFinite, canonicalText, loneSurrogateIndex, type IgnoreSet } from './value.ts';
+import { DECLINED, ValueText } from './walk.ts';
 import { byteLength, simdSupported, WasmEngine } from './wasm.ts';
 
 export type { BackendName } from './engine.ts';
@@ -159,13 +160,15 @@ function jsonInput(json: string | Uint8Array): string | Uint8Array {
 }
 
 /**
- * Runs `f` (one engine call) on a JavaScript value. The wasm engines get the value's JSON text
- * from JSON.stringify, which is native and fast (an array's in pieces: see pieces.ts); what
- * JSON.stringify gets wrong is handled around it: NaN and Infinity become `null` silently, so
- * when the engine read any `null` the value is checked for them; BigInt and cycles throw
- * without a location, and the engine rejects lone surrogates and depth by byte offset, so in
- * all those cases the TypeScript serializer re-runs to report (or, for members under
- * ignoreKeys, to resolve) them with a JSON path.
+ * Runs `f` (one engine call) on a JavaScript value. The wasm engines on Node write the value's
+ * JSON text into their memory themselves (walk.ts), for the values that walk takes; they get
+ * the text of any other from JSON.stringify, which is native (an array's in pieces: see
+ * pieces.ts). What JSON.stringify gets wrong is handled around it: NaN and Infinity become
+ * `null` silently, so when the engine read any `null` the value is checked for them (the walk
+ * leaves such values to JSON.stringify); BigInt and cycles throw without a location, and the
+ * engine rejects lone surrogates and depth by byte offset, so in all those cases the
+ * TypeScript serializer re-runs to report (or, for members under ignoreKeys, to resolve) them
+ * with a JSON path.
  */
 function onValue<T>(
   value: unknown,
@@ -178,6 +181,13 @@ function onValue<T>(
   const spec = rootOnly ? ig.root : ig.any;
   const reference = () => canonicalText(value, ig.set, rootOnly);
   if (e.name === 'js') return f(e, reference(), spec);
+  if (e.writesValues) {
+    try {
+      return f(e, new ValueText(value), spec);
+    } catch (err) {
+      if (err !== DECLINED) return failed(e, err, reference, spec, f);
+    }
+  }
   let text: string | ArrayText | undefined;
   try {
     if (Array.isArray(value)) text = stringifyPieces(value);
@@ -200,14 +210,22 @@ function onValue<T>(
   try {
     result = f(e, text!, spec);
   } catch (err) {
-    // What JSON.stringify throws on a later piece (a cycle, a BigInt) arrives here: the
-    // TypeScript serializer reports it with a path, as it does for the first piece above.
-    if (!(err instanceof TapedeckError)) return f(e, reference(), spec);
-    if (err.code !== 'E_TOO_LARGE') reference();
-    throw err;
+    return failed(e, err, reference, spec, f);
   }
   if (e.nulls!() > 0 && !allFinite(value, ig.set, rootOnly)) reference(); // throws E_NON_FINITE
   return result;
+}
+
+/**
+ * An engine call on a value's text failed with `err`. What JSON.stringify (or a getter) throws
+ * on a later piece (a cycle, a BigInt) arrives here: the TypeScript serializer reports it with a
+ * path, as it does for the first piece; so does the engine's error on the text (a lone
+ * surrogate, depth), unless the input was too large.
+ */
+function failed<T>(e: Engine, err: unknown, reference: () => string, spec: IgnoreSpec, f: (e: Engine, text: JsonText, spec: IgnoreSpec) => T): T {
+  if (!(err instanceof TapedeckError)) return f(e, reference(), spec);
+  if (err.code !== 'E_TOO_LARGE') reference();
+  throw err;
 }
 
 /** UTF-8 length of a value's JSON text (each boundary of two pieces, "][", is one ","). */

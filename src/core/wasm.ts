@@ -5,6 +5,7 @@
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
 import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type RequestViewSkip, type Sha256Stream } from './engine.ts';
 import type { ArrayText } from './pieces.ts';
+import { DECLINED, ValueText, writeValueText, type Room } from './walk.ts';
 import { writePow5Table } from './pow5.ts';
 import { jsonError, tooLarge } from './status.ts';
 import { SCALAR_SHA256, SIMD_BASE64, SIMD_HEX, SIMD_SHA256 } from './wasm.generated.ts';
@@ -29,6 +30,8 @@ interface CoreExports {
   /** This and view() are absent from the browser's SIMD build (see scripts/build.mjs). */
   index?(at: number, n: number): number;
   view?(at: number, n: number, count: number, provider: number): number;
+  /** Present in builds that read string frames (the builds for Node, see walk.ts). */
+  valueFrames?(): number;
 }
 
 const H_MESSAGES = 2;
@@ -142,6 +145,12 @@ const NODE_ELEMENT_AVG = 512;
 const UTF16_MIN = 2048;
 const INPUT_PAD = 64; // assembly/json.ts
 
+// The most a walked value's text may take (walk.ts). JSON.stringify's text of the value, which
+// MAX_INPUT_BYTES limits, is at most 3 times as long in UTF-8 (a unit takes 2 bytes in a frame,
+// 6 escaped as \u0001), so text within this is within the limit; a value whose text is longer
+// goes through JSON.stringify, which measures it exactly and reports E_TOO_LARGE past the limit.
+const MAX_VALUE_TEXT = Math.floor(MAX_INPUT_BYTES / 3);
+
 const STATE_BYTES = 128; // assembly/sha256.ts streaming state
 const STREAM_CHUNK = 1 << 20; // bounds the memory a streaming update() needs
 
@@ -155,6 +164,8 @@ export class WasmEngine implements Engine {
   private buf: Buffer | undefined;
   private readonly r: number;
   private tapeBuf = new Uint32Array(1024);
+  /** Whether this engine writes JavaScript values' text itself (ValueText): where Buffer is and the build reads frames. */
+  readonly writesValues: boolean;
 
   constructor(name: 'wasm' | 'wasm-simd') {
     this.name = name;
@@ -171,6 +182,7 @@ export class WasmEngine implements Engine {
     if (pow5 !== 0) writePow5Table(this.x.memory.buffer, pow5);
     this.r = this.x.result() >>> 2;
     this.refresh();
+    this.writesValues = this.buf !== undefined && this.x.valueFrames !== undefined;
   }
 
   /** Views are detached when memory grows; re-make them only then. */
@@ -186,6 +198,7 @@ export class WasmEngine implements Engine {
 
   /** Makes room for `max` input bytes after the ignore list; returns the input address. */
   private prepare(ignore: readonly Uint8Array[], max: number, stage = 0): number {
+    this.prepared++;
     let ignLen = 0;
     for (const k of ignore) ignLen += (4 + k.length + 7) & ~7;
     const at = this.x.prepare(ignLen, max, stage);
@@ -206,6 +219,7 @@ export class WasmEngine implements Engine {
 
   /** Writes the input; returns its length in bytes. */
   private load(json: JsonText, ignore: readonly Uint8Array[]): number {
+    if (json instanceof ValueText) return this.loadValue(json.value, ignore);
     if (json instanceof Uint8Array) {
       const at = this.prepare(ignore, json.length);
       this.u8.set(json, at);
@@ -233,6 +247,66 @@ export class WasmEngine implements Engine {
     return this.transcode(stage, units, at);
   }
 
+  /** Where loadValue() wrote its input, and the ignore list written before it. */
+  private valueAt = 0;
+  private valueIgnore: readonly Uint8Array[] = [];
+  /**
+   * prepare() calls so far, and their count when loadValue() last made room: any other call
+   * while a value is walked (a getter of the value calling into this engine) wrote its own
+   * input where the value's is being written.
+   */
+  private prepared = 0;
+  private valueMark = 0;
+  private walking = false;
+  /** The memory loadValue() writes into (see walk.ts), made once. */
+  private readonly room: Room = {
+    buf: undefined as unknown as Buffer,
+    u8: new Uint8Array(0),
+    end: 0,
+    grow: (end) => {
+      const n = end - this.valueAt;
+      if (n > MAX_VALUE_TEXT || this.prepared !== this.valueMark) return -1;
+      // Twice what is needed, so that a long value does not grow memory once per string.
+      this.prepare(this.valueIgnore, Math.min(2 * n, MAX_VALUE_TEXT));
+      this.valueMark = this.prepared;
+      return this.fillRoom();
+    },
+  };
+
+  /** Points the room at the current memory; returns how far the input may reach in it. */
+  private fillRoom(): number {
+    const room = this.room;
+    room.buf = this.buf!;
+    room.u8 = this.u8;
+    return (room.end = Math.min(this.u8.length - INPUT_PAD - 8, this.valueAt + MAX_VALUE_TEXT));
+  }
+
+  /**
+   * Writes a JavaScript value's JSON text by walking it (walk.ts), in memory as it is, however
+   * much there is, grown as needed. Returns its length in bytes; throws DECLINED for a value the
+   * walk leaves to JSON.stringify.
+   */
+  private loadValue(value: unknown, ignore: readonly Uint8Array[]): number {
+    // A value's getter hashing something meanwhile gets JSON.stringify's way (below), and the
+    // value whose input that call overwrote is then declined too.
+    if (!this.writesValues || this.walking) throw DECLINED;
+    this.valueIgnore = ignore;
+    const at = (this.valueAt = this.prepare(ignore, 0));
+    this.fillRoom();
+    this.valueMark = this.prepared;
+    this.walking = true;
+    let n: number;
+    try {
+      n = writeValueText(value, this.room, at);
+    } catch (err) {
+      throw this.prepared !== this.valueMark ? DECLINED : err;
+    } finally {
+      this.walking = false;
+    }
+    if (this.prepared !== this.valueMark) throw DECLINED;
+    return n;
+  }
+
   /** utf16ToUtf8 in wasm; returns the bytes written. */
   private transcode(stage: number, units: number, at: number): number {
     const n = this.x.utf16ToUtf8(stage, units, at);
@@ -251,11 +325,16 @@ export class WasmEngine implements Engine {
    */
   private loadPieces(text: ArrayText, ignore: readonly Uint8Array[], buf: Buffer): number {
     let n = 0;
+    let mark = this.prepared;
     text.each((piece, i) => {
+      // A getter that JSON.stringify called for this piece hashed something, writing its input
+      // over this one: the caller (onValue) falls back to the TypeScript serializer's text.
+      if (this.prepared !== mark) throw new Error('the value was hashed into while it was written');
       const units = piece.length;
       const max = n + units * 3;
       const wide = units >= UTF16_MIN;
       const at = this.prepare(ignore, max, wide ? units * 2 : 0);
+      mark = this.prepared;
       if (this.buf !== buf) buf = this.buf!;
       // After the first, each piece goes over the previous piece's "]", and its "[" becomes ",".
       const o = i === 0 ? at : at + n - 1;
@@ -284,16 +363,27 @@ export class WasmEngine implements Engine {
    * at position ignore.length).
    */
   private call(json: JsonText, ignore: IgnoreSpec, flags: number, member?: Uint8Array, trustedUtf8 = false): void {
-    const n = this.load(json, member ? [...ignore.keys, member] : ignore.keys);
+    this.run(json, this.input(json, ignore, member), ignore, flags, member, trustedUtf8);
+  }
+
+  /** Writes the input of a call; returns its length in bytes. */
+  private input(json: JsonText, ignore: IgnoreSpec, member?: Uint8Array): number {
+    return this.load(json, member ? [...ignore.keys, member] : ignore.keys);
+  }
+
+  /** The core call on the n bytes input() wrote. */
+  private run(json: JsonText, n: number, ignore: IgnoreSpec, flags: number, member?: Uint8Array, trustedUtf8 = false): void {
     // Text from a string is valid UTF-8 by construction: strings reaching an engine are
     // well-formed (checked by the API layer, or JSON.stringify output, which escapes lone
     // surrogates), and both encoders write only valid UTF-8. JSON.stringify's own text (an
-    // ArrayText) also has canonical strings and numbers already (see F_STRINGIFIED).
+    // ArrayText) also has canonical strings and numbers already (see F_STRINGIFIED), as has the
+    // text of a walked value (ValueText), whose other strings are in frames of UTF-16 units.
     const trusted = json instanceof Uint8Array ? (trustedUtf8 ? H_TRUSTED_UTF8 : 0) : typeof json === 'string' ? H_TRUSTED_UTF8 : H_TRUSTED_UTF8 | H_STRINGIFIED;
     const status = this.x.canonical(n, ignore.keys.length, flags | trusted | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
     this.refresh();
     if (status !== 0) {
-      const bytes = json instanceof Uint8Array ? json : encoder.encode(typeof json === 'string' ? json : json.text());
+      const bytes =
+        json instanceof Uint8Array ? json : json instanceof ValueText ? this.u8.slice(this.valueAt, this.valueAt + n) : encoder.encode(typeof json === 'string' ? json : json.text());
       throw jsonError(status, this.u32[this.r + 1]!, this.u32[this.r + 2]!, bytes);
     }
   }
@@ -324,21 +414,23 @@ export class WasmEngine implements Engine {
   }
 
   digestHex(json: JsonText, ignore: IgnoreSpec): string {
-    const inWasm = WasmEngine.wasmWhole(sizeOf(json));
-    this.call(json, ignore, inWasm ? H_WHOLE : 0);
+    const n = this.input(json, ignore);
+    const inWasm = WasmEngine.wasmWhole(sizeOf(json, n));
+    this.run(json, n, ignore, inWasm ? H_WHOLE : 0);
     return this.wholeHex(inWasm);
   }
 
   elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8 = false, tail?: Uint8Array): ElementHashes {
     if (tail !== undefined) return this.elementsWithTail(json, ignore, chain, whole, member, trustedUtf8, tail);
-    const size = sizeOf(json);
+    const n = this.input(json, ignore, member);
+    const size = sizeOf(json, n);
     const inWasm = WasmEngine.wasmWhole(size);
     const flags = H_MESSAGES | (chain ? H_CHAIN : 0) | (whole && inWasm ? H_WHOLE : 0);
     if (nodeHash === undefined || size < NODE_HASH_MIN) {
-      this.call(json, ignore, flags, member, trustedUtf8);
+      this.run(json, n, ignore, flags, member, trustedUtf8);
     } else {
       // Elements found first; who hashes them is decided by their size.
-      this.call(json, ignore, H_SPANS, member, trustedUtf8);
+      this.run(json, n, ignore, H_SPANS, member, trustedUtf8);
       const count = this.u32[this.r + 5]!;
       if (count > 0 && this.u32[this.r + 4]! >= count * NODE_ELEMENT_AVG) return this.nodeElements(count, chain, whole);
       const status = this.x.digests(flags);
@@ -530,8 +622,12 @@ export class WasmEngine implements Engine {
   }
 }
 
-/** Length of JSON text in its own units (bytes or UTF-16 units), which is what sizes decide on. */
-function sizeOf(json: JsonText): number {
+/**
+ * Length of JSON text in its own units (bytes or UTF-16 units), which is what sizes decide on; a
+ * walked value's is the n bytes written for it (its frames hold two bytes per unit).
+ */
+function sizeOf(json: JsonText, n: number): number {
+  if (json instanceof ValueText) return n;
   return typeof json === 'string' || json instanceof Uint8Array ? json.length : json.units;
 }
 
