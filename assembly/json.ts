@@ -84,7 +84,9 @@ export const RESULT: usize = memory.data(128);
 // 20 count (elements), 24 spansPtr (count x {ptr u32, len u32}), 28/32/36 digest addresses
 // (assembly/index.ts), 40 number of `null` literals read (the JavaScript-value path uses it to
 // skip its NaN check when JSON.stringify wrote no null at all), 48 the records of index()
-// (assembly/tape.ts), 52-92 what view() wrote (assembly/view.ts).
+// (assembly/tape.ts), 52-92 what view() wrote (assembly/view.ts), 96 the detection verdict on
+// the tools view() wrote, 100/104/108 a root `tools` value index() may skip and its verdict
+// (set by the loader, read once), 112 the record of the skipped value + 1 (0: none).
 
 // Region layout, set by layout() for an input of n bytes. Everything after heap base is ours.
 let inBase: usize = 0;

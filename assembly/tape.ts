@@ -95,6 +95,14 @@ function distinctKeys(base: usize, at: usize, o: u32, end: u32): bool {
   return true;
 }
 
+/** Whether the member key at [keyStart, keyEnd) of the input at `at` is exactly `"tools"`. */
+function isToolsKey(at: usize, keyStart: u32, keyEnd: u32): bool {
+  if (keyStart == NO_KEY || keyEnd - keyStart != 7) return false;
+  const k = at + <usize>keyStart;
+  // "too (as one u32, little-endian) and ls" (as one u16, then the quote).
+  return load<u32>(k) == 0x6f6f7422 && load<u16>(k + 4) == 0x736c && load<u8>(k + 6) == 0x22;
+}
+
 /** Scans the string whose quote is at p; returns the position after its closing quote, or 0. */
 function scanString(p: usize, end: usize): usize {
   const start = p + 1;
@@ -163,6 +171,13 @@ function scanString(p: usize, end: usize): usize {
  * cannot grow. RESULT + 48 holds the address of the records.
  */
 export function index(at: usize, n: u32): i32 {
+  // A root `tools` array the loader knows (RESULT + 100/104: its input offsets, checked byte
+  // for byte against a value indexed whole by an earlier call whose view was written): one
+  // record with no children. Read once; every other call indexes everything.
+  const skipAt = load<u32>(RESULT + 100);
+  const skipEnd = load<u32>(RESULT + 104);
+  store<u32>(RESULT + 100, NO_KEY);
+  store<u32>(RESULT + 112, 0);
   const end = at + <usize>n;
   memory.fill(end, 0, INPUT_PAD);
   const base = (end + INPUT_PAD + 7) & ~(<usize>7);
@@ -191,6 +206,10 @@ export function index(at: usize, n: u32): i32 {
       kind = T_STRING;
       if (gEsc) flags |= F_ESCAPED;
       valueHash = gHash;
+    } else if (c == 0x5b && depth == 1 && <u32>(start - at) == skipAt && skipEnd <= n && isToolsKey(at, keyStart, keyEnd)) {
+      kind = T_ARRAY;
+      p = at + <usize>skipEnd;
+      store<u32>(RESULT + 112, count + 1);
     } else if (c == 0x7b || c == 0x5b) {
       if (depth == MAX_DEPTH) return -1;
       kind = c == 0x7b ? T_OBJECT : T_ARRAY;

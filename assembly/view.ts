@@ -1020,6 +1020,14 @@ function sortedTools(first: usize): void {
 function tools(): void {
   chunkCount = 0;
   const first = o;
+  // A skipped `tools` list is written by the loader (its kept form); `functions` would be
+  // sorted in with it, so a body with both declines (the loader indexes it again, whole).
+  if (load<u32>(RESULT + 112) != 0) {
+    const f = get(0, "functions");
+    if (f != NONE && kindOf(f) != T_NULL) { bad = true; return; }
+  } else {
+    store<u32>(RESULT + 96, toolsVerdict());
+  }
   for (let legacy = 0; legacy < 2; legacy++) {
     const t = get(0, legacy == 0 ? "tools" : "functions");
     if (t == NONE || kindOf(t) == T_NULL) continue;
@@ -1091,6 +1099,28 @@ function someBlock(messages: u32, anthropic: bool): bool {
   return false;
 }
 
+const V_INPUT_SCHEMA: u32 = 1; // a tool with input_schema: Anthropic
+const V_FUNCTION: u32 = 2; // a { type: "function", function: {...} } tool: OpenAI chat
+
+/**
+ * The detection rules' reading of the root `tools` list: V_INPUT_SCHEMA and V_FUNCTION bits.
+ * A list the index skipped (RESULT + 112) has no records: its verdict is the one its loader
+ * passed (RESULT + 108), which the call that indexed it whole stored (RESULT + 96).
+ */
+function toolsVerdict(): u32 {
+  if (load<u32>(RESULT + 112) != 0) return load<u32>(RESULT + 108);
+  const toolList = get(0, "tools");
+  if (toolList == NONE || kindOf(toolList) != T_ARRAY) return 0;
+  let v: u32 = 0;
+  const stop = nextOf(toolList);
+  for (let t = toolList + 1; t < stop; t = nextOf(t)) {
+    if (!isObj(t)) continue;
+    if (has(t, "input_schema")) v |= V_INPUT_SCHEMA;
+    if (strIs(get(t, "type"), "function") && isObj(get(t, "function"))) v |= V_FUNCTION;
+  }
+  return v;
+}
+
 function detect(): i32 {
   const messages = get(0, "messages");
   if (messages == NONE) {
@@ -1117,19 +1147,14 @@ function detect(): i32 {
   }
   if (kindOf(messages) != T_ARRAY) { bad = true; return 0; }
   if (isObj(get(0, "context")) || isObj(get(0, "options"))) return P_GENERIC;
-  const toolList = get(0, "tools");
-  const hasTools = toolList != NONE && kindOf(toolList) == T_ARRAY;
+  // What the tools say (V_INPUT_SCHEMA, V_FUNCTION), from their records or, for a list the
+  // index skipped, from the call that kept it.
+  const verdict = toolsVerdict();
   if (anyKey(0, true)) return P_ANTHROPIC;
-  if (hasTools) {
-    const stop = nextOf(toolList);
-    for (let t = toolList + 1; t < stop; t = nextOf(t)) if (isObj(t) && has(t, "input_schema")) return P_ANTHROPIC;
-  }
+  if ((verdict & V_INPUT_SCHEMA) != 0) return P_ANTHROPIC;
   if (someBlock(messages, true)) return P_ANTHROPIC;
   if (anyKey(0, false)) return P_CHAT;
-  if (hasTools) {
-    const stop = nextOf(toolList);
-    for (let t = toolList + 1; t < stop; t = nextOf(t)) if (isObj(t) && strIs(get(t, "type"), "function") && isObj(get(t, "function"))) return P_CHAT;
-  }
+  if ((verdict & V_FUNCTION) != 0) return P_CHAT;
   const mStop = nextOf(messages);
   for (let m = messages + 1; m < mStop; m = nextOf(m)) {
     if (isObj(m) && (has(m, "tool_calls") || has(m, "tool_call_id") || has(m, "function_call"))) return P_CHAT;

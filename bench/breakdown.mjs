@@ -19,6 +19,13 @@
 // comparison it also times the JSON.stringify path that values the walk declines still take:
 // JSON.stringify of the list in pieces, and that plus writing its text into memory. Medians of
 // many runs.
+//
+// `node bench/breakdown.mjs requests` splits requestDigests() on the M request bodies the same
+// way: indexing the body and the core's view of it (its kept tool list skipped, as the path
+// does; the whole body's apart), SHA-256 of what the key needs (each canonical
+// message, the chain, the whole canonical view: node:crypto, as the path does), and the rest
+// (canonicalizing the view and the JavaScript around the calls), against the JavaScript
+// pipeline of bench/match.mjs; a conversation's first request (its tool list never seen) apart.
 
 import { hash as nodeHash } from 'node:crypto';
 
@@ -37,7 +44,8 @@ const H_SPANS = 128;
 const H_STRINGIFIED = 256;
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const workloads = names.length ? names : ['M', 'L', 'L-intl', 'L-esc', 'SMALL10K-path'];
+const requests = names.includes('requests');
+const workloads = names.length ? names.filter((n) => n !== 'requests') : ['M', 'L', 'L-intl', 'L-esc', 'SMALL10K-path'];
 const ROUNDS = Number(process.env.ROUNDS ?? 31);
 
 lib.setBackend('wasm-simd');
@@ -140,3 +148,44 @@ for (const name of workloads) {
   console.log(`  rates:  ${((obj.lanes * 1e6) / blocks).toFixed(0)} ns per message block in 4 lanes; ${count > 1 ? ((chain * 1e6) / (3 * (count - 1))).toFixed(0) : '-'} ns per chain compression; node:crypto whole ${((outLen / 1e6) / (obj.whole / 1e3) / 1e3).toFixed(2)} GB/s`);
 }
 
+
+if (requests) {
+  const { coreRequestView, jsonTape } = await import('../dist/core/index.js');
+  const { findKeptTools } = await import('../dist/match/raw-keys/tools-cache.js');
+  const { jsKeyAndChain } = await import('./match.mjs');
+  const { newToolLists, requestBodies } = await import('./workloads.mjs');
+  for (const [shape, { bytes }] of Object.entries(requestBodies())) {
+    if (shape === 'openai-embeddings') continue;
+    const ref = lib.requestKeys(bytes);
+    const messages = ref.messages.map((m) => lib.canonicalize(m));
+    const view = lib.canonicalize(ref.view);
+    const sha = () => {
+      let prev = '';
+      for (let i = 0; i < messages.length; i++) {
+        const m = nodeHash('sha256', messages[i], 'hex');
+        prev = i === 0 ? m : nodeHash('sha256', `${prev}:${m}`, 'hex');
+      }
+      return nodeHash('sha256', view, 'hex');
+    };
+    const fresh = shape === 'openai-chat' || shape === 'openai-chat-tools' ? newToolLists(shape, 16) : null;
+    let k = 0;
+    // The stages interleaved with each other; the baseline apart, interleaved with the total
+    // alone: its ~1 MB of garbage per run would leave every stage after it a cold cache.
+    const t = timeStages({
+      total: () => lib.requestDigests(bytes),
+      ...(fresh ? { first: () => lib.requestDigests(fresh[(k = (k + 1) % fresh.length)]) } : {}),
+      index: () => jsonTape(bytes),
+      indexView: () => coreRequestView(bytes, 0),
+      // As the path calls it once the tool list is kept: the list skipped by both.
+      indexViewKept: () => coreRequestView(bytes, 0, findKeptTools(bytes)?.skip),
+      sha,
+    });
+    const against = timeStages({ total: () => lib.requestDigests(bytes), baseline: () => jsKeyAndChain(lib, bytes) });
+    // The baseline on the stages' time scale (the same ratio to the total), for the limits.
+    t.baseline = (against.baseline * t.total) / against.total;
+    console.log(`== requestDigests, raw M ${shape} body: ${(bytes.length / 1e3).toFixed(1)} KB, ${messages.length} messages, canonical view ${(view.length / 1e3).toFixed(1)} KB`);
+    console.log(`  total ${fmt(t.total)} = index and the core's view, tools skipped ${fmt(t.indexViewKept)} + SHA-256 ${fmt(t.sha)} + canonical view and JavaScript ${fmt(t.total - t.indexViewKept - t.sha)}${fresh ? `; tool list never seen ${fmt(t.first)}` : ''}`);
+    console.log(`  the whole body: index ${fmt(t.index)}, the core's view ${fmt(t.indexView - t.index)}`);
+    console.log(`  baseline ${fmt(against.baseline)} (interleaved with the total: ${fmt(against.total)}): ${(against.baseline / against.total).toFixed(2)}x now${fresh ? ` (${(t.baseline / t.first).toFixed(2)}x on a first request)` : ''}; limit (SHA-256 only) ${(t.baseline / t.sha).toFixed(2)}x, with the index and view as now ${(t.baseline / (t.sha + t.indexViewKept)).toFixed(2)}x`);
+  }
+}

@@ -595,6 +595,37 @@ export function requestBodies() {
 }
 
 /**
+ * The requests of a conversation growing turn by turn with the same tools: every prefix of the
+ * `shape` body's (an OpenAI chat body of requestBodies()) messages that ends where the model
+ * answers next, as raw bytes, shortest first. Between two of them only the messages change.
+ */
+export function conversationTurns(shape = 'openai-chat-tools') {
+  const key = `turns:${shape}`;
+  if (cache.has(key)) return cache.get(key);
+  const { body } = requestBodies()[shape];
+  const out = [];
+  for (let k = 2; k <= body.messages.length; k++) {
+    if (k < body.messages.length && body.messages[k].role !== 'assistant') continue;
+    out.push(encoder.encode(JSON.stringify({ ...body, messages: body.messages.slice(0, k) })));
+  }
+  cache.set(key, out);
+  return out;
+}
+
+/**
+ * `count` versions of the `shape` body (an OpenAI chat body of requestBodies()) whose tool
+ * lists all differ (the first tool's description ends in its number): each one a conversation's
+ * first request, whose tool list was never seen.
+ */
+export function newToolLists(shape, count) {
+  const { body } = requestBodies()[shape];
+  return Array.from({ length: count }, (_, i) => {
+    const tools = body.tools.map((t, j) => (j === 0 ? { ...t, function: { ...t.function, description: `${t.function.description} #${i}` } } : t));
+    return encoder.encode(JSON.stringify({ ...body, tools }));
+  });
+}
+
+/**
  * The M conversation as an Ollama `/api/chat` body (~40 KB): text messages, tool calls with
  * object arguments and no ids, tool results linked by `tool_name`, OpenAI-shaped tools, an
  * `options` object and `keep_alive`. Derived from the M workload only (image parts, which

@@ -38,6 +38,21 @@ export interface CoreView {
   readonly roots: Uint32Array;
   /** A value inside a root member that the view holds already (Converse: toolConfig.tools): [start, end], or [0, 0]. */
   readonly cut: readonly [number, number];
+  /** The root `tools` list was the skipped one (RequestViewSkip): `tools` and `toolNames` are empty. */
+  readonly skipped: boolean;
+  /** The provider detection's reading of the root `tools` list (assembly/view.ts toolsVerdict), to keep with it. */
+  readonly toolsVerdict: number;
+}
+
+/**
+ * A root `tools` array the caller has seen indexed whole before, at [start, end) of the body
+ * (compared byte for byte), and its detection verdict then: the index records it as one value
+ * and the view leaves it for the caller to write.
+ */
+export interface RequestViewSkip {
+  readonly start: number;
+  readonly end: number;
+  readonly verdict: number;
 }
 
 /** Incremental SHA-256 state owned by an engine. */
@@ -60,15 +75,20 @@ export type JsonText = Uint8Array | string | ArrayText | ValueText;
 
 export interface Engine {
   readonly name: BackendName;
-  /** Canonical bytes of JSON text (strings must be well-formed UTF-16); a fresh copy. */
-  canonical(json: JsonText, ignore: IgnoreSpec): Uint8Array;
+  /**
+   * Canonical bytes of JSON text (strings must be well-formed UTF-16); a fresh copy. With
+   * `trustedUtf8`, bytes the caller has checked are not validated as UTF-8 again.
+   */
+  canonical(json: JsonText, ignore: IgnoreSpec, trustedUtf8?: boolean): Uint8Array;
   /** Hex SHA-256 of the canonical bytes of JSON text. */
   digestHex(json: JsonText, ignore: IgnoreSpec): string;
   /**
    * Element digests of a JSON array given as text, in one pass; with `member`, of the array
-   * that is that member's value in a root object (the whole digest is still the root's).
+   * that is that member's value in a root object (the whole digest is still the root's). With
+   * `tail`, the whole digest is of the canonical text without its last byte (a root object's
+   * `}`) followed by `tail`: a last member whose canonical bytes the caller already has.
    */
-  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8?: boolean): ElementHashes;
+  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8?: boolean, tail?: Uint8Array): ElementHashes;
   sha256(data: Uint8Array): Uint8Array;
   sha256Stream(): Sha256Stream;
   /** Trace token digest: the four fixed fields, then the ids (sorted here, by bytes). */
@@ -84,7 +104,7 @@ export interface Engine {
    * (as tape() gives it), or null if this build has no view writer; undefined if the body is not
    * JSON. Optional, as tape() is.
    */
-  requestView?(json: Uint8Array, provider: number): CoreView | Uint32Array | null | undefined;
+  requestView?(json: Uint8Array, provider: number, skip?: RequestViewSkip): CoreView | Uint32Array | null | undefined;
   /**
    * Whether this engine takes a ValueText (writes a JavaScript value's JSON text itself, or
    * throws DECLINED from walk.ts for the caller to give it JSON.stringify's text instead).

@@ -2,7 +2,7 @@
 // text), and formats digests. Every function here is a thin shell over a single engine call.
 
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
-import { hex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
+import { hex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type RequestViewSkip, type Sha256Stream } from './engine.ts';
 import { JsEngine } from './js.ts';
 import { ArrayText, stringifyPieces } from './pieces.ts';
 import { tooLarge } from './status.ts';
@@ -296,19 +296,29 @@ export function jsonTape(json: Uint8Array): Uint32Array | undefined {
  * not JSON; where the core leaves it to the caller, the body's index (as jsonTape() gives it),
  * or null without one. Internal, for src/match/raw-keys.ts.
  */
-export function coreRequestView(json: Uint8Array, provider: number): CoreView | Uint32Array | null | undefined {
+export function coreRequestView(json: Uint8Array, provider: number, skip?: RequestViewSkip): CoreView | Uint32Array | null | undefined {
   if (json.length > MAX_INPUT_BYTES) return null;
   const e = current();
-  return e.requestView ? e.requestView(json, provider) : null;
+  return e.requestView ? e.requestView(json, provider, skip) : null;
+}
+
+/**
+ * canonicalizeJSON(bytes) for bytes the caller knows to be valid UTF-8 (a view written from a
+ * checked body): the core validates the JSON, not the UTF-8 again. Internal (raw-keys/tools-cache.ts).
+ */
+export function canonicalOfUtf8(bytes: Uint8Array): Uint8Array {
+  return current().canonical(jsonInput(bytes), NO_IGNORE.any, true);
 }
 
 /**
  * pathHashes(bytes, { member }) for bytes the caller knows to be valid UTF-8, so the core need
  * not validate them again (it still validates the JSON). Internal: src/match/raw-keys.ts builds
- * request views from a body it has already checked (isUtf8) and from literals it writes.
+ * request views from a body it has already checked (isUtf8) and from literals it writes. With
+ * `tail`, the digest is of the canonical text with its closing `}` replaced by `tail` (a last
+ * member already canonical, e.g. `,"tools":[...]}` from src/match/raw-keys/tools-cache.ts).
  */
-export function pathHashesOfUtf8(bytes: Uint8Array, member: string): PathHashes {
-  return current().elementsHex(jsonInput(bytes), NO_IGNORE.any, true, true, memberOf({ member }), true);
+export function pathHashesOfUtf8(bytes: Uint8Array, member: string, tail?: Uint8Array): PathHashes {
+  return current().elementsHex(jsonInput(bytes), NO_IGNORE.any, true, true, memberOf({ member }), true, tail);
 }
 
 export interface PathHashOptions extends CanonicalOptions {

@@ -33,7 +33,7 @@ export class JsEngine implements Engine {
     return hex(nobleSha256(r.out.subarray(0, r.length)));
   }
 
-  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array): ElementHashes {
+  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, _trusted = false, tail?: Uint8Array): ElementHashes {
     const r = this.run(json, ignore, true, member);
     const count = r.spans.length / 2;
     const messages = new Uint8Array(count * 32);
@@ -44,7 +44,7 @@ export class JsEngine implements Engine {
     return {
       messageHashes: splitHex(hex(messages), count),
       pathHashes: chain ? splitHex(hex(chainPaths(messages, count, nobleSha256)), count) : [],
-      digest: whole ? hex(nobleSha256(r.out.subarray(0, r.length))) : '',
+      digest: !whole ? '' : tail === undefined ? hex(nobleSha256(r.out.subarray(0, r.length))) : hex(nobleSha256.create().update(r.out.subarray(0, r.length - 1)).update(tail).digest()),
     };
   }
 

@@ -3,7 +3,7 @@
 // assembly/index.ts (layout -> write input -> canonical -> read RESULT).
 
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
-import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
+import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type RequestViewSkip, type Sha256Stream } from './engine.ts';
 import type { ArrayText } from './pieces.ts';
 import { DECLINED, ValueText, writeValueText, type Room } from './walk.ts';
 import { writePow5Table } from './pow5.ts';
@@ -122,6 +122,13 @@ const nodeHash: NodeHash | undefined = (() => {
   const p = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const crypto = p?.getBuiltinModule?.('node:crypto') as { hash?: NodeHash } | undefined;
   return typeof crypto?.hash === 'function' ? crypto.hash : undefined;
+})();
+// A digest of two pieces (a canonical text and a tail the caller holds) without joining them.
+type NodeCreateHash = (algorithm: string) => { update(data: Uint8Array): { update(data: Uint8Array): { digest(encoding: 'hex'): string } } };
+const nodeCreateHash: NodeCreateHash | undefined = (() => {
+  const p = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const crypto = p?.getBuiltinModule?.('node:crypto') as { createHash?: NodeCreateHash } | undefined;
+  return typeof crypto?.createHash === 'function' ? crypto.createHash : undefined;
 })();
 const NODE_HASH_MIN = 1024;
 // The same holds for element digests once elements are long: four SIMD lanes of wasm SHA-256
@@ -387,8 +394,8 @@ export class WasmEngine implements Engine {
     return decoder.decode(this.u8.subarray(at, at + chars));
   }
 
-  canonical(json: JsonText, ignore: IgnoreSpec): Uint8Array {
-    this.call(json, ignore, 0);
+  canonical(json: JsonText, ignore: IgnoreSpec, trustedUtf8 = false): Uint8Array {
+    this.call(json, ignore, 0, undefined, trustedUtf8);
     const ptr = this.u32[this.r + 3]!;
     return this.u8.slice(ptr, ptr + this.u32[this.r + 4]!);
   }
@@ -413,7 +420,8 @@ export class WasmEngine implements Engine {
     return this.wholeHex(inWasm);
   }
 
-  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8 = false): ElementHashes {
+  elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8 = false, tail?: Uint8Array): ElementHashes {
+    if (tail !== undefined) return this.elementsWithTail(json, ignore, chain, whole, member, trustedUtf8, tail);
     const n = this.input(json, ignore, member);
     const size = sizeOf(json, n);
     const inWasm = WasmEngine.wasmWhole(size);
@@ -435,6 +443,20 @@ export class WasmEngine implements Engine {
     const messageHashes = splitHex(all, count);
     const pathHashes = chain ? splitHex(all.slice(count * 64), count) : [];
     return { messageHashes, pathHashes, digest: whole ? this.wholeHex(inWasm) : '' };
+  }
+
+  /** elementsHex() whose whole digest ends in `tail` instead of the canonical text's last byte. */
+  private elementsWithTail(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member: Uint8Array | undefined, trustedUtf8: boolean, tail: Uint8Array): ElementHashes {
+    const e = this.elementsHex(json, ignore, chain, false, member, trustedUtf8);
+    if (!whole) return e;
+    // The canonical text is still in wasm memory: the element digests hash spans of it in place.
+    const ptr = this.u32[this.r + 3]!;
+    const head = this.u8.subarray(ptr, ptr + this.u32[this.r + 4]! - 1);
+    if (nodeCreateHash !== undefined) return { ...e, digest: nodeCreateHash('sha256').update(head).update(tail).digest('hex') };
+    const joined = new Uint8Array(head.length + tail.length);
+    joined.set(head);
+    joined.set(tail, head.length);
+    return { ...e, digest: hex(this.sha256(joined)) };
   }
 
   /** Element digests (and chain, and whole digest) of the last canonical text by node:crypto. */
@@ -462,10 +484,16 @@ export class WasmEngine implements Engine {
   /** Where indexInput() wrote its input. */
   private indexedAt = 0;
 
-  /** Writes json and indexes it (assembly/tape.ts); returns the record count, or -1. */
-  private indexInput(json: Uint8Array): number {
+  /** Writes json and indexes it (assembly/tape.ts), skipping `skip`; returns the record count, or -1. */
+  private indexInput(json: Uint8Array, skip?: RequestViewSkip): number {
     const at = this.prepare([], json.length);
     this.u8.set(json, at);
+    // RESULT + 100/104/108 (assembly/json.ts): read once by the index and the view.
+    if (skip !== undefined && skip.end <= json.length) {
+      this.u32[this.r + 25] = skip.start;
+      this.u32[this.r + 26] = skip.end;
+      this.u32[this.r + 27] = skip.verdict;
+    }
     this.indexedAt = at;
     const count = this.x.index!(at, json.length);
     this.refresh();
@@ -484,14 +512,16 @@ export class WasmEngine implements Engine {
     return tape;
   }
 
-  requestView(json: Uint8Array, provider: number): CoreView | Uint32Array | null | undefined {
+  requestView(json: Uint8Array, provider: number, skip?: RequestViewSkip): CoreView | Uint32Array | null | undefined {
     if (this.x.view === undefined) return null;
-    const count = this.indexInput(json);
+    const count = this.indexInput(json, skip);
     if (count < 0) return undefined;
     const status = this.x.view(this.indexedAt, json.length, count, provider);
     this.refresh();
-    // Declined: the index the view was written from, for the caller's own walk (not made again).
-    if (status !== 0) return this.copyTape(count);
+    const skipped = this.u32[this.r + 28]! !== 0;
+    // Declined: the index the view was written from, for the caller's own walk (not made again);
+    // an index with a skipped list is no index of the body: made again, whole.
+    if (status !== 0) return skipped ? this.requestView(json, provider) : this.copyTape(count);
     const u32 = this.u32;
     const r = this.r;
     const out = u32[r + 15]!;
@@ -525,6 +555,8 @@ export class WasmEngine implements Engine {
       toolNames,
       roots: Uint32Array.from(roots),
       cut: [u32[r + 22]!, u32[r + 23]!],
+      skipped,
+      toolsVerdict: u32[r + 24]!,
     };
   }
 

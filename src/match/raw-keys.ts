@@ -36,13 +36,18 @@
  * This file picks the path for a body (the core's view, a provider's walk, or the provider
  * module's normalizer on the parsed body) and keeps the counters; raw-keys/walk.ts is the walk
  * over the index, raw-keys/out.ts the output buffer, raw-keys/view.ts the shared end of a view
- * and its one core call. Browser bundles swap this file for raw-keys.browser.ts, which leaves
- * the whole folder out.
+ * and its one core call, raw-keys/tools-cache.ts the canonical tool lists kept between
+ * requests. Browser bundles swap this file for raw-keys.browser.ts, which leaves the whole
+ * folder out.
  *
- * Where the time goes now (M chat body, ~130-140 us p50 on the shared 2-core machine): the index
- * ~17 us, the core's view ~12, the top level through the reference ~5, copies and the
- * signature ~6, the core call ~85 (canonicalizing the 36 KB view ~20; node:crypto SHA-256 of
- * the 50 messages ~31, of the 49 chain steps ~16, of the whole view ~18). Hashing is the floor:
+ * What a conversation repeats is not redone: its tool list (kept by the list's exact bytes: the
+ * core skips them where they sit as far from the body's end as before, and the key's digest
+ * ends with their kept canonical form) and its normalized top level (kept by its exact text,
+ * raw-keys/core.ts). A conversation's first request pays the full price. Where the time goes
+ * then (M chat body, ~130-160 us p50 on the shared 2-core machine, `node bench/breakdown.mjs
+ * requests`): the index and the core's view ~25-35 us, SHA-256 of what the key needs ~67-77
+ * (node:crypto: the 50 messages, the 49 chain steps, the whole view), canonicalizing the view
+ * without its tools and the JavaScript around the calls ~37-60. Hashing is the floor:
  * node:crypto's SHA-NI is the fastest engine here, and ~0.3 us of each of its ~100 calls is the
  * call itself.
  */
@@ -58,6 +63,7 @@ import { coreDigests, moduleCoreDigests, PROVIDER_CODE } from './raw-keys/core.t
 import { GEMINI_CORE, geminiDigests } from './raw-keys/gemini.ts';
 import { ollamaDigests } from './raw-keys/ollama.ts';
 import { decoder, Out } from './raw-keys/out.ts';
+import { findKeptTools } from './raw-keys/tools-cache.ts';
 import { DECLINE, F_CHECK_KEYS, T_OBJECT } from './raw-keys/walk.ts';
 import { viewDigests } from './view-digests.ts';
 
@@ -121,10 +127,15 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
   const bytes = utf8Of(request);
   if (bytes === undefined) return undefined;
   try {
-    const cv = coreRequestView(bytes, opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider as BuiltinProvider]);
+    const code = opts.provider === undefined ? 0 : PROVIDER_CODE[opts.provider as BuiltinProvider];
+    // A tool list kept from an earlier request of the conversation, in the same place: the
+    // core skips it (raw-keys/tools-cache.ts). Kept for another provider: the body again, whole.
+    const known = findKeptTools(bytes);
+    let cv = coreRequestView(bytes, code, known?.skip);
+    if (cv !== null && cv !== undefined && !(cv instanceof Uint32Array) && cv.skipped && cv.provider !== known!.tools.provider) cv = coreRequestView(bytes, code);
     if (cv === undefined) return undefined;
     if (cv !== null && !(cv instanceof Uint32Array)) {
-      const fromCore = coreDigests(bytes, cv, ignoreArgs);
+      const fromCore = coreDigests(bytes, cv, ignoreArgs, known?.tools);
       if (fromCore !== null) {
         rawPathCounts.core++;
         return fromCore;

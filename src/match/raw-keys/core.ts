@@ -11,7 +11,8 @@ import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts
 import type { RequestDigests } from '../matcher.ts';
 import { CONVERSATION, topLevel } from './chat.ts';
 import { decoder, L, Out } from './out.ts';
-import { finish, modelAndOptions } from './view.ts';
+import { finish, finishWithTools, modelAndOptions, type Normalized } from './view.ts';
+import { keepTools, keptTail, type KeptTools, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
 
 export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
@@ -71,6 +72,11 @@ function filled(out: Out, bytes: Uint8Array, head: Uint8Array, holes: Uint32Arra
  * the core declines escaped names, so a name is its bytes.
  */
 function topOf(bytes: Uint8Array, r: Uint32Array, conversation: readonly string[], first = '{', cut: readonly [number, number] = [0, 0]): Record<string, unknown> {
+  return JSON.parse(topText(bytes, r, conversation, first, cut)) as Record<string, unknown>;
+}
+
+/** topOf()'s JSON text. */
+function topText(bytes: Uint8Array, r: Uint32Array, conversation: readonly string[], first = '{', cut: readonly [number, number] = [0, 0]): string {
   let text = first;
   for (let i = 0; i < r.length; i += 5) {
     if (conversation.includes(unescapedText(bytes, r[i]!, r[i + 1]!, r[i + 2]! | 0))) continue;
@@ -83,7 +89,42 @@ function topOf(bytes: Uint8Array, r: Uint32Array, conversation: readonly string[
       text += decoder.decode(bytes.subarray(r[i]!, r[i + 4]!));
     }
   }
-  return JSON.parse(`${text}}`) as Record<string, unknown>;
+  return `${text}}`;
+}
+
+// The top level (model, options, context) repeats between the requests of a conversation, as
+// the tool list does: its normalized form and the view's bytes for it are kept by the exact
+// top-level text (with the provider and the ignored arguments), so that JSON.parse, the
+// normalizer and JSON.stringify of it run once per conversation rather than per request.
+interface Top {
+  readonly small: Normalized;
+  /** `,"model":...,"options":...` as modelAndOptions() wrote it. */
+  readonly bytes: Uint8Array;
+}
+const tops = new Map<string, Top>();
+// At most TOPS_MAX entries of top levels up to TOP_MAX_CHARS (a top level carrying a large
+// member is normalized each time rather than held).
+const TOPS_MAX = 64;
+const TOP_MAX_CHARS = 16 * 1024;
+
+/** Writes the view's model and options of the chat family's top level; its normalized form. */
+function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Normalized {
+  const text = topText(bytes, roots, CONVERSATION[provider]);
+  // A string key is compared whole by the Map (its hash only finds the bucket).
+  const key = text.length > TOP_MAX_CHARS ? undefined : `${provider}${JSON.stringify(ignoreArgs)}${text}`;
+  const known = key === undefined ? undefined : tops.get(key);
+  if (known !== undefined) {
+    out.bytes(known.bytes);
+    return known.small;
+  }
+  const small = topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs);
+  const at = out.at;
+  modelAndOptions(out, small);
+  if (key !== undefined) {
+    if (tops.size >= TOPS_MAX) tops.clear();
+    tops.set(key, { small, bytes: out.buf.slice(at, out.at) });
+  }
+  return small;
 }
 
 /** Tool names from the core's view, in its chunk order (undefined: none). */
@@ -100,18 +141,52 @@ const chatPart = (value: unknown, n: Normalizer): unknown[] => n.content(value, 
  * shapes with no JavaScript walk at all; null where an attachment hole leaves the body to the
  * walk here after all.
  */
-export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[]): RequestDigests | null {
+export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
   const out = new Out();
   // Copied first: the core's memory is reused by the next call into it.
-  const tools = cv.tools.slice();
+  const tools = cv.skipped ? undefined : cv.tools.slice();
   // Attachment parts, whose rules decode and hash data: the reference, one part at a time.
   if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
   const provider = PROVIDER_OF[cv.provider]!;
-  const small = topLevel(provider, topOf(bytes, cv.roots, CONVERSATION[provider]), ignoreArgs);
-  modelAndOptions(out, small);
-  out.bytes(tools);
-  out.bytes(L.close);
-  return finish(out, provider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
+  const small = chatTop(out, bytes, cv.roots, provider, ignoreArgs);
+  if (tools === undefined) {
+    // The root `tools` the index skipped: its kept form and names (raw-keys/tools-cache.ts).
+    usedTools(known!);
+    out.bytes(L.close);
+    return finish(out, provider, cv.messageCount, known!.names, small, known!.tail);
+  }
+  const names = toolNamesOf(bytes, cv.toolNames);
+  const d = finishWithTools(out, tools, provider, cv.messageCount, names, small);
+  keep(bytes, cv, tools, names);
+  return d;
+}
+
+const TOOLS_KEY = new TextEncoder().encode('"tools"');
+const FUNCTIONS_KEY = new TextEncoder().encode('"functions"');
+
+/** Whether the key at [start, end) of `bytes` is `key` (quotes included), byte for byte. */
+function keyIs(bytes: Uint8Array, start: number, end: number, key: Uint8Array): boolean {
+  if (end - start !== key.length) return false;
+  for (let i = 0; i < key.length; i++) if (bytes[start + i] !== key[i]) return false;
+  return true;
+}
+
+/**
+ * Keeps the body's root `tools` value for the next request of the conversation, when the view
+ * ended with its kept canonical form and no `functions` list was sorted in with it.
+ */
+function keep(bytes: Uint8Array, cv: CoreView, tools: Uint8Array, names: readonly (string | undefined)[]): void {
+  // `tools`, not cv.tools: the core's memory has been reused since.
+  const tail = keptTail(tools);
+  if (tail === undefined) return;
+  const r = cv.roots;
+  let member = -1;
+  for (let i = 0; i < r.length; i += 5) {
+    if (keyIs(bytes, r[i]!, r[i + 1]!, FUNCTIONS_KEY)) return;
+    if (keyIs(bytes, r[i]!, r[i + 1]!, TOOLS_KEY)) member = i;
+  }
+  if (member < 0 || bytes[r[member + 3]!] !== 0x5b) return;
+  keepTools(bytes, r[member + 3]!, r[member + 4]!, cv.provider, cv.toolsVerdict, names, tail);
 }
 
 /**
@@ -128,7 +203,5 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
   const small = normalizeModule(top, opts);
   if (small.provider !== shape.provider || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) return null;
   modelAndOptions(out, small);
-  out.bytes(tools);
-  out.bytes(L.close);
-  return finish(out, small.provider as BuiltinProvider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
+  return finishWithTools(out, tools, small.provider as BuiltinProvider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
 }

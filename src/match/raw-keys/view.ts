@@ -1,11 +1,13 @@
 // The parts of the view every walk writes the same way, and the one core call that hashes it:
 // the message list, the tools in the reference's order, model and options, the digests.
 
-import { hashValue, pathHashesOfUtf8 } from '../../core/index.ts';
+import { hex } from '../../core/engine.ts';
+import { hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
 import type { normalizeRequest } from '../../providers/normalize.ts';
 import type { BuiltinProvider } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
 import { COMMA, L, type Out } from './out.ts';
+import { toolsTail } from './tools-cache.ts';
 import { decline, NONE } from './walk.ts';
 
 export type Normalized = ReturnType<typeof normalizeRequest>;
@@ -91,20 +93,46 @@ export function modelAndOptions(out: Out, small: Normalized): void {
   out.text(JSON.stringify(view.options));
 }
 
+/**
+ * Ends the view with its tool list (`,"tools":[...]`, the view's last member) and finishes: a
+ * list whose canonical form is kept (raw-keys/tools-cache.ts) is not written into the view,
+ * the key's digest ends with the kept form instead.
+ */
+export function finishWithTools(out: Out, tools: Uint8Array, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized): RequestDigests {
+  const tail = toolsTail(tools);
+  if (tail === undefined) out.bytes(tools);
+  out.bytes(L.close);
+  return finish(out, provider, count, names, small, tail);
+}
+
 /** One core call over the view written to `out`, and the signature. */
-export function finish(out: Out, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized): RequestDigests {
+export function finish(out: Out, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized, tail?: Uint8Array): RequestDigests {
   const member = provider === 'openai-embeddings' ? 'input' : 'messages';
   // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
   // encoded from well-formed strings.
-  const paths = pathHashesOfUtf8(out.buf.subarray(0, out.at), member);
+  const paths = pathHashesOfUtf8(out.buf.subarray(0, out.at), member, tail);
   const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
-  const signature = { toolNames, messageCount: count, contextKeys: small.contextKeys };
+  // contextKeys copied: the normalized top level may be kept for the next request (core.ts).
+  const signature = { toolNames, messageCount: count, contextKeys: [...small.contextKeys] };
   return {
     provider,
     key: paths.digest,
     signature,
-    signatureDigest: hashValue(signature),
+    signatureDigest: signatureDigest(signature),
     messageHashes: paths.messageHashes,
     pathHashes: paths.pathHashes,
   };
+}
+
+const wellFormed = (x: string): boolean => x.isWellFormed();
+
+/**
+ * hashValue(signature), from its canonical text written here: members in canonical order, an
+ * integer, and strings as JSON.stringify spells them, which is RFC 8785's spelling for
+ * well-formed strings (names read from a body checked for lone surrogates). hashValue()
+ * stringifies, copies into the core and canonicalizes: ~4 us of a ~160 us request.
+ */
+function signatureDigest(s: { toolNames: string[]; messageCount: number; contextKeys: string[] }): string {
+  if (!Number.isSafeInteger(s.messageCount) || !s.toolNames.every(wellFormed) || !s.contextKeys.every(wellFormed)) return hashValue(s);
+  return hex(sha256(`{"contextKeys":${JSON.stringify(s.contextKeys)},"messageCount":${s.messageCount},"toolNames":${JSON.stringify(s.toolNames)}}`));
 }

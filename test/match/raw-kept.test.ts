@@ -1,0 +1,234 @@
+// What the raw-bytes path keeps between the requests of a conversation, against the reference
+// (requestKeys: JSON.parse + normalize.ts + one core call over the whole view, which keeps
+// nothing): the canonical form of a view's tool list (src/match/raw-keys/tools-cache.ts) and
+// the normalized top level (raw-keys/core.ts). The same tools and options arrive with other
+// messages, in another member order, respelled, changed by one byte at the same length right
+// after the original was kept, under other options: every key must be the reference's, so an
+// entry never answers for bytes other than its own.
+import { describe, expect, it } from 'vitest';
+import { backend, requestDigests, requestKeys } from '../../src/index.ts';
+import { JsEngine } from '../../src/core/js.ts';
+import { WasmEngine } from '../../src/core/wasm.ts';
+import { clearToolsCache, toolsCacheCounts } from '../../src/match/raw-keys/tools-cache.ts';
+import { requestBodies } from '../../bench/workloads.mjs';
+import { agree, rng } from './raw-agree.ts';
+import { respell } from './respell.ts';
+
+type Obj = Record<string, any>;
+
+const encoder = new TextEncoder();
+const hasTape = backend() !== 'js';
+const heavy = (requestBodies() as Obj)['openai-chat-tools'].body as Obj;
+
+/** The request of turn `k`: the first k messages, the same tools. */
+const turn = (base: Obj, k: number): Obj => ({ ...base, messages: base.messages.slice(0, k) });
+
+/** The same value with every object's members in reverse order. */
+function reversed(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(reversed);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversed(x)]));
+}
+
+const counts = () => ({ ...toolsCacheCounts });
+
+describe('the kept canonical form of a tool list', () => {
+  it('a conversation growing turn by turn with the same tools keys as the reference, its tools canonicalized once', () => {
+    clearToolsCache();
+    const before = counts();
+    let turns = 0;
+    for (let k = 1; k <= heavy.messages.length; k += 3) {
+      expect(agree(encoder.encode(JSON.stringify(turn(heavy, k))))).toBe(hasTape);
+      turns++;
+    }
+    if (!hasTape) return;
+    expect(toolsCacheCounts.misses - before.misses).toBe(1);
+    // The list sits as far from the end of every body: skipped by the index from the second on.
+    expect(toolsCacheCounts.skipped - before.skipped).toBe(turns - 1);
+    expect(toolsCacheCounts.hits - before.hits).toBe(0);
+  });
+
+  it('every shape with tools (chat, Anthropic, Responses, generic) keys as the reference with its tools kept', () => {
+    for (const [shape, { body }] of Object.entries(requestBodies() as Record<string, { body: Obj }>)) {
+      if (shape === 'openai-embeddings') continue;
+      clearToolsCache();
+      const list = body.messages ?? body.input;
+      const at = body.messages ? 'messages' : 'input';
+      const before = counts();
+      for (const k of [2, 9, list.length]) expect(agree(encoder.encode(JSON.stringify({ ...body, [at]: list.slice(0, k) })))).toBe(hasTape);
+      if (hasTape) expect(toolsCacheCounts.hits + toolsCacheCounts.skipped - before.hits - before.skipped, shape).toBe(2);
+    }
+  });
+
+  it('the same tools in another member order or spelling key as the original; other bytes never reuse its entry', () => {
+    clearToolsCache();
+    const original = encoder.encode(JSON.stringify(heavy));
+    const key = requestKeys(original).key;
+    expect(agree(original)).toBe(hasTape);
+    const reorderedTools = encoder.encode(JSON.stringify({ ...heavy, tools: reversed(heavy.tools) }));
+    const before = counts();
+    expect(agree(reorderedTools)).toBe(hasTape);
+    expect(requestKeys(reorderedTools).key).toBe(key);
+    // Other bytes, the same canonical form: made again, not found by the original's entry.
+    if (hasTape) expect(toolsCacheCounts.misses - before.misses).toBe(1);
+    for (let seed = 1; seed <= 4; seed++) {
+      const respelled = encoder.encode(respell(heavy, rng(seed)));
+      expect(agree(respelled)).toBe(hasTape);
+      expect(requestKeys(respelled).key).toBe(key);
+      expect(agree(original)).toBe(hasTape);
+    }
+  });
+
+  it('a tool list changed by one byte (same length) right after the original was kept is never answered by the original', () => {
+    const text = JSON.stringify(heavy);
+    const from = text.lastIndexOf('"tools":[');
+    const to = text.indexOf('],"tool_choice"', from);
+    expect(from).toBeGreaterThan(0);
+    expect(to).toBeGreaterThan(from);
+    const original = encoder.encode(text);
+    const originalKey = requestKeys(original).key;
+    let changed = 0;
+    let rejected = 0;
+    // Every 37th letter of the tool list: in names, descriptions, schema keys and types, and
+    // in the literals true/false (a change there is a body the reference rejects).
+    for (let p = from + 9; p < to; p += 37) {
+      const c = text[p]!;
+      if (!/[a-z]/.test(c)) continue;
+      const mutated = encoder.encode(text.slice(0, p) + (c === 'z' ? 'y' : String.fromCharCode(c.charCodeAt(0) + 1)) + text.slice(p + 1));
+      expect(mutated.length).toBe(original.length);
+      // The original's entry is kept (and first) when the changed list arrives.
+      expect(agree(original)).toBe(hasTape);
+      const ref = requestKeys.bind(null, mutated);
+      let refKey: string | undefined;
+      try {
+        refKey = ref().key;
+      } catch {
+        rejected++;
+      }
+      agree(mutated);
+      if (refKey !== undefined && refKey !== originalKey) changed++;
+    }
+    expect(changed).toBeGreaterThan(100);
+    expect(rejected).toBeGreaterThan(0);
+  });
+
+  it('more tool lists than the cache holds, revisited: evicted lists are made again, never mixed up', () => {
+    clearToolsCache();
+    const variants = Array.from({ length: 12 }, (_, i) => ({
+      ...heavy,
+      tools: heavy.tools.map((t: Obj, j: number) => (j === i ? { ...t, function: { ...t.function, description: `${t.function.description} (${i})` } } : t)),
+    }));
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [i, v] of variants.entries()) expect(agree(encoder.encode(JSON.stringify(turn(v, 5 + i + pass))))).toBe(hasTape);
+    }
+    const keys = new Set(variants.map((v) => requestKeys(encoder.encode(JSON.stringify(v))).key));
+    expect(keys.size).toBe(variants.length);
+  });
+
+  it('the index skips a kept list only where it is the root `tools` member: not nested, not under another name, not sorted in with `functions`', () => {
+    clearToolsCache();
+    const T = JSON.stringify(heavy.tools);
+    const msg = '{"role":"user","content":"hi"}';
+    // The same bytes as far from the end as where they were kept, elsewhere in the body.
+    const elsewhere = [
+      `{"model":"gpt-4o","messages":[${msg},{"role":"user","content":"again","x":{"tools":${T},"more":"zzzz"}}]}`,
+      `{"model":"gpt-4o","messages":[${msg},{"role":"user","content":"again"}],"functions":${T},"stream":false}`,
+      `{"model":"gpt-4o","messages":[${msg},{"role":"user","content":"again"}],"tools":${T},"functions":[{"name":"legacy_fn","parameters":{"type":"object"}}]}`,
+      `{"model":"gpt-4o","messages":[${msg},{"role":"user","content":"again"}],"tools":${T},"stream":false}`,
+    ];
+    for (const [i, body2] of elsewhere.entries()) {
+      clearToolsCache();
+      const after = body2.length - body2.lastIndexOf(T) - T.length;
+      expect(after).toBeGreaterThanOrEqual(10);
+      // Kept as the root tools of a body with exactly as many bytes after them.
+      const body1 = `{"model":"gpt-4o","messages":[${msg}],"tools":${T},"pad":"${'p'.repeat(after - 10)}"}`;
+      expect(body1.length - body1.lastIndexOf(T) - T.length).toBe(after);
+      expect(agree(encoder.encode(body1))).toBe(hasTape);
+      const before = counts();
+      expect(agree(encoder.encode(body2))).toBe(hasTape);
+      // Only the last one carries the list as its root `tools` with no `functions`: skipped.
+      if (hasTape) expect(toolsCacheCounts.skipped - before.skipped, `case ${i}`).toBe(i === 3 ? 1 : 0);
+    }
+  });
+
+  it("the provider detection reads a skipped list's verdict: Anthropic tools in a body of plain messages", () => {
+    clearToolsCache();
+    const tools = heavy.tools.map((t: Obj) => ({ name: t.function.name, description: t.function.description, input_schema: t.function.parameters }));
+    const plain = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }, { role: 'user', content: 'book it' }, { role: 'assistant', content: 'done' }];
+    const before = counts();
+    for (let k = 1; k <= plain.length; k++) {
+      const bytes = encoder.encode(JSON.stringify({ model: 'm', messages: plain.slice(0, k), tools, max_tokens: 100 }));
+      expect(agree(bytes)).toBe(hasTape);
+      expect(requestKeys(bytes).provider).toBe('anthropic');
+      // Where the tools are all that says Anthropic, a body without them is OpenAI chat.
+      expect(requestKeys(encoder.encode(JSON.stringify({ model: 'm', messages: plain.slice(0, k), max_tokens: 100 }))).provider).toBe('openai-chat');
+    }
+    if (hasTape) expect(toolsCacheCounts.skipped - before.skipped).toBe(plain.length - 1);
+    // The same list kept for Anthropic, in a body a context member makes generic: made again.
+    const generic = encoder.encode(JSON.stringify({ model: 'm', messages: plain, tools, max_tokens: 100, context: { a: 1 } }));
+    expect(agree(generic)).toBe(hasTape);
+    expect(requestKeys(generic).provider).toBe('generic');
+  });
+
+  it.each([
+    ['wasm-simd', () => new WasmEngine('wasm-simd')],
+    ['js', () => new JsEngine()],
+  ] as const)('the core ends the digest with a given tail as if the tail were in the text (%s engine)', (_name, make) => {
+    const engine = make();
+    const small = '{"messages":[{"role":"user","content":"hi"}],"options":{"b":1,"a":2}}';
+    const tools = '[{"name":"f","parameters":{"z":1,"a":[true,null]}}]';
+    const whole = encoder.encode(`${small.slice(0, -1)},"tools":${tools}}`);
+    const canonicalTools = new TextDecoder().decode(engine.canonical(encoder.encode(tools), { keys: [], rootOnly: false }));
+    const tail = encoder.encode(`,"tools":${canonicalTools}}`);
+    const member = encoder.encode('messages');
+    for (const text of [small, small.padEnd(2000, ' ')]) {
+      const withTail = engine.elementsHex(encoder.encode(text), { keys: [], rootOnly: false }, true, true, member, true, tail);
+      const direct = engine.elementsHex(whole, { keys: [], rootOnly: false }, true, true, member, true);
+      expect(withTail).toEqual(direct);
+    }
+  });
+});
+
+describe('the kept top level (model, options, context)', () => {
+  const chat = (requestBodies() as Obj)['openai-chat'].body as Obj;
+
+  it('the same top level with other messages, and top levels changed by one byte, key as the reference', () => {
+    for (let k = 2; k <= 10; k++) expect(agree(encoder.encode(JSON.stringify(turn(chat, k))))).toBe(hasTape);
+    const text = JSON.stringify(turn(chat, 6));
+    const variants = [
+      text.replace('"temperature":0.7', '"temperature":0.8'),
+      text.replace('"temperature":0.7', '"temperature":0.7 '),
+      text.replace('"model":"gpt-4o', '"model":"gpt-4p'),
+      text.replace(/}$/, ',"context":{"tenant":"a"}}'),
+      text.replace(/}$/, ',"context":{"tenant":"b"}}'),
+      text.replace(/}$/, ',"context":{"tenanu":"a"}}'),
+      text.replace("\"seed\":1234567", "\"seed\":1234568"),
+      // Top levels too large to keep, differing in their last bytes.
+      text.replace(/}$/, `,"metadata":{"note":"${'x'.repeat(20_000)}a"}}`),
+      text.replace(/}$/, `,"metadata":{"note":"${'x'.repeat(20_000)}b"}}`),
+    ];
+    expect(new Set(variants).size).toBe(variants.length);
+    for (const v of variants) {
+      expect(v).not.toBe(text);
+      for (const body of [text, v, v, text]) expect(agree(encoder.encode(body))).toBe(hasTape);
+    }
+  });
+
+  it('the same top-level text under other ignored arguments or another provider keys as the reference', () => {
+    const bytes = encoder.encode(JSON.stringify(turn(chat, 6)));
+    const options = [{}, { ignoreArgs: ['temperature'] }, {}, { ignoreArgs: ['max_completion_tokens', 'seed'] }, { ignoreArgs: ['temperature'] }, { provider: 'generic' as const }, { provider: 'openai-chat' as const }, {}];
+    for (const opts of options) expect(agree(bytes, opts)).toBe(hasTape);
+    const keys = new Set(options.map((opts) => requestKeys(bytes, opts).key));
+    expect(keys.size).toBeGreaterThan(1);
+  });
+
+  it("a caller that changes a returned signature does not change the next request's", () => {
+    const bytes = encoder.encode(JSON.stringify({ ...turn(chat, 4), context: { tenant: 'a' } }));
+    const first = requestDigests(bytes);
+    expect(first.signature.contextKeys).toEqual(['tenant']);
+    first.signature.contextKeys.push('changed');
+    first.signature.toolNames.length = 0;
+    expect(agree(bytes)).toBe(hasTape);
+    expect(requestDigests(bytes).signature.contextKeys).toEqual(['tenant']);
+  });
+});
