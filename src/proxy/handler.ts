@@ -178,18 +178,33 @@ function tooLarge(n: number, max: number): TapedeckError {
   });
 }
 
-/** Per-record response headers, built once: recorded headers plus tapedeck's. */
-const prepared = new WeakMap<HttpRecord, Map<string, OutgoingHttpHeaders>>();
+/**
+ * Per-record answer parts, built once: the response headers (recorded ones plus tapedeck's) by
+ * how the answer matched, and the body as a Buffer view of the recorded bytes (a Uint8Array is
+ * wrapped in a new Buffer on every write otherwise).
+ */
+interface ReplayParts {
+  headers: Map<string, OutgoingHttpHeaders>;
+  body: Buffer;
+}
+const prepared = new WeakMap<HttpRecord, ReplayParts>();
 
-function replayHeaders(rec: HttpRecord, matchedBy: string, whole: boolean): OutgoingHttpHeaders {
-  let byKind = prepared.get(rec);
-  if (!byKind) prepared.set(rec, (byKind = new Map()));
-  const id = `${matchedBy}${whole ? '' : '~'}`;
-  let h = byKind.get(id);
+function replayParts(rec: HttpRecord): ReplayParts {
+  let p = prepared.get(rec);
+  if (!p) {
+    const b = rec.response.body;
+    prepared.set(rec, (p = { headers: new Map(), body: Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength) }));
+  }
+  return p;
+}
+
+function replayHeaders(p: ReplayParts, rec: HttpRecord, matchedBy: string, whole: boolean): OutgoingHttpHeaders {
+  const id = whole ? matchedBy : `${matchedBy}~`;
+  let h = p.headers.get(id);
   if (!h) {
     h = { ...rec.response.headers, 'x-tapedeck-match': matchedBy, 'x-tapedeck-key': rec.key, 'x-tapedeck-trace': rec.trace };
     if (whole && !CONTENT_FREE.has(rec.response.status)) h['content-length'] = rec.response.body.length;
-    byKind.set(id, h);
+    p.headers.set(id, h);
   }
   return h;
 }
@@ -535,11 +550,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     d.count(decision.matchedBy);
     if (replayStore) remember(rec);
     const paced = rec.response.cut === true || (d.timing !== 'none' && rec.response.chunks !== undefined && rec.response.chunks.length > 1);
-    let headers = replayHeaders(rec, decision.matchedBy, !paced);
+    const p = replayParts(rec);
+    let headers = replayHeaders(p, rec, decision.matchedBy, !paced);
     if (decision.warnings.length > 0) headers = { ...headers, 'x-tapedeck-warning': sanitize(decision.warnings.join(' ')) };
     res.writeHead(rec.response.status, headers);
     if (CONTENT_FREE.has(rec.response.status) || req.method === 'HEAD') res.end();
-    else if (!paced) res.end(rec.response.body);
+    else if (!paced) res.end(p.body);
     else return writePaced(res, rec, d.timing === 'none' ? 0 : d.timing);
     return undefined;
   }
