@@ -17,6 +17,7 @@
 //               the tolerance, whitespace, or other envelope values changed
 //   identical   the same answer
 
+import { sameBytes } from '../bytes.ts';
 import { canonicalize } from '../core/index.ts';
 import type { Answer } from './answer.ts';
 import { jsonDiff, jsonType, leafName, type JsonChange } from './json-diff.ts';
@@ -261,8 +262,7 @@ const sameJSON = (a: unknown, b: unknown) => {
 };
 
 function bytesEqual(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
-  if (!a || !b || a.length !== b.length) return false;
-  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+  return a !== undefined && b !== undefined && sameBytes(a, b);
 }
 
 /** The event sequence with runs of one type counted once: its order, whatever the text's length. */

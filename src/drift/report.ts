@@ -3,6 +3,7 @@
 // what a script reads are the same facts.
 
 import { answerOf, type Answer } from './answer.ts';
+import { sameBytes } from '../bytes.ts';
 import { isHttpRecord } from '../store/records.ts';
 import { classifyPair, DRIFT_CLASSES, type Classification, type ClassifyOptions, type DriftClass, type DriftDetails } from './classify.ts';
 import { pairRecordings, type Pairing, type Recorded, type TapeSide } from './pair.ts';
@@ -89,11 +90,9 @@ function side(r: Recorded, a: Answer): EntrySide {
 }
 
 /** Whether two records' answers are the same bytes with the same status (most pairs of a re-record). */
-function sameBytes(a: unknown, b: unknown): boolean {
+function sameAnswer(a: unknown, b: unknown): boolean {
   if (!isHttpRecord(a) || !isHttpRecord(b) || a.response.status !== b.response.status) return false;
-  const x = a.response.body;
-  const y = b.response.body;
-  return x.length === y.length && Buffer.from(x.buffer, x.byteOffset, x.byteLength).equals(Buffer.from(y.buffer, y.byteOffset, y.byteLength));
+  return sameBytes(a.response.body, b.response.body);
 }
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -132,7 +131,7 @@ function entryOf(p: Pairing, opts: ReportOptions): DriftEntry {
   }
   const after = answerOf(p.new.record)!;
   // The same bytes: identical without reading the old answer (the new one is read for its shape).
-  const same = sameBytes(p.old.record, p.new.record);
+  const same = sameAnswer(p.old.record, p.new.record);
   const before = same ? after : answerOf(p.old.record)!;
   const c: Classification = same ? { classes: ['identical'], primary: 'identical', details: {} } : classifyPair(before, after, p.new.asked.body, opts);
   const e: Omit<DriftEntry, 'summary'> = { tape: p.tape, route, status: 'paired', old: side(p.old, before), new: side(p.new, after), requestChange: p.requestChange, shape: after.shape, classes: c.classes, primary: c.primary, details: c.details };

@@ -2,15 +2,8 @@
  * Request bodies the proxy has answered before, found again by their bytes: the replay hot path
  * of the proxy, where the same test suite sends the same bodies over and over.
  */
+import { sameBytes } from '../bytes.ts';
 import { crc32 } from '../store/tape-codec.ts';
-
-/** Whether two byte arrays hold the same bytes (memcmp where Buffer exists). */
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  if (typeof Buffer !== 'undefined') return Buffer.compare(a, b) === 0;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 interface Entry<V> {
   body: Uint8Array;

@@ -14,6 +14,7 @@
 // text is a function of that text alone, whatever the provider or the rest of the body.
 
 import type { RequestViewSkip } from '../../core/engine.ts';
+import { sameBytes } from '../../bytes.ts';
 import { canonicalOfUtf8 } from '../../core/index.ts';
 
 const PREFIX = new TextEncoder().encode(',"tools":');
@@ -37,16 +38,6 @@ const entries: Entry[] = [];
 /** Hits and misses in this process. Internal: tests prove which path a request took. */
 export const toolsCacheCounts = { hits: 0, misses: 0, skipped: 0 };
 
-const hasBuffer = typeof Buffer !== 'undefined';
-
-function equal(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  // Node's Buffer#equals is a memcmp; a loop elsewhere.
-  if (hasBuffer) return Buffer.from(a.buffer, a.byteOffset, a.length).equals(b);
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /**
  * The canonical end of a view whose tool list is `tools` (the view's bytes `,"tools":[...]`):
  * `,"tools":` + canonical list + `}`, from the cache or made and kept; undefined for a list too
@@ -61,7 +52,7 @@ export function toolsTail(tools: Uint8Array): Uint8Array | undefined {
   for (let i = 0; i < PREFIX.length; i++) if (tools[i] !== PREFIX[i]) return undefined;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!;
-    if (!equal(e.key, tools)) continue;
+    if (!sameBytes(e.key, tools)) continue;
     if (i > 0) {
       entries.splice(i, 1);
       entries.unshift(e);
@@ -108,7 +99,7 @@ const kept: KeptTools[] = [];
 /** Whether `k.raw` is at `at` in `bytes`, byte for byte. */
 function at(bytes: Uint8Array, k: KeptTools, p: number): boolean {
   const n = k.raw.length;
-  return p >= 0 && p + n <= bytes.length && bytes[p] === 0x5b && bytes[p + n - 1] === 0x5d && equal(bytes.subarray(p, p + n), k.raw);
+  return p >= 0 && p + n <= bytes.length && bytes[p] === 0x5b && bytes[p + n - 1] === 0x5d && sameBytes(bytes.subarray(p, p + n), k.raw);
 }
 
 /**
@@ -129,7 +120,7 @@ export function findKeptTools(bytes: Uint8Array): { skip: RequestViewSkip; tools
 export function keepTools(bytes: Uint8Array, start: number, end: number, provider: number, verdict: number, names: readonly (string | undefined)[], tail: Uint8Array): void {
   if (end - start > MAX_BYTES) return;
   for (let i = 0; i < kept.length; i++) {
-    if (equal(kept[i]!.raw, bytes.subarray(start, end))) kept.splice(i--, 1);
+    if (sameBytes(kept[i]!.raw, bytes.subarray(start, end))) kept.splice(i--, 1);
   }
   kept.unshift({ raw: bytes.slice(start, end), fromStart: start, fromEnd: bytes.length - start, provider, verdict, names: [...names], tail });
   if (kept.length > ENTRIES) kept.pop();
@@ -147,7 +138,7 @@ export function usedTools(k: KeptTools): void {
 
 /** The kept tail of exactly these view bytes `,"tools":[...]`, or undefined (no lookup count). */
 export function keptTail(tools: Uint8Array): Uint8Array | undefined {
-  for (const e of entries) if (equal(e.key, tools)) return e.tail;
+  for (const e of entries) if (sameBytes(e.key, tools)) return e.tail;
   return undefined;
 }
 
