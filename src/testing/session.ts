@@ -218,9 +218,13 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
       const ci = mode === 'replay' && source === 'CI' ? ' (CI is set: nothing records)' : '';
       // A namespace, or a tape path too long for the headline (clipping it would cut the file
       // name, the part that tells which test this is), gets a line of its own.
-      const short = `this test was never recorded${ci}: no tape at ${rel}`;
-      const ownLine = store ? `\n  namespace: ${namespace}` : short.length > HEADLINE_MAX ? `\n  tape: ${rel}` : '';
-      const headline = store ? `this test was never recorded${ci}: its Redis namespace has no recordings` : ownLine ? `this test was never recorded${ci}: its tape does not exist yet` : short;
+      const what = `this test was never recorded${ci}`;
+      const inline = `${what}: no tape at ${rel}`;
+      const [headline, ownLine] = store
+        ? [`${what}: its Redis namespace has no recordings`, `\n  namespace: ${namespace}`]
+        : inline.length <= HEADLINE_MAX
+          ? [inline, '']
+          : [`${what}: its tape does not exist yet`, `\n  tape: ${rel}`];
       const message = `tapedeck miss: ${missHeadline(headline, `record it: ${recordCommand}`)}${ownLine}`;
       body.error.message = message;
       // The Anthropic shape's top-level message is what its SDK shows.
