@@ -163,10 +163,10 @@ interface Route {
   perKey: Map<string, number>;
   /**
    * Raw request bodies that matched exactly a key with a single recording, and that recording,
-   * by the CRC-32 of the body: the same bytes get the same answer, so the next identical body
-   * skips the secret scan, the SHA-256 of the bytes and the matcher (the proxy's replay hot
-   * path; proxy benchmark). Only with repeats allowed, and for bodies up to FAST_BODY_MAX bytes.
-   * A body is found again only by its exact bytes (src/proxy/known-bodies.ts).
+   * found again by their exact bytes (src/proxy/known-bodies.ts): the same bytes get the same
+   * answer, so the next identical body skips the secret scan, the SHA-256 of the bytes and the
+   * matcher (the proxy's replay hot path; proxy benchmark). Only with repeats allowed, and for
+   * bodies up to FAST_BODY_MAX bytes.
    */
   fast: KnownBodies<HttpRecord>;
   /** LLM keys: the `repeat` the key's next recording loaded should have (see {@link Deck.add}). */
