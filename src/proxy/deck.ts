@@ -128,8 +128,12 @@ export interface Prepared {
 
 export type MatchedBy = 'exact' | 'signature' | 'sequential';
 
+/** A replay decision kept for a body seen before; it is handed out again, so nothing may change it. */
+type ExactReplay = { readonly kind: 'replay'; readonly record: HttpRecord; readonly matchedBy: 'exact'; readonly warnings: readonly string[] };
+const NO_WARNINGS: readonly string[] = Object.freeze([]);
+
 export type Decision =
-  | { kind: 'replay'; record: HttpRecord; matchedBy: MatchedBy; warnings: string[] }
+  | { kind: 'replay'; record: HttpRecord; matchedBy: MatchedBy; warnings: readonly string[] }
   | { kind: 'upstream'; prepared: Prepared | undefined };
 
 /** Counters for /__tapedeck/stats. */
@@ -168,7 +172,8 @@ interface Route {
    * matcher (the proxy's replay hot path; proxy benchmark). Only with repeats allowed, and for
    * bodies up to FAST_BODY_MAX bytes.
    */
-  fast: KnownBodies<HttpRecord>;
+  /** The exact-match decision for bodies seen before, made once per body (no object per request). */
+  fast: KnownBodies<ExactReplay>;
   /** LLM keys: the `repeat` the key's next recording loaded should have (see {@link Deck.add}). */
   expect?: Map<string, number>;
   /** Every recording of the route, in order, for a custom `match` function. */
@@ -392,7 +397,7 @@ export class Deck {
 
   private route(name: string): Route {
     let r = this.routes.get(name);
-    if (!r) this.routes.set(name, (r = { llm: [], count: 0, perKey: new Map(), fast: new KnownBodies<HttpRecord>(FAST_ENTRIES), records: [] }));
+    if (!r) this.routes.set(name, (r = { llm: [], count: 0, perKey: new Map(), fast: new KnownBodies<ExactReplay>(FAST_ENTRIES), records: [] }));
     return r;
   }
 
@@ -616,7 +621,7 @@ export class Deck {
     const fast = r?.matcher !== undefined && this.repeatLast && req.body.length <= FAST_BODY_MAX;
     if (fast) {
       const known = r!.fast.get(req.body);
-      if (known !== undefined && !this.col!.expired(known)) return { kind: 'replay', record: known, matchedBy: 'exact', warnings: [] };
+      if (known !== undefined && !this.col!.expired(known.record)) return known;
     }
     const input: unknown = this.hasSecrets(req.body) ? this.redactor.value(this.parse(req.body)) : req.body;
     let llmKey: string | undefined;
@@ -642,7 +647,7 @@ export class Deck {
           throw new TapedeckError('E_MISS', `The recording of ${route} expired (its time to live in ${this.tape} passed).`, { key: m.request.key, route, file: this.tape, hint: recordHow(this.entry) });
         }
         this.col!.use(rec);
-        if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) r.fast.set(req.body, rec);
+        if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
         return { kind: 'replay', record: m.recording.response as HttpRecord, matchedBy: m.matchedBy, warnings: m.warnings };
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;

@@ -65,7 +65,7 @@ function cutStream(chunks: [number, Uint8Array][]): ReadableStream<Uint8Array> {
   });
 }
 
-function replayResponse(rec: HttpRecord, matchedBy: string, warnings: string[], timing: Deck['timing'], method: string): Response {
+function replayResponse(rec: HttpRecord, matchedBy: string, warnings: readonly string[], timing: Deck['timing'], method: string): Response {
   const headers = toHeaders(rec.response.headers);
   headers.set('x-tapedeck-match', matchedBy);
   headers.set('x-tapedeck-key', rec.key);

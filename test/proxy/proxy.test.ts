@@ -528,6 +528,28 @@ describe('streams and clients', () => {
     }
   });
 
+  it('latency percentiles stay real past the window, where one request in eight is timed', async () => {
+    const tape = tapePath();
+    await record(tape, [chat('busy')]);
+    const proxy = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      const body = JSON.stringify(chat('busy'));
+      // 4096 timed one by one, then 1000 of which one in eight is timed.
+      for (let i = 0; i < 5096; i++) {
+        const r = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        expect(r.status).toBe(200);
+        await r.arrayBuffer();
+      }
+      const stats = proxy.handler.stats();
+      expect(stats.hits).toBe(5096);
+      // An untimed request taken for a timed one would count the whole process's age.
+      expect(stats.p99Ms).toBeGreaterThan(0);
+      expect(stats.p99Ms!).toBeLessThan((stats.uptimeS * 1000) / 2);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+
   it('mounts in an existing server under a prefix (Express-style app.use)', async () => {
     const tape = tapePath();
     await record(tape, [chat('mounted')]);
