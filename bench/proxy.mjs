@@ -338,6 +338,11 @@ export async function proxyBench({ quick = false } = {}) {
 
 if (isMainThread && process.argv[1] === fileURLToPath(import.meta.url)) {
   const { rows, targets } = await proxyBench({ quick: process.argv.includes('--quick') });
+  // For bench/run.mjs, which runs these rows in a process of their own.
+  if (process.argv.includes('--json')) {
+    console.log(JSON.stringify({ rows, targets }));
+    process.exit(0);
+  }
   for (const r of rows) console.log(`${r.label}  ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(3)} ms  p99 ${r.p99.toFixed(3)} ms${r.addedP50 === null ? '' : `  added p50 ${r.addedP50.toFixed(3)} ms`}`);
   for (const t of targets) console.log(targetLine(t));
 

@@ -20,6 +20,7 @@
 import { Bench } from 'tinybench';
 import { parseArgs } from 'node:util';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { hash as nodeHash, createHash } from 'node:crypto';
@@ -522,8 +523,12 @@ if (!FILTERS.length || FILTERS.includes('drift')) {
 // Proxy rows: replay throughput and added latency over a loopback baseline, vs talkback.
 let proxy = null;
 if (!FILTERS.length || FILTERS.includes('proxy')) {
-  const { proxyBench } = await import('./proxy.mjs');
-  proxy = await proxyBench({ quick: QUICK });
+  // In a process of its own: autocannon drives the servers from the main thread, and the heap
+  // the rows above leave behind (the L and SMALL10K workloads, ~1 GB of garbage) would pause it
+  // for its collections in the middle of the rounds.
+  const child = spawnSync(process.execPath, [fileURLToPath(new URL('./proxy.mjs', import.meta.url)), '--json', ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (child.status !== 0) throw new Error(`bench: the proxy rows failed (exit ${child.status ?? child.signal})`);
+  proxy = JSON.parse(child.stdout.trim().split('\n').pop());
   console.log('\n== PROXY: replay over HTTP (autocannon; each server in its own worker thread)');
   console.log(
     table(
