@@ -251,12 +251,12 @@ export async function withProxyHeaders(port, answers) {
 export async function proxyBench({ quick = false } = {}) {
   const autocannon = (await import('autocannon')).default;
   const dir = mkdtempSync(join(tmpdir(), 'tapedeck-proxy-bench-'));
-  // Seven short rounds rather than three long ones: each ratio is taken within a round, where
+  // Eleven short rounds rather than three long ones: each ratio is taken within a round, where
   // the servers ran back to back, and the median over rounds is the figure. On this shared
   // machine the baseline's own rate moved by 10-15% between rounds, and a ratio of medians over
   // three rounds read anywhere from 0.87x to 1.05x on the same build.
   const duration = quick ? 0.5 : 1;
-  const rounds = quick ? 1 : 7;
+  const rounds = quick ? 1 : 11;
   const warmup = quick ? 0.3 : 1;
   const conns = [1, 16, 64];
   const rows = [];
