@@ -166,13 +166,13 @@ interface Route {
   /** LLM recordings per current request key (a key with one recording answers the same every time). */
   perKey: Map<string, number>;
   /**
-   * Raw request bodies that matched exactly a key with a single recording, and that recording,
-   * found again by their exact bytes (src/proxy/known-bodies.ts): the same bytes get the same
-   * answer, so the next identical body skips the secret scan, the SHA-256 of the bytes and the
-   * matcher (the proxy's replay hot path; proxy benchmark). Only with repeats allowed, and for
-   * bodies up to FAST_BODY_MAX bytes.
+   * Raw request bodies that matched exactly a key with a single recording, and the decision
+   * that serves that recording (made once per body: no object per request), found again by
+   * their exact bytes (src/proxy/known-bodies.ts): the same bytes get the same answer, so the
+   * next identical body skips the secret scan, the SHA-256 of the bytes and the matcher (the
+   * proxy's replay hot path; proxy benchmark). Only with repeats allowed, and for bodies up to
+   * FAST_BODY_MAX bytes.
    */
-  /** The exact-match decision for bodies seen before, made once per body (no object per request). */
   fast: KnownBodies<ExactReplay>;
   /** LLM keys: the `repeat` the key's next recording loaded should have (see {@link Deck.add}). */
   expect?: Map<string, number>;
