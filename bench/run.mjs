@@ -524,8 +524,8 @@ if (!FILTERS.length || FILTERS.includes('drift')) {
 let proxy = null;
 if (!FILTERS.length || FILTERS.includes('proxy')) {
   // In a process of its own: autocannon drives the servers from the main thread, and the heap
-  // the rows above leave behind (the L and SMALL10K workloads, ~1 GB of garbage) would pause it
-  // for its collections in the middle of the rounds.
+  // the rows above leave behind (the L and SMALL10K workloads and their garbage) could pause it
+  // for collections in the middle of the rounds, which would not be the servers' doing.
   const child = spawnSync(process.execPath, [fileURLToPath(new URL('./proxy.mjs', import.meta.url)), '--json', ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 24 });
   if (child.status !== 0) throw new Error(`bench: the proxy rows failed (exit ${child.status ?? child.signal})`);
   proxy = JSON.parse(child.stdout.trim().split('\n').pop());
