@@ -118,18 +118,14 @@ type NodeHash = {
   (algorithm: string, data: Uint8Array | string, encoding: 'hex'): string;
   (algorithm: string, data: Uint8Array, encoding: 'buffer'): Uint8Array;
 };
-const nodeHash: NodeHash | undefined = (() => {
-  const p = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  const crypto = p?.getBuiltinModule?.('node:crypto') as { hash?: NodeHash } | undefined;
-  return typeof crypto?.hash === 'function' ? crypto.hash : undefined;
-})();
 // A digest of two pieces (a canonical text and a tail the caller holds) without joining them.
 type NodeCreateHash = (algorithm: string) => { update(data: Uint8Array): { update(data: Uint8Array): { digest(encoding: 'hex'): string } } };
-const nodeCreateHash: NodeCreateHash | undefined = (() => {
-  const p = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  const crypto = p?.getBuiltinModule?.('node:crypto') as { createHash?: NodeCreateHash } | undefined;
-  return typeof crypto?.createHash === 'function' ? crypto.createHash : undefined;
-})();
+// node:crypto where the runtime has it (not in browsers), looked up once for both functions.
+const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
+  | { hash?: NodeHash; createHash?: NodeCreateHash }
+  | undefined;
+const nodeHash: NodeHash | undefined = typeof nodeCrypto?.hash === 'function' ? nodeCrypto.hash : undefined;
+const nodeCreateHash: NodeCreateHash | undefined = typeof nodeCrypto?.createHash === 'function' ? nodeCrypto.createHash : undefined;
 const NODE_HASH_MIN = 1024;
 // The same holds for element digests once elements are long: four SIMD lanes of wasm SHA-256
 // against one SHA-NI call each (~0.5 us of call cost, then ~1.8 GB/s). Measured on this

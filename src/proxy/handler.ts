@@ -82,9 +82,9 @@ export interface TapedeckHandler {
 
 const CONTENT_FREE = new Set([204, 304]);
 const LATENCY_WINDOW = 4096;
+const LATENCY_SAMPLE = 8;
 // The global `performance` is a getter in Node: read once, not on every request.
 const clock = performance;
-const LATENCY_SAMPLE = 8;
 
 function percentile(sorted: Float64Array, p: number): number | null {
   if (sorted.length === 0) return null;
