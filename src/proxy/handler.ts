@@ -16,6 +16,8 @@ import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedRespon
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 import { isMcpRequest, McpHttpEndpoint, type McpHttpStats } from '../mcp/http.ts';
+import type { Duplex } from 'node:stream';
+import { RealtimeEndpoint, type RealtimeStats } from '../realtime/endpoint.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -62,6 +64,8 @@ export interface HandlerStats extends DeckStats {
   uptimeS: number;
   /** MCP Streamable HTTP traffic on the same port, once there was some (docs/mcp.md). */
   mcp?: McpHttpStats;
+  /** Realtime sessions over WebSocket on the same port, once there was one (docs/realtime.md). */
+  realtime?: RealtimeStats;
 }
 
 /** A node:http request handler with lifecycle methods. */
@@ -72,6 +76,11 @@ export interface TapedeckHandler {
   /** Requests being answered right now. */
   readonly inFlight: number;
   stats(): HandlerStats;
+  /**
+   * A node:http `upgrade` listener: realtime sessions over WebSocket (OpenAI Realtime, Gemini
+   * Live; docs/realtime.md) on the same tape. Any other upgrade is answered 404 and closed.
+   */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /**
    * Stops taking requests (503 E_PROXY_CLOSED), waits for in-flight ones for at most
    * `shutdownTimeoutMs`, aborts what is left (not recorded), writes pending records and closes
@@ -361,7 +370,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const n = Math.min(latencyCount, LATENCY_WINDOW);
     const sorted = latencies.slice(0, n).sort();
     const base: DeckStats = deck?.stats() ?? emptyStats('replay', opts.tape);
-    return { ...base, inFlight, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), uptimeS: Math.round((performance.now() - started) / 100) / 10, ...(mcp ? { mcp: mcp.stats() } : {}) };
+    return { ...base, inFlight, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), uptimeS: Math.round((performance.now() - started) / 100) / 10, ...(mcp ? { mcp: mcp.stats() } : {}), ...(realtime ? { realtime: realtime.stats() } : {}) };
   }
 
   function internal(req: IncomingMessage, res: ServerResponse, path: string): boolean {
@@ -592,6 +601,34 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       onWarning: (m) => d.warnOnce(m),
     }));
 
+  // Realtime sessions (WebSocket upgrades on a provider's realtime route) go to a session
+  // endpoint on the same tape, made on the first one (docs/realtime.md).
+  let realtime: RealtimeEndpoint | undefined;
+  const realtimeEndpoint = (d: Deck): RealtimeEndpoint =>
+    (realtime ??= new RealtimeEndpoint({
+      tape: opts.store ?? opts.tape,
+      mode: d.mode,
+      upstream,
+      redact: opts.redact,
+      durable: opts.durable,
+      strictOrder: opts.strictOrder,
+      timing: opts.timing,
+      recordCommand: 're-record: restart tapedeck serve with --mode record',
+      onWarning: (m) => d.warnOnce(m),
+    }));
+
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const notFound = () => {
+      if (!socket.destroyed) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    };
+    if (closing) return void socket.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    const go = (d: Deck) => {
+      if (!realtimeEndpoint(d).upgrade(req, socket, head)) notFound();
+    };
+    if (deck) go(deck);
+    else opening.then(() => go(deck!), () => socket.destroy());
+  }
+
   /** The open proxy's path: body by callback, decision and replayed answer in the same tick. */
   function handleOpen(d: Deck, req: IncomingMessage, res: ServerResponse, t0: number): void {
     readBodyThen(req, d.maxBodyBytes, (err, body) => {
@@ -643,6 +680,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     inFlight: { get: () => inFlight },
   });
   handler.stats = stats;
+  handler.upgrade = upgrade;
   handler.close = () => {
     closing ??= (async () => {
       if (inFlight > 0) {
@@ -665,6 +703,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       await opening.catch(() => {});
       try {
         await mcp?.close();
+        await realtime?.close();
         await deck?.close();
       } finally {
         // Idle keep-alive connections to the upstream go too, even when writing the tape failed.

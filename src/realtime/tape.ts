@@ -1,0 +1,251 @@
+/**
+ * The recordings of realtime sessions on a tape (the same recording collection as HTTP and MCP,
+ * records of kind `realtime`): the k-th connect that opens the same way gets the k-th session,
+ * each session is read whole from its parts, and audio is stored once per distinct content.
+ */
+import { randomUUID } from 'node:crypto';
+import { sha256 } from '../core/index.ts';
+import { TapedeckError } from '../errors.ts';
+import type { RecordBackend, StoreWarning } from '../store/backend.ts';
+import { isBackend, storeBackend } from '../store/backends/open.ts';
+import { RecordCollection, type CloseReport } from '../store/collection.ts';
+import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
+import { REALTIME_RECORD_KIND, realtimeRecords, type RealtimeEnd, type RealtimeFrame, type RealtimePartRecord, type RealtimeRecord, type RealtimeSessionRecord } from '../store/records.ts';
+import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+
+/** Version of the realtime key rules (docs/realtime.md, "Keys"); stored with each record. */
+export const REALTIME_KEY_VERSION = 1;
+
+export interface RealtimeTapeOptions {
+  /** Tape file path, `redis://` URL, or a store backend object. Required except in passthrough. */
+  tape?: string | RecordBackend;
+  /** replay | record | update | passthrough; default TAPEDECK_MODE, CACHE_MODE, else replay. */
+  mode?: TapeMode | (string & {});
+  /** Past the last recording of a connect, a further one is a miss (default: the last session again). */
+  strictOrder?: boolean;
+  redact?: RedactOptions;
+  /** fsync each batch of records (default true). */
+  durable?: boolean;
+  /** How to record again, in the words of the entry point (shown with every miss). */
+  recordCommand?: string;
+  onWarning?: (message: string) => void;
+}
+
+/** A recorded session, read whole. */
+export interface LoadedSession {
+  head: RealtimeSessionRecord;
+  frames: RealtimeFrame[];
+  /** How it ended; absent when the recorder died mid-session (replayed as a cut). */
+  end?: RealtimeEnd;
+}
+
+/** One miss, as stats and the run summary show it. */
+export interface RealtimeMiss {
+  provider: string;
+  message: string;
+  report: string;
+}
+
+const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+
+/**
+ * The digest audio and other binary content is stored under.
+ *
+ * @example
+ * blobDigest(new Uint8Array([1, 2])) // 'a12871fee210fb8619291eaea194581cbd2531e4b23759d225f6806923f63222'
+ */
+export function blobDigest(bytes: Uint8Array): string {
+  return hex(sha256(bytes));
+}
+
+/**
+ * @example
+ * const tape = await RealtimeTape.open({ tape: 'tapes/voice.tape', mode: 'replay' })
+ * const session = tape.nextSession(openKey)
+ */
+export class RealtimeTape {
+  readonly mode: TapeMode;
+  readonly redactor: Redactor;
+  readonly location: string;
+  readonly misses: RealtimeMiss[] = [];
+  sessionsReplayed = 0;
+  sessionsRecorded = 0;
+  framesReplayed = 0;
+  framesRecorded = 0;
+  appendFailures = 0;
+  private readonly col: RecordCollection<RealtimeRecord> | undefined;
+  private readonly opts: RealtimeTapeOptions;
+  private readonly blobsWritten = new Set<string>();
+  private readonly blobCache = new Map<string, Uint8Array>();
+  private readonly writes = new Set<Promise<void>>();
+  private closing: Promise<CloseReport> | undefined;
+
+  private constructor(opts: RealtimeTapeOptions, mode: TapeMode, col: RecordCollection<RealtimeRecord> | undefined, location: string) {
+    this.opts = opts;
+    this.mode = mode;
+    this.col = col;
+    this.location = location;
+    this.redactor = redactor(opts.redact);
+  }
+
+  /** Opens the tape (created in record and update mode); a bad mode or no tape is a TapedeckError. */
+  static async open(opts: RealtimeTapeOptions): Promise<RealtimeTape> {
+    const { mode } = resolveModeWithSource(opts.mode);
+    if (mode === 'passthrough') return new RealtimeTape(opts, mode, undefined, typeof opts.tape === 'string' ? opts.tape : (opts.tape?.location ?? '(none)'));
+    if (!isBackend(opts.tape) && (typeof opts.tape !== 'string' || opts.tape === '')) {
+      throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape.`, { hint: 'Give the tape path: tapedeck serve --tape tapes/voice.tape.' });
+    }
+    const backend = storeBackend(opts.tape!);
+    const col = await RecordCollection.open(backend, { mode, kind: realtimeRecords, durable: opts.durable });
+    const tape = new RealtimeTape(opts, col.mode, col, backend.location);
+    for (const w of col.warnings) tape.warn(`tapedeck: ${w.message}`);
+    return tape;
+  }
+
+  get serves(): boolean {
+    return this.mode === 'replay' || this.mode === 'update';
+  }
+
+  get records(): boolean {
+    return this.mode === 'record' || this.mode === 'update';
+  }
+
+  get exists(): boolean {
+    return this.col?.exists ?? false;
+  }
+
+  get warnings(): readonly StoreWarning[] {
+    return this.col?.warnings ?? [];
+  }
+
+  /** How to record again, as every miss says it. */
+  get recordCommand(): string {
+    return this.opts.recordCommand ?? 're-record: restart tapedeck serve with --mode record';
+  }
+
+  warn(message: string): void {
+    if (this.opts.onWarning) this.opts.onWarning(message);
+    else process.stderr.write(`${message}\n`);
+  }
+
+  /**
+   * The next session recorded under an open key (k-th connect, k-th session), read whole; past
+   * the last, the last again unless strictOrder. A damaged head is E_TAPE_DAMAGED (the connect
+   * is never given another connect's session); a damaged part ends the session there, as a cut.
+   */
+  nextSession(key: string): LoadedSession | undefined {
+    if (!this.col) return undefined;
+    let head: RealtimeRecord | undefined;
+    for (;;) {
+      head = this.col.next(key, { repeatLast: this.opts.strictOrder !== true });
+      if (!head || head.role === 'session') break;
+    }
+    if (!head) return undefined;
+    const frames: RealtimeFrame[] = [];
+    let end: RealtimeEnd | undefined;
+    for (let n = 0; ; n++) {
+      let part: RealtimeRecord | undefined;
+      try {
+        part = this.col.next(`${head.sid}/${n}`, { repeatLast: true });
+      } catch (e) {
+        if (!(e instanceof TapedeckError)) throw e;
+        this.warn(`tapedeck: ${e.message}; the session is replayed up to there, then cut.`);
+        end = { by: 'server', code: 1006, reason: '', cut: true };
+        break;
+      }
+      if (!part || part.role !== 'part') break;
+      for (const f of part.frames) frames.push(f);
+      if (part.end) {
+        end = part.end;
+        break;
+      }
+    }
+    return { head, frames, end };
+  }
+
+  /** The bytes stored under a digest; E_TAPE_DAMAGED when the tape lacks them. */
+  blob(digest: string): Uint8Array {
+    const cached = this.blobCache.get(digest);
+    if (cached) return cached;
+    const rec = this.col?.next(`blob:${digest}`, { repeatLast: true });
+    if (!rec || rec.role !== 'blob') {
+      throw new TapedeckError('E_TAPE_DAMAGED', `The audio ${digest.slice(0, 12)}... a session in ${this.location} refers to is not on the tape.`, {
+        file: this.location,
+        hint: `Record the session again (${this.recordCommand}); \`tapedeck verify ${this.location}\` lists damage.`,
+      });
+    }
+    this.blobCache.set(digest, rec.data);
+    return rec.data;
+  }
+
+  /** A new session id for the parts of a session being recorded. */
+  newSid(): string {
+    return randomUUID();
+  }
+
+  private base(key: string): { v: 1; kind: typeof REALTIME_RECORD_KIND; key: string; keyVersion: number; recordedAt: string } {
+    return { v: 1, kind: REALTIME_RECORD_KIND, key, keyVersion: REALTIME_KEY_VERSION, recordedAt: new Date().toISOString() };
+  }
+
+  /** Appends the head of a session being recorded (its place among sessions of its key is taken now). */
+  appendHead(key: string, head: Omit<RealtimeSessionRecord, 'v' | 'kind' | 'key' | 'keyVersion' | 'recordedAt' | 'role'>): Promise<void> {
+    this.sessionsRecorded++;
+    return this.write(key, { ...this.base(key), role: 'session', ...head });
+  }
+
+  /** Appends audio bytes unless the tape has them already; returns their digest. */
+  appendBlob(bytes: Uint8Array): string {
+    const d = blobDigest(bytes);
+    const key = `blob:${d}`;
+    if (this.blobsWritten.has(d) || (this.col?.count(key).recorded ?? 0) > 0) return d;
+    this.blobsWritten.add(d);
+    void this.write(key, { ...this.base(key), role: 'blob', data: bytes });
+    return d;
+  }
+
+  /** Appends frames of a session up to a completed response (or its end); resolves once durable. */
+  appendPart(sid: string, n: number, frames: RealtimeFrame[], end?: RealtimeEnd): Promise<void> {
+    const key = `${sid}/${n}`;
+    this.framesRecorded += frames.length;
+    const rec: RealtimePartRecord = { ...this.base(key), role: 'part', sid, n, frames, ...(end ? { end } : {}) };
+    return this.write(key, rec);
+  }
+
+  private write(key: string, rec: RealtimeRecord): Promise<void> {
+    if (!this.col || !this.records) return Promise.resolve();
+    const p = this.col.append(key, rec).catch((e: unknown) => {
+      this.appendFailures++;
+      this.warn(`tapedeck: could not append a realtime record to ${this.location}: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
+      throw e;
+    });
+    this.writes.add(p);
+    void p.catch(() => {}).finally(() => this.writes.delete(p));
+    return p;
+  }
+
+  /** Every session on the tape, in order (for inspect, export, stats). */
+  *sessions(): IterableIterator<RealtimeSessionRecord> {
+    for (const { value } of this.col?.entries() ?? []) if (value.role === 'session') yield value;
+  }
+
+  /** Notes a miss and returns it (the report goes to stderr by the caller). */
+  miss(provider: string, message: string, report: string): RealtimeMiss {
+    const m = { provider, message, report };
+    this.misses.push(m);
+    return m;
+  }
+
+  /** Resolves once every append so far is durable (or failed). */
+  async flush(): Promise<void> {
+    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+  }
+
+  /** Flushes and applies the mode's rule. Idempotent. */
+  close(opts: { abandon?: boolean } = {}): Promise<CloseReport> {
+    this.closing ??= (async () => {
+      await this.flush();
+      return (await this.col?.close(opts)) ?? { replaced: [], pruned: [] };
+    })();
+    return this.closing;
+  }
+}
