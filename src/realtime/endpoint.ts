@@ -124,8 +124,10 @@ export class RealtimeEndpoint {
       }
     }
     if (!this.opts.upstream) return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
-    const target = new URL(`${url.pathname}${url.search}`, this.opts.upstream);
-    target.pathname = `${new URL(this.opts.upstream).pathname.replace(/\/$/, '')}${url.pathname}`;
+    // The path as the client sent it, after the upstream's own (a client may send `//ws/...`).
+    const target = new URL(this.opts.upstream);
+    target.pathname = `${target.pathname.replace(/\/$/, '')}${url.pathname}`;
+    target.search = url.search;
     target.protocol = target.protocol === 'https:' || target.protocol === 'wss:' ? 'wss:' : 'ws:';
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
