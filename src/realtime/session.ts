@@ -268,7 +268,7 @@ interface Step {
 
 interface Played {
   ms: number;
-  data: Buffer | string;
+  data: Buffer;
   binary: boolean;
   at?: number;
 }
@@ -317,7 +317,8 @@ export class ReplaySession {
     const at = f.at !== undefined ? { at: f.at } : {};
     if ('blob' in f) return { ms: f.ms, data: Buffer.from(this.tape.blob(f.blob)), binary: true, ...at };
     const text = f.blobs ? f.text.replace(BLOB_REF, (_, d: string) => `"${Buffer.from(this.tape.blob(d)).toString('base64')}"`) : f.text;
-    return { ms: f.ms, data: f.binary ? Buffer.from(text) : text, binary: f.binary === true, ...at };
+    // Encoded once here, not on every send.
+    return { ms: f.ms, data: Buffer.from(text), binary: f.binary === true, ...at };
   }
 
   /** Sends frames in order: at once, or at their recorded times after `base` (ms since connect). */
@@ -326,7 +327,13 @@ export class ReplaySession {
     const client = this.opts.client;
     this.tape.framesReplayed += frames.length;
     if (timing === 'none') {
-      for (const f of frames) if (client.readyState === client.OPEN) client.send(f.data, { binary: f.binary });
+      if (client.readyState !== client.OPEN || frames.length === 0) return;
+      // One write for the frames of a step rather than one per frame (ws writes each frame to
+      // the socket as it is sent).
+      const socket = (client as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+      socket?.cork();
+      for (const f of frames) client.send(f.data, { binary: f.binary });
+      if (socket) process.nextTick(() => socket.uncork());
       return;
     }
     let prev = base;
