@@ -146,6 +146,11 @@ function openai(ws: WebSocket, url: URL, received: unknown[]): void {
     for (const w of reply.match(/\S+\s*/g) ?? []) send({ type: 'response.output_audio_transcript.delta', response_id: id, item_id: item, output_index: 0, content_index: 0, delta: w });
     const pcm = pcmFor(reply, 9600);
     send({ type: 'response.output_audio.delta', response_id: id, item_id: item, output_index: 0, content_index: 0, delta: pcm.subarray(0, 4800).toString('base64') });
+    if (text.includes('crash')) {
+      // The upstream goes away mid-answer: no close frame (the client sees 1006).
+      setTimeout(() => ws.terminate(), 5);
+      return;
+    }
     if (text.includes('long story')) {
       // Speaks until the client interrupts: response.cancel ends it.
       pending = { id, item };

@@ -1,0 +1,116 @@
+// What a realtime session promises about the tape: a frame that completes a response reaches
+// the client only once the frames up to it are stored (a store that holds its writes holds the
+// `response.done` back, while the deltas before it flow); a session the upstream cuts (1006)
+// keeps what was answered up to the last complete response, is marked cut, and its replay cuts
+// the connection at that point.
+import { WebSocket } from 'ws';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startProxy } from '../../src/proxy/server.ts';
+import { MemoryBackend } from '../../src/store/backends/memory.ts';
+import { readTape } from '../../src/store/tape-file.ts';
+import { isRealtimeRecord } from '../../src/store/records.ts';
+import { startFakeRealtime } from './fake-realtime.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-realtime-durable-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Event = { type: string; [k: string]: unknown };
+
+function client(url: string) {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/realtime?model=gpt-realtime`);
+  const events: Event[] = [];
+  ws.on('message', (d) => events.push(JSON.parse(d.toString()) as Event));
+  const closed = new Promise<number>((r) => ws.once('close', (c) => r(c)));
+  const opened = new Promise((r) => ws.once('open', r));
+  const ask = (text: string) => {
+    ws.send(JSON.stringify({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } }));
+    ws.send(JSON.stringify({ type: 'response.create' }));
+  };
+  const waitFor = async (pred: (e: Event) => boolean) => {
+    for (let i = 0; i < 2000 && !events.some(pred); i++) await new Promise((r) => setTimeout(r, 2));
+  };
+  return { ws, events, closed, opened, ask, waitFor };
+}
+
+/** A memory store whose appends wait until released. */
+class HeldBackend extends MemoryBackend {
+  held = false;
+  private waiting: (() => void)[] = [];
+  override async append(values: readonly unknown[], opts?: { durable?: boolean }): Promise<void> {
+    if (this.held) await new Promise<void>((r) => this.waiting.push(r));
+    return super.append(values, opts as never);
+  }
+  release(): void {
+    this.held = false;
+    for (const w of this.waiting.splice(0)) w();
+  }
+}
+
+describe('realtime sessions and the store', () => {
+  it('holds a response.done back until its part is stored; the deltas before it flow', async () => {
+    const fake = await startFakeRealtime();
+    const store = new HeldBackend();
+    const proxy = await startProxy({ upstream: fake.url, store, mode: 'record', port: 0 });
+    try {
+      const c = client(proxy.url);
+      await c.opened;
+      await c.waitFor((e) => e.type === 'session.created');
+      store.held = true;
+      c.ask('hello');
+      await c.waitFor((e) => e.type === 'response.output_text.delta');
+      await new Promise((r) => setTimeout(r, 100));
+      // The answer is all at the proxy, its deltas at the client; its end waits for the store.
+      expect(c.events.some((e) => e.type === 'response.output_audio.delta')).toBe(true);
+      expect(c.events.some((e) => e.type === 'response.done')).toBe(false);
+      store.release();
+      await c.waitFor((e) => e.type === 'response.done');
+      expect(c.events.at(-1)?.type).toBe('response.done');
+      c.ws.close();
+      await c.closed;
+    } finally {
+      await proxy.close();
+      await fake.close();
+    }
+  });
+
+  it('a session the upstream cuts is kept up to the last complete response, marked cut, and replayed with the cut', async () => {
+    const fake = await startFakeRealtime();
+    const tape = join(dir, 'cut.tape');
+    const proxy = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+    let live: Event[];
+    try {
+      const c = client(proxy.url);
+      await c.opened;
+      c.ask('first');
+      await c.waitFor((e) => e.type === 'response.done');
+      const answered = c.events.length;
+      c.ask('now crash');
+      expect(await c.closed).toBe(1006);
+      // The client saw the start of the cut answer live; the tape keeps only what came before it.
+      expect(c.events.length).toBeGreaterThan(answered);
+      live = c.events.slice(0, answered);
+    } finally {
+      await proxy.close();
+      await fake.close();
+    }
+    const parts = (await readTape(tape)).records.map((r) => r.value).filter((v) => isRealtimeRecord(v) && v.role === 'part');
+    const last = parts.at(-1) as { end?: { cut?: boolean; code: number }; frames: unknown[] };
+    expect(last.end).toMatchObject({ by: 'server', code: 1006, cut: true });
+    expect(last.frames).toEqual([]);
+    const replay = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      const r = client(replay.url);
+      await r.opened;
+      r.ask('first');
+      await r.waitFor((e) => e.type === 'response.done');
+      expect(r.events).toEqual(live);
+      r.ask('now crash');
+      expect(await r.closed).toBe(1006);
+    } finally {
+      await replay.close();
+    }
+  });
+});
