@@ -583,39 +583,28 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     return undefined;
   }
 
+  /** What the session engines (MCP, realtime) take from the proxy: its store, mode, upstream and rules. */
+  const sessionOptions = (d: Deck) => ({
+    tape: opts.store ?? opts.tape,
+    mode: d.mode,
+    upstream,
+    redact: opts.redact,
+    durable: opts.durable,
+    strictOrder: opts.strictOrder,
+    timing: opts.timing,
+    recordCommand: 're-record: restart tapedeck serve with --mode record',
+    onWarning: (m: string) => d.warnOnce(m),
+  });
+
   // MCP Streamable HTTP requests (JSON-RPC bodies, Mcp-Session-Id) go to an MCP endpoint on
   // the same tape, made on the first one (docs/mcp.md).
   let mcp: McpHttpEndpoint | undefined;
-  const mcpEndpoint = (d: Deck): McpHttpEndpoint =>
-    (mcp ??= new McpHttpEndpoint({
-      tape: opts.store ?? opts.tape,
-      mode: d.mode,
-      upstream,
-      redact: opts.redact,
-      durable: opts.durable,
-      strictOrder: opts.strictOrder,
-      timing: opts.timing,
-      timeoutMs: opts.idleTimeoutMs,
-      fetch: opts.fetch,
-      recordCommand: 're-record: restart tapedeck serve with --mode record',
-      onWarning: (m) => d.warnOnce(m),
-    }));
+  const mcpEndpoint = (d: Deck): McpHttpEndpoint => (mcp ??= new McpHttpEndpoint({ ...sessionOptions(d), timeoutMs: opts.idleTimeoutMs, fetch: opts.fetch }));
 
   // Realtime sessions (WebSocket upgrades on a provider's realtime route) go to a session
   // endpoint on the same tape, made on the first one (docs/realtime.md).
   let realtime: RealtimeEndpoint | undefined;
-  const realtimeEndpoint = (d: Deck): RealtimeEndpoint =>
-    (realtime ??= new RealtimeEndpoint({
-      tape: opts.store ?? opts.tape,
-      mode: d.mode,
-      upstream,
-      redact: opts.redact,
-      durable: opts.durable,
-      strictOrder: opts.strictOrder,
-      timing: opts.timing,
-      recordCommand: 're-record: restart tapedeck serve with --mode record',
-      onWarning: (m) => d.warnOnce(m),
-    }));
+  const realtimeEndpoint = (d: Deck): RealtimeEndpoint => (realtime ??= new RealtimeEndpoint(sessionOptions(d)));
 
   function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const notFound = () => {

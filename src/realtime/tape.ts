@@ -6,29 +6,17 @@
 import { randomUUID } from 'node:crypto';
 import { sha256 } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import type { RecordBackend, StoreWarning } from '../store/backend.ts';
-import { isBackend, storeBackend } from '../store/backends/open.ts';
-import { RecordCollection, type CloseReport } from '../store/collection.ts';
-import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { REALTIME_RECORD_KIND, realtimeRecords, type RealtimeEnd, type RealtimeFrame, type RealtimePartRecord, type RealtimeRecord, type RealtimeSessionRecord } from '../store/records.ts';
-import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { openSessionCollection, SessionTape, type SessionTapeOptions } from '../store/session-tape.ts';
 
 /** Version of the realtime key rules (docs/realtime.md, "Keys"); stored with each record. */
 export const REALTIME_KEY_VERSION = 1;
 
-export interface RealtimeTapeOptions {
-  /** Tape file path, `redis://` URL, or a store backend object. Required except in passthrough. */
-  tape?: string | RecordBackend;
-  /** replay | record | update | passthrough; default TAPEDECK_MODE, CACHE_MODE, else replay. */
-  mode?: TapeMode | (string & {});
+export interface RealtimeTapeOptions extends SessionTapeOptions {
   /** Past the last recording of a connect, a further one is a miss (default: the last session again). */
   strictOrder?: boolean;
-  redact?: RedactOptions;
-  /** fsync each batch of records (default true). */
-  durable?: boolean;
   /** How to record again, in the words of the entry point (shown with every miss). */
   recordCommand?: string;
-  onWarning?: (message: string) => void;
 }
 
 /** A recorded session, read whole. */
@@ -63,69 +51,29 @@ export function blobDigest(bytes: Uint8Array): string {
  * const tape = await RealtimeTape.open({ tape: 'tapes/voice.tape', mode: 'replay' })
  * const session = tape.nextSession(openKey)
  */
-export class RealtimeTape {
-  readonly mode: TapeMode;
-  readonly redactor: Redactor;
-  readonly location: string;
+export class RealtimeTape extends SessionTape<RealtimeRecord> {
   readonly misses: RealtimeMiss[] = [];
   sessionsReplayed = 0;
   sessionsRecorded = 0;
   framesReplayed = 0;
   framesRecorded = 0;
-  appendFailures = 0;
-  private readonly col: RecordCollection<RealtimeRecord> | undefined;
   private readonly opts: RealtimeTapeOptions;
   private readonly blobsWritten = new Set<string>();
   private readonly blobCache = new Map<string, Uint8Array>();
-  private readonly writes = new Set<Promise<void>>();
-  private closing: Promise<CloseReport> | undefined;
 
-  private constructor(opts: RealtimeTapeOptions, mode: TapeMode, col: RecordCollection<RealtimeRecord> | undefined, location: string) {
+  private constructor(opts: RealtimeTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<RealtimeRecord>>>) {
+    super(opts, opened);
     this.opts = opts;
-    this.mode = mode;
-    this.col = col;
-    this.location = location;
-    this.redactor = redactor(opts.redact);
   }
 
   /** Opens the tape (created in record and update mode); a bad mode or no tape is a TapedeckError. */
   static async open(opts: RealtimeTapeOptions): Promise<RealtimeTape> {
-    const { mode } = resolveModeWithSource(opts.mode);
-    if (mode === 'passthrough') return new RealtimeTape(opts, mode, undefined, typeof opts.tape === 'string' ? opts.tape : (opts.tape?.location ?? '(none)'));
-    if (!isBackend(opts.tape) && (typeof opts.tape !== 'string' || opts.tape === '')) {
-      throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape.`, { hint: 'Give the tape path: tapedeck serve --tape tapes/voice.tape.' });
-    }
-    const backend = storeBackend(opts.tape!);
-    const col = await RecordCollection.open(backend, { mode, kind: realtimeRecords, durable: opts.durable });
-    const tape = new RealtimeTape(opts, col.mode, col, backend.location);
-    for (const w of col.warnings) tape.warn(`tapedeck: ${w.message}`);
-    return tape;
-  }
-
-  get serves(): boolean {
-    return this.mode === 'replay' || this.mode === 'update';
-  }
-
-  get records(): boolean {
-    return this.mode === 'record' || this.mode === 'update';
-  }
-
-  get exists(): boolean {
-    return this.col?.exists ?? false;
-  }
-
-  get warnings(): readonly StoreWarning[] {
-    return this.col?.warnings ?? [];
+    return new RealtimeTape(opts, await openSessionCollection(opts, realtimeRecords, 'tapedeck serve --tape tapes/voice.tape'));
   }
 
   /** How to record again, as every miss says it. */
   get recordCommand(): string {
     return this.opts.recordCommand ?? 're-record: restart tapedeck serve with --mode record';
-  }
-
-  warn(message: string): void {
-    if (this.opts.onWarning) this.opts.onWarning(message);
-    else process.stderr.write(`${message}\n`);
   }
 
   /**
@@ -190,7 +138,7 @@ export class RealtimeTape {
   /** Appends the head of a session being recorded (its place among sessions of its key is taken now). */
   appendHead(key: string, head: Omit<RealtimeSessionRecord, 'v' | 'kind' | 'key' | 'keyVersion' | 'recordedAt' | 'role'>): Promise<void> {
     this.sessionsRecorded++;
-    return this.write(key, { ...this.base(key), role: 'session', ...head });
+    return this.write(key, { ...this.base(key), role: 'session', ...head }, 'a realtime session record');
   }
 
   /** Appends audio bytes unless the tape has them already; returns their digest. */
@@ -199,7 +147,7 @@ export class RealtimeTape {
     const key = `blob:${d}`;
     if (this.blobsWritten.has(d) || (this.col?.count(key).recorded ?? 0) > 0) return d;
     this.blobsWritten.add(d);
-    void this.write(key, { ...this.base(key), role: 'blob', data: bytes });
+    void this.write(key, { ...this.base(key), role: 'blob', data: bytes }, 'realtime audio').catch(() => {});
     return d;
   }
 
@@ -208,19 +156,7 @@ export class RealtimeTape {
     const key = `${sid}/${n}`;
     this.framesRecorded += frames.length;
     const rec: RealtimePartRecord = { ...this.base(key), role: 'part', sid, n, frames, ...(end ? { end } : {}) };
-    return this.write(key, rec);
-  }
-
-  private write(key: string, rec: RealtimeRecord): Promise<void> {
-    if (!this.col || !this.records) return Promise.resolve();
-    const p = this.col.append(key, rec).catch((e: unknown) => {
-      this.appendFailures++;
-      this.warn(`tapedeck: could not append a realtime record to ${this.location}: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
-      throw e;
-    });
-    this.writes.add(p);
-    void p.catch(() => {}).finally(() => this.writes.delete(p));
-    return p;
+    return this.write(key, rec, 'a realtime session part');
   }
 
   /** Every session on the tape, in order (for inspect, export, stats). */
@@ -233,19 +169,5 @@ export class RealtimeTape {
     const m = { provider, message, report };
     this.misses.push(m);
     return m;
-  }
-
-  /** Resolves once every append so far is durable (or failed). */
-  async flush(): Promise<void> {
-    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
-  }
-
-  /** Flushes and applies the mode's rule. Idempotent. */
-  close(opts: { abandon?: boolean } = {}): Promise<CloseReport> {
-    this.closing ??= (async () => {
-      await this.flush();
-      return (await this.col?.close(opts)) ?? { replaced: [], pruned: [] };
-    })();
-    return this.closing;
   }
 }
