@@ -9,8 +9,8 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { hashValue } from '../core/index.ts';
 import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';
-import { LiveSession, ReplaySession, errorText, sendMiss, type RealtimeTiming } from './session.ts';
-import { RealtimeTape, type RealtimeTapeOptions } from './tape.ts';
+import { LiveSession, ReplaySession, errorText, sendMiss } from './session.ts';
+import { RealtimeTape, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
 
 export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
   /** Base URL of the live provider (`https://api.openai.com`); `http(s):` becomes `ws(s):`. */

@@ -10,6 +10,5 @@
  * server.on('upgrade', (req, socket, head) => rt.upgrade(req, socket, head) || socket.destroy())
  */
 export { RealtimeEndpoint, isRealtimeUpgrade, type RealtimeEndpointOptions, type RealtimeStats } from './endpoint.ts';
-export { RealtimeTape, blobDigest, REALTIME_KEY_VERSION, type RealtimeTapeOptions, type LoadedSession, type RealtimeMiss } from './tape.ts';
-export type { RealtimeTiming } from './session.ts';
+export { RealtimeTape, blobDigest, REALTIME_KEY_VERSION, type RealtimeTapeOptions, type LoadedSession, type RealtimeMiss, type RealtimeTiming } from './tape.ts';
 export { isRealtimeRecord, REALTIME_RECORD_KIND, type RealtimeRecord, type RealtimeFrame, type RealtimeEnd } from '../store/records.ts';

@@ -24,10 +24,9 @@ import { TapedeckError } from '../errors.ts';
 import { firstDifference } from '../match/json-difference.ts';
 import { closeReason, type RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
-import { blobDigest, type LoadedSession, type RealtimeTape } from './tape.ts';
+import { blobDigest, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
 
-/** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between frames. */
-export type RealtimeTiming = 'none' | 'recorded' | number;
+export type { RealtimeTiming } from './tape.ts';
 
 type Data = Buffer | ArrayBuffer | Buffer[];
 

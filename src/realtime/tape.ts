@@ -9,6 +9,9 @@ import { TapedeckError } from '../errors.ts';
 import { REALTIME_RECORD_KIND, realtimeRecords, type RealtimeEnd, type RealtimeFrame, type RealtimePartRecord, type RealtimeRecord, type RealtimeSessionRecord } from '../store/records.ts';
 import { openSessionCollection, SessionTape, type SessionTapeOptions } from '../store/session-tape.ts';
 
+/** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between frames. */
+export type RealtimeTiming = 'none' | 'recorded' | number;
+
 /** Version of the realtime key rules (docs/realtime.md, "Keys"); stored with each record. */
 export const REALTIME_KEY_VERSION = 1;
 
