@@ -52,7 +52,9 @@ function protocol(provider: 'openai' | 'azure', matches: (url: URL) => boolean):
     // The browser client sends its key as a subprotocol: `openai-insecure-api-key.<key>`.
     secretProtocol: (p) => p.startsWith('openai-insecure-api-key.') || p.startsWith('openai-organization.') || p.startsWith('openai-project.'),
     openKey(url, headers, protocols) {
-      const query = [...url.searchParams].filter(([k]) => !secretQuery.includes(k.toLowerCase())).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      // `call_id` (the sideband connection to a call) is made by the server for each call: a
+      // session id, never what decides the answers; such sessions replay in connect order.
+      const query = [...url.searchParams].filter(([k]) => !secretQuery.includes(k.toLowerCase()) && k !== 'call_id').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       // `OpenAI-Beta: realtime=v1` (or its subprotocol) selects the beta event names.
       const beta = headerOf(headers, 'openai-beta');
       return { provider, path: url.pathname.replace(/\/+$/, ''), query, protocols: [...protocols].sort(), ...(beta ? { beta } : {}) };
@@ -86,6 +88,7 @@ function protocol(provider: 'openai' | 'azure', matches: (url: URL) => boolean):
 }
 
 const realtimePath = (url: URL): boolean => /\/realtime\/?$/.test(url.pathname);
+// `/openai/realtime` (what OpenAIRealtimeWS.azure connects to) and `/openai/v1/realtime`.
 const azurePath = (url: URL): boolean => /(^|\/)openai(\/v1)?\/realtime\/?$/.test(url.pathname);
 
 /** Azure's routes first: they end in /realtime too. */

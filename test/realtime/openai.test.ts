@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
 import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -240,6 +240,44 @@ describe('OpenAI Realtime through tapedeck serve --tls (OpenAIRealtimeWS)', () =
     expect(t).not.toContain(EPHEMERAL.slice(3));
     const heads = (await readTape(t2)).records.map((r) => r.value).filter((v) => isRealtimeRecord(v) && v.role === 'session');
     expect(heads).toHaveLength(2);
+  });
+
+  it('Azure OpenAI (OpenAIRealtimeWS.azure): its realtime route recorded and replayed, its api-key never on tape', async () => {
+    const fake2 = await startFakeRealtime();
+    const t = join(dir, 'azure.tape');
+    const AZURE_KEY = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+    const run = async (url: string) => {
+      const client = new AzureOpenAI({ endpoint: url, apiKey: AZURE_KEY, apiVersion: '2025-04-01-preview', deployment: 'gpt-realtime' });
+      const rt = await OpenAIRealtimeWS.azure(client, { options: { ca: tls.ca } });
+      const s = { events: [] as Event[], closed: new Promise<number>((r) => rt.socket.once('close', (c) => r(c))) };
+      rt.on('event', (e) => s.events.push(e as Event));
+      await new Promise<void>((r) => rt.socket.once('open', () => r()));
+      rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi azure' }] } });
+      rt.send({ type: 'response.create' });
+      await until(s, done);
+      rt.close();
+      await s.closed;
+      return s.events;
+    };
+    let live: Event[];
+    const rec = await startProxy({ upstream: fake2.url, tape: t, mode: 'record', port: 0, tls });
+    try {
+      live = await run(rec.url);
+    } finally {
+      await rec.close();
+      await fake2.close();
+    }
+    expect(fake2.connects[0]!.url).toMatch(/^\/openai\/realtime\?api-version=2025-04-01-preview&deployment=gpt-realtime$/);
+    expect(fake2.connects[0]!.headers['api-key']).toBe(AZURE_KEY);
+    const heads = (await readTape(t)).records.map((r) => r.value).filter((v) => isRealtimeRecord(v) && v.role === 'session');
+    expect(heads).toEqual([expect.objectContaining({ provider: 'azure' })]);
+    expect(tapeText(t)).not.toContain(AZURE_KEY);
+    const play = await startProxy({ tape: t, mode: 'replay', port: 0, tls });
+    try {
+      expect(await run(play.url)).toEqual(live);
+    } finally {
+      await play.close();
+    }
   });
 
   it('the browser-style OpenAIRealtimeWebSocket', async (ctx) => {
