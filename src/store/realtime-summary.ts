@@ -26,6 +26,12 @@ export interface RealtimeSessionSummary {
   transcript: string;
   /** Tool calls the server made: name and arguments text. */
   toolCalls: { name: string; arguments: string }[];
+  /** The server's events in order, by name (`response.done`, `serverContent`): the session's structure. */
+  serverEvents: string[];
+  /** Digests of the audio the server sent, in order. */
+  audioOutDigests: string[];
+  /** Token usage of each response, in order. */
+  usage: { input: number; output: number }[];
   /** How it ended; absent when the recording stops mid-session (replayed as a cut). */
   end?: RealtimeEnd;
 }
@@ -95,7 +101,7 @@ export function summarizeRealtime(values: readonly unknown[]): RealtimeSummary {
   }
   const sessions = heads.map((h): RealtimeSessionSummary => {
     const protocol = realtimeProtocolFor(new URL(h.url, 'http://x'));
-    const s: RealtimeSessionSummary = { sid: h.sid, provider: h.provider, url: h.url, recordedAt: h.recordedAt, clientFrames: 0, serverFrames: 0, responses: 0, tokensIn: 0, tokensOut: 0, audioIn: { bytes: 0, seconds: 0 }, audioOut: { bytes: 0, seconds: 0 }, transcript: '', toolCalls: [] };
+    const s: RealtimeSessionSummary = { sid: h.sid, provider: h.provider, url: h.url, recordedAt: h.recordedAt, clientFrames: 0, serverFrames: 0, responses: 0, tokensIn: 0, tokensOut: 0, audioIn: { bytes: 0, seconds: 0 }, audioOut: { bytes: 0, seconds: 0 }, transcript: '', toolCalls: [], serverEvents: [], audioOutDigests: [], usage: [] };
     let outRate = 48000;
     const list = (parts.get(h.sid) ?? []).sort((a, b) => a.n - b.n);
     for (const p of list) {
@@ -117,6 +123,8 @@ export function summarizeRealtime(values: readonly unknown[]): RealtimeSummary {
           continue;
         }
         const audioBytes = (f.blobs ?? []).reduce((n, d) => n + (blobSize.get(d) ?? 0), 0);
+        for (const d of f.blobs ?? []) s.audioOutDigests.push(d);
+        if (protocol) s.serverEvents.push(protocol.frameName(msg));
         const rate = /"mimeType":"audio\/pcm;rate=(\d+)"/.exec(f.text);
         if (rate) outRate = 2 * Number(rate[1]);
         readServerFrame(msg, s, audioBytes);
@@ -124,6 +132,7 @@ export function summarizeRealtime(values: readonly unknown[]): RealtimeSummary {
         const u = protocol?.usage(msg);
         s.tokensIn += u?.input ?? 0;
         s.tokensOut += u?.output ?? 0;
+        if (u) s.usage.push({ input: u.input ?? 0, output: u.output ?? 0 });
       }
       if (p.end) s.end = p.end;
     }

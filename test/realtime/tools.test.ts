@@ -22,9 +22,10 @@ const second = pcmFor('one second of speech', 48000);
 
 const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
 
-beforeAll(async () => {
+/** Records a session that sends `speech` twice, each time answered. */
+async function record(file: string, speech: Buffer) {
   const fake = await startFakeRealtime();
-  const proxy = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+  const proxy = await startProxy({ upstream: fake.url, tape: file, mode: 'record', port: 0 });
   try {
     const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/v1/realtime?model=gpt-realtime`, { headers: { authorization: 'Bearer sk-test-tools-0123456789abcdef' } });
     const events: { type: string }[] = [];
@@ -35,7 +36,7 @@ beforeAll(async () => {
       while (dones() < n) await new Promise((r) => setTimeout(r, 5));
     };
     for (let round = 1; round <= 2; round++) {
-      for (let i = 0; i < second.length; i += 4800) ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: second.subarray(i, i + 4800).toString('base64') }));
+      for (let i = 0; i < speech.length; i += 4800) ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: speech.subarray(i, i + 4800).toString('base64') }));
       ws.send(JSON.stringify({ type: 'input_audio_buffer.commit' }));
       ws.send(JSON.stringify({ type: 'response.create' }));
       await wait(round);
@@ -46,7 +47,9 @@ beforeAll(async () => {
     await proxy.close();
     await fake.close();
   }
-});
+}
+
+beforeAll(() => record(tape, second));
 
 describe('realtime sessions in the tape tools', () => {
   it('stores the audio sent twice once, by its digest', async () => {
@@ -82,5 +85,18 @@ describe('realtime sessions in the tape tools', () => {
     expect(r.stdout).toMatch(/"bytes": 48000/);
     expect(r.stdout).toMatch(/tapedeck-blob:[0-9a-f]{64}/);
     expect(r.stdout).not.toContain('sk-test-tools');
+  });
+
+  it('diff pairs sessions: the same recording is identical; another answer is text, with audio changed as noise', async () => {
+    const other = join(dir, 'other.tape');
+    await record(other, pcmFor('half a second', 24000));
+    const same = JSON.parse(cli('diff', tape, tape, '--format', 'json').stdout) as { entries: { route: string; primary: string }[] };
+    expect(same.entries).toEqual([expect.objectContaining({ route: 'realtime openai /v1/realtime?model=gpt-realtime', primary: 'identical' })]);
+    const r = cli('diff', tape, other, '--format', 'json');
+    const d = JSON.parse(r.stdout) as { entries: { route: string; classes: string[]; summary: string; details: { benign?: string[] } }[] };
+    expect(d.entries).toHaveLength(1);
+    expect(d.entries[0]!.classes).toEqual(['text', 'benign']);
+    expect(d.entries[0]!.details.benign?.[0]).toMatch(/^audio changed/);
+    expect(r.status).toBe(1);
   });
 });
