@@ -175,7 +175,7 @@ export class LiveSession {
         const d = this.tape.appendBlob(b);
         this.frames.push({ ms: this.ms(), blob: d, bytes: b.length, ...at });
       } else {
-        let text = this.tape.redactor.text(b.toString('utf8'));
+        let text = b.toString('utf8');
         const blobs: string[] = [];
         for (const b64 of this.opts.protocol.serverAudio(msg)) {
           const bytes = Buffer.from(b64, 'base64');
@@ -188,6 +188,8 @@ export class LiveSession {
           text = `${text.slice(0, i)}"tapedeck-blob:${d}"${text.slice(i + quoted.length)}`;
           blobs.push(d);
         }
+        // Masked after the audio is taken out: base64 audio can hold a run that looks like a key.
+        text = this.tape.redactor.text(text);
         this.frames.push({ ms: this.ms(), text, ...(blobs.length > 0 ? { blobs } : {}), ...at, ...(binary ? { binary: true as const } : {}) });
         completes = this.opts.protocol.completes(msg);
       }

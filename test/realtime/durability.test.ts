@@ -113,4 +113,73 @@ describe('realtime sessions and the store', () => {
       await replay.close();
     }
   });
+
+  it('--timing recorded replays the server frames with their recorded gaps; the default sends them at once', async () => {
+    const fake = await startFakeRealtime();
+    const tape = join(dir, 'paced.tape');
+    const rec = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+    try {
+      const c = client(rec.url);
+      await c.opened;
+      c.ask('count slowly');
+      await c.waitFor((e) => e.type === 'response.done');
+      c.ws.close();
+      await c.closed;
+    } finally {
+      await rec.close();
+      await fake.close();
+    }
+    /** ms from the client's question to the response.done, replayed with `timing`. */
+    const span = async (timing: 'none' | 'recorded') => {
+      const p = await startProxy({ tape, mode: 'replay', port: 0, timing });
+      try {
+        const c = client(p.url);
+        await c.opened;
+        const t0 = performance.now();
+        c.ask('count slowly');
+        await c.waitFor((e) => e.type === 'response.done');
+        const ms = performance.now() - t0;
+        c.ws.close();
+        await c.closed;
+        return ms;
+      } finally {
+        await p.close();
+      }
+    };
+    // Recorded: four gaps of about 30 ms between the deltas and the done.
+    expect(await span('recorded')).toBeGreaterThanOrEqual(100);
+    expect(await span('none')).toBeLessThan(100);
+  });
+
+  it('audio whose base64 looks like a key is stored as audio and replayed byte for byte, not masked', async () => {
+    const fake = await startFakeRealtime();
+    const tape = join(dir, 'keylike.tape');
+    const rec = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+    let live: Event[];
+    try {
+      const c = client(rec.url);
+      await c.opened;
+      c.ask('keylike audio');
+      await c.waitFor((e) => e.type === 'response.done');
+      live = c.events;
+      c.ws.close();
+      await c.closed;
+    } finally {
+      await rec.close();
+      await fake.close();
+    }
+    expect(live.find((e) => e.type === 'response.output_audio.delta')?.delta).toBe(`AIza${'Q'.repeat(36)}`);
+    const play = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      const c = client(play.url);
+      await c.opened;
+      c.ask('keylike audio');
+      await c.waitFor((e) => e.type === 'response.done');
+      expect(c.events).toEqual(live);
+      c.ws.close();
+      await c.closed;
+    } finally {
+      await play.close();
+    }
+  });
 });

@@ -132,6 +132,12 @@ function openai(ws: WebSocket, url: URL, received: unknown[]): void {
       send({ type: 'response.done', response: { id, object: 'realtime.response', status: 'failed', output: [], usage: { total_tokens: 0, input_tokens: 0, output_tokens: 0 } } });
       return;
     }
+    if (text.includes('keylike')) {
+      // Audio whose base64 holds a run shaped like a Google API key (it happens in long audio).
+      send({ type: 'response.output_audio.delta', response_id: id, item_id: item, output_index: 0, content_index: 0, delta: `AIza${'Q'.repeat(36)}` });
+      send({ type: 'response.done', response: { id, object: 'realtime.response', status: 'completed', output: [], usage: { total_tokens: 11, input_tokens: 10, output_tokens: 1 } } });
+      return;
+    }
     if (text.includes('weather')) {
       const call = rid('call');
       send({ type: 'response.output_item.added', response_id: id, output_index: 0, item: { id: item, type: 'function_call', status: 'in_progress', name: 'get_weather', call_id: call, arguments: '' } });
@@ -146,6 +152,13 @@ function openai(ws: WebSocket, url: URL, received: unknown[]): void {
     for (const w of reply.match(/\S+\s*/g) ?? []) send({ type: 'response.output_audio_transcript.delta', response_id: id, item_id: item, output_index: 0, content_index: 0, delta: w });
     const pcm = pcmFor(reply, 9600);
     send({ type: 'response.output_audio.delta', response_id: id, item_id: item, output_index: 0, content_index: 0, delta: pcm.subarray(0, 4800).toString('base64') });
+    if (text.includes('slowly')) {
+      // A model that speaks at its own pace: deltas 30 ms apart.
+      const words = ['One, ', 'two, ', 'three.'];
+      words.forEach((w, k) => setTimeout(() => send({ type: 'response.output_audio_transcript.delta', response_id: id, item_id: item, output_index: 0, content_index: 0, delta: w }), 30 * (k + 1)));
+      setTimeout(() => send({ type: 'response.done', response: { id, object: 'realtime.response', status: 'completed', output: [], usage: { total_tokens: 13, input_tokens: 10, output_tokens: 3 } } }), 30 * (words.length + 1));
+      return;
+    }
     if (text.includes('crash')) {
       // The upstream goes away mid-answer: no close frame (the client sees 1006).
       setTimeout(() => ws.terminate(), 5);
