@@ -78,14 +78,13 @@ export class RealtimeEndpoint {
     const protocol = realtimeProtocolFor(url);
     if (!protocol || String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return false;
     socket.on('error', () => {});
-    this.tape().then(
-      (tape) => this.open(tape, protocol, url, req, socket, head),
-      (e: unknown) => refuse(socket, 500, errorText(e)),
-    );
+    this.tape()
+      .then((tape) => this.open(tape, protocol, url, req, socket, head))
+      .catch((e: unknown) => refuse(socket, 500, errorText(e)));
     return true;
   }
 
-  private open(tape: RealtimeTape, protocol: RealtimeProtocol, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  private async open(tape: RealtimeTape, protocol: RealtimeProtocol, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     if (this.closing) return refuse(socket, 503, 'tapedeck is shutting down');
     const offered = String(req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
@@ -99,7 +98,7 @@ export class RealtimeEndpoint {
     if (tape.serves) {
       let session;
       try {
-        session = tape.nextSession(key);
+        session = await tape.nextSession(key);
       } catch (e) {
         // A damaged recording: this connect's session is lost, never another connect's given instead.
         return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck: ${errorText(e)}`));

@@ -84,20 +84,23 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
    * the last, the last again unless strictOrder. A damaged head is E_TAPE_DAMAGED (the connect
    * is never given another connect's session); a damaged part ends the session there, as a cut.
    */
-  nextSession(key: string): LoadedSession | undefined {
-    if (!this.col) return undefined;
-    let head: RealtimeRecord | undefined;
-    for (;;) {
-      head = this.col.next(key, { repeatLast: this.opts.strictOrder !== true });
-      if (!head || head.role === 'session') break;
-    }
-    if (!head) return undefined;
+  async nextSession(key: string): Promise<LoadedSession | undefined> {
+    const col = this.col;
+    if (!col) return undefined;
+    const next = (k: string, repeatLast: boolean) => col.next(k, { repeatLast });
+    // A fleet on one shared store (Redis) sees sessions other writers recorded since it opened.
+    const refreshed = async (k: string): Promise<boolean> => col.shared && (await col.refresh({ kind: REALTIME_RECORD_KIND, key: k }).catch(() => 0)) > 0;
+    let head = next(key, false);
+    if (!head && (await refreshed(key))) head = next(key, false);
+    if (!head && this.opts.strictOrder !== true) head = next(key, true);
+    if (!head || head.role !== 'session') return undefined;
     const frames: RealtimeFrame[] = [];
     let end: RealtimeEnd | undefined;
     for (let n = 0; ; n++) {
       let part: RealtimeRecord | undefined;
       try {
-        part = this.col.next(`${head.sid}/${n}`, { repeatLast: true });
+        part = next(`${head.sid}/${n}`, true);
+        if (!part && (await refreshed(`${head.sid}/${n}`))) part = next(`${head.sid}/${n}`, true);
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
         this.warn(`tapedeck: ${e.message}; the session is replayed up to there, then cut.`);
@@ -109,6 +112,16 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
       if (part.end) {
         end = part.end;
         break;
+      }
+    }
+    // The audio it refers to, read now (from other writers too), so replay reads it at once.
+    for (const f of frames) {
+      const digests = 'audio' in f ? [f.audio.blob] : 'blob' in f ? [f.blob] : 'blobs' in f ? (f.blobs ?? []) : [];
+      for (const d of digests) {
+        if (this.blobCache.has(d)) continue;
+        let rec = next(`blob:${d}`, true);
+        if (!rec && (await refreshed(`blob:${d}`))) rec = next(`blob:${d}`, true);
+        if (rec?.role === 'blob') this.blobCache.set(d, rec.data);
       }
     }
     return { head, frames, end };
