@@ -175,6 +175,10 @@ export class RealtimeEndpoint {
     this.closing = true;
     await Promise.all([...this.live].map((s) => s.shutdown().catch(() => {})));
     for (const c of this.sockets) c.close(1001, 'tapedeck is shutting down');
+    // A client that does not answer the close within a second is cut (ws would wait 30 s).
+    const deadline = Date.now() + 1000;
+    while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    for (const c of this.sockets) c.terminate();
     const t = this.tapeP ? await this.tapeP.catch(() => undefined) : undefined;
     await t?.close();
     this.wss.close();

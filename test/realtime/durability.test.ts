@@ -182,4 +182,30 @@ describe('realtime sessions and the store', () => {
       await play.close();
     }
   });
+
+  it('a proxy that shuts down mid-session records the session as ended by it, and closes a client that lingers', async () => {
+    const fake = await startFakeRealtime();
+    const tape = join(dir, 'shutdown.tape');
+    const rec = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+    const c = client(rec.url);
+    try {
+      await c.opened;
+      c.ask('first');
+      await c.waitFor((e) => e.type === 'response.done');
+    } finally {
+      await rec.close();
+      await fake.close();
+    }
+    expect(await c.closed).toBe(1001);
+    const parts = (await readTape(tape)).records.map((r) => r.value).filter((v) => isRealtimeRecord(v) && v.role === 'part');
+    expect((parts.at(-1) as { end?: unknown }).end).toEqual({ by: 'proxy', code: 1001, reason: 'tapedeck is shutting down' });
+    // Replay: a client that never closes does not hold the shutdown past its grace.
+    const play = await startProxy({ tape, mode: 'replay', port: 0 });
+    const r = client(play.url);
+    await r.opened;
+    r.ws.pause();
+    const t0 = performance.now();
+    await play.close();
+    expect(performance.now() - t0).toBeLessThan(5000);
+  });
 });
