@@ -12,12 +12,15 @@ import type { RealtimeProtocol } from './realtime.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** A copy with call ids (a tool response's `id`) renumbered by first use. */
+/**
+ * A copy with ids the server made renumbered by first use: a tool response's call `id`, and the
+ * `handle` a client resumes a session with (`setup.sessionResumption.handle`).
+ */
 function keyed(v: unknown, id: (raw: string) => string): unknown {
   if (Array.isArray(v)) return v.map((x) => keyed(x, id));
   if (!isObject(v)) return v;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = k === 'id' && typeof x === 'string' ? id(x) : keyed(x, id);
+  for (const [k, x] of Object.entries(v)) out[k] = (k === 'id' || k === 'handle') && typeof x === 'string' ? id(x) : keyed(x, id);
   return out;
 }
 
