@@ -8,7 +8,7 @@
 import { TapedeckError } from '../errors.ts';
 import { sigV4ServicesOf } from '../providers/index.ts';
 import type { DeckRequest } from './deck.ts';
-import { parseSigV4, signSigV4, sigV4Mismatch, type AwsCredentials, type SigV4Authorization } from './sigv4.ts';
+import { amzDate, parseSigV4, signSigV4, sigV4Mismatch, type AwsCredentials, type SigV4Authorization } from './sigv4.ts';
 
 /** How far a signature's X-Amz-Date may be from the proxy's clock, either way (AWS's window). */
 export const SIGV4_WINDOW_MS = 15 * 60_000;
@@ -63,15 +63,14 @@ function amzTime(s: string): number {
   return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) : NaN;
 }
 
-const amzDate = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
-
 /**
  * Throws E_SIGNATURE (403, AWS's InvalidSignatureException) unless a request signed with the
  * proxy's access key id proves the client holds its secret, in the order AWS checks: the
  * credential scope names a service the request's route is for (`bedrock` for Bedrock), `host`
- * (`:authority` over HTTP/2) and `x-amz-date` are signed, the date is within 15 minutes of the proxy's clock either way and
- * is the scope's date, and the signature recomputed from the request as received (method, path,
- * query, the signed headers, the payload hash) is the one sent.
+ * (`:authority` over HTTP/2) and `x-amz-date` are signed, the date is within 15 minutes of the
+ * proxy's clock either way and is the scope's date, and the signature recomputed from the
+ * request as received (method, path, query, the signed headers, the payload hash) is the one
+ * sent.
  *
  * @example
  * checkClientSignature(dreq, parseSigV4(dreq.headers.authorization)!, creds) // throws for `Signature=00`
@@ -90,8 +89,8 @@ export function checkClientSignature(req: DeckRequest, sig: SigV4Authorization, 
   if (Number.isNaN(t) || !sig.signedHeaders.includes('x-amz-date')) refuse('The request has no signed X-Amz-Date (YYYYMMDDTHHMMSSZ); the proxy checks signatures by that date only.');
   const d = date as string;
   const n = now.getTime();
-  if (t < n - SIGV4_WINDOW_MS) refuse(`Signature expired: ${d} is now earlier than ${amzDate(n - SIGV4_WINDOW_MS)} (${amzDate(n)} - 15 min.)`);
-  if (t > n + SIGV4_WINDOW_MS) refuse(`Signature not yet current: ${d} is still later than ${amzDate(n + SIGV4_WINDOW_MS)} (${amzDate(n)} + 15 min.)`);
+  if (t < n - SIGV4_WINDOW_MS) refuse(`Signature expired: ${d} is now earlier than ${amzDate(new Date(n - SIGV4_WINDOW_MS))} (${amzDate(now)} - 15 min.)`);
+  if (t > n + SIGV4_WINDOW_MS) refuse(`Signature not yet current: ${d} is still later than ${amzDate(new Date(n + SIGV4_WINDOW_MS))} (${amzDate(now)} + 15 min.)`);
   if (d.slice(0, 8) !== sig.date) refuse(`Date in Credential scope (${sig.date}) does not match YYYYMMDD from X-Amz-Date (${d}).`);
   const mismatch = sigV4Mismatch(req, sig, creds.secretAccessKey);
   if (mismatch) refuse(`The request signature we calculated does not match the signature you provided: ${mismatch}.`);

@@ -90,8 +90,13 @@ function canonicalQuery(search: string): string {
 const hex = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
 
-/** `YYYYMMDDTHHMMSSZ` */
-function amzDate(d: Date): string {
+/**
+ * A time as SigV4 writes it, `YYYYMMDDTHHMMSSZ`.
+ *
+ * @example
+ * amzDate(new Date('2026-11-26T02:45:07.123Z')) // '20261126T024507Z'
+ */
+export function amzDate(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
 }
 
