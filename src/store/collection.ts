@@ -45,6 +45,12 @@ export interface RecordKind<R> {
   is(value: unknown): value is R;
   /** The form written to the backend (default: the one field order of record-order.ts). */
   encode?(record: R): unknown;
+  /**
+   * The `kind` (`cache` for records without one) and `key` fields of the stored records filed
+   * under a collection key: how a backend that knows whose a lost record was (Redis) names it.
+   * Without it, a request none of whose recordings survived is a miss.
+   */
+  storedKey?(key: string): { kind: string; key: string };
 }
 
 export interface CollectionOptions<R> {
@@ -344,7 +350,12 @@ export class RecordCollection<R> {
   next(key: string, opts: { repeatLast?: boolean } = {}): R | undefined {
     if (!this.serves) return undefined;
     const s = this.slots.get(key);
-    if (!s) return undefined;
+    if (!s) {
+      // No intact recording at all: a miss, unless the backend says a lost record was this key's.
+      const lost = this.lost.length > 0 ? this.lostOf(key) : undefined;
+      if (lost) throw this.damaged(key, 0, undefined, { at: lost.at });
+      return undefined;
+    }
     if (s.served < s.length) {
       const e = s.at(s.served)!;
       const k = s.expect;
@@ -414,6 +425,12 @@ export class RecordCollection<R> {
     return hit ? this.damaged(key, s.expect, undefined, { after: at, at: hit.at }) : undefined;
   }
 
+  /** A lost record the backend says was filed under `key` (see RecordKind.storedKey). */
+  private lostOf(key: string): { at: number } | undefined {
+    const mine = this.kind.storedKey?.(key);
+    return mine && this.lost.find((d) => d.record !== undefined && d.record.kind === mine.kind && d.record.key === mine.key);
+  }
+
   /**
    * Tells the collection a recording was served by someone else's choice (the proxy's matcher
    * picks LLM recordings by signature or sequence, not by key): it counts as used, and the
@@ -461,14 +478,16 @@ export class RecordCollection<R> {
   /**
    * E_TAPE_DAMAGED for the k-th recording (0-based) of `key`: what was lost and how to get it
    * back. `near`: the next intact recording; `past`: the call is past the last intact one (at
-   * `after`) and lost records follow it (the first at `at`).
+   * `after`; none when absent) and lost records follow it (the first at `at`).
    */
-  private damaged(key: string, k: number, near: number | undefined, past?: { after: number; at: number }): TapedeckError {
+  private damaged(key: string, k: number, near: number | undefined, past?: { after?: number; at: number }): TapedeckError {
     const n = k + 1;
     const nth = `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
     const lost = this.warnings.filter((w) => w.code !== 'TAPEDECK_REKEY').map((w) => w.offset);
     const where = past
-      ? ` (its last intact recording, at ${past.after}, is followed by a record lost to damage at ${past.at}, which may be this one)`
+      ? past.after === undefined
+        ? ` (none of its recordings is intact: the record at ${past.at} was lost to damage)`
+        : ` (its last intact recording, at ${past.after}, is followed by a record lost to damage at ${past.at}, which may be this one)`
       : near !== undefined
         ? ` (the next intact one is at ${near}${lost.length > 0 ? `; damage found at ${lost.slice(0, 5).join(', ')}` : ''})`
         : '';

@@ -110,7 +110,7 @@ describe('the last recording damaged, through the proxy', () => {
 
 describe('a malformed record in a Redis namespace', () => {
   it.skipIf(Boolean(redisMissing()))
-    .each(['llm', 'json'] as const)('the last of three %s recordings malformed: the 3rd call is E_TAPE_DAMAGED through the proxy and createFetch, not the 2nd again', async (kind) => {
+    .each(['llm', 'json'] as const)('the last of three %s recordings malformed: the 3rd call is E_TAPE_DAMAGED through the proxy and createFetch, not the 2nd again; the only one of another request too', async (kind) => {
       const redis = await startRedis();
       const up = await startUpstream();
       try {
@@ -119,12 +119,17 @@ describe('a malformed record in a Redis namespace', () => {
         const rec = createFetch({ store, mode: 'record' });
         const live: string[] = [];
         for (let i = 0; i < 3; i++) live.push(await (await rec(`${up.url}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[kind] })).text());
+        // Another request, recorded once.
+        const lonely = bodies[kind].replace('same', 'lonely');
+        await (await rec(`${up.url}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: lonely })).text();
         await rec.close();
         expect(new Set(live).size).toBe(3);
         const b = new RedisBackend(`${redis.url}/0`, { namespace: ns });
-        const [ckey] = await (await b.records()).keys();
-        const stored = await (await b.records()).read(ckey!);
-        await rawCommand(redis.port, ['HSET', `${ns}:{${ns}:${ckey}}:r`, String(stored[2]!.seq), 'not a record']);
+        for (const ckey of await (await b.records()).keys()) {
+          const stored = await (await b.records()).read(ckey);
+          // The third of the three, and the only one of the other.
+          await rawCommand(redis.port, ['HSET', `${ns}:{${ns}:${ckey}}:r`, String(stored.at(-1)!.seq), 'not a record']);
+        }
         await b.close();
         for (const entry of ['proxy', 'createFetch'] as const) {
           const proxy = entry === 'proxy' ? await startProxy({ store, mode: 'replay', port: 0, onWarning: () => {} }) : undefined;
@@ -137,6 +142,9 @@ describe('a malformed record in a Redis namespace', () => {
               got.push(res.status === 200 ? text : (JSON.parse(text) as { error: { code: string } }).error.code);
             }
             expect(got, entry).toEqual([live[0], live[1], 'E_TAPE_DAMAGED', 'E_TAPE_DAMAGED']);
+            // Its only recording lost: Redis knows whose it was, so not a miss.
+            const res = await (proxy ? fetch : f!)(`${proxy ? proxy.url : 'http://api.invalid'}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: lonely });
+            expect((JSON.parse(await res.text()) as { error: { code: string } }).error.code, entry).toBe('E_TAPE_DAMAGED');
           } finally {
             await proxy?.close();
             await f?.close();

@@ -41,25 +41,31 @@ redisDescribe('ReplayCache and createFetch on Redis', () => {
     expect(bytes.includes(Buffer.from(SECRET))).toBe(false);
   });
 
-  it('ReplayCache: the last of three recordings malformed: the 3rd get is E_TAPE_DAMAGED, not a miss', async () => {
+  it('ReplayCache: the last of three recordings malformed: the 3rd get is E_TAPE_DAMAGED, not a miss; so is the only one', async () => {
     const ns = freshNamespace('damaged-last');
     const store = `${redis.current.url}?namespace=${ns}`;
     const req = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] };
     const w = await ReplayCache.open(store, { mode: 'record' });
     for (const text of ['first', 'second', 'third']) await w.put(req, { text });
     await w.put({ ...req, model: 'gpt-4o' }, { text: 'other' });
+    const lonely = { ...req, model: 'gpt-4.1' };
+    await w.put(lonely, { text: 'only one' });
     await w.close();
     const r0 = await RedisRecords.open(store);
     const ckey = `cache:${w.cacheKey(req)}`;
     const [, , third] = await r0.read(ckey);
+    const [only] = await r0.read(`cache:${w.cacheKey(lonely)}`);
     await r0.close();
     await rawCommand(redis.current.port, ['HSET', `${ns}:{${ns}:${ckey}}:r`, String(third!.seq), 'not a record']);
+    await rawCommand(redis.current.port, ['HSET', `${ns}:{${ns}:cache:${w.cacheKey(lonely)}}:r`, String(only!.seq), 'not a record']);
     const r = await ReplayCache.open(store, { mode: 'replay' });
     try {
       expect(await r.get(req)).toEqual({ text: 'first' });
       expect(await r.get(req)).toEqual({ text: 'second' });
       await expect(r.get(req)).rejects.toMatchObject({ code: 'E_TAPE_DAMAGED', details: { repeat: 2 } });
       expect(await r.get({ ...req, model: 'gpt-4o' })).toEqual({ text: 'other' });
+      // Its only recording lost: Redis knows whose it was, so not a miss.
+      await expect(r.get(lonely)).rejects.toMatchObject({ code: 'E_TAPE_DAMAGED', details: { repeat: 0 } });
     } finally {
       await r.close();
     }
