@@ -52,7 +52,8 @@ export function resignForUpstream(req: DeckRequest, url: string, creds: AwsCrede
   const upstreamHost = new URL(url).host;
   if (!sig || typeof signedHost !== 'string' || signedHost.toLowerCase() === upstreamHost) return { req, outcome: { kind: 'none' } };
   if (!creds || creds.accessKeyId !== sig.accessKeyId) return { req, outcome: { kind: 'kept', signedHost, upstreamHost } };
-  checkClientSignature({ ...req, headers: received }, sig, creds, now);
+  // Over HTTP/2 a client may sign `host` and send it as `:authority` (curl does).
+  checkClientSignature({ ...req, headers: received.host === undefined ? { ...received, host: signedHost } : received }, sig, creds, now);
   const headers = signSigV4({ method: req.method, url, headers: req.headers, body: req.body }, creds, sig, now);
   return { req: { ...req, headers }, outcome: { kind: 'resigned' } };
 }

@@ -9,6 +9,7 @@ import { HttpRequest } from '@smithy/core/protocols';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { createHash } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import { connect as h2connect } from 'node:http2';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +80,30 @@ function send(proxyUrl: string, headers: Record<string, string>, body = BODY, pa
       const parts: Buffer[] = [];
       res.on('data', (c: Buffer) => parts.push(c));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts).toString() }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Sends a request over cleartext HTTP/2 (`host` goes as `:authority`, as HTTP/2 clients send it). */
+function sendH2(proxyUrl: string, headers: Record<string, string>, body = BODY, path = CONVERSE): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  const { host: _host, ...rest } = headers;
+  const session = h2connect(proxyUrl);
+  return new Promise((resolve, reject) => {
+    session.on('error', reject);
+    const req = session.request({ ':method': 'POST', ':path': path, ...rest, 'content-length': String(Buffer.byteLength(body)) });
+    let status = 0;
+    let got: IncomingHttpHeaders = {};
+    const parts: Buffer[] = [];
+    req.on('response', (h) => {
+      status = Number(h[':status']);
+      got = h as IncomingHttpHeaders;
+    });
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => {
+      session.close();
+      resolve({ status, headers: got, body: Buffer.concat(parts).toString() });
     });
     req.on('error', reject);
     req.end(body);
@@ -176,6 +201,16 @@ describe('the proxy checks the client signature before it signs with its own cre
     expect(up.seen.at(-1)!.headers['x-amz-content-sha256']).toBe('UNSIGNED-PAYLOAD');
     const chunked = await sdkSigned(proxy.url, { headers: { 'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD' } });
     expectRefused(await send(proxy.url, chunked), /STREAMING-AWS4-HMAC-SHA256-PAYLOAD/);
+    expect(upstreamCalls()).toBe(before + 1);
+  });
+
+  it('over HTTP/2, a signed host sent as :authority verifies; a made-up signature does not', async () => {
+    const before = upstreamCalls();
+    const headers = await sdkSigned(proxy.url);
+    expect((await sendH2(proxy.url, headers)).status).toBe(200);
+    expect(upstreamCalls()).toBe(before + 1);
+    const forged = { ...headers, authorization: headers.authorization!.replace(/Signature=[0-9a-f]+/, 'Signature=00') };
+    expectRefused(await sendH2(proxy.url, forged), /signature we calculated does not match/);
     expect(upstreamCalls()).toBe(before + 1);
   });
 
