@@ -63,6 +63,8 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   private readonly opts: RealtimeTapeOptions;
   private readonly blobsWritten = new Set<string>();
   private readonly blobCache = new Map<string, Uint8Array>();
+  /** Sessions read so far, by their id. */
+  private readonly loaded = new Map<string, LoadedSession>();
 
   private constructor(opts: RealtimeTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<RealtimeRecord>>>) {
     super(opts, opened);
@@ -94,6 +96,9 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
     if (!head && (await refreshed(key))) head = next(key, false);
     if (!head && this.opts.strictOrder !== true) head = next(key, true);
     if (!head || head.role !== 'session') return undefined;
+    // The same session served again (past the last recording of its connect): read once.
+    const known = this.loaded.get(head.sid);
+    if (known) return known;
     const frames: RealtimeFrame[] = [];
     let end: RealtimeEnd | undefined;
     for (let n = 0; ; n++) {
@@ -124,7 +129,9 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
         if (rec?.role === 'blob') this.blobCache.set(d, rec.data);
       }
     }
-    return { head, frames, end };
+    const session = { head, frames, ...(end ? { end } : {}) };
+    this.loaded.set(head.sid, session);
+    return session;
   }
 
   /** The bytes stored under a digest; E_TAPE_DAMAGED when the tape lacks them. */

@@ -528,5 +528,6 @@ export const realtimeRecords: RecordKind<RealtimeRecord> = {
   name: 'realtime session record',
   headFields: ['kind', 'key'],
   keysOf: (head) => (head.kind === REALTIME_RECORD_KIND && typeof head.key === 'string' ? head.key : undefined),
+  storedKey: (k) => ({ kind: REALTIME_RECORD_KIND, key: k }),
   is: isRealtimeRecord,
 };
