@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProxy } from '../../src/proxy/server.ts';
 import { MemoryBackend } from '../../src/store/backends/memory.ts';
-import { readTape } from '../../src/store/tape-file.ts';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { readTape, scanTape } from '../../src/store/tape-file.ts';
 import { isRealtimeRecord } from '../../src/store/records.ts';
 import { startFakeRealtime } from './fake-realtime.ts';
 
@@ -207,5 +208,51 @@ describe('realtime sessions and the store', () => {
     const t0 = performance.now();
     await play.close();
     expect(performance.now() - t0).toBeLessThan(5000);
+  });
+
+  it('damage never moves a session: with the head of the first one damaged, the first connect gets E_TAPE_DAMAGED and the second still the second session', async () => {
+    const fake = await startFakeRealtime();
+    const tape = join(dir, 'damaged.tape');
+    const rec = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+    const transcripts: string[] = [];
+    try {
+      for (const text of ['first', 'second']) {
+        const c = client(rec.url);
+        await c.opened;
+        c.ask(text);
+        await c.waitFor((e) => e.type === 'response.done');
+        transcripts.push(c.events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join(''));
+        c.ws.close();
+        await c.closed;
+      }
+    } finally {
+      await rec.close();
+      await fake.close();
+    }
+    expect(transcripts).toEqual(['You said: first', 'You said: second']);
+    // Flip a byte inside the first session's head record: its checksum fails, the record is lost.
+    const k = (await readTape(tape)).records.findIndex((r) => isRealtimeRecord(r.value) && r.value.role === 'session');
+    const frame = (await scanTape(tape)).frames[k]!;
+    const bytes = readFileSync(tape);
+    bytes[frame.offset + 30] = bytes[frame.offset + 30]! ^ 0x5a;
+    writeFileSync(tape, bytes);
+    const play = await startProxy({ tape, mode: 'replay', port: 0, onWarning: () => {} });
+    try {
+      const a = client(play.url);
+      await a.opened;
+      const codeA = await a.closed;
+      expect(a.events[0]).toMatchObject({ type: 'error', error: { code: 'tapedeck_miss' } });
+      expect(String((a.events[0]!.error as { message: string }).message)).toMatch(/E_TAPE_DAMAGED: The 1st recording/);
+      expect(codeA).toBe(1008);
+      const b = client(play.url);
+      await b.opened;
+      b.ask('second');
+      await b.waitFor((e) => e.type === 'response.done');
+      expect(b.events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('')).toBe('You said: second');
+      b.ws.close();
+      await b.closed;
+    } finally {
+      await play.close();
+    }
   });
 });
