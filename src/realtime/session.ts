@@ -263,7 +263,7 @@ export class LiveSession {
 
 /** A step of a replayed session: a client frame and the server frames that followed it. */
 interface Step {
-  client: Exclude<RealtimeFrame, { text: string } | { blob: string; at?: number; c?: undefined }> & { c: 1 };
+  client: Extract<RealtimeFrame, { c: 1 }>;
   server: Played[];
 }
 
@@ -274,6 +274,9 @@ interface Played {
   at?: number;
 }
 
+/** A session's frames as they go on the wire, made once per recorded session (read-only after). */
+const prepared = new WeakMap<LoadedSession, { prelude: Played[]; steps: Step[] }>();
+
 /**
  * A replayed session: answers the client from the tape.
  *
@@ -283,8 +286,8 @@ interface Played {
 export class ReplaySession {
   private readonly opts: RealtimeSessionOptions;
   private readonly tape: RealtimeTape;
-  private readonly prelude: Played[] = [];
-  private readonly steps: Step[] = [];
+  private prelude: Played[] = [];
+  private steps: Step[] = [];
   private readonly end: RealtimeEnd | undefined;
   private readonly ids = new Ids();
   private step = 0;
@@ -299,9 +302,16 @@ export class ReplaySession {
     this.opts = opts;
     this.tape = opts.tape;
     this.end = session.end;
-    for (const f of session.frames) {
-      if ('c' in f) this.steps.push({ client: f as Step['client'], server: [] });
-      else (this.steps.length > 0 ? this.steps[this.steps.length - 1]!.server : this.prelude).push(this.played(f));
+    const ready = prepared.get(session);
+    if (ready) {
+      this.prelude = ready.prelude;
+      this.steps = ready.steps;
+    } else {
+      for (const f of session.frames) {
+        if ('c' in f) this.steps.push({ client: f, server: [] });
+        else (this.steps.length > 0 ? this.steps[this.steps.length - 1]!.server : this.prelude).push(this.played(f));
+      }
+      prepared.set(session, { prelude: this.prelude, steps: this.steps });
     }
     opts.client.on('message', (d: Data, binary: boolean) => this.fromClient(asBuffer(d), binary));
     opts.client.on('error', () => {});
