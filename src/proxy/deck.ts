@@ -272,7 +272,12 @@ export class Deck {
   readonly redactor: Redactor;
   readonly warnings: readonly StoreWarning[];
   /** Faults on demand (undefined outside replay unless asked for with `live`). */
-  readonly chaos: HttpChaos | undefined;
+  get chaos(): HttpChaos | undefined {
+    return this.chaosNow;
+  }
+  private chaosNow: HttpChaos | undefined;
+  /** Faults injected by chaos settings replaced since (useChaos). */
+  private readonly pastFaults: Record<string, number> = {};
 
   private readonly opts: DeckOptions;
   /** The recordings (undefined in passthrough): ordered repeats, appends, the mode rules. */
@@ -309,7 +314,7 @@ export class Deck {
     this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).filter((h) => !this.redactor.isCredentialHeader(h)).sort();
     this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText };
     this.counters = emptyStats(mode, opts.tape);
-    this.chaos = openChaos(opts.chaos, mode, this.warn);
+    this.chaosNow = openChaos(opts.chaos, mode, this.warn);
     if (col) for (const { value, at } of col.entries()) this.add(value, `${opts.tape}@${at ?? '?'}`);
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
@@ -963,8 +968,23 @@ export class Deck {
     this.counters.unrecorded++;
   }
 
+  /**
+   * Replaces the chaos settings from now on (the test fixture's `tape.chaos()`); undefined
+   * stops injecting. Faults injected so far stay counted. Throws E_ARG or E_CHAOS_MODE.
+   *
+   * @example
+   * deck.useChaos({ faults: { 429: 1 }, attempts: 1 })
+   */
+  useChaos(opts: ChaosOptions | undefined): void {
+    if (opts !== undefined) checkChaos(opts, 'http');
+    const next = openChaos(opts, this.mode, this.warn);
+    for (const [f, n] of Object.entries(this.chaosNow?.counts() ?? {})) this.pastFaults[f] = (this.pastFaults[f] ?? 0) + n;
+    this.chaosNow = next;
+  }
+
   stats(): DeckStats {
-    const faults = this.chaos?.counts();
-    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(faults && Object.keys(faults).length > 0 ? { faults } : {}) };
+    const faults = { ...this.pastFaults };
+    for (const [f, n] of Object.entries(this.chaosNow?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
+    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}) };
   }
 }

@@ -7,6 +7,7 @@ import { TapedeckError } from '../errors.ts';
 import type { MissEntry } from '../match/diagnose.ts';
 import { Deck, type Decision, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
 import { refuseChaos } from '../chaos/decide.ts';
+import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
@@ -36,6 +37,14 @@ export interface TapedeckFetch {
   /** Resolves when the tape is open. */
   readonly ready: Promise<void>;
   stats(): Promise<DeckStats>;
+  /**
+   * Faults on demand from the next call on (docs/chaos.md), replacing the `chaos` option;
+   * undefined stops them. Refused (the calls answer E_CHAOS_MODE) outside replay unless `live`.
+   *
+   * @example
+   * fetch.chaos({ faults: { 429: 1 }, attempts: 1 })
+   */
+  chaos(opts: ChaosOptions | undefined): void;
   /**
    * Waits for streams still being recorded (at most `shutdownTimeoutMs`, then aborts them, not
    * recorded), writes pending records, closes the tape and the upstream connections.
@@ -337,6 +346,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // error: an HTTP error the SDK raises with this message, not a rejected fetch, which
       // SDKs report as "Connection error." and retry.
       d = await opening;
+      if (chaosRefused !== undefined) throw chaosRefused;
       if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'This tapedeck fetch was closed.', { hint: 'Create a new one with createFetch().' });
       if (req.body) {
         const body = new Uint8Array(await req.arrayBuffer());
@@ -407,6 +417,23 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   ready.catch(() => {});
   Object.defineProperty(f, 'ready', { value: ready });
   f.stats = async () => (await opening).stats();
+  // Chaos asked for after creation is applied once the tape is open, before any later call
+  // (promise reactions run in order); a refusal is every later call's answer.
+  let chaosRefused: unknown;
+  f.chaos = (c) => {
+    if (c !== undefined) checkChaos(c, 'http');
+    chaosRefused = undefined;
+    void opening.then(
+      (d) => {
+        try {
+          d.useChaos(c);
+        } catch (e) {
+          chaosRefused = e;
+        }
+      },
+      () => {},
+    );
+  };
   f.close = () => {
     closing ??= (async () => {
       for (const end of hung) end(new TapedeckError('E_PROXY_CLOSED', 'This tapedeck fetch was closed while a call waited on an injected timeout.', { hint: 'Give the client a timeout shorter than the test.' }));

@@ -3,7 +3,7 @@
 import OpenAI from 'openai';
 import fc from 'fast-check';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -222,6 +222,37 @@ describe('openTestTape', () => {
     const again = openTestTape({ tape: path, env: { CI: '1' } });
     expect((await ask(again.fetch, 'one')).choices[0]!.message.content).toMatch(/one$/);
     await again.close();
+  });
+
+  it('chaos(): faults for the rest of the test, retried to the recording, counted in the run summary, tape untouched', async () => {
+    const runDir = join(dir, 'run-chaos');
+    const path = join(dir, 'chaos.tape');
+    const rec = openTestTape({ tape: path, env: {} });
+    const recorded = (await ask(rec.fetch, 'retry me')).choices[0]!.message.content;
+    await rec.close();
+    const bytes = readFileSync(path);
+    const replay = openTestTape({ tape: path, env: { CI: '1' }, runDir, test: 'retries' });
+    // Before chaos(): answered as recorded.
+    expect((await ask(replay.fetch, 'retry me')).choices[0]!.message.content).toBe(recorded);
+    replay.chaos({ faults: { 429: 1 }, attempts: 1, retryAfterMs: 10, seed: 4 });
+    const retried = new OpenAI({ baseURL: `${up.url}/v1`, apiKey: 'sk-test', fetch: replay.fetch, maxRetries: 1 });
+    expect((await retried.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'retry me' }] })).choices[0]!.message.content).toBe(recorded);
+    // Without retries the SDK raises the provider's own rate-limit error.
+    await expect(ask(replay.fetch, 'retry me')).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+    replay.chaos(undefined);
+    expect((await ask(replay.fetch, 'retry me')).choices[0]!.message.content).toBe(recorded);
+    const report = await replay.close();
+    expect(report.faults).toEqual({ 429: 2 });
+    expect(report.misses).toEqual([]);
+    const summary = await summarizeRun(readTapeReports(runDir));
+    expect(summary.faults).toEqual({ 429: 2 });
+    expect(formatSummary(summary, { root: dir }).split('\n')[0]).toBe('tapedeck: 1 tape, 0 written, 0 recordings added, 3 replayed, 0 misses, 0 unused recordings, 2 faults injected (429 2)');
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+    // Record mode refuses it (no live API behind a fault by accident): every call says why.
+    const recording = openTestTape({ tape: join(dir, 'chaos-rec.tape'), env: { TAPEDECK_MODE: 'record' } });
+    recording.chaos({ faults: { 429: 1 } });
+    await expect(ask(recording.fetch, 'x')).rejects.toThrow(/--chaos-live|live: true/);
+    await recording.close();
   });
 
   it('cache(): a ReplayCache beside the tape in the same mode, closed with it', async () => {
