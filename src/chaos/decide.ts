@@ -11,7 +11,7 @@
 import { TapedeckError } from '../errors.ts';
 import { sha256 } from '../core/index.ts';
 import type { TapeMode } from '../store/mode.ts';
-import { BODY_FAULTS, checkChaos, HTTP_FAULTS, MCP_FAULTS, type ChaosOptions, type FaultFamily, type FaultName } from './options.ts';
+import { BODY_FAULTS, checkChaos, faultNames, type ChaosOptions, type FaultFamily, type FaultName } from './options.ts';
 
 /** What one call gets: a fault (or none) and a delay. */
 export interface Verdict {
@@ -90,7 +90,7 @@ export class Chaos<T = unknown> {
   ) {
     this.faults = checkChaos(opts, family);
     this.options = opts;
-    this.names = family === 'http' ? HTTP_FAULTS : MCP_FAULTS;
+    this.names = faultNames(family);
     this.seed = opts.seed ?? randomSeed();
     this.total = this.faults.reduce((n, [, r]) => n + r, 0);
     this.canFire = this.total > 0 || ((opts.latencyMs ?? 0) > 0 && (opts.latencyRate ?? 1) > 0);

@@ -13,11 +13,27 @@ export const HTTP_FAULTS = ['429', '500', '503', '529', 'timeout', 'reset', 'cut
  */
 export const MCP_FAULTS = ['error', 'tool-error', 'exit', 'timeout'] as const;
 
+/**
+ * Faults of a realtime (WebSocket) session: the server closes it (1011) in the middle of a
+ * response. The seam for the realtime session engine: it makes a `Chaos` of family `realtime`
+ * (./decide.ts), asks `decide(key)` with the key of the client frame that starts a response,
+ * and on `close` ends the socket with 1011 partway through the recorded answer's frames,
+ * holding that recording for the retry as the HTTP damaged answers do (src/proxy/chaos.ts).
+ * Nothing injects these yet.
+ */
+export const REALTIME_FAULTS = ['close'] as const;
+
 export type HttpFault = (typeof HTTP_FAULTS)[number];
 export type McpFault = (typeof MCP_FAULTS)[number];
-export type FaultName = HttpFault | McpFault;
+export type RealtimeFault = (typeof REALTIME_FAULTS)[number];
+export type FaultName = HttpFault | McpFault | RealtimeFault;
 /** Which family of faults a transport can inject. */
-export type FaultFamily = 'http' | 'mcp';
+export type FaultFamily = 'http' | 'mcp' | 'realtime';
+
+/** The fault names of a family. */
+export function faultNames(family: FaultFamily): readonly string[] {
+  return family === 'http' ? HTTP_FAULTS : family === 'mcp' ? MCP_FAULTS : REALTIME_FAULTS;
+}
 
 /** Faults that damage a recorded answer on its way out (they need the recording). */
 export const BODY_FAULTS: ReadonlySet<string> = new Set(['cut', 'stall', 'malformed']);
@@ -60,7 +76,7 @@ export interface ChaosOptions {
 export const CHAOS_DEFAULTS = { stallMs: 2000, cutAfter: 2, retryAfterMs: 1000 } as const;
 
 function specError(spec: string, item: string, why: string, family: FaultFamily): TapedeckError {
-  const names = family === 'http' ? HTTP_FAULTS : MCP_FAULTS;
+  const names = faultNames(family);
   return new TapedeckError('E_CHAOS_SPEC', `Invalid chaos item ${JSON.stringify(item)} in ${JSON.stringify(spec)}: ${why}.`, {
     spec,
     item,
@@ -91,7 +107,7 @@ function countOf(text: string, spec: string, item: string, family: FaultFamily, 
  * // { faults: { 429: 0.2, cut: 0.1 }, latencyMs: 150 }
  */
 export function parseChaosSpec(spec: string, family: FaultFamily = 'http'): ChaosOptions {
-  const names: readonly string[] = family === 'http' ? HTTP_FAULTS : MCP_FAULTS;
+  const names = faultNames(family);
   const out: ChaosOptions = {};
   const faults: Partial<Record<FaultName, number>> = {};
   const items = spec.split(',').map((s) => s.trim());
@@ -131,10 +147,10 @@ export function parseChaosSpec(spec: string, family: FaultFamily = 'http'): Chao
  */
 export function checkChaos(opts: ChaosOptions, family: FaultFamily): [FaultName, number][] {
   if (opts === null || typeof opts !== 'object') throw new TapedeckError('E_ARG', 'chaos must be an object such as { faults: { 429: 0.2 } }.', { hint: 'docs/chaos.md lists the options.' });
-  const names: readonly string[] = family === 'http' ? HTTP_FAULTS : MCP_FAULTS;
+  const names = faultNames(family);
   const faults = opts.faults ?? {};
   for (const [name, rate] of Object.entries(faults)) {
-    if (!names.includes(name)) throw new TapedeckError('E_ARG', `Unknown ${family === 'http' ? 'HTTP' : 'MCP'} fault ${JSON.stringify(name)} in chaos.faults.`, { hint: `Use ${names.join(', ')}.` });
+    if (!names.includes(name)) throw new TapedeckError('E_ARG', `Unknown ${family === 'http' ? 'HTTP' : family === 'mcp' ? 'MCP' : 'realtime'} fault ${JSON.stringify(name)} in chaos.faults.`, { hint: `Use ${names.join(', ')}.` });
     if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) throw new TapedeckError('E_ARG', `Rate ${JSON.stringify(rate)} of fault ${name} is not a number from 0 to 1.`, { hint: 'Give the share of calls that get it, e.g. { 429: 0.2 }.' });
   }
   const whole = (k: keyof ChaosOptions, min: number) => {
