@@ -13,6 +13,8 @@ import { serveOptions } from '../../src/proxy/cli.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { startUpstream, type Upstream } from './fake-upstream.ts';
+import { answerEvents, malformedEvents, statusFault } from '../../src/providers/faults.ts';
+import { decodeEventStream, encodeEventStreamMessage } from '../../src/providers/wire/aws-eventstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-chaos-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -188,5 +190,58 @@ describe('through the proxy', () => {
     const recs = (await readTape(t)).records.map((r) => r.value as { response: { status: number }; request: { headers: Record<string, unknown> } });
     expect(recs.map((r) => r.response.status)).toEqual([200]);
     expect(recs[0]!.request.headers['x-tapedeck-chaos']).toBeUndefined();
+  });
+});
+
+describe('what a fault looks like', () => {
+  it('each provider’s status faults in its own shape, with the retry headers', () => {
+    const gem = statusFault('/v1beta/models/gemini-2.5-flash:generateContent', {}, '429', 2500);
+    expect(gem.status).toBe(429);
+    expect(JSON.parse(gem.body).error.status).toBe('RESOURCE_EXHAUSTED');
+    expect(gem.headers).toMatchObject({ 'retry-after': '3', 'retry-after-ms': '2500', 'x-should-retry': 'true' });
+    const gem529 = statusFault('/v1beta/models/gemini-2.5-flash:generateContent', {}, '529', 0);
+    expect([gem529.status, JSON.parse(gem529.body).error.status]).toEqual([503, 'UNAVAILABLE']);
+    const bed = statusFault('/model/m/converse', {}, '429', 1000);
+    expect(bed.headers['x-amzn-errortype']).toMatch(/^ThrottlingException:/);
+    expect(JSON.parse(bed.body).message).toContain('tapedeck chaos');
+    expect(statusFault('/model/m/converse', {}, '529', 1000).headers['x-amzn-errortype']).toMatch(/^ServiceUnavailableException:/);
+    const ant = statusFault('/v1/messages', {}, '529', 1000);
+    expect([ant.status, JSON.parse(ant.body).error.type]).toEqual([529, 'overloaded_error']);
+    const oai = statusFault('/v1/chat/completions', {}, '500', 1000);
+    expect([oai.status, JSON.parse(oai.body).error.type, oai.headers['retry-after']]).toEqual([500, 'server_error', undefined]);
+    const oll = statusFault('/api/chat', {}, '503', 1000);
+    expect([oll.status, typeof JSON.parse(oll.body).error]).toEqual([503, 'string']);
+  });
+
+  it('malformed keeps each framing: SSE data line, NDJSON line, an event-stream frame with valid CRCs', () => {
+    const sse = new TextEncoder().encode('data: {"a":1}\n\ndata: {"b":2}\n\ndata: [DONE]\n\n');
+    const ev = answerEvents(sse, 'text/event-stream');
+    expect(ev.map((e) => new TextDecoder().decode(e))).toEqual(['data: {"a":1}\n\n', 'data: {"b":2}\n\n', 'data: [DONE]\n\n']);
+    const broken = malformedEvents(ev, 'text/event-stream').map((e) => new TextDecoder().decode(e));
+    expect(broken[0]).toBe('data: {"a":1}\n\n');
+    expect(broken[1]).toMatch(/^data: \{"b\n\n$/);
+    const nd = answerEvents(new TextEncoder().encode('{"x":1}\n{"y":2}\n'), 'application/x-ndjson');
+    expect(malformedEvents(nd, 'application/x-ndjson').map((e) => new TextDecoder().decode(e))).toEqual(['{"x":1}\n', '{"y\n']);
+    const frame = (body: string) => encodeEventStreamMessage({ headers: [{ name: ':event-type', type: 'string', value: 'chunk' }], body: new TextEncoder().encode(body) });
+    const stream = Buffer.concat([frame('{"bytes":"AAAA"}'), frame('{"bytes":"BBBB"}')]);
+    const frames = answerEvents(stream, 'application/vnd.amazon.eventstream');
+    expect(frames).toHaveLength(2);
+    const out = decodeEventStream(Buffer.concat(malformedEvents(frames, 'application/vnd.amazon.eventstream')));
+    expect(out.map((m) => new TextDecoder().decode(m.body))).toEqual(['{"bytes":"AAAA"}', '{"bytes"']);
+  });
+
+  it('stall pauses between events and latency delays the answer (lower bounds), both marked', async () => {
+    const p = await startProxy({ tape, mode: 'replay', port: 0, chaos: { faults: { stall: 1 }, stallMs: 150, latencyMs: 200, seed: 1 }, onWarning: () => {} });
+    try {
+      const t0 = performance.now();
+      const r = await post(p.url);
+      expect(r.headers.get('x-tapedeck-fault')).toBe('stall, latency');
+      const text = await r.text();
+      // A whole JSON answer is two halves with the pause between them, then whole.
+      expect(JSON.parse(text).choices[0].message.content).toMatch(/Hello there/);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(340);
+    } finally {
+      await p.close();
+    }
   });
 });
