@@ -13,6 +13,7 @@ import { serveOptions } from '../../src/proxy/cli.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { startUpstream, type Upstream } from './fake-upstream.ts';
+import { serve } from './serve-cli.ts';
 import { answerEvents, malformedEvents, statusFault } from '../../src/providers/faults.ts';
 import { decodeEventStream, encodeEventStreamMessage } from '../../src/providers/wire/aws-eventstream.ts';
 
@@ -243,5 +244,27 @@ describe('what a fault looks like', () => {
     } finally {
       await p.close();
     }
+  });
+});
+
+describe('tapedeck serve --chaos', () => {
+  it('prints the seed with the first fault and the faults in its closing line; the tape is untouched', async () => {
+    const before = readFileSync(tape);
+    const s = serve(['--tape', tape, '--port', '0', '--chaos', '429', '--chaos-seed', '3', '--chaos-attempts', '1']);
+    const url = await s.url;
+    expect((await post(url)).status).toBe(429);
+    expect((await post(url)).status).toBe(200);
+    s.child.kill('SIGINT');
+    expect(await s.exited).toBe(0);
+    expect(s.stderr()).toContain('first fault injected (429 on POST /v1/chat/completions) with seed 3');
+    expect(s.stderr()).toMatch(/closed \(1 hit\(s\), 0 miss\(es\), 0 recorded, faults injected: 429 1\)/);
+    expect(readFileSync(tape).equals(before)).toBe(true);
+  });
+
+  it('is refused in record mode without --chaos-live, with the flag to use', async () => {
+    const s = serve(['--tape', join(dir, 'cli-rec.tape'), '--upstream', upstream.url, '--mode', 'record', '--port', '0', '--chaos', '429']);
+    expect(await s.exited).not.toBe(0);
+    expect(s.stderr()).toContain('E_CHAOS_MODE');
+    expect(s.stderr()).toContain('--chaos-live');
   });
 });
