@@ -130,8 +130,10 @@ export interface TestTape {
   /**
    * Faults on demand for the rest of the test, on `fetch` (and what install() routes through
    * it): `{ faults: { 429: 1 }, attempts: 1 }` makes every call fail once before its recorded
-   * answer (docs/chaos.md); undefined stops them. Refused in record and update mode unless
-   * `live: true`. MCP transports take `chaos` in mcp()'s options.
+   * answer (docs/chaos.md); undefined stops them. Unlike the chaos option elsewhere, it applies
+   * in every mode (`live` defaults to true; `live: false` refuses it outside replay): the test
+   * itself asks for the faults, and what its update run records is what its replay needs.
+   * Faulted attempts are never recorded. MCP transports take `chaos` in mcp()'s options.
    */
   chaos(opts: ChaosOptions | undefined): void;
   /** Uninstalls switches, closes the fetch and the cache, writes the run report. Idempotent. */
@@ -281,6 +283,8 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
       const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.mcp` }) : opts.tape.replace(/\.tape$/, '') + '.mcp.tape';
       const t = tapeTransport(transport, {
         ...mcpOpts,
+        // As tape.chaos(): the test asked for the faults, in whatever mode it runs.
+        ...(mcpOpts.chaos ? { chaos: { live: true, ...mcpOpts.chaos } } : {}),
         tape: where,
         mode,
         recordCommand: `record it: ${recordCommand}`,
@@ -296,7 +300,9 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
       return t;
     },
     chaos(c) {
-      open().chaos(c);
+      // A test that asks for faults wants them in the mode it runs in (update locally, replay
+      // in CI): its retry goes on to the tape or, in update mode, to the API and is recorded.
+      open().chaos(c === undefined ? undefined : { live: true, ...c });
     },
     install(sw = {}) {
       const s = installFetchSwitch({ ...sw, fetch: fetchFn });

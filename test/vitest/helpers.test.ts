@@ -248,11 +248,23 @@ describe('openTestTape', () => {
     expect(summary.faults).toEqual({ 429: 2 });
     expect(formatSummary(summary, { root: dir }).split('\n')[0]).toBe('tapedeck: 1 tape, 0 written, 0 recordings added, 3 replayed, 0 misses, 0 unused recordings, 2 faults injected (429 2)');
     expect(readFileSync(path).equals(bytes)).toBe(true);
-    // Record mode refuses it (no live API behind a fault by accident): every call says why.
-    const recording = openTestTape({ tape: join(dir, 'chaos-rec.tape'), env: { TAPEDECK_MODE: 'record' } });
-    recording.chaos({ faults: { 429: 1 } });
-    await expect(ask(recording.fetch, 'x')).rejects.toThrow(/--chaos-live|live: true/);
-    await recording.close();
+    // A test runs in update mode locally: the faults apply there too (the test asked for them),
+    // the faulted attempt goes nowhere, and its retry is recorded from the API.
+    const upd = join(dir, 'chaos-update.tape');
+    const local = openTestTape({ tape: upd, env: {} });
+    expect(local.mode).toBe('update');
+    local.chaos({ faults: { 503: 1 }, attempts: 1, retryAfterMs: 10 });
+    const calls = up.calls.length;
+    await expect(ask(local.fetch, 'fresh')).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    expect(up.calls.length).toBe(calls);
+    expect((await ask(local.fetch, 'fresh')).choices[0]!.message.content).toMatch(/fresh$/);
+    await local.close();
+    expect((await readTape(upd)).records.map((r) => (r.value as { response: { status: number } }).response.status)).toEqual([200]);
+    // Refused outside replay when the test says live: false: every call says why.
+    const strict = openTestTape({ tape: join(dir, 'chaos-rec.tape'), env: { TAPEDECK_MODE: 'record' } });
+    strict.chaos({ faults: { 429: 1 }, live: false });
+    await expect(ask(strict.fetch, 'x')).rejects.toThrow(/--chaos-live|live: true/);
+    await strict.close();
   });
 
   it('cache(): a ReplayCache beside the tape in the same mode, closed with it', async () => {
