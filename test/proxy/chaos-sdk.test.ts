@@ -159,6 +159,26 @@ describe('retries get the recorded answer (attempts: 1)', () => {
   });
 });
 
+describe('the AWS SDK over HTTP/2, as shipped', () => {
+  it('a throttled call is retried and answered; a cut ConverseStream throws', async () => {
+    await withProxy(bedrockTape, { faults: { 429: 1 }, attempts: 1, retryAfterMs: 10 }, async (p) => {
+      const b = new BedrockRuntimeClient({ region: 'us-east-1', endpoint: p.url, credentials: CREDENTIALS, maxAttempts: 2 });
+      expect((await b.send(converse)).output).toEqual(recorded.converse);
+      b.destroy();
+    });
+    await withProxy(bedrockTape, { faults: { cut: 1 } }, async (p) => {
+      const b = new BedrockRuntimeClient({ region: 'us-east-1', endpoint: p.url, credentials: CREDENTIALS, maxAttempts: 1 });
+      const out = await b.send(converseStream);
+      await expect(
+        (async () => {
+          for await (const e of out.stream!) void e;
+        })(),
+      ).rejects.toThrow();
+      b.destroy();
+    });
+  });
+});
+
 describe('a 503 is the SDK’s own error', () => {
   it('@google/genai raises ApiError 503 UNAVAILABLE', async () => {
     await withProxy(geminiTape, { faults: { 503: 1 } }, async (p) => {
