@@ -191,7 +191,12 @@ export class Chaos<T = unknown> {
   }
 }
 
-/** Whether a fault damages a recorded answer (it needs the recording) rather than replacing it. */
+/**
+ * Whether a fault damages a recorded answer (it needs the recording) rather than replacing it.
+ *
+ * @example
+ * damagesAnswer('cut') // true; damagesAnswer('429') // false
+ */
 export function damagesAnswer(fault: FaultName | undefined): boolean {
   return fault !== undefined && BODY_FAULTS.has(fault);
 }

@@ -30,7 +30,12 @@ export type FaultName = HttpFault | McpFault | RealtimeFault;
 /** Which family of faults a transport can inject. */
 export type FaultFamily = 'http' | 'mcp' | 'realtime';
 
-/** The fault names of a family. */
+/**
+ * The fault names of a family.
+ *
+ * @example
+ * faultNames('mcp') // ['error', 'tool-error', 'exit', 'timeout']
+ */
 export function faultNames(family: FaultFamily): readonly string[] {
   return family === 'http' ? HTTP_FAULTS : family === 'mcp' ? MCP_FAULTS : REALTIME_FAULTS;
 }

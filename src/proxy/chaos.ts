@@ -9,7 +9,6 @@ import { Chaos, damagesAnswer, refuseChaos, type Verdict } from '../chaos/decide
 import { CHAOS_DEFAULTS, type ChaosOptions, type HttpFault } from '../chaos/options.ts';
 import { hex } from '../core/engine.ts';
 import { sha256 } from '../core/index.ts';
-import { TapedeckError } from '../errors.ts';
 import { answerEvents, malformedEvents, statusFault, type StatusFaultAnswer } from '../providers/faults.ts';
 import type { StatusFault } from '../providers/provider.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
@@ -45,7 +44,12 @@ export type ChaosPlan =
   | { kind: 'timeout' | 'reset'; latencyMs: number; fault: HttpFault }
   | { kind: 'damage'; latencyMs: number; fault: 'cut' | 'stall' | 'malformed'; record: HttpRecord; decision: Decision };
 
-/** The request without the chaos header (never sent upstream, stored, nor keyed), and its value. */
+/**
+ * The request without the chaos header (never sent upstream, stored, nor keyed), and its value.
+ *
+ * @example
+ * withoutChaosHeader({ method: 'POST', url: '/v1/x', headers: { 'x-tapedeck-chaos': '429' }, body }).value // '429'
+ */
 export function withoutChaosHeader(req: DeckRequest): { req: DeckRequest; value: string | undefined } {
   const v = req.headers[CHAOS_HEADER];
   if (v === undefined) return { req, value: undefined };
@@ -66,9 +70,12 @@ function callKey(d: Deck, req: DeckRequest): string {
 
 /**
  * Decides what one request gets. `forced` is the x-tapedeck-chaos value (checked here: a bad
- * one is E_CHAOS_SPEC). Throws what deck.decide throws when the answer needs the recording.
+ * one is E_CHAOS_SPEC). Rejects with what deck.decide throws when the answer needs the recording.
+ *
+ * @example
+ * const plan = await planChaos(deck, deck.chaos!, req, req.headers['x-tapedeck-chaos'])
  */
-export function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, forced: string | undefined): ChaosPlan {
+export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, forced: string | undefined): Promise<ChaosPlan> {
   if (forced !== undefined) refuseChaos(d.mode, chaos.options.live, `header ${CHAOS_HEADER}`);
   const force = forced === undefined ? undefined : chaos.forced(forced);
   const key = callKey(d, req);
@@ -85,14 +92,13 @@ export function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, forced: s
   if (!damagesAnswer(fault)) {
     return { kind: 'status', latencyMs, fault, answer: statusFault(req.url, req.headers, fault as StatusFault, chaos.options.retryAfterMs ?? CHAOS_DEFAULTS.retryAfterMs) };
   }
-  let decision: Decision | Promise<Decision>;
+  let decision: Decision;
   try {
-    decision = chaos.held(key, true) ?? d.decideShared(req);
+    decision = chaos.held(key, true) ?? (await d.decideShared(req));
   } catch (e) {
     chaos.undo(key, fault); // a miss is answered as a miss, not counted as a fault
     throw e;
   }
-  if (decision instanceof Promise) throw new TapedeckError('E_ARG', 'cut, stall and malformed faults need a local store; a shared (Redis) store cannot take them yet.', { hint: 'Use a tape file with these faults, or status faults (429, 500, 503, 529, timeout, reset).' });
   if (decision.kind !== 'replay') {
     // In front of the live API a damaged answer would have to be recorded undamaged and sent
     // damaged: not done; the call goes to the upstream as usual.
@@ -103,7 +109,12 @@ export function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, forced: s
   return { kind: 'damage', latencyMs, fault: fault as 'cut' | 'stall' | 'malformed', record: decision.record, decision };
 }
 
-/** The `x-tapedeck-fault` value of a plan: the fault, and `latency` for a delayed answer. */
+/**
+ * The `x-tapedeck-fault` value of a plan: the fault, and `latency` for a delayed answer.
+ *
+ * @example
+ * faultHeader({ kind: 'timeout', fault: 'timeout', latencyMs: 100 }) // 'timeout, latency'
+ */
 export function faultHeader(plan: ChaosPlan): string | undefined {
   const f = plan.kind === 'usual' ? undefined : plan.fault;
   if (plan.latencyMs > 0) return f ? `${f}, latency` : 'latency';
@@ -123,6 +134,9 @@ export interface DamagedAnswer {
  * A recorded answer damaged by a fault: `cut` sends its first N events (default 2; fewer when
  * the answer has no more) and then drops the connection, `stall` pauses between events,
  * `malformed` breaks the JSON of one event.
+ *
+ * @example
+ * const a = damagedAnswer(plan, chaos, chaos.seed) // a.events: what is sent; a.cut: then the connection drops
  */
 export function damagedAnswer(plan: Extract<ChaosPlan, { kind: 'damage' }>, chaos: HttpChaos, seed: number): DamagedAnswer {
   const rec = plan.record;
@@ -143,7 +157,12 @@ export function damagedAnswer(plan: Extract<ChaosPlan, { kind: 'damage' }>, chao
   return { status: rec.response.status, headers, events, pauseMs, cut };
 }
 
-/** Headers of a status fault answer, with the fault named. */
+/**
+ * Headers of a status fault answer, with the fault named.
+ *
+ * @example
+ * statusFaultHeaders(plan, 7)['x-tapedeck-fault'] // '429'
+ */
 export function statusFaultHeaders(plan: Extract<ChaosPlan, { kind: 'status' }>, seed: number): Record<string, string> {
   return { ...plan.answer.headers, 'x-tapedeck-match': 'chaos', 'x-tapedeck-fault': faultHeader(plan)!, 'x-tapedeck-chaos-seed': String(seed) };
 }

@@ -177,7 +177,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       refuseChaos(d.mode, false, `header ${CHAOS_HEADER}`);
       throw new Error('unreachable');
     }
-    const plan = planChaos(d, chaos, sent, value);
+    const plan = await planChaos(d, chaos, sent, value);
     if (plan.latencyMs > 0) await sleep(plan.latencyMs);
     switch (plan.kind) {
       case 'usual':

@@ -621,7 +621,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       refuseChaos(d.mode, false, `header ${CHAOS_HEADER}`);
       return;
     }
-    const plan = planChaos(d, chaos, dreq, value);
+    const plan = await planChaos(d, chaos, dreq, value);
     if (plan.latencyMs > 0) await sleep(plan.latencyMs);
     if (res.destroyed) return;
     switch (plan.kind) {
