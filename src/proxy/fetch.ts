@@ -178,7 +178,10 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       throw new Error('unreachable');
     }
     const plan = await planChaos(d, chaos, sent, value);
-    if (plan.latencyMs > 0) await sleep(plan.latencyMs);
+    if (plan.latencyMs > 0) {
+      // The caller's abort (its own timeout) ends the wait, as it would a slow API's.
+      await Promise.race([sleep(plan.latencyMs), new Promise<never>((_r, reject) => (req.signal.aborted ? reject(req.signal.reason) : req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true })))]);
+    }
     switch (plan.kind) {
       case 'usual':
         return { decision: plan.decision ?? (await d.decideShared(sent)), dreq: sent, ...(plan.latencyMs > 0 ? { mark: faultHeader(plan)! } : {}) };

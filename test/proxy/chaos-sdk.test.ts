@@ -310,3 +310,18 @@ describe('createFetch with chaos', () => {
     expect(readFileSync(chatTape).equals(before)).toBe(true);
   });
 });
+
+describe('latency', () => {
+  it('a delay longer than the client’s timeout is the SDK’s own timeout, through createFetch', async () => {
+    const f = createFetch({ tape: chatTape, mode: 'replay', chaos: { latencyMs: 5000, seed: 1 } });
+    try {
+      const t0 = performance.now();
+      const e = await chat(openai('http://api.test', { fetch: f, maxRetries: 0, timeout: 200 })).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
+      // The wait ended with the client's abort, not after the whole delay.
+      expect(performance.now() - t0).toBeLessThan(4000);
+    } finally {
+      await f.close();
+    }
+  });
+});
