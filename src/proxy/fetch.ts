@@ -170,7 +170,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
    * A request that may get a fault (./chaos.ts): the fault's answer, or the decision to answer
    * it as usual (with the request stripped of the chaos header, and any delay already waited).
    */
-  async function chaotic(d: Deck, dreq: DeckRequest, req: Request): Promise<Response | { decision: Decision; dreq: DeckRequest; mark?: string }> {
+  async function chaotic(d: Deck, dreq: DeckRequest, signal: AbortSignal): Promise<Response | { decision: Decision; dreq: DeckRequest; mark?: string }> {
     const { req: sent, value } = withoutChaosHeader(dreq);
     const chaos = d.chaos;
     if (!chaos) {
@@ -180,7 +180,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     const plan = await planChaos(d, chaos, sent, value);
     if (plan.latencyMs > 0) {
       // The caller's abort (its own timeout) ends the wait, as it would a slow API's.
-      await Promise.race([sleep(plan.latencyMs), new Promise<never>((_r, reject) => (req.signal.aborted ? reject(req.signal.reason) : req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true })))]);
+      await Promise.race([sleep(plan.latencyMs), new Promise<never>((_r, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason), { once: true })))]);
     }
     switch (plan.kind) {
       case 'usual':
@@ -202,8 +202,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
             reject(e);
           };
           hung.add(end);
-          if (req.signal.aborted) end(req.signal.reason);
-          else req.signal.addEventListener('abort', () => end(req.signal.reason), { once: true });
+          if (signal.aborted) end(signal.reason);
+          else signal.addEventListener('abort', () => end(signal.reason), { once: true });
         });
       case 'damage': {
         const a = damagedAnswer(plan, chaos, chaos.seed);
@@ -365,7 +365,9 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       let mark: string | undefined;
       // Chaos that cannot fire costs one header lookup here.
       if (dreq.headers[CHAOS_HEADER] !== undefined || d.chaos?.canFire === true) {
-        const c = await chaotic(d, dreq, req);
+        // The caller's own signal: a Request's copy of it follows it through a weak reference
+        // that garbage collection can drop, and a timeout fault must hear the abort.
+        const c = await chaotic(d, dreq, init?.signal ?? (input instanceof Request ? input.signal : req.signal));
         if (c instanceof Response) return c;
         ({ decision, dreq, mark } = c);
       } else decision = await d.decideShared(dreq);

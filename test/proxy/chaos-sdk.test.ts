@@ -303,7 +303,10 @@ describe('createFetch with chaos', () => {
       await expect(drainOpenAI(cut)).rejects.toThrow();
       const t = await c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello there' }] }, { headers: { 'x-tapedeck-chaos': 'timeout' }, timeout: 200 }).catch((x: unknown) => x);
       expect(t).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
-      expect((await f.stats()).faults).toEqual({ 429: 1, cut: 1, timeout: 1 });
+      const reset = await c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello there' }] }, { headers: { 'x-tapedeck-chaos': 'reset' } }).catch((x: unknown) => x);
+      expect(reset).toBeInstanceOf(OpenAI.APIConnectionError);
+      expect(reset).not.toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
+      expect((await f.stats()).faults).toEqual({ 429: 1, cut: 1, timeout: 1, reset: 1 });
     } finally {
       await f.close();
     }
