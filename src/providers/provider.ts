@@ -201,4 +201,10 @@ export interface ProviderModule {
    */
   fault?(fault: StatusFault, message: string): FaultAnswer;
   readonly credentials: Credentials;
+  /**
+   * For an AWS API: the services its requests are signed for (the SigV4 credential scope's
+   * service, e.g. `bedrock`). The proxy re-signs a request with its own AWS credentials only when
+   * the client's signature names one of them.
+   */
+  readonly sigV4Services?: readonly string[];
 }
