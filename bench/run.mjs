@@ -492,6 +492,18 @@ if (!FILTERS.length || FILTERS.includes('tape')) {
   for (const t of tape.targets) report(t);
 }
 
+// ------------------------------------------------------------- cold start ----
+// Cold-start rows: the first replayed answer of createFetch and the proxy on a 100,000-record
+// tape, each in a fresh process, against ReplayCache.open of the same tape (bench/cold-start.mjs).
+let cold = null;
+if (!FILTERS.length || FILTERS.includes('cold')) {
+  const { coldStartBench, formatRow } = await import('./cold-start.mjs');
+  cold = await coldStartBench({ quick: QUICK });
+  console.log(`\n== COLD START: first replayed answer from a large tape (fresh processes, medians of ${cold.rounds} interleaved rounds)`);
+  console.log(table(['row', 'time', 'memory', 'ratio', 'vs'], cold.rows.map(formatRow)));
+  for (const t of cold.targets) report(t);
+}
+
 // ------------------------------------------------------------------- tree ----
 // Tree rows: findOrCreate on a 10,000-message conversation, ReplayStore with 1,000,000 entries.
 let tree = null;
@@ -600,6 +612,6 @@ if (!FILTERS.length || FILTERS.includes('size')) {
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, drift: drift && { rows: drift.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, mcp: mcpRows && { rows: mcpRows.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, cold: cold && { rows: cold.rows }, tree: tree && { rows: tree.rows }, drift: drift && { rows: drift.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, mcp: mcpRows && { rows: mcpRows.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;
