@@ -721,7 +721,8 @@ export class Deck {
         const rec = this.take(route, 'llm', key);
         if (rec) {
           const decision: ExactReplay = { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS };
-          if (fast && this.col!.count(httpRecordKey(route, 'llm', key)).recorded === 1) r.fast.set(req.body, decision);
+          // Kept for the next identical body only when serving it again cannot hide damage.
+          if (fast && this.col!.count(httpRecordKey(route, 'llm', key)).recorded === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, decision);
           return decision;
         }
         this.undefer(route, r);
