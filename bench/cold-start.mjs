@@ -1,7 +1,8 @@
 // Cold-start rows: how long after start a process answers its first replayed request from a
 // large tape of proxy recordings, and how much it grows, for `createFetch` and the proxy, against
 // `ReplayCache.open` of the same tape in the same run (the cost of reading and indexing the file
-// alone). Each measurement runs in a fresh process (a cold start is what is measured: no JIT
+// alone); and `tapedeck export` and `tree` of that tape (time per 10,000 records, peak memory)
+// against decoding it whole (readTape). Each measurement runs in a fresh process (a cold start is what is measured: no JIT
 // warm-up, no heap left by the rows before), rounds interleaved, medians reported. The tape is
 // recorded through createFetch itself (record mode, an in-process upstream), so its records are
 // exactly what users' tapes hold.
@@ -112,6 +113,30 @@ async function child(what, tape, n) {
   await close();
 }
 
+/**
+ * Runs `tapedeck <args>` (the built CLI) in a fresh process with its output to nowhere, as git's
+ * textconv runs export; returns wall ms, CPU ms and the process's peak resident set.
+ */
+function command(args) {
+  const cli = join(DIST, 'cli.js');
+  // The child reports its own resource usage on exit (stderr's last line).
+  const wrapper = `process.on('exit', () => { const u = process.resourceUsage(); require('node:fs').writeSync(2, '\\n' + JSON.stringify({ cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000, maxRSSMB: u.maxRSS / 1024 }) + '\\n'); }); process.argv = [process.argv[0], ${JSON.stringify(cli)}, ...${JSON.stringify(args)}]; import(${JSON.stringify(`file://${cli}`)});`;
+  const t0 = performance.now();
+  const c = spawnSync(process.execPath, ['-e', wrapper], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
+  const ms = performance.now() - t0;
+  if (c.status !== 0) throw new Error(`bench: tapedeck ${args.join(' ')} failed (exit ${c.status ?? c.signal}): ${c.stderr.slice(-500)}`);
+  return { ms, ...JSON.parse(c.stderr.trim().split('\n').pop()) };
+}
+
+/** Decoding every record of the tape whole (readTape), in a fresh process: what export and tree must at least do. */
+function readWhole(tape) {
+  const file = JSON.stringify(`file://${join(DIST, 'store', 'tape-file.js')}`);
+  const code = `const t0 = performance.now(); const { readTape } = await import(${file}); const t = await readTape(${JSON.stringify(tape)}); const u = process.resourceUsage(); console.log(JSON.stringify({ ms: performance.now() - t0, records: t.records.length, cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000, maxRSSMB: u.maxRSS / 1024 }));`;
+  const c = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (c.status !== 0) throw new Error(`bench: readTape failed (exit ${c.status ?? c.signal})`);
+  return JSON.parse(c.stdout.trim().split('\n').pop());
+}
+
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -126,13 +151,16 @@ export async function coldStartBench({ quick = false } = {}) {
     const tape = join(dir, 'big.tape');
     await recordTape(tape, N);
     const tapeMB = statSync(tape).size / 2 ** 20;
-    const runs = { cache: [], fetch: [], proxy: [] };
+    const runs = { cache: [], fetch: [], proxy: [], read: [], export: [], tree: [] };
     for (let r = 0; r < rounds; r++) {
       for (const what of ['cache', 'fetch', 'proxy']) {
         const c = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', what, tape, String(N)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
         if (c.status !== 0) throw new Error(`bench: the ${what} cold start failed (exit ${c.status ?? c.signal})`);
         runs[what].push(JSON.parse(c.stdout.trim().split('\n').pop()));
       }
+      runs.read.push(readWhole(tape));
+      runs.export.push(command(['export', tape]));
+      runs.tree.push(command(['tree', tape]));
     }
     const med = (what, field) => median(runs[what].map((x) => x[field]));
     const n = N.toLocaleString('en-US');
@@ -143,6 +171,13 @@ export async function coldStartBench({ quick = false } = {}) {
       ...['fetch', 'proxy'].map((what) => ({ label: `${what === 'fetch' ? 'createFetch' : 'proxy (startProxy)'}: first replayed answer, ${n}-record tape`, ms: med(what, 'ms'), rssMB: med(what, 'rssMB'), baseline, ratio: med(what, 'ms') / base })),
       { label: `createFetch: the first miss's diagnosis after that answer`, ms: med('fetch', 'missMs'), rssMB: null, baseline: null, ratio: null },
     ];
+    // The tape commands at the same scale, per 10,000 records, against decoding the tape whole.
+    const per = 10_000 / N;
+    const readBase = `readTape of the same tape (every record decoded), ${(med('read', 'ms') * per).toFixed(0)} ms per 10,000 records, peak ${med('read', 'maxRSSMB').toFixed(0)} MB`;
+    rows.push({ label: `readTape, ${n} records, per 10,000 (peak memory of the whole run)`, ms: med('read', 'ms') * per, rssMB: med('read', 'maxRSSMB'), peak: true, baseline: null, ratio: 1 });
+    for (const what of ['export', 'tree']) {
+      rows.push({ label: `tapedeck ${what} of the ${n}-record tape, per 10,000 (peak memory of the whole run)`, ms: med(what, 'ms') * per, rssMB: med(what, 'maxRSSMB'), peak: true, baseline: readBase, ratio: med(what, 'ms') / med('read', 'ms') });
+    }
     const targets = [];
     // The targets are for a 100,000-record tape; a smaller one (--quick) is reported without
     // them: the modules and the core's first use are most of its cold start.
@@ -155,6 +190,10 @@ export async function coldStartBench({ quick = false } = {}) {
       targets.push(makeTarget({ label: `${name} memory growth at the first answer / tape size (${tapeMB.toFixed(0)} MB; lower is smaller)`, unit: 'x', value: med(what, 'rssMB') / tapeMB, ...goal(2), baseline: 'the tape file size' }));
     }
     targets.push(makeTarget({ label: `createFetch: first miss's diagnosis after a cold start, ${n} records`, unit: 'ms', value: med('fetch', 'missMs') }));
+    for (const what of ['export', 'tree']) {
+      targets.push(makeTarget({ label: `tapedeck ${what}, per 10,000 records of a ${n}-record tape (process start included)`, unit: 'ms', value: med(what, 'ms') * per, baseline: readBase }));
+      targets.push(makeTarget({ label: `tapedeck ${what}: peak memory / tape size (${tapeMB.toFixed(0)} MB; lower is smaller)`, unit: 'x', value: med(what, 'maxRSSMB') / tapeMB, baseline: `readTape's peak / tape size, ${(med('read', 'maxRSSMB') / tapeMB).toFixed(2)}x` }));
+    }
     return { rows, targets, rounds };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -163,7 +202,7 @@ export async function coldStartBench({ quick = false } = {}) {
 
 /** A row as bench/run.mjs prints it. */
 export function formatRow(r) {
-  return [r.label, `${r.ms.toFixed(0)} ms`, r.rssMB === null ? '' : `+${r.rssMB.toFixed(0)} MB`, r.baseline === null ? (r.ratio === 1 ? '(baseline)' : '') : `${r.ratio.toFixed(2)}x`, r.baseline ?? ''];
+  return [r.label, `${r.ms.toFixed(0)} ms`, r.rssMB === null ? '' : r.peak ? `${r.rssMB.toFixed(0)} MB peak` : `+${r.rssMB.toFixed(0)} MB`, r.baseline === null ? (r.ratio === 1 ? '(baseline)' : '') : `${r.ratio.toFixed(2)}x`, r.baseline ?? ''];
 }
 
 if (process.argv[2] === '--child') {
