@@ -6,7 +6,7 @@ import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckE
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { EXIT, reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { COMMAND_HELP } from './cli-help.ts';
-import { exportTapeJSON, importTapeJSON } from './store/export.ts';
+import { importTapeJSON, writeTapeJSON } from './store/export.ts';
 import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { answerProblem, isHttpRecord } from './store/records.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
@@ -103,6 +103,20 @@ Examples:
   tapedeck import recordings/ tapes/app.tape                # a directory of JSON recordings
   tapedeck key request.json                                 # what a request is keyed by
 `;
+
+/** Writes text to stdout, resolving when stdout can take more (or has closed: a reader that stopped). */
+function toStdout(text: string): Promise<void> {
+  return new Promise((done) => {
+    if (process.stdout.write(text)) return done();
+    const go = () => {
+      process.stdout.off('drain', go);
+      process.stdout.off('close', go);
+      done();
+    };
+    process.stdout.on('drain', go);
+    process.stdout.on('close', go);
+  });
+}
 
 function readInput(file: string | undefined): Buffer {
   if (file === undefined || file === '-') return readFileSync(0);
@@ -285,10 +299,8 @@ function main(argv: string[]): number | Promise<number> {
       return prune(file);
     case 'export':
       tapeArg('export', file, 'tapedeck export recordings/app.tape > app.tape.json');
-      return exportTapeJSON(file!).then((json) => {
-        process.stdout.write(json);
-        return 0;
-      });
+      // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes it.
+      return writeTapeJSON(file!, toStdout).then(() => 0);
     case 'import':
       if (!file || !second) throw usageError('import needs the input and the tape to write.', 'tapedeck import app.tape.json recordings/app.tape');
       return importAny(file, second, force, ignoreKeys).then(({ records, skipped, from }) => {

@@ -46,7 +46,7 @@ import { link, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { inRecordOrder } from './record-order.ts';
-import { appendRecords, createTape, readTape, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
+import { appendRecords, createTape, decodeOrWarn, scanTape, tapeTypeNamed, tapeTypeOf, type TapeWarning } from './tape-file.ts';
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
@@ -240,22 +240,68 @@ function stringify(value: JsonValue, indent: string, parts: string[]): void {
  * await writeFile('chat.tape.json', await exportTapeJSON('chat.tape'));
  */
 export async function exportTapeJSON(path: string): Promise<string> {
-  const { header, records, warnings } = await readTape(path);
-  const root = newObject();
-  root.header = toJson({ ...header }, '$.header', 0);
-  root.records = records.map((r, i) => toJson(r.value, `$.records[${i}]`, 1));
+  const parts: string[] = [];
+  await writeTapeJSON(path, (text) => void parts.push(text));
+  return parts.join('');
+}
+
+/** Text handed to `write` at a time by writeTapeJSON (a few records' worth). */
+const WRITE_CHUNK = 64 * 1024;
+
+/**
+ * {@link exportTapeJSON}, written out as it is made: records are decoded, converted and handed to
+ * `write` one after another (in pieces of about 64 KB; a promise `write` returns is awaited, so
+ * a slow reader holds the export back), so memory does not grow with the tape. The text is the
+ * same, byte for byte.
+ *
+ * @example
+ * await writeTapeJSON('chat.tape', (text) => new Promise((done) => (process.stdout.write(text) ? done() : process.stdout.once('drain', done))));
+ */
+export async function writeTapeJSON(path: string, write: (text: string) => void | Promise<void>): Promise<void> {
+  const scan = await scanTape(path);
+  let pending = '';
+  const out = async (text: string): Promise<void> => {
+    pending += text;
+    if (pending.length >= WRITE_CHUNK) {
+      const t = pending;
+      pending = '';
+      await write(t);
+    }
+  };
+  const one = (value: JsonValue, indent: string): string => {
+    const parts: string[] = [];
+    stringify(value, indent, parts);
+    return parts.join('');
+  };
+  await out(`{\n  "header": ${one(toJson({ ...scan.header }, '$.header', 0), '  ')},\n  "records": `);
+  // A payload whose checksum holds but does not decode is a warning, as readTape says it, in
+  // file order among the others.
+  const undecodable: TapeWarning[] = [];
+  let count = 0;
+  let previous: string | undefined;
+  for (const frame of scan.frames) {
+    const d = decodeOrWarn(scan.bytes, frame, path);
+    if ('warning' in d) {
+      undecodable.push(d.warning);
+      continue;
+    }
+    // The record before is written once it is known not to be the last (its comma depends on it).
+    if (previous !== undefined) await out(`${count === 1 ? '[\n' : ''}    ${previous},\n`);
+    previous = one(toJson(d.value, `$.records[${count}]`, 1), '    ');
+    count++;
+  }
+  if (previous === undefined) await out('[]');
+  else await out(`${count === 1 ? '[\n' : ''}    ${previous}\n  ]`);
   const prefix = `${path}: `;
-  root.warnings = warnings.map((w) => {
+  const warnings = [...scan.warnings, ...undecodable].sort((a, b) => a.offset - b.offset).map((w) => {
     const o = newObject();
     o.code = w.code;
     o.offset = w.offset;
     o.message = w.message.startsWith(prefix) ? w.message.slice(prefix.length) : w.message;
     return o;
   });
-  const parts: string[] = [];
-  stringify(root, '', parts);
-  parts.push('\n');
-  return parts.join('');
+  await out(`,\n  "warnings": ${one(warnings, '  ')}\n}\n`);
+  if (pending.length > 0) await write(pending);
 }
 
 /**

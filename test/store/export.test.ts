@@ -360,3 +360,46 @@ describe('import safety and errors', () => {
     await expect(exportTapeJSON(join(root, 'missing.tape'))).rejects.toBeInstanceOf(TapedeckError);
   });
 });
+
+describe('export written as it is made', () => {
+  it('hands the same text to write in pieces, record by record, with damage told where readTape tells it', async () => {
+    const { appendFileSync } = await import('node:fs');
+    const { recordBytes } = await import('../../src/store/tape-file.ts');
+    const { writeTapeJSON } = await import('../../src/store/export.ts');
+    const file = await tapeWith(Array.from({ length: 1500 }, (_, i) => replayRecord(i, { text: `answer ${i} `.repeat(8) })));
+    // A frame whose checksum holds but whose payload is cut msgpack (a map promising two entries)...
+    appendFileSync(file, recordBytes.frame(Uint8Array.of(0x82, 0xa1)));
+    await appendRecords(file, [replayRecord(2000, 'after the bad frame')]);
+    // ...and a damaged byte inside an earlier record.
+    const bytes = readFileSync(file);
+    const scan = await (await import('../../src/store/tape-file.ts')).scanTape(file);
+    const hit = scan.frames[700]!.offset + 20;
+    bytes[hit] = bytes[hit]! ^ 0xff;
+    (await import('node:fs')).writeFileSync(file, bytes);
+
+    const pieces: string[] = [];
+    await writeTapeJSON(file, async (t) => {
+      pieces.push(t);
+      await new Promise((r) => setImmediate(r)); // a slow reader
+    });
+    expect(pieces.length).toBeGreaterThan(3);
+    const text = pieces.join('');
+    expect(text).toBe(await exportTapeJSON(file));
+    // readTape (the whole-file reader) is the oracle for what is a record and what is damage.
+    const whole = await readTape(file);
+    const doc = JSON.parse(text) as { records: { value: unknown }[]; warnings: { code: string; offset: number; message: string }[] };
+    expect(doc.records.length).toBe(whole.records.length);
+    expect(doc.records.at(-1)!.value).toBe('after the bad frame');
+    expect(doc.warnings.map((w) => [w.code, w.offset, w.message])).toEqual(whole.warnings.map((w) => [w.code, w.offset, w.message.replace(`${file}: `, '')]));
+    expect(doc.warnings.map((w) => w.code)).toEqual(['E_TAPE_CORRUPT', 'E_TAPE_CORRUPT']);
+  });
+
+  it('writes an empty tape as an empty list', async () => {
+    const { writeTapeJSON } = await import('../../src/store/export.ts');
+    const file = await tapeWith([]);
+    const pieces: string[] = [];
+    await writeTapeJSON(file, (t) => void pieces.push(t));
+    expect(JSON.parse(pieces.join(''))).toMatchObject({ records: [], warnings: [] });
+    expect(pieces.join('')).toBe(await exportTapeJSON(file));
+  });
+});

@@ -82,7 +82,7 @@ export class RedisBackend implements RecordBackend {
     const location = this.location;
     return {
       at: r.seq,
-      head: (fields?: readonly string[]) => peekFrame(r.payload, asFrame(r.payload), fields),
+      head: (fields?: readonly string[], deep?: boolean) => peekFrame(r.payload, asFrame(r.payload), fields, deep),
       value: () => decodeFrame(r.payload, asFrame(r.payload), location),
       // Sequence numbers are never reused in a namespace, and a record never changes.
       id: () => String(r.seq),
