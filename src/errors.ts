@@ -35,6 +35,8 @@
  * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
  * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
+ * - `E_HOOK`: a user's `beforeRecord`, `beforeReplay` or `match` threw (HTTP 500 from the proxy);
+ *   `details.hook` names it, `cause` is what it threw, and its stack is printed on stderr.
  * - `E_EVENT_STREAM`: bytes that are not a whole AWS event stream (a CRC that does not match, a
  *   header that runs past its block, a stream cut inside a message); `offset` is the stream byte.
  * - `E_NETWORK_BLOCKED`: the fetch switch refused a request to a host it does not route through a
@@ -82,6 +84,7 @@ export type TapedeckErrorCode =
   | 'E_BODY_TOO_LARGE'
   | 'E_PROXY_CLOSED'
   | 'E_PROXY_INTERNAL'
+  | 'E_HOOK'
   | 'E_NETWORK_BLOCKED'
   | (string & {});
 
