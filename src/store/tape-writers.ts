@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { TapedeckError } from '../errors.ts';
 import type { WriterHandle } from './backend.ts';
 import { pidAlive } from './tape-file.ts';
 
@@ -34,7 +35,17 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
       break;
     } catch (e) {
       // The last writer out removed the directory while we made it or wrote into it: again.
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 50) throw e;
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 50) continue;
+      // A full disk, a read-only or unwritable directory: no half-written file is left behind
+      // for other writers to read, and the error names where it happened.
+      await unlink(file).catch(() => {});
+      await rmdir(dir).catch(() => {});
+      const err = e as NodeJS.ErrnoException;
+      throw new TapedeckError('E_TAPE_IO', `Tape ${path}: registering this writer in ${dir} failed: ${err.message}`, {
+        file: path,
+        cause: err.code,
+        hint: 'Check permissions and free disk space where the tape is.',
+      });
     }
   }
   const heartbeat = setInterval(() => {
