@@ -406,7 +406,8 @@ export class RedisRecords {
    */
   async writers(member: string, lifeMs: number): Promise<string[]> {
     const keys = [this.nsKey('writers'), this.nsKey('writer-conns')];
-    const conn = lifeMs > 0 ? String(await this.conn.send(keys[0], ['CLIENT', 'ID'])) : '';
+    // The connection this writer's commands to the namespace travel on ('-': not known).
+    const conn = lifeMs > 0 ? String(await this.conn.sendOnNode(keys[0]!, ['CLIENT', 'ID']).catch(() => '-')) : '-';
     const flat = ((await this.script('WRITERS', keys, [member, String(Math.round(lifeMs)), conn])) as Buffer[]).map(String);
     const open: string[] = [];
     const lapsed = new Map<string, string>();
@@ -433,7 +434,7 @@ export class RedisRecords {
     const wanted = ids.filter((id) => /^\d+$/.test(id));
     if (wanted.length === 0) return new Set();
     try {
-      const list = String(await this.conn.send(key, ['CLIENT', 'LIST', 'ID', ...wanted]));
+      const list = String(await this.conn.sendOnNode(key, ['CLIENT', 'LIST', 'ID', ...wanted]));
       return new Set([...list.matchAll(/(?:^|\n)id=(\d+) /g)].map((m) => m[1]!));
     } catch {
       return new Set();
