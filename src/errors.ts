@@ -37,6 +37,9 @@
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
  * - `E_HOOK`: a user's `beforeRecord`, `beforeReplay` or `match` threw (HTTP 500 from the proxy);
  *   `details.hook` names it, `cause` is what it threw, and its stack is printed on stderr.
+ * - `E_SIGNATURE`: a SigV4 request signed with the proxy's own access key id whose signature the
+ *   proxy cannot verify, is outside AWS's 15-minute window, or is scoped to a service the route
+ *   is not for (HTTP 403, AWS's `InvalidSignatureException`); nothing was sent upstream.
  * - `E_EVENT_STREAM`: bytes that are not a whole AWS event stream (a CRC that does not match, a
  *   header that runs past its block, a stream cut inside a message); `offset` is the stream byte.
  * - `E_NETWORK_BLOCKED`: the fetch switch refused a request to a host it does not route through a
@@ -85,6 +88,7 @@ export type TapedeckErrorCode =
   | 'E_PROXY_CLOSED'
   | 'E_PROXY_INTERNAL'
   | 'E_HOOK'
+  | 'E_SIGNATURE'
   | 'E_NETWORK_BLOCKED'
   | (string & {});
 
