@@ -18,6 +18,8 @@
  * | other Uint8Array              | `{ "$type": "bytes", "base64" }`                                  |
  * | Buffer                        | `{ "$type": "Buffer", "base64" }`                                 |
  * | other typed arrays            | `{ "$type": "<TypedArrayName>", "base64" }` (memory bytes, platform byte order) |
+ * | ArrayBuffer                   | `{ "$type": "ArrayBuffer", "base64" }`                            |
+ * | DataView                      | `{ "$type": "DataView", "base64" }` (the bytes it views)          |
  * | Date                          | `{ "$type": "date", "iso" }` (`iso` is null for an invalid Date)  |
  * | Map                           | `{ "$type": "map", "entries": [[k, v], ...] }` (entry order kept) |
  * | Set                           | `{ "$type": "set", "values": [...] }`                             |
@@ -148,8 +150,11 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
     if (typeof name === 'string' && isTypedArrayName(name) && ctor === TYPED_ARRAYS[name]) {
       return tagged(name, { base64: base64Of(value) });
     }
+    // msgpackr stores a DataView (and an ArrayBuffer, below) and reads it back as one.
+    if (value instanceof DataView) return tagged('DataView', { base64: base64Of(value) });
     throw new TapedeckError('E_TYPE', `A ${String(name)} at ${path} has no JSON export form.`, { path });
   }
+  if (value instanceof ArrayBuffer) return tagged('ArrayBuffer', { base64: base64Of(new Uint8Array(value)) });
   if (value instanceof Date) {
     const t = value.getTime();
     return tagged('date', { iso: Number.isNaN(t) ? null : value.toISOString() });

@@ -183,6 +183,14 @@ function fromJson(json: unknown, path: string, depth: number, named: TypeLookup)
       // Where there is no Buffer (a browser), the bytes come back as a Uint8Array.
       return typeof Buffer !== 'undefined' ? Buffer.from(b) : b;
     }
+    case 'ArrayBuffer':
+    case 'DataView': {
+      checkKeys(json, path, type, ['base64']);
+      const b = decodeBase64(json, path);
+      const copy = new ArrayBuffer(b.byteLength);
+      new Uint8Array(copy).set(b);
+      return type === 'DataView' ? new DataView(copy) : copy;
+    }
     case 'map': {
       checkKeys(json, path, type, ['entries']);
       const entriesPath = childPath(path, 'entries');

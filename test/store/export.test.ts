@@ -360,3 +360,26 @@ describe('import safety and errors', () => {
     await expect(exportTapeJSON(join(root, 'missing.tape'))).rejects.toBeInstanceOf(TapedeckError);
   });
 });
+
+describe('ArrayBuffer and DataView values', () => {
+  it('export, import and re-export them, keeping their type and bytes', async () => {
+    const backing = new Uint8Array([9, 8, 7, 6, 5, 4]).buffer;
+    const value = { ab: new Uint8Array([0, 1, 255]).buffer, dv: new DataView(backing, 1, 3), empty: new ArrayBuffer(0) };
+    const file = await tapeWith([value]);
+    const text = await exportTapeJSON(file);
+    expect(JSON.parse(text).records[0]).toEqual({
+      ab: { $type: 'ArrayBuffer', base64: 'AAH/' },
+      dv: { $type: 'DataView', base64: 'CAcG' },
+      empty: { $type: 'ArrayBuffer', base64: '' },
+    });
+    const out = fresh();
+    await importTapeJSON(text, out);
+    const v = (await readTape(out)).records[0]?.value as Record<string, unknown>;
+    expect(v.ab).toBeInstanceOf(ArrayBuffer);
+    expect([...new Uint8Array(v.ab as ArrayBuffer)]).toEqual([0, 1, 255]);
+    expect(v.dv).toBeInstanceOf(DataView);
+    const dv = v.dv as DataView;
+    expect([...new Uint8Array(dv.buffer, dv.byteOffset, dv.byteLength)]).toEqual([8, 7, 6]);
+    expect(await exportTapeJSON(out)).toBe(text);
+  });
+});
