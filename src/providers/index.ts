@@ -14,10 +14,11 @@ import { gemini } from './gemini.ts';
 import { ollama } from './ollama.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
 import { openai } from './openai.ts';
-import type { Credentials, ErrorAnswer, ProviderModule, RouteMatch, RouteRequest } from './provider.ts';
+import type { AnswerContext, AnswerRead, Credentials, ErrorAnswer, ProviderModule, RouteMatch, RouteRequest } from './provider.ts';
 import { assembleStream, streamComplete } from './sse-assemble.ts';
 import type { NormalizeOptions, Provider, RequestView } from './types.ts';
 
+export type { AnswerContext, AnswerRead, ToolCallRead, UsageRead } from './provider.ts';
 export type { Credentials, ErrorAnswer, NormalizeContext, ProviderModule, ProviderRoute, RouteMatch, RouteRequest } from './provider.ts';
 
 /**
@@ -200,6 +201,32 @@ export function assembleAnswer(req: RouteRequest | undefined, contentType: strin
   const route = routeOf(req);
   const own = route?.provider.assemble?.(asBytes(body), firstOf(contentType), route);
   return own ?? assembleStream(contentType, body);
+}
+
+/** An answer as its provider's module reads it, with the name its calls are counted under. */
+export interface ProviderAnswer extends AnswerRead {
+  provider: string;
+}
+
+/**
+ * How an answer reads, by the module of the request's route, else by the first module that
+ * recognizes the body's shape (a ReplayCache value has no route); undefined when none does (plain
+ * JSON of another API, text, bytes). Streamed answers are read once assembled (assembleAnswer).
+ *
+ * @example
+ * readAnswer({ method: 'POST', url: '/v1beta/models/gemini-2.5-flash:generateContent' }, body)?.usage // { input: 10, output: 8 }
+ */
+export function readAnswer(req: RouteRequest | undefined, body: unknown, headers?: AnswerContext['headers']): ProviderAnswer | undefined {
+  if (!isObj(body)) return undefined;
+  const route = routeOf(req);
+  const own = route?.provider.readAnswer?.(body, { route, headers });
+  if (own) return { ...own, provider: own.provider ?? route!.provider.name };
+  for (const m of PROVIDER_MODULES) {
+    if (m === route?.provider) continue;
+    const r = m.readAnswer?.(body, { headers });
+    if (r) return { ...r, provider: r.provider ?? m.name };
+  }
+  return undefined;
 }
 
 /** The credentials of every module, merged: what the redactor masks by default. */
