@@ -48,6 +48,8 @@ import { link, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { inRecordOrder } from './record-order.ts';
+import type { HttpRecord } from './records.ts';
+import { streamReview } from './stream-review.ts';
 import { appendRecords, createTape, readTape, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
 
@@ -63,6 +65,11 @@ function tagged(type: string, fields: Record<string, JsonValue>): JsonValue {
   o.$type = type;
   for (const k of Object.keys(fields)) o[k] = fields[k] as JsonValue;
   return o;
+}
+
+/** A value already in its JSON form (the review form of a stream). */
+class Prebuilt {
+  constructor(readonly json: JsonValue) {}
 }
 
 /** A JSON answer kept as its own text: written in its key order, not sorted. */
@@ -136,6 +143,7 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
       throw new TapedeckError('E_TYPE', `A ${typeof value} at ${path} has no JSON export form.`, { path });
   }
   if (value === null) return null;
+  if (value instanceof Prebuilt) return value.json;
   const next = depth + 1;
   if (Array.isArray(value)) {
     const out: JsonValue[] = [];
@@ -235,20 +243,33 @@ function stringify(value: JsonValue, indent: string, parts: string[]): void {
   parts.push(`${indent}}`);
 }
 
+/** A record with a streamed answer's body in its review form (stream-review.ts). */
+function forReview(value: unknown): unknown {
+  const review = streamReview(value);
+  if (!review) return value;
+  const rec = value as HttpRecord;
+  const body = tagged('stream', { answer: toJson(review.answer, '$.answer', 1), events: review.events });
+  return { ...rec, response: { ...rec.response, body: new Prebuilt(body) } };
+}
+
 /**
  * Deterministic, pretty JSON of a tape for code review: header, then records in file order;
  * object keys sorted (UTF-16 order), 2-space indent, trailing newline; values JSON cannot hold
  * are tagged `{ "$type": ... }` objects (see the table at the top of this file). Damaged records
  * (readTape warnings) are listed under "warnings" and not exported as records.
  *
+ * With `{ review: true }` (`tapedeck export --review`, what `git diff` shows after `tapedeck
+ * init`) a streamed answer's body is `{ "$type": "stream", "answer", "events" }`: the answer it
+ * stands for and its events one per line. That form is for reading; it does not import.
+ *
  * @example
  * await writeFile('chat.tape.json', await exportTapeJSON('chat.tape'));
  */
-export async function exportTapeJSON(path: string): Promise<string> {
+export async function exportTapeJSON(path: string, opts: { review?: boolean } = {}): Promise<string> {
   const { header, records, warnings } = await readTape(path);
   const root = newObject();
   root.header = toJson({ ...header }, '$.header', 0);
-  root.records = records.map((r, i) => toJson(r.value, `$.records[${i}]`, 1));
+  root.records = records.map((r, i) => toJson(opts.review ? forReview(r.value) : r.value, `$.records[${i}]`, 1));
   const prefix = `${path}: `;
   root.warnings = warnings.map((w) => {
     const o = newObject();
