@@ -4,6 +4,7 @@
  * helpers both directions share live here too.
  */
 import { TapedeckError } from '../errors.ts';
+import { VERSION } from '../version.ts';
 import { isRedactionSalt, TAPE_FORMAT_VERSION } from './tape-codec.ts';
 
 /** A class registered with registerTapeType, found by its name. */
@@ -290,12 +291,19 @@ export function parseTapeDocument(json: string, named: TypeLookup = () => undefi
   if (header.formatVersion !== TAPE_FORMAT_VERSION) {
     throw importError('$.header.formatVersion', `expected format version ${TAPE_FORMAT_VERSION}, found ${describe(header.formatVersion)}`);
   }
-  const created = expectString(header, 'created', '$.header');
-  const tapedeckVersion = expectString(header, 'tapedeckVersion', '$.header');
+  let created = expectString(header, 'created', '$.header');
+  let tapedeckVersion = expectString(header, 'tapedeckVersion', '$.header');
   for (const k of Object.keys(header)) {
-    if (k !== 'formatVersion' && k !== 'created' && k !== 'tapedeckVersion' && k !== 'salt') {
+    if (k !== 'formatVersion' && k !== 'created' && k !== 'tapedeckVersion' && k !== 'salt' && k !== 'headerLost') {
       throw importError(childPath('$.header', k), `header field "${k}" cannot be written (tapes store only created, tapedeckVersion and salt)`);
     }
+  }
+  if (header.headerLost !== undefined) {
+    if (header.headerLost !== true) throw importError('$.header.headerLost', `expected true (or no "headerLost"), found ${describe(header.headerLost)}`);
+    // The export of a tape whose header was damaged: its records come back under a fresh
+    // header, as `tapedeck prune` writes one (the lost salt cannot come back).
+    created = new Date().toISOString();
+    tapedeckVersion = VERSION;
   }
   const salt = header.salt;
   if (salt !== undefined && !isRedactionSalt(salt)) throw importError('$.header.salt', `expected 32 lowercase hex digits, found ${describe(salt)}`);

@@ -1,6 +1,6 @@
 // Tape <-> JSON export/import (src/store/export.ts): round trips of every tagged type,
 // determinism, byte-identical re-export, error paths and damaged tapes.
-import { mkdtempSync, readFileSync, rmSync, truncateSync, statSync, existsSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, statSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -381,5 +381,23 @@ describe('ArrayBuffer and DataView values', () => {
     const dv = v.dv as DataView;
     expect([...new Uint8Array(dv.buffer, dv.byteOffset, dv.byteLength)]).toEqual([8, 7, 6]);
     expect(await exportTapeJSON(out)).toBe(text);
+  });
+});
+
+describe('a tape whose header is lost', () => {
+  it('exports headerLost: true, and imports into a tape with a fresh header and every record', async () => {
+    const file = await tapeWith([{ a: 1 }, { b: 2 }]);
+    const bytes = readFileSync(file);
+    bytes[0]! ^= 0xff; // the header's magic: its metadata is lost, the records are not
+    writeFileSync(file, bytes);
+    const text = await exportTapeJSON(file);
+    expect(JSON.parse(text).header).toEqual({ created: '', formatVersion: 1, headerLost: true, tapedeckVersion: '' });
+    const out = fresh();
+    expect(await importTapeJSON(text, out)).toEqual({ records: 2 });
+    const back = await readTape(out);
+    expect(back.warnings).toEqual([]);
+    expect(back.header.headerLost).toBeUndefined();
+    expect(Number.isNaN(Date.parse(back.header.created))).toBe(false);
+    expect(back.records.map((r) => r.value)).toEqual([{ a: 1 }, { b: 2 }]);
   });
 });
