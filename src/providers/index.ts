@@ -5,7 +5,7 @@
  * ask errorAnswerFor() and responseComplete(), the redactor reads CREDENTIALS, the tree reads
  * assembleAnswer().
  */
-import type { TapedeckError } from '../errors.ts';
+import { TapedeckError } from '../errors.ts';
 import type { ErrorStyle } from './error-shape.ts';
 import { anthropic } from './anthropic.ts';
 import { azure } from './azure.ts';
@@ -81,8 +81,11 @@ export function moduleOfShape(shape: Provider): ProviderModule | undefined {
 function shapeOf(body: unknown, opts: NormalizeOptions): { module: ProviderModule; shape: Provider; route?: RouteMatch } | undefined {
   if (opts.provider !== undefined && opts.provider !== null) {
     const module = moduleOfShape(opts.provider);
-    // An unknown name is the chat normalizer's E_ARG; a chat-family name its own business.
-    if (!module || module.rawKeys) return undefined;
+    if (!module) {
+      throw new TapedeckError('E_ARG', `${JSON.stringify(opts.provider)} is not a provider.`, { hint: `Valid values: ${PROVIDER_MODULES.flatMap((m) => m.shapes).join(', ')}.` });
+    }
+    // A chat-family name is the chat normalizer's business.
+    if (module.rawKeys) return undefined;
     const route = routeOf(opts.endpoint);
     return { module, shape: opts.provider, ...(route?.provider === module ? { route } : {}) };
   }
