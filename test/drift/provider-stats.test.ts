@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadPrices } from '../../src/drift/prices.ts';
+import { loadPrices, PRICES_DATE } from '../../src/drift/prices.ts';
 import { tapeStats } from '../../src/drift/stats.ts';
 import { CALLS, recordEveryProvider, TOKENS } from './provider-answers.ts';
 
@@ -66,5 +66,11 @@ describe('stats of every provider', () => {
     const gem = s.rows.find((x) => x.provider === 'gemini')!;
     const price = loadPrices(undefined)['gemini-2.5-flash']!;
     expect(gem.cost).toBeCloseTo((gem.tokensIn * price.input + gem.tokensOut * price.output) / 1e6, 12);
+  });
+
+  it('the help says the price table\'s date and how to pass newer prices', () => {
+    const r = spawnSync(process.execPath, [join(import.meta.dirname, '../../dist/cli.js'), 'stats', '--help'], { encoding: 'utf8' });
+    expect(r.stdout).toContain(`table of ${PRICES_DATE}`);
+    expect(r.stdout).toMatch(/--prices FILE with newer ones/);
   });
 });
