@@ -184,6 +184,11 @@ function fromJson(json: unknown, path: string, depth: number, named: TypeLookup)
       // Where there is no Buffer (a browser), the bytes come back as a Uint8Array.
       return typeof Buffer !== 'undefined' ? Buffer.from(b) : b;
     }
+    case 'stream':
+      throw new TapedeckError('E_TAPE_IMPORT', `Cannot import tape JSON: ${path} is a stream in review form (tapedeck export --review), which is for reading and keeps no bytes.`, {
+        path,
+        hint: 'Export the tape without --review to get the form that imports: tapedeck export <tape> > tape.json',
+      });
     case 'ArrayBuffer':
     case 'DataView': {
       checkKeys(json, path, type, ['base64']);
