@@ -606,6 +606,7 @@ export const gemini: ProviderModule = {
   },
 
   readAnswer: (body) => readGeminiAnswer(body),
+  continueRequest: (request, _shape, more) => ({ ...request, contents: [...(Array.isArray(request.contents) ? request.contents : []), ...more] }),
 
   complete(bytes, contentType, route) {
     const type = contentType?.split(';')[0]?.trim().toLowerCase();

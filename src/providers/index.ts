@@ -206,6 +206,21 @@ export function assembleAnswer(req: RouteRequest | undefined, contentType: strin
   return own ?? assembleStream(contentType, body);
 }
 
+/**
+ * The request that continues a conversation with `more` appended, in the request's own shape,
+ * by the module that keys that shape (`messages` for the chat family, `input` for Responses,
+ * `contents` for Gemini).
+ *
+ * @example
+ * continueRequest({ model: 'gpt-4o', input: 'hi' }, 'openai-responses', [{ role: 'assistant', content: 'hello' }]).input
+ * // [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]
+ */
+export function continueRequest(request: Record<string, unknown>, shape: Provider, more: readonly unknown[]): Record<string, unknown> {
+  const own = moduleOfShape(shape)?.continueRequest;
+  if (own) return own(request, shape, more);
+  return { ...request, messages: [...(Array.isArray(request.messages) ? request.messages : []), ...more] };
+}
+
 /** An answer as its provider's module reads it, with the name its calls are counted under. */
 export interface ProviderAnswer extends AnswerRead {
   provider: string;

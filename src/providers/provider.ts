@@ -222,6 +222,12 @@ export interface ProviderModule {
    */
   readAnswer?(body: Record<string, unknown>, ctx: AnswerContext): AnswerRead | undefined;
   /**
+   * The request that continues a conversation: `request` (of one of its `shapes`) with `more`
+   * (the messages an answer contributes, as readAnswer gives them) appended where that shape
+   * keeps its conversation. Absent: appended to `messages`, as the chat family does.
+   */
+  continueRequest?(request: Record<string, unknown>, shape: Provider, more: readonly unknown[]): Record<string, unknown>;
+  /**
    * Whether a response body is a whole answer: false for a stream that stopped before its
    * final event, or that reports an error; undefined when the module has nothing to say about
    * these bytes (another content type, not its stream).

@@ -5,7 +5,7 @@
 // produced it: then the path hash of a recorded answer is exactly the path hash the next request
 // reaches through it, and call ids are numbered as they will be in that next request.
 
-import { normalizeRequest, readAnswer } from '../providers/index.ts';
+import { continueRequest, normalizeRequest, readAnswer } from '../providers/index.ts';
 import type { NormalizeOptions, Provider } from '../providers/types.ts';
 
 type Obj = Record<string, unknown>;
@@ -45,21 +45,6 @@ export function responseMessages(value: unknown, endpoint?: { method?: string; u
   return [[{ role: 'assistant', content: value }]];
 }
 
-/** The request body with `more` appended to its conversation, in the body's own shape. */
-function extend(request: Obj, provider: Provider, more: readonly unknown[]): Obj {
-  if (provider === 'openai-responses') {
-    const input = request.input;
-    const items = typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? input : [];
-    return { ...request, input: [...items, ...more] };
-  }
-  if (provider === 'gemini') {
-    const contents = Array.isArray(request.contents) ? request.contents : [];
-    return { ...request, contents: [...contents, ...more] };
-  }
-  const messages = Array.isArray(request.messages) ? request.messages : [];
-  return { ...request, messages: [...messages, ...more] };
-}
-
 /** A request and its answer(s) as the tree sees them. */
 export interface NormalizedExchange {
   provider: Provider;
@@ -87,7 +72,7 @@ export function normalizeExchange(request: unknown, value: unknown, opts: Normal
   for (const more of responseMessages(value, opts.endpoint ?? undefined)) {
     // Call ids are renumbered in order of first appearance, so the appended messages are
     // numbered exactly as in the request that will follow; the prefix is unchanged.
-    const ext = normalizeRequest(extend(request as Obj, provider, more), { ...opts, provider });
+    const ext = normalizeRequest(continueRequest(request as Obj, provider, more), { ...opts, provider });
     responses.push(ext.messages.slice(n.messages.length));
   }
   const model = n.view.model;
