@@ -12,8 +12,8 @@
  * The first is committed (everyone's diffs use the driver); the rest are per clone (git does
  * not let a repository run commands on its own), so each developer runs `npx tapedeck init`.
  * `binary false` is what makes `git diff --stat` count a tape's changed lines instead of
- * saying `Bin`: git decides "binary" from the driver's setting or the raw bytes, never from
- * the textconv output. Patches (`git format-patch`, `git am`) of tapes still apply byte for byte.
+ * saying `Bin`: git decides "binary" from the driver's setting or the raw bytes, not from the
+ * textconv output (git 2.39; test/cli/init.test.ts checks it with the git at hand). Patches (`git format-patch`, `git am`) of tapes still apply byte for byte.
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
