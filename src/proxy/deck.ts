@@ -1016,7 +1016,8 @@ export class Deck {
 
   /**
    * A recording's trace token (the core's traceToken, docs/hash-spec.md): document = the route,
-   * version = the time it was recorded, model = the request's model, system prompt version =
+   * version = the time it was recorded, model = the key view's model (the URL's for Gemini,
+   * Bedrock and Azure deployments), else the body's, system prompt version =
    * 'tapedeck-http-1', selected ids = [request key]. It names one recording, stably.
    */
   traceFor(p: Prepared, recordedAt: string): string {
