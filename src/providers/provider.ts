@@ -15,11 +15,17 @@
  *     every provider's shape;
  *   - answer: assemble(bytes, contentType) -> the non-streamed answer a recorded stream stands
  *     for (what a diff or the conversation tree reads);
+ *   - reading: readAnswer(body, ctx) -> how one of its answers reads (text, tool calls, finish
+ *     reason, usage, model, the messages a follow-up sends back, the envelope without them and
+ *     without per-call noise), which the stats, the drift classifier and the conversation tree
+ *     ask through the registry's readAnswer, so none of them knows an answer's shape;
  *   - stream completeness: complete(bytes, contentType) -> false for a stream that was cut
  *     (no final event), which is then never recorded as a good answer;
  *   - errors: errorAnswer(error, status) -> the body and headers of an error in the provider's
  *     own error shape, so its SDK raises its own API error carrying tapedeck's one-line
  *     diagnosis;
+ *   - faults: fault(kind, message) -> an injected 429, 500, 503 or 529 as the provider sends it
+ *     (chaos: its SDK retries it or raises its own exception class, as for the real one);
  *   - credentials: the headers, query parameters and body members that carry its secrets, which
  *     the redactor masks everywhere (headers, URLs, JSON bodies).
  *
@@ -119,6 +125,74 @@ export interface ErrorAnswer {
   headers?: Record<string, string>;
 }
 
+/** An injected fault that replaces an answer with an error status (chaos, src/chaos/). */
+export type StatusFault = '429' | '500' | '503' | '529';
+
+/** What a status fault looks like in a provider's own shape. */
+export interface FaultAnswer {
+  /** The status sent (529 is Anthropic's own; other providers answer their overloaded status). */
+  status: number;
+  body: string;
+  /** Headers only this provider sends with it (`x-amzn-errortype`); retry headers are added for every provider. */
+  headers?: Record<string, string>;
+}
+
+/** One tool call an answer makes: the tool's name and its arguments (parsed when they were JSON text). */
+export interface ToolCallRead {
+  name: string;
+  args: unknown;
+}
+
+/** Token counts an answer reports. `input` counts cached input too (it is billed as input). */
+export interface UsageRead {
+  input?: number;
+  output?: number;
+}
+
+/**
+ * How an answer reads: what an application reads in it (text, tool calls, finish reason and
+ * refusal, usage) and the rest of its envelope. Streamed answers are read once assembled.
+ */
+export interface AnswerRead {
+  /**
+   * The answer's shape (`openai-chat`, `openai-responses`, `anthropic`, `gemini`,
+   * `bedrock-converse`, `ollama`, ...): two answers of one request in different shapes differ
+   * in structure. `json` for an answer of the provider with no text of its own (embeddings):
+   * the drift classifier compares its members as content.
+   */
+  shape: string;
+  /** The text of each alternative (choice, candidate), in order. */
+  texts: string[];
+  toolCalls: ToolCallRead[];
+  /** The finish (stop) reason of each alternative, '' when it names none. */
+  finish: string[];
+  /** A refusal's text or reason, '' when there is none. */
+  refusal: string;
+  usage: UsageRead | undefined;
+  /** The model the answer names (Gemini's `modelVersion`), when it names one. */
+  model?: string;
+  /**
+   * The message lists a follow-up request sends back, in the request's own shape: one list per
+   * alternative. Absent: the answer continues no conversation the module knows of.
+   */
+  messages?: unknown[][];
+  /**
+   * The envelope without the parts above and without the members that change on every call in
+   * this API (timings, response ids, model snapshot names): what a change of structure is read in.
+   */
+  rest: unknown;
+  /** The name its calls are counted under when it is not the module's (an OpenAI-compatible API's). */
+  provider?: string;
+}
+
+/** What a module's readAnswer() is given besides the body. */
+export interface AnswerContext {
+  /** The route the request was sent to, when known (a ReplayCache value has none). */
+  route?: RouteMatch;
+  /** The answer's headers (Bedrock InvokeModel reports its token counts there). */
+  headers?: Readonly<Record<string, string | readonly string[] | undefined>>;
+}
+
 /** The secrets a provider's requests carry. Names are compared case-insensitively. */
 export interface Credentials {
   headers: readonly string[];
@@ -156,6 +230,18 @@ export interface ProviderModule {
    */
   assemble?(bytes: Uint8Array, contentType: string | undefined, route?: RouteMatch): Record<string, unknown> | undefined;
   /**
+   * How one of its answers reads, or undefined when the body is not an answer of its shape.
+   * Called with the route the request went to, or with none to recognize a body by its shape
+   * (ReplayCache values), so it must decline bodies of other shapes. Never mutates `body`.
+   */
+  readAnswer?(body: Record<string, unknown>, ctx: AnswerContext): AnswerRead | undefined;
+  /**
+   * The request that continues a conversation: `request` (of one of its `shapes`) with `more`
+   * (the messages an answer contributes, as readAnswer gives them) appended where that shape
+   * keeps its conversation. Absent: appended to `messages`, as the chat family does.
+   */
+  continueRequest?(request: Record<string, unknown>, shape: Provider, more: readonly unknown[]): Record<string, unknown>;
+  /**
    * Whether a response body is a whole answer: false for a stream that stopped before its
    * final event, or that reports an error; undefined when the module has nothing to say about
    * these bytes (another content type, not its stream).
@@ -180,6 +266,12 @@ export interface ProviderModule {
    * errorMessage() and errorDetails() of ./error-shape.ts take the style.
    */
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer;
+  /**
+   * An injected fault (rate limit, server error, overloaded) as the provider sends it, so its
+   * SDK takes it for the real thing (its retry rules, its exception class). `message` says the
+   * fault was injected by tapedeck. Absent: errorAnswer() with that status.
+   */
+  fault?(fault: StatusFault, message: string): FaultAnswer;
   readonly credentials: Credentials;
   /**
    * For an AWS API: the services its requests are signed for (the SigV4 credential scope's
