@@ -255,4 +255,50 @@ describe('realtime sessions and the store', () => {
       await play.close();
     }
   });
+
+  it('no writer deletes the sessions of another: two proxies recording into one tape at once both keep theirs; a later re-record replaces them', async () => {
+    const fake = await startFakeRealtime();
+    const tape = join(dir, 'writers.tape');
+    const say = async (url: string, text: string) => {
+      const c = client(url);
+      await c.opened;
+      c.ask(text);
+      await c.waitFor((e) => e.type === 'response.done');
+      c.ws.close();
+      await c.closed;
+      return c.events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    };
+    const a = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+    const b = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+    try {
+      expect(await say(a.url, 'from a')).toBe('You said: from a');
+      expect(await say(b.url, 'from b')).toBe('You said: from b');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    const heads = async () => (await readTape(tape)).records.filter((r) => isRealtimeRecord(r.value) && r.value.role === 'session').length;
+    expect(await heads()).toBe(2);
+    const play = await startProxy({ tape, mode: 'replay', port: 0, strictOrder: true, onWarning: () => {} });
+    try {
+      expect(await say(play.url, 'from a')).toBe('You said: from a');
+      expect(await say(play.url, 'from b')).toBe('You said: from b');
+    } finally {
+      await play.close();
+    }
+    // A run that starts after both ended and records the connect again replaces their sessions.
+    const again = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+    try {
+      expect(await say(again.url, 'from c')).toBe('You said: from c');
+    } finally {
+      await again.close();
+      await fake.close();
+    }
+    const replay = await startProxy({ tape, mode: 'replay', port: 0, strictOrder: true, onWarning: () => {} });
+    try {
+      expect(await say(replay.url, 'from c')).toBe('You said: from c');
+    } finally {
+      await replay.close();
+    }
+  });
 });
