@@ -242,7 +242,7 @@ export async function serveCommand(args: string[]): Promise<number> {
         () => {
           const st = proxy.handler.stats();
           const unrecorded = st.appendFailures > 0 ? `, ${st.appendFailures} not recorded (${st.unrecorded} of them served anyway)` : '';
-          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded - st.appendFailures} recorded${unrecorded})`);
+          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded} recorded${unrecorded})`);
           resolve(0);
         },
         (e: unknown) => {
