@@ -82,7 +82,8 @@ Environment:
                         The replay-by-trace-token store of serve (docs/replay.md)
   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
                         serve re-signs SigV4 requests signed with this access key for
-                        the upstream's host (docs/proxy.md, "AWS SigV4")
+                        the upstream's host, once their signature verifies with the
+                        secret (docs/proxy.md, "AWS SigV4")
 
 Exit codes:
   0    done (verify, inspect, tree: no problems found)

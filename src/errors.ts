@@ -35,6 +35,9 @@
  * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
  * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
+ * - `E_SIGNATURE`: a SigV4 request signed with the proxy's own access key id whose signature the
+ *   proxy cannot verify, is outside AWS's 15-minute window, or is scoped to a service the route
+ *   is not for (HTTP 403, AWS's `InvalidSignatureException`); nothing was sent upstream.
  * - `E_EVENT_STREAM`: bytes that are not a whole AWS event stream (a CRC that does not match, a
  *   header that runs past its block, a stream cut inside a message); `offset` is the stream byte.
  * - `E_NETWORK_BLOCKED`: the fetch switch refused a request to a host it does not route through a
@@ -82,6 +85,7 @@ export type TapedeckErrorCode =
   | 'E_BODY_TOO_LARGE'
   | 'E_PROXY_CLOSED'
   | 'E_PROXY_INTERNAL'
+  | 'E_SIGNATURE'
   | 'E_NETWORK_BLOCKED'
   | (string & {});
 

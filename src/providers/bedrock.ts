@@ -403,7 +403,8 @@ export const bedrock: ProviderModule = {
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
     // The AWS SDK reads the exception name from this header and `message` from the body; the
     // other members become properties of the exception it raises (err.tapedeck).
-    return { body: safeJSON({ message: errorMessage(e, style), tapedeck: errorDetails(e, style) }), headers: { 'x-amzn-errortype': exceptionName(status) } };
+    const name = e.code === 'E_SIGNATURE' ? 'InvalidSignatureException' : exceptionName(status);
+    return { body: safeJSON({ message: errorMessage(e, style), tapedeck: errorDetails(e, style) }), headers: { 'x-amzn-errortype': name } };
   },
   credentials: {
     // SigV4: the signature, the session token, and the two headers only the signature reads.
@@ -411,5 +412,7 @@ export const bedrock: ProviderModule = {
     query: ['X-Amz-Signature', 'X-Amz-Security-Token', 'X-Amz-Credential'],
     fields: [],
   },
+  // Bedrock Runtime and the Bedrock control plane both sign as `bedrock`.
+  sigV4Services: ['bedrock'],
 };
 

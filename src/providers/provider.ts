@@ -181,4 +181,10 @@ export interface ProviderModule {
    */
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer;
   readonly credentials: Credentials;
+  /**
+   * For an AWS API: the services its requests are signed for (the SigV4 credential scope's
+   * service, e.g. `bedrock`). The proxy re-signs a request with its own AWS credentials only when
+   * the client's signature names one of them.
+   */
+  readonly sigV4Services?: readonly string[];
 }

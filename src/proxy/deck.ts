@@ -465,16 +465,20 @@ export class Deck {
       return this.col?.next(httpRecordKey(route, match, key), { repeatLast: this.repeatLast });
     } catch (e) {
       if (!(e instanceof TapedeckError && e.code === 'E_TAPE_DAMAGED')) throw e;
-      // Said with the request's route and key (the collection's key joins them with a NUL).
-      const n = Number(e.details.repeat) + 1;
-      throw new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (${match} key ${key}) in ${this.tape} is damaged; it is not replaced by another call's recording.`, {
-        file: this.tape,
-        route,
-        key,
-        repeat: e.details.repeat,
-        hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
-      });
+      throw this.damagedAt(route, `${match} key ${key}`, key, e);
     }
+  }
+
+  /** The collection's E_TAPE_DAMAGED said with the request's route and key (the collection's key joins them with a NUL). */
+  private damagedAt(route: string, which: string, key: string | undefined, e: TapedeckError): TapedeckError {
+    const n = Number(e.details.repeat) + 1;
+    return new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (${which}) in ${this.tape} is damaged; it is not replaced by another call's recording.`, {
+      file: this.tape,
+      route,
+      ...(key !== undefined ? { key } : {}),
+      repeat: e.details.repeat,
+      hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
+    });
   }
 
   /**
@@ -607,8 +611,12 @@ export class Deck {
     const json = isJsonBody(req.headers, req.body);
     const body = req.body.length === 0 ? undefined : json ? this.redactor.value(this.parse(req.body)) : normalizeBody(req.headers, req.body, this.redactor).stored;
     const request = { method: req.method.toUpperCase(), url: this.redactor.url(req.url), headers: this.storedRequestHeaders(req.headers), ...(body !== undefined ? { body } : {}) };
+    const picked = this.matchedByFunction.size;
     const rec = r ? pickByMatch(match, request, r.records, this.matchedByFunction, this.hookViews, this.repeatLast) : undefined;
     if (rec) {
+      // The last one again (nothing new was picked): not when lost records may follow it.
+      const lost = this.matchedByFunction.size === picked ? this.col?.lostPast(rec) : undefined;
+      if (lost) throw this.damagedAt(route, 'the last one the match function accepted', undefined, lost);
       this.col?.use(rec);
       return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
     }
@@ -661,8 +669,12 @@ export class Deck {
           this.col!.use(rec);
           throw new TapedeckError('E_MISS', `The recording of ${route} expired (its time to live in ${this.tape} passed).`, { key: m.request.key, route, file: this.tape, hint: recordHow(this.entry) });
         }
+        // Served again past its key's last recording (repeats): when damaged records that may be
+        // later recordings of this request follow it, this call may be one of their turns.
+        const lostPast = this.col!.isUsed(rec) ? this.col!.lostPast(rec) : undefined;
+        if (lostPast) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, lostPast);
         this.col!.use(rec);
-        if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
+        if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
         return { kind: 'replay', record: m.recording.response as HttpRecord, matchedBy: m.matchedBy, warnings: m.warnings };
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;

@@ -44,7 +44,8 @@ export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
   /**
    * AWS credentials the proxy re-signs SigV4 requests with when it forwards them to another
    * host than the client signed (docs/proxy.md, "AWS SigV4"): only requests signed with this
-   * same access key id. Default: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN
+   * same access key id, once their signature verifies with its secret (else 403
+   * InvalidSignatureException, E_SIGNATURE, and nothing goes upstream). Default: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN
    * from the environment; `false` never re-signs.
    */
   awsCredentials?: AwsCredentials | false;
@@ -414,7 +415,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const recordedAt = new Date();
     const url = upstreamUrl(upstream!, dreq.url);
     // A SigV4 signature names the host signed, the proxy's; the upstream checks its own.
-    const { req: signed, outcome: sigv4 } = resignForUpstream(dreq, url, awsCredentials);
+    // Checked against the headers as received: over HTTP/2 the client signed `:authority`.
+    const { req: signed, outcome: sigv4 } = resignForUpstream(dreq, url, awsCredentials, undefined, req.headers);
     const sent = upstreamAuth !== undefined && dreq.headers.authorization === undefined ? { ...dreq, headers: { ...dreq.headers, authorization: upstreamAuth } } : signed;
     const call = link.start(url, sent);
     forwarding.add(res);
