@@ -15,6 +15,7 @@ import { startProxy } from '../../src/proxy/server.ts';
 import { TapeBackend } from '../../src/store/backends/tape.ts';
 import { isMcpRecord } from '../../src/store/records.ts';
 import { readTape, withTapeLock } from '../../src/store/tape-file.ts';
+import { freshNamespace, redisDescribe, useRedis } from '../redis/setup.ts';
 import { CLI, EVERYTHING, everythingHttp, FAILS_IF_RUN, tmp } from './helpers.ts';
 
 /** The echo calls on the tape, by message. */
@@ -27,34 +28,42 @@ const echoed = async (tape: string): Promise<string[]> =>
 
 const textOf = (r: unknown) => (r as { content: { text: string }[] }).content[0]!.text;
 
-describe('an answered MCP call is on the tape', () => {
-  it('tapedeck mcp killed with SIGKILL right after each answered call: every answered call replays', async () => {
-    const dir = tmp('kill9');
-    const tape = join(dir, 'kill9.tape');
-    const answers = new Map<string, string>();
-    for (let i = 0; i < 6; i++) {
-      const transport = new StdioClientTransport({ command: 'node', args: [CLI, 'mcp', '--tape', tape, '--mode', 'record', '--', 'node', EVERYTHING, 'stdio'], stderr: 'ignore' });
-      const client = new Client({ name: 'kill9', version: '1' });
-      await client.connect(transport);
-      const message = `call ${i}`;
-      const result = await client.callTool({ name: 'echo', arguments: { message } });
-      // The moment the client has its answer: no chance to write anything more.
-      const pid = transport.pid!;
-      process.kill(pid, 'SIGKILL');
-      answers.set(message, textOf(result));
-      await client.close().catch(() => undefined);
-    }
-    expect((await echoed(tape)).sort()).toEqual([...answers.keys()].sort());
-
-    // Replayed without the server, each answered call gets the answer its client got.
-    const transport = new StdioClientTransport({ command: 'node', args: [CLI, 'mcp', '--tape', tape, '--', ...FAILS_IF_RUN], stderr: 'ignore' });
+/**
+ * Runs `tapedeck mcp --mode record` on `tape` six times, one echo call each, and kills it with
+ * SIGKILL the moment the client has the answer; then replays every answered call without the
+ * server and checks each gets the answer its client got. Resolves to the messages answered.
+ */
+async function killAfterEachAnswer(tape: string): Promise<string[]> {
+  const answers = new Map<string, string>();
+  for (let i = 0; i < 6; i++) {
+    const transport = new StdioClientTransport({ command: 'node', args: [CLI, 'mcp', '--tape', tape, '--mode', 'record', '--', 'node', EVERYTHING, 'stdio'], stderr: 'ignore' });
     const client = new Client({ name: 'kill9', version: '1' });
     await client.connect(transport);
-    try {
-      for (const [message, text] of answers) expect(textOf(await client.callTool({ name: 'echo', arguments: { message } }))).toBe(text);
-    } finally {
-      await client.close();
-    }
+    const message = `call ${i}`;
+    const result = await client.callTool({ name: 'echo', arguments: { message } });
+    // The moment the client has its answer: no chance to write anything more.
+    process.kill(transport.pid!, 'SIGKILL');
+    answers.set(message, textOf(result));
+    await client.close().catch(() => undefined);
+  }
+  // Replayed without the server, each answered call gets the answer its client got (a call
+  // missing from the tape would be a miss, -32050).
+  const transport = new StdioClientTransport({ command: 'node', args: [CLI, 'mcp', '--tape', tape, '--', ...FAILS_IF_RUN], stderr: 'ignore' });
+  const client = new Client({ name: 'kill9', version: '1' });
+  await client.connect(transport);
+  try {
+    for (const [message, text] of answers) expect(textOf(await client.callTool({ name: 'echo', arguments: { message } }))).toBe(text);
+  } finally {
+    await client.close();
+  }
+  return [...answers.keys()];
+}
+
+describe('an answered MCP call is on the tape', () => {
+  it('tapedeck mcp killed with SIGKILL right after each answered call: every answered call is on the tape and replays', async () => {
+    const tape = join(tmp('kill9'), 'kill9.tape');
+    const answered = await killAfterEachAnswer(tape);
+    expect((await echoed(tape)).sort()).toEqual(answered.sort());
   }, 120_000);
 
   it('through tapedeck serve (Streamable HTTP): the call is on the tape when its answer arrives', async () => {
@@ -109,3 +118,9 @@ describe('an answered MCP call is on the tape', () => {
   }, 60_000);
 });
 
+redisDescribe('an answered MCP call is in the Redis store', () => {
+  const redis = useRedis();
+  it('tapedeck mcp on redis:// killed with SIGKILL right after each answered call: every answered call replays', async () => {
+    expect(await killAfterEachAnswer(`${redis.current.url}/0?namespace=${freshNamespace('mcp-kill9')}`)).toHaveLength(6);
+  }, 120_000);
+});
