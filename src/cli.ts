@@ -50,8 +50,8 @@ ${DRIFT_COMMANDS}  prune <tape>          Compact a tape: drop damaged bytes and 
                         Record/replay an MCP server over stdio: put it where the
                         MCP host starts the server (tapedeck mcp --help; docs/mcp.md)
   serve --upstream URL --tape FILE [--mode M] [--port N] [--host H] ...
-                        Record/replay proxy for LLM APIs (tapedeck serve --help;
-                        docs/proxy.md)
+                        Record/replay proxy for LLM APIs; --chaos SPEC injects faults
+                        on replay (tapedeck serve --help; docs/proxy.md, docs/chaos.md)
   add <tape> <file.json>...
                         Add hand-written recordings (answers, streams, errors such as
                         429, cut streams) to a tape (docs/hand-written.md)

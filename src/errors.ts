@@ -42,6 +42,8 @@
  *   header that runs past its block, a stream cut inside a message); `offset` is the stream byte.
  * - `E_NETWORK_BLOCKED`: the fetch switch refused a request to a host it does not route through a
  *   tape while the network is blocked (`blockNetwork`).
+ * - `E_CHAOS_SPEC`: a chaos SPEC (`--chaos`) or an `x-tapedeck-chaos` header naming no fault.
+ * - `E_CHAOS_MODE`: chaos asked for in record, update or passthrough mode without `--chaos-live`.
  * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),
  *   `E_FILE` (a path that is missing, a directory where a file is expected, or unreadable),
  *   `E_IMPORT_FORMAT` (input `tapedeck import` does not read; no tape is written),
@@ -87,6 +89,8 @@ export type TapedeckErrorCode =
   | 'E_PROXY_INTERNAL'
   | 'E_SIGNATURE'
   | 'E_NETWORK_BLOCKED'
+  | 'E_CHAOS_SPEC'
+  | 'E_CHAOS_MODE'
   | (string & {});
 
 export interface TapedeckErrorDetails {

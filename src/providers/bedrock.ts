@@ -13,7 +13,7 @@
 import { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { attachment, normalizeRequest, optionValue } from './normalize.ts';
-import type { ErrorAnswer, NormalizeContext, ProviderModule, RouteMatch } from './provider.ts';
+import type { ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, RouteMatch, StatusFault } from './provider.ts';
 import { assembleStream } from './sse-assemble.ts';
 import type { RequestView } from './types.ts';
 import { decodeEventStream, headerString, type EventStreamMessage } from './wire/aws-eventstream.ts';
@@ -405,6 +405,13 @@ export const bedrock: ProviderModule = {
     // other members become properties of the exception it raises (err.tapedeck).
     const name = e.code === 'E_SIGNATURE' ? 'InvalidSignatureException' : exceptionName(status);
     return { body: safeJSON({ message: errorMessage(e, style), tapedeck: errorDetails(e, style) }), headers: { 'x-amzn-errortype': name } };
+  },
+  fault(fault: StatusFault, message: string): FaultAnswer {
+    // The AWS SDK reads the exception from x-amzn-ErrorType (the part before the colon) and
+    // retries ThrottlingException and ServiceUnavailableException by its own rules.
+    const status = fault === '529' ? 503 : Number(fault);
+    const name = exceptionName(status);
+    return { status, body: JSON.stringify({ message }), headers: { 'x-amzn-errortype': `${name}:http://internal.amazon.com/coral/com.amazon.bedrock/` } };
   },
   credentials: {
     // SigV4: the signature, the session token, and the two headers only the signature reads.

@@ -28,6 +28,8 @@ import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
 import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
+import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
+import { openChaos, type HttpChaos } from './chaos.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -103,6 +105,12 @@ export interface DeckOptions {
   run?: string;
   /** At close, also remove the recordings no request used in this run, and report them (default false). */
   pruneUnused?: boolean;
+  /**
+   * Faults on demand (docs/chaos.md): `{ faults: { 429: 0.2, cut: 0.1 }, latencyMs, seed,
+   * attempts }`. Injected answers are never recorded; outside replay mode chaos is refused
+   * (E_CHAOS_MODE) unless `live: true`.
+   */
+  chaos?: ChaosOptions;
   /** Called with problems that cannot reach a client (a failed append, tape warnings). */
   onWarning?: (message: string) => void;
 }
@@ -165,6 +173,8 @@ export interface DeckStats {
   appendFailures: number;
   /** Answers served although their record failed (onRecordFailure: 'serve'). */
   unrecorded: number;
+  /** Injected faults by name (chaos), once there was one; `latency` counts delayed answers. */
+  faults?: Record<string, number>;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -276,6 +286,13 @@ export class Deck {
   readonly serveUnrecorded: boolean;
   readonly redactor: Redactor;
   readonly warnings: readonly StoreWarning[];
+  /** Faults on demand (undefined outside replay unless asked for with `live`). */
+  get chaos(): HttpChaos | undefined {
+    return this.chaosNow;
+  }
+  private chaosNow: HttpChaos | undefined;
+  /** Faults injected by chaos settings replaced since (useChaos). */
+  private readonly pastFaults: Record<string, number> = {};
 
   private readonly opts: DeckOptions;
   /** The recordings (undefined in passthrough): ordered repeats, appends, the mode rules. */
@@ -312,6 +329,7 @@ export class Deck {
     this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).filter((h) => !this.redactor.isCredentialHeader(h)).sort();
     this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText };
     this.counters = emptyStats(mode, opts.tape);
+    this.chaosNow = openChaos(opts.chaos, mode, this.warn);
     if (col) for (const { value, at } of col.entries()) this.add(value, `${opts.tape}@${at ?? '?'}`);
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
@@ -361,6 +379,7 @@ export class Deck {
       throw new TapedeckError('E_ARG', `Invalid onRecordFailure ${JSON.stringify(opts.onRecordFailure)}.`, { hint: "Use 'fail' (the default: 503 E_RECORD_FAILED, or a cut stream) or 'serve' (the live answer, marked x-tapedeck-recorded: false)." });
     }
     volatilePatterns(opts.volatileText);
+    if (opts.chaos !== undefined) checkChaos(opts.chaos, 'http');
     const store = opts.store ?? opts.tape;
     if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
       throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path or a store.`, {
@@ -983,7 +1002,23 @@ export class Deck {
     this.counters.unrecorded++;
   }
 
+  /**
+   * Replaces the chaos settings from now on (the test fixture's `tape.chaos()`); undefined
+   * stops injecting. Faults injected so far stay counted. Throws E_ARG or E_CHAOS_MODE.
+   *
+   * @example
+   * deck.useChaos({ faults: { 429: 1 }, attempts: 1 })
+   */
+  useChaos(opts: ChaosOptions | undefined): void {
+    if (opts !== undefined) checkChaos(opts, 'http');
+    const next = openChaos(opts, this.mode, this.warn);
+    for (const [f, n] of Object.entries(this.chaosNow?.counts() ?? {})) this.pastFaults[f] = (this.pastFaults[f] ?? 0) + n;
+    this.chaosNow = next;
+  }
+
   stats(): DeckStats {
-    return { ...this.counters, byMatch: { ...this.counters.byMatch } };
+    const faults = { ...this.pastFaults };
+    for (const [f, n] of Object.entries(this.chaosNow?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
+    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}) };
   }
 }
