@@ -263,8 +263,8 @@ export class McpHttpEndpoint {
 
   /**
    * Counters of the MCP traffic so far (the proxy's `/__tapedeck/stats` shows them as `mcp`):
-   * messages answered from the tape, exchanges recorded, misses, records that failed to store,
-   * open sessions.
+   * messages answered from the tape, exchanges recorded (counted once stored), misses, records
+   * that could not be stored, open sessions.
    *
    * @example
    * endpoint.stats() // { hits: 12, recorded: 0, misses: 1, appendFailures: 0, sessions: 1 }

@@ -75,7 +75,9 @@ export class McpTape {
   readonly location: string;
   readonly misses: McpMiss[] = [];
   hits = 0;
+  /** Exchanges stored (counted once they are). */
   recorded = 0;
+  /** Exchanges that could not be stored (their clients got error -32054). */
   appendFailures = 0;
   private readonly col: RecordCollection<McpRecord> | undefined;
   private readonly writes = new Set<Promise<unknown>>();
