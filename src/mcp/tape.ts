@@ -77,7 +77,7 @@ export class McpTape {
   hits = 0;
   /** Exchanges stored (counted once they are). */
   recorded = 0;
-  /** Exchanges that could not be stored (their clients got error -32054). */
+  /** Exchanges that could not be stored (a request among them was answered with error -32054). */
   appendFailures = 0;
   private readonly col: RecordCollection<McpRecord> | undefined;
   private readonly writes = new Set<Promise<unknown>>();
