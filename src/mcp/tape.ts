@@ -8,7 +8,7 @@ import { TapedeckError } from '../errors.ts';
 import { missHeadline } from '../match/diagnose.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { mcpRecords, type McpRecord } from '../store/records.ts';
-import { openSessionCollection, SessionTape, sessionTapeMode, type SessionTapeOptions } from '../store/session-tape.ts';
+import { appendFailureCause, openSessionCollection, SessionTape, sessionTapeMode, type SessionTapeOptions } from '../store/session-tape.ts';
 import { differenceCount, firstDifference, keyParams } from './key.ts';
 
 /** Options of an MCP tape, shared by every entry point. */
@@ -62,6 +62,7 @@ const shown = (v: unknown): string => {
 export class McpTape extends SessionTape<McpRecord> {
   readonly misses: McpMiss[] = [];
   hits = 0;
+  /** Exchanges stored (counted once they are). */
   recorded = 0;
   private readonly opts: McpTapeOptions;
 
@@ -105,11 +106,20 @@ export class McpTape extends SessionTape<McpRecord> {
     return this.col?.count(key) ?? { recorded: 0, served: 0 };
   }
 
-  /** Appends a whole exchange; failures are warned about, never thrown (the answer was good). */
-  append(rec: McpRecord): Promise<void> {
-    if (!this.col || !this.records) return Promise.resolve();
-    this.recorded++;
-    return this.write(rec.key, rec, 'an MCP record').catch(() => {});
+  /**
+   * Appends a whole exchange. Resolves once it is stored, to undefined, or to why it could not
+   * be (also warned about and counted in appendFailures); never rejects. `recorded` counts only
+   * what was stored.
+   */
+  append(rec: McpRecord): Promise<string | undefined> {
+    if (!this.col || !this.records) return Promise.resolve(undefined);
+    return this.write(rec.key, rec, 'an MCP record').then(
+      () => {
+        this.recorded++;
+        return undefined;
+      },
+      (e: unknown) => appendFailureCause(e),
+    );
   }
 
   /**
@@ -142,7 +152,8 @@ export class McpTape extends SessionTape<McpRecord> {
         detail = `\n  closest recording: ${callLabel(best.rec.method, best.rec.request.params)}, recorded ${best.rec.recordedAt}, ${best.n} differing value${best.n === 1 ? '' : 's'}`;
       }
     }
-    const message = missHeadline(difference, fix);
+    // One line however long, as docs/mcp.md promises: a user copies the re-record command from it.
+    const message = `${difference}; ${fix}`;
     const report = `tapedeck: MCP miss in ${this.location}: ${difference}${detail}\n  request: ${shown(this.redactor.value({ method, params }))}\n  key: ${key}\n  ${fix}`;
     const m = { method, label, message, report };
     this.misses.push(m);

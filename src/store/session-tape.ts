@@ -55,6 +55,16 @@ export async function openSessionCollection<R>(opts: SessionTapeOptions, kind: R
 }
 
 /**
+ * Why an append failed, in one line: the error code when it has one, and its message.
+ *
+ * @example
+ * appendFailureCause(new TapedeckError('E_TAPE_IO', 'disk full')) // 'E_TAPE_IO: disk full'
+ */
+export function appendFailureCause(e: unknown): string {
+  return `${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`;
+}
+
+/**
  * @example
  * class VoiceTape extends SessionTape<RealtimeRecord> {}
  */
@@ -62,6 +72,7 @@ export abstract class SessionTape<R> {
   readonly mode: TapeMode;
   readonly redactor: Redactor;
   readonly location: string;
+  /** Records that could not be stored. */
   appendFailures = 0;
   protected readonly col: RecordCollection<R> | undefined;
   private readonly writes = new Set<Promise<void>>();
@@ -109,7 +120,7 @@ export abstract class SessionTape<R> {
     if (!this.col || !this.records) return Promise.resolve();
     const p = this.col.append(key, rec).catch((e: unknown) => {
       this.appendFailures++;
-      this.warn(`tapedeck: could not append ${what} to ${this.location}: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
+      this.warn(`tapedeck: could not append ${what} to ${this.location}: ${appendFailureCause(e)}`);
       throw e;
     });
     this.writes.add(p);
