@@ -400,6 +400,11 @@ function writeString(p: usize, o: usize): usize {
   }
 }
 
+/** Per 16-bit lane: the unit takes 3 UTF-8 bytes (>= 0x800 and not a surrogate). */
+@inline function wider16(c: v128): v128 {
+  return v128.andnot(i16x8.ge_u(c, i16x8.splat(0x800)), i16x8.eq(v128.and(c, i16x8.splat(<i16>0xf800)), i16x8.splat(<i16>0xd800)));
+}
+
 /**
  * Writes the canonical form of the string framed at p (see F_STRINGIFIED): its units escaped
  * where RFC 8785 escapes them and encoded as UTF-8. Returns the input position after the frame
@@ -430,15 +435,27 @@ function writeFramed(p: usize, o: usize): usize {
         const escA = v128.or(v128.or(i16x8.lt_u(a, space), i16x8.eq(a, quote)), i16x8.eq(a, bslash));
         const escB = v128.or(v128.or(i16x8.lt_u(b, space), i16x8.eq(b, quote)), i16x8.eq(b, bslash));
         if (v128.any_true(v128.or(escA, escB))) {
-          // Escape-heavy text (newlines, quotes, JSON in JSON) stops here every few words: when
-          // the units before the first one to escape are ASCII, store them narrowed, escape it,
-          // and go on 16 at a time; anything else goes unit by unit.
+          // Escape-heavy text (newlines, quotes, JSON in JSON) stops here every few words: the
+          // units before the first one to escape are written (narrowed when ASCII, else encoded
+          // as a whole step and cut after them), it is escaped, and the steps go on from the unit
+          // after it. Only a lone surrogate in the step sends it unit by unit.
           const esc = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(escA, escB));
           const k = ctz(esc);
-          const wide = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(a, hiMask), i16x8.splat(0)), i16x8.ne(v128.and(b, hiMask), i16x8.splat(0))));
-          if ((wide & ((<u32>1 << k) - 1)) != 0) break;
-          v128.store(o, i8x16.narrow_i16x8_u(a, b));
-          o = writeEscaped(o + <usize>k, <u32>load<u16>(s + (<usize>k << 1)));
+          const before = (<u32>1 << k) - 1;
+          const wide = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(a, hiMask), i16x8.splat(0)), i16x8.ne(v128.and(b, hiMask), i16x8.splat(0)))) & before;
+          if (wide == 0) {
+            v128.store(o, i8x16.narrow_i16x8_u(a, b));
+            o += <usize>k;
+          } else {
+            // encode16 writes all 16 units; the first k take k bytes, one more for each unit
+            // >= 0x80 and one more again for each >= 0x800 that is not a surrogate (a pair's
+            // units take two bytes each). A high surrogate just before the escaped unit is lone:
+            // encode16 finds it and the step goes unit by unit.
+            if (encode16(a, b, o) == 0) break;
+            const wider = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(wider16(a), wider16(b))) & before;
+            o += <usize>(k + popcnt(wide) + popcnt(wider));
+          }
+          o = writeEscaped(o, <u32>load<u16>(s + (<usize>k << 1)));
           s += (<usize>k + 1) << 1;
           continue;
         }
