@@ -5,7 +5,7 @@
 // non-ASCII units of every UTF-8 width and after surrogate pairs, at every position in a step,
 // empty strings, and lone surrogates, which must be rejected however the list arrives.
 import { afterEach, describe, expect, it } from 'vitest';
-import { backend, hashMany, pathHashes, setBackend } from '../src/index.ts';
+import { backend, hashMany, pathHashes, setBackend, TapedeckError } from '../src/index.ts';
 import { errorOf } from './helpers.ts';
 import { refDigest, refPathHashes, rng } from './reference.ts';
 
@@ -95,5 +95,42 @@ describe('lists of plain strings', () => {
       expect(errorOf(() => pathHashes(new TextEncoder().encode(json))).code, at).toBe('E_LONE_SURROGATE');
       expect(errorOf(() => pathHashes(json)).code, at).toBe('E_LONE_SURROGATE');
     }
+  });
+
+  it('JSON text with broken UTF-8 anywhere in a string: the same error and offset as the TypeScript engine', () => {
+    const r = rng(77);
+    const good = new TextEncoder().encode('Привет 北京 café 👍🏽 naïve 𠜎 east "quoted"\n tail');
+    const outcome = (bytes: Uint8Array): string => {
+      try {
+        return pathHashes(bytes).digest;
+      } catch (e) {
+        if (!(e instanceof TapedeckError)) throw e;
+        return `${e.code}@${e.offset}`;
+      }
+    };
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    let broken = 0;
+    for (let n = 0; n < 10000; n++) {
+      // Text of 0-60 bytes cut from valid text, with 0-2 bytes replaced by anything.
+      const start = Math.floor(r() * good.length);
+      const body = Uint8Array.from(good.subarray(start, start + Math.floor(r() * 60)));
+      for (let k = Math.floor(r() * 3); k > 0 && body.length > 0; k--) body[Math.floor(r() * body.length)] = Math.floor(r() * 256);
+      const pad = 'x'.repeat(Math.floor(r() * 20));
+      const bytes = new Uint8Array([...new TextEncoder().encode(`["a", "${pad}`), ...body, ...new TextEncoder().encode(`${pad}", "b"]`)]);
+      const got = outcome(bytes);
+      let valid = true;
+      try {
+        decoder.decode(body);
+      } catch {
+        valid = false;
+      }
+      if (!valid && !got.startsWith('E_')) throw new Error(`invalid UTF-8 accepted: ${Buffer.from(body).toString('hex')}`);
+      if (!valid) broken++;
+      setBackend('js');
+      const want = outcome(bytes);
+      setBackend(active);
+      expect(got, Buffer.from(body).toString('hex')).toBe(want);
+    }
+    expect(broken).toBeGreaterThan(2000);
   });
 });
