@@ -15,7 +15,9 @@ import { GoogleGenAI, Modality, type LiveServerMessage } from '@google/genai';
 import OpenAI from 'openai';
 import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChaosOptions } from '../../src/chaos/options.ts';
+import { Chaos } from '../../src/chaos/decide.ts';
+import { familyOptions, parseChaosSpec, type ChaosOptions } from '../../src/chaos/options.ts';
+import { serveOptions } from '../../src/proxy/cli.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { makeLocalCertificate } from '../../src/proxy/tls.ts';
 import { openTestTape } from '../../src/testing/session.ts';
@@ -61,6 +63,30 @@ async function ask(url: string, ca: string | undefined, text: string, headers?: 
 
 const types = (a: Asked) => a.events.map((e) => e.type as string);
 const digest = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+describe('the close fault in a SPEC and beside the HTTP faults', () => {
+  it('serve --chaos reads close:RATE beside HTTP faults; an HTTP-only SPEC (createFetch) refuses it', () => {
+    expect(serveOptions(['--chaos', '429:0.2,close:0.5,latency=20', '--chaos-seed', '9']).chaos).toEqual({ faults: { 429: 0.2, close: 0.5 }, latencyMs: 20, seed: 9 });
+    expect(() => parseChaosSpec('close', 'http')).toThrow(expect.objectContaining({ code: 'E_CHAOS_SPEC' }));
+    expect(() => parseChaosSpec('close=3', 'proxy')).toThrow(expect.objectContaining({ code: 'E_CHAOS_SPEC' }));
+  });
+
+  it('each family draws from its own faults: adding close never changes which HTTP calls fail, and latency stays HTTP', () => {
+    const both: ChaosOptions = { faults: { 429: 0.5, close: 0.5 }, latencyMs: 30, seed: 13 };
+    expect(familyOptions(both, 'realtime')).toEqual({ faults: { close: 0.5 }, seed: 13 });
+    expect(familyOptions(both, 'http')).toEqual({ faults: { 429: 0.5 }, latencyMs: 30, seed: 13 });
+    const alone = new Chaos({ faults: { 429: 0.5 }, seed: 13 }, 'http', () => {});
+    const split = new Chaos(familyOptions(both, 'http'), 'http', () => {});
+    const a: unknown[] = [];
+    const b: unknown[] = [];
+    for (let i = 0; i < 100; i++) {
+      a.push(alone.decide(`POST /v1/x\0k${i % 7}`)?.fault);
+      b.push(split.decide(`POST /v1/x\0k${i % 7}`)?.fault);
+    }
+    expect(b).toEqual(a);
+    expect(a.filter((f) => f === '429').length).toBeGreaterThan(20);
+  });
+});
 
 describe('realtime chaos: close (1011) in the middle of a response', () => {
   let tls: Awaited<ReturnType<typeof makeLocalCertificate>>;
