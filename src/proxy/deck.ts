@@ -788,12 +788,26 @@ export class Deck {
    * and stats.appendFailures; `durable` never rejects.
    */
   record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
+    const rec = this.recordOf(p, req, response, recordedAt, durationMs);
+    if (!rec) return { rec: undefined, durable: Promise.resolve(undefined) };
+    return { rec, durable: this.appendRecord(rec) };
+  }
+
+  /**
+   * The record an exchange is stored as (the beforeRecord hook applied, secrets masked), without
+   * storing it: undefined when the hook declined it. Importers build records with it so an
+   * imported exchange is keyed and redacted exactly as a recorded one.
+   *
+   * @example
+   * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
+   */
+  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): HttpRecord | undefined {
     const recordedAtIso = recordedAt.toISOString();
     let requestHeaders = this.storedRequestHeaders(req.headers);
     if (this.opts.beforeRecord) {
       // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).
       const h = beforeRecord(this.opts.beforeRecord, { match: p.match, key: p.key, signature: p.signature, url: p.url, headers: requestHeaders, body: p.body }, req.method.toUpperCase(), response, this.norm);
-      if (!h) return { rec: undefined, durable: Promise.resolve(undefined) };
+      if (!h) return undefined;
       if (h.rekeyed) this.warnOnce(`tapedeck: the beforeRecord hook changed what ${p.route} is keyed by; a request sent as before will not find this recording (use volatileText, volatileKeys or ignoreArgs for what must not count).`);
       p = { ...p, match: h.match, key: h.key, signature: h.signature, url: this.redactor.url(h.url), body: h.body === undefined ? undefined : this.redactor.value(h.body) };
       requestHeaders = this.redactor.headers(h.headers);
@@ -813,10 +827,21 @@ export class Deck {
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
     };
-    this.counters.recorded++;
     // Framed fine but not what its content type says: kept byte for byte, and said now.
     const problem = answerProblem(response);
     if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
+    return rec;
+  }
+
+  /**
+   * Appends a record built by {@link recordOf}; resolves like `durable` of {@link record}.
+   *
+   * @example
+   * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
+   * if (rec) await deck.appendRecord(rec)
+   */
+  appendRecord(rec: HttpRecord): Promise<TapedeckError | undefined> {
+    this.counters.recorded++;
     const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
       () => {
         if (this.mode === 'update') {
@@ -843,7 +868,7 @@ export class Deck {
     );
     this.writes.add(durable);
     void durable.finally(() => this.writes.delete(durable));
-    return { rec, durable };
+    return durable;
   }
 
   /**
