@@ -16,7 +16,7 @@ import { link, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { routeOf } from '../providers/index.ts';
-import type { ReadResult, Exchange } from '../store/import/exchange.ts';
+import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/exchange.ts';
 import { detectFormat, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
@@ -105,6 +105,9 @@ async function intoPlace(tmp: string, out: string, force: boolean): Promise<void
   }
 }
 
+/** An error's message without the hint the constructor appended, and without its final period. */
+const withoutHint = (e: TapedeckError): string => (e.hint && e.message.endsWith(e.hint) ? e.message.slice(0, -e.hint.length) : e.message).trim().replace(/\.$/, '');
+
 const tapeExists = (out: string) =>
   new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; the import does not overwrite it.`, { file: out, hint: 'Pass --force ({ force: true }) to replace it, or import to another path.' });
 
@@ -121,9 +124,9 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     if (!opts.skipBad) {
       const first = read.bad[0]!;
       const more = read.bad.length > 1 ? ` (${read.bad.length - 1} more bad entr${read.bad.length === 2 ? 'y' : 'ies'} after it)` : '';
-      throw new TapedeckError(first.code, `${first.message.replace(/\s*Fix or remove.*$/, '')}${more}; no tape written.`, { ...first.details });
+      throw new TapedeckError(first.code, `${withoutHint(first)}${more}; no tape written.`, { ...first.details });
     }
-    for (const b of read.bad) skipped.push({ where: String(b.details.path ?? b.details.entry), reason: b.message.replace(/\s*Fix or remove.*$/, '') });
+    for (const b of read.bad) skipped.push({ where: String(b.details.path ?? b.details.entry), reason: withoutHint(b) });
   }
   if (!opts.force && statSync(out, { throwIfNoEntry: false })) throw tapeExists(out);
   const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.import.tmp`);
@@ -145,7 +148,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
         } catch (e) {
           if (!(e instanceof TapedeckError)) throw e;
           // A body the keyer refuses (a JSON body with duplicate keys, a bad encoding): the entry's fault.
-          const err = new TapedeckError('E_IMPORT_ENTRY', `${x.where}, field request.body: ${e.message}`, { entry: x.index, field: 'request.body', hint: 'Fix or remove that entry, or pass --skip-bad.' });
+          const err = new TapedeckError('E_IMPORT_ENTRY', `${read.file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file: read.file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
           if (!opts.skipBad) throw err;
           skipped.push({ where: x.where, reason: e.message });
           continue;

@@ -48,6 +48,8 @@ export interface Unkeyable {
 export interface ReadResult {
   /** The format's name as the import reports it (`HAR`, `VCR.py cassette`, ...). */
   format: string;
+  /** The source, as messages name it. */
+  file: string;
   exchanges: Exchange[];
   /** Entries that are malformed: the import refuses the file for them unless told to skip. */
   bad: TapedeckError[];
@@ -56,7 +58,7 @@ export interface ReadResult {
 }
 
 /** The flag that keeps the good entries of a file with bad ones. */
-export const SKIP_BAD_HINT = 'Fix or remove that entry, or pass --skip-bad ({ skipBad: true }) to import the good entries and list the bad ones.';
+export const SKIP_BAD_HINT = 'Fix or remove that entry, or keep the good entries with --skip-bad (option skipBad: true); the bad ones are then listed.';
 
 /**
  * A malformed entry: names the file, the entry (index and place) and the field.

@@ -31,7 +31,7 @@ export function parseJsonFile(text: string, file: string, format: string): unkno
     const early = /end of JSON input/i.test((e as Error).message) || (offset !== undefined && offset >= end - 1);
     const cut = text.trim() === '' ? ' (the file is empty)' : early ? ' (the file ends early: truncated?)' : '';
     // V8 counts UTF-16 units; the byte offset is what an editor's "go to byte" wants.
-    const at = offset !== undefined ? Buffer.byteLength(text.slice(0, offset)) : undefined;
+    const at = offset !== undefined ? Buffer.byteLength(text.slice(0, offset)) : early ? Buffer.byteLength(text) : undefined;
     throw badFile(file, format, `invalid JSON${at !== undefined ? ` at byte ${at}` : ''}: ${(e as Error).message}${cut}`, at !== undefined ? { offset: at } : {});
   }
 }
@@ -136,5 +136,5 @@ export function readHar(text: string, file: string, opts: { parsed?: unknown; di
   if (!isObject(doc) || !isObject(doc.log)) throw badFile(file, 'HAR file', 'expected an object with a "log" member (HAR 1.2)');
   if (!Array.isArray(doc.log.entries)) throw badFile(file, 'HAR file', '"log.entries" must be an array');
   const dir = opts.dir ?? (file === '-' ? undefined : dirname(file));
-  return readEntries(file, doc.log.entries as unknown[], (i) => `log.entries[${i}]`, (e, i) => entry(e, i, dir), { format: 'HAR', exchanges: [], bad: [], unkeyable: [] });
+  return readEntries(file, doc.log.entries as unknown[], (i) => `log.entries[${i}]`, (e, i) => entry(e, i, dir), { format: 'HAR', file, exchanges: [], bad: [], unkeyable: [] });
 }
