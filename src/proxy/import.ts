@@ -18,9 +18,16 @@ import { TapedeckError } from '../errors.ts';
 import { routeOf } from '../providers/index.ts';
 import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/exchange.ts';
 import { detectFormat, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
-import type { HttpRecord } from '../store/records.ts';
+import { httpRecordKey, type HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
+import { inRecordOrder, sortedKeys } from '../store/record-order.ts';
+import { newRedactionSalt } from '../store/redact.ts';
+import { appendRecords, createTape } from '../store/tape-file.ts';
+import { VERSION } from '../version.ts';
+
+/** Records written per append while importing (the last append fsyncs the whole tape). */
+const BATCH = 1000;
 
 export interface ImportOptions {
   /** The source's format; default detected from the file name and contents. */
@@ -65,7 +72,10 @@ const masksIn = (s: string): number => (s.includes('[REDACTED') ? (s.match(MASK)
 
 function masksOfValue(v: unknown): number {
   if (typeof v === 'string') return masksIn(v);
-  if (v instanceof Uint8Array) return masksIn(Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('latin1'));
+  if (v instanceof Uint8Array) {
+    const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+    return b.indexOf('[REDACTED') < 0 ? 0 : masksIn(b.toString('latin1'));
+  }
   if (v === null || typeof v !== 'object') return 0;
   let n = 0;
   for (const x of Array.isArray(v) ? v : Object.values(v)) n += masksOfValue(x);
@@ -83,8 +93,18 @@ function masksOfExchange(x: Exchange): number {
 
 /** The request as the deck takes it: path and query only (routes carry no host). */
 function deckRequest(x: Exchange): DeckRequest {
-  const u = new URL(x.request.url, 'http://localhost');
-  return { method: x.request.method, url: u.pathname + u.search, headers: x.request.headers, body: x.request.body };
+  const u = x.request.url;
+  // An absolute URL's path and query, without a URL object per entry (imports run to millions).
+  const scheme = u.indexOf('://');
+  let path = u;
+  if (scheme > 0) {
+    const slash = u.indexOf('/', scheme + 3);
+    const query = u.indexOf('?', scheme + 3);
+    path = slash >= 0 && (query < 0 || slash < query) ? u.slice(slash) : query >= 0 ? `/${u.slice(query)}` : '/';
+    const hash = path.indexOf('#');
+    if (hash >= 0) path = path.slice(0, hash);
+  }
+  return { method: x.request.method, url: path, headers: x.request.headers, body: x.request.body };
 }
 
 /** Response headers as a recording stores them: no hop-by-hop, length or encoding (bodies are decoded). */
@@ -134,47 +154,64 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped };
   const byRoute = new Map<string, ImportReport['routes'][number]>();
   const fallback = new Date(opts.recordedAt ?? Date.now());
+  // The deck keys and redacts (under the new tape's salt); records go to the new tape in
+  // batches, so a large import never holds every record at once (young-generation garbage
+  // collection copies whatever survives, and a record waiting to be written survives).
+  const salt = newRedactionSalt();
+  const deck = await Deck.open(
+    { mode: 'passthrough', ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText, redact: { ...opts.redact, salt }, onWarning: (m) => warnings.push(m) },
+    { kind: 'fetch' },
+  );
+  // A source that never holds a mask (the usual case) needs no count of its own masks.
+  const sourceHasMasks = read.exchanges.some((x) => masksOfExchange(x) > 0);
+  /** Recordings per key so far: the next one's `repeat` (identical requests keep their order). */
+  const repeats = new Map<string, number>();
+  let batch: unknown[] = [];
   try {
-    const deck = await Deck.open(
-      { tape: tmp, mode: 'update', ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText, redact: opts.redact, onWarning: (m) => warnings.push(m) },
-      { kind: 'fetch' },
-    );
-    try {
-      for (const x of read.exchanges) {
-        const req = deckRequest(x);
-        let rec: HttpRecord | undefined;
-        try {
-          rec = deck.recordOf(deck.prepareRequest(req), req, storedResponse(x), x.startedAt ? new Date(x.startedAt) : fallback, x.durationMs ?? 0);
-        } catch (e) {
-          if (!(e instanceof TapedeckError)) throw e;
-          // A body the keyer refuses (a JSON body with duplicate keys, a bad encoding): the entry's fault.
-          const err = new TapedeckError('E_IMPORT_ENTRY', `${read.file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file: read.file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
-          if (!opts.skipBad) throw err;
-          skipped.push({ where: x.where, reason: e.message });
-          continue;
-        }
-        if (!rec) continue;
-        void deck.appendRecord(rec);
-        report.records++;
-        if (rec.response.chunks) report.streams++;
-        report.masked += Math.max(0, masksOfRecord(rec) - masksOfExchange(x));
-        const provider = rec.match === 'http' ? 'http' : (routeOf({ method: rec.request.method, url: rec.request.url })?.provider.name ?? rec.match);
-        const k = `${provider} ${rec.route}`;
-        const row = byRoute.get(k);
-        if (row) row.records++;
-        else {
-          const r = { provider, route: rec.route, records: 1 };
-          byRoute.set(k, r);
-          report.routes.push(r);
-        }
+    await createTape(tmp, { tapedeckVersion: VERSION, salt });
+    for (const x of read.exchanges) {
+      const req = deckRequest(x);
+      let rec: HttpRecord | undefined;
+      try {
+        rec = deck.recordOf(deck.prepareRequest(req), req, storedResponse(x), x.startedAt ? new Date(x.startedAt) : fallback, x.durationMs ?? 0);
+      } catch (e) {
+        if (!(e instanceof TapedeckError)) throw e;
+        // A body the keyer refuses (a JSON body with duplicate keys, a bad encoding): the entry's fault.
+        const err = new TapedeckError('E_IMPORT_ENTRY', `${read.file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file: read.file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
+        if (!opts.skipBad) throw err;
+        skipped.push({ where: x.where, reason: withoutHint(e) });
+        continue;
       }
-      await deck.flush();
-    } finally {
-      await deck.close();
+      if (!rec) continue;
+      const key = httpRecordKey(rec.route, rec.match, rec.key);
+      const repeat = repeats.get(key) ?? 0;
+      repeats.set(key, repeat + 1);
+      batch.push(inRecordOrder({ ...sortedKeys(rec), repeat }));
+      if (batch.length >= BATCH) {
+        await appendRecords(tmp, batch, { durable: false });
+        batch = [];
+      }
+      report.records++;
+      if (rec.response.chunks) report.streams++;
+      report.masked += Math.max(0, masksOfRecord(rec) - (sourceHasMasks ? masksOfExchange(x) : 0));
+      const k = `${rec.match} ${rec.route}`;
+      const row = byRoute.get(k);
+      if (row) row.records++;
+      else {
+        const provider = rec.match === 'http' ? 'http' : (routeOf({ method: rec.request.method, url: rec.request.url })?.provider.name ?? rec.match);
+        const r = { provider, route: rec.route, records: 1 };
+        byRoute.set(k, r);
+        report.routes.push(r);
+      }
     }
-    if (deck.stats().appendFailures > 0) throw new TapedeckError('E_TAPE_IO', `Writing the imported tape beside ${out} failed: ${warnings.join(' ')}`, { file: out, hint: 'Check permissions and free disk space.' });
+    // One fsync for the whole tape, before it is moved into place.
+    await appendRecords(tmp, batch, { durable: true });
     await intoPlace(tmp, out, opts.force === true);
+  } catch (e) {
+    if (e instanceof TapedeckError) throw e;
+    throw new TapedeckError('E_TAPE_IO', `Writing the imported tape beside ${out} failed: ${(e as Error).message}; no tape written.`, { file: out, hint: 'Check permissions and free disk space.' });
   } finally {
+    await deck.close();
     await unlink(tmp).catch(() => {});
   }
   for (const w of warnings) (opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning')))(w.replaceAll(tmp, out));
