@@ -233,6 +233,28 @@ describe('the command line', () => {
   });
 });
 
+describe('tapedeck export --har', () => {
+  it('prints HAR 1.2 with the origin given, which tapedeck import reads back to the same answer', async () => {
+    const text = execFileSync(process.execPath, [CLI, 'export', target, '--har', '--origin', 'https://api.openai.com'], { encoding: 'utf8' });
+    const doc = JSON.parse(text) as Json;
+    expect(doc.log.version).toBe('1.2');
+    expect(doc.log.entries).toHaveLength(1);
+    expect(doc.log.entries[0].request.url).toBe(URL_);
+    expect(JSON.parse(doc.log.entries[0].request.postData.text)).toEqual(JSON.parse(JSON.stringify(PLAIN)));
+    const file = join(dir, 'exported-cli.har');
+    writeFileSync(file, text);
+    const out = join(dir, 'exported-cli.tape');
+    expect(execFileSync(process.execPath, [CLI, 'import', file, out], { encoding: 'utf8' })).toMatch(/1 record from a HAR/);
+    const f = createFetch({ tape: out, mode: 'replay' });
+    try {
+      const client = new OpenAI({ apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+      expect((await client.chat.completions.create(PLAIN)).choices[0]!.message.content).toBe('kept');
+    } finally {
+      await f.close();
+    }
+  });
+});
+
 describe('mock-server fixtures', () => {
   it('exact rules are imported and replay; matching rules are listed with why, never guessed', async () => {
     const src = join(dir, 'mixed-fixtures.json');

@@ -109,6 +109,20 @@ export function readEntries<T>(file: string, items: readonly T[], whereOf: (i: n
 
 export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/**
+ * An entry's request object with its method and absolute URL checked; `urlField` is the
+ * format's name for the URL (`url` in HAR, `uri` in VCR.py).
+ */
+export function requestOf(entry: unknown, what: string, urlField: string): { q: Record<string, unknown>; method: string; url: string } {
+  if (!isObject(entry)) throw new FieldError(`(${what})`, 'must be an object with request and response');
+  const q = entry.request;
+  if (!isObject(q)) throw new FieldError('request', 'is missing');
+  if (typeof q.method !== 'string' || q.method === '') throw new FieldError('request.method', 'is missing');
+  const url = q[urlField];
+  if (typeof url !== 'string' || !URL.canParse(url)) throw new FieldError(`request.${urlField}`, `${JSON.stringify(url) ?? 'undefined'} is not an absolute URL`);
+  return { q, method: q.method.toUpperCase(), url };
+}
+
 const encoder = new TextEncoder();
 
 /** UTF-8 bytes of a string. */

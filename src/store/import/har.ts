@@ -13,7 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { addHeader, badFile, base64Bytes, FieldError, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, badFile, base64Bytes, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 /** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
 export function jsonErrorOffset(e: Error): number | undefined {
@@ -96,32 +96,29 @@ function exportedChunks(v: unknown, length: number): [number, number][] | undefi
 const num = (v: unknown): number => (typeof v === 'number' && v > 0 ? v : 0);
 
 function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
-  if (!isObject(e)) throw new FieldError('(entry)', 'must be an object with request and response');
-  const q = e.request;
-  if (!isObject(q)) throw new FieldError('request', 'is missing');
-  if (typeof q.method !== 'string' || q.method === '') throw new FieldError('request.method', 'is missing');
-  if (typeof q.url !== 'string' || !URL.canParse(q.url)) throw new FieldError('request.url', `${JSON.stringify(q.url) ?? 'undefined'} is not an absolute URL`);
+  const { q, method, url } = requestOf(e, 'entry', 'url');
   const reqHeaders = headersOf(q.headers, 'request.headers');
   const body = requestBody(q.postData, reqHeaders);
   // The body is given decoded: a content-encoding it was sent with no longer applies.
   delete reqHeaders['content-encoding'];
-  const r = e.response;
+  const r = (e as Record<string, unknown>).response;
   if (!isObject(r)) throw new FieldError('response', 'is missing (the request got no answer)');
   const resHeaders = headersOf(r.headers, 'response.headers');
   const resBody = responseBody(r.content, harDir);
   const content = r.content as Record<string, unknown>;
   if (resHeaders['content-type'] === undefined && typeof content.mimeType === 'string' && content.mimeType !== '') resHeaders['content-type'] = content.mimeType;
-  const t = isObject(e.timings) ? e.timings : {};
+  const x = e as Record<string, unknown>;
+  const t = isObject(x.timings) ? x.timings : {};
   const first = num(t.blocked) + num(t.dns) + num(t.connect) + num(t.send) + num(t.wait);
   const chunks = exportedChunks(r._chunks, resBody.length) ?? streamChunks(resHeaders, resBody, 0, num(t.receive));
-  const started = typeof e.startedDateTime === 'string' && !Number.isNaN(Date.parse(e.startedDateTime)) ? new Date(e.startedDateTime).toISOString() : undefined;
+  const started = typeof x.startedDateTime === 'string' && !Number.isNaN(Date.parse(x.startedDateTime)) ? new Date(x.startedDateTime).toISOString() : undefined;
   return {
     where: `log.entries[${i}]`,
     index: i,
-    request: { method: q.method.toUpperCase(), url: q.url, headers: reqHeaders, body },
+    request: { method, url, headers: reqHeaders, body },
     response: response(r.status, r.statusText, resHeaders, resBody, 'response.status', chunks),
     ...(started ? { startedAt: started } : {}),
-    durationMs: typeof e.time === 'number' && e.time >= 0 ? e.time : first + num(t.receive),
+    durationMs: typeof x.time === 'number' && x.time >= 0 ? x.time : first + num(t.receive),
   };
 }
 

@@ -15,7 +15,7 @@
  * Python).
  */
 import { parseDocument, YAMLMap, YAMLSeq, type CollectionTag, type ScalarTag, type Tags } from 'yaml';
-import { addHeader, badFile, decodedBody, FieldError, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, badFile, decodedBody, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 const py = (t: string) => `tag:yaml.org,2002:python/${t}`;
 
@@ -65,15 +65,11 @@ function concat(parts: Uint8Array[]): Uint8Array {
 }
 
 function interaction(x: unknown, i: number): Exchange {
-  if (!isObject(x)) throw new FieldError('(interaction)', 'must be a mapping with request and response');
-  const q = x.request;
-  if (!isObject(q)) throw new FieldError('request', 'is missing');
-  if (typeof q.method !== 'string' || q.method === '') throw new FieldError('request.method', 'is missing');
-  if (typeof q.uri !== 'string' || !URL.canParse(q.uri)) throw new FieldError('request.uri', `${JSON.stringify(q.uri) ?? 'undefined'} is not an absolute URL`);
+  const { q, method, url } = requestOf(x, 'interaction', 'uri');
   const reqHeaders = headersOf(q.headers, 'request.headers');
   const reqBody = decodedBody(reqHeaders, bytesOf(q.body, 'request.body'), 'request.body');
   delete reqHeaders['content-encoding'];
-  const r = x.response;
+  const r = (x as Record<string, unknown>).response;
   if (!isObject(r)) throw new FieldError('response', 'is missing');
   const resHeaders = headersOf(r.headers, 'response.headers');
   let body: Uint8Array;
@@ -89,7 +85,7 @@ function interaction(x: unknown, i: number): Exchange {
   return {
     where: `interactions[${i}]`,
     index: i,
-    request: { method: q.method.toUpperCase(), url: q.uri, headers: reqHeaders, body: reqBody },
+    request: { method, url, headers: reqHeaders, body: reqBody },
     response: response(status, message, resHeaders, body, isObject(r.status) ? 'response.status.code' : 'response.status', streamChunks(resHeaders, body)),
   };
 }
