@@ -233,6 +233,33 @@ describe('the command line', () => {
   });
 });
 
+describe('HAR entries in order', () => {
+  it('the same request twice becomes two repeats answered in file order; a base64 content.text is decoded', async () => {
+    const h = har() as Json;
+    const say = (text: string) => JSON.stringify({ ...answer, choices: [{ ...answer.choices[0], message: { role: 'assistant', content: text } }] });
+    h.log.entries = [harEntry('same'), harEntry('other'), harEntry('same')];
+    h.log.entries[0].response.content.text = say('first');
+    h.log.entries[1].response.content.text = say('unrelated');
+    h.log.entries[2].response.content = { size: 1, mimeType: 'application/json', text: Buffer.from(say('second')).toString('base64'), encoding: 'base64' };
+    h.log.pages = [{ id: 'page_1' }, { id: 'page_2' }];
+    h.log.entries[2].pageref = 'page_2';
+    const src = join(dir, 'repeats.har');
+    writeFileSync(src, JSON.stringify(h));
+    const out = join(dir, 'repeats.tape');
+    expect((await importRecordings(src, out)).records).toBe(3);
+    const f = createFetch({ tape: out, mode: 'replay' });
+    try {
+      const client = new OpenAI({ apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+      const req = ask('same') as typeof PLAIN;
+      const got = [];
+      for (let i = 0; i < 2; i++) got.push((await client.chat.completions.create(req)).choices[0]!.message.content);
+      expect(got).toEqual(['first', 'second']);
+    } finally {
+      await f.close();
+    }
+  });
+});
+
 describe('tapedeck export --har', () => {
   it('prints HAR 1.2 with the origin given, which tapedeck import reads back to the same answer', async () => {
     const text = execFileSync(process.execPath, [CLI, 'export', target, '--har', '--origin', 'https://api.openai.com'], { encoding: 'utf8' });
