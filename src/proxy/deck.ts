@@ -9,7 +9,7 @@
 import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
-import { createMatcher, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
+import { createMatcher, requestKey, requestKeys, type Matcher, type MatchMode, type Recording, type Signature } from '../match/matcher.ts';
 import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
@@ -752,9 +752,9 @@ export class Deck {
     if (isJsonBody(req.headers, req.body)) {
       hashJSON(req.body); // strict: a body with no canonical form is refused before it goes upstream
       const stored = this.redactor.value(this.parse(req.body));
-      let keys: RequestKeys | undefined;
+      let keys: ReturnType<typeof requestKey> | undefined;
       try {
-        keys = requestKeys(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
+        keys = requestKey(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }

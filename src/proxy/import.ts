@@ -21,7 +21,7 @@ import { detectFormat, IMPORT_FORMATS, readRecordingFile, type ImportFormat } fr
 import { httpRecordKey, type HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
-import { inRecordOrder, sortedKeys } from '../store/record-order.ts';
+import { inRecordOrder, sortedShared } from '../store/record-order.ts';
 import { newRedactionSalt } from '../store/redact.ts';
 import { appendRecords, createTape } from '../store/tape-file.ts';
 import { VERSION } from '../version.ts';
@@ -186,7 +186,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       const key = httpRecordKey(rec.route, rec.match, rec.key);
       const repeat = repeats.get(key) ?? 0;
       repeats.set(key, repeat + 1);
-      batch.push(inRecordOrder({ ...sortedKeys(rec), repeat }));
+      batch.push(inRecordOrder({ ...sortedShared(rec), repeat }));
       if (batch.length >= BATCH) {
         await appendRecords(tmp, batch, { durable: false });
         batch = [];

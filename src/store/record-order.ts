@@ -67,6 +67,59 @@ export function sortedKeys<T>(value: T, depth = 0): T {
 }
 
 /**
+ * {@link sortedKeys} without the copies it does not need: the value itself when every plain
+ * object in it has its keys in order already, else a copy of just the objects that are out of
+ * order and of those above them. Writes the same bytes as sortedKeys (key order and values are
+ * the same); for writers that encode what they get right away and keep no reference to it
+ * (a bulk import, where copying every record's every object was a large part of the time).
+ *
+ * @example
+ * const body = { a: 1, b: { c: 2 } }
+ * sortedShared(body) === body // true: already in order
+ * Object.keys(sortedShared({ b: 1, a: 2 })) // ['a', 'b']
+ */
+export function sortedShared<T>(value: T, depth = 0): T {
+  if (depth > 10_000 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i] as unknown;
+      const s = v !== null && typeof v === 'object' ? sortedShared(v, depth + 1) : v;
+      if (s !== v && !out) out = value.slice(0, i);
+      if (out) out.push(s);
+    }
+    return (out ?? value) as T;
+  }
+  if (!isPlain(value)) return value;
+  const keys = Object.keys(value);
+  let inOrder = true;
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) {
+      inOrder = false;
+      break;
+    }
+  }
+  let children: unknown[] | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const v = value[keys[i]!];
+    if (v === null || typeof v !== 'object') continue;
+    const s = sortedShared(v, depth + 1);
+    if (s !== v) (children ??= keys.map((k) => value[k]))[i] = s;
+  }
+  if (inOrder && !children) return value;
+  const vals = children ?? keys.map((k) => value[k]);
+  const order = keys.map((_, i) => i);
+  if (!inOrder) order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
+  const out: Record<string, unknown> = {};
+  for (const i of order) {
+    const k = keys[i]!;
+    if (k === '__proto__') Object.defineProperty(out, k, { value: vals[i], enumerable: true, writable: true, configurable: true });
+    else out[k] = vals[i];
+  }
+  return out as T;
+}
+
+/**
  * A record (a plain object with a numeric `v`, the mark of every tapedeck writer) with its
  * top-level fields in RECORD_FIELDS order, then any others sorted; anything else is returned
  * as it is. Writers store `inRecordOrder(sortedKeys(record))`, which import reproduces.

@@ -170,7 +170,7 @@ export function registerTapeType<T extends object>(def: TapeType<T>): void {
     Class: Class as unknown as new () => T,
     type,
     // What write returns goes through the same Map boxing as a record value.
-    write: (v: T) => boxMaps(def.write(v), new Set(), `<${name}>`),
+    write: (v: T) => boxMaps(def.write(v), new Set(), [`<${name}>`]),
     read: (data: unknown) => def.read(data),
   });
 }
@@ -188,10 +188,21 @@ export function tapeTypeNamed(name: string): TapeType<object> | undefined {
 
 const packr = new Packr(MSGPACK_OPTIONS);
 
+/**
+ * Where the walk in {@link boxMaps} is: the root's name, then one segment per level (an object's
+ * member name, an array's index, or a Map or Set position already spelled out). Kept as a stack
+ * and spelled only for an error, so a record's thousands of values cost no path strings.
+ */
+type WalkPath = (string | number | { spelled: string })[];
+
+const spellPath = (path: WalkPath): string =>
+  path.map((s, i) => (i === 0 ? String(s) : typeof s === 'number' ? `[${s}]` : typeof s === 'string' ? `.${s}` : s.spelled)).join('');
+
 /** Copy-on-write walk that boxes Maps (see {@link TapeMapBox}) and rejects cycles up front. */
-function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
+function boxMaps(value: unknown, ancestors: Set<object>, path: WalkPath): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (ancestors.has(value)) {
+    const at = spellPath(path);
     throw new TapedeckError('E_CYCLE', `A tape record cannot contain a cycle (at ${at}).`, {
       path: at,
       hint: 'Records are stored by value; break the cycle before appending.',
@@ -209,7 +220,11 @@ function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
       const entries: [unknown, unknown][] = [];
       let i = 0;
       for (const [k, v] of value as Map<unknown, unknown>) {
-        entries.push([boxMaps(k, ancestors, `${at}.<key ${i}>`), boxMaps(v, ancestors, `${at}.<value ${i}>`)]);
+        path.push({ spelled: `.<key ${i}>` });
+        const bk = boxMaps(k, ancestors, path);
+        path[path.length - 1] = { spelled: `.<value ${i}>` };
+        entries.push([bk, boxMaps(v, ancestors, path)]);
+        path.pop();
         i++;
       }
       return new TapeMapBox(entries);
@@ -219,7 +234,12 @@ function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
       let out: unknown[] | undefined;
       for (let i = 0; i < arr.length; i++) {
         const v = arr[i];
-        const b = boxMaps(v, ancestors, `${at}[${i}]`);
+        let b = v;
+        if (v !== null && typeof v === 'object') {
+          path.push(i);
+          b = boxMaps(v, ancestors, path);
+          path.pop();
+        }
         if (b !== v && !out) out = arr.slice(0, i);
         if (out) out.push(b);
       }
@@ -227,14 +247,24 @@ function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
     }
     if (isSet) {
       const items = [...(value as Set<unknown>)];
-      const boxed = items.map((v, i) => boxMaps(v, ancestors, `${at}.<item ${i}>`));
+      const boxed = items.map((v, i) => {
+        path.push({ spelled: `.<item ${i}>` });
+        const b = boxMaps(v, ancestors, path);
+        path.pop();
+        return b;
+      });
       return boxed.some((b, i) => b !== items[i]) ? new Set(boxed) : value;
     }
     const obj = value as Record<string, unknown>;
     let out: Record<string, unknown> | undefined;
     for (const key of Object.keys(obj)) {
       const v = obj[key];
-      const b = boxMaps(v, ancestors, `${at}.${key}`);
+      let b = v;
+      if (v !== null && typeof v === 'object') {
+        path.push(key);
+        b = boxMaps(v, ancestors, path);
+        path.pop();
+      }
       if (b !== v && !out) out = { ...obj };
       if (out) out[key] = b;
     }
@@ -246,7 +276,7 @@ function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
 
 /** Encode one value; the result is a fresh copy (Packr reuses its buffer between calls). */
 function encodeValue(value: unknown, index: number, file: string): Uint8Array {
-  const boxed = boxMaps(value, new Set(), `$[${index}]`);
+  const boxed = boxMaps(value, new Set(), [`$[${index}]`]);
   let packed: Uint8Array;
   try {
     packed = packr.pack(boxed);
