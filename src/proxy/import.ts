@@ -78,7 +78,8 @@ function masksOfValue(v: unknown): number {
   }
   if (v === null || typeof v !== 'object') return 0;
   let n = 0;
-  for (const x of Array.isArray(v) ? v : Object.values(v)) n += masksOfValue(x);
+  if (Array.isArray(v)) for (const x of v) n += masksOfValue(x);
+  else for (const k of Object.keys(v)) n += masksOfValue((v as Record<string, unknown>)[k]);
   return n;
 }
 
@@ -188,7 +189,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       repeats.set(key, repeat + 1);
       batch.push(inRecordOrder({ ...sortedShared(rec), repeat }));
       if (batch.length >= BATCH) {
-        await appendRecords(tmp, batch, { durable: false });
+        await appendRecords(tmp, batch, { durable: false, plain: true });
         batch = [];
       }
       report.records++;
@@ -205,7 +206,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       }
     }
     // One fsync for the whole tape, before it is moved into place.
-    await appendRecords(tmp, batch, { durable: true });
+    await appendRecords(tmp, batch, { durable: true, plain: true });
     await intoPlace(tmp, out, opts.force === true);
   } catch (e) {
     if (e instanceof TapedeckError) throw e;

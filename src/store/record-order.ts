@@ -99,24 +99,33 @@ export function sortedShared<T>(value: T, depth = 0): T {
       break;
     }
   }
-  let children: unknown[] | undefined;
-  for (let i = 0; i < keys.length; i++) {
-    const v = value[keys[i]!];
-    if (v === null || typeof v !== 'object') continue;
-    const s = sortedShared(v, depth + 1);
-    if (s !== v) (children ??= keys.map((k) => value[k]))[i] = s;
+  if (inOrder) {
+    // Shared unless a member changes: then copied from that member on, in the same order.
+    let out: Record<string, unknown> | undefined;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const v = value[k];
+      const s = v !== null && typeof v === 'object' ? sortedShared(v, depth + 1) : v;
+      if (s !== v && !out) {
+        out = {};
+        for (let j = 0; j < i; j++) put(out, keys[j]!, value[keys[j]!]);
+      }
+      if (out) put(out, k, s);
+    }
+    return (out ?? value) as T;
   }
-  if (inOrder && !children) return value;
-  const vals = children ?? keys.map((k) => value[k]);
-  const order = keys.map((_, i) => i);
-  if (!inOrder) order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
   const out: Record<string, unknown> = {};
-  for (const i of order) {
-    const k = keys[i]!;
-    if (k === '__proto__') Object.defineProperty(out, k, { value: vals[i], enumerable: true, writable: true, configurable: true });
-    else out[k] = vals[i];
+  for (const k of keys.sort()) {
+    const v = value[k];
+    put(out, k, v !== null && typeof v === 'object' ? sortedShared(v, depth + 1) : v);
   }
   return out as T;
+}
+
+/** Sets a member, `__proto__` included as an own member (as JSON.parse makes it). */
+function put(out: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else out[k] = v;
 }
 
 /**

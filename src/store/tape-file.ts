@@ -82,6 +82,12 @@ export interface AppendOptions extends LockedCallOptions {
    * speed: for bulk imports and benchmarks, never for recording tests.
    */
   durable?: boolean;
+  /**
+   * The values are plain data: objects, arrays, strings, numbers, booleans, null and byte
+   * arrays, with no Map, Set or cycle (a bulk import of JSON recordings). Skips the walk that
+   * boxes Maps and rejects cycles; a Map would then be written as an empty map. Default false.
+   */
+  plain?: boolean;
 }
 
 /** Lock timing; the defaults suit test workers and local proxies. */
@@ -276,10 +282,19 @@ function boxMaps(value: unknown, ancestors: Set<object>, path: WalkPath): unknow
 
 /** Encode one value; the result is a fresh copy (Packr reuses its buffer between calls). */
 function encodeValue(value: unknown, index: number, file: string): Uint8Array {
-  const boxed = boxMaps(value, new Set(), [`$[${index}]`]);
-  let packed: Uint8Array;
+  return new Uint8Array(packed(value, index, file, false));
+}
+
+/**
+ * One value packed: a view of Packr's buffer, valid until the next call. `plain` says the value
+ * holds no Map, Set or cycle (data parsed from JSON and built from it), so the boxing walk
+ * would change nothing and is skipped.
+ */
+function packed(value: unknown, index: number, file: string, plain: boolean): Uint8Array {
+  const boxed = plain ? value : boxMaps(value, new Set(), [`$[${index}]`]);
+  let out: Uint8Array;
   try {
-    packed = packr.pack(boxed);
+    out = packr.pack(boxed);
   } catch (e) {
     throw new TapedeckError('E_TYPE', `Record ${index} for tape ${file} cannot be encoded: ${(e as Error).message}`, {
       file,
@@ -287,14 +302,14 @@ function encodeValue(value: unknown, index: number, file: string): Uint8Array {
       hint: 'Records must be plain data: objects, arrays, strings, numbers, booleans, null, bigint, Date, Map, Set, typed arrays, Error.',
     });
   }
-  if (packed.length > MAX_RECORD_BYTES) {
-    throw new TapedeckError('E_TOO_LARGE', `Record ${index} for tape ${file} is ${packed.length} bytes; the limit is ${MAX_RECORD_BYTES}.`, {
+  if (out.length > MAX_RECORD_BYTES) {
+    throw new TapedeckError('E_TOO_LARGE', `Record ${index} for tape ${file} is ${out.length} bytes; the limit is ${MAX_RECORD_BYTES}.`, {
       file,
       path: `$[${index}]`,
       hint: 'Store large bodies outside the tape or split them.',
     });
   }
-  return new Uint8Array(packed);
+  return out;
 }
 
 function frame(payload: Uint8Array): Buffer {
@@ -600,7 +615,8 @@ function scalarAt(bytes: Buffer, p: number, t: number): PeekedScalar {
  * await appendRecords('chat.tape', [{ request, response }]);
  */
 export async function appendRecords(path: string, values: unknown[], options: AppendOptions = {}): Promise<{ offsets: number[] }> {
-  const frames = values.map((v, i) => frame(encodeValue(v, i, path)));
+  // Framed straight from Packr's buffer: one copy of each payload, not two.
+  const frames = values.map((v, i) => frame(packed(v, i, path, options.plain === true)));
   const data = Buffer.concat(frames);
   return withTapeLock(
     path,

@@ -123,10 +123,14 @@ export function requestOf(entry: unknown, what: string, urlField: string): { q: 
   return { q, method: q.method.toUpperCase(), url };
 }
 
-const encoder = new TextEncoder();
-
-/** UTF-8 bytes of a string. */
-export const utf8Bytes = (s: string): Uint8Array => encoder.encode(s);
+/**
+ * UTF-8 bytes of a string: Buffer's encoder (small strings share a pooled slab, where
+ * TextEncoder allocates a buffer each), as a plain Uint8Array view like TextEncoder gives.
+ */
+export const utf8Bytes = (s: string): Uint8Array => {
+  const b = Buffer.from(s, 'utf8');
+  return new Uint8Array(b.buffer, b.byteOffset, b.length);
+};
 
 const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 
