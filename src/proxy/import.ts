@@ -23,7 +23,7 @@ import type { RedactOptions } from '../store/redact.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import { inRecordOrder, sortedShared } from '../store/record-order.ts';
 import { newRedactionSalt } from '../store/redact.ts';
-import { appendRecords, createTape } from '../store/tape-file.ts';
+import { appendFrames, createTape, recordFrame } from '../store/tape-file.ts';
 import { VERSION } from '../version.ts';
 
 /** Records written per append while importing (the last append fsyncs the whole tape). */
@@ -155,9 +155,9 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped };
   const byRoute = new Map<string, ImportReport['routes'][number]>();
   const fallback = new Date(opts.recordedAt ?? Date.now());
-  // The deck keys and redacts (under the new tape's salt); records go to the new tape in
-  // batches, so a large import never holds every record at once (young-generation garbage
-  // collection copies whatever survives, and a record waiting to be written survives).
+  // The deck keys and redacts (under the new tape's salt); each record is framed as soon as it
+  // is built and the frames go to the new tape in batches, so no record object outlives its
+  // turn (young-generation garbage collection copies whatever survives).
   const salt = newRedactionSalt();
   const deck = await Deck.open(
     { mode: 'passthrough', ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText, redact: { ...opts.redact, salt }, onWarning: (m) => warnings.push(m) },
@@ -167,7 +167,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   const sourceHasMasks = read.exchanges.some((x) => masksOfExchange(x) > 0);
   /** Recordings per key so far: the next one's `repeat` (identical requests keep their order). */
   const repeats = new Map<string, number>();
-  let batch: unknown[] = [];
+  let batch: Buffer[] = [];
   try {
     await createTape(tmp, { tapedeckVersion: VERSION, salt });
     for (const x of read.exchanges) {
@@ -187,9 +187,10 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       const key = httpRecordKey(rec.route, rec.match, rec.key);
       const repeat = repeats.get(key) ?? 0;
       repeats.set(key, repeat + 1);
-      batch.push(inRecordOrder({ ...sortedShared(rec), repeat }));
+      // Framed at once (records are JSON data: plain), so nothing of the record outlives this turn.
+      batch.push(recordFrame(inRecordOrder({ ...sortedShared(rec), repeat }), report.records, out, { plain: true }));
       if (batch.length >= BATCH) {
-        await appendRecords(tmp, batch, { durable: false, plain: true });
+        await appendFrames(tmp, batch, { durable: false });
         batch = [];
       }
       report.records++;
@@ -206,7 +207,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       }
     }
     // One fsync for the whole tape, before it is moved into place.
-    await appendRecords(tmp, batch, { durable: true, plain: true });
+    await appendFrames(tmp, batch, { durable: true });
     await intoPlace(tmp, out, opts.force === true);
   } catch (e) {
     if (e instanceof TapedeckError) throw e;

@@ -82,12 +82,6 @@ export interface AppendOptions extends LockedCallOptions {
    * speed: for bulk imports and benchmarks, never for recording tests.
    */
   durable?: boolean;
-  /**
-   * The values are plain data: objects, arrays, strings, numbers, booleans, null and byte
-   * arrays, with no Map, Set or cycle (a bulk import of JSON recordings). Skips the walk that
-   * boxes Maps and rejects cycles; a Map would then be written as an empty map. Default false.
-   */
-  plain?: boolean;
 }
 
 /** Lock timing; the defaults suit test workers and local proxies. */
@@ -615,8 +609,45 @@ function scalarAt(bytes: Buffer, p: number, t: number): PeekedScalar {
  * await appendRecords('chat.tape', [{ request, response }]);
  */
 export async function appendRecords(path: string, values: unknown[], options: AppendOptions = {}): Promise<{ offsets: number[] }> {
+  return appendFrames(
+    path,
+    values.map((v, i) => recordFrame(v, i, path)),
+    options,
+  );
+}
+
+/**
+ * One record as the frame {@link appendFrames} writes (what appendRecords writes for it).
+ * `index` and `file` only name the record in an error. A bulk writer frames each record as it
+ * builds it, so the record's objects are garbage at once instead of surviving to the append.
+ *
+ * @example
+ * await appendFrames('chat.tape', [recordFrame({ request, response }, 0, 'chat.tape')]);
+ */
+export function recordFrame(
+  value: unknown,
+  index: number,
+  file: string,
+  options: {
+    /**
+     * The value is plain data: objects, arrays, strings, numbers, booleans, null and byte
+     * arrays, with no Map, Set or cycle (a bulk import of JSON recordings). Skips the walk that
+     * boxes Maps and rejects cycles; a Map would then be written as an empty map. Default false.
+     */
+    plain?: boolean;
+  } = {},
+): Buffer {
   // Framed straight from Packr's buffer: one copy of each payload, not two.
-  const frames = values.map((v, i) => frame(packed(v, i, path, options.plain === true)));
+  return frame(packed(value, index, file, options.plain === true));
+}
+
+/**
+ * Appends frames made by {@link recordFrame}, as {@link appendRecords} appends records.
+ *
+ * @example
+ * await appendFrames('chat.tape', [recordFrame(record, 0, 'chat.tape')], { durable: true });
+ */
+export async function appendFrames(path: string, frames: Buffer[], options: AppendOptions = {}): Promise<{ offsets: number[] }> {
   const data = Buffer.concat(frames);
   return withTapeLock(
     path,
