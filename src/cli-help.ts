@@ -71,7 +71,7 @@ tape lock; concurrent appends are kept). With a Redis URL, the same for a namesp
 Example:
   tapedeck prune recordings/app.tape
 `,
-  export: `Usage: tapedeck export <tape> [--json]
+  export: `Usage: tapedeck export <tape> [--json] [--review]
        tapedeck export <tape> --har [--origin URL]
 
 Print a tape as deterministic, pretty JSON (sorted keys, binary as base64), for code review and
@@ -82,9 +82,36 @@ routeFromHAR and Polly.js: streams as their event-stream text with timings, bina
 base64, secrets still masked. A tape keeps paths, not hosts: --origin gives the URLs' scheme
 and host (default http://localhost). tapedeck import reads the HAR back.
 
+Options:
+  --review           Show each streamed answer as the answer it stands for and its events one
+                     per line ({ "$type": "stream", "answer", "events" }) instead of its bytes:
+                     what git diff shows after tapedeck init. This form does not import.
+  --har              HAR 1.2 instead of tapedeck's JSON
+  --origin URL       With --har: the scheme and host of the URLs (default http://localhost)
+
 Examples:
   tapedeck export recordings/app.tape > app.tape.json
+  tapedeck export --review recordings/app.tape | less
   tapedeck export recordings/app.tape --har --origin https://api.openai.com > app.har
+`,
+  scan: `Usage: tapedeck scan <tapes or folders...> [--staged]
+
+Look through every record of the tapes (folders: every *.tape below them) for anything that
+looks like a credential: bearer and basic tokens, SigV4 signatures, known provider key formats
+(sk-, sk-ant-, AIza, gsk_, AKIA, ...), and long random-looking values in secret-named members
+(api_key, authorization, *_password, *Token, ...), in every header and body, streams included.
+Tapes written by older versions, by hand or by importers get the same check as redaction.
+Prints each finding with the file, the record (index and byte offset) and the path inside it,
+showing only the first characters. Exit 0: nothing found; 1: findings, or a tape that
+cannot be read; 2: usage.
+
+Options:
+  --staged           Scan the tapes staged for commit (their staged content), as the
+                     pre-commit hook tapedeck init writes does
+
+Example:
+  tapedeck scan tapes/
+  tapedeck scan --staged
 `,
   import: `Usage: tapedeck import <input> <tape> [--force] [--ignore a,b] [--from FORMAT] [--skip-bad]
 

@@ -6,7 +6,7 @@ import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckE
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { EXIT, reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { COMMAND_HELP } from './cli-help.ts';
-import { exportTapeJSON, importTapeJSON } from './store/export.ts';
+import { importTapeJSON, writeTapeJSON } from './store/export.ts';
 import { exportTapeHar } from './store/export-har.ts';
 import { detectFormat, IMPORT_FORMATS, type ImportFormat } from './store/import/read.ts';
 import { importRecordings, type ImportReport } from './proxy/import.ts';
@@ -42,11 +42,16 @@ ${DRIFT_COMMANDS}  prune <tape>          Compact a tape: drop damaged bytes and 
                         (atomic rewrite under the tape lock; concurrent appends are kept)
   prune <redis-url> [--namespace NS]
                         The same for a Redis namespace (docs/redis.md)
-  export <tape> [--json] Print a tape as deterministic, pretty JSON (sorted keys, binary as
-                        base64) for code review
+  export <tape> [--json] [--review]
+                        Print a tape as deterministic, pretty JSON (sorted keys, binary as
+                        base64) for code review; --review: streams as their answer and
+                        one event per line (what git diff shows; not importable)
   export <tape> --har [--origin URL]
                         Print its HTTP recordings as HAR 1.2 (devtools, Playwright's
                         routeFromHAR, Polly.js; docs/migrate.md)
+  scan <tapes...> [--staged]
+                        Look for anything that looks like a credential in every record
+                        (headers, bodies, streams); exit 1 naming where (docs/proxy.md)
   import <src> <tape> [--force] [--ignore a,b] [--from FORMAT] [--skip-bad]
                         Write a tape from such JSON (lossless), from a directory of
                         JSON recordings (one request/response per file), a
@@ -116,6 +121,20 @@ Examples:
   tapedeck export tapes/app.tape --har > app.har            # open in devtools or routeFromHAR
   tapedeck key request.json                                 # what a request is keyed by
 `;
+
+/** Writes text to stdout, resolving when stdout can take more (or has closed: a reader that stopped). */
+function toStdout(text: string): Promise<void> {
+  return new Promise((done) => {
+    if (process.stdout.write(text)) return done();
+    const go = () => {
+      process.stdout.off('drain', go);
+      process.stdout.off('close', go);
+      done();
+    };
+    process.stdout.on('drain', go);
+    process.stdout.on('close', go);
+  });
+}
 
 function readInput(file: string | undefined): Buffer {
   if (file === undefined || file === '-') return readFileSync(0);
@@ -233,6 +252,7 @@ function main(argv: string[]): number | Promise<number> {
   if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(code));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
   if (argv[0] === 'add') return import('./proxy/add-cli.ts').then((m) => m.addCommand(argv.slice(1)));
+  if (argv[0] === 'scan') return import('./store/scan-cli.ts').then((m) => m.scanCommand(argv.slice(1)));
   if (argv[0] === 'init') return import('./store/git-diff.ts').then((m) => m.initCommand(argv.slice(1)));
   if (argv[0] === 'diff') return import('./drift/cli.ts').then((m) => m.diffCommand(argv.slice(1)));
   if (argv[0] === 'stats') return import('./drift/cli.ts').then((m) => m.statsCommand(argv.slice(1)));
@@ -258,6 +278,7 @@ function main(argv: string[]): number | Promise<number> {
   let skipBad = false;
   let from: string | undefined;
   let origin: string | undefined;
+  let review = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--ignore') ignoreKeys = (argv[++i] ?? '').split(',').filter(Boolean);
@@ -273,6 +294,7 @@ function main(argv: string[]): number | Promise<number> {
     else if (a.startsWith('--ignore=')) ignoreKeys = a.slice(9).split(',').filter(Boolean);
     else if (a === '--force') force = true;
     else if (a === '--json') continue; // export prints JSON; the flag is accepted for clarity
+    else if (a === '--review') review = true;
     else if (a === '-h' || a === '--help') args.unshift('help');
     else if (a === '-v' || a === '--version') args.unshift('version');
     else if (a.startsWith('-') && a !== '-') throw usageError(`Unknown option ${a}.`, 'tapedeck --help lists the options.');
@@ -319,10 +341,8 @@ function main(argv: string[]): number | Promise<number> {
         });
       }
       if (origin !== undefined) throw usageError('--origin goes with --har.', 'tapedeck export app.tape --har --origin https://api.openai.com');
-      return exportTapeJSON(file!).then((json) => {
-        process.stdout.write(json);
-        return 0;
-      });
+      // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes it.
+      return writeTapeJSON(file!, toStdout, { review }).then(() => 0);
     case 'import':
       if (!file || !second) throw usageError('import needs the input and the tape to write.', 'tapedeck import app.tape.json recordings/app.tape');
       if (from !== undefined && !(IMPORT_FORMATS as readonly string[]).includes(from)) throw usageError(`Unknown --from ${JSON.stringify(from)}.`, `--from ${IMPORT_FORMATS.join('|')}`);

@@ -58,7 +58,8 @@ Options:
                         and Anthropic SDKs' own timeout). Past it: 504
                         E_UPSTREAM_TIMEOUT, or a cut stream; nothing is recorded
   --request-timeout MS  Longest time a client may take to send its request, body
-                        included (default 120000); a slower one gets 408 and is cut
+                        included, HTTP/1.1 or HTTP/2 (default 120000); a slower one
+                        gets 408 and is cut (within a tenth of it, at most 1 s)
   --shutdown-timeout MS On SIGINT/SIGTERM, how long in-flight requests may finish
                         before their upstream calls are aborted (default 10000)
   --chaos SPEC          Faults on demand (docs/chaos.md): a comma list of fault or

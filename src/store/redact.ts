@@ -183,6 +183,21 @@ const SECRET_HEADER = 1;
 const CREDENTIAL_HEADER = 2;
 
 /**
+ * The credential-looking substrings of a text (the patterns `text()` masks): bearer and basic
+ * tokens, SigV4 credentials and signatures, known provider key formats. `tapedeck scan` looks
+ * for these in tapes written before redaction existed, by hand, or by other tools.
+ *
+ * @example
+ * credentialMatches('call with sk-proj-abcdefghijklmnopqrstuvwx please') // [{ index: 10, text: 'sk-proj-abcdefghijklmnopqrstuvwx' }]
+ */
+export function credentialMatches(s: string): { index: number; text: string }[] {
+  return [...s.matchAll(new RegExp(CREDENTIAL.source, 'g'))].map((m) => ({ index: m.index, text: m[0] }));
+}
+
+/** Whether a string is one of redaction's masks (`[REDACTED]`, `[REDACTED:<16 hex>]`). */
+export const isMask = (v: string): boolean => v === REDACTED || WHOLE_MASK.test(v);
+
+/**
  * Below this depth values are redacted recursively (sharing unchanged parts); deeper ones are
  * copied with an explicit stack, so no nesting depth can hide a field or overflow the stack.
  */

@@ -4,8 +4,8 @@
 // and cut a stream, never a 200 that looks recorded; with onRecordFailure 'serve' the live
 // answer goes out marked `x-tapedeck-recorded: false` and is counted. Every answer that did go
 // out as recorded is in the store.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { isHttpRecord } from '../../src/store/records.ts';
 import { readTape, withTapeLock } from '../../src/store/tape-file.ts';
 import { rawCommand, redisMissing, startRedisCluster } from '../redis/harness.mjs';
 import { startUpstream, type Upstream } from './fake-upstream.ts';
+import { CLI } from './serve-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-record-failure-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -192,6 +193,34 @@ describe.each(['proxy', 'createFetch'] as const)('%s on a full disk', (entry) =>
     } finally {
       await t.close();
       await up.close();
+      execFileSync('umount', [mnt]);
+    }
+  }, 60_000);
+});
+
+describe('a full disk at start', () => {
+  it.runIf(canMount)('tapedeck serve and createFetch say E_TAPE_IO with the tape path, and leave nothing behind', async () => {
+    const mnt = join(dir, 'full-at-start');
+    mkdirSync(mnt);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', mnt]);
+    try {
+      // Every block taken: the next file write is ENOSPC.
+      writeFileSync(join(mnt, 'fill'), Buffer.alloc(4096));
+      const tape = join(mnt, 'full.tape');
+      for (const mode of ['record', 'update']) {
+        const r = spawnSync(process.execPath, [CLI, 'serve', '--tape', tape, '--mode', mode, '--upstream', 'http://127.0.0.1:9', '--port', '0'], { encoding: 'utf8', timeout: 20_000 });
+        expect(r.status, r.stderr).toBe(1);
+        expect(r.stderr).toMatch(/^tapedeck: E_TAPE_IO Tape [^\n]*full\.tape[^\n]*ENOSPC[^\n]*\nhint: [^\n]*disk space[^\n]*\n$/);
+      }
+      // createFetch answers as the proxy would: an error in the provider's shape.
+      const f = createFetch({ tape, mode: 'record' });
+      const res = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat('x') });
+      await f.close().catch(() => {});
+      const err = ((await res.json()) as { error: { code: string; message: string } }).error;
+      expect([res.status, err.code]).toEqual([500, 'E_TAPE_IO']);
+      expect(err.message).toContain(tape);
+      expect(readdirSync(mnt)).toEqual(['fill']);
+    } finally {
       execFileSync('umount', [mnt]);
     }
   }, 60_000);
