@@ -4,9 +4,9 @@
 // Target: the import costs at most twice the parse (ratio = parse time / import time >= 0.5x).
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
-// Where it stands (2 shared cores, load 6-11, rounds alternated in one process): 0.23x in CPU
-// time (read + JSON.parse ~225-235 ms, import ~945-1,025 ms), 0.20-0.25x in wall time, up from
-// 0.17-0.18x for the same build before (1.35x less CPU); the target is missed. The per-record floor is the deck's own work (normalizing and
+// Where it stands (2 shared cores, load 5-11, rounds alternated in one process): 0.23-0.25x in
+// CPU time (read + JSON.parse ~215-235 ms, import ~870-1,025 ms), 0.20-0.26x in wall time, up
+// from 0.17-0.19x for the build before (1.25-1.35x less CPU); the target is missed. The per-record floor is the deck's own work (normalizing and
 // hashing the request, redaction of headers and bodies, the trace token, key sorting, msgpack)
 // plus young-generation GC, ~80 us of CPU per entry against ~24 us of JSON.parse.
 // Run by bench/run.mjs, or alone: node bench/import.mjs [--quick].
