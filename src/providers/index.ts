@@ -209,6 +209,16 @@ export function responseComplete(req: RouteRequest | undefined, contentType: str
 }
 
 /**
+ * Byte patterns of the events after which a client may take a stream for a whole answer and
+ * stop reading: OpenAI chat's `data: [DONE]` and a chunk with a finish reason, the Responses
+ * API's `response.completed` / `response.incomplete`, Anthropic's `message_stop`, Gemini's
+ * `finishReason`, Ollama's `"done":true` line, Bedrock's `messageStop` event. A stream being
+ * recorded holds back a chunk that carries one until its record is stored (src/proxy/upstream.ts,
+ * FinalEventHold); a false match only delays that chunk until the next one arrives.
+ */
+export const FINAL_EVENT_MARKERS: readonly string[] = Object.freeze(['[DONE]', '"finish_reason":"', 'response.completed', 'response.incomplete', 'message_stop', 'finishReason', '"done":true', '"done": true', 'messageStop']);
+
+/**
  * The non-streamed answer a recorded stream stands for, by the module of the request's route,
  * else the chat family's event streams; undefined when nothing assembles it.
  *

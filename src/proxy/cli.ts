@@ -281,7 +281,7 @@ export async function serveCommand(args: string[]): Promise<number> {
           const st = proxy.handler.stats();
           const unrecorded = st.appendFailures > 0 ? `, ${st.appendFailures} not recorded (${st.unrecorded} of them served anyway)` : '';
           const faults = st.faults ? `, faults injected: ${Object.entries(st.faults).map(([f, n]) => `${f} ${n}`).join(', ')}` : '';
-          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded - st.appendFailures} recorded${unrecorded}${faults})`);
+          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded} recorded${unrecorded}${faults})`);
           resolve(0);
         },
         (e: unknown) => {

@@ -144,7 +144,15 @@ export type Decision =
   | { kind: 'replay'; record: HttpRecord; matchedBy: MatchedBy; warnings: readonly string[] }
   | { kind: 'upstream'; prepared: Prepared | undefined };
 
-/** Counters for /__tapedeck/stats. */
+/**
+ * Counters for /__tapedeck/stats. An answer counts as `recorded` only once its record is
+ * stored; one whose record could not be stored (full disk, tape lock held, Redis gone) counts
+ * as `recordFailed`, whatever the client got (503, a cut stream, or the answer marked
+ * unrecorded).
+ *
+ * @example
+ * handler.stats() // { recorded: 2, byMatch: { recorded: 2, recordFailed: 1, ... }, appendFailures: 1, ... }
+ */
 export interface DeckStats {
   mode: TapeMode;
   tape: string | undefined;
@@ -153,8 +161,15 @@ export interface DeckStats {
   hits: number;
   misses: number;
   errors: number;
+  /** Answers recorded in this run whose record is stored. */
   recorded: number;
-  byMatch: Record<'exact' | 'signature' | 'sequential' | 'recorded' | 'passthrough' | 'miss', number>;
+  /**
+   * Requests by how they were answered: replayed (exact, signature, sequential), live and
+   * stored (recorded), live with a record that could not be stored (recordFailed), live and not
+   * for recording (passthrough), or a miss.
+   */
+  byMatch: Record<'exact' | 'signature' | 'sequential' | 'recorded' | 'recordFailed' | 'passthrough' | 'miss', number>;
+  /** Records that could not be stored (the same answers as byMatch.recordFailed). */
   appendFailures: number;
   /** Answers served although their record failed (onRecordFailure: 'serve'). */
   unrecorded: number;
@@ -263,7 +278,7 @@ export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats 
     misses: 0,
     errors: 0,
     recorded: 0,
-    byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, passthrough: 0, miss: 0 },
+    byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, recordFailed: 0, passthrough: 0, miss: 0 },
     appendFailures: 0,
     unrecorded: 0,
   };
@@ -924,7 +939,11 @@ export class Deck {
    */
   record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
     const rec = this.recordOf(p, req, response, recordedAt, durationMs);
-    if (!rec) return { rec: undefined, durable: Promise.resolve(undefined) };
+    if (!rec) {
+      // The beforeRecord hook kept it off the tape: live, and not recorded.
+      this.counters.byMatch.passthrough++;
+      return { rec: undefined, durable: Promise.resolve(undefined) };
+    }
     return { rec, durable: this.appendRecord(rec) };
   }
 
@@ -976,7 +995,6 @@ export class Deck {
    * if (rec) await deck.appendRecord(rec)
    */
   appendRecord(rec: HttpRecord): Promise<TapedeckError | undefined> {
-    this.counters.recorded++;
     const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
       () => {
         if (this.mode === 'update') {
@@ -986,10 +1004,14 @@ export class Deck {
           this.appended.add(rec);
         }
         this.counters.recordings = ++this.recordingCount;
+        // Counted as recorded only now that it is stored.
+        this.counters.recorded++;
+        this.counters.byMatch.recorded++;
         return undefined;
       },
       (e: unknown) => {
         this.counters.appendFailures++;
+        this.counters.byMatch.recordFailed++;
         const cause = `${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`;
         this.warn(`tapedeck: could not append a record to ${this.tape}: ${cause}`);
         const where = this.tape ?? 'the store';
