@@ -11,7 +11,8 @@ import { exportTapeHar } from './store/export-har.ts';
 import { detectFormat, IMPORT_FORMATS, type ImportFormat } from './store/import/read.ts';
 import { importRecordings, type ImportReport } from './proxy/import.ts';
 import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
-import { answerProblem, isHttpRecord } from './store/records.ts';
+import { answerProblem, isHttpRecord, isRealtimeRecord } from './store/records.ts';
+import { summarizeRealtime } from './store/realtime-summary.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
 import { TAPE_MAGIC } from './store/tape-codec.ts';
 import { isUtf8 } from 'node:buffer';
@@ -187,6 +188,29 @@ function recordedRequest(v: { kind?: unknown; request?: unknown }): { request: u
   return { request: v.request };
 }
 
+/** A realtime record in one cell: the session's connect, a part's frames and end, a blob's size. */
+function realtimeLabel(v: unknown): string {
+  if (!isRealtimeRecord(v)) return '(malformed realtime record)';
+  if (v.role === 'session') return `session ${v.sid.slice(0, 8)}: ${v.provider} ${v.url}`;
+  if (v.role === 'blob') return `audio ${v.key.slice(5, 17)}, ${v.data.length} bytes`;
+  const end = v.end ? `; ended by the ${v.end.by} (${v.end.code}${v.end.cut ? ', cut' : ''})` : '';
+  return `part ${v.n} of ${v.sid.slice(0, 8)}: ${v.frames.length} frames${end}`;
+}
+
+/** One line per realtime session after the records: frames, responses, audio and tokens. */
+function realtimeSessionLines(values: unknown[]): string[] {
+  const sum = summarizeRealtime(values);
+  if (sum.sessions.length === 0) return [];
+  const secs = (x: number) => `${x.toFixed(1)} s`;
+  return [
+    `realtime sessions: ${sum.sessions.length}, audio stored once per content: ${sum.blobs} blob(s), ${sum.blobBytes} bytes`,
+    ...sum.sessions.map((x) => {
+      const end = x.end ? `ended by the ${x.end.by} (${x.end.code}${x.end.cut ? ', cut' : ''})` : 'cut (no end recorded)';
+      return `  ${x.sid.slice(0, 8)} ${x.provider} ${x.url}: ${x.clientFrames} client / ${x.serverFrames} server frames, ${x.responses} response(s), ${x.toolCalls.length} tool call(s), audio in ${secs(x.audioIn.seconds)} out ${secs(x.audioOut.seconds)}, tokens ${x.tokensIn} in ${x.tokensOut} out, ${end}`;
+    }),
+  ];
+}
+
 async function inspect(file: string | undefined): Promise<number> {
   tapeArg('inspect', file, 'tapedeck inspect recordings/app.tape');
   const t = await readTape(file!);
@@ -195,6 +219,10 @@ async function inspect(file: string | undefined): Promise<number> {
     const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
     const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
     const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
+    if (v.kind === 'realtime') {
+      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\trealtime\t${realtimeLabel(r.value)}\n`);
+      return;
+    }
     if (v.kind === 'mcp') {
       // MCP exchanges: the method and what it names in place of model and first message.
       const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
@@ -209,6 +237,7 @@ async function inspect(file: string | undefined): Promise<number> {
     const problem = isHttpRecord(r.value) ? answerProblem(r.value.response) : undefined;
     process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`);
   });
+  for (const line of realtimeSessionLines(t.records.map((r) => r.value))) process.stdout.write(`${line}\n`);
   for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
   // Damage is a problem found, as for verify: scripts and CI see it in the exit code.
   return t.warnings.length ? 1 : 0;
