@@ -68,3 +68,17 @@ export function diagnoseMiss(d: MissDetails, container: 'tape' | 'namespace' = '
   if (parts.length === 0) parts.push(n.used ? 'the same request was recorded but its recordings are used up (the code makes this call more often than when it was recorded)' : 'the request differs from it only in ignored parts');
   return `closest recording #${n.index ?? 0}: ${parts.join('; ')}`;
 }
+
+/**
+ * Whether a failed test's errors already include a tapedeck miss (an SDK error whose message
+ * says `tapedeck miss`), so the helper that fails tests with misses does not report it twice.
+ *
+ * @example
+ * failedWithMiss([new Error('400 tapedeck miss: message 0 (user) text differs')]) // true
+ */
+export function failedWithMiss(errors: readonly unknown[]): boolean {
+  return errors.some((e) => {
+    const one = Array.isArray(e) ? e[0] : e;
+    return String((one as { message?: unknown } | undefined)?.message ?? '').includes('tapedeck miss');
+  });
+}

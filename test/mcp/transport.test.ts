@@ -7,7 +7,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it, vi } from 'vitest';
 import { tapeTransport } from '../../src/mcp/index.ts';
-import { openTestTape } from '../../src/testing/index.ts';
+import { openTestTape, type TapeReport } from '../../src/testing/index.ts';
+import type { TapedeckError } from '../../src/errors.ts';
 import { EVERYTHING, everythingSession, logged, MEMORY, richClient, tmp } from './helpers.ts';
 
 const never = () => {
@@ -106,7 +107,11 @@ describe('tapeTransport', () => {
     expect((miss as McpError).message).toContain('record it: npm test -- -t remembers');
     expect(t2.misses).toHaveLength(1);
     expect(t2.misses[0]!.route).toBe('MCP tools/call open_nodes');
-    const r2 = await t2.close();
+    // close() fails the test the miss happened in, with the report attached.
+    const failed = (await t2.close().catch((e: unknown) => e)) as TapedeckError & { report: TapeReport };
+    expect(failed.code).toBe('E_MISS');
+    expect(failed.message).toContain('MCP tools/call open_nodes');
+    const r2 = failed.report;
     expect(r2.hits).toBeGreaterThanOrEqual(4);
     expect(r2.misses[0]!.command).toBe('npm test -- -t remembers');
     rmSync(dir, { recursive: true, force: true });
