@@ -134,7 +134,7 @@ const NO_WARNINGS: readonly string[] = Object.freeze([]);
 
 export type Decision =
   | { kind: 'replay'; record: HttpRecord; matchedBy: MatchedBy; warnings: readonly string[] }
-  | { kind: 'upstream'; prepared: Prepared | undefined };
+  | { kind: 'upstream'; prepared: Prepared | undefined; /** Update mode: the miss that sends it upstream. */ miss?: TapedeckError };
 
 /** Counters for /__tapedeck/stats. */
 export interface DeckStats {
@@ -530,8 +530,24 @@ export class Deck {
     if (this.mode === 'record') return { kind: 'upstream', prepared: this.prepare(req, route) };
     const found = this.served(this.find(req, route), route);
     if (found.kind === 'replay') return found;
-    if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route) };
+    if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route), miss: found.miss };
     throw found.miss;
+  }
+
+  /**
+   * The miss an update-mode request becomes when it cannot be recorded (`why`: the upstream is
+   * unreachable, or refused the credentials, as with a placeholder key): what differs from the
+   * closest recording, and that recording it needs the network and a real API key. A miss, not
+   * an upstream failure: SDKs do not retry it, and summaries count it.
+   *
+   * @example
+   * deck.unrecordable(decision.miss, 'upstream https://api.openai.com is unreachable (ECONNREFUSED)')
+   */
+  unrecordable(miss: TapedeckError, why: string): TapedeckError {
+    const difference = typeof miss.details.difference === 'string' ? miss.details.difference : miss.message.split('\n')[0]!;
+    const fix = `recording it needs the network and a real API key: ${why}`;
+    const { hint: _hint, ...details } = miss.details;
+    return new TapedeckError('E_MISS', missHeadline(difference, fix), { ...details, difference, fix, unrecordable: why });
   }
 
   /**

@@ -10,6 +10,7 @@ import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-e
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
+import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
 import type { AwsCredentials } from './sigv4.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
@@ -403,7 +404,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     res.end(r.body);
   }
 
-  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
+  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, miss?: TapedeckError): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
     const url = upstreamUrl(upstream!, dreq.url);
@@ -428,7 +429,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       up = await call.response;
     } catch (e) {
       if (clientGone) return; // nobody to answer, nothing received
-      throw e;
+      throw unrecordedMiss(d, miss, e);
+    }
+    const refusedKey = await unrecordedByKey(d, miss, up);
+    if (refusedKey) {
+      forwarding.delete(res);
+      throw refusedKey;
     }
     const refused = refusedSignatureWarning(sigv4, up.status, up.headers.get('x-amzn-errortype'), p?.route ?? `${dreq.method} ${safeUrl(url)}`);
     if (refused) d.warnOnce(refused);
@@ -559,7 +565,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
    * left after this tick (an upstream call, a paced stream).
    */
   function answer(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, decision: Decision): Promise<void> | undefined {
-    if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared);
+    if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared, decision.miss);
     const rec = decision.record;
     d.count(decision.matchedBy);
     if (replayStore) remember(rec);

@@ -30,6 +30,8 @@ export interface MissDetails {
   closest?: Near[];
   signature?: { messageCount?: number };
   recordedRoutes?: string[];
+  /** Update mode could not record the request: why (no network, a refused key). */
+  unrecordable?: string;
 }
 
 const q = (s: string) => (s.length > 160 ? `${s.slice(0, 157)}...` : s);

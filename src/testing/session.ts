@@ -260,7 +260,9 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         : inline.length <= HEADLINE_MAX
           ? [inline, '']
           : [`${what}: its tape does not exist yet`, `\n  tape: ${rel}`];
-      const message = `tapedeck miss: ${missHeadline(headline, `record it: ${recordCommand}`)}${ownLine}`;
+      // Update mode with no network or no key: recording is what failed, say why.
+      const fix = typeof details.unrecordable === 'string' ? `recording it needs the network and a real API key: ${details.unrecordable}` : `record it: ${recordCommand}`;
+      const message = `tapedeck miss: ${missHeadline(headline, fix)}${ownLine}`;
       body.error.message = message;
       // The Anthropic shape's top-level message is what its SDK shows.
       if (typeof body.message === 'string') body.message = message;
