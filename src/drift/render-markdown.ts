@@ -2,7 +2,7 @@
 // changed, and each change folded in a <details> block.
 
 import { DRIFT_CLASSES } from './classify.ts';
-import type { DriftEntry, DriftReport } from './report.ts';
+import { failOnText, type DriftEntry, type DriftReport } from './report.ts';
 import { inlineDiff } from './text-diff.ts';
 
 const cell = (s: string) => s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
@@ -47,7 +47,7 @@ export function renderMarkdown(r: DriftReport): string {
   const s = r.summary;
   let out = `### tapedeck diff: \`${cell(r.old)}\` → \`${cell(r.new)}\`\n\n`;
   out += `${s.pairs} pair${s.pairs === 1 ? '' : 's'}, ${s.added} added, ${s.removed} removed. `;
-  out += s.failing ? `**${s.failing} failing** (fail-on: ${s.failOn.join(', ')}).\n\n` : `Nothing fails (fail-on: ${s.failOn.join(', ')}).\n\n`;
+  out += s.failing ? `**${s.failing} failing** (fail-on: ${failOnText(s.failOn)}).\n\n` : `Nothing fails (fail-on: ${failOnText(s.failOn)}).\n\n`;
   out += '| class | pairs |\n|---|---:|\n';
   for (const c of DRIFT_CLASSES) if (s.classes[c] > 0) out += `| ${c} | ${s.classes[c]} |\n`;
   const rows = r.entries.filter((e) => e.primary !== 'identical');

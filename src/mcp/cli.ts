@@ -19,8 +19,9 @@ writes its own messages to stderr.
 
 Options:
   --tape FILE           Tape file (created in record and update mode), or redis:// URL
-  --mode MODE           replay (default) | record | update | passthrough
-                        (else TAPEDECK_MODE or CACHE_MODE). In replay the server command
+  --mode MODE           replay (default) | record | update | passthrough | once
+                        (else TAPEDECK_MODE or CACHE_MODE; once: record when the tape
+                        does not exist, else replay). In replay the server command
                         is never run and may be left out
   --strict-order        A call repeated more often than recorded is a miss
                         (default: the last recording answers again)

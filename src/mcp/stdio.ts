@@ -135,7 +135,7 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
   await session.close();
   const report = await tape.close({ abandon: false });
   if (tape.records) stderr.write(`tapedeck: ${tape.recorded} MCP exchange(s) recorded to ${tape.location}${report.replaced.length ? `, ${report.replaced.length} replaced` : ''}\n`);
-  if (tape.misses.length) stderr.write(`tapedeck: ${tape.misses.length} MCP miss(es); re-record: tapedeck mcp --tape ${tape.location} --mode record -- <server command>\n`);
+  if (tape.misses.length) stderr.write(`tapedeck: ${tape.misses.length} MCP miss(es); ${opts.recordCommand ?? `re-record: tapedeck mcp --tape ${tape.location} --mode record -- <server command>`}\n`);
   if (crashed) {
     stderr.write(`tapedeck: ${crashed}\n`);
     return 1;

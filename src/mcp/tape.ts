@@ -8,11 +8,11 @@ import { TapedeckError } from '../errors.ts';
 import { missHeadline } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 import { isBackend, storeBackend } from '../store/backends/open.ts';
-import { RecordCollection, type CloseReport } from '../store/collection.ts';
+import { RecordCollection, type CloseReport, type RecordKind } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
-import { mcpRecords, type McpRecord } from '../store/records.ts';
+import { MCP_RECORD_KIND, mcpRecords, type McpRecord } from '../store/records.ts';
 import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
-import { differenceCount, firstDifference, keyParams } from './key.ts';
+import { differenceCount, firstDifference, keyParams, mcpRecordKeys } from './key.ts';
 
 /** Options of an MCP tape, shared by every entry point. */
 export interface McpTapeOptions {
@@ -30,6 +30,19 @@ export interface McpTapeOptions {
   recordCommand?: string;
   /** Problems that reach no client: failed appends, damaged records, cut exchanges. */
   onWarning?: (message: string) => void;
+}
+
+/**
+ * How to record again, for an MCP tape opened in code (there is no command line to name): the
+ * mode option, and TAPEDECK_MODE too when the code sets no mode (an explicit option wins over
+ * the environment, so then only the option records).
+ *
+ * @example
+ * inProcessFix('tapeTransport(transport, { tape, mode: ', undefined)
+ * // "re-record: tapeTransport(transport, { tape, mode: 'record' }) (or TAPEDECK_MODE=record)"
+ */
+export function inProcessFix(call: string, mode: string | undefined): string {
+  return `re-record: ${call}'record' })${mode === undefined ? ' (or TAPEDECK_MODE=record)' : ''}`;
 }
 
 /** One miss, as the run summary and the stderr report show it. */
@@ -70,6 +83,13 @@ const shown = (v: unknown): string => {
  * const tape = await McpTape.open({ tape: 'tapes/fs.tape', mode: 'replay' })
  * const rec = tape.next(mcpKey('tools/list', {}))
  */
+/** MCP records, found under their key by the current rules (older `initialize` keys recomputed). */
+const MCP_KIND: RecordKind<McpRecord> = {
+  ...mcpRecords,
+  headFields: ['kind', 'key', 'keyVersion', 'method'],
+  keysOf: (head, value) => (head.kind === MCP_RECORD_KIND ? mcpRecordKeys(head, value) : undefined),
+};
+
 export class McpTape {
   readonly mode: TapeMode;
   readonly redactor: Redactor;
@@ -99,8 +119,9 @@ export class McpTape {
     const mode = McpTape.check(opts);
     if (mode === 'passthrough') return new McpTape(opts, mode, undefined, typeof opts.tape === 'string' ? opts.tape : opts.tape?.location ?? '(none)');
     const backend = storeBackend(opts.tape!);
-    const col = await RecordCollection.open(backend, { mode, kind: mcpRecords, durable: opts.durable });
-    const tape = new McpTape(opts, mode, col, backend.location);
+    const col = await RecordCollection.open(backend, { mode, kind: MCP_KIND, durable: opts.durable });
+    // `once` is record or replay, as the collection decided from whether the tape exists.
+    const tape = new McpTape(opts, col.mode, col, backend.location);
     for (const w of col.warnings) tape.warn(`tapedeck: ${w.message}`);
     return tape;
   }

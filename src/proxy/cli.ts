@@ -44,7 +44,7 @@ Options:
                         normalized bytes) | route (ignored: one recording per route)
   --ignore-arg NAME     Request argument left out of LLM request keys (repeatable)
   --volatile-text RE    Text in messages that changes from run to run (a regular
-                        expression, e.g. "\d{4}-\d{2}-\d{2}"): replaced before keying
+                        expression, e.g. "\\d{4}-\\d{2}-\\d{2}"): replaced before keying
                         (repeatable; docs/matching.md lists common patterns)
   --redact-header NAME  Extra header to redact (repeatable)
   --redact-field NAME   Extra JSON field to redact (repeatable)
@@ -62,7 +62,7 @@ Options:
                         before their upstream calls are aborted (default 10000)
   --hooks FILE          A JavaScript module exporting beforeRecord, beforeReplay
                         and/or match(request, recording) (docs/hooks.md)
-  --quiet               No startup line
+  --quiet               No startup and shutdown lines, no line per miss
 `;
 
 /** Parses sizes such as 1024, 512k, 8m, 1g (bytes, powers of 1024). */
@@ -220,7 +220,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     durable = opts.replayStore ? await DurableReplayStore.open(opts.replayStore) : undefined;
     const replay = durable ?? new ReplayStore();
     const hooks = opts.hooks !== undefined ? await loadHooksModule(opts.hooks) : {};
-    proxy = await startProxy({ ...opts, ...hooks, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
+    proxy = await startProxy({ ...opts, ...hooks, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`), onMiss: (m) => log(`tapedeck serve: miss: ${m}`) });
   } catch (e) {
     await durable?.close().catch(() => {});
     return reportCliError(e);
@@ -241,8 +241,11 @@ export async function serveCommand(args: string[]): Promise<number> {
         .then(
         () => {
           const st = proxy.handler.stats();
-          const unrecorded = st.appendFailures > 0 ? `, ${st.appendFailures} not recorded (${st.unrecorded} of them served anyway)` : '';
-          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded - st.appendFailures} recorded${unrecorded})`);
+          // MCP exchanges count with the HTTP ones: the proxy served both.
+          const m = st.mcp ?? { hits: 0, misses: 0, recorded: 0, appendFailures: 0 };
+          const failures = st.appendFailures + m.appendFailures;
+          const unrecorded = failures > 0 ? `, ${failures} not recorded (${st.unrecorded} of them served anyway)` : '';
+          log(`tapedeck serve: closed (${st.hits + m.hits} hit(s), ${st.misses + m.misses} miss(es), ${st.recorded - st.appendFailures + m.recorded - m.appendFailures} recorded${unrecorded})`);
           resolve(0);
         },
         (e: unknown) => {
@@ -257,6 +260,6 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   // Only now say it is up: whoever waits for this line may signal at once.
   const s = proxy.handler.stats();
-  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${upstreamTarget(opts.upstream).base}` : ''})`);
+  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${s.mcpRecordings ? `, ${s.mcpRecordings} MCP exchange(s)` : ''}${opts.upstream ? `, upstream ${upstreamTarget(opts.upstream).base}` : ''})`);
   return stopped;
 }

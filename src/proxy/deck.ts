@@ -150,6 +150,8 @@ export interface DeckStats {
   appendFailures: number;
   /** Answers served although their record failed (onRecordFailure: 'serve'). */
   unrecorded: number;
+  /** MCP exchanges on the tape when it was opened (served by the proxy's MCP endpoint). */
+  mcpRecordings?: number;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -373,12 +375,14 @@ export class Deck {
     // Messages and stats name a store by its location (a Redis URL with its password masked).
     if (opts.store !== undefined && backend) opts = { ...opts, tape: backend.location };
     let col: RecordCollection<HttpRecord> | undefined;
+    let mcpRecordings = 0;
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText });
       col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}) });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
+      mcpRecordings = kind.mcp;
       // A missing tape in replay is not fatal: every request is a miss that says so.
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
@@ -388,6 +392,7 @@ export class Deck {
     if (backend?.salt !== undefined) opts = { ...opts, redact: { ...opts.redact, salt: backend.salt } };
     // `once` became record or replay when the tape was opened.
     const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
+    if (mcpRecordings > 0) deck.counters.mcpRecordings = mcpRecordings;
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
     // whose checksum holds but whose value does not decode) are told like a damaged tape.
     if (col) warnings.push(...col.warnings.slice(known));

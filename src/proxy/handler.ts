@@ -49,6 +49,11 @@ export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
    * from the environment; `false` never re-signs.
    */
   awsCredentials?: AwsCredentials | false;
+  /**
+   * Called with one line per miss (`POST /v1/chat/completions: <what differs>; <fix>`), when it
+   * is answered (tapedeck serve prints it on stderr unless --quiet).
+   */
+  onMiss?: (line: string) => void;
 }
 
 /** Statistics of a handler: the engine's counters plus latency and in-flight requests. */
@@ -341,8 +346,10 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 
   function sendError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
     const e = asTapedeckError(err);
-    if (e.code === 'E_MISS') deck?.count('miss');
-    else deck?.countError();
+    if (e.code === 'E_MISS') {
+      deck?.count('miss');
+      opts.onMiss?.(`${req.method ?? 'GET'} ${(req.url ?? '/').replace(/\?.*$/, '')}: ${e.message.split('\n')[0]}`);
+    } else deck?.countError();
     if (res.headersSent) {
       res.destroy();
       return;

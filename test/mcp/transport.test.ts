@@ -35,6 +35,41 @@ describe('tapeTransport', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("mode 'once': records when the tape does not exist, replays (never making the transport) when it does", async () => {
+    const dir = tmp('transport-once');
+    const tape = join(dir, 'memory.tape');
+    const tools = async (t: ReturnType<typeof tapeTransport>) => {
+      const c = new Client({ name: 'test', version: '1' });
+      await c.connect(t);
+      const names = (await c.listTools()).tools.map((x) => x.name);
+      await c.close();
+      return names;
+    };
+    const first = await tools(tapeTransport(() => new StdioClientTransport({ command: 'node', args: [MEMORY], stderr: 'ignore' }), { tape, mode: 'once' }));
+    expect(first).toContain('read_graph');
+    expect(existsSync(tape)).toBe(true);
+    expect(await tools(tapeTransport(never, { tape, mode: 'once' }))).toEqual(first);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('an in-process miss names the mode option that records, not a CLI with a placeholder', async () => {
+    const dir = tmp('transport-miss');
+    for (const [mode, fix] of [
+      [undefined, "re-record: tapeTransport(transport, { tape, mode: 'record' }) (or TAPEDECK_MODE=record)"],
+      ['replay', "re-record: tapeTransport(transport, { tape, mode: 'record' })"],
+    ] as const) {
+      const misses: string[] = [];
+      const t = tapeTransport(never, { tape: join(dir, 'none.tape'), ...(mode ? { mode } : {}), onMiss: (_r, x) => void misses.push(x.message) });
+      const c = new Client({ name: 'test', version: '1' });
+      const err = (await c.connect(t).catch((e: unknown) => e)) as Error;
+      expect(err.message).toContain(fix.slice(1)); // on its own line, capitalized
+      expect(misses.join('\n')).toContain(fix.slice(1));
+      expect(misses.join('\n')).not.toContain('<server command>');
+      await c.close();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('a replayed server request whose client answer differs is a miss on the call that made it', async () => {
     const dir = tmp('answer');
     const tape = join(dir, 'sampling.tape');
