@@ -107,5 +107,5 @@ export function mochaGlobalSetup(): void {
 
 /** Global fixture: the run summary. */
 export async function mochaGlobalTeardown(): Promise<void> {
-  if (runDir) await endRun(runDir, 'npx mocha');
+  if (runDir) await endRun(runDir, 'npx mocha --require llm-tapedeck/mocha');
 }

@@ -7,8 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
+import { pruneRequested } from './mode.ts';
 import { defaultTapePath, type TapeNamer } from './names.ts';
-import { formatSummary, readTapeReports, summarizeRun } from './run-report.ts';
+import { formatSummary, pruneUnused, readTapeReports, summarizeRun } from './run-report.ts';
 import { openTestTape, regexEscape, shellQuote, type TestTape, type TestTapeOptions } from './session.ts';
 
 /** Options of the tapes the jest and mocha hooks open: every test tape option, and where tapes go. */
@@ -115,7 +116,8 @@ export function startRun(): string {
 
 /**
  * Prints the run summary (the vitest plugin's) from the reports in the run directory, then
- * removes the directory.
+ * removes the directory. With TAPEDECK_PRUNE=1 (the command the summary prints), first drops
+ * the recordings no test of the run used from the tapes it opened.
  *
  * @example
  * await endRun(startRun(), 'npx jest')
@@ -125,7 +127,13 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
     const reports = readTapeReports(runDir);
     if (reports.length === 0) return;
     const summary = await summarizeRun(reports, {});
-    log(formatSummary(summary, { pruneCommand: `TAPEDECK_PRUNE=1 ${testCommand}` }));
+    // The prune command the summary prints: this run, told to drop what no test used.
+    let pruned = 0;
+    if (summary.unused > 0 && pruneRequested()) {
+      pruned = await pruneUnused(summary);
+      log(`tapedeck: pruned ${pruned} unused recording(s).`);
+    }
+    log(formatSummary(summary, { pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${testCommand}` }));
   } finally {
     rmSync(runDir, { recursive: true, force: true });
     if (process.env.TAPEDECK_RUN_DIR === runDir) delete process.env.TAPEDECK_RUN_DIR;

@@ -162,3 +162,35 @@ describe('chat', () => {
     expect(command).toBe("TAPEDECK_MODE=update npx vitest run chat.test.mjs -t 'chat says hello$'");
   });
 });
+
+describe('the prune command the jest and mocha summaries print', () => {
+  it('mocha: run as printed, it drops the recording no test used', async () => {
+    const dir = project('mocha-prune', {
+      'chat.test.mjs': `import { tape } from 'llm-tapedeck/mocha';
+import assert from 'node:assert';
+it('asks', async () => {
+  for (const word of process.env.WORDS.split(' ')) {
+    const r = await tape().fetch(process.env.UPSTREAM + '/v1/chat/completions', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: word }] }),
+    });
+    assert.strictEqual(r.status, 200);
+  }
+});
+`,
+    });
+    const run = 'npx mocha --require llm-tapedeck/mocha chat.test.mjs';
+    expect((await sh(run, dir, { UPSTREAM: suite.upstream.url, TAPEDECK_MODE: 'update', WORDS: 'one two' })).code).toBe(0);
+    const offline = { UPSTREAM: 'http://127.0.0.1:9', CI: 'true', WORDS: 'one' };
+    const stale = await sh(run, dir, offline);
+    expect(stale.out).toContain('1 unused recording');
+    const command = /Drop them after a full passing run: (.*)/.exec(stale.out)?.[1];
+    expect(command).toBe('TAPEDECK_PRUNE=1 npx mocha --require llm-tapedeck/mocha');
+    // The run's test file added: mocha's default spec is ./test, this project has none.
+    const pruned = await sh(`${command} chat.test.mjs`, dir, offline);
+    expect(pruned.out).toContain('tapedeck: pruned 1 unused recording(s).');
+    const after = await sh(run, dir, offline);
+    expect(after.code).toBe(0);
+    expect(after.out).toContain('0 unused recordings');
+  });
+});
