@@ -7,6 +7,8 @@
 //   (a Map lookup by body) with the header lines tapedeck sends, i.e. the floor for any HTTP
 //   server putting the same response on the wire on this machine.
 // - talkback: the same recordings written as talkback tapes (JSON5), record DISABLED.
+// - chaos: tapedeck with faults on demand configured but never firing (`--chaos 429:0`): what
+//   chaos costs a request it leaves alone.
 // Each server runs in a worker thread, so it has a core while autocannon drives it from the main
 // thread. Latency is measured per response from autocannon's 'response' events (its own
 // histogram has 1 ms resolution, too coarse for a 1 ms target).
@@ -93,10 +95,11 @@ async function serve({ kind, tape, store, talkbackDir, answers }) {
     server.keepAliveTimeout = 65_000;
     return listen(server);
   }
-  if (kind === 'tapedeck') {
+  if (kind === 'tapedeck' || kind === 'chaos') {
     const { startProxy } = await import(PROXY_LIB);
     // `store` (a Redis URL) for the shared-store rows of bench/redis.mjs, else the tape file.
-    const proxy = await startProxy({ ...(store ? { store } : { tape }), mode: 'replay', port: 0 });
+    const chaos = kind === 'chaos' ? { chaos: { faults: { 429: 0 }, seed: 1 } } : {};
+    const proxy = await startProxy({ ...(store ? { store } : { tape }), mode: 'replay', port: 0, ...chaos });
     return proxy.port;
   }
   if (kind === 'talkback') {
@@ -267,11 +270,11 @@ export async function proxyBench({ quick = false } = {}) {
     if (answers.length !== N_REQUESTS) throw new Error(`bench: expected ${N_REQUESTS} recordings, got ${answers.length}`);
     const results = {};
     const ratios = {};
-    const kinds = ['baseline', 'tapedeck', 'talkback'];
+    const kinds = ['baseline', 'tapedeck', 'chaos', 'talkback'];
     const servers = {};
     try {
       // tapedeck first: the baseline then answers with the header lines tapedeck sent.
-      for (const kind of ['tapedeck', 'baseline', 'talkback']) {
+      for (const kind of ['tapedeck', 'baseline', 'chaos', 'talkback']) {
         if (kind === 'baseline') await withProxyHeaders(servers.tapedeck.port, answers);
         servers[kind] = await startWorker({ kind, tape, talkbackDir, answers });
         const { port } = servers[kind];
@@ -299,16 +302,17 @@ export async function proxyBench({ quick = false } = {}) {
         const paired = (over) => median(runs.tapedeck.map((r, i) => r.rps / runs[over][i].rps));
         ratios[`baseline/${c}`] = paired('baseline');
         ratios[`talkback/${c}`] = paired('talkback');
+        ratios[`chaos/${c}`] = median(runs.chaos.map((r, i) => r.rps / runs.baseline[i].rps));
       }
     } finally {
       await Promise.all(Object.values(servers).map((s) => s.worker.terminate()));
     }
     for (const c of conns) {
       const base = results[`baseline/${c}`];
-      for (const kind of ['baseline', 'tapedeck', 'talkback']) {
+      for (const kind of kinds) {
         const r = results[`${kind}/${c}`];
         rows.push({
-          label: `${kind.padEnd(8)} ${String(c).padStart(2)} conn`,
+          label: `${(kind === 'chaos' ? 'tapedeck --chaos 429:0' : kind).padEnd(22)} ${String(c).padStart(2)} conn`,
           impl: kind,
           connections: c,
           rps: r.rps,
@@ -329,6 +333,9 @@ export async function proxyBench({ quick = false } = {}) {
     for (const c of conns) {
       const share = ratios[`baseline/${c}`];
       targets.push(makeTarget({ label: `proxy req/s / bare node:http req/s at ${c} connection${c === 1 ? '' : 's'}, median over rounds`, unit: 'x', value: share, op: '>=', goal: 0.9, baseline: `plain node:http server, ${at('baseline', c).rps.toFixed(0)} req/s` }));
+    }
+    for (const c of conns) {
+      targets.push(makeTarget({ label: `proxy with chaos configured, not firing (429:0): req/s / bare node:http req/s at ${c} connection${c === 1 ? '' : 's'}, median over rounds`, unit: 'x', value: ratios[`chaos/${c}`], op: '>=', goal: 0.9, baseline: `plain node:http server, ${at('baseline', c).rps.toFixed(0)} req/s (tapedeck without chaos: ${ratios[`baseline/${c}`].toFixed(2)}x)` }));
     }
     return { rows, targets };
   } finally {

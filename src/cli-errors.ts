@@ -38,6 +38,7 @@ const CLI_HINTS: Record<string, string> = {
   E_TAPE_NOT_FOUND: 'Check the path; a tape is created by recording (TAPEDECK_MODE=record, or tapedeck serve --mode record).',
   E_TAPE_IMPORT: 'tapedeck import reads what tapedeck export writes: fix the value at that JSON path, or export the tape again.',
   E_TAPE_TYPE: 'The tape holds a class the program that wrote it registered; export it from that program.',
+  E_CHAOS_MODE: 'Inject faults in replay mode (--mode replay), or add --chaos-live to inject them in front of the live API too; faults are never recorded.',
 };
 
 /** A library hint that names an API call or an options object is no help on a command line. */

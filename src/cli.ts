@@ -50,8 +50,8 @@ ${DRIFT_COMMANDS}  prune <tape>          Compact a tape: drop damaged bytes and 
                         Record/replay an MCP server over stdio: put it where the
                         MCP host starts the server (tapedeck mcp --help; docs/mcp.md)
   serve --upstream URL --tape FILE [--mode M] [--port N] [--host H] ...
-                        Record/replay proxy for LLM APIs (tapedeck serve --help;
-                        docs/proxy.md)
+                        Record/replay proxy for LLM APIs; --chaos SPEC injects faults
+                        on replay (tapedeck serve --help; docs/proxy.md, docs/chaos.md)
   add <tape> <file.json>...
                         Add hand-written recordings (answers, streams, errors such as
                         429, cut streams) to a tape (docs/hand-written.md)
@@ -83,7 +83,8 @@ Environment:
                         The replay-by-trace-token store of serve (docs/replay.md)
   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
                         serve re-signs SigV4 requests signed with this access key for
-                        the upstream's host (docs/proxy.md, "AWS SigV4")
+                        the upstream's host, once their signature verifies with the
+                        secret (docs/proxy.md, "AWS SigV4")
 
 Exit codes:
   0    done (verify, inspect, tree: no problems found)

@@ -35,10 +35,15 @@
  * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
  * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
+ * - `E_SIGNATURE`: a SigV4 request signed with the proxy's own access key id whose signature the
+ *   proxy cannot verify, is outside AWS's 15-minute window, or is scoped to a service the route
+ *   is not for (HTTP 403, AWS's `InvalidSignatureException`); nothing was sent upstream.
  * - `E_EVENT_STREAM`: bytes that are not a whole AWS event stream (a CRC that does not match, a
  *   header that runs past its block, a stream cut inside a message); `offset` is the stream byte.
  * - `E_NETWORK_BLOCKED`: the fetch switch refused a request to a host it does not route through a
  *   tape while the network is blocked (`blockNetwork`).
+ * - `E_CHAOS_SPEC`: a chaos SPEC (`--chaos`) or an `x-tapedeck-chaos` header naming no fault.
+ * - `E_CHAOS_MODE`: chaos asked for in record, update or passthrough mode without `--chaos-live`.
  * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),
  *   `E_FILE` (a path that is missing, a directory where a file is expected, or unreadable),
  *   `E_IMPORT_FORMAT` (input `tapedeck import` does not read; no tape is written),
@@ -82,7 +87,10 @@ export type TapedeckErrorCode =
   | 'E_BODY_TOO_LARGE'
   | 'E_PROXY_CLOSED'
   | 'E_PROXY_INTERNAL'
+  | 'E_SIGNATURE'
   | 'E_NETWORK_BLOCKED'
+  | 'E_CHAOS_SPEC'
+  | 'E_CHAOS_MODE'
   | (string & {});
 
 export interface TapedeckErrorDetails {

@@ -9,6 +9,7 @@ import { EXIT } from '../cli-errors.ts';
 /** A word for a POSIX shell: as it is when safe, else single-quoted. */
 const quote = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 import type { McpTiming } from './session.ts';
+import { parseChaosSpec } from '../chaos/options.ts';
 import { runStdio } from './stdio.ts';
 
 export const MCP_HELP = `Usage: tapedeck mcp --tape FILE [options] -- <server command> [args...]
@@ -31,6 +32,15 @@ Options:
   --redact-field NAME   Extra JSON field to redact in params and answers (repeatable)
   --keep-secrets        Store secrets as they are (tapes that never leave the machine)
   --no-fsync            Do not fsync each batch of records
+  --chaos SPEC          Faults on demand for tool calls (docs/chaos.md): a comma list
+                        of fault or fault:rate (rate 0..1, default 1) among error
+                        (JSON-RPC error), tool-error (result with isError: true),
+                        exit (-32051, the server exits mid-call), timeout (-32052),
+                        plus latency=MS; e.g. tool-error:0.2,exit:0.05. Never recorded
+  --chaos-seed N        Seed of the fault sequence (default random, printed with the
+                        first fault)
+  --chaos-attempts N    Only the first N attempts of a faulted call fail
+  --chaos-live          Allow chaos in record, update and passthrough mode
   -h, --help            Show this help
 
 A miss answers the request with JSON-RPC error -32050 (the diagnosis in its message) and
@@ -64,6 +74,10 @@ export async function mcpCommand(argv: string[]): Promise<number> {
         'redact-field': { type: 'string', multiple: true },
         'keep-secrets': { type: 'boolean' },
         'no-fsync': { type: 'boolean' },
+        chaos: { type: 'string' },
+        'chaos-seed': { type: 'string' },
+        'chaos-attempts': { type: 'string' },
+        'chaos-live': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -89,7 +103,20 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     timeoutMs = Number(values.timeout);
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TapedeckError('E_USAGE', `Invalid --timeout ${JSON.stringify(values.timeout)}.`, { hint: 'Give milliseconds, e.g. --timeout 30000.' });
   }
+  const whole = (name: string, text: string | undefined, min: number): number | undefined => {
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min || n > 2_147_483_647) throw new TapedeckError('E_USAGE', `Invalid --${name} ${JSON.stringify(text)}.`, { hint: `Give a whole number from ${min}.` });
+    return n;
+  };
+  if (values.chaos === undefined && (values['chaos-seed'] ?? values['chaos-attempts'] ?? values['chaos-live']) !== undefined) {
+    throw new TapedeckError('E_USAGE', 'The --chaos-* options need --chaos SPEC.', { hint: 'Say which faults to inject, e.g. --chaos tool-error:0.2.' });
+  }
+  const seed = whole('chaos-seed', values['chaos-seed'], 0);
+  const attempts = whole('chaos-attempts', values['chaos-attempts'], 1);
+  const chaos = values.chaos === undefined ? undefined : { ...parseChaosSpec(values.chaos, 'mcp'), ...(seed !== undefined ? { seed } : {}), ...(attempts !== undefined ? { attempts } : {}), ...(values['chaos-live'] ? { live: true } : {}) };
   const opts = {
+    ...(chaos ? { chaos } : {}),
     tape: values.tape,
     mode: values.mode,
     strictOrder: values['strict-order'] === true,

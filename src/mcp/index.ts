@@ -15,3 +15,4 @@ export { runStdio, stdioUpstream, type RunStdioOptions, type StdioServer } from 
 export { mcpKey, keyParams, MCP_KEY_VERSION } from './key.ts';
 export { MCP_ERROR, type JsonRpcMessage, type JsonRpcId } from './jsonrpc.ts';
 export { isMcpRecord, MCP_RECORD_KIND, type McpRecord, type McpEvent, type McpAnswer } from '../store/records.ts';
+export type { ChaosOptions, McpFault } from '../chaos/options.ts';

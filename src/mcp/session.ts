@@ -16,6 +16,8 @@ import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
 import { MCP_KEY_VERSION, mcpKey } from './key.ts';
 import type { McpMiss, McpTape } from './tape.ts';
+import { Chaos, refuseChaos } from '../chaos/decide.ts';
+import type { ChaosOptions, McpFault } from '../chaos/options.ts';
 
 /** The live server, behind whatever transport reaches it. */
 export interface McpUpstream {
@@ -51,6 +53,12 @@ export interface McpSessionOptions {
   onServerGone?: (why: string) => void;
   /** The full report of a miss (default: stderr). */
   onMiss?: (report: string, miss: McpMiss) => void;
+  /**
+   * Faults on demand for `tools/call` (docs/chaos.md): `error` (a JSON-RPC error), `tool-error`
+   * (a result with `isError: true`), `exit` (-32051, as when the server exits mid-call) and
+   * `timeout` (-32052). Never recorded; refused outside replay unless `live`.
+   */
+  chaos?: ChaosOptions;
 }
 
 interface Live {
@@ -102,10 +110,17 @@ export class McpSession {
   private seq = 0;
   private closed = false;
 
+  /** Faults on demand, when asked for. */
+  readonly chaos: Chaos | undefined;
+
   constructor(opts: McpSessionOptions) {
     this.opts = opts;
     this.tape = opts.tape;
     this.live = !opts.tape.serves;
+    if (opts.chaos) {
+      refuseChaos(opts.tape.mode, opts.chaos.live, 'chaos option, --chaos');
+      this.chaos = new Chaos(opts.chaos, 'mcp', (m) => this.tape.warn(m));
+    }
     if (this.live && !opts.upstream) {
       throw new TapedeckError('E_ARG', `MCP mode ${opts.tape.mode} needs the server: none was given.`, { hint: 'Give the server command after --, or use --mode replay.' });
     }
@@ -140,8 +155,43 @@ export class McpSession {
       if (this.live) return this.forward(m);
       return;
     }
+    if (this.chaos && isRequest(m) && m.method === 'tools/call') {
+      const delay = this.injected(m);
+      if (delay === true) return;
+      // A delay alone: the call is answered as usual, late.
+      if (delay > 0) return sleep(delay).then(() => (this.live ? this.liveMessage(m) : this.replayMessage(m)));
+    }
     if (this.live) return this.liveMessage(m);
     return this.replayMessage(m);
+  }
+
+  /**
+   * Answers a tool call with an injected fault when the chaos decider says so (the recording,
+   * or the live server, is not asked: the retry gets the call's own answer). Else the delay
+   * before the usual answer, in ms (0: none).
+   */
+  private injected(m: JsonRpcRequest): true | number {
+    const name = isObject(m.params) ? String(m.params.name) : '';
+    const v = this.chaos!.decide(mcpKey(m.method, m.params), undefined, `tools/call ${name}`);
+    if (!v) return 0;
+    const fault = v.fault as McpFault | undefined;
+    const said = `(injected by tapedeck chaos)`;
+    const answer =
+      fault === 'error'
+        ? errorResponse(m.id, -32603, `tapedeck chaos: tool ${name} failed ${said}`)
+        : fault === 'tool-error'
+          ? { jsonrpc: '2.0' as const, id: m.id, result: { content: [{ type: 'text', text: `tapedeck chaos: tool ${name} reported an error ${said}` }], isError: true } }
+          : fault === 'exit'
+            ? errorResponse(m.id, MCP_ERROR.serverGone, `tapedeck: the MCP server exited before it answered tools/call ${name} ${said}; nothing was recorded.`)
+            : fault === 'timeout'
+              ? errorResponse(m.id, MCP_ERROR.timeout, `tapedeck: the MCP server sent no answer to tools/call ${name} ${said}; nothing was recorded.`)
+              : undefined;
+    if (!answer) return v.latencyMs;
+    this.after(async () => {
+      if (v.latencyMs > 0) await sleep(v.latencyMs);
+      if (!this.closed) this.opts.send(answer, m.id);
+    });
+    return true;
   }
 
   // ------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import type { JsonRpcMessage } from './jsonrpc.ts';
 import { readLines } from './lines.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { McpTape, type McpTapeOptions } from './tape.ts';
+import type { ChaosOptions } from '../chaos/options.ts';
 
 /** How the server is started. */
 export interface StdioServer {
@@ -81,6 +82,8 @@ export interface RunStdioOptions extends McpTapeOptions {
   server?: StdioServer;
   timing?: McpTiming;
   timeoutMs?: number;
+  /** Faults on demand for tool calls (docs/chaos.md); `tapedeck mcp --chaos SPEC`. */
+  chaos?: ChaosOptions;
   input?: Readable;
   output?: Writable;
   stderr?: Writable;
@@ -102,7 +105,16 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
   let finish!: () => void;
   const done = new Promise<void>((r) => (finish = r));
   const server = opts.server;
-  const session = new McpSession({
+  let session: McpSession;
+  try {
+    session = newSession();
+  } catch (e) {
+    // Chaos refused in this mode: the tape opened for nothing is closed untouched.
+    await tape.close({ abandon: true });
+    throw e;
+  }
+  function newSession(): McpSession {
+    return new McpSession({
     tape,
     ...(server ? { upstream: () => stdioUpstream(server, stderr) } : {}),
     // The server is the session: once it is gone, so is tapedeck (exit 1).
@@ -116,7 +128,9 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
     // Lines written in one turn reach the client in one read: a gap keeps them apart.
     gapMs: 1,
     onMiss: (r) => stderr.write(`${r}\n`),
+    ...(opts.chaos ? { chaos: opts.chaos } : {}),
   });
+  }
   readLines(
     input,
     (line) => {
@@ -135,6 +149,8 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
   await session.close();
   const report = await tape.close({ abandon: false });
   if (tape.records) stderr.write(`tapedeck: ${tape.recorded} MCP exchange(s) recorded to ${tape.location}${report.replaced.length ? `, ${report.replaced.length} replaced` : ''}\n`);
+  const faults = session.chaos?.counts();
+  if (faults && Object.keys(faults).length > 0) stderr.write(`tapedeck: faults injected: ${Object.entries(faults).map(([f, n]) => `${f} ${n}`).join(', ')} (seed ${session.chaos!.seed})\n`);
   if (tape.misses.length) stderr.write(`tapedeck: ${tape.misses.length} MCP miss(es); ${opts.recordCommand ?? `re-record: tapedeck mcp --tape ${tape.location} --mode record -- <server command>`}\n`);
   if (crashed) {
     stderr.write(`tapedeck: ${crashed}\n`);

@@ -7,6 +7,7 @@
 import type { JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { inProcessFix, McpTape, type McpMiss, type McpTapeOptions } from './tape.ts';
+import type { ChaosOptions } from '../chaos/options.ts';
 
 /**
  * A JSON-RPC message as transports type it: loose, so the MCP SDK's and the AI SDK's own message
@@ -35,12 +36,16 @@ export interface TapeTransportOptions extends McpTapeOptions {
   timeoutMs?: number;
   /** Called with the full report of each miss (default: stderr). */
   onMiss?: (report: string, miss: McpMiss) => void;
+  /** Faults on demand for tool calls (docs/chaos.md): `{ faults: { 'tool-error': 0.2, exit: 0.1 }, seed, attempts }`. */
+  chaos?: ChaosOptions;
 }
 
 /** A taped Transport: a Transport, and the tape behind it for counters and misses. */
 export interface TapeTransport extends McpTransportLike {
   /** Resolves to the open tape (after start()). */
   readonly tape: Promise<McpTape>;
+  /** Injected faults by name so far (chaos), empty without chaos. */
+  faults(): Record<string, number>;
 }
 
 /** The wrapped transport as the session's live server. */
@@ -107,27 +112,35 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
   };
   const self: TapeTransport = {
     tape,
+    faults: () => session?.chaos?.counts() ?? {},
     async start() {
       // In process there is no command line: a miss names the option that records.
       opened = await McpTape.open({ ...opts, mode, recordCommand: opts.recordCommand ?? inProcessFix('tapeTransport(transport, { tape, mode: ', opts.mode) });
       resolveTape(opened);
-      session = new McpSession({
-        tape: opened,
-        ...(inner ? { upstream: () => transportUpstream(inner) } : {}),
-        send: deliver,
-        timing: opts.timing,
-        timeoutMs: opts.timeoutMs,
-        onMiss: opts.onMiss,
-        // The wrapped transport closed under the session: the client is told, as it would be,
-        // once it has the errors of its open requests.
-        onServerGone: () => {
-          const closeWhenDelivered = (): void => {
-            if (draining) setImmediate(closeWhenDelivered);
-            else void self.close();
-          };
-          setImmediate(closeWhenDelivered);
-        },
-      });
+      try {
+        session = new McpSession({
+          tape: opened,
+          ...(inner ? { upstream: () => transportUpstream(inner) } : {}),
+          send: deliver,
+          timing: opts.timing,
+          timeoutMs: opts.timeoutMs,
+          onMiss: opts.onMiss,
+          ...(opts.chaos ? { chaos: opts.chaos } : {}),
+          // The wrapped transport closed under the session: the client is told, as it would be,
+          // once it has the errors of its open requests.
+          onServerGone: () => {
+            const closeWhenDelivered = (): void => {
+              if (draining) setImmediate(closeWhenDelivered);
+              else void self.close();
+            };
+            setImmediate(closeWhenDelivered);
+          },
+        });
+      } catch (e) {
+        // Chaos refused in this mode: the tape opened for nothing is closed untouched.
+        await opened.close({ abandon: true });
+        throw e;
+      }
     },
     async send(m) {
       if (!session) throw new Error('tapedeck: send() before start(): connect the client to the transport first.');

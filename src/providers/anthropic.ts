@@ -5,7 +5,7 @@
 import type { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { chatFamily } from './openai.ts';
-import type { ErrorAnswer, ProviderModule } from './provider.ts';
+import type { ErrorAnswer, FaultAnswer, ProviderModule, StatusFault } from './provider.ts';
 
 // Anthropic's error types by status, so its SDK picks the matching exception class.
 function anthropicType(status: number): string {
@@ -40,6 +40,12 @@ export const anthropic: ProviderModule = {
     return {
       body: safeJSON({ type: 'error', message, error: { type: anthropicType(status), message, code: e.code, details: { error_code: e.code }, tapedeck: errorDetails(e, style) } }),
     };
+  },
+  fault(fault: StatusFault, message: string): FaultAnswer {
+    // 529 overloaded_error is Anthropic's own status; its SDK retries 429 and every 5xx.
+    const status = Number(fault);
+    const type = fault === '429' ? 'rate_limit_error' : fault === '500' ? 'api_error' : 'overloaded_error';
+    return { status, body: JSON.stringify({ type: 'error', error: { type, message } }) };
   },
   credentials: { headers: ['x-api-key', 'anthropic-admin-key'], query: [], fields: [] },
 };

@@ -18,7 +18,7 @@
 import type { TapedeckError } from '../errors.ts';
 import { normalizeRequest } from './normalize.ts';
 import { chatFamily, openai } from './openai.ts';
-import type { NormalizeContext, ProviderModule } from './provider.ts';
+import type { NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
 import type { RequestView } from './types.ts';
 
 type Obj = Record<string, unknown>;
@@ -138,5 +138,6 @@ export const azure: ProviderModule = {
   speaks: (path: string) => path.startsWith('/openai/'),
   routeUrl: withoutApiVersion,
   errorAnswer: (e: TapedeckError, status: number) => openai.errorAnswer(e, status),
+  fault: (fault: StatusFault, message: string) => openai.fault!(fault, message),
   credentials: { headers: ['api-key', 'authorization'], query: ['api-key'], fields: [] },
 };

@@ -13,7 +13,7 @@
 import { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { attachment, normalizeRequest, optionValue } from './normalize.ts';
-import type { ErrorAnswer, NormalizeContext, ProviderModule, RouteMatch } from './provider.ts';
+import type { ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, RouteMatch, StatusFault } from './provider.ts';
 import { assembleStream } from './sse-assemble.ts';
 import type { RequestView } from './types.ts';
 import { decodeEventStream, headerString, type EventStreamMessage } from './wire/aws-eventstream.ts';
@@ -403,7 +403,15 @@ export const bedrock: ProviderModule = {
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
     // The AWS SDK reads the exception name from this header and `message` from the body; the
     // other members become properties of the exception it raises (err.tapedeck).
-    return { body: safeJSON({ message: errorMessage(e, style), tapedeck: errorDetails(e, style) }), headers: { 'x-amzn-errortype': exceptionName(status) } };
+    const name = e.code === 'E_SIGNATURE' ? 'InvalidSignatureException' : exceptionName(status);
+    return { body: safeJSON({ message: errorMessage(e, style), tapedeck: errorDetails(e, style) }), headers: { 'x-amzn-errortype': name } };
+  },
+  fault(fault: StatusFault, message: string): FaultAnswer {
+    // The AWS SDK reads the exception from x-amzn-ErrorType (the part before the colon) and
+    // retries ThrottlingException and ServiceUnavailableException by its own rules.
+    const status = fault === '529' ? 503 : Number(fault);
+    const name = exceptionName(status);
+    return { status, body: JSON.stringify({ message }), headers: { 'x-amzn-errortype': `${name}:http://internal.amazon.com/coral/com.amazon.bedrock/` } };
   },
   credentials: {
     // SigV4: the signature, the session token, and the two headers only the signature reads.
@@ -411,5 +419,7 @@ export const bedrock: ProviderModule = {
     query: ['X-Amz-Signature', 'X-Amz-Security-Token', 'X-Amz-Credential'],
     fields: [],
   },
+  // Bedrock Runtime and the Bedrock control plane both sign as `bedrock`.
+  sigV4Services: ['bedrock'],
 };
 

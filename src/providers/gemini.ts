@@ -24,7 +24,7 @@ import { compareBytes } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { attachmentOf, copy, DROPPED, kindOf, Normalizer, put, requestError, sortTools, splitToolResults, strip } from './normalize.ts';
-import type { ErrorAnswer, NormalizeContext, ProviderModule, RouteMatch } from './provider.ts';
+import type { ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, RouteMatch, StatusFault } from './provider.ts';
 import { parseSse } from './sse-assemble.ts';
 import type { RequestView } from './types.ts';
 
@@ -590,6 +590,12 @@ export const gemini: ProviderModule = {
         },
       }),
     };
+  },
+
+  fault(fault: StatusFault, message: string): FaultAnswer {
+    // Google's status names: quota is RESOURCE_EXHAUSTED, an overloaded model is a 503 UNAVAILABLE.
+    const status = fault === '529' ? 503 : Number(fault);
+    return { status, body: JSON.stringify({ error: { code: status, message, status: STATUS_NAMES[status] } }) };
   },
 
   credentials: { headers: ['x-goog-api-key', 'authorization'], query: ['key'], fields: [] },

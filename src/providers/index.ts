@@ -61,6 +61,21 @@ export function routeOf(req: RouteRequest | undefined): RouteMatch | undefined {
 }
 
 /**
+ * The AWS services (SigV4 signing names) a request may be signed for: those of its route's
+ * module, or, for a path no such module names (Bedrock's control plane, its OpenAI-compatible
+ * routes), those of every module that declares some. The proxy signs with its own credentials
+ * only for these.
+ *
+ * @example
+ * sigV4ServicesOf({ method: 'POST', url: '/model/m/converse' }) // ['bedrock']
+ */
+export function sigV4ServicesOf(req: RouteRequest): readonly string[] {
+  const own = routeOf(req)?.provider.sigV4Services;
+  if (own && own.length > 0) return own;
+  return [...new Set(PROVIDER_MODULES.flatMap((m) => m.sigV4Services ?? []))];
+}
+
+/**
  * The URL a recording of this request is filed under: the URL as sent, unless the module of its
  * route files it otherwise (Azure OpenAI leaves out `api-version`).
  *

@@ -29,7 +29,7 @@
 import type { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON } from './error-shape.ts';
 import { normalizeRequest } from './normalize.ts';
-import type { ErrorAnswer, NormalizeContext, ProviderModule } from './provider.ts';
+import type { ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
 import type { RequestView } from './types.ts';
 import { ndjsonComplete, parseNdjson } from './wire/ndjson.ts';
 
@@ -314,6 +314,11 @@ export const ollama: ProviderModule = {
   errorAnswer(e: TapedeckError): ErrorAnswer {
     // The ollama client raises ResponseError(body.error, status): the one-line diagnosis.
     return { body: safeJSON({ error: errorMessage(e), tapedeck: errorDetails(e) }) };
+  },
+  fault(fault: StatusFault, message: string): FaultAnswer {
+    // Ollama answers a full queue with 503 and a one-line `error`.
+    const status = fault === '529' ? 503 : Number(fault);
+    return { status, body: JSON.stringify({ error: message }) };
   },
   credentials: { headers: ['authorization'], query: [], fields: [] },
 };

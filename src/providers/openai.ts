@@ -8,7 +8,7 @@
 import type { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { normalizeRequest } from './normalize.ts';
-import type { ErrorAnswer, NormalizeContext, ProviderModule } from './provider.ts';
+import type { ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
 import { assembleStream, streamComplete } from './sse-assemble.ts';
 
 function openaiType(status: number): string {
@@ -47,6 +47,11 @@ export const openai: ProviderModule = {
         error: { message: errorMessage(e, style), type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck: errorDetails(e, style) },
       }),
     };
+  },
+  fault(fault: StatusFault, message: string): FaultAnswer {
+    // OpenAI's own: a 429 names the limit hit, a 500 is a server_error, overload is a 503.
+    const [status, type, code] = fault === '429' ? [429, 'requests', 'rate_limit_exceeded'] : fault === '500' ? [500, 'server_error', null] : [503, 'server_error', 'overloaded'];
+    return { status, body: JSON.stringify({ error: { message, type, param: null, code } }) };
   },
   credentials: { headers: ['authorization', 'openai-organization', 'openai-project'], query: [], fields: ['api_key'] },
 };

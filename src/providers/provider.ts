@@ -20,6 +20,8 @@
  *   - errors: errorAnswer(error, status) -> the body and headers of an error in the provider's
  *     own error shape, so its SDK raises its own API error carrying tapedeck's one-line
  *     diagnosis;
+ *   - faults: fault(kind, message) -> an injected 429, 500, 503 or 529 as the provider sends it
+ *     (chaos: its SDK retries it or raises its own exception class, as for the real one);
  *   - credentials: the headers, query parameters and body members that carry its secrets, which
  *     the redactor masks everywhere (headers, URLs, JSON bodies).
  *
@@ -119,6 +121,18 @@ export interface ErrorAnswer {
   headers?: Record<string, string>;
 }
 
+/** An injected fault that replaces an answer with an error status (chaos, src/chaos/). */
+export type StatusFault = '429' | '500' | '503' | '529';
+
+/** What a status fault looks like in a provider's own shape. */
+export interface FaultAnswer {
+  /** The status sent (529 is Anthropic's own; other providers answer their overloaded status). */
+  status: number;
+  body: string;
+  /** Headers only this provider sends with it (`x-amzn-errortype`); retry headers are added for every provider. */
+  headers?: Record<string, string>;
+}
+
 /** The secrets a provider's requests carry. Names are compared case-insensitively. */
 export interface Credentials {
   headers: readonly string[];
@@ -180,5 +194,17 @@ export interface ProviderModule {
    * errorMessage() and errorDetails() of ./error-shape.ts take the style.
    */
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer;
+  /**
+   * An injected fault (rate limit, server error, overloaded) as the provider sends it, so its
+   * SDK takes it for the real thing (its retry rules, its exception class). `message` says the
+   * fault was injected by tapedeck. Absent: errorAnswer() with that status.
+   */
+  fault?(fault: StatusFault, message: string): FaultAnswer;
   readonly credentials: Credentials;
+  /**
+   * For an AWS API: the services its requests are signed for (the SigV4 credential scope's
+   * service, e.g. `bedrock`). The proxy re-signs a request with its own AWS credentials only when
+   * the client's signature names one of them.
+   */
+  readonly sigV4Services?: readonly string[];
 }

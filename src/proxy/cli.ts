@@ -12,6 +12,7 @@ import { DEFAULT_SHUTDOWN_TIMEOUT_MS, upstreamTarget } from './upstream.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
 import { loadHooksModule } from './hooks-module.ts';
 import { ReplayStore } from '../replay/store.ts';
+import { parseChaosSpec, type ChaosOptions } from '../chaos/options.ts';
 
 export const SERVE_HELP = `Usage: tapedeck serve --upstream URL --tape FILE [options]
 
@@ -60,6 +61,22 @@ Options:
                         included (default 120000); a slower one gets 408 and is cut
   --shutdown-timeout MS On SIGINT/SIGTERM, how long in-flight requests may finish
                         before their upstream calls are aborted (default 10000)
+  --chaos SPEC          Faults on demand (docs/chaos.md): a comma list of fault or
+                        fault:rate (rate 0..1, default 1) among 429, 500, 503, 529
+                        (overloaded), timeout (headers never come), reset (socket
+                        dropped before the headers), cut (stream dropped after 2
+                        events; cut=N after N), stall, malformed (one event with
+                        broken JSON), plus latency=MS; e.g. 429:0.2,cut:0.1,latency=150.
+                        Each in the provider's own error shape, never recorded,
+                        marked x-tapedeck-fault; a request can force one with the
+                        header x-tapedeck-chaos: FAULT (or forbid it: none)
+  --chaos-seed N        Seed of the fault sequence (default random, printed with
+                        the first fault): the same seed injects the same faults
+  --chaos-attempts N    Only the first N attempts of a faulted call fail; the retry
+                        after them gets the recorded answer
+  --chaos-stall MS      Pause between stream events of a stall fault (default 2000)
+  --chaos-live          Allow chaos in record, update and passthrough mode, in front
+                        of the live API (refused there otherwise)
   --hooks FILE          A JavaScript module exporting beforeRecord, beforeReplay
                         and/or match(request, recording) (docs/hooks.md)
   --quiet               No startup and shutdown lines, no line per miss
@@ -135,6 +152,11 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'request-timeout': { type: 'string' },
         'on-record-failure': { type: 'string' },
         hooks: { type: 'string' },
+        chaos: { type: 'string' },
+        'chaos-seed': { type: 'string' },
+        'chaos-attempts': { type: 'string' },
+        'chaos-stall': { type: 'string' },
+        'chaos-live': { type: 'boolean' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -158,8 +180,23 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   if (bodyMatch !== undefined && bodyMatch !== 'bytes' && bodyMatch !== 'route') {
     throw new TapedeckError('E_ARG', `Invalid --body-match ${JSON.stringify(bodyMatch)}.`, { hint: 'Use bytes (the default) or route.' });
   }
+  const chaosFlags = ['chaos-seed', 'chaos-attempts', 'chaos-stall', 'chaos-live'] as const;
+  if (v.chaos === undefined && chaosFlags.some((f) => v[f] !== undefined)) {
+    throw new TapedeckError('E_ARG', `--${chaosFlags.find((f) => v[f] !== undefined)} needs --chaos SPEC.`, { hint: 'Say which faults to inject, e.g. --chaos 429:0.2,cut:0.1.' });
+  }
+  const chaos: ChaosOptions | undefined =
+    v.chaos === undefined
+      ? undefined
+      : {
+          ...parseChaosSpec(v.chaos, 'http'),
+          ...(v['chaos-seed'] !== undefined ? { seed: parseInteger('chaos-seed', v['chaos-seed'], 0, 2_147_483_647) } : {}),
+          ...(v['chaos-attempts'] !== undefined ? { attempts: parseInteger('chaos-attempts', v['chaos-attempts'], 1, 1_000_000) } : {}),
+          ...(v['chaos-stall'] !== undefined ? { stallMs: parseMs('chaos-stall', v['chaos-stall']) } : {}),
+          ...(v['chaos-live'] === true ? { live: true } : {}),
+        };
   return {
     help: v.help === true,
+    ...(chaos ? { chaos } : {}),
     replayStore: v['replay-store'],
     ...(v.hooks !== undefined ? { hooks: v.hooks } : {}),
     quiet: v.quiet === true,
@@ -245,7 +282,8 @@ export async function serveCommand(args: string[]): Promise<number> {
           const m = st.mcp ?? { hits: 0, misses: 0, recorded: 0, appendFailures: 0 };
           const failures = st.appendFailures + m.appendFailures;
           const unrecorded = failures > 0 ? `, ${failures} not recorded (${st.unrecorded} of them served anyway)` : '';
-          log(`tapedeck serve: closed (${st.hits + m.hits} hit(s), ${st.misses + m.misses} miss(es), ${st.recorded - st.appendFailures + m.recorded - m.appendFailures} recorded${unrecorded})`);
+          const faults = st.faults ? `, faults injected: ${Object.entries(st.faults).map(([f, n]) => `${f} ${n}`).join(', ')}` : '';
+          log(`tapedeck serve: closed (${st.hits + m.hits} hit(s), ${st.misses + m.misses} miss(es), ${st.recorded - st.appendFailures + m.recorded - m.appendFailures} recorded${unrecorded}${faults})`);
           resolve(0);
         },
         (e: unknown) => {

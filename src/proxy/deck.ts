@@ -28,6 +28,8 @@ import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
 import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
+import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
+import { openChaos, type HttpChaos } from './chaos.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -103,6 +105,12 @@ export interface DeckOptions {
   run?: string;
   /** At close, also remove the recordings no request used in this run, and report them (default false). */
   pruneUnused?: boolean;
+  /**
+   * Faults on demand (docs/chaos.md): `{ faults: { 429: 0.2, cut: 0.1 }, latencyMs, seed,
+   * attempts }`. Injected answers are never recorded; outside replay mode chaos is refused
+   * (E_CHAOS_MODE) unless `live: true`.
+   */
+  chaos?: ChaosOptions;
   /** Called with problems that cannot reach a client (a failed append, tape warnings). */
   onWarning?: (message: string) => void;
 }
@@ -152,6 +160,8 @@ export interface DeckStats {
   unrecorded: number;
   /** MCP exchanges on the tape when it was opened (served by the proxy's MCP endpoint). */
   mcpRecordings?: number;
+  /** Injected faults by name (chaos), once there was one; `latency` counts delayed answers. */
+  faults?: Record<string, number>;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -263,6 +273,13 @@ export class Deck {
   readonly serveUnrecorded: boolean;
   readonly redactor: Redactor;
   readonly warnings: readonly StoreWarning[];
+  /** Faults on demand (undefined outside replay unless asked for with `live`). */
+  get chaos(): HttpChaos | undefined {
+    return this.chaosNow;
+  }
+  private chaosNow: HttpChaos | undefined;
+  /** Faults injected by chaos settings replaced since (useChaos). */
+  private readonly pastFaults: Record<string, number> = {};
 
   private readonly opts: DeckOptions;
   /** The recordings (undefined in passthrough): ordered repeats, appends, the mode rules. */
@@ -299,6 +316,7 @@ export class Deck {
     this.matchHeaders = (opts.matchHeaders ?? []).map((h) => h.toLowerCase()).filter((h) => !this.redactor.isCredentialHeader(h)).sort();
     this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText };
     this.counters = emptyStats(mode, opts.tape);
+    this.chaosNow = openChaos(opts.chaos, mode, this.warn);
     if (col) for (const { value, at } of col.entries()) this.add(value, `${opts.tape}@${at ?? '?'}`);
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
@@ -348,6 +366,7 @@ export class Deck {
       throw new TapedeckError('E_ARG', `Invalid onRecordFailure ${JSON.stringify(opts.onRecordFailure)}.`, { hint: "Use 'fail' (the default: 503 E_RECORD_FAILED, or a cut stream) or 'serve' (the live answer, marked x-tapedeck-recorded: false)." });
     }
     volatilePatterns(opts.volatileText);
+    if (opts.chaos !== undefined) checkChaos(opts.chaos, 'http');
     const store = opts.store ?? opts.tape;
     if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
       throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path or a store.`, {
@@ -455,16 +474,20 @@ export class Deck {
       return this.col?.next(httpRecordKey(route, match, key), { repeatLast: this.repeatLast });
     } catch (e) {
       if (!(e instanceof TapedeckError && e.code === 'E_TAPE_DAMAGED')) throw e;
-      // Said with the request's route and key (the collection's key joins them with a NUL).
-      const n = Number(e.details.repeat) + 1;
-      throw new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (${match} key ${key}) in ${this.tape} is damaged; it is not replaced by another call's recording.`, {
-        file: this.tape,
-        route,
-        key,
-        repeat: e.details.repeat,
-        hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
-      });
+      throw this.damagedAt(route, `${match} key ${key}`, key, e);
     }
+  }
+
+  /** The collection's E_TAPE_DAMAGED said with the request's route and key (the collection's key joins them with a NUL). */
+  private damagedAt(route: string, which: string, key: string | undefined, e: TapedeckError): TapedeckError {
+    const n = Number(e.details.repeat) + 1;
+    return new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (${which}) in ${this.tape} is damaged; it is not replaced by another call's recording.`, {
+      file: this.tape,
+      route,
+      ...(key !== undefined ? { key } : {}),
+      repeat: e.details.repeat,
+      hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
+    });
   }
 
   /**
@@ -613,8 +636,12 @@ export class Deck {
     const json = isJsonBody(req.headers, req.body);
     const body = req.body.length === 0 ? undefined : json ? this.redactor.value(this.parse(req.body)) : normalizeBody(req.headers, req.body, this.redactor).stored;
     const request = { method: req.method.toUpperCase(), url: this.redactor.url(req.url), headers: this.storedRequestHeaders(req.headers), ...(body !== undefined ? { body } : {}) };
+    const picked = this.matchedByFunction.size;
     const rec = r ? pickByMatch(match, request, r.records, this.matchedByFunction, this.hookViews, this.repeatLast) : undefined;
     if (rec) {
+      // The last one again (nothing new was picked): not when lost records may follow it.
+      const lost = this.matchedByFunction.size === picked ? this.col?.lostPast(rec) : undefined;
+      if (lost) throw this.damagedAt(route, 'the last one the match function accepted', undefined, lost);
       this.col?.use(rec);
       return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
     }
@@ -667,8 +694,12 @@ export class Deck {
           this.col!.use(rec);
           throw new TapedeckError('E_MISS', `The recording of ${route} expired (its time to live in ${this.tape} passed).`, { key: m.request.key, route, file: this.tape, hint: recordHow(this.entry) });
         }
+        // Served again past its key's last recording (repeats): when damaged records that may be
+        // later recordings of this request follow it, this call may be one of their turns.
+        const lostPast = this.col!.isUsed(rec) ? this.col!.lostPast(rec) : undefined;
+        if (lostPast) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, lostPast);
         this.col!.use(rec);
-        if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
+        if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
         return { kind: 'replay', record: m.recording.response as HttpRecord, matchedBy: m.matchedBy, warnings: m.warnings };
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
@@ -970,7 +1001,23 @@ export class Deck {
     this.counters.unrecorded++;
   }
 
+  /**
+   * Replaces the chaos settings from now on (the test fixture's `tape.chaos()`); undefined
+   * stops injecting. Faults injected so far stay counted. Throws E_ARG or E_CHAOS_MODE.
+   *
+   * @example
+   * deck.useChaos({ faults: { 429: 1 }, attempts: 1 })
+   */
+  useChaos(opts: ChaosOptions | undefined): void {
+    if (opts !== undefined) checkChaos(opts, 'http');
+    const next = openChaos(opts, this.mode, this.warn);
+    for (const [f, n] of Object.entries(this.chaosNow?.counts() ?? {})) this.pastFaults[f] = (this.pastFaults[f] ?? 0) + n;
+    this.chaosNow = next;
+  }
+
   stats(): DeckStats {
-    return { ...this.counters, byMatch: { ...this.counters.byMatch } };
+    const faults = { ...this.pastFaults };
+    for (const [f, n] of Object.entries(this.chaosNow?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
+    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}) };
   }
 }

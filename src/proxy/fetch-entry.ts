@@ -12,3 +12,4 @@
  */
 export { createFetch, type FetchOptions, type TapedeckFetch } from './fetch.ts';
 export { installFetchSwitch, type FetchSwitch, type FetchSwitchOptions, type HostPattern } from './global-fetch.ts';
+export type { ChaosOptions, FaultName } from '../chaos/options.ts';

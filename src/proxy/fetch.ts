@@ -5,7 +5,10 @@
  */
 import { TapedeckError } from '../errors.ts';
 import type { MissEntry } from '../match/diagnose.ts';
-import { Deck, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
+import { Deck, type Decision, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
+import { refuseChaos } from '../chaos/decide.ts';
+import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
+import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
@@ -37,6 +40,14 @@ export interface TapedeckFetch {
   /** Resolves when the tape is open. */
   readonly ready: Promise<void>;
   stats(): Promise<DeckStats>;
+  /**
+   * Faults on demand from the next call on (docs/chaos.md), replacing the `chaos` option;
+   * undefined stops them. Refused (the calls answer E_CHAOS_MODE) outside replay unless `live`.
+   *
+   * @example
+   * fetch.chaos({ faults: { 429: 1 }, attempts: 1 })
+   */
+  chaos(opts: ChaosOptions | undefined): void;
   /**
    * Waits for streams still being recorded (at most `shutdownTimeoutMs`, then aborts them, not
    * recorded), writes pending records, closes the tape and the upstream connections.
@@ -102,6 +113,23 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: readonly s
   return new Response(stream, init);
 }
 
+/** A damaged answer (chaos) as a body: its events, paused, then an end or the error of a dropped connection. */
+function damagedStream(a: DamagedAnswer): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (i < a.events.length) {
+        if (i > 0 && a.pauseMs > 0) await sleep(a.pauseMs);
+        controller.enqueue(new Uint8Array(a.events[i++]!));
+      } else if (a.cut) controller.error(new TypeError('terminated', { cause: new Error('other side closed (a cut injected by tapedeck chaos)') }));
+      else controller.close();
+    },
+  });
+}
+
+/** Errors thrown as the network's own (a reset): passed to the caller as they are. */
+const networkFaults = new WeakSet<object>();
+
 /**
  * Returns a fetch that records and replays through a tape. Replay misses come back as HTTP
  * errors in the provider's shape (404 with the diagnostics), so SDKs raise their usual API
@@ -140,6 +168,54 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   // For the summary at close (opts.summary): recordings served or made, and misses.
   const used = new Set<string>();
   const misses: { route: string; message: string }[] = [];
+  /** Calls answered with a `timeout` fault: they end when their caller aborts, or at close(). */
+  const hung = new Set<(e: unknown) => void>();
+
+  /**
+   * A request that may get a fault (./chaos.ts): the fault's answer, or the decision to answer
+   * it as usual (with the request stripped of the chaos header, and any delay already waited).
+   */
+  async function chaotic(d: Deck, dreq: DeckRequest, signal: AbortSignal): Promise<Response | { decision: Decision; dreq: DeckRequest; mark?: string }> {
+    const { req: sent, value } = withoutChaosHeader(dreq);
+    const chaos = d.chaos;
+    if (!chaos) {
+      refuseChaos(d.mode, false, `header ${CHAOS_HEADER}`);
+      throw new Error('unreachable');
+    }
+    const plan = await planChaos(d, chaos, sent, value);
+    if (plan.latencyMs > 0) {
+      // The caller's abort (its own timeout) ends the wait, as it would a slow API's.
+      await Promise.race([sleep(plan.latencyMs), new Promise<never>((_r, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason), { once: true })))]);
+    }
+    switch (plan.kind) {
+      case 'usual':
+        return { decision: plan.decision ?? (await d.decideShared(sent)), dreq: sent, ...(plan.latencyMs > 0 ? { mark: faultHeader(plan)! } : {}) };
+      case 'status':
+        return new Response(dreq.method === 'HEAD' ? null : plan.answer.body, { status: plan.answer.status, headers: statusFaultHeaders(plan, chaos.seed) });
+      case 'reset': {
+        // What fetch gives for a connection dropped before the status line.
+        const e = new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET (injected by tapedeck chaos)'), { code: 'ECONNRESET' }) });
+        networkFaults.add(e);
+        throw e;
+      }
+      case 'timeout':
+        // The headers never come: the caller's own timeout (its AbortSignal) ends the call.
+        return new Promise<Response>((_resolve, reject) => {
+          const end = (e: unknown) => {
+            hung.delete(end);
+            if (e !== null && typeof e === 'object') networkFaults.add(e);
+            reject(e);
+          };
+          hung.add(end);
+          if (signal.aborted) end(signal.reason);
+          else signal.addEventListener('abort', () => end(signal.reason), { once: true });
+        });
+      case 'damage': {
+        const a = damagedAnswer(plan, chaos, chaos.seed);
+        return new Response(damagedStream(a), { status: a.status, headers: toHeaders(a.headers) });
+      }
+    }
+  }
 
   async function recordStream(d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number): Promise<Response> {
     const headers = storedResponseHeaders(up.headers);
@@ -271,13 +347,14 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     const u = new URL(req.url);
     const headers: Record<string, string> = {};
     req.headers.forEach((v, k) => (headers[k] = v));
-    const dreq: DeckRequest = { method: req.method, url: u.pathname + u.search, headers, body: new Uint8Array(0) };
+    let dreq: DeckRequest = { method: req.method, url: u.pathname + u.search, headers, body: new Uint8Array(0) };
     let d: Deck | undefined;
     try {
       // A tape that cannot be opened (damaged, unreadable) is answered like any other tapedeck
       // error: an HTTP error the SDK raises with this message, not a rejected fetch, which
       // SDKs report as "Connection error." and retry.
       d = await opening;
+      if (chaosRefused !== undefined) throw chaosRefused;
       if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'This tapedeck fetch was closed.', { hint: 'Create a new one with createFetch().' });
       if (req.body) {
         const body = new Uint8Array(await req.arrayBuffer());
@@ -289,11 +366,22 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         }
         dreq.body = body;
       }
-      const decision = await d.decideShared(dreq);
+      let decision: Decision;
+      let mark: string | undefined;
+      // Chaos that cannot fire costs one header lookup here.
+      if (dreq.headers[CHAOS_HEADER] !== undefined || d.chaos?.canFire === true) {
+        // The caller's own signal: a Request's copy of it follows it through a weak reference
+        // that garbage collection can drop, and a timeout fault must hear the abort.
+        const c = await chaotic(d, dreq, init?.signal ?? (input instanceof Request ? input.signal : req.signal));
+        if (c instanceof Response) return c;
+        ({ decision, dreq, mark } = c);
+      } else decision = await d.decideShared(dreq);
       if (decision.kind === 'replay') {
         d.count(decision.matchedBy);
         used.add(decision.record.trace);
-        return replayResponse(decision.record, decision.matchedBy, decision.warnings, d.timing, dreq.method);
+        const r = replayResponse(decision.record, decision.matchedBy, decision.warnings, d.timing, dreq.method);
+        if (mark) r.headers.set('x-tapedeck-fault', mark);
+        return r;
       }
       const t0 = performance.now();
       const recordedAt = new Date();
@@ -321,6 +409,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // An aborted request stays an AbortError (or the caller's own abort reason): SDKs treat
       // it as the caller's cancellation.
       if (req.signal.aborted && err === req.signal.reason) throw err;
+      if (err !== null && typeof err === 'object' && networkFaults.has(err)) throw err;
       if (err instanceof Error && err.name === 'AbortError') throw err;
       const e = asTapedeckError(err);
       if (e.code === 'E_MISS') {
@@ -345,8 +434,26 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   ready.catch(() => {});
   Object.defineProperty(f, 'ready', { value: ready });
   f.stats = async () => (await opening).stats();
+  // Chaos asked for after creation is applied once the tape is open, before any later call
+  // (promise reactions run in order); a refusal is every later call's answer.
+  let chaosRefused: unknown;
+  f.chaos = (c) => {
+    if (c !== undefined) checkChaos(c, 'http');
+    chaosRefused = undefined;
+    void opening.then(
+      (d) => {
+        try {
+          d.useChaos(c);
+        } catch (e) {
+          chaosRefused = e;
+        }
+      },
+      () => {},
+    );
+  };
   f.close = () => {
     closing ??= (async () => {
+      for (const end of hung) end(new TapedeckError('E_PROXY_CLOSED', 'This tapedeck fetch was closed while a call waited on an injected timeout.', { hint: 'Give the client a timeout shorter than the test.' }));
       // Past the bound, what is still in flight is aborted: a hung upstream must not keep
       // close() (and the test run or process behind it) waiting.
       const timer = setTimeout(() => {

@@ -17,6 +17,8 @@ import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedRespon
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 import { isMcpRequest, McpHttpEndpoint, type McpHttpStats } from '../mcp/http.ts';
+import { refuseChaos } from '../chaos/decide.ts';
+import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -45,7 +47,8 @@ export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
   /**
    * AWS credentials the proxy re-signs SigV4 requests with when it forwards them to another
    * host than the client signed (docs/proxy.md, "AWS SigV4"): only requests signed with this
-   * same access key id. Default: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN
+   * same access key id, once their signature verifies with its secret (else 403
+   * InvalidSignatureException, E_SIGNATURE, and nothing goes upstream). Default: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN
    * from the environment; `false` never re-signs.
    */
   awsCredentials?: AwsCredentials | false;
@@ -279,6 +282,20 @@ function writeUpstreamHead(req: IncomingMessage, res: ServerResponse, up: Respon
   else res.writeHead(up.status, up.statusText, headers);
 }
 
+/**
+ * Drops a client's connection: after what was written (`flush`: the socket ends, so the bytes
+ * sent arrive and the body has no end), or at once. HTTP/2 resets the stream alone.
+ */
+function dropConnection(req: IncomingMessage, res: ServerResponse, flush: boolean): void {
+  if (req.httpVersionMajor === 2) {
+    const stream = (res as unknown as { stream?: { close(code: number): void } }).stream;
+    // NGHTTP2_INTERNAL_ERROR: what a server that failed mid-answer sends.
+    if (stream) return stream.close(2);
+  }
+  if (flush) res.socket?.end();
+  else res.destroy();
+}
+
 function sanitize(s: string): string {
   return s.replace(/[^\x20-\x7e]+/g, ' ').slice(0, 1000);
 }
@@ -317,6 +334,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   // bound has passed.
   const flights = new Set<ServerResponse>();
   const forwarding = new Set<ServerResponse>();
+  // Requests answered with a `timeout` fault: held open until the client gives up, or close().
+  const heldOpen = new Set<ServerResponse>();
   let deck: Deck | undefined;
   const opening = Deck.open(opts).then((d) => {
     if (d.mode !== 'replay' && upstream === undefined) {
@@ -416,7 +435,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const recordedAt = new Date();
     const url = upstreamUrl(upstream!, dreq.url);
     // A SigV4 signature names the host signed, the proxy's; the upstream checks its own.
-    const { req: signed, outcome: sigv4 } = resignForUpstream(dreq, url, awsCredentials);
+    // Checked against the headers as received: over HTTP/2 the client signed `:authority`.
+    const { req: signed, outcome: sigv4 } = resignForUpstream(dreq, url, awsCredentials, undefined, req.headers);
     const sent = upstreamAuth !== undefined && dreq.headers.authorization === undefined ? { ...dreq, headers: { ...dreq.headers, authorization: upstreamAuth } } : signed;
     const call = link.start(url, sent);
     forwarding.add(res);
@@ -605,6 +625,61 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       onWarning: (m) => d.warnOnce(m),
     }));
 
+  /**
+   * A request that may get a fault (chaos configured to fire, or an x-tapedeck-chaos header):
+   * planned by ./chaos.ts, then answered with the fault, or as usual (after any delay).
+   */
+  async function chaotic(d: Deck, req: IncomingMessage, res: ServerResponse, sent: DeckRequest): Promise<void> {
+    const { req: dreq, value } = withoutChaosHeader(sent);
+    const chaos = d.chaos;
+    if (!chaos) {
+      refuseChaos(d.mode, false, `header ${CHAOS_HEADER}`);
+      return;
+    }
+    const plan = await planChaos(d, chaos, dreq, value);
+    if (plan.latencyMs > 0) await sleep(plan.latencyMs);
+    if (res.destroyed) return;
+    switch (plan.kind) {
+      case 'usual': {
+        if (plan.latencyMs > 0) res.setHeader('x-tapedeck-fault', faultHeader(plan)!);
+        return answer(d, req, res, dreq, plan.decision ?? (await d.decideShared(dreq)));
+      }
+      case 'status': {
+        const body = req.method === 'HEAD' ? undefined : plan.answer.body;
+        res.writeHead(plan.answer.status, { ...statusFaultHeaders(plan, chaos.seed), 'content-length': Buffer.byteLength(plan.answer.body) });
+        res.end(body);
+        return;
+      }
+      case 'reset':
+        // No status line at all: the connection goes (HTTP/2: the stream is reset), as when a
+        // load balancer drops it.
+        dropConnection(req, res, false);
+        return;
+      case 'timeout':
+        heldOpen.add(res);
+        return new Promise<void>((resolve) =>
+          res.once('close', () => {
+            heldOpen.delete(res);
+            resolve();
+          }),
+        );
+      case 'damage':
+        return writeDamaged(req, res, damagedAnswer(plan, chaos, chaos.seed));
+    }
+  }
+
+  /** A recorded answer damaged by a fault, event by event; a cut one ends without its end of body. */
+  async function writeDamaged(req: IncomingMessage, res: ServerResponse, a: DamagedAnswer): Promise<void> {
+    res.writeHead(a.status, a.headers);
+    for (let i = 0; i < a.events.length; i++) {
+      if (i > 0 && a.pauseMs > 0) await sleep(a.pauseMs);
+      if (res.destroyed) return;
+      if (!res.write(a.events[i]!)) await drained(res);
+    }
+    if (a.cut) dropConnection(req, res, true);
+    else res.end();
+  }
+
   /** The open proxy's path: body by callback, decision and replayed answer in the same tick. */
   function handleOpen(d: Deck, req: IncomingMessage, res: ServerResponse, t0: number): void {
     readBodyThen(req, d.maxBodyBytes, (err, body) => {
@@ -617,8 +692,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
           return;
         }
         const dreq = deckRequest(req, body!);
-        const decision = d.decideShared(dreq);
-        pending = decision instanceof Promise ? decision.then((x) => answer(d, req, res, dreq, x)) : answer(d, req, res, dreq, decision);
+        // Chaos that cannot fire costs one header lookup here (proxy benchmark).
+        if (req.headers[CHAOS_HEADER] !== undefined || d.chaos?.canFire === true) pending = chaotic(d, req, res, dreq);
+        else {
+          const decision = d.decideShared(dreq);
+          pending = decision instanceof Promise ? decision.then((x) => answer(d, req, res, dreq, x)) : answer(d, req, res, dreq, decision);
+        }
       } catch (e) {
         sendError(req, res, e);
       }
@@ -658,6 +737,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   handler.stats = stats;
   handler.close = () => {
     closing ??= (async () => {
+      // A `timeout` fault waits for a client that gave up; there is nothing to finish.
+      for (const res of heldOpen) res.destroy();
       if (inFlight > 0) {
         const settled = new Promise<void>((r) => (idle = r));
         let timer: NodeJS.Timeout | undefined;

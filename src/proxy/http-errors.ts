@@ -32,7 +32,12 @@ const STATUS: Record<string, number> = {
   E_REQUEST: 400,
   E_REQUEST_ENCODING: 400,
   E_PROXY_PATH: 400,
+  // A request asking for a fault by header that names none, or outside replay without --chaos-live.
+  E_CHAOS_SPEC: 400,
+  E_CHAOS_MODE: 400,
   E_BODY_TOO_LARGE: 413,
+  // A SigV4 signature by the proxy's own access key that does not prove the secret: AWS's 403.
+  E_SIGNATURE: 403,
   // A body parser mounted in front of the proxy: the server's set-up, not the client's request.
   E_PROXY_BODY: 500,
   E_TOO_LARGE: 413,

@@ -17,6 +17,7 @@ export { addRecordings, type WrittenEvent, type WrittenRecording } from './hand-
 export type { MatchFunction } from './deck-hooks.ts';
 export type { HookEvent, HookRecording, HookRequest, HookResponse, RecordingHook, RecordingHooks } from '../store/hooks.ts';
 export type { DeckOptions, DeckStats, Timing, MatchedBy } from './deck.ts';
+export type { ChaosOptions, FaultName } from '../chaos/options.ts';
 export { isHttpRecord, responseChunks, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 // Built on the store, above it: the tape-backed replay store (`POST /v1/replay`) and the
 // conversation tree of a tape file.

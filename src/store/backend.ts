@@ -39,6 +39,12 @@ export interface StoreWarning {
   /** Where: a byte offset in a file, an index in a list. */
   offset: number;
   message: string;
+  /**
+   * For a lost record, whose it was when the backend knows it without reading the damaged bytes
+   * (Redis files each record under its kind and key): the record's `kind` (`cache` when it has
+   * none) and `key` fields.
+   */
+  record?: { kind: string; key: string };
 }
 
 /**

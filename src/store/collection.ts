@@ -45,6 +45,12 @@ export interface RecordKind<R> {
   is(value: unknown): value is R;
   /** The form written to the backend (default: the one field order of record-order.ts). */
   encode?(record: R): unknown;
+  /**
+   * The `kind` (`cache` for records without one) and `key` fields of the stored records filed
+   * under a collection key: how a backend that knows whose a lost record was (Redis) names it.
+   * Without it, a request none of whose recordings survived is a miss.
+   */
+  storedKey?(key: string): { kind: string; key: string };
 }
 
 export interface CollectionOptions<R> {
@@ -140,6 +146,13 @@ export class RecordCollection<R> {
   /** Modes that write: the runs that had a writer open when this one opened. */
   private live: ReadonlySet<string> | undefined;
   private readonly slots = new Map<string, Slot<R>>();
+  /**
+   * Records lost to damage (bytes that did not read as a record, a record that could not be
+   * keyed): where they were, and whose they were when the backend can tell (Redis files each
+   * record under its key). A call past the last intact recording of a key may be the turn of
+   * one of these (see {@link lostPast}).
+   */
+  private readonly lost: { at: number; record?: { kind: string; key: string } }[];
   /** Every entry in order: loaded ones first, then this run's appends. */
   private readonly all: Entry<R>[] = [];
   private readonly rerecorded = new Set<string>();
@@ -163,6 +176,7 @@ export class RecordCollection<R> {
     this.run = opts.run ?? newRun();
     this.exists = exists;
     this.warnings = warnings;
+    this.lost = warnings.filter((w) => w.code === 'E_TAPE_CORRUPT').map((w) => (w.record ? { at: w.offset, record: w.record } : { at: w.offset }));
   }
 
   /**
@@ -218,6 +232,7 @@ export class RecordCollection<R> {
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;
       this.warnings.push({ code: e.code, offset: stored.at, message: `${this.backend.location}: ${this.kind.name} at ${stored.at} is skipped: ${e.message}` });
+      this.lost.push({ at: stored.at });
       return false;
     }
     if (keys === undefined || entry.bad) return false;
@@ -325,7 +340,9 @@ export class RecordCollection<R> {
   /**
    * The next recording of `key` in recorded order (the k-th lookup gets the k-th recording), or
    * undefined past the last one (with `repeatLast`, the last one again) and in modes that do not
-   * serve.
+   * serve. Damage never moves an answer: the k-th call gets E_TAPE_DAMAGED when the k-th
+   * recording is damaged, the last one included (past the end, when damaged records that may be
+   * this key's follow its last intact one, or when the last one again is damaged).
    *
    * @example
    * col.next(key) // first recording; col.next(key) // second; ...
@@ -333,7 +350,12 @@ export class RecordCollection<R> {
   next(key: string, opts: { repeatLast?: boolean } = {}): R | undefined {
     if (!this.serves) return undefined;
     const s = this.slots.get(key);
-    if (!s) return undefined;
+    if (!s) {
+      // No intact recording at all: a miss, unless the backend says a lost record was this key's.
+      const lost = this.lost.length > 0 ? this.lostOf(key) : undefined;
+      if (lost) throw this.damaged(key, 0, undefined, { at: lost.at });
+      return undefined;
+    }
     if (s.served < s.length) {
       const e = s.at(s.served)!;
       const k = s.expect;
@@ -353,15 +375,60 @@ export class RecordCollection<R> {
       e.used = true;
       return v;
     }
+    // Past the last intact recording: this call may be the turn of a lost one, which nothing
+    // after it numbers. Neither the last one again nor a miss would say so.
+    const lost = this.lostAfter(key, s);
+    if (lost) throw lost;
     if (opts.repeatLast) {
       for (let i = s.length - 1; i >= 0; i--) {
         const at = s.at(i)!.stored?.expiresAt;
         if (at !== undefined && Date.now() >= at) continue;
         const v = this.materialize(s.at(i)!);
         if (v !== undefined) return v;
+        // The last one is damaged: the one before it would be another call's answer.
+        throw this.damaged(key, Math.max(0, s.expect - 1), undefined);
       }
     }
     return undefined;
+  }
+
+  /**
+   * For a caller that picks recordings itself (see {@link use}) and serves the last one of a key
+   * again: E_TAPE_DAMAGED when damaged records that may be later recordings of its key follow
+   * it in the store (this call may be one of their turns), else undefined.
+   *
+   * @example
+   * const lost = col.lostPast(rec); if (lost) throw lost; // before serving rec a second time
+   */
+  lostPast(value: R): TapedeckError | undefined {
+    if (this.lost.length === 0) return undefined;
+    const e = typeof value === 'object' && value !== null ? this.byValue.get(value) : undefined;
+    return e?.slot ? this.lostAfter(e.key, e.slot) : undefined;
+  }
+
+  /**
+   * E_TAPE_DAMAGED for a call past the last stored recording of `key` when a lost record that
+   * may be one of its recordings follows that one: one the backend says is this key's, or one
+   * whose key is unknown (a damaged tape frame cannot say whose it was). Records of a key are
+   * appended in order, so a lost one before its last intact recording is not a later one; one
+   * of those is told by the `repeat` numbering instead (see {@link next}).
+   */
+  private lostAfter(key: string, s: Slot<R>): TapedeckError | undefined {
+    if (this.lost.length === 0) return undefined;
+    let last: LoadedRecord | undefined;
+    for (let i = s.length - 1; i >= 0 && !last; i--) last = s.at(i)!.stored;
+    if (!last) return undefined;
+    const head = last.head(KIND_KEY_FIELDS);
+    const kind = typeof head.kind === 'string' ? head.kind : 'cache';
+    const at = last.at;
+    const hit = this.lost.find((d) => d.at > at && (d.record === undefined || (d.record.kind === kind && d.record.key === head.key)));
+    return hit ? this.damaged(key, s.expect, undefined, { after: at, at: hit.at }) : undefined;
+  }
+
+  /** A lost record the backend says was filed under `key` (see RecordKind.storedKey). */
+  private lostOf(key: string): { at: number } | undefined {
+    const mine = this.kind.storedKey?.(key);
+    return mine && this.lost.find((d) => d.record !== undefined && d.record.kind === mine.kind && d.record.key === mine.key);
   }
 
   /**
@@ -387,6 +454,18 @@ export class RecordCollection<R> {
     }
   }
 
+  /**
+   * Whether a recording was served already (or recorded in this run), so serving it now is a
+   * repeat.
+   *
+   * @example
+   * if (col.isUsed(rec)) { const lost = col.lostPast(rec); if (lost) throw lost }
+   */
+  isUsed(value: R): boolean {
+    const e = typeof value === 'object' && value !== null ? this.byValue.get(value) : undefined;
+    return e?.used === true;
+  }
+
   /** The `repeat` of an entry: its own, or read from the stored record's head. */
   private repeatOf(e: Entry<R>): number | undefined {
     if (e.repeat === undefined && e.stored) {
@@ -396,12 +475,22 @@ export class RecordCollection<R> {
     return e.repeat === undefined || e.repeat < 0 ? undefined : e.repeat;
   }
 
-  /** E_TAPE_DAMAGED for the k-th recording (0-based) of `key`: what was lost and how to get it back. */
-  private damaged(key: string, k: number, near: number | undefined): TapedeckError {
+  /**
+   * E_TAPE_DAMAGED for the k-th recording (0-based) of `key`: what was lost and how to get it
+   * back. `near`: the next intact recording; `past`: the call is past the last intact one (at
+   * `after`; none when absent) and lost records follow it (the first at `at`).
+   */
+  private damaged(key: string, k: number, near: number | undefined, past?: { after?: number; at: number }): TapedeckError {
     const n = k + 1;
     const nth = `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
     const lost = this.warnings.filter((w) => w.code !== 'TAPEDECK_REKEY').map((w) => w.offset);
-    const where = near !== undefined ? ` (the next intact one is at ${near}${lost.length > 0 ? `; damage found at ${lost.slice(0, 5).join(', ')}` : ''})` : '';
+    const where = past
+      ? past.after === undefined
+        ? ` (none of its recordings is intact: the record at ${past.at} was lost to damage)`
+        : ` (its last intact recording, at ${past.after}, is followed by a record lost to damage at ${past.at}, which may be this one)`
+      : near !== undefined
+        ? ` (the next intact one is at ${near}${lost.length > 0 ? `; damage found at ${lost.slice(0, 5).join(', ')}` : ''})`
+        : '';
     return new TapedeckError('E_TAPE_DAMAGED', `The ${nth} recording of ${key.replace('\u0000', ' ')} in ${this.location} is damaged${where}; it is not replaced by another call's recording.`, {
       file: this.location,
       key,
@@ -594,6 +683,7 @@ export class RecordCollection<R> {
 }
 
 const RUN_FIELD: readonly string[] = ['run'];
+const KIND_KEY_FIELDS: readonly string[] = ['kind', 'key'];
 const REPEAT_FIELD: readonly string[] = ['repeat'];
 
 /** The run named by TAPEDECK_RUN_ID (processes of one run share it), else a new random one. */

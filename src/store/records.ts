@@ -163,6 +163,11 @@ export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord>
       if (cur.key !== v.key || cur.match !== v.match) kind.rekeyed++;
       return httpRecordKey(v.route, cur.match, cur.key);
     },
+    // `route NUL match:key`: the record's own `key` is after the match kind.
+    storedKey: (k: string) => {
+      const rest = k.slice(k.indexOf('\u0000') + 1);
+      return { kind: 'http', key: rest.slice(rest.indexOf(':') + 1) };
+    },
     is: isHttpRecord,
   };
   return kind;
@@ -302,6 +307,8 @@ export function cacheRecords(ignoredArgs: readonly string[] | undefined, volatil
       }
       return key !== undefined && key !== rekeyed ? [rekeyed, key] : rekeyed;
     },
+    // ReplayCache records have no `kind`; a store names them `cache`.
+    storedKey: (k: string) => ({ kind: 'cache', key: k }),
     is: (v: unknown): v is ReplayRecord => isCacheRecord(v),
     // buildRecord writes the one field order already.
     encode: (r: ReplayRecord) => r,
@@ -453,5 +460,6 @@ export const mcpRecords: RecordKind<McpRecord> = {
   name: 'MCP exchange record',
   headFields: ['kind', 'key'],
   keysOf: (head) => (head.kind === MCP_RECORD_KIND && typeof head.key === 'string' ? head.key : undefined),
+  storedKey: (k) => ({ kind: MCP_RECORD_KIND, key: k }),
   is: isMcpRecord,
 };

@@ -47,6 +47,8 @@ export interface TapeReport {
   /** Recordings added to the ReplayCache tape (or namespace) beside it, if one was opened. */
   cacheTape?: string;
   cacheAdded?: number;
+  /** Faults injected on demand (chaos), by name. */
+  faults?: Record<string, number>;
 }
 
 /** One tape, or one Redis namespace, in the run summary. */
@@ -79,6 +81,8 @@ export interface RunSummary {
   hits: number;
   misses: MissReport[];
   unused: number;
+  /** Faults injected on demand (chaos) in the run, by name. */
+  faults?: Record<string, number>;
 }
 
 let counter = 0;
@@ -221,6 +225,9 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     summary.unused += t.unused;
   }
   summary.misses.push(...groups.flatMap(([, rs]) => rs.flatMap((r) => r.misses)));
+  for (const r of reports) {
+    for (const [f, n] of Object.entries(r.faults ?? {})) (summary.faults ??= {})[f] = (summary.faults?.[f] ?? 0) + n;
+  }
   return summary;
 }
 
@@ -275,7 +282,11 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   const stores = [...new Set(namespaces.map((t) => t.store))];
   const where = [tapes > 0 || namespaces.length === 0 ? plural(tapes, 'tape') : '', namespaces.length > 0 ? `${plural(namespaces.length, 'Redis namespace')} on ${stores.join(', ')}` : ''].filter(Boolean).join(' and ');
   const unrecorded = s.unrecorded ? `, ${plural(s.unrecorded, 'answer')} not recorded` : '';
-  const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}`];
+  const faults = s.faults ? Object.entries(s.faults) : [];
+  // Latency is a delay, not a failure: counted apart from the faults.
+  const failures = faults.filter(([f]) => f !== 'latency');
+  const injected = faults.length > 0 ? `, ${plural(failures.reduce((n, [, k]) => n + k, 0), 'fault')} injected (${faults.map(([f, n]) => `${f} ${n}`).join(', ')})` : '';
+  const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}${injected}`];
   const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded);
   for (const t of notable.slice(0, 30)) {
     const bits = [t.added ? `+${t.added} added` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.unused ? `${t.unused} unused` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);

@@ -27,6 +27,7 @@ import { diagnoseMiss, type MissDetails } from './miss.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { testNamespace } from './names.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
+import type { ChaosOptions } from '../chaos/options.ts';
 
 /** The environment variable that names the shared store of a test run. */
 export const STORE_ENV = 'TAPEDECK_STORE';
@@ -157,6 +158,15 @@ export interface TestTape {
    * Undefined when nothing missed.
    */
   missFailure(): TapedeckError | undefined;
+  /**
+   * Faults on demand for the rest of the test, on `fetch` (and what install() routes through
+   * it): `{ faults: { 429: 1 }, attempts: 1 }` makes every call fail once before its recorded
+   * answer (docs/chaos.md); undefined stops them. Unlike the chaos option elsewhere, it applies
+   * in every mode (`live` defaults to true; `live: false` refuses it outside replay): the test
+   * itself asks for the faults, and what its update run records is what its replay needs.
+   * Faulted attempts are never recorded. MCP transports take `chaos` in mcp()'s options.
+   */
+  chaos(opts: ChaosOptions | undefined): void;
   /**
    * Uninstalls switches, closes the fetch and the cache, writes the run report; then rejects
    * with {@link TestTape.missFailure} if a request missed (unless `failOnMiss: false`).
@@ -310,6 +320,8 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
       const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.mcp` }) : opts.tape.replace(/\.tape$/, '') + '.mcp.tape';
       const t = tapeTransport(transport, {
         ...mcpOpts,
+        // As tape.chaos(): the test asked for the faults, in whatever mode it runs.
+        ...(mcpOpts.chaos ? { chaos: { live: true, ...mcpOpts.chaos } } : {}),
         tape: where,
         mode,
         recordCommand: `record it: ${recordCommand}`,
@@ -332,6 +344,11 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         { file: namespace ? rel : opts.tape, misses: [...misses] },
       );
     },
+    chaos(c) {
+      // A test that asks for faults wants them in the mode it runs in (update locally, replay
+      // in CI): its retry goes on to the tape or, in update mode, to the API and is recorded.
+      open().chaos(c === undefined ? undefined : { live: true, ...c });
+    },
     install(sw = {}) {
       const s = installFetchSwitch({ ...sw, fetch: fetchFn });
       switches.push(s);
@@ -343,12 +360,17 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         const errors: unknown[] = [];
         let added = 0;
         let unrecorded = 0;
+        const faults: Record<string, number> = {};
+        const addFaults = (f: Record<string, number> | undefined) => {
+          for (const [k, n] of Object.entries(f ?? {})) faults[k] = (faults[k] ?? 0) + n;
+        };
         if (inner) {
           try {
             await inner.close();
             const st = await inner.stats();
             added = st.recorded - st.appendFailures;
             unrecorded = st.appendFailures;
+            addFaults(st.faults);
           } catch (e) {
             errors.push(e);
           }
@@ -356,6 +378,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         for (const t of mcps) {
           try {
             await t.close();
+            addFaults(t.faults());
             const m = await Promise.race([t.tape, Promise.resolve(undefined)]);
             if (!m) continue;
             hits += m.hits;
@@ -385,6 +408,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
           hits,
           misses,
           used: [...used],
+          ...(Object.keys(faults).length > 0 ? { faults } : {}),
           ...(cacheTape ? { cacheTape: store ? `${namespace}.cache` : cacheTape, cacheAdded } : {}),
         };
         if (runDir && (inner || cache || mcps.length > 0)) writeTapeReport(runDir, report);

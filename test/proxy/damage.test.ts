@@ -12,6 +12,7 @@ import { startProxy } from '../../src/proxy/server.ts';
 import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
 import { scanTape } from '../../src/store/tape-file.ts';
 import { rawCommand, redisMissing, startRedis } from '../redis/harness.mjs';
+import '../redis/setup.ts';
 import { startUpstream } from './fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-damage-'));
@@ -35,7 +36,7 @@ async function damage(tape: string, k: number): Promise<void> {
 }
 
 describe.each(['llm', 'json'] as const)('a %s request repeated three times, one recording damaged', (kind) => {
-  for (const lost of [0, 1]) {
+  for (const lost of [0, 1, 2]) {
     it.each(['proxy', 'createFetch'] as const)(`recording ${lost + 1} damaged, through %s: the others keep their turn`, async (entry) => {
       const up = await startUpstream();
       const tape = fresh();
@@ -52,7 +53,8 @@ describe.each(['llm', 'json'] as const)('a %s request repeated three times, one 
       const base = proxy ? proxy.url : 'http://api.invalid';
       try {
         const got: string[] = [];
-        for (let i = 0; i < 3; i++) {
+        // A 4th call asks for the last one again: the 3rd, damaged or not.
+        for (let i = 0; i < 4; i++) {
           const res = await (proxy ? fetch : f!)(`${base}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[kind] });
           const text = await res.text();
           if (res.status === 200) got.push(text);
@@ -60,12 +62,12 @@ describe.each(['llm', 'json'] as const)('a %s request repeated three times, one 
             const err = JSON.parse(text) as { error: { code: string; message: string; tapedeck: { hint: string } } };
             expect(res.status).toBe(500);
             expect(err.error.code).toBe('E_TAPE_DAMAGED');
-            expect(err.error.message).toMatch(new RegExp(`(${lost + 1}(st|nd) recording|Recording ${lost + 1}) of`));
+            expect(err.error.message).toMatch(new RegExp(`(${lost + 1}(st|nd|rd) recording|Recording ${lost + 1}) of`));
             expect(err.error.tapedeck.hint).toMatch(/record/);
             got.push('damaged');
           }
         }
-        expect(got).toEqual(live.map((t, i) => (i === lost ? 'damaged' : t)));
+        expect(got).toEqual([...live, live[2]!].map((t, i) => (Math.min(i, 2) === lost ? 'damaged' : t)));
         expect(warnings.join('\n')).toContain(tape);
       } finally {
         await proxy?.close();
@@ -75,7 +77,85 @@ describe.each(['llm', 'json'] as const)('a %s request repeated three times, one 
   }
 });
 
+describe('the last recording damaged, through the proxy', () => {
+  // One intact recording left: the proxy's fast path for a body that always gets the same
+  // answer must not take it up; strictOrder (no repeats) and a custom match function neither.
+  it.each([
+    ['default', {}],
+    ['strictOrder', { strictOrder: true }],
+    ['a match function', { match: () => true }],
+  ] as const)('two recordings of an LLM request, the 2nd damaged (%s): #1, then E_TAPE_DAMAGED every time', async (_name, opts) => {
+    const up = await startUpstream();
+    const tape = fresh();
+    const rec = createFetch({ tape, mode: 'record' });
+    const live: string[] = [];
+    for (let i = 0; i < 2; i++) live.push(await (await rec(`${up.url}${paths.llm}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies.llm })).text());
+    await rec.close();
+    await up.close();
+    await damage(tape, 1);
+    const proxy = await startProxy({ tape, mode: 'replay', port: 0, onWarning: () => {}, ...opts });
+    try {
+      const got: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await fetch(`${proxy.url}${paths.llm}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies.llm });
+        const text = await res.text();
+        got.push(res.status === 200 ? text : (JSON.parse(text) as { error: { code: string } }).error.code);
+      }
+      expect(got).toEqual([live[0], 'E_TAPE_DAMAGED', 'E_TAPE_DAMAGED', 'E_TAPE_DAMAGED']);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('a malformed record in a Redis namespace', () => {
+  it.skipIf(Boolean(redisMissing()))
+    .each(['llm', 'json'] as const)('the last of three %s recordings malformed: the 3rd call is E_TAPE_DAMAGED through the proxy and createFetch, not the 2nd again; the only one of another request too', async (kind) => {
+      const redis = await startRedis();
+      const up = await startUpstream();
+      try {
+        const ns = `damage-last-${kind}-${process.pid}`;
+        const store = `${redis.url}/0?namespace=${ns}`;
+        const rec = createFetch({ store, mode: 'record' });
+        const live: string[] = [];
+        for (let i = 0; i < 3; i++) live.push(await (await rec(`${up.url}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[kind] })).text());
+        // Another request, recorded once.
+        const lonely = bodies[kind].replace('same', 'lonely');
+        await (await rec(`${up.url}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: lonely })).text();
+        await rec.close();
+        expect(new Set(live).size).toBe(3);
+        const b = new RedisBackend(`${redis.url}/0`, { namespace: ns });
+        for (const ckey of await (await b.records()).keys()) {
+          const stored = await (await b.records()).read(ckey);
+          // The third of the three, and the only one of the other.
+          await rawCommand(redis.port, ['HSET', `${ns}:{${ns}:${ckey}}:r`, String(stored.at(-1)!.seq), 'not a record']);
+        }
+        await b.close();
+        for (const entry of ['proxy', 'createFetch'] as const) {
+          const proxy = entry === 'proxy' ? await startProxy({ store, mode: 'replay', port: 0, onWarning: () => {} }) : undefined;
+          const f = entry === 'createFetch' ? createFetch({ store, mode: 'replay', onWarning: () => {} }) : undefined;
+          try {
+            const got: string[] = [];
+            for (let i = 0; i < 4; i++) {
+              const res = await (proxy ? fetch : f!)(`${proxy ? proxy.url : 'http://api.invalid'}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[kind] });
+              const text = await res.text();
+              got.push(res.status === 200 ? text : (JSON.parse(text) as { error: { code: string } }).error.code);
+            }
+            expect(got, entry).toEqual([live[0], live[1], 'E_TAPE_DAMAGED', 'E_TAPE_DAMAGED']);
+            // Its only recording lost: Redis knows whose it was, so not a miss.
+            const res = await (proxy ? fetch : f!)(`${proxy ? proxy.url : 'http://api.invalid'}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: lonely });
+            expect((JSON.parse(await res.text()) as { error: { code: string } }).error.code, entry).toBe('E_TAPE_DAMAGED');
+          } finally {
+            await proxy?.close();
+            await f?.close();
+          }
+        }
+      } finally {
+        await up.close();
+        await redis.stop();
+      }
+    });
+
   it.skipIf(Boolean(redisMissing()))('is reported when the proxy opens the store, and its call is E_TAPE_DAMAGED', async () => {
     const redis = await startRedis();
     const up = await startUpstream();

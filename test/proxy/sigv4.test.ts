@@ -4,8 +4,8 @@ import { Sha256 } from '@smithy/core/checksum';
 import { HttpRequest } from '@smithy/core/protocols';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
-import { awsCredentialsFromEnv, resignForUpstream } from '../../src/proxy/aws-resign.ts';
-import { parseSigV4, signSigV4, type AwsCredentials } from '../../src/proxy/sigv4.ts';
+import { awsCredentialsFromEnv, checkClientSignature, resignForUpstream } from '../../src/proxy/aws-resign.ts';
+import { parseSigV4, signSigV4, sigV4Mismatch, type AwsCredentials } from '../../src/proxy/sigv4.ts';
 
 const creds: AwsCredentials = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
 const withToken: AwsCredentials = { ...creds, sessionToken: 'IQoJb3JpZ2luX2VjEXAMPLE//token+with/odd=chars' };
@@ -32,6 +32,11 @@ const cases: Case[] = [
 ];
 
 async function sdkSign(c: Case, region: string, service: string): Promise<string> {
+  return (await sdkSignedHeaders(c, region, service)).authorization!;
+}
+
+/** Every header of the SDK's signed request (host, x-amz-*, authorization). */
+async function sdkSignedHeaders(c: Case, region: string, service: string): Promise<Record<string, string>> {
   const url = new URL(c.url);
   const query: Record<string, string | string[]> = {};
   // The SDK holds query values decoded, as its HttpRequest does.
@@ -44,7 +49,7 @@ async function sdkSign(c: Case, region: string, service: string): Promise<string
   for (const [k, v] of Object.entries(c.headers ?? {})) if (k.startsWith('x-amz-')) headers[k] = v;
   const signer = new SignatureV4({ credentials: c.creds ?? creds, region, service, sha256: Sha256 });
   const out = await signer.sign(new HttpRequest({ method: c.method, protocol: url.protocol, hostname: url.hostname, path: url.pathname, query, headers, body: c.body }), { signingDate: date });
-  return String(out.headers.authorization);
+  return out.headers as Record<string, string>;
 }
 
 describe('SigV4 signer', () => {
@@ -60,23 +65,53 @@ describe('SigV4 signer', () => {
     });
   }
 
+  for (const c of cases) {
+    it(`verifies what the AWS SDK signs, and nothing else: ${c.name}`, async () => {
+      const url = new URL(c.url);
+      const region = url.hostname.split('.')[1] ?? 'us-east-1';
+      const scope = { region: /^[a-z]{2}-[a-z]+-\d$/.test(region) ? region : 'us-east-1', service: c.service ?? 'bedrock' };
+      const headers = await sdkSignedHeaders(c, scope.region, scope.service);
+      const authorization = headers.authorization!;
+      const received = { method: c.method, url: url.pathname + url.search, headers, body: Buffer.from(c.body ?? '') };
+      const sig = parseSigV4(authorization)!;
+      expect(sigV4Mismatch(received, sig, (c.creds ?? creds).secretAccessKey)).toBeUndefined();
+      expect(sigV4Mismatch(received, sig, 'another secret')).toMatch(/not made with this access key's secret/);
+      expect(sigV4Mismatch({ ...received, method: c.method === 'POST' ? 'PUT' : 'POST' }, sig, (c.creds ?? creds).secretAccessKey)).toBeDefined();
+      expect(sigV4Mismatch({ ...received, url: received.url.replace(/\/[^/?]*(\?|$)/, '/x$1') }, sig, (c.creds ?? creds).secretAccessKey)).toBeDefined();
+      if (c.headers?.['x-amz-content-sha256'] === undefined) expect(sigV4Mismatch({ ...received, body: Buffer.from(`${c.body ?? ''}!`) }, sig, (c.creds ?? creds).secretAccessKey)).toBeDefined();
+    });
+  }
+
   it('reads the Credential scope and signed headers of an Authorization header, nothing else', () => {
-    expect(parseSigV4('AWS4-HMAC-SHA256 Credential=AKID/20261126/us-east-1/bedrock/aws4_request, SignedHeaders=host;X-Amz-Date, Signature=0a1b')).toEqual({ accessKeyId: 'AKID', date: '20261126', region: 'us-east-1', service: 'bedrock', signedHeaders: ['host', 'x-amz-date'] });
+    expect(parseSigV4('AWS4-HMAC-SHA256 Credential=AKID/20261126/us-east-1/bedrock/aws4_request, SignedHeaders=host;X-Amz-Date, Signature=0a1b')).toEqual({ accessKeyId: 'AKID', date: '20261126', region: 'us-east-1', service: 'bedrock', signedHeaders: ['host', 'x-amz-date'], signature: '0a1b' });
     expect(parseSigV4('Bearer ABSK...')).toBeUndefined();
     expect(parseSigV4('AWS4-HMAC-SHA256 Credential=AKID/2026/us-east-1/bedrock/aws4_request, Signature=0a')).toBeUndefined();
     expect(parseSigV4(undefined)).toBeUndefined();
   });
 
-  it('re-signs only for another host and only with the access key the client signed with', () => {
-    const req = { method: 'POST', url: '/model/m/converse', headers: { host: '127.0.0.1:8080', authorization: 'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20261126/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=00', 'x-amz-date': '20261126T000000Z' }, body: new Uint8Array() };
+  it('re-signs only for another host, only with the access key the client signed with, and only once its signature verifies', async () => {
+    // The client's request, signed for the proxy's host by the AWS SDK's signer.
+    const body = Buffer.from('{"messages":[]}');
+    const client = await new SignatureV4({ credentials: creds, region: 'us-east-1', service: 'bedrock', sha256: Sha256 }).sign(
+      new HttpRequest({ method: 'POST', protocol: 'http:', hostname: '127.0.0.1', port: 8080, path: '/model/m/converse', headers: { host: '127.0.0.1:8080', 'content-type': 'application/json' }, body }),
+      { signingDate: new Date(date.getTime() - 60_000) },
+    );
+    const req = { method: 'POST', url: '/model/m/converse', headers: client.headers as Record<string, string>, body };
     const up = 'https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse';
     const resigned = resignForUpstream(req, up, creds, date);
     expect(resigned.outcome.kind).toBe('resigned');
     expect(resigned.req.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/20261126\/us-east-1\/bedrock\/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, /);
     expect(resigned.req.headers.host).toBe('127.0.0.1:8080'); // not forwarded: fetch sets the upstream's
-    expect(resignForUpstream(req, up, { ...creds, accessKeyId: 'AKIAOTHERKEY' }).outcome).toEqual({ kind: 'kept', signedHost: '127.0.0.1:8080', upstreamHost: 'bedrock-runtime.us-east-1.amazonaws.com' });
-    expect(resignForUpstream(req, up, undefined).outcome.kind).toBe('kept');
-    expect(resignForUpstream(req, 'http://127.0.0.1:8080/model/m/converse', creds).outcome.kind).toBe('none');
+    // A made-up signature with the same key id is never signed again.
+    const forged = { ...req, headers: { ...req.headers, authorization: String(req.headers.authorization).replace(/Signature=[0-9a-f]+/, 'Signature=00') } };
+    expect(() => resignForUpstream(forged, up, creds, date)).toThrow(expect.objectContaining({ code: 'E_SIGNATURE' }));
+    expect(() => checkClientSignature(forged, parseSigV4(forged.headers.authorization)!, creds, date)).toThrow(/signature we calculated does not match/);
+    expect(() => checkClientSignature(req, parseSigV4(req.headers.authorization)!, creds, new Date(date.getTime() + 15 * 60_000))).toThrow(/Signature expired/);
+    expect(() => checkClientSignature(req, parseSigV4(req.headers.authorization)!, creds, date)).not.toThrow();
+    // Another key id, or no credentials: forwarded as signed, unchecked.
+    expect(resignForUpstream(forged, up, { ...creds, accessKeyId: 'AKIAOTHERKEY' }).outcome).toEqual({ kind: 'kept', signedHost: '127.0.0.1:8080', upstreamHost: 'bedrock-runtime.us-east-1.amazonaws.com' });
+    expect(resignForUpstream(forged, up, undefined).outcome.kind).toBe('kept');
+    expect(resignForUpstream(forged, 'http://127.0.0.1:8080/model/m/converse', creds).outcome.kind).toBe('none');
     expect(resignForUpstream({ ...req, headers: { ...req.headers, authorization: 'Bearer x' } }, up, creds).outcome.kind).toBe('none');
   });
 

@@ -7,6 +7,7 @@ import { createFetch } from '../../src/proxy/fetch.ts';
 import { RedisRecords } from '../../src/store/backends/redis.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { OAUTH_TOKENS, startUpstream } from '../proxy/fake-upstream.ts';
+import { rawCommand } from './harness.mjs';
 import { freshNamespace, redisDescribe, useRedis } from './setup.ts';
 
 const SECRET = 'sk-proj-' + 'Zz9yXx8wVv7uTt6sRr5qPp4oNn3mLl2kJj1iHh0G';
@@ -38,6 +39,36 @@ redisDescribe('ReplayCache and createFetch on Redis', () => {
     const bytes = await allBytes(store);
     expect(bytes.length).toBeGreaterThan(0);
     expect(bytes.includes(Buffer.from(SECRET))).toBe(false);
+  });
+
+  it('ReplayCache: the last of three recordings malformed: the 3rd get is E_TAPE_DAMAGED, not a miss; so is the only one', async () => {
+    const ns = freshNamespace('damaged-last');
+    const store = `${redis.current.url}?namespace=${ns}`;
+    const req = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] };
+    const w = await ReplayCache.open(store, { mode: 'record' });
+    for (const text of ['first', 'second', 'third']) await w.put(req, { text });
+    await w.put({ ...req, model: 'gpt-4o' }, { text: 'other' });
+    const lonely = { ...req, model: 'gpt-4.1' };
+    await w.put(lonely, { text: 'only one' });
+    await w.close();
+    const r0 = await RedisRecords.open(store);
+    const ckey = `cache:${w.cacheKey(req)}`;
+    const [, , third] = await r0.read(ckey);
+    const [only] = await r0.read(`cache:${w.cacheKey(lonely)}`);
+    await r0.close();
+    await rawCommand(redis.current.port, ['HSET', `${ns}:{${ns}:${ckey}}:r`, String(third!.seq), 'not a record']);
+    await rawCommand(redis.current.port, ['HSET', `${ns}:{${ns}:cache:${w.cacheKey(lonely)}}:r`, String(only!.seq), 'not a record']);
+    const r = await ReplayCache.open(store, { mode: 'replay' });
+    try {
+      expect(await r.get(req)).toEqual({ text: 'first' });
+      expect(await r.get(req)).toEqual({ text: 'second' });
+      await expect(r.get(req)).rejects.toMatchObject({ code: 'E_TAPE_DAMAGED', details: { repeat: 2 } });
+      expect(await r.get({ ...req, model: 'gpt-4o' })).toEqual({ text: 'other' });
+      // Its only recording lost: Redis knows whose it was, so not a miss.
+      await expect(r.get(lonely)).rejects.toMatchObject({ code: 'E_TAPE_DAMAGED', details: { repeat: 0 } });
+    } finally {
+      await r.close();
+    }
   });
 
   it('createFetch({ store }): the OpenAI SDK records through one fetch and replays through another with the provider gone', async () => {

@@ -29,6 +29,7 @@ interface Rec {
 const kind: RecordKind<Rec> = {
   name: 'test record',
   keysOf: (head) => (typeof head.key === 'string' && head.kind === undefined ? head.key : undefined),
+  storedKey: (key) => ({ kind: 'cache', key }),
   is: (v): v is Rec => v !== null && typeof v === 'object' && typeof (v as Rec).key === 'string',
 };
 
@@ -391,10 +392,41 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
           got.push('damaged');
         }
       }
-      expect(got).toEqual([0, 1, 2, 3].map((i) => (i === lost ? (lost === 3 ? 'miss' : 'damaged') : i)));
+      // The last recording damaged too: its call is E_TAPE_DAMAGED, never the one before again.
+      expect(got).toEqual([0, 1, 2, 3].map((i) => (i === lost ? 'damaged' : i)));
+      // Past the end, "the last one again" is the 4th: damaged when it is, else served.
+      if (lost === 3) expect(() => r.next('a', { repeatLast: true })).toThrow(expect.objectContaining({ code: 'E_TAPE_DAMAGED', details: expect.objectContaining({ repeat: 3 }) }));
+      else expect(r.next('a', { repeatLast: true })?.n).toBe(3);
       expect(r.next('b')?.n).toBe(9);
+      expect(r.next('b', { repeatLast: true })?.n).toBe(9); // before the damage: not its
       await r.close();
     }
+  });
+
+  it.runIf(bc.name === 'redis')('the last recording malformed in Redis: its call is E_TAPE_DAMAGED, not the one before again', async () => {
+    const b = bc.make() as RedisBackend;
+    const w = await open(b, 'record');
+    for (let i = 0; i < 3; i++) await w.append('a', rec('a', i));
+    await w.append('b', rec('b', 9));
+    await w.append('c', rec('c', 5));
+    await w.close();
+    const records = await (await b.records()).read('cache:a');
+    const [onlyC] = await (await b.records()).read('cache:c');
+    // Bytes that do not read as a record at all, in the place of the third.
+    const ns = b.namespace;
+    await rawCommand(redis!.port, ['HSET', `${ns}:{${ns}:cache:a}:r`, String(records[2]!.seq), 'not a record']);
+    await rawCommand(redis!.port, ['HSET', `${ns}:{${ns}:cache:c}:r`, String(onlyC!.seq), 'not a record']);
+    const r = await open(bc.again(b), 'replay');
+    expect([r.next('a')?.n, r.next('a')?.n]).toEqual([0, 1]);
+    expect(() => r.next('a')).toThrow(expect.objectContaining({ code: 'E_TAPE_DAMAGED', details: expect.objectContaining({ key: 'a', repeat: 2 }) }));
+    expect(() => r.next('a', { repeatLast: true })).toThrow(expect.objectContaining({ code: 'E_TAPE_DAMAGED' }));
+    // Another key's damage is not this one's: Redis says whose it is.
+    expect([r.next('b')?.n, r.next('b', { repeatLast: true })?.n]).toEqual([9, 9]);
+    // A key whose only recording is lost is not a miss either: Redis knows it was there.
+    expect(() => r.next('c')).toThrow(expect.objectContaining({ code: 'E_TAPE_DAMAGED', details: expect.objectContaining({ key: 'c', repeat: 0 }) }));
+    expect(r.next('d')).toBeUndefined(); // never recorded: a miss
+    expect(r.warnings.map((x) => x.code)).toContain('E_TAPE_CORRUPT');
+    await r.close();
   });
 
   it.runIf(bc.name === 'redis')('a malformed record in Redis keeps its turn: E_TAPE_DAMAGED for its call, a warning at open', async () => {

@@ -1,6 +1,6 @@
 // ReplayCache (a DSPy-style cache interface on a tape): mode resolution, the four modes, k-th recordings,
 // ignoredArgs, typed values, durability, `await using` and AsyncLocalStorage scopes.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
@@ -9,7 +9,7 @@ import { tapeSuite } from './setup.ts';
 import { requestKeys } from '../../src/match/matcher.ts';
 import { resolveMode, TAPE_MODES } from '../../src/store/mode.ts';
 import { activeReplayCache, ReplayCache, withReplayCache, type ReplayRecord } from '../../src/store/replay-cache.ts';
-import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
+import { appendRecords, createTape, readTape, scanTape } from '../../src/store/tape-file.ts';
 
 const { root, fresh } = tapeSuite('replay');
 
@@ -126,6 +126,35 @@ describe('replay', () => {
     expect(e.message).toContain("{ mode: 'record' }");
     await cache.close();
     expect(readFileSync(file).equals(before)).toBe(true);
+  });
+});
+
+describe('damage', () => {
+  it('the last of three recordings damaged: the 3rd get is E_TAPE_DAMAGED, not a miss; a key recorded after the damage is not its', async () => {
+    const file = fresh();
+    const w = await ReplayCache.open(file, { mode: 'record' });
+    for (const text of ['first', 'second', 'third']) await w.put(req('same'), { text });
+    await w.close();
+    // A byte flipped in the third record's key (its checksum then fails: it is lost).
+    const scan = await scanTape(file);
+    const bytes = readFileSync(file);
+    bytes[scan.frames[2]!.offset + 30]! ^= 0x5a;
+    writeFileSync(file, bytes);
+    const after = await ReplayCache.open(file, { mode: 'update' });
+    await after.put(req('later'), { text: 'later' });
+    await after.close();
+    const r = await ReplayCache.open(file, { mode: 'replay' });
+    try {
+      expect(await r.get(req('same'))).toEqual({ text: 'first' });
+      expect(await r.get(req('same'))).toEqual({ text: 'second' });
+      const err = (await rejection(r.get(req('same')))) as TapedeckError;
+      expect(err).toMatchObject({ code: 'E_TAPE_DAMAGED', details: { repeat: 2 } });
+      expect(err.message).toContain('3rd recording');
+      expect(await r.get(req('later'))).toEqual({ text: 'later' });
+      await expect(r.get(req('later'))).rejects.toMatchObject({ code: 'E_MISS' });
+    } finally {
+      await r.close();
+    }
   });
 });
 

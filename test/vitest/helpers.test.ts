@@ -3,7 +3,7 @@
 import OpenAI from 'openai';
 import fc from 'fast-check';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -236,6 +236,49 @@ describe('openTestTape', () => {
     const again = openTestTape({ tape: path, env: { CI: '1' } });
     expect((await ask(again.fetch, 'one')).choices[0]!.message.content).toMatch(/one$/);
     await again.close();
+  });
+
+  it('chaos(): faults for the rest of the test, retried to the recording, counted in the run summary, tape untouched', async () => {
+    const runDir = join(dir, 'run-chaos');
+    const path = join(dir, 'chaos.tape');
+    const rec = openTestTape({ tape: path, env: {} });
+    const recorded = (await ask(rec.fetch, 'retry me')).choices[0]!.message.content;
+    await rec.close();
+    const bytes = readFileSync(path);
+    const replay = openTestTape({ tape: path, env: { CI: '1' }, runDir, test: 'retries' });
+    // Before chaos(): answered as recorded.
+    expect((await ask(replay.fetch, 'retry me')).choices[0]!.message.content).toBe(recorded);
+    replay.chaos({ faults: { 429: 1 }, attempts: 1, retryAfterMs: 10, seed: 4 });
+    const retried = new OpenAI({ baseURL: `${up.url}/v1`, apiKey: 'sk-test', fetch: replay.fetch, maxRetries: 1 });
+    expect((await retried.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'retry me' }] })).choices[0]!.message.content).toBe(recorded);
+    // Without retries the SDK raises the provider's own rate-limit error.
+    await expect(ask(replay.fetch, 'retry me')).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+    replay.chaos(undefined);
+    expect((await ask(replay.fetch, 'retry me')).choices[0]!.message.content).toBe(recorded);
+    const report = await replay.close();
+    expect(report.faults).toEqual({ 429: 2 });
+    expect(report.misses).toEqual([]);
+    const summary = await summarizeRun(readTapeReports(runDir));
+    expect(summary.faults).toEqual({ 429: 2 });
+    expect(formatSummary(summary, { root: dir }).split('\n')[0]).toBe('tapedeck: 1 tape, 0 written, 0 recordings added, 3 replayed, 0 misses, 0 unused recordings, 2 faults injected (429 2)');
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+    // A test runs in update mode locally: the faults apply there too (the test asked for them),
+    // the faulted attempt goes nowhere, and its retry is recorded from the API.
+    const upd = join(dir, 'chaos-update.tape');
+    const local = openTestTape({ tape: upd, env: {} });
+    expect(local.mode).toBe('update');
+    local.chaos({ faults: { 503: 1 }, attempts: 1, retryAfterMs: 10 });
+    const calls = up.calls.length;
+    await expect(ask(local.fetch, 'fresh')).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    expect(up.calls.length).toBe(calls);
+    expect((await ask(local.fetch, 'fresh')).choices[0]!.message.content).toMatch(/fresh$/);
+    await local.close();
+    expect((await readTape(upd)).records.map((r) => (r.value as { response: { status: number } }).response.status)).toEqual([200]);
+    // Refused outside replay when the test says live: false: every call says why.
+    const strict = openTestTape({ tape: join(dir, 'chaos-rec.tape'), env: { TAPEDECK_MODE: 'record' } });
+    strict.chaos({ faults: { 429: 1 }, live: false });
+    await expect(ask(strict.fetch, 'x')).rejects.toThrow(/--chaos-live|live: true/);
+    await strict.close();
   });
 
   it('cache(): a ReplayCache beside the tape in the same mode, closed with it', async () => {

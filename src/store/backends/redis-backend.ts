@@ -116,7 +116,14 @@ export class RedisBackend implements RecordBackend {
         named = undefined;
       }
       if (named === r.key) return true;
-      warnings.push({ code: 'E_TAPE_CORRUPT', offset: r.seq, message: `${this.location}: the record ${r.seq} under ${r.key} is malformed (${r.payload.length} bytes that do not read as a record of that key); skipped. Record that request again to replace it.` });
+      // Filed under `kind:key`: whose it was is known even though its bytes say nothing.
+      const colon = r.key.indexOf(':');
+      warnings.push({
+        code: 'E_TAPE_CORRUPT',
+        offset: r.seq,
+        message: `${this.location}: the record ${r.seq} under ${r.key} is malformed (${r.payload.length} bytes that do not read as a record of that key); skipped. Record that request again to replace it.`,
+        ...(colon > 0 ? { record: { kind: r.key.slice(0, colon), key: r.key.slice(colon + 1) } } : {}),
+      });
       return false;
     });
     return { exists, records: good.map((r) => this.view(r)), warnings };

@@ -1,0 +1,170 @@
+/**
+ * Faults on demand over HTTP, for the proxy handler and createFetch: which fault a request gets
+ * (asked of src/chaos/decide.ts with the request's key), and the answer that carries it
+ * (src/providers/faults.ts says what it looks like). Nothing here touches the tape: a status
+ * fault never asks for a recording, and a recording a damaged answer was made from is held for
+ * the call's retry, so the retry of the k-th call still gets the k-th recording.
+ */
+import { Chaos, damagesAnswer, refuseChaos, type Verdict } from '../chaos/decide.ts';
+import { CHAOS_DEFAULTS, type ChaosOptions, type HttpFault } from '../chaos/options.ts';
+import { hex } from '../core/engine.ts';
+import { sha256 } from '../core/index.ts';
+import { answerEvents, malformedEvents, statusFault, type StatusFaultAnswer } from '../providers/faults.ts';
+import type { StatusFault } from '../providers/provider.ts';
+import { responseChunks, type HttpRecord } from '../store/records.ts';
+import type { TapeMode } from '../store/mode.ts';
+import type { Deck, DeckRequest, Decision } from './deck.ts';
+
+export type { ChaosOptions } from '../chaos/options.ts';
+
+/** The request header that forces a fault (`x-tapedeck-chaos: 429`) or forbids one (`none`). */
+export const CHAOS_HEADER = 'x-tapedeck-chaos';
+
+/** HTTP chaos: the decider, holding the replay decisions damaged answers were made from. */
+export type HttpChaos = Chaos<Decision>;
+
+/**
+ * The chaos of a proxy or fetch once its mode is known: refused outside replay unless `live`.
+ * A deck without chaos options still gets one in replay mode, so `x-tapedeck-chaos` works
+ * there; it never fires unasked.
+ *
+ * @example
+ * const chaos = openChaos({ faults: { 429: 0.2 } }, 'replay', warn)
+ */
+export function openChaos(opts: ChaosOptions | undefined, mode: TapeMode, warn: (m: string) => void): HttpChaos | undefined {
+  if (opts === undefined) return mode === 'replay' ? new Chaos<Decision>({}, 'http', warn) : undefined;
+  refuseChaos(mode, opts.live, 'chaos option, --chaos');
+  return new Chaos<Decision>(opts, 'http', warn);
+}
+
+/** A plan for one request: answered as usual (maybe late), or with a fault. */
+export type ChaosPlan =
+  | { kind: 'usual'; latencyMs: number; decision?: Decision }
+  | { kind: 'status'; latencyMs: number; fault: HttpFault; answer: StatusFaultAnswer }
+  | { kind: 'timeout' | 'reset'; latencyMs: number; fault: HttpFault }
+  | { kind: 'damage'; latencyMs: number; fault: 'cut' | 'stall' | 'malformed'; record: HttpRecord; decision: Decision };
+
+/**
+ * The request without the chaos header (never sent upstream, stored, nor keyed), and its value.
+ *
+ * @example
+ * withoutChaosHeader({ method: 'POST', url: '/v1/x', headers: { 'x-tapedeck-chaos': '429' }, body }).value // '429'
+ */
+export function withoutChaosHeader(req: DeckRequest): { req: DeckRequest; value: string | undefined } {
+  const v = req.headers[CHAOS_HEADER];
+  if (v === undefined) return { req, value: undefined };
+  const { [CHAOS_HEADER]: _drop, ...headers } = req.headers;
+  return { req: { ...req, headers }, value: Array.isArray(v) ? v[0] : v };
+}
+
+/** The call a request is: its route and request key, as the tape would file it. */
+function callKey(d: Deck, req: DeckRequest): string {
+  try {
+    const p = d.prepareRequest(req);
+    return `${p.route}\0${p.key}`;
+  } catch {
+    // A body the tape would refuse still has a stable identity: its bytes.
+    return `${req.method} ${req.url}\0${hex(sha256(req.body))}`;
+  }
+}
+
+/**
+ * Decides what one request gets. `forced` is the x-tapedeck-chaos value (checked here: a bad
+ * one is E_CHAOS_SPEC). Rejects with what deck.decide throws when the answer needs the recording.
+ *
+ * @example
+ * const plan = await planChaos(deck, deck.chaos!, req, req.headers['x-tapedeck-chaos'])
+ */
+export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, forced: string | undefined): Promise<ChaosPlan> {
+  if (forced !== undefined) refuseChaos(d.mode, chaos.options.live, `header ${CHAOS_HEADER}`);
+  const force = forced === undefined ? undefined : chaos.forced(forced);
+  const key = callKey(d, req);
+  const where = `${req.method} ${req.url.split('?')[0]}`;
+  const v: Verdict | undefined = chaos.decide(key, force, where);
+  const latencyMs = v?.latencyMs ?? 0;
+  const fault = v?.fault as HttpFault | undefined;
+  if (fault === undefined) {
+    // The retry of a call whose answer was damaged gets that same recording.
+    const held = chaos.held(key, false);
+    return { kind: 'usual', latencyMs, ...(held ? { decision: held } : {}) };
+  }
+  if (fault === 'timeout' || fault === 'reset') return { kind: fault, latencyMs, fault };
+  if (!damagesAnswer(fault)) {
+    return { kind: 'status', latencyMs, fault, answer: statusFault(req.url, req.headers, fault as StatusFault, chaos.options.retryAfterMs ?? CHAOS_DEFAULTS.retryAfterMs) };
+  }
+  let decision: Decision;
+  try {
+    decision = chaos.held(key, true) ?? (await d.decideShared(req));
+  } catch (e) {
+    chaos.undo(key, fault); // a miss is answered as a miss, not counted as a fault
+    throw e;
+  }
+  if (decision.kind !== 'replay') {
+    // In front of the live API a damaged answer would have to be recorded undamaged and sent
+    // damaged: not done; the call goes to the upstream as usual.
+    chaos.undo(key, fault);
+    return { kind: 'usual', latencyMs, decision };
+  }
+  chaos.hold(key, decision);
+  return { kind: 'damage', latencyMs, fault: fault as 'cut' | 'stall' | 'malformed', record: decision.record, decision };
+}
+
+/**
+ * The `x-tapedeck-fault` value of a plan: the fault, and `latency` for a delayed answer.
+ *
+ * @example
+ * faultHeader({ kind: 'timeout', fault: 'timeout', latencyMs: 100 }) // 'timeout, latency'
+ */
+export function faultHeader(plan: ChaosPlan): string | undefined {
+  const f = plan.kind === 'usual' ? undefined : plan.fault;
+  if (plan.latencyMs > 0) return f ? `${f}, latency` : 'latency';
+  return f;
+}
+
+/** What a damaged answer sends: its events, how long to pause between them, and whether it ends cut. */
+export interface DamagedAnswer {
+  status: number;
+  headers: Record<string, string | string[]>;
+  events: Uint8Array[];
+  pauseMs: number;
+  cut: boolean;
+}
+
+/**
+ * A recorded answer damaged by a fault: `cut` sends its first N events (default 2; fewer when
+ * the answer has no more) and then drops the connection, `stall` pauses between events,
+ * `malformed` breaks the JSON of one event.
+ *
+ * @example
+ * const a = damagedAnswer(plan, chaos, chaos.seed) // a.events: what is sent; a.cut: then the connection drops
+ */
+export function damagedAnswer(plan: Extract<ChaosPlan, { kind: 'damage' }>, chaos: HttpChaos, seed: number): DamagedAnswer {
+  const rec = plan.record;
+  const ct = rec.response.headers['content-type'];
+  const type = Array.isArray(ct) ? ct[0] : ct;
+  const chunks = rec.response.chunks ? responseChunks(rec.response).map(([, b]) => b) : undefined;
+  let events = answerEvents(rec.response.body, type, chunks);
+  const { 'content-length': _l, ...recorded } = rec.response.headers;
+  const headers: Record<string, string | string[]> = { ...recorded, 'x-tapedeck-match': 'chaos', 'x-tapedeck-key': rec.key, 'x-tapedeck-fault': faultHeader(plan)!, 'x-tapedeck-chaos-seed': String(seed) };
+  let cut = false;
+  let pauseMs = 0;
+  if (plan.fault === 'cut') {
+    const n = chaos.options.cutAfter ?? CHAOS_DEFAULTS.cutAfter;
+    events = events.slice(0, Math.min(n, events.length - 1));
+    cut = true;
+  } else if (plan.fault === 'stall') pauseMs = chaos.options.stallMs ?? CHAOS_DEFAULTS.stallMs;
+  else events = malformedEvents(events, type);
+  return { status: rec.response.status, headers, events, pauseMs, cut };
+}
+
+/**
+ * Headers of a status fault answer, with the fault named.
+ *
+ * @example
+ * statusFaultHeaders(plan, 7)['x-tapedeck-fault'] // '429'
+ */
+export function statusFaultHeaders(plan: Extract<ChaosPlan, { kind: 'status' }>, seed: number): Record<string, string> {
+  return { ...plan.answer.headers, 'x-tapedeck-match': 'chaos', 'x-tapedeck-fault': faultHeader(plan)!, 'x-tapedeck-chaos-seed': String(seed) };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
