@@ -124,7 +124,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     timeoutMs,
     durable: values['no-fsync'] !== true,
     redact: { keepSecrets: values['keep-secrets'] === true, ...(values['redact-field'] ? { fields: values['redact-field'] } : {}) },
-    recordCommand: `re-record: tapedeck mcp --tape ${values.tape} --mode record -- ${command.length ? command.map(quote).join(' ') : '<server command>'}`,
+    recordCommand: `re-record: npx llm-tapedeck mcp --tape ${values.tape} --mode record -- ${command.length ? command.map(quote).join(' ') : '<server command>'}`,
     ...(command.length > 0 ? { server: { command: command[0]!, args: command.slice(1) } } : {}),
   };
   const { McpTape } = await import('./tape.ts');

@@ -200,7 +200,7 @@ export class McpTape {
    */
   miss(method: string, params: unknown, key: string): McpMiss {
     const label = callLabel(method, params);
-    const fix = this.opts.recordCommand ?? `re-record: tapedeck mcp --tape ${this.location} --mode record -- <server command>`;
+    const fix = this.opts.recordCommand ?? `re-record: npx llm-tapedeck mcp --tape ${this.location} --mode record -- <server command>`;
     const got = keyParams(method, this.redactor.value(params));
     let difference: string;
     let detail = '';

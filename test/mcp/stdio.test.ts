@@ -212,6 +212,8 @@ describe('tapedeck mcp over stdio', () => {
     expect(lines.map((l) => l.id)).toEqual([1, 2, 3]);
     expect(lines[2]!.error!.code).toBe(-32050);
     expect(r.stderr).toContain('MCP miss');
+    // Run by an MCP host, perhaps outside the project: the command names the package.
+    expect(r.stderr).toContain(`re-record: npx llm-tapedeck mcp --tape ${tape} --mode record -- node -e `);
     expect(r.stderr).not.toMatch(/^THE SERVER WAS STARTED$/m);
     rmSync(dir, { recursive: true, force: true });
   });
