@@ -70,6 +70,7 @@ const BUDGET_FULL = {
   SMALL10K: { time: 1000, iterations: 10, warmupTime: 100, warmupIterations: 2 },
   'L-esc': { time: 1000, iterations: 20, warmupTime: 100, warmupIterations: 3 },
   'SMALL10K-path': { time: 1000, iterations: 10, warmupTime: 100, warmupIterations: 2 },
+  'STR10K-path': { time: 1000, iterations: 10, warmupTime: 100, warmupIterations: 2 },
 };
 const BUDGET_QUICK = {
   S: { time: 50, iterations: 20, warmupTime: 10, warmupIterations: 5 },
@@ -81,6 +82,7 @@ const BUDGET_QUICK = {
   SMALL10K: { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
   'L-esc': { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
   'SMALL10K-path': { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
+  'STR10K-path': { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
 };
 const BUDGET = QUICK ? BUDGET_QUICK : BUDGET_FULL;
 
@@ -154,6 +156,7 @@ function rowsFor(group, w) {
       rows.push({ label: `${bl.name} object`, impl: bl.name, canonical: bl.canonical, input: 'object', op: 'digest', fn: () => bl.digest(body) });
       rows.push({ label: `${bl.name} raw`, impl: bl.name, canonical: bl.canonical, input: 'raw', op: 'digest', fn: () => bl.digestRaw(bytes) });
     }
+    rows.push(floorRow('digest', body));
     return rows;
   }
   const msgs = w.messages;
@@ -175,6 +178,7 @@ function rowsFor(group, w) {
       rows.push({ label: `${bl.name} object`, impl: bl.name, canonical: bl.canonical, input: 'object', op: 'many', fn: () => bl.many(msgs) });
       rows.push({ label: `${bl.name} raw`, impl: bl.name, canonical: bl.canonical, input: 'raw', op: 'many', fn: () => bl.manyRaw(bytes) });
     }
+    rows.push(floorRow('many', msgs));
     return rows;
   }
   for (const b of BACKENDS) {
@@ -185,10 +189,57 @@ function rowsFor(group, w) {
     rows.push({ label: `${bl.name} object`, impl: bl.name, canonical: bl.canonical, input: 'object', op: 'path', fn: () => bl.fullSet(msgs) });
     rows.push({ label: `${bl.name} raw`, impl: bl.name, canonical: bl.canonical, input: 'raw', op: 'path', fn: () => bl.fullSetRaw(bytes) });
   }
+  rows.push(floorRow('path', msgs));
   return rows;
 }
 
-const GROUPS = ['S', 'M', 'M-body', 'L', 'L-intl', 'L-esc', 'XL', 'SMALL10K', 'SMALL10K-path'];
+const sha256Hex = (bytes) => (typeof nodeHash === 'function' ? nodeHash('sha256', bytes, 'hex') : createHash('sha256').update(bytes).digest('hex'));
+
+/**
+ * The floor of a row: the SHA-256 digests its result needs (hex, as tapedeck returns them),
+ * computed by node:crypto (SHA-NI where the CPU has it) from the exact bytes each digest covers,
+ * prepared before the timing: each message's canonical JSON, each link of the path-hash chain
+ * (`hex(p[i-1]) ":" hex(m[i])`) and the whole array's canonical JSON. No parsing, no
+ * canonicalization, no chaining logic: only the hashing any implementation must do. Verified
+ * like every row (its output equals the reference).
+ */
+function floorRow(op, value) {
+  const label = 'floor: node:crypto SHA-256 of prepared bytes';
+  // Built on first use: the probe in the main loop calls rowsFor with empty inputs.
+  let prepared;
+  const prepare = () => {
+    if (prepared) return prepared;
+    if (op === 'digest') prepared = { whole: encoder.encode(canonicalizeRef(value)) };
+    else {
+      const each = value.map((m) => encoder.encode(canonicalizeRef(m)));
+      const hashes = each.map(sha256Hex);
+      // The chain's inputs depend on the previous path hash: computed once here, like the rest.
+      const links = [];
+      let path = hashes[0];
+      for (let i = 1; i < hashes.length; i++) {
+        links.push(encoder.encode(`${path}:${hashes[i]}`));
+        path = sha256Hex(links[i - 1]);
+      }
+      prepared = { each, links, whole: op === 'path' ? encoder.encode(canonicalizeRef(value)) : undefined };
+    }
+    return prepared;
+  };
+  const fn = () => {
+    const p = prepare();
+    if (op === 'digest') return sha256Hex(p.whole);
+    const messageHashes = new Array(p.each.length);
+    for (let i = 0; i < p.each.length; i++) messageHashes[i] = sha256Hex(p.each[i]);
+    if (op === 'many') return messageHashes;
+    const pathHashes = new Array(p.each.length);
+    if (p.each.length > 0) pathHashes[0] = messageHashes[0];
+    for (let i = 0; i < p.links.length; i++) pathHashes[i + 1] = sha256Hex(p.links[i]);
+    return { messageHashes, pathHashes, digest: sha256Hex(p.whole) };
+  };
+  return { label, impl: 'floor', input: 'floor', op, fn };
+}
+const encoder = new TextEncoder();
+
+const GROUPS = ['S', 'M', 'M-body', 'L', 'L-intl', 'L-esc', 'XL', 'SMALL10K', 'SMALL10K-path', 'STR10K-path'];
 
 /** A filter equal to a group name selects that group; otherwise substring of "GROUP / label". */
 function selected(group, row) {
@@ -248,6 +299,8 @@ function verify(group, rows, value) {
     lib.setBackend(r.backend);
     assertSame(r.op, ref, r.fn(), `${group} / ${r.label}`);
   }
+  // The floor computes the same digests (and prepares its bytes here, outside the timing).
+  for (const r of rows.filter((x) => x.impl === 'floor')) assertSame(r.op, ref, r.fn(), `${group} / ${r.label}`);
   lib.setBackend(DEFAULT_BACKEND);
 }
 
@@ -357,7 +410,8 @@ for (const group of GROUPS) {
 
   const timed = [];
   for (const row of rows) {
-    if (!selected(group, row)) continue;
+    // The floor is timed whenever its group is: every row's distance to it is printed.
+    if (!selected(group, row) && row.impl !== 'floor') continue;
     if (row.impl === 'tapedeck' && available.get(row.backend) !== null) continue;
     const stats = await timeRow(group, row);
     timed.push({ row, stats });
@@ -369,10 +423,12 @@ for (const group of GROUPS) {
     if (!row.canonical) continue;
     if (!best[row.input] || stats.p50 < best[row.input].p50) best[row.input] = { name: row.impl, p50: stats.p50 };
   }
+  const floor = timed.find((t) => t.row.impl === 'floor')?.stats.p50;
   const lines = [];
   for (const { row, stats } of timed) {
     const b = best[row.input];
     const ratio = b ? b.p50 / stats.p50 : NaN;
+    const toFloor = floor ? stats.p50 / floor : NaN;
     const mbps = inputBytes.length / 1e6 / (stats.p50 / 1000);
     const rec = {
       workload: group,
@@ -391,16 +447,18 @@ for (const group of GROUPS) {
       mbPerSec: mbps,
       ratio: Number.isFinite(ratio) ? ratio : null,
       baseline: b ? b.name : null,
+      floorRatio: Number.isFinite(toFloor) ? toFloor : null,
+      floorP50Ms: floor ?? null,
     };
     results.push(rec);
     const isBest = b && row.canonical && row.impl === b.name;
-    lines.push([row.label, fmtTime(stats.p50), fmtTime(stats.p99), stats.samples, mbps.toFixed(1), isBest ? '(best)' : fmtRatio(ratio), b ? b.name : '-']);
+    lines.push([row.label, fmtTime(stats.p50), fmtTime(stats.p99), stats.samples, mbps.toFixed(1), isBest ? '(best)' : row.impl === 'floor' ? '(floor)' : fmtRatio(ratio), b ? b.name : '-', row.impl === 'floor' ? '1.00x' : Number.isFinite(toFloor) ? `${toFloor.toFixed(2)}x` : '-']);
   }
   const opDesc = group === 'M-body' ? 'digest of the full request body'
     : w.kind === 'many' ? 'digest of each element (hashMany)'
       : 'full hash set: message + path hashes + whole digest';
   console.log(`== ${group}: ${group === 'M-body' ? 'request body' : WORKLOAD_NAMES.includes(group) ? w.description : ''} | ${count} msg, ${fmtBytes(inputBytes.length)} | ${opDesc} | input sha256 ${fingerprint.slice(0, 12)}`);
-  console.log(table(['row', 'p50', 'p99', 'n', 'MB/s', 'ratio', 'vs'], lines));
+  console.log(table(['row', 'p50', 'p99', 'n', 'MB/s', 'ratio', 'vs', '/floor'], lines));
   console.log('');
 }
 
@@ -449,6 +507,29 @@ for (const [what, pred] of [
 ]) {
   ratioTarget(what, find('SMALL10K', pred), 2);
 }
+// Distance to the floor (tapedeck p50 / the floor's p50 for the same digests; lower is closer):
+// raw inputs and plain strings at most 1.5x, objects at most 2x.
+for (const [group, input, op, goal] of [
+  ['M', 'raw', 'path', 1.5],
+  ['L', 'raw', 'path', 1.5],
+  ['L', 'object', 'path', 2],
+  ['L-intl', 'raw', 'path', 1.5],
+  ['L-intl', 'object', 'path', 2],
+  ['L-esc', 'raw', 'path', 1.5],
+  ['L-esc', 'object', 'path', 2],
+  ['XL', 'raw', 'path', 1.5],
+  ['XL', 'object', 'path', 2],
+  ['SMALL10K', 'raw', 'many', 1.5],
+  ['SMALL10K', 'object', 'many', 2],
+  ['SMALL10K-path', 'raw', 'path', 1.5],
+  ['SMALL10K-path', 'object', 'path', 2],
+  ['STR10K-path', 'raw', 'path', 1.5],
+  ['STR10K-path', 'object', 'path', 1.5],
+]) {
+  const rec = find(group, (x) => x.input === input && x.op === op);
+  const label = `${group} ${input} ${op === 'many' ? 'hashMany' : 'full hash set'}, time / the floor's (lower is closer)`;
+  report(makeTarget({ label, unit: 'x', value: rec?.floorRatio ?? null, op: '<=', goal, baseline: rec?.floorP50Ms ? `the floor (node:crypto SHA-256 of the prepared bytes) ${fmtTime(rec.floorP50Ms)}` : 'the floor' }));
+}
 
 // ---------------------------------------------------------------- matcher ----
 // Matcher rows: index lookup among 1,000,000 recordings, memory per recording, and matching
@@ -490,6 +571,18 @@ if (!FILTERS.length || FILTERS.includes('tape')) {
     ),
   );
   for (const t of tape.targets) report(t);
+}
+
+// ------------------------------------------------------------- cold start ----
+// Cold-start rows: the first replayed answer of createFetch and the proxy on a 100,000-record
+// tape, each in a fresh process, against ReplayCache.open of the same tape (bench/cold-start.mjs).
+let cold = null;
+if (!FILTERS.length || FILTERS.includes('cold')) {
+  const { coldStartBench, formatRow } = await import('./cold-start.mjs');
+  cold = await coldStartBench({ quick: QUICK });
+  console.log(`\n== COLD START: first replayed answer from a large tape (fresh processes, medians of ${cold.rounds} interleaved rounds)`);
+  console.log(table(['row', 'time', 'memory', 'ratio', 'vs'], cold.rows.map(formatRow)));
+  for (const t of cold.targets) report(t);
 }
 
 // ------------------------------------------------------------------- tree ----
@@ -600,6 +693,6 @@ if (!FILTERS.length || FILTERS.includes('size')) {
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, tree: tree && { rows: tree.rows }, drift: drift && { rows: drift.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, mcp: mcpRows && { rows: mcpRows.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, cold: cold && { rows: cold.rows }, tree: tree && { rows: tree.rows }, drift: drift && { rows: drift.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, mcp: mcpRows && { rows: mcpRows.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;

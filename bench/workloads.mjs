@@ -12,6 +12,7 @@
 //   L-esc    1,000 messages whose text is escape-heavy (newlines, tabs, quotes, backslashes,
 //            JSON-encoded tool arguments and results that escape again, non-ASCII, emoji)
 //   SMALL10K-path  10,000 ~200-byte messages as one conversation (message + path hashes)
+//   STR10K-path    10,000 plain-string prompts (escape-heavy, non-ASCII) as one conversation
 //   M-tools  (request body only, see requestBodies) ~47 KB: 20 nested tool schemas, a dozen
 //            tool calls with nested JSON arguments
 //
@@ -365,6 +366,7 @@ export const WORKLOADS = {
   SMALL10K: { description: '10,000 separate ~200 B messages', kind: 'many' },
   'L-esc': { description: '1,000 messages, escape-heavy text (newlines, tabs, quotes, backslashes, JSON in JSON, non-ASCII, emoji)', kind: 'path' },
   'SMALL10K-path': { description: '10,000 ~200 B messages as one conversation (message + path hashes)', kind: 'path' },
+  'STR10K-path': { description: '10,000 prompts that are plain strings (as the conversation tree keeps them), escape-heavy and non-ASCII text, as one conversation', kind: 'path' },
 };
 
 export const WORKLOAD_NAMES = Object.keys(WORKLOADS);
@@ -412,6 +414,16 @@ export function buildWorkload(name) {
     case 'XL': messages = conversation(rng, 10000); break;
     case 'SMALL10K': messages = Array.from({ length: 10000 }, () => smallMessage(rng)); break;
     case 'SMALL10K-path': messages = Array.from({ length: 10000 }, () => smallMessage(rng)); break;
+    case 'STR10K-path':
+      escapes = true;
+      intl = 0.3;
+      try {
+        messages = Array.from({ length: 10000 }, () => smallMessage(rng).content);
+      } finally {
+        escapes = false;
+        intl = 0;
+      }
+      break;
     case 'L-esc':
       escapes = true;
       intl = 0.1;

@@ -73,13 +73,38 @@ tape lock; concurrent appends are kept). With a Redis URL, the same for a namesp
 Example:
   tapedeck prune recordings/app.tape
 `,
-  export: `Usage: tapedeck export <tape> [--json]
+  export: `Usage: tapedeck export <tape> [--json] [--review]
 
 Print a tape as deterministic, pretty JSON (sorted keys, binary as base64), for code review and
 diffs. tapedeck import turns it back into the same tape, byte for byte.
 
+Options:
+  --review           Show each streamed answer as the answer it stands for and its events one
+                     per line ({ "$type": "stream", "answer", "events" }) instead of its bytes:
+                     what git diff shows after tapedeck init. This form does not import.
+
 Example:
   tapedeck export recordings/app.tape > app.tape.json
+  tapedeck export --review recordings/app.tape | less
+`,
+  scan: `Usage: tapedeck scan <tapes or folders...> [--staged]
+
+Look through every record of the tapes (folders: every *.tape below them) for anything that
+looks like a credential: bearer and basic tokens, SigV4 signatures, known provider key formats
+(sk-, sk-ant-, AIza, gsk_, AKIA, ...), and long random-looking values in secret-named members
+(api_key, authorization, *_password, *Token, ...), in every header and body, streams included.
+Tapes written by older versions, by hand or by importers get the same check as redaction.
+Prints each finding with the file, the record (index and byte offset) and the path inside it,
+showing only the first characters. Exit 0: nothing found; 1: findings, or a tape that
+cannot be read; 2: usage.
+
+Options:
+  --staged           Scan the tapes staged for commit (their staged content), as the
+                     pre-commit hook tapedeck init writes does
+
+Example:
+  tapedeck scan tapes/
+  tapedeck scan --staged
 `,
   import: `Usage: tapedeck import <input> <tape> [--force] [--ignore a,b]
 

@@ -6,7 +6,7 @@ import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckE
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { EXIT, reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { COMMAND_HELP } from './cli-help.ts';
-import { exportTapeJSON, importTapeJSON } from './store/export.ts';
+import { importTapeJSON, writeTapeJSON } from './store/export.ts';
 import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { answerFraming, answerProblem, isHttpRecord } from './store/records.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
@@ -39,8 +39,13 @@ ${DRIFT_COMMANDS}  prune <tape>          Compact a tape: drop damaged bytes and 
                         (atomic rewrite under the tape lock; concurrent appends are kept)
   prune <redis-url> [--namespace NS]
                         The same for a Redis namespace (docs/redis.md)
-  export <tape> [--json] Print a tape as deterministic, pretty JSON (sorted keys, binary as
-                        base64) for code review
+  export <tape> [--json] [--review]
+                        Print a tape as deterministic, pretty JSON (sorted keys, binary as
+                        base64) for code review; --review: streams as their answer and
+                        one event per line (what git diff shows; not importable)
+  scan <tapes...> [--staged]
+                        Look for anything that looks like a credential in every record
+                        (headers, bodies, streams); exit 1 naming where (docs/proxy.md)
   import <src> <tape> [--force] [--ignore a,b]
                         Write a tape from such JSON (lossless), from a directory of
                         JSON recordings (one request/response per file), or from
@@ -104,6 +109,20 @@ Examples:
   tapedeck import recordings/ tapes/app.tape                # a directory of JSON recordings
   tapedeck key request.json                                 # what a request is keyed by
 `;
+
+/** Writes text to stdout, resolving when stdout can take more (or has closed: a reader that stopped). */
+function toStdout(text: string): Promise<void> {
+  return new Promise((done) => {
+    if (process.stdout.write(text)) return done();
+    const go = () => {
+      process.stdout.off('drain', go);
+      process.stdout.off('close', go);
+      done();
+    };
+    process.stdout.on('drain', go);
+    process.stdout.on('close', go);
+  });
+}
 
 function readInput(file: string | undefined): Buffer {
   if (file === undefined || file === '-') return readFileSync(0);
@@ -227,6 +246,7 @@ function main(argv: string[]): number | Promise<number> {
   if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(code));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
   if (argv[0] === 'add') return import('./proxy/add-cli.ts').then((m) => m.addCommand(argv.slice(1)));
+  if (argv[0] === 'scan') return import('./store/scan-cli.ts').then((m) => m.scanCommand(argv.slice(1)));
   if (argv[0] === 'init') return import('./store/git-diff.ts').then((m) => m.initCommand(argv.slice(1)));
   if (argv[0] === 'diff') return import('./drift/cli.ts').then((m) => m.diffCommand(argv.slice(1)));
   if (argv[0] === 'stats') return import('./drift/cli.ts').then((m) => m.statsCommand(argv.slice(1)));
@@ -248,12 +268,14 @@ function main(argv: string[]): number | Promise<number> {
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
   let force = false;
+  let review = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--ignore') ignoreKeys = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a.startsWith('--ignore=')) ignoreKeys = a.slice(9).split(',').filter(Boolean);
     else if (a === '--force') force = true;
     else if (a === '--json') continue; // export prints JSON; the flag is accepted for clarity
+    else if (a === '--review') review = true;
     else if (a === '-h' || a === '--help') args.unshift('help');
     else if (a === '-v' || a === '--version') args.unshift('version');
     else if (a.startsWith('-') && a !== '-') throw usageError(`Unknown option ${a}.`, 'tapedeck --help lists the options.');
@@ -292,10 +314,8 @@ function main(argv: string[]): number | Promise<number> {
       return prune(file);
     case 'export':
       tapeArg('export', file, 'tapedeck export recordings/app.tape > app.tape.json');
-      return exportTapeJSON(file!).then((json) => {
-        process.stdout.write(json);
-        return 0;
-      });
+      // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes it.
+      return writeTapeJSON(file!, toStdout, { review }).then(() => 0);
     case 'import':
       if (!file || !second) throw usageError('import needs the input and the tape to write.', 'tapedeck import app.tape.json recordings/app.tape');
       return importAny(file, second, force, ignoreKeys).then(({ records, skipped, from }) => {

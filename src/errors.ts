@@ -35,6 +35,8 @@
  * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
  * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
+ * - `E_HOOK`: a user's `beforeRecord`, `beforeReplay` or `match` threw (HTTP 500 from the proxy);
+ *   `details.hook` names it, `cause` is what it threw, and its stack is printed on stderr.
  * - `E_SIGNATURE`: a SigV4 request signed with the proxy's own access key id whose signature the
  *   proxy cannot verify, is outside AWS's 15-minute window, or is scoped to a service the route
  *   is not for (HTTP 403, AWS's `InvalidSignatureException`); nothing was sent upstream.
@@ -87,6 +89,7 @@ export type TapedeckErrorCode =
   | 'E_BODY_TOO_LARGE'
   | 'E_PROXY_CLOSED'
   | 'E_PROXY_INTERNAL'
+  | 'E_HOOK'
   | 'E_SIGNATURE'
   | 'E_NETWORK_BLOCKED'
   | 'E_CHAOS_SPEC'

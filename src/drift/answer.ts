@@ -1,25 +1,32 @@
 // What a recording asked and what it was answered, read the same way for every record layout on
 // a tape (the proxy / createFetch's HTTP exchanges, ReplayCache records). Answers are read behind
-// one function, answerOf, so that the drift classifier needs to know nothing about record layouts
-// or stream framing: streamed answers are assembled into the body the same request would have
-// got without streaming, by the provider module of the request's route (src/providers), and the
-// stream's own shape (its event sequence) is kept beside it for the `stream` class.
+// one function, answerOf, so that the drift classifier needs to know nothing about record layouts,
+// stream framing or answer shapes: streamed answers are assembled into the body the same request
+// would have got without streaming, and every answer is read (text, tool calls, finish, usage),
+// by the provider module of the request's route (src/providers); the stream's own shape (its
+// event sequence) is kept beside it for the `stream` class.
 
-import { assembleAnswer, responseComplete } from '../providers/index.ts';
-import { parseSse } from '../providers/sse-assemble.ts';
+import { assembleAnswer, readAnswer, responseComplete, type ProviderAnswer } from '../providers/index.ts';
+import { parseSse, sseEventType, withChunkEnvelope } from '../providers/sse-assemble.ts';
 import { currentHttpKey, isHttpRecord, isCacheRecord } from '../store/records.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The answer shapes the classifier tells apart. */
-export type AnswerShape = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini' | 'bedrock-converse' | 'ollama' | 'json' | 'text' | 'bytes' | 'none';
+/**
+ * The answer shapes the classifier tells apart: a provider's (its module's reading says which:
+ * `openai-chat`, `anthropic`, `gemini`, ...), or `json`, `text`, `bytes`, `none` for answers no
+ * module reads.
+ */
+export type AnswerShape = string;
 
 /** One recorded answer, as the classifier reads it. */
 export interface Answer {
   /** HTTP status (200 for ReplayCache values). */
   status: number;
   shape: AnswerShape;
+  /** How its provider's module reads it, when one does. */
+  read?: ProviderAnswer;
   /** The answer body: parsed JSON (assembled when streamed), text, or bytes. */
   body: unknown;
   /** Whether the answer came as an event stream. */
@@ -51,67 +58,8 @@ function contentTypeOf(headers: Record<string, string | string[]> | undefined): 
   return typeof s === 'string' ? s.split(';')[0]!.trim().toLowerCase() : '';
 }
 
-/** The shape of a JSON answer body, from the members each API's answers carry. */
-export function shapeOf(body: unknown): AnswerShape {
-  if (!isObj(body)) return body === undefined ? 'none' : 'json';
-  if (body.object === 'chat.completion' || body.object === 'text_completion' || (Array.isArray(body.choices) && 'created' in body)) return 'openai-chat';
-  if (body.object === 'response' && Array.isArray(body.output)) return 'openai-responses';
-  if (body.type === 'message' && Array.isArray(body.content)) return 'anthropic';
-  if (Array.isArray(body.candidates)) return 'gemini';
-  if (isObj(body.output) && isObj(body.output.message) && 'stopReason' in body) return 'bedrock-converse';
-  if (typeof body.done === 'boolean' && (isObj(body.message) || typeof body.response === 'string')) return 'ollama';
-  return 'json';
-}
-
-/** The type of one stream event, coarse enough that a longer text gives more of the same. */
-function eventType(event: string, data: string): string {
-  if (data === '[DONE]') return '[DONE]';
-  let d: unknown;
-  try {
-    d = JSON.parse(data);
-  } catch {
-    return event;
-  }
-  if (!isObj(d)) return event;
-  if (typeof d.type === 'string') {
-    // Anthropic content deltas differ by what they carry (text vs tool input).
-    if (d.type === 'content_block_delta' && isObj(d.delta) && typeof d.delta.type === 'string') return `content_block_delta:${d.delta.type}`;
-    return d.type;
-  }
-  if (Array.isArray(d.choices)) {
-    const c = d.choices[0];
-    if (!isObj(c)) return d.usage ? 'usage' : 'chunk';
-    if (c.finish_reason !== null && c.finish_reason !== undefined) return 'finish';
-    const delta = isObj(c.delta) ? c.delta : {};
-    if (Array.isArray(delta.tool_calls)) return 'tool_calls';
-    if (typeof delta.refusal === 'string' && delta.refusal !== '') return 'refusal';
-    if (typeof delta.role === 'string') return 'role';
-    if (typeof delta.content === 'string') return 'content';
-    return 'chunk';
-  }
-  return event;
-}
-
-/**
- * A chat completion assembled from chunks keeps the members every chunk repeats (id, model,
- * created...) that the assembler knows; members it does not know are taken from the first chunk
- * here, so that a new envelope member in a streamed answer is seen as one in a plain answer.
- */
-function withChunkEnvelope(assembled: Obj, events: { data: string }[]): Obj {
-  for (const e of events) {
-    let d: unknown;
-    try {
-      d = JSON.parse(e.data);
-    } catch {
-      continue;
-    }
-    if (!isObj(d) || !Array.isArray(d.choices)) continue;
-    const out = { ...assembled };
-    for (const [k, v] of Object.entries(d)) if (!(k in out) && k !== 'choices' && k !== 'usage' && k !== 'object') out[k] = v;
-    return out;
-  }
-  return assembled;
-}
+/** The shape of an answer no module reads. */
+const plainShape = (body: unknown): AnswerShape => (body === undefined ? 'none' : typeof body === 'string' ? 'text' : 'json');
 
 function parseBody(bytes: Uint8Array, contentType: string): { body: unknown; shape: AnswerShape } {
   if (bytes.length === 0) return { body: undefined, shape: 'none' };
@@ -119,7 +67,7 @@ function parseBody(bytes: Uint8Array, contentType: string): { body: unknown; sha
   if (contentType.includes('json') || /^\s*[[{]/.test(text)) {
     try {
       const body = JSON.parse(text) as unknown;
-      return { body, shape: shapeOf(body) };
+      return { body, shape: 'json' };
     } catch {
       // not JSON after all: read as text below
     }
@@ -164,21 +112,23 @@ export function answerOf(record: unknown): Answer | undefined {
     const res = record.response;
     const ct = contentTypeOf(res.headers);
     const durationMs = typeof record.durationMs === 'number' ? record.durationMs : undefined;
+    const read = (body: unknown) => readAnswer(record.request, body, res.headers);
     if (ct === 'text/event-stream') {
       const text = decoder.decode(res.body);
-      let assembled = assembleRecorded(record.request, ct, text);
       const sse = parseSse(text);
-      if (assembled && shapeOf(assembled) === 'openai-chat') assembled = withChunkEnvelope(assembled, sse);
-      const body = assembled ?? text;
+      const assembled = assembleRecorded(record.request, ct, text);
+      const body = assembled ? withChunkEnvelope(assembled, sse) : text;
+      const r = assembled ? read(body) : undefined;
       let events: string[] | undefined;
       return {
         status: res.status,
-        shape: assembled ? shapeOf(assembled) : 'text',
+        shape: r?.shape ?? plainShape(body),
+        ...(r ? { read: r } : {}),
         body,
         streamed: true,
         // Read only when a pair's content is the same: typing every event costs a JSON.parse each.
         get events() {
-          return (events ??= sse.map((e) => eventType(e.event, e.data)));
+          return (events ??= sse.map((e) => sseEventType(e.event, e.data)));
         },
         raw: res.body,
         durationMs,
@@ -189,13 +139,18 @@ export function answerOf(record: unknown): Answer | undefined {
     const framed = ct === 'application/json' || ct === '' ? undefined : assembleRecorded(record.request, ct, res.body);
     const arrayStream = framed === undefined && ct === 'application/json' && res.body[0] === 0x5b ? assembleRecorded(record.request, ct, res.body) : undefined;
     const assembled = framed ?? arrayStream;
-    if (assembled) return { status: res.status, shape: shapeOf(assembled), body: assembled, streamed: true, events: [], raw: res.body, durationMs };
+    if (assembled) {
+      const r = read(assembled);
+      return { status: res.status, shape: r?.shape ?? 'json', ...(r ? { read: r } : {}), body: assembled, streamed: true, events: [], raw: res.body, durationMs };
+    }
     const { body, shape } = parseBody(res.body, ct);
-    return { status: res.status, shape, body, streamed: false, events: [], raw: res.body, durationMs };
+    const r = shape === 'json' ? read(body) : undefined;
+    return { status: res.status, shape: r?.shape ?? shape, ...(r ? { read: r } : {}), body, streamed: false, events: [], raw: res.body, durationMs };
   }
   if (isCacheRecord(record)) {
     const durationMs = typeof record.durationMs === 'number' ? record.durationMs : undefined;
-    return { status: 200, shape: typeof record.value === 'string' ? 'text' : shapeOf(record.value), body: record.value, streamed: false, events: [], durationMs };
+    const r = readAnswer(undefined, record.value);
+    return { status: 200, shape: r?.shape ?? plainShape(record.value), ...(r ? { read: r } : {}), body: record.value, streamed: false, events: [], durationMs };
   }
   return undefined;
 }

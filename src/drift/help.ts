@@ -1,6 +1,8 @@
 // Help text of the drift commands, in one place (`tapedeck diff --help`, `tapedeck stats --help`
 // and their lines in `tapedeck --help`).
 
+import { PRICES_DATE } from './prices.ts';
+
 /** Lines for the command list of `tapedeck --help`. */
 export const DRIFT_COMMANDS = `  diff <old> <new> | diff <tape-or-folder> [--git REV]
                         What changed in the answers between two tapes, two folders
@@ -40,8 +42,10 @@ Examples:
 export const STATS_HELP = `Usage: tapedeck stats <tape-or-folder...> [--prices FILE] [--format json]
 
 Per provider and model: recorded calls, tokens in and out, the estimated cost of making the
-calls live (prices per million tokens from a built-in table, dated; --prices FILE overrides
-or adds models), and the recorded time replay saves.
+calls live (list prices per million tokens from a built-in table of ${PRICES_DATE}; prices
+change: --prices FILE with newer ones overrides or adds models), and the recorded time replay
+saves. Every provider's answers are counted: OpenAI, Anthropic, Gemini, Bedrock, Ollama, Azure,
+and OpenAI-compatible APIs under their own names where their answers say who they are.
 
   --prices FILE   JSON { "model": { "input": USD per 1M tokens, "output": USD per 1M tokens } }
   --format F      terminal (default) or json

@@ -34,6 +34,13 @@ export const DEFAULT_PRICES: Readonly<Record<string, Price>> = Object.freeze({
   'claude-3-7-sonnet': { input: 3, output: 15 },
   'claude-haiku-4-5': { input: 1, output: 5 },
   'claude-3-5-haiku': { input: 0.8, output: 4 },
+  'gemini-2.5-pro': { input: 1.25, output: 10 },
+  'gemini-2.5-flash': { input: 0.3, output: 2.5 },
+  'gemini-2.5-flash-lite': { input: 0.1, output: 0.4 },
+  'gemini-2.0-flash': { input: 0.1, output: 0.4 },
+  'amazon.nova-pro': { input: 0.8, output: 3.2 },
+  'amazon.nova-lite': { input: 0.06, output: 0.24 },
+  'amazon.nova-micro': { input: 0.035, output: 0.14 },
 });
 
 /**
@@ -43,9 +50,14 @@ export const DEFAULT_PRICES: Readonly<Record<string, Price>> = Object.freeze({
  * priceOf('gpt-4o-mini-2024-07-18', DEFAULT_PRICES) // { input: 0.15, output: 0.6 }
  */
 export function priceOf(model: string, table: Readonly<Record<string, Price>>): Price | undefined {
-  let best: string | undefined;
-  for (const name of Object.keys(table)) if (model.startsWith(name) && (best === undefined || name.length > best.length)) best = name;
-  return best === undefined ? undefined : table[best];
+  const longest = (m: string) => {
+    let best: string | undefined;
+    for (const name of Object.keys(table)) if (m.startsWith(name) && (best === undefined || name.length > best.length)) best = name;
+    return best === undefined ? undefined : table[best];
+  };
+  // A Bedrock model id (`us.anthropic.claude-3-5-haiku-...`) is priced as its vendor's model
+  // when the table has no entry of its own.
+  return longest(model) ?? longest(model.replace(/^(?:(?:us|eu|apac|global|us-gov)\.)?(?:anthropic|meta|mistral|cohere|deepseek|openai)\./, ''));
 }
 
 /**

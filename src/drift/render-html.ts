@@ -3,9 +3,9 @@
 // Every piece of recorded text is escaped; the page's own script only shows and hides entries.
 
 import { DRIFT_CLASSES } from './classify.ts';
+import { escapeHtml as esc } from './escape.ts';
 import { failOnText, type DriftEntry, type DriftReport } from './report.ts';
 
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 const pretty = (v: unknown) => (v === undefined ? '' : (JSON.stringify(v, null, 2) ?? ''));
 
 const STYLE = `

@@ -2,14 +2,23 @@
 // changed, and each change folded in a <details> block.
 
 import { DRIFT_CLASSES } from './classify.ts';
+import { escapeHtml, escapeMarkdown, escapeTerminal } from './escape.ts';
 import { failOnText, type DriftEntry, type DriftReport } from './report.ts';
 import { inlineDiff } from './text-diff.ts';
 
-const cell = (s: string) => s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
-const fence = (s: string) => {
-  // A fence longer than any run of backticks inside, so the block cannot be closed early.
-  const longest = Math.max(2, ...[...s.matchAll(/`+/g)].map((m) => m[0].length));
-  return '`'.repeat(longest + 1);
+// Recorded text as Markdown text; its control characters are shown too, as the report is often
+// read in a terminal or a CI log before it is posted.
+const cell = (s: string) => escapeMarkdown(escapeTerminal(s));
+// A run of backticks longer than any inside, so a code span or block cannot be closed early.
+const longestTicks = (s: string) => Math.max(0, ...[...s.matchAll(/`+/g)].map((m) => m[0].length));
+const fence = (s: string) => '`'.repeat(Math.max(2, longestTicks(s)) + 1);
+// A code span shows its content as is (backslashes included), so it is delimited, not escaped;
+// the spaces keep a backtick at either end from joining the delimiters.
+const code = (s: string) => {
+  const one = escapeTerminal(s).replace(/\r\n?|\n/g, ' ');
+  const ticks = '`'.repeat(longestTicks(one) + 1);
+  const pad = one.startsWith('`') || one.endsWith('`') ? ' ' : '';
+  return `${ticks}${pad}${one}${pad}${ticks}`;
 };
 const block = (lang: string, s: string) => {
   const f = fence(s);
@@ -24,14 +33,14 @@ function detailsOf(e: DriftEntry): string {
   if (d.structure) out += d.structure.map((s) => `- ${cell(s)}`).join('\n') + '\n\n';
   if (d.toolCalls) {
     for (const t of d.toolCalls) {
-      out += `- tool call ${t.index} \`${cell(t.name)}\`: ${t.change}${t.oldName ? ` (was \`${cell(t.oldName)}\`)` : ''}\n`;
-      if (t.changes) out += t.changes.map((c) => `  - \`${cell(c.path || '(arguments)')}\` ${c.kind}: ${cell(JSON.stringify(c.old) ?? '')} → ${cell(JSON.stringify(c.new) ?? '')}`).join('\n') + '\n';
+      out += `- tool call ${t.index} ${code(t.name)}: ${t.change}${t.oldName ? ` (was ${code(t.oldName)})` : ''}\n`;
+      if (t.changes) out += t.changes.map((c) => `  - ${code(c.path || '(arguments)')} ${c.kind}: ${cell(JSON.stringify(c.old) ?? '')} → ${cell(JSON.stringify(c.new) ?? '')}`).join('\n') + '\n';
     }
     out += '\n';
   }
-  if (d.finish) out += `Finish: ${d.finish.old.join(', ') || '-'} → ${d.finish.new.join(', ') || '-'}${d.finish.oldRefusal || d.finish.newRefusal ? `; refusal: ${cell(d.finish.oldRefusal ?? '-')} → ${cell(d.finish.newRefusal ?? '-')}` : ''}\n\n`;
-  if (d.text && d.text.ops.length > 1) out += `Text, ${Math.round(d.text.similarity * 100)}% similar (\`[-removed-]{+added+}\`):\n\n${block('text', inlineDiff(d.text.ops))}\n`;
-  if (d.stream) out += `Stream: ${d.stream.oldEvents} → ${d.stream.newEvents} events; order ${d.stream.oldOrder.join(' ')} → ${d.stream.newOrder.join(' ')}\n\n`;
+  if (d.finish) out += `Finish: ${d.finish.old.map(cell).join(', ') || '-'} → ${d.finish.new.map(cell).join(', ') || '-'}${d.finish.oldRefusal || d.finish.newRefusal ? `; refusal: ${cell(d.finish.oldRefusal ?? '-')} → ${cell(d.finish.newRefusal ?? '-')}` : ''}\n\n`;
+  if (d.text && d.text.ops.length > 1) out += `Text, ${Math.round(d.text.similarity * 100)}% similar (\`[-removed-]{+added+}\`):\n\n${block('text', inlineDiff(d.text.ops.map(([op, t]) => [op, escapeTerminal(t)])))}\n`;
+  if (d.stream) out += `Stream: ${d.stream.oldEvents} → ${d.stream.newEvents} events; order ${d.stream.oldOrder.map(cell).join(' ')} → ${d.stream.newOrder.map(cell).join(' ')}\n\n`;
   if (d.benign) out += `Noise: ${d.benign.map(cell).join('; ')}\n\n`;
   if (!out && e.status !== 'paired') out += `${e.status === 'added' ? 'New' : 'Removed'} recording of ${cell(e.route)}${(e.new ?? e.old)?.model ? ` (${cell((e.new ?? e.old)!.model!)})` : ''}.\n\n`;
   return out;
@@ -45,7 +54,7 @@ function detailsOf(e: DriftEntry): string {
  */
 export function renderMarkdown(r: DriftReport): string {
   const s = r.summary;
-  let out = `### tapedeck diff: \`${cell(r.old)}\` → \`${cell(r.new)}\`\n\n`;
+  let out = `### tapedeck diff: ${code(r.old)} → ${code(r.new)}\n\n`;
   out += `${s.pairs} pair${s.pairs === 1 ? '' : 's'}, ${s.added} added, ${s.removed} removed. `;
   out += s.failing ? `**${s.failing} failing** (fail-on: ${failOnText(s.failOn)}).\n\n` : `Nothing fails (fail-on: ${failOnText(s.failOn)}).\n\n`;
   out += '| class | pairs |\n|---|---:|\n';
@@ -60,7 +69,7 @@ export function renderMarkdown(r: DriftReport): string {
   out += '\n';
   for (const e of rows) {
     if (e.primary === 'benign') continue;
-    out += `<details><summary>${cell(e.tape)} #${e.new?.index ?? e.old?.index}: ${e.classes.join(', ') || e.status}</summary>\n\n${detailsOf(e)}</details>\n\n`;
+    out += `<details><summary>${escapeHtml(escapeTerminal(e.tape))} #${e.new?.index ?? e.old?.index}: ${e.classes.join(', ') || e.status}</summary>\n\n${detailsOf(e)}</details>\n\n`;
   }
   return out;
 }

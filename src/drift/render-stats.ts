@@ -1,5 +1,6 @@
 // `tapedeck stats` as a terminal table.
 
+import { escapeTerminal } from './escape.ts';
 import { PRICES_DATE } from './prices.ts';
 import type { Stats, StatsRow } from './stats.ts';
 
@@ -16,13 +17,13 @@ const secs = (ms: number) => (ms >= 60_000 ? `${(ms / 60_000).toFixed(1)} min` :
 export function renderStats(s: Stats, opts: { pricesFile?: string }): string {
   const head = ['PROVIDER', 'MODEL', 'CALLS', 'TOKENS IN', 'TOKENS OUT', 'LIVE COST', 'RECORDED TIME'];
   const line = (r: Pick<StatsRow, 'calls' | 'tokensIn' | 'tokensOut' | 'cost' | 'recordedMs'>, provider: string, model: string) => [provider, model, int(r.calls), int(r.tokensIn), int(r.tokensOut), usd(r.cost), secs(r.recordedMs)];
-  const rows = [head, ...s.rows.map((r) => line(r, r.provider, r.model)), line(s.total, 'total', '')];
+  const rows = [head, ...s.rows.map((r) => line(r, escapeTerminal(r.provider), escapeTerminal(r.model))), line(s.total, 'total', '')];
   const widths = head.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => r.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   let out = `${s.tapes} tape${s.tapes === 1 ? '' : 's'}, ${int(s.total.calls)} recorded call${s.total.calls === 1 ? '' : 's'}\n\n`;
   out += rows.map(fmt).join('\n') + '\n\n';
   out += `Live cost: list prices per million tokens ${opts.pricesFile ? `from the defaults of ${PRICES_DATE} and ${opts.pricesFile}` : `of ${PRICES_DATE} (--prices FILE for yours)`}.`;
-  if (s.unpriced.length) out += ` No price for ${s.unpriced.join(', ')}: left out of the total.`;
+  if (s.unpriced.length) out += ` No price for ${s.unpriced.map(escapeTerminal).join(', ')}: left out of the total.`;
   if (s.total.withoutUsage) out += ` ${int(s.total.withoutUsage)} call(s) reported no token usage.`;
   out += `\nReplay saves the recorded time: ${secs(s.total.recordedMs)} of live calls.\n`;
   return out;

@@ -3,6 +3,7 @@
 
 import type { DriftClass } from './classify.ts';
 import { DRIFT_CLASSES } from './classify.ts';
+import { escapeTerminal } from './escape.ts';
 import { failOnText, type DriftReport } from './report.ts';
 import { inlineDiff } from './text-diff.ts';
 
@@ -26,6 +27,8 @@ export function useColour(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = 
 
 const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+// Recorded text on one line, its control characters shown rather than run.
+const line = (s: string) => escapeTerminal(s.replace(/\r\n?|\n/g, ' ⏎ '));
 
 /** The class counts as one phrase: `3 identical, 1 text`. */
 export function countsPhrase(r: DriftReport): string {
@@ -44,8 +47,8 @@ export function renderTerminal(r: DriftReport, opts: { colour: boolean; width?: 
   const marks = opts.colour ? { del: (s: string) => `\x1b[31;9m${s}\x1b[0m`, ins: (s: string) => `\x1b[32;4m${s}\x1b[0m` } : undefined;
   const width = opts.width ?? 160;
   const s = r.summary;
-  let out = `tapedeck diff ${r.old} -> ${r.new}: ${s.pairs} pair${s.pairs === 1 ? '' : 's'} (${countsPhrase(r)}), ${s.added} added, ${s.removed} removed\n`;
-  const rows = r.entries.filter((e) => e.primary !== 'identical');
+  let out = `tapedeck diff ${line(r.old)} -> ${line(r.new)}: ${s.pairs} pair${s.pairs === 1 ? '' : 's'} (${countsPhrase(r)}), ${s.added} added, ${s.removed} removed\n`;
+  const rows = r.entries.filter((e) => e.primary !== 'identical').map((e) => ({ ...e, tape: line(e.tape), route: line(e.route), summary: line(e.summary) }));
   if (rows.length) {
     const tapeW = Math.min(28, Math.max(4, ...rows.map((e) => e.tape.length)));
     const routeW = Math.min(34, Math.max(5, ...rows.map((e) => e.route.length)));
@@ -57,7 +60,7 @@ export function renderTerminal(r: DriftReport, opts: { colour: boolean; width?: 
       const more = e.classes.length > 1 ? ` [${e.classes.slice(1).join(', ')}]` : '';
       out += `${head}${clip(e.summary + more, Math.max(30, width - 20 - tapeW - routeW))}\n`;
       if (e.details.text && e.classes.includes('text') && e.details.text.ops.length > 1) {
-        out += `${' '.repeat(12)}${inlineDiff(e.details.text.ops, marks, 30).replace(/\s*\n\s*/g, ' ⏎ ').slice(0, 400)}${opts.colour ? '\x1b[0m' : ''}\n`;
+        out += `${' '.repeat(12)}${inlineDiff(e.details.text.ops.map(([op, t]) => [op, escapeTerminal(t)]), marks, 30).replace(/\s*\n\s*/g, ' ⏎ ').slice(0, 400)}${opts.colour ? '\x1b[0m' : ''}\n`;
       }
     }
   }

@@ -3,6 +3,7 @@
 // so this layer stays below the proxy), within a budget, a few at a time, with 429s retried.
 // The original tape is only read; the new answers go to another tape.
 
+import { readAnswer } from '../providers/index.ts';
 import { REDACTED } from '../store/redact.ts';
 import { isHttpRecord, type HttpRecord } from '../store/records.ts';
 import { answerComplete, assembleRecorded } from './answer.ts';
@@ -122,17 +123,17 @@ export function retryDelay(headers: Headers, attempt: number, maxMs: number): nu
 }
 
 function costOf(bytes: Uint8Array, contentType: string, r: HttpRecord, prices: Readonly<Record<string, Price>>): number {
-  let body: unknown;
-  if (contentType.startsWith('text/event-stream')) body = assembleRecorded(r.request, contentType, bytes);
-  else {
+  // A stream in any framing is assembled by the module of its route; a plain answer is JSON.
+  let body: unknown = assembleRecorded(r.request, contentType, bytes);
+  if (body === undefined && !contentType.startsWith('text/event-stream')) {
     try {
       body = JSON.parse(Buffer.from(bytes).toString('utf8'));
     } catch {
       return 0;
     }
   }
-  const usage = usageOf(body);
-  const answerModel = (body as { model?: unknown } | undefined)?.model;
+  const usage = usageOf(body, r.request);
+  const answerModel = readAnswer(r.request, body)?.model;
   const asked = (r.request.body as { model?: unknown } | undefined)?.model;
   const price = (typeof answerModel === 'string' ? priceOf(answerModel, prices) : undefined) ?? (typeof asked === 'string' ? priceOf(asked, prices) : undefined);
   return usage && price ? (usage.input * price.input + usage.output * price.output) / 1e6 : 0;

@@ -2,6 +2,7 @@
 // them live would cost, and the time the recorded calls took (which replay saves).
 
 import { answerOf, askedOf } from './answer.ts';
+import { readAnswer } from '../providers/index.ts';
 import { priceOf, type Price } from './prices.ts';
 import type { TapeSide } from './pair.ts';
 
@@ -32,21 +33,17 @@ export interface Stats {
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-/** Input and output tokens an answer reports (Anthropic's cached input counted as input). */
-export function usageOf(body: unknown): { input: number; output: number } | undefined {
-  if (!isObj(body) || !isObj(body.usage)) return undefined;
-  const u = body.usage;
-  if ('prompt_tokens' in u || 'completion_tokens' in u) return { input: n(u.prompt_tokens), output: n(u.completion_tokens) };
-  if ('input_tokens' in u || 'output_tokens' in u) return { input: n(u.input_tokens) + n(u.cache_creation_input_tokens) + n(u.cache_read_input_tokens), output: n(u.output_tokens) };
-  return undefined;
-}
-
-function providerOf(route: string, shape: string): string {
-  if (shape === 'anthropic' || /\/v1\/messages\b/.test(route)) return 'anthropic';
-  if (shape === 'openai-chat' || shape === 'openai-responses' || /\/(chat\/completions|responses|embeddings|completions)\b/.test(route)) return 'openai';
-  return route === 'cache' ? 'cache' : 'other';
+/**
+ * Input and output tokens an answer reports, as its provider module reads them (cached input
+ * counted as input, thinking tokens as output: both are billed so).
+ *
+ * @example
+ * usageOf({ object: 'chat.completion', created: 1, choices: [], usage: { prompt_tokens: 5, completion_tokens: 2 } }) // { input: 5, output: 2 }
+ */
+export function usageOf(body: unknown, request?: { method: string; url: string }, headers?: Record<string, string | string[]>): { input: number; output: number } | undefined {
+  const u = readAnswer(request, body, headers)?.usage;
+  return u ? { input: u.input ?? 0, output: u.output ?? 0 } : undefined;
 }
 
 /** One recording's place in the stats: provider, model, tokens, cost, duration. */
@@ -69,11 +66,15 @@ export function callStats(record: unknown, prices: Readonly<Record<string, Price
   const asked = askedOf(record);
   const answer = answerOf(record);
   if (!asked || !answer) return undefined;
-  const model = (isObj(answer.body) && typeof answer.body.model === 'string' ? answer.body.model : undefined) ?? (isObj(asked.body) && typeof asked.body.model === 'string' ? asked.body.model : '-');
-  const usage = usageOf(answer.body);
-  const price = priceOf(model, prices) ?? (isObj(asked.body) && typeof asked.body.model === 'string' ? priceOf(asked.body.model, prices) : undefined);
+  const read = answer.read;
+  const askedModel = isObj(asked.body) && typeof asked.body.model === 'string' ? asked.body.model : undefined;
+  const model = read?.model ?? askedModel ?? '-';
+  const usage = read?.usage ? { input: read.usage.input ?? 0, output: read.usage.output ?? 0 } : undefined;
+  const price = priceOf(model, prices) ?? (askedModel !== undefined ? priceOf(askedModel, prices) : undefined);
   const cost = usage && price ? (usage.input * price.input + usage.output * price.output) / 1e6 : price && !usage ? 0 : null;
-  return { provider: providerOf(asked.route, answer.shape), model, status: answer.status, usage, cost, durationMs: answer.durationMs ?? 0 };
+  // Calls no module reads: ReplayCache values under `cache`, other HTTP calls under `other`.
+  const provider = read?.provider ?? (asked.route === 'cache' ? 'cache' : 'other');
+  return { provider, model, status: answer.status, usage, cost, durationMs: answer.durationMs ?? 0 };
 }
 
 /**

@@ -80,6 +80,11 @@ export interface MatcherOptions extends NormalizeOptions {
    * hash of its bytes alone.
    */
   memo?: number;
+  /**
+   * Recordings already used when the matcher is made (a proxy that served them by their stored
+   * keys before it needed a matcher): they count as used, as if this matcher had served them.
+   */
+  used?: (index: number) => boolean;
 }
 
 export interface MatchResult {
@@ -349,6 +354,8 @@ export function createMatcher(opts: MatcherOptions): Matcher {
       if (!recordedBytes.has(id)) recordedBytes.set(id, i);
     }
   });
+
+  if (opts.used) for (let i = 0; i < recordings.length; i++) if (opts.used(i)) index.markUsed(i);
 
   const memo = new Map<string, RequestDigests>();
   const stats: MatcherStats = { memoHits: 0, fingerprintHits: 0, computed: 0 };

@@ -83,16 +83,42 @@ async function readEvents(body: ReadableStream<Uint8Array>, onMessage: (m: JsonR
 }
 
 /**
+ * Request headers a client's message does not pass on to the endpoint: hop-by-hop ones, and
+ * those tapedeck's own client sets for itself (session, protocol version, body and answer types).
+ */
+const NOT_FORWARDED: ReadonlySet<string> = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect', 'content-length', 'content-encoding', 'accept', 'accept-encoding', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
+
+/**
+ * The client's request headers to send on to the endpoint (its Authorization, cookies, API keys,
+ * anything else it set), so an endpoint that needs credentials can be recorded. They go only
+ * upstream: an MCP record holds no headers, and the key is the message alone.
+ *
+ * @example
+ * forwardedHeaders({ authorization: 'Bearer t', accept: 'text/event-stream' }) // { authorization: 'Bearer t' }
+ */
+export function forwardedHeaders(h: IncomingMessage['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) {
+    // HTTP/2 pseudo-headers are the request line, not headers.
+    if (v === undefined || k.charCodeAt(0) === 0x3a || NOT_FORWARDED.has(k)) continue;
+    out[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+/**
  * The real Streamable HTTP endpoint as an McpUpstream: each message is a POST (its answer read
  * as JSON or as an event stream), the server's own stream a GET opened after initialization,
- * and close() a DELETE of the session.
+ * and close() a DELETE of the session. `clientHeaders` are sent with each of them (the headers
+ * of the client's latest request, see forwardedHeaders).
  */
-export function httpUpstream(url: string, fetchFn: typeof fetch = fetch): McpUpstream {
+export function httpUpstream(url: string, fetchFn: typeof fetch = fetch, clientHeaders: () => Record<string, string> = () => ({})): McpUpstream {
   let session: string | undefined;
   let protocol: string | undefined;
   let getStream: AbortController | undefined;
   const inflight = new Set<Promise<void>>();
   const headers = (): Record<string, string> => ({
+    ...clientHeaders(),
     accept: 'application/json, text/event-stream',
     'content-type': 'application/json',
     ...(session ? { 'mcp-session-id': session } : {}),
@@ -114,7 +140,7 @@ export function httpUpstream(url: string, fetchFn: typeof fetch = fetch): McpUps
   };
   const openGet = () => {
     getStream = new AbortController();
-    const p = fetchFn(url, { method: 'GET', headers: { accept: 'text/event-stream', ...(session ? { 'mcp-session-id': session } : {}), ...(protocol ? { 'mcp-protocol-version': protocol } : {}) }, signal: getStream.signal })
+    const p = fetchFn(url, { method: 'GET', headers: { ...clientHeaders(), accept: 'text/event-stream', ...(session ? { 'mcp-session-id': session } : {}), ...(protocol ? { 'mcp-protocol-version': protocol } : {}) }, signal: getStream.signal })
       .then((res) => (res.ok && res.body ? readEvents(res.body, (m) => deliver(m, true)) : res.body?.cancel()))
       .catch(() => undefined);
     void p;
@@ -158,7 +184,7 @@ export function httpUpstream(url: string, fetchFn: typeof fetch = fetch): McpUps
     },
     async close() {
       getStream?.abort();
-      if (session) await fetchFn(url, { method: 'DELETE', headers: { 'mcp-session-id': session } }).then((r) => r.body?.cancel(), () => undefined);
+      if (session) await fetchFn(url, { method: 'DELETE', headers: { ...clientHeaders(), 'mcp-session-id': session } }).then((r) => r.body?.cancel(), () => undefined);
     },
   };
   return up;
@@ -188,6 +214,8 @@ interface HttpSession {
   get?: ServerResponse;
   /** Server messages for the GET stream before one is open. */
   queued: JsonRpcMessage[];
+  /** The client's headers for the endpoint, from its latest request (forwardedHeaders). */
+  forward: Record<string, string>;
 }
 
 export interface McpHttpOptions extends McpTapeOptions {
@@ -235,8 +263,8 @@ export class McpHttpEndpoint {
 
   /**
    * Counters of the MCP traffic so far (the proxy's `/__tapedeck/stats` shows them as `mcp`):
-   * messages answered from the tape, exchanges recorded, misses, records that failed to store,
-   * open sessions.
+   * messages answered from the tape, exchanges recorded (counted once stored), misses, records
+   * that could not be stored, open sessions.
    *
    * @example
    * endpoint.stats() // { hits: 12, recorded: 0, misses: 1, appendFailures: 0, sessions: 1 }
@@ -251,6 +279,8 @@ export class McpHttpEndpoint {
     const tape = await this.open();
     const sid = req.headers['mcp-session-id'];
     const known = typeof sid === 'string' ? this.sessions.get(sid) : undefined;
+    // Credentials may change during a session (a refreshed token): the latest go upstream.
+    if (known && this.opts.upstream) known.forward = forwardedHeaders(req.headers);
     if (req.method === 'DELETE') {
       if (known) {
         this.sessions.delete(known.id);
@@ -284,6 +314,7 @@ export class McpHttpEndpoint {
     if (!s) {
       if (!init) return this.jsonError(res, sid === undefined ? 400 : 404, sid === undefined ? 'Bad Request: no session id' : 'Session not found');
       s = this.newSession(tape, req.url ?? '/');
+      if (this.opts.upstream) s.forward = forwardedHeaders(req.headers);
     }
     const requests = messages.filter(isRequest);
     if (requests.length === 0) {
@@ -307,12 +338,13 @@ export class McpHttpEndpoint {
       id,
       posts: new Map(),
       queued: [],
+      forward: {},
       session: undefined as unknown as McpSession,
     };
     s.session = new McpSession({
       tape,
       // The upstream's path prefix, then the path the client used.
-      ...(base ? { upstream: () => httpUpstream(`${base.replace(/\/$/, '')}${path}`, this.opts.fetch) } : {}),
+      ...(base ? { upstream: () => httpUpstream(`${base.replace(/\/$/, '')}${path}`, this.opts.fetch, () => s.forward) } : {}),
       send: (m, related) => this.route(s, m, related),
       timing: this.opts.timing,
       timeoutMs: this.opts.timeoutMs,

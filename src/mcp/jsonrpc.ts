@@ -39,6 +39,10 @@ export const MCP_ERROR = Object.freeze({
   serverGone: -32051,
   /** The server sent nothing for the timeout. Nothing is recorded. */
   timeout: -32052,
+  /** The request's params cannot be keyed (a lone surrogate, a non-finite number); it was not sent on. */
+  badParams: -32053,
+  /** The server answered, but the exchange could not be recorded (full disk, tape lock held, Redis gone). */
+  recordFailed: -32054,
 });
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

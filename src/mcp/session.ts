@@ -7,9 +7,13 @@
  * Which exchange a server message belongs to: a response to the request with its id; a progress
  * notification to the request whose progress token it carries; anything else (logging,
  * list_changed, the server's own requests) to the client message sent last. An exchange ends
- * when it has its answer and the client sends its next message (or the session ends), so
- * notifications that follow an answer replay after it, in their recorded place. A request with
- * no answer (the server crashed, timed out, the client cancelled) is never recorded.
+ * when it has its answer. A request's answer goes to the client only once the exchange's record
+ * is stored (as an HTTP answer does): a client that got an answer knows it is on the tape,
+ * whatever happens to this process next. Server messages that come after the answer and before
+ * the client's next message are recorded at the start of the next exchange, so they replay
+ * after the answer and before the next one, as the client saw them. A notification's exchange
+ * (nothing is acknowledged) ends when the client sends its next message or the session ends. A
+ * request with no answer (the server crashed, timed out, the client cancelled) is never recorded.
  */
 import { TapedeckError } from '../errors.ts';
 import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '../store/records.ts';
@@ -73,6 +77,11 @@ interface Live {
   progressToken?: unknown;
   open: number;
   timer?: ReturnType<typeof setTimeout>;
+  /**
+   * Not a client message: what the server sends after the answer that ended the current
+   * exchange, until the client's next message, which takes it over (liveMessage).
+   */
+  carry?: true;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -82,6 +91,9 @@ const now = () => performance.now();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export const DEFAULT_MCP_TIMEOUT_MS = 600_000;
+
+/** Errors of the key (canonical JSON) that come from the client's params, not from tapedeck or the server. */
+const UNKEYABLE: ReadonlySet<string> = new Set(['E_LONE_SURROGATE', 'E_NON_FINITE', 'E_JSON']);
 
 /**
  * @example
@@ -103,6 +115,11 @@ export class McpSession {
   /** Replay: our requests to the client, by the id we gave them. */
   private readonly clientPending = new Map<JsonRpcId, (m: Record<string, unknown>) => void>();
   private readonly cancelled = new Set<JsonRpcId>();
+  /**
+   * Live: messages to the client wait, in order, behind an answer whose record is being stored;
+   * undefined when nothing waits (then a message goes out at once).
+   */
+  private outbox: Promise<void> | undefined;
   /** Update mode: what the client sent while replayed, to bring a live server to the same state. */
   private readonly history: { message: JsonRpcMessage; answers: McpEvent[] }[] = [];
   private gate: Promise<void> = Promise.resolve();
@@ -135,8 +152,12 @@ export class McpSession {
 
   private fail(m: JsonRpcMessage, e: unknown): void {
     const message = e instanceof Error ? e.message : String(e);
-    if (isRequest(m)) this.opts.send(errorResponse(m.id, MCP_ERROR.serverGone, `tapedeck: ${message}`), m.id);
-    this.tape.warn(`tapedeck: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${message}`);
+    // Params the key cannot be computed from (a lone surrogate has no UTF-8 form) are the
+    // client's to fix; nothing reached the server.
+    const unkeyable = e instanceof TapedeckError && UNKEYABLE.has(e.code);
+    const why = unkeyable ? `tapedeck: the params of ${(m as { method?: string }).method} cannot be keyed, so the call was not sent: ${message}` : `tapedeck: ${message}`;
+    if (isRequest(m)) this.deliver(errorResponse(m.id, unkeyable ? MCP_ERROR.badParams : MCP_ERROR.serverGone, why), m.id);
+    this.tape.warn(`tapedeck: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${unkeyable ? why.slice('tapedeck: '.length) : message}`);
   }
 
   private handle(m: JsonRpcMessage): void | Promise<void> {
@@ -221,6 +242,17 @@ export class McpSession {
     this.finishComplete();
     const params = (m as { params?: unknown }).params;
     const ex: Live = { method: m.method, params, key: mcpKey(m.method, params), t0: now(), events: [], answered: false, cut: false, progressToken: progressTokenOf(params), open: 0 };
+    const carry = this.current?.carry ? this.current : undefined;
+    if (carry) {
+      // Sent before this message: first in its exchange, at its start. The same objects: a
+      // server request among them still gets the client's answer written into it.
+      for (const ev of carry.events) {
+        ev.ms = 0;
+        ex.events.push(ev);
+      }
+      ex.open = carry.open;
+      for (const p of this.serverPending.values()) if (p.ex === carry) p.ex = ex;
+    }
     if (isRequest(m)) {
       ex.id = m.id;
       this.byId.set(m.id, ex);
@@ -237,7 +269,7 @@ export class McpSession {
     if (ex.answered || ex.cut) return;
     this.cut(ex);
     this.tape.warn(`tapedeck: the server sent no answer to ${ex.method} for ${limit} ms; answered with a timeout error, nothing recorded.`);
-    this.opts.send(errorResponse(ex.id!, MCP_ERROR.timeout, `tapedeck: the MCP server sent no answer to ${ex.method} within ${limit} ms; nothing was recorded.`), ex.id);
+    this.deliver(errorResponse(ex.id!, MCP_ERROR.timeout, `tapedeck: the MCP server sent no answer to ${ex.method} within ${limit} ms; nothing was recorded.`), ex.id);
   }
 
   /** An exchange that will never be whole: not recorded, its late answer (if any) dropped. */
@@ -255,7 +287,7 @@ export class McpSession {
     for (const ex of [...this.open]) {
       if (ex.id === undefined || ex.answered) continue;
       this.cut(ex);
-      this.opts.send(errorResponse(ex.id, MCP_ERROR.serverGone, `tapedeck: ${reason} before it answered ${ex.method}; nothing was recorded.`), ex.id);
+      this.deliver(errorResponse(ex.id, MCP_ERROR.serverGone, `tapedeck: ${reason} before it answered ${ex.method}; nothing was recorded.`), ex.id);
     }
     this.upstream = undefined;
     this.starting = undefined;
@@ -274,7 +306,15 @@ export class McpSession {
       if (ex.timer) clearTimeout(ex.timer);
       ex.answered = true;
       ex.events.push({ ms: this.ms(ex), response: true, ...this.tape.redactor.value(answerOf(m as unknown as Record<string, unknown>)) });
-      this.opts.send(m, ex.id);
+      // Whole unless the client still owes the server an answer: stored now, answered once stored.
+      if (ex.open === 0) {
+        const wasCurrent = this.current === ex;
+        this.close1(ex);
+        const stored = this.save(ex);
+        // What the server sends next, until the client's next message, goes with that message.
+        if (wasCurrent) this.current = { method: ex.method, key: '', params: undefined, t0: now(), events: [], answered: true, cut: false, open: 0, carry: true };
+        this.deliver(m, ex.id, stored, ex.method);
+      } else this.deliver(m, ex.id);
       return;
     }
     if (this.warming && isRequest(m)) {
@@ -297,7 +337,34 @@ export class McpSession {
     } else if (isNotification(m) && ex) {
       ex.events.push({ ms: this.ms(ex), notification: this.tape.redactor.value({ method: m.method, ...(m.params !== undefined ? { params: m.params } : {}) }), ...(standalone ? { standalone: true as const } : {}) });
     }
-    this.opts.send(m, standalone ? undefined : ex?.id);
+    this.deliver(m, standalone ? undefined : ex?.id);
+  }
+
+  /**
+   * Sends a live message to the client, after every message waiting before it; `stored` (an
+   * answer's record being stored) makes it and everything after it wait for the store. An
+   * answer whose record failed is not sent: the client gets a record-failed error instead.
+   */
+  private deliver(m: JsonRpcMessage, related?: JsonRpcId, stored?: Promise<string | undefined>, method?: string): void {
+    if (stored === undefined && this.outbox === undefined) return this.opts.send(m, related);
+    const next = (this.outbox ?? Promise.resolve())
+      .then(async () => {
+        const failed = stored === undefined ? undefined : await stored;
+        if (failed === undefined || !isResponse(m)) return this.opts.send(m, related);
+        this.opts.send(errorResponse(m.id, MCP_ERROR.recordFailed, `tapedeck: the answer to ${method ?? 'the request'} could not be recorded in ${this.tape.location} (${failed}), so it is not given as if it were; fix the store (free disk space, release the tape lock, bring Redis back) and call again.`), related);
+      })
+      // A transport that throws must not stop the messages after this one.
+      .catch((e: unknown) => this.tape.warn(`tapedeck: could not send a message to the client: ${e instanceof Error ? e.message : String(e)}`));
+    this.outbox = next;
+    void next.then(() => {
+      if (this.outbox === next) this.outbox = undefined;
+    });
+  }
+
+  /** Takes a whole exchange out of the open ones. */
+  private close1(ex: Live): void {
+    this.open.splice(this.open.indexOf(ex), 1);
+    if (this.current === ex) this.current = undefined;
   }
 
   private ms(ex: Live): number {
@@ -326,8 +393,7 @@ export class McpSession {
     for (const ex of [...this.open]) {
       if (ex.id !== undefined && !ex.answered) continue;
       if (ex.open > 0 && !all) continue;
-      this.open.splice(this.open.indexOf(ex), 1);
-      if (this.current === ex) this.current = undefined;
+      this.close1(ex);
       if (ex.open > 0) {
         this.tape.warn(`tapedeck: ${ex.method}: the client never answered the server's request; not recorded.`);
         continue;
@@ -336,10 +402,11 @@ export class McpSession {
     }
   }
 
-  private save(ex: Live): void {
-    if (!this.tape.records) return;
+  /** Appends a whole exchange; resolves once stored, to undefined, or to why it could not be. */
+  private save(ex: Live): Promise<string | undefined> | undefined {
+    if (!this.tape.records) return undefined;
     // Update mode: a call the tape already has (served live because the session went live) keeps its recording.
-    if (this.tape.mode === 'update' && this.tape.next(ex.key, true)) return;
+    if (this.tape.mode === 'update' && this.tape.next(ex.key, true)) return undefined;
     const last = ex.events.length > 0 ? ex.events[ex.events.length - 1]!.ms : this.ms(ex);
     const rec: McpRecord = {
       v: 1,
@@ -352,7 +419,7 @@ export class McpSession {
       request: this.tape.redactor.value({ method: ex.method, ...(ex.params !== undefined ? { params: ex.params } : {}) }) as McpRecord['request'],
       events: ex.events,
     };
-    void this.tape.append(rec);
+    return this.tape.append(rec);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -535,5 +602,7 @@ export class McpSession {
       await up.close().catch(() => undefined);
     }
     await this.tape.flush();
+    // Answers held for their records go out now (the transport may still be open).
+    while (this.outbox) await this.outbox;
   }
 }

@@ -5,7 +5,6 @@
  */
 import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import { missHeadline } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 import { isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport, type RecordKind } from '../store/collection.ts';
@@ -96,10 +95,12 @@ export class McpTape {
   readonly location: string;
   readonly misses: McpMiss[] = [];
   hits = 0;
+  /** Exchanges stored (counted once they are). */
   recorded = 0;
+  /** Exchanges that could not be stored (a request among them was answered with error -32054). */
   appendFailures = 0;
   private readonly col: RecordCollection<McpRecord> | undefined;
-  private readonly writes = new Set<Promise<void>>();
+  private readonly writes = new Set<Promise<unknown>>();
   private readonly opts: McpTapeOptions;
   private closing: Promise<CloseReport> | undefined;
 
@@ -181,14 +182,25 @@ export class McpTape {
     return this.col?.count(key) ?? { recorded: 0, served: 0 };
   }
 
-  /** Appends a whole exchange; failures are warned about, never thrown (the answer was good). */
-  append(rec: McpRecord): Promise<void> {
-    if (!this.col || !this.records) return Promise.resolve();
-    this.recorded++;
-    const p = this.col.append(rec.key, rec).catch((e: unknown) => {
-      this.appendFailures++;
-      this.warn(`tapedeck: could not append an MCP record to ${this.location}: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`);
-    });
+  /**
+   * Appends a whole exchange. Resolves once it is stored, to undefined, or to why it could not
+   * be (also warned about and counted in appendFailures); never rejects. `recorded` counts only
+   * what was stored.
+   */
+  append(rec: McpRecord): Promise<string | undefined> {
+    if (!this.col || !this.records) return Promise.resolve(undefined);
+    const p = this.col.append(rec.key, rec).then(
+      () => {
+        this.recorded++;
+        return undefined;
+      },
+      (e: unknown) => {
+        this.appendFailures++;
+        const cause = `${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`;
+        this.warn(`tapedeck: could not append an MCP record to ${this.location}: ${cause}`);
+        return cause;
+      },
+    );
     this.writes.add(p);
     void p.finally(() => this.writes.delete(p));
     return p;
@@ -224,7 +236,8 @@ export class McpTape {
         detail = `\n  closest recording: ${callLabel(best.rec.method, best.rec.request.params)}, recorded ${best.rec.recordedAt}, ${best.n} differing value${best.n === 1 ? '' : 's'}`;
       }
     }
-    const message = missHeadline(difference, fix);
+    // One line however long, as docs/mcp.md promises: a user copies the re-record command from it.
+    const message = `${difference}; ${fix}`;
     const report = `tapedeck: MCP miss in ${this.location}: ${difference}${detail}\n  request: ${shown(this.redactor.value({ method, params }))}\n  key: ${key}\n  ${fix}`;
     const m = { method, label, message, report };
     this.misses.push(m);

@@ -4,8 +4,43 @@
  */
 import type { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
+import { count, isObj, modelOf, newRead } from './answer-read.ts';
 import { chatFamily } from './openai.ts';
-import type { ErrorAnswer, FaultAnswer, ProviderModule, StatusFault } from './provider.ts';
+import type { AnswerRead, ErrorAnswer, FaultAnswer, ProviderModule, StatusFault } from './provider.ts';
+
+type Obj = Record<string, unknown>;
+
+/**
+ * How a Messages answer reads: text blocks joined, tool uses as calls, `stop_reason`, and usage
+ * with cached input (written and read) counted as input, since it is billed as input.
+ *
+ * @example
+ * readAnthropicAnswer({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn' })?.finish // ['end_turn']
+ */
+export function readAnthropicAnswer(a: Obj): AnswerRead | undefined {
+  if (a.type !== 'message' || !Array.isArray(a.content)) return undefined;
+  const c = newRead('anthropic');
+  const other: unknown[] = [];
+  let text = '';
+  for (const b of a.content) {
+    if (!isObj(b)) continue;
+    if (b.type === 'text' && typeof b.text === 'string') text += b.text;
+    else if (b.type === 'tool_use' || b.type === 'server_tool_use' || b.type === 'mcp_tool_use') c.toolCalls.push({ name: String(b.name ?? ''), args: b.input });
+    else other.push({ type: b.type });
+  }
+  c.texts.push(text);
+  c.finish.push(String(a.stop_reason ?? ''));
+  if (a.stop_reason === 'refusal') c.refusal = 'refusal';
+  const u = isObj(a.usage) ? a.usage : undefined;
+  if (u) c.usage = { input: (count(u.input_tokens) ?? 0) + (count(u.cache_creation_input_tokens) ?? 0) + (count(u.cache_read_input_tokens) ?? 0), output: count(u.output_tokens) ?? 0 };
+  const { content: _c, stop_reason: _s, stop_sequence: _q, ...rest } = a;
+  c.rest = { ...rest, content: other };
+  const model = modelOf(a);
+  if (model !== undefined) c.model = model;
+  // A follow-up sends { role, content } back; the bookkeeping members stay behind.
+  c.messages = [[{ role: typeof a.role === 'string' ? a.role : 'assistant', content: a.content }]];
+  return c;
+}
 
 // Anthropic's error types by status, so its SDK picks the matching exception class.
 function anthropicType(status: number): string {
@@ -34,6 +69,7 @@ export const anthropic: ProviderModule = {
   ],
   shapes: ['anthropic'],
   ...chatFamily,
+  readAnswer: (body) => readAnthropicAnswer(body),
   speaks: (path, headers) => path.startsWith('/v1/messages') || path.startsWith('/v1/complete') || headers['anthropic-version'] !== undefined,
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
     const message = errorMessage(e, style);

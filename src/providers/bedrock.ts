@@ -13,7 +13,9 @@
 import { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { attachment, normalizeRequest, optionValue } from './normalize.ts';
-import type { ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, RouteMatch, StatusFault } from './provider.ts';
+import { readAnthropicAnswer } from './anthropic.ts';
+import { count, envelopeRead, newRead } from './answer-read.ts';
+import type { AnswerContext, AnswerRead, ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, RouteMatch, StatusFault, UsageRead } from './provider.ts';
 import { assembleStream } from './sse-assemble.ts';
 import type { RequestView } from './types.ts';
 import { decodeEventStream, headerString, type EventStreamMessage } from './wire/aws-eventstream.ts';
@@ -381,6 +383,88 @@ const MODEL = '(?<model>[^/]+)';
  * // 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'
  * bedrock.errorAnswer(new TapedeckError('E_MISS', 'model differs'), 404).headers // { 'x-amzn-errortype': 'ResourceNotFoundException' }
  */
+/** A Converse answer (`{ output: { message }, stopReason, usage, metrics }`). */
+function readConverse(a: Obj): AnswerRead | undefined {
+  if (!isObj(a.output) || !isObj(a.output.message) || !('stopReason' in a)) return undefined;
+  const c = newRead('bedrock-converse');
+  const message = a.output.message;
+  const other: unknown[] = [];
+  let text = '';
+  for (const b of Array.isArray(message.content) ? message.content : []) {
+    if (!isObj(b)) continue;
+    if (typeof b.text === 'string') text += b.text;
+    else if (isObj(b.toolUse)) c.toolCalls.push({ name: String(b.toolUse.name ?? ''), args: b.toolUse.input });
+    else other.push(Object.keys(b).sort());
+  }
+  c.texts.push(text);
+  c.finish.push(String(a.stopReason ?? ''));
+  if (a.stopReason === 'guardrail_intervened' || a.stopReason === 'content_filtered') c.refusal = String(a.stopReason);
+  const u = isObj(a.usage) ? a.usage : undefined;
+  if (u) c.usage = { input: (count(u.inputTokens) ?? 0) + (count(u.cacheReadInputTokens) ?? 0) + (count(u.cacheWriteInputTokens) ?? 0), output: count(u.outputTokens) ?? 0 };
+  // `metrics.latencyMs` differs on every call.
+  const { output: _o, stopReason: _s, usage: _u, metrics: _m, ...rest } = a;
+  c.rest = { ...rest, content: other };
+  // `output.message` ({ role, content blocks }) is what a follow-up sends back.
+  c.messages = [[message]];
+  return c;
+}
+
+/** InvokeModel answers of the model families that are not Anthropic's: Llama, Titan text, Mistral. */
+function readInvoke(a: Obj, headerUsage: UsageRead | undefined): AnswerRead {
+  if (typeof a.generation === 'string') {
+    const c = newRead('bedrock-llama');
+    c.texts.push(a.generation);
+    c.finish.push(String(a.stop_reason ?? ''));
+    c.usage = { input: count(a.prompt_token_count) ?? 0, output: count(a.generation_token_count) ?? 0 };
+    const { generation: _g, stop_reason: _s, prompt_token_count: _p, generation_token_count: _n, ...rest } = a;
+    c.rest = rest;
+    return c;
+  }
+  const results = Array.isArray(a.results) ? a.results : Array.isArray(a.outputs) ? a.outputs : undefined;
+  if (results && results.every(isObj)) {
+    const c = newRead(Array.isArray(a.results) ? 'bedrock-titan' : 'bedrock-mistral');
+    for (const r of results as Obj[]) {
+      c.texts.push(String(r.outputText ?? r.text ?? ''));
+      c.finish.push(String(r.completionReason ?? r.stop_reason ?? ''));
+    }
+    const out = (results as Obj[]).reduce((n, r) => n + (count(r.tokenCount) ?? 0), 0);
+    c.usage = typeof a.inputTextTokenCount === 'number' ? { input: a.inputTextTokenCount, output: out } : headerUsage;
+    c.rest = { ...a, [Array.isArray(a.results) ? 'results' : 'outputs']: [] };
+    return c;
+  }
+  return envelopeRead(a, typeof a.inputTextTokenCount === 'number' ? { input: a.inputTextTokenCount, output: 0 } : headerUsage);
+}
+
+/** The token counts InvokeModel reports in its answer's headers. */
+function headerUsage(headers: AnswerContext['headers']): UsageRead | undefined {
+  const h = (name: string) => {
+    const v = headers?.[name];
+    const n = Number(Array.isArray(v) ? v[0] : v);
+    return v === undefined || !Number.isFinite(n) ? undefined : n;
+  };
+  const input = h('x-amzn-bedrock-input-token-count');
+  const output = h('x-amzn-bedrock-output-token-count');
+  return input === undefined && output === undefined ? undefined : { input: input ?? 0, output: output ?? 0 };
+}
+
+/**
+ * How a Bedrock answer reads: Converse (and ConverseStream, assembled) by its own shape;
+ * InvokeModel by the model family's body (Anthropic's Messages, Llama, Titan, Mistral), with
+ * the token counts of the answer's headers where the body has none. The model is the URL's.
+ *
+ * @example
+ * readBedrockAnswer({ output: { message: { role: 'assistant', content: [{ text: 'hi' }] } }, stopReason: 'end_turn' }, {})?.texts // ['hi']
+ */
+export function readBedrockAnswer(a: Obj, ctx: AnswerContext): AnswerRead | undefined {
+  const op = ctx.route?.provider.name === 'bedrock' ? ctx.route.route.operation : undefined;
+  let read = readConverse(a);
+  if (!read && op !== undefined && op.startsWith('InvokeModel')) read = readAnthropicAnswer(a) ?? readInvoke(a, headerUsage(ctx.headers));
+  if (!read) return undefined;
+  read.usage ??= headerUsage(ctx.headers);
+  if (ctx.route?.model !== undefined) read.model = ctx.route.model;
+  return read;
+}
+
 export const bedrock: ProviderModule = {
   name: 'bedrock',
   routes: [
@@ -399,6 +483,7 @@ export const bedrock: ProviderModule = {
   },
   assemble,
   complete,
+  readAnswer: readBedrockAnswer,
   speaks: (path, headers) => /\/model\/[^/]+\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.test(path) || String(headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 '),
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
     // The AWS SDK reads the exception name from this header and `message` from the body; the

@@ -24,7 +24,8 @@ import { compareBytes } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { attachmentOf, copy, DROPPED, kindOf, Normalizer, put, requestError, sortTools, splitToolResults, strip } from './normalize.ts';
-import type { ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, RouteMatch, StatusFault } from './provider.ts';
+import { count, newRead } from './answer-read.ts';
+import type { AnswerRead, ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, RouteMatch, StatusFault } from './provider.ts';
 import { parseSse } from './sse-assemble.ts';
 import type { RequestView } from './types.ts';
 
@@ -520,6 +521,49 @@ const STATUS_NAMES: Record<number, string> = {
 };
 
 /**
+ * How a `generateContent` answer reads: each candidate's text parts (thoughts left out), its
+ * function calls, `finishReason` (SAFETY and PROHIBITED_CONTENT are refusals), and usage with
+ * thinking tokens counted as output (they are billed as output).
+ *
+ * @example
+ * readGeminiAnswer({ candidates: [{ content: { role: 'model', parts: [{ text: 'hi' }] }, finishReason: 'STOP' }] })?.texts // ['hi']
+ */
+export function readGeminiAnswer(a: Obj): AnswerRead | undefined {
+  if (!Array.isArray(a.candidates)) return undefined;
+  const c = newRead('gemini');
+  const candidates: unknown[] = [];
+  const messages: unknown[][] = [];
+  for (const cand of a.candidates) {
+    if (!isObj(cand)) continue;
+    // Each candidate's content ({ role: 'model', parts }) is what a follow-up sends back.
+    if (isObj(cand.content)) messages.push([cand.content]);
+    const content = isObj(cand.content) ? cand.content : {};
+    let text = '';
+    const other: unknown[] = [];
+    for (const p of Array.isArray(content.parts) ? content.parts : []) {
+      if (!isObj(p)) continue;
+      if (p.thought === true) other.push({ thought: true });
+      else if (typeof p.text === 'string') text += p.text;
+      else if (isObj(p.functionCall)) c.toolCalls.push({ name: String(p.functionCall.name ?? ''), args: p.functionCall.args });
+      else other.push(Object.keys(p).sort());
+    }
+    c.texts.push(text);
+    c.finish.push(String(cand.finishReason ?? ''));
+    if (cand.finishReason === 'SAFETY' || cand.finishReason === 'PROHIBITED_CONTENT') c.refusal = String(cand.finishReason);
+    const { content: _c, finishReason: _f, safetyRatings: _s, citationMetadata: _m, avgLogprobs: _l, ...crest } = cand;
+    candidates.push({ ...crest, parts: other });
+  }
+  const u = isObj(a.usageMetadata) ? a.usageMetadata : undefined;
+  if (u) c.usage = { input: count(u.promptTokenCount) ?? 0, output: (count(u.candidatesTokenCount) ?? 0) + (count(u.thoughtsTokenCount) ?? 0) };
+  // The response id, the serving model's version and the creation time change on every call.
+  const { candidates: _cs, usageMetadata: _u, responseId: _r, modelVersion: _v, createTime: _t, ...rest } = a;
+  c.rest = { ...rest, candidates };
+  if (typeof a.modelVersion === 'string') c.model = a.modelVersion;
+  if (messages.length > 0) c.messages = messages;
+  return c;
+}
+
+/**
  * The Gemini module.
  *
  * @example
@@ -560,6 +604,9 @@ export const gemini: ProviderModule = {
     if (!chunks || !chunks.some(isFinal)) return undefined;
     return merge(chunks);
   },
+
+  readAnswer: (body) => readGeminiAnswer(body),
+  continueRequest: (request, _shape, more) => ({ ...request, contents: [...(Array.isArray(request.contents) ? request.contents : []), ...more] }),
 
   complete(bytes, contentType, route) {
     const type = contentType?.split(';')[0]?.trim().toLowerCase();

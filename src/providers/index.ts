@@ -5,7 +5,7 @@
  * ask errorAnswerFor() and responseComplete(), the redactor reads CREDENTIALS, the tree reads
  * assembleAnswer().
  */
-import type { TapedeckError } from '../errors.ts';
+import { TapedeckError } from '../errors.ts';
 import type { ErrorStyle } from './error-shape.ts';
 import { anthropic } from './anthropic.ts';
 import { azure } from './azure.ts';
@@ -14,10 +14,11 @@ import { gemini } from './gemini.ts';
 import { ollama } from './ollama.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
 import { openai } from './openai.ts';
-import type { Credentials, ErrorAnswer, ProviderModule, RouteMatch, RouteRequest } from './provider.ts';
+import type { AnswerContext, AnswerRead, Credentials, ErrorAnswer, ProviderModule, RouteMatch, RouteRequest } from './provider.ts';
 import { assembleStream, streamComplete } from './sse-assemble.ts';
 import type { NormalizeOptions, Provider, RequestView } from './types.ts';
 
+export type { AnswerContext, AnswerRead, ToolCallRead, UsageRead } from './provider.ts';
 export type { Credentials, ErrorAnswer, NormalizeContext, ProviderModule, ProviderRoute, RouteMatch, RouteRequest } from './provider.ts';
 
 /**
@@ -95,8 +96,11 @@ export function moduleOfShape(shape: Provider): ProviderModule | undefined {
 function shapeOf(body: unknown, opts: NormalizeOptions): { module: ProviderModule; shape: Provider; route?: RouteMatch } | undefined {
   if (opts.provider !== undefined && opts.provider !== null) {
     const module = moduleOfShape(opts.provider);
-    // An unknown name is the chat normalizer's E_ARG; a chat-family name its own business.
-    if (!module || module.rawKeys) return undefined;
+    if (!module) {
+      throw new TapedeckError('E_ARG', `${JSON.stringify(opts.provider)} is not a provider.`, { hint: `Valid values: ${PROVIDER_MODULES.flatMap((m) => m.shapes).join(', ')}.` });
+    }
+    // A chat-family name is the chat normalizer's business.
+    if (module.rawKeys) return undefined;
     const route = routeOf(opts.endpoint);
     return { module, shape: opts.provider, ...(route?.provider === module ? { route } : {}) };
   }
@@ -205,6 +209,16 @@ export function responseComplete(req: RouteRequest | undefined, contentType: str
 }
 
 /**
+ * Byte patterns of the events after which a client may take a stream for a whole answer and
+ * stop reading: OpenAI chat's `data: [DONE]` and a chunk with a finish reason, the Responses
+ * API's `response.completed` / `response.incomplete`, Anthropic's `message_stop`, Gemini's
+ * `finishReason`, Ollama's `"done":true` line, Bedrock's `messageStop` event. A stream being
+ * recorded holds back a chunk that carries one until its record is stored (src/proxy/upstream.ts,
+ * FinalEventHold); a false match only delays that chunk until the next one arrives.
+ */
+export const FINAL_EVENT_MARKERS: readonly string[] = Object.freeze(['[DONE]', '"finish_reason":"', 'response.completed', 'response.incomplete', 'message_stop', 'finishReason', '"done":true', '"done": true', 'messageStop']);
+
+/**
  * The non-streamed answer a recorded stream stands for, by the module of the request's route,
  * else the chat family's event streams; undefined when nothing assembles it.
  *
@@ -215,6 +229,47 @@ export function assembleAnswer(req: RouteRequest | undefined, contentType: strin
   const route = routeOf(req);
   const own = route?.provider.assemble?.(asBytes(body), firstOf(contentType), route);
   return own ?? assembleStream(contentType, body);
+}
+
+/**
+ * The request that continues a conversation with `more` appended, in the request's own shape,
+ * by the module that keys that shape (`messages` for the chat family, `input` for Responses,
+ * `contents` for Gemini).
+ *
+ * @example
+ * continueRequest({ model: 'gpt-4o', input: 'hi' }, 'openai-responses', [{ role: 'assistant', content: 'hello' }]).input
+ * // [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]
+ */
+export function continueRequest(request: Record<string, unknown>, shape: Provider, more: readonly unknown[]): Record<string, unknown> {
+  const own = moduleOfShape(shape)?.continueRequest;
+  if (own) return own(request, shape, more);
+  return { ...request, messages: [...(Array.isArray(request.messages) ? request.messages : []), ...more] };
+}
+
+/** An answer as its provider's module reads it, with the name its calls are counted under. */
+export interface ProviderAnswer extends AnswerRead {
+  provider: string;
+}
+
+/**
+ * How an answer reads, by the module of the request's route, else by the first module that
+ * recognizes the body's shape (a ReplayCache value has no route); undefined when none does (plain
+ * JSON of another API, text, bytes). Streamed answers are read once assembled (assembleAnswer).
+ *
+ * @example
+ * readAnswer({ method: 'POST', url: '/v1beta/models/gemini-2.5-flash:generateContent' }, body)?.usage // { input: 10, output: 8 }
+ */
+export function readAnswer(req: RouteRequest | undefined, body: unknown, headers?: AnswerContext['headers']): ProviderAnswer | undefined {
+  if (!isObj(body)) return undefined;
+  const route = routeOf(req);
+  const own = route?.provider.readAnswer?.(body, { route, headers });
+  if (own) return { ...own, provider: own.provider ?? route!.provider.name };
+  for (const m of PROVIDER_MODULES) {
+    if (m === route?.provider) continue;
+    const r = m.readAnswer?.(body, { headers });
+    if (r) return { ...r, provider: r.provider ?? m.name };
+  }
+  return undefined;
 }
 
 /** The credentials of every module, merged: what the redactor masks by default. */

@@ -29,7 +29,8 @@
 import type { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON } from './error-shape.ts';
 import { normalizeRequest } from './normalize.ts';
-import type { ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
+import { count, envelopeRead, newRead, parseArgs } from './answer-read.ts';
+import type { AnswerContext, AnswerRead, ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
 import type { RequestView } from './types.ts';
 import { ndjsonComplete, parseNdjson } from './wire/ndjson.ts';
 
@@ -289,6 +290,40 @@ const SHAPES = { chat: 'ollama-chat', generate: 'ollama-generate', embed: 'ollam
 const ENDPOINT_OF_SHAPE: Record<string, OllamaEndpoint> = { 'ollama-chat': 'chat', 'ollama-generate': 'generate', 'ollama-embed': 'embed', 'ollama-embeddings': 'embeddings' };
 
 /**
+ * How an Ollama answer reads: a chat answer's `message` or a generate answer's `response`,
+ * tool calls, `done_reason`, and `prompt_eval_count` / `eval_count` as usage. Timings and the
+ * context vector change on every call and are left out of the envelope. An embed answer (on its
+ * route) reads as its usage.
+ *
+ * @example
+ * readOllamaAnswer({ model: 'llama3.2', message: { role: 'assistant', content: 'hi' }, done: true }, {})?.texts // ['hi']
+ */
+export function readOllamaAnswer(a: Obj, ctx: AnswerContext): AnswerRead | undefined {
+  const m = isObj(a.message) ? a.message : undefined;
+  if (typeof a.done !== 'boolean' || !(m || typeof a.response === 'string')) {
+    const op = ctx.route?.provider.name === 'ollama' ? ctx.route.route.operation : undefined;
+    if ((op === 'embed' || op === 'embeddings') && typeof a.prompt_eval_count === 'number') {
+      return envelopeRead(a, { input: a.prompt_eval_count, output: 0 }, typeof a.model === 'string' ? a.model : undefined);
+    }
+    return undefined;
+  }
+  const c = newRead('ollama');
+  c.texts.push(m ? (typeof m.content === 'string' ? m.content : '') : String(a.response ?? ''));
+  for (const t of m && Array.isArray(m.tool_calls) ? m.tool_calls : []) {
+    if (isObj(t) && isObj(t.function)) c.toolCalls.push({ name: String(t.function.name ?? ''), args: parseArgs(t.function.arguments) });
+  }
+  c.finish.push(String(a.done_reason ?? (a.done === true ? 'stop' : '')));
+  if (typeof a.prompt_eval_count === 'number' || typeof a.eval_count === 'number') c.usage = { input: count(a.prompt_eval_count) ?? 0, output: count(a.eval_count) ?? 0 };
+  const { message: _m, response: _r, done_reason: _d, done: _dn, prompt_eval_count: _p, eval_count: _e, total_duration: _t, load_duration: _l, prompt_eval_duration: _pd, eval_duration: _ed, context: _c, thinking: _th, ...rest } = a;
+  const mrest = m ? (({ content: _mc, tool_calls: _mt, thinking: _mth, ...x }) => x)(m) : undefined;
+  c.rest = { ...rest, ...(mrest ? { message: mrest } : {}) };
+  if (typeof a.model === 'string') c.model = a.model;
+  // A chat answer's `message` is what a follow-up sends back, as it is.
+  if (m) c.messages = [[m]];
+  return c;
+}
+
+/**
  * The Ollama module: its four keyed routes, NDJSON streams, `{ error }` answers. Ollama needs no
  * credentials locally; a bearer token for a hosted or proxied Ollama is redacted like OpenAI's.
  *
@@ -308,6 +343,7 @@ export const ollama: ProviderModule = {
   },
   assemble: (bytes: Uint8Array, contentType: string | undefined) => (isNdjson(contentType) ? assembleOllamaStream(bytes) : undefined),
   complete: (bytes: Uint8Array, contentType: string | undefined) => (isNdjson(contentType) ? ollamaStreamComplete(bytes) : undefined),
+  readAnswer: readOllamaAnswer,
   // The rest of Ollama's API (/api/show, /api/tags, /api/pull, ...) is recorded as plain JSON;
   // its errors still take Ollama's shape.
   speaks: (path: string) => /\/api\/(show|tags|ps|pull|push|create|copy|delete|version|blobs)(\/|$)/.test(path),

@@ -25,6 +25,12 @@ export interface CompatibleApi {
   volatile: readonly string[];
   /** Delta members of its streamed answers that stream assembly keeps (of REASONING_DELTAS). */
   answer: readonly string[];
+  /**
+   * How its answers are told from OpenAI's, so `tapedeck stats` counts them under its name (a
+   * recording behind the proxy keeps the path, not the host): model names only it serves, or
+   * answer members only it writes. An API with neither is counted as OpenAI's.
+   */
+  recognize?: { models?: RegExp; members?: readonly string[]; fingerprint?: string };
 }
 
 /**
@@ -36,6 +42,7 @@ export interface CompatibleApi {
 export const COMPATIBLE_APIS: readonly CompatibleApi[] = Object.freeze([
   {
     name: 'Mistral',
+    recognize: { models: /^(?:mistral|open-mistral|open-mixtral|codestral|ministral|pixtral|magistral|devstral)/ },
     baseURL: 'https://api.mistral.ai/v1',
     // random_seed is Mistral's seed; safe_prompt prepends a safety system prompt.
     deciding: ['random_seed', 'safe_prompt', 'prompt_mode', 'prediction', 'parallel_tool_calls'],
@@ -44,6 +51,7 @@ export const COMPATIBLE_APIS: readonly CompatibleApi[] = Object.freeze([
   },
   {
     name: 'Groq',
+    recognize: { members: ['x_groq'] },
     baseURL: 'https://api.groq.com/openai/v1',
     deciding: ['reasoning_format', 'reasoning_effort', 'include_reasoning', 'search_settings', 'compound_custom'],
     volatile: [],
@@ -51,6 +59,7 @@ export const COMPATIBLE_APIS: readonly CompatibleApi[] = Object.freeze([
   },
   {
     name: 'OpenRouter',
+    recognize: { members: ['provider'] },
     baseURL: 'https://openrouter.ai/api/v1',
     // Which models and upstream providers may answer, and the prompt transforms applied.
     deciding: ['models', 'provider', 'route', 'transforms', 'plugins', 'reasoning', 'usage', 'top_k', 'min_p', 'top_a', 'repetition_penalty'],
@@ -59,6 +68,7 @@ export const COMPATIBLE_APIS: readonly CompatibleApi[] = Object.freeze([
   },
   {
     name: 'DeepSeek',
+    recognize: { models: /^deepseek-/ },
     baseURL: 'https://api.deepseek.com',
     deciding: ['thinking'],
     volatile: [],
@@ -67,6 +77,7 @@ export const COMPATIBLE_APIS: readonly CompatibleApi[] = Object.freeze([
   },
   {
     name: 'xAI',
+    recognize: { models: /^grok-/ },
     baseURL: 'https://api.x.ai/v1',
     deciding: ['search_parameters', 'reasoning_effort'],
     volatile: [],
@@ -81,6 +92,7 @@ export const COMPATIBLE_APIS: readonly CompatibleApi[] = Object.freeze([
   },
   {
     name: 'vLLM',
+    recognize: { members: ['kv_transfer_params', 'prompt_logprobs'] },
     baseURL: 'http://localhost:8000/v1',
     deciding: ['top_k', 'min_p', 'repetition_penalty', 'length_penalty', 'guided_json', 'guided_regex', 'guided_choice', 'guided_grammar', 'structured_outputs', 'chat_template', 'chat_template_kwargs', 'add_generation_prompt', 'continue_final_message', 'skip_special_tokens', 'min_tokens', 'ignore_eos', 'bad_words'],
     // Scheduling and cache placement: the same request gets the same answer whatever they are.
@@ -89,6 +101,7 @@ export const COMPATIBLE_APIS: readonly CompatibleApi[] = Object.freeze([
   },
   {
     name: 'LM Studio',
+    recognize: { members: ['stats'] },
     baseURL: 'http://localhost:1234/v1',
     deciding: ['top_k', 'min_p', 'repeat_penalty', 'draft_model'],
     // How long the model stays loaded after the call (Ollama's keep_alive).
@@ -97,6 +110,7 @@ export const COMPATIBLE_APIS: readonly CompatibleApi[] = Object.freeze([
   },
   {
     name: 'Ollama (/v1)',
+    recognize: { fingerprint: 'fp_ollama' },
     baseURL: 'http://localhost:11434/v1',
     deciding: ['reasoning_effort'],
     volatile: ['keep_alive'],
@@ -116,3 +130,20 @@ export const COMPATIBLE_VOLATILE_ARGS: readonly string[] = Object.freeze([...new
  * Groq, Together, Ollama and newer vLLM `reasoning`).
  */
 export const REASONING_DELTAS: readonly string[] = Object.freeze(['reasoning_content', 'reasoning']);
+
+/**
+ * The OpenAI-compatible API an answer in OpenAI's shape came from, by the table's `recognize`
+ * rules, or undefined (OpenAI's own, or an API that cannot be told apart).
+ *
+ * @example
+ * compatibleApiOf({ model: 'deepseek-chat', choices: [] })?.name // 'DeepSeek'
+ */
+export function compatibleApiOf(answer: Record<string, unknown>): CompatibleApi | undefined {
+  const model = typeof answer.model === 'string' ? answer.model : '';
+  return COMPATIBLE_APIS.find(({ recognize: r }) => {
+    if (!r) return false;
+    if (r.models?.test(model)) return true;
+    if (r.members?.some((m) => Object.hasOwn(answer, m))) return true;
+    return r.fingerprint !== undefined && answer.system_fingerprint === r.fingerprint;
+  });
+}

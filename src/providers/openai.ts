@@ -8,7 +8,9 @@
 import type { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { normalizeRequest } from './normalize.ts';
-import type { ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
+import { count, envelopeRead, isObj, modelOf, newRead, parseArgs, partsText } from './answer-read.ts';
+import { compatibleApiOf } from './openai-compatible.ts';
+import type { AnswerRead, ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
 import { assembleStream, streamComplete } from './sse-assemble.ts';
 
 function openaiType(status: number): string {
@@ -23,6 +25,108 @@ export const chatFamily = {
   assemble: (bytes: Uint8Array, contentType: string | undefined) => assembleStream(contentType, bytes),
   complete: (bytes: Uint8Array, contentType: string | undefined) => streamComplete(contentType, bytes),
 } as const;
+
+type Obj = Record<string, unknown>;
+
+/** The assistant message a chat-completion choice stands for (what a follow-up sends back). */
+function choiceMessage(choice: Obj): unknown[] | undefined {
+  const m = isObj(choice.message) ? choice.message : isObj(choice.delta) ? choice.delta : undefined;
+  if (m) return [m.role === undefined ? { ...m, role: 'assistant' } : m];
+  if (typeof choice.text === 'string') return [{ role: 'assistant', content: choice.text }];
+  return undefined;
+}
+
+function readChat(a: Obj): AnswerRead {
+  const c = newRead('openai-chat');
+  const choices: unknown[] = [];
+  const messages: unknown[][] = [];
+  for (const ch of Array.isArray(a.choices) ? a.choices : []) {
+    if (!isObj(ch)) continue;
+    const cm = choiceMessage(ch);
+    if (cm) messages.push(cm);
+    const m = isObj(ch.message) ? ch.message : {};
+    c.texts.push(typeof ch.text === 'string' ? ch.text : partsText(m.content));
+    for (const t of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
+      if (isObj(t) && isObj(t.function)) c.toolCalls.push({ name: String(t.function.name ?? ''), args: parseArgs(t.function.arguments) });
+      else if (isObj(t)) c.toolCalls.push({ name: String(t.type ?? ''), args: t });
+    }
+    if (isObj(m.function_call)) c.toolCalls.push({ name: String(m.function_call.name ?? ''), args: parseArgs(m.function_call.arguments) });
+    c.finish.push(String(ch.finish_reason ?? ''));
+    if (typeof m.refusal === 'string') c.refusal += m.refusal;
+    const { content: _c, tool_calls: _t, function_call: _f, refusal: _r, ...mrest } = m;
+    const { message: _m, text: _x, finish_reason: _fr, logprobs: _l, ...crest } = ch;
+    choices.push({ ...crest, message: mrest });
+  }
+  const u = isObj(a.usage) ? a.usage : undefined;
+  if (u) c.usage = { input: count(u.prompt_tokens), output: count(u.completion_tokens) };
+  c.rest = { ...a, choices };
+  if (messages.length > 0) c.messages = messages;
+  return c;
+}
+
+function readResponses(a: Obj): AnswerRead {
+  const c = newRead('openai-responses');
+  const other: unknown[] = [];
+  let text = '';
+  const output = a.output as unknown[];
+  for (const item of output) {
+    if (!isObj(item)) continue;
+    if (item.type === 'message') {
+      for (const p of Array.isArray(item.content) ? item.content : []) {
+        if (!isObj(p)) continue;
+        if (p.type === 'refusal' && typeof p.refusal === 'string') c.refusal += p.refusal;
+        else if (typeof p.text === 'string') text += p.text;
+      }
+    } else if (item.type === 'function_call' || item.type === 'custom_tool_call') {
+      c.toolCalls.push({ name: String(item.name ?? ''), args: parseArgs(item.arguments ?? item.input) });
+    } else {
+      // Reasoning, searches and other items: their kind is structure, their words are not read.
+      other.push({ type: item.type });
+    }
+  }
+  c.texts.push(text);
+  const incomplete = isObj(a.incomplete_details) ? a.incomplete_details.reason : undefined;
+  c.finish.push(`${String(a.status ?? '')}${incomplete ? `:${String(incomplete)}` : ''}`);
+  const u = isObj(a.usage) ? a.usage : undefined;
+  if (u) c.usage = { input: count(u.input_tokens), output: count(u.output_tokens) };
+  const { output: _o, output_text: _ot, status: _s, incomplete_details: _i, ...rest } = a;
+  c.rest = { ...rest, output: other };
+  // The output items are what a follow-up sends back as input.
+  if (output.length > 0) c.messages = [output.slice()];
+  return c;
+}
+
+/**
+ * How an answer in OpenAI's shapes reads: chat completions (and legacy completions), Responses,
+ * and the usage of other answers of its routes (embeddings). Answers of an OpenAI-compatible
+ * API that the table recognizes are counted under that API's name.
+ *
+ * @example
+ * readOpenAIAnswer({ object: 'chat.completion', choices: [{ message: { content: 'hi' }, finish_reason: 'stop' }] })?.texts // ['hi']
+ */
+export function readOpenAIAnswer(a: Obj, fromRoute = false): AnswerRead | undefined {
+  let read: AnswerRead | undefined;
+  if (a.object === 'chat.completion' || a.object === 'text_completion' || (Array.isArray(a.choices) && 'created' in a)) read = readChat(a);
+  else if (a.object === 'response' && Array.isArray(a.output)) read = readResponses(a);
+  else {
+    const u = isObj(a.usage) ? a.usage : undefined;
+    const usage = u && ('prompt_tokens' in u || 'completion_tokens' in u) ? { input: count(u.prompt_tokens) ?? 0, output: count(u.completion_tokens) ?? 0 } : undefined;
+    // A bare `{ choices: [{ message }] }` (written by hand or by another tool) continues a
+    // conversation; its members are compared as plain JSON.
+    const messages = Array.isArray(a.choices) ? a.choices.filter(isObj).map(choiceMessage).filter((m): m is unknown[] => m !== undefined) : [];
+    // Embeddings and other answers with no text: only their usage is read.
+    if (usage || messages.length > 0 || (fromRoute && a.object === 'list')) {
+      read = envelopeRead(a, usage);
+      if (messages.length > 0) read.messages = messages;
+    }
+  }
+  if (!read) return undefined;
+  const model = modelOf(a);
+  if (model !== undefined) read.model = model;
+  const api = compatibleApiOf(a);
+  if (api) read.provider = api.name;
+  return read;
+}
 
 /**
  * The OpenAI module.
@@ -41,6 +145,14 @@ export const openai: ProviderModule = {
   ],
   shapes: ['openai-chat', 'openai-responses', 'openai-embeddings', 'generic'],
   ...chatFamily,
+  readAnswer: (body, ctx) => readOpenAIAnswer(body, ctx.route !== undefined),
+  continueRequest(request, shape, more) {
+    // Responses keeps the conversation in `input` (a string is one user message).
+    if (shape !== 'openai-responses') return { ...request, messages: [...(Array.isArray(request.messages) ? request.messages : []), ...more] };
+    const input = request.input;
+    const items = typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? input : [];
+    return { ...request, input: [...items, ...more] };
+  },
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
     return {
       body: safeJSON({

@@ -15,6 +15,10 @@
  *     every provider's shape;
  *   - answer: assemble(bytes, contentType) -> the non-streamed answer a recorded stream stands
  *     for (what a diff or the conversation tree reads);
+ *   - reading: readAnswer(body, ctx) -> how one of its answers reads (text, tool calls, finish
+ *     reason, usage, model, the messages a follow-up sends back, the envelope without them and
+ *     without per-call noise), which the stats, the drift classifier and the conversation tree
+ *     ask through the registry's readAnswer, so none of them knows an answer's shape;
  *   - stream completeness: complete(bytes, contentType) -> false for a stream that was cut
  *     (no final event), which is then never recorded as a good answer;
  *   - errors: errorAnswer(error, status) -> the body and headers of an error in the provider's
@@ -133,6 +137,62 @@ export interface FaultAnswer {
   headers?: Record<string, string>;
 }
 
+/** One tool call an answer makes: the tool's name and its arguments (parsed when they were JSON text). */
+export interface ToolCallRead {
+  name: string;
+  args: unknown;
+}
+
+/** Token counts an answer reports. `input` counts cached input too (it is billed as input). */
+export interface UsageRead {
+  input?: number;
+  output?: number;
+}
+
+/**
+ * How an answer reads: what an application reads in it (text, tool calls, finish reason and
+ * refusal, usage) and the rest of its envelope. Streamed answers are read once assembled.
+ */
+export interface AnswerRead {
+  /**
+   * The answer's shape (`openai-chat`, `openai-responses`, `anthropic`, `gemini`,
+   * `bedrock-converse`, `ollama`, ...): two answers of one request in different shapes differ
+   * in structure. `json` for an answer of the provider with no text of its own (embeddings):
+   * the drift classifier compares its members as content.
+   */
+  shape: string;
+  /** The text of each alternative (choice, candidate), in order. */
+  texts: string[];
+  toolCalls: ToolCallRead[];
+  /** The finish (stop) reason of each alternative, '' when it names none. */
+  finish: string[];
+  /** A refusal's text or reason, '' when there is none. */
+  refusal: string;
+  usage: UsageRead | undefined;
+  /** The model the answer names (Gemini's `modelVersion`), when it names one. */
+  model?: string;
+  /**
+   * The message lists a follow-up request sends back, in the request's own shape: one list per
+   * alternative. Absent: the answer continues no conversation the module knows of.
+   */
+  messages?: unknown[][];
+  /**
+   * The envelope without the parts above and without the members that change on every call in
+   * this API (timings, response ids, model snapshot names): what a change of structure is read in.
+   */
+  rest: unknown;
+  /** The name its calls are counted under when it is not the module's (an OpenAI-compatible API's). */
+  provider?: string;
+}
+
+/** What a module's readAnswer() is given besides the body. */
+export interface AnswerContext {
+  /** The route the request was sent to, when known (a ReplayCache value has none). */
+  route?: RouteMatch;
+  /** The answer's headers (Bedrock InvokeModel reports its token counts there). */
+  headers?: Readonly<Record<string, string | readonly string[] | undefined>>;
+}
+
 /** The secrets a provider's requests carry. Names are compared case-insensitively. */
 export interface Credentials {
   headers: readonly string[];
@@ -169,6 +229,18 @@ export interface ProviderModule {
    * bytes are not this provider's stream or not a whole answer.
    */
   assemble?(bytes: Uint8Array, contentType: string | undefined, route?: RouteMatch): Record<string, unknown> | undefined;
+  /**
+   * How one of its answers reads, or undefined when the body is not an answer of its shape.
+   * Called with the route the request went to, or with none to recognize a body by its shape
+   * (ReplayCache values), so it must decline bodies of other shapes. Never mutates `body`.
+   */
+  readAnswer?(body: Record<string, unknown>, ctx: AnswerContext): AnswerRead | undefined;
+  /**
+   * The request that continues a conversation: `request` (of one of its `shapes`) with `more`
+   * (the messages an answer contributes, as readAnswer gives them) appended where that shape
+   * keeps its conversation. Absent: appended to `messages`, as the chat family does.
+   */
+  continueRequest?(request: Record<string, unknown>, shape: Provider, more: readonly unknown[]): Record<string, unknown>;
   /**
    * Whether a response body is a whole answer: false for a stream that stopped before its
    * final event, or that reports an error; undefined when the module has nothing to say about

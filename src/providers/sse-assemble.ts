@@ -374,3 +374,66 @@ export function streamComplete(contentType: string | readonly string[] | undefin
   }
   return shape === undefined || finished;
 }
+
+/**
+ * The type of one stream event, coarse enough that a longer text gives more of the same: the
+ * event's own `type` (Anthropic, Responses; Anthropic content deltas by what they carry), or
+ * what an OpenAI chat chunk carries (`role`, `content`, `tool_calls`, `refusal`, `finish`,
+ * `usage`). What the drift classifier's `stream` class compares.
+ *
+ * @example
+ * sseEventType('message', '{"choices":[{"delta":{"content":"Hi"}}]}') // 'content'
+ */
+export function sseEventType(event: string, data: string): string {
+  if (data === '[DONE]') return '[DONE]';
+  let d: unknown;
+  try {
+    d = JSON.parse(data);
+  } catch {
+    return event;
+  }
+  if (!isObj(d)) return event;
+  if (typeof d.type === 'string') {
+    // Anthropic content deltas differ by what they carry (text vs tool input).
+    if (d.type === 'content_block_delta' && isObj(d.delta) && typeof d.delta.type === 'string') return `content_block_delta:${d.delta.type}`;
+    return d.type;
+  }
+  if (Array.isArray(d.choices)) {
+    const c = d.choices[0];
+    if (!isObj(c)) return d.usage ? 'usage' : 'chunk';
+    if (c.finish_reason !== null && c.finish_reason !== undefined) return 'finish';
+    const delta = isObj(c.delta) ? c.delta : {};
+    if (Array.isArray(delta.tool_calls)) return 'tool_calls';
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') return 'refusal';
+    if (typeof delta.role === 'string') return 'role';
+    if (typeof delta.content === 'string') return 'content';
+    return 'chunk';
+  }
+  return event;
+}
+
+/**
+ * A chat completion assembled from chunks keeps the members every chunk repeats (id, model,
+ * created...) that the assembler knows; members it does not know are taken from the first chunk
+ * here, so that a new envelope member in a streamed answer is seen as one in a plain answer.
+ * Other answers come back as they are.
+ *
+ * @example
+ * withChunkEnvelope(assembleStream('text/event-stream', text)!, parseSse(text))
+ */
+export function withChunkEnvelope(assembled: Obj, events: readonly SseEvent[]): Obj {
+  if (assembled.object !== 'chat.completion' && assembled.object !== 'text_completion') return assembled;
+  for (const e of events) {
+    let d: unknown;
+    try {
+      d = JSON.parse(e.data);
+    } catch {
+      continue;
+    }
+    if (!isObj(d) || !Array.isArray(d.choices)) continue;
+    const out = { ...assembled };
+    for (const [k, v] of Object.entries(d)) if (!(k in out) && k !== 'choices' && k !== 'usage' && k !== 'object') out[k] = v;
+    return out;
+  }
+  return assembled;
+}

@@ -58,7 +58,8 @@ Options:
                         and Anthropic SDKs' own timeout). Past it: 504
                         E_UPSTREAM_TIMEOUT, or a cut stream; nothing is recorded
   --request-timeout MS  Longest time a client may take to send its request, body
-                        included (default 120000); a slower one gets 408 and is cut
+                        included, HTTP/1.1 or HTTP/2 (default 120000); a slower one
+                        gets 408 and is cut (within a tenth of it, at most 1 s)
   --shutdown-timeout MS On SIGINT/SIGTERM, how long in-flight requests may finish
                         before their upstream calls are aborted (default 10000)
   --chaos SPEC          Faults on demand (docs/chaos.md): a comma list of fault or
@@ -283,7 +284,7 @@ export async function serveCommand(args: string[]): Promise<number> {
           const failures = st.appendFailures + m.appendFailures;
           const unrecorded = failures > 0 ? `, ${failures} not recorded (${st.unrecorded} of them served anyway)` : '';
           const faults = st.faults ? `, faults injected: ${Object.entries(st.faults).map(([f, n]) => `${f} ${n}`).join(', ')}` : '';
-          log(`tapedeck serve: closed (${st.hits + m.hits} hit(s), ${st.misses + m.misses} miss(es), ${st.recorded - st.appendFailures + m.recorded - m.appendFailures} recorded${unrecorded}${faults})`);
+          log(`tapedeck serve: closed (${st.hits + m.hits} hit(s), ${st.misses + m.misses} miss(es), ${st.recorded + m.recorded - m.appendFailures} recorded${unrecorded}${faults})`);
           resolve(0);
         },
         (e: unknown) => {

@@ -9,7 +9,7 @@ import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
 import type { NormalizeOptions } from '../providers/normalize.ts';
-import { httpView, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
+import { callHook, httpView, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
 import type { HttpRecord, MatchKind, StoredHeaders } from '../store/records.ts';
 
 /**
@@ -103,7 +103,7 @@ export function pickByMatch(
     let view = views.get(rec);
     if (!view) views.set(rec, (view = httpView(rec)));
     // A copy: a matcher that changes what it is given must not change the next comparison.
-    if (match(structuredClone(request), structuredClone(view)) !== true) continue;
+    if (callHook('match', match, structuredClone(request), structuredClone(view)) !== true) continue;
     if (!used.has(rec)) {
       used.add(rec);
       return rec;

@@ -9,7 +9,7 @@
 import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
-import { createMatcher, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
+import { createMatcher, requestDigests, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
 import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
@@ -144,7 +144,15 @@ export type Decision =
   | { kind: 'replay'; record: HttpRecord; matchedBy: MatchedBy; warnings: readonly string[] }
   | { kind: 'upstream'; prepared: Prepared | undefined; /** Update mode: the miss that sends it upstream. */ miss?: TapedeckError };
 
-/** Counters for /__tapedeck/stats. */
+/**
+ * Counters for /__tapedeck/stats. An answer counts as `recorded` only once its record is
+ * stored; one whose record could not be stored (full disk, tape lock held, Redis gone) counts
+ * as `recordFailed`, whatever the client got (503, a cut stream, or the answer marked
+ * unrecorded).
+ *
+ * @example
+ * handler.stats() // { recorded: 2, byMatch: { recorded: 2, recordFailed: 1, ... }, appendFailures: 1, ... }
+ */
 export interface DeckStats {
   mode: TapeMode;
   tape: string | undefined;
@@ -153,8 +161,15 @@ export interface DeckStats {
   hits: number;
   misses: number;
   errors: number;
+  /** Answers recorded in this run whose record is stored. */
   recorded: number;
-  byMatch: Record<'exact' | 'signature' | 'sequential' | 'recorded' | 'passthrough' | 'miss', number>;
+  /**
+   * Requests by how they were answered: replayed (exact, signature, sequential), live and
+   * stored (recorded), live with a record that could not be stored (recordFailed), live and not
+   * for recording (passthrough), or a miss.
+   */
+  byMatch: Record<'exact' | 'signature' | 'sequential' | 'recorded' | 'recordFailed' | 'passthrough' | 'miss', number>;
+  /** Records that could not be stored (the same answers as byMatch.recordFailed). */
   appendFailures: number;
   /** Answers served although their record failed (onRecordFailure: 'serve'). */
   unrecorded: number;
@@ -172,6 +187,15 @@ const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
 interface Route {
   /** LLM recordings for the matcher, in tape order. */
   llm: Recording[];
+  /**
+   * Set while some LLM recordings of the route were filed by their heads only (exact matching,
+   * current keys): requests are then served by their key from the collection, and the matcher
+   * is made (decoding and keying the route's recordings once) at the route's first miss, to
+   * find what stored keys did not or to explain the miss.
+   */
+  deferred?: boolean;
+  /** The collection indexes of the route's LLM recordings loaded at open, in tape order. */
+  llmAt?: number[];
   matcher?: Matcher;
   /** Recordings of this route (all kinds), for miss messages. */
   count: number;
@@ -256,7 +280,7 @@ export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats 
     misses: 0,
     errors: 0,
     recorded: 0,
-    byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, passthrough: 0, miss: 0 },
+    byMatch: { exact: 0, signature: 0, sequential: 0, recorded: 0, recordFailed: 0, passthrough: 0, miss: 0 },
     appendFailures: 0,
     unrecorded: 0,
   };
@@ -317,29 +341,44 @@ export class Deck {
     this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText };
     this.counters = emptyStats(mode, opts.tape);
     this.chaosNow = openChaos(opts.chaos, mode, this.warn);
-    if (col) for (const { value, at } of col.entries()) this.add(value, `${opts.tape}@${at ?? '?'}`);
+    // Exact matching finds a recording by its stored key, which the collection indexes from the
+    // records' heads: a record whose key is current is filed without being decoded or hashed,
+    // so a large tape opens in one pass over its frames. Other modes and a match function read
+    // every recording, so they get them decoded.
+    const fromHeads = typeof opts.match !== 'function' && (opts.match ?? 'exact') === 'exact';
+    if (col) col.forEachLoaded((key, at, index) => this.add(key, at, index, fromHeads));
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
-        if (route.llm.length === 0 || typeof opts.match === 'function') continue;
-        try {
-          route.matcher = createMatcher({
-            recordings: route.llm,
-            mode: (opts.match as MatchMode | undefined) ?? 'exact',
-            allowRepeats: opts.strictOrder !== true,
-            ignoreArgs: opts.ignoreArgs,
-            volatileKeys: opts.volatileKeys,
-            // Every recording of a route was sent there: APIs that name the model or the
-            // operation in the URL (Gemini) are keyed with it.
-            endpoint: endpointOf(name),
-            volatileText: opts.volatileText,
-            source: opts.tape,
-            entry,
-          });
-        } catch (e) {
-          if (!(e instanceof TapedeckError)) throw e;
-          throw new TapedeckError(e.code, `Tape ${opts.tape}, route ${name}: ${e.message}`, { ...e.details, file: opts.tape });
-        }
+        if (route.llm.length === 0 || route.deferred || typeof opts.match === 'function') continue;
+        route.matcher = this.matcherFor(name, route);
       }
+    }
+  }
+
+  /**
+   * The matcher of a route's LLM recordings (each keyed now). `used`: recordings already served
+   * by their stored keys before it was made.
+   */
+  private matcherFor(name: string, route: Route, used?: (i: number) => boolean): Matcher {
+    const opts = this.opts;
+    try {
+      return createMatcher({
+        recordings: route.llm,
+        mode: (opts.match as MatchMode | undefined) ?? 'exact',
+        allowRepeats: opts.strictOrder !== true,
+        ignoreArgs: opts.ignoreArgs,
+        volatileKeys: opts.volatileKeys,
+        // Every recording of a route was sent there: APIs that name the model or the
+        // operation in the URL (Gemini) are keyed with it.
+        endpoint: endpointOf(name),
+        volatileText: opts.volatileText,
+        source: opts.tape,
+        entry: this.entry,
+        ...(used ? { used } : {}),
+      });
+    } catch (e) {
+      if (!(e instanceof TapedeckError)) throw e;
+      throw new TapedeckError(e.code, `Tape ${opts.tape}, route ${name}: ${e.message}`, { ...e.details, file: opts.tape });
     }
   }
 
@@ -425,13 +464,45 @@ export class Deck {
     return r;
   }
 
-  /** Files a recording loaded at open: LLM ones go to the route's matcher, the rest are found by key. */
-  private add(rec: HttpRecord, source: string): void {
+  /**
+   * Files the recording loaded at open at collection index `index`, which the collection files
+   * under `key` (see httpRecordKey): LLM ones go to the route's matcher, the rest are found by
+   * key. With `fromHeads`, one is only counted (the collection finds it by that key) and decoded
+   * when it is served.
+   */
+  private add(key: string, at: number, index: number, fromHeads: boolean): void {
+    this.recordingCount++;
+    this.counters.recordings = this.recordingCount;
+    this.loaded.push(index);
+    const nul = key.indexOf('\u0000');
+    // Consecutive records mostly share a route: its string is made once.
+    const last = this.lastFiled;
+    const route = last.length === nul && key.startsWith(last) ? last : (this.lastFiled = key.slice(0, nul));
+    // A route with a query may be filed under another route today (see filedRoute): decoded.
+    if (fromHeads && !route.includes('?')) {
+      const r = this.route(route);
+      r.count++;
+      if (key.startsWith('llm:', nul + 1)) {
+        r.deferred = true;
+        (r.llmAt ??= []).push(index);
+      }
+      return;
+    }
+    const rec = this.col!.loadedValue(index);
+    // Damage found while decoding: told by the collection's warnings, served as damage.
+    if (rec === undefined) return;
     const r = this.route(this.filedRoute(rec));
     r.count++;
     r.records.push(rec);
-    this.recordingCount++;
-    this.counters.recordings = this.recordingCount;
+    if (this.fileLlm(r, rec, `${this.opts.tape}@${at}`)) (r.llmAt ??= []).push(index);
+  }
+
+  private lastFiled = '';
+  /** Collection indexes of the recordings loaded at open, for {@link unusedCount}. */
+  private readonly loaded: number[] = [];
+
+  /** Gives an LLM recording to its route's matcher (with stand-ins for lost ones before it); false for other kinds. */
+  private fileLlm(r: Route, rec: HttpRecord, source: string): boolean {
     // By its kind under the current key spec (an older record may have changed kind).
     const cur = currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
     if (cur.match === 'llm') {
@@ -451,7 +522,30 @@ export class Deck {
       r.expect.set(cur.key, (typeof repeat === 'number' ? repeat : expect) + 1);
       r.llm.push({ request: rec.request.body, response: rec, source });
       r.perKey.set(cur.key, (r.perKey.get(cur.key) ?? 0) + 1);
+      return true;
     }
+    return false;
+  }
+
+  /**
+   * Makes a deferred route's matcher: decodes and keys its LLM recordings (once), and counts as
+   * used those already served by their stored keys.
+   */
+  private undefer(name: string, r: Route): void {
+    r.deferred = false;
+    r.llm = [];
+    r.perKey = new Map();
+    r.expect = undefined;
+    const used: boolean[] = [];
+    for (const i of r.llmAt ?? []) {
+      const rec = this.col!.loadedValue(i);
+      // Damage: the collection serves it as such under its stored key.
+      if (rec === undefined) continue;
+      const n = r.llm.length;
+      this.fileLlm(r, rec, `${this.opts.tape}@${this.col!.loadedAt(i)}`);
+      for (let j = n; j < r.llm.length; j++) used.push(this.col!.loadedUsed(i));
+    }
+    r.matcher = this.matcherFor(name, r, (i) => used[i] === true);
   }
 
   /**
@@ -666,7 +760,7 @@ export class Deck {
     }
     // The same bytes as an earlier body that matched exactly: found by comparing the bytes, so
     // no string of the body is made and hashed on this path.
-    const fast = r?.matcher !== undefined && this.repeatLast && req.body.length <= FAST_BODY_MAX;
+    const fast = (r?.matcher !== undefined || r?.deferred === true) && this.repeatLast && req.body.length <= FAST_BODY_MAX;
     if (fast) {
       const known = r!.fast.get(req.body);
       if (known !== undefined && !this.col!.expired(known.record)) return known;
@@ -674,6 +768,21 @@ export class Deck {
     const input: unknown = this.hasSecrets(req.body) ? this.redactor.value(this.parse(req.body)) : req.body;
     let llmKey: string | undefined;
     let llmMiss: TapedeckError | undefined;
+    if (r?.deferred) {
+      // Found by its key among the recordings filed by their stored keys; a request none has
+      // is looked for by the matcher, made now (see Route.deferred), which explains a miss.
+      const key = this.llmKeyOf(input, route);
+      if (key !== undefined) {
+        const rec = this.take(route, 'llm', key);
+        if (rec) {
+          const decision: ExactReplay = { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS };
+          // Kept for the next identical body only when serving it again cannot hide damage.
+          if (fast && this.col!.count(httpRecordKey(route, 'llm', key)).recorded === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, decision);
+          return decision;
+        }
+        this.undefer(route, r);
+      }
+    }
     if (r?.matcher) {
       try {
         const m = r.matcher.match(input);
@@ -734,6 +843,16 @@ export class Deck {
     const rec = this.take(route, 'json', key);
     if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
     return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r) };
+  }
+
+  /** The request key of an LLM request sent to `route`, as its matcher computes it; undefined for another JSON body. */
+  private llmKeyOf(input: unknown, route: string): string | undefined {
+    try {
+      return requestDigests(input, { ...this.norm, endpoint: endpointOf(route) }).key;
+    } catch (e) {
+      if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
+      return undefined;
+    }
   }
 
   /** The matcher's miss (already short, with the fix for this entry point), with the tape and route added to its details. */
@@ -845,7 +964,11 @@ export class Deck {
     if (this.opts.beforeRecord) {
       // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).
       const h = beforeRecord(this.opts.beforeRecord, { match: p.match, key: p.key, signature: p.signature, url: p.url, headers: requestHeaders, body: p.body }, req.method.toUpperCase(), response, this.norm);
-      if (!h) return { rec: undefined, durable: Promise.resolve(undefined) };
+      if (!h) {
+        // The hook kept it off the tape: live, and not recorded.
+        this.counters.byMatch.passthrough++;
+        return { rec: undefined, durable: Promise.resolve(undefined) };
+      }
       if (h.rekeyed) this.warnOnce(`tapedeck: the beforeRecord hook changed what ${p.route} is keyed by; a request sent as before will not find this recording (use volatileText, volatileKeys or ignoreArgs for what must not count).`);
       p = { ...p, match: h.match, key: h.key, signature: h.signature, url: this.redactor.url(h.url), body: h.body === undefined ? undefined : this.redactor.value(h.body) };
       requestHeaders = this.redactor.headers(h.headers);
@@ -865,7 +988,6 @@ export class Deck {
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
     };
-    this.counters.recorded++;
     // Framed fine but not what its content type says: kept byte for byte, and said now.
     const problem = answerProblem(response);
     if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
@@ -878,10 +1000,14 @@ export class Deck {
           this.appended.add(rec);
         }
         this.counters.recordings = ++this.recordingCount;
+        // Counted as recorded only now that it is stored.
+        this.counters.recorded++;
+        this.counters.byMatch.recorded++;
         return undefined;
       },
       (e: unknown) => {
         this.counters.appendFailures++;
+        this.counters.byMatch.recordFailed++;
         const cause = `${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`;
         this.warn(`tapedeck: could not append a record to ${this.tape}: ${cause}`);
         const where = this.tape ?? 'the store';
@@ -933,7 +1059,8 @@ export class Deck {
 
   /**
    * A recording's trace token (the core's traceToken, docs/hash-spec.md): document = the route,
-   * version = the time it was recorded, model = the request's model, system prompt version =
+   * version = the time it was recorded, model = the key view's model (the URL's for Gemini,
+   * Bedrock and Azure deployments), else the body's, system prompt version =
    * 'tapedeck-http-1', selected ids = [request key]. It names one recording, stably.
    */
   traceFor(p: Prepared, recordedAt: string): string {
@@ -973,7 +1100,11 @@ export class Deck {
   /** How many recordings on the tape have a trace token not in `used` (nothing asked for them). */
   unusedCount(used: ReadonlySet<string>): number {
     let n = 0;
-    for (const r of this.routes.values()) for (const rec of r.records) if (!used.has(rec.trace) && !this.appended.has(rec)) n++;
+    // Trace tokens are read now, from the stored records: nothing is kept per recording for this.
+    for (const i of this.loaded) {
+      const trace = this.col!.loadedField(i, 'trace');
+      if (typeof trace !== 'string' || !used.has(trace)) n++;
+    }
     return n;
   }
 

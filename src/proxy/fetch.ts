@@ -14,7 +14,7 @@ import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-e
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
-import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, FinalEventHold, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
 
 export interface FetchOptions extends DeckOptions, UpstreamTimeouts {
   /** The fetch that reaches the live API in record, update and passthrough mode (default globalThis.fetch). */
@@ -273,13 +273,22 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     // The caller's body ends only once the record is durable: an answer read to the end is on
     // the tape, whatever happens to this process next. One whose record failed ends with the
     // E_RECORD_FAILED error instead (no clean end: the SDK raises).
+    // ...and the chunk with its final event (`data: [DONE]`) waits for the record too.
+    const hold = new FinalEventHold();
+    const pass = (c: ReadableStreamDefaultController<Uint8Array>, value: Uint8Array): number => {
+      const now = hold.push(value);
+      for (const b of now) c.enqueue(b);
+      return now.length;
+    };
     const finish = async (c: ReadableStreamDefaultController<Uint8Array>) => {
       saved ??= save();
       const outcome = await saved;
       settle();
       if (cancelled) return;
-      if (outcome instanceof TapedeckError) c.error(outcome);
-      else c.close();
+      if (outcome instanceof TapedeckError) return c.error(outcome);
+      const last = hold.release();
+      if (last) c.enqueue(last);
+      c.close();
     };
     let cancelled = false;
     let draining = false;
@@ -295,7 +304,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
           const { done, value } = await reader.read();
           if (done) break;
           log.add(value);
-          if (!cancelled) controller.enqueue(value);
+          if (!cancelled) pass(controller, value);
         }
         await finish(controller);
       } catch (e) {
@@ -319,15 +328,18 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       async pull(c) {
         if (cancelled || draining) return;
         try {
-          const { done, value } = await reader.read();
-          // A drain that started meanwhile reads (and closes) from here on; reads are served
-          // in the order they were asked for, so this chunk still comes first.
-          if (done) {
-            if (!draining) await finish(c);
-            return;
+          // A pull that enqueues nothing is not called again: read on while the chunk read is held.
+          for (;;) {
+            const { done, value } = await reader.read();
+            // A drain that started meanwhile reads (and closes) from here on; reads are served
+            // in the order they were asked for, so this chunk still comes first.
+            if (done) {
+              if (!draining) await finish(c);
+              return;
+            }
+            log.add(value);
+            if (cancelled || pass(c, value) > 0 || draining) return;
           }
-          log.add(value);
-          if (!cancelled) c.enqueue(value);
         } catch (e) {
           if (draining) return;
           settle();
@@ -400,7 +412,6 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       if (refused) throw refused;
       if (p && (up.status < 400 || d.recordErrors)) {
         call.detachClient();
-        d.count('recorded');
         return await recordStream(d, p, dreq, up, recordedAt, t0);
       }
       d.count('passthrough');

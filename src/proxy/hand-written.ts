@@ -6,7 +6,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import type { HttpRecord, StoredHeaders } from '../store/records.ts';
-import { Deck, type DeckOptions, type DeckRequest } from './deck.ts';
+import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckOptions, type DeckRequest } from './deck.ts';
 
 /** One server-sent event of a hand-written stream. */
 export interface WrittenEvent {
@@ -46,25 +46,62 @@ export interface WrittenRecording {
 
 const encoder = new TextEncoder();
 
-function bad(where: string, what: string): TapedeckError {
-  return new TapedeckError('E_RECORDING', `Hand-written recording ${where}: ${what}.`, {
-    hint: 'Each one is { request: { url, body }, response: { status, body } or { events: [{ data }] } } (docs/hand-written.md).',
-  });
+function bad(where: string, what: string, hint = 'Each one is { request: { url, body }, response: { status, body } or { events: [{ data }] } } (docs/hand-written.md).'): TapedeckError {
+  return new TapedeckError('E_RECORDING', `Hand-written recording ${where}: ${what}.`, { hint });
+}
+
+// RFC 9110 §5.6.2: a method and a header name are tokens.
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// What node:http lets through as a header value (RFC 9110 §5.5 field-value: no CR, LF, NUL or
+// other control but tab); a value it refuses would only fail later, at replay.
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** The longest pause written between two events: a gap past it is a typo, and would outlast any test. */
+export const MAX_GAP_MS = 600_000;
+
+/** Headers as stored (lowercase names, string values), each one checked as node:http would. */
+function writtenHeaders(h: unknown, where: string, field: string, unstored?: ReadonlySet<string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (h === undefined) return out;
+  if (h === null || typeof h !== 'object' || Array.isArray(h)) throw bad(where, `\`${field}\` is ${Array.isArray(h) ? 'an array' : JSON.stringify(h)}, not an object`, `Write headers as an object of names and text values: "${field.split('.').pop()}": { "retry-after": "1" }.`);
+  for (const [k, v] of Object.entries(h)) {
+    const at = `\`${field}[${JSON.stringify(k)}]\``;
+    if (!TOKEN.test(k)) throw bad(where, `${at} is not a header name`, 'A header name is letters, digits and !#$%&\'*+-.^_`|~ only (no spaces, colons or line breaks).');
+    if (typeof v !== 'string' && !(typeof v === 'number' && Number.isFinite(v))) throw bad(where, `${at} is ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}, not text`, `Write the header's value as text: ${JSON.stringify(k)}: "value".`);
+    const value = String(v);
+    if (!FIELD_VALUE.test(value)) throw bad(where, `${at} holds a line break or another control character`, 'A header value is one line of text: remove the CR, LF or control character (a header cannot hold a line break).');
+    const name = k.toLowerCase();
+    if (unstored?.has(name)) throw bad(where, `${at} is set by tapedeck when it answers`, `Leave ${JSON.stringify(k)} out: the length and framing follow from the body or the events.`);
+    out[name] = value;
+  }
+  return out;
+}
+
+/** A pause in milliseconds, or undefined when not written. */
+function writtenGap(v: unknown, where: string, field: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > MAX_GAP_MS) throw bad(where, `\`${field}\` is ${JSON.stringify(v)}`, `Give the pause in milliseconds, from 0 to ${MAX_GAP_MS} (10 minutes): "${field.split('.').pop()}": 20.`);
+  return v;
 }
 
 /** The request as the deck takes it: path and query, lowercase headers, JSON body bytes. */
 function deckRequest(w: WrittenRecording, where: string): DeckRequest {
   const q = w.request;
   if (q === null || typeof q !== 'object' || typeof q.url !== 'string' || q.url === '') throw bad(where, '`request.url` is missing');
-  const u = new URL(q.url, 'http://localhost');
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(q.headers ?? {})) headers[k.toLowerCase()] = String(v);
+  let u: URL;
+  try {
+    u = new URL(q.url, 'http://localhost');
+  } catch {
+    throw bad(where, `\`request.url\` ${JSON.stringify(q.url)} is not a URL`, 'Give the URL the SDK calls (https://api.openai.com/v1/chat/completions) or its path (/v1/chat/completions).');
+  }
+  const method = q.method ?? 'POST';
+  if (typeof method !== 'string' || !TOKEN.test(method)) throw bad(where, `\`request.method\` ${JSON.stringify(method)} is not an HTTP method`, 'Give a method such as "POST" or "GET" (or leave it out: POST).');
+  const headers = writtenHeaders(q.headers, where, 'request.headers');
   let body = new Uint8Array(0);
   if (q.body !== undefined) {
     body = encoder.encode(typeof q.body === 'string' ? q.body : JSON.stringify(q.body));
     headers['content-type'] ??= typeof q.body === 'string' ? 'text/plain' : 'application/json';
   }
-  return { method: (q.method ?? 'POST').toUpperCase(), url: u.pathname + u.search, headers, body };
+  return { method: method.toUpperCase(), url: u.pathname + u.search, headers, body };
 }
 
 /** The stored answer: bytes, chunk times for a stream, the content type it implies. */
@@ -73,8 +110,9 @@ function storedResponse(w: WrittenRecording, where: string): HttpRecord['respons
   if (r === null || typeof r !== 'object') throw bad(where, '`response` is missing');
   const status = r.status ?? 200;
   if (!Number.isInteger(status) || status < 100 || status > 599) throw bad(where, `status ${JSON.stringify(r.status)} is not an HTTP status`);
-  const headers: StoredHeaders = {};
-  for (const [k, v] of Object.entries(r.headers ?? {})) headers[k.toLowerCase()] = String(v);
+  const headers: StoredHeaders = writtenHeaders(r.headers, where, 'response.headers', UNSTORED_RESPONSE_HEADERS);
+  const gapMs = writtenGap(r.gapMs, where, 'response.gapMs');
+  if (r.cut !== undefined && typeof r.cut !== 'boolean') throw bad(where, `\`response.cut\` is ${JSON.stringify(r.cut)}`, 'Write "cut": true for a stream that drops, or leave it out.');
   if (r.events !== undefined) {
     if (!Array.isArray(r.events) || r.body !== undefined) throw bad(where, '`events` must be an array, and comes instead of `body`');
     headers['content-type'] ??= 'text/event-stream; charset=utf-8';
@@ -84,7 +122,9 @@ function storedResponse(w: WrittenRecording, where: string): HttpRecord['respons
     let end = 0;
     r.events.forEach((e, i) => {
       if (e === null || typeof e !== 'object' || !('data' in e)) throw bad(where, `event ${i} has no \`data\``);
-      at += i === 0 ? (e.afterMs ?? 0) : (e.afterMs ?? r.gapMs ?? 0);
+      const afterMs = writtenGap(e.afterMs, where, `response.events[${i}].afterMs`);
+      if (e.event !== undefined && (typeof e.event !== 'string' || !/^[^\r\n]+$/.test(e.event))) throw bad(where, `\`response.events[${i}].event\` is ${JSON.stringify(e.event)}`, 'An event name is one line of text ("message_stop"), or left out.');
+      at += i === 0 ? (afterMs ?? 0) : (afterMs ?? gapMs ?? 0);
       const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);
       const text = `${e.event ? `event: ${e.event}\n` : ''}${data.split(/\r\n|\r|\n/).map((l) => `data: ${l}\n`).join('')}\n`;
       const bytes = encoder.encode(text);

@@ -13,7 +13,7 @@ import { normalizeRequestPath } from './request-path.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
 import type { AwsCredentials } from './sigv4.ts';
-import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
+import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, FinalEventHold, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 import { isMcpRequest, McpHttpEndpoint, type McpHttpStats } from '../mcp/http.ts';
@@ -247,6 +247,12 @@ async function writePaced(res: ServerResponse, rec: HttpRecord, timing: 'recorde
   else res.end();
 }
 
+/** Sends the chunk a FinalEventHold kept back, now that the stream may end. */
+async function writeHeld(res: ServerResponse, hold: FinalEventHold | undefined): Promise<void> {
+  const last = hold?.release();
+  if (last && !res.destroyed && !res.write(last)) await drained(res);
+}
+
 function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
@@ -475,7 +481,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     if (p) out['x-tapedeck-key'] = p.key;
     if (recordIt) out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString());
     if (streaming) out.trailer = 'x-tapedeck-recorded';
-    d.count(recordIt ? 'recorded' : 'passthrough');
+    // An answer being recorded is counted once its record is stored, or failed (Deck.record).
+    if (!recordIt) d.count('passthrough');
     if (clientGone && !recordIt) {
       call.abort('client');
       return;
@@ -483,6 +490,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     if (recordIt && !streaming) return forwardWhole(d, req, res, dreq, p, up, headers, out, recordedAt, t0, () => clientGone);
     writeUpstreamHead(req, res, up, out);
     const log = recordIt ? new ChunkLog() : undefined;
+    // The chunk with the stream's final event waits for the record (FinalEventHold).
+    const hold = recordIt ? new FinalEventHold() : undefined;
     if (up.body) {
       const reader = up.body.getReader();
       try {
@@ -490,7 +499,10 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
           const { done, value } = await reader.read();
           if (done) break;
           log?.add(value);
-          if (!clientGone && !res.write(value)) await drained(res);
+          if (clientGone) continue;
+          if (!hold) {
+            if (!res.write(value)) await drained(res);
+          } else for (const b of hold.push(value)) if (!res.write(b)) await drained(res);
         }
       } catch (e) {
         // The upstream failed, went quiet past the idle timeout, or shutdown cut it mid-answer:
@@ -509,12 +521,14 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
         // what came, the tape gets nothing, since half an answer replayed as whole is worse than a miss.
         d.countError();
         d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
+        await writeHeld(res, hold);
         res.addTrailers({ 'x-tapedeck-recorded': 'false' });
       } else {
         const { rec, durable } = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
         // The answer ends only once its record is on disk: a client that got a whole answer
         // knows it is on the tape, whatever happens to this process next. One whose record
-        // failed is cut (no clean end: the SDK raises), unless unrecorded answers are wanted.
+        // failed is cut before its final event (no clean end: the SDK raises, and a reader that
+        // stops at `[DONE]` never sees it), unless unrecorded answers are wanted.
         const failed = await durable;
         if (failed && !d.serveUnrecorded) {
           d.countError();
@@ -523,6 +537,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
         }
         if (failed) d.countUnrecorded();
         else if (rec) remember(rec);
+        await writeHeld(res, hold);
         res.addTrailers({ 'x-tapedeck-recorded': failed ? 'false' : 'true' });
       }
     }

@@ -50,6 +50,8 @@ const STATUS: Record<string, number> = {
   E_STORE_UNAVAILABLE: 503,
   // The answer came but could not be stored: served, it would look recorded and is not.
   E_RECORD_FAILED: 503,
+  // A user's hook threw: the server's set-up, as E_PROXY_BODY; not retried (the same again).
+  E_HOOK: 500,
 };
 
 /**

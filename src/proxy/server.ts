@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
+import { constants as h2constants, createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { createHandler, type HandlerOptions, type TapedeckHandler } from './handler.ts';
 
@@ -61,15 +61,64 @@ function acceptHttp2(server: Server, h2: Http2Server, firstByteTimeoutMs: number
   return undecided;
 }
 
+/**
+ * How often the request timeout is checked (node:http's connectionsCheckingInterval, and the same
+ * for HTTP/2): a tenth of the timeout, at most a second, so a slow request is cut at most that
+ * late (Node's default, 30 s, made a 120 s timeout up to 150 s). One pass over the open
+ * connections a second costs nothing next to the requests themselves.
+ */
+export function requestCheckInterval(requestTimeoutMs: number): number {
+  return Math.max(50, Math.min(1000, Math.floor(requestTimeoutMs / 10)));
+}
+
+/**
+ * The request timeout for HTTP/2 streams, which node:http2 does not have: a stream whose client
+ * has not ended its request (its body) `timeoutMs` after it opened is answered 408 and reset with NO_ERROR
+ * (RFC 9113 §8.1: a complete answer, and the client may stop sending), as node:http answers an
+ * HTTP/1.1 request. Checked every `everyMs` over the open streams, one timer for all of them, as
+ * node:http checks its connections.
+ */
+function http2RequestTimeout(timeoutMs: number, everyMs: number) {
+  const open = new Map<Http2ServerRequest, { res: Http2ServerResponse; since: number }>();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    for (const [req, { res, since }] of open) {
+      if (now - since < timeoutMs) continue;
+      open.delete(req);
+      const stream = res.stream;
+      // Whether the client ended its side (END_STREAM), read or not: the handler may not have
+      // consumed all of it yet, and a request it has is never cut for a slow answer.
+      if (stream.destroyed || stream.state.remoteClose) continue;
+      if (res.headersSent) {
+        // As node:http ends the connection of a request still arriving after its answer began.
+        stream.close(h2constants.NGHTTP2_CANCEL);
+        continue;
+      }
+      res.writeHead(408, { 'content-length': 0 });
+      // The reset once the answer is out: sent at once, it could pass the answer's HEADERS.
+      res.end(() => stream.close(h2constants.NGHTTP2_NO_ERROR));
+    }
+  }, everyMs);
+  timer.unref();
+  return {
+    watch(req: Http2ServerRequest, res: Http2ServerResponse) {
+      open.set(req, { res, since: performance.now() });
+      res.stream.once('close', () => open.delete(req));
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
 export interface ServeOptions extends HandlerOptions {
   /** Port to listen on (default 8080; 0 picks a free one). */
   port?: number;
   /** Interface to bind (default 127.0.0.1: recordings and live keys are not for the network). */
   host?: string;
   /**
-   * Longest time a client may take to send its whole request, headers and body (default
-   * 120 000 ms): a client that trickles its body is answered 408 and cut, instead of holding a
-   * socket for Node's 300 s default (tapedeck serve --request-timeout).
+   * Longest time a client may take to send its whole request, headers and body, over HTTP/1.1 or
+   * HTTP/2 (default 120 000 ms): a client that trickles its body is answered 408 and cut, at
+   * most a tenth of the timeout (and at most 1 s) after it passes, instead of holding a socket
+   * for Node's 300 s default (tapedeck serve --request-timeout).
    */
   requestTimeoutMs?: number;
 }
@@ -106,13 +155,14 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   const handler = createHandler(opts);
   await handler.ready;
   const requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  // Node checks the request timeout on this interval: a fraction of it, so the cut comes on time.
-  const server = createServer(
-    { keepAliveTimeout: 65_000, requestTimeout, headersTimeout: Math.min(60_000, requestTimeout), connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeout / 4))) },
-    handler,
-  );
+  const checkEvery = requestCheckInterval(requestTimeout);
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout, headersTimeout: Math.min(60_000, requestTimeout), connectionsCheckingInterval: checkEvery }, handler);
+  const slowH2 = http2RequestTimeout(requestTimeout, checkEvery);
   // The compatibility API gives the handler request and response objects of the same shape.
-  const h2 = createHttp2Server({}, handler as unknown as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
+  const h2 = createHttp2Server({}, (req: Http2ServerRequest, res: Http2ServerResponse) => {
+    slowH2.watch(req, res);
+    handler(req as never, res as never);
+  });
   const sessions = new Set<Http2Session>();
   h2.on('session', (s: Http2Session) => {
     sessions.add(s);
@@ -159,6 +209,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
         }, 2000);
         await closed;
         clearTimeout(grace);
+        slowH2.stop();
       })();
       return closing;
     },

@@ -5,6 +5,7 @@
 import { TapedeckError } from '../errors.ts';
 import { HOP_BY_HOP, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import type { StoredHeaders } from '../store/records.ts';
+import { FINAL_EVENT_MARKERS } from '../providers/index.ts';
 
 // Request headers fetch sets itself or that describe only the hop to the proxy. Dropping
 // accept-encoding lets undici negotiate and decode compression, so stored bodies are plain.
@@ -457,6 +458,51 @@ export class ChunkLog {
   /** Chunk marks, only when the body came in more than one piece. */
   chunks(): [number, number][] | undefined {
     return this.marks.length > 1 ? this.marks : undefined;
+  }
+}
+
+const MARKERS = FINAL_EVENT_MARKERS.map((m) => Buffer.from(m, 'latin1'));
+const MARKER_SPAN = Math.max(...MARKERS.map((m) => m.length)) - 1;
+const NOTHING: readonly Uint8Array[] = Object.freeze([]);
+
+const hasMarker = (b: Buffer): boolean => {
+  for (const m of MARKERS) if (b.indexOf(m) >= 0) return true;
+  return false;
+};
+
+/**
+ * What of a stream being recorded may go to the client now. A chunk that may carry the
+ * stream's final event (providers' FINAL_EVENT_MARKERS, also when one is split between two
+ * chunks) is held until the next chunk comes, or, at the end, until the record is stored: a
+ * client that stops reading at `data: [DONE]` must not take a stream whose record failed for a
+ * whole answer. Every other chunk goes on as it comes, so nothing is delayed but the end.
+ *
+ * @example
+ * const hold = new FinalEventHold()
+ * for (const b of hold.push(chunk)) res.write(b)
+ * // once the record is stored:
+ * const last = hold.release(); if (last) res.write(last)
+ */
+export class FinalEventHold {
+  private held: Uint8Array | undefined;
+  private tail: Buffer = Buffer.alloc(0);
+
+  /** Takes the next chunk; returns the chunks to send now, in order. */
+  push(chunk: Uint8Array): readonly Uint8Array[] {
+    const b = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const final = hasMarker(b) || (this.tail.length > 0 && hasMarker(Buffer.concat([this.tail, b.subarray(0, MARKER_SPAN)])));
+    this.tail = b.length >= MARKER_SPAN ? b.subarray(b.length - MARKER_SPAN) : Buffer.concat([this.tail, b]).subarray(-MARKER_SPAN);
+    const before = this.held;
+    this.held = final ? chunk : undefined;
+    if (final) return before ? [before] : NOTHING;
+    return before ? [before, chunk] : [chunk];
+  }
+
+  /** The chunk held back, if any (the stream is over and its record stored, or not recorded at all). */
+  release(): Uint8Array | undefined {
+    const h = this.held;
+    this.held = undefined;
+    return h;
   }
 }
 

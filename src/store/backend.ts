@@ -58,9 +58,10 @@ export interface LoadedRecord {
    * The record's leading scalar fields (`v`, `kind`, `key`, `recordedAt`, ...: every field before
    * the first object or array value, in the field order of src/store/records.ts). A backend that
    * cannot peek returns the scalar fields of the decoded value. With `fields`, only those are
-   * needed (a backend may return more): a tape then reads no other name or value.
+   * needed (a backend may return more): a tape then reads no other name or value. With `deep`,
+   * scalar fields after the first container are read too (containers are stepped over).
    */
-  head(fields?: readonly string[]): Readonly<Record<string, HeadScalar>>;
+  head(fields?: readonly string[], deep?: boolean): Readonly<Record<string, HeadScalar>>;
   /** The decoded record. Throws TapedeckError E_TAPE_CORRUPT if its stored form does not decode. */
   value(): unknown;
   /**
@@ -138,13 +139,13 @@ export interface WriterHandle {
   release(): Promise<void>;
 }
 
-/** The scalar fields of a decoded record, in its own order, up to the first container. */
-export function headOf(value: unknown): Record<string, HeadScalar> {
+/** The scalar fields of a decoded record, in its own order, up to the first container (with `deep`, all of them). */
+export function headOf(value: unknown, deep = false): Record<string, HeadScalar> {
   const out: Record<string, HeadScalar> = {};
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return out;
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = v;
-    else if (v !== undefined) break;
+    else if (v !== undefined && !deep) break;
   }
   return out;
 }

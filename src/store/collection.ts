@@ -41,6 +41,12 @@ export interface RecordKind<R> {
   keysOf(head: Readonly<Record<string, HeadScalar>>, value: () => unknown): string | readonly string[] | undefined;
   /** The head fields keysOf reads (default: all leading scalars). Opening reads only these. */
   readonly headFields?: readonly string[];
+  /**
+   * Whether some of `headFields` may follow the record's first object or array (HTTP records
+   * written by earlier versions keep `route` and `match` after the request): the head is then
+   * read past containers.
+   */
+  readonly headDeep?: boolean;
   /** Whether a decoded value really is one of this kind (checked when it is first decoded). */
   is(value: unknown): value is R;
   /** The form written to the backend (default: the one field order of record-order.ts). */
@@ -228,7 +234,7 @@ export class RecordCollection<R> {
     let keys: string | readonly string[] | undefined;
     const entry: Entry<R> = { key: '', stored, used: false };
     try {
-      keys = this.kind.keysOf(stored.head(this.kind.headFields), () => this.materialize(entry));
+      keys = this.kind.keysOf(stored.head(this.kind.headFields, this.kind.headDeep), () => this.materialize(entry));
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;
       this.warnings.push({ code: e.code, offset: stored.at, message: `${this.backend.location}: ${this.kind.name} at ${stored.at} is skipped: ${e.message}` });
@@ -541,6 +547,46 @@ export class RecordCollection<R> {
       const v = this.materialize(e);
       if (v !== undefined) yield e.stored ? { key: e.key, value: v, at: e.stored.at } : { key: e.key, value: v };
     }
+  }
+
+  /**
+   * Calls `fn` for each recording loaded at open, in order, without decoding any: the key it is
+   * filed under, where it is stored, and its index for {@link loadedValue}. No object is made
+   * per recording: a proxy indexes a large tape from the keys alone.
+   *
+   * @example
+   * col.forEachLoaded((key, at, i) => byKey.set(key, i))
+   */
+  forEachLoaded(fn: (key: string, at: number, index: number) => void): void {
+    const all = this.all;
+    for (let i = 0; i < all.length; i++) {
+      const e = all[i]!;
+      if (e.stored && !e.bad) fn(e.key, e.stored.at, i);
+    }
+  }
+
+  /** A scalar field of the recording at `index`, read from its stored form without decoding it. */
+  loadedField(index: number, field: string): HeadScalar | undefined {
+    return this.all[index]?.stored?.head([field], true)[field];
+  }
+
+  /**
+   * The recording at `index` (see {@link forEachLoaded}), decoded the first time; undefined, with
+   * a warning, for one that does not decode (damage).
+   */
+  loadedValue(index: number): R | undefined {
+    const e = this.all[index];
+    return e && this.materialize(e);
+  }
+
+  /** Where the recording at `index` is stored (see {@link forEachLoaded}). */
+  loadedAt(index: number): number | undefined {
+    return this.all[index]?.stored?.at;
+  }
+
+  /** Whether the recording at `index` was served (or counted as used). */
+  loadedUsed(index: number): boolean {
+    return this.all[index]?.used === true;
   }
 
   /**

@@ -18,6 +18,8 @@
  * | other Uint8Array              | `{ "$type": "bytes", "base64" }`                                  |
  * | Buffer                        | `{ "$type": "Buffer", "base64" }`                                 |
  * | other typed arrays            | `{ "$type": "<TypedArrayName>", "base64" }` (memory bytes, platform byte order) |
+ * | ArrayBuffer                   | `{ "$type": "ArrayBuffer", "base64" }`                            |
+ * | DataView                      | `{ "$type": "DataView", "base64" }` (the bytes it views)          |
  * | Date                          | `{ "$type": "date", "iso" }` (`iso` is null for an invalid Date)  |
  * | Map                           | `{ "$type": "map", "entries": [[k, v], ...] }` (entry order kept) |
  * | Set                           | `{ "$type": "set", "values": [...] }`                             |
@@ -46,7 +48,9 @@ import { link, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { inRecordOrder } from './record-order.ts';
-import { appendRecords, createTape, readTape, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
+import type { HttpRecord } from './records.ts';
+import { streamReview } from './stream-review.ts';
+import { appendRecords, createTape, decodeOrWarn, scanTape, tapeTypeNamed, tapeTypeOf, type TapeWarning } from './tape-file.ts';
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
@@ -61,6 +65,11 @@ function tagged(type: string, fields: Record<string, JsonValue>): JsonValue {
   o.$type = type;
   for (const k of Object.keys(fields)) o[k] = fields[k] as JsonValue;
   return o;
+}
+
+/** A value already in its JSON form (the review form of a stream). */
+class Prebuilt {
+  constructor(readonly json: JsonValue) {}
 }
 
 /** A JSON answer kept as its own text: written in its key order, not sorted. */
@@ -134,6 +143,7 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
       throw new TapedeckError('E_TYPE', `A ${typeof value} at ${path} has no JSON export form.`, { path });
   }
   if (value === null) return null;
+  if (value instanceof Prebuilt) return value.json;
   const next = depth + 1;
   if (Array.isArray(value)) {
     const out: JsonValue[] = [];
@@ -148,8 +158,11 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
     if (typeof name === 'string' && isTypedArrayName(name) && ctor === TYPED_ARRAYS[name]) {
       return tagged(name, { base64: base64Of(value) });
     }
+    // msgpackr stores a DataView (and an ArrayBuffer, below) and reads it back as one.
+    if (value instanceof DataView) return tagged('DataView', { base64: base64Of(value) });
     throw new TapedeckError('E_TYPE', `A ${String(name)} at ${path} has no JSON export form.`, { path });
   }
+  if (value instanceof ArrayBuffer) return tagged('ArrayBuffer', { base64: base64Of(new Uint8Array(value)) });
   if (value instanceof Date) {
     const t = value.getTime();
     return tagged('date', { iso: Number.isNaN(t) ? null : value.toISOString() });
@@ -230,32 +243,91 @@ function stringify(value: JsonValue, indent: string, parts: string[]): void {
   parts.push(`${indent}}`);
 }
 
+/** A record with a streamed answer's body in its review form (stream-review.ts). */
+function forReview(value: unknown): unknown {
+  const review = streamReview(value);
+  if (!review) return value;
+  const rec = value as HttpRecord;
+  const body = tagged('stream', { answer: toJson(review.answer, '$.answer', 1), events: review.events });
+  return { ...rec, response: { ...rec.response, body: new Prebuilt(body) } };
+}
+
 /**
  * Deterministic, pretty JSON of a tape for code review: header, then records in file order;
  * object keys sorted (UTF-16 order), 2-space indent, trailing newline; values JSON cannot hold
  * are tagged `{ "$type": ... }` objects (see the table at the top of this file). Damaged records
  * (readTape warnings) are listed under "warnings" and not exported as records.
  *
+ * With `{ review: true }` (`tapedeck export --review`, what `git diff` shows after `tapedeck
+ * init`) a streamed answer's body is `{ "$type": "stream", "answer", "events" }`: the answer it
+ * stands for and its events one per line. That form is for reading; it does not import.
+ *
  * @example
  * await writeFile('chat.tape.json', await exportTapeJSON('chat.tape'));
  */
-export async function exportTapeJSON(path: string): Promise<string> {
-  const { header, records, warnings } = await readTape(path);
-  const root = newObject();
-  root.header = toJson({ ...header }, '$.header', 0);
-  root.records = records.map((r, i) => toJson(r.value, `$.records[${i}]`, 1));
+export async function exportTapeJSON(path: string, opts: { review?: boolean } = {}): Promise<string> {
+  const parts: string[] = [];
+  await writeTapeJSON(path, (text) => void parts.push(text), opts);
+  return parts.join('');
+}
+
+/** Text handed to `write` at a time by writeTapeJSON (a few records' worth). */
+const WRITE_CHUNK = 64 * 1024;
+
+/**
+ * {@link exportTapeJSON}, written out as it is made: records are decoded, converted and handed to
+ * `write` one after another (in pieces of about 64 KB; a promise `write` returns is awaited, so
+ * a slow reader holds the export back), so memory does not grow with the tape. The text is the
+ * same, byte for byte (`review`: as for exportTapeJSON).
+ *
+ * @example
+ * await writeTapeJSON('chat.tape', (text) => new Promise((done) => (process.stdout.write(text) ? done() : process.stdout.once('drain', done))));
+ */
+export async function writeTapeJSON(path: string, write: (text: string) => void | Promise<void>, opts: { review?: boolean } = {}): Promise<void> {
+  const scan = await scanTape(path);
+  let pending = '';
+  const out = async (text: string): Promise<void> => {
+    pending += text;
+    if (pending.length >= WRITE_CHUNK) {
+      const t = pending;
+      pending = '';
+      await write(t);
+    }
+  };
+  const one = (value: JsonValue, indent: string): string => {
+    const parts: string[] = [];
+    stringify(value, indent, parts);
+    return parts.join('');
+  };
+  await out(`{\n  "header": ${one(toJson({ ...scan.header }, '$.header', 0), '  ')},\n  "records": `);
+  // A payload whose checksum holds but does not decode is a warning, as readTape says it, in
+  // file order among the others.
+  const undecodable: TapeWarning[] = [];
+  let count = 0;
+  let previous: string | undefined;
+  for (const frame of scan.frames) {
+    const d = decodeOrWarn(scan.bytes, frame, path);
+    if ('warning' in d) {
+      undecodable.push(d.warning);
+      continue;
+    }
+    // The record before is written once it is known not to be the last (its comma depends on it).
+    if (previous !== undefined) await out(`${count === 1 ? '[\n' : ''}    ${previous},\n`);
+    previous = one(toJson(opts.review ? forReview(d.value) : d.value, `$.records[${count}]`, 1), '    ');
+    count++;
+  }
+  if (previous === undefined) await out('[]');
+  else await out(`${count === 1 ? '[\n' : ''}    ${previous}\n  ]`);
   const prefix = `${path}: `;
-  root.warnings = warnings.map((w) => {
+  const warnings = [...scan.warnings, ...undecodable].sort((a, b) => a.offset - b.offset).map((w) => {
     const o = newObject();
     o.code = w.code;
     o.offset = w.offset;
     o.message = w.message.startsWith(prefix) ? w.message.slice(prefix.length) : w.message;
     return o;
   });
-  const parts: string[] = [];
-  stringify(root, '', parts);
-  parts.push('\n');
-  return parts.join('');
+  await out(`,\n  "warnings": ${one(warnings, '  ')}\n}\n`);
+  if (pending.length > 0) await write(pending);
 }
 
 /**

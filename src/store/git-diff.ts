@@ -1,35 +1,48 @@
 /**
- * `tapedeck init`: readable tape diffs in review. Tapes are binary (msgpack frames); git shows
- * them as their stable JSON export (`tapedeck export`, sorted keys, one field per line) once a
- * diff driver says so. Two settings, both written here, idempotently:
+ * `tapedeck init`: readable tape diffs in review, and a pre-commit check for credentials. Tapes
+ * are binary (msgpack frames); git shows them as their stable JSON export in review form
+ * (`tapedeck export --review`: sorted keys, one field per line, streams as their answer and one
+ * event per line) once a diff driver says so. Settings, all written here, idempotently:
  *
  *   .gitattributes:  *.tape diff=tapedeck
- *   git config:      diff.tapedeck.textconv "npx --no-install tapedeck export"
+ *   git config:      diff.tapedeck.textconv "npx --no-install tapedeck export --review"
+ *                    diff.tapedeck.binary false
+ *   .git/hooks/pre-commit (only when there is none): tapedeck scan --staged
  *
- * The first is committed (everyone's diffs use the driver); the second is per clone (git does
+ * The first is committed (everyone's diffs use the driver); the rest are per clone (git does
  * not let a repository run commands on its own), so each developer runs `npx tapedeck init`.
+ * `binary false` is what makes `git diff --stat` count a tape's changed lines instead of
+ * saying `Bin`: git decides "binary" from the driver's setting or the raw bytes, not from the
+ * textconv output (git 2.39; test/cli/init.test.ts checks it with the git at hand). Patches (`git format-patch`, `git am`) of tapes still apply byte for byte.
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { reportCliError } from '../cli-errors.ts';
 
 /** The attribute line and the default textconv command. */
 export const GIT_ATTRIBUTE = '*.tape diff=tapedeck';
-export const DEFAULT_TEXTCONV = 'npx --no-install tapedeck export';
+export const DEFAULT_TEXTCONV = 'npx --no-install tapedeck export --review';
+/** The command the pre-commit hook runs. */
+export const HOOK_COMMAND = 'npx --no-install tapedeck scan --staged';
 
-export const INIT_HELP = `Usage: tapedeck init [--textconv CMD]
+export const INIT_HELP = `Usage: tapedeck init [--textconv CMD] [--no-hook]
 
-Make git diff, git log -p and code review tools show tapes as their stable JSON export:
-adds "${GIT_ATTRIBUTE}" to .gitattributes (commit it) and sets
-diff.tapedeck.textconv in this clone's git config (each clone runs tapedeck init once).
-Run it again at any time: nothing is added twice.
+Make git diff, git log -p and code review tools show tapes as their stable JSON export
+(streams as their answer and one event per line): adds "${GIT_ATTRIBUTE}" to
+.gitattributes (commit it) and sets diff.tapedeck.textconv and diff.tapedeck.binary=false
+(so git diff --stat counts lines) in this clone's git config. Also writes a pre-commit hook
+that runs "${HOOK_COMMAND}" (refuses a commit whose tapes hold anything that
+looks like a credential) when the clone has no pre-commit hook; when it has one, prints the
+line to add to it. Each clone runs tapedeck init once; run it again at any time: nothing is
+added twice.
 
 Options:
   --textconv CMD        The command git runs with a tape's path (default
                         "${DEFAULT_TEXTCONV}")
+  --no-hook             Leave the pre-commit hook alone
   -h, --help            Show this help
 `;
 
@@ -58,14 +71,38 @@ export function setupTapeDiffs(cwd: string, textconv = DEFAULT_TEXTCONV): { root
     appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}# Tapes diff as their JSON export (npx tapedeck init sets the driver up)\n${GIT_ATTRIBUTE}\n`);
     attributes = 'added';
   }
-  const current = git(['config', '--local', '--get', 'diff.tapedeck.textconv'], root);
   let set: 'set' | 'present' = 'present';
-  if (!current.ok || current.out !== textconv) {
-    const w = git(['config', '--local', 'diff.tapedeck.textconv', textconv], root);
-    if (!w.ok) throw new TapedeckError('E_ARG', `git config failed: ${w.err}`, { hint: `Run it yourself: git config diff.tapedeck.textconv "${textconv}"` });
+  for (const [name, value] of [
+    ['diff.tapedeck.textconv', textconv],
+    ['diff.tapedeck.binary', 'false'],
+  ] as const) {
+    const current = git(['config', '--local', '--get', name], root);
+    if (current.ok && current.out === value) continue;
+    const w = git(['config', '--local', name, value], root);
+    if (!w.ok) throw new TapedeckError('E_ARG', `git config failed: ${w.err}`, { hint: `Run it yourself: git config ${name} "${value}"` });
     set = 'set';
   }
   return { root, attributes, textconv: set };
+}
+
+/**
+ * Writes a pre-commit hook running `tapedeck scan --staged` when the clone has none; never
+ * touches an existing hook. Returns what it did: `written` (with the hook's path), `present`
+ * (an existing hook already runs tapedeck scan), or `exists` (another hook: add the line).
+ *
+ * @example
+ * setupScanHook(process.cwd()) // { state: 'written', path: '/repo/.git/hooks/pre-commit' }
+ */
+export function setupScanHook(root: string, command = HOOK_COMMAND): { state: 'written' | 'present' | 'exists'; path: string } {
+  // --git-path follows core.hooksPath and linked worktrees.
+  const rel = git(['rev-parse', '--git-path', 'hooks/pre-commit'], root);
+  if (!rel.ok) throw new TapedeckError('E_ARG', `git rev-parse failed: ${rel.err}`, { hint: `Add "${command}" to your pre-commit hook yourself.` });
+  const path = isAbsolute(rel.out) ? rel.out : join(root, rel.out);
+  if (existsSync(path)) return { state: readFileSync(path, 'utf8').includes('tapedeck scan') ? 'present' : 'exists', path };
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, `#!/bin/sh\n# Written by tapedeck init: refuse a commit whose staged tapes hold anything that looks like a\n# credential (tapedeck scan --help). Skip once with git commit --no-verify.\nexec ${command}\n`, { flag: 'wx' });
+  chmodSync(path, 0o755);
+  return { state: 'written', path };
 }
 
 /**
@@ -78,7 +115,7 @@ export async function initCommand(args: string[]): Promise<number> {
   try {
     let parsed;
     try {
-      parsed = parseArgs({ args, options: { textconv: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+      parsed = parseArgs({ args, options: { textconv: { type: 'string' }, 'no-hook': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
     } catch (e) {
       throw new TapedeckError('E_ARG', (e as Error).message, { hint: 'tapedeck init --help lists the options.' });
     }
@@ -89,9 +126,15 @@ export async function initCommand(args: string[]): Promise<number> {
     const r = setupTapeDiffs(process.cwd(), parsed.values.textconv ?? DEFAULT_TEXTCONV);
     process.stdout.write(
       `${r.attributes === 'added' ? `added "${GIT_ATTRIBUTE}" to` : 'already in'} ${join(r.root, '.gitattributes')}${r.attributes === 'added' ? ' (commit it)' : ''}\n` +
-        `${r.textconv === 'set' ? 'set' : 'already set:'} diff.tapedeck.textconv in this clone's git config\n` +
+        `${r.textconv === 'set' ? 'set' : 'already set:'} diff.tapedeck.textconv and diff.tapedeck.binary in this clone's git config\n` +
         'git diff now shows tapes as JSON.\n',
     );
+    if (!parsed.values['no-hook']) {
+      const h = setupScanHook(r.root);
+      if (h.state === 'written') process.stdout.write(`wrote ${h.path}: commits run "${HOOK_COMMAND}"\n`);
+      else if (h.state === 'present') process.stdout.write(`${h.path} already runs tapedeck scan\n`);
+      else process.stdout.write(`${h.path} exists and was left as it is; to check tapes for credentials before each commit, add this line to it:\n  ${HOOK_COMMAND}\n`);
+    }
     return 0;
   } catch (e) {
     return reportCliError(e);

@@ -92,12 +92,44 @@ export function checkHooks(hooks: RecordingHooks, where = 'options'): void {
   }
 }
 
+/** The user functions tapedeck calls: the two hooks and the custom matcher. */
+export type HookName = 'beforeRecord' | 'beforeReplay' | 'match';
+
+/**
+ * What a user's hook threw, as an `E_HOOK` naming the hook (the thrown value is its `cause`).
+ * The stack goes to stderr, the only place whoever runs a proxy sees it: the client gets the
+ * error's message, never a stack. Said to be the hook's, so it is not taken for tapedeck's bug.
+ *
+ * @example
+ * try { hook(view) } catch (e) { throw hookFailed('beforeRecord', e) }
+ */
+export function hookFailed(name: HookName, thrown: unknown): TapedeckError {
+  const what = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown);
+  const stack = thrown instanceof Error && thrown.stack ? thrown.stack : what;
+  console.error(`tapedeck: E_HOOK the ${name} hook threw (the error is in the hook, not in tapedeck):\n${stack}`);
+  const err = new TapedeckError('E_HOOK', `The ${name} hook threw: ${what}. The error is in the hook, not in tapedeck.`, {
+    hook: name,
+    hint: `Fix the ${name} hook (its stack is on the standard error of the process that ran it), or catch the error inside it.`,
+  });
+  (err as { cause?: unknown }).cause = thrown;
+  return err;
+}
+
+/** Calls a user's hook; what it throws becomes {@link hookFailed}. */
+export function callHook<A extends unknown[], R>(name: HookName, hook: (...args: A) => R, ...args: A): R {
+  try {
+    return hook(...args);
+  } catch (e) {
+    throw hookFailed(name, e);
+  }
+}
+
 /**
  * Runs a hook on a fresh view and returns the view it left (null: skipped). A hook that returns
- * a promise or something that is not a recording is an E_ARG naming it.
+ * a promise or something that is not a recording is an E_ARG naming it; one that throws, E_HOOK.
  */
 export function runHook(name: 'beforeRecord' | 'beforeReplay', hook: RecordingHook, view: HookRecording): HookRecording | null {
-  const out = hook(view);
+  const out = callHook(name, hook, view);
   if (out === null) return null;
   if (out === undefined) return view;
   if (typeof (out as { then?: unknown }).then === 'function') {
@@ -221,7 +253,7 @@ const copyOf = <T>(v: T): T => {
  */
 export function runCacheHook(name: 'beforeRecord' | 'beforeReplay', hook: CacheHook, request: unknown, response: unknown): CacheHookRecording | null {
   const view = { request: copyOf(request), response: copyOf(response) };
-  const out = hook(view);
+  const out = callHook(name, hook, view);
   if (out === null) return null;
   if (out === undefined) return view;
   if (typeof (out as { then?: unknown }).then === 'function') {

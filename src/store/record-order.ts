@@ -18,6 +18,11 @@ export const RECORD_FIELDS: readonly string[] = Object.freeze([
   'durationMs',
   'run',
   'repeat',
+  // HTTP records: what the proxy files a recording under, read from the head (peekFrame)
+  // without decoding the request and response. Tapes written before this put them last.
+  'match',
+  'route',
+  'trace',
   'ignored',
   'signature',
   'hashes',

@@ -152,11 +152,20 @@ export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord>
     rekeyed: 0,
     /** MCP exchanges met on the same tape (the proxy serves both; its lines count both). */
     mcp: 0,
-    headFields: ['kind'],
+    // In tapes written before `match` and `route` were moved before the containers, they follow
+    // the request and response: the head is read past them (see peekFrame).
+    headFields: ['kind', 'key', 'keyVersion', 'match', 'route'],
+    headDeep: true,
     keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown) => {
       if (head.kind === MCP_RECORD_KIND) kind.mcp++;
       if (head.kind !== 'http') return undefined;
-      // `route` and `match` follow the first nested field, so they are read from the record.
+      // Keyed under the current spec: filed by its head, without decoding it (a large tape
+      // opens in one pass over the frames). Only a record of an older spec is decoded, to be
+      // keyed again.
+      const { route, match, key } = head;
+      if (typeof route === 'string' && typeof key === 'string' && (match === 'http' || ((match === 'llm' || match === 'json') && keyIsCurrent(head.keyVersion)))) {
+        return httpRecordKey(route, match, key);
+      }
       const v = value();
       if (!isHttpRecord(v)) return undefined;
       const cur = currentHttpKey(v, norm);

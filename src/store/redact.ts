@@ -178,6 +178,21 @@ const CREDENTIAL =
   /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16,}|\b(?:Credential=[A-Za-z0-9/_-]{16,}|Signature=[0-9a-f]{64})|\b(?:sk-(?:ant-|proj-|or-)?[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abposr]-[A-Za-z0-9-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16})/g;
 
 /**
+ * The credential-looking substrings of a text (the patterns `text()` masks): bearer and basic
+ * tokens, SigV4 credentials and signatures, known provider key formats. `tapedeck scan` looks
+ * for these in tapes written before redaction existed, by hand, or by other tools.
+ *
+ * @example
+ * credentialMatches('call with sk-proj-abcdefghijklmnopqrstuvwx please') // [{ index: 10, text: 'sk-proj-abcdefghijklmnopqrstuvwx' }]
+ */
+export function credentialMatches(s: string): { index: number; text: string }[] {
+  return [...s.matchAll(new RegExp(CREDENTIAL.source, 'g'))].map((m) => ({ index: m.index, text: m[0] }));
+}
+
+/** Whether a string is one of redaction's masks (`[REDACTED]`, `[REDACTED:<16 hex>]`). */
+export const isMask = (v: string): boolean => v === REDACTED || WHOLE_MASK.test(v);
+
+/**
  * Below this depth values are redacted recursively (sharing unchanged parts); deeper ones are
  * copied with an explicit stack, so no nesting depth can hide a field or overflow the stack.
  */

@@ -323,14 +323,14 @@ export function parseTape(buf: Uint8Array, file: string, decode = true): TapeCon
     if (typeof c === 'number') {
       let value: unknown;
       if (decode) {
-        try {
-          value = unpackr.unpack(buf.subarray(pos + FRAME_HEADER_SIZE, pos + c));
-        } catch (e) {
+        const d = decodeOrWarn(buf, { offset: pos, length: c }, file);
+        if ('warning' in d) {
           // The frame itself is sound (CRC matches), so skipping exactly this frame is safe.
-          warnings.push({ code: 'E_TAPE_CORRUPT', offset: pos, message: `${file}: record at byte ${pos} skipped: payload is not decodable msgpack (${(e as Error).message}).` });
+          warnings.push(d.warning);
           pos += c;
           continue;
         }
+        value = d.value;
       }
       records.push({ offset: pos, length: c, value });
       pos += c;
@@ -354,6 +354,18 @@ export function parseTape(buf: Uint8Array, file: string, decode = true): TapeCon
     pos = stop;
   }
   return { header, records, warnings, size: buf.length, headerEnd: end };
+}
+
+/**
+ * Decodes a frame whose CRC matched, or says why it cannot be: the warning readTape gives for
+ * such a record, which it skips (only a buggy writer makes one).
+ */
+export function decodeOrWarn(buf: Uint8Array, frame: { offset: number; length: number }, file: string): { value: unknown } | { warning: TapeWarning } {
+  try {
+    return { value: unpackr.unpack(buf.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length)) };
+  } catch (e) {
+    return { warning: { code: 'E_TAPE_CORRUPT', offset: frame.offset, message: `${file}: record at byte ${frame.offset} skipped: payload is not decodable msgpack (${(e as Error).message}).` } };
+  }
 }
 
 /**

@@ -46,6 +46,7 @@ import {
 // browser); re-exported so this stays the one import for the Node file API.
 export {
   decodeFrame,
+  decodeOrWarn,
   FRAME_HEADER_SIZE,
   FRAME_MAGIC,
   MAP_EXTENSION_TYPE,
@@ -468,10 +469,15 @@ export type PeekedScalar = string | number | boolean | null;
  * fields an index needs first (ReplayCache records start with `v` and `key`), so an index is
  * built without decoding requests and responses. Returns {} for anything else.
  *
+ * With `deep` (and `fields`), scalar fields that follow containers are read too: each container
+ * is stepped over by its msgpack lengths (no value is made), and reading stops once every field
+ * asked for is found. HTTP records keep their `route`, `match` and `trace` after the request
+ * and response, and the proxy indexes a tape by them without decoding either.
+ *
  * @example
  * peekFrame(scan.bytes, scan.frames[0]) // { v: 1, key: '9f86d0…' }
  */
-export function peekFrame(bytes: Buffer, frame: { offset: number; length: number }, fields?: readonly string[]): Record<string, PeekedScalar> {
+export function peekFrame(bytes: Buffer, frame: { offset: number; length: number }, fields?: readonly string[], deep = false): Record<string, PeekedScalar> {
   // With `fields` (ASCII names), only those are read: the others are skipped without making a
   // string of their name or value. An index of 100,000 records then makes one string per
   // record (its key) instead of one per field name and value.
@@ -487,8 +493,10 @@ export function peekFrame(bytes: Buffer, frame: { offset: number; length: number
   else if (m === 0xde && p + 3 <= end) (count = bytes.readUInt16BE(p + 1)), (p += 3);
   else if (m === 0xdf && p + 5 <= end) (count = bytes.readUInt32BE(p + 1)), (p += 5);
   else return out;
+  let found = 0;
   // Plain assignments, no tuple destructuring: this runs once per record when a tape opens.
   for (let i = 0; i < count && p < end; i++) {
+    if (deep && fields && found === fields.length) break;
     if (!stringSpan(bytes, p, end)) break;
     const name = fields ? fieldAt(bytes, peekAt, peekEnd, fields) : textAt(bytes, peekAt, peekEnd);
     p = peekEnd;
@@ -502,15 +510,59 @@ export function peekFrame(bytes: Buffer, frame: { offset: number; length: number
     else if (t === 0xce || t === 0xd2 || t === 0xca) width = 5;
     else if (t === 0xcb) width = 9;
     else if (stringSpan(bytes, p, end)) {
-      if (name !== undefined) out[name] = textAt(bytes, peekAt, peekEnd);
+      if (name !== undefined) (out[name] = deep ? sameText(bytes, peekAt, peekEnd) : textAt(bytes, peekAt, peekEnd)), found++;
       p = peekEnd;
+      continue;
+    } else if (deep && fields) {
+      p = skipValue(bytes, p, end);
+      if (p < 0) break;
       continue;
     } else break;
     if (p + width > end) break;
-    if (name !== undefined) out[name] = scalarAt(bytes, p, t);
+    if (name !== undefined) (out[name] = scalarAt(bytes, p, t)), found++;
     p += width;
   }
   return out;
+}
+
+/**
+ * Where the msgpack value at p ends, stepping over nested maps and arrays by their counts
+ * (iteratively: a deep value cannot overflow the stack), or -1 when it runs past `end` or uses
+ * the one type byte msgpack never writes (0xc1).
+ */
+function skipValue(bytes: Buffer, p: number, end: number): number {
+  // Values still to step over: one for the value at p, plus each container's members.
+  let pending = 1;
+  while (pending > 0) {
+    if (p >= end) return -1;
+    pending--;
+    const t = bytes[p]!;
+    if (t <= 0x7f || t >= 0xe0 || t === 0xc0 || t === 0xc2 || t === 0xc3) p += 1;
+    else if (t <= 0x8f) (pending += (t & 0x0f) * 2), (p += 1);
+    else if (t <= 0x9f) (pending += t & 0x0f), (p += 1);
+    else if (t <= 0xbf) p += 1 + (t & 0x1f);
+    else if (t === 0xc4 || t === 0xd9) p += p + 1 < end ? 2 + bytes[p + 1]! : end;
+    else if (t === 0xc5 || t === 0xda) p += p + 2 < end ? 3 + bytes.readUInt16BE(p + 1) : end;
+    else if (t === 0xc6 || t === 0xdb) p += p + 4 < end ? 5 + bytes.readUInt32BE(p + 1) : end;
+    else if (t === 0xc7) p += p + 1 < end ? 3 + bytes[p + 1]! : end;
+    else if (t === 0xc8) p += p + 2 < end ? 4 + bytes.readUInt16BE(p + 1) : end;
+    else if (t === 0xc9) p += p + 4 < end ? 6 + bytes.readUInt32BE(p + 1) : end;
+    else if (t === 0xca || t === 0xce || t === 0xd2) p += 5;
+    else if (t === 0xcb || t === 0xcf || t === 0xd3) p += 9;
+    else if (t === 0xcc || t === 0xd0) p += 2;
+    else if (t === 0xcd || t === 0xd1) p += 3;
+    else if (t >= 0xd4 && t <= 0xd8) p += 2 + (1 << (t - 0xd4));
+    else if (t === 0xdc || t === 0xde) {
+      if (p + 2 >= end) return -1;
+      pending += bytes.readUInt16BE(p + 1) * (t === 0xde ? 2 : 1);
+      p += 3;
+    } else if (t === 0xdd || t === 0xdf) {
+      if (p + 4 >= end) return -1;
+      pending += bytes.readUInt32BE(p + 1) * (t === 0xdf ? 2 : 1);
+      p += 5;
+    } else return -1; // 0xc1
+  }
+  return p <= end ? p : -1;
 }
 
 /** The span of a msgpack string at p (sets peekAt and peekEnd), or false. */
@@ -524,6 +576,27 @@ function stringSpan(bytes: Buffer, p: number, end: number): boolean {
   else return false;
   peekEnd = peekAt + len;
   return peekEnd <= end;
+}
+
+// The last short texts sameText made, by length: records of one tape repeat their route and
+// match kind, and one string each serves every record (no string, and no garbage, per record).
+const recent: (string | undefined)[] = [];
+const recentBytes: (Buffer | undefined)[] = [];
+
+/** textAt, returning the same string as the last time these bytes were read when they are short. */
+function sameText(bytes: Buffer, at: number, end: number): string {
+  const n = end - at;
+  if (n > 96) return textAt(bytes, at, end);
+  const last = recentBytes[n];
+  if (last !== undefined) {
+    let i = 0;
+    while (i < n && last[i] === bytes[at + i]) i++;
+    if (i === n) return recent[n]!;
+  }
+  const text = textAt(bytes, at, end);
+  recentBytes[n] = Buffer.from(bytes.subarray(at, end));
+  recent[n] = text;
+  return text;
 }
 
 /** The UTF-8 text at..end; field names and hex keys are ASCII, for which latin1 is the cheap exact path. */

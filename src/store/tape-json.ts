@@ -4,6 +4,7 @@
  * helpers both directions share live here too.
  */
 import { TapedeckError } from '../errors.ts';
+import { VERSION } from '../version.ts';
 import { isRedactionSalt, TAPE_FORMAT_VERSION } from './tape-codec.ts';
 
 /** A class registered with registerTapeType, found by its name. */
@@ -183,6 +184,19 @@ function fromJson(json: unknown, path: string, depth: number, named: TypeLookup)
       // Where there is no Buffer (a browser), the bytes come back as a Uint8Array.
       return typeof Buffer !== 'undefined' ? Buffer.from(b) : b;
     }
+    case 'stream':
+      throw new TapedeckError('E_TAPE_IMPORT', `Cannot import tape JSON: ${path} is a stream in review form (tapedeck export --review), which is for reading and keeps no bytes.`, {
+        path,
+        hint: 'Export the tape without --review to get the form that imports: tapedeck export <tape> > tape.json',
+      });
+    case 'ArrayBuffer':
+    case 'DataView': {
+      checkKeys(json, path, type, ['base64']);
+      const b = decodeBase64(json, path);
+      const copy = new ArrayBuffer(b.byteLength);
+      new Uint8Array(copy).set(b);
+      return type === 'DataView' ? new DataView(copy) : copy;
+    }
     case 'map': {
       checkKeys(json, path, type, ['entries']);
       const entriesPath = childPath(path, 'entries');
@@ -282,12 +296,19 @@ export function parseTapeDocument(json: string, named: TypeLookup = () => undefi
   if (header.formatVersion !== TAPE_FORMAT_VERSION) {
     throw importError('$.header.formatVersion', `expected format version ${TAPE_FORMAT_VERSION}, found ${describe(header.formatVersion)}`);
   }
-  const created = expectString(header, 'created', '$.header');
-  const tapedeckVersion = expectString(header, 'tapedeckVersion', '$.header');
+  let created = expectString(header, 'created', '$.header');
+  let tapedeckVersion = expectString(header, 'tapedeckVersion', '$.header');
   for (const k of Object.keys(header)) {
-    if (k !== 'formatVersion' && k !== 'created' && k !== 'tapedeckVersion' && k !== 'salt') {
+    if (k !== 'formatVersion' && k !== 'created' && k !== 'tapedeckVersion' && k !== 'salt' && k !== 'headerLost') {
       throw importError(childPath('$.header', k), `header field "${k}" cannot be written (tapes store only created, tapedeckVersion and salt)`);
     }
+  }
+  if (header.headerLost !== undefined) {
+    if (header.headerLost !== true) throw importError('$.header.headerLost', `expected true (or no "headerLost"), found ${describe(header.headerLost)}`);
+    // The export of a tape whose header was damaged: its records come back under a fresh
+    // header, as `tapedeck prune` writes one (the lost salt cannot come back).
+    created = new Date().toISOString();
+    tapedeckVersion = VERSION;
   }
   const salt = header.salt;
   if (salt !== undefined && !isRedactionSalt(salt)) throw importError('$.header.salt', `expected 32 lowercase hex digits, found ${describe(salt)}`);

@@ -5,13 +5,17 @@
  * a writer that is still open, on this host or another sharing the directory, is never taken
  * for an old one.
  *
- * A writer killed without closing is dead at once for writers on its host (its pid is gone),
- * and for others once its file has not been touched for `staleMs`, as with the tape lock.
+ * For writers on its host a writer is open exactly while its process is (its pid, checked with
+ * signal 0): one paused past `staleMs` (a debugger, SIGSTOP, a blocked event loop) is still
+ * open, one killed without closing is ended at once. Writers on other hosts sharing the
+ * directory cannot see its pid: for them it is ended once its file has not been touched for
+ * `staleMs`, as with the tape lock (docs/store-backends.md).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { TapedeckError } from '../errors.ts';
 import type { WriterHandle } from './backend.ts';
 import { pidAlive } from './tape-file.ts';
 
@@ -34,7 +38,17 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
       break;
     } catch (e) {
       // The last writer out removed the directory while we made it or wrote into it: again.
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 50) throw e;
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 50) continue;
+      // A full disk, a read-only or unwritable directory: no half-written file is left behind
+      // for other writers to read, and the error names where it happened.
+      await unlink(file).catch(() => {});
+      await rmdir(dir).catch(() => {});
+      const err = e as NodeJS.ErrnoException;
+      throw new TapedeckError('E_TAPE_IO', `Tape ${path}: registering this writer in ${dir} failed: ${err.message}`, {
+        file: path,
+        cause: err.code,
+        hint: 'Check permissions and free disk space where the tape is.',
+      });
     }
   }
   const heartbeat = setInterval(() => {
@@ -54,7 +68,10 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
       } catch {
         // Being written: its writer has appended nothing yet.
       }
-      const dead = Date.now() - st.mtimeMs > staleMs || (info.host === HOST && typeof info.pid === 'number' && !pidAlive(info.pid));
+      // On this host the pid decides, however long ago the file was touched: a paused writer
+      // touches nothing, and its acknowledged recordings must stay.
+      const here = info.host === HOST && typeof info.pid === 'number';
+      const dead = here ? !pidAlive(info.pid as number) : Date.now() - st.mtimeMs > staleMs;
       if (dead) await unlink(other).catch(() => {});
       else if (typeof info.run === 'string') live.add(info.run);
     } catch {

@@ -368,7 +368,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
           try {
             await inner.close();
             const st = await inner.stats();
-            added = st.recorded - st.appendFailures;
+            added = st.recorded;
             unrecorded = st.appendFailures;
             addFaults(st.faults);
           } catch (e) {

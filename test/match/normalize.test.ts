@@ -713,3 +713,15 @@ describe(`request normalization (${backend()})`, () => {
     });
   });
 });
+
+describe('the provider option', () => {
+  it('an unknown provider names every shape the package keys, and each of them is taken', async () => {
+    const { requestKeys } = await import('../../src/index.ts');
+    const { PROVIDER_MODULES } = await import('../../src/providers/index.ts');
+    const e = errorOf(() => requestKeys({ messages: [] }, { provider: 'nope' as Provider }));
+    expect(e.code).toBe('E_ARG');
+    const shapes = PROVIDER_MODULES.flatMap((m) => m.shapes);
+    for (const s of shapes) expect(e.hint, s).toContain(s);
+    expect(shapes).toEqual(expect.arrayContaining(['gemini', 'ollama-chat', 'azure-chat', 'bedrock-converse', 'openai-chat', 'anthropic']));
+  });
+});

@@ -1,6 +1,8 @@
 // Real MCP servers from npm, a logging client transport, and the scripted session the stdio and
 // in-process suites run against server-everything.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -98,4 +100,35 @@ export async function everythingSession(client: Client): Promise<EverythingResul
   results.push(await client.callTool({ name: 'echo', arguments: { message: 'hello' } }));
   results.push(await client.ping());
   return { results };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** server-everything over Streamable HTTP on a free port, ready when it says it listens. */
+export async function everythingHttp(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child: ChildProcess = spawn('node', [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    let text = '';
+    child.stderr!.on('data', (b: Buffer) => {
+      text += b.toString();
+      if (text.includes('listening')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${text}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((r) => {
+        child.once('exit', () => r());
+        child.kill('SIGKILL');
+      }),
+  };
 }

@@ -1,9 +1,7 @@
 // MCP over Streamable HTTP through tapedeck serve's handler: server-everything's own HTTP
 // transport upstream, the SDK's StreamableHTTPClientTransport as the client. Recorded, then
 // replayed with the server stopped.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -14,38 +12,7 @@ import { isMcpRequest } from '../../src/mcp/http.ts';
 import { startProxy } from '../../src/proxy/index.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { isMcpRecord } from '../../src/store/records.ts';
-import { EVERYTHING, everythingSession, logged, richClient, tmp } from './helpers.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** server-everything over Streamable HTTP on a free port, ready when it says it listens. */
-export async function everythingHttp(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const child: ChildProcess = spawn('node', [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let text = '';
-    child.stderr!.on('data', (b: Buffer) => {
-      text += b.toString();
-      if (text.includes('listening')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${text}`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    stop: () =>
-      new Promise<void>((r) => {
-        child.once('exit', () => r());
-        child.kill('SIGKILL');
-      }),
-  };
-}
+import { everythingHttp, everythingSession, logged, richClient, tmp } from './helpers.ts';
 
 describe('MCP over Streamable HTTP through tapedeck serve', () => {
   it('server-everything: recorded through the proxy, replayed with the server stopped: same answers, notifications and server requests, fresh session ids', async () => {

@@ -218,6 +218,41 @@ describe('tapedeck mcp over stdio', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a lone surrogate in arguments gets its own error, -32053, naming the member, in record and replay', async () => {
+    const dir = tmp('surrogate');
+    const tape = join(dir, 'odd.tape');
+    const init = { id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    // JSON.stringify writes a lone surrogate as the escape \ud800, which JSON.parse reads back as one.
+    const lone = { id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'half a pair: \ud800' } } };
+    const echo = { id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'fine' } } };
+    const recorded = await rawSession(['--tape', tape, '--mode', 'record', '--', 'node', ODD], [init, { method: 'notifications/initialized' }, lone, echo]);
+    const replayed = await rawSession(['--tape', tape, '--', ...FAILS_IF_RUN], [init, { method: 'notifications/initialized' }, lone, echo]);
+    for (const lines of [recorded, replayed]) {
+      const err = lines.find((l) => l.id === 2)!.error as { code: number; message: string };
+      expect(err.code).toBe(-32053);
+      expect(err.message).toContain('cannot be keyed');
+      expect(err.message).toContain('$.params.arguments.text');
+      // The session goes on.
+      expect(lines.find((l) => l.id === 3)!.result).toEqual(recorded.find((l) => l.id === 3)!.result);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a miss message is one line, with the re-record command, however long the tape path', async () => {
+    const dir = tmp('miss-line');
+    // A long tape path: the message with its re-record command is far over one headline.
+    const tape = join(dir, `${'a-long-folder-name-'.repeat(4)}odd.tape`);
+    const init = { id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const echo = (text: string) => ({ id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text } } });
+    await rawSession(['--tape', tape, '--mode', 'record', '--', 'node', ODD], [init, { method: 'notifications/initialized' }, echo('fine')]);
+    const replayed = await rawSession(['--tape', tape, '--', ...FAILS_IF_RUN], [init, { method: 'notifications/initialized' }, echo('other')]);
+    const miss = replayed.find((l) => l.id === 3)!.error as { code: number; message: string };
+    expect(miss.code).toBe(-32050);
+    expect(miss.message).not.toContain('\n');
+    expect(miss.message).toMatch(/^tapedeck miss: tools\/call echo: params\.arguments\.text differs, "other" vs "fine" in the closest recording; re-record: tapedeck mcp --tape \S+odd\.tape --mode record -- node -e /);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it("replay answers with the caller's id and sends progress with the caller's progress token", async () => {
     const dir = tmp('token');
     const tape = join(dir, 'e.tape');

@@ -2,8 +2,8 @@
 // OpenAI SDK retries, a stream with gaps, a cut stream; keyed like recordings, replayed through
 // the real SDK.
 import OpenAI from 'openai';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -122,5 +122,56 @@ describe('hand-written recordings', () => {
     expect(e.code).toBe('E_RECORDING');
     expect(e.message).toContain('#1');
     expect((await readTape(tape)).records).toHaveLength(1);
+  });
+});
+
+describe('tapedeck add checks what it is given, as node:http and the event stream will read it', () => {
+  const ok = { request: { url: URL_, body: ask }, response: { body: completion('fine') } };
+  const stream = (over: object) => ({ request: { url: URL_, body: ask }, response: { events: [{ data: chunk({ content: 'a' }) }, { data: '[DONE]' }], ...over } });
+  // Each: the bad recording, then what the error must name (the field) and say (the fix).
+  const cases: [string, object, RegExp, RegExp][] = [
+    ['a CR/LF in a response header value', { ...ok, response: { ...ok.response, headers: { 'x-a': 'b\r\nset-cookie: s=1' } } }, /response\.headers\["x-a"\]/, /line break/],
+    ['a LF in a request header value', { ...ok, request: { ...ok.request, headers: { 'x-a': 'b\nc' } } }, /request\.headers\["x-a"\]/, /line break/],
+    ['a header name with a colon', { ...ok, response: { ...ok.response, headers: { 'x-a: b': 'c' } } }, /response\.headers\["x-a: b"\]/, /header name/],
+    ['an object as a header value', { ...ok, response: { ...ok.response, headers: { 'retry-after': { s: 1 } } } }, /response\.headers\["retry-after"\]/, /as text/],
+    ['an array as headers', { ...ok, response: { ...ok.response, headers: [['a', 'b']] } }, /response\.headers/, /object/],
+    ['a content-length written by hand', { ...ok, response: { ...ok.response, headers: { 'Content-Length': '3' } } }, /content-length/i, /Leave "Content-Length" out/],
+    ['a negative gapMs', stream({ gapMs: -5 }), /response\.gapMs/, /milliseconds, from 0/],
+    ['an absurd gapMs', stream({ gapMs: 1e12 }), /response\.gapMs/, /milliseconds, from 0/],
+    ['a gapMs as text', stream({ gapMs: '20' }), /response\.gapMs/, /milliseconds/],
+    ['a NaN-like afterMs', { ...stream({}), response: { events: [{ data: 'x', afterMs: null }] } }, /events\[0\]\.afterMs/, /milliseconds/],
+    ['an event name with a line break', { ...stream({}), response: { events: [{ event: 'a\ndata: injected', data: 'x' }] } }, /events\[0\]\.event/, /one line/],
+    ['a method with a space', { ...ok, request: { ...ok.request, method: 'GET /x HTTP/1.1\r\n' } }, /request\.method/, /"POST" or "GET"/],
+    ['a method that is not text', { ...ok, request: { ...ok.request, method: 7 } }, /request\.method/, /"POST" or "GET"/],
+    ['cut as text', stream({ cut: 'yes' }), /response\.cut/, /"cut": true/],
+  ];
+  for (const [name, rec, field, fix] of cases) {
+    it(`refuses ${name}, naming the field and the fix, before anything is written`, () => {
+      const tape = join(dir, `bad-${name.replace(/\W+/g, '-')}.tape`);
+      const good = join(dir, 'good.json');
+      const file = join(dir, 'bad.json');
+      writeFileSync(good, JSON.stringify(ok));
+      writeFileSync(file, JSON.stringify([ok, rec]));
+      const r = spawnSync(process.execPath, [CLI, 'add', tape, good, file], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/^tapedeck: E_RECORDING Hand-written recording #2: [^\n]+\nhint: [^\n]+\n$/);
+      expect(r.stderr.split('\n')[0]).toMatch(field);
+      expect(r.stderr.split('\n')[1]).toMatch(fix);
+      expect(existsSync(tape)).toBe(false);
+    });
+  }
+
+  it('what it accepts replays: a numeric header value, a gap of 0, an event name with a colon', async () => {
+    const tape = join(dir, 'fine.tape');
+    await addRecordings({ tape }, [{ request: { url: URL_, method: 'post', body: ask }, response: { status: 429, headers: { 'Retry-After': 0 as unknown as string }, events: [{ event: 'x:y', data: 'z' }], gapMs: 0 } }]);
+    const proxy = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      const r = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ask) });
+      expect(r.status).toBe(429);
+      expect(r.headers.get('retry-after')).toBe('0');
+      expect(await r.text()).toBe('event: x:y\ndata: z\n\n');
+    } finally {
+      await proxy.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 // beforeRecord / beforeReplay hooks and the custom match function, in createFetch, the proxy
 // (`tapedeck serve --hooks FILE`), the test tapes and ReplayCache, with the real OpenAI SDK.
 import OpenAI from 'openai';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
@@ -220,5 +220,70 @@ describe('hooks in the test tapes and ReplayCache', () => {
     expect(stored.answer).toBe('kept');
     expect(stored.api_key).not.toBe(KEY);
     await plain.close();
+  });
+});
+
+describe('a hook that throws', () => {
+  const caught = async (p: Promise<unknown>): Promise<{ status?: number; code?: string; message: string; cause?: unknown }> => {
+    try {
+      await p;
+    } catch (e) {
+      return e as { message: string };
+    }
+    throw new Error('expected a rejection');
+  };
+  const THROWS = `function explode(name) { throw new Error('boom in ' + name) }
+export function beforeRecord() { explode('beforeRecord') }
+`;
+  it('tapedeck serve: the client gets E_HOOK naming the hook; the stack is on stderr; nothing is recorded', async () => {
+    const mod = join(dir, 'throwing-record.mjs');
+    writeFileSync(mod, THROWS);
+    const tape = join(dir, 'throwing-record.tape');
+    const cli = serve(['--upstream', suite.upstream.url, '--tape', tape, '--mode', 'record', '--port', '0', '--hooks', mod]);
+    const e = await caught(say(client(globalThis.fetch, `${await cli.url}/v1`), 'hook throws'));
+    cli.child.kill('SIGTERM');
+    await cli.exited;
+    expect(e.status).toBe(500);
+    expect(e.code).toBe('E_HOOK');
+    expect(e.message).toMatch(/beforeRecord hook threw: Error: boom in beforeRecord/);
+    expect(e.message).toMatch(/in the hook, not in tapedeck/);
+    expect(e.message).not.toMatch(/bug in tapedeck/);
+    // The stack, naming the hook's own file and function, for whoever runs the proxy.
+    expect(cli.stderr()).toMatch(/E_HOOK.*beforeRecord/);
+    expect(cli.stderr()).toContain('at explode (');
+    expect(cli.stderr()).toContain('throwing-record.mjs:1');
+    expect(existsSync(tape) ? await records(tape) : []).toEqual([]);
+  });
+
+  it('beforeReplay and match: E_HOOK on every entry point, the error as its cause', async () => {
+    const tape = join(dir, 'throwing-replay.tape');
+    const rec = createFetch({ tape, mode: 'record', fetch: globalThis.fetch });
+    await say(client(rec), 'recorded');
+    await rec.close();
+    const boom = (name: string) => () => {
+      throw new TypeError(`boom in ${name}`);
+    };
+    for (const opts of [{ beforeReplay: boom('beforeReplay') }, { match: boom('match') }]) {
+      const name = Object.keys(opts)[0]!;
+      const f = createFetch({ tape, mode: 'replay', ...opts });
+      // createFetch answers as the proxy does: an API error in the provider's shape.
+      const viaFetch = await caught(say(client(f), 'recorded'));
+      await f.close();
+      expect(viaFetch.status, name).toBe(500);
+      expect(viaFetch.code, name).toBe('E_HOOK');
+      expect(viaFetch.message).toContain(`${name} hook threw: TypeError: boom in ${name}`);
+      const proxy = await startProxy({ tape, mode: 'replay', port: 0, ...opts });
+      const viaProxy = await caught(say(client(globalThis.fetch, `${proxy.url}/v1`), 'recorded'));
+      await proxy.close();
+      expect(viaProxy.status).toBe(500);
+      expect(viaProxy.code).toBe('E_HOOK');
+      expect(viaProxy.message).toContain(`${name} hook threw`);
+    }
+    const cache = await ReplayCache.open(new MemoryBackend(), { mode: 'record', beforeRecord: boom('beforeRecord') });
+    const e = await rejectionOf(cache.put({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, 'v'));
+    await cache.close();
+    expect(e.code).toBe('E_HOOK');
+    expect(e.message).toContain('beforeRecord hook threw: TypeError: boom in beforeRecord');
+    expect((e as Error).cause).toBeInstanceOf(TypeError);
   });
 });

@@ -4,11 +4,12 @@
 // and cut a stream, never a 200 that looks recorded; with onRecordFailure 'serve' the live
 // answer goes out marked `x-tapedeck-recorded: false` and is counted. Every answer that did go
 // out as recorded is in the store.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import OpenAI from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
@@ -18,6 +19,7 @@ import { isHttpRecord } from '../../src/store/records.ts';
 import { readTape, withTapeLock } from '../../src/store/tape-file.ts';
 import { rawCommand, redisMissing, startRedisCluster } from '../redis/harness.mjs';
 import { startUpstream, type Upstream } from './fake-upstream.ts';
+import { CLI } from './serve-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-record-failure-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -108,6 +110,10 @@ describe.each(['proxy', 'createFetch'] as const)('%s with the tape lock held pas
         expect(stream.status).toBe(200);
         expect(stream.match).toBe('recording');
         expect(stream.whole).toBe(false);
+        // The final event waits for the record: a reader that stops at [DONE] never takes the
+        // stream for a whole answer.
+        if (entry === 'proxy') expect(stream.text).toContain('data: {');
+        expect(stream.text).not.toContain('[DONE]');
       });
       const plain = await t.send(chat('unlocked'));
       expect([plain.status, plain.match, plain.recorded, plain.whole]).toEqual([200, 'recorded', 'true', true]);
@@ -117,6 +123,8 @@ describe.each(['proxy', 'createFetch'] as const)('%s with the tape lock held pas
       expect(stream.text).toContain('data: [DONE]');
       const st = await t.stats();
       expect(st.appendFailures).toBe(2);
+      // A failed record is counted as such, never as recorded.
+      expect(st).toMatchObject({ recorded: 2, byMatch: { recorded: 2, recordFailed: 2 } });
     } finally {
       await t.close();
       await up.close();
@@ -143,6 +151,91 @@ describe.each(['proxy', 'createFetch'] as const)('%s with the tape lock held pas
       await up.close();
     }
     expect(await prompts(tape)).toEqual([]);
+  });
+});
+
+/** Reads an event stream as a client that stops at `data: [DONE]` does: what it saw, and how it ended. */
+async function untilDone(res: Response): Promise<{ events: string[]; done: boolean; error: boolean }> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const events: string[] = [];
+  let buf = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { events, done: false, error: false };
+      buf += decoder.decode(value, { stream: true });
+      for (let end = buf.indexOf('\n\n'); end >= 0; end = buf.indexOf('\n\n')) {
+        const data = buf.slice(0, end).split('\n').find((l) => l.startsWith('data: '))?.slice(6);
+        buf = buf.slice(end + 2);
+        if (data === undefined) continue;
+        if (data === '[DONE]') {
+          await reader.cancel();
+          return { events, done: true, error: false };
+        }
+        events.push(data);
+      }
+    }
+  } catch {
+    return { events, done: false, error: true };
+  }
+}
+
+describe('a streamed answer whose record fails', () => {
+  it('proxy: three failed records are counted as recordFailed in /__tapedeck/stats, never as recorded', async () => {
+    const up = await startUpstream();
+    const tape = fresh();
+    const proxy = await startProxy({ upstream: up.url, store: new TapeBackend(tape, { lock: { timeoutMs: 100 } }), mode: 'record', port: 0, onWarning: () => {} });
+    try {
+      await withTapeLock(tape, async () => {
+        for (let i = 0; i < 3; i++) expect((await post(`${proxy.url}/v1/chat/completions`, chat(`failing ${i}`))).status).toBe(503);
+      });
+      const stats = (await (await fetch(`${proxy.url}/__tapedeck/stats`)).json()) as { recorded: number; appendFailures: number; byMatch: Record<string, number> };
+      expect(stats.recorded).toBe(0);
+      expect(stats.appendFailures).toBe(3);
+      expect(stats.byMatch).toMatchObject({ recorded: 0, recordFailed: 3 });
+    } finally {
+      await proxy.close();
+      await up.close();
+    }
+  });
+
+  it.each(['proxy', 'createFetch'] as const)('%s: a reader that stops at [DONE] never sees it, and the openai SDK raises', async (entry) => {
+    const up = await startUpstream();
+    const tape = fresh();
+    const store = new TapeBackend(tape, { lock: { timeoutMs: 150 } });
+    const proxy = entry === 'proxy' ? await startProxy({ upstream: up.url, store, mode: 'record', port: 0, onWarning: () => {} }) : undefined;
+    const f = entry === 'createFetch' ? createFetch({ store, mode: 'record', onWarning: () => {} }) : undefined;
+    const base = proxy ? `${proxy.url}/v1` : `${up.url}/v1`;
+    const doFetch = (f ?? fetch) as typeof fetch;
+    try {
+      await withTapeLock(tape, async () => {
+        const res = await doFetch(`${base}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat('raw reader', true) });
+        expect(res.status).toBe(200);
+        const read = await untilDone(res);
+        expect(read.events.length).toBeGreaterThan(0); // the stream did flow as it came
+        expect(read.done).toBe(false);
+        expect(read.error).toBe(true);
+
+        const client = new OpenAI({ apiKey: 'sk-test', baseURL: base, maxRetries: 0, fetch: doFetch });
+        const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'sdk reader' }] });
+        const parts: string[] = [];
+        await expect(
+          (async () => {
+            for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? '');
+          })(),
+        ).rejects.toThrow();
+        expect(parts.join('')).toContain('Echo');
+      });
+      // Stored, the same stream ends with [DONE].
+      const res = await doFetch(`${base}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat('raw reader after', true) });
+      expect((await untilDone(res)).done).toBe(true);
+    } finally {
+      await proxy?.close();
+      await f?.close();
+      await up.close();
+    }
+    expect(await prompts(tape)).toEqual(['raw reader after']);
   });
 });
 
@@ -192,6 +285,34 @@ describe.each(['proxy', 'createFetch'] as const)('%s on a full disk', (entry) =>
     } finally {
       await t.close();
       await up.close();
+      execFileSync('umount', [mnt]);
+    }
+  }, 60_000);
+});
+
+describe('a full disk at start', () => {
+  it.runIf(canMount)('tapedeck serve and createFetch say E_TAPE_IO with the tape path, and leave nothing behind', async () => {
+    const mnt = join(dir, 'full-at-start');
+    mkdirSync(mnt);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', mnt]);
+    try {
+      // Every block taken: the next file write is ENOSPC.
+      writeFileSync(join(mnt, 'fill'), Buffer.alloc(4096));
+      const tape = join(mnt, 'full.tape');
+      for (const mode of ['record', 'update']) {
+        const r = spawnSync(process.execPath, [CLI, 'serve', '--tape', tape, '--mode', mode, '--upstream', 'http://127.0.0.1:9', '--port', '0'], { encoding: 'utf8', timeout: 20_000 });
+        expect(r.status, r.stderr).toBe(1);
+        expect(r.stderr).toMatch(/^tapedeck: E_TAPE_IO Tape [^\n]*full\.tape[^\n]*ENOSPC[^\n]*\nhint: [^\n]*disk space[^\n]*\n$/);
+      }
+      // createFetch answers as the proxy would: an error in the provider's shape.
+      const f = createFetch({ tape, mode: 'record' });
+      const res = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat('x') });
+      await f.close().catch(() => {});
+      const err = ((await res.json()) as { error: { code: string; message: string } }).error;
+      expect([res.status, err.code]).toEqual([500, 'E_TAPE_IO']);
+      expect(err.message).toContain(tape);
+      expect(readdirSync(mnt)).toEqual(['fill']);
+    } finally {
       execFileSync('umount', [mnt]);
     }
   }, 60_000);

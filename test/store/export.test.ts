@@ -1,6 +1,6 @@
 // Tape <-> JSON export/import (src/store/export.ts): round trips of every tagged type,
 // determinism, byte-identical re-export, error paths and damaged tapes.
-import { mkdtempSync, readFileSync, rmSync, truncateSync, statSync, existsSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, statSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -358,5 +358,89 @@ describe('import safety and errors', () => {
 
   it('export of a missing tape fails with the tape error', async () => {
     await expect(exportTapeJSON(join(root, 'missing.tape'))).rejects.toBeInstanceOf(TapedeckError);
+  });
+});
+
+describe('export written as it is made', () => {
+  it('hands the same text to write in pieces, record by record, with damage told where readTape tells it', async () => {
+    const { appendFileSync } = await import('node:fs');
+    const { recordBytes } = await import('../../src/store/tape-file.ts');
+    const { writeTapeJSON } = await import('../../src/store/export.ts');
+    const file = await tapeWith(Array.from({ length: 1500 }, (_, i) => replayRecord(i, { text: `answer ${i} `.repeat(8) })));
+    // A frame whose checksum holds but whose payload is cut msgpack (a map promising two entries)...
+    appendFileSync(file, recordBytes.frame(Uint8Array.of(0x82, 0xa1)));
+    await appendRecords(file, [replayRecord(2000, 'after the bad frame')]);
+    // ...and a damaged byte inside an earlier record.
+    const bytes = readFileSync(file);
+    const scan = await (await import('../../src/store/tape-file.ts')).scanTape(file);
+    const hit = scan.frames[700]!.offset + 20;
+    bytes[hit] = bytes[hit]! ^ 0xff;
+    (await import('node:fs')).writeFileSync(file, bytes);
+
+    const pieces: string[] = [];
+    await writeTapeJSON(file, async (t) => {
+      pieces.push(t);
+      await new Promise((r) => setImmediate(r)); // a slow reader
+    });
+    expect(pieces.length).toBeGreaterThan(3);
+    const text = pieces.join('');
+    expect(text).toBe(await exportTapeJSON(file));
+    // readTape (the whole-file reader) is the oracle for what is a record and what is damage.
+    const whole = await readTape(file);
+    const doc = JSON.parse(text) as { records: { value: unknown }[]; warnings: { code: string; offset: number; message: string }[] };
+    expect(doc.records.length).toBe(whole.records.length);
+    expect(doc.records.at(-1)!.value).toBe('after the bad frame');
+    expect(doc.warnings.map((w) => [w.code, w.offset, w.message])).toEqual(whole.warnings.map((w) => [w.code, w.offset, w.message.replace(`${file}: `, '')]));
+    expect(doc.warnings.map((w) => w.code)).toEqual(['E_TAPE_CORRUPT', 'E_TAPE_CORRUPT']);
+  });
+
+  it('writes an empty tape as an empty list', async () => {
+    const { writeTapeJSON } = await import('../../src/store/export.ts');
+    const file = await tapeWith([]);
+    const pieces: string[] = [];
+    await writeTapeJSON(file, (t) => void pieces.push(t));
+    expect(JSON.parse(pieces.join(''))).toMatchObject({ records: [], warnings: [] });
+    expect(pieces.join('')).toBe(await exportTapeJSON(file));
+  });
+});
+
+describe('ArrayBuffer and DataView values', () => {
+  it('export, import and re-export them, keeping their type and bytes', async () => {
+    const backing = new Uint8Array([9, 8, 7, 6, 5, 4]).buffer;
+    const value = { ab: new Uint8Array([0, 1, 255]).buffer, dv: new DataView(backing, 1, 3), empty: new ArrayBuffer(0) };
+    const file = await tapeWith([value]);
+    const text = await exportTapeJSON(file);
+    expect(JSON.parse(text).records[0]).toEqual({
+      ab: { $type: 'ArrayBuffer', base64: 'AAH/' },
+      dv: { $type: 'DataView', base64: 'CAcG' },
+      empty: { $type: 'ArrayBuffer', base64: '' },
+    });
+    const out = fresh();
+    await importTapeJSON(text, out);
+    const v = (await readTape(out)).records[0]?.value as Record<string, unknown>;
+    expect(v.ab).toBeInstanceOf(ArrayBuffer);
+    expect([...new Uint8Array(v.ab as ArrayBuffer)]).toEqual([0, 1, 255]);
+    expect(v.dv).toBeInstanceOf(DataView);
+    const dv = v.dv as DataView;
+    expect([...new Uint8Array(dv.buffer, dv.byteOffset, dv.byteLength)]).toEqual([8, 7, 6]);
+    expect(await exportTapeJSON(out)).toBe(text);
+  });
+});
+
+describe('a tape whose header is lost', () => {
+  it('exports headerLost: true, and imports into a tape with a fresh header and every record', async () => {
+    const file = await tapeWith([{ a: 1 }, { b: 2 }]);
+    const bytes = readFileSync(file);
+    bytes[0]! ^= 0xff; // the header's magic: its metadata is lost, the records are not
+    writeFileSync(file, bytes);
+    const text = await exportTapeJSON(file);
+    expect(JSON.parse(text).header).toEqual({ created: '', formatVersion: 1, headerLost: true, tapedeckVersion: '' });
+    const out = fresh();
+    expect(await importTapeJSON(text, out)).toEqual({ records: 2 });
+    const back = await readTape(out);
+    expect(back.warnings).toEqual([]);
+    expect(back.header.headerLost).toBeUndefined();
+    expect(Number.isNaN(Date.parse(back.header.created))).toBe(false);
+    expect(back.records.map((r) => r.value)).toEqual([{ a: 1 }, { b: 2 }]);
   });
 });

@@ -36,7 +36,7 @@ export class MemoryBackend implements RecordBackend {
   private view(item: { id: number; value: unknown }, at: number): LoadedRecord {
     return {
       at,
-      head: () => headOf(item.value),
+      head: (_fields?: readonly string[], deep?: boolean) => headOf(item.value, deep),
       value: () => copy(item.value, this.location),
       id: () => `${item.id}`,
     };

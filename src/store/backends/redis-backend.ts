@@ -82,7 +82,7 @@ export class RedisBackend implements RecordBackend {
     const location = this.location;
     return {
       at: r.seq,
-      head: (fields?: readonly string[]) => peekFrame(r.payload, asFrame(r.payload), fields),
+      head: (fields?: readonly string[], deep?: boolean) => peekFrame(r.payload, asFrame(r.payload), fields, deep),
       value: () => decodeFrame(r.payload, asFrame(r.payload), location),
       // Sequence numbers are never reused in a namespace, and a record never changes.
       id: () => String(r.seq),
@@ -173,11 +173,13 @@ export class RedisBackend implements RecordBackend {
   }
 
   /**
-   * Registers an open writer of `run` in the namespace for `lifeMs` (default 30 s), refreshed
-   * every third of it while the handle is held: a writer that dies stops counting as open once
-   * its lifetime passes.
+   * Registers an open writer of `run` in the namespace for a lease of `lifeMs` (default the
+   * store's `writerLeaseMs`, else 30 s), renewed every third of it while the handle is held. A
+   * writer that exits or is killed stops counting as open once its lease passes; one that is
+   * only paused past it (a debugger, a frozen container, a blocked event loop) still counts
+   * while its connection to Redis is open.
    */
-  async openWriter(run: string, lifeMs = 30_000): Promise<WriterHandle> {
+  async openWriter(run: string, lifeMs = this.opts.writerLeaseMs ?? 30_000): Promise<WriterHandle> {
     const store = await this.records();
     const member = `${run} ${randomBytes(6).toString('hex')}`;
     const runOf = (m: string) => m.slice(0, m.lastIndexOf(' '));

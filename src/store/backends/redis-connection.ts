@@ -121,6 +121,11 @@ export interface RedisConnection {
   readonly cluster: boolean;
   /** Sends one command; `key` routes it in a cluster. Replies keep binary strings as Buffers. */
   send(key: string | undefined, args: (string | Buffer)[]): Promise<unknown>;
+  /**
+   * Sends a command about the connection itself (`CLIENT ID`, `CLIENT LIST`) on the connection
+   * that carries `key`'s commands: a cluster client would send a keyless command to any node.
+   */
+  sendOnNode(key: string, args: string[]): Promise<unknown>;
   /** True while commands can be sent. */
   readonly ready: boolean;
   close(): Promise<void>;
@@ -149,6 +154,8 @@ type NodeRedisClient = {
   quit?(): Promise<void>;
   isReady?: boolean;
   sendCommand(...args: unknown[]): Promise<unknown>;
+  /** Cluster only, in node-redis versions that have it: the client of the master for a key's slot. */
+  getNodeClientForKey?(key: string, isReadonly: boolean): Promise<NodeRedisClient> | NodeRedisClient;
 };
 
 let loaded: Promise<NodeRedis> | undefined;
@@ -267,6 +274,18 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
   client.on('error', () => {});
   let closed = false;
   const options = { typeMapping };
+  const failed = (args: (string | Buffer)[], e: unknown): TapedeckError => {
+    if (e instanceof TapedeckError) return e;
+    // Errors Redis itself answered (a script error, WRONGTYPE) are not "unavailable".
+    const name = (e as { name?: string } | undefined)?.name ?? '';
+    if (name === 'ErrorReply' && !/NOAUTH|WRONGPASS|NOPERM|LOADING|CLUSTERDOWN|MASTERDOWN|TRYAGAIN/.test(String((e as Error).message))) {
+      return new TapedeckError('E_STORE', `Redis store ${target.masked} refused ${String(args[0])}: ${scrub((e as Error).message, target)}.`, {
+        url: target.masked,
+        hint: 'This is a bug or a Redis server too old for tapedeck (Redis 6.2 or newer is needed); please report it.',
+      });
+    }
+    return storeUnavailable(target, `running ${String(args[0])}`, e);
+  };
   return {
     target,
     cluster,
@@ -277,16 +296,16 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
       try {
         return cluster ? await client.sendCommand(key, false, args, options) : await client.sendCommand(args, options);
       } catch (e) {
-        if (e instanceof TapedeckError) throw e;
-        // Errors Redis itself answered (a script error, WRONGTYPE) are not "unavailable".
-        const name = (e as { name?: string } | undefined)?.name ?? '';
-        if (name === 'ErrorReply' && !/NOAUTH|WRONGPASS|NOPERM|LOADING|CLUSTERDOWN|MASTERDOWN|TRYAGAIN/.test(String((e as Error).message))) {
-          throw new TapedeckError('E_STORE', `Redis store ${target.masked} refused ${String(args[0])}: ${scrub((e as Error).message, target)}.`, {
-            url: target.masked,
-            hint: 'This is a bug or a Redis server too old for tapedeck (Redis 6.2 or newer is needed); please report it.',
-          });
-        }
-        throw storeUnavailable(target, `running ${String(args[0])}`, e);
+        throw failed(args, e);
+      }
+    },
+    async sendOnNode(key, args) {
+      try {
+        if (!cluster) return await client.sendCommand(args, options);
+        if (!client.getNodeClientForKey) throw new Error('this node-redis cluster client cannot name the node of a key');
+        return await (await client.getNodeClientForKey(key, false)).sendCommand(args, options);
+      } catch (e) {
+        throw failed(args, e);
       }
     },
     async close() {

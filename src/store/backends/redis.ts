@@ -11,8 +11,10 @@
  *   <ns>:{<ns>}:index          ZSET collection key -> when its last record expires (ms,
  *                              server clock; +inf while one has no TTL)
  *   <ns>:{<ns>}:header         the tape header bytes a push brought (pull writes them back)
- *   <ns>:{<ns>}:writers        ZSET `<run> <writer id>` -> until when that open writer counts as
- *                              alive (ms, server clock; refreshed while it lives)
+ *   <ns>:{<ns>}:writers        ZSET `<run> <writer id>` -> until when that open writer's lease
+ *                              runs (ms, server clock; renewed while it lives)
+ *   <ns>:{<ns>}:writer-conns   HASH `<run> <writer id>` -> the CLIENT ID of its connection: a
+ *                              writer past its lease counts as open while that connection is
  *   <ns>:{<ns>:<ckey>}:r       HASH seq -> record payload
  *   <ns>:{<ns>:<ckey>}:x       ZSET seq by expiry time (ms), for records written with a TTL
  *
@@ -44,6 +46,12 @@ export interface RedisStoreOptions {
   ttlMs?: number;
   /** Connection timing and TLS options. */
   connect?: ConnectOptions;
+  /**
+   * How long an open writer's registration lasts between renewals (default 30 000 ms; renewed
+   * every third of it). A writer past it (paused, frozen, its event loop blocked) still counts
+   * as open while its connection to Redis is (docs/redis.md, "Writers").
+   */
+  writerLeaseMs?: number;
 }
 
 /** One record as stored: its collection key, its place in the global order, its payload bytes. */
@@ -152,15 +160,38 @@ end
 return n`;
 
 /**
- * KEYS: writers zset. ARGV: member, lifetime in ms (0: the writer closes). Forgets writers whose
- * lifetime passed, registers or refreshes (or removes) this one, and returns the open ones.
+ * KEYS: writers zset, writer-conns hash. ARGV: member, lease in ms (0: the writer closes), the
+ * CLIENT ID of its connection. Registers or renews (or removes) this writer; forgets writers a
+ * day past their lease; returns member, '' pairs for writers within their lease, then member,
+ * connection id pairs for those past it (the caller asks Redis whether those connections are
+ * open: CLIENT is not allowed in scripts).
  */
 const WRITERS = `${NOW}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local day = 86400000
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - day)) do
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('HDEL', KEYS[2], m)
+end
 local life = tonumber(ARGV[2])
-if life > 0 then redis.call('ZADD', KEYS[1], now + life, ARGV[1]) else redis.call('ZREM', KEYS[1], ARGV[1]) end
-redis.call('PEXPIRE', KEYS[1], 86400000)
-return redis.call('ZRANGE', KEYS[1], 0, -1)`;
+if life > 0 then
+  redis.call('ZADD', KEYS[1], now + life, ARGV[1])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+end
+redis.call('PEXPIRE', KEYS[1], day)
+redis.call('PEXPIRE', KEYS[2], day)
+local out = {}
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf')) do
+  out[#out + 1] = m
+  out[#out + 1] = ''
+end
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)) do
+  out[#out + 1] = m
+  out[#out + 1] = redis.call('HGET', KEYS[2], m) or '-'
+end
+return out`;
 
 const SCRIPTS = { RESERVE, LIST, UNLIST, APPEND, READ, REMOVE, WRITERS };
 type ScriptName = keyof typeof SCRIPTS;
@@ -367,11 +398,47 @@ export class RedisRecords {
   }
 
   /**
-   * Registers (lifeMs > 0: until then, refresh before it passes) or removes (0) an open writer,
-   * `<run> <writer id>`, and returns the members of the writers open now.
+   * Registers (lifeMs > 0: until then, renew before it passes) or removes (0) an open writer,
+   * `<run> <writer id>`, with the connection it renews on, and returns the members of the
+   * writers open now: within their lease, or past it with their connection still open (a
+   * process paused, frozen or blocked keeps its socket; one that exited or was killed does not).
+   * Writers found closed are forgotten.
    */
   async writers(member: string, lifeMs: number): Promise<string[]> {
-    return ((await this.script('WRITERS', [this.nsKey('writers')], [member, String(Math.round(lifeMs))])) as Buffer[]).map(String);
+    const keys = [this.nsKey('writers'), this.nsKey('writer-conns')];
+    // The connection this writer's commands to the namespace travel on ('-': not known).
+    const conn = lifeMs > 0 ? String(await this.conn.sendOnNode(keys[0]!, ['CLIENT', 'ID']).catch(() => '-')) : '-';
+    const flat = ((await this.script('WRITERS', keys, [member, String(Math.round(lifeMs)), conn])) as Buffer[]).map(String);
+    const open: string[] = [];
+    const lapsed = new Map<string, string>();
+    for (let i = 0; i < flat.length; i += 2) {
+      if (flat[i + 1] === '') open.push(flat[i]!);
+      else lapsed.set(flat[i]!, flat[i + 1]!);
+    }
+    if (lapsed.size === 0) return open;
+    const connected = await this.connectedClients(keys[0]!, [...lapsed.values()]);
+    const gone: string[] = [];
+    for (const [m, id] of lapsed) (connected.has(id) ? open : gone).push(m);
+    if (gone.length > 0) {
+      await this.conn.send(keys[0], ['ZREM', keys[0]!, ...gone]).catch(() => {});
+      await this.conn.send(keys[1], ['HDEL', keys[1]!, ...gone]).catch(() => {});
+    }
+    return open;
+  }
+
+  /**
+   * Which of these CLIENT IDs are connected to the node that holds `key`. None when CLIENT LIST
+   * is refused (an ACL without it): writers are then judged by their lease alone.
+   */
+  private async connectedClients(key: string, ids: string[]): Promise<Set<string>> {
+    const wanted = ids.filter((id) => /^\d+$/.test(id));
+    if (wanted.length === 0) return new Set();
+    try {
+      const list = String(await this.conn.sendOnNode(key, ['CLIENT', 'LIST', 'ID', ...wanted]));
+      return new Set([...list.matchAll(/(?:^|\n)id=(\d+) /g)].map((m) => m[1]!));
+    } catch {
+      return new Set();
+    }
   }
 
   /** The tape header bytes stored by the first push, if any. */

@@ -28,8 +28,8 @@ class TapeRecord implements LoadedRecord {
   get at(): number {
     return this.frame.offset;
   }
-  head(fields?: readonly string[]): Readonly<Record<string, HeadScalar>> {
-    return peekFrame(this.bytes, this.frame, fields);
+  head(fields?: readonly string[], deep?: boolean): Readonly<Record<string, HeadScalar>> {
+    return peekFrame(this.bytes, this.frame, fields, deep);
   }
   value(): unknown {
     return decodeFrame(this.bytes, this.frame, this.file);

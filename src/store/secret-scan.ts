@@ -1,0 +1,171 @@
+/**
+ * `tapedeck scan`: a safety net for tapes whose records did not pass through today's redaction
+ * (tapes made by older versions, hand-written recordings, imports, `keepSecrets: true`). Every
+ * record is walked, request and answer, headers and bodies, and every body in every framing is
+ * read: JSON, text, server-sent events and NDJSON line by line, AWS event-stream frames and the
+ * base64 JSON chunks inside them. It reports
+ *   - the credential formats redaction masks (redact.ts, credentialMatches): bearer and basic
+ *     tokens, SigV4 credentials and signatures, known provider key prefixes;
+ *   - secret-named members (the redactor's names: `api_key`, `authorization`, `*_password`,
+ *     `*Token`, ...) holding a high-entropy string that is not a mask.
+ * A finding names the file, the record (index and byte offset) and the path inside it, and
+ * shows only the first characters of what was found.
+ */
+import { decodeEventStream } from '../providers/wire/aws-eventstream.ts';
+import { credentialMatches, isMask, redactor } from './redact.ts';
+import { childPath } from './tape-json.ts';
+
+/** One thing that looks like a credential. */
+export interface SecretFinding {
+  /** The record's index in the tape (0-based) and its byte offset. */
+  record: number;
+  offset: number;
+  /** Where in the record: a JSON path, then where inside a body (`event 3`, `line 2`, `frame 1`). */
+  path: string;
+  kind: 'bearer token' | 'key format' | 'secret member';
+  /** The first characters of the value and its length; never the whole value. */
+  excerpt: string;
+}
+
+/** Entropy of a string in bits per character (Shannon, over its characters). */
+export function entropyBits(s: string): number {
+  const counts = new Map<string, number>();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  const n = [...s].length;
+  let h = 0;
+  for (const k of counts.values()) h -= (k / n) * Math.log2(k / n);
+  return h;
+}
+
+// A value in a secret-named member is reported when it is long and random-looking: a random
+// 16-character token has about 4 bits per character, while `none`, `true`, `changeme` or a
+// placeholder such as `sk-test` fall well below these bounds.
+const MIN_SECRET_LENGTH = 16;
+const MIN_SECRET_ENTROPY = 3.5;
+
+const MAX_DEPTH = 1000;
+const utf8 = new TextDecoder('utf-8');
+const names = redactor();
+
+const excerpt = (s: string): string => `${JSON.stringify(s.slice(0, 4) + '…')} (${s.length} chars)`;
+
+type Report = (path: string, kind: SecretFinding['kind'], value: string) => void;
+
+/** A JSON document, if the text is one (objects and arrays only). */
+function jsonOf(text: string): unknown {
+  const t = text.trimStart();
+  if (t[0] !== '{' && t[0] !== '[') return undefined;
+  try {
+    return JSON.parse(t) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Base64 text of a JSON document (Bedrock's InvokeModel stream chunks), decoded. */
+function base64Json(s: string): unknown {
+  if (s.length < 8 || s.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(s)) return undefined;
+  return jsonOf(Buffer.from(s, 'base64').toString('utf8'));
+}
+
+const kindOf = (text: string): SecretFinding['kind'] => (/^(?:Bearer|Basic|Token)\s/.test(text) ? 'bearer token' : 'key format');
+
+/** Text: a JSON document is walked, lines (SSE events, NDJSON) one by one, anything else matched whole. */
+function scanText(s: string, path: string, secretName: boolean, report: Report, depth: number, isString: boolean, framed = false): void {
+  const doc = jsonOf(s) ?? (isString ? base64Json(s) : undefined);
+  if (doc !== undefined) return walk(doc, framed ? path : `${path} (JSON)`, false, report, depth + 1);
+  if (/[\r\n]/.test(s)) return scanLines(s, path, report, depth);
+  const found = credentialMatches(s);
+  for (const m of found) report(path, kindOf(m.text), m.text);
+  if (found.length === 0 && secretName && !isMask(s) && s.length >= MIN_SECRET_LENGTH && entropyBits(s) >= MIN_SECRET_ENTROPY) report(path, 'secret member', s);
+}
+
+/** Server-sent events (`data:` lines) and NDJSON lines: JSON lines walked, others matched. */
+function scanLines(text: string, path: string, report: Report, depth: number): void {
+  let event = 0;
+  text.split(/\r\n|\r|\n/).forEach((line, i) => {
+    const sse = /^data:\s?(.*)$/.exec(line);
+    if (sse) event++;
+    const at = sse ? `${path} event ${event}` : `${path} line ${i + 1}`;
+    const doc = jsonOf(sse ? sse[1]! : line);
+    if (doc !== undefined) walk(doc, at, false, report, depth + 1);
+    else for (const m of credentialMatches(line)) report(at, kindOf(m.text), m.text);
+  });
+}
+
+function scanBytes(b: Uint8Array, path: string, report: Report, depth: number): void {
+  // AWS event-stream frames: their payloads are JSON (with base64 JSON chunks inside).
+  let frames: ReturnType<typeof decodeEventStream> | undefined;
+  try {
+    frames = b.length >= 16 ? decodeEventStream(b) : undefined;
+  } catch {
+    frames = undefined;
+  }
+  if (frames && frames.length > 0) {
+    frames.forEach((f, i) => scanText(utf8.decode(f.body), `${path} frame ${i + 1}`, false, report, depth, false, true));
+    return;
+  }
+  scanText(utf8.decode(b), path, false, report, depth, false);
+}
+
+function walk(v: unknown, path: string, secretName: boolean, report: Report, depth: number): void {
+  if (depth > MAX_DEPTH) return;
+  if (typeof v === 'string') return scanText(v, path, secretName, report, depth, true);
+  if (v === null || typeof v !== 'object') return;
+  if (v instanceof Uint8Array) return scanBytes(v, path, report, depth);
+  if (ArrayBuffer.isView(v)) return scanBytes(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), path, report, depth);
+  if (v instanceof ArrayBuffer) return scanBytes(new Uint8Array(v), path, report, depth);
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => walk(x, childPath(path, i), secretName, report, depth + 1));
+    return;
+  }
+  if (v instanceof Map) {
+    let i = 0;
+    for (const [k, x] of v) {
+      const at = childPath(childPath(path, 'entries'), i++);
+      walk(k, childPath(at, 0), false, report, depth + 1);
+      walk(x, childPath(at, 1), typeof k === 'string' && names.isSecretField(k), report, depth + 1);
+    }
+    return;
+  }
+  if (v instanceof Set) {
+    let i = 0;
+    for (const x of v) walk(x, childPath(childPath(path, 'values'), i++), secretName, report, depth + 1);
+    return;
+  }
+  if (v instanceof Error) {
+    walk(v.message, childPath(path, 'message'), false, report, depth + 1);
+    return;
+  }
+  for (const [k, x] of Object.entries(v)) walk(x, childPath(path, k), names.isSecretField(k) || names.isSecretHeader(k), report, depth + 1);
+}
+
+/**
+ * What in one record value looks like a credential: paths below `$`, each with what was found.
+ *
+ * @example
+ * secretsInValue({ request: { headers: { authorization: 'Bearer sk-abcdefghijklmnopqrstuvwxyz' } } })
+ * // [{ path: '$.request.headers.authorization', kind: 'bearer token', excerpt: '"Bear…" (...)' }]
+ */
+export function secretsInValue(value: unknown): Omit<SecretFinding, 'record' | 'offset'>[] {
+  const out: Omit<SecretFinding, 'record' | 'offset'>[] = [];
+  const seen = new Set<string>();
+  walk(value, '$', false, (path, kind, found) => {
+    const id = `${path}\u0000${found}`;
+    if (seen.has(id)) return;
+    seen.add(id);
+    out.push({ path, kind, excerpt: excerpt(found) });
+  }, 0);
+  return out;
+}
+
+/**
+ * Every finding in a tape's records (as readTape gives them).
+ *
+ * @example
+ * const { records } = await readTape('chat.tape')
+ * secretsInRecords(records).length // 0 for a clean tape
+ */
+export function secretsInRecords(records: readonly { offset: number; value: unknown }[]): SecretFinding[] {
+  return records.flatMap((r, i) => secretsInValue(r.value).map((f) => ({ record: i, offset: r.offset, ...f })));
+}

@@ -1,0 +1,163 @@
+// A large tape opens without decoding or re-hashing its recordings: the proxy and createFetch
+// file each record by the key stored in its head (exact matching, current key version) and
+// decode a recording when they serve it. What must not change: the answers, their order among
+// repeats, what a miss says, options that change keys (ignoreArgs) at replay, and tapes written
+// before `match` and `route` came first in a record (they are read past the containers).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pack } from 'msgpackr';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
+import { TapeBackend } from '../../src/store/backends/tape.ts';
+import type { LoadResult } from '../../src/store/backend.ts';
+import { appendRecords, createTape, FRAME_HEADER_SIZE, peekFrame, scanTape } from '../../src/store/tape-file.ts';
+import { startUpstream } from './fake-upstream.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-cold-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => join(dir, `c${n++}.tape`);
+
+const chat = (q: string, extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: q }], ...extra });
+const post = (body: string) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+/** Records `bodies` in order through createFetch against the fake upstream; returns the answers. */
+async function record(tape: string, bodies: string[]): Promise<string[]> {
+  const up = await startUpstream();
+  const f = createFetch({ tape, mode: 'record' });
+  const out: string[] = [];
+  try {
+    for (const b of bodies) out.push(await (await f(`${up.url}/v1/chat/completions`, post(b))).text());
+  } finally {
+    await f.close();
+    await up.close();
+  }
+  return out;
+}
+
+/** A tape backend that counts how many stored records were decoded. */
+class CountingTape extends TapeBackend {
+  decoded = 0;
+  override async load(opts: { create: boolean }): Promise<LoadResult> {
+    const r = await super.load(opts);
+    return {
+      ...r,
+      records: r.records.map((rec) => {
+        const value = rec.value.bind(rec);
+        return Object.assign(Object.create(rec) as typeof rec, { value: () => (this.decoded++, value()) });
+      }),
+    };
+  }
+}
+
+describe('opening a tape for replay', () => {
+  it('decodes only the recording it serves (not every recording of the tape)', async () => {
+    const tape = fresh();
+    const bodies = Array.from({ length: 60 }, (_, i) => chat(`question ${i}`));
+    const live = await record(tape, bodies);
+    const store = new CountingTape(tape);
+    const f = createFetch({ store, mode: 'replay' });
+    try {
+      const res = await f('https://api.openai.com/v1/chat/completions', post(bodies[41]!));
+      expect(await res.text()).toBe(live[41]);
+      expect(store.decoded).toBe(1);
+      // The same body again: served from what is known, still one decode.
+      expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[41]!))).text()).toBe(live[41]);
+      expect(store.decoded).toBe(1);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it('serves repeats in recorded order across the first miss, which keys the rest', async () => {
+    const tape = fresh();
+    const a = chat('repeated question');
+    const live = await record(tape, [a, a, chat('other'), a]);
+    const f = createFetch({ tape, mode: 'replay' });
+    try {
+      const got: string[] = [];
+      got.push(await (await f('https://api.openai.com/v1/chat/completions', post(a))).text());
+      const miss = await f('https://api.openai.com/v1/chat/completions', post(chat('never recorded')));
+      expect(miss.status).toBe(400);
+      const err = (await miss.json()) as { error: { code: string; message: string } };
+      expect(err.error.code).toBe('E_MISS');
+      // The diagnosis compares with the closest recording, as before.
+      expect(err.error.message).toMatch(/never recorded|differs|content/);
+      got.push(await (await f('https://api.openai.com/v1/chat/completions', post(a))).text());
+      got.push(await (await f('https://api.openai.com/v1/chat/completions', post(a))).text());
+      expect(got).toEqual([live[0], live[1], live[3]]);
+      // Past the last one, the last again (repeats allowed by default).
+      expect(await (await f('https://api.openai.com/v1/chat/completions', post(a))).text()).toBe(live[3]);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it('still finds a recording by the keys the replay options make (ignoreArgs added after recording)', async () => {
+    const tape = fresh();
+    const live = await record(tape, [chat('what is the weather', { temperature: 0.2 })]);
+    const f = createFetch({ tape, mode: 'replay', ignoreArgs: ['temperature'] });
+    try {
+      const res = await f('https://api.openai.com/v1/chat/completions', post(chat('what is the weather', { temperature: 0.9 })));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe(live[0]);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("replays a tape whose records keep `match` and `route` after the request and response (earlier versions' order)", async () => {
+    const tape = fresh();
+    const bodies = [chat('first'), chat('second')];
+    const live = await record(tape, bodies);
+    // Rewrite each record with the earlier field order: the scalars after the containers.
+    const scan = await scanTape(tape);
+    const { unpack } = await import('msgpackr');
+    const old = scan.frames.map((fr) => {
+      const v = unpack(scan.bytes.subarray(fr.offset + FRAME_HEADER_SIZE, fr.offset + fr.length)) as Record<string, unknown>;
+      const { match, route, trace, ...rest } = v;
+      return { ...rest, match, route, trace };
+    });
+    const oldTape = fresh();
+    await createTape(oldTape);
+    await appendRecords(oldTape, old);
+    const reread = await scanTape(oldTape);
+    const keys = Object.keys(unpack(reread.bytes.subarray(reread.frames[0]!.offset + FRAME_HEADER_SIZE, reread.frames[0]!.offset + reread.frames[0]!.length)) as object);
+    expect(keys.indexOf('route')).toBeGreaterThan(keys.indexOf('response'));
+    const store = new CountingTape(oldTape);
+    const f = createFetch({ store, mode: 'replay' });
+    try {
+      expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[1]!))).text()).toBe(live[1]);
+      expect(store.decoded).toBe(1);
+    } finally {
+      await f.close();
+    }
+  });
+});
+
+describe('peekFrame past containers', () => {
+  const framed = (value: unknown) => {
+    const payload = pack(value);
+    const bytes = Buffer.alloc(FRAME_HEADER_SIZE + payload.length);
+    payload.copy(bytes, FRAME_HEADER_SIZE);
+    return { bytes, frame: { offset: 0, length: bytes.length } };
+  };
+
+  it('reads a scalar after any msgpack value, and stops at the one it cannot step over', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.uint8Array({ maxLength: 300 }), fc.string(), (value, bin, tail) => {
+        const { bytes, frame } = framed({ v: 1, kind: 'x', a: value, b: Buffer.from(bin), c: new Date(0), z: tail });
+        expect(peekFrame(bytes, frame, ['kind', 'z'], true)).toEqual({ kind: 'x', z: tail });
+        // Without `deep`, reading stops at the first container, as before.
+        expect(peekFrame(bytes, frame, ['kind', 'z'])).toEqual({ kind: 'x' });
+        // Cut anywhere inside the containers: no scalar is invented, nothing throws.
+        const cut = bytes.subarray(0, FRAME_HEADER_SIZE + 12 + ((bytes.length - FRAME_HEADER_SIZE - 12) >> 1));
+        const got = peekFrame(cut, { offset: 0, length: cut.length }, ['kind', 'z'], true);
+        expect(got.z === undefined || got.z === tail).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
