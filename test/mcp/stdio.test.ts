@@ -249,7 +249,7 @@ describe('tapedeck mcp over stdio', () => {
     const miss = replayed.find((l) => l.id === 3)!.error as { code: number; message: string };
     expect(miss.code).toBe(-32050);
     expect(miss.message).not.toContain('\n');
-    expect(miss.message).toMatch(/^tapedeck miss: tools\/call echo: params\.arguments\.text differs, "other" vs "fine" in the closest recording; re-record: tapedeck mcp --tape \S+odd\.tape --mode record -- node -e /);
+    expect(miss.message).toMatch(/^tapedeck miss: tools\/call echo: params\.arguments\.text differs, "other" vs "fine" in the closest recording; re-record: npx llm-tapedeck mcp --tape \S+odd\.tape --mode record -- node -e /);
     rmSync(dir, { recursive: true, force: true });
   });
 
