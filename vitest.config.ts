@@ -39,6 +39,8 @@ const direct = [
   'test/redis/**/*.test.ts',
   // Real MCP servers and clients: the engine under them is tested once.
   'test/mcp/**/*.test.ts',
+  // Realtime sessions over real WebSockets: the engine under them is tested once.
+  'test/realtime/**/*.test.ts',
 ];
 
 /** The SDK's deprecation notice for a model name the tests use as data (see test/setup.ts). */

@@ -1,7 +1,7 @@
-// Imports run one way only: core <- providers <- match <- store <- chaos <- (replay, tree, mcp, drift) <- proxy <- (testing <- vitest, browser),
+// Imports run one way only: core <- providers <- match <- store <- chaos <- (replay, tree, mcp, realtime, drift) <- proxy <- (testing <- vitest, browser),
 // and the entries (cli) on top. A module
 // may import from its own directory and from layers below its own, never from a layer above or
-// beside it (replay, tree, mcp and drift do not know each other). Checked over every file in src/, from the
+// beside it (replay, tree, mcp, realtime and drift do not know each other). Checked over every file in src/, from the
 // import specifiers themselves (static, `export ... from` and dynamic `import()`).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -21,7 +21,7 @@ function layerOf(file: string): { name: string; rank: number } {
   // browser sits beside testing: a caller of the proxy's createFetch.
   // providers (one module per LLM API: routes, request views, streams, error shapes, credentials)
   // sit between the core and the matcher: the matcher, the store and the proxy ask them.
-  const ranks: Record<string, number> = { types: 0, core: 1, providers: 1.5, match: 2, store: 3, chaos: 3.5, replay: 4, tree: 4, mcp: 4, drift: 4, proxy: 5, testing: 6, browser: 6, vitest: 7 };
+  const ranks: Record<string, number> = { types: 0, core: 1, providers: 1.5, match: 2, store: 3, chaos: 3.5, replay: 4, tree: 4, mcp: 4, realtime: 4, drift: 4, proxy: 5, testing: 6, browser: 6, vitest: 7 };
   if (!(dir in ranks)) throw new Error(`src/${dir} has no layer: add it to test/imports.test.ts`);
   return { name: dir, rank: ranks[dir]! };
 }

@@ -26,5 +26,11 @@ export function renderStats(s: Stats, opts: { pricesFile?: string }): string {
   if (s.unpriced.length) out += ` No price for ${s.unpriced.map(escapeTerminal).join(', ')}: left out of the total.`;
   if (s.total.withoutUsage) out += ` ${int(s.total.withoutUsage)} call(s) reported no token usage.`;
   out += `\nReplay saves the recorded time: ${secs(s.total.recordedMs)} of live calls.\n`;
+  if (s.realtime) {
+    const rh = ['REALTIME', 'SESSIONS', 'RESPONSES', 'TOKENS IN', 'TOKENS OUT', 'AUDIO IN', 'AUDIO OUT'];
+    const rr = [rh, ...s.realtime.map((r) => [r.provider, int(r.sessions) + (r.cut ? ` (${r.cut} cut)` : ''), int(r.responses), int(r.tokensIn), int(r.tokensOut), `${r.audioInSeconds.toFixed(1)} s`, `${r.audioOutSeconds.toFixed(1)} s`])];
+    const w = rh.map((_, i) => Math.max(...rr.map((r) => r[i]!.length)));
+    out += '\n' + rr.map((r) => r.map((c, i) => (i >= 1 ? c.padStart(w[i]!) : c.padEnd(w[i]!))).join('  ').trimEnd()).join('\n') + '\n';
+  }
   return out;
 }

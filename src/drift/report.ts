@@ -7,6 +7,7 @@ import { sameBytes } from '../bytes.ts';
 import { isHttpRecord } from '../store/records.ts';
 import { classifyPair, DRIFT_CLASSES, type Classification, type ClassifyOptions, type DriftClass, type DriftDetails } from './classify.ts';
 import { pairRecordings, type Pairing, type Recorded, type TapeSide } from './pair.ts';
+import { pairSessions, type RealtimePairing } from './realtime-diff.ts';
 
 /** Version of the JSON report's layout; raised only when a field changes meaning or goes away. */
 export const REPORT_VERSION = 1;
@@ -138,6 +139,26 @@ function entryOf(p: Pairing, opts: ReportOptions): DriftEntry {
   return { ...e, summary: summaryOf(e) };
 }
 
+/** A realtime session compared, as an entry: sides by the session's place on its tape. */
+function sessionEntryOf(p: RealtimePairing): DriftEntry {
+  const sideOf = (x: { index: number; session: { sid: string } }): EntrySide => ({ index: x.index, key: x.session.sid, status: 101, streamed: true });
+  const c = p.classification;
+  const e: Omit<DriftEntry, 'summary'> = {
+    tape: p.tape,
+    route: p.route,
+    status: p.old && p.new ? 'paired' : p.new ? 'added' : 'removed',
+    ...(p.old ? { old: sideOf(p.old) } : {}),
+    ...(p.new ? { new: sideOf(p.new) } : {}),
+    requestChange: [],
+    shape: 'realtime',
+    classes: c?.classes ?? [],
+    primary: c?.primary ?? '',
+    details: c?.details ?? {},
+  };
+  const summary = e.status === 'added' ? 'new session (no old one for this connect)' : e.status === 'removed' ? 'session gone (the connect was not made again)' : summaryOf(e).replace(/^same answer$/, 'same session');
+  return { ...e, summary };
+}
+
 const zero = () => Object.fromEntries(DRIFT_CLASSES.map((c) => [c, 0])) as Record<DriftClass, number>;
 
 /**
@@ -149,7 +170,7 @@ const zero = () => Object.fromEntries(DRIFT_CLASSES.map((c) => [c, 0])) as Recor
  */
 export function driftReport(oldTapes: readonly TapeSide[], newTapes: readonly TapeSide[], labels: { old: string; new: string }, opts: ReportOptions = {}): DriftReport {
   const failOn = [...(opts.failOn ?? DEFAULT_FAIL_ON)];
-  const entries = pairRecordings(oldTapes, newTapes).map((p) => entryOf(p, opts));
+  const entries = [...pairRecordings(oldTapes, newTapes).map((p) => entryOf(p, opts)), ...pairSessions(oldTapes, newTapes).map(sessionEntryOf)];
   const classes = zero();
   const primary = zero();
   let failing = 0;

@@ -5,6 +5,7 @@ import { answerOf, askedOf } from './answer.ts';
 import { readAnswer } from '../providers/index.ts';
 import { priceOf, type Price } from './prices.ts';
 import type { TapeSide } from './pair.ts';
+import { summarizeRealtime } from '../store/realtime-summary.ts';
 
 /** Counts of one provider and model. */
 export interface StatsRow {
@@ -29,6 +30,21 @@ export interface Stats {
   total: Omit<StatsRow, 'provider' | 'model'>;
   /** Models without a price: their cost is left out of the total. */
   unpriced: string[];
+  /** Realtime sessions per provider (absent when the tapes hold none). */
+  realtime?: RealtimeStatsRow[];
+}
+
+/** Realtime sessions of one provider: how many, their responses, tokens and audio. */
+export interface RealtimeStatsRow {
+  provider: string;
+  sessions: number;
+  responses: number;
+  tokensIn: number;
+  tokensOut: number;
+  audioInSeconds: number;
+  audioOutSeconds: number;
+  /** Sessions whose recording was cut (the upstream went away, or the recorder died). */
+  cut: number;
 }
 
 type Obj = Record<string, unknown>;
@@ -121,5 +137,20 @@ export function tapeStats(tapes: readonly TapeSide[], prices: Readonly<Record<st
     total.recordedMs += r.recordedMs;
     if (r.cost !== null) total.cost! += r.cost;
   }
-  return { tapes: tapes.length, rows: list, total, unpriced: [...unpriced].sort() };
+  const rt = new Map<string, RealtimeStatsRow>();
+  for (const t of tapes) {
+    for (const x of summarizeRealtime(t.records).sessions) {
+      let row = rt.get(x.provider);
+      if (!row) rt.set(x.provider, (row = { provider: x.provider, sessions: 0, responses: 0, tokensIn: 0, tokensOut: 0, audioInSeconds: 0, audioOutSeconds: 0, cut: 0 }));
+      row.sessions++;
+      row.responses += x.responses;
+      row.tokensIn += x.tokensIn;
+      row.tokensOut += x.tokensOut;
+      row.audioInSeconds += x.audioIn.seconds;
+      row.audioOutSeconds += x.audioOut.seconds;
+      if (!x.end || x.end.cut) row.cut++;
+    }
+  }
+  const realtime = [...rt.values()].sort((a, b) => a.provider.localeCompare(b.provider));
+  return { tapes: tapes.length, rows: list, total, unpriced: [...unpriced].sort(), ...(realtime.length > 0 ? { realtime } : {}) };
 }

@@ -5,30 +5,19 @@
  */
 import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import type { RecordBackend, StoreWarning } from '../store/backend.ts';
-import { isBackend, storeBackend } from '../store/backends/open.ts';
-import { RecordCollection, type CloseReport, type RecordKind } from '../store/collection.ts';
-import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
+import { missHeadline } from '../match/diagnose.ts';
+import type { TapeMode } from '../store/mode.ts';
+import type { RecordKind } from '../store/collection.ts';
 import { MCP_RECORD_KIND, mcpRecords, type McpRecord } from '../store/records.ts';
-import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { appendFailureCause, openSessionCollection, SessionTape, sessionTapeMode, type SessionTapeOptions } from '../store/session-tape.ts';
 import { differenceCount, firstDifference, keyParams, mcpRecordKeys } from './key.ts';
 
 /** Options of an MCP tape, shared by every entry point. */
-export interface McpTapeOptions {
-  /** Tape file path, `redis://` URL, or a store backend object. Required except in passthrough. */
-  tape?: string | RecordBackend;
-  /** replay | record | update | passthrough; default TAPEDECK_MODE, CACHE_MODE, else replay. */
-  mode?: TapeMode | (string & {});
+export interface McpTapeOptions extends SessionTapeOptions {
   /** Past the last recording of a call, a further identical call is a miss (default: the last answer again). */
   strictOrder?: boolean;
-  /** Redaction rules, as for HTTP; `{ keepSecrets: true }` stores secrets as they are. */
-  redact?: RedactOptions;
-  /** fsync each batch of records (default true). */
-  durable?: boolean;
   /** How to record again, in the words of the entry point (shown with every miss). */
   recordCommand?: string;
-  /** Problems that reach no client: failed appends, damaged records, cut exchanges. */
-  onWarning?: (message: string) => void;
 }
 
 /**
@@ -56,6 +45,8 @@ export interface McpMiss {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+const EXAMPLE = 'tapedeck mcp --tape tapes/server.tape -- <server command>';
 
 /**
  * A call as people name it: the method, and the tool, prompt or resource it is about.
@@ -89,27 +80,16 @@ const MCP_KIND: RecordKind<McpRecord> = {
   keysOf: (head, value) => (head.kind === MCP_RECORD_KIND ? mcpRecordKeys(head, value) : undefined),
 };
 
-export class McpTape {
-  readonly mode: TapeMode;
-  readonly redactor: Redactor;
-  readonly location: string;
+export class McpTape extends SessionTape<McpRecord> {
   readonly misses: McpMiss[] = [];
   hits = 0;
   /** Exchanges stored (counted once they are). */
   recorded = 0;
-  /** Exchanges that could not be stored (a request among them was answered with error -32054). */
-  appendFailures = 0;
-  private readonly col: RecordCollection<McpRecord> | undefined;
-  private readonly writes = new Set<Promise<unknown>>();
   private readonly opts: McpTapeOptions;
-  private closing: Promise<CloseReport> | undefined;
 
-  private constructor(opts: McpTapeOptions, mode: TapeMode, col: RecordCollection<McpRecord> | undefined, location: string) {
+  private constructor(opts: McpTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<McpRecord>>>) {
+    super(opts, opened);
     this.opts = opts;
-    this.mode = mode;
-    this.col = col;
-    this.location = location;
-    this.redactor = redactor(opts.redact);
   }
 
   /**
@@ -117,47 +97,12 @@ export class McpTape {
    * a TapedeckError before anything runs.
    */
   static async open(opts: McpTapeOptions): Promise<McpTape> {
-    const mode = McpTape.check(opts);
-    if (mode === 'passthrough') return new McpTape(opts, mode, undefined, typeof opts.tape === 'string' ? opts.tape : opts.tape?.location ?? '(none)');
-    const backend = storeBackend(opts.tape!);
-    const col = await RecordCollection.open(backend, { mode, kind: MCP_KIND, durable: opts.durable });
-    // `once` is record or replay, as the collection decided from whether the tape exists.
-    const tape = new McpTape(opts, col.mode, col, backend.location);
-    for (const w of col.warnings) tape.warn(`tapedeck: ${w.message}`);
-    return tape;
+    return new McpTape(opts, await openSessionCollection(opts, MCP_KIND, EXAMPLE));
   }
 
   /** Resolves the mode and checks the options without opening anything. */
   static check(opts: McpTapeOptions): TapeMode {
-    const { mode } = resolveModeWithSource(opts.mode);
-    if (mode !== 'passthrough' && !isBackend(opts.tape) && (typeof opts.tape !== 'string' || opts.tape === '')) {
-      throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape.`, { hint: 'Give the tape path: tapedeck mcp --tape tapes/server.tape -- <server command>.' });
-    }
-    return mode;
-  }
-
-  /** Whether this mode answers from the tape (replay, update). */
-  get serves(): boolean {
-    return this.mode === 'replay' || this.mode === 'update';
-  }
-
-  /** Whether this mode writes (record, update). */
-  get records(): boolean {
-    return this.mode === 'record' || this.mode === 'update';
-  }
-
-  /** Whether the tape existed at open (a replay of a tape never recorded misses everything). */
-  get exists(): boolean {
-    return this.col?.exists ?? false;
-  }
-
-  get warnings(): readonly StoreWarning[] {
-    return this.col?.warnings ?? [];
-  }
-
-  warn(message: string): void {
-    if (this.opts.onWarning) this.opts.onWarning(message);
-    else process.stderr.write(`${message}\n`);
+    return sessionTapeMode(opts, EXAMPLE);
   }
 
   /**
@@ -189,21 +134,13 @@ export class McpTape {
    */
   append(rec: McpRecord): Promise<string | undefined> {
     if (!this.col || !this.records) return Promise.resolve(undefined);
-    const p = this.col.append(rec.key, rec).then(
+    return this.write(rec.key, rec, 'an MCP record').then(
       () => {
         this.recorded++;
         return undefined;
       },
-      (e: unknown) => {
-        this.appendFailures++;
-        const cause = `${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`;
-        this.warn(`tapedeck: could not append an MCP record to ${this.location}: ${cause}`);
-        return cause;
-      },
+      (e: unknown) => appendFailureCause(e),
     );
-    this.writes.add(p);
-    void p.finally(() => this.writes.delete(p));
-    return p;
   }
 
   /**
@@ -247,19 +184,5 @@ export class McpTape {
   /** Whether the client's answer to a replayed server request is the recorded one (secrets masked alike). */
   sameAnswer(got: unknown, recorded: unknown): boolean {
     return hashValue(this.redactor.value(got) ?? null) === hashValue(recorded ?? null);
-  }
-
-  /** Resolves once every append so far is durable (or failed). */
-  async flush(): Promise<void> {
-    while (this.writes.size > 0) await Promise.all([...this.writes]);
-  }
-
-  /** Flushes and applies the mode's rule (record: re-recorded calls replace the old ones). Idempotent. */
-  close(opts: { abandon?: boolean } = {}): Promise<CloseReport> {
-    this.closing ??= (async () => {
-      await this.flush();
-      return (await this.col?.close(opts)) ?? { replaced: [], pruned: [] };
-    })();
-    return this.closing;
   }
 }

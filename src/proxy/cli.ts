@@ -12,12 +12,14 @@ import { DEFAULT_SHUTDOWN_TIMEOUT_MS, upstreamTarget } from './upstream.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
 import { loadHooksModule } from './hooks-module.ts';
 import { ReplayStore } from '../replay/store.ts';
+import { tlsMaterial } from './tls.ts';
 import { parseChaosSpec, type ChaosOptions } from '../chaos/options.ts';
 
 export const SERVE_HELP = `Usage: tapedeck serve --upstream URL --tape FILE [options]
 
 Record and replay HTTP calls to an LLM API. Point the client's base URL at the proxy.
 MCP Streamable HTTP endpoints too: JSON-RPC requests are recorded per call (docs/mcp.md).
+Realtime sessions over WebSocket too (OpenAI Realtime, Gemini Live; docs/realtime.md).
 
 Options:
   --upstream URL        Where requests go in record, update and passthrough mode
@@ -32,7 +34,14 @@ Options:
   --match MODE          LLM matching: exact (default) | signature | sequential | hybrid
   --strict-order        A request repeated more often than recorded is a miss
                         (default: the last recording is served again)
-  --timing T            Stream replay: none (default) | recorded | <ms between chunks>
+  --timing T            Stream and realtime replay: none (default) | recorded |
+                        <ms between chunks>
+  --tls                 Serve HTTPS and WSS (OpenAI's realtime clients only speak wss:)
+                        with a certificate for localhost and 127.0.0.1 made at start
+  --tls-ca FILE         With --tls: write the CA that signed it here, to trust it
+                        (NODE_EXTRA_CA_CERTS=FILE, or the client's { ca } option)
+  --tls-cert FILE       With --tls: your own certificate (PEM) instead, with --tls-key
+  --tls-key FILE        The key of --tls-cert (PEM)
   --record-errors       Record upstream 4xx/5xx answers too
   --on-record-failure W When an answer cannot be recorded (disk full, tape lock held,
                         Redis down): fail (default: 503 E_RECORD_FAILED, or a cut
@@ -120,7 +129,7 @@ function parseMs(name: string, text: string): number {
 }
 
 /** Parses `tapedeck serve` arguments into proxy options (exported for tests). */
-export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; help: boolean; replayStore?: string; hooks?: string } {
+export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; help: boolean; replayStore?: string; hooks?: string; tlsFiles?: { caFile?: string; certFile?: string; keyFile?: string } } {
   let parsed;
   try {
     parsed = parseArgs({
@@ -153,6 +162,10 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
         'request-timeout': { type: 'string' },
         'on-record-failure': { type: 'string' },
         hooks: { type: 'string' },
+        tls: { type: 'boolean' },
+        'tls-ca': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
         chaos: { type: 'string' },
         'chaos-seed': { type: 'string' },
         'chaos-attempts': { type: 'string' },
@@ -181,6 +194,8 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   if (bodyMatch !== undefined && bodyMatch !== 'bytes' && bodyMatch !== 'route') {
     throw new TapedeckError('E_ARG', `Invalid --body-match ${JSON.stringify(bodyMatch)}.`, { hint: 'Use bytes (the default) or route.' });
   }
+  const tlsFlag = v['tls-ca'] !== undefined ? '--tls-ca' : v['tls-cert'] !== undefined ? '--tls-cert' : v['tls-key'] !== undefined ? '--tls-key' : undefined;
+  if (tlsFlag && v.tls !== true) throw new TapedeckError('E_ARG', `${tlsFlag} needs --tls.`, { hint: 'Add --tls to serve HTTPS and WSS.' });
   const chaosFlags = ['chaos-seed', 'chaos-attempts', 'chaos-stall', 'chaos-live'] as const;
   if (v.chaos === undefined && chaosFlags.some((f) => v[f] !== undefined)) {
     throw new TapedeckError('E_ARG', `--${chaosFlags.find((f) => v[f] !== undefined)} needs --chaos SPEC.`, { hint: 'Say which faults to inject, e.g. --chaos 429:0.2,cut:0.1.' });
@@ -196,6 +211,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
           ...(v['chaos-live'] === true ? { live: true } : {}),
         };
   return {
+    ...(v.tls === true ? { tlsFiles: { caFile: v['tls-ca'], certFile: v['tls-cert'], keyFile: v['tls-key'] } } : {}),
     help: v.help === true,
     ...(chaos ? { chaos } : {}),
     replayStore: v['replay-store'],
@@ -258,7 +274,9 @@ export async function serveCommand(args: string[]): Promise<number> {
     durable = opts.replayStore ? await DurableReplayStore.open(opts.replayStore) : undefined;
     const replay = durable ?? new ReplayStore();
     const hooks = opts.hooks !== undefined ? await loadHooksModule(opts.hooks) : {};
-    proxy = await startProxy({ ...opts, ...hooks, replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`), onMiss: (m) => log(`tapedeck serve: miss: ${m}`) });
+    const tls = opts.tlsFiles ? await tlsMaterial(opts.tlsFiles) : undefined;
+    if (opts.tlsFiles?.caFile !== undefined && tls?.ca) log(`tapedeck serve: wrote the CA of its TLS certificate to ${opts.tlsFiles.caFile} (trust it: NODE_EXTRA_CA_CERTS=${opts.tlsFiles.caFile})`);
+    proxy = await startProxy({ ...opts, ...hooks, ...(tls ? { tls } : {}), replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`), onMiss: (m) => log(`tapedeck serve: miss: ${m}`) });
   } catch (e) {
     await durable?.close().catch(() => {});
     return reportCliError(e);

@@ -9,7 +9,7 @@
 import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
-import { createMatcher, requestDigests, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
+import { createMatcher, requestDigests, requestKey, requestKeys, type Matcher, type MatchMode, type Recording, type Signature } from '../match/matcher.ts';
 import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
@@ -923,9 +923,9 @@ export class Deck {
     if (isJsonBody(req.headers, req.body)) {
       hashJSON(req.body); // strict: a body with no canonical form is refused before it goes upstream
       const stored = this.redactor.value(this.parse(req.body));
-      let keys: RequestKeys | undefined;
+      let keys: ReturnType<typeof requestKey> | undefined;
       try {
-        keys = requestKeys(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
+        keys = requestKey(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
@@ -959,16 +959,30 @@ export class Deck {
    * and stats.appendFailures; `durable` never rejects.
    */
   record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
+    const rec = this.recordOf(p, req, response, recordedAt, durationMs);
+    if (!rec) {
+      // The beforeRecord hook kept it off the tape: live, and not recorded.
+      this.counters.byMatch.passthrough++;
+      return { rec: undefined, durable: Promise.resolve(undefined) };
+    }
+    return { rec, durable: this.appendRecord(rec) };
+  }
+
+  /**
+   * The record an exchange is stored as (the beforeRecord hook applied, secrets masked), without
+   * storing it: undefined when the hook declined it. Importers build records with it so an
+   * imported exchange is keyed and redacted exactly as a recorded one.
+   *
+   * @example
+   * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
+   */
+  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): HttpRecord | undefined {
     const recordedAtIso = recordedAt.toISOString();
     let requestHeaders = this.storedRequestHeaders(req.headers);
     if (this.opts.beforeRecord) {
       // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).
       const h = beforeRecord(this.opts.beforeRecord, { match: p.match, key: p.key, signature: p.signature, url: p.url, headers: requestHeaders, body: p.body }, req.method.toUpperCase(), response, this.norm);
-      if (!h) {
-        // The hook kept it off the tape: live, and not recorded.
-        this.counters.byMatch.passthrough++;
-        return { rec: undefined, durable: Promise.resolve(undefined) };
-      }
+      if (!h) return undefined;
       if (h.rekeyed) this.warnOnce(`tapedeck: the beforeRecord hook changed what ${p.route} is keyed by; a request sent as before will not find this recording (use volatileText, volatileKeys or ignoreArgs for what must not count).`);
       p = { ...p, match: h.match, key: h.key, signature: h.signature, url: this.redactor.url(h.url), body: h.body === undefined ? undefined : this.redactor.value(h.body) };
       requestHeaders = this.redactor.headers(h.headers);
@@ -991,6 +1005,17 @@ export class Deck {
     // Framed fine but not what its content type says: kept byte for byte, and said now.
     const problem = answerProblem(response);
     if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
+    return rec;
+  }
+
+  /**
+   * Appends a record built by {@link recordOf}; resolves like `durable` of {@link record}.
+   *
+   * @example
+   * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
+   * if (rec) await deck.appendRecord(rec)
+   */
+  appendRecord(rec: HttpRecord): Promise<TapedeckError | undefined> {
     const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
       () => {
         if (this.mode === 'update') {
@@ -1021,7 +1046,7 @@ export class Deck {
     );
     this.writes.add(durable);
     void durable.finally(() => this.writes.delete(durable));
-    return { rec, durable };
+    return durable;
   }
 
   /**

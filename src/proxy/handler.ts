@@ -17,6 +17,8 @@ import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, FinalEventHold, readWhole, safeU
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 import { isMcpRequest, McpHttpEndpoint, type McpHttpStats } from '../mcp/http.ts';
+import type { Duplex } from 'node:stream';
+import { RealtimeEndpoint, type RealtimeStats } from '../realtime/endpoint.ts';
 import { refuseChaos } from '../chaos/decide.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 
@@ -71,6 +73,8 @@ export interface HandlerStats extends DeckStats {
   uptimeS: number;
   /** MCP Streamable HTTP traffic on the same port, once there was some (docs/mcp.md). */
   mcp?: McpHttpStats;
+  /** Realtime sessions over WebSocket on the same port, once there was one (docs/realtime.md). */
+  realtime?: RealtimeStats;
 }
 
 /** A node:http request handler with lifecycle methods. */
@@ -81,6 +85,11 @@ export interface TapedeckHandler {
   /** Requests being answered right now. */
   readonly inFlight: number;
   stats(): HandlerStats;
+  /**
+   * A node:http `upgrade` listener: realtime sessions over WebSocket (OpenAI Realtime, Gemini
+   * Live; docs/realtime.md) on the same tape. Any other upgrade is answered 404 and closed.
+   */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /**
    * Stops taking requests (503 E_PROXY_CLOSED), waits for in-flight ones for at most
    * `shutdownTimeoutMs`, aborts what is left (not recorded), writes pending records and closes
@@ -394,7 +403,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const n = Math.min(latencyCount, LATENCY_WINDOW);
     const sorted = latencies.slice(0, n).sort();
     const base: DeckStats = deck?.stats() ?? emptyStats('replay', opts.tape);
-    return { ...base, inFlight, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), uptimeS: Math.round((performance.now() - started) / 100) / 10, ...(mcp ? { mcp: mcp.stats() } : {}) };
+    return { ...base, inFlight, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), uptimeS: Math.round((performance.now() - started) / 100) / 10, ...(mcp ? { mcp: mcp.stats() } : {}), ...(realtime ? { realtime: realtime.stats() } : {}) };
   }
 
   function internal(req: IncomingMessage, res: ServerResponse, path: string): boolean {
@@ -622,23 +631,40 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     return undefined;
   }
 
+  /** What the session engines (MCP, realtime) take from the proxy: its store, mode, upstream and rules. */
+  const sessionOptions = (d: Deck) => ({
+    tape: opts.store ?? opts.tape,
+    mode: d.mode,
+    upstream,
+    redact: opts.redact,
+    durable: opts.durable,
+    strictOrder: opts.strictOrder,
+    timing: opts.timing,
+    recordCommand: 're-record: restart tapedeck serve with --mode record',
+    onWarning: (m: string) => d.warnOnce(m),
+  });
+
   // MCP Streamable HTTP requests (JSON-RPC bodies, Mcp-Session-Id) go to an MCP endpoint on
   // the same tape, made on the first one (docs/mcp.md).
   let mcp: McpHttpEndpoint | undefined;
-  const mcpEndpoint = (d: Deck): McpHttpEndpoint =>
-    (mcp ??= new McpHttpEndpoint({
-      tape: opts.store ?? opts.tape,
-      mode: d.mode,
-      upstream,
-      redact: opts.redact,
-      durable: opts.durable,
-      strictOrder: opts.strictOrder,
-      timing: opts.timing,
-      timeoutMs: opts.idleTimeoutMs,
-      fetch: opts.fetch,
-      recordCommand: 're-record: restart tapedeck serve with --mode record',
-      onWarning: (m) => d.warnOnce(m),
-    }));
+  const mcpEndpoint = (d: Deck): McpHttpEndpoint => (mcp ??= new McpHttpEndpoint({ ...sessionOptions(d), timeoutMs: opts.idleTimeoutMs, fetch: opts.fetch }));
+
+  // Realtime sessions (WebSocket upgrades on a provider's realtime route) go to a session
+  // endpoint on the same tape, made on the first one (docs/realtime.md).
+  let realtime: RealtimeEndpoint | undefined;
+  const realtimeEndpoint = (d: Deck): RealtimeEndpoint => (realtime ??= new RealtimeEndpoint(sessionOptions(d)));
+
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const notFound = () => {
+      if (!socket.destroyed) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    };
+    if (closing) return void socket.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    const go = (d: Deck) => {
+      if (!realtimeEndpoint(d).upgrade(req, socket, head)) notFound();
+    };
+    if (deck) go(deck);
+    else opening.then(() => go(deck!), () => socket.destroy());
+  }
 
   /**
    * A request that may get a fault (chaos configured to fire, or an x-tapedeck-chaos header):
@@ -750,6 +776,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     inFlight: { get: () => inFlight },
   });
   handler.stats = stats;
+  handler.upgrade = upgrade;
   handler.close = () => {
     closing ??= (async () => {
       // A `timeout` fault waits for a client that gave up; there is nothing to finish.
@@ -774,6 +801,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       await opening.catch(() => {});
       try {
         await mcp?.close();
+        await realtime?.close();
         await deck?.close();
       } finally {
         // Idle keep-alive connections to the upstream go too, even when writing the tape failed.

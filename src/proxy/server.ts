@@ -7,9 +7,11 @@
 import { existsSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { constants as h2constants, createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { createHandler, type HandlerOptions, type TapedeckHandler } from './handler.ts';
+import type { TlsMaterial } from './tls.ts';
 
 // RFC 9113 section 3.4: a client with prior knowledge opens with these 24 bytes. No HTTP/1.x
 // request starts with them ("PRI" is no method anyone sends).
@@ -121,6 +123,11 @@ export interface ServeOptions extends HandlerOptions {
    * for Node's 300 s default (tapedeck serve --request-timeout).
    */
   requestTimeoutMs?: number;
+  /**
+   * Serve HTTPS and WSS instead of HTTP (tapedeck serve --tls): every route, realtime sessions
+   * included, over TLS 1.2+ with HTTP/1.1. Make the material with tlsMaterial() (src/proxy/tls.ts).
+   */
+  tls?: TlsMaterial;
 }
 
 /** Default of {@link ServeOptions.requestTimeoutMs}. */
@@ -132,8 +139,10 @@ export interface ProxyServer {
   /** The cleartext HTTP/2 server that answers clients opening with the HTTP/2 preface. */
   readonly http2: Http2Server;
   readonly handler: TapedeckHandler;
-  /** `http://host:port`, with the port actually bound. */
+  /** `http://host:port` (`https://` with TLS), with the port actually bound. */
   readonly url: string;
+  /** The CA that signed the certificate (PEM), when tapedeck made it for --tls. */
+  readonly ca?: string;
   readonly port: number;
   /** Stops accepting connections, finishes in-flight requests, writes the tape, closes. */
   close(): Promise<void>;
@@ -156,7 +165,11 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   await handler.ready;
   const requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const checkEvery = requestCheckInterval(requestTimeout);
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout, headersTimeout: Math.min(60_000, requestTimeout), connectionsCheckingInterval: checkEvery }, handler);
+  const serverOpts = { keepAliveTimeout: 65_000, requestTimeout, headersTimeout: Math.min(60_000, requestTimeout), connectionsCheckingInterval: checkEvery };
+  // With TLS the port speaks HTTP/1.1 only (no HTTP/2 preface to tell apart on a TLS stream).
+  const server: Server = opts.tls ? createHttpsServer({ ...serverOpts, cert: opts.tls.cert, key: opts.tls.key }, handler) : createServer(serverOpts, handler);
+  // Realtime sessions: WebSocket upgrades on a provider's realtime route (docs/realtime.md).
+  server.on('upgrade', handler.upgrade);
   const slowH2 = http2RequestTimeout(requestTimeout, checkEvery);
   // The compatibility API gives the handler request and response objects of the same shape.
   const h2 = createHttp2Server({}, (req: Http2ServerRequest, res: Http2ServerResponse) => {
@@ -168,7 +181,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     sessions.add(s);
     s.once('close', () => sessions.delete(s));
   });
-  const undecided = acceptHttp2(server, h2, server.headersTimeout);
+  const undecided = opts.tls ? new Set<Socket>() : acceptHttp2(server, h2, server.headersTimeout);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -190,7 +203,8 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     http2: h2,
     handler,
     port: addr.port,
-    url: `http://${host}:${addr.port}`,
+    url: `${opts.tls ? 'https' : 'http'}://${host}:${addr.port}`,
+    ...(opts.tls?.ca ? { ca: opts.tls.ca } : {}),
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((r) => server.close(() => r()));

@@ -472,3 +472,96 @@ export const mcpRecords: RecordKind<McpRecord> = {
   storedKey: (k) => ({ kind: MCP_RECORD_KIND, key: k }),
   is: isMcpRecord,
 };
+
+// ---------------------------------------------------------------------------------------------
+// Realtime sessions: OpenAI Realtime, Gemini Live and the like over WebSocket (docs/realtime.md)
+// ---------------------------------------------------------------------------------------------
+//
+// A session is stored as several records, so that what the client was told is on disk before it
+// was told (docs/realtime.md, "What is acknowledged"): a `session` record at connect, found under
+// the key of how the session opened (k-th connect, k-th session); then `part` records, each the
+// frames up to a response that completed, found under `<sid>/<n>`; and `blob` records, the bytes
+// of audio, one per distinct content, found under `blob:<sha256>`.
+
+/** The `kind` of realtime session records on a tape. */
+export const REALTIME_RECORD_KIND = 'realtime';
+
+/**
+ * One frame of a session. Client frames (`c: 1`) carry the `key` that replay compares; a run of
+ * audio chunks the client appended is one frame (`audio`), keyed by the digest of its bytes.
+ * Server frames keep their wire text (`text`), with each audio string written as
+ * `tapedeck-blob:<sha256>` and its bytes in a blob record; `at` is how many bytes of the current
+ * client audio run had arrived when it came. `ms` counts from the connect.
+ */
+export type RealtimeFrame =
+  | { ms: number; c: 1; key: string; msg: unknown; binary?: true }
+  | { ms: number; c: 1; key: string; audio: { stream: string; blob: string; bytes: number; chunks: number } }
+  | { ms: number; c: 1; key: string; blob: string; bytes: number }
+  | { ms: number; text: string; blobs?: string[]; at?: number; binary?: true }
+  | { ms: number; blob: string; bytes: number; at?: number };
+
+/** How a session ended: who closed it, with which code; `cut` when the upstream went away (1006, a reset) or the recorder died. */
+export interface RealtimeEnd {
+  by: 'client' | 'server' | 'proxy';
+  code: number;
+  reason: string;
+  cut?: true;
+}
+
+interface RealtimeBase {
+  v: 1;
+  kind: typeof REALTIME_RECORD_KIND;
+  key: string;
+  keyVersion: number;
+  recordedAt: string;
+}
+
+/** The head of a session: how it opened (secrets removed) and the id its parts are found by. */
+export interface RealtimeSessionRecord extends RealtimeBase {
+  role: 'session';
+  sid: string;
+  provider: string;
+  /** Path and query of the connect, secret parameters left out. */
+  url: string;
+  /** Subprotocols the client offered, secret ones left out. */
+  protocols: string[];
+}
+
+/** Frames of a session up to a completed response (or its end). */
+export interface RealtimePartRecord extends RealtimeBase {
+  role: 'part';
+  sid: string;
+  n: number;
+  frames: RealtimeFrame[];
+  end?: RealtimeEnd;
+}
+
+/** Audio (or any binary) bytes, stored once per distinct content. */
+export interface RealtimeBlobRecord extends RealtimeBase {
+  role: 'blob';
+  data: Uint8Array;
+}
+
+export type RealtimeRecord = RealtimeSessionRecord | RealtimePartRecord | RealtimeBlobRecord;
+
+/**
+ * Whether a tape value is a realtime session record (head, part or blob).
+ *
+ * @example
+ * (await readTape('voice.tape')).records.map((r) => r.value).filter(isRealtimeRecord)
+ */
+export function isRealtimeRecord(v: unknown): v is RealtimeRecord {
+  if (!isObject(v) || v.kind !== REALTIME_RECORD_KIND || v.v !== 1 || typeof v.key !== 'string') return false;
+  if (v.role === 'session') return typeof v.sid === 'string' && typeof v.url === 'string';
+  if (v.role === 'part') return typeof v.sid === 'string' && typeof v.n === 'number' && Array.isArray(v.frames);
+  return v.role === 'blob' && v.data instanceof Uint8Array;
+}
+
+/** Realtime session records in a collection, found under their stored key. */
+export const realtimeRecords: RecordKind<RealtimeRecord> = {
+  name: 'realtime session record',
+  headFields: ['kind', 'key'],
+  keysOf: (head) => (head.kind === REALTIME_RECORD_KIND && typeof head.key === 'string' ? head.key : undefined),
+  storedKey: (k) => ({ kind: REALTIME_RECORD_KIND, key: k }),
+  is: isRealtimeRecord,
+};

@@ -22,6 +22,8 @@ import { isRedisUrl, maskRedisUrl } from '../store/backends/redis-connection.ts'
 import { namespaceOf } from '../store/backends/redis.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { ReplayCache, type ReplayCacheOptions } from '../store/replay-cache.ts';
+import { startProxy, type ProxyServer } from '../proxy/server.ts';
+import { makeLocalCertificate } from '../proxy/tls.ts';
 import { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from '../mcp/transport.ts';
 import { diagnoseMiss, type MissDetails } from './miss.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
@@ -159,6 +161,17 @@ export interface TestTape {
    */
   missFailure(): TapedeckError | undefined;
   /**
+   * A proxy of this test's own, on a free loopback port, recording to and replaying from this
+   * tape in the test's mode: for realtime clients (OpenAI Realtime needs `wss:`, so TLS is on by
+   * default and `ca` is the PEM to trust) and for child processes the test starts (a Python
+   * script, a CLI). Closed with the tape. docs/realtime.md.
+   *
+   * @example
+   * const { url, ca } = await tape.serve({ upstream: 'https://api.openai.com' })
+   * const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca } }, new OpenAI({ baseURL: `${url}/v1` }))
+   */
+  serve(opts?: TestServeOptions): Promise<{ url: string; ca?: string }>;
+  /**
    * Faults on demand for the rest of the test, on `fetch` (and what install() routes through
    * it): `{ faults: { 429: 1 }, attempts: 1 }` makes every call fail once before its recorded
    * answer (docs/chaos.md); undefined stops them. Unlike the chaos option elsewhere, it applies
@@ -173,6 +186,14 @@ export interface TestTape {
    * Idempotent.
    */
   close(): Promise<TapeReport>;
+}
+
+/** Options of {@link TestTape.serve}. */
+export interface TestServeOptions {
+  /** Where the proxy forwards in record and update mode (e.g. https://api.openai.com). */
+  upstream?: string;
+  /** HTTPS and WSS with a certificate made for this proxy (default true); false for plain HTTP (Gemini Live's `ws:`). */
+  tls?: boolean;
 }
 
 /**
@@ -213,6 +234,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   let cache: Promise<ReplayCache> | undefined;
   let cacheAdded = 0;
   const mcps: TapeTransport[] = [];
+  const proxies: Promise<ProxyServer>[] = [];
   let closing: Promise<TapeReport> | undefined;
 
   const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, failOnMiss: _fm, ...fetchOpts } = opts;
@@ -344,6 +366,29 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         { file: namespace ? rel : opts.tape, misses: [...misses] },
       );
     },
+    serve(serveOpts = {}) {
+      if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));
+      const p = (async () => {
+        const tls = serveOpts.tls === false ? undefined : await makeLocalCertificate();
+        return startProxy({
+          ...(store ? { store: new RedisBackend(store.url, { namespace }) } : { tape: opts.tape }),
+          mode,
+          port: 0,
+          ...(serveOpts.upstream ? { upstream: serveOpts.upstream } : {}),
+          ...(tls ? { tls } : {}),
+          redact: opts.redact,
+          onWarning: (m) => {
+            // A realtime miss fails the test like a fetch miss, with this test's record command.
+            const miss = /^tapedeck: realtime miss in [^:]+: (.*)/.exec(m);
+            if (miss) misses.push({ ...(opts.test ? { test: opts.test } : {}), route: 'realtime session', diagnosis: miss[1]!.split('\n')[0]!, command: recordCommand });
+            else if (onWarning) onWarning(m);
+            else process.emitWarning(m, { code: 'TAPEDECK_TAPE' });
+          },
+        });
+      })();
+      proxies.push(p);
+      return p.then((proxy) => ({ url: proxy.url, ...(proxy.ca ? { ca: proxy.ca } : {}) }));
+    },
     chaos(c) {
       // A test that asks for faults wants them in the mode it runs in (update locally, replay
       // in CI): its retry goes on to the tape or, in update mode, to the API and is recorded.
@@ -371,6 +416,17 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
             added = st.recorded;
             unrecorded = st.appendFailures;
             addFaults(st.faults);
+          } catch (e) {
+            errors.push(e);
+          }
+        }
+        for (const p of proxies) {
+          try {
+            const proxy = await p;
+            await proxy.close();
+            const st = proxy.handler.stats();
+            hits += st.hits + (st.realtime?.replayed ?? 0);
+            added += st.recorded - st.appendFailures + (st.realtime?.recorded ?? 0);
           } catch (e) {
             errors.push(e);
           }
@@ -411,7 +467,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
           ...(Object.keys(faults).length > 0 ? { faults } : {}),
           ...(cacheTape ? { cacheTape: store ? `${namespace}.cache` : cacheTape, cacheAdded } : {}),
         };
-        if (runDir && (inner || cache || mcps.length > 0)) writeTapeReport(runDir, report);
+        if (runDir && (inner || cache || mcps.length > 0 || proxies.length > 0)) writeTapeReport(runDir, report);
         if (errors.length > 0) throw errors[0];
         const failure = opts.failOnMiss === false ? undefined : tape.missFailure();
         if (failure) throw Object.assign(failure, { report });

@@ -190,7 +190,7 @@ describe('package linters', () => {
       { encoding: 'utf8' },
     );
     const report = JSON.parse(r.stdout) as { analysis: { problems: unknown[]; entrypoints: Record<string, unknown> } };
-    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './browser', './fetch', './jest', './jest/reporter', './mcp', './mocha', './package.json', './proxy', './store', './testing', './vitest', './vitest/plugin']);
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './browser', './fetch', './jest', './jest/reporter', './mcp', './mocha', './package.json', './proxy', './realtime', './store', './testing', './vitest', './vitest/plugin']);
     expect(r.status).toBe(0);
   });
 });

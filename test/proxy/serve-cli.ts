@@ -13,7 +13,7 @@ export function serve(args: string[]) {
   const url = new Promise<string>((resolve, reject) => {
     child.stderr.on('data', (c: Buffer) => {
       err += c.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+      const m = /listening on (https?:\/\/[^\s]+)/.exec(err);
       if (m) resolve(m[1]!);
     });
     void exited.then((code) => reject(new Error(`tapedeck serve exited with ${code}: ${err}`)));

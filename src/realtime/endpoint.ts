@@ -1,0 +1,193 @@
+/**
+ * Realtime sessions on the proxy's port: a WebSocket upgrade on a route a provider speaks
+ * realtime on (src/providers/realtime.ts) becomes a session, replayed from the tape or forwarded
+ * to the upstream and recorded. Opens its tape on the first upgrade, on the same store as the
+ * proxy's HTTP recordings.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import { hashValue } from '../core/index.ts';
+import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';
+import { LiveSession, ReplaySession, errorText, sendMiss } from './session.ts';
+import { RealtimeTape, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
+
+export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
+  /** Base URL of the live provider (`https://api.openai.com`); `http(s):` becomes `ws(s):`. */
+  upstream?: string;
+  timing?: RealtimeTiming;
+}
+
+/** Realtime traffic counters, in the proxy's stats. */
+export interface RealtimeStats {
+  open: number;
+  replayed: number;
+  recorded: number;
+  misses: number;
+  framesReplayed: number;
+  framesRecorded: number;
+}
+
+// Headers of the client's handshake that belong to its own connection, not to the upstream's.
+const HOP = new Set(['host', 'connection', 'upgrade', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol', 'content-length', 'keep-alive', 'transfer-encoding', 'proxy-connection']);
+
+/**
+ * Whether an upgrade request is for a realtime route tapedeck records.
+ *
+ * @example
+ * isRealtimeUpgrade(req) // true for GET /v1/realtime?model=gpt-realtime with Upgrade: websocket
+ */
+export function isRealtimeUpgrade(req: IncomingMessage): boolean {
+  return String(req.headers.upgrade ?? '').toLowerCase() === 'websocket' && realtimeProtocolFor(new URL(req.url ?? '/', 'http://x')) !== undefined;
+}
+
+/** The connect as stored: path and query without secret parameters. */
+function safeUrl(url: URL, protocol: RealtimeProtocol): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of url.searchParams) if (!protocol.secretQuery.includes(k.toLowerCase())) q.append(k, v);
+  const s = q.toString();
+  return s ? `${url.pathname}?${s}` : url.pathname;
+}
+
+/**
+ * @example
+ * const rt = new RealtimeEndpoint({ tape: 'voice.tape', mode: 'replay' })
+ * server.on('upgrade', (req, socket, head) => rt.upgrade(req, socket, head))
+ */
+export class RealtimeEndpoint {
+  private readonly opts: RealtimeEndpointOptions;
+  private tapeP: Promise<RealtimeTape> | undefined;
+  private opened: RealtimeTape | undefined;
+  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: (set, req) => (req as { chosen?: string | false }).chosen ?? false });
+  private readonly live = new Set<LiveSession>();
+  private readonly sockets = new Set<WebSocket>();
+  private closing = false;
+
+  constructor(opts: RealtimeEndpointOptions) {
+    this.opts = opts;
+  }
+
+  private tape(): Promise<RealtimeTape> {
+    this.tapeP ??= RealtimeTape.open(this.opts).then((t) => (this.opened = t));
+    return this.tapeP;
+  }
+
+  /** Takes an upgrade request; false when it is not a realtime route (the caller answers it). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const protocol = realtimeProtocolFor(url);
+    if (!protocol || String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return false;
+    socket.on('error', () => {});
+    this.tape()
+      .then((tape) => this.open(tape, protocol, url, req, socket, head))
+      .catch((e: unknown) => refuse(socket, 500, errorText(e)));
+    return true;
+  }
+
+  private async open(tape: RealtimeTape, protocol: RealtimeProtocol, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    if (this.closing) return refuse(socket, 503, 'tapedeck is shutting down');
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    const kept = offered.filter((p) => !protocol.secretProtocol(p));
+    const key = hashValue(protocol.openKey(url, req.headers, kept));
+    const stored = safeUrl(url, protocol);
+    const label = `${req.method ?? 'GET'} ${stored}`;
+    const base = { tape, protocol, label, timing: this.opts.timing };
+    if (tape.serves) {
+      let session;
+      try {
+        session = await tape.nextSession(key);
+      } catch (e) {
+        // A damaged recording: this connect's session is lost, never another connect's given instead.
+        return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck: ${errorText(e)}`));
+      }
+      if (session) {
+        tape.sessionsReplayed++;
+        return this.accept(req, socket, head, session.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => {
+          try {
+            new ReplaySession({ ...base, client }, session);
+          } catch (e) {
+            sendMiss(client, protocol, `tapedeck: ${errorText(e)}`);
+          }
+        });
+      }
+      if (tape.mode === 'replay') {
+        const fix = tape.recordCommand;
+        const difference = tape.exists ? `no recording of this session (${label})` : `no tape at ${tape.location}`;
+        const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${fix}`;
+        tape.miss(protocol.provider, `tapedeck miss: ${difference}; ${fix}`, report);
+        tape.warn(report);
+        return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck miss: ${difference}; ${fix}`));
+      }
+    }
+    if (!this.opts.upstream) return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
+    // The path as the client sent it, after the upstream's own (a client may send `//ws/...`).
+    const target = new URL(this.opts.upstream);
+    target.pathname = `${target.pathname.replace(/\/$/, '')}${url.pathname}`;
+    target.search = url.search;
+    target.protocol = target.protocol === 'https:' || target.protocol === 'wss:' ? 'wss:' : 'ws:';
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    const up = new WebSocket(target, offered, { headers, perMessageDeflate: false });
+    up.on('unexpected-response', (_r, res) => {
+      // The upstream refused the handshake (401, 404...): the client gets that answer, nothing is recorded.
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => refuse(socket, res.statusCode ?? 502, Buffer.concat(parts).toString(), String(res.headers['content-type'] ?? 'text/plain')));
+      res.on('error', () => refuse(socket, 502, 'the upstream refused the WebSocket'));
+    });
+    up.on('error', (e) => {
+      if (up.readyState !== up.OPEN) refuse(socket, 502, `tapedeck: the upstream WebSocket ${target.origin}${target.pathname} failed: ${e.message}`);
+    });
+    up.once('open', () => {
+      this.accept(req, socket, head, up.protocol || undefined, (client) => {
+        const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept });
+        this.live.add(s);
+      });
+    });
+  }
+
+  private accept(req: IncomingMessage, socket: Duplex, head: Buffer, chosen: string | undefined, then: (client: WebSocket) => void): void {
+    (req as { chosen?: string | false }).chosen = chosen ?? false;
+    this.wss.handleUpgrade(req, socket, head, (client) => {
+      this.sockets.add(client);
+      client.on('close', () => this.sockets.delete(client));
+      then(client);
+    });
+  }
+
+  stats(): RealtimeStats {
+    const t = this.opened;
+    return {
+      open: this.sockets.size,
+      replayed: t?.sessionsReplayed ?? 0,
+      recorded: t?.sessionsRecorded ?? 0,
+      misses: t?.misses.length ?? 0,
+      framesReplayed: t?.framesReplayed ?? 0,
+      framesRecorded: t?.framesRecorded ?? 0,
+    };
+  }
+
+  /** Ends live sessions (recorded as ended by the proxy), closes replayed ones, writes the tape. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all([...this.live].map((s) => s.shutdown().catch(() => {})));
+    for (const c of this.sockets) c.close(1001, 'tapedeck is shutting down');
+    // A client that does not answer the close within a second is cut (ws would wait 30 s).
+    const deadline = Date.now() + 1000;
+    while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    for (const c of this.sockets) c.terminate();
+    const t = this.tapeP ? await this.tapeP.catch(() => undefined) : undefined;
+    await t?.close();
+    this.wss.close();
+  }
+}
+
+/** Answers a handshake with an HTTP error and closes the socket. */
+function refuse(socket: Duplex, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
+  if (socket.destroyed) return;
+  const b = Buffer.from(body);
+  socket.end(`HTTP/1.1 ${status} ${status === 503 ? 'Service Unavailable' : status === 502 ? 'Bad Gateway' : 'Error'}\r\nContent-Type: ${type}\r\nContent-Length: ${b.length}\r\nConnection: close\r\n\r\n${body}`);
+}

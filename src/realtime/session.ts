@@ -1,0 +1,482 @@
+/**
+ * One realtime session between a client and a server over WebSocket, live (recorded as it goes)
+ * or replayed from the tape. The provider's protocol (src/providers/realtime.ts) says what keys
+ * a client frame, where audio is and which server frames complete a response; this file is the
+ * same for every provider.
+ *
+ * Recording. Client frames go to the server at once. Server frames go to the client at once,
+ * except a frame that completes a response (`response.done`, `turnComplete`, `setupComplete`,
+ * `error`...): the frames up to it are appended to the tape first, and it is forwarded only
+ * once they are durable. That is what "acknowledged" means for a session: a client that saw a
+ * response complete has it on the tape; a kill -9 loses at most the response in flight, which
+ * the client never saw complete. Audio the client appends in chunks is one run, keyed by the
+ * digest of its bytes, so a different chunking keys the same.
+ *
+ * Replay is driven by the client: what the server sent before the first client frame goes out
+ * on connect; each client frame is compared with the recording's next client frame and the
+ * server frames that followed it go out (at once, or with their recorded gaps). Audio is
+ * compared byte for byte against the recorded run, and server frames that came while it was
+ * arriving go out once the client has sent as many bytes as the server had then.
+ */
+import type { WebSocket } from 'ws';
+import { hashValue } from '../core/index.ts';
+import { TapedeckError } from '../errors.ts';
+import { firstDifference } from '../match/json-difference.ts';
+import { closeReason, type RealtimeProtocol } from '../providers/realtime.ts';
+import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
+import { blobDigest, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
+
+export type { RealtimeTiming } from './tape.ts';
+
+type Data = Buffer | ArrayBuffer | Buffer[];
+
+const BLOB_REF = /"tapedeck-blob:([0-9a-f]{64})"/g;
+
+const asBuffer = (d: Data): Buffer => (Buffer.isBuffer(d) ? d : Array.isArray(d) ? Buffer.concat(d) : Buffer.from(d));
+
+/** A frame's JSON value, or undefined for text that is not JSON and binary that is not UTF-8 JSON. */
+function parse(b: Buffer): unknown {
+  // JSON starts with `{` or `[` here: every realtime protocol sends objects.
+  let i = 0;
+  while (i < b.length && (b[i] === 0x20 || b[i] === 0x0a || b[i] === 0x0d || b[i] === 0x09)) i++;
+  if (b[i] !== 0x7b && b[i] !== 0x5b) return undefined;
+  try {
+    return JSON.parse(b.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Ids renumbered by first use (`#1`, `#2`...), so ids the client makes up never split keys. */
+class Ids {
+  private readonly map = new Map<string, string>();
+  readonly id = (raw: string): string => {
+    let v = this.map.get(raw);
+    if (v === undefined) {
+      v = `#${this.map.size + 1}`;
+      this.map.set(raw, v);
+    }
+    return v;
+  };
+}
+
+const audioKey = (stream: string, digest: string): string => hashValue({ audio: stream, digest });
+
+const ordinal = (n: number): string => `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
+
+const shown = (v: unknown): string => {
+  if (v === undefined) return '(absent)';
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length <= 40 ? s : `${s.slice(0, 39)}…`;
+};
+
+export interface RealtimeSessionOptions {
+  tape: RealtimeTape;
+  protocol: RealtimeProtocol;
+  client: WebSocket;
+  /** The connect, for messages (`GET /v1/realtime?model=...`, secrets left out). */
+  label: string;
+  timing?: RealtimeTiming;
+  /** The full report of a miss (default: the tape's warning channel). */
+  onMiss?: (report: string) => void;
+  /** The session is over (both sides closed, its records written). */
+  onDone?: () => void;
+}
+
+/**
+ * A live session: forwards both ways and records.
+ *
+ * @example
+ * new LiveSession({ tape, protocol, client, label }, upstream, openKey, { url, protocols })
+ */
+export class LiveSession {
+  private readonly opts: RealtimeSessionOptions;
+  private readonly tape: RealtimeTape;
+  private readonly up: WebSocket;
+  private readonly sid: string;
+  private readonly t0 = performance.now();
+  private readonly ids = new Ids();
+  private frames: RealtimeFrame[] = [];
+  private part = 0;
+  private run: { stream: string; chunks: Buffer[]; bytes: number; frame: Extract<RealtimeFrame, { audio: unknown }> } | undefined;
+  /** Server frames wait here behind a completing frame that is being stored. */
+  private out: Promise<void> = Promise.resolve();
+  private holding = 0;
+  private ended = false;
+  private readonly records: boolean;
+
+  constructor(opts: RealtimeSessionOptions, upstream: WebSocket, openKey: string, head: { url: string; protocols: string[] }) {
+    this.opts = opts;
+    this.tape = opts.tape;
+    this.up = upstream;
+    this.records = opts.tape.records;
+    this.sid = this.tape.newSid();
+    if (this.records) void this.tape.appendHead(openKey, { sid: this.sid, provider: opts.protocol.provider, url: head.url, protocols: head.protocols }).catch(() => {});
+    const client = opts.client;
+    client.on('message', (d: Data, binary: boolean) => this.fromClient(asBuffer(d), binary));
+    upstream.on('message', (d: Data, binary: boolean) => this.fromServer(asBuffer(d), binary));
+    client.on('close', (code: number, reason: Buffer) => this.clientClosed(code, reason.toString()));
+    upstream.on('close', (code: number, reason: Buffer) => this.serverClosed(code, reason.toString()));
+    client.on('error', () => {});
+    upstream.on('error', () => {});
+  }
+
+  private ms(): number {
+    return Math.round((performance.now() - this.t0) * 1000) / 1000;
+  }
+
+  private fromClient(b: Buffer, binary: boolean): void {
+    if (this.up.readyState === this.up.OPEN) this.up.send(b, { binary });
+    if (!this.records || this.ended) return;
+    const msg = parse(b);
+    const audio = msg === undefined ? undefined : this.opts.protocol.clientAudio(msg);
+    if (audio) {
+      const bytes = Buffer.from(audio.base64, 'base64');
+      if (this.run && this.run.stream === audio.stream) {
+        this.run.chunks.push(bytes);
+        this.run.bytes += bytes.length;
+        this.run.frame.audio.chunks++;
+        return;
+      }
+      this.closeRun();
+      const frame = { ms: this.ms(), c: 1 as const, key: '', audio: { stream: audio.stream, blob: '', bytes: 0, chunks: 1 } };
+      this.run = { stream: audio.stream, chunks: [bytes], bytes: bytes.length, frame };
+      this.frames.push(frame);
+      return;
+    }
+    this.closeRun();
+    if (msg === undefined) {
+      const d = this.tape.appendBlob(b);
+      this.frames.push({ ms: this.ms(), c: 1, key: hashValue({ binary: d }), blob: d, bytes: b.length });
+      return;
+    }
+    const key = hashValue(this.opts.protocol.frameKey(msg, this.ids.id));
+    this.frames.push({ ms: this.ms(), c: 1, key, msg: this.tape.redactor.value(msg), ...(binary ? { binary: true as const } : {}) });
+  }
+
+  /** Ends the client's audio run: its bytes stored once, its key their digest. */
+  private closeRun(): void {
+    const run = this.run;
+    if (!run) return;
+    this.run = undefined;
+    const bytes = run.chunks.length === 1 ? run.chunks[0]! : Buffer.concat(run.chunks, run.bytes);
+    const d = this.tape.appendBlob(bytes);
+    run.frame.key = audioKey(run.stream, d);
+    run.frame.audio.blob = d;
+    run.frame.audio.bytes = run.bytes;
+  }
+
+  private fromServer(b: Buffer, binary: boolean): void {
+    const msg = parse(b);
+    let completes = false;
+    if (this.records && !this.ended) {
+      const at = this.run ? { at: this.run.bytes } : {};
+      if (msg === undefined) {
+        const d = this.tape.appendBlob(b);
+        this.frames.push({ ms: this.ms(), blob: d, bytes: b.length, ...at });
+      } else {
+        let text = b.toString('utf8');
+        const blobs: string[] = [];
+        for (const b64 of this.opts.protocol.serverAudio(msg)) {
+          const bytes = Buffer.from(b64, 'base64');
+          // Stored as bytes only when they give back the very same text.
+          if (bytes.toString('base64') !== b64) continue;
+          const quoted = `"${b64}"`;
+          const i = text.indexOf(quoted);
+          if (i < 0) continue;
+          const d = this.tape.appendBlob(bytes);
+          text = `${text.slice(0, i)}"tapedeck-blob:${d}"${text.slice(i + quoted.length)}`;
+          blobs.push(d);
+        }
+        // Masked after the audio is taken out: base64 audio can hold a run that looks like a key.
+        text = this.tape.redactor.text(text);
+        this.frames.push({ ms: this.ms(), text, ...(blobs.length > 0 ? { blobs } : {}), ...at, ...(binary ? { binary: true as const } : {}) });
+        completes = this.opts.protocol.completes(msg);
+      }
+    }
+    const client = this.opts.client;
+    const send = () => {
+      if (client.readyState === client.OPEN) client.send(b, { binary });
+    };
+    if (completes) {
+      this.closeRun();
+      const stored = this.flush();
+      this.holding++;
+      this.out = this.out.then(() => stored).then(send, send).finally(() => this.holding--);
+    } else if (this.holding > 0) this.out = this.out.then(send);
+    else send();
+  }
+
+  /** Appends the frames since the last part (with the end, when there is one). */
+  private flush(end?: RealtimeEnd): Promise<void> {
+    const frames = this.frames;
+    this.frames = [];
+    if (frames.length === 0 && !end) return Promise.resolve();
+    return this.tape.appendPart(this.sid, this.part++, frames, end);
+  }
+
+  private finish(end: RealtimeEnd): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    this.ended = true;
+    if (!this.records) return Promise.resolve();
+    if (end.cut) {
+      // Kept up to the last complete response: what came after it is half an answer.
+      this.run = undefined;
+      this.frames = [];
+    } else this.closeRun();
+    return this.flush(end).catch(() => {});
+  }
+
+  private clientClosed(code: number, reason: string): void {
+    const done = this.finish({ by: 'client', code, reason });
+    if (this.up.readyState === this.up.OPEN || this.up.readyState === this.up.CONNECTING) {
+      if (code === 1005 || code === 1006) this.up.close();
+      else this.up.close(code, reason);
+    }
+    void done.then(() => this.opts.onDone?.());
+  }
+
+  private serverClosed(code: number, reason: string): void {
+    const client = this.opts.client;
+    const cut = code === 1006;
+    // The client hears of the close after the frames before it (and the session's end) are stored.
+    const done = this.finish(cut ? { by: 'server', code, reason, cut: true } : { by: 'server', code, reason });
+    this.out = this.out
+      .then(() => done)
+      .then(() => {
+        if (client.readyState !== client.OPEN) return;
+        if (cut) client.terminate();
+        else if (code === 1005) client.close();
+        else client.close(code, reason);
+      });
+    void this.out.then(() => this.opts.onDone?.());
+  }
+
+  /** The proxy is shutting down: the session is recorded as ended by it, both sides closed. */
+  async shutdown(): Promise<void> {
+    await this.finish({ by: 'proxy', code: 1001, reason: 'tapedeck is shutting down' });
+    await this.out;
+    this.opts.client.close(1001, 'tapedeck is shutting down');
+    this.up.close(1001);
+  }
+}
+
+/** A step of a replayed session: a client frame and the server frames that followed it. */
+interface Step {
+  client: Extract<RealtimeFrame, { c: 1 }>;
+  server: Played[];
+}
+
+interface Played {
+  ms: number;
+  data: Buffer;
+  binary: boolean;
+  at?: number;
+}
+
+/** A session's frames as they go on the wire, made once per recorded session (read-only after). */
+const prepared = new WeakMap<LoadedSession, { prelude: Played[]; steps: Step[] }>();
+
+/**
+ * A replayed session: answers the client from the tape.
+ *
+ * @example
+ * new ReplaySession({ tape, protocol, client, label }, tape.nextSession(key)!)
+ */
+export class ReplaySession {
+  private readonly opts: RealtimeSessionOptions;
+  private readonly tape: RealtimeTape;
+  private prelude: Played[] = [];
+  private steps: Step[] = [];
+  private readonly end: RealtimeEnd | undefined;
+  private readonly ids = new Ids();
+  private step = 0;
+  /** Bytes of the current audio step the client has sent, and server frames of it sent so far. */
+  private offset = 0;
+  private sent = 0;
+  private clientFrames = 0;
+  private over = false;
+  private clock: Promise<void> = Promise.resolve();
+
+  constructor(opts: RealtimeSessionOptions, session: LoadedSession) {
+    this.opts = opts;
+    this.tape = opts.tape;
+    this.end = session.end;
+    const ready = prepared.get(session);
+    if (ready) {
+      this.prelude = ready.prelude;
+      this.steps = ready.steps;
+    } else {
+      for (const f of session.frames) {
+        if ('c' in f) this.steps.push({ client: f, server: [] });
+        else (this.steps.length > 0 ? this.steps[this.steps.length - 1]!.server : this.prelude).push(this.played(f));
+      }
+      prepared.set(session, { prelude: this.prelude, steps: this.steps });
+    }
+    opts.client.on('message', (d: Data, binary: boolean) => this.fromClient(asBuffer(d), binary));
+    opts.client.on('error', () => {});
+    opts.client.on('close', () => {
+      this.over = true;
+      opts.onDone?.();
+    });
+    this.play(this.prelude, 0);
+    this.maybeEnd();
+  }
+
+  /** A server frame as it goes on the wire, its audio put back. */
+  private played(f: Exclude<RealtimeFrame, { c: 1 }>): Played {
+    const at = f.at !== undefined ? { at: f.at } : {};
+    if ('blob' in f) return { ms: f.ms, data: Buffer.from(this.tape.blob(f.blob)), binary: true, ...at };
+    const text = f.blobs ? f.text.replace(BLOB_REF, (_, d: string) => `"${Buffer.from(this.tape.blob(d)).toString('base64')}"`) : f.text;
+    // Encoded once here, not on every send.
+    return { ms: f.ms, data: Buffer.from(text), binary: f.binary === true, ...at };
+  }
+
+  /** Sends frames in order: at once, or at their recorded times after `base` (ms since connect). */
+  private play(frames: readonly Played[], base: number): void {
+    const timing = this.opts.timing ?? 'none';
+    const client = this.opts.client;
+    this.tape.framesReplayed += frames.length;
+    if (timing === 'none') {
+      if (client.readyState !== client.OPEN || frames.length === 0) return;
+      // One write for the frames of a step rather than one per frame (ws writes each frame to
+      // the socket as it is sent).
+      const socket = (client as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+      socket?.cork();
+      for (const f of frames) client.send(f.data, { binary: f.binary });
+      if (socket) process.nextTick(() => socket.uncork());
+      return;
+    }
+    let prev = base;
+    for (const f of frames) {
+      const gap = timing === 'recorded' ? Math.max(0, f.ms - prev) : timing;
+      prev = f.ms;
+      this.clock = this.clock.then(
+        () =>
+          new Promise<void>((r) =>
+            setTimeout(() => {
+              if (client.readyState === client.OPEN) client.send(f.data, { binary: f.binary });
+              r();
+            }, gap),
+          ),
+      );
+    }
+  }
+
+  /** After the last step: the server's own close, or the cut, as recorded. */
+  private maybeEnd(): void {
+    if (this.step < this.steps.length || !this.end || this.end.by === 'client' || this.end.cut) return;
+    const { code, reason } = this.end;
+    void this.clock.then(() => {
+      const c = this.opts.client;
+      if (c.readyState !== c.OPEN) return;
+      if (code === 1005 || code === 1006) c.close();
+      else c.close(code, reason);
+    });
+  }
+
+  private fromClient(b: Buffer, _binary: boolean): void {
+    if (this.over) return;
+    this.clientFrames++;
+    const p = this.opts.protocol;
+    const msg = parse(b);
+    const audio = msg === undefined ? undefined : p.clientAudio(msg);
+    if (this.step >= this.steps.length) {
+      // The recorder was cut here (the upstream went away, or it died): so is the replay.
+      if (!this.end || this.end.cut) {
+        this.over = true;
+        this.opts.client.terminate();
+        return;
+      }
+      return this.miss(msg, `the recording has no more client frames (it has ${this.steps.length}); the client sent a ${ordinal(this.clientFrames)}: ${msg === undefined ? `${b.length} bytes` : p.frameName(msg)}`);
+    }
+    if (audio) return this.audio(msg, audio.stream, Buffer.from(audio.base64, 'base64'));
+    const step = this.steps[this.step]!;
+    const rec = step.client;
+    if ('audio' in rec) {
+      if (this.offset > 0) return this.miss(msg, `the audio ended after ${this.offset} bytes where the recording has ${rec.audio.bytes}; then came ${msg === undefined ? 'binary data' : p.frameName(msg)}`);
+      return this.miss(msg, `${msg === undefined ? 'binary data' : p.frameName(msg)} where the recording has ${rec.audio.bytes} bytes of audio (${rec.audio.stream})`);
+    }
+    let key: string;
+    if (msg === undefined) key = hashValue({ binary: blobDigest(b) });
+    else key = hashValue(p.frameKey(msg, this.ids.id));
+    if (key !== rec.key) {
+      if (msg !== undefined && 'msg' in rec) {
+        const d = firstDifference(p.frameKey(this.tape.redactor.value(msg), new Ids().id), p.frameKey(rec.msg, new Ids().id));
+        const where = d ? `${d.path} differs, ${shown(d.got)} vs ${shown(d.recorded)}` : 'differs (in a secret)';
+        return this.miss(msg, `client frame ${this.clientFrames} (${p.frameName(msg)}): ${where} in the recording`);
+      }
+      return this.miss(msg, `client frame ${this.clientFrames} (${msg === undefined ? 'binary data' : p.frameName(msg)}) differs from the recording's (${'msg' in rec ? p.frameName(rec.msg) : 'binary data'})`);
+    }
+    this.step++;
+    this.play(step.server, rec.ms);
+    this.maybeEnd();
+  }
+
+  /** Client audio: compared byte for byte with the recorded run(s), server frames sent as it catches up. */
+  private audio(msg: unknown, stream: string, bytes: Buffer): void {
+    let rest = bytes;
+    while (rest.length > 0) {
+      const step = this.steps[this.step];
+      if (!step || !('audio' in step.client) || step.client.audio.stream !== stream) {
+        const what = !step ? 'nothing more' : 'audio' in step.client ? `audio of ${step.client.audio.stream}` : 'msg' in step.client ? this.opts.protocol.frameName(step.client.msg) : 'binary data';
+        return this.miss(msg, `${rest.length} more bytes of audio (${stream}) where the recording has ${what}`);
+      }
+      const rec = this.tape.blob(step.client.audio.blob);
+      const n = Math.min(rest.length, rec.length - this.offset);
+      const mine = rest.subarray(0, n);
+      if (!mine.equals(rec.subarray(this.offset, this.offset + n))) {
+        let i = 0;
+        while (mine[i] === rec[this.offset + i]) i++;
+        return this.miss(msg, `the audio differs from the recording at byte ${this.offset + i} of ${rec.length} (${stream})`);
+      }
+      this.offset += n;
+      rest = rest.subarray(n);
+      const due: Played[] = [];
+      while (this.sent < step.server.length) {
+        const f = step.server[this.sent]!;
+        if (this.offset < rec.length && (f.at === undefined || f.at > this.offset)) break;
+        due.push(f);
+        this.sent++;
+      }
+      this.play(due, step.client.ms);
+      if (this.offset === rec.length) {
+        this.step++;
+        this.offset = 0;
+        this.sent = 0;
+        this.maybeEnd();
+      }
+    }
+  }
+
+  /** The miss in the provider's shape, then the close; the full report to the tape's warnings. */
+  private miss(msg: unknown, difference: string): void {
+    this.over = true;
+    const fix = this.tape.recordCommand;
+    const message = `tapedeck miss: ${difference}; ${fix}`;
+    const report = `tapedeck: realtime miss in ${this.tape.location}: ${this.opts.label}: ${difference}\n  ${fix}`;
+    this.tape.miss(this.opts.protocol.provider, message, report);
+    (this.opts.onMiss ?? ((r: string) => this.tape.warn(r)))(report);
+    sendMiss(this.opts.client, this.opts.protocol, message, msg, this.clock);
+  }
+}
+
+/**
+ * Sends a miss in the provider's shape and closes: after `before` (frames still being paced).
+ *
+ * @example
+ * sendMiss(ws, protocol, 'tapedeck miss: no recording of this session; re-record: ...')
+ */
+export function sendMiss(client: WebSocket, protocol: RealtimeProtocol, message: string, clientFrame?: unknown, before: Promise<void> = Promise.resolve()): void {
+  const answer = protocol.miss(message, clientFrame);
+  void before.then(() => {
+    if (client.readyState !== client.OPEN) return;
+    for (const f of answer.frames) client.send(f);
+    client.close(answer.close.code, closeReason(answer.close.reason));
+  });
+}
+
+/** A TapedeckError's text without a stack, for a close reason or an error event. */
+export function errorText(e: unknown): string {
+  return e instanceof TapedeckError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,196 @@
+/**
+ * The recordings of realtime sessions on a tape (the same recording collection as HTTP and MCP,
+ * records of kind `realtime`): the k-th connect that opens the same way gets the k-th session,
+ * each session is read whole from its parts, and audio is stored once per distinct content.
+ */
+import { randomUUID } from 'node:crypto';
+import { sha256 } from '../core/index.ts';
+import { TapedeckError } from '../errors.ts';
+import { REALTIME_RECORD_KIND, realtimeRecords, type RealtimeEnd, type RealtimeFrame, type RealtimePartRecord, type RealtimeRecord, type RealtimeSessionRecord } from '../store/records.ts';
+import { openSessionCollection, SessionTape, type SessionTapeOptions } from '../store/session-tape.ts';
+
+/** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between frames. */
+export type RealtimeTiming = 'none' | 'recorded' | number;
+
+/** Version of the realtime key rules (docs/realtime.md, "Keys"); stored with each record. */
+export const REALTIME_KEY_VERSION = 1;
+
+export interface RealtimeTapeOptions extends SessionTapeOptions {
+  /** Past the last recording of a connect, a further one is a miss (default: the last session again). */
+  strictOrder?: boolean;
+  /** How to record again, in the words of the entry point (shown with every miss). */
+  recordCommand?: string;
+}
+
+/** A recorded session, read whole. */
+export interface LoadedSession {
+  head: RealtimeSessionRecord;
+  frames: RealtimeFrame[];
+  /** How it ended; absent when the recorder died mid-session (replayed as a cut). */
+  end?: RealtimeEnd;
+}
+
+/** One miss, as stats and the run summary show it. */
+export interface RealtimeMiss {
+  provider: string;
+  message: string;
+  report: string;
+}
+
+const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+
+/**
+ * The digest audio and other binary content is stored under.
+ *
+ * @example
+ * blobDigest(new Uint8Array([1, 2])) // 'a12871fee210fb8619291eaea194581cbd2531e4b23759d225f6806923f63222'
+ */
+export function blobDigest(bytes: Uint8Array): string {
+  return hex(sha256(bytes));
+}
+
+/**
+ * @example
+ * const tape = await RealtimeTape.open({ tape: 'tapes/voice.tape', mode: 'replay' })
+ * const session = tape.nextSession(openKey)
+ */
+export class RealtimeTape extends SessionTape<RealtimeRecord> {
+  readonly misses: RealtimeMiss[] = [];
+  sessionsReplayed = 0;
+  sessionsRecorded = 0;
+  framesReplayed = 0;
+  framesRecorded = 0;
+  private readonly opts: RealtimeTapeOptions;
+  private readonly blobsWritten = new Set<string>();
+  private readonly blobCache = new Map<string, Uint8Array>();
+  /** Sessions read so far, by their id. */
+  private readonly loaded = new Map<string, LoadedSession>();
+
+  private constructor(opts: RealtimeTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<RealtimeRecord>>>) {
+    super(opts, opened);
+    this.opts = opts;
+  }
+
+  /** Opens the tape (created in record and update mode); a bad mode or no tape is a TapedeckError. */
+  static async open(opts: RealtimeTapeOptions): Promise<RealtimeTape> {
+    return new RealtimeTape(opts, await openSessionCollection(opts, realtimeRecords, 'tapedeck serve --tape tapes/voice.tape'));
+  }
+
+  /** How to record again, as every miss says it. */
+  get recordCommand(): string {
+    return this.opts.recordCommand ?? 're-record: restart tapedeck serve with --mode record';
+  }
+
+  /**
+   * The next session recorded under an open key (k-th connect, k-th session), read whole; past
+   * the last, the last again unless strictOrder. A damaged head is E_TAPE_DAMAGED (the connect
+   * is never given another connect's session); a damaged part ends the session there, as a cut.
+   */
+  async nextSession(key: string): Promise<LoadedSession | undefined> {
+    const col = this.col;
+    if (!col) return undefined;
+    const next = (k: string, repeatLast: boolean) => col.next(k, { repeatLast });
+    // A fleet on one shared store (Redis) sees sessions other writers recorded since it opened.
+    const refreshed = async (k: string): Promise<boolean> => col.shared && (await col.refresh({ kind: REALTIME_RECORD_KIND, key: k }).catch(() => 0)) > 0;
+    let head = next(key, false);
+    if (!head && (await refreshed(key))) head = next(key, false);
+    if (!head && this.opts.strictOrder !== true) head = next(key, true);
+    if (!head || head.role !== 'session') return undefined;
+    // The same session served again (past the last recording of its connect): read once.
+    const known = this.loaded.get(head.sid);
+    if (known) return known;
+    const frames: RealtimeFrame[] = [];
+    let end: RealtimeEnd | undefined;
+    for (let n = 0; ; n++) {
+      let part: RealtimeRecord | undefined;
+      try {
+        part = next(`${head.sid}/${n}`, true);
+        if (!part && (await refreshed(`${head.sid}/${n}`))) part = next(`${head.sid}/${n}`, true);
+      } catch (e) {
+        if (!(e instanceof TapedeckError)) throw e;
+        this.warn(`tapedeck: ${e.message}; the session is replayed up to there, then cut.`);
+        end = { by: 'server', code: 1006, reason: '', cut: true };
+        break;
+      }
+      if (!part || part.role !== 'part') break;
+      for (const f of part.frames) frames.push(f);
+      if (part.end) {
+        end = part.end;
+        break;
+      }
+    }
+    // The audio it refers to, read now (from other writers too), so replay reads it at once.
+    for (const f of frames) {
+      const digests = 'audio' in f ? [f.audio.blob] : 'blob' in f ? [f.blob] : 'blobs' in f ? (f.blobs ?? []) : [];
+      for (const d of digests) {
+        if (this.blobCache.has(d)) continue;
+        let rec = next(`blob:${d}`, true);
+        if (!rec && (await refreshed(`blob:${d}`))) rec = next(`blob:${d}`, true);
+        if (rec?.role === 'blob') this.blobCache.set(d, rec.data);
+      }
+    }
+    const session = { head, frames, ...(end ? { end } : {}) };
+    this.loaded.set(head.sid, session);
+    return session;
+  }
+
+  /** The bytes stored under a digest; E_TAPE_DAMAGED when the tape lacks them. */
+  blob(digest: string): Uint8Array {
+    const cached = this.blobCache.get(digest);
+    if (cached) return cached;
+    const rec = this.col?.next(`blob:${digest}`, { repeatLast: true });
+    if (!rec || rec.role !== 'blob') {
+      throw new TapedeckError('E_TAPE_DAMAGED', `The audio ${digest.slice(0, 12)}... a session in ${this.location} refers to is not on the tape.`, {
+        file: this.location,
+        hint: `Record the session again (${this.recordCommand}); \`tapedeck verify ${this.location}\` lists damage.`,
+      });
+    }
+    this.blobCache.set(digest, rec.data);
+    return rec.data;
+  }
+
+  /** A new session id for the parts of a session being recorded. */
+  newSid(): string {
+    return randomUUID();
+  }
+
+  private base(key: string): { v: 1; kind: typeof REALTIME_RECORD_KIND; key: string; keyVersion: number; recordedAt: string } {
+    return { v: 1, kind: REALTIME_RECORD_KIND, key, keyVersion: REALTIME_KEY_VERSION, recordedAt: new Date().toISOString() };
+  }
+
+  /** Appends the head of a session being recorded (its place among sessions of its key is taken now). */
+  appendHead(key: string, head: Omit<RealtimeSessionRecord, 'v' | 'kind' | 'key' | 'keyVersion' | 'recordedAt' | 'role'>): Promise<void> {
+    this.sessionsRecorded++;
+    return this.write(key, { ...this.base(key), role: 'session', ...head }, 'a realtime session record');
+  }
+
+  /** Appends audio bytes unless the tape has them already; returns their digest. */
+  appendBlob(bytes: Uint8Array): string {
+    const d = blobDigest(bytes);
+    const key = `blob:${d}`;
+    if (this.blobsWritten.has(d) || (this.col?.count(key).recorded ?? 0) > 0) return d;
+    this.blobsWritten.add(d);
+    void this.write(key, { ...this.base(key), role: 'blob', data: bytes }, 'realtime audio').catch(() => {});
+    return d;
+  }
+
+  /** Appends frames of a session up to a completed response (or its end); resolves once durable. */
+  appendPart(sid: string, n: number, frames: RealtimeFrame[], end?: RealtimeEnd): Promise<void> {
+    const key = `${sid}/${n}`;
+    this.framesRecorded += frames.length;
+    const rec: RealtimePartRecord = { ...this.base(key), role: 'part', sid, n, frames, ...(end ? { end } : {}) };
+    return this.write(key, rec, 'a realtime session part');
+  }
+
+  /** Every session on the tape, in order (for inspect, export, stats). */
+  *sessions(): IterableIterator<RealtimeSessionRecord> {
+    for (const { value } of this.col?.entries() ?? []) if (value.role === 'session') yield value;
+  }
+
+  /** Notes a miss and returns it (the report goes to stderr by the caller). */
+  miss(provider: string, message: string, report: string): RealtimeMiss {
+    const m = { provider, message, report };
+    this.misses.push(m);
+    return m;
+  }
+}

@@ -1,0 +1,59 @@
+// The test tape's own proxy (`tape.serve()`, what the vitest fixture gives a test): a realtime
+// client records through it and replays from it in the test's mode, TLS on by default with the
+// CA handed back, closed with the tape; a realtime miss is in the tape's misses with the
+// record command, as a fetch miss is.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { OpenAIRealtimeWS } from 'openai/realtime/ws';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openTestTape } from '../../src/testing/session.ts';
+import { startFakeRealtime } from './fake-realtime.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-realtime-fixture-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function ask(url: string, ca: string | undefined, text: string): Promise<{ transcript?: string; errors: string[] }> {
+  const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca } }, new OpenAI({ apiKey: 'sk-test-fixture-0123456789abcdef', baseURL: `${url}/v1` }));
+  const errors: string[] = [];
+  rt.on('error', (e) => errors.push(e.message));
+  const closed = new Promise<void>((r) => rt.socket.once('close', () => r()));
+  const done = new Promise<string | undefined>((r) => {
+    rt.on('response.done', (e) => r((e.response.output?.[0] as { content?: { transcript?: string }[] } | undefined)?.content?.[0]?.transcript));
+    void closed.then(() => r(undefined));
+  });
+  await new Promise<void>((r) => rt.socket.once('open', () => r()));
+  rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
+  rt.send({ type: 'response.create' });
+  const transcript = await done;
+  rt.close();
+  await closed;
+  return { transcript, errors };
+}
+
+describe('tape.serve()', () => {
+  it('records and replays a realtime session through the test tape, over TLS with its CA', async () => {
+    const path = join(dir, 'serve.tape');
+    const fake = await startFakeRealtime();
+    const rec = openTestTape({ tape: path, mode: 'record', env: {} });
+    try {
+      const { url, ca } = await rec.serve({ upstream: fake.url });
+      expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect(ca).toMatch(/BEGIN CERTIFICATE/);
+      expect((await ask(url, ca, 'hi')).transcript).toBe('You said: hi');
+    } finally {
+      const report = await rec.close();
+      expect(report.added).toBeGreaterThan(0);
+      await fake.close();
+    }
+    const play = openTestTape({ tape: path, mode: 'replay', env: {} });
+    const { url, ca } = await play.serve();
+    expect((await ask(url, ca, 'hi')).transcript).toBe('You said: hi');
+    const miss = await ask(url, ca, 'bye');
+    expect(miss.errors[0]).toMatch(/text differs, "bye" vs "hi"/);
+    await play.close();
+    expect(play.misses).toHaveLength(1);
+    expect(play.misses[0]!.command).toMatch(/TAPEDECK_MODE=update/);
+  });
+});
