@@ -76,7 +76,9 @@ Options:
                         (overloaded), timeout (headers never come), reset (socket
                         dropped before the headers), cut (stream dropped after 2
                         events; cut=N after N), stall, malformed (one event with
-                        broken JSON), plus latency=MS; e.g. 429:0.2,cut:0.1,latency=150.
+                        broken JSON), close (a realtime session closed 1011 in the
+                        middle of a response), plus latency=MS; e.g.
+                        429:0.2,cut:0.1,latency=150 or close:0.5.
                         Each in the provider's own error shape, never recorded,
                         marked x-tapedeck-fault; a request can force one with the
                         header x-tapedeck-chaos: FAULT (or forbid it: none)
@@ -204,7 +206,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     v.chaos === undefined
       ? undefined
       : {
-          ...parseChaosSpec(v.chaos, 'http'),
+          ...parseChaosSpec(v.chaos, 'proxy'),
           ...(v['chaos-seed'] !== undefined ? { seed: parseInteger('chaos-seed', v['chaos-seed'], 0, 2_147_483_647) } : {}),
           ...(v['chaos-attempts'] !== undefined ? { attempts: parseInteger('chaos-attempts', v['chaos-attempts'], 1, 1_000_000) } : {}),
           ...(v['chaos-stall'] !== undefined ? { stallMs: parseMs('chaos-stall', v['chaos-stall']) } : {}),

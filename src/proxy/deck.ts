@@ -29,7 +29,7 @@ import { KnownBodies } from './known-bodies.ts';
 import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { openChaos, type HttpChaos } from './chaos.ts';
+import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -302,6 +302,11 @@ export class Deck {
     return this.chaosNow;
   }
   private chaosNow: HttpChaos | undefined;
+  /** Faults on demand for the proxy's realtime sessions (the `close` fault), beside `chaos`. */
+  get sessionChaos(): SessionChaos | undefined {
+    return this.sessionChaosNow;
+  }
+  private sessionChaosNow: SessionChaos | undefined;
   /** Faults injected by chaos settings replaced since (useChaos). */
   private readonly pastFaults: Record<string, number> = {};
 
@@ -341,6 +346,7 @@ export class Deck {
     this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText };
     this.counters = emptyStats(mode, opts.tape);
     this.chaosNow = openChaos(opts.chaos, mode, this.warn);
+    this.sessionChaosNow = openSessionChaos(opts.chaos, mode, this.warn, this.chaosNow);
     // Exact matching finds a recording by its stored key, which the collection indexes from the
     // records' heads: a record whose key is current is filed without being decoded or hashed,
     // so a large tape opens in one pass over its frames. Other modes and a match function read
@@ -405,7 +411,7 @@ export class Deck {
       throw new TapedeckError('E_ARG', `Invalid onRecordFailure ${JSON.stringify(opts.onRecordFailure)}.`, { hint: "Use 'fail' (the default: 503 E_RECORD_FAILED, or a cut stream) or 'serve' (the live answer, marked x-tapedeck-recorded: false)." });
     }
     volatilePatterns(opts.volatileText);
-    if (opts.chaos !== undefined) checkChaos(opts.chaos, 'http');
+    if (opts.chaos !== undefined) checkChaos(opts.chaos, 'proxy');
     const store = opts.store ?? opts.tape;
     if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
       throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path or a store.`, {
@@ -1165,15 +1171,17 @@ export class Deck {
    * deck.useChaos({ faults: { 429: 1 }, attempts: 1 })
    */
   useChaos(opts: ChaosOptions | undefined): void {
-    if (opts !== undefined) checkChaos(opts, 'http');
+    if (opts !== undefined) checkChaos(opts, 'proxy');
     const next = openChaos(opts, this.mode, this.warn);
-    for (const [f, n] of Object.entries(this.chaosNow?.counts() ?? {})) this.pastFaults[f] = (this.pastFaults[f] ?? 0) + n;
+    const nextSessions = openSessionChaos(opts, this.mode, this.warn, next);
+    for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) this.pastFaults[f] = (this.pastFaults[f] ?? 0) + n;
     this.chaosNow = next;
+    this.sessionChaosNow = nextSessions;
   }
 
   stats(): DeckStats {
     const faults = { ...this.pastFaults };
-    for (const [f, n] of Object.entries(this.chaosNow?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
+    for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
     return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}) };
   }
 }

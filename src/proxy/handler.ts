@@ -20,6 +20,7 @@ import { isMcpRequest, McpHttpEndpoint, type McpHttpStats } from '../mcp/http.ts
 import type { Duplex } from 'node:stream';
 import { RealtimeEndpoint, type RealtimeStats } from '../realtime/endpoint.ts';
 import { refuseChaos } from '../chaos/decide.ts';
+import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 
 /**
@@ -90,6 +91,15 @@ export interface TapedeckHandler {
    * Live; docs/realtime.md) on the same tape. Any other upgrade is answered 404 and closed.
    */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /**
+   * Replaces the chaos settings from now on, for HTTP answers and realtime sessions alike
+   * (docs/chaos.md); undefined stops injecting. Rejects with E_CHAOS_MODE outside replay
+   * unless `live: true`.
+   *
+   * @example
+   * await handler.chaos({ faults: { close: 1 }, attempts: 1 })
+   */
+  chaos(opts: ChaosOptions | undefined): Promise<void>;
   /**
    * Stops taking requests (503 E_PROXY_CLOSED), waits for in-flight ones for at most
    * `shutdownTimeoutMs`, aborts what is left (not recorded), writes pending records and closes
@@ -652,7 +662,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   // Realtime sessions (WebSocket upgrades on a provider's realtime route) go to a session
   // endpoint on the same tape, made on the first one (docs/realtime.md).
   let realtime: RealtimeEndpoint | undefined;
-  const realtimeEndpoint = (d: Deck): RealtimeEndpoint => (realtime ??= new RealtimeEndpoint(sessionOptions(d)));
+  const realtimeEndpoint = (d: Deck): RealtimeEndpoint => (realtime ??= new RealtimeEndpoint({ ...sessionOptions(d), chaos: () => d.sessionChaos }));
 
   function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const notFound = () => {
@@ -777,6 +787,11 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   });
   handler.stats = stats;
   handler.upgrade = upgrade;
+  handler.chaos = (c) => {
+    if (c !== undefined) checkChaos(c, 'proxy');
+    // Applied once the tape is open (before any later request: promise reactions run in order).
+    return opening.then(() => deck!.useChaos(c));
+  };
   handler.close = () => {
     closing ??= (async () => {
       // A `timeout` fault waits for a client that gave up; there is nothing to finish.

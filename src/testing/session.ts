@@ -29,7 +29,7 @@ import { diagnoseMiss, type MissDetails } from './miss.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { testNamespace } from './names.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
-import type { ChaosOptions } from '../chaos/options.ts';
+import { checkChaos, familyOptions, type ChaosOptions } from '../chaos/options.ts';
 
 /** The environment variable that names the shared store of a test run. */
 export const STORE_ENV = 'TAPEDECK_STORE';
@@ -177,7 +177,9 @@ export interface TestTape {
    * answer (docs/chaos.md); undefined stops them. Unlike the chaos option elsewhere, it applies
    * in every mode (`live` defaults to true; `live: false` refuses it outside replay): the test
    * itself asks for the faults, and what its update run records is what its replay needs.
-   * Faulted attempts are never recorded. MCP transports take `chaos` in mcp()'s options.
+   * Faulted attempts are never recorded. The proxies of serve() take them too (a realtime
+   * session gets `close`: closed 1011 in the middle of a response). MCP transports take `chaos`
+   * in mcp()'s options.
    */
   chaos(opts: ChaosOptions | undefined): void;
   /**
@@ -235,6 +237,8 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   let cacheAdded = 0;
   const mcps: TapeTransport[] = [];
   const proxies: Promise<ProxyServer>[] = [];
+  /** What tape.chaos() asked for last (the proxies of later serve() calls start with it). */
+  let chaosNow: ChaosOptions | undefined;
   let closing: Promise<TapeReport> | undefined;
 
   const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, failOnMiss: _fm, ...fetchOpts } = opts;
@@ -377,6 +381,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
           ...(serveOpts.upstream ? { upstream: serveOpts.upstream } : {}),
           ...(tls ? { tls } : {}),
           redact: opts.redact,
+          ...(chaosNow ? { chaos: chaosNow } : {}),
           onWarning: (m) => {
             // A realtime miss fails the test like a fetch miss, with this test's record command.
             const miss = /^tapedeck: realtime miss in [^:]+: (.*)/.exec(m);
@@ -392,7 +397,12 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
     chaos(c) {
       // A test that asks for faults wants them in the mode it runs in (update locally, replay
       // in CI): its retry goes on to the tape or, in update mode, to the API and is recorded.
-      open().chaos(c === undefined ? undefined : { live: true, ...c });
+      if (c !== undefined) checkChaos(c, 'proxy');
+      chaosNow = c === undefined ? undefined : { live: true, ...c };
+      // fetch answers HTTP only: it takes the HTTP faults (a realtime `close` is the proxies').
+      open().chaos(chaosNow && familyOptions(chaosNow, 'http'));
+      // The proxies of serve() too: their HTTP answers and realtime sessions (a `close` fault).
+      for (const p of proxies) void p.then((proxy) => proxy.handler.chaos(chaosNow)).catch(() => {});
     },
     install(sw = {}) {
       const s = installFetchSwitch({ ...sw, fetch: fetchFn });
@@ -427,6 +437,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
             const st = proxy.handler.stats();
             hits += st.hits + (st.realtime?.replayed ?? 0);
             added += st.recorded - st.appendFailures + (st.realtime?.recorded ?? 0);
+            addFaults(st.faults);
           } catch (e) {
             errors.push(e);
           }
