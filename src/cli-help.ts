@@ -55,8 +55,11 @@ Example:
 `,
   inspect: `Usage: tapedeck inspect <tape>
 
-List the records of a tape, one a line: offset, size, key, signature, model and the first user
-message. Damage is listed after the records, and makes the command exit 1.
+List the records of a tape, one a line: offset, size, key, the answer's status and framing
+(sse, ndjson, eventstream, ws for a realtime session, or - for a whole body; ", cut" for a
+stream recorded broken off),
+signature, model and the first user message. Damage is listed after the records, and makes the
+command exit 1.
 
 Example:
   tapedeck inspect recordings/app.tape | head

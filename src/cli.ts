@@ -11,7 +11,7 @@ import { exportTapeHar } from './store/export-har.ts';
 import { detectFormat, IMPORT_FORMATS, type ImportFormat } from './store/import/read.ts';
 import { importRecordings, type ImportReport } from './proxy/import.ts';
 import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
-import { answerProblem, isHttpRecord, isRealtimeRecord } from './store/records.ts';
+import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from './store/records.ts';
 import { summarizeRealtime } from './store/realtime-summary.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
 import { TAPE_MAGIC } from './store/tape-codec.ts';
@@ -34,8 +34,8 @@ Commands:
                         request key, signature and the hashes of the normalized messages
   verify <tape>         Check a tape file: header, every record's frame and checksum;
                         report torn tails and damaged records with their byte offsets
-  inspect <tape>        List the records: offset, size, key, signature, model and the
-                        first user message
+  inspect <tape>        List the records: offset, size, key, status, stream, signature,
+                        model and the first user message
   tree <tape> [--hashes] [--json] [--width N] [--collapse N]
                         Print the recorded conversations as a tree: turns, branches,
                         alternative answers, excerpts (docs/tree.md)
@@ -86,12 +86,13 @@ Options:
   --skip-bad            import: keep the good entries of a file with malformed ones
   --debug               Print the stack trace with an error
   -h, --help            Show this help; tapedeck <command> --help (or tapedeck help
-                        <command>) shows that command's
+                        <command>) shows that command's help
   -v, --version         Print the version
 
 Environment:
-  TAPEDECK_MODE         replay (default) | record | update | passthrough: how createFetch,
-                        ReplayCache and serve (without --mode) treat the tape
+  TAPEDECK_MODE         replay (default) | record | update | passthrough | once: how
+                        createFetch, ReplayCache, serve and mcp (without --mode) treat
+                        the tape (once: record when the tape does not exist, else replay)
   CACHE_MODE            The same, read when TAPEDECK_MODE is unset
   TAPEDECK_BACKEND      Force a hashing backend: wasm-simd | wasm | js
   TAPEDECK_REPLAY_ENABLED, TAPEDECK_REPLAY_MAX_ENTRIES, TAPEDECK_REPLAY_TTL_MS
@@ -214,28 +215,32 @@ function realtimeSessionLines(values: unknown[]): string[] {
 async function inspect(file: string | undefined): Promise<number> {
   tapeArg('inspect', file, 'tapedeck inspect recordings/app.tape');
   const t = await readTape(file!);
-  process.stdout.write('#\toffset\tbytes\tkey\tsignature\tmodel\tfirst user message\n');
+  process.stdout.write('#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n');
   t.records.forEach((r, i) => {
     const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
     const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
     const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
     if (v.kind === 'realtime') {
-      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\trealtime\t${realtimeLabel(r.value)}\n`);
+      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\n`);
       return;
     }
     if (v.kind === 'mcp') {
       // MCP exchanges: the method and what it names in place of model and first message.
       const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
       const method = typeof req.method === 'string' ? req.method : '?';
-      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\tmcp\t${callLabel(method, req.params)}\n`);
+      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\n`);
       return;
     }
     const { request, route } = recordedRequest(v);
     const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
     const first = firstUserText(request);
     // An answer recorded byte for byte although it is not what its content type says.
-    const problem = isHttpRecord(r.value) ? answerProblem(r.value.response) : undefined;
-    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`);
+    const http = isHttpRecord(r.value) ? r.value.response : undefined;
+    const problem = http ? answerProblem(http) : undefined;
+    // The answer's status and framing: a 429 or a stream is told apart at a glance.
+    const status = http ? String(http.status) : '-';
+    const stream = http ? answerFraming(http) : '-';
+    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`);
   });
   for (const line of realtimeSessionLines(t.records.map((r) => r.value))) process.stdout.write(`${line}\n`);
   for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
@@ -262,7 +267,9 @@ async function verify(file: string | undefined): Promise<number> {
       `${t.records.length} record${t.records.length === 1 ? '' : 's'}, ${t.size} bytes\n`,
   );
   for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
-  process.stdout.write(t.warnings.length ? `${t.warnings.length} problem(s); the records listed above are intact.\n` : 'ok\n');
+  // verify lists no records: say how many are intact, and that prune keeps exactly those.
+  const intact = t.records.length === 0 ? 'no record is intact' : `the ${t.records.length} record${t.records.length === 1 ? '' : 's'} counted above ${t.records.length === 1 ? 'is' : 'are'} intact`;
+  process.stdout.write(t.warnings.length ? `${t.warnings.length} problem(s); ${intact} (tapedeck prune ${file} keeps ${t.records.length === 0 ? 'the header' : t.records.length === 1 ? 'it' : 'them'} and drops the damage).\n` : t.records.length === 0 ? 'ok (no records)\n' : 'ok\n');
   return t.warnings.length ? 1 : 0;
 }
 

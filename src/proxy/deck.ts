@@ -142,7 +142,7 @@ const NO_WARNINGS: readonly string[] = Object.freeze([]);
 
 export type Decision =
   | { kind: 'replay'; record: HttpRecord; matchedBy: MatchedBy; warnings: readonly string[] }
-  | { kind: 'upstream'; prepared: Prepared | undefined };
+  | { kind: 'upstream'; prepared: Prepared | undefined; /** Update mode: the miss that sends it upstream. */ miss?: TapedeckError };
 
 /**
  * Counters for /__tapedeck/stats. An answer counts as `recorded` only once its record is
@@ -173,6 +173,8 @@ export interface DeckStats {
   appendFailures: number;
   /** Answers served although their record failed (onRecordFailure: 'serve'). */
   unrecorded: number;
+  /** MCP exchanges on the tape when it was opened (served by the proxy's MCP endpoint). */
+  mcpRecordings?: number;
   /** Injected faults by name (chaos), once there was one; `latency` counts delayed answers. */
   faults?: Record<string, number>;
 }
@@ -437,12 +439,14 @@ export class Deck {
     // Messages and stats name a store by its location (a Redis URL with its password masked).
     if (opts.store !== undefined && backend) opts = { ...opts, tape: backend.location };
     let col: RecordCollection<HttpRecord> | undefined;
+    let mcpRecordings = 0;
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText });
       col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}) });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
+      mcpRecordings = kind.mcp;
       // A missing tape in replay is not fatal: every request is a miss that says so.
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
@@ -452,6 +456,7 @@ export class Deck {
     if (backend?.salt !== undefined) opts = { ...opts, redact: { ...opts.redact, salt: backend.salt } };
     // `once` became record or replay when the tape was opened.
     const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
+    if (mcpRecordings > 0) deck.counters.mcpRecordings = mcpRecordings;
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
     // whose checksum holds but whose value does not decode) are told like a damaged tape.
     if (col) warnings.push(...col.warnings.slice(known));
@@ -653,8 +658,24 @@ export class Deck {
     if (this.mode === 'record') return { kind: 'upstream', prepared: this.prepare(req, route) };
     const found = this.served(this.find(req, route), route);
     if (found.kind === 'replay') return found;
-    if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route) };
+    if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route), miss: found.miss };
     throw found.miss;
+  }
+
+  /**
+   * The miss an update-mode request becomes when it cannot be recorded (`why`: the upstream is
+   * unreachable, or refused the credentials, as with a placeholder key): what differs from the
+   * closest recording, and that recording it needs the network and a real API key. A miss, not
+   * an upstream failure: SDKs do not retry it, and summaries count it.
+   *
+   * @example
+   * deck.unrecordable(decision.miss, 'upstream https://api.openai.com is unreachable (ECONNREFUSED)')
+   */
+  unrecordable(miss: TapedeckError, why: string): TapedeckError {
+    const difference = typeof miss.details.difference === 'string' ? miss.details.difference : miss.message.split('\n')[0]!;
+    const fix = `recording it needs the network and a real API key: ${why}`;
+    const { hint: _hint, ...details } = miss.details;
+    return new TapedeckError('E_MISS', missHeadline(difference, fix), { ...details, difference, fix, unrecordable: why });
   }
 
   /**

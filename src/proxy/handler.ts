@@ -10,6 +10,7 @@ import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-e
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
+import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
 import type { AwsCredentials } from './sigv4.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, FinalEventHold, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
@@ -54,6 +55,11 @@ export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
    * from the environment; `false` never re-signs.
    */
   awsCredentials?: AwsCredentials | false;
+  /**
+   * Called with one line per miss (`POST /v1/chat/completions: <what differs>; <fix>`), when it
+   * is answered (tapedeck serve prints it on stderr unless --quiet).
+   */
+  onMiss?: (line: string) => void;
 }
 
 /** Statistics of a handler: the engine's counters plus latency and in-flight requests. */
@@ -384,8 +390,10 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 
   function sendError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
     const e = asTapedeckError(err);
-    if (e.code === 'E_MISS') deck?.count('miss');
-    else deck?.countError();
+    if (e.code === 'E_MISS') {
+      deck?.count('miss');
+      opts.onMiss?.(`${req.method ?? 'GET'} ${(req.url ?? '/').replace(/\?.*$/, '')}: ${e.message.split('\n')[0]}`);
+    } else deck?.countError();
     if (res.headersSent) {
       res.destroy();
       return;
@@ -447,7 +455,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     res.end(r.body);
   }
 
-  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
+  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, miss?: TapedeckError): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
     const url = upstreamUrl(upstream!, dreq.url);
@@ -473,7 +481,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       up = await call.response;
     } catch (e) {
       if (clientGone) return; // nobody to answer, nothing received
-      throw e;
+      throw unrecordedMiss(d, miss, e);
+    }
+    const refusedKey = await unrecordedByKey(d, miss, up);
+    if (refusedKey) {
+      forwarding.delete(res);
+      throw refusedKey;
     }
     const refused = refusedSignatureWarning(sigv4, up.status, up.headers.get('x-amzn-errortype'), p?.route ?? `${dreq.method} ${safeUrl(url)}`);
     if (refused) d.warnOnce(refused);
@@ -613,7 +626,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
    * left after this tick (an upstream call, a paced stream).
    */
   function answer(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, decision: Decision): Promise<void> | undefined {
-    if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared);
+    if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared, decision.miss);
     const rec = decision.record;
     d.count(decision.matchedBy);
     if (replayStore) remember(rec);
