@@ -612,6 +612,21 @@ if (!FILTERS.length || FILTERS.includes('drift')) {
   for (const t of drift.targets) report(t);
 }
 
+// ----------------------------------------------------------------- import ----
+// Import rows: tapedeck import of a 10,000-entry HAR against read + JSON.parse of the same file.
+let importRows = null;
+if (!FILTERS.length || FILTERS.includes('import')) {
+  const { importBench } = await import('./import.mjs');
+  // The importer is an internal of the CLI and llm-tapedeck/proxy's helpers, loaded from dist.
+  const mod = await import(new URL('../dist/proxy/import.js', import.meta.url).href);
+  lib.setBackend(DEFAULT_BACKEND);
+  importRows = await importBench(mod, { quick: QUICK });
+  console.log(`\n== IMPORT: tapedeck import of a HAR (backend ${DEFAULT_BACKEND}; medians; ratio = baseline time / import time)`);
+  console.log(table(['row', 'value', 'ratio', 'vs'], importRows.rows.map((r) => [r.label, `${r.ms.toFixed(1)} ms`, r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`, r.baseline])));
+  for (const t of importRows.targets) report(t);
+  console.log(`  (load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores; rows share the machine)`);
+}
+
 // ------------------------------------------------------------------ proxy ----
 // Proxy rows: replay throughput and added latency over a loopback baseline, vs talkback.
 let proxy = null;
@@ -707,6 +722,6 @@ if (!FILTERS.length || FILTERS.includes('size')) {
 const elapsed = (performance.now() - started) / 1000;
 meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, cold: cold && { rows: cold.rows }, tree: tree && { rows: tree.rows }, drift: drift && { rows: drift.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, mcp: mcpRows && { rows: mcpRows.rows }, realtime: realtimeRows && { rows: realtimeRows.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
+writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, cold: cold && { rows: cold.rows }, tree: tree && { rows: tree.rows }, drift: drift && { rows: drift.rows }, import: importRows && { rows: importRows.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, mcp: mcpRows && { rows: mcpRows.rows }, realtime: realtimeRows && { rows: realtimeRows.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
 void sink;

@@ -55,8 +55,11 @@ Example:
 `,
   inspect: `Usage: tapedeck inspect <tape>
 
-List the records of a tape, one a line: offset, size, key, signature, model and the first user
-message. Damage is listed after the records, and makes the command exit 1.
+List the records of a tape, one a line: offset, size, key, the answer's status and framing
+(sse, ndjson, eventstream, ws for a realtime session, or - for a whole body; ", cut" for a
+stream recorded broken off),
+signature, model and the first user message. Damage is listed after the records, and makes the
+command exit 1.
 
 Example:
   tapedeck inspect recordings/app.tape | head
@@ -72,18 +75,27 @@ Example:
   tapedeck prune recordings/app.tape
 `,
   export: `Usage: tapedeck export <tape> [--json] [--review]
+       tapedeck export <tape> --har [--origin URL]
 
 Print a tape as deterministic, pretty JSON (sorted keys, binary as base64), for code review and
 diffs. tapedeck import turns it back into the same tape, byte for byte.
+
+With --har, print its HTTP recordings as HAR 1.2 instead, for Chrome devtools, Playwright's
+routeFromHAR and Polly.js: streams as their event-stream text with timings, binary bodies
+base64, secrets still masked. A tape keeps paths, not hosts: --origin gives the URLs' scheme
+and host (default http://localhost). tapedeck import reads the HAR back.
 
 Options:
   --review           Show each streamed answer as the answer it stands for and its events one
                      per line ({ "$type": "stream", "answer", "events" }) instead of its bytes:
                      what git diff shows after tapedeck init. This form does not import.
+  --har              HAR 1.2 instead of tapedeck's JSON
+  --origin URL       With --har: the scheme and host of the URLs (default http://localhost)
 
-Example:
+Examples:
   tapedeck export recordings/app.tape > app.tape.json
   tapedeck export --review recordings/app.tape | less
+  tapedeck export recordings/app.tape --har --origin https://api.openai.com > app.har
 `,
   scan: `Usage: tapedeck scan <tapes or folders...> [--staged]
 
@@ -104,19 +116,30 @@ Example:
   tapedeck scan tapes/
   tapedeck scan --staged
 `,
-  import: `Usage: tapedeck import <input> <tape> [--force] [--ignore a,b]
+  import: `Usage: tapedeck import <input> <tape> [--force] [--ignore a,b] [--from FORMAT] [--skip-bad]
 
 Write a tape from a tapedeck JSON export (lossless), a directory of JSON recordings (one
-request/response per file) or a DSPy-style cache.json. The input comes first, the tape to
-write second; an existing tape is replaced only with --force.
+request/response per file), a DSPy-style cache.json, or another tool's recordings:
+  har        HAR 1.2: Polly.js, Playwright (recordHar), Chrome/Firefox devtools (*.har)
+  vcr        VCR.py and pytest-recording YAML cassettes (*.yaml, *.yml)
+  nock       nock recorder output (nock.recorder.play() with output_objects, as JSON)
+  fixtures   mock-server fixtures: exact rules are imported, matching rules listed
+Each request is keyed and redacted as if it had been recorded (the summary says how many
+secrets were masked); identical requests keep their order. The input comes first, the tape to
+write second; an existing tape is replaced only with --force. Nothing is written unless every
+entry imports. docs/migrate.md has a recipe per tool.
 
 Options:
   --force            Replace an existing tape
-  --ignore <a,b>     Request arguments to leave out of the keys (recordings, cache.json)
+  --ignore <a,b>     Request arguments to leave out of the keys
+  --from <format>    har | vcr | nock | fixtures (default: from the file name and contents)
+  --skip-bad         Import the good entries of a file with malformed ones; list the bad
 
 Examples:
   tapedeck import app.tape.json recordings/app.tape --force
   tapedeck import recordings/ recordings/app.tape
+  tapedeck import recordings/session.har recordings/app.tape
+  tapedeck import cassettes/test_chat.yaml recordings/chat.tape --from vcr
 `,
   version: `Usage: tapedeck version
 

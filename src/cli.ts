@@ -7,8 +7,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { EXIT, reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { COMMAND_HELP } from './cli-help.ts';
 import { importTapeJSON, writeTapeJSON } from './store/export.ts';
+import { exportTapeHar } from './store/export-har.ts';
+import { detectFormat, IMPORT_FORMATS, type ImportFormat } from './store/import/read.ts';
+import { importRecordings, type ImportReport } from './proxy/import.ts';
 import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
-import { answerProblem, isHttpRecord, isRealtimeRecord } from './store/records.ts';
+import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from './store/records.ts';
 import { summarizeRealtime } from './store/realtime-summary.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
 import { TAPE_MAGIC } from './store/tape-codec.ts';
@@ -31,8 +34,8 @@ Commands:
                         request key, signature and the hashes of the normalized messages
   verify <tape>         Check a tape file: header, every record's frame and checksum;
                         report torn tails and damaged records with their byte offsets
-  inspect <tape>        List the records: offset, size, key, signature, model and the
-                        first user message
+  inspect <tape>        List the records: offset, size, key, status, stream, signature,
+                        model and the first user message
   tree <tape> [--hashes] [--json] [--width N] [--collapse N]
                         Print the recorded conversations as a tree: turns, branches,
                         alternative answers, excerpts (docs/tree.md)
@@ -44,13 +47,18 @@ ${DRIFT_COMMANDS}  prune <tape>          Compact a tape: drop damaged bytes and 
                         Print a tape as deterministic, pretty JSON (sorted keys, binary as
                         base64) for code review; --review: streams as their answer and
                         one event per line (what git diff shows; not importable)
+  export <tape> --har [--origin URL]
+                        Print its HTTP recordings as HAR 1.2 (devtools, Playwright's
+                        routeFromHAR, Polly.js; docs/migrate.md)
   scan <tapes...> [--staged]
                         Look for anything that looks like a credential in every record
                         (headers, bodies, streams); exit 1 naming where (docs/proxy.md)
-  import <src> <tape> [--force] [--ignore a,b]
+  import <src> <tape> [--force] [--ignore a,b] [--from FORMAT] [--skip-bad]
                         Write a tape from such JSON (lossless), from a directory of
-                        JSON recordings (one request/response per file), or from
-                        a DSPy-style cache.json
+                        JSON recordings (one request/response per file), a
+                        DSPy-style cache.json, a HAR file (Polly.js, Playwright,
+                        devtools), a VCR.py / pytest-recording cassette, nock
+                        recorder output or mock-server fixtures (docs/migrate.md)
                         (refuses to overwrite without --force)
   mcp --tape FILE [--mode M] -- <server command> [args...]
                         Record/replay an MCP server over stdio: put it where the
@@ -74,14 +82,17 @@ Options:
   --ignore <k1,k2>      Drop these object members (any depth) before hashing;
                         for \`key\`, request arguments to leave out
   --force               import, pull: replace an existing tape
+  --from <format>       import: har | vcr | nock | fixtures (default: detected)
+  --skip-bad            import: keep the good entries of a file with malformed ones
   --debug               Print the stack trace with an error
   -h, --help            Show this help; tapedeck <command> --help (or tapedeck help
-                        <command>) shows that command's
+                        <command>) shows that command's help
   -v, --version         Print the version
 
 Environment:
-  TAPEDECK_MODE         replay (default) | record | update | passthrough: how createFetch,
-                        ReplayCache and serve (without --mode) treat the tape
+  TAPEDECK_MODE         replay (default) | record | update | passthrough | once: how
+                        createFetch, ReplayCache, serve and mcp (without --mode) treat
+                        the tape (once: record when the tape does not exist, else replay)
   CACHE_MODE            The same, read when TAPEDECK_MODE is unset
   TAPEDECK_BACKEND      Force a hashing backend: wasm-simd | wasm | js
   TAPEDECK_REPLAY_ENABLED, TAPEDECK_REPLAY_MAX_ENTRIES, TAPEDECK_REPLAY_TTL_MS
@@ -107,6 +118,9 @@ Examples:
   tapedeck export tapes/app.tape > app.tape.json            # reviewable JSON
   tapedeck import app.tape.json tapes/app.tape --force      # and back, byte for byte
   tapedeck import recordings/ tapes/app.tape                # a directory of JSON recordings
+  tapedeck import session.har tapes/app.tape                # Polly.js / Playwright / devtools
+  tapedeck import cassettes/test_chat.yaml tapes/chat.tape  # VCR.py / pytest-recording
+  tapedeck export tapes/app.tape --har > app.har            # open in devtools or routeFromHAR
   tapedeck key request.json                                 # what a request is keyed by
 `;
 
@@ -201,28 +215,32 @@ function realtimeSessionLines(values: unknown[]): string[] {
 async function inspect(file: string | undefined): Promise<number> {
   tapeArg('inspect', file, 'tapedeck inspect recordings/app.tape');
   const t = await readTape(file!);
-  process.stdout.write('#\toffset\tbytes\tkey\tsignature\tmodel\tfirst user message\n');
+  process.stdout.write('#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n');
   t.records.forEach((r, i) => {
     const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
     const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
     const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
     if (v.kind === 'realtime') {
-      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\trealtime\t${realtimeLabel(r.value)}\n`);
+      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\n`);
       return;
     }
     if (v.kind === 'mcp') {
       // MCP exchanges: the method and what it names in place of model and first message.
       const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
       const method = typeof req.method === 'string' ? req.method : '?';
-      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\tmcp\t${callLabel(method, req.params)}\n`);
+      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\n`);
       return;
     }
     const { request, route } = recordedRequest(v);
     const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
     const first = firstUserText(request);
     // An answer recorded byte for byte although it is not what its content type says.
-    const problem = isHttpRecord(r.value) ? answerProblem(r.value.response) : undefined;
-    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`);
+    const http = isHttpRecord(r.value) ? r.value.response : undefined;
+    const problem = http ? answerProblem(http) : undefined;
+    // The answer's status and framing: a 429 or a stream is told apart at a glance.
+    const status = http ? String(http.status) : '-';
+    const stream = http ? answerFraming(http) : '-';
+    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`);
   });
   for (const line of realtimeSessionLines(t.records.map((r) => r.value))) process.stdout.write(`${line}\n`);
   for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
@@ -249,7 +267,9 @@ async function verify(file: string | undefined): Promise<number> {
       `${t.records.length} record${t.records.length === 1 ? '' : 's'}, ${t.size} bytes\n`,
   );
   for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
-  process.stdout.write(t.warnings.length ? `${t.warnings.length} problem(s); the records listed above are intact.\n` : 'ok\n');
+  // verify lists no records: say how many are intact, and that prune keeps exactly those.
+  const intact = t.records.length === 0 ? 'no record is intact' : `the ${t.records.length} record${t.records.length === 1 ? '' : 's'} counted above ${t.records.length === 1 ? 'is' : 'are'} intact`;
+  process.stdout.write(t.warnings.length ? `${t.warnings.length} problem(s); ${intact} (tapedeck prune ${file} keeps ${t.records.length === 0 ? 'the header' : t.records.length === 1 ? 'it' : 'them'} and drops the damage).\n` : t.records.length === 0 ? 'ok (no records)\n' : 'ok\n');
   return t.warnings.length ? 1 : 0;
 }
 
@@ -290,10 +310,23 @@ function main(argv: string[]): number | Promise<number> {
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
   let force = false;
+  let har = false;
+  let skipBad = false;
+  let from: string | undefined;
+  let origin: string | undefined;
   let review = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--ignore') ignoreKeys = (argv[++i] ?? '').split(',').filter(Boolean);
+    else if (a === '--har') har = true;
+    else if (a === '--skip-bad') skipBad = true;
+    else if (a === '--from' || a === '--origin') {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith('-')) throw usageError(`${a} needs a value.`, a === '--from' ? 'tapedeck import session.har app.tape --from har' : 'tapedeck export app.tape --har --origin https://api.openai.com');
+      if (a === '--from') from = v;
+      else origin = v;
+    } else if (a.startsWith('--from=')) from = a.slice(7);
+    else if (a.startsWith('--origin=')) origin = a.slice(9);
     else if (a.startsWith('--ignore=')) ignoreKeys = a.slice(9).split(',').filter(Boolean);
     else if (a === '--force') force = true;
     else if (a === '--json') continue; // export prints JSON; the flag is accepted for clarity
@@ -336,10 +369,26 @@ function main(argv: string[]): number | Promise<number> {
       return prune(file);
     case 'export':
       tapeArg('export', file, 'tapedeck export recordings/app.tape > app.tape.json');
+      if (har) {
+        return exportTapeHar(file!, origin === undefined ? {} : { origin }).then(({ text, skipped }) => {
+          process.stdout.write(text);
+          if (skipped) warn(`${skipped} record${skipped === 1 ? ' is' : 's are'} not HTTP exchanges (ReplayCache values, MCP sessions) and have no HAR form; left out.`);
+          return 0;
+        });
+      }
+      if (origin !== undefined) throw usageError('--origin goes with --har.', 'tapedeck export app.tape --har --origin https://api.openai.com');
       // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes it.
       return writeTapeJSON(file!, toStdout, { review }).then(() => 0);
     case 'import':
       if (!file || !second) throw usageError('import needs the input and the tape to write.', 'tapedeck import app.tape.json recordings/app.tape');
+      if (from !== undefined && !(IMPORT_FORMATS as readonly string[]).includes(from)) throw usageError(`Unknown --from ${JSON.stringify(from)}.`, `--from ${IMPORT_FORMATS.join('|')}`);
+      if (from !== undefined || recordingFormat(file) !== undefined) {
+        return importRecordings(file, second, { from: from as ImportFormat | undefined, force, skipBad, ...(ignoreKeys ? { ignoreArgs: ignoreKeys } : {}), onWarning: warn }).then((report) => {
+          process.stdout.write(importSummary(second, report));
+          return 0;
+        });
+      }
+      if (skipBad) throw usageError('--skip-bad goes with a HAR, VCR.py, nock or fixtures import.', 'tapedeck import session.har app.tape --skip-bad');
       return importAny(file, second, force, ignoreKeys).then(({ records, skipped, from }) => {
         process.stdout.write(`wrote ${second}: ${records} record${records === 1 ? '' : 's'} from ${from}${skipped ? ` (${skipped} skipped, see warnings)` : ''}\n`);
         return 0;
@@ -354,6 +403,24 @@ function main(argv: string[]): number | Promise<number> {
     default:
       throw usageError(`Unknown command ${JSON.stringify(cmd)}.`, 'tapedeck --help lists the commands.');
   }
+}
+
+/** The recording format of an import source (HAR, VCR.py, nock, fixtures), or undefined for the others. */
+function recordingFormat(src: string): ImportFormat | undefined {
+  if (src === '-' || statSync(src, { throwIfNoEntry: false })?.isFile() !== true) return undefined;
+  return detectFormat(src, readFileSync(src, 'utf8'))?.format;
+}
+
+/** What an import of recordings made, as the lines the command prints. */
+function importSummary(out: string, r: ImportReport): string {
+  const n = (k: number, one: string, many = `${one}s`) => `${k} ${k === 1 ? one : many}`;
+  const lines = [`wrote ${out}: ${n(r.records, 'record')} from a ${r.format} (${n(r.streams, 'stream')}; ${n(r.masked, 'secret')} masked)`];
+  for (const x of r.routes) lines.push(`  ${String(x.records).padStart(5)}  ${x.provider}  ${x.route}`);
+  if (r.skipped.length) {
+    lines.push(`skipped ${n(r.skipped.length, 'entry', 'entries')}:`);
+    for (const s of r.skipped) lines.push(`  ${s.where}: ${s.reason.replace(/\s+/g, ' ')}`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /** A problem that does not stop the command (a skipped entry), as one line. */

@@ -49,6 +49,9 @@
  * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),
  *   `E_FILE` (a path that is missing, a directory where a file is expected, or unreadable),
  *   `E_IMPORT_FORMAT` (input `tapedeck import` does not read; no tape is written),
+ *   `E_IMPORT_PARSE` (a HAR, cassette, nock or fixture file that does not parse or is cut short:
+ *   `file`, `offset` or `line`), `E_IMPORT_ENTRY` (one entry of such a file is malformed:
+ *   `file`, `entry` (its index) and `field`; nothing is written unless `--skip-bad`),
  *   `E_INTERNAL` (an unexpected failure: a bug to report, with the stack from `--debug`);
  *   for `tapedeck diff`, `stats` and `rerecord` (exit 2, docs/drift.md): `E_DIFF_INPUT` (a tape
  *   compared with a folder), `E_GIT` (no git work tree, or a revision git does not know),

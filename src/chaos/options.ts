@@ -5,6 +5,9 @@
  */
 import { TapedeckError } from '../errors.ts';
 
+/** The request header that forces a fault (`x-tapedeck-chaos: 429`) or forbids one (`none`); never sent upstream nor keyed. */
+export const CHAOS_HEADER = 'x-tapedeck-chaos';
+
 /** Faults of an HTTP answer: an error status, no answer, or a recorded stream damaged on the way. */
 export const HTTP_FAULTS = ['429', '500', '503', '529', 'timeout', 'reset', 'cut', 'stall', 'malformed'] as const;
 /**
@@ -15,11 +18,9 @@ export const MCP_FAULTS = ['error', 'tool-error', 'exit', 'timeout'] as const;
 
 /**
  * Faults of a realtime (WebSocket) session: the server closes it (1011) in the middle of a
- * response. The seam for the realtime session engine: it makes a `Chaos` of family `realtime`
- * (./decide.ts), asks `decide(key)` with the key of the client frame that starts a response,
- * and on `close` ends the socket with 1011 partway through the recorded answer's frames,
- * holding that recording for the retry as the HTTP damaged answers do (src/proxy/chaos.ts).
- * Nothing injects these yet.
+ * response. Decided once per session, from its connect's key and its ordinal among the
+ * sessions of that key (src/realtime/endpoint.ts); the recording a faulted session was cut
+ * from is held for the reconnect, as the HTTP damaged answers are (src/proxy/chaos.ts).
  */
 export const REALTIME_FAULTS = ['close'] as const;
 
@@ -27,8 +28,14 @@ export type HttpFault = (typeof HTTP_FAULTS)[number];
 export type McpFault = (typeof MCP_FAULTS)[number];
 export type RealtimeFault = (typeof REALTIME_FAULTS)[number];
 export type FaultName = HttpFault | McpFault | RealtimeFault;
-/** Which family of faults a transport can inject. */
-export type FaultFamily = 'http' | 'mcp' | 'realtime';
+/**
+ * Which family of faults a transport can inject; `proxy` is what the proxy takes (its HTTP
+ * answers and its realtime sessions), split by {@link familyOptions} for each.
+ */
+export type FaultFamily = 'http' | 'mcp' | 'realtime' | 'proxy';
+
+const PROXY_FAULTS: readonly string[] = [...HTTP_FAULTS, ...REALTIME_FAULTS];
+const FAMILY_LABEL: Record<FaultFamily, string> = { http: 'HTTP', mcp: 'MCP', realtime: 'realtime', proxy: 'proxy' };
 
 /**
  * The fault names of a family.
@@ -37,7 +44,25 @@ export type FaultFamily = 'http' | 'mcp' | 'realtime';
  * faultNames('mcp') // ['error', 'tool-error', 'exit', 'timeout']
  */
 export function faultNames(family: FaultFamily): readonly string[] {
-  return family === 'http' ? HTTP_FAULTS : family === 'mcp' ? MCP_FAULTS : REALTIME_FAULTS;
+  return family === 'http' ? HTTP_FAULTS : family === 'mcp' ? MCP_FAULTS : family === 'realtime' ? REALTIME_FAULTS : PROXY_FAULTS;
+}
+
+/** Whether a family answers HTTP requests (and so takes `stall=MS` and `cut=N`). */
+const speaksHttp = (family: FaultFamily): boolean => family === 'http' || family === 'proxy';
+
+/**
+ * The options one family injects from: its own faults only (a realtime session never draws an
+ * HTTP fault, nor an HTTP request `close`), so adding a fault of one family never changes which
+ * calls of the other fail. A delay (`latency`) is for HTTP answers only.
+ *
+ * @example
+ * familyOptions({ faults: { 429: 0.2, close: 0.5 }, seed: 7 }, 'realtime') // { faults: { close: 0.5 }, seed: 7 }
+ */
+export function familyOptions(opts: ChaosOptions, family: 'http' | 'realtime'): ChaosOptions {
+  const names = faultNames(family);
+  const faults = Object.fromEntries(Object.entries(opts.faults ?? {}).filter(([n]) => names.includes(n)));
+  const { latencyMs: _l, latencyRate: _r, ...rest } = opts;
+  return { ...(family === 'http' ? opts : rest), faults };
 }
 
 /** Faults that damage a recorded answer on its way out (they need the recording). */
@@ -85,7 +110,7 @@ function specError(spec: string, item: string, why: string, family: FaultFamily)
   return new TapedeckError('E_CHAOS_SPEC', `Invalid chaos item ${JSON.stringify(item)} in ${JSON.stringify(spec)}: ${why}.`, {
     spec,
     item,
-    hint: `Write a comma list of fault or fault:rate (rate 0..1), e.g. --chaos 429:0.2,cut:0.1,latency=150. Faults: ${names.join(', ')}; also latency=MS${family === 'http' ? ', stall=MS, cut=EVENTS' : ''}.`,
+    hint: `Write a comma list of fault or fault:rate (rate 0..1), e.g. --chaos 429:0.2,cut:0.1,latency=150. Faults: ${names.join(', ')}; also latency=MS${speaksHttp(family) ? ', stall=MS, cut=EVENTS' : ''}.`,
   });
 }
 
@@ -133,8 +158,8 @@ export function parseChaosSpec(spec: string, family: FaultFamily = 'http'): Chao
     }
     if (!names.includes(name)) throw specError(spec, item, `unknown fault ${JSON.stringify(name)}`, family);
     if (value !== undefined) {
-      if (family === 'http' && name === 'stall') out.stallMs = countOf(value, spec, item, family, 'pause');
-      else if (family === 'http' && name === 'cut') out.cutAfter = countOf(value, spec, item, family, 'event count');
+      if (speaksHttp(family) && name === 'stall') out.stallMs = countOf(value, spec, item, family, 'pause');
+      else if (speaksHttp(family) && name === 'cut') out.cutAfter = countOf(value, spec, item, family, 'event count');
       else throw specError(spec, item, `${name} takes no value`, family);
     }
     faults[name as FaultName] = rate;
@@ -155,7 +180,7 @@ export function checkChaos(opts: ChaosOptions, family: FaultFamily): [FaultName,
   const names = faultNames(family);
   const faults = opts.faults ?? {};
   for (const [name, rate] of Object.entries(faults)) {
-    if (!names.includes(name)) throw new TapedeckError('E_ARG', `Unknown ${family === 'http' ? 'HTTP' : family === 'mcp' ? 'MCP' : 'realtime'} fault ${JSON.stringify(name)} in chaos.faults.`, { hint: `Use ${names.join(', ')}.` });
+    if (!names.includes(name)) throw new TapedeckError('E_ARG', `Unknown ${FAMILY_LABEL[family]} fault ${JSON.stringify(name)} in chaos.faults.`, { hint: `Use ${names.join(', ')}.` });
     if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) throw new TapedeckError('E_ARG', `Rate ${JSON.stringify(rate)} of fault ${name} is not a number from 0 to 1.`, { hint: 'Give the share of calls that get it, e.g. { 429: 0.2 }.' });
   }
   const whole = (k: keyof ChaosOptions, min: number) => {

@@ -91,8 +91,12 @@ export interface Engine {
   elementsHex(json: JsonText, ignore: IgnoreSpec, chain: boolean, whole: boolean, member?: Uint8Array, trustedUtf8?: boolean, tail?: Uint8Array): ElementHashes;
   sha256(data: Uint8Array): Uint8Array;
   sha256Stream(): Sha256Stream;
-  /** Trace token digest: the four fixed fields, then the ids (sorted here, by bytes). */
-  traceToken(fields: readonly Uint8Array[], ids: readonly Uint8Array[]): Uint8Array;
+  /**
+   * Trace token digest: the four fixed fields, then the ids (sorted here, by their UTF-8 bytes).
+   * Given as well-formed strings, so an engine writes their UTF-8 where it hashes them (no
+   * encoded copy per component).
+   */
+  traceToken(fields: readonly string[], ids: readonly string[]): Uint8Array;
   /**
    * The structural index of JSON text (assembly/tape.ts: 8 x u32 per value), or undefined if
    * the text is not JSON. Optional: an engine without it makes callers take their general path.

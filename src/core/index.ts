@@ -451,8 +451,8 @@ export function traceToken(t: TraceTokenInput): string {
       hint: 'Pass [] when nothing was selected.',
     });
   }
-  const ids = t.selectedIds.map((id, i) => encoder.encode(check(`selectedIds[${i}]`, id)));
-  return hex(current().traceToken(parts.map((p) => encoder.encode(p)), ids));
+  const ids = t.selectedIds.map((id, i) => check(`selectedIds[${i}]`, id));
+  return hex(current().traceToken(parts, ids));
 }
 
 /** Incremental SHA-256 (`sha256.create()`), for data that arrives in pieces. */

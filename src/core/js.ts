@@ -52,8 +52,8 @@ export class JsEngine implements Engine {
     return nobleSha256(data);
   }
 
-  traceToken(fields: readonly Uint8Array[], ids: readonly Uint8Array[]): Uint8Array {
-    return nobleSha256(traceMessage(fields, ids));
+  traceToken(fields: readonly string[], ids: readonly string[]): Uint8Array {
+    return nobleSha256(traceMessage(fields.map((f) => encoder.encode(f)), ids.map((id) => encoder.encode(id))));
   }
 
   sha256Stream(): Sha256Stream {

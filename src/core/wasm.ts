@@ -567,21 +567,24 @@ export class WasmEngine implements Engine {
     return this.u8.slice(out, out + 32);
   }
 
-  traceToken(fields: readonly Uint8Array[], ids: readonly Uint8Array[]): Uint8Array {
-    const parts = [...fields, ...ids];
+  traceToken(fields: readonly string[], ids: readonly string[]): Uint8Array {
+    const parts = ids.length === 0 ? fields : [...fields, ...ids];
+    // Each component is written as UTF-8 straight into memory, at most 3 bytes per UTF-16 unit
+    // reserved (an encoded copy per component cost more than the hash: recording and import
+    // take a token per record).
     let records = 0;
     let joined = 1;
     for (const p of parts) {
-      records += 4 + ((p.length + 3) & ~3);
-      joined += p.length + 1;
+      records += 4 + ((p.length * 3 + 3) & ~3);
+      joined += p.length * 3 + 1;
     }
     const scratchSize = (parts.length * 8 + joined + 7) & ~7;
     const at = this.prepare([], records + scratchSize + 32);
     let q = at;
     for (const p of parts) {
-      this.u32[q >>> 2] = p.length;
-      this.u8.set(p, q + 4);
-      q += 4 + ((p.length + 3) & ~3);
+      const n = this.buf ? this.buf.write(p, q + 4, p.length * 3, 'utf8') : encoder.encodeInto(p, this.u8.subarray(q + 4, q + 4 + p.length * 3)).written;
+      this.u32[q >>> 2] = n;
+      q += 4 + ((n + 3) & ~3);
     }
     const scratch = (q + 7) & ~7;
     const out = scratch + scratchSize;

@@ -7,7 +7,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { formatCliError, usageError } from '../cli-errors.ts';
 import { DIFF_HELP, RERECORD_HELP, STATS_HELP } from './help.ts';
-import { loadGit, loadPaths, loadTapes, type LoadedSide } from './load.ts';
+import { loadGit, loadPaths, loadTapes, RERECORD_DRAFT, type LoadedSide } from './load.ts';
 import { loadPrices, PRICES_DATE } from './prices.ts';
 import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
@@ -219,7 +219,7 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     const concurrency = num('concurrency', v.concurrency, (x) => Number.isInteger(x) && x >= 1 && x <= 64, '4');
     const retries = num('retries', v.retries, (x) => Number.isInteger(x) && x >= 0, '5');
     if (statSync(tape, { throwIfNoEntry: false })?.isDirectory()) throw new TapedeckError('E_FILE', `${tape} is a folder; rerecord reads one tape.`, { file: tape, hint: example });
-    const out = v.out ?? tape.replace(/(\.tape)?$/, '.rerecorded.tape');
+    const out = v.out ?? tape.replace(/(\.tape)?$/, RERECORD_DRAFT);
     if (resolve(out) === resolve(tape)) throw new TapedeckError('E_ARG', 'rerecord never writes over the tape it reads: --out must name another file.', { file: out, hint: `--out ${tape.replace(/(\.tape)?$/, '.new.tape')}, then review the diff and move it into place` });
     if (existsSync(out) && !v.force) throw new TapedeckError('E_TAPE_EXISTS', `${out} exists.`, { file: out, hint: 'Add --force to replace it, or give another --out.' });
     const credentials = credentialsFrom(env, v.header ?? []);

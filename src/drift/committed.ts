@@ -56,7 +56,7 @@ export async function driftAgainstCommitted(tapes: readonly string[], opts: { ro
   if (compared.length === 0) return undefined;
   const report = driftReport(before, after, { old: rev, new: 'this run' });
   const target = compared.length === 1 ? compared[0]! : commonDir(compared);
-  const command = `npx tapedeck diff ${/\s/.test(target) ? JSON.stringify(target) : target}${rev === 'HEAD' ? '' : ` --git ${rev}`}`;
+  const command = `npx llm-tapedeck diff ${/\s/.test(target) ? JSON.stringify(target) : target}${rev === 'HEAD' ? '' : ` --git ${rev}`}`;
   return { report, tapes: compared, untracked, command };
 }
 
@@ -69,7 +69,7 @@ export async function driftAgainstCommitted(tapes: readonly string[], opts: { ro
  * // tapedeck: the recordings this run wrote, against git HEAD (2 tapes):
  * //   text        3  (the answers' text changed)
  * //   identical   4
- * //   detail: npx tapedeck diff test/__tapes__
+ * //   detail: npx llm-tapedeck diff test/__tapes__
  */
 export function formatCommittedDrift(d: CommittedDrift): string {
   const s = d.report.summary;

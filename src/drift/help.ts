@@ -62,7 +62,9 @@ cost (recorded usage at list prices); nothing is sent without --yes or --budget.
   --yes                make the calls
   --budget USD         make the calls, but none that would take the estimated spending past USD
   --only TEXT          only the requests whose route, model or body contain TEXT
-  --out FILE           the new tape (default <tape>.rerecorded.tape; --force replaces it)
+  --out FILE           the new tape (default <tape>.rerecorded.tape, a draft that diff,
+                       stats and the vitest summary leave out of a folder of tapes until
+                       you move it into place; --force replaces it)
   --concurrency N      calls at once (default 4)
   --retries N          retries of a 429 / 529 answer, waiting as retry-after says (default 5)
   --header "N: V"      a header to send where the tape has a redacted one (repeatable);

@@ -17,13 +17,19 @@ export interface LoadedSide {
 }
 
 const SKIP_DIRS = new Set(['node_modules', '.git']);
+/**
+ * What `tapedeck rerecord` writes beside a tape by default: a draft to review and move into
+ * place, not one of the folder's tapes (counted, every re-record would add a tape to the next
+ * `tapedeck diff tapes/`). Given by name, it is read like any tape.
+ */
+export const RERECORD_DRAFT = '.rerecorded.tape';
 
 function tapeFiles(dir: string, root = dir): string[] {
   const out: string[] = [];
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     if (e.isDirectory()) {
       if (!SKIP_DIRS.has(e.name)) out.push(...tapeFiles(join(dir, e.name), root));
-    } else if (e.name.endsWith('.tape')) out.push(relative(root, join(dir, e.name)).split(sep).join('/'));
+    } else if (e.name.endsWith('.tape') && !e.name.endsWith(RERECORD_DRAFT)) out.push(relative(root, join(dir, e.name)).split(sep).join('/'));
   }
   return out.sort();
 }

@@ -4,7 +4,7 @@
 
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeHtml as esc } from './escape.ts';
-import type { DriftEntry, DriftReport } from './report.ts';
+import { failOnText, type DriftEntry, type DriftReport } from './report.ts';
 
 const pretty = (v: unknown) => (v === undefined ? '' : (JSON.stringify(v, null, 2) ?? ''));
 
@@ -88,7 +88,7 @@ export function renderHtml(r: DriftReport): string {
     .filter((k) => count(k) > 0)
     .map((k) => `<label><input type="checkbox" value="${k}"${k === 'identical' || k === 'benign' ? '' : ' checked'}> ${k} (${count(k)})</label>`)
     .join('');
-  const verdict = s.failing ? `<p id="verdict" class="failing"><b>${s.failing} failing</b> (fail-on: ${esc(s.failOn.join(', '))})</p>` : `<p id="verdict">Nothing fails (fail-on: ${esc(s.failOn.join(', '))}).</p>`;
+  const verdict = s.failing ? `<p id="verdict" class="failing"><b>${s.failing} failing</b> (fail-on: ${esc(failOnText(s.failOn))})</p>` : `<p id="verdict">Nothing fails (fail-on: ${esc(failOnText(s.failOn))}).</p>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>tapedeck diff: ${esc(r.old)} → ${esc(r.new)}</title><style>${STYLE}</style></head>

@@ -3,7 +3,7 @@
 
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeHtml, escapeMarkdown, escapeTerminal } from './escape.ts';
-import type { DriftEntry, DriftReport } from './report.ts';
+import { failOnText, type DriftEntry, type DriftReport } from './report.ts';
 import { inlineDiff } from './text-diff.ts';
 
 // Recorded text as Markdown text; its control characters are shown too, as the report is often
@@ -56,7 +56,7 @@ export function renderMarkdown(r: DriftReport): string {
   const s = r.summary;
   let out = `### tapedeck diff: ${code(r.old)} → ${code(r.new)}\n\n`;
   out += `${s.pairs} pair${s.pairs === 1 ? '' : 's'}, ${s.added} added, ${s.removed} removed. `;
-  out += s.failing ? `**${s.failing} failing** (fail-on: ${s.failOn.join(', ')}).\n\n` : `Nothing fails (fail-on: ${s.failOn.join(', ')}).\n\n`;
+  out += s.failing ? `**${s.failing} failing** (fail-on: ${failOnText(s.failOn)}).\n\n` : `Nothing fails (fail-on: ${failOnText(s.failOn)}).\n\n`;
   out += '| class | pairs |\n|---|---:|\n';
   for (const c of DRIFT_CLASSES) if (s.classes[c] > 0) out += `| ${c} | ${s.classes[c]} |\n`;
   const rows = r.entries.filter((e) => e.primary !== 'identical');

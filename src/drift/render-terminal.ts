@@ -4,7 +4,7 @@
 import type { DriftClass } from './classify.ts';
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeTerminal } from './escape.ts';
-import type { DriftReport } from './report.ts';
+import { failOnText, type DriftReport } from './report.ts';
 import { inlineDiff } from './text-diff.ts';
 
 const CODES: Record<DriftClass | 'added' | 'removed', string> = {
@@ -64,7 +64,7 @@ export function renderTerminal(r: DriftReport, opts: { colour: boolean; width?: 
       }
     }
   }
-  const failOn = s.failOn.join(',');
+  const failOn = failOnText(s.failOn, ',');
   out += s.failing ? `\n${s.failing} failing (fail-on: ${failOn})\n` : `\nnothing fails (fail-on: ${failOn})\n`;
   return out;
 }

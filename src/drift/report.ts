@@ -192,3 +192,13 @@ export function driftReport(oldTapes: readonly TapeSide[], newTapes: readonly Ta
     entries,
   };
 }
+
+/**
+ * The `--fail-on` classes as a report says them; `none` for an empty list (`--fail-on none`).
+ *
+ * @example
+ * failOnText([]) // 'none'
+ */
+export function failOnText(failOn: readonly string[], sep = ', '): string {
+  return failOn.length === 0 ? 'none' : failOn.join(sep);
+}

@@ -108,6 +108,22 @@ export function requestKeys(request: unknown, opts: NormalizeOptions = {}): Requ
 }
 
 /**
+ * The request key and signature alone, with the normalized view: requestKeys() without the
+ * message and path hashes, which only the matcher's fallbacks and miss diagnostics read. A
+ * writer that stores a recording needs just these (the digest of the whole view is one core
+ * call, where the hashes of every message prefix took twice its time). Same key and same
+ * errors as requestKeys().
+ *
+ * @example
+ * requestKey({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).key
+ *   === requestKeys({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).key // true
+ */
+export function requestKey(request: unknown, opts: NormalizeOptions = {}): { key: string; signature: Signature; view: Record<string, unknown> } {
+  const n = normalizeRequest(parseBody(request), opts);
+  return { key: hashValue(n.view), signature: { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys }, view: n.view };
+}
+
+/**
  * The digests of a request: requestKeys() without the normalized view, so that a raw body
  * (UTF-8 bytes or JSON text) can be keyed straight from its bytes (src/match/raw-keys.ts: no
  * JSON.parse of the body, no view built as objects), which is what a proxy or a cache meeting a

@@ -20,8 +20,9 @@ writes its own messages to stderr.
 
 Options:
   --tape FILE           Tape file (created in record and update mode), or redis:// URL
-  --mode MODE           replay (default) | record | update | passthrough
-                        (else TAPEDECK_MODE or CACHE_MODE). In replay the server command
+  --mode MODE           replay (default) | record | update | passthrough | once
+                        (else TAPEDECK_MODE or CACHE_MODE; once: record when the tape
+                        does not exist, else replay). In replay the server command
                         is never run and may be left out
   --strict-order        A call repeated more often than recorded is a miss
                         (default: the last recording answers again)
@@ -123,7 +124,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     timeoutMs,
     durable: values['no-fsync'] !== true,
     redact: { keepSecrets: values['keep-secrets'] === true, ...(values['redact-field'] ? { fields: values['redact-field'] } : {}) },
-    recordCommand: `re-record: tapedeck mcp --tape ${values.tape} --mode record -- ${command.length ? command.map(quote).join(' ') : '<server command>'}`,
+    recordCommand: `re-record: npx llm-tapedeck mcp --tape ${values.tape} --mode record -- ${command.length ? command.map(quote).join(' ') : '<server command>'}`,
     ...(command.length > 0 ? { server: { command: command[0]!, args: command.slice(1) } } : {}),
   };
   const { McpTape } = await import('./tape.ts');

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isNotification, isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
-import { McpTape, type McpTapeOptions } from './tape.ts';
+import { inProcessFix, McpTape, type McpTapeOptions } from './tape.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -254,7 +254,7 @@ export class McpHttpEndpoint {
   }
 
   private open(): Promise<McpTape> {
-    this.tape ??= McpTape.open(this.opts).then((t) => (this.opened = t));
+    this.tape ??= McpTape.open({ ...this.opts, recordCommand: this.opts.recordCommand ?? inProcessFix('new McpHttpEndpoint({ tape, mode: ', this.opts.mode) }).then((t) => (this.opened = t));
     return this.tape;
   }
 

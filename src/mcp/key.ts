@@ -3,9 +3,12 @@
  * (the core's hashValue), where params leave out what changes from run to run without changing
  * the answer. Never the JSON-RPC `id` nor the session id: those are the transport's.
  *
- * Left out (MCP key spec version 1, docs/mcp.md):
+ * Left out (MCP key spec version 2, docs/mcp.md):
  * - `params._meta` of every message (progress tokens, trace ids a client adds);
- * - in `initialize`: `clientInfo.version` (a client upgrade does not change what a server says);
+ * - in `initialize`: `clientInfo` (which host connects, and its version, does not change what a
+ *   server says; the protocol version and the capabilities do, and count). Version 1 left out
+ *   only `clientInfo.version`, so a tape recorded by one host did not connect from another;
+ *   its `initialize` records are keyed again when a tape is opened ({@link mcpRecordKeys});
  * - in `notifications/cancelled`: `requestId` (the id of the cancelled request).
  *
  * Keys are computed from params as the client sent them, secrets included, so that two calls
@@ -15,7 +18,7 @@
 import { hashValue } from '../core/index.ts';
 
 /** Version of the rules above; stored with each record. */
-export const MCP_KEY_VERSION = 1;
+export const MCP_KEY_VERSION = 2;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -23,16 +26,13 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  * The params that take part in the key (a copy; the input is not changed).
  *
  * @example
- * keyParams('initialize', { protocolVersion: '2025-11-25', clientInfo: { name: 'a', version: '1' } })
- * // { protocolVersion: '2025-11-25', clientInfo: { name: 'a' } }
+ * keyParams('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'a', version: '1' } })
+ * // { protocolVersion: '2025-11-25', capabilities: {} }
  */
 export function keyParams(method: string, params: unknown): unknown {
   if (!isObject(params)) return params ?? {};
   const { _meta: _drop, ...rest } = params;
-  if (method === 'initialize' && isObject(rest.clientInfo)) {
-    const { version: _v, ...info } = rest.clientInfo;
-    rest.clientInfo = info;
-  }
+  if (method === 'initialize') delete rest.clientInfo;
   if (method === 'notifications/cancelled') delete rest.requestId;
   return rest;
 }
@@ -46,6 +46,24 @@ export function keyParams(method: string, params: unknown): unknown {
  */
 export function mcpKey(method: string, params: unknown): string {
   return hashValue({ method, params: keyParams(method, params) });
+}
+
+/**
+ * The key an MCP record is found under, from its head (`key`, `keyVersion`, `method` when they
+ * lead the record) or, for a record keyed by older rules, from its stored request: only
+ * `initialize` changed since version 1, and is keyed again from its params (stored redacted,
+ * which an `initialize` holding a secret would make differ from the live key: a miss, never a
+ * wrong answer).
+ *
+ * @example
+ * mcpRecordKeys({ kind: 'mcp', key: 'ab12…', keyVersion: 1, method: 'tools/list' }, () => record) // 'ab12…'
+ */
+export function mcpRecordKeys(head: Readonly<Record<string, unknown>>, value: () => unknown): string | undefined {
+  if (typeof head.key !== 'string') return undefined;
+  if (head.keyVersion === MCP_KEY_VERSION || (typeof head.method === 'string' && head.method !== 'initialize')) return head.key;
+  const v = value() as { method?: unknown; request?: { params?: unknown } } | undefined;
+  if (!isObject(v) || v.method !== 'initialize') return head.key;
+  return mcpKey('initialize', v.request?.params);
 }
 
 export { differenceCount, firstDifference } from '../match/json-difference.ts';

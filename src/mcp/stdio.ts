@@ -151,7 +151,7 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
   if (tape.records) stderr.write(`tapedeck: ${tape.recorded} MCP exchange(s) recorded to ${tape.location}${report.replaced.length ? `, ${report.replaced.length} replaced` : ''}\n`);
   const faults = session.chaos?.counts();
   if (faults && Object.keys(faults).length > 0) stderr.write(`tapedeck: faults injected: ${Object.entries(faults).map(([f, n]) => `${f} ${n}`).join(', ')} (seed ${session.chaos!.seed})\n`);
-  if (tape.misses.length) stderr.write(`tapedeck: ${tape.misses.length} MCP miss(es); re-record: tapedeck mcp --tape ${tape.location} --mode record -- <server command>\n`);
+  if (tape.misses.length) stderr.write(`tapedeck: ${tape.misses.length} MCP miss(es); ${opts.recordCommand ?? `re-record: npx llm-tapedeck mcp --tape ${tape.location} --mode record -- <server command>`}\n`);
   if (crashed) {
     stderr.write(`tapedeck: ${crashed}\n`);
     return 1;

@@ -7,9 +7,10 @@ import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { missHeadline } from '../match/diagnose.ts';
 import type { TapeMode } from '../store/mode.ts';
-import { mcpRecords, type McpRecord } from '../store/records.ts';
+import type { RecordKind } from '../store/collection.ts';
+import { MCP_RECORD_KIND, mcpRecords, type McpRecord } from '../store/records.ts';
 import { appendFailureCause, openSessionCollection, SessionTape, sessionTapeMode, type SessionTapeOptions } from '../store/session-tape.ts';
-import { differenceCount, firstDifference, keyParams } from './key.ts';
+import { differenceCount, firstDifference, keyParams, mcpRecordKeys } from './key.ts';
 
 /** Options of an MCP tape, shared by every entry point. */
 export interface McpTapeOptions extends SessionTapeOptions {
@@ -17,6 +18,19 @@ export interface McpTapeOptions extends SessionTapeOptions {
   strictOrder?: boolean;
   /** How to record again, in the words of the entry point (shown with every miss). */
   recordCommand?: string;
+}
+
+/**
+ * How to record again, for an MCP tape opened in code (there is no command line to name): the
+ * mode option, and TAPEDECK_MODE too when the code sets no mode (an explicit option wins over
+ * the environment, so then only the option records).
+ *
+ * @example
+ * inProcessFix('tapeTransport(transport, { tape, mode: ', undefined)
+ * // "re-record: tapeTransport(transport, { tape, mode: 'record' }) (or TAPEDECK_MODE=record)"
+ */
+export function inProcessFix(call: string, mode: string | undefined): string {
+  return `re-record: ${call}'record' })${mode === undefined ? ' (or TAPEDECK_MODE=record)' : ''}`;
 }
 
 /** One miss, as the run summary and the stderr report show it. */
@@ -59,6 +73,13 @@ const shown = (v: unknown): string => {
  * const tape = await McpTape.open({ tape: 'tapes/fs.tape', mode: 'replay' })
  * const rec = tape.next(mcpKey('tools/list', {}))
  */
+/** MCP records, found under their key by the current rules (older `initialize` keys recomputed). */
+const MCP_KIND: RecordKind<McpRecord> = {
+  ...mcpRecords,
+  headFields: ['kind', 'key', 'keyVersion', 'method'],
+  keysOf: (head, value) => (head.kind === MCP_RECORD_KIND ? mcpRecordKeys(head, value) : undefined),
+};
+
 export class McpTape extends SessionTape<McpRecord> {
   readonly misses: McpMiss[] = [];
   hits = 0;
@@ -76,7 +97,7 @@ export class McpTape extends SessionTape<McpRecord> {
    * a TapedeckError before anything runs.
    */
   static async open(opts: McpTapeOptions): Promise<McpTape> {
-    return new McpTape(opts, await openSessionCollection(opts, mcpRecords, EXAMPLE));
+    return new McpTape(opts, await openSessionCollection(opts, MCP_KIND, EXAMPLE));
   }
 
   /** Resolves the mode and checks the options without opening anything. */
@@ -128,7 +149,7 @@ export class McpTape extends SessionTape<McpRecord> {
    */
   miss(method: string, params: unknown, key: string): McpMiss {
     const label = callLabel(method, params);
-    const fix = this.opts.recordCommand ?? `re-record: tapedeck mcp --tape ${this.location} --mode record -- <server command>`;
+    const fix = this.opts.recordCommand ?? `re-record: npx llm-tapedeck mcp --tape ${this.location} --mode record -- <server command>`;
     const got = keyParams(method, this.redactor.value(params));
     let difference: string;
     let detail = '';

@@ -6,7 +6,7 @@
  */
 import type { JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
-import { McpTape, type McpMiss, type McpTapeOptions } from './tape.ts';
+import { inProcessFix, McpTape, type McpMiss, type McpTapeOptions } from './tape.ts';
 import type { ChaosOptions } from '../chaos/options.ts';
 
 /**
@@ -80,7 +80,7 @@ function transportUpstream(inner: McpTransportLike | (() => McpTransportLike)): 
  * import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
  * import { tapeTransport } from 'llm-tapedeck/mcp'
  * const client = new Client({ name: 'agent', version: '1.0.0' })
- * await client.connect(tapeTransport(new StdioClientTransport({ command: 'mcp-server-memory' }), { tape: 'tapes/memory.tape' }))
+ * await client.connect(tapeTransport(new StdioClientTransport({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] }), { tape: 'tapes/memory.tape' }))
  */
 export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike) | undefined, opts: TapeTransportOptions): TapeTransport {
   const mode = McpTape.check(opts);
@@ -114,7 +114,8 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
     tape,
     faults: () => session?.chaos?.counts() ?? {},
     async start() {
-      opened = await McpTape.open({ ...opts, mode });
+      // In process there is no command line: a miss names the option that records.
+      opened = await McpTape.open({ ...opts, mode, recordCommand: opts.recordCommand ?? inProcessFix('tapeTransport(transport, { tape, mode: ', opts.mode) });
       resolveTape(opened);
       try {
         session = new McpSession({

@@ -6,19 +6,19 @@
  * the call's retry, so the retry of the k-th call still gets the k-th recording.
  */
 import { Chaos, damagesAnswer, refuseChaos, type Verdict } from '../chaos/decide.ts';
-import { CHAOS_DEFAULTS, type ChaosOptions, type HttpFault } from '../chaos/options.ts';
+import { CHAOS_DEFAULTS, CHAOS_HEADER, familyOptions, type ChaosOptions, type HttpFault } from '../chaos/options.ts';
 import { hex } from '../core/engine.ts';
 import { sha256 } from '../core/index.ts';
 import { answerEvents, malformedEvents, statusFault, type StatusFaultAnswer } from '../providers/faults.ts';
 import type { StatusFault } from '../providers/provider.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import type { TapeMode } from '../store/mode.ts';
+import type { LoadedSession } from '../realtime/tape.ts';
 import type { Deck, DeckRequest, Decision } from './deck.ts';
 
 export type { ChaosOptions } from '../chaos/options.ts';
 
-/** The request header that forces a fault (`x-tapedeck-chaos: 429`) or forbids one (`none`). */
-export const CHAOS_HEADER = 'x-tapedeck-chaos';
+export { CHAOS_HEADER } from '../chaos/options.ts';
 
 /** HTTP chaos: the decider, holding the replay decisions damaged answers were made from. */
 export type HttpChaos = Chaos<Decision>;
@@ -34,7 +34,23 @@ export type HttpChaos = Chaos<Decision>;
 export function openChaos(opts: ChaosOptions | undefined, mode: TapeMode, warn: (m: string) => void): HttpChaos | undefined {
   if (opts === undefined) return mode === 'replay' ? new Chaos<Decision>({}, 'http', warn) : undefined;
   refuseChaos(mode, opts.live, 'chaos option, --chaos');
-  return new Chaos<Decision>(opts, 'http', warn);
+  return new Chaos<Decision>(familyOptions(opts, 'http'), 'http', warn);
+}
+
+/** Realtime chaos: the decider, holding the recorded sessions faulted sessions were cut from. */
+export type SessionChaos = Chaos<LoadedSession>;
+
+/**
+ * The realtime sessions' chaos beside a proxy's HTTP chaos, from the same options (its `close`
+ * faults, the same seed; refused in the same modes). Only an HTTP chaos that exists gets one.
+ *
+ * @example
+ * const rt = openSessionChaos({ faults: { close: 0.5 }, seed: 7 }, 'replay', warn)
+ */
+export function openSessionChaos(opts: ChaosOptions | undefined, mode: TapeMode, warn: (m: string) => void, http: HttpChaos | undefined): SessionChaos | undefined {
+  if (!http) return undefined;
+  // One seed for both, so a printed seed injects the same faults in both again.
+  return new Chaos<LoadedSession>({ ...familyOptions(opts ?? {}, 'realtime'), seed: http.seed }, 'realtime', warn);
 }
 
 /** A plan for one request: answered as usual (maybe late), or with a fault. */

@@ -54,7 +54,7 @@ Options:
                         normalized bytes) | route (ignored: one recording per route)
   --ignore-arg NAME     Request argument left out of LLM request keys (repeatable)
   --volatile-text RE    Text in messages that changes from run to run (a regular
-                        expression, e.g. "\d{4}-\d{2}-\d{2}"): replaced before keying
+                        expression, e.g. "\\d{4}-\\d{2}-\\d{2}"): replaced before keying
                         (repeatable; docs/matching.md lists common patterns)
   --redact-header NAME  Extra header to redact (repeatable)
   --redact-field NAME   Extra JSON field to redact (repeatable)
@@ -76,7 +76,9 @@ Options:
                         (overloaded), timeout (headers never come), reset (socket
                         dropped before the headers), cut (stream dropped after 2
                         events; cut=N after N), stall, malformed (one event with
-                        broken JSON), plus latency=MS; e.g. 429:0.2,cut:0.1,latency=150.
+                        broken JSON), close (a realtime session closed 1011 in the
+                        middle of a response), plus latency=MS; e.g.
+                        429:0.2,cut:0.1,latency=150 or close:0.5.
                         Each in the provider's own error shape, never recorded,
                         marked x-tapedeck-fault; a request can force one with the
                         header x-tapedeck-chaos: FAULT (or forbid it: none)
@@ -89,7 +91,7 @@ Options:
                         of the live API (refused there otherwise)
   --hooks FILE          A JavaScript module exporting beforeRecord, beforeReplay
                         and/or match(request, recording) (docs/hooks.md)
-  --quiet               No startup line
+  --quiet               No startup and shutdown lines, no line per miss
 `;
 
 /** Parses sizes such as 1024, 512k, 8m, 1g (bytes, powers of 1024). */
@@ -204,7 +206,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     v.chaos === undefined
       ? undefined
       : {
-          ...parseChaosSpec(v.chaos, 'http'),
+          ...parseChaosSpec(v.chaos, 'proxy'),
           ...(v['chaos-seed'] !== undefined ? { seed: parseInteger('chaos-seed', v['chaos-seed'], 0, 2_147_483_647) } : {}),
           ...(v['chaos-attempts'] !== undefined ? { attempts: parseInteger('chaos-attempts', v['chaos-attempts'], 1, 1_000_000) } : {}),
           ...(v['chaos-stall'] !== undefined ? { stallMs: parseMs('chaos-stall', v['chaos-stall']) } : {}),
@@ -276,7 +278,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     const hooks = opts.hooks !== undefined ? await loadHooksModule(opts.hooks) : {};
     const tls = opts.tlsFiles ? await tlsMaterial(opts.tlsFiles) : undefined;
     if (opts.tlsFiles?.caFile !== undefined && tls?.ca) log(`tapedeck serve: wrote the CA of its TLS certificate to ${opts.tlsFiles.caFile} (trust it: NODE_EXTRA_CA_CERTS=${opts.tlsFiles.caFile})`);
-    proxy = await startProxy({ ...opts, ...hooks, ...(tls ? { tls } : {}), replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`) });
+    proxy = await startProxy({ ...opts, ...hooks, ...(tls ? { tls } : {}), replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`), onMiss: (m) => log(`tapedeck serve: miss: ${m}`) });
   } catch (e) {
     await durable?.close().catch(() => {});
     return reportCliError(e);
@@ -297,9 +299,12 @@ export async function serveCommand(args: string[]): Promise<number> {
         .then(
         () => {
           const st = proxy.handler.stats();
-          const unrecorded = st.appendFailures > 0 ? `, ${st.appendFailures} not recorded (${st.unrecorded} of them served anyway)` : '';
+          // MCP exchanges count with the HTTP ones: the proxy served both.
+          const m = st.mcp ?? { hits: 0, misses: 0, recorded: 0, appendFailures: 0 };
+          const failures = st.appendFailures + m.appendFailures;
+          const unrecorded = failures > 0 ? `, ${failures} not recorded (${st.unrecorded} of them served anyway)` : '';
           const faults = st.faults ? `, faults injected: ${Object.entries(st.faults).map(([f, n]) => `${f} ${n}`).join(', ')}` : '';
-          log(`tapedeck serve: closed (${st.hits} hit(s), ${st.misses} miss(es), ${st.recorded} recorded${unrecorded}${faults})`);
+          log(`tapedeck serve: closed (${st.hits + m.hits} hit(s), ${st.misses + m.misses} miss(es), ${st.recorded + m.recorded - m.appendFailures} recorded${unrecorded}${faults})`);
           resolve(0);
         },
         (e: unknown) => {
@@ -314,6 +319,6 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   // Only now say it is up: whoever waits for this line may signal at once.
   const s = proxy.handler.stats();
-  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${opts.upstream ? `, upstream ${upstreamTarget(opts.upstream).base}` : ''})`);
+  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${s.mcpRecordings ? `, ${s.mcpRecordings} MCP exchange(s)` : ''}${opts.upstream ? `, upstream ${upstreamTarget(opts.upstream).base}` : ''})`);
   return stopped;
 }

@@ -9,7 +9,7 @@
 import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
-import { createMatcher, requestDigests, requestKeys, type Matcher, type MatchMode, type Recording, type RequestKeys, type Signature } from '../match/matcher.ts';
+import { createMatcher, requestDigests, requestKey, requestKeys, type Matcher, type MatchMode, type Recording, type Signature } from '../match/matcher.ts';
 import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
@@ -29,7 +29,7 @@ import { KnownBodies } from './known-bodies.ts';
 import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { openChaos, type HttpChaos } from './chaos.ts';
+import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -142,7 +142,7 @@ const NO_WARNINGS: readonly string[] = Object.freeze([]);
 
 export type Decision =
   | { kind: 'replay'; record: HttpRecord; matchedBy: MatchedBy; warnings: readonly string[] }
-  | { kind: 'upstream'; prepared: Prepared | undefined };
+  | { kind: 'upstream'; prepared: Prepared | undefined; /** Update mode: the miss that sends it upstream. */ miss?: TapedeckError };
 
 /**
  * Counters for /__tapedeck/stats. An answer counts as `recorded` only once its record is
@@ -173,6 +173,8 @@ export interface DeckStats {
   appendFailures: number;
   /** Answers served although their record failed (onRecordFailure: 'serve'). */
   unrecorded: number;
+  /** MCP exchanges on the tape when it was opened (served by the proxy's MCP endpoint). */
+  mcpRecordings?: number;
   /** Injected faults by name (chaos), once there was one; `latency` counts delayed answers. */
   faults?: Record<string, number>;
 }
@@ -300,6 +302,11 @@ export class Deck {
     return this.chaosNow;
   }
   private chaosNow: HttpChaos | undefined;
+  /** Faults on demand for the proxy's realtime sessions (the `close` fault), beside `chaos`. */
+  get sessionChaos(): SessionChaos | undefined {
+    return this.sessionChaosNow;
+  }
+  private sessionChaosNow: SessionChaos | undefined;
   /** Faults injected by chaos settings replaced since (useChaos). */
   private readonly pastFaults: Record<string, number> = {};
 
@@ -339,6 +346,7 @@ export class Deck {
     this.norm = { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText };
     this.counters = emptyStats(mode, opts.tape);
     this.chaosNow = openChaos(opts.chaos, mode, this.warn);
+    this.sessionChaosNow = openSessionChaos(opts.chaos, mode, this.warn, this.chaosNow);
     // Exact matching finds a recording by its stored key, which the collection indexes from the
     // records' heads: a record whose key is current is filed without being decoded or hashed,
     // so a large tape opens in one pass over its frames. Other modes and a match function read
@@ -403,7 +411,7 @@ export class Deck {
       throw new TapedeckError('E_ARG', `Invalid onRecordFailure ${JSON.stringify(opts.onRecordFailure)}.`, { hint: "Use 'fail' (the default: 503 E_RECORD_FAILED, or a cut stream) or 'serve' (the live answer, marked x-tapedeck-recorded: false)." });
     }
     volatilePatterns(opts.volatileText);
-    if (opts.chaos !== undefined) checkChaos(opts.chaos, 'http');
+    if (opts.chaos !== undefined) checkChaos(opts.chaos, 'proxy');
     const store = opts.store ?? opts.tape;
     if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
       throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path or a store.`, {
@@ -431,12 +439,14 @@ export class Deck {
     // Messages and stats name a store by its location (a Redis URL with its password masked).
     if (opts.store !== undefined && backend) opts = { ...opts, tape: backend.location };
     let col: RecordCollection<HttpRecord> | undefined;
+    let mcpRecordings = 0;
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText });
       col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}) });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
+      mcpRecordings = kind.mcp;
       // A missing tape in replay is not fatal: every request is a miss that says so.
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
@@ -446,6 +456,7 @@ export class Deck {
     if (backend?.salt !== undefined) opts = { ...opts, redact: { ...opts.redact, salt: backend.salt } };
     // `once` became record or replay when the tape was opened.
     const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
+    if (mcpRecordings > 0) deck.counters.mcpRecordings = mcpRecordings;
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
     // whose checksum holds but whose value does not decode) are told like a damaged tape.
     if (col) warnings.push(...col.warnings.slice(known));
@@ -647,8 +658,24 @@ export class Deck {
     if (this.mode === 'record') return { kind: 'upstream', prepared: this.prepare(req, route) };
     const found = this.served(this.find(req, route), route);
     if (found.kind === 'replay') return found;
-    if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route) };
+    if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route), miss: found.miss };
     throw found.miss;
+  }
+
+  /**
+   * The miss an update-mode request becomes when it cannot be recorded (`why`: the upstream is
+   * unreachable, or refused the credentials, as with a placeholder key): what differs from the
+   * closest recording, and that recording it needs the network and a real API key. A miss, not
+   * an upstream failure: SDKs do not retry it, and summaries count it.
+   *
+   * @example
+   * deck.unrecordable(decision.miss, 'upstream https://api.openai.com is unreachable (ECONNREFUSED)')
+   */
+  unrecordable(miss: TapedeckError, why: string): TapedeckError {
+    const difference = typeof miss.details.difference === 'string' ? miss.details.difference : miss.message.split('\n')[0]!;
+    const fix = `recording it needs the network and a real API key: ${why}`;
+    const { hint: _hint, ...details } = miss.details;
+    return new TapedeckError('E_MISS', missHeadline(difference, fix), { ...details, difference, fix, unrecordable: why });
   }
 
   /**
@@ -902,9 +929,9 @@ export class Deck {
     if (isJsonBody(req.headers, req.body)) {
       hashJSON(req.body); // strict: a body with no canonical form is refused before it goes upstream
       const stored = this.redactor.value(this.parse(req.body));
-      let keys: RequestKeys | undefined;
+      let keys: ReturnType<typeof requestKey> | undefined;
       try {
-        keys = requestKeys(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
+        keys = requestKey(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
@@ -938,16 +965,30 @@ export class Deck {
    * and stats.appendFailures; `durable` never rejects.
    */
   record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
+    const rec = this.recordOf(p, req, response, recordedAt, durationMs);
+    if (!rec) {
+      // The beforeRecord hook kept it off the tape: live, and not recorded.
+      this.counters.byMatch.passthrough++;
+      return { rec: undefined, durable: Promise.resolve(undefined) };
+    }
+    return { rec, durable: this.appendRecord(rec) };
+  }
+
+  /**
+   * The record an exchange is stored as (the beforeRecord hook applied, secrets masked), without
+   * storing it: undefined when the hook declined it. Importers build records with it so an
+   * imported exchange is keyed and redacted exactly as a recorded one.
+   *
+   * @example
+   * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
+   */
+  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): HttpRecord | undefined {
     const recordedAtIso = recordedAt.toISOString();
     let requestHeaders = this.storedRequestHeaders(req.headers);
     if (this.opts.beforeRecord) {
       // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).
       const h = beforeRecord(this.opts.beforeRecord, { match: p.match, key: p.key, signature: p.signature, url: p.url, headers: requestHeaders, body: p.body }, req.method.toUpperCase(), response, this.norm);
-      if (!h) {
-        // The hook kept it off the tape: live, and not recorded.
-        this.counters.byMatch.passthrough++;
-        return { rec: undefined, durable: Promise.resolve(undefined) };
-      }
+      if (!h) return undefined;
       if (h.rekeyed) this.warnOnce(`tapedeck: the beforeRecord hook changed what ${p.route} is keyed by; a request sent as before will not find this recording (use volatileText, volatileKeys or ignoreArgs for what must not count).`);
       p = { ...p, match: h.match, key: h.key, signature: h.signature, url: this.redactor.url(h.url), body: h.body === undefined ? undefined : this.redactor.value(h.body) };
       requestHeaders = this.redactor.headers(h.headers);
@@ -970,6 +1011,17 @@ export class Deck {
     // Framed fine but not what its content type says: kept byte for byte, and said now.
     const problem = answerProblem(response);
     if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
+    return rec;
+  }
+
+  /**
+   * Appends a record built by {@link recordOf}; resolves like `durable` of {@link record}.
+   *
+   * @example
+   * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
+   * if (rec) await deck.appendRecord(rec)
+   */
+  appendRecord(rec: HttpRecord): Promise<TapedeckError | undefined> {
     const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
       () => {
         if (this.mode === 'update') {
@@ -1000,7 +1052,7 @@ export class Deck {
     );
     this.writes.add(durable);
     void durable.finally(() => this.writes.delete(durable));
-    return { rec, durable };
+    return durable;
   }
 
   /**
@@ -1119,15 +1171,17 @@ export class Deck {
    * deck.useChaos({ faults: { 429: 1 }, attempts: 1 })
    */
   useChaos(opts: ChaosOptions | undefined): void {
-    if (opts !== undefined) checkChaos(opts, 'http');
+    if (opts !== undefined) checkChaos(opts, 'proxy');
     const next = openChaos(opts, this.mode, this.warn);
-    for (const [f, n] of Object.entries(this.chaosNow?.counts() ?? {})) this.pastFaults[f] = (this.pastFaults[f] ?? 0) + n;
+    const nextSessions = openSessionChaos(opts, this.mode, this.warn, next);
+    for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) this.pastFaults[f] = (this.pastFaults[f] ?? 0) + n;
     this.chaosNow = next;
+    this.sessionChaosNow = nextSessions;
   }
 
   stats(): DeckStats {
     const faults = { ...this.pastFaults };
-    for (const [f, n] of Object.entries(this.chaosNow?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
+    for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
     return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}) };
   }
 }

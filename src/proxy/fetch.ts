@@ -13,6 +13,7 @@ import { formatFetchSummary } from './fetch-summary.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
+import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, FinalEventHold, readWhole, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
 
 export interface FetchOptions extends DeckOptions, UpstreamTimeouts {
@@ -25,8 +26,10 @@ export interface FetchOptions extends DeckOptions, UpstreamTimeouts {
   shutdownTimeoutMs?: number;
   /**
    * At close, print a summary (recordings replayed and added, misses, unused recordings) to
-   * stderr, or hand its text to this function (default false; the test runner integrations
-   * print a run-wide one instead).
+   * stderr, or hand its text to this function. Default: printed only when a request had no
+   * recording (a miss an SDK or a library swallowed, like the AI SDK's streamText, is still
+   * told); `false`: never (the test runner integrations fail the test and print a run-wide
+   * summary instead).
    */
   summary?: boolean | ((text: string) => void);
 }
@@ -54,6 +57,8 @@ export interface TapedeckFetch {
 }
 
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+/** Misses kept for the summary at close (it lists 20; the count is the deck's). */
+const MAX_MISSES_KEPT = 1000;
 
 function toHeaders(h: Record<string, string | string[] | number | undefined>): Headers {
   const out = new Headers();
@@ -385,7 +390,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       } else decision = await d.decideShared(dreq);
       if (decision.kind === 'replay') {
         d.count(decision.matchedBy);
-        if (opts.summary) used.add(decision.record.trace);
+        used.add(decision.record.trace);
         const r = replayResponse(decision.record, decision.matchedBy, decision.warnings, d.timing, dreq.method);
         if (mark) r.headers.set('x-tapedeck-fault', mark);
         return r;
@@ -397,7 +402,14 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // answer being recorded is read to the end even if the caller stops reading (an SDK
       // aborts its request on `break`), so the next replay finds it.
       const call = link.start(req.url, dreq, req.signal);
-      const up = await call.response;
+      let up: Response;
+      try {
+        up = await call.response;
+      } catch (e) {
+        throw unrecordedMiss(d, decision.miss, e);
+      }
+      const refused = await unrecordedByKey(d, decision.miss, up);
+      if (refused) throw refused;
       if (p && (up.status < 400 || d.recordErrors)) {
         call.detachClient();
         return await recordStream(d, p, dreq, up, recordedAt, t0);
@@ -413,7 +425,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       const e = asTapedeckError(err);
       if (e.code === 'E_MISS') {
         d?.count('miss');
-        if (opts.summary) misses.push({ route: `${dreq.method} ${u.pathname}`, message: e.message });
+        if (misses.length < MAX_MISSES_KEPT) misses.push({ route: `${dreq.method} ${u.pathname}`, message: e.message });
       }
       else d?.countError();
       const status = statusOf(e.code, d?.missStatus ?? opts.missStatus);
@@ -472,11 +484,13 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       const d = await opening.catch(() => undefined);
       try {
         await d?.close();
-        if (d && opts.summary) {
+        const summarize = opts.summary ?? (misses.length > 0 && entry.kind !== 'test');
+        if (d && summarize) {
           const s = d.stats();
           const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded, misses, unused: d.unusedCount(used) });
           if (typeof opts.summary === 'function') opts.summary(text);
-          else process.stderr.write(`${text}\n`);
+          else if (typeof process !== 'undefined' && process.stderr) process.stderr.write(`${text}\n`);
+          else console.warn(text);
         }
       } finally {
         // Idle keep-alive connections to the upstream go too, even when writing the tape failed.

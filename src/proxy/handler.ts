@@ -10,6 +10,7 @@ import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-e
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
+import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
 import type { AwsCredentials } from './sigv4.ts';
 import { ChunkLog, DEFAULT_SHUTDOWN_TIMEOUT_MS, FinalEventHold, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, timeoutOption, UpstreamLink, upstreamTarget, upstreamUrl, type UpstreamTimeouts } from './upstream.ts';
@@ -19,6 +20,7 @@ import { isMcpRequest, McpHttpEndpoint, type McpHttpStats } from '../mcp/http.ts
 import type { Duplex } from 'node:stream';
 import { RealtimeEndpoint, type RealtimeStats } from '../realtime/endpoint.ts';
 import { refuseChaos } from '../chaos/decide.ts';
+import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 
 /**
@@ -53,6 +55,11 @@ export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
    * from the environment; `false` never re-signs.
    */
   awsCredentials?: AwsCredentials | false;
+  /**
+   * Called with one line per miss (`POST /v1/chat/completions: <what differs>; <fix>`), when it
+   * is answered (tapedeck serve prints it on stderr unless --quiet).
+   */
+  onMiss?: (line: string) => void;
 }
 
 /** Statistics of a handler: the engine's counters plus latency and in-flight requests. */
@@ -84,6 +91,15 @@ export interface TapedeckHandler {
    * Live; docs/realtime.md) on the same tape. Any other upgrade is answered 404 and closed.
    */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /**
+   * Replaces the chaos settings from now on, for HTTP answers and realtime sessions alike
+   * (docs/chaos.md); undefined stops injecting. Rejects with E_CHAOS_MODE outside replay
+   * unless `live: true`.
+   *
+   * @example
+   * await handler.chaos({ faults: { close: 1 }, attempts: 1 })
+   */
+  chaos(opts: ChaosOptions | undefined): Promise<void>;
   /**
    * Stops taking requests (503 E_PROXY_CLOSED), waits for in-flight ones for at most
    * `shutdownTimeoutMs`, aborts what is left (not recorded), writes pending records and closes
@@ -374,8 +390,10 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 
   function sendError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
     const e = asTapedeckError(err);
-    if (e.code === 'E_MISS') deck?.count('miss');
-    else deck?.countError();
+    if (e.code === 'E_MISS') {
+      deck?.count('miss');
+      opts.onMiss?.(`${req.method ?? 'GET'} ${(req.url ?? '/').replace(/\?.*$/, '')}: ${e.message.split('\n')[0]}`);
+    } else deck?.countError();
     if (res.headersSent) {
       res.destroy();
       return;
@@ -437,7 +455,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     res.end(r.body);
   }
 
-  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined): Promise<void> {
+  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, miss?: TapedeckError): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
     const url = upstreamUrl(upstream!, dreq.url);
@@ -463,7 +481,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       up = await call.response;
     } catch (e) {
       if (clientGone) return; // nobody to answer, nothing received
-      throw e;
+      throw unrecordedMiss(d, miss, e);
+    }
+    const refusedKey = await unrecordedByKey(d, miss, up);
+    if (refusedKey) {
+      forwarding.delete(res);
+      throw refusedKey;
     }
     const refused = refusedSignatureWarning(sigv4, up.status, up.headers.get('x-amzn-errortype'), p?.route ?? `${dreq.method} ${safeUrl(url)}`);
     if (refused) d.warnOnce(refused);
@@ -603,7 +626,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
    * left after this tick (an upstream call, a paced stream).
    */
   function answer(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, decision: Decision): Promise<void> | undefined {
-    if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared);
+    if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared, decision.miss);
     const rec = decision.record;
     d.count(decision.matchedBy);
     if (replayStore) remember(rec);
@@ -639,7 +662,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   // Realtime sessions (WebSocket upgrades on a provider's realtime route) go to a session
   // endpoint on the same tape, made on the first one (docs/realtime.md).
   let realtime: RealtimeEndpoint | undefined;
-  const realtimeEndpoint = (d: Deck): RealtimeEndpoint => (realtime ??= new RealtimeEndpoint(sessionOptions(d)));
+  const realtimeEndpoint = (d: Deck): RealtimeEndpoint => (realtime ??= new RealtimeEndpoint({ ...sessionOptions(d), chaos: () => d.sessionChaos }));
 
   function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const notFound = () => {
@@ -764,6 +787,11 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   });
   handler.stats = stats;
   handler.upgrade = upgrade;
+  handler.chaos = (c) => {
+    if (c !== undefined) checkChaos(c, 'proxy');
+    // Applied once the tape is open (before any later request: promise reactions run in order).
+    return opening.then(() => deck!.useChaos(c));
+  };
   handler.close = () => {
     closing ??= (async () => {
       // A `timeout` fault waits for a client that gave up; there is nothing to finish.

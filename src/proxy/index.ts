@@ -15,6 +15,9 @@ export { startProxy, type ProxyServer, type ServeOptions } from './server.ts';
 export { makeLocalCertificate, tlsMaterial, type TlsMaterial } from './tls.ts';
 export { serveCommand } from './cli.ts';
 export { addRecordings, type WrittenEvent, type WrittenRecording } from './hand-written.ts';
+// Other tools' recordings (HAR, VCR.py, nock, mock-server fixtures) onto a tape: docs/migrate.md.
+export { importRecordings, type ImportOptions, type ImportReport } from './import.ts';
+export type { ImportFormat } from '../store/import/read.ts';
 export type { MatchFunction } from './deck-hooks.ts';
 export type { HookEvent, HookRecording, HookRequest, HookResponse, RecordingHook, RecordingHooks } from '../store/hooks.ts';
 export type { DeckOptions, DeckStats, Timing, MatchedBy } from './deck.ts';

@@ -4,6 +4,8 @@
  * The same port speaks cleartext HTTP/2 to clients that open with its preface (prior knowledge,
  * as the AWS SDK's default HTTP/2 handler does for an http:// endpoint).
  */
+import { existsSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { constants as h2constants, createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
@@ -156,6 +158,9 @@ export interface ProxyServer {
  * await proxy.close()
  */
 export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
+  // A proxy that cannot start (the port is taken) leaves no trace: not the tape its open made,
+  // nor its writer registration (`<tape>.writers/`).
+  const madeTape = typeof opts.tape === 'string' && opts.mode !== 'passthrough' && !existsSync(opts.tape) ? opts.tape : undefined;
   const handler = createHandler(opts);
   await handler.ready;
   const requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
@@ -177,13 +182,19 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     s.once('close', () => sessions.delete(s));
   });
   const undecided = opts.tls ? new Set<Socket>() : acceptHttp2(server, h2, server.headersTimeout);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 8080, opts.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 8080, opts.host ?? '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (e) {
+    await handler.close().catch(() => {});
+    if (madeTape && handler.stats().recorded === 0) await unlink(madeTape).catch(() => {});
+    throw e;
+  }
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   let closing: Promise<void> | undefined;

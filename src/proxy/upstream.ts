@@ -461,12 +461,22 @@ export class ChunkLog {
   }
 }
 
-const MARKERS = FINAL_EVENT_MARKERS.map((m) => Buffer.from(m, 'latin1'));
-const MARKER_SPAN = Math.max(...MARKERS.map((m) => m.length)) - 1;
+// Made when a stream is first recorded, not when this module loads: browser bundles include it
+// (createFetch) and have no Buffer.
+let MARKERS: Buffer[] | undefined;
+let MARKER_SPAN = 0;
 const NOTHING: readonly Uint8Array[] = Object.freeze([]);
 
+function markers(): Buffer[] {
+  if (!MARKERS) {
+    MARKERS = FINAL_EVENT_MARKERS.map((m) => Buffer.from(m, 'latin1'));
+    MARKER_SPAN = Math.max(...MARKERS.map((m) => m.length)) - 1;
+  }
+  return MARKERS;
+}
+
 const hasMarker = (b: Buffer): boolean => {
-  for (const m of MARKERS) if (b.indexOf(m) >= 0) return true;
+  for (const m of markers()) if (b.indexOf(m) >= 0) return true;
   return false;
 };
 
@@ -485,10 +495,12 @@ const hasMarker = (b: Buffer): boolean => {
  */
 export class FinalEventHold {
   private held: Uint8Array | undefined;
-  private tail: Buffer = Buffer.alloc(0);
+  private tail: Buffer | undefined;
 
   /** Takes the next chunk; returns the chunks to send now, in order. */
   push(chunk: Uint8Array): readonly Uint8Array[] {
+    markers();
+    this.tail ??= Buffer.alloc(0);
     const b = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     const final = hasMarker(b) || (this.tail.length > 0 && hasMarker(Buffer.concat([this.tail, b.subarray(0, MARKER_SPAN)])));
     this.tail = b.length >= MARKER_SPAN ? b.subarray(b.length - MARKER_SPAN) : Buffer.concat([this.tail, b]).subarray(-MARKER_SPAN);

@@ -7,15 +7,23 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
+import { refuseChaos, type Chaos } from '../chaos/decide.ts';
+import { CHAOS_HEADER, type RealtimeFault } from '../chaos/options.ts';
 import { hashValue } from '../core/index.ts';
 import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';
-import { LiveSession, ReplaySession, errorText, sendMiss } from './session.ts';
-import { RealtimeTape, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
+import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, errorText, sendMiss } from './session.ts';
+import { RealtimeTape, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
 
 export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
   /** Base URL of the live provider (`https://api.openai.com`); `http(s):` becomes `ws(s):`. */
   upstream?: string;
   timing?: RealtimeTiming;
+  /**
+   * Faults on demand for replayed sessions (docs/chaos.md), asked for at each connect (the
+   * proxy's settings can change between sessions). Undefined: no chaos, and an
+   * `x-tapedeck-chaos` header is refused outside replay.
+   */
+  chaos?: () => Chaos<LoadedSession> | undefined;
 }
 
 /** Realtime traffic counters, in the proxy's stats. */
@@ -29,7 +37,8 @@ export interface RealtimeStats {
 }
 
 // Headers of the client's handshake that belong to its own connection, not to the upstream's.
-const HOP = new Set(['host', 'connection', 'upgrade', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol', 'content-length', 'keep-alive', 'transfer-encoding', 'proxy-connection']);
+// The chaos header is tapedeck's own: never sent on.
+const HOP = new Set([CHAOS_HEADER, 'host', 'connection', 'upgrade', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol', 'content-length', 'keep-alive', 'transfer-encoding', 'proxy-connection']);
 
 /**
  * Whether an upgrade request is for a realtime route tapedeck records.
@@ -95,32 +104,46 @@ export class RealtimeEndpoint {
     const stored = safeUrl(url, protocol);
     const label = `${req.method ?? 'GET'} ${stored}`;
     const base = { tape, protocol, label, timing: this.opts.timing };
+    let fault: { chaos: Chaos<LoadedSession>; name: RealtimeFault } | undefined;
+    try {
+      fault = this.decideFault(tape, key, label, req.headers[CHAOS_HEADER]);
+    } catch (e) {
+      return refuse(socket, 400, errorText(e));
+    }
     if (tape.serves) {
-      let session;
+      let session: LoadedSession | undefined;
       try {
-        session = await tape.nextSession(key);
+        // The reconnect after a faulted session gets the session that one was cut from.
+        session = (fault ? fault.chaos.held(key, true) : this.opts.chaos?.()?.held(key, false)) ?? (await tape.nextSession(key));
       } catch (e) {
+        if (fault) fault.chaos.undo(key, fault.name);
         // A damaged recording: this connect's session is lost, never another connect's given instead.
         return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck: ${errorText(e)}`));
       }
       if (session) {
-        tape.sessionsReplayed++;
-        return this.accept(req, socket, head, session.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => {
+        const s = session;
+        if (fault) fault.chaos.hold(key, s);
+        else tape.sessionsReplayed++;
+        const faulted = fault ? { fault: { reason: `tapedeck chaos: ${fault.name} injected (${FAULT_CLOSE_CODE}) in the middle of a response; seed ${fault.chaos.seed}` } } : {};
+        return this.accept(req, socket, head, s.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => {
           try {
-            new ReplaySession({ ...base, client }, session);
+            new ReplaySession({ ...base, client, ...faulted }, s);
           } catch (e) {
             sendMiss(client, protocol, `tapedeck: ${errorText(e)}`);
           }
         });
       }
-      if (tape.mode === 'replay') {
-        const fix = tape.recordCommand;
-        const difference = tape.exists ? `no recording of this session (${label})` : `no tape at ${tape.location}`;
-        const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${fix}`;
-        tape.miss(protocol.provider, `tapedeck miss: ${difference}; ${fix}`, report);
-        tape.warn(report);
-        return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck miss: ${difference}; ${fix}`));
-      }
+    }
+    // A fault needs a recording to cut: a miss is answered as a miss, a live session goes on
+    // unfaulted (its fault never counted).
+    if (fault) fault.chaos.undo(key, fault.name);
+    if (tape.serves && tape.mode === 'replay') {
+      const fix = tape.recordCommand;
+      const difference = tape.exists ? `no recording of this session (${label})` : `no tape at ${tape.location}`;
+      const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${fix}`;
+      tape.miss(protocol.provider, `tapedeck miss: ${difference}; ${fix}`, report);
+      tape.warn(report);
+      return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck miss: ${difference}; ${fix}`));
     }
     if (!this.opts.upstream) return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
     // The path as the client sent it, after the upstream's own (a client may send `//ws/...`).
@@ -147,6 +170,22 @@ export class RealtimeEndpoint {
         this.live.add(s);
       });
     });
+  }
+
+  /**
+   * Whether this connect's session is faulted: asked of the proxy's chaos with the connect's
+   * key (its ordinal among the sessions of that key is the chaos's count). The header forces
+   * (`close`) or forbids (`none`) it; a header outside replay without `live` is E_CHAOS_MODE.
+   */
+  private decideFault(tape: RealtimeTape, key: string, label: string, header: string | string[] | undefined): { chaos: Chaos<LoadedSession>; name: RealtimeFault } | undefined {
+    const chaos = this.opts.chaos?.();
+    const forced = Array.isArray(header) ? header[0] : header;
+    if (forced !== undefined) refuseChaos(tape.mode, chaos?.options.live, `header ${CHAOS_HEADER}`);
+    if (!chaos) return undefined;
+    const force = forced === undefined ? undefined : chaos.forced(forced);
+    if (force === undefined && !chaos.canFire) return undefined;
+    const v = chaos.decide(key, force, label);
+    return v?.fault ? { chaos, name: v.fault as RealtimeFault } : undefined;
   }
 
   private accept(req: IncomingMessage, socket: Duplex, head: Buffer, chosen: string | undefined, then: (client: WebSocket) => void): void {

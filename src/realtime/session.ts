@@ -81,6 +81,42 @@ export interface RealtimeSessionOptions {
   onMiss?: (report: string) => void;
   /** The session is over (both sides closed, its records written). */
   onDone?: () => void;
+  /**
+   * Replay only: a fault injected by chaos, the close (1011) in the middle of the session's
+   * first response; `reason` is the close reason, naming the fault.
+   */
+  fault?: { reason: string };
+}
+
+/** Where a faulted replay closes: after `frames` server frames of step `step` (-1: the prelude). */
+interface CutPoint {
+  step: number;
+  frames: number;
+}
+
+/** The close code of a server that failed mid-session (RFC 6455: an unexpected condition). */
+export const FAULT_CLOSE_CODE = 1011;
+
+/**
+ * The middle of a session's first response: the step whose server frames lead up to a frame
+ * that completes a response, cut after the first half of the frames before that one (at
+ * least one: the response has begun, its end never comes). A session with no such response is
+ * cut before its first completing frame, or else at its end.
+ */
+function middleOfFirstResponse(prelude: readonly Played[], steps: readonly Step[], protocol: RealtimeProtocol): CutPoint {
+  let before: CutPoint | undefined;
+  for (let s = 0; s < steps.length; s++) {
+    const server = steps[s]!.server;
+    for (let i = 0; i < server.length; i++) {
+      const msg = parse(server[i]!.data);
+      if (msg === undefined || !protocol.completes(msg)) continue;
+      if (i >= 1) return { step: s, frames: Math.max(1, Math.floor(i / 2)) };
+      before ??= { step: s, frames: 0 };
+      break;
+    }
+  }
+  if (before) return before;
+  return steps.length > 0 ? { step: steps.length - 1, frames: steps[steps.length - 1]!.server.length } : { step: -1, frames: prelude.length };
 }
 
 /**
@@ -297,6 +333,8 @@ export class ReplaySession {
   private clientFrames = 0;
   private over = false;
   private clock: Promise<void> = Promise.resolve();
+  /** Where chaos closes this session, when it is faulted. */
+  private readonly cut: CutPoint | undefined;
 
   constructor(opts: RealtimeSessionOptions, session: LoadedSession) {
     this.opts = opts;
@@ -313,14 +351,30 @@ export class ReplaySession {
       }
       prepared.set(session, { prelude: this.prelude, steps: this.steps });
     }
+    this.cut = opts.fault ? middleOfFirstResponse(this.prelude, this.steps, opts.protocol) : undefined;
     opts.client.on('message', (d: Data, binary: boolean) => this.fromClient(asBuffer(d), binary));
     opts.client.on('error', () => {});
     opts.client.on('close', () => {
       this.over = true;
       opts.onDone?.();
     });
+    if (this.cut?.step === -1) {
+      this.play(this.prelude.slice(0, this.cut.frames), 0);
+      this.closeFaulted();
+      return;
+    }
     this.play(this.prelude, 0);
     this.maybeEnd();
+  }
+
+  /** The injected fault: the close (1011) once the frames before it are out; the client's frames after it are not answered. */
+  private closeFaulted(): void {
+    this.over = true;
+    const reason = closeReason(this.opts.fault!.reason);
+    void this.clock.then(() => {
+      const c = this.opts.client;
+      if (c.readyState === c.OPEN) c.close(FAULT_CLOSE_CODE, reason);
+    });
   }
 
   /** A server frame as it goes on the wire, its audio put back. */
@@ -409,6 +463,10 @@ export class ReplaySession {
       return this.miss(msg, `client frame ${this.clientFrames} (${msg === undefined ? 'binary data' : p.frameName(msg)}) differs from the recording's (${'msg' in rec ? p.frameName(rec.msg) : 'binary data'})`);
     }
     this.step++;
+    if (this.cut?.step === this.step - 1) {
+      this.play(step.server.slice(0, this.cut.frames), rec.ms);
+      return this.closeFaulted();
+    }
     this.play(step.server, rec.ms);
     this.maybeEnd();
   }
@@ -433,13 +491,17 @@ export class ReplaySession {
       this.offset += n;
       rest = rest.subarray(n);
       const due: Played[] = [];
-      while (this.sent < step.server.length) {
+      // A faulted session stops at its cut, in the middle of this step's frames.
+      const cutHere = this.cut?.step === this.step;
+      const last = cutHere ? this.cut!.frames : step.server.length;
+      while (this.sent < last) {
         const f = step.server[this.sent]!;
         if (this.offset < rec.length && (f.at === undefined || f.at > this.offset)) break;
         due.push(f);
         this.sent++;
       }
       this.play(due, step.client.ms);
+      if (cutHere && (this.sent >= last || this.offset === rec.length)) return this.closeFaulted();
       if (this.offset === rec.length) {
         this.step++;
         this.offset = 0;

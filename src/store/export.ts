@@ -358,7 +358,7 @@ export async function importTapeJSON(json: string, out: string, opts: { force?: 
         await link(tmp, out); // fails with EEXIST instead of replacing
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-          throw new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; importTapeJSON does not overwrite it.`, {
+          throw new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; an import does not overwrite it.`, {
             file: out,
             hint: 'Pass { force: true } to replace it, or import to another path.',
           });

@@ -19,6 +19,7 @@ export { isBackend, storeBackend, type StoreBackendOptions } from './backends/op
 export { maskRedisUrl } from './backends/redis-connection.ts';
 export { pullTape, pushTape, type PullResult, type PushResult } from './redis-transfer.ts';
 export { exportTapeJSON, importTapeJSON } from './export.ts';
+export { exportTapeHar, type HarExport } from './export-har.ts';
 export type { CacheHook, CacheHookRecording, HookRecording, RecordingHook } from './hooks.ts';
 export { setupTapeDiffs } from './git-diff.ts';
 export { resolveMode, resolveModeWithSource, TAPE_MODES, type TapeMode, type TapeModeSource } from './mode.ts';

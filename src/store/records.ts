@@ -146,15 +146,18 @@ export function currentHttpKey(rec: HttpRecord, norm: NormalizeOptions = {}): { 
  * (`norm`: the ignored arguments and volatile keys). `rekeyed` counts the records whose stored
  * key was from an older spec version.
  */
-export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord> & { rekeyed: number } {
+export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord> & { rekeyed: number; mcp: number } {
   const kind = {
     name: 'HTTP exchange record',
     rekeyed: 0,
+    /** MCP exchanges met on the same tape (the proxy serves both; its lines count both). */
+    mcp: 0,
     // In tapes written before `match` and `route` were moved before the containers, they follow
     // the request and response: the head is read past them (see peekFrame).
     headFields: ['kind', 'key', 'keyVersion', 'match', 'route'],
     headDeep: true,
     keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown) => {
+      if (head.kind === MCP_RECORD_KIND) kind.mcp++;
       if (head.kind !== 'http') return undefined;
       // Keyed under the current spec: filed by its head, without decoding it (a large tape
       // opens in one pass over the frames). Only a record of an older spec is decoded, to be
@@ -385,6 +388,28 @@ export function answerProblem(response: HttpRecord['response']): string | undefi
     return 'not valid JSON';
   }
   return undefined;
+}
+
+/**
+ * How a recorded answer was framed, for listings: `sse`, `ndjson`, `eventstream` (AWS), or `-`
+ * for a whole body; `, cut` when the stream was recorded broken off.
+ *
+ * @example
+ * answerFraming({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: new Uint8Array() }) // 'sse'
+ */
+export function answerFraming(response: HttpRecord['response']): string {
+  const ct = response.headers['content-type'];
+  const type = (Array.isArray(ct) ? ct[0] : ct)?.toLowerCase() ?? '';
+  const kind = type.startsWith('text/event-stream')
+    ? 'sse'
+    : /ndjson|jsonl|jsonlines/.test(type)
+      ? 'ndjson'
+      : type.startsWith('application/vnd.amazon.eventstream')
+        ? 'eventstream'
+        : response.cut
+          ? 'stream'
+          : '-';
+  return response.cut ? `${kind}, cut` : kind;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -177,6 +177,11 @@ const isSecretName = (folded: string, exact: ReadonlySet<string>) => exact.has(f
 const CREDENTIAL =
   /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16,}|\b(?:Credential=[A-Za-z0-9/_-]{16,}|Signature=[0-9a-f]{64})|\bauth_tokens\/[A-Za-z0-9_-]{16,}|\b(?:sk-(?:ant-|proj-|or-)?[A-Za-z0-9_-]{20,}|ek_[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abposr]-[A-Za-z0-9-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16})/g;
 
+/** Header kinds: kept (credential-looking text masked), masked (keyed), a credential (`[REDACTED]`). */
+const PLAIN_HEADER = 0;
+const SECRET_HEADER = 1;
+const CREDENTIAL_HEADER = 2;
+
 /**
  * The credential-looking substrings of a text (the patterns `text()` masks): bearer and basic
  * tokens, SigV4 credentials and signatures, known provider key formats. `tapedeck scan` looks
@@ -290,6 +295,20 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       return mask(shown) === shown ? p : `${p.slice(0, eq)}=${encodeURIComponent(mask(raw))}`;
     });
     return text(u.slice(0, q + 1) + parts.join('&') + (hashAt < 0 ? '' : u.slice(hashAt)));
+  };
+
+  // What a header name is, judged once per name: traffic repeats the same few dozen names, and
+  // folding and the suffix test cost more than the rest of a header's redaction. Bounded, since
+  // names come from the traffic.
+  const headerKinds = new Map<string, number>();
+  const headerKind = (k: string): number => {
+    let kind = headerKinds.get(k);
+    if (kind === undefined) {
+      const f = fold(k);
+      kind = credentialHeaders.has(f) && headerSet.has(f) ? CREDENTIAL_HEADER : isSecretName(f, headerSet) ? SECRET_HEADER : PLAIN_HEADER;
+      if (headerKinds.size < 4096) headerKinds.set(k, kind);
+    }
+    return kind;
   };
 
   const masks = (k: string, x: unknown) => x != null && x !== '' && typeof x !== 'boolean' && secretField(k);
@@ -412,9 +431,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       const out: Record<string, string | string[] | number | undefined> = {};
       for (const [k, x] of Object.entries(h)) {
         if (x === undefined) continue;
-        const f = fold(k);
-        if (credentialHeaders.has(f) && headerSet.has(f)) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
-        else if (isSecretName(f, headerSet)) out[k] = Array.isArray(x) ? x.map((y) => mask(String(y))) : mask(String(x));
+        const kind = headerKind(k);
+        if (kind === CREDENTIAL_HEADER) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
+        else if (kind === SECRET_HEADER) out[k] = Array.isArray(x) ? x.map((y) => mask(String(y))) : mask(String(x));
         else out[k] = typeof x === 'string' ? text(x) : Array.isArray(x) ? x.map(text) : x;
       }
       return out as H;

@@ -226,7 +226,10 @@ export class ReplayCache {
 
   /**
    * Like {@link get}, but the whole record: value, raw response bytes and content type, duration,
-   * metadata, hashes and the time it was recorded. Consumes the recording just as get does.
+   * metadata, hashes and the time it was recorded. It is a call just as get is (the k-th call of
+   * a request, get or getRecord, gets the k-th recording), so `get` then `getRecord` of one
+   * request are two calls: for the value and the record of one call, call getRecord alone (its
+   * `value` is what get returns).
    *
    * @example
    * const rec = await cache.getRecord(request); if (rec?.raw) res.end(rec.raw.body)
@@ -363,7 +366,9 @@ export class ReplayCache {
         : typeof detail?.details.difference === 'string'
           ? detail.details.difference
           : 'no recording has this request key';
-    const message = detail ? detail.message : missHeadline(difference, fix);
+    // Used up: often get() then getRecord() of one request, which are two calls.
+    const usedUp = this.col.exists && recorded > 0;
+    const message = detail ? detail.message : missHeadline(difference, usedUp ? `${fix}; or, if get() and getRecord() read one call, use getRecord() alone (each is a call)` : fix);
     return new TapedeckError('E_MISS', message, {
       file: this.path,
       key: keys.key,
@@ -374,7 +379,7 @@ export class ReplayCache {
       command: entry.recordCommand,
       difference,
       fix: detail ? detail.details.fix : fix,
-      ...(detail ? { kind: detail.details.kind, closest: detail.details.closest, fixes: detail.details.fixes, report: detail.details.report } : { kind: recorded > 0 ? 'used-up' : 'no-recordings', fixes: [`${fix[0]!.toUpperCase()}${fix.slice(1)}, then commit ${this.path}.`] }),
+      ...(detail ? { kind: detail.details.kind, closest: detail.details.closest, fixes: detail.details.fixes, report: detail.details.report } : { kind: recorded > 0 ? 'used-up' : 'no-recordings', fixes: [...(usedUp ? ['get() and getRecord() each count as a call: to read the value and the whole record of one call, call getRecord() alone (its value is what get() returns).'] : []), `${fix[0]!.toUpperCase()}${fix.slice(1)}, then commit ${this.path}.`] }),
     });
   }
 

@@ -171,7 +171,7 @@ export function registerTapeType<T extends object>(def: TapeType<T>): void {
     Class: Class as unknown as new () => T,
     type,
     // What write returns goes through the same Map boxing as a record value.
-    write: (v: T) => boxMaps(def.write(v), new Set(), `<${name}>`),
+    write: (v: T) => boxMaps(def.write(v), new Set(), [`<${name}>`]),
     read: (data: unknown) => def.read(data),
   });
 }
@@ -189,10 +189,21 @@ export function tapeTypeNamed(name: string): TapeType<object> | undefined {
 
 const packr = new Packr(MSGPACK_OPTIONS);
 
+/**
+ * Where the walk in {@link boxMaps} is: the root's name, then one segment per level (an object's
+ * member name, an array's index, or a Map or Set position already spelled out). Kept as a stack
+ * and spelled only for an error, so a record's thousands of values cost no path strings.
+ */
+type WalkPath = (string | number | { spelled: string })[];
+
+const spellPath = (path: WalkPath): string =>
+  path.map((s, i) => (i === 0 ? String(s) : typeof s === 'number' ? `[${s}]` : typeof s === 'string' ? `.${s}` : s.spelled)).join('');
+
 /** Copy-on-write walk that boxes Maps (see {@link TapeMapBox}) and rejects cycles up front. */
-function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
+function boxMaps(value: unknown, ancestors: Set<object>, path: WalkPath): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (ancestors.has(value)) {
+    const at = spellPath(path);
     throw new TapedeckError('E_CYCLE', `A tape record cannot contain a cycle (at ${at}).`, {
       path: at,
       hint: 'Records are stored by value; break the cycle before appending.',
@@ -210,7 +221,11 @@ function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
       const entries: [unknown, unknown][] = [];
       let i = 0;
       for (const [k, v] of value as Map<unknown, unknown>) {
-        entries.push([boxMaps(k, ancestors, `${at}.<key ${i}>`), boxMaps(v, ancestors, `${at}.<value ${i}>`)]);
+        path.push({ spelled: `.<key ${i}>` });
+        const bk = boxMaps(k, ancestors, path);
+        path[path.length - 1] = { spelled: `.<value ${i}>` };
+        entries.push([bk, boxMaps(v, ancestors, path)]);
+        path.pop();
         i++;
       }
       return new TapeMapBox(entries);
@@ -220,7 +235,12 @@ function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
       let out: unknown[] | undefined;
       for (let i = 0; i < arr.length; i++) {
         const v = arr[i];
-        const b = boxMaps(v, ancestors, `${at}[${i}]`);
+        let b = v;
+        if (v !== null && typeof v === 'object') {
+          path.push(i);
+          b = boxMaps(v, ancestors, path);
+          path.pop();
+        }
         if (b !== v && !out) out = arr.slice(0, i);
         if (out) out.push(b);
       }
@@ -228,14 +248,24 @@ function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
     }
     if (isSet) {
       const items = [...(value as Set<unknown>)];
-      const boxed = items.map((v, i) => boxMaps(v, ancestors, `${at}.<item ${i}>`));
+      const boxed = items.map((v, i) => {
+        path.push({ spelled: `.<item ${i}>` });
+        const b = boxMaps(v, ancestors, path);
+        path.pop();
+        return b;
+      });
       return boxed.some((b, i) => b !== items[i]) ? new Set(boxed) : value;
     }
     const obj = value as Record<string, unknown>;
     let out: Record<string, unknown> | undefined;
     for (const key of Object.keys(obj)) {
       const v = obj[key];
-      const b = boxMaps(v, ancestors, `${at}.${key}`);
+      let b = v;
+      if (v !== null && typeof v === 'object') {
+        path.push(key);
+        b = boxMaps(v, ancestors, path);
+        path.pop();
+      }
       if (b !== v && !out) out = { ...obj };
       if (out) out[key] = b;
     }
@@ -247,10 +277,19 @@ function boxMaps(value: unknown, ancestors: Set<object>, at: string): unknown {
 
 /** Encode one value; the result is a fresh copy (Packr reuses its buffer between calls). */
 function encodeValue(value: unknown, index: number, file: string): Uint8Array {
-  const boxed = boxMaps(value, new Set(), `$[${index}]`);
-  let packed: Uint8Array;
+  return new Uint8Array(packed(value, index, file, false));
+}
+
+/**
+ * One value packed: a view of Packr's buffer, valid until the next call. `plain` says the value
+ * holds no Map, Set or cycle (data parsed from JSON and built from it), so the boxing walk
+ * would change nothing and is skipped.
+ */
+function packed(value: unknown, index: number, file: string, plain: boolean): Uint8Array {
+  const boxed = plain ? value : boxMaps(value, new Set(), [`$[${index}]`]);
+  let out: Uint8Array;
   try {
-    packed = packr.pack(boxed);
+    out = packr.pack(boxed);
   } catch (e) {
     throw new TapedeckError('E_TYPE', `Record ${index} for tape ${file} cannot be encoded: ${(e as Error).message}`, {
       file,
@@ -258,14 +297,14 @@ function encodeValue(value: unknown, index: number, file: string): Uint8Array {
       hint: 'Records must be plain data: objects, arrays, strings, numbers, booleans, null, bigint, Date, Map, Set, typed arrays, Error.',
     });
   }
-  if (packed.length > MAX_RECORD_BYTES) {
-    throw new TapedeckError('E_TOO_LARGE', `Record ${index} for tape ${file} is ${packed.length} bytes; the limit is ${MAX_RECORD_BYTES}.`, {
+  if (out.length > MAX_RECORD_BYTES) {
+    throw new TapedeckError('E_TOO_LARGE', `Record ${index} for tape ${file} is ${out.length} bytes; the limit is ${MAX_RECORD_BYTES}.`, {
       file,
       path: `$[${index}]`,
       hint: 'Store large bodies outside the tape or split them.',
     });
   }
-  return new Uint8Array(packed);
+  return out;
 }
 
 function frame(payload: Uint8Array): Buffer {
@@ -643,7 +682,45 @@ function scalarAt(bytes: Buffer, p: number, t: number): PeekedScalar {
  * await appendRecords('chat.tape', [{ request, response }]);
  */
 export async function appendRecords(path: string, values: unknown[], options: AppendOptions = {}): Promise<{ offsets: number[] }> {
-  const frames = values.map((v, i) => frame(encodeValue(v, i, path)));
+  return appendFrames(
+    path,
+    values.map((v, i) => recordFrame(v, i, path)),
+    options,
+  );
+}
+
+/**
+ * One record as the frame {@link appendFrames} writes (what appendRecords writes for it).
+ * `index` and `file` only name the record in an error. A bulk writer frames each record as it
+ * builds it, so the record's objects are garbage at once instead of surviving to the append.
+ *
+ * @example
+ * await appendFrames('chat.tape', [recordFrame({ request, response }, 0, 'chat.tape')]);
+ */
+export function recordFrame(
+  value: unknown,
+  index: number,
+  file: string,
+  options: {
+    /**
+     * The value is plain data: objects, arrays, strings, numbers, booleans, null and byte
+     * arrays, with no Map, Set or cycle (a bulk import of JSON recordings). Skips the walk that
+     * boxes Maps and rejects cycles; a Map would then be written as an empty map. Default false.
+     */
+    plain?: boolean;
+  } = {},
+): Buffer {
+  // Framed straight from Packr's buffer: one copy of each payload, not two.
+  return frame(packed(value, index, file, options.plain === true));
+}
+
+/**
+ * Appends frames made by {@link recordFrame}, as {@link appendRecords} appends records.
+ *
+ * @example
+ * await appendFrames('chat.tape', [recordFrame(record, 0, 'chat.tape')], { durable: true });
+ */
+export async function appendFrames(path: string, frames: Buffer[], options: AppendOptions = {}): Promise<{ offsets: number[] }> {
   const data = Buffer.concat(frames);
   return withTapeLock(
     path,

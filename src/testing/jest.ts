@@ -20,7 +20,8 @@
  *   const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: tape().fetch })
  * })
  */
-import { beginTest, configureTapes, endTest, tape } from './runner.ts';
+import { failedWithMiss } from './miss.ts';
+import { beginTest, configureTapes, endTest, missFailure, tape } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
 
@@ -37,7 +38,25 @@ if (typeof g.beforeEach === 'function' && typeof g.afterEach === 'function' && g
     const st = g.expect!.getState();
     beginTest({ file: st.testPath ?? 'unknown.test.js', names: [st.currentTestName ?? 'test'], runner: 'jest' });
   });
-  g.afterEach(() => endTest());
+  // A test in which a request missed fails, even if its code caught the miss: a failing
+  // afterEach fails that test (and only it) in jest-circus. A test that already failed with the
+  // miss itself is not told twice.
+  g.afterEach(async () => {
+    const failure = missFailure();
+    await endTest();
+    if (failure && !failedWithMiss(runningTestErrors())) throw failure;
+  });
+}
+
+/**
+ * The errors the running test failed with so far. jest-circus keeps its state on the global
+ * object under a symbol it does not register (`Symbol('JEST_STATE_SYMBOL')`), so it is found by
+ * its description; none found (another runner), none known.
+ */
+function runningTestErrors(): unknown[] {
+  const sym = Object.getOwnPropertySymbols(globalThis).find((s) => s.description === 'JEST_STATE_SYMBOL');
+  const st = sym ? (globalThis as Record<symbol, { currentlyRunningTest?: { errors?: unknown[] } } | undefined>)[sym] : undefined;
+  return st?.currentlyRunningTest?.errors ?? [];
 }
 
 // Kept for `import tapedeck from 'llm-tapedeck/jest'`.

@@ -30,6 +30,8 @@ export interface MissDetails {
   closest?: Near[];
   signature?: { messageCount?: number };
   recordedRoutes?: string[];
+  /** Update mode could not record the request: why (no network, a refused key). */
+  unrecordable?: string;
 }
 
 const q = (s: string) => (s.length > 160 ? `${s.slice(0, 157)}...` : s);
@@ -67,4 +69,18 @@ export function diagnoseMiss(d: MissDetails, container: 'tape' | 'namespace' = '
   if (n.differingArgs?.length) parts.push(`arguments differ: ${n.differingArgs.join(', ')}`);
   if (parts.length === 0) parts.push(n.used ? 'the same request was recorded but its recordings are used up (the code makes this call more often than when it was recorded)' : 'the request differs from it only in ignored parts');
   return `closest recording #${n.index ?? 0}: ${parts.join('; ')}`;
+}
+
+/**
+ * Whether a failed test's errors already include a tapedeck miss (an SDK error whose message
+ * says `tapedeck miss`), so the helper that fails tests with misses does not report it twice.
+ *
+ * @example
+ * failedWithMiss([new Error('400 tapedeck miss: message 0 (user) text differs')]) // true
+ */
+export function failedWithMiss(errors: readonly unknown[]): boolean {
+  return errors.some((e) => {
+    const one = Array.isArray(e) ? e[0] : e;
+    return String((one as { message?: unknown } | undefined)?.message ?? '').includes('tapedeck miss');
+  });
 }

@@ -14,22 +14,85 @@
  *   const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: tape().fetch })
  * })
  */
-import { beginTest, endRun, endTest, startRun } from './runner.ts';
+import { failedWithMiss } from './miss.ts';
+import { beginTest, endRun, endTest, missFailure, startRun } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
 
+type TestFn = (this: unknown, ...args: unknown[]) => unknown;
+
 interface MochaContext {
-  currentTest?: { file?: string; titlePath(): string[] };
+  currentTest?: { file?: string; titlePath(): string[]; fn?: TestFn };
   tape?: unknown;
+}
+
+/** Test functions already wrapped by {@link failsOnMiss} (a retried test keeps its wrapper). */
+const wrapped = new WeakSet<TestFn>();
+/** Tests whose tape is open: the hooks run once per test even when mocha registered them twice. */
+const opened = new WeakSet<object>();
+
+/**
+ * What a test ends with: its own error, or, when a request missed, the miss (with the record
+ * command), even if the test's code caught it. A test that failed with the miss itself keeps
+ * its error; one that failed with something else (what a library made of the miss) gets the
+ * miss, its own message after it.
+ */
+function outcome(err: unknown): unknown {
+  const failure = missFailure();
+  if (!failure || (err !== undefined && err !== null && failedWithMiss([err]))) return err;
+  if (err !== undefined && err !== null) failure.message += `\nThe test failed with: ${err instanceof Error ? err.message : String(err)}`;
+  return failure;
+}
+
+/**
+ * The test function, failing when a request of the test missed. Failing the after-each hook
+ * instead would make mocha skip the rest of the suite; a failing test does not. The wrapper
+ * keeps the arity mocha reads (`done`-style tests take one argument).
+ */
+function failsOnMiss(fn: TestFn): TestFn {
+  let out: TestFn;
+  if (fn.length > 0) {
+    out = function (this: unknown, done: unknown) {
+      try {
+        return fn.call(this, (err?: unknown) => (done as (e?: unknown) => void)(outcome(err)));
+      } catch (e) {
+        throw outcome(e);
+      }
+    };
+  } else {
+    out = function (this: unknown) {
+      let r: unknown;
+      try {
+        r = fn.call(this);
+      } catch (e) {
+        throw outcome(e);
+      }
+      const end = (err?: unknown) => {
+        const e = outcome(err);
+        if (e !== undefined) throw e;
+      };
+      if (r && typeof (r as PromiseLike<unknown>).then === 'function') return Promise.resolve(r).then(() => end(), (e: unknown) => end(e ?? new Error(String(e))));
+      end();
+      return r;
+    };
+  }
+  wrapped.add(out);
+  return out;
 }
 
 /** Root hooks (mocha's --require plugin): open the test's tape before it, close it after. */
 export const mochaHooks = {
   beforeEach(this: MochaContext): void {
     const t = this.currentTest;
+    if (t && opened.has(t)) return;
+    if (t) opened.add(t);
     this.tape = beginTest({ file: t?.file ?? 'unknown.test.js', names: t ? t.titlePath() : ['test'], runner: 'mocha' });
+    if (t?.fn && !wrapped.has(t.fn)) t.fn = failsOnMiss(t.fn);
   },
   async afterEach(this: MochaContext): Promise<void> {
+    const t = this.currentTest;
+    if (t && !opened.has(t)) return;
+    if (t) opened.delete(t);
     this.tape = undefined;
     await endTest();
   },
@@ -44,5 +107,5 @@ export function mochaGlobalSetup(): void {
 
 /** Global fixture: the run summary. */
 export async function mochaGlobalTeardown(): Promise<void> {
-  if (runDir) await endRun(runDir, 'npx mocha');
+  if (runDir) await endRun(runDir, 'npx mocha --require llm-tapedeck/mocha');
 }

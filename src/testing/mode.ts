@@ -40,3 +40,15 @@ export function resolveTestMode(opts: { option?: string; cliMode?: string; env?:
   if (opts.option !== undefined && String(opts.option).trim() !== '') return { mode: resolveModeWithSource(opts.option, {}).mode, source: 'option' };
   return isCI(env) ? { mode: 'replay', source: 'CI' } : { mode: 'update', source: 'default' };
 }
+
+/**
+ * Whether the run was told to prune unused recordings (TAPEDECK_PRUNE set to `1`, `true`,
+ * `unused` or `yes`), the command the run summaries print.
+ *
+ * @example
+ * pruneRequested({ TAPEDECK_PRUNE: '1' }) // true
+ */
+export function pruneRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = env.TAPEDECK_PRUNE;
+  return v !== undefined && ['1', 'true', 'unused', 'yes'].includes(v.trim().toLowerCase());
+}

@@ -32,6 +32,7 @@ const RESERVED = /^(con|prn|aux|nul|com\d|lpt\d)$/i;
  *
  * @example
  * slug('streams a story (gpt-4o)') // 'streams-a-story-gpt-4o'
+ * slug('uses this.tape')           // 'uses-this-tape'
  */
 export function slug(name: string): string {
   let s = name
@@ -40,6 +41,8 @@ export function slug(name: string): string {
     .replace(/[^A-Za-z0-9._-]+/g, '-')
     .replace(/-{2,}/g, '-')
     .replace(/^[-.]+|[-.]+$/g, '');
+  // A name ending in `.tape` ("uses this.tape") would give `uses-this.tape.tape`.
+  s = s.replace(/\.(tape)$/i, '-$1');
   const digest = () => createHash('sha256').update(name).digest('hex').slice(0, 8);
   if (s === '' || RESERVED.test(s)) return `${s ? `${s}-` : 'test-'}${digest()}`;
   if (s.length > MAX_SLUG) s = `${s.slice(0, MAX_SLUG - 9).replace(/[-.]+$/, '')}-${digest()}`;

@@ -7,12 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
+import { pruneRequested } from './mode.ts';
 import { defaultTapePath, type TapeNamer } from './names.ts';
-import { formatSummary, readTapeReports, summarizeRun } from './run-report.ts';
-import { openTestTape, shellQuote, type TestTape, type TestTapeOptions } from './session.ts';
+import { formatSummary, pruneUnused, readTapeReports, summarizeRun } from './run-report.ts';
+import { openTestTape, regexEscape, shellQuote, type TestTape, type TestTapeOptions } from './session.ts';
 
 /** Options of the tapes the jest and mocha hooks open: every test tape option, and where tapes go. */
-export interface RunnerTapeOptions extends Omit<TestTapeOptions, 'tape' | 'test' | 'file' | 'recordCommand' | 'runDir' | 'cliMode' | 'root'> {
+export interface RunnerTapeOptions extends Omit<TestTapeOptions, 'tape' | 'test' | 'file' | 'recordCommand' | 'runDir' | 'cliMode' | 'root' | 'failOnMiss'> {
   /** Folder of the tapes, relative to the project root (default `__tapes__` beside each test file). */
   dir?: string;
   /** Names a tape from the test file and name (default: the vitest fixture's naming). */
@@ -66,12 +67,34 @@ export function beginTest(info: { file: string; names: readonly string[]; runner
   const path = resolve(root, name ? name({ file, names: info.names, root }) : defaultTapePath({ file, names: info.names, root }, dir));
   const rel = relative(root, file) || file;
   const title = info.names.join(' ');
-  const recordCommand =
-    info.runner === 'jest'
-      ? `TAPEDECK_MODE=update npx jest ${shellQuote(rel)} -t ${shellQuote(title)}`
-      : `TAPEDECK_MODE=update npx mocha ${shellQuote(rel)} --grep ${shellQuote(title)}`;
-  s.current = openTestTape({ ...opts, tape: path, test: title, file: rel, recordCommand, root });
+  s.current = openTestTape({ ...opts, tape: path, test: title, file: rel, recordCommand: runnerRecordCommand(info.runner, rel, info.names), root, failOnMiss: false });
   return s.current;
+}
+
+/**
+ * The command that records one jest or mocha test: update mode, that file, that test. Both
+ * runners match the suite names and the test name joined by spaces against a regular
+ * expression, so the pattern is that text, escaped and anchored. Mocha's includes
+ * `--require llm-tapedeck/mocha` (without it no tape is opened; a .mocharc that requires it
+ * too loads it once).
+ *
+ * @example
+ * runnerRecordCommand('mocha', 'test/chat.test.mjs', ['chat', 'says hello'])
+ * // "TAPEDECK_MODE=update npx mocha --require llm-tapedeck/mocha test/chat.test.mjs --grep '^chat says hello$'"
+ */
+export function runnerRecordCommand(runner: 'jest' | 'mocha', file: string, names: readonly string[]): string {
+  const pattern = shellQuote(`^${regexEscape(names.join(' '))}$`);
+  return runner === 'jest'
+    ? `TAPEDECK_MODE=update npx jest ${shellQuote(file)} -t ${pattern}`
+    : `TAPEDECK_MODE=update npx mocha --require llm-tapedeck/mocha ${shellQuote(file)} --grep ${pattern}`;
+}
+
+/**
+ * The error that fails the running test if one of its requests had no recording (caught by the
+ * code under test or not), else undefined. Internal to the jest and mocha entries.
+ */
+export function missFailure(): TapedeckError | undefined {
+  return state().current?.missFailure();
 }
 
 /** Closes the tape of the test that ended (its report goes to the run directory). */
@@ -93,7 +116,8 @@ export function startRun(): string {
 
 /**
  * Prints the run summary (the vitest plugin's) from the reports in the run directory, then
- * removes the directory.
+ * removes the directory. With TAPEDECK_PRUNE=1 (the command the summary prints), first drops
+ * the recordings no test of the run used from the tapes it opened.
  *
  * @example
  * await endRun(startRun(), 'npx jest')
@@ -103,7 +127,13 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
     const reports = readTapeReports(runDir);
     if (reports.length === 0) return;
     const summary = await summarizeRun(reports, {});
-    log(formatSummary(summary, { pruneCommand: `TAPEDECK_PRUNE=1 ${testCommand}` }));
+    // The prune command the summary prints: this run, told to drop what no test used.
+    let pruned = 0;
+    if (summary.unused > 0 && pruneRequested()) {
+      pruned = await pruneUnused(summary);
+      log(`tapedeck: pruned ${pruned} unused recording(s).`);
+    }
+    log(formatSummary(summary, { pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${testCommand}` }));
   } finally {
     rmSync(runDir, { recursive: true, force: true });
     if (process.env.TAPEDECK_RUN_DIR === runDir) delete process.env.TAPEDECK_RUN_DIR;

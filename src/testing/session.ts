@@ -12,7 +12,7 @@
  * starts with the short diagnosis and the command that records the request.
  */
 import { existsSync } from 'node:fs';
-import { relative } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { HEADLINE_MAX, missHeadline } from '../match/diagnose.ts';
 import { createFetchFor, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
@@ -29,7 +29,7 @@ import { diagnoseMiss, type MissDetails } from './miss.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { testNamespace } from './names.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
-import type { ChaosOptions } from '../chaos/options.ts';
+import { checkChaos, familyOptions, type ChaosOptions } from '../chaos/options.ts';
 
 /** The environment variable that names the shared store of a test run. */
 export const STORE_ENV = 'TAPEDECK_STORE';
@@ -86,10 +86,35 @@ export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'store' | '
   onWarning?: (message: string) => void;
   /** The environment to read modes from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * close() rejects with E_MISS (the misses and the record command) when a request of the test
+   * had no recording, even one the code under test caught, so the after-each hook that closes the
+   * tape fails the test (default true; the vitest, jest and mocha helpers fail the test
+   * themselves and pass false).
+   */
+  failOnMiss?: boolean;
 }
 
 /** A word for a POSIX shell: as it is when safe, else single-quoted. */
 export const shellQuote = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/**
+ * The command that runs one test, for the record command of a tape opened without one: under
+ * `node --test` (which marks its test processes with NODE_TEST_CONTEXT), given the test's name
+ * and file, the node:test command that runs just that test; else a placeholder.
+ *
+ * @example
+ * testCommandOf({ test: 'says hello', file: 'test/chat.test.mjs' }, { NODE_TEST_CONTEXT: 'child-v8' }, '/p')
+ * // "node --test --test-name-pattern='^says hello$' test/chat.test.mjs"
+ */
+export function testCommandOf(opts: { test?: string; file?: string }, env: NodeJS.ProcessEnv, root: string): string {
+  if (!env.NODE_TEST_CONTEXT || !opts.test || !opts.file) return '<your test command>';
+  const file = isAbsolute(opts.file) ? relative(root, opts.file) || opts.file : opts.file;
+  return `node --test --test-name-pattern=${shellQuote(`^${regexEscape(opts.test)}$`)} ${shellQuote(file)}`;
+}
+
+/** A literal text as a regular expression (for the test name patterns of record commands). */
+export const regexEscape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Options of {@link TestTape.install}. */
 export interface InstallOptions {
@@ -130,6 +155,12 @@ export interface TestTape {
    */
   mcp(transport: McpTransportLike | (() => McpTransportLike) | undefined, opts?: Omit<TapeTransportOptions, 'tape' | 'mode' | 'recordCommand'>): TapeTransport;
   /**
+   * The E_MISS error that fails a test in which a request had no recording (caught by the code
+   * under test or not): each miss's route and diagnosis, then the command that records it.
+   * Undefined when nothing missed.
+   */
+  missFailure(): TapedeckError | undefined;
+  /**
    * A proxy of this test's own, on a free loopback port, recording to and replaying from this
    * tape in the test's mode: for realtime clients (OpenAI Realtime needs `wss:`, so TLS is on by
    * default and `ca` is the PEM to trust) and for child processes the test starts (a Python
@@ -146,10 +177,16 @@ export interface TestTape {
    * answer (docs/chaos.md); undefined stops them. Unlike the chaos option elsewhere, it applies
    * in every mode (`live` defaults to true; `live: false` refuses it outside replay): the test
    * itself asks for the faults, and what its update run records is what its replay needs.
-   * Faulted attempts are never recorded. MCP transports take `chaos` in mcp()'s options.
+   * Faulted attempts are never recorded. The proxies of serve() take them too (a realtime
+   * session gets `close`: closed 1011 in the middle of a response). MCP transports take `chaos`
+   * in mcp()'s options.
    */
   chaos(opts: ChaosOptions | undefined): void;
-  /** Uninstalls switches, closes the fetch and the cache, writes the run report. Idempotent. */
+  /**
+   * Uninstalls switches, closes the fetch and the cache, writes the run report; then rejects
+   * with {@link TestTape.missFailure} if a request missed (unless `failOnMiss: false`).
+   * Idempotent.
+   */
   close(): Promise<TapeReport>;
 }
 
@@ -184,7 +221,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   const store = resolveTestStore(opts.store, env);
   const namespace = store ? testNamespace(namespaceOf(store.url), opts.tape, root) : undefined;
   const rel = namespace ? `Redis namespace ${namespace}` : relative(root, opts.tape) || opts.tape;
-  const recordCommand = opts.recordCommand ?? `${store?.fromEnv ? `${STORE_ENV}=${shellQuote(maskRedisUrl(store.url))} ` : ''}TAPEDECK_MODE=update <your test command>`;
+  const recordCommand = opts.recordCommand ?? `${store?.fromEnv ? `${STORE_ENV}=${shellQuote(maskRedisUrl(store.url))} ` : ''}TAPEDECK_MODE=update ${testCommandOf(opts, env, root)}`;
   // A store namespace that did not exist when the test opened it (replay): nothing was recorded.
   let storeMissing = false;
   const runDir = opts.runDir ?? env.TAPEDECK_RUN_DIR;
@@ -200,9 +237,11 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   let cacheAdded = 0;
   const mcps: TapeTransport[] = [];
   const proxies: Promise<ProxyServer>[] = [];
+  /** What tape.chaos() asked for last (the proxies of later serve() calls start with it). */
+  let chaosNow: ChaosOptions | undefined;
   let closing: Promise<TapeReport> | undefined;
 
-  const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, ...fetchOpts } = opts;
+  const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, failOnMiss: _fm, ...fetchOpts } = opts;
   const open = (): TapedeckFetch => {
     if (closing) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
     // Misses name this test's record command, not createFetch's mode option.
@@ -257,7 +296,9 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         : inline.length <= HEADLINE_MAX
           ? [inline, '']
           : [`${what}: its tape does not exist yet`, `\n  tape: ${rel}`];
-      const message = `tapedeck miss: ${missHeadline(headline, `record it: ${recordCommand}`)}${ownLine}`;
+      // Update mode with no network or no key: recording is what failed, say why.
+      const fix = typeof details.unrecordable === 'string' ? `recording it needs the network and a real API key: ${details.unrecordable}` : `record it: ${recordCommand}`;
+      const message = `tapedeck miss: ${missHeadline(headline, fix)}${ownLine}`;
       body.error.message = message;
       // The Anthropic shape's top-level message is what its SDK shows.
       if (typeof body.message === 'string') body.message = message;
@@ -321,6 +362,14 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
       mcps.push(t);
       return t;
     },
+    missFailure() {
+      if (misses.length === 0) return undefined;
+      return new TapedeckError(
+        'E_MISS',
+        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${rel}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\nRecord it: ${misses[0]!.command}`,
+        { file: namespace ? rel : opts.tape, misses: [...misses] },
+      );
+    },
     serve(serveOpts = {}) {
       if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));
       const p = (async () => {
@@ -332,6 +381,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
           ...(serveOpts.upstream ? { upstream: serveOpts.upstream } : {}),
           ...(tls ? { tls } : {}),
           redact: opts.redact,
+          ...(chaosNow ? { chaos: chaosNow } : {}),
           onWarning: (m) => {
             // A realtime miss fails the test like a fetch miss, with this test's record command.
             const miss = /^tapedeck: realtime miss in [^:]+: (.*)/.exec(m);
@@ -347,7 +397,12 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
     chaos(c) {
       // A test that asks for faults wants them in the mode it runs in (update locally, replay
       // in CI): its retry goes on to the tape or, in update mode, to the API and is recorded.
-      open().chaos(c === undefined ? undefined : { live: true, ...c });
+      if (c !== undefined) checkChaos(c, 'proxy');
+      chaosNow = c === undefined ? undefined : { live: true, ...c };
+      // fetch answers HTTP only: it takes the HTTP faults (a realtime `close` is the proxies').
+      open().chaos(chaosNow && familyOptions(chaosNow, 'http'));
+      // The proxies of serve() too: their HTTP answers and realtime sessions (a `close` fault).
+      for (const p of proxies) void p.then((proxy) => proxy.handler.chaos(chaosNow)).catch(() => {});
     },
     install(sw = {}) {
       const s = installFetchSwitch({ ...sw, fetch: fetchFn });
@@ -382,6 +437,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
             const st = proxy.handler.stats();
             hits += st.hits + (st.realtime?.replayed ?? 0);
             added += st.recorded - st.appendFailures + (st.realtime?.recorded ?? 0);
+            addFaults(st.faults);
           } catch (e) {
             errors.push(e);
           }
@@ -424,6 +480,8 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
         };
         if (runDir && (inner || cache || mcps.length > 0 || proxies.length > 0)) writeTapeReport(runDir, report);
         if (errors.length > 0) throw errors[0];
+        const failure = opts.failOnMiss === false ? undefined : tape.missFailure();
+        if (failure) throw Object.assign(failure, { report });
         return report;
       })();
       return closing;

@@ -9,7 +9,8 @@ import { relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { defaultTapePath, type TapeNamer } from '../testing/names.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
-import { openTestTape, resolveTestStore, shellQuote, STORE_ENV, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
+import { failedWithMiss } from '../testing/miss.ts';
+import { openTestTape, regexEscape, resolveTestStore, shellQuote, STORE_ENV, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
 import type { FetchSwitch } from '../proxy/global-fetch.ts';
 import type { ProvidedTapedeck } from './provided.ts';
 
@@ -47,8 +48,6 @@ export function testNames(task: TestContext['task']): string[] {
   }
   return names;
 }
-
-const regexEscape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * The command that records one test: update mode (what is recorded stays, what is missing is
@@ -103,6 +102,7 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         test: `${relFile} > ${names.join(' > ')}`,
         file: relFile,
         recordCommand: recordCommandFor(relFile, names, testCommand, store?.fromEnv ? store.url : undefined),
+        failOnMiss: false,
       });
       const install = tape.install.bind(tape);
       const guarded: TestTape = Object.assign(Object.create(tape) as TestTape, {
@@ -125,13 +125,9 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
       // miss as well.
       onTestFinished(({ task: t }) => {
         if (tape.misses.length === 0) return;
-        if (t.result?.state === 'fail' && (t.result.errors ?? []).some((e) => String((e as { message?: unknown } | undefined)?.message ?? '').includes('tapedeck miss'))) return;
-        const m = tape.misses;
-        throw new TapedeckError(
-          'E_MISS',
-          `${m.length} request(s) had no recording in ${tape.namespace ? tape.location : relative(root, path)}:\n${m.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\nRecord it: ${m[0]!.command}`,
-          { file: tape.namespace ? tape.location : path, misses: m },
-        );
+        if (t.result?.state === 'fail' && failedWithMiss(t.result.errors ?? [])) return;
+        const failure = tape.missFailure();
+        if (failure) throw failure;
       });
       try {
         await use(guarded);

@@ -20,6 +20,7 @@ import type { Reporter, TestModule, Vite, Vitest } from 'vitest/node';
 import { TAPE_MODES } from '../store/mode.ts';
 import type {} from './provided.ts';
 import { formatSummary, pruneUnused, readTapeReports, summarizeRun, type RunSummary } from '../testing/run-report.ts';
+import { pruneRequested } from '../testing/mode.ts';
 import { shellQuote, STORE_ENV } from '../testing/session.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { driftAgainstCommitted, formatCommittedDrift } from '../drift/committed.ts';
@@ -50,7 +51,6 @@ export interface TapedeckPluginOptions {
   drift?: boolean;
 }
 
-const truthy = (v: string | undefined) => v !== undefined && ['1', 'true', 'unused', 'yes'].includes(v.trim().toLowerCase());
 
 /**
  * Prints the run summary from the tape reports the workers wrote, and prunes when asked.
@@ -84,7 +84,7 @@ export class TapedeckReporter implements Reporter {
     const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : console.log(s));
     const cmd = this.opts.testCommand ?? 'npx vitest run';
     let pruned = 0;
-    if (summary.unused > 0 && (this.opts.prune ?? truthy(process.env.TAPEDECK_PRUNE))) {
+    if (summary.unused > 0 && (this.opts.prune ?? pruneRequested())) {
       const why = this.whyNotPrune(modules, reason);
       if (why) log(`tapedeck: not pruning: ${why}.`);
       else {

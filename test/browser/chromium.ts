@@ -24,7 +24,7 @@ export function skipReason(): string | undefined {
 
 // Flags for a quiet, self-contained run: no sandbox (containers run as root), no GPU, no
 // network side traffic (QUIC, component updates, sync), nothing from a previous profile.
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** A fresh headless Chromium with its own profile directory; close() removes both. */
 export async function launchChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {

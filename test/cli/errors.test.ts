@@ -130,8 +130,10 @@ describe('inspect', () => {
     const r = cli('inspect', tape);
     expect(r.stderr).toBe('');
     const row = r.stdout.split('\n')[1]!.split('\t');
-    expect(row[5]).toBe('gpt-4o-mini');
-    expect(row[6]).toBe('What is a tapedeck?');
+    expect(row[4]).toBe('200');
+    expect(row[5]).toBe('-');
+    expect(row[7]).toBe('gpt-4o-mini');
+    expect(row[8]).toBe('What is a tapedeck?');
   });
 });
 

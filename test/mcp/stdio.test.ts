@@ -212,6 +212,8 @@ describe('tapedeck mcp over stdio', () => {
     expect(lines.map((l) => l.id)).toEqual([1, 2, 3]);
     expect(lines[2]!.error!.code).toBe(-32050);
     expect(r.stderr).toContain('MCP miss');
+    // Run by an MCP host, perhaps outside the project: the command names the package.
+    expect(r.stderr).toContain(`re-record: npx llm-tapedeck mcp --tape ${tape} --mode record -- node -e `);
     expect(r.stderr).not.toMatch(/^THE SERVER WAS STARTED$/m);
     rmSync(dir, { recursive: true, force: true });
   });
@@ -247,7 +249,7 @@ describe('tapedeck mcp over stdio', () => {
     const miss = replayed.find((l) => l.id === 3)!.error as { code: number; message: string };
     expect(miss.code).toBe(-32050);
     expect(miss.message).not.toContain('\n');
-    expect(miss.message).toMatch(/^tapedeck miss: tools\/call echo: params\.arguments\.text differs, "other" vs "fine" in the closest recording; re-record: tapedeck mcp --tape \S+odd\.tape --mode record -- node -e /);
+    expect(miss.message).toMatch(/^tapedeck miss: tools\/call echo: params\.arguments\.text differs, "other" vs "fine" in the closest recording; re-record: npx llm-tapedeck mcp --tape \S+odd\.tape --mode record -- node -e /);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -7,7 +7,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it, vi } from 'vitest';
 import { tapeTransport } from '../../src/mcp/index.ts';
-import { openTestTape } from '../../src/testing/index.ts';
+import { openTestTape, type TapeReport } from '../../src/testing/index.ts';
+import type { TapedeckError } from '../../src/errors.ts';
 import { EVERYTHING, everythingSession, logged, MEMORY, richClient, tmp } from './helpers.ts';
 
 const never = () => {
@@ -31,6 +32,41 @@ describe('tapeTransport', () => {
     expect(await everythingSession(c2)).toEqual(recorded);
     await c2.close();
     expect(rep.log).toEqual(rec.log);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("mode 'once': records when the tape does not exist, replays (never making the transport) when it does", async () => {
+    const dir = tmp('transport-once');
+    const tape = join(dir, 'memory.tape');
+    const tools = async (t: ReturnType<typeof tapeTransport>) => {
+      const c = new Client({ name: 'test', version: '1' });
+      await c.connect(t);
+      const names = (await c.listTools()).tools.map((x) => x.name);
+      await c.close();
+      return names;
+    };
+    const first = await tools(tapeTransport(() => new StdioClientTransport({ command: 'node', args: [MEMORY], stderr: 'ignore' }), { tape, mode: 'once' }));
+    expect(first).toContain('read_graph');
+    expect(existsSync(tape)).toBe(true);
+    expect(await tools(tapeTransport(never, { tape, mode: 'once' }))).toEqual(first);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('an in-process miss names the mode option that records, not a CLI with a placeholder', async () => {
+    const dir = tmp('transport-miss');
+    for (const [mode, fix] of [
+      [undefined, "re-record: tapeTransport(transport, { tape, mode: 'record' }) (or TAPEDECK_MODE=record)"],
+      ['replay', "re-record: tapeTransport(transport, { tape, mode: 'record' })"],
+    ] as const) {
+      const misses: string[] = [];
+      const t = tapeTransport(never, { tape: join(dir, 'none.tape'), ...(mode ? { mode } : {}), onMiss: (_r, x) => void misses.push(x.message) });
+      const c = new Client({ name: 'test', version: '1' });
+      const err = (await c.connect(t).catch((e: unknown) => e)) as Error;
+      expect(err.message).toContain(fix.slice(1)); // on its own line, capitalized
+      expect(misses.join('\n')).toContain(fix.slice(1));
+      expect(misses.join('\n')).not.toContain('<server command>');
+      await c.close();
+    }
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -106,7 +142,11 @@ describe('tapeTransport', () => {
     expect((miss as McpError).message).toContain('record it: npm test -- -t remembers');
     expect(t2.misses).toHaveLength(1);
     expect(t2.misses[0]!.route).toBe('MCP tools/call open_nodes');
-    const r2 = await t2.close();
+    // close() fails the test the miss happened in, with the report attached.
+    const failed = (await t2.close().catch((e: unknown) => e)) as TapedeckError & { report: TapeReport };
+    expect(failed.code).toBe('E_MISS');
+    expect(failed.message).toContain('MCP tools/call open_nodes');
+    const r2 = failed.report;
     expect(r2.hits).toBeGreaterThanOrEqual(4);
     expect(r2.misses[0]!.command).toBe('npm test -- -t remembers');
     rmSync(dir, { recursive: true, force: true });

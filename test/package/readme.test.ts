@@ -56,7 +56,8 @@ beforeAll(async () => {
   // packages (pack() links the SDKs) and their commands in node_modules/.bin.
   const bin = join(p.dir, 'node_modules', '.bin');
   mkdirSync(bin, { recursive: true });
-  symlinkSync(join('..', 'llm-tapedeck', 'dist', 'cli.js'), join(bin, 'tapedeck'));
+  // Both commands the package names (`llm-tapedeck` is what npx runs outside a project).
+  for (const name of ['tapedeck', 'llm-tapedeck']) symlinkSync(join('..', 'llm-tapedeck', 'dist', 'cli.js'), join(bin, name));
   chmodSync(join(p.pkg, 'dist', 'cli.js'), 0o755); // npm makes a package's bins executable
   mkdirSync(join(p.dir, 'node_modules', '@modelcontextprotocol'), { recursive: true });
   symlinkSync(join(root, 'node_modules', '@modelcontextprotocol', 'server-memory'), join(p.dir, 'node_modules', '@modelcontextprotocol', 'server-memory'), 'dir');
@@ -140,7 +141,7 @@ describe('README.md: every code block runs', () => {
     expect(r.status).not.toBe(0);
     for (const line of miss.text.split('\n')) expect(r.stderr).toContain(line);
 
-    const init = block('sh', 'npx tapedeck init');
+    const init = block('sh', 'npx llm-tapedeck init');
     execFileSync('git', ['init', '-q', p.dir]);
     const out = await sh(init.text);
     expect(out.stderr).toBe('');
@@ -152,7 +153,7 @@ describe('README.md: every code block runs', () => {
   it('the proxy: serve records what curl and openai-python send, and replays it without the provider', async () => {
     const port = await freePort();
     const onPort = (b: Block) => b.text.replaceAll('8080', String(port));
-    const serve = onPort(block('sh', 'npx tapedeck serve')).replace('https://api.openai.com', upstream.url);
+    const serve = onPort(block('sh', 'npx llm-tapedeck serve')).replace('https://api.openai.com', upstream.url);
     const curl = onPort(block('sh', 'curl http://127.0.0.1:8080'));
     const py = onPort(block('python', 'from openai import OpenAI'));
     const runPython = () => sh(py, { OPENAI_BASE_URL: '' }, python, ['-c', py]);
@@ -179,7 +180,7 @@ describe('README.md: every code block runs', () => {
   }, 60_000);
 
   it('MCP: tapedeck mcp records the memory server, then replays without it', async () => {
-    const [recordLine, replayLine] = block('sh', 'npx tapedeck mcp').text.split('\n').map((l) => l.replace(/\s+#.*$/, ''));
+    const [recordLine, replayLine] = block('sh', 'npx llm-tapedeck mcp').text.split('\n').map((l) => l.replace(/\s+#.*$/, ''));
     const messages = [
       { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'readme', version: '1.0.0' } } },
       { jsonrpc: '2.0', method: 'notifications/initialized' },

@@ -52,7 +52,8 @@ describe('tape.serve()', () => {
     expect((await ask(url, ca, 'hi')).transcript).toBe('You said: hi');
     const miss = await ask(url, ca, 'bye');
     expect(miss.errors[0]).toMatch(/text differs, "bye" vs "hi"/);
-    await play.close();
+    // Closing fails the test with the miss (caught or not), as every test helper does.
+    await expect(play.close()).rejects.toMatchObject({ code: 'E_MISS' });
     expect(play.misses).toHaveLength(1);
     expect(play.misses[0]!.command).toMatch(/TAPEDECK_MODE=update/);
   });

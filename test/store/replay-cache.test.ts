@@ -182,6 +182,23 @@ describe('miss messages name only what ReplayCache has', () => {
     vi.unstubAllEnvs();
   });
 
+  it('get() then getRecord() of one request is two calls: the miss says so and how to read one call', async () => {
+    const file = await recorded([req('q1')]);
+    const cache = await ReplayCache.open(file, { mode: 'replay' });
+    expect(await cache.get(req('q1'))).toBe('answer');
+    const e = await rejection(cache.getRecord(req('q1')));
+    expect(e.code).toBe('E_MISS');
+    expect(e.message).toContain('if get() and getRecord() read one call, use getRecord() alone (each is a call)');
+    expect((e.details.fixes as string[])[0]).toContain('call getRecord() alone (its value is what get() returns)');
+    await cache.close();
+    // The documented way: one getRecord(), its value and its record.
+    const again = await ReplayCache.open(file, { mode: 'replay' });
+    const rec = await again.getRecord(req('q1'));
+    expect(rec?.value).toBe('answer');
+    expect(rec?.recordedAt).toMatch(/^\d{4}-/);
+    await again.close();
+  });
+
   it('opened with an explicit mode: the fix is its mode option, which the environment cannot override', async () => {
     const file = await recorded([req('q1')]);
     const cache = await ReplayCache.open(file, { mode: 'replay' });

@@ -31,7 +31,7 @@ describe('the run summary says how new recordings differ from the committed ones
     expect(driftLines(r.out)).toEqual([
       'tapedeck: the recordings this run wrote, against git HEAD (3 tapes):',
       '  added          3  new requests, not in the committed tapes',
-      '  detail: npx tapedeck diff test/__tapes__/openai.test/openai-sdk',
+      '  detail: npx llm-tapedeck diff test/__tapes__/openai.test/openai-sdk',
     ]);
   });
 
@@ -44,7 +44,7 @@ describe('the run summary says how new recordings differ from the committed ones
       'tapedeck: the recordings this run wrote, against git HEAD (3 tapes):',
       "  text           2  the answers' text changed",
       '  benign         1  ids, timestamps, usage: noise only',
-      '  detail: npx tapedeck diff test/__tapes__/openai.test/openai-sdk',
+      '  detail: npx llm-tapedeck diff test/__tapes__/openai.test/openai-sdk',
     ]);
     // A replay run writes nothing: no drift lines.
     const replay = await p.vitest(['test/openai.test.ts']);

@@ -210,7 +210,7 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
 
     const swallowed = await vitest(['test/timeouts.test.ts', '-t', 'swallows'], { CI: 'true' });
     expect(swallowed.code).toBe(1);
-    expect(swallowed.out).toContain('TapedeckError: 1 request(s) had no recording in test/__tapes__/timeouts.test/swallows-a-miss.tape:');
+    expect(swallowed.out).toContain('TapedeckError: tapedeck miss: 1 request had no recording in test/__tapes__/timeouts.test/swallows-a-miss.tape:');
     expect(swallowed.out).toContain("Record it: TAPEDECK_MODE=update npx vitest run test/timeouts.test.ts -t 'swallows a miss$'");
     expect(existsSync(join(tapes, 'timeouts.test', 'swallows-a-miss.tape'))).toBe(false);
 
@@ -218,7 +218,7 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     const streamed = await vitest(['test/timeouts.test.ts', '-t', 'stream text miss'], { CI: 'true' });
     expect(streamed.code).toBe(1);
     expect(streamed.out).toContain('No output generated');
-    expect(streamed.out).toContain('TapedeckError: 1 request(s) had no recording in test/__tapes__/timeouts.test/stream-text-miss.tape:');
+    expect(streamed.out).toContain('TapedeckError: tapedeck miss: 1 request had no recording in test/__tapes__/timeouts.test/stream-text-miss.tape:');
     expect(streamed.out).toContain('POST /v1/chat/completions: the tape does not exist yet (this test was never recorded)');
   });
 });

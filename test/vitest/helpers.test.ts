@@ -48,6 +48,8 @@ describe('tape names', () => {
     expect(slug('Crème brûlée')).toBe('Creme-brulee');
     expect(slug('con')).toMatch(/^con-[0-9a-f]{8}$/); // a Windows device name
     expect(slug('???')).toMatch(/^test-[0-9a-f]{8}$/);
+    // A test named after the tape it uses does not get a file ending in `.tape.tape`.
+    expect(slug('uses this.tape')).toBe('uses-this-tape');
   });
 
   it('defaultTapePath: __tapes__ beside the test file, suites as folders; or under dir, keeping the file path', () => {
@@ -151,8 +153,15 @@ describe('openTestTape', () => {
     const lines = err.message.split('\n');
     expect(lines[0]).toMatch(/^400 tapedeck miss: this test was never recorded \(CI is set: nothing records\): no tape at ci\/never\.tape$/);
     expect(lines.slice(1)).toEqual(['Record it: TAPEDECK_MODE=update npx vitest run t.test.ts']);
-    const report = await tape.close();
-    expect(report.misses).toHaveLength(1);
+    // Closing fails the test, caught miss or not, with the miss and its record command.
+    const failed = (await tape.close().catch((e: unknown) => e)) as Error & { code: string; report: { misses: unknown[] } };
+    expect(failed.code).toBe('E_MISS');
+    expect(failed.message.split('\n')).toEqual([
+      'tapedeck miss: 1 request had no recording in ci/never.tape:',
+      '  POST /v1/chat/completions: the tape does not exist yet (this test was never recorded)',
+      'Record it: TAPEDECK_MODE=update npx vitest run t.test.ts',
+    ]);
+    expect(failed.report.misses).toHaveLength(1);
     expect(up.calls.length).toBe(calls);
     expect(existsSync(join(dir, 'ci'))).toBe(false);
   });
@@ -168,7 +177,7 @@ describe('openTestTape', () => {
     expect(lines[1]).toBe('Record it: TAPEDECK_MODE=update npx vitest run t.test.ts');
     expect(lines[2]).toMatch(/^  tape: .*ci-deep\/.*\/never\.tape$/);
     expect(lines[2]).not.toContain('…');
-    await tape.close();
+    await expect(tape.close()).rejects.toMatchObject({ code: 'E_MISS' });
     expect(existsSync(join(dir, 'ci-deep'))).toBe(false);
   });
 
@@ -190,8 +199,13 @@ describe('openTestTape', () => {
     const options = (await ask(replay.fetch, 'What is the capital of France?', { temperature: 1 }).catch((e: unknown) => e)) as Error;
     // With this long command the fix does not fit on the first line: it is the second.
     expect(options.message.split('\n')).toEqual(['400 tapedeck miss: argument temperature differs: (absent) vs 0 in the closest recording', `Record it: ${command}`]);
-    await replay.close();
+    await expect(replay.close()).rejects.toMatchObject({ code: 'E_MISS' });
     expect(replay.misses.map((m) => m.diagnosis)).toHaveLength(2);
+    // failOnMiss: false (a runner helper that fails the test itself) closes quietly.
+    const quiet = openTestTape({ tape: path, env: { TAPEDECK_MODE: 'replay' }, failOnMiss: false });
+    await ask(quiet.fetch, 'What is the capital of Spain?', { temperature: 0 }).catch(() => {});
+    expect((await quiet.close()).misses).toHaveLength(1);
+    expect(quiet.missFailure()?.code).toBe('E_MISS');
   });
 
   it('run summary: recordings added, replayed, unused ones found on the tape, pruned, the used one still replays', async () => {

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { upstreamSuite } from '../proxy/upstream-suite.ts';
+import { outputOf } from './child.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const dist = join(root, 'dist', 'testing');
@@ -20,11 +21,7 @@ const call = `await tape().fetch(process.env.UPSTREAM + '/v1/chat/completions', 
 // Asynchronous: the fake provider answers from this process.
 function run(cmd: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   const { CI: _ci, TAPEDECK_MODE: _m, TAPEDECK_RUN_DIR: _r, VITEST: _v, VITEST_WORKER_ID: _w, VITEST_POOL_ID: _p, NODE_OPTIONS: _n, ...base } = process.env;
-  const child = spawn(process.execPath, cmd, { cwd, env: { ...base, ...env } });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })));
+  return outputOf(spawn(process.execPath, cmd, { cwd, env: { ...base, ...env } }));
 }
 
 const tapesUnder = (d: string): string[] =>
@@ -101,6 +98,8 @@ describe('chat', () => {
     writeFileSync(join(project, 'chat.test.mjs'), readFileSync(join(project, 'chat.test.mjs'), 'utf8').replace("'hello from ' + RUNNER", "'changed ' + RUNNER"));
     const third = await run(mocha, project, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true', EXPECT: 'tapedeck' });
     expect(third.out).toContain('1 miss');
-    expect(third.out).toContain("TAPEDECK_MODE=update npx mocha chat.test.mjs --grep 'chat says hello'");
+    // The test read the miss as an answer and would pass: the miss fails it.
+    expect(third.code).not.toBe(0);
+    expect(third.out).toContain("TAPEDECK_MODE=update npx mocha --require llm-tapedeck/mocha chat.test.mjs --grep '^chat says hello$'");
   });
 });

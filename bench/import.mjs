@@ -1,0 +1,169 @@
+// Import rows: `tapedeck import` of a 10,000-entry HAR (a browser session against an LLM API:
+// devtools-style headers, JSON answers, every fifth answer streamed) onto a new tape, against
+// the baseline of reading the same file and JSON.parse-ing it, measured in the same run.
+// Target: the import costs at most twice the parse (ratio = parse time / import time >= 0.5x).
+// The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
+// helpers included), which a busy shared machine disturbs less than wall time.
+// Where it stands (2 shared cores, load 5-11, rounds alternated in one process): 0.23-0.25x in
+// CPU time (read + JSON.parse ~215-235 ms, import ~870-1,025 ms), 0.20-0.26x in wall time, up
+// from 0.17-0.19x for the build before (1.25-1.35x less CPU); the target is missed. The per-record floor is the deck's own work (normalizing and
+// hashing the request, redaction of headers and bodies, the trace token, key sorting, msgpack)
+// plus young-generation GC, ~80 us of CPU per entry against ~24 us of JSON.parse.
+// Run by bench/run.mjs, or alone: node bench/import.mjs [--quick].
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeTarget, targetLine } from './targets.mjs';
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const header = (name, value) => ({ name, value });
+
+/** One HAR entry as Chrome or Playwright saves it: request i and its answer. */
+function entry(i) {
+  const stream = i % 5 === 0;
+  const body = {
+    model: 'gpt-4o-mini',
+    messages: [
+      { role: 'system', content: 'You are a concise assistant.' },
+      { role: 'user', content: `Question number ${i}: what is ${i} squared, and is it even?` },
+    ],
+    ...(stream ? { stream: true } : {}),
+  };
+  const text = `${i} squared is ${i * i}, which is ${i % 2 ? 'odd' : 'even'}.`;
+  const head = { id: `chatcmpl-${i}`, created: 1767225600, model: 'gpt-4o-mini-2024-07-18', system_fingerprint: 'fp_1' };
+  let answer;
+  if (stream) {
+    const chunk = (delta, finish = null) => `data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    answer = chunk({ role: 'assistant', content: '' }) + text.match(/\S+\s*/g).map((w) => chunk({ content: w })).join('') + chunk({}, 'stop') + 'data: [DONE]\n\n';
+  } else {
+    answer = JSON.stringify({ ...head, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage: { prompt_tokens: 31, completion_tokens: 14, total_tokens: 45 } });
+  }
+  const started = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+  return {
+    startedDateTime: started,
+    time: 420.5,
+    request: {
+      method: 'POST',
+      url: 'https://api.openai.com/v1/chat/completions',
+      httpVersion: 'HTTP/2',
+      cookies: [],
+      headers: [
+        header(':authority', 'api.openai.com'),
+        header(':method', 'POST'),
+        header(':path', '/v1/chat/completions'),
+        header(':scheme', 'https'),
+        header('accept', 'application/json'),
+        header('accept-encoding', 'gzip, deflate, br, zstd'),
+        header('accept-language', 'en-US,en;q=0.9'),
+        header('authorization', 'Bearer sk-proj-benchKey0123456789abcdefghijklmnop'),
+        header('content-type', 'application/json'),
+        header('origin', 'https://app.example.com'),
+        header('user-agent', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36'),
+      ],
+      queryString: [],
+      postData: { mimeType: 'application/json', text: JSON.stringify(body) },
+      headersSize: -1,
+      bodySize: 0,
+    },
+    response: {
+      status: 200,
+      statusText: '',
+      httpVersion: 'HTTP/2',
+      cookies: [],
+      headers: [
+        header('content-type', stream ? 'text/event-stream; charset=utf-8' : 'application/json'),
+        header('content-encoding', 'br'),
+        header('date', 'Thu, 01 Jan 2026 00:00:00 GMT'),
+        header('openai-processing-ms', '380'),
+        header('openai-version', '2020-10-01'),
+        header('x-request-id', `req_${i.toString(16).padStart(12, '0')}`),
+        header('strict-transport-security', 'max-age=31536000; includeSubDomains; preload'),
+        header('cf-ray', `8f${i.toString(16)}-AMS`),
+      ],
+      content: { size: answer.length, mimeType: stream ? 'text/event-stream' : 'application/json', text: answer },
+      redirectURL: '',
+      headersSize: -1,
+      bodySize: -1,
+      _transferSize: 900,
+    },
+    cache: {},
+    timings: { blocked: 1.2, dns: -1, ssl: -1, connect: -1, send: 0.3, wait: 390.1, receive: 28.9 },
+    serverIPAddress: '162.159.140.245',
+    _initiator: { type: 'script' },
+    _priority: 'High',
+    _resourceType: 'fetch',
+  };
+}
+
+/**
+ * Times the import of a 10,000-entry HAR against reading and parsing the same file.
+ *
+ * @param {{ importRecordings: Function }} mod the import module (dist/proxy/import.js)
+ */
+export async function importBench(mod, { quick = false } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'tapedeck-bench-import-'));
+  try {
+    const n = 10_000;
+    const file = join(dir, 'session.har');
+    writeFileSync(file, JSON.stringify({ log: { version: '1.2', creator: { name: 'bench', version: '1' }, pages: [], entries: Array.from({ length: n }, (_, i) => entry(i)) } }, null, 2));
+    const size = readFileSync(file).length;
+    const rounds = quick ? 2 : 5;
+    const parse = [];
+    const imp = [];
+    const parseCpu = [];
+    const impCpu = [];
+    const cpu = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    let records = 0;
+    let sink = 0;
+    // Alternated rounds, so a busy moment on the shared machine falls on both alike.
+    for (let r = 0; r < rounds + 1; r++) {
+      let c = cpu();
+      let t = performance.now();
+      const doc = JSON.parse(readFileSync(file, 'utf8'));
+      const parseMs = performance.now() - t;
+      const parseCpuMs = cpu() - c;
+      sink += doc.log.entries.length;
+      c = cpu();
+      t = performance.now();
+      const report = await mod.importRecordings(file, join(dir, 'out.tape'), { force: true, recordedAt: '2026-01-01T00:00:00.000Z' });
+      const importMs = performance.now() - t;
+      const importCpuMs = cpu() - c;
+      records = report.records;
+      if (r === 0) continue; // warm-up
+      parse.push(parseMs);
+      imp.push(importMs);
+      parseCpu.push(parseCpuMs);
+      impCpu.push(importCpuMs);
+    }
+    if (records !== n || sink === 0) throw new Error(`bench: the import wrote ${records} records of ${n}`);
+    const parseMs = median(parse);
+    const importMs = median(imp);
+    const parseCpuMs = median(parseCpu);
+    const importCpuMs = median(impCpu);
+    const rows = [
+      { label: 'baseline: read + JSON.parse of the HAR', ms: parseMs, ratio: 1, baseline: 'baseline: read + JSON.parse of the HAR' },
+      { label: `tapedeck import, ${n} entries (${(size / 1048576).toFixed(1)} MB) -> tape`, ms: importMs, ratio: parseMs / importMs, baseline: 'baseline: read + JSON.parse of the HAR' },
+    ];
+    const targets = [
+      makeTarget({ label: `import of a ${n}-entry HAR, speed vs read + JSON.parse of it`, unit: 'x', value: parseMs / importMs, op: '>=', goal: 0.5, baseline: `read + JSON.parse ${parseMs.toFixed(1)} ms, import ${importMs.toFixed(1)} ms, medians of ${rounds}` }),
+      makeTarget({ label: `import of a ${n}-entry HAR, CPU time vs read + JSON.parse of it`, unit: 'x', value: parseCpuMs / importCpuMs, op: '>=', goal: 0.5, baseline: `read + JSON.parse ${parseCpuMs.toFixed(1)} ms of CPU, import ${importCpuMs.toFixed(1)} ms of CPU (process.cpuUsage, all threads), medians of ${rounds}` }),
+    ];
+    return { rows, targets, bytes: size };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const mod = await import(new URL('../dist/proxy/import.js', import.meta.url).href);
+  const res = await importBench(mod, { quick: process.argv.includes('--quick') });
+  for (const r of res.rows) console.log(`${r.label.padEnd(70)} ${`${r.ms.toFixed(1)} ms`.padStart(12)}  ${r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`}`);
+  for (const t of res.targets) console.log(`  ${targetLine(t)}`);
+}

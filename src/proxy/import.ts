@@ -1,0 +1,245 @@
+/**
+ * Importing other tools' recordings (HAR, VCR.py cassettes, nock recordings, mock-server
+ * fixtures) onto a new tape. Each exchange goes through the path a recorded one takes: the
+ * deck's request preparation (provider shape, request key with the volatile members and text
+ * left out, route) and its record builder (secrets masked, under the new tape's salt), so an
+ * imported recording answers the request that recorded it. Identical requests keep their order
+ * as repeats.
+ *
+ * All or nothing: every entry is read and checked first; the tape is written beside the target
+ * and moved into place only once whole, so a bad entry, a failed write or a crash leaves the
+ * target as it was. `skipBad` keeps the good entries of a file with bad ones, and lists the bad.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { link, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { TapedeckError } from '../errors.ts';
+import { routeOf } from '../providers/index.ts';
+import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/exchange.ts';
+import { detectFormat, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
+import { httpRecordKey, type HttpRecord } from '../store/records.ts';
+import type { RedactOptions } from '../store/redact.ts';
+import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
+import { inRecordOrder, sortedShared } from '../store/record-order.ts';
+import { newRedactionSalt } from '../store/redact.ts';
+import { appendFrames, createTape, recordFrame } from '../store/tape-file.ts';
+import { VERSION } from '../version.ts';
+
+/** Records written per append while importing (the last append fsyncs the whole tape). */
+const BATCH = 1000;
+
+export interface ImportOptions {
+  /** The source's format; default detected from the file name and contents. */
+  from?: ImportFormat;
+  /** Replace an existing tape (default: refuse with E_TAPE_EXISTS). */
+  force?: boolean;
+  /** Import the good entries of a file with malformed ones, and list the bad (default: refuse the file). */
+  skipBad?: boolean;
+  /** Request arguments left out of keys, as the replay will be configured. */
+  ignoreArgs?: readonly string[];
+  /** Member names dropped from messages and tools before keying, as the replay will be configured. */
+  volatileKeys?: readonly string[];
+  /** Text patterns replaced before keying, as the replay will be configured. */
+  volatileText?: readonly (RegExp | string)[];
+  redact?: RedactOptions;
+  /** recordedAt of entries whose source gives no time (default now). */
+  recordedAt?: string;
+  /** Where problems that do not stop the import are said (default process.emitWarning). */
+  onWarning?: (message: string) => void;
+}
+
+/** What an import made. */
+export interface ImportReport {
+  /** The format read (`HAR`, `VCR.py cassette`, ...). */
+  format: string;
+  /** Records written. */
+  records: number;
+  /** Of them, streamed answers. */
+  streams: number;
+  /** Records per provider and route (`openai POST /v1/chat/completions`; `http` for non-LLM calls), in first-seen order. */
+  routes: { provider: string; route: string; records: number }[];
+  /** Secret values masked on the way in (headers, query parameters, body members, credentials in text). */
+  masked: number;
+  /** Entries not imported, and why: malformed ones (with `skipBad`) and rules that are no request. */
+  skipped: { where: string; reason: string }[];
+}
+
+const MASK = /\[REDACTED(?::[0-9a-f]{16})?\]/g;
+
+/** How many masks a string holds. */
+const masksIn = (s: string): number => (s.includes('[REDACTED') ? (s.match(MASK)?.length ?? 0) : 0);
+
+function masksOfValue(v: unknown): number {
+  if (typeof v === 'string') return masksIn(v);
+  if (v instanceof Uint8Array) {
+    const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+    return b.indexOf('[REDACTED') < 0 ? 0 : masksIn(b.toString('latin1'));
+  }
+  if (v === null || typeof v !== 'object') return 0;
+  let n = 0;
+  if (Array.isArray(v)) for (const x of v) n += masksOfValue(x);
+  else for (const k of Object.keys(v)) n += masksOfValue((v as Record<string, unknown>)[k]);
+  return n;
+}
+
+/** Masks in what a record stores of an exchange (request URL, headers, body; answer headers and body). */
+function masksOfRecord(r: HttpRecord): number {
+  return masksIn(r.request.url) + masksOfValue(r.request.headers) + masksOfValue(r.request.body) + masksOfValue(r.response.headers) + masksOfValue(r.response.body);
+}
+
+function masksOfExchange(x: Exchange): number {
+  return masksIn(x.request.url) + masksOfValue(x.request.headers) + masksOfValue(x.request.body) + masksOfValue(x.response.headers) + masksOfValue(x.response.body);
+}
+
+/** The request as the deck takes it: path and query only (routes carry no host). */
+function deckRequest(x: Exchange): DeckRequest {
+  const u = x.request.url;
+  // An absolute URL's path and query, without a URL object per entry (imports run to millions).
+  const scheme = u.indexOf('://');
+  let path = u;
+  if (scheme > 0) {
+    const slash = u.indexOf('/', scheme + 3);
+    const query = u.indexOf('?', scheme + 3);
+    path = slash >= 0 && (query < 0 || slash < query) ? u.slice(slash) : query >= 0 ? `/${u.slice(query)}` : '/';
+    const hash = path.indexOf('#');
+    if (hash >= 0) path = path.slice(0, hash);
+  }
+  return { method: x.request.method, url: path, headers: x.request.headers, body: x.request.body };
+}
+
+/** Response headers as a recording stores them: no hop-by-hop, length or encoding (bodies are decoded). */
+function storedResponse(x: Exchange): HttpRecord['response'] {
+  const headers: HttpRecord['response']['headers'] = {};
+  for (const [k, v] of Object.entries(x.response.headers)) if (!UNSTORED_RESPONSE_HEADERS.has(k)) headers[k] = v;
+  return { ...x.response, headers };
+}
+
+/** Writes the tape beside `out`, then moves it into place (link without force, so an existing tape is never replaced). */
+async function intoPlace(tmp: string, out: string, force: boolean): Promise<void> {
+  if (force) return rename(tmp, out);
+  try {
+    await link(tmp, out);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw tapeExists(out);
+    throw e;
+  }
+}
+
+/** An error's message without the hint the constructor appended, and without its final period. */
+const withoutHint = (e: TapedeckError): string => (e.hint && e.message.endsWith(e.hint) ? e.message.slice(0, -e.hint.length) : e.message).trim().replace(/\.$/, '');
+
+const tapeExists = (out: string) =>
+  new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; the import does not overwrite it.`, { file: out, hint: 'Pass --force ({ force: true }) to replace it, or import to another path.' });
+
+/**
+ * Keys, redacts and writes exchanges read from a recording file to a new tape (all or nothing).
+ *
+ * @example
+ * const read = readRecordingFile('network.har', text, 'har')
+ * const report = await writeImport(read, 'tapes/app.tape', { force: true })
+ */
+export async function writeImport(read: ReadResult, out: string, opts: ImportOptions = {}): Promise<ImportReport> {
+  const skipped = read.unkeyable.map((u) => ({ where: u.where, reason: u.reason }));
+  if (read.bad.length > 0) {
+    if (!opts.skipBad) {
+      const first = read.bad[0]!;
+      const more = read.bad.length > 1 ? ` (${read.bad.length - 1} more bad entr${read.bad.length === 2 ? 'y' : 'ies'} after it)` : '';
+      throw new TapedeckError(first.code, `${withoutHint(first)}${more}; no tape written.`, { ...first.details });
+    }
+    for (const b of read.bad) skipped.push({ where: String(b.details.path ?? b.details.entry), reason: withoutHint(b) });
+  }
+  if (!opts.force && statSync(out, { throwIfNoEntry: false })) throw tapeExists(out);
+  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.import.tmp`);
+  const warnings: string[] = [];
+  const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped };
+  const byRoute = new Map<string, ImportReport['routes'][number]>();
+  const fallback = new Date(opts.recordedAt ?? Date.now());
+  // The deck keys and redacts (under the new tape's salt); each record is framed as soon as it
+  // is built and the frames go to the new tape in batches, so no record object outlives its
+  // turn (young-generation garbage collection copies whatever survives).
+  const salt = newRedactionSalt();
+  const deck = await Deck.open(
+    { mode: 'passthrough', ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText, redact: { ...opts.redact, salt }, onWarning: (m) => warnings.push(m) },
+    { kind: 'fetch' },
+  );
+  // A source that never holds a mask (the usual case) needs no count of its own masks.
+  const sourceHasMasks = read.exchanges.some((x) => masksOfExchange(x) > 0);
+  /** Recordings per key so far: the next one's `repeat` (identical requests keep their order). */
+  const repeats = new Map<string, number>();
+  let batch: Buffer[] = [];
+  try {
+    await createTape(tmp, { tapedeckVersion: VERSION, salt });
+    for (const x of read.exchanges) {
+      const req = deckRequest(x);
+      let rec: HttpRecord | undefined;
+      try {
+        rec = deck.recordOf(deck.prepareRequest(req), req, storedResponse(x), x.startedAt ? new Date(x.startedAt) : fallback, x.durationMs ?? 0);
+      } catch (e) {
+        if (!(e instanceof TapedeckError)) throw e;
+        // A body the keyer refuses (a JSON body with duplicate keys, a bad encoding): the entry's fault.
+        const err = new TapedeckError('E_IMPORT_ENTRY', `${read.file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file: read.file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
+        if (!opts.skipBad) throw err;
+        skipped.push({ where: x.where, reason: withoutHint(e) });
+        continue;
+      }
+      if (!rec) continue;
+      const key = httpRecordKey(rec.route, rec.match, rec.key);
+      const repeat = repeats.get(key) ?? 0;
+      repeats.set(key, repeat + 1);
+      // Framed at once (records are JSON data: plain), so nothing of the record outlives this turn.
+      batch.push(recordFrame(inRecordOrder({ ...sortedShared(rec), repeat }), report.records, out, { plain: true }));
+      if (batch.length >= BATCH) {
+        await appendFrames(tmp, batch, { durable: false });
+        batch = [];
+      }
+      report.records++;
+      if (rec.response.chunks) report.streams++;
+      report.masked += Math.max(0, masksOfRecord(rec) - (sourceHasMasks ? masksOfExchange(x) : 0));
+      const k = `${rec.match} ${rec.route}`;
+      const row = byRoute.get(k);
+      if (row) row.records++;
+      else {
+        const provider = rec.match === 'http' ? 'http' : (routeOf({ method: rec.request.method, url: rec.request.url })?.provider.name ?? rec.match);
+        const r = { provider, route: rec.route, records: 1 };
+        byRoute.set(k, r);
+        report.routes.push(r);
+      }
+    }
+    // One fsync for the whole tape, before it is moved into place.
+    await appendFrames(tmp, batch, { durable: true });
+    await intoPlace(tmp, out, opts.force === true);
+  } catch (e) {
+    if (e instanceof TapedeckError) throw e;
+    throw new TapedeckError('E_TAPE_IO', `Writing the imported tape beside ${out} failed: ${(e as Error).message}; no tape written.`, { file: out, hint: 'Check permissions and free disk space.' });
+  } finally {
+    await deck.close();
+    await unlink(tmp).catch(() => {});
+  }
+  for (const w of warnings) (opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning')))(w.replaceAll(tmp, out));
+  return report;
+}
+
+/**
+ * Imports a recording file (HAR, VCR.py / pytest-recording cassette, nock recorder output,
+ * mock-server fixtures) onto a new tape that replays its answers: detected by name and shape,
+ * or as `from` says. Nothing is written unless every entry imports (or `skipBad`).
+ *
+ * @example
+ * const report = await importRecordings('recordings/session.har', 'tapes/app.tape')
+ * console.log(`${report.records} records, ${report.masked} secrets masked`)
+ */
+export async function importRecordings(src: string, out: string, opts: ImportOptions = {}): Promise<ImportReport> {
+  if (opts.from !== undefined && !IMPORT_FORMATS.includes(opts.from)) {
+    throw new TapedeckError('E_ARG', `Unknown import format ${JSON.stringify(opts.from)}.`, { hint: `Use one of ${IMPORT_FORMATS.join(', ')} (--from).` });
+  }
+  const text = readFileSync(src === '-' ? 0 : src, 'utf8');
+  const detected = opts.from ? { format: opts.from, parsed: undefined } : detectFormat(src, text);
+  if (!detected) {
+    throw new TapedeckError('E_IMPORT_FORMAT', `${src} is none of the recording formats import reads (HAR, VCR.py cassette, nock recording, mock-server fixtures); no tape written.`, {
+      file: src,
+      hint: `Give the format with --from ${IMPORT_FORMATS.join('|')}.`,
+    });
+  }
+  return writeImport(readRecordingFile(src, text, detected.format, detected.parsed), out, opts);
+}

@@ -1,0 +1,51 @@
+/**
+ * Update mode, a request with no recording, and no way to record it: the upstream is
+ * unreachable (no network), or refuses the credentials (a placeholder key such as `replay`).
+ * Answered as the miss it is, with what differs from the closest recording and what recording
+ * needs, rather than as an upstream failure (a 502 that SDKs retry, counted as no miss) or the
+ * provider's 401 about a key the user never meant to send.
+ */
+import { TapedeckError } from '../errors.ts';
+import type { Deck } from './deck.ts';
+
+const UNREACHABLE = new Set(['E_UPSTREAM', 'E_UPSTREAM_TIMEOUT']);
+
+/**
+ * The error an upstream call failed with, or, for a request that missed in update mode, the
+ * miss that says recording it needs the network.
+ *
+ * @example
+ * catch (e) { throw unrecordedMiss(deck, decision.miss, e) }
+ */
+export function unrecordedMiss(d: Deck, miss: TapedeckError | undefined, e: unknown): unknown {
+  if (!miss || !(e instanceof TapedeckError) || !UNREACHABLE.has(e.code)) return e;
+  // The upstream error's own hint (check --upstream, replay) is not what this user needs.
+  const said = e.hint ? e.message.slice(0, e.message.length - e.hint.length - 1) : e.message;
+  const why = said.replace(/\.$/, '').replace(/; nothing was recorded$/, '');
+  return d.unrecordable(miss, `${why.charAt(0).toLowerCase()}${why.slice(1)}`);
+}
+
+/**
+ * For a request that missed in update mode and that the upstream refused (401, 403: no key or a
+ * placeholder one), the miss that says so; undefined otherwise (the answer goes on as usual).
+ * Reads the refusal's body for its message.
+ *
+ * @example
+ * const refused = await unrecordedByKey(deck, decision.miss, upstreamResponse)
+ * if (refused) throw refused
+ */
+export async function unrecordedByKey(d: Deck, miss: TapedeckError | undefined, up: Response): Promise<TapedeckError | undefined> {
+  if (!miss || d.recordErrors || (up.status !== 401 && up.status !== 403)) return undefined;
+  const text = await up.text().catch(() => '');
+  let said = '';
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const m = typeof body.error === 'object' ? body.error?.message : (body.error ?? body.message);
+    if (typeof m === 'string') said = m;
+  } catch {
+    said = text;
+  }
+  said = said.replace(/\s+/g, ' ').trim();
+  if (said.length > 120) said = `${said.slice(0, 117)}...`;
+  return d.unrecordable(miss, `the upstream refused the API key (${up.status}${said ? `: ${said}` : ''})`);
+}

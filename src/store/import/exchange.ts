@@ -1,0 +1,213 @@
+/**
+ * What every recording format's reader gives the import: plain HTTP exchanges, in the source's
+ * order, with bodies decoded (HAR's base64, VCR's `!!binary` and gzip, nock's hex chunks) but
+ * nothing keyed, redacted or stored yet. The proxy layer keys and stores them exactly as it
+ * records a live exchange (src/proxy/import.ts), so an imported recording is found by the same
+ * request a recorded one is.
+ *
+ * A reader never throws for one bad entry: it lists it in `bad` (file, entry, field, what is
+ * wrong), so the caller decides between refusing the whole import and `--skip-bad`. A file that
+ * is not the format at all (invalid JSON or YAML, a truncated file) throws.
+ */
+import { TapedeckError } from '../../errors.ts';
+import { decodeContentEncoding } from '../http-body.ts';
+import type { HttpRecord } from '../records.ts';
+
+/** Header map as readers give it: lowercase names, repeated headers as arrays. */
+export type ImportHeaders = Record<string, string | string[]>;
+
+/** One request and its answer, read from another tool's recording. */
+export interface Exchange {
+  /** Its place in the source, for messages: `entries[3]`, `interactions[0]`. */
+  where: string;
+  /** 0-based index among the source's entries. */
+  index: number;
+  request: {
+    method: string;
+    /** Absolute URL, or path and query. */
+    url: string;
+    headers: ImportHeaders;
+    /** Decoded (no Content-Encoding left to undo). */
+    body: Uint8Array;
+  };
+  /** Body decoded; `chunks` for a stream (one per server-sent event). */
+  response: HttpRecord['response'];
+  /** ISO 8601 time the request was sent, when the source says. */
+  startedAt?: string;
+  /** Milliseconds the exchange took, when the source says. */
+  durationMs?: number;
+}
+
+/** An entry that cannot become a recording, and why (a matching rule is not a request). */
+export interface Unkeyable {
+  where: string;
+  reason: string;
+}
+
+/** What a reader found in one source. */
+export interface ReadResult {
+  /** The format's name as the import reports it (`HAR`, `VCR.py cassette`, ...). */
+  format: string;
+  /** The source, as messages name it. */
+  file: string;
+  exchanges: Exchange[];
+  /** Entries that are malformed: the import refuses the file for them unless told to skip. */
+  bad: TapedeckError[];
+  /** Entries that are well formed but hold no request to key (mock-server matching rules). */
+  unkeyable: Unkeyable[];
+}
+
+/** The flag that keeps the good entries of a file with bad ones. */
+export const SKIP_BAD_HINT = 'Fix or remove that entry, or keep the good entries with --skip-bad (option skipBad: true); the bad ones are then listed.';
+
+/**
+ * A malformed entry: names the file, the entry (index and place) and the field.
+ *
+ * @example
+ * badEntry('rec.har', 3, 'log.entries[3]', 'response.status', 'is missing')
+ */
+export function badEntry(file: string, index: number, where: string, field: string, what: string): TapedeckError {
+  return new TapedeckError('E_IMPORT_ENTRY', `${file}: entry ${index} (${where}), field ${field}: ${what}.`, { file, entry: index, field, path: `${where}.${field}`, hint: SKIP_BAD_HINT });
+}
+
+/** A file that cannot be read as its format at all (syntax, truncation, wrong shape). */
+export function badFile(file: string, format: string, what: string, details: Record<string, unknown> = {}): TapedeckError {
+  return new TapedeckError('E_IMPORT_PARSE', `${file} is not a readable ${format}: ${what}; no tape written.`, {
+    file,
+    ...details,
+    hint: `Check that the file is whole (a truncated or hand-edited file is refused), or give the format with --from.`,
+  });
+}
+
+/** Thrown inside a reader for one entry; turned into {@link badEntry} by {@link readEntries}. */
+export class FieldError extends Error {
+  constructor(
+    readonly field: string,
+    readonly what: string,
+  ) {
+    super(`${field}: ${what}`);
+  }
+}
+
+/** Reads each entry with `read`, collecting the bad ones instead of stopping at the first. */
+export function readEntries<T>(file: string, items: readonly T[], whereOf: (i: number) => string, read: (item: T, i: number) => Exchange | Unkeyable | undefined, out: ReadResult): ReadResult {
+  for (let i = 0; i < items.length; i++) {
+    const where = whereOf(i);
+    try {
+      const r = read(items[i]!, i);
+      if (r === undefined) continue;
+      if ('request' in r) out.exchanges.push(r);
+      else out.unkeyable.push(r);
+    } catch (e) {
+      if (e instanceof FieldError) out.bad.push(badEntry(file, i, where, e.field, e.what));
+      else if (e instanceof TapedeckError) out.bad.push(badEntry(file, i, where, String(e.details.field ?? 'body'), e.message.replace(/\.$/, '')));
+      else throw e;
+    }
+  }
+  return out;
+}
+
+export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * An entry's request object with its method and absolute URL checked; `urlField` is the
+ * format's name for the URL (`url` in HAR, `uri` in VCR.py).
+ */
+export function requestOf(entry: unknown, what: string, urlField: string): { q: Record<string, unknown>; method: string; url: string } {
+  if (!isObject(entry)) throw new FieldError(`(${what})`, 'must be an object with request and response');
+  const q = entry.request;
+  if (!isObject(q)) throw new FieldError('request', 'is missing');
+  if (typeof q.method !== 'string' || q.method === '') throw new FieldError('request.method', 'is missing');
+  const url = q[urlField];
+  if (typeof url !== 'string' || !URL.canParse(url)) throw new FieldError(`request.${urlField}`, `${JSON.stringify(url) ?? 'undefined'} is not an absolute URL`);
+  return { q, method: q.method.toUpperCase(), url };
+}
+
+/**
+ * UTF-8 bytes of a string: Buffer's encoder (small strings share a pooled slab, where
+ * TextEncoder allocates a buffer each), as a plain Uint8Array view like TextEncoder gives.
+ */
+export const utf8Bytes = (s: string): Uint8Array => {
+  const b = Buffer.from(s, 'utf8');
+  return new Uint8Array(b.buffer, b.byteOffset, b.length);
+};
+
+const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
+
+/** Bytes of a base64 string; a FieldError for anything that is not base64 (Node would skip it silently). */
+export function base64Bytes(s: string, field: string): Uint8Array {
+  const compact = s.replace(/\s+/g, '');
+  if (!BASE64.test(s) || compact.length % 4 === 1) throw new FieldError(field, 'is not valid base64');
+  return new Uint8Array(Buffer.from(compact, 'base64'));
+}
+
+/** Adds a header to a map, folding the name to lowercase and repeats into an array. */
+export function addHeader(h: ImportHeaders, name: string, value: string): void {
+  const k = name.toLowerCase();
+  const had = h[k];
+  if (had === undefined) h[k] = value;
+  else h[k] = Array.isArray(had) ? [...had, value] : [had, value];
+}
+
+/** The first value of a header. */
+export function headerValue(h: ImportHeaders, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Largest decoded body accepted from a recording (the proxy's default body limit). */
+const MAX_DECODED = 32 * 1024 * 1024;
+
+/**
+ * A body with its Content-Encoding undone, for formats that keep the bytes as sent (VCR.py,
+ * nock). A body that does not start like its coding says (some tools store it decoded and keep
+ * the header) is taken as already decoded.
+ */
+export function decodedBody(headers: ImportHeaders, body: Uint8Array, field: string): Uint8Array {
+  const coding = headerValue(headers, 'content-encoding')?.toLowerCase().trim();
+  if (!coding || coding === 'identity' || body.length === 0) return body;
+  if ((coding === 'gzip' || coding === 'x-gzip') && !(body[0] === 0x1f && body[1] === 0x8b)) return body;
+  try {
+    return decodeContentEncoding({ 'content-encoding': coding }, body, MAX_DECODED);
+  } catch (e) {
+    if (!(e instanceof TapedeckError)) throw e;
+    throw new FieldError(field, `does not decode as ${coding} (content-encoding): the body is cut short or not ${coding}`);
+  }
+}
+
+/** Where each server-sent event ends in a body (after its blank line), for stream chunks. */
+function eventEnds(body: Uint8Array): number[] {
+  const ends: number[] = [];
+  for (let i = 0; i + 1 < body.length; i++) {
+    if (body[i] === 0x0a && body[i + 1] === 0x0a) ends.push((i += 1) + 1);
+    else if (body[i] === 0x0d && body[i + 1] === 0x0a && body[i + 2] === 0x0d && body[i + 3] === 0x0a) ends.push((i += 3) + 1);
+  }
+  if (ends.length === 0 || ends[ends.length - 1] !== body.length) ends.push(body.length);
+  return ends;
+}
+
+/** Whether a response is a server-sent-event stream. */
+export function isEventStream(headers: ImportHeaders): boolean {
+  return /^\s*text\/event-stream/i.test(headers['content-type'] === undefined ? '' : String(headers['content-type']));
+}
+
+/**
+ * Chunks for a streamed answer: one per event, timed from `firstMs` (the first byte) to
+ * `lastMs` evenly, since recordings of other tools keep the whole stream's time, not each
+ * event's. Undefined for an answer of one piece.
+ */
+export function streamChunks(headers: ImportHeaders, body: Uint8Array, firstMs = 0, lastMs = firstMs): [number, number][] | undefined {
+  if (!isEventStream(headers)) return undefined;
+  const ends = eventEnds(body);
+  if (ends.length < 2) return undefined;
+  const step = ends.length > 1 ? (lastMs - firstMs) / (ends.length - 1) : 0;
+  return ends.map((end, i) => [Math.round((firstMs + step * i) * 1000) / 1000, end]);
+}
+
+/** A response as stored, checked: status an HTTP status, chunks only for streams. */
+export function response(status: unknown, statusText: unknown, headers: ImportHeaders, body: Uint8Array, field: string, chunks?: [number, number][]): HttpRecord['response'] {
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
+    throw new FieldError(field, status === 0 ? 'is 0: the request got no response (blocked, aborted or failed)' : `${JSON.stringify(status) ?? 'undefined'} is not an HTTP status`);
+  }
+  return { status, ...(typeof statusText === 'string' && statusText !== '' ? { statusText } : {}), headers, body, ...(chunks ? { chunks } : {}) };
+}

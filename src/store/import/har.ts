@@ -1,0 +1,138 @@
+/**
+ * HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/) as Polly.js, Playwright
+ * (`recordHar`, `routeFromHAR`) and the Chrome and Firefox devtools save it: `log.entries[]`,
+ * each a request (method, url, headers, `postData.text` or `postData.params`) and its response
+ * (status, headers, `content.text`, base64 when `content.encoding` says so, or a `_file` beside
+ * the HAR as Playwright's `content: 'attach'` writes). Entries are taken in file order (pages
+ * and repeats keep theirs). `content.text` is the decoded body whatever `content-encoding` the
+ * headers still name.
+ *
+ * A server-sent-event answer becomes a streamed recording, one chunk per event, timed over the
+ * entry's `timings.receive`; a HAR this project exported keeps each chunk's time in the
+ * response's `_chunks` and gets them back exactly.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { addHeader, badFile, base64Bytes, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+
+/** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
+export function jsonErrorOffset(e: Error): number | undefined {
+  const m = /position (\d+)/.exec(e.message);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Parses JSON text, or throws the import's file error with the offset of the problem. */
+export function parseJsonFile(text: string, file: string, format: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const offset = jsonErrorOffset(e as Error);
+    const end = text.trimEnd().length;
+    const early = /end of JSON input/i.test((e as Error).message) || (offset !== undefined && offset >= end - 1);
+    const cut = text.trim() === '' ? ' (the file is empty)' : early ? ' (the file ends early: truncated?)' : '';
+    // V8 counts UTF-16 units; the byte offset is what an editor's "go to byte" wants.
+    const at = offset !== undefined ? Buffer.byteLength(text.slice(0, offset)) : early ? Buffer.byteLength(text) : undefined;
+    throw badFile(file, format, `invalid JSON${at !== undefined ? ` at byte ${at}` : ''}: ${(e as Error).message}${cut}`, at !== undefined ? { offset: at } : {});
+  }
+}
+
+function headersOf(list: unknown, field: string): ImportHeaders {
+  if (!Array.isArray(list)) throw new FieldError(field, 'must be an array of { name, value }');
+  const h: ImportHeaders = {};
+  list.forEach((x, i) => {
+    if (!isObject(x) || typeof x.name !== 'string' || typeof x.value !== 'string') throw new FieldError(`${field}[${i}]`, 'must be { name, value } with string values');
+    // HTTP/2 pseudo-headers (:authority, :path) as Chrome lists them are not headers.
+    if (!x.name.startsWith(':')) addHeader(h, x.name, x.value);
+  });
+  return h;
+}
+
+function requestBody(postData: unknown, headers: ImportHeaders): Uint8Array {
+  if (postData === undefined || postData === null) return new Uint8Array(0);
+  if (!isObject(postData)) throw new FieldError('request.postData', 'must be an object');
+  if (typeof postData.mimeType === 'string' && postData.mimeType !== '' && headers['content-type'] === undefined) headers['content-type'] = postData.mimeType;
+  if (typeof postData.text === 'string') return postData.encoding === 'base64' ? base64Bytes(postData.text, 'request.postData.text') : utf8Bytes(postData.text);
+  if (postData.text !== undefined) throw new FieldError('request.postData.text', 'must be a string');
+  if (Array.isArray(postData.params)) {
+    // A form given as parameters: sent as application/x-www-form-urlencoded.
+    const pairs = postData.params.map((p, i) => {
+      if (!isObject(p) || typeof p.name !== 'string') throw new FieldError(`request.postData.params[${i}]`, 'must be { name, value }');
+      return `${encodeURIComponent(p.name)}=${encodeURIComponent(typeof p.value === 'string' ? p.value : '')}`;
+    });
+    return utf8Bytes(pairs.join('&'));
+  }
+  return new Uint8Array(0);
+}
+
+function responseBody(content: unknown, harDir: string | undefined): Uint8Array {
+  if (!isObject(content)) throw new FieldError('response.content', 'is missing (every HAR response has a content object)');
+  if (typeof content.text === 'string') return content.encoding === 'base64' ? base64Bytes(content.text, 'response.content.text') : utf8Bytes(content.text);
+  if (content.text !== undefined) throw new FieldError('response.content.text', 'must be a string');
+  if (typeof content._file === 'string') {
+    if (harDir === undefined) throw new FieldError('response.content._file', 'names a file beside the HAR, but the HAR was not read from a file');
+    const path = join(harDir, content._file);
+    try {
+      return new Uint8Array(readFileSync(path));
+    } catch (e) {
+      throw new FieldError('response.content._file', `${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  }
+  // A HAR saved without bodies has only the size: an answer that had bytes cannot be replayed.
+  if (typeof content.size === 'number' && content.size > 0) throw new FieldError('response.content.text', `is missing although the body had ${content.size} bytes (save the HAR with content, e.g. Playwright's recordHar content: 'embed')`);
+  return new Uint8Array(0);
+}
+
+/** Chunk times this project's HAR export keeps (`_chunks`), if well formed for this body. */
+function exportedChunks(v: unknown, length: number): [number, number][] | undefined {
+  if (!Array.isArray(v) || v.length === 0) return undefined;
+  let last = 0;
+  for (const c of v) {
+    if (!Array.isArray(c) || c.length !== 2 || typeof c[0] !== 'number' || typeof c[1] !== 'number' || c[1] < last || c[1] > length) throw new FieldError('response._chunks', 'must be [ms, end] pairs with ends in order inside the body');
+    last = c[1];
+  }
+  return v as [number, number][];
+}
+
+const num = (v: unknown): number => (typeof v === 'number' && v > 0 ? v : 0);
+
+function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
+  const { q, method, url } = requestOf(e, 'entry', 'url');
+  const reqHeaders = headersOf(q.headers, 'request.headers');
+  const body = requestBody(q.postData, reqHeaders);
+  // The body is given decoded: a content-encoding it was sent with no longer applies. (Deleted
+  // only when there: a delete turns the map into a slow dictionary for every later reader.)
+  if (reqHeaders['content-encoding'] !== undefined) delete reqHeaders['content-encoding'];
+  const r = (e as Record<string, unknown>).response;
+  if (!isObject(r)) throw new FieldError('response', 'is missing (the request got no answer)');
+  const resHeaders = headersOf(r.headers, 'response.headers');
+  const resBody = responseBody(r.content, harDir);
+  const content = r.content as Record<string, unknown>;
+  if (resHeaders['content-type'] === undefined && typeof content.mimeType === 'string' && content.mimeType !== '') resHeaders['content-type'] = content.mimeType;
+  const x = e as Record<string, unknown>;
+  const t = isObject(x.timings) ? x.timings : {};
+  const first = num(t.blocked) + num(t.dns) + num(t.connect) + num(t.send) + num(t.wait);
+  const chunks = exportedChunks(r._chunks, resBody.length) ?? streamChunks(resHeaders, resBody, 0, num(t.receive));
+  const started = typeof x.startedDateTime === 'string' && !Number.isNaN(Date.parse(x.startedDateTime)) ? new Date(x.startedDateTime).toISOString() : undefined;
+  return {
+    where: `log.entries[${i}]`,
+    index: i,
+    request: { method, url, headers: reqHeaders, body },
+    response: response(r.status, r.statusText, resHeaders, resBody, 'response.status', chunks),
+    ...(started ? { startedAt: started } : {}),
+    durationMs: typeof x.time === 'number' && x.time >= 0 ? x.time : first + num(t.receive),
+  };
+}
+
+/**
+ * Reads a HAR file's entries as exchanges (bad entries listed, not thrown).
+ *
+ * @example
+ * const { exchanges, bad } = readHar(readFileSync('network.har', 'utf8'), 'network.har')
+ */
+export function readHar(text: string, file: string, opts: { parsed?: unknown; dir?: string } = {}): ReadResult {
+  const doc = opts.parsed ?? parseJsonFile(text, file, 'HAR file');
+  if (!isObject(doc) || !isObject(doc.log)) throw badFile(file, 'HAR file', 'expected an object with a "log" member (HAR 1.2)');
+  if (!Array.isArray(doc.log.entries)) throw badFile(file, 'HAR file', '"log.entries" must be an array');
+  const dir = opts.dir ?? (file === '-' ? undefined : dirname(file));
+  return readEntries(file, doc.log.entries as unknown[], (i) => `log.entries[${i}]`, (e, i) => entry(e, i, dir), { format: 'HAR', file, exchanges: [], bad: [], unkeyable: [] });
+}

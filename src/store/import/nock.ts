@@ -1,0 +1,99 @@
+/**
+ * nock's recorder output (`nock.recorder.rec({ output_objects: true })`, `nock.recorder.play()`
+ * written as JSON, and nock.back fixtures, which are the same array): one definition per
+ * request with `scope` (origin), `method`, `path`, `body` (the request: parsed JSON, text or
+ * hex), `status`, `response` (parsed JSON, text, hex when `responseIsBinary`, or an array of hex
+ * chunks when the answer had a Content-Encoding), `rawHeaders` (an object, or in older nock a
+ * flat [name, value, ...] list) and `reqheaders` (the request's headers).
+ */
+import { addHeader, badFile, decodedBody, FieldError, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { parseJsonFile } from './har.ts';
+
+const HEX = /^(?:[0-9a-fA-F]{2})*$/;
+
+function hexBytes(s: string, field: string): Uint8Array {
+  if (!HEX.test(s)) throw new FieldError(field, 'is not hex (nock records binary and encoded bodies as hex)');
+  return new Uint8Array(Buffer.from(s, 'hex'));
+}
+
+function headersOf(v: unknown, field: string): ImportHeaders {
+  const h: ImportHeaders = {};
+  if (v === undefined || v === null) return h;
+  if (Array.isArray(v)) {
+    if (v.length % 2 !== 0) throw new FieldError(field, 'must be a [name, value, ...] list of even length');
+    for (let i = 0; i < v.length; i += 2) {
+      if (typeof v[i] !== 'string' || typeof v[i + 1] !== 'string') throw new FieldError(`${field}[${i}]`, 'names and values must be strings');
+      addHeader(h, v[i] as string, v[i + 1] as string);
+    }
+    return h;
+  }
+  if (!isObject(v)) throw new FieldError(field, 'must be an object or a [name, value, ...] list');
+  for (const [name, x] of Object.entries(v)) {
+    for (const y of Array.isArray(x) ? x : [x]) {
+      if (typeof y !== 'string' && typeof y !== 'number') throw new FieldError(`${field}.${name}`, 'must be a string');
+      addHeader(h, name, String(y));
+    }
+  }
+  return h;
+}
+
+/** A recorded body: JSON nock parsed (stored again as JSON), text, or nothing. */
+function bodyBytes(v: unknown): Uint8Array {
+  if (v === undefined || v === null || v === '') return new Uint8Array(0);
+  return utf8Bytes(typeof v === 'string' ? v : JSON.stringify(v));
+}
+
+function definition(d: unknown, i: number): Exchange {
+  if (!isObject(d)) throw new FieldError('(definition)', 'must be an object');
+  if (typeof d.scope !== 'string' || !URL.canParse(d.scope)) throw new FieldError('scope', `${JSON.stringify(d.scope) ?? 'undefined'} is not an origin such as "https://api.openai.com:443"`);
+  if (typeof d.method !== 'string' || d.method === '') throw new FieldError('method', 'is missing');
+  if (typeof d.path !== 'string' || !d.path.startsWith('/')) throw new FieldError('path', 'must be a path starting with /');
+  if (!('status' in d)) throw new FieldError('status', 'is missing');
+  const reqHeaders = headersOf(d.reqheaders, 'reqheaders');
+  const resHeaders = headersOf(d.rawHeaders, 'rawHeaders');
+  let body: Uint8Array;
+  if (Array.isArray(d.response)) {
+    // An encoded answer: its chunks as sent, hex each.
+    const parts = d.response.map((c, k) => {
+      if (typeof c !== 'string') throw new FieldError(`response[${k}]`, 'must be a hex string');
+      return hexBytes(c, `response[${k}]`);
+    });
+    const joined = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      joined.set(p, at);
+      at += p.length;
+    }
+    body = decodedBody(resHeaders, joined, 'response');
+  } else if (d.responseIsBinary === true) {
+    if (typeof d.response !== 'string') throw new FieldError('response', 'must be a hex string (responseIsBinary)');
+    body = hexBytes(d.response, 'response');
+  } else body = bodyBytes(d.response);
+  const url = new URL(d.path, d.scope).href;
+  return {
+    where: `[${i}]`,
+    index: i,
+    request: { method: d.method.toUpperCase(), url, headers: reqHeaders, body: bodyBytes(d.body) },
+    response: response(d.status, undefined, resHeaders, body, 'status', streamChunks(resHeaders, body)),
+  };
+}
+
+/** Whether parsed JSON looks like nock definitions. */
+export function isNockDefinitions(v: unknown): boolean {
+  return Array.isArray(v) && v.length > 0 && v.every((d) => isObject(d) && 'scope' in d && 'method' in d);
+}
+
+/**
+ * Reads nock recorder output (a JSON array of definitions) as exchanges (bad ones listed).
+ *
+ * @example
+ * nock.recorder.rec({ output_objects: true, dont_print: true }); ... ;
+ * writeFileSync('nock.json', JSON.stringify(nock.recorder.play()))
+ * const { exchanges } = readNock(readFileSync('nock.json', 'utf8'), 'nock.json')
+ */
+export function readNock(text: string, file: string, opts: { parsed?: unknown } = {}): ReadResult {
+  const format = 'nock recording';
+  const doc = opts.parsed ?? parseJsonFile(text, file, format);
+  if (!Array.isArray(doc)) throw badFile(file, format, 'expected a JSON array of definitions ({ scope, method, path, status, response })');
+  return readEntries(file, doc, (i) => `[${i}]`, definition, { format, file, exchanges: [], bad: [], unkeyable: [] });
+}

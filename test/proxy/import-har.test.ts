@@ -1,0 +1,154 @@
+// HAR in and out: a HAR saved by Playwright from Debian's Chromium and one written by Polly.js's
+// own file persister, both recording a page or client calling a loopback fake OpenAI API (plain
+// and streamed), import and replay through the OpenAI SDK with the answers the live calls got;
+// `export --har` of such a tape imports back to the same answers and serves a page in
+// Chromium through Playwright's routeFromHAR.
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importRecordings } from '../../src/proxy/import.ts';
+import { exportTapeHar } from '../../src/store/export-har.ts';
+import { chromiumPath, FLAGS, skipReason } from '../browser/chromium.ts';
+import { startUpstream, type Upstream } from './fake-upstream.ts';
+import { answersOf, httpPost, PLAIN, replayAnswers, STREAMED, type Answers } from './import-helpers.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-import-har-'));
+let upstream: Upstream;
+let front: { url: string; server: Server };
+
+/** JSON with object keys sorted, as a tape stores request bodies. */
+const sortedJson = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
+
+// The page asks the API on its own origin (no CORS): plain, then streamed, and returns the texts.
+// Its bodies have sorted keys: routeFromHAR matches a POST body byte for byte, and the exported
+// HAR holds the body as the tape stores it (the SDK's own key order does not matter to tapedeck).
+const PAGE = `<!doctype html><title>chat</title><script>
+async function ask() {
+  const post = (body) => fetch('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-page-secret-0123456789abcdef' }, body }).then((r) => r.text());
+  return { plain: await post(${JSON.stringify(sortedJson(PLAIN))}), sse: await post(${JSON.stringify(sortedJson(STREAMED))}) };
+}
+</script>`;
+
+beforeAll(async () => {
+  upstream = await startUpstream({ gapMs: 5 });
+  // The page's server: / is the page, everything else goes to the fake API as it streams.
+  const server = createServer((req, res) => {
+    if (req.url === '/') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      return res.end(PAGE);
+    }
+    const up = httpRequest(upstream.url + req.url, { method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    req.pipe(up);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  front = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+});
+
+afterAll(async () => {
+  front?.server.closeAllConnections();
+  await new Promise((r) => front?.server.close(r));
+  await upstream?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const skip = skipReason();
+if (skip) console.warn(skip);
+
+/** Records the page's two calls into a HAR with Playwright; resolves to the answers the page got. */
+async function playwrightHar(harPath: string): Promise<Answers> {
+  const browser = await chromium.launch({ executablePath: chromiumPath!, headless: true, args: FLAGS });
+  try {
+    const context = await browser.newContext({ recordHar: { path: harPath, content: 'embed' } });
+    const page = await context.newPage();
+    await page.goto(`${front.url}/`);
+    const got = await page.evaluate(() => (globalThis as unknown as { ask(): Promise<{ plain: string; sse: string }> }).ask());
+    await context.close(); // writes the HAR
+    return answersOf(got.plain, got.sse);
+  } finally {
+    await browser.close();
+  }
+}
+
+describe.skipIf(skip !== undefined)('HAR saved by Playwright (Chromium)', () => {
+  let live: Answers;
+  const har = join(dir, 'playwright.har');
+  const tape = join(dir, 'playwright.tape');
+
+  it('imports and replays through the OpenAI SDK with the answers the page got, plain and streamed', async () => {
+    live = await playwrightHar(har);
+    expect(live.plain).toMatch(/^Echo \d+: Name a colour$/);
+    expect(live.stream).toMatch(/^Echo \d+: Count to three $/);
+    const report = await importRecordings(har, tape);
+    expect(report.format).toBe('HAR');
+    // The page itself is kept as a generic HTTP recording; the two API calls as OpenAI ones.
+    expect(report.routes).toEqual(expect.arrayContaining([{ provider: 'openai', route: 'POST /v1/chat/completions', records: 2 }]));
+    expect(report.streams).toBe(1);
+    expect(report.masked).toBeGreaterThanOrEqual(2);
+    const callsBefore = upstream.calls.length;
+    expect(await replayAnswers(tape)).toEqual(live);
+    expect(upstream.calls.length).toBe(callsBefore);
+    expect(readFileSync(tape).includes('sk-page-secret-0123456789abcdef')).toBe(false);
+  }, 60_000);
+
+  it('export --har, then import: the same answers; the exported HAR serves the page through routeFromHAR', async () => {
+    const { text, entries } = await exportTapeHar(tape, { origin: front.url });
+    expect(entries).toBe(3);
+    const out = join(dir, 'exported.har');
+    writeFileSync(out, text);
+    const back = join(dir, 'exported.tape');
+    await importRecordings(out, back);
+    expect(await replayAnswers(back)).toEqual(live);
+
+    // Chromium, the API server gone from the picture: every request is answered from the HAR.
+    const browser = await chromium.launch({ executablePath: chromiumPath!, headless: true, args: FLAGS });
+    try {
+      const context = await browser.newContext();
+      await context.routeFromHAR(out, { notFound: 'abort' });
+      const page = await context.newPage();
+      const callsBefore = upstream.calls.length;
+      await page.goto(`${front.url}/`);
+      const got = await page.evaluate(() => (globalThis as unknown as { ask(): Promise<{ plain: string; sse: string }> }).ask());
+      expect(answersOf(got.plain, got.sse)).toEqual(live);
+      expect(upstream.calls.length).toBe(callsBefore);
+      await context.close();
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});
+
+describe('HAR written by Polly.js (node-http adapter, fs persister)', () => {
+  it('imports and replays through the OpenAI SDK with the answers the client got', async () => {
+    const { Polly } = await import('@pollyjs/core');
+    const NodeHttpAdapter = (await import('@pollyjs/adapter-node-http')).default;
+    const FSPersister = (await import('@pollyjs/persister-fs')).default;
+    Polly.register(NodeHttpAdapter);
+    Polly.register(FSPersister);
+    const recordings = join(dir, 'polly');
+    const polly = new Polly('openai-chat', { adapters: ['node-http'], persister: 'fs', persisterOptions: { fs: { recordingsDir: recordings } }, mode: 'record', logLevel: 'silent' });
+    let live: Answers;
+    try {
+      const auth = { authorization: 'Bearer sk-polly-secret-0123456789abcdef' };
+      const plain = await httpPost(`${upstream.url}/v1/chat/completions`, PLAIN, auth);
+      const sse = await httpPost(`${upstream.url}/v1/chat/completions`, STREAMED, auth);
+      live = answersOf(plain.text, sse.text);
+    } finally {
+      await polly.stop(); // persists recording.har
+    }
+    const harDir = readdirSync(recordings).find((d) => d.startsWith('openai-chat'))!;
+    const har = join(recordings, harDir, 'recording.har');
+    expect(existsSync(har)).toBe(true);
+    const tape = join(dir, 'polly.tape');
+    const report = await importRecordings(har, tape);
+    expect(report).toMatchObject({ format: 'HAR', records: 2, streams: 1, routes: [{ provider: 'openai', route: 'POST /v1/chat/completions', records: 2 }] });
+    expect(await replayAnswers(tape)).toEqual(live);
+    expect(readFileSync(tape).includes('sk-polly-secret')).toBe(false);
+  }, 60_000);
+});

@@ -1,0 +1,320 @@
+// Bad input never costs a recording: 20 malformed or truncated files of each import format
+// (HAR, VCR.py cassette, nock recording, mock-server fixtures) each give a TapedeckError that
+// names the file (and, for a bad entry, the entry and the field), and the tape they were
+// imported onto (with --force) keeps its bytes. --skip-bad keeps the good entries and lists the
+// bad; mock-server rules that are no request are listed, never guessed.
+import OpenAI from 'openai';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TapedeckError } from '../../src/errors.ts';
+import { createFetch } from '../../src/proxy/fetch.ts';
+import { addRecordings } from '../../src/proxy/hand-written.ts';
+import { importRecordings } from '../../src/proxy/import.ts';
+import type { ImportFormat } from '../../src/store/import/read.ts';
+import { PLAIN } from './import-helpers.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-import-bad-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
+
+const URL_ = 'https://api.openai.com/v1/chat/completions';
+const answer = { id: 'chatcmpl-1', object: 'chat.completion', created: 1767225600, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'Blue', refusal: null }, finish_reason: 'stop', logprobs: null }] };
+const ask = (text: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
+
+// ---- One good file per format (three entries), and ways to break it ----
+
+const harEntry = (text: string) => ({
+  startedDateTime: '2026-01-01T00:00:00.000Z',
+  time: 12,
+  request: { method: 'POST', url: URL_, httpVersion: 'HTTP/1.1', headers: [{ name: 'content-type', value: 'application/json' }], postData: { mimeType: 'application/json', text: JSON.stringify(ask(text)) } },
+  response: { status: 200, statusText: 'OK', headers: [{ name: 'content-type', value: 'application/json' }], content: { size: 10, mimeType: 'application/json', text: JSON.stringify(answer) } },
+  timings: { send: 1, wait: 10, receive: 1 },
+});
+const har = () => ({ log: { version: '1.2', creator: { name: 'test', version: '1' }, entries: [harEntry('a'), harEntry('b'), harEntry('c')] } });
+
+const vcrInteraction = (text: string) => `- request:
+    body: '${JSON.stringify(ask(text))}'
+    headers:
+      Content-Type:
+      - application/json
+    method: POST
+    uri: ${URL_}
+  response:
+    body:
+      string: '${JSON.stringify(answer)}'
+    headers:
+      Content-Type:
+      - application/json
+    status:
+      code: 200
+      message: OK
+`;
+const vcr = () => `interactions:\n${vcrInteraction('a')}${vcrInteraction('b')}${vcrInteraction('c')}version: 1\n`;
+
+const nockDef = (text: string) => ({ scope: 'https://api.openai.com:443', method: 'POST', path: '/v1/chat/completions', body: ask(text), status: 200, response: answer, rawHeaders: { 'content-type': 'application/json' }, responseIsBinary: false });
+const nock = () => [nockDef('a'), nockDef('b'), nockDef('c')];
+
+const mockServer = (text: string) => ({ httpRequest: { method: 'POST', path: '/v1/chat/completions', body: { type: 'JSON', json: ask(text), matchType: 'STRICT' } }, httpResponse: { statusCode: 200, headers: { 'content-type': ['application/json'] }, body: answer } });
+const fixtures = () => [mockServer('a'), mockServer('b'), mockServer('c')];
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Ten cuts of a file: what a crash or an interrupted download leaves. */
+function truncations(text: string): string[] {
+  return Array.from({ length: 10 }, (_, i) => text.slice(0, Math.floor(((i + 0.5) / 10) * (text.trimEnd().length - 2))));
+}
+
+const jsonMutations = <T>(make: () => T, edits: ((v: T) => unknown)[]): string[] =>
+  edits.map((edit) => {
+    const v = make();
+    const r = edit(v);
+    return JSON.stringify(r === undefined ? v : r, null, 2);
+  });
+
+const CASES: Record<ImportFormat, { ext: string; good: string; bad: string[] }> = {
+  har: {
+    ext: 'har',
+    good: JSON.stringify(har(), null, 2),
+    bad: [
+      ...truncations(JSON.stringify(har(), null, 2)),
+      ...jsonMutations(har, [
+        (h: Json) => delete h.log.entries[1].response,
+        (h: Json) => (h.log.entries[2].response.status = 0),
+        (h: Json) => (h.log.entries[0].response.content = { size: 5, mimeType: 'application/json', text: '%%%not base64%%%', encoding: 'base64' }),
+        (h: Json) => (h.log.entries[1].request.url = '/relative/only'),
+        (h: Json) => (h.log.entries[0].request.headers = { 'content-type': 'application/json' }),
+        (h: Json) => (h.log.entries[2].request.postData.text = 42),
+        (h: Json) => delete h.log.entries[1].response.content,
+        (h: Json) => (h.log.entries = {}),
+        () => ({ entries: [] }),
+        (h: Json) => (h.log.entries[0].response.content = { size: 200, mimeType: 'application/json' }),
+      ]),
+    ],
+  },
+  vcr: {
+    ext: 'yaml',
+    good: vcr(),
+    bad: [
+      ...truncations(vcr()),
+      vcr().replace('version: 1\n', ''),
+      vcr().replace('version: 1', 'version: 2'),
+      vcr().replace('    method: POST\n', ''),
+      vcr().replace('      code: 200\n', '      code: six\n'),
+      vcr().replace(`    uri: ${URL_}`, '    uri: not a url'),
+      vcr().replace("      string: '", "      strin: '"),
+      vcr().replace('interactions:', 'interactions: {'),
+      vcr().replace('  response:\n', '  response: !!python/object/apply:os.system ["echo"]\n  responsex:\n'),
+      vcr().replace('    method: POST\n', '    method: POST\n    method: GET\n'),
+      `interactions:\n${vcrInteraction('a').replace("string: '", "string: !!binary |\n        H4sIAKwrpmIA/z2OSwrCMBCG956izLIkfQSxkl2RogfQA9R2bIM1iUkq\n      other: '")}\n    headers2: x\nversion: 1\n`.replace('Content-Type:\n      - application/json\n    status', 'Content-Encoding:\n      - gzip\n    status'),
+    ],
+  },
+  nock: {
+    ext: 'json',
+    good: JSON.stringify(nock(), null, 2),
+    bad: [
+      ...truncations(JSON.stringify(nock(), null, 2)),
+      ...jsonMutations(nock, [
+        (d: Json[]) => delete d[1].status,
+        (d: Json[]) => (d[0].scope = 'api.openai.com'),
+        (d: Json[]) => (d[2].path = 'v1/chat/completions'),
+        (d: Json[]) => (d[1].status = 1000),
+        (d: Json[]) => Object.assign(d[0], { responseIsBinary: true, response: 'zz-not-hex' }),
+        (d: Json[]) => Object.assign(d[1], { rawHeaders: { 'content-encoding': 'gzip' }, response: ['1f8b0800', 'zz'] }),
+        (d: Json[]) => Object.assign(d[2], { rawHeaders: { 'content-encoding': 'gzip' }, response: ['1f8b08000000000000ff'] }),
+        (d: Json[]) => (d[0].rawHeaders = ['content-type']),
+        (d: Json[]) => delete d[1].method,
+        () => ({ scope: 'https://api.openai.com:443' }),
+      ]),
+    ],
+  },
+  fixtures: {
+    ext: 'json',
+    good: JSON.stringify(fixtures(), null, 2),
+    bad: [
+      ...truncations(JSON.stringify(fixtures(), null, 2)),
+      ...jsonMutations(fixtures, [
+        (f: Json[]) => delete f[1].httpResponse,
+        (f: Json[]) => (f[0].httpResponse.statusCode = 0),
+        (f: Json[]) => (f[2].httpRequest = 'POST /v1/chat/completions'),
+        (f: Json[]) => (f[1].httpResponse.headers = 'content-type: application/json'),
+        (f: Json[]) => (f[0].httpResponse.body = { type: 'XML', xml: '<a/>' }),
+        (f: Json[]) => (f[2].httpResponse.body = { type: 'BINARY', base64Bytes: '***' }),
+        (f: Json[]) => (f[1] = 'a fixture'),
+        (f: Json[]) => (f[0] = { response: { content: 'hi' } }),
+        () => ({ fixtures: 'none' }),
+        (f: Json[]) => (f[2].httpResponse.statusCode = 'OK'),
+      ]),
+    ],
+  },
+};
+
+let target: string;
+let targetBytes: Buffer;
+beforeAll(async () => {
+  // The tape every bad import is aimed at, with --force: it must come out as it went in.
+  target = join(dir, 'kept.tape');
+  await addRecordings({ tape: target }, [{ request: { url: URL_, body: PLAIN }, response: { body: { ...answer, choices: [{ ...answer.choices[0], message: { role: 'assistant', content: 'kept' } }] } } }]);
+  targetBytes = readFileSync(target);
+});
+
+describe.each(Object.keys(CASES) as ImportFormat[])('%s', (format) => {
+  const c = CASES[format];
+
+  it('the good file imports (so each bad one fails for its fault, not the file)', async () => {
+    const src = join(dir, `good-${format}.${c.ext}`);
+    writeFileSync(src, c.good);
+    const out = join(dir, `good-${format}.tape`);
+    const report = await importRecordings(src, out, { from: format });
+    expect(report.records).toBe(3);
+  });
+
+  it('20 malformed or truncated files: a clear error naming the file (and entry and field), and the target tape untouched', async () => {
+    expect(c.bad).toHaveLength(20);
+    for (const [i, text] of c.bad.entries()) {
+      const src = join(dir, `bad-${format}-${i}.${c.ext}`);
+      writeFileSync(src, text);
+      let err: unknown;
+      try {
+        await importRecordings(src, target, { from: format, force: true });
+      } catch (e) {
+        err = e;
+      }
+      expect(err, `case ${i}`).toBeInstanceOf(TapedeckError);
+      const e = err as TapedeckError;
+      expect(['E_IMPORT_PARSE', 'E_IMPORT_ENTRY'], `case ${i}: ${e.code} ${e.message}`).toContain(e.code);
+      expect(e.message, `case ${i}`).toContain(src);
+      expect(e.message, `case ${i}`).toMatch(/no tape written/);
+      if (e.code === 'E_IMPORT_ENTRY') {
+        expect(e.message, `case ${i}`).toMatch(/entry \d+ \(.+\), field \S+/);
+        expect(typeof e.details.entry).toBe('number');
+        expect(typeof e.details.field).toBe('string');
+      }
+      expect(readFileSync(target).equals(targetBytes), `case ${i}: the target tape changed`).toBe(true);
+    }
+    // Nothing left beside the target: no temporary tape, no lock.
+    expect(readdirSync(dir).filter((n) => n.includes('kept.tape') && n !== 'kept.tape')).toEqual([]);
+  });
+});
+
+describe('the command line', () => {
+  it('a bad entry: one line naming file, entry and field, a hint with --skip-bad, exit 1, no stack; the tape kept', () => {
+    const src = join(dir, 'cli-bad.har');
+    const h = har() as Json;
+    delete h.log.entries[1].response;
+    writeFileSync(src, JSON.stringify(h));
+    let stderr = '';
+    let status = 0;
+    try {
+      execFileSync(process.execPath, [CLI, 'import', src, target, '--force'], { encoding: 'utf8', stdio: 'pipe' });
+    } catch (e) {
+      stderr = String((e as { stderr: string }).stderr);
+      status = (e as { status: number }).status;
+    }
+    expect(status).toBe(1);
+    expect(stderr).toMatch(/^tapedeck: E_IMPORT_ENTRY .*cli-bad\.har: entry 1 \(log\.entries\[1\]\), field response: is missing/m);
+    expect(stderr).toContain('--skip-bad');
+    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(readFileSync(target).equals(targetBytes)).toBe(true);
+  });
+
+  it('--skip-bad keeps the good entries and lists the bad one with why', () => {
+    const src = join(dir, 'cli-skip.har');
+    const h = har() as Json;
+    h.log.entries[1].response.status = 0;
+    writeFileSync(src, JSON.stringify(h));
+    const out = join(dir, 'cli-skip.tape');
+    const stdout = execFileSync(process.execPath, [CLI, 'import', src, out, '--skip-bad'], { encoding: 'utf8' });
+    expect(stdout).toMatch(/wrote .*cli-skip\.tape: 2 records from a HAR/);
+    expect(stdout).toMatch(/2\s+openai\s+POST \/v1\/chat\/completions/);
+    expect(stdout).toMatch(/skipped 1 entry:\n\s+log\.entries\[1\]\.response\.status: .*got no response/);
+  });
+});
+
+describe('HAR entries in order', () => {
+  it('the same request twice becomes two repeats answered in file order; a base64 content.text is decoded', async () => {
+    const h = har() as Json;
+    const say = (text: string) => JSON.stringify({ ...answer, choices: [{ ...answer.choices[0], message: { role: 'assistant', content: text } }] });
+    h.log.entries = [harEntry('same'), harEntry('other'), harEntry('same')];
+    h.log.entries[0].response.content.text = say('first');
+    h.log.entries[1].response.content.text = say('unrelated');
+    h.log.entries[2].response.content = { size: 1, mimeType: 'application/json', text: Buffer.from(say('second')).toString('base64'), encoding: 'base64' };
+    h.log.pages = [{ id: 'page_1' }, { id: 'page_2' }];
+    h.log.entries[2].pageref = 'page_2';
+    const src = join(dir, 'repeats.har');
+    writeFileSync(src, JSON.stringify(h));
+    const out = join(dir, 'repeats.tape');
+    expect((await importRecordings(src, out)).records).toBe(3);
+    const f = createFetch({ tape: out, mode: 'replay' });
+    try {
+      const client = new OpenAI({ apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+      const req = ask('same') as typeof PLAIN;
+      const got = [];
+      for (let i = 0; i < 2; i++) got.push((await client.chat.completions.create(req)).choices[0]!.message.content);
+      expect(got).toEqual(['first', 'second']);
+    } finally {
+      await f.close();
+    }
+  });
+});
+
+describe('tapedeck export --har', () => {
+  it('prints HAR 1.2 with the origin given, which tapedeck import reads back to the same answer', async () => {
+    const text = execFileSync(process.execPath, [CLI, 'export', target, '--har', '--origin', 'https://api.openai.com'], { encoding: 'utf8' });
+    const doc = JSON.parse(text) as Json;
+    expect(doc.log.version).toBe('1.2');
+    expect(doc.log.entries).toHaveLength(1);
+    expect(doc.log.entries[0].request.url).toBe(URL_);
+    expect(JSON.parse(doc.log.entries[0].request.postData.text)).toEqual(JSON.parse(JSON.stringify(PLAIN)));
+    const file = join(dir, 'exported-cli.har');
+    writeFileSync(file, text);
+    const out = join(dir, 'exported-cli.tape');
+    expect(execFileSync(process.execPath, [CLI, 'import', file, out], { encoding: 'utf8' })).toMatch(/1 record from a HAR/);
+    const f = createFetch({ tape: out, mode: 'replay' });
+    try {
+      const client = new OpenAI({ apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+      expect((await client.chat.completions.create(PLAIN)).choices[0]!.message.content).toBe('kept');
+    } finally {
+      await f.close();
+    }
+  });
+});
+
+describe('mock-server fixtures', () => {
+  it('exact rules are imported and replay; matching rules are listed with why, never guessed', async () => {
+    const src = join(dir, 'mixed-fixtures.json');
+    const list = [
+      mockServer('Name a colour'),
+      { httpRequest: { method: 'POST', path: '/v1/chat/completions', body: { type: 'STRING', string: 'colour', subString: true } }, httpResponse: { statusCode: 200, body: answer } },
+      { httpRequest: { method: 'POST', path: '/v1/chat/completions', body: { messages: [{ role: 'user', content: 'x' }] } }, httpResponse: { statusCode: 200, body: answer } },
+      { httpRequest: { method: 'POST', path: '/v1/.*' }, httpResponse: { statusCode: 200, body: answer } },
+    ];
+    writeFileSync(src, JSON.stringify(list));
+    const out = join(dir, 'mixed.tape');
+    const report = await importRecordings(src, out);
+    expect(report.format).toBe('mock-server fixture file');
+    expect(report.records).toBe(1);
+    expect(report.skipped).toEqual([
+      { where: '[1]', reason: 'a substring match is not a request' },
+      { where: '[2]', reason: expect.stringContaining('partial match') },
+      { where: '[3]', reason: expect.stringContaining('is a pattern') },
+    ]);
+    const f = createFetch({ tape: out, mode: 'replay' });
+    try {
+      const client = new OpenAI({ apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+      expect((await client.chat.completions.create(ask('Name a colour') as typeof PLAIN)).choices[0]!.message.content).toBe('Blue');
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("an LLM mock server's fixture file: every rule listed with its reason, nothing imported", async () => {
+    const src = join(dir, 'llm-mock.json');
+    writeFileSync(src, JSON.stringify({ fixtures: [{ match: { userMessage: 'weather' }, response: { content: 'Sunny' } }, { match: { toolName: 'get_weather' }, response: { toolCalls: [{ name: 'get_weather', arguments: '{}' }] } }] }));
+    const report = await importRecordings(src, join(dir, 'llm-mock.tape'));
+    expect(report.records).toBe(0);
+    expect(report.skipped.map((s) => s.reason)).toEqual(['a user-message substring match is not a request', 'a tool-name match is not a request']);
+  });
+});

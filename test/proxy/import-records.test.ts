@@ -1,0 +1,104 @@
+// The import's fast path (records framed one by one, keys sorted only where out of order, no
+// Map-boxing walk, requests keyed without path hashes) against the plain per-request path a
+// recording takes: the deck's prepareRequest and recordOf for each exchange, the deep-copying
+// sortedKeys, and appendRecords with its Map-boxing walk. Both must write the same bytes, record
+// for record, for a large HAR of many providers, streams, repeats and secrets.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { requestKey, requestKeys } from '../../src/match/matcher.ts';
+import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from '../../src/proxy/deck.ts';
+import { importRecordings } from '../../src/proxy/import.ts';
+import { readRecordingFile } from '../../src/store/import/read.ts';
+import { inRecordOrder, sortedKeys } from '../../src/store/record-order.ts';
+import { httpRecordKey, type HttpRecord } from '../../src/store/records.ts';
+import { appendRecords, createTape, scanTape } from '../../src/store/tape-file.ts';
+import { corpusHar } from './import-corpus.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-import-records-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const RECORDED_AT = '2026-01-01T00:00:00.000Z';
+const N = 3000;
+
+/** The tape the per-request path writes for a HAR, under the given salt. */
+async function oracleTape(src: string, text: string, salt: string): Promise<string> {
+  const read = readRecordingFile(src, text, 'har');
+  const deck = await Deck.open({ mode: 'passthrough', redact: { salt }, onWarning: () => {} }, { kind: 'fetch' });
+  const repeats = new Map<string, number>();
+  const values: unknown[] = [];
+  try {
+    for (const x of read.exchanges) {
+      const u = new URL(x.request.url);
+      const req: DeckRequest = { method: x.request.method, url: u.pathname + u.search, headers: x.request.headers, body: x.request.body };
+      const headers: HttpRecord['response']['headers'] = {};
+      for (const [k, v] of Object.entries(x.response.headers)) if (!UNSTORED_RESPONSE_HEADERS.has(k)) headers[k] = v;
+      const rec = deck.recordOf(deck.prepareRequest(req), req, { ...x.response, headers }, new Date(x.startedAt ?? RECORDED_AT), x.durationMs ?? 0)!;
+      const key = httpRecordKey(rec.route, rec.match, rec.key);
+      const repeat = repeats.get(key) ?? 0;
+      repeats.set(key, repeat + 1);
+      values.push(inRecordOrder({ ...sortedKeys(rec), repeat }));
+    }
+  } finally {
+    await deck.close();
+  }
+  const out = join(dir, 'oracle.tape');
+  await createTape(out, { salt });
+  await appendRecords(out, values);
+  return out;
+}
+
+describe('import writes what the per-request recording path writes', () => {
+  it(`${N} HAR entries (OpenAI, Anthropic, Gemini, Azure, Bedrock, Ollama, JSON and form calls; streams, repeats, secrets): the same frames, byte for byte`, async () => {
+    const text = corpusHar(N);
+    const src = join(dir, 'corpus.har');
+    writeFileSync(src, text);
+    const out = join(dir, 'imported.tape');
+    const report = await importRecordings(src, out, { recordedAt: RECORDED_AT, onWarning: () => {} });
+    expect(report.records).toBe(N);
+    expect(report.streams).toBeGreaterThan(N / 10);
+    expect(report.masked).toBeGreaterThan(N);
+    expect(new Set(report.routes.map((r) => r.provider))).toEqual(new Set(['openai', 'anthropic', 'gemini', 'azure', 'bedrock', 'ollama', 'json', 'http']));
+
+    const got = await scanTape(out);
+    const want = await scanTape(await oracleTape(src, text, got.header.salt!));
+    expect(got.warnings).toEqual([]);
+    expect(got.frames.length).toBe(want.frames.length);
+    for (let i = 0; i < got.frames.length; i++) {
+      const a = got.frames[i]!;
+      const b = want.frames[i]!;
+      // Compared one by one so a failure names the record.
+      if (!got.bytes.subarray(a.offset, a.offset + a.length).equals(want.bytes.subarray(b.offset, b.offset + b.length))) {
+        expect.fail(`record ${i} differs from the per-request path's`);
+      }
+    }
+  }, 120_000);
+
+  it('requestKey gives the key and signature requestKeys gives, for every request of the corpus', () => {
+    const read = readRecordingFile('corpus.har', corpusHar(600), 'har');
+    let keyed = 0;
+    for (const x of read.exchanges) {
+      if (x.request.body.length === 0 || !String(x.request.headers['content-type']).includes('json')) continue;
+      const body: unknown = JSON.parse(Buffer.from(x.request.body).toString('utf8'));
+      const u = new URL(x.request.url);
+      const opts = { endpoint: { method: x.request.method, url: u.pathname + u.search } };
+      let want: ReturnType<typeof requestKeys> | string;
+      try {
+        want = requestKeys(body, opts);
+      } catch (e) {
+        want = (e as { code: string }).code;
+      }
+      if (typeof want === 'string') {
+        expect(() => requestKey(body, opts)).toThrow(expect.objectContaining({ code: want }));
+        continue;
+      }
+      const got = requestKey(body, opts);
+      expect(got.key).toBe(want.key);
+      expect(got.signature).toEqual(want.signature);
+      expect(got.view).toEqual(want.view);
+      keyed++;
+    }
+    expect(keyed).toBeGreaterThan(400);
+  });
+});

@@ -1,0 +1,196 @@
+// A test whose recording is missing never passes, in every runner: jest, mocha, node:test (through
+// openTestTape) and vitest, each really running on a small project, fail a test whose code caught
+// the miss, and print the command that records it. That command is then run as printed (a shell,
+// npx, the project's own node_modules): it records, and the next CI run replays.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { upstreamSuite } from '../proxy/upstream-suite.ts';
+import { outputOf } from './child.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const suite = upstreamSuite('miss-fails');
+
+/** A project folder with the runners and llm-tapedeck linked as `npm install` would. */
+function project(name: string, files: Record<string, string>): string {
+  const dir = join(suite.dir, name);
+  mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
+  for (const p of ['jest', 'mocha', 'vitest']) {
+    symlinkSync(join(root, 'node_modules', p), join(dir, 'node_modules', p));
+    symlinkSync(join(root, 'node_modules', '.bin', p), join(dir, 'node_modules', '.bin', p));
+  }
+  symlinkSync(root, join(dir, 'node_modules', 'llm-tapedeck'));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
+  for (const [p, text] of Object.entries(files)) writeFileSync(join(dir, p), text);
+  return dir;
+}
+
+/** A command line through a shell, as a user pastes it, with a clean environment. */
+function sh(command: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const base: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || /^(VITEST|TAPEDECK_|CACHE_MODE$|CI$|NODE_ENV$|NODE_OPTIONS$|NODE_TEST_CONTEXT$|JEST_WORKER_ID$)/.test(k)) continue;
+    base[k] = v;
+  }
+  base.PATH = `${dirname(process.execPath)}${delimiter}${base.PATH ?? ''}`;
+  // The runners here are links into the shared install, and mocha resolves \`--require\` from
+  // where it really is: NODE_PATH lets it find the project's llm-tapedeck, as it would when
+  // installed in the project.
+  base.NODE_PATH = join(cwd, 'node_modules');
+  return outputOf(spawn('/bin/sh', ['-c', command], { cwd, env: { ...base, NO_COLOR: '1', FORCE_COLOR: '0', ...env } }));
+}
+
+const tapesUnder = (d: string): string[] =>
+  existsSync(d) ? readdirSync(d, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.tape')).map((e) => e.name) : [];
+
+// The code under test catches the miss and goes on: the false green this suite is about.
+const swallowing = (tapeFetch: string) => `
+    let text = '';
+    try {
+      const r = await ${tapeFetch}(process.env.UPSTREAM + '/v1/chat/completions', {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }),
+      });
+      const body = await r.json();
+      text = body.choices?.[0]?.message?.content ?? '';
+    } catch {}
+    void text;`;
+
+/**
+ * Runs the project's tests in CI with no recording: they must fail with the miss and print a
+ * record command; runs that command against the fake provider (it records), then CI again (it
+ * replays and passes). Returns the command.
+ */
+async function missThenRecord(dir: string, run: string, expectTapes: string[]): Promise<string> {
+  const offline = { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' };
+  const first = await sh(run, dir, offline);
+  expect(first.out).toContain('tapedeck miss');
+  expect(first.code).not.toBe(0);
+  const command = /[Rr]ecord it: (TAPEDECK_MODE=update [^\n]*)/.exec(first.out)?.[1];
+  expect(command).toBeDefined();
+  const recorded = await sh(command!, dir, { UPSTREAM: suite.upstream.url });
+  expect(recorded.code, recorded.out).toBe(0);
+  expect(tapesUnder(join(dir, '__tapes__')).sort()).toEqual(expectTapes);
+  const again = await sh(run, dir, offline);
+  expect(again.code, again.out).toBe(0);
+  return command!;
+}
+
+describe('a test in which a request missed fails, and its record command records it', () => {
+  it('jest', async () => {
+    const dir = project('jest-project', {
+      'chat.test.cjs': `const { tape } = require('llm-tapedeck/jest');
+describe('chat', () => {
+  test('says hello', async () => {${swallowing('tape().fetch')}
+  });
+});
+`,
+      'jest.config.cjs': `module.exports = { transform: {}, testMatch: ['**/*.test.cjs'], setupFilesAfterEnv: ['llm-tapedeck/jest'] };\n`,
+    });
+    // jest names a test by its suites and its own name in one (currentTestName).
+    const command = await missThenRecord(dir, 'npx jest --no-cache', ['chat-says-hello.tape']);
+    expect(command).toBe("TAPEDECK_MODE=update npx jest chat.test.cjs -t '^chat says hello$'");
+  });
+
+  it('jest: a test that failed with the miss itself is told once', async () => {
+    const dir = project('jest-uncaught', {
+      'chat.test.cjs': `const { tape } = require('llm-tapedeck/jest');
+test('throws the miss', async () => {
+  const r = await tape().fetch(process.env.UPSTREAM + '/v1/chat/completions', {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }),
+  });
+  const body = await r.json();
+  throw new Error(body.error.message);
+});
+`,
+      'jest.config.cjs': `module.exports = { transform: {}, testMatch: ['**/*.test.cjs'], setupFilesAfterEnv: ['llm-tapedeck/jest'] };\n`,
+    });
+    const r = await sh('npx jest --no-cache', dir, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' });
+    expect(r.code).not.toBe(0);
+    expect(r.out).toContain('tapedeck miss: this test was never recorded');
+    expect(r.out).not.toContain('had no recording in');
+  });
+
+  it('mocha (the command keeps --require llm-tapedeck/mocha); the rest of the suite still runs', async () => {
+    const dir = project('mocha-project', {
+      'chat.test.mjs': `import { tape } from 'llm-tapedeck/mocha';
+describe('chat', () => {
+  it('says hello', async function () {${swallowing('tape().fetch')}
+  });
+  it('needs no tape', () => {});
+});
+`,
+    });
+    const run = 'npx mocha --require llm-tapedeck/mocha chat.test.mjs';
+    const r = await sh(run, dir, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' });
+    expect(r.out).toMatch(/1 passing/);
+    expect(r.out).toMatch(/1 failing/);
+    const command = await missThenRecord(dir, run, ['says-hello.tape']);
+    expect(command).toBe("TAPEDECK_MODE=update npx mocha --require llm-tapedeck/mocha chat.test.mjs --grep '^chat says hello$'");
+  });
+
+  it('node:test with openTestTape in beforeEach/afterEach', async () => {
+    const dir = project('node-test-project', {
+      'chat.test.mjs': `import { afterEach, beforeEach, describe, it } from 'node:test';
+import { openTestTape, slug } from 'llm-tapedeck/testing';
+let tape;
+describe('chat', () => {
+  beforeEach((t) => { tape = openTestTape({ tape: '__tapes__/' + slug(t.name) + '.tape', test: t.name, file: import.meta.filename }); });
+  afterEach(() => tape.close());
+  it('says hello', async () => {${swallowing('tape.fetch')}
+  });
+});
+`,
+    });
+    const command = await missThenRecord(dir, 'node --test chat.test.mjs', ['says-hello.tape']);
+    expect(command).toBe("TAPEDECK_MODE=update node --test --test-name-pattern='^says hello$' chat.test.mjs");
+  });
+
+  it('vitest', async () => {
+    const dir = project('vitest-project', {
+      'chat.test.mjs': `import { describe } from 'vitest';
+import { test } from 'llm-tapedeck/vitest';
+describe('chat', () => {
+  test('says hello', async ({ tape }) => {${swallowing('tape.fetch')}
+  });
+});
+`,
+    });
+    const command = await missThenRecord(dir, 'npx vitest run', ['says-hello.tape']);
+    expect(command).toBe("TAPEDECK_MODE=update npx vitest run chat.test.mjs -t 'chat says hello$'");
+  });
+});
+
+describe('the prune command the jest and mocha summaries print', () => {
+  it('mocha: run as printed, it drops the recording no test used', async () => {
+    const dir = project('mocha-prune', {
+      'chat.test.mjs': `import { tape } from 'llm-tapedeck/mocha';
+import assert from 'node:assert';
+it('asks', async () => {
+  for (const word of process.env.WORDS.split(' ')) {
+    const r = await tape().fetch(process.env.UPSTREAM + '/v1/chat/completions', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: word }] }),
+    });
+    assert.strictEqual(r.status, 200);
+  }
+});
+`,
+    });
+    const run = 'npx mocha --require llm-tapedeck/mocha chat.test.mjs';
+    expect((await sh(run, dir, { UPSTREAM: suite.upstream.url, TAPEDECK_MODE: 'update', WORDS: 'one two' })).code).toBe(0);
+    const offline = { UPSTREAM: 'http://127.0.0.1:9', CI: 'true', WORDS: 'one' };
+    const stale = await sh(run, dir, offline);
+    expect(stale.out).toContain('1 unused recording');
+    const command = /Drop them after a full passing run: (.*)/.exec(stale.out)?.[1];
+    expect(command).toBe('TAPEDECK_PRUNE=1 npx mocha --require llm-tapedeck/mocha');
+    // The run's test file added: mocha's default spec is ./test, this project has none.
+    const pruned = await sh(`${command} chat.test.mjs`, dir, offline);
+    expect(pruned.out).toContain('tapedeck: pruned 1 unused recording(s).');
+    const after = await sh(run, dir, offline);
+    expect(after.code).toBe(0);
+    expect(after.out).toContain('0 unused recordings');
+  });
+});
