@@ -285,25 +285,6 @@ const TOO_LARGE_1000: u8 = 64; // F5.. 80..8F
 const OVERLONG_4: u8 = 64; // F0 80..8F
 const TWO_CONTS: u8 = 128; // a continuation after a continuation (fine where a 3- or 4-byte lead came before)
 const CARRY: u8 = TOO_SHORT | TOO_LONG | TWO_CONTS;
-const BYTE1_HIGH: usize = memory.data<u8>([
-  TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG,
-  TWO_CONTS, TWO_CONTS, TWO_CONTS, TWO_CONTS,
-  TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE, TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4,
-], 16);
-const BYTE1_LOW: usize = memory.data<u8>([
-  CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY,
-  CARRY | TOO_LARGE, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-  CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-  CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
-], 16);
-const BYTE2_HIGH: usize = memory.data<u8>([
-  TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
-  TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4,
-  TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE,
-  TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE, TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
-  TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
-], 16);
-
 /**
  * Per byte of the 16 at p (v): non-zero where the byte breaks UTF-8 given the three bytes before
  * it, which are read from memory (inside a string they are its own bytes or its opening quote;
@@ -312,6 +293,25 @@ const BYTE2_HIGH: usize = memory.data<u8>([
  * flagged in the next block, or at the stop byte that ends the string.
  */
 @inline function utf8Errors(v: v128, p: usize): v128 {
+  // Static data declared here, so that builds without UTF8_STEPS leave it out.
+  const BYTE1_HIGH: usize = memory.data<u8>([
+    TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG,
+    TWO_CONTS, TWO_CONTS, TWO_CONTS, TWO_CONTS,
+    TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE, TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4,
+  ], 16);
+  const BYTE1_LOW: usize = memory.data<u8>([
+    CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY,
+    CARRY | TOO_LARGE, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+  ], 16);
+  const BYTE2_HIGH: usize = memory.data<u8>([
+    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
+    TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4,
+    TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE,
+    TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE, TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
+    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
+  ], 16);
   const nib = i8x16.splat(0x0f);
   const prev1 = v128.load(p - 1);
   const hi1 = i8x16.swizzle(v128.load(BYTE1_HIGH), i8x16.shr_u(prev1, 4));
@@ -335,8 +335,9 @@ function writeString(p: usize, o: usize): usize {
   o++;
   p++;
   while (true) {
-    // Copy runs of plain bytes. The stop set is '"', '\', and every byte < 0x20 or >= 0x80 (a
-    // signed compare catches both), so most text moves 16 (SIMD) or 8 (SWAR) bytes at a time.
+    // Copy runs of plain bytes. The stop set is '"', '\', every byte < 0x20 and, unless the
+    // text is trusted UTF-8, every byte >= 0x80 (SWAR) or the bytes of a step that fails the
+    // vectorized UTF-8 check (SIMD), so most text moves 16 (SIMD) or 8 (SWAR) bytes at a time.
     if (ASC_FEATURE_SIMD) {
       const quote = i8x16.splat(0x22);
       const bslash = i8x16.splat(0x5c);
@@ -344,15 +345,17 @@ function writeString(p: usize, o: usize): usize {
       while (true) {
         const v = v128.load(p);
         v128.store(o, v);
-        const stop = v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), i8x16.lt_u(v, space));
-        let bits = i8x16.bitmask(stop);
-        if (!trusted) {
-          // Untrusted text is validated 16 bytes at a time (utf8Errors); a step with an error
-          // up to its first stop stops at its first byte >= 0x80 instead, where utf8Len below
-          // finds the error's exact offset: at the lead byte of a sequence the last step cut,
-          // if the step starts inside one (its bytes are written again).
-          const k = bits == 0 ? 16 : ctz(bits);
-          const errors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0))) & ((<u32>2 << k) - 1);
+        // Signed: bytes < 0x20 and >= 0x80 stop; unsigned (trusted UTF-8, or validated below
+        // in the builds for Node: see UTF8_STEPS in node.ts): only < 0x20.
+        const low = trusted || isDefined(UTF8_STEPS) ? i8x16.lt_u(v, space) : i8x16.lt_s(v, space);
+        let bits = i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), low));
+        if (isDefined(UTF8_STEPS) && !trusted) {
+          // Validated 16 bytes at a time (utf8Errors); a step with an error up to its first
+          // stop stops at its first byte >= 0x80 instead, where utf8Len below finds the error's
+          // exact offset: at the lead byte of a sequence the last step cut, if the step starts
+          // inside one (its bytes are written again).
+          const first = bits == 0 ? 16 : ctz(bits);
+          const errors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0))) & ((<u32>2 << first) - 1);
           if (errors != 0) {
             let q = p - 1;
             while (q + 3 > p && (load<u8>(q) & 0xc0) == 0x80) q--;
