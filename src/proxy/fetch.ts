@@ -180,7 +180,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     const chaos = d.chaos;
     if (!chaos) {
       refuseChaos(d.mode, false, `header ${CHAOS_HEADER}`);
-      throw new Error('unreachable');
+      // Replay without chaos: only a browser bundle, which leaves faults out (chaos.browser.ts).
+      throw new TapedeckError('E_CHAOS_MODE', 'Faults on demand are not part of this build (browser playback leaves them out).', { hint: 'Test faults in Node: createFetch({ chaos }) or tapedeck serve --chaos (docs/chaos.md).' });
     }
     const plan = await planChaos(d, chaos, sent, value);
     if (plan.latencyMs > 0) {

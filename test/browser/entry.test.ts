@@ -30,6 +30,19 @@ describe('llm-tapedeck/browser as bundled', () => {
     expect(Object.values(out.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path))).toEqual([]);
   });
 
+  it('leaves out faults on demand (chaos): its stand-in refuses them, and every provider\'s fault shapes stay out', async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    // The budget of bench/size.mjs (100 KB gzipped) holds only while these stay out.
+    expect(inputs).toContain('dist/proxy/chaos.browser.js');
+    expect(inputs.filter((f) => /proxy\/chaos\.js$|providers\/faults\.js$/.test(f))).toEqual([]);
+    const stand = (await import(join(root, 'dist/proxy/chaos.browser.js'))) as { openChaos: (o: unknown, m: string, w: unknown) => unknown; withoutChaosHeader: (r: unknown) => { value: unknown; req: { headers: object } } };
+    expect(stand.openChaos(undefined, 'replay', () => {})).toBeUndefined();
+    expect(() => stand.openChaos({ faults: { 429: 1 } }, 'replay', () => {})).toThrow(/not part of browser playback/);
+    const { value, req } = stand.withoutChaosHeader({ method: 'POST', url: '/v1/x', headers: { 'x-tapedeck-chaos': '429', a: 'b' }, body: new Uint8Array() });
+    expect([value, req.headers]).toEqual(['429', { a: 'b' }]);
+  });
+
   it('leaves out what only speeds up keying many requests: the raw-bytes walk and its wasm index', async () => {
     const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
     const inputs = Object.keys(out.metafile.inputs);

@@ -1,0 +1,54 @@
+/**
+ * Browser bundles' stand-in for ./chaos.ts (package.json "browser"): faults on demand are left
+ * out of page playback, which must fit its 100 KB budget (the fault shapes of every provider and
+ * the damaged-stream writer are about 1.5 KB of it, gzipped). A page that asks for a fault (the
+ * `x-tapedeck-chaos` header, `fetch.chaos()`) gets E_CHAOS_MODE saying to run that test in Node.
+ */
+import { TapedeckError } from '../errors.ts';
+import type { ChaosOptions } from '../chaos/options.ts';
+import type { TapeMode } from '../store/mode.ts';
+import type { ChaosPlan, DamagedAnswer, HttpChaos, SessionChaos } from './chaos.ts';
+import type { DeckRequest } from './deck.ts';
+
+export type { ChaosOptions } from '../chaos/options.ts';
+export type { ChaosPlan, DamagedAnswer, HttpChaos, SessionChaos } from './chaos.ts';
+export { CHAOS_HEADER } from '../chaos/options.ts';
+
+const unavailable = (): TapedeckError =>
+  new TapedeckError('E_CHAOS_MODE', 'Faults on demand are not part of browser playback (the browser bundle leaves them out).', {
+    hint: 'Test retries and cut streams in Node: createFetch({ chaos }) or tapedeck serve --chaos (docs/chaos.md).',
+  });
+
+/** No chaos in a page: asking for it is refused, and no request gets a fault. */
+export function openChaos(opts: ChaosOptions | undefined, _mode: TapeMode, _warn: (m: string) => void): HttpChaos | undefined {
+  if (opts !== undefined) throw unavailable();
+  return undefined;
+}
+
+export function openSessionChaos(): SessionChaos | undefined {
+  return undefined;
+}
+
+/** The request without the chaos header, and its value (the header is never sent on). */
+export function withoutChaosHeader(req: DeckRequest): { req: DeckRequest; value: string | undefined } {
+  const { 'x-tapedeck-chaos': v, ...headers } = req.headers;
+  return v === undefined ? { req, value: undefined } : { req: { ...req, headers }, value: Array.isArray(v) ? v[0] : v };
+}
+
+export async function planChaos(): Promise<ChaosPlan> {
+  throw unavailable();
+}
+
+export function faultHeader(): string | undefined {
+  return undefined;
+}
+
+export function damagedAnswer(): DamagedAnswer {
+  throw unavailable();
+}
+
+export function statusFaultHeaders(): Record<string, string> {
+  throw unavailable();
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
