@@ -271,6 +271,60 @@ const HEX: usize = memory.data<u8>([0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x
   return c1 >= lo && c1 <= hi && (c2 & 0xc0) == 0x80 && (c3 & 0xc0) == 0x80 ? 4 : 0;
 }
 
+// Lookup tables of the vectorized UTF-8 check (utf8Errors): bits of the error classes a byte
+// can belong to, by the high and low nibble of the byte before it and the high nibble of the
+// byte itself; a byte is in error when all three share a class. The classification is Keiser
+// and Lemire's ("Validating UTF-8 in less than one instruction per byte", 2021).
+const TOO_SHORT: u8 = 1; // a lead byte, then no continuation
+const TOO_LONG: u8 = 2; // ASCII, then a continuation
+const OVERLONG_3: u8 = 4; // E0 80..9F
+const TOO_LARGE: u8 = 8; // F4 90.., F5..
+const SURROGATE: u8 = 16; // ED A0..BF
+const OVERLONG_2: u8 = 32; // C0, C1
+const TOO_LARGE_1000: u8 = 64; // F5.. 80..8F
+const OVERLONG_4: u8 = 64; // F0 80..8F
+const TWO_CONTS: u8 = 128; // a continuation after a continuation (fine where a 3- or 4-byte lead came before)
+const CARRY: u8 = TOO_SHORT | TOO_LONG | TWO_CONTS;
+/**
+ * Per byte of the 16 at p (v): non-zero where the byte breaks UTF-8 given the three bytes before
+ * it, which are read from memory (inside a string they are its own bytes or its opening quote;
+ * before the input they may be anything, which can only flag more errors, never hide one: a
+ * string's first byte follows its ASCII quote). A sequence cut short by the end of the block is
+ * flagged in the next block, or at the stop byte that ends the string.
+ */
+@inline function utf8Errors(v: v128, p: usize): v128 {
+  // Static data declared here, so that builds without UTF8_STEPS leave it out.
+  const BYTE1_HIGH: usize = memory.data<u8>([
+    TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG, TOO_LONG,
+    TWO_CONTS, TWO_CONTS, TWO_CONTS, TWO_CONTS,
+    TOO_SHORT | OVERLONG_2, TOO_SHORT, TOO_SHORT | OVERLONG_3 | SURROGATE, TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4,
+  ], 16);
+  const BYTE1_LOW: usize = memory.data<u8>([
+    CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4, CARRY | OVERLONG_2, CARRY, CARRY,
+    CARRY | TOO_LARGE, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+    CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE, CARRY | TOO_LARGE | TOO_LARGE_1000, CARRY | TOO_LARGE | TOO_LARGE_1000,
+  ], 16);
+  const BYTE2_HIGH: usize = memory.data<u8>([
+    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
+    TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4,
+    TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE,
+    TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE, TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
+    TOO_SHORT, TOO_SHORT, TOO_SHORT, TOO_SHORT,
+  ], 16);
+  const nib = i8x16.splat(0x0f);
+  const prev1 = v128.load(p - 1);
+  const hi1 = i8x16.swizzle(v128.load(BYTE1_HIGH), i8x16.shr_u(prev1, 4));
+  const lo1 = i8x16.swizzle(v128.load(BYTE1_LOW), v128.and(prev1, nib));
+  const hi2 = i8x16.swizzle(v128.load(BYTE2_HIGH), i8x16.shr_u(v, 4));
+  const special = v128.and(v128.and(hi1, lo1), hi2);
+  // A third byte of a 3- or 4-byte sequence, or the fourth of a 4-byte one, must be a continuation.
+  const third = i8x16.sub_sat_u(v128.load(p - 2), i8x16.splat(<i8>0x60));
+  const fourth = i8x16.sub_sat_u(v128.load(p - 3), i8x16.splat(<i8>0x70));
+  const must23 = v128.and(v128.or(third, fourth), i8x16.splat(<i8>0x80));
+  return v128.xor(must23, special);
+}
+
 /**
  * Reads the string whose opening quote is at p and writes its canonical form at o.
  * Returns the input position after the closing quote (0 on error); the new output cursor is gO.
@@ -281,8 +335,9 @@ function writeString(p: usize, o: usize): usize {
   o++;
   p++;
   while (true) {
-    // Copy runs of plain bytes. The stop set is '"', '\', and every byte < 0x20 or >= 0x80 (a
-    // signed compare catches both), so most text moves 16 (SIMD) or 8 (SWAR) bytes at a time.
+    // Copy runs of plain bytes. The stop set is '"', '\', every byte < 0x20 and, unless the
+    // text is trusted UTF-8, every byte >= 0x80 (SWAR) or the bytes of a step that fails the
+    // vectorized UTF-8 check (SIMD), so most text moves 16 (SIMD) or 8 (SWAR) bytes at a time.
     if (ASC_FEATURE_SIMD) {
       const quote = i8x16.splat(0x22);
       const bslash = i8x16.splat(0x5c);
@@ -290,10 +345,30 @@ function writeString(p: usize, o: usize): usize {
       while (true) {
         const v = v128.load(p);
         v128.store(o, v);
-        // Signed: bytes < 0x20 and >= 0x80 stop; unsigned (trusted UTF-8): only < 0x20.
-        const low = trusted ? i8x16.lt_u(v, space) : i8x16.lt_s(v, space);
-        const m = v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), low);
-        const bits = i8x16.bitmask(m);
+        // Signed: bytes < 0x20 and >= 0x80 stop; unsigned (trusted UTF-8, or validated below
+        // in the builds for Node: see UTF8_STEPS in node.ts): only < 0x20.
+        const low = trusted || isDefined(UTF8_STEPS) ? i8x16.lt_u(v, space) : i8x16.lt_s(v, space);
+        let bits = i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), low));
+        if (isDefined(UTF8_STEPS) && !trusted) {
+          // Validated 16 bytes at a time (utf8Errors); a step with an error up to its first
+          // stop stops at its first byte >= 0x80 instead, where utf8Len below finds the error's
+          // exact offset: at the lead byte of a sequence the last step cut, if the step starts
+          // inside one (its bytes are written again).
+          const first = bits == 0 ? 16 : ctz(bits);
+          const errors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0))) & ((<u32>2 << first) - 1);
+          if (errors != 0) {
+            let q = p - 1;
+            while (q + 3 > p && (load<u8>(q) & 0xc0) == 0x80) q--;
+            const lead = <u32>load<u8>(q);
+            const len: usize = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+            if (q + len > p) {
+              o -= p - q;
+              p = q;
+              break;
+            }
+            bits |= i8x16.bitmask(i8x16.lt_s(v, i8x16.splat(0)));
+          }
+        }
         if (bits == 0) { p += 16; o += 16; continue; }
         const k = <usize>ctz(bits);
         p += k;
@@ -400,6 +475,11 @@ function writeString(p: usize, o: usize): usize {
   }
 }
 
+/** Per 16-bit lane: the unit takes 3 UTF-8 bytes (>= 0x800 and not a surrogate). */
+@inline function wider16(c: v128): v128 {
+  return v128.andnot(i16x8.ge_u(c, i16x8.splat(0x800)), i16x8.eq(v128.and(c, i16x8.splat(<i16>0xf800)), i16x8.splat(<i16>0xd800)));
+}
+
 /**
  * Writes the canonical form of the string framed at p (see F_STRINGIFIED): its units escaped
  * where RFC 8785 escapes them and encoded as UTF-8. Returns the input position after the frame
@@ -430,15 +510,27 @@ function writeFramed(p: usize, o: usize): usize {
         const escA = v128.or(v128.or(i16x8.lt_u(a, space), i16x8.eq(a, quote)), i16x8.eq(a, bslash));
         const escB = v128.or(v128.or(i16x8.lt_u(b, space), i16x8.eq(b, quote)), i16x8.eq(b, bslash));
         if (v128.any_true(v128.or(escA, escB))) {
-          // Escape-heavy text (newlines, quotes, JSON in JSON) stops here every few words: when
-          // the units before the first one to escape are ASCII, store them narrowed, escape it,
-          // and go on 16 at a time; anything else goes unit by unit.
+          // Escape-heavy text (newlines, quotes, JSON in JSON) stops here every few words: the
+          // units before the first one to escape are written (narrowed when ASCII, else encoded
+          // as a whole step and cut after them), it is escaped, and the steps go on from the unit
+          // after it. Only a lone surrogate in the step sends it unit by unit.
           const esc = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(escA, escB));
           const k = ctz(esc);
-          const wide = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(a, hiMask), i16x8.splat(0)), i16x8.ne(v128.and(b, hiMask), i16x8.splat(0))));
-          if ((wide & ((<u32>1 << k) - 1)) != 0) break;
-          v128.store(o, i8x16.narrow_i16x8_u(a, b));
-          o = writeEscaped(o + <usize>k, <u32>load<u16>(s + (<usize>k << 1)));
+          const before = (<u32>1 << k) - 1;
+          const wide = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(a, hiMask), i16x8.splat(0)), i16x8.ne(v128.and(b, hiMask), i16x8.splat(0)))) & before;
+          if (wide == 0) {
+            v128.store(o, i8x16.narrow_i16x8_u(a, b));
+            o += <usize>k;
+          } else {
+            // encode16 writes all 16 units; the first k take k bytes, one more for each unit
+            // >= 0x80 and one more again for each >= 0x800 that is not a surrogate (a pair's
+            // units take two bytes each). A high surrogate just before the escaped unit is lone:
+            // encode16 finds it and the step goes unit by unit.
+            if (encode16(a, b, o) == 0) break;
+            const wider = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(wider16(a), wider16(b))) & before;
+            o += <usize>(k + popcnt(wide) + popcnt(wider));
+          }
+          o = writeEscaped(o, <u32>load<u16>(s + (<usize>k << 1)));
           s += (<usize>k + 1) << 1;
           continue;
         }

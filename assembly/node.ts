@@ -15,6 +15,12 @@ export { view } from "./view";
 // @ts-ignore: decorator
 @global const VALUE_FRAMES: bool = true;
 
+// Strings in JSON text validated as UTF-8 16 bytes a step (see writeString in json.ts); the
+// browser's build checks them sequence by sequence, which keeps its lookup tables and second
+// copy loop out of the bundle (its budget is 100 KB gzipped).
+// @ts-ignore: decorator
+@global const UTF8_STEPS: bool = true;
+
 /** Marks a build that reads string frames (see F_STRINGIFIED in json.ts). */
 export function valueFrames(): i32 {
   return 1;
