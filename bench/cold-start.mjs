@@ -81,7 +81,7 @@ async function child(what, tape, n) {
     close = () => cache.close();
   } else if (what === 'fetch') {
     const { createFetch } = await import(join(DIST, 'proxy', 'fetch-entry.js'));
-    const f = createFetch({ tape, mode: 'replay', onWarning: () => {} });
+    const f = createFetch({ tape, mode: 'replay', onWarning: () => {}, summary: false });
     const r = await f(ROUTE, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody(pick)) });
     const j = await r.json();
     if (j.choices?.[0]?.message?.content !== `${pick * pick}, ${pick % 2 ? 'odd' : 'even'}.`) throw new Error(`bench: cold start answered ${r.status} ${JSON.stringify(j).slice(0, 200)}`);
