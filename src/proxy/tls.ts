@@ -5,7 +5,6 @@
  * the CA stays in memory, so the CA a client trusts signs nothing else.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { generate } from 'selfsigned';
 import { TapedeckError } from '../errors.ts';
 
 export interface TlsMaterial {
@@ -23,6 +22,8 @@ export interface TlsMaterial {
  * https.createServer({ cert, key }, handler)
  */
 export async function makeLocalCertificate(): Promise<Required<TlsMaterial>> {
+  // Loaded here, not with the proxy: its X.509 stack is megabytes of heap that only --tls uses.
+  const { generate } = await import('selfsigned');
   const notBeforeDate = new Date(Date.now() - 60_000);
   const notAfterDate = new Date(Date.now() + 7 * 24 * 3600_000);
   const ca = await generate([{ name: 'commonName', value: 'tapedeck local CA' }], {
