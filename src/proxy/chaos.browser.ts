@@ -8,11 +8,10 @@ import { TapedeckError } from '../errors.ts';
 import type { ChaosOptions } from '../chaos/options.ts';
 import type { TapeMode } from '../store/mode.ts';
 import type { ChaosPlan, DamagedAnswer, HttpChaos, SessionChaos } from './chaos.ts';
-import type { DeckRequest } from './deck.ts';
 
 export type { ChaosOptions } from '../chaos/options.ts';
 export type { ChaosPlan, DamagedAnswer, HttpChaos, SessionChaos } from './chaos.ts';
-export { CHAOS_HEADER } from '../chaos/options.ts';
+export { CHAOS_HEADER, withoutChaosHeader } from '../chaos/options.ts';
 
 const unavailable = (): TapedeckError =>
   new TapedeckError('E_CHAOS_MODE', 'Faults on demand are not part of browser playback (the browser bundle leaves them out).', {
@@ -29,11 +28,6 @@ export function openSessionChaos(): SessionChaos | undefined {
   return undefined;
 }
 
-/** The request without the chaos header, and its value (the header is never sent on). */
-export function withoutChaosHeader(req: DeckRequest): { req: DeckRequest; value: string | undefined } {
-  const { 'x-tapedeck-chaos': v, ...headers } = req.headers;
-  return v === undefined ? { req, value: undefined } : { req: { ...req, headers }, value: Array.isArray(v) ? v[0] : v };
-}
 
 export async function planChaos(): Promise<ChaosPlan> {
   throw unavailable();

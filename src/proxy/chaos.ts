@@ -18,7 +18,7 @@ import type { Deck, DeckRequest, Decision } from './deck.ts';
 
 export type { ChaosOptions } from '../chaos/options.ts';
 
-export { CHAOS_HEADER } from '../chaos/options.ts';
+export { CHAOS_HEADER, withoutChaosHeader } from '../chaos/options.ts';
 
 /** HTTP chaos: the decider, holding the replay decisions damaged answers were made from. */
 export type HttpChaos = Chaos<Decision>;
@@ -60,18 +60,6 @@ export type ChaosPlan =
   | { kind: 'timeout' | 'reset'; latencyMs: number; fault: HttpFault }
   | { kind: 'damage'; latencyMs: number; fault: 'cut' | 'stall' | 'malformed'; record: HttpRecord; decision: Decision };
 
-/**
- * The request without the chaos header (never sent upstream, stored, nor keyed), and its value.
- *
- * @example
- * withoutChaosHeader({ method: 'POST', url: '/v1/x', headers: { 'x-tapedeck-chaos': '429' }, body }).value // '429'
- */
-export function withoutChaosHeader(req: DeckRequest): { req: DeckRequest; value: string | undefined } {
-  const v = req.headers[CHAOS_HEADER];
-  if (v === undefined) return { req, value: undefined };
-  const { [CHAOS_HEADER]: _drop, ...headers } = req.headers;
-  return { req: { ...req, headers }, value: Array.isArray(v) ? v[0] : v };
-}
 
 /** The call a request is: its route and request key, as the tape would file it. */
 function callKey(d: Deck, req: DeckRequest): string {
