@@ -22,12 +22,13 @@ import { httpRecordKey, type HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import { inRecordOrder, sortedShared } from '../store/record-order.ts';
+import { FrameBuffer } from '../store/record-pack.ts';
 import { newRedactionSalt } from '../store/redact.ts';
 import { appendFrames, createTape, recordFrame } from '../store/tape-file.ts';
 import { VERSION } from '../version.ts';
 
-/** Records written per append while importing (the last append fsyncs the whole tape). */
-const BATCH = 1000;
+/** Bytes of frames written per append while importing (the last append fsyncs the whole tape). */
+const BATCH_BYTES = 4 << 20;
 
 export interface ImportOptions {
   /** The source's format; default detected from the file name and contents. */
@@ -167,7 +168,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   const sourceHasMasks = read.exchanges.some((x) => masksOfExchange(x) > 0);
   /** Recordings per key so far: the next one's `repeat` (identical requests keep their order). */
   const repeats = new Map<string, number>();
-  let batch: Buffer[] = [];
+  const frames = new FrameBuffer();
   try {
     await createTape(tmp, { tapedeckVersion: VERSION, salt });
     for (const x of read.exchanges) {
@@ -187,12 +188,11 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       const key = httpRecordKey(rec.route, rec.match, rec.key);
       const repeat = repeats.get(key) ?? 0;
       repeats.set(key, repeat + 1);
-      // Framed at once (records are JSON data: plain), so nothing of the record outlives this turn.
-      batch.push(recordFrame(inRecordOrder({ ...sortedShared(rec), repeat }), report.records, out, { plain: true }));
-      if (batch.length >= BATCH) {
-        await appendFrames(tmp, batch, { durable: false });
-        batch = [];
-      }
+      // Framed at once, so nothing of the record outlives this turn: straight into the batch's
+      // buffer, or (a record that is not plain data) the general way.
+      (rec as HttpRecord & { repeat: number }).repeat = repeat;
+      if (!frames.addPlain(rec as unknown as Record<string, unknown>)) frames.addFrame(recordFrame(inRecordOrder(sortedShared(rec)), report.records, out, { plain: true }));
+      if (frames.size >= BATCH_BYTES) await appendFrames(tmp, [frames.take()], { durable: false });
       report.records++;
       if (rec.response.chunks) report.streams++;
       report.masked += Math.max(0, masksOfRecord(rec) - (sourceHasMasks ? masksOfExchange(x) : 0));
@@ -207,7 +207,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       }
     }
     // One fsync for the whole tape, before it is moved into place.
-    await appendFrames(tmp, batch, { durable: true });
+    await appendFrames(tmp, [frames.take()], { durable: true });
     await intoPlace(tmp, out, opts.force === true);
   } catch (e) {
     if (e instanceof TapedeckError) throw e;
