@@ -141,19 +141,26 @@ const tapeExists = (out: string) =>
  * const report = await writeImport(read, 'tapes/app.tape', { force: true })
  */
 export async function writeImport(read: ReadResult, out: string, opts: ImportOptions = {}): Promise<ImportReport> {
-  const skipped = read.unkeyable.map((u) => ({ where: u.where, reason: u.reason }));
-  if (read.bad.length > 0) {
-    if (!opts.skipBad) {
-      const first = read.bad[0]!;
-      const more = read.bad.length > 1 ? ` (${read.bad.length - 1} more bad entr${read.bad.length === 2 ? 'y' : 'ies'} after it)` : '';
-      throw new TapedeckError(first.code, `${withoutHint(first)}${more}; no tape written.`, { ...first.details });
-    }
-    for (const b of read.bad) skipped.push({ where: String(b.details.path ?? b.details.entry), reason: withoutHint(b) });
+  // Entries are read as they are keyed (read.exchanges is lazy), so `read.bad` is whole only
+  // at the end: whatever stops the import first, the rest of the source is read, and a bad
+  // entry is what the import reports (as when every entry was read before anything else).
+  const entries = read.exchanges[Symbol.iterator]();
+  const badFirst = (): void => {
+    while (!entries.next().done);
+    if (read.bad.length === 0 || opts.skipBad) return;
+    const first = read.bad[0]!;
+    const more = read.bad.length > 1 ? ` (${read.bad.length - 1} more bad entr${read.bad.length === 2 ? 'y' : 'ies'} after it)` : '';
+    throw new TapedeckError(first.code, `${withoutHint(first)}${more}; no tape written.`, { ...first.details });
+  };
+  if (!opts.force && statSync(out, { throwIfNoEntry: false })) {
+    badFirst();
+    throw tapeExists(out);
   }
-  if (!opts.force && statSync(out, { throwIfNoEntry: false })) throw tapeExists(out);
   const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.import.tmp`);
   const warnings: string[] = [];
-  const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped };
+  /** Entries the keyer refused, with skipBad. */
+  const refused: ImportReport['skipped'] = [];
+  const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped: [] };
   const byRoute = new Map<string, ImportReport['routes'][number]>();
   const fallback = new Date(opts.recordedAt ?? Date.now());
   // The deck keys and redacts (under the new tape's salt); each record is framed as soon as it
@@ -164,14 +171,15 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     { mode: 'passthrough', ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText, redact: { ...opts.redact, salt }, onWarning: (m) => warnings.push(m) },
     { kind: 'fetch' },
   );
-  // A source that never holds a mask (the usual case) needs no count of its own masks.
-  const sourceHasMasks = read.exchanges.some((x) => masksOfExchange(x) > 0);
   /** Recordings per key so far: the next one's `repeat` (identical requests keep their order). */
   const repeats = new Map<string, number>();
   const frames = new FrameBuffer();
   try {
     await createTape(tmp, { tapedeckVersion: VERSION, salt });
-    for (const x of read.exchanges) {
+    for (let next = entries.next(); !next.done; next = entries.next()) {
+      // A bad entry refuses the file: nothing more to key.
+      if (read.bad.length > 0 && !opts.skipBad) badFirst();
+      const x = next.value;
       const req = deckRequest(x);
       let rec: HttpRecord | undefined;
       try {
@@ -179,9 +187,11 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
         // A body the keyer refuses (a JSON body with duplicate keys, a bad encoding): the entry's fault.
-        const err = new TapedeckError('E_IMPORT_ENTRY', `${read.file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file: read.file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
-        if (!opts.skipBad) throw err;
-        skipped.push({ where: x.where, reason: withoutHint(e) });
+        if (!opts.skipBad) {
+          badFirst();
+          throw new TapedeckError('E_IMPORT_ENTRY', `${read.file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file: read.file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
+        }
+        refused.push({ where: x.where, reason: withoutHint(e) });
         continue;
       }
       if (!rec) continue;
@@ -195,7 +205,9 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       if (frames.size >= BATCH_BYTES) await appendFrames(tmp, [frames.take()], { durable: false });
       report.records++;
       if (rec.response.chunks) report.streams++;
-      report.masked += Math.max(0, masksOfRecord(rec) - (sourceHasMasks ? masksOfExchange(x) : 0));
+      // Masks the source held already are not counted (a tape exported and imported again).
+      const masks = masksOfRecord(rec);
+      if (masks > 0) report.masked += Math.max(0, masks - masksOfExchange(x));
       const k = `${rec.match} ${rec.route}`;
       const row = byRoute.get(k);
       if (row) row.records++;
@@ -206,16 +218,23 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
         report.routes.push(r);
       }
     }
+    badFirst();
     // One fsync for the whole tape, before it is moved into place.
     await appendFrames(tmp, [frames.take()], { durable: true });
     await intoPlace(tmp, out, opts.force === true);
   } catch (e) {
     if (e instanceof TapedeckError) throw e;
+    badFirst();
     throw new TapedeckError('E_TAPE_IO', `Writing the imported tape beside ${out} failed: ${(e as Error).message}; no tape written.`, { file: out, hint: 'Check permissions and free disk space.' });
   } finally {
     await deck.close();
     await unlink(tmp).catch(() => {});
   }
+  report.skipped = [
+    ...read.unkeyable.map((u) => ({ where: u.where, reason: u.reason })),
+    ...(opts.skipBad ? read.bad.map((b) => ({ where: String(b.details.path ?? b.details.entry), reason: withoutHint(b) })) : []),
+    ...refused,
+  ];
   for (const w of warnings) (opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning')))(w.replaceAll(tmp, out));
   return report;
 }

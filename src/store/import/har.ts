@@ -134,5 +134,5 @@ export function readHar(text: string, file: string, opts: { parsed?: unknown; di
   if (!isObject(doc) || !isObject(doc.log)) throw badFile(file, 'HAR file', 'expected an object with a "log" member (HAR 1.2)');
   if (!Array.isArray(doc.log.entries)) throw badFile(file, 'HAR file', '"log.entries" must be an array');
   const dir = opts.dir ?? (file === '-' ? undefined : dirname(file));
-  return readEntries(file, doc.log.entries as unknown[], (i) => `log.entries[${i}]`, (e, i) => entry(e, i, dir), { format: 'HAR', file, exchanges: [], bad: [], unkeyable: [] });
+  return readEntries(file, 'HAR', doc.log.entries as unknown[], (i) => `log.entries[${i}]`, (e, i) => entry(e, i, dir));
 }
