@@ -84,13 +84,17 @@ function masksOfValue(v: unknown): number {
   return n;
 }
 
-/** Masks in what a record stores of an exchange (request URL, headers, body; answer headers and body). */
-function masksOfRecord(r: HttpRecord): number {
-  return masksIn(r.request.url) + masksOfValue(r.request.headers) + masksOfValue(r.request.body) + masksOfValue(r.response.headers) + masksOfValue(r.response.body);
-}
-
-function masksOfExchange(x: Exchange): number {
-  return masksIn(x.request.url) + masksOfValue(x.request.headers) + masksOfValue(x.request.body) + masksOfValue(x.response.headers) + masksOfValue(x.response.body);
+/**
+ * Masks the import added to an exchange: those in what its record stores (request URL, headers,
+ * body; answer headers and body) less those the source held already (a tape exported and
+ * imported again). An answer body the redaction left as it was holds as many as it held.
+ */
+function masksAdded(r: HttpRecord, x: Exchange): number {
+  const sameBody = r.response.body === x.response.body;
+  const stored = masksIn(r.request.url) + masksOfValue(r.request.headers) + masksOfValue(r.request.body) + masksOfValue(r.response.headers) + (sameBody ? 0 : masksOfValue(r.response.body));
+  if (stored === 0) return 0;
+  const source = masksIn(x.request.url) + masksOfValue(x.request.headers) + masksOfValue(x.request.body) + masksOfValue(x.response.headers) + (sameBody ? 0 : masksOfValue(x.response.body));
+  return Math.max(0, stored - source);
 }
 
 /** The request as the deck takes it: path and query only (routes carry no host). */
@@ -205,9 +209,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       if (frames.size >= BATCH_BYTES) await appendFrames(tmp, [frames.take()], { durable: false });
       report.records++;
       if (rec.response.chunks) report.streams++;
-      // Masks the source held already are not counted (a tape exported and imported again).
-      const masks = masksOfRecord(rec);
-      if (masks > 0) report.masked += Math.max(0, masks - masksOfExchange(x));
+      report.masked += masksAdded(rec, x);
       const k = `${rec.match} ${rec.route}`;
       const row = byRoute.get(k);
       if (row) row.records++;

@@ -33,8 +33,6 @@ const rankOf = (k: string): number => RANK.get(k) ?? RECORD_FIELDS.length;
 /** Thrown inside the writer for a value it does not write; caught in addPlain. */
 const DECLINE = new Error('not plain data');
 
-const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 /** Whether a name is an array index, which an object lists before its other names, in numeric order. */
 const isIndex = (k: string): boolean => {
   const c = k.charCodeAt(0);
@@ -42,14 +40,15 @@ const isIndex = (k: string): boolean => {
 };
 
 /**
- * An object's names (as Object.keys lists them) in the order its sorted copy lists them: the
+ * An object's names (as Object.keys lists them) in the order its sorted copy lists them (sorted
+ * by UTF-16 code units, as Array#sort sorts strings): the
  * copy gets its members in sorted order, but an object lists array-index names first, in
  * numeric order, whatever the order they were added in; Object.keys gives those first already.
  */
 function sortedNames(keys: string[]): string[] {
   let i = 0;
   while (i < keys.length && isIndex(keys[i]!)) i++;
-  return i === 0 ? keys.sort(byCodeUnits) : [...keys.slice(0, i), ...keys.slice(i).sort(byCodeUnits)];
+  return i === 0 ? keys.sort() : [...keys.slice(0, i), ...keys.slice(i).sort()];
 }
 
 /**
@@ -61,7 +60,8 @@ function sortedNames(keys: string[]): string[] {
  * await appendFrames(file, [frames.take()])
  */
 export class FrameBuffer {
-  private buf: Buffer;
+  /** Buffer's own UTF-8 writer where there is one (what msgpackr calls; `write` checks its arguments first). */
+  private buf: Buffer & { utf8Write?: (s: string, at: number, max: number) => number };
   private view: DataView;
   private pos = 0;
 
@@ -305,7 +305,7 @@ export class FrameBuffer {
       }
       len = p - at;
     } else {
-      len = b.write(s, at, max, 'utf8');
+      len = b.utf8Write ? b.utf8Write(s, at, max) : b.write(s, at, max, 'utf8');
     }
     const need = len < 0x20 ? 1 : len < 0x100 ? 2 : len < 0x10000 ? 3 : 5;
     if (need !== head) b.copyWithin(this.pos + need, at, at + len);
