@@ -949,7 +949,8 @@ export class Deck {
   /** Request headers as stored: lowercase names, hop-by-hop ones dropped, secrets masked. */
   storedRequestHeaders(h: DeckRequest['headers']): StoredHeaders {
     const out: StoredHeaders = {};
-    for (const [k, v] of Object.entries(h)) {
+    for (const k of Object.keys(h)) {
+      const v = h[k];
       if (v === undefined || HOP_BY_HOP.has(k)) continue;
       out[k] = v;
     }

@@ -116,7 +116,8 @@ function deckRequest(x: Exchange): DeckRequest {
 /** Response headers as a recording stores them: no hop-by-hop, length or encoding (bodies are decoded). */
 function storedResponse(x: Exchange): HttpRecord['response'] {
   const headers: HttpRecord['response']['headers'] = {};
-  for (const [k, v] of Object.entries(x.response.headers)) if (!UNSTORED_RESPONSE_HEADERS.has(k)) headers[k] = v;
+  const from = x.response.headers;
+  for (const k of Object.keys(from)) if (!UNSTORED_RESPONSE_HEADERS.has(k)) headers[k] = from[k]!;
   return { ...x.response, headers };
 }
 

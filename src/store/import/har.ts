@@ -112,7 +112,8 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const t = isObject(x.timings) ? x.timings : {};
   const first = num(t.blocked) + num(t.dns) + num(t.connect) + num(t.send) + num(t.wait);
   const chunks = exportedChunks(r._chunks, resBody.length) ?? streamChunks(resHeaders, resBody, 0, num(t.receive));
-  const started = typeof x.startedDateTime === 'string' && !Number.isNaN(Date.parse(x.startedDateTime)) ? new Date(x.startedDateTime).toISOString() : undefined;
+  const at = typeof x.startedDateTime === 'string' ? Date.parse(x.startedDateTime) : NaN;
+  const started = Number.isNaN(at) ? undefined : new Date(at).toISOString();
   return {
     where: `log.entries[${i}]`,
     index: i,
