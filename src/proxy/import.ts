@@ -71,11 +71,14 @@ const MASK = /\[REDACTED(?::[0-9a-f]{16})?\]/g;
 /** How many masks a string holds. */
 const masksIn = (s: string): number => (s.includes('[REDACTED') ? (s.match(MASK)?.length ?? 0) : 0);
 
+/** What every mask starts with, as bytes (a string needle is encoded again on every search). */
+const MASK_START = Buffer.from('[REDACTED');
+
 function masksOfValue(v: unknown): number {
   if (typeof v === 'string') return masksIn(v);
   if (v instanceof Uint8Array) {
     const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-    return b.indexOf('[REDACTED') < 0 ? 0 : masksIn(b.toString('latin1'));
+    return b.indexOf(MASK_START) < 0 ? 0 : masksIn(b.toString('latin1'));
   }
   if (v === null || typeof v !== 'object') return 0;
   let n = 0;

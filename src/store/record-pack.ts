@@ -130,22 +130,32 @@ export class FrameBuffer {
   private record(r: Record<string, unknown>): void {
     if (Object.getPrototypeOf(r) !== Object.prototype) throw DECLINE;
     const keys = Object.keys(r);
-    if (keys.length > 0 && isIndex(keys[0]!)) throw DECLINE;
-    // Insertion sort: a dozen fields, mostly in order already.
-    for (let i = 1; i < keys.length; i++) {
-      const k = keys[i]!;
-      const rk = rankOf(k);
-      let j = i - 1;
-      while (j >= 0) {
-        const o = keys[j]!;
-        const ro = rankOf(o);
-        if (ro < rk || (ro === rk && o <= k)) break;
-        keys[j + 1] = o;
-        j--;
+    this.members(r, this.recordOrder(keys), 0);
+  }
+
+  /** The last record's names as listed and as ordered: a writer's records mostly share them. */
+  private lastNames: string[] = [];
+  private lastOrder: string[] = [];
+
+  /** A record's names in RECORD_FIELDS order, then the others sorted (inRecordOrder's order). */
+  private recordOrder(keys: string[]): string[] {
+    const last = this.lastNames;
+    if (keys.length === last.length) {
+      let same = true;
+      for (let i = 0; i < keys.length; i++) {
+        if (keys[i] !== last[i]) {
+          same = false;
+          break;
+        }
       }
-      keys[j + 1] = k;
+      if (same) return this.lastOrder;
     }
-    this.members(r, keys, 0);
+    if (keys.length > 0 && isIndex(keys[0]!)) throw DECLINE;
+    const ranks = keys.map(rankOf);
+    const order = keys.map((_, i) => i).sort((a, b) => ranks[a]! - ranks[b]! || (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
+    this.lastNames = keys;
+    this.lastOrder = order.map((i) => keys[i]!);
+    return this.lastOrder;
   }
 
   private members(o: Record<string, unknown>, keys: string[], depth: number): void {
