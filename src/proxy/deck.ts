@@ -1097,9 +1097,9 @@ export class Deck {
    */
   traceFor(p: Prepared, recordedAt: string): string {
     return traceToken({
-      documentId: p.route.replace(/\0/g, ''),
+      documentId: p.route.includes('\0') ? p.route.replace(/\0/g, '') : p.route,
       documentVersion: recordedAt,
-      model: p.model.replace(/\0/g, '').toWellFormed(),
+      model: (p.model.includes('\0') ? p.model.replace(/\0/g, '') : p.model).toWellFormed(),
       systemPromptVersion: 'tapedeck-http-1',
       selectedIds: [p.key],
     });

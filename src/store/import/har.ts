@@ -39,11 +39,12 @@ export function parseJsonFile(text: string, file: string, format: string): unkno
 function headersOf(list: unknown, field: string): ImportHeaders {
   if (!Array.isArray(list)) throw new FieldError(field, 'must be an array of { name, value }');
   const h: ImportHeaders = {};
-  list.forEach((x, i) => {
+  for (let i = 0; i < list.length; i++) {
+    const x: unknown = list[i];
     if (!isObject(x) || typeof x.name !== 'string' || typeof x.value !== 'string') throw new FieldError(`${field}[${i}]`, 'must be { name, value } with string values');
     // HTTP/2 pseudo-headers (:authority, :path) as Chrome lists them are not headers.
-    if (!x.name.startsWith(':')) addHeader(h, x.name, x.value);
-  });
+    if (x.name.charCodeAt(0) !== 0x3a) addHeader(h, x.name, x.value);
+  }
   return h;
 }
 
