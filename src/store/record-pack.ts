@@ -30,6 +30,37 @@ const MAX_DEPTH = 500;
 const RANK = new Map(RECORD_FIELDS.map((f, i) => [f, i]));
 const rankOf = (k: string): number => RANK.get(k) ?? RECORD_FIELDS.length;
 
+/**
+ * UTF-8 of `s` from unit `i` on, written at `p` (msgpackr's own loop: a lone surrogate as its
+ * 3-byte form); the end, or -1 at a lone surrogate when `stopAtLone`.
+ */
+function utf8Rest(b: Uint8Array, s: string, i: number, p: number, stopAtLone: boolean): number {
+  for (; i < s.length; i++) {
+    let c = s.charCodeAt(i);
+    if (c < 0x80) b[p++] = c;
+    else if (c < 0x800) {
+      b[p++] = (c >> 6) | 0xc0;
+      b[p++] = (c & 0x3f) | 0x80;
+    } else {
+      const d = (c & 0xfc00) === 0xd800 ? s.charCodeAt(i + 1) : 0;
+      if ((d & 0xfc00) === 0xdc00) {
+        c = 0x10000 + ((c & 0x03ff) << 10) + (d & 0x03ff);
+        i++;
+        b[p++] = (c >> 18) | 0xf0;
+        b[p++] = ((c >> 12) & 0x3f) | 0x80;
+        b[p++] = ((c >> 6) & 0x3f) | 0x80;
+        b[p++] = (c & 0x3f) | 0x80;
+      } else {
+        if (stopAtLone && (c & 0xf800) === 0xd800) return -1;
+        b[p++] = (c >> 12) | 0xe0;
+        b[p++] = ((c >> 6) & 0x3f) | 0x80;
+        b[p++] = (c & 0x3f) | 0x80;
+      }
+    }
+  }
+  return p;
+}
+
 /** Thrown inside the writer for a value it does not write; caught in addPlain. */
 const DECLINE = new Error('not plain data');
 
@@ -288,35 +319,22 @@ export class FrameBuffer {
     const b = this.buf;
     const head = n < 0x20 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
     const at = this.pos + head;
-    let len: number;
-    if (n < 0x40) {
+    // Text up to 255 units is encoded here (a call into Buffer's encoder costs more than a
+    // short string's loop), ASCII first; from 64 units on a lone surrogate goes to Buffer's
+    // encoder, as msgpackr sends it.
+    let len = -1;
+    if (n < 0x100) {
       let p = at;
-      for (let i = 0; i < n; i++) {
-        let c = s.charCodeAt(i);
-        if (c < 0x80) b[p++] = c;
-        else if (c < 0x800) {
-          b[p++] = (c >> 6) | 0xc0;
-          b[p++] = (c & 0x3f) | 0x80;
-        } else {
-          const d = (c & 0xfc00) === 0xd800 ? s.charCodeAt(i + 1) : 0;
-          if ((d & 0xfc00) === 0xdc00) {
-            c = 0x10000 + ((c & 0x03ff) << 10) + (d & 0x03ff);
-            i++;
-            b[p++] = (c >> 18) | 0xf0;
-            b[p++] = ((c >> 12) & 0x3f) | 0x80;
-            b[p++] = ((c >> 6) & 0x3f) | 0x80;
-            b[p++] = (c & 0x3f) | 0x80;
-          } else {
-            b[p++] = (c >> 12) | 0xe0;
-            b[p++] = ((c >> 6) & 0x3f) | 0x80;
-            b[p++] = (c & 0x3f) | 0x80;
-          }
-        }
+      let i = 0;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        b[p++] = c;
       }
-      len = p - at;
-    } else {
-      len = b.utf8Write ? b.utf8Write(s, at, max) : b.write(s, at, max, 'utf8');
+      if (i < n) p = utf8Rest(b, s, i, p, n >= 0x40);
+      if (p >= 0) len = p - at;
     }
+    if (len < 0) len = b.utf8Write ? b.utf8Write(s, at, max) : b.write(s, at, max, 'utf8');
     const need = len < 0x20 ? 1 : len < 0x100 ? 2 : len < 0x10000 ? 3 : 5;
     if (need !== head) b.copyWithin(this.pos + need, at, at + len);
     let p = this.pos;
