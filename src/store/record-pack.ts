@@ -79,7 +79,26 @@ const isIndex = (k: string): boolean => {
 function sortedNames(keys: string[]): string[] {
   let i = 0;
   while (i < keys.length && isIndex(keys[i]!)) i++;
-  return i === 0 ? keys.sort() : [...keys.slice(0, i), ...keys.slice(i).sort()];
+  return sortFrom(keys, i);
+}
+
+/**
+ * Sorts `keys` from index `from` on, in place, by UTF-16 code units (Array#sort's order for
+ * strings): by insertion for objects of a few names (Array#sort allocates a work array on
+ * every call, which was most of the writer's garbage), by Array#sort for larger ones.
+ */
+function sortFrom(keys: string[], from: number): string[] {
+  if (keys.length - from > 32) return from === 0 ? keys.sort() : [...keys.slice(0, from), ...keys.slice(from).sort()];
+  for (let i = from + 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= from && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
 }
 
 /**

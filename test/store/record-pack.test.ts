@@ -52,7 +52,7 @@ function value(r: () => number, depth: number): unknown {
   }
   if (pick < 0.6) return Array.from({ length: [0, 3, 15, 16][Math.floor(r() * 4)]! >> (depth > 1 ? 2 : 0) }, () => value(r, depth + 1));
   const o: Record<string, unknown> = JSON.parse('{}');
-  const n = depth > 1 ? [0, 2, 3][Math.floor(r() * 3)]! : [0, 2, 5, 15, 16, 17][Math.floor(r() * 6)]!;
+  const n = depth > 1 ? [0, 2, 3][Math.floor(r() * 3)]! : [0, 2, 5, 15, 16, 17, 40][Math.floor(r() * 7)]!;
   for (let i = 0; i < n; i++) {
     const k = r() < 0.7 ? NAMES[Math.floor(r() * NAMES.length)]! : `k${Math.floor(r() * 40)}`;
     // As JSON.parse makes it: __proto__ an own member, not the prototype.
