@@ -931,7 +931,7 @@ export class Deck {
       const stored = this.redactor.value(this.parse(req.body));
       let keys: ReturnType<typeof requestKey> | undefined;
       try {
-        keys = requestKey(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
+        keys = requestKey(stored, this.keyOptions(req.method, req.url));
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
@@ -945,6 +945,15 @@ export class Deck {
     const body = normalizeBody(req.headers, req.body, this.redactor);
     return { match: 'http', route, key: this.httpKey(route, req.headers, body.bytes), model: '', body: body.stored, url };
   }
+
+  /** The options a request to this endpoint is keyed with: the last ones again while the endpoint repeats (nothing changes them). */
+  private keyOptions(method: string, url: string): NormalizeOptions & { endpoint: { method: string; url: string } } {
+    const last = this.lastKeyOptions;
+    if (last?.endpoint.method === method && last.endpoint.url === url) return last;
+    return (this.lastKeyOptions = { ...this.norm, endpoint: { method, url } });
+  }
+
+  private lastKeyOptions: (NormalizeOptions & { endpoint: { method: string; url: string } }) | undefined;
 
   /** Request headers as stored: lowercase names, hop-by-hop ones dropped, secrets masked. */
   storedRequestHeaders(h: DeckRequest['headers']): StoredHeaders {
@@ -978,13 +987,14 @@ export class Deck {
   /**
    * The record an exchange is stored as (the beforeRecord hook applied, secrets masked), without
    * storing it: undefined when the hook declined it. Importers build records with it so an
-   * imported exchange is keyed and redacted exactly as a recorded one.
+   * imported exchange is keyed and redacted exactly as a recorded one. `recordedAt` is a Date or
+   * the text its toISOString() gives (an importer that has the text spares a Date per record).
    *
    * @example
    * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
    */
-  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): HttpRecord | undefined {
-    const recordedAtIso = recordedAt.toISOString();
+  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date | string, durationMs: number): HttpRecord | undefined {
+    const recordedAtIso = typeof recordedAt === 'string' ? recordedAt : recordedAt.toISOString();
     let requestHeaders = this.storedRequestHeaders(req.headers);
     if (this.opts.beforeRecord) {
       // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).

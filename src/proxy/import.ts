@@ -170,7 +170,10 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   const refused: ImportReport['skipped'] = [];
   const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped: [] };
   const byRoute = new Map<string, ImportReport['routes'][number]>();
-  const fallback = new Date(opts.recordedAt ?? Date.now());
+  const fallbackAt = new Date(opts.recordedAt ?? Date.now());
+  /** recordedAt of entries without a time of their own (made when first needed: an invalid recordedAt fails only then, as it did per record). */
+  let fallbackIso: string | undefined;
+  const fallback = (): string => (fallbackIso ??= fallbackAt.toISOString());
   // The deck keys and redacts (under the new tape's salt); each record is framed as soon as it
   // is built and the frames go to the new tape in batches, so no record object outlives its
   // turn (young-generation garbage collection copies whatever survives).
@@ -191,7 +194,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       const req = deckRequest(x);
       let rec: HttpRecord | undefined;
       try {
-        rec = deck.recordOf(deck.prepareRequest(req), req, storedResponse(x), x.startedAt ? new Date(x.startedAt) : fallback, x.durationMs ?? 0);
+        rec = deck.recordOf(deck.prepareRequest(req), req, storedResponse(x), x.startedAt ?? fallback(), x.durationMs ?? 0);
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
         // A body the keyer refuses (a JSON body with duplicate keys, a bad encoding): the entry's fault.

@@ -32,7 +32,7 @@ export interface Exchange {
   };
   /** Body decoded; `chunks` for a stream (one per server-sent event). */
   response: HttpRecord['response'];
-  /** ISO 8601 time the request was sent, when the source says. */
+  /** Time the request was sent, when the source says, as Date#toISOString writes it. */
   startedAt?: string;
   /** Milliseconds the exchange took, when the source says. */
   durationMs?: number;
