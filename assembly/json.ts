@@ -354,13 +354,15 @@ function writeString(p: usize, o: usize): usize {
         // in the builds for Node: see UTF8_STEPS in node.ts): only < 0x20.
         const low = trusted || isDefined(UTF8_STEPS) ? i8x16.lt_u(v, space) : i8x16.lt_s(v, space);
         let bits = i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), low));
+        let stepErrors: u32 = 0; // bytes of the step that break UTF-8 (validated builds, untrusted text)
         if (isDefined(UTF8_STEPS) && !trusted) {
           // Validated 16 bytes at a time (utf8Errors); a step with an error up to its first
           // stop stops at its first byte >= 0x80 instead, where utf8Len below finds the error's
           // exact offset: at the lead byte of a sequence the last step cut, if the step starts
           // inside one (its bytes are written again).
           const first = bits == 0 ? 16 : ctz(bits);
-          const errors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0))) & ((<u32>2 << first) - 1);
+          stepErrors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0)));
+          const errors = stepErrors & ((<u32>2 << first) - 1);
           if (errors != 0) {
             let q = p - 1;
             while (q + 3 > p && (load<u8>(q) & 0xc0) == 0x80) q--;
@@ -378,13 +380,31 @@ function writeString(p: usize, o: usize): usize {
         // Escape-heavy text: a backslash with one of " \ b f n r t after it is already
         // canonical and was copied with the step, so the step goes on past the pair instead of
         // stopping at it (and again at the next step). Only in a step with no UTF-8 error at all.
-        if (!isDefined(UTF8_STEPS) || trusted || !v128.any_true(utf8Errors(v, p))) {
-          let k = <usize>ctz(bits);
-          while (load<u8>(p + k) == 0x5c && isShortEscape(<u32>load<u8>(p + k + 1))) {
-            gEscaped = true;
-            bits &= ~(<u32>3 << <u32>k);
-            if (bits == 0) break;
+        // (A string's end, its quote, costs one byte compare more than before.)
+        if (load<u8>(p + <usize>ctz(bits)) == 0x5c && stepErrors == 0) {
+          const slashes = <u32>i8x16.bitmask(i8x16.eq(v, bslash));
+          let k: usize = 0;
+          if ((slashes & (slashes << 1)) == 0) {
+            // No two backslashes in a row (\\ goes the way below): every one starts a pair,
+            // and the letters after them are checked for the whole step at once.
+            const e = v128.load(p + 1);
+            const short = v128.or(
+              v128.or(v128.or(i8x16.eq(e, quote), i8x16.eq(e, bslash)), v128.or(i8x16.eq(e, i8x16.splat(0x62)), i8x16.eq(e, i8x16.splat(0x66)))),
+              v128.or(v128.or(i8x16.eq(e, i8x16.splat(0x6e)), i8x16.eq(e, i8x16.splat(0x72))), i8x16.eq(e, i8x16.splat(0x74))),
+            );
+            if ((slashes & ~<u32>i8x16.bitmask(short)) == 0) {
+              gEscaped = true;
+              bits &= ~(slashes | (slashes << 1));
+              k = 15 - <usize>clz(slashes << 16); // the last pair's backslash
+            }
+          } else {
             k = <usize>ctz(bits);
+            while (load<u8>(p + k) == 0x5c && isShortEscape(<u32>load<u8>(p + k + 1))) {
+              gEscaped = true;
+              bits &= ~(<u32>3 << <u32>k);
+              if (bits == 0) break;
+              k = <usize>ctz(bits);
+            }
           }
           if (bits == 0) {
             // A pair cut by the step's end: its second byte is the next step's first.
@@ -394,9 +414,6 @@ function writeString(p: usize, o: usize): usize {
             o += step;
             continue;
           }
-          p += k;
-          o += k;
-          break;
         }
         const k = <usize>ctz(bits);
         p += k;
