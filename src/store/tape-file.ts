@@ -90,9 +90,10 @@ export interface TapeLockOptions {
   /** Give up with `E_TAPE_LOCKED` after waiting this long (default 10 000 ms). */
   timeoutMs?: number;
   /**
-   * A lock whose file has not been touched for this long is stale and taken over (default
-   * 30 000 ms). Holders refresh the file's mtime every `staleMs / 3`, so a slow but live holder
-   * is never mistaken for a dead one.
+   * A lock held from another host whose file has not been touched for this long is stale and
+   * taken over (default 30 000 ms). Holders refresh the file's mtime every `staleMs / 3`. On this
+   * host the holder's process decides instead: a live one keeps its lock however long it is
+   * paused (SIGSTOP, a debugger), a dead one loses it at once.
    */
   staleMs?: number;
 }
@@ -912,6 +913,8 @@ interface LockInfo {
   host?: string;
   time?: string;
   token?: string;
+  /** When the holder's process started (Linux: clock ticks since boot), to tell a reused pid. */
+  start?: string;
 }
 
 const HOST = hostname();
@@ -966,12 +969,37 @@ export function pidAlive(pid: number): boolean {
  */
 const INCOMPLETE_LOCK_GRACE_MS = 2000;
 
+/**
+ * When process `pid` started, from /proc (field 22 of its stat line: clock ticks since boot), or
+ * undefined where there is no /proc. Two processes with the same pid never share a start.
+ */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // The command name (field 2) may hold spaces and parentheses: count from its last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+let ownStart: string | undefined | null = null;
+
 function isStale(lock: HeldLock, staleMs: number): boolean {
-  if (lock.ageMs > staleMs) return true;
   if (!lock.complete) return lock.ageMs > Math.min(staleMs, INCOMPLETE_LOCK_GRACE_MS);
-  const { pid, host } = lock.info;
-  // A pid only means something on its own host.
-  return typeof pid === 'number' && host === HOST && !pidAlive(pid);
+  const { pid, host, start } = lock.info;
+  // A pid only means something on its own host, and there it decides: a holder paused past
+  // staleMs (its heartbeat stopped with it) is alive and may still write, so only its death
+  // (or its pid now naming a process that started at another time) frees the lock.
+  if (typeof pid === 'number' && host === HOST) {
+    if (!pidAlive(pid)) return true;
+    if (typeof start === 'string') {
+      const now = processStart(pid);
+      return now !== undefined && now !== start;
+    }
+    return false;
+  }
+  return lock.ageMs > staleMs;
 }
 
 /**
@@ -1003,8 +1031,9 @@ async function takeOverStale(lockPath: string, staleRaw: string, staleMs: number
 
 /**
  * Run `fn` while holding the tape's exclusive lock file `<tape>.lock` (created with `wx`; it holds
- * pid, host, time and a random token). Waits with jittered exponential backoff; takes over a lock
- * whose pid is dead on this host or whose file is older than `staleMs`; gives up after
+ * pid, host, process start, time and a random token). Waits with jittered exponential backoff;
+ * takes over a lock whose process is gone on this host, or from another host whose file is
+ * older than `staleMs`; gives up after
  * `timeoutMs` with `E_TAPE_LOCKED` naming the holder. `fn` gets the held lock: passed as
  * `{ lock }` to appendRecords or rewriteTapeFrames on the same tape, they write under it, which
  * is what makes a check-then-append atomic; every other call, in this process or another,
@@ -1032,7 +1061,8 @@ export async function withTapeLock<T>(path: string, fn: (lock: HeldTapeLock) => 
   }
   // Unique per acquisition: a per-process random prefix plus a counter (no syscall each time).
   const token = `${TOKEN_PREFIX}${(lockCounter++).toString(16).padStart(4, '0')}`;
-  const content = `${JSON.stringify({ pid: process.pid, host: HOST, time: new Date().toISOString(), token })}\n`;
+  if (ownStart === null) ownStart = processStart(process.pid);
+  const content = `${JSON.stringify({ pid: process.pid, host: HOST, time: new Date().toISOString(), token, ...(ownStart === undefined ? {} : { start: ownStart }) })}\n`;
   const deadline = Date.now() + timeoutMs;
   let delay = 2;
   let last: HeldLock | undefined;
