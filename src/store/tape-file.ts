@@ -953,7 +953,7 @@ async function readLock(lockPath: string): Promise<HeldLock | undefined> {
 }
 
 /** Whether a process of this host is alive (EPERM: alive, another user's). */
-export function pidAlive(pid: number): boolean {
+function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -963,15 +963,8 @@ export function pidAlive(pid: number): boolean {
 }
 
 /**
- * How long a lock file may stay empty or unparseable. Writing ~100 bytes right after creating
- * the file takes microseconds, so an incomplete lock older than this belongs to a holder killed
- * in between (found by the SIGKILL test), not to a slow one.
- */
-const INCOMPLETE_LOCK_GRACE_MS = 2000;
-
-/**
- * When process `pid` started, from /proc (field 22 of its stat line: clock ticks since boot), or
- * undefined where there is no /proc. Two processes with the same pid never share a start.
+ * When process `pid` started (Linux: field 22 of /proc/<pid>/stat, clock ticks since boot), or
+ * undefined where there is no /proc. Two processes that had the same pid never share a start.
  */
 function processStart(pid: number): string | undefined {
   try {
@@ -985,21 +978,41 @@ function processStart(pid: number): string | undefined {
 
 let ownStart: string | undefined | null = null;
 
+/**
+ * This process as a holder of a lock or a writer's file names itself: pid, host and, where the
+ * system says, when it started (so a later process given the same pid is not taken for it).
+ */
+export function holderId(): { pid: number; host: string; start?: string } {
+  if (ownStart === null) ownStart = processStart(process.pid);
+  return { pid: process.pid, host: HOST, ...(ownStart === undefined ? {} : { start: ownStart }) };
+}
+
+/**
+ * Whether the holder a lock or writer file names is gone for good: on this host its pid is dead,
+ * or names a process that started at another time (the pid was reused). Undefined for a holder
+ * on another host: its pid says nothing here.
+ */
+export function holderGone(info: { pid?: unknown; host?: unknown; start?: unknown }): boolean | undefined {
+  if (typeof info.pid !== 'number' || info.host !== HOST) return undefined;
+  if (!pidAlive(info.pid)) return true;
+  if (typeof info.start !== 'string') return false;
+  const now = processStart(info.pid);
+  return now !== undefined && now !== info.start;
+}
+
+/**
+ * How long a lock file may stay empty or unparseable. Writing ~100 bytes right after creating
+ * the file takes microseconds, so an incomplete lock older than this belongs to a holder killed
+ * in between (found by the SIGKILL test), not to a slow one.
+ */
+const INCOMPLETE_LOCK_GRACE_MS = 2000;
+
 function isStale(lock: HeldLock, staleMs: number): boolean {
   if (!lock.complete) return lock.ageMs > Math.min(staleMs, INCOMPLETE_LOCK_GRACE_MS);
-  const { pid, host, start } = lock.info;
   // A pid only means something on its own host, and there it decides: a holder paused past
   // staleMs (its heartbeat stopped with it) is alive and may still write, so only its death
   // (or its pid now naming a process that started at another time) frees the lock.
-  if (typeof pid === 'number' && host === HOST) {
-    if (!pidAlive(pid)) return true;
-    if (typeof start === 'string') {
-      const now = processStart(pid);
-      return now !== undefined && now !== start;
-    }
-    return false;
-  }
-  return lock.ageMs > staleMs;
+  return holderGone(lock.info) ?? lock.ageMs > staleMs;
 }
 
 /**
@@ -1061,8 +1074,8 @@ export async function withTapeLock<T>(path: string, fn: (lock: HeldTapeLock) => 
   }
   // Unique per acquisition: a per-process random prefix plus a counter (no syscall each time).
   const token = `${TOKEN_PREFIX}${(lockCounter++).toString(16).padStart(4, '0')}`;
-  if (ownStart === null) ownStart = processStart(process.pid);
-  const content = `${JSON.stringify({ pid: process.pid, host: HOST, time: new Date().toISOString(), token, ...(ownStart === undefined ? {} : { start: ownStart }) })}\n`;
+  const me = holderId();
+  const content = `${JSON.stringify({ pid: me.pid, host: me.host, time: new Date().toISOString(), token, ...(me.start === undefined ? {} : { start: me.start }) })}\n`;
   const deadline = Date.now() + timeoutMs;
   let delay = 2;
   let last: HeldLock | undefined;
