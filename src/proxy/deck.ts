@@ -6,7 +6,7 @@
  * The replay hot path is synchronous and, for a JSON body, one matcher call on the raw bytes:
  * the matcher's memo (SHA-256 of the bytes) or fingerprint answers without JSON.parse.
  */
-import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
+import { canonicalizeJSON, hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { createMatcher, requestDigests, requestKey, requestKeys, type Matcher, type MatchMode, type Recording, type Signature } from '../match/matcher.ts';
@@ -927,7 +927,9 @@ export class Deck {
   private prepare(req: DeckRequest, route: string): Prepared {
     const url = this.redactor.url(req.url);
     if (isJsonBody(req.headers, req.body)) {
-      hashJSON(req.body); // strict: a body with no canonical form is refused before it goes upstream
+      // Strict: a body with no canonical form is refused before it goes upstream (the strict reader
+      // alone: its digest would be thrown away).
+      canonicalizeJSON(req.body);
       const stored = this.redactor.value(this.parse(req.body));
       let keys: ReturnType<typeof requestKey> | undefined;
       try {
