@@ -29,7 +29,7 @@ export function chatBody(i) {
  * request, answer, request key and signature (computed by the package, as recording would), so
  * building 100,000 takes seconds instead of recording each.
  */
-async function recordTape(tape, n) {
+export async function recordTape(tape, n) {
   const { createFetch } = await import(join(DIST, 'proxy', 'fetch-entry.js'));
   const { requestKeys } = await import(join(DIST, 'index.js'));
   const { appendRecords, scanTape, decodeFrame } = await import(join(DIST, 'store', 'tape-file.js'));
