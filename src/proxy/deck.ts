@@ -352,7 +352,7 @@ export class Deck {
     // so a large tape opens in one pass over its frames. Other modes and a match function read
     // every recording, so they get them decoded.
     const fromHeads = typeof opts.match !== 'function' && (opts.match ?? 'exact') === 'exact';
-    if (col) col.forEachLoaded((key, at, index) => this.add(key, at, index, fromHeads));
+    if (col) col.forEachLoaded((group, key, at, index) => this.add(group, key, at, index, fromHeads));
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
         if (route.llm.length === 0 || route.deferred || typeof opts.match === 'function') continue;
@@ -476,19 +476,21 @@ export class Deck {
    * key. With `fromHeads`, one is only counted (the collection finds it by that key) and decoded
    * when it is served.
    */
-  private add(key: string, at: number, index: number, fromHeads: boolean): void {
+  private add(group: string, key: string, at: number, index: number, fromHeads: boolean): void {
     this.recordingCount++;
     this.counters.recordings = this.recordingCount;
     this.loaded.push(index);
-    const nul = key.indexOf('\u0000');
-    // Consecutive records mostly share a route: its string is made once.
-    const last = this.lastFiled;
-    const route = last.length === nul && key.startsWith(last) ? last : (this.lastFiled = key.slice(0, nul));
+    // Its route and match kind, from its key group (`route NUL match:`, one string for the
+    // consecutive records of a route and kind) when the collection has one, else its whole key.
+    if (fromHeads && (group === '' || group !== this.lastGroup)) {
+      this.lastGroup = group === '' ? undefined : group;
+      this.filedGroup(group === '' ? key : group);
+    }
     // A route with a query may be filed under another route today (see filedRoute): decoded.
-    if (fromHeads && !route.includes('?')) {
-      const r = this.route(route);
+    if (fromHeads && this.lastRouteFiled !== undefined) {
+      const r = this.lastRouteFiled;
       r.count++;
-      if (key.startsWith('llm:', nul + 1)) {
+      if (this.lastLlm) {
         r.deferred = true;
         (r.llmAt ??= []).push(index);
       }
@@ -503,7 +505,21 @@ export class Deck {
     if (this.fileLlm(r, rec, `${this.opts.tape}@${at}`)) (r.llmAt ??= []).push(index);
   }
 
-  private lastFiled = '';
+  /** The key group of the last recording {@link add} filed by its head, its Route, and whether it is an LLM recording. */
+  private lastGroup: string | undefined;
+  private lastRouteFiled: Route | undefined;
+  private lastLlm = false;
+
+  /**
+   * Takes the route and match kind of a collection key or key group (`route NUL match:...`)
+   * as those of the records filed next; a route with a query gets no Route here (see add).
+   */
+  private filedGroup(key: string): void {
+    const nul = key.indexOf('\u0000');
+    const route = key.slice(0, nul);
+    this.lastRouteFiled = route.includes('?') ? undefined : this.route(route);
+    this.lastLlm = key.startsWith('llm:', nul + 1);
+  }
   /** Collection indexes of the recordings loaded at open, for {@link unusedCount}. */
   private readonly loaded: number[] = [];
 

@@ -47,6 +47,15 @@ export interface RecordKind<R> {
    * read past containers.
    */
   readonly headDeep?: boolean;
+  /**
+   * For kinds whose keys are a group (a few distinct values: a route and a match kind) joined
+   * with a key proper: the two parts of the key `keysOf` would return for this head, or
+   * undefined to ask keysOf. Opening a large store then files records without making the
+   * joined string of each; the same group should be the same string object each time.
+   */
+  keyParts?(head: Readonly<Record<string, HeadScalar>>): readonly [group: string, key: string] | undefined;
+  /** With keyParts: how many leading characters of a joined key are its group (0: none). */
+  groupLength?(key: string): number;
   /** Whether a decoded value really is one of this kind (checked when it is first decoded). */
   is(value: unknown): value is R;
   /** The form written to the backend (default: the one field order of record-order.ts). */
@@ -152,12 +161,13 @@ export class RecordCollection<R> {
   /** Modes that write: the runs that had a writer open when this one opened. */
   private live: ReadonlySet<string> | undefined;
   /**
-   * Recordings per key. A key whose only recording was loaded at open and not looked at since
-   * maps to that recording's index in {@link all} (no entry or slot object is made for it until
-   * it is: a large store opens with one key string and one map entry per recording); see
-   * {@link slotOf}.
+   * Recordings per key, by key group (see RecordKind.keyParts; one group, '', for kinds
+   * without). A key whose only recording was loaded at open and not looked at since maps to
+   * that recording's index in {@link all}: no entry or slot object is made for it until it is
+   * (see {@link slotOf}), so a large store opens with one key string and one map entry per
+   * recording.
    */
-  private readonly slots = new Map<string, Slot<R> | number>();
+  private readonly slots = new Map<string, Map<string, Slot<R> | number>>();
   /**
    * Records lost to damage (bytes that did not read as a record, a record that could not be
    * keyed): where they were, and whose they were when the backend can tell (Redis files each
@@ -171,8 +181,10 @@ export class RecordCollection<R> {
    * at the same index of {@link loadedKeys} and {@link loadedStored}.
    */
   private readonly all: (Entry<R> | undefined)[] = [];
-  /** The key of each recording loaded at open, by index in {@link all}. */
+  /** The key of each recording loaded at open (without its group), by index in {@link all}. */
   private readonly loadedKeys: string[] = [];
+  /** The key group of each recording loaded at open ('' for none; see RecordKind.keyParts). */
+  private readonly loadedGroups: string[] = [];
   /** The stored form of each recording loaded at open, by index in {@link all}. */
   private readonly loadedStored: LoadedRecord[] = [];
   /** The record being filed, and its entry once keysOf asked for its value (see {@link file}). */
@@ -254,7 +266,22 @@ export class RecordCollection<R> {
     this.filing = stored;
     this.filingEntry = undefined;
     try {
-      keys = this.kind.keysOf(stored.head(this.kind.headFields, this.kind.headDeep), this.filingValue);
+      const head = stored.head(this.kind.headFields, this.kind.headDeep);
+      const parts = atOpen && !live && stored.expiresAt === undefined ? this.kind.keyParts?.(head) : undefined;
+      if (parts !== undefined) {
+        let group = this.slots.get(parts[0]);
+        if (group === undefined) this.slots.set(parts[0], (group = new Map()));
+        if (!group.has(parts[1])) {
+          // The first recording of its key, filed by its head alone (see slots).
+          group.set(parts[1], this.all.length);
+          this.all.push(undefined);
+          this.loadedGroups.push(parts[0]);
+          this.loadedKeys.push(parts[1]);
+          this.loadedStored.push(stored);
+          return true;
+        }
+      }
+      keys = this.kind.keysOf(head, this.filingValue);
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;
       this.warnings.push({ code: e.code, offset: stored.at, message: `${this.backend.location}: ${this.kind.name} at ${stored.at} is skipped: ${e.message}` });
@@ -267,12 +294,14 @@ export class RecordCollection<R> {
     const decoded = this.filingEntry as Entry<R> | undefined;
     this.filingEntry = undefined;
     if (keys === undefined || decoded?.bad) return false;
-    if (atOpen && typeof keys === 'string' && decoded === undefined && !live && stored.expiresAt === undefined && !this.slots.has(keys)) {
+    if (atOpen && typeof keys === 'string' && decoded === undefined && !live && stored.expiresAt === undefined && this.slotAt(keys) === undefined) {
       // The first recording of its key, filed by its head alone: no object is made for it
       // until it is looked at (see slots).
-      this.slots.set(keys, this.all.length);
+      const n = this.kind.groupLength?.(keys) ?? 0;
+      this.setSlot(keys, this.all.length);
       this.all.push(undefined);
-      this.loadedKeys.push(keys);
+      this.loadedGroups.push(keys.slice(0, n));
+      this.loadedKeys.push(keys.slice(n));
       this.loadedStored.push(stored);
       return true;
     }
@@ -290,6 +319,7 @@ export class RecordCollection<R> {
       if (entry.old && this.mode === 'record') (s.olds ??= []).push(entry);
     }
     if (atOpen) {
+      this.loadedGroups.push('');
       this.loadedKeys.push(entry.key);
       this.loadedStored.push(stored);
     }
@@ -302,21 +332,41 @@ export class RecordCollection<R> {
    * alone (see {@link slots}).
    */
   private slotOf(key: string): Slot<R> | undefined {
-    const s = this.slots.get(key);
+    const s = this.slotAt(key);
     if (typeof s !== 'number') return s;
     const e = newEntry<R>(key, this.loadedStored[s]);
     const slot = new Slot(e);
     e.slot = slot;
-    this.slots.set(key, slot);
+    this.setSlot(key, slot);
     this.all[s] = e;
     return slot;
+  }
+
+  /** What {@link slots} holds for a (joined) key. */
+  private slotAt(key: string): Slot<R> | number | undefined {
+    const n = this.kind.groupLength?.(key) ?? 0;
+    return n === 0 ? this.slots.get('')?.get(key) : this.slots.get(key.slice(0, n))?.get(key.slice(n));
+  }
+
+  private setSlot(key: string, s: Slot<R> | number): void {
+    const n = this.kind.groupLength?.(key) ?? 0;
+    const name = n === 0 ? '' : key.slice(0, n);
+    let group = this.slots.get(name);
+    if (group === undefined) this.slots.set(name, (group = new Map()));
+    group.set(n === 0 ? key : key.slice(n), s);
+  }
+
+  /** The (joined) key of the recording loaded at `index`. */
+  private loadedKey(index: number): string {
+    const g = this.loadedGroups[index]!;
+    return g === '' ? this.loadedKeys[index]! : g + this.loadedKeys[index]!;
   }
 
   /** The entry at `index` of {@link all}, made now for a recording not looked at yet. */
   private entryAt(index: number): Entry<R> | undefined {
     const e = this.all[index];
     if (e !== undefined || index >= this.loadedKeys.length) return e;
-    this.slotOf(this.loadedKeys[index]!);
+    this.slotOf(this.loadedKey(index));
     return this.all[index];
   }
 
@@ -377,7 +427,7 @@ export class RecordCollection<R> {
       return s;
     }
     const created = new Slot(e);
-    this.slots.set(key, created);
+    this.setSlot(key, created);
     return created;
   }
 
@@ -578,7 +628,7 @@ export class RecordCollection<R> {
 
   /** How many recordings `key` has and how many were served so far. */
   count(key: string): { recorded: number; served: number } {
-    const s = this.slots.get(key);
+    const s = this.slotAt(key);
     if (typeof s === 'number') return { recorded: 1, served: 0 };
     return { recorded: s?.length ?? 0, served: s?.served ?? 0 };
   }
@@ -615,18 +665,20 @@ export class RecordCollection<R> {
 
   /**
    * Calls `fn` for each recording loaded at open, in order, without decoding any: the key it is
-   * filed under, where it is stored, and its index for {@link loadedValue}. No object is made
-   * per recording: a proxy indexes a large tape from the keys alone.
+   * filed under (as its group and the rest, see RecordKind.keyParts: the group is '' and `key`
+   * the whole key for a kind without groups), where it is stored, and its index for
+   * {@link loadedValue}. No object or joined key is made per recording: a proxy indexes a large
+   * tape from the keys alone.
    *
    * @example
-   * col.forEachLoaded((key, at, i) => byKey.set(key, i))
+   * col.forEachLoaded((group, key, at, i) => byKey.set(group + key, i))
    */
-  forEachLoaded(fn: (key: string, at: number, index: number) => void): void {
+  forEachLoaded(fn: (group: string, key: string, at: number, index: number) => void): void {
     const all = this.all;
     for (let i = 0; i < all.length; i++) {
       const e = all[i];
-      if (e === undefined) fn(this.loadedKeys[i]!, this.loadedStored[i]!.at, i);
-      else if (e.stored && !e.bad) fn(e.key, e.stored.at, i);
+      if (e === undefined) fn(this.loadedGroups[i]!, this.loadedKeys[i]!, this.loadedStored[i]!.at, i);
+      else if (e.stored && !e.bad) fn('', e.key, e.stored.at, i);
     }
   }
 
