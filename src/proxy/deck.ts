@@ -476,7 +476,7 @@ export class Deck {
    * key. With `fromHeads`, one is only counted (the collection finds it by that key) and decoded
    * when it is served.
    */
-  private add(group: string, key: string, at: number, index: number, fromHeads: boolean): void {
+  private add(group: string, key: string | undefined, at: number, index: number, fromHeads: boolean): void {
     this.recordingCount++;
     this.counters.recordings = this.recordingCount;
     this.loaded.push(index);
@@ -484,7 +484,7 @@ export class Deck {
     // consecutive records of a route and kind) when the collection has one, else its whole key.
     if (fromHeads && (group === '' || group !== this.lastGroup)) {
       this.lastGroup = group === '' ? undefined : group;
-      this.filedGroup(group === '' ? key : group);
+      this.filedGroup(group === '' ? (key ?? this.col!.loadedKey(index)) : group);
     }
     // A route with a query may be filed under another route today (see filedRoute): decoded.
     if (fromHeads && this.lastRouteFiled !== undefined) {

@@ -26,6 +26,7 @@
 import { TapedeckError } from '../errors.ts';
 import type { HeadScalar, LoadedRecord, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from './backend.ts';
 import type { TapeMode } from './mode.ts';
+import { HeadIndex, keyHash } from './head-index.ts';
 import { inRecordOrder, sortedKeys } from './record-order.ts';
 
 /** Which stored records a collection owns, and how it finds them. */
@@ -181,8 +182,20 @@ export class RecordCollection<R> {
    * at the same index of {@link loadedKeys} and {@link loadedStored}.
    */
   private readonly all: (Entry<R> | undefined)[] = [];
-  /** The key of each recording loaded at open (without its group), by index in {@link all}. */
-  private readonly loadedKeys: string[] = [];
+  /**
+   * The key of each recording loaded at open (without its group), by index in {@link all};
+   * undefined for one filed in {@link heads} (its key is read again from its head when needed).
+   */
+  private readonly loadedKeys: (string | undefined)[] = [];
+  /**
+   * Recordings filed at open by their key parts and not looked at since, by a hash of their
+   * key (kinds with keyParts; see ./head-index.ts). {@link slots} is asked first.
+   */
+  private heads: HeadIndex | undefined;
+  /** What {@link isProbed} compares a candidate with. */
+  private probeGroup = '';
+  private probeKey = '';
+  private readonly isProbed = (i: number): boolean => this.loadedGroups[i] === this.probeGroup && this.loadedKeys[i] === undefined && this.headKey(i) === this.probeKey;
   /** The key group of each recording loaded at open ('' for none; see RecordKind.keyParts). */
   private readonly loadedGroups: string[] = [];
   /** The stored form of each recording loaded at open, by index in {@link all}. */
@@ -231,6 +244,7 @@ export class RecordCollection<R> {
       opts = { ...opts, mode: probe.exists ? 'replay' : 'record' };
       if (probe.exists) {
         const col = new RecordCollection(backend, opts, true, [...probe.warnings]);
+        if (col.kind.keyParts) col.heads = new HeadIndex(probe.records.length);
         for (const stored of probe.records) col.file(stored, undefined, true);
         return col;
       }
@@ -253,6 +267,7 @@ export class RecordCollection<R> {
     // Record mode sorts what it may replace at open (re-recordings compare with it); other
     // modes only when pruning at close.
     const live = opts.mode === 'record' ? col.live : undefined;
+    if (col.kind.keyParts && !live) col.heads = new HeadIndex(loaded.records.length);
     for (const stored of loaded.records) col.file(stored, live, true);
     return col;
   }
@@ -267,16 +282,16 @@ export class RecordCollection<R> {
     this.filingEntry = undefined;
     try {
       const head = stored.head(this.kind.headFields, this.kind.headDeep);
-      const parts = atOpen && !live && stored.expiresAt === undefined ? this.kind.keyParts?.(head) : undefined;
+      const parts = atOpen && this.heads && !live && stored.expiresAt === undefined ? this.kind.keyParts?.(head) : undefined;
       if (parts !== undefined) {
-        let group = this.slots.get(parts[0]);
-        if (group === undefined) this.slots.set(parts[0], (group = new Map()));
-        if (!group.has(parts[1])) {
-          // The first recording of its key, filed by its head alone (see slots).
-          group.set(parts[1], this.all.length);
+        // The first recording of its key, filed by its head alone, with no string or object
+        // kept for it (see heads); a later one of the same key is filed below, as usual.
+        const [group, key] = parts;
+        const hash = keyHash(key);
+        if (this.slots.get(group)?.has(key) !== true && this.findHead(group, key, hash) < 0 && this.heads!.add(hash, this.all.length)) {
           this.all.push(undefined);
-          this.loadedGroups.push(parts[0]);
-          this.loadedKeys.push(parts[1]);
+          this.loadedGroups.push(group);
+          this.loadedKeys.push(undefined);
           this.loadedStored.push(stored);
           return true;
         }
@@ -342,10 +357,30 @@ export class RecordCollection<R> {
     return slot;
   }
 
-  /** What {@link slots} holds for a (joined) key. */
+  /** What {@link slots} (or {@link heads}) holds for a (joined) key. */
   private slotAt(key: string): Slot<R> | number | undefined {
     const n = this.kind.groupLength?.(key) ?? 0;
-    return n === 0 ? this.slots.get('')?.get(key) : this.slots.get(key.slice(0, n))?.get(key.slice(n));
+    const group = n === 0 ? '' : key.slice(0, n);
+    const rest = n === 0 ? key : key.slice(n);
+    const s = this.slots.get(group)?.get(rest);
+    if (s !== undefined || !this.heads) return s;
+    const i = this.findHead(group, rest, keyHash(rest));
+    return i < 0 ? undefined : i;
+  }
+
+  /** The index of the recording filed in {@link heads} under `group` and `key`, or -1. */
+  private findHead(group: string, key: string, hash: number): number {
+    this.probeGroup = group;
+    this.probeKey = key;
+    return this.heads!.find(hash, this.isProbed);
+  }
+
+  /** The key (without its group) of the recording loaded at `index`, read again from its head when not kept. */
+  private headKey(index: number): string {
+    const kept = this.loadedKeys[index];
+    if (kept !== undefined) return kept;
+    const stored = this.loadedStored[index]!;
+    return this.kind.keyParts!(stored.head(this.kind.headFields, this.kind.headDeep))![1];
   }
 
   private setSlot(key: string, s: Slot<R> | number): void {
@@ -357,9 +392,9 @@ export class RecordCollection<R> {
   }
 
   /** The (joined) key of the recording loaded at `index`. */
-  private loadedKey(index: number): string {
+  loadedKey(index: number): string {
     const g = this.loadedGroups[index]!;
-    return g === '' ? this.loadedKeys[index]! : g + this.loadedKeys[index]!;
+    return g === '' ? this.headKey(index) : g + this.headKey(index);
   }
 
   /** The entry at `index` of {@link all}, made now for a recording not looked at yet. */
@@ -666,14 +701,15 @@ export class RecordCollection<R> {
   /**
    * Calls `fn` for each recording loaded at open, in order, without decoding any: the key it is
    * filed under (as its group and the rest, see RecordKind.keyParts: the group is '' and `key`
-   * the whole key for a kind without groups), where it is stored, and its index for
-   * {@link loadedValue}. No object or joined key is made per recording: a proxy indexes a large
-   * tape from the keys alone.
+   * the whole key for a kind without groups; `key` is undefined for a grouped recording whose
+   * key is not kept, see {@link loadedKey}), where it is stored, and its index for
+   * {@link loadedValue}. No object or key string is made per recording: a proxy indexes a
+   * large tape from the key groups alone.
    *
    * @example
-   * col.forEachLoaded((group, key, at, i) => byKey.set(group + key, i))
+   * col.forEachLoaded((group, key, at, i) => byKey.set(group + (key ?? col.loadedKey(i)), i))
    */
-  forEachLoaded(fn: (group: string, key: string, at: number, index: number) => void): void {
+  forEachLoaded(fn: (group: string, key: string | undefined, at: number, index: number) => void): void {
     const all = this.all;
     for (let i = 0; i < all.length; i++) {
       const e = all[i];
