@@ -348,12 +348,24 @@ export class RecordCollection<R> {
    */
   private slotOf(key: string): Slot<R> | undefined {
     const s = this.slotAt(key);
-    if (typeof s !== 'number') return s;
-    const e = newEntry<R>(key, this.loadedStored[s]);
+    return typeof s === 'number' ? this.upgrade(s) : s;
+  }
+
+  /**
+   * Makes the entry and slot of the recording loaded at `index` that nothing looked at yet,
+   * and files the slot under its key (which has no slot yet: a later recording of the same key
+   * would have made this one's at open).
+   */
+  private upgrade(index: number): Slot<R> {
+    const group = this.loadedGroups[index]!;
+    const rest = this.headKey(index);
+    const e = newEntry<R>(group === '' ? rest : group + rest, this.loadedStored[index]);
     const slot = new Slot(e);
     e.slot = slot;
-    this.setSlot(key, slot);
-    this.all[s] = e;
+    let g = this.slots.get(group);
+    if (g === undefined) this.slots.set(group, (g = new Map()));
+    g.set(rest, slot);
+    this.all[index] = e;
     return slot;
   }
 
@@ -401,7 +413,7 @@ export class RecordCollection<R> {
   private entryAt(index: number): Entry<R> | undefined {
     const e = this.all[index];
     if (e !== undefined || index >= this.loadedKeys.length) return e;
-    this.slotOf(this.loadedKey(index));
+    this.upgrade(index);
     return this.all[index];
   }
 
@@ -715,6 +727,35 @@ export class RecordCollection<R> {
       const e = all[i];
       if (e === undefined) fn(this.loadedGroups[i]!, this.loadedKeys[i]!, this.loadedStored[i]!.at, i);
       else if (e.stored && !e.bad) fn('', e.key, e.stored.at, i);
+    }
+  }
+
+  /**
+   * {@link forEachLoaded} by runs: consecutive recordings of one key group that nothing looked
+   * at yet (indexes `from` to `to - 1`) come in one call, with `key` undefined; any other
+   * recording in a call of its own (`to` is `from + 1`). A proxy counts a large tape's
+   * recordings per route in a few calls.
+   *
+   * @example
+   * col.forEachLoadedRun((group, key, at, from, to) => count.set(group, (count.get(group) ?? 0) + to - from))
+   */
+  forEachLoadedRun(fn: (group: string, key: string | undefined, at: number, from: number, to: number) => void): void {
+    const all = this.all;
+    const groups = this.loadedGroups;
+    const keys = this.loadedKeys;
+    let i = 0;
+    while (i < all.length) {
+      const e = all[i];
+      if (e !== undefined) {
+        if (e.stored && !e.bad) fn('', e.key, e.stored.at, i, i + 1);
+        i++;
+        continue;
+      }
+      const group = groups[i]!;
+      let j = i + 1;
+      if (group !== '' && keys[i] === undefined) while (j < all.length && all[j] === undefined && groups[j] === group && keys[j] === undefined) j++;
+      fn(group, keys[i], this.loadedStored[i]!.at, i, j);
+      i = j;
     }
   }
 
