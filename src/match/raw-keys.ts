@@ -189,11 +189,15 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
     let cv: ReturnType<typeof coreRequestView> = null;
     const core = route === 'gemini' ? GEMINI_CORE : route === 'bedrock-converse' ? CONVERSE_CORE : undefined;
     if (core !== undefined && Array.isArray(ignoreArgs) && ignoreArgs.length === 0) {
-      cv = coreRequestView(bytes, core.code);
+      // A root tool list kept from an earlier request of this shape, in the same place: skipped
+      // by the core, as for the chat family (Gemini's `tools`; Converse's are not at the root).
+      const found = findKeptTools(bytes);
+      const known = found !== undefined && found.tools.provider === core.code ? found : undefined;
+      cv = coreRequestView(bytes, core.code, known?.skip);
       if (cv === undefined) return undefined;
       if (cv !== null && !(cv instanceof Uint32Array)) {
         try {
-          const d = moduleCoreDigests(bytes, cv, opts, core);
+          const d = moduleCoreDigests(bytes, cv, opts, core, known?.tools);
           if (d !== null) {
             rawPathCounts[route === 'gemini' ? 'gemini' : 'converse']++;
             rawPathCounts[route === 'gemini' ? 'geminiCore' : 'converseCore']++;

@@ -10,7 +10,7 @@ import { backend, requestDigests, requestKeys } from '../../src/index.ts';
 import { JsEngine } from '../../src/core/js.ts';
 import { WasmEngine } from '../../src/core/wasm.ts';
 import { clearToolsCache, toolsCacheCounts } from '../../src/match/raw-keys/tools-cache.ts';
-import { requestBodies } from '../../bench/workloads.mjs';
+import { converseBody, geminiBody, requestBodies } from '../../bench/workloads.mjs';
 import { agree, rng } from './raw-agree.ts';
 import { respell } from './respell.ts';
 
@@ -230,5 +230,69 @@ describe('the kept top level (model, options, context)', () => {
     first.signature.toolNames.length = 0;
     expect(agree(bytes)).toBe(hasTape);
     expect(requestDigests(bytes).signature.contextKeys).toEqual(['tenant']);
+  });
+});
+
+describe('what the raw-bytes path keeps for Gemini and Converse bodies on their routes', () => {
+  const gemini = geminiBody() as { body: Obj; endpoint: { method: string; url: string } };
+  const converse = converseBody() as { body: Obj; endpoint: { method: string; url: string } };
+  const at = (endpoint: { method: string; url: string }) => ({ endpoint });
+  const geminiTurn = (k: number, tools = gemini.body.tools): Uint8Array => encoder.encode(JSON.stringify({ ...gemini.body, contents: gemini.body.contents.slice(0, k), tools }));
+
+  it('a Gemini conversation growing turn by turn keys as the reference, its root tools skipped by the index from the second request on', () => {
+    clearToolsCache();
+    const before = counts();
+    let turns = 0;
+    for (let k = 1; k <= gemini.body.contents.length; k += 4) {
+      expect(agree(geminiTurn(k), at(gemini.endpoint))).toBe(hasTape);
+      turns++;
+    }
+    if (!hasTape) return;
+    expect(toolsCacheCounts.misses - before.misses).toBe(1);
+    expect(toolsCacheCounts.skipped - before.skipped).toBe(turns - 1);
+  });
+
+  it('a Gemini tool list changed by one byte (same length) after the original was kept is never answered by it', () => {
+    clearToolsCache();
+    const original = geminiTurn(6);
+    const text = JSON.stringify({ ...gemini.body, contents: gemini.body.contents.slice(0, 6) });
+    const from = text.indexOf('"tools":[');
+    const to = text.indexOf('"toolConfig"', from);
+    expect(from).toBeGreaterThan(0);
+    let changed = 0;
+    for (let p = from + 9; p < to; p += 53) {
+      const c = text[p]!;
+      if (!/[a-y]/.test(c)) continue;
+      const mutated = encoder.encode(text.slice(0, p) + String.fromCharCode(c.charCodeAt(0) + 1) + text.slice(p + 1));
+      expect(mutated.length).toBe(original.length);
+      expect(agree(original, at(gemini.endpoint))).toBe(hasTape);
+      let refKey: string | undefined;
+      try {
+        refKey = requestKeys(mutated, at(gemini.endpoint)).key;
+      } catch {
+        continue;
+      }
+      // Declined (a snake_case name, a literal broken) or keyed as the reference.
+      agree(mutated, at(gemini.endpoint));
+      if (refKey !== requestKeys(original, at(gemini.endpoint)).key) changed++;
+    }
+    expect(changed).toBeGreaterThan(20);
+  });
+
+  it('the same top level on another route (another model in the path) or changed by one byte keys as the reference', () => {
+    for (const [shape, other] of [
+      [gemini, '/v1beta/models/gemini-2.5-pro:generateContent'],
+      [converse, '/model/us.anthropic.claude-opus-4-1-20250805-v1%3A0/converse'],
+    ] as const) {
+      const text = JSON.stringify(shape.body);
+      const bytes = encoder.encode(text);
+      const moved = { ...shape.endpoint, url: other };
+      const tweaked = encoder.encode(text.replace('"temperature":0', '"temperature":1'));
+      expect(tweaked).not.toEqual(bytes);
+      for (const [b, e] of [[bytes, shape.endpoint], [bytes, moved], [tweaked, shape.endpoint], [bytes, shape.endpoint], [bytes, moved]] as const) {
+        expect(agree(b, at(e))).toBe(hasTape);
+      }
+      expect(requestKeys(bytes, at(moved)).key).not.toBe(requestKeys(bytes, at(shape.endpoint)).key);
+    }
   });
 });

@@ -7,7 +7,6 @@ import type { normalizeRequest } from '../../providers/normalize.ts';
 import type { BuiltinProvider } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
 import { COMMA, L, type Out } from './out.ts';
-import { toolsTail } from './tools-cache.ts';
 import { decline, NONE } from './walk.ts';
 
 export type Normalized = ReturnType<typeof normalizeRequest>;
@@ -93,18 +92,6 @@ export function modelAndOptions(out: Out, small: Normalized): void {
   out.text(JSON.stringify(view.options));
 }
 
-/**
- * Ends the view with its tool list (`,"tools":[...]`, the view's last member) and finishes: a
- * list whose canonical form is kept (raw-keys/tools-cache.ts) is not written into the view,
- * the key's digest ends with the kept form instead.
- */
-export function finishWithTools(out: Out, tools: Uint8Array, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized): RequestDigests {
-  const tail = toolsTail(tools);
-  if (tail === undefined) out.bytes(tools);
-  out.bytes(L.close);
-  return finish(out, provider, count, names, small, tail);
-}
-
 /** One core call over the view written to `out`, and the signature. */
 export function finish(out: Out, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized, tail?: Uint8Array): RequestDigests {
   const member = provider === 'openai-embeddings' ? 'input' : 'messages';
@@ -126,6 +113,15 @@ export function finish(out: Out, provider: BuiltinProvider, count: number, names
 
 const wellFormed = (x: string): boolean => x.isWellFormed();
 
+// node:crypto's one-shot SHA-256 where the runtime has it (browser bundles leave these files
+// out): a few hundred bytes of UTF-8 hashed in one native call, where the core's sha256()
+// encodes the text, copies it into memory and copies the digest out.
+const nodeHash = (
+  (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
+    | { hash?: (algorithm: string, data: string, encoding: 'hex') => string }
+    | undefined
+)?.hash;
+
 /**
  * hashValue(signature), from its canonical text written here: members in canonical order, an
  * integer, and strings as JSON.stringify spells them, which is RFC 8785's spelling for
@@ -134,5 +130,6 @@ const wellFormed = (x: string): boolean => x.isWellFormed();
  */
 function signatureDigest(s: { toolNames: string[]; messageCount: number; contextKeys: string[] }): string {
   if (!Number.isSafeInteger(s.messageCount) || !s.toolNames.every(wellFormed) || !s.contextKeys.every(wellFormed)) return hashValue(s);
-  return hex(sha256(`{"contextKeys":${JSON.stringify(s.contextKeys)},"messageCount":${s.messageCount},"toolNames":${JSON.stringify(s.toolNames)}}`));
+  const text = `{"contextKeys":${JSON.stringify(s.contextKeys)},"messageCount":${s.messageCount},"toolNames":${JSON.stringify(s.toolNames)}}`;
+  return nodeHash !== undefined ? nodeHash('sha256', text, 'hex') : hex(sha256(text));
 }
