@@ -471,9 +471,9 @@ export class WasmEngine implements Engine {
     return { messageHashes, pathHashes, digest: whole ? this.wholeHex(false) : '' };
   }
 
-  tape(json: Uint8Array): Uint32Array | undefined {
+  tape(json: Uint8Array, skip?: RequestViewSkip): Uint32Array | undefined {
     if (this.x.index === undefined) return undefined;
-    const count = this.indexInput(json);
+    const count = this.indexInput(json, skip);
     return count < 0 ? undefined : this.copyTape(count);
   }
 

@@ -10,7 +10,8 @@ import { backend, requestDigests, requestKeys } from '../../src/index.ts';
 import { JsEngine } from '../../src/core/js.ts';
 import { WasmEngine } from '../../src/core/wasm.ts';
 import { clearToolsCache, toolsCacheCounts } from '../../src/match/raw-keys/tools-cache.ts';
-import { converseBody, geminiBody, requestBodies } from '../../bench/workloads.mjs';
+import { converseBody, geminiBody, ollamaChatBody, requestBodies } from '../../bench/workloads.mjs';
+import type { NormalizeOptions } from '../../src/providers/types.ts';
 import { agree, rng } from './raw-agree.ts';
 import { respell } from './respell.ts';
 
@@ -233,11 +234,38 @@ describe('the kept top level (model, options, context)', () => {
   });
 });
 
+/**
+ * Changes one letter of `text` every `step` bytes in [from, to) (same length), each right after
+ * `text` was keyed (its tool list kept): every changed body is declined or keyed as the
+ * reference. Returns how many changed bodies the reference keys differently from `text`.
+ */
+function oneLetterChanges(text: string, from: number, to: number, step: number, opts: NormalizeOptions): number {
+  const original = encoder.encode(text);
+  const originalKey = requestKeys(original, opts).key;
+  let changed = 0;
+  for (let p = from; p < to; p += step) {
+    const c = text[p]!;
+    if (!/[a-y]/.test(c)) continue;
+    const mutated = encoder.encode(text.slice(0, p) + String.fromCharCode(c.charCodeAt(0) + 1) + text.slice(p + 1));
+    expect(agree(original, opts)).toBe(hasTape);
+    let refKey: string | undefined;
+    try {
+      refKey = requestKeys(mutated, opts).key;
+    } catch {
+      continue;
+    }
+    // Declined (a snake_case name, a literal broken) or keyed as the reference.
+    agree(mutated, opts);
+    if (refKey !== originalKey) changed++;
+  }
+  return changed;
+}
+
 describe('what the raw-bytes path keeps for Gemini and Converse bodies on their routes', () => {
   const gemini = geminiBody() as { body: Obj; endpoint: { method: string; url: string } };
   const converse = converseBody() as { body: Obj; endpoint: { method: string; url: string } };
   const at = (endpoint: { method: string; url: string }) => ({ endpoint });
-  const geminiTurn = (k: number, tools = gemini.body.tools): Uint8Array => encoder.encode(JSON.stringify({ ...gemini.body, contents: gemini.body.contents.slice(0, k), tools }));
+  const geminiTurn = (k: number): Uint8Array => encoder.encode(JSON.stringify({ ...gemini.body, contents: gemini.body.contents.slice(0, k) }));
 
   it('a Gemini conversation growing turn by turn keys as the reference, its root tools skipped by the index from the second request on', () => {
     clearToolsCache();
@@ -254,29 +282,36 @@ describe('what the raw-bytes path keeps for Gemini and Converse bodies on their 
 
   it('a Gemini tool list changed by one byte (same length) after the original was kept is never answered by it', () => {
     clearToolsCache();
-    const original = geminiTurn(6);
     const text = JSON.stringify({ ...gemini.body, contents: gemini.body.contents.slice(0, 6) });
     const from = text.indexOf('"tools":[');
-    const to = text.indexOf('"toolConfig"', from);
     expect(from).toBeGreaterThan(0);
-    let changed = 0;
-    for (let p = from + 9; p < to; p += 53) {
-      const c = text[p]!;
-      if (!/[a-y]/.test(c)) continue;
-      const mutated = encoder.encode(text.slice(0, p) + String.fromCharCode(c.charCodeAt(0) + 1) + text.slice(p + 1));
-      expect(mutated.length).toBe(original.length);
-      expect(agree(original, at(gemini.endpoint))).toBe(hasTape);
-      let refKey: string | undefined;
-      try {
-        refKey = requestKeys(mutated, at(gemini.endpoint)).key;
-      } catch {
-        continue;
-      }
-      // Declined (a snake_case name, a literal broken) or keyed as the reference.
-      agree(mutated, at(gemini.endpoint));
-      if (refKey !== requestKeys(original, at(gemini.endpoint)).key) changed++;
-    }
+    const changed = oneLetterChanges(text, from + 9, text.indexOf('"toolConfig"', from), 53, at(gemini.endpoint));
     expect(changed).toBeGreaterThan(20);
+  });
+
+  it('an Ollama conversation growing turn by turn keys as the reference, its root tools skipped from the second request on; a one-byte change is never answered by the kept list', () => {
+    const ollama = ollamaChatBody() as { body: Obj; endpoint: { method: string; url: string } };
+    const ollamaTurn = (k: number, body = ollama.body): string => JSON.stringify({ ...body, messages: body.messages.slice(0, k) });
+    clearToolsCache();
+    const before = counts();
+    let turns = 0;
+    for (let k = 1; k <= ollama.body.messages.length; k += 5) {
+      expect(agree(encoder.encode(ollamaTurn(k)), at(ollama.endpoint))).toBe(hasTape);
+      turns++;
+    }
+    if (hasTape) {
+      expect(toolsCacheCounts.misses - before.misses).toBe(1);
+      expect(toolsCacheCounts.skipped - before.skipped).toBe(turns - 1);
+    }
+    const text = ollamaTurn(8);
+    const from = text.indexOf('"tools":[');
+    expect(from).toBeGreaterThan(0);
+    const changed = oneLetterChanges(text, from + 9, text.indexOf('],"stream"', from), 61, at(ollama.endpoint));
+    expect(changed).toBeGreaterThan(20);
+    // The same top level under other ignored arguments, and changed by one byte.
+    const bytes = encoder.encode(text);
+    for (const opts of [{ ignoreArgs: ['temperature'] }, {}, { ignoreArgs: ['seed'] }]) expect(agree(bytes, { ...at(ollama.endpoint), ...opts })).toBe(hasTape);
+    expect(agree(encoder.encode(text.replace('"num_ctx":32768', '"num_ctx":32769')), at(ollama.endpoint))).toBe(hasTape);
   });
 
   it('the same top level on another route (another model in the path) or changed by one byte keys as the reference', () => {

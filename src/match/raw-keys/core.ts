@@ -11,7 +11,7 @@ import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts
 import type { RequestDigests } from '../matcher.ts';
 import { CONVERSATION, topLevel } from './chat.ts';
 import { decoder, L, Out } from './out.ts';
-import { finish, modelAndOptions, type Normalized } from './view.ts';
+import { finish, keptTop, modelAndOptions, type Normalized } from './view.ts';
 import { keepTools, type KeptTools, keptToolsTail, newToolsTail, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
 
@@ -87,45 +87,6 @@ function topText(bytes: Uint8Array, r: Uint32Array, conversation: readonly strin
     }
   }
   return `${text}}`;
-}
-
-// The top level (model, options, context) repeats between the requests of a conversation, as
-// the tool list does: its normalized form and the view's bytes for it are kept by the exact
-// top-level text (with the provider and the ignored arguments), so that JSON.parse, the
-// normalizer and JSON.stringify of it run once per conversation rather than per request.
-interface Top {
-  readonly small: Normalized;
-  /** `,"model":...,"options":...` as modelAndOptions() wrote it. */
-  readonly bytes: Uint8Array;
-}
-const tops = new Map<string, Top>();
-// At most TOPS_MAX entries of top levels up to TOP_MAX_CHARS (a top level carrying a large
-// member is normalized each time rather than held).
-const TOPS_MAX = 64;
-const TOP_MAX_CHARS = 16 * 1024;
-
-/**
- * Writes the view's model and options of a top level whose text is `text` (`key` names the
- * rest of what its normalized form depends on); its normalized form, from `make` the first time
- * (null: the body goes to its walk, nothing is written or kept).
- */
-function keptTop(out: Out, key: string, text: string, make: () => Normalized | null): Normalized | null {
-  // A string key is compared whole by the Map (its hash only finds the bucket).
-  const full = text.length > TOP_MAX_CHARS ? undefined : `${key}${text}`;
-  const known = full === undefined ? undefined : tops.get(full);
-  if (known !== undefined) {
-    out.bytes(known.bytes);
-    return known.small;
-  }
-  const small = make();
-  if (small === null) return null;
-  const at = out.at;
-  modelAndOptions(out, small);
-  if (full !== undefined) {
-    if (tops.size >= TOPS_MAX) tops.clear();
-    tops.set(full, { small, bytes: out.buf.slice(at, out.at) });
-  }
-  return small;
 }
 
 /** Writes the view's model and options of the chat family's top level; its normalized form. */

@@ -117,6 +117,12 @@ export interface KeptTools {
 /** Most recently used first. */
 const kept: KeptTools[] = [];
 
+/** A kept `tools` value found in a body: where it is (the skip for the core) and what was kept. */
+export interface FoundTools {
+  readonly skip: RequestViewSkip;
+  readonly tools: KeptTools;
+}
+
 /** Whether `k.raw` is at `at` in `bytes`, byte for byte. */
 function at(bytes: Uint8Array, k: KeptTools, p: number): boolean {
   const n = k.raw.length;
@@ -128,7 +134,7 @@ function at(bytes: Uint8Array, k: KeptTools, p: number): boolean {
  * core skips it only if a root member named `tools` starts there; anywhere else the body is
  * indexed whole.
  */
-export function findKeptTools(bytes: Uint8Array): { skip: RequestViewSkip; tools: KeptTools } | undefined {
+export function findKeptTools(bytes: Uint8Array): FoundTools | undefined {
   for (const k of kept) {
     for (const p of [bytes.length - k.fromEnd, k.fromStart]) {
       if (at(bytes, k, p)) return { skip: { start: p, end: p + k.raw.length, verdict: k.verdict }, tools: k };

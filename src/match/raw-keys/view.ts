@@ -92,6 +92,45 @@ export function modelAndOptions(out: Out, small: Normalized): void {
   out.text(JSON.stringify(view.options));
 }
 
+// The top level (model, options, context) repeats between the requests of a conversation, as
+// the tool list does: its normalized form and the view's bytes for it are kept by the exact
+// top-level text (with the provider and the ignored arguments), so that JSON.parse, the
+// normalizer and JSON.stringify of it run once per conversation rather than per request.
+interface Top {
+  readonly small: Normalized;
+  /** `,"model":...,"options":...` as modelAndOptions() wrote it. */
+  readonly bytes: Uint8Array;
+}
+const tops = new Map<string, Top>();
+// At most TOPS_MAX entries of top levels up to TOP_MAX_CHARS (a top level carrying a large
+// member is normalized each time rather than held).
+const TOPS_MAX = 64;
+const TOP_MAX_CHARS = 16 * 1024;
+
+/**
+ * Writes the view's model and options of a top level whose text is `text` (`key` names the
+ * rest of what its normalized form depends on); its normalized form, from `make` the first time
+ * (null: the body goes to its walk, nothing is written or kept).
+ */
+export function keptTop(out: Out, key: string, text: string, make: () => Normalized | null): Normalized | null {
+  // A string key is compared whole by the Map (its hash only finds the bucket).
+  const full = text.length > TOP_MAX_CHARS ? undefined : `${key}${text}`;
+  const known = full === undefined ? undefined : tops.get(full);
+  if (known !== undefined) {
+    out.bytes(known.bytes);
+    return known.small;
+  }
+  const small = make();
+  if (small === null) return null;
+  const at = out.at;
+  modelAndOptions(out, small);
+  if (full !== undefined) {
+    if (tops.size >= TOPS_MAX) tops.clear();
+    tops.set(full, { small, bytes: out.buf.slice(at, out.at) });
+  }
+  return small;
+}
+
 /** One core call over the view written to `out`, and the signature. */
 export function finish(out: Out, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized, tail?: Uint8Array): RequestDigests {
   const member = provider === 'openai-embeddings' ? 'input' : 'messages';
