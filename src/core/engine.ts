@@ -53,6 +53,8 @@ export interface RequestViewSkip {
   readonly start: number;
   readonly end: number;
   readonly verdict: number;
+  /** The value is the `tools` member of the root's `toolConfig` (Bedrock Converse), not of the root. */
+  readonly inToolConfig?: boolean;
 }
 
 /** Incremental SHA-256 state owned by an engine. */

@@ -189,8 +189,8 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
     let cv: ReturnType<typeof coreRequestView> = null;
     const core = route === 'gemini' ? GEMINI_CORE : route === 'bedrock-converse' ? CONVERSE_CORE : undefined;
     if (core !== undefined && Array.isArray(ignoreArgs) && ignoreArgs.length === 0) {
-      // A root tool list kept from an earlier request of this shape, in the same place: skipped
-      // by the core, as for the chat family (Gemini's `tools`; Converse's are not at the root).
+      // A tool list kept from an earlier request of this shape, in the same place: skipped by
+      // the core, as for the chat family (Gemini's root `tools`, Converse's `toolConfig.tools`).
       const found = findKeptTools(bytes);
       const known = found !== undefined && found.tools.provider === core.code ? found : undefined;
       cv = coreRequestView(bytes, core.code, known?.skip);

@@ -314,6 +314,33 @@ describe('what the raw-bytes path keeps for Gemini and Converse bodies on their 
     expect(agree(encoder.encode(text.replace('"num_ctx":32768', '"num_ctx":32769')), at(ollama.endpoint))).toBe(hasTape);
   });
 
+  it("a Converse conversation keys as the reference, its toolConfig's tools skipped from the second request on, and only there", () => {
+    const converseTurn = (k: number): string => JSON.stringify({ ...converse.body, messages: converse.body.messages.slice(0, k) });
+    clearToolsCache();
+    const before = counts();
+    let turns = 0;
+    for (let k = 1; k <= converse.body.messages.length; k += 6) {
+      expect(agree(encoder.encode(converseTurn(k)), at(converse.endpoint))).toBe(hasTape);
+      turns++;
+    }
+    if (hasTape) {
+      expect(toolsCacheCounts.misses - before.misses).toBe(1);
+      expect(toolsCacheCounts.skipped - before.skipped).toBe(turns - 1);
+    }
+    const text = converseTurn(7);
+    const from = text.indexOf('"toolConfig":{"tools":[');
+    expect(from).toBeGreaterThan(0);
+    expect(oneLetterChanges(text, from + 23, text.indexOf('"toolChoice"', from), 59, at(converse.endpoint))).toBeGreaterThan(20);
+    // The same bytes in the same place under another member name (the same length): not skipped.
+    const renamed = [text.replace('"toolConfig":{', '"toolConfiG":{'), text.replace('"toolConfig":{"tools":[', '"toolConfig":{"toolz":[')];
+    for (const body of renamed) {
+      expect(agree(encoder.encode(text), at(converse.endpoint))).toBe(hasTape);
+      const b = counts();
+      agree(encoder.encode(body), at(converse.endpoint));
+      expect(toolsCacheCounts.skipped - b.skipped).toBe(0);
+    }
+  });
+
   it('the same top level on another route (another model in the path) or changed by one byte keys as the reference', () => {
     for (const [shape, other] of [
       [gemini, '/v1beta/models/gemini-2.5-pro:generateContent'],

@@ -30,8 +30,11 @@ export interface ModuleShape {
   readonly first: string;
   /** The top level as the walk hands it to the module (Converse: toolConfig without its tools). */
   top(top: Record<string, unknown>): void;
-  /** Whether the view's tools are the root `tools` member's (kept and skipped by it, as the chat family's). */
-  readonly rootTools: boolean;
+  /**
+   * Where the view's tools are in the body, kept and skipped by that member as the chat
+   * family's: the root's `tools` (Gemini) or its `toolConfig`'s (Converse: the view's cut).
+   */
+  readonly toolsIn: 'root' | 'toolConfig';
   /** The reference's parts for one hole (a part the core left to it, parsed). */
   part(value: unknown, n: Normalizer): unknown[];
 }
@@ -217,7 +220,9 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
   const names = toolNamesOf(bytes, cv.toolNames);
   const tail = endTools(out, listed);
   const d = finish(out, provider, cv.messageCount, names, small, tail);
-  // Only a shape whose view's tools are its root `tools` (Gemini) keeps them by that member.
-  if (tail !== undefined && shape.rootTools) keep(bytes, cv, tail, names);
+  if (tail !== undefined) {
+    if (shape.toolsIn === 'root') keep(bytes, cv, tail, names);
+    else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
+  }
   return d;
 }

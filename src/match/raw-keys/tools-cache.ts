@@ -108,6 +108,8 @@ export interface KeptTools {
   /** The provider the view was written for, and the detection's verdict on these tools. */
   readonly provider: number;
   readonly verdict: number;
+  /** Where the value sat: the root's `tools` (false), or its `toolConfig`'s (Bedrock Converse). */
+  readonly inToolConfig: boolean;
   /** Tool names in the view's order (undefined: none). */
   readonly names: readonly (string | undefined)[];
   /** `,"tools":` + canonical list + `}`. */
@@ -137,19 +139,19 @@ function at(bytes: Uint8Array, k: KeptTools, p: number): boolean {
 export function findKeptTools(bytes: Uint8Array): FoundTools | undefined {
   for (const k of kept) {
     for (const p of [bytes.length - k.fromEnd, k.fromStart]) {
-      if (at(bytes, k, p)) return { skip: { start: p, end: p + k.raw.length, verdict: k.verdict }, tools: k };
+      if (at(bytes, k, p)) return { skip: { start: p, end: p + k.raw.length, verdict: k.verdict, inToolConfig: k.inToolConfig }, tools: k };
     }
   }
   return undefined;
 }
 
 /** Keeps a `tools` value whose view was written whole (and whose tail is kept). */
-export function keepTools(bytes: Uint8Array, start: number, end: number, provider: number, verdict: number, names: readonly (string | undefined)[], tail: Uint8Array): void {
+export function keepTools(bytes: Uint8Array, start: number, end: number, provider: number, verdict: number, names: readonly (string | undefined)[], tail: Uint8Array, inToolConfig = false): void {
   if (end - start > MAX_BYTES) return;
   for (let i = 0; i < kept.length; i++) {
     if (sameBytes(kept[i]!.raw, bytes.subarray(start, end))) kept.splice(i--, 1);
   }
-  kept.unshift({ raw: bytes.slice(start, end), fromStart: start, fromEnd: bytes.length - start, provider, verdict, names: [...names], tail });
+  kept.unshift({ raw: bytes.slice(start, end), fromStart: start, fromEnd: bytes.length - start, provider, verdict, inToolConfig, names: [...names], tail });
   if (kept.length > ENTRIES) kept.pop();
 }
 
