@@ -261,23 +261,30 @@ function oneLetterChanges(text: string, from: number, to: number, step: number, 
   return changed;
 }
 
+/**
+ * Keys every `step`-th turn of a conversation (`turnOf(k)`: the body of its first k items, the
+ * same tools) as the reference; its tool list is canonicalized once and skipped by the index
+ * from the second request on.
+ */
+function conversationSkipsItsTools(turnOf: (k: number) => string, items: number, step: number, opts: NormalizeOptions): void {
+  clearToolsCache();
+  const before = counts();
+  let turns = 0;
+  for (let k = 1; k <= items; k += step) {
+    expect(agree(encoder.encode(turnOf(k)), opts)).toBe(hasTape);
+    turns++;
+  }
+  if (!hasTape) return;
+  expect(toolsCacheCounts.misses - before.misses).toBe(1);
+  expect(toolsCacheCounts.skipped - before.skipped).toBe(turns - 1);
+}
+
 describe('what the raw-bytes path keeps for Gemini and Converse bodies on their routes', () => {
   const gemini = geminiBody() as { body: Obj; endpoint: { method: string; url: string } };
   const converse = converseBody() as { body: Obj; endpoint: { method: string; url: string } };
   const at = (endpoint: { method: string; url: string }) => ({ endpoint });
-  const geminiTurn = (k: number): Uint8Array => encoder.encode(JSON.stringify({ ...gemini.body, contents: gemini.body.contents.slice(0, k) }));
-
   it('a Gemini conversation growing turn by turn keys as the reference, its root tools skipped by the index from the second request on', () => {
-    clearToolsCache();
-    const before = counts();
-    let turns = 0;
-    for (let k = 1; k <= gemini.body.contents.length; k += 4) {
-      expect(agree(geminiTurn(k), at(gemini.endpoint))).toBe(hasTape);
-      turns++;
-    }
-    if (!hasTape) return;
-    expect(toolsCacheCounts.misses - before.misses).toBe(1);
-    expect(toolsCacheCounts.skipped - before.skipped).toBe(turns - 1);
+    conversationSkipsItsTools((k) => JSON.stringify({ ...gemini.body, contents: gemini.body.contents.slice(0, k) }), gemini.body.contents.length, 4, at(gemini.endpoint));
   });
 
   it('a Gemini tool list changed by one byte (same length) after the original was kept is never answered by it', () => {
@@ -291,18 +298,8 @@ describe('what the raw-bytes path keeps for Gemini and Converse bodies on their 
 
   it('an Ollama conversation growing turn by turn keys as the reference, its root tools skipped from the second request on; a one-byte change is never answered by the kept list', () => {
     const ollama = ollamaChatBody() as { body: Obj; endpoint: { method: string; url: string } };
-    const ollamaTurn = (k: number, body = ollama.body): string => JSON.stringify({ ...body, messages: body.messages.slice(0, k) });
-    clearToolsCache();
-    const before = counts();
-    let turns = 0;
-    for (let k = 1; k <= ollama.body.messages.length; k += 5) {
-      expect(agree(encoder.encode(ollamaTurn(k)), at(ollama.endpoint))).toBe(hasTape);
-      turns++;
-    }
-    if (hasTape) {
-      expect(toolsCacheCounts.misses - before.misses).toBe(1);
-      expect(toolsCacheCounts.skipped - before.skipped).toBe(turns - 1);
-    }
+    const ollamaTurn = (k: number): string => JSON.stringify({ ...ollama.body, messages: ollama.body.messages.slice(0, k) });
+    conversationSkipsItsTools(ollamaTurn, ollama.body.messages.length, 5, at(ollama.endpoint));
     const text = ollamaTurn(8);
     const from = text.indexOf('"tools":[');
     expect(from).toBeGreaterThan(0);
@@ -316,17 +313,7 @@ describe('what the raw-bytes path keeps for Gemini and Converse bodies on their 
 
   it("a Converse conversation keys as the reference, its toolConfig's tools skipped from the second request on, and only there", () => {
     const converseTurn = (k: number): string => JSON.stringify({ ...converse.body, messages: converse.body.messages.slice(0, k) });
-    clearToolsCache();
-    const before = counts();
-    let turns = 0;
-    for (let k = 1; k <= converse.body.messages.length; k += 6) {
-      expect(agree(encoder.encode(converseTurn(k)), at(converse.endpoint))).toBe(hasTape);
-      turns++;
-    }
-    if (hasTape) {
-      expect(toolsCacheCounts.misses - before.misses).toBe(1);
-      expect(toolsCacheCounts.skipped - before.skipped).toBe(turns - 1);
-    }
+    conversationSkipsItsTools(converseTurn, converse.body.messages.length, 6, at(converse.endpoint));
     const text = converseTurn(7);
     const from = text.indexOf('"toolConfig":{"tools":[');
     expect(from).toBeGreaterThan(0);
