@@ -19,7 +19,7 @@ import type { RequestDigests } from '../matcher.ts';
 import type { OllamaMode } from './ollama.ts';
 import { COMMA, decoder, L, lit, quotedId } from './out.ts';
 import { type FoundTools, keepTools, toolsTail, usedTools } from './tools-cache.ts';
-import { finish, keptTop, modelAndOptions, type Normalized, sortedTools } from './view.ts';
+import { finish, keptTop, type Normalized, sortedTools } from './view.ts';
 import { decline, F_KEY_ESCAPED, isResult, type Members, NO_MEMBERS, NO_SKIP, NONE, PART, RESULT, set, T_ARRAY, T_NULL, T_NUMBER, T_OBJECT, T_STRING, Walk } from './walk.ts';
 
 const JSON_SCHEMA = lit('jsonSchema');
@@ -768,14 +768,14 @@ export function topLevel(provider: BuiltinProvider, top: Record<string, unknown>
 }
 
 /**
- * The root members the top level is made of (all but `messages` and `tools`), as their exact
- * bytes: what an Ollama body's kept top level is found by.
+ * The root members the top level is made of (those `inTop` takes), as their exact bytes: what a
+ * kept top level is found by.
  */
-function ollamaTopText(w: Walk, root: Members): string {
+function topText(w: Walk, root: Members, inTop: (k: string) => boolean): string {
   let text = '';
   for (let i = 0; i < root.names.length; i++) {
     const k = root.names[i]!;
-    if (k === 'messages' || k === 'tools') continue;
+    if (!inTop(k)) continue;
     const rec = root.recs[i]!;
     text += `${decoder.decode(w.src.subarray(w.t[rec * 8 + 4]!, w.end(rec)))},`;
   }
@@ -789,22 +789,22 @@ function ollamaTopText(w: Walk, root: Members): string {
 export function digests(w: ChatWalk, opts: NormalizeOptions, ignoreArgs: readonly string[], known?: FoundTools): RequestDigests {
   const root = w.members(0);
   const provider = (opts.provider as BuiltinProvider | undefined) ?? detect(w, root);
+  // Ollama: `system` and `functions` are options the rewrite moves under `ollama`.
+  const inTop = (k: string): boolean => !CONVERSATION[provider].includes(k) || (w.ollama !== undefined && k !== 'messages' && k !== 'tools');
   const makeTop = (): Normalized => {
     let top: Record<string, unknown> = {};
-    for (let i = 0; i < root.names.length; i++) {
-      const k = root.names[i]!;
-      // Ollama: `system` and `functions` are options the rewrite moves under `ollama`.
-      if (!CONVERSATION[provider].includes(k) || (w.ollama && k !== 'messages' && k !== 'tools')) set(top, k, w.value(root.recs[i]!));
-    }
+    for (let i = 0; i < root.names.length; i++) if (inTop(root.names[i]!)) set(top, root.names[i]!, w.value(root.recs[i]!));
     if (w.ollama) top = ollamaAsOpenAI('chat', top) as Record<string, unknown>;
     return topLevel(provider, top, ignoreArgs);
   };
-  // An Ollama body's top level is kept by its bytes (as the core's view keeps the chat family's,
-  // core.ts) and written where the model and options go; any other is made here.
-  const ollamaTop = w.ollama ? ollamaTopText(w, root) : undefined;
-  const small = ollamaTop === undefined ? makeTop() : undefined;
+  // The top level is kept by its bytes (as the core's view keeps the chat family's, core.ts),
+  // written where the model and options go.
+  const text = topText(w, root, inTop);
+  const topKey = `${w.ollama ? 'ollama' : provider}${JSON.stringify(ignoreArgs)}`;
+  const writeTop = (): Normalized => keptTop(out, topKey, text, makeTop)!;
 
   const out = w.out;
+  let small: Normalized;
   let count = 0;
   const names: (string | undefined)[] = [];
   if (provider === 'openai-embeddings') {
@@ -819,7 +819,7 @@ export function digests(w: ChatWalk, opts: NormalizeOptions, ignoreArgs: readonl
       }
     }
     out.bytes(L.closeArr);
-    modelAndOptions(out, small!);
+    small = writeTop();
   } else {
     out.bytes(L.view);
     const responses = provider === 'openai-responses';
@@ -872,11 +872,8 @@ export function digests(w: ChatWalk, opts: NormalizeOptions, ignoreArgs: readonl
     }
 
     out.bytes(L.closeArr);
-    if (ollamaTop !== undefined) {
-      const kept = keptTop(out, `ollama${JSON.stringify(ignoreArgs)}`, ollamaTop, makeTop)!;
-      return ollamaTools(w, root, kept, count, known);
-    }
-    modelAndOptions(out, small!);
+    small = writeTop();
+    if (w.ollama) return ollamaTools(w, root, small, count, known);
 
     // Tools: each written as a chunk, then the chunks in the reference's order (by name).
     const chunks: { name: string | undefined; start: number; end: number }[] = [];
@@ -894,7 +891,7 @@ export function digests(w: ChatWalk, opts: NormalizeOptions, ignoreArgs: readonl
     for (const c of chunks) names.push(c.name);
   }
   out.bytes(L.close);
-  return finish(out, provider, count, names, small!);
+  return finish(out, provider, count, names, small);
 }
 
 /** The tool-list tag of Ollama's kept root tools (tools-cache.ts KeptTools.provider): no core provider number. */
