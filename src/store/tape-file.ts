@@ -90,9 +90,10 @@ export interface TapeLockOptions {
   /** Give up with `E_TAPE_LOCKED` after waiting this long (default 10 000 ms). */
   timeoutMs?: number;
   /**
-   * A lock whose file has not been touched for this long is stale and taken over (default
-   * 30 000 ms). Holders refresh the file's mtime every `staleMs / 3`, so a slow but live holder
-   * is never mistaken for a dead one.
+   * A lock held from another host whose file has not been touched for this long is stale and
+   * taken over (default 30 000 ms). Holders refresh the file's mtime every `staleMs / 3`. On this
+   * host the holder's process decides instead: a live one keeps its lock however long it is
+   * paused (SIGSTOP, a debugger), a dead one loses it at once.
    */
   staleMs?: number;
 }
@@ -912,6 +913,8 @@ interface LockInfo {
   host?: string;
   time?: string;
   token?: string;
+  /** When the holder's process started (Linux: clock ticks since boot), to tell a reused pid. */
+  start?: string;
 }
 
 const HOST = hostname();
@@ -950,13 +953,51 @@ async function readLock(lockPath: string): Promise<HeldLock | undefined> {
 }
 
 /** Whether a process of this host is alive (EPERM: alive, another user's). */
-export function pidAlive(pid: number): boolean {
+function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * When process `pid` started (Linux: field 22 of /proc/<pid>/stat, clock ticks since boot), or
+ * undefined where there is no /proc. Two processes that had the same pid never share a start.
+ */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // The command name (field 2) may hold spaces and parentheses: count from its last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+let ownStart: string | undefined | null = null;
+
+/**
+ * This process as a holder of a lock or a writer's file names itself: pid, host and, where the
+ * system says, when it started (so a later process given the same pid is not taken for it).
+ */
+export function holderId(): { pid: number; host: string; start?: string } {
+  if (ownStart === null) ownStart = processStart(process.pid);
+  return { pid: process.pid, host: HOST, ...(ownStart === undefined ? {} : { start: ownStart }) };
+}
+
+/**
+ * Whether the holder a lock or writer file names is gone for good: on this host its pid is dead,
+ * or names a process that started at another time (the pid was reused). Undefined for a holder
+ * on another host: its pid says nothing here.
+ */
+export function holderGone(info: { pid?: unknown; host?: unknown; start?: unknown }): boolean | undefined {
+  if (typeof info.pid !== 'number' || info.host !== HOST) return undefined;
+  if (!pidAlive(info.pid)) return true;
+  if (typeof info.start !== 'string') return false;
+  const now = processStart(info.pid);
+  return now !== undefined && now !== info.start;
 }
 
 /**
@@ -967,11 +1008,11 @@ export function pidAlive(pid: number): boolean {
 const INCOMPLETE_LOCK_GRACE_MS = 2000;
 
 function isStale(lock: HeldLock, staleMs: number): boolean {
-  if (lock.ageMs > staleMs) return true;
   if (!lock.complete) return lock.ageMs > Math.min(staleMs, INCOMPLETE_LOCK_GRACE_MS);
-  const { pid, host } = lock.info;
-  // A pid only means something on its own host.
-  return typeof pid === 'number' && host === HOST && !pidAlive(pid);
+  // A pid only means something on its own host, and there it decides: a holder paused past
+  // staleMs (its heartbeat stopped with it) is alive and may still write, so only its death
+  // (or its pid now naming a process that started at another time) frees the lock.
+  return holderGone(lock.info) ?? lock.ageMs > staleMs;
 }
 
 /**
@@ -1003,8 +1044,9 @@ async function takeOverStale(lockPath: string, staleRaw: string, staleMs: number
 
 /**
  * Run `fn` while holding the tape's exclusive lock file `<tape>.lock` (created with `wx`; it holds
- * pid, host, time and a random token). Waits with jittered exponential backoff; takes over a lock
- * whose pid is dead on this host or whose file is older than `staleMs`; gives up after
+ * pid, host, process start, time and a random token). Waits with jittered exponential backoff;
+ * takes over a lock whose process is gone on this host, or from another host whose file is
+ * older than `staleMs`; gives up after
  * `timeoutMs` with `E_TAPE_LOCKED` naming the holder. `fn` gets the held lock: passed as
  * `{ lock }` to appendRecords or rewriteTapeFrames on the same tape, they write under it, which
  * is what makes a check-then-append atomic; every other call, in this process or another,
@@ -1032,7 +1074,8 @@ export async function withTapeLock<T>(path: string, fn: (lock: HeldTapeLock) => 
   }
   // Unique per acquisition: a per-process random prefix plus a counter (no syscall each time).
   const token = `${TOKEN_PREFIX}${(lockCounter++).toString(16).padStart(4, '0')}`;
-  const content = `${JSON.stringify({ pid: process.pid, host: HOST, time: new Date().toISOString(), token })}\n`;
+  const me = holderId();
+  const content = `${JSON.stringify({ pid: me.pid, host: me.host, time: new Date().toISOString(), token, ...(me.start === undefined ? {} : { start: me.start }) })}\n`;
   const deadline = Date.now() + timeoutMs;
   let delay = 2;
   let last: HeldLock | undefined;

@@ -6,21 +6,18 @@
  * for an old one.
  *
  * For writers on its host a writer is open exactly while its process is (its pid, checked with
- * signal 0): one paused past `staleMs` (a debugger, SIGSTOP, a blocked event loop) is still
- * open, one killed without closing is ended at once. Writers on other hosts sharing the
+ * signal 0, and its start time where /proc gives it, so a reused pid is not taken for it): one
+ * paused past `staleMs` (a debugger, SIGSTOP, a blocked event loop) is still open, one killed
+ * without closing is ended at once. Writers on other hosts sharing the
  * directory cannot see its pid: for them it is ended once its file has not been touched for
  * `staleMs`, as with the tape lock (docs/store-backends.md).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import type { WriterHandle } from './backend.ts';
-import { pidAlive } from './tape-file.ts';
-
-
-const HOST = hostname();
+import { holderGone, holderId } from './tape-file.ts';
 
 /**
  * Registers a writer of `run` on the tape at `path` and returns the runs open now.
@@ -34,7 +31,7 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
   for (let attempt = 0; ; attempt++) {
     try {
       await mkdir(dir, { recursive: true });
-      await writeFile(file, JSON.stringify({ run, pid: process.pid, host: HOST }));
+      await writeFile(file, JSON.stringify({ run, ...holderId() }));
       break;
     } catch (e) {
       // The last writer out removed the directory while we made it or wrote into it: again.
@@ -62,16 +59,15 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
     if (other === file || !name.endsWith('.json')) continue;
     try {
       const st = await stat(other);
-      let info: { run?: unknown; pid?: unknown; host?: unknown } = {};
+      let info: { run?: unknown; pid?: unknown; host?: unknown; start?: unknown } = {};
       try {
         info = JSON.parse(await readFile(other, 'utf8')) as typeof info;
       } catch {
         // Being written: its writer has appended nothing yet.
       }
-      // On this host the pid decides, however long ago the file was touched: a paused writer
-      // touches nothing, and its acknowledged recordings must stay.
-      const here = info.host === HOST && typeof info.pid === 'number';
-      const dead = here ? !pidAlive(info.pid as number) : Date.now() - st.mtimeMs > staleMs;
+      // On this host the process decides, however long ago the file was touched: a paused
+      // writer touches nothing, and its acknowledged recordings must stay.
+      const dead = holderGone(info) ?? Date.now() - st.mtimeMs > staleMs;
       if (dead) await unlink(other).catch(() => {});
       else if (typeof info.run === 'string') live.add(info.run);
     } catch {

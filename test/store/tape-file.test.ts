@@ -587,6 +587,36 @@ describe('locking', () => {
   });
 
 
+  it('a holder paused past staleMs on this host keeps its lock: its pid is alive, so nothing writes past it', async () => {
+    const { file } = await tapeWith([{ worker: 'main', seq: 0 }]);
+    const child = spawn(process.execPath, [worker, moduleUrl, file, 'hold-append', 'child', '400'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<number | null>((r) => child.on('exit', r));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => d.toString().includes('locked') && resolve());
+      child.on('exit', () => reject(new Error('worker exited before locking')));
+    });
+    // Paused (SIGSTOP, a debugger, a laptop lid): its heartbeat stops touching the lock file.
+    child.kill('SIGSTOP');
+    try {
+      const e = await errorOf(appendRecords(file, [{ worker: 'main', seq: 1 }], { timeoutMs: 1200, staleMs: 200 }));
+      expect(e.code).toBe('E_TAPE_LOCKED');
+      expect(e.message).toContain(`pid ${child.pid}`);
+    } finally {
+      child.kill('SIGCONT');
+    }
+    expect(await exited).toBe(0);
+    await appendRecords(file, [{ worker: 'main', seq: 1 }], { timeoutMs: 2000 });
+    expect((await readTape(file)).records.map((r) => r.value)).toEqual([{ worker: 'main', seq: 0 }, { worker: 'child', seq: 0, late: true }, { worker: 'main', seq: 1 }]);
+  }, 20_000);
+
+  it('a lock whose pid now belongs to another process (the holder died, its pid was reused) is taken over', async () => {
+    const { file } = await tapeWith([]);
+    // This process is alive, but it is not the process that started at the recorded time.
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), time: new Date().toISOString(), token: 'x', start: '1' }));
+    await appendRecords(file, ['after takeover'], { timeoutMs: 2000 });
+    expect((await readTape(file)).records.map((r) => r.value)).toEqual(['after takeover']);
+  });
+
   it('releases the lock when the callback throws', async () => {
     const { file } = await tapeWith([]);
     await expect(withTapeLock(file, async () => { throw new Error('inner'); })).rejects.toThrow('inner');
