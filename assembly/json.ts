@@ -86,7 +86,8 @@ export const RESULT: usize = memory.data(128);
 // skip its NaN check when JSON.stringify wrote no null at all), 48 the records of index()
 // (assembly/tape.ts), 52-92 what view() wrote (assembly/view.ts), 96 the detection verdict on
 // the tools view() wrote, 100/104/108 a root `tools` value index() may skip and its verdict
-// (set by the loader, read once), 112 the record of the skipped value + 1 (0: none).
+// (set by the loader, read once), 112 the record of the skipped value + 1 (0: none), 116 where
+// that value is (0: a root member, 1: in the root's `toolConfig`; set by the loader, read once).
 
 // Region layout, set by layout() for an input of n bytes. Everything after heap base is ours.
 let inBase: usize = 0;
@@ -325,6 +326,11 @@ const CARRY: u8 = TOO_SHORT | TOO_LONG | TWO_CONTS;
   return v128.xor(must23, special);
 }
 
+/** The second character of an escape already in RFC 8785's form: " \ b f n r t. */
+@inline function isShortEscape(e: u32): bool {
+  return e == 0x22 || e == 0x5c || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74;
+}
+
 /**
  * Reads the string whose opening quote is at p and writes its canonical form at o.
  * Returns the input position after the closing quote (0 on error); the new output cursor is gO.
@@ -349,13 +355,15 @@ function writeString(p: usize, o: usize): usize {
         // in the builds for Node: see UTF8_STEPS in node.ts): only < 0x20.
         const low = trusted || isDefined(UTF8_STEPS) ? i8x16.lt_u(v, space) : i8x16.lt_s(v, space);
         let bits = i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), low));
+        let stepErrors: u32 = 0; // bytes of the step that break UTF-8 (validated builds, untrusted text)
         if (isDefined(UTF8_STEPS) && !trusted) {
           // Validated 16 bytes at a time (utf8Errors); a step with an error up to its first
           // stop stops at its first byte >= 0x80 instead, where utf8Len below finds the error's
           // exact offset: at the lead byte of a sequence the last step cut, if the step starts
           // inside one (its bytes are written again).
           const first = bits == 0 ? 16 : ctz(bits);
-          const errors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0))) & ((<u32>2 << first) - 1);
+          stepErrors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0)));
+          const errors = stepErrors & ((<u32>2 << first) - 1);
           if (errors != 0) {
             let q = p - 1;
             while (q + 3 > p && (load<u8>(q) & 0xc0) == 0x80) q--;
@@ -370,6 +378,44 @@ function writeString(p: usize, o: usize): usize {
           }
         }
         if (bits == 0) { p += 16; o += 16; continue; }
+        // Escape-heavy text: a backslash with one of " \ b f n r t after it is already
+        // canonical and was copied with the step, so the step goes on past the pair instead of
+        // stopping at it (and again at the next step). Only in a step with no UTF-8 error at all.
+        // (A string's end, its quote, costs one byte compare more than before.)
+        if (load<u8>(p + <usize>ctz(bits)) == 0x5c && stepErrors == 0) {
+          const slashes = <u32>i8x16.bitmask(i8x16.eq(v, bslash));
+          let k: usize = 0;
+          if ((slashes & (slashes << 1)) == 0) {
+            // No two backslashes in a row (\\ goes the way below): every one starts a pair,
+            // and the letters after them are checked for the whole step at once.
+            const e = v128.load(p + 1);
+            const short = v128.or(
+              v128.or(v128.or(i8x16.eq(e, quote), i8x16.eq(e, bslash)), v128.or(i8x16.eq(e, i8x16.splat(0x62)), i8x16.eq(e, i8x16.splat(0x66)))),
+              v128.or(v128.or(i8x16.eq(e, i8x16.splat(0x6e)), i8x16.eq(e, i8x16.splat(0x72))), i8x16.eq(e, i8x16.splat(0x74))),
+            );
+            if ((slashes & ~<u32>i8x16.bitmask(short)) == 0) {
+              gEscaped = true;
+              bits &= ~(slashes | (slashes << 1));
+              k = 15 - <usize>clz(slashes << 16); // the last pair's backslash
+            }
+          } else {
+            k = <usize>ctz(bits);
+            while (load<u8>(p + k) == 0x5c && isShortEscape(<u32>load<u8>(p + k + 1))) {
+              gEscaped = true;
+              bits &= ~(<u32>3 << <u32>k);
+              if (bits == 0) break;
+              k = <usize>ctz(bits);
+            }
+          }
+          if (bits == 0) {
+            // A pair cut by the step's end: its second byte is the next step's first.
+            const step: usize = k == 15 ? 17 : 16;
+            if (step == 17) store<u8>(o + 16, load<u8>(p + 16));
+            p += step;
+            o += step;
+            continue;
+          }
+        }
         const k = <usize>ctz(bits);
         p += k;
         o += k;
@@ -480,6 +526,26 @@ function writeString(p: usize, o: usize): usize {
   return v128.andnot(i16x8.ge_u(c, i16x8.splat(0x800)), i16x8.eq(v128.and(c, i16x8.splat(<i16>0xf800)), i16x8.splat(<i16>0xd800)));
 }
 
+// For 8 units as pairs [first, second] (16 bytes), entry m (16 bytes) keeps unit i's first byte,
+// and its second too where bit i of m is set (a unit to escape): the swizzle that widens them.
+const ESC_WIDEN: usize = memory.data(256 * 16, 16);
+let escWidenReady = false;
+// Per unit < 0x10, the letter of its two-character escape (0: it has none, \u00XX).
+const ESC_LETTERS: usize = memory.data<u8>([0, 0, 0, 0, 0, 0, 0, 0, 0x62, 0x74, 0x6e, 0, 0x66, 0x72, 0, 0], 16);
+
+function initEscWiden(): void {
+  for (let m = 0; m < 256; m++) {
+    const at = ESC_WIDEN + (<usize>m << 4);
+    let n: usize = 0;
+    for (let i = 0; i < 8; i++) {
+      store<u8>(at + n++, <u8>(2 * i));
+      if ((m >> i) & 1) store<u8>(at + n++, <u8>(2 * i + 1));
+    }
+    while (n < 16) store<u8>(at + n++, 0x80);
+  }
+  escWidenReady = true;
+}
+
 /**
  * Writes the canonical form of the string framed at p (see F_STRINGIFIED): its units escaped
  * where RFC 8785 escapes them and encoded as UTF-8. Returns the input position after the frame
@@ -500,6 +566,7 @@ function writeFramed(p: usize, o: usize): usize {
       // encoded as utf16.ts does; a step with a unit to escape or a lone surrogate goes to the
       // unit-by-unit loop below.
       ensurePack();
+      if (!escWidenReady) initEscWiden();
       const hiMask = i16x8.splat(<i16>0xff80);
       const space = i16x8.splat(0x20);
       const quote = i16x8.splat(0x22);
@@ -510,6 +577,28 @@ function writeFramed(p: usize, o: usize): usize {
         const escA = v128.or(v128.or(i16x8.lt_u(a, space), i16x8.eq(a, quote)), i16x8.eq(a, bslash));
         const escB = v128.or(v128.or(i16x8.lt_u(b, space), i16x8.eq(b, quote)), i16x8.eq(b, bslash));
         if (v128.any_true(v128.or(escA, escB))) {
+          // ASCII units whose escapes all take two characters (\" \\ \b \f \n \r \t): each
+          // half of the step is widened by table, a backslash inserted before each unit to escape
+          // and that unit replaced by its letter, so the step goes on whole.
+          if (!v128.any_true(v128.and(v128.or(a, b), hiMask))) {
+            const x = i8x16.narrow_i16x8_u(a, b);
+            const ctl = i8x16.lt_u(x, i8x16.splat(0x20));
+            const letters = i8x16.swizzle(v128.load(ESC_LETTERS), x);
+            if (!v128.any_true(v128.and(ctl, i8x16.eq(letters, i8x16.splat(0))))) {
+              const escX = i8x16.narrow_i16x8_s(escA, escB);
+              const first = v128.bitselect(i8x16.splat(0x5c), x, escX);
+              const second = v128.bitselect(letters, x, ctl);
+              const m = <u32>i8x16.bitmask(escX);
+              const lo = i8x16.shuffle(first, second, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+              const hi = i8x16.shuffle(first, second, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+              v128.store(o, i8x16.swizzle(lo, v128.load(ESC_WIDEN + (<usize>(m & 0xff) << 4))));
+              o += 8 + <usize>popcnt(m & 0xff);
+              v128.store(o, i8x16.swizzle(hi, v128.load(ESC_WIDEN + (<usize>(m >> 8) << 4))));
+              o += 8 + <usize>popcnt(m >> 8);
+              s += 32;
+              continue;
+            }
+          }
           // Escape-heavy text (newlines, quotes, JSON in JSON) stops here every few words: the
           // units before the first one to escape are written (narrowed when ASCII, else encoded
           // as a whole step and cut after them), it is escaped, and the steps go on from the unit

@@ -64,6 +64,39 @@ describe('lists of plain strings', () => {
     expect(hashMany(strings)).toEqual(strings.map(refDigest));
   });
 
+  it('several escapes in one 16-unit step, each spelled every way JSON allows, at every position', () => {
+    // Two-character escapes (\n, \", \\ ...) are canonical as they are; \/ and \u00XX spellings
+    // are not, and a backslash pair may be cut by the end of a step.
+    const short: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    const spell = (ch: string, how: number): string => {
+      if (how === 1 && ch === '/') return '\\/';
+      if (how === 2 || (ch.charCodeAt(0) < 0x20 && !short[ch])) return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+      return short[ch] ?? ch;
+    };
+    const r = rng(11);
+    const strings: string[] = [];
+    const texts: string[] = [];
+    for (let at = 0; at < 34; at++) {
+      for (const gap of [0, 1, 2, 5]) {
+        for (const kinds of [['\n', '\t'], ['"', '\\'], ['\\', '\\'], ['/', '\n'], ['\u0001', '"'], ['\b', '\f', '\r']]) {
+          const how = Math.floor(r() * 3);
+          let s = 'x'.repeat(at);
+          let t = s;
+          for (const ch of kinds) {
+            s += ch + 'y'.repeat(gap);
+            t += spell(ch, how) + 'y'.repeat(gap);
+          }
+          strings.push(s + ' and the rest of the prompt');
+          texts.push(`"${t} and the rest of the prompt"`);
+        }
+      }
+    }
+    const json = new TextEncoder().encode(`[${texts.join(',')}]`);
+    expect(pathHashes(json)).toEqual(refPathHashes(strings));
+    expect(hashMany(json)).toEqual(strings.map(refDigest));
+    expect(pathHashes(strings)).toEqual(refPathHashes(strings));
+  });
+
   it('empty strings and an empty list', () => {
     for (const strings of [[''], ['', ''], ['', 'a', ''], []]) {
       expect(pathHashes(strings)).toEqual(refPathHashes(strings));

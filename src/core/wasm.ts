@@ -110,10 +110,10 @@ export function simdSupported(): boolean {
 }
 
 // On Node, node:crypto hashes one large buffer with SHA-NI several times faster than wasm can
-// (see DESIGN.md: ~1.4 GB/s, but ~1 us per call). So a single digest of a large canonical text
-// goes there, read straight out of wasm memory; batches of small messages and their path
-// chain, where the per-call cost dominates, stay in wasm (long ones: NODE_ELEMENT_AVG below).
-// Measured crossover for one digest is well below 1 KiB.
+// (see DESIGN.md: ~1.4 GB/s, but a fixed cost per call). So a single digest of a large canonical
+// text goes there, read straight out of wasm memory; so do element digests, unless the elements
+// are tiny, and path chains (NODE_ELEMENT_AVG below). Measured crossover for one digest is well
+// below 1 KiB.
 type NodeHash = {
   (algorithm: string, data: Uint8Array | string, encoding: 'hex'): string;
   (algorithm: string, data: Uint8Array, encoding: 'buffer'): Uint8Array;
@@ -127,14 +127,16 @@ const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) 
 const nodeHash: NodeHash | undefined = typeof nodeCrypto?.hash === 'function' ? nodeCrypto.hash : undefined;
 const nodeCreateHash: NodeCreateHash | undefined = typeof nodeCrypto?.createHash === 'function' ? nodeCrypto.createHash : undefined;
 const NODE_HASH_MIN = 1024;
-// The same holds for element digests once elements are long: four SIMD lanes of wasm SHA-256
-// against one SHA-NI call each (~0.5 us of call cost, then ~1.8 GB/s). Measured on this
-// machine: equal at ~512-byte elements, node:crypto ahead above (the 50 messages of the M
-// request view, ~720 bytes each: ~26 us against ~36 us), wasm well ahead on small ones
-// (~200-byte elements such as SMALL10K's: ~0.36 us against ~0.54 us each). So elements go to
-// node:crypto when they average at least this many canonical bytes, and their path chain with
-// them (49 chain steps of the M view: ~19 us either way, and their hex digests are at hand).
-const NODE_ELEMENT_AVG = 512;
+// Element digests too, once elements are not tiny: four SIMD lanes of wasm SHA-256 against one
+// node:crypto hash() call each (~0.3 us of call cost, then SHA-NI). Measured on this machine
+// (CPU time, digests as hex strings, the ~200-byte elements of SMALL10K): 0.40 us per element on
+// node:crypto, 0.45 in the lanes; equal at ~160-byte elements, the lanes ahead below (0.24
+// against 0.33 us at 120 bytes). A path chain goes to node:crypto whatever the elements' size:
+// its links are strictly sequential (three compressions each, no lanes to share), ~0.39 us a
+// link there against ~0.48 us in wasm, so elements with a chain always go there (on inputs of
+// NODE_HASH_MIN bytes or more). Running each link's rounds between the lanes' rounds in wasm
+// gained only ~12% of the lanes and chain together, still behind node:crypto.
+const NODE_ELEMENT_AVG = 192;
 
 // Strings shorter than this are encoded by Node directly: below it the extra wasm call costs
 // more than the transcoding saves.
@@ -428,7 +430,7 @@ export class WasmEngine implements Engine {
       // Elements found first; who hashes them is decided by their size.
       this.run(json, n, ignore, H_SPANS, member, trustedUtf8);
       const count = this.u32[this.r + 5]!;
-      if (count > 0 && this.u32[this.r + 4]! >= count * NODE_ELEMENT_AVG) return this.nodeElements(count, chain, whole);
+      if (count > 0 && (chain || this.u32[this.r + 4]! >= count * NODE_ELEMENT_AVG)) return this.nodeElements(count, chain, whole);
       const status = this.x.digests(flags);
       this.refresh();
       if (status !== 0) throw jsonError(status, 0, 0, new Uint8Array(0));
@@ -471,9 +473,9 @@ export class WasmEngine implements Engine {
     return { messageHashes, pathHashes, digest: whole ? this.wholeHex(false) : '' };
   }
 
-  tape(json: Uint8Array): Uint32Array | undefined {
+  tape(json: Uint8Array, skip?: RequestViewSkip): Uint32Array | undefined {
     if (this.x.index === undefined) return undefined;
-    const count = this.indexInput(json);
+    const count = this.indexInput(json, skip);
     return count < 0 ? undefined : this.copyTape(count);
   }
 
@@ -484,11 +486,12 @@ export class WasmEngine implements Engine {
   private indexInput(json: Uint8Array, skip?: RequestViewSkip): number {
     const at = this.prepare([], json.length);
     this.u8.set(json, at);
-    // RESULT + 100/104/108 (assembly/json.ts): read once by the index and the view.
+    // RESULT + 100/104/108/116 (assembly/json.ts): read once by the index and the view.
     if (skip !== undefined && skip.end <= json.length) {
       this.u32[this.r + 25] = skip.start;
       this.u32[this.r + 26] = skip.end;
       this.u32[this.r + 27] = skip.verdict;
+      this.u32[this.r + 29] = skip.inToolConfig === true ? 1 : 0;
     }
     this.indexedAt = at;
     const count = this.x.index!(at, json.length);
