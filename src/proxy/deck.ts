@@ -352,7 +352,7 @@ export class Deck {
     // so a large tape opens in one pass over its frames. Other modes and a match function read
     // every recording, so they get them decoded.
     const fromHeads = typeof opts.match !== 'function' && (opts.match ?? 'exact') === 'exact';
-    if (col) col.forEachLoaded((key, at, index) => this.add(key, at, index, fromHeads));
+    if (col) col.forEachLoadedRun((group, key, at, from, to) => this.add(group, key, at, from, to, fromHeads));
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
         if (route.llm.length === 0 || route.deferred || typeof opts.match === 'function') continue;
@@ -471,39 +471,59 @@ export class Deck {
   }
 
   /**
-   * Files the recording loaded at open at collection index `index`, which the collection files
-   * under `key` (see httpRecordKey): LLM ones go to the route's matcher, the rest are found by
-   * key. With `fromHeads`, one is only counted (the collection finds it by that key) and decoded
-   * when it is served.
+   * Files the recordings loaded at open at collection indexes `from` to `to - 1`, which the
+   * collection files under one key group (`route NUL match:`), or the one at `from` under
+   * `key` (see httpRecordKey): LLM ones go to the route's matcher, the rest are found by key.
+   * With `fromHeads`, they are only counted (the collection finds them by their keys) and
+   * decoded when served.
    */
-  private add(key: string, at: number, index: number, fromHeads: boolean): void {
-    this.recordingCount++;
+  private add(group: string, key: string | undefined, at: number, from: number, to: number, fromHeads: boolean): void {
+    this.recordingCount += to - from;
     this.counters.recordings = this.recordingCount;
-    this.loaded.push(index);
-    const nul = key.indexOf('\u0000');
-    // Consecutive records mostly share a route: its string is made once.
-    const last = this.lastFiled;
-    const route = last.length === nul && key.startsWith(last) ? last : (this.lastFiled = key.slice(0, nul));
+    for (let i = from; i < to; i++) this.loaded.push(i);
+    // Their route and match kind, from their key group when the collection has one (one string
+    // for the records of a route and kind), else from the whole key.
+    if (fromHeads && (group === '' || group !== this.lastGroup)) {
+      this.lastGroup = group === '' ? undefined : group;
+      this.filedGroup(group === '' ? (key ?? this.col!.loadedKey(from)) : group);
+    }
     // A route with a query may be filed under another route today (see filedRoute): decoded.
-    if (fromHeads && !route.includes('?')) {
-      const r = this.route(route);
-      r.count++;
-      if (key.startsWith('llm:', nul + 1)) {
+    if (fromHeads && this.lastRouteFiled !== undefined) {
+      const r = this.lastRouteFiled;
+      r.count += to - from;
+      if (this.lastLlm) {
         r.deferred = true;
-        (r.llmAt ??= []).push(index);
+        const llmAt = (r.llmAt ??= []);
+        for (let i = from; i < to; i++) llmAt.push(i);
       }
       return;
     }
-    const rec = this.col!.loadedValue(index);
-    // Damage found while decoding: told by the collection's warnings, served as damage.
-    if (rec === undefined) return;
-    const r = this.route(this.filedRoute(rec));
-    r.count++;
-    r.records.push(rec);
-    if (this.fileLlm(r, rec, `${this.opts.tape}@${at}`)) (r.llmAt ??= []).push(index);
+    for (let i = from; i < to; i++) {
+      const rec = this.col!.loadedValue(i);
+      // Damage found while decoding: told by the collection's warnings, served as damage.
+      if (rec === undefined) continue;
+      const r = this.route(this.filedRoute(rec));
+      r.count++;
+      r.records.push(rec);
+      if (this.fileLlm(r, rec, `${this.opts.tape}@${i === from ? at : this.col!.loadedAt(i)}`)) (r.llmAt ??= []).push(i);
+    }
   }
 
-  private lastFiled = '';
+  /** The key group of the last recording {@link add} filed by its head, its Route, and whether it is an LLM recording. */
+  private lastGroup: string | undefined;
+  private lastRouteFiled: Route | undefined;
+  private lastLlm = false;
+
+  /**
+   * Takes the route and match kind of a collection key or key group (`route NUL match:...`)
+   * as those of the records filed next; a route with a query gets no Route here (see add).
+   */
+  private filedGroup(key: string): void {
+    const nul = key.indexOf('\u0000');
+    const route = key.slice(0, nul);
+    this.lastRouteFiled = route.includes('?') ? undefined : this.route(route);
+    this.lastLlm = key.startsWith('llm:', nul + 1);
+  }
   /** Collection indexes of the recordings loaded at open, for {@link unusedCount}. */
   private readonly loaded: number[] = [];
 
