@@ -5,10 +5,10 @@
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
 // Where it stands (2 shared cores, load 4-7; this build and the one before run alternately, in
-// processes of their own, in two windows): 0.29-0.31x in CPU time (read + JSON.parse 219-229 ms,
-// import 706-797 ms), 0.30-0.46x in wall time; the build before read 0.22x in CPU time in the
-// same windows (import 986-1,087 ms), so the import takes 0.72-0.75x the CPU it took; the target
-// is still missed. ~70 us of CPU per entry against ~22 us of read + JSON.parse, spread over the
+// processes of their own, in three windows): 0.29-0.31x in CPU time (read + JSON.parse 219-270
+// ms, import 706-937 ms), 0.28-0.46x in wall time; the build before read 0.20-0.22x in CPU time
+// in the same windows (import 986-1,261 ms), so the import takes 0.72-0.75x the CPU it took; the
+// target is still missed. ~70 us of CPU per entry against ~22 us of read + JSON.parse, spread over the
 // deck's own work (CPU profile): keying the request (the strict read, the provider's view and
 // its digest) ~25% of the import, building the record (redaction scans of headers and answer,
 // the answer's JSON check, the trace token) ~15%, reading the entry ~10%, writing the frame
