@@ -5,19 +5,9 @@ import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { sortedKeys, sortedShared } from '../../src/store/record-order.ts';
 import { MSGPACK_OPTIONS } from '../../src/store/tape-codec.ts';
+import { rng } from '../reference.ts';
 
 const packr = new Packr(MSGPACK_OPTIONS);
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Names that sort differently by UTF-16 units than by code points or case, integer-like names
 // (which objects list first whatever their insertion order) and __proto__ as an own member.

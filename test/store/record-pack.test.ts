@@ -9,17 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { inRecordOrder, sortedKeys } from '../../src/store/record-order.ts';
 import { FrameBuffer } from '../../src/store/record-pack.ts';
 import { recordFrame } from '../../src/store/tape-file.ts';
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../reference.ts';
 
 const NAMES = ['b', 'a', 'B', 'aa', '10', '9', '0', '01', '4294967295', '4294967294', 'é', '\u{1F600}', '\uFFFD', '__proto__', 'z', 'content', 'role', 'toJSON'];
 const PIECES = ['a', 'é', '✓', '\u{1F600}', '\uD800', '\uDC00', ' ', '"', '\u0000'];
