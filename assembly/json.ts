@@ -86,7 +86,8 @@ export const RESULT: usize = memory.data(128);
 // skip its NaN check when JSON.stringify wrote no null at all), 48 the records of index()
 // (assembly/tape.ts), 52-92 what view() wrote (assembly/view.ts), 96 the detection verdict on
 // the tools view() wrote, 100/104/108 a root `tools` value index() may skip and its verdict
-// (set by the loader, read once), 112 the record of the skipped value + 1 (0: none).
+// (set by the loader, read once), 112 the record of the skipped value + 1 (0: none), 116 where
+// that value is (0: a root member, 1: in the root's `toolConfig`; set by the loader, read once).
 
 // Region layout, set by layout() for an input of n bytes. Everything after heap base is ours.
 let inBase: usize = 0;

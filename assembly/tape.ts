@@ -103,6 +103,21 @@ function isToolsKey(at: usize, keyStart: u32, keyEnd: u32): bool {
   return load<u32>(k) == 0x6f6f7422 && load<u16>(k + 4) == 0x736c && load<u8>(k + 6) == 0x22;
 }
 
+/**
+ * Whether a value at `depth` is where the loader asked for the skip (RESULT + 116): 0, a member
+ * of the root; 1, a member of the root's `toolConfig` object (Bedrock Converse's tools).
+ */
+function skipPlace(depth: i32, base: usize, at: usize, place: u32): bool {
+  if (place == 0) return depth == 1;
+  if (place != 1 || depth != 2) return false;
+  const o = base + <usize>load<u32>(TSTACK + 4) * NODE;
+  const ks = load<u32>(o + 16);
+  if ((load<u32>(o) & 0xff) != T_OBJECT || ks == NO_KEY || load<u32>(o + 20) - ks != 12) return false;
+  const k = at + <usize>ks;
+  // "toolConfig" with its quotes: "too, lCon, fig" as u32, u32 and u32, little-endian.
+  return load<u32>(k) == 0x6f6f7422 && load<u32>(k + 4) == 0x6e6f436c && load<u32>(k + 8) == 0x22676966;
+}
+
 /** Scans the string whose quote is at p; returns the position after its closing quote, or 0. */
 function scanString(p: usize, end: usize): usize {
   const start = p + 1;
@@ -172,11 +187,14 @@ function scanString(p: usize, end: usize): usize {
  */
 export function index(at: usize, n: u32): i32 {
   // A root `tools` array the loader knows (RESULT + 100/104: its input offsets, checked byte
-  // for byte against a value indexed whole by an earlier call whose view was written): one
-  // record with no children. Read once; every other call indexes everything.
+  // for byte against a value indexed whole by an earlier call whose view was written; RESULT +
+  // 116: 1 for the `tools` of the root's `toolConfig` instead): one record with no children.
+  // Read once; every other call indexes everything.
   const skipAt = load<u32>(RESULT + 100);
   const skipEnd = load<u32>(RESULT + 104);
+  const skipIn = load<u32>(RESULT + 116);
   store<u32>(RESULT + 100, NO_KEY);
+  store<u32>(RESULT + 116, 0);
   store<u32>(RESULT + 112, 0);
   const end = at + <usize>n;
   memory.fill(end, 0, INPUT_PAD);
@@ -206,7 +224,7 @@ export function index(at: usize, n: u32): i32 {
       kind = T_STRING;
       if (gEsc) flags |= F_ESCAPED;
       valueHash = gHash;
-    } else if (c == 0x5b && depth == 1 && <u32>(start - at) == skipAt && skipEnd <= n && isToolsKey(at, keyStart, keyEnd)) {
+    } else if (c == 0x5b && <u32>(start - at) == skipAt && skipEnd <= n && isToolsKey(at, keyStart, keyEnd) && skipPlace(depth, base, at, skipIn)) {
       kind = T_ARRAY;
       p = at + <usize>skipEnd;
       store<u32>(RESULT + 112, count + 1);

@@ -22,12 +22,13 @@
 // JSON.stringify of the list in pieces, and that plus writing its text into memory. Medians of
 // many runs.
 //
-// `node bench/breakdown.mjs requests` splits requestDigests() on the M request bodies the same
-// way: indexing the body and the core's view of it (its kept tool list skipped, as the path
-// does; the whole body's apart), SHA-256 of what the key needs (each canonical
-// message, the chain, the whole canonical view: node:crypto, as the path does), and the rest
-// (canonicalizing the view and the JavaScript around the calls), against the JavaScript
-// pipeline of bench/match.mjs; a conversation's first request (its tool list never seen) apart.
+// `node bench/breakdown.mjs requests` splits requestDigests() on the M request bodies of every
+// shape (the chat family's, Gemini's, Converse's and Ollama's on their routes) the same way:
+// indexing the body and the core's view of it (its kept tool list skipped, as the path does;
+// the whole body's index apart), SHA-256 of what the key needs (each canonical message, the
+// chain, the whole canonical view: node:crypto, as the path does), and the rest (canonicalizing
+// the view and the JavaScript around the calls), beside the floor of bench/match.mjs and against
+// the JavaScript pipeline; a conversation's first request (its tool list never seen) apart.
 
 import { hash as nodeHash } from 'node:crypto';
 import canonicalizeRef from 'canonicalize';
@@ -179,40 +180,49 @@ for (const name of workloads) {
 if (requests) {
   const { coreRequestView, jsonTape } = await import('../dist/core/index.js');
   const { findKeptTools } = await import('../dist/match/raw-keys/tools-cache.js');
-  const { jsKeyAndChain } = await import('./match.mjs');
-  const { newToolLists, requestBodies } = await import('./workloads.mjs');
-  for (const [shape, { bytes }] of Object.entries(requestBodies())) {
+  const { jsKeyAndChain, requestFloor } = await import('./match.mjs');
+  const { converseBody, geminiBody, newToolLists, ollamaChatBody, requestBodies } = await import('./workloads.mjs');
+  // The core's view of each shape as the path asks for it (its kept root tools skipped where it
+  // keeps them); Ollama's body is indexed for the walk in JavaScript.
+  const bodies = [
+    ...Object.entries(requestBodies()).map(([shape, { bytes }]) => [shape, bytes, undefined, (b) => coreRequestView(b, 0, findKeptTools(b)?.skip)]),
+    ['gemini', geminiBody().bytes, { endpoint: geminiBody().endpoint }, (b) => coreRequestView(b, 7, findKeptTools(b)?.skip)],
+    ['bedrock-converse', converseBody().bytes, { endpoint: converseBody().endpoint }, (b) => coreRequestView(b, 6)],
+    ['ollama-chat', ollamaChatBody().bytes, { endpoint: ollamaChatBody().endpoint }, (b) => jsonTape(b, findKeptTools(b)?.skip)],
+  ];
+  for (const [shape, bytes, opts, view] of bodies) {
     if (shape === 'openai-embeddings') continue;
-    const ref = lib.requestKeys(bytes);
+    const ref = lib.requestKeys(bytes, opts);
     const messages = ref.messages.map((m) => lib.canonicalize(m));
-    const view = lib.canonicalize(ref.view);
+    const canonicalView = lib.canonicalize(ref.view);
     const sha = () => {
       let prev = '';
       for (let i = 0; i < messages.length; i++) {
         const m = nodeHash('sha256', messages[i], 'hex');
         prev = i === 0 ? m : nodeHash('sha256', `${prev}:${m}`, 'hex');
       }
-      return nodeHash('sha256', view, 'hex');
+      return nodeHash('sha256', canonicalView, 'hex');
     };
     const fresh = shape === 'openai-chat' || shape === 'openai-chat-tools' ? newToolLists(shape, 16) : null;
     let k = 0;
     // The stages interleaved with each other; the baseline apart, interleaved with the total
     // alone: its ~1 MB of garbage per run would leave every stage after it a cold cache.
     const t = timeStages({
-      total: () => lib.requestDigests(bytes),
+      total: () => lib.requestDigests(bytes, opts),
       ...(fresh ? { first: () => lib.requestDigests(fresh[(k = (k + 1) % fresh.length)]) } : {}),
       index: () => jsonTape(bytes),
-      indexView: () => coreRequestView(bytes, 0),
       // As the path calls it once the tool list is kept: the list skipped by both.
-      indexViewKept: () => coreRequestView(bytes, 0, findKeptTools(bytes)?.skip),
+      indexViewKept: () => view(bytes),
       sha,
+      floor: requestFloor(lib, bytes, opts),
     });
-    const against = timeStages({ total: () => lib.requestDigests(bytes), baseline: () => jsKeyAndChain(lib, bytes) });
+    const against = timeStages({ total: () => lib.requestDigests(bytes, opts), baseline: () => jsKeyAndChain(lib, bytes, opts) });
     // The baseline on the stages' time scale (the same ratio to the total), for the limits.
     t.baseline = (against.baseline * t.total) / against.total;
-    console.log(`== requestDigests, raw M ${shape} body: ${(bytes.length / 1e3).toFixed(1)} KB, ${messages.length} messages, canonical view ${(view.length / 1e3).toFixed(1)} KB`);
-    console.log(`  total ${fmt(t.total)} = index and the core's view, tools skipped ${fmt(t.indexViewKept)} + SHA-256 ${fmt(t.sha)} + canonical view and JavaScript ${fmt(t.total - t.indexViewKept - t.sha)}${fresh ? `; tool list never seen ${fmt(t.first)}` : ''}`);
-    console.log(`  the whole body: index ${fmt(t.index)}, the core's view ${fmt(t.indexView - t.index)}`);
+    const viewLabel = shape === 'ollama-chat' ? 'index for the walk in JavaScript' : "index and the core's view";
+    console.log(`== requestDigests, raw M ${shape} body: ${(bytes.length / 1e3).toFixed(1)} KB, ${messages.length} messages, canonical view ${(canonicalView.length / 1e3).toFixed(1)} KB`);
+    console.log(`  total ${fmt(t.total)} = ${viewLabel}, kept tools skipped ${fmt(t.indexViewKept)} + SHA-256 ${fmt(t.sha)} + the rest (canonical view, ${shape === 'ollama-chat' ? 'the walk, ' : ''}JavaScript) ${fmt(t.total - t.indexViewKept - t.sha)}${fresh ? `; tool list never seen ${fmt(t.first)}` : ''}`);
+    console.log(`  floor ${fmt(t.floor)}: total ${(t.total / t.floor).toFixed(2)}x the floor; the whole body's index alone ${fmt(t.index)}`);
     console.log(`  baseline ${fmt(against.baseline)} (interleaved with the total: ${fmt(against.total)}): ${(against.baseline / against.total).toFixed(2)}x now${fresh ? ` (${(t.baseline / t.first).toFixed(2)}x on a first request)` : ''}; limit (SHA-256 only) ${(t.baseline / t.sha).toFixed(2)}x, with the index and view as now ${(t.baseline / (t.sha + t.indexViewKept)).toFixed(2)}x`);
   }
 }

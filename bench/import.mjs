@@ -4,11 +4,15 @@
 // Target: the import costs at most twice the parse (ratio = parse time / import time >= 0.5x).
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
-// Where it stands (2 shared cores, load 5-11, rounds alternated in one process): 0.23-0.25x in
-// CPU time (read + JSON.parse ~215-235 ms, import ~870-1,025 ms), 0.20-0.26x in wall time, up
-// from 0.17-0.19x for the build before (1.25-1.35x less CPU); the target is missed. The per-record floor is the deck's own work (normalizing and
-// hashing the request, redaction of headers and bodies, the trace token, key sorting, msgpack)
-// plus young-generation GC, ~80 us of CPU per entry against ~24 us of JSON.parse.
+// Where it stands (2 shared cores, load 4-7; this build and the one before run alternately, in
+// processes of their own, in three windows): 0.29-0.31x in CPU time (read + JSON.parse 219-270
+// ms, import 706-937 ms), 0.28-0.46x in wall time; the build before read 0.20-0.22x in CPU time
+// in the same windows (import 986-1,261 ms), so the import takes 0.72-0.75x the CPU it took; the
+// target is still missed. ~70 us of CPU per entry against ~22 us of read + JSON.parse, spread over the
+// deck's own work (CPU profile): keying the request (the strict read, the provider's view and
+// its digest) ~25% of the import, building the record (redaction scans of headers and answer,
+// the answer's JSON check, the trace token) ~15%, reading the entry ~10%, writing the frame
+// (src/store/record-pack.ts) ~10%, young-generation GC ~10%, read + parse of the file the rest.
 // Run by bench/run.mjs, or alone: node bench/import.mjs [--quick].
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -53,6 +53,8 @@ export interface RequestViewSkip {
   readonly start: number;
   readonly end: number;
   readonly verdict: number;
+  /** The value is the `tools` member of the root's `toolConfig` (Bedrock Converse), not of the root. */
+  readonly inToolConfig?: boolean;
 }
 
 /** Incremental SHA-256 state owned by an engine. */
@@ -99,9 +101,11 @@ export interface Engine {
   traceToken(fields: readonly string[], ids: readonly string[]): Uint8Array;
   /**
    * The structural index of JSON text (assembly/tape.ts: 8 x u32 per value), or undefined if
-   * the text is not JSON. Optional: an engine without it makes callers take their general path.
+   * the text is not JSON; with `skip`, that root `tools` value as one record with no children
+   * (as requestView() skips it). Optional: an engine without it makes callers take their
+   * general path.
    */
-  tape?(json: Uint8Array): Uint32Array | undefined;
+  tape?(json: Uint8Array, skip?: RequestViewSkip): Uint32Array | undefined;
   /**
    * The normalized request view of a JSON request body, written by the core from its structural
    * index (assembly/view.ts); where the core leaves the body to the caller's own walk, that index

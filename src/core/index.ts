@@ -284,11 +284,12 @@ export function hashJSON(json: string | Uint8Array, opts?: CanonicalOptions): st
 /**
  * The structural index of JSON bytes (assembly/tape.ts: 8 x u32 per value, in document order),
  * or undefined when the text is not JSON or the active engine has no index (the TypeScript
- * engine). Internal: src/match builds request views from raw bytes with it.
+ * engine); with `skip`, a kept root `tools` value as one record (see coreRequestView). Internal:
+ * src/match builds request views from raw bytes with it.
  */
-export function jsonTape(json: Uint8Array): Uint32Array | undefined {
+export function jsonTape(json: Uint8Array, skip?: RequestViewSkip): Uint32Array | undefined {
   if (json.length > MAX_INPUT_BYTES) return undefined;
-  return current().tape?.(json);
+  return current().tape?.(json, skip);
 }
 
 /**

@@ -475,9 +475,9 @@ export class WasmEngine implements Engine {
     return { messageHashes, pathHashes, digest: whole ? this.wholeHex(false) : '' };
   }
 
-  tape(json: Uint8Array): Uint32Array | undefined {
+  tape(json: Uint8Array, skip?: RequestViewSkip): Uint32Array | undefined {
     if (this.x.index === undefined) return undefined;
-    const count = this.indexInput(json);
+    const count = this.indexInput(json, skip);
     return count < 0 ? undefined : this.copyTape(count);
   }
 
@@ -488,11 +488,12 @@ export class WasmEngine implements Engine {
   private indexInput(json: Uint8Array, skip?: RequestViewSkip): number {
     const at = this.prepare([], json.length);
     this.u8.set(json, at);
-    // RESULT + 100/104/108 (assembly/json.ts): read once by the index and the view.
+    // RESULT + 100/104/108/116 (assembly/json.ts): read once by the index and the view.
     if (skip !== undefined && skip.end <= json.length) {
       this.u32[this.r + 25] = skip.start;
       this.u32[this.r + 26] = skip.end;
       this.u32[this.r + 27] = skip.verdict;
+      this.u32[this.r + 29] = skip.inToolConfig === true ? 1 : 0;
     }
     this.indexedAt = at;
     const count = this.x.index!(at, json.length);

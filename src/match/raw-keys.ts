@@ -57,7 +57,7 @@ import { TapedeckError } from '../errors.ts';
 import { normalizeRequest as normalizeModule, rawKeysAllowed, routeOf } from '../providers/index.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
 import type { RequestDigests } from './matcher.ts';
-import { ChatWalk, digests, PROVIDERS } from './raw-keys/chat.ts';
+import { ChatWalk, digests, OLLAMA_KEPT, PROVIDERS } from './raw-keys/chat.ts';
 import { CONVERSE_CORE, converseDigests } from './raw-keys/converse.ts';
 import { coreDigests, moduleCoreDigests, PROVIDER_CODE } from './raw-keys/core.ts';
 import { GEMINI_CORE, geminiDigests } from './raw-keys/gemini.ts';
@@ -189,11 +189,15 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
     let cv: ReturnType<typeof coreRequestView> = null;
     const core = route === 'gemini' ? GEMINI_CORE : route === 'bedrock-converse' ? CONVERSE_CORE : undefined;
     if (core !== undefined && Array.isArray(ignoreArgs) && ignoreArgs.length === 0) {
-      cv = coreRequestView(bytes, core.code);
+      // A tool list kept from an earlier request of this shape, in the same place: skipped by
+      // the core, as for the chat family (Gemini's root `tools`, Converse's `toolConfig.tools`).
+      const found = findKeptTools(bytes);
+      const known = found !== undefined && found.tools.provider === core.code ? found : undefined;
+      cv = coreRequestView(bytes, core.code, known?.skip);
       if (cv === undefined) return undefined;
       if (cv !== null && !(cv instanceof Uint32Array)) {
         try {
-          const d = moduleCoreDigests(bytes, cv, opts, core);
+          const d = moduleCoreDigests(bytes, cv, opts, core, known?.tools);
           if (d !== null) {
             rawPathCounts[route === 'gemini' ? 'gemini' : 'converse']++;
             rawPathCounts[route === 'gemini' ? 'geminiCore' : 'converseCore']++;
@@ -204,15 +208,20 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
         }
       }
     }
-    const tape = cv instanceof Uint32Array ? cv : jsonTape(bytes);
+    const ollama = route === 'ollama-chat' && opts.provider === undefined && Array.isArray(ignoreArgs) && ignoreArgs.every((k) => typeof k === 'string');
+    // An Ollama conversation's root tool list kept from its earlier request, in the same place:
+    // the index skips it and the walk takes its kept form (raw-keys/chat.ts ollamaTools()).
+    const found = ollama && cv === null ? findKeptTools(bytes) : undefined;
+    const known = found !== undefined && found.tools.provider === OLLAMA_KEPT ? found : undefined;
+    const tape = cv instanceof Uint32Array ? cv : jsonTape(bytes, known?.skip);
     if (tape === undefined || tape.length === 0) return undefined;
     w = new ChatWalk(bytes, tape);
     for (let i = 0; i < tape.length; i += 8) if ((tape[i]! & F_CHECK_KEYS) !== 0) w.members(i >>> 3);
     const shape = (tape[0]! & 0xff) === T_OBJECT ? route : undefined;
-    if (shape === 'ollama-chat' && opts.provider === undefined && Array.isArray(ignoreArgs) && ignoreArgs.every((k) => typeof k === 'string')) {
+    if (shape === 'ollama-chat' && ollama) {
       // A chat body with Ollama's rules for its calls: the chat walk in its Ollama mode.
       try {
-        const d = ollamaDigests(w, ignoreArgs);
+        const d = ollamaDigests(w, ignoreArgs, known);
         rawPathCounts.ollama++;
         return d;
       } catch (e) {

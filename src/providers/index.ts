@@ -14,7 +14,7 @@ import { gemini } from './gemini.ts';
 import { ollama } from './ollama.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
 import { openai } from './openai.ts';
-import type { AnswerContext, AnswerRead, Credentials, ErrorAnswer, ProviderModule, RouteMatch, RouteRequest } from './provider.ts';
+import type { AnswerContext, AnswerRead, Credentials, ErrorAnswer, ProviderModule, ProviderRoute, RouteMatch, RouteRequest } from './provider.ts';
 import { assembleStream, streamComplete } from './sse-assemble.ts';
 import type { NormalizeOptions, Provider, RequestView } from './types.ts';
 
@@ -42,6 +42,18 @@ export function routeOf(req: RouteRequest | undefined): RouteMatch | undefined {
   const q = req.url.indexOf('?');
   const path = q < 0 ? req.url : req.url.slice(0, q);
   const method = (req.method ?? 'POST').toUpperCase();
+  // Requests mostly repeat one route: the last path's route is kept, so the modules' patterns
+  // are not tried again for it (a new match each time: the query is the caller's to read).
+  let found = lastRoute;
+  if (found === undefined || found.path !== path || found.method !== method) found = lastRoute = { method, path, ...findRoute(method, path) };
+  if (found.provider === undefined || found.route === undefined) return undefined;
+  return { provider: found.provider, route: found.route, method, path, query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)), ...(found.model !== undefined ? { model: found.model } : {}) };
+}
+
+let lastRoute: { method: string; path: string; provider?: ProviderModule; route?: ProviderRoute; model?: string } | undefined;
+
+/** The first module route whose method and path pattern match, and the model the path names (percent-decoded). */
+function findRoute(method: string, path: string): { provider: ProviderModule; route: ProviderRoute; model?: string } | undefined {
   for (const provider of PROVIDER_MODULES) {
     for (const route of provider.routes) {
       if (route.method !== method) continue;
@@ -55,7 +67,7 @@ export function routeOf(req: RouteRequest | undefined): RouteMatch | undefined {
           // a malformed escape: the model as written
         }
       }
-      return { provider, route, method, path, query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)), ...(model !== undefined ? { model } : {}) };
+      return { provider, route, ...(model !== undefined ? { model } : {}) };
     }
   }
   return undefined;

@@ -6,7 +6,7 @@
  * The replay hot path is synchronous and, for a JSON body, one matcher call on the raw bytes:
  * the matcher's memo (SHA-256 of the bytes) or fingerprint answers without JSON.parse.
  */
-import { hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
+import { canonicalizeJSON, hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
 import { createMatcher, requestDigests, requestKey, requestKeys, type Matcher, type MatchMode, type Recording, type Signature } from '../match/matcher.ts';
@@ -352,7 +352,7 @@ export class Deck {
     // so a large tape opens in one pass over its frames. Other modes and a match function read
     // every recording, so they get them decoded.
     const fromHeads = typeof opts.match !== 'function' && (opts.match ?? 'exact') === 'exact';
-    if (col) col.forEachLoaded((key, at, index) => this.add(key, at, index, fromHeads));
+    if (col) col.forEachLoadedRun((group, key, at, from, to) => this.add(group, key, at, from, to, fromHeads));
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
         if (route.llm.length === 0 || route.deferred || typeof opts.match === 'function') continue;
@@ -471,39 +471,59 @@ export class Deck {
   }
 
   /**
-   * Files the recording loaded at open at collection index `index`, which the collection files
-   * under `key` (see httpRecordKey): LLM ones go to the route's matcher, the rest are found by
-   * key. With `fromHeads`, one is only counted (the collection finds it by that key) and decoded
-   * when it is served.
+   * Files the recordings loaded at open at collection indexes `from` to `to - 1`, which the
+   * collection files under one key group (`route NUL match:`), or the one at `from` under
+   * `key` (see httpRecordKey): LLM ones go to the route's matcher, the rest are found by key.
+   * With `fromHeads`, they are only counted (the collection finds them by their keys) and
+   * decoded when served.
    */
-  private add(key: string, at: number, index: number, fromHeads: boolean): void {
-    this.recordingCount++;
+  private add(group: string, key: string | undefined, at: number, from: number, to: number, fromHeads: boolean): void {
+    this.recordingCount += to - from;
     this.counters.recordings = this.recordingCount;
-    this.loaded.push(index);
-    const nul = key.indexOf('\u0000');
-    // Consecutive records mostly share a route: its string is made once.
-    const last = this.lastFiled;
-    const route = last.length === nul && key.startsWith(last) ? last : (this.lastFiled = key.slice(0, nul));
+    for (let i = from; i < to; i++) this.loaded.push(i);
+    // Their route and match kind, from their key group when the collection has one (one string
+    // for the records of a route and kind), else from the whole key.
+    if (fromHeads && (group === '' || group !== this.lastGroup)) {
+      this.lastGroup = group === '' ? undefined : group;
+      this.filedGroup(group === '' ? (key ?? this.col!.loadedKey(from)) : group);
+    }
     // A route with a query may be filed under another route today (see filedRoute): decoded.
-    if (fromHeads && !route.includes('?')) {
-      const r = this.route(route);
-      r.count++;
-      if (key.startsWith('llm:', nul + 1)) {
+    if (fromHeads && this.lastRouteFiled !== undefined) {
+      const r = this.lastRouteFiled;
+      r.count += to - from;
+      if (this.lastLlm) {
         r.deferred = true;
-        (r.llmAt ??= []).push(index);
+        const llmAt = (r.llmAt ??= []);
+        for (let i = from; i < to; i++) llmAt.push(i);
       }
       return;
     }
-    const rec = this.col!.loadedValue(index);
-    // Damage found while decoding: told by the collection's warnings, served as damage.
-    if (rec === undefined) return;
-    const r = this.route(this.filedRoute(rec));
-    r.count++;
-    r.records.push(rec);
-    if (this.fileLlm(r, rec, `${this.opts.tape}@${at}`)) (r.llmAt ??= []).push(index);
+    for (let i = from; i < to; i++) {
+      const rec = this.col!.loadedValue(i);
+      // Damage found while decoding: told by the collection's warnings, served as damage.
+      if (rec === undefined) continue;
+      const r = this.route(this.filedRoute(rec));
+      r.count++;
+      r.records.push(rec);
+      if (this.fileLlm(r, rec, `${this.opts.tape}@${i === from ? at : this.col!.loadedAt(i)}`)) (r.llmAt ??= []).push(i);
+    }
   }
 
-  private lastFiled = '';
+  /** The key group of the last recording {@link add} filed by its head, its Route, and whether it is an LLM recording. */
+  private lastGroup: string | undefined;
+  private lastRouteFiled: Route | undefined;
+  private lastLlm = false;
+
+  /**
+   * Takes the route and match kind of a collection key or key group (`route NUL match:...`)
+   * as those of the records filed next; a route with a query gets no Route here (see add).
+   */
+  private filedGroup(key: string): void {
+    const nul = key.indexOf('\u0000');
+    const route = key.slice(0, nul);
+    this.lastRouteFiled = route.includes('?') ? undefined : this.route(route);
+    this.lastLlm = key.startsWith('llm:', nul + 1);
+  }
   /** Collection indexes of the recordings loaded at open, for {@link unusedCount}. */
   private readonly loaded: number[] = [];
 
@@ -927,11 +947,13 @@ export class Deck {
   private prepare(req: DeckRequest, route: string): Prepared {
     const url = this.redactor.url(req.url);
     if (isJsonBody(req.headers, req.body)) {
-      hashJSON(req.body); // strict: a body with no canonical form is refused before it goes upstream
+      // Strict: a body with no canonical form is refused before it goes upstream (the strict reader
+      // alone: its digest would be thrown away).
+      canonicalizeJSON(req.body);
       const stored = this.redactor.value(this.parse(req.body));
       let keys: ReturnType<typeof requestKey> | undefined;
       try {
-        keys = requestKey(stored, { ...this.norm, endpoint: { method: req.method, url: req.url } });
+        keys = requestKey(stored, this.keyOptions(req.method, req.url));
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
@@ -946,10 +968,20 @@ export class Deck {
     return { match: 'http', route, key: this.httpKey(route, req.headers, body.bytes), model: '', body: body.stored, url };
   }
 
+  /** The options a request to this endpoint is keyed with: the last ones again while the endpoint repeats (nothing changes them). */
+  private keyOptions(method: string, url: string): NormalizeOptions & { endpoint: { method: string; url: string } } {
+    const last = this.lastKeyOptions;
+    if (last?.endpoint.method === method && last.endpoint.url === url) return last;
+    return (this.lastKeyOptions = { ...this.norm, endpoint: { method, url } });
+  }
+
+  private lastKeyOptions: (NormalizeOptions & { endpoint: { method: string; url: string } }) | undefined;
+
   /** Request headers as stored: lowercase names, hop-by-hop ones dropped, secrets masked. */
   storedRequestHeaders(h: DeckRequest['headers']): StoredHeaders {
     const out: StoredHeaders = {};
-    for (const [k, v] of Object.entries(h)) {
+    for (const k of Object.keys(h)) {
+      const v = h[k];
       if (v === undefined || HOP_BY_HOP.has(k)) continue;
       out[k] = v;
     }
@@ -977,13 +1009,14 @@ export class Deck {
   /**
    * The record an exchange is stored as (the beforeRecord hook applied, secrets masked), without
    * storing it: undefined when the hook declined it. Importers build records with it so an
-   * imported exchange is keyed and redacted exactly as a recorded one.
+   * imported exchange is keyed and redacted exactly as a recorded one. `recordedAt` is a Date or
+   * the text its toISOString() gives (an importer that has the text spares a Date per record).
    *
    * @example
    * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
    */
-  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): HttpRecord | undefined {
-    const recordedAtIso = recordedAt.toISOString();
+  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date | string, durationMs: number): HttpRecord | undefined {
+    const recordedAtIso = typeof recordedAt === 'string' ? recordedAt : recordedAt.toISOString();
     let requestHeaders = this.storedRequestHeaders(req.headers);
     if (this.opts.beforeRecord) {
       // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).
@@ -1096,9 +1129,9 @@ export class Deck {
    */
   traceFor(p: Prepared, recordedAt: string): string {
     return traceToken({
-      documentId: p.route.replace(/\0/g, ''),
+      documentId: p.route.includes('\0') ? p.route.replace(/\0/g, '') : p.route,
       documentVersion: recordedAt,
-      model: p.model.replace(/\0/g, '').toWellFormed(),
+      model: (p.model.includes('\0') ? p.model.replace(/\0/g, '') : p.model).toWellFormed(),
       systemPromptVersion: 'tapedeck-http-1',
       selectedIds: [p.key],
     });

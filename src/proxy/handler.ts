@@ -18,7 +18,9 @@ import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 import { isMcpRequest, McpHttpEndpoint, type McpHttpStats } from '../mcp/http.ts';
 import type { Duplex } from 'node:stream';
-import { RealtimeEndpoint, type RealtimeStats } from '../realtime/endpoint.ts';
+// Realtime sessions (and the WebSocket server under them) are loaded on the first upgrade:
+// a proxy that serves HTTP only does not pay for them at start.
+import type { RealtimeEndpoint, RealtimeStats } from '../realtime/endpoint.ts';
 import { refuseChaos } from '../chaos/decide.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
@@ -662,16 +664,22 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   // Realtime sessions (WebSocket upgrades on a provider's realtime route) go to a session
   // endpoint on the same tape, made on the first one (docs/realtime.md).
   let realtime: RealtimeEndpoint | undefined;
-  const realtimeEndpoint = (d: Deck): RealtimeEndpoint => (realtime ??= new RealtimeEndpoint({ ...sessionOptions(d), chaos: () => d.sessionChaos }));
+  let realtimeModule: Promise<typeof import('../realtime/endpoint.ts')> | undefined;
+  const realtimeEndpoint = (d: Deck, m: typeof import('../realtime/endpoint.ts')): RealtimeEndpoint => (realtime ??= new m.RealtimeEndpoint({ ...sessionOptions(d), chaos: () => d.sessionChaos }));
 
   function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const notFound = () => {
       if (!socket.destroyed) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
     };
     if (closing) return void socket.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-    const go = (d: Deck) => {
-      if (!realtimeEndpoint(d).upgrade(req, socket, head)) notFound();
-    };
+    const go = (d: Deck) =>
+      (realtimeModule ??= import('../realtime/endpoint.ts'))
+        .then((m) => {
+          // Closed while the module loaded: no endpoint is made that close() would not end.
+          if (closing) socket.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+          else if (!realtimeEndpoint(d, m).upgrade(req, socket, head)) notFound();
+        })
+        .catch(() => socket.destroy());
     if (deck) go(deck);
     else opening.then(() => go(deck!), () => socket.destroy());
   }

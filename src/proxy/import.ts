@@ -22,12 +22,13 @@ import { httpRecordKey, type HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import { inRecordOrder, sortedShared } from '../store/record-order.ts';
+import { FrameBuffer } from '../store/record-pack.ts';
 import { newRedactionSalt } from '../store/redact.ts';
 import { appendFrames, createTape, recordFrame } from '../store/tape-file.ts';
 import { VERSION } from '../version.ts';
 
-/** Records written per append while importing (the last append fsyncs the whole tape). */
-const BATCH = 1000;
+/** Bytes of frames written per append while importing (the last append fsyncs the whole tape). */
+const BATCH_BYTES = 4 << 20;
 
 export interface ImportOptions {
   /** The source's format; default detected from the file name and contents. */
@@ -70,11 +71,14 @@ const MASK = /\[REDACTED(?::[0-9a-f]{16})?\]/g;
 /** How many masks a string holds. */
 const masksIn = (s: string): number => (s.includes('[REDACTED') ? (s.match(MASK)?.length ?? 0) : 0);
 
+/** What every mask starts with, as bytes (a string needle is encoded again on every search). */
+const MASK_START = Buffer.from('[REDACTED');
+
 function masksOfValue(v: unknown): number {
   if (typeof v === 'string') return masksIn(v);
   if (v instanceof Uint8Array) {
     const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-    return b.indexOf('[REDACTED') < 0 ? 0 : masksIn(b.toString('latin1'));
+    return b.indexOf(MASK_START) < 0 ? 0 : masksIn(b.toString('latin1'));
   }
   if (v === null || typeof v !== 'object') return 0;
   let n = 0;
@@ -83,13 +87,17 @@ function masksOfValue(v: unknown): number {
   return n;
 }
 
-/** Masks in what a record stores of an exchange (request URL, headers, body; answer headers and body). */
-function masksOfRecord(r: HttpRecord): number {
-  return masksIn(r.request.url) + masksOfValue(r.request.headers) + masksOfValue(r.request.body) + masksOfValue(r.response.headers) + masksOfValue(r.response.body);
-}
-
-function masksOfExchange(x: Exchange): number {
-  return masksIn(x.request.url) + masksOfValue(x.request.headers) + masksOfValue(x.request.body) + masksOfValue(x.response.headers) + masksOfValue(x.response.body);
+/**
+ * Masks the import added to an exchange: those in what its record stores (request URL, headers,
+ * body; answer headers and body) less those the source held already (a tape exported and
+ * imported again). An answer body the redaction left as it was holds as many as it held.
+ */
+function masksAdded(r: HttpRecord, x: Exchange): number {
+  const sameBody = r.response.body === x.response.body;
+  const stored = masksIn(r.request.url) + masksOfValue(r.request.headers) + masksOfValue(r.request.body) + masksOfValue(r.response.headers) + (sameBody ? 0 : masksOfValue(r.response.body));
+  if (stored === 0) return 0;
+  const source = masksIn(x.request.url) + masksOfValue(x.request.headers) + masksOfValue(x.request.body) + masksOfValue(x.response.headers) + (sameBody ? 0 : masksOfValue(x.response.body));
+  return Math.max(0, stored - source);
 }
 
 /** The request as the deck takes it: path and query only (routes carry no host). */
@@ -111,7 +119,8 @@ function deckRequest(x: Exchange): DeckRequest {
 /** Response headers as a recording stores them: no hop-by-hop, length or encoding (bodies are decoded). */
 function storedResponse(x: Exchange): HttpRecord['response'] {
   const headers: HttpRecord['response']['headers'] = {};
-  for (const [k, v] of Object.entries(x.response.headers)) if (!UNSTORED_RESPONSE_HEADERS.has(k)) headers[k] = v;
+  const from = x.response.headers;
+  for (const k of Object.keys(from)) if (!UNSTORED_RESPONSE_HEADERS.has(k)) headers[k] = from[k]!;
   return { ...x.response, headers };
 }
 
@@ -140,21 +149,31 @@ const tapeExists = (out: string) =>
  * const report = await writeImport(read, 'tapes/app.tape', { force: true })
  */
 export async function writeImport(read: ReadResult, out: string, opts: ImportOptions = {}): Promise<ImportReport> {
-  const skipped = read.unkeyable.map((u) => ({ where: u.where, reason: u.reason }));
-  if (read.bad.length > 0) {
-    if (!opts.skipBad) {
-      const first = read.bad[0]!;
-      const more = read.bad.length > 1 ? ` (${read.bad.length - 1} more bad entr${read.bad.length === 2 ? 'y' : 'ies'} after it)` : '';
-      throw new TapedeckError(first.code, `${withoutHint(first)}${more}; no tape written.`, { ...first.details });
-    }
-    for (const b of read.bad) skipped.push({ where: String(b.details.path ?? b.details.entry), reason: withoutHint(b) });
+  // Entries are read as they are keyed (read.exchanges is lazy), so `read.bad` is whole only
+  // at the end: whatever stops the import first, the rest of the source is read, and a bad
+  // entry is what the import reports (as when every entry was read before anything else).
+  const entries = read.exchanges[Symbol.iterator]();
+  const badFirst = (): void => {
+    while (!entries.next().done);
+    if (read.bad.length === 0 || opts.skipBad) return;
+    const first = read.bad[0]!;
+    const more = read.bad.length > 1 ? ` (${read.bad.length - 1} more bad entr${read.bad.length === 2 ? 'y' : 'ies'} after it)` : '';
+    throw new TapedeckError(first.code, `${withoutHint(first)}${more}; no tape written.`, { ...first.details });
+  };
+  if (!opts.force && statSync(out, { throwIfNoEntry: false })) {
+    badFirst();
+    throw tapeExists(out);
   }
-  if (!opts.force && statSync(out, { throwIfNoEntry: false })) throw tapeExists(out);
   const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.import.tmp`);
   const warnings: string[] = [];
-  const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped };
+  /** Entries the keyer refused, with skipBad. */
+  const refused: ImportReport['skipped'] = [];
+  const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped: [] };
   const byRoute = new Map<string, ImportReport['routes'][number]>();
-  const fallback = new Date(opts.recordedAt ?? Date.now());
+  const fallbackAt = new Date(opts.recordedAt ?? Date.now());
+  /** recordedAt of entries without a time of their own (made when first needed: an invalid recordedAt fails only then, as it did per record). */
+  let fallbackIso: string | undefined;
+  const fallback = (): string => (fallbackIso ??= fallbackAt.toISOString());
   // The deck keys and redacts (under the new tape's salt); each record is framed as soon as it
   // is built and the frames go to the new tape in batches, so no record object outlives its
   // turn (young-generation garbage collection copies whatever survives).
@@ -163,39 +182,41 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     { mode: 'passthrough', ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText, redact: { ...opts.redact, salt }, onWarning: (m) => warnings.push(m) },
     { kind: 'fetch' },
   );
-  // A source that never holds a mask (the usual case) needs no count of its own masks.
-  const sourceHasMasks = read.exchanges.some((x) => masksOfExchange(x) > 0);
   /** Recordings per key so far: the next one's `repeat` (identical requests keep their order). */
   const repeats = new Map<string, number>();
-  let batch: Buffer[] = [];
+  const frames = new FrameBuffer();
   try {
     await createTape(tmp, { tapedeckVersion: VERSION, salt });
-    for (const x of read.exchanges) {
+    for (let next = entries.next(); !next.done; next = entries.next()) {
+      // A bad entry refuses the file: nothing more to key.
+      if (read.bad.length > 0 && !opts.skipBad) badFirst();
+      const x = next.value;
       const req = deckRequest(x);
       let rec: HttpRecord | undefined;
       try {
-        rec = deck.recordOf(deck.prepareRequest(req), req, storedResponse(x), x.startedAt ? new Date(x.startedAt) : fallback, x.durationMs ?? 0);
+        rec = deck.recordOf(deck.prepareRequest(req), req, storedResponse(x), x.startedAt ?? fallback(), x.durationMs ?? 0);
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
         // A body the keyer refuses (a JSON body with duplicate keys, a bad encoding): the entry's fault.
-        const err = new TapedeckError('E_IMPORT_ENTRY', `${read.file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file: read.file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
-        if (!opts.skipBad) throw err;
-        skipped.push({ where: x.where, reason: withoutHint(e) });
+        if (!opts.skipBad) {
+          badFirst();
+          throw new TapedeckError('E_IMPORT_ENTRY', `${read.file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file: read.file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
+        }
+        refused.push({ where: x.where, reason: withoutHint(e) });
         continue;
       }
       if (!rec) continue;
       const key = httpRecordKey(rec.route, rec.match, rec.key);
       const repeat = repeats.get(key) ?? 0;
       repeats.set(key, repeat + 1);
-      // Framed at once (records are JSON data: plain), so nothing of the record outlives this turn.
-      batch.push(recordFrame(inRecordOrder({ ...sortedShared(rec), repeat }), report.records, out, { plain: true }));
-      if (batch.length >= BATCH) {
-        await appendFrames(tmp, batch, { durable: false });
-        batch = [];
-      }
+      // Framed at once, so nothing of the record outlives this turn: straight into the batch's
+      // buffer, or (a record that is not plain data) the general way.
+      (rec as HttpRecord & { repeat: number }).repeat = repeat;
+      if (!frames.addPlain(rec as unknown as Record<string, unknown>)) frames.addFrame(recordFrame(inRecordOrder(sortedShared(rec)), report.records, out, { plain: true }));
+      if (frames.size >= BATCH_BYTES) await appendFrames(tmp, [frames.take()], { durable: false });
       report.records++;
       if (rec.response.chunks) report.streams++;
-      report.masked += Math.max(0, masksOfRecord(rec) - (sourceHasMasks ? masksOfExchange(x) : 0));
+      report.masked += masksAdded(rec, x);
       const k = `${rec.match} ${rec.route}`;
       const row = byRoute.get(k);
       if (row) row.records++;
@@ -206,16 +227,23 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
         report.routes.push(r);
       }
     }
+    badFirst();
     // One fsync for the whole tape, before it is moved into place.
-    await appendFrames(tmp, batch, { durable: true });
+    await appendFrames(tmp, [frames.take()], { durable: true });
     await intoPlace(tmp, out, opts.force === true);
   } catch (e) {
     if (e instanceof TapedeckError) throw e;
+    badFirst();
     throw new TapedeckError('E_TAPE_IO', `Writing the imported tape beside ${out} failed: ${(e as Error).message}; no tape written.`, { file: out, hint: 'Check permissions and free disk space.' });
   } finally {
     await deck.close();
     await unlink(tmp).catch(() => {});
   }
+  report.skipped = [
+    ...read.unkeyable.map((u) => ({ where: u.where, reason: u.reason })),
+    ...(opts.skipBad ? read.bad.map((b) => ({ where: String(b.details.path ?? b.details.entry), reason: withoutHint(b) })) : []),
+    ...refused,
+  ];
   for (const w of warnings) (opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning')))(w.replaceAll(tmp, out));
   return report;
 }

@@ -26,6 +26,7 @@
 import { TapedeckError } from '../errors.ts';
 import type { HeadScalar, LoadedRecord, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from './backend.ts';
 import type { TapeMode } from './mode.ts';
+import { HeadIndex, keyHash } from './head-index.ts';
 import { inRecordOrder, sortedKeys } from './record-order.ts';
 
 /** Which stored records a collection owns, and how it finds them. */
@@ -47,6 +48,15 @@ export interface RecordKind<R> {
    * read past containers.
    */
   readonly headDeep?: boolean;
+  /**
+   * For kinds whose keys are a group (a few distinct values: a route and a match kind) joined
+   * with a key proper: the two parts of the key `keysOf` would return for this head, or
+   * undefined to ask keysOf. Opening a large store then files records without making the
+   * joined string of each; the same group should be the same string object each time.
+   */
+  keyParts?(head: Readonly<Record<string, HeadScalar>>): readonly [group: string, key: string] | undefined;
+  /** With keyParts: how many leading characters of a joined key are its group (0: none). */
+  groupLength?(key: string): number;
   /** Whether a decoded value really is one of this kind (checked when it is first decoded). */
   is(value: unknown): value is R;
   /** The form written to the backend (default: the one field order of record-order.ts). */
@@ -151,7 +161,14 @@ export class RecordCollection<R> {
   private expiring = false;
   /** Modes that write: the runs that had a writer open when this one opened. */
   private live: ReadonlySet<string> | undefined;
-  private readonly slots = new Map<string, Slot<R>>();
+  /**
+   * Recordings per key, by key group (see RecordKind.keyParts; one group, '', for kinds
+   * without). A key whose only recording was loaded at open and not looked at since maps to
+   * that recording's index in {@link all}: no entry or slot object is made for it until it is
+   * (see {@link slotOf}), so a large store opens with one key string and one map entry per
+   * recording.
+   */
+  private readonly slots = new Map<string, Map<string, Slot<R> | number>>();
   /**
    * Records lost to damage (bytes that did not read as a record, a record that could not be
    * keyed): where they were, and whose they were when the backend can tell (Redis files each
@@ -159,8 +176,35 @@ export class RecordCollection<R> {
    * one of these (see {@link lostPast}).
    */
   private readonly lost: { at: number; record?: { kind: string; key: string } }[];
-  /** Every entry in order: loaded ones first, then this run's appends. */
-  private readonly all: Entry<R>[] = [];
+  /**
+   * Every entry in order: loaded ones first, then this run's appends. A recording loaded at
+   * open that nothing looked at yet has no entry (undefined here): its key and stored form are
+   * at the same index of {@link loadedKeys} and {@link loadedStored}.
+   */
+  private readonly all: (Entry<R> | undefined)[] = [];
+  /**
+   * The key of each recording loaded at open (without its group), by index in {@link all};
+   * undefined for one filed in {@link heads} (its key is read again from its head when needed).
+   */
+  private readonly loadedKeys: (string | undefined)[] = [];
+  /**
+   * Recordings filed at open by their key parts and not looked at since, by a hash of their
+   * key (kinds with keyParts; see ./head-index.ts). {@link slots} is asked first.
+   */
+  private heads: HeadIndex | undefined;
+  /** What {@link isProbed} compares a candidate with. */
+  private probeGroup = '';
+  private probeKey = '';
+  private readonly isProbed = (i: number): boolean => this.loadedGroups[i] === this.probeGroup && this.loadedKeys[i] === undefined && this.headKey(i) === this.probeKey;
+  /** The key group of each recording loaded at open ('' for none; see RecordKind.keyParts). */
+  private readonly loadedGroups: string[] = [];
+  /** The stored form of each recording loaded at open, by index in {@link all}. */
+  private readonly loadedStored: LoadedRecord[] = [];
+  /** The record being filed, and its entry once keysOf asked for its value (see {@link file}). */
+  private filing: LoadedRecord | undefined;
+  private filingEntry: Entry<R> | undefined;
+  /** The value of the record being filed, for keysOf: one function, not one per record. */
+  private readonly filingValue = (): R | undefined => this.materialize((this.filingEntry ??= newEntry<R>('', this.filing)));
   private readonly rerecorded = new Set<string>();
   /** Appends in flight per key, so concurrent appends of one key get consecutive `repeat`s. */
   private readonly inFlight = new Map<string, number>();
@@ -200,7 +244,8 @@ export class RecordCollection<R> {
       opts = { ...opts, mode: probe.exists ? 'replay' : 'record' };
       if (probe.exists) {
         const col = new RecordCollection(backend, opts, true, [...probe.warnings]);
-        for (const stored of probe.records) col.file(stored);
+        if (col.kind.keyParts) col.heads = new HeadIndex(probe.records.length);
+        for (const stored of probe.records) col.file(stored, undefined, true);
         return col;
       }
     }
@@ -222,7 +267,8 @@ export class RecordCollection<R> {
     // Record mode sorts what it may replace at open (re-recordings compare with it); other
     // modes only when pruning at close.
     const live = opts.mode === 'record' ? col.live : undefined;
-    for (const stored of loaded.records) col.file(stored, live);
+    if (col.kind.keyParts && !live) col.heads = new HeadIndex(loaded.records.length);
+    for (const stored of loaded.records) col.file(stored, live, true);
     return col;
   }
 
@@ -230,20 +276,53 @@ export class RecordCollection<R> {
    * Files a stored record under its key(s); false if it is not of this kind or not usable.
    * `live` (record mode, at open): the runs open now, whose recordings this run must keep.
    */
-  private file(stored: LoadedRecord, live?: ReadonlySet<string>): boolean {
+  private file(stored: LoadedRecord, live: ReadonlySet<string> | undefined, atOpen: boolean): boolean {
     let keys: string | readonly string[] | undefined;
-    const entry: Entry<R> = { key: '', stored, used: false };
+    this.filing = stored;
+    this.filingEntry = undefined;
     try {
-      keys = this.kind.keysOf(stored.head(this.kind.headFields, this.kind.headDeep), () => this.materialize(entry));
+      const head = stored.head(this.kind.headFields, this.kind.headDeep);
+      const parts = atOpen && this.heads && !live && stored.expiresAt === undefined ? this.kind.keyParts?.(head) : undefined;
+      if (parts !== undefined) {
+        // The first recording of its key, filed by its head alone, with no string or object
+        // kept for it (see heads); a later one of the same key is filed below, as usual.
+        const [group, key] = parts;
+        const hash = keyHash(key);
+        if (this.slots.get(group)?.has(key) !== true && this.findHead(group, key, hash) < 0 && this.heads!.add(hash, this.all.length)) {
+          this.all.push(undefined);
+          this.loadedGroups.push(group);
+          this.loadedKeys.push(undefined);
+          this.loadedStored.push(stored);
+          return true;
+        }
+      }
+      keys = this.kind.keysOf(head, this.filingValue);
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;
       this.warnings.push({ code: e.code, offset: stored.at, message: `${this.backend.location}: ${this.kind.name} at ${stored.at} is skipped: ${e.message}` });
       this.lost.push({ at: stored.at });
       return false;
+    } finally {
+      this.filing = undefined;
     }
-    if (keys === undefined || entry.bad) return false;
+    // Set by filingValue when keysOf asked for the value (TypeScript cannot see the call).
+    const decoded = this.filingEntry as Entry<R> | undefined;
+    this.filingEntry = undefined;
+    if (keys === undefined || decoded?.bad) return false;
+    if (atOpen && typeof keys === 'string' && decoded === undefined && !live && stored.expiresAt === undefined && this.slotAt(keys) === undefined) {
+      // The first recording of its key, filed by its head alone: no object is made for it
+      // until it is looked at (see slots).
+      const n = this.kind.groupLength?.(keys) ?? 0;
+      this.setSlot(keys, this.all.length);
+      this.all.push(undefined);
+      this.loadedGroups.push(keys.slice(0, n));
+      this.loadedKeys.push(keys.slice(n));
+      this.loadedStored.push(stored);
+      return true;
+    }
     const list = typeof keys === 'string' ? [keys] : keys;
     if (list.length === 0) return false;
+    const entry = decoded ?? newEntry<R>('', stored);
     entry.key = list[0]!;
     if (live) entry.old = this.ended(stored, live);
     if (stored.expiresAt !== undefined) this.expiring = true;
@@ -254,8 +333,88 @@ export class RecordCollection<R> {
       // writer's recordings nor with later arrivals.
       if (entry.old && this.mode === 'record') (s.olds ??= []).push(entry);
     }
+    if (atOpen) {
+      this.loadedGroups.push('');
+      this.loadedKeys.push(entry.key);
+      this.loadedStored.push(stored);
+    }
     this.all.push(entry);
     return true;
+  }
+
+  /**
+   * The slot of `key`, made now (with its entry) for a recording filed at open by its key
+   * alone (see {@link slots}).
+   */
+  private slotOf(key: string): Slot<R> | undefined {
+    const s = this.slotAt(key);
+    return typeof s === 'number' ? this.upgrade(s) : s;
+  }
+
+  /**
+   * Makes the entry and slot of the recording loaded at `index` that nothing looked at yet,
+   * and files the slot under its key (which has no slot yet: a later recording of the same key
+   * would have made this one's at open).
+   */
+  private upgrade(index: number): Slot<R> {
+    const group = this.loadedGroups[index]!;
+    const rest = this.headKey(index);
+    const e = newEntry<R>(group === '' ? rest : group + rest, this.loadedStored[index]);
+    const slot = new Slot(e);
+    e.slot = slot;
+    let g = this.slots.get(group);
+    if (g === undefined) this.slots.set(group, (g = new Map()));
+    g.set(rest, slot);
+    this.all[index] = e;
+    return slot;
+  }
+
+  /** What {@link slots} (or {@link heads}) holds for a (joined) key. */
+  private slotAt(key: string): Slot<R> | number | undefined {
+    const n = this.kind.groupLength?.(key) ?? 0;
+    const group = n === 0 ? '' : key.slice(0, n);
+    const rest = n === 0 ? key : key.slice(n);
+    const s = this.slots.get(group)?.get(rest);
+    if (s !== undefined || !this.heads) return s;
+    const i = this.findHead(group, rest, keyHash(rest));
+    return i < 0 ? undefined : i;
+  }
+
+  /** The index of the recording filed in {@link heads} under `group` and `key`, or -1. */
+  private findHead(group: string, key: string, hash: number): number {
+    this.probeGroup = group;
+    this.probeKey = key;
+    return this.heads!.find(hash, this.isProbed);
+  }
+
+  /** The key (without its group) of the recording loaded at `index`, read again from its head when not kept. */
+  private headKey(index: number): string {
+    const kept = this.loadedKeys[index];
+    if (kept !== undefined) return kept;
+    const stored = this.loadedStored[index]!;
+    return this.kind.keyParts!(stored.head(this.kind.headFields, this.kind.headDeep))![1];
+  }
+
+  private setSlot(key: string, s: Slot<R> | number): void {
+    const n = this.kind.groupLength?.(key) ?? 0;
+    const name = n === 0 ? '' : key.slice(0, n);
+    let group = this.slots.get(name);
+    if (group === undefined) this.slots.set(name, (group = new Map()));
+    group.set(n === 0 ? key : key.slice(n), s);
+  }
+
+  /** The (joined) key of the recording loaded at `index`. */
+  loadedKey(index: number): string {
+    const g = this.loadedGroups[index]!;
+    return g === '' ? this.headKey(index) : g + this.headKey(index);
+  }
+
+  /** The entry at `index` of {@link all}, made now for a recording not looked at yet. */
+  private entryAt(index: number): Entry<R> | undefined {
+    const e = this.all[index];
+    if (e !== undefined || index >= this.loadedKeys.length) return e;
+    this.upgrade(index);
+    return this.all[index];
   }
 
   /**
@@ -270,7 +429,7 @@ export class RecordCollection<R> {
   async refresh(head: { kind?: string; key: string }): Promise<number> {
     if (!this.serves || !this.backend.refresh || this.closing) return 0;
     let n = 0;
-    for (const stored of await this.backend.refresh(head)) if (this.file(stored)) n++;
+    for (const stored of await this.backend.refresh(head)) if (this.file(stored, undefined, false)) n++;
     return n;
   }
 
@@ -297,7 +456,7 @@ export class RecordCollection<R> {
   /** Number of recordings of this kind (loaded and appended; bad ones not counted once found). */
   get size(): number {
     let n = 0;
-    for (const e of this.all) if (!e.bad) n++;
+    for (const e of this.all) if (e === undefined || !e.bad) n++;
     return n;
   }
 
@@ -309,13 +468,13 @@ export class RecordCollection<R> {
 
   /** Files an entry last among the recordings of `key`. */
   private fileUnder(key: string, e: Entry<R>): Slot<R> {
-    const s = this.slots.get(key);
+    const s = this.slotOf(key);
     if (s) {
       s.push(e);
       return s;
     }
     const created = new Slot(e);
-    this.slots.set(key, created);
+    this.setSlot(key, created);
     return created;
   }
 
@@ -355,7 +514,7 @@ export class RecordCollection<R> {
    */
   next(key: string, opts: { repeatLast?: boolean } = {}): R | undefined {
     if (!this.serves) return undefined;
-    const s = this.slots.get(key);
+    const s = this.slotOf(key);
     if (!s) {
       // No intact recording at all: a miss, unless the backend says a lost record was this key's.
       const lost = this.lost.length > 0 ? this.lostOf(key) : undefined;
@@ -516,7 +675,8 @@ export class RecordCollection<R> {
 
   /** How many recordings `key` has and how many were served so far. */
   count(key: string): { recorded: number; served: number } {
-    const s = this.slots.get(key);
+    const s = this.slotAt(key);
+    if (typeof s === 'number') return { recorded: 1, served: 0 };
     return { recorded: s?.length ?? 0, served: s?.served ?? 0 };
   }
 
@@ -525,7 +685,7 @@ export class RecordCollection<R> {
    * re-recording with it (see {@link reuse}).
    */
   previous(key: string, k: number): R | undefined {
-    const e = this.slots.get(key)?.loaded(k);
+    const e = this.slotOf(key)?.loaded(k);
     return e && this.materialize(e);
   }
 
@@ -534,7 +694,7 @@ export class RecordCollection<R> {
    * answer came out the same), so an unchanged re-record leaves the store byte for byte as it was.
    */
   reuse(key: string, k: number): void {
-    const e = this.slots.get(key)?.loaded(k);
+    const e = this.slotOf(key)?.loaded(k);
     if (!e) return;
     e.used = true;
     this.reused.add(e);
@@ -543,7 +703,8 @@ export class RecordCollection<R> {
 
   /** Every usable recording of this kind, in order: loaded, then appended in this run. */
   *entries(): IterableIterator<{ key: string; value: R; at?: number }> {
-    for (const e of this.all) {
+    for (let i = 0; i < this.all.length; i++) {
+      const e = this.entryAt(i)!;
       const v = this.materialize(e);
       if (v !== undefined) yield e.stored ? { key: e.key, value: v, at: e.stored.at } : { key: e.key, value: v };
     }
@@ -551,23 +712,56 @@ export class RecordCollection<R> {
 
   /**
    * Calls `fn` for each recording loaded at open, in order, without decoding any: the key it is
-   * filed under, where it is stored, and its index for {@link loadedValue}. No object is made
-   * per recording: a proxy indexes a large tape from the keys alone.
+   * filed under (as its group and the rest, see RecordKind.keyParts: the group is '' and `key`
+   * the whole key for a kind without groups; `key` is undefined for a grouped recording whose
+   * key is not kept, see {@link loadedKey}), where it is stored, and its index for
+   * {@link loadedValue}. No object or key string is made per recording: a proxy indexes a
+   * large tape from the key groups alone.
    *
    * @example
-   * col.forEachLoaded((key, at, i) => byKey.set(key, i))
+   * col.forEachLoaded((group, key, at, i) => byKey.set(group + (key ?? col.loadedKey(i)), i))
    */
-  forEachLoaded(fn: (key: string, at: number, index: number) => void): void {
+  forEachLoaded(fn: (group: string, key: string | undefined, at: number, index: number) => void): void {
     const all = this.all;
     for (let i = 0; i < all.length; i++) {
-      const e = all[i]!;
-      if (e.stored && !e.bad) fn(e.key, e.stored.at, i);
+      const e = all[i];
+      if (e === undefined) fn(this.loadedGroups[i]!, this.loadedKeys[i]!, this.loadedStored[i]!.at, i);
+      else if (e.stored && !e.bad) fn('', e.key, e.stored.at, i);
+    }
+  }
+
+  /**
+   * {@link forEachLoaded} by runs: consecutive recordings of one key group that nothing looked
+   * at yet (indexes `from` to `to - 1`) come in one call, with `key` undefined; any other
+   * recording in a call of its own (`to` is `from + 1`). A proxy counts a large tape's
+   * recordings per route in a few calls.
+   *
+   * @example
+   * col.forEachLoadedRun((group, key, at, from, to) => count.set(group, (count.get(group) ?? 0) + to - from))
+   */
+  forEachLoadedRun(fn: (group: string, key: string | undefined, at: number, from: number, to: number) => void): void {
+    const all = this.all;
+    const groups = this.loadedGroups;
+    const keys = this.loadedKeys;
+    let i = 0;
+    while (i < all.length) {
+      const e = all[i];
+      if (e !== undefined) {
+        if (e.stored && !e.bad) fn('', e.key, e.stored.at, i, i + 1);
+        i++;
+        continue;
+      }
+      const group = groups[i]!;
+      let j = i + 1;
+      if (group !== '' && keys[i] === undefined) while (j < all.length && all[j] === undefined && groups[j] === group && keys[j] === undefined) j++;
+      fn(group, keys[i], this.loadedStored[i]!.at, i, j);
+      i = j;
     }
   }
 
   /** A scalar field of the recording at `index`, read from its stored form without decoding it. */
   loadedField(index: number, field: string): HeadScalar | undefined {
-    return this.all[index]?.stored?.head([field], true)[field];
+    return (this.all[index]?.stored ?? this.loadedStored[index])?.head([field], true)[field];
   }
 
   /**
@@ -575,13 +769,13 @@ export class RecordCollection<R> {
    * a warning, for one that does not decode (damage).
    */
   loadedValue(index: number): R | undefined {
-    const e = this.all[index];
+    const e = this.entryAt(index);
     return e && this.materialize(e);
   }
 
   /** Where the recording at `index` is stored (see {@link forEachLoaded}). */
   loadedAt(index: number): number | undefined {
-    return this.all[index]?.stored?.at;
+    return (this.all[index]?.stored ?? this.loadedStored[index])?.at;
   }
 
   /** Whether the recording at `index` was served (or counted as used). */
@@ -607,7 +801,7 @@ export class RecordCollection<R> {
     this.rerecorded.add(key);
     // Its place among the key's recordings: those this run keeps (not the ones it replaces),
     // plus appends of the key still in flight.
-    const slot = this.slots.get(key);
+    const slot = this.slotOf(key);
     const pending = this.inFlight.get(key) ?? 0;
     const repeat = (slot ? slot.length - (slot.olds?.length ?? 0) : 0) + pending;
     this.inFlight.set(key, pending + 1);
@@ -626,9 +820,12 @@ export class RecordCollection<R> {
       if (left > 0) this.inFlight.set(key, left);
       else this.inFlight.delete(key);
     }
-    const before = this.slots.get(key);
+    const before = this.slotOf(key);
     const fills = before === undefined || before.served === before.length;
-    const entry: Entry<R> = { key, value: record, used: true, repeat };
+    const entry = newEntry<R>(key, undefined);
+    entry.value = record;
+    entry.used = true;
+    entry.repeat = repeat;
     if (typeof record === 'object' && record !== null) this.byValue.set(record, entry);
     const s = this.fileUnder(key, entry);
     entry.slot = s;
@@ -694,10 +891,14 @@ export class RecordCollection<R> {
     try {
       await this.flush();
       if (!this.exists || opts.abandon || this.mode === 'passthrough') return report;
+      // Only record mode replaces, and only pruning removes what was not re-recorded.
+      if (this.mode !== 'record' && opts.pruneUnused !== true) return report;
       // Stored identities to remove, counted (equal content may be stored twice).
       const drop = new Map<string, { key: string; at: number; why: 'replaced' | 'pruned' }[]>();
-      for (const e of this.all) {
-        if (!e.stored || this.reused.has(e)) continue;
+      for (let i = 0; i < this.all.length; i++) {
+        // A recording nothing looked at is only a candidate for pruning.
+        const e = this.all[i] ?? (opts.pruneUnused === true ? this.entryAt(i) : undefined);
+        if (!e?.stored || this.reused.has(e)) continue;
         let why: 'replaced' | 'pruned' | undefined;
         if (this.mode === 'record' && e.old && this.rerecorded.has(e.key) && !this.failed.has(e.key)) why = 'replaced';
         else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key) && (e.old ?? (!this.live || this.ended(e.stored, this.live)))) why = 'pruned';
@@ -726,6 +927,11 @@ export class RecordCollection<R> {
       await this.backend.close();
     }
   }
+}
+
+/** An entry with every field it may get, so all entries share one shape. */
+function newEntry<R>(key: string, stored: LoadedRecord | undefined): Entry<R> {
+  return { key, slot: undefined, stored, old: undefined, repeat: undefined, value: undefined, bad: false, used: false };
 }
 
 const RUN_FIELD: readonly string[] = ['run'];

@@ -147,6 +147,9 @@ export function currentHttpKey(rec: HttpRecord, norm: NormalizeOptions = {}): { 
  * key was from an older spec version.
  */
 export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord> & { rekeyed: number; mcp: number } {
+  let lastRoute = '';
+  let lastMatch: unknown;
+  let lastGroup = '';
   const kind = {
     name: 'HTTP exchange record',
     rekeyed: 0,
@@ -171,6 +174,26 @@ export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord>
       const cur = currentHttpKey(v, norm);
       if (cur.key !== v.key || cur.match !== v.match) kind.rekeyed++;
       return httpRecordKey(v.route, cur.match, cur.key);
+    },
+    // Filed at open as the group `route NUL match:` and the stored key, without joining them
+    // (a large tape opens without making and hashing a joined key per record). One group
+    // string serves consecutive records of one route and match kind (their head strings are
+    // the same objects, see peekFrame).
+    keyParts: (head: Readonly<Record<string, unknown>>): readonly [string, string] | undefined => {
+      const { route, match, key } = head;
+      if (head.kind !== 'http' || typeof route !== 'string' || typeof key !== 'string' || !(match === 'http' || ((match === 'llm' || match === 'json') && keyIsCurrent(head.keyVersion)))) return undefined;
+      if (route !== lastRoute || match !== lastMatch) {
+        // A route with a NUL would not split back where it was joined: keyed joined instead.
+        if (route.includes('\u0000')) return undefined;
+        lastRoute = route;
+        lastMatch = match;
+        lastGroup = httpRecordKey(route, match, '');
+      }
+      return [lastGroup, key];
+    },
+    groupLength: (k: string) => {
+      const nul = k.indexOf('\u0000');
+      return nul < 0 ? 0 : k.indexOf(':', nul) + 1;
     },
     // `route NUL match:key`: the record's own `key` is after the match kind.
     storedKey: (k: string) => {

@@ -429,7 +429,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     headers<H extends Record<string, string | string[] | number | undefined>>(h: H): H {
       if (keep) return h;
       const out: Record<string, string | string[] | number | undefined> = {};
-      for (const [k, x] of Object.entries(h)) {
+      // Names, not entries: an array per header is garbage on the recording hot path.
+      for (const k of Object.keys(h)) {
+        const x = h[k];
         if (x === undefined) continue;
         const kind = headerKind(k);
         if (kind === CREDENTIAL_HEADER) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;

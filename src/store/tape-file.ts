@@ -518,14 +518,19 @@ export type PeekedScalar = string | number | boolean | null;
  * peekFrame(scan.bytes, scan.frames[0]) // { v: 1, key: '9f86d0…' }
  */
 export function peekFrame(bytes: Buffer, frame: { offset: number; length: number }, fields?: readonly string[], deep = false): Record<string, PeekedScalar> {
+  return peekPayload(bytes, frame.offset, frame.length, fields, deep);
+}
+
+/** {@link peekFrame} of the frame at `offset`, `length` bytes long (no frame object needed). */
+export function peekPayload(bytes: Buffer, offset: number, length: number, fields?: readonly string[], deep = false): Record<string, PeekedScalar> {
   // With `fields` (ASCII names), only those are read: the others are skipped without making a
   // string of their name or value. An index of 100,000 records then makes one string per
   // record (its key) instead of one per field name and value.
   // A plain object: a null-prototype one is a slow dictionary from the start. A "__proto__"
   // field cannot do harm here: assigning a scalar to it is ignored.
   const out: Record<string, PeekedScalar> = {};
-  const end = frame.offset + frame.length;
-  let p = frame.offset + FRAME_HEADER_SIZE;
+  const end = offset + length;
+  let p = offset + FRAME_HEADER_SIZE;
   if (p >= end) return out;
   let count: number;
   const m = bytes[p]!;
@@ -618,24 +623,25 @@ function stringSpan(bytes: Buffer, p: number, end: number): boolean {
   return peekEnd <= end;
 }
 
-// The last short texts sameText made, by length: records of one tape repeat their route and
-// match kind, and one string each serves every record (no string, and no garbage, per record).
+// The last short ASCII texts sameText made, by length: records of one tape repeat their route
+// and match kind, and one string each serves every record (no string, and no garbage, per
+// record). Compared with the string itself, so a text that differs each time (a key) costs
+// no copy of its bytes.
 const recent: (string | undefined)[] = [];
-const recentBytes: (Buffer | undefined)[] = [];
 
-/** textAt, returning the same string as the last time these bytes were read when they are short. */
+/** textAt, returning the same string as the last time these bytes were read when they are short ASCII. */
 function sameText(bytes: Buffer, at: number, end: number): string {
   const n = end - at;
   if (n > 96) return textAt(bytes, at, end);
-  const last = recentBytes[n];
+  const last = recent[n];
   if (last !== undefined) {
     let i = 0;
-    while (i < n && last[i] === bytes[at + i]) i++;
-    if (i === n) return recent[n]!;
+    while (i < n && last.charCodeAt(i) === bytes[at + i]) i++;
+    if (i === n) return last;
   }
   const text = textAt(bytes, at, end);
-  recentBytes[n] = Buffer.from(bytes.subarray(at, end));
-  recent[n] = text;
+  // A text with non-ASCII characters has more bytes than characters: never compared as above.
+  if (text.length === n) recent[n] = text;
   return text;
 }
 

@@ -10,7 +10,8 @@ import { backend, requestDigests, requestKeys } from '../../src/index.ts';
 import { JsEngine } from '../../src/core/js.ts';
 import { WasmEngine } from '../../src/core/wasm.ts';
 import { clearToolsCache, toolsCacheCounts } from '../../src/match/raw-keys/tools-cache.ts';
-import { requestBodies } from '../../bench/workloads.mjs';
+import { converseBody, geminiBody, ollamaChatBody, requestBodies } from '../../bench/workloads.mjs';
+import type { NormalizeOptions } from '../../src/providers/types.ts';
 import { agree, rng } from './raw-agree.ts';
 import { respell } from './respell.ts';
 
@@ -222,6 +223,15 @@ describe('the kept top level (model, options, context)', () => {
     expect(keys.size).toBeGreaterThan(1);
   });
 
+  it('a body the walk keys (embeddings) keeps its top level too: changed by one byte, or under other ignored arguments, it keys as the reference', () => {
+    const text = JSON.stringify((requestBodies() as Obj)['openai-embeddings'].body);
+    const variants = [text, text.replace('"dimensions":512', '"dimensions":513'), text.replace('"user":"user-42"', '"user":"user-43"'), text.replace('"encoding_format":"float"', '"encoding_format":"floaT"')];
+    expect(new Set(variants).size).toBe(variants.length);
+    for (const v of [...variants, ...variants]) {
+      for (const opts of [{}, { ignoreArgs: ['user'] }, { ignoreArgs: ['dimensions'] }]) expect(agree(encoder.encode(v), opts)).toBe(hasTape);
+    }
+  });
+
   it("a caller that changes a returned signature does not change the next request's", () => {
     const bytes = encoder.encode(JSON.stringify({ ...turn(chat, 4), context: { tenant: 'a' } }));
     const first = requestDigests(bytes);
@@ -230,5 +240,117 @@ describe('the kept top level (model, options, context)', () => {
     first.signature.toolNames.length = 0;
     expect(agree(bytes)).toBe(hasTape);
     expect(requestDigests(bytes).signature.contextKeys).toEqual(['tenant']);
+  });
+});
+
+/**
+ * Changes one letter of `text` every `step` bytes in [from, to) (same length), each right after
+ * `text` was keyed (its tool list kept): every changed body is declined or keyed as the
+ * reference. Returns how many changed bodies the reference keys differently from `text`.
+ */
+function oneLetterChanges(text: string, from: number, to: number, step: number, opts: NormalizeOptions): number {
+  const original = encoder.encode(text);
+  const originalKey = requestKeys(original, opts).key;
+  let changed = 0;
+  for (let p = from; p < to; p += step) {
+    const c = text[p]!;
+    if (!/[a-y]/.test(c)) continue;
+    const mutated = encoder.encode(text.slice(0, p) + String.fromCharCode(c.charCodeAt(0) + 1) + text.slice(p + 1));
+    expect(agree(original, opts)).toBe(hasTape);
+    let refKey: string | undefined;
+    try {
+      refKey = requestKeys(mutated, opts).key;
+    } catch {
+      continue;
+    }
+    // Declined (a snake_case name, a literal broken) or keyed as the reference.
+    agree(mutated, opts);
+    if (refKey !== originalKey) changed++;
+  }
+  return changed;
+}
+
+/**
+ * Keys every `step`-th turn of a conversation (`turnOf(k)`: the body of its first k items, the
+ * same tools) as the reference; its tool list is canonicalized once and skipped by the index
+ * from the second request on.
+ */
+function conversationSkipsItsTools(turnOf: (k: number) => string, items: number, step: number, opts: NormalizeOptions): void {
+  clearToolsCache();
+  const before = counts();
+  let turns = 0;
+  for (let k = 1; k <= items; k += step) {
+    expect(agree(encoder.encode(turnOf(k)), opts)).toBe(hasTape);
+    turns++;
+  }
+  if (!hasTape) return;
+  expect(toolsCacheCounts.misses - before.misses).toBe(1);
+  expect(toolsCacheCounts.skipped - before.skipped).toBe(turns - 1);
+}
+
+describe('what the raw-bytes path keeps for Gemini and Converse bodies on their routes', () => {
+  const gemini = geminiBody() as { body: Obj; endpoint: { method: string; url: string } };
+  const converse = converseBody() as { body: Obj; endpoint: { method: string; url: string } };
+  const at = (endpoint: { method: string; url: string }) => ({ endpoint });
+  it('a Gemini conversation growing turn by turn keys as the reference, its root tools skipped by the index from the second request on', () => {
+    conversationSkipsItsTools((k) => JSON.stringify({ ...gemini.body, contents: gemini.body.contents.slice(0, k) }), gemini.body.contents.length, 4, at(gemini.endpoint));
+  });
+
+  it('a Gemini tool list changed by one byte (same length) after the original was kept is never answered by it', () => {
+    clearToolsCache();
+    const text = JSON.stringify({ ...gemini.body, contents: gemini.body.contents.slice(0, 6) });
+    const from = text.indexOf('"tools":[');
+    expect(from).toBeGreaterThan(0);
+    const changed = oneLetterChanges(text, from + 9, text.indexOf('"toolConfig"', from), 53, at(gemini.endpoint));
+    expect(changed).toBeGreaterThan(20);
+  });
+
+  it('an Ollama conversation growing turn by turn keys as the reference, its root tools skipped from the second request on; a one-byte change is never answered by the kept list', () => {
+    const ollama = ollamaChatBody() as { body: Obj; endpoint: { method: string; url: string } };
+    const ollamaTurn = (k: number): string => JSON.stringify({ ...ollama.body, messages: ollama.body.messages.slice(0, k) });
+    conversationSkipsItsTools(ollamaTurn, ollama.body.messages.length, 5, at(ollama.endpoint));
+    const text = ollamaTurn(8);
+    const from = text.indexOf('"tools":[');
+    expect(from).toBeGreaterThan(0);
+    const changed = oneLetterChanges(text, from + 9, text.indexOf('],"stream"', from), 61, at(ollama.endpoint));
+    expect(changed).toBeGreaterThan(20);
+    // The same top level under other ignored arguments, and changed by one byte.
+    const bytes = encoder.encode(text);
+    for (const opts of [{ ignoreArgs: ['temperature'] }, {}, { ignoreArgs: ['seed'] }]) expect(agree(bytes, { ...at(ollama.endpoint), ...opts })).toBe(hasTape);
+    expect(agree(encoder.encode(text.replace('"num_ctx":32768', '"num_ctx":32769')), at(ollama.endpoint))).toBe(hasTape);
+  });
+
+  it("a Converse conversation keys as the reference, its toolConfig's tools skipped from the second request on, and only there", () => {
+    const converseTurn = (k: number): string => JSON.stringify({ ...converse.body, messages: converse.body.messages.slice(0, k) });
+    conversationSkipsItsTools(converseTurn, converse.body.messages.length, 6, at(converse.endpoint));
+    const text = converseTurn(7);
+    const from = text.indexOf('"toolConfig":{"tools":[');
+    expect(from).toBeGreaterThan(0);
+    expect(oneLetterChanges(text, from + 23, text.indexOf('"toolChoice"', from), 59, at(converse.endpoint))).toBeGreaterThan(20);
+    // The same bytes in the same place under another member name (the same length): not skipped.
+    const renamed = [text.replace('"toolConfig":{', '"toolConfiG":{'), text.replace('"toolConfig":{"tools":[', '"toolConfig":{"toolz":[')];
+    for (const body of renamed) {
+      expect(agree(encoder.encode(text), at(converse.endpoint))).toBe(hasTape);
+      const b = counts();
+      agree(encoder.encode(body), at(converse.endpoint));
+      expect(toolsCacheCounts.skipped - b.skipped).toBe(0);
+    }
+  });
+
+  it('the same top level on another route (another model in the path) or changed by one byte keys as the reference', () => {
+    for (const [shape, other] of [
+      [gemini, '/v1beta/models/gemini-2.5-pro:generateContent'],
+      [converse, '/model/us.anthropic.claude-opus-4-1-20250805-v1%3A0/converse'],
+    ] as const) {
+      const text = JSON.stringify(shape.body);
+      const bytes = encoder.encode(text);
+      const moved = { ...shape.endpoint, url: other };
+      const tweaked = encoder.encode(text.replace('"temperature":0', '"temperature":1'));
+      expect(tweaked).not.toEqual(bytes);
+      for (const [b, e] of [[bytes, shape.endpoint], [bytes, moved], [tweaked, shape.endpoint], [bytes, shape.endpoint], [bytes, moved]] as const) {
+        expect(agree(b, at(e))).toBe(hasTape);
+      }
+      expect(requestKeys(bytes, at(moved)).key).not.toBe(requestKeys(bytes, at(shape.endpoint)).key);
+    }
   });
 });

@@ -233,6 +233,54 @@ describe('the command line', () => {
   });
 });
 
+describe('a request body the keyer refuses', () => {
+  // Entries are read as they are keyed: whatever stops the import first, a malformed entry
+  // further on is still what the import reports, as when the whole file was read first.
+  const withBodies = (...texts: string[]) => {
+    const h = har() as Json;
+    h.log.entries = texts.map((t, i) => ({ ...harEntry(`e${i}`), request: { ...harEntry(`e${i}`).request, postData: { mimeType: 'application/json', text: t } } }));
+    return h;
+  };
+  const ok = JSON.stringify(ask('fine'));
+  const dup = '{"model":"gpt-4o-mini","model":"x","messages":[]}';
+
+  it('is the entry and field named, and nothing is written; --skip-bad lists it and keeps the rest', async () => {
+    const src = join(dir, 'dup-body.har');
+    writeFileSync(src, JSON.stringify(withBodies(ok, dup, JSON.stringify(ask('also fine')))));
+    const out = join(dir, 'dup-body.tape');
+    const err = await importRecordings(src, out).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TapedeckError);
+    expect(err).toMatchObject({ code: 'E_IMPORT_ENTRY', details: { entry: 1, field: 'request.body' } });
+    expect((err as Error).message).toMatch(/Duplicate object key at byte 23/);
+    expect(readdirSync(dir).filter((f) => f.startsWith('dup-body.tape') || f.includes('dup-body.tape.'))).toEqual([]);
+    const report = await importRecordings(src, out, { skipBad: true });
+    expect(report.records).toBe(2);
+    expect(report.skipped).toEqual([{ where: 'log.entries[1]', reason: expect.stringMatching(/^Duplicate object key at byte 23/) }]);
+  });
+
+  it('gives way to a malformed entry after it, which is reported with the count of the bad ones', async () => {
+    const h = withBodies(ok, dup, ok, ok);
+    delete h.log.entries[2].response;
+    h.log.entries[3].response.status = 'x';
+    const src = join(dir, 'dup-then-bad.har');
+    writeFileSync(src, JSON.stringify(h));
+    const err = await importRecordings(src, join(dir, 'dup-then-bad.tape')).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'E_IMPORT_ENTRY', details: { entry: 2, field: 'response' } });
+    expect((err as Error).message).toMatch(/\(1 more bad entry after it\); no tape written\./);
+  });
+
+  it('a tape that exists already gives way to a malformed entry too', async () => {
+    const h = withBodies(ok, ok);
+    delete h.log.entries[1].response;
+    const src = join(dir, 'exists-then-bad.har');
+    writeFileSync(src, JSON.stringify(h));
+    const out = join(dir, 'exists-then-bad.tape');
+    writeFileSync(out, 'not a tape');
+    await expect(importRecordings(src, out)).rejects.toMatchObject({ code: 'E_IMPORT_ENTRY', details: { entry: 1 } });
+    expect(readFileSync(out, 'utf8')).toBe('not a tape');
+  });
+});
+
 describe('HAR entries in order', () => {
   it('the same request twice becomes two repeats answered in file order; a base64 content.text is decoded', async () => {
     const h = har() as Json;

@@ -17,8 +17,9 @@ import { ollamaAsOpenAI } from '../../providers/ollama.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
 import type { OllamaMode } from './ollama.ts';
-import { COMMA, L, lit, quotedId } from './out.ts';
-import { finish, modelAndOptions, type Normalized, sortedTools } from './view.ts';
+import { COMMA, decoder, L, lit, quotedId } from './out.ts';
+import { type FoundTools, keepTools, toolsTail, usedTools } from './tools-cache.ts';
+import { finish, keptTop, type Normalized, sortedTools } from './view.ts';
 import { decline, F_KEY_ESCAPED, isResult, type Members, NO_MEMBERS, NO_SKIP, NONE, PART, RESULT, set, T_ARRAY, T_NULL, T_NUMBER, T_OBJECT, T_STRING, Walk } from './walk.ts';
 
 const JSON_SCHEMA = lit('jsonSchema');
@@ -766,19 +767,44 @@ export function topLevel(provider: BuiltinProvider, top: Record<string, unknown>
   return small;
 }
 
-export function digests(w: ChatWalk, opts: NormalizeOptions, ignoreArgs: readonly string[]): RequestDigests {
-  const root = w.members(0);
-  const provider = (opts.provider as BuiltinProvider | undefined) ?? detect(w, root);
-  let top: Record<string, unknown> = {};
+/**
+ * The root members the top level is made of (those `inTop` takes), as their exact bytes: what a
+ * kept top level is found by.
+ */
+function topText(w: Walk, root: Members, inTop: (k: string) => boolean): string {
+  let text = '';
   for (let i = 0; i < root.names.length; i++) {
     const k = root.names[i]!;
-    // Ollama: `system` and `functions` are options the rewrite moves under `ollama`.
-    if (!CONVERSATION[provider].includes(k) || (w.ollama && k !== 'messages' && k !== 'tools')) set(top, k, w.value(root.recs[i]!));
+    if (!inTop(k)) continue;
+    const rec = root.recs[i]!;
+    text += `${decoder.decode(w.src.subarray(w.t[rec * 8 + 4]!, w.end(rec)))},`;
   }
-  if (w.ollama) top = ollamaAsOpenAI('chat', top) as Record<string, unknown>;
-  const small = topLevel(provider, top, ignoreArgs);
+  return text;
+}
+
+/**
+ * The digests of a chat-family body by the walk. `known`: a root tool list kept from an earlier
+ * Ollama request (tools-cache.ts), which the index may have skipped (Ollama mode only).
+ */
+export function digests(w: ChatWalk, opts: NormalizeOptions, ignoreArgs: readonly string[], known?: FoundTools): RequestDigests {
+  const root = w.members(0);
+  const provider = (opts.provider as BuiltinProvider | undefined) ?? detect(w, root);
+  // Ollama: `system` and `functions` are options the rewrite moves under `ollama`.
+  const inTop = (k: string): boolean => !CONVERSATION[provider].includes(k) || (w.ollama !== undefined && k !== 'messages' && k !== 'tools');
+  const makeTop = (): Normalized => {
+    let top: Record<string, unknown> = {};
+    for (let i = 0; i < root.names.length; i++) if (inTop(root.names[i]!)) set(top, root.names[i]!, w.value(root.recs[i]!));
+    if (w.ollama) top = ollamaAsOpenAI('chat', top) as Record<string, unknown>;
+    return topLevel(provider, top, ignoreArgs);
+  };
+  // The top level is kept by its bytes (as the core's view keeps the chat family's, core.ts),
+  // written where the model and options go.
+  const text = topText(w, root, inTop);
+  const topKey = `${w.ollama ? 'ollama' : provider}${JSON.stringify(ignoreArgs)}`;
+  const writeTop = (): Normalized => keptTop(out, topKey, text, makeTop)!;
 
   const out = w.out;
+  let small: Normalized;
   let count = 0;
   const names: (string | undefined)[] = [];
   if (provider === 'openai-embeddings') {
@@ -793,7 +819,7 @@ export function digests(w: ChatWalk, opts: NormalizeOptions, ignoreArgs: readonl
       }
     }
     out.bytes(L.closeArr);
-    modelAndOptions(out, small);
+    small = writeTop();
   } else {
     out.bytes(L.view);
     const responses = provider === 'openai-responses';
@@ -846,12 +872,13 @@ export function digests(w: ChatWalk, opts: NormalizeOptions, ignoreArgs: readonl
     }
 
     out.bytes(L.closeArr);
-    modelAndOptions(out, small);
+    small = writeTop();
+    if (w.ollama) return ollamaTools(w, root, small, count, known);
 
     // Tools: each written as a chunk, then the chunks in the reference's order (by name).
     const chunks: { name: string | undefined; start: number; end: number }[] = [];
     for (const [name, legacy] of [['tools', false], ['functions', true]] as const) {
-      const t = w.ollama && legacy ? undefined : root.get(name);
+      const t = root.get(name);
       if (t === undefined || w.kind(t) === T_NULL) continue;
       if (w.kind(t) !== T_ARRAY) decline(); // the AI SDK's tools map, or an error
       for (const c of w.children(t)) {
@@ -865,4 +892,45 @@ export function digests(w: ChatWalk, opts: NormalizeOptions, ignoreArgs: readonl
   }
   out.bytes(L.close);
   return finish(out, provider, count, names, small);
+}
+
+/** The tool-list tag of Ollama's kept root tools (tools-cache.ts KeptTools.provider): no core provider number. */
+export const OLLAMA_KEPT = 100;
+
+/**
+ * Ends an Ollama body's view with its tools (the root `tools`; `functions` is an option there)
+ * and finishes: a list kept from an earlier request is not walked again (the index skipped it
+ * where it sat as far from the end), a list whose canonical form is kept is not written into
+ * the view, and a list written whole is kept for the next request of the conversation.
+ */
+function ollamaTools(w: ChatWalk, root: Members, small: Normalized, count: number, known: FoundTools | undefined): RequestDigests {
+  const out = w.out;
+  const t = root.get('tools');
+  if (t !== undefined && known !== undefined && w.start(t) === known.skip.start && w.end(t) === known.skip.end && w.t[t * 8 + 3] === t + 1) {
+    usedTools(known.tools);
+    out.bytes(L.close);
+    return finish(out, 'openai-chat', count, known.tools.names, small, known.tools.tail);
+  }
+  const chunks: { name: string | undefined; start: number; end: number }[] = [];
+  if (t !== undefined && w.kind(t) !== T_NULL) {
+    if (w.kind(t) !== T_ARRAY) decline();
+    for (const c of w.children(t)) {
+      const start = out.at;
+      const toolName = w.tool(c, false);
+      chunks.push({ name: toolName, start, end: out.at });
+    }
+  }
+  const at = out.at;
+  sortedTools(out, chunks);
+  const names = chunks.map((c) => c.name);
+  const tail = toolsTail(out.buf.subarray(chunks.length > 0 ? chunks[0]!.start : at, out.at));
+  if (tail === undefined) {
+    out.bytes(L.close);
+    return finish(out, 'openai-chat', count, names, small);
+  }
+  out.at = chunks.length > 0 ? chunks[0]!.start : at;
+  out.bytes(L.close);
+  const d = finish(out, 'openai-chat', count, names, small, tail);
+  if (t !== undefined && w.kind(t) === T_ARRAY) keepTools(w.src, w.start(t), w.end(t), OLLAMA_KEPT, 0, names, tail);
+  return d;
 }

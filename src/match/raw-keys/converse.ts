@@ -20,6 +20,7 @@ export const CONVERSE_CORE: ModuleShape = {
   provider: 'bedrock-converse',
   conversation: ['messages', 'system'],
   first: '{"messages":[]',
+  toolsIn: 'toolConfig',
   top: (top) => {
     const tc = top.toolConfig;
     if (tc !== null && typeof tc === 'object' && !Array.isArray(tc)) delete (tc as Record<string, unknown>).tools;

@@ -11,8 +11,8 @@ import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts
 import type { RequestDigests } from '../matcher.ts';
 import { CONVERSATION, topLevel } from './chat.ts';
 import { decoder, L, Out } from './out.ts';
-import { finish, finishWithTools, modelAndOptions, type Normalized } from './view.ts';
-import { keepTools, keptTail, type KeptTools, usedTools } from './tools-cache.ts';
+import { finish, keptTop, modelAndOptions, type Normalized } from './view.ts';
+import { keepTools, type KeptTools, keptToolsTail, newToolsTail, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
 
 export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
@@ -30,6 +30,11 @@ export interface ModuleShape {
   readonly first: string;
   /** The top level as the walk hands it to the module (Converse: toolConfig without its tools). */
   top(top: Record<string, unknown>): void;
+  /**
+   * Where the view's tools are in the body, kept and skipped by that member as the chat
+   * family's: the root's `tools` (Gemini) or its `toolConfig`'s (Converse: the view's cut).
+   */
+  readonly toolsIn: 'root' | 'toolConfig';
   /** The reference's parts for one hole (a part the core left to it, parsed). */
   part(value: unknown, n: Normalizer): unknown[];
 }
@@ -71,11 +76,6 @@ function filled(out: Out, bytes: Uint8Array, head: Uint8Array, holes: Uint32Arra
  * members' own bytes, `"name": value`. The index has compared their names (no duplicates) and
  * the core declines escaped names, so a name is its bytes.
  */
-function topOf(bytes: Uint8Array, r: Uint32Array, conversation: readonly string[], first = '{', cut: readonly [number, number] = [0, 0]): Record<string, unknown> {
-  return JSON.parse(topText(bytes, r, conversation, first, cut)) as Record<string, unknown>;
-}
-
-/** topOf()'s JSON text. */
 function topText(bytes: Uint8Array, r: Uint32Array, conversation: readonly string[], first = '{', cut: readonly [number, number] = [0, 0]): string {
   let text = first;
   for (let i = 0; i < r.length; i += 5) {
@@ -92,39 +92,10 @@ function topText(bytes: Uint8Array, r: Uint32Array, conversation: readonly strin
   return `${text}}`;
 }
 
-// The top level (model, options, context) repeats between the requests of a conversation, as
-// the tool list does: its normalized form and the view's bytes for it are kept by the exact
-// top-level text (with the provider and the ignored arguments), so that JSON.parse, the
-// normalizer and JSON.stringify of it run once per conversation rather than per request.
-interface Top {
-  readonly small: Normalized;
-  /** `,"model":...,"options":...` as modelAndOptions() wrote it. */
-  readonly bytes: Uint8Array;
-}
-const tops = new Map<string, Top>();
-// At most TOPS_MAX entries of top levels up to TOP_MAX_CHARS (a top level carrying a large
-// member is normalized each time rather than held).
-const TOPS_MAX = 64;
-const TOP_MAX_CHARS = 16 * 1024;
-
 /** Writes the view's model and options of the chat family's top level; its normalized form. */
 function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Normalized {
   const text = topText(bytes, roots, CONVERSATION[provider]);
-  // A string key is compared whole by the Map (its hash only finds the bucket).
-  const key = text.length > TOP_MAX_CHARS ? undefined : `${provider}${JSON.stringify(ignoreArgs)}${text}`;
-  const known = key === undefined ? undefined : tops.get(key);
-  if (known !== undefined) {
-    out.bytes(known.bytes);
-    return known.small;
-  }
-  const small = topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs);
-  const at = out.at;
-  modelAndOptions(out, small);
-  if (key !== undefined) {
-    if (tops.size >= TOPS_MAX) tops.clear();
-    tops.set(key, { small, bytes: out.buf.slice(at, out.at) });
-  }
-  return small;
+  return keptTop(out, `${provider}${JSON.stringify(ignoreArgs)}`, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
 }
 
 /** Tool names from the core's view, in its chunk order (undefined: none). */
@@ -143,22 +114,47 @@ const chatPart = (value: unknown, n: Normalizer): unknown[] => n.content(value, 
  */
 export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
   const out = new Out();
-  // Copied first: the core's memory is reused by the next call into it.
-  const tools = cv.skipped ? undefined : cv.tools.slice();
+  // A tool list kept already needs no copy; any other is copied first: the core's memory is
+  // reused by the next call into it.
+  const listed = cv.skipped ? undefined : viewTools(cv);
   // Attachment parts, whose rules decode and hash data: the reference, one part at a time.
   if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
   const provider = PROVIDER_OF[cv.provider]!;
   const small = chatTop(out, bytes, cv.roots, provider, ignoreArgs);
-  if (tools === undefined) {
+  if (listed === undefined) {
     // The root `tools` the index skipped: its kept form and names (raw-keys/tools-cache.ts).
     usedTools(known!);
     out.bytes(L.close);
     return finish(out, provider, cv.messageCount, known!.names, small, known!.tail);
   }
   const names = toolNamesOf(bytes, cv.toolNames);
-  const d = finishWithTools(out, tools, provider, cv.messageCount, names, small);
-  keep(bytes, cv, tools, names);
+  const tail = endTools(out, listed);
+  const d = finish(out, provider, cv.messageCount, names, small, tail);
+  if (tail !== undefined) keep(bytes, cv, tail, names);
   return d;
+}
+
+/** The view's tool list: its kept canonical end, or else a copy of its bytes. */
+interface ViewTools {
+  readonly tail: Uint8Array | undefined;
+  readonly copy: Uint8Array | undefined;
+}
+
+function viewTools(cv: CoreView): ViewTools {
+  const tail = keptToolsTail(cv.tools);
+  return tail !== undefined ? { tail, copy: undefined } : { tail: undefined, copy: cv.tools.slice() };
+}
+
+/**
+ * Ends the view: the tool list written into it (`,"tools":[...]`, the view's last member) and
+ * `}`, or only `}` for a list whose canonical form is kept (raw-keys/tools-cache.ts): the key's
+ * digest then ends with that kept form, returned here.
+ */
+function endTools(out: Out, listed: ViewTools): Uint8Array | undefined {
+  const tail = listed.tail ?? newToolsTail(listed.copy!);
+  if (tail === undefined) out.bytes(listed.copy!);
+  out.bytes(L.close);
+  return tail;
 }
 
 const TOOLS_KEY = new TextEncoder().encode('"tools"');
@@ -173,12 +169,9 @@ function keyIs(bytes: Uint8Array, start: number, end: number, key: Uint8Array): 
 
 /**
  * Keeps the body's root `tools` value for the next request of the conversation, when the view
- * ended with its kept canonical form and no `functions` list was sorted in with it.
+ * ended with its kept canonical form `tail` and no `functions` list was sorted in with it.
  */
-function keep(bytes: Uint8Array, cv: CoreView, tools: Uint8Array, names: readonly (string | undefined)[]): void {
-  // `tools`, not cv.tools: the core's memory has been reused since.
-  const tail = keptTail(tools);
-  if (tail === undefined) return;
+function keep(bytes: Uint8Array, cv: CoreView, tail: Uint8Array, names: readonly (string | undefined)[]): void {
   const r = cv.roots;
   let member = -1;
   for (let i = 0; i < r.length; i += 5) {
@@ -194,14 +187,42 @@ function keep(bytes: Uint8Array, cv: CoreView, tools: Uint8Array, names: readonl
  * Bedrock Converse), as coreDigests() for the chat family: model and options by the module on
  * the top level, holes by the reference; null leaves the body to the shape's walk.
  */
-export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: NormalizeOptions, shape: ModuleShape): RequestDigests | null {
+export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: NormalizeOptions, shape: ModuleShape, known?: KeptTools): RequestDigests | null {
   const out = new Out();
-  const tools = cv.tools.slice();
+  const listed = cv.skipped ? undefined : viewTools(cv);
   if (!filled(out, bytes, cv.head, cv.holes, shape.part)) return null;
-  const top = topOf(bytes, cv.roots, shape.conversation, shape.first, cv.cut);
-  shape.top(top);
-  const small = normalizeModule(top, opts);
-  if (small.provider !== shape.provider || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP)) return null;
-  modelAndOptions(out, small);
-  return finishWithTools(out, tools, small.provider as BuiltinProvider, cv.messageCount, toolNamesOf(bytes, cv.toolNames), small);
+  const text = topText(bytes, cv.roots, shape.conversation, shape.first, cv.cut);
+  // The module reads the model (and the operation) from the endpoint: part of what is kept.
+  const method = opts.endpoint?.method;
+  const url = opts.endpoint?.url;
+  const key = (method === undefined || typeof method === 'string') && typeof url === 'string' ? JSON.stringify([shape.code, method ?? null, url, opts.provider ?? null]) : undefined;
+  const make = (): Normalized | null => {
+    const top = JSON.parse(text) as Record<string, unknown>;
+    shape.top(top);
+    const small = normalizeModule(top, opts);
+    return small.provider !== shape.provider || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP) ? null : small;
+  };
+  let small: Normalized | null;
+  if (key === undefined) {
+    small = make();
+    if (small !== null) modelAndOptions(out, small);
+  } else {
+    small = keptTop(out, key, text, make);
+  }
+  if (small === null) return null;
+  const provider = small.provider as BuiltinProvider;
+  if (listed === undefined) {
+    // The root `tools` the index skipped: its kept form and names.
+    usedTools(known!);
+    out.bytes(L.close);
+    return finish(out, provider, cv.messageCount, known!.names, small, known!.tail);
+  }
+  const names = toolNamesOf(bytes, cv.toolNames);
+  const tail = endTools(out, listed);
+  const d = finish(out, provider, cv.messageCount, names, small, tail);
+  if (tail !== undefined) {
+    if (shape.toolsIn === 'root') keep(bytes, cv, tail, names);
+    else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
+  }
+  return d;
 }

@@ -34,6 +34,7 @@ export const GEMINI_CORE: ModuleShape = {
   provider: 'gemini',
   conversation: [...GEMINI_LAYOUT],
   first: '{"contents":[]',
+  toolsIn: 'root',
   top: () => {},
   part: (value) => {
     const p = value as Record<string, unknown>;

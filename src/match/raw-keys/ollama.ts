@@ -7,6 +7,7 @@ import { ollamaSyntheticId } from '../../providers/ollama.ts';
 import type { RequestDigests } from '../matcher.ts';
 import { type ChatWalk, digests, messageSkip } from './chat.ts';
 import { COMMA, L } from './out.ts';
+import type { FoundTools } from './tools-cache.ts';
 import { decline, type Members, NO_MEMBERS, PART, T_ARRAY, T_NULL, T_STRING } from './walk.ts';
 
 let skipOllama: Set<string> | undefined;
@@ -85,8 +86,11 @@ export class OllamaMode {
   }
 }
 
-/** Digests of an Ollama /api/chat body: the chat walk in its Ollama mode. */
-export function ollamaDigests(w: ChatWalk, ignoreArgs: readonly string[]): RequestDigests {
+/**
+ * Digests of an Ollama /api/chat body: the chat walk in its Ollama mode. `known`: a root tool
+ * list kept from an earlier request, which the index was asked to skip.
+ */
+export function ollamaDigests(w: ChatWalk, ignoreArgs: readonly string[], known?: FoundTools): RequestDigests {
   w.ollama = new OllamaMode();
-  return { ...digests(w, { provider: 'openai-chat' }, ignoreArgs), provider: 'ollama-chat' };
+  return { ...digests(w, { provider: 'openai-chat' }, ignoreArgs, known), provider: 'ollama-chat' };
 }

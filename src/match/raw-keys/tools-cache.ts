@@ -48,8 +48,22 @@ export const toolsCacheCounts = { hits: 0, misses: 0, skipped: 0 };
  * const tail = toolsTail(cv.tools); // then pathHashesOfUtf8(viewWithoutTools, 'messages', tail)
  */
 export function toolsTail(tools: Uint8Array): Uint8Array | undefined {
-  if (tools.length < MIN_BYTES || tools.length > MAX_BYTES) return undefined;
-  for (let i = 0; i < PREFIX.length; i++) if (tools[i] !== PREFIX[i]) return undefined;
+  return keptToolsTail(tools) ?? newToolsTail(tools);
+}
+
+/** Whether a list of this view's bytes is kept here at all: its size and its `,"tools":`. */
+function keepable(tools: Uint8Array): boolean {
+  if (tools.length < MIN_BYTES || tools.length > MAX_BYTES) return false;
+  for (let i = 0; i < PREFIX.length; i++) if (tools[i] !== PREFIX[i]) return false;
+  return true;
+}
+
+/**
+ * toolsTail() of a list kept already, else undefined, without calling into the core: `tools`
+ * may be a view of the core's memory (a hit needs no copy of it).
+ */
+export function keptToolsTail(tools: Uint8Array): Uint8Array | undefined {
+  if (!keepable(tools)) return undefined;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!;
     if (!sameBytes(e.key, tools)) continue;
@@ -60,15 +74,22 @@ export function toolsTail(tools: Uint8Array): Uint8Array | undefined {
     toolsCacheCounts.hits++;
     return e.tail;
   }
+  return undefined;
+}
+
+/** toolsTail() of a list not kept yet (keptToolsTail() said so): made and kept. */
+export function newToolsTail(tools: Uint8Array): Uint8Array | undefined {
+  if (!keepable(tools)) return undefined;
   toolsCacheCounts.misses++;
+  // The key is copied first: `tools` may be a view of memory the core call below reuses.
+  const key = tools.slice();
   // The view's bytes are valid UTF-8: ranges of a checked body and literals.
-  const canonical = canonicalOfUtf8(tools.subarray(PREFIX.length));
+  const canonical = canonicalOfUtf8(key.subarray(PREFIX.length));
   const tail = new Uint8Array(PREFIX.length + canonical.length + 1);
   tail.set(PREFIX);
   tail.set(canonical, PREFIX.length);
   tail[tail.length - 1] = CLOSE;
-  // The key is copied: `tools` is a view of memory the next request reuses.
-  entries.unshift({ key: tools.slice(), tail });
+  entries.unshift({ key, tail });
   if (entries.length > ENTRIES) entries.pop();
   return tail;
 }
@@ -87,6 +108,8 @@ export interface KeptTools {
   /** The provider the view was written for, and the detection's verdict on these tools. */
   readonly provider: number;
   readonly verdict: number;
+  /** Where the value sat: the root's `tools` (false), or its `toolConfig`'s (Bedrock Converse). */
+  readonly inToolConfig: boolean;
   /** Tool names in the view's order (undefined: none). */
   readonly names: readonly (string | undefined)[];
   /** `,"tools":` + canonical list + `}`. */
@@ -95,6 +118,12 @@ export interface KeptTools {
 
 /** Most recently used first. */
 const kept: KeptTools[] = [];
+
+/** A kept `tools` value found in a body: where it is (the skip for the core) and what was kept. */
+export interface FoundTools {
+  readonly skip: RequestViewSkip;
+  readonly tools: KeptTools;
+}
 
 /** Whether `k.raw` is at `at` in `bytes`, byte for byte. */
 function at(bytes: Uint8Array, k: KeptTools, p: number): boolean {
@@ -107,22 +136,22 @@ function at(bytes: Uint8Array, k: KeptTools, p: number): boolean {
  * core skips it only if a root member named `tools` starts there; anywhere else the body is
  * indexed whole.
  */
-export function findKeptTools(bytes: Uint8Array): { skip: RequestViewSkip; tools: KeptTools } | undefined {
+export function findKeptTools(bytes: Uint8Array): FoundTools | undefined {
   for (const k of kept) {
     for (const p of [bytes.length - k.fromEnd, k.fromStart]) {
-      if (at(bytes, k, p)) return { skip: { start: p, end: p + k.raw.length, verdict: k.verdict }, tools: k };
+      if (at(bytes, k, p)) return { skip: { start: p, end: p + k.raw.length, verdict: k.verdict, inToolConfig: k.inToolConfig }, tools: k };
     }
   }
   return undefined;
 }
 
 /** Keeps a `tools` value whose view was written whole (and whose tail is kept). */
-export function keepTools(bytes: Uint8Array, start: number, end: number, provider: number, verdict: number, names: readonly (string | undefined)[], tail: Uint8Array): void {
+export function keepTools(bytes: Uint8Array, start: number, end: number, provider: number, verdict: number, names: readonly (string | undefined)[], tail: Uint8Array, inToolConfig = false): void {
   if (end - start > MAX_BYTES) return;
   for (let i = 0; i < kept.length; i++) {
     if (sameBytes(kept[i]!.raw, bytes.subarray(start, end))) kept.splice(i--, 1);
   }
-  kept.unshift({ raw: bytes.slice(start, end), fromStart: start, fromEnd: bytes.length - start, provider, verdict, names: [...names], tail });
+  kept.unshift({ raw: bytes.slice(start, end), fromStart: start, fromEnd: bytes.length - start, provider, verdict, inToolConfig, names: [...names], tail });
   if (kept.length > ENTRIES) kept.pop();
 }
 
@@ -134,12 +163,6 @@ export function usedTools(k: KeptTools): void {
     kept.unshift(k);
   }
   toolsCacheCounts.skipped++;
-}
-
-/** The kept tail of exactly these view bytes `,"tools":[...]`, or undefined (no lookup count). */
-export function keptTail(tools: Uint8Array): Uint8Array | undefined {
-  for (const e of entries) if (sameBytes(e.key, tools)) return e.tail;
-  return undefined;
 }
 
 /** Forgets every entry (tests and benchmarks: a conversation's first request). */

@@ -7,7 +7,6 @@ import type { normalizeRequest } from '../../providers/normalize.ts';
 import type { BuiltinProvider } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
 import { COMMA, L, type Out } from './out.ts';
-import { toolsTail } from './tools-cache.ts';
 import { decline, NONE } from './walk.ts';
 
 export type Normalized = ReturnType<typeof normalizeRequest>;
@@ -93,16 +92,43 @@ export function modelAndOptions(out: Out, small: Normalized): void {
   out.text(JSON.stringify(view.options));
 }
 
+// The top level (model, options, context) repeats between the requests of a conversation, as
+// the tool list does: its normalized form and the view's bytes for it are kept by the exact
+// top-level text (with the provider and the ignored arguments), so that JSON.parse, the
+// normalizer and JSON.stringify of it run once per conversation rather than per request.
+interface Top {
+  readonly small: Normalized;
+  /** `,"model":...,"options":...` as modelAndOptions() wrote it. */
+  readonly bytes: Uint8Array;
+}
+const tops = new Map<string, Top>();
+// At most TOPS_MAX entries of top levels up to TOP_MAX_CHARS (a top level carrying a large
+// member is normalized each time rather than held).
+const TOPS_MAX = 64;
+const TOP_MAX_CHARS = 16 * 1024;
+
 /**
- * Ends the view with its tool list (`,"tools":[...]`, the view's last member) and finishes: a
- * list whose canonical form is kept (raw-keys/tools-cache.ts) is not written into the view,
- * the key's digest ends with the kept form instead.
+ * Writes the view's model and options of a top level whose text is `text` (`key` names the
+ * rest of what its normalized form depends on); its normalized form, from `make` the first time
+ * (null: the body goes to its walk, nothing is written or kept).
  */
-export function finishWithTools(out: Out, tools: Uint8Array, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized): RequestDigests {
-  const tail = toolsTail(tools);
-  if (tail === undefined) out.bytes(tools);
-  out.bytes(L.close);
-  return finish(out, provider, count, names, small, tail);
+export function keptTop(out: Out, key: string, text: string, make: () => Normalized | null): Normalized | null {
+  // A string key is compared whole by the Map (its hash only finds the bucket).
+  const full = text.length > TOP_MAX_CHARS ? undefined : `${key}${text}`;
+  const known = full === undefined ? undefined : tops.get(full);
+  if (known !== undefined) {
+    out.bytes(known.bytes);
+    return known.small;
+  }
+  const small = make();
+  if (small === null) return null;
+  const at = out.at;
+  modelAndOptions(out, small);
+  if (full !== undefined) {
+    if (tops.size >= TOPS_MAX) tops.clear();
+    tops.set(full, { small, bytes: out.buf.slice(at, out.at) });
+  }
+  return small;
 }
 
 /** One core call over the view written to `out`, and the signature. */
@@ -126,6 +152,15 @@ export function finish(out: Out, provider: BuiltinProvider, count: number, names
 
 const wellFormed = (x: string): boolean => x.isWellFormed();
 
+// node:crypto's one-shot SHA-256 where the runtime has it (browser bundles leave these files
+// out): a few hundred bytes of UTF-8 hashed in one native call, where the core's sha256()
+// encodes the text, copies it into memory and copies the digest out.
+const nodeHash = (
+  (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
+    | { hash?: (algorithm: string, data: string, encoding: 'hex') => string }
+    | undefined
+)?.hash;
+
 /**
  * hashValue(signature), from its canonical text written here: members in canonical order, an
  * integer, and strings as JSON.stringify spells them, which is RFC 8785's spelling for
@@ -134,5 +169,6 @@ const wellFormed = (x: string): boolean => x.isWellFormed();
  */
 function signatureDigest(s: { toolNames: string[]; messageCount: number; contextKeys: string[] }): string {
   if (!Number.isSafeInteger(s.messageCount) || !s.toolNames.every(wellFormed) || !s.contextKeys.every(wellFormed)) return hashValue(s);
-  return hex(sha256(`{"contextKeys":${JSON.stringify(s.contextKeys)},"messageCount":${s.messageCount},"toolNames":${JSON.stringify(s.toolNames)}}`));
+  const text = `{"contextKeys":${JSON.stringify(s.contextKeys)},"messageCount":${s.messageCount},"toolNames":${JSON.stringify(s.toolNames)}}`;
+  return nodeHash !== undefined ? nodeHash('sha256', text, 'hex') : hex(sha256(text));
 }

@@ -11,41 +11,47 @@ import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { openTapeWriter } from '../tape-writers.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
-import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, peekFrame, rewriteTapeFrames, scanTape, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
+import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, peekPayload, rewriteTapeFrames, scanTape, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
 export interface TapeBackendOptions {
   /** Lock timing for appends and rewrites (src/store/tape-file.ts). */
   lock?: TapeLockOptions;
 }
 
-/** One frame of a tape image: decoded, peeked and digested on demand (one object per record). */
+/** The file image records of one load decode from, shared by all of them. */
+interface TapeImage {
+  readonly bytes: Buffer;
+  readonly file: string;
+}
+
+/**
+ * One frame of a tape image: decoded, peeked and digested on demand (one small object per
+ * record; the scan's frame objects are not kept).
+ */
 class TapeRecord implements LoadedRecord {
   constructor(
-    private readonly bytes: Buffer,
-    private readonly frame: { offset: number; length: number },
-    private readonly file: string,
+    private readonly image: TapeImage,
+    readonly at: number,
+    private readonly length: number,
   ) {}
-  get at(): number {
-    return this.frame.offset;
-  }
   head(fields?: readonly string[], deep?: boolean): Readonly<Record<string, HeadScalar>> {
-    return peekFrame(this.bytes, this.frame, fields, deep);
+    return peekPayload(this.image.bytes, this.at, this.length, fields, deep);
   }
   value(): unknown {
-    return decodeFrame(this.bytes, this.frame, this.file);
+    return decodeFrame(this.image.bytes, { offset: this.at, length: this.length }, this.image.file);
   }
   /**
    * The payload's digest: stable when other writers append or rewrite (frames are copied
    * verbatim), equal only for equal bytes.
    */
   id(): string {
-    const f = this.frame;
-    return createHash('sha256').update(this.bytes.subarray(f.offset + FRAME_HEADER_SIZE, f.offset + f.length)).digest('base64');
+    return createHash('sha256').update(this.image.bytes.subarray(this.at + FRAME_HEADER_SIZE, this.at + this.length)).digest('base64');
   }
 }
 
 function records(scan: TapeScan, file: string): LoadedRecord[] {
-  return scan.frames.map((f) => new TapeRecord(scan.bytes, f, file));
+  const image: TapeImage = { bytes: scan.bytes, file };
+  return scan.frames.map((f) => new TapeRecord(image, f.offset, f.length));
 }
 
 /**

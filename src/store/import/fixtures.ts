@@ -166,5 +166,5 @@ export function readFixtures(text: string, file: string, opts: { parsed?: unknow
   const list = isObject(doc) ? (doc.fixtures ?? doc.expectations ?? ('httpRequest' in doc ? [doc] : undefined)) : doc;
   if (!Array.isArray(list)) throw badFile(file, format, 'expected an array of fixtures, or { "fixtures": [...] }');
   const prefix = isObject(doc) && Array.isArray(doc.fixtures) ? 'fixtures' : isObject(doc) && Array.isArray(doc.expectations) ? 'expectations' : '';
-  return readEntries(file, list, (i) => `${prefix}[${i}]`, fixture, { format, file, exchanges: [], bad: [], unkeyable: [] });
+  return readEntries(file, format, list, (i) => `${prefix}[${i}]`, fixture);
 }

@@ -39,11 +39,12 @@ export function parseJsonFile(text: string, file: string, format: string): unkno
 function headersOf(list: unknown, field: string): ImportHeaders {
   if (!Array.isArray(list)) throw new FieldError(field, 'must be an array of { name, value }');
   const h: ImportHeaders = {};
-  list.forEach((x, i) => {
+  for (let i = 0; i < list.length; i++) {
+    const x: unknown = list[i];
     if (!isObject(x) || typeof x.name !== 'string' || typeof x.value !== 'string') throw new FieldError(`${field}[${i}]`, 'must be { name, value } with string values');
     // HTTP/2 pseudo-headers (:authority, :path) as Chrome lists them are not headers.
-    if (!x.name.startsWith(':')) addHeader(h, x.name, x.value);
-  });
+    if (x.name.charCodeAt(0) !== 0x3a) addHeader(h, x.name, x.value);
+  }
   return h;
 }
 
@@ -112,7 +113,8 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const t = isObject(x.timings) ? x.timings : {};
   const first = num(t.blocked) + num(t.dns) + num(t.connect) + num(t.send) + num(t.wait);
   const chunks = exportedChunks(r._chunks, resBody.length) ?? streamChunks(resHeaders, resBody, 0, num(t.receive));
-  const started = typeof x.startedDateTime === 'string' && !Number.isNaN(Date.parse(x.startedDateTime)) ? new Date(x.startedDateTime).toISOString() : undefined;
+  const at = typeof x.startedDateTime === 'string' ? Date.parse(x.startedDateTime) : NaN;
+  const started = Number.isNaN(at) ? undefined : new Date(at).toISOString();
   return {
     where: `log.entries[${i}]`,
     index: i,
@@ -134,5 +136,5 @@ export function readHar(text: string, file: string, opts: { parsed?: unknown; di
   if (!isObject(doc) || !isObject(doc.log)) throw badFile(file, 'HAR file', 'expected an object with a "log" member (HAR 1.2)');
   if (!Array.isArray(doc.log.entries)) throw badFile(file, 'HAR file', '"log.entries" must be an array');
   const dir = opts.dir ?? (file === '-' ? undefined : dirname(file));
-  return readEntries(file, doc.log.entries as unknown[], (i) => `log.entries[${i}]`, (e, i) => entry(e, i, dir), { format: 'HAR', file, exchanges: [], bad: [], unkeyable: [] });
+  return readEntries(file, 'HAR', doc.log.entries as unknown[], (i) => `log.entries[${i}]`, (e, i) => entry(e, i, dir));
 }

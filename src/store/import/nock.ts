@@ -95,5 +95,5 @@ export function readNock(text: string, file: string, opts: { parsed?: unknown } 
   const format = 'nock recording';
   const doc = opts.parsed ?? parseJsonFile(text, file, format);
   if (!Array.isArray(doc)) throw badFile(file, format, 'expected a JSON array of definitions ({ scope, method, path, status, response })');
-  return readEntries(file, doc, (i) => `[${i}]`, definition, { format, file, exchanges: [], bad: [], unkeyable: [] });
+  return readEntries(file, format, doc, (i) => `[${i}]`, definition);
 }

@@ -116,5 +116,5 @@ export function readVcr(text: string, file: string): ReadResult {
   // VCR.py writes `version` after `interactions` (sorted keys): without it the file was cut.
   if (data.version === undefined) throw badFile(file, format, 'it has no "version" (VCR.py writes "version: 1" as the last line, so the file ends early: truncated?)');
   if (data.version !== 1) throw badFile(file, format, `cassette version ${JSON.stringify(data.version)} is not 1 (only VCR.py 1.x+ cassettes are read)`);
-  return readEntries(file, data.interactions as unknown[], (i) => `interactions[${i}]`, interaction, { format, file, exchanges: [], bad: [], unkeyable: [] });
+  return readEntries(file, format, data.interactions as unknown[], (i) => `interactions[${i}]`, interaction);
 }

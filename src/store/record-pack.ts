@@ -1,0 +1,418 @@
+/**
+ * Tape frames of plain records written straight into one buffer: the msgpack bytes the tape
+ * writer makes of `inRecordOrder(sortedKeys(record))` with msgpackr (tape-codec.ts's options),
+ * without making the sorted copies, a buffer per record, or a concatenation of the batch.
+ * Object keys are sorted as they are written; a record's own fields go in RECORD_FIELDS order.
+ *
+ * Why: a bulk import writes every record once and keeps none, and copying each record's
+ * objects into key order, then packing, then framing and concatenating the frames was a third
+ * of the import's time after parsing (bench/import.mjs).
+ *
+ * Only plain data is written here: objects (of Object.prototype), arrays, strings, numbers,
+ * booleans, null, undefined, Uint8Array and Buffer, at most MAX_DEPTH deep. For anything else
+ * (a Map, a Date, a class instance, a bigint, deeper nesting) {@link FrameBuffer.addPlain}
+ * writes nothing and says so, and the caller frames that record the general way. The bytes
+ * follow msgpackr's choices exactly (test/store/record-pack.test.ts holds them to msgpackr):
+ * - numbers: unsigned integers below 2^32 as fixint (below 0x80) / uint 8 / 16 / 32, negative
+ *   ones from -2^31 as fixint (from -32) / int 8 / 16 / 32, everything else float 64;
+ * - strings: the smallest header for their UTF-8 length; below 64 UTF-16 units a lone surrogate
+ *   is written as its 3-byte form, from 64 on as U+FFFD (msgpackr's own loop, then Buffer's
+ *   encoder);
+ * - a Buffer as bin, any other Uint8Array as msgpackr's typed-array extension (`t`, type 1);
+ * - undefined as fixext 1 type 0 (`d4 00 00`).
+ */
+import { crc32, FRAME_HEADER_SIZE, FRAME_MAGIC, MAX_RECORD_BYTES } from './tape-codec.ts';
+import { RECORD_FIELDS } from './record-order.ts';
+
+/** Nesting deeper than this is left to the general writer. */
+const MAX_DEPTH = 500;
+
+const RANK = new Map(RECORD_FIELDS.map((f, i) => [f, i]));
+const rankOf = (k: string): number => RANK.get(k) ?? RECORD_FIELDS.length;
+
+/**
+ * UTF-8 of `s` from unit `i` on, written at `p` (msgpackr's own loop: a lone surrogate as its
+ * 3-byte form); the end, or -1 at a lone surrogate when `stopAtLone`.
+ */
+function utf8Rest(b: Uint8Array, s: string, i: number, p: number, stopAtLone: boolean): number {
+  for (; i < s.length; i++) {
+    let c = s.charCodeAt(i);
+    if (c < 0x80) b[p++] = c;
+    else if (c < 0x800) {
+      b[p++] = (c >> 6) | 0xc0;
+      b[p++] = (c & 0x3f) | 0x80;
+    } else {
+      const d = (c & 0xfc00) === 0xd800 ? s.charCodeAt(i + 1) : 0;
+      if ((d & 0xfc00) === 0xdc00) {
+        c = 0x10000 + ((c & 0x03ff) << 10) + (d & 0x03ff);
+        i++;
+        b[p++] = (c >> 18) | 0xf0;
+        b[p++] = ((c >> 12) & 0x3f) | 0x80;
+        b[p++] = ((c >> 6) & 0x3f) | 0x80;
+        b[p++] = (c & 0x3f) | 0x80;
+      } else {
+        if (stopAtLone && (c & 0xf800) === 0xd800) return -1;
+        b[p++] = (c >> 12) | 0xe0;
+        b[p++] = ((c >> 6) & 0x3f) | 0x80;
+        b[p++] = (c & 0x3f) | 0x80;
+      }
+    }
+  }
+  return p;
+}
+
+/** Thrown inside the writer for a value it does not write; caught in addPlain. */
+const DECLINE = new Error('not plain data');
+
+/** Whether a name is an array index, which an object lists before its other names, in numeric order. */
+const isIndex = (k: string): boolean => {
+  const c = k.charCodeAt(0);
+  return c >= 48 && c <= 57 && /^(?:0|[1-9]\d*)$/.test(k) && Number(k) < 4294967295;
+};
+
+/**
+ * An object's names (as Object.keys lists them) in the order its sorted copy lists them (sorted
+ * by UTF-16 code units, as Array#sort sorts strings): the
+ * copy gets its members in sorted order, but an object lists array-index names first, in
+ * numeric order, whatever the order they were added in; Object.keys gives those first already.
+ */
+function sortedNames(keys: string[]): string[] {
+  let i = 0;
+  while (i < keys.length && isIndex(keys[i]!)) i++;
+  return sortFrom(keys, i);
+}
+
+/**
+ * Sorts `keys` from index `from` on, in place, by UTF-16 code units (Array#sort's order for
+ * strings): by insertion for objects of a few names (Array#sort allocates a work array on
+ * every call, which was most of the writer's garbage), by Array#sort for larger ones.
+ */
+function sortFrom(keys: string[], from: number): string[] {
+  if (keys.length - from > 32) return from === 0 ? keys.sort() : [...keys.slice(0, from), ...keys.slice(from).sort()];
+  for (let i = from + 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= from && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
+}
+
+/**
+ * Frames of plain records, back to back in one growing buffer, ready to append to a tape.
+ *
+ * @example
+ * const frames = new FrameBuffer()
+ * if (!frames.addPlain(record)) frames.addFrame(recordFrame(inRecordOrder(sortedKeys(record)), 0, file))
+ * await appendFrames(file, [frames.take()])
+ */
+export class FrameBuffer {
+  /** Buffer's own UTF-8 writer where there is one (what msgpackr calls; `write` checks its arguments first). */
+  private buf: Buffer & { utf8Write?: (s: string, at: number, max: number) => number };
+  private view: DataView;
+  private pos = 0;
+
+  constructor(size = 1 << 20) {
+    this.buf = Buffer.allocUnsafeSlow(size);
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+  }
+
+  /** Bytes held. */
+  get size(): number {
+    return this.pos;
+  }
+
+  /** The frames held, and starts over: a view, valid until the next frame is added. */
+  take(): Buffer {
+    const out = this.buf.subarray(0, this.pos);
+    this.pos = 0;
+    return out;
+  }
+
+  /** Appends a frame made elsewhere (recordFrame). */
+  addFrame(frame: Uint8Array): void {
+    this.room(frame.length);
+    this.buf.set(frame, this.pos);
+    this.pos += frame.length;
+  }
+
+  /**
+   * Appends the frame of a plain record (see the module comment); false, with nothing
+   * appended, when the record holds something else or its payload is over the record limit.
+   */
+  addPlain(record: Record<string, unknown>): boolean {
+    const start = this.pos;
+    this.room(FRAME_HEADER_SIZE + 64);
+    this.pos = start + FRAME_HEADER_SIZE;
+    try {
+      this.record(record);
+    } catch (e) {
+      this.pos = start;
+      if (e === DECLINE) return false;
+      throw e;
+    }
+    const length = this.pos - start - FRAME_HEADER_SIZE;
+    if (length > MAX_RECORD_BYTES) {
+      this.pos = start;
+      return false;
+    }
+    this.buf.set(FRAME_MAGIC, start);
+    this.view.setUint32(start + 4, length);
+    this.view.setUint32(start + 8, crc32(this.buf.subarray(start + FRAME_HEADER_SIZE, this.pos)));
+    return true;
+  }
+
+  /** Makes room for `n` more bytes. */
+  private room(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const next = Buffer.allocUnsafeSlow(size);
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer, next.byteOffset, next.byteLength);
+  }
+
+  /** The record's own fields in RECORD_FIELDS order, then any others sorted. */
+  private record(r: Record<string, unknown>): void {
+    if (Object.getPrototypeOf(r) !== Object.prototype) throw DECLINE;
+    const keys = Object.keys(r);
+    this.members(r, this.recordOrder(keys), 0);
+  }
+
+  /** The last record's names as listed and as ordered: a writer's records mostly share them. */
+  private lastNames: string[] = [];
+  private lastOrder: string[] = [];
+
+  /** A record's names in RECORD_FIELDS order, then the others sorted (inRecordOrder's order). */
+  private recordOrder(keys: string[]): string[] {
+    const last = this.lastNames;
+    if (keys.length === last.length) {
+      let same = true;
+      for (let i = 0; i < keys.length; i++) {
+        if (keys[i] !== last[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.lastOrder;
+    }
+    if (keys.length > 0 && isIndex(keys[0]!)) throw DECLINE;
+    const ranks = keys.map(rankOf);
+    const order = keys.map((_, i) => i).sort((a, b) => ranks[a]! - ranks[b]! || (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
+    this.lastNames = keys;
+    this.lastOrder = order.map((i) => keys[i]!);
+    return this.lastOrder;
+  }
+
+  private members(o: Record<string, unknown>, keys: string[], depth: number): void {
+    const n = keys.length;
+    this.room(5);
+    if (n < 0x10) this.buf[this.pos++] = 0x80 | n;
+    else if (n < 0x10000) {
+      this.buf[this.pos++] = 0xde;
+      this.buf[this.pos++] = n >> 8;
+      this.buf[this.pos++] = n & 0xff;
+    } else {
+      this.buf[this.pos++] = 0xdf;
+      this.view.setUint32(this.pos, n);
+      this.pos += 4;
+    }
+    for (let i = 0; i < n; i++) {
+      const k = keys[i]!;
+      this.string(k);
+      this.value(o[k], depth + 1);
+    }
+  }
+
+  private value(v: unknown, depth: number): void {
+    switch (typeof v) {
+      case 'string':
+        return this.string(v);
+      case 'number':
+        return this.number(v);
+      case 'boolean':
+        this.room(1);
+        this.buf[this.pos++] = v ? 0xc3 : 0xc2;
+        return;
+      case 'undefined':
+        this.room(3);
+        this.buf[this.pos++] = 0xd4;
+        this.buf[this.pos++] = 0;
+        this.buf[this.pos++] = 0;
+        return;
+      case 'object':
+        break;
+      default:
+        throw DECLINE;
+    }
+    if (v === null) {
+      this.room(1);
+      this.buf[this.pos++] = 0xc0;
+      return;
+    }
+    if (depth > MAX_DEPTH) throw DECLINE;
+    const c = (v as object).constructor;
+    if (c === Object) {
+      if (Object.getPrototypeOf(v) !== Object.prototype) throw DECLINE;
+      const o = v as Record<string, unknown>;
+      let keys = Object.keys(o);
+      for (let i = 1; i < keys.length; i++) {
+        if (keys[i - 1]! > keys[i]!) {
+          keys = sortedNames(keys);
+          break;
+        }
+      }
+      return this.members(o, keys, depth);
+    }
+    if (c === Array) {
+      const a = v as unknown[];
+      const n = a.length;
+      this.room(5);
+      if (n < 0x10) this.buf[this.pos++] = 0x90 | n;
+      else if (n < 0x10000) {
+        this.buf[this.pos++] = 0xdc;
+        this.buf[this.pos++] = n >> 8;
+        this.buf[this.pos++] = n & 0xff;
+      } else {
+        this.buf[this.pos++] = 0xdd;
+        this.view.setUint32(this.pos, n);
+        this.pos += 4;
+      }
+      for (let i = 0; i < n; i++) this.value(a[i], depth + 1);
+      return;
+    }
+    if (c === Buffer) return this.bin(v as Buffer);
+    if (c === Uint8Array) return this.typedArray(v as Uint8Array);
+    throw DECLINE;
+  }
+
+  private number(v: number): void {
+    this.room(9);
+    const b = this.buf;
+    if (v >>> 0 === v) {
+      if (v < 0x80) b[this.pos++] = v;
+      else if (v < 0x100) {
+        b[this.pos++] = 0xcc;
+        b[this.pos++] = v;
+      } else if (v < 0x10000) {
+        b[this.pos++] = 0xcd;
+        b[this.pos++] = v >> 8;
+        b[this.pos++] = v & 0xff;
+      } else {
+        b[this.pos++] = 0xce;
+        this.view.setUint32(this.pos, v);
+        this.pos += 4;
+      }
+    } else if (v >> 0 === v) {
+      if (v >= -0x20) b[this.pos++] = 0x100 + v;
+      else if (v >= -0x80) {
+        b[this.pos++] = 0xd0;
+        b[this.pos++] = v + 0x100;
+      } else if (v >= -0x8000) {
+        b[this.pos++] = 0xd1;
+        this.view.setInt16(this.pos, v);
+        this.pos += 2;
+      } else {
+        b[this.pos++] = 0xd2;
+        this.view.setInt32(this.pos, v);
+        this.pos += 4;
+      }
+    } else {
+      b[this.pos++] = 0xcb;
+      this.view.setFloat64(this.pos, v);
+      this.pos += 8;
+    }
+  }
+
+  private string(s: string): void {
+    const n = s.length;
+    // Room for the header the text's length takes, as msgpackr reserves it; UTF-8 can be longer
+    // than the UTF-16 length, so the text is moved on when its real length needs a larger header
+    // (only non-ASCII text can).
+    const max = n * 3;
+    this.room(max + 5);
+    const b = this.buf;
+    const head = n < 0x20 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
+    const at = this.pos + head;
+    // Text up to 255 units is encoded here (a call into Buffer's encoder costs more than a
+    // short string's loop), ASCII first; from 64 units on a lone surrogate goes to Buffer's
+    // encoder, as msgpackr sends it.
+    let len = -1;
+    if (n < 0x100) {
+      let p = at;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        b[p++] = c;
+      }
+      if (i < n) p = utf8Rest(b, s, i, p, n >= 0x40);
+      if (p >= 0) len = p - at;
+    }
+    if (len < 0) len = b.utf8Write ? b.utf8Write(s, at, max) : b.write(s, at, max, 'utf8');
+    const need = len < 0x20 ? 1 : len < 0x100 ? 2 : len < 0x10000 ? 3 : 5;
+    if (need !== head) b.copyWithin(this.pos + need, at, at + len);
+    let p = this.pos;
+    if (need === 1) b[p++] = 0xa0 | len;
+    else if (need === 2) {
+      b[p++] = 0xd9;
+      b[p++] = len;
+    } else if (need === 3) {
+      b[p++] = 0xda;
+      b[p++] = len >> 8;
+      b[p++] = len & 0xff;
+    } else {
+      b[p++] = 0xdb;
+      this.view.setUint32(p, len);
+      p += 4;
+    }
+    this.pos = p + len;
+  }
+
+  private bin(v: Uint8Array): void {
+    const n = v.length;
+    this.room(n + 5);
+    const b = this.buf;
+    if (n < 0x100) {
+      b[this.pos++] = 0xc4;
+      b[this.pos++] = n;
+    } else if (n < 0x10000) {
+      b[this.pos++] = 0xc5;
+      b[this.pos++] = n >> 8;
+      b[this.pos++] = n & 0xff;
+    } else {
+      b[this.pos++] = 0xc6;
+      this.view.setUint32(this.pos, n);
+      this.pos += 4;
+    }
+    b.set(v, this.pos);
+    this.pos += n;
+  }
+
+  /** msgpackr's typed-array extension: ext 8 / 16 / 32, type `t`, the array kind (1: Uint8Array), the bytes. */
+  private typedArray(v: Uint8Array): void {
+    const n = v.length + 1;
+    this.room(n + 6);
+    const b = this.buf;
+    if (n < 0x100) {
+      b[this.pos++] = 0xc7;
+      b[this.pos++] = n;
+    } else if (n < 0x10000) {
+      b[this.pos++] = 0xc8;
+      b[this.pos++] = n >> 8;
+      b[this.pos++] = n & 0xff;
+    } else {
+      b[this.pos++] = 0xc9;
+      this.view.setUint32(this.pos, n);
+      this.pos += 4;
+    }
+    b[this.pos++] = 0x74;
+    b[this.pos++] = 1;
+    b.set(v, this.pos);
+    this.pos += n - 1;
+  }
+}
