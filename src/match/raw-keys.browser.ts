@@ -13,3 +13,5 @@ export const rawRequestDigests: typeof Raw.rawRequestDigests = () => {
   rawPathCounts.declined++;
   return undefined;
 };
+
+export const rawRequestKey: typeof Raw.rawRequestKey = () => undefined;

@@ -56,7 +56,7 @@ import { coreRequestView, jsonTape } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { normalizeRequest as normalizeModule, rawKeysAllowed, routeOf } from '../providers/index.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
-import type { RequestDigests } from './matcher.ts';
+import type { RequestDigests, Signature } from './matcher.ts';
 import { ChatWalk, digests, OLLAMA_KEPT, PROVIDERS } from './raw-keys/chat.ts';
 import { CONVERSE_CORE, converseDigests } from './raw-keys/converse.ts';
 import { coreDigests, moduleCoreDigests, PROVIDER_CODE } from './raw-keys/core.ts';
@@ -65,6 +65,7 @@ import { ollamaDigests } from './raw-keys/ollama.ts';
 import { decoder, Out } from './raw-keys/out.ts';
 import { findKeptTools } from './raw-keys/tools-cache.ts';
 import { DECLINE, F_CHECK_KEYS, T_OBJECT } from './raw-keys/walk.ts';
+import { keyRequest } from './raw-keys/view.ts';
 import { viewDigests } from './view-digests.ts';
 
 const encoder = new TextEncoder();
@@ -108,6 +109,32 @@ export function rawRequestDigests(request: Uint8Array | string, opts: NormalizeO
   if (r === undefined) rawPathCounts.declined++;
   else rawPathCounts.answered++;
   return r;
+}
+
+/** No answer yet: every answer sets keyRequest.model. */
+const UNSET = Symbol('unset');
+
+/**
+ * The request key and signature of a raw body, as requestKey() gives them, with the model the
+ * view names (the URL's for APIs that put it there, else the body's), or undefined where
+ * rawRequestDigests() declines. For a writer storing a record (the deck's record path), which
+ * keeps these and no message or path hashes.
+ *
+ * @example
+ * rawRequestKey(bytes, { endpoint: { method: 'POST', url: '/v1/chat/completions' } })?.key === requestKey(JSON.parse(text)).key
+ */
+export function rawRequestKey(request: Uint8Array, opts: NormalizeOptions = {}): { key: string; signature: Signature; model: unknown } | undefined {
+  keyRequest.model = UNSET;
+  keyRequest.keyOnly = true;
+  let d: RequestDigests | undefined;
+  try {
+    d = rawRequestDigests(request, opts);
+  } finally {
+    keyRequest.keyOnly = false;
+  }
+  const model = keyRequest.model;
+  keyRequest.model = undefined;
+  return d === undefined || model === UNSET ? undefined : { key: d.key, signature: d.signature, model };
 }
 
 function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestDigests | undefined {
@@ -242,6 +269,7 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
       }
     }
     const n = normalizeModule(JSON.parse(typeof request === 'string' ? request : decoder.decode(bytes)), opts);
+    keyRequest.model = n.view.model;
     return viewDigests(n, JSON.stringify(n.view));
   } catch (e) {
     if (e === DECLINE || e instanceof TapedeckError || e instanceof SyntaxError) return undefined;

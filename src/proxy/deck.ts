@@ -9,6 +9,7 @@
 import { canonicalizeJSON, hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
+import { rawRequestKey } from '../match/raw-keys.ts';
 import { createMatcher, requestDigests, requestKey, requestKeys, type Matcher, type MatchMode, type Recording, type Signature } from '../match/matcher.ts';
 import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
@@ -182,6 +183,15 @@ export interface DeckStats {
 const EMPTY = new Uint8Array(0);
 
 const decoder = new TextDecoder();
+
+/** JSON.parse of a body, or undefined where it throws (the strict reader then says why). */
+function parsedOrUndefined(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(body));
+  } catch {
+    return undefined;
+  }
+}
 const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
 
 interface Route {
@@ -947,10 +957,23 @@ export class Deck {
   private prepare(req: DeckRequest, route: string): Prepared {
     const url = this.redactor.url(req.url);
     if (isJsonBody(req.headers, req.body)) {
+      const parsed = parsedOrUndefined(req.body);
+      let stored = parsed === undefined ? undefined : this.redactor.value(parsed);
+      // Nothing masked (redaction shares what it leaves as it was): the body's own bytes are the
+      // stored body, so they are keyed from the raw bytes (src/match/raw-keys.ts), whose index
+      // also refuses what the strict reader refuses. Where that path declines (a fault, a shape
+      // it leaves to the reference, volatile members or text), the reference path below.
+      if (stored !== undefined && stored === parsed) {
+        const raw = rawRequestKey(req.body, this.keyOptions(req.method, req.url));
+        if (raw !== undefined) {
+          const named = raw.model ?? (stored !== null && typeof stored === 'object' ? (stored as { model?: unknown }).model : undefined);
+          return { match: 'llm', route, key: raw.key, signature: raw.signature, model: typeof named === 'string' ? named : '', body: stored, url };
+        }
+      }
       // Strict: a body with no canonical form is refused before it goes upstream (the strict reader
       // alone: its digest would be thrown away).
       canonicalizeJSON(req.body);
-      const stored = this.redactor.value(this.parse(req.body));
+      stored ??= this.redactor.value(this.parse(req.body));
       let keys: ReturnType<typeof requestKey> | undefined;
       try {
         keys = requestKey(stored, this.keyOptions(req.method, req.url));

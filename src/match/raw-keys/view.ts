@@ -2,7 +2,7 @@
 // the message list, the tools in the reference's order, model and options, the digests.
 
 import { hex } from '../../core/engine.ts';
-import { hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
+import { hashJSON, hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
 import type { normalizeRequest } from '../../providers/normalize.ts';
 import type { BuiltinProvider } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
@@ -131,15 +131,27 @@ export function keptTop(out: Out, key: string, text: string, make: () => Normali
   return small;
 }
 
+/**
+ * What the deck's record path asks of finish() besides the digests (raw-keys.ts
+ * rawRequestKey()). `keyOnly`: the key and signature alone, as requestKey() gives them (one
+ * digest of the view, not one per message and step, and no digest of the signature), which is
+ * all a stored record keeps; the other digests are then left empty. `model`: the view's model
+ * member, set by every answer.
+ */
+export const keyRequest: { keyOnly: boolean; model: unknown } = { keyOnly: false, model: undefined };
+
 /** One core call over the view written to `out`, and the signature. */
 export function finish(out: Out, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized, tail?: Uint8Array): RequestDigests {
   const member = provider === 'openai-embeddings' ? 'input' : 'messages';
-  // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
-  // encoded from well-formed strings.
-  const paths = pathHashesOfUtf8(out.buf.subarray(0, out.at), member, tail);
   const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
   // contextKeys copied: the normalized top level may be kept for the next request (core.ts).
   const signature = { toolNames, messageCount: count, contextKeys: [...small.contextKeys] };
+  keyRequest.model = small.view.model;
+  // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
+  // encoded from well-formed strings.
+  const view = out.buf.subarray(0, out.at);
+  if (keyRequest.keyOnly && tail === undefined) return { provider, key: hashJSON(view), signature, signatureDigest: '', messageHashes: [], pathHashes: [] };
+  const paths = pathHashesOfUtf8(view, member, tail);
   return {
     provider,
     key: paths.digest,
