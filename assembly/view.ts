@@ -97,6 +97,7 @@ let lastSet = false;
 let lastAssistant = false;
 let lastJoinable = false;
 let lastEmpty = false;
+let lastTail: usize = 0; // bytes from the closing `]` of its content to its end (a joining call goes before them)
 
 // Member names as UTF-8 (the `have` list holds byte ranges).
 const NAMES: usize = memory.data(256);
@@ -550,19 +551,22 @@ function part(p: u32): i32 {
     havePush(N_TYPE);
     rest(p, from, S_TOOL_USE);
   } else if (strIs(type, "tool_result")) {
-    w("\"type\":\"tool_result\"");
-    havePush(N_TYPE);
-    havePush(N_CONTENT);
+    // In canonical member order (content, id, is_error, type); the id is numbered before the
+    // content's own ids, as the reference numbers them.
     const tu = get(p, "tool_use_id");
-    putId(N_ID, "\"id\":", id(tu == NONE || kindOf(tu) == T_NULL ? get(p, "id") : tu));
-    w(",\"content\":[");
+    const k = id(tu == NONE || kindOf(tu) == T_NULL ? get(p, "id") : tu);
+    w("\"content\":[");
     content(get(p, "content"), false);
     byte(0x5d);
+    havePush(N_CONTENT);
+    putId(N_ID, "\"id\":", k);
     const err = get(p, "is_error");
     if (err != NONE && load<u8>(startOf(err)) == 0x74) {
       w(",\"is_error\":true");
       havePush(N_IS_ERROR);
     }
+    w(",\"type\":\"tool_result\"");
+    havePush(N_TYPE);
     rest(p, from, S_RESULT);
     kind = K_RESULT;
   } else if (strIs(type, "thinking")) {
@@ -669,8 +673,9 @@ function toolCall(c: u32): void {
 
 // --- messages
 
-function setLast(assistant: bool, joinable: bool, isEmpty: bool): void {
+function setLast(assistant: bool, joinable: bool, isEmpty: bool, tail: usize): void {
   lastSet = true;
+  lastTail = tail;
   lastAssistant = assistant;
   lastJoinable = joinable;
   lastEmpty = isEmpty;
@@ -697,33 +702,18 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   if (!responses && plainMessage(i, role, comma)) return 1;
   if (bad) return 0;
   if (comma) byte(0x2c);
+  // In canonical member order where the names are known: the content, then the members rest()
+  // copies, then the role (`content` < `role`, and most copied names sort between them), so the
+  // canonical writer seldom has to move a message's members.
   const start = o;
-  byte(0x7b);
-  const from = haveTop;
-  havePush(N_CONTENT);
-  let user = false;
-  let assistant = false;
-  if (!empty(role)) {
-    w("\"role\":");
-    raw(role);
-    havePush(N_ROLE);
-    user = strIs(role, "user");
-    assistant = strIs(role, "assistant");
-  }
-  rest(i, from, S_MESSAGE);
-  haveTop = from;
-  const membersEnd = o;
-  if (membersEnd > start + 1) byte(0x2c);
-  w("\"content\":[");
+  const user = !empty(role) && strIs(role, "user");
+  const assistant = !empty(role) && strIs(role, "assistant");
+  w("{\"content\":[");
   const partsStart = o;
   rangeCount = 0;
   const tc = get(i, "tool_call_id");
   const resultId = tc == NONE || kindOf(tc) == T_NULL ? -1 : id(tc);
-  if (resultId >= 0) {
-    w("{\"type\":\"tool_result\",\"id\":");
-    quotedId(resultId);
-    w(",\"content\":[");
-  }
+  if (resultId >= 0) w("{\"content\":[");
   let n = content(get(i, "content"), true);
   if (bad) return 0;
   const calls = get(i, "tool_calls");
@@ -740,27 +730,44 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   if (isObj(fc)) {
     if (n++ > 0) byte(0x2c);
     const s = o;
-    w("{\"type\":\"function_call\"");
+    // arguments, name, type: canonical order.
+    byte(0x7b);
     const f2 = haveTop;
     havePush(N_TYPE);
-    keep(N_NAME, "\"name\":", get(fc, "name"));
     setArguments(get(fc, "arguments"));
+    keep(N_NAME, "\"name\":", get(fc, "name"));
     haveTop = f2;
-    byte(0x7d);
+    sep();
+    w("\"type\":\"function_call\"}");
     pushRange(s, o, K_PART);
   }
   if (resultId >= 0) {
-    w("]}");
+    w("],\"id\":");
+    quotedId(resultId);
+    w(",\"type\":\"tool_result\"}");
     rangeCount = 0;
     pushRange(partsStart, o, K_RESULT);
   }
-  w("]}");
+  byte(0x5d);
+  // The members after the content: each written with its leading comma.
+  const membersStart = o;
+  const from = haveTop;
+  havePush(N_CONTENT);
+  if (!empty(role)) havePush(N_ROLE);
+  rest(i, from, S_MESSAGE);
+  if (!empty(role)) {
+    w(",\"role\":");
+    raw(role);
+  }
+  haveTop = from;
+  const membersEnd = o;
+  byte(0x7d);
   if (bad) return 0;
 
   let split = false;
   if (user) for (let r: u32 = 0; r < rangeCount; r++) if (load<u32>(rangesP + <usize>r * 12 + 8) == <u32>K_RESULT) split = true;
   if (!split) {
-    setLast(assistant, true, rangeCount == 0);
+    setLast(assistant, true, rangeCount == 0, o - (membersStart - 1));
     return 1;
   }
   // Runs of other parts keep the message's members; each tool result becomes a tool message.
@@ -775,28 +782,27 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     }
     if (run >= 0) {
       if (count++ > 0) byte(0x2c);
-      byte(0x7b);
-      ownSpan(start + 1, membersEnd);
-      if (membersEnd > start + 1) byte(0x2c);
-      w("\"content\":[");
+      w("{\"content\":[");
       for (let q = run; q < r; q++) {
         if (q > run) byte(0x2c);
         ownSpan(<usize>load<u32>(rangesP + <usize>q * 12), <usize>load<u32>(rangesP + <usize>q * 12 + 4));
       }
-      w("]}");
+      byte(0x5d);
+      ownSpan(membersStart, membersEnd);
+      byte(0x7d);
       run = -1;
     }
     if (isResult) {
       if (count++ > 0) byte(0x2c);
-      w("{\"role\":\"tool\",\"content\":[");
+      w("{\"content\":[");
       ownSpan(<usize>load<u32>(rangesP + <usize>r * 12), <usize>load<u32>(rangesP + <usize>r * 12 + 4));
-      w("]}");
+      w("],\"role\":\"tool\"}");
     }
   }
   if (bad) return 0;
   memory.copy(start, asm, o - asm);
   o = start + (o - asm);
-  setLast(false, true, false);
+  setLast(false, true, false, 0);
   return count;
 }
 
@@ -835,7 +841,7 @@ function plainMessage(i: u32, role: u32, comma: bool): bool {
   raw(role);
   byte(0x7d);
   // Never joined (see above), but kept as message() would set it.
-  setLast(strIs(role, "assistant"), false, isEmpty);
+  setLast(strIs(role, "assistant"), false, isEmpty, 0);
   return true;
 }
 
@@ -843,43 +849,61 @@ function plainMessage(i: u32, role: u32, comma: bool): bool {
 function call(i: u32, responses: bool, comma: bool): i32 {
   const join = responses && comma && lastSet && lastAssistant;
   if (join && !lastJoinable) { bad = true; return 0; }
+  const partStart = o;
   if (join) {
-    o -= 2; // the previous message's closing `]}`
     if (!lastEmpty) byte(0x2c);
   } else {
     if (comma) byte(0x2c);
-    w("{\"role\":\"assistant\",\"content\":[");
+    w("{\"content\":[");
   }
+  // arguments, id, name, type: canonical order.
   const from = haveTop;
-  w("{\"type\":\"tool_call\"");
+  byte(0x7b);
   havePush(N_TYPE);
+  setArguments(get(i, "arguments"));
   putId(N_ID, "\"id\":", id(get(i, "call_id")));
   keep(N_NAME, "\"name\":", get(i, "name"));
-  setArguments(get(i, "arguments"));
   haveTop = from;
-  w("}]}");
-  setLast(true, true, false);
-  return join ? 0 : 1;
+  sep();
+  w("\"type\":\"tool_call\"}");
+  if (join) {
+    // Into the message before, ahead of what follows its content's closing `]`:
+    // [tail][part] becomes [part][tail].
+    const tailStart = partStart - lastTail;
+    const partLen = o - partStart;
+    room(lastTail);
+    memory.copy(o, tailStart, lastTail);
+    memory.copy(tailStart, partStart, partLen + lastTail);
+    o = tailStart + partLen + lastTail;
+    setLast(true, true, false, lastTail);
+    return 0;
+  }
+  w("],\"role\":\"assistant\"}");
+  setLast(true, true, false, 21); // `],"role":"assistant"}`
+  return 1;
 }
 
 function callOutput(i: u32): i32 {
-  const from = haveTop;
-  w("{\"role\":\"tool\",\"content\":[{\"type\":\"tool_result\"");
-  putId(N_ID, "\"id\":", id(get(i, "call_id")));
-  haveTop = from;
-  w(",\"content\":[");
+  // The id is numbered before the output's own ids, as the reference numbers them.
+  const k = id(get(i, "call_id"));
+  w("{\"content\":[{\"content\":[");
   content(get(i, "output"), false);
-  w("]}]}");
-  setLast(false, true, false);
+  byte(0x5d);
+  if (k >= 0) {
+    w(",\"id\":");
+    quotedId(k);
+  }
+  w(",\"type\":\"tool_result\"}],\"role\":\"tool\"}");
+  setLast(false, true, false, 0);
   return 1;
 }
 
 /** A prompt string (Responses `input`, generic `prompt`) as a user message. */
 function userText(i: u32): i32 {
-  w("{\"role\":\"user\",\"content\":[");
+  w("{\"content\":[");
   content(i, false);
-  w("]}");
-  setLast(false, true, false);
+  w("],\"role\":\"user\"}");
+  setLast(false, true, false, 0);
   return 1;
 }
 
@@ -1717,9 +1741,9 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   const system = get(0, responses ? "instructions" : "system");
   if (system != NONE) {
     const mark = o;
-    w("{\"role\":\"system\",\"content\":[");
+    w("{\"content\":[");
     if (content(system, false) > 0) {
-      w("]}");
+      w("],\"role\":\"system\"}");
       messages++;
     } else {
       o = mark;
