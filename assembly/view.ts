@@ -201,8 +201,8 @@ function empty(i: u32): bool {
 // written (split messages repeat their members; the tools are copied in sorted order): every
 // byte of the body is copied at most once, and what the walk writes itself is less than
 // LITERALS_PER_RECORD bytes per record of the body (the longest, a chat tool message, writes
-// `{"role":"tool","content":[{"type":"tool_result","id":"call_<k>","content":[` and its
-// closing `]}]}`). Copies of output go through ownSpan(), which grows memory as it goes. A
+// `{"content":[{"content":[` and its closing `],"id":"call_<k>","type":"tool_result"}],
+// "role":"tool"}`). Copies of output go through ownSpan(), which grows memory as it goes. A
 // check on every write (inlined with the growing at every call site) had nearly doubled the
 // module's size.
 const LITERALS_PER_RECORD: usize = 256;
@@ -1203,10 +1203,12 @@ function detect(): i32 {
 
 let messageCount: i32 = 0;
 
-const H_SYSTEM = "{\"role\":\"system\",\"content\":[";
-const H_USER = "{\"role\":\"user\",\"content\":[";
-const H_ASSISTANT = "{\"role\":\"assistant\",\"content\":[";
-const H_TOOL = "{\"role\":\"tool\",\"content\":[";
+// A message opens with its content and ends with its role: canonical member order.
+const H_OPEN = "{\"content\":[";
+const H_SYSTEM = "],\"role\":\"system\"}";
+const H_USER = "],\"role\":\"user\"}";
+const H_ASSISTANT = "],\"role\":\"assistant\"}";
+const H_TOOL = "],\"role\":\"tool\"}";
 
 /** A separator before every message but the first. */
 function nextMessage(): void {
@@ -1273,13 +1275,13 @@ function freshId(): i32 {
  * One message of all the parts of v (one part, or an array of them; Converse: an array only)
  * that are kept; none for no parts when `dropEmpty` (an empty system prompt is no message).
  */
-function wholeMessage(head: string, v: u32, dropEmpty: bool, gemini: bool): void {
+function wholeMessage(close: string, v: u32, dropEmpty: bool, gemini: bool): void {
   if (v == NONE || kindOf(v) == T_NULL) {
     if (!gemini) { bad = true; return; }
     if (dropEmpty) return;
     nextMessage();
-    w(head);
-    w("]}");
+    w(H_OPEN);
+    w(close);
     return;
   }
   const arr = kindOf(v) == T_ARRAY;
@@ -1287,7 +1289,7 @@ function wholeMessage(head: string, v: u32, dropEmpty: bool, gemini: bool): void
   const mark = o;
   const count0 = messageCount;
   nextMessage();
-  w(head);
+  w(H_OPEN);
   let n = 0;
   const stop = arr ? nextOf(v) : v + 1;
   for (let p = arr ? v + 1 : v; p < stop && !bad; p = arr ? nextOf(p) : stop) {
@@ -1301,7 +1303,7 @@ function wholeMessage(head: string, v: u32, dropEmpty: bool, gemini: bool): void
     messageCount = count0;
     return;
   }
-  w("]}");
+  w(close);
 }
 
 /**
@@ -1332,14 +1334,14 @@ function userTurn(v: u32, gemini: bool): void {
       }
     }
     if (result) {
-      if (open) w("]}");
+      if (open) w(H_USER);
       open = false;
       any = true;
       nextMessage();
-      w(H_TOOL);
+      w(H_OPEN);
       // A result the walk would not write itself (a Converse hole) may not be one to the reference.
       if ((gemini ? geminiPart(p) : conversePart(p)) != K_RESULT) { bad = true; return; }
-      w("]}");
+      w(H_TOOL);
       continue;
     }
     const mark = o;
@@ -1347,7 +1349,7 @@ function userTurn(v: u32, gemini: bool): void {
     if (open) byte(0x2c);
     else {
       nextMessage();
-      w(H_USER);
+      w(H_OPEN);
     }
     if ((gemini ? geminiPart(p) : conversePart(p)) == K_NONE) {
       o = mark;
@@ -1357,11 +1359,11 @@ function userTurn(v: u32, gemini: bool): void {
     open = true;
     any = true;
   }
-  if (open) w("]}");
+  if (open) w(H_USER);
   else if (!any) {
     nextMessage();
+    w(H_OPEN);
     w(H_USER);
-    w("]}");
   }
 }
 
@@ -1421,12 +1423,13 @@ function geminiPart(p: u32): i32 {
     if (kindOf(text) != T_STRING) { bad = true; return K_NONE; }
     const thought = get(p, "thought");
     if (thought != NONE && kindOf(thought) == T_TRUE) {
-      w("{\"type\":\"thinking\"");
+      byte(0x7b);
       if (!emptyString(text)) {
-        w(",\"thinking\":");
+        w("\"thinking\":");
         raw(text);
+        byte(0x2c);
       }
-      byte(0x7d);
+      w("\"type\":\"thinking\"}");
       return K_PART;
     }
     if (emptyString(text)) return K_NONE;
@@ -1447,16 +1450,19 @@ function geminiPart(p: u32): i32 {
     store<u32>(q + 4, idRec);
     store<u32>(q + 8, <u32>number);
     openCount++;
-    w("{\"type\":\"tool_call\",\"id\":");
+    // arguments, id, name, type: canonical order.
+    byte(0x7b);
+    const args = get(call, "args");
+    if (args != NONE && kindOf(args) != T_NULL) {
+      w("\"arguments\":");
+      raw(args);
+      byte(0x2c);
+    }
+    w("\"id\":");
     quotedId(number);
     w(",\"name\":");
     raw(name);
-    const args = get(call, "args");
-    if (args != NONE && kindOf(args) != T_NULL) {
-      w(",\"arguments\":");
-      raw(args);
-    }
-    byte(0x7d);
+    w(",\"type\":\"tool_call\"}");
     return K_PART;
   }
   const result = get(p, "functionResponse");
@@ -1480,13 +1486,8 @@ function geminiPart(p: u32): i32 {
     }
     const paired = number >= 0 || idRec != NONE;
     if (number < 0) number = idRec == NONE ? freshId() : id(idRec);
-    w("{\"type\":\"tool_result\",\"id\":");
-    quotedId(number);
-    if (!paired) {
-      w(",\"name\":");
-      raw(name);
-    }
-    w(",\"content\":[");
+    // content, id, name, type: canonical order.
+    w("{\"content\":[");
     // `{ output }`, `{ result }` or `{ content }` alone (beside a `name`) is that value.
     let value = get(result, "response");
     if (isObj(value)) {
@@ -1506,12 +1507,18 @@ function geminiPart(p: u32): i32 {
       } else if (empty(value)) {
         w("{\"type\":\"json\"}");
       } else {
-        w("{\"type\":\"json\",\"json\":");
+        w("{\"json\":");
         raw(value);
-        byte(0x7d);
+        w(",\"type\":\"json\"}");
       }
     }
-    w("]}");
+    w("],\"id\":");
+    quotedId(number);
+    if (!paired) {
+      w(",\"name\":");
+      raw(name);
+    }
+    w(",\"type\":\"tool_result\"}");
     return K_RESULT;
   }
   const inline = get(p, "inlineData");
@@ -1586,15 +1593,18 @@ function conversePart(b: u32): i32 {
       const input = get(m, "input");
       // An input given as a string is JSON text to the reference: a hole.
       if (isStr(idRec) && isStr(name) && (input == NONE || isObj(input))) {
-        w("{\"type\":\"tool_call\",\"id\":");
+        // arguments, id, name, type: canonical order.
+        byte(0x7b);
+        if (input != NONE) {
+          w("\"arguments\":");
+          raw(input);
+          byte(0x2c);
+        }
+        w("\"id\":");
         quotedId(id(idRec));
         w(",\"name\":");
         raw(name);
-        if (input != NONE) {
-          w(",\"arguments\":");
-          raw(input);
-        }
-        byte(0x7d);
+        w(",\"type\":\"tool_call\"}");
         return K_PART;
       }
     }
@@ -1611,9 +1621,9 @@ function conversePart(b: u32): i32 {
         }
       }
       if (textOnly && isStr(idRec) && (status == NONE || kindOf(status) == T_STRING)) {
-        w("{\"type\":\"tool_result\",\"id\":");
-        quotedId(id(idRec));
-        w(",\"content\":[");
+        // content, id, is_error, type: canonical order; the id numbered first, as before.
+        const k = id(idRec);
+        w("{\"content\":[");
         let n = 0;
         const stop = nextOf(content);
         for (let c = content + 1; c < stop; c = nextOf(c)) {
@@ -1622,9 +1632,10 @@ function conversePart(b: u32): i32 {
           if (n++ > 0) byte(0x2c);
           textPart(t);
         }
-        byte(0x5d);
+        w("],\"id\":");
+        quotedId(k);
         if (strIs(status, "error")) w(",\"is_error\":true");
-        byte(0x7d);
+        w(",\"type\":\"tool_result\"}");
         return K_RESULT;
       }
     }
