@@ -603,7 +603,6 @@ function plainImageUrl(p: u32): bool {
 /** OpenAI chat image_url parts with a URL or path. */
 function writeImageUrl(p: u32, from: u32): void {
   const iu = get(p, "image_url");
-  w("\"type\":\"image\"");
   havePush(N_TYPE);
   havePush(N_IMAGE);
   let url = iu;
@@ -612,8 +611,9 @@ function writeImageUrl(p: u32, from: u32): void {
     inner = iu;
     url = get(iu, "url");
   }
+  // image, type: canonical order.
   if (url != NONE && !empty(url)) {
-    w(",\"image\":");
+    w("\"image\":");
     if (kindOf(url) == T_STRING) {
       if (!isStr(url)) return;
       w(urlLike(url) ? "{\"url\":" : "{\"path\":");
@@ -622,7 +622,9 @@ function writeImageUrl(p: u32, from: u32): void {
     } else {
       raw(url);
     }
+    byte(0x2c);
   }
+  w("\"type\":\"image\"");
   if (inner != NONE) rest(inner, from, S_IMAGE_URL);
   rest(p, from, S_IMAGE_PART);
 }
