@@ -80,6 +80,21 @@ describe('canonical form against the canonicalize package', () => {
     );
   });
 
+  it('two members in reverse order, of every length around the copy sizes, nested and side by side', () => {
+    const sizes = [0, 1, 7, 8, 60, 63, 64, 65, 300];
+    for (const la of sizes) {
+      for (const lb of sizes) {
+        const o = { zb: 'x'.repeat(la), a: ['é'.repeat(lb)] };
+        for (const v of [o, [o, o], { k: o, b: [o, 1] }, { z: { y: 1, x: o }, a: o }]) {
+          const want = refCanonical(v);
+          expect(text(canonicalize(v)), `${la}/${lb}`).toBe(want);
+          expect(text(canonicalizeJSON(JSON.stringify(v)))).toBe(want);
+          expect(text(canonicalizeJSON(JSON.stringify(v, null, 1)))).toBe(want);
+        }
+      }
+    }
+  });
+
   it('raw JSON text in random equivalent spellings (string and bytes)', () => {
     fc.assert(
       fc.property(json, fc.integer(), (v, seed) => {

@@ -218,6 +218,20 @@ describe(`pathHashes with { member } (${backend()})`, () => {
     expect(pathHashes('{"x":{"messages":[1]},"messages":[2,3]}', { member: 'messages' }).messageHashes).toEqual([refDigest(2), refDigest(3)]);
   });
 
+  it('a root of two members in reverse order, the shorter first or second, with the member either one', () => {
+    const msgs = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'é'.repeat(70) }];
+    const want = refPathHashes(msgs);
+    for (const other of [1, 'x'.repeat(3), 'y'.repeat(200), { z: [msgs] }]) {
+      for (const v of [{ zz: other, messages: msgs }, { messages: msgs, aa: other }, { ts: 0, zz: other, messages: msgs }]) {
+        const whole = refDigest({ ...v, ts: undefined });
+        for (const input of [v, JSON.stringify(v), utf8(JSON.stringify(v, null, 1))]) {
+          const got = pathHashes(input, { member: 'messages', ignoreKeys: ['ts'] });
+          expect(got).toEqual({ messageHashes: want.messageHashes, pathHashes: want.pathHashes, digest: whole });
+        }
+      }
+    }
+  });
+
   it('errors: not an object, member not an array, member missing', () => {
     const err = errorOf;
     expect(err(() => pathHashes('[1]', { member: 'messages' }))).toMatchObject({ code: 'E_NOT_ARRAY', offset: 0 });

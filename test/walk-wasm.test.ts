@@ -49,6 +49,27 @@ for (const name of ['wasm-simd', 'wasm'] as const) {
       }
     });
 
+    it("a string's last 1-15 units: every length, a special unit at every position, the last included", () => {
+      const specials = ['"', '\\', '\n', '\x1f', '\x7f', 'é', '北', '\uffff', '😀'];
+      for (let n = 1; n <= 48; n++) {
+        for (const filler of ['x', 'é', '北']) {
+          for (const special of specials) {
+            for (let at = 0; at < n; at++) {
+              const s = filler.repeat(at) + special + filler.repeat(n - 1 - at);
+              // After it in memory: another frame, the end of the input, a member's name.
+              const v = [s, { [s]: s, z: [s] }, s];
+              expect(canonical(v), JSON.stringify(s)).toBe(refCanonical(v));
+            }
+          }
+          for (const lone of ['\ud83d', '\ude00']) {
+            const s = filler.repeat(n - 1) + lone;
+            expect(() => canonical([s, 'é'])).toThrow(expect.objectContaining({ code: 'E_LONE_SURROGATE' }));
+            expect(() => canonical(s)).toThrow(expect.objectContaining({ code: 'E_LONE_SURROGATE' }));
+          }
+        }
+      }
+    });
+
     it('every code unit below 0x80, alone, in runs, in long strings', () => {
       for (let c = 0; c < 0x80; c++) {
         const ch = String.fromCharCode(c);

@@ -464,9 +464,11 @@ export class WasmEngine implements Engine {
     const messageHashes = new Array<string>(count);
     const pathHashes = chain ? new Array<string>(count) : [];
     let prev = '';
+    // A view made by the constructor: subarray() costs ~30 ns more an element (SMALL10K's 10,000
+    // digests: 3.92 -> 3.64 ms, where the same digests of arrays made beforehand take 3.70).
+    const mem = this.buffer!;
     for (let i = 0; i < count; i++) {
-      const ptr = this.u32[spans + 2 * i]!;
-      const m = h('sha256', this.u8.subarray(ptr, ptr + this.u32[spans + 2 * i + 1]!), 'hex');
+      const m = h('sha256', new Uint8Array(mem, this.u32[spans + 2 * i]!, this.u32[spans + 2 * i + 1]!), 'hex');
       messageHashes[i] = m;
       if (chain) pathHashes[i] = prev = i === 0 ? m : h('sha256', `${prev}:${m}`, 'hex');
     }
