@@ -97,6 +97,7 @@ let lastSet = false;
 let lastAssistant = false;
 let lastJoinable = false;
 let lastEmpty = false;
+let lastTail: usize = 0; // bytes from the closing `]` of its content to its end (a joining call goes before them)
 
 // Member names as UTF-8 (the `have` list holds byte ranges).
 const NAMES: usize = memory.data(256);
@@ -200,8 +201,8 @@ function empty(i: u32): bool {
 // written (split messages repeat their members; the tools are copied in sorted order): every
 // byte of the body is copied at most once, and what the walk writes itself is less than
 // LITERALS_PER_RECORD bytes per record of the body (the longest, a chat tool message, writes
-// `{"role":"tool","content":[{"type":"tool_result","id":"call_<k>","content":[` and its
-// closing `]}]}`). Copies of output go through ownSpan(), which grows memory as it goes. A
+// `{"content":[{"content":[` and its closing `],"id":"call_<k>","type":"tool_result"}],
+// "role":"tool"}`). Copies of output go through ownSpan(), which grows memory as it goes. A
 // check on every write (inlined with the growing at every call site) had nearly doubled the
 // module's size.
 const LITERALS_PER_RECORD: usize = 256;
@@ -550,19 +551,22 @@ function part(p: u32): i32 {
     havePush(N_TYPE);
     rest(p, from, S_TOOL_USE);
   } else if (strIs(type, "tool_result")) {
-    w("\"type\":\"tool_result\"");
-    havePush(N_TYPE);
-    havePush(N_CONTENT);
+    // In canonical member order (content, id, is_error, type); the id is numbered before the
+    // content's own ids, as the reference numbers them.
     const tu = get(p, "tool_use_id");
-    putId(N_ID, "\"id\":", id(tu == NONE || kindOf(tu) == T_NULL ? get(p, "id") : tu));
-    w(",\"content\":[");
+    const k = id(tu == NONE || kindOf(tu) == T_NULL ? get(p, "id") : tu);
+    w("\"content\":[");
     content(get(p, "content"), false);
     byte(0x5d);
+    havePush(N_CONTENT);
+    putId(N_ID, "\"id\":", k);
     const err = get(p, "is_error");
     if (err != NONE && load<u8>(startOf(err)) == 0x74) {
       w(",\"is_error\":true");
       havePush(N_IS_ERROR);
     }
+    w(",\"type\":\"tool_result\"");
+    havePush(N_TYPE);
     rest(p, from, S_RESULT);
     kind = K_RESULT;
   } else if (strIs(type, "thinking")) {
@@ -599,7 +603,6 @@ function plainImageUrl(p: u32): bool {
 /** OpenAI chat image_url parts with a URL or path. */
 function writeImageUrl(p: u32, from: u32): void {
   const iu = get(p, "image_url");
-  w("\"type\":\"image\"");
   havePush(N_TYPE);
   havePush(N_IMAGE);
   let url = iu;
@@ -608,8 +611,9 @@ function writeImageUrl(p: u32, from: u32): void {
     inner = iu;
     url = get(iu, "url");
   }
+  // image, type: canonical order.
   if (url != NONE && !empty(url)) {
-    w(",\"image\":");
+    w("\"image\":");
     if (kindOf(url) == T_STRING) {
       if (!isStr(url)) return;
       w(urlLike(url) ? "{\"url\":" : "{\"path\":");
@@ -618,7 +622,9 @@ function writeImageUrl(p: u32, from: u32): void {
     } else {
       raw(url);
     }
+    byte(0x2c);
   }
+  w("\"type\":\"image\"");
   if (inner != NONE) rest(inner, from, S_IMAGE_URL);
   rest(p, from, S_IMAGE_PART);
 }
@@ -669,8 +675,9 @@ function toolCall(c: u32): void {
 
 // --- messages
 
-function setLast(assistant: bool, joinable: bool, isEmpty: bool): void {
+function setLast(assistant: bool, joinable: bool, isEmpty: bool, tail: usize): void {
   lastSet = true;
+  lastTail = tail;
   lastAssistant = assistant;
   lastJoinable = joinable;
   lastEmpty = isEmpty;
@@ -697,33 +704,18 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   if (!responses && plainMessage(i, role, comma)) return 1;
   if (bad) return 0;
   if (comma) byte(0x2c);
+  // In canonical member order where the names are known: the content, then the members rest()
+  // copies, then the role (`content` < `role`, and most copied names sort between them), so the
+  // canonical writer seldom has to move a message's members.
   const start = o;
-  byte(0x7b);
-  const from = haveTop;
-  havePush(N_CONTENT);
-  let user = false;
-  let assistant = false;
-  if (!empty(role)) {
-    w("\"role\":");
-    raw(role);
-    havePush(N_ROLE);
-    user = strIs(role, "user");
-    assistant = strIs(role, "assistant");
-  }
-  rest(i, from, S_MESSAGE);
-  haveTop = from;
-  const membersEnd = o;
-  if (membersEnd > start + 1) byte(0x2c);
-  w("\"content\":[");
+  const user = !empty(role) && strIs(role, "user");
+  const assistant = !empty(role) && strIs(role, "assistant");
+  w("{\"content\":[");
   const partsStart = o;
   rangeCount = 0;
   const tc = get(i, "tool_call_id");
   const resultId = tc == NONE || kindOf(tc) == T_NULL ? -1 : id(tc);
-  if (resultId >= 0) {
-    w("{\"type\":\"tool_result\",\"id\":");
-    quotedId(resultId);
-    w(",\"content\":[");
-  }
+  if (resultId >= 0) w("{\"content\":[");
   let n = content(get(i, "content"), true);
   if (bad) return 0;
   const calls = get(i, "tool_calls");
@@ -740,27 +732,44 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   if (isObj(fc)) {
     if (n++ > 0) byte(0x2c);
     const s = o;
-    w("{\"type\":\"function_call\"");
+    // arguments, name, type: canonical order.
+    byte(0x7b);
     const f2 = haveTop;
     havePush(N_TYPE);
-    keep(N_NAME, "\"name\":", get(fc, "name"));
     setArguments(get(fc, "arguments"));
+    keep(N_NAME, "\"name\":", get(fc, "name"));
     haveTop = f2;
-    byte(0x7d);
+    sep();
+    w("\"type\":\"function_call\"}");
     pushRange(s, o, K_PART);
   }
   if (resultId >= 0) {
-    w("]}");
+    w("],\"id\":");
+    quotedId(resultId);
+    w(",\"type\":\"tool_result\"}");
     rangeCount = 0;
     pushRange(partsStart, o, K_RESULT);
   }
-  w("]}");
+  byte(0x5d);
+  // The members after the content: each written with its leading comma.
+  const membersStart = o;
+  const from = haveTop;
+  havePush(N_CONTENT);
+  if (!empty(role)) havePush(N_ROLE);
+  rest(i, from, S_MESSAGE);
+  if (!empty(role)) {
+    w(",\"role\":");
+    raw(role);
+  }
+  haveTop = from;
+  const membersEnd = o;
+  byte(0x7d);
   if (bad) return 0;
 
   let split = false;
   if (user) for (let r: u32 = 0; r < rangeCount; r++) if (load<u32>(rangesP + <usize>r * 12 + 8) == <u32>K_RESULT) split = true;
   if (!split) {
-    setLast(assistant, true, rangeCount == 0);
+    setLast(assistant, true, rangeCount == 0, o - (membersStart - 1));
     return 1;
   }
   // Runs of other parts keep the message's members; each tool result becomes a tool message.
@@ -775,28 +784,27 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     }
     if (run >= 0) {
       if (count++ > 0) byte(0x2c);
-      byte(0x7b);
-      ownSpan(start + 1, membersEnd);
-      if (membersEnd > start + 1) byte(0x2c);
-      w("\"content\":[");
+      w("{\"content\":[");
       for (let q = run; q < r; q++) {
         if (q > run) byte(0x2c);
         ownSpan(<usize>load<u32>(rangesP + <usize>q * 12), <usize>load<u32>(rangesP + <usize>q * 12 + 4));
       }
-      w("]}");
+      byte(0x5d);
+      ownSpan(membersStart, membersEnd);
+      byte(0x7d);
       run = -1;
     }
     if (isResult) {
       if (count++ > 0) byte(0x2c);
-      w("{\"role\":\"tool\",\"content\":[");
+      w("{\"content\":[");
       ownSpan(<usize>load<u32>(rangesP + <usize>r * 12), <usize>load<u32>(rangesP + <usize>r * 12 + 4));
-      w("]}");
+      w("],\"role\":\"tool\"}");
     }
   }
   if (bad) return 0;
   memory.copy(start, asm, o - asm);
   o = start + (o - asm);
-  setLast(false, true, false);
+  setLast(false, true, false, 0);
   return count;
 }
 
@@ -835,7 +843,7 @@ function plainMessage(i: u32, role: u32, comma: bool): bool {
   raw(role);
   byte(0x7d);
   // Never joined (see above), but kept as message() would set it.
-  setLast(strIs(role, "assistant"), false, isEmpty);
+  setLast(strIs(role, "assistant"), false, isEmpty, 0);
   return true;
 }
 
@@ -843,43 +851,61 @@ function plainMessage(i: u32, role: u32, comma: bool): bool {
 function call(i: u32, responses: bool, comma: bool): i32 {
   const join = responses && comma && lastSet && lastAssistant;
   if (join && !lastJoinable) { bad = true; return 0; }
+  const partStart = o;
   if (join) {
-    o -= 2; // the previous message's closing `]}`
     if (!lastEmpty) byte(0x2c);
   } else {
     if (comma) byte(0x2c);
-    w("{\"role\":\"assistant\",\"content\":[");
+    w("{\"content\":[");
   }
+  // arguments, id, name, type: canonical order.
   const from = haveTop;
-  w("{\"type\":\"tool_call\"");
+  byte(0x7b);
   havePush(N_TYPE);
+  setArguments(get(i, "arguments"));
   putId(N_ID, "\"id\":", id(get(i, "call_id")));
   keep(N_NAME, "\"name\":", get(i, "name"));
-  setArguments(get(i, "arguments"));
   haveTop = from;
-  w("}]}");
-  setLast(true, true, false);
-  return join ? 0 : 1;
+  sep();
+  w("\"type\":\"tool_call\"}");
+  if (join) {
+    // Into the message before, ahead of what follows its content's closing `]`:
+    // [tail][part] becomes [part][tail].
+    const tailStart = partStart - lastTail;
+    const partLen = o - partStart;
+    room(lastTail);
+    memory.copy(o, tailStart, lastTail);
+    memory.copy(tailStart, partStart, partLen + lastTail);
+    o = tailStart + partLen + lastTail;
+    setLast(true, true, false, lastTail);
+    return 0;
+  }
+  w("],\"role\":\"assistant\"}");
+  setLast(true, true, false, 21); // `],"role":"assistant"}`
+  return 1;
 }
 
 function callOutput(i: u32): i32 {
-  const from = haveTop;
-  w("{\"role\":\"tool\",\"content\":[{\"type\":\"tool_result\"");
-  putId(N_ID, "\"id\":", id(get(i, "call_id")));
-  haveTop = from;
-  w(",\"content\":[");
+  // The id is numbered before the output's own ids, as the reference numbers them.
+  const k = id(get(i, "call_id"));
+  w("{\"content\":[{\"content\":[");
   content(get(i, "output"), false);
-  w("]}]}");
-  setLast(false, true, false);
+  byte(0x5d);
+  if (k >= 0) {
+    w(",\"id\":");
+    quotedId(k);
+  }
+  w(",\"type\":\"tool_result\"}],\"role\":\"tool\"}");
+  setLast(false, true, false, 0);
   return 1;
 }
 
 /** A prompt string (Responses `input`, generic `prompt`) as a user message. */
 function userText(i: u32): i32 {
-  w("{\"role\":\"user\",\"content\":[");
+  w("{\"content\":[");
   content(i, false);
-  w("]}");
-  setLast(false, true, false);
+  w("],\"role\":\"user\"}");
+  setLast(false, true, false, 0);
   return 1;
 }
 
@@ -1179,10 +1205,12 @@ function detect(): i32 {
 
 let messageCount: i32 = 0;
 
-const H_SYSTEM = "{\"role\":\"system\",\"content\":[";
-const H_USER = "{\"role\":\"user\",\"content\":[";
-const H_ASSISTANT = "{\"role\":\"assistant\",\"content\":[";
-const H_TOOL = "{\"role\":\"tool\",\"content\":[";
+// A message opens with its content and ends with its role: canonical member order.
+const H_OPEN = "{\"content\":[";
+const H_SYSTEM = "],\"role\":\"system\"}";
+const H_USER = "],\"role\":\"user\"}";
+const H_ASSISTANT = "],\"role\":\"assistant\"}";
+const H_TOOL = "],\"role\":\"tool\"}";
 
 /** A separator before every message but the first. */
 function nextMessage(): void {
@@ -1249,13 +1277,13 @@ function freshId(): i32 {
  * One message of all the parts of v (one part, or an array of them; Converse: an array only)
  * that are kept; none for no parts when `dropEmpty` (an empty system prompt is no message).
  */
-function wholeMessage(head: string, v: u32, dropEmpty: bool, gemini: bool): void {
+function wholeMessage(close: string, v: u32, dropEmpty: bool, gemini: bool): void {
   if (v == NONE || kindOf(v) == T_NULL) {
     if (!gemini) { bad = true; return; }
     if (dropEmpty) return;
     nextMessage();
-    w(head);
-    w("]}");
+    w(H_OPEN);
+    w(close);
     return;
   }
   const arr = kindOf(v) == T_ARRAY;
@@ -1263,7 +1291,7 @@ function wholeMessage(head: string, v: u32, dropEmpty: bool, gemini: bool): void
   const mark = o;
   const count0 = messageCount;
   nextMessage();
-  w(head);
+  w(H_OPEN);
   let n = 0;
   const stop = arr ? nextOf(v) : v + 1;
   for (let p = arr ? v + 1 : v; p < stop && !bad; p = arr ? nextOf(p) : stop) {
@@ -1277,7 +1305,7 @@ function wholeMessage(head: string, v: u32, dropEmpty: bool, gemini: bool): void
     messageCount = count0;
     return;
   }
-  w("]}");
+  w(close);
 }
 
 /**
@@ -1308,14 +1336,14 @@ function userTurn(v: u32, gemini: bool): void {
       }
     }
     if (result) {
-      if (open) w("]}");
+      if (open) w(H_USER);
       open = false;
       any = true;
       nextMessage();
-      w(H_TOOL);
+      w(H_OPEN);
       // A result the walk would not write itself (a Converse hole) may not be one to the reference.
       if ((gemini ? geminiPart(p) : conversePart(p)) != K_RESULT) { bad = true; return; }
-      w("]}");
+      w(H_TOOL);
       continue;
     }
     const mark = o;
@@ -1323,7 +1351,7 @@ function userTurn(v: u32, gemini: bool): void {
     if (open) byte(0x2c);
     else {
       nextMessage();
-      w(H_USER);
+      w(H_OPEN);
     }
     if ((gemini ? geminiPart(p) : conversePart(p)) == K_NONE) {
       o = mark;
@@ -1333,11 +1361,11 @@ function userTurn(v: u32, gemini: bool): void {
     open = true;
     any = true;
   }
-  if (open) w("]}");
+  if (open) w(H_USER);
   else if (!any) {
     nextMessage();
+    w(H_OPEN);
     w(H_USER);
-    w("]}");
   }
 }
 
@@ -1397,12 +1425,13 @@ function geminiPart(p: u32): i32 {
     if (kindOf(text) != T_STRING) { bad = true; return K_NONE; }
     const thought = get(p, "thought");
     if (thought != NONE && kindOf(thought) == T_TRUE) {
-      w("{\"type\":\"thinking\"");
+      byte(0x7b);
       if (!emptyString(text)) {
-        w(",\"thinking\":");
+        w("\"thinking\":");
         raw(text);
+        byte(0x2c);
       }
-      byte(0x7d);
+      w("\"type\":\"thinking\"}");
       return K_PART;
     }
     if (emptyString(text)) return K_NONE;
@@ -1423,16 +1452,19 @@ function geminiPart(p: u32): i32 {
     store<u32>(q + 4, idRec);
     store<u32>(q + 8, <u32>number);
     openCount++;
-    w("{\"type\":\"tool_call\",\"id\":");
+    // arguments, id, name, type: canonical order.
+    byte(0x7b);
+    const args = get(call, "args");
+    if (args != NONE && kindOf(args) != T_NULL) {
+      w("\"arguments\":");
+      raw(args);
+      byte(0x2c);
+    }
+    w("\"id\":");
     quotedId(number);
     w(",\"name\":");
     raw(name);
-    const args = get(call, "args");
-    if (args != NONE && kindOf(args) != T_NULL) {
-      w(",\"arguments\":");
-      raw(args);
-    }
-    byte(0x7d);
+    w(",\"type\":\"tool_call\"}");
     return K_PART;
   }
   const result = get(p, "functionResponse");
@@ -1456,13 +1488,8 @@ function geminiPart(p: u32): i32 {
     }
     const paired = number >= 0 || idRec != NONE;
     if (number < 0) number = idRec == NONE ? freshId() : id(idRec);
-    w("{\"type\":\"tool_result\",\"id\":");
-    quotedId(number);
-    if (!paired) {
-      w(",\"name\":");
-      raw(name);
-    }
-    w(",\"content\":[");
+    // content, id, name, type: canonical order.
+    w("{\"content\":[");
     // `{ output }`, `{ result }` or `{ content }` alone (beside a `name`) is that value.
     let value = get(result, "response");
     if (isObj(value)) {
@@ -1482,12 +1509,18 @@ function geminiPart(p: u32): i32 {
       } else if (empty(value)) {
         w("{\"type\":\"json\"}");
       } else {
-        w("{\"type\":\"json\",\"json\":");
+        w("{\"json\":");
         raw(value);
-        byte(0x7d);
+        w(",\"type\":\"json\"}");
       }
     }
-    w("]}");
+    w("],\"id\":");
+    quotedId(number);
+    if (!paired) {
+      w(",\"name\":");
+      raw(name);
+    }
+    w(",\"type\":\"tool_result\"}");
     return K_RESULT;
   }
   const inline = get(p, "inlineData");
@@ -1562,15 +1595,18 @@ function conversePart(b: u32): i32 {
       const input = get(m, "input");
       // An input given as a string is JSON text to the reference: a hole.
       if (isStr(idRec) && isStr(name) && (input == NONE || isObj(input))) {
-        w("{\"type\":\"tool_call\",\"id\":");
+        // arguments, id, name, type: canonical order.
+        byte(0x7b);
+        if (input != NONE) {
+          w("\"arguments\":");
+          raw(input);
+          byte(0x2c);
+        }
+        w("\"id\":");
         quotedId(id(idRec));
         w(",\"name\":");
         raw(name);
-        if (input != NONE) {
-          w(",\"arguments\":");
-          raw(input);
-        }
-        byte(0x7d);
+        w(",\"type\":\"tool_call\"}");
         return K_PART;
       }
     }
@@ -1587,9 +1623,9 @@ function conversePart(b: u32): i32 {
         }
       }
       if (textOnly && isStr(idRec) && (status == NONE || kindOf(status) == T_STRING)) {
-        w("{\"type\":\"tool_result\",\"id\":");
-        quotedId(id(idRec));
-        w(",\"content\":[");
+        // content, id, is_error, type: canonical order; the id numbered first, as before.
+        const k = id(idRec);
+        w("{\"content\":[");
         let n = 0;
         const stop = nextOf(content);
         for (let c = content + 1; c < stop; c = nextOf(c)) {
@@ -1598,9 +1634,10 @@ function conversePart(b: u32): i32 {
           if (n++ > 0) byte(0x2c);
           textPart(t);
         }
-        byte(0x5d);
+        w("],\"id\":");
+        quotedId(k);
         if (strIs(status, "error")) w(",\"is_error\":true");
-        byte(0x7d);
+        w(",\"type\":\"tool_result\"}");
         return K_RESULT;
       }
     }
@@ -1717,9 +1754,9 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   const system = get(0, responses ? "instructions" : "system");
   if (system != NONE) {
     const mark = o;
-    w("{\"role\":\"system\",\"content\":[");
+    w("{\"content\":[");
     if (content(system, false) > 0) {
-      w("]}");
+      w("],\"role\":\"system\"}");
       messages++;
     } else {
       o = mark;

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { requestDigests, requestKeys } from '../src/index.ts';
+import { converseBody, geminiBody, requestBodies } from '../bench/workloads.mjs';
 
 interface ViewExports {
   memory: WebAssembly.Memory;
@@ -21,13 +22,13 @@ const builds = [
 ] as const;
 
 /** The core's view of a body in a fresh instance: status, and `{"messages":[...]` with the tools. */
-function coreView(file: string, body: Uint8Array): { status: number; text: string } {
+function coreView(file: string, body: Uint8Array, provider = 0): { status: number; text: string } {
   const x = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(file)), {}).exports as unknown as ViewExports;
   const at = x.prepare(0, body.length, 0);
   new Uint8Array(x.memory.buffer).set(body, at);
   const count = x.index(at, body.length);
   expect(count).toBeGreaterThan(0);
-  const status = x.view(at, body.length, count, 0);
+  const status = x.view(at, body.length, count, provider);
   const r = new Uint32Array(x.memory.buffer, x.result(), 32);
   return { status, text: status === 0 ? new TextDecoder().decode(new Uint8Array(x.memory.buffer, r[15], r[17]! - r[15]!)) : '' };
 }
@@ -46,6 +47,41 @@ for (const [kind, file] of builds) {
       expect(text.split('"role":"tool"').length - 1).toBe(30);
       const { messages: _m, view: _v, ...want } = requestKeys(bytes);
       expect(requestDigests(bytes)).toEqual(want);
+    });
+
+    // The view's own objects (messages, parts, calls, results) are written in canonical member
+    // order, so the canonical pass over the view leaves them in place; objects copied from the
+    // body, and objects with members copied from it, keep the body's order and are not checked.
+    it('writes the objects it names itself in canonical member order, for the benchmark bodies of every shape', () => {
+      const own = new Set(['content', 'role', 'id', 'type', 'arguments', 'name', 'is_error', 'text', 'thinking', 'json', 'image', 'url', 'path']);
+      const bodies: [string, Uint8Array, number][] = [
+        ...Object.entries(requestBodies() as Record<string, { bytes: Uint8Array }>).filter(([shape]) => shape !== 'openai-embeddings').map(([shape, b]): [string, Uint8Array, number] => [shape, b.bytes, 0]),
+        ['gemini', geminiBody().bytes, 7],
+        ['bedrock-converse', converseBody().bytes, 6],
+      ];
+      for (const [shape, bytes, provider] of bodies) {
+        const { status, text } = coreView(file, bytes, provider);
+        expect(status, shape).toBe(0);
+        // Holes (attachments the caller fills) are a 0x00 byte.
+        const view = JSON.parse(`${text.replaceAll('\0', 'null')}}`) as { messages: unknown[] };
+        let checked = 0;
+        const out: string[] = [];
+        const visit = (v: unknown): void => {
+          if (Array.isArray(v)) v.forEach(visit);
+          else if (v !== null && typeof v === 'object') {
+            const names = Object.keys(v);
+            if (names.every((n) => own.has(n))) {
+              checked++;
+              if (names.join() !== [...names].sort().join()) out.push(names.join());
+            }
+            // Into the members the view writes, not into arguments or JSON results (the body's).
+            for (const [n, m] of Object.entries(v)) if (own.has(n) && n !== 'arguments' && n !== 'json') visit(m);
+          }
+        };
+        visit(view.messages);
+        expect(checked, shape).toBeGreaterThan(80);
+        expect(out, shape).toEqual([]);
+      }
     });
   });
 }

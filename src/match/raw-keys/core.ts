@@ -121,8 +121,25 @@ export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonl
   if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
   const provider = PROVIDER_OF[cv.provider]!;
   const small = chatTop(out, bytes, cv.roots, provider, ignoreArgs);
+  return withTools(out, bytes, cv, listed, known, provider, small, (tail, names) => keep(bytes, cv, tail, names));
+}
+
+/**
+ * Ends the view with its tool list and finishes the digests: the kept form of a list the index
+ * skipped (raw-keys/tools-cache.ts), or the list written; `keepList` keeps a written list whose
+ * canonical form was made for the conversation's next request.
+ */
+function withTools(
+  out: Out,
+  bytes: Uint8Array,
+  cv: CoreView,
+  listed: ViewTools | undefined,
+  known: KeptTools | undefined,
+  provider: BuiltinProvider,
+  small: Normalized,
+  keepList: (tail: Uint8Array, names: readonly (string | undefined)[]) => void,
+): RequestDigests {
   if (listed === undefined) {
-    // The root `tools` the index skipped: its kept form and names (raw-keys/tools-cache.ts).
     usedTools(known!);
     out.bytes(L.close);
     return finish(out, provider, cv.messageCount, known!.names, small, known!.tail);
@@ -130,7 +147,7 @@ export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonl
   const names = toolNamesOf(bytes, cv.toolNames);
   const tail = endTools(out, listed);
   const d = finish(out, provider, cv.messageCount, names, small, tail);
-  if (tail !== undefined) keep(bytes, cv, tail, names);
+  if (tail !== undefined) keepList(tail, names);
   return d;
 }
 
@@ -210,19 +227,8 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     small = keptTop(out, key, text, make);
   }
   if (small === null) return null;
-  const provider = small.provider as BuiltinProvider;
-  if (listed === undefined) {
-    // The root `tools` the index skipped: its kept form and names.
-    usedTools(known!);
-    out.bytes(L.close);
-    return finish(out, provider, cv.messageCount, known!.names, small, known!.tail);
-  }
-  const names = toolNamesOf(bytes, cv.toolNames);
-  const tail = endTools(out, listed);
-  const d = finish(out, provider, cv.messageCount, names, small, tail);
-  if (tail !== undefined) {
+  return withTools(out, bytes, cv, listed, known, small.provider as BuiltinProvider, small, (tail, names) => {
     if (shape.toolsIn === 'root') keep(bytes, cv, tail, names);
     else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
-  }
-  return d;
+  });
 }
