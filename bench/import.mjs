@@ -4,15 +4,21 @@
 // Target: the import costs at most twice the parse (ratio = parse time / import time >= 0.5x).
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
-// Where it stands (2 shared cores, load 4-7; this build and the one before run alternately, in
-// processes of their own, in three windows): 0.29-0.31x in CPU time (read + JSON.parse 219-270
-// ms, import 706-937 ms), 0.28-0.46x in wall time; the build before read 0.20-0.22x in CPU time
-// in the same windows (import 986-1,261 ms), so the import takes 0.72-0.75x the CPU it took; the
-// target is still missed. ~70 us of CPU per entry against ~22 us of read + JSON.parse, spread over the
-// deck's own work (CPU profile): keying the request (the strict read, the provider's view and
-// its digest) ~25% of the import, building the record (redaction scans of headers and answer,
-// the answer's JSON check, the trace token) ~15%, reading the entry ~10%, writing the frame
-// (src/store/record-pack.ts) ~10%, young-generation GC ~10%, read + parse of the file the rest.
+// Where it stands (2 shared cores, load 3-5; this build and main's run alternately, in
+// processes of their own, CPU time): 0.29-0.31x (read + JSON.parse 231-249 ms, import 778-883
+// ms), the same as main's build in the same windows (this build's import CPU 0.98-1.02x of
+// main's): the target is still missed. ~75 us of CPU per entry against ~24 us of read +
+// JSON.parse. Since the build before, a JSON request body in which redaction masks nothing is
+// keyed from its raw bytes (the core's view, one digest) instead of the strict check,
+// normalization in JavaScript and the digest of the view as objects: prepareRequest takes
+// 0.89x the CPU on this bench's 0.2 KB bodies and 0.62-0.73x on chat bodies of 1-35 KB, so
+// this HAR gains ~1% (within the machine's spread), and the same HAR with ten-message bodies
+// (98 MB) imports in 0.91x main's CPU. What is left per entry (CPU profile, previous build):
+// keying the request ~25% of the import, building the record (redaction scans of headers
+// and answer, the answer's JSON check, the trace token) ~15%, reading the entry ~10%, writing
+// the frame (src/store/record-pack.ts) ~10%, young-generation GC ~10% (--trace-gc: ~55 ms of
+// scavenges while the HAR is parsed, which the baseline pays too, then ~25 ms over the
+// entries), read + parse of the file the rest.
 // Run by bench/run.mjs, or alone: node bench/import.mjs [--quick].
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
