@@ -11,9 +11,9 @@
 // JSON.parse. Since the build before, a JSON request body in which redaction masks nothing is
 // keyed from its raw bytes (the core's view, one digest) instead of the strict check,
 // normalization in JavaScript and the digest of the view as objects: prepareRequest takes
-// 0.89x the CPU on this bench's 0.2 KB bodies and 0.62-0.73x on chat bodies of 1-35 KB, so
-// this HAR gains ~1% (within the machine's spread), and the same HAR with ten-message bodies
-// (98 MB) imports in 0.91x main's CPU. What is left per entry (CPU profile, previous build):
+// 0.72-0.89x the CPU on this bench's 0.2 KB bodies and 0.62-0.80x on chat bodies of 1-35 KB
+// (both builds alternating in one process, two runs), but on this HAR's import that is within
+// the machine's spread; the same HAR with ten-message bodies (98 MB) imports in 0.91x main's CPU. What is left per entry (CPU profile, previous build):
 // keying the request ~25% of the import, building the record (redaction scans of headers
 // and answer, the answer's JSON check, the trace token) ~15%, reading the entry ~10%, writing
 // the frame (src/store/record-pack.ts) ~10%, young-generation GC ~10% (--trace-gc: ~55 ms of
