@@ -373,23 +373,31 @@ export class FrameBuffer {
     this.pos = p + len;
   }
 
-  private bin(v: Uint8Array): void {
-    const n = v.length;
-    this.room(n + 5);
+  /**
+   * A msgpack length head of the 8 / 16 / 32-bit family whose 8-bit code is `code8` (bin: 0xc4,
+   * ext: 0xc7; the 16- and 32-bit codes follow it), for length `n`; room already made.
+   */
+  private sized(code8: number, n: number): void {
     const b = this.buf;
     if (n < 0x100) {
-      b[this.pos++] = 0xc4;
+      b[this.pos++] = code8;
       b[this.pos++] = n;
     } else if (n < 0x10000) {
-      b[this.pos++] = 0xc5;
+      b[this.pos++] = code8 + 1;
       b[this.pos++] = n >> 8;
       b[this.pos++] = n & 0xff;
     } else {
-      b[this.pos++] = 0xc6;
+      b[this.pos++] = code8 + 2;
       this.view.setUint32(this.pos, n);
       this.pos += 4;
     }
-    b.set(v, this.pos);
+  }
+
+  private bin(v: Uint8Array): void {
+    const n = v.length;
+    this.room(n + 5);
+    this.sized(0xc4, n);
+    this.buf.set(v, this.pos);
     this.pos += n;
   }
 
@@ -397,19 +405,8 @@ export class FrameBuffer {
   private typedArray(v: Uint8Array): void {
     const n = v.length + 1;
     this.room(n + 6);
+    this.sized(0xc7, n);
     const b = this.buf;
-    if (n < 0x100) {
-      b[this.pos++] = 0xc7;
-      b[this.pos++] = n;
-    } else if (n < 0x10000) {
-      b[this.pos++] = 0xc8;
-      b[this.pos++] = n >> 8;
-      b[this.pos++] = n & 0xff;
-    } else {
-      b[this.pos++] = 0xc9;
-      this.view.setUint32(this.pos, n);
-      this.pos += 4;
-    }
     b[this.pos++] = 0x74;
     b[this.pos++] = 1;
     b.set(v, this.pos);
