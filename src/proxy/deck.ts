@@ -194,6 +194,12 @@ function parsedOrUndefined(body: Uint8Array): unknown {
 }
 const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
 
+/** The model a request names: its view's (the URL's, for APIs that put it there), else the body's; '' for none. */
+function modelNamed(viewModel: unknown, body: unknown): string {
+  const named = viewModel ?? (body !== null && typeof body === 'object' ? (body as { model?: unknown }).model : undefined);
+  return typeof named === 'string' ? named : '';
+}
+
 interface Route {
   /** LLM recordings for the matcher, in tape order. */
   llm: Recording[];
@@ -966,8 +972,7 @@ export class Deck {
       if (stored !== undefined && stored === parsed) {
         const raw = rawRequestKey(req.body, this.keyOptions(req.method, req.url));
         if (raw !== undefined) {
-          const named = raw.model ?? (stored !== null && typeof stored === 'object' ? (stored as { model?: unknown }).model : undefined);
-          return { match: 'llm', route, key: raw.key, signature: raw.signature, model: typeof named === 'string' ? named : '', body: stored, url };
+          return { match: 'llm', route, key: raw.key, signature: raw.signature, model: modelNamed(raw.model, stored), body: stored, url };
         }
       }
       // Strict: a body with no canonical form is refused before it goes upstream (the strict reader
@@ -980,9 +985,7 @@ export class Deck {
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
-      // The model the view names (the URL's, for APIs that put it there), else the body's.
-      const named = keys?.view.model ?? (stored !== null && typeof stored === 'object' ? (stored as { model?: unknown }).model : undefined);
-      const model = typeof named === 'string' ? named : '';
+      const model = modelNamed(keys?.view.model, stored);
       if (keys) return { match: 'llm', route, key: keys.key, signature: keys.signature, model, body: stored, url };
       return { match: 'json', route, key: hashValue(stored), model, body: stored, url };
     }
