@@ -289,10 +289,7 @@ export class RecordCollection<R> {
         const [group, key] = parts;
         const hash = keyHash(key);
         if (this.slots.get(group)?.has(key) !== true && this.findHead(group, key, hash) < 0 && this.heads!.add(hash, this.all.length)) {
-          this.all.push(undefined);
-          this.loadedGroups.push(group);
-          this.loadedKeys.push(undefined);
-          this.loadedStored.push(stored);
+          this.fileUnlooked(group, undefined, stored);
           return true;
         }
       }
@@ -314,10 +311,7 @@ export class RecordCollection<R> {
       // until it is looked at (see slots).
       const n = this.kind.groupLength?.(keys) ?? 0;
       this.setSlot(keys, this.all.length);
-      this.all.push(undefined);
-      this.loadedGroups.push(keys.slice(0, n));
-      this.loadedKeys.push(keys.slice(n));
-      this.loadedStored.push(stored);
+      this.fileUnlooked(keys.slice(0, n), keys.slice(n), stored);
       return true;
     }
     const list = typeof keys === 'string' ? [keys] : keys;
@@ -340,6 +334,17 @@ export class RecordCollection<R> {
     }
     this.all.push(entry);
     return true;
+  }
+
+  /**
+   * Files a recording loaded at open with no entry yet: its key group, its key (undefined: kept
+   * in {@link heads}, read again from its head) and stored form at the next index of {@link all}.
+   */
+  private fileUnlooked(group: string, key: string | undefined, stored: LoadedRecord): void {
+    this.all.push(undefined);
+    this.loadedGroups.push(group);
+    this.loadedKeys.push(key);
+    this.loadedStored.push(stored);
   }
 
   /**
