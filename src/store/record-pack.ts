@@ -210,6 +210,40 @@ export class FrameBuffer {
 
   private members(o: Record<string, unknown>, keys: string[], depth: number): void {
     const n = keys.length;
+    this.head(n);
+    for (let i = 0; i < n; i++) {
+      const k = keys[i]!;
+      this.string(k);
+      this.value(o[k], depth + 1);
+    }
+  }
+
+  /** An object of at most 32 members given as its names and values (as listed), written in name order (sortedNames'). */
+  private pairs(keys: string[], values: unknown[], depth: number): void {
+    let from = 0;
+    while (from < keys.length && isIndex(keys[from]!)) from++;
+    for (let i = from + 1; i < keys.length; i++) {
+      const k = keys[i]!;
+      if (keys[i - 1]! <= k) continue;
+      const x = values[i];
+      let j = i - 1;
+      while (j >= from && keys[j]! > k) {
+        keys[j + 1] = keys[j]!;
+        values[j + 1] = values[j];
+        j--;
+      }
+      keys[j + 1] = k;
+      values[j + 1] = x;
+    }
+    this.head(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      this.string(keys[i]!);
+      this.value(values[i], depth + 1);
+    }
+  }
+
+  /** A map's head for `n` members. */
+  private head(n: number): void {
     this.room(5);
     if (n < 0x10) this.buf[this.pos++] = 0x80 | n;
     else if (n < 0x10000) {
@@ -220,11 +254,6 @@ export class FrameBuffer {
       this.buf[this.pos++] = 0xdf;
       this.view.setUint32(this.pos, n);
       this.pos += 4;
-    }
-    for (let i = 0; i < n; i++) {
-      const k = keys[i]!;
-      this.string(k);
-      this.value(o[k], depth + 1);
     }
   }
 
@@ -260,6 +289,12 @@ export class FrameBuffer {
       if (Object.getPrototypeOf(v) !== Object.prototype) throw DECLINE;
       const o = v as Record<string, unknown>;
       let keys = Object.keys(o);
+      // The values listed beside the names (the same order), sorted with them: a lookup by name
+      // per member (a keyed load on objects of many shapes) cost more than the list.
+      if (keys.length <= 32) {
+        const values = Object.values(o);
+        if (values.length === keys.length) return this.pairs(keys, values, depth);
+      }
       for (let i = 1; i < keys.length; i++) {
         if (keys[i - 1]! > keys[i]!) {
           keys = sortedNames(keys);
