@@ -87,15 +87,24 @@ function masksOfValue(v: unknown): number {
   return n;
 }
 
-/** Masks in a header map less those in another, by name: a value the redaction left as it was (the same string) holds as many in both. */
+/**
+ * Masks in a header map less those in another, by name: a value the redaction left as it was
+ * (the same string, so a member of both) holds as many in both. Values are strings or arrays of
+ * them, so a value the same as the other map's is never one it inherits.
+ */
 function headerMasksAdded(stored: Record<string, unknown>, source: Record<string, unknown>): number {
   let n = 0;
   for (const k of Object.keys(stored)) {
     const v = stored[k];
-    if (!Object.hasOwn(source, k)) n += masksOfValue(v);
-    else if (v !== source[k]) n += masksOfValue(v) - masksOfValue(source[k]);
+    const w = source[k];
+    if (v === w) continue;
+    n += masksOfValue(v);
+    if (Object.hasOwn(source, k)) n -= masksOfValue(w);
   }
-  for (const k of Object.keys(source)) if (!Object.hasOwn(stored, k)) n -= masksOfValue(source[k]);
+  for (const k of Object.keys(source)) {
+    const w = source[k];
+    if (w !== stored[k] && !Object.hasOwn(stored, k)) n -= masksOfValue(w);
+  }
   return n;
 }
 
