@@ -554,7 +554,7 @@ export class WasmEngine implements Engine {
       tools: this.u8.subarray(messagesEnd, u32[r + 17]!),
       holes: u32.slice(holesAt, holesAt + holeCount * 2),
       toolNames,
-      roots: Uint32Array.from(roots),
+      roots: new Uint32Array(roots),
       cut: [u32[r + 22]!, u32[r + 23]!],
       skipped,
       toolsVerdict: u32[r + 24]!,

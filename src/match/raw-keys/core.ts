@@ -95,7 +95,7 @@ function topText(bytes: Uint8Array, r: Uint32Array, conversation: readonly strin
 /** Writes the view's model and options of the chat family's top level; its normalized form. */
 function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Normalized {
   const text = topText(bytes, roots, CONVERSATION[provider]);
-  return keptTop(out, `${provider}${JSON.stringify(ignoreArgs)}`, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
+  return keptTop(out, `${provider}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
 }
 
 /** Tool names from the core's view, in its chunk order (undefined: none). */
