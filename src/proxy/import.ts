@@ -220,7 +220,8 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
    * (64 hex digits) is hashed per record.
    */
   const tallies = new Map<string, Map<string, { row: ImportReport['routes'][number]; repeats: Map<string, number> }>>();
-  const frames = new FrameBuffer();
+  // Room for a whole batch and the record that ends it, so the buffer is not grown (and copied) on the way.
+  const frames = new FrameBuffer(BATCH_BYTES + (1 << 20));
   try {
     await createTape(tmp, { tapedeckVersion: VERSION, salt });
     for (let next = entries.next(); !next.done; next = entries.next()) {

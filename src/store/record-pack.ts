@@ -180,12 +180,22 @@ export class FrameBuffer {
   private record(r: Record<string, unknown>): void {
     if (Object.getPrototypeOf(r) !== Object.prototype) throw DECLINE;
     const keys = Object.keys(r);
-    this.members(r, this.recordOrder(keys), 0);
+    const order = this.recordOrder(keys);
+    // Its values as listed beside the names, taken in the order's places (no lookup by name).
+    const values = Object.values(r);
+    if (values.length !== keys.length) return this.members(r, order, 0);
+    const at = this.lastPlaces;
+    this.head(order.length);
+    for (let i = 0; i < order.length; i++) {
+      this.string(order[i]!);
+      this.value(values[at[i]!], 1);
+    }
   }
 
-  /** The last record's names as listed and as ordered: a writer's records mostly share them. */
+  /** The last record's names as listed and as ordered (and where each ordered name is listed): a writer's records mostly share them. */
   private lastNames: string[] = [];
   private lastOrder: string[] = [];
+  private lastPlaces: number[] = [];
 
   /** A record's names in RECORD_FIELDS order, then the others sorted (inRecordOrder's order). */
   private recordOrder(keys: string[]): string[] {
@@ -205,6 +215,7 @@ export class FrameBuffer {
     const order = keys.map((_, i) => i).sort((a, b) => ranks[a]! - ranks[b]! || (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
     this.lastNames = keys;
     this.lastOrder = order.map((i) => keys[i]!);
+    this.lastPlaces = order;
     return this.lastOrder;
   }
 
