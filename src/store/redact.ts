@@ -322,20 +322,6 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     return kind;
   };
 
-  // Header values repeat too (a client's user agent, accept and content types on every request):
-  // those the credential scan found clean are remembered, so it runs once per value. Bounded,
-  // and only short, clean values (nothing secret is held).
-  const cleanValues = new Set<string>();
-  const headerText = (s: string): string => {
-    if (s.length < 16 || cleanValues.has(s)) return s;
-    const t = text(s);
-    if (t === s && s.length <= 256) {
-      if (cleanValues.size >= 4096) cleanValues.clear();
-      cleanValues.add(s);
-    }
-    return t;
-  };
-
   const masks = (k: string, x: unknown) => x != null && x !== '' && typeof x !== 'boolean' && secretField(k);
 
   /** A full copy of a deep plain value, redacted, without recursion. */
@@ -461,7 +447,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
         const kind = headerKind(k);
         if (kind === CREDENTIAL_HEADER) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
         else if (kind === SECRET_HEADER) out[k] = Array.isArray(x) ? x.map((y) => mask(String(y))) : mask(String(x));
-        else out[k] = typeof x === 'string' ? headerText(x) : Array.isArray(x) ? x.map(text) : x;
+        else out[k] = typeof x === 'string' ? text(x) : Array.isArray(x) ? x.map(text) : x;
       }
       return out as H;
     },

@@ -201,11 +201,13 @@ describe('redaction', () => {
     const kept = redactor(opts);
     const values = ['application/json', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36', 'Bearer sk-proj-abcdefghijklmnopqrstuvwx', 'token sk-ant-api03-abcdefghijklmnopqrstuv', 'x'.repeat(300)];
     const names = ['model', 'api_key', 'apiKey', 'internal-token', 'content', 'db_password'];
-    // More distinct clean values than the redactor remembers, so it forgets and starts over too.
+    // More distinct names than the redactor remembers (secret ones among them), so it stops
+    // remembering new ones too.
     for (let i = 0; i < 9000; i++) {
       const v = i % 3 === 0 ? `req_${i.toString(16).padStart(16, '0')}` : values[i % values.length]!;
-      const headers = { 'x-trace': v, 'user-agent': values[(i * 7) % values.length]!, 'x-api-key': v };
-      const body = { [names[i % names.length]!]: v, nested: [{ [names[(i + 1) % names.length]!]: `${v} sk-${'a'.repeat(24)}` }] };
+      const unique = i % 2 === 0 ? `field_${i}` : `x${i}_db-Password`;
+      const headers = { 'x-trace': v, 'user-agent': values[(i * 7) % values.length]!, 'x-api-key': v, [`x-${unique}`]: v };
+      const body = { [names[i % names.length]!]: v, [unique]: i, nested: [{ [names[(i + 1) % names.length]!]: `${v} sk-${'a'.repeat(24)}` }] };
       const fresh = redactor(opts);
       expect(kept.headers(headers)).toEqual(fresh.headers(headers));
       expect(kept.value(body)).toEqual(fresh.value(body));
