@@ -17,7 +17,9 @@ import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { routeOf } from '../providers/index.ts';
 import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/exchange.ts';
-import { detectFormat, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
+import { readHarSplit } from '../store/import/har.ts';
+import { splitHar } from '../store/import/har-split.ts';
+import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
@@ -288,6 +290,15 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   return report;
 }
 
+/** A file's bytes, or an empty buffer if it cannot be read. */
+function readBytes(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
+
 /**
  * Imports a recording file (HAR, VCR.py / pytest-recording cassette, nock recorder output,
  * mock-server fixtures) onto a new tape that replays its answers: detected by name and shape,
@@ -300,6 +311,20 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
 export async function importRecordings(src: string, out: string, opts: ImportOptions = {}): Promise<ImportReport> {
   if (opts.from !== undefined && !IMPORT_FORMATS.includes(opts.from)) {
     throw new TapedeckError('E_ARG', `Unknown import format ${JSON.stringify(opts.from)}.`, { hint: `Use one of ${IMPORT_FORMATS.join(', ')} (--from).` });
+  }
+  if (src !== '-' && (opts.from ?? formatByName(src)) === 'har') {
+    // Entry by entry, when the split of the file is sure (see har-split.ts).
+    // (A file that cannot be read is left to the read below, which says so as it always did.)
+    const split = splitHar(readBytes(src));
+    if (split) {
+      try {
+        return await writeImport(readHarSplit(split, src), out, opts);
+      } catch (e) {
+        // An entry's text that is no JSON: the file is not, or the split was wrong. The whole
+        // file's parse says which (and where), as it always did; otherwise the error stands.
+        if (split.whole()) throw e;
+      }
+    }
   }
   const text = readFileSync(src === '-' ? 0 : src, 'utf8');
   const detected = opts.from ? { format: opts.from, parsed: undefined } : detectFormat(src, text);

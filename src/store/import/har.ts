@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { HarSplit } from './har-split.ts';
 import { addHeader, badFile, base64Bytes, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 /** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
@@ -151,4 +152,18 @@ export function readHar(text: string, file: string, opts: { parsed?: unknown; di
   if (!Array.isArray(doc.log.entries)) throw badFile(file, 'HAR file', '"log.entries" must be an array');
   const dir = opts.dir ?? (file === '-' ? undefined : dirname(file));
   return readEntries(file, 'HAR', doc.log.entries as unknown[], (i) => `log.entries[${i}]`, (e, i) => entry(e, i, dir));
+}
+
+/**
+ * A HAR's entries as exchanges from its split text (see har-split.ts): each entry's text is
+ * parsed as the entry is read, so nothing of it outlives its turn. An entry whose text is no
+ * JSON throws its SyntaxError (the split was wrong or the file is not JSON: parse the whole).
+ *
+ * @example
+ * const split = splitHar(text)
+ * const { exchanges } = split ? readHarSplit(split, 'network.har') : readHar(text, 'network.har')
+ */
+export function readHarSplit(split: HarSplit, file: string, opts: { dir?: string } = {}): ReadResult {
+  const dir = opts.dir ?? (file === '-' ? undefined : dirname(file));
+  return readEntries(file, 'HAR', { length: split.spans.length / 2 }, (i) => `log.entries[${i}]`, (_, i) => entry(split.parse(i), i, dir));
 }

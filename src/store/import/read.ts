@@ -15,15 +15,22 @@ import { readVcr } from './vcr.ts';
 export const IMPORT_FORMATS = ['har', 'vcr', 'nock', 'fixtures'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
+/** The format a recording file's name says (`.har`, `.yaml` / `.yml`), if any. */
+export function formatByName(file: string): ImportFormat | undefined {
+  const name = file.toLowerCase();
+  if (name.endsWith('.har')) return 'har';
+  if (name.endsWith('.yaml') || name.endsWith('.yml')) return 'vcr';
+  return undefined;
+}
+
 /**
  * The format of a recording file by its name and text, or undefined when it is none of
  * {@link IMPORT_FORMATS} (the caller may know other formats). `parsed` is the JSON value when
  * the text was parsed on the way.
  */
 export function detectFormat(file: string, text: string): { format: ImportFormat; parsed?: unknown } | undefined {
-  const name = file.toLowerCase();
-  if (name.endsWith('.har')) return { format: 'har' };
-  if (name.endsWith('.yaml') || name.endsWith('.yml')) return { format: 'vcr' };
+  const byName = formatByName(file);
+  if (byName) return { format: byName };
   const start = text.trimStart();
   if (/^(?:---\s*\n)?(?:interactions|version)\s*:/.test(start)) return { format: 'vcr' };
   if (start[0] !== '{' && start[0] !== '[') return undefined;

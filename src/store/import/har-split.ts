@@ -1,0 +1,200 @@
+/**
+ * A HAR's `log.entries` read one entry at a time, without JSON.parse of the whole file: the
+ * parsed document of a large HAR (42 MB of objects for 10,000 entries) stayed alive through the
+ * import, and every garbage collection on the way promoted and marked it; parsed one by one,
+ * everything of an entry dies young.
+ *
+ * Only a cheap structural split is done here, and nothing of it is trusted: the split gives the
+ * entries array's span and its elements' spans, and the import takes the entries from it only
+ * when JSON.parse says the split is the document's own:
+ * - the text outside the array, with the array replaced by a string no file holds, parses, and
+ *   that string is what the parse puts at `log.entries` (so duplicate `log` or `entries`
+ *   members, of which JSON.parse keeps the last, resolve as in the whole parse);
+ * - the array's text is `[`, the elements' texts separated by `,` and whitespace, `]`;
+ * - each element's text parses (checked as the entry is read: {@link HarSplit.whole}).
+ * Then the whole text is valid JSON with those elements at `log.entries` (JSON has one parse),
+ * so the entries are exactly the whole parse's. Any doubt gives undefined, and the caller parses
+ * the whole file as before (with its error messages and offsets).
+ */
+import { isAscii } from 'node:buffer';
+import { randomBytes } from 'node:crypto';
+
+/** Where the entries array and its elements are in a HAR's text. */
+export interface HarSplit {
+  /** The entries' texts' [start, end) offsets, in order (2 numbers an entry). */
+  spans: number[];
+  /** Entry i parsed (JSON.parse of its text; throws SyntaxError if it is no JSON). */
+  parse(i: number): unknown;
+  /**
+   * Whether every entry's text is JSON (then the whole text is, and the split is the whole
+   * parse's): entries not parsed yet by {@link parse} are parsed now.
+   */
+  whole(): boolean;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+function skipWs(b: Buffer, i: number): number {
+  for (;;) {
+    const c = b[i];
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+    else return i;
+  }
+}
+
+/** The offset after the string opening at i (a quote), or -1 when it is not closed. */
+function stringEnd(b: Buffer, i: number): number {
+  for (;;) {
+    const q = b.indexOf(QUOTE, i + 1);
+    if (q < 0) return -1;
+    // Escaped when an odd number of backslashes precede it.
+    let k = q - 1;
+    while (b[k] === BACKSLASH) k--;
+    if (((q - k) & 1) === 1) return q + 1;
+    i = q;
+  }
+}
+
+/** The offset after the value starting at i, or -1 (bracket kinds are not matched: the text is parsed later). */
+function valueEnd(b: Buffer, i: number): number {
+  const c = b[i];
+  if (c === QUOTE) return stringEnd(b, i);
+  if (c === 0x7b || c === 0x5b) {
+    let depth = 0;
+    for (const n = b.length; i < n; i++) {
+      const x = b[i];
+      if (x === QUOTE) {
+        i = stringEnd(b, i) - 1;
+        if (i < 0) return -1;
+      } else if (x === 0x7b || x === 0x5b) depth++;
+      else if ((x === 0x7d || x === 0x5d) && --depth === 0) return i + 1;
+    }
+    return -1;
+  }
+  // A number or literal: up to the next delimiter.
+  const start = i;
+  for (const n = b.length; i < n; i++) {
+    const x = b[i];
+    if (x === 0x2c || x === 0x5d || x === 0x7d || x === 0x20 || x === 0x0a || x === 0x0d || x === 0x09) break;
+  }
+  return i > start ? i : -1;
+}
+
+/** Whether the bytes at i are those of `s` (ASCII). */
+function bytesAre(b: Buffer, i: number, s: string): boolean {
+  for (let k = 0; k < s.length; k++) if (b[i + k] !== s.charCodeAt(k)) return false;
+  return true;
+}
+
+/**
+ * The members of the object opening at i: `inner` reads the value of each member named `name`
+ * whose value opens with `open` (and gives the offset after it); others are skipped. The offset
+ * after the object, or -1.
+ */
+function members(b: Buffer, i: number, name: string, open: number, inner: (i: number) => number): number {
+  i = skipWs(b, i + 1);
+  if (b[i] === 0x7d) return i + 1;
+  for (;;) {
+    if (b[i] !== QUOTE) return -1;
+    const keyEnd = stringEnd(b, i);
+    if (keyEnd < 0) return -1;
+    // Names compared as written (an escaped spelling is skipped; the parse check catches it).
+    const named = keyEnd - i === name.length + 2 && bytesAre(b, i + 1, name);
+    i = skipWs(b, keyEnd);
+    if (b[i] !== 0x3a) return -1;
+    i = skipWs(b, i + 1);
+    i = named && b[i] === open ? inner(i) : valueEnd(b, i);
+    if (i < 0) return -1;
+    i = skipWs(b, i);
+    const c = b[i];
+    if (c === 0x7d) return i + 1;
+    if (c !== 0x2c) return -1;
+    i = skipWs(b, i + 1);
+  }
+}
+
+/**
+ * The elements of the array opening at i, or undefined. Elements that are objects laid out one
+ * a line (as devtools, Playwright and Polly.js write a HAR) are found by their separator (`}`,
+ * `,`, and the whitespace before the first element): no string can hold it (it has a line
+ * break), and deeper objects are indented otherwise. A separator that is not where an element
+ * ends gives an element text that is not JSON, and the caller parses the whole file.
+ */
+function elements(b: Buffer, i: number): { end: number; spans: number[] } | undefined {
+  const spans: number[] = [];
+  let j = skipWs(b, i + 1);
+  if (b[j] === 0x5d) return { end: j + 1, spans };
+  const line = b.indexOf(0x0a, i);
+  if (b[j] !== 0x7b || line < 0 || line > j) return undefined;
+  // After an element's closing brace: a comma, the lead's whitespace, an opening brace.
+  const after = `,${b.toString('latin1', i + 1, j)}{`;
+  // Hops from closing brace to closing brace (a search for the whole separator is slower).
+  for (let k = b.indexOf(0x7d, j); k >= 0; k = b.indexOf(0x7d, k + 1)) {
+    if (b[k + 1] === 0x2c && bytesAre(b, k + 1, after)) {
+      spans.push(j, k + 1);
+      j = k + after.length;
+      k = j;
+    }
+  }
+  const e = valueEnd(b, j);
+  if (e < 0) return undefined;
+  spans.push(j, e);
+  j = skipWs(b, e);
+  return b[j] === 0x5d ? { end: j + 1, spans } : undefined;
+}
+
+/**
+ * The split of a HAR's bytes into its entries, checked against JSON.parse of the rest of the
+ * document, or undefined when the split cannot be had or is in doubt (then parse the whole).
+ * Texts are decoded as readFileSync(file, 'utf8') decodes the whole (a span starts and ends at
+ * an ASCII byte, where UTF-8 decoding starts afresh).
+ *
+ * @example
+ * const split = splitHar(readFileSync('network.har'))
+ * if (split) for (let i = 0; i < split.spans.length / 2; i++) console.log(split.parse(i))
+ */
+export function splitHar(bytes: Buffer): HarSplit | undefined {
+  let found: { start: number; end: number; spans: number[] } | undefined;
+  const entries = (i: number): number => {
+    const el = elements(bytes, i);
+    if (!el) return -1;
+    // The last of duplicate members is the one JSON.parse keeps.
+    found = { start: i, end: el.end, spans: el.spans };
+    return el.end;
+  };
+  let i = skipWs(bytes, 0);
+  if (bytes[i] !== 0x7b) return undefined;
+  i = members(bytes, i, 'log', 0x7b, (at) => members(bytes, at, 'entries', 0x5b, entries));
+  if (i < 0 || skipWs(bytes, i) !== bytes.length || !found) return undefined;
+  const { start, end, spans } = found;
+  // An ASCII text is its own Latin-1 decoding, which is a copy (UTF-8's checks every byte).
+  const text = isAscii(bytes) ? (s: number, e: number) => bytes.toString('latin1', s, e) : (s: number, e: number) => bytes.toString('utf8', s, e);
+  const sentinel = `tapedeck split ${randomBytes(16).toString('hex')}`;
+  let rest: unknown;
+  try {
+    rest = JSON.parse(`${text(0, start)}"${sentinel}"${text(end, bytes.length)}`);
+  } catch {
+    return undefined;
+  }
+  const log = (rest as { log?: { entries?: unknown } }).log;
+  if (typeof log !== 'object' || log === null || log.entries !== sentinel) return undefined;
+  let parsed = 0;
+  const parse = (k: number): unknown => {
+    const v: unknown = JSON.parse(text(spans[2 * k]!, spans[2 * k + 1]!));
+    if (k === parsed) parsed++;
+    return v;
+  };
+  return {
+    spans,
+    parse,
+    whole: () => {
+      try {
+        while (parsed < spans.length / 2) parse(parsed);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
