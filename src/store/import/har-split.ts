@@ -126,7 +126,18 @@ function elements(b: Buffer, i: number): { end: number; spans: number[] } | unde
   let j = skipWs(b, i + 1);
   if (b[j] === 0x5d) return { end: j + 1, spans };
   const line = b.indexOf(0x0a, i);
-  if (b[j] !== 0x7b || line < 0 || line > j) return undefined;
+  if (b[j] !== 0x7b || line < 0 || line > j) {
+    // Not one a line: element by element, each to its end.
+    for (;;) {
+      const e = valueEnd(b, j);
+      if (e < 0) return undefined;
+      spans.push(j, e);
+      j = skipWs(b, e);
+      if (b[j] === 0x5d) return { end: j + 1, spans };
+      if (b[j] !== 0x2c) return undefined;
+      j = skipWs(b, j + 1);
+    }
+  }
   // After an element's closing brace: a comma, the lead's whitespace, an opening brace.
   const after = `,${b.toString('latin1', i + 1, j)}{`;
   // Hops from closing brace to closing brace (a search for the whole separator is slower).
