@@ -42,6 +42,9 @@ const P_GENERIC: i32 = 5;
 // Shapes of provider modules on their routes (raw-keys/converse.ts, raw-keys/gemini.ts).
 const P_CONVERSE: i32 = 6;
 const P_GEMINI: i32 = 7;
+// An Ollama /api/chat body (raw-keys/ollama.ts): the chat rules with Ollama's for calls, tool
+// messages and thinking text; `system` and `functions` are options there, not the conversation.
+const P_OLLAMA: i32 = 8;
 
 // Status of view().
 const V_OK: i32 = 0;
@@ -72,6 +75,7 @@ let B: usize = 0; // records
 let o: usize = 0; // output cursor
 let outLimit: usize = 0;
 let bad = false; // declined: every function returns as soon as it sees it
+let ollama = false; // writing an Ollama body's view (P_OLLAMA)
 
 // Scratch regions after the records, sized by the record count (see view()).
 let haveP: usize = 0; // names already in the object being written: {ptr u32, len u32} entries
@@ -292,7 +296,9 @@ function skipped(p: usize, n: usize, skip: i32): bool {
         // The reference's message noise (bookkeeping, not content).
         spells(p, n, "id") || spells(p, n, "status") || spells(p, n, "timestamp") || spells(p, n, "created") ||
         spells(p, n, "created_at") || spells(p, n, "createdAt") || spells(p, n, "updated_at") || spells(p, n, "updatedAt") ||
-        spells(p, n, "request_id") || spells(p, n, "requestId");
+        spells(p, n, "request_id") || spells(p, n, "requestId") ||
+        // Ollama's images, thinking and tool_name become parts and links, not members.
+        (ollama && (spells(p, n, "images") || spells(p, n, "thinking") || spells(p, n, "tool_name")));
   }
   return false;
 }
@@ -458,15 +464,18 @@ function hole(p: u32): i32 {
   return K_PART;
 }
 
-/** Writes the parts of v (comma-separated); returns how many; with `ranges`, records them. */
-function content(v: u32, ranges: bool): i32 {
+/**
+ * Writes the parts of v (comma-separated, after `prior` parts already written); returns how
+ * many; with `ranges`, records them.
+ */
+function content(v: u32, ranges: bool, prior: i32 = 0): i32 {
   if (v == NONE || kindOf(v) == T_NULL) return 0;
   let n: i32 = 0;
   const arr = kindOf(v) == T_ARRAY;
   const stop = arr ? nextOf(v) : v + 1;
   for (let p = arr ? v + 1 : v; p < stop; p = arr ? nextOf(p) : stop) {
     const mark = o;
-    if (n > 0) byte(0x2c);
+    if (n + prior > 0) byte(0x2c);
     const start = o;
     const kind = part(p);
     if (bad) return n;
@@ -651,6 +660,10 @@ function toolCall(c: u32): void {
     raw(c);
     return;
   }
+  if (ollama) {
+    ollamaCall(c);
+    return;
+  }
   const from = haveTop;
   const type = get(c, "type");
   byte(0x7b);
@@ -671,6 +684,89 @@ function toolCall(c: u32): void {
   }
   haveTop = from;
   byte(0x7d);
+}
+
+// --- Ollama's rules (src/providers/ollama.ts chatMessages(), raw-keys/ollama.ts)
+
+/**
+ * An Ollama call, rewritten as { id, type: "function", function: { name, arguments } } (its
+ * other members dropped): an absent or null id is a positional id no other id equals (a fresh
+ * number); the call is open for a tool message to answer by its name.
+ */
+function ollamaCall(c: u32): void {
+  const idRec = get(c, "id");
+  const f = get(c, "function");
+  if (bad) return;
+  let k: i32;
+  if (idRec == NONE || kindOf(idRec) == T_NULL) k = freshId();
+  else if (kindOf(idRec) == T_STRING) k = id(idRec);
+  else { bad = true; return; } // a non-string id: numbered by value in the reference
+  const name = isObj(f) ? get(f, "name") : NONE;
+  const q = openP + <usize>openCount * 12;
+  store<u32>(q, name);
+  store<u32>(q + 8, <u32>k);
+  openCount++;
+  // arguments, id, name, type: canonical order.
+  const from = haveTop;
+  byte(0x7b);
+  havePush(N_TYPE);
+  if (isObj(f)) setArguments(get(f, "arguments"));
+  putId(N_ID, "\"id\":", k);
+  keep(N_NAME, "\"name\":", name);
+  haveTop = from;
+  sep();
+  w("\"type\":\"tool_call\"}");
+}
+
+/**
+ * The call number a tool message of an Ollama body answers (the first open call its
+ * `tool_name` names, or the first open call without one), taken off the open calls; -1 for
+ * none. Declines what becomes parts or members of its own: non-empty images, thinking that is
+ * not text, a kept tool_name.
+ */
+function ollamaAnswer(i: u32, role: u32): i32 {
+  const images = get(i, "images");
+  if (images != NONE && kindOf(images) == T_ARRAY && !empty(images)) { bad = true; return -1; }
+  const thinking = get(i, "thinking");
+  if (thinking != NONE && kindOf(thinking) != T_NULL && kindOf(thinking) != T_STRING) { bad = true; return -1; }
+  const name = get(i, "tool_name");
+  const tc = get(i, "tool_call_id");
+  if (bad) return -1;
+  if (!strIs(role, "tool")) {
+    if (name != NONE) bad = true; // kept as a member
+    return -1;
+  }
+  if (tc != NONE && kindOf(tc) != T_NULL) return -1; // linked by its own id; tool_name dropped
+  const any = name == NONE || kindOf(name) == T_NULL;
+  if (!any && !isStr(name)) { bad = true; return -1; }
+  for (let k: u32 = 0; k < openCount; k++) {
+    const q = openP + <usize>k * 12;
+    const callName = load<u32>(q);
+    if (!any) {
+      if (callName == NONE || kindOf(callName) != T_STRING) continue;
+      // Equal text in other spellings compares equal in the reference: escaped names decline.
+      if ((load<u32>(rec(callName)) & F_ESCAPED) != 0) { bad = true; return -1; }
+      if (!sameString(callName, name)) continue;
+    }
+    const number = <i32>load<u32>(q + 8);
+    memory.copy(q, q + 12, <usize>(openCount - k - 1) * 12);
+    openCount--;
+    return number;
+  }
+  if (name != NONE) bad = true; // kept as a member
+  return -1;
+}
+
+/** An Ollama message's thinking text as its first part (recorded as a range); returns the parts written. */
+function ollamaThinking(i: u32): i32 {
+  const t = get(i, "thinking");
+  if (t == NONE || kindOf(t) != T_STRING || emptyString(t)) return 0;
+  const s = o;
+  w("{\"thinking\":");
+  raw(t);
+  w(",\"type\":\"thinking\"}");
+  pushRange(s, o, K_PART);
+  return 1;
 }
 
 // --- messages
@@ -701,7 +797,9 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     bad = true; // server items, item references: the TypeScript walk
     return 0;
   }
-  if (!responses && plainMessage(i, role, comma)) return 1;
+  const answer = ollama ? ollamaAnswer(i, role) : -1;
+  if (bad) return 0;
+  if (!responses && answer < 0 && plainMessage(i, role, comma)) return 1;
   if (bad) return 0;
   if (comma) byte(0x2c);
   // In canonical member order where the names are known: the content, then the members rest()
@@ -714,12 +812,14 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   const partsStart = o;
   rangeCount = 0;
   const tc = get(i, "tool_call_id");
-  const resultId = tc == NONE || kindOf(tc) == T_NULL ? -1 : id(tc);
+  const resultId = answer >= 0 ? answer : tc == NONE || kindOf(tc) == T_NULL ? -1 : id(tc);
   if (resultId >= 0) w("{\"content\":[");
-  let n = content(get(i, "content"), true);
+  let n = ollama ? ollamaThinking(i) : 0;
+  n += content(get(i, "content"), true, n);
   if (bad) return 0;
   const calls = get(i, "tool_calls");
   if (calls != NONE && kindOf(calls) == T_ARRAY) {
+    if (ollama) openCount = 0; // only the last assistant turn's calls are answered
     const stop = nextOf(calls);
     for (let c = calls + 1; c < stop; c = nextOf(c)) {
       if (n++ > 0) byte(0x2c);
@@ -1048,13 +1148,16 @@ function tools(): void {
   const first = o;
   // A skipped `tools` list is written by the loader (its kept form); `functions` would be
   // sorted in with it, so a body with both declines (the loader indexes it again, whole).
-  if (load<u32>(RESULT + 112) != 0) {
+  if (ollama) {
+    // The root `tools` alone (`functions` is an option of an Ollama body); no detection.
+  } else if (load<u32>(RESULT + 112) != 0) {
     const f = get(0, "functions");
     if (f != NONE && kindOf(f) != T_NULL) { bad = true; return; }
   } else {
     store<u32>(RESULT + 96, toolsVerdict());
   }
-  for (let legacy = 0; legacy < 2; legacy++) {
+  const lists = ollama ? 1 : 2;
+  for (let legacy = 0; legacy < lists; legacy++) {
     const t = get(0, legacy == 0 ? "tools" : "functions");
     if (t == NONE || kindOf(t) == T_NULL) continue;
     if (kindOf(t) != T_ARRAY) { bad = true; return; }
@@ -1699,6 +1802,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   A = at;
   B = <usize>load<u32>(RESULT + 48);
   bad = false;
+  ollama = provider == P_OLLAMA;
   if (count == 0 || kindOf(0) != T_OBJECT) return V_DECLINED;
   for (let i: u32 = 0; i < count; i++) if ((load<u32>(rec(i)) & F_CHECK_KEYS) != 0) return V_DECLINED;
   // Scratch after the records: have (the records plus literal names per nesting level), ids,
@@ -1745,13 +1849,13 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     if (bad) return V_DECLINED;
     return done(provider, messageCount, outBase, end);
   }
-  const p = provider != 0 ? provider : detect();
+  const p = ollama ? P_CHAT : provider != 0 ? provider : detect();
   if (bad) return V_DECLINED;
   if (p == P_EMBEDDINGS) return V_DECLINED;
   const responses = p == P_RESPONSES;
   w("{\"messages\":[");
   let messages: i32 = 0;
-  const system = get(0, responses ? "instructions" : "system");
+  const system = ollama ? NONE : get(0, responses ? "instructions" : "system");
   if (system != NONE) {
     const mark = o;
     w("{\"content\":[");
@@ -1797,7 +1901,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   const messagesEnd = o;
   tools();
   if (bad) return V_DECLINED;
-  return done(p, messages, outBase, messagesEnd);
+  return done(ollama ? P_OLLAMA : p, messages, outBase, messagesEnd);
 }
 
 /** Stores what view() wrote (see there) and returns V_OK. */

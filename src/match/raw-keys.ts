@@ -59,7 +59,7 @@ import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
 import type { RequestDigests, Signature } from './matcher.ts';
 import { ChatWalk, digests, OLLAMA_KEPT, PROVIDERS } from './raw-keys/chat.ts';
 import { CONVERSE_CORE, converseDigests } from './raw-keys/converse.ts';
-import { coreDigests, moduleCoreDigests, PROVIDER_CODE } from './raw-keys/core.ts';
+import { coreDigests, moduleCoreDigests, OLLAMA_CORE, ollamaCoreDigests, PROVIDER_CODE } from './raw-keys/core.ts';
 import { GEMINI_CORE, geminiDigests } from './raw-keys/gemini.ts';
 import { ollamaDigests } from './raw-keys/ollama.ts';
 import { decoder, Out } from './raw-keys/out.ts';
@@ -91,9 +91,9 @@ function isUtf8(b: Uint8Array): boolean {
  * the matcher) really take this path for the common request shapes, which equal digests alone
  * cannot show. `core`: chat-family bodies keyed from the core's own view; `gemini`, `converse`,
  * `ollama`: bodies of those shapes keyed here (by the core's view or the walk); `geminiCore`,
- * `converseCore`: those keyed from the core's own view.
+ * `converseCore`, `ollamaCore`: those keyed from the core's own view.
  */
-export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0, ollama: 0, geminiCore: 0, converseCore: 0 };
+export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0, ollama: 0, geminiCore: 0, converseCore: 0, ollamaCore: 0 };
 
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
@@ -237,9 +237,28 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
     }
     const ollama = route === 'ollama-chat' && opts.provider === undefined && Array.isArray(ignoreArgs) && ignoreArgs.every((k) => typeof k === 'string');
     // An Ollama conversation's root tool list kept from its earlier request, in the same place:
-    // the index skips it and the walk takes its kept form (raw-keys/chat.ts ollamaTools()).
+    // the index skips it and the core's view (or the walk, raw-keys/chat.ts ollamaTools()) takes
+    // its kept form.
     const found = ollama && cv === null ? findKeptTools(bytes) : undefined;
-    const known = found !== undefined && found.tools.provider === OLLAMA_KEPT ? found : undefined;
+    let known = found !== undefined && found.tools.provider === OLLAMA_KEPT ? found : undefined;
+    if (ollama) {
+      cv = coreRequestView(bytes, OLLAMA_CORE, known?.skip);
+      if (cv === undefined) return undefined;
+      if (cv !== null && !(cv instanceof Uint32Array)) {
+        try {
+          const d = ollamaCoreDigests(bytes, cv, ignoreArgs, known?.tools);
+          if (d !== null) {
+            rawPathCounts.ollama++;
+            rawPathCounts.ollamaCore++;
+            return d;
+          }
+        } finally {
+          Out.release();
+        }
+      }
+      // Declined: the index the core made (whole) serves the walk, which then walks the tools.
+      if (cv instanceof Uint32Array) known = undefined;
+    }
     const tape = cv instanceof Uint32Array ? cv : jsonTape(bytes, known?.skip);
     if (tape === undefined || tape.length === 0) return undefined;
     w = new ChatWalk(bytes, tape);

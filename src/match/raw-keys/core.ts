@@ -7,15 +7,18 @@ import type { CoreView } from '../../core/engine.ts';
 import { allFinite } from '../../core/value.ts';
 import { Normalizer } from '../../providers/normalize.ts';
 import { normalizeRequest as normalizeModule } from '../../providers/index.ts';
+import { ollamaAsOpenAI } from '../../providers/ollama.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
-import { CONVERSATION, topLevel } from './chat.ts';
+import { CONVERSATION, OLLAMA_KEPT, topLevel } from './chat.ts';
 import { decoder, L, Out } from './out.ts';
 import { finish, keptTop, modelAndOptions, type Normalized } from './view.ts';
 import { keepTools, type KeptTools, keptToolsTail, newToolsTail, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
 
 export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
+/** The provider number of an Ollama /api/chat body's view (assembly/view.ts P_OLLAMA). */
+export const OLLAMA_CORE = 8;
 const PROVIDER_OF: readonly (BuiltinProvider | undefined)[] = [undefined, 'openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 
 /** What the core's view of a provider module's shape needs from that shape's walk file. */
@@ -231,4 +234,31 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     if (shape.toolsIn === 'root') keep(bytes, cv, tail, names);
     else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
   });
+}
+
+/** An Ollama body's root members that are no option: the conversation and its tool list. */
+const OLLAMA_CONVERSATION = ['messages', 'tools'];
+
+/**
+ * The digests of an Ollama /api/chat body from the core's own view of it (assembly/view.ts
+ * P_OLLAMA: the chat rules with Ollama's calls, links and thinking), as the walk in its Ollama
+ * mode gives them (raw-keys/ollama.ts): the top level rewritten by the module's ollamaAsOpenAI()
+ * and normalized as a chat body's, the root tool list kept between requests under OLLAMA_KEPT;
+ * null leaves the body to the walk.
+ */
+export function ollamaCoreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
+  const out = new Out();
+  const listed = cv.skipped ? undefined : viewTools(cv);
+  if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
+  const text = topText(bytes, cv.roots, OLLAMA_CONVERSATION);
+  const small = keptTop(out, `ollama-core${JSON.stringify(ignoreArgs)}`, text, () =>
+    topLevel('openai-chat', ollamaAsOpenAI('chat', JSON.parse(text)) as Record<string, unknown>, ignoreArgs),
+  )!;
+  const d = withTools(out, bytes, cv, listed, known, 'openai-chat', small, (tail, names) => {
+    const r = cv.roots;
+    for (let i = 0; i < r.length; i += 5) {
+      if (keyIs(bytes, r[i]!, r[i + 1]!, TOOLS_KEY) && bytes[r[i + 3]!] === 0x5b) keepTools(bytes, r[i + 3]!, r[i + 4]!, OLLAMA_KEPT, 0, names, tail);
+    }
+  });
+  return { ...d, provider: 'ollama-chat' };
 }
