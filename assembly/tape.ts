@@ -36,6 +36,10 @@ const T_OBJECT: u32 = 7;
 const F_ESCAPED: u32 = 0x100; // the string value has a backslash escape
 const F_KEY_ESCAPED: u32 = 0x200; // the member's key has a backslash escape
 const F_CHECK_KEYS: u32 = 0x400; // an object whose member names the caller must check for duplicates
+// The string value has an escape RFC 8785 spells otherwise (`\/`, any `\u`; some `\u00xx` are
+// canonical, but JSON.stringify never writes them but for control characters): the view
+// (view.ts) then leaves canonicalizing to the canonical writer.
+const F_ODD_ESCAPE: u32 = 0x800;
 const DUP_MAX: u32 = 32;
 const NO_KEY: u32 = 0xffffffff;
 const HASHED_MAX: usize = 64;
@@ -43,6 +47,7 @@ const HASHED_MAX: usize = 64;
 const TSTACK: usize = memory.data(<i32>(MAX_DEPTH as usize * 4 + 16));
 
 let gEsc: bool = false;
+let gOdd: bool = false; // the string scanned last has an escape that is not RFC 8785's (F_ODD_ESCAPE)
 let gHash: u32 = 0;
 
 @inline function isHex(c: u32): bool {
@@ -122,6 +127,7 @@ function skipPlace(depth: i32, base: usize, at: usize, place: u32): bool {
 function scanString(p: usize, end: usize): usize {
   const start = p + 1;
   gEsc = false;
+  gOdd = false;
   p = start;
   while (true) {
     if (ASC_FEATURE_SIMD) {
@@ -149,6 +155,7 @@ function scanString(p: usize, end: usize): usize {
       gEsc = true;
       const e = <u32>load<u8>(p + 1);
       if (e == 0x75) {
+        gOdd = true;
         const cu = hex4(p + 2);
         if (cu < 0) return 0;
         p += 6;
@@ -163,6 +170,7 @@ function scanString(p: usize, end: usize): usize {
         continue;
       }
       if (e == 0x22 || e == 0x5c || e == 0x2f || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74) {
+        if (e == 0x2f) gOdd = true;
         p += 2;
         continue;
       }
@@ -222,7 +230,7 @@ export function index(at: usize, n: u32): i32 {
       p = scanString(p, end);
       if (p == 0) return -1;
       kind = T_STRING;
-      if (gEsc) flags |= F_ESCAPED;
+      if (gEsc) flags |= gOdd ? F_ESCAPED | F_ODD_ESCAPE : F_ESCAPED;
       valueHash = gHash;
     } else if (c == 0x5b && <u32>(start - at) == skipAt && skipEnd <= n && isToolsKey(at, keyStart, keyEnd) && skipPlace(depth, base, at, skipIn)) {
       kind = T_ARRAY;

@@ -19,7 +19,7 @@
 // rules decode and hash their data, are left as holes: a 0x00 byte in the output (never in JSON
 // text) and the part's byte range, for the caller to fill with the reference's part.
 
-import { ensureMemory, RESULT } from "./json";
+import { canonicalAt, ensureMemory, RESULT } from "./json";
 
 const NODE: usize = 32;
 const T_NULL: u32 = 1;
@@ -31,6 +31,7 @@ const T_OBJECT: u32 = 7;
 const F_ESCAPED: u32 = 0x100;
 const F_KEY_ESCAPED: u32 = 0x200;
 const F_CHECK_KEYS: u32 = 0x400;
+const F_ODD_ESCAPE: u32 = 0x800; // an escape RFC 8785 spells otherwise (tape.ts)
 const NONE: u32 = 0xffffffff;
 
 // Providers, as src/match/raw-keys/core.ts numbers them (0 = detect).
@@ -76,6 +77,17 @@ let o: usize = 0; // output cursor
 let outLimit: usize = 0;
 let bad = false; // declined: every function returns as soon as it sees it
 let ollama = false; // writing an Ollama body's view (P_OLLAMA)
+
+// Whether the messages written so far are RFC 8785 text as they stand (chat family and Ollama):
+// then the caller hashes them where they are (the message starts below) without the canonical
+// writer's second pass over the view. Anything this cannot vouch for cheaply clears it.
+let canon = true;
+let keyP: usize = 0; // the last member name rest() wrote or was told of (its bytes), for the order check
+let keyN: usize = 0;
+let allCanon = true; // every message so far is canonical as written, or was made so in place
+let startsP: usize = 0; // output address of each message's first byte
+let startCount: u32 = 0;
+let splitRecorded = false; // message() recorded the starts of the messages it split into
 
 // Scratch regions after the records, sized by the record count (see view()).
 let haveP: usize = 0; // names already in the object being written: {ptr u32, len u32} entries
@@ -244,6 +256,197 @@ function span(s: usize, e: usize): void {
 
 @inline function raw(i: u32): void {
   span(startOf(i), endOf(i));
+  if (canon && !canonValue(i)) canon = false;
+}
+
+// --- RFC 8785 text as it stands
+
+/**
+ * Whether the name (p, n) sorts after (q, m) as RFC 8785 sorts names (by UTF-16 units: by bytes
+ * for ASCII). Names that differ first outside ASCII answer false (the writer sorts them).
+ */
+function greater(p: usize, n: usize, q: usize, m: usize): bool {
+  const k = n < m ? n : m;
+  for (let j: usize = 0; j < k; j++) {
+    const a = <u32>load<u8>(p + j);
+    const b = <u32>load<u8>(q + j);
+    if (a == b) continue;
+    if ((a | b) >= 0x80) return false;
+    return a > b;
+  }
+  return n > m;
+}
+
+/** Notes the literal member name (name) as the last one written, for rest()'s order check. */
+@inline function keyAt(name: u64): void {
+  keyP = <usize>(name >> 32);
+  keyN = <usize>(<u32>name);
+}
+
+/** Whether the number at [s, e) is canonical as it stands: an integer of at most 15 digits, not -0. */
+function canonNumber(s: usize, e: usize): bool {
+  let p = s;
+  if (load<u8>(p) == 0x2d) p++;
+  const d = e - p;
+  if (d == 0 || d > 15) return false;
+  if (load<u8>(p) == 0x30) return d == 1 && p == s;
+  for (let q = p; q < e; q++) if (<u32>load<u8>(q) - 0x30 >= 10) return false;
+  return true;
+}
+
+/**
+ * Whether the body's value i is RFC 8785 text as it stands: strings without odd escapes,
+ * canonical integers, and arrays and objects without whitespace whose members are in order.
+ */
+function canonValue(i: u32): bool {
+  const k = kindOf(i);
+  if (k == T_STRING) return (load<u32>(rec(i)) & F_ODD_ESCAPE) == 0;
+  if (k == T_NUMBER) return canonNumber(startOf(i), endOf(i));
+  if (k != T_ARRAY && k != T_OBJECT) return true; // null, false, true
+  const obj = k == T_OBJECT;
+  const stop = nextOf(i);
+  let at = startOf(i) + 1;
+  let pk: usize = 0;
+  let pn: usize = 0;
+  for (let c = i + 1; c < stop; c = nextOf(c)) {
+    if (c > i + 1) {
+      if (load<u8>(at) != 0x2c) return false;
+      at++;
+    }
+    if (obj) {
+      const r = rec(c);
+      if ((load<u32>(r) & F_KEY_ESCAPED) != 0) return false;
+      const ks = A + <usize>load<u32>(r + 16);
+      const ke = A + <usize>load<u32>(r + 20);
+      if (ks != at || load<u8>(ke) != 0x3a) return false;
+      if (c > i + 1 && !greater(ks + 1, ke - ks - 2, pk, pn)) return false;
+      pk = ks + 1;
+      pn = ke - ks - 2;
+      at = ke + 1;
+    }
+    if (startOf(c) != at || !canonValue(c)) return false;
+    at = endOf(c);
+  }
+  return at + 1 == endOf(i);
+}
+
+/** The end of the canonical string at p (its quote) before e, or 0: only RFC 8785's escapes. */
+function canonString(p: usize, e: usize): usize {
+  p++;
+  while (p < e) {
+    const c = <u32>load<u8>(p);
+    if (c == 0x22) return p + 1;
+    if (c < 0x20) return 0;
+    if (c == 0x5c) {
+      if (p + 1 >= e) return 0;
+      const d = <u32>load<u8>(p + 1);
+      if (!(d == 0x22 || d == 0x5c || d == 0x62 || d == 0x66 || d == 0x6e || d == 0x72 || d == 0x74)) return 0;
+      p += 2;
+      continue;
+    }
+    p++;
+  }
+  return 0;
+}
+
+/**
+ * The end of the RFC 8785 value at p before e (JSON text the view wrote: arguments text), or 0
+ * where it is not canonical as it stands (whitespace, member order, odd escapes, numbers
+ * other than short integers, nesting deeper than 64) or not JSON.
+ */
+function canonText(p: usize, e: usize, depth: i32): usize {
+  if (p >= e || depth > 64) return 0;
+  const c = <u32>load<u8>(p);
+  if (c == 0x22) return canonString(p, e);
+  if (c == 0x7b || c == 0x5b) {
+    const obj = c == 0x7b;
+    const close: u32 = obj ? 0x7d : 0x5d;
+    p++;
+    if (p < e && <u32>load<u8>(p) == close) return p + 1;
+    let pk: usize = 0;
+    let pn: usize = 0;
+    let first = true;
+    while (p < e) {
+      if (obj) {
+        if (load<u8>(p) != 0x22) return 0;
+        const ks = p;
+        p = canonString(p, e);
+        if (p == 0 || p >= e || load<u8>(p) != 0x3a) return 0;
+        if (!first && !greater(ks + 1, p - ks - 2, pk, pn)) return 0;
+        pk = ks + 1;
+        pn = p - ks - 2;
+        p++;
+      }
+      p = canonText(p, e, depth + 1);
+      if (p == 0 || p >= e) return 0;
+      first = false;
+      const d = <u32>load<u8>(p);
+      if (d == close) return p + 1;
+      if (d != 0x2c) return 0;
+      p++;
+    }
+    return 0;
+  }
+  if (c == 0x74) return p + 4 <= e && load<u32>(p) == 0x65757274 ? p + 4 : 0; // true
+  if (c == 0x6e) return p + 4 <= e && load<u32>(p) == 0x6c6c756e ? p + 4 : 0; // null
+  if (c == 0x66) return p + 5 <= e && load<u8>(p) == 0x66 && load<u32>(p + 1) == 0x65736c61 ? p + 5 : 0; // false
+  let q = p;
+  if (load<u8>(q) == 0x2d) q++;
+  while (q < e && <u32>load<u8>(q) - 0x30 < 10) q++;
+  if (q < e) {
+    const d = <u32>load<u8>(q);
+    if (d == 0x2e || d == 0x65 || d == 0x45) return 0;
+  }
+  return canonNumber(p, q) ? q : 0;
+}
+
+/**
+ * Replaces the JSON text the view wrote last, [s, o), by its canonical form (the canonical
+ * writer, run on it where it is); text that is not I-JSON (arguments text) declines.
+ */
+function canonicalize(s: usize): void {
+  if (canonicalAt(s, <u32>(o - s)) != 0) { bad = true; return; }
+  const n = <usize>load<u32>(RESULT + 16);
+  memory.copy(s, <usize>load<u32>(RESULT + 12), n);
+  o = s + n;
+  room(0);
+}
+
+/**
+ * message() for a message of the list, with its start recorded where message() did not record
+ * it; a message written in no canonical form is made canonical in place, except where a later
+ * call may still join it (Responses input: the join needs its layout) or it was split (each
+ * part a message of its own): there the whole view goes through the canonical writer.
+ */
+function listed(m: u32, responses: bool, comma: bool): i32 {
+  const at = o + (comma ? 1 : 0);
+  splitRecorded = false;
+  canon = true;
+  const k = message(m, responses, comma);
+  if (bad) return 0;
+  if (k == 1 && !splitRecorded) {
+    messageAt(at);
+    if (!canon && allCanon) {
+      if (responses) allCanon = false;
+      else canonicalize(at);
+    }
+  } else if (!canon) {
+    allCanon = false;
+  }
+  return k;
+}
+
+/** A message written from `at` as one (the system prompt, a text input): canonical in place if need be. */
+function whole(at: usize): void {
+  messageAt(at);
+  if (!canon && allCanon) canonicalize(at);
+  canon = true;
+}
+
+/** Records that a message starts at output address `at`. */
+@inline function messageAt(at: usize): void {
+  store<u32>(startsP + <usize>startCount * 4, <u32>at);
+  startCount++;
 }
 
 /** A comma, unless the object being written has no member yet. */
@@ -318,6 +521,9 @@ function rest(ob: u32, from: u32, skip: i32): void {
     const n = ke - 1 - p;
     if (haveHas(from, p, n) || spells(p, n, "cache_control") || skipped(p, n, skip) || empty(c)) continue;
     if (inherited(p, n)) { bad = true; return; }
+    if (canon && !greater(p, n, keyP, keyN)) canon = false;
+    keyP = p;
+    keyN = n;
     sep();
     span(ks, ke);
     byte(0x3a);
@@ -417,6 +623,7 @@ function setArguments(v: u32): void {
   if (i >= e || (load<u8>(i) != 0x7b && load<u8>(i) != 0x5b)) { bad = true; return; }
   sep();
   w("\"arguments\":");
+  const text = o;
   for (let k = s; k < e; k++) {
     const c = load<u8>(k);
     if (c != 0x5c) {
@@ -427,6 +634,8 @@ function setArguments(v: u32): void {
     if (d == 0x75) { bad = true; return; } // \u: the TypeScript walk decodes it
     store<u8>(o++, d == 0x6e ? 0x0a : d == 0x74 ? 0x09 : d == 0x72 ? 0x0d : d == 0x62 ? 0x08 : d == 0x66 ? 0x0c : d);
   }
+  // Arguments text is the model's JSON: made canonical here, where it is short and alone.
+  if (canon && allCanon && canonText(text, o, 0) != o) canonicalize(text);
   havePush(N_ARGUMENTS);
 }
 
@@ -457,6 +666,9 @@ function urlLike(i: u32): bool {
 
 /** A part the reference normalizes (attachments): a hole for the caller to fill. */
 function hole(p: u32): i32 {
+  // Filled by the caller with the reference's part: the canonical writer then takes the view.
+  canon = false;
+  allCanon = false;
   byte(0);
   store<u32>(holesP + <usize>holeCount * 8, load<u32>(rec(p) + 4));
   store<u32>(holesP + <usize>holeCount * 8 + 4, load<u32>(rec(p) + 8));
@@ -529,6 +741,7 @@ function part(p: u32): i32 {
     w(",\"type\":\"text\"");
     havePush(N_TYPE);
     havePush(N_TEXT);
+    keyAt(N_TYPE);
     rest(p, from, S_TYPE);
     haveTop = from;
     byte(0x7d);
@@ -558,6 +771,7 @@ function part(p: u32): i32 {
     sep();
     w("\"type\":\"tool_call\"");
     havePush(N_TYPE);
+    keyAt(N_TYPE);
     rest(p, from, S_TOOL_USE);
   } else if (strIs(type, "tool_result")) {
     // In canonical member order (content, id, is_error, type); the id is numbered before the
@@ -576,14 +790,19 @@ function part(p: u32): i32 {
     }
     w(",\"type\":\"tool_result\"");
     havePush(N_TYPE);
+    keyAt(N_TYPE);
     rest(p, from, S_RESULT);
     kind = K_RESULT;
   } else if (strIs(type, "thinking")) {
+    // thinking, type: canonical order.
+    keep(N_THINKING, "\"thinking\":", get(p, "thinking"));
+    sep();
     w("\"type\":\"thinking\"");
     havePush(N_TYPE);
-    keep(N_THINKING, "\"thinking\":", get(p, "thinking"));
+    keyAt(N_TYPE);
     rest(p, from, S_THINKING);
   } else if (strIs(type, "function_call")) {
+    canon = false; // type, name, arguments: the writer sorts them
     w("\"type\":\"function_call\"");
     havePush(N_TYPE);
     keep(N_NAME, "\"name\":", get(p, "name"));
@@ -634,6 +853,7 @@ function writeImageUrl(p: u32, from: u32): void {
     byte(0x2c);
   }
   w("\"type\":\"image\"");
+  keyAt(N_TYPE);
   if (inner != NONE) rest(inner, from, S_IMAGE_URL);
   rest(p, from, S_IMAGE_PART);
 }
@@ -648,6 +868,7 @@ function callType(type: u32): bool {
 
 /** A part of another type: the reference's other(). */
 function other(p: u32, type: u32, from: u32): void {
+  canon = false; // ids and members in no known order: the writer sorts them
   putId(N_TOOL_USE_ID, "\"tool_use_id\":", id(get(p, "tool_use_id")));
   putId(N_TOOL_CALL_ID, "\"tool_call_id\":", id(get(p, "tool_call_id")));
   putId(N_CALL_ID, "\"call_id\":", id(get(p, "call_id")));
@@ -676,6 +897,7 @@ function toolCall(c: u32): void {
     sep();
     w("\"type\":\"tool_call\"");
   } else {
+    canon = false; // type, id, kind: the writer sorts them
     w("\"type\":\"tool_call\"");
     havePush(N_TYPE);
     putId(N_ID, "\"id\":", id(get(c, "id")));
@@ -856,8 +1078,10 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   const from = haveTop;
   havePush(N_CONTENT);
   if (!empty(role)) havePush(N_ROLE);
+  keyAt(N_CONTENT);
   rest(i, from, S_MESSAGE);
   if (!empty(role)) {
+    if (canon && !greater(<usize>(N_ROLE >> 32), <usize>(<u32>N_ROLE), keyP, keyN)) canon = false;
     w(",\"role\":");
     raw(role);
   }
@@ -873,7 +1097,9 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     return 1;
   }
   // Runs of other parts keep the message's members; each tool result becomes a tool message.
+  // Each one's start is recorded where it lands once moved to `start`.
   const asm = o;
+  splitRecorded = true;
   let count: i32 = 0;
   let run: i32 = -1;
   for (let r: i32 = 0; r <= <i32>rangeCount; r++) {
@@ -884,6 +1110,7 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     }
     if (run >= 0) {
       if (count++ > 0) byte(0x2c);
+      messageAt(start + (o - asm));
       w("{\"content\":[");
       for (let q = run; q < r; q++) {
         if (q > run) byte(0x2c);
@@ -896,6 +1123,7 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     }
     if (isResult) {
       if (count++ > 0) byte(0x2c);
+      messageAt(start + (o - asm));
       w("{\"content\":[");
       ownSpan(<usize>load<u32>(rangesP + <usize>r * 12), <usize>load<u32>(rangesP + <usize>r * 12 + 4));
       w("],\"role\":\"tool\"}");
@@ -1820,7 +2048,8 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   idMask = slots - 1;
   openP = sortP + c * 4;
   idSlots = (openP + c * 12 + 7) & ~(<usize>7);
-  const outBase = (idSlots + <usize>slots * 4 + 7) & ~(<usize>7);
+  startsP = (idSlots + <usize>slots * 4 + 7) & ~(<usize>7);
+  const outBase = (startsP + c * 4 + 7) & ~(<usize>7);
   if (!ensureMemory(outBase + <usize>n + <usize>count * LITERALS_PER_RECORD + SLACK)) return V_MEMORY;
   outLimit = (<usize>memory.size()) << 16;
   memory.fill(idSlots, 0, <usize>slots * 4);
@@ -1834,6 +2063,11 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   messageCount = 0;
   cutStart = 0;
   cutEnd = 0;
+  canon = provider != P_GEMINI && provider != P_CONVERSE; // their walks are not checked
+  allCanon = canon;
+  keyN = 0;
+  startCount = 0;
+  store<u32>(RESULT + 120, 0);
 
   if (provider == P_GEMINI || provider == P_CONVERSE) {
     w("{\"messages\":[");
@@ -1861,6 +2095,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     w("{\"content\":[");
     if (content(system, false) > 0) {
       w("],\"role\":\"system\"}");
+      whole(mark);
       messages++;
     } else {
       o = mark;
@@ -1874,10 +2109,13 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     if (!responses) return V_DECLINED;
   } else if (kindOf(list) == T_ARRAY) {
     const stop = nextOf(list);
-    for (let m = list + 1; m < stop && !bad; m = nextOf(m)) messages += message(m, responses, messages > 0);
+    for (let m = list + 1; m < stop && !bad; m = nextOf(m)) messages += listed(m, responses, messages > 0);
   } else if (responses && kindOf(list) == T_STRING) {
     if (messages > 0) byte(0x2c);
+    const at = o;
+    canon = true;
     messages += userText(list);
+    whole(at);
   } else {
     return V_DECLINED;
   }
@@ -1887,10 +2125,13 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     if (prompt != NONE && kindOf(prompt) != T_NULL) {
       if (kindOf(prompt) == T_STRING) {
         if (messages > 0) byte(0x2c);
+        const at = o;
+        canon = true;
         messages += userText(prompt);
+        whole(at);
       } else if (kindOf(prompt) == T_ARRAY) {
         const stop = nextOf(prompt);
-        for (let m = prompt + 1; m < stop && !bad; m = nextOf(m)) messages += message(m, false, messages > 0);
+        for (let m = prompt + 1; m < stop && !bad; m = nextOf(m)) messages += listed(m, false, messages > 0);
       } else {
         return V_DECLINED;
       }
@@ -1899,6 +2140,13 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   byte(0x5d);
   if (bad) return V_DECLINED;
   const messagesEnd = o;
+  // The messages as they stand are canonical, and where each starts is known: RESULT + 120
+  // says so, RESULT + 124 holds the starts (the tools are canonicalized apart, as before).
+  if (allCanon && startCount == <u32>messages) {
+    store<u32>(RESULT + 120, 1);
+    store<u32>(RESULT + 124, <u32>startsP);
+  }
+  canon = false; // nothing below needs the checks
   tools();
   if (bad) return V_DECLINED;
   return done(ollama ? P_OLLAMA : p, messages, outBase, messagesEnd);

@@ -547,6 +547,12 @@ export class WasmEngine implements Engine {
       const q = recs + c * 8;
       roots.push(u32[q + 4]!, u32[q + 5]!, u32[q + 6]!, u32[q + 1]!, u32[q + 2]!);
     }
+    let starts: Uint32Array | undefined;
+    if (u32[r + 30]! !== 0) {
+      const at = u32[r + 31]! >>> 2;
+      starts = u32.slice(at, at + u32[r + 14]!);
+      for (let k = 0; k < starts.length; k++) starts[k] = starts[k]! - out;
+    }
     return {
       provider: u32[r + 13]!,
       messageCount: u32[r + 14]!,
@@ -558,6 +564,7 @@ export class WasmEngine implements Engine {
       cut: [u32[r + 22]!, u32[r + 23]!],
       skipped,
       toolsVerdict: u32[r + 24]!,
+      starts,
     };
   }
 

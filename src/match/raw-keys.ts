@@ -59,7 +59,7 @@ import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
 import type { RequestDigests, Signature } from './matcher.ts';
 import { ChatWalk, digests, OLLAMA_KEPT, PROVIDERS } from './raw-keys/chat.ts';
 import { CONVERSE_CORE, converseDigests } from './raw-keys/converse.ts';
-import { coreDigests, moduleCoreDigests, OLLAMA_CORE, ollamaCoreDigests, PROVIDER_CODE } from './raw-keys/core.ts';
+import { coreDigests, lastInPlace, moduleCoreDigests, OLLAMA_CORE, ollamaCoreDigests, PROVIDER_CODE } from './raw-keys/core.ts';
 import { GEMINI_CORE, geminiDigests } from './raw-keys/gemini.ts';
 import { ollamaDigests } from './raw-keys/ollama.ts';
 import { decoder, Out } from './raw-keys/out.ts';
@@ -91,9 +91,10 @@ function isUtf8(b: Uint8Array): boolean {
  * the matcher) really take this path for the common request shapes, which equal digests alone
  * cannot show. `core`: chat-family bodies keyed from the core's own view; `gemini`, `converse`,
  * `ollama`: bodies of those shapes keyed here (by the core's view or the walk); `geminiCore`,
- * `converseCore`, `ollamaCore`: those keyed from the core's own view.
+ * `converseCore`, `ollamaCore`: those keyed from the core's own view. `inPlace`: answers whose
+ * messages the core wrote as canonical text, hashed where they lay (no canonicalizing pass).
  */
-export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0, ollama: 0, geminiCore: 0, converseCore: 0, ollamaCore: 0 };
+export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0, ollama: 0, geminiCore: 0, converseCore: 0, ollamaCore: 0, inPlace: 0 };
 
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
@@ -165,6 +166,7 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
       const fromCore = coreDigests(bytes, cv, ignoreArgs, known?.tools);
       if (fromCore !== null) {
         rawPathCounts.core++;
+        if (lastInPlace) rawPathCounts.inPlace++;
         return fromCore;
       }
     }
@@ -250,6 +252,7 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
           if (d !== null) {
             rawPathCounts.ollama++;
             rawPathCounts.ollamaCore++;
+            if (lastInPlace) rawPathCounts.inPlace++;
             return d;
           }
         } finally {

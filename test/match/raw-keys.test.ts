@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { backend, requestDigests, requestKeys, TapedeckError } from '../../src/index.ts';
 import { ANTHROPIC_ARGS, ANTHROPIC_BLOCKS, MESSAGE_NOISE, OPENAI_ARGS, OPENAI_PARTS, OPENAI_ROLES } from '../../src/providers/normalize.ts';
 import { createMatcher } from '../../src/match/matcher.ts';
-import { rawPathCounts, rawRequestDigests } from '../../src/match/raw-keys.ts';
+import { rawPathCounts, rawRequestDigests, rawRequestKey } from '../../src/match/raw-keys.ts';
 import { buildWorkload, requestBodies } from '../../bench/workloads.mjs';
 import { agree, reference, rng } from './raw-agree.ts';
 import { respell } from './respell.ts';
@@ -184,6 +184,26 @@ describe('raw-bytes request digests', () => {
     // AI SDK parts, LangChain messages, server items, non-ASCII tool names, embeddings).
     if (hasTape) expect((rawPathCounts.core - before) / total).toBeGreaterThan(0.12);
     else expect(rawPathCounts.core).toBe(before);
+  });
+
+  it("messages the core writes as canonical text (made so in place where written otherwise) are hashed where they lie: generated bodies, each keyed twice", () => {
+    // The second request of a conversation finds its tool list kept: that is when the view's
+    // messages, if the core vouches for their text, are hashed without the canonicalizing pass.
+    const before = rawPathCounts.inPlace;
+    let total = 0;
+    fc.assert(
+      fc.property(body, fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.boolean(), (b, seed, plain) => {
+        total++;
+        const bytes = encoder.encode(plain ? JSON.stringify(b) : respell(b, rng(seed), false));
+        agree(bytes);
+        // The record path's key alone (no message digests) from the same view.
+        const key = rawRequestKey(bytes);
+        if (agree(bytes)) expect(key?.key).toBe(reference(bytes).key);
+      }),
+      { numRuns: 600 },
+    );
+    if (hasTape) expect((rawPathCounts.inPlace - before) / total).toBeGreaterThan(0.15);
+    else expect(rawPathCounts.inPlace).toBe(before);
   });
 
   it('attachment parts the core leaves as holes are the reference\'s, wherever they are (system, tool results, split user turns)', () => {

@@ -12,7 +12,7 @@ import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts
 import type { RequestDigests } from '../matcher.ts';
 import { CONVERSATION, OLLAMA_KEPT, topLevel } from './chat.ts';
 import { decoder, L, Out } from './out.ts';
-import { finish, keptTop, modelAndOptions, type Normalized } from './view.ts';
+import { finish, finishInPlace, keptTop, modelAndOptions, type Normalized, type Top, topEntry } from './view.ts';
 import { keepTools, type KeptTools, keptToolsTail, newToolsTail, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
 
@@ -101,6 +101,55 @@ function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: Buil
   return keptTop(out, `${provider}${JSON.stringify(ignoreArgs)}`, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
 }
 
+/** The chat family's kept top level (see chatTop()), written nowhere. */
+function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Top {
+  const text = topText(bytes, roots, CONVERSATION[provider]);
+  return topEntry(out, `${provider}${JSON.stringify(ignoreArgs)}`, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
+}
+
+/** Whether the last answer from the core's view hashed its messages where they lay (inPlace()); for the counters. */
+export let lastInPlace = false;
+
+const EMPTY_TOOLS = new TextEncoder().encode(',"tools":[]');
+const EMPTY_TOOLS_TAIL = new TextEncoder().encode(',"tools":[]}');
+
+/**
+ * The digests of a view whose messages the core wrote as RFC 8785 text (CoreView.starts), hashed
+ * where they lie (finishInPlace()), when the view's tool list is canonical already: kept (the
+ * list skipped, or its kept form found) or empty; null otherwise (a list never seen: the view
+ * then goes through the canonicalizing pass, which also keeps the list for the next request).
+ */
+function inPlace(
+  bytes: Uint8Array,
+  cv: CoreView,
+  known: KeptTools | undefined,
+  provider: BuiltinProvider,
+  topOf: (out: Out) => Top,
+  keepList: (tail: Uint8Array, names: readonly (string | undefined)[]) => void,
+): RequestDigests | null {
+  lastInPlace = false;
+  if (cv.starts === undefined || cv.holes.length !== 0) return null;
+  let tail: Uint8Array;
+  let names: readonly (string | undefined)[];
+  let listed: Uint8Array | undefined;
+  if (cv.skipped) {
+    usedTools(known!);
+    tail = known!.tail;
+    names = known!.names;
+  } else {
+    const kept = keptToolsTail(cv.tools);
+    if (kept !== undefined) listed = tail = kept;
+    else if (keyIs(cv.tools, 0, cv.tools.length, EMPTY_TOOLS)) tail = EMPTY_TOOLS_TAIL;
+    else return null;
+    names = toolNamesOf(bytes, cv.toolNames);
+  }
+  const out = new Out();
+  const d = finishInPlace(cv.head, cv.starts, provider, names, () => topOf(out), tail);
+  if (d !== null && listed !== undefined) keepList(listed, names);
+  lastInPlace = d !== null;
+  return d;
+}
+
 /** Tool names from the core's view, in its chunk order (undefined: none). */
 function toolNamesOf(bytes: Uint8Array, tn: Uint32Array): (string | undefined)[] {
   const names: (string | undefined)[] = [];
@@ -116,6 +165,10 @@ const chatPart = (value: unknown, n: Normalizer): unknown[] => n.content(value, 
  * walk here after all.
  */
 export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
+  const fast = inPlace(bytes, cv, known, PROVIDER_OF[cv.provider]!, (o) => chatTopEntry(o, bytes, cv.roots, PROVIDER_OF[cv.provider]!, ignoreArgs), (tail, names) =>
+    keep(bytes, cv, tail, names),
+  );
+  if (fast !== null) return fast;
   const out = new Out();
   // A tool list kept already needs no copy; any other is copied first: the core's memory is
   // reused by the next call into it.
@@ -247,18 +300,24 @@ const OLLAMA_CONVERSATION = ['messages', 'tools'];
  * null leaves the body to the walk.
  */
 export function ollamaCoreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
-  const out = new Out();
-  const listed = cv.skipped ? undefined : viewTools(cv);
-  if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
   const text = topText(bytes, cv.roots, OLLAMA_CONVERSATION);
-  const small = keptTop(out, `ollama-core${JSON.stringify(ignoreArgs)}`, text, () =>
-    topLevel('openai-chat', ollamaAsOpenAI('chat', JSON.parse(text)) as Record<string, unknown>, ignoreArgs),
-  )!;
-  const d = withTools(out, bytes, cv, listed, known, 'openai-chat', small, (tail, names) => {
+  const topOf = (out: Out): Top =>
+    topEntry(out, `ollama-core${JSON.stringify(ignoreArgs)}`, text, () =>
+      topLevel('openai-chat', ollamaAsOpenAI('chat', JSON.parse(text)) as Record<string, unknown>, ignoreArgs),
+    )!;
+  const keepList = (tail: Uint8Array, names: readonly (string | undefined)[]): void => {
     const r = cv.roots;
     for (let i = 0; i < r.length; i += 5) {
       if (keyIs(bytes, r[i]!, r[i + 1]!, TOOLS_KEY) && bytes[r[i + 3]!] === 0x5b) keepTools(bytes, r[i + 3]!, r[i + 4]!, OLLAMA_KEPT, 0, names, tail);
     }
-  });
+  };
+  const fast = inPlace(bytes, cv, known, 'openai-chat', topOf, keepList);
+  if (fast !== null) return { ...fast, provider: 'ollama-chat' };
+  const out = new Out();
+  const listed = cv.skipped ? undefined : viewTools(cv);
+  if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
+  const small = topOf(out);
+  out.bytes(small.bytes);
+  const d = withTools(out, bytes, cv, listed, known, 'openai-chat', small.small, keepList);
   return { ...d, provider: 'ollama-chat' };
 }

@@ -2,7 +2,7 @@
 // the message list, the tools in the reference's order, model and options, the digests.
 
 import { hex } from '../../core/engine.ts';
-import { hashJSON, hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
+import { canonicalize, hashJSON, hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
 import type { normalizeRequest } from '../../providers/normalize.ts';
 import type { BuiltinProvider } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
@@ -96,10 +96,12 @@ export function modelAndOptions(out: Out, small: Normalized): void {
 // the tool list does: its normalized form and the view's bytes for it are kept by the exact
 // top-level text (with the provider and the ignored arguments), so that JSON.parse, the
 // normalizer and JSON.stringify of it run once per conversation rather than per request.
-interface Top {
+export interface Top {
   readonly small: Normalized;
   /** `,"model":...,"options":...` as modelAndOptions() wrote it. */
   readonly bytes: Uint8Array;
+  /** The same members in RFC 8785 form, made when first asked for (canonicalTop()). */
+  canonical?: Uint8Array;
 }
 const tops = new Map<string, Top>();
 // At most TOPS_MAX entries of top levels up to TOP_MAX_CHARS (a top level carrying a large
@@ -113,22 +115,50 @@ const TOP_MAX_CHARS = 16 * 1024;
  * (null: the body goes to its walk, nothing is written or kept).
  */
 export function keptTop(out: Out, key: string, text: string, make: () => Normalized | null): Normalized | null {
+  const top = topEntry(out, key, text, make);
+  if (top === null) return null;
+  out.bytes(top.bytes);
+  return top.small;
+}
+
+/**
+ * The kept top level of `text` (see keptTop()), made by `make` the first time (null: none);
+ * writes nothing into `out` (it only lends its buffer to make the bytes).
+ */
+export function topEntry(out: Out, key: string, text: string, make: () => Normalized | null): Top | null {
   // A string key is compared whole by the Map (its hash only finds the bucket).
   const full = text.length > TOP_MAX_CHARS ? undefined : `${key}${text}`;
   const known = full === undefined ? undefined : tops.get(full);
-  if (known !== undefined) {
-    out.bytes(known.bytes);
-    return known.small;
-  }
+  if (known !== undefined) return known;
   const small = make();
   if (small === null) return null;
   const at = out.at;
   modelAndOptions(out, small);
+  const top: Top = { small, bytes: out.buf.slice(at, out.at) };
+  out.at = at;
   if (full !== undefined) {
     if (tops.size >= TOPS_MAX) tops.clear();
-    tops.set(full, { small, bytes: out.buf.slice(at, out.at) });
+    tops.set(full, top);
   }
-  return small;
+  return top;
+}
+
+const MODEL = new TextEncoder().encode(',"model":');
+const OPTIONS = new TextEncoder().encode(',"options":');
+
+/** `,"model":...,"options":...` in RFC 8785 form (the root's members in canonical order). */
+function canonicalTop(top: Top): Uint8Array {
+  if (top.canonical !== undefined) return top.canonical;
+  const view = top.small.view;
+  const parts = view.model === undefined ? [] : [MODEL, canonicalize(view.model)];
+  parts.push(OPTIONS, canonicalize(view.options));
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.length;
+  }
+  return (top.canonical = bytes);
 }
 
 /**
@@ -162,16 +192,63 @@ export function finish(out: Out, provider: BuiltinProvider, count: number, names
   };
 }
 
+/**
+ * finish() for messages the core wrote as RFC 8785 text (CoreView.starts): each message hashed
+ * where it lies in `head` (the core's memory) and the view's digest fed `head` at once, before
+ * `topOf` (which may call into the core, reusing that memory) gives the top level; the digest
+ * then ends with the top level's canonical members and `tail` (`,"tools":[...]}`). No
+ * canonicalizing pass and no copy of the view. null where node:crypto is missing.
+ */
+export function finishInPlace(
+  head: Uint8Array,
+  starts: Uint32Array,
+  provider: BuiltinProvider,
+  names: readonly (string | undefined)[],
+  topOf: () => Top,
+  tail: Uint8Array,
+): RequestDigests | null {
+  if (nodeHash === undefined || nodeCreateHash === undefined) return null;
+  const count = starts.length;
+  const keyOnly = keyRequest.keyOnly;
+  const messageHashes = keyOnly ? [] : new Array<string>(count);
+  const pathHashes = keyOnly ? [] : new Array<string>(count);
+  if (!keyOnly) {
+    const buffer = head.buffer;
+    const base = head.byteOffset;
+    let prev = '';
+    for (let i = 0; i < count; i++) {
+      const s = starts[i]!;
+      const e = i + 1 < count ? starts[i + 1]! - 1 : head.length - 1;
+      const m = nodeHash('sha256', new Uint8Array(buffer, base + s, e - s), 'hex');
+      messageHashes[i] = m;
+      pathHashes[i] = prev = i === 0 ? m : nodeHash('sha256', `${prev}:${m}`, 'hex');
+    }
+  }
+  const whole = nodeCreateHash('sha256').update(head);
+  const top = topOf();
+  const small = top.small;
+  const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
+  const signature = { toolNames, messageCount: count, contextKeys: [...small.contextKeys] };
+  keyRequest.model = small.view.model;
+  const key = whole.update(canonicalTop(top)).update(tail).digest('hex');
+  if (keyOnly) return { provider, key, signature, signatureDigest: '', messageHashes, pathHashes };
+  return { provider, key, signature, signatureDigest: signatureDigest(signature), messageHashes, pathHashes };
+}
+
 const wellFormed = (x: string): boolean => x.isWellFormed();
 
 // node:crypto's one-shot SHA-256 where the runtime has it (browser bundles leave these files
 // out): a few hundred bytes of UTF-8 hashed in one native call, where the core's sha256()
 // encodes the text, copies it into memory and copies the digest out.
-const nodeHash = (
-  (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
-    | { hash?: (algorithm: string, data: string, encoding: 'hex') => string }
-    | undefined
-)?.hash;
+interface Hasher {
+  update(data: Uint8Array): Hasher;
+  digest(encoding: 'hex'): string;
+}
+const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
+  | { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string; createHash?: (algorithm: string) => Hasher }
+  | undefined;
+const nodeHash = nodeCrypto?.hash;
+const nodeCreateHash = nodeCrypto?.createHash;
 
 /**
  * hashValue(signature), from its canonical text written here: members in canonical order, an
