@@ -123,6 +123,11 @@ function skipPlace(depth: i32, base: usize, at: usize, place: u32): bool {
   return load<u32>(k) == 0x6f6f7422 && load<u32>(k + 4) == 0x6e6f436c && load<u32>(k + 8) == 0x22676966;
 }
 
+/** Whether `\` and e is an escape of one letter: " \ / b f n r t. */
+@inline function shortEscape(e: u32): bool {
+  return e == 0x22 || e == 0x5c || e == 0x2f || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74;
+}
+
 /** Scans the string whose quote is at p; returns the position after its closing quote, or 0. */
 function scanString(p: usize, end: usize): usize {
   const start = p + 1;
@@ -137,9 +142,23 @@ function scanString(p: usize, end: usize): usize {
       while (true) {
         const v = v128.load(p);
         const m = v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), i8x16.lt_u(v, space));
-        const bits = i8x16.bitmask(m);
+        let bits = i8x16.bitmask(m);
         if (bits == 0) { p += 16; continue; }
-        p += <usize>ctz(bits);
+        // Short escapes (\" \\ \/ \b \f \n \r \t: arguments text is full of them) are passed
+        // over inside the step, not one step each; anything else stops where it is.
+        let stop: i32 = -1;
+        let step: usize = 16;
+        while (bits != 0) {
+          const k = ctz(bits);
+          const e = <u32>load<u8>(p + <usize>k + 1);
+          if (load<u8>(p + <usize>k) != 0x5c || !shortEscape(e)) { stop = k; break; }
+          gEsc = true;
+          if (e == 0x2f) gOdd = true;
+          if (k == 15) { step = 17; break; } // the pair's second byte opens the next step
+          bits &= ~(<u32>3 << k);
+        }
+        if (stop < 0) { p += step; continue; }
+        p += <usize>stop;
         break;
       }
     } else {
