@@ -255,8 +255,21 @@ function span(s: usize, e: usize): void {
 }
 
 @inline function raw(i: u32): void {
+  const at = o;
   span(startOf(i), endOf(i));
-  if (canon && !canonValue(i)) canon = false;
+  if (canon) canonicalRaw(i, at);
+}
+
+/**
+ * A value copied from the body at `at` that is not canonical as it stands (members out of
+ * order, whitespace, numbers in another spelling) is made canonical there and then, while it
+ * is the last thing written; where whole messages go through the canonical writer anyway (see
+ * allCanon), the message is marked instead.
+ */
+function canonicalRaw(i: u32, at: usize): void {
+  if (canonValue(i)) return;
+  if (allCanon) canonicalize(at);
+  else canon = false;
 }
 
 // --- RFC 8785 text as it stands
@@ -510,7 +523,7 @@ function skipped(p: usize, n: usize, skip: i32): bool {
  * The reference's rest(): the members of ob the output does not have yet, minus skipped ones,
  * cache_control and empty values, as written in the body; each added to `have` (from `from`).
  */
-function rest(ob: u32, from: u32, skip: i32): void {
+function rest(ob: u32, from: u32, skip: i32, lo: u64 = 0, hi: u64 = 0): void {
   const stop = nextOf(ob);
   for (let c = ob + 1; c < stop; c = nextOf(c)) {
     const r = rec(c);
@@ -519,6 +532,10 @@ function rest(ob: u32, from: u32, skip: i32): void {
     const ke = A + <usize>load<u32>(r + 20);
     const p = ks + 1;
     const n = ke - 1 - p;
+    // Only the names after `lo` and before `hi` (0: no bound), where the caller copies a
+    // message's members in pieces around the names it writes itself.
+    if (lo != 0 && !greater(p, n, <usize>(lo >> 32), <usize>(<u32>lo))) continue;
+    if (hi != 0 && !greater(<usize>(hi >> 32), <usize>(<u32>hi), p, n)) continue;
     if (haveHas(from, p, n) || spells(p, n, "cache_control") || skipped(p, n, skip) || empty(c)) continue;
     if (inherited(p, n)) { bad = true; return; }
     if (canon && !greater(p, n, keyP, keyN)) canon = false;
@@ -1024,13 +1041,22 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   if (!responses && answer < 0 && plainMessage(i, role, comma)) return 1;
   if (bad) return 0;
   if (comma) byte(0x2c);
-  // In canonical member order where the names are known: the content, then the members rest()
-  // copies, then the role (`content` < `role`, and most copied names sort between them), so the
-  // canonical writer seldom has to move a message's members.
+  // In canonical member order: the members rest() copies that sort before `content`, the
+  // content, those between it and the role, the role, those after it (each piece in body order:
+  // the order check below catches a body that has them unsorted).
   const start = o;
   const user = !empty(role) && strIs(role, "user");
   const assistant = !empty(role) && strIs(role, "assistant");
-  w("{\"content\":[");
+  const from = haveTop;
+  havePush(N_CONTENT);
+  if (!empty(role)) havePush(N_ROLE);
+  byte(0x7b);
+  const preStart = o;
+  keyN = 0;
+  rest(i, from, S_MESSAGE, 0, N_CONTENT);
+  const preEnd = o;
+  if (preEnd > preStart) byte(0x2c);
+  w("\"content\":[");
   const partsStart = o;
   rangeCount = 0;
   const tc = get(i, "tool_call_id");
@@ -1075,15 +1101,15 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   byte(0x5d);
   // The members after the content: each written with its leading comma.
   const membersStart = o;
-  const from = haveTop;
-  havePush(N_CONTENT);
-  if (!empty(role)) havePush(N_ROLE);
   keyAt(N_CONTENT);
-  rest(i, from, S_MESSAGE);
-  if (!empty(role)) {
-    if (canon && !greater(<usize>(N_ROLE >> 32), <usize>(<u32>N_ROLE), keyP, keyN)) canon = false;
+  if (empty(role)) {
+    rest(i, from, S_MESSAGE, N_CONTENT);
+  } else {
+    rest(i, from, S_MESSAGE, N_CONTENT, N_ROLE);
     w(",\"role\":");
     raw(role);
+    keyAt(N_ROLE);
+    rest(i, from, S_MESSAGE, N_ROLE);
   }
   haveTop = from;
   const membersEnd = o;
@@ -1111,7 +1137,12 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     if (run >= 0) {
       if (count++ > 0) byte(0x2c);
       messageAt(start + (o - asm));
-      w("{\"content\":[");
+      byte(0x7b);
+      if (preEnd > preStart) {
+        ownSpan(preStart, preEnd);
+        byte(0x2c);
+      }
+      w("\"content\":[");
       for (let q = run; q < r; q++) {
         if (q > run) byte(0x2c);
         ownSpan(<usize>load<u32>(rangesP + <usize>q * 12), <usize>load<u32>(rangesP + <usize>q * 12 + 4));
