@@ -103,8 +103,69 @@ function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: Buil
 
 /** The chat family's kept top level (see chatTop()), written nowhere. */
 function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Top {
-  const text = topText(bytes, roots, CONVERSATION[provider]);
-  return topEntry(out, `${provider}${JSON.stringify(ignoreArgs)}`, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
+  const key = `${provider}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`;
+  return topByBytes(bytes, roots, quotedNames(CONVERSATION[provider]), key, () => {
+    const text = topText(bytes, roots, CONVERSATION[provider]);
+    return topEntry(out, key, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
+  });
+}
+
+// The kept top levels found by their bytes, before topText() decodes them into the text they
+// are kept by (view.ts topEntry()): the root members that are not the conversation, each from
+// its name's opening quote to its value's end, compared byte for byte. A name spelled with
+// escapes is compared as spelled (a conversation member spelled so counts as top level here,
+// and its bytes are then part of what must match).
+interface TopBytes {
+  readonly key: string;
+  readonly parts: Uint8Array;
+  readonly top: Top;
+}
+const byBytes: TopBytes[] = [];
+const BY_BYTES_MAX = 16;
+const TOP_BYTES_MAX = 16 * 1024;
+const quoted = new Map<readonly string[], Uint8Array[]>();
+
+/** The names of `list` as they are spelled in a body without escapes: `"name"`. */
+function quotedNames(list: readonly string[]): Uint8Array[] {
+  let q = quoted.get(list);
+  if (q === undefined) quoted.set(list, (q = list.map((n) => new TextEncoder().encode(JSON.stringify(n)))));
+  return q;
+}
+
+function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top): Top {
+  const inTop = (i: number): boolean => !conversation.some((c) => keyIs(bytes, r[i]!, r[i + 1]!, c));
+  let total = 0;
+  for (let i = 0; i < r.length; i += 5) if (inTop(i)) total += r[i + 4]! - r[i]! + 1;
+  for (let k = 0; k < byBytes.length; k++) {
+    const e = byBytes[k]!;
+    if (e.key !== key || e.parts.length !== total) continue;
+    let at = 0;
+    let same = true;
+    for (let i = 0; i < r.length && same; i += 5) {
+      if (!inTop(i)) continue;
+      for (let j = r[i]!; j < r[i + 4]!; j++) {
+        if (e.parts[at++] !== bytes[j]) {
+          same = false;
+          break;
+        }
+      }
+      at++;
+    }
+    if (same) return e.top;
+  }
+  const top = slow();
+  if (total <= TOP_BYTES_MAX) {
+    const parts = new Uint8Array(total);
+    let at = 0;
+    for (let i = 0; i < r.length; i += 5) {
+      if (!inTop(i)) continue;
+      parts.set(bytes.subarray(r[i]!, r[i + 4]!), at);
+      at += r[i + 4]! - r[i]! + 1; // a 0x00 after each (never in JSON text)
+    }
+    byBytes.unshift({ key, parts, top });
+    if (byBytes.length > BY_BYTES_MAX) byBytes.pop();
+  }
+  return top;
 }
 
 /** Whether the last answer from the core's view hashed its messages where they lay (inPlace()); for the counters. */
@@ -300,11 +361,12 @@ const OLLAMA_CONVERSATION = ['messages', 'tools'];
  * null leaves the body to the walk.
  */
 export function ollamaCoreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
-  const text = topText(bytes, cv.roots, OLLAMA_CONVERSATION);
+  const key = `ollama-core${JSON.stringify(ignoreArgs)}`;
   const topOf = (out: Out): Top =>
-    topEntry(out, `ollama-core${JSON.stringify(ignoreArgs)}`, text, () =>
-      topLevel('openai-chat', ollamaAsOpenAI('chat', JSON.parse(text)) as Record<string, unknown>, ignoreArgs),
-    )!;
+    topByBytes(bytes, cv.roots, quotedNames(OLLAMA_CONVERSATION), key, () => {
+      const text = topText(bytes, cv.roots, OLLAMA_CONVERSATION);
+      return topEntry(out, key, text, () => topLevel('openai-chat', ollamaAsOpenAI('chat', JSON.parse(text)) as Record<string, unknown>, ignoreArgs))!;
+    });
   const keepList = (tail: Uint8Array, names: readonly (string | undefined)[]): void => {
     const r = cv.roots;
     for (let i = 0; i < r.length; i += 5) {

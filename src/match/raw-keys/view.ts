@@ -227,12 +227,42 @@ export function finishInPlace(
   const whole = nodeCreateHash('sha256').update(head);
   const top = topOf();
   const small = top.small;
-  const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
-  const signature = { toolNames, messageCount: count, contextKeys: [...small.contextKeys] };
+  const names_ = sortedNames(names);
+  const signature = { toolNames: [...names_.sorted], messageCount: count, contextKeys: [...small.contextKeys] };
   keyRequest.model = small.view.model;
   const key = whole.update(canonicalTop(top)).update(tail).digest('hex');
   if (keyOnly) return { provider, key, signature, signatureDigest: '', messageHashes, pathHashes };
-  return { provider, key, signature, signatureDigest: signatureDigest(signature), messageHashes, pathHashes };
+  // The signature's canonical text from the kept parts' JSON (the same lists each request).
+  const contextText = jsonOf(small.contextKeys);
+  const sig = names_.text !== undefined && contextText !== undefined
+    ? nodeHash('sha256', `{"contextKeys":${contextText},"messageCount":${count},"toolNames":${names_.text}}`, 'hex')
+    : signatureDigest(signature);
+  return { provider, key, signature, signatureDigest: sig, messageHashes, pathHashes };
+}
+
+// A conversation's requests name the same tools and context keys: their sorted, deduplicated
+// names and JSON text are kept with the lists they come from (a kept tool list's names, a kept
+// top level's context keys).
+const sortedOf = new WeakMap<readonly (string | undefined)[], { sorted: string[]; text: string | undefined }>();
+const jsonText = new WeakMap<readonly string[], string | undefined>();
+
+/** The signature's tool names of `names` (sorted, no duplicates) and their JSON text (undefined: not all well-formed). */
+function sortedNames(names: readonly (string | undefined)[]): { sorted: string[]; text: string | undefined } {
+  let known = sortedOf.get(names);
+  if (known === undefined) {
+    const sorted = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
+    known = { sorted, text: sorted.every(wellFormed) ? JSON.stringify(sorted) : undefined };
+    sortedOf.set(names, known);
+  }
+  return known;
+}
+
+/** JSON text of a list of well-formed strings (RFC 8785's spelling of it), or undefined. */
+function jsonOf(list: readonly string[]): string | undefined {
+  if (jsonText.has(list)) return jsonText.get(list);
+  const text = list.every(wellFormed) ? JSON.stringify(list) : undefined;
+  jsonText.set(list, text);
+  return text;
 }
 
 const wellFormed = (x: string): boolean => x.isWellFormed();
