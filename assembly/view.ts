@@ -88,6 +88,7 @@ let allCanon = true; // every message so far is canonical as written, or was mad
 let startsP: usize = 0; // output address of each message's first byte
 let startCount: u32 = 0;
 let splitRecorded = false; // message() recorded the starts of the messages it split into
+let holed = false; // the message being written has a hole (the caller canonicalizes it once filled)
 
 // Scratch regions after the records, sized by the record count (see view()).
 let haveP: usize = 0; // names already in the object being written: {ptr u32, len u32} entries
@@ -435,11 +436,12 @@ function listed(m: u32, responses: bool, comma: bool): i32 {
   const at = o + (comma ? 1 : 0);
   splitRecorded = false;
   canon = true;
+  holed = false;
   const k = message(m, responses, comma);
   if (bad) return 0;
   if (k == 1 && !splitRecorded) {
     messageAt(at);
-    if (!canon && allCanon) {
+    if (!canon && allCanon && !holed) {
       if (responses) allCanon = false;
       else canonicalize(at);
     }
@@ -452,8 +454,9 @@ function listed(m: u32, responses: bool, comma: bool): i32 {
 /** A message written from `at` as one (the system prompt, a text input): canonical in place if need be. */
 function whole(at: usize): void {
   messageAt(at);
-  if (!canon && allCanon) canonicalize(at);
+  if (!canon && allCanon && !holed) canonicalize(at);
   canon = true;
+  holed = false;
 }
 
 /** Records that a message starts at output address `at`. */
@@ -683,9 +686,8 @@ function urlLike(i: u32): bool {
 
 /** A part the reference normalizes (attachments): a hole for the caller to fill. */
 function hole(p: u32): i32 {
-  // Filled by the caller with the reference's part: the canonical writer then takes the view.
-  canon = false;
-  allCanon = false;
+  // Filled by the caller with the reference's part, which then canonicalizes the message whole.
+  holed = true;
   byte(0);
   store<u32>(holesP + <usize>holeCount * 8, load<u32>(rec(p) + 4));
   store<u32>(holesP + <usize>holeCount * 8 + 4, load<u32>(rec(p) + 8));
@@ -1577,6 +1579,8 @@ const H_TOOL = "],\"role\":\"tool\"}";
 /** A separator before every message but the first. */
 function nextMessage(): void {
   if (messageCount++ > 0) byte(0x2c);
+  // Where it starts: a message taken back (messageCount lowered) is written over.
+  store<u32>(startsP + <usize>(messageCount - 1) * 4, <u32>o);
 }
 
 /** The name of member record c is the ASCII string s (an escaped name declines). */
@@ -2094,8 +2098,9 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   messageCount = 0;
   cutStart = 0;
   cutEnd = 0;
-  canon = provider != P_GEMINI && provider != P_CONVERSE; // their walks are not checked
-  allCanon = canon;
+  canon = true;
+  allCanon = true;
+  holed = false;
   keyN = 0;
   startCount = 0;
   store<u32>(RESULT + 120, 0);
@@ -2107,6 +2112,13 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     byte(0x5d);
     if (bad) return V_DECLINED;
     const end = o;
+    // Canonical as written, values copied from the body made so where they landed (as for the
+    // chat family; no message is canonicalized whole here): see RESULT + 120.
+    if (allCanon && canon) {
+      store<u32>(RESULT + 120, 1);
+      store<u32>(RESULT + 124, <u32>startsP);
+    }
+    canon = false;
     chunkCount = 0;
     if (provider == P_GEMINI) geminiTools();
     else converseTools();

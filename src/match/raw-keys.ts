@@ -230,6 +230,7 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
           if (d !== null) {
             rawPathCounts[route === 'gemini' ? 'gemini' : 'converse']++;
             rawPathCounts[route === 'gemini' ? 'geminiCore' : 'converseCore']++;
+            if (lastInPlace) rawPathCounts.inPlace++;
             return d;
           }
         } finally {

@@ -11,7 +11,7 @@ import { backend, requestDigests, requestKeys, TapedeckError } from '../../src/i
 import { ANTHROPIC_ARGS, ANTHROPIC_BLOCKS, MESSAGE_NOISE, OPENAI_ARGS, OPENAI_PARTS, OPENAI_ROLES } from '../../src/providers/normalize.ts';
 import { createMatcher } from '../../src/match/matcher.ts';
 import { rawPathCounts, rawRequestDigests, rawRequestKey } from '../../src/match/raw-keys.ts';
-import { buildWorkload, requestBodies } from '../../bench/workloads.mjs';
+import { buildWorkload, converseBody, geminiBody, ollamaChatBody, requestBodies } from '../../bench/workloads.mjs';
 import { agree, reference, rng } from './raw-agree.ts';
 import { respell } from './respell.ts';
 
@@ -420,6 +420,23 @@ describe('raw-bytes request digests', () => {
       '{"model":"m","input":[{"role":"user","content":"q"},{"role":"assistant","content":""},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}',
     ];
     for (const b of bodies) expect(agree(encoder.encode(b)), b).toBe(hasTape);
+  });
+
+  it('a conversation\'s next request of every benchmark shape hashes its messages where the core wrote them, attachment messages filled and made canonical one by one', () => {
+    const routed = [
+      ...Object.entries(requestBodies() as Record<string, { bytes: Uint8Array }>).map(([shape, { bytes }]) => [shape, bytes, {}] as const),
+      ...([['gemini', geminiBody()], ['bedrock-converse', converseBody()], ['ollama-chat', ollamaChatBody()]] as const).map(
+        ([shape, b]) => [shape, b.bytes as Uint8Array, { endpoint: b.endpoint }] as const,
+      ),
+    ];
+    for (const [shape, bytes, opts] of routed) {
+      const want = reference(bytes, opts);
+      expect(rawRequestDigests(bytes, opts), shape).toEqual(hasTape ? want : undefined);
+      const before = rawPathCounts.inPlace;
+      // Its tool list and top level are kept now, as for a conversation's next request.
+      expect(rawRequestDigests(bytes, opts), shape).toEqual(hasTape ? want : undefined);
+      expect(rawPathCounts.inPlace - before, shape).toBe(hasTape && shape !== 'openai-embeddings' ? 1 : 0);
+    }
   });
 
   it('is the path requestDigests and the matcher take for the benchmark bodies of every shape', () => {

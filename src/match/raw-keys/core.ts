@@ -15,6 +15,7 @@ import { decoder, L, Out } from './out.ts';
 import { finish, finishInPlace, keptTop, modelAndOptions, type Normalized, type Top, topEntry } from './view.ts';
 import { keepTools, type KeptTools, keptToolsTail, newToolsTail, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
+import { canonicalOfUtf8 } from '../../core/index.ts';
 
 export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
 /** The provider number of an Ollama /api/chat body's view (assembly/view.ts P_OLLAMA). */
@@ -53,16 +54,9 @@ function filled(out: Out, bytes: Uint8Array, head: Uint8Array, holes: Uint32Arra
     out.bytes(head);
     return true;
   }
-  const texts: string[] = [];
-  const n = new Normalizer();
-  for (let k = 0; k < holes.length; k += 2) {
-    const parts = part(JSON.parse(decoder.decode(bytes.subarray(holes[k]!, holes[k + 1]!))), n);
-    if (parts.length !== 1 || isResult(parts[0]) || !allFinite(parts[0], NO_SKIP)) return false;
-    texts.push(JSON.stringify(parts[0]));
-  }
-  if (n.ids.size > 0) return false;
-  // Node's Buffer finds the hole bytes with memchr; TypedArray's indexOf took ~8 us on an M view.
-  const find = typeof Buffer !== 'undefined' ? Buffer.from(head.buffer, head.byteOffset, head.length) : head;
+  const texts = holeTexts(bytes, holes, part);
+  if (texts === null) return false;
+  const find = searchable(head);
   let at = 0;
   for (const text of texts) {
     const z = find.indexOf(0, at);
@@ -72,6 +66,61 @@ function filled(out: Out, bytes: Uint8Array, head: Uint8Array, holes: Uint32Arra
   }
   out.span(head, at, head.length);
   return true;
+}
+
+/**
+ * The reference's part for each hole, as JSON text; null where a hole is not exactly one part
+ * that is no tool result, or numbers a call id (see filled()).
+ */
+function holeTexts(bytes: Uint8Array, holes: Uint32Array, part: (value: unknown, n: Normalizer) => unknown[]): string[] | null {
+  const texts: string[] = [];
+  const n = new Normalizer();
+  for (let k = 0; k < holes.length; k += 2) {
+    const parts = part(JSON.parse(decoder.decode(bytes.subarray(holes[k]!, holes[k + 1]!))), n);
+    if (parts.length !== 1 || isResult(parts[0]) || !allFinite(parts[0], NO_SKIP)) return null;
+    texts.push(JSON.stringify(parts[0]));
+  }
+  return n.ids.size > 0 ? null : texts;
+}
+
+/** Node's Buffer over the same bytes where there is one: it finds the hole bytes with memchr (TypedArray's indexOf took ~8 us on an M view). */
+function searchable(head: Uint8Array): Uint8Array {
+  return typeof Buffer !== 'undefined' ? Buffer.from(head.buffer, head.byteOffset, head.length) : head;
+}
+
+/**
+ * The messages of `head` (a copy) that hold holes, filled with `texts` and made canonical (the
+ * view's other messages are canonical as the core wrote them): by message number.
+ */
+function filledMessages(head: Uint8Array, starts: Uint32Array, texts: readonly string[]): Map<number, Uint8Array> {
+  const find = searchable(head);
+  const byMessage = new Map<number, Uint8Array>();
+  let at = 0;
+  let t = 0;
+  while (t < texts.length) {
+    const z = find.indexOf(0, at);
+    // The message holding it: the last one starting before it.
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= z) lo = mid;
+      else hi = mid - 1;
+    }
+    const s = starts[lo]!;
+    const e = lo + 1 < starts.length ? starts[lo + 1]! - 1 : head.length - 1;
+    const out = new Out();
+    let from = s;
+    for (let y = z; y >= 0 && y < e; y = find.indexOf(0, from)) {
+      out.span(head, from, y);
+      out.text(texts[t++]!);
+      from = y + 1;
+    }
+    out.span(head, from, e);
+    byMessage.set(lo, canonicalOfUtf8(out.buf.slice(0, out.at)));
+    at = e;
+  }
+  return byMessage;
 }
 
 /**
@@ -173,41 +222,55 @@ export let lastInPlace = false;
 
 const EMPTY_TOOLS = new TextEncoder().encode(',"tools":[]');
 const EMPTY_TOOLS_TAIL = new TextEncoder().encode(',"tools":[]}');
+const CLOSE = new TextEncoder().encode('}');
 
 /**
  * The digests of a view whose messages the core wrote as RFC 8785 text (CoreView.starts), hashed
  * where they lie (finishInPlace()), when the view's tool list is canonical already: kept (the
  * list skipped, or its kept form found) or empty; null otherwise (a list never seen: the view
  * then goes through the canonicalizing pass, which also keeps the list for the next request).
+ * Messages with attachment holes are filled with the reference's parts and made canonical one
+ * by one, from a copy of the view (the reference's parts may call into the core). `listed`: the
+ * view's tool list as viewTools() gave it (undefined: skipped).
  */
 function inPlace(
   bytes: Uint8Array,
   cv: CoreView,
+  listed: ViewTools | undefined,
   known: KeptTools | undefined,
-  provider: BuiltinProvider,
-  topOf: (out: Out) => Top,
+  provider: BuiltinProvider | undefined,
+  topOf: (out: Out) => Top | null,
   keepList: (tail: Uint8Array, names: readonly (string | undefined)[]) => void,
+  part: (value: unknown, n: Normalizer) => unknown[],
 ): RequestDigests | null {
   lastInPlace = false;
-  if (cv.starts === undefined || cv.holes.length !== 0) return null;
+  if (cv.starts === undefined) return null;
   let tail: Uint8Array;
   let names: readonly (string | undefined)[];
-  let listed: Uint8Array | undefined;
-  if (cv.skipped) {
-    usedTools(known!);
+  if (listed === undefined) {
     tail = known!.tail;
     names = known!.names;
   } else {
-    const kept = keptToolsTail(cv.tools);
-    if (kept !== undefined) listed = tail = kept;
-    else if (keyIs(cv.tools, 0, cv.tools.length, EMPTY_TOOLS)) tail = EMPTY_TOOLS_TAIL;
+    if (listed.tail !== undefined) tail = listed.tail;
+    else if (keyIs(listed.copy!, 0, listed.copy!.length, EMPTY_TOOLS)) tail = EMPTY_TOOLS_TAIL;
+    else if (listed.copy!.length === 0) tail = CLOSE;
     else return null;
     names = toolNamesOf(bytes, cv.toolNames);
   }
+  let head = cv.head;
+  let filled: Map<number, Uint8Array> | undefined;
+  if (cv.holes.length !== 0) {
+    head = head.slice();
+    const texts = holeTexts(bytes, cv.holes, part);
+    if (texts === null) return null;
+    filled = filledMessages(head, cv.starts, texts);
+  }
   const out = new Out();
-  const d = finishInPlace(cv.head, cv.starts, provider, names, () => topOf(out), tail);
-  if (d !== null && listed !== undefined) keepList(listed, names);
-  lastInPlace = d !== null;
+  const d = finishInPlace(head, cv.starts, filled, provider, names, () => topOf(out), tail);
+  if (d === null) return null;
+  if (listed === undefined) usedTools(known!);
+  else if (listed.tail !== undefined) keepList(listed.tail, names);
+  lastInPlace = true;
   return d;
 }
 
@@ -226,17 +289,15 @@ const chatPart = (value: unknown, n: Normalizer): unknown[] => n.content(value, 
  * walk here after all.
  */
 export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
-  const fast = inPlace(bytes, cv, known, PROVIDER_OF[cv.provider]!, (o) => chatTopEntry(o, bytes, cv.roots, PROVIDER_OF[cv.provider]!, ignoreArgs), (tail, names) =>
-    keep(bytes, cv, tail, names),
-  );
-  if (fast !== null) return fast;
-  const out = new Out();
   // A tool list kept already needs no copy; any other is copied first: the core's memory is
   // reused by the next call into it.
   const listed = cv.skipped ? undefined : viewTools(cv);
+  const provider = PROVIDER_OF[cv.provider]!;
+  const fast = inPlace(bytes, cv, listed, known, provider, (o) => chatTopEntry(o, bytes, cv.roots, provider, ignoreArgs), (tail, names) => keep(bytes, cv, tail, names), chatPart);
+  if (fast !== null) return fast;
+  const out = new Out();
   // Attachment parts, whose rules decode and hash data: the reference, one part at a time.
   if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
-  const provider = PROVIDER_OF[cv.provider]!;
   const small = chatTop(out, bytes, cv.roots, provider, ignoreArgs);
   return withTools(out, bytes, cv, listed, known, provider, small, (tail, names) => keep(bytes, cv, tail, names));
 }
@@ -322,9 +383,8 @@ function keep(bytes: Uint8Array, cv: CoreView, tail: Uint8Array, names: readonly
  * the top level, holes by the reference; null leaves the body to the shape's walk.
  */
 export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: NormalizeOptions, shape: ModuleShape, known?: KeptTools): RequestDigests | null {
-  const out = new Out();
+  lastInPlace = false;
   const listed = cv.skipped ? undefined : viewTools(cv);
-  if (!filled(out, bytes, cv.head, cv.holes, shape.part)) return null;
   const text = topText(bytes, cv.roots, shape.conversation, shape.first, cv.cut);
   // The module reads the model (and the operation) from the endpoint: part of what is kept.
   const method = opts.endpoint?.method;
@@ -336,6 +396,16 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     const small = normalizeModule(top, opts);
     return small.provider !== shape.provider || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP) ? null : small;
   };
+  const keepList = (tail: Uint8Array, names: readonly (string | undefined)[]): void => {
+    if (shape.toolsIn === 'root') keep(bytes, cv, tail, names);
+    else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
+  };
+  if (key !== undefined) {
+    const fast = inPlace(bytes, cv, listed, known, undefined, (o) => topEntry(o, key, text, make), keepList, shape.part);
+    if (fast !== null) return fast;
+  }
+  const out = new Out();
+  if (!filled(out, bytes, cv.head, cv.holes, shape.part)) return null;
   let small: Normalized | null;
   if (key === undefined) {
     small = make();
@@ -344,10 +414,7 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     small = keptTop(out, key, text, make);
   }
   if (small === null) return null;
-  return withTools(out, bytes, cv, listed, known, small.provider as BuiltinProvider, small, (tail, names) => {
-    if (shape.toolsIn === 'root') keep(bytes, cv, tail, names);
-    else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
-  });
+  return withTools(out, bytes, cv, listed, known, small.provider as BuiltinProvider, small, keepList);
 }
 
 /** An Ollama body's root members that are no option: the conversation and its tool list. */
@@ -373,10 +440,10 @@ export function ollamaCoreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: r
       if (keyIs(bytes, r[i]!, r[i + 1]!, TOOLS_KEY) && bytes[r[i + 3]!] === 0x5b) keepTools(bytes, r[i + 3]!, r[i + 4]!, OLLAMA_KEPT, 0, names, tail);
     }
   };
-  const fast = inPlace(bytes, cv, known, 'openai-chat', topOf, keepList);
+  const listed = cv.skipped ? undefined : viewTools(cv);
+  const fast = inPlace(bytes, cv, listed, known, 'openai-chat', topOf, keepList, chatPart);
   if (fast !== null) return { ...fast, provider: 'ollama-chat' };
   const out = new Out();
-  const listed = cv.skipped ? undefined : viewTools(cv);
   if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
   const small = topOf(out);
   out.bytes(small.bytes);

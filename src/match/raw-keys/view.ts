@@ -202,9 +202,10 @@ export function finish(out: Out, provider: BuiltinProvider, count: number, names
 export function finishInPlace(
   head: Uint8Array,
   starts: Uint32Array,
-  provider: BuiltinProvider,
+  filled: ReadonlyMap<number, Uint8Array> | undefined,
+  provider: BuiltinProvider | undefined,
   names: readonly (string | undefined)[],
-  topOf: () => Top,
+  topOf: () => Top | null,
   tail: Uint8Array,
 ): RequestDigests | null {
   if (nodeHash === undefined || nodeCreateHash === undefined) return null;
@@ -212,21 +213,34 @@ export function finishInPlace(
   const keyOnly = keyRequest.keyOnly;
   const messageHashes = keyOnly ? [] : new Array<string>(count);
   const pathHashes = keyOnly ? [] : new Array<string>(count);
+  const end = (i: number): number => (i + 1 < count ? starts[i + 1]! - 1 : head.length - 1);
   if (!keyOnly) {
     const buffer = head.buffer;
     const base = head.byteOffset;
     let prev = '';
     for (let i = 0; i < count; i++) {
       const s = starts[i]!;
-      const e = i + 1 < count ? starts[i + 1]! - 1 : head.length - 1;
-      const m = nodeHash('sha256', new Uint8Array(buffer, base + s, e - s), 'hex');
+      const m = nodeHash('sha256', filled?.get(i) ?? new Uint8Array(buffer, base + s, end(i) - s), 'hex');
       messageHashes[i] = m;
       pathHashes[i] = prev = i === 0 ? m : nodeHash('sha256', `${prev}:${m}`, 'hex');
     }
   }
-  const whole = nodeCreateHash('sha256').update(head);
+  const whole = nodeCreateHash('sha256');
+  if (filled === undefined) {
+    whole.update(head);
+  } else {
+    // The view with each filled message in place of its text with holes.
+    let at = 0;
+    for (const i of [...filled.keys()].sort((a, b) => a - b)) {
+      whole.update(head.subarray(at, starts[i]!)).update(filled.get(i)!);
+      at = end(i);
+    }
+    whole.update(head.subarray(at));
+  }
   const top = topOf();
+  if (top === null) return null;
   const small = top.small;
+  provider ??= small.provider as BuiltinProvider;
   const names_ = sortedNames(names);
   const signature = { toolNames: [...names_.sorted], messageCount: count, contextKeys: [...small.contextKeys] };
   keyRequest.model = small.view.model;
