@@ -439,6 +439,15 @@ describe('raw-bytes request digests', () => {
     }
   });
 
+  it('an attachment kept from an earlier request is found by all of its bytes: one byte changed is a new part', () => {
+    const body = (url: string): Uint8Array =>
+      encoder.encode(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }, { type: 'text', text: 'what is it?' }] }] }));
+    for (const url of ['data:image/png;base64,iVBORw0KGgo=', 'data:image/png;base64,iVBORw0KGgp=', 'data:image/png;base64,iVBORw0KGgo=', 'data:image/gif;base64,iVBORw0KGgo=']) {
+      expect(agree(body(url)), url).toBe(hasTape);
+      expect(agree(body(url)), url).toBe(hasTape);
+    }
+  });
+
   it('is the path requestDigests and the matcher take for the benchmark bodies of every shape', () => {
     // Equal digests cannot tell which path made them: the counters can.
     for (const [shape, { bytes }] of Object.entries(requestBodies() as Record<string, { bytes: Uint8Array }>)) {

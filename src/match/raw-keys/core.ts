@@ -76,11 +76,42 @@ function holeTexts(bytes: Uint8Array, holes: Uint32Array, part: (value: unknown,
   const texts: string[] = [];
   const n = new Normalizer();
   for (let k = 0; k < holes.length; k += 2) {
-    const parts = part(JSON.parse(decoder.decode(bytes.subarray(holes[k]!, holes[k + 1]!))), n);
+    const raw = bytes.subarray(holes[k]!, holes[k + 1]!);
+    const known = keptPart(raw, part);
+    if (known !== undefined) {
+      texts.push(known);
+      continue;
+    }
+    const parts = part(JSON.parse(decoder.decode(raw)), n);
     if (parts.length !== 1 || isResult(parts[0]) || !allFinite(parts[0], NO_SKIP)) return null;
-    texts.push(JSON.stringify(parts[0]));
+    const text = JSON.stringify(parts[0]);
+    texts.push(text);
+    // A part that numbers no call id is the same part wherever it is: kept by its bytes.
+    if (n.ids.size === 0) keepPart(raw, part, text);
   }
   return n.ids.size > 0 ? null : texts;
+}
+
+// The reference's parts of the attachments a conversation repeats (an image sent once stays in
+// every later request): by their exact bytes and the shape's part rule, most recent first.
+const partsKept: { raw: Uint8Array; rule: unknown; text: string }[] = [];
+const PARTS_KEPT = 16;
+const PART_MAX_BYTES = 1 << 20;
+
+function keptPart(raw: Uint8Array, rule: unknown): string | undefined {
+  for (const e of partsKept) {
+    if (e.rule !== rule || e.raw.length !== raw.length) continue;
+    let k = 0;
+    while (k < raw.length && e.raw[k] === raw[k]) k++;
+    if (k === raw.length) return e.text;
+  }
+  return undefined;
+}
+
+function keepPart(raw: Uint8Array, rule: unknown, text: string): void {
+  if (raw.length > PART_MAX_BYTES) return;
+  partsKept.unshift({ raw: raw.slice(), rule, text });
+  if (partsKept.length > PARTS_KEPT) partsKept.pop();
 }
 
 /** Node's Buffer over the same bytes where there is one: it finds the hole bytes with memchr (TypedArray's indexOf took ~8 us on an M view). */
@@ -224,6 +255,19 @@ const EMPTY_TOOLS = new TextEncoder().encode(',"tools":[]');
 const EMPTY_TOOLS_TAIL = new TextEncoder().encode(',"tools":[]}');
 const CLOSE = new TextEncoder().encode('}');
 
+// One buffer for the copies of views with holes (grown, never shrunk but for a very large view):
+// a fresh 35 KB copy per request showed as garbage collection.
+let viewCopy = new Uint8Array(1 << 16);
+
+/** A copy of `head` in the buffer kept for it, valid until the next call. */
+function copyOf(head: Uint8Array): Uint8Array {
+  if (viewCopy.length < head.length) viewCopy = new Uint8Array(Math.max(head.length, viewCopy.length * 2));
+  viewCopy.set(head);
+  const copy = viewCopy.subarray(0, head.length);
+  if (viewCopy.length > 1 << 22) viewCopy = new Uint8Array(1 << 16);
+  return copy;
+}
+
 /**
  * The digests of a view whose messages the core wrote as RFC 8785 text (CoreView.starts), hashed
  * where they lie (finishInPlace()), when the view's tool list is canonical already: kept (the
@@ -260,7 +304,7 @@ function inPlace(
   let head = cv.head;
   let filled: Map<number, Uint8Array> | undefined;
   if (cv.holes.length !== 0) {
-    head = head.slice();
+    head = copyOf(head);
     const texts = holeTexts(bytes, cv.holes, part);
     if (texts === null) return null;
     filled = filledMessages(head, cv.starts, texts);
