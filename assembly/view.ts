@@ -170,12 +170,33 @@ function spells(p: usize, n: usize, s: string): bool {
   return true;
 }
 
-/** The member of object o named s, or NONE. An escaped name cannot be compared: declines. */
+// FNV-1a of ASCII literals by their address, as the index hashes member names (tape.ts keyHash):
+// 64 slots of {address u32, hash u32}.
+const HASH_SLOTS: usize = memory.data(64 * 8, 8);
+
+function literalHash(s: string): u32 {
+  const ptr = changetype<usize>(s);
+  const slot = HASH_SLOTS + ((ptr >> 2) & 63) * 8;
+  if (load<u32>(slot) == <u32>ptr) return load<u32>(slot + 4);
+  let h: u32 = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = (h ^ <u32>s.charCodeAt(i)) * 0x01000193;
+  store<u32>(slot, <u32>ptr);
+  store<u32>(slot + 4, h);
+  return h;
+}
+
+/**
+ * The member of object o named s, or NONE. An escaped name cannot be compared: declines. Names
+ * whose hash (the index's, for names up to 64 bytes) differs are passed over unread.
+ */
 function get(ob: u32, s: string): u32 {
   const stop = nextOf(ob);
+  const h = literalHash(s);
   for (let c = ob + 1; c < stop; c = nextOf(c)) {
     const r = rec(c);
     if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return NONE; }
+    const kh = load<u32>(r + 24);
+    if (kh != 0 && kh != h) continue;
     const ks = A + <usize>load<u32>(r + 16) + 1;
     if (spells(ks, A + <usize>load<u32>(r + 20) - 1 - ks, s)) return c;
   }
@@ -237,12 +258,31 @@ function room(n: usize): void {
   outLimit = (<usize>memory.size()) << 16;
 }
 
+// Literals as bytes, by the address of their string (literals are static): 128 slots of {address
+// u32, length u32, 56 bytes}; a literal is encoded the first time, or again after another took
+// its slot.
+const LIT_SLOTS: usize = memory.data(128 * 64, 8);
+const LIT_MAX: i32 = 56;
+
 /**
- * Writes an ASCII literal. Through the standard library's encoder, a call, so that the optimizer
- * does not copy a loop into each of the ~50 places that write one (~3 KB of the module).
+ * Writes an ASCII literal: its bytes copied from the slot it is kept in. A call, so that the
+ * optimizer does not copy a loop into each of the ~50 places that write one (~3 KB of the module).
  */
 function w(s: string): void {
-  o += String.UTF8.encodeUnsafe(changetype<usize>(s), s.length, o);
+  const ptr = changetype<usize>(s);
+  const n = s.length;
+  if (n > LIT_MAX) {
+    o += String.UTF8.encodeUnsafe(ptr, n, o);
+    return;
+  }
+  const slot = LIT_SLOTS + ((ptr >> 2) & 127) * 64;
+  if (load<u32>(slot) != <u32>ptr) {
+    store<u32>(slot, <u32>ptr);
+    store<u32>(slot + 4, <u32>n);
+    String.UTF8.encodeUnsafe(ptr, n, slot + 8);
+  }
+  memory.copy(o, slot + 8, <usize>n);
+  o += <usize>n;
 }
 
 @inline function byte(c: u8): void {
