@@ -1,6 +1,9 @@
 // The normalized request view of a request body, written from the structural index (tape.ts)
 // inside the core: the messages as `{"messages":[...]` and the tools as `,"tools":[...]`, in
-// the form src/match/raw-keys/chat.ts writes them, ready for the canonical writer (json.ts).
+// the form src/match/raw-keys/chat.ts writes them. The messages come out as canonical text
+// where this can vouch for it (see `canon` below; values the body spelled otherwise are made
+// canonical where they land) with each message's start recorded, so the caller hashes them
+// where they lie; anything else goes through the canonical writer (json.ts) whole.
 //
 // Why here and not in TypeScript: on a 36 KB, 50-message body the TypeScript walk over the
 // index cost ~70-80 us of the ~180 us a new body took (a few hundred small calls, member

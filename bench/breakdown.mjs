@@ -25,9 +25,11 @@
 // `node bench/breakdown.mjs requests` splits requestDigests() on the M request bodies of every
 // shape (the chat family's, Gemini's, Converse's and Ollama's on their routes) the same way:
 // indexing the body and the core's view of it (its kept tool list skipped, as the path does;
-// the whole body's index apart), SHA-256 of what the key needs (each canonical message, the
-// chain, the whole canonical view: node:crypto, as the path does), and the rest (canonicalizing
-// the view and the JavaScript around the calls), beside the floor of bench/match.mjs and against
+// the whole body's index apart; the view's messages are canonical as the core writes them, made so
+// in place where the body's values were not), SHA-256 of what the key needs (each canonical
+// message, the chain, the whole canonical view: node:crypto, as the path does), and the rest
+// (the JavaScript around the calls: the result's strings, the kept top level and tool list,
+// attachment holes filled), beside the floor of bench/match.mjs and against
 // the JavaScript pipeline; a conversation's first request (its tool list never seen) apart.
 
 import { hash as nodeHash } from 'node:crypto';
@@ -221,7 +223,7 @@ if (requests) {
     t.baseline = (against.baseline * t.total) / against.total;
     const viewLabel = "index and the core's view";
     console.log(`== requestDigests, raw M ${shape} body: ${(bytes.length / 1e3).toFixed(1)} KB, ${messages.length} messages, canonical view ${(canonicalView.length / 1e3).toFixed(1)} KB`);
-    console.log(`  total ${fmt(t.total)} = ${viewLabel}, kept tools skipped ${fmt(t.indexViewKept)} + SHA-256 ${fmt(t.sha)} + the rest (canonical view, JavaScript) ${fmt(t.total - t.indexViewKept - t.sha)}${fresh ? `; tool list never seen ${fmt(t.first)}` : ''}`);
+    console.log(`  total ${fmt(t.total)} = ${viewLabel}, kept tools skipped ${fmt(t.indexViewKept)} + SHA-256 ${fmt(t.sha)} + the rest (JavaScript) ${fmt(t.total - t.indexViewKept - t.sha)}${fresh ? `; tool list never seen ${fmt(t.first)}` : ''}`);
     console.log(`  floor ${fmt(t.floor)}: total ${(t.total / t.floor).toFixed(2)}x the floor; the whole body's index alone ${fmt(t.index)}`);
     console.log(`  baseline ${fmt(against.baseline)} (interleaved with the total: ${fmt(against.total)}): ${(against.baseline / against.total).toFixed(2)}x now${fresh ? ` (${(t.baseline / t.first).toFixed(2)}x on a first request)` : ''}; limit (SHA-256 only) ${(t.baseline / t.sha).toFixed(2)}x, with the index and view as now ${(t.baseline / (t.sha + t.indexViewKept)).toFixed(2)}x`);
   }

@@ -31,7 +31,11 @@
  * M chat body took (a few hundred small calls, member tables and strings). So the core first
  * writes the view on its own (assembly/view.ts) for the constructs it knows, which are what
  * SDKs send, and the walk takes the bodies it declines. Attachment parts it leaves as holes,
- * filled by the reference one part at a time (raw-keys/core.ts).
+ * filled by the reference one part at a time (raw-keys/core.ts). The core writes the messages
+ * as canonical text (values the body spelled otherwise made canonical where they land) and
+ * records where each starts, so that once the tool list is kept (a conversation's later
+ * requests) each message is hashed where it lies, with no canonicalizing pass over the view
+ * (raw-keys/core.ts inPlace()); step 3 above remains for the rest.
  *
  * This file picks the path for a body (the core's view, a provider's walk, or the provider
  * module's normalizer on the parsed body) and keeps the counters; raw-keys/walk.ts is the walk
@@ -43,13 +47,12 @@
  * What a conversation repeats is not redone: its tool list (kept by the list's exact bytes: the
  * core skips them where they sit as far from the body's end as before, and the key's digest
  * ends with their kept canonical form) and its normalized top level (kept by its exact text,
- * raw-keys/core.ts). A conversation's first request pays the full price. Where the time goes
- * then (M chat body, ~130-160 us p50 on the shared 2-core machine, `node bench/breakdown.mjs
- * requests`): the index and the core's view ~25-35 us, SHA-256 of what the key needs ~67-77
- * (node:crypto: the 50 messages, the 49 chain steps, the whole view), canonicalizing the view
- * without its tools and the JavaScript around the calls ~37-60. Hashing is the floor:
- * node:crypto's SHA-NI is the fastest engine here, and ~0.3 us of each of its ~100 calls is the
- * call itself.
+ * raw-keys/core.ts). A conversation's first request pays the full price. Where the time of a
+ * later one goes (M chat body, ~100-120 us of CPU on the shared 2-core machine;
+ * docs/benchmarks.md): SHA-256 of what the key needs ~57% (node:crypto: the 50 messages, the 49
+ * chain steps, the whole view), the index and the core's view ~20%, values made canonical in
+ * place ~4%, the JavaScript around the calls ~11%. Hashing is the floor: node:crypto's SHA-NI
+ * is the fastest engine here, and ~0.3 us of each of its ~100 calls is the call itself.
  */
 
 import { coreRequestView, jsonTape } from '../core/index.ts';
