@@ -174,6 +174,10 @@ export async function importBench(mod, { quick = false } = {}) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const mod = await import(new URL('../dist/proxy/import.js', import.meta.url).href);
   const res = await importBench(mod, { quick: process.argv.includes('--quick') });
-  for (const r of res.rows) console.log(`${r.label.padEnd(70)} ${`${r.ms.toFixed(1)} ms`.padStart(12)}  ${r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`}`);
-  for (const t of res.targets) console.log(`  ${targetLine(t)}`);
+  // --json: bench/run.mjs runs these rows in a process of their own and reads the last line.
+  if (process.argv.includes('--json')) console.log(JSON.stringify(res));
+  else {
+    for (const r of res.rows) console.log(`${r.label.padEnd(70)} ${`${r.ms.toFixed(1)} ms`.padStart(12)}  ${r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`}`);
+    for (const t of res.targets) console.log(`  ${targetLine(t)}`);
+  }
 }

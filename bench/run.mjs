@@ -616,12 +616,14 @@ if (!FILTERS.length || FILTERS.includes('drift')) {
 // Import rows: tapedeck import of a 10,000-entry HAR against read + JSON.parse of the same file.
 let importRows = null;
 if (!FILTERS.length || FILTERS.includes('import')) {
-  const { importBench } = await import('./import.mjs');
-  // The importer is an internal of the CLI and llm-tapedeck/proxy's helpers, loaded from dist.
-  const mod = await import(new URL('../dist/proxy/import.js', import.meta.url).href);
-  lib.setBackend(DEFAULT_BACKEND);
-  importRows = await importBench(mod, { quick: QUICK });
-  console.log(`\n== IMPORT: tapedeck import of a HAR (backend ${DEFAULT_BACKEND}; medians; ratio = baseline time / import time)`);
+  // In a process of its own, as `tapedeck import` runs: the heap the rows above leave behind
+  // (the L and SMALL10K workloads, the tapes of the store rows) would make every collection
+  // during the import and its baseline copy and mark more than a user's import ever pays.
+  // The baseline (read + JSON.parse of the same file) runs in that process too, alternating.
+  const child = spawnSync(process.execPath, [fileURLToPath(new URL('./import.mjs', import.meta.url)), '--json', ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (child.status !== 0) throw new Error(`bench: the import rows failed (exit ${child.status ?? child.signal})`);
+  importRows = JSON.parse(child.stdout.trim().split('\n').pop());
+  console.log(`\n== IMPORT: tapedeck import of a HAR (backend ${DEFAULT_BACKEND}, in a process of its own; medians; ratio = baseline time / import time)`);
   console.log(table(['row', 'value', 'ratio', 'vs'], importRows.rows.map((r) => [r.label, `${r.ms.toFixed(1)} ms`, r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`, r.baseline])));
   for (const t of importRows.targets) report(t);
   console.log(`  (load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores; rows share the machine)`);
