@@ -23,8 +23,8 @@ import { parseNumber } from "./number";
 
 // Record layout, 8 x u32: kind | flags, start, end (input offsets, end exclusive), next (index of
 // the first record after this value's subtree), keyStart, keyEnd (the member's key including
-// its quotes; 0xffffffff when the value is no object member), keyHash, valueHash (FNV-1a of the
-// raw bytes between the quotes, for keys and for strings up to HASHED_MAX bytes; else 0).
+// its quotes; 0xffffffff when the value is no object member), keyHash, valueHash (hashBytes() of
+// the raw bytes between the quotes, for keys and for strings up to HASHED_MAX bytes; else 0).
 const NODE: usize = 32;
 const T_NULL: u32 = 1;
 const T_FALSE: u32 = 2;
@@ -198,13 +198,24 @@ function scanString(p: usize, end: usize): usize {
     return 0; // a control character, or the zero padding after the input
   }
   if (p >= end) return 0;
-  let h: u32 = 0;
-  if (p - start <= HASHED_MAX) {
-    h = 0x811c9dc5;
-    for (let q = start; q < p; q++) h = (h ^ <u32>load<u8>(q)) * 0x01000193;
-  }
-  gHash = h;
+  gHash = p - start <= HASHED_MAX ? hashBytes(start, p) : 0;
   return p + 1;
+}
+
+/**
+ * The hash of the bytes [s, e) that records carry (keyHash, valueHash): four bytes a step,
+ * FNV-1a's multiplier with a shift to mix the step's high bytes down. Only ever compared with
+ * hashes made here (view.ts literalHash() hashes its names with it too).
+ */
+export function hashBytes(s: usize, e: usize): u32 {
+  let h: u32 = 0x811c9dc5 ^ <u32>(e - s);
+  let q = s;
+  for (; q + 4 <= e; q += 4) {
+    h = (h ^ load<u32>(q)) * 0x01000193;
+    h ^= h >> 15;
+  }
+  for (; q < e; q++) h = (h ^ <u32>load<u8>(q)) * 0x01000193;
+  return h;
 }
 
 /**

@@ -23,6 +23,7 @@
 // text) and the part's byte range, for the caller to fill with the reference's part.
 
 import { canonicalAt, ensureMemory, RESULT } from "./json";
+import { hashBytes } from "./tape";
 
 const NODE: usize = 32;
 const T_NULL: u32 = 1;
@@ -88,7 +89,8 @@ let canon = true;
 let keyP: usize = 0; // the last member name rest() wrote or was told of (its bytes), for the order check
 let keyN: usize = 0;
 let allCanon = true; // every message so far is canonical as written, or was made so in place
-let startsP: usize = 0; // output address of each message's first byte
+let startsP: usize = 0; // offset of each message's first byte from the output's start
+let outStart: usize = 0; // the output's start
 let startCount: u32 = 0;
 let splitRecorded = false; // message() recorded the starts of the messages it split into
 let holed = false; // the message being written has a hole (the caller canonicalizes it once filled)
@@ -173,16 +175,18 @@ function spells(p: usize, n: usize, s: string): bool {
   return true;
 }
 
-// FNV-1a of ASCII literals by their address, as the index hashes member names (tape.ts keyHash):
-// 64 slots of {address u32, hash u32}.
+// The index's hash of ASCII literals (tape.ts hashBytes(), as it hashes member names), by their
+// address: 64 slots of {address u32, hash u32}, and room to write a literal's bytes.
 const HASH_SLOTS: usize = memory.data(64 * 8, 8);
+const HASH_BYTES: usize = memory.data(256, 8);
 
 function literalHash(s: string): u32 {
   const ptr = changetype<usize>(s);
   const slot = HASH_SLOTS + ((ptr >> 2) & 63) * 8;
   if (load<u32>(slot) == <u32>ptr) return load<u32>(slot + 4);
-  let h: u32 = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = (h ^ <u32>s.charCodeAt(i)) * 0x01000193;
+  const n = s.length < 256 ? s.length : 256; // names looked up are short; a longer one only hashes less
+  for (let i = 0; i < n; i++) store<u8>(HASH_BYTES + <usize>i, <u8>s.charCodeAt(i));
+  const h = hashBytes(HASH_BYTES, HASH_BYTES + <usize>n);
   store<u32>(slot, <u32>ptr);
   store<u32>(slot + 4, h);
   return h;
@@ -502,9 +506,9 @@ function whole(at: usize): void {
   holed = false;
 }
 
-/** Records that a message starts at output address `at`. */
+/** Records that a message starts at output address `at` (as an offset from the output's start). */
 @inline function messageAt(at: usize): void {
-  store<u32>(startsP + <usize>startCount * 4, <u32>at);
+  store<u32>(startsP + <usize>startCount * 4, <u32>(at - outStart));
   startCount++;
 }
 
@@ -1623,7 +1627,7 @@ const H_TOOL = "],\"role\":\"tool\"}";
 function nextMessage(): void {
   if (messageCount++ > 0) byte(0x2c);
   // Where it starts: a message taken back (messageCount lowered) is written over.
-  store<u32>(startsP + <usize>(messageCount - 1) * 4, <u32>o);
+  store<u32>(startsP + <usize>(messageCount - 1) * 4, <u32>(o - outStart));
 }
 
 /** The name of member record c is the ASCII string s (an escaped name declines). */
@@ -2128,6 +2132,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   idSlots = (openP + c * 12 + 7) & ~(<usize>7);
   startsP = (idSlots + <usize>slots * 4 + 7) & ~(<usize>7);
   const outBase = (startsP + c * 4 + 7) & ~(<usize>7);
+  outStart = outBase;
   if (!ensureMemory(outBase + <usize>n + <usize>count * LITERALS_PER_RECORD + SLACK)) return V_MEMORY;
   outLimit = (<usize>memory.size()) << 16;
   memory.fill(idSlots, 0, <usize>slots * 4);

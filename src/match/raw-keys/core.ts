@@ -213,9 +213,17 @@ function quotedNames(list: readonly string[]): Uint8Array[] {
 }
 
 function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top): Top {
-  const inTop = (i: number): boolean => !conversation.some((c) => keyIs(bytes, r[i]!, r[i + 1]!, c));
+  // Which root members are top level, worked out once: each is compared to the conversation's names.
+  const top = new Uint8Array(r.length / 5);
   let total = 0;
-  for (let i = 0; i < r.length; i += 5) if (inTop(i)) total += r[i + 4]! - r[i]! + 1;
+  for (let i = 0; i < r.length; i += 5) {
+    let member = true;
+    for (let c = 0; c < conversation.length && member; c++) if (keyIs(bytes, r[i]!, r[i + 1]!, conversation[c]!)) member = false;
+    if (!member) continue;
+    top[i / 5] = 1;
+    total += r[i + 4]! - r[i]! + 1;
+  }
+  const inTop = (i: number): boolean => top[i / 5] === 1;
   for (let k = 0; k < byBytes.length; k++) {
     const e = byBytes[k]!;
     if (e.key !== key || e.parts.length !== total) continue;
@@ -233,7 +241,7 @@ function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Ui
     }
     if (same) return e.top;
   }
-  const top = slow();
+  const made = slow();
   if (total <= TOP_BYTES_MAX) {
     const parts = new Uint8Array(total);
     let at = 0;
@@ -242,10 +250,10 @@ function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Ui
       parts.set(bytes.subarray(r[i]!, r[i + 4]!), at);
       at += r[i + 4]! - r[i]! + 1; // a 0x00 after each (never in JSON text)
     }
-    byBytes.unshift({ key, parts, top });
+    byBytes.unshift({ key, parts, top: made });
     if (byBytes.length > BY_BYTES_MAX) byBytes.pop();
   }
-  return top;
+  return made;
 }
 
 /** Whether the last answer from the core's view hashed its messages where they lay (inPlace()); for the counters. */
