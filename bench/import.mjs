@@ -4,21 +4,30 @@
 // Target: the import costs at most twice the parse (ratio = parse time / import time >= 0.5x).
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
-// Where it stands (2 shared cores, load 3-5; this build and main's run alternately, in
-// processes of their own, CPU time): 0.29-0.31x (read + JSON.parse 231-249 ms, import 778-883
-// ms), the same as main's build in the same windows (this build's import CPU 0.98-1.02x of
-// main's): the target is still missed. ~75 us of CPU per entry against ~24 us of read +
-// JSON.parse. Since the build before, a JSON request body in which redaction masks nothing is
-// keyed from its raw bytes (the core's view, one digest) instead of the strict check,
-// normalization in JavaScript and the digest of the view as objects: prepareRequest takes
-// 0.72-0.89x the CPU on this bench's 0.2 KB bodies and 0.62-0.80x on chat bodies of 1-35 KB
-// (both builds alternating in one process, two runs), but on this HAR's import that is within
-// the machine's spread; the same HAR with ten-message bodies (98 MB) imports in 0.91x main's CPU. What is left per entry (CPU profile, previous build):
-// keying the request ~25% of the import, building the record (redaction scans of headers
-// and answer, the answer's JSON check, the trace token) ~15%, reading the entry ~10%, writing
-// the frame (src/store/record-pack.ts) ~10%, young-generation GC ~10% (--trace-gc: ~55 ms of
-// scavenges while the HAR is parsed, which the baseline pays too, then ~25 ms over the
-// entries), read + parse of the file the rest.
+// Where it stands (2 cores shared with three other sessions, load 2-3.5; this script and
+// main's alternating in processes of their own, three pairs): 0.32-0.45x in wall time and
+// 0.33-0.46x in CPU time (read + JSON.parse 216-292 ms, 214-341 ms of CPU: the high ratios are
+// the baseline's slow runs; import 613-695 ms, 644-737 ms of CPU), main's build 0.30-0.33x and
+// 0.31-0.34x in the same windows (read + JSON.parse 202-230 ms, import 644-762 ms, 723-791 ms
+// of CPU): the target is still missed. The import's CPU is 0.86x main's by the fastest of 25
+// imports per build and 0.94x by the median (five alternating processes of five imports each),
+// the tapes byte for byte the same. ~35-40 us of CPU per entry against ~22 us of read +
+// JSON.parse. What this build does less per entry: the trace token hashed to hex by node:crypto
+// (~1.5 -> ~0.5 us), member names judged once per name by the redactor (a 0.2 KB body's
+// redaction 1.1 -> 0.3 us), strings from 16 units and objects' values written to the frame
+// without a lookup by name, the start time kept as the HAR spells it when toISOString would
+// write it so, repeats counted per route and key, masks added counted only where redaction
+// changed something, no routeOf() or JSON.stringify per key and no copy of each 4 MB batch.
+// What is left per entry (CPU profile, this build, in the loop): keying the request ~7-8 us
+// (~4.4 us alone: the core's index, view and digest, and the calls around them), building the
+// record ~9 us (answer redaction ~4: its member-name and credential scans; the answer's JSON
+// check ~1.5; header redaction ~1.5; the trace token ~1), writing the frame ~6 us, reading the
+// entry ~5 us, parsing and redacting the request body ~2 us; each of these is about twice
+// what it costs in a loop of its own, with the parsed HAR alive beside it. Tried and not
+// kept: remembering clean header values (hashing a new string costs what the scan does), a
+// byte-level JSON validator for the answer's check (0.9 against 1.1 us for JSON.parse), a
+// credential pattern with one shared \b or a first-character lookahead (the same or slower),
+// the member-name scan as a lookbehind from each `":` (0.75x, not worth a second pattern).
 // Run by bench/run.mjs, or alone: node bench/import.mjs [--quick].
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -154,6 +154,17 @@ describe(`trace tokens (${backend()})`, () => {
     expect(traceToken({ ...base, selectedIds: ['b2', 'c3', 'a1'] })).toBe(traceToken(base));
     expect(traceToken({ ...base, selectedIds: [] })).toBe(refTraceToken({ ...base, selectedIds: [] }));
   });
+  it('with one id or none (a recording\'s token), non-ASCII and empty components: the reference\'s', () => {
+    const texts = ['', 'a', 'POST /v1/chat/completions', 'ü ✓ 😀', '\uffff\ue000', 'x'.repeat(300)];
+    for (const a of texts) {
+      for (const b of texts.slice(0, 4)) {
+        for (const ids of [[], [a], [b]]) {
+          const t = { documentId: a, documentVersion: b, model: `${b}${a}`, systemPromptVersion: 'tapedeck-http-1', selectedIds: ids };
+          expect(traceToken(t)).toBe(refTraceToken(t));
+        }
+      }
+    }
+  });
   it('sort ids by code point (UTF-8 bytes), not UTF-16 units', () => {
     const t = { ...base, selectedIds: ['\uffff', '😂', 'a', '\ue000'] };
     expect(traceToken(t)).toBe(refTraceToken(t));

@@ -106,6 +106,11 @@ export interface Engine {
    */
   traceToken(fields: readonly string[], ids: readonly string[]): Uint8Array;
   /**
+   * The same digest as hex, where the engine has a faster way to it than traceToken() and hex()
+   * (node:crypto for a token of at most one id); undefined where it has none. Optional.
+   */
+  traceTokenHex?(fields: readonly string[], ids: readonly string[]): string | undefined;
+  /**
    * The structural index of JSON text (assembly/tape.ts: 8 x u32 per value), or undefined if
    * the text is not JSON; with `skip`, that root `tools` value as one record with no children
    * (as requestView() skips it). Optional: an engine without it makes callers take their

@@ -420,40 +420,44 @@ export interface TraceTokenInput {
  *              systemPromptVersion: 'v1', selectedIds: ['b', 'a'] }) // 64 hex chars
  */
 export function traceToken(t: TraceTokenInput): string {
-  const fields = ['documentId', 'documentVersion', 'model', 'systemPromptVersion'] as const;
-  const check = (name: string, v: unknown): string => {
-    if (typeof v !== 'string') {
-      throw new TapedeckError('E_ARG', `traceToken: ${name} must be a string, got ${typeof v}.`, {
-        path: `$.${name}`,
-        hint: 'Pass every component as a string (use "1" for a numeric version).',
-      });
-    }
-    if (v.includes('\0')) {
-      throw new TapedeckError('E_ARG', `traceToken: ${name} contains a NUL character, the token's separator.`, {
-        path: `$.${name}`,
-        hint: 'Remove NUL (U+0000) from identifiers; it would let two different inputs produce the same token.',
-      });
-    }
-    if (!v.isWellFormed()) {
-      throw new TapedeckError('E_LONE_SURROGATE', `traceToken: ${name} has a lone UTF-16 surrogate.`, {
-        path: `$.${name}`,
-        hint: 'Use s.toWellFormed() or fix the identifier.',
-      });
-    }
-    return v;
-  };
   if (t === null || typeof t !== 'object') {
     throw new TapedeckError('E_ARG', 'traceToken expects an object.', { hint: 'See TraceTokenInput.' });
   }
-  const parts = fields.map((f) => check(f, t[f]));
+  const parts = [tokenPart(t.documentId, 'documentId'), tokenPart(t.documentVersion, 'documentVersion'), tokenPart(t.model, 'model'), tokenPart(t.systemPromptVersion, 'systemPromptVersion')];
   if (!Array.isArray(t.selectedIds)) {
     throw new TapedeckError('E_ARG', 'traceToken: selectedIds must be an array of strings.', {
       path: '$.selectedIds',
       hint: 'Pass [] when nothing was selected.',
     });
   }
-  const ids = t.selectedIds.map((id, i) => check(`selectedIds[${i}]`, id));
-  return hex(current().traceToken(parts, ids));
+  const ids = t.selectedIds.map(tokenPart);
+  const e = current();
+  return e.traceTokenHex?.(parts, ids) ?? hex(e.traceToken(parts, ids));
+}
+
+/**
+ * A trace token component, checked: a string without NUL, well-formed. `name` is the field's,
+ * or the index of a selected id (its name is made only for the error: tokens are taken per record).
+ */
+function tokenPart(v: unknown, name: string | number): string {
+  if (typeof v === 'string' && !v.includes('\0') && v.isWellFormed()) return v;
+  const field = typeof name === 'number' ? `selectedIds[${name}]` : name;
+  if (typeof v !== 'string') {
+    throw new TapedeckError('E_ARG', `traceToken: ${field} must be a string, got ${typeof v}.`, {
+      path: `$.${field}`,
+      hint: 'Pass every component as a string (use "1" for a numeric version).',
+    });
+  }
+  if (v.includes('\0')) {
+    throw new TapedeckError('E_ARG', `traceToken: ${field} contains a NUL character, the token's separator.`, {
+      path: `$.${field}`,
+      hint: 'Remove NUL (U+0000) from identifiers; it would let two different inputs produce the same token.',
+    });
+  }
+  throw new TapedeckError('E_LONE_SURROGATE', `traceToken: ${field} has a lone UTF-16 surrogate.`, {
+    path: `$.${field}`,
+    hint: 'Use s.toWellFormed() or fix the identifier.',
+  });
 }
 
 /** Incremental SHA-256 (`sha256.create()`), for data that arrives in pieces. */

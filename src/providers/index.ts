@@ -164,9 +164,19 @@ export function detectProvider(body: unknown, endpoint?: RouteRequest): Provider
  */
 export function rawKeysAllowed(opts: NormalizeOptions): boolean {
   if (opts.provider !== undefined && opts.provider !== null) return moduleOfShape(opts.provider)?.rawKeys !== false;
-  const route = routeOf(opts.endpoint);
-  return route?.route.shape === undefined || route.provider.rawKeys;
+  const e = opts.endpoint;
+  // The answer depends on the endpoint's method and URL alone (the modules are fixed): the last
+  // one is kept, since requests mostly repeat one endpoint and routeOf() makes a match object
+  // (and its query parameters) each time.
+  const last = lastAllowed;
+  if (last !== undefined && e != null && e.method === last.method && e.url === last.url) return last.allowed;
+  const route = routeOf(e);
+  const allowed = route?.route.shape === undefined || route.provider.rawKeys;
+  if (e != null) lastAllowed = { method: e.method, url: e.url, allowed };
+  return allowed;
 }
+
+let lastAllowed: { method: unknown; url: unknown; allowed: boolean } | undefined;
 
 /**
  * Whether the route says the answer is a stream whatever its content type (./provider.ts,

@@ -133,6 +133,11 @@ export interface Prepared {
   model: string;
   body?: unknown;
   url: string;
+  /**
+   * The stored body is the request's JSON body as parsed, which redaction left as it was (so it
+   * holds what the body's bytes hold). Importers count the masks they add with it.
+   */
+  bodyAsSent?: boolean;
 }
 
 export type MatchedBy = 'exact' | 'signature' | 'sequential';
@@ -972,7 +977,7 @@ export class Deck {
       if (stored !== undefined && stored === parsed) {
         const raw = rawRequestKey(req.body, this.keyOptions(req.method, req.url));
         if (raw !== undefined) {
-          return { match: 'llm', route, key: raw.key, signature: raw.signature, model: modelNamed(raw.model, stored), body: stored, url };
+          return { match: 'llm', route, key: raw.key, signature: raw.signature, model: modelNamed(raw.model, stored), body: stored, url, bodyAsSent: true };
         }
       }
       // Strict: a body with no canonical form is refused before it goes upstream (the strict reader

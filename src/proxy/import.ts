@@ -18,7 +18,7 @@ import { TapedeckError } from '../errors.ts';
 import { routeOf } from '../providers/index.ts';
 import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/exchange.ts';
 import { detectFormat, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
-import { httpRecordKey, type HttpRecord } from '../store/records.ts';
+import type { HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import { inRecordOrder, sortedShared } from '../store/record-order.ts';
@@ -88,16 +88,48 @@ function masksOfValue(v: unknown): number {
 }
 
 /**
+ * Masks in a header map less those in another, by name: a value the redaction left as it was
+ * (the same string, so a member of both) holds as many in both. Values are strings or arrays of
+ * them, so a value the same as the other map's is never one it inherits.
+ */
+function headerMasksAdded(stored: Record<string, unknown>, source: Record<string, unknown>): number {
+  let n = 0;
+  for (const k of Object.keys(stored)) {
+    const v = stored[k];
+    const w = source[k];
+    if (v === w) continue;
+    n += masksOfValue(v);
+    if (Object.hasOwn(source, k)) n -= masksOfValue(w);
+  }
+  for (const k of Object.keys(source)) {
+    const w = source[k];
+    if (w !== stored[k] && !Object.hasOwn(stored, k)) n -= masksOfValue(w);
+  }
+  return n;
+}
+
+/** A backslash: JSON text without one spells every string it holds as it is. */
+const BACKSLASH = 0x5c;
+
+/**
  * Masks the import added to an exchange: those in what its record stores (request URL, headers,
  * body; answer headers and body) less those the source held already (a tape exported and
- * imported again). An answer body the redaction left as it was holds as many as it held.
+ * imported again). A value the redaction left as it was holds as many as it held: an answer
+ * body or header value that is the same, and a request body stored as parsed (`asSent`) from
+ * bytes with no mask and no escape in them (its strings are spans of those bytes).
  */
-function masksAdded(r: HttpRecord, x: Exchange): number {
-  const sameBody = r.response.body === x.response.body;
-  const stored = masksIn(r.request.url) + masksOfValue(r.request.headers) + masksOfValue(r.request.body) + masksOfValue(r.response.headers) + (sameBody ? 0 : masksOfValue(r.response.body));
-  if (stored === 0) return 0;
-  const source = masksIn(x.request.url) + masksOfValue(x.request.headers) + masksOfValue(x.request.body) + masksOfValue(x.response.headers) + (sameBody ? 0 : masksOfValue(x.response.body));
-  return Math.max(0, stored - source);
+function masksAdded(r: HttpRecord, x: Exchange, asSent: boolean): number {
+  let n = masksIn(r.request.url) - masksIn(x.request.url);
+  n += headerMasksAdded(r.request.headers, x.request.headers) + headerMasksAdded(r.response.headers, x.response.headers);
+  const sent = x.request.body;
+  let plain = false;
+  if (asSent) {
+    const b = Buffer.from(sent.buffer, sent.byteOffset, sent.byteLength);
+    plain = b.indexOf(BACKSLASH) < 0 && b.indexOf(MASK_START) < 0;
+  }
+  if (!plain) n += masksOfValue(r.request.body) - masksOfValue(sent);
+  if (r.response.body !== x.response.body) n += masksOfValue(r.response.body) - masksOfValue(x.response.body);
+  return Math.max(0, n);
 }
 
 /** The request as the deck takes it: path and query only (routes carry no host). */
@@ -169,7 +201,6 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   /** Entries the keyer refused, with skipBad. */
   const refused: ImportReport['skipped'] = [];
   const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped: [] };
-  const byRoute = new Map<string, ImportReport['routes'][number]>();
   const fallbackAt = new Date(opts.recordedAt ?? Date.now());
   /** recordedAt of entries without a time of their own (made when first needed: an invalid recordedAt fails only then, as it did per record). */
   let fallbackIso: string | undefined;
@@ -182,9 +213,15 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     { mode: 'passthrough', ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText, redact: { ...opts.redact, salt }, onWarning: (m) => warnings.push(m) },
     { kind: 'fetch' },
   );
-  /** Recordings per key so far: the next one's `repeat` (identical requests keep their order). */
-  const repeats = new Map<string, number>();
-  const frames = new FrameBuffer();
+  /**
+   * Per route and match kind: its row of the report and the recordings per key so far, the next
+   * one's `repeat` (identical requests keep their order). Nested rather than keyed by one joined
+   * string: a route's string is the deck's same one while the route repeats, so only the key
+   * (64 hex digits) is hashed per record.
+   */
+  const tallies = new Map<string, Map<string, { row: ImportReport['routes'][number]; repeats: Map<string, number> }>>();
+  // Room for a whole batch and the record that ends it, so the buffer is not grown (and copied) on the way.
+  const frames = new FrameBuffer(BATCH_BYTES + (1 << 20));
   try {
     await createTape(tmp, { tapedeckVersion: VERSION, salt });
     for (let next = entries.next(); !next.done; next = entries.next()) {
@@ -193,8 +230,11 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       const x = next.value;
       const req = deckRequest(x);
       let rec: HttpRecord | undefined;
+      let asSent = false;
       try {
-        rec = deck.recordOf(deck.prepareRequest(req), req, storedResponse(x), x.startedAt ?? fallback(), x.durationMs ?? 0);
+        const p = deck.prepareRequest(req);
+        rec = deck.recordOf(p, req, storedResponse(x), x.startedAt ?? fallback(), x.durationMs ?? 0);
+        asSent = p.bodyAsSent === true && rec !== undefined && rec.request.body === p.body;
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
         // A body the keyer refuses (a JSON body with duplicate keys, a bad encoding): the entry's fault.
@@ -206,9 +246,18 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
         continue;
       }
       if (!rec) continue;
-      const key = httpRecordKey(rec.route, rec.match, rec.key);
-      const repeat = repeats.get(key) ?? 0;
-      repeats.set(key, repeat + 1);
+      let byMatch = tallies.get(rec.route);
+      if (byMatch === undefined) tallies.set(rec.route, (byMatch = new Map()));
+      let tally = byMatch.get(rec.match);
+      if (tally === undefined) {
+        const provider = rec.match === 'http' ? 'http' : (routeOf({ method: rec.request.method, url: rec.request.url })?.provider.name ?? rec.match);
+        tally = { row: { provider, route: rec.route, records: 0 }, repeats: new Map() };
+        byMatch.set(rec.match, tally);
+        report.routes.push(tally.row);
+      }
+      tally.row.records++;
+      const repeat = tally.repeats.get(rec.key) ?? 0;
+      tally.repeats.set(rec.key, repeat + 1);
       // Framed at once, so nothing of the record outlives this turn: straight into the batch's
       // buffer, or (a record that is not plain data) the general way.
       (rec as HttpRecord & { repeat: number }).repeat = repeat;
@@ -216,16 +265,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       if (frames.size >= BATCH_BYTES) await appendFrames(tmp, [frames.take()], { durable: false });
       report.records++;
       if (rec.response.chunks) report.streams++;
-      report.masked += masksAdded(rec, x);
-      const k = `${rec.match} ${rec.route}`;
-      const row = byRoute.get(k);
-      if (row) row.records++;
-      else {
-        const provider = rec.match === 'http' ? 'http' : (routeOf({ method: rec.request.method, url: rec.request.url })?.provider.name ?? rec.match);
-        const r = { provider, route: rec.route, records: 1 };
-        byRoute.set(k, r);
-        report.routes.push(r);
-      }
+      report.masked += masksAdded(rec, x, asSent);
     }
     badFirst();
     // One fsync for the whole tape, before it is moved into place.

@@ -180,12 +180,22 @@ export class FrameBuffer {
   private record(r: Record<string, unknown>): void {
     if (Object.getPrototypeOf(r) !== Object.prototype) throw DECLINE;
     const keys = Object.keys(r);
-    this.members(r, this.recordOrder(keys), 0);
+    const order = this.recordOrder(keys);
+    // Its values as listed beside the names, taken in the order's places (no lookup by name).
+    const values = Object.values(r);
+    if (values.length !== keys.length) return this.members(r, order, 0);
+    const at = this.lastPlaces;
+    this.head(order.length);
+    for (let i = 0; i < order.length; i++) {
+      this.string(order[i]!);
+      this.value(values[at[i]!], 1);
+    }
   }
 
-  /** The last record's names as listed and as ordered: a writer's records mostly share them. */
+  /** The last record's names as listed and as ordered (and where each ordered name is listed): a writer's records mostly share them. */
   private lastNames: string[] = [];
   private lastOrder: string[] = [];
+  private lastPlaces: number[] = [];
 
   /** A record's names in RECORD_FIELDS order, then the others sorted (inRecordOrder's order). */
   private recordOrder(keys: string[]): string[] {
@@ -205,11 +215,46 @@ export class FrameBuffer {
     const order = keys.map((_, i) => i).sort((a, b) => ranks[a]! - ranks[b]! || (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
     this.lastNames = keys;
     this.lastOrder = order.map((i) => keys[i]!);
+    this.lastPlaces = order;
     return this.lastOrder;
   }
 
   private members(o: Record<string, unknown>, keys: string[], depth: number): void {
     const n = keys.length;
+    this.head(n);
+    for (let i = 0; i < n; i++) {
+      const k = keys[i]!;
+      this.string(k);
+      this.value(o[k], depth + 1);
+    }
+  }
+
+  /** An object of at most 32 members given as its names and values (as listed), written in name order (sortedNames'). */
+  private pairs(keys: string[], values: unknown[], depth: number): void {
+    let from = 0;
+    while (from < keys.length && isIndex(keys[from]!)) from++;
+    for (let i = from + 1; i < keys.length; i++) {
+      const k = keys[i]!;
+      if (keys[i - 1]! <= k) continue;
+      const x = values[i];
+      let j = i - 1;
+      while (j >= from && keys[j]! > k) {
+        keys[j + 1] = keys[j]!;
+        values[j + 1] = values[j];
+        j--;
+      }
+      keys[j + 1] = k;
+      values[j + 1] = x;
+    }
+    this.head(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      this.string(keys[i]!);
+      this.value(values[i], depth + 1);
+    }
+  }
+
+  /** A map's head for `n` members. */
+  private head(n: number): void {
     this.room(5);
     if (n < 0x10) this.buf[this.pos++] = 0x80 | n;
     else if (n < 0x10000) {
@@ -220,11 +265,6 @@ export class FrameBuffer {
       this.buf[this.pos++] = 0xdf;
       this.view.setUint32(this.pos, n);
       this.pos += 4;
-    }
-    for (let i = 0; i < n; i++) {
-      const k = keys[i]!;
-      this.string(k);
-      this.value(o[k], depth + 1);
     }
   }
 
@@ -260,6 +300,12 @@ export class FrameBuffer {
       if (Object.getPrototypeOf(v) !== Object.prototype) throw DECLINE;
       const o = v as Record<string, unknown>;
       let keys = Object.keys(o);
+      // The values listed beside the names (the same order), sorted with them: a lookup by name
+      // per member (a keyed load on objects of many shapes) cost more than the list.
+      if (keys.length <= 32) {
+        const values = Object.values(o);
+        if (values.length === keys.length) return this.pairs(keys, values, depth);
+      }
       for (let i = 1; i < keys.length; i++) {
         if (keys[i - 1]! > keys[i]!) {
           keys = sortedNames(keys);
@@ -338,11 +384,14 @@ export class FrameBuffer {
     const b = this.buf;
     const head = n < 0x20 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
     const at = this.pos + head;
-    // Text up to 255 units is encoded here (a call into Buffer's encoder costs more than a
-    // short string's loop), ASCII first; from 64 units on a lone surrogate goes to Buffer's
-    // encoder, as msgpackr sends it.
+    // Well-formed text from 16 units on goes to Buffer's encoder (whose UTF-8 is msgpackr's for
+    // well-formed text; ~50 ns a string against ~100 for this loop on the 16-100-unit header
+    // values and hex digests of a record). Shorter text, and text with a lone surrogate up to
+    // 255 units, is encoded here, ASCII first; from 64 units on a lone surrogate goes to
+    // Buffer's encoder (U+FFFD), as msgpackr sends it.
     let len = -1;
-    if (n < 0x100) {
+    if (n >= 16 && s.isWellFormed()) len = b.utf8Write ? b.utf8Write(s, at, max) : b.write(s, at, max, 'utf8');
+    else if (n < 0x100) {
       let p = at;
       let i = 0;
       for (; i < n; i++) {

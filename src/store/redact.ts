@@ -255,7 +255,18 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   // A value that is a mask already stays as it is: redacting a stored record again changes nothing.
   const mask = (v: string): string => (v === REDACTED || WHOLE_MASK.test(v) ? v : salt ? `[REDACTED:${hexOf(hmac(sha256, salt, utf8.encode(v))).slice(0, 16)}]` : REDACTED);
   const maskValue = (x: unknown): string => mask(typeof x === 'string' ? x : jsonText(x));
-  const secretField = (k: string) => isSecretName(fold(k), fieldSet);
+  // Judged once per name, as header names are below: bodies repeat the same member names, and
+  // folding a name costs more than the rest of a member's redaction. Bounded (names come from
+  // the traffic).
+  const fieldKinds = new Map<string, boolean>();
+  const secretField = (k: string): boolean => {
+    let secret = fieldKinds.get(k);
+    if (secret === undefined) {
+      secret = isSecretName(fold(k), fieldSet);
+      if (fieldKinds.size < 4096) fieldKinds.set(k, secret);
+    }
+    return secret;
+  };
   // Any quoted member name that could fold to a secret name: letters of each name with optional
   // `-`/`_` between them, as a whole name or (for the credential words) a suffix.
   const spell = (w: string) => [...w].map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[-_]?');

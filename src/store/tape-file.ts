@@ -722,13 +722,15 @@ export function recordFrame(
 }
 
 /**
- * Appends frames made by {@link recordFrame}, as {@link appendRecords} appends records.
+ * Appends frames made by {@link recordFrame}, as {@link appendRecords} appends records. The
+ * frames' bytes are read when they are written: leave them unchanged until this settles.
  *
  * @example
  * await appendFrames('chat.tape', [recordFrame(record, 0, 'chat.tape')], { durable: true });
  */
 export async function appendFrames(path: string, frames: Buffer[], options: AppendOptions = {}): Promise<{ offsets: number[] }> {
-  const data = Buffer.concat(frames);
+  // One buffer (an import's batch, megabytes of frames) is written as it is: concat would copy it.
+  const data = frames.length === 1 ? frames[0]! : Buffer.concat(frames);
   return withTapeLock(
     path,
     async (lock) => {

@@ -136,6 +136,30 @@ describe('routes', () => {
     expect(normalizeRequest(JSON.parse(body), { endpoint: ENDPOINT }).view.model).toBe('gemini-2.5-flash');
   });
 
+  it('rawKeysAllowed answers an endpoint as its route says (uncached), however endpoints alternate and repeat', () => {
+    const endpoints = [
+      ENDPOINT,
+      { method: 'POST', url: '/v1/chat/completions' },
+      { method: 'POST', url: '/model/anthropic.claude-3-5-sonnet-20240620-v1:0/converse' },
+      { method: 'POST', url: '/api/chat' },
+      { method: 'post', url: ENDPOINT.url },
+      { method: 'POST', url: `${ENDPOINT.url}?alt=sse` },
+      { method: 'POST', url: '/v1/messages' },
+      { url: ENDPOINT.url },
+      { method: 'GET', url: ENDPOINT.url },
+    ];
+    let allowed = 0;
+    for (let i = 0; i < 64; i++) {
+      const e = endpoints[(i * 5 + (i >> 3)) % endpoints.length]!;
+      const r = routeOf(e);
+      const want = r?.route.shape === undefined || r.provider.rawKeys;
+      expect(rawKeysAllowed({ endpoint: { ...e } })).toBe(want);
+      if (want) allowed++;
+    }
+    expect(allowed).toBeGreaterThan(8);
+    expect(allowed).toBeLessThan(56);
+  });
+
   it('raw bytes on a Gemini route: the same digests for any spelling, the same errors for any fault', () => {
     const body = asGemini('s', conversation([{ kind: 'calls', text: 'x', calls: [{ name: 'f', args: { n: 1.5 } }] }, { kind: 'user', text: 'y', image: new Uint8Array([1, 2, 3]) }]));
     const want = requestKeys(body, { endpoint: ENDPOINT });

@@ -22,8 +22,19 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const RECORDED_AT = '2026-01-01T00:00:00.000Z';
 const N = 3000;
 
-/** The tape the per-request path writes for a HAR, under the given salt. */
-async function oracleTape(src: string, text: string, salt: string): Promise<string> {
+const MASK = /\[REDACTED(?::[0-9a-f]{16})?\]/g;
+
+/** Masks in every string of a value (bytes read as latin1), walked whole. */
+function masksOf(v: unknown): number {
+  if (typeof v === 'string') return v.match(MASK)?.length ?? 0;
+  if (v instanceof Uint8Array) return masksOf(Buffer.from(v).toString('latin1'));
+  if (v === null || typeof v !== 'object') return 0;
+  return Object.values(v).reduce((n: number, x) => n + masksOf(x), 0);
+}
+
+/** The tape the per-request path writes for a HAR, under the given salt, and the masks it added (stored less sent, per record). */
+async function oracleTape(src: string, text: string, salt: string): Promise<{ tape: string; masked: number }> {
+  let masked = 0;
   const read = readRecordingFile(src, text, 'har');
   const deck = await Deck.open({ mode: 'passthrough', redact: { salt }, onWarning: () => {} }, { kind: 'fetch' });
   const repeats = new Map<string, number>();
@@ -35,6 +46,8 @@ async function oracleTape(src: string, text: string, salt: string): Promise<stri
       const headers: HttpRecord['response']['headers'] = {};
       for (const [k, v] of Object.entries(x.response.headers)) if (!UNSTORED_RESPONSE_HEADERS.has(k)) headers[k] = v;
       const rec = deck.recordOf(deck.prepareRequest(req), req, { ...x.response, headers }, new Date(x.startedAt ?? RECORDED_AT), x.durationMs ?? 0)!;
+      const answer = rec.response.body === x.response.body ? 0 : masksOf(rec.response.body) - masksOf(x.response.body);
+      masked += Math.max(0, masksOf([rec.request.url, rec.request.headers, rec.request.body, rec.response.headers]) - masksOf([x.request.url, x.request.headers, x.request.body, x.response.headers]) + answer);
       const key = httpRecordKey(rec.route, rec.match, rec.key);
       const repeat = repeats.get(key) ?? 0;
       repeats.set(key, repeat + 1);
@@ -46,7 +59,7 @@ async function oracleTape(src: string, text: string, salt: string): Promise<stri
   const out = join(dir, 'oracle.tape');
   await createTape(out, { salt });
   await appendRecords(out, values);
-  return out;
+  return { tape: out, masked };
 }
 
 describe('import writes what the per-request recording path writes', () => {
@@ -62,7 +75,9 @@ describe('import writes what the per-request recording path writes', () => {
     expect(new Set(report.routes.map((r) => r.provider))).toEqual(new Set(['openai', 'anthropic', 'gemini', 'azure', 'bedrock', 'ollama', 'json', 'http']));
 
     const got = await scanTape(out);
-    const want = await scanTape(await oracleTape(src, text, got.header.salt!));
+    const oracle = await oracleTape(src, text, got.header.salt!);
+    const want = await scanTape(oracle.tape);
+    expect(report.masked).toBe(oracle.masked);
     expect(got.warnings).toEqual([]);
     expect(got.frames.length).toBe(want.frames.length);
     for (let i = 0; i < got.frames.length; i++) {

@@ -195,6 +195,25 @@ describe('redaction', () => {
     expect(redact(untouched)).toBe(untouched); // nothing to mask: not even copied
     expect(redactor({ keepSecrets: true }).headers({ authorization: 'x' })).toEqual({ authorization: 'x' });
   });
+
+  it('judges a header value or member name met before as a fresh redactor does (what it remembers between calls changes nothing)', () => {
+    const opts = { salt: '0123456789abcdef0123456789abcdef', fields: ['Internal_Token'] };
+    const kept = redactor(opts);
+    const values = ['application/json', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36', 'Bearer sk-proj-abcdefghijklmnopqrstuvwx', 'token sk-ant-api03-abcdefghijklmnopqrstuv', 'x'.repeat(300)];
+    const names = ['model', 'api_key', 'apiKey', 'internal-token', 'content', 'db_password'];
+    // More distinct names than the redactor remembers (secret ones among them), so it stops
+    // remembering new ones too.
+    for (let i = 0; i < 9000; i++) {
+      const v = i % 3 === 0 ? `req_${i.toString(16).padStart(16, '0')}` : values[i % values.length]!;
+      const unique = i % 2 === 0 ? `field_${i}` : `x${i}_db-Password`;
+      const headers = { 'x-trace': v, 'user-agent': values[(i * 7) % values.length]!, 'x-api-key': v, [`x-${unique}`]: v };
+      const body = { [names[i % names.length]!]: v, [unique]: i, nested: [{ [names[(i + 1) % names.length]!]: `${v} sk-${'a'.repeat(24)}` }] };
+      const fresh = redactor(opts);
+      expect(kept.headers(headers)).toEqual(fresh.headers(headers));
+      expect(kept.value(body)).toEqual(fresh.value(body));
+    }
+    expect(kept.headers({ 'x-trace': values[2]! })).toEqual({ 'x-trace': kept.mask(values[2]!) });
+  });
 });
 
 describe('opening without decoding', () => {

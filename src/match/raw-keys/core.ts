@@ -178,12 +178,15 @@ function topText(bytes: Uint8Array, r: Uint32Array, conversation: readonly strin
 /** Writes the view's model and options of the chat family's top level; its normalized form. */
 function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Normalized {
   const text = topText(bytes, roots, CONVERSATION[provider]);
-  return keptTop(out, `${provider}${JSON.stringify(ignoreArgs)}`, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
+  return keptTop(out, chatTopKey(provider, ignoreArgs), text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
 }
+
+/** What a chat-family top level's kept form depends on besides its text: the provider and the ignored arguments. */
+const chatTopKey = (provider: BuiltinProvider, ignoreArgs: readonly string[]): string => `${provider}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`;
 
 /** The chat family's kept top level (see chatTop()), written nowhere. */
 function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Top {
-  const key = `${provider}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`;
+  const key = chatTopKey(provider, ignoreArgs);
   return topByBytes(bytes, roots, quotedNames(CONVERSATION[provider]), key, () => {
     const text = topText(bytes, roots, CONVERSATION[provider]);
     return topEntry(out, key, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
