@@ -87,7 +87,8 @@ export const RESULT: usize = memory.data(128);
 // (assembly/tape.ts), 52-92 what view() wrote (assembly/view.ts), 96 the detection verdict on
 // the tools view() wrote, 100/104/108 a root `tools` value index() may skip and its verdict
 // (set by the loader, read once), 112 the record of the skipped value + 1 (0: none), 116 where
-// that value is (0: a root member, 1: in the root's `toolConfig`; set by the loader, read once).
+// that value is (0: a root member, 1: in the root's `toolConfig`; set by the loader, read once),
+// 120/124 whether view() wrote its messages as canonical text and where their starts are.
 
 // Region layout, set by layout() for an input of n bytes. Everything after heap base is ours.
 let inBase: usize = 0;
@@ -889,6 +890,16 @@ export function run(n: u32, ignoreCount: i32, flags: i32): i32 {
   store<u32>(RESULT + 4, <u32>errOffset);
   store<u32>(RESULT + 8, <u32>errDetail);
   return status;
+}
+
+/**
+ * Canonicalizes the n bytes of valid UTF-8 JSON text at `at` (anywhere in memory: the work
+ * regions follow it) into the output run() reports (RESULT + 12/16); 0 or an error code. For
+ * the request view (view.ts), which canonicalizes a value it wrote at the end of its output.
+ */
+export function canonicalAt(at: usize, n: u32): i32 {
+  inBase = at;
+  return run(n, 0, F_TRUSTED_UTF8);
 }
 
 function parse(flags: i32): i32 {

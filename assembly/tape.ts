@@ -23,8 +23,8 @@ import { parseNumber } from "./number";
 
 // Record layout, 8 x u32: kind | flags, start, end (input offsets, end exclusive), next (index of
 // the first record after this value's subtree), keyStart, keyEnd (the member's key including
-// its quotes; 0xffffffff when the value is no object member), keyHash, valueHash (FNV-1a of the
-// raw bytes between the quotes, for keys and for strings up to HASHED_MAX bytes; else 0).
+// its quotes; 0xffffffff when the value is no object member), keyHash, valueHash (hashBytes() of
+// the raw bytes between the quotes, for keys and for strings up to HASHED_MAX bytes; else 0).
 const NODE: usize = 32;
 const T_NULL: u32 = 1;
 const T_FALSE: u32 = 2;
@@ -36,6 +36,10 @@ const T_OBJECT: u32 = 7;
 const F_ESCAPED: u32 = 0x100; // the string value has a backslash escape
 const F_KEY_ESCAPED: u32 = 0x200; // the member's key has a backslash escape
 const F_CHECK_KEYS: u32 = 0x400; // an object whose member names the caller must check for duplicates
+// The string value has an escape RFC 8785 spells otherwise (`\/`, any `\u`; some `\u00xx` are
+// canonical, but JSON.stringify never writes them but for control characters): the view
+// (view.ts) then leaves canonicalizing to the canonical writer.
+const F_ODD_ESCAPE: u32 = 0x800;
 const DUP_MAX: u32 = 32;
 const NO_KEY: u32 = 0xffffffff;
 const HASHED_MAX: usize = 64;
@@ -43,6 +47,7 @@ const HASHED_MAX: usize = 64;
 const TSTACK: usize = memory.data(<i32>(MAX_DEPTH as usize * 4 + 16));
 
 let gEsc: bool = false;
+let gOdd: bool = false; // the string scanned last has an escape that is not RFC 8785's (F_ODD_ESCAPE)
 let gHash: u32 = 0;
 
 @inline function isHex(c: u32): bool {
@@ -118,10 +123,16 @@ function skipPlace(depth: i32, base: usize, at: usize, place: u32): bool {
   return load<u32>(k) == 0x6f6f7422 && load<u32>(k + 4) == 0x6e6f436c && load<u32>(k + 8) == 0x22676966;
 }
 
+/** Whether `\` and e is an escape of one letter: " \ / b f n r t. */
+@inline function shortEscape(e: u32): bool {
+  return e == 0x22 || e == 0x5c || e == 0x2f || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74;
+}
+
 /** Scans the string whose quote is at p; returns the position after its closing quote, or 0. */
 function scanString(p: usize, end: usize): usize {
   const start = p + 1;
   gEsc = false;
+  gOdd = false;
   p = start;
   while (true) {
     if (ASC_FEATURE_SIMD) {
@@ -131,9 +142,23 @@ function scanString(p: usize, end: usize): usize {
       while (true) {
         const v = v128.load(p);
         const m = v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), i8x16.lt_u(v, space));
-        const bits = i8x16.bitmask(m);
+        let bits = i8x16.bitmask(m);
         if (bits == 0) { p += 16; continue; }
-        p += <usize>ctz(bits);
+        // Short escapes (\" \\ \/ \b \f \n \r \t: arguments text is full of them) are passed
+        // over inside the step, not one step each; anything else stops where it is.
+        let stop: i32 = -1;
+        let step: usize = 16;
+        while (bits != 0) {
+          const k = ctz(bits);
+          const e = <u32>load<u8>(p + <usize>k + 1);
+          if (load<u8>(p + <usize>k) != 0x5c || !shortEscape(e)) { stop = k; break; }
+          gEsc = true;
+          if (e == 0x2f) gOdd = true;
+          if (k == 15) { step = 17; break; } // the pair's second byte opens the next step
+          bits &= ~(<u32>3 << k);
+        }
+        if (stop < 0) { p += step; continue; }
+        p += <usize>stop;
         break;
       }
     } else {
@@ -149,6 +174,7 @@ function scanString(p: usize, end: usize): usize {
       gEsc = true;
       const e = <u32>load<u8>(p + 1);
       if (e == 0x75) {
+        gOdd = true;
         const cu = hex4(p + 2);
         if (cu < 0) return 0;
         p += 6;
@@ -163,6 +189,7 @@ function scanString(p: usize, end: usize): usize {
         continue;
       }
       if (e == 0x22 || e == 0x5c || e == 0x2f || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74) {
+        if (e == 0x2f) gOdd = true;
         p += 2;
         continue;
       }
@@ -171,13 +198,24 @@ function scanString(p: usize, end: usize): usize {
     return 0; // a control character, or the zero padding after the input
   }
   if (p >= end) return 0;
-  let h: u32 = 0;
-  if (p - start <= HASHED_MAX) {
-    h = 0x811c9dc5;
-    for (let q = start; q < p; q++) h = (h ^ <u32>load<u8>(q)) * 0x01000193;
-  }
-  gHash = h;
+  gHash = p - start <= HASHED_MAX ? hashBytes(start, p) : 0;
   return p + 1;
+}
+
+/**
+ * The hash of the bytes [s, e) that records carry (keyHash, valueHash): four bytes a step,
+ * FNV-1a's multiplier with a shift to mix the step's high bytes down. Only ever compared with
+ * hashes made here (view.ts literalHash() hashes its names with it too).
+ */
+export function hashBytes(s: usize, e: usize): u32 {
+  let h: u32 = 0x811c9dc5 ^ <u32>(e - s);
+  let q = s;
+  for (; q + 4 <= e; q += 4) {
+    h = (h ^ load<u32>(q)) * 0x01000193;
+    h ^= h >> 15;
+  }
+  for (; q < e; q++) h = (h ^ <u32>load<u8>(q)) * 0x01000193;
+  return h;
 }
 
 /**
@@ -222,7 +260,7 @@ export function index(at: usize, n: u32): i32 {
       p = scanString(p, end);
       if (p == 0) return -1;
       kind = T_STRING;
-      if (gEsc) flags |= F_ESCAPED;
+      if (gEsc) flags |= gOdd ? F_ESCAPED | F_ODD_ESCAPE : F_ESCAPED;
       valueHash = gHash;
     } else if (c == 0x5b && <u32>(start - at) == skipAt && skipEnd <= n && isToolsKey(at, keyStart, keyEnd) && skipPlace(depth, base, at, skipIn)) {
       kind = T_ARRAY;

@@ -1,6 +1,9 @@
 // The normalized request view of a request body, written from the structural index (tape.ts)
 // inside the core: the messages as `{"messages":[...]` and the tools as `,"tools":[...]`, in
-// the form src/match/raw-keys/chat.ts writes them, ready for the canonical writer (json.ts).
+// the form src/match/raw-keys/chat.ts writes them. The messages come out as canonical text
+// where this can vouch for it (see `canon` below; values the body spelled otherwise are made
+// canonical where they land) with each message's start recorded, so the caller hashes them
+// where they lie; anything else goes through the canonical writer (json.ts) whole.
 //
 // Why here and not in TypeScript: on a 36 KB, 50-message body the TypeScript walk over the
 // index cost ~70-80 us of the ~180 us a new body took (a few hundred small calls, member
@@ -19,7 +22,8 @@
 // rules decode and hash their data, are left as holes: a 0x00 byte in the output (never in JSON
 // text) and the part's byte range, for the caller to fill with the reference's part.
 
-import { ensureMemory, RESULT } from "./json";
+import { canonicalAt, ensureMemory, RESULT } from "./json";
+import { hashBytes } from "./tape";
 
 const NODE: usize = 32;
 const T_NULL: u32 = 1;
@@ -31,6 +35,7 @@ const T_OBJECT: u32 = 7;
 const F_ESCAPED: u32 = 0x100;
 const F_KEY_ESCAPED: u32 = 0x200;
 const F_CHECK_KEYS: u32 = 0x400;
+const F_ODD_ESCAPE: u32 = 0x800; // an escape RFC 8785 spells otherwise (tape.ts)
 const NONE: u32 = 0xffffffff;
 
 // Providers, as src/match/raw-keys/core.ts numbers them (0 = detect).
@@ -42,6 +47,9 @@ const P_GENERIC: i32 = 5;
 // Shapes of provider modules on their routes (raw-keys/converse.ts, raw-keys/gemini.ts).
 const P_CONVERSE: i32 = 6;
 const P_GEMINI: i32 = 7;
+// An Ollama /api/chat body (raw-keys/ollama.ts): the chat rules with Ollama's for calls, tool
+// messages and thinking text; `system` and `functions` are options there, not the conversation.
+const P_OLLAMA: i32 = 8;
 
 // Status of view().
 const V_OK: i32 = 0;
@@ -72,6 +80,20 @@ let B: usize = 0; // records
 let o: usize = 0; // output cursor
 let outLimit: usize = 0;
 let bad = false; // declined: every function returns as soon as it sees it
+let ollama = false; // writing an Ollama body's view (P_OLLAMA)
+
+// Whether the messages written so far are RFC 8785 text as they stand (chat family and Ollama):
+// then the caller hashes them where they are (the message starts below) without the canonical
+// writer's second pass over the view. Anything this cannot vouch for cheaply clears it.
+let canon = true;
+let keyP: usize = 0; // the last member name rest() wrote or was told of (its bytes), for the order check
+let keyN: usize = 0;
+let allCanon = true; // every message so far is canonical as written, or was made so in place
+let startsP: usize = 0; // offset of each message's first byte from the output's start
+let outStart: usize = 0; // the output's start
+let startCount: u32 = 0;
+let splitRecorded = false; // message() recorded the starts of the messages it split into
+let holed = false; // the message being written has a hole (the caller canonicalizes it once filled)
 
 // Scratch regions after the records, sized by the record count (see view()).
 let haveP: usize = 0; // names already in the object being written: {ptr u32, len u32} entries
@@ -153,12 +175,35 @@ function spells(p: usize, n: usize, s: string): bool {
   return true;
 }
 
-/** The member of object o named s, or NONE. An escaped name cannot be compared: declines. */
+// The index's hash of ASCII literals (tape.ts hashBytes(), as it hashes member names), by their
+// address: 64 slots of {address u32, hash u32}, and room to write a literal's bytes.
+const HASH_SLOTS: usize = memory.data(64 * 8, 8);
+const HASH_BYTES: usize = memory.data(256, 8);
+
+function literalHash(s: string): u32 {
+  const ptr = changetype<usize>(s);
+  const slot = HASH_SLOTS + ((ptr >> 2) & 63) * 8;
+  if (load<u32>(slot) == <u32>ptr) return load<u32>(slot + 4);
+  const n = s.length < 256 ? s.length : 256; // names looked up are short; a longer one only hashes less
+  for (let i = 0; i < n; i++) store<u8>(HASH_BYTES + <usize>i, <u8>s.charCodeAt(i));
+  const h = hashBytes(HASH_BYTES, HASH_BYTES + <usize>n);
+  store<u32>(slot, <u32>ptr);
+  store<u32>(slot + 4, h);
+  return h;
+}
+
+/**
+ * The member of object o named s, or NONE. An escaped name cannot be compared: declines. Names
+ * whose hash (the index's, for names up to 64 bytes) differs are passed over unread.
+ */
 function get(ob: u32, s: string): u32 {
   const stop = nextOf(ob);
+  const h = literalHash(s);
   for (let c = ob + 1; c < stop; c = nextOf(c)) {
     const r = rec(c);
     if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return NONE; }
+    const kh = load<u32>(r + 24);
+    if (kh != 0 && kh != h) continue;
     const ks = A + <usize>load<u32>(r + 16) + 1;
     if (spells(ks, A + <usize>load<u32>(r + 20) - 1 - ks, s)) return c;
   }
@@ -220,12 +265,31 @@ function room(n: usize): void {
   outLimit = (<usize>memory.size()) << 16;
 }
 
+// Literals as bytes, by the address of their string (literals are static): 128 slots of {address
+// u32, length u32, 56 bytes}; a literal is encoded the first time, or again after another took
+// its slot.
+const LIT_SLOTS: usize = memory.data(128 * 64, 8);
+const LIT_MAX: i32 = 56;
+
 /**
- * Writes an ASCII literal. Through the standard library's encoder, a call, so that the optimizer
- * does not copy a loop into each of the ~50 places that write one (~3 KB of the module).
+ * Writes an ASCII literal: its bytes copied from the slot it is kept in. A call, so that the
+ * optimizer does not copy a loop into each of the ~50 places that write one (~3 KB of the module).
  */
 function w(s: string): void {
-  o += String.UTF8.encodeUnsafe(changetype<usize>(s), s.length, o);
+  const ptr = changetype<usize>(s);
+  const n = s.length;
+  if (n > LIT_MAX) {
+    o += String.UTF8.encodeUnsafe(ptr, n, o);
+    return;
+  }
+  const slot = LIT_SLOTS + ((ptr >> 2) & 127) * 64;
+  if (load<u32>(slot) != <u32>ptr) {
+    store<u32>(slot, <u32>ptr);
+    store<u32>(slot + 4, <u32>n);
+    String.UTF8.encodeUnsafe(ptr, n, slot + 8);
+  }
+  memory.copy(o, slot + 8, <usize>n);
+  o += <usize>n;
 }
 
 @inline function byte(c: u8): void {
@@ -239,7 +303,213 @@ function span(s: usize, e: usize): void {
 }
 
 @inline function raw(i: u32): void {
+  const at = o;
   span(startOf(i), endOf(i));
+  if (canon) canonicalRaw(i, at);
+}
+
+/**
+ * A value copied from the body at `at` that is not canonical as it stands (members out of
+ * order, whitespace, numbers in another spelling) is made canonical there and then, while it
+ * is the last thing written; where whole messages go through the canonical writer anyway (see
+ * allCanon), the message is marked instead.
+ */
+function canonicalRaw(i: u32, at: usize): void {
+  if (canonValue(i)) return;
+  if (allCanon) canonicalize(at);
+  else canon = false;
+}
+
+// --- RFC 8785 text as it stands
+
+/**
+ * Whether the name (p, n) sorts after (q, m) as RFC 8785 sorts names (by UTF-16 units: by bytes
+ * for ASCII). Names that differ first outside ASCII answer false (the writer sorts them).
+ */
+function greater(p: usize, n: usize, q: usize, m: usize): bool {
+  const k = n < m ? n : m;
+  for (let j: usize = 0; j < k; j++) {
+    const a = <u32>load<u8>(p + j);
+    const b = <u32>load<u8>(q + j);
+    if (a == b) continue;
+    if ((a | b) >= 0x80) return false;
+    return a > b;
+  }
+  return n > m;
+}
+
+/** Notes the literal member name (name) as the last one written, for rest()'s order check. */
+@inline function keyAt(name: u64): void {
+  keyP = <usize>(name >> 32);
+  keyN = <usize>(<u32>name);
+}
+
+/** Whether the number at [s, e) is canonical as it stands: an integer of at most 15 digits, not -0. */
+function canonNumber(s: usize, e: usize): bool {
+  let p = s;
+  if (load<u8>(p) == 0x2d) p++;
+  const d = e - p;
+  if (d == 0 || d > 15) return false;
+  if (load<u8>(p) == 0x30) return d == 1 && p == s;
+  for (let q = p; q < e; q++) if (<u32>load<u8>(q) - 0x30 >= 10) return false;
+  return true;
+}
+
+/**
+ * Whether the body's value i is RFC 8785 text as it stands: strings without odd escapes,
+ * canonical integers, and arrays and objects without whitespace whose members are in order.
+ */
+function canonValue(i: u32): bool {
+  const k = kindOf(i);
+  if (k == T_STRING) return (load<u32>(rec(i)) & F_ODD_ESCAPE) == 0;
+  if (k == T_NUMBER) return canonNumber(startOf(i), endOf(i));
+  if (k != T_ARRAY && k != T_OBJECT) return true; // null, false, true
+  const obj = k == T_OBJECT;
+  const stop = nextOf(i);
+  let at = startOf(i) + 1;
+  let pk: usize = 0;
+  let pn: usize = 0;
+  for (let c = i + 1; c < stop; c = nextOf(c)) {
+    if (c > i + 1) {
+      if (load<u8>(at) != 0x2c) return false;
+      at++;
+    }
+    if (obj) {
+      const r = rec(c);
+      if ((load<u32>(r) & F_KEY_ESCAPED) != 0) return false;
+      const ks = A + <usize>load<u32>(r + 16);
+      const ke = A + <usize>load<u32>(r + 20);
+      if (ks != at || load<u8>(ke) != 0x3a) return false;
+      if (c > i + 1 && !greater(ks + 1, ke - ks - 2, pk, pn)) return false;
+      pk = ks + 1;
+      pn = ke - ks - 2;
+      at = ke + 1;
+    }
+    if (startOf(c) != at || !canonValue(c)) return false;
+    at = endOf(c);
+  }
+  return at + 1 == endOf(i);
+}
+
+/** The end of the canonical string at p (its quote) before e, or 0: only RFC 8785's escapes. */
+function canonString(p: usize, e: usize): usize {
+  p++;
+  while (p < e) {
+    const c = <u32>load<u8>(p);
+    if (c == 0x22) return p + 1;
+    if (c < 0x20) return 0;
+    if (c == 0x5c) {
+      if (p + 1 >= e) return 0;
+      const d = <u32>load<u8>(p + 1);
+      if (!(d == 0x22 || d == 0x5c || d == 0x62 || d == 0x66 || d == 0x6e || d == 0x72 || d == 0x74)) return 0;
+      p += 2;
+      continue;
+    }
+    p++;
+  }
+  return 0;
+}
+
+/**
+ * The end of the RFC 8785 value at p before e (JSON text the view wrote: arguments text), or 0
+ * where it is not canonical as it stands (whitespace, member order, odd escapes, numbers
+ * other than short integers, nesting deeper than 64) or not JSON.
+ */
+function canonText(p: usize, e: usize, depth: i32): usize {
+  if (p >= e || depth > 64) return 0;
+  const c = <u32>load<u8>(p);
+  if (c == 0x22) return canonString(p, e);
+  if (c == 0x7b || c == 0x5b) {
+    const obj = c == 0x7b;
+    const close: u32 = obj ? 0x7d : 0x5d;
+    p++;
+    if (p < e && <u32>load<u8>(p) == close) return p + 1;
+    let pk: usize = 0;
+    let pn: usize = 0;
+    let first = true;
+    while (p < e) {
+      if (obj) {
+        if (load<u8>(p) != 0x22) return 0;
+        const ks = p;
+        p = canonString(p, e);
+        if (p == 0 || p >= e || load<u8>(p) != 0x3a) return 0;
+        if (!first && !greater(ks + 1, p - ks - 2, pk, pn)) return 0;
+        pk = ks + 1;
+        pn = p - ks - 2;
+        p++;
+      }
+      p = canonText(p, e, depth + 1);
+      if (p == 0 || p >= e) return 0;
+      first = false;
+      const d = <u32>load<u8>(p);
+      if (d == close) return p + 1;
+      if (d != 0x2c) return 0;
+      p++;
+    }
+    return 0;
+  }
+  if (c == 0x74) return p + 4 <= e && load<u32>(p) == 0x65757274 ? p + 4 : 0; // true
+  if (c == 0x6e) return p + 4 <= e && load<u32>(p) == 0x6c6c756e ? p + 4 : 0; // null
+  if (c == 0x66) return p + 5 <= e && load<u8>(p) == 0x66 && load<u32>(p + 1) == 0x65736c61 ? p + 5 : 0; // false
+  let q = p;
+  if (load<u8>(q) == 0x2d) q++;
+  while (q < e && <u32>load<u8>(q) - 0x30 < 10) q++;
+  if (q < e) {
+    const d = <u32>load<u8>(q);
+    if (d == 0x2e || d == 0x65 || d == 0x45) return 0;
+  }
+  return canonNumber(p, q) ? q : 0;
+}
+
+/**
+ * Replaces the JSON text the view wrote last, [s, o), by its canonical form (the canonical
+ * writer, run on it where it is); text that is not I-JSON (arguments text) declines.
+ */
+function canonicalize(s: usize): void {
+  if (canonicalAt(s, <u32>(o - s)) != 0) { bad = true; return; }
+  const n = <usize>load<u32>(RESULT + 16);
+  memory.copy(s, <usize>load<u32>(RESULT + 12), n);
+  o = s + n;
+  room(0);
+}
+
+/**
+ * message() for a message of the list, with its start recorded where message() did not record
+ * it; a message written in no canonical form is made canonical in place, except where a later
+ * call may still join it (Responses input: the join needs its layout) or it was split (each
+ * part a message of its own): there the whole view goes through the canonical writer.
+ */
+function listed(m: u32, responses: bool, comma: bool): i32 {
+  const at = o + (comma ? 1 : 0);
+  splitRecorded = false;
+  canon = true;
+  holed = false;
+  const k = message(m, responses, comma);
+  if (bad) return 0;
+  if (k == 1 && !splitRecorded) {
+    messageAt(at);
+    if (!canon && allCanon && !holed) {
+      if (responses) allCanon = false;
+      else canonicalize(at);
+    }
+  } else if (!canon) {
+    allCanon = false;
+  }
+  return k;
+}
+
+/** A message written from `at` as one (the system prompt, a text input): canonical in place if need be. */
+function whole(at: usize): void {
+  messageAt(at);
+  if (!canon && allCanon && !holed) canonicalize(at);
+  canon = true;
+  holed = false;
+}
+
+/** Records that a message starts at output address `at` (as an offset from the output's start). */
+@inline function messageAt(at: usize): void {
+  store<u32>(startsP + <usize>startCount * 4, <u32>(at - outStart));
+  startCount++;
 }
 
 /** A comma, unless the object being written has no member yet. */
@@ -292,7 +562,9 @@ function skipped(p: usize, n: usize, skip: i32): bool {
         // The reference's message noise (bookkeeping, not content).
         spells(p, n, "id") || spells(p, n, "status") || spells(p, n, "timestamp") || spells(p, n, "created") ||
         spells(p, n, "created_at") || spells(p, n, "createdAt") || spells(p, n, "updated_at") || spells(p, n, "updatedAt") ||
-        spells(p, n, "request_id") || spells(p, n, "requestId");
+        spells(p, n, "request_id") || spells(p, n, "requestId") ||
+        // Ollama's images, thinking and tool_name become parts and links, not members.
+        (ollama && (spells(p, n, "images") || spells(p, n, "thinking") || spells(p, n, "tool_name")));
   }
   return false;
 }
@@ -301,7 +573,7 @@ function skipped(p: usize, n: usize, skip: i32): bool {
  * The reference's rest(): the members of ob the output does not have yet, minus skipped ones,
  * cache_control and empty values, as written in the body; each added to `have` (from `from`).
  */
-function rest(ob: u32, from: u32, skip: i32): void {
+function rest(ob: u32, from: u32, skip: i32, lo: u64 = 0, hi: u64 = 0): void {
   const stop = nextOf(ob);
   for (let c = ob + 1; c < stop; c = nextOf(c)) {
     const r = rec(c);
@@ -310,8 +582,15 @@ function rest(ob: u32, from: u32, skip: i32): void {
     const ke = A + <usize>load<u32>(r + 20);
     const p = ks + 1;
     const n = ke - 1 - p;
+    // Only the names after `lo` and before `hi` (0: no bound), where the caller copies a
+    // message's members in pieces around the names it writes itself.
+    if (lo != 0 && !greater(p, n, <usize>(lo >> 32), <usize>(<u32>lo))) continue;
+    if (hi != 0 && !greater(<usize>(hi >> 32), <usize>(<u32>hi), p, n)) continue;
     if (haveHas(from, p, n) || spells(p, n, "cache_control") || skipped(p, n, skip) || empty(c)) continue;
     if (inherited(p, n)) { bad = true; return; }
+    if (canon && !greater(p, n, keyP, keyN)) canon = false;
+    keyP = p;
+    keyN = n;
     sep();
     span(ks, ke);
     byte(0x3a);
@@ -411,6 +690,7 @@ function setArguments(v: u32): void {
   if (i >= e || (load<u8>(i) != 0x7b && load<u8>(i) != 0x5b)) { bad = true; return; }
   sep();
   w("\"arguments\":");
+  const text = o;
   for (let k = s; k < e; k++) {
     const c = load<u8>(k);
     if (c != 0x5c) {
@@ -421,6 +701,8 @@ function setArguments(v: u32): void {
     if (d == 0x75) { bad = true; return; } // \u: the TypeScript walk decodes it
     store<u8>(o++, d == 0x6e ? 0x0a : d == 0x74 ? 0x09 : d == 0x72 ? 0x0d : d == 0x62 ? 0x08 : d == 0x66 ? 0x0c : d);
   }
+  // Arguments text is the model's JSON: made canonical here, where it is short and alone.
+  if (canon && allCanon && canonText(text, o, 0) != o) canonicalize(text);
   havePush(N_ARGUMENTS);
 }
 
@@ -451,6 +733,8 @@ function urlLike(i: u32): bool {
 
 /** A part the reference normalizes (attachments): a hole for the caller to fill. */
 function hole(p: u32): i32 {
+  // Filled by the caller with the reference's part, which then canonicalizes the message whole.
+  holed = true;
   byte(0);
   store<u32>(holesP + <usize>holeCount * 8, load<u32>(rec(p) + 4));
   store<u32>(holesP + <usize>holeCount * 8 + 4, load<u32>(rec(p) + 8));
@@ -458,15 +742,18 @@ function hole(p: u32): i32 {
   return K_PART;
 }
 
-/** Writes the parts of v (comma-separated); returns how many; with `ranges`, records them. */
-function content(v: u32, ranges: bool): i32 {
+/**
+ * Writes the parts of v (comma-separated, after `prior` parts already written); returns how
+ * many; with `ranges`, records them.
+ */
+function content(v: u32, ranges: bool, prior: i32 = 0): i32 {
   if (v == NONE || kindOf(v) == T_NULL) return 0;
   let n: i32 = 0;
   const arr = kindOf(v) == T_ARRAY;
   const stop = arr ? nextOf(v) : v + 1;
   for (let p = arr ? v + 1 : v; p < stop; p = arr ? nextOf(p) : stop) {
     const mark = o;
-    if (n > 0) byte(0x2c);
+    if (n + prior > 0) byte(0x2c);
     const start = o;
     const kind = part(p);
     if (bad) return n;
@@ -520,6 +807,7 @@ function part(p: u32): i32 {
     w(",\"type\":\"text\"");
     havePush(N_TYPE);
     havePush(N_TEXT);
+    keyAt(N_TYPE);
     rest(p, from, S_TYPE);
     haveTop = from;
     byte(0x7d);
@@ -549,6 +837,7 @@ function part(p: u32): i32 {
     sep();
     w("\"type\":\"tool_call\"");
     havePush(N_TYPE);
+    keyAt(N_TYPE);
     rest(p, from, S_TOOL_USE);
   } else if (strIs(type, "tool_result")) {
     // In canonical member order (content, id, is_error, type); the id is numbered before the
@@ -567,14 +856,19 @@ function part(p: u32): i32 {
     }
     w(",\"type\":\"tool_result\"");
     havePush(N_TYPE);
+    keyAt(N_TYPE);
     rest(p, from, S_RESULT);
     kind = K_RESULT;
   } else if (strIs(type, "thinking")) {
+    // thinking, type: canonical order.
+    keep(N_THINKING, "\"thinking\":", get(p, "thinking"));
+    sep();
     w("\"type\":\"thinking\"");
     havePush(N_TYPE);
-    keep(N_THINKING, "\"thinking\":", get(p, "thinking"));
+    keyAt(N_TYPE);
     rest(p, from, S_THINKING);
   } else if (strIs(type, "function_call")) {
+    canon = false; // type, name, arguments: the writer sorts them
     w("\"type\":\"function_call\"");
     havePush(N_TYPE);
     keep(N_NAME, "\"name\":", get(p, "name"));
@@ -625,6 +919,7 @@ function writeImageUrl(p: u32, from: u32): void {
     byte(0x2c);
   }
   w("\"type\":\"image\"");
+  keyAt(N_TYPE);
   if (inner != NONE) rest(inner, from, S_IMAGE_URL);
   rest(p, from, S_IMAGE_PART);
 }
@@ -639,6 +934,7 @@ function callType(type: u32): bool {
 
 /** A part of another type: the reference's other(). */
 function other(p: u32, type: u32, from: u32): void {
+  canon = false; // ids and members in no known order: the writer sorts them
   putId(N_TOOL_USE_ID, "\"tool_use_id\":", id(get(p, "tool_use_id")));
   putId(N_TOOL_CALL_ID, "\"tool_call_id\":", id(get(p, "tool_call_id")));
   putId(N_CALL_ID, "\"call_id\":", id(get(p, "call_id")));
@@ -649,6 +945,10 @@ function other(p: u32, type: u32, from: u32): void {
 function toolCall(c: u32): void {
   if (kindOf(c) != T_OBJECT) {
     raw(c);
+    return;
+  }
+  if (ollama) {
+    ollamaCall(c);
     return;
   }
   const from = haveTop;
@@ -663,6 +963,7 @@ function toolCall(c: u32): void {
     sep();
     w("\"type\":\"tool_call\"");
   } else {
+    canon = false; // type, id, kind: the writer sorts them
     w("\"type\":\"tool_call\"");
     havePush(N_TYPE);
     putId(N_ID, "\"id\":", id(get(c, "id")));
@@ -671,6 +972,89 @@ function toolCall(c: u32): void {
   }
   haveTop = from;
   byte(0x7d);
+}
+
+// --- Ollama's rules (src/providers/ollama.ts chatMessages(), raw-keys/ollama.ts)
+
+/**
+ * An Ollama call, rewritten as { id, type: "function", function: { name, arguments } } (its
+ * other members dropped): an absent or null id is a positional id no other id equals (a fresh
+ * number); the call is open for a tool message to answer by its name.
+ */
+function ollamaCall(c: u32): void {
+  const idRec = get(c, "id");
+  const f = get(c, "function");
+  if (bad) return;
+  let k: i32;
+  if (idRec == NONE || kindOf(idRec) == T_NULL) k = freshId();
+  else if (kindOf(idRec) == T_STRING) k = id(idRec);
+  else { bad = true; return; } // a non-string id: numbered by value in the reference
+  const name = isObj(f) ? get(f, "name") : NONE;
+  const q = openP + <usize>openCount * 12;
+  store<u32>(q, name);
+  store<u32>(q + 8, <u32>k);
+  openCount++;
+  // arguments, id, name, type: canonical order.
+  const from = haveTop;
+  byte(0x7b);
+  havePush(N_TYPE);
+  if (isObj(f)) setArguments(get(f, "arguments"));
+  putId(N_ID, "\"id\":", k);
+  keep(N_NAME, "\"name\":", name);
+  haveTop = from;
+  sep();
+  w("\"type\":\"tool_call\"}");
+}
+
+/**
+ * The call number a tool message of an Ollama body answers (the first open call its
+ * `tool_name` names, or the first open call without one), taken off the open calls; -1 for
+ * none. Declines what becomes parts or members of its own: non-empty images, thinking that is
+ * not text, a kept tool_name.
+ */
+function ollamaAnswer(i: u32, role: u32): i32 {
+  const images = get(i, "images");
+  if (images != NONE && kindOf(images) == T_ARRAY && !empty(images)) { bad = true; return -1; }
+  const thinking = get(i, "thinking");
+  if (thinking != NONE && kindOf(thinking) != T_NULL && kindOf(thinking) != T_STRING) { bad = true; return -1; }
+  const name = get(i, "tool_name");
+  const tc = get(i, "tool_call_id");
+  if (bad) return -1;
+  if (!strIs(role, "tool")) {
+    if (name != NONE) bad = true; // kept as a member
+    return -1;
+  }
+  if (tc != NONE && kindOf(tc) != T_NULL) return -1; // linked by its own id; tool_name dropped
+  const any = name == NONE || kindOf(name) == T_NULL;
+  if (!any && !isStr(name)) { bad = true; return -1; }
+  for (let k: u32 = 0; k < openCount; k++) {
+    const q = openP + <usize>k * 12;
+    const callName = load<u32>(q);
+    if (!any) {
+      if (callName == NONE || kindOf(callName) != T_STRING) continue;
+      // Equal text in other spellings compares equal in the reference: escaped names decline.
+      if ((load<u32>(rec(callName)) & F_ESCAPED) != 0) { bad = true; return -1; }
+      if (!sameString(callName, name)) continue;
+    }
+    const number = <i32>load<u32>(q + 8);
+    memory.copy(q, q + 12, <usize>(openCount - k - 1) * 12);
+    openCount--;
+    return number;
+  }
+  if (name != NONE) bad = true; // kept as a member
+  return -1;
+}
+
+/** An Ollama message's thinking text as its first part (recorded as a range); returns the parts written. */
+function ollamaThinking(i: u32): i32 {
+  const t = get(i, "thinking");
+  if (t == NONE || kindOf(t) != T_STRING || emptyString(t)) return 0;
+  const s = o;
+  w("{\"thinking\":");
+  raw(t);
+  w(",\"type\":\"thinking\"}");
+  pushRange(s, o, K_PART);
+  return 1;
 }
 
 // --- messages
@@ -701,25 +1085,38 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     bad = true; // server items, item references: the TypeScript walk
     return 0;
   }
-  if (!responses && plainMessage(i, role, comma)) return 1;
+  const answer = ollama ? ollamaAnswer(i, role) : -1;
+  if (bad) return 0;
+  if (!responses && answer < 0 && plainMessage(i, role, comma)) return 1;
   if (bad) return 0;
   if (comma) byte(0x2c);
-  // In canonical member order where the names are known: the content, then the members rest()
-  // copies, then the role (`content` < `role`, and most copied names sort between them), so the
-  // canonical writer seldom has to move a message's members.
+  // In canonical member order: the members rest() copies that sort before `content`, the
+  // content, those between it and the role, the role, those after it (each piece in body order:
+  // the order check below catches a body that has them unsorted).
   const start = o;
   const user = !empty(role) && strIs(role, "user");
   const assistant = !empty(role) && strIs(role, "assistant");
-  w("{\"content\":[");
+  const from = haveTop;
+  havePush(N_CONTENT);
+  if (!empty(role)) havePush(N_ROLE);
+  byte(0x7b);
+  const preStart = o;
+  keyN = 0;
+  rest(i, from, S_MESSAGE, 0, N_CONTENT);
+  const preEnd = o;
+  if (preEnd > preStart) byte(0x2c);
+  w("\"content\":[");
   const partsStart = o;
   rangeCount = 0;
   const tc = get(i, "tool_call_id");
-  const resultId = tc == NONE || kindOf(tc) == T_NULL ? -1 : id(tc);
+  const resultId = answer >= 0 ? answer : tc == NONE || kindOf(tc) == T_NULL ? -1 : id(tc);
   if (resultId >= 0) w("{\"content\":[");
-  let n = content(get(i, "content"), true);
+  let n = ollama ? ollamaThinking(i) : 0;
+  n += content(get(i, "content"), true, n);
   if (bad) return 0;
   const calls = get(i, "tool_calls");
   if (calls != NONE && kindOf(calls) == T_ARRAY) {
+    if (ollama) openCount = 0; // only the last assistant turn's calls are answered
     const stop = nextOf(calls);
     for (let c = calls + 1; c < stop; c = nextOf(c)) {
       if (n++ > 0) byte(0x2c);
@@ -753,13 +1150,15 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   byte(0x5d);
   // The members after the content: each written with its leading comma.
   const membersStart = o;
-  const from = haveTop;
-  havePush(N_CONTENT);
-  if (!empty(role)) havePush(N_ROLE);
-  rest(i, from, S_MESSAGE);
-  if (!empty(role)) {
+  keyAt(N_CONTENT);
+  if (empty(role)) {
+    rest(i, from, S_MESSAGE, N_CONTENT);
+  } else {
+    rest(i, from, S_MESSAGE, N_CONTENT, N_ROLE);
     w(",\"role\":");
     raw(role);
+    keyAt(N_ROLE);
+    rest(i, from, S_MESSAGE, N_ROLE);
   }
   haveTop = from;
   const membersEnd = o;
@@ -773,7 +1172,9 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     return 1;
   }
   // Runs of other parts keep the message's members; each tool result becomes a tool message.
+  // Each one's start is recorded where it lands once moved to `start`.
   const asm = o;
+  splitRecorded = true;
   let count: i32 = 0;
   let run: i32 = -1;
   for (let r: i32 = 0; r <= <i32>rangeCount; r++) {
@@ -784,7 +1185,13 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     }
     if (run >= 0) {
       if (count++ > 0) byte(0x2c);
-      w("{\"content\":[");
+      messageAt(start + (o - asm));
+      byte(0x7b);
+      if (preEnd > preStart) {
+        ownSpan(preStart, preEnd);
+        byte(0x2c);
+      }
+      w("\"content\":[");
       for (let q = run; q < r; q++) {
         if (q > run) byte(0x2c);
         ownSpan(<usize>load<u32>(rangesP + <usize>q * 12), <usize>load<u32>(rangesP + <usize>q * 12 + 4));
@@ -796,6 +1203,7 @@ function message(i: u32, responses: bool, comma: bool): i32 {
     }
     if (isResult) {
       if (count++ > 0) byte(0x2c);
+      messageAt(start + (o - asm));
       w("{\"content\":[");
       ownSpan(<usize>load<u32>(rangesP + <usize>r * 12), <usize>load<u32>(rangesP + <usize>r * 12 + 4));
       w("],\"role\":\"tool\"}");
@@ -1048,13 +1456,16 @@ function tools(): void {
   const first = o;
   // A skipped `tools` list is written by the loader (its kept form); `functions` would be
   // sorted in with it, so a body with both declines (the loader indexes it again, whole).
-  if (load<u32>(RESULT + 112) != 0) {
+  if (ollama) {
+    // The root `tools` alone (`functions` is an option of an Ollama body); no detection.
+  } else if (load<u32>(RESULT + 112) != 0) {
     const f = get(0, "functions");
     if (f != NONE && kindOf(f) != T_NULL) { bad = true; return; }
   } else {
     store<u32>(RESULT + 96, toolsVerdict());
   }
-  for (let legacy = 0; legacy < 2; legacy++) {
+  const lists = ollama ? 1 : 2;
+  for (let legacy = 0; legacy < lists; legacy++) {
     const t = get(0, legacy == 0 ? "tools" : "functions");
     if (t == NONE || kindOf(t) == T_NULL) continue;
     if (kindOf(t) != T_ARRAY) { bad = true; return; }
@@ -1215,6 +1626,8 @@ const H_TOOL = "],\"role\":\"tool\"}";
 /** A separator before every message but the first. */
 function nextMessage(): void {
   if (messageCount++ > 0) byte(0x2c);
+  // Where it starts: a message taken back (messageCount lowered) is written over.
+  store<u32>(startsP + <usize>(messageCount - 1) * 4, <u32>(o - outStart));
 }
 
 /** The name of member record c is the ASCII string s (an escaped name declines). */
@@ -1699,6 +2112,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   A = at;
   B = <usize>load<u32>(RESULT + 48);
   bad = false;
+  ollama = provider == P_OLLAMA;
   if (count == 0 || kindOf(0) != T_OBJECT) return V_DECLINED;
   for (let i: u32 = 0; i < count; i++) if ((load<u32>(rec(i)) & F_CHECK_KEYS) != 0) return V_DECLINED;
   // Scratch after the records: have (the records plus literal names per nesting level), ids,
@@ -1716,7 +2130,9 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   idMask = slots - 1;
   openP = sortP + c * 4;
   idSlots = (openP + c * 12 + 7) & ~(<usize>7);
-  const outBase = (idSlots + <usize>slots * 4 + 7) & ~(<usize>7);
+  startsP = (idSlots + <usize>slots * 4 + 7) & ~(<usize>7);
+  const outBase = (startsP + c * 4 + 7) & ~(<usize>7);
+  outStart = outBase;
   if (!ensureMemory(outBase + <usize>n + <usize>count * LITERALS_PER_RECORD + SLACK)) return V_MEMORY;
   outLimit = (<usize>memory.size()) << 16;
   memory.fill(idSlots, 0, <usize>slots * 4);
@@ -1730,6 +2146,12 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   messageCount = 0;
   cutStart = 0;
   cutEnd = 0;
+  canon = true;
+  allCanon = true;
+  holed = false;
+  keyN = 0;
+  startCount = 0;
+  store<u32>(RESULT + 120, 0);
 
   if (provider == P_GEMINI || provider == P_CONVERSE) {
     w("{\"messages\":[");
@@ -1738,6 +2160,13 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     byte(0x5d);
     if (bad) return V_DECLINED;
     const end = o;
+    // Canonical as written, values copied from the body made so where they landed (as for the
+    // chat family; no message is canonicalized whole here): see RESULT + 120.
+    if (allCanon && canon) {
+      store<u32>(RESULT + 120, 1);
+      store<u32>(RESULT + 124, <u32>startsP);
+    }
+    canon = false;
     chunkCount = 0;
     if (provider == P_GEMINI) geminiTools();
     else converseTools();
@@ -1745,18 +2174,19 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     if (bad) return V_DECLINED;
     return done(provider, messageCount, outBase, end);
   }
-  const p = provider != 0 ? provider : detect();
+  const p = ollama ? P_CHAT : provider != 0 ? provider : detect();
   if (bad) return V_DECLINED;
   if (p == P_EMBEDDINGS) return V_DECLINED;
   const responses = p == P_RESPONSES;
   w("{\"messages\":[");
   let messages: i32 = 0;
-  const system = get(0, responses ? "instructions" : "system");
+  const system = ollama ? NONE : get(0, responses ? "instructions" : "system");
   if (system != NONE) {
     const mark = o;
     w("{\"content\":[");
     if (content(system, false) > 0) {
       w("],\"role\":\"system\"}");
+      whole(mark);
       messages++;
     } else {
       o = mark;
@@ -1770,10 +2200,13 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     if (!responses) return V_DECLINED;
   } else if (kindOf(list) == T_ARRAY) {
     const stop = nextOf(list);
-    for (let m = list + 1; m < stop && !bad; m = nextOf(m)) messages += message(m, responses, messages > 0);
+    for (let m = list + 1; m < stop && !bad; m = nextOf(m)) messages += listed(m, responses, messages > 0);
   } else if (responses && kindOf(list) == T_STRING) {
     if (messages > 0) byte(0x2c);
+    const at = o;
+    canon = true;
     messages += userText(list);
+    whole(at);
   } else {
     return V_DECLINED;
   }
@@ -1783,10 +2216,13 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     if (prompt != NONE && kindOf(prompt) != T_NULL) {
       if (kindOf(prompt) == T_STRING) {
         if (messages > 0) byte(0x2c);
+        const at = o;
+        canon = true;
         messages += userText(prompt);
+        whole(at);
       } else if (kindOf(prompt) == T_ARRAY) {
         const stop = nextOf(prompt);
-        for (let m = prompt + 1; m < stop && !bad; m = nextOf(m)) messages += message(m, false, messages > 0);
+        for (let m = prompt + 1; m < stop && !bad; m = nextOf(m)) messages += listed(m, false, messages > 0);
       } else {
         return V_DECLINED;
       }
@@ -1795,9 +2231,16 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   byte(0x5d);
   if (bad) return V_DECLINED;
   const messagesEnd = o;
+  // The messages as they stand are canonical, and where each starts is known: RESULT + 120
+  // says so, RESULT + 124 holds the starts (the tools are canonicalized apart, as before).
+  if (allCanon && startCount == <u32>messages) {
+    store<u32>(RESULT + 120, 1);
+    store<u32>(RESULT + 124, <u32>startsP);
+  }
+  canon = false; // nothing below needs the checks
   tools();
   if (bad) return V_DECLINED;
-  return done(p, messages, outBase, messagesEnd);
+  return done(ollama ? P_OLLAMA : p, messages, outBase, messagesEnd);
 }
 
 /** Stores what view() wrote (see there) and returns V_OK. */

@@ -25,9 +25,11 @@
 // `node bench/breakdown.mjs requests` splits requestDigests() on the M request bodies of every
 // shape (the chat family's, Gemini's, Converse's and Ollama's on their routes) the same way:
 // indexing the body and the core's view of it (its kept tool list skipped, as the path does;
-// the whole body's index apart), SHA-256 of what the key needs (each canonical message, the
-// chain, the whole canonical view: node:crypto, as the path does), and the rest (canonicalizing
-// the view and the JavaScript around the calls), beside the floor of bench/match.mjs and against
+// the whole body's index apart; the view's messages are canonical as the core writes them, made so
+// in place where the body's values were not), SHA-256 of what the key needs (each canonical
+// message, the chain, the whole canonical view: node:crypto, as the path does), and the rest
+// (the JavaScript around the calls: the result's strings, the kept top level and tool list,
+// attachment holes filled), beside the floor of bench/match.mjs and against
 // the JavaScript pipeline; a conversation's first request (its tool list never seen) apart.
 
 import { hash as nodeHash } from 'node:crypto';
@@ -183,12 +185,12 @@ if (requests) {
   const { jsKeyAndChain, requestFloor } = await import('./match.mjs');
   const { converseBody, geminiBody, newToolLists, ollamaChatBody, requestBodies } = await import('./workloads.mjs');
   // The core's view of each shape as the path asks for it (its kept root tools skipped where it
-  // keeps them); Ollama's body is indexed for the walk in JavaScript.
+  // keeps them).
   const bodies = [
     ...Object.entries(requestBodies()).map(([shape, { bytes }]) => [shape, bytes, undefined, (b) => coreRequestView(b, 0, findKeptTools(b)?.skip)]),
     ['gemini', geminiBody().bytes, { endpoint: geminiBody().endpoint }, (b) => coreRequestView(b, 7, findKeptTools(b)?.skip)],
     ['bedrock-converse', converseBody().bytes, { endpoint: converseBody().endpoint }, (b) => coreRequestView(b, 6)],
-    ['ollama-chat', ollamaChatBody().bytes, { endpoint: ollamaChatBody().endpoint }, (b) => jsonTape(b, findKeptTools(b)?.skip)],
+    ['ollama-chat', ollamaChatBody().bytes, { endpoint: ollamaChatBody().endpoint }, (b) => coreRequestView(b, 8, findKeptTools(b)?.skip)],
   ];
   for (const [shape, bytes, opts, view] of bodies) {
     if (shape === 'openai-embeddings') continue;
@@ -219,9 +221,9 @@ if (requests) {
     const against = timeStages({ total: () => lib.requestDigests(bytes, opts), baseline: () => jsKeyAndChain(lib, bytes, opts) });
     // The baseline on the stages' time scale (the same ratio to the total), for the limits.
     t.baseline = (against.baseline * t.total) / against.total;
-    const viewLabel = shape === 'ollama-chat' ? 'index for the walk in JavaScript' : "index and the core's view";
+    const viewLabel = "index and the core's view";
     console.log(`== requestDigests, raw M ${shape} body: ${(bytes.length / 1e3).toFixed(1)} KB, ${messages.length} messages, canonical view ${(canonicalView.length / 1e3).toFixed(1)} KB`);
-    console.log(`  total ${fmt(t.total)} = ${viewLabel}, kept tools skipped ${fmt(t.indexViewKept)} + SHA-256 ${fmt(t.sha)} + the rest (canonical view, ${shape === 'ollama-chat' ? 'the walk, ' : ''}JavaScript) ${fmt(t.total - t.indexViewKept - t.sha)}${fresh ? `; tool list never seen ${fmt(t.first)}` : ''}`);
+    console.log(`  total ${fmt(t.total)} = ${viewLabel}, kept tools skipped ${fmt(t.indexViewKept)} + SHA-256 ${fmt(t.sha)} + the rest (JavaScript) ${fmt(t.total - t.indexViewKept - t.sha)}${fresh ? `; tool list never seen ${fmt(t.first)}` : ''}`);
     console.log(`  floor ${fmt(t.floor)}: total ${(t.total / t.floor).toFixed(2)}x the floor; the whole body's index alone ${fmt(t.index)}`);
     console.log(`  baseline ${fmt(against.baseline)} (interleaved with the total: ${fmt(against.total)}): ${(against.baseline / against.total).toFixed(2)}x now${fresh ? ` (${(t.baseline / t.first).toFixed(2)}x on a first request)` : ''}; limit (SHA-256 only) ${(t.baseline / t.sha).toFixed(2)}x, with the index and view as now ${(t.baseline / (t.sha + t.indexViewKept)).toFixed(2)}x`);
   }

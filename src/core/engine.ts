@@ -42,6 +42,12 @@ export interface CoreView {
   readonly skipped: boolean;
   /** The provider detection's reading of the root `tools` list (assembly/view.ts toolsVerdict), to keep with it. */
   readonly toolsVerdict: number;
+  /**
+   * Where each message starts in `head` (offsets; each ends one byte before the next one's
+   * start, the last one byte before the head's end), when the messages are RFC 8785 text as
+   * the core wrote them (no canonicalizing pass needed); undefined otherwise.
+   */
+  readonly starts: Uint32Array | undefined;
 }
 
 /**

@@ -541,11 +541,22 @@ export class WasmEngine implements Engine {
       toolNames[k * 3 + 2] = u32[recs + name * 8 + 7]!;
     }
     // The root object's members: records 1.. chained by their next record.
-    const roots: number[] = [];
     const stop = u32[recs + 3]!;
-    for (let c = 1; c < stop; c = u32[recs + c * 8 + 3]!) {
+    let members = 0;
+    for (let c = 1; c < stop; c = u32[recs + c * 8 + 3]!) members++;
+    const roots = new Uint32Array(members * 5);
+    for (let c = 1, k = 0; c < stop; c = u32[recs + c * 8 + 3]!, k += 5) {
       const q = recs + c * 8;
-      roots.push(u32[q + 4]!, u32[q + 5]!, u32[q + 6]!, u32[q + 1]!, u32[q + 2]!);
+      roots[k] = u32[q + 4]!;
+      roots[k + 1] = u32[q + 5]!;
+      roots[k + 2] = u32[q + 6]!;
+      roots[k + 3] = u32[q + 1]!;
+      roots[k + 4] = u32[q + 2]!;
+    }
+    let starts: Uint32Array | undefined;
+    if (u32[r + 30]! !== 0) {
+      const at = u32[r + 31]! >>> 2;
+      starts = u32.slice(at, at + u32[r + 14]!);
     }
     return {
       provider: u32[r + 13]!,
@@ -554,10 +565,11 @@ export class WasmEngine implements Engine {
       tools: this.u8.subarray(messagesEnd, u32[r + 17]!),
       holes: u32.slice(holesAt, holesAt + holeCount * 2),
       toolNames,
-      roots: new Uint32Array(roots),
+      roots,
       cut: [u32[r + 22]!, u32[r + 23]!],
       skipped,
       toolsVerdict: u32[r + 24]!,
+      starts,
     };
   }
 

@@ -31,7 +31,11 @@
  * M chat body took (a few hundred small calls, member tables and strings). So the core first
  * writes the view on its own (assembly/view.ts) for the constructs it knows, which are what
  * SDKs send, and the walk takes the bodies it declines. Attachment parts it leaves as holes,
- * filled by the reference one part at a time (raw-keys/core.ts).
+ * filled by the reference one part at a time (raw-keys/core.ts). The core writes the messages
+ * as canonical text (values the body spelled otherwise made canonical where they land) and
+ * records where each starts, so that once the tool list is kept (a conversation's later
+ * requests) each message is hashed where it lies, with no canonicalizing pass over the view
+ * (raw-keys/core.ts inPlace()); step 3 above remains for the rest.
  *
  * This file picks the path for a body (the core's view, a provider's walk, or the provider
  * module's normalizer on the parsed body) and keeps the counters; raw-keys/walk.ts is the walk
@@ -43,13 +47,12 @@
  * What a conversation repeats is not redone: its tool list (kept by the list's exact bytes: the
  * core skips them where they sit as far from the body's end as before, and the key's digest
  * ends with their kept canonical form) and its normalized top level (kept by its exact text,
- * raw-keys/core.ts). A conversation's first request pays the full price. Where the time goes
- * then (M chat body, ~130-160 us p50 on the shared 2-core machine, `node bench/breakdown.mjs
- * requests`): the index and the core's view ~25-35 us, SHA-256 of what the key needs ~67-77
- * (node:crypto: the 50 messages, the 49 chain steps, the whole view), canonicalizing the view
- * without its tools and the JavaScript around the calls ~37-60. Hashing is the floor:
- * node:crypto's SHA-NI is the fastest engine here, and ~0.3 us of each of its ~100 calls is the
- * call itself.
+ * raw-keys/core.ts). A conversation's first request pays the full price. Where the time of a
+ * later one goes (M chat body, ~100-120 us of CPU on the shared 2-core machine;
+ * docs/benchmarks.md): SHA-256 of what the key needs ~57% (node:crypto: the 50 messages, the 49
+ * chain steps, the whole view), the index and the core's view ~20%, values made canonical in
+ * place ~4%, the JavaScript around the calls ~11%. Hashing is the floor: node:crypto's SHA-NI
+ * is the fastest engine here, and ~0.3 us of each of its ~100 calls is the call itself.
  */
 
 import { coreRequestView, jsonTape } from '../core/index.ts';
@@ -59,7 +62,7 @@ import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
 import type { RequestDigests, Signature } from './matcher.ts';
 import { ChatWalk, digests, OLLAMA_KEPT, PROVIDERS } from './raw-keys/chat.ts';
 import { CONVERSE_CORE, converseDigests } from './raw-keys/converse.ts';
-import { coreDigests, moduleCoreDigests, PROVIDER_CODE } from './raw-keys/core.ts';
+import { coreDigests, lastInPlace, moduleCoreDigests, OLLAMA_CORE, ollamaCoreDigests, PROVIDER_CODE } from './raw-keys/core.ts';
 import { GEMINI_CORE, geminiDigests } from './raw-keys/gemini.ts';
 import { ollamaDigests } from './raw-keys/ollama.ts';
 import { decoder, Out } from './raw-keys/out.ts';
@@ -91,9 +94,10 @@ function isUtf8(b: Uint8Array): boolean {
  * the matcher) really take this path for the common request shapes, which equal digests alone
  * cannot show. `core`: chat-family bodies keyed from the core's own view; `gemini`, `converse`,
  * `ollama`: bodies of those shapes keyed here (by the core's view or the walk); `geminiCore`,
- * `converseCore`: those keyed from the core's own view.
+ * `converseCore`, `ollamaCore`: those keyed from the core's own view. `inPlace`: answers whose
+ * messages the core wrote as canonical text, hashed where they lay (no canonicalizing pass).
  */
-export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0, ollama: 0, geminiCore: 0, converseCore: 0 };
+export const rawPathCounts = { answered: 0, declined: 0, core: 0, gemini: 0, converse: 0, ollama: 0, geminiCore: 0, converseCore: 0, ollamaCore: 0, inPlace: 0 };
 
 /**
  * Request digests of a raw body (UTF-8 bytes or JSON text), identical to requestKeys()'s, or
@@ -165,6 +169,7 @@ function attempt(request: Uint8Array | string, opts: NormalizeOptions): RequestD
       const fromCore = coreDigests(bytes, cv, ignoreArgs, known?.tools);
       if (fromCore !== null) {
         rawPathCounts.core++;
+        if (lastInPlace) rawPathCounts.inPlace++;
         return fromCore;
       }
     }
@@ -228,6 +233,7 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
           if (d !== null) {
             rawPathCounts[route === 'gemini' ? 'gemini' : 'converse']++;
             rawPathCounts[route === 'gemini' ? 'geminiCore' : 'converseCore']++;
+            if (lastInPlace) rawPathCounts.inPlace++;
             return d;
           }
         } finally {
@@ -237,9 +243,29 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
     }
     const ollama = route === 'ollama-chat' && opts.provider === undefined && Array.isArray(ignoreArgs) && ignoreArgs.every((k) => typeof k === 'string');
     // An Ollama conversation's root tool list kept from its earlier request, in the same place:
-    // the index skips it and the walk takes its kept form (raw-keys/chat.ts ollamaTools()).
+    // the index skips it and the core's view (or the walk, raw-keys/chat.ts ollamaTools()) takes
+    // its kept form.
     const found = ollama && cv === null ? findKeptTools(bytes) : undefined;
-    const known = found !== undefined && found.tools.provider === OLLAMA_KEPT ? found : undefined;
+    let known = found !== undefined && found.tools.provider === OLLAMA_KEPT ? found : undefined;
+    if (ollama) {
+      cv = coreRequestView(bytes, OLLAMA_CORE, known?.skip);
+      if (cv === undefined) return undefined;
+      if (cv !== null && !(cv instanceof Uint32Array)) {
+        try {
+          const d = ollamaCoreDigests(bytes, cv, ignoreArgs, known?.tools);
+          if (d !== null) {
+            rawPathCounts.ollama++;
+            rawPathCounts.ollamaCore++;
+            if (lastInPlace) rawPathCounts.inPlace++;
+            return d;
+          }
+        } finally {
+          Out.release();
+        }
+      }
+      // Declined: the index the core made (whole) serves the walk, which then walks the tools.
+      if (cv instanceof Uint32Array) known = undefined;
+    }
     const tape = cv instanceof Uint32Array ? cv : jsonTape(bytes, known?.skip);
     if (tape === undefined || tape.length === 0) return undefined;
     w = new ChatWalk(bytes, tape);

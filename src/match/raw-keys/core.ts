@@ -7,15 +7,19 @@ import type { CoreView } from '../../core/engine.ts';
 import { allFinite } from '../../core/value.ts';
 import { Normalizer } from '../../providers/normalize.ts';
 import { normalizeRequest as normalizeModule } from '../../providers/index.ts';
+import { ollamaAsOpenAI } from '../../providers/ollama.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
-import { CONVERSATION, topLevel } from './chat.ts';
+import { CONVERSATION, OLLAMA_KEPT, topLevel } from './chat.ts';
 import { decoder, L, Out } from './out.ts';
-import { finish, keptTop, modelAndOptions, type Normalized } from './view.ts';
+import { finish, finishInPlace, keptTop, modelAndOptions, type Normalized, type Top, topEntry } from './view.ts';
 import { keepTools, type KeptTools, keptToolsTail, newToolsTail, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
+import { canonicalOfUtf8 } from '../../core/index.ts';
 
 export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
+/** The provider number of an Ollama /api/chat body's view (assembly/view.ts P_OLLAMA). */
+export const OLLAMA_CORE = 8;
 const PROVIDER_OF: readonly (BuiltinProvider | undefined)[] = [undefined, 'openai-chat', 'openai-responses', 'openai-embeddings', 'anthropic', 'generic'];
 
 /** What the core's view of a provider module's shape needs from that shape's walk file. */
@@ -50,16 +54,9 @@ function filled(out: Out, bytes: Uint8Array, head: Uint8Array, holes: Uint32Arra
     out.bytes(head);
     return true;
   }
-  const texts: string[] = [];
-  const n = new Normalizer();
-  for (let k = 0; k < holes.length; k += 2) {
-    const parts = part(JSON.parse(decoder.decode(bytes.subarray(holes[k]!, holes[k + 1]!))), n);
-    if (parts.length !== 1 || isResult(parts[0]) || !allFinite(parts[0], NO_SKIP)) return false;
-    texts.push(JSON.stringify(parts[0]));
-  }
-  if (n.ids.size > 0) return false;
-  // Node's Buffer finds the hole bytes with memchr; TypedArray's indexOf took ~8 us on an M view.
-  const find = typeof Buffer !== 'undefined' ? Buffer.from(head.buffer, head.byteOffset, head.length) : head;
+  const texts = holeTexts(bytes, holes, part);
+  if (texts === null) return false;
+  const find = searchable(head);
   let at = 0;
   for (const text of texts) {
     const z = find.indexOf(0, at);
@@ -69,6 +66,92 @@ function filled(out: Out, bytes: Uint8Array, head: Uint8Array, holes: Uint32Arra
   }
   out.span(head, at, head.length);
   return true;
+}
+
+/**
+ * The reference's part for each hole, as JSON text; null where a hole is not exactly one part
+ * that is no tool result, or numbers a call id (see filled()).
+ */
+function holeTexts(bytes: Uint8Array, holes: Uint32Array, part: (value: unknown, n: Normalizer) => unknown[]): string[] | null {
+  const texts: string[] = [];
+  const n = new Normalizer();
+  for (let k = 0; k < holes.length; k += 2) {
+    const raw = bytes.subarray(holes[k]!, holes[k + 1]!);
+    const known = keptPart(raw, part);
+    if (known !== undefined) {
+      texts.push(known);
+      continue;
+    }
+    const parts = part(JSON.parse(decoder.decode(raw)), n);
+    if (parts.length !== 1 || isResult(parts[0]) || !allFinite(parts[0], NO_SKIP)) return null;
+    const text = JSON.stringify(parts[0]);
+    texts.push(text);
+    // A part that numbers no call id is the same part wherever it is: kept by its bytes.
+    if (n.ids.size === 0) keepPart(raw, part, text);
+  }
+  return n.ids.size > 0 ? null : texts;
+}
+
+// The reference's parts of the attachments a conversation repeats (an image sent once stays in
+// every later request): by their exact bytes and the shape's part rule, most recent first.
+const partsKept: { raw: Uint8Array; rule: unknown; text: string }[] = [];
+const PARTS_KEPT = 16;
+const PART_MAX_BYTES = 1 << 20;
+
+function keptPart(raw: Uint8Array, rule: unknown): string | undefined {
+  for (const e of partsKept) {
+    if (e.rule !== rule || e.raw.length !== raw.length) continue;
+    let k = 0;
+    while (k < raw.length && e.raw[k] === raw[k]) k++;
+    if (k === raw.length) return e.text;
+  }
+  return undefined;
+}
+
+function keepPart(raw: Uint8Array, rule: unknown, text: string): void {
+  if (raw.length > PART_MAX_BYTES) return;
+  partsKept.unshift({ raw: raw.slice(), rule, text });
+  if (partsKept.length > PARTS_KEPT) partsKept.pop();
+}
+
+/** Node's Buffer over the same bytes where there is one: it finds the hole bytes with memchr (TypedArray's indexOf took ~8 us on an M view). */
+function searchable(head: Uint8Array): Uint8Array {
+  return typeof Buffer !== 'undefined' ? Buffer.from(head.buffer, head.byteOffset, head.length) : head;
+}
+
+/**
+ * The messages of `head` (a copy) that hold holes, filled with `texts` and made canonical (the
+ * view's other messages are canonical as the core wrote them): by message number.
+ */
+function filledMessages(head: Uint8Array, starts: Uint32Array, texts: readonly string[]): Map<number, Uint8Array> {
+  const find = searchable(head);
+  const byMessage = new Map<number, Uint8Array>();
+  let at = 0;
+  let t = 0;
+  while (t < texts.length) {
+    const z = find.indexOf(0, at);
+    // The message holding it: the last one starting before it.
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= z) lo = mid;
+      else hi = mid - 1;
+    }
+    const s = starts[lo]!;
+    const e = lo + 1 < starts.length ? starts[lo + 1]! - 1 : head.length - 1;
+    const out = new Out();
+    let from = s;
+    for (let y = z; y >= 0 && y < e; y = find.indexOf(0, from)) {
+      out.span(head, from, y);
+      out.text(texts[t++]!);
+      from = y + 1;
+    }
+    out.span(head, from, e);
+    byMessage.set(lo, canonicalOfUtf8(out.buf.slice(0, out.at)));
+    at = e;
+  }
+  return byMessage;
 }
 
 /**
@@ -95,7 +178,155 @@ function topText(bytes: Uint8Array, r: Uint32Array, conversation: readonly strin
 /** Writes the view's model and options of the chat family's top level; its normalized form. */
 function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Normalized {
   const text = topText(bytes, roots, CONVERSATION[provider]);
-  return keptTop(out, `${provider}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
+  return keptTop(out, chatTopKey(provider, ignoreArgs), text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
+}
+
+/** What a chat-family top level's kept form depends on besides its text: the provider and the ignored arguments. */
+const chatTopKey = (provider: BuiltinProvider, ignoreArgs: readonly string[]): string => `${provider}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`;
+
+/** The chat family's kept top level (see chatTop()), written nowhere. */
+function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Top {
+  const key = chatTopKey(provider, ignoreArgs);
+  return topByBytes(bytes, roots, quotedNames(CONVERSATION[provider]), key, () => {
+    const text = topText(bytes, roots, CONVERSATION[provider]);
+    return topEntry(out, key, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
+  });
+}
+
+// The kept top levels found by their bytes, before topText() decodes them into the text they
+// are kept by (view.ts topEntry()): the root members that are not the conversation, each from
+// its name's opening quote to its value's end, compared byte for byte. A name spelled with
+// escapes is compared as spelled (a conversation member spelled so counts as top level here,
+// and its bytes are then part of what must match).
+interface TopBytes {
+  readonly key: string;
+  readonly parts: Uint8Array;
+  readonly top: Top;
+}
+const byBytes: TopBytes[] = [];
+const BY_BYTES_MAX = 16;
+const TOP_BYTES_MAX = 16 * 1024;
+const quoted = new Map<readonly string[], Uint8Array[]>();
+
+/** The names of `list` as they are spelled in a body without escapes: `"name"`. */
+function quotedNames(list: readonly string[]): Uint8Array[] {
+  let q = quoted.get(list);
+  if (q === undefined) quoted.set(list, (q = list.map((n) => new TextEncoder().encode(JSON.stringify(n)))));
+  return q;
+}
+
+function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top): Top {
+  // Which root members are top level, worked out once: each is compared to the conversation's names.
+  const top = new Uint8Array(r.length / 5);
+  let total = 0;
+  for (let i = 0; i < r.length; i += 5) {
+    let member = true;
+    for (let c = 0; c < conversation.length && member; c++) if (keyIs(bytes, r[i]!, r[i + 1]!, conversation[c]!)) member = false;
+    if (!member) continue;
+    top[i / 5] = 1;
+    total += r[i + 4]! - r[i]! + 1;
+  }
+  const inTop = (i: number): boolean => top[i / 5] === 1;
+  for (let k = 0; k < byBytes.length; k++) {
+    const e = byBytes[k]!;
+    if (e.key !== key || e.parts.length !== total) continue;
+    let at = 0;
+    let same = true;
+    for (let i = 0; i < r.length && same; i += 5) {
+      if (!inTop(i)) continue;
+      for (let j = r[i]!; j < r[i + 4]!; j++) {
+        if (e.parts[at++] !== bytes[j]) {
+          same = false;
+          break;
+        }
+      }
+      at++;
+    }
+    if (same) return e.top;
+  }
+  const made = slow();
+  if (total <= TOP_BYTES_MAX) {
+    const parts = new Uint8Array(total);
+    let at = 0;
+    for (let i = 0; i < r.length; i += 5) {
+      if (!inTop(i)) continue;
+      parts.set(bytes.subarray(r[i]!, r[i + 4]!), at);
+      at += r[i + 4]! - r[i]! + 1; // a 0x00 after each (never in JSON text)
+    }
+    byBytes.unshift({ key, parts, top: made });
+    if (byBytes.length > BY_BYTES_MAX) byBytes.pop();
+  }
+  return made;
+}
+
+/** Whether the last answer from the core's view hashed its messages where they lay (inPlace()); for the counters. */
+export let lastInPlace = false;
+
+const EMPTY_TOOLS = new TextEncoder().encode(',"tools":[]');
+const EMPTY_TOOLS_TAIL = new TextEncoder().encode(',"tools":[]}');
+const CLOSE = new TextEncoder().encode('}');
+
+// One buffer for the copies of views with holes (grown, never shrunk but for a very large view):
+// a fresh 35 KB copy per request showed as garbage collection.
+let viewCopy = new Uint8Array(1 << 16);
+
+/** A copy of `head` in the buffer kept for it, valid until the next call. */
+function copyOf(head: Uint8Array): Uint8Array {
+  if (viewCopy.length < head.length) viewCopy = new Uint8Array(Math.max(head.length, viewCopy.length * 2));
+  viewCopy.set(head);
+  const copy = viewCopy.subarray(0, head.length);
+  if (viewCopy.length > 1 << 22) viewCopy = new Uint8Array(1 << 16);
+  return copy;
+}
+
+/**
+ * The digests of a view whose messages the core wrote as RFC 8785 text (CoreView.starts), hashed
+ * where they lie (finishInPlace()), when the view's tool list is canonical already: kept (the
+ * list skipped, or its kept form found) or empty; null otherwise (a list never seen: the view
+ * then goes through the canonicalizing pass, which also keeps the list for the next request).
+ * Messages with attachment holes are filled with the reference's parts and made canonical one
+ * by one, from a copy of the view (the reference's parts may call into the core). `listed`: the
+ * view's tool list as viewTools() gave it (undefined: skipped).
+ */
+function inPlace(
+  bytes: Uint8Array,
+  cv: CoreView,
+  listed: ViewTools | undefined,
+  known: KeptTools | undefined,
+  provider: BuiltinProvider | undefined,
+  topOf: (out: Out) => Top | null,
+  keepList: (tail: Uint8Array, names: readonly (string | undefined)[]) => void,
+  part: (value: unknown, n: Normalizer) => unknown[],
+): RequestDigests | null {
+  lastInPlace = false;
+  if (cv.starts === undefined) return null;
+  let tail: Uint8Array;
+  let names: readonly (string | undefined)[];
+  if (listed === undefined) {
+    tail = known!.tail;
+    names = known!.names;
+  } else {
+    if (listed.tail !== undefined) tail = listed.tail;
+    else if (keyIs(listed.copy!, 0, listed.copy!.length, EMPTY_TOOLS)) tail = EMPTY_TOOLS_TAIL;
+    else if (listed.copy!.length === 0) tail = CLOSE;
+    else return null;
+    names = toolNamesOf(bytes, cv.toolNames);
+  }
+  let head = cv.head;
+  let filled: Map<number, Uint8Array> | undefined;
+  if (cv.holes.length !== 0) {
+    head = copyOf(head);
+    const texts = holeTexts(bytes, cv.holes, part);
+    if (texts === null) return null;
+    filled = filledMessages(head, cv.starts, texts);
+  }
+  const out = new Out();
+  const d = finishInPlace(head, cv.starts, filled, provider, names, () => topOf(out), tail);
+  if (d === null) return null;
+  if (listed === undefined) usedTools(known!);
+  else if (listed.tail !== undefined) keepList(listed.tail, names);
+  lastInPlace = true;
+  return d;
 }
 
 /** Tool names from the core's view, in its chunk order (undefined: none). */
@@ -113,13 +344,15 @@ const chatPart = (value: unknown, n: Normalizer): unknown[] => n.content(value, 
  * walk here after all.
  */
 export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
-  const out = new Out();
   // A tool list kept already needs no copy; any other is copied first: the core's memory is
   // reused by the next call into it.
   const listed = cv.skipped ? undefined : viewTools(cv);
+  const provider = PROVIDER_OF[cv.provider]!;
+  const fast = inPlace(bytes, cv, listed, known, provider, (o) => chatTopEntry(o, bytes, cv.roots, provider, ignoreArgs), (tail, names) => keep(bytes, cv, tail, names), chatPart);
+  if (fast !== null) return fast;
+  const out = new Out();
   // Attachment parts, whose rules decode and hash data: the reference, one part at a time.
   if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
-  const provider = PROVIDER_OF[cv.provider]!;
   const small = chatTop(out, bytes, cv.roots, provider, ignoreArgs);
   return withTools(out, bytes, cv, listed, known, provider, small, (tail, names) => keep(bytes, cv, tail, names));
 }
@@ -205,9 +438,8 @@ function keep(bytes: Uint8Array, cv: CoreView, tail: Uint8Array, names: readonly
  * the top level, holes by the reference; null leaves the body to the shape's walk.
  */
 export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: NormalizeOptions, shape: ModuleShape, known?: KeptTools): RequestDigests | null {
-  const out = new Out();
+  lastInPlace = false;
   const listed = cv.skipped ? undefined : viewTools(cv);
-  if (!filled(out, bytes, cv.head, cv.holes, shape.part)) return null;
   const text = topText(bytes, cv.roots, shape.conversation, shape.first, cv.cut);
   // The module reads the model (and the operation) from the endpoint: part of what is kept.
   const method = opts.endpoint?.method;
@@ -219,6 +451,16 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     const small = normalizeModule(top, opts);
     return small.provider !== shape.provider || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP) ? null : small;
   };
+  const keepList = (tail: Uint8Array, names: readonly (string | undefined)[]): void => {
+    if (shape.toolsIn === 'root') keep(bytes, cv, tail, names);
+    else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
+  };
+  if (key !== undefined) {
+    const fast = inPlace(bytes, cv, listed, known, undefined, (o) => topEntry(o, key, text, make), keepList, shape.part);
+    if (fast !== null) return fast;
+  }
+  const out = new Out();
+  if (!filled(out, bytes, cv.head, cv.holes, shape.part)) return null;
   let small: Normalized | null;
   if (key === undefined) {
     small = make();
@@ -227,8 +469,39 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     small = keptTop(out, key, text, make);
   }
   if (small === null) return null;
-  return withTools(out, bytes, cv, listed, known, small.provider as BuiltinProvider, small, (tail, names) => {
-    if (shape.toolsIn === 'root') keep(bytes, cv, tail, names);
-    else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
-  });
+  return withTools(out, bytes, cv, listed, known, small.provider as BuiltinProvider, small, keepList);
+}
+
+/** An Ollama body's root members that are no option: the conversation and its tool list. */
+const OLLAMA_CONVERSATION = ['messages', 'tools'];
+
+/**
+ * The digests of an Ollama /api/chat body from the core's own view of it (assembly/view.ts
+ * P_OLLAMA: the chat rules with Ollama's calls, links and thinking), as the walk in its Ollama
+ * mode gives them (raw-keys/ollama.ts): the top level rewritten by the module's ollamaAsOpenAI()
+ * and normalized as a chat body's, the root tool list kept between requests under OLLAMA_KEPT;
+ * null leaves the body to the walk.
+ */
+export function ollamaCoreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
+  const key = `ollama-core${JSON.stringify(ignoreArgs)}`;
+  const topOf = (out: Out): Top =>
+    topByBytes(bytes, cv.roots, quotedNames(OLLAMA_CONVERSATION), key, () => {
+      const text = topText(bytes, cv.roots, OLLAMA_CONVERSATION);
+      return topEntry(out, key, text, () => topLevel('openai-chat', ollamaAsOpenAI('chat', JSON.parse(text)) as Record<string, unknown>, ignoreArgs))!;
+    });
+  const keepList = (tail: Uint8Array, names: readonly (string | undefined)[]): void => {
+    const r = cv.roots;
+    for (let i = 0; i < r.length; i += 5) {
+      if (keyIs(bytes, r[i]!, r[i + 1]!, TOOLS_KEY) && bytes[r[i + 3]!] === 0x5b) keepTools(bytes, r[i + 3]!, r[i + 4]!, OLLAMA_KEPT, 0, names, tail);
+    }
+  };
+  const listed = cv.skipped ? undefined : viewTools(cv);
+  const fast = inPlace(bytes, cv, listed, known, 'openai-chat', topOf, keepList, chatPart);
+  if (fast !== null) return { ...fast, provider: 'ollama-chat' };
+  const out = new Out();
+  if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
+  const small = topOf(out);
+  out.bytes(small.bytes);
+  const d = withTools(out, bytes, cv, listed, known, 'openai-chat', small.small, keepList);
+  return { ...d, provider: 'ollama-chat' };
 }

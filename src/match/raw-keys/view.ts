@@ -2,7 +2,7 @@
 // the message list, the tools in the reference's order, model and options, the digests.
 
 import { hex } from '../../core/engine.ts';
-import { hashJSON, hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
+import { canonicalize, hashJSON, hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
 import type { normalizeRequest } from '../../providers/normalize.ts';
 import type { BuiltinProvider } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
@@ -96,10 +96,12 @@ export function modelAndOptions(out: Out, small: Normalized): void {
 // the tool list does: its normalized form and the view's bytes for it are kept by the exact
 // top-level text (with the provider and the ignored arguments), so that JSON.parse, the
 // normalizer and JSON.stringify of it run once per conversation rather than per request.
-interface Top {
+export interface Top {
   readonly small: Normalized;
   /** `,"model":...,"options":...` as modelAndOptions() wrote it. */
   readonly bytes: Uint8Array;
+  /** The same members in RFC 8785 form, made when first asked for (canonicalTop()). */
+  canonical?: Uint8Array;
 }
 const tops = new Map<string, Top>();
 // At most TOPS_MAX entries of top levels up to TOP_MAX_CHARS (a top level carrying a large
@@ -113,22 +115,50 @@ const TOP_MAX_CHARS = 16 * 1024;
  * (null: the body goes to its walk, nothing is written or kept).
  */
 export function keptTop(out: Out, key: string, text: string, make: () => Normalized | null): Normalized | null {
+  const top = topEntry(out, key, text, make);
+  if (top === null) return null;
+  out.bytes(top.bytes);
+  return top.small;
+}
+
+/**
+ * The kept top level of `text` (see keptTop()), made by `make` the first time (null: none);
+ * writes nothing into `out` (it only lends its buffer to make the bytes).
+ */
+export function topEntry(out: Out, key: string, text: string, make: () => Normalized | null): Top | null {
   // A string key is compared whole by the Map (its hash only finds the bucket).
   const full = text.length > TOP_MAX_CHARS ? undefined : `${key}${text}`;
   const known = full === undefined ? undefined : tops.get(full);
-  if (known !== undefined) {
-    out.bytes(known.bytes);
-    return known.small;
-  }
+  if (known !== undefined) return known;
   const small = make();
   if (small === null) return null;
   const at = out.at;
   modelAndOptions(out, small);
+  const top: Top = { small, bytes: out.buf.slice(at, out.at) };
+  out.at = at;
   if (full !== undefined) {
     if (tops.size >= TOPS_MAX) tops.clear();
-    tops.set(full, { small, bytes: out.buf.slice(at, out.at) });
+    tops.set(full, top);
   }
-  return small;
+  return top;
+}
+
+const MODEL = new TextEncoder().encode(',"model":');
+const OPTIONS = new TextEncoder().encode(',"options":');
+
+/** `,"model":...,"options":...` in RFC 8785 form (the root's members in canonical order). */
+function canonicalTop(top: Top): Uint8Array {
+  if (top.canonical !== undefined) return top.canonical;
+  const view = top.small.view;
+  const parts = view.model === undefined ? [] : [MODEL, canonicalize(view.model)];
+  parts.push(OPTIONS, canonicalize(view.options));
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.length;
+  }
+  return (top.canonical = bytes);
 }
 
 /**
@@ -162,16 +192,107 @@ export function finish(out: Out, provider: BuiltinProvider, count: number, names
   };
 }
 
+/**
+ * finish() for messages the core wrote as RFC 8785 text (CoreView.starts): each message hashed
+ * where it lies in `head` (the core's memory) and the view's digest fed `head` at once, before
+ * `topOf` (which may call into the core, reusing that memory) gives the top level; the digest
+ * then ends with the top level's canonical members and `tail` (`,"tools":[...]}`). No
+ * canonicalizing pass and no copy of the view. null where node:crypto is missing.
+ */
+export function finishInPlace(
+  head: Uint8Array,
+  starts: Uint32Array,
+  filled: ReadonlyMap<number, Uint8Array> | undefined,
+  provider: BuiltinProvider | undefined,
+  names: readonly (string | undefined)[],
+  topOf: () => Top | null,
+  tail: Uint8Array,
+): RequestDigests | null {
+  if (nodeHash === undefined || nodeCreateHash === undefined) return null;
+  const count = starts.length;
+  const keyOnly = keyRequest.keyOnly;
+  const messageHashes = keyOnly ? [] : new Array<string>(count);
+  const pathHashes = keyOnly ? [] : new Array<string>(count);
+  const end = (i: number): number => (i + 1 < count ? starts[i + 1]! - 1 : head.length - 1);
+  if (!keyOnly) {
+    const buffer = head.buffer;
+    const base = head.byteOffset;
+    let prev = '';
+    for (let i = 0; i < count; i++) {
+      const s = starts[i]!;
+      const m = nodeHash('sha256', filled?.get(i) ?? new Uint8Array(buffer, base + s, end(i) - s), 'hex');
+      messageHashes[i] = m;
+      pathHashes[i] = prev = i === 0 ? m : nodeHash('sha256', `${prev}:${m}`, 'hex');
+    }
+  }
+  const whole = nodeCreateHash('sha256');
+  if (filled === undefined) {
+    whole.update(head);
+  } else {
+    // The view with each filled message in place of its text with holes.
+    let at = 0;
+    for (const i of [...filled.keys()].sort((a, b) => a - b)) {
+      whole.update(head.subarray(at, starts[i]!)).update(filled.get(i)!);
+      at = end(i);
+    }
+    whole.update(head.subarray(at));
+  }
+  const top = topOf();
+  if (top === null) return null;
+  const small = top.small;
+  provider ??= small.provider as BuiltinProvider;
+  const names_ = sortedNames(names);
+  const signature = { toolNames: [...names_.sorted], messageCount: count, contextKeys: [...small.contextKeys] };
+  keyRequest.model = small.view.model;
+  const key = whole.update(canonicalTop(top)).update(tail).digest('hex');
+  if (keyOnly) return { provider, key, signature, signatureDigest: '', messageHashes, pathHashes };
+  // The signature's canonical text from the kept parts' JSON (the same lists each request).
+  const contextText = jsonOf(small.contextKeys);
+  const sig = names_.text !== undefined && contextText !== undefined
+    ? nodeHash('sha256', `{"contextKeys":${contextText},"messageCount":${count},"toolNames":${names_.text}}`, 'hex')
+    : signatureDigest(signature);
+  return { provider, key, signature, signatureDigest: sig, messageHashes, pathHashes };
+}
+
+// A conversation's requests name the same tools and context keys: their sorted, deduplicated
+// names and JSON text are kept with the lists they come from (a kept tool list's names, a kept
+// top level's context keys).
+const sortedOf = new WeakMap<readonly (string | undefined)[], { sorted: string[]; text: string | undefined }>();
+const jsonText = new WeakMap<readonly string[], string | undefined>();
+
+/** The signature's tool names of `names` (sorted, no duplicates) and their JSON text (undefined: not all well-formed). */
+function sortedNames(names: readonly (string | undefined)[]): { sorted: string[]; text: string | undefined } {
+  let known = sortedOf.get(names);
+  if (known === undefined) {
+    const sorted = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
+    known = { sorted, text: sorted.every(wellFormed) ? JSON.stringify(sorted) : undefined };
+    sortedOf.set(names, known);
+  }
+  return known;
+}
+
+/** JSON text of a list of well-formed strings (RFC 8785's spelling of it), or undefined. */
+function jsonOf(list: readonly string[]): string | undefined {
+  if (jsonText.has(list)) return jsonText.get(list);
+  const text = list.every(wellFormed) ? JSON.stringify(list) : undefined;
+  jsonText.set(list, text);
+  return text;
+}
+
 const wellFormed = (x: string): boolean => x.isWellFormed();
 
 // node:crypto's one-shot SHA-256 where the runtime has it (browser bundles leave these files
 // out): a few hundred bytes of UTF-8 hashed in one native call, where the core's sha256()
 // encodes the text, copies it into memory and copies the digest out.
-const nodeHash = (
-  (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
-    | { hash?: (algorithm: string, data: string, encoding: 'hex') => string }
-    | undefined
-)?.hash;
+interface Hasher {
+  update(data: Uint8Array): Hasher;
+  digest(encoding: 'hex'): string;
+}
+const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
+  | { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string; createHash?: (algorithm: string) => Hasher }
+  | undefined;
+const nodeHash = nodeCrypto?.hash;
+const nodeCreateHash = nodeCrypto?.createHash;
 
 /**
  * hashValue(signature), from its canonical text written here: members in canonical order, an
