@@ -4,30 +4,32 @@
 // Target: the import costs at most twice the parse (ratio = parse time / import time >= 0.5x).
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
-// Where it stands (2 cores shared with three other sessions, load 2-3.5; this script and
-// main's alternating in processes of their own, three pairs): 0.32-0.45x in wall time and
-// 0.33-0.46x in CPU time (read + JSON.parse 216-292 ms, 214-341 ms of CPU: the high ratios are
-// the baseline's slow runs; import 613-695 ms, 644-737 ms of CPU), main's build 0.30-0.33x and
-// 0.31-0.34x in the same windows (read + JSON.parse 202-230 ms, import 644-762 ms, 723-791 ms
-// of CPU): the target is still missed. The import's CPU is 0.86x main's by the fastest of 25
-// imports per build and 0.94x by the median (five alternating processes of five imports each),
-// the tapes byte for byte the same. ~35-40 us of CPU per entry against ~22 us of read +
-// JSON.parse. What this build does less per entry: the trace token hashed to hex by node:crypto
-// (~1.5 -> ~0.5 us), member names judged once per name by the redactor (a 0.2 KB body's
-// redaction 1.1 -> 0.3 us), strings from 16 units and objects' values written to the frame
-// without a lookup by name, the start time kept as the HAR spells it when toISOString would
-// write it so, repeats counted per route and key, masks added counted only where redaction
-// changed something, no routeOf() or JSON.stringify per key and no copy of each 4 MB batch.
-// What is left per entry (CPU profile, this build, in the loop): keying the request ~7-8 us
-// (~4.4 us alone: the core's index, view and digest, and the calls around them), building the
-// record ~9 us (answer redaction ~4: its member-name and credential scans; the answer's JSON
-// check ~1.5; header redaction ~1.5; the trace token ~1), writing the frame ~6 us, reading the
-// entry ~5 us, parsing and redacting the request body ~2 us; each of these is about twice
-// what it costs in a loop of its own, with the parsed HAR alive beside it. Tried and not
-// kept: remembering clean header values (hashing a new string costs what the scan does), a
-// byte-level JSON validator for the answer's check (0.9 against 1.1 us for JSON.parse), a
-// credential pattern with one shared \b or a first-character lookahead (the same or slower),
-// the member-name scan as a lookbehind from each `":` (0.75x, not worth a second pattern).
+// Where it stands (2 cores shared with three other sessions, load 2.6-3.1; this script and
+// main's alternating in processes of their own, three pairs): 0.42-0.44x in wall time and
+// 0.43-0.45x in CPU time (read + JSON.parse 208-214 ms, 239-249 ms of CPU; import 468-499 ms,
+// 549-568 ms of CPU): the target is still missed. The import's CPU is 0.86-0.89x main's in the
+// same windows (622-643 ms), its wall time 0.86-0.97x. Main's ratios there, 0.44-0.46x and
+// 0.46-0.48x, came from a slower baseline (read + JSON.parse 236-239 ms, 295-303 ms of CPU)
+// measured in the same process after main's import, whose parsed HAR the collector had
+// promoted. What this build does: a HAR's entries are parsed one at a time from a checked
+// split of the file's bytes (src/store/import/har-split.ts: the entries array found by a
+// structural scan, its elements by their one-a-line separator, ~17 ms for this file), so the
+// 42 MB parsed document is not held through the import (one import's peak RSS 131 against
+// 193 MB; heap ~15-19 against ~96 MB), and the file is read as bytes (~27 ms) instead of as a
+// UTF-8 string (~100 ms). The import's own read, split and parses cost ~160 ms of its time,
+// the whole-file read and parse ~200+. A minified HAR is split element by element (~40 ms for
+// 27.5 MB): the same CPU as main's there, less memory.
+// What is left per entry (CPU profile, in the loop): keying the request ~7-8 us (~4.4 us
+// alone: the core's index, view and digest, and the calls around them), building the record
+// ~9 us (answer redaction ~4: its member-name and credential scans; the answer's JSON check
+// ~1.5; header redaction ~1.5; the trace token ~1), writing the frame ~6 us, parsing the
+// entry's text ~10.7 us (~8 in a loop of its own), reading the entry ~5 us, parsing and
+// redacting the request body ~2 us. Tried and not kept: remembering clean header values
+// (hashing a new string costs what the scan does), a byte-level JSON validator for the
+// answer's check (0.9 against 1.1 us for JSON.parse), a credential pattern with one shared \b
+// or a first-character lookahead (the same or slower), the member-name scan as a lookbehind
+// from each `":` (0.75x), the entries' separator found by String#indexOf or Buffer#indexOf of
+// the whole separator (~40-55 ms for this file: slower than hopping brace to brace, ~12 ms).
 // Run by bench/run.mjs, or alone: node bench/import.mjs [--quick].
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -8,7 +8,7 @@ import { EXIT, reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { COMMAND_HELP } from './cli-help.ts';
 import { importTapeJSON, writeTapeJSON } from './store/export.ts';
 import { exportTapeHar } from './store/export-har.ts';
-import { detectFormat, IMPORT_FORMATS, type ImportFormat } from './store/import/read.ts';
+import { detectFormat, formatByName, IMPORT_FORMATS, type ImportFormat } from './store/import/read.ts';
 import { importRecordings, type ImportReport } from './proxy/import.ts';
 import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from './store/records.ts';
@@ -408,7 +408,8 @@ function main(argv: string[]): number | Promise<number> {
 /** The recording format of an import source (HAR, VCR.py, nock, fixtures), or undefined for the others. */
 function recordingFormat(src: string): ImportFormat | undefined {
   if (src === '-' || statSync(src, { throwIfNoEntry: false })?.isFile() !== true) return undefined;
-  return detectFormat(src, readFileSync(src, 'utf8'))?.format;
+  // By name without reading the file (a large HAR is not read here as a whole string first).
+  return formatByName(src) ?? detectFormat(src, readFileSync(src, 'utf8'))?.format;
 }
 
 /** What an import of recordings made, as the lines the command prints. */
