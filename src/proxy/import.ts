@@ -290,12 +290,12 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   return report;
 }
 
-/** A file's bytes, or an empty buffer if it cannot be read. */
-function readBytes(file: string): Buffer {
+/** A file's bytes, or undefined if it cannot be read (the caller's read says why). */
+function readBytes(file: string): Buffer | undefined {
   try {
     return readFileSync(file);
   } catch {
-    return Buffer.alloc(0);
+    return undefined;
   }
 }
 
@@ -312,10 +312,11 @@ export async function importRecordings(src: string, out: string, opts: ImportOpt
   if (opts.from !== undefined && !IMPORT_FORMATS.includes(opts.from)) {
     throw new TapedeckError('E_ARG', `Unknown import format ${JSON.stringify(opts.from)}.`, { hint: `Use one of ${IMPORT_FORMATS.join(', ')} (--from).` });
   }
-  if (src !== '-' && (opts.from ?? formatByName(src)) === 'har') {
+  let text: string | undefined;
+  const bytes = src !== '-' && (opts.from ?? formatByName(src)) === 'har' ? readBytes(src) : undefined;
+  if (bytes) {
     // Entry by entry, when the split of the file is sure (see har-split.ts).
-    // (A file that cannot be read is left to the read below, which says so as it always did.)
-    const split = splitHar(readBytes(src));
+    const split = splitHar(bytes);
     if (split) {
       try {
         return await writeImport(readHarSplit(split, src), out, opts);
@@ -325,8 +326,10 @@ export async function importRecordings(src: string, out: string, opts: ImportOpt
         if (split.whole()) throw e;
       }
     }
+    // The bytes read once (a pipe is not read again): decoded as readFileSync(src, 'utf8') decodes.
+    text = bytes.toString('utf8');
   }
-  const text = readFileSync(src === '-' ? 0 : src, 'utf8');
+  text ??= readFileSync(src === '-' ? 0 : src, 'utf8');
   const detected = opts.from ? { format: opts.from, parsed: undefined } : detectFormat(src, text);
   if (!detected) {
     throw new TapedeckError('E_IMPORT_FORMAT', `${src} is none of the recording formats import reads (HAR, VCR.py cassette, nock recording, mock-server fixtures); no tape written.`, {

@@ -6,6 +6,7 @@
 // that is no JSON: the import then parses the whole file) or gives exactly the whole reader's
 // exchanges and bad entries. And `tapedeck import` of the same files writes the same tape, or
 // fails with the same error, as the whole-file path.
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -154,6 +155,25 @@ describe('a HAR split into its entries', () => {
     expect(tally.declined).toBeGreaterThan(100);
     expect(tally.notJson).toBeGreaterThan(5);
     expect(tally.wholeFails).toBeGreaterThan(100);
+  });
+
+  it('reads a pipe once: a HAR the split declines is parsed whole from the bytes already read', async () => {
+    const entry = (path: string) => ({ request: { method: 'GET', url: `https://example.com/${path}`, headers: [] }, response: { status: 200, headers: [], content: { size: 2, text: 'ok' } } });
+    // Entries one a line but for one separator: the split's first element spans two, is no JSON, and the whole file is parsed.
+    const text = JSON.stringify({ log: { entries: [entry('a'), entry('b'), entry('c')] } }, null, 2).replace(/\},\n +\{/, '}, {');
+    expect(text).toContain('}, {');
+    const src = join(dir, 'piped.har');
+    writeFileSync(src, text);
+    const fifo = join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    // The file, then nothing: a second read of the pipe would find it empty (rather than wait).
+    const writer = spawn('sh', ['-c', `cat "${src}" > "${fifo}"; sleep 1; : > "${fifo}"`]);
+    try {
+      const report = await importRecordings(fifo, join(dir, 'piped.tape'), { from: 'har', force: true, onWarning: () => {} });
+      expect(report.records).toBe(3);
+    } finally {
+      writer.kill();
+    }
   });
 
   it('imports to the same tape, or fails with the same error, as the whole-file path', async () => {
