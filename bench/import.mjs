@@ -15,7 +15,7 @@
 // split of the file's bytes (src/store/import/har-split.ts: the entries array found by a
 // structural scan, its elements by their one-a-line separator, ~17 ms for this file), so the
 // 42 MB parsed document is not held through the import (one import's peak RSS 131 against
-// 193 MB; heap ~15-19 against ~96 MB), and the file is read as bytes (~27 ms) instead of as a
+// 193 MB; heap sampled at ~15-19 against ~96 MB), and the file is read as bytes (~27 ms) instead of as a
 // UTF-8 string (~100 ms). The import's own read, split and parses cost ~160 ms of its time,
 // the whole-file read and parse ~200+. A minified HAR is split element by element (~40 ms for
 // 27.5 MB): the same CPU as main's there, less memory.
