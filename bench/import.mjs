@@ -15,10 +15,10 @@
 // split of the file's bytes (src/store/import/har-split.ts: the entries array found by a
 // structural scan, its elements by their one-a-line separator, ~17 ms for this file), so the
 // 42 MB parsed document is not held through the import (one import's peak RSS 131 against
-// 193 MB; heap sampled at ~15-19 against ~96 MB), and the file is read as bytes (~27 ms) instead of as a
-// UTF-8 string (~100 ms). The import's own read, split and parses cost ~160 ms of its time,
-// the whole-file read and parse ~200+. A minified HAR is split element by element (~40 ms for
-// 27.5 MB): the same CPU as main's there, less memory.
+// 193 MB; heap sampled at ~15-19 against ~96 MB), and the file is read as bytes (~27 ms)
+// instead of as a UTF-8 string (~100 ms). The import's own read, split and parses cost ~160 ms
+// of its time, main's whole-file read and parse ~200 ms. A minified HAR is split element by
+// element (~40 ms for 27.5 MB): the same CPU as main's there, less memory.
 // What is left per entry (CPU profile, in the loop): keying the request ~7-8 us (~4.4 us
 // alone: the core's index, view and digest, and the calls around them), building the record
 // ~9 us (answer redaction ~4: its member-name and credential scans; the answer's JSON check
