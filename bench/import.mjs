@@ -11,7 +11,9 @@
 // same windows (622-643 ms), its wall time 0.86-0.97x. Main's ratios there, 0.44-0.46x and
 // 0.46-0.48x, came from a slower baseline (read + JSON.parse 236-239 ms, 295-303 ms of CPU)
 // measured in the same process after main's import, whose parsed HAR the collector had
-// promoted. What this build does: a HAR's entries are parsed one at a time from a checked
+// promoted. A second window after merging main (load ~1.1): the import's CPU 660-684 against
+// main's 740-770 ms (0.86-0.92x), the ratios 0.36-0.38x against main's 0.31-0.44x.
+// What this build does: a HAR's entries are parsed one at a time from a checked
 // split of the file's bytes (src/store/import/har-split.ts: the entries array found by a
 // structural scan, its elements by their one-a-line separator, ~17 ms for this file), so the
 // 42 MB parsed document is not held through the import (one import's peak RSS 131 against
