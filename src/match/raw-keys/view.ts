@@ -257,11 +257,15 @@ export function finishInPlace(
 // A conversation's requests name the same tools and context keys: their sorted, deduplicated
 // names and JSON text are kept with the lists they come from (a kept tool list's names, a kept
 // top level's context keys).
+const NO_NAMES: { sorted: string[]; text: string | undefined } = Object.freeze({ sorted: Object.freeze([]) as unknown as string[], text: '[]' });
 const sortedOf = new WeakMap<readonly (string | undefined)[], { sorted: string[]; text: string | undefined }>();
 const jsonText = new WeakMap<readonly string[], string | undefined>();
 
 /** The signature's tool names of `names` (sorted, no duplicates) and their JSON text (undefined: not all well-formed). */
 function sortedNames(names: readonly (string | undefined)[]): { sorted: string[]; text: string | undefined } {
+  // A request without tools comes with a new empty list each time: remembering each would cost
+  // a weak entry per request (most of a small body's keying, and work for every collection).
+  if (names.length === 0) return NO_NAMES;
   let known = sortedOf.get(names);
   if (known === undefined) {
     const sorted = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
