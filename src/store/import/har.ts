@@ -150,8 +150,16 @@ export function readHar(text: string, file: string, opts: { parsed?: unknown; di
   const doc = opts.parsed ?? parseJsonFile(text, file, 'HAR file');
   if (!isObject(doc) || !isObject(doc.log)) throw badFile(file, 'HAR file', 'expected an object with a "log" member (HAR 1.2)');
   if (!Array.isArray(doc.log.entries)) throw badFile(file, 'HAR file', '"log.entries" must be an array');
-  const dir = opts.dir ?? (file === '-' ? undefined : dirname(file));
-  return readEntries(file, 'HAR', doc.log.entries as unknown[], (i) => `log.entries[${i}]`, (e, i) => entry(e, i, dir));
+  return harEntries(file, opts.dir, doc.log.entries as unknown[], (e) => e);
+}
+
+/**
+ * A HAR's entries as exchanges, entry i read from `items[i]` by `value` (the parsed entry, or
+ * the parse of its text). `dir`: where `_file` bodies are (default the HAR's own directory).
+ */
+function harEntries<T>(file: string, dir: string | undefined, items: ArrayLike<T>, value: (item: T, i: number) => unknown): ReadResult {
+  const base = dir ?? (file === '-' ? undefined : dirname(file));
+  return readEntries(file, 'HAR', items, (i) => `log.entries[${i}]`, (e, i) => entry(value(e, i), i, base));
 }
 
 /**
@@ -164,6 +172,5 @@ export function readHar(text: string, file: string, opts: { parsed?: unknown; di
  * const { exchanges } = split ? readHarSplit(split, 'network.har') : readHar(text, 'network.har')
  */
 export function readHarSplit(split: HarSplit, file: string, opts: { dir?: string } = {}): ReadResult {
-  const dir = opts.dir ?? (file === '-' ? undefined : dirname(file));
-  return readEntries(file, 'HAR', { length: split.spans.length / 2 }, (i) => `log.entries[${i}]`, (_, i) => entry(split.parse(i), i, dir));
+  return harEntries(file, opts.dir, { length: split.spans.length / 2 }, (_, i) => split.parse(i));
 }
