@@ -178,15 +178,18 @@ function topText(bytes: Uint8Array, r: Uint32Array, conversation: readonly strin
 /** Writes the view's model and options of the chat family's top level; its normalized form. */
 function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Normalized {
   const text = topText(bytes, roots, CONVERSATION[provider]);
-  return keptTop(out, chatTopKey(provider, ignoreArgs), text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
+  return keptTop(out, topKey(provider, ignoreArgs), text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
 }
 
-/** What a chat-family top level's kept form depends on besides its text: the provider and the ignored arguments. */
-const chatTopKey = (provider: BuiltinProvider, ignoreArgs: readonly string[]): string => `${provider}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`;
+/**
+ * What a kept top level depends on besides its text: the view it is made for (a chat-family
+ * provider, or Ollama's rewrite) and the ignored arguments (no JSON.stringify for none: keyed per request).
+ */
+const topKey = (view: string, ignoreArgs: readonly string[]): string => `${view}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`;
 
 /** The chat family's kept top level (see chatTop()), written nowhere. */
 function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Top {
-  const key = chatTopKey(provider, ignoreArgs);
+  const key = topKey(provider, ignoreArgs);
   return topByBytes(bytes, roots, quotedNames(CONVERSATION[provider]), key, () => {
     const text = topText(bytes, roots, CONVERSATION[provider]);
     return topEntry(out, key, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
@@ -483,7 +486,7 @@ const OLLAMA_CONVERSATION = ['messages', 'tools'];
  * null leaves the body to the walk.
  */
 export function ollamaCoreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
-  const key = `ollama-core${JSON.stringify(ignoreArgs)}`;
+  const key = topKey('ollama-core', ignoreArgs);
   const topOf = (out: Out): Top =>
     topByBytes(bytes, cv.roots, quotedNames(OLLAMA_CONVERSATION), key, () => {
       const text = topText(bytes, cv.roots, OLLAMA_CONVERSATION);
