@@ -1010,14 +1010,29 @@ export class Deck {
 
   /** Request headers as stored: lowercase names, hop-by-hop ones dropped, secrets masked. */
   storedRequestHeaders(h: DeckRequest['headers']): StoredHeaders {
+    if (h === this.lastFrozenHeaders.from) return this.lastFrozenHeaders.stored;
     const out: StoredHeaders = {};
     for (const k of Object.keys(h)) {
       const v = h[k];
       if (v === undefined || HOP_BY_HOP.has(k)) continue;
       out[k] = v;
     }
-    return this.redactor.headers(out);
+    const stored = this.redactor.headers(out);
+    if (Object.isFrozen(h) && Object.values(h).every((v) => typeof v === 'string' || Object.isFrozen(v))) {
+      for (const v of Object.values(stored)) if (Array.isArray(v)) Object.freeze(v);
+      this.lastFrozenHeaders = { from: h, stored: Object.freeze(stored) };
+    }
+    return stored;
   }
+
+  /**
+   * The last frozen header map given to storedRequestHeaders (an importer's: the entries of a
+   * recording that list the same headers share one) and its stored form, frozen too: a map that
+   * cannot change is redacted once while it repeats. Not for a map that can change (a caller
+   * could put a secret in after its first redaction), nor with a beforeRecord hook (which gets
+   * the stored map to change in place).
+   */
+  private lastFrozenHeaders: { from: DeckRequest['headers'] | undefined; stored: StoredHeaders } = { from: undefined, stored: {} };
 
   /**
    * Records an exchange: appends it (many concurrent requests share one lock and one fsync) and

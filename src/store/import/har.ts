@@ -49,10 +49,48 @@ function headersOf(list: unknown, field: string): ImportHeaders {
   return h;
 }
 
-function requestBody(postData: unknown, headers: ImportHeaders): Uint8Array {
+/**
+ * The last request header list read (names and values, in order), the body's mime type it was
+ * read with, and the map made of them, frozen. A HAR's requests mostly list the same headers
+ * (one client, one key): an entry listing exactly the last list gets the same map, which the
+ * deck then redacts once and the frame writer encodes once for all the entries that share it
+ * (deck.ts storedRequestHeaders, record-pack.ts). Compared by content, never by identity.
+ */
+let lastRequest: { list: string[]; mime: string | undefined; headers: ImportHeaders } = { list: [], mime: undefined, headers: Object.freeze({}) };
+
+/** Whether a HAR header list has exactly the names and values of `flat` ([name, value, ...]). */
+function sameList(list: unknown[], flat: string[]): boolean {
+  if (list.length * 2 !== flat.length || list.length === 0) return false;
+  for (let i = 0; i < list.length; i++) {
+    const x: unknown = list[i];
+    if (!isObject(x) || x.name !== flat[2 * i] || x.value !== flat[2 * i + 1]) return false;
+  }
+  return true;
+}
+
+/**
+ * An entry's request headers: its list, `content-type` from the body's mime type where the list
+ * has none, `content-encoding` dropped (the body is given decoded: the coding it was sent with
+ * no longer applies). Frozen, and the last entry's map again for the same list.
+ */
+function requestHeaders(list: unknown, postData: unknown): ImportHeaders {
+  const mime = isObject(postData) && typeof postData.mimeType === 'string' && postData.mimeType !== '' ? postData.mimeType : undefined;
+  const last = lastRequest;
+  if (mime === last.mime && Array.isArray(list) && sameList(list, last.list)) return last.headers;
+  const h = headersOf(list, 'request.headers');
+  if (mime !== undefined && h['content-type'] === undefined) h['content-type'] = mime;
+  // Deleted only when there: a delete turns the map into a slow dictionary for every later reader.
+  if (h['content-encoding'] !== undefined) delete h['content-encoding'];
+  const flat: string[] = [];
+  for (const x of list as { name: string; value: string }[]) flat.push(x.name, x.value);
+  for (const v of Object.values(h)) if (Array.isArray(v)) Object.freeze(v);
+  lastRequest = { list: flat, mime, headers: Object.freeze(h) };
+  return h;
+}
+
+function requestBody(postData: unknown): Uint8Array {
   if (postData === undefined || postData === null) return new Uint8Array(0);
   if (!isObject(postData)) throw new FieldError('request.postData', 'must be an object');
-  if (typeof postData.mimeType === 'string' && postData.mimeType !== '' && headers['content-type'] === undefined) headers['content-type'] = postData.mimeType;
   if (typeof postData.text === 'string') return postData.encoding === 'base64' ? base64Bytes(postData.text, 'request.postData.text') : utf8Bytes(postData.text);
   if (postData.text !== undefined) throw new FieldError('request.postData.text', 'must be a string');
   if (Array.isArray(postData.params)) {
@@ -114,11 +152,8 @@ function startOf(v: unknown): string | undefined {
 
 function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const { q, method, url } = requestOf(e, 'entry', 'url');
-  const reqHeaders = headersOf(q.headers, 'request.headers');
-  const body = requestBody(q.postData, reqHeaders);
-  // The body is given decoded: a content-encoding it was sent with no longer applies. (Deleted
-  // only when there: a delete turns the map into a slow dictionary for every later reader.)
-  if (reqHeaders['content-encoding'] !== undefined) delete reqHeaders['content-encoding'];
+  const reqHeaders = requestHeaders(q.headers, q.postData);
+  const body = requestBody(q.postData);
   const r = (e as Record<string, unknown>).response;
   if (!isObject(r)) throw new FieldError('response', 'is missing (the request got no answer)');
   const resHeaders = headersOf(r.headers, 'response.headers');
