@@ -24,10 +24,10 @@ import { checkHooks, type HookRecording, type RecordingHook } from '../store/hoo
 import { beforeRecord, beforeReplay, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { recordingUrl, routeOf } from '../providers/index.ts';
-import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
+import { checkedAnswer, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
-import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
@@ -1073,6 +1073,8 @@ export class Deck {
       requestHeaders = this.redactor.headers(h.headers);
       response = h.response;
     }
+    // The answer's JSON check parses it; redaction masks its members from that parse.
+    const answer = checkedAnswer(response);
     const rec: HttpRecord = {
       v: 1,
       kind: 'http',
@@ -1083,12 +1085,12 @@ export class Deck {
       ...(p.signature ? { signature: p.signature } : {}),
       trace: this.traceFor(p, recordedAtIso),
       request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
-      response: this.redactResponse(response),
+      response: this.redactResponse(response, { parsed: answer.parsed }),
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
     };
     // Framed fine but not what its content type says: kept byte for byte, and said now.
-    const problem = answerProblem(response);
+    const problem = answer.problem;
     if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
     return rec;
   }
@@ -1141,13 +1143,13 @@ export class Deck {
    * two chunks, the stream is stored as one chunk, because exact bytes on disk matter less than
    * the key never reaching it.
    */
-  private redactResponse(r: HttpRecord['response']): HttpRecord['response'] {
+  private redactResponse(r: HttpRecord['response'], known: KnownBody): HttpRecord['response'] {
     const headers = this.redactor.headers(r.headers);
     if (this.redactor.keepSecrets) return { ...r, headers };
     // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
     // (a token endpoint's access_token sent in two writes) is only seen in the whole.
     const ct = r.headers['content-type'];
-    const body = this.redactor.bytes(r.body, ct === undefined ? undefined : String(ct));
+    const body = this.redactor.bytes(r.body, ct === undefined ? undefined : String(ct), known);
     if (body === r.body) return { ...r, headers };
     if (!r.chunks) return { ...r, headers, body };
     const masked = latin1Text(body);
