@@ -1057,12 +1057,15 @@ export class Deck {
    * storing it: undefined when the hook declined it. Importers build records with it so an
    * imported exchange is keyed and redacted exactly as a recorded one. `recordedAt` is a Date or
    * the text its toISOString() gives (an importer that has the text spares a Date per record).
+   * `answerAscii`: the answer's body as text, when the caller has it and every byte of the body
+   * is ASCII (the text one character a byte): it is then not decoded again.
    *
    * @example
    * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
    */
-  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date | string, durationMs: number): HttpRecord | undefined {
+  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date | string, durationMs: number, answerAscii?: string): HttpRecord | undefined {
     const recordedAtIso = typeof recordedAt === 'string' ? recordedAt : recordedAt.toISOString();
+    const given = response;
     let requestHeaders = this.storedRequestHeaders(req.headers);
     if (this.opts.beforeRecord) {
       // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).
@@ -1074,7 +1077,9 @@ export class Deck {
       response = h.response;
     }
     // The answer's JSON check parses it; redaction masks its members from that parse.
-    const answer = checkedAnswer(response);
+    // A hook's answer is its own: the caller's text is of the answer before it.
+    const ascii = response === given ? answerAscii : undefined;
+    const answer = checkedAnswer(response, ascii);
     const rec: HttpRecord = {
       v: 1,
       kind: 'http',
@@ -1085,7 +1090,7 @@ export class Deck {
       ...(p.signature ? { signature: p.signature } : {}),
       trace: this.traceFor(p, recordedAtIso),
       request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
-      response: this.redactResponse(response, { parsed: answer.parsed }),
+      response: this.redactResponse(response, { parsed: answer.parsed, ascii }),
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
     };

@@ -247,7 +247,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       let asSent = false;
       try {
         const p = deck.prepareRequest(req);
-        rec = deck.recordOf(p, req, storedResponse(x), x.startedAt ?? fallback(), x.durationMs ?? 0);
+        rec = deck.recordOf(p, req, storedResponse(x), x.startedAt ?? fallback(), x.durationMs ?? 0, x.answerAscii);
         asSent = p.bodyAsSent === true && rec !== undefined && rec.request.body === p.body;
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;

@@ -403,20 +403,24 @@ const GOOD_ANSWER: { problem: undefined; parsed: undefined } = Object.freeze({ p
 
 /**
  * {@link answerProblem}, with the body's parse when it was parsed (a good JSON answer): the
- * record path redacts the answer from that parse rather than parsing it again.
+ * record path redacts the answer from that parse rather than parsing it again. `ascii`: the
+ * body's text when the caller has it and every byte is ASCII (not decoded again).
  *
  * @example
  * const { problem, parsed } = checkedAnswer(response) // parsed?.value: the answer's JSON
  */
-export function checkedAnswer(response: HttpRecord['response']): { problem: string | undefined; parsed: { value: unknown } | undefined } {
+export function checkedAnswer(response: HttpRecord['response'], ascii?: string): { problem: string | undefined; parsed: { value: unknown } | undefined } {
   const ct = response.headers['content-type'];
   const type = Array.isArray(ct) ? ct[0] : ct;
   if (type === undefined || !JSON_TYPE.test(type) || response.body.length === 0) return GOOD_ANSWER;
   let text: string;
-  try {
-    text = strictUtf8.decode(response.body);
-  } catch {
-    return { problem: 'not valid UTF-8', parsed: undefined };
+  if (ascii !== undefined && ascii.length === response.body.length) text = ascii;
+  else {
+    try {
+      text = strictUtf8.decode(response.body);
+    } catch {
+      return { problem: 'not valid UTF-8', parsed: undefined };
+    }
   }
   try {
     return { problem: undefined, parsed: { value: JSON.parse(text) } };

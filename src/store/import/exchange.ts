@@ -32,6 +32,8 @@ export interface Exchange {
   };
   /** Body decoded; `chunks` for a stream (one per server-sent event). */
   response: HttpRecord['response'];
+  /** The response body as the source gave it as text, when every character is ASCII (one byte a character). */
+  answerAscii?: string | undefined;
   /** Time the request was sent, when the source says, as Date#toISOString writes it. */
   startedAt?: string;
   /** Milliseconds the exchange took, when the source says. */

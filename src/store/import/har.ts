@@ -133,6 +133,13 @@ function exportedChunks(v: unknown, length: number): [number, number][] | undefi
   return v as [number, number][];
 }
 
+/** A body's `text` when its bytes are that text's UTF-8 and it is as long: ASCII, one byte a character. */
+function asciiOf(holder: unknown, body: Uint8Array): string | undefined {
+  if (!isObject(holder)) return undefined;
+  const text = holder.text;
+  return typeof text === 'string' && holder.encoding !== 'base64' && text.length === body.length ? text : undefined;
+}
+
 const num = (v: unknown): number => (typeof v === 'number' && v > 0 ? v : 0);
 
 /**
@@ -165,11 +172,13 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const first = num(t.blocked) + num(t.dns) + num(t.connect) + num(t.send) + num(t.wait);
   const chunks = exportedChunks(r._chunks, resBody.length) ?? streamChunks(resHeaders, resBody, 0, num(t.receive));
   const started = startOf(x.startedDateTime);
+  const ascii = asciiOf(content, resBody);
   return {
     where: `log.entries[${i}]`,
     index: i,
     request: { method, url, headers: reqHeaders, body },
     response: response(r.status, r.statusText, resHeaders, resBody, 'response.status', chunks),
+    answerAscii: ascii,
     ...(started ? { startedAt: started } : {}),
     durationMs: typeof x.time === 'number' && x.time >= 0 ? x.time : first + num(t.receive),
   };
