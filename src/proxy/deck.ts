@@ -966,7 +966,10 @@ export class Deck {
 
   /** Keys and the redacted body of a request about to be recorded. */
   private prepare(req: DeckRequest, route: string): Prepared {
-    const url = this.redactor.url(req.url);
+    // Requests mostly repeat one URL: the last one's redaction is kept (by the URL's text).
+    const last = this.lastUrl;
+    let url = last.redacted;
+    if (req.url !== last.url) this.lastUrl = { url: req.url, redacted: (url = this.redactor.url(req.url)) };
     if (isJsonBody(req.headers, req.body)) {
       const parsed = parsedOrUndefined(req.body);
       let stored = parsed === undefined ? undefined : this.redactor.value(parsed);
@@ -998,6 +1001,8 @@ export class Deck {
     const body = normalizeBody(req.headers, req.body, this.redactor);
     return { match: 'http', route, key: this.httpKey(route, req.headers, body.bytes), model: '', body: body.stored, url };
   }
+
+  private lastUrl = { url: '', redacted: '' };
 
   /** The options a request to this endpoint is keyed with: the last ones again while the endpoint repeats (nothing changes them). */
   private keyOptions(method: string, url: string): NormalizeOptions & { endpoint: { method: string; url: string } } {

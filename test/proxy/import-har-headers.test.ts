@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { Deck } from '../../src/proxy/deck.ts';
 import { readHar } from '../../src/store/import/har.ts';
+import { redactor } from '../../src/store/redact.ts';
 import { rng } from '../reference.ts';
 
 type Header = { name: string; value: string };
@@ -67,6 +68,24 @@ describe('HAR request headers', () => {
     }
     // Most entries repeat the list before them: the map is shared, not rebuilt.
     expect(shared).toBeGreaterThan(200);
+  });
+});
+
+describe('Deck prepared URLs', () => {
+  it('are each URL redacted as on its own, the same URL in a row or not', async () => {
+    const salt = '0123456789abcdef0123456789abcdef';
+    const deck = await Deck.open({ mode: 'passthrough', redact: { salt } }, { kind: 'fetch' });
+    const fresh = redactor({ salt });
+    try {
+      const urls = ['/v1/x?token=aaa', '/v1/x?token=aaa', '/v1/x?token=bbb', '/v1/x?key=AIzaSecret', '/v1/x?token=aaa', '/v1/x', '/v1/x?token=bbb'];
+      for (const url of urls) {
+        const p = deck.prepareRequest({ method: 'GET', url, headers: {}, body: new Uint8Array(0) });
+        expect(p.url).toBe(fresh.url(url));
+        expect(p.url).not.toMatch(/aaa|bbb|AIzaSecret/);
+      }
+    } finally {
+      await deck.close();
+    }
   });
 });
 
