@@ -1,5 +1,6 @@
-// An imported HAR entry's request headers: the reader gives the entries that list exactly the
-// same headers (and body mime type) one frozen map, and builds the others. Against a plain
+// An imported HAR entry's headers: the reader gives the entries that list exactly the same
+// request headers (and body mime type) one frozen map, and builds the others (names lowercased
+// as made for the last list where a name is the same in its place). Against a plain
 // reference written here (names lowercased, repeats as arrays in order, HTTP/2 pseudo-headers
 // left out, content-type from postData.mimeType where none is listed, content-encoding
 // dropped), for runs of entries that repeat a list or change it by one value, one name's case,
@@ -13,8 +14,8 @@ import { rng } from '../reference.ts';
 
 type Header = { name: string; value: string };
 
-/** The reference: the map a header list and mime type make. */
-function reference(list: Header[], mime: string | undefined): Record<string, string | string[]> {
+/** The reference: the map a header list makes. */
+function listed(list: Header[]): Record<string, string | string[]> {
   const h: Record<string, string | string[]> = {};
   for (const { name, value } of list) {
     if (name.startsWith(':')) continue;
@@ -22,44 +23,62 @@ function reference(list: Header[], mime: string | undefined): Record<string, str
     const had = h[k];
     h[k] = had === undefined ? value : Array.isArray(had) ? [...had, value] : [had, value];
   }
+  return h;
+}
+
+/** The reference for a request: its list, the body's mime type, no content-encoding. */
+function reference(list: Header[], mime: string | undefined): Record<string, string | string[]> {
+  const h = listed(list);
   if (mime && h['content-type'] === undefined) h['content-type'] = mime;
   delete h['content-encoding'];
   return h;
 }
 
+/** A header list changed as consecutive entries change theirs: a value, a name's case, the order, a repeat, a new name. */
+function changed(list: Header[], r: () => number, pick: <T>(xs: readonly T[]) => T): Header[] {
+  const change = r();
+  if (list.length === 0 || change < 0.1) return Array.from({ length: Math.floor(r() * 6) }, () => ({ name: pick(NAMES), value: pick(VALUES) }));
+  if (change < 0.2) return list.map((h, k) => (k === Math.floor(r() * list.length) ? { ...h, value: `${h.value}!` } : h));
+  if (change < 0.25) return list.map((h, k) => (k === 0 ? { ...h, name: h.name.toUpperCase() } : h));
+  if (change < 0.3) return [...list].reverse();
+  if (change < 0.35) return [...list, list[0]!];
+  if (change < 0.4) return [...list, { name: 'Content-Encoding', value: 'br' }];
+  return list;
+}
+
 const NAMES = ['accept', 'Accept', 'authorization', 'content-type', 'content-encoding', 'user-agent', ':path', 'x-note', 'X-Note'];
 const VALUES = ['application/json', 'Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123', 'gzip', 'text/plain', '', 'a', 'b'];
 
-describe('HAR request headers', () => {
-  it('are the reference map for every entry, one frozen map shared by entries that list the same headers', () => {
+describe('HAR headers', () => {
+  it('are the reference maps for every entry, one frozen request map shared by entries that list the same headers', () => {
     const r = rng(4711);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
     const entries: unknown[] = [];
     const want: Record<string, string | string[]>[] = [];
+    const wantAnswers: Record<string, string | string[]>[] = [];
     let list: Header[] = [];
+    let answerList: Header[] = [];
     let mime: string | undefined = 'application/json';
     for (let i = 0; i < 600; i++) {
-      const change = r();
-      if (i === 0 || change < 0.1) list = Array.from({ length: Math.floor(r() * 6) }, () => ({ name: pick(NAMES), value: pick(VALUES) }));
-      else if (change < 0.2 && list.length > 0) list = list.map((h, k) => (k === Math.floor(r() * list.length) ? { ...h, value: `${h.value}!` } : h));
-      else if (change < 0.25 && list.length > 0) list = list.map((h, k) => (k === 0 ? { ...h, name: h.name.toUpperCase() } : h));
-      else if (change < 0.3) list = [...list].reverse();
-      else if (change < 0.35 && list.length > 0) list = [...list, list[0]!];
-      else if (change < 0.4) mime = pick([undefined, '', 'application/json', 'text/plain']);
-      else if (change < 0.45) list = [...list, { name: 'Content-Encoding', value: 'br' }];
+      list = changed(list, r, pick);
+      answerList = changed(answerList, r, pick);
+      if (r() < 0.05) mime = pick([undefined, '', 'application/json', 'text/plain']);
       // Fresh objects every entry, as a parse of the file makes them.
       const copy = list.map((h) => ({ ...h }));
       entries.push({
         request: { method: 'POST', url: 'https://api.example.com/v1/x', headers: copy, ...(r() < 0.9 ? { postData: { ...(mime !== undefined ? { mimeType: mime } : {}), text: `{"n":${i}}` } } : {}) },
-        response: { status: 200, headers: [], content: { size: 0, text: '' } },
+        response: { status: 200, headers: answerList.map((h) => ({ ...h })), content: { size: 0, text: '' } },
       });
       const postData = (entries[i] as { request: { postData?: { mimeType?: string } } }).request.postData;
       want.push(reference(list, postData?.mimeType));
+      wantAnswers.push(listed(answerList));
     }
     const read = readHar(JSON.stringify({ log: { entries } }), 'headers.har');
-    const got = [...read.exchanges].map((x) => x.request.headers);
+    const xs = [...read.exchanges];
+    const got = xs.map((x) => x.request.headers);
     expect(read.bad).toEqual([]);
     expect(got).toEqual(want);
+    expect(xs.map((x) => x.response.headers)).toEqual(wantAnswers);
     let shared = 0;
     for (let i = 0; i < got.length; i++) {
       expect(Object.isFrozen(got[i])).toBe(true);

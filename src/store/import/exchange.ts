@@ -167,7 +167,11 @@ export function base64Bytes(s: string, field: string): Uint8Array {
 
 /** Adds a header to a map, folding the name to lowercase and repeats into an array. */
 export function addHeader(h: ImportHeaders, name: string, value: string): void {
-  const k = name.toLowerCase();
+  addLowercaseHeader(h, name.toLowerCase(), value);
+}
+
+/** {@link addHeader} for a name already lowercase. */
+export function addLowercaseHeader(h: ImportHeaders, k: string, value: string): void {
   const had = h[k];
   if (had === undefined) h[k] = value;
   else h[k] = Array.isArray(had) ? [...had, value] : [had, value];

@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { HarSplit } from './har-split.ts';
-import { addHeader, badFile, base64Bytes, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, addLowercaseHeader, badFile, base64Bytes, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 /** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
 export function jsonErrorOffset(e: Error): number | undefined {
@@ -37,14 +37,39 @@ export function parseJsonFile(text: string, file: string, format: string): unkno
   }
 }
 
-function headersOf(list: unknown, field: string): ImportHeaders {
+/**
+ * The names of the last header list read for a field and the lowercase names made of them, by
+ * place: a HAR's answers list the same names in the same order with new values, and a name
+ * equal to the last list's in its place takes the lowercase name made then (lowercasing a
+ * parsed name, and the lookup the map's store makes for a name it has not seen as that string,
+ * cost more than the comparison).
+ */
+interface Names {
+  names: string[];
+  keys: string[];
+}
+const requestNames: Names = { names: [], keys: [] };
+const responseNames: Names = { names: [], keys: [] };
+
+function headersOf(list: unknown, field: string, last: Names): ImportHeaders {
   if (!Array.isArray(list)) throw new FieldError(field, 'must be an array of { name, value }');
   const h: ImportHeaders = {};
+  const { names, keys } = last;
+  let same = names.length === list.length;
   for (let i = 0; i < list.length; i++) {
     const x: unknown = list[i];
     if (!isObject(x) || typeof x.name !== 'string' || typeof x.value !== 'string') throw new FieldError(`${field}[${i}]`, 'must be { name, value } with string values');
     // HTTP/2 pseudo-headers (:authority, :path) as Chrome lists them are not headers.
-    if (x.name.charCodeAt(0) !== 0x3a) addHeader(h, x.name, x.value);
+    if (x.name.charCodeAt(0) === 0x3a) continue;
+    if (same && x.name === names[i]) addLowercaseHeader(h, keys[i]!, x.value);
+    else {
+      same = false;
+      addHeader(h, x.name, x.value);
+    }
+  }
+  if (!same) {
+    last.names = (list as { name: string }[]).map((x) => x.name);
+    last.keys = last.names.map((n) => n.toLowerCase());
   }
   return h;
 }
@@ -77,7 +102,7 @@ function requestHeaders(list: unknown, postData: unknown): ImportHeaders {
   const mime = isObject(postData) && typeof postData.mimeType === 'string' && postData.mimeType !== '' ? postData.mimeType : undefined;
   const last = lastRequest;
   if (mime === last.mime && Array.isArray(list) && sameList(list, last.list)) return last.headers;
-  const h = headersOf(list, 'request.headers');
+  const h = headersOf(list, 'request.headers', requestNames);
   if (mime !== undefined && h['content-type'] === undefined) h['content-type'] = mime;
   // Deleted only when there: a delete turns the map into a slow dictionary for every later reader.
   if (h['content-encoding'] !== undefined) delete h['content-encoding'];
@@ -163,7 +188,7 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const body = requestBody(q.postData);
   const r = (e as Record<string, unknown>).response;
   if (!isObject(r)) throw new FieldError('response', 'is missing (the request got no answer)');
-  const resHeaders = headersOf(r.headers, 'response.headers');
+  const resHeaders = headersOf(r.headers, 'response.headers', responseNames);
   const resBody = responseBody(r.content, harDir);
   const content = r.content as Record<string, unknown>;
   if (resHeaders['content-type'] === undefined && typeof content.mimeType === 'string' && content.mimeType !== '') resHeaders['content-type'] = content.mimeType;
