@@ -10,6 +10,7 @@ import { backend, requestDigests, requestKeys } from '../../src/index.ts';
 import { JsEngine } from '../../src/core/js.ts';
 import { WasmEngine } from '../../src/core/wasm.ts';
 import { clearToolsCache, toolsCacheCounts } from '../../src/match/raw-keys/tools-cache.ts';
+import { filledCounts } from '../../src/match/raw-keys/core.ts';
 import { converseBody, geminiBody, ollamaChatBody, requestBodies } from '../../bench/workloads.mjs';
 import type { NormalizeOptions } from '../../src/providers/types.ts';
 import { agree, rng } from './raw-agree.ts';
@@ -352,5 +353,45 @@ describe('what the raw-bytes path keeps for Gemini and Converse bodies on their 
       }
       expect(requestKeys(bytes, at(moved)).key).not.toBe(requestKeys(bytes, at(shape.endpoint)).key);
     }
+  });
+});
+
+describe('the kept messages with attachments (filled and made canonical once)', () => {
+  const gemini = geminiBody() as { body: Obj; endpoint: { method: string; url: string } };
+  const converse = converseBody() as { body: Obj; endpoint: { method: string; url: string } };
+  const anthropic = (requestBodies() as Obj).anthropic.body as Obj;
+  const cases: [string, Obj, NormalizeOptions][] = [
+    ['anthropic', anthropic, {}],
+    ['gemini', gemini.body, { endpoint: gemini.endpoint }],
+    ['bedrock-converse', converse.body, { endpoint: converse.endpoint }],
+  ];
+
+  it('a message with an image, repeated, is kept; its text, its image or a message beside it changed by one byte (same length) right after is never answered by the kept one', () => {
+    for (const [shape, body, opts] of cases) {
+      const text = JSON.stringify(body);
+      const image = text.indexOf('https://images.example.com/');
+      expect(image, shape).toBeGreaterThan(0);
+      const bytes = encoder.encode(text);
+      // The first request keeps the tool list, the second the message with the image.
+      expect(agree(bytes, opts)).toBe(hasTape);
+      expect(agree(bytes, opts)).toBe(hasTape);
+      const before = { ...filledCounts };
+      expect(agree(bytes, opts)).toBe(hasTape);
+      if (hasTape) expect(filledCounts.kept - before.kept, shape).toBe(1);
+      // The message before the image's, the image's own text and its URL, and the message after.
+      const changed = oneLetterChanges(text, image - 900, image + 700, 23, opts);
+      expect(changed, shape).toBeGreaterThan(30);
+    }
+  });
+
+  it('two images in one message, and the same image in two messages, key as the reference when repeated', () => {
+    const text = JSON.stringify(anthropic);
+    const image = text.indexOf('{"type":"image"');
+    const end = text.indexOf('}}', image) + 2;
+    const part = text.slice(image, end);
+    const twice = text.slice(0, end) + ',' + part.replace('.png', '.jpg') + text.slice(end);
+    const elsewhere = text.replace('"content":[{"type":"text"', `"content":[${part},{"type":"text"`);
+    expect(elsewhere).not.toBe(text);
+    for (const t of [twice, elsewhere, twice, elsewhere, text]) expect(agree(encoder.encode(t))).toBe(hasTape);
   });
 });
