@@ -57,7 +57,7 @@
 
 import { coreRequestView, jsonTape } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import { normalizeRequest as normalizeModule, rawKeysAllowed, routeOf } from '../providers/index.ts';
+import { normalizeRequest as normalizeModule, rawKeysAllowed, routeShapeOf } from '../providers/index.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
 import type { RequestDigests, Signature } from './matcher.ts';
 import { ChatWalk, digests, OLLAMA_KEPT, PROVIDERS } from './raw-keys/chat.ts';
@@ -214,7 +214,7 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
   if (bytes === undefined) return undefined;
   let w: ChatWalk;
   try {
-    const route = routeOf(opts.endpoint)?.route.shape;
+    const route = routeShapeOf(opts.endpoint);
     const ignoreArgs = opts.ignoreArgs ?? [];
     // Gemini and Converse bodies SDKs send: the core writes the view itself (assembly/view.ts);
     // what it declines, the shape's walk here takes, from the index the core made.

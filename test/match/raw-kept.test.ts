@@ -338,6 +338,22 @@ describe('what the raw-bytes path keeps for Gemini and Converse bodies on their 
     }
   });
 
+  it('a Gemini or Converse top level changed by one byte (same length) right after the original was kept is never answered by it, the Converse tools aside included', () => {
+    for (const [shape, head, tail] of [
+      [gemini, '"systemInstruction"', '"contents"'],
+      [gemini, '"toolConfig"', ''],
+      [converse, '"system"', '"messages"'],
+      [converse, '],"toolChoice"', ''],
+    ] as const) {
+      clearToolsCache();
+      const text = JSON.stringify(shape.body);
+      const from = text.indexOf(head);
+      const to = tail === '' ? text.length : text.indexOf(tail);
+      expect(from).toBeGreaterThan(0);
+      expect(oneLetterChanges(text, from, to, 5, at(shape.endpoint)), head).toBeGreaterThan(8);
+    }
+  });
+
   it('the same top level on another route (another model in the path) or changed by one byte keys as the reference', () => {
     for (const [shape, other] of [
       [gemini, '/v1beta/models/gemini-2.5-pro:generateContent'],

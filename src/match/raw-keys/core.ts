@@ -260,7 +260,7 @@ function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: Buil
 const topKey = (view: string, ignoreArgs: readonly string[]): string => `${view}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`;
 
 /** The chat family's kept top level (see chatTop()), written nowhere. */
-function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Top {
+function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Top | null {
   const key = topKey(provider, ignoreArgs);
   return topByBytes(bytes, roots, quotedNames(CONVERSATION[provider]), key, () => {
     const text = topText(bytes, roots, CONVERSATION[provider]);
@@ -290,49 +290,62 @@ function quotedNames(list: readonly string[]): Uint8Array[] {
   return q;
 }
 
-function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top): Top {
-  // Which root members are top level, worked out once: each is compared to the conversation's names.
-  const top = new Uint8Array(r.length / 5);
+/**
+ * The kept top level whose bytes are those of the body's top-level members (`r`: the root's
+ * members; those named in `conversation` are not top level), made by `slow` the first time
+ * (null: none, nothing kept). A member holding `cut` (a value the view holds already, which
+ * topText() writes as null) is compared without the cut's bytes, as two ranges.
+ */
+function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top | null, cut: readonly [number, number] = NO_CUT): Top | null {
+  // The top level's byte ranges [start, end, ...], worked out once: each member compared to
+  // the conversation's names. Each range is kept with a 0x00 after it (never in JSON text).
+  const ranges: number[] = [];
   let total = 0;
   for (let i = 0; i < r.length; i += 5) {
     let member = true;
     for (let c = 0; c < conversation.length && member; c++) if (keyIs(bytes, r[i]!, r[i + 1]!, conversation[c]!)) member = false;
     if (!member) continue;
-    top[i / 5] = 1;
-    total += r[i + 4]! - r[i]! + 1;
+    const s = r[i]!;
+    const e = r[i + 4]!;
+    if (cut[1] > cut[0] && s < cut[0] && cut[1] <= e) {
+      ranges.push(s, cut[0], cut[1], e);
+      total += e - s - (cut[1] - cut[0]) + 2;
+    } else {
+      ranges.push(s, e);
+      total += e - s + 1;
+    }
   }
-  const inTop = (i: number): boolean => top[i / 5] === 1;
   for (let k = 0; k < byBytes.length; k++) {
     const e = byBytes[k]!;
     if (e.key !== key || e.parts.length !== total) continue;
     let at = 0;
     let same = true;
-    for (let i = 0; i < r.length && same; i += 5) {
-      if (!inTop(i)) continue;
-      for (let j = r[i]!; j < r[i + 4]!; j++) {
+    for (let q = 0; q < ranges.length && same; q += 2) {
+      for (let j = ranges[q]!; j < ranges[q + 1]!; j++) {
         if (e.parts[at++] !== bytes[j]) {
           same = false;
           break;
         }
       }
-      at++;
+      if (e.parts[at++] !== 0) same = false;
     }
     if (same) return e.top;
   }
   const made = slow();
-  if (total <= TOP_BYTES_MAX) {
+  if (made !== null && total <= TOP_BYTES_MAX) {
     const parts = new Uint8Array(total);
     let at = 0;
-    for (let i = 0; i < r.length; i += 5) {
-      if (!inTop(i)) continue;
-      parts.set(bytes.subarray(r[i]!, r[i + 4]!), at);
-      at += r[i + 4]! - r[i]! + 1; // a 0x00 after each (never in JSON text)
+    for (let q = 0; q < ranges.length; q += 2) {
+      parts.set(bytes.subarray(ranges[q]!, ranges[q + 1]!), at);
+      at += ranges[q + 1]! - ranges[q]! + 1;
     }
     byBytes.unshift({ key, parts, top: made });
     if (byBytes.length > BY_BYTES_MAX) byBytes.pop();
   }
   return made;
 }
+
+const NO_CUT: readonly [number, number] = [0, 0];
 
 /** Whether the last answer from the core's view hashed its messages where they lay (inPlace()); for the counters. */
 export let lastInPlace = false;
@@ -519,13 +532,15 @@ function keep(bytes: Uint8Array, cv: CoreView, tail: Uint8Array, names: readonly
 export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: NormalizeOptions, shape: ModuleShape, known?: KeptTools): RequestDigests | null {
   lastInPlace = false;
   const listed = cv.skipped ? undefined : viewTools(cv);
-  const text = topText(bytes, cv.roots, shape.conversation, shape.first, cv.cut);
+  // Decoded only where the kept top level is not found by its bytes (topByBytes()).
+  let text: string | undefined;
+  const textOf = (): string => (text ??= topText(bytes, cv.roots, shape.conversation, shape.first, cv.cut));
   // The module reads the model (and the operation) from the endpoint: part of what is kept.
   const method = opts.endpoint?.method;
   const url = opts.endpoint?.url;
-  const key = (method === undefined || typeof method === 'string') && typeof url === 'string' ? JSON.stringify([shape.code, method ?? null, url, opts.provider ?? null]) : undefined;
+  const key = (method === undefined || typeof method === 'string') && typeof url === 'string' ? moduleTopKey(shape.code, method, url, opts.provider) : undefined;
   const make = (): Normalized | null => {
-    const top = JSON.parse(text) as Record<string, unknown>;
+    const top = JSON.parse(textOf()) as Record<string, unknown>;
     shape.top(top);
     const small = normalizeModule(top, opts);
     return small.provider !== shape.provider || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP) ? null : small;
@@ -535,7 +550,8 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
   };
   if (key !== undefined) {
-    const fast = inPlace(bytes, cv, listed, known, undefined, (o) => topEntry(o, key, text, make), keepList, shape.part);
+    const topOf = (o: Out): Top | null => topByBytes(bytes, cv.roots, quotedNames(shape.conversation), key, () => topEntry(o, key, textOf(), make), cv.cut);
+    const fast = inPlace(bytes, cv, listed, known, undefined, topOf, keepList, shape.part);
     if (fast !== null) return fast;
   }
   const out = new Out();
@@ -545,11 +561,21 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     small = make();
     if (small !== null) modelAndOptions(out, small);
   } else {
-    small = keptTop(out, key, text, make);
+    small = keptTop(out, key, textOf(), make);
   }
   if (small === null) return null;
   return withTools(out, bytes, cv, listed, known, small.provider as BuiltinProvider, small, keepList);
 }
+
+/** What a module shape's kept top level depends on besides its bytes: the shape and the endpoint (the last one's key kept: requests mostly repeat one). */
+function moduleTopKey(code: number, method: string | undefined, url: string, provider: unknown): string {
+  const l = lastModuleKey;
+  if (l !== undefined && l.code === code && l.method === method && l.url === url && l.provider === provider) return l.key;
+  const key = JSON.stringify([code, method ?? null, url, provider ?? null]);
+  lastModuleKey = { code, method, url, provider, key };
+  return key;
+}
+let lastModuleKey: { code: number; method: string | undefined; url: string; provider: unknown; key: string } | undefined;
 
 /** An Ollama body's root members that are no option: the conversation and its tool list. */
 const OLLAMA_CONVERSATION = ['messages', 'tools'];
@@ -567,7 +593,7 @@ export function ollamaCoreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: r
     topByBytes(bytes, cv.roots, quotedNames(OLLAMA_CONVERSATION), key, () => {
       const text = topText(bytes, cv.roots, OLLAMA_CONVERSATION);
       return topEntry(out, key, text, () => topLevel('openai-chat', ollamaAsOpenAI('chat', JSON.parse(text)) as Record<string, unknown>, ignoreArgs))!;
-    });
+    })!;
   const keepList = (tail: Uint8Array, names: readonly (string | undefined)[]): void => {
     const r = cv.roots;
     for (let i = 0; i < r.length; i += 5) {
