@@ -48,6 +48,11 @@ export interface CoreView {
    * the core wrote them (no canonicalizing pass needed); undefined otherwise.
    */
   readonly starts: Uint32Array | undefined;
+  /**
+   * With `starts`: each message that holds holes is RFC 8785 text but for them, so that it is
+   * canonical once each hole is filled with its part's canonical text.
+   */
+  readonly holesCanonical: boolean;
 }
 
 /**

@@ -554,7 +554,8 @@ export class WasmEngine implements Engine {
       roots[k + 4] = u32[q + 2]!;
     }
     let starts: Uint32Array | undefined;
-    if (u32[r + 30]! !== 0) {
+    const canonical = u32[r + 30]!;
+    if (canonical !== 0) {
       const at = u32[r + 31]! >>> 2;
       starts = u32.slice(at, at + u32[r + 14]!);
     }
@@ -570,6 +571,7 @@ export class WasmEngine implements Engine {
       skipped,
       toolsVerdict: u32[r + 24]!,
       starts,
+      holesCanonical: (canonical & 2) !== 0,
     };
   }
 

@@ -11,7 +11,7 @@ import { ollamaAsOpenAI } from '../../providers/ollama.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
 import { CONVERSATION, OLLAMA_KEPT, topLevel } from './chat.ts';
-import { decoder, L, Out } from './out.ts';
+import { decoder, L, lit, Out } from './out.ts';
 import { finish, finishInPlace, keptTop, modelAndOptions, type Normalized, type Top, topEntry } from './view.ts';
 import { keepTools, type KeptTools, keptToolsTail, newToolsTail, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
@@ -94,25 +94,47 @@ function holeTexts(bytes: Uint8Array, holes: Uint32Array, part: (value: unknown,
 }
 
 // The reference's parts of the attachments a conversation repeats (an image sent once stays in
-// every later request): by their exact bytes and the shape's part rule, most recent first.
-const partsKept: { raw: Uint8Array; rule: unknown; text: string }[] = [];
+// every later request): by their exact bytes and the shape's part rule, most recent first; with
+// the part's RFC 8785 text once a request has needed it (splicedMessages()).
+interface PartKept {
+  readonly raw: Uint8Array;
+  readonly rule: unknown;
+  readonly text: string;
+  canonical?: Uint8Array;
+}
+const partsKept: PartKept[] = [];
 const PARTS_KEPT = 16;
 const PART_MAX_BYTES = 1 << 20;
 
-function keptPart(raw: Uint8Array, rule: unknown): string | undefined {
-  for (const e of partsKept) {
-    if (e.rule !== rule || e.raw.length !== raw.length) continue;
-    let k = 0;
-    while (k < raw.length && e.raw[k] === raw[k]) k++;
-    if (k === raw.length) return e.text;
-  }
+function keptEntry(raw: Uint8Array, rule: unknown): PartKept | undefined {
+  for (const e of partsKept) if (e.rule === rule && sameBytes(e.raw, raw)) return e;
   return undefined;
+}
+
+function keptPart(raw: Uint8Array, rule: unknown): string | undefined {
+  return keptEntry(raw, rule)?.text;
 }
 
 function keepPart(raw: Uint8Array, rule: unknown, text: string): void {
   if (raw.length > PART_MAX_BYTES) return;
   partsKept.unshift({ raw: raw.slice(), rule, text });
   if (partsKept.length > PARTS_KEPT) partsKept.pop();
+}
+
+/**
+ * Gives the kept parts of `holes` their RFC 8785 text, for splicedMessages() in the next
+ * requests. Calls into the core: only where the view has been copied out of it.
+ */
+function canonicalParts(body: Uint8Array, holes: Uint32Array, rule: unknown): void {
+  for (let k = 0; k < holes.length; k += 2) {
+    const e = keptEntry(body.subarray(holes[k]!, holes[k + 1]!), rule);
+    if (e === undefined || e.canonical !== undefined) continue;
+    try {
+      e.canonical = canonicalOfUtf8(lit(e.text));
+    } catch {
+      // left to the canonicalizing path each time
+    }
+  }
 }
 
 /** Node's Buffer over the same bytes where there is one: it finds the hole bytes with memchr (TypedArray's indexOf took ~8 us on an M view). */
@@ -137,10 +159,9 @@ const messageEnd = (starts: Uint32Array, i: number, length: number): number => (
 
 /**
  * The messages of `head` (a copy) that hold holes, filled with `texts` and made canonical (the
- * view's other messages are canonical as the core wrote them): by message number. Each is kept
- * (keepFilled()) by its bytes with holes and the bytes in `body` of the parts that fill them.
+ * view's other messages are canonical as the core wrote them): by message number.
  */
-function filledMessages(head: Uint8Array, starts: Uint32Array, texts: readonly string[], body: Uint8Array, holes: Uint32Array, rule: unknown): Map<number, Uint8Array> {
+function filledMessages(head: Uint8Array, starts: Uint32Array, texts: readonly string[]): Map<number, Uint8Array> {
   const find = searchable(head);
   const byMessage = new Map<number, Uint8Array>();
   let at = 0;
@@ -150,7 +171,6 @@ function filledMessages(head: Uint8Array, starts: Uint32Array, texts: readonly s
     const lo = messageAt(starts, z);
     const s = starts[lo]!;
     const e = messageEnd(starts, lo, head.length);
-    const first = t;
     const out = new Out();
     let from = s;
     for (let y = z; y >= 0 && y < e; y = find.indexOf(0, from)) {
@@ -159,70 +179,51 @@ function filledMessages(head: Uint8Array, starts: Uint32Array, texts: readonly s
       from = y + 1;
     }
     out.span(head, from, e);
-    const filled = canonicalOfUtf8(out.buf.slice(0, out.at));
-    byMessage.set(lo, filled);
+    byMessage.set(lo, canonicalOfUtf8(out.buf.slice(0, out.at)));
     filledCounts.made++;
-    keepFilled(rule, head.subarray(s, e), body, holes.subarray(2 * first, 2 * t), filled);
     at = e;
   }
   return byMessage;
 }
 
-// The messages with attachment holes a conversation repeats (an image sent once stays in every
-// later request), filled and made canonical: by the message's bytes as the core wrote them
-// (each hole a 0x00), the body's bytes of each part that fills a hole, and the shape's part
-// rule. A hit needs no copy of the view, no reference part and no canonicalizing call into the
-// core (~8 us of an M body with one image, a sixth of what the call spends beyond hashing).
-interface FilledKept {
-  readonly rule: unknown;
-  readonly message: Uint8Array;
-  readonly parts: readonly Uint8Array[];
-  readonly filled: Uint8Array;
-}
-const filledKept: FilledKept[] = [];
-const FILLED_KEPT = 16;
-/** How often messages with holes were found kept and made (internal: the tests read it). */
-export const filledCounts = { kept: 0, made: 0 };
-const FILLED_MAX_BYTES = 1 << 16;
-
-function keepFilled(rule: unknown, message: Uint8Array, body: Uint8Array, holes: Uint32Array, filled: Uint8Array): void {
-  let size = message.length + filled.length;
-  for (let k = 0; k < holes.length; k += 2) size += holes[k + 1]! - holes[k]!;
-  if (size > FILLED_MAX_BYTES) return;
-  const parts: Uint8Array[] = [];
-  for (let k = 0; k < holes.length; k += 2) parts.push(body.slice(holes[k]!, holes[k + 1]!));
-  filledKept.unshift({ rule, message: message.slice(), parts, filled });
-  if (filledKept.length > FILLED_KEPT) filledKept.pop();
-}
+/** How often messages with holes were filled by splicing kept parts and by the canonicalizing path (internal: the tests read it). */
+export const filledCounts = { spliced: 0, made: 0 };
 
 /**
- * filledMessages() of messages kept by keepFilled(), or undefined where one is not kept. Reads
- * `head` where it lies (the core's memory) and calls nothing that could reuse it.
+ * The messages of `head` that hold holes, each hole filled with the kept RFC 8785 text of its
+ * part, for a view whose messages with holes are canonical but for them
+ * (CoreView.holesCanonical): by message number; undefined where a part is not kept with its
+ * text. Reads `head` where it lies (the core's memory) and calls nothing that could reuse it:
+ * no copy of the view, no reference part and no canonicalizing call into the core.
  */
-function keptFilled(head: Uint8Array, starts: Uint32Array, body: Uint8Array, holes: Uint32Array, rule: unknown): Map<number, Uint8Array> | undefined {
+function splicedMessages(head: Uint8Array, starts: Uint32Array, body: Uint8Array, holes: Uint32Array, rule: unknown): Map<number, Uint8Array> | undefined {
+  const parts: Uint8Array[] = [];
+  for (let k = 0; k < holes.length; k += 2) {
+    const canonical = keptEntry(body.subarray(holes[k]!, holes[k + 1]!), rule)?.canonical;
+    if (canonical === undefined) return undefined;
+    parts.push(canonical);
+  }
   const find = searchable(head);
   const byMessage = new Map<number, Uint8Array>();
-  let z = -1;
-  let k = 0;
-  while (k < holes.length) {
-    z = find.indexOf(0, z + 1);
+  let z = find.indexOf(0);
+  let t = 0;
+  while (t < parts.length) {
     if (z < 0) return undefined;
     const lo = messageAt(starts, z);
-    const s = starts[lo]!;
     const e = messageEnd(starts, lo, head.length);
+    const out = new Out();
+    let from = starts[lo]!;
     // This message's holes: the next ones in order, up to its end.
-    const first = k;
-    for (k += 2; k < holes.length; k += 2) {
-      const y = find.indexOf(0, z + 1);
-      if (y < 0 || y >= e) break;
-      z = y;
+    while (z >= 0 && z < e && t < parts.length) {
+      out.span(head, from, z);
+      out.bytes(parts[t++]!);
+      from = z + 1;
+      z = find.indexOf(0, from);
     }
-    const message = head.subarray(s, e);
-    const found = filledKept.find((f) => f.rule === rule && f.parts.length === (k - first) / 2 && sameBytes(f.message, message) && f.parts.every((p, j) => sameBytes(p, body.subarray(holes[first + 2 * j]!, holes[first + 2 * j + 1]!))));
-    if (found === undefined) return undefined;
-    byMessage.set(lo, found.filled);
+    out.span(head, from, e);
+    byMessage.set(lo, out.buf.slice(0, out.at));
   }
-  filledCounts.kept += byMessage.size;
+  filledCounts.spliced += byMessage.size;
   return byMessage;
 }
 
@@ -403,13 +404,14 @@ function inPlace(
   let head = cv.head;
   let filled: Map<number, Uint8Array> | undefined;
   if (cv.holes.length !== 0) {
-    filled = keptFilled(head, cv.starts, bytes, cv.holes, part);
+    if (cv.holesCanonical) filled = splicedMessages(head, cv.starts, bytes, cv.holes, part);
     if (filled === undefined) {
       // The reference's parts may call into the core, which reuses the memory `head` is in.
       head = copyOf(head);
       const texts = holeTexts(bytes, cv.holes, part);
       if (texts === null) return null;
-      filled = filledMessages(head, cv.starts, texts, bytes, cv.holes, part);
+      filled = filledMessages(head, cv.starts, texts);
+      if (cv.holesCanonical) canonicalParts(bytes, cv.holes, part);
     }
   }
   const out = new Out();
