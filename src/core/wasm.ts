@@ -162,6 +162,11 @@ export class WasmEngine implements Engine {
   private buf: Buffer | undefined;
   private readonly r: number;
   private tapeBuf = new Uint32Array(1024);
+  // The CoreView's root members and message starts, in buffers kept for them (valid until the
+  // next requestView()): a typed array of their size made per request has a backing store of
+  // its own (over V8's 64 bytes on the heap), which showed as allocation and collection.
+  private rootsBuf = new Uint32Array(128);
+  private startsBuf = new Uint32Array(256);
   /** Whether this engine writes JavaScript values' text itself (ValueText): where Buffer is and the build reads frames. */
   readonly writesValues: boolean;
 
@@ -544,7 +549,8 @@ export class WasmEngine implements Engine {
     const stop = u32[recs + 3]!;
     let members = 0;
     for (let c = 1; c < stop; c = u32[recs + c * 8 + 3]!) members++;
-    const roots = new Uint32Array(members * 5);
+    if (this.rootsBuf.length < members * 5) this.rootsBuf = new Uint32Array(members * 10);
+    const roots = this.rootsBuf.subarray(0, members * 5);
     for (let c = 1, k = 0; c < stop; c = u32[recs + c * 8 + 3]!, k += 5) {
       const q = recs + c * 8;
       roots[k] = u32[q + 4]!;
@@ -557,7 +563,10 @@ export class WasmEngine implements Engine {
     const canonical = u32[r + 30]!;
     if (canonical !== 0) {
       const at = u32[r + 31]! >>> 2;
-      starts = u32.slice(at, at + u32[r + 14]!);
+      const n = u32[r + 14]!;
+      if (this.startsBuf.length < n) this.startsBuf = new Uint32Array(n * 2);
+      starts = this.startsBuf.subarray(0, n);
+      starts.set(u32.subarray(at, at + n));
     }
     return {
       provider: u32[r + 13]!,
