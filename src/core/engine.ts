@@ -17,8 +17,8 @@ export interface ElementHashes {
 
 /**
  * A request view written by the core (see Engine.requestView). `head` and `tools` are views of
- * the engine's memory, valid until the next call into the engine: copy them first. `roots` and
- * `starts` are the engine's own, valid until its next requestView().
+ * the engine's memory, valid until the next call into the engine: copy them first. `roots`,
+ * `holes` and `starts` are the engine's own, valid until its next requestView().
  */
 export interface CoreView {
   /** Provider number (1 openai-chat, 2 openai-responses, 4 anthropic, 5 generic, 6 bedrock-converse, 7 gemini). */

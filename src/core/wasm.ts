@@ -166,6 +166,7 @@ export class WasmEngine implements Engine {
   // next requestView()): a typed array of their size made per request has a backing store of
   // its own (over V8's 64 bytes on the heap), which showed as allocation and collection.
   private rootsBuf = new Uint32Array(128);
+  private holesBuf = new Uint32Array(64);
   private startsBuf = new Uint32Array(256);
   /** Whether this engine writes JavaScript values' text itself (ValueText): where Buffer is and the build reads frames. */
   readonly writesValues: boolean;
@@ -518,6 +519,14 @@ export class WasmEngine implements Engine {
     return tape;
   }
 
+  /** A copy of `from` in the buffer kept under `name` (grown as needed), valid until the next requestView(). */
+  private kept(name: 'holesBuf' | 'startsBuf', from: Uint32Array): Uint32Array {
+    if (this[name].length < from.length) this[name] = new Uint32Array(from.length * 2);
+    const to = this[name].subarray(0, from.length);
+    to.set(from);
+    return to;
+  }
+
   requestView(json: Uint8Array, provider: number, skip?: RequestViewSkip): CoreView | Uint32Array | null | undefined {
     if (this.x.view === undefined) return null;
     const count = this.indexInput(json, skip);
@@ -563,17 +572,14 @@ export class WasmEngine implements Engine {
     const canonical = u32[r + 30]!;
     if (canonical !== 0) {
       const at = u32[r + 31]! >>> 2;
-      const n = u32[r + 14]!;
-      if (this.startsBuf.length < n) this.startsBuf = new Uint32Array(n * 2);
-      starts = this.startsBuf.subarray(0, n);
-      starts.set(u32.subarray(at, at + n));
+      starts = this.kept('startsBuf', u32.subarray(at, at + u32[r + 14]!));
     }
     return {
       provider: u32[r + 13]!,
       messageCount: u32[r + 14]!,
       head: this.u8.subarray(out, messagesEnd),
       tools: this.u8.subarray(messagesEnd, u32[r + 17]!),
-      holes: u32.slice(holesAt, holesAt + holeCount * 2),
+      holes: this.kept('holesBuf', u32.subarray(holesAt, holesAt + holeCount * 2)),
       toolNames,
       roots,
       cut: [u32[r + 22]!, u32[r + 23]!],

@@ -205,27 +205,43 @@ function splicedMessages(head: Uint8Array, starts: Uint32Array, body: Uint8Array
   }
   const find = searchable(head);
   const byMessage = new Map<number, Uint8Array>();
+  if (splicing.length > 1 << 20) splicing = new Uint8Array(1 << 12);
+  let at = 0;
+  const put = (b: Uint8Array): void => {
+    if (at + b.length > splicing.length) {
+      // Messages already made keep the buffer they were made in.
+      const grown = new Uint8Array(Math.max(splicing.length * 2, at + b.length));
+      grown.set(splicing.subarray(0, at));
+      splicing = grown;
+    }
+    splicing.set(b, at);
+    at += b.length;
+  };
   let z = find.indexOf(0);
   let t = 0;
   while (t < parts.length) {
     if (z < 0) return undefined;
     const lo = messageAt(starts, z);
     const e = messageEnd(starts, lo, head.length);
-    const out = new Out();
+    const start = at;
     let from = starts[lo]!;
     // This message's holes: the next ones in order, up to its end.
     while (z >= 0 && z < e && t < parts.length) {
-      out.span(head, from, z);
-      out.bytes(parts[t++]!);
+      put(head.subarray(from, z));
+      put(parts[t++]!);
       from = z + 1;
       z = find.indexOf(0, from);
     }
-    out.span(head, from, e);
-    byMessage.set(lo, out.buf.slice(0, out.at));
+    put(head.subarray(from, e));
+    byMessage.set(lo, splicing.subarray(start, at));
   }
   filledCounts.spliced += byMessage.size;
   return byMessage;
 }
+
+// The messages splicedMessages() makes, in one buffer kept for them (valid until its next call):
+// a copy of each made per request had a backing store of its own.
+let splicing = new Uint8Array(1 << 12);
 
 /**
  * The top level without the conversation, as one JSON text for one JSON.parse: `first` and the
