@@ -16,6 +16,9 @@
 // separators are no longer missed); an answer given as ASCII text checked and scanned as that
 // text (~-3.4%); a repeated URL redacted once (~-1%); header names lowercased once per place
 // (~-0.7%). Not kept: the request body's ASCII text handed to its parse (no change).
+// After merging main, six pairs against main's build (load 3-3.7): 0.46-0.52x in CPU time
+// (three of six at or over 0.5x), 0.44-0.51x in wall time; import 510-579 ms of CPU against
+// main's 588-677: on the line, not yet met reliably.
 // The round before (load 2.6-3.1, three pairs): 0.42-0.44x in wall time and
 // 0.43-0.45x in CPU time (read + JSON.parse 208-214 ms, 239-249 ms of CPU; import 468-499 ms,
 // 549-568 ms of CPU): the target is still missed. The import's CPU is 0.86-0.89x main's in the
