@@ -149,6 +149,9 @@ const INPUT_PAD = 64; // assembly/json.ts
 // goes through JSON.stringify, which measures it exactly and reports E_TOO_LARGE past the limit.
 const MAX_VALUE_TEXT = Math.floor(MAX_INPUT_BYTES / 3);
 
+/** An empty array the CoreView shares where it has no tools or holes (nothing can be written into it). */
+const NO_UINT32 = new Uint32Array(0);
+
 const STATE_BYTES = 128; // assembly/sha256.ts streaming state
 const STREAM_CHUNK = 1 << 20; // bounds the memory a streaming update() needs
 
@@ -546,7 +549,8 @@ export class WasmEngine implements Engine {
     const toolCount = u32[r + 20]!;
     const chunksAt = u32[r + 21]! >>> 2;
     const recs = u32[r + 12]! >>> 2;
-    const toolNames = new Uint32Array(toolCount * 3);
+    // No tools (most requests): one empty array for all, not one made per request.
+    const toolNames = toolCount === 0 ? NO_UINT32 : new Uint32Array(toolCount * 3);
     for (let k = 0; k < toolCount; k++) {
       const name = u32[chunksAt + k * 3 + 2]!;
       if (name === 0xffffffff) continue;
@@ -579,7 +583,7 @@ export class WasmEngine implements Engine {
       messageCount: u32[r + 14]!,
       head: this.u8.subarray(out, messagesEnd),
       tools: this.u8.subarray(messagesEnd, u32[r + 17]!),
-      holes: this.kept('holesBuf', u32.subarray(holesAt, holesAt + holeCount * 2)),
+      holes: holeCount === 0 ? NO_UINT32 : this.kept('holesBuf', u32.subarray(holesAt, holesAt + holeCount * 2)),
       toolNames,
       roots,
       cut: [u32[r + 22]!, u32[r + 23]!],
