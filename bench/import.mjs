@@ -19,6 +19,15 @@
 // After merging main, six pairs against main's build (load 3-3.7): 0.46-0.52x in CPU time
 // (three of six at or over 0.5x), 0.44-0.51x in wall time; import 510-579 ms of CPU against
 // main's 588-677: on the line, not yet met reliably.
+// A later round (instruction counts: callgrind, four imports of the first 1,000 entries, whose
+// repeated counts spread by ~+-15M of ~655M an import; CPU by alternating processes): kept, a
+// request view without tools or holes shares one empty array (rawRequestKey ~0.19 us less,
+// 0.93-0.95x in one process). Measured and not kept: bodies written into a 64 KB slab of the
+// importer's own instead of Buffer's pool (instructions within the spread, none fewer); the
+// loop staged by batches of 32 or 128 entries, their requests keyed before their records are
+// built, for locality (CPU medians 0.96 / 1.00 / 0.98x: the spread); the entries' separator
+// searched as a line's closing brace or whole (37-38 ms against 13 ms for the brace hop). Two
+// quick runs each against main's build: 0.50x / 0.44x in CPU time, main's 0.47x / 0.46x.
 // The round before (load 2.6-3.1, three pairs): 0.42-0.44x in wall time and
 // 0.43-0.45x in CPU time (read + JSON.parse 208-214 ms, 239-249 ms of CPU; import 468-499 ms,
 // 549-568 ms of CPU): the target is still missed. The import's CPU is 0.86-0.89x main's in the
