@@ -5,7 +5,9 @@
 // from a JS object and from raw JSON bytes, computing the full hash set, and
 // the pure-JS baselines (baselines.mjs) computing the same outputs, all in
 // the same process. Before timing a workload it checks that the canonical
-// baselines and every tapedeck row produce identical hashes.
+// baselines and every tapedeck row produce identical hashes. Each row's
+// distance to the floor (`/floor`) is timed in rounds shared with the floor
+// (timeAgainstFloor), apart from the row's own p50/p99 samples.
 //
 // Flags:
 //   --quick            every row briefly (whole run well under 30 s)
@@ -85,6 +87,15 @@ const BUDGET_QUICK = {
   'STR10K-path': { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
 };
 const BUDGET = QUICK ? BUDGET_QUICK : BUDGET_FULL;
+
+// Each row's distance to the floor is timed apart from its tinybench samples: the row and the
+// floor in the same rounds, one batch of each per round, their order alternated, the median of
+// the rounds' ratios. Timed in rows of their own, a row and the floor ran seconds apart, so a
+// change of load between them moved the ratio (the XL floor ran in 12 ms in one full run and
+// 20 ms in another). `share` of the row's time budget goes to these rounds instead of to
+// tinybench (so a run takes as long as before); `batchMs` is how long one batch runs (many calls
+// of a fast row: a single call of S is ~1 µs); at least `minRounds`, at most `maxRounds`.
+const PAIRED = QUICK ? { share: 0.5, batchMs: 0.5, minRounds: 3, maxRounds: 9 } : { share: 0.4, batchMs: 2, minRounds: 3, maxRounds: 41 };
 
 // --------------------------------------------------------------- library ----
 
@@ -322,7 +333,7 @@ async function timeRow(group, row) {
   if (row.impl === 'tapedeck') lib.setBackend(row.backend);
   globalThis.gc?.();
   const budget = BUDGET[group];
-  const bench = new Bench({ ...budget, retainSamples: true, throws: true });
+  const bench = new Bench({ ...budget, time: budget.time * (1 - PAIRED.share), retainSamples: true, throws: true });
   const fn = row.fn;
   bench.add(row.label, () => { sink = fn(); });
   const [task] = await bench.run();
@@ -339,6 +350,78 @@ async function timeRow(group, row) {
     max: lat.max,
     samples: lat.samplesCount ?? samples?.length,
   };
+}
+
+/** Median of an array of numbers (the upper middle of an even count). */
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  return s[s.length >> 1];
+}
+
+/** Wall time of one call of fn, from enough calls to run `ms` milliseconds. */
+function perCall(fn, ms) {
+  for (let n = 1; ; n *= 2) {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) sink = fn();
+    const t = performance.now() - t0;
+    if (t >= ms || n >= 1 << 20) return t / n;
+  }
+}
+
+/**
+ * A row's distance to the floor, timed in the same rounds: each round one batch of the row's
+ * calls and one of the floor's, the row first in even rounds and the floor first in odd ones, so
+ * that neither always runs in the state (caches, garbage) the other leaves. `rowMs` and `floorMs`
+ * are estimates of one call of each (they size the batches and the number of rounds). Returns the
+ * median of the rounds' ratios (row CPU time per call / floor CPU time per call), each side's
+ * median CPU time per call in those rounds, and the median of the wall-time ratios beside them.
+ * CPU time, because with more runnable processes than cores a batch of a few milliseconds often
+ * waits out another process's time slice: in wall time one run read M raw at 4.18x the floor
+ * (0.28 ms a call in its batches against 0.09 ms in its tinybench samples). The process's CPU
+ * time (process.cpuUsage, µs resolution) counts the collector's helper threads too; a thread's
+ * own time is not to be had at this resolution from Node 20 (/proc/thread-self/schedstat moves
+ * at the scheduler's ticks).
+ */
+function timeAgainstFloor(group, row, floor, rowMs, floorMs) {
+  if (row.impl === 'tapedeck') lib.setBackend(row.backend);
+  const calls = (ms) => Math.max(1, Math.round(PAIRED.batchMs / Math.max(ms, 1e-6)));
+  const nRow = calls(rowMs);
+  const nFloor = calls(floorMs);
+  const roundMs = nRow * rowMs + nFloor * floorMs;
+  const rounds = Math.min(PAIRED.maxRounds, Math.max(PAIRED.minRounds, Math.floor((BUDGET[group].time * PAIRED.share) / roundMs)));
+  // CPU time and wall time of one call, from a batch of n.
+  const batch = (fn, n) => {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) sink = fn();
+    const wall = performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    return [(c.user + c.system) / 1000 / n, wall / n];
+  };
+  const rowFn = row.fn;
+  const floorFn = floor.fn;
+  const rowTimes = [];
+  const floorTimes = [];
+  const ratios = [];
+  const wallRatios = [];
+  batch(floorFn, nFloor); // the row ran last: the floor's code and data warm again too
+  for (let r = 0; r < rounds; r++) {
+    let a;
+    let b;
+    if (r & 1) {
+      b = batch(floorFn, nFloor);
+      a = batch(rowFn, nRow);
+    } else {
+      a = batch(rowFn, nRow);
+      b = batch(floorFn, nFloor);
+    }
+    rowTimes.push(a[0]);
+    floorTimes.push(b[0]);
+    ratios.push(a[0] / b[0]);
+    wallRatios.push(a[1] / b[1]);
+  }
+  if (row.impl === 'tapedeck') lib.setBackend(DEFAULT_BACKEND);
+  return { ratio: median(ratios), rowMs: median(rowTimes), floorMs: median(floorTimes), wallRatio: median(wallRatios), rounds };
 }
 
 // ------------------------------------------------------------ formatting ----
@@ -384,11 +467,13 @@ const meta = {
   backends: Object.fromEntries([...available].map(([b, err]) => [b, err === null ? 'ok' : `unavailable: ${err}`])),
   mbDefinition: '1 MB = 1e6 bytes of input JSON (UTF-8)',
   ratioDefinition: 'best canonical baseline p50 (same workload, same input form: object or raw) / row p50',
+  floorRatioDefinition: 'median over rounds of (row CPU time per call / floor CPU time per call), the row and the floor timed in the same rounds, one batch of each, order alternated (floorPaired: the rounds, each side\'s median CPU time per call in them, the median wall-time ratio)',
 };
 
 console.log(`tapedeck bench (${meta.mode})  node ${meta.node}  ${meta.cpu} x${meta.cpuCount}  default backend: ${DEFAULT_BACKEND}`);
 for (const [b, err] of available) if (err !== null) console.log(`  note: backend ${b} unavailable, its rows are skipped (${err})`);
-console.log(`ratio = best canonical baseline p50 (same input form) / row p50; MB/s = input JSON bytes / p50\n`);
+console.log('ratio = best canonical baseline p50 (same input form) / row p50; MB/s = input JSON bytes / p50');
+console.log('/floor = the row\'s CPU time over the floor\'s, both timed in the same rounds (interleaved, order alternated): the median of the rounds\' ratios\n');
 
 const results = [];
 const workloadsMeta = {};
@@ -409,12 +494,17 @@ for (const group of GROUPS) {
   verify(group, rows, group === 'M-body' ? w.body : w.messages);
 
   const timed = [];
+  const floorRow = rows.find((r) => r.impl === 'floor');
+  // One call of the floor, warm (verify ran it once), to size its batches in the paired rounds.
+  const floorEstimate = perCall(floorRow.fn, QUICK ? 2 : 10);
   for (const row of rows) {
     // The floor is timed whenever its group is: every row's distance to it is printed.
     if (!selected(group, row) && row.impl !== 'floor') continue;
     if (row.impl === 'tapedeck' && available.get(row.backend) !== null) continue;
     const stats = await timeRow(group, row);
-    timed.push({ row, stats });
+    // Right after the row's own samples, while its code is warm: its rounds against the floor.
+    const paired = row.impl === 'floor' ? null : timeAgainstFloor(group, row, floorRow, stats.p50, floorEstimate);
+    timed.push({ row, stats, paired });
   }
 
   // Ratios against the best canonical baseline of the same input form.
@@ -425,10 +515,10 @@ for (const group of GROUPS) {
   }
   const floor = timed.find((t) => t.row.impl === 'floor')?.stats.p50;
   const lines = [];
-  for (const { row, stats } of timed) {
+  for (const { row, stats, paired } of timed) {
     const b = best[row.input];
     const ratio = b ? b.p50 / stats.p50 : NaN;
-    const toFloor = floor ? stats.p50 / floor : NaN;
+    const toFloor = row.impl === 'floor' ? 1 : paired.ratio;
     const mbps = inputBytes.length / 1e6 / (stats.p50 / 1000);
     const rec = {
       workload: group,
@@ -449,6 +539,8 @@ for (const group of GROUPS) {
       baseline: b ? b.name : null,
       floorRatio: Number.isFinite(toFloor) ? toFloor : null,
       floorP50Ms: floor ?? null,
+      // The rounds the floor ratio comes from: each side's median time per call in them.
+      floorPaired: paired && { rounds: paired.rounds, rowCpuMs: paired.rowMs, floorCpuMs: paired.floorMs, wallRatio: paired.wallRatio },
     };
     results.push(rec);
     const isBest = b && row.canonical && row.impl === b.name;
@@ -528,7 +620,11 @@ for (const [group, input, op, goal] of [
 ]) {
   const rec = find(group, (x) => x.input === input && x.op === op);
   const label = `${group} ${input} ${op === 'many' ? 'hashMany' : 'full hash set'}, time / the floor's (lower is closer)`;
-  report(makeTarget({ label, unit: 'x', value: rec?.floorRatio ?? null, op: '<=', goal, baseline: rec?.floorP50Ms ? `the floor (node:crypto SHA-256 of the prepared bytes) ${fmtTime(rec.floorP50Ms)}` : 'the floor' }));
+  const p = rec?.floorPaired;
+  const baseline = p
+    ? `the floor (node:crypto SHA-256 of the prepared bytes) timed in the same rounds as the row, interleaved, order alternated: median ratio of ${p.rounds} rounds in CPU time, the floor ${fmtTime(p.floorCpuMs)} against ${fmtTime(p.rowCpuMs)}`
+    : 'the floor, timed in the same rounds as the row';
+  report(makeTarget({ label, unit: 'x', value: rec?.floorRatio ?? null, op: '<=', goal, baseline }));
 }
 
 // ---------------------------------------------------------------- matcher ----
