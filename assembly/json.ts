@@ -88,7 +88,8 @@ export const RESULT: usize = memory.data(128);
 // the tools view() wrote, 100/104/108 a root `tools` value index() may skip and its verdict
 // (set by the loader, read once), 112 the record of the skipped value + 1 (0: none), 116 where
 // that value is (0: a root member, 1: in the root's `toolConfig`; set by the loader, read once),
-// 120/124 whether view() wrote its messages as canonical text and where their starts are.
+// 120/124 whether view() wrote its messages as canonical text (bit 1; bit 2: those with holes
+// canonical but for them) and where their starts are.
 
 // Region layout, set by layout() for an input of n bytes. Everything after heap base is ours.
 let inBase: usize = 0;

@@ -17,7 +17,8 @@ export interface ElementHashes {
 
 /**
  * A request view written by the core (see Engine.requestView). `head` and `tools` are views of
- * the engine's memory, valid until the next call into the engine: copy them first.
+ * the engine's memory, valid until the next call into the engine: copy them first. `roots`,
+ * `holes` and `starts` are the engine's own, valid until its next requestView().
  */
 export interface CoreView {
   /** Provider number (1 openai-chat, 2 openai-responses, 4 anthropic, 5 generic, 6 bedrock-converse, 7 gemini). */
@@ -48,6 +49,11 @@ export interface CoreView {
    * the core wrote them (no canonicalizing pass needed); undefined otherwise.
    */
   readonly starts: Uint32Array | undefined;
+  /**
+   * With `starts`: each message that holds holes is RFC 8785 text but for them, so that it is
+   * canonical once each hole is filled with its part's canonical text.
+   */
+  readonly holesCanonical: boolean;
 }
 
 /**

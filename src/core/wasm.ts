@@ -162,6 +162,12 @@ export class WasmEngine implements Engine {
   private buf: Buffer | undefined;
   private readonly r: number;
   private tapeBuf = new Uint32Array(1024);
+  // The CoreView's root members and message starts, in buffers kept for them (valid until the
+  // next requestView()): a typed array of their size made per request has a backing store of
+  // its own (over V8's 64 bytes on the heap), which showed as allocation and collection.
+  private rootsBuf = new Uint32Array(128);
+  private holesBuf = new Uint32Array(64);
+  private startsBuf = new Uint32Array(256);
   /** Whether this engine writes JavaScript values' text itself (ValueText): where Buffer is and the build reads frames. */
   readonly writesValues: boolean;
 
@@ -513,6 +519,14 @@ export class WasmEngine implements Engine {
     return tape;
   }
 
+  /** A copy of `from` in the buffer kept under `name` (grown as needed), valid until the next requestView(). */
+  private kept(name: 'holesBuf' | 'startsBuf', from: Uint32Array): Uint32Array {
+    if (this[name].length < from.length) this[name] = new Uint32Array(from.length * 2);
+    const to = this[name].subarray(0, from.length);
+    to.set(from);
+    return to;
+  }
+
   requestView(json: Uint8Array, provider: number, skip?: RequestViewSkip): CoreView | Uint32Array | null | undefined {
     if (this.x.view === undefined) return null;
     const count = this.indexInput(json, skip);
@@ -544,7 +558,8 @@ export class WasmEngine implements Engine {
     const stop = u32[recs + 3]!;
     let members = 0;
     for (let c = 1; c < stop; c = u32[recs + c * 8 + 3]!) members++;
-    const roots = new Uint32Array(members * 5);
+    if (this.rootsBuf.length < members * 5) this.rootsBuf = new Uint32Array(members * 10);
+    const roots = this.rootsBuf.subarray(0, members * 5);
     for (let c = 1, k = 0; c < stop; c = u32[recs + c * 8 + 3]!, k += 5) {
       const q = recs + c * 8;
       roots[k] = u32[q + 4]!;
@@ -554,22 +569,24 @@ export class WasmEngine implements Engine {
       roots[k + 4] = u32[q + 2]!;
     }
     let starts: Uint32Array | undefined;
-    if (u32[r + 30]! !== 0) {
+    const canonical = u32[r + 30]!;
+    if (canonical !== 0) {
       const at = u32[r + 31]! >>> 2;
-      starts = u32.slice(at, at + u32[r + 14]!);
+      starts = this.kept('startsBuf', u32.subarray(at, at + u32[r + 14]!));
     }
     return {
       provider: u32[r + 13]!,
       messageCount: u32[r + 14]!,
       head: this.u8.subarray(out, messagesEnd),
       tools: this.u8.subarray(messagesEnd, u32[r + 17]!),
-      holes: u32.slice(holesAt, holesAt + holeCount * 2),
+      holes: this.kept('holesBuf', u32.subarray(holesAt, holesAt + holeCount * 2)),
       toolNames,
       roots,
       cut: [u32[r + 22]!, u32[r + 23]!],
       skipped,
       toolsVerdict: u32[r + 24]!,
       starts,
+      holesCanonical: (canonical & 2) !== 0,
     };
   }
 

@@ -31,7 +31,8 @@
  * M chat body took (a few hundred small calls, member tables and strings). So the core first
  * writes the view on its own (assembly/view.ts) for the constructs it knows, which are what
  * SDKs send, and the walk takes the bodies it declines. Attachment parts it leaves as holes,
- * filled by the reference one part at a time (raw-keys/core.ts). The core writes the messages
+ * filled by the reference one part at a time (raw-keys/core.ts); a part kept from an earlier
+ * request is spliced in as its canonical text where the view lies. The core writes the messages
  * as canonical text (values the body spelled otherwise made canonical where they land) and
  * records where each starts, so that once the tool list is kept (a conversation's later
  * requests) each message is hashed where it lies, with no canonicalizing pass over the view
@@ -57,7 +58,7 @@
 
 import { coreRequestView, jsonTape } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import { normalizeRequest as normalizeModule, rawKeysAllowed, routeOf } from '../providers/index.ts';
+import { normalizeRequest as normalizeModule, rawKeysAllowed, routeShapeOf } from '../providers/index.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../providers/types.ts';
 import type { RequestDigests, Signature } from './matcher.ts';
 import { ChatWalk, digests, OLLAMA_KEPT, PROVIDERS } from './raw-keys/chat.ts';
@@ -214,7 +215,7 @@ function moduleDigests(request: Uint8Array | string, opts: NormalizeOptions): Re
   if (bytes === undefined) return undefined;
   let w: ChatWalk;
   try {
-    const route = routeOf(opts.endpoint)?.route.shape;
+    const route = routeShapeOf(opts.endpoint);
     const ignoreArgs = opts.ignoreArgs ?? [];
     // Gemini and Converse bodies SDKs send: the core writes the view itself (assembly/view.ts);
     // what it declines, the shape's walk here takes, from the index the core made.

@@ -179,6 +179,24 @@ export function rawKeysAllowed(opts: NormalizeOptions): boolean {
 let lastAllowed: { method: unknown; url: unknown; allowed: boolean } | undefined;
 
 /**
+ * The shape of the module route a request was sent to (routeOf()'s `route.shape`), without
+ * making a match object: the raw-bytes path asks it per request, and the last endpoint's
+ * answer is kept as rawKeysAllowed() keeps its own.
+ *
+ * @example
+ * routeShapeOf({ method: 'POST', url: '/api/chat' }) // 'ollama-chat'
+ */
+export function routeShapeOf(req: RouteRequest | undefined): string | undefined {
+  const last = lastShape;
+  if (last !== undefined && req != null && req.method === last.method && req.url === last.url) return last.shape;
+  const shape = routeOf(req)?.route.shape;
+  if (req != null) lastShape = { method: req.method, url: req.url, shape };
+  return shape;
+}
+
+let lastShape: { method: unknown; url: unknown; shape: string | undefined } | undefined;
+
+/**
  * Whether the route says the answer is a stream whatever its content type (./provider.ts,
  * ProviderRoute.streams).
  *

@@ -24,10 +24,10 @@ import { checkHooks, type HookRecording, type RecordingHook } from '../store/hoo
 import { beforeRecord, beforeReplay, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { recordingUrl, routeOf } from '../providers/index.ts';
-import { answerProblem, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
+import { checkedAnswer, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
-import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
@@ -966,7 +966,10 @@ export class Deck {
 
   /** Keys and the redacted body of a request about to be recorded. */
   private prepare(req: DeckRequest, route: string): Prepared {
-    const url = this.redactor.url(req.url);
+    // Requests mostly repeat one URL: the last one's redaction is kept (by the URL's text).
+    const last = this.lastUrl;
+    let url = last.redacted;
+    if (req.url !== last.url) this.lastUrl = { url: req.url, redacted: (url = this.redactor.url(req.url)) };
     if (isJsonBody(req.headers, req.body)) {
       const parsed = parsedOrUndefined(req.body);
       let stored = parsed === undefined ? undefined : this.redactor.value(parsed);
@@ -999,6 +1002,8 @@ export class Deck {
     return { match: 'http', route, key: this.httpKey(route, req.headers, body.bytes), model: '', body: body.stored, url };
   }
 
+  private lastUrl = { url: '', redacted: '' };
+
   /** The options a request to this endpoint is keyed with: the last ones again while the endpoint repeats (nothing changes them). */
   private keyOptions(method: string, url: string): NormalizeOptions & { endpoint: { method: string; url: string } } {
     const last = this.lastKeyOptions;
@@ -1010,14 +1015,29 @@ export class Deck {
 
   /** Request headers as stored: lowercase names, hop-by-hop ones dropped, secrets masked. */
   storedRequestHeaders(h: DeckRequest['headers']): StoredHeaders {
+    if (h === this.lastFrozenHeaders.from) return this.lastFrozenHeaders.stored;
     const out: StoredHeaders = {};
     for (const k of Object.keys(h)) {
       const v = h[k];
       if (v === undefined || HOP_BY_HOP.has(k)) continue;
       out[k] = v;
     }
-    return this.redactor.headers(out);
+    const stored = this.redactor.headers(out);
+    if (Object.isFrozen(h) && Object.values(h).every((v) => typeof v === 'string' || Object.isFrozen(v))) {
+      for (const v of Object.values(stored)) if (Array.isArray(v)) Object.freeze(v);
+      this.lastFrozenHeaders = { from: h, stored: Object.freeze(stored) };
+    }
+    return stored;
   }
+
+  /**
+   * The last frozen header map given to storedRequestHeaders (an importer's: the entries of a
+   * recording that list the same headers share one) and its stored form, frozen too: a map that
+   * cannot change is redacted once while it repeats. Not for a map that can change (a caller
+   * could put a secret in after its first redaction), nor with a beforeRecord hook (which gets
+   * the stored map to change in place).
+   */
+  private lastFrozenHeaders: { from: DeckRequest['headers'] | undefined; stored: StoredHeaders } = { from: undefined, stored: {} };
 
   /**
    * Records an exchange: appends it (many concurrent requests share one lock and one fsync) and
@@ -1042,12 +1062,15 @@ export class Deck {
    * storing it: undefined when the hook declined it. Importers build records with it so an
    * imported exchange is keyed and redacted exactly as a recorded one. `recordedAt` is a Date or
    * the text its toISOString() gives (an importer that has the text spares a Date per record).
+   * `answerAscii`: the answer's body as text, when the caller has it and every byte of the body
+   * is ASCII (the text one character a byte): it is then not decoded again.
    *
    * @example
    * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
    */
-  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date | string, durationMs: number): HttpRecord | undefined {
+  recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date | string, durationMs: number, answerAscii?: string): HttpRecord | undefined {
     const recordedAtIso = typeof recordedAt === 'string' ? recordedAt : recordedAt.toISOString();
+    const given = response;
     let requestHeaders = this.storedRequestHeaders(req.headers);
     if (this.opts.beforeRecord) {
       // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).
@@ -1058,6 +1081,10 @@ export class Deck {
       requestHeaders = this.redactor.headers(h.headers);
       response = h.response;
     }
+    // The answer's JSON check parses it; redaction masks its members from that parse.
+    // A hook's answer is its own: the caller's text is of the answer before it.
+    const ascii = response === given ? answerAscii : undefined;
+    const answer = checkedAnswer(response, ascii);
     const rec: HttpRecord = {
       v: 1,
       kind: 'http',
@@ -1068,12 +1095,12 @@ export class Deck {
       ...(p.signature ? { signature: p.signature } : {}),
       trace: this.traceFor(p, recordedAtIso),
       request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
-      response: this.redactResponse(response),
+      response: this.redactResponse(response, { parsed: answer.parsed, ascii }),
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
     };
     // Framed fine but not what its content type says: kept byte for byte, and said now.
-    const problem = answerProblem(response);
+    const problem = answer.problem;
     if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
     return rec;
   }
@@ -1126,13 +1153,13 @@ export class Deck {
    * two chunks, the stream is stored as one chunk, because exact bytes on disk matter less than
    * the key never reaching it.
    */
-  private redactResponse(r: HttpRecord['response']): HttpRecord['response'] {
+  private redactResponse(r: HttpRecord['response'], known: KnownBody): HttpRecord['response'] {
     const headers = this.redactor.headers(r.headers);
     if (this.redactor.keepSecrets) return { ...r, headers };
     // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
     // (a token endpoint's access_token sent in two writes) is only seen in the whole.
     const ct = r.headers['content-type'];
-    const body = this.redactor.bytes(r.body, ct === undefined ? undefined : String(ct));
+    const body = this.redactor.bytes(r.body, ct === undefined ? undefined : String(ct), known);
     if (body === r.body) return { ...r, headers };
     if (!r.chunks) return { ...r, headers, body };
     const masked = latin1Text(body);

@@ -110,6 +110,18 @@ function headerMasksAdded(stored: Record<string, unknown>, source: Record<string
   return n;
 }
 
+/** The last pair of frozen request header maps counted, and its count (entries listing the same headers share both maps). */
+let lastHeaderMasks: { stored: object | undefined; source: object | undefined; n: number } = { stored: undefined, source: undefined, n: 0 };
+
+/** {@link headerMasksAdded} of request headers, counted once while the same two frozen maps repeat. */
+function requestHeaderMasksAdded(stored: Record<string, unknown>, source: Record<string, unknown>): number {
+  const last = lastHeaderMasks;
+  if (stored === last.stored && source === last.source) return last.n;
+  const n = headerMasksAdded(stored, source);
+  if (Object.isFrozen(stored) && Object.isFrozen(source)) lastHeaderMasks = { stored, source, n };
+  return n;
+}
+
 /** A backslash: JSON text without one spells every string it holds as it is. */
 const BACKSLASH = 0x5c;
 
@@ -122,7 +134,7 @@ const BACKSLASH = 0x5c;
  */
 function masksAdded(r: HttpRecord, x: Exchange, asSent: boolean): number {
   let n = masksIn(r.request.url) - masksIn(x.request.url);
-  n += headerMasksAdded(r.request.headers, x.request.headers) + headerMasksAdded(r.response.headers, x.response.headers);
+  n += requestHeaderMasksAdded(r.request.headers, x.request.headers) + headerMasksAdded(r.response.headers, x.response.headers);
   const sent = x.request.body;
   let plain = false;
   if (asSent) {
@@ -235,7 +247,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       let asSent = false;
       try {
         const p = deck.prepareRequest(req);
-        rec = deck.recordOf(p, req, storedResponse(x), x.startedAt ?? fallback(), x.durationMs ?? 0);
+        rec = deck.recordOf(p, req, storedResponse(x), x.startedAt ?? fallback(), x.durationMs ?? 0, x.answerAscii);
         asSent = p.bodyAsSent === true && rec !== undefined && rec.request.body === p.body;
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
@@ -263,7 +275,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       // Framed at once, so nothing of the record outlives this turn: straight into the batch's
       // buffer, or (a record that is not plain data) the general way.
       (rec as HttpRecord & { repeat: number }).repeat = repeat;
-      if (!frames.addPlain(rec as unknown as Record<string, unknown>)) frames.addFrame(recordFrame(inRecordOrder(sortedShared(rec)), report.records, out, { plain: true }));
+      if (!frames.addPlain(rec as unknown as Record<string, unknown>, rec.request.headers)) frames.addFrame(recordFrame(inRecordOrder(sortedShared(rec)), report.records, out, { plain: true }));
       if (frames.size >= BATCH_BYTES) await appendFrames(tmp, [frames.take()], { durable: false });
       report.records++;
       if (rec.response.chunks) report.streams++;

@@ -61,6 +61,9 @@ function utf8Rest(b: Uint8Array, s: string, i: number, p: number, stopAtLone: bo
   return p;
 }
 
+/** Whether a value cannot change: a string, or a frozen array of strings. */
+const unchanging = (v: unknown): boolean => typeof v === 'string' || (Array.isArray(v) && Object.isFrozen(v) && v.every((x) => typeof x === 'string'));
+
 /** Thrown inside the writer for a value it does not write; caught in addPlain. */
 const DECLINE = new Error('not plain data');
 
@@ -142,8 +145,13 @@ export class FrameBuffer {
   /**
    * Appends the frame of a plain record (see the module comment); false, with nothing
    * appended, when the record holds something else or its payload is over the record limit.
+   * `repeated`: an object of the record that the next records are likely to hold too (the same
+   * object: an importer's header map shared by the entries that list the same headers); when it
+   * cannot change (frozen, its values strings or frozen arrays of strings), its bytes are written
+   * once and copied while it repeats.
    */
-  addPlain(record: Record<string, unknown>): boolean {
+  addPlain(record: Record<string, unknown>, repeated?: object): boolean {
+    if (repeated !== this.repeated) this.repeat(repeated);
     const start = this.pos;
     this.room(FRAME_HEADER_SIZE + 64);
     this.pos = start + FRAME_HEADER_SIZE;
@@ -163,6 +171,16 @@ export class FrameBuffer {
     this.view.setUint32(start + 4, length);
     this.view.setUint32(start + 8, crc32(this.buf.subarray(start + FRAME_HEADER_SIZE, this.pos)));
     return true;
+  }
+
+  /** The object whose bytes are kept ({@link addPlain}'s `repeated`), and its bytes once written. */
+  private repeated: object | undefined;
+  private repeatedBytes: Uint8Array | undefined;
+
+  /** Takes `o` as the repeated object if it cannot change. */
+  private repeat(o: object | undefined): void {
+    this.repeatedBytes = undefined;
+    this.repeated = o !== undefined && Object.isFrozen(o) && Object.values(o).every(unchanging) ? o : undefined;
   }
 
   /** Makes room for `n` more bytes. */
@@ -295,6 +313,7 @@ export class FrameBuffer {
       return;
     }
     if (depth > MAX_DEPTH) throw DECLINE;
+    if (v === this.repeated) return this.repeatedObject(v as Record<string, unknown>, depth);
     const c = (v as object).constructor;
     if (c === Object) {
       if (Object.getPrototypeOf(v) !== Object.prototype) throw DECLINE;
@@ -334,6 +353,22 @@ export class FrameBuffer {
     if (c === Buffer) return this.bin(v as Buffer);
     if (c === Uint8Array) return this.typedArray(v as Uint8Array);
     throw DECLINE;
+  }
+
+  /** The repeated object: its kept bytes, or written and kept. */
+  private repeatedObject(o: Record<string, unknown>, depth: number): void {
+    const kept = this.repeatedBytes;
+    if (kept !== undefined) {
+      this.room(kept.length);
+      this.buf.set(kept, this.pos);
+      this.pos += kept.length;
+      return;
+    }
+    const start = this.pos;
+    this.repeated = undefined;
+    this.value(o, depth);
+    this.repeated = o;
+    this.repeatedBytes = new Uint8Array(this.buf.subarray(start, this.pos));
   }
 
   private number(v: number): void {

@@ -396,21 +396,37 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  * answerProblem({ status: 200, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode('{"a":') }) // 'not valid JSON'
  */
 export function answerProblem(response: HttpRecord['response']): string | undefined {
+  return checkedAnswer(response).problem;
+}
+
+const GOOD_ANSWER: { problem: undefined; parsed: undefined } = Object.freeze({ problem: undefined, parsed: undefined });
+
+/**
+ * {@link answerProblem}, with the body's parse when it was parsed (a good JSON answer): the
+ * record path redacts the answer from that parse rather than parsing it again. `ascii`: the
+ * body's text when the caller has it and every byte is ASCII (not decoded again).
+ *
+ * @example
+ * const { problem, parsed } = checkedAnswer(response) // parsed?.value: the answer's JSON
+ */
+export function checkedAnswer(response: HttpRecord['response'], ascii?: string): { problem: string | undefined; parsed: { value: unknown } | undefined } {
   const ct = response.headers['content-type'];
   const type = Array.isArray(ct) ? ct[0] : ct;
-  if (type === undefined || !JSON_TYPE.test(type) || response.body.length === 0) return undefined;
+  if (type === undefined || !JSON_TYPE.test(type) || response.body.length === 0) return GOOD_ANSWER;
   let text: string;
-  try {
-    text = strictUtf8.decode(response.body);
-  } catch {
-    return 'not valid UTF-8';
+  if (ascii !== undefined && ascii.length === response.body.length) text = ascii;
+  else {
+    try {
+      text = strictUtf8.decode(response.body);
+    } catch {
+      return { problem: 'not valid UTF-8', parsed: undefined };
+    }
   }
   try {
-    JSON.parse(text);
+    return { problem: undefined, parsed: { value: JSON.parse(text) } };
   } catch {
-    return 'not valid JSON';
+    return { problem: 'not valid JSON', parsed: undefined };
   }
-  return undefined;
 }
 
 /**

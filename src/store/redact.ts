@@ -203,6 +203,16 @@ export const isMask = (v: string): boolean => v === REDACTED || WHOLE_MASK.test(
  */
 const RECURSION_LIMIT = 1000;
 
+/**
+ * What a caller already has of a body, so redaction does not make it again: its JSON parse
+ * (`parsed.value`), and its text when every byte is ASCII (`ascii`: one character a byte, the
+ * body's Latin-1 and UTF-8 decoding alike). Both must be of exactly these bytes.
+ */
+export interface KnownBody {
+  parsed?: { value: unknown };
+  ascii?: string;
+}
+
 /** Compiled redaction rules; build once with {@link redactor} and reuse on the hot path. */
 export interface Redactor {
   readonly keepSecrets: boolean;
@@ -218,8 +228,9 @@ export interface Redactor {
    * A response or raw body (bytes) with secrets masked: a JSON body (by its content type, or
    * sniffed) has secret members masked by name and is re-serialized; any body has
    * credential-looking text masked byte for byte. The same array when nothing changed.
+   * `known`: what the caller has of the body already (not made again).
    */
-  bytes(body: Uint8Array, contentType?: string): Uint8Array;
+  bytes(body: Uint8Array, contentType?: string, known?: KnownBody): Uint8Array;
   /** The mask of a value that is not a credential: keyed under the store's salt, or `[REDACTED]`. */
   mask(value: string): string;
   /** Whether a header name is redacted. */
@@ -403,20 +414,47 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     return out ?? obj;
   };
 
-  const bytes = (body: Uint8Array, contentType?: string): Uint8Array => {
+  /** Whether value() masks a member of a parsed JSON value (by its name), at any depth. */
+  const hasSecretMember = (root: unknown): boolean => {
+    const stack: unknown[] = [root];
+    while (stack.length > 0) {
+      const v = stack.pop();
+      if (Array.isArray(v)) {
+        for (const x of v) if (x !== null && typeof x === 'object') stack.push(x);
+        continue;
+      }
+      const o = v as Record<string, unknown>;
+      for (const k of Object.keys(o)) {
+        const x = o[k];
+        if (masks(k, x)) return true;
+        if (x !== null && typeof x === 'object') stack.push(x);
+      }
+    }
+    return false;
+  };
+
+  const bytes = (body: Uint8Array, contentType?: string, known?: KnownBody): Uint8Array => {
     if (keep || body.length === 0) return body;
-    const whole = latin1Text(body);
+    const ascii = known?.ascii;
+    const whole = ascii !== undefined && ascii.length === body.length ? ascii : latin1Text(body);
     // A JSON body with a secret member (a token endpoint's access_token, an echo of the
-    // request) has it masked by name, like a request body, and is stored re-serialized. Only
-    // JSON pays for the member-name scan.
+    // request) has it masked by name, like a request body, and is stored re-serialized. Judged
+    // on the parse, not the text: a name can be spelled with escapes, doubled separators or
+    // letters that lowercase to ASCII ones (`api\u005fkey`, `api__key`, a Kelvin sign for k),
+    // which a scan of the text for the names missed.
     const json = contentType === undefined ? /^\s*[[{]/.test(whole) : /[/+]json\b/i.test(contentType);
-    if (json && memberRe.test(whole)) {
-      try {
-        const parsed: unknown = JSON.parse(utf8Decoder.decode(body));
-        const red = value(parsed, 0);
-        if (red !== parsed) return utf8.encode(JSON.stringify(red));
-      } catch {
-        // not JSON after all: masked as text below
+    if (json) {
+      let doc = known?.parsed;
+      if (doc === undefined) {
+        try {
+          doc = { value: JSON.parse(utf8Decoder.decode(body)) };
+        } catch {
+          // not JSON after all: masked as text below
+        }
+      }
+      if (doc !== undefined && doc.value !== null && typeof doc.value === 'object' && hasSecretMember(doc.value)) {
+        const red = value(doc.value, 0);
+        if (red !== doc.value) return utf8.encode(JSON.stringify(red));
       }
     }
     const masked = text(whole);

@@ -10,6 +10,7 @@ import { backend, requestDigests, requestKeys } from '../../src/index.ts';
 import { JsEngine } from '../../src/core/js.ts';
 import { WasmEngine } from '../../src/core/wasm.ts';
 import { clearToolsCache, toolsCacheCounts } from '../../src/match/raw-keys/tools-cache.ts';
+import { filledCounts } from '../../src/match/raw-keys/core.ts';
 import { converseBody, geminiBody, ollamaChatBody, requestBodies } from '../../bench/workloads.mjs';
 import type { NormalizeOptions } from '../../src/providers/types.ts';
 import { agree, rng } from './raw-agree.ts';
@@ -337,6 +338,22 @@ describe('what the raw-bytes path keeps for Gemini and Converse bodies on their 
     }
   });
 
+  it('a Gemini or Converse top level changed by one byte (same length) right after the original was kept is never answered by it, the Converse tools aside included', () => {
+    for (const [shape, head, tail] of [
+      [gemini, '"systemInstruction"', '"contents"'],
+      [gemini, '"toolConfig"', ''],
+      [converse, '"system"', '"messages"'],
+      [converse, '],"toolChoice"', ''],
+    ] as const) {
+      clearToolsCache();
+      const text = JSON.stringify(shape.body);
+      const from = text.indexOf(head);
+      const to = tail === '' ? text.length : text.indexOf(tail);
+      expect(from).toBeGreaterThan(0);
+      expect(oneLetterChanges(text, from, to, 5, at(shape.endpoint)), head).toBeGreaterThan(8);
+    }
+  });
+
   it('the same top level on another route (another model in the path) or changed by one byte keys as the reference', () => {
     for (const [shape, other] of [
       [gemini, '/v1beta/models/gemini-2.5-pro:generateContent'],
@@ -352,5 +369,58 @@ describe('what the raw-bytes path keeps for Gemini and Converse bodies on their 
       }
       expect(requestKeys(bytes, at(moved)).key).not.toBe(requestKeys(bytes, at(shape.endpoint)).key);
     }
+  });
+});
+
+describe('messages with kept attachment parts, filled where the view lies', () => {
+  const gemini = geminiBody() as { body: Obj; endpoint: { method: string; url: string } };
+  const converse = converseBody() as { body: Obj; endpoint: { method: string; url: string } };
+  const anthropic = (requestBodies() as Obj).anthropic.body as Obj;
+  const cases: [string, Obj, NormalizeOptions][] = [
+    ['anthropic', anthropic, {}],
+    ['gemini', gemini.body, { endpoint: gemini.endpoint }],
+    ['bedrock-converse', converse.body, { endpoint: converse.endpoint }],
+  ];
+
+  it('a message with an image whose part is kept is filled with its canonical text, new text or not; its text, its image or a message beside it changed by one byte keys as the reference', () => {
+    for (const [shape, body, opts] of cases) {
+      const text = JSON.stringify(body);
+      const image = text.indexOf('https://images.example.com/');
+      expect(image, shape).toBeGreaterThan(0);
+      const bytes = encoder.encode(text);
+      // The first request keeps the tool list, the second the image's canonical part.
+      expect(agree(bytes, opts)).toBe(hasTape);
+      expect(agree(bytes, opts)).toBe(hasTape);
+      const before = { ...filledCounts };
+      expect(agree(bytes, opts)).toBe(hasTape);
+      if (hasTape) expect(filledCounts.spliced - before.spliced, shape).toBe(1);
+      // The message before the image's, the image's own text and its URL, and the message after.
+      const changed = oneLetterChanges(text, image - 900, image + 700, 23, opts);
+      expect(changed, shape).toBeGreaterThan(30);
+    }
+  });
+
+  it('a message with an image and members out of order (not canonical but for its hole) is made canonical once filled, kept part or not', () => {
+    const text = JSON.stringify(anthropic);
+    const image = text.indexOf('{"type":"image"');
+    // The text part before the image, with members of its own that the view copies in body order.
+    const textPart = text.lastIndexOf('{"type":"text"', image);
+    const unsorted = `${text.slice(0, textPart)}{"zeta":1,"alpha":2,${text.slice(textPart + 1)}`;
+    expect(unsorted).not.toBe(text);
+    const before = { ...filledCounts };
+    for (const t of [text, text, unsorted, unsorted, text, unsorted]) expect(agree(encoder.encode(t))).toBe(hasTape);
+    // The unsorted ones filled by the canonicalizing path (the part kept by the earlier requests).
+    if (hasTape) expect(filledCounts.made - before.made).toBeGreaterThanOrEqual(3);
+  });
+
+  it('two images in one message, and the same image in two messages, key as the reference when repeated', () => {
+    const text = JSON.stringify(anthropic);
+    const image = text.indexOf('{"type":"image"');
+    const end = text.indexOf('}}', image) + 2;
+    const part = text.slice(image, end);
+    const twice = text.slice(0, end) + ',' + part.replace('.png', '.jpg') + text.slice(end);
+    const elsewhere = text.replace('"content":[{"type":"text"', `"content":[${part},{"type":"text"`);
+    expect(elsewhere).not.toBe(text);
+    for (const t of [twice, elsewhere, twice, elsewhere, text]) expect(agree(encoder.encode(t))).toBe(hasTape);
   });
 });

@@ -42,7 +42,8 @@ async function oracleTape(src: string, text: string, salt: string): Promise<{ ta
   try {
     for (const x of read.exchanges) {
       const u = new URL(x.request.url);
-      const req: DeckRequest = { method: x.request.method, url: u.pathname + u.search, headers: x.request.headers, body: x.request.body };
+      // The headers copied (not frozen): redacted afresh, not as the import's shared map.
+      const req: DeckRequest = { method: x.request.method, url: u.pathname + u.search, headers: { ...x.request.headers }, body: x.request.body };
       const headers: HttpRecord['response']['headers'] = {};
       for (const [k, v] of Object.entries(x.response.headers)) if (!UNSTORED_RESPONSE_HEADERS.has(k)) headers[k] = v;
       const rec = deck.recordOf(deck.prepareRequest(req), req, { ...x.response, headers }, new Date(x.startedAt ?? RECORDED_AT), x.durationMs ?? 0)!;

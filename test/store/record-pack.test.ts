@@ -92,6 +92,31 @@ describe('FrameBuffer', () => {
     }
   });
 
+  it('writes a repeated object as the general writer does: its kept bytes only while it cannot change', () => {
+    // Header maps given as `repeated`, in runs: frozen ones (strings, frozen arrays) whose
+    // bytes may be kept, and ones that change between records (not frozen; frozen around an
+    // array that is not), changed in place each time, whose kept bytes would be stale.
+    const r = rng(20260202);
+    const frozen = Object.freeze({ accept: 'application/json', authorization: '[REDACTED]', 'x-many': Object.freeze(['a', 'b']) });
+    const open: Record<string, unknown> = { accept: 'application/json', authorization: '[REDACTED]' };
+    const list = ['a'];
+    const frozenAroundOpen = Object.freeze({ accept: 'text/plain', 'x-list': list });
+    const maps: Record<string, unknown>[] = [frozen, open, frozenAroundOpen, Object.freeze({})];
+    const frames = new FrameBuffer(64);
+    let map = maps[0]!;
+    for (let i = 0; i < 400; i++) {
+      if (r() < 0.2) map = maps[Math.floor(r() * maps.length)]!;
+      open[`x-${Math.floor(r() * 5)}`] = `sk-secret-${i}`;
+      list.push(`v${i}`);
+      const rec = { v: 1, key: `k${i}`, request: { method: 'POST', headers: map }, response: { status: 200, headers: r() < 0.3 ? map : {} } };
+      const before = frames.size;
+      expect(frames.addPlain(rec, r() < 0.9 ? map : undefined)).toBe(true);
+      const got = frames.take().subarray(before);
+      const want = oracle(rec);
+      if (!got.equals(want)) expect.fail(`record ${i} differs: ${got.toString('hex').slice(0, 200)} vs ${want.toString('hex').slice(0, 200)}`);
+    }
+  });
+
   it('writes nothing and says so for values that are not plain data', () => {
     class Money {
       cents = 1;

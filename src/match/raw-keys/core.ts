@@ -11,11 +11,12 @@ import { ollamaAsOpenAI } from '../../providers/ollama.ts';
 import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
 import { CONVERSATION, OLLAMA_KEPT, topLevel } from './chat.ts';
-import { decoder, L, Out } from './out.ts';
+import { decoder, L, lit, Out } from './out.ts';
 import { finish, finishInPlace, keptTop, modelAndOptions, type Normalized, type Top, topEntry } from './view.ts';
 import { keepTools, type KeptTools, keptToolsTail, newToolsTail, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
 import { canonicalOfUtf8 } from '../../core/index.ts';
+import { sameBytes } from '../../bytes.ts';
 
 export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
 /** The provider number of an Ollama /api/chat body's view (assembly/view.ts P_OLLAMA). */
@@ -93,19 +94,25 @@ function holeTexts(bytes: Uint8Array, holes: Uint32Array, part: (value: unknown,
 }
 
 // The reference's parts of the attachments a conversation repeats (an image sent once stays in
-// every later request): by their exact bytes and the shape's part rule, most recent first.
-const partsKept: { raw: Uint8Array; rule: unknown; text: string }[] = [];
+// every later request): by their exact bytes and the shape's part rule, most recent first; with
+// the part's RFC 8785 text once a request has needed it (splicedMessages()).
+interface PartKept {
+  readonly raw: Uint8Array;
+  readonly rule: unknown;
+  readonly text: string;
+  canonical?: Uint8Array;
+}
+const partsKept: PartKept[] = [];
 const PARTS_KEPT = 16;
 const PART_MAX_BYTES = 1 << 20;
 
-function keptPart(raw: Uint8Array, rule: unknown): string | undefined {
-  for (const e of partsKept) {
-    if (e.rule !== rule || e.raw.length !== raw.length) continue;
-    let k = 0;
-    while (k < raw.length && e.raw[k] === raw[k]) k++;
-    if (k === raw.length) return e.text;
-  }
+function keptEntry(raw: Uint8Array, rule: unknown): PartKept | undefined {
+  for (const e of partsKept) if (e.rule === rule && sameBytes(e.raw, raw)) return e;
   return undefined;
+}
+
+function keptPart(raw: Uint8Array, rule: unknown): string | undefined {
+  return keptEntry(raw, rule)?.text;
 }
 
 function keepPart(raw: Uint8Array, rule: unknown, text: string): void {
@@ -114,10 +121,41 @@ function keepPart(raw: Uint8Array, rule: unknown, text: string): void {
   if (partsKept.length > PARTS_KEPT) partsKept.pop();
 }
 
+/**
+ * Gives the kept parts of `holes` their RFC 8785 text, for splicedMessages() in the next
+ * requests. Calls into the core: only where the view has been copied out of it.
+ */
+function canonicalParts(body: Uint8Array, holes: Uint32Array, rule: unknown): void {
+  for (let k = 0; k < holes.length; k += 2) {
+    const e = keptEntry(body.subarray(holes[k]!, holes[k + 1]!), rule);
+    if (e === undefined || e.canonical !== undefined) continue;
+    try {
+      e.canonical = canonicalOfUtf8(lit(e.text));
+    } catch {
+      // left to the canonicalizing path each time
+    }
+  }
+}
+
 /** Node's Buffer over the same bytes where there is one: it finds the hole bytes with memchr (TypedArray's indexOf took ~8 us on an M view). */
 function searchable(head: Uint8Array): Uint8Array {
   return typeof Buffer !== 'undefined' ? Buffer.from(head.buffer, head.byteOffset, head.length) : head;
 }
+
+/** The message of `starts` that holds offset `z` of the head: the last one starting at or before it. */
+function messageAt(starts: Uint32Array, z: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= z) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Where message `i` of `starts` ends in a head of `length` bytes (one byte before the next one's start). */
+const messageEnd = (starts: Uint32Array, i: number, length: number): number => (i + 1 < starts.length ? starts[i + 1]! - 1 : length - 1);
 
 /**
  * The messages of `head` (a copy) that hold holes, filled with `texts` and made canonical (the
@@ -130,16 +168,9 @@ function filledMessages(head: Uint8Array, starts: Uint32Array, texts: readonly s
   let t = 0;
   while (t < texts.length) {
     const z = find.indexOf(0, at);
-    // The message holding it: the last one starting before it.
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid]! <= z) lo = mid;
-      else hi = mid - 1;
-    }
+    const lo = messageAt(starts, z);
     const s = starts[lo]!;
-    const e = lo + 1 < starts.length ? starts[lo + 1]! - 1 : head.length - 1;
+    const e = messageEnd(starts, lo, head.length);
     const out = new Out();
     let from = s;
     for (let y = z; y >= 0 && y < e; y = find.indexOf(0, from)) {
@@ -149,10 +180,68 @@ function filledMessages(head: Uint8Array, starts: Uint32Array, texts: readonly s
     }
     out.span(head, from, e);
     byMessage.set(lo, canonicalOfUtf8(out.buf.slice(0, out.at)));
+    filledCounts.made++;
     at = e;
   }
   return byMessage;
 }
+
+/** How often messages with holes were filled by splicing kept parts and by the canonicalizing path (internal: the tests read it). */
+export const filledCounts = { spliced: 0, made: 0 };
+
+/**
+ * The messages of `head` that hold holes, each hole filled with the kept RFC 8785 text of its
+ * part, for a view whose messages with holes are canonical but for them
+ * (CoreView.holesCanonical): by message number; undefined where a part is not kept with its
+ * text. Reads `head` where it lies (the core's memory) and calls nothing that could reuse it:
+ * no copy of the view, no reference part and no canonicalizing call into the core.
+ */
+function splicedMessages(head: Uint8Array, starts: Uint32Array, body: Uint8Array, holes: Uint32Array, rule: unknown): Map<number, Uint8Array> | undefined {
+  const parts: Uint8Array[] = [];
+  for (let k = 0; k < holes.length; k += 2) {
+    const canonical = keptEntry(body.subarray(holes[k]!, holes[k + 1]!), rule)?.canonical;
+    if (canonical === undefined) return undefined;
+    parts.push(canonical);
+  }
+  const find = searchable(head);
+  const byMessage = new Map<number, Uint8Array>();
+  if (splicing.length > 1 << 20) splicing = new Uint8Array(1 << 12);
+  let at = 0;
+  const put = (b: Uint8Array): void => {
+    if (at + b.length > splicing.length) {
+      // Messages already made keep the buffer they were made in.
+      const grown = new Uint8Array(Math.max(splicing.length * 2, at + b.length));
+      grown.set(splicing.subarray(0, at));
+      splicing = grown;
+    }
+    splicing.set(b, at);
+    at += b.length;
+  };
+  let z = find.indexOf(0);
+  let t = 0;
+  while (t < parts.length) {
+    if (z < 0) return undefined;
+    const lo = messageAt(starts, z);
+    const e = messageEnd(starts, lo, head.length);
+    const start = at;
+    let from = starts[lo]!;
+    // This message's holes: the next ones in order, up to its end.
+    while (z >= 0 && z < e && t < parts.length) {
+      put(head.subarray(from, z));
+      put(parts[t++]!);
+      from = z + 1;
+      z = find.indexOf(0, from);
+    }
+    put(head.subarray(from, e));
+    byMessage.set(lo, splicing.subarray(start, at));
+  }
+  filledCounts.spliced += byMessage.size;
+  return byMessage;
+}
+
+// The messages splicedMessages() makes, in one buffer kept for them (valid until its next call):
+// a copy of each made per request had a backing store of its own.
+let splicing = new Uint8Array(1 << 12);
 
 /**
  * The top level without the conversation, as one JSON text for one JSON.parse: `first` and the
@@ -188,7 +277,7 @@ function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: Buil
 const topKey = (view: string, ignoreArgs: readonly string[]): string => `${view}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`;
 
 /** The chat family's kept top level (see chatTop()), written nowhere. */
-function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Top {
+function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Top | null {
   const key = topKey(provider, ignoreArgs);
   return topByBytes(bytes, roots, quotedNames(CONVERSATION[provider]), key, () => {
     const text = topText(bytes, roots, CONVERSATION[provider]);
@@ -218,49 +307,62 @@ function quotedNames(list: readonly string[]): Uint8Array[] {
   return q;
 }
 
-function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top): Top {
-  // Which root members are top level, worked out once: each is compared to the conversation's names.
-  const top = new Uint8Array(r.length / 5);
+/**
+ * The kept top level whose bytes are those of the body's top-level members (`r`: the root's
+ * members; those named in `conversation` are not top level), made by `slow` the first time
+ * (null: none, nothing kept). A member holding `cut` (a value the view holds already, which
+ * topText() writes as null) is compared without the cut's bytes, as two ranges.
+ */
+function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top | null, cut: readonly [number, number] = NO_CUT): Top | null {
+  // The top level's byte ranges [start, end, ...], worked out once: each member compared to
+  // the conversation's names. Each range is kept with a 0x00 after it (never in JSON text).
+  const ranges: number[] = [];
   let total = 0;
   for (let i = 0; i < r.length; i += 5) {
     let member = true;
     for (let c = 0; c < conversation.length && member; c++) if (keyIs(bytes, r[i]!, r[i + 1]!, conversation[c]!)) member = false;
     if (!member) continue;
-    top[i / 5] = 1;
-    total += r[i + 4]! - r[i]! + 1;
+    const s = r[i]!;
+    const e = r[i + 4]!;
+    if (cut[1] > cut[0] && s < cut[0] && cut[1] <= e) {
+      ranges.push(s, cut[0], cut[1], e);
+      total += e - s - (cut[1] - cut[0]) + 2;
+    } else {
+      ranges.push(s, e);
+      total += e - s + 1;
+    }
   }
-  const inTop = (i: number): boolean => top[i / 5] === 1;
   for (let k = 0; k < byBytes.length; k++) {
     const e = byBytes[k]!;
     if (e.key !== key || e.parts.length !== total) continue;
     let at = 0;
     let same = true;
-    for (let i = 0; i < r.length && same; i += 5) {
-      if (!inTop(i)) continue;
-      for (let j = r[i]!; j < r[i + 4]!; j++) {
+    for (let q = 0; q < ranges.length && same; q += 2) {
+      for (let j = ranges[q]!; j < ranges[q + 1]!; j++) {
         if (e.parts[at++] !== bytes[j]) {
           same = false;
           break;
         }
       }
-      at++;
+      if (e.parts[at++] !== 0) same = false;
     }
     if (same) return e.top;
   }
   const made = slow();
-  if (total <= TOP_BYTES_MAX) {
+  if (made !== null && total <= TOP_BYTES_MAX) {
     const parts = new Uint8Array(total);
     let at = 0;
-    for (let i = 0; i < r.length; i += 5) {
-      if (!inTop(i)) continue;
-      parts.set(bytes.subarray(r[i]!, r[i + 4]!), at);
-      at += r[i + 4]! - r[i]! + 1; // a 0x00 after each (never in JSON text)
+    for (let q = 0; q < ranges.length; q += 2) {
+      parts.set(bytes.subarray(ranges[q]!, ranges[q + 1]!), at);
+      at += ranges[q + 1]! - ranges[q]! + 1;
     }
     byBytes.unshift({ key, parts, top: made });
     if (byBytes.length > BY_BYTES_MAX) byBytes.pop();
   }
   return made;
 }
+
+const NO_CUT: readonly [number, number] = [0, 0];
 
 /** Whether the last answer from the core's view hashed its messages where they lay (inPlace()); for the counters. */
 export let lastInPlace = false;
@@ -318,10 +420,15 @@ function inPlace(
   let head = cv.head;
   let filled: Map<number, Uint8Array> | undefined;
   if (cv.holes.length !== 0) {
-    head = copyOf(head);
-    const texts = holeTexts(bytes, cv.holes, part);
-    if (texts === null) return null;
-    filled = filledMessages(head, cv.starts, texts);
+    if (cv.holesCanonical) filled = splicedMessages(head, cv.starts, bytes, cv.holes, part);
+    if (filled === undefined) {
+      // The reference's parts may call into the core, which reuses the memory `head` is in.
+      head = copyOf(head);
+      const texts = holeTexts(bytes, cv.holes, part);
+      if (texts === null) return null;
+      filled = filledMessages(head, cv.starts, texts);
+      if (cv.holesCanonical) canonicalParts(bytes, cv.holes, part);
+    }
   }
   const out = new Out();
   const d = finishInPlace(head, cv.starts, filled, provider, names, () => topOf(out), tail);
@@ -443,13 +550,15 @@ function keep(bytes: Uint8Array, cv: CoreView, tail: Uint8Array, names: readonly
 export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: NormalizeOptions, shape: ModuleShape, known?: KeptTools): RequestDigests | null {
   lastInPlace = false;
   const listed = cv.skipped ? undefined : viewTools(cv);
-  const text = topText(bytes, cv.roots, shape.conversation, shape.first, cv.cut);
+  // Decoded only where the kept top level is not found by its bytes (topByBytes()).
+  let text: string | undefined;
+  const textOf = (): string => (text ??= topText(bytes, cv.roots, shape.conversation, shape.first, cv.cut));
   // The module reads the model (and the operation) from the endpoint: part of what is kept.
   const method = opts.endpoint?.method;
   const url = opts.endpoint?.url;
-  const key = (method === undefined || typeof method === 'string') && typeof url === 'string' ? JSON.stringify([shape.code, method ?? null, url, opts.provider ?? null]) : undefined;
+  const key = (method === undefined || typeof method === 'string') && typeof url === 'string' ? moduleTopKey(shape.code, method, url, opts.provider) : undefined;
   const make = (): Normalized | null => {
-    const top = JSON.parse(text) as Record<string, unknown>;
+    const top = JSON.parse(textOf()) as Record<string, unknown>;
     shape.top(top);
     const small = normalizeModule(top, opts);
     return small.provider !== shape.provider || !allFinite(small.view.options, NO_SKIP) || !allFinite(small.view.model, NO_SKIP) ? null : small;
@@ -459,7 +568,8 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
   };
   if (key !== undefined) {
-    const fast = inPlace(bytes, cv, listed, known, undefined, (o) => topEntry(o, key, text, make), keepList, shape.part);
+    const topOf = (o: Out): Top | null => topByBytes(bytes, cv.roots, quotedNames(shape.conversation), key, () => topEntry(o, key, textOf(), make), cv.cut);
+    const fast = inPlace(bytes, cv, listed, known, undefined, topOf, keepList, shape.part);
     if (fast !== null) return fast;
   }
   const out = new Out();
@@ -469,11 +579,21 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     small = make();
     if (small !== null) modelAndOptions(out, small);
   } else {
-    small = keptTop(out, key, text, make);
+    small = keptTop(out, key, textOf(), make);
   }
   if (small === null) return null;
   return withTools(out, bytes, cv, listed, known, small.provider as BuiltinProvider, small, keepList);
 }
+
+/** What a module shape's kept top level depends on besides its bytes: the shape and the endpoint (the last one's key kept: requests mostly repeat one). */
+function moduleTopKey(code: number, method: string | undefined, url: string, provider: unknown): string {
+  const l = lastModuleKey;
+  if (l !== undefined && l.code === code && l.method === method && l.url === url && l.provider === provider) return l.key;
+  const key = JSON.stringify([code, method ?? null, url, provider ?? null]);
+  lastModuleKey = { code, method, url, provider, key };
+  return key;
+}
+let lastModuleKey: { code: number; method: string | undefined; url: string; provider: unknown; key: string } | undefined;
 
 /** An Ollama body's root members that are no option: the conversation and its tool list. */
 const OLLAMA_CONVERSATION = ['messages', 'tools'];
@@ -491,7 +611,7 @@ export function ollamaCoreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: r
     topByBytes(bytes, cv.roots, quotedNames(OLLAMA_CONVERSATION), key, () => {
       const text = topText(bytes, cv.roots, OLLAMA_CONVERSATION);
       return topEntry(out, key, text, () => topLevel('openai-chat', ollamaAsOpenAI('chat', JSON.parse(text)) as Record<string, unknown>, ignoreArgs))!;
-    });
+    })!;
   const keepList = (tail: Uint8Array, names: readonly (string | undefined)[]): void => {
     const r = cv.roots;
     for (let i = 0; i < r.length; i += 5) {

@@ -32,6 +32,8 @@ export interface Exchange {
   };
   /** Body decoded; `chunks` for a stream (one per server-sent event). */
   response: HttpRecord['response'];
+  /** The response body as the source gave it as text, when every character is ASCII (one byte a character). */
+  answerAscii?: string | undefined;
   /** Time the request was sent, when the source says, as Date#toISOString writes it. */
   startedAt?: string;
   /** Milliseconds the exchange took, when the source says. */
@@ -165,7 +167,11 @@ export function base64Bytes(s: string, field: string): Uint8Array {
 
 /** Adds a header to a map, folding the name to lowercase and repeats into an array. */
 export function addHeader(h: ImportHeaders, name: string, value: string): void {
-  const k = name.toLowerCase();
+  addLowercaseHeader(h, name.toLowerCase(), value);
+}
+
+/** {@link addHeader} for a name already lowercase. */
+export function addLowercaseHeader(h: ImportHeaders, k: string, value: string): void {
   const had = h[k];
   if (had === undefined) h[k] = value;
   else h[k] = Array.isArray(had) ? [...had, value] : [had, value];

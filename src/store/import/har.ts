@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { HarSplit } from './har-split.ts';
-import { addHeader, badFile, base64Bytes, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, addLowercaseHeader, badFile, base64Bytes, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 /** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
 export function jsonErrorOffset(e: Error): number | undefined {
@@ -37,22 +37,85 @@ export function parseJsonFile(text: string, file: string, format: string): unkno
   }
 }
 
-function headersOf(list: unknown, field: string): ImportHeaders {
+/**
+ * The names of the last header list read for a field and the lowercase names made of them, by
+ * place: a HAR's answers list the same names in the same order with new values, and a name
+ * equal to the last list's in its place takes the lowercase name made then (lowercasing a
+ * parsed name, and the lookup the map's store makes for a name it has not seen as that string,
+ * cost more than the comparison).
+ */
+interface Names {
+  names: string[];
+  keys: string[];
+}
+const requestNames: Names = { names: [], keys: [] };
+const responseNames: Names = { names: [], keys: [] };
+
+function headersOf(list: unknown, field: string, last: Names): ImportHeaders {
   if (!Array.isArray(list)) throw new FieldError(field, 'must be an array of { name, value }');
   const h: ImportHeaders = {};
+  const { names, keys } = last;
+  let same = names.length === list.length;
   for (let i = 0; i < list.length; i++) {
     const x: unknown = list[i];
     if (!isObject(x) || typeof x.name !== 'string' || typeof x.value !== 'string') throw new FieldError(`${field}[${i}]`, 'must be { name, value } with string values');
     // HTTP/2 pseudo-headers (:authority, :path) as Chrome lists them are not headers.
-    if (x.name.charCodeAt(0) !== 0x3a) addHeader(h, x.name, x.value);
+    if (x.name.charCodeAt(0) === 0x3a) continue;
+    if (same && x.name === names[i]) addLowercaseHeader(h, keys[i]!, x.value);
+    else {
+      same = false;
+      addHeader(h, x.name, x.value);
+    }
+  }
+  if (!same) {
+    last.names = (list as { name: string }[]).map((x) => x.name);
+    last.keys = last.names.map((n) => n.toLowerCase());
   }
   return h;
 }
 
-function requestBody(postData: unknown, headers: ImportHeaders): Uint8Array {
+/**
+ * The last request header list read (names and values, in order), the body's mime type it was
+ * read with, and the map made of them, frozen. A HAR's requests mostly list the same headers
+ * (one client, one key): an entry listing exactly the last list gets the same map, which the
+ * deck then redacts once and the frame writer encodes once for all the entries that share it
+ * (deck.ts storedRequestHeaders, record-pack.ts). Compared by content, never by identity.
+ */
+let lastRequest: { list: string[]; mime: string | undefined; headers: ImportHeaders } = { list: [], mime: undefined, headers: Object.freeze({}) };
+
+/** Whether a HAR header list has exactly the names and values of `flat` ([name, value, ...]). */
+function sameList(list: unknown[], flat: string[]): boolean {
+  if (list.length * 2 !== flat.length || list.length === 0) return false;
+  for (let i = 0; i < list.length; i++) {
+    const x: unknown = list[i];
+    if (!isObject(x) || x.name !== flat[2 * i] || x.value !== flat[2 * i + 1]) return false;
+  }
+  return true;
+}
+
+/**
+ * An entry's request headers: its list, `content-type` from the body's mime type where the list
+ * has none, `content-encoding` dropped (the body is given decoded: the coding it was sent with
+ * no longer applies). Frozen, and the last entry's map again for the same list.
+ */
+function requestHeaders(list: unknown, postData: unknown): ImportHeaders {
+  const mime = isObject(postData) && typeof postData.mimeType === 'string' && postData.mimeType !== '' ? postData.mimeType : undefined;
+  const last = lastRequest;
+  if (mime === last.mime && Array.isArray(list) && sameList(list, last.list)) return last.headers;
+  const h = headersOf(list, 'request.headers', requestNames);
+  if (mime !== undefined && h['content-type'] === undefined) h['content-type'] = mime;
+  // Deleted only when there: a delete turns the map into a slow dictionary for every later reader.
+  if (h['content-encoding'] !== undefined) delete h['content-encoding'];
+  const flat: string[] = [];
+  for (const x of list as { name: string; value: string }[]) flat.push(x.name, x.value);
+  for (const v of Object.values(h)) if (Array.isArray(v)) Object.freeze(v);
+  lastRequest = { list: flat, mime, headers: Object.freeze(h) };
+  return h;
+}
+
+function requestBody(postData: unknown): Uint8Array {
   if (postData === undefined || postData === null) return new Uint8Array(0);
   if (!isObject(postData)) throw new FieldError('request.postData', 'must be an object');
-  if (typeof postData.mimeType === 'string' && postData.mimeType !== '' && headers['content-type'] === undefined) headers['content-type'] = postData.mimeType;
   if (typeof postData.text === 'string') return postData.encoding === 'base64' ? base64Bytes(postData.text, 'request.postData.text') : utf8Bytes(postData.text);
   if (postData.text !== undefined) throw new FieldError('request.postData.text', 'must be a string');
   if (Array.isArray(postData.params)) {
@@ -95,6 +158,13 @@ function exportedChunks(v: unknown, length: number): [number, number][] | undefi
   return v as [number, number][];
 }
 
+/** A body's `text` when its bytes are that text's UTF-8 and it is as long: ASCII, one byte a character. */
+function asciiOf(holder: unknown, body: Uint8Array): string | undefined {
+  if (!isObject(holder)) return undefined;
+  const text = holder.text;
+  return typeof text === 'string' && holder.encoding !== 'base64' && text.length === body.length ? text : undefined;
+}
+
 const num = (v: unknown): number => (typeof v === 'number' && v > 0 ? v : 0);
 
 /**
@@ -114,14 +184,11 @@ function startOf(v: unknown): string | undefined {
 
 function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const { q, method, url } = requestOf(e, 'entry', 'url');
-  const reqHeaders = headersOf(q.headers, 'request.headers');
-  const body = requestBody(q.postData, reqHeaders);
-  // The body is given decoded: a content-encoding it was sent with no longer applies. (Deleted
-  // only when there: a delete turns the map into a slow dictionary for every later reader.)
-  if (reqHeaders['content-encoding'] !== undefined) delete reqHeaders['content-encoding'];
+  const reqHeaders = requestHeaders(q.headers, q.postData);
+  const body = requestBody(q.postData);
   const r = (e as Record<string, unknown>).response;
   if (!isObject(r)) throw new FieldError('response', 'is missing (the request got no answer)');
-  const resHeaders = headersOf(r.headers, 'response.headers');
+  const resHeaders = headersOf(r.headers, 'response.headers', responseNames);
   const resBody = responseBody(r.content, harDir);
   const content = r.content as Record<string, unknown>;
   if (resHeaders['content-type'] === undefined && typeof content.mimeType === 'string' && content.mimeType !== '') resHeaders['content-type'] = content.mimeType;
@@ -130,11 +197,13 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const first = num(t.blocked) + num(t.dns) + num(t.connect) + num(t.send) + num(t.wait);
   const chunks = exportedChunks(r._chunks, resBody.length) ?? streamChunks(resHeaders, resBody, 0, num(t.receive));
   const started = startOf(x.startedDateTime);
+  const ascii = asciiOf(content, resBody);
   return {
     where: `log.entries[${i}]`,
     index: i,
     request: { method, url, headers: reqHeaders, body },
     response: response(r.status, r.statusText, resHeaders, resBody, 'response.status', chunks),
+    answerAscii: ascii,
     ...(started ? { startedAt: started } : {}),
     durationMs: typeof x.time === 'number' && x.time >= 0 ? x.time : first + num(t.receive),
   };
