@@ -7,7 +7,7 @@
 // the same process. Before timing a workload it checks that the canonical
 // baselines and every tapedeck row produce identical hashes. Each row's
 // distance to the floor (`/floor`) is timed in rounds shared with the floor
-// (timeAgainstFloor), apart from the row's own p50/p99 samples.
+// (bench/floor-rounds.mjs), apart from the row's own p50/p99 samples.
 //
 // Flags:
 //   --quick            every row briefly (whole run well under 30 s)
@@ -30,6 +30,7 @@ import os from 'node:os';
 import { buildWorkload, WORKLOAD_NAMES } from './workloads.mjs';
 import { BASELINES } from './baselines.mjs';
 import { makeTarget, targetLine } from './targets.mjs';
+import { FLOOR_ROUNDS, floorRoundsNote, perCall, timeAgainstFloor } from './floor-rounds.mjs';
 import canonicalizeRef from 'canonicalize';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -88,14 +89,10 @@ const BUDGET_QUICK = {
 };
 const BUDGET = QUICK ? BUDGET_QUICK : BUDGET_FULL;
 
-// Each row's distance to the floor is timed apart from its tinybench samples: the row and the
-// floor in the same rounds, one batch of each per round, their order alternated, the median of
-// the rounds' ratios. Timed in rows of their own, a row and the floor ran seconds apart, so a
-// change of load between them moved the ratio (the XL floor ran in 12 ms in one full run and
-// 20 ms in another). `share` of the row's time budget goes to these rounds instead of to
-// tinybench (so a run takes as long as before); `batchMs` is how long one batch runs (many calls
-// of a fast row: a single call of S is ~1 µs); at least `minRounds`, at most `maxRounds`.
-const PAIRED = QUICK ? { share: 0.5, batchMs: 0.5, minRounds: 3, maxRounds: 9 } : { share: 0.4, batchMs: 2, minRounds: 3, maxRounds: 41 };
+// Each row's distance to the floor is timed apart from its tinybench samples, in rounds shared
+// with the floor (bench/floor-rounds.mjs). `share` of the row's time budget goes to these rounds
+// instead of to tinybench, so a run takes as long as before.
+const PAIRED = { share: QUICK ? 0.5 : 0.4 };
 
 // --------------------------------------------------------------- library ----
 
@@ -352,76 +349,13 @@ async function timeRow(group, row) {
   };
 }
 
-/** Median of an array of numbers (the upper middle of an even count). */
-function median(values) {
-  const s = [...values].sort((a, b) => a - b);
-  return s[s.length >> 1];
-}
-
-/** Wall time of one call of fn, from enough calls to run `ms` milliseconds. */
-function perCall(fn, ms) {
-  for (let n = 1; ; n *= 2) {
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) sink = fn();
-    const t = performance.now() - t0;
-    if (t >= ms || n >= 1 << 20) return t / n;
-  }
-}
-
-/**
- * A row's distance to the floor, timed in the same rounds: each round one batch of the row's
- * calls and one of the floor's, the row first in even rounds and the floor first in odd ones, so
- * that neither always runs in the state (caches, garbage) the other leaves. `rowMs` and `floorMs`
- * are estimates of one call of each (they size the batches and the number of rounds). Returns the
- * median of the rounds' ratios (row CPU time per call / floor CPU time per call), each side's
- * median CPU time per call in those rounds, and the median of the wall-time ratios beside them.
- * CPU time, because with more runnable processes than cores a batch of a few milliseconds often
- * waits out another process's time slice: in wall time one run read M raw at 4.18x the floor
- * (0.28 ms a call in its batches against 0.09 ms in its tinybench samples). The process's CPU
- * time (process.cpuUsage, µs resolution) counts the collector's helper threads too; a thread's
- * own time is not to be had at this resolution from Node 20 (/proc/thread-self/schedstat moves
- * at the scheduler's ticks).
- */
-function timeAgainstFloor(group, row, floor, rowMs, floorMs) {
+/** A row's distance to the floor in rounds shared with it (bench/floor-rounds.mjs). */
+function againstFloor(group, row, floor, rowMs, floorMs) {
   if (row.impl === 'tapedeck') lib.setBackend(row.backend);
-  const calls = (ms) => Math.max(1, Math.round(PAIRED.batchMs / Math.max(ms, 1e-6)));
-  const nRow = calls(rowMs);
-  const nFloor = calls(floorMs);
-  const roundMs = nRow * rowMs + nFloor * floorMs;
-  const rounds = Math.min(PAIRED.maxRounds, Math.max(PAIRED.minRounds, Math.floor((BUDGET[group].time * PAIRED.share) / roundMs)));
-  // CPU time and wall time of one call, from a batch of n.
-  const batch = (fn, n) => {
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) sink = fn();
-    const wall = performance.now() - t0;
-    const c = process.cpuUsage(c0);
-    return [(c.user + c.system) / 1000 / n, wall / n];
-  };
-  const rowFn = row.fn;
-  const floorFn = floor.fn;
-  const rowTimes = [];
-  const floorTimes = [];
-  const ratios = [];
-  const wallRatios = [];
-  batch(floorFn, nFloor); // the row ran last: the floor's code and data warm again too
-  for (let r = 0; r < rounds; r++) {
-    let a;
-    let b;
-    if (r & 1) {
-      b = batch(floorFn, nFloor);
-      a = batch(rowFn, nRow);
-    } else {
-      a = batch(rowFn, nRow);
-      b = batch(floorFn, nFloor);
-    }
-    rowTimes.push(a[0]);
-    floorTimes.push(b[0]);
-    ratios.push(a[0] / b[0]);
-    wallRatios.push(a[1] / b[1]);
-  }
+  const budgetMs = BUDGET[group].time * PAIRED.share;
+  const out = timeAgainstFloor(row.fn, floor.fn, { rowMs, floorMs, budgetMs, ...(QUICK ? FLOOR_ROUNDS.quick : FLOOR_ROUNDS.full) });
   if (row.impl === 'tapedeck') lib.setBackend(DEFAULT_BACKEND);
-  return { ratio: median(ratios), rowMs: median(rowTimes), floorMs: median(floorTimes), wallRatio: median(wallRatios), rounds };
+  return out;
 }
 
 // ------------------------------------------------------------ formatting ----
@@ -503,7 +437,7 @@ for (const group of GROUPS) {
     if (row.impl === 'tapedeck' && available.get(row.backend) !== null) continue;
     const stats = await timeRow(group, row);
     // Right after the row's own samples, while its code is warm: its rounds against the floor.
-    const paired = row.impl === 'floor' ? null : timeAgainstFloor(group, row, floorRow, stats.p50, floorEstimate);
+    const paired = row.impl === 'floor' ? null : againstFloor(group, row, floorRow, stats.p50, floorEstimate);
     timed.push({ row, stats, paired });
   }
 
@@ -622,7 +556,7 @@ for (const [group, input, op, goal] of [
   const label = `${group} ${input} ${op === 'many' ? 'hashMany' : 'full hash set'}, time / the floor's (lower is closer)`;
   const p = rec?.floorPaired;
   const baseline = p
-    ? `the floor (node:crypto SHA-256 of the prepared bytes) timed in the same rounds as the row, interleaved, order alternated: median ratio of ${p.rounds} rounds in CPU time, the floor ${fmtTime(p.floorCpuMs)} against ${fmtTime(p.rowCpuMs)}`
+    ? floorRoundsNote({ rounds: p.rounds, floorMs: p.floorCpuMs, rowMs: p.rowCpuMs }, fmtTime)
     : 'the floor, timed in the same rounds as the row';
   report(makeTarget({ label, unit: 'x', value: rec?.floorRatio ?? null, op: '<=', goal, baseline }));
 }
