@@ -5,7 +5,9 @@
 // from a JS object and from raw JSON bytes, computing the full hash set, and
 // the pure-JS baselines (baselines.mjs) computing the same outputs, all in
 // the same process. Before timing a workload it checks that the canonical
-// baselines and every tapedeck row produce identical hashes.
+// baselines and every tapedeck row produce identical hashes. Each row's
+// distance to the floor (`/floor`) is timed in rounds shared with the floor
+// (bench/floor-rounds.mjs), apart from the row's own p50/p99 samples.
 //
 // Flags:
 //   --quick            every row briefly (whole run well under 30 s)
@@ -28,6 +30,7 @@ import os from 'node:os';
 import { buildWorkload, WORKLOAD_NAMES } from './workloads.mjs';
 import { BASELINES } from './baselines.mjs';
 import { makeTarget, targetLine } from './targets.mjs';
+import { FLOOR_ROUNDS, floorRoundsNote, perCall, timeAgainstFloor } from './floor-rounds.mjs';
 import canonicalizeRef from 'canonicalize';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -85,6 +88,11 @@ const BUDGET_QUICK = {
   'STR10K-path': { time: 50, iterations: 3, warmupTime: 0, warmupIterations: 1 },
 };
 const BUDGET = QUICK ? BUDGET_QUICK : BUDGET_FULL;
+
+// Each row's distance to the floor is timed apart from its tinybench samples, in rounds shared
+// with the floor (bench/floor-rounds.mjs). `share` of the row's time budget goes to these rounds
+// instead of to tinybench, so a run takes as long as before.
+const PAIRED = { share: QUICK ? 0.5 : 0.4 };
 
 // --------------------------------------------------------------- library ----
 
@@ -322,7 +330,7 @@ async function timeRow(group, row) {
   if (row.impl === 'tapedeck') lib.setBackend(row.backend);
   globalThis.gc?.();
   const budget = BUDGET[group];
-  const bench = new Bench({ ...budget, retainSamples: true, throws: true });
+  const bench = new Bench({ ...budget, time: budget.time * (1 - PAIRED.share), retainSamples: true, throws: true });
   const fn = row.fn;
   bench.add(row.label, () => { sink = fn(); });
   const [task] = await bench.run();
@@ -339,6 +347,15 @@ async function timeRow(group, row) {
     max: lat.max,
     samples: lat.samplesCount ?? samples?.length,
   };
+}
+
+/** A row's distance to the floor in rounds shared with it (bench/floor-rounds.mjs). */
+function againstFloor(group, row, floor, rowMs, floorMs) {
+  if (row.impl === 'tapedeck') lib.setBackend(row.backend);
+  const budgetMs = BUDGET[group].time * PAIRED.share;
+  const out = timeAgainstFloor(row.fn, floor.fn, { rowMs, floorMs, budgetMs, ...(QUICK ? FLOOR_ROUNDS.quick : FLOOR_ROUNDS.full) });
+  if (row.impl === 'tapedeck') lib.setBackend(DEFAULT_BACKEND);
+  return out;
 }
 
 // ------------------------------------------------------------ formatting ----
@@ -384,11 +401,13 @@ const meta = {
   backends: Object.fromEntries([...available].map(([b, err]) => [b, err === null ? 'ok' : `unavailable: ${err}`])),
   mbDefinition: '1 MB = 1e6 bytes of input JSON (UTF-8)',
   ratioDefinition: 'best canonical baseline p50 (same workload, same input form: object or raw) / row p50',
+  floorRatioDefinition: 'median over rounds of (row CPU time per call / floor CPU time per call), the row and the floor timed in the same rounds, one batch of each, order alternated (floorPaired: the rounds, each side\'s median CPU time per call in them, the median wall-time ratio)',
 };
 
 console.log(`tapedeck bench (${meta.mode})  node ${meta.node}  ${meta.cpu} x${meta.cpuCount}  default backend: ${DEFAULT_BACKEND}`);
 for (const [b, err] of available) if (err !== null) console.log(`  note: backend ${b} unavailable, its rows are skipped (${err})`);
-console.log(`ratio = best canonical baseline p50 (same input form) / row p50; MB/s = input JSON bytes / p50\n`);
+console.log('ratio = best canonical baseline p50 (same input form) / row p50; MB/s = input JSON bytes / p50');
+console.log('/floor = the row\'s CPU time over the floor\'s, both timed in the same rounds (interleaved, order alternated): the median of the rounds\' ratios\n');
 
 const results = [];
 const workloadsMeta = {};
@@ -409,12 +428,17 @@ for (const group of GROUPS) {
   verify(group, rows, group === 'M-body' ? w.body : w.messages);
 
   const timed = [];
+  const floorRow = rows.find((r) => r.impl === 'floor');
+  // One call of the floor, warm (verify ran it once), to size its batches in the paired rounds.
+  const floorEstimate = perCall(floorRow.fn, QUICK ? 2 : 10);
   for (const row of rows) {
     // The floor is timed whenever its group is: every row's distance to it is printed.
     if (!selected(group, row) && row.impl !== 'floor') continue;
     if (row.impl === 'tapedeck' && available.get(row.backend) !== null) continue;
     const stats = await timeRow(group, row);
-    timed.push({ row, stats });
+    // Right after the row's own samples, while its code is warm: its rounds against the floor.
+    const paired = row.impl === 'floor' ? null : againstFloor(group, row, floorRow, stats.p50, floorEstimate);
+    timed.push({ row, stats, paired });
   }
 
   // Ratios against the best canonical baseline of the same input form.
@@ -425,10 +449,10 @@ for (const group of GROUPS) {
   }
   const floor = timed.find((t) => t.row.impl === 'floor')?.stats.p50;
   const lines = [];
-  for (const { row, stats } of timed) {
+  for (const { row, stats, paired } of timed) {
     const b = best[row.input];
     const ratio = b ? b.p50 / stats.p50 : NaN;
-    const toFloor = floor ? stats.p50 / floor : NaN;
+    const toFloor = row.impl === 'floor' ? 1 : paired.ratio;
     const mbps = inputBytes.length / 1e6 / (stats.p50 / 1000);
     const rec = {
       workload: group,
@@ -449,6 +473,8 @@ for (const group of GROUPS) {
       baseline: b ? b.name : null,
       floorRatio: Number.isFinite(toFloor) ? toFloor : null,
       floorP50Ms: floor ?? null,
+      // The rounds the floor ratio comes from: each side's median time per call in them.
+      floorPaired: paired && { rounds: paired.rounds, rowCpuMs: paired.rowMs, floorCpuMs: paired.floorMs, wallRatio: paired.wallRatio },
     };
     results.push(rec);
     const isBest = b && row.canonical && row.impl === b.name;
@@ -528,7 +554,11 @@ for (const [group, input, op, goal] of [
 ]) {
   const rec = find(group, (x) => x.input === input && x.op === op);
   const label = `${group} ${input} ${op === 'many' ? 'hashMany' : 'full hash set'}, time / the floor's (lower is closer)`;
-  report(makeTarget({ label, unit: 'x', value: rec?.floorRatio ?? null, op: '<=', goal, baseline: rec?.floorP50Ms ? `the floor (node:crypto SHA-256 of the prepared bytes) ${fmtTime(rec.floorP50Ms)}` : 'the floor' }));
+  const p = rec?.floorPaired;
+  const baseline = p
+    ? floorRoundsNote({ rounds: p.rounds, floorMs: p.floorCpuMs, rowMs: p.rowCpuMs }, fmtTime)
+    : 'the floor, timed in the same rounds as the row';
+  report(makeTarget({ label, unit: 'x', value: rec?.floorRatio ?? null, op: '<=', goal, baseline }));
 }
 
 // ---------------------------------------------------------------- matcher ----

@@ -3,7 +3,7 @@
 // of the reader (truncation, stray bytes, broken escapes and UTF-8) that hand-written cases miss.
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend, canonicalizeJSON, pathHashes, setBackend, TapedeckError, type BackendName } from '../src/index.ts';
-import { rng, utf8 } from './reference.ts';
+import { refCanonical, rng, utf8 } from './reference.ts';
 
 const initial = backend();
 afterAll(() => setBackend(initial));
@@ -88,6 +88,42 @@ describe('backend parity', () => {
       expect(outcome('wasm', () => pathHashes(input, { member: 'messages' }))).toBe(a);
       expect(outcome('js', () => pathHashes(input, { member: 'messages' }))).toBe(a);
     }
+  });
+
+  it('runs of backslashes of every length at every position of a SIMD step, and what follows them', () => {
+    // The SIMD step finds which bytes a run of backslashes escapes for all 16 at once: every
+    // second backslash of the run, and the byte after a run of odd length, which may be the 17th
+    // (the next step's first). Runs of 0-9 backslashes after 0-33 plain bytes, then an escape
+    // letter, a \\u or \\/ escape, a plain or non-ASCII byte, a quote, or an invalid escape (a
+    // letter JSON has none for, a control byte): canonical bytes against the reference
+    // canonicalizer where the text is JSON, and the same error at the same offset on every
+    // backend where it is not.
+    const tails = ['', '"', 'n', 't', 'b', '/', 'u00e9', 'u005c', 'ud83d\\ude02', 'a', 'é', 'x', '\u0001'];
+    let valid = 0;
+    let invalid = 0;
+    for (let k = 0; k <= 33; k++) {
+      for (let run = 0; run <= 9; run++) {
+        for (const tail of tails) {
+          const json = `["${'a'.repeat(k)}${'\\'.repeat(run)}${tail}${'z'.repeat(20)}","${'b'.repeat(40)}"]`;
+          let want: string;
+          try {
+            want = `ok ${Buffer.from(refCanonical(JSON.parse(json))).toString('hex')}`;
+            valid++;
+          } catch {
+            want = outcome('js', () => canonicalizeJSON(json));
+            expect(want).toMatch(/^E_/);
+            invalid++;
+          }
+          for (const name of ['wasm-simd', 'wasm', 'js'] as const) {
+            const got = outcome(name, () => canonicalizeJSON(json));
+            if (got !== want) throw new Error(`${name} on ${JSON.stringify(json)}: ${got}, expected ${want}`);
+          }
+        }
+      }
+    }
+    // Both kinds must be reached, or the test proves little.
+    expect(valid).toBeGreaterThan(1000);
+    expect(invalid).toBeGreaterThan(1000);
   });
 
   it('memory growth mid-call: output longer than input, and a large input', () => {

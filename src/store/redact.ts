@@ -278,10 +278,17 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     }
     return secret;
   };
-  // Any quoted member name that could fold to a secret name: letters of each name with optional
-  // `-`/`_` between them, as a whole name or (for the credential words) a suffix.
-  const spell = (w: string) => [...w].map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[-_]?');
-  const memberRe = new RegExp(`"(?:${[...fieldSet].map(spell).join('|')}|[^"\\\\]*?(?:${SECRET_SUFFIXES.map(spell).join('|')}))"\\s*:`, 'i');
+  // Any quoted member name that could fold to a secret name: letters of each name with any run
+  // of `-`/`_` between them (fold() drops them all), a `k` also as the Kelvin sign (the one
+  // non-ASCII letter that lowercases to an ASCII one; also as its UTF-8 bytes read one character
+  // a byte, as the proxy reads a body), as a whole name or (for the credential
+  // words) a suffix; and any `\u` escape of an ASCII character or the Kelvin sign anywhere (a
+  // name spelled `api\u005fkey` is read only by a parse; other escapes decode to no letter of a
+  // secret name, and JSON writers escape only control and non-ASCII characters, so ordinary
+  // bodies have none). A superset, linear in the body: a body it passes is parsed and judged
+  // by name (value()).
+  const spell = (w: string) => [...w].map((c) => (c === 'k' ? '(?:k|\u212a|\u00e2\u0084\u00aa)' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('[-_]*');
+  const memberRe = new RegExp(`"(?:${[...fieldSet].map(spell).join('|')}|[^"\\\\]*?(?:${SECRET_SUFFIXES.map(spell).join('|')}))"\\s*:|\\\\u(?:00[2-7][0-9a-f]|212a)`, 'i');
 
   const text = (s: string): string => {
     if (keep || !scan || s.length < 16) return s;

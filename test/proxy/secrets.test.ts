@@ -178,6 +178,45 @@ describe('the secret search', () => {
     }
   });
 
+  it('a secret member spelled with doubled separators, an escape or a Kelvin sign: not on the tape, and the request replays', async () => {
+    const up = await startUpstream();
+    const tape = join(dir, 'spelled.tape');
+    const values = ['Zq8Wx7Ec6Rv5Tb4Yn3Um2', 'Lk9Jh8Gf7Ds6Ap5Oi4Uy3', 'Mn1Bv2Cx3Zl4Kj5Hg6Fd7'];
+    // JSON texts as a client could send them: the names fold to api_key / client_secret /
+    // access_token, at the top level (part of the request key).
+    const bodies = [
+      `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"api__key":"${values[0]}"}`,
+      `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"client\\u005fsecret":"${values[1]}"}`,
+      `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"access_to\u212aen":"${values[2]}"}`,
+    ];
+    const send = async (base: string) => {
+      const answers: string[] = [];
+      for (const body of bodies) {
+        const res = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        answers.push(await res.text());
+        expect(res.status).toBe(200);
+      }
+      return answers;
+    };
+    const proxy = await startProxy({ upstream: up.url, tape, mode: 'record', port: 0 });
+    let recorded: string[];
+    try {
+      recorded = await send(proxy.url);
+    } finally {
+      await proxy.close();
+      await up.close();
+    }
+    const bytes = readFileSync(tape);
+    for (const v of values) expect(bytes.includes(Buffer.from(v)), v).toBe(false);
+    const play = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      expect(await send(play.url)).toEqual(recorded);
+      expect(play.handler.stats().misses).toBe(0);
+    } finally {
+      await play.close();
+    }
+  });
+
   it('through createFetch: the same', async () => {
     const up = await startUpstream();
     const tape = join(dir, 'fetch.tape');
