@@ -26,8 +26,9 @@
 // importer's own instead of Buffer's pool (instructions within the spread, none fewer); the
 // loop staged by batches of 32 or 128 entries, their requests keyed before their records are
 // built, for locality (CPU medians 0.96 / 1.00 / 0.98x: the spread); the entries' separator
-// searched as a line's closing brace or whole (37-38 ms against 13 ms for the brace hop). Two
-// quick runs each against main's build: 0.50x / 0.44x in CPU time, main's 0.47x / 0.46x.
+// searched as a line's closing brace or whole (37-38 ms against 13 ms for the brace hop). Four
+// quick runs each against main's build: 0.50x / 0.44x / 0.51x / 0.52x in CPU time, main's
+// 0.47x / 0.46x / 0.50x / 0.44x: still on the line.
 // The round before (load 2.6-3.1, three pairs): 0.42-0.44x in wall time and
 // 0.43-0.45x in CPU time (read + JSON.parse 208-214 ms, 239-249 ms of CPU; import 468-499 ms,
 // 549-568 ms of CPU): the target is still missed. The import's CPU is 0.86-0.89x main's in the
