@@ -27,6 +27,7 @@ import { recordingUrl, routeOf } from '../providers/index.ts';
 import { checkedAnswer, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
+import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
 import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
@@ -1023,10 +1024,7 @@ export class Deck {
       out[k] = v;
     }
     const stored = this.redactor.headers(out);
-    if (Object.isFrozen(h) && Object.values(h).every((v) => typeof v === 'string' || Object.isFrozen(v))) {
-      for (const v of Object.values(stored)) if (Array.isArray(v)) Object.freeze(v);
-      this.lastFrozenHeaders = { from: h, stored: Object.freeze(stored) };
-    }
+    if (isFrozenHeaders(h)) this.lastFrozenHeaders = { from: h, stored: freezeHeaders(stored) };
     return stored;
   }
 

@@ -22,6 +22,7 @@ import { splitHar } from '../store/import/har-split.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
+import { isFrozenHeaders } from '../store/frozen-headers.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import { inRecordOrder, sortedShared } from '../store/record-order.ts';
 import { FrameBuffer } from '../store/record-pack.ts';
@@ -118,7 +119,7 @@ function requestHeaderMasksAdded(stored: Record<string, unknown>, source: Record
   const last = lastHeaderMasks;
   if (stored === last.stored && source === last.source) return last.n;
   const n = headerMasksAdded(stored, source);
-  if (Object.isFrozen(stored) && Object.isFrozen(source)) lastHeaderMasks = { stored, source, n };
+  if (isFrozenHeaders(stored) && isFrozenHeaders(source)) lastHeaderMasks = { stored, source, n };
   return n;
 }
 

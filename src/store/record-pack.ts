@@ -23,6 +23,7 @@
  */
 import { crc32, FRAME_HEADER_SIZE, FRAME_MAGIC, MAX_RECORD_BYTES } from './tape-codec.ts';
 import { RECORD_FIELDS } from './record-order.ts';
+import { isFrozenHeaders } from './frozen-headers.ts';
 
 /** Nesting deeper than this is left to the general writer. */
 const MAX_DEPTH = 500;
@@ -60,9 +61,6 @@ function utf8Rest(b: Uint8Array, s: string, i: number, p: number, stopAtLone: bo
   }
   return p;
 }
-
-/** Whether a value cannot change: a string, or a frozen array of strings. */
-const unchanging = (v: unknown): boolean => typeof v === 'string' || (Array.isArray(v) && Object.isFrozen(v) && v.every((x) => typeof x === 'string'));
 
 /** Thrown inside the writer for a value it does not write; caught in addPlain. */
 const DECLINE = new Error('not plain data');
@@ -180,7 +178,7 @@ export class FrameBuffer {
   /** Takes `o` as the repeated object if it cannot change. */
   private repeat(o: object | undefined): void {
     this.repeatedBytes = undefined;
-    this.repeated = o !== undefined && Object.isFrozen(o) && Object.values(o).every(unchanging) ? o : undefined;
+    this.repeated = isFrozenHeaders(o) ? o : undefined;
   }
 
   /** Makes room for `n` more bytes. */

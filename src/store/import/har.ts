@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { HarSplit } from './har-split.ts';
+import { freezeHeaders } from '../frozen-headers.ts';
 import { addHeader, addLowercaseHeader, badFile, base64Bytes, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 /** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
@@ -108,8 +109,7 @@ function requestHeaders(list: unknown, postData: unknown): ImportHeaders {
   if (h['content-encoding'] !== undefined) delete h['content-encoding'];
   const flat: string[] = [];
   for (const x of list as { name: string; value: string }[]) flat.push(x.name, x.value);
-  for (const v of Object.values(h)) if (Array.isArray(v)) Object.freeze(v);
-  lastRequest = { list: flat, mime, headers: Object.freeze(h) };
+  lastRequest = { list: flat, mime, headers: freezeHeaders(h) };
   return h;
 }
 
