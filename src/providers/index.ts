@@ -38,16 +38,26 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
  * routeOf({ method: 'POST', url: '/v1/chat/completions' })?.provider.name // 'openai'
  */
 export function routeOf(req: RouteRequest | undefined): RouteMatch | undefined {
+  const found = foundRoute(req);
+  if (found === undefined || found.provider === undefined || found.route === undefined) return undefined;
+  const url = req!.url;
+  const q = url.indexOf('?');
+  return { provider: found.provider, route: found.route, method: found.method, path: found.path, query: new URLSearchParams(q < 0 ? '' : url.slice(q + 1)), ...(found.model !== undefined ? { model: found.model } : {}) };
+}
+
+/**
+ * The module route of a request's method and path (none: no `provider`), without a match
+ * object. Requests mostly repeat one route: the last path's route is kept, so the modules'
+ * patterns are not tried again for it; callers only read what it gives.
+ */
+function foundRoute(req: RouteRequest | undefined): NonNullable<typeof lastRoute> | undefined {
   if (req === undefined || req === null || typeof req.url !== 'string') return undefined;
   const q = req.url.indexOf('?');
   const path = q < 0 ? req.url : req.url.slice(0, q);
   const method = (req.method ?? 'POST').toUpperCase();
-  // Requests mostly repeat one route: the last path's route is kept, so the modules' patterns
-  // are not tried again for it (a new match each time: the query is the caller's to read).
   let found = lastRoute;
   if (found === undefined || found.path !== path || found.method !== method) found = lastRoute = { method, path, ...findRoute(method, path) };
-  if (found.provider === undefined || found.route === undefined) return undefined;
-  return { provider: found.provider, route: found.route, method, path, query: new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)), ...(found.model !== undefined ? { model: found.model } : {}) };
+  return found;
 }
 
 let lastRoute: { method: string; path: string; provider?: ProviderModule; route?: ProviderRoute; model?: string } | undefined;
@@ -164,37 +174,21 @@ export function detectProvider(body: unknown, endpoint?: RouteRequest): Provider
  */
 export function rawKeysAllowed(opts: NormalizeOptions): boolean {
   if (opts.provider !== undefined && opts.provider !== null) return moduleOfShape(opts.provider)?.rawKeys !== false;
-  const e = opts.endpoint;
-  // The answer depends on the endpoint's method and URL alone (the modules are fixed): the last
-  // one is kept, since requests mostly repeat one endpoint and routeOf() makes a match object
-  // (and its query parameters) each time.
-  const last = lastAllowed;
-  if (last !== undefined && e != null && e.method === last.method && e.url === last.url) return last.allowed;
-  const route = routeOf(e);
-  const allowed = route?.route.shape === undefined || route.provider.rawKeys;
-  if (e != null) lastAllowed = { method: e.method, url: e.url, allowed };
-  return allowed;
+  // The endpoint's route as routeOf() finds it, without the match object it makes.
+  const found = foundRoute(opts.endpoint);
+  return found?.route?.shape === undefined || found.provider!.rawKeys;
 }
-
-let lastAllowed: { method: unknown; url: unknown; allowed: boolean } | undefined;
 
 /**
  * The shape of the module route a request was sent to (routeOf()'s `route.shape`), without
- * making a match object: the raw-bytes path asks it per request, and the last endpoint's
- * answer is kept as rawKeysAllowed() keeps its own.
+ * making a match object: the raw-bytes path asks it per request.
  *
  * @example
  * routeShapeOf({ method: 'POST', url: '/api/chat' }) // 'ollama-chat'
  */
 export function routeShapeOf(req: RouteRequest | undefined): string | undefined {
-  const last = lastShape;
-  if (last !== undefined && req != null && req.method === last.method && req.url === last.url) return last.shape;
-  const shape = routeOf(req)?.route.shape;
-  if (req != null) lastShape = { method: req.method, url: req.url, shape };
-  return shape;
+  return foundRoute(req)?.route?.shape;
 }
-
-let lastShape: { method: unknown; url: unknown; shape: string | undefined } | undefined;
 
 /**
  * Whether the route says the answer is a stream whatever its content type (./provider.ts,
