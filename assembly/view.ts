@@ -183,7 +183,7 @@ const HASH_BYTES: usize = memory.data(256, 8);
 
 function literalHash(s: string): u32 {
   const ptr = changetype<usize>(s);
-  const slot = HASH_SLOTS + ((ptr >> 2) & 63) * 8;
+  const slot = HASH_SLOTS + <usize>((<u32>ptr * 0x9e3779b1) >> 26) * 8;
   if (load<u32>(slot) == <u32>ptr) return load<u32>(slot + 4);
   const n = s.length < 256 ? s.length : 256; // names looked up are short; a longer one only hashes less
   for (let i = 0; i < n; i++) store<u8>(HASH_BYTES + <usize>i, <u8>s.charCodeAt(i));
@@ -283,7 +283,7 @@ function w(s: string): void {
     o += String.UTF8.encodeUnsafe(ptr, n, o);
     return;
   }
-  const slot = LIT_SLOTS + ((ptr >> 2) & 127) * 64;
+  const slot = LIT_SLOTS + <usize>((<u32>ptr * 0x9e3779b1) >> 25) * 64;
   if (load<u32>(slot) != <u32>ptr) {
     store<u32>(slot, <u32>ptr);
     store<u32>(slot + 4, <u32>n);
