@@ -25,8 +25,12 @@ import { isAscii } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { bytesAre, members, restIsSplit, skipWs, valueEnd } from './har-split.ts';
 
-/** Bytes read at a time (and the buffer's size until an entry needs more). */
-export const CHUNK_BYTES = 2 << 20;
+/**
+ * Bytes read at a time (and the buffer's size until an entry needs more): a buffer that stays
+ * in the CPU's cache is filled faster (reading a 42 MB file: ~3 ms in 128-512 KB chunks, ~5 ms
+ * in 2 MB, ~6 ms in 4 MB), and imports measured a few ms less CPU with it than with 2 MB.
+ */
+export const CHUNK_BYTES = 256 << 10;
 
 /** The end of the file showed that the split is not the document's own: parse the whole file. */
 export class SplitInDoubt extends Error {
