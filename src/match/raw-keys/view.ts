@@ -173,9 +173,9 @@ export const keyRequest: { keyOnly: boolean; model: unknown } = { keyOnly: false
 /** One core call over the view written to `out`, and the signature. */
 export function finish(out: Out, provider: BuiltinProvider, count: number, names: readonly (string | undefined)[], small: Normalized, tail?: Uint8Array): RequestDigests {
   const member = provider === 'openai-embeddings' ? 'input' : 'messages';
-  const toolNames = [...new Set(names.filter((n): n is string => n !== undefined))].sort();
-  // contextKeys copied: the normalized top level may be kept for the next request (core.ts).
-  const signature = { toolNames, messageCount: count, contextKeys: [...small.contextKeys] };
+  // Both copied: the sorted names are kept with `names`, the normalized top level for the next
+  // request (core.ts).
+  const signature = { toolNames: [...sortedNames(names).sorted], messageCount: count, contextKeys: [...small.contextKeys] };
   keyRequest.model = small.view.model;
   // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
   // encoded from well-formed strings.
