@@ -14,7 +14,9 @@
  * - each element's text parses (checked as the entry is read: {@link HarSplit.whole}).
  * Then the whole text is valid JSON with those elements at `log.entries` (JSON has one parse),
  * so the entries are exactly the whole parse's. Any doubt gives undefined, and the caller parses
- * the whole file as before (with its error messages and offsets).
+ * the whole file as before (with its error messages and offsets). A regular file laid out one
+ * entry a line is split the same way chunk by chunk, without this whole-file buffer
+ * (har-chunks.ts); this split serves pipes, stdin and the other layouts.
  */
 import { isAscii } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
