@@ -57,13 +57,30 @@ describe('a HAR read in chunks', () => {
     const file = join(dir, 'pretty.har');
     for (let seed = 1; seed <= 6; seed++) {
       const { text, entries } = prettyHar(seed, 5, [2, 4, '\t'][seed % 3]!);
-      writeFileSync(file, text);
-      const first = text.indexOf('"entries"');
-      const third = text.indexOf('"startedDateTime"', text.indexOf('"startedDateTime"', text.indexOf('"startedDateTime"') + 1) + 1);
+      const bytes = Buffer.from(text);
+      writeFileSync(file, bytes);
+      const first = bytes.indexOf('"entries"');
+      const third = bytes.indexOf('"startedDateTime"', bytes.indexOf('"startedDateTime"', bytes.indexOf('"startedDateTime"') + 1) + 1);
       expect(third).toBeGreaterThan(first);
-      // The first read ends at every byte from the array's opening to the third entry's body
+      // Multi-byte characters among those bytes: some chunk ends fall inside one.
+      expect(bytes.subarray(first, third).some((c) => c >= 0x80)).toBe(true);
+      // The first read ends at every byte from the array's opening to the third entry's start
       // (later ends fall where the buffer's size after an entry puts them).
       for (let chunkBytes = Math.max(64, first); chunkBytes <= third + 20; chunkBytes++) expect(chunked(file, chunkBytes), `seed ${seed}, chunks of ${chunkBytes}`).toEqual({ entries });
+    }
+  });
+
+  it('decodes a lone non-ASCII character, or an invalid byte, wherever a read starts or ends in it', () => {
+    const file = join(dir, 'lone.har');
+    const entry = (text: string) => ({ request: { method: 'GET', url: 'https://example.com/', headers: [] }, response: { status: 200, headers: [], content: { size: 1, text } } });
+    const ascii = Buffer.from(JSON.stringify({ log: { version: '1.2', entries: [entry('a'.repeat(50)), entry('before X after'), entry('b'.repeat(50))] } }, null, 2));
+    const x = ascii.indexOf('X');
+    for (const raw of [Buffer.from('é'), Buffer.from('中'), Buffer.from('😀'), Buffer.from([0xff]), Buffer.from([0xc3])]) {
+      const bytes = Buffer.concat([ascii.subarray(0, x), raw, ascii.subarray(x + 1)]);
+      writeFileSync(file, bytes);
+      const { entries } = (JSON.parse(bytes.toString('utf8')) as { log: { entries: unknown[] } }).log;
+      // The first read's end (the second read's start) before, inside and after the character.
+      for (let chunkBytes = x - 4; chunkBytes <= x + 6; chunkBytes++) expect(chunked(file, chunkBytes), `${raw.toString('hex')}, chunks of ${chunkBytes}`).toEqual({ entries });
     }
   });
 
