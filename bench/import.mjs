@@ -5,13 +5,15 @@
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
 // Where it stands (the HAR read in chunks; 2 cores shared with one other process, load
-// 1.8-2.4; this build and the one before it alternating in processes of their own): the
-// import's CPU 0.86-0.92x the whole-buffer build's (six pairs of five imports each, each import
-// after a read + JSON.parse as here: import 418-454 ms against 450-492, baseline 222-240 ms
-// in both), 0.51-0.56x in CPU time against the whole-buffer build's 0.47-0.50x; four pairs of
-// this script: 0.52x / 0.47x / 0.49x / 0.55x in CPU time (import 403 / 474 / 429 / 404 ms)
-// against 0.45x / 0.50x / 0.47x / 0.45x (483 / 433 / 466 / 485 ms), in wall time 0.49-0.54x
-// against 0.47-0.49x: better, at the line in most runs, still not met in every one.
+// 0.9-2.4): the import's CPU 0.87-0.91x the whole-buffer build's with both builds' imports
+// alternating in one process (six runs of eight imports each, either build first), 0.86-0.92x
+// in alternating processes in a quieter window (six pairs of five imports, each after a read +
+// JSON.parse as here: import 418-454 ms against 450-492, baseline 222-240 ms in both: 0.51-0.56x
+// against 0.47-0.50x), within the spread in a busier one (473-543 against 489-546 ms). This
+// script, alternating with main's build, eight pairs in two windows: 0.52x / 0.47x / 0.49x /
+// 0.55x and 0.44x / 0.52x / 0.53x / 0.47x in CPU time (import 403-500 ms of CPU) against
+// 0.45x / 0.50x / 0.47x / 0.45x and 0.41x / 0.47x / 0.43x / 0.48x (433-556 ms); wall time
+// 0.46-0.54x against 0.43-0.49x: better, over the line in half the runs, not met reliably.
 // The rounds before (2 cores shared with other sessions, load ~4; this script and main's
 // alternating in processes of their own, three pairs): 0.48x / 0.41x / 0.41x in CPU time
 // (import 605 / 571 / 584 ms of CPU against read + JSON.parse 293 / 245 / 241 ms; wall
