@@ -4,7 +4,17 @@
 // Target: the import costs at most twice the parse (ratio = parse time / import time >= 0.5x).
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
-// Where it stands (2 cores shared with other sessions, load ~4; this script and main's
+// Where it stands (the HAR read in chunks; 2 cores shared with one other process, load
+// 0.9-2.4): the import's CPU 0.87-0.91x the whole-buffer build's with both builds' imports
+// alternating in one process (six runs of eight imports each, either build first), 0.86-0.92x
+// in alternating processes in a quieter window (six pairs of five imports, each after a read +
+// JSON.parse as here: import 418-454 ms against 450-492, baseline 222-240 ms in both: 0.51-0.56x
+// against 0.47-0.50x), within the spread in a busier one (473-543 against 489-546 ms). This
+// script, alternating with main's build, eight pairs in two windows: 0.52x / 0.47x / 0.49x /
+// 0.55x and 0.44x / 0.52x / 0.53x / 0.47x in CPU time (import 403-500 ms of CPU) against
+// 0.45x / 0.50x / 0.47x / 0.45x and 0.41x / 0.47x / 0.43x / 0.48x (433-556 ms); wall time
+// 0.46-0.54x against 0.43-0.49x: better, over the line in half the runs, not met reliably.
+// The rounds before (2 cores shared with other sessions, load ~4; this script and main's
 // alternating in processes of their own, three pairs): 0.48x / 0.41x / 0.41x in CPU time
 // (import 605 / 571 / 584 ms of CPU against read + JSON.parse 293 / 245 / 241 ms; wall
 // 0.48x / 0.41x / 0.41x), main's 0.40x / 0.44x / 0.45x (import 636 / 651 / 644 ms): the target
@@ -37,14 +47,26 @@
 // measured in the same process after main's import, whose parsed HAR the collector had
 // promoted. A second window after merging main (load ~1.1): the import's CPU 660-684 against
 // main's 740-770 ms (0.86-0.92x), the ratios 0.36-0.38x against main's 0.31-0.44x.
-// What this build does: a HAR's entries are parsed one at a time from a checked
-// split of the file's bytes (src/store/import/har-split.ts: the entries array found by a
-// structural scan, its elements by their one-a-line separator, ~17 ms for this file), so the
-// 42 MB parsed document is not held through the import (one import's peak RSS 131 against
-// 193 MB; heap sampled at ~15-19 against ~96 MB), and the file is read as bytes (~27 ms)
-// instead of as a UTF-8 string (~100 ms). The import's own read, split and parses cost ~160 ms
-// of its time, main's whole-file read and parse ~200 ms. A minified HAR is split element by
-// element (~40 ms for 27.5 MB): the same CPU as main's there, less memory.
+// What this build does: a HAR's entries are parsed one at a time from a checked split of the
+// file's bytes, so the 42 MB parsed document is not held through the import, and the file is
+// read as bytes instead of as a UTF-8 string (~100 ms). A regular file laid out one entry a
+// line is read in 256 KB chunks into one reused buffer (src/store/import/har-chunks.ts; the
+// text after the entries array checked at the end of the file, before the tape is moved into
+// place), so no 42 MB buffer is filled: in the import's CPU profile (two runs of five imports
+// each build) reading 23.5-25.0 -> 9.1-11.0 ms an import, GC 26.4-27.9 -> 24.0-25.3 ms,
+// isAscii ~4 -> ~1.5 ms, all of the import 501-540 -> 461-493 ms (with the profiler's cost);
+// read, split and the entries' parses alone (2 MB chunks) 128-133 -> 100-109 ms; one import's
+// peak RSS 126 -> 86 MB. Any other layout, a pipe or
+// stdin is read whole and split by har-split.ts as before (a minified HAR element by element,
+// ~40 ms for 27.5 MB). Measured for the chunks and not kept: 2 MB chunks (reading the file
+// ~5 ms against ~3 ms in 128-512 KB; imports 10-20 ms of CPU more), and other searches for
+// the entries' separator over the 42 MB (one process, medians): the brace hop 12 ms, against
+// Buffer#indexOf of its first 2 to 8 bytes 23-24 ms (Node's search for a needle of more than
+// one byte is slower than its memchr for one), of `\n      {` 51 ms or `,\n      {` 46 ms, a
+// newline hop 20 ms, Uint8Array#indexOf for the brace 25 ms, a plain byte loop 47 ms, and
+// String#indexOf on 1 MB Latin-1 strings 28 ms (brace hop) or 45 ms (whole separator); and the
+// entries' texts as slices of one Latin-1 string per chunk instead of a copy each (import
+// 548-573 against 507-542 ms of CPU, five pairs of processes: slower).
 // What is left per entry (CPU profile, in the loop): keying the request ~7-8 us (~4.4 us
 // alone: the core's index, view and digest, and the calls around them), building the record
 // ~9 us (answer redaction ~4: its member-name and credential scans; the answer's JSON check

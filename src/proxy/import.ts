@@ -17,7 +17,8 @@ import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { routeOf } from '../providers/index.ts';
 import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/exchange.ts';
-import { readHarSplit } from '../store/import/har.ts';
+import { harEntries, readHarSplit } from '../store/import/har.ts';
+import { openHarChunks } from '../store/import/har-chunks.ts';
 import { splitHar } from '../store/import/har-split.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
@@ -312,21 +313,46 @@ function readBytes(file: string): Buffer | undefined {
   }
 }
 
+/** Whether a path is a regular file (not a pipe or a device: those are read once). */
+function isRegularFile(file: string): boolean {
+  try {
+    return statSync(file, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Imports a recording file (HAR, VCR.py / pytest-recording cassette, nock recorder output,
  * mock-server fixtures) onto a new tape that replays its answers: detected by name and shape,
  * or as `from` says. Nothing is written unless every entry imports (or `skipBad`).
+ * `internal.chunkBytes` is for tests: the size of the chunks a HAR is read in.
  *
  * @example
  * const report = await importRecordings('recordings/session.har', 'tapes/app.tape')
  * console.log(`${report.records} records, ${report.masked} secrets masked`)
  */
-export async function importRecordings(src: string, out: string, opts: ImportOptions = {}): Promise<ImportReport> {
+export async function importRecordings(src: string, out: string, opts: ImportOptions = {}, internal: { chunkBytes?: number } = {}): Promise<ImportReport> {
   if (opts.from !== undefined && !IMPORT_FORMATS.includes(opts.from)) {
     throw new TapedeckError('E_ARG', `Unknown import format ${JSON.stringify(opts.from)}.`, { hint: `Use one of ${IMPORT_FORMATS.join(', ')} (--from).` });
   }
+  const har = src !== '-' && (opts.from ?? formatByName(src)) === 'har';
+  // A regular file (read again if need be; a pipe is read once, below) laid out one entry a
+  // line: read in chunks, entry by entry (see har-chunks.ts).
+  const chunks = har && isRegularFile(src) ? openHarChunks(src, internal.chunkBytes) : undefined;
+  if (chunks) {
+    try {
+      return await writeImport(harEntries(src, undefined, chunks.entries), out, opts);
+    } catch (e) {
+      // An entry's text that is no JSON, or an end of the file that is not the split's: the
+      // whole file is read and parsed as below, which says what is wrong (and where).
+      if (chunks.whole()) throw e;
+    } finally {
+      chunks.close();
+    }
+  }
   let text: string | undefined;
-  const bytes = src !== '-' && (opts.from ?? formatByName(src)) === 'har' ? readBytes(src) : undefined;
+  const bytes = har ? readBytes(src) : undefined;
   if (bytes) {
     // Entry by entry, when the split of the file is sure (see har-split.ts).
     const split = splitHar(bytes);

@@ -101,17 +101,19 @@ export class FieldError extends Error {
  * bulk import holds one exchange at a time: holding them all made every young-generation
  * garbage collection during the read copy them (bench/import.mjs).
  */
-export function readEntries<T>(file: string, format: string, items: ArrayLike<T>, whereOf: (i: number) => string, read: (item: T, i: number) => Exchange | Unkeyable | undefined): ReadResult {
+export function readEntries<T>(file: string, format: string, items: Iterable<T>, whereOf: (i: number) => string, read: (item: T, i: number) => Exchange | Unkeyable | undefined): ReadResult {
   const out: ReadResult = { format, file, exchanges: [], bad: [], unkeyable: [] };
   let started = false;
   out.exchanges = {
     *[Symbol.iterator]() {
       if (started) throw new Error('readEntries: the exchanges of a source are read once');
       started = true;
-      for (let i = 0; i < items.length; i++) {
+      let i = -1;
+      for (const item of items) {
+        i++;
         let r: Exchange | Unkeyable | undefined;
         try {
-          r = read(items[i] as T, i);
+          r = read(item, i);
         } catch (e) {
           if (e instanceof FieldError) out.bad.push(badEntry(file, i, whereOf(i), e.field, e.what));
           else if (e instanceof TapedeckError) out.bad.push(badEntry(file, i, whereOf(i), String(e.details.field ?? 'body'), e.message.replace(/\.$/, '')));

@@ -14,7 +14,9 @@
  * - each element's text parses (checked as the entry is read: {@link HarSplit.whole}).
  * Then the whole text is valid JSON with those elements at `log.entries` (JSON has one parse),
  * so the entries are exactly the whole parse's. Any doubt gives undefined, and the caller parses
- * the whole file as before (with its error messages and offsets).
+ * the whole file as before (with its error messages and offsets). A regular file laid out one
+ * entry a line is split the same way chunk by chunk, without this whole-file buffer
+ * (har-chunks.ts); this split serves pipes, stdin and the other layouts.
  */
 import { isAscii } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
@@ -35,7 +37,8 @@ export interface HarSplit {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-function skipWs(b: Buffer, i: number): number {
+/** The offset of the first byte at or after i that is not JSON whitespace. */
+export function skipWs(b: Buffer, i: number): number {
   for (;;) {
     const c = b[i];
     if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
@@ -57,7 +60,7 @@ function stringEnd(b: Buffer, i: number): number {
 }
 
 /** The offset after the value starting at i, or -1 (bracket kinds are not matched: the text is parsed later). */
-function valueEnd(b: Buffer, i: number): number {
+export function valueEnd(b: Buffer, i: number): number {
   const c = b[i];
   if (c === QUOTE) return stringEnd(b, i);
   if (c === 0x7b || c === 0x5b) {
@@ -82,7 +85,7 @@ function valueEnd(b: Buffer, i: number): number {
 }
 
 /** Whether the bytes at i are those of `s` (ASCII). */
-function bytesAre(b: Buffer, i: number, s: string): boolean {
+export function bytesAre(b: Buffer, i: number, s: string): boolean {
   for (let k = 0; k < s.length; k++) if (b[i + k] !== s.charCodeAt(k)) return false;
   return true;
 }
@@ -92,7 +95,7 @@ function bytesAre(b: Buffer, i: number, s: string): boolean {
  * whose value opens with `open` (and gives the offset after it); others are skipped. The offset
  * after the object, or -1.
  */
-function members(b: Buffer, i: number, name: string, open: number, inner: (i: number) => number): number {
+export function members(b: Buffer, i: number, name: string, open: number, inner: (i: number) => number): number {
   i = skipWs(b, i + 1);
   if (b[i] === 0x7d) return i + 1;
   for (;;) {
@@ -156,6 +159,24 @@ function elements(b: Buffer, i: number): { end: number; spans: number[] } | unde
 }
 
 /**
+ * Whether the text before the entries array and the text after it make a JSON document with
+ * the array's place at `log.entries`: the two with a string no file holds between them parse,
+ * and that string is what the parse puts at `log.entries` (duplicate members resolved as
+ * JSON.parse resolves them).
+ */
+export function restIsSplit(before: string, after: string): boolean {
+  const sentinel = `tapedeck split ${randomBytes(16).toString('hex')}`;
+  let rest: unknown;
+  try {
+    rest = JSON.parse(`${before}"${sentinel}"${after}`);
+  } catch {
+    return false;
+  }
+  const log = (rest as { log?: { entries?: unknown } }).log;
+  return typeof log === 'object' && log !== null && log.entries === sentinel;
+}
+
+/**
  * The split of a HAR's bytes into its entries, checked against JSON.parse of the rest of the
  * document, or undefined when the split cannot be had or is in doubt (then parse the whole).
  * Texts are decoded as readFileSync(file, 'utf8') decodes the whole (a span starts and ends at
@@ -181,15 +202,7 @@ export function splitHar(bytes: Buffer): HarSplit | undefined {
   const { start, end, spans } = found;
   // An ASCII text is its own Latin-1 decoding, which is a copy (UTF-8's checks every byte).
   const text = isAscii(bytes) ? (s: number, e: number) => bytes.toString('latin1', s, e) : (s: number, e: number) => bytes.toString('utf8', s, e);
-  const sentinel = `tapedeck split ${randomBytes(16).toString('hex')}`;
-  let rest: unknown;
-  try {
-    rest = JSON.parse(`${text(0, start)}"${sentinel}"${text(end, bytes.length)}`);
-  } catch {
-    return undefined;
-  }
-  const log = (rest as { log?: { entries?: unknown } }).log;
-  if (typeof log !== 'object' || log === null || log.entries !== sentinel) return undefined;
+  if (!restIsSplit(text(0, start), text(end, bytes.length))) return undefined;
   let parsed = 0;
   const parse = (k: number): unknown => {
     const v: unknown = JSON.parse(text(spans[2 * k]!, spans[2 * k + 1]!));

@@ -219,16 +219,19 @@ export function readHar(text: string, file: string, opts: { parsed?: unknown; di
   const doc = opts.parsed ?? parseJsonFile(text, file, 'HAR file');
   if (!isObject(doc) || !isObject(doc.log)) throw badFile(file, 'HAR file', 'expected an object with a "log" member (HAR 1.2)');
   if (!Array.isArray(doc.log.entries)) throw badFile(file, 'HAR file', '"log.entries" must be an array');
-  return harEntries(file, opts.dir, doc.log.entries as unknown[], (e) => e);
+  return harEntries(file, opts.dir, doc.log.entries as unknown[]);
 }
 
 /**
- * A HAR's entries as exchanges, entry i read from `items[i]` by `value` (the parsed entry, or
- * the parse of its text). `dir`: where `_file` bodies are (default the HAR's own directory).
+ * A HAR's entries as exchanges, from its parsed entries (parsed as they are iterated, or
+ * before). `dir`: where `_file` bodies are (default the HAR's own directory).
+ *
+ * @example
+ * const { exchanges } = harEntries('network.har', undefined, JSON.parse(text).log.entries)
  */
-function harEntries<T>(file: string, dir: string | undefined, items: ArrayLike<T>, value: (item: T, i: number) => unknown): ReadResult {
+export function harEntries(file: string, dir: string | undefined, items: Iterable<unknown>): ReadResult {
   const base = dir ?? (file === '-' ? undefined : dirname(file));
-  return readEntries(file, 'HAR', items, (i) => `log.entries[${i}]`, (e, i) => entry(value(e, i), i, base));
+  return readEntries(file, 'HAR', items, (i) => `log.entries[${i}]`, (e, i) => entry(e, i, base));
 }
 
 /**
@@ -241,5 +244,10 @@ function harEntries<T>(file: string, dir: string | undefined, items: ArrayLike<T
  * const { exchanges } = split ? readHarSplit(split, 'network.har') : readHar(text, 'network.har')
  */
 export function readHarSplit(split: HarSplit, file: string, opts: { dir?: string } = {}): ReadResult {
-  return harEntries(file, opts.dir, { length: split.spans.length / 2 }, (_, i) => split.parse(i));
+  const n = split.spans.length / 2;
+  return harEntries(file, opts.dir, {
+    *[Symbol.iterator]() {
+      for (let i = 0; i < n; i++) yield split.parse(i);
+    },
+  });
 }
