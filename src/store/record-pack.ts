@@ -72,35 +72,28 @@ const isIndex = (k: string): boolean => {
 };
 
 /**
- * An object's names (as Object.keys lists them) in the order its sorted copy lists them (sorted
- * by UTF-16 code units, as Array#sort sorts strings): the
- * copy gets its members in sorted order, but an object lists array-index names first, in
- * numeric order, whatever the order they were added in; Object.keys gives those first already.
+ * How an object of one list of names is written: the names as for-in lists them (the same
+ * strings, compared by identity first), the order they are written in (`order[j]`: where the
+ * j-th written name is listed) and their msgpack bytes back to back (`ends[j]`: where the j-th
+ * ends). Objects of one shape (a record's request and response, its messages, a HAR's header
+ * maps) repeat from record to record: their names are sorted and encoded once.
  */
-function sortedNames(keys: string[]): string[] {
-  let i = 0;
-  while (i < keys.length && isIndex(keys[i]!)) i++;
-  return sortFrom(keys, i);
+interface Shape {
+  names: string[];
+  order: number[];
+  bytes: Uint8Array;
+  ends: number[];
+  /** The next shape whose first name is the same. */
+  next: Shape | undefined;
 }
 
-/**
- * Sorts `keys` from index `from` on, in place, by UTF-16 code units (Array#sort's order for
- * strings): by insertion for objects of a few names (Array#sort allocates a work array on
- * every call, which was most of the writer's garbage), by Array#sort for larger ones.
- */
-function sortFrom(keys: string[], from: number): string[] {
-  if (keys.length - from > 32) return from === 0 ? keys.sort() : [...keys.slice(0, from), ...keys.slice(from).sort()];
-  for (let i = from + 1; i < keys.length; i++) {
-    const k = keys[i]!;
-    let j = i - 1;
-    while (j >= from && keys[j]! > k) {
-      keys[j + 1] = keys[j]!;
-      j--;
-    }
-    keys[j + 1] = k;
-  }
-  return keys;
-}
+/** Shapes kept per first name, first names kept, and names of a shape kept (names come from the traffic: bounded). */
+const SHAPES_PER_NAME = 8;
+const SHAPE_NAMES = 4096;
+const SHAPE_SIZE = 64;
+
+/** An object no one adds to: for-in of it lists only what Object.prototype lends (nothing, unless someone added an enumerable member). */
+const PROBE: object = Object.freeze({});
 
 /**
  * Frames of plain records, back to back in one growing buffer, ready to append to a tape.
@@ -192,81 +185,134 @@ export class FrameBuffer {
     this.view = new DataView(next.buffer, next.byteOffset, next.byteLength);
   }
 
+  /**
+   * Names and values of the objects being written, as for-in lists them (an object's from
+   * `top` on, its members' above it while they are written): no Object.keys and Object.values
+   * arrays per object.
+   */
+  private names: string[] = [];
+  private vals: unknown[] = [];
+  private top = 0;
+
+  /** Lists an object's names and values at `top`; how many. */
+  private list(o: Record<string, unknown>): number {
+    const names = this.names;
+    const vals = this.vals;
+    const from = this.top;
+    let i = from;
+    for (const k in o) {
+      names[i] = k;
+      vals[i] = o[k];
+      i++;
+    }
+    return i - from;
+  }
+
   /** The record's own fields in RECORD_FIELDS order, then any others sorted. */
   private record(r: Record<string, unknown>): void {
     if (Object.getPrototypeOf(r) !== Object.prototype) throw DECLINE;
-    const keys = Object.keys(r);
-    const order = this.recordOrder(keys);
-    // Its values as listed beside the names, taken in the order's places (no lookup by name).
-    const values = Object.values(r);
-    if (values.length !== keys.length) return this.members(r, order, 0);
-    const at = this.lastPlaces;
-    this.head(order.length);
-    for (let i = 0; i < order.length; i++) {
-      this.string(order[i]!);
-      this.value(values[at[i]!], 1);
-    }
+    // for-in lists what Object.prototype lends too: nothing, unless a member was added to it.
+    for (const k in PROBE) if (k !== undefined) throw DECLINE;
+    this.top = 0;
+    const n = this.list(r);
+    let s = this.recordShape;
+    if (s === undefined || !this.listed(s, 0, n)) s = this.recordShape = this.shape(0, n, true);
+    this.members(s, 0, 0);
   }
 
-  /** The last record's names as listed and as ordered (and where each ordered name is listed): a writer's records mostly share them. */
-  private lastNames: string[] = [];
-  private lastOrder: string[] = [];
-  private lastPlaces: number[] = [];
+  /** The last record's shape: a writer's records mostly share it. */
+  private recordShape: Shape | undefined;
 
-  /** A record's names in RECORD_FIELDS order, then the others sorted (inRecordOrder's order). */
-  private recordOrder(keys: string[]): string[] {
-    const last = this.lastNames;
-    if (keys.length === last.length) {
-      let same = true;
-      for (let i = 0; i < keys.length; i++) {
-        if (keys[i] !== last[i]) {
-          same = false;
-          break;
+  /** Shapes of nested objects by their first listed name. */
+  private shapes = new Map<string, Shape>();
+
+  /** A plain object (not the record), its members in name order. */
+  private object(o: Record<string, unknown>, depth: number): void {
+    const from = this.top;
+    const n = this.list(o);
+    if (n === 0) return this.head(0);
+    const first = this.names[from]!;
+    const head = this.shapes.get(first);
+    let s = head;
+    let chain = 0;
+    while (s !== undefined && !this.listed(s, from, n)) {
+      s = s.next;
+      chain++;
+    }
+    if (s === undefined) {
+      s = this.shape(from, n, false);
+      if (n <= SHAPE_SIZE && (head !== undefined || this.shapes.size < SHAPE_NAMES)) {
+        // The newest first; the oldest dropped from a long chain.
+        s.next = head;
+        if (chain >= SHAPES_PER_NAME) {
+          let t = head!;
+          for (let i = 2; i < SHAPES_PER_NAME; i++) t = t.next!;
+          t.next = undefined;
         }
+        this.shapes.set(first, s);
       }
-      if (same) return this.lastOrder;
     }
-    if (keys.length > 0 && isIndex(keys[0]!)) throw DECLINE;
-    const ranks = keys.map(rankOf);
-    const order = keys.map((_, i) => i).sort((a, b) => ranks[a]! - ranks[b]! || (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
-    this.lastNames = keys;
-    this.lastOrder = order.map((i) => keys[i]!);
-    this.lastPlaces = order;
-    return this.lastOrder;
+    this.members(s, from, depth);
   }
 
-  private members(o: Record<string, unknown>, keys: string[], depth: number): void {
-    const n = keys.length;
+  /** Whether the names listed at `from` (`n` of them) are a shape's. */
+  private listed(s: Shape, from: number, n: number): boolean {
+    const a = s.names;
+    if (a.length !== n) return false;
+    const names = this.names;
+    for (let i = 0; i < n; i++) if (a[i] !== names[from + i]) return false;
+    return true;
+  }
+
+  /**
+   * The shape of the names listed at `from`: a record's in RECORD_FIELDS order then sorted, an
+   * object's array-index names first as listed (in numeric order already), then the others
+   * sorted by UTF-16 code units (Array#sort's order for strings: a sorted copy's order).
+   */
+  private shape(from: number, n: number, record: boolean): Shape {
+    const names = this.names.slice(from, from + n);
+    const order = names.map((_, i) => i);
+    if (record) {
+      if (n > 0 && isIndex(names[0]!)) throw DECLINE;
+      const ranks = names.map(rankOf);
+      order.sort((a, b) => ranks[a]! - ranks[b]! || (names[a]! < names[b]! ? -1 : 1));
+    } else {
+      let f = 0;
+      while (f < n && isIndex(names[f]!)) f++;
+      const rest = order.slice(f).sort((a, b) => (names[a]! < names[b]! ? -1 : 1));
+      for (let j = f; j < n; j++) order[j] = rest[j - f]!;
+    }
+    // The names' bytes as string() writes them, written where the object goes and copied out.
+    const start = this.pos;
+    const ends: number[] = [];
+    for (let j = 0; j < n; j++) {
+      this.string(names[order[j]!]!);
+      ends.push(this.pos - start);
+    }
+    // A copy (Buffer#slice is a view).
+    const bytes = new Uint8Array(this.buf.subarray(start, this.pos));
+    this.pos = start;
+    return { names, order, bytes, ends, next: undefined };
+  }
+
+  /** An object's head, then its names (the shape's bytes) and values (listed at `from`) in the shape's order. */
+  private members(s: Shape, from: number, depth: number): void {
+    const { order, bytes, ends } = s;
+    const n = order.length;
     this.head(n);
-    for (let i = 0; i < n; i++) {
-      const k = keys[i]!;
-      this.string(k);
-      this.value(o[k], depth + 1);
+    // Its members are listed above it.
+    this.top = from + n;
+    let q = 0;
+    for (let j = 0; j < n; j++) {
+      const end = ends[j]!;
+      this.room(end - q);
+      const b = this.buf;
+      let p = this.pos;
+      while (q < end) b[p++] = bytes[q++]!;
+      this.pos = p;
+      this.value(this.vals[from + order[j]!], depth + 1);
     }
-  }
-
-  /** An object of at most 32 members given as its names and values (as listed), written in name order (sortedNames'). */
-  private pairs(keys: string[], values: unknown[], depth: number): void {
-    let from = 0;
-    while (from < keys.length && isIndex(keys[from]!)) from++;
-    for (let i = from + 1; i < keys.length; i++) {
-      const k = keys[i]!;
-      if (keys[i - 1]! <= k) continue;
-      const x = values[i];
-      let j = i - 1;
-      while (j >= from && keys[j]! > k) {
-        keys[j + 1] = keys[j]!;
-        values[j + 1] = values[j];
-        j--;
-      }
-      keys[j + 1] = k;
-      values[j + 1] = x;
-    }
-    this.head(keys.length);
-    for (let i = 0; i < keys.length; i++) {
-      this.string(keys[i]!);
-      this.value(values[i], depth + 1);
-    }
+    this.top = from;
   }
 
   /** A map's head for `n` members. */
@@ -315,21 +361,7 @@ export class FrameBuffer {
     const c = (v as object).constructor;
     if (c === Object) {
       if (Object.getPrototypeOf(v) !== Object.prototype) throw DECLINE;
-      const o = v as Record<string, unknown>;
-      let keys = Object.keys(o);
-      // The values listed beside the names (the same order), sorted with them: a lookup by name
-      // per member (a keyed load on objects of many shapes) cost more than the list.
-      if (keys.length <= 32) {
-        const values = Object.values(o);
-        if (values.length === keys.length) return this.pairs(keys, values, depth);
-      }
-      for (let i = 1; i < keys.length; i++) {
-        if (keys[i - 1]! > keys[i]!) {
-          keys = sortedNames(keys);
-          break;
-        }
-      }
-      return this.members(o, keys, depth);
+      return this.object(v as Record<string, unknown>, depth);
     }
     if (c === Array) {
       const a = v as unknown[];

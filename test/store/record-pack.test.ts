@@ -117,6 +117,58 @@ describe('FrameBuffer', () => {
     }
   });
 
+  it('writes objects whose names change between records as the general writer does (names sorted and encoded once per list of names)', () => {
+    // Lists of names that a writer keeping shapes could take for one another: one name
+    // replaced, dropped or added, the same names listed in another order, a list that is
+    // another's start, index names, and more lists with one first name than are kept (twelve,
+    // in turns, so kept ones are dropped and made again).
+    const base = ['content', 'role', 'name', 'tool_call_id', 'z'];
+    const lists: string[][] = [
+      base,
+      ['content', 'role', 'name', 'tool_call_id', 'y'],
+      ['content', 'role', 'name', 'tool_call_id'],
+      ['content', 'role', 'name', 'tool_call_id', 'z', 'a'],
+      ['content', 'name', 'role', 'tool_call_id', 'z'],
+      ['content', 'role'],
+      ['content'],
+      ['1', '0', 'content', 'role'],
+      ['0', 'content', 'role'],
+      ...Array.from({ length: 12 }, (_, i) => ['content', `m${i}`, ...(i % 2 ? ['role'] : [])]),
+    ];
+    const r = rng(20260303);
+    const frames = new FrameBuffer(64);
+    for (let i = 0; i < 600; i++) {
+      const names = i < 2 * lists.length ? lists[i % lists.length]! : lists[Math.floor(r() * lists.length)]!;
+      const made = () => {
+        const o: Record<string, unknown> = {};
+        for (const k of names) o[k] = r() < 0.5 ? `${k}-${i}` : { [names[Math.floor(r() * names.length)]!]: i };
+        return o;
+      };
+      const rec = { v: 1, key: `k${i}`, request: { body: { messages: [made(), made()] } }, response: made() };
+      const before = frames.size;
+      expect(frames.addPlain(rec)).toBe(true);
+      const got = frames.take().subarray(before);
+      const want = oracle(rec);
+      if (!got.equals(want)) expect.fail(`record ${i} (${names.join(',')}) differs: ${got.toString('hex').slice(0, 200)} vs ${want.toString('hex').slice(0, 200)}`);
+    }
+  });
+
+  it('writes nothing while Object.prototype lends an enumerable member (an object lists it in for-in, not in Object.keys)', () => {
+    const frames = new FrameBuffer();
+    const rec = { v: 1, key: 'k', request: { body: { model: 'm' } } };
+    expect(frames.addPlain(rec)).toBe(true);
+    const size = frames.size;
+    (Object.prototype as Record<string, unknown>).lent = 'x';
+    try {
+      expect(frames.addPlain(rec)).toBe(false);
+      expect(frames.size).toBe(size);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).lent;
+    }
+    expect(frames.addPlain(rec)).toBe(true);
+    expect(frames.take().subarray(size).equals(oracle(rec))).toBe(true);
+  });
+
   it('writes nothing and says so for values that are not plain data', () => {
     class Money {
       cents = 1;
