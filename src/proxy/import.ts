@@ -24,6 +24,7 @@ import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, type Imp
 import type { HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
 import { isFrozenHeaders } from '../store/frozen-headers.ts';
+import { prototypeLends } from '../store/inherited-names.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import { inRecordOrder, sortedShared } from '../store/record-order.ts';
 import { FrameBuffer } from '../store/record-pack.ts';
@@ -87,7 +88,10 @@ function masksOfValue(v: unknown): number {
   if (v === null || typeof v !== 'object') return 0;
   let n = 0;
   if (Array.isArray(v)) for (const x of v) n += masksOfValue(x);
-  else for (const k of Object.keys(v)) n += masksOfValue((v as Record<string, unknown>)[k]);
+  else {
+    const inherited = prototypeLends();
+    for (const k in v) if (!inherited || Object.hasOwn(v, k)) n += masksOfValue((v as Record<string, unknown>)[k]);
+  }
   return n;
 }
 
@@ -98,14 +102,18 @@ function masksOfValue(v: unknown): number {
  */
 function headerMasksAdded(stored: Record<string, unknown>, source: Record<string, unknown>): number {
   let n = 0;
-  for (const k of Object.keys(stored)) {
+  // for-in: no array of names per map (see inherited-names.ts).
+  const inherited = prototypeLends();
+  for (const k in stored) {
+    if (inherited && !Object.hasOwn(stored, k)) continue;
     const v = stored[k];
     const w = source[k];
     if (v === w) continue;
     n += masksOfValue(v);
     if (Object.hasOwn(source, k)) n -= masksOfValue(w);
   }
-  for (const k of Object.keys(source)) {
+  for (const k in source) {
+    if (inherited && !Object.hasOwn(source, k)) continue;
     const w = source[k];
     if (w !== stored[k] && !Object.hasOwn(stored, k)) n -= masksOfValue(w);
   }
@@ -168,7 +176,8 @@ function deckRequest(x: Exchange): DeckRequest {
 function storedResponse(x: Exchange): HttpRecord['response'] {
   const headers: HttpRecord['response']['headers'] = {};
   const from = x.response.headers;
-  for (const k of Object.keys(from)) if (!UNSTORED_RESPONSE_HEADERS.has(k)) headers[k] = from[k]!;
+  const inherited = prototypeLends();
+  for (const k in from) if (!UNSTORED_RESPONSE_HEADERS.has(k) && (!inherited || Object.hasOwn(from, k))) headers[k] = from[k]!;
   return { ...x.response, headers };
 }
 

@@ -24,6 +24,7 @@
 import { crc32, FRAME_HEADER_SIZE, FRAME_MAGIC, MAX_RECORD_BYTES } from './tape-codec.ts';
 import { RECORD_FIELDS } from './record-order.ts';
 import { isFrozenHeaders } from './frozen-headers.ts';
+import { prototypeLends } from './inherited-names.ts';
 
 /** Nesting deeper than this is left to the general writer. */
 const MAX_DEPTH = 500;
@@ -91,9 +92,6 @@ interface Shape {
 const SHAPES_PER_NAME = 8;
 const SHAPE_NAMES = 4096;
 const SHAPE_SIZE = 64;
-
-/** An object no one adds to: for-in of it lists only what Object.prototype lends (nothing, unless someone added an enumerable member). */
-const PROBE: object = Object.freeze({});
 
 /**
  * Frames of plain records, back to back in one growing buffer, ready to append to a tape.
@@ -212,7 +210,7 @@ export class FrameBuffer {
   private record(r: Record<string, unknown>): void {
     if (Object.getPrototypeOf(r) !== Object.prototype) throw DECLINE;
     // for-in lists what Object.prototype lends too: nothing, unless a member was added to it.
-    for (const k in PROBE) if (k !== undefined) throw DECLINE;
+    if (prototypeLends()) throw DECLINE;
     this.top = 0;
     const n = this.list(r);
     let s = this.recordShape;

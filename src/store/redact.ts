@@ -36,6 +36,7 @@ import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
+import { prototypeLends } from './inherited-names.ts';
 
 /** What a redacted value is replaced with (credentials; every value in a store without a salt). */
 export const REDACTED = '[REDACTED]';
@@ -412,7 +413,10 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     if (proto !== Object.prototype && proto !== null) return v; // Dates, typed arrays, user classes
     const obj = v as Record<string, unknown>;
     let out: Record<string, unknown> | undefined;
-    for (const k of Object.keys(obj)) {
+    // for-in: no array of names per object (see inherited-names.ts).
+    const inherited = prototypeLends();
+    for (const k in obj) {
+      if (inherited && !Object.hasOwn(obj, k)) continue;
       const x = obj[k];
       const r = masks(k, x) ? maskValue(x) : value(x, depth + 1);
       if (r !== x && !out) out = { ...obj };
@@ -431,7 +435,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
         continue;
       }
       const o = v as Record<string, unknown>;
-      for (const k of Object.keys(o)) {
+      const inherited = prototypeLends();
+      for (const k in o) {
+        if (inherited && !Object.hasOwn(o, k)) continue;
         const x = o[k];
         if (masks(k, x)) return true;
         if (x !== null && typeof x === 'object') stack.push(x);
@@ -485,8 +491,11 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     headers<H extends Record<string, string | string[] | number | undefined>>(h: H): H {
       if (keep) return h;
       const out: Record<string, string | string[] | number | undefined> = {};
-      // Names, not entries: an array per header is garbage on the recording hot path.
-      for (const k of Object.keys(h)) {
+      // Names, not entries: an array per header is garbage on the recording hot path (and
+      // for-in: no array of names either).
+      const inherited = prototypeLends();
+      for (const k in h) {
+        if (inherited && !Object.hasOwn(h, k)) continue;
         const x = h[k];
         if (x === undefined) continue;
         const kind = headerKind(k);

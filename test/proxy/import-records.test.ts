@@ -3,10 +3,10 @@
 // recording takes: the deck's prepareRequest and recordOf for each exchange, the deep-copying
 // sortedKeys, and appendRecords with its Map-boxing walk. Both must write the same bytes, record
 // for record, for a large HAR of many providers, streams, repeats and secrets.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { requestKey, requestKeys } from '../../src/match/matcher.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from '../../src/proxy/deck.ts';
 import { importRecordings } from '../../src/proxy/import.ts';
@@ -90,6 +90,40 @@ describe('import writes what the per-request recording path writes', () => {
       }
     }
   }, 120_000);
+
+  // The import's loops over plain objects (redaction, the mask count, the frame writer) walk
+  // names with for-in, which also lists what Object.prototype lends: a lent member must change
+  // nothing (not redacted into a record, not counted, not written).
+  it('writes the same tape and report while Object.prototype lends an enumerable member (a secret name, a credential value)', async () => {
+    const src = join(dir, 'lent.har');
+    writeFileSync(src, corpusHar(400));
+    const spy = vi.spyOn(globalThis.crypto, 'getRandomValues').mockImplementation(<T extends ArrayBufferView | null>(a: T): T => {
+      if (a) new Uint8Array(a.buffer, a.byteOffset, a.byteLength).fill(7);
+      return a;
+    });
+    const run = async (out: string) => {
+      const report = await importRecordings(src, out, { recordedAt: RECORDED_AT, onWarning: () => {} });
+      const bytes = readFileSync(out);
+      // From the first frame on (the header holds the creation time).
+      return { report, frames: bytes.subarray(18 + bytes.readUInt32BE(10)) };
+    };
+    try {
+      const plain = await run(join(dir, 'plain.tape'));
+      const lent = 'Bearer sk-proj-lentlentlentlentlentlentlent';
+      Object.defineProperty(Object.prototype, 'api_key', { value: lent, enumerable: true, configurable: true, writable: true });
+      let polluted: Awaited<ReturnType<typeof run>>;
+      try {
+        polluted = await run(join(dir, 'polluted.tape'));
+      } finally {
+        delete (Object.prototype as Record<string, unknown>).api_key;
+      }
+      expect(polluted.report).toEqual(plain.report);
+      expect(polluted.frames.includes('api_key')).toBe(false);
+      expect(polluted.frames.equals(plain.frames)).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
+  });
 
   it('requestKey gives the key and signature requestKeys gives, for every request of the corpus', () => {
     const read = readRecordingFile('corpus.har', corpusHar(600), 'har');
