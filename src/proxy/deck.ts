@@ -6,6 +6,7 @@
  * The replay hot path is synchronous and, for a JSON body, one matcher call on the raw bytes:
  * the matcher's memo (SHA-256 of the bytes) or fingerprint answers without JSON.parse.
  */
+import { lastTest } from '../store/last-test.ts';
 import { canonicalizeJSON, hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
@@ -247,21 +248,14 @@ function header(h: DeckRequest['headers'], name: string): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
-let lastType = '';
-let lastTypeJson = false;
+/** Whether a content type is JSON's, the last answer kept: clients send one content type over and over. */
+const isJsonType = lastTest(/[/+]json\b/i);
 
 /** Whether a body is JSON: by content type, or sniffed when there is none. */
 export function isJsonBody(headers: DeckRequest['headers'], body: Uint8Array): boolean {
   if (body.length === 0) return false;
   const ct = header(headers, 'content-type');
-  if (ct !== undefined) {
-    // Clients send one content type over and over: the last answer is kept.
-    if (ct !== lastType) {
-      lastType = ct;
-      lastTypeJson = /[/+]json\b/i.test(ct);
-    }
-    return lastTypeJson;
-  }
+  if (ct !== undefined) return isJsonType(ct);
   let i = 0;
   while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
   return body[i] === 0x7b || body[i] === 0x5b;

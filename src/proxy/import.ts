@@ -28,6 +28,7 @@ import { prototypeLends } from '../store/inherited-names.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import { inRecordOrder, sortedShared } from '../store/record-order.ts';
 import { FrameBuffer } from '../store/record-pack.ts';
+import { newRepeats, repeatOf, type Repeats } from './import-repeats.ts';
 import { newRedactionSalt } from '../store/redact.ts';
 import { appendFrames, createTape, recordFrame } from '../store/tape-file.ts';
 import { VERSION } from '../version.ts';
@@ -156,9 +157,13 @@ function masksAdded(r: HttpRecord, x: Exchange, asSent: boolean): number {
   return Math.max(0, n);
 }
 
+/** The last URL given to deckRequest and its path: a recording mostly calls one or a few URLs. */
+let lastUrl = { url: '', path: '' };
+
 /** The request as the deck takes it: path and query only (routes carry no host). */
 function deckRequest(x: Exchange): DeckRequest {
   const u = x.request.url;
+  if (u === lastUrl.url) return { method: x.request.method, url: lastUrl.path, headers: x.request.headers, body: x.request.body };
   // An absolute URL's path and query, without a URL object per entry (imports run to millions).
   const scheme = u.indexOf('://');
   let path = u;
@@ -169,6 +174,7 @@ function deckRequest(x: Exchange): DeckRequest {
     const hash = path.indexOf('#');
     if (hash >= 0) path = path.slice(0, hash);
   }
+  lastUrl = { url: u, path };
   return { method: x.request.method, url: path, headers: x.request.headers, body: x.request.body };
 }
 
@@ -244,7 +250,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
    * string: a route's string is the deck's same one while the route repeats, so only the key
    * (64 hex digits) is hashed per record.
    */
-  const tallies = new Map<string, Map<string, { row: ImportReport['routes'][number]; repeats: Map<string, number> }>>();
+  const tallies = new Map<string, Map<string, { row: ImportReport['routes'][number]; repeats: Repeats }>>();
   // Room for a whole batch and the record that ends it, so the buffer is not grown (and copied) on the way.
   const frames = new FrameBuffer(BATCH_BYTES + (1 << 20));
   try {
@@ -276,13 +282,12 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       let tally = byMatch.get(rec.match);
       if (tally === undefined) {
         const provider = rec.match === 'http' ? 'http' : (routeOf({ method: rec.request.method, url: rec.request.url })?.provider.name ?? rec.match);
-        tally = { row: { provider, route: rec.route, records: 0 }, repeats: new Map() };
+        tally = { row: { provider, route: rec.route, records: 0 }, repeats: newRepeats() };
         byMatch.set(rec.match, tally);
         report.routes.push(tally.row);
       }
       tally.row.records++;
-      const repeat = tally.repeats.get(rec.key) ?? 0;
-      tally.repeats.set(rec.key, repeat + 1);
+      const repeat = repeatOf(tally.repeats, rec.key);
       // Framed at once, so nothing of the record outlives this turn: straight into the batch's
       // buffer, or (a record that is not plain data) the general way.
       (rec as HttpRecord & { repeat: number }).repeat = repeat;

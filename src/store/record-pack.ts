@@ -158,7 +158,8 @@ export class FrameBuffer {
     }
     this.buf.set(FRAME_MAGIC, start);
     this.view.setUint32(start + 4, length);
-    this.view.setUint32(start + 8, crc32(this.buf.subarray(start + FRAME_HEADER_SIZE, this.pos)));
+    // A plain view of the payload (Buffer#subarray makes a Buffer through its species: slower).
+    this.view.setUint32(start + 8, crc32(new Uint8Array(this.buf.buffer, this.buf.byteOffset + start + FRAME_HEADER_SIZE, length)));
     return true;
   }
 

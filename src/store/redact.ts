@@ -37,6 +37,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
 import { prototypeLends } from './inherited-names.ts';
+import { lastTest } from './last-test.ts';
 
 /** What a redacted value is replaced with (credentials; every value in a store without a salt). */
 export const REDACTED = '[REDACTED]';
@@ -446,6 +447,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     return false;
   };
 
+  // A recording repeats its answers' content types: the last one's answer is kept.
+  const isJsonType = lastTest(/[/+]json\b/i);
   const bytes = (body: Uint8Array, contentType?: string, known?: KnownBody): Uint8Array => {
     if (keep || body.length === 0) return body;
     const ascii = known?.ascii;
@@ -455,7 +458,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     // on the parse, not the text: a name can be spelled with escapes, doubled separators or
     // letters that lowercase to ASCII ones (`api\u005fkey`, `api__key`, a Kelvin sign for k),
     // which a scan of the text for the names missed.
-    const json = contentType === undefined ? /^\s*[[{]/.test(whole) : /[/+]json\b/i.test(contentType);
+    const json = contentType === undefined ? /^\s*[[{]/.test(whole) : isJsonType(contentType);
     if (json) {
       let doc = known?.parsed;
       if (doc === undefined) {

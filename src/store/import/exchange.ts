@@ -11,6 +11,7 @@
  */
 import { TapedeckError } from '../../errors.ts';
 import { decodeContentEncoding } from '../http-body.ts';
+import { lastTest } from '../last-test.ts';
 import type { HttpRecord } from '../records.ts';
 
 /** Header map as readers give it: lowercase names, repeated headers as arrays. */
@@ -226,8 +227,11 @@ function eventEnds(body: Uint8Array): number[] {
 
 /** Whether a response is a server-sent-event stream. */
 export function isEventStream(headers: ImportHeaders): boolean {
-  return /^\s*text\/event-stream/i.test(headers['content-type'] === undefined ? '' : String(headers['content-type']));
+  return eventStreamType(headers['content-type'] === undefined ? '' : String(headers['content-type']));
 }
+
+/** Whether a content type is an event stream's, the last answer kept (a recording repeats its content types). */
+const eventStreamType = lastTest(/^\s*text\/event-stream/i);
 
 /**
  * Chunks for a streamed answer: one per event, timed from `firstMs` (the first byte) to
