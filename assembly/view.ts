@@ -177,13 +177,16 @@ function spells(p: usize, n: usize, s: string): bool {
 }
 
 // The index's hash of ASCII literals (tape.ts hashBytes(), as it hashes member names), by their
-// address: 64 slots of {address u32, hash u32}, and room to write a literal's bytes.
-const HASH_SLOTS: usize = memory.data(64 * 8, 8);
+// address: 2048 slots of {address u32, hash u32} (a slot by a multiplicative hash of the
+// address: ~60 literals a request; with 64 slots they kept evicting each other, and a
+// small body's key spent ~5% of its instructions hashing them again), and room to write a
+// literal's bytes.
+const HASH_SLOTS: usize = memory.data(2048 * 8, 8);
 const HASH_BYTES: usize = memory.data(256, 8);
 
 function literalHash(s: string): u32 {
   const ptr = changetype<usize>(s);
-  const slot = HASH_SLOTS + <usize>((<u32>ptr * 0x9e3779b1) >> 26) * 8;
+  const slot = HASH_SLOTS + <usize>((<u32>ptr * 0x9e3779b1) >> 21) * 8;
   if (load<u32>(slot) == <u32>ptr) return load<u32>(slot + 4);
   const n = s.length < 256 ? s.length : 256; // names looked up are short; a longer one only hashes less
   for (let i = 0; i < n; i++) store<u8>(HASH_BYTES + <usize>i, <u8>s.charCodeAt(i));
@@ -266,10 +269,10 @@ function room(n: usize): void {
   outLimit = (<usize>memory.size()) << 16;
 }
 
-// Literals as bytes, by the address of their string (literals are static): 128 slots of {address
+// Literals as bytes, by the address of their string (literals are static): 512 slots of {address
 // u32, length u32, 56 bytes}; a literal is encoded the first time, or again after another took
 // its slot.
-const LIT_SLOTS: usize = memory.data(128 * 64, 8);
+const LIT_SLOTS: usize = memory.data(512 * 64, 8);
 const LIT_MAX: i32 = 56;
 
 /**
@@ -283,7 +286,7 @@ function w(s: string): void {
     o += String.UTF8.encodeUnsafe(ptr, n, o);
     return;
   }
-  const slot = LIT_SLOTS + <usize>((<u32>ptr * 0x9e3779b1) >> 25) * 64;
+  const slot = LIT_SLOTS + <usize>((<u32>ptr * 0x9e3779b1) >> 23) * 64;
   if (load<u32>(slot) != <u32>ptr) {
     store<u32>(slot, <u32>ptr);
     store<u32>(slot + 4, <u32>n);

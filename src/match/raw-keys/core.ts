@@ -500,7 +500,11 @@ interface ViewTools {
   readonly copy: Uint8Array | undefined;
 }
 
+// A view without tools (most requests): one answer for all, not a copy of nothing each time.
+const NO_TOOLS: ViewTools = Object.freeze({ tail: undefined, copy: new Uint8Array(0) });
+
 function viewTools(cv: CoreView): ViewTools {
+  if (cv.tools.length === 0) return NO_TOOLS;
   const tail = keptToolsTail(cv.tools);
   return tail !== undefined ? { tail, copy: undefined } : { tail: undefined, copy: cv.tools.slice() };
 }
