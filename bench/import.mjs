@@ -39,6 +39,19 @@
 // searched as a line's closing brace or whole (37-38 ms against 13 ms for the brace hop). Four
 // quick runs each against main's build: 0.50x / 0.44x / 0.51x / 0.52x in CPU time, main's
 // 0.47x / 0.46x / 0.50x / 0.44x: still on the line.
+// Per-record trims after that (instructions: callgrind, four imports of the first 1,000
+// entries, ~756M -> ~715M an import; each kept where it cleared the runs' spread): the frame
+// writer lists an object's names and values with for-in into arrays of its own, and sorts and
+// encodes each list of names once (shapes kept by first name; ~-2.7%); redaction, the mask
+// count and storedResponse walk names with for-in, not Object.keys (~-1.2%); content-type
+// tests keep their last answer, repeats are counted without hashing each 64-hex key, the CRC
+// reads a plain view (~-1%); records and entries are whole literals, not a spread of an
+// optional member in the middle (~-0.4%). Measured and not kept: each response header's last
+// clean value kept by name to skip the credential scan (no fewer instructions). Against main's
+// build (shared machine, load ~1.7): the import's CPU 0.93x (six alternating pairs of
+// processes, five imports each: 451-488 against 488-551 ms); this script, three pairs: 0.55x /
+// 0.55x / 0.49x in CPU time (import 428-491 ms) against main's 0.50x / 0.55x / 0.51x (488-517
+// ms), wall 0.54x / 0.52x / 0.47x against 0.48x / 0.51x / 0.48x: better, still on the line.
 // The round before (load 2.6-3.1, three pairs): 0.42-0.44x in wall time and
 // 0.43-0.45x in CPU time (read + JSON.parse 208-214 ms, 239-249 ms of CPU; import 468-499 ms,
 // 549-568 ms of CPU): the target is still missed. The import's CPU is 0.86-0.89x main's in the
