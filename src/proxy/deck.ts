@@ -6,7 +6,6 @@
  * The replay hot path is synchronous and, for a JSON body, one matcher call on the raw bytes:
  * the matcher's memo (SHA-256 of the bytes) or fingerprint answers without JSON.parse.
  */
-import { lastTest } from '../store/last-test.ts';
 import { canonicalizeJSON, hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError } from '../errors.ts';
@@ -248,14 +247,21 @@ function header(h: DeckRequest['headers'], name: string): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
-/** Whether a content type is JSON's, the last answer kept: clients send one content type over and over. */
-const isJsonType = lastTest(/[/+]json\b/i);
+let lastType = '';
+let lastTypeJson = false;
 
 /** Whether a body is JSON: by content type, or sniffed when there is none. */
 export function isJsonBody(headers: DeckRequest['headers'], body: Uint8Array): boolean {
   if (body.length === 0) return false;
   const ct = header(headers, 'content-type');
-  if (ct !== undefined) return isJsonType(ct);
+  if (ct !== undefined) {
+    // Clients send one content type over and over: the last answer is kept.
+    if (ct !== lastType) {
+      lastType = ct;
+      lastTypeJson = /[/+]json\b/i.test(ct);
+    }
+    return lastTypeJson;
+  }
   let i = 0;
   while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
   return body[i] === 0x7b || body[i] === 0x5b;
@@ -1077,17 +1083,20 @@ export class Deck {
     // A hook's answer is its own: the caller's text is of the answer before it.
     const ascii = response === given ? answerAscii : undefined;
     const answer = checkedAnswer(response, ascii);
-    // Whole object literals for the members that may be absent, not a spread of one in the
-    // middle (~350 against ~25 ns a record: a spread there copies and adds member by member).
-    const trace = this.traceFor(p, recordedAtIso);
-    const method = req.method.toUpperCase();
-    const request = p.body !== undefined ? { method, url: p.url, headers: requestHeaders, body: p.body } : { method, url: p.url, headers: requestHeaders };
-    const stored = this.redactResponse(response, { parsed: answer.parsed, ascii });
-    const ms = Math.round(durationMs * 1000) / 1000;
-    const { match, route, key, signature } = p;
-    const rec: HttpRecord = signature
-      ? { v: 1, kind: 'http', match, route, key, keyVersion: KEY_SPEC_VERSION, signature, trace, request, response: stored, recordedAt: recordedAtIso, durationMs: ms }
-      : { v: 1, kind: 'http', match, route, key, keyVersion: KEY_SPEC_VERSION, trace, request, response: stored, recordedAt: recordedAtIso, durationMs: ms };
+    const rec: HttpRecord = {
+      v: 1,
+      kind: 'http',
+      match: p.match,
+      route: p.route,
+      key: p.key,
+      keyVersion: KEY_SPEC_VERSION,
+      ...(p.signature ? { signature: p.signature } : {}),
+      trace: this.traceFor(p, recordedAtIso),
+      request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
+      response: this.redactResponse(response, { parsed: answer.parsed, ascii }),
+      recordedAt: recordedAtIso,
+      durationMs: Math.round(durationMs * 1000) / 1000,
+    };
     // Framed fine but not what its content type says: kept byte for byte, and said now.
     const problem = answer.problem;
     if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);

@@ -15,7 +15,6 @@ import { requestKeys, type RequestKeys, type Signature } from '../match/matcher.
 import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.ts';
 import { keyIsCurrent, rekey } from '../match/rekey.ts';
 import type { RecordKind } from './collection.ts';
-import { lastTest } from './last-test.ts';
 import { sortedKeys } from './record-order.ts';
 import type { Redactor } from './redact.ts';
 
@@ -385,8 +384,6 @@ export const replayRecords: RecordKind<ReplayTapeRecord> = {
 };
 
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
-/** {@link JSON_TYPE}'s test, its last answer kept (a recording repeats its answers' content types). */
-const isJsonType = lastTest(JSON_TYPE);
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -415,7 +412,7 @@ const GOOD_ANSWER: { problem: undefined; parsed: undefined } = Object.freeze({ p
 export function checkedAnswer(response: HttpRecord['response'], ascii?: string): { problem: string | undefined; parsed: { value: unknown } | undefined } {
   const ct = response.headers['content-type'];
   const type = Array.isArray(ct) ? ct[0] : ct;
-  if (type === undefined || !isJsonType(type) || response.body.length === 0) return GOOD_ANSWER;
+  if (type === undefined || !JSON_TYPE.test(type) || response.body.length === 0) return GOOD_ANSWER;
   let text: string;
   if (ascii !== undefined && ascii.length === response.body.length) text = ascii;
   else {

@@ -36,8 +36,6 @@ import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
-import { prototypeLends } from './inherited-names.ts';
-import { lastTest } from './last-test.ts';
 
 /** What a redacted value is replaced with (credentials; every value in a store without a salt). */
 export const REDACTED = '[REDACTED]';
@@ -414,10 +412,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     if (proto !== Object.prototype && proto !== null) return v; // Dates, typed arrays, user classes
     const obj = v as Record<string, unknown>;
     let out: Record<string, unknown> | undefined;
-    // for-in: no array of names per object (see inherited-names.ts).
-    const inherited = prototypeLends();
-    for (const k in obj) {
-      if (inherited && !Object.hasOwn(obj, k)) continue;
+    for (const k of Object.keys(obj)) {
       const x = obj[k];
       const r = masks(k, x) ? maskValue(x) : value(x, depth + 1);
       if (r !== x && !out) out = { ...obj };
@@ -436,9 +431,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
         continue;
       }
       const o = v as Record<string, unknown>;
-      const inherited = prototypeLends();
-      for (const k in o) {
-        if (inherited && !Object.hasOwn(o, k)) continue;
+      for (const k of Object.keys(o)) {
         const x = o[k];
         if (masks(k, x)) return true;
         if (x !== null && typeof x === 'object') stack.push(x);
@@ -447,8 +440,6 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     return false;
   };
 
-  // A recording repeats its answers' content types: the last one's answer is kept.
-  const isJsonType = lastTest(/[/+]json\b/i);
   const bytes = (body: Uint8Array, contentType?: string, known?: KnownBody): Uint8Array => {
     if (keep || body.length === 0) return body;
     const ascii = known?.ascii;
@@ -458,7 +449,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     // on the parse, not the text: a name can be spelled with escapes, doubled separators or
     // letters that lowercase to ASCII ones (`api\u005fkey`, `api__key`, a Kelvin sign for k),
     // which a scan of the text for the names missed.
-    const json = contentType === undefined ? /^\s*[[{]/.test(whole) : isJsonType(contentType);
+    const json = contentType === undefined ? /^\s*[[{]/.test(whole) : /[/+]json\b/i.test(contentType);
     if (json) {
       let doc = known?.parsed;
       if (doc === undefined) {
@@ -494,11 +485,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     headers<H extends Record<string, string | string[] | number | undefined>>(h: H): H {
       if (keep) return h;
       const out: Record<string, string | string[] | number | undefined> = {};
-      // Names, not entries: an array per header is garbage on the recording hot path (and
-      // for-in: no array of names either).
-      const inherited = prototypeLends();
-      for (const k in h) {
-        if (inherited && !Object.hasOwn(h, k)) continue;
+      // Names, not entries: an array per header is garbage on the recording hot path.
+      for (const k of Object.keys(h)) {
         const x = h[k];
         if (x === undefined) continue;
         const kind = headerKind(k);
