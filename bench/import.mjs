@@ -4,7 +4,11 @@
 // Target: the import costs at most twice the parse (ratio = parse time / import time >= 0.5x).
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
-// Where it stands (the HAR read in chunks; 2 cores shared with one other process, load
+// Where it stands, three full runs of `npm run bench` of the round's final build (chunked read,
+// per-record trims, early flushes; the target lines the median of seven rounds' own ratios):
+// speed 0.58x / 0.52x / 0.50x (the last just under), CPU time 0.51x / 0.53x / 0.53x; medians
+// read + JSON.parse 215-230 ms against the import 422-458 ms. On the line, a little higher.
+// Before those (the HAR read in chunks; 2 cores shared with one other process, load
 // 0.9-2.4): the import's CPU 0.87-0.91x the whole-buffer build's with both builds' imports
 // alternating in one process (six runs of eight imports each, either build first), 0.86-0.92x
 // in alternating processes in a quieter window (six pairs of five imports, each after a read +
