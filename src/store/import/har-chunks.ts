@@ -23,7 +23,7 @@
  */
 import { isAscii } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { bytesAre, members, restIsSplit, skipWs, valueEnd } from './har-split.ts';
+import { bytesAre, lineSeparator, members, restIsSplit, skipWs, valueEnd } from './har-split.ts';
 
 /**
  * Bytes read at a time (and the buffer's size until an entry needs more): a buffer that stays
@@ -142,10 +142,10 @@ class ChunkReader implements HarChunks {
   private firstElement(start: number): boolean {
     const b = this.view;
     const j = skipWs(b, start + 1);
-    const line = b.indexOf(0x0a, start);
-    if (b[j] !== 0x7b || line < 0 || line > j) return false;
+    const after = lineSeparator(b, start, j);
+    if (after === undefined) return false;
     this.before = b.toString('utf8', 0, start);
-    this.after = `,${b.toString('latin1', start + 1, j)}{`;
+    this.after = after;
     this.at = j;
     this.hop = j;
     return true;

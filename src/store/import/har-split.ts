@@ -118,6 +118,17 @@ export function members(b: Buffer, i: number, name: string, open: number, inner:
 }
 
 /**
+ * The separator of the elements of the array opening at `i` (its first element at `j`) when
+ * they are objects laid out one a line: what follows an element's closing brace, a comma, the
+ * lead's whitespace and an opening brace. Undefined for any other layout.
+ */
+export function lineSeparator(b: Buffer, i: number, j: number): string | undefined {
+  const line = b.indexOf(0x0a, i);
+  if (b[j] !== 0x7b || line < 0 || line > j) return undefined;
+  return `,${b.toString('latin1', i + 1, j)}{`;
+}
+
+/**
  * The elements of the array opening at i, or undefined. Elements that are objects laid out one
  * a line (as devtools, Playwright and Polly.js write a HAR) are found by their separator (`}`,
  * `,`, and the whitespace before the first element): no string can hold it (it has a line
@@ -128,8 +139,8 @@ function elements(b: Buffer, i: number): { end: number; spans: number[] } | unde
   const spans: number[] = [];
   let j = skipWs(b, i + 1);
   if (b[j] === 0x5d) return { end: j + 1, spans };
-  const line = b.indexOf(0x0a, i);
-  if (b[j] !== 0x7b || line < 0 || line > j) {
+  const after = lineSeparator(b, i, j);
+  if (after === undefined) {
     // Not one a line: element by element, each to its end.
     for (;;) {
       const e = valueEnd(b, j);
@@ -141,8 +152,6 @@ function elements(b: Buffer, i: number): { end: number; spans: number[] } | unde
       j = skipWs(b, j + 1);
     }
   }
-  // After an element's closing brace: a comma, the lead's whitespace, an opening brace.
-  const after = `,${b.toString('latin1', i + 1, j)}{`;
   // Hops from closing brace to closing brace (a search for the whole separator is slower).
   for (let k = b.indexOf(0x7d, j); k >= 0; k = b.indexOf(0x7d, k + 1)) {
     if (b[k + 1] === 0x2c && bytesAre(b, k + 1, after)) {
