@@ -11,6 +11,7 @@ const direct = [
   'test/view-wasm.test.ts',
   'test/build.test.ts',
   'test/parity.test.ts',
+  'test/escape-scan.test.ts',
   // Reads source files only: no backend involved.
   'test/imports.test.ts',
   // The tape file format does no hashing: running it per backend would only triple its

@@ -8,6 +8,7 @@
 // The reader is iterative with an explicit container stack, so nesting depth is a checked limit
 // (MAX_DEPTH) rather than a wasm stack overflow.
 
+import { escapedBytes, escapeLetters } from "./escape";
 import { writeCanonicalNumber } from "./number";
 import { encode16, encodeWide, ensurePack, stepBytes } from "./utf16";
 
@@ -328,11 +329,6 @@ const CARRY: u8 = TOO_SHORT | TOO_LONG | TWO_CONTS;
   return v128.xor(must23, special);
 }
 
-/** The second character of an escape already in RFC 8785's form: " \ b f n r t. */
-@inline function isShortEscape(e: u32): bool {
-  return e == 0x22 || e == 0x5c || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74;
-}
-
 /**
  * Reads the string whose opening quote is at p and writes its canonical form at o.
  * Returns the input position after the closing quote (0 on error); the new output cursor is gO.
@@ -350,23 +346,37 @@ function writeString(p: usize, o: usize): usize {
       const quote = i8x16.splat(0x22);
       const bslash = i8x16.splat(0x5c);
       const space = i8x16.splat(0x20);
+      // 1 when the step's first byte is escaped by a backslash that ended the step before.
+      let carry: u32 = 0;
       while (true) {
         const v = v128.load(p);
         v128.store(o, v);
         // Signed: bytes < 0x20 and >= 0x80 stop; unsigned (trusted UTF-8, or validated below
         // in the builds for Node: see UTF8_STEPS in node.ts): only < 0x20.
         const low = trusted || isDefined(UTF8_STEPS) ? i8x16.lt_u(v, space) : i8x16.lt_s(v, space);
-        let bits = i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), low));
+        let stops = <u32>i8x16.bitmask(v128.or(i8x16.eq(v, quote), low));
+        const slashes = <u32>i8x16.bitmask(i8x16.eq(v, bslash));
         let stepErrors: u32 = 0; // bytes of the step that break UTF-8 (validated builds, untrusted text)
-        if (isDefined(UTF8_STEPS) && !trusted) {
+        if (isDefined(UTF8_STEPS) && !trusted) stepErrors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0)));
+        if ((stops | slashes | carry | stepErrors) == 0) { p += 16; o += 16; continue; }
+        // Escape-heavy text (newlines, quotes, JSON in JSON: a backslash every few bytes): an
+        // escape already in RFC 8785's form (\\ \" \b \f \n \r \t) was copied with the step, so
+        // the step passes over all of them at once; any other (\/, \u, a fault) stops the step
+        // at its backslash and is read below.
+        let letters: u32 = 0;
+        if ((slashes | carry) != 0) {
+          letters = escapedBytes(slashes, carry);
+          const bad = letters & <u32>i8x16.bitmask(i8x16.eq(escapeLetters(v, false), i8x16.splat(0)));
+          if ((bad & carry) != 0) { p--; o--; break; } // the escape the last step's end cut
+          stops = (stops & ~letters) | (bad >> 1);
+        }
+        if (isDefined(UTF8_STEPS) && stepErrors != 0) {
           // Validated 16 bytes at a time (utf8Errors); a step with an error up to its first
           // stop stops at its first byte >= 0x80 instead, where utf8Len below finds the error's
           // exact offset: at the lead byte of a sequence the last step cut, if the step starts
           // inside one (its bytes are written again).
-          const first = bits == 0 ? 16 : ctz(bits);
-          stepErrors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0)));
-          const errors = stepErrors & ((<u32>2 << first) - 1);
-          if (errors != 0) {
+          const first = stops == 0 ? 16 : ctz(stops);
+          if ((stepErrors & ((<u32>2 << first) - 1)) != 0) {
             let q = p - 1;
             while (q + 3 > p && (load<u8>(q) & 0xc0) == 0x80) q--;
             const lead = <u32>load<u8>(q);
@@ -376,62 +386,19 @@ function writeString(p: usize, o: usize): usize {
               p = q;
               break;
             }
-            bits |= i8x16.bitmask(i8x16.lt_s(v, i8x16.splat(0)));
+            stops |= i8x16.bitmask(i8x16.lt_s(v, i8x16.splat(0)));
           }
         }
-        if (bits == 0) { p += 16; o += 16; continue; }
-        // Escape-heavy text: a backslash with one of " \ b f n r t after it is already
-        // canonical and was copied with the step, so the step goes on past the pair instead of
-        // stopping at it (and again at the next step). Only in a step with no UTF-8 error at all.
-        // (A string's end, its quote, costs one byte compare more than before.)
-        if (load<u8>(p + <usize>ctz(bits)) == 0x5c && stepErrors == 0) {
-          const slashes = <u32>i8x16.bitmask(i8x16.eq(v, bslash));
-          // The bytes the step's pairs escape, for the whole step at once (a step starts outside
-          // a pair): in a run of backslashes every second one, and the byte after a run of odd
-          // length. Adding a run's first bit to the run carries to the byte after it, so the runs
-          // that start at an even position and end before an odd one are the odd-length ones, and
-          // the other way round (the odd-sequence trick of simdjson). Bits 0-16: bit 16 is the byte
-          // after the step, escaped by a pair the step's end cuts. Runs of backslashes are
-          // JSON-in-JSON text's \\\" (a backslash every ~7 bytes in escape-heavy text): before,
-          // they were taken one pair at a time.
-          const starts = slashes & ~(slashes << 1);
-          const afterEven = (slashes + (starts & 0x5555)) & ~slashes;
-          const afterOdd = (slashes + (starts & 0xaaaa)) & ~slashes;
-          const letters = (afterEven & 0xaaaa) | (afterOdd & 0x15555);
-          // The escaped bytes that are not backslashes must be one of " b f n r t: lane i of e is
-          // the byte at i + 1.
-          const e = v128.load(p + 1);
-          const short = v128.or(
-            v128.or(i8x16.eq(e, quote), v128.or(i8x16.eq(e, i8x16.splat(0x62)), i8x16.eq(e, i8x16.splat(0x66)))),
-            v128.or(v128.or(i8x16.eq(e, i8x16.splat(0x6e)), i8x16.eq(e, i8x16.splat(0x72))), i8x16.eq(e, i8x16.splat(0x74))),
-          );
-          if (((letters >> 1) & ~<u32>i8x16.bitmask(short)) == 0) {
-            gEscaped = true;
-            bits &= ~(slashes | letters);
-          } else {
-            // A \u or \/ escape, or an error: pairs one at a time up to it.
-            let k = <usize>ctz(bits);
-            while (load<u8>(p + k) == 0x5c && isShortEscape(<u32>load<u8>(p + k + 1))) {
-              gEscaped = true;
-              bits &= ~(<u32>3 << <u32>k);
-              if (bits == 0) break;
-              k = <usize>ctz(bits);
-            }
-          }
-          if (bits == 0) {
-            // A pair cut by the step's end: its second byte is the next step's first. (Only the
-            // whole-step branch above clears every bit: the loop stops at the pair that sent the
-            // step to it.)
-            const step: usize = (letters & 0x10000) != 0 ? 17 : 16;
-            if (step == 17) store<u8>(o + 16, load<u8>(p + 16));
-            p += step;
-            o += step;
-            continue;
-          }
+        const k = stops == 0 ? 16 : ctz(stops);
+        if ((slashes & ((<u32>1 << k) - 1)) != 0) gEscaped = true;
+        if (stops == 0) {
+          carry = letters >> 16;
+          p += 16;
+          o += 16;
+          continue;
         }
-        const k = <usize>ctz(bits);
-        p += k;
-        o += k;
+        p += <usize>k;
+        o += <usize>k;
         break;
       }
     } else {

@@ -19,6 +19,7 @@
 // validated here (the caller checks the whole input first).
 
 import { ensureMemory, INPUT_PAD, MAX_DEPTH, RESULT, skipWs } from "./json";
+import { escapedBytes, escapeLetters } from "./escape";
 import { parseNumber } from "./number";
 
 // Record layout, 8 x u32: kind | flags, start, end (input offsets, end exclusive), next (index of
@@ -123,11 +124,6 @@ function skipPlace(depth: i32, base: usize, at: usize, place: u32): bool {
   return load<u32>(k) == 0x6f6f7422 && load<u32>(k + 4) == 0x6e6f436c && load<u32>(k + 8) == 0x22676966;
 }
 
-/** Whether `\` and e is an escape of one letter: " \ / b f n r t. */
-@inline function shortEscape(e: u32): bool {
-  return e == 0x22 || e == 0x5c || e == 0x2f || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74;
-}
-
 /** Scans the string whose quote is at p; returns the position after its closing quote, or 0. */
 function scanString(p: usize, end: usize): usize {
   const start = p + 1;
@@ -139,26 +135,32 @@ function scanString(p: usize, end: usize): usize {
       const quote = i8x16.splat(0x22);
       const bslash = i8x16.splat(0x5c);
       const space = i8x16.splat(0x20);
+      // 1 when the step's first byte is escaped by a backslash that ended the step before.
+      let carry: u32 = 0;
       while (true) {
         const v = v128.load(p);
-        const m = v128.or(v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash)), i8x16.lt_u(v, space));
-        let bits = i8x16.bitmask(m);
-        if (bits == 0) { p += 16; continue; }
-        // Short escapes (\" \\ \/ \b \f \n \r \t: arguments text is full of them) are passed
-        // over inside the step, not one step each; anything else stops where it is.
-        let stop: i32 = -1;
-        let step: usize = 16;
-        while (bits != 0) {
-          const k = ctz(bits);
-          const e = <u32>load<u8>(p + <usize>k + 1);
-          if (load<u8>(p + <usize>k) != 0x5c || !shortEscape(e)) { stop = k; break; }
-          gEsc = true;
-          if (e == 0x2f) gOdd = true;
-          if (k == 15) { step = 17; break; } // the pair's second byte opens the next step
-          bits &= ~(<u32>3 << k);
+        let stops = <u32>i8x16.bitmask(v128.or(i8x16.eq(v, quote), i8x16.lt_u(v, space)));
+        const slashes = <u32>i8x16.bitmask(i8x16.eq(v, bslash));
+        if ((stops | slashes | carry) == 0) { p += 16; continue; }
+        if ((slashes | carry) != 0) {
+          // Escapes of one letter (\\ \" \/ \b \f \n \r \t: arguments text is full of them)
+          // are passed over for the whole step at once; any other (\u, or a fault) stops the
+          // step at its backslash, and what follows it is scanned one escape at a time below.
+          const letters = escapedBytes(slashes, carry);
+          const cls = escapeLetters(v, true);
+          const bad = letters & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(0)));
+          if ((bad & carry) != 0) { p--; break; } // the escape the last step's end cut
+          stops = (stops & ~letters) | (bad >> 1);
+          const before = stops == 0 ? <u32>0xffff : (<u32>1 << ctz(stops)) - 1;
+          if ((slashes & before) != 0) gEsc = true;
+          if ((letters & before & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(2)))) != 0) gOdd = true;
+          if (stops == 0) {
+            carry = letters >> 16;
+            p += 16;
+            continue;
+          }
         }
-        if (stop < 0) { p += step; continue; }
-        p += <usize>stop;
+        p += <usize>ctz(stops);
         break;
       }
     } else {
