@@ -354,11 +354,13 @@ function writeString(p: usize, o: usize): usize {
         // Signed: bytes < 0x20 and >= 0x80 stop; unsigned (trusted UTF-8, or validated below
         // in the builds for Node: see UTF8_STEPS in node.ts): only < 0x20.
         const low = trusted || isDefined(UTF8_STEPS) ? i8x16.lt_u(v, space) : i8x16.lt_s(v, space);
-        let stops = <u32>i8x16.bitmask(v128.or(i8x16.eq(v, quote), low));
-        const slashes = <u32>i8x16.bitmask(i8x16.eq(v, bslash));
+        const stopV = v128.or(i8x16.eq(v, quote), low);
+        const slashV = i8x16.eq(v, bslash);
         let stepErrors: u32 = 0; // bytes of the step that break UTF-8 (validated builds, untrusted text)
         if (isDefined(UTF8_STEPS) && !trusted) stepErrors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0)));
-        if ((stops | slashes | carry | stepErrors) == 0) { p += 16; o += 16; continue; }
+        if ((<u32>i8x16.bitmask(v128.or(stopV, slashV)) | carry | stepErrors) == 0) { p += 16; o += 16; continue; }
+        let stops = <u32>i8x16.bitmask(stopV);
+        const slashes = <u32>i8x16.bitmask(slashV);
         // Escape-heavy text (newlines, quotes, JSON in JSON: a backslash every few bytes): an
         // escape already in RFC 8785's form (\\ \" \b \f \n \r \t) was copied with the step, so
         // the step passes over all of them at once; any other (\/, \u, a fault) stops the step

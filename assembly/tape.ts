@@ -139,9 +139,11 @@ function scanString(p: usize, end: usize): usize {
       let carry: u32 = 0;
       while (true) {
         const v = v128.load(p);
-        let stops = <u32>i8x16.bitmask(v128.or(i8x16.eq(v, quote), i8x16.lt_u(v, space)));
-        const slashes = <u32>i8x16.bitmask(i8x16.eq(v, bslash));
-        if ((stops | slashes | carry) == 0) { p += 16; continue; }
+        const stopV = v128.or(i8x16.eq(v, quote), i8x16.lt_u(v, space));
+        const slashV = i8x16.eq(v, bslash);
+        if ((<u32>i8x16.bitmask(v128.or(stopV, slashV)) | carry) == 0) { p += 16; continue; }
+        let stops = <u32>i8x16.bitmask(stopV);
+        const slashes = <u32>i8x16.bitmask(slashV);
         if ((slashes | carry) != 0) {
           // Escapes of one letter (\\ \" \/ \b \f \n \r \t: arguments text is full of them)
           // are passed over for the whole step at once; any other (\u, or a fault) stops the
