@@ -357,7 +357,10 @@ function writeString(p: usize, o: usize): usize {
         const stopV = v128.or(i8x16.eq(v, quote), low);
         const slashV = i8x16.eq(v, bslash);
         let stepErrors: u32 = 0; // bytes of the step that break UTF-8 (validated builds, untrusted text)
-        if (isDefined(UTF8_STEPS) && !trusted) stepErrors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0)));
+        // ASCII after three ASCII bytes cannot break UTF-8: most steps skip the check.
+        if (isDefined(UTF8_STEPS) && !trusted && (<u32>i8x16.bitmask(v) | (load<u32>(p - 4) & 0x80808000)) != 0) {
+          stepErrors = i8x16.bitmask(i8x16.ne(utf8Errors(v, p), i8x16.splat(0)));
+        }
         if ((<u32>i8x16.bitmask(v128.or(stopV, slashV)) | carry | stepErrors) == 0) { p += 16; o += 16; continue; }
         let stops = <u32>i8x16.bitmask(stopV);
         const slashes = <u32>i8x16.bitmask(slashV);
