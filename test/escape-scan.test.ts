@@ -221,4 +221,26 @@ describe('string scanning over escapes, at every offset of a SIMD step', () => {
     expect(counts.json).toBeGreaterThan(1000);
     expect(counts.utf8).toBeGreaterThan(200);
   });
+
+  it('a UTF-8 sequence cut short by ASCII, at every offset of a step: the error at its lead byte', () => {
+    // The writer skips the UTF-8 check of an ASCII step after ASCII bytes: the bytes before a step
+    // are what tells it a sequence they began is cut.
+    const cuts = [[0xc3], [0xe2], [0xe2, 0x82], [0xf0], [0xf0, 0x9f], [0xf0, 0x9f, 0x98]];
+    let n = 0;
+    for (const cut of cuts) {
+      for (let shift = 0; shift < 40; shift++) {
+        for (const after of ['a'.repeat(40), '\\n' + 'a'.repeat(40), '"]']) {
+          const body = Uint8Array.from([...ascii(`["${'p'.repeat(shift)}`), ...cut, ...ascii(after === '"]' ? after : `${after}"]`)]);
+          const want = `E_UTF8@${2 + shift}`;
+          for (const name of ['wasm-simd', 'wasm', 'js'] as const) {
+            setBackend(name);
+            expect(outcome(body), `${name} ${JSON.stringify(Buffer.from(body).toString('latin1'))}`).toBe(want);
+          }
+          expect(direct(browser, body, false)).toBe(want);
+          n++;
+        }
+      }
+    }
+    expect(n).toBe(720);
+  });
 });
