@@ -1,7 +1,7 @@
 // Backslash escapes in a 16-byte block of a JSON string, found for the whole block at once: the
 // string scanners (tape.ts scanString, json.ts writeString) pass over the escapes they need not
-// look at (tool-call arguments and tool results are JSON in JSON: a `\"` every few bytes) without
-// a branch per escape, which cost a mispredicted branch every few bytes in such text.
+// look at (tool-call arguments and tool results are JSON in JSON: a `\"` every few bytes) with no
+// loop over them, and an escape cut by a step's end is carried into the next step as one bit.
 
 /**
  * The bytes that backslashes escape in a block, as bits 0-16 (bit 16: the first byte of the
