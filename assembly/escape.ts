@@ -4,10 +4,10 @@
 // loop over them, and an escape cut by a step's end is carried into the next step as one bit.
 
 /**
- * The bytes that backslashes escape in a block, as bits 0-16 (bit 16: the first byte of the
- * next block, escaped by a backslash that ends this one), given the block's backslashes (bits
- * 0-15) and `carry` (1: the block's first byte is escaped by a backslash that ended the block
- * before). Escaped backslashes are left out: a bit marks the second byte of every escape but
+ * The bytes that backslashes escape in a block of 16 or 32 bytes (`even`: 0x5555 or 0x55555555,
+ * its even positions), as bits 0-16 or 0-32 (the last: the first byte of the next block, escaped
+ * by a backslash that ends this one), given the block's backslashes and `carry` (1: the block's
+ * first byte is escaped by a backslash that ended the block before). Escaped backslashes are left out: a bit marks the second byte of every escape but
  * `\\`, which is always valid.
  *
  * In a run of backslashes every second one is escaped, and the byte after the run is when the
@@ -16,12 +16,14 @@
  * round (the odd-sequence trick of simdjson).
  */
 // @ts-ignore: decorator
-@inline export function escapedBytes(slashes: u32, carry: u32): u32 {
+@inline export function escapedBytes<T>(slashes: T, carry: T, even: T): T {
+  const odd = even << 1;
   const s = slashes & ~carry; // a first byte escaped by the last block is no escape's backslash
   const starts = s & ~(s << 1);
-  const afterEven = (s + (starts & 0x5555)) & ~s;
-  const afterOdd = (s + (starts & 0xaaaa)) & ~s;
-  return (afterEven & 0xaaaa) | (afterOdd & 0x15555) | (carry & ~slashes);
+  const afterEven = (s + (starts & even)) & ~s;
+  const afterOdd = (s + (starts & odd)) & ~s;
+  // The bit after the block's last one counts as even (blocks have an even number of bytes).
+  return (afterEven & odd) | (afterOdd & (even | (even + odd + <T>1))) | (carry & ~slashes);
 }
 
 /**

@@ -148,7 +148,7 @@ function scanString(p: usize, end: usize): usize {
           // Escapes of one letter (\\ \" \/ \b \f \n \r \t: arguments text is full of them)
           // are passed over for the whole step at once; any other (\u, or a fault) stops the
           // step at its backslash, and what follows it is scanned one escape at a time below.
-          const letters = escapedBytes(slashes, carry);
+          const letters = escapedBytes<u32>(slashes, carry, 0x5555);
           const cls = escapeLetters(v, true);
           const bad = letters & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(0)));
           if ((bad & carry) != 0) { p--; break; } // the escape the last step's end cut
