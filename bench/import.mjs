@@ -4,7 +4,26 @@
 // Target: the import costs at most twice the parse (ratio = parse time / import time >= 0.5x).
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
-// Where it stands, three full runs of `npm run bench` of the round's final build (chunked read,
+// Where it stands after the latest round (this script alone, four pairs alternating with the
+// round's start build, shared 2-core machine, load 1.5-2): 0.70x / 0.65x / 0.69x / 0.65x in
+// CPU time and 0.66x / 0.62x / 0.63x / 0.61x in wall time (import 292-304 ms of CPU), against
+// 0.59x / 0.58x / 0.60x / 0.59x and 0.57x / 0.55x / 0.57x / 0.62x (339-365 ms); three more
+// pairs (load 2.2-3): 0.69x / 0.67x / 0.79x in CPU time (import 292-327 ms) against 0.60x /
+// 0.62x / 0.60x (345-377 ms): met with a margin. What that round found: the import's code was compiled again for every import. Its
+// loop was the body of writeImport, which runs once per import, so V8 compiled it by on-stack
+// replacement for that call's own closures and dropped the code when they died ("weak
+// objects"): all of writeImport compiled twice an import (30-90 ms on the compiler thread,
+// counted in the CPU time). The generator of the entries was made per import (each generator
+// function's objects have a map of their own), and the deck's key options, a spread of the
+// shared options then the endpoint, got a new map per deck, deoptimizing the deck's prepare
+// and the raw keying at every import. Kept: the entry's work in a function of its own
+// (importEntry), a module-level generator, the endpoint before the spread (tapes byte for byte
+// as before). Callgrind (node --predictable, the 10,000-entry HAR, the third and fourth
+// imports): ~3,627M -> ~3,479M instructions an import (-4.1%; compiling then runs on the main
+// thread); CPU in alternating processes (eight imports each, the fourth to the eighth): median
+// ~384 -> ~330 ms. Measured and not kept: the request body's mask and escape check on the
+// array itself instead of a Buffer view and Buffer#indexOf (no fewer instructions).
+// Where it stood before, three full runs of `npm run bench` of the round's final build (chunked read,
 // per-record trims, early flushes; the target lines the median of seven rounds' own ratios):
 // speed 0.58x / 0.52x / 0.50x (the last just under), CPU time 0.51x / 0.53x / 0.53x; medians
 // read + JSON.parse 215-230 ms against the import 422-458 ms. On the line, a little higher.

@@ -337,7 +337,8 @@ export class Deck {
   private readonly col: RecordCollection<HttpRecord> | undefined;
   private readonly routes = new Map<string, Route>();
   private readonly matchHeaders: string[];
-  private readonly norm: NormalizeOptions;
+  /** The key options of every request (its endpoint is the request's own). */
+  private readonly norm: Omit<NormalizeOptions, 'endpoint'>;
   private readonly counters: DeckStats;
   private readonly warn: (m: string) => void;
   /** Appends not yet settled (durable or failed). */
@@ -1009,7 +1010,9 @@ export class Deck {
   private keyOptions(method: string, url: string): NormalizeOptions & { endpoint: { method: string; url: string } } {
     const last = this.lastKeyOptions;
     if (last?.endpoint.method === method && last.endpoint.url === url) return last;
-    return (this.lastKeyOptions = { ...this.norm, endpoint: { method, url } });
+    // The endpoint first: a spread then a member added gives the object a new map per deck, and
+    // the keying code that reads it was compiled again for each (each import opens a deck).
+    return (this.lastKeyOptions = { endpoint: { method, url }, ...this.norm });
   }
 
   private lastKeyOptions: (NormalizeOptions & { endpoint: { method: string; url: string } }) | undefined;

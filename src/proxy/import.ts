@@ -204,6 +204,79 @@ const withoutHint = (e: TapedeckError): string => (e.hint && e.message.endsWith(
 const tapeExists = (out: string) =>
   new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; the import does not overwrite it.`, { file: out, hint: 'Pass --force ({ force: true }) to replace it, or import to another path.' });
 
+/** What an import carries from entry to entry ({@link importEntry}). */
+interface ImportRun {
+  read: ReadResult;
+  out: string;
+  skipBad: boolean;
+  deck: Deck;
+  report: ImportReport;
+  /**
+   * Per route and match kind: its row of the report and the recordings per key so far, the next
+   * one's `repeat` (identical requests keep their order). Nested rather than keyed by one joined
+   * string: a route's string is the deck's same one while the route repeats, so only the key
+   * (64 hex digits) is hashed per record.
+   */
+  tallies: Map<string, Map<string, { row: ImportReport['routes'][number]; repeats: Repeats }>>;
+  frames: FrameBuffer;
+  /** Entries the keyer refused, with skipBad. */
+  refused: ImportReport['skipped'];
+  /** recordedAt of entries without a time of their own, and its text (made when first needed: an invalid recordedAt fails only then, as it did per record). */
+  fallbackAt: Date;
+  fallbackIso: string | undefined;
+  /** Reads the rest of the source, and throws for its first bad entry unless skipBad. */
+  badFirst: () => void;
+}
+
+/**
+ * Keys one exchange, builds its record (redacted under the new tape's salt), frames it into the
+ * batch and counts it in the report. A function of its own rather than the body of
+ * writeImport's loop: V8 compiles a hot loop of a function called once (on-stack replacement)
+ * for that call's own closures and objects, and drops the code when they are gone, so each
+ * import compiled the whole of writeImport again, twice; the code of a function called per
+ * entry is kept from one import to the next.
+ */
+function importEntry(run: ImportRun, x: Exchange): void {
+  const { deck, report, frames } = run;
+  const req = deckRequest(x);
+  let rec: HttpRecord | undefined;
+  let asSent = false;
+  try {
+    const p = deck.prepareRequest(req);
+    rec = deck.recordOf(p, req, storedResponse(x), x.startedAt ?? (run.fallbackIso ??= run.fallbackAt.toISOString()), x.durationMs ?? 0, x.answerAscii);
+    asSent = p.bodyAsSent === true && rec !== undefined && rec.request.body === p.body;
+  } catch (e) {
+    if (!(e instanceof TapedeckError)) throw e;
+    // A body the keyer refuses (a JSON body with duplicate keys, a bad encoding): the entry's fault.
+    const file = run.read.file;
+    if (!run.skipBad) {
+      run.badFirst();
+      throw new TapedeckError('E_IMPORT_ENTRY', `${file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
+    }
+    run.refused.push({ where: x.where, reason: withoutHint(e) });
+    return;
+  }
+  if (!rec) return;
+  let byMatch = run.tallies.get(rec.route);
+  if (byMatch === undefined) run.tallies.set(rec.route, (byMatch = new Map()));
+  let tally = byMatch.get(rec.match);
+  if (tally === undefined) {
+    const provider = rec.match === 'http' ? 'http' : (routeOf({ method: rec.request.method, url: rec.request.url })?.provider.name ?? rec.match);
+    tally = { row: { provider, route: rec.route, records: 0 }, repeats: newRepeats() };
+    byMatch.set(rec.match, tally);
+    report.routes.push(tally.row);
+  }
+  tally.row.records++;
+  const repeat = repeatOf(tally.repeats, rec.key);
+  // Framed at once, so nothing of the record outlives this turn: straight into the batch's
+  // buffer, or (a record that is not plain data) the general way.
+  (rec as HttpRecord & { repeat: number }).repeat = repeat;
+  if (!frames.addPlain(rec as unknown as Record<string, unknown>, rec.request.headers)) frames.addFrame(recordFrame(inRecordOrder(sortedShared(rec)), report.records, run.out, { plain: true }));
+  report.records++;
+  if (rec.response.chunks) report.streams++;
+  report.masked += masksAdded(rec, x, asSent);
+}
+
 /**
  * Keys, redacts and writes exchanges read from a recording file to a new tape (all or nothing).
  *
@@ -229,13 +302,9 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   }
   const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.import.tmp`);
   const warnings: string[] = [];
-  /** Entries the keyer refused, with skipBad. */
   const refused: ImportReport['skipped'] = [];
   const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped: [] };
   const fallbackAt = new Date(opts.recordedAt ?? Date.now());
-  /** recordedAt of entries without a time of their own (made when first needed: an invalid recordedAt fails only then, as it did per record). */
-  let fallbackIso: string | undefined;
-  const fallback = (): string => (fallbackIso ??= fallbackAt.toISOString());
   // The deck keys and redacts (under the new tape's salt); each record is framed as soon as it
   // is built and the frames go to the new tape in batches, so no record object outlives its
   // turn (young-generation garbage collection copies whatever survives).
@@ -244,15 +313,10 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     { mode: 'passthrough', ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText, redact: { ...opts.redact, salt }, onWarning: (m) => warnings.push(m) },
     { kind: 'fetch' },
   );
-  /**
-   * Per route and match kind: its row of the report and the recordings per key so far, the next
-   * one's `repeat` (identical requests keep their order). Nested rather than keyed by one joined
-   * string: a route's string is the deck's same one while the route repeats, so only the key
-   * (64 hex digits) is hashed per record.
-   */
-  const tallies = new Map<string, Map<string, { row: ImportReport['routes'][number]; repeats: Repeats }>>();
+  const tallies: ImportRun['tallies'] = new Map();
   // Room for a whole batch and the record that ends it, so the buffer is not grown (and copied) on the way.
   const frames = new FrameBuffer(BATCH_BYTES + (1 << 20));
+  const run: ImportRun = { read, out, skipBad: Boolean(opts.skipBad), deck, report, tallies, frames, refused, fallbackAt, fallbackIso: undefined, badFirst };
   /** The early flushes of the batches written (see below); never rejects. */
   let flushing: Promise<void> = Promise.resolve();
   try {
@@ -260,40 +324,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     for (let next = entries.next(); !next.done; next = entries.next()) {
       // A bad entry refuses the file: nothing more to key.
       if (read.bad.length > 0 && !opts.skipBad) badFirst();
-      const x = next.value;
-      const req = deckRequest(x);
-      let rec: HttpRecord | undefined;
-      let asSent = false;
-      try {
-        const p = deck.prepareRequest(req);
-        rec = deck.recordOf(p, req, storedResponse(x), x.startedAt ?? fallback(), x.durationMs ?? 0, x.answerAscii);
-        asSent = p.bodyAsSent === true && rec !== undefined && rec.request.body === p.body;
-      } catch (e) {
-        if (!(e instanceof TapedeckError)) throw e;
-        // A body the keyer refuses (a JSON body with duplicate keys, a bad encoding): the entry's fault.
-        if (!opts.skipBad) {
-          badFirst();
-          throw new TapedeckError('E_IMPORT_ENTRY', `${read.file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file: read.file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
-        }
-        refused.push({ where: x.where, reason: withoutHint(e) });
-        continue;
-      }
-      if (!rec) continue;
-      let byMatch = tallies.get(rec.route);
-      if (byMatch === undefined) tallies.set(rec.route, (byMatch = new Map()));
-      let tally = byMatch.get(rec.match);
-      if (tally === undefined) {
-        const provider = rec.match === 'http' ? 'http' : (routeOf({ method: rec.request.method, url: rec.request.url })?.provider.name ?? rec.match);
-        tally = { row: { provider, route: rec.route, records: 0 }, repeats: newRepeats() };
-        byMatch.set(rec.match, tally);
-        report.routes.push(tally.row);
-      }
-      tally.row.records++;
-      const repeat = repeatOf(tally.repeats, rec.key);
-      // Framed at once, so nothing of the record outlives this turn: straight into the batch's
-      // buffer, or (a record that is not plain data) the general way.
-      (rec as HttpRecord & { repeat: number }).repeat = repeat;
-      if (!frames.addPlain(rec as unknown as Record<string, unknown>, rec.request.headers)) frames.addFrame(recordFrame(inRecordOrder(sortedShared(rec)), report.records, out, { plain: true }));
+      importEntry(run, next.value);
       if (frames.size >= BATCH_BYTES) {
         await appendFrames(tmp, [frames.take()], { durable: false });
         // The disk takes the batches written so far while the next ones are made (on the thread
@@ -301,9 +332,6 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
         // last batch left to write, not all of them (~10 ms of an import's wall time).
         flushing = flushing.then(() => flushFile(tmp));
       }
-      report.records++;
-      if (rec.response.chunks) report.streams++;
-      report.masked += masksAdded(rec, x, asSent);
     }
     badFirst();
     await flushing;

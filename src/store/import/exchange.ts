@@ -104,30 +104,36 @@ export class FieldError extends Error {
  */
 export function readEntries<T>(file: string, format: string, items: Iterable<T>, whereOf: (i: number) => string, read: (item: T, i: number) => Exchange | Unkeyable | undefined): ReadResult {
   const out: ReadResult = { format, file, exchanges: [], bad: [], unkeyable: [] };
-  let started = false;
-  out.exchanges = {
-    *[Symbol.iterator]() {
-      if (started) throw new Error('readEntries: the exchanges of a source are read once');
-      started = true;
-      let i = -1;
-      for (const item of items) {
-        i++;
-        let r: Exchange | Unkeyable | undefined;
-        try {
-          r = read(item, i);
-        } catch (e) {
-          if (e instanceof FieldError) out.bad.push(badEntry(file, i, whereOf(i), e.field, e.what));
-          else if (e instanceof TapedeckError) out.bad.push(badEntry(file, i, whereOf(i), String(e.details.field ?? 'body'), e.message.replace(/\.$/, '')));
-          else throw e;
-          continue;
-        }
-        if (r === undefined) continue;
-        if ('request' in r) yield r;
-        else out.unkeyable.push(r);
-      }
-    },
-  };
+  const once = { started: false };
+  out.exchanges = { [Symbol.iterator]: () => readEach(once, out, items, whereOf, read) };
   return out;
+}
+
+/**
+ * {@link readEntries}' iteration. A generator function of the module's, not one made per call:
+ * the objects of each generator function have a map of their own, and the import's loop, which
+ * calls next() on them, was compiled again for every new one.
+ */
+function* readEach<T>(once: { started: boolean }, out: ReadResult, items: Iterable<T>, whereOf: (i: number) => string, read: (item: T, i: number) => Exchange | Unkeyable | undefined): Generator<Exchange> {
+  if (once.started) throw new Error('readEntries: the exchanges of a source are read once');
+  once.started = true;
+  const file = out.file;
+  let i = -1;
+  for (const item of items) {
+    i++;
+    let r: Exchange | Unkeyable | undefined;
+    try {
+      r = read(item, i);
+    } catch (e) {
+      if (e instanceof FieldError) out.bad.push(badEntry(file, i, whereOf(i), e.field, e.what));
+      else if (e instanceof TapedeckError) out.bad.push(badEntry(file, i, whereOf(i), String(e.details.field ?? 'body'), e.message.replace(/\.$/, '')));
+      else throw e;
+      continue;
+    }
+    if (r === undefined) continue;
+    if ('request' in r) yield r;
+    else out.unkeyable.push(r);
+  }
 }
 
 export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
