@@ -1,6 +1,6 @@
-// Backslash escapes in a 16-byte block of a JSON string, found for the whole block at once: the
-// string scanners (tape.ts scanString, json.ts writeString) pass over the escapes they need not
-// look at (tool-call arguments and tool results are JSON in JSON: a `\"` every few bytes) with no
+// Backslash escapes in a 16- or 32-byte block of a JSON string, found for the whole block at
+// once: the string scanners (tape.ts scanString, json.ts writeString) pass over the escapes they
+// need not look at (tool-call arguments and tool results are JSON in JSON: a `\"` every few bytes) with no
 // loop over them, and an escape cut by a step's end is carried into the next step as one bit.
 
 /**

@@ -77,8 +77,8 @@ const KIND_OBJECT: u32 = 1;
 // byte (a control character) stops it, so no bounds check is needed in the inner loop.
 export const INPUT_PAD: usize = 64;
 const OUT_SLACK: usize = 64;
-// The builds for Node read strings 32 bytes a step (two vectors; escape-heavy text in ~0.88x the
-// time of 16); the browser's 16, which keeps its bundle within its budget.
+// The builds for Node read strings 32 bytes a step (two vectors; escape-heavy text in 0.84-0.88x
+// the time of 16); the browser's 16, which keeps its bundle within its budget.
 const WIDE: bool = isDefined(UTF8_STEPS);
 const STEP: usize = WIDE ? 32 : 16;
 
