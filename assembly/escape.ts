@@ -1,7 +1,8 @@
 // Backslash escapes in a 16- or 32-byte block of a JSON string, found for the whole block at
 // once: the string scanners (tape.ts scanString, json.ts writeString) pass over the escapes they
-// need not look at (tool-call arguments and tool results are JSON in JSON: a `\"` every few bytes) with no
-// loop over them, and an escape cut by a step's end is carried into the next step as one bit.
+// need not look at (tool-call arguments and tool results are JSON in JSON: a `\"` every few
+// bytes) with no loop over them, and an escape cut by a step's end is carried into the next step
+// as one bit.
 
 /**
  * The bytes that backslashes escape in a block of 16 or 32 bytes (`even`: 0x5555 or 0x55555555,
