@@ -8,8 +8,8 @@
  * The bytes that backslashes escape in a block of 16 or 32 bytes (`even`: 0x5555 or 0x55555555,
  * its even positions), as bits 0-16 or 0-32 (the last: the first byte of the next block, escaped
  * by a backslash that ends this one), given the block's backslashes and `carry` (1: the block's
- * first byte is escaped by a backslash that ended the block before). Escaped backslashes are left out: a bit marks the second byte of every escape but
- * `\\`, which is always valid.
+ * first byte is escaped by a backslash that ended the block before). Escaped backslashes are
+ * left out: a bit marks the second byte of every escape but `\\`, which is always valid.
  *
  * In a run of backslashes every second one is escaped, and the byte after the run is when the
  * run's length is odd. Adding a run's lowest bit to the run carries to the byte after it, so the
