@@ -224,14 +224,26 @@ interface ReplayParts {
   exact?: OutgoingHttpHeaders;
   headers: Map<string, OutgoingHttpHeaders>;
   body: Buffer;
+  /**
+   * A small body as a latin1 string, one char per byte (so it writes back as exactly the
+   * recorded bytes, whatever they are). node:http joins a string body to the head and writes
+   * both in one go, where a Buffer body is queued after the head and written with writev: ~900
+   * fewer instructions per replayed answer (proxy benchmark). Only small bodies: the join
+   * copies the body on every write.
+   */
+  text?: string;
 }
 const prepared = new WeakMap<HttpRecord, ReplayParts>();
+
+/** Bodies up to this many bytes are also kept as a string ({@link ReplayParts.text}). */
+const TEXT_BODY_MAX = 4096;
 
 function replayParts(rec: HttpRecord): ReplayParts {
   let p = prepared.get(rec);
   if (!p) {
     const b = rec.response.body;
-    prepared.set(rec, (p = { headers: new Map(), body: Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength) }));
+    const body = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    prepared.set(rec, (p = { headers: new Map(), body, ...(body.length <= TEXT_BODY_MAX ? { text: body.toString('latin1') } : {}) }));
   }
   return p;
 }
@@ -638,8 +650,10 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     if (decision.warnings.length > 0) headers = { ...headers, 'x-tapedeck-warning': sanitize(decision.warnings.join(' ')) };
     res.writeHead(rec.response.status, headers);
     if (CONTENT_FREE.has(rec.response.status) || req.method === 'HEAD') res.end();
-    else if (!paced) res.end(p.body);
-    else return writePaced(res, rec, d.timing === 'none' ? 0 : d.timing);
+    else if (!paced) {
+      if (p.text !== undefined) res.end(p.text, 'latin1');
+      else res.end(p.body);
+    } else return writePaced(res, rec, d.timing === 'none' ? 0 : d.timing);
     return undefined;
   }
 
