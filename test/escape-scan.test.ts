@@ -10,12 +10,9 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend, canonicalizeJSON, setBackend, TapedeckError } from '../src/index.ts';
 import { refCanonical, rng } from './reference.ts';
+import { indexRecords, type IndexExports as Indexing } from './wasm-index.ts';
 
-interface IndexExports {
-  memory: WebAssembly.Memory;
-  prepare(ignLen: number, maxInput: number, stage: number): number;
-  result(): number;
-  index(at: number, n: number): number;
+interface IndexExports extends Indexing {
   canonical(n: number, ignoreCount: number, flags: number): number;
 }
 
@@ -138,14 +135,7 @@ describe('string scanning over escapes, at every offset of a SIMD step', () => {
   const browser = instance('build/tapedeck-simd-browser.wasm');
 
   /** The index's records of `body` by one build, or its failure code. */
-  function records(x: IndexExports, body: Uint8Array): number[] | number {
-    const at = x.prepare(0, body.length, 0);
-    new Uint8Array(x.memory.buffer).set(body, at);
-    const count = x.index(at, body.length);
-    if (count < 0) return count;
-    const base = new Uint32Array(x.memory.buffer, x.result(), 32)[12]!;
-    return [...new Uint32Array(x.memory.buffer, base, count * 8)];
-  }
+  const records = indexRecords;
 
   it('index and canonical writer agree with the oracles on 12,000 generated documents', () => {
     const r = rng(20261128);

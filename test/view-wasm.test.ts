@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { requestDigests, requestKeys } from '../src/index.ts';
 import { converseBody, geminiBody, requestBodies } from '../bench/workloads.mjs';
+import { indexRecords } from './wasm-index.ts';
 
 interface ViewExports {
   memory: WebAssembly.Memory;
@@ -90,13 +91,7 @@ describe('the structural index (assembly/tape.ts) in both builds', () => {
   /** The index's records of `text` in a fresh instance of `file`, or the failure code. */
   function records(file: string, text: string): number[] | number {
     const x = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(file)), {}).exports as unknown as ViewExports;
-    const body = new TextEncoder().encode(text);
-    const at = x.prepare(0, body.length, 0);
-    new Uint8Array(x.memory.buffer).set(body, at);
-    const count = x.index(at, body.length);
-    if (count < 0) return count;
-    const base = new Uint32Array(x.memory.buffer, x.result(), 32)[12]!;
-    return [...new Uint32Array(x.memory.buffer, base, count * 8)];
+    return indexRecords(x, new TextEncoder().encode(text));
   }
 
   it('agree on strings of escapes at every offset of a 16-byte step, and flag the escapes RFC 8785 spells otherwise', () => {
