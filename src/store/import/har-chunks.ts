@@ -23,7 +23,7 @@
  */
 import { isAscii } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { bytesAre, lineSeparator, members, restIsSplit, skipWs, valueEnd } from './har-split.ts';
+import { elementEnd, lineSeparator, members, restIsSplit, skipWs, valueEnd } from './har-split.ts';
 
 /**
  * Bytes read at a time (and the buffer's size until an entry needs more): a buffer that stays
@@ -191,24 +191,17 @@ class ChunkReader implements HarChunks {
   private next(): unknown {
     if (this.done) return DONE;
     const after = this.after;
-    const n = after.length;
     for (;;) {
-      const b = this.view;
-      const filled = this.filled;
-      // Hops from closing brace to closing brace (a search for the whole separator is slower).
-      let k = b.indexOf(0x7d, this.hop);
-      for (; k >= 0; k = b.indexOf(0x7d, k + 1)) {
-        // A separator that may run past the bytes read: read on first.
-        if (k + n >= filled) break;
-        if (b[k + 1] === 0x2c && bytesAre(b, k + 1, after)) {
-          const s = this.at;
-          this.at = k + n;
-          this.hop = this.at;
-          return JSON.parse(this.text(s, k + 1));
-        }
+      const k = elementEnd(this.view, this.hop, after, this.filled);
+      if (k >= 0) {
+        const s = this.at;
+        this.at = k + after.length;
+        this.hop = this.at;
+        return JSON.parse(this.text(s, k + 1));
       }
       if (this.eof) return this.last();
-      this.hop = k >= 0 ? k : filled;
+      // A separator that may run past the bytes read: read on first, then search from there.
+      this.hop = ~k;
       this.fill();
     }
   }

@@ -85,7 +85,7 @@ export function valueEnd(b: Buffer, i: number): number {
 }
 
 /** Whether the bytes at i are those of `s` (ASCII). */
-export function bytesAre(b: Buffer, i: number, s: string): boolean {
+function bytesAre(b: Buffer, i: number, s: string): boolean {
   for (let k = 0; k < s.length; k++) if (b[i + k] !== s.charCodeAt(k)) return false;
   return true;
 }
@@ -129,6 +129,21 @@ export function lineSeparator(b: Buffer, i: number, j: number): string | undefin
 }
 
 /**
+ * The closing brace of the element that starts at or before `from`, found by the separator
+ * `after` ({@link lineSeparator}) that follows it within the first `limit` bytes; else `~k`,
+ * where `k` is where the search stopped: the first closing brace whose separator would run
+ * past `limit` (read on from there), or `limit` itself. Hops from closing brace to closing
+ * brace (a search for the whole separator is slower).
+ */
+export function elementEnd(b: Buffer, from: number, after: string, limit: number): number {
+  for (let k = b.indexOf(0x7d, from); k >= 0; k = b.indexOf(0x7d, k + 1)) {
+    if (k + after.length >= limit) return ~k;
+    if (b[k + 1] === 0x2c && bytesAre(b, k + 1, after)) return k;
+  }
+  return ~limit;
+}
+
+/**
  * The elements of the array opening at i, or undefined. Elements that are objects laid out one
  * a line (as devtools, Playwright and Polly.js write a HAR) are found by their separator (`}`,
  * `,`, and the whitespace before the first element): no string can hold it (it has a line
@@ -152,13 +167,9 @@ function elements(b: Buffer, i: number): { end: number; spans: number[] } | unde
       j = skipWs(b, j + 1);
     }
   }
-  // Hops from closing brace to closing brace (a search for the whole separator is slower).
-  for (let k = b.indexOf(0x7d, j); k >= 0; k = b.indexOf(0x7d, k + 1)) {
-    if (b[k + 1] === 0x2c && bytesAre(b, k + 1, after)) {
-      spans.push(j, k + 1);
-      j = k + after.length;
-      k = j;
-    }
+  for (let k = elementEnd(b, j, after, b.length); k >= 0; k = elementEnd(b, j, after, b.length)) {
+    spans.push(j, k + 1);
+    j = k + after.length;
   }
   const e = valueEnd(b, j);
   if (e < 0) return undefined;
