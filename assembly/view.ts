@@ -362,6 +362,8 @@ function nameBits(c: u32, p: usize, n: usize): u32 {
 function scan(ob: u32): u32 {
   for (let k: usize = 0; k < 8; k++) store<u32>(SLOTS + k * 4, NONE);
   let all: u32 = 0;
+  others = 0;
+  const kept = (1 << S_MESSAGE) | M_CACHE | (ollama ? M_OLLAMA : 0);
   const stop = nextOf(ob);
   for (let c = ob + 1; c < stop; c = nextOf(c)) {
     const r = rec(c);
@@ -371,9 +373,14 @@ function scan(ob: u32): u32 {
     all |= bits;
     const k = bits >> M_SLOT_SHIFT;
     if (k != 0) store<u32>(SLOTS + <usize>(k - 1) * 4, c);
+    if ((bits & kept) == 0 && k != SLOT_ROLE + 1 && k != SLOT_CONTENT + 1) others++;
   }
   return all;
 }
+
+// Members of the object scan() walked last that message()'s rest() calls may copy: none of
+// role, content, cache_control and the names S_MESSAGE skips.
+let others: u32 = 0;
 
 @inline function slot(k: u32): u32 {
   return load<u32>(SLOTS + <usize>k * 4);
@@ -512,6 +519,21 @@ function greater(p: usize, n: usize, q: usize, m: usize): bool {
     return a > b;
   }
   return n > m;
+}
+
+/**
+ * The byte order of the name (p, n) and the ASCII name (q, m): RFC 8785's order (UTF-16 units)
+ * too, as the two differ only between two characters outside ASCII, and a unit outside ASCII
+ * sorts after every ASCII one.
+ */
+@inline function byBytes(p: usize, n: usize, q: usize, m: usize): i32 {
+  const k = n < m ? n : m;
+  for (let j: usize = 0; j < k; j++) {
+    const a = <i32>load<u8>(p + j);
+    const b = <i32>load<u8>(q + j);
+    if (a != b) return a - b;
+  }
+  return <i32>n - <i32>m;
 }
 
 /** Notes the literal member name (name) as the last one written, for rest()'s order check. */
@@ -972,10 +994,10 @@ function rest(ob: u32, from: u32, skip: i32, lo: u64 = 0, hi: u64 = 0): void {
     const p = ks + 1;
     const n = ke - 1 - p;
     // Only the names after `lo` and before `hi` (0: no bound), where the caller copies a
-    // message's members in pieces around the names it writes itself. In RFC 8785's order
-    // (compareKeys), so that every name lands in one piece, names outside ASCII included.
-    if (lo != 0 && compareKeys(p, <u32>n, <usize>(lo >> 32), <u32>lo) <= 0) continue;
-    if (hi != 0 && compareKeys(p, <u32>n, <usize>(hi >> 32), <u32>hi) >= 0) continue;
+    // message's members in pieces around the names it writes itself. In RFC 8785's order, so
+    // that every name lands in one piece, names outside ASCII included (see byBytes()).
+    if (lo != 0 && byBytes(p, n, <usize>(lo >> 32), <usize>(<u32>lo)) <= 0) continue;
+    if (hi != 0 && byBytes(p, n, <usize>(hi >> 32), <usize>(<u32>hi)) >= 0) continue;
     if (haveHas(from, p, n)) continue;
     const bits = nameBits(c, p, n);
     if ((bits & skipBits) != 0 || empty(c)) continue;
@@ -1498,6 +1520,8 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   const tc = slot(SLOT_TOOL_CALL_ID);
   const calls = slot(SLOT_TOOL_CALLS);
   const fc = slot(SLOT_FUNCTION_CALL);
+  // Whether the message has members the rest() calls below may copy (none in most messages).
+  const copies = others != 0;
   if (role == NONE && type != NONE && kindOf(type) == T_STRING && !strIs(type, "message")) {
     if (strIs(type, "function_call")) return call(i, responses, comma);
     if (comma) byte(0x2c);
@@ -1522,7 +1546,7 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   byte(0x7b);
   const preStart = o;
   keyN = 0;
-  rest(i, from, S_MESSAGE, 0, N_CONTENT);
+  if (copies) rest(i, from, S_MESSAGE, 0, N_CONTENT);
   const preEnd = o;
   if (preEnd > preStart) byte(0x2c);
   w("\"content\":[");
@@ -1569,13 +1593,13 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   const membersStart = o;
   keyAt(N_CONTENT);
   if (empty(role)) {
-    rest(i, from, S_MESSAGE, N_CONTENT);
+    if (copies) rest(i, from, S_MESSAGE, N_CONTENT);
   } else {
-    rest(i, from, S_MESSAGE, N_CONTENT, N_ROLE);
+    if (copies) rest(i, from, S_MESSAGE, N_CONTENT, N_ROLE);
     w(",\"role\":");
     raw(role);
     keyAt(N_ROLE);
-    rest(i, from, S_MESSAGE, N_ROLE);
+    if (copies) rest(i, from, S_MESSAGE, N_ROLE);
   }
   haveTop = from;
   const membersEnd = o;
@@ -1962,6 +1986,17 @@ const V_FUNCTION: u32 = 2; // a { type: "function", function: {...} } tool: Open
  */
 function toolsVerdict(): u32 {
   if (load<u32>(RESULT + 112) != 0) return load<u32>(RESULT + 108);
+  // Read once a view: detect() and tools() both ask (the answer and what the walk flags are the same).
+  if (verdictKnown) return verdict;
+  verdictKnown = true;
+  verdict = toolsVerdictOnce();
+  return verdict;
+}
+
+let verdictKnown = false;
+let verdict: u32 = 0;
+
+function toolsVerdictOnce(): u32 {
   const toolList = get(0, "tools");
   if (toolList == NONE || kindOf(toolList) != T_ARRAY) return 0;
   let v: u32 = 0;
@@ -2530,6 +2565,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   bad = false;
   ollama = provider == P_OLLAMA;
   if (!namesReady) initNames();
+  verdictKnown = false;
   if (count == 0 || kindOf(0) != T_OBJECT) return V_DECLINED;
   for (let i: u32 = 0; i < count; i++) if ((load<u32>(rec(i)) & F_CHECK_KEYS) != 0) return V_DECLINED;
   // Scratch after the records: have (the records plus literal names per nesting level), ids,
