@@ -1341,8 +1341,14 @@ function writeImageUrl(p: u32, from: u32): void {
     inner = iu;
     url = get(iu, "url");
   }
-  // image, type: canonical order.
+  // In canonical member order: the members rest() copies (from the image_url object, then
+  // the part) that sort before `image`, the image, those between it and `type`, the type, those
+  // after it (as message() writes its pieces; `detail` goes first).
+  keyN = 0;
+  if (inner != NONE) rest(inner, from, S_IMAGE_URL, 0, N_IMAGE);
+  rest(p, from, S_IMAGE_PART, 0, N_IMAGE);
   if (url != NONE && !empty(url)) {
+    sep();
     w("\"image\":");
     if (kindOf(url) == T_STRING) {
       if (!isStr(url)) return;
@@ -1352,12 +1358,15 @@ function writeImageUrl(p: u32, from: u32): void {
     } else {
       raw(url);
     }
-    byte(0x2c);
   }
+  keyAt(N_IMAGE);
+  if (inner != NONE) rest(inner, from, S_IMAGE_URL, N_IMAGE, N_TYPE);
+  rest(p, from, S_IMAGE_PART, N_IMAGE, N_TYPE);
+  sep();
   w("\"type\":\"image\"");
   keyAt(N_TYPE);
-  if (inner != NONE) rest(inner, from, S_IMAGE_URL);
-  rest(p, from, S_IMAGE_PART);
+  if (inner != NONE) rest(inner, from, S_IMAGE_URL, N_TYPE);
+  rest(p, from, S_IMAGE_PART, N_TYPE);
 }
 
 /** /(tool_use|_call)$/ on the type string (absent: ""). */
