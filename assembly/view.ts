@@ -1963,14 +1963,6 @@ function containsEmbed(i: u32): bool {
   return false;
 }
 
-/**
- * Whether ob has one of the members that say Anthropic (system, stop_sequences, top_k,
- * thinking) or, with `anthropic` false, OpenAI chat (functions, function_call, n, seed, ...: see
- * M_CHAT in initNames()).
- */
-function anyKey(ob: u32, anthropic: bool): bool {
-  return (scan(ob) & (anthropic ? M_ANTHROPIC : M_CHAT)) != 0;
-}
 
 /**
  * Whether a content block of some message is one of Anthropic's (tool_use, tool_result,
@@ -2060,10 +2052,13 @@ function detect(): i32 {
   // What the tools say (V_INPUT_SCHEMA, V_FUNCTION), from their records or, for a list the
   // index skipped, from the call that kept it.
   const verdict = toolsVerdict();
-  if (anyKey(0, true)) return P_ANTHROPIC;
+  // The root's members that say Anthropic (system, stop_sequences, top_k, thinking) or OpenAI
+  // chat (functions, function_call, n, seed, ...): M_ANTHROPIC and M_CHAT in initNames().
+  const rootBits = scan(0);
+  if ((rootBits & M_ANTHROPIC) != 0) return P_ANTHROPIC;
   if ((verdict & V_INPUT_SCHEMA) != 0) return P_ANTHROPIC;
   if (someBlock(messages, true)) return P_ANTHROPIC;
-  if (anyKey(0, false)) return P_CHAT;
+  if ((rootBits & M_CHAT) != 0) return P_CHAT;
   if ((verdict & V_FUNCTION) != 0) return P_CHAT;
   const mStop = nextOf(messages);
   for (let m = messages + 1; m < mStop; m = nextOf(m)) {
