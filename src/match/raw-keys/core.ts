@@ -448,7 +448,7 @@ function inPlace(
     }
   }
   const out = new Out();
-  const d = finishInPlace(head, cv.starts, filled, provider, names, (keptOnly) => topOf(out, keptOnly), tail);
+  const d = finishInPlace(head, cv.starts, filled, provider, names, (keptOnly) => topOf(out, keptOnly), tail, head === cv.head);
   if (d === null) return null;
   if (listed === undefined) usedTools(known!);
   else if (listed.tail !== undefined) keepList(listed.tail, names);

@@ -197,7 +197,9 @@ export function finish(out: Out, provider: BuiltinProvider, count: number, names
  * where it lies in `head` (the core's memory), then the view's digest: `topOf` gives the top
  * level (which may call into the core, reusing that memory, unless asked only for a kept one),
  * and the digest ends with the top level's canonical members and `tail` (`,"tools":[...]}`).
- * No canonicalizing pass and no copy of the view. null where node:crypto is missing.
+ * No canonicalizing pass and no copy of the view. `movable`: `head` lies in memory of its own
+ * (the core's), whose bytes after it are free, and none of `filled` lies there. null where
+ * node:crypto is missing.
  */
 export function finishInPlace(
   head: Uint8Array,
@@ -207,6 +209,7 @@ export function finishInPlace(
   names: readonly (string | undefined)[],
   topOf: (keptOnly: boolean) => Top | null | undefined,
   tail: Uint8Array,
+  movable: boolean,
 ): RequestDigests | null {
   if (nodeHash === undefined || nodeCreateHash === undefined) return null;
   const count = starts.length;
@@ -230,9 +233,9 @@ export function finishInPlace(
   // cost ~2.5 us of an M body's key, a copy of the view out of the core's memory as much).
   let top: Top | null | undefined;
   let key: string | undefined;
-  if (filled === undefined) {
+  if (movable) {
     top = topOf(true);
-    if (top != null && top.canonical !== undefined) key = keyWhereItLies(head, top.canonical, tail);
+    if (top != null && top.canonical !== undefined) key = keyWhereItLies(head, starts, filled, top.canonical, tail);
   }
   if (key === undefined) {
     // A short view is copied out (topOf may reuse the core's memory) and hashed with the top
@@ -271,16 +274,46 @@ export function finishInPlace(
 }
 
 /**
- * SHA-256 hex of `head`, then `top`, then `tail`, with the two written after `head` in the
- * memory it lies in (the core's, whose bytes after the view are free once its messages are
- * hashed); undefined where that memory has no room for them.
+ * SHA-256 hex of the view (`head` with each filled message in place of its text with holes),
+ * then `top`, then `tail`, made where `head` lies: the memory after it is free once its
+ * messages are hashed, so the filled messages are widened into it from the last one back (only
+ * the bytes after the first one move) and the top level and tail written after the view.
+ * undefined where that memory has no room, or a filled message is shorter than its text.
  */
-function keyWhereItLies(head: Uint8Array, top: Uint8Array, tail: Uint8Array): string | undefined {
-  const n = head.length + top.length + tail.length;
+function keyWhereItLies(head: Uint8Array, starts: Uint32Array, filled: ReadonlyMap<number, Uint8Array> | undefined, top: Uint8Array, tail: Uint8Array): string | undefined {
+  const count = starts.length;
+  const end = (i: number): number => (i + 1 < count ? starts[i + 1]! - 1 : head.length - 1);
+  let grow = 0;
+  let order: number[] | undefined;
+  if (filled !== undefined) {
+    order = [...filled.keys()].sort((a, b) => a - b);
+    for (const i of order) {
+      const more = filled.get(i)!.length - (end(i) - starts[i]!);
+      if (more < 0) return undefined;
+      grow += more;
+    }
+  }
+  const size = head.length + grow;
+  const n = size + top.length + tail.length;
   if (head.byteOffset + n > head.buffer.byteLength) return undefined;
   const whole = new Uint8Array(head.buffer, head.byteOffset, n);
-  whole.set(top, head.length);
-  whole.set(tail, head.length + top.length);
+  if (order !== undefined) {
+    // What follows message i moves right by the growth of the messages up to it.
+    let shift = grow;
+    let after = head.length;
+    for (let k = order.length - 1; k >= 0; k--) {
+      const i = order[k]!;
+      const s = starts[i]!;
+      const e = end(i);
+      const f = filled!.get(i)!;
+      if (shift > 0) whole.copyWithin(e + shift, e, after);
+      shift -= f.length - (e - s);
+      whole.set(f, s + shift);
+      after = s;
+    }
+  }
+  whole.set(top, size);
+  whole.set(tail, size + top.length);
   return nodeHash!('sha256', whole, 'hex');
 }
 
