@@ -274,15 +274,18 @@ function chatTop(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: Buil
  * What a kept top level depends on besides its text: the view it is made for (a chat-family
  * provider, or Ollama's rewrite) and the ignored arguments (no JSON.stringify for none: keyed per request).
  */
-const topKey = (view: string, ignoreArgs: readonly string[]): string => `${view}${ignoreArgs.length === 0 ? '[]' : JSON.stringify(ignoreArgs)}`;
+const topKey = (view: string, ignoreArgs: readonly string[]): string => (ignoreArgs.length === 0 ? (noArgsKey.get(view) ?? noArgsKey.set(view, `${view}[]`).get(view)!) : `${view}${JSON.stringify(ignoreArgs)}`);
+// The keys without ignored arguments (most requests), made once per view: a string built per
+// request is compared by its characters where a kept one is the same string.
+const noArgsKey = new Map<string, string>();
 
 /** The chat family's kept top level (see chatTop()), written nowhere. */
-function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[]): Top | null {
+function chatTopEntry(out: Out, bytes: Uint8Array, roots: Uint32Array, provider: BuiltinProvider, ignoreArgs: readonly string[], keptOnly: boolean): Top | null | undefined {
   const key = topKey(provider, ignoreArgs);
   return topByBytes(bytes, roots, quotedNames(CONVERSATION[provider]), key, () => {
     const text = topText(bytes, roots, CONVERSATION[provider]);
     return topEntry(out, key, text, () => topLevel(provider, JSON.parse(text) as Record<string, unknown>, ignoreArgs))!;
-  });
+  }, NO_CUT, keptOnly);
 }
 
 // The kept top levels found by their bytes, before topText() decodes them into the text they
@@ -311,11 +314,15 @@ function quotedNames(list: readonly string[]): Uint8Array[] {
  * The kept top level whose bytes are those of the body's top-level members (`r`: the root's
  * members; those named in `conversation` are not top level), made by `slow` the first time
  * (null: none, nothing kept). A member holding `cut` (a value the view holds already, which
- * topText() writes as null) is compared without the cut's bytes, as two ranges.
+ * topText() writes as null) is compared without the cut's bytes, as two ranges. `keptOnly`: a
+ * top level not kept is not made (undefined), for a caller that must not call into the core yet.
  */
-function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top | null, cut: readonly [number, number] = NO_CUT): Top | null {
+function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top | null, cut?: readonly [number, number], keptOnly?: false): Top | null;
+function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top | null, cut: readonly [number, number], keptOnly: boolean): Top | null | undefined;
+function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Uint8Array[], key: string, slow: () => Top | null, cut: readonly [number, number] = NO_CUT, keptOnly = false): Top | null | undefined {
   // The top level's byte ranges [start, end, ...], worked out once: each member compared to
-  // the conversation's names. Each range is kept with a 0x00 after it (never in JSON text).
+  // the conversation's names; members one comma apart are one range (fewer, longer compares).
+  // Each range is kept with a 0x00 after it (never in JSON text).
   const ranges: number[] = [];
   let total = 0;
   for (let i = 0; i < r.length; i += 5) {
@@ -327,6 +334,9 @@ function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Ui
     if (cut[1] > cut[0] && s < cut[0] && cut[1] <= e) {
       ranges.push(s, cut[0], cut[1], e);
       total += e - s - (cut[1] - cut[0]) + 2;
+    } else if (ranges.length > 0 && ranges[ranges.length - 1]! + 1 === s && bytes[s - 1] === 0x2c) {
+      total += e - ranges[ranges.length - 1]!;
+      ranges[ranges.length - 1] = e;
     } else {
       ranges.push(s, e);
       total += e - s + 1;
@@ -338,16 +348,13 @@ function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Ui
     let at = 0;
     let same = true;
     for (let q = 0; q < ranges.length && same; q += 2) {
-      for (let j = ranges[q]!; j < ranges[q + 1]!; j++) {
-        if (e.parts[at++] !== bytes[j]) {
-          same = false;
-          break;
-        }
-      }
-      if (e.parts[at++] !== 0) same = false;
+      const n = ranges[q + 1]! - ranges[q]!;
+      same = sameRange(e.parts, at, bytes, ranges[q]!, n) && e.parts[at + n] === 0;
+      at += n + 1;
     }
     if (same) return e.top;
   }
+  if (keptOnly) return undefined;
   const made = slow();
   if (made !== null && total <= TOP_BYTES_MAX) {
     const parts = new Uint8Array(total);
@@ -363,6 +370,16 @@ function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Ui
 }
 
 const NO_CUT: readonly [number, number] = [0, 0];
+
+// Node's Buffer.prototype.compare takes ranges of any two Uint8Arrays (memcmp, no view made).
+const compareRanges = (globalThis as { Buffer?: { prototype: { compare: (this: Uint8Array, target: Uint8Array, ts: number, te: number, ss: number, se: number) => number } } }).Buffer?.prototype.compare;
+
+/** Whether a[at, at + n) and b[from, from + n) hold the same bytes. */
+function sameRange(a: Uint8Array, at: number, b: Uint8Array, from: number, n: number): boolean {
+  if (compareRanges !== undefined && n > 16) return compareRanges.call(a, b, from, from + n, at, at + n) === 0;
+  for (let j = 0; j < n; j++) if (a[at + j] !== b[from + j]) return false;
+  return true;
+}
 
 /** Whether the last answer from the core's view hashed its messages where they lay (inPlace()); for the counters. */
 export let lastInPlace = false;
@@ -399,7 +416,7 @@ function inPlace(
   listed: ViewTools | undefined,
   known: KeptTools | undefined,
   provider: BuiltinProvider | undefined,
-  topOf: (out: Out) => Top | null,
+  topOf: (out: Out, keptOnly: boolean) => Top | null | undefined,
   keepList: (tail: Uint8Array, names: readonly (string | undefined)[]) => void,
   part: (value: unknown, n: Normalizer) => unknown[],
 ): RequestDigests | null {
@@ -431,7 +448,7 @@ function inPlace(
     }
   }
   const out = new Out();
-  const d = finishInPlace(head, cv.starts, filled, provider, names, () => topOf(out), tail);
+  const d = finishInPlace(head, cv.starts, filled, provider, names, (keptOnly) => topOf(out, keptOnly), tail, head === cv.head);
   if (d === null) return null;
   if (listed === undefined) usedTools(known!);
   else if (listed.tail !== undefined) keepList(listed.tail, names);
@@ -458,7 +475,7 @@ export function coreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonl
   // reused by the next call into it.
   const listed = cv.skipped ? undefined : viewTools(cv);
   const provider = PROVIDER_OF[cv.provider]!;
-  const fast = inPlace(bytes, cv, listed, known, provider, (o) => chatTopEntry(o, bytes, cv.roots, provider, ignoreArgs), (tail, names) => keep(bytes, cv, tail, names), chatPart);
+  const fast = inPlace(bytes, cv, listed, known, provider, (o, keptOnly) => chatTopEntry(o, bytes, cv.roots, provider, ignoreArgs, keptOnly), (tail, names) => keep(bytes, cv, tail, names), chatPart);
   if (fast !== null) return fast;
   const out = new Out();
   // Attachment parts, whose rules decode and hash data: the reference, one part at a time.
@@ -572,7 +589,7 @@ export function moduleCoreDigests(bytes: Uint8Array, cv: CoreView, opts: Normali
     else if (cv.cut[1] > cv.cut[0] && bytes[cv.cut[0]] === 0x5b) keepTools(bytes, cv.cut[0], cv.cut[1], cv.provider, 0, names, tail, true);
   };
   if (key !== undefined) {
-    const topOf = (o: Out): Top | null => topByBytes(bytes, cv.roots, quotedNames(shape.conversation), key, () => topEntry(o, key, textOf(), make), cv.cut);
+    const topOf = (o: Out, keptOnly: boolean): Top | null | undefined => topByBytes(bytes, cv.roots, quotedNames(shape.conversation), key, () => topEntry(o, key, textOf(), make), cv.cut, keptOnly);
     const fast = inPlace(bytes, cv, listed, known, undefined, topOf, keepList, shape.part);
     if (fast !== null) return fast;
   }
@@ -611,11 +628,11 @@ const OLLAMA_CONVERSATION = ['messages', 'tools'];
  */
 export function ollamaCoreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: readonly string[], known?: KeptTools): RequestDigests | null {
   const key = topKey('ollama-core', ignoreArgs);
-  const topOf = (out: Out): Top =>
+  const topOf = (out: Out, keptOnly = false): Top | undefined =>
     topByBytes(bytes, cv.roots, quotedNames(OLLAMA_CONVERSATION), key, () => {
       const text = topText(bytes, cv.roots, OLLAMA_CONVERSATION);
       return topEntry(out, key, text, () => topLevel('openai-chat', ollamaAsOpenAI('chat', JSON.parse(text)) as Record<string, unknown>, ignoreArgs))!;
-    })!;
+    }, NO_CUT, keptOnly)!;
   const keepList = (tail: Uint8Array, names: readonly (string | undefined)[]): void => {
     const r = cv.roots;
     for (let i = 0; i < r.length; i += 5) {
@@ -627,7 +644,7 @@ export function ollamaCoreDigests(bytes: Uint8Array, cv: CoreView, ignoreArgs: r
   if (fast !== null) return { ...fast, provider: 'ollama-chat' };
   const out = new Out();
   if (!filled(out, bytes, cv.head, cv.holes, chatPart)) return null;
-  const small = topOf(out);
+  const small = topOf(out)!;
   out.bytes(small.bytes);
   const d = withTools(out, bytes, cv, listed, known, 'openai-chat', small.small, keepList);
   return { ...d, provider: 'ollama-chat' };
