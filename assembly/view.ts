@@ -382,7 +382,12 @@ function scan(ob: u32): u32 {
     const r = rec(c);
     if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return 0; }
     const p = A + <usize>load<u32>(r + 16) + 1;
-    const bits = nameBits(c, p, A + <usize>load<u32>(r + 20) - 1 - p);
+    const n = A + <usize>load<u32>(r + 20) - 1 - p;
+    // `role` and `content` (in every message) by their bytes as numbers, without the table.
+    let bits: u32;
+    if (n == 4 && load<u32>(p) == 0x656c6f72) bits = slotBits(SLOT_ROLE);
+    else if (n == 7 && (load<u64>(p) & 0xffffffffffffff) == 0x746e65746e6f63) bits = slotBits(SLOT_CONTENT);
+    else bits = nameBits(c, p, n);
     all |= bits;
     const k = bits >> M_SLOT_SHIFT;
     if (k != 0) store<u32>(SLOTS + <usize>(k - 1) * 4, c);
@@ -603,31 +608,36 @@ function canonValue(i: u32): bool {
 }
 
 /**
+ * The first quote, backslash or control character at or after p, or a position at or after e
+ * where there is none before e: 16 bytes a step in the SIMD build (reading up to 15 past e).
+ */
+@inline function stopAt(p: usize, e: usize): usize {
+  if (ASC_FEATURE_SIMD) {
+    while (true) {
+      const v = v128.load(p);
+      const stops = <u32>i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, i8x16.splat(0x22)), i8x16.eq(v, i8x16.splat(0x5c))), i8x16.lt_u(v, i8x16.splat(0x20))));
+      if (stops != 0) return p + <usize>ctz(stops);
+      p += 16;
+      if (p >= e) return p;
+    }
+  } else {
+    while (p < e) {
+      const c = <u32>load<u8>(p);
+      if (c == 0x22 || c == 0x5c || c < 0x20) break;
+      p++;
+    }
+  }
+  return p;
+}
+
+/**
  * The end of the canonical string at p (its quote) before e, or 0: only RFC 8785's escapes.
  * Reads up to 15 bytes past e (output text: room() keeps slack after it).
  */
 function canonString(p: usize, e: usize): usize {
   p++;
   while (true) {
-    if (ASC_FEATURE_SIMD) {
-      // 16 bytes a step up to the next quote, backslash or control character.
-      while (true) {
-        const v = v128.load(p);
-        const stops = <u32>i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, i8x16.splat(0x22)), i8x16.eq(v, i8x16.splat(0x5c))), i8x16.lt_u(v, i8x16.splat(0x20))));
-        if (stops != 0) {
-          p += <usize>ctz(stops);
-          break;
-        }
-        p += 16;
-        if (p >= e) return 0;
-      }
-    } else {
-      while (p < e) {
-        const c = <u32>load<u8>(p);
-        if (c == 0x22 || c == 0x5c || c < 0x20) break;
-        p++;
-      }
-    }
+    p = stopAt(p, e);
     if (p >= e) return 0;
     const c = <u32>load<u8>(p);
     if (c == 0x22) return p + 1;
@@ -790,12 +800,7 @@ function textWrite(p: usize, e: usize, depth: i32): usize {
       if (obj) {
         if (p >= e || load<u8>(p) != 0x22 || base + n + 4 > ORDER_MAX) return 0;
         // A plain name: its bytes are its UTF-8 (an escaped one is left to the canonical writer).
-        let q = p + 1;
-        while (q < e) {
-          const d = <u32>load<u8>(q);
-          if (d == 0x22 || d == 0x5c || d < 0x20) break;
-          q++;
-        }
+        const q = stopAt(p + 1, e);
         if (q >= e || load<u8>(q) != 0x22) return 0;
         m = ORDER + <usize>(base + n) * 4;
         store<u32>(m, <u32>(p + 1));
