@@ -244,7 +244,8 @@ const M_CACHE: u32 = 1 << 12; // cache_control: never copied
 const M_INHERITED: u32 = 1 << 13; // inherited from Object.prototype: declines
 const M_ANTHROPIC: u32 = 1 << 14; // a root member that says Anthropic (detect())
 const M_CHAT: u32 = 1 << 15; // a root member that says OpenAI chat (detect())
-// and in bits 16..19, a member message() looks at: its slot + 1.
+// in bits 16..19, a member message() looks at: its slot + 1; and in bits 20..25, a name the
+// provider shapes (Gemini, Converse) look at: its code (C_*, members()).
 const M_SLOT_SHIFT: u32 = 16;
 const SLOT_LC: u32 = 0;
 const SLOT_LC_NAMESPACE: u32 = 1;
@@ -262,7 +263,15 @@ const S_ALL_TYPE: u32 = (1 << S_TYPE) | (1 << S_TOOL_USE) | (1 << S_RESULT) | (1
 function addName(s: string, bits: u32): void {
   const h = literalHash(s);
   let slot = (h * 0x9e3779b1) >> 24;
-  while (load<u32>(NAME_SLOTS + <usize>slot * 64 + 12) != 0) slot = (slot + 1) & 255;
+  while (load<u32>(NAME_SLOTS + <usize>slot * 64 + 12) != 0) {
+    const q = NAME_SLOTS + <usize>slot * 64;
+    // A name added again (the shapes' codes below) gets the new bits too.
+    if (load<u32>(q) == h && spells(q + 16, <usize>load<u32>(q + 8), s)) {
+      store<u32>(q + 4, load<u32>(q + 4) | bits);
+      return;
+    }
+    slot = (slot + 1) & 255;
+  }
   const q = NAME_SLOTS + <usize>slot * 64;
   store<u32>(q, h);
   store<u32>(q + 4, bits);
@@ -275,7 +284,7 @@ function addName(s: string, bits: u32): void {
   return (k + 1) << M_SLOT_SHIFT;
 }
 
-/** Fills the name table (once per instance). Each name once, with all its bits. */
+/** Fills the name table (once per instance). A name added twice has the bits of both. */
 function initNames(): void {
   namesReady = true;
   addName("type", S_ALL_TYPE | slotBits(SLOT_TYPE));
@@ -345,6 +354,46 @@ function initNames(): void {
   addName("parallel_tool_calls", M_CHAT);
   addName("stream_options", M_CHAT);
   addName("web_search_options", M_CHAT);
+  // The provider shapes' names (members()), by their codes.
+  addCode("role", C_ROLE);
+  addCode("parts", C_PARTS);
+  addCode("text", C_TEXT);
+  addCode("thought", C_THOUGHT);
+  addCode("thoughtSignature", C_THOUGHT_SIGNATURE);
+  addCode("inlineData", C_INLINE_DATA);
+  addCode("fileData", C_FILE_DATA);
+  addCode("functionCall", C_FUNCTION_CALL);
+  addCode("functionResponse", C_FUNCTION_RESPONSE);
+  addCode("name", C_NAME);
+  addCode("args", C_ARGS);
+  addCode("id", C_ID);
+  addCode("response", C_RESPONSE);
+  addCode("output", C_OUTPUT);
+  addCode("result", C_RESULT);
+  addCode("content", C_CONTENT);
+  addCode("mimeType", C_MIME_TYPE);
+  addCode("data", C_DATA);
+  addCode("fileUri", C_FILE_URI);
+  addCode("systemInstruction", C_SYSTEM_INSTRUCTION);
+  addCode("contents", C_CONTENTS);
+  addCode("tools", C_TOOLS);
+  addCode("generateContentRequest", C_GENERATE_CONTENT_REQUEST);
+  addCode("functionDeclarations", C_FUNCTION_DECLARATIONS);
+  addCode("parametersJsonSchema", C_PARAMETERS_JSON_SCHEMA);
+  addCode("type", C_TYPE);
+  addCode("cachePoint", C_CACHE_POINT);
+  addCode("toolUse", C_TOOL_USE);
+  addCode("toolResult", C_TOOL_RESULT);
+  addCode("toolUseId", C_TOOL_USE_ID);
+  addCode("input", C_INPUT);
+  addCode("status", C_STATUS);
+  addCode("toolSpec", C_TOOL_SPEC);
+  addCode("description", C_DESCRIPTION);
+  addCode("inputSchema", C_INPUT_SCHEMA);
+  addCode("json", C_JSON);
+  addCode("messages", C_MESSAGES);
+  addCode("system", C_SYSTEM);
+  addCode("toolConfig", C_TOOL_CONFIG);
 }
 
 /** The bits of the name of member record c (unescaped), at p (n bytes): 0 for a name not in the table. */
@@ -389,7 +438,7 @@ function scan(ob: u32): u32 {
     else if (n == 7 && (load<u64>(p) & 0xffffffffffffff) == 0x746e65746e6f63) bits = slotBits(SLOT_CONTENT);
     else bits = nameBits(c, p, n);
     all |= bits;
-    const k = bits >> M_SLOT_SHIFT;
+    const k = (bits >> M_SLOT_SHIFT) & 15;
     if (k != 0) store<u32>(SLOTS + <usize>(k - 1) * 4, c);
     if ((bits & kept) == 0 && k != SLOT_ROLE + 1 && k != SLOT_CONTENT + 1) others++;
   }
@@ -402,6 +451,106 @@ let others: u32 = 0;
 
 @inline function slot(k: u32): u32 {
   return load<u32>(SLOTS + <usize>k * 4);
+}
+
+// Codes of the names the provider shapes look at (bits 20..25 of the name table; 0: any other
+// name). Gemini's:
+const C_OTHER: u32 = 0;
+const C_ROLE: u32 = 1;
+const C_PARTS: u32 = 2;
+const C_TEXT: u32 = 3;
+const C_THOUGHT: u32 = 4;
+const C_THOUGHT_SIGNATURE: u32 = 5;
+const C_INLINE_DATA: u32 = 6;
+const C_FILE_DATA: u32 = 7;
+const C_FUNCTION_CALL: u32 = 8;
+const C_FUNCTION_RESPONSE: u32 = 9;
+const C_NAME: u32 = 10;
+const C_ARGS: u32 = 11;
+const C_ID: u32 = 12;
+const C_RESPONSE: u32 = 13;
+const C_OUTPUT: u32 = 14;
+const C_RESULT: u32 = 15;
+const C_CONTENT: u32 = 16;
+const C_MIME_TYPE: u32 = 17;
+const C_DATA: u32 = 18;
+const C_FILE_URI: u32 = 19;
+const C_SYSTEM_INSTRUCTION: u32 = 20;
+const C_CONTENTS: u32 = 21;
+const C_TOOLS: u32 = 22;
+const C_GENERATE_CONTENT_REQUEST: u32 = 23;
+const C_FUNCTION_DECLARATIONS: u32 = 24;
+const C_PARAMETERS_JSON_SCHEMA: u32 = 25;
+const C_TYPE: u32 = 26;
+// Converse's:
+const C_CACHE_POINT: u32 = 27;
+const C_TOOL_USE: u32 = 28;
+const C_TOOL_RESULT: u32 = 29;
+const C_TOOL_USE_ID: u32 = 30;
+const C_INPUT: u32 = 31;
+const C_STATUS: u32 = 32;
+const C_TOOL_SPEC: u32 = 33;
+const C_DESCRIPTION: u32 = 34;
+const C_INPUT_SCHEMA: u32 = 35;
+const C_JSON: u32 = 36;
+const C_MESSAGES: u32 = 37;
+const C_SYSTEM: u32 = 38;
+const C_TOOL_CONFIG: u32 = 39;
+const M_CODE_SHIFT: u32 = 20;
+
+function addCode(s: string, code: u32): void {
+  addName(s, code << M_CODE_SHIFT);
+}
+
+/** The bit of a code in a mask of members(). */
+@inline function bit(code: u32): u64 {
+  return <u64>1 << <u64>code;
+}
+
+/** The code of the name of member record c (an escaped name declines). */
+function codeOf(c: u32): u32 {
+  const r = rec(c);
+  if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return C_OTHER; }
+  const p = A + <usize>load<u32>(r + 16) + 1;
+  return (nameBits(c, p, A + <usize>load<u32>(r + 20) - 1 - p) >> M_CODE_SHIFT) & 63;
+}
+
+// The records of the members of the object members() walked last, by their names' codes (valid
+// where the code's bit is in the mask it returned), and how many members it has.
+const CODES: usize = memory.data(64 * 4, 4);
+let memberCount: u32 = 0;
+
+/**
+ * One walk over the members of ob for the provider shapes: each one's record in CODES under its
+ * name's code, and the mask of the codes there (bit C_OTHER: some name without a code). An
+ * escaped name declines, and with `camelOnly` so does a name with `_` (the reference camelCases
+ * snake_case names); then it returns 0.
+ */
+function members(ob: u32, camelOnly: bool): u64 {
+  let mask: u64 = 0;
+  let n: u32 = 0;
+  const stop = nextOf(ob);
+  for (let c = ob + 1; c < stop; c = nextOf(c)) {
+    const r = rec(c);
+    if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return 0; }
+    const p = A + <usize>load<u32>(r + 16) + 1;
+    const e = A + <usize>load<u32>(r + 20) - 1;
+    const code = (nameBits(c, p, e - p) >> M_CODE_SHIFT) & 63;
+    // Every name with a code is camelCase.
+    if (code == C_OTHER && camelOnly) {
+      for (let q = p; q < e; q++) if (load<u8>(q) == 0x5f) { bad = true; return 0; }
+    }
+    store<u32>(CODES + <usize>code * 4, c);
+    mask |= bit(code);
+    n++;
+  }
+  memberCount = n;
+  return mask;
+}
+
+/** The record of the member with the code in the mask members() returned last, or NONE. */
+@inline function member(mask: u64, code: u32): u32 {
+  return (mask & bit(code)) != 0 ? load<u32>(CODES + <usize>code * 4) : NONE;
 }
 
 /** Whether record i is the unescaped string s (an escaped one declines). */
@@ -2103,39 +2252,11 @@ function nextMessage(): void {
   store<u32>(startsP + <usize>(messageCount - 1) * 4, <u32>(o - outStart));
 }
 
-/** The name of member record c is the ASCII string s (an escaped name declines). */
-function keyIs(c: u32, s: string): bool {
-  const r = rec(c);
-  if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return false; }
-  const p = A + <usize>load<u32>(r + 16) + 1;
-  return spells(p, A + <usize>load<u32>(r + 20) - 1 - p, s);
-}
-
-/** Whether every member of object ob is named a, b or c. */
-function onlyNames(ob: u32, a: string, b: string, c: string): bool {
-  const stop = nextOf(ob);
-  for (let m = ob + 1; m < stop; m = nextOf(m)) {
-    if (!keyIs(m, a) && !keyIs(m, b) && !keyIs(m, c)) return false;
-  }
-  return !bad;
-}
-
 /** The one member of object ob, or NONE when it has none or more than one. */
 function soleMember(ob: u32): u32 {
   const first = ob + 1;
   if (first >= nextOf(ob) || nextOf(first) != nextOf(ob)) return NONE;
   return first;
-}
-
-/** Declines unless every member name of ob is camelCase (the reference camelCases snake_case names). */
-function camel(ob: u32): void {
-  const stop = nextOf(ob);
-  for (let c = ob + 1; c < stop; c = nextOf(c)) {
-    const r = rec(c);
-    if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return; }
-    const e = A + <usize>load<u32>(r + 20) - 1;
-    for (let q = A + <usize>load<u32>(r + 16) + 1; q < e; q++) if (load<u8>(q) == 0x5f) { bad = true; return; }
-  }
 }
 
 @inline function textPart(p: u32): void {
@@ -2214,11 +2335,17 @@ function userTurn(v: u32, gemini: bool): void {
   let any = false;
   for (let p = first; p < stop && !bad; p = arr ? nextOf(p) : stop) {
     let result = false;
-    if (isObj(p)) {
-      if (gemini) result = has(p, "functionResponse");
-      else {
+    // A Gemini part's members, walked once here for geminiObject() (nothing walks another
+    // object's members in between).
+    let mask: u64 = 0;
+    const obj = isObj(p);
+    if (obj) {
+      if (gemini) {
+        mask = members(p, true);
+        result = (mask & bit(C_FUNCTION_RESPONSE)) != 0;
+      } else {
         const m = soleMember(p);
-        result = m != NONE && keyIs(m, "toolResult");
+        result = m != NONE && codeOf(m) == C_TOOL_RESULT;
       }
     }
     if (result) {
@@ -2228,7 +2355,7 @@ function userTurn(v: u32, gemini: bool): void {
       nextMessage();
       w(H_OPEN);
       // A result the walk would not write itself (a Converse hole) may not be one to the reference.
-      if ((gemini ? geminiPart(p) : conversePart(p)) != K_RESULT) { bad = true; return; }
+      if ((gemini ? geminiObject(p, mask) : conversePart(p)) != K_RESULT) { bad = true; return; }
       w(H_TOOL);
       continue;
     }
@@ -2239,7 +2366,7 @@ function userTurn(v: u32, gemini: bool): void {
       nextMessage();
       w(H_OPEN);
     }
-    if ((gemini ? geminiPart(p) : conversePart(p)) == K_NONE) {
+    if ((gemini ? (obj ? geminiObject(p, mask) : geminiPart(p)) : conversePart(p)) == K_NONE) {
       o = mark;
       messageCount = count0;
       continue;
@@ -2255,33 +2382,42 @@ function userTurn(v: u32, gemini: bool): void {
   }
 }
 
+// The tools' list of the root members the message walk read: Gemini's `tools`, Converse's `toolConfig`.
+let shapeTools: u32 = NONE;
+
 // Gemini (src/providers/gemini.ts is the reference; raw-keys/gemini.ts the walk this copies).
 
 function geminiMessages(): void {
-  camel(0);
-  if (has(0, "generateContentRequest")) bad = true;
-  if (bad) return;
-  const system = get(0, "systemInstruction");
+  const root = members(0, true);
+  if (bad || (root & bit(C_GENERATE_CONTENT_REQUEST)) != 0) { bad = true; return; }
+  const system = member(root, C_SYSTEM_INSTRUCTION);
+  const contents = member(root, C_CONTENTS);
+  shapeTools = member(root, C_TOOLS);
   if (system != NONE && kindOf(system) != T_NULL) {
     if (!isObj(system)) { bad = true; return; }
-    camel(system);
-    wholeMessage(H_SYSTEM, get(system, "parts"), true, true);
+    const m = members(system, true);
+    if (bad) return;
+    wholeMessage(H_SYSTEM, member(m, C_PARTS), true, true);
   }
-  const contents = get(0, "contents");
   if (bad || contents == NONE || kindOf(contents) == T_NULL) return;
   if (kindOf(contents) != T_ARRAY) { bad = true; return; }
   const stop = nextOf(contents);
   for (let c = contents + 1; c < stop && !bad; c = nextOf(c)) {
     if (!isObj(c)) { bad = true; return; }
-    camel(c);
-    if (!onlyNames(c, "role", "parts", "parts")) { bad = true; return; }
-    const role = get(c, "role");
-    const parts = get(c, "parts");
+    const m = members(c, true);
+    if (bad || (m & ~(bit(C_ROLE) | bit(C_PARTS))) != 0) { bad = true; return; }
+    const role = member(m, C_ROLE);
+    const parts = member(m, C_PARTS);
     if (role == NONE || kindOf(role) == T_NULL || strIs(role, "user")) userTurn(parts, true);
     else if (strIs(role, "model")) wholeMessage(H_ASSISTANT, parts, false, true);
     else bad = true;
   }
 }
+
+// A part's members: one of text, inlineData, fileData, functionCall, functionResponse (held),
+// beside thought (with text) and thoughtSignature.
+const G_HELD: u64 = bit(C_TEXT) | bit(C_INLINE_DATA) | bit(C_FILE_DATA) | bit(C_FUNCTION_CALL) | bit(C_FUNCTION_RESPONSE);
+const G_PART: u64 = G_HELD | bit(C_THOUGHT) | bit(C_THOUGHT_SIGNATURE);
 
 /** One Gemini part: K_NONE, K_PART, or K_RESULT for a function response. */
 function geminiPart(p: u32): i32 {
@@ -2295,21 +2431,21 @@ function geminiPart(p: u32): i32 {
     raw(p);
     return K_PART;
   }
-  camel(p);
-  // One of text, inlineData, fileData, functionCall, functionResponse, beside thought (with
-  // text) and thoughtSignature.
-  let held = 0;
-  const stop = nextOf(p);
-  for (let c = p + 1; c < stop; c = nextOf(c)) {
-    if (keyIs(c, "thought") || keyIs(c, "thoughtSignature")) continue;
-    if (keyIs(c, "text") || keyIs(c, "inlineData") || keyIs(c, "fileData") || keyIs(c, "functionCall") || keyIs(c, "functionResponse")) held++;
-    else { bad = true; return K_NONE; }
-  }
-  if (held != 1 || bad) { bad = true; return K_NONE; }
-  const text = get(p, "text");
+  return geminiObject(p, members(p, true));
+}
+
+/** geminiPart() of an object part whose members members() just walked (`m`, its mask). */
+function geminiObject(p: u32, m: u64): i32 {
+  if (bad || (m & ~G_PART) != 0 || popcnt<u64>(m & G_HELD) != 1) { bad = true; return K_NONE; }
+  // Every record the part needs, before another object's walk reuses CODES.
+  const text = member(m, C_TEXT);
+  const thought = member(m, C_THOUGHT);
+  const call = member(m, C_FUNCTION_CALL);
+  const result = member(m, C_FUNCTION_RESPONSE);
+  const inline = member(m, C_INLINE_DATA);
+  const file = member(m, C_FILE_DATA);
   if (text != NONE) {
     if (kindOf(text) != T_STRING) { bad = true; return K_NONE; }
-    const thought = get(p, "thought");
     if (thought != NONE && kindOf(thought) == T_TRUE) {
       byte(0x7b);
       if (!emptyString(text)) {
@@ -2324,13 +2460,13 @@ function geminiPart(p: u32): i32 {
     textPart(text);
     return K_PART;
   }
-  if (has(p, "thought")) { bad = true; return K_NONE; }
-  const call = get(p, "functionCall");
+  if (thought != NONE) { bad = true; return K_NONE; }
   if (isObj(call)) {
-    camel(call);
-    if (!onlyNames(call, "name", "args", "id")) { bad = true; return K_NONE; }
-    const name = get(call, "name");
-    const idRec = get(call, "id");
+    const cm = members(call, true);
+    if (bad || (cm & ~(bit(C_NAME) | bit(C_ARGS) | bit(C_ID))) != 0) { bad = true; return K_NONE; }
+    const name = member(cm, C_NAME);
+    const idRec = member(cm, C_ID);
+    const args = member(cm, C_ARGS);
     if (!isStr(name) || (idRec != NONE && !isStr(idRec))) { bad = true; return K_NONE; }
     const number = idRec == NONE ? freshId() : id(idRec);
     const q = openP + <usize>openCount * 12;
@@ -2340,7 +2476,6 @@ function geminiPart(p: u32): i32 {
     openCount++;
     // arguments, id, name, type: canonical order.
     byte(0x7b);
-    const args = get(call, "args");
     if (args != NONE && kindOf(args) != T_NULL) {
       w("\"arguments\":");
       raw(args);
@@ -2353,12 +2488,12 @@ function geminiPart(p: u32): i32 {
     w(",\"type\":\"tool_call\"}");
     return K_PART;
   }
-  const result = get(p, "functionResponse");
   if (isObj(result)) {
-    camel(result);
-    if (!onlyNames(result, "name", "response", "id")) { bad = true; return K_NONE; }
-    const name = get(result, "name");
-    const idRec = get(result, "id");
+    const rm = members(result, true);
+    if (bad || (rm & ~(bit(C_NAME) | bit(C_RESPONSE) | bit(C_ID))) != 0) { bad = true; return K_NONE; }
+    const name = member(rm, C_NAME);
+    const idRec = member(rm, C_ID);
+    let value = member(rm, C_RESPONSE);
     if (!isStr(name) || (idRec != NONE && !isStr(idRec))) { bad = true; return K_NONE; }
     // The call it answers: by id when it has one, else the earliest open call of its name.
     let number: i32 = -1;
@@ -2377,17 +2512,11 @@ function geminiPart(p: u32): i32 {
     // content, id, name, type: canonical order.
     w("{\"content\":[");
     // `{ output }`, `{ result }` or `{ content }` alone (beside a `name`) is that value.
-    let value = get(result, "response");
     if (isObj(value)) {
-      let own: u32 = NONE;
-      let count = 0;
-      const stop2 = nextOf(value);
-      for (let c = value + 1; c < stop2; c = nextOf(c)) {
-        if (keyIs(c, "name")) continue;
-        own = c;
-        count++;
-      }
-      if (count == 1 && (keyIs(own, "output") || keyIs(own, "result") || keyIs(own, "content"))) value = own;
+      const vm = members(value, false);
+      if (bad) return K_NONE;
+      const own = vm & (bit(C_OUTPUT) | bit(C_RESULT) | bit(C_CONTENT));
+      if (memberCount - ((vm & bit(C_NAME)) != 0 ? 1 : 0) == 1 && own != 0) value = load<u32>(CODES + <usize>ctz<u64>(own) * 4);
     }
     if (value != NONE && kindOf(value) != T_NULL) {
       if (kindOf(value) == T_STRING) {
@@ -2409,11 +2538,10 @@ function geminiPart(p: u32): i32 {
     w(",\"type\":\"tool_result\"}");
     return K_RESULT;
   }
-  const inline = get(p, "inlineData");
-  const media = inline != NONE ? inline : get(p, "fileData");
+  const media = inline != NONE ? inline : file;
   if (isObj(media)) {
-    camel(media);
-    if (!onlyNames(media, "mimeType", inline != NONE ? "data" : "fileUri", "mimeType")) { bad = true; return K_NONE; }
+    const mm = members(media, true);
+    if (bad || (mm & ~(bit(C_MIME_TYPE) | bit(inline != NONE ? C_DATA : C_FILE_URI))) != 0) { bad = true; return K_NONE; }
     return hole(p);
   }
   bad = true;
@@ -2422,20 +2550,19 @@ function geminiPart(p: u32): i32 {
 
 /** Function declarations, through the chat family's tool writer. */
 function geminiTools(): void {
-  const t = get(0, "tools");
+  const t = shapeTools;
   if (bad || t == NONE || kindOf(t) == T_NULL) return;
   if (kindOf(t) != T_ARRAY) { bad = true; return; }
   const stop = nextOf(t);
   for (let c = t + 1; c < stop && !bad; c = nextOf(c)) {
     if (!isObj(c)) { bad = true; return; }
-    camel(c);
-    const fns = soleMember(c);
-    if (fns == NONE || !keyIs(fns, "functionDeclarations") || kindOf(fns) != T_ARRAY) { bad = true; return; }
+    const m = members(c, true);
+    const fns = member(m, C_FUNCTION_DECLARATIONS);
+    if (bad || memberCount != 1 || fns == NONE || kindOf(fns) != T_ARRAY) { bad = true; return; }
     const stop2 = nextOf(fns);
     for (let f = fns + 1; f < stop2 && !bad; f = nextOf(f)) {
       if (!isObj(f)) { bad = true; return; }
-      camel(f);
-      if (has(f, "parametersJsonSchema") || has(f, "type")) { bad = true; return; }
+      if ((members(f, true) & (bit(C_PARAMETERS_JSON_SCHEMA) | bit(C_TYPE))) != 0 || bad) { bad = true; return; }
       const s = o;
       const name = tool(f, false);
       if (bad) return;
@@ -2448,15 +2575,19 @@ function geminiTools(): void {
 // this copies).
 
 function converseMessages(): void {
-  const messages = get(0, "messages");
-  if (messages == NONE || kindOf(messages) != T_ARRAY) { bad = true; return; }
-  const system = get(0, "system");
+  const root = members(0, false);
+  const messages = member(root, C_MESSAGES);
+  const system = member(root, C_SYSTEM);
+  shapeTools = member(root, C_TOOL_CONFIG);
+  if (bad || messages == NONE || kindOf(messages) != T_ARRAY) { bad = true; return; }
   if (system != NONE && kindOf(system) != T_NULL) wholeMessage(H_SYSTEM, system, true, false);
   const stop = nextOf(messages);
   for (let m = messages + 1; m < stop && !bad; m = nextOf(m)) {
-    if (!isObj(m) || !onlyNames(m, "role", "content", "content")) { bad = true; return; }
-    const content = get(m, "content");
-    const role = get(m, "role");
+    if (!isObj(m)) { bad = true; return; }
+    const mm = members(m, false);
+    if (bad || (mm & ~(bit(C_ROLE) | bit(C_CONTENT))) != 0) { bad = true; return; }
+    const content = member(mm, C_CONTENT);
+    const role = member(mm, C_ROLE);
     if (content == NONE) { bad = true; return; }
     if (strIs(role, "assistant")) wholeMessage(H_ASSISTANT, content, false, false);
     else if (strIs(role, "user")) userTurn(content, false);
@@ -2469,18 +2600,21 @@ function conversePart(b: u32): i32 {
   if (!isObj(b)) { bad = true; return K_NONE; }
   const m = soleMember(b);
   if (m != NONE) {
-    if (keyIs(m, "cachePoint")) return K_NONE;
-    if (keyIs(m, "text") && kindOf(m) == T_STRING) {
+    const code = codeOf(m);
+    if (bad) return K_NONE;
+    if (code == C_CACHE_POINT) return K_NONE;
+    if (code == C_TEXT && kindOf(m) == T_STRING) {
       if (emptyString(m)) return K_NONE;
       textPart(m);
       return K_PART;
     }
-    if (keyIs(m, "toolUse") && isObj(m) && onlyNames(m, "toolUseId", "name", "input")) {
-      const idRec = get(m, "toolUseId");
-      const name = get(m, "name");
-      const input = get(m, "input");
+    if (code == C_TOOL_USE && isObj(m)) {
+      const um = members(m, false);
+      const idRec = member(um, C_TOOL_USE_ID);
+      const name = member(um, C_NAME);
+      const input = member(um, C_INPUT);
       // An input given as a string is JSON text to the reference: a hole.
-      if (isStr(idRec) && isStr(name) && (input == NONE || isObj(input))) {
+      if ((um & ~(bit(C_TOOL_USE_ID) | bit(C_NAME) | bit(C_INPUT))) == 0 && !bad && isStr(idRec) && isStr(name) && (input == NONE || isObj(input))) {
         // arguments, id, name, type: canonical order.
         byte(0x7b);
         if (input != NONE) {
@@ -2496,16 +2630,17 @@ function conversePart(b: u32): i32 {
         return K_PART;
       }
     }
-    if (keyIs(m, "toolResult") && isObj(m) && onlyNames(m, "toolUseId", "content", "status")) {
-      const idRec = get(m, "toolUseId");
-      const content = get(m, "content");
-      const status = get(m, "status");
-      let textOnly = content != NONE && kindOf(content) == T_ARRAY;
+    if (code == C_TOOL_RESULT && isObj(m)) {
+      const rm = members(m, false);
+      const idRec = member(rm, C_TOOL_USE_ID);
+      const content = member(rm, C_CONTENT);
+      const status = member(rm, C_STATUS);
+      let textOnly = (rm & ~(bit(C_TOOL_USE_ID) | bit(C_CONTENT) | bit(C_STATUS))) == 0 && !bad && content != NONE && kindOf(content) == T_ARRAY;
       if (textOnly) {
         const stop = nextOf(content);
         for (let c = content + 1; c < stop; c = nextOf(c)) {
           const t = isObj(c) ? soleMember(c) : NONE;
-          if (t == NONE || kindOf(t) != T_STRING || !keyIs(t, "text")) textOnly = false;
+          if (t == NONE || kindOf(t) != T_STRING || codeOf(t) != C_TEXT) textOnly = false;
         }
       }
       if (textOnly && isStr(idRec) && (status == NONE || kindOf(status) == T_STRING)) {
@@ -2534,9 +2669,9 @@ function conversePart(b: u32): i32 {
 
 /** Plain `{ toolSpec: { name, description?, inputSchema: { json } } }` tools; any other declines. */
 function converseTools(): void {
-  const config = get(0, "toolConfig");
+  const config = shapeTools;
   if (bad || !isObj(config)) return;
-  const t = get(config, "tools");
+  const t = member(members(config, false), C_TOOLS);
   if (bad || t == NONE) return;
   if (kindOf(t) != T_ARRAY) { bad = true; return; }
   // The tools are written here: the caller's top level need not parse them.
@@ -2545,14 +2680,16 @@ function converseTools(): void {
   const stop = nextOf(t);
   for (let c = t + 1; c < stop && !bad; c = nextOf(c)) {
     const spec = isObj(c) ? soleMember(c) : NONE;
-    if (spec == NONE || !keyIs(spec, "toolSpec") || !isObj(spec) || !onlyNames(spec, "name", "description", "inputSchema")) { bad = true; return; }
-    const name = get(spec, "name");
-    const description = get(spec, "description");
-    const schema = get(spec, "inputSchema");
+    if (spec == NONE || codeOf(spec) != C_TOOL_SPEC || !isObj(spec)) { bad = true; return; }
+    const sm = members(spec, false);
+    if (bad || (sm & ~(bit(C_NAME) | bit(C_DESCRIPTION) | bit(C_INPUT_SCHEMA))) != 0) { bad = true; return; }
+    const name = member(sm, C_NAME);
+    const description = member(sm, C_DESCRIPTION);
+    const schema = member(sm, C_INPUT_SCHEMA);
     if (!isStr(name) || (description != NONE && kindOf(description) != T_STRING && kindOf(description) != T_NULL) || !isObj(schema)) { bad = true; return; }
     const json = soleMember(schema);
     // A schema of null (or []) is no parameters to the reference; objects only here.
-    if (json == NONE || !keyIs(json, "json") || !isObj(json)) { bad = true; return; }
+    if (json == NONE || codeOf(json) != C_JSON || !isObj(json)) { bad = true; return; }
     const s = o;
     if (description != NONE && kindOf(description) == T_STRING) {
       w("{\"description\":");
@@ -2621,6 +2758,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   messageCount = 0;
   cutStart = 0;
   cutEnd = 0;
+  shapeTools = NONE;
   canon = true;
   allCanon = true;
   holed = false;
