@@ -507,12 +507,28 @@ function addCode(s: string, code: u32): void {
   return <u64>1 << <u64>code;
 }
 
+/** The code of the name of member record c, at p (n bytes, unescaped). */
+@inline function nameCode(c: u32, p: usize, n: usize): u32 {
+  // The names of every message and part by their bytes as numbers, without the table.
+  if (n == 4) {
+    const x = load<u32>(p);
+    if (x == 0x74786574) return C_TEXT;
+    if (x == 0x656c6f72) return C_ROLE;
+    if (x == 0x656d616e) return C_NAME;
+  } else if (n == 5) {
+    if (load<u32>(p) == 0x74726170 && load<u8>(p + 4) == 0x73) return C_PARTS;
+  } else if (n == 7) {
+    if ((load<u64>(p) & 0xffffffffffffff) == 0x746e65746e6f63) return C_CONTENT;
+  }
+  return (nameBits(c, p, n) >> M_CODE_SHIFT) & 63;
+}
+
 /** The code of the name of member record c (an escaped name declines). */
 function codeOf(c: u32): u32 {
   const r = rec(c);
   if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return C_OTHER; }
   const p = A + <usize>load<u32>(r + 16) + 1;
-  return (nameBits(c, p, A + <usize>load<u32>(r + 20) - 1 - p) >> M_CODE_SHIFT) & 63;
+  return nameCode(c, p, A + <usize>load<u32>(r + 20) - 1 - p);
 }
 
 // The records of the members of the object members() walked last, by their names' codes (valid
@@ -535,7 +551,7 @@ function members(ob: u32, camelOnly: bool): u64 {
     if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return 0; }
     const p = A + <usize>load<u32>(r + 16) + 1;
     const e = A + <usize>load<u32>(r + 20) - 1;
-    const code = (nameBits(c, p, e - p) >> M_CODE_SHIFT) & 63;
+    const code = nameCode(c, p, e - p);
     // Every name with a code is camelCase.
     if (code == C_OTHER && camelOnly) {
       for (let q = p; q < e; q++) if (load<u8>(q) == 0x5f) { bad = true; return 0; }
@@ -2245,6 +2261,40 @@ const H_USER = "],\"role\":\"user\"}";
 const H_ASSISTANT = "],\"role\":\"assistant\"}";
 const H_TOOL = "],\"role\":\"tool\"}";
 
+/** Eight bytes of the ASCII literal s from its k-th on, as a little-endian number (zeros past its end). */
+function word(s: string, k: i32): u64 {
+  let v: u64 = 0;
+  for (let i = min(s.length, k + 8) - 1; i >= k; i--) v = (v << 8) | <u64>s.charCodeAt(i);
+  return v;
+}
+
+// The literals of every message and text part as words, stored whole (room() keeps slack after
+// o): w()'s look-up and loop cost more than the stores where a literal is written ~100 times.
+const OPEN_0 = word(H_OPEN, 0);
+const OPEN_1 = word(H_OPEN, 8);
+const USER_0 = word(H_USER, 0);
+const USER_1 = word(H_USER, 8);
+const TOOL_0 = word(H_TOOL, 0);
+const TOOL_1 = word(H_TOOL, 8);
+const TEXT_OPEN = word("{\"text\":", 0);
+const TEXT_CLOSE_0 = word(",\"type\":\"text\"}", 0);
+const TEXT_CLOSE_1 = word(",\"type\":\"text\"}", 8);
+
+/** Writes the n bytes (at most 16) of the literal whose words are a and b. */
+@inline function put(a: u64, b: u64, n: usize): void {
+  store<u64>(o, a);
+  store<u64>(o + 8, b);
+  o += n;
+}
+
+@inline function openMessage(): void {
+  put(OPEN_0, OPEN_1, 12);
+}
+
+@inline function closeUser(): void {
+  put(USER_0, USER_1, 16);
+}
+
 /** A separator before every message but the first. */
 function nextMessage(): void {
   if (messageCount++ > 0) byte(0x2c);
@@ -2260,9 +2310,10 @@ function soleMember(ob: u32): u32 {
 }
 
 @inline function textPart(p: u32): void {
-  w("{\"text\":");
+  store<u64>(o, TEXT_OPEN);
+  o += 8;
   raw(p);
-  w(",\"type\":\"text\"}");
+  put(TEXT_CLOSE_0, TEXT_CLOSE_1, 15);
 }
 
 /** Whether two unescaped string records hold the same bytes. */
@@ -2289,7 +2340,7 @@ function wholeMessage(close: string, v: u32, dropEmpty: bool, gemini: bool): voi
     if (!gemini) { bad = true; return; }
     if (dropEmpty) return;
     nextMessage();
-    w(H_OPEN);
+    openMessage();
     w(close);
     return;
   }
@@ -2298,7 +2349,7 @@ function wholeMessage(close: string, v: u32, dropEmpty: bool, gemini: bool): voi
   const mark = o;
   const count0 = messageCount;
   nextMessage();
-  w(H_OPEN);
+  openMessage();
   let n = 0;
   const stop = arr ? nextOf(v) : v + 1;
   for (let p = arr ? v + 1 : v; p < stop && !bad; p = arr ? nextOf(p) : stop) {
@@ -2349,14 +2400,14 @@ function userTurn(v: u32, gemini: bool): void {
       }
     }
     if (result) {
-      if (open) w(H_USER);
+      if (open) closeUser();
       open = false;
       any = true;
       nextMessage();
-      w(H_OPEN);
+      openMessage();
       // A result the walk would not write itself (a Converse hole) may not be one to the reference.
       if ((gemini ? geminiObject(p, mask) : conversePart(p)) != K_RESULT) { bad = true; return; }
-      w(H_TOOL);
+      put(TOOL_0, TOOL_1, 16);
       continue;
     }
     const mark = o;
@@ -2364,7 +2415,7 @@ function userTurn(v: u32, gemini: bool): void {
     if (open) byte(0x2c);
     else {
       nextMessage();
-      w(H_OPEN);
+      openMessage();
     }
     if ((gemini ? (obj ? geminiObject(p, mask) : geminiPart(p)) : conversePart(p)) == K_NONE) {
       o = mark;
@@ -2374,11 +2425,11 @@ function userTurn(v: u32, gemini: bool): void {
     open = true;
     any = true;
   }
-  if (open) w(H_USER);
+  if (open) closeUser();
   else if (!any) {
     nextMessage();
-    w(H_OPEN);
-    w(H_USER);
+    openMessage();
+    closeUser();
   }
 }
 
