@@ -2274,6 +2274,9 @@ const OPEN_0 = word(H_OPEN, 0);
 const OPEN_1 = word(H_OPEN, 8);
 const USER_0 = word(H_USER, 0);
 const USER_1 = word(H_USER, 8);
+const ASSISTANT_0 = word(H_ASSISTANT, 0);
+const ASSISTANT_1 = word(H_ASSISTANT, 8);
+const ASSISTANT_2 = word(H_ASSISTANT, 16);
 const TOOL_0 = word(H_TOOL, 0);
 const TOOL_1 = word(H_TOOL, 8);
 const TEXT_OPEN = word("{\"text\":", 0);
@@ -2289,6 +2292,17 @@ const TEXT_CLOSE_1 = word(",\"type\":\"text\"}", 8);
 
 @inline function openMessage(): void {
   put(OPEN_0, OPEN_1, 12);
+}
+
+/** Closes an assistant message, or the system prompt's. */
+function closeWhole(assistant: bool): void {
+  if (assistant) {
+    put(ASSISTANT_0, ASSISTANT_1, 16);
+    store<u64>(o, ASSISTANT_2);
+    o += 5;
+  } else {
+    w(H_SYSTEM);
+  }
 }
 
 @inline function closeUser(): void {
@@ -2316,11 +2330,22 @@ function soleMember(ob: u32): u32 {
   put(TEXT_CLOSE_0, TEXT_CLOSE_1, 15);
 }
 
-/** Whether two unescaped string records hold the same bytes. */
+/**
+ * raw() for a value of a part (arguments, tool input, a function's response): an object or
+ * array is written by canonWrite() at once (what is canonical comes out as it stands), without
+ * canonValue()'s walk first, which costs about as much and finds most arguments out of order.
+ */
+function rawTree(i: u32): void {
+  const k = kindOf(i);
+  if (canon && (k == T_OBJECT || k == T_ARRAY)) canonicalRaw(i);
+  else raw(i);
+}
+
+/** Whether two unescaped string records hold the same bytes (the body has padding after its end). */
 function sameString(a: u32, b: u32): bool {
   const ap = startOf(a);
   const n = endOf(a) - ap;
-  return endOf(b) - startOf(b) == n && memory.compare(ap, startOf(b), n) == 0;
+  return endOf(b) - startOf(b) == n && sameBytes(ap, startOf(b), n);
 }
 
 /** A call id number no id of the body has: a Gemini call without an id (the reference's `{ gemini: k }`). */
@@ -2332,16 +2357,17 @@ function freshId(): i32 {
 }
 
 /**
- * One message of all the parts of v (one part, or an array of them; Converse: an array only)
- * that are kept; none for no parts when `dropEmpty` (an empty system prompt is no message).
+ * One message (an assistant's, else the system prompt) of all the parts of v (one part, or an
+ * array of them; Converse: an array only) that are kept; none for no parts when `dropEmpty` (an
+ * empty system prompt is no message).
  */
-function wholeMessage(close: string, v: u32, dropEmpty: bool, gemini: bool): void {
+function wholeMessage(assistant: bool, v: u32, dropEmpty: bool, gemini: bool): void {
   if (v == NONE || kindOf(v) == T_NULL) {
     if (!gemini) { bad = true; return; }
     if (dropEmpty) return;
     nextMessage();
     openMessage();
-    w(close);
+    closeWhole(assistant);
     return;
   }
   const arr = kindOf(v) == T_ARRAY;
@@ -2363,7 +2389,7 @@ function wholeMessage(close: string, v: u32, dropEmpty: bool, gemini: bool): voi
     messageCount = count0;
     return;
   }
-  w(close);
+  closeWhole(assistant);
 }
 
 /**
@@ -2448,7 +2474,7 @@ function geminiMessages(): void {
     if (!isObj(system)) { bad = true; return; }
     const m = members(system, true);
     if (bad) return;
-    wholeMessage(H_SYSTEM, member(m, C_PARTS), true, true);
+    wholeMessage(false, member(m, C_PARTS), true, true);
   }
   if (bad || contents == NONE || kindOf(contents) == T_NULL) return;
   if (kindOf(contents) != T_ARRAY) { bad = true; return; }
@@ -2460,7 +2486,7 @@ function geminiMessages(): void {
     const role = member(m, C_ROLE);
     const parts = member(m, C_PARTS);
     if (role == NONE || kindOf(role) == T_NULL || strIs(role, "user")) userTurn(parts, true);
-    else if (strIs(role, "model")) wholeMessage(H_ASSISTANT, parts, false, true);
+    else if (strIs(role, "model")) wholeMessage(true, parts, false, true);
     else bad = true;
   }
 }
@@ -2529,7 +2555,7 @@ function geminiObject(p: u32, m: u64): i32 {
     byte(0x7b);
     if (args != NONE && kindOf(args) != T_NULL) {
       w("\"arguments\":");
-      raw(args);
+      rawTree(args);
       byte(0x2c);
     }
     w("\"id\":");
@@ -2576,7 +2602,7 @@ function geminiObject(p: u32, m: u64): i32 {
         w("{\"type\":\"json\"}");
       } else {
         w("{\"json\":");
-        raw(value);
+        rawTree(value);
         w(",\"type\":\"json\"}");
       }
     }
@@ -2631,7 +2657,7 @@ function converseMessages(): void {
   const system = member(root, C_SYSTEM);
   shapeTools = member(root, C_TOOL_CONFIG);
   if (bad || messages == NONE || kindOf(messages) != T_ARRAY) { bad = true; return; }
-  if (system != NONE && kindOf(system) != T_NULL) wholeMessage(H_SYSTEM, system, true, false);
+  if (system != NONE && kindOf(system) != T_NULL) wholeMessage(false, system, true, false);
   const stop = nextOf(messages);
   for (let m = messages + 1; m < stop && !bad; m = nextOf(m)) {
     if (!isObj(m)) { bad = true; return; }
@@ -2640,7 +2666,7 @@ function converseMessages(): void {
     const content = member(mm, C_CONTENT);
     const role = member(mm, C_ROLE);
     if (content == NONE) { bad = true; return; }
-    if (strIs(role, "assistant")) wholeMessage(H_ASSISTANT, content, false, false);
+    if (strIs(role, "assistant")) wholeMessage(true, content, false, false);
     else if (strIs(role, "user")) userTurn(content, false);
     else bad = true;
   }
@@ -2670,7 +2696,7 @@ function conversePart(b: u32): i32 {
         byte(0x7b);
         if (input != NONE) {
           w("\"arguments\":");
-          raw(input);
+          rawTree(input);
           byte(0x2c);
         }
         w("\"id\":");
@@ -2777,7 +2803,13 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   if (!namesReady) initNames();
   verdictKnown = false;
   if (count == 0 || kindOf(0) != T_OBJECT) return V_DECLINED;
-  for (let i: u32 = 0; i < count; i++) if ((load<u32>(rec(i)) & F_CHECK_KEYS) != 0) return V_DECLINED;
+  // Any object whose names the index left for the caller to compare: four records a step.
+  let flags: u32 = 0;
+  const recEnd = B + <usize>count * NODE;
+  let r = B;
+  for (; r + 4 * NODE <= recEnd; r += 4 * NODE) flags |= load<u32>(r) | load<u32>(r + NODE) | load<u32>(r + 2 * NODE) | load<u32>(r + 3 * NODE);
+  for (; r < recEnd; r += NODE) flags |= load<u32>(r);
+  if ((flags & F_CHECK_KEYS) != 0) return V_DECLINED;
   // Scratch after the records: have (the records plus literal names per nesting level), ids,
   // ranges, holes, chunks and their order, each bounded by the record count.
   const c = <usize>count + 8;
