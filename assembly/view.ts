@@ -2748,7 +2748,11 @@ function conversePart(b: u32): i32 {
 function converseTools(): void {
   const config = shapeTools;
   if (bad || !isObj(config)) return;
-  const t = member(members(config, false), C_TOOLS);
+  const cm = members(config, false);
+  // The reference spreads toolConfig's other members over the root: `messages` or `system`
+  // there would replace the conversation this wrote.
+  if ((cm & (bit(C_MESSAGES) | bit(C_SYSTEM))) != 0) { bad = true; return; }
+  const t = member(cm, C_TOOLS);
   if (bad || t == NONE) return;
   if (kindOf(t) != T_ARRAY) { bad = true; return; }
   // The tools are written here: the caller's top level need not parse them.
