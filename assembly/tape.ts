@@ -207,19 +207,24 @@ function scanString(p: usize, end: usize): usize {
 }
 
 /**
- * The hash of the bytes [s, e) that records carry (keyHash, valueHash): four bytes a step,
- * FNV-1a's multiplier with a shift to mix the step's high bytes down. Only ever compared with
- * hashes made here (view.ts literalHash() hashes its names with it too).
+ * The hash of the bytes [s, e) that records carry (keyHash, valueHash): eight bytes a step (the
+ * last step's bytes past e masked off), a 64-bit multiply with the product's high half folded
+ * down. A string of up to 8 bytes (most keys and short values) is one multiply. Only ever
+ * compared with hashes made here (view.ts literalHash() hashes its names with it too). Reads up
+ * to 7 bytes past e (the input's padding; view.ts's scratch buffer sits in static memory).
  */
 export function hashBytes(s: usize, e: usize): u32 {
-  let h: u32 = 0x811c9dc5 ^ <u32>(e - s);
+  let h: u64 = 0x9e3779b97f4a7c15 ^ <u64>(e - s);
   let q = s;
-  for (; q + 4 <= e; q += 4) {
-    h = (h ^ load<u32>(q)) * 0x01000193;
-    h ^= h >> 15;
+  for (; q + 8 <= e; q += 8) {
+    h = (h ^ load<u64>(q)) * 0xff51afd7ed558ccd;
+    h ^= h >> 32;
   }
-  for (; q < e; q++) h = (h ^ <u32>load<u8>(q)) * 0x01000193;
-  return h;
+  if (q < e) {
+    h = (h ^ (load<u64>(q) & (<u64>-1 >> (<u64>(q + 8 - e) << 3)))) * 0xff51afd7ed558ccd;
+    h ^= h >> 32;
+  }
+  return <u32>h;
 }
 
 /**

@@ -76,15 +76,17 @@ const GOOD = PIECES.filter((p) => p.json === undefined && p.utf8 === undefined);
 
 /** The index's hash of raw bytes (assembly/tape.ts hashBytes), written again from its description. */
 function hashBytes(b: Uint8Array): number {
-  let h = (0x811c9dc5 ^ b.length) >>> 0;
-  let q = 0;
-  for (; q + 4 <= b.length; q += 4) {
-    const w = (b[q]! | (b[q + 1]! << 8) | (b[q + 2]! << 16) | (b[q + 3]! << 24)) >>> 0;
-    h = Math.imul(h ^ w, 0x01000193) >>> 0;
-    h = (h ^ (h >>> 15)) >>> 0;
+  const M = 0xff51afd7ed558ccdn;
+  const mask = (1n << 64n) - 1n;
+  let h = 0x9e3779b97f4a7c15n ^ BigInt(b.length);
+  for (let q = 0; q < b.length; q += 8) {
+    // Eight bytes little-endian; past the end, zeros.
+    let w = 0n;
+    for (let i = Math.min(7, b.length - q - 1); i >= 0; i--) w = (w << 8n) | BigInt(b[q + i]!);
+    h = ((h ^ w) * M) & mask;
+    h ^= h >> 32n;
   }
-  for (; q < b.length; q++) h = Math.imul(h ^ b[q]!, 0x01000193) >>> 0;
-  return h;
+  return Number(h & 0xffffffffn);
 }
 
 /** A string's hash in its record: of its bytes up to 64 of them, else 0. */
