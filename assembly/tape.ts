@@ -228,6 +228,15 @@ export function hashBytes(s: usize, e: usize): u32 {
 }
 
 /**
+ * skipWs() with the common case first: compact JSON has no whitespace between tokens, and a byte
+ * above 0x20 is none in one compare instead of four.
+ */
+// @ts-ignore: decorator
+@inline function ws(p: usize): usize {
+  return <u32>load<u8>(p) > 0x20 ? p : skipWs(p);
+}
+
+/**
  * Indexes the n bytes of JSON text at `at` (written there after prepare()). Returns the number
  * of records, or -1 if the text is not JSON (or nests deeper than MAX_DEPTH), -2 if memory
  * cannot grow. RESULT + 48 holds the address of the records.
@@ -255,7 +264,10 @@ export function index(at: usize, n: u32): i32 {
   let keyEnd: u32 = 0;
   let keyHash: u32 = 0;
   let keyFlag: u32 = 0;
-  let p = skipWs(at);
+  // The innermost open container (when depth > 0): its record, and whether it is an object.
+  let top: usize = 0;
+  let inObject = false;
+  let p = ws(at);
   while (true) {
     // One value at p.
     const q = base + <usize>count * NODE;
@@ -278,13 +290,15 @@ export function index(at: usize, n: u32): i32 {
     } else if (c == 0x7b || c == 0x5b) {
       if (depth == MAX_DEPTH) return -1;
       kind = c == 0x7b ? T_OBJECT : T_ARRAY;
-      p = skipWs(p + 1);
+      p = ws(p + 1);
       const close: u32 = c == 0x7b ? 0x7d : 0x5d;
       if (<u32>load<u8>(p) == close) {
         p++;
       } else {
         store<u32>(TSTACK + (<usize>depth << 2), count);
         depth++;
+        top = <usize>count;
+        inObject = c == 0x7b;
         opened = true;
       }
     } else if (c - 0x30 < 10 || c == 0x2d) {
@@ -346,32 +360,33 @@ export function index(at: usize, n: u32): i32 {
       // After a complete value: close containers until one expects another item.
       while (true) {
         if (depth == 0) {
-          p = skipWs(p);
+          p = ws(p);
           return p == end ? <i32>count : -1;
         }
-        p = skipWs(p);
-        const open = <usize>load<u32>(TSTACK + (<usize>(depth - 1) << 2));
-        const o = base + open * NODE;
-        const isObject = (load<u32>(o) & 0xff) == T_OBJECT;
+        p = ws(p);
         const s = <u32>load<u8>(p);
         if (s == 0x2c) {
-          p = skipWs(p + 1);
+          p = ws(p + 1);
           break;
         }
-        if (s == (isObject ? 0x7d : 0x5d)) {
+        if (s == (inObject ? 0x7d : 0x5d)) {
           p++;
+          const o = base + top * NODE;
           store<u32>(o + 8, <u32>(p - at));
           store<u32>(o + 12, count);
-          if (isObject && !distinctKeys(base, at, <u32>open, count)) return -1;
+          if (inObject && !distinctKeys(base, at, <u32>top, count)) return -1;
           depth--;
+          if (depth > 0) {
+            top = <usize>load<u32>(TSTACK + (<usize>(depth - 1) << 2));
+            inObject = (load<u32>(base + top * NODE) & 0xff) == T_OBJECT;
+          }
           continue;
         }
         return -1;
       }
     }
     // The next item: for an object member, its key first.
-    const open = <usize>load<u32>(TSTACK + (<usize>(depth - 1) << 2));
-    if ((load<u32>(base + open * NODE) & 0xff) == T_OBJECT) {
+    if (inObject) {
       if (load<u8>(p) != 0x22) return -1;
       const k = scanString(p, end);
       if (k == 0) return -1;
@@ -379,9 +394,9 @@ export function index(at: usize, n: u32): i32 {
       keyEnd = <u32>(k - at);
       keyHash = gHash;
       keyFlag = gEsc ? F_KEY_ESCAPED : 0;
-      p = skipWs(k);
+      p = ws(k);
       if (load<u8>(p) != 0x3a) return -1;
-      p = skipWs(p + 1);
+      p = ws(p + 1);
     }
   }
 }
