@@ -132,14 +132,17 @@ function scanString(p: usize, end: usize): usize {
   p = start;
   while (true) {
     if (ASC_FEATURE_SIMD) {
-      const quote = i8x16.splat(0x22);
+      const two = i8x16.splat(0x02);
+      const zero = i8x16.splat(0);
       const bslash = i8x16.splat(0x5c);
       const space = i8x16.splat(0x20);
       // 1 when the step's first byte is escaped by a backslash that ended the step before.
       let carry: u32 = 0;
       while (true) {
         const v = v128.load(p);
-        const stopV = v128.or(i8x16.eq(v, quote), i8x16.lt_u(v, space));
+        // A quote or a control character: flipping bit 1 keeps 0x00-0x1f among themselves and
+        // turns the quote into 0x20, so both are the bytes <= 0x20 after it (one compare).
+        const stopV = i8x16.eq(i8x16.sub_sat_u(v128.xor(v, two), space), zero);
         const slashV = i8x16.eq(v, bslash);
         if ((<u32>i8x16.bitmask(v128.or(stopV, slashV)) | carry) == 0) { p += 16; continue; }
         let stops = <u32>i8x16.bitmask(stopV);
