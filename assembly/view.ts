@@ -22,7 +22,8 @@
 // rules decode and hash their data, are left as holes: a 0x00 byte in the output (never in JSON
 // text) and the part's byte range, for the caller to fill with the reference's part.
 
-import { canonicalAt, ensureMemory, RESULT } from "./json";
+import { canonicalAt, compareKeys, ensureMemory, RESULT } from "./json";
+import { writeCanonicalNumber } from "./number";
 import { hashBytes } from "./tape";
 
 const NODE: usize = 32;
@@ -214,8 +215,193 @@ function get(ob: u32, s: string): u32 {
   return NONE;
 }
 
+/** Whether the n bytes at p are the n bytes at q: eight at a time (reading up to 7 past both). */
+@inline function sameBytes(p: usize, q: usize, n: usize): bool {
+  for (let j: usize = 0; j < n; j += 8) {
+    let x = load<u64>(p + j) ^ load<u64>(q + j);
+    if (j + 8 > n) x &= (<u64>1 << (<u64>(n - j) << 3)) - 1;
+    if (x != 0) return false;
+  }
+  return true;
+}
+
 @inline function has(ob: u32, s: string): bool {
   return get(ob, s) != NONE;
+}
+
+// The names rest() passes over or refuses and the members message() looks at, by the index's
+// hash of their bytes (as literalHash() hashes them): 256 slots of {hash u32, bits u32, length
+// u32, 1 u32, the name's bytes (names of up to NAME_MAX bytes)}, open addressing. A member's
+// name is then classified by one look-up and a compare of its bytes eight at a time, instead of
+// a compare with each of ~40 literals (rest()), and a message's members found in one walk
+// instead of one walk per name (message()).
+const NAME_SLOTS: usize = memory.data(256 * 64, 8);
+const NAME_MAX: i32 = 48;
+let namesReady = false;
+// bits: 1 << S_* for the skip sets of rest() the name is in, and:
+const M_OLLAMA: u32 = 1 << 11; // in S_MESSAGE for an Ollama body only
+const M_CACHE: u32 = 1 << 12; // cache_control: never copied
+const M_INHERITED: u32 = 1 << 13; // inherited from Object.prototype: declines
+const M_ANTHROPIC: u32 = 1 << 14; // a root member that says Anthropic (detect())
+const M_CHAT: u32 = 1 << 15; // a root member that says OpenAI chat (detect())
+// and in bits 16..19, a member message() looks at: its slot + 1.
+const M_SLOT_SHIFT: u32 = 16;
+const SLOT_LC: u32 = 0;
+const SLOT_LC_NAMESPACE: u32 = 1;
+const SLOT_TYPE: u32 = 2;
+const SLOT_ROLE: u32 = 3;
+const SLOT_CONTENT: u32 = 4;
+const SLOT_TOOL_CALL_ID: u32 = 5;
+const SLOT_TOOL_CALLS: u32 = 6;
+const SLOT_FUNCTION_CALL: u32 = 7;
+const SLOTS: usize = memory.data(8 * 4, 4); // the members message() looks at (NONE: absent)
+
+const S_ALL_TYPE: u32 = (1 << S_TYPE) | (1 << S_TOOL_USE) | (1 << S_RESULT) | (1 << S_THINKING) | (1 << S_CALL) |
+  (1 << S_IMAGE_PART) | (1 << S_TOOL) | (1 << S_TOOL_DEF) | (1 << S_MESSAGE);
+
+function addName(s: string, bits: u32): void {
+  const h = literalHash(s);
+  let slot = (h * 0x9e3779b1) >> 24;
+  while (load<u32>(NAME_SLOTS + <usize>slot * 64 + 12) != 0) slot = (slot + 1) & 255;
+  const q = NAME_SLOTS + <usize>slot * 64;
+  store<u32>(q, h);
+  store<u32>(q + 4, bits);
+  store<u32>(q + 8, <u32>s.length);
+  store<u32>(q + 12, 1);
+  for (let i = 0; i < s.length && i < NAME_MAX; i++) store<u8>(q + 16 + <usize>i, <u8>s.charCodeAt(i));
+}
+
+@inline function slotBits(k: u32): u32 {
+  return (k + 1) << M_SLOT_SHIFT;
+}
+
+/** Fills the name table (once per instance). Each name once, with all its bits. */
+function initNames(): void {
+  namesReady = true;
+  addName("type", S_ALL_TYPE | slotBits(SLOT_TYPE));
+  addName("input", 1 << S_TOOL_USE);
+  addName("tool_use_id", 1 << S_RESULT);
+  addName("is_error", 1 << S_RESULT);
+  addName("signature", 1 << S_THINKING);
+  addName("index", 1 << S_CALL);
+  addName("url", 1 << S_IMAGE_URL);
+  addName("image_url", 1 << S_IMAGE_PART);
+  addName("function", 1 << S_TOOL);
+  addName("input_schema", 1 << S_TOOL_DEF);
+  addName("inputSchema", 1 << S_TOOL_DEF);
+  addName("tool_calls", (1 << S_MESSAGE) | slotBits(SLOT_TOOL_CALLS));
+  addName("function_call", (1 << S_MESSAGE) | M_CHAT | slotBits(SLOT_FUNCTION_CALL));
+  addName("tool_call_id", (1 << S_MESSAGE) | slotBits(SLOT_TOOL_CALL_ID));
+  // The reference's message noise (bookkeeping, not content).
+  addName("id", 1 << S_MESSAGE);
+  addName("status", 1 << S_MESSAGE);
+  addName("timestamp", 1 << S_MESSAGE);
+  addName("created", 1 << S_MESSAGE);
+  addName("created_at", 1 << S_MESSAGE);
+  addName("createdAt", 1 << S_MESSAGE);
+  addName("updated_at", 1 << S_MESSAGE);
+  addName("updatedAt", 1 << S_MESSAGE);
+  addName("request_id", 1 << S_MESSAGE);
+  addName("requestId", 1 << S_MESSAGE);
+  // Ollama's images, thinking and tool_name become parts and links, not members.
+  addName("images", M_OLLAMA);
+  addName("thinking", M_OLLAMA | M_ANTHROPIC);
+  addName("tool_name", M_OLLAMA);
+  addName("cache_control", M_CACHE);
+  addName("constructor", M_INHERITED);
+  addName("__proto__", M_INHERITED);
+  addName("toString", M_INHERITED);
+  addName("valueOf", M_INHERITED);
+  addName("hasOwnProperty", M_INHERITED);
+  addName("isPrototypeOf", M_INHERITED);
+  addName("propertyIsEnumerable", M_INHERITED);
+  addName("toLocaleString", M_INHERITED);
+  addName("__defineGetter__", M_INHERITED);
+  addName("__defineSetter__", M_INHERITED);
+  addName("__lookupGetter__", M_INHERITED);
+  addName("__lookupSetter__", M_INHERITED);
+  addName("lc", slotBits(SLOT_LC));
+  addName("lc_namespace", slotBits(SLOT_LC_NAMESPACE));
+  addName("role", slotBits(SLOT_ROLE));
+  addName("content", slotBits(SLOT_CONTENT));
+  // detect()'s root members (normalize.ts detectProvider()).
+  addName("system", M_ANTHROPIC);
+  addName("stop_sequences", M_ANTHROPIC);
+  addName("top_k", M_ANTHROPIC);
+  addName("functions", M_CHAT);
+  addName("max_completion_tokens", M_CHAT);
+  addName("response_format", M_CHAT);
+  addName("n", M_CHAT);
+  addName("logit_bias", M_CHAT);
+  addName("logprobs", M_CHAT);
+  addName("top_logprobs", M_CHAT);
+  addName("frequency_penalty", M_CHAT);
+  addName("presence_penalty", M_CHAT);
+  addName("reasoning_effort", M_CHAT);
+  addName("modalities", M_CHAT);
+  addName("audio", M_CHAT);
+  addName("prediction", M_CHAT);
+  addName("seed", M_CHAT);
+  addName("parallel_tool_calls", M_CHAT);
+  addName("stream_options", M_CHAT);
+  addName("web_search_options", M_CHAT);
+}
+
+/** The bits of the name of member record c (unescaped), at p (n bytes): 0 for a name not in the table. */
+function nameBits(c: u32, p: usize, n: usize): u32 {
+  const h = load<u32>(rec(c) + 24);
+  if (h == 0) {
+    // No hash (a name over 64 bytes, or one that hashes to 0): compared with every name.
+    if (n > <usize>NAME_MAX) return 0;
+    for (let q = NAME_SLOTS; q < NAME_SLOTS + 256 * 64; q += 64) {
+      if (load<u32>(q + 12) != 0 && <usize>load<u32>(q + 8) == n && sameBytes(p, q + 16, n)) return load<u32>(q + 4);
+    }
+    return 0;
+  }
+  let slot = (h * 0x9e3779b1) >> 24;
+  while (true) {
+    const q = NAME_SLOTS + <usize>slot * 64;
+    if (load<u32>(q + 12) == 0) return 0;
+    if (load<u32>(q) == h && <usize>load<u32>(q + 8) == n && sameBytes(p, q + 16, n)) return load<u32>(q + 4);
+    slot = (slot + 1) & 255;
+  }
+}
+
+/**
+ * One walk over the members of ob: the records of those message() looks at in SLOTS (NONE:
+ * absent), and the bits of all its names OR'd together. An escaped name declines (every get()
+ * over the object would meet it).
+ */
+function scan(ob: u32): u32 {
+  for (let k: usize = 0; k < 8; k++) store<u32>(SLOTS + k * 4, NONE);
+  let all: u32 = 0;
+  others = 0;
+  const kept = (1 << S_MESSAGE) | M_CACHE | (ollama ? M_OLLAMA : 0);
+  const stop = nextOf(ob);
+  for (let c = ob + 1; c < stop; c = nextOf(c)) {
+    const r = rec(c);
+    if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return 0; }
+    const p = A + <usize>load<u32>(r + 16) + 1;
+    const n = A + <usize>load<u32>(r + 20) - 1 - p;
+    // `role` and `content` (in every message) by their bytes as numbers, without the table.
+    let bits: u32;
+    if (n == 4 && load<u32>(p) == 0x656c6f72) bits = slotBits(SLOT_ROLE);
+    else if (n == 7 && (load<u64>(p) & 0xffffffffffffff) == 0x746e65746e6f63) bits = slotBits(SLOT_CONTENT);
+    else bits = nameBits(c, p, n);
+    all |= bits;
+    const k = bits >> M_SLOT_SHIFT;
+    if (k != 0) store<u32>(SLOTS + <usize>(k - 1) * 4, c);
+    if ((bits & kept) == 0 && k != SLOT_ROLE + 1 && k != SLOT_CONTENT + 1) others++;
+  }
+  return all;
+}
+
+// Members of the object scan() walked last that message()'s rest() calls may copy: none of
+// role, content, cache_control and the names S_MESSAGE skips.
+let others: u32 = 0;
+
+@inline function slot(k: u32): u32 {
+  return load<u32>(SLOTS + <usize>k * 4);
 }
 
 /** Whether record i is the unescaped string s (an escaped one declines). */
@@ -310,21 +496,29 @@ function span(s: usize, e: usize): void {
 }
 
 @inline function raw(i: u32): void {
-  const at = o;
-  span(startOf(i), endOf(i));
-  if (canon) canonicalRaw(i, at);
+  if (canon && !canonValue(i)) canonicalRaw(i);
+  else span(startOf(i), endOf(i));
 }
 
 /**
- * A value copied from the body at `at` that is not canonical as it stands (members out of
- * order, whitespace, numbers in another spelling) is made canonical there and then, while it
- * is the last thing written; where whole messages go through the canonical writer anyway (see
- * allCanon), the message is marked instead.
+ * A value of the body that is not canonical as it stands (members out of order, whitespace,
+ * numbers in another spelling) is written in canonical form from its records (canonWrite());
+ * where whole messages go through the canonical writer anyway (see allCanon), it is copied and
+ * the message marked instead. What canonWrite() cannot vouch for is copied and run through the
+ * canonical writer there and then, while it is the last thing written.
  */
-function canonicalRaw(i: u32, at: usize): void {
-  if (canonValue(i)) return;
-  if (allCanon) canonicalize(at);
-  else canon = false;
+function canonicalRaw(i: u32): void {
+  const at = o;
+  if (!allCanon) {
+    span(startOf(i), endOf(i));
+    canon = false;
+    return;
+  }
+  if (canonWrite(i, 0)) return;
+  o = at;
+  orderTop = 0;
+  span(startOf(i), endOf(i));
+  canonicalize(at);
 }
 
 // --- RFC 8785 text as it stands
@@ -343,6 +537,21 @@ function greater(p: usize, n: usize, q: usize, m: usize): bool {
     return a > b;
   }
   return n > m;
+}
+
+/**
+ * The byte order of the name (p, n) and the ASCII name (q, m): RFC 8785's order (UTF-16 units)
+ * too, as the two differ only between two characters outside ASCII, and a unit outside ASCII
+ * sorts after every ASCII one.
+ */
+@inline function byBytes(p: usize, n: usize, q: usize, m: usize): i32 {
+  const k = n < m ? n : m;
+  for (let j: usize = 0; j < k; j++) {
+    const a = <i32>load<u8>(p + j);
+    const b = <i32>load<u8>(q + j);
+    if (a != b) return a - b;
+  }
+  return <i32>n - <i32>m;
 }
 
 /** Notes the literal member name (name) as the last one written, for rest()'s order check. */
@@ -398,74 +607,46 @@ function canonValue(i: u32): bool {
   return at + 1 == endOf(i);
 }
 
-/** The end of the canonical string at p (its quote) before e, or 0: only RFC 8785's escapes. */
-function canonString(p: usize, e: usize): usize {
-  p++;
-  while (p < e) {
-    const c = <u32>load<u8>(p);
-    if (c == 0x22) return p + 1;
-    if (c < 0x20) return 0;
-    if (c == 0x5c) {
-      if (p + 1 >= e) return 0;
-      const d = <u32>load<u8>(p + 1);
-      if (!(d == 0x22 || d == 0x5c || d == 0x62 || d == 0x66 || d == 0x6e || d == 0x72 || d == 0x74)) return 0;
-      p += 2;
-      continue;
+/**
+ * The first quote, backslash or control character at or after p, or a position at or after e
+ * where there is none before e: 16 bytes a step in the SIMD build (reading up to 15 past e).
+ */
+@inline function stopAt(p: usize, e: usize): usize {
+  if (ASC_FEATURE_SIMD) {
+    while (true) {
+      const v = v128.load(p);
+      const stops = <u32>i8x16.bitmask(v128.or(v128.or(i8x16.eq(v, i8x16.splat(0x22)), i8x16.eq(v, i8x16.splat(0x5c))), i8x16.lt_u(v, i8x16.splat(0x20))));
+      if (stops != 0) return p + <usize>ctz(stops);
+      p += 16;
+      if (p >= e) return p;
     }
-    p++;
+  } else {
+    while (p < e) {
+      const c = <u32>load<u8>(p);
+      if (c == 0x22 || c == 0x5c || c < 0x20) break;
+      p++;
+    }
   }
-  return 0;
+  return p;
 }
 
 /**
- * The end of the RFC 8785 value at p before e (JSON text the view wrote: arguments text), or 0
- * where it is not canonical as it stands (whitespace, member order, odd escapes, numbers
- * other than short integers, nesting deeper than 64) or not JSON.
+ * The end of the canonical string at p (its quote) before e, or 0: only RFC 8785's escapes.
+ * Reads up to 15 bytes past e (output text: room() keeps slack after it).
  */
-function canonText(p: usize, e: usize, depth: i32): usize {
-  if (p >= e || depth > 64) return 0;
-  const c = <u32>load<u8>(p);
-  if (c == 0x22) return canonString(p, e);
-  if (c == 0x7b || c == 0x5b) {
-    const obj = c == 0x7b;
-    const close: u32 = obj ? 0x7d : 0x5d;
-    p++;
-    if (p < e && <u32>load<u8>(p) == close) return p + 1;
-    let pk: usize = 0;
-    let pn: usize = 0;
-    let first = true;
-    while (p < e) {
-      if (obj) {
-        if (load<u8>(p) != 0x22) return 0;
-        const ks = p;
-        p = canonString(p, e);
-        if (p == 0 || p >= e || load<u8>(p) != 0x3a) return 0;
-        if (!first && !greater(ks + 1, p - ks - 2, pk, pn)) return 0;
-        pk = ks + 1;
-        pn = p - ks - 2;
-        p++;
-      }
-      p = canonText(p, e, depth + 1);
-      if (p == 0 || p >= e) return 0;
-      first = false;
-      const d = <u32>load<u8>(p);
-      if (d == close) return p + 1;
-      if (d != 0x2c) return 0;
-      p++;
-    }
-    return 0;
+function canonString(p: usize, e: usize): usize {
+  p++;
+  while (true) {
+    p = stopAt(p, e);
+    if (p >= e) return 0;
+    const c = <u32>load<u8>(p);
+    if (c == 0x22) return p + 1;
+    if (c < 0x20 || p + 1 >= e) return 0;
+    const d = <u32>load<u8>(p + 1);
+    if (!(d == 0x22 || d == 0x5c || d == 0x62 || d == 0x66 || d == 0x6e || d == 0x72 || d == 0x74)) return 0;
+    p += 2;
   }
-  if (c == 0x74) return p + 4 <= e && load<u32>(p) == 0x65757274 ? p + 4 : 0; // true
-  if (c == 0x6e) return p + 4 <= e && load<u32>(p) == 0x6c6c756e ? p + 4 : 0; // null
-  if (c == 0x66) return p + 5 <= e && load<u8>(p) == 0x66 && load<u32>(p + 1) == 0x65736c61 ? p + 5 : 0; // false
-  let q = p;
-  if (load<u8>(q) == 0x2d) q++;
-  while (q < e && <u32>load<u8>(q) - 0x30 < 10) q++;
-  if (q < e) {
-    const d = <u32>load<u8>(q);
-    if (d == 0x2e || d == 0x65 || d == 0x45) return 0;
-  }
-  return canonNumber(p, q) ? q : 0;
+  return 0; // not reached (the scalar build's flow analysis asks for it)
 }
 
 /**
@@ -478,6 +659,275 @@ function canonicalize(s: usize): void {
   memory.copy(s, <usize>load<u32>(RESULT + 12), n);
   o = s + n;
   room(0);
+}
+
+// --- RFC 8785 text written without the canonical writer
+
+// Each object canonWrite() and textWrite() are writing keeps its members here while it writes
+// them (nested objects above it): canonWrite() the member records in name order (u32 each),
+// textWrite() {name address, name length, chunk start, chunk end} (4 x u32) in text order.
+const ORDER_MAX: u32 = 4096;
+const ORDER: usize = memory.data(<i32>ORDER_MAX * 4, 8);
+let orderTop: u32 = 0;
+const CANON_DEPTH: i32 = 64; // deeper values are left to the canonical writer
+
+/** Copies [s, e) to the output: short spans a word at a time (room() keeps slack after o). */
+@inline function copyOut(s: usize, e: usize): void {
+  const n = e - s;
+  if (n > 32) {
+    memory.copy(o, s, n);
+  } else {
+    for (let k: usize = 0; k < n; k += 8) store<u64>(o + k, load<u64>(s + k));
+  }
+  o += n;
+}
+
+/** A number [s, e) in RFC 8785's spelling (the canonical writer's number writer); false if it overflows. */
+function numberOut(s: usize, e: usize): bool {
+  if (canonNumber(s, e)) {
+    copyOut(s, e);
+    return true;
+  }
+  room(32);
+  const n = writeCanonicalNumber(s, <i32>(e - s), o);
+  if (n < 0) return false;
+  o += <usize>n;
+  return true;
+}
+
+@inline function nameP(c: u32): usize { return A + <usize>load<u32>(rec(c) + 16) + 1; }
+@inline function nameN(c: u32): usize { return A + <usize>load<u32>(rec(c) + 20) - 1 - nameP(c); }
+
+/**
+ * Writes the canonical form of the body's value i at o from its records, as the canonical
+ * writer would write its text: members sorted by name (UTF-16 order: compareKeys), strings
+ * without odd escapes and literals as they stand, numbers through the canonical number writer.
+ * Returns false where it does not vouch for the result (odd escapes, escaped names, deep
+ * nesting), its output then partial; the index has already refused duplicate names.
+ */
+function canonWrite(i: u32, depth: i32): bool {
+  const r = rec(i);
+  const k = load<u32>(r) & 0xff;
+  if (k == T_NUMBER) return numberOut(startOf(i), endOf(i));
+  if (k == T_STRING && (load<u32>(r) & F_ODD_ESCAPE) != 0) return false;
+  if (k != T_ARRAY && k != T_OBJECT) {
+    copyOut(startOf(i), endOf(i));
+    return true;
+  }
+  if (depth >= CANON_DEPTH) return false;
+  const stop = nextOf(i);
+  if (k == T_ARRAY) {
+    byte(0x5b);
+    for (let c = i + 1; c < stop; c = nextOf(c)) {
+      if (c > i + 1) byte(0x2c);
+      if (!canonWrite(c, depth + 1)) return false;
+    }
+    byte(0x5d);
+    return true;
+  }
+  // The member records in name order (insertion sort: objects here have few members).
+  const base = orderTop;
+  let n: u32 = 0;
+  for (let c = i + 1; c < stop; c = nextOf(c)) {
+    if ((load<u32>(rec(c)) & F_KEY_ESCAPED) != 0 || base + n == ORDER_MAX) return false;
+    const p = nameP(c);
+    const pn = <u32>nameN(c);
+    let j = n;
+    while (j > 0) {
+      const d = load<u32>(ORDER + <usize>(base + j - 1) * 4);
+      if (compareKeys(nameP(d), <u32>nameN(d), p, pn) < 0) break;
+      store<u32>(ORDER + <usize>(base + j) * 4, d);
+      j--;
+    }
+    store<u32>(ORDER + <usize>(base + j) * 4, c);
+    n++;
+  }
+  orderTop = base + n;
+  byte(0x7b);
+  for (let j: u32 = 0; j < n; j++) {
+    if (j > 0) byte(0x2c);
+    const c = load<u32>(ORDER + <usize>(base + j) * 4);
+    copyOut(A + <usize>load<u32>(rec(c) + 16), A + <usize>load<u32>(rec(c) + 20));
+    byte(0x3a);
+    if (!canonWrite(c, depth + 1)) return false;
+  }
+  orderTop = base;
+  byte(0x7d);
+  return true;
+}
+
+/** The first byte at or after p (before e) that is not JSON whitespace. */
+function ws(p: usize, e: usize): usize {
+  while (p < e) {
+    const c = <u32>load<u8>(p);
+    if (c != 0x20 && c != 0x0a && c != 0x0d && c != 0x09) break;
+    p++;
+  }
+  return p;
+}
+
+/**
+ * Writes the canonical form of the JSON value at p (before e; text the view wrote, such as
+ * arguments text) at o, as the canonical writer would write it; returns the position after the
+ * value, or 0 where it does not vouch for the result (odd escapes, escaped names, duplicate
+ * names, deep nesting, text that is not JSON), its output then partial.
+ */
+function textWrite(p: usize, e: usize, depth: i32): usize {
+  if (p >= e) return 0;
+  const c = <u32>load<u8>(p);
+  if (c == 0x22) {
+    const q = canonString(p, e);
+    if (q != 0) copyOut(p, q);
+    return q;
+  }
+  if (c == 0x7b || c == 0x5b) {
+    if (depth >= CANON_DEPTH) return 0;
+    const obj = c == 0x7b;
+    const close: u32 = obj ? 0x7d : 0x5d;
+    byte(<u8>c);
+    p = ws(p + 1, e);
+    if (p < e && <u32>load<u8>(p) == close) {
+      byte(<u8>close);
+      return p + 1;
+    }
+    const base = orderTop;
+    const contentStart = o;
+    let n: u32 = 0;
+    let sorted = true;
+    while (true) {
+      if (n > 0) byte(0x2c);
+      let m: usize = 0;
+      if (obj) {
+        if (p >= e || load<u8>(p) != 0x22 || base + n + 4 > ORDER_MAX) return 0;
+        // A plain name: its bytes are its UTF-8 (an escaped one is left to the canonical writer).
+        const q = stopAt(p + 1, e);
+        if (q >= e || load<u8>(q) != 0x22) return 0;
+        m = ORDER + <usize>(base + n) * 4;
+        store<u32>(m, <u32>(p + 1));
+        store<u32>(m + 4, <u32>(q - p - 1));
+        store<u32>(m + 8, <u32>o);
+        if (n > 0) {
+          const cmp = compareKeys(<usize>load<u32>(m - 16), load<u32>(m - 12), p + 1, <u32>(q - p - 1));
+          if (cmp == 0) return 0;
+          if (cmp > 0) sorted = false;
+        }
+        copyOut(p, q + 1);
+        byte(0x3a);
+        p = ws(q + 1, e);
+        if (p >= e || load<u8>(p) != 0x3a) return 0;
+        p = ws(p + 1, e);
+        orderTop = base + n + 4;
+      }
+      p = textWrite(p, e, depth + 1);
+      if (p == 0) return 0;
+      if (obj) store<u32>(m + 12, <u32>o);
+      n += obj ? 4 : 1;
+      p = ws(p, e);
+      if (p >= e) return 0;
+      const d = <u32>load<u8>(p);
+      if (d == close) break;
+      if (d != 0x2c) return 0;
+      p = ws(p + 1, e);
+    }
+    orderTop = base;
+    if (!sorted && !sortChunks(base, n >> 2, contentStart)) return 0;
+    byte(<u8>close);
+    return p + 1;
+  }
+  if (c == 0x74) {
+    if (p + 4 > e || load<u32>(p) != 0x65757274) return 0; // true
+    copyOut(p, p + 4);
+    return p + 4;
+  }
+  if (c == 0x6e) {
+    if (p + 4 > e || load<u32>(p) != 0x6c6c756e) return 0; // null
+    copyOut(p, p + 4);
+    return p + 4;
+  }
+  if (c == 0x66) {
+    if (p + 5 > e || load<u32>(p + 1) != 0x65736c61) return 0; // false
+    copyOut(p, p + 5);
+    return p + 5;
+  }
+  // A number, by JSON's grammar.
+  let q = p;
+  if (load<u8>(q) == 0x2d) q++;
+  if (q >= e) return 0;
+  const d = <u32>load<u8>(q);
+  if (d == 0x30) q++;
+  else if (d - 0x31 < 9) {
+    q++;
+    while (q < e && <u32>load<u8>(q) - 0x30 < 10) q++;
+  } else return 0;
+  if (q < e && load<u8>(q) == 0x2e) {
+    q++;
+    if (q >= e || <u32>load<u8>(q) - 0x30 >= 10) return 0;
+    while (q < e && <u32>load<u8>(q) - 0x30 < 10) q++;
+  }
+  if (q < e && (load<u8>(q) | 0x20) == 0x65) {
+    q++;
+    if (q < e && (load<u8>(q) == 0x2b || load<u8>(q) == 0x2d)) q++;
+    if (q >= e || <u32>load<u8>(q) - 0x30 >= 10) return 0;
+    while (q < e && <u32>load<u8>(q) - 0x30 < 10) q++;
+  }
+  return numberOut(p, q) ? q : 0;
+}
+
+/**
+ * Puts the n member chunks textWrite() wrote from contentStart (entries at ORDER + base * 4)
+ * in name order: sorted, then copied past the output and back. False for a duplicate name.
+ */
+function sortChunks(base: u32, n: u32, contentStart: usize): bool {
+  const t = ORDER + <usize>base * 4;
+  for (let k: u32 = 1; k < n; k++) {
+    const x = t + <usize>k * 16;
+    const xp = load<u64>(x);
+    const xc = load<u64>(x + 8);
+    let j = k;
+    while (j > 0) {
+      const y = t + <usize>(j - 1) * 16;
+      const cmp = compareKeys(<usize>load<u32>(y), load<u32>(y + 4), <usize>(<u32>xp), <u32>(xp >> 32));
+      if (cmp == 0) return false;
+      if (cmp < 0) break;
+      store<u64>(y + 16, load<u64>(y));
+      store<u64>(y + 24, load<u64>(y + 8));
+      j--;
+    }
+    store<u64>(t + <usize>j * 16, xp);
+    store<u64>(t + <usize>j * 16 + 8, xc);
+  }
+  // Copied past the output with a gap of a word: copyOut() writes up to 7 bytes past a chunk.
+  const len = o - contentStart;
+  room(len + 8);
+  if (bad) return false;
+  memory.copy(o + 8, contentStart, len);
+  const delta = o + 8 - contentStart;
+  o = contentStart;
+  for (let k: u32 = 0; k < n; k++) {
+    const x = t + <usize>k * 16;
+    if (k > 0) byte(0x2c);
+    const s = <usize>load<u32>(x + 8) + delta;
+    copyOut(s, <usize>load<u32>(x + 12) + delta);
+  }
+  return true;
+}
+
+/**
+ * Replaces the JSON text the view wrote last, [s, o), by its canonical form: textWrite() where
+ * it vouches for it, else the canonical writer (canonicalize()).
+ */
+function canonicalizeText(s: usize): void {
+  const e = o;
+  const q = textWrite(ws(s, e), e, 0);
+  orderTop = 0;
+  if (q != 0 && ws(q, e) == e) {
+    const n = o - e;
+    memory.copy(s, e, n);
+    o = s + n;
+    return;
+  }
+  o = e;
+  canonicalize(s);
 }
 
 /**
@@ -546,44 +996,14 @@ function haveHas(from: u32, p: usize, n: usize): bool {
   return haveHas(from, <usize>(name >> 32), <usize>(<u32>name));
 }
 
-/** Names JavaScript objects inherit (the reference's rest() never copies them). */
-function inherited(p: usize, n: usize): bool {
-  return spells(p, n, "constructor") || spells(p, n, "__proto__") || spells(p, n, "toString") || spells(p, n, "valueOf") ||
-    spells(p, n, "hasOwnProperty") || spells(p, n, "isPrototypeOf") || spells(p, n, "propertyIsEnumerable") ||
-    spells(p, n, "toLocaleString") || spells(p, n, "__defineGetter__") || spells(p, n, "__defineSetter__") ||
-    spells(p, n, "__lookupGetter__") || spells(p, n, "__lookupSetter__");
-}
-
-function skipped(p: usize, n: usize, skip: i32): bool {
-  switch (skip) {
-    case S_NONE: return false;
-    case S_TYPE: return spells(p, n, "type");
-    case S_TOOL_USE: return spells(p, n, "type") || spells(p, n, "input");
-    case S_RESULT: return spells(p, n, "type") || spells(p, n, "tool_use_id") || spells(p, n, "is_error");
-    case S_THINKING: return spells(p, n, "type") || spells(p, n, "signature");
-    case S_CALL: return spells(p, n, "type") || spells(p, n, "index");
-    case S_IMAGE_URL: return spells(p, n, "url");
-    case S_IMAGE_PART: return spells(p, n, "type") || spells(p, n, "image_url");
-    case S_TOOL: return spells(p, n, "type") || spells(p, n, "function");
-    case S_TOOL_DEF: return spells(p, n, "type") || spells(p, n, "input_schema") || spells(p, n, "inputSchema");
-    case S_MESSAGE:
-      return spells(p, n, "type") || spells(p, n, "tool_calls") || spells(p, n, "function_call") || spells(p, n, "tool_call_id") ||
-        // The reference's message noise (bookkeeping, not content).
-        spells(p, n, "id") || spells(p, n, "status") || spells(p, n, "timestamp") || spells(p, n, "created") ||
-        spells(p, n, "created_at") || spells(p, n, "createdAt") || spells(p, n, "updated_at") || spells(p, n, "updatedAt") ||
-        spells(p, n, "request_id") || spells(p, n, "requestId") ||
-        // Ollama's images, thinking and tool_name become parts and links, not members.
-        (ollama && (spells(p, n, "images") || spells(p, n, "thinking") || spells(p, n, "tool_name")));
-  }
-  return false;
-}
-
 /**
  * The reference's rest(): the members of ob the output does not have yet, minus skipped ones,
  * cache_control and empty values, as written in the body; each added to `have` (from `from`).
  */
 function rest(ob: u32, from: u32, skip: i32, lo: u64 = 0, hi: u64 = 0): void {
   const stop = nextOf(ob);
+  // cache_control and the skip set's names (S_NONE: bit 0, which no name has).
+  const skipBits = M_CACHE | (<u32>1 << <u32>skip) | (skip == S_MESSAGE && ollama ? M_OLLAMA : 0);
   for (let c = ob + 1; c < stop; c = nextOf(c)) {
     const r = rec(c);
     if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return; }
@@ -592,11 +1012,14 @@ function rest(ob: u32, from: u32, skip: i32, lo: u64 = 0, hi: u64 = 0): void {
     const p = ks + 1;
     const n = ke - 1 - p;
     // Only the names after `lo` and before `hi` (0: no bound), where the caller copies a
-    // message's members in pieces around the names it writes itself.
-    if (lo != 0 && !greater(p, n, <usize>(lo >> 32), <usize>(<u32>lo))) continue;
-    if (hi != 0 && !greater(<usize>(hi >> 32), <usize>(<u32>hi), p, n)) continue;
-    if (haveHas(from, p, n) || spells(p, n, "cache_control") || skipped(p, n, skip) || empty(c)) continue;
-    if (inherited(p, n)) { bad = true; return; }
+    // message's members in pieces around the names it writes itself. In RFC 8785's order, so
+    // that every name lands in one piece, names outside ASCII included (see byBytes()).
+    if (lo != 0 && byBytes(p, n, <usize>(lo >> 32), <usize>(<u32>lo)) <= 0) continue;
+    if (hi != 0 && byBytes(p, n, <usize>(hi >> 32), <usize>(<u32>hi)) >= 0) continue;
+    if (haveHas(from, p, n)) continue;
+    const bits = nameBits(c, p, n);
+    if ((bits & skipBits) != 0 || empty(c)) continue;
+    if ((bits & M_INHERITED) != 0) { bad = true; return; }
     if (canon && !greater(p, n, keyP, keyN)) canon = false;
     keyP = p;
     keyN = n;
@@ -733,7 +1156,7 @@ function setArguments(v: u32): void {
     store<u8>(o++, d == 0x6e ? 0x0a : d == 0x74 ? 0x09 : d == 0x72 ? 0x0d : d == 0x62 ? 0x08 : d == 0x66 ? 0x0c : d);
   }
   // Arguments text is the model's JSON: made canonical here, where it is short and alone.
-  if (canon && allCanon && canonText(text, o, 0) != o) canonicalize(text);
+  if (canon && allCanon) canonicalizeText(text);
   havePush(N_ARGUMENTS);
 }
 
@@ -936,8 +1359,14 @@ function writeImageUrl(p: u32, from: u32): void {
     inner = iu;
     url = get(iu, "url");
   }
-  // image, type: canonical order.
+  // In canonical member order: the members rest() copies (from the image_url object, then
+  // the part) that sort before `image`, the image, those between it and `type`, the type, those
+  // after it (as message() writes its pieces; `detail` goes first).
+  keyN = 0;
+  if (inner != NONE) rest(inner, from, S_IMAGE_URL, 0, N_IMAGE);
+  rest(p, from, S_IMAGE_PART, 0, N_IMAGE);
   if (url != NONE && !empty(url)) {
+    sep();
     w("\"image\":");
     if (kindOf(url) == T_STRING) {
       if (!isStr(url)) return;
@@ -947,12 +1376,15 @@ function writeImageUrl(p: u32, from: u32): void {
     } else {
       raw(url);
     }
-    byte(0x2c);
   }
+  keyAt(N_IMAGE);
+  if (inner != NONE) rest(inner, from, S_IMAGE_URL, N_IMAGE, N_TYPE);
+  rest(p, from, S_IMAGE_PART, N_IMAGE, N_TYPE);
+  sep();
   w("\"type\":\"image\"");
   keyAt(N_TYPE);
-  if (inner != NONE) rest(inner, from, S_IMAGE_URL);
-  rest(p, from, S_IMAGE_PART);
+  if (inner != NONE) rest(inner, from, S_IMAGE_URL, N_TYPE);
+  rest(p, from, S_IMAGE_PART, N_TYPE);
 }
 
 /** /(tool_use|_call)$/ on the type string (absent: ""). */
@@ -1105,10 +1537,18 @@ function setLast(assistant: bool, joinable: bool, isEmpty: bool, tail: usize): v
  */
 function message(i: u32, responses: bool, comma: bool): i32 {
   if (kindOf(i) != T_OBJECT) { bad = true; return 0; }
-  if (has(i, "lc") || has(i, "lc_namespace")) { bad = true; return 0; }
-  const type = get(i, "type");
-  const role = get(i, "role");
+  scan(i);
   if (bad) return 0;
+  if (slot(SLOT_LC) != NONE || slot(SLOT_LC_NAMESPACE) != NONE) { bad = true; return 0; }
+  // Taken before anything below walks another object.
+  const type = slot(SLOT_TYPE);
+  const role = slot(SLOT_ROLE);
+  const contentRec = slot(SLOT_CONTENT);
+  const tc = slot(SLOT_TOOL_CALL_ID);
+  const calls = slot(SLOT_TOOL_CALLS);
+  const fc = slot(SLOT_FUNCTION_CALL);
+  // Whether the message has members the rest() calls below may copy (none in most messages).
+  const copies = others != 0;
   if (role == NONE && type != NONE && kindOf(type) == T_STRING && !strIs(type, "message")) {
     if (strIs(type, "function_call")) return call(i, responses, comma);
     if (comma) byte(0x2c);
@@ -1118,7 +1558,7 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   }
   const answer = ollama ? ollamaAnswer(i, role) : -1;
   if (bad) return 0;
-  if (!responses && answer < 0 && plainMessage(i, role, comma)) return 1;
+  if (!responses && answer < 0 && plainMessage(i, role, contentRec, comma)) return 1;
   if (bad) return 0;
   if (comma) byte(0x2c);
   // In canonical member order: the members rest() copies that sort before `content`, the
@@ -1133,19 +1573,17 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   byte(0x7b);
   const preStart = o;
   keyN = 0;
-  rest(i, from, S_MESSAGE, 0, N_CONTENT);
+  if (copies) rest(i, from, S_MESSAGE, 0, N_CONTENT);
   const preEnd = o;
   if (preEnd > preStart) byte(0x2c);
   w("\"content\":[");
   const partsStart = o;
   rangeCount = 0;
-  const tc = get(i, "tool_call_id");
   const resultId = answer >= 0 ? answer : tc == NONE || kindOf(tc) == T_NULL ? -1 : id(tc);
   if (resultId >= 0) w("{\"content\":[");
   let n = ollama ? ollamaThinking(i) : 0;
-  n += content(get(i, "content"), true, n);
+  n += content(contentRec, true, n);
   if (bad) return 0;
-  const calls = get(i, "tool_calls");
   if (calls != NONE && kindOf(calls) == T_ARRAY) {
     if (ollama) openCount = 0; // only the last assistant turn's calls are answered
     const stop = nextOf(calls);
@@ -1156,7 +1594,6 @@ function message(i: u32, responses: bool, comma: bool): i32 {
       pushRange(s, o, K_PART);
     }
   }
-  const fc = get(i, "function_call");
   if (isObj(fc)) {
     if (n++ > 0) byte(0x2c);
     const s = o;
@@ -1183,13 +1620,13 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   const membersStart = o;
   keyAt(N_CONTENT);
   if (empty(role)) {
-    rest(i, from, S_MESSAGE, N_CONTENT);
+    if (copies) rest(i, from, S_MESSAGE, N_CONTENT);
   } else {
-    rest(i, from, S_MESSAGE, N_CONTENT, N_ROLE);
+    if (copies) rest(i, from, S_MESSAGE, N_CONTENT, N_ROLE);
     w(",\"role\":");
     raw(role);
     keyAt(N_ROLE);
-    rest(i, from, S_MESSAGE, N_ROLE);
+    if (copies) rest(i, from, S_MESSAGE, N_ROLE);
   }
   haveTop = from;
   const membersEnd = o;
@@ -1266,9 +1703,8 @@ function ownSpan(s: usize, e: usize): void {
  * `{"role": "<string>", "content": "<string>"}` and nothing else, in canonical member order.
  * Not for Responses input (see message()).
  */
-function plainMessage(i: u32, role: u32, comma: bool): bool {
+function plainMessage(i: u32, role: u32, content: u32, comma: bool): bool {
   if (nextOf(i) != i + 3) return false;
-  const content = get(i, "content");
   if (role == NONE || content == NONE || kindOf(role) != T_STRING || kindOf(content) != T_STRING) return false;
   if (comma) byte(0x2c);
   w("{\"content\":[");
@@ -1532,14 +1968,6 @@ function containsEmbed(i: u32): bool {
   return false;
 }
 
-function anyKey(ob: u32, anthropic: bool): bool {
-  if (anthropic) return has(ob, "system") || has(ob, "stop_sequences") || has(ob, "top_k") || has(ob, "thinking");
-  return has(ob, "functions") || has(ob, "function_call") || has(ob, "max_completion_tokens") || has(ob, "response_format") ||
-    has(ob, "n") || has(ob, "logit_bias") || has(ob, "logprobs") || has(ob, "top_logprobs") || has(ob, "frequency_penalty") ||
-    has(ob, "presence_penalty") || has(ob, "reasoning_effort") || has(ob, "modalities") || has(ob, "audio") ||
-    has(ob, "prediction") || has(ob, "seed") || has(ob, "parallel_tool_calls") || has(ob, "stream_options") ||
-    has(ob, "web_search_options");
-}
 
 /**
  * Whether a content block of some message is one of Anthropic's (tool_use, tool_result,
@@ -1577,6 +2005,17 @@ const V_FUNCTION: u32 = 2; // a { type: "function", function: {...} } tool: Open
  */
 function toolsVerdict(): u32 {
   if (load<u32>(RESULT + 112) != 0) return load<u32>(RESULT + 108);
+  // Read once a view: detect() and tools() both ask (the answer and what the walk flags are the same).
+  if (verdictKnown) return verdict;
+  verdictKnown = true;
+  verdict = toolsVerdictOnce();
+  return verdict;
+}
+
+let verdictKnown = false;
+let verdict: u32 = 0;
+
+function toolsVerdictOnce(): u32 {
   const toolList = get(0, "tools");
   if (toolList == NONE || kindOf(toolList) != T_ARRAY) return 0;
   let v: u32 = 0;
@@ -1618,10 +2057,13 @@ function detect(): i32 {
   // What the tools say (V_INPUT_SCHEMA, V_FUNCTION), from their records or, for a list the
   // index skipped, from the call that kept it.
   const verdict = toolsVerdict();
-  if (anyKey(0, true)) return P_ANTHROPIC;
+  // The root's members that say Anthropic (system, stop_sequences, top_k, thinking) or OpenAI
+  // chat (functions, function_call, n, seed, ...): M_ANTHROPIC and M_CHAT in initNames().
+  const rootBits = scan(0);
+  if ((rootBits & M_ANTHROPIC) != 0) return P_ANTHROPIC;
   if ((verdict & V_INPUT_SCHEMA) != 0) return P_ANTHROPIC;
   if (someBlock(messages, true)) return P_ANTHROPIC;
-  if (anyKey(0, false)) return P_CHAT;
+  if ((rootBits & M_CHAT) != 0) return P_CHAT;
   if ((verdict & V_FUNCTION) != 0) return P_CHAT;
   const mStop = nextOf(messages);
   for (let m = messages + 1; m < mStop; m = nextOf(m)) {
@@ -2144,6 +2586,8 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   B = <usize>load<u32>(RESULT + 48);
   bad = false;
   ollama = provider == P_OLLAMA;
+  if (!namesReady) initNames();
+  verdictKnown = false;
   if (count == 0 || kindOf(0) != T_OBJECT) return V_DECLINED;
   for (let i: u32 = 0; i < count; i++) if ((load<u32>(rec(i)) & F_CHECK_KEYS) != 0) return V_DECLINED;
   // Scratch after the records: have (the records plus literal names per nesting level), ids,
