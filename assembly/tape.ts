@@ -173,13 +173,21 @@ function scanString(p: usize, end: usize): usize {
           // are passed over for the whole step at once; any other (\u, or a fault) stops the
           // step at its backslash, and what follows it is scanned one escape at a time below.
           const letters = escapedBytes<u32>(slashes, carry, 0x5555);
-          const cls = escapeLetters(v, true);
-          const bad = letters & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(0)));
+          // Escaped quotes and line feeds (JSON in JSON, text with line breaks) are valid and
+          // RFC 8785's: when the step escapes nothing else, its letters need no classes.
+          const common = <u32>i8x16.bitmask(v128.or(i8x16.eq(v, i8x16.splat(0x22)), i8x16.eq(v, i8x16.splat(0x6e))));
+          let bad: u32 = 0;
+          let odd: u32 = 0;
+          if ((letters & ~common & 0xffff) != 0) {
+            const cls = escapeLetters(v, true);
+            bad = letters & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(0)));
+            odd = letters & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(2)));
+          }
           if ((bad & carry) != 0) { p--; break; } // the escape the last step's end cut
           stops = (stops & ~letters) | (bad >> 1);
           const before = stops == 0 ? <u32>0xffff : (<u32>1 << ctz(stops)) - 1;
           if ((slashes & before) != 0) gEsc = true;
-          if ((letters & before & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(2)))) != 0) gOdd = true;
+          if ((odd & before) != 0) gOdd = true;
           if (stops == 0) {
             carry = letters >> 16;
             p += 16;
