@@ -172,7 +172,8 @@ function scanString(p: usize, end: usize): usize {
           // Escapes of one letter (\\ \" \/ \b \f \n \r \t: arguments text is full of them)
           // are passed over for the whole step at once; any other (\u, or a fault) stops the
           // step at its backslash, and what follows it is scanned one escape at a time below.
-          const letters = escapedBytes<u32>(slashes, carry, 0x5555);
+          // With no backslash next to another and none carried in, each escapes the byte after it.
+          const letters = ((slashes & (slashes << 1)) | carry) == 0 ? slashes << 1 : escapedBytes<u32>(slashes, carry, 0x5555);
           // Escaped quotes and line feeds (JSON in JSON, text with line breaks) are valid and
           // RFC 8785's: when the step escapes nothing else, its letters need no classes.
           const common = <u32>i8x16.bitmask(v128.or(i8x16.eq(v, i8x16.splat(0x22)), i8x16.eq(v, i8x16.splat(0x6e))));
