@@ -101,6 +101,27 @@ function distinctKeys(base: usize, at: usize, o: u32, end: u32): bool {
   return true;
 }
 
+/**
+ * Whether the object record at o (whose subtree ends before record `end`, and which has a
+ * member) has one member, or two with unescaped names that differ: most objects of a request
+ * (a message's role and content, a part's type and text), decided here without distinctKeys()'s
+ * loops. False: distinctKeys() decides.
+ */
+// @ts-ignore: decorator
+@inline function smallDistinct(base: usize, at: usize, o: u32, end: u32): bool {
+  const ra = base + <usize>(o + 1) * NODE;
+  const b = load<u32>(ra + 12);
+  if (b >= end) return true;
+  const rb = base + <usize>b * NODE;
+  if (load<u32>(rb + 12) < end || ((load<u32>(ra) | load<u32>(rb)) & F_KEY_ESCAPED) != 0) return false;
+  // Distinct when the hashes or the lengths differ (names past HASHED_MAX bytes have hash 0).
+  const as = <usize>load<u32>(ra + 16);
+  const bs = <usize>load<u32>(rb + 16);
+  const al = <usize>load<u32>(ra + 20) - as;
+  if (load<u32>(ra + 24) != load<u32>(rb + 24) || <usize>load<u32>(rb + 20) - bs != al) return true;
+  return memory.compare(at + as, at + bs, al) != 0;
+}
+
 /** Whether the member key at [keyStart, keyEnd) of the input at `at` is exactly `"tools"`. */
 function isToolsKey(at: usize, keyStart: u32, keyEnd: u32): bool {
   if (keyStart == NO_KEY || keyEnd - keyStart != 7) return false;
@@ -132,14 +153,17 @@ function scanString(p: usize, end: usize): usize {
   p = start;
   while (true) {
     if (ASC_FEATURE_SIMD) {
-      const quote = i8x16.splat(0x22);
+      const two = i8x16.splat(0x02);
+      const zero = i8x16.splat(0);
       const bslash = i8x16.splat(0x5c);
       const space = i8x16.splat(0x20);
       // 1 when the step's first byte is escaped by a backslash that ended the step before.
       let carry: u32 = 0;
       while (true) {
         const v = v128.load(p);
-        const stopV = v128.or(i8x16.eq(v, quote), i8x16.lt_u(v, space));
+        // A quote or a control character: flipping bit 1 keeps 0x00-0x1f among themselves and
+        // turns the quote into 0x20, so both are the bytes <= 0x20 after it (one compare).
+        const stopV = i8x16.eq(i8x16.sub_sat_u(v128.xor(v, two), space), zero);
         const slashV = i8x16.eq(v, bslash);
         if ((<u32>i8x16.bitmask(v128.or(stopV, slashV)) | carry) == 0) { p += 16; continue; }
         let stops = <u32>i8x16.bitmask(stopV);
@@ -148,14 +172,23 @@ function scanString(p: usize, end: usize): usize {
           // Escapes of one letter (\\ \" \/ \b \f \n \r \t: arguments text is full of them)
           // are passed over for the whole step at once; any other (\u, or a fault) stops the
           // step at its backslash, and what follows it is scanned one escape at a time below.
-          const letters = escapedBytes<u32>(slashes, carry, 0x5555);
-          const cls = escapeLetters(v, true);
-          const bad = letters & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(0)));
+          // With no backslash next to another and none carried in, each escapes the byte after it.
+          const letters = ((slashes & (slashes << 1)) | carry) == 0 ? slashes << 1 : escapedBytes<u32>(slashes, carry, 0x5555);
+          // Escaped quotes and line feeds (JSON in JSON, text with line breaks) are valid and
+          // RFC 8785's: when the step escapes nothing else, its letters need no classes.
+          const common = <u32>i8x16.bitmask(v128.or(i8x16.eq(v, i8x16.splat(0x22)), i8x16.eq(v, i8x16.splat(0x6e))));
+          let bad: u32 = 0;
+          let odd: u32 = 0;
+          if ((letters & ~common & 0xffff) != 0) {
+            const cls = escapeLetters(v, true);
+            bad = letters & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(0)));
+            odd = letters & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(2)));
+          }
           if ((bad & carry) != 0) { p--; break; } // the escape the last step's end cut
           stops = (stops & ~letters) | (bad >> 1);
           const before = stops == 0 ? <u32>0xffff : (<u32>1 << ctz(stops)) - 1;
           if ((slashes & before) != 0) gEsc = true;
-          if ((letters & before & <u32>i8x16.bitmask(i8x16.eq(cls, i8x16.splat(2)))) != 0) gOdd = true;
+          if ((odd & before) != 0) gOdd = true;
           if (stops == 0) {
             carry = letters >> 16;
             p += 16;
@@ -207,19 +240,33 @@ function scanString(p: usize, end: usize): usize {
 }
 
 /**
- * The hash of the bytes [s, e) that records carry (keyHash, valueHash): four bytes a step,
- * FNV-1a's multiplier with a shift to mix the step's high bytes down. Only ever compared with
- * hashes made here (view.ts literalHash() hashes its names with it too).
+ * The hash of the bytes [s, e) that records carry (keyHash, valueHash): eight bytes a step (the
+ * last step's bytes past e masked off), a 64-bit multiply with the product's high half folded
+ * down. A string of up to 8 bytes (most keys and short values) is one multiply. Only ever
+ * compared with hashes made here (view.ts literalHash() hashes its names with it too). Reads up
+ * to 7 bytes past e (the input's padding; view.ts's scratch buffer sits in static memory).
  */
 export function hashBytes(s: usize, e: usize): u32 {
-  let h: u32 = 0x811c9dc5 ^ <u32>(e - s);
+  let h: u64 = 0x9e3779b97f4a7c15 ^ <u64>(e - s);
   let q = s;
-  for (; q + 4 <= e; q += 4) {
-    h = (h ^ load<u32>(q)) * 0x01000193;
-    h ^= h >> 15;
+  for (; q + 8 <= e; q += 8) {
+    h = (h ^ load<u64>(q)) * 0xff51afd7ed558ccd;
+    h ^= h >> 32;
   }
-  for (; q < e; q++) h = (h ^ <u32>load<u8>(q)) * 0x01000193;
-  return h;
+  if (q < e) {
+    h = (h ^ (load<u64>(q) & (<u64>-1 >> (<u64>(q + 8 - e) << 3)))) * 0xff51afd7ed558ccd;
+    h ^= h >> 32;
+  }
+  return <u32>h;
+}
+
+/**
+ * skipWs() with the common case first: compact JSON has no whitespace between tokens, and a byte
+ * above 0x20 is none in one compare instead of four.
+ */
+// @ts-ignore: decorator
+@inline function ws(p: usize): usize {
+  return <u32>load<u8>(p) > 0x20 ? p : skipWs(p);
 }
 
 /**
@@ -250,7 +297,10 @@ export function index(at: usize, n: u32): i32 {
   let keyEnd: u32 = 0;
   let keyHash: u32 = 0;
   let keyFlag: u32 = 0;
-  let p = skipWs(at);
+  // The innermost open container (when depth > 0): its record, and whether it is an object.
+  let top: usize = 0;
+  let inObject = false;
+  let p = ws(at);
   while (true) {
     // One value at p.
     const q = base + <usize>count * NODE;
@@ -273,13 +323,15 @@ export function index(at: usize, n: u32): i32 {
     } else if (c == 0x7b || c == 0x5b) {
       if (depth == MAX_DEPTH) return -1;
       kind = c == 0x7b ? T_OBJECT : T_ARRAY;
-      p = skipWs(p + 1);
+      p = ws(p + 1);
       const close: u32 = c == 0x7b ? 0x7d : 0x5d;
       if (<u32>load<u8>(p) == close) {
         p++;
       } else {
         store<u32>(TSTACK + (<usize>depth << 2), count);
         depth++;
+        top = <usize>count;
+        inObject = c == 0x7b;
         opened = true;
       }
     } else if (c - 0x30 < 10 || c == 0x2d) {
@@ -341,32 +393,33 @@ export function index(at: usize, n: u32): i32 {
       // After a complete value: close containers until one expects another item.
       while (true) {
         if (depth == 0) {
-          p = skipWs(p);
+          p = ws(p);
           return p == end ? <i32>count : -1;
         }
-        p = skipWs(p);
-        const open = <usize>load<u32>(TSTACK + (<usize>(depth - 1) << 2));
-        const o = base + open * NODE;
-        const isObject = (load<u32>(o) & 0xff) == T_OBJECT;
+        p = ws(p);
         const s = <u32>load<u8>(p);
         if (s == 0x2c) {
-          p = skipWs(p + 1);
+          p = ws(p + 1);
           break;
         }
-        if (s == (isObject ? 0x7d : 0x5d)) {
+        if (s == (inObject ? 0x7d : 0x5d)) {
           p++;
+          const o = base + top * NODE;
           store<u32>(o + 8, <u32>(p - at));
           store<u32>(o + 12, count);
-          if (isObject && !distinctKeys(base, at, <u32>open, count)) return -1;
+          if (inObject && !smallDistinct(base, at, <u32>top, count) && !distinctKeys(base, at, <u32>top, count)) return -1;
           depth--;
+          if (depth > 0) {
+            top = <usize>load<u32>(TSTACK + (<usize>(depth - 1) << 2));
+            inObject = (load<u32>(base + top * NODE) & 0xff) == T_OBJECT;
+          }
           continue;
         }
         return -1;
       }
     }
     // The next item: for an object member, its key first.
-    const open = <usize>load<u32>(TSTACK + (<usize>(depth - 1) << 2));
-    if ((load<u32>(base + open * NODE) & 0xff) == T_OBJECT) {
+    if (inObject) {
       if (load<u8>(p) != 0x22) return -1;
       const k = scanString(p, end);
       if (k == 0) return -1;
@@ -374,9 +427,9 @@ export function index(at: usize, n: u32): i32 {
       keyEnd = <u32>(k - at);
       keyHash = gHash;
       keyFlag = gEsc ? F_KEY_ESCAPED : 0;
-      p = skipWs(k);
+      p = ws(k);
       if (load<u8>(p) != 0x3a) return -1;
-      p = skipWs(p + 1);
+      p = ws(p + 1);
     }
   }
 }

@@ -76,15 +76,17 @@ const GOOD = PIECES.filter((p) => p.json === undefined && p.utf8 === undefined);
 
 /** The index's hash of raw bytes (assembly/tape.ts hashBytes), written again from its description. */
 function hashBytes(b: Uint8Array): number {
-  let h = (0x811c9dc5 ^ b.length) >>> 0;
-  let q = 0;
-  for (; q + 4 <= b.length; q += 4) {
-    const w = (b[q]! | (b[q + 1]! << 8) | (b[q + 2]! << 16) | (b[q + 3]! << 24)) >>> 0;
-    h = Math.imul(h ^ w, 0x01000193) >>> 0;
-    h = (h ^ (h >>> 15)) >>> 0;
+  const M = 0xff51afd7ed558ccdn;
+  const mask = (1n << 64n) - 1n;
+  let h = 0x9e3779b97f4a7c15n ^ BigInt(b.length);
+  for (let q = 0; q < b.length; q += 8) {
+    // Eight bytes little-endian; past the end, zeros.
+    let w = 0n;
+    for (let i = Math.min(7, b.length - q - 1); i >= 0; i--) w = (w << 8n) | BigInt(b[q + i]!);
+    h = ((h ^ w) * M) & mask;
+    h ^= h >> 32n;
   }
-  for (; q < b.length; q++) h = Math.imul(h ^ b[q]!, 0x01000193) >>> 0;
-  return h;
+  return Number(h & 0xffffffffn);
 }
 
 /** A string's hash in its record: of its bytes up to 64 of them, else 0. */
@@ -232,5 +234,46 @@ describe('string scanning over escapes, at every offset of a SIMD step', () => {
       }
     }
     expect(n).toBe(720);
+  });
+});
+
+describe('member names in the index: duplicates fail, escaped names are left to the caller', () => {
+  const builds = (['build/tapedeck.wasm', 'build/tapedeck-simd.wasm'] as const).map((file) => ({
+    file,
+    x: new WebAssembly.Instance(new WebAssembly.Module(readFileSync(file)), {}).exports as unknown as IndexExports,
+  }));
+  // Raw names (as written between the quotes): same lengths with different bytes, names past the
+  // 64 bytes the index hashes (equal but for their last byte), and escaped ones.
+  const NAMES = ['a', 'b', 'ab', 'ba', 'role', 'rolf', 'content', 'x'.repeat(70), `${'x'.repeat(69)}y`, 'k\\"', 'k\\n', '\\u0061'];
+
+  it('agrees with a comparison of the raw names for objects of 1-40 members, nested', () => {
+    const r = rng(20261129);
+    const seen = { dup: 0, flagged: 0, plain: 0 };
+    for (let run = 0; run < 4000; run++) {
+      // Mostly objects of 1-3 members (a request's), sometimes up to 40 (past the 32 compared).
+      const n = 1 + Math.floor(r() < 0.8 ? r() * 3 : r() * 40);
+      const names = Array.from({ length: n }, () => NAMES[Math.floor(r() * NAMES.length)]!);
+      const escaped = names.some((s) => s.includes('\\'));
+      const dup = new Set(names).size < n;
+      // The object as an array's second element, its members' values numbers and an object.
+      const body = `[0,{${names.map((s, i) => `"${s}":${i % 3 === 2 ? '{"a":1}' : i}`).join(',')}}]`;
+      // Escaped names, or more than 32 members: flagged for the caller (F_CHECK_KEYS), never failed here.
+      const flagged = n >= 2 && (escaped || n > 32);
+      for (const { file, x } of builds) {
+        const got = indexRecords(x, new TextEncoder().encode(body));
+        if (!flagged && dup) {
+          expect(got, `${file} ${body}`).toBe(-1);
+          continue;
+        }
+        expect(Array.isArray(got), `${file} ${body}`).toBe(true);
+        const obj = (got as number[])[16]!;
+        expect(obj & 0xff, body).toBe(7);
+        expect(obj & 0x400, `${file} ${body}`).toBe(flagged ? 0x400 : 0);
+      }
+      if (flagged) seen.flagged++;
+      else if (dup) seen.dup++;
+      else seen.plain++;
+    }
+    for (const k of Object.keys(seen) as (keyof typeof seen)[]) expect(seen[k], k).toBeGreaterThan(150);
   });
 });
