@@ -102,7 +102,7 @@ let haveP: usize = 0; // names already in the object being written: {ptr u32, le
 let haveTop: u32 = 0;
 let idsP: usize = 0; // call ids seen: {ptr u32, len u32} of their bytes, numbered by position
 let idCount: u32 = 0;
-let idSlots: usize = 0; // open addressing by FNV-1a of the id's bytes: id number + 1, 0 = free
+let idSlots: usize = 0; // open addressing by a hash of the id's bytes: id number + 1, 0 = free
 let idMask: u32 = 0;
 let rangesP: usize = 0; // a message's parts: {start u32, end u32, kind u32}
 let rangeCount: u32 = 0;
@@ -1205,7 +1205,7 @@ function id(i: u32): i32 {
   const p = startOf(i) + 1;
   const n = endOf(i) - 1 - p;
   // A hash table, not a scan of the ids seen: a long agent conversation has thousands.
-  let h = load<u32>(rec(i) + 28); // the index's FNV-1a of strings up to 64 bytes
+  let h = load<u32>(rec(i) + 28); // the index's hash (hashBytes()) of strings up to 64 bytes; FNV-1a below for longer ones
   if (h == 0) {
     h = 0x811c9dc5;
     for (let q = p; q < p + n; q++) h = (h ^ <u32>load<u8>(q)) * 0x01000193;

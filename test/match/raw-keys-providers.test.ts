@@ -174,13 +174,6 @@ function oddNames(v: unknown, r: () => number): unknown {
     for (const k of Object.keys(o)) delete o[k];
     for (const [k, y] of entries) Object.defineProperty(o, k, { value: y, enumerable: true, writable: true, configurable: true });
   }
-  // Not `messages` or `system` in Converse's toolConfig: the reference spreads toolConfig's
-  // members over the body, so these would replace its conversation; the raw path does not follow.
-  const tc = (root as Obj).toolConfig;
-  if (tc !== null && typeof tc === 'object' && !Array.isArray(tc) && (v as Obj).messages !== undefined) {
-    delete tc.messages;
-    delete tc.system;
-  }
   return root;
 }
 
@@ -333,6 +326,23 @@ describe("raw-bytes digests of Gemini and Bedrock Converse bodies (the core's ow
       }
     }
     expect(cases).toBeGreaterThan(500);
+  });
+
+  it("a Converse body whose toolConfig holds messages or system keys as the reference (which spreads toolConfig's members over the body)", () => {
+    const body = converseBody().body as Obj;
+    const turn = { role: 'user', content: [{ text: 'the conversation in toolConfig' }] };
+    const variants = [
+      { ...body, toolConfig: { ...body.toolConfig, messages: [turn] } },
+      { ...body, toolConfig: { ...body.toolConfig, system: [{ text: 'the system prompt in toolConfig' }] } },
+      { ...body, toolConfig: { messages: [turn], ...body.toolConfig, system: [] } },
+    ];
+    for (const v of variants) {
+      const bytes = encoder.encode(JSON.stringify(v));
+      // Whatever the raw path answers is the reference's (agree()); the two keys differ from the
+      // body's without them, so a path that read the root's conversation would be caught.
+      agree(bytes, CONVERSE);
+      expect(reference(bytes, CONVERSE).key).not.toBe(reference(converseBody().bytes, CONVERSE).key);
+    }
   });
 
   it('the benchmark bodies are keyed by the core, with the reference digests', () => {

@@ -44,6 +44,9 @@ export function converseDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: rea
       const tc: Record<string, unknown> = {};
       const tm = w.members(rec);
       for (let j = 0; j < tm.names.length; j++) {
+        // The reference spreads toolConfig's members over the body: these would replace its
+        // conversation or system prompt, which this walk reads from the root.
+        if (tm.names[j] === 'messages' || tm.names[j] === 'system') decline();
         if (tm.names[j] === 'tools') tools = tm.recs[j];
         else set(tc, tm.names[j]!, w.value(tm.recs[j]!));
       }
