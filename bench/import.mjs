@@ -5,11 +5,12 @@
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
 // Where it stands: three full runs of `npm run bench` of the latest round's final build, one
-// after another (load 1.4-1.7 at the end of each): 0.57x / 0.59x / 0.52x in wall time and
-// 0.69x / 0.67x / 0.59x in CPU time (medians: read + JSON.parse 201-209 ms against the import
-// 344-421 ms; the round before's three runs 0.58x / 0.52x / 0.50x and 0.51x / 0.53x / 0.53x).
-// Before those, that round measured (this script alone, four pairs alternating with the
-// round's start build, shared 2-core machine, load 1.5-2): 0.70x / 0.65x / 0.69x / 0.65x in
+// after another (load 1.5-2.2 at the end of each): 0.57x / 0.61x / 0.61x in wall time and
+// 0.65x / 0.69x / 0.67x in CPU time (medians: read + JSON.parse 173-185 ms against the import
+// 302-312 ms). The round before's: 0.57x / 0.59x / 0.52x and 0.69x / 0.67x / 0.59x (201-209
+// against 344-421 ms); the one before it 0.58x / 0.52x / 0.50x and 0.51x / 0.53x / 0.53x.
+// Before those, the round that kept the import's code compiled measured (this script alone,
+// four pairs alternating with the round's start build, shared 2-core machine, load 1.5-2): 0.70x / 0.65x / 0.69x / 0.65x in
 // CPU time and 0.66x / 0.62x / 0.63x / 0.61x in wall time (import 292-304 ms of CPU), against
 // 0.59x / 0.58x / 0.60x / 0.59x and 0.57x / 0.55x / 0.57x / 0.62x (339-365 ms); three more
 // pairs (load 2.2-3): 0.69x / 0.67x / 0.79x in CPU time (import 292-327 ms) against 0.60x /
