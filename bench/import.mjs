@@ -10,8 +10,9 @@
 // 302-312 ms). The round before's: 0.57x / 0.59x / 0.52x and 0.69x / 0.67x / 0.59x (201-209
 // against 344-421 ms); the one before it 0.58x / 0.52x / 0.50x and 0.51x / 0.53x / 0.53x.
 // Before those, the round that kept the import's code compiled measured (this script alone,
-// four pairs alternating with the round's start build, shared 2-core machine, load 1.5-2): 0.70x / 0.65x / 0.69x / 0.65x in
-// CPU time and 0.66x / 0.62x / 0.63x / 0.61x in wall time (import 292-304 ms of CPU), against
+// four pairs alternating with the round's start build, shared 2-core machine, load 1.5-2):
+// 0.70x / 0.65x / 0.69x / 0.65x in CPU time and 0.66x / 0.62x / 0.63x / 0.61x in wall time
+// (import 292-304 ms of CPU), against
 // 0.59x / 0.58x / 0.60x / 0.59x and 0.57x / 0.55x / 0.57x / 0.62x (339-365 ms); three more
 // pairs (load 2.2-3): 0.69x / 0.67x / 0.79x in CPU time (import 292-327 ms) against 0.60x /
 // 0.62x / 0.60x (345-377 ms): met with a margin. What that round found: the import's code was compiled again for every import. Its
