@@ -20,3 +20,17 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+/**
+ * Whether a[at, at + n) and b[from, from + n) hold the same bytes: memcmp of the two ranges
+ * through Buffer.prototype.compare where there is a Buffer (no view made of either; any
+ * Uint8Array will do), a loop for short ranges and elsewhere.
+ *
+ * @example
+ * sameRange(new TextEncoder().encode('{"a":1}'), 1, Buffer.from('x"a"'), 1, 3) // true
+ */
+export function sameRange(a: Uint8Array, at: number, b: Uint8Array, from: number, n: number): boolean {
+  if (NodeBuffer !== undefined && n > 16) return NodeBuffer.prototype.compare.call(a, b, from, from + n, at, at + n) === 0;
+  for (let j = 0; j < n; j++) if (a[at + j] !== b[from + j]) return false;
+  return true;
+}

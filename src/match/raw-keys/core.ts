@@ -12,11 +12,11 @@ import type { BuiltinProvider, NormalizeOptions } from '../../providers/types.ts
 import type { RequestDigests } from '../matcher.ts';
 import { CONVERSATION, OLLAMA_KEPT, topLevel } from './chat.ts';
 import { decoder, L, lit, Out } from './out.ts';
-import { finish, finishInPlace, keptTop, modelAndOptions, type Normalized, type Top, topEntry } from './view.ts';
+import { finish, finishInPlace, keptTop, messageEnd, modelAndOptions, type Normalized, type Top, topEntry } from './view.ts';
 import { keepTools, type KeptTools, keptToolsTail, newToolsTail, usedTools } from './tools-cache.ts';
 import { isResult, NO_SKIP, unescapedText } from './walk.ts';
 import { canonicalOfUtf8 } from '../../core/index.ts';
-import { sameBytes } from '../../bytes.ts';
+import { sameBytes, sameRange } from '../../bytes.ts';
 
 export const PROVIDER_CODE: Record<BuiltinProvider, number> = { 'openai-chat': 1, 'openai-responses': 2, 'openai-embeddings': 3, anthropic: 4, generic: 5 };
 /** The provider number of an Ollama /api/chat body's view (assembly/view.ts P_OLLAMA). */
@@ -153,9 +153,6 @@ function messageAt(starts: Uint32Array, z: number): number {
   }
   return lo;
 }
-
-/** Where message `i` of `starts` ends in a head of `length` bytes (one byte before the next one's start). */
-const messageEnd = (starts: Uint32Array, i: number, length: number): number => (i + 1 < starts.length ? starts[i + 1]! - 1 : length - 1);
 
 /**
  * The messages of `head` (a copy) that hold holes, filled with `texts` and made canonical (the
@@ -370,16 +367,6 @@ function topByBytes(bytes: Uint8Array, r: Uint32Array, conversation: readonly Ui
 }
 
 const NO_CUT: readonly [number, number] = [0, 0];
-
-// Node's Buffer.prototype.compare takes ranges of any two Uint8Arrays (memcmp, no view made).
-const compareRanges = (globalThis as { Buffer?: { prototype: { compare: (this: Uint8Array, target: Uint8Array, ts: number, te: number, ss: number, se: number) => number } } }).Buffer?.prototype.compare;
-
-/** Whether a[at, at + n) and b[from, from + n) hold the same bytes. */
-function sameRange(a: Uint8Array, at: number, b: Uint8Array, from: number, n: number): boolean {
-  if (compareRanges !== undefined && n > 16) return compareRanges.call(a, b, from, from + n, at, at + n) === 0;
-  for (let j = 0; j < n; j++) if (a[at + j] !== b[from + j]) return false;
-  return true;
-}
 
 /** Whether the last answer from the core's view hashed its messages where they lay (inPlace()); for the counters. */
 export let lastInPlace = false;

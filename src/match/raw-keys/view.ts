@@ -222,8 +222,7 @@ export function finishInPlace(
     let prev = '';
     for (let i = 0; i < count; i++) {
       const s = starts[i]!;
-      const e = i + 1 < count ? starts[i + 1]! - 1 : head.length - 1;
-      const m = nodeHash('sha256', (filled === undefined ? undefined : filled.get(i)) ?? new Uint8Array(buffer, base + s, e - s), 'hex');
+      const m = nodeHash('sha256', (filled === undefined ? undefined : filled.get(i)) ?? new Uint8Array(buffer, base + s, messageEnd(starts, i, head.length) - s), 'hex');
       messageHashes[i] = m;
       pathHashes[i] = prev = i === 0 ? m : nodeHash('sha256', `${prev}:${m}`, 'hex');
     }
@@ -251,7 +250,7 @@ export function finishInPlace(
       let at = 0;
       for (const i of [...filled.keys()].sort((a, b) => a - b)) {
         whole!.update(head.subarray(at, starts[i]!)).update(filled.get(i)!);
-        at = i + 1 < count ? starts[i + 1]! - 1 : head.length - 1;
+        at = messageEnd(starts, i, head.length);
       }
       whole!.update(head.subarray(at));
     }
@@ -273,6 +272,9 @@ export function finishInPlace(
   return { provider, key, signature, signatureDigest: sig, messageHashes, pathHashes };
 }
 
+/** Where message `i` of `starts` ends in a head of `length` bytes (one byte before the next one's start). */
+export const messageEnd = (starts: Uint32Array, i: number, length: number): number => (i + 1 < starts.length ? starts[i + 1]! - 1 : length - 1);
+
 /**
  * SHA-256 hex of the view (`head` with each filled message in place of its text with holes),
  * then `top`, then `tail`, made where `head` lies: the memory after it is free once its
@@ -281,14 +283,12 @@ export function finishInPlace(
  * undefined where that memory has no room, or a filled message is shorter than its text.
  */
 function keyWhereItLies(head: Uint8Array, starts: Uint32Array, filled: ReadonlyMap<number, Uint8Array> | undefined, top: Uint8Array, tail: Uint8Array): string | undefined {
-  const count = starts.length;
-  const end = (i: number): number => (i + 1 < count ? starts[i + 1]! - 1 : head.length - 1);
   let grow = 0;
   let order: number[] | undefined;
   if (filled !== undefined) {
     order = [...filled.keys()].sort((a, b) => a - b);
     for (const i of order) {
-      const more = filled.get(i)!.length - (end(i) - starts[i]!);
+      const more = filled.get(i)!.length - (messageEnd(starts, i, head.length) - starts[i]!);
       if (more < 0) return undefined;
       grow += more;
     }
@@ -304,7 +304,7 @@ function keyWhereItLies(head: Uint8Array, starts: Uint32Array, filled: ReadonlyM
     for (let k = order.length - 1; k >= 0; k--) {
       const i = order[k]!;
       const s = starts[i]!;
-      const e = end(i);
+      const e = messageEnd(starts, i, head.length);
       const f = filled!.get(i)!;
       if (shift > 0) whole.copyWithin(e + shift, e, after);
       shift -= f.length - (e - s);
