@@ -8,6 +8,7 @@ const direct = [
   'test/sha256-wasm.test.ts',
   'test/utf16-wasm.test.ts',
   'test/walk-wasm.test.ts',
+  'test/walk-room.test.ts',
   'test/view-wasm.test.ts',
   'test/build.test.ts',
   'test/parity.test.ts',
