@@ -56,6 +56,14 @@ const SHORT = 24;
 const SLACK = 32;
 const FRAME = 0x01;
 
+// plain() reads units through the function itself, not s.charCodeAt(i): that reads charCodeAt
+// from each string, and member names and values, one byte or two a unit, flat or made by +, are
+// strings of different shapes to V8; once the read has seen too many it is probably compiled as
+// a generic lookup. Measured on L-intl: the walk took ~1.5x its time in about half of the
+// processes (pathHashes 2.22-2.26x the floor there, 2.06-2.10x in the others); through the
+// function, 2.02-2.09x in all of them.
+const charCodeAt = String.prototype.charCodeAt;
+
 const isRawJSON = (JSON as { isRawJSON?: (v: unknown) => boolean }).isRawJSON;
 
 // Buffer's own UTF-16 writer, under write(s, at, 'utf16le'), where the runtime has it: the
@@ -187,7 +195,7 @@ function plain(s: string, n: number): boolean {
   const a = u8;
   const p = pos + 1;
   for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
+    const c = charCodeAt.call(s, i);
     if ((c - 0x20) >>> 0 >= 0x5f || c === 0x22 || c === 0x5c) return false;
     a[p + i] = c;
   }
