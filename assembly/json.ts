@@ -829,25 +829,58 @@ function sortRecords(base: usize, n: u32): void {
 }
 
 /**
+ * The builds for Node sort small objects (n <= 24 records) straight away, without first checking
+ * whether they are in order: insertion sort compares every pair that ends up adjacent (each
+ * record meets its final left neighbour as it settles), so it finds a duplicate key too, and
+ * records already in order cost the same n - 1 compares as that check. A message object arrives
+ * as {role, content}: 1 compare instead of 3 (the check, the sort, the second check).
+ * Returns 1 when the records moved, 0 when they were in order, -1 on a duplicate key, with the
+ * records back in input order (for closeObject's check to report the duplicate it reports).
+ */
+function sortSmall(recStart: usize, recEnd: usize): i32 {
+  let moved = 0;
+  for (let y = recStart + REC_SIZE; y < recEnd; y += REC_SIZE) {
+    for (let x = y; x > recStart; x -= REC_SIZE) {
+      const c = recCompare(x - REC_SIZE, x);
+      if (c < 0) break;
+      if (c == 0) {
+        // Rare: input order is where each record's key offset is above the one before.
+        for (let v = recStart + REC_SIZE; v < recEnd; v += REC_SIZE) {
+          for (let u = v; u > recStart && load<u32>(u - REC_SIZE + 16) > load<u32>(u + 16); u -= REC_SIZE) recSwap(u - REC_SIZE, u);
+        }
+        return -1;
+      }
+      recSwap(x - REC_SIZE, x);
+      moved = 1;
+    }
+  }
+  return moved;
+}
+
+/**
  * Closes an object: checks keys for duplicates and, if members arrived out of order, rewrites
  * their chunks in sorted order. Returns the new output cursor, or 0 on error.
  */
 function closeObject(recStart: usize, recEnd: usize, contentStart: usize, o: usize): usize {
   const n = <u32>((recEnd - recStart) / REC_SIZE);
   if (n < 2) return o;
-  let sorted = true;
-  for (let x = recStart + REC_SIZE; x < recEnd; x += REC_SIZE) {
-    const c = recCompare(x - REC_SIZE, x);
-    if (c == 0) { fail(ERR_DUPLICATE, inBase + load<u32>(x + 16), 0); return 0; }
-    if (c > 0) sorted = false;
-  }
-  if (sorted) return o;
-  sortRecords(recStart, n);
-  for (let x = recStart + REC_SIZE; x < recEnd; x += REC_SIZE) {
-    if (recCompare(x - REC_SIZE, x) == 0) {
-      const a = load<u32>(x - REC_SIZE + 16), b = load<u32>(x + 16);
-      fail(ERR_DUPLICATE, inBase + (a > b ? a : b), 0);
-      return 0;
+  const small = isDefined(VALUE_FRAMES) && n <= 24 ? sortSmall(recStart, recEnd) : -1;
+  if (small == 0) return o;
+  if (small < 0) {
+    let sorted = true;
+    for (let x = recStart + REC_SIZE; x < recEnd; x += REC_SIZE) {
+      const c = recCompare(x - REC_SIZE, x);
+      if (c == 0) { fail(ERR_DUPLICATE, inBase + load<u32>(x + 16), 0); return 0; }
+      if (c > 0) sorted = false;
+    }
+    if (sorted) return o;
+    sortRecords(recStart, n);
+    for (let x = recStart + REC_SIZE; x < recEnd; x += REC_SIZE) {
+      if (recCompare(x - REC_SIZE, x) == 0) {
+        const a = load<u32>(x - REC_SIZE + 16), b = load<u32>(x + 16);
+        fail(ERR_DUPLICATE, inBase + (a > b ? a : b), 0);
+        return 0;
+      }
     }
   }
   // Move the unsorted chunks just past the output, then copy them back in order.
