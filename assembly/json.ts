@@ -606,7 +606,7 @@ function writeFramed(p: usize, o: usize): usize {
           // escape: encoded as a whole step as well, each unit to escape as a 2-byte unit whose
           // bytes are the backslash and its letter. Cutting such a step at each escape (below)
           // took a step per escape; so the wasm call on the L-esc objects took 0.85 ms instead
-          // of 0.90, on L-intl 0.59-0.60 instead of 0.60-0.61.
+          // of 0.90. On L-intl (793 such steps holding 1,297 escapes) it saved 1-15 µs of 0.60 ms.
           const x = i8x16.narrow_i16x8_u(a, b); // lanes to escape are ASCII: their own unit
           const escX = i8x16.narrow_i16x8_s(escA, escB);
           const ctl = v128.and(escX, i8x16.lt_u(x, i8x16.splat(0x20)));
