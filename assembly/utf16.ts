@@ -89,6 +89,24 @@ function initPack(): void {
 }
 
 /**
+ * encode8 for 8 units, none a surrogate, of which the ASCII ones marked in `esc` are written as
+ * the two bytes of their lane of `escHead` (little-endian) instead: a backslash and a letter.
+ */
+@inline function encodeEscaped8(c: v128, esc: v128, escHead: v128, o: usize): usize {
+  const wide = v128.or(i16x8.ge_u(c, i16x8.splat(0x80)), esc);
+  const wider = i16x8.ge_u(c, i16x8.splat(0x800));
+  return pack8(v128.bitselect(escHead, bmpHead(c, wide, wider), esc), last6(c), wide, wider, o);
+}
+
+/**
+ * UTF-8 of 16 units a, b, none a surrogate, at o, the ASCII ones marked in escA / escB written
+ * as the two bytes of their lane of headA / headB (see encodeEscaped8); returns the new cursor.
+ */
+@inline export function encodeEscaped16(a: v128, b: v128, escA: v128, escB: v128, headA: v128, headB: v128, o: usize): usize {
+  return encodeEscaped8(b, escB, headB, encodeEscaped8(a, escA, headA, o));
+}
+
+/**
  * encode8 for 8 units that hold surrogates: `surr` marks them, `high` the high ones, lane i of
  * `prev` is the unit before unit i, and every low surrogate follows a high one. A pair's 4 bytes
  * come two from each unit: the high unit's bits 2-9 (plus 0x40: the code point's bits 10-20)

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { DECLINED, ValueText } from '../src/core/walk.ts';
 import { WasmEngine } from '../src/core/wasm.ts';
-import { refCanonical, text } from './reference.ts';
+import { refCanonical, rng, text } from './reference.ts';
 import { valueGen } from './values.ts';
 
 const NO_IGNORE = { keys: [], rootOnly: false };
@@ -46,6 +46,23 @@ for (const name of ['wasm-simd', 'wasm'] as const) {
       for (const s of aligned()) {
         expect(canonical(s)).toBe(refCanonical(s));
         expect(canonical({ [s]: [s], k: s })).toBe(refCanonical({ [s]: [s], k: s }));
+      }
+    });
+
+    it('steps mixing non-ASCII units with units to escape, several to a step, at every offset', () => {
+      // A step of 16 units holding both is encoded whole when every unit to escape has a
+      // two-character escape and none is a surrogate; else it is cut at its first unit to
+      // escape. Random strings dense in both, each also shifted by 0-15 units.
+      const r = rng(41);
+      const alphabet = ['a', 'Z', 'é', '\u07ff', '\u0800', '北', '\uffff', '😀', '"', '\\', '\n', '\t', '\b', '\f', '\r', '\x01', '\x1f', '\x7f'];
+      for (let i = 0; i < 600; i++) {
+        const n = 8 + Math.floor(r() * 40);
+        let s = '';
+        for (let k = 0; k < n; k++) s += alphabet[Math.floor(r() * alphabet.length)];
+        for (let shift = 0; shift < 16; shift++) {
+          const v = ['x'.repeat(shift) + s, { [s]: 'é'.repeat(shift) + s }];
+          expect(canonical(v), JSON.stringify(v)).toBe(refCanonical(v));
+        }
       }
     });
 
