@@ -580,17 +580,20 @@ function writeFramed(p: usize, o: usize): usize {
         const escA = v128.or(v128.or(i16x8.lt_u(a, space), i16x8.eq(a, quote)), i16x8.eq(a, bslash));
         const escB = v128.or(v128.or(i16x8.lt_u(b, space), i16x8.eq(b, quote)), i16x8.eq(b, bslash));
         if (v128.any_true(v128.or(escA, escB))) {
-          // ASCII units whose escapes all take two characters (\" \\ \b \f \n \r \t): each
-          // half of the step is widened by table, a backslash inserted before each unit to escape
-          // and that unit replaced by its letter, so the step goes on whole.
-          if (!v128.any_true(v128.and(v128.or(a, b), hiMask))) {
-            const x = i8x16.narrow_i16x8_u(a, b);
-            const ctl = i8x16.lt_u(x, i8x16.splat(0x20));
-            const letters = i8x16.swizzle(v128.load(ESC_LETTERS), x);
-            if (!v128.any_true(v128.and(ctl, i8x16.eq(letters, i8x16.splat(0))))) {
-              const escX = i8x16.narrow_i16x8_s(escA, escB);
+          // Every unit to escape is ASCII: its own lane of x (narrowing sends non-ASCII units to
+          // 0 or 0xff, so `ctl` keeps only the lanes to escape). When every escape takes two
+          // characters (\" \\ \b \f \n \r \t), the step goes on whole, each unit to escape as
+          // a backslash and `second`, its letter or itself.
+          const x = i8x16.narrow_i16x8_u(a, b);
+          const escX = i8x16.narrow_i16x8_s(escA, escB);
+          const ctl = v128.and(escX, i8x16.lt_u(x, i8x16.splat(0x20)));
+          const letters = i8x16.swizzle(v128.load(ESC_LETTERS), x);
+          if (!v128.any_true(v128.and(ctl, i8x16.eq(letters, i8x16.splat(0))))) {
+            const second = v128.bitselect(letters, x, ctl);
+            // ASCII units only: each half of the step is widened by table, a backslash inserted
+            // before each unit to escape.
+            if (!v128.any_true(v128.and(v128.or(a, b), hiMask))) {
               const first = v128.bitselect(i8x16.splat(0x5c), x, escX);
-              const second = v128.bitselect(letters, x, ctl);
               const m = <u32>i8x16.bitmask(escX);
               const lo = i8x16.shuffle(first, second, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
               const hi = i8x16.shuffle(first, second, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
@@ -601,32 +604,26 @@ function writeFramed(p: usize, o: usize): usize {
               s += 32;
               continue;
             }
-          }
-          // Non-ASCII units too, none a surrogate, and every unit to escape has a two-character
-          // escape: encoded as a whole step as well, each unit to escape as a 2-byte unit whose
-          // bytes are the backslash and its letter. Cutting such a step at each escape (below)
-          // took a step per escape; so the wasm call on the L-esc objects took 0.85 ms instead
-          // of 0.90. On L-intl (793 such steps holding 1,297 escapes) it saved 1-15 µs of 0.60 ms.
-          const x = i8x16.narrow_i16x8_u(a, b); // lanes to escape are ASCII: their own unit
-          const escX = i8x16.narrow_i16x8_s(escA, escB);
-          const ctl = v128.and(escX, i8x16.lt_u(x, i8x16.splat(0x20)));
-          const letters = i8x16.swizzle(v128.load(ESC_LETTERS), x);
-          const surrMask = i16x8.splat(<i16>0xf800);
-          const surrBits = i16x8.splat(<i16>0xd800);
-          const surr = v128.or(i16x8.eq(v128.and(a, surrMask), surrBits), i16x8.eq(v128.and(b, surrMask), surrBits));
-          if (!v128.any_true(v128.or(v128.and(ctl, i8x16.eq(letters, i8x16.splat(0))), surr))) {
-            const second = v128.bitselect(letters, x, ctl);
-            const headA = v128.or(i16x8.shl(i16x8.extend_low_i8x16_u(second), 8), i16x8.splat(0x5c));
-            const headB = v128.or(i16x8.shl(i16x8.extend_high_i8x16_u(second), 8), i16x8.splat(0x5c));
-            o = encodeEscaped16(a, b, escA, escB, headA, headB, o);
-            s += 32;
-            continue;
+            // Non-ASCII units too, none a surrogate: encoded as a whole step as well, each unit to
+            // escape as a 2-byte unit whose bytes are the backslash and its letter. Cutting such a
+            // step at each escape (below) took a step per escape; so the wasm call on the L-esc
+            // objects took 0.85 ms instead of 0.90. On L-intl (793 such steps holding 1,297
+            // escapes) it saved 1-15 µs of 0.60 ms.
+            const surrMask = i16x8.splat(<i16>0xf800);
+            const surrBits = i16x8.splat(<i16>0xd800);
+            if (!v128.any_true(v128.or(i16x8.eq(v128.and(a, surrMask), surrBits), i16x8.eq(v128.and(b, surrMask), surrBits)))) {
+              const headA = v128.or(i16x8.shl(i16x8.extend_low_i8x16_u(second), 8), i16x8.splat(0x5c));
+              const headB = v128.or(i16x8.shl(i16x8.extend_high_i8x16_u(second), 8), i16x8.splat(0x5c));
+              o = encodeEscaped16(a, b, escA, escB, headA, headB, o);
+              s += 32;
+              continue;
+            }
           }
           // Else (a surrogate, a \u00XX escape) the step stops at its first unit to escape: the
           // units before it are written (narrowed when ASCII, else encoded as a whole step and
           // cut after them), it is escaped, and the steps go on from the unit after it. Only a
           // lone surrogate in the step sends it unit by unit.
-          const esc = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(escA, escB));
+          const esc = <u32>i8x16.bitmask(escX);
           const k = ctz(esc);
           const before = (<u32>1 << k) - 1;
           const wide = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(a, hiMask), i16x8.splat(0)), i16x8.ne(v128.and(b, hiMask), i16x8.splat(0)))) & before;
