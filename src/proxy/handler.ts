@@ -10,6 +10,7 @@ import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-e
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
+import { Flights } from './flights.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
 import type { AwsCredentials } from './sigv4.ts';
@@ -371,7 +372,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   const shutdownTimeoutMs = timeoutOption(opts, 'shutdownTimeoutMs', DEFAULT_SHUTDOWN_TIMEOUT_MS);
   // Requests in flight, and which of them have an upstream call: close() cuts them once its
   // bound has passed.
-  const flights = new Set<ServerResponse>();
+  const flights = new Flights();
   const forwarding = new Set<ServerResponse>();
   // Requests answered with a `timeout` fault: held open until the client gives up, or close().
   const heldOpen = new Set<ServerResponse>();
@@ -394,8 +395,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   let idle: (() => void) | undefined;
   let closing: Promise<void> | undefined;
 
-  function finished(t0: number, res: ServerResponse): void {
-    flights.delete(res);
+  function finished(t0: number, slot: number, res: ServerResponse): void {
+    flights.leave(slot, res);
     if (forwarding.size > 0) forwarding.delete(res);
     if (t0 >= 0) latencies[latencyCount++ % LATENCY_WINDOW] = clock.now() - t0;
     inFlight--;
@@ -625,9 +626,9 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   }
 
   /** Answers a request that will not be served with its error, and ends it. */
-  function refuse(req: IncomingMessage, res: ServerResponse, t0: number, e: unknown): void {
+  function refuse(req: IncomingMessage, res: ServerResponse, t0: number, slot: number, e: unknown): void {
     sendError(req, res, e);
-    finished(t0, res);
+    finished(t0, slot, res);
   }
 
   function deckRequest(req: IncomingMessage, body: Uint8Array): DeckRequest {
@@ -754,14 +755,14 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   }
 
   /** The open proxy's path: body by callback, decision and replayed answer in the same tick. */
-  function handleOpen(d: Deck, req: IncomingMessage, res: ServerResponse, t0: number): void {
+  function handleOpen(d: Deck, req: IncomingMessage, res: ServerResponse, t0: number, slot: number): void {
     readBodyThen(req, d.maxBodyBytes, (err, body) => {
       let pending: Promise<void> | undefined;
       try {
         if (err !== undefined) throw err;
         if (isMcpRequest(req.headers, body!)) {
           pending = mcpEndpoint(d).handle(req, res, body!);
-          pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0, res));
+          pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0, slot, res));
           return;
         }
         const dreq = deckRequest(req, body!);
@@ -774,8 +775,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       } catch (e) {
         sendError(req, res, e);
       }
-      if (pending === undefined) finished(t0, res);
-      else pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0, res));
+      if (pending === undefined) finished(t0, slot, res);
+      else pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0, slot, res));
     });
   }
 
@@ -792,14 +793,14 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     // In flight until the answer is written and, for an upstream answer, read to the end and
     // handed to the tape (which can be after the client left): close() waits for exactly that.
     inFlight++;
-    flights.add(res);
-    if (closing) refuse(req, res, t0, closedError());
-    else if (deck) handleOpen(deck, req, res, t0);
+    const slot = flights.enter(res);
+    if (closing) refuse(req, res, t0, slot, closedError());
+    else if (deck) handleOpen(deck, req, res, t0, slot);
     // A request that arrives before the tape is open waits for it, then is answered as usual.
     else
       opening.then(
-        () => (closing ? refuse(req, res, t0, closedError()) : handleOpen(deck!, req, res, t0)),
-        (e: unknown) => refuse(req, res, t0, e),
+        () => (closing ? refuse(req, res, t0, slot, closedError()) : handleOpen(deck!, req, res, t0, slot)),
+        (e: unknown) => refuse(req, res, t0, slot, e),
       );
   }) as TapedeckHandler;
 
