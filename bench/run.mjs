@@ -387,9 +387,19 @@ function table(header, lines) {
 
 const started = performance.now();
 const cpus = os.cpus();
+// Node's code on 2 MB pages (`npm run bench` starts node with --use-largepages=silent), also in
+// the rows' own processes: this machine's kernel reclaims file-backed pages that look idle
+// (DAMON, `pageout` of pages unused for 60 s), and once it has taken some of node's code from a
+// process, that process runs ~10-15% slower from then on (a proxy process: a burst of ~5,000
+// page faults, then 62-64K -> 55-57K requests a second, for good), at a moment that differs from
+// process to process. Remapped to anonymous large pages at start, the code is out of its reach;
+// a fresh process reads the same either way (docs/benchmarks.md, "Node's code on large pages").
+const LARGE_PAGES = process.execArgv.filter((a) => a.startsWith('--use-largepages'));
+
 const meta = {
   date: new Date().toISOString(),
   node: process.version,
+  execArgv: process.execArgv,
   v8: process.versions.v8,
   platform: `${process.platform}-${process.arch}`,
   cpu: cpus[0]?.model?.trim() ?? 'unknown',
@@ -650,7 +660,7 @@ if (!FILTERS.length || FILTERS.includes('import')) {
   // (the L and SMALL10K workloads, the tapes of the store rows) would make every collection
   // during the import and its baseline copy and mark more than a user's import ever pays.
   // The baseline (read + JSON.parse of the same file) runs in that process too, alternating.
-  const child = spawnSync(process.execPath, [fileURLToPath(new URL('./import.mjs', import.meta.url)), '--json', ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 24 });
+  const child = spawnSync(process.execPath, [...LARGE_PAGES, fileURLToPath(new URL('./import.mjs', import.meta.url)), '--json', ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 24 });
   if (child.status !== 0) throw new Error(`bench: the import rows failed (exit ${child.status ?? child.signal})`);
   importRows = JSON.parse(child.stdout.trim().split('\n').pop());
   console.log(`\n== IMPORT: tapedeck import of a HAR (backend ${DEFAULT_BACKEND}, in a process of its own; medians; ratio = baseline time / import time)`);
@@ -666,7 +676,7 @@ if (!FILTERS.length || FILTERS.includes('proxy')) {
   // In a process of its own: autocannon drives the servers from the main thread, and the heap
   // the rows above leave behind (the L and SMALL10K workloads and their garbage) could pause it
   // for collections in the middle of the rounds, which would not be the servers' doing.
-  const child = spawnSync(process.execPath, [fileURLToPath(new URL('./proxy.mjs', import.meta.url)), '--json', ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 24 });
+  const child = spawnSync(process.execPath, [...LARGE_PAGES, fileURLToPath(new URL('./proxy.mjs', import.meta.url)), '--json', ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 24 });
   if (child.status !== 0) throw new Error(`bench: the proxy rows failed (exit ${child.status ?? child.signal})`);
   proxy = JSON.parse(child.stdout.trim().split('\n').pop());
   console.log('\n== PROXY: replay over HTTP (autocannon; each server in its own worker thread)');
