@@ -3,10 +3,10 @@
  * request takes a numbered slot when it arrives and gives it back when its exchange is done.
  *
  * Why slots and not a Set of responses: a Set keys a response by its identity hash, which V8
- * makes on the first add, for every request. On the proxy benchmark (64 connections) that made
- * a replayed answer cost ~1 µs more CPU than without it (16.8-16.9 µs against 15.6-15.9 µs a
- * request; a bare node:http server answering the same bytes took 15.5-15.7 µs). A slot is an
- * array index the request's own callbacks carry.
+ * makes on the first add, for every request. At 64 connections a replayed answer took 1.25 µs
+ * more CPU than a bare node:http server answering the same bytes with the Set, 0.59 µs more
+ * with slots (21 paired rounds; docs/benchmarks.md). A slot is an array index the request's
+ * own callbacks carry.
  */
 import type { ServerResponse } from 'node:http';
 
