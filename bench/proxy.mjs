@@ -20,6 +20,8 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -120,11 +122,31 @@ async function serve({ kind, tape, store, talkbackDir, answers }) {
   throw new Error(`bench: unknown server kind ${kind}`);
 }
 
+/**
+ * The heap's full collector, for the settling step before the timed rounds (see settle()). The
+ * flag is set at run time because a worker thread cannot take V8 flags of its own, and the
+ * function only appears in contexts made after it is set.
+ */
+function fullCollector() {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  if (typeof gc !== 'function') throw new Error('bench: this node does not expose its garbage collector with --expose-gc');
+  return gc;
+}
+
 if (!isMainThread && workerData?.role === 'proxy-bench-server') {
   serve(workerData).then(
     (port) => parentPort.postMessage({ port }),
     (e) => parentPort.postMessage({ error: String(e?.stack ?? e) }),
   );
+  parentPort.on('message', (m) => {
+    if (m !== 'collect') return;
+    const gc = fullCollector();
+    const t = performance.now();
+    gc();
+    gc();
+    parentPort.postMessage({ collected: performance.now() - t });
+  });
 }
 
 // ------------------------------------------------------------------- main side ----
@@ -134,6 +156,27 @@ export function startWorker(data) {
   return new Promise((resolve, reject) => {
     worker.once('message', (m) => (m.error ? reject(new Error(`bench: ${data.kind} server failed: ${m.error}`)) : resolve({ worker, port: m.port })));
     worker.once('error', reject);
+  });
+}
+
+/**
+ * Runs two full collections in a server's thread and waits for them (milliseconds they took).
+ * A server's first full collection deoptimizes much of the node:http code it optimized while
+ * serving (V8 drops optimized code whose embedded objects died), and the server serves slower
+ * afterwards; the bare server goes through it as much as the proxy does, only at another moment,
+ * since it allocates less per request. Settled servers compare steady state with steady state
+ * instead of one server's rounds straddling that moment and the other's not.
+ */
+export function settle({ worker }) {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m) => {
+      if (m?.collected === undefined) return;
+      worker.off('message', onMessage);
+      resolve(m.collected);
+    };
+    worker.on('message', onMessage);
+    worker.once('error', reject);
+    worker.postMessage('collect');
   });
 }
 
@@ -286,6 +329,9 @@ export async function proxyBench({ quick = false } = {}) {
         }
         await load(autocannon, port, 16, warmup, bodies);
       }
+      // Every server past its first full collection, then warm again, before any round is timed.
+      for (const kind of kinds) await settle(servers[kind]);
+      for (const kind of kinds) await load(autocannon, servers[kind].port, 64, warmup, bodies);
       // Servers take turns, round by round, so a slow patch of the machine (a shared VM) hits
       // all three alike; each figure is the median over the rounds.
       for (const c of conns) {
