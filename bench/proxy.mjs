@@ -342,7 +342,8 @@ export async function proxyBench({ quick = false } = {}) {
         }
         for (const kind of kinds) {
           const med = (f) => median(runs[kind].map(f));
-          results[`${kind}/${c}`] = { rps: med((r) => r.rps), p50: med((r) => r.p50), p99: med((r) => r.p99), n: runs[kind].reduce((n, r) => n + r.n, 0) };
+          // Each round's rate kept too (results file): a median hides whether a server stepped down mid-run.
+          results[`${kind}/${c}`] = { rps: med((r) => r.rps), p50: med((r) => r.p50), p99: med((r) => r.p99), n: runs[kind].reduce((n, r) => n + r.n, 0), roundsRps: runs[kind].map((r) => Math.round(r.rps)) };
         }
         // Paired within each round: tapedeck's rate over the baseline's and over talkback's.
         const paired = (over) => median(runs.tapedeck.map((r, i) => r.rps / runs[over][i].rps));
@@ -365,6 +366,7 @@ export async function proxyBench({ quick = false } = {}) {
           p50: r.p50,
           p99: r.p99,
           n: r.n,
+          roundsRps: r.roundsRps,
           addedP50: kind === 'baseline' ? null : r.p50 - base.p50,
         });
       }
