@@ -10,7 +10,8 @@
 // - chaos: tapedeck with faults on demand configured but never firing (`--chaos 429:0`): what
 //   chaos costs a request it leaves alone.
 // Each server runs in a worker thread, so it has a core while autocannon drives it from the main
-// thread. Latency is measured per response from autocannon's 'response' events (its own
+// thread. Before the timed rounds every server goes through two full collections and warms up
+// again (settle()), so that none crosses its first one during the rounds. Latency is measured per response from autocannon's 'response' events (its own
 // histogram has 1 ms resolution, too coarse for a 1 ms target).
 //
 // Run by bench/run.mjs (--filter proxy), or alone: node bench/proxy.mjs [--quick].
@@ -161,21 +162,30 @@ export function startWorker(data) {
 
 /**
  * Runs two full collections in a server's thread and waits for them (milliseconds they took).
- * A server's first full collection deoptimizes much of the node:http code it optimized while
- * serving (V8 drops optimized code whose embedded objects died), and the server serves slower
- * afterwards; the bare server goes through it as much as the proxy does, only at another moment,
- * since it allocates less per request. Settled servers compare steady state with steady state
- * instead of one server's rounds straddling that moment and the other's not.
+ * A full collection deoptimizes much of the node:http code a server optimized while serving (V8
+ * drops optimized code whose embedded objects died: 60-80 functions in a bare server), and the
+ * server just collected serves slower. Left alone, the servers have their first ones at different
+ * moments (the bare server's 14-27 s after it started, the proxy's ~105 s, in runs here). Settled
+ * servers are compared past that moment, instead of one server's rounds straddling it and the
+ * other's not.
  */
 export function settle({ worker }) {
   return new Promise((resolve, reject) => {
+    const done = () => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+    };
     const onMessage = (m) => {
       if (m?.collected === undefined) return;
-      worker.off('message', onMessage);
+      done();
       resolve(m.collected);
     };
+    const onError = (e) => {
+      done();
+      reject(e);
+    };
     worker.on('message', onMessage);
-    worker.once('error', reject);
+    worker.on('error', onError);
     worker.postMessage('collect');
   });
 }
