@@ -11,8 +11,9 @@
 //   chaos costs a request it leaves alone.
 // Each server runs in a worker thread, so it has a core while autocannon drives it from the main
 // thread. Before the timed rounds every server goes through two full collections and warms up
-// again (settle()), so that none crosses its first one during the rounds. Latency is measured per response from autocannon's 'response' events (its own
-// histogram has 1 ms resolution, too coarse for a 1 ms target).
+// again (settle()), so that none crosses its first one during the rounds. Latency is measured
+// per response from autocannon's 'response' events (its own histogram has 1 ms resolution, too
+// coarse for a 1 ms target).
 //
 // Run by bench/run.mjs (--filter proxy), or alone: node bench/proxy.mjs [--quick].
 import { makeTarget, targetLine } from './targets.mjs';

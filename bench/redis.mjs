@@ -25,7 +25,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { redisMissing, startRedis } from '../test/redis/harness.mjs';
-import { load, recordTape, startWorker, writeTalkbackTapes } from './proxy.mjs';
+import { load, median, recordTape, startWorker, writeTalkbackTapes } from './proxy.mjs';
 
 const STORE_LIB = new URL('../dist/store/index.js', import.meta.url).href;
 
@@ -203,10 +203,7 @@ export async function redisBench({ quick = false } = {}) {
         }
       }
       for (const kind of kinds) {
-        const med = (f) => {
-          const v = runs[kind].map(f).sort((a, b) => a - b);
-          return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-        };
+        const med = (f) => median(runs[kind].map(f));
         results[`${kind}/${c}`] = { rps: med((r) => r.rps), p50: med((r) => r.p50), p99: med((r) => r.p99), n: runs[kind].reduce((n, r) => n + r.n, 0) };
       }
     }

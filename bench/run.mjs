@@ -396,6 +396,13 @@ const cpus = os.cpus();
 // a fresh process reads the same either way (docs/benchmarks.md, "Node's code on large pages").
 const LARGE_PAGES = process.execArgv.filter((a) => a.startsWith('--use-largepages'));
 
+/** Runs a rows script (`import.mjs`, `proxy.mjs`) in a process of its own and returns its JSON result. */
+function rowsProcess(script, what) {
+  const child = spawnSync(process.execPath, [...LARGE_PAGES, fileURLToPath(new URL(script, import.meta.url)), '--json', ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (child.status !== 0) throw new Error(`bench: the ${what} rows failed (exit ${child.status ?? child.signal})`);
+  return JSON.parse(child.stdout.trim().split('\n').pop());
+}
+
 const meta = {
   date: new Date().toISOString(),
   node: process.version,
@@ -660,9 +667,7 @@ if (!FILTERS.length || FILTERS.includes('import')) {
   // (the L and SMALL10K workloads, the tapes of the store rows) would make every collection
   // during the import and its baseline copy and mark more than a user's import ever pays.
   // The baseline (read + JSON.parse of the same file) runs in that process too, alternating.
-  const child = spawnSync(process.execPath, [...LARGE_PAGES, fileURLToPath(new URL('./import.mjs', import.meta.url)), '--json', ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (child.status !== 0) throw new Error(`bench: the import rows failed (exit ${child.status ?? child.signal})`);
-  importRows = JSON.parse(child.stdout.trim().split('\n').pop());
+  importRows = rowsProcess('./import.mjs', 'import');
   console.log(`\n== IMPORT: tapedeck import of a HAR (backend ${DEFAULT_BACKEND}, in a process of its own; medians; ratio = baseline time / import time)`);
   console.log(table(['row', 'value', 'ratio', 'vs'], importRows.rows.map((r) => [r.label, `${r.ms.toFixed(1)} ms`, r.label === r.baseline ? '(baseline)' : `${r.ratio.toFixed(2)}x`, r.baseline])));
   for (const t of importRows.targets) report(t);
@@ -676,9 +681,7 @@ if (!FILTERS.length || FILTERS.includes('proxy')) {
   // In a process of its own: autocannon drives the servers from the main thread, and the heap
   // the rows above leave behind (the L and SMALL10K workloads and their garbage) could pause it
   // for collections in the middle of the rounds, which would not be the servers' doing.
-  const child = spawnSync(process.execPath, [...LARGE_PAGES, fileURLToPath(new URL('./proxy.mjs', import.meta.url)), '--json', ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (child.status !== 0) throw new Error(`bench: the proxy rows failed (exit ${child.status ?? child.signal})`);
-  proxy = JSON.parse(child.stdout.trim().split('\n').pop());
+  proxy = rowsProcess('./proxy.mjs', 'proxy');
   console.log('\n== PROXY: replay over HTTP (autocannon; each server in its own worker thread)');
   console.log(
     table(
