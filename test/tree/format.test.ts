@@ -1,12 +1,13 @@
 // formatTree, loadTree and `tapedeck tree`: what a person reading a tape's tree sees.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ConversationTree, formatTree, messageExcerpt } from '../../src/tree/index.ts';
 import { loadTree } from '../../src/tree/load.ts';
 import { treeCommand } from '../../src/tree/cli.ts';
-import { appendRecords, createTape } from '../../src/store/tape-file.ts';
+import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
 import { refPathHashes, refSha256Hex } from '../reference.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'tapedeck-tree-'));
@@ -107,6 +108,31 @@ describe('loadTree and tapedeck tree', () => {
     expect(tree.warnings.map((w) => [w.index, w.code])).toEqual([[5, 'E_REQUEST']]);
     expect(tree.warnings[0]!.offset).toBeGreaterThan(0);
     expect((tree.roots[0]!.children[0]!.alternatives[0]!.meta as { offset: number }).offset).toBeGreaterThan(0);
+  });
+
+  it('decodes record by record and reports damage as readTape does, in file order', async () => {
+    const recs = records();
+    const path = await tape(recs.slice(0, 2));
+    // Damage between records: a frame whose checksum holds around a payload that is not whole
+    // msgpack (an array of two that ends after one), then bytes that are no frame. The scan
+    // finds the second, decoding the first: readTape lists them in file order.
+    const payload = Buffer.from([0x92, 0x01]);
+    const head = Buffer.alloc(12);
+    Buffer.from([0xc1, 0x54, 0x44, 0x52]).copy(head);
+    head.writeUInt32BE(payload.length, 4);
+    head.writeUInt32BE(crc32(payload), 8);
+    appendFileSync(path, Buffer.concat([head, payload]));
+    await appendRecords(path, recs.slice(2, 3));
+    appendFileSync(path, Buffer.from('torn bytes, no frame'));
+    await appendRecords(path, recs.slice(3));
+    const whole = await readTape(path);
+    expect(whole.warnings.map((w) => w.message)).toEqual([expect.stringContaining('not decodable'), expect.stringContaining('(no frame magic)')]);
+    const { tree, records: count, tapeWarnings } = await loadTree(path);
+    expect(tapeWarnings).toEqual(whole.warnings);
+    expect(count).toBe(whole.records.length);
+    const reference = ConversationTree.fromRecords(whole.records);
+    expect(formatTree(tree)).toBe(formatTree(reference));
+    expect(tree.warnings).toEqual(reference.warnings);
   });
 
   function capture() {
