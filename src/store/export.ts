@@ -50,7 +50,9 @@ import { TapedeckError } from '../errors.ts';
 import { inRecordOrder } from './record-order.ts';
 import type { HttpRecord } from './records.ts';
 import { streamReview } from './stream-review.ts';
-import { appendRecords, createTape, decodeOrWarn, scanTape, tapeTypeNamed, tapeTypeOf, type TapeWarning } from './tape-file.ts';
+import { decodePayloadOrWarn } from './tape-codec.ts';
+import { appendRecords, createTape, tapeTypeNamed, tapeTypeOf, type TapeWarning } from './tape-file.ts';
+import { withTapeStream, type TapeStream } from './tape-stream.ts';
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
@@ -284,7 +286,11 @@ const WRITE_CHUNK = 64 * 1024;
  * await writeTapeJSON('chat.tape', (text) => new Promise((done) => (process.stdout.write(text) ? done() : process.stdout.once('drain', done))));
  */
 export async function writeTapeJSON(path: string, write: (text: string) => void | Promise<void>, opts: { review?: boolean } = {}): Promise<void> {
-  const scan = await scanTape(path);
+  // Read a window at a time (tape-stream.ts): memory stays the same whatever the tape's size.
+  await withTapeStream(path, (scan) => writeFrom(scan, path, write, opts));
+}
+
+async function writeFrom(scan: TapeStream, path: string, write: (text: string) => void | Promise<void>, opts: { review?: boolean }): Promise<void> {
   let pending = '';
   const out = async (text: string): Promise<void> => {
     pending += text;
@@ -305,8 +311,8 @@ export async function writeTapeJSON(path: string, write: (text: string) => void 
   const undecodable: TapeWarning[] = [];
   let count = 0;
   let previous: string | undefined;
-  for (const frame of scan.frames) {
-    const d = decodeOrWarn(scan.bytes, frame, path);
+  for await (const frame of scan.frames()) {
+    const d = decodePayloadOrWarn(frame.payload, frame.offset, path);
     if ('warning' in d) {
       undecodable.push(d.warning);
       continue;

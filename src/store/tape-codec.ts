@@ -361,10 +361,15 @@ export function parseTape(buf: Uint8Array, file: string, decode = true): TapeCon
  * such a record, which it skips (only a buggy writer makes one).
  */
 export function decodeOrWarn(buf: Uint8Array, frame: { offset: number; length: number }, file: string): { value: unknown } | { warning: TapeWarning } {
+  return decodePayloadOrWarn(buf.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length), frame.offset, file);
+}
+
+/** {@link decodeOrWarn} of a frame's payload on its own, the frame at `offset` in the file. */
+export function decodePayloadOrWarn(payload: Uint8Array, offset: number, file: string): { value: unknown } | { warning: TapeWarning } {
   try {
-    return { value: unpackr.unpack(buf.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length)) };
+    return { value: unpackr.unpack(payload) };
   } catch (e) {
-    return { warning: { code: 'E_TAPE_CORRUPT', offset: frame.offset, message: `${file}: record at byte ${frame.offset} skipped: payload is not decodable msgpack (${(e as Error).message}).` } };
+    return { warning: { code: 'E_TAPE_CORRUPT', offset, message: `${file}: record at byte ${offset} skipped: payload is not decodable msgpack (${(e as Error).message}).` } };
   }
 }
 

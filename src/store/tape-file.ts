@@ -365,6 +365,9 @@ export const recordBytes = {
 // File helpers
 // ---------------------------------------------------------------------------------------------
 
+/** A file-system error while reading a tape, as a tapedeck error (internal: src/store/tape-stream.ts). */
+export const tapeIoError = (e: unknown, file: string, doing: string): TapedeckError => ioError(e, file, doing);
+
 function ioError(e: unknown, file: string, doing: string): TapedeckError {
   const err = e as NodeJS.ErrnoException;
   if (err.code === 'ENOENT') {

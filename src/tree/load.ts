@@ -1,7 +1,9 @@
 // Builds a conversation tree from a tape file. Lives apart from tree.ts because it needs node:fs
 // (through the tape reader); exported from llm-tapedeck/store.
 
-import { decodeOrWarn, scanTape, type TapeWarning } from '../store/tape-file.ts';
+import { decodePayloadOrWarn } from '../store/tape-codec.ts';
+import type { TapeWarning } from '../store/tape-file.ts';
+import { withTapeStream } from '../store/tape-stream.ts';
 import type { NormalizeOptions } from '../providers/types.ts';
 import { ConversationTree, type TreeOptions } from './tree.ts';
 
@@ -20,25 +22,26 @@ export interface LoadTreeOptions extends TreeOptions {
  * console.log(formatTree(tree))
  */
 export async function loadTree(path: string, opts: LoadTreeOptions = {}): Promise<{ tree: ConversationTree; tapeWarnings: TapeWarning[]; records: number }> {
-  // Frames are checked up front and decoded one at a time as the tree takes them: a decoded
-  // record lives only while it is placed, so memory follows the tree, not the decoded tape
-  // (readTape of a 100,000-record, 98 MB tape peaked at ~440 MB before the tree was built).
-  const scan = await scanTape(path);
-  const undecodable: TapeWarning[] = [];
-  let records = 0;
-  function* entries(): Generator<{ offset: number; value: unknown }> {
-    for (const frame of scan.frames) {
-      const d = decodeOrWarn(scan.bytes, frame, path);
-      if ('warning' in d) {
-        undecodable.push(d.warning);
-        continue;
+  // The tape is read a window at a time and each record decoded as the tree takes it: memory
+  // follows the tree, not the tape (reading a 100,000-record, 98 MB tape whole and decoding every
+  // record first peaked at ~440 MB before the tree was built).
+  return withTapeStream(path, async (stream) => {
+    const undecodable: TapeWarning[] = [];
+    let records = 0;
+    async function* entries(): AsyncGenerator<{ offset: number; value: unknown }> {
+      for await (const frame of stream.frames()) {
+        const d = decodePayloadOrWarn(frame.payload, frame.offset, path);
+        if ('warning' in d) {
+          undecodable.push(d.warning);
+          continue;
+        }
+        records++;
+        yield { offset: frame.offset, value: d.value };
       }
-      records++;
-      yield { offset: frame.offset, value: d.value };
     }
-  }
-  const tree = ConversationTree.fromRecords(entries(), opts);
-  // In file order, as readTape lists them.
-  const tapeWarnings = undecodable.length === 0 ? scan.warnings : [...scan.warnings, ...undecodable].sort((a, b) => a.offset - b.offset);
-  return { tree, tapeWarnings, records };
+    const tree = await ConversationTree.fromRecordStream(entries(), opts);
+    // In file order, as readTape lists them.
+    const tapeWarnings = undecodable.length === 0 ? stream.warnings : [...stream.warnings, ...undecodable].sort((a, b) => a.offset - b.offset);
+    return { tree, tapeWarnings, records };
+  });
 }

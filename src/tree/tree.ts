@@ -355,28 +355,46 @@ export class ConversationTree {
   static fromRecords(records: Iterable<unknown>, opts: TreeOptions & { normalize?: NormalizeOptions } = {}): ConversationTree {
     const tree = new ConversationTree(opts);
     let i = 0;
-    for (const entry of records) {
-      const index = i++;
-      const wrapped = isObj(entry) && 'offset' in entry && 'value' in entry && !('request' in entry);
-      const rec = wrapped ? entry.value : entry;
-      const offset = wrapped && typeof entry.offset === 'number' ? entry.offset : undefined;
-      const http = isHttpRecord(rec);
-      if (!http && (!isObj(rec) || !('request' in rec) || !('value' in rec))) continue;
-      try {
-        const x = http ? httpRecordExchange(rec) : (rec as TreeRecord);
-        if (x === undefined) continue;
-        // An embeddings call is an LLM call with no conversation: nothing to place, nothing wrong.
-        if (isObj(x.request) && !('messages' in x.request) && detectProvider(x.request) === 'openai-embeddings') {
-          tree.skipped.push({ index, offset, code: 'E_TREE', message: 'an embeddings call, not a conversation' });
-          continue;
-        }
-        tree.record(x, { ...(offset === undefined ? {} : { offset }), record: index }, opts.normalize);
-      } catch (e) {
-        if (!(e instanceof TapedeckError)) throw e;
-        tree.warnings.push({ index, offset, code: e.code, message: e.message });
-      }
-    }
+    for (const entry of records) tree.placeEntry(entry, i++, opts.normalize);
     return tree;
+  }
+
+  /**
+   * {@link fromRecords} of records that arrive one at a time (an async iterable, such as a tape
+   * read a window at a time): each is placed as it comes and can be let go of, so memory
+   * follows the tree, not the records.
+   *
+   * @example
+   * async function* fromQueue() { for (const r of await fetchRecords()) yield r; }
+   * const tree = await ConversationTree.fromRecordStream(fromQueue())
+   */
+  static async fromRecordStream(records: AsyncIterable<unknown> | Iterable<unknown>, opts: TreeOptions & { normalize?: NormalizeOptions } = {}): Promise<ConversationTree> {
+    const tree = new ConversationTree(opts);
+    let i = 0;
+    for await (const entry of records) tree.placeEntry(entry, i++, opts.normalize);
+    return tree;
+  }
+
+  /** Places record number `index` (see fromRecords): skipped, listed in skipped or warnings, or recorded. */
+  private placeEntry(entry: unknown, index: number, normalize: NormalizeOptions | undefined): void {
+    const wrapped = isObj(entry) && 'offset' in entry && 'value' in entry && !('request' in entry);
+    const rec = wrapped ? entry.value : entry;
+    const offset = wrapped && typeof entry.offset === 'number' ? entry.offset : undefined;
+    const http = isHttpRecord(rec);
+    if (!http && (!isObj(rec) || !('request' in rec) || !('value' in rec))) return;
+    try {
+      const x = http ? httpRecordExchange(rec) : (rec as TreeRecord);
+      if (x === undefined) return;
+      // An embeddings call is an LLM call with no conversation: nothing to place, nothing wrong.
+      if (isObj(x.request) && !('messages' in x.request) && detectProvider(x.request) === 'openai-embeddings') {
+        this.skipped.push({ index, offset, code: 'E_TREE', message: 'an embeddings call, not a conversation' });
+        return;
+      }
+      this.record(x, { ...(offset === undefined ? {} : { offset }), record: index }, normalize);
+    } catch (e) {
+      if (!(e instanceof TapedeckError)) throw e;
+      this.warnings.push({ index, offset, code: e.code, message: e.message });
+    }
   }
 
   /**

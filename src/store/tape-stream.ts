@@ -1,0 +1,150 @@
+/**
+ * A tape read front to back a window at a time, for the commands that visit every record once
+ * (`tapedeck export`, `tapedeck tree`): their memory then stays the same whatever the tape's
+ * size, where reading the file whole (readTape, scanTape) holds all of it.
+ *
+ * What it finds is exactly what readTape finds. A sound tape (its header and every frame whole
+ * and matching its CRC) is read window by window. At the first thing that is not a sound frame
+ * (damage, a torn tail), and for a header that does not parse, it reads the rest of the file
+ * whole through the same file handle and leaves the decision to the whole-file parser
+ * (tape-codec.ts parseTape), so damage is reported with the same words and offsets; only a
+ * damaged tape costs its size in memory. Like readTapeFile, it reads the file as it was opened:
+ * a tape replaced by a rewrite meanwhile is read as the one that was opened.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { TapedeckError } from '../errors.ts';
+import { crc32, FRAME_HEADER_SIZE, FRAME_MAGIC, HEADER_FIXED, MAX_META_BYTES, MAX_RECORD_BYTES, parseHeader, parseTape, type TapeHeader, type TapeWarning } from './tape-codec.ts';
+import { tapeIoError } from './tape-file.ts';
+
+/** A window: ~4 MB of frames per read (a frame larger than that is read whole). */
+const WINDOW = 4 * 1024 * 1024;
+
+/** One sound frame: its offset in the file and its payload (the msgpack bytes after the frame header). */
+export interface TapeFrame {
+  offset: number;
+  payload: Uint8Array;
+}
+
+/** A tape being read by {@link withTapeStream}. */
+export interface TapeStream {
+  readonly header: TapeHeader;
+  /** Damage found, in file order (the header's first); complete once `frames()` has ended. */
+  readonly warnings: TapeWarning[];
+  /** The sound frames in file order. Each payload stays valid after the next is read. */
+  frames(): AsyncGenerator<TapeFrame>;
+}
+
+/**
+ * Opens a tape, hands it to `use` as a {@link TapeStream} and closes it when `use` settles.
+ * Errors are readTape's: a missing tape is E_TAPE_NOT_FOUND, a file that is no tape E_TAPE_CORRUPT.
+ *
+ * @example
+ * const n = await withTapeStream('chat.tape', async (t) => {
+ *   let count = 0;
+ *   for await (const _ of t.frames()) count++;
+ *   return count;
+ * });
+ */
+export async function withTapeStream<T>(path: string, use: (stream: TapeStream) => Promise<T>, opts: { window?: number } = {}): Promise<T> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (e) {
+    throw tapeIoError(e, path, 'read');
+  }
+  try {
+    return await use(await start(fh, path, opts.window ?? WINDOW));
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+async function start(fh: FileHandle, path: string, window: number): Promise<TapeStream> {
+  const size = await io(path, async () => (await fh.stat()).size);
+  // The header: its fixed part says how long its metadata is (parseHeader refuses more than
+  // MAX_META_BYTES, whatever follows).
+  const fixed = await readAt(fh, path, 0, Math.min(size, HEADER_FIXED));
+  const metaLength = fixed.length === HEADER_FIXED ? fixed.readUInt32BE(10) : 0;
+  const first = await readAt(fh, path, 0, Math.min(size, HEADER_FIXED + Math.min(metaLength, MAX_META_BYTES)));
+  let parsed: { header: TapeHeader; end: number } | undefined;
+  if (size > 0) {
+    try {
+      parsed = parseHeader(first, path);
+    } catch (e) {
+      if (!(e instanceof TapedeckError && e.code === 'E_TAPE_CORRUPT')) throw e;
+    }
+  }
+  if (parsed === undefined) {
+    // An empty file, or a header the whole-file reader resynchronizes past (or refuses).
+    const bytes = await readAt(fh, path, 0, size);
+    const whole = parseTape(bytes, path, false);
+    return { header: whole.header, warnings: whole.warnings, frames: () => rest(whole.records, bytes) };
+  }
+  const warnings: TapeWarning[] = [];
+  const header = parsed.header;
+  let pos = parsed.end;
+  // The window: bytes [at, at + buf.length) of the file. A new buffer per window, so the payloads
+  // handed out (and values decoded from them, which may point into them) stay as they were.
+  let buf: Uint8Array = first;
+  let at = 0;
+  async function* frames(): AsyncGenerator<TapeFrame> {
+    while (pos < size) {
+      const len = await frameAt(pos);
+      if (len < 0) {
+        // Not a sound frame: the whole-file reader says what it is and reads on from there.
+        const whole = await readAt(fh, path, 0, await io(path, async () => (await fh.stat()).size));
+        const parsedWhole = parseTape(whole, path, false);
+        for (const w of parsedWhole.warnings) if (w.offset >= pos) warnings.push(w);
+        for (const r of parsedWhole.records) if (r.offset >= pos) yield { offset: r.offset, payload: whole.subarray(r.offset + FRAME_HEADER_SIZE, r.offset + r.length) };
+        return;
+      }
+      yield { offset: pos, payload: buf.subarray(pos - at + FRAME_HEADER_SIZE, pos - at + len) };
+      pos += len;
+    }
+  }
+  /** The length of the sound frame at p (made to lie in the window), or -1. */
+  async function frameAt(p: number): Promise<number> {
+    if (p + FRAME_HEADER_SIZE > size) return -1;
+    if (p + FRAME_HEADER_SIZE > at + buf.length) await slide(p, FRAME_HEADER_SIZE);
+    const o = p - at;
+    for (let i = 0; i < FRAME_MAGIC.length; i++) if (buf[o + i] !== FRAME_MAGIC[i]) return -1;
+    const view = new DataView(buf.buffer, buf.byteOffset + o, FRAME_HEADER_SIZE);
+    const len = view.getUint32(4);
+    if (len > MAX_RECORD_BYTES || p + FRAME_HEADER_SIZE + len > size) return -1;
+    const crc = view.getUint32(8);
+    if (p + FRAME_HEADER_SIZE + len > at + buf.length) await slide(p, FRAME_HEADER_SIZE + len);
+    const q = p - at + FRAME_HEADER_SIZE;
+    return crc32(buf.subarray(q, q + len)) === crc ? FRAME_HEADER_SIZE + len : -1;
+  }
+  /** Makes the window start at p and hold at least n bytes (fewer only at the end of the file). */
+  async function slide(p: number, n: number): Promise<void> {
+    buf = await readAt(fh, path, p, Math.min(size - p, Math.max(window, n)));
+    at = p;
+  }
+  return { header, warnings, frames };
+}
+
+/** The frames the whole-file reader found, as payloads of `bytes`. */
+async function* rest(records: readonly { offset: number; length: number }[], bytes: Uint8Array): AsyncGenerator<TapeFrame> {
+  for (const r of records) yield { offset: r.offset, payload: bytes.subarray(r.offset + FRAME_HEADER_SIZE, r.offset + r.length) };
+}
+
+/** `n` bytes of the file from `p` (fewer if it ends first), in a buffer of their own. */
+async function readAt(fh: FileHandle, path: string, p: number, n: number): Promise<Buffer> {
+  const out = Buffer.allocUnsafeSlow(n);
+  let got = 0;
+  while (got < n) {
+    const { bytesRead } = await io(path, () => fh.read(out, got, Math.min(n - got, 1 << 30), p + got));
+    if (bytesRead === 0) return out.subarray(0, got);
+    got += bytesRead;
+  }
+  return out;
+}
+
+async function io<T>(path: string, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    throw tapeIoError(e, path, 'read');
+  }
+}

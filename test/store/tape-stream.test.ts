@@ -1,0 +1,111 @@
+// A tape read a window at a time (src/store/tape-stream.ts) against the whole-file parser
+// (tape-codec.ts parseTape, readTape's): the same header, frames and damage on sound and damaged
+// tapes of every kind, whatever the window.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TapedeckError } from '../../src/errors.ts';
+import { parseTape } from '../../src/store/tape-codec.ts';
+import { recordBytes } from '../../src/store/tape-file.ts';
+import { withTapeStream } from '../../src/store/tape-stream.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'tapedeck-stream-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+
+const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+
+/** What the stream reads from a file: header, frames (offset and payload) and warnings. */
+async function streamed(file: string, window: number) {
+  return withTapeStream(
+    file,
+    async (s) => {
+      const frames: { offset: number; payload: string; buffer: ArrayBufferLike }[] = [];
+      for await (const f of s.frames()) frames.push({ offset: f.offset, payload: hex(f.payload), buffer: f.payload.buffer });
+      return { header: s.header, frames, warnings: s.warnings };
+    },
+    { window },
+  );
+}
+
+/** What the whole-file parser reads from the same bytes. */
+function whole(bytes: Uint8Array, file: string) {
+  const t = parseTape(bytes, file, false);
+  return { header: t.header, frames: t.records.map((r) => ({ offset: r.offset, payload: hex(bytes.subarray(r.offset + 12, r.offset + r.length)) })), warnings: t.warnings };
+}
+
+const header = recordBytes.header({ created: '2026-01-01T00:00:00.000Z' });
+const frame = (payload: Uint8Array) => recordBytes.frame(payload);
+
+describe('a tape read a window at a time', () => {
+  it('finds what the whole-file parser finds, on sound and damaged tapes, for any window', async () => {
+    const damage = fc.oneof(
+      fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
+      fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), bytes: fc.uint8Array({ minLength: 1, maxLength: 40 }) }),
+      fc.record({ kind: fc.constant('cut' as const), at: fc.nat() }),
+      fc.record({ kind: fc.constant('magic' as const), at: fc.nat() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 12 }),
+        fc.array(damage, { maxLength: 3 }),
+        fc.constantFrom(1, 13, 64, 257, 4096, 1 << 22),
+        fc.boolean(),
+        async (payloads, damages, window, headerless) => {
+          let bytes: Uint8Array = Buffer.concat([headerless ? Buffer.alloc(0) : header, ...payloads.map(frame)]);
+          for (const d of damages) {
+            if (bytes.length === 0) break;
+            const at = d.at % bytes.length;
+            if (d.kind === 'flip') bytes[at] = bytes[at]! ^ (1 << d.bit);
+            else if (d.kind === 'insert') bytes = Buffer.concat([bytes.subarray(0, at), d.bytes, bytes.subarray(at)]);
+            else if (d.kind === 'cut') bytes = bytes.subarray(0, at);
+            // A frame's magic in the middle of anything: resynchronization must not be fooled.
+            else bytes = Buffer.concat([bytes.subarray(0, at), Uint8Array.of(0xc1, 0x54, 0x44, 0x52), bytes.subarray(at)]);
+          }
+          const file = join(root, `p${n++}.tape`);
+          writeFileSync(file, bytes);
+          let want: ReturnType<typeof whole> | TapedeckError;
+          try {
+            want = whole(bytes, file);
+          } catch (e) {
+            want = e as TapedeckError;
+          }
+          if (want instanceof TapedeckError) {
+            await expect(streamed(file, window)).rejects.toMatchObject({ code: want.code, message: want.message });
+            return;
+          }
+          const got = await streamed(file, window);
+          expect(got.header).toEqual(want.header);
+          expect(got.frames.map(({ offset, payload }) => ({ offset, payload }))).toEqual(want.frames);
+          expect(got.warnings).toEqual(want.warnings);
+          if (damages.length === 0 && !headerless) {
+            // A sound tape never falls back to reading the file whole: each payload lies in a
+            // window of its own size or the window's.
+            for (const f of got.frames) expect(f.buffer.byteLength).toBeLessThanOrEqual(Math.max(window, f.payload.length / 2 + 12));
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('reads a sound tape in windows, not whole', async () => {
+    const payloads = Array.from({ length: 200 }, (_, i) => new TextEncoder().encode(`record ${i} `.repeat(20)));
+    const bytes = Buffer.concat([header, ...payloads.map(frame)]);
+    const file = join(root, 'windows.tape');
+    writeFileSync(file, bytes);
+    const got = await streamed(file, 4096);
+    expect(got.frames.map((f) => f.payload)).toEqual(payloads.map(hex));
+    expect(got.warnings).toEqual([]);
+    const buffers = new Set(got.frames.map((f) => f.buffer));
+    // ~50 KB of frames in 4 KB windows; no buffer holds the file.
+    expect(buffers.size).toBeGreaterThan(10);
+    for (const b of buffers) expect(b.byteLength).toBeLessThan(bytes.length / 4);
+  });
+
+  it('says a missing tape is missing, as readTape does', async () => {
+    await expect(streamed(join(root, 'none.tape'), 4096)).rejects.toMatchObject({ code: 'E_TAPE_NOT_FOUND' });
+  });
+});
