@@ -14,6 +14,7 @@ import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
 import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from './store/records.ts';
 import { summarizeRealtime } from './store/realtime-summary.ts';
 import { readTape, rewriteTape } from './store/tape-file.ts';
+import { decodedRecords, withTapeStream } from './store/tape-stream.ts';
 import { TAPE_MAGIC } from './store/tape-codec.ts';
 import { isUtf8 } from 'node:buffer';
 import { normalizeRequest } from './providers/index.ts';
@@ -214,38 +215,49 @@ function realtimeSessionLines(values: unknown[]): string[] {
 
 async function inspect(file: string | undefined): Promise<number> {
   tapeArg('inspect', file, 'tapedeck inspect recordings/app.tape');
-  const t = await readTape(file!);
-  process.stdout.write('#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n');
-  t.records.forEach((r, i) => {
-    const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
-    const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
-    const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
-    if (v.kind === 'realtime') {
-      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\n`);
-      return;
+  // Record by record as the tape is read a window at a time: only realtime records are kept,
+  // for the sessions' summary at the end.
+  return withTapeStream(file!, async (t) => {
+    process.stdout.write('#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n');
+    const realtime: unknown[] = [];
+    let i = 0;
+    for await (const r of decodedRecords(t, file!)) {
+      if (isRealtimeRecord(r.value)) realtime.push(r.value);
+      inspectLine(r, i++);
     }
-    if (v.kind === 'mcp') {
-      // MCP exchanges: the method and what it names in place of model and first message.
-      const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
-      const method = typeof req.method === 'string' ? req.method : '?';
-      process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\n`);
-      return;
-    }
-    const { request, route } = recordedRequest(v);
-    const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
-    const first = firstUserText(request);
-    // An answer recorded byte for byte although it is not what its content type says.
-    const http = isHttpRecord(r.value) ? r.value.response : undefined;
-    const problem = http ? answerProblem(http) : undefined;
-    // The answer's status and framing: a 429 or a stream is told apart at a glance.
-    const status = http ? String(http.status) : '-';
-    const stream = http ? answerFraming(http) : '-';
-    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`);
+    for (const line of realtimeSessionLines(realtime)) process.stdout.write(`${line}\n`);
+    for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
+    // Damage is a problem found, as for verify: scripts and CI see it in the exit code.
+    return t.warnings.length ? 1 : 0;
   });
-  for (const line of realtimeSessionLines(t.records.map((r) => r.value))) process.stdout.write(`${line}\n`);
-  for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
-  // Damage is a problem found, as for verify: scripts and CI see it in the exit code.
-  return t.warnings.length ? 1 : 0;
+}
+
+/** One record's line of `tapedeck inspect`. */
+function inspectLine(r: { offset: number; length: number; value: unknown }, i: number): void {
+  const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
+  const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
+  const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
+  if (v.kind === 'realtime') {
+    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\n`);
+    return;
+  }
+  if (v.kind === 'mcp') {
+    // MCP exchanges: the method and what it names in place of model and first message.
+    const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
+    const method = typeof req.method === 'string' ? req.method : '?';
+    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\n`);
+    return;
+  }
+  const { request, route } = recordedRequest(v);
+  const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
+  const first = firstUserText(request);
+  // An answer recorded byte for byte although it is not what its content type says.
+  const http = isHttpRecord(r.value) ? r.value.response : undefined;
+  const problem = http ? answerProblem(http) : undefined;
+  // The answer's status and framing: a 429 or a stream is told apart at a glance.
+  const status = http ? String(http.status) : '-';
+  const stream = http ? answerFraming(http) : '-';
+  process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`);
 }
 
 async function prune(file: string | undefined): Promise<number> {
@@ -261,15 +273,22 @@ async function prune(file: string | undefined): Promise<number> {
 async function verify(file: string | undefined): Promise<number> {
   tapeArg('verify', file, 'tapedeck verify recordings/app.tape');
   if (!file) return EXIT.usage;
-  const t = await readTape(file);
+  // Every record is decoded (a payload that does not decode is damage) and let go: the tape is
+  // read a window at a time, so memory does not grow with it.
+  const t = await withTapeStream(file, async (s) => {
+    let records = 0;
+    for await (const _ of decodedRecords(s, file)) records++;
+    return { header: s.header, size: s.size, warnings: s.warnings, records };
+  });
+  const n = t.records;
   process.stdout.write(
     `${file}: format ${t.header.formatVersion}, created ${t.header.created}, tapedeck ${t.header.tapedeckVersion}, ` +
-      `${t.records.length} record${t.records.length === 1 ? '' : 's'}, ${t.size} bytes\n`,
+      `${n} record${n === 1 ? '' : 's'}, ${t.size} bytes\n`,
   );
   for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
   // verify lists no records: say how many are intact, and that prune keeps exactly those.
-  const intact = t.records.length === 0 ? 'no record is intact' : `the ${t.records.length} record${t.records.length === 1 ? '' : 's'} counted above ${t.records.length === 1 ? 'is' : 'are'} intact`;
-  process.stdout.write(t.warnings.length ? `${t.warnings.length} problem(s); ${intact} (tapedeck prune ${file} keeps ${t.records.length === 0 ? 'the header' : t.records.length === 1 ? 'it' : 'them'} and drops the damage).\n` : t.records.length === 0 ? 'ok (no records)\n' : 'ok\n');
+  const intact = n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
+  process.stdout.write(t.warnings.length ? `${t.warnings.length} problem(s); ${intact} (tapedeck prune ${file} keeps ${n === 0 ? 'the header' : n === 1 ? 'it' : 'them'} and drops the damage).\n` : n === 0 ? 'ok (no records)\n' : 'ok\n');
   return t.warnings.length ? 1 : 0;
 }
 

@@ -50,9 +50,8 @@ import { TapedeckError } from '../errors.ts';
 import { inRecordOrder } from './record-order.ts';
 import type { HttpRecord } from './records.ts';
 import { streamReview } from './stream-review.ts';
-import { decodePayloadOrWarn } from './tape-codec.ts';
-import { appendRecords, createTape, tapeTypeNamed, tapeTypeOf, type TapeWarning } from './tape-file.ts';
-import { withTapeStream, type TapeStream } from './tape-stream.ts';
+import { appendRecords, createTape, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
+import { decodedRecords, withTapeStream, type TapeStream } from './tape-stream.ts';
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
@@ -306,26 +305,19 @@ async function writeFrom(scan: TapeStream, path: string, write: (text: string) =
     return parts.join('');
   };
   await out(`{\n  "header": ${one(toJson({ ...scan.header }, '$.header', 0), '  ')},\n  "records": `);
-  // A payload whose checksum holds but does not decode is a warning, as readTape says it, in
-  // file order among the others.
-  const undecodable: TapeWarning[] = [];
   let count = 0;
   let previous: string | undefined;
-  for await (const frame of scan.frames()) {
-    const d = decodePayloadOrWarn(frame.payload, frame.offset, path);
-    if ('warning' in d) {
-      undecodable.push(d.warning);
-      continue;
-    }
+  for await (const r of decodedRecords(scan, path)) {
     // The record before is written once it is known not to be the last (its comma depends on it).
     if (previous !== undefined) await out(`${count === 1 ? '[\n' : ''}    ${previous},\n`);
-    previous = one(toJson(opts.review ? forReview(d.value) : d.value, `$.records[${count}]`, 1), '    ');
+    previous = one(toJson(opts.review ? forReview(r.value) : r.value, `$.records[${count}]`, 1), '    ');
     count++;
   }
   if (previous === undefined) await out('[]');
   else await out(`${count === 1 ? '[\n' : ''}    ${previous}\n  ]`);
   const prefix = `${path}: `;
-  const warnings = [...scan.warnings, ...undecodable].sort((a, b) => a.offset - b.offset).map((w) => {
+  // Damage in file order, a payload that does not decode among it (decodedRecords).
+  const warnings = scan.warnings.map((w) => {
     const o = newObject();
     o.code = w.code;
     o.offset = w.offset;

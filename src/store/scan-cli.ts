@@ -9,8 +9,8 @@ import { parseArgs } from 'node:util';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { TapedeckError } from '../errors.ts';
 import { parseTape } from './tape-codec.ts';
-import { readTape } from './tape-file.ts';
-import { secretsInRecords, type SecretFinding } from './secret-scan.ts';
+import { secretsInRecords, secretsInValue, type SecretFinding } from './secret-scan.ts';
+import { decodedRecords, withTapeStream } from './tape-stream.ts';
 
 /** The tapes a path names: the file itself, or every `*.tape` below a folder, sorted. */
 function tapesUnder(path: string): string[] {
@@ -63,17 +63,33 @@ export async function scanCommand(args: string[]): Promise<number> {
     let records = 0;
     let tapes = 0;
     const files = new Set<string>();
-    const report = (file: string, recs: { offset: number; value: unknown }[]) => {
-      tapes++;
-      records += recs.length;
-      for (const f of secretsInRecords(recs)) {
-        findings++;
-        files.add(file);
-        process.stdout.write(line(file, f));
-      }
+    const found = (file: string, f: SecretFinding) => {
+      findings++;
+      files.add(file);
+      process.stdout.write(line(file, f));
     };
-    if (staged) for (const t of stagedTapes()) report(t.file, parseTape(t.bytes, t.file).records);
-    for (const p of parsed.positionals) for (const file of tapesUnder(p)) report(file, (await readTape(file)).records);
+    if (staged) {
+      for (const t of stagedTapes()) {
+        const recs = parseTape(t.bytes, t.file).records;
+        tapes++;
+        records += recs.length;
+        for (const f of secretsInRecords(recs)) found(t.file, f);
+      }
+    }
+    // Tapes on disk are read a window at a time, each record scanned as it is decoded.
+    for (const p of parsed.positionals) {
+      for (const file of tapesUnder(p)) {
+        tapes++;
+        await withTapeStream(file, async (t) => {
+          let i = 0;
+          for await (const r of decodedRecords(t, file)) {
+            for (const f of secretsInValue(r.value)) found(file, { record: i, offset: r.offset, ...f });
+            i++;
+          }
+          records += i;
+        });
+      }
+    }
     if (findings === 0) {
       process.stdout.write(`No credentials found in ${tapes} tape${tapes === 1 ? '' : 's'} (${records} record${records === 1 ? '' : 's'}).\n`);
       return EXIT.ok;

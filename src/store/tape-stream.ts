@@ -13,7 +13,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
-import { crc32, FRAME_HEADER_SIZE, FRAME_MAGIC, HEADER_FIXED, MAX_META_BYTES, MAX_RECORD_BYTES, parseHeader, parseTape, type TapeHeader, type TapeWarning } from './tape-codec.ts';
+import { crc32, decodePayloadOrWarn, FRAME_HEADER_SIZE, FRAME_MAGIC, HEADER_FIXED, MAX_META_BYTES, MAX_RECORD_BYTES, parseHeader, parseTape, type TapeHeader, type TapeWarning } from './tape-codec.ts';
 import { tapeIoError } from './tape-file.ts';
 
 /** A window: ~4 MB of frames per read (a frame larger than that is read whole). */
@@ -28,6 +28,8 @@ export interface TapeFrame {
 /** A tape being read by {@link withTapeStream}. */
 export interface TapeStream {
   readonly header: TapeHeader;
+  /** The file's size as read (what readTape calls `size`). */
+  readonly size: number;
   /** Damage found, in file order (the header's first); complete once `frames()` has ended. */
   readonly warnings: TapeWarning[];
   /** The sound frames in file order. Each payload stays valid after the next is read. */
@@ -78,10 +80,11 @@ async function start(fh: FileHandle, path: string, window: number): Promise<Tape
     // An empty file, or a header the whole-file reader resynchronizes past (or refuses).
     const bytes = await readAt(fh, path, 0, size);
     const whole = parseTape(bytes, path, false);
-    return { header: whole.header, warnings: whole.warnings, frames: () => rest(whole.records, bytes) };
+    return { header: whole.header, size: bytes.length, warnings: whole.warnings, frames: () => rest(whole.records, bytes) };
   }
   const warnings: TapeWarning[] = [];
   const header = parsed.header;
+  let sizeRead = size;
   let pos = parsed.end;
   // The window: bytes [at, at + buf.length) of the file. A new buffer per window, so the payloads
   // handed out (and values decoded from them, which may point into them) stay as they were.
@@ -93,6 +96,7 @@ async function start(fh: FileHandle, path: string, window: number): Promise<Tape
       if (len < 0) {
         // Not a sound frame: the whole-file reader says what it is and reads on from there.
         const whole = await readAt(fh, path, 0, await io(path, async () => (await fh.stat()).size));
+        sizeRead = whole.length;
         const parsedWhole = parseTape(whole, path, false);
         for (const w of parsedWhole.warnings) if (w.offset >= pos) warnings.push(w);
         for (const r of parsedWhole.records) if (r.offset >= pos) yield { offset: r.offset, payload: whole.subarray(r.offset + FRAME_HEADER_SIZE, r.offset + r.length) };
@@ -121,7 +125,39 @@ async function start(fh: FileHandle, path: string, window: number): Promise<Tape
     buf = await readAt(fh, path, p, Math.min(size - p, Math.max(window, n)));
     at = p;
   }
-  return { header, warnings, frames };
+  return {
+    header,
+    warnings,
+    frames,
+    get size() {
+      return sizeRead;
+    },
+  };
+}
+
+/**
+ * The records of a stream decoded, in file order, with their frames' offsets and lengths. A
+ * payload whose CRC holds but which does not decode is a warning, as readTape says it: it is
+ * added to `stream.warnings`, which is in file order once the records have all been read.
+ *
+ * @example
+ * await withTapeStream('chat.tape', async (t) => {
+ *   for await (const r of decodedRecords(t, 'chat.tape')) console.log(r.offset, r.value);
+ *   console.log(t.warnings);
+ * });
+ */
+export async function* decodedRecords(stream: TapeStream, file: string): AsyncGenerator<{ offset: number; length: number; value: unknown }> {
+  let undecodable = false;
+  for await (const f of stream.frames()) {
+    const d = decodePayloadOrWarn(f.payload, f.offset, file);
+    if ('warning' in d) {
+      stream.warnings.push(d.warning);
+      undecodable = true;
+      continue;
+    }
+    yield { offset: f.offset, length: f.payload.length + FRAME_HEADER_SIZE, value: d.value };
+  }
+  if (undecodable) stream.warnings.sort((a, b) => a.offset - b.offset);
 }
 
 /** The frames the whole-file reader found, as payloads of `bytes`. */

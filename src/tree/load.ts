@@ -1,9 +1,8 @@
 // Builds a conversation tree from a tape file. Lives apart from tree.ts because it needs node:fs
 // (through the tape reader); exported from llm-tapedeck/store.
 
-import { decodePayloadOrWarn } from '../store/tape-codec.ts';
 import type { TapeWarning } from '../store/tape-file.ts';
-import { withTapeStream } from '../store/tape-stream.ts';
+import { decodedRecords, withTapeStream } from '../store/tape-stream.ts';
 import type { NormalizeOptions } from '../providers/types.ts';
 import { ConversationTree, type TreeOptions } from './tree.ts';
 
@@ -26,22 +25,14 @@ export async function loadTree(path: string, opts: LoadTreeOptions = {}): Promis
   // follows the tree, not the tape (reading a 100,000-record, 98 MB tape whole and decoding every
   // record first peaked at ~440 MB before the tree was built).
   return withTapeStream(path, async (stream) => {
-    const undecodable: TapeWarning[] = [];
     let records = 0;
     async function* entries(): AsyncGenerator<{ offset: number; value: unknown }> {
-      for await (const frame of stream.frames()) {
-        const d = decodePayloadOrWarn(frame.payload, frame.offset, path);
-        if ('warning' in d) {
-          undecodable.push(d.warning);
-          continue;
-        }
+      for await (const r of decodedRecords(stream, path)) {
         records++;
-        yield { offset: frame.offset, value: d.value };
+        yield { offset: r.offset, value: r.value };
       }
     }
     const tree = await ConversationTree.fromRecordStream(entries(), opts);
-    // In file order, as readTape lists them.
-    const tapeWarnings = undecodable.length === 0 ? stream.warnings : [...stream.warnings, ...undecodable].sort((a, b) => a.offset - b.offset);
-    return { tree, tapeWarnings, records };
+    return { tree, tapeWarnings: stream.warnings, records };
   });
 }

@@ -8,8 +8,9 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
 import { parseTape } from '../../src/store/tape-codec.ts';
-import { recordBytes } from '../../src/store/tape-file.ts';
-import { withTapeStream } from '../../src/store/tape-stream.ts';
+import { pack } from 'msgpackr';
+import { readTape, recordBytes } from '../../src/store/tape-file.ts';
+import { decodedRecords, withTapeStream } from '../../src/store/tape-stream.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'tapedeck-stream-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -103,6 +104,31 @@ describe('a tape read a window at a time', () => {
     // ~50 KB of frames in 4 KB windows; no buffer holds the file.
     expect(buffers.size).toBeGreaterThan(10);
     for (const b of buffers) expect(b.byteLength).toBeLessThan(bytes.length / 4);
+  });
+
+  it('decodes records as readTape does, a payload that does not decode listed among the damage in file order', async () => {
+    const good = (i: number) => frame(pack({ i, text: `record ${i}` }));
+    // Damage, then a frame whose CRC holds around cut msgpack (an array of two with one item),
+    // then a torn tail: the damage and the torn tail are found when the stream falls back to
+    // the whole file, the payload when it is decoded later.
+    const bytes = Buffer.concat([header, good(0), Buffer.from('not a frame'), good(1), frame(Uint8Array.of(0x92, 0x01)), good(2), good(3).subarray(0, 20)]);
+    const file = join(root, 'decoded.tape');
+    writeFileSync(file, bytes);
+    const want = await readTape(file);
+    expect(want.warnings.map((w) => w.code)).toEqual(['E_TAPE_CORRUPT', 'E_TAPE_CORRUPT', 'E_TAPE_TORN_TAIL']);
+    const got = await withTapeStream(
+      file,
+      async (s) => {
+        const records: { offset: number; length: number; value: unknown }[] = [];
+        for await (const r of decodedRecords(s, file)) records.push(r);
+        return { records, warnings: s.warnings, size: s.size, header: s.header };
+      },
+      { window: 16 },
+    );
+    expect(got.records).toEqual(want.records);
+    expect(got.warnings).toEqual(want.warnings);
+    expect(got.size).toBe(want.size);
+    expect(got.header).toEqual(want.header);
   });
 
   it('says a missing tape is missing, as readTape does', async () => {
