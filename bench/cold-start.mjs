@@ -1,8 +1,8 @@
 // Cold-start rows: how long after start a process answers its first replayed request from a
 // large tape of proxy recordings, and how much it grows, for `createFetch` and the proxy, against
 // `ReplayCache.open` of the same tape in the same run (the cost of reading and indexing the file
-// alone); and `tapedeck export` and `tree` of that tape (time per 10,000 records, peak memory)
-// against decoding it whole (readTape). Each measurement runs in a fresh process (a cold start is what is measured: no JIT
+// alone); and `tapedeck export`, `tree`, `inspect`, `verify` and `scan` of that tape (time per
+// 10,000 records, peak memory) against decoding it whole (readTape). Each measurement runs in a fresh process (a cold start is what is measured: no JIT
 // warm-up, no heap left by the rows before), rounds interleaved, medians reported. The tape is
 // recorded through createFetch itself (record mode, an in-process upstream), so its records are
 // exactly what users' tapes hold.
@@ -169,7 +169,7 @@ export async function coldStartBench({ quick = false } = {}) {
     const tape = join(dir, 'big.tape');
     await recordTape(tape, N);
     const tapeMB = statSync(tape).size / 2 ** 20;
-    const runs = { cache: [], fetch: [], proxy: [], read: [], export: [], tree: [] };
+    const runs = { cache: [], fetch: [], proxy: [], read: [], export: [], tree: [], inspect: [], verify: [], scan: [] };
     for (let r = 0; r < rounds; r++) {
       for (const what of ['cache', 'fetch', 'proxy']) {
         const c = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', what, tape, String(N)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
@@ -177,8 +177,7 @@ export async function coldStartBench({ quick = false } = {}) {
         runs[what].push(JSON.parse(c.stdout.trim().split('\n').pop()));
       }
       runs.read.push(readWhole(tape));
-      runs.export.push(command(['export', tape]));
-      runs.tree.push(command(['tree', tape]));
+      for (const what of TAPE_COMMANDS) runs[what].push(command([what, tape]));
     }
     const med = (what, field) => median(runs[what].map((x) => x[field]));
     const n = N.toLocaleString('en-US');
@@ -193,7 +192,7 @@ export async function coldStartBench({ quick = false } = {}) {
     const per = 10_000 / N;
     const readBase = `readTape of the same tape (every record decoded), ${(med('read', 'ms') * per).toFixed(0)} ms per 10,000 records, peak ${med('read', 'maxRSSMB').toFixed(0)} MB`;
     rows.push({ label: `readTape, ${n} records, per 10,000 (peak memory of the whole run)`, ms: med('read', 'ms') * per, rssMB: med('read', 'maxRSSMB'), peak: true, baseline: null, ratio: 1 });
-    for (const what of ['export', 'tree']) {
+    for (const what of TAPE_COMMANDS) {
       rows.push({ label: `tapedeck ${what} of the ${n}-record tape, per 10,000 (peak memory of the whole run)`, ms: med(what, 'ms') * per, rssMB: med(what, 'maxRSSMB'), peak: true, baseline: readBase, ratio: med(what, 'ms') / med('read', 'ms') });
     }
     const targets = [];
@@ -208,7 +207,7 @@ export async function coldStartBench({ quick = false } = {}) {
       targets.push(makeTarget({ label: `${name} memory growth at the first answer / tape size (${tapeMB.toFixed(0)} MB; lower is smaller)`, unit: 'x', value: med(what, 'rssMB') / tapeMB, ...goal(2), baseline: 'the tape file size' }));
     }
     targets.push(makeTarget({ label: `createFetch: first miss's diagnosis after a cold start, ${n} records`, unit: 'ms', value: med('fetch', 'missMs') }));
-    for (const what of ['export', 'tree']) {
+    for (const what of TAPE_COMMANDS) {
       targets.push(makeTarget({ label: `tapedeck ${what}, per 10,000 records of a ${n}-record tape (process start included)`, unit: 'ms', value: med(what, 'ms') * per, baseline: readBase }));
       targets.push(makeTarget({ label: `tapedeck ${what}: peak memory / tape size (${tapeMB.toFixed(0)} MB; lower is smaller)`, unit: 'x', value: med(what, 'maxRSSMB') / tapeMB, baseline: `readTape's peak / tape size, ${(med('read', 'maxRSSMB') / tapeMB).toFixed(2)}x` }));
     }
@@ -217,6 +216,13 @@ export async function coldStartBench({ quick = false } = {}) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * The tape commands timed on the large tape, each visiting every record once: export and tree
+ * (which git's textconv and people run on big tapes), inspect, verify and scan (the pre-commit
+ * hook's secret scan).
+ */
+const TAPE_COMMANDS = ['export', 'tree', 'inspect', 'verify', 'scan'];
 
 /** A row as bench/run.mjs prints it. */
 export function formatRow(r) {

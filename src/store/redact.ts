@@ -191,7 +191,14 @@ const CREDENTIAL_HEADER = 2;
  * credentialMatches('call with sk-proj-abcdefghijklmnopqrstuvwx please') // [{ index: 10, text: 'sk-proj-abcdefghijklmnopqrstuvwx' }]
  */
 export function credentialMatches(s: string): { index: number; text: string }[] {
-  return [...s.matchAll(new RegExp(CREDENTIAL.source, 'g'))].map((m) => ({ index: m.index, text: m[0] }));
+  // The shared expression, searched from the start: a new RegExp and its match iterator per call
+  // cost ~2.9 us on a short string (most of `tapedeck scan`'s time, ~30 strings a record), and
+  // most strings hold no credential.
+  const out: { index: number; text: string }[] = [];
+  CREDENTIAL.lastIndex = 0;
+  for (let m = CREDENTIAL.exec(s); m !== null; m = CREDENTIAL.exec(s)) out.push({ index: m.index, text: m[0] });
+  CREDENTIAL.lastIndex = 0;
+  return out;
 }
 
 /** Whether a string is one of redaction's masks (`[REDACTED]`, `[REDACTED:<16 hex>]`). */

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
-import { crc32, decodeEventStream, encodeEventStreamMessage, EventStreamDecoder, type EventStreamHeader, type EventStreamMessage } from '../../src/providers/wire/aws-eventstream.ts';
+import { crc32, decodeEventStream, encodeEventStreamMessage, EventStreamDecoder, mayBeEventStream, type EventStreamHeader, type EventStreamMessage } from '../../src/providers/wire/aws-eventstream.ts';
 
 const codec = new EventStreamCodec((b) => new TextDecoder().decode(b), (s) => new TextEncoder().encode(s));
 
@@ -62,6 +62,21 @@ describe('AWS event-stream codec', () => {
   it('CRC32 is zlib\'s', () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 500 }), (b) => crc32(b) === zlibCrc32(b)));
     expect(crc32(new TextEncoder().encode('123456789'))).toBe(0xcbf43926);
+  });
+
+  it('mayBeEventStream: false only where the decoder finds no message', () => {
+    const decodes = (b: Uint8Array) => {
+      try {
+        return decodeEventStream(b).length > 0;
+      } catch {
+        return false;
+      }
+    };
+    // Any bytes, and bytes that start with a plausible length: never a stream it turns away.
+    const start = fc.tuple(fc.integer({ min: 0, max: 64 }), fc.uint8Array({ maxLength: 80 })).map(([len, rest]) => Uint8Array.of(0, 0, 0, len, ...rest));
+    fc.assert(fc.property(fc.oneof(fc.uint8Array({ maxLength: 200 }), start), (b) => mayBeEventStream(b) || !decodes(b)), { numRuns: 2000 });
+    fc.assert(fc.property(fc.array(message, { minLength: 1, maxLength: 3 }), (ms) => mayBeEventStream(Buffer.concat(ms.map(encodeEventStreamMessage)))), { numRuns: 200 });
+    expect(mayBeEventStream(new TextEncoder().encode('{"answer":"a JSON body, as most are"}'))).toBe(false);
   });
 
   it('what it encodes, the AWS SDK decodes to the same message', () => {

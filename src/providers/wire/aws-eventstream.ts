@@ -187,6 +187,21 @@ export function decodeEventStream(bytes: Uint8Array): EventStreamMessage[] {
 }
 
 /**
+ * Whether bytes can begin an event stream: long enough for a message, and the first message's
+ * declared length within the bounds the decoder accepts. False means decodeEventStream finds no
+ * message in them (it throws, or returns none for no bytes): a caller trying every body (the
+ * secret scan) skips the attempt and the error it would make.
+ *
+ * @example
+ * mayBeEventStream(new TextEncoder().encode('{"a":1}')) // false
+ */
+export function mayBeEventStream(bytes: Uint8Array): boolean {
+  if (bytes.length < OVERHEAD) return false;
+  const total = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
+  return total >= OVERHEAD && total <= MAX_MESSAGE;
+}
+
+/**
  * An incremental decoder: feed it chunks as they arrive, get the messages completed by each.
  *
  * @example
