@@ -218,35 +218,39 @@ async function inspect(file: string | undefined): Promise<number> {
   // Record by record as the tape is read a window at a time: only realtime records are kept,
   // for the sessions' summary at the end.
   return withTapeStream(file!, async (t) => {
-    process.stdout.write('#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n');
+    // Lines are written ~64 KB at a time: a write per line is a system call per record.
+    let out = '#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n';
     const realtime: unknown[] = [];
     let i = 0;
     for await (const r of decodedRecords(t, file!)) {
       if (isRealtimeRecord(r.value)) realtime.push(r.value);
-      inspectLine(r, i++);
+      out += inspectLine(r, i++);
+      if (out.length >= 1 << 16) {
+        process.stdout.write(out);
+        out = '';
+      }
     }
-    for (const line of realtimeSessionLines(realtime)) process.stdout.write(`${line}\n`);
-    for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
+    for (const line of realtimeSessionLines(realtime)) out += `${line}\n`;
+    for (const w of t.warnings) out += `${w.code} at byte ${w.offset}: ${w.message}\n`;
+    process.stdout.write(out);
     // Damage is a problem found, as for verify: scripts and CI see it in the exit code.
     return t.warnings.length ? 1 : 0;
   });
 }
 
-/** One record's line of `tapedeck inspect`. */
-function inspectLine(r: { offset: number; length: number; value: unknown }, i: number): void {
+/** One record's line of `tapedeck inspect`, its newline included. */
+function inspectLine(r: { offset: number; length: number; value: unknown }, i: number): string {
   const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
   const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
   const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
   if (v.kind === 'realtime') {
-    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\n`);
-    return;
+    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\n`;
   }
   if (v.kind === 'mcp') {
     // MCP exchanges: the method and what it names in place of model and first message.
     const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
     const method = typeof req.method === 'string' ? req.method : '?';
-    process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\n`);
-    return;
+    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\n`;
   }
   const { request, route } = recordedRequest(v);
   const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
@@ -257,7 +261,7 @@ function inspectLine(r: { offset: number; length: number; value: unknown }, i: n
   // The answer's status and framing: a 429 or a stream is told apart at a glance.
   const status = http ? String(http.status) : '-';
   const stream = http ? answerFraming(http) : '-';
-  process.stdout.write(`${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`);
+  return `${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`;
 }
 
 async function prune(file: string | undefined): Promise<number> {
