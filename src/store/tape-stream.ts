@@ -1,7 +1,7 @@
 /**
  * A tape read front to back a window at a time, for the commands that visit every record once
- * (`tapedeck export`, `tapedeck tree`): their memory then stays the same whatever the tape's
- * size, where reading the file whole (readTape, scanTape) holds all of it.
+ * (`tapedeck export`, `tree`, `inspect`, `verify`, `scan`): their memory then stays the same
+ * whatever the tape's size, where reading the file whole (readTape, scanTape) holds all of it.
  *
  * What it finds is exactly what readTape finds. A sound tape (its header and every frame whole
  * and matching its CRC) is read window by window. At the first thing that is not a sound frame
@@ -32,7 +32,10 @@ export interface TapeStream {
   readonly size: number;
   /** Damage found, in file order (the header's first); complete once `frames()` has ended. */
   readonly warnings: TapeWarning[];
-  /** The sound frames in file order. Each payload stays valid after the next is read. */
+  /**
+   * The sound frames in file order, read once (a second call goes on where the first stopped).
+   * Each payload stays valid after the next is read.
+   */
   frames(): AsyncGenerator<TapeFrame>;
 }
 
