@@ -33,8 +33,8 @@ export interface TapeStream {
   /** Damage found, in file order (the header's first); complete once `frames()` has ended. */
   readonly warnings: TapeWarning[];
   /**
-   * The sound frames in file order, read once (a second call goes on where the first stopped).
-   * Each payload stays valid after the next is read.
+   * The sound frames in file order; call it once. Each payload stays valid after the next is
+   * read.
    */
   frames(): AsyncGenerator<TapeFrame>;
 }
