@@ -267,16 +267,17 @@ function readHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: n
 }
 
 /** Why the bytes at a position are not a sound frame. `torn`: the first bytes of a frame cut off by EOF. */
-interface FrameFault {
+export interface FrameFault {
   torn: boolean;
   why: string;
 }
 
 /**
  * Checks the frame at `pos` (magic, length, CRC) without decoding it: its length when sound, else
- * what is wrong. A number on success, so opening a large tape makes no object per frame.
+ * what is wrong. A number on success, so opening a large tape makes no object per frame. Internal
+ * (src/store/tape-stream.ts checks frames in a window of the file with it).
  */
-function checkFrame(buf: Uint8Array, pos: number, view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)): number | FrameFault {
+export function checkFrame(buf: Uint8Array, pos: number, view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)): number | FrameFault {
   const remaining = buf.length - pos;
   const magicBytes = Math.min(remaining, FRAME_MAGIC.length);
   for (let i = 0; i < magicBytes; i++) {

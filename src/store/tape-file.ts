@@ -396,19 +396,28 @@ async function readTapeFile(path: string, doing: string): Promise<Buffer> {
   let fh: FileHandle | undefined;
   try {
     fh = await open(path, 'r');
-    const buf = Buffer.allocUnsafeSlow((await fh.stat()).size);
-    let at = 0;
-    while (at < buf.length) {
-      const { bytesRead } = await fh.read(buf, at, Math.min(buf.length - at, READ_MAX), at);
-      if (bytesRead === 0) return buf.subarray(0, at); // it shrank while it was read
-      at += bytesRead;
-    }
-    return buf;
+    return await readRange(fh, 0, (await fh.stat()).size);
   } catch (e) {
     throw ioError(e, path, doing);
   } finally {
     await fh?.close().catch(() => {});
   }
+}
+
+/**
+ * `n` bytes of an open file from `p` (fewer if it ends first: it shrank while it was read), in a
+ * buffer of their own, with as few reads as the system allows. File-system errors are thrown as
+ * they come. Internal: readTapeFile, and src/store/tape-stream.ts for its windows.
+ */
+export async function readRange(fh: FileHandle, p: number, n: number): Promise<Buffer> {
+  const out = Buffer.allocUnsafeSlow(n);
+  let got = 0;
+  while (got < n) {
+    const { bytesRead } = await fh.read(out, got, Math.min(n - got, READ_MAX), p + got);
+    if (bytesRead === 0) return out.subarray(0, got);
+    got += bytesRead;
+  }
+  return out;
 }
 
 /** The longest single read (node:fs refuses lengths of 2 GiB and more). */

@@ -13,8 +13,8 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
-import { crc32, decodePayloadOrWarn, FRAME_HEADER_SIZE, FRAME_MAGIC, HEADER_FIXED, MAX_META_BYTES, MAX_RECORD_BYTES, parseHeader, parseTape, type TapeHeader, type TapeWarning } from './tape-codec.ts';
-import { tapeIoError } from './tape-file.ts';
+import { checkFrame, decodePayloadOrWarn, FRAME_HEADER_SIZE, HEADER_FIXED, MAX_META_BYTES, parseHeader, parseTape, type FrameFault, type TapeHeader, type TapeWarning } from './tape-codec.ts';
+import { readRange, tapeIoError } from './tape-file.ts';
 
 /** A window: ~4 MB of frames per read (a frame larger than that is read whole). */
 const WINDOW = 4 * 1024 * 1024;
@@ -91,7 +91,7 @@ async function start(fh: FileHandle, path: string, window: number): Promise<Tape
   let pos = parsed.end;
   // The window: bytes [at, at + buf.length) of the file. A new buffer per window, so the payloads
   // handed out (and values decoded from them, which may point into them) stay as they were.
-  let buf: Uint8Array = first;
+  let buf: Buffer = first;
   let at = 0;
   async function* frames(): AsyncGenerator<TapeFrame> {
     while (pos < size) {
@@ -102,26 +102,31 @@ async function start(fh: FileHandle, path: string, window: number): Promise<Tape
         sizeRead = whole.length;
         const parsedWhole = parseTape(whole, path, false);
         for (const w of parsedWhole.warnings) if (w.offset >= pos) warnings.push(w);
-        for (const r of parsedWhole.records) if (r.offset >= pos) yield { offset: r.offset, payload: whole.subarray(r.offset + FRAME_HEADER_SIZE, r.offset + r.length) };
+        yield* rest(parsedWhole.records.filter((r) => r.offset >= pos), whole);
         return;
       }
       yield { offset: pos, payload: buf.subarray(pos - at + FRAME_HEADER_SIZE, pos - at + len) };
       pos += len;
     }
   }
-  /** The length of the sound frame at p (made to lie in the window), or -1. */
+  /** Cut off by the window's end rather than the file's. */
+  const cut = (c: number | FrameFault): boolean => typeof c !== 'number' && c.torn && at + buf.length < size;
+  /**
+   * The length of the sound frame at p, or -1 (the frame checks are the whole-file reader's). A
+   * frame the window cuts off is looked at again from a window that starts at it: first for its
+   * header, then, longer than a window, for all of it.
+   */
   async function frameAt(p: number): Promise<number> {
-    if (p + FRAME_HEADER_SIZE > size) return -1;
-    if (p + FRAME_HEADER_SIZE > at + buf.length) await slide(p, FRAME_HEADER_SIZE);
-    const o = p - at;
-    for (let i = 0; i < FRAME_MAGIC.length; i++) if (buf[o + i] !== FRAME_MAGIC[i]) return -1;
-    const view = new DataView(buf.buffer, buf.byteOffset + o, FRAME_HEADER_SIZE);
-    const len = view.getUint32(4);
-    if (len > MAX_RECORD_BYTES || p + FRAME_HEADER_SIZE + len > size) return -1;
-    const crc = view.getUint32(8);
-    if (p + FRAME_HEADER_SIZE + len > at + buf.length) await slide(p, FRAME_HEADER_SIZE + len);
-    const q = p - at + FRAME_HEADER_SIZE;
-    return crc32(buf.subarray(q, q + len)) === crc ? FRAME_HEADER_SIZE + len : -1;
+    let c = checkFrame(buf, p - at);
+    if (cut(c)) {
+      await slide(p, FRAME_HEADER_SIZE);
+      c = checkFrame(buf, 0);
+    }
+    if (cut(c)) {
+      await slide(p, FRAME_HEADER_SIZE + buf.readUInt32BE(4));
+      c = checkFrame(buf, 0);
+    }
+    return typeof c === 'number' ? c : -1;
   }
   /** Makes the window start at p and hold at least n bytes (fewer only at the end of the file). */
   async function slide(p: number, n: number): Promise<void> {
@@ -168,16 +173,9 @@ async function* rest(records: readonly { offset: number; length: number }[], byt
   for (const r of records) yield { offset: r.offset, payload: bytes.subarray(r.offset + FRAME_HEADER_SIZE, r.offset + r.length) };
 }
 
-/** `n` bytes of the file from `p` (fewer if it ends first), in a buffer of their own. */
-async function readAt(fh: FileHandle, path: string, p: number, n: number): Promise<Buffer> {
-  const out = Buffer.allocUnsafeSlow(n);
-  let got = 0;
-  while (got < n) {
-    const { bytesRead } = await io(path, () => fh.read(out, got, Math.min(n - got, 1 << 30), p + got));
-    if (bytesRead === 0) return out.subarray(0, got);
-    got += bytesRead;
-  }
-  return out;
+/** readRange, its errors as readTape's. */
+function readAt(fh: FileHandle, path: string, p: number, n: number): Promise<Buffer> {
+  return io(path, () => readRange(fh, p, n));
 }
 
 async function io<T>(path: string, f: () => Promise<T>): Promise<T> {
