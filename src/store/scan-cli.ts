@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { TapedeckError } from '../errors.ts';
 import { parseTape } from './tape-codec.ts';
-import { secretsInRecords, secretsInValue, type SecretFinding } from './secret-scan.ts';
+import { secretsInValue, type SecretFinding } from './secret-scan.ts';
 import { decodedRecords, withTapeStream } from './tape-stream.ts';
 
 /** The tapes a path names: the file itself, or every `*.tape` below a folder, sorted. */
@@ -63,33 +63,23 @@ export async function scanCommand(args: string[]): Promise<number> {
     let records = 0;
     let tapes = 0;
     const files = new Set<string>();
-    const found = (file: string, f: SecretFinding) => {
-      findings++;
-      files.add(file);
-      process.stdout.write(line(file, f));
+    // One tape's records, in file order, each scanned as it comes (secretsInValue) and let go.
+    const scan = async (file: string, recs: AsyncIterable<{ offset: number; value: unknown }> | Iterable<{ offset: number; value: unknown }>) => {
+      tapes++;
+      let i = 0;
+      for await (const r of recs) {
+        for (const f of secretsInValue(r.value)) {
+          findings++;
+          files.add(file);
+          process.stdout.write(line(file, { record: i, offset: r.offset, ...f }));
+        }
+        i++;
+      }
+      records += i;
     };
-    if (staged) {
-      for (const t of stagedTapes()) {
-        const recs = parseTape(t.bytes, t.file).records;
-        tapes++;
-        records += recs.length;
-        for (const f of secretsInRecords(recs)) found(t.file, f);
-      }
-    }
-    // Tapes on disk are read a window at a time, each record scanned as it is decoded.
-    for (const p of parsed.positionals) {
-      for (const file of tapesUnder(p)) {
-        tapes++;
-        await withTapeStream(file, async (t) => {
-          let i = 0;
-          for await (const r of decodedRecords(t, file)) {
-            for (const f of secretsInValue(r.value)) found(file, { record: i, offset: r.offset, ...f });
-            i++;
-          }
-          records += i;
-        });
-      }
-    }
+    if (staged) for (const t of stagedTapes()) await scan(t.file, parseTape(t.bytes, t.file).records);
+    // Tapes on disk are read a window at a time.
+    for (const p of parsed.positionals) for (const file of tapesUnder(p)) await withTapeStream(file, (t) => scan(file, decodedRecords(t, file)));
     if (findings === 0) {
       process.stdout.write(`No credentials found in ${tapes} tape${tapes === 1 ? '' : 's'} (${records} record${records === 1 ? '' : 's'}).\n`);
       return EXIT.ok;

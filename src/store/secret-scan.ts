@@ -57,8 +57,8 @@ function jsonOf(text: string): unknown {
   if (t[0] !== '{' && t[0] !== '[') return undefined;
   // Text that cannot be a document is not parsed: the parser's error costs ~10 us, and every
   // redacted header's `[REDACTED:…]` mask starts with a bracket.
-  const last = t.trimEnd().at(-1);
-  if (last !== (t[0] === '{' ? '}' : ']') || isMask(t.trimEnd())) return undefined;
+  const whole = t.trimEnd();
+  if (whole.at(-1) !== (t[0] === '{' ? '}' : ']') || isMask(whole)) return undefined;
   try {
     return JSON.parse(t) as unknown;
   } catch {
