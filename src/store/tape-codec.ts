@@ -277,7 +277,7 @@ export interface FrameFault {
  * what is wrong. A number on success, so opening a large tape makes no object per frame. Internal
  * (src/store/tape-stream.ts checks frames in a window of the file with it).
  */
-export function checkFrame(buf: Uint8Array, pos: number, view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)): number | FrameFault {
+export function checkFrame(buf: Uint8Array, pos: number, view: DataView = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)): number | FrameFault {
   const remaining = buf.length - pos;
   const magicBytes = Math.min(remaining, FRAME_MAGIC.length);
   for (let i = 0; i < magicBytes; i++) {
