@@ -111,6 +111,30 @@ function layoutSuite(label: string, server: () => { url: string }) {
     }
   });
 
+  it(`${label}: 1 ms TTLs never outlive their records, whichever millisecond a write lands on`, async () => {
+    // A write whose keys' expiry fell due between two commands of one script used to delete
+    // one key and keep the other, leaving a record with no expiry that never went away. The
+    // window is a fraction of a millisecond, so many writes are needed to land in it.
+    const store = await RedisRecords.open(server().url, { namespace: freshNamespace('ttl-race') });
+    try {
+      const n = 3000;
+      const kept = payload({ v: 1, kept: true });
+      for (let i = 0; i < n; i++) {
+        await store.append([{ key: `cache:k${i}`, payload: payload({ v: 1, i }) }], { ttlMs: 1 });
+        await store.append([{ key: `cache:k${i}`, payload: kept }]);
+      }
+      await sleep(20);
+      const outlived: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const live = await store.read(`cache:k${i}`);
+        if (live.length !== 1 || !Buffer.from(live[0]!.payload).equals(Buffer.from(kept))) outlived.push(i);
+      }
+      expect(outlived).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
   it(`${label}: once every record of a request key has expired, the next full read drops it from the namespace index`, async () => {
     const store = await RedisRecords.open(server().url, { namespace: freshNamespace('trim') });
     try {

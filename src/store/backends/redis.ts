@@ -113,19 +113,30 @@ return n`;
 /**
  * KEYS: records hash, expiry zset. ARGV: expiry time in ms (0 = none), then seq, payload pairs.
  * Drops expired records of this key, writes the new ones, and gives both keys the expiry of the
- * last record when every record has one (so Redis frees an abandoned key on its own).
+ * last record plus a grace second when every record has one (so Redis frees an abandoned key on
+ * its own).
+ *
+ * Records die by their score (READ filters on it); the keys' own expiry only frees memory, and
+ * it must never fall due while a script touches them. PEXPIREAT at a time that is passing
+ * deletes a key at once (Redis 7.0 compares it with the wall clock) while lazy expiry compares
+ * with the script's start, so with the record's own expiry as the keys' expiry a 1 ms TTL could
+ * delete the zset and keep the hash: the record lost its expiry and lived forever. Hence the
+ * grace, and a record whose expiry passed before it was written (a writer that stalled between
+ * reserving and writing) is not written at all.
  */
 const APPEND = `${NOW}
 local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
 for _, s in ipairs(dead) do redis.call('HDEL', KEYS[1], s) redis.call('ZREM', KEYS[2], s) end
 local exp = tonumber(ARGV[1])
-for i = 2, #ARGV, 2 do
-  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
-  if exp > 0 then redis.call('ZADD', KEYS[2], exp, ARGV[i]) end
+if exp == 0 or exp > now then
+  for i = 2, #ARGV, 2 do
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    if exp > 0 then redis.call('ZADD', KEYS[2], exp, ARGV[i]) end
+  end
 end
 if redis.call('ZCARD', KEYS[2]) > 0 and redis.call('ZCARD', KEYS[2]) == redis.call('HLEN', KEYS[1]) then
-  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-  redis.call('PEXPIREAT', KEYS[1], last[2]) redis.call('PEXPIREAT', KEYS[2], last[2])
+  local last = tonumber(redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]) + 1000
+  redis.call('PEXPIREAT', KEYS[1], last) redis.call('PEXPIREAT', KEYS[2], last)
 else
   redis.call('PERSIST', KEYS[1]) redis.call('PERSIST', KEYS[2])
 end
