@@ -146,6 +146,14 @@ function command(args) {
   return { ms, ...JSON.parse(c.stderr.trim().split('\n').pop()) };
 }
 
+/** Node starting and exiting with nothing to do, as command() spawns it: the floor of any command's start. */
+function bareStart() {
+  const t0 = performance.now();
+  const c = spawnSync(process.execPath, ['-e', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (c.status !== 0) throw new Error(`bench: node -e 0 failed (exit ${c.status ?? c.signal})`);
+  return { ms: performance.now() - t0 };
+}
+
 /** Decoding every record of the tape whole (readTape), in a fresh process: what export and tree must at least do. */
 function readWhole(tape) {
   const file = JSON.stringify(`file://${join(DIST, 'store', 'tape-file.js')}`);
@@ -169,7 +177,10 @@ export async function coldStartBench({ quick = false } = {}) {
     const tape = join(dir, 'big.tape');
     await recordTape(tape, N);
     const tapeMB = statSync(tape).size / 2 ** 20;
-    const runs = { cache: [], fetch: [], proxy: [], read: [], export: [], tree: [], inspect: [], verify: [], scan: [] };
+    // A small tape, as most tapes are: there the command's own start is what `git diff` waits for.
+    const small = join(dir, 'small.tape');
+    await recordTape(small, 3);
+    const runs = { cache: [], fetch: [], proxy: [], read: [], export: [], tree: [], inspect: [], verify: [], scan: [], bare: [], version: [], smallExport: [] };
     for (let r = 0; r < rounds; r++) {
       for (const what of ['cache', 'fetch', 'proxy']) {
         const c = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', what, tape, String(N)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
@@ -177,6 +188,12 @@ export async function coldStartBench({ quick = false } = {}) {
         runs[what].push(JSON.parse(c.stdout.trim().split('\n').pop()));
       }
       runs.read.push(readWhole(tape));
+      // A few of each, interleaved: they take a tenth of a second.
+      for (let k = 0; k < 5; k++) {
+        runs.bare.push(bareStart());
+        runs.version.push(command(['--version']));
+        runs.smallExport.push(command(['export', '--review', small]));
+      }
       for (const what of TAPE_COMMANDS) runs[what].push(command([what, tape]));
     }
     const med = (what, field) => median(runs[what].map((x) => x[field]));
@@ -195,6 +212,10 @@ export async function coldStartBench({ quick = false } = {}) {
     for (const what of TAPE_COMMANDS) {
       rows.push({ label: `tapedeck ${what} of the ${n}-record tape, per 10,000 (peak memory of the whole run)`, ms: med(what, 'ms') * per, rssMB: med(what, 'maxRSSMB'), peak: true, baseline: readBase, ratio: med(what, 'ms') / med('read', 'ms') });
     }
+    const bareNote = `node -e 0 in the same rounds, ${med('bare', 'ms').toFixed(0)} ms`;
+    rows.push({ label: 'node -e 0: a bare node process, spawn to exit', ms: med('bare', 'ms'), rssMB: null, baseline: null, ratio: 1 });
+    rows.push({ label: 'tapedeck --version, spawn to exit', ms: med('version', 'ms'), rssMB: null, baseline: bareNote, ratio: med('version', 'ms') / med('bare', 'ms') });
+    rows.push({ label: 'tapedeck export --review of a 3-record tape, spawn to exit', ms: med('smallExport', 'ms'), rssMB: null, baseline: bareNote, ratio: med('smallExport', 'ms') / med('bare', 'ms') });
     const targets = [];
     // The targets are for a 100,000-record tape; a smaller one (--quick) is reported without
     // them: the modules and the core's first use are most of its cold start.
@@ -207,6 +228,10 @@ export async function coldStartBench({ quick = false } = {}) {
       targets.push(makeTarget({ label: `${name} memory growth at the first answer / tape size (${tapeMB.toFixed(0)} MB; lower is smaller)`, unit: 'x', value: med(what, 'rssMB') / tapeMB, ...goal(2), baseline: 'the tape file size' }));
     }
     targets.push(makeTarget({ label: `createFetch: first miss's diagnosis after a cold start, ${n} records`, unit: 'ms', value: med('fetch', 'missMs') }));
+    // The command's start: what a small tape's export (git's textconv, both sides of every diff)
+    // and --version take from spawn to exit, against node starting and exiting with nothing to do.
+    targets.push(makeTarget({ label: 'tapedeck export --review of a 3-record tape, spawn to exit / a bare node process (lower is faster)', unit: 'x', value: med('smallExport', 'ms') / med('bare', 'ms'), op: '<=', goal: 2.5, baseline: bareNote }));
+    targets.push(makeTarget({ label: 'tapedeck --version, spawn to exit / a bare node process (lower is faster)', unit: 'x', value: med('version', 'ms') / med('bare', 'ms'), baseline: bareNote }));
     for (const what of TAPE_COMMANDS) {
       targets.push(makeTarget({ label: `tapedeck ${what}, per 10,000 records of a ${n}-record tape (process start included)`, unit: 'ms', value: med(what, 'ms') * per, baseline: readBase }));
       targets.push(makeTarget({ label: `tapedeck ${what}: peak memory / tape size (${tapeMB.toFixed(0)} MB; lower is smaller)`, unit: 'x', value: med(what, 'maxRSSMB') / tapeMB, baseline: `readTape's peak / tape size, ${(med('read', 'maxRSSMB') / tapeMB).toFixed(2)}x` }));

@@ -125,6 +125,15 @@ function buildTypeScript() {
   // The .wasm files themselves, for pages that load a build by URL (loadWasmBuild in the browser entry).
   mkdirSync(join(root, 'dist/wasm'), { recursive: true });
   for (const file of Object.values(targets)) copyFileSync(join(root, file), join(root, 'dist/wasm', file.slice('build/'.length)));
+  // The command runs bundled: dist/bin/ holds its entry and a chunk per command group (split at
+  // the CLI's dynamic imports), and dist/cli.js only imports that entry. Node 20 resolves, reads
+  // and compiles every ES module on its own, and the ~200 modules of dist/ were most of a small
+  // command's time (`tapedeck export` of a small tape, which git runs on both sides of a diff,
+  // took ~0.3 s, ~0.1 s of it node's own start). Packages stay outside, as the library imports
+  // them. The library's entries stay unbundled: a bundle of each would hold its own copy of the
+  // modules they share (two TapedeckError classes), and browser bundlers swap modules by path.
+  run(bin('esbuild'), ['dist/cli.js', '--bundle', '--splitting', '--format=esm', '--platform=node', '--target=node20', '--packages=external', '--outdir=dist/bin', '--chunk-names=[name]-[hash]', '--log-level=warning']);
+  writeFileSync(join(root, 'dist/cli.js'), "#!/usr/bin/env node\n// The tapedeck command, bundled (scripts/build.mjs): dist/bin/.\nimport './bin/cli.js';\n");
   // Jest loads setup files and reporters as CommonJS: those two entries are also shipped bundled
   // as CommonJS (package.json "require" conditions), with types of their own.
   for (const name of ['jest', 'jest-reporter']) {

@@ -106,3 +106,13 @@ export function reportCliError(e: unknown): number {
   process.stderr.write(formatCliError(e));
   return exitCodeFor(e);
 }
+
+/**
+ * A problem that does not stop the command (a skipped entry), as one line on stderr.
+ *
+ * @example
+ * warn('2 records are not HTTP exchanges and have no HAR form; left out.')
+ */
+export function warn(message: string): void {
+  process.stderr.write(`tapedeck: warning: ${message.replace(/\s+/g, ' ').trim()}\n`);
+}

@@ -1,25 +1,12 @@
 #!/usr/bin/env node
-// The tapedeck command. Subcommands grow with the project; today: version, help, and the core's
-// canonicalize/hash tools, which are handy for checking what a request hashes to.
+// The tapedeck command: help, the options, and each command's module loaded when it runs (a
+// command starts with only what it uses: `tapedeck export` of a small tape, which git runs on
+// both sides of every diff, is mostly the process's start).
 
-import { backend, canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckError, VERSION } from './index.ts';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { EXIT, reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { COMMAND_HELP } from './cli-help.ts';
-import { importTapeJSON, writeTapeJSON } from './store/export.ts';
-import { exportTapeHar } from './store/export-har.ts';
-import { detectFormat, formatByName, IMPORT_FORMATS, type ImportFormat } from './store/import/read.ts';
-import { importRecordings, type ImportReport } from './proxy/import.ts';
-import { importCacheJSON, importRecordingsDir } from './store/migrate.ts';
-import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from './store/records.ts';
-import { summarizeRealtime } from './store/realtime-summary.ts';
-import { readTape, rewriteTape } from './store/tape-file.ts';
-import { decodedRecords, withTapeStream } from './store/tape-stream.ts';
-import { TAPE_MAGIC } from './store/tape-codec.ts';
-import { isUtf8 } from 'node:buffer';
-import { normalizeRequest } from './providers/index.ts';
-import { callLabel } from './mcp/tape.ts';
 import { DRIFT_COMMANDS } from './drift/help.ts';
+import { VERSION } from './version.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
 
@@ -125,177 +112,6 @@ Examples:
   tapedeck key request.json                                 # what a request is keyed by
 `;
 
-/** Writes text to stdout, resolving when stdout can take more (or has closed: a reader that stopped). */
-function toStdout(text: string): Promise<void> {
-  return new Promise((done) => {
-    if (process.stdout.write(text)) return done();
-    const go = () => {
-      process.stdout.off('drain', go);
-      process.stdout.off('close', go);
-      done();
-    };
-    process.stdout.on('drain', go);
-    process.stdout.on('close', go);
-  });
-}
-
-function readInput(file: string | undefined): Buffer {
-  if (file === undefined || file === '-') return readFileSync(0);
-  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new TapedeckError('E_FILE', `${file} is a directory; this command reads a JSON file (or stdin).`, { file, hint: 'Give a file, or - for stdin.' });
-  }
-  return readFileSync(file);
-}
-
-/** A tape argument: present, and not a directory (which would fail deep in a read). */
-function tapeArg(command: string, file: string | undefined, example: string): string {
-  if (!file) throw usageError(`${command} needs a tape.`, example);
-  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new TapedeckError('E_FILE', `${file} is a directory; ${command} reads a tape file.`, { file, hint: example });
-  }
-  return file;
-}
-
-/** JSON text parsed, or E_JSON with the byte offset where it breaks (the core's own reader). */
-function parseJSON(bytes: Buffer): unknown {
-  canonicalizeJSON(bytes); // throws E_JSON / E_UTF8 / E_DUPLICATE_KEY with the offset
-  return JSON.parse(bytes.toString('utf8'));
-}
-
-/** The first user message of a recorded request, as one short line. */
-function firstUserText(request: unknown): string {
-  if (request === undefined) return '-';
-  try {
-    const m = normalizeRequest(request).messages.find((x) => (x as { role?: unknown }).role === 'user') as { content?: unknown } | undefined;
-    const parts = Array.isArray(m?.content) ? (m.content as { type?: string; text?: string }[]) : [];
-    const text = parts.filter((p) => p.type === 'text').map((p) => p.text).join(' ');
-    const line = text.replace(/\s+/g, ' ').trim();
-    return line.length > 60 ? `${line.slice(0, 59)}…` : line || '-';
-  } catch {
-    return '-';
-  }
-}
-
-/**
- * The request a record was made for: ReplayCache records hold it as `request`; the HTTP exchange
- * records of createFetch and serve (src/proxy/record.ts) hold the parsed JSON body as
- * `request.body`, next to the method and URL.
- */
-function recordedRequest(v: { kind?: unknown; request?: unknown }): { request: unknown; route?: string } {
-  if (v.kind === 'http' && v.request !== null && typeof v.request === 'object') {
-    const r = v.request as { body?: unknown; method?: unknown; url?: unknown };
-    const route = typeof r.method === 'string' && typeof r.url === 'string' ? `${r.method} ${r.url}` : undefined;
-    return { request: r.body !== null && typeof r.body === 'object' && !ArrayBuffer.isView(r.body) ? r.body : undefined, route };
-  }
-  return { request: v.request };
-}
-
-/** A realtime record in one cell: the session's connect, a part's frames and end, a blob's size. */
-function realtimeLabel(v: unknown): string {
-  if (!isRealtimeRecord(v)) return '(malformed realtime record)';
-  if (v.role === 'session') return `session ${v.sid.slice(0, 8)}: ${v.provider} ${v.url}`;
-  if (v.role === 'blob') return `audio ${v.key.slice(5, 17)}, ${v.data.length} bytes`;
-  const end = v.end ? `; ended by the ${v.end.by} (${v.end.code}${v.end.cut ? ', cut' : ''})` : '';
-  return `part ${v.n} of ${v.sid.slice(0, 8)}: ${v.frames.length} frames${end}`;
-}
-
-/** One line per realtime session after the records: frames, responses, audio and tokens. */
-function realtimeSessionLines(values: unknown[]): string[] {
-  const sum = summarizeRealtime(values);
-  if (sum.sessions.length === 0) return [];
-  const secs = (x: number) => `${x.toFixed(1)} s`;
-  return [
-    `realtime sessions: ${sum.sessions.length}, audio stored once per content: ${sum.blobs} blob(s), ${sum.blobBytes} bytes`,
-    ...sum.sessions.map((x) => {
-      const end = x.end ? `ended by the ${x.end.by} (${x.end.code}${x.end.cut ? ', cut' : ''})` : 'cut (no end recorded)';
-      return `  ${x.sid.slice(0, 8)} ${x.provider} ${x.url}: ${x.clientFrames} client / ${x.serverFrames} server frames, ${x.responses} response(s), ${x.toolCalls.length} tool call(s), audio in ${secs(x.audioIn.seconds)} out ${secs(x.audioOut.seconds)}, tokens ${x.tokensIn} in ${x.tokensOut} out, ${end}`;
-    }),
-  ];
-}
-
-async function inspect(file: string | undefined): Promise<number> {
-  tapeArg('inspect', file, 'tapedeck inspect recordings/app.tape');
-  // Record by record as the tape is read a window at a time: only realtime records are kept,
-  // for the sessions' summary at the end.
-  return withTapeStream(file!, async (t) => {
-    // Lines are written ~64 KB at a time: a write per line is a system call per record.
-    let out = '#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n';
-    const realtime: unknown[] = [];
-    let i = 0;
-    for await (const r of decodedRecords(t, file!)) {
-      if (isRealtimeRecord(r.value)) realtime.push(r.value);
-      out += inspectLine(r, i++);
-      if (out.length >= 1 << 16) {
-        process.stdout.write(out);
-        out = '';
-      }
-    }
-    for (const line of realtimeSessionLines(realtime)) out += `${line}\n`;
-    for (const w of t.warnings) out += `${w.code} at byte ${w.offset}: ${w.message}\n`;
-    process.stdout.write(out);
-    // Damage is a problem found, as for verify: scripts and CI see it in the exit code.
-    return t.warnings.length ? 1 : 0;
-  });
-}
-
-/** One record's line of `tapedeck inspect`, its newline included. */
-function inspectLine(r: { offset: number; length: number; value: unknown }, i: number): string {
-  const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
-  const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
-  const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
-  if (v.kind === 'realtime') {
-    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\n`;
-  }
-  if (v.kind === 'mcp') {
-    // MCP exchanges: the method and what it names in place of model and first message.
-    const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
-    const method = typeof req.method === 'string' ? req.method : '?';
-    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\n`;
-  }
-  const { request, route } = recordedRequest(v);
-  const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
-  const first = firstUserText(request);
-  // An answer recorded byte for byte although it is not what its content type says.
-  const http = isHttpRecord(r.value) ? r.value.response : undefined;
-  const problem = http ? answerProblem(http) : undefined;
-  // The answer's status and framing: a 429 or a stream is told apart at a glance.
-  const status = http ? String(http.status) : '-';
-  const stream = http ? answerFraming(http) : '-';
-  return `${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`;
-}
-
-async function prune(file: string | undefined): Promise<number> {
-  tapeArg('prune', file, 'tapedeck prune recordings/app.tape');
-  if (!file) return EXIT.usage;
-  const before = (await readTape(file)).size;
-  const r = await rewriteTape(file, () => true);
-  const after = (await readTape(file)).size;
-  process.stdout.write(`${file}: kept ${r.kept} record${r.kept === 1 ? '' : 's'}, removed ${before - after} bytes of damage\n`);
-  return 0;
-}
-
-async function verify(file: string | undefined): Promise<number> {
-  tapeArg('verify', file, 'tapedeck verify recordings/app.tape');
-  if (!file) return EXIT.usage;
-  // Every record is decoded (a payload that does not decode is damage) and let go: the tape is
-  // read a window at a time, so memory does not grow with it.
-  const t = await withTapeStream(file, async (s) => {
-    let records = 0;
-    for await (const _ of decodedRecords(s, file)) records++;
-    return { header: s.header, size: s.size, warnings: s.warnings, records };
-  });
-  const n = t.records;
-  process.stdout.write(
-    `${file}: format ${t.header.formatVersion}, created ${t.header.created}, tapedeck ${t.header.tapedeckVersion}, ` +
-      `${n} record${n === 1 ? '' : 's'}, ${t.size} bytes\n`,
-  );
-  for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
-  // verify lists no records: say how many are intact, and that prune keeps exactly those.
-  const intact = n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
-  process.stdout.write(t.warnings.length ? `${t.warnings.length} problem(s); ${intact} (tapedeck prune ${file} keeps ${n === 0 ? 'the header' : n === 1 ? 'it' : 'them'} and drops the damage).\n` : n === 0 ? 'ok (no records)\n' : 'ok\n');
-  return t.warnings.length ? 1 : 0;
-}
-
 function main(argv: string[]): number | Promise<number> {
   // `tapedeck <command> --help` and `tapedeck help <command>`: that command's own help.
   const asked = argv[0] === 'help' ? argv[1] : argv.some((a) => a === '-h' || a === '--help') ? argv[0] : undefined;
@@ -359,135 +175,30 @@ function main(argv: string[]): number | Promise<number> {
     else if (a.startsWith('-') && a !== '-') throw usageError(`Unknown option ${a}.`, 'tapedeck --help lists the options.');
     else args.push(a);
   }
-  const opts = ignoreKeys ? { ignoreKeys } : undefined;
   const [cmd = 'help', file, second] = args;
   switch (cmd) {
     case 'help':
       process.stdout.write(HELP);
       return 0;
     case 'version':
-      process.stdout.write(`tapedeck ${VERSION} (backend: ${backend()}, node ${process.versions.node})\n`);
-      return 0;
-    case 'canonical':
-      process.stdout.write(canonicalizeJSON(readInput(file), opts));
-      process.stdout.write('\n');
-      return 0;
-    case 'hash':
-      process.stdout.write(`${hashJSON(readInput(file), opts)}\n`);
-      return 0;
-    case 'paths': {
-      const input = readInput(file);
-      const first = input.toString('utf8').trimStart()[0];
-      const messages = first === '{' ? (parseJSON(input) as { messages?: unknown[] }).messages ?? [] : input;
-      const r = pathHashes(messages, opts);
-      r.messageHashes.forEach((m, i) => process.stdout.write(`${i}\t${m}\t${r.pathHashes[i]}\n`));
-      process.stdout.write(`digest\t${r.digest}\n`);
-      return 0;
-    }
-    case 'verify':
-      return verify(file);
-    case 'inspect':
-      return inspect(file);
-    case 'prune':
-      return prune(file);
-    case 'export':
-      tapeArg('export', file, 'tapedeck export recordings/app.tape > app.tape.json');
-      if (har) {
-        return exportTapeHar(file!, origin === undefined ? {} : { origin }).then(({ text, skipped }) => {
-          process.stdout.write(text);
-          if (skipped) warn(`${skipped} record${skipped === 1 ? ' is' : 's are'} not HTTP exchanges (ReplayCache values, MCP sessions) and have no HAR form; left out.`);
-          return 0;
-        });
-      }
-      if (origin !== undefined) throw usageError('--origin goes with --har.', 'tapedeck export app.tape --har --origin https://api.openai.com');
-      // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes it.
-      return writeTapeJSON(file!, toStdout, { review }).then(() => 0);
-    case 'import':
-      if (!file || !second) throw usageError('import needs the input and the tape to write.', 'tapedeck import app.tape.json recordings/app.tape');
-      if (from !== undefined && !(IMPORT_FORMATS as readonly string[]).includes(from)) throw usageError(`Unknown --from ${JSON.stringify(from)}.`, `--from ${IMPORT_FORMATS.join('|')}`);
-      if (from !== undefined || recordingFormat(file) !== undefined) {
-        return importRecordings(file, second, { from: from as ImportFormat | undefined, force, skipBad, ...(ignoreKeys ? { ignoreArgs: ignoreKeys } : {}), onWarning: warn }).then((report) => {
-          process.stdout.write(importSummary(second, report));
-          return 0;
-        });
-      }
-      if (skipBad) throw usageError('--skip-bad goes with a HAR, VCR.py, nock or fixtures import.', 'tapedeck import session.har app.tape --skip-bad');
-      return importAny(file, second, force, ignoreKeys).then(({ records, skipped, from }) => {
-        process.stdout.write(`wrote ${second}: ${records} record${records === 1 ? '' : 's'} from ${from}${skipped ? ` (${skipped} skipped, see warnings)` : ''}\n`);
+      return import('./core/index.ts').then(({ backend }) => {
+        process.stdout.write(`tapedeck ${VERSION} (backend: ${backend()}, node ${process.versions.node})\n`);
         return 0;
       });
-    case 'key': {
-      const k = requestKeys(readInput(file), ignoreKeys ? { ignoreArgs: ignoreKeys } : {});
-      process.stdout.write(`provider\t${k.provider}\nkey\t${k.key}\n`);
-      process.stdout.write(`signature\t${JSON.stringify(k.signature)}\t${k.signatureDigest}\n`);
-      k.messageHashes.forEach((m, i) => process.stdout.write(`${i}\t${m}\t${k.pathHashes[i]}\n`));
-      return 0;
-    }
+    case 'canonical':
+    case 'hash':
+    case 'paths':
+    case 'key':
+      return import('./cli/core.ts').then((m) => m.coreCommand(cmd, file, ignoreKeys));
+    case 'verify':
+    case 'inspect':
+    case 'prune':
+    case 'export':
+    case 'import':
+      return import('./cli/tape.ts').then((m) => m.tapeCommand(cmd, file, second, { ...(ignoreKeys ? { ignoreKeys } : {}), force, har, skipBad, review, ...(from !== undefined ? { from } : {}), ...(origin !== undefined ? { origin } : {}) }));
     default:
       throw usageError(`Unknown command ${JSON.stringify(cmd)}.`, 'tapedeck --help lists the commands.');
   }
-}
-
-/** The recording format of an import source (HAR, VCR.py, nock, fixtures), or undefined for the others. */
-function recordingFormat(src: string): ImportFormat | undefined {
-  if (src === '-' || statSync(src, { throwIfNoEntry: false })?.isFile() !== true) return undefined;
-  // By name without reading the file (a large HAR is not read here as a whole string first).
-  return formatByName(src) ?? detectFormat(src, readFileSync(src, 'utf8'))?.format;
-}
-
-/** What an import of recordings made, as the lines the command prints. */
-function importSummary(out: string, r: ImportReport): string {
-  const n = (k: number, one: string, many = `${one}s`) => `${k} ${k === 1 ? one : many}`;
-  const lines = [`wrote ${out}: ${n(r.records, 'record')} from a ${r.format} (${n(r.streams, 'stream')}; ${n(r.masked, 'secret')} masked)`];
-  for (const x of r.routes) lines.push(`  ${String(x.records).padStart(5)}  ${x.provider}  ${x.route}`);
-  if (r.skipped.length) {
-    lines.push(`skipped ${n(r.skipped.length, 'entry', 'entries')}:`);
-    for (const s of r.skipped) lines.push(`  ${s.where}: ${s.reason.replace(/\s+/g, ' ')}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-/** A problem that does not stop the command (a skipped entry), as one line. */
-const warn = (message: string) => process.stderr.write(`tapedeck: warning: ${message.replace(/\s+/g, ' ').trim()}\n`);
-
-/**
- * `tapedeck import` takes three inputs and tells them apart by shape: a directory of JSON
- * recordings (one request/response per file), a DSPy-style cache.json (an object with an
- * `entries` object), or a tapedeck JSON export (an object with `header` and `records`). Anything
- * else is refused before a tape is written.
- */
-async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string }> {
-  const formats = 'tapedeck import takes a tapedeck JSON export (tapedeck export writes one), a DSPy-style cache.json, or a directory of JSON recordings.';
-  if (src !== '-' && statSync(src, { throwIfNoEntry: false })?.isDirectory()) {
-    if (!readdirSync(src).some((n) => n.endsWith('.json'))) {
-      throw new TapedeckError('E_IMPORT_FORMAT', `${src} holds no *.json recordings; no tape written.`, { file: src, hint: formats });
-    }
-    return { ...(await importRecordingsDir(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a directory of JSON recordings' };
-  }
-  const bytes = readInput(src);
-  // The arguments swapped (a tape first), or another binary file: say so, not a JSON error
-  // that quotes binary bytes.
-  const name = src === '-' ? 'stdin' : src;
-  if (bytes.length >= TAPE_MAGIC.length && TAPE_MAGIC.every((b, i) => bytes[i] === b)) {
-    throw new TapedeckError('E_IMPORT_FORMAT', `${name} is a tape, not JSON: import reads JSON and writes the tape given second; no tape written.`, {
-      file: src,
-      hint: `tapedeck import <input.json> <out.tape> (input first); to turn this tape into JSON: tapedeck export ${src === '-' ? '<tape>' : src} > tape.json`,
-    });
-  }
-  if (bytes.subarray(0, 4096).includes(0) || !isUtf8(bytes)) {
-    throw new TapedeckError('E_IMPORT_FORMAT', `${name} is binary data, not JSON text; no tape written.`, { file: src, hint: formats });
-  }
-  const parsed = parseJSON(bytes);
-  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-  if (isObject(parsed) && isObject(parsed.entries) && !('records' in parsed)) {
-    return { ...(await importCacheJSON(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a DSPy-style cache.json' };
-  }
-  if (isObject(parsed) && isObject(parsed.header) && Array.isArray(parsed.records)) {
-    const { records } = await importTapeJSON(bytes.toString('utf8'), out, { force });
-    return { records, skipped: 0, from: 'a tapedeck JSON export' };
-  }
-  const found = Array.isArray(parsed) ? 'an array' : isObject(parsed) ? `an object with ${Object.keys(parsed).length ? `keys ${Object.keys(parsed).slice(0, 5).join(', ')}` : 'no keys'}` : `a ${typeof parsed}`;
-  throw new TapedeckError('E_IMPORT_FORMAT', `${src === '-' ? 'stdin' : src} is none of the formats import reads: found ${found}; no tape written.`, { file: src, hint: formats });
 }
 
 // `tapedeck … | head` closes the pipe early: that is the reader's choice, not an error.

@@ -13,15 +13,17 @@ const SRC = join(import.meta.dirname, '../src');
 function layerOf(file: string): { name: string; rank: number } {
   const rel = relative(SRC, file).split(/[\\/]/);
   if (rel.length === 1) {
-    // The entries: cli.ts and index.ts sit on top of everything they expose.
-    if (rel[0] === 'cli.ts' || rel[0] === 'index.ts') return { name: 'entry', rank: 8 };
+    // The entries: index.ts sits on top of everything it exposes; the command (cli.ts and its
+    // modules in src/cli/) on top of that.
+    if (rel[0] === 'index.ts') return { name: 'entry', rank: 8 };
+    if (rel[0] === 'cli.ts') return { name: 'cli', rank: 8.5 };
     return { name: 'base', rank: 0 };
   }
   const dir = rel[0]!;
   // browser sits beside testing: a caller of the proxy's createFetch.
   // providers (one module per LLM API: routes, request views, streams, error shapes, credentials)
   // sit between the core and the matcher: the matcher, the store and the proxy ask them.
-  const ranks: Record<string, number> = { types: 0, core: 1, providers: 1.5, match: 2, store: 3, chaos: 3.5, replay: 4, tree: 4, mcp: 4, realtime: 4, drift: 4, proxy: 5, testing: 6, browser: 6, vitest: 7 };
+  const ranks: Record<string, number> = { types: 0, core: 1, providers: 1.5, match: 2, store: 3, chaos: 3.5, replay: 4, tree: 4, mcp: 4, realtime: 4, drift: 4, proxy: 5, testing: 6, browser: 6, vitest: 7, cli: 8.5 };
   if (!(dir in ranks)) throw new Error(`src/${dir} has no layer: add it to test/imports.test.ts`);
   return { name: dir, rank: ranks[dir]! };
 }

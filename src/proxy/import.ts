@@ -29,7 +29,7 @@ import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import { inRecordOrder, sortedShared } from '../store/record-order.ts';
 import { FrameBuffer } from '../store/record-pack.ts';
 import { newRepeats, repeatOf, type Repeats } from './import-repeats.ts';
-import { newRedactionSalt } from '../store/redact.ts';
+import { newRedactionSalt } from '../store/salt.ts';
 import { appendFrames, createTape, recordFrame } from '../store/tape-file.ts';
 import { VERSION } from '../version.ts';
 

@@ -19,7 +19,8 @@ import { requestKeys } from '../match/matcher.ts';
 import { loadRecordingsDir } from '../match/recordings.ts';
 import { VERSION } from '../version.ts';
 import { sortedKeys } from './record-order.ts';
-import { newRedactionSalt, redactor, type RedactOptions } from './redact.ts';
+import { redactor, type RedactOptions } from './redact.ts';
+import { newRedactionSalt } from './salt.ts';
 import { buildRecord, type ReplayRecord } from './records.ts';
 import { appendRecords, createTape } from './tape-file.ts';
 

@@ -537,17 +537,6 @@ function jsonText(x: unknown): string {
   }
 }
 
-/**
- * A fresh redaction salt: 16 random bytes as 32 hex digits. Written once into a new tape header
- * (or Redis namespace header) and never changed.
- *
- * @example
- * createTape('app.tape', { salt: newRedactionSalt() })
- */
-export function newRedactionSalt(): string {
-  return hexOf(globalThis.crypto.getRandomValues(new Uint8Array(16)));
-}
-
 /** Bytes as latin1 text, one character per byte (Buffer's native path where there is one). */
 export function latin1Text(b: Uint8Array): string {
   if (typeof Buffer !== 'undefined') return Buffer.from(b.buffer, b.byteOffset, b.length).toString('latin1');

@@ -19,7 +19,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { addExtension, Packr } from 'msgpackr';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
-import { newRedactionSalt } from './redact.ts';
+import { newRedactionSalt } from './salt.ts';
 import {
   crc32,
   decodeFrame,

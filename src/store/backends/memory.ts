@@ -5,7 +5,7 @@
  * Several collections opened on one MemoryBackend share it like processes share a tape.
  */
 import { TapedeckError } from '../../errors.ts';
-import { newRedactionSalt } from '../redact.ts';
+import { newRedactionSalt } from '../salt.ts';
 import { headOf, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning, type WriterHandle } from '../backend.ts';
 
 let counter = 0;

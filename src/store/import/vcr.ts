@@ -14,20 +14,31 @@
  * VCR.py's own safe loader does; any other `!!python/...` tag is refused (it would run code in
  * Python).
  */
-import { parseDocument, YAMLMap, YAMLSeq, type CollectionTag, type ScalarTag, type Tags } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { addHeader, badFile, decodedBody, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 const py = (t: string) => `tag:yaml.org,2002:python/${t}`;
 
+/**
+ * The yaml package, loaded on the first cassette read: it is ~30 ms of the start of every
+ * process that imports it, and only a VCR.py import needs it. Its Node entry is CommonJS, so a
+ * require here gives the module an import would.
+ */
+let yamlModule: typeof Yaml | undefined;
+const yaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
+
 /** The Python tags VCR.py's safe loader constructs; collections stay what they are. */
 const same = <T>(v: T): T => v;
-const PYTHON_TAGS: (ScalarTag | CollectionTag)[] = [
-  { tag: py('unicode'), resolve: same },
-  { tag: py('str'), resolve: same },
-  { tag: py('tuple'), collection: 'seq', nodeClass: YAMLSeq, resolve: same },
-  { tag: py('object/new:_io.BytesIO'), collection: 'map', nodeClass: YAMLMap, resolve: same },
-  { tag: py('object/apply:builtins.iter'), collection: 'map', nodeClass: YAMLMap, resolve: same },
-];
+function pythonTags({ YAMLMap, YAMLSeq }: typeof Yaml): (Yaml.ScalarTag | Yaml.CollectionTag)[] {
+  return [
+    { tag: py('unicode'), resolve: same },
+    { tag: py('str'), resolve: same },
+    { tag: py('tuple'), collection: 'seq', nodeClass: YAMLSeq, resolve: same },
+    { tag: py('object/new:_io.BytesIO'), collection: 'map', nodeClass: YAMLMap, resolve: same },
+    { tag: py('object/apply:builtins.iter'), collection: 'map', nodeClass: YAMLMap, resolve: same },
+  ];
+}
 
 function headersOf(v: unknown, field: string): ImportHeaders {
   if (v === undefined || v === null) return {};
@@ -99,7 +110,9 @@ function interaction(x: unknown, i: number): Exchange {
  */
 export function readVcr(text: string, file: string): ReadResult {
   const format = 'VCR.py cassette';
-  const doc = parseDocument(text, { schema: 'yaml-1.1', uniqueKeys: true, prettyErrors: false, customTags: (tags: Tags) => [...tags, ...PYTHON_TAGS] });
+  const lib = yaml();
+  const python = pythonTags(lib);
+  const doc = lib.parseDocument(text, { schema: 'yaml-1.1', uniqueKeys: true, prettyErrors: false, customTags: (tags: Yaml.Tags) => [...tags, ...python] });
   const problem = doc.errors[0] ?? doc.warnings.find((w) => /tag/i.test(w.message));
   if (problem) {
     const [line, col] = problem.linePos?.[0] ? [problem.linePos[0].line, problem.linePos[0].col] : [undefined, undefined];

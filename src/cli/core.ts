@@ -1,0 +1,59 @@
+// The CLI's core commands: canonical, hash, paths and key, which show what a request
+// canonicalizes and hashes to. Loaded when one of them runs, so the other commands start
+// without the matcher and the providers.
+import { readFileSync, statSync } from 'node:fs';
+import { canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckError } from '../index.ts';
+
+/** The core command names this module runs. */
+export type CoreCommand = 'canonical' | 'hash' | 'paths' | 'key';
+
+/**
+ * Runs one core command on a file (or stdin: undefined or '-') and returns its exit code.
+ *
+ * @example
+ * coreCommand('hash', 'request.json', undefined) // prints the digest, returns 0
+ */
+export function coreCommand(cmd: CoreCommand, file: string | undefined, ignoreKeys: string[] | undefined): number {
+  const opts = ignoreKeys ? { ignoreKeys } : undefined;
+  switch (cmd) {
+    case 'canonical':
+      process.stdout.write(canonicalizeJSON(readInput(file), opts));
+      process.stdout.write('\n');
+      return 0;
+    case 'hash':
+      process.stdout.write(`${hashJSON(readInput(file), opts)}\n`);
+      return 0;
+    case 'paths': {
+      const input = readInput(file);
+      const first = input.toString('utf8').trimStart()[0];
+      const messages = first === '{' ? (parseJSON(input) as { messages?: unknown[] }).messages ?? [] : input;
+      const r = pathHashes(messages, opts);
+      r.messageHashes.forEach((m, i) => process.stdout.write(`${i}\t${m}\t${r.pathHashes[i]}\n`));
+      process.stdout.write(`digest\t${r.digest}\n`);
+      return 0;
+    }
+    case 'key': {
+      const k = requestKeys(readInput(file), ignoreKeys ? { ignoreArgs: ignoreKeys } : {});
+      process.stdout.write(`provider\t${k.provider}\nkey\t${k.key}\n`);
+      process.stdout.write(`signature\t${JSON.stringify(k.signature)}\t${k.signatureDigest}\n`);
+      k.messageHashes.forEach((m, i) => process.stdout.write(`${i}\t${m}\t${k.pathHashes[i]}\n`));
+      return 0;
+    }
+  }
+}
+
+/** A file's bytes, or stdin's for undefined or '-'; a directory is refused with E_FILE. */
+export function readInput(file: string | undefined): Buffer {
+  if (file === undefined || file === '-') return readFileSync(0);
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new TapedeckError('E_FILE', `${file} is a directory; this command reads a JSON file (or stdin).`, { file, hint: 'Give a file, or - for stdin.' });
+  }
+  return readFileSync(file);
+}
+
+/** JSON text parsed, or E_JSON with the byte offset where it breaks (the core's own reader). */
+export function parseJSON(bytes: Buffer): unknown {
+  canonicalizeJSON(bytes); // throws E_JSON / E_UTF8 / E_DUPLICATE_KEY with the offset
+  return JSON.parse(bytes.toString('utf8'));
+}
+

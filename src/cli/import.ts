@@ -1,0 +1,94 @@
+// `tapedeck import`: a tape from recordings of other tools (HAR, VCR.py, nock, fixtures), a
+// tapedeck JSON export, a DSPy-style cache.json or a directory of JSON recordings. Loaded only
+// when import runs: the importers are the heaviest part of the CLI.
+import { isUtf8 } from 'node:buffer';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { parseJSON, readInput } from './core.ts';
+import { usageError, warn } from '../cli-errors.ts';
+import type { TapeCommandOptions } from './tape.ts';
+import { TapedeckError } from '../errors.ts';
+import { importRecordings, type ImportReport } from '../proxy/import.ts';
+import { importTapeJSON } from '../store/export.ts';
+import { detectFormat, formatByName, IMPORT_FORMATS, type ImportFormat } from '../store/import/read.ts';
+import { importCacheJSON, importRecordingsDir } from '../store/migrate.ts';
+import { TAPE_MAGIC } from '../store/tape-codec.ts';
+
+/**
+ * Runs `tapedeck import <file> <second>` and returns its exit code.
+ *
+ * @example
+ * await importCommand('session.har', 'recordings/app.tape', { force: false, har: false, skipBad: false, review: false })
+ */
+export async function importCommand(file: string | undefined, second: string | undefined, o: TapeCommandOptions): Promise<number> {
+  if (!file || !second) throw usageError('import needs the input and the tape to write.', 'tapedeck import app.tape.json recordings/app.tape');
+  const { from, force, skipBad, ignoreKeys } = o;
+  if (from !== undefined && !(IMPORT_FORMATS as readonly string[]).includes(from)) throw usageError(`Unknown --from ${JSON.stringify(from)}.`, `--from ${IMPORT_FORMATS.join('|')}`);
+  if (from !== undefined || recordingFormat(file) !== undefined) {
+    const report = await importRecordings(file, second, { from: from as ImportFormat | undefined, force, skipBad, ...(ignoreKeys ? { ignoreArgs: ignoreKeys } : {}), onWarning: warn });
+    process.stdout.write(importSummary(second, report));
+    return 0;
+  }
+  if (skipBad) throw usageError('--skip-bad goes with a HAR, VCR.py, nock or fixtures import.', 'tapedeck import session.har app.tape --skip-bad');
+  const { records, skipped, from: what } = await importAny(file, second, force, ignoreKeys);
+  process.stdout.write(`wrote ${second}: ${records} record${records === 1 ? '' : 's'} from ${what}${skipped ? ` (${skipped} skipped, see warnings)` : ''}\n`);
+  return 0;
+}
+
+/** The recording format of an import source (HAR, VCR.py, nock, fixtures), or undefined for the others. */
+function recordingFormat(src: string): ImportFormat | undefined {
+  if (src === '-' || statSync(src, { throwIfNoEntry: false })?.isFile() !== true) return undefined;
+  // By name without reading the file (a large HAR is not read here as a whole string first).
+  return formatByName(src) ?? detectFormat(src, readFileSync(src, 'utf8'))?.format;
+}
+
+/** What an import of recordings made, as the lines the command prints. */
+function importSummary(out: string, r: ImportReport): string {
+  const n = (k: number, one: string, many = `${one}s`) => `${k} ${k === 1 ? one : many}`;
+  const lines = [`wrote ${out}: ${n(r.records, 'record')} from a ${r.format} (${n(r.streams, 'stream')}; ${n(r.masked, 'secret')} masked)`];
+  for (const x of r.routes) lines.push(`  ${String(x.records).padStart(5)}  ${x.provider}  ${x.route}`);
+  if (r.skipped.length) {
+    lines.push(`skipped ${n(r.skipped.length, 'entry', 'entries')}:`);
+    for (const s of r.skipped) lines.push(`  ${s.where}: ${s.reason.replace(/\s+/g, ' ')}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * `tapedeck import` takes three inputs and tells them apart by shape: a directory of JSON
+ * recordings (one request/response per file), a DSPy-style cache.json (an object with an
+ * `entries` object), or a tapedeck JSON export (an object with `header` and `records`). Anything
+ * else is refused before a tape is written.
+ */
+async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string }> {
+  const formats = 'tapedeck import takes a tapedeck JSON export (tapedeck export writes one), a DSPy-style cache.json, or a directory of JSON recordings.';
+  if (src !== '-' && statSync(src, { throwIfNoEntry: false })?.isDirectory()) {
+    if (!readdirSync(src).some((n) => n.endsWith('.json'))) {
+      throw new TapedeckError('E_IMPORT_FORMAT', `${src} holds no *.json recordings; no tape written.`, { file: src, hint: formats });
+    }
+    return { ...(await importRecordingsDir(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a directory of JSON recordings' };
+  }
+  const bytes = readInput(src);
+  // The arguments swapped (a tape first), or another binary file: say so, not a JSON error
+  // that quotes binary bytes.
+  const name = src === '-' ? 'stdin' : src;
+  if (bytes.length >= TAPE_MAGIC.length && TAPE_MAGIC.every((b, i) => bytes[i] === b)) {
+    throw new TapedeckError('E_IMPORT_FORMAT', `${name} is a tape, not JSON: import reads JSON and writes the tape given second; no tape written.`, {
+      file: src,
+      hint: `tapedeck import <input.json> <out.tape> (input first); to turn this tape into JSON: tapedeck export ${src === '-' ? '<tape>' : src} > tape.json`,
+    });
+  }
+  if (bytes.subarray(0, 4096).includes(0) || !isUtf8(bytes)) {
+    throw new TapedeckError('E_IMPORT_FORMAT', `${name} is binary data, not JSON text; no tape written.`, { file: src, hint: formats });
+  }
+  const parsed = parseJSON(bytes);
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (isObject(parsed) && isObject(parsed.entries) && !('records' in parsed)) {
+    return { ...(await importCacheJSON(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a DSPy-style cache.json' };
+  }
+  if (isObject(parsed) && isObject(parsed.header) && Array.isArray(parsed.records)) {
+    const { records } = await importTapeJSON(bytes.toString('utf8'), out, { force });
+    return { records, skipped: 0, from: 'a tapedeck JSON export' };
+  }
+  const found = Array.isArray(parsed) ? 'an array' : isObject(parsed) ? `an object with ${Object.keys(parsed).length ? `keys ${Object.keys(parsed).slice(0, 5).join(', ')}` : 'no keys'}` : `a ${typeof parsed}`;
+  throw new TapedeckError('E_IMPORT_FORMAT', `${src === '-' ? 'stdin' : src} is none of the formats import reads: found ${found}; no tape written.`, { file: src, hint: formats });
+}

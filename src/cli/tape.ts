@@ -1,0 +1,216 @@
+// The CLI's tape commands: verify, inspect, prune, export and import. Loaded when one of them
+// runs, so the other commands start without the store's readers; the importers and the HAR
+// writer load only for import and export --har (and the YAML parser only for a VCR.py cassette).
+import { statSync } from 'node:fs';
+import { EXIT, usageError, warn } from '../cli-errors.ts';
+import { TapedeckError } from '../errors.ts';
+import { callLabel } from '../mcp/tape.ts';
+import { normalizeRequest } from '../providers/index.ts';
+import { writeTapeJSON } from '../store/export.ts';
+import { summarizeRealtime } from '../store/realtime-summary.ts';
+import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from '../store/records.ts';
+import { readTape, rewriteTape } from '../store/tape-file.ts';
+import { decodedRecords, withTapeStream } from '../store/tape-stream.ts';
+
+/** The tape command names this module runs. */
+export type TapeCommand = 'verify' | 'inspect' | 'prune' | 'export' | 'import';
+
+/** The options main() parsed that the tape commands take. */
+export interface TapeCommandOptions {
+  ignoreKeys?: string[];
+  force: boolean;
+  har: boolean;
+  skipBad: boolean;
+  from?: string;
+  origin?: string;
+  review: boolean;
+}
+
+/**
+ * Runs one tape command with its positional arguments and returns its exit code.
+ *
+ * @example
+ * await tapeCommand('verify', 'recordings/app.tape', undefined, { force: false, har: false, skipBad: false, review: false })
+ */
+export async function tapeCommand(cmd: TapeCommand, file: string | undefined, second: string | undefined, o: TapeCommandOptions): Promise<number> {
+  switch (cmd) {
+    case 'verify':
+      return verify(file);
+    case 'inspect':
+      return inspect(file);
+    case 'prune':
+      return prune(file);
+    case 'export':
+      tapeArg('export', file, 'tapedeck export recordings/app.tape > app.tape.json');
+      if (o.har) {
+        const { exportTapeHar } = await import('../store/export-har.ts');
+        const { text, skipped } = await exportTapeHar(file!, o.origin === undefined ? {} : { origin: o.origin });
+        process.stdout.write(text);
+        if (skipped) warn(`${skipped} record${skipped === 1 ? ' is' : 's are'} not HTTP exchanges (ReplayCache values, MCP sessions) and have no HAR form; left out.`);
+        return 0;
+      }
+      if (o.origin !== undefined) throw usageError('--origin goes with --har.', 'tapedeck export app.tape --har --origin https://api.openai.com');
+      // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes it.
+      await writeTapeJSON(file!, toStdout, { review: o.review });
+      return 0;
+    case 'import':
+      return (await import('./import.ts')).importCommand(file, second, o);
+  }
+}
+
+/** Writes text to stdout, resolving when stdout can take more (or has closed: a reader that stopped). */
+function toStdout(text: string): Promise<void> {
+  return new Promise((done) => {
+    if (process.stdout.write(text)) return done();
+    const go = () => {
+      process.stdout.off('drain', go);
+      process.stdout.off('close', go);
+      done();
+    };
+    process.stdout.on('drain', go);
+    process.stdout.on('close', go);
+  });
+}
+
+/** A tape argument: present, and not a directory (which would fail deep in a read). */
+function tapeArg(command: string, file: string | undefined, example: string): string {
+  if (!file) throw usageError(`${command} needs a tape.`, example);
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new TapedeckError('E_FILE', `${file} is a directory; ${command} reads a tape file.`, { file, hint: example });
+  }
+  return file;
+}
+
+/** The first user message of a recorded request, as one short line. */
+function firstUserText(request: unknown): string {
+  if (request === undefined) return '-';
+  try {
+    const m = normalizeRequest(request).messages.find((x) => (x as { role?: unknown }).role === 'user') as { content?: unknown } | undefined;
+    const parts = Array.isArray(m?.content) ? (m.content as { type?: string; text?: string }[]) : [];
+    const text = parts.filter((p) => p.type === 'text').map((p) => p.text).join(' ');
+    const line = text.replace(/\s+/g, ' ').trim();
+    return line.length > 60 ? `${line.slice(0, 59)}…` : line || '-';
+  } catch {
+    return '-';
+  }
+}
+
+/**
+ * The request a record was made for: ReplayCache records hold it as `request`; the HTTP exchange
+ * records of createFetch and serve (src/proxy/record.ts) hold the parsed JSON body as
+ * `request.body`, next to the method and URL.
+ */
+function recordedRequest(v: { kind?: unknown; request?: unknown }): { request: unknown; route?: string } {
+  if (v.kind === 'http' && v.request !== null && typeof v.request === 'object') {
+    const r = v.request as { body?: unknown; method?: unknown; url?: unknown };
+    const route = typeof r.method === 'string' && typeof r.url === 'string' ? `${r.method} ${r.url}` : undefined;
+    return { request: r.body !== null && typeof r.body === 'object' && !ArrayBuffer.isView(r.body) ? r.body : undefined, route };
+  }
+  return { request: v.request };
+}
+
+/** A realtime record in one cell: the session's connect, a part's frames and end, a blob's size. */
+function realtimeLabel(v: unknown): string {
+  if (!isRealtimeRecord(v)) return '(malformed realtime record)';
+  if (v.role === 'session') return `session ${v.sid.slice(0, 8)}: ${v.provider} ${v.url}`;
+  if (v.role === 'blob') return `audio ${v.key.slice(5, 17)}, ${v.data.length} bytes`;
+  const end = v.end ? `; ended by the ${v.end.by} (${v.end.code}${v.end.cut ? ', cut' : ''})` : '';
+  return `part ${v.n} of ${v.sid.slice(0, 8)}: ${v.frames.length} frames${end}`;
+}
+
+/** One line per realtime session after the records: frames, responses, audio and tokens. */
+function realtimeSessionLines(values: unknown[]): string[] {
+  const sum = summarizeRealtime(values);
+  if (sum.sessions.length === 0) return [];
+  const secs = (x: number) => `${x.toFixed(1)} s`;
+  return [
+    `realtime sessions: ${sum.sessions.length}, audio stored once per content: ${sum.blobs} blob(s), ${sum.blobBytes} bytes`,
+    ...sum.sessions.map((x) => {
+      const end = x.end ? `ended by the ${x.end.by} (${x.end.code}${x.end.cut ? ', cut' : ''})` : 'cut (no end recorded)';
+      return `  ${x.sid.slice(0, 8)} ${x.provider} ${x.url}: ${x.clientFrames} client / ${x.serverFrames} server frames, ${x.responses} response(s), ${x.toolCalls.length} tool call(s), audio in ${secs(x.audioIn.seconds)} out ${secs(x.audioOut.seconds)}, tokens ${x.tokensIn} in ${x.tokensOut} out, ${end}`;
+    }),
+  ];
+}
+
+async function inspect(file: string | undefined): Promise<number> {
+  tapeArg('inspect', file, 'tapedeck inspect recordings/app.tape');
+  // Record by record as the tape is read a window at a time: only realtime records are kept,
+  // for the sessions' summary at the end.
+  return withTapeStream(file!, async (t) => {
+    // Lines are written ~64 KB at a time: a write per line is a system call per record.
+    let out = '#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n';
+    const realtime: unknown[] = [];
+    let i = 0;
+    for await (const r of decodedRecords(t, file!)) {
+      if (isRealtimeRecord(r.value)) realtime.push(r.value);
+      out += inspectLine(r, i++);
+      if (out.length >= 1 << 16) {
+        process.stdout.write(out);
+        out = '';
+      }
+    }
+    for (const line of realtimeSessionLines(realtime)) out += `${line}\n`;
+    for (const w of t.warnings) out += `${w.code} at byte ${w.offset}: ${w.message}\n`;
+    process.stdout.write(out);
+    // Damage is a problem found, as for verify: scripts and CI see it in the exit code.
+    return t.warnings.length ? 1 : 0;
+  });
+}
+
+/** One record's line of `tapedeck inspect`, its newline included. */
+function inspectLine(r: { offset: number; length: number; value: unknown }, i: number): string {
+  const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
+  const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
+  const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
+  if (v.kind === 'realtime') {
+    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\n`;
+  }
+  if (v.kind === 'mcp') {
+    // MCP exchanges: the method and what it names in place of model and first message.
+    const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
+    const method = typeof req.method === 'string' ? req.method : '?';
+    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\n`;
+  }
+  const { request, route } = recordedRequest(v);
+  const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
+  const first = firstUserText(request);
+  // An answer recorded byte for byte although it is not what its content type says.
+  const http = isHttpRecord(r.value) ? r.value.response : undefined;
+  const problem = http ? answerProblem(http) : undefined;
+  // The answer's status and framing: a 429 or a stream is told apart at a glance.
+  const status = http ? String(http.status) : '-';
+  const stream = http ? answerFraming(http) : '-';
+  return `${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`;
+}
+
+async function prune(file: string | undefined): Promise<number> {
+  tapeArg('prune', file, 'tapedeck prune recordings/app.tape');
+  if (!file) return EXIT.usage;
+  const before = (await readTape(file)).size;
+  const r = await rewriteTape(file, () => true);
+  const after = (await readTape(file)).size;
+  process.stdout.write(`${file}: kept ${r.kept} record${r.kept === 1 ? '' : 's'}, removed ${before - after} bytes of damage\n`);
+  return 0;
+}
+
+async function verify(file: string | undefined): Promise<number> {
+  tapeArg('verify', file, 'tapedeck verify recordings/app.tape');
+  if (!file) return EXIT.usage;
+  // Every record is decoded (a payload that does not decode is damage) and let go: the tape is
+  // read a window at a time, so memory does not grow with it.
+  const t = await withTapeStream(file, async (s) => {
+    let records = 0;
+    for await (const _ of decodedRecords(s, file)) records++;
+    return { header: s.header, size: s.size, warnings: s.warnings, records };
+  });
+  const n = t.records;
+  process.stdout.write(
+    `${file}: format ${t.header.formatVersion}, created ${t.header.created}, tapedeck ${t.header.tapedeckVersion}, ` +
+      `${n} record${n === 1 ? '' : 's'}, ${t.size} bytes\n`,
+  );
+  for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
+  // verify lists no records: say how many are intact, and that prune keeps exactly those.
+  const intact = n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
+  process.stdout.write(t.warnings.length ? `${t.warnings.length} problem(s); ${intact} (tapedeck prune ${file} keeps ${n === 0 ? 'the header' : n === 1 ? 'it' : 'them'} and drops the damage).\n` : n === 0 ? 'ok (no records)\n' : 'ok\n');
+  return t.warnings.length ? 1 : 0;
+}
