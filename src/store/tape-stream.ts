@@ -14,7 +14,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
 import { checkFrame, decodePayloadOrWarn, FRAME_HEADER_SIZE, HEADER_FIXED, MAX_META_BYTES, parseHeader, parseTape, type FrameFault, type TapeHeader, type TapeWarning } from './tape-codec.ts';
-import { readRange, tapeIoError } from './tape-file.ts';
+import { nativeStringsFor, readRange, tapeIoError } from './tape-file.ts';
 
 /** A window: ~4 MB of frames per read (a frame larger than that is read whole). */
 const WINDOW = 4 * 1024 * 1024;
@@ -66,6 +66,7 @@ export async function withTapeStream<T>(path: string, use: (stream: TapeStream) 
 
 async function start(fh: FileHandle, path: string, window: number): Promise<TapeStream> {
   const size = await io(path, async () => (await fh.stat()).size);
+  await nativeStringsFor(size);
   // The header: its fixed part says how long its metadata is (parseHeader refuses more than
   // MAX_META_BYTES, whatever follows).
   const fixed = await readAt(fh, path, 0, Math.min(size, HEADER_FIXED));
