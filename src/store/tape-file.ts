@@ -396,9 +396,7 @@ async function readTapeFile(path: string, doing: string): Promise<Buffer> {
   let fh: FileHandle | undefined;
   try {
     fh = await open(path, 'r');
-    const size = (await fh.stat()).size;
-    await nativeStringsFor(size);
-    return await readRange(fh, 0, size);
+    return await readRange(fh, 0, (await fh.stat()).size);
   } catch (e) {
     throw ioError(e, path, doing);
   } finally {
@@ -426,9 +424,9 @@ export async function readRange(fh: FileHandle, p: number, n: number): Promise<B
  * Turns on msgpackr's native string extraction (msgpackr-extract, where it is installed) before a
  * tape of `size` bytes is decoded. It decodes a large tape ~15% faster, but loading it costs
  * ~15 ms (it probes which C library the process runs on), as much as a small tape's whole
- * export: it is loaded once, the first time a tape of NATIVE_STRINGS_MIN bytes or more is read.
- * msgpackr's Node entry installs it into the decoder every entry shares. Internal: readTapeFile,
- * and src/store/tape-stream.ts.
+ * export: it is loaded once, the first time a tape of NATIVE_STRINGS_MIN bytes or more is read
+ * whole (readTape, src/store/tape-stream.ts; not scanTape, whose readers decode the few records
+ * they serve). msgpackr's Node entry installs it into the decoder every entry shares.
  */
 export function nativeStringsFor(size: number): Promise<unknown> | undefined {
   if (size < NATIVE_STRINGS_MIN) return undefined;
@@ -515,7 +513,10 @@ export async function createTape(path: string, meta: { created?: string; tapedec
  * const values = records.map((r) => r.value);
  */
 export async function readTape(path: string): Promise<TapeContents> {
-  const { headerEnd: _, ...contents } = parseTape(await readTapeFile(path, 'read'), path);
+  const buf = await readTapeFile(path, 'read');
+  // Every record is decoded: with the native string extractor when the tape is large.
+  await nativeStringsFor(buf.length);
+  const { headerEnd: _, ...contents } = parseTape(buf, path);
   return contents;
 }
 

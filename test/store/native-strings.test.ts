@@ -17,7 +17,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const native = () => (unpack as { isNativeAccelerationEnabled: boolean }).isNativeAccelerationEnabled;
 
 describe('native string extraction', () => {
-  it('stays off for small tapes and comes on for the first tape of 8 MB or more, decoding the same values', async () => {
+  it('stays off for small tapes and scans, and comes on for the first tape of 8 MB or more read whole, decoding the same values', async () => {
     const small = join(root, 'small.tape');
     await createTape(small);
     await appendRecords(small, [{ v: 1, key: 'a', text: 'hello ✓' }], { durable: false });
@@ -33,6 +33,10 @@ describe('native string extraction', () => {
     await withTapeStream(small, async (s) => {
       for await (const _ of decodedRecords(s, small));
     });
+    expect(native()).toBe(false);
+    // Opening a large tape to serve a few records (scanTape: frames checked, nothing decoded)
+    // does not load it either.
+    expect((await scanTape(big)).frames).toHaveLength(records.length);
     expect(native()).toBe(false);
 
     const streamed: unknown[] = [];
