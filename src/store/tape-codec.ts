@@ -293,6 +293,61 @@ export function checkFrame(buf: Uint8Array, pos: number, view: DataView = new Da
   return FRAME_HEADER_SIZE + len;
 }
 
+/**
+ * Where a tape read from its start stands while it is still arriving: the header once its bytes
+ * are in, the sound frames checked so far and where the next one starts, and whether everything
+ * so far has been sound. Internal: scanTape (tape-file.ts) checks frames as the file arrives.
+ */
+export interface ArrivedCheck {
+  header?: TapeHeader;
+  /** The first byte not yet checked (the next frame's start). */
+  pos: number;
+  /** Frames as parseTape(…, false) lists them. */
+  frames: TapeRecordEntry[];
+  /** False from the first header or frame fault on: the whole-file parser has the last word. */
+  sound: boolean;
+}
+
+/**
+ * Checks what has arrived of a tape (`prefix`, the file's first bytes; `final` when that is all
+ * of it): the header once it is whole, then every frame that lies wholly in it, as parseTape
+ * checks them (a frame's check reads only its own bytes, so a sound frame is sound in the prefix
+ * as in the file). A frame cut by the end of the prefix waits for more bytes. At the first fault
+ * it stops and says so (`sound: false`): the caller parses the whole file, which reports the
+ * damage in readTape's words.
+ */
+export function checkArrived(prefix: Uint8Array, file: string, at: ArrivedCheck, final: boolean): void {
+  if (!at.sound) return;
+  if (at.header === undefined) {
+    const wait = () => {
+      if (final) at.sound = false;
+    };
+    if (prefix.length < HEADER_FIXED) return wait();
+    const metaLength = new DataView(prefix.buffer, prefix.byteOffset, prefix.byteLength).getUint32(10);
+    if (metaLength > MAX_META_BYTES) return void (at.sound = false);
+    if (prefix.length < HEADER_FIXED + metaLength) return wait();
+    try {
+      const h = parseHeader(prefix, file);
+      at.header = h.header;
+      at.pos = h.end;
+    } catch {
+      return void (at.sound = false);
+    }
+  }
+  const view = new DataView(prefix.buffer, prefix.byteOffset, prefix.byteLength);
+  let pos = at.pos;
+  while (pos < prefix.length) {
+    const c = checkFrame(prefix, pos, view);
+    if (typeof c !== 'number') {
+      if (!(c.torn && !final)) at.sound = false;
+      break;
+    }
+    at.frames.push({ offset: pos, length: c, value: undefined });
+    pos += c;
+  }
+  at.pos = pos;
+}
+
 /** The first offset at or after `from` where a complete, CRC-valid frame starts, or -1. */
 function nextValidFrame(buf: Uint8Array, from: number): number {
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
