@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { applyDamage, damageArb } from './damage.ts';
 import { TapedeckError } from '../../src/errors.ts';
 import { checkArrived, parseTape, type ArrivedCheck } from '../../src/store/tape-codec.ts';
 import { recordBytes, scanTape, scanTapeIn } from '../../src/store/tape-file.ts';
@@ -21,28 +22,15 @@ const frame = (payload: Uint8Array) => recordBytes.frame(payload);
 
 describe('scanTape, checking frames as the file arrives', () => {
   it('lists what the whole-file parser lists, on sound and damaged tapes, for any read size', async () => {
-    const damage = fc.oneof(
-      fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
-      fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), bytes: fc.uint8Array({ minLength: 1, maxLength: 40 }) }),
-      fc.record({ kind: fc.constant('cut' as const), at: fc.nat() }),
-      fc.record({ kind: fc.constant('magic' as const), at: fc.nat() }),
-    );
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 12 }),
-        fc.array(damage, { maxLength: 3 }),
+        fc.array(damageArb, { maxLength: 3 }),
         fc.constantFrom(1, 7, 13, 64, 257, 4096, 4 << 20),
         fc.boolean(),
         async (payloads, damages, chunk, headerless) => {
           let bytes: Uint8Array = Buffer.concat([headerless ? Buffer.alloc(0) : header, ...payloads.map(frame)]);
-          for (const d of damages) {
-            if (bytes.length === 0) break;
-            const at = d.at % bytes.length;
-            if (d.kind === 'flip') bytes[at] = bytes[at]! ^ (1 << d.bit);
-            else if (d.kind === 'insert') bytes = Buffer.concat([bytes.subarray(0, at), d.bytes, bytes.subarray(at)]);
-            else if (d.kind === 'cut') bytes = bytes.subarray(0, at);
-            else bytes = Buffer.concat([bytes.subarray(0, at), Uint8Array.of(0xc1, 0x54, 0x44, 0x52), bytes.subarray(at)]);
-          }
+          bytes = applyDamage(bytes, damages);
           const file = join(root, `p${n++}.tape`);
           writeFileSync(file, bytes);
           let want: ReturnType<typeof parseTape> | TapedeckError;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { applyDamage, damageArb } from './damage.ts';
 import { TapedeckError } from '../../src/errors.ts';
 import { parseTape } from '../../src/store/tape-codec.ts';
 import { pack } from 'msgpackr';
@@ -42,29 +43,15 @@ const frame = (payload: Uint8Array) => recordBytes.frame(payload);
 
 describe('a tape read a window at a time', () => {
   it('finds what the whole-file parser finds, on sound and damaged tapes, for any window', async () => {
-    const damage = fc.oneof(
-      fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
-      fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), bytes: fc.uint8Array({ minLength: 1, maxLength: 40 }) }),
-      fc.record({ kind: fc.constant('cut' as const), at: fc.nat() }),
-      fc.record({ kind: fc.constant('magic' as const), at: fc.nat() }),
-    );
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 12 }),
-        fc.array(damage, { maxLength: 3 }),
+        fc.array(damageArb, { maxLength: 3 }),
         fc.constantFrom(1, 13, 64, 257, 4096, 1 << 22),
         fc.boolean(),
         async (payloads, damages, window, headerless) => {
           let bytes: Uint8Array = Buffer.concat([headerless ? Buffer.alloc(0) : header, ...payloads.map(frame)]);
-          for (const d of damages) {
-            if (bytes.length === 0) break;
-            const at = d.at % bytes.length;
-            if (d.kind === 'flip') bytes[at] = bytes[at]! ^ (1 << d.bit);
-            else if (d.kind === 'insert') bytes = Buffer.concat([bytes.subarray(0, at), d.bytes, bytes.subarray(at)]);
-            else if (d.kind === 'cut') bytes = bytes.subarray(0, at);
-            // A frame's magic in the middle of anything: resynchronization must not be fooled.
-            else bytes = Buffer.concat([bytes.subarray(0, at), Uint8Array.of(0xc1, 0x54, 0x44, 0x52), bytes.subarray(at)]);
-          }
+          bytes = applyDamage(bytes, damages);
           const file = join(root, `p${n++}.tape`);
           writeFileSync(file, bytes);
           let want: ReturnType<typeof whole> | TapedeckError;
