@@ -76,11 +76,13 @@ async function child(what, tape, n) {
   let missMs = null;
   let close = async () => {};
   if (what === 'cache') {
-    const { ReplayCache } = await import(join(DIST, 'store', 'index.js'));
+    // The package's entries as a user's import resolves them (package.json exports: on Node,
+    // the bundled dist/node/).
+    const { ReplayCache } = await import('llm-tapedeck/store');
     const cache = await ReplayCache.open(tape, { mode: 'replay' });
     close = () => cache.close();
   } else if (what === 'fetch') {
-    const { createFetch } = await import(join(DIST, 'proxy', 'fetch-entry.js'));
+    const { createFetch } = await import('llm-tapedeck/fetch');
     const f = createFetch({ tape, mode: 'replay', onWarning: () => {}, summary: false });
     const r = await f(ROUTE, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody(pick)) });
     const j = await r.json();
@@ -102,7 +104,7 @@ async function child(what, tape, n) {
     await f.close();
     return;
   } else {
-    const { startProxy } = await import(join(DIST, 'proxy', 'index.js'));
+    const { startProxy } = await import('llm-tapedeck/proxy');
     const proxy = await startProxy({ tape, mode: 'replay', port: 0, host: '127.0.0.1', quiet: true, onWarning: () => {} });
     // The client is node:http, the lightest one: a proxy's clients run in other processes, and
     // the first call of the global fetch (undici) alone costs ~30 ms of CPU more, which is the

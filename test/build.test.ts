@@ -88,6 +88,47 @@ describe('build artefacts', () => {
     }
   });
 
+  it("Node's bundled entries export what the entries do, and share one copy of each module", () => {
+    // Every "node" condition of package.json points into dist/node/ and exports the names its
+    // unbundled entry exports; an error thrown by one entry's code is an instance of the class
+    // another entry exports (one TapedeckError, not a copy per bundle).
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    const pairs: [string, string][] = [];
+    const walk = (c: unknown) => {
+      if (c === null || typeof c !== 'object') return;
+      const o = c as Record<string, unknown>;
+      if (typeof o.node === 'string' && typeof o.default === 'string') pairs.push([o.node, o.default]);
+      for (const v of Object.values(o)) walk(v);
+    };
+    walk(pkg.exports);
+    expect(pairs.length).toBeGreaterThanOrEqual(12);
+    expect(pairs.filter(([n]) => !n.endsWith('/vitest/index.js')).length).toBe(pairs.length - 1);
+    const code = `
+      const pairs = ${JSON.stringify(pairs)};
+      const out = [];
+      for (const [node, plain] of pairs) {
+        // The vitest helpers register hooks as they load: only a vitest run can import them.
+        if (node.endsWith('/vitest/index.js')) continue;
+        const a = Object.keys(await import(${JSON.stringify(root)} + '/' + node)).sort();
+        const b = Object.keys(await import(${JSON.stringify(root)} + '/' + plain)).sort();
+        out.push({ node, same: JSON.stringify(a) === JSON.stringify(b), a: a.length });
+      }
+      const { TapedeckError } = await import(${JSON.stringify(root)} + '/dist/node/index.js');
+      const { ReplayCache } = await import(${JSON.stringify(root)} + '/dist/node/store/index.js');
+      let shared = false;
+      try { await ReplayCache.open(${JSON.stringify(root)}, { mode: 'replay' }); } catch (e) { shared = e instanceof TapedeckError; }
+      console.log(JSON.stringify({ out, shared }));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    const { out, shared } = JSON.parse(r.stdout) as { out: { node: string; same: boolean; a: number }[]; shared: boolean };
+    for (const x of out) {
+      expect(x.node.startsWith('./dist/node/')).toBe(true);
+      expect(x.a).toBeGreaterThan(0);
+      expect(x, x.node).toMatchObject({ same: true });
+    }
+    expect(shared).toBe(true);
+  });
+
   it('VERSION matches package.json', () => {
     expect(VERSION).toBe(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
   });
