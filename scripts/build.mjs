@@ -130,8 +130,8 @@ function buildTypeScript() {
   // and compiles every ES module on its own, and the ~200 modules of dist/ were most of a small
   // command's time (`tapedeck export` of a small tape, which git runs on both sides of a diff,
   // took ~0.3 s, ~0.1 s of it node's own start). Packages stay outside, as the library imports
-  // them. The library's entries stay unbundled: a bundle of each would hold its own copy of the
-  // modules they share (two TapedeckError classes), and browser bundlers swap modules by path.
+  // them. A build of its own: the command is a process of its own, which no program imports
+  // beside the library's entries.
   run(bin('esbuild'), ['dist/cli.js', '--bundle', '--splitting', '--format=esm', '--platform=node', '--target=node20', '--packages=external', '--outdir=dist/bin', '--chunk-names=[name]-[hash]', '--log-level=warning']);
   writeFileSync(join(root, 'dist/cli.js'), "#!/usr/bin/env node\n// The tapedeck command, bundled (scripts/build.mjs): dist/bin/.\nimport './bin/cli.js';\n");
   // Node imports the library's entries bundled too (package.json "node" conditions): dist/node/
