@@ -166,6 +166,16 @@ function corruptHeader(file: string, offset: number, what: string): TapedeckErro
   });
 }
 
+/**
+ * How many bytes from the start parseHeader reads of a header whose fixed part (HEADER_FIXED
+ * bytes) is `fixed`: the fixed part and the metadata its length field declares, at most
+ * MAX_META_BYTES of it (parseHeader refuses more, whatever follows). For readers that take a
+ * file in parts (tape-stream.ts, scanTape's checkArrived).
+ */
+export function headerSpan(fixed: Uint8Array): number {
+  return HEADER_FIXED + Math.min(new DataView(fixed.buffer, fixed.byteOffset, fixed.byteLength).getUint32(10), MAX_META_BYTES);
+}
+
 /** Parse and check the header; returns it and where the first frame starts. */
 export function parseHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: number } {
   if (buf.length < HEADER_FIXED) throw corruptHeader(file, 0, `only ${buf.length} bytes, a header needs at least ${HEADER_FIXED}`);
@@ -319,13 +329,11 @@ export interface ArrivedCheck {
 export function checkArrived(prefix: Uint8Array, file: string, at: ArrivedCheck, final: boolean): void {
   if (!at.sound) return;
   if (at.header === undefined) {
-    const wait = () => {
+    // The header waits for all of its bytes; a file that ends first goes to the whole-file parser.
+    if (prefix.length < HEADER_FIXED || prefix.length < headerSpan(prefix)) {
       if (final) at.sound = false;
-    };
-    if (prefix.length < HEADER_FIXED) return wait();
-    const metaLength = new DataView(prefix.buffer, prefix.byteOffset, prefix.byteLength).getUint32(10);
-    if (metaLength > MAX_META_BYTES) return void (at.sound = false);
-    if (prefix.length < HEADER_FIXED + metaLength) return wait();
+      return;
+    }
     try {
       const h = parseHeader(prefix, file);
       at.header = h.header;

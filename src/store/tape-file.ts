@@ -27,9 +27,9 @@ import {
   FRAME_HEADER_SIZE,
   FRAME_MAGIC,
   HEADER_FIXED,
+  headerSpan,
   isRedactionSalt,
   MAP_EXTENSION_TYPE,
-  MAX_META_BYTES,
   MAX_RECORD_BYTES,
   MSGPACK_OPTIONS,
   parseHeader,
@@ -562,13 +562,14 @@ const SCAN_CHUNK = 4 << 20;
 export async function scanTapeIn(path: string, chunk: number): Promise<TapeScan> {
   let fh: FileHandle | undefined;
   let bytes: Buffer;
+  let reading: Promise<{ bytesRead: number }> | undefined;
   const at: ArrivedCheck = { pos: 0, frames: [], sound: true };
   try {
     fh = await open(path, 'r');
     const size = (await fh.stat()).size;
     const buf = Buffer.allocUnsafeSlow(size);
     let got = 0;
-    let reading = size > 0 ? fh.read(buf, 0, Math.min(chunk, size), 0) : undefined;
+    reading = size > 0 ? fh.read(buf, 0, Math.min(chunk, size), 0) : undefined;
     while (reading) {
       const { bytesRead } = await reading;
       // The file shrank while it was read: what was there is the tape.
@@ -582,6 +583,9 @@ export async function scanTapeIn(path: string, chunk: number): Promise<TapeScan>
   } catch (e) {
     throw ioError(e, path, 'read');
   } finally {
+    // A read still in flight (something threw while a part was checked) ends before the file
+    // closes, and its failure is not left unhandled.
+    await reading?.catch(() => {});
     await fh?.close().catch(() => {});
   }
   if (at.sound && at.header !== undefined && at.pos === bytes.length) return { header: at.header, bytes, frames: at.frames, warnings: [], size: bytes.length };
@@ -893,8 +897,7 @@ function headerReadable(fd: number, size: number, path: string): boolean {
   readSync(fd, fixed, 0, fixed.length, 0);
   let head = fixed;
   if (fixed.length === HEADER_FIXED) {
-    const metaLen = Math.min(fixed.readUInt32BE(10), MAX_META_BYTES + 1, size - HEADER_FIXED);
-    head = Buffer.alloc(HEADER_FIXED + Math.max(0, metaLen));
+    head = Buffer.alloc(Math.min(headerSpan(fixed), size));
     readSync(fd, head, 0, head.length, 0);
   }
   try {

@@ -13,7 +13,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
-import { checkFrame, decodePayloadOrWarn, FRAME_HEADER_SIZE, HEADER_FIXED, MAX_META_BYTES, parseHeader, parseTape, type FrameFault, type TapeHeader, type TapeWarning } from './tape-codec.ts';
+import { checkFrame, decodePayloadOrWarn, FRAME_HEADER_SIZE, HEADER_FIXED, headerSpan, parseHeader, parseTape, type FrameFault, type TapeHeader, type TapeWarning } from './tape-codec.ts';
 import { nativeStringsFor, readRange, tapeIoError } from './tape-file.ts';
 
 /** A window: ~4 MB of frames per read (a frame larger than that is read whole). */
@@ -67,11 +67,9 @@ export async function withTapeStream<T>(path: string, use: (stream: TapeStream) 
 async function start(fh: FileHandle, path: string, window: number): Promise<TapeStream> {
   const size = await io(path, async () => (await fh.stat()).size);
   await nativeStringsFor(size);
-  // The header: its fixed part says how long its metadata is (parseHeader refuses more than
-  // MAX_META_BYTES, whatever follows).
+  // The header: its fixed part says how long its metadata is.
   const fixed = await readAt(fh, path, 0, Math.min(size, HEADER_FIXED));
-  const metaLength = fixed.length === HEADER_FIXED ? fixed.readUInt32BE(10) : 0;
-  const first = await readAt(fh, path, 0, Math.min(size, HEADER_FIXED + Math.min(metaLength, MAX_META_BYTES)));
+  const first = await readAt(fh, path, 0, Math.min(size, fixed.length === HEADER_FIXED ? headerSpan(fixed) : HEADER_FIXED));
   let parsed: { header: TapeHeader; end: number } | undefined;
   if (size > 0) {
     try {
