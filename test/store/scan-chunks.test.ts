@@ -8,37 +8,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyDamage, damageArb } from './damage.ts';
+import { outcome, tapeArb, tapeFrame as frame, tapeHeader as header } from './damage.ts';
 import { TapedeckError } from '../../src/errors.ts';
 import { checkArrived, parseTape, type ArrivedCheck } from '../../src/store/tape-codec.ts';
-import { recordBytes, scanTape, scanTapeIn } from '../../src/store/tape-file.ts';
+import { scanTape, scanTapeIn } from '../../src/store/tape-file.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'tapedeck-scan-chunks-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 
-const header = recordBytes.header({ created: '2026-01-01T00:00:00.000Z' });
-const frame = (payload: Uint8Array) => recordBytes.frame(payload);
-
 describe('scanTape, checking frames as the file arrives', () => {
   it('lists what the whole-file parser lists, on sound and damaged tapes, for any read size', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 12 }),
-        fc.array(damageArb, { maxLength: 3 }),
+        tapeArb,
         fc.constantFrom(1, 7, 13, 64, 257, 4096, 4 << 20),
-        fc.boolean(),
-        async (payloads, damages, chunk, headerless) => {
-          let bytes: Uint8Array = Buffer.concat([headerless ? Buffer.alloc(0) : header, ...payloads.map(frame)]);
-          bytes = applyDamage(bytes, damages);
+        async ({ bytes, sound }, chunk) => {
           const file = join(root, `p${n++}.tape`);
           writeFileSync(file, bytes);
-          let want: ReturnType<typeof parseTape> | TapedeckError;
-          try {
-            want = parseTape(bytes, file, false);
-          } catch (e) {
-            want = e as TapedeckError;
-          }
+          const want = outcome(() => parseTape(bytes, file, false));
           if (want instanceof TapedeckError) {
             await expect(scanTapeIn(file, chunk)).rejects.toMatchObject({ code: want.code, message: want.message });
             return;
