@@ -132,7 +132,9 @@ function buildTypeScript() {
   // took ~0.3 s, ~0.1 s of it node's own start). Packages stay outside, as the library imports
   // them. A build of its own: the command is a process of its own, which no program imports
   // beside the library's entries.
-  run(bin('esbuild'), ['dist/cli.js', '--bundle', '--splitting', '--format=esm', '--platform=node', '--target=node20', '--packages=external', '--outdir=dist/bin', '--chunk-names=[name]-[hash]', '--log-level=warning']);
+  // Both Node bundles: ES modules split at dynamic imports, the packages left to node_modules.
+  const nodeBundle = ['--bundle', '--splitting', '--format=esm', '--platform=node', '--target=node20', '--packages=external'];
+  run(bin('esbuild'), ['dist/cli.js', ...nodeBundle, '--outdir=dist/bin', '--chunk-names=[name]-[hash]', '--log-level=warning']);
   writeFileSync(join(root, 'dist/cli.js'), "#!/usr/bin/env node\n// The tapedeck command, bundled (scripts/build.mjs): dist/bin/.\nimport './bin/cli.js';\n");
   // Node imports the library's entries bundled too (package.json "node" conditions): dist/node/
   // holds each entry and the chunks they share (one build with splitting, so the entries share
@@ -140,7 +142,7 @@ function buildTypeScript() {
   // llm-tapedeck/fetch took ~85 ms of module loading, ~50 ms bundled; every test worker pays it.
   // Browsers keep dist/ as emitted: bundlers swap modules there by path (package.json "browser").
   const nodeEntries = ['index', 'store/index', 'proxy/index', 'proxy/fetch-entry', 'mcp/index', 'realtime/index', 'testing/index', 'testing/jest', 'testing/jest-reporter', 'testing/mocha', 'vitest/index', 'vitest/plugin'];
-  run(bin('esbuild'), [...nodeEntries.map((e) => `dist/${e}.js`), '--bundle', '--splitting', '--format=esm', '--platform=node', '--target=node20', '--packages=external', '--outbase=dist', '--outdir=dist/node', '--chunk-names=chunks/[name]-[hash]', '--log-level=warning']);
+  run(bin('esbuild'), [...nodeEntries.map((e) => `dist/${e}.js`), ...nodeBundle, '--outbase=dist', '--outdir=dist/node', '--chunk-names=chunks/[name]-[hash]', '--log-level=warning']);
   // Jest loads setup files and reporters as CommonJS: those two entries are also shipped bundled
   // as CommonJS (package.json "require" conditions), with types of their own.
   for (const name of ['jest', 'jest-reporter']) {
