@@ -6,6 +6,7 @@ import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
 import { hex, splitHex, type BackendName, type CoreView, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type RequestViewSkip, type Sha256Stream } from './engine.ts';
 import type { ArrayText } from './pieces.ts';
 import { DECLINED, ValueText, writeValueText, type Room } from './walk.ts';
+import { nodeCreateHash, nodeHash } from './node-crypto.ts';
 import { writePow5Table } from './pow5.ts';
 import { jsonError, tooLarge } from './status.ts';
 import { SCALAR_SHA256, SIMD_BASE64, SIMD_HEX, SIMD_SHA256 } from './wasm.generated.ts';
@@ -114,18 +115,6 @@ export function simdSupported(): boolean {
 // text goes there, read straight out of wasm memory; so do element digests, unless the elements
 // are tiny, and path chains (NODE_ELEMENT_AVG below). Measured crossover for one digest is well
 // below 1 KiB.
-type NodeHash = {
-  (algorithm: string, data: Uint8Array | string, encoding: 'hex'): string;
-  (algorithm: string, data: Uint8Array | string, encoding: 'buffer'): Uint8Array;
-};
-// A digest of two pieces (a canonical text and a tail the caller holds) without joining them.
-type NodeCreateHash = (algorithm: string) => { update(data: Uint8Array): { update(data: Uint8Array): { digest(encoding: 'hex'): string } } };
-// node:crypto where the runtime has it (not in browsers), looked up once for both functions.
-const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
-  | { hash?: NodeHash; createHash?: NodeCreateHash }
-  | undefined;
-const nodeHash: NodeHash | undefined = typeof nodeCrypto?.hash === 'function' ? nodeCrypto.hash : undefined;
-const nodeCreateHash: NodeCreateHash | undefined = typeof nodeCrypto?.createHash === 'function' ? nodeCrypto.createHash : undefined;
 const NODE_HASH_MIN = 1024;
 // Element digests too, once elements are not tiny: four SIMD lanes of wasm SHA-256 against one
 // node:crypto hash() call each (~0.3 us of call cost, then SHA-NI). Measured on this machine

@@ -10,7 +10,7 @@
 // looser matching mode. Only a difference confined to a member whose name says it is volatile
 // (an id, a timestamp, a nonce), and which the entry point can ignore, gets that precise option.
 
-import { canonicalize } from '../core/index.ts';
+import { canonicalize, canonicalizeJSON } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { SHAPE_ARGS_KEPT, SHAPE_DEFAULTS } from '../providers/normalize.ts';
 import type { MatchMode, Recording, RequestDigests, RequestKeys, Signature } from './matcher.ts';
@@ -43,6 +43,11 @@ export interface MissContext {
   keys: readonly RequestDigests[];
   /** Full keys of recording i, with its normalized view (for the excerpts of the closest). */
   full(i: number): RequestKeys;
+  /**
+   * The request as it was given (parsed JSON, or its text or bytes), when there is one: ranks
+   * recordings tied on everything their digests tell apart by the text they share with it.
+   */
+  requestBody?: unknown;
   used: Uint8Array;
   allowRepeats: boolean;
   source?: string;
@@ -120,18 +125,26 @@ function signatureDistance(a: Signature, b: Signature): number {
   );
 }
 
-function sharedPrefix(a: readonly string[], b: readonly string[]): number {
+/** How many leading items (path hashes, characters, bytes) a and b have in common. */
+function sharedPrefix<T>(a: ArrayLike<T>, b: ArrayLike<T>): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a[i] === b[i]) i++;
   return i;
 }
 
+/** Items a and b have in common at their start, plus those at their end after it (an edited text keeps both ends). */
+function sharedEnds<T>(a: ArrayLike<T>, b: ArrayLike<T>): number {
+  const p = sharedPrefix(a, b);
+  const n = Math.min(a.length, b.length) - p;
+  let s = 0;
+  while (s < n && a[a.length - 1 - s] === b[b.length - 1 - s]) s++;
+  return p + s;
+}
+
 /** Excerpts of two texts around their first difference, so long prompts show what changed. */
 function excerpts(a: string, b: string, width = 110): [string, string] {
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  const from = Math.max(0, i - 40);
+  const from = Math.max(0, sharedPrefix(a, b) - 40);
   const cut = (s: string) => (from > 0 ? '…' : '') + s.slice(from, from + width) + (s.length > from + width ? '…' : '');
   return [a ? cut(a) : '(no message)', b ? cut(b) : '(no message)'];
 }
@@ -263,19 +276,40 @@ const WORD = /[^\s"{}[\],:]+/g;
  */
 function sharedWords(a: readonly unknown[], b: readonly unknown[], from: number): number {
   const words = (ms: readonly unknown[]) => ms.slice(from).map((m) => canonicalText(m ?? null)).join(' ').match(WORD) ?? [];
-  const x = words(a);
-  const y = words(b);
-  const n = Math.min(x.length, y.length);
-  let p = 0;
-  while (p < n && x[p] === y[p]) p++;
-  let s = 0;
-  while (s < n - p && x[x.length - 1 - s] === y[y.length - 1 - s]) s++;
-  return p + s;
+  return sharedEnds(words(a), words(b));
 }
 
 // Recordings whose full view is compared (the ones sharing the most leading messages): bounds
 // the miss path on a tape of thousands.
 const REFINE_MAX = 256;
+
+/**
+ * Puts the recordings tied with the last one the refinement takes (as many leading messages, the
+ * same signature distance) in the order of the text they share with the request. Cut in tape
+ * order, a tape where hundreds share the request's leading messages (one system prompt, every
+ * test's first turn) left the recording of the nearest prompt out whenever it came later. The
+ * measure is cheap because every tied recording pays it: the characters at the start and end
+ * of the two bodies' canonical JSON that are the same (an edited prompt keeps both ends).
+ */
+function rankTied(coarse: { i: number; shared: number; dist: number }[], budget: number, ctx: MissContext): void {
+  const cut = coarse[budget - 1]!;
+  const tied = coarse.filter((c) => c.shared === cut.shared && c.dist === cut.dist);
+  const from = coarse.indexOf(tied[0]!);
+  const text = canonicalBytes(ctx.requestBody);
+  if (from + tied.length === budget || text === undefined) return;
+  const score = new Map(tied.map((c) => [c, sharedEnds(text, canonicalBytes(ctx.recordings[c.i]?.request) ?? [])]));
+  tied.sort((x, y) => score.get(y)! - score.get(x)! || x.i - y.i);
+  tied.forEach((c, k) => (coarse[from + k] = c));
+}
+
+/** A body's canonical JSON (the caller's SDK and the stored record may order members differently), or undefined. */
+function canonicalBytes(body: unknown): Uint8Array | undefined {
+  try {
+    return typeof body === 'string' || body instanceof Uint8Array ? canonicalizeJSON(body) : canonicalize(body ?? null);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The recordings closest to the request, ranked by how much of the request they share: leading
@@ -288,7 +322,9 @@ export function closestRecordings(ctx: MissContext, limit = 3): NearMiss[] {
   const req = ctx.request;
   const coarse = ctx.keys.map((k, i) => ({ i, shared: sharedPrefix(req.pathHashes, k.pathHashes), dist: signatureDistance(req.signature, k.signature) }));
   coarse.sort((a, b) => b.shared - a.shared || a.dist - b.dist || a.i - b.i);
-  const candidates = coarse.slice(0, Math.max(limit, REFINE_MAX));
+  const budget = Math.max(limit, REFINE_MAX);
+  if (coarse.length > budget && ctx.requestBody !== undefined) rankTied(coarse, budget, ctx);
+  const candidates = coarse.slice(0, budget);
   const scored = candidates.map((c) => {
     const rec = ctx.full(c.i);
     const toolsDiff = setDiff(req.signature.toolNames, rec.signature.toolNames).length + setDiff(rec.signature.toolNames, req.signature.toolNames).length + (differs(req.view, rec.view, 'tools') ? 1 : 0);

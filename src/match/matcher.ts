@@ -4,6 +4,7 @@
 
 import { canonicalizeJSON, hashJSON, hashValue, pathHashes, sha256 } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
+import { nodeHash } from '../core/node-crypto.ts';
 import { TapedeckError } from '../errors.ts';
 import { explainMiss, type MissEntry } from './diagnose.ts';
 import { normalizeRequest } from '../providers/index.ts';
@@ -273,6 +274,15 @@ function isJsonValue(v: unknown, depth: number): boolean {
   return true;
 }
 
+/**
+ * The memo's id of a body's exact bytes (a text's UTF-8): hex SHA-256, in one node:crypto call
+ * where there is one. A matcher computes one per recording as it is built (~1 us each there,
+ * against ~4 us through the core's sha256() and hex()).
+ */
+function bytesId(data: string | Uint8Array): string {
+  return nodeHash !== undefined ? nodeHash('sha256', data, 'hex') : hex(sha256(data));
+}
+
 export interface Matcher {
   /** Picks the recording for a request, or throws TapedeckError E_MISS with diagnostics. */
   match(request: unknown): MatchResult;
@@ -366,7 +376,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     const fp = fingerprint(rec.request);
     if (fp !== undefined && !byFingerprint.has(fp)) byFingerprint.set(fp, i);
     if (memoLimit > 0 && isJsonValue(rec.request, 0)) {
-      const id = hex(sha256(JSON.stringify(rec.request)));
+      const id = bytesId(JSON.stringify(rec.request));
       if (!recordedBytes.has(id)) recordedBytes.set(id, i);
     }
   });
@@ -405,7 +415,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   /** The digests of a request: from the memo when its exact bytes were seen before. */
   function digestsOf(request: unknown): { digests: RequestDigests; full?: RequestKeys } {
     if (memoLimit <= 0 || (typeof request !== 'string' && !(request instanceof Uint8Array))) return compute(request);
-    const id = hex(sha256(request));
+    const id = bytesId(request);
     const hit = memo.get(id) ?? (recordedBytes.size > 0 ? keys[recordedBytes.get(id) ?? -1] : undefined);
     if (hit) {
       stats.memoHits++;
@@ -469,6 +479,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
         recordings,
         keys,
         full: (i) => requestKeys(recordings[i]!.request, norm),
+        requestBody: request,
         used: index.usedFlags(),
         allowRepeats: opts.allowRepeats === true,
         source: opts.source,

@@ -312,7 +312,7 @@ export class ReplayCache {
    * matters, and no memory is spent on it while things go well. Undefined when a record cannot
    * be read by the matcher (the short miss then stands alone).
    */
-  private diagnosis(keys: RequestKeys): TapedeckError | undefined {
+  private diagnosis(keys: RequestKeys, request: unknown): TapedeckError | undefined {
     const records: { request: unknown; response: unknown; key: string }[] = [];
     for (const e of this.col.entries()) records.push({ request: e.value.request, response: e.value.value, key: e.key });
     const norm = { ignoreArgs: this.ignoredArgs, volatileText: this.volatileText };
@@ -338,6 +338,7 @@ export class ReplayCache {
       recordings: records,
       keys: digests,
       full: (i) => digests[i]!,
+      requestBody: request,
       used,
       allowRepeats: false,
       source: this.path,
@@ -357,7 +358,7 @@ export class ReplayCache {
     const { recorded } = this.col.count(keys.key);
     const entry = this.missEntry();
     const fix = recordHow(entry);
-    const detail = this.col.exists && recorded === 0 ? this.diagnosis(keys) : undefined;
+    const detail = this.col.exists && recorded === 0 ? this.diagnosis(keys, request) : undefined;
     const shownPath = this.path.length > 100 ? `…${this.path.slice(-99)}` : this.path;
     const difference = !this.col.exists
       ? `no tape at ${shownPath}`

@@ -184,6 +184,28 @@ describe('misses that explain themselves', () => {
     expect(e.details.difference).toBe('message 0 (user) text differs from the closest recording');
   });
 
+  it('finds the nearest prompt among hundreds that share the leading messages, wherever it was recorded', () => {
+    // One system prompt for every test: 600 recordings tie on it, more than the full comparison
+    // takes, so a cut in tape order would leave out the recording of the edited prompt.
+    const ask = (i: number, extra = '') => ({
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'system', content: 'You answer arithmetic questions.' },
+        { role: 'user', content: `Question number ${i}: what is ${i} squared, and is it even?${extra}` },
+      ],
+    });
+    const recordings = Array.from({ length: 600 }, (_, i) => rec(ask(i), String(i)));
+    const m = createMatcher({ mode: 'exact', recordings, memo: 0 });
+    for (const target of [450, 3, 599]) {
+      for (const request of [ask(target, ' Be brief.'), new TextEncoder().encode(JSON.stringify(ask(target, ' Be brief.'), null, 2))]) {
+        const e = missOf(() => m.match(request));
+        const closest = e.details.closest as { index: number; sharedMessages: number }[];
+        expect(closest[0]).toMatchObject({ index: target, sharedMessages: 1 });
+        expect(e.message.split('\n')[2]).toMatch(new RegExp(`^  recording: .*what is ${target} squared, and is it even\\?"$`));
+      }
+    }
+  });
+
   it('ranks recordings by the longest shared prefix and shows where they diverge', () => {
     const recordings = [rec(conv(['x', 'y', 'z']), '0'), rec(conv(['a', 'b', 'c', 'd']), '1'), rec(conv(['a', 'q']), '2')];
     const m = createMatcher({ mode: 'exact', recordings });

@@ -110,6 +110,18 @@ describe('replay', () => {
     expect((e.details.closest as { index: number }[])[0]!.index).toBe(0);
   });
 
+  it('a miss names the nearest prompt among hundreds recorded with the same system prompt', async () => {
+    const file = fresh();
+    const conv = (last: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: last }] });
+    const rec = await ReplayCache.open(file, { mode: 'record' });
+    for (let i = 0; i < 400; i++) await rec.put(conv(`Question ${i}: is ${i} a prime number?`), i % 2 ? 'no' : 'yes');
+    await rec.close();
+    const cache = await ReplayCache.open(file);
+    const e = await rejection(cache.get(conv('Question 377: is 377 a prime number? Explain.')));
+    expect((e.details.closest as { index: number }[])[0]!.index).toBe(377);
+    expect(e.message.split('\n')[2]).toBe('  recording: "Question 377: is 377 a prime number?"');
+  });
+
   it('serves recordings and leaves an existing tape byte for byte untouched', async () => {
     const file = fresh();
     const rec = await ReplayCache.open(file, { mode: 'record' });

@@ -2,6 +2,7 @@
 // the message list, the tools in the reference's order, model and options, the digests.
 
 import { hex } from '../../core/engine.ts';
+import { nodeCreateHash, nodeHash } from '../../core/node-crypto.ts';
 import { canonicalize, hashJSON, hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
 import type { normalizeRequest } from '../../providers/normalize.ts';
 import type { BuiltinProvider } from '../../providers/types.ts';
@@ -368,15 +369,6 @@ const wellFormed = (x: string): boolean => x.isWellFormed();
 // node:crypto's one-shot SHA-256 where the runtime has it (browser bundles leave these files
 // out): a few hundred bytes of UTF-8 hashed in one native call, where the core's sha256()
 // encodes the text, copies it into memory and copies the digest out.
-interface Hasher {
-  update(data: Uint8Array): Hasher;
-  digest(encoding: 'hex'): string;
-}
-const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
-  | { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string; createHash?: (algorithm: string) => Hasher }
-  | undefined;
-const nodeHash = nodeCrypto?.hash;
-const nodeCreateHash = nodeCrypto?.createHash;
 
 /**
  * hashValue(signature), from its canonical text written here: members in canonical order, an
