@@ -362,21 +362,26 @@ export function createMatcher(opts: MatcherOptions): Matcher {
         index: i,
       });
     }
-    let k: RequestKeys;
+    // A recording's request is JSON data: keyed from its JSON text by the raw path (one core
+    // call, no normalizing as objects; the same digests, differential-tested), which is half
+    // the cost of requestKeys() on a chat body; the text is also what the memo hashes. Where
+    // the raw path declines (a construct it leaves to the reference), requestKeys() decides.
+    const text = isJsonValue(rec.request, 0) ? JSON.stringify(rec.request) : undefined;
+    let k: RequestDigests | undefined;
     try {
-      k = requestKeys(rec.request, norm);
+      k = (text === undefined ? undefined : rawRequestDigests(text, norm)) ?? slim(requestKeys(rec.request, norm));
     } catch (e) {
       if (e instanceof TapedeckError) {
         throw new TapedeckError(e.code, `Recording #${i}${rec.source ? ` (${rec.source})` : ''}: ${e.message}`, { ...e.details, index: i });
       }
       throw e;
     }
-    keys.push(slim(k));
+    keys.push(k);
     index.add(k.key, k.signatureDigest);
     const fp = fingerprint(rec.request);
     if (fp !== undefined && !byFingerprint.has(fp)) byFingerprint.set(fp, i);
-    if (memoLimit > 0 && isJsonValue(rec.request, 0)) {
-      const id = bytesId(JSON.stringify(rec.request));
+    if (memoLimit > 0 && text !== undefined) {
+      const id = bytesId(text);
       if (!recordedBytes.has(id)) recordedBytes.set(id, i);
     }
   });

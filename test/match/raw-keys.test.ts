@@ -14,6 +14,7 @@ import { rawPathCounts, rawRequestDigests, rawRequestKey } from '../../src/match
 import { buildWorkload, converseBody, geminiBody, ollamaChatBody, requestBodies } from '../../bench/workloads.mjs';
 import { agree, reference, rng } from './raw-agree.ts';
 import { respell } from './respell.ts';
+import type { NormalizeOptions } from '../../src/providers/types.ts';
 
 type Obj = Record<string, any>;
 
@@ -515,6 +516,28 @@ describe('raw-bytes request digests', () => {
     expect(matcher.match(renamed).matchedBy).toBe('exact');
     expect(matcher.stats().computed).toBe(1);
     expect(rawPathCounts.answered - before).toBe(hasTape ? 1 : 0);
+  });
+
+  it("a matcher keys its recordings from their JSON text on this path, with requestKeys' digests and errors", () => {
+    const slim = (r: unknown, opts?: NormalizeOptions) => {
+      const { messages: _m, view: _v, ...d } = requestKeys(r, opts);
+      return d;
+    };
+    const bodies = Object.values(requestBodies() as Record<string, { bytes: Uint8Array }>).map(({ bytes }) => JSON.parse(new TextDecoder().decode(bytes)));
+    const when = new Date(0);
+    // Not JSON data (a Date, undefined members), and one the raw path leaves to the reference (volatile keys).
+    const odd = [{ ...bodies[0], metadata: { when } }, { ...bodies[1], user: undefined }];
+    const recordings = [...bodies, ...odd].map((request) => ({ request, response: null }));
+    for (const opts of [{}, { ignoreArgs: ['temperature'] }, { volatileKeys: ['name'] }]) {
+      const before = rawPathCounts.answered;
+      const keys = createMatcher({ mode: 'exact', recordings, ...opts }).keys();
+      expect(keys).toEqual(recordings.map((r) => slim(r.request, opts)));
+      // Every JSON-data body by its text (not the two odd ones), unless the options send it to the reference.
+      expect(rawPathCounts.answered - before).toBe(hasTape && !('volatileKeys' in opts) ? bodies.length : 0);
+    }
+    // A recording the reference rejects is named by its index, whichever path tried it first.
+    const bad = { request: { model: 'm', messages: [{ role: 'user', content: 'lone \ud800' }] }, response: null };
+    expect(() => createMatcher({ mode: 'exact', recordings: [recordings[0]!, bad] })).toThrow(expect.objectContaining({ code: 'E_LONE_SURROGATE', message: expect.stringMatching(/^Recording #1: /) }));
   });
 
   it('a string that begins with a byte-order mark keeps it: arguments, roles, part types, call ids, tool names', () => {
