@@ -288,8 +288,8 @@ const REFINE_MAX = 256;
  * same signature distance) in the order of the text they share with the request. Cut in tape
  * order, a tape where hundreds share the request's leading messages (one system prompt, every
  * test's first turn) left the recording of the nearest prompt out whenever it came later. The
- * measure is cheap because every tied recording pays it: the characters at the start and end
- * of the two bodies' canonical JSON that are the same (an edited prompt keeps both ends).
+ * measure is cheap because every tied recording pays it: the bytes at the start and end of the
+ * two bodies' canonical JSON that are the same (an edited prompt keeps both ends).
  */
 function rankTied(coarse: { i: number; shared: number; dist: number }[], budget: number, ctx: MissContext): void {
   const cut = coarse[budget - 1]!;
@@ -299,7 +299,7 @@ function rankTied(coarse: { i: number; shared: number; dist: number }[], budget:
   if (from + tied.length === budget || text === undefined) return;
   const score = tied.map((c) => bytesShared(text, canonicalBytes(ctx.recordings[c.i]?.request)));
   tied
-    .map((c, k) => k)
+    .map((_, k) => k)
     .sort((x, y) => score[y]! - score[x]! || tied[x]!.i - tied[y]!.i)
     .forEach((k, n) => (coarse[from + n] = tied[k]!));
 }

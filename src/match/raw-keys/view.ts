@@ -2,6 +2,9 @@
 // the message list, the tools in the reference's order, model and options, the digests.
 
 import { hex } from '../../core/engine.ts';
+// node:crypto's one-shot SHA-256 where the runtime has it (browser bundles leave these files
+// out): a few hundred bytes of UTF-8 hashed in one native call, where the core's sha256()
+// encodes the text, copies it into memory and copies the digest out.
 import { nodeCreateHash, nodeHash } from '../../core/node-crypto.ts';
 import { canonicalize, hashJSON, hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
 import type { normalizeRequest } from '../../providers/normalize.ts';
@@ -365,10 +368,6 @@ function jsonOf(list: readonly string[]): string | undefined {
 }
 
 const wellFormed = (x: string): boolean => x.isWellFormed();
-
-// node:crypto's one-shot SHA-256 where the runtime has it (browser bundles leave these files
-// out): a few hundred bytes of UTF-8 hashed in one native call, where the core's sha256()
-// encodes the text, copies it into memory and copies the digest out.
 
 /**
  * hashValue(signature), from its canonical text written here: members in canonical order, an
