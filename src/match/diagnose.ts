@@ -295,8 +295,9 @@ function rankTied(coarse: { i: number; shared: number; dist: number }[], budget:
   const cut = coarse[budget - 1]!;
   const tied = coarse.filter((c) => c.shared === cut.shared && c.dist === cut.dist);
   const from = coarse.indexOf(tied[0]!);
+  if (from + tied.length === budget) return;
   const text = canonicalBytes(ctx.requestBody);
-  if (from + tied.length === budget || text === undefined) return;
+  if (text === undefined) return;
   const score = tied.map((c) => bytesShared(text, canonicalBytes(ctx.recordings[c.i]?.request)));
   tied
     .map((_, k) => k)

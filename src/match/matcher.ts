@@ -2,9 +2,7 @@
 // and say why. Every recording is hashed once when the matcher is built; a lookup is then a
 // couple of Map probes (never a scan), whatever the number of recordings.
 
-import { canonicalizeJSON, hashJSON, hashValue, pathHashes, sha256 } from '../core/index.ts';
-import { hex } from '../core/engine.ts';
-import { nodeHash } from '../core/node-crypto.ts';
+import { canonicalizeJSON, hashJSON, hashValue, pathHashes, sha256Hex } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { explainMiss, type MissEntry } from './diagnose.ts';
 import { normalizeRequest } from '../providers/index.ts';
@@ -274,15 +272,6 @@ function isJsonValue(v: unknown, depth: number): boolean {
   return true;
 }
 
-/**
- * The memo's id of a body's exact bytes (a text's UTF-8): hex SHA-256, in one node:crypto call
- * where there is one. A matcher computes one per recording as it is built (~1 us each there,
- * against ~4 us through the core's sha256() and hex()).
- */
-function bytesId(data: string | Uint8Array): string {
-  return nodeHash !== undefined ? nodeHash('sha256', data, 'hex') : hex(sha256(data));
-}
-
 export interface Matcher {
   /** Picks the recording for a request, or throws TapedeckError E_MISS with diagnostics. */
   match(request: unknown): MatchResult;
@@ -381,7 +370,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     const fp = fingerprint(rec.request);
     if (fp !== undefined && !byFingerprint.has(fp)) byFingerprint.set(fp, i);
     if (memoLimit > 0 && text !== undefined) {
-      const id = bytesId(text);
+      const id = sha256Hex(text);
       if (!recordedBytes.has(id)) recordedBytes.set(id, i);
     }
   });
@@ -420,7 +409,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   /** The digests of a request: from the memo when its exact bytes were seen before. */
   function digestsOf(request: unknown): { digests: RequestDigests; full?: RequestKeys } {
     if (memoLimit <= 0 || (typeof request !== 'string' && !(request instanceof Uint8Array))) return compute(request);
-    const id = bytesId(request);
+    const id = sha256Hex(request);
     const hit = memo.get(id) ?? (recordedBytes.size > 0 ? keys[recordedBytes.get(id) ?? -1] : undefined);
     if (hit) {
       stats.memoHits++;

@@ -1,12 +1,11 @@
 // The parts of the view every walk writes the same way, and the one core call that hashes it:
 // the message list, the tools in the reference's order, model and options, the digests.
 
-import { hex } from '../../core/engine.ts';
 // node:crypto's one-shot SHA-256 where the runtime has it (browser bundles leave these files
 // out): a few hundred bytes of UTF-8 hashed in one native call, where the core's sha256()
 // encodes the text, copies it into memory and copies the digest out.
 import { nodeCreateHash, nodeHash } from '../../core/node-crypto.ts';
-import { canonicalize, hashJSON, hashValue, pathHashesOfUtf8, sha256 } from '../../core/index.ts';
+import { canonicalize, hashJSON, hashValue, pathHashesOfUtf8, sha256Hex } from '../../core/index.ts';
 import type { normalizeRequest } from '../../providers/normalize.ts';
 import type { BuiltinProvider } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
@@ -378,5 +377,5 @@ const wellFormed = (x: string): boolean => x.isWellFormed();
 function signatureDigest(s: { toolNames: string[]; messageCount: number; contextKeys: string[] }): string {
   if (!Number.isSafeInteger(s.messageCount) || !s.toolNames.every(wellFormed) || !s.contextKeys.every(wellFormed)) return hashValue(s);
   const text = `{"contextKeys":${JSON.stringify(s.contextKeys)},"messageCount":${s.messageCount},"toolNames":${JSON.stringify(s.toolNames)}}`;
-  return nodeHash !== undefined ? nodeHash('sha256', text, 'hex') : hex(sha256(text));
+  return sha256Hex(text);
 }
