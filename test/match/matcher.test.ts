@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TapedeckError } from '../../src/index.ts';
-import { createMatcher, loadRecordingsDir, requestKeys, type Recording } from '../../src/match/index.ts';
+import { createMatcher, loadRecordingsDir, requestKeys, type Recording, type RequestKeys } from '../../src/match/index.ts';
 import { errorOf } from '../helpers.ts';
 
 const recordingsDir = join(import.meta.dirname, '../fixtures/recordings-dir');
@@ -406,6 +406,20 @@ describe('fingerprints: raw bodies canonically equal to a recording skip parsing
     changed.tools[0]!.function.parameters.properties = { user: { type: 'number' } } as never;
     expect(() => m.match(bytes(changed))).toThrow(expect.objectContaining({ code: 'E_MISS' }));
     expect(m.stats().fingerprintHits).toBe(0);
+  });
+
+  it('fingerprints: false keeps none: the same body is keyed in full, to the same digests and recording', () => {
+    const variant = JSON.stringify({ store: true, user: 'u-42', tools: recorded.tools, messages: recorded.messages, model: 'gpt-4o' }, null, 2);
+    const on = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
+    const off = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, fingerprints: false, recordings: [rec(recorded, '0')] });
+    const a = on.match(variant);
+    const b = off.match(variant);
+    expect(on.stats()).toEqual({ memoHits: 0, fingerprintHits: 1, computed: 0 });
+    expect(off.stats()).toEqual({ memoHits: 0, fingerprintHits: 0, computed: 1 });
+    expect([b.index, b.matchedBy]).toEqual([a.index, a.matchedBy]);
+    // The full path may also return the normalized view (where the raw path declines): the digests are the same.
+    const { messages: _m, view: _v, ...digests } = b.request as RequestKeys;
+    expect(digests).toEqual(a.request);
   });
 
   it('repeated bytes come from the memo', () => {

@@ -95,6 +95,22 @@ describe('opening a tape for replay', () => {
     }
   });
 
+  it('after the first miss, a body equal to a recording but for key order, spacing and dropped arguments still gets its answer', async () => {
+    const tape = fresh();
+    const q = chat('what is the capital of France');
+    const live = await record(tape, [chat('other'), q]);
+    const f = createFetch({ tape, mode: 'replay' });
+    try {
+      expect((await f('https://api.openai.com/v1/chat/completions', post(chat('never recorded')))).status).toBe(400);
+      const same = JSON.stringify({ user: 'u-7', messages: [{ content: 'what is the capital of France', role: 'user' }], model: 'gpt-4o-mini' }, null, 2);
+      const res = await f('https://api.openai.com/v1/chat/completions', post(same));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe(live[1]);
+    } finally {
+      await f.close();
+    }
+  });
+
   it('still finds a recording by the keys the replay options make (ignoreArgs added after recording)', async () => {
     const tape = fresh();
     const live = await record(tape, [chat('what is the weather', { temperature: 0.2 })]);
