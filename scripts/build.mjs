@@ -23,7 +23,7 @@ const targets = { scalar: 'build/tapedeck.wasm', simd: 'build/tapedeck-simd.wasm
 // budget is 100 KB): keying a request in a page is not a hot path, and without them the same keys
 // come from the TypeScript reference path (browser bundles also drop the raw-bytes walk that reads
 // the index: src/match/raw-keys.browser.ts).
-const entries = { scalar: 'assembly/node.ts', simd: 'assembly/node.ts', 'simd-browser': 'assembly/index.ts' };
+const entries = { scalar: 'assembly/node.ts', simd: 'assembly/node.ts', 'simd-browser': 'assembly/browser.ts' };
 
 /** Every file under `dir` (recursively), as absolute paths. */
 function filesUnder(dir) {

@@ -238,6 +238,9 @@ interface Route {
   records: HttpRecord[];
 }
 
+/** The head fields of a recording fileLlm() reads besides its request. */
+const HEAD_FIELDS: readonly string[] = ['match', 'key', 'keyVersion', 'repeat'];
+
 /** Largest body remembered by a route's `fast` map, and how many bodies it holds at most. */
 const FAST_BODY_MAX = 16 * 1024;
 const FAST_ENTRIES = 1024;
@@ -554,7 +557,7 @@ export class Deck {
   private readonly loaded: number[] = [];
 
   /** Gives an LLM recording to its route's matcher (with stand-ins for lost ones before it); false for other kinds. */
-  private fileLlm(r: Route, rec: HttpRecord, source: string): boolean {
+  private fileLlm(r: Route, rec: HttpRecord, source: string, response: unknown = rec): boolean {
     // By its kind under the current key spec (an older record may have changed kind).
     const cur = currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
     if (cur.match === 'llm') {
@@ -565,14 +568,15 @@ export class Deck {
       const expect = (r.expect ??= new Map()).get(cur.key) ?? 0;
       if (typeof repeat === 'number') {
         for (let k = expect; k < repeat; k++) {
-          const lost = { ...rec };
+          // A new object for each lost turn, whatever `response` is.
+          const lost = { lost: response };
           this.damagedStandIns.set(lost, { k, at: source });
           r.llm.push({ request: rec.request.body, response: lost, source });
           r.perKey.set(cur.key, (r.perKey.get(cur.key) ?? 0) + 1);
         }
       }
       r.expect.set(cur.key, (typeof repeat === 'number' ? repeat : expect) + 1);
-      r.llm.push({ request: rec.request.body, response: rec, source });
+      r.llm.push({ request: rec.request.body, response, source });
       r.perKey.set(cur.key, (r.perKey.get(cur.key) ?? 0) + 1);
       return true;
     }
@@ -590,14 +594,41 @@ export class Deck {
     r.expect = undefined;
     const used: boolean[] = [];
     for (const i of r.llmAt ?? []) {
-      const rec = this.col!.loadedValue(i);
+      const filed = this.requestOnly(i);
       // Damage: the collection serves it as such under its stored key.
-      if (rec === undefined) continue;
+      if (filed === undefined) continue;
       const n = r.llm.length;
-      this.fileLlm(r, rec, `${this.opts.tape}@${this.col!.loadedAt(i)}`);
+      this.fileLlm(r, filed[0], `${this.opts.tape}@${this.col!.loadedAt(i)}`, filed[1]);
       for (let j = n; j < r.llm.length; j++) used.push(this.col!.loadedUsed(i));
     }
     r.matcher = this.matcherFor(name, r, (i) => used[i] === true);
+  }
+
+  /**
+   * What undefer() files of the LLM recording loaded at `index` (filed by its head): the head's
+   * fields fileLlm() reads and the request, decoded on their own, and `index` for the matcher
+   * to answer with: the record is decoded whole only when served ({@link answerRecord}).
+   * Decoding every recording whole took a third of the first miss on a large tape, and kept
+   * every answer in memory. A record of another shape is decoded whole (undefined: damage).
+   */
+  private requestOnly(index: number): [HttpRecord, unknown] | undefined {
+    const col = this.col!;
+    const request = col.loadedMember(index, 'request') as HttpRecord['request'] | undefined;
+    if (typeof request?.method === 'string') return [{ ...col.loadedHead(index, HEAD_FIELDS), request } as unknown as HttpRecord, index];
+    const rec = col.loadedValue(index);
+    return rec && [rec, rec];
+  }
+
+  /**
+   * The record a matcher's answer stands for: itself, or the recording loaded at the index
+   * requestOnly() filed, decoded now (E_TAPE_DAMAGED for one that does not decode; the
+   * collection warns).
+   */
+  private answerRecord(answer: unknown, route: string, key: string): HttpRecord {
+    if (typeof answer !== 'number') return answer as HttpRecord;
+    const rec = this.col!.loadedValue(answer);
+    if (rec) return rec;
+    throw this.damagedAt(route, `request key ${key}`, key, { details: { repeat: this.col!.loadedField(answer, 'repeat') ?? 0 } });
   }
 
   /**
@@ -625,9 +656,9 @@ export class Deck {
   }
 
   /** The collection's E_TAPE_DAMAGED said with the request's route and key (the collection's key joins them with a NUL). */
-  private damagedAt(route: string, which: string, key: string | undefined, e: TapedeckError): TapedeckError {
+  private damagedAt(route: string, which: string, key: string | undefined, e: Pick<TapedeckError, 'details'>, more = ''): TapedeckError {
     const n = Number(e.details.repeat) + 1;
-    return new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (${which}) in ${this.tape} is damaged; it is not replaced by another call's recording.`, {
+    return new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (${which}) in ${this.tape} is damaged${more}; it is not replaced by another call's recording.`, {
       file: this.tape,
       route,
       ...(key !== undefined ? { key } : {}),
@@ -838,18 +869,9 @@ export class Deck {
     if (r?.matcher) {
       try {
         const m = r.matcher.match(input);
-        const rec = m.recording.response as HttpRecord;
-        const lost = this.damagedStandIns.get(rec);
-        if (lost) {
-          const n = lost.k + 1;
-          throw new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (request key ${m.request.key}) in ${this.tape} is damaged (recording ${n + 1} is intact, at ${lost.at}); it is not replaced by another call's recording.`, {
-            file: this.tape,
-            route,
-            key: m.request.key,
-            repeat: lost.k,
-            hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
-          });
-        }
+        const lost = this.damagedStandIns.get(m.recording.response as object);
+        if (lost) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, { details: { repeat: lost.k } }, ` (recording ${lost.k + 2} is intact, at ${lost.at})`);
+        const rec = this.answerRecord(m.recording.response, route, m.request.key);
         if (this.col!.expired(rec)) {
           // Its TTL passed since it was loaded: not served, as if it were not there.
           this.col!.use(rec);
@@ -861,7 +883,7 @@ export class Deck {
         if (lostPast) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, lostPast);
         this.col!.use(rec);
         if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
-        return { kind: 'replay', record: m.recording.response as HttpRecord, matchedBy: m.matchedBy, warnings: m.warnings };
+        return { kind: 'replay', record: rec, matchedBy: m.matchedBy, warnings: m.warnings };
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
         if (e.code === 'E_MISS') {

@@ -65,6 +65,11 @@ export interface LoadedRecord {
   /** The decoded record. Throws TapedeckError E_TAPE_CORRUPT if its stored form does not decode. */
   value(): unknown;
   /**
+   * One top-level member of the record, decoded without the others (undefined: it has none),
+   * where the backend can; else absent, and value() gives it. Throws as value() does.
+   */
+  member?(name: string): unknown;
+  /**
    * A stable identity of this stored record: unchanged by other writers' appends and rewrites,
    * equal for two records only if their stored content is equal. The collection uses it to
    * remove exactly the records it loaded, after someone else may have rewritten the store.

@@ -766,7 +766,12 @@ export class RecordCollection<R> {
 
   /** A scalar field of the recording at `index`, read from its stored form without decoding it. */
   loadedField(index: number, field: string): HeadScalar | undefined {
-    return (this.all[index]?.stored ?? this.loadedStored[index])?.head([field], true)[field];
+    return this.loadedHead(index, [field])[field];
+  }
+
+  /** Scalar fields of the recording at `index` (see {@link loadedField}), read in one pass. */
+  loadedHead(index: number, fields: readonly string[]): Readonly<Record<string, HeadScalar>> {
+    return (this.all[index]?.stored ?? this.loadedStored[index])?.head(fields, true) ?? {};
   }
 
   /**
@@ -776,6 +781,27 @@ export class RecordCollection<R> {
   loadedValue(index: number): R | undefined {
     const e = this.entryAt(index);
     return e && this.materialize(e);
+  }
+
+  /**
+   * One top-level member of the recording at `index`, decoded on its own where its backend can
+   * (the recording stays not looked at: no entry is made, the rest is not decoded or checked
+   * until {@link loadedValue} is asked for); the decoded recording's member where it was decoded
+   * already. undefined for a recording without it, and for damage (with the warning
+   * {@link loadedValue} gives).
+   *
+   * @example
+   * col.loadedMember(i, 'request') // the request of recording i, its response left encoded
+   */
+  loadedMember(index: number, name: string): unknown {
+    const stored = this.all[index] === undefined ? this.loadedStored[index] : undefined;
+    try {
+      if (stored?.member) return stored.member(name);
+    } catch (err) {
+      // Told and marked as damage below, the way decoding it whole tells it.
+      if (!(err instanceof TapedeckError)) throw err;
+    }
+    return (this.loadedValue(index) as Record<string, unknown> | undefined)?.[name];
   }
 
   /** Where the recording at `index` is stored (see {@link forEachLoaded}). */

@@ -438,15 +438,17 @@ export function decodePayloadOrWarn(payload: Uint8Array, offset: number, file: s
 }
 
 /**
- * Decodes one frame found by scanTape (tape-file.ts). Throws `E_TAPE_CORRUPT` (with the offset) if the
- * payload is not valid msgpack.
+ * Decodes one frame found by scanTape (tape-file.ts), or with `span` the msgpack value at those
+ * bytes of it. Throws `E_TAPE_CORRUPT` (with the frame's offset) if that is not valid msgpack.
  *
  * @example
  * const value = decodeFrame(scan.bytes, scan.frames[0], 'chat.tape');
  */
-export function decodeFrame(bytes: Uint8Array, frame: { offset: number; length: number }, file = '<tape>'): unknown {
+export function decodeFrame(bytes: Uint8Array, frame: { offset: number; length: number }, file = '<tape>', span?: { start: number; end: number }): unknown {
   try {
-    return unpackr.unpack(bytes.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length));
+    // `span`: one value of the payload on its own (tape-file.ts payloadMember()). Records are
+    // packed without shared structures (MSGPACK_OPTIONS), so any value decodes by itself.
+    return unpackr.unpack(span ? bytes.subarray(span.start, span.end) : bytes.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length));
   } catch (e) {
     throw new TapedeckError('E_TAPE_CORRUPT', `${file}: record at byte ${frame.offset} is not decodable msgpack (${(e as Error).message}).`, {
       file,

@@ -668,6 +668,40 @@ export function peekPayload(bytes: Buffer, offset: number, length: number, field
 }
 
 /**
+ * The member `name` (ASCII) of the record framed at `offset`, `length` bytes long, decoded on its
+ * own: the members before it are stepped over by their msgpack lengths, none after it is read.
+ * A proxy keys a large tape's recordings at its first miss from their requests alone, and
+ * decodes a whole record when it serves it. undefined when the record has no such member.
+ * Throws E_TAPE_CORRUPT, as decodeFrame() does, when the payload is not a map with string keys
+ * up to that member, or the member does not decode.
+ *
+ * @example
+ * payloadMember(scan.bytes, frame.offset, frame.length, 'request', 'chat.tape') // { method: 'POST', url: '/v1/chat/completions', body: {...}, ... }
+ */
+export function payloadMember(bytes: Buffer, offset: number, length: number, name: string, file: string): unknown {
+  const end = offset + length;
+  const fields = [name];
+  let p = offset + FRAME_HEADER_SIZE;
+  const m = p < end ? bytes[p]! : -1;
+  let count = -1;
+  if (m >= 0x80 && m <= 0x8f) (count = m & 0x0f), (p += 1);
+  else if (m === 0xde && p + 3 <= end) (count = bytes.readUInt16BE(p + 1)), (p += 3);
+  else if (m === 0xdf && p + 5 <= end) (count = bytes.readUInt32BE(p + 1)), (p += 5);
+  for (let i = 0; i < count && p >= 0 && p < end; i++) {
+    if (!stringSpan(bytes, p, end)) break;
+    const found = fieldAt(bytes, peekAt, peekEnd, fields) !== undefined;
+    const at = peekEnd;
+    const next = at < end ? skipValue(bytes, at, end) : -1;
+    if (found && next > at) return decodeFrame(bytes, { offset, length }, file, { start: at, end: next });
+    p = next;
+  }
+  // Not a map found whole up to the member (or none of that name): the whole payload decides,
+  // as decoding it would (it throws E_TAPE_CORRUPT for bytes that are not msgpack).
+  const whole = decodeFrame(bytes, { offset, length }, file);
+  return whole !== null && typeof whole === 'object' && !Array.isArray(whole) && Object.hasOwn(whole, name) ? (whole as Record<string, unknown>)[name] : undefined;
+}
+
+/**
  * Where the msgpack value at p ends, stepping over nested maps and arrays by their counts
  * (iteratively: a deep value cannot overflow the stack), or -1 when it runs past `end` or uses
  * the one type byte msgpack never writes (0xc1).

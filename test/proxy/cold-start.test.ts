@@ -6,13 +6,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pack } from 'msgpackr';
+import { pack, unpack } from 'msgpackr';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { TapeBackend } from '../../src/store/backends/tape.ts';
 import type { LoadResult } from '../../src/store/backend.ts';
-import { appendRecords, createTape, FRAME_HEADER_SIZE, peekFrame, scanTape } from '../../src/store/tape-file.ts';
+import { crc32 } from '../../src/store/tape-codec.ts';
+import { appendFrames, appendRecords, createTape, FRAME_HEADER_SIZE, FRAME_MAGIC, payloadMember, peekFrame, recordFrame, scanTape } from '../../src/store/tape-file.ts';
 import { startUpstream } from './fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-cold-'));
@@ -111,6 +112,67 @@ describe('opening a tape for replay', () => {
     }
   });
 
+  it('the first miss decodes no answer: requests are read on their own, a recording whole only when it is served', async () => {
+    const tape = fresh();
+    const bodies = Array.from({ length: 40 }, (_, i) => chat(`question ${i}`));
+    const live = await record(tape, bodies);
+    const store = new CountingTape(tape);
+    const f = createFetch({ store, mode: 'replay' });
+    try {
+      expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[3]!))).text()).toBe(live[3]);
+      expect(store.decoded).toBe(1);
+      const miss = await f('https://api.openai.com/v1/chat/completions', post(chat('question 17 with a change')));
+      expect(miss.status).toBe(400);
+      const err = (await miss.json()) as { error: { code: string; message: string } };
+      expect(err.error.code).toBe('E_MISS');
+      // The diagnosis still names the nearest recorded prompt.
+      expect(err.error.message).toContain('question 17');
+      expect(store.decoded).toBe(1);
+      // After it, recordings are served by the matcher, each decoded as it is served.
+      for (const i of [29, 0, 17]) expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[i]!))).text()).toBe(live[i]);
+      expect(store.decoded).toBe(4);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it('after the first miss, a recording whose answer does not decode is E_TAPE_DAMAGED, never another answer', async () => {
+    const tape = fresh();
+    const bodies = [chat('first'), chat('second'), chat('third')];
+    const live = await record(tape, bodies);
+    // The second record's response replaced by a byte msgpack never writes, under a valid
+    // checksum (a writer's bug, not a torn write): its request and head still read.
+    const scan = await scanTape(tape);
+    const { unpack } = await import('msgpackr');
+    const values = scan.frames.map((fr) => unpack(scan.bytes.subarray(fr.offset + FRAME_HEADER_SIZE, fr.offset + fr.length)) as Record<string, unknown>);
+    const bad = fresh();
+    await createTape(bad);
+    await appendRecords(bad, [values[0]]);
+    const { response: _r, ...rest } = values[1]!;
+    const head = recordFrame(rest, 0, bad).subarray(FRAME_HEADER_SIZE);
+    expect(head[0]! & 0xf0).toBe(0x80); // a fixmap of the other members
+    const payload = Buffer.concat([Buffer.of(head[0]! + 1), head.subarray(1), Buffer.of(0xa8), Buffer.from('response'), Buffer.of(0xc1)]);
+    const framed = Buffer.alloc(FRAME_HEADER_SIZE + payload.length);
+    framed.set(FRAME_MAGIC, 0);
+    framed.writeUInt32BE(payload.length, 4);
+    framed.writeUInt32BE(crc32(payload), 8);
+    payload.copy(framed, FRAME_HEADER_SIZE);
+    await appendFrames(bad, [framed]);
+    await appendRecords(bad, [values[2]]);
+    const warnings: string[] = [];
+    const f = createFetch({ tape: bad, mode: 'replay', onWarning: (m) => warnings.push(m) });
+    try {
+      expect((await f('https://api.openai.com/v1/chat/completions', post(chat('never recorded')))).status).toBe(400);
+      const res = await f('https://api.openai.com/v1/chat/completions', post(bodies[1]!));
+      expect(res.status).toBe(500);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_TAPE_DAMAGED');
+      expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[2]!))).text()).toBe(live[2]);
+      expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[0]!))).text()).toBe(live[0]);
+    } finally {
+      await f.close();
+    }
+  });
+
   it('still finds a recording by the keys the replay options make (ignoreArgs added after recording)', async () => {
     const tape = fresh();
     const live = await record(tape, [chat('what is the weather', { temperature: 0.2 })]);
@@ -160,6 +222,33 @@ describe('peekFrame past containers', () => {
     payload.copy(bytes, FRAME_HEADER_SIZE);
     return { bytes, frame: { offset: 0, length: bytes.length } };
   };
+  const unpackWhole = (bytes: Buffer, frame: { offset: number; length: number }) => unpack(bytes.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length)) as Record<string, unknown>;
+
+  it('payloadMember decodes one member as decoding the whole record gives it; a cut record is E_TAPE_CORRUPT or what it still holds', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 4 }), { maxKeys: 20 }), fc.uint8Array({ maxLength: 200 }), fc.string({ maxLength: 12 }), (members, bin, probe) => {
+        const value = { v: 1, ...members, b: Buffer.from(bin) };
+        const { bytes, frame } = framed(value);
+        const whole = unpackWhole(bytes, frame);
+        for (const name of [...Object.keys(whole), probe, 'absent member']) {
+          expect(payloadMember(bytes, frame.offset, frame.length, name, 'x.tape')).toEqual(Object.hasOwn(whole, name) ? whole[name] : undefined);
+        }
+        const cut = bytes.subarray(0, FRAME_HEADER_SIZE + ((bytes.length - FRAME_HEADER_SIZE) >> 1));
+        for (const name of Object.keys(whole)) {
+          let got: unknown;
+          try {
+            got = payloadMember(cut, 0, cut.length, name, 'x.tape');
+          } catch (e) {
+            expect((e as { code?: string }).code).toBe('E_TAPE_CORRUPT');
+            continue;
+          }
+          // What it does return is the member as it was written (it lay before the cut).
+          expect(got).toEqual(whole[name]);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 
   it('reads a scalar after any msgpack value, and stops at the one it cannot step over', () => {
     fc.assert(

@@ -11,7 +11,7 @@ import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { openTapeWriter } from '../tape-writers.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
-import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, peekPayload, rewriteTapeFrames, scanTape, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
+import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadMember, peekPayload, rewriteTapeFrames, scanTape, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
 export interface TapeBackendOptions {
   /** Lock timing for appends and rewrites (src/store/tape-file.ts). */
@@ -39,6 +39,9 @@ class TapeRecord implements LoadedRecord {
   }
   value(): unknown {
     return decodeFrame(this.image.bytes, { offset: this.at, length: this.length }, this.image.file);
+  }
+  member(name: string): unknown {
+    return payloadMember(this.image.bytes, this.at, this.length, name, this.image.file);
   }
   /**
    * The payload's digest: stable when other writers append or rewrite (frames are copied
