@@ -785,16 +785,18 @@ export class RecordCollection<R> {
 
   /**
    * One top-level member of the recording at `index`, decoded on its own where its backend can
-   * (the recording stays not looked at: no entry is made, the rest is not decoded or checked
-   * until {@link loadedValue} is asked for); the decoded recording's member where it was decoded
-   * already. undefined for a recording without it, and for damage (with the warning
+   * (no entry is made or changed, the rest is not decoded or checked until {@link loadedValue}
+   * is asked for); the decoded recording's member where it was decoded already. undefined for a recording without it, and for damage (with the warning
    * {@link loadedValue} gives).
    *
    * @example
    * col.loadedMember(i, 'request') // the request of recording i, its response left encoded
    */
   loadedMember(index: number, name: string): unknown {
-    const stored = this.all[index] === undefined ? this.loadedStored[index] : undefined;
+    // Not decoded yet (an entry may exist without its value: recordings of a repeated key get
+    // theirs at open): the member on its own.
+    const e = this.all[index];
+    const stored = e === undefined ? this.loadedStored[index] : e.value === undefined && !e.bad ? e.stored : undefined;
     try {
       if (stored?.member) return stored.member(name);
     } catch (err) {

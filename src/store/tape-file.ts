@@ -627,14 +627,9 @@ export function peekPayload(bytes: Buffer, offset: number, length: number, field
   // field cannot do harm here: assigning a scalar to it is ignored.
   const out: Record<string, PeekedScalar> = {};
   const end = offset + length;
-  let p = offset + FRAME_HEADER_SIZE;
-  if (p >= end) return out;
-  let count: number;
-  const m = bytes[p]!;
-  if (m >= 0x80 && m <= 0x8f) (count = m & 0x0f), (p += 1);
-  else if (m === 0xde && p + 3 <= end) (count = bytes.readUInt16BE(p + 1)), (p += 3);
-  else if (m === 0xdf && p + 5 <= end) (count = bytes.readUInt32BE(p + 1)), (p += 5);
-  else return out;
+  const count = mapHeader(bytes, offset + FRAME_HEADER_SIZE, end);
+  if (count < 0) return out;
+  let p = peekEnd;
   let found = 0;
   // Plain assignments, no tuple destructuring: this runs once per record when a tape opens.
   for (let i = 0; i < count && p < end; i++) {
@@ -681,12 +676,8 @@ export function peekPayload(bytes: Buffer, offset: number, length: number, field
 export function payloadMember(bytes: Buffer, offset: number, length: number, name: string, file: string): unknown {
   const end = offset + length;
   const fields = [name];
-  let p = offset + FRAME_HEADER_SIZE;
-  const m = p < end ? bytes[p]! : -1;
-  let count = -1;
-  if (m >= 0x80 && m <= 0x8f) (count = m & 0x0f), (p += 1);
-  else if (m === 0xde && p + 3 <= end) (count = bytes.readUInt16BE(p + 1)), (p += 3);
-  else if (m === 0xdf && p + 5 <= end) (count = bytes.readUInt32BE(p + 1)), (p += 5);
+  const count = mapHeader(bytes, offset + FRAME_HEADER_SIZE, end);
+  let p = peekEnd;
   for (let i = 0; i < count && p >= 0 && p < end; i++) {
     if (!stringSpan(bytes, p, end)) break;
     const found = fieldAt(bytes, peekAt, peekEnd, fields) !== undefined;
@@ -739,6 +730,19 @@ function skipValue(bytes: Buffer, p: number, end: number): number {
     } else return -1; // 0xc1
   }
   return p <= end ? p : -1;
+}
+
+/**
+ * The member count of the msgpack map whose header is at p (fixmap, map 16, map 32), with
+ * peekEnd set to its first member; -1 when p holds no map header that fits before `end`.
+ */
+function mapHeader(bytes: Buffer, p: number, end: number): number {
+  if (p >= end) return -1;
+  const m = bytes[p]!;
+  if (m >= 0x80 && m <= 0x8f) return (peekEnd = p + 1), m & 0x0f;
+  if (m === 0xde && p + 3 <= end) return (peekEnd = p + 3), bytes.readUInt16BE(p + 1);
+  if (m === 0xdf && p + 5 <= end) return (peekEnd = p + 5), bytes.readUInt32BE(p + 1);
+  return -1;
 }
 
 /** The span of a msgpack string at p (sets peekAt and peekEnd), or false. */

@@ -115,7 +115,8 @@ describe('opening a tape for replay', () => {
   it('the first miss decodes no answer: requests are read on their own, a recording whole only when it is served', async () => {
     const tape = fresh();
     const bodies = Array.from({ length: 40 }, (_, i) => chat(`question ${i}`));
-    const live = await record(tape, bodies);
+    // One asked twice: a key with two recordings gets its entries when the tape opens.
+    const live = await record(tape, [...bodies, bodies[5]!]);
     const store = new CountingTape(tape);
     const f = createFetch({ store, mode: 'replay' });
     try {
@@ -143,7 +144,6 @@ describe('opening a tape for replay', () => {
     // The second record's response replaced by a byte msgpack never writes, under a valid
     // checksum (a writer's bug, not a torn write): its request and head still read.
     const scan = await scanTape(tape);
-    const { unpack } = await import('msgpackr');
     const values = scan.frames.map((fr) => unpack(scan.bytes.subarray(fr.offset + FRAME_HEADER_SIZE, fr.offset + fr.length)) as Record<string, unknown>);
     const bad = fresh();
     await createTape(bad);
@@ -192,7 +192,6 @@ describe('opening a tape for replay', () => {
     const live = await record(tape, bodies);
     // Rewrite each record with the earlier field order: the scalars after the containers.
     const scan = await scanTape(tape);
-    const { unpack } = await import('msgpackr');
     const old = scan.frames.map((fr) => {
       const v = unpack(scan.bytes.subarray(fr.offset + FRAME_HEADER_SIZE, fr.offset + fr.length)) as Record<string, unknown>;
       const { match, route, trace, ...rest } = v;
