@@ -70,18 +70,64 @@ function toHeaders(h: Record<string, string | string[] | number | undefined>): H
   return out;
 }
 
-/** A hand-written cut stream: its chunks, then the error fetch gives for a dropped connection. */
-function cutStream(chunks: [number, Uint8Array][]): ReadableStream<Uint8Array> {
+/** The error fetch gives when the connection drops mid-answer. */
+const dropped = (why: string): TypeError => new TypeError('terminated', { cause: new Error(`other side closed (${why})`) });
+
+/**
+ * A recorded answer's chunks as a body, one chunk a read, paced by `timing`, ending as the
+ * recording did (a close, or for a cut recording the error of a dropped connection). The
+ * caller's abort ends it as it ends fetch's own bodies: once the signal fires, the next read
+ * rejects with its reason, so an SDK's "stop generating" stops a replayed stream too.
+ */
+function chunkStream(chunks: [number, Uint8Array][], timing: Deck['timing'], cut: boolean, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
   let i = 0;
+  const t0 = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let wake: (() => void) | undefined;
+  let onAbort: (() => void) | undefined;
+  // The listener goes with the stream: one signal may serve many calls.
+  const forget = () => {
+    if (onAbort !== undefined) signal!.removeEventListener('abort', onAbort);
+    onAbort = undefined;
+    if (timer !== undefined) clearTimeout(timer);
+    wake?.();
+  };
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (i < chunks.length) controller.enqueue(new Uint8Array(chunks[i++]![1]));
-      else controller.error(new TypeError('terminated', { cause: new Error('other side closed (a cut stream recorded by hand)') }));
+    start(controller) {
+      if (signal === undefined) return;
+      if (signal.aborted) return controller.error(signal.reason);
+      onAbort = () => {
+        forget();
+        controller.error(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
     },
+    async pull(controller) {
+      if (i >= chunks.length) {
+        forget();
+        if (cut) controller.error(dropped('a cut stream recorded by hand'));
+        else controller.close();
+        return;
+      }
+      const [at, bytes] = chunks[i]!;
+      const wait = timing === 'none' ? 0 : timing === 'recorded' ? at - (performance.now() - t0) : i === 0 ? 0 : timing;
+      i++;
+      if (wait > 0) {
+        await new Promise<void>((r) => {
+          wake = r;
+          timer = setTimeout(r, wait);
+        });
+        wake = timer = undefined;
+        // Aborted while waiting: the stream is errored already.
+        if (signal?.aborted) return;
+      }
+      controller.enqueue(new Uint8Array(bytes));
+    },
+    cancel: forget,
   });
 }
 
-function replayResponse(rec: HttpRecord, matchedBy: string, warnings: readonly string[], timing: Deck['timing'], method: string): Response {
+function replayResponse(rec: HttpRecord, matchedBy: string, warnings: readonly string[], timing: Deck['timing'], method: string, signal: AbortSignal | undefined): Response {
   const headers = toHeaders(rec.response.headers);
   headers.set('x-tapedeck-match', matchedBy);
   headers.set('x-tapedeck-key', rec.key);
@@ -90,27 +136,10 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: readonly s
   const init = { status: rec.response.status, statusText: rec.response.statusText ?? '', headers };
   if (NULL_BODY.has(rec.response.status) || method === 'HEAD') return new Response(null, init);
   const chunks = responseChunks(rec.response);
-  if (rec.response.cut) return new Response(cutStream(chunks), init);
-  if (timing === 'none' || chunks.length < 2) {
-    // A copy: the caller owns the bytes it reads, the tape keeps its own.
-    return new Response(new Uint8Array(rec.response.body), init);
-  }
-  let i = 0;
-  const t0 = performance.now();
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (i >= chunks.length) {
-        controller.close();
-        return;
-      }
-      const [at, bytes] = chunks[i]!;
-      const wait = timing === 'recorded' ? at - (performance.now() - t0) : i === 0 ? 0 : timing;
-      i++;
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      controller.enqueue(new Uint8Array(bytes));
-    },
-  });
-  return new Response(stream, init);
+  // One chunk: the answer came whole, and is read whole (a copy: the caller owns the bytes it
+  // reads, the tape keeps its own). A stream comes a chunk at a time, as it did from the API.
+  if (chunks.length < 2 && !rec.response.cut) return new Response(new Uint8Array(rec.response.body), init);
+  return new Response(chunkStream(chunks, timing, rec.response.cut === true, signal), init);
 }
 
 /** A damaged answer (chaos) as a body: its events, paused, then an end or the error of a dropped connection. */
@@ -218,7 +247,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     }
   }
 
-  async function recordStream(d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number): Promise<Response> {
+  async function recordStream(d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number, signal: AbortSignal): Promise<Response> {
     const headers = storedResponseHeaders(up.headers);
     const out = toHeaders(headers);
     // Nothing says `recorded` before the record is durable: a stream says `recording`.
@@ -352,6 +381,20 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         void drain();
       },
     });
+    // The caller's abort ends its body as it ends fetch's own (the next read rejects with the
+    // abort's reason), and the answer is still read to the end and recorded, as after a cancel.
+    const onAbort = () => {
+      if (cancelled) return;
+      cancelled = true;
+      try {
+        controller.error(signal.reason);
+      } catch {
+        // already ended
+      }
+      void drain();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    void tracked.then(() => signal.removeEventListener('abort', onAbort));
     return new Response(stream, init);
   }
 
@@ -361,6 +404,11 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     const headers: Record<string, string> = {};
     req.headers.forEach((v, k) => (headers[k] = v));
     let dreq: DeckRequest = { method: req.method, url: u.pathname + u.search, headers, body: new Uint8Array(0) };
+    // The caller's own signal: a Request's copy of it follows it through a weak reference that
+    // garbage collection can drop, and an answer's body must hear the abort.
+    const signal = init?.signal ?? (input instanceof Request ? input.signal : req.signal);
+    // As fetch: a call made with an aborted signal is rejected with its reason, before anything.
+    if (signal.aborted) throw signal.reason;
     let d: Deck | undefined;
     try {
       // A tape that cannot be opened (damaged, unreadable) is answered like any other tapedeck
@@ -383,16 +431,16 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       let mark: string | undefined;
       // Chaos that cannot fire costs one header lookup here.
       if (dreq.headers[CHAOS_HEADER] !== undefined || d.chaos?.canFire === true) {
-        // The caller's own signal: a Request's copy of it follows it through a weak reference
-        // that garbage collection can drop, and a timeout fault must hear the abort.
-        const c = await chaotic(d, dreq, init?.signal ?? (input instanceof Request ? input.signal : req.signal));
+        const c = await chaotic(d, dreq, signal);
         if (c instanceof Response) return c;
         ({ decision, dreq, mark } = c);
       } else decision = await d.decideShared(dreq);
       if (decision.kind === 'replay') {
+        // Aborted while the answer was looked up (a first miss's matcher takes a while).
+        if (signal.aborted) throw signal.reason;
         d.count(decision.matchedBy);
         used.add(decision.record.trace);
-        const r = replayResponse(decision.record, decision.matchedBy, decision.warnings, d.timing, dreq.method);
+        const r = replayResponse(decision.record, decision.matchedBy, decision.warnings, d.timing, dreq.method, signal);
         if (mark) r.headers.set('x-tapedeck-fault', mark);
         return r;
       }
@@ -413,14 +461,18 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       if (refused) throw refused;
       if (p && (up.status < 400 || d.recordErrors)) {
         call.detachClient();
-        return await recordStream(d, p, dreq, up, recordedAt, t0);
+        const r = await recordStream(d, p, dreq, up, recordedAt, t0, signal);
+        // Aborted while a whole answer was read and recorded: recorded, and the caller gets
+        // its abort, as from fetch.
+        if (signal.aborted) throw signal.reason;
+        return r;
       }
       d.count('passthrough');
       return up;
     } catch (err) {
       // An aborted request stays an AbortError (or the caller's own abort reason): SDKs treat
       // it as the caller's cancellation.
-      if (req.signal.aborted && err === req.signal.reason) throw err;
+      if (signal.aborted && err === signal.reason) throw err;
       if (err !== null && typeof err === 'object' && networkFaults.has(err)) throw err;
       if (err instanceof Error && err.name === 'AbortError') throw err;
       const e = asTapedeckError(err);
