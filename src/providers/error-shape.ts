@@ -31,7 +31,8 @@ export function errorMessage(e: TapedeckError, style: ErrorStyle = {}): string {
   let message = e.code === 'E_MISS' ? `tapedeck miss: ${e.message}` : e.message;
   if (style.short) {
     message = message.split('\n').map((l) => l.trim().replace(/^(request|recording): +/, '$1: ')).filter(Boolean).join('; ');
-    if (e.details.hint !== undefined && e.code !== 'E_MISS') message += ` (${String(e.details.hint)})`;
+    // The hint once: a TapedeckError's message ends with it already.
+    if (e.details.hint !== undefined && e.code !== 'E_MISS' && !e.message.includes(String(e.details.hint))) message += ` (${String(e.details.hint)})`;
   }
   return message;
 }

@@ -186,7 +186,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   // A bad mode or option throws here, where the fetch is made; the tape's own errors come back
   // from every call (and from `ready`), never as an unhandled rejection.
   Deck.check(opts);
-  const link = new UpstreamLink(opts.fetch, opts);
+  const link = new UpstreamLink(opts.fetch, opts, 'fetch');
   const shutdownTimeoutMs = timeoutOption(opts, 'shutdownTimeoutMs', DEFAULT_SHUTDOWN_TIMEOUT_MS);
   const opening = Deck.open(opts, entry);
   opening.catch(() => {});

@@ -158,6 +158,29 @@ async function defaultAgentClass(): Promise<AgentClass | undefined> {
 }
 
 /**
+ * Who is told what to do when the upstream fails: the proxy's user (its command's flags, with the
+ * options' names) or createFetch's (its options; its upstream is the URL the client calls).
+ */
+export type LinkSurface = 'serve' | 'fetch';
+
+const HINTS: Record<LinkSurface, { unreachable: string; connect: string; dispatcher: string; idle: string; shutdown: string }> = {
+  serve: {
+    unreachable: 'Check --upstream and the network, or replay from the tape (--mode replay).',
+    connect: 'Check --upstream and the network, or raise the limit: tapedeck serve --connect-timeout <ms> (connectTimeoutMs).',
+    dispatcher: 'Check --upstream and the network, or raise the connect timeout of the dispatcher you installed (setGlobalDispatcher).',
+    idle: 'If the model needs longer to answer, raise the limit: tapedeck serve --idle-timeout <ms> (idleTimeoutMs).',
+    shutdown: 'Retry against a running proxy; raise --shutdown-timeout <ms> (shutdownTimeoutMs) to let long answers finish at shutdown.',
+  },
+  fetch: {
+    unreachable: "Check the network and the client's base URL, or replay from the tape (TAPEDECK_MODE=replay, or createFetch mode 'replay').",
+    connect: "Check the network and the client's base URL, or raise the limit: createFetch({ connectTimeoutMs }).",
+    dispatcher: "Check the network and the client's base URL, or raise the connect timeout of the dispatcher you installed (setGlobalDispatcher).",
+    idle: 'If the model needs longer to answer, raise the limit: createFetch({ idleTimeoutMs }).',
+    shutdown: 'Wait for the answers before closing the fetch, or raise createFetch({ shutdownTimeoutMs }) to let long answers finish at close.',
+  },
+};
+
+/**
  * The way to one upstream for a handler or a tapedeck fetch: its fetch, timeouts, and the
  * calls in flight, so shutdown can abort them and close their connections.
  */
@@ -171,8 +194,15 @@ export class UpstreamLink {
   /** Node's own fetch, which takes an undici dispatcher (the connect timeout lives there). */
   private readonly native: boolean;
 
-  /** `fetchImpl` undefined: Node's global fetch as it is now. Throws E_ARG for a bad timeout. */
-  constructor(fetchImpl: typeof fetch | undefined, opts: UpstreamTimeouts) {
+  /** What its errors tell the user to do. @internal */
+  readonly hints: (typeof HINTS)[LinkSurface];
+
+  /**
+   * `fetchImpl` undefined: Node's global fetch as it is now. `surface`: whose options its
+   * errors' hints name. Throws E_ARG for a bad timeout.
+   */
+  constructor(fetchImpl: typeof fetch | undefined, opts: UpstreamTimeouts, surface: LinkSurface = 'serve') {
+    this.hints = HINTS[surface];
     this.fetchImpl = fetchImpl ?? globalThis.fetch;
     this.native = fetchImpl === undefined || fetchImpl === globalThis.fetch;
     this.connectTimeoutMs = timeoutOption(opts, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
@@ -327,7 +357,7 @@ export class UpstreamCall {
           upstream: where,
           timeout: 'idle',
           limitMs: ms,
-          hint: 'If the model needs longer to answer, raise the limit: tapedeck serve --idle-timeout <ms> (idleTimeoutMs).',
+          hint: this.link.hints.idle,
         });
       }
       case 'client':
@@ -335,7 +365,7 @@ export class UpstreamCall {
       case 'shutdown':
         return new TapedeckError('E_PROXY_CLOSED', this.link.closedMessage ?? 'tapedeck was closed before the upstream answered.', {
           upstream: where,
-          hint: 'Retry against a running proxy; raise --shutdown-timeout <ms> (shutdownTimeoutMs) to let long answers finish at shutdown.',
+          hint: this.link.hints.shutdown,
         });
       default:
         return undefined;
@@ -363,7 +393,7 @@ export class UpstreamCall {
       } as RequestInit);
     } catch (e) {
       this.end();
-      throw this.stopError('headers') ?? unreachable(this.url, e, connectLimit);
+      throw this.stopError('headers') ?? unreachable(this.url, e, connectLimit, this.link.hints);
     }
     this.disarm();
     if (!up.body || NULL_BODY.has(up.status)) {
@@ -409,7 +439,7 @@ export class UpstreamCall {
  * `connectTimeoutMs` is the limit when it was ours; undefined when the dispatcher the user
  * installed set it.
  */
-function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefined): TapedeckError {
+function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefined, hints: (typeof HINTS)[LinkSurface]): TapedeckError {
   const cause = (e as { cause?: { code?: string; message?: string } }).cause;
   const why = cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
   let origin = url;
@@ -424,16 +454,13 @@ function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefin
       upstream: safeUrl(url),
       timeout: 'connect',
       ...(connectTimeoutMs === undefined ? {} : { limitMs: connectTimeoutMs }),
-      hint:
-        connectTimeoutMs === undefined
-          ? 'Check --upstream and the network, or raise the connect timeout of the dispatcher you installed (setGlobalDispatcher).'
-          : 'Check --upstream and the network, or raise the limit: tapedeck serve --connect-timeout <ms> (connectTimeoutMs).',
+      hint: connectTimeoutMs === undefined ? hints.dispatcher : hints.connect,
     });
   }
   return new TapedeckError('E_UPSTREAM', `Upstream ${origin} is unreachable (${why}).`, {
     upstream: origin,
     cause: why,
-    hint: 'Check --upstream and the network, or replay from the tape (--mode replay).',
+    hint: hints.unreachable,
   });
 }
 
