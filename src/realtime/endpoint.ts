@@ -47,7 +47,16 @@ const HOP = new Set([CHAOS_HEADER, 'host', 'connection', 'upgrade', 'sec-websock
  * isRealtimeUpgrade(req) // true for GET /v1/realtime?model=gpt-realtime with Upgrade: websocket
  */
 export function isRealtimeUpgrade(req: IncomingMessage): boolean {
-  return String(req.headers.upgrade ?? '').toLowerCase() === 'websocket' && realtimeProtocolFor(new URL(req.url ?? '/', 'http://x')) !== undefined;
+  return String(req.headers.upgrade ?? '').toLowerCase() === 'websocket' && realtimeProtocolFor(upgradeUrl(req)) !== undefined;
+}
+
+/**
+ * An upgrade request's path and query. Leading slashes count as one: @google/genai given an
+ * http: base URL ending in a slash sends `//ws/...`, which URL would read as the host `ws` (the
+ * segment then lost upstream, where Google serves only `/ws/...`, and in the session's key).
+ */
+function upgradeUrl(req: IncomingMessage): URL {
+  return new URL((req.url ?? '/').replace(/^\/+/, '/'), 'http://x');
 }
 
 /** The connect as stored: path and query without secret parameters. */
@@ -83,7 +92,7 @@ export class RealtimeEndpoint {
 
   /** Takes an upgrade request; false when it is not a realtime route (the caller answers it). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    const url = new URL(req.url ?? '/', 'http://x');
+    const url = upgradeUrl(req);
     const protocol = realtimeProtocolFor(url);
     if (!protocol || String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return false;
     socket.on('error', () => {});
@@ -146,7 +155,7 @@ export class RealtimeEndpoint {
       return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck miss: ${difference}; ${fix}`));
     }
     if (!this.opts.upstream) return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
-    // The path as the client sent it, after the upstream's own (a client may send `//ws/...`).
+    // The path as the client sent it (leading slashes as one), after the upstream's own.
     const target = new URL(this.opts.upstream);
     target.pathname = `${target.pathname.replace(/\/$/, '')}${url.pathname}`;
     target.search = url.search;

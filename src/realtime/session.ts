@@ -417,9 +417,13 @@ export class ReplaySession {
     }
   }
 
-  /** After the last step: the server's own close, or the cut, as recorded. */
+  /**
+   * After the last step: the server's own close, as recorded. A session the client closed, or
+   * the recording proxy's shutdown ended (the recording run's end, not the API's), stays open
+   * for the client to close; a cut is met at the client's next frame.
+   */
   private maybeEnd(): void {
-    if (this.step < this.steps.length || !this.end || this.end.by === 'client' || this.end.cut) return;
+    if (this.step < this.steps.length || !this.end || this.end.by !== 'server' || this.end.cut) return;
     const { code, reason } = this.end;
     void this.clock.then(() => {
       const c = this.opts.client;

@@ -200,6 +200,21 @@ describe('realtime sessions and the store', () => {
     expect(await c.closed).toBe(1001);
     const parts = (await readTape(tape)).records.map((r) => r.value).filter((v) => isRealtimeRecord(v) && v.role === 'part');
     expect((parts.at(-1) as { end?: unknown }).end).toEqual({ by: 'proxy', code: 1001, reason: 'tapedeck is shutting down' });
+    // Replay: the recording run's shutdown is not the server's close. The session stays open
+    // after its last answer; a frame past the recording is a miss that says so.
+    const again = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      const a = client(again.url);
+      await a.opened;
+      a.ask('first');
+      await a.waitFor((e) => e.type === 'response.done');
+      a.ws.send(JSON.stringify({ type: 'response.create' }));
+      expect(await a.closed).toBe(1008);
+      const error = a.events.findLast((e) => e.type === 'error') as { error?: { message?: string } } | undefined;
+      expect(error?.error?.message).toMatch(/^tapedeck miss: the recording has no more client frames/);
+    } finally {
+      await again.close();
+    }
     // Replay: a client that never closes does not hold the shutdown past its grace.
     const play = await startProxy({ tape, mode: 'replay', port: 0 });
     const r = client(play.url);

@@ -39,7 +39,13 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
   const connects: FakeRealtime['connects'] = [];
   const received: unknown[] = [];
   const sockets = new Set<WebSocket>();
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false, handleProtocols: (set) => (set.has('realtime') ? 'realtime' : false) });
+  // Live API routes are served at their one path, as Google serves them: `/ws/google.ai...` (a
+  // path the proxy mangled, `//ws/...` or one without `/ws`, is a 404 there).
+  const verifyClient = ({ req }: { req: IncomingMessage }) => {
+    const path = (req.url ?? '').split('?')[0]!;
+    return !path.includes('BidiGenerateContent') || /^\/ws\/google\.(ai\.generativelanguage|cloud\.aiplatform)\.[^/]+\.(GenerativeService\.BidiGenerateContent(Constrained)?|LlmBidiService\/BidiGenerateContent)$/.test(path);
+  };
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false, verifyClient, handleProtocols: (set) => (set.has('realtime') ? 'realtime' : false) });
   wss.on('connection', (ws, req) => {
     sockets.add(ws);
     ws.on('close', () => sockets.delete(ws));

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoogleGenAI, Modality, type LiveServerMessage, type Session } from '@google/genai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { startProxy } from '../../src/proxy/server.ts';
 import { pcmFor, startFakeRealtime, type FakeRealtime } from './fake-realtime.ts';
 
@@ -149,6 +150,27 @@ describe('Gemini Live through tapedeck serve (ai.live.connect)', () => {
       expect(c.code).toBe(1008);
       expect(c.reason).toMatch(/^tapedeck miss: client frame 2 \(clientContent\): clientContent\.turns\[0\]\.parts\[0\]\.text differs/);
       expect(Buffer.byteLength(c.reason)).toBeLessThanOrEqual(123);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("forwards the SDK's `//ws/...` as Google's `/ws/...`; a client spelling it so replays the same session", async () => {
+    // The SDK, given a base URL, asks for `//ws/google.ai...`: the upstream got `/ws/...`.
+    expect(fake.connects.map((c) => c.url.split('?')[0])).toContain(`/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent`);
+    expect(readFileSync(tape).toString('latin1')).toContain('/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent');
+    // A client asking for `/ws/...` (a raw WebSocket, another SDK) gets the same recording.
+    const proxy = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      const ws = new WebSocket(`${proxy.url.replace(/^http/, 'ws')}/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=${KEY}`);
+      const first = new Promise<string>((resolve, reject) => {
+        ws.once('message', (data) => resolve(String(data)));
+        ws.once('close', (code, reason) => reject(new Error(`closed ${code} ${String(reason)}`)));
+        ws.once('error', reject);
+      });
+      ws.once('open', () => ws.send(JSON.stringify(fake.received[0])));
+      expect(JSON.parse(await first)).toEqual({ setupComplete: {} });
+      ws.close();
     } finally {
       await proxy.close();
     }
