@@ -33,7 +33,8 @@
  *   byte for the idle timeout (HTTP 504); `details.timeout` is `connect` or `idle`,
  *   `details.limitMs` the limit. Nothing is recorded.
  * - `E_BODY_TOO_LARGE`: a request body over the proxy's limit (HTTP 413).
- * - `E_PROXY_CLOSED`: a request to a proxy or tapedeck fetch that is shutting down (HTTP 503).
+ * - `E_PROXY_CLOSED`: a request to a proxy that is shutting down (HTTP 503, worth a retry), or
+ *   to a tapedeck fetch that is closed (HTTP 400, final).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
  * - `E_HOOK`: a user's `beforeRecord`, `beforeReplay` or `match` threw (HTTP 500 from the proxy);
  *   `details.hook` names it, `cause` is what it threw, and its stack is printed on stderr.

@@ -197,6 +197,11 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   // For the summary at close (opts.summary): recordings served or made, and misses.
   const used = new Set<string>();
   const misses: { route: string; message: string }[] = [];
+  /** A call after close(): in a test, one the test did not wait for, made after it ended. */
+  const closedError = (): TapedeckError =>
+    entry.kind === 'test'
+      ? new TapedeckError('E_PROXY_CLOSED', "This request came after its test ended, when the test's tape was closed: it has no answer.", { hint: 'Await every call in the test that makes it.' })
+      : new TapedeckError('E_PROXY_CLOSED', 'This tapedeck fetch was closed.', { hint: 'Create a new one with createFetch(), or close it only after its last call.' });
   /** Calls answered with a `timeout` fault: they end when their caller aborts, or at close(). */
   const hung = new Set<(e: unknown) => void>();
 
@@ -416,7 +421,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // SDKs report as "Connection error." and retry.
       d = await opening;
       if (chaosRefused !== undefined) throw chaosRefused;
-      if (closing) throw new TapedeckError('E_PROXY_CLOSED', 'This tapedeck fetch was closed.', { hint: 'Create a new one with createFetch().' });
+      if (closing) throw closedError();
       if (req.body) {
         const body = new Uint8Array(await req.arrayBuffer());
         if (body.length > d.maxBodyBytes) {
@@ -481,8 +486,11 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         if (misses.length < MAX_MISSES_KEPT) misses.push({ route: `${dreq.method} ${u.pathname}`, message: e.message });
       }
       else d?.countError();
-      const status = statusOf(e.code, d?.missStatus ?? opts.missStatus);
-      const answer = errorAnswer(e, u.pathname, dreq.headers, status, showsWholeBody(dreq.headers));
+      // A closed fetch stays closed: its answer is final, a 400 that no client retries (a 503
+      // is retried whatever the headers say by some: LangChain's six tries took 77 s).
+      const closed = e.code === 'E_PROXY_CLOSED';
+      const status = closed ? 400 : statusOf(e.code, d?.missStatus ?? opts.missStatus);
+      const answer = errorAnswer(e, u.pathname, dreq.headers, status, showsWholeBody(dreq.headers), closed);
       return new Response(answer.body, { status, headers: answer.headers });
     }
   }

@@ -106,14 +106,15 @@ export function errorBody(e: TapedeckError, shape: ErrorShape, status: number, s
 
 /**
  * The body and headers of an error answer to a request, in the shape its client expects;
- * `short` for clients that show the whole body (showsWholeBody).
+ * `short` for clients that show the whole body (showsWholeBody); `final` for an answer no retry
+ * can change whatever its code (a closed tapedeck fetch).
  *
  * @example
  * errorAnswer(new TapedeckError('E_MISS', 'no recording'), '/v1/messages', {}, 404).headers['x-should-retry'] // 'false'
  */
-export function errorAnswer(e: TapedeckError, path: string, headers: Record<string, string | string[] | undefined>, status: number, short = false): { body: string; headers: Record<string, string> } {
+export function errorAnswer(e: TapedeckError, path: string, headers: Record<string, string | string[] | undefined>, status: number, short = false, final = false): { body: string; headers: Record<string, string> } {
   const a = errorModuleOf(path, headers).errorAnswer(e, status, { short });
-  return { body: a.body, headers: { ...errorHeaders(e), ...a.headers } };
+  return { body: a.body, headers: { ...errorHeaders(e, final), ...a.headers } };
 }
 
 // Codes worth a retry by the client: the upstream may come back, another proxy may be up.
@@ -126,15 +127,17 @@ const RETRYABLE = new Set(['E_UPSTREAM', 'E_UPSTREAM_TIMEOUT', 'E_PROXY_CLOSED']
  * SDKs read before their retry rules, so a 500 for a damaged tape is raised at once as an API
  * error with tapedeck's message instead of being retried.
  *
+ * `final`: not worth a retry whatever the code.
+ *
  * @example
  * errorHeaders(new TapedeckError('E_MISS', 'no recording'))['x-should-retry'] // 'false'
  */
-export function errorHeaders(e: TapedeckError): Record<string, string> {
+export function errorHeaders(e: TapedeckError, final = false): Record<string, string> {
   const h: Record<string, string> = {
     'content-type': 'application/json',
     'x-tapedeck-match': e.code === 'E_MISS' ? 'miss' : 'error',
     'x-tapedeck-error': e.code,
-    'x-should-retry': RETRYABLE.has(e.code) ? 'true' : 'false',
+    'x-should-retry': RETRYABLE.has(e.code) && !final ? 'true' : 'false',
   };
   // A header value must be visible ASCII: a key that is not (a joined collection key) is left out.
   if (typeof e.details.key === 'string' && /^[\x21-\x7e]+$/.test(e.details.key)) h['x-tapedeck-key'] = e.details.key;
