@@ -34,6 +34,7 @@ export function usageError(message: string, example: string): TapedeckError {
 
 // Hints the library gives in API terms (createTape(), { force: true }), said as a CLI user acts.
 const CLI_HINTS: Record<string, string> = {
+  E_LISTEN: 'Stop what listens there, or give another port with --port (--port 0 takes any free one), or another address with --host.',
   E_TAPE_EXISTS: 'Add --force to replace it, or give another path.',
   E_TAPE_NOT_FOUND: 'Check the path; a tape is created by recording (TAPEDECK_MODE=record, or tapedeck serve --mode record).',
   E_TAPE_IMPORT: 'tapedeck import reads what tapedeck export writes: fix the value at that JSON path, or export the tape again.',

@@ -36,6 +36,8 @@
  * - `E_PROXY_CLOSED`: a request to a proxy that is shutting down (HTTP 503, worth a retry), or
  *   to a tapedeck fetch that is closed (HTTP 400, final).
  * - `E_PROXY_INTERNAL`: an unexpected failure inside the proxy (HTTP 500): a bug to report.
+ * - `E_LISTEN`: the proxy cannot listen where it was told (the port in use, an address not
+ *   this machine's, a privileged port); `details.host` and `details.port` say where.
  * - `E_HOOK`: a user's `beforeRecord`, `beforeReplay` or `match` threw (HTTP 500 from the proxy);
  *   `details.hook` names it, `cause` is what it threw, and its stack is printed on stderr.
  * - `E_SIGNATURE`: a SigV4 request signed with the proxy's own access key id whose signature the
@@ -93,6 +95,7 @@ export type TapedeckErrorCode =
   | 'E_BODY_TOO_LARGE'
   | 'E_PROXY_CLOSED'
   | 'E_PROXY_INTERNAL'
+  | 'E_LISTEN'
   | 'E_HOOK'
   | 'E_SIGNATURE'
   | 'E_NETWORK_BLOCKED'

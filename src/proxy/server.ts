@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { constants as h2constants, createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
+import { TapedeckError } from '../errors.ts';
 import { createHandler, type HandlerOptions, type TapedeckHandler } from './handler.ts';
 import type { TlsMaterial } from './tls.ts';
 
@@ -149,6 +150,24 @@ export interface ProxyServer {
 }
 
 /**
+ * Why the server could not listen, as E_LISTEN with what to do: the port taken, the address not
+ * this machine's, a port below 1024 without the right. Other failures as they are.
+ */
+function listenError(e: unknown, host: string, port: number): unknown {
+  const hint = 'Stop what listens there, or give another port: { port: 0 } takes any free one (tapedeck serve --port 0).';
+  switch ((e as NodeJS.ErrnoException | undefined)?.code) {
+    case 'EADDRINUSE':
+      return new TapedeckError('E_LISTEN', `Port ${port} on ${host} is in use: the proxy cannot listen there.`, { host, port, hint });
+    case 'EADDRNOTAVAIL':
+      return new TapedeckError('E_LISTEN', `${host} is not an address of this machine: the proxy cannot listen there.`, { host, port, hint: 'Give an address of this machine: { host: "127.0.0.1" } (tapedeck serve --host 127.0.0.1).' });
+    case 'EACCES':
+      return new TapedeckError('E_LISTEN', `Listening on port ${port} needs privileges this process lacks.`, { host, port, hint: 'Give a port from 1024 up: { port: 8080 } (tapedeck serve --port 8080).' });
+    default:
+      return e;
+  }
+}
+
+/**
  * Starts the proxy. Resolves once the tape is open and the port is bound; rejects with the
  * tape's error or the listen error (EADDRINUSE...).
  *
@@ -193,7 +212,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   } catch (e) {
     await handler.close().catch(() => {});
     if (madeTape && handler.stats().recorded === 0) await unlink(madeTape).catch(() => {});
-    throw e;
+    throw listenError(e, opts.host ?? '127.0.0.1', opts.port ?? 8080);
   }
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
