@@ -81,17 +81,25 @@ function tapeArg(command: string, file: string | undefined, example: string): st
   return file;
 }
 
-/** The first user message of a recorded request, as one short line. */
-function firstUserText(request: unknown): string {
-  if (request === undefined) return '-';
+/**
+ * The model and first user message of a recorded request, as one short line each ('-' where
+ * there is none). Normalized for its route, as matching does: Gemini and Bedrock name the model
+ * in the URL, and their messages' parts are not OpenAI's.
+ */
+function modelAndFirstText(request: unknown, endpoint: { method: string; url: string } | undefined): { model: string; first: string } {
+  const asked = (request as { model?: unknown } | undefined)?.model;
+  let model = typeof asked === 'string' ? asked : '-';
+  if (request === undefined) return { model, first: '-' };
   try {
-    const m = normalizeRequest(request).messages.find((x) => (x as { role?: unknown }).role === 'user') as { content?: unknown } | undefined;
+    const n = normalizeRequest(request, endpoint ? { endpoint } : {});
+    if (typeof n.view.model === 'string') model = n.view.model;
+    const m = n.messages.find((x) => (x as { role?: unknown }).role === 'user') as { content?: unknown } | undefined;
     const parts = Array.isArray(m?.content) ? (m.content as { type?: string; text?: string }[]) : [];
     const text = parts.filter((p) => p.type === 'text').map((p) => p.text).join(' ');
     const line = text.replace(/\s+/g, ' ').trim();
-    return line.length > 60 ? `${line.slice(0, 59)}…` : line || '-';
+    return { model, first: line.length > 60 ? `${line.slice(0, 59)}…` : line || '-' };
   } catch {
-    return '-';
+    return { model, first: '-' };
   }
 }
 
@@ -100,11 +108,12 @@ function firstUserText(request: unknown): string {
  * records of createFetch and serve (src/proxy/record.ts) hold the parsed JSON body as
  * `request.body`, next to the method and URL.
  */
-function recordedRequest(v: { kind?: unknown; request?: unknown }): { request: unknown; route?: string } {
+function recordedRequest(v: { kind?: unknown; request?: unknown }): { request: unknown; route?: string; endpoint?: { method: string; url: string } } {
   if (v.kind === 'http' && v.request !== null && typeof v.request === 'object') {
     const r = v.request as { body?: unknown; method?: unknown; url?: unknown };
-    const route = typeof r.method === 'string' && typeof r.url === 'string' ? `${r.method} ${r.url}` : undefined;
-    return { request: r.body !== null && typeof r.body === 'object' && !ArrayBuffer.isView(r.body) ? r.body : undefined, route };
+    const endpoint = typeof r.method === 'string' && typeof r.url === 'string' ? { method: r.method, url: r.url } : undefined;
+    const body = r.body !== null && typeof r.body === 'object' && !ArrayBuffer.isView(r.body) ? r.body : undefined;
+    return { request: body, ...(endpoint ? { route: `${endpoint.method} ${endpoint.url}`, endpoint } : {}) };
   }
   return { request: v.request };
 }
@@ -171,9 +180,8 @@ function inspectLine(r: { offset: number; length: number; value: unknown }, i: n
     const method = typeof req.method === 'string' ? req.method : '?';
     return `${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\n`;
   }
-  const { request, route } = recordedRequest(v);
-  const model = typeof (request as { model?: unknown } | undefined)?.model === 'string' ? (request as { model: string }).model : '-';
-  const first = firstUserText(request);
+  const { request, route, endpoint } = recordedRequest(v);
+  const { model, first } = modelAndFirstText(request, endpoint);
   // An answer recorded byte for byte although it is not what its content type says.
   const http = isHttpRecord(r.value) ? r.value.response : undefined;
   const problem = http ? answerProblem(http) : undefined;

@@ -74,6 +74,26 @@ describe('inspect', () => {
     expect(r.status).toBe(1);
     expect(cli('inspect', tape).status).toBe(0);
   });
+
+  it('names the model and first user message of Gemini and Bedrock calls, which put the model in the URL', async () => {
+    const t = join(dir, 'routes.tape');
+    const upstream = (async () => new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } })) as typeof fetch;
+    const f = createFetch({ tape: t, mode: 'record', fetch: upstream, onWarning: () => {} });
+    try {
+      const post = (url: string, body: unknown) => f(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }).then((r) => r.text());
+      await post('https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent', { contents: [{ role: 'user', parts: [{ text: 'Hi gemini' }] }] });
+      await post('https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse', { messages: [{ role: 'user', content: [{ text: 'Hi bedrock' }] }] });
+    } finally {
+      await f.close();
+    }
+    const r = cli('inspect', t);
+    expect(r.status).toBe(0);
+    const rows = r.stdout.split('\n').filter((l) => /^\d+\t/.test(l)).map((l) => l.split('\t'));
+    expect(rows.map((c) => [c[7], c[8]])).toEqual([
+      ['gemini-2.5-flash', 'Hi gemini'],
+      ['anthropic.claude-3-haiku-20240307-v1:0', 'Hi bedrock'],
+    ]);
+  });
 });
 
 describe('serve without what it needs', () => {
