@@ -160,7 +160,7 @@ describe('serve', () => {
     try {
       const r = cli('serve', '--tape', 'never-started.tape', '--mode', 'record', '--upstream', up.url, '--port', String(port));
       expect(r.status).not.toBe(0);
-      expect(r.stderr).toContain('EADDRINUSE');
+      expect(r.stderr).toContain(`E_LISTEN Port ${port} on 127.0.0.1 is in use`);
       expect(existsSync(join(dir, 'never-started.tape'))).toBe(false);
       expect(existsSync(join(dir, 'never-started.tape.writers'))).toBe(false);
     } finally {

@@ -5,13 +5,13 @@
  * (the key an index needs) are read straight from the bytes.
  */
 import { createHash } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open as openFile, readdir, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { openTapeWriter } from '../tape-writers.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
-import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadMember, peekPayload, rewriteTapeFrames, scanTape, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
+import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadMember, peekPayload, rewriteTapeFrames, scanTape, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
 export interface TapeBackendOptions {
   /** Lock timing for appends and rewrites (src/store/tape-file.ts). */
@@ -68,6 +68,8 @@ export class TapeBackend implements RecordBackend {
   /** The file image of the last load, kept so the records it handed out can decode lazily. */
   bytes: Buffer | undefined;
   salt: string | undefined;
+  /** This writer's load created the file, and this writer appended nothing since. */
+  private madeEmpty = false;
 
   constructor(
     readonly path: string,
@@ -82,6 +84,7 @@ export class TapeBackend implements RecordBackend {
       await mkdir(dirname(this.path), { recursive: true });
       try {
         await createTape(this.path);
+        this.madeEmpty = true;
       } catch (e) {
         // Another writer created it first: then we simply share it.
         if (!(e instanceof TapedeckError && e.code === 'E_TAPE_EXISTS')) throw e;
@@ -108,7 +111,28 @@ export class TapeBackend implements RecordBackend {
   }
 
   async append(values: readonly unknown[], opts: { durable: boolean }): Promise<void> {
-    await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable });
+    this.madeEmpty = false;
+    try {
+      await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable });
+    } catch (e) {
+      // The writer that made the tape removed it, empty, as it closed (see close()) after this
+      // one had loaded it: made again with the salt this writer keys its masks under, which is
+      // the same empty tape, then appended to. Made again meanwhile by another: its salt must be
+      // this one's.
+      if (!(e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND') || this.bytes === undefined) throw e;
+      await createTape(this.path, { salt: this.salt ?? null }).catch((c: unknown) => {
+        if (!(c instanceof TapedeckError && c.code === 'E_TAPE_EXISTS')) throw c;
+      });
+      const again = await scanTape(this.path);
+      const salt = isRedactionSalt(again.header.salt) ? again.header.salt : undefined;
+      if (salt !== this.salt) {
+        throw new TapedeckError('E_TAPE_IO', `Tape ${this.path} was removed and made again by another writer while this one had it open; nothing was appended.`, {
+          file: this.path,
+          hint: 'Record again: the next run opens the tape as it is now.',
+        });
+      }
+      await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable });
+    }
   }
 
   async rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }> {
@@ -120,7 +144,28 @@ export class TapeBackend implements RecordBackend {
     return openTapeWriter(this.path, run, this.lock.staleMs);
   }
 
+  /**
+   * A tape this writer made and never appended to is removed again, so a run that recorded
+   * nothing (every request answered, or none could be recorded) leaves no empty file behind to
+   * commit. Only while it holds no record and no other writer has it open (writers register
+   * before they load: one that opens later makes it anew), under the tape's lock.
+   */
   async close(): Promise<void> {
     this.bytes = undefined;
+    if (!this.madeEmpty) return;
+    this.madeEmpty = false;
+    await withTapeLock(this.path, async () => {
+      const writers = await readdir(`${this.path}.writers`).catch(() => [] as string[]);
+      if (writers.some((n) => n.endsWith('.json'))) return;
+      const scan = await scanTape(this.path).catch(() => undefined);
+      // A header and nothing after it (bytes past it would be a frame or a warning).
+      if (scan === undefined || scan.frames.length > 0 || scan.warnings.length > 0 || scan.header.headerLost === true) return;
+      await unlink(this.path);
+      const dir = await openFile(dirname(this.path), 'r').catch(() => undefined);
+      await dir?.sync().catch(() => {});
+      await dir?.close();
+    }, this.lock).catch(() => {
+      // Left as it is: an empty tape, as before.
+    });
   }
 }
