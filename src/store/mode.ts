@@ -33,9 +33,13 @@ function isMode(v: string): v is TapeMode {
 
 /**
  * Like {@link resolveMode}, and also says where the mode came from (so a miss can tell the user
- * which knob to turn: an explicit option is not overridden by the environment).
+ * which knob to turn: an explicit option is not overridden by the environment). `fallback` is
+ * what an invalid value's hint names as the default (a test run's is not replay).
+ *
+ * @example
+ * resolveModeWithSource(undefined, { TAPEDECK_MODE: 'update' }) // { mode: 'update', source: 'TAPEDECK_MODE' }
  */
-export function resolveModeWithSource(option?: string, env: NodeJS.ProcessEnv = processEnv()): { mode: TapeMode; source: TapeModeSource } {
+export function resolveModeWithSource(option?: string, env: NodeJS.ProcessEnv = processEnv(), fallback = 'replay'): { mode: TapeMode; source: TapeModeSource } {
   const candidates: [TapeModeSource, string | undefined][] = [
     ['option', option],
     ['TAPEDECK_MODE', env.TAPEDECK_MODE],
@@ -60,7 +64,7 @@ export function resolveModeWithSource(option?: string, env: NodeJS.ProcessEnv = 
       source,
       value: raw,
       valid: [...TAPE_MODES],
-      hint: `Valid modes: ${TAPE_MODES.join(', ')} (default replay).${source === 'option' ? '' : ` Fix or unset ${source}.`}`,
+      hint: `Valid modes: ${TAPE_MODES.join(', ')} (default ${fallback}).${source === 'option' ? '' : ` Fix or unset ${source}.`}`,
     });
   }
   return { mode: 'replay', source: 'default' };

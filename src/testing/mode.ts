@@ -35,9 +35,11 @@ export function resolveTestMode(opts: { option?: string; cliMode?: string; env?:
     }
     return { mode: m as TapeMode, source: 'vitest --mode' };
   }
-  const fromEnv = resolveModeWithSource(undefined, env);
+  // The default an invalid value's hint names: a test run's.
+  const fallback = 'in tests update, replay when CI is set';
+  const fromEnv = resolveModeWithSource(undefined, env, fallback);
   if (fromEnv.source !== 'default') return { mode: fromEnv.mode, source: fromEnv.source as 'TAPEDECK_MODE' | 'CACHE_MODE' };
-  if (opts.option !== undefined && String(opts.option).trim() !== '') return { mode: resolveModeWithSource(opts.option, {}).mode, source: 'option' };
+  if (opts.option !== undefined && String(opts.option).trim() !== '') return { mode: resolveModeWithSource(opts.option, {}, fallback).mode, source: 'option' };
   return isCI(env) ? { mode: 'replay', source: 'CI' } : { mode: 'update', source: 'default' };
 }
 

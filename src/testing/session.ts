@@ -27,6 +27,7 @@ import { makeLocalCertificate } from '../proxy/tls.ts';
 import { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from '../mcp/transport.ts';
 import { diagnoseMiss, type MissDetails } from './miss.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
+import { forTestOutput } from './test-output.ts';
 import { testNamespace } from './names.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
 import { checkChaos, familyOptions, type ChaosOptions } from '../chaos/options.ts';
@@ -212,6 +213,14 @@ export interface TestServeOptions {
  * })
  */
 export function openTestTape(opts: TestTapeOptions): TestTape {
+  try {
+    return openTape(opts);
+  } catch (e) {
+    throw forTestOutput(e);
+  }
+}
+
+function openTape(opts: TestTapeOptions): TestTape {
   if (typeof opts?.tape !== 'string' || opts.tape === '') {
     throw new TapedeckError('E_ARG', 'openTestTape needs a tape path.', { hint: "Pass { tape: 'test/__tapes__/my-test.tape' }." });
   }
@@ -364,11 +373,11 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
     },
     missFailure() {
       if (misses.length === 0) return undefined;
-      return new TapedeckError(
+      return forTestOutput(new TapedeckError(
         'E_MISS',
         `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${rel}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\nRecord it: ${misses[0]!.command}`,
         { file: namespace ? rel : opts.tape, misses: [...misses] },
-      );
+      ));
     },
     serve(serveOpts = {}) {
       if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));

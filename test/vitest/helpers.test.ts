@@ -162,8 +162,25 @@ describe('openTestTape', () => {
       'Record it: TAPEDECK_MODE=update npx vitest run t.test.ts',
     ]);
     expect(failed.report.misses).toHaveLength(1);
+    // The runner prints the message alone: no frames of tapedeck's own bundle under it.
+    expect(failed.stack).toBe(`TapedeckError: ${failed.message}`);
     expect(up.calls.length).toBe(calls);
     expect(existsSync(join(dir, 'ci'))).toBe(false);
+  });
+
+  it("an invalid TAPEDECK_MODE names a test run's default, and comes without tapedeck's frames", () => {
+    const err = (() => {
+      try {
+        openTestTape({ tape: join(dir, 'bad-mode.tape'), env: { TAPEDECK_MODE: 'recrod' } });
+      } catch (e) {
+        return e as Error & { code: string };
+      }
+      throw new Error('openTestTape accepted TAPEDECK_MODE=recrod');
+    })();
+    expect(err.code).toBe('E_MODE');
+    expect(err.message).toContain('(default in tests update, replay when CI is set)');
+    expect(err.message).not.toContain('default replay');
+    expect(err.stack).toBe(`TapedeckError: ${err.message}`);
   });
 
   it('in CI, a tape path too long for the headline gets a line of its own, never clipped', async () => {
