@@ -157,6 +157,8 @@ export class RecordCollection<R> {
   readonly run: string;
   /** This writer's registration, while open in a mode that writes. */
   private writer: WriterHandle | undefined;
+  /** Update mode on a store this process cannot write to: why, given to each recording asked for. */
+  private unwritable: TapedeckError | undefined;
   /** Whether some recording has a time to live (see {@link expired}). */
   private expiring = false;
   /** Modes that write: the runs that had a writer open when this one opened. */
@@ -253,16 +255,27 @@ export class RecordCollection<R> {
     const run = opts.run ?? newRun();
     // Registered before loading: a writer that opens later sees this one as open, so it never
     // takes what this one appends for recordings of an ended run.
-    const writer = writes && backend.openWriter ? await backend.openWriter(run) : undefined;
+    let writer: WriterHandle | undefined;
+    let unwritable: TapedeckError | undefined;
+    try {
+      writer = writes && backend.openWriter ? await backend.openWriter(run) : undefined;
+    } catch (e) {
+      // Update mode serves what is there and records only what is missing: a store this process
+      // cannot write to (a read-only checkout) is read as it is, and a recording it would need
+      // fails then, saying why. Record mode writes whatever it is asked: it fails here.
+      if (opts.mode !== 'update' || !(e instanceof TapedeckError && e.code === 'E_TAPE_IO')) throw e;
+      unwritable = e;
+    }
     let loaded;
     try {
-      loaded = await backend.load({ create: writes });
+      loaded = await backend.load({ create: writes && unwritable === undefined });
     } catch (e) {
       await writer?.release();
       throw e;
     }
     const col = new RecordCollection(backend, { ...opts, run }, loaded.exists, [...loaded.warnings]);
     col.writer = writer;
+    col.unwritable = unwritable;
     col.live = writes ? (writer?.live ?? new Set([run])) : undefined;
     // Record mode sorts what it may replace at open (re-recordings compare with it); other
     // modes only when pruning at close.
@@ -831,6 +844,10 @@ export class RecordCollection<R> {
       throw new TapedeckError('E_CLOSED', `The recordings in ${this.location} are closed; nothing more can be recorded.`, { file: this.location, hint: 'Open them again.' });
     }
     if (!this.records) return;
+    if (this.unwritable) {
+      this.failed.add(key);
+      throw this.unwritable;
+    }
     this.rerecorded.add(key);
     // Its place among the key's recordings: those this run keeps (not the ones it replaces),
     // plus appends of the key still in flight.
