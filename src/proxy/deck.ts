@@ -31,6 +31,7 @@ import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
 import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
+import { refuseChaos } from '../chaos/decide.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
@@ -440,7 +441,13 @@ export class Deck {
       throw new TapedeckError('E_ARG', `Invalid onRecordFailure ${JSON.stringify(opts.onRecordFailure)}.`, { hint: "Use 'fail' (the default: 503 E_RECORD_FAILED, or a cut stream) or 'serve' (the live answer, marked x-tapedeck-recorded: false)." });
     }
     volatilePatterns(opts.volatileText);
-    if (opts.chaos !== undefined) checkChaos(opts.chaos, 'proxy');
+    if (opts.chaos !== undefined) {
+      checkChaos(opts.chaos, 'proxy');
+      // Refused where the fetch or proxy is made, once, rather than by every call and by
+      // stats() later (a rejection a script may not be waiting for). `once` is decided when
+      // the tape opens: its refusal comes then.
+      if (mode !== 'once') refuseChaos(mode, opts.chaos.live, 'chaos option, --chaos');
+    }
     const store = opts.store ?? opts.tape;
     if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
       throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path or a store.`, {

@@ -11,6 +11,7 @@ import { parseChaosSpec } from '../../src/chaos/options.ts';
 import { TapedeckError } from '../../src/errors.ts';
 import { serveOptions } from '../../src/proxy/cli.ts';
 import { startProxy } from '../../src/proxy/server.ts';
+import { createFetch } from '../../src/proxy/fetch.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { startUpstream, type Upstream } from './fake-upstream.ts';
 import { serve } from './serve-cli.ts';
@@ -191,6 +192,15 @@ describe('through the proxy', () => {
     const recs = (await readTape(t)).records.map((r) => r.value as { response: { status: number }; request: { headers: Record<string, unknown> } });
     expect(recs.map((r) => r.response.status)).toEqual([200]);
     expect(recs[0]!.request.headers['x-tapedeck-chaos']).toBeUndefined();
+  });
+
+  it('createFetch refuses chaos outside replay where it is made, once, not in every call and stats() later', async () => {
+    const t = join(dir, 'made.tape');
+    expect(() => createFetch({ tape: t, mode: 'record', chaos: { faults: { 429: 1 } } })).toThrow(expect.objectContaining({ code: 'E_CHAOS_MODE' }));
+    expect(() => createFetch({ tape: t, mode: 'update', chaos: { faults: { 429: 1 } } })).toThrow(expect.objectContaining({ code: 'E_CHAOS_MODE' }));
+    const live = createFetch({ tape: t, mode: 'record', chaos: { faults: { 429: 1 }, live: true }, summary: false, onWarning: () => {} });
+    expect((await live.stats()).mode).toBe('record');
+    await live.close();
   });
 });
 
