@@ -304,7 +304,11 @@ export async function serveCommand(args: string[]): Promise<number> {
           const failures = st.appendFailures + m.appendFailures;
           const unrecorded = failures > 0 ? `, ${failures} not recorded (${st.unrecorded} of them served anyway)` : '';
           const faults = st.faults ? `, faults injected: ${Object.entries(st.faults).map(([f, n]) => `${f} ${n}`).join(', ')}` : '';
-          log(`tapedeck serve: closed (${st.hits + m.hits} hit(s), ${st.misses + m.misses} miss(es), ${st.recorded + m.recorded - m.appendFailures} recorded${unrecorded}${faults})`);
+          // Realtime sessions count apart: a run that recorded only sessions must not read as
+          // one that recorded nothing.
+          const rt = st.realtime;
+          const sessions = rt && rt.replayed + rt.recorded + rt.misses > 0 ? `; realtime sessions: ${rt.replayed} replayed, ${rt.misses} missed, ${rt.recorded} recorded` : '';
+          log(`tapedeck serve: closed (${st.hits + m.hits} hit(s), ${st.misses + m.misses} miss(es), ${st.recorded + m.recorded - m.appendFailures} recorded${unrecorded}${faults}${sessions})`);
           resolve(0);
         },
         (e: unknown) => {
