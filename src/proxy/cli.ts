@@ -6,7 +6,7 @@ import { TapedeckError } from '../errors.ts';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import type { Timing } from './deck.ts';
-import type { TapeMode } from '../store/mode.ts';
+import { TAPE_MODES, type TapeMode } from '../store/mode.ts';
 import { startProxy, type ServeOptions } from './server.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, upstreamTarget } from './upstream.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
@@ -195,6 +195,10 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   const bodyMatch = v['body-match'];
   if (bodyMatch !== undefined && bodyMatch !== 'bytes' && bodyMatch !== 'route') {
     throw new TapedeckError('E_ARG', `Invalid --body-match ${JSON.stringify(bodyMatch)}.`, { hint: 'Use bytes (the default) or route.' });
+  }
+  // Named as the flag it came from (the library would call it the `mode` option).
+  if (v.mode !== undefined && !(TAPE_MODES as readonly string[]).includes(v.mode.trim().toLowerCase())) {
+    throw new TapedeckError('E_MODE', `Invalid --mode ${JSON.stringify(v.mode)}.`, { hint: `Use one of ${TAPE_MODES.join(', ')} (without --mode: TAPEDECK_MODE, else replay).` });
   }
   const tlsFlag = v['tls-ca'] !== undefined ? '--tls-ca' : v['tls-cert'] !== undefined ? '--tls-cert' : v['tls-key'] !== undefined ? '--tls-key' : undefined;
   if (tlsFlag && v.tls !== true) throw new TapedeckError('E_ARG', `${tlsFlag} needs --tls.`, { hint: 'Add --tls to serve HTTPS and WSS.' });

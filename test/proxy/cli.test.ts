@@ -53,7 +53,7 @@ describe.skipIf(!existsSync(CLI))('tapedeck serve', () => {
   it('bad arguments exit 2 with the reason', async () => {
     const bad = serve(['--mode', 'nope', '--tape', join(dir, 'x.tape'), '--port', '0']);
     expect(await bad.exited).toBe(2);
-    expect(bad.stderr()).toMatch(/E_MODE|Invalid tape mode/);
+    expect(bad.stderr()).toMatch(/^tapedeck: E_MODE Invalid --mode "nope"\.\nhint: Use one of replay, record, update, passthrough, once/m);
     const unknown = serve(['--frobnicate']);
     expect(await unknown.exited).toBe(2);
     expect(unknown.stderr()).toContain('frobnicate');
