@@ -1269,7 +1269,7 @@ export async function withTapeLock<T>(path: string, fn: (lock: HeldTapeLock) => 
         file: path,
         lockFile: lockPath,
         holder: last?.info,
-        hint: `If that process is gone, delete ${lockPath}; otherwise wait for it or raise timeoutMs.`,
+        hint: `If that process is gone, delete ${lockPath}; otherwise run again once it is done (from the library, a longer lock timeoutMs waits for it).`,
       });
     }
     await sleep(Math.min(delay, Math.max(1, deadline - Date.now())) * (0.5 + Math.random()));
