@@ -17,7 +17,7 @@ import { join } from 'node:path';
 // The type-only import of vitest/config adds configureVitest to Vite's plugin type.
 import type {} from 'vitest/config';
 import type { Reporter, TestModule, Vite, Vitest } from 'vitest/node';
-import { TAPE_MODES } from '../store/mode.ts';
+import { tapeModeOfViteMode } from './mode-flag.ts';
 import type {} from './provided.ts';
 import { formatSummary, pruneUnused, readTapeReports, summarizeRun, type RunSummary } from '../testing/run-report.ts';
 import { pruneRequested } from '../testing/mode.ts';
@@ -139,6 +139,7 @@ export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
   let viteMode: string | undefined;
   let runDir: string | undefined;
   let reporter: TapedeckReporter | undefined;
+  let warned = false;
   return {
     name: 'llm-tapedeck',
     config(_config, env) {
@@ -149,7 +150,11 @@ export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
       // Workers inherit it: every writer of this test run (ReplayCache opened by hand too) is
       // one run, so no worker replaces another's recordings (docs/modes.md).
       process.env.TAPEDECK_RUN_ID ??= `run-dir:${runDir}`;
-      const mode = viteMode !== undefined && (TAPE_MODES as readonly string[]).includes(viteMode.toLowerCase()) ? viteMode.toLowerCase() : undefined;
+      const { mode, warning } = tapeModeOfViteMode(viteMode);
+      if (warning !== undefined && !warned) {
+        warned = true;
+        process.stderr.write(`${warning}\n`);
+      }
       project.provide('tapedeck', { runDir, root: vitest.config.root, ...(mode ? { mode } : {}), ...(opts.store ? { store: opts.store } : {}) });
       if (!reporter) {
         reporter = new TapedeckReporter(runDir, opts);
