@@ -177,6 +177,9 @@ const isSecretName = (folded: string, exact: ReadonlySet<string>) => exact.has(f
 const CREDENTIAL =
   /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16,}|\b(?:Credential=[A-Za-z0-9/_-]{16,}|Signature=[0-9a-f]{64})|\bauth_tokens\/[A-Za-z0-9_-]{16,}|\b(?:sk-(?:ant-|proj-|or-)?[A-Za-z0-9_-]{20,}|ek_[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abposr]-[A-Za-z0-9-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16})/g;
 
+/** A member of JSON text with a string value: its raw name, what lies between, its raw value. */
+const EMBEDDED_MEMBER = /"((?:[^"\\\n]|\\.){1,200})"(\s*:\s*)"((?:[^"\\]|\\.)*)"/g;
+
 /** Header kinds: kept (credential-looking text masked), masked (keyed), a credential (`[REDACTED]`). */
 const PLAIN_HEADER = 0;
 const SECRET_HEADER = 1;
@@ -295,10 +298,38 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   // bodies have none). A superset, linear in the body: a body it passes is parsed and judged
   // by name (value()).
   const spell = (w: string) => [...w].map((c) => (c === 'k' ? '(?:k|\u212a|\u00e2\u0084\u00aa)' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('[-_]*');
-  const memberRe = new RegExp(`"(?:${[...fieldSet].map(spell).join('|')}|[^"\\\\]*?(?:${SECRET_SUFFIXES.map(spell).join('|')}))"\\s*:|\\\\u(?:00[2-7][0-9a-f]|212a)`, 'i');
+  const names = `(?:${[...fieldSet].map(spell).join('|')}|[^"\\\\]*?(?:${SECRET_SUFFIXES.map(spell).join('|')}))`;
+  const memberRe = new RegExp(`"${names}"\\s*:|\\\\u(?:00[2-7][0-9a-f]|212a)`, 'i');
+  // The same names as members of JSON text inside a string (a tool's result, an answer quoting
+  // a config), as they read in the raw body: quotes escaped.
+  const escapedMemberRe = new RegExp(`\\\\"${names}\\\\"\\s*:`, 'i');
+
+  /**
+   * JSON text inside a string (an MCP tool's result listing the environment, a model quoting a
+   * config): members whose names are secret get their string values masked where they stand,
+   * the text around them kept byte for byte. Only strings where a secret-looking member name is
+   * quoted before a colon are looked at.
+   */
+  const embedded = (s: string): string => {
+    if (s.indexOf('":') < 0 && !/"\s+:/.test(s)) return s;
+    if (!memberRe.test(s)) return s;
+    return s.replace(EMBEDDED_MEMBER, (whole: string, rawName: string, between: string, rawValue: string) => {
+      let name: string;
+      let v: string;
+      try {
+        name = JSON.parse(`"${rawName}"`) as string;
+        v = JSON.parse(`"${rawValue}"`) as string;
+      } catch {
+        return whole;
+      }
+      if (v === '' || !secretField(name)) return whole;
+      return `"${rawName}"${between}${JSON.stringify(mask(v))}`;
+    });
+  };
 
   const text = (s: string): string => {
     if (keep || !scan || s.length < 16) return s;
+    s = embedded(s);
     CREDENTIAL.lastIndex = 0;
     return CREDENTIAL.test(s) ? s.replace(CREDENTIAL, mask) : s;
   };
@@ -466,7 +497,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
           // not JSON after all: masked as text below
         }
       }
-      if (doc !== undefined && doc.value !== null && typeof doc.value === 'object' && hasSecretMember(doc.value)) {
+      // Secret members of JSON text inside its strings too (escaped quotes in the raw body).
+      if (doc !== undefined && doc.value !== null && typeof doc.value === 'object' && (hasSecretMember(doc.value) || (scan && escapedMemberRe.test(whole)))) {
         const red = value(doc.value, 0);
         if (red !== doc.value) return utf8.encode(JSON.stringify(red));
       }
@@ -479,6 +511,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const mayHaveSecrets = (s: string): boolean => {
     if (keep) return false;
     if (memberRe.test(s)) return true;
+    if (scan && escapedMemberRe.test(s)) return true;
     CREDENTIAL.lastIndex = 0;
     return scan && CREDENTIAL.test(s);
   };
