@@ -124,10 +124,11 @@ request/response per file), a DSPy-style cache.json, or another tool's recording
   vcr        VCR.py and pytest-recording YAML cassettes (*.yaml, *.yml)
   nock       nock recorder output (nock.recorder.play() with output_objects, as JSON)
   fixtures   mock-server fixtures: exact rules are imported, matching rules listed
-Each request is keyed and redacted as if it had been recorded (the summary says how many
-secrets were masked); identical requests keep their order. The input comes first, the tape to
-write second; an existing tape is replaced only with --force. Nothing is written unless every
-entry imports. docs/migrate.md has a recipe per tool.
+Each request is keyed and redacted as if it had been recorded (the summary counts the values
+masked, each where it was: a key sent with every request counts once a request); identical
+requests keep their order. The input comes first, the tape to write second; an existing tape
+is replaced only with --force. Nothing is written unless every entry imports. docs/migrate.md
+has a recipe per tool.
 
 Options:
   --force            Replace an existing tape

@@ -44,7 +44,7 @@ function recordingFormat(src: string): ImportFormat | undefined {
 /** What an import of recordings made, as the lines the command prints. */
 function importSummary(out: string, r: ImportReport): string {
   const n = (k: number, one: string, many = `${one}s`) => `${k} ${k === 1 ? one : many}`;
-  const lines = [`wrote ${out}: ${n(r.records, 'record')} from a ${r.format} (${n(r.streams, 'stream')}; ${n(r.masked, 'secret')} masked)`];
+  const lines = [`wrote ${out}: ${n(r.records, 'record')} from a ${r.format} (${n(r.streams, 'stream')}; ${n(r.masked, 'value')} masked)`];
   for (const x of r.routes) lines.push(`  ${String(x.records).padStart(5)}  ${x.provider}  ${x.route}`);
   if (r.skipped.length) {
     lines.push(`skipped ${n(r.skipped.length, 'entry', 'entries')}:`);

@@ -66,25 +66,34 @@ export interface ImportReport {
   streams: number;
   /** Records per provider and route (`openai POST /v1/chat/completions`; `http` for non-LLM calls), in first-seen order. */
   routes: { provider: string; route: string; records: number }[];
-  /** Secret values masked on the way in (headers, query parameters, body members, credentials in text). */
+  /**
+   * Values masked on the way in (headers, query parameters, body members and form fields,
+   * credentials in text), counted where they were masked: one key sent with every request
+   * counts once per request. A mask the source held already is not counted.
+   */
   masked: number;
   /** Entries not imported, and why: malformed ones (with `skipBad`) and rules that are no request. */
   skipped: { where: string; reason: string }[];
 }
 
-const MASK = /\[REDACTED(?::[0-9a-f]{16})?\]/g;
+/**
+ * A mask as redaction writes it: as it is, or percent-encoded where it replaced a query
+ * parameter or a form field (`%5BREDACTED%5D`, `%5BREDACTED%3A<hex>%5D`: encodeURIComponent's
+ * spelling). Each is one masked value.
+ */
+const MASK = /\[REDACTED(?::[0-9a-f]{16})?\]|%5BREDACTED(?:%3A[0-9a-f]{16})?%5D/g;
 
 /** How many masks a string holds. */
-const masksIn = (s: string): number => (s.includes('[REDACTED') ? (s.match(MASK)?.length ?? 0) : 0);
+const masksIn = (s: string): number => (s.includes('REDACTED') ? (s.match(MASK)?.length ?? 0) : 0);
 
-/** What every mask starts with, as bytes (a string needle is encoded again on every search). */
-const MASK_START = Buffer.from('[REDACTED');
+/** What every mask holds, either spelling, as bytes (a string needle is encoded again on every search). */
+const MASK_WORD = Buffer.from('REDACTED');
 
 function masksOfValue(v: unknown): number {
   if (typeof v === 'string') return masksIn(v);
   if (v instanceof Uint8Array) {
     const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-    return b.indexOf(MASK_START) < 0 ? 0 : masksIn(b.toString('latin1'));
+    return b.indexOf(MASK_WORD) < 0 ? 0 : masksIn(b.toString('latin1'));
   }
   if (v === null || typeof v !== 'object') return 0;
   let n = 0;
@@ -150,7 +159,7 @@ function masksAdded(r: HttpRecord, x: Exchange, asSent: boolean): number {
   let plain = false;
   if (asSent) {
     const b = Buffer.from(sent.buffer, sent.byteOffset, sent.byteLength);
-    plain = b.indexOf(BACKSLASH) < 0 && b.indexOf(MASK_START) < 0;
+    plain = b.indexOf(BACKSLASH) < 0 && b.indexOf(MASK_WORD) < 0;
   }
   if (!plain) n += masksOfValue(r.request.body) - masksOfValue(sent);
   if (r.response.body !== x.response.body) n += masksOfValue(r.response.body) - masksOfValue(x.response.body);
@@ -201,6 +210,29 @@ async function intoPlace(tmp: string, out: string, force: boolean): Promise<void
 /** An error's message without the hint the constructor appended, and without its final period. */
 const withoutHint = (e: TapedeckError): string => (e.hint && e.message.endsWith(e.hint) ? e.message.slice(0, -e.hint.length) : e.message).trim().replace(/\.$/, '');
 
+/**
+ * The error of an import that skipped every entry (skipBad): the file, how many entries it has,
+ * and the first that did not import (a malformed one, or one whose body the keyer refused).
+ */
+function noEntryImports(run: ImportRun): TapedeckError {
+  const { read, refused } = run;
+  const file = read.file;
+  const total = read.bad.length + refused.length + read.unkeyable.length;
+  const bad = read.bad[0];
+  const r = run.firstRefused;
+  const first =
+    bad && (r === undefined || Number(bad.details.entry) < r.index)
+      ? { entry: Number(bad.details.entry), where: String(bad.details.where), field: String(bad.details.field), problem: String(bad.details.problem) }
+      : { entry: r!.index, where: r!.where, field: 'request.body', problem: r!.problem };
+  const others = read.bad.length + refused.length - 1;
+  const more = others > 0 ? ` (${others} more bad entr${others === 1 ? 'y' : 'ies'} after it)` : '';
+  return new TapedeckError(
+    'E_IMPORT_ENTRY',
+    `${file}: none of its ${total} entr${total === 1 ? 'y' : 'ies'} imports (--skip-bad skipped them all); the first: entry ${first.entry} (${first.where}), field ${first.field}: ${first.problem}${more}; no tape written.`,
+    { file, entry: first.entry, field: first.field, path: `${first.where}.${first.field}`, hint: 'Fix the entries (an import without --skip-bad names each in turn), or check that this is the recording you meant.' },
+  );
+}
+
 const tapeExists = (out: string) =>
   new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; the import does not overwrite it.`, { file: out, hint: 'Pass --force ({ force: true }) to replace it, or import to another path.' });
 
@@ -221,6 +253,8 @@ interface ImportRun {
   frames: FrameBuffer;
   /** Entries the keyer refused, with skipBad. */
   refused: ImportReport['skipped'];
+  /** The first of them, for the error when no entry imports. */
+  firstRefused: { index: number; where: string; problem: string } | undefined;
   /** recordedAt of entries without a time of their own, and its text (made when first needed: an invalid recordedAt fails only then, as it did per record). */
   fallbackAt: Date;
   fallbackIso: string | undefined;
@@ -254,6 +288,7 @@ function importEntry(run: ImportRun, x: Exchange): void {
       throw new TapedeckError('E_IMPORT_ENTRY', `${file}: entry ${x.index} (${x.where}), field request.body: ${withoutHint(e)}; no tape written.`, { file, entry: x.index, field: 'request.body', hint: SKIP_BAD_HINT });
     }
     run.refused.push({ where: x.where, reason: withoutHint(e) });
+    run.firstRefused ??= { index: x.index, where: x.where, problem: withoutHint(e) };
     return;
   }
   if (!rec) return;
@@ -316,7 +351,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   const tallies: ImportRun['tallies'] = new Map();
   // Room for a whole batch and the record that ends it, so the buffer is not grown (and copied) on the way.
   const frames = new FrameBuffer(BATCH_BYTES + (1 << 20));
-  const run: ImportRun = { read, out, skipBad: Boolean(opts.skipBad), deck, report, tallies, frames, refused, fallbackAt, fallbackIso: undefined, badFirst };
+  const run: ImportRun = { read, out, skipBad: Boolean(opts.skipBad), deck, report, tallies, frames, refused, firstRefused: undefined, fallbackAt, fallbackIso: undefined, badFirst };
   /** The early flushes of the batches written (see below); never rejects. */
   let flushing: Promise<void> = Promise.resolve();
   try {
@@ -334,6 +369,8 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       }
     }
     badFirst();
+    // skipBad skipped every entry: an empty tape would replay nothing and hide that.
+    if (report.records === 0 && (read.bad.length > 0 || refused.length > 0)) throw noEntryImports(run);
     await flushing;
     // One fsync for the whole tape, before it is moved into place.
     await appendFrames(tmp, [frames.take()], { durable: true });
@@ -348,7 +385,8 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   }
   report.skipped = [
     ...read.unkeyable.map((u) => ({ where: u.where, reason: u.reason })),
-    ...(opts.skipBad ? read.bad.map((b) => ({ where: String(b.details.path ?? b.details.entry), reason: withoutHint(b) })) : []),
+    // The place once: the field's path, then only what is wrong (the error's message names the place too).
+    ...(opts.skipBad ? read.bad.map((b) => ({ where: String(b.details.path ?? b.details.entry), reason: typeof b.details.problem === 'string' ? b.details.problem : withoutHint(b) })) : []),
     ...refused,
   ];
   for (const w of warnings) (opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning')))(w.replaceAll(tmp, out));
@@ -399,7 +437,7 @@ function isRegularFile(file: string): boolean {
  *
  * @example
  * const report = await importRecordings('recordings/session.har', 'tapes/app.tape')
- * console.log(`${report.records} records, ${report.masked} secrets masked`)
+ * console.log(`${report.records} records, ${report.masked} values masked`)
  */
 export async function importRecordings(src: string, out: string, opts: ImportOptions = {}, internal: { chunkBytes?: number } = {}): Promise<ImportReport> {
   if (opts.from !== undefined && !IMPORT_FORMATS.includes(opts.from)) {

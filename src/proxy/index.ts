@@ -50,7 +50,7 @@ export async function serveCommand(args: string[]): Promise<number> {
  *
  * @example
  * const report = await importRecordings('recordings/session.har', 'tapes/app.tape')
- * console.log(`${report.records} records, ${report.masked} secrets masked`)
+ * console.log(`${report.records} records, ${report.masked} values masked`)
  */
 export async function importRecordings(src: string, out: string, opts?: import('./import.ts').ImportOptions): Promise<import('./import.ts').ImportReport> {
   return (await import('./import.ts')).importRecordings(src, out, opts);

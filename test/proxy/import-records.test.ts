@@ -22,7 +22,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const RECORDED_AT = '2026-01-01T00:00:00.000Z';
 const N = 3000;
 
-const MASK = /\[REDACTED(?::[0-9a-f]{16})?\]/g;
+// As written, or percent-encoded where a query parameter or form field was masked.
+const MASK = /\[REDACTED(?::[0-9a-f]{16})?\]|%5BREDACTED(?:%3A[0-9a-f]{16})?%5D/g;
 
 /** Masks in every string of a value (bytes read as latin1), walked whole. */
 function masksOf(v: unknown): number {

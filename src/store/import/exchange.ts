@@ -68,13 +68,15 @@ export interface ReadResult {
 export const SKIP_BAD_HINT = 'Fix or remove that entry, or keep the good entries with --skip-bad (option skipBad: true); the bad ones are then listed.';
 
 /**
- * A malformed entry: names the file, the entry (index and place) and the field.
+ * A malformed entry: names the file, the entry (index and place) and the field. `details.where`
+ * and `details.problem` keep the place and what is wrong apart, for lists that name the place
+ * once (the skipped entries of an import).
  *
  * @example
  * badEntry('rec.har', 3, 'log.entries[3]', 'response.status', 'is missing')
  */
 export function badEntry(file: string, index: number, where: string, field: string, what: string): TapedeckError {
-  return new TapedeckError('E_IMPORT_ENTRY', `${file}: entry ${index} (${where}), field ${field}: ${what}.`, { file, entry: index, field, path: `${where}.${field}`, hint: SKIP_BAD_HINT });
+  return new TapedeckError('E_IMPORT_ENTRY', `${file}: entry ${index} (${where}), field ${field}: ${what}.`, { file, entry: index, field, path: `${where}.${field}`, where, problem: what, hint: SKIP_BAD_HINT });
 }
 
 /** A file that cannot be read as its format at all (syntax, truncation, wrong shape). */
@@ -197,8 +199,9 @@ const MAX_DECODED = 32 * 1024 * 1024;
 
 /**
  * A body with its Content-Encoding undone, for formats that keep the bytes as sent (VCR.py,
- * nock). A body that does not start like its coding says (some tools store it decoded and keep
- * the header) is taken as already decoded.
+ * nock, Polly.js's chunks of a content-encoded answer in a HAR). A body that does not start
+ * like its coding says (some tools store it decoded and keep the header) is taken as already
+ * decoded.
  */
 export function decodedBody(headers: ImportHeaders, body: Uint8Array, field: string): Uint8Array {
   const coding = headerValue(headers, 'content-encoding')?.toLowerCase().trim();

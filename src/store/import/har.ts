@@ -2,10 +2,13 @@
  * HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/) as Polly.js, Playwright
  * (`recordHar`, `routeFromHAR`) and the Chrome and Firefox devtools save it: `log.entries[]`,
  * each a request (method, url, headers, `postData.text` or `postData.params`) and its response
- * (status, headers, `content.text`, base64 when `content.encoding` says so, or a `_file` beside
- * the HAR as Playwright's `content: 'attach'` writes). Entries are taken in file order (pages
+ * (status, headers, `content.text`, base64 when `content.encoding` says so). Playwright's
+ * `content: 'attach'` writes either body to a file beside the HAR instead, named by `_file`
+ * (`postData._file` beside an empty `postData.text`). Entries are taken in file order (pages
  * and repeats keep theirs). `content.text` is the decoded body whatever `content-encoding` the
- * headers still name.
+ * headers still name, except in Polly.js's form for a content-encoded answer (its node-http
+ * adapter): base64 chunks of the encoded bytes as sent, in a JSON array, which are joined and
+ * decoded.
  *
  * A server-sent-event answer becomes a streamed recording, one chunk per event, timed over the
  * entry's `timings.receive`; a HAR this project exported keeps each chunk's time in the
@@ -15,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { HarSplit } from './har-split.ts';
 import { freezeHeaders } from '../frozen-headers.ts';
-import { addHeader, addLowercaseHeader, badFile, base64Bytes, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 /** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
 export function jsonErrorOffset(e: Error): number | undefined {
@@ -113,9 +116,11 @@ function requestHeaders(list: unknown, postData: unknown): ImportHeaders {
   return h;
 }
 
-function requestBody(postData: unknown): Uint8Array {
+function requestBody(postData: unknown, harDir: string | undefined): Uint8Array {
   if (postData === undefined || postData === null) return new Uint8Array(0);
   if (!isObject(postData)) throw new FieldError('request.postData', 'must be an object');
+  // Playwright's content: 'attach' writes the body to a file and leaves `text: ''` beside it.
+  if (postData._file !== undefined && postData._file !== null) return attachedFile(postData._file, harDir, 'request.postData._file');
   if (typeof postData.text === 'string') return postData.encoding === 'base64' ? base64Bytes(postData.text, 'request.postData.text') : utf8Bytes(postData.text);
   if (postData.text !== undefined) throw new FieldError('request.postData.text', 'must be a string');
   if (Array.isArray(postData.params)) {
@@ -129,19 +134,55 @@ function requestBody(postData: unknown): Uint8Array {
   return new Uint8Array(0);
 }
 
-function responseBody(content: unknown, harDir: string | undefined): Uint8Array {
-  if (!isObject(content)) throw new FieldError('response.content', 'is missing (every HAR response has a content object)');
-  if (typeof content.text === 'string') return content.encoding === 'base64' ? base64Bytes(content.text, 'response.content.text') : utf8Bytes(content.text);
-  if (content.text !== undefined) throw new FieldError('response.content.text', 'must be a string');
-  if (typeof content._file === 'string') {
-    if (harDir === undefined) throw new FieldError('response.content._file', 'names a file beside the HAR, but the HAR was not read from a file');
-    const path = join(harDir, content._file);
-    try {
-      return new Uint8Array(readFileSync(path));
-    } catch (e) {
-      throw new FieldError('response.content._file', `${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-    }
+/** The bytes of a body Playwright's content: 'attach' wrote to a file beside the HAR (`_file`). */
+function attachedFile(name: unknown, harDir: string | undefined, field: string): Uint8Array {
+  if (typeof name !== 'string' || name === '') throw new FieldError(field, 'must be the name of a file beside the HAR');
+  if (harDir === undefined) throw new FieldError(field, `names ${JSON.stringify(name)}, a file beside the HAR, but the HAR was not read from a file (import it from its path)`);
+  const path = join(harDir, name);
+  try {
+    return new Uint8Array(readFileSync(path));
+  } catch (e) {
+    throw new FieldError(field, `${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): keep the files Playwright's content: 'attach' wrote beside the HAR`);
   }
+}
+
+/**
+ * The answer of Polly.js's node-http adapter for a content-encoded response: `text` is the JSON
+ * array of the chunks as they came off the wire, base64 each (@pollyjs/adapter-node-http
+ * getBodyFromChunks, for any Content-Encoding), so joined they are the encoded bytes. Undefined
+ * for any other text: `[` is no base64 character, so a base64 body never starts with one.
+ */
+function pollyChunks(text: string, headers: ImportHeaders): Uint8Array | undefined {
+  const start = text.trimStart();
+  if (start[0] !== '[') return undefined;
+  let chunks: unknown;
+  try {
+    chunks = JSON.parse(start);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(chunks)) return undefined;
+  const parts = chunks.map((c, i) => {
+    if (typeof c !== 'string') throw new FieldError(`response.content.text[${i}]`, 'must be a base64 string (a chunk of Polly.js\'s content-encoded answer)');
+    return base64Bytes(c, `response.content.text[${i}]`);
+  });
+  const joined = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    joined.set(p, at);
+    at += p.length;
+  }
+  return decodedBody(headers, joined, 'response.content.text');
+}
+
+function responseBody(content: unknown, headers: ImportHeaders, harDir: string | undefined): Uint8Array {
+  if (!isObject(content)) throw new FieldError('response.content', 'is missing (every HAR response has a content object)');
+  if (typeof content.text === 'string') {
+    if (content.encoding !== 'base64') return utf8Bytes(content.text);
+    return pollyChunks(content.text, headers) ?? base64Bytes(content.text, 'response.content.text');
+  }
+  if (content.text !== undefined) throw new FieldError('response.content.text', 'must be a string');
+  if (content._file !== undefined && content._file !== null) return attachedFile(content._file, harDir, 'response.content._file');
   // A HAR saved without bodies has only the size: an answer that had bytes cannot be replayed.
   if (typeof content.size === 'number' && content.size > 0) throw new FieldError('response.content.text', `is missing although the body had ${content.size} bytes (save the HAR with content, e.g. Playwright's recordHar content: 'embed')`);
   return new Uint8Array(0);
@@ -185,11 +226,11 @@ function startOf(v: unknown): string | undefined {
 function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const { q, method, url } = requestOf(e, 'entry', 'url');
   const reqHeaders = requestHeaders(q.headers, q.postData);
-  const body = requestBody(q.postData);
+  const body = requestBody(q.postData, harDir);
   const r = (e as Record<string, unknown>).response;
   if (!isObject(r)) throw new FieldError('response', 'is missing (the request got no answer)');
   const resHeaders = headersOf(r.headers, 'response.headers', responseNames);
-  const resBody = responseBody(r.content, harDir);
+  const resBody = responseBody(r.content, resHeaders, harDir);
   const content = r.content as Record<string, unknown>;
   if (resHeaders['content-type'] === undefined && typeof content.mimeType === 'string' && content.mimeType !== '') resHeaders['content-type'] = content.mimeType;
   const x = e as Record<string, unknown>;
