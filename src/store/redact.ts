@@ -301,8 +301,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const names = `(?:${[...fieldSet].map(spell).join('|')}|[^"\\\\]*?(?:${SECRET_SUFFIXES.map(spell).join('|')}))`;
   const memberRe = new RegExp(`"${names}"\\s*:|\\\\u(?:00[2-7][0-9a-f]|212a)`, 'i');
   // The same names as members of JSON text inside a string (a tool's result, an answer quoting
-  // a config), as they read in the raw body: quotes escaped.
-  const escapedMemberRe = new RegExp(`\\\\"${names}\\\\"\\s*:`, 'i');
+  // a config), as they read in the raw body: quotes escaped, line breaks and tabs around the
+  // colon escaped too, and a string value after it (the only values embedded() masks).
+  const escapedMemberRe = new RegExp(`\\\\"${names}\\\\"(?:\\s|\\\\[nrt])*:(?:\\s|\\\\[nrt])*\\\\"`, 'i');
 
   /**
    * JSON text inside a string (an MCP tool's result listing the environment, a model quoting a

@@ -42,6 +42,10 @@ describe('JSON text inside strings', () => {
     const body = JSON.stringify({ messages: [{ role: 'tool', content: JSON.stringify({ client_secret: 'cs-live-0000000000' }) }] });
     expect(body).toContain('\\"client_secret\\":');
     expect(r.mayHaveSecrets(body)).toBe(true);
+    // Pretty-printed inside the string: the line break and indent are escapes in the raw body.
+    const pretty = JSON.stringify({ messages: [{ role: 'tool', content: '{"client_secret":\n\t"cs-live-0000000000"}' }] });
+    expect(r.value(JSON.parse(pretty))).not.toEqual(JSON.parse(pretty));
+    expect(r.mayHaveSecrets(pretty)).toBe(true);
   });
 
   it('a recording never stores such a secret, in the request or the answer, and replays', async () => {
