@@ -10,7 +10,7 @@ import { TapedeckError } from './errors.ts';
 export const EXIT = {
   /** Done; for verify and tree: no problems found. */
   ok: 0,
-  /** The input was bad (invalid JSON, a damaged or missing tape, a file of the wrong kind), or verify/tree found problems. */
+  /** The input was bad (invalid JSON, a damaged or missing tape, a file of the wrong kind), verify/tree found problems, or stdout could not be written (E_OUTPUT). */
   failed: 1,
   /** Usage: an unknown command, option or value, or an argument missing. */
   usage: 2,
@@ -41,6 +41,13 @@ const CLI_HINTS: Record<string, string> = {
   E_TAPE_TYPE: 'The tape holds a class the program that wrote it registered; export it from that program.',
   E_CHAOS_MODE: 'Inject faults in replay mode (--mode replay), or add --chaos-live to inject them in front of the live API too; faults are never recorded.',
 };
+
+/**
+ * Codes whose command-line hint speaks of a tape path: an error about a Redis namespace (its
+ * `file` a redis:// location) keeps its own hint, which names the URL and --namespace instead.
+ */
+const PATH_HINTS: ReadonlySet<string> = new Set(['E_TAPE_NOT_FOUND', 'E_TAPE_EXISTS']);
+const aboutRedis = (err: TapedeckError): boolean => typeof err.details.file === 'string' && /^rediss?:\/\//i.test(err.details.file);
 
 /** A library hint that names an API call or an options object is no help on a command line. */
 const API_HINT = /\w\(\)|\{\s*\w+\s*:|\bimport[A-Z]\w*\b|\bexport[A-Z]\w*\b/;
@@ -92,7 +99,8 @@ export function exitCodeFor(e: unknown): number {
 export function formatCliError(e: unknown): string {
   const err = toCliError(e);
   const libraryHint = typeof err.details.hint === 'string' ? err.details.hint : undefined;
-  const hint = CLI_HINTS[err.code] ?? (libraryHint && !API_HINT.test(libraryHint) ? libraryHint : libraryHint && cliFormsOf(libraryHint));
+  const cliHint = PATH_HINTS.has(err.code) && aboutRedis(err) && libraryHint ? undefined : CLI_HINTS[err.code];
+  const hint = cliHint ?? (libraryHint && !API_HINT.test(libraryHint) ? libraryHint : libraryHint && cliFormsOf(libraryHint));
   let message = err.message.replace(/\s+/g, ' ').trim();
   // Library messages carry their hint at the end; the hint line says it instead.
   if (libraryHint && message.endsWith(libraryHint)) message = message.slice(0, -libraryHint.length).trim();
@@ -102,9 +110,13 @@ export function formatCliError(e: unknown): string {
   return out;
 }
 
-/** Prints a failure to stderr and returns its exit code. */
+/** Failures already printed: one that travels on (a failed write of stdout) is printed once. */
+const reported = new WeakSet<object>();
+
+/** Prints a failure to stderr (once for the same error) and returns its exit code. */
 export function reportCliError(e: unknown): number {
-  process.stderr.write(formatCliError(e));
+  if (typeof e !== 'object' || e === null || !reported.has(e)) process.stderr.write(formatCliError(e));
+  if (typeof e === 'object' && e !== null) reported.add(e);
   return exitCodeFor(e);
 }
 

@@ -46,9 +46,12 @@ Example:
   tapedeck key request.json
 `,
   verify: `Usage: tapedeck verify <tape>
+       tapedeck verify <redis-url> [--namespace NS]
 
 Check a tape file: its header, every record's frame and checksum. Torn tails and damaged
-records are reported with their byte offsets. Exits 1 when a problem is found.
+records are reported with their byte offsets. Exits 1 when a problem is found. With a Redis
+URL, the same for a namespace: records that do not read, by their Redis hash and field
+(tapedeck verify <redis-url> --help, docs/redis.md).
 
 Example:
   tapedeck verify recordings/app.tape
@@ -105,8 +108,10 @@ looks like a credential: bearer and basic tokens, SigV4 signatures, known provid
 (api_key, authorization, *_password, *Token, ...), in every header and body, streams included.
 Tapes written by older versions, by hand or by importers get the same check as redaction.
 Prints each finding with the file, the record (index and byte offset) and the path inside it,
-showing only the first characters. Exit 0: nothing found; 1: findings, or a tape that
-cannot be read; 2: usage.
+showing only the first characters. Damaged bytes (a record that fails its checksum, a torn
+tail, a damaged header) are searched for the key formats as they are and listed with their
+byte offsets; a tape with damage is not clean (tapedeck prune <tape> drops the damage).
+Exit 0: nothing found; 1: findings, damage, or a tape that cannot be read; 2: usage.
 
 Options:
   --staged           Scan the tapes staged for commit (their staged content), as the

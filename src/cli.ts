@@ -3,8 +3,9 @@
 // command starts with only what it uses: `tapedeck export` of a small tape, which git runs on
 // both sides of every diff, is mostly the process's start).
 
-import { EXIT, reportCliError, setDebug, usageError } from './cli-errors.ts';
+import { reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { COMMAND_HELP } from './cli-help.ts';
+import { exitCode, watchStdout } from './cli/stdout.ts';
 import { DRIFT_COMMANDS } from './drift/help.ts';
 import { VERSION } from './version.ts';
 
@@ -22,6 +23,9 @@ Commands:
                         request key, signature and the hashes of the normalized messages
   verify <tape>         Check a tape file: header, every record's frame and checksum;
                         report torn tails and damaged records with their byte offsets
+  verify <redis-url> [--namespace NS]
+                        The same for a Redis namespace: records that do not read, by
+                        their Redis hash and field (docs/redis.md)
   inspect <tape>        List the records: offset, size, key, status, stream, signature,
                         model and the first user message
   tree <tape> [--hashes] [--json] [--width N] [--collapse N]
@@ -92,7 +96,8 @@ Environment:
 
 Exit codes:
   0    done (verify, inspect, tree: no problems found)
-  1    bad input (invalid JSON, a damaged, missing or wrong kind of file), or problems found
+  1    bad input (invalid JSON, a damaged, missing or wrong kind of file), problems found,
+       or output that could not be written (E_OUTPUT: a full disk)
   2    usage: unknown command or option, a bad value, a missing argument
   130  serve stopped by a second signal without waiting for in-flight requests
   diff, stats, rerecord: 1 means answers changed, 2 bad input (tapedeck diff --help)
@@ -115,7 +120,7 @@ Examples:
 function main(argv: string[]): number | Promise<number> {
   // `tapedeck <command> --help` and `tapedeck help <command>`: that command's own help.
   const asked = argv[0] === 'help' ? argv[1] : argv.some((a) => a === '-h' || a === '--help') ? argv[0] : undefined;
-  if (asked !== undefined && Object.hasOwn(COMMAND_HELP, asked) && !(asked === 'prune' && argv.some((a) => /^rediss?:\/\//i.test(a)))) {
+  if (asked !== undefined && Object.hasOwn(COMMAND_HELP, asked) && !((asked === 'prune' || asked === 'verify') && argv.some((a) => /^rediss?:\/\//i.test(a)))) {
     process.stdout.write(COMMAND_HELP[asked]!);
     return 0;
   }
@@ -123,8 +128,8 @@ function main(argv: string[]): number | Promise<number> {
   // serve has its own flags (--help included); loaded on demand so other commands stay light.
   // A stopped proxy ends the process even if a handle (a client's keep-alive socket, a store
   // connection) would keep it alive: the port must be free once serve has returned.
-  if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(code));
-  if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(code));
+  if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(exitCode(code)));
+  if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(exitCode(code)));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1)));
   if (argv[0] === 'add') return import('./proxy/add-cli.ts').then((m) => m.addCommand(argv.slice(1)));
   if (argv[0] === 'scan') return import('./store/scan-cli.ts').then((m) => m.scanCommand(argv.slice(1)));
@@ -139,13 +144,15 @@ function main(argv: string[]): number | Promise<number> {
           const rec = f.createFetch({ tape, mode: 'record' });
           return { fetch: rec, close: () => rec.close() };
         })
-        .then((code) => process.exit(code)),
+        .then((code) => process.exit(exitCode(code))),
     );
   }
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
   // prune takes a tape or a Redis URL (with Redis options): the URL goes to the Redis command.
   if (argv[0] === 'prune' && argv.slice(1).some((a) => /^rediss?:\/\//i.test(a))) return import('./store/redis-cli.ts').then((m) => m.pruneRedisCommand(argv.slice(1)));
+  // verify too: a namespace is checked by its own command (what replay errors on Redis name).
+  if (argv[0] === 'verify' && argv.slice(1).some((a) => /^rediss?:\/\//i.test(a))) return import('./store/redis-cli.ts').then((m) => m.verifyRedisCommand(argv.slice(1)));
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
   let force = false;
@@ -201,24 +208,22 @@ function main(argv: string[]): number | Promise<number> {
   }
 }
 
-// `tapedeck … | head` closes the pipe early: that is the reader's choice, not an error.
-process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code === 'EPIPE') process.exit(EXIT.ok);
-  process.exitCode = reportCliError(e);
-});
-
 const argv = process.argv.slice(2);
+// `tapedeck … | head` closes the pipe early: that is the reader's choice, not an error. Output
+// that cannot be written (a full disk) is E_OUTPUT and a failure whatever the command returns:
+// exit 1, or 2 for diff, stats and rerecord, whose 1 means "answers changed".
+watchStdout(['diff', 'stats', 'rerecord'].includes(argv[0] ?? '') ? 2 : 1);
 // Past `--` the words are another program's (tapedeck mcp's server command): left alone.
 const dashes = argv.indexOf('--') < 0 ? argv.length : argv.indexOf('--');
 setDebug(argv.slice(0, dashes).includes('--debug'));
 const fail = (e: unknown) => {
-  process.exitCode = reportCliError(e);
+  process.exitCode = exitCode(reportCliError(e));
 };
 
 try {
   const code = main([...argv.slice(0, dashes).filter((a) => a !== '--debug'), ...argv.slice(dashes)]);
-  if (typeof code === 'number') process.exitCode = code;
-  else code.then((c) => (process.exitCode = c), fail);
+  if (typeof code === 'number') process.exitCode = exitCode(code);
+  else code.then((c) => (process.exitCode = exitCode(c)), fail);
 } catch (e) {
   fail(e);
 }

@@ -55,6 +55,8 @@
  *   `E_IMPORT_PARSE` (a HAR, cassette, nock or fixture file that does not parse or is cut short:
  *   `file`, `offset` or `line`), `E_IMPORT_ENTRY` (one entry of such a file is malformed:
  *   `file`, `entry` (its index) and `field`; nothing is written unless `--skip-bad`),
+ *   `E_OUTPUT` (stdout could not be written: a full disk, an I/O error; `errno` is the
+ *   system's code, and the output is incomplete: exit 1),
  *   `E_INTERNAL` (an unexpected failure: a bug to report, with the stack from `--debug`);
  *   for `tapedeck diff`, `stats` and `rerecord` (exit 2, docs/drift.md): `E_DIFF_INPUT` (a tape
  *   compared with a folder), `E_GIT` (no git work tree, or a revision git does not know),

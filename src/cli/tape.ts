@@ -9,8 +9,9 @@ import { normalizeRequest } from '../providers/index.ts';
 import { writeTapeJSON } from '../store/export.ts';
 import { summarizeRealtime } from '../store/realtime-summary.ts';
 import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from '../store/records.ts';
-import { readTape, rewriteTape } from '../store/tape-file.ts';
+import { rewriteTape } from '../store/tape-file.ts';
 import { decodedRecords, withTapeStream } from '../store/tape-stream.ts';
+import { writeOut } from './stdout.ts';
 
 /** The tape command names this module runs. */
 export type TapeCommand = 'verify' | 'inspect' | 'prune' | 'export' | 'import';
@@ -43,33 +44,22 @@ export async function tapeCommand(cmd: TapeCommand, file: string | undefined, se
     case 'export':
       tapeArg('export', file, 'tapedeck export recordings/app.tape > app.tape.json');
       if (o.har) {
-        const { exportTapeHar } = await import('../store/export-har.ts');
-        const { text, skipped } = await exportTapeHar(file!, o.origin === undefined ? {} : { origin: o.origin });
-        process.stdout.write(text);
+        const { writeTapeHar } = await import('../store/export-har.ts');
+        // Written as it is made, like the JSON below; damage listed in the HAR's log._warnings.
+        const { skipped, warnings } = await writeTapeHar(file!, writeOut, o.origin === undefined ? {} : { origin: o.origin });
         if (skipped) warn(`${skipped} record${skipped === 1 ? ' is' : 's are'} not HTTP exchanges (ReplayCache values, MCP sessions) and have no HAR form; left out.`);
+        // HAR viewers do not show log._warnings: what the damage took is said here too.
+        if (warnings.length) warn(`${file} is damaged: ${warnings.length} damaged region${warnings.length === 1 ? '' : 's'} (listed in the HAR's log._warnings) left out; tapedeck verify ${file} shows where.`);
         return 0;
       }
       if (o.origin !== undefined) throw usageError('--origin goes with --har.', 'tapedeck export app.tape --har --origin https://api.openai.com');
-      // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes it.
-      await writeTapeJSON(file!, toStdout, { review: o.review });
+      // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes
+      // it; a write that fails (a full disk) stops it with E_OUTPUT.
+      await writeTapeJSON(file!, writeOut, { review: o.review });
       return 0;
     case 'import':
       return (await import('./import.ts')).importCommand(file, second, o);
   }
-}
-
-/** Writes text to stdout, resolving when stdout can take more (or has closed: a reader that stopped). */
-function toStdout(text: string): Promise<void> {
-  return new Promise((done) => {
-    if (process.stdout.write(text)) return done();
-    const go = () => {
-      process.stdout.off('drain', go);
-      process.stdout.off('close', go);
-      done();
-    };
-    process.stdout.on('drain', go);
-    process.stdout.on('close', go);
-  });
 }
 
 /** A tape argument: present, and not a directory (which would fail deep in a read). */
@@ -154,13 +144,14 @@ async function inspect(file: string | undefined): Promise<number> {
       if (isRealtimeRecord(r.value)) realtime.push(r.value);
       out += inspectLine(r, i++);
       if (out.length >= 1 << 16) {
-        process.stdout.write(out);
+        // Awaited: a slow reader holds the listing back, a failed write stops it.
+        await writeOut(out);
         out = '';
       }
     }
     for (const line of realtimeSessionLines(realtime)) out += `${line}\n`;
     for (const w of t.warnings) out += `${w.code} at byte ${w.offset}: ${w.message}\n`;
-    process.stdout.write(out);
+    await writeOut(out);
     // Damage is a problem found, as for verify: scripts and CI see it in the exit code.
     return t.warnings.length ? 1 : 0;
   });
@@ -194,10 +185,13 @@ function inspectLine(r: { offset: number; length: number; value: unknown }, i: n
 async function prune(file: string | undefined): Promise<number> {
   tapeArg('prune', file, 'tapedeck prune recordings/app.tape');
   if (!file) return EXIT.usage;
-  const before = (await readTape(file)).size;
+  // Read before the rewrite: a missing tape is E_TAPE_NOT_FOUND, not a lock file made for it.
+  await withTapeStream(file, async () => {});
+  // What was removed is counted by the rewrite under the tape's lock, from the file it rewrote:
+  // appends made meanwhile are not counted as damage, nor a new header as bytes removed.
   const r = await rewriteTape(file, () => true);
-  const after = (await readTape(file)).size;
-  process.stdout.write(`${file}: kept ${r.kept} record${r.kept === 1 ? '' : 's'}, removed ${before - after} bytes of damage\n`);
+  const header = r.freshHeader === 'empty' ? '; wrote a header (the file was empty)' : r.freshHeader === 'damaged' ? '; wrote a fresh header (the old one was damaged)' : '';
+  await writeOut(`${file}: kept ${r.kept} record${r.kept === 1 ? '' : 's'}, removed ${r.damageBytes} bytes of damage${header}\n`);
   return 0;
 }
 
@@ -212,13 +206,23 @@ async function verify(file: string | undefined): Promise<number> {
     return { header: s.header, size: s.size, warnings: s.warnings, records };
   });
   const n = t.records;
-  process.stdout.write(
-    `${file}: format ${t.header.formatVersion}, created ${t.header.created}, tapedeck ${t.header.tapedeckVersion}, ` +
-      `${n} record${n === 1 ? '' : 's'}, ${t.size} bytes\n`,
-  );
-  for (const w of t.warnings) process.stdout.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
-  // verify lists no records: say how many are intact, and that prune keeps exactly those.
-  const intact = n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
-  process.stdout.write(t.warnings.length ? `${t.warnings.length} problem(s); ${intact} (tapedeck prune ${file} keeps ${n === 0 ? 'the header' : n === 1 ? 'it' : 'them'} and drops the damage).\n` : n === 0 ? 'ok (no records)\n' : 'ok\n');
+  const them = n === 1 ? 'it' : 'them';
+  // A lost header has no creation time or version to print, and none for prune to keep.
+  const lost = t.header.headerLost === true;
+  const empty = lost && t.size === 0;
+  const about = empty
+    ? 'empty (0 bytes: no header, no records)'
+    : `${lost ? 'header damaged (creation time and tapedeck version unknown)' : `format ${t.header.formatVersion}, created ${t.header.created}, tapedeck ${t.header.tapedeckVersion}`}, ${n} record${n === 1 ? '' : 's'}, ${t.size} bytes`;
+  let out = `${file}: ${about}\n`;
+  for (const w of t.warnings) out += `${w.code} at byte ${w.offset}: ${w.message}\n`;
+  // verify lists no records: say how many are intact, and what prune would do with the tape.
+  const intact = empty ? 'the file is empty' : n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
+  const pruned = empty
+    ? 'writes a header, making it an empty tape'
+    : lost
+      ? `writes a fresh header${n === 0 ? '' : `, keeps ${them}`} and drops the damage`
+      : `keeps ${n === 0 ? 'the header' : them} and drops the damage`;
+  out += t.warnings.length ? `${t.warnings.length} problem(s); ${intact} (tapedeck prune ${file} ${pruned}).\n` : n === 0 ? 'ok (no records)\n' : 'ok\n';
+  await writeOut(out);
   return t.warnings.length ? 1 : 0;
 }

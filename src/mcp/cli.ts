@@ -29,6 +29,9 @@ Options:
   --timing T            Replay pacing: none (default) | recorded | <ms between messages>
   --timeout MS          Longest wait for the server's answer to a request (default
                         600000); past it the client gets error -32052, nothing is recorded
+  --shutdown-timeout MS Once stdin ends, how long the server's answers still on the way
+                        may take; they are recorded (default 2000). A request still
+                        unanswered then is warned about and not recorded
   --redact-field NAME   Extra JSON field to redact in params and answers (repeatable)
   --keep-secrets        Store secrets as they are (tapes that never leave the machine)
   --no-fsync            Do not fsync each batch of records
@@ -71,6 +74,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
         'strict-order': { type: 'boolean' },
         timing: { type: 'string' },
         timeout: { type: 'string' },
+        'shutdown-timeout': { type: 'string' },
         'redact-field': { type: 'string', multiple: true },
         'keep-secrets': { type: 'boolean' },
         'no-fsync': { type: 'boolean' },
@@ -112,6 +116,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   if (values.chaos === undefined && (values['chaos-seed'] ?? values['chaos-attempts'] ?? values['chaos-live']) !== undefined) {
     throw new TapedeckError('E_USAGE', 'The --chaos-* options need --chaos SPEC.', { hint: 'Say which faults to inject, e.g. --chaos tool-error:0.2.' });
   }
+  const shutdownTimeoutMs = whole('shutdown-timeout', values['shutdown-timeout'], 0);
   const seed = whole('chaos-seed', values['chaos-seed'], 0);
   const attempts = whole('chaos-attempts', values['chaos-attempts'], 1);
   const chaos = values.chaos === undefined ? undefined : { ...parseChaosSpec(values.chaos, 'mcp'), ...(seed !== undefined ? { seed } : {}), ...(attempts !== undefined ? { attempts } : {}), ...(values['chaos-live'] ? { live: true } : {}) };
@@ -122,6 +127,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     strictOrder: values['strict-order'] === true,
     timing,
     timeoutMs,
+    ...(shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs } : {}),
     durable: values['no-fsync'] !== true,
     redact: { keepSecrets: values['keep-secrets'] === true, ...(values['redact-field'] ? { fields: values['redact-field'] } : {}) },
     recordCommand: `re-record: npx llm-tapedeck mcp --tape ${values.tape} --mode record -- ${command.length ? command.map(quote).join(' ') : '<server command>'}`,

@@ -19,7 +19,7 @@ import { TapedeckError } from '../errors.ts';
 import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '../store/records.ts';
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
 import { MCP_KEY_VERSION, mcpKey } from './key.ts';
-import type { McpMiss, McpTape } from './tape.ts';
+import { callLabel, type McpMiss, type McpTape } from './tape.ts';
 import { Chaos, refuseChaos } from '../chaos/decide.ts';
 import type { ChaosOptions, McpFault } from '../chaos/options.ts';
 
@@ -49,6 +49,12 @@ export interface McpSessionOptions {
   timing?: McpTiming;
   /** A live request with no answer for this long gets a timeout error (default 10 minutes). */
   timeoutMs?: number;
+  /**
+   * At close, how long answers to live requests still on the way may take: they are recorded
+   * and delivered as usual, and only requests still unanswered then are not recorded (default
+   * {@link MCP_SHUTDOWN_GRACE_MS}; `tapedeck mcp --shutdown-timeout`).
+   */
+  shutdownTimeoutMs?: number;
   /** Least time between two replayed messages of one exchange (default 0: the next turn of the event loop). */
   gapMs?: number;
   /** How long a replayed server request waits for the client's answer (default 60 s). */
@@ -91,6 +97,12 @@ const now = () => performance.now();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export const DEFAULT_MCP_TIMEOUT_MS = 600_000;
+/**
+ * How long a closing session waits for answers still on the way, and a stdio server to exit once
+ * its stdin is closed (src/mcp/stdio.ts): one shutdown grace, so an answer the server sends while
+ * it winds down is recorded, and nothing waits on a hung server for long.
+ */
+export const MCP_SHUTDOWN_GRACE_MS = 2000;
 
 /** Errors of the key (canonical JSON) that come from the client's params, not from tapedeck or the server. */
 const UNKEYABLE: ReadonlySet<string> = new Set(['E_LONE_SURROGATE', 'E_NON_FINITE', 'E_JSON']);
@@ -126,6 +138,8 @@ export class McpSession {
   private playing: Promise<void> = Promise.resolve();
   private seq = 0;
   private closed = false;
+  /** Set while close() waits for the answers still on the way: called when one comes or is cut. */
+  private settled: (() => void) | undefined;
 
   /** Faults on demand, when asked for. */
   readonly chaos: Chaos | undefined;
@@ -280,6 +294,7 @@ export class McpSession {
     const i = this.open.indexOf(ex);
     if (i >= 0) this.open.splice(i, 1);
     if (this.current === ex) this.current = undefined;
+    this.settled?.();
   }
 
   private serverGone(why?: string): void {
@@ -315,6 +330,7 @@ export class McpSession {
         if (wasCurrent) this.current = { method: ex.method, key: '', params: undefined, t0: now(), events: [], answered: true, cut: false, open: 0, carry: true };
         this.deliver(m, ex.id, stored, ex.method);
       } else this.deliver(m, ex.id);
+      this.settled?.();
       return;
     }
     if (this.warming && isRequest(m)) {
@@ -582,18 +598,26 @@ export class McpSession {
   }
 
   /**
-   * Ends the session: records what is whole, answers nothing more, stops the live server.
-   * Resolves once the records are durable.
+   * Ends the session: waits (at most `shutdownTimeoutMs`) for the answers to live requests still
+   * on the way, records what is whole, answers nothing more, stops the live server. Resolves once
+   * the records are durable.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     await this.gate;
     await this.playing;
+    // A client that ends the session right after its last request (piped input closing stdin)
+    // has not had the answers yet: they are on their way, and recorded when they come. Only a
+    // request still unanswered past the grace got no answer.
+    const limit = this.opts.shutdownTimeoutMs ?? MCP_SHUTDOWN_GRACE_MS;
+    const waited = await this.answersInFlight(limit);
     this.finishComplete(true);
     this.closed = true;
     for (const ex of this.open) {
       if (ex.timer) clearTimeout(ex.timer);
-      if (ex.id !== undefined && !ex.answered) this.tape.warn(`tapedeck: ${ex.method} had no answer when the session ended; not recorded.`);
+      if (ex.id !== undefined && !ex.answered) {
+        this.tape.warn(`tapedeck: ${callLabel(ex.method, ex.params)} had no answer when the session ended${waited ? ` (waited ${limit} ms for it; a slow server: shutdownTimeoutMs, tapedeck mcp --shutdown-timeout MS)` : ''}; not recorded.`);
+      }
     }
     const up = this.upstream;
     this.upstream = undefined;
@@ -604,5 +628,25 @@ export class McpSession {
     await this.tape.flush();
     // Answers held for their records go out now (the transport may still be open).
     while (this.outbox) await this.outbox;
+  }
+
+  /**
+   * Waits until every live request has its answer (or was cut: timed out, cancelled, the server
+   * gone), at most `limitMs`. Resolves to whether there was anything to wait for.
+   */
+  private async answersInFlight(limitMs: number): Promise<boolean> {
+    const pending = () => this.upstream !== undefined && this.open.some((ex) => ex.id !== undefined && !ex.answered && !ex.cut);
+    if (!pending()) return false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await new Promise<void>((done) => {
+      // Not unref'd: the records of those answers must be written before the process may end.
+      timer = setTimeout(done, limitMs);
+      this.settled = () => {
+        if (!pending()) done();
+      };
+    });
+    clearTimeout(timer);
+    this.settled = undefined;
+    return true;
   }
 }

@@ -8,7 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { TapedeckError } from '../errors.ts';
 import type { JsonRpcMessage } from './jsonrpc.ts';
 import { readLines } from './lines.ts';
-import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
+import { MCP_SHUTDOWN_GRACE_MS, McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { McpTape, type McpTapeOptions } from './tape.ts';
 import type { ChaosOptions } from '../chaos/options.ts';
 
@@ -21,7 +21,7 @@ export interface StdioServer {
 }
 
 /** How long a server may take to exit once its stdin is closed, before it is terminated. */
-const EXIT_GRACE_MS = 2000;
+const EXIT_GRACE_MS = MCP_SHUTDOWN_GRACE_MS;
 
 /**
  * A server process as an McpUpstream: messages are lines on its stdin and stdout; its stderr
@@ -82,6 +82,8 @@ export interface RunStdioOptions extends McpTapeOptions {
   server?: StdioServer;
   timing?: McpTiming;
   timeoutMs?: number;
+  /** Once stdin ends, how long answers still on the way may take (`tapedeck mcp --shutdown-timeout`). */
+  shutdownTimeoutMs?: number;
   /** Faults on demand for tool calls (docs/chaos.md); `tapedeck mcp --chaos SPEC`. */
   chaos?: ChaosOptions;
   input?: Readable;
@@ -125,6 +127,7 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
     send: (m) => output.write(`${JSON.stringify(m)}\n`),
     timing: opts.timing,
     timeoutMs: opts.timeoutMs,
+    ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
     // Lines written in one turn reach the client in one read: a gap keeps them apart.
     gapMs: 1,
     onMiss: (r) => stderr.write(`${r}\n`),

@@ -34,6 +34,8 @@ export interface McpTransportLike {
 export interface TapeTransportOptions extends McpTapeOptions {
   timing?: McpTiming;
   timeoutMs?: number;
+  /** At close, how long answers still on the way may take to be recorded (default 2000 ms). */
+  shutdownTimeoutMs?: number;
   /** Called with the full report of each miss (default: stderr). */
   onMiss?: (report: string, miss: McpMiss) => void;
   /** Faults on demand for tool calls (docs/chaos.md): `{ faults: { 'tool-error': 0.2, exit: 0.1 }, seed, attempts }`. */
@@ -124,6 +126,7 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
           send: deliver,
           timing: opts.timing,
           timeoutMs: opts.timeoutMs,
+          ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
           onMiss: opts.onMiss,
           ...(opts.chaos ? { chaos: opts.chaos } : {}),
           // The wrapped transport closed under the session: the client is told, as it would be,

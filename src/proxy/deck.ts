@@ -323,6 +323,11 @@ export class Deck {
   readonly serveUnrecorded: boolean;
   readonly redactor: Redactor;
   readonly warnings: readonly StoreWarning[];
+  /**
+   * What lists the store's damage when `tapedeck verify` on the tape is not it (a Redis
+   * namespace: `tapedeck verify '<url>' --namespace NS`), set by open().
+   */
+  private verifyCommand: string | undefined;
   /** Faults on demand (undefined outside replay unless asked for with `live`). */
   get chaos(): HttpChaos | undefined {
     return this.chaosNow;
@@ -492,6 +497,7 @@ export class Deck {
     if (backend?.salt !== undefined) opts = { ...opts, redact: { ...opts.redact, salt: backend.salt } };
     // `once` became record or replay when the tape was opened.
     const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
+    deck.verifyCommand = backend?.verifyCommand;
     if (mcpRecordings > 0) deck.counters.mcpRecordings = mcpRecordings;
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
     // whose checksum holds but whose value does not decode) are told like a damaged tape.
@@ -670,7 +676,7 @@ export class Deck {
       route,
       ...(key !== undefined ? { key } : {}),
       repeat: e.details.repeat,
-      hint: `To replace the damaged recording, ${recordHow(this.entry)}; \`tapedeck verify\` on the tape lists the damage.`,
+      hint: `To replace the damaged recording, ${recordHow(this.entry)}; ${this.verifyCommand ? `\`${this.verifyCommand}\`` : '`tapedeck verify` on the tape'} lists the damage.`,
     });
   }
 

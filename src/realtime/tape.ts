@@ -142,7 +142,7 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
     if (!rec || rec.role !== 'blob') {
       throw new TapedeckError('E_TAPE_DAMAGED', `The audio ${digest.slice(0, 12)}... a session in ${this.location} refers to is not on the tape.`, {
         file: this.location,
-        hint: `Record the session again (${this.recordCommand}); \`tapedeck verify ${this.location}\` lists damage.`,
+        hint: `Record the session again (${this.recordCommand}); \`${this.col?.verifyCommand ?? `tapedeck verify ${this.location}`}\` lists damage.`,
       });
     }
     this.blobCache.set(digest, rec.data);

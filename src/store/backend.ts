@@ -96,6 +96,11 @@ export interface RecordBackend {
   /** For messages: a file path, a Redis key, `memory:<name>`. */
   readonly location: string;
   /**
+   * The command that lists this store's damage, for messages, when `tapedeck verify <location>`
+   * is not it (a Redis namespace: `tapedeck verify 'redis://host:6379/0' --namespace NS`).
+   */
+  readonly verifyCommand?: string;
+  /**
    * The store's redaction salt (32 hex digits), known once `load` resolved: made with the store
    * (a tape header's `salt`, a Redis namespace's header), never changed. Absent for stores made
    * before salts existed; masked values are then stored as plain `[REDACTED]` (src/store/redact.ts).

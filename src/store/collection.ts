@@ -460,6 +460,11 @@ export class RecordCollection<R> {
   get location(): string {
     return this.backend.location;
   }
+  /** The command that lists this store's damage: `tapedeck verify <tape>`, or a Redis namespace's own. */
+  get verifyCommand(): string {
+    return this.backend.verifyCommand ?? `tapedeck verify ${this.location}`;
+  }
+
 
   /** Whether this mode serves recordings (replay, update). */
   get serves(): boolean {
@@ -678,7 +683,7 @@ export class RecordCollection<R> {
       file: this.location,
       key,
       repeat: k,
-      hint: `Record this test or request again (TAPEDECK_MODE=record, or tapedeck serve --mode record) to replace the damaged recording; \`tapedeck verify ${this.location}\` lists the damage.`,
+      hint: `Record this test or request again (TAPEDECK_MODE=record, or tapedeck serve --mode record) to replace the damaged recording; \`${this.verifyCommand}\` lists the damage.`,
     });
   }
 

@@ -10,11 +10,18 @@
  * A tape keeps path and query, not the host (recordings answer whichever host the client
  * calls): `origin` gives the one the URLs get. Records that are not HTTP exchanges
  * (ReplayCache values, MCP sessions) have no HAR form and are counted in `skipped`.
+ *
+ * Damage the tape reader survived is listed as the JSON export lists it (export.ts): code, byte
+ * offset and message, in `log._warnings`, there only when there is some (a sound tape's HAR is
+ * plain HAR). The document is written as it is made, an entry at a time, so memory does not
+ * grow with the tape.
  */
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { isHttpRecord, type HttpRecord, type StoredHeaders } from './records.ts';
-import { readTape } from './tape-file.ts';
+import type { TapeWarning } from './tape-codec.ts';
+import { decodedRecords, withTapeStream } from './tape-stream.ts';
+import { chunkedWriter } from './chunked-write.ts';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -48,7 +55,14 @@ function postData(r: HttpRecord['request']): Record<string, unknown> | undefined
   return { mimeType, text: JSON.stringify(r.body) };
 }
 
-function entry(rec: HttpRecord, origin: string): Record<string, unknown> {
+/**
+ * The HAR entry of one HTTP exchange record: request, response, timings (a stream's chunk times
+ * in `response._chunks`), its URL on `origin`.
+ *
+ * @example
+ * harEntry(record, 'https://api.openai.com').request.url // 'https://api.openai.com/v1/chat/completions'
+ */
+export function harEntry(rec: HttpRecord, origin: string): Record<string, unknown> {
   const url = new URL(rec.request.url, origin);
   const res = rec.response;
   const chunks = res.chunks && res.chunks.length > 0 ? res.chunks : undefined;
@@ -94,6 +108,8 @@ export interface HarExport {
   entries: number;
   /** Records on the tape that are not HTTP exchanges and have no HAR form. */
   skipped: number;
+  /** Damage the tape reader survived, as in the document's `log._warnings` (with the file name). */
+  warnings: TapeWarning[];
 }
 
 /**
@@ -104,17 +120,49 @@ export interface HarExport {
  * await writeFile('app.har', text)
  */
 export async function exportTapeHar(path: string, opts: { origin?: string } = {}): Promise<HarExport> {
+  const parts: string[] = [];
+  const r = await writeTapeHar(path, (text) => void parts.push(text), opts);
+  return { text: parts.join(''), ...r };
+}
+
+/** JSON.stringify's 2-space form of a value that sits `indent` deep in the document. */
+const nested = (value: unknown, indent: string): string => JSON.stringify(value, null, 2).replaceAll('\n', `\n${indent}`);
+
+/**
+ * {@link exportTapeHar}, written out as it is made: the tape is read a window at a time and each
+ * record's entry handed to `write` as it comes (in pieces of about 64 KB; a promise `write`
+ * returns is awaited, so a slow reader holds the export back). The text is the same, byte for
+ * byte: what JSON.stringify(har, null, 2) of the whole document gives, and a newline.
+ *
+ * @example
+ * const { skipped, warnings } = await writeTapeHar('tapes/app.tape', (text) => void process.stdout.write(text), { origin: 'https://api.openai.com' })
+ */
+export async function writeTapeHar(path: string, write: (text: string) => void | Promise<void>, opts: { origin?: string } = {}): Promise<Omit<HarExport, 'text'>> {
   const origin = opts.origin ?? 'http://localhost';
   if (!URL.canParse(origin) || !/^https?:$/.test(new URL(origin).protocol)) {
     throw new TapedeckError('E_ARG', `The origin ${JSON.stringify(origin)} is not an http(s) URL.`, { hint: 'Give it as --origin https://api.openai.com ({ origin }).' });
   }
-  const { records } = await readTape(path);
-  const entries: Record<string, unknown>[] = [];
-  let skipped = 0;
-  for (const r of records) {
-    if (isHttpRecord(r.value)) entries.push(entry(r.value, origin));
-    else skipped++;
-  }
-  const har = { log: { version: '1.2', creator: { name: 'tapedeck', version: VERSION }, pages: [], entries } };
-  return { text: `${JSON.stringify(har, null, 2)}\n`, entries: entries.length, skipped };
+  return withTapeStream(path, async (scan) => {
+    const { out, flush } = chunkedWriter(write);
+    // The members before the entries, as JSON.stringify of the whole document indents them.
+    await out(`{\n  "log": {\n    "version": "1.2",\n    "creator": ${nested({ name: 'tapedeck', version: VERSION }, '    ')},\n    "pages": [],\n    "entries": `);
+    let entries = 0;
+    let skipped = 0;
+    for await (const r of decodedRecords(scan, path)) {
+      if (!isHttpRecord(r.value)) {
+        skipped++;
+        continue;
+      }
+      await out(`${entries === 0 ? '[' : ','}\n      ${nested(harEntry(r.value, origin), '      ')}`);
+      entries++;
+    }
+    await out(entries === 0 ? '[]' : '\n    ]');
+    // Damage in file order (decodedRecords has sorted it), worded as the JSON export words it.
+    const prefix = `${path}: `;
+    const warnings = scan.warnings.map((w) => ({ code: w.code, offset: w.offset, message: w.message.startsWith(prefix) ? w.message.slice(prefix.length) : w.message }));
+    if (warnings.length > 0) await out(`,\n    "_warnings": ${nested(warnings, '    ')}`);
+    await out('\n  }\n}\n');
+    await flush();
+    return { entries, skipped, warnings: [...scan.warnings] };
+  });
 }

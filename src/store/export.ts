@@ -53,6 +53,7 @@ import { streamReview } from './stream-review.ts';
 import { appendRecords, createTape, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
 import { decodedRecords, withTapeStream, type TapeStream } from './tape-stream.ts';
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
+import { chunkedWriter } from './chunked-write.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
 type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
@@ -272,9 +273,6 @@ export async function exportTapeJSON(path: string, opts: { review?: boolean } = 
   return parts.join('');
 }
 
-/** Text handed to `write` at a time by writeTapeJSON (a few records' worth). */
-const WRITE_CHUNK = 64 * 1024;
-
 /**
  * {@link exportTapeJSON}, written out as it is made: records are decoded, converted and handed to
  * `write` one after another (in pieces of about 64 KB; a promise `write` returns is awaited, so
@@ -290,15 +288,7 @@ export async function writeTapeJSON(path: string, write: (text: string) => void 
 }
 
 async function writeFrom(scan: TapeStream, path: string, write: (text: string) => void | Promise<void>, opts: { review?: boolean }): Promise<void> {
-  let pending = '';
-  const out = async (text: string): Promise<void> => {
-    pending += text;
-    if (pending.length >= WRITE_CHUNK) {
-      const t = pending;
-      pending = '';
-      await write(t);
-    }
-  };
+  const { out, flush } = chunkedWriter(write);
   const one = (value: JsonValue, indent: string): string => {
     const parts: string[] = [];
     stringify(value, indent, parts);
@@ -325,7 +315,7 @@ async function writeFrom(scan: TapeStream, path: string, write: (text: string) =
     return o;
   });
   await out(`,\n  "warnings": ${one(warnings, '  ')}\n}\n`);
-  if (pending.length > 0) await write(pending);
+  await flush();
 }
 
 /**

@@ -1,13 +1,16 @@
 /**
  * `tapedeck push <tape> <redis-url>` and `tapedeck pull <redis-url> <tape>`: seed a shared Redis
- * store from a tape, snapshot it back; `tapedeck prune <redis-url>`: compact a namespace, as
- * `tapedeck prune <tape>` compacts a tape. Every message names the URL with its password masked.
+ * store from a tape, snapshot it back; `tapedeck verify <redis-url>` and `tapedeck prune
+ * <redis-url>`: check and compact a namespace, as they check and compact a tape. Every message
+ * names the URL with its password masked, and a damaged record by where it is in Redis.
  */
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { isRedisUrl, maskRedisUrl } from './backends/redis-connection.ts';
 import { pullTape, pushTape } from './redis-transfer.ts';
-import { RedisBackend } from './backends/redis-backend.ts';
+import { RedisRecords } from './backends/redis.ts';
+import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './backends/redis-damage.ts';
+import { parseHeader } from './tape-codec.ts';
 
 export const PUSH_HELP = `Usage: tapedeck push <tape> <redis-url> [--namespace NS] [--ttl SECONDS]
 
@@ -23,7 +26,9 @@ Options:
 export const PULL_HELP = `Usage: tapedeck pull <redis-url> <tape> [--namespace NS] [--force]
 
 Write every record of a Redis namespace to a tape, in the order they were written; a tape
-pushed into an empty namespace comes back byte for byte.
+pushed into an empty namespace comes back byte for byte. A record that does not read is left
+out and named on stderr (its Redis hash and field), and the command exits 1; the tape holds
+every other record (tapedeck verify <redis-url> lists such records, tapedeck prune removes them).
 
 Options:
   --namespace NS   Key prefix (default tapedeck, or ?namespace= in the URL)
@@ -33,25 +38,42 @@ Options:
 export const PRUNE_HELP = `Usage: tapedeck prune <redis-url> [--namespace NS]
 
 Compact a Redis namespace, as tapedeck prune <tape> compacts a tape: remove the records that do
-not decode (each removal is one atomic script on its request key; records other writers add
-meanwhile are kept), and drop from the namespace index the request keys whose records have all
-expired. Recordings no test used are pruned by the test run itself: TAPEDECK_PRUNE=1 (docs/vitest.md).
+not decode, or are filed under a key their bytes do not name (each removal is one atomic script
+on its request key; records other writers add meanwhile are kept), and drop from the namespace
+index the request keys whose records have all expired. Each removed record is named on stderr
+with its request key, sequence number, and Redis hash and field. Recordings no test used are
+pruned by the test run itself: TAPEDECK_PRUNE=1 (docs/vitest.md).
 
 Options:
   --namespace NS   Key prefix (default tapedeck, or ?namespace= in the URL)
 `;
 
-const USAGE = {
+export const VERIFY_HELP = `Usage: tapedeck verify <redis-url> [--namespace NS]
+
+Check a Redis namespace, as tapedeck verify <tape> checks a tape: its stored tape header, and
+that every live record decodes and is filed under the key its bytes name. Each record that does
+not is listed with its request key, sequence number, and the Redis hash and field that hold it.
+Nothing is changed. Exits 1 when a problem is found; tapedeck prune <redis-url> removes such
+records, and tapedeck pull leaves them out.
+
+Options:
+  --namespace NS   Key prefix (default tapedeck, or ?namespace= in the URL)
+`;
+
+type RedisCommand = 'push' | 'pull' | 'prune' | 'verify';
+
+const USAGE: Record<RedisCommand, string> = {
   push: 'Usage: tapedeck push <tape> <redis-url> (tapedeck push --help)',
   pull: 'Usage: tapedeck pull <redis-url> <tape> (tapedeck pull --help)',
   prune: 'Usage: tapedeck prune <redis-url> [--namespace NS] (tapedeck prune --help)',
+  verify: 'Usage: tapedeck verify <redis-url> [--namespace NS] (tapedeck verify <redis-url> --help)',
 };
 
-function usage(cmd: 'push' | 'pull' | 'prune', why: string): TapedeckError {
+function usage(cmd: RedisCommand, why: string): TapedeckError {
   return new TapedeckError('E_ARG', `tapedeck ${cmd}: ${why}.`, { hint: USAGE[cmd] });
 }
 
-function parse(cmd: 'push' | 'pull' | 'prune', argv: string[]) {
+function parse(cmd: RedisCommand, argv: string[]) {
   try {
     return parseArgs({
       args: argv,
@@ -102,13 +124,72 @@ export async function pullCommand(argv: string[]): Promise<number> {
   if (!tape || !url || positionals.length > 2) throw usage('pull', 'give the Redis URL and the tape to write');
   if (!isRedisUrl(url)) throw usage('pull', `${maskRedisUrl(url)} is not a redis:// or rediss:// URL${isRedisUrl(tape) ? ' (the URL comes first, then the tape)' : ''}`);
   const r = await pullTape(url, tape, { ...(values.namespace !== undefined ? { namespace: values.namespace } : {}), force: values.force === true });
-  process.stdout.write(`pulled ${r.records} record${r.records === 1 ? '' : 's'} from ${r.url} into ${tape} (${r.bytes} bytes)\n`);
-  return 0;
+  for (const w of r.warnings) process.stderr.write(`${w.code}: ${w.message}\n`);
+  const left = r.warnings.length;
+  process.stdout.write(`pulled ${r.records} record${r.records === 1 ? '' : 's'} from ${r.url} into ${tape} (${r.bytes} bytes)${left ? `; left out ${left} that did not read (listed above)` : ''}\n`);
+  // The tape is not the namespace's whole contents: scripts and CI see it in the exit code.
+  return left ? 1 : 0;
 }
 
 /**
- * Runs `tapedeck prune <redis-url>`: removes the records of a namespace that do not decode;
- * returns the exit code.
+ * Runs `tapedeck verify <redis-url>`: lists the records of a namespace that do not read, where
+ * they are in Redis; returns the exit code (1 when a problem is found).
+ */
+export async function verifyRedisCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse('verify', argv);
+  if (values.help) {
+    process.stdout.write(VERIFY_HELP);
+    return 0;
+  }
+  const [url] = positionals;
+  if (!url || positionals.length > 1 || !isRedisUrl(url)) throw usage('verify', 'give one redis:// or rediss:// URL');
+  if (values.ttl !== undefined || values.force !== undefined) throw usage('verify', 'verify takes no --ttl or --force');
+  const store = await RedisRecords.open(url, values.namespace !== undefined ? { namespace: values.namespace } : {});
+  try {
+    const where = redisLocation(store.url, store.namespace);
+    const target = redisCliTarget(store.url, store.namespace);
+    const header = await store.header();
+    // Checking does not tidy: keys whose records all expired stay listed for the next reader.
+    const records = await store.readAll({ unlist: false });
+    if (header === undefined && records.length === 0) {
+      throw new TapedeckError('E_TAPE_NOT_FOUND', `${where} holds no recordings.`, {
+        file: where,
+        hint: 'Check the URL and the namespace (--namespace NS or ?namespace=NS; the default is tapedeck); tapedeck push <tape> <redis-url> --namespace NS fills one.',
+      });
+    }
+    const problems: string[] = [];
+    let about = 'no stored tape header (written by proxies or test runs; tapedeck pull gives the tape a fresh one)';
+    if (header !== undefined) {
+      try {
+        const h = parseHeader(header, `${where}, key ${store.headerKey}`).header;
+        about = `format ${h.formatVersion}, created ${h.created}, tapedeck ${h.tapedeckVersion}`;
+      } catch (e) {
+        problems.push(`${e instanceof TapedeckError ? e.code : 'E_TAPE_CORRUPT'} in the stored tape header: ${(e as Error).message}`);
+      }
+    }
+    let n = 0;
+    const keys = new Set<string>();
+    for (const r of records) {
+      const why = redisRecordDamage(r, { decode: true });
+      if (why === undefined) {
+        n++;
+        keys.add(r.key);
+      } else problems.push(`E_TAPE_CORRUPT at record ${r.seq}: ${redisRecordPlace(store.namespace, r)} is ${why}.`);
+    }
+    // Like tapedeck verify <tape>: the intact records are counted, the damaged ones listed.
+    process.stdout.write(`${where}: ${about}, ${n} record${n === 1 ? '' : 's'} under ${keys.size} request key${keys.size === 1 ? '' : 's'}\n`);
+    for (const p of problems) process.stdout.write(`${p}\n`);
+    const counted = n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
+    process.stdout.write(problems.length ? `${problems.length} problem(s); ${counted} (tapedeck prune ${target} removes the records that do not read; tapedeck pull leaves them out).\n` : n === 0 ? 'ok (no records)\n' : 'ok\n');
+    return problems.length ? 1 : 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Runs `tapedeck prune <redis-url>`: removes the records of a namespace that do not read (bytes
+ * that do not decode, or that do not name the key they are filed under); returns the exit code.
  */
 export async function pruneRedisCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse('prune', argv);
@@ -119,24 +200,27 @@ export async function pruneRedisCommand(argv: string[]): Promise<number> {
   const [url] = positionals;
   if (!url || positionals.length > 1 || !isRedisUrl(url)) throw usage('prune', 'give one redis:// or rediss:// URL');
   if (values.ttl !== undefined || values.force !== undefined) throw usage('prune', 'prune takes no --ttl or --force');
-  const backend = new RedisBackend(url, values.namespace !== undefined ? { namespace: values.namespace } : {});
+  const store = await RedisRecords.open(url, values.namespace !== undefined ? { namespace: values.namespace } : {});
   try {
-    // The full read behind rewrite also unlists keys whose records have all expired.
-    const r = await backend.rewrite((records) =>
-      records.flatMap((rec, i) => {
-        try {
-          rec.value();
-          return [];
-        } catch {
-          return [i];
-        }
-      }),
-    );
-    const bad = r.warnings.length;
-    for (const w of r.warnings) process.stderr.write(`removed record ${w.offset}: ${w.message}\n`);
-    process.stdout.write(`${backend.location}: kept ${r.kept} record${r.kept === 1 ? '' : 's'}, removed ${bad} that did not decode\n`);
+    // The full read also unlists keys whose records have all expired.
+    const records = await store.readAll();
+    const byKey = new Map<string, number[]>();
+    for (const r of records) {
+      const why = redisRecordDamage(r, { decode: true });
+      if (why === undefined) continue;
+      process.stderr.write(`removed ${redisRecordPlace(store.namespace, r)}: ${why}\n`);
+      const seqs = byKey.get(r.key);
+      if (seqs) seqs.push(r.seq);
+      else byKey.set(r.key, [r.seq]);
+    }
+    // Exactly those sequence numbers, one atomic script per request key: records other writers
+    // add meanwhile have new numbers and stay.
+    await Promise.all([...byKey].map(([key, seqs]) => store.remove(key, seqs)));
+    const bad = [...byKey.values()].reduce((n, seqs) => n + seqs.length, 0);
+    const kept = records.length - bad;
+    process.stdout.write(`${redisLocation(store.url, store.namespace)}: kept ${kept} record${kept === 1 ? '' : 's'}, removed ${bad} that did not decode\n`);
     return 0;
   } finally {
-    await backend.close();
+    await store.close();
   }
 }

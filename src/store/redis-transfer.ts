@@ -10,6 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { saltOf } from './backends/redis-backend.ts';
 import { collectionKeyOf, RedisRecords, type RedisStoreOptions } from './backends/redis.ts';
+import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './backends/redis-damage.ts';
 import { FRAME_HEADER_SIZE, parseHeader, type TapeWarning } from './tape-codec.ts';
 import { recordBytes, scanTape } from './tape-file.ts';
 
@@ -27,9 +28,15 @@ export interface PushResult {
 
 /** What a pull did. */
 export interface PullResult {
+  /** Records written to the tape. */
   records: number;
   bytes: number;
   url: string;
+  /**
+   * Records of the namespace left out because they do not read (`offset`: the record's sequence
+   * number; the message says where it is in Redis): the tape holds every other one, and verifies.
+   */
+  warnings: TapeWarning[];
 }
 
 /** Records per batch: one reservation of sequence numbers and one script per request key. */
@@ -78,7 +85,9 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
  * Writes every live record of a Redis namespace to a tape, in the order they were written to
  * Redis, under the header a push stored (or a fresh one). The tape is written beside its final
  * name, fsynced, and renamed into place, so a failure mid-pull leaves no partial tape; an
- * existing tape is replaced only with `force`.
+ * existing tape is replaced only with `force`. A record that does not read (bytes that do not
+ * decode, or that do not name the key they are filed under) is left out and reported in
+ * `warnings`, as any tape reader skips a damaged record; it stays in Redis.
  *
  * @example
  * await pullTape('redis://127.0.0.1:6379/0', 'snapshots/app.tape', { namespace: 'app' })
@@ -91,14 +100,27 @@ export async function pullTape(url: string, tape: string, opts: RedisStoreOption
     });
   }
   const store = await RedisRecords.open(url, opts);
-  let records;
+  let stored;
   let header;
   try {
     header = await store.header();
-    records = await store.readAll();
+    stored = await store.readAll();
   } finally {
     await store.close();
   }
+  // Every record is decoded once here: the tape must verify, so what a tape reader would skip
+  // is not written, and each one is said, where it is in Redis.
+  const warnings: TapeWarning[] = [];
+  const records = stored.filter((r) => {
+    const why = redisRecordDamage(r, { decode: true });
+    if (why === undefined) return true;
+    warnings.push({
+      code: 'E_TAPE_CORRUPT',
+      offset: r.seq,
+      message: `${redisLocation(store.url, store.namespace)}: ${redisRecordPlace(store.namespace, r)} is ${why}; left out of ${tape} (it stays in Redis: tapedeck prune ${redisCliTarget(store.url, store.namespace)} removes it).`,
+    });
+    return false;
+  });
   const tmp = join(dirname(tape), `.${basename(tape)}.${process.pid}.${randomBytes(4).toString('hex')}.pull`);
   let fh: FileHandle | undefined;
   let bytes = 0;
@@ -126,5 +148,5 @@ export async function pullTape(url: string, tape: string, opts: RedisStoreOption
     if (e instanceof TapedeckError) throw e;
     throw new TapedeckError('E_TAPE_IO', `Could not write ${tape} from ${store.url}: ${(e as Error).message}`, { file: tape, hint: 'Check that the directory exists and is writable.' });
   }
-  return { records: records.length, bytes, url: store.url };
+  return { records: records.length, bytes, url: store.url, warnings };
 }

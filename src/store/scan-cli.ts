@@ -1,6 +1,8 @@
 /**
  * `tapedeck scan <tapes...> [--staged]`: secret-scan.ts over tapes on disk, or over the tapes
  * staged for commit (the pre-commit hook `tapedeck init` writes runs `tapedeck scan --staged`).
+ * Damage does not hide a key: a damaged region's raw bytes are searched too, the damage is
+ * listed with its byte offsets, and a tape with damage is never reported clean.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -8,8 +10,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { TapedeckError } from '../errors.ts';
-import { parseTape } from './tape-codec.ts';
-import { secretsInValue, type SecretFinding } from './secret-scan.ts';
+import { damagedFrameStarts, parseTape, type TapeWarning } from './tape-codec.ts';
+import { secretsInBytes, secretsInValue, type SecretFinding } from './secret-scan.ts';
 import { decodedRecords, withTapeStream } from './tape-stream.ts';
 
 /** The tapes a path names: the file itself, or every `*.tape` below a folder, sorted. */
@@ -44,7 +46,92 @@ function line(file: string, f: SecretFinding): string {
 }
 
 /**
- * Runs `tapedeck scan`; returns the exit code (0 clean, 1 findings or an unreadable tape).
+ * A tape as scan reads it: its decoded records in file order, the damage reading found (added to
+ * as the records are read, each warning before the records after it), and its bytes as read.
+ */
+interface ScanSource {
+  records: AsyncIterable<{ offset: number; value: unknown }> | Iterable<{ offset: number; value: unknown }>;
+  warnings: readonly TapeWarning[];
+  size(): number;
+  bytes(start: number, end: number): Promise<Uint8Array>;
+}
+
+/** What scanning one tape found. */
+interface TapeScanResult {
+  findings: number;
+  /** Records read and walked (damaged ones are not among them). */
+  records: number;
+  /** Damaged regions: their bytes were searched for key formats only. */
+  damage: number;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Scans one tape: every record as it comes (secretsInValue), and every damaged region's raw bytes
+ * (secretsInBytes) where it lies between them, each reported as found. Records are numbered by
+ * their place among all frames, the ones damage took included, so a record after damage keeps
+ * the number it had (and that verify and prune speak of).
+ */
+async function scanOne(file: string, src: ScanSource): Promise<TapeScanResult> {
+  const result: TapeScanResult = { findings: 0, records: 0, damage: 0 };
+  /** The number the next record gets. */
+  let n = 0;
+  // Warnings arrive as reading goes (and an undecodable record's after later damage): each is
+  // taken once, by identity, and handled in file order before the first record after it.
+  const taken = new Set<TapeWarning>();
+  const pending: TapeWarning[] = [];
+  const damageBefore = async (limit: number): Promise<void> => {
+    if (taken.size < src.warnings.length) {
+      for (const w of src.warnings) {
+        if (taken.has(w)) continue;
+        taken.add(w);
+        pending.push(w);
+      }
+      pending.sort((a, b) => a.offset - b.offset);
+    }
+    while (pending.length > 0 && pending[0]!.offset < limit) {
+      const w = pending.shift()!;
+      // A 0-byte file holds nothing to search: read whole, not damage that hides anything.
+      if (w.code === 'E_TAPE_EMPTY') continue;
+      const header = w.code === 'E_TAPE_HEADER';
+      const start = header ? 0 : w.offset;
+      const end = Math.min(limit, pending[0]?.offset ?? limit);
+      const bytes = await src.bytes(start, end);
+      const starts = damagedFrameStarts(bytes, !header);
+      const first = n;
+      n += starts.length;
+      const records = starts.length === 0 ? '' : starts.length === 1 ? `record ${first}` : `records ${first}-${first + starts.length - 1}`;
+      const what = header ? (records ? `the header and ${records}` : 'the header') : records || 'no record';
+      const region = `damaged bytes ${start}..${end - 1}`;
+      const message = w.message.startsWith(`${file}: `) ? w.message.slice(file.length + 2) : w.message;
+      process.stdout.write(`${file}: ${region} (${what}), searched for key formats only: ${w.code} ${message}\n`);
+      result.damage++;
+      for (const f of secretsInBytes(bytes)) {
+        // The record whose frame the match lies in: the last start at or before it.
+        let i = starts.length - 1;
+        while (i >= 0 && starts[i]! > f.offset) i--;
+        result.findings++;
+        process.stdout.write(`${file}: ${i < 0 ? 'the header' : `record ${first + i}`} (byte ${start + f.offset}) ${region}: ${f.kind} ${f.excerpt}\n`);
+      }
+    }
+  };
+  for await (const r of src.records) {
+    await damageBefore(r.offset);
+    for (const f of secretsInValue(r.value)) {
+      result.findings++;
+      process.stdout.write(line(file, { record: n, offset: r.offset, ...f }));
+    }
+    n++;
+    result.records++;
+  }
+  await damageBefore(src.size());
+  return result;
+}
+
+/**
+ * Runs `tapedeck scan`; returns the exit code (0 clean, 1 findings, damage scan could not fully
+ * check, or an unreadable tape).
  *
  * @example
  * process.exitCode = await scanCommand(['tapes/'])
@@ -63,31 +150,43 @@ export async function scanCommand(args: string[]): Promise<number> {
     let records = 0;
     let tapes = 0;
     const files = new Set<string>();
-    // One tape's records, in file order, each scanned as it comes (secretsInValue) and let go.
-    const scan = async (file: string, recs: AsyncIterable<{ offset: number; value: unknown }> | Iterable<{ offset: number; value: unknown }>) => {
+    const damaged: string[] = [];
+    const scan = async (file: string, src: ScanSource) => {
       tapes++;
-      let i = 0;
-      for await (const r of recs) {
-        for (const f of secretsInValue(r.value)) {
-          findings++;
-          files.add(file);
-          process.stdout.write(line(file, { record: i, offset: r.offset, ...f }));
-        }
-        i++;
-      }
-      records += i;
+      const r = await scanOne(file, src);
+      findings += r.findings;
+      records += r.records;
+      if (r.findings > 0) files.add(file);
+      if (r.damage > 0) damaged.push(file);
     };
-    if (staged) for (const t of stagedTapes()) await scan(t.file, parseTape(t.bytes, t.file).records);
+    if (staged) {
+      for (const t of stagedTapes()) {
+        const p = parseTape(t.bytes, t.file);
+        await scan(t.file, { records: p.records, warnings: p.warnings, size: () => t.bytes.length, bytes: async (s, e) => t.bytes.subarray(s, e) });
+      }
+    }
     // Tapes on disk are read a window at a time.
-    for (const p of parsed.positionals) for (const file of tapesUnder(p)) await withTapeStream(file, (t) => scan(file, decodedRecords(t, file)));
-    if (findings === 0) {
-      process.stdout.write(`No credentials found in ${tapes} tape${tapes === 1 ? '' : 's'} (${records} record${records === 1 ? '' : 's'}).\n`);
+    for (const p of parsed.positionals) {
+      for (const file of tapesUnder(p)) await withTapeStream(file, (t) => scan(file, { records: decodedRecords(t, file), warnings: t.warnings, size: () => t.size, bytes: (s, e) => t.bytes(s, e) }));
+    }
+    if (findings === 0 && damaged.length === 0) {
+      process.stdout.write(`No credentials found in ${plural(tapes, 'tape')} (${plural(records, 'record')}).\n`);
       return EXIT.ok;
     }
-    process.stderr.write(
-      `tapedeck scan: ${findings} possible credential${findings === 1 ? '' : 's'} in ${files.size} tape${files.size === 1 ? '' : 's'}.\n` +
-        'hint: revoke any real key, then re-record the tape (today\'s recorder redacts these), or fix the record: tapedeck export <tape> > t.json, edit, tapedeck import t.json <tape> --force.\n',
-    );
+    if (findings > 0) {
+      process.stderr.write(
+        `tapedeck scan: ${findings === 1 ? '1 possible credential' : `${findings} possible credentials`} in ${plural(files.size, 'tape')}.\n` +
+          'hint: revoke any real key, then re-record the tape (today\'s recorder redacts these), or fix the record: tapedeck export <tape> > t.json, edit, tapedeck import t.json <tape> --force.\n',
+      );
+    }
+    if (damaged.length > 0) {
+      // A tape scan could not read whole is not called clean: what the damage held is unknown.
+      const tape = damaged.length === 1 ? damaged[0]! : '<tape>';
+      process.stderr.write(
+        `tapedeck scan: ${plural(damaged.length, 'tape has', 'tapes have')} damage scan could not fully check (listed above): the damaged bytes were searched for key formats only, not read as records.\n` +
+          `hint: check what the damage held (tapedeck verify ${tape}), then drop it with tapedeck prune ${tape}${staged ? ` and git add ${tape} again` : ''}, or restore the tape from version control.\n`,
+      );
+    }
     return EXIT.failed;
   } catch (e) {
     return reportCliError(e);

@@ -165,6 +165,65 @@ export function secretsInValue(value: unknown): Omit<SecretFinding, 'record' | '
   return out;
 }
 
+/** Latin-1 text of this many bytes at a time, at least, is searched by {@link secretsInBytes}. */
+const BYTES_CHUNK = 1 << 20;
+/** How far past a chunk's end its last token may run before the chunk is cut inside it anyway. */
+const BYTES_RUN = 1 << 16;
+/**
+ * Bytes a credential match can hold (letters, digits, `._~+/=-`, `_`, and the white space after
+ * `Bearer`, Latin-1 no-break space included): a chunk ends at a byte that is none of these, so
+ * no match is cut in two.
+ */
+const TOKEN_BYTE = new Uint8Array(256);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-_ \t\n\v\f\r') TOKEN_BYTE[c.charCodeAt(0)] = 1;
+TOKEN_BYTE[0xa0] = 1;
+
+/**
+ * How many length bytes follow a msgpack str or bin type byte (str8/16/32, bin8/16/32): they may
+ * be letters or digits (a 56-character string's length byte is `8`), which would join the
+ * string's first word and hide a `Bearer` or a key prefix behind a missing word boundary.
+ */
+const LENGTH_BYTES: Partial<Record<number, number>> = { 0xc4: 1, 0xc5: 2, 0xc6: 4, 0xd9: 1, 0xda: 2, 0xdb: 4 };
+
+/**
+ * The credential formats in raw bytes that are not a record (a damaged region of a tape): each
+ * with its offset in `bytes`. msgpack stores strings and binary bodies as their bytes, so a key
+ * in a header, a URL or a body is found as it is in a record; what needs a record's structure
+ * (secret-named members, base64 chunks of a Bedrock stream) is not. The bytes are read as
+ * Latin-1, a character a byte, a megabyte at a time; they are searched as they are and again
+ * with the length bytes of what may be msgpack strings blanked, and a match found inside
+ * another (`sk-…` inside `Bearer sk-…`) is left out.
+ *
+ * @example
+ * secretsInBytes(Buffer.from('\xd9\x38Bearer sk-proj-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQR', 'latin1'))
+ * // [{ offset: 2, kind: 'bearer token', excerpt: '"Bear…" (59 chars)' }]
+ */
+export function secretsInBytes(bytes: Uint8Array): { offset: number; kind: SecretFinding['kind']; excerpt: string }[] {
+  const out: { offset: number; kind: SecretFinding['kind']; excerpt: string }[] = [];
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let start = 0; start < buf.length; ) {
+    let end = Math.min(buf.length, start + BYTES_CHUNK);
+    const limit = Math.min(buf.length, end + BYTES_RUN);
+    while (end < limit && TOKEN_BYTE[buf[end]!] === 1) end++;
+    const blanked = Buffer.from(buf.subarray(start, end));
+    for (let i = Math.max(0, start - 4); i < end; i++) {
+      const n = LENGTH_BYTES[buf[i]!];
+      if (n !== undefined) for (let j = Math.max(i + 1, start); j <= i + n && j < end; j++) blanked[j - start] = 0;
+    }
+    const found = [...credentialMatches(buf.toString('latin1', start, end)), ...credentialMatches(blanked.toString('latin1'))];
+    // Earliest first, the longer of two at the same place first: a match inside one kept is dropped.
+    found.sort((a, b) => a.index - b.index || b.text.length - a.text.length);
+    let kept = -1;
+    for (const m of found) {
+      if (m.index + m.text.length <= kept) continue;
+      kept = m.index + m.text.length;
+      out.push({ offset: start + m.index, kind: kindOf(m.text), excerpt: excerpt(m.text) });
+    }
+    start = end;
+  }
+  return out;
+}
+
 /**
  * Every finding in a tape's records (as readTape gives them).
  *

@@ -162,6 +162,8 @@ function corruptHeader(file: string, offset: number, what: string): TapedeckErro
   return new TapedeckError('E_TAPE_CORRUPT', `${file} is not a readable tape: ${what} (byte ${offset}).`, {
     file,
     offset,
+    // What failed, on its own: a lost header in front of records is reported in other words.
+    what,
     hint: 'The header is damaged or this is not a tapedeck tape; restore it from version control or re-record it.',
   });
 }
@@ -264,13 +266,15 @@ function readHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: n
     for (let i = 0; magic && i < TAPE_MAGIC.length; i++) magic = buf[i] === TAPE_MAGIC[i];
     if (first < 0 && !magic) throw e;
     const end = first < 0 ? buf.length : first;
+    const offset = typeof e.details.offset === 'number' ? e.details.offset : 0;
     return {
       header: lostHeader(),
       end,
       warning: {
         code: 'E_TAPE_HEADER',
-        offset: typeof e.details.offset === 'number' ? e.details.offset : 0,
-        message: `${e.message.replace(/\.$/, '')}; the header's metadata is lost, ${first < 0 ? 'and no record follows it' : `records are read from byte ${first}`}. \`tapedeck prune ${file}\` writes a fresh header and keeps every record.`,
+        offset,
+        // Not "not a tapedeck tape": the tape magic, or a record frame behind it, says it is one.
+        message: `${file}: the header is damaged (byte ${offset}: ${String(e.details.what ?? e.message)}); its metadata is lost${first < 0 ? ' and no record follows it' : `, records are read from byte ${first}`}. \`tapedeck prune ${file}\` writes a fresh header${first < 0 ? '' : ' and keeps every record'}.`,
       },
     };
   }
@@ -371,6 +375,51 @@ function nextValidFrame(buf: Uint8Array, from: number): number {
 }
 
 /**
+ * Where frames start in a damaged region (`region`: its bytes alone; offsets into it), so a
+ * reader that numbers records can count the ones the damage took and keep the numbers of those
+ * after it. `atFrame`: the region starts where a frame was expected (damage found by the frame
+ * walk, an undecodable frame, a torn tail), so its first byte starts one whatever it holds; a
+ * damaged header's region is searched for frame magic from its start. From each start, the next
+ * is where the frame's declared length leads when a frame magic is there, else the next frame
+ * magic: an estimate (a frame whose magic was hit is counted with the one before it), exact for
+ * damage inside a frame, the usual case.
+ *
+ * @example
+ * damagedFrameStarts(bytes.subarray(1265, 2486), true) // [0]: one record's frame
+ */
+export function damagedFrameStarts(region: Uint8Array, atFrame: boolean): number[] {
+  const starts: number[] = [];
+  const view = new DataView(region.buffer, region.byteOffset, region.byteLength);
+  let p = atFrame ? 0 : magicFrom(region, 0);
+  while (p >= 0 && p < region.length) {
+    starts.push(p);
+    let from = p + 1;
+    if (hasFrameMagic(region, p) && p + FRAME_HEADER_SIZE <= region.length) {
+      const next = p + FRAME_HEADER_SIZE + view.getUint32(p + 4);
+      if (next === region.length) break;
+      // Checked for magic rather than taken on trust: the length field may be the damaged byte.
+      if (next < region.length && hasFrameMagic(region, next)) from = next;
+    }
+    p = from === p + 1 ? magicFrom(region, from) : from;
+  }
+  return starts;
+}
+
+function hasFrameMagic(buf: Uint8Array, at: number): boolean {
+  if (at + FRAME_MAGIC.length > buf.length) return false;
+  for (let i = 0; i < FRAME_MAGIC.length; i++) if (buf[at + i] !== FRAME_MAGIC[i]) return false;
+  return true;
+}
+
+/** The first offset at or after `from` where the four bytes of a frame magic are, or -1. */
+function magicFrom(buf: Uint8Array, from: number): number {
+  for (let at = buf.indexOf(FRAME_MAGIC[0]!, from); at >= 0; at = buf.indexOf(FRAME_MAGIC[0]!, at + 1)) {
+    if (hasFrameMagic(buf, at)) return at;
+  }
+  return -1;
+}
+
+/**
  * Parse a whole tape image. Pure: shared by readTape, scanTape and rewriteTape. With
  * `decode: false` frames are only checked (magic, length, CRC) and `value` is left undefined:
  * a CRC that matches means the payload is exactly what was written, so decoding can wait until
@@ -426,6 +475,17 @@ export function parseTape(buf: Uint8Array, file: string, decode = true): TapeCon
  */
 export function decodeOrWarn(buf: Uint8Array, frame: { offset: number; length: number }, file: string): { value: unknown } | { warning: TapeWarning } {
   return decodePayloadOrWarn(buf.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length), frame.offset, file);
+}
+
+/**
+ * Decodes one record payload on its own (a Redis store holds payloads without frames); throws
+ * the decoder's own error when the bytes are not one msgpack value.
+ *
+ * @example
+ * decodePayload(store.payload) // { v: 1, kind: 'http', key: '9f86…', … }
+ */
+export function decodePayload(payload: Uint8Array): unknown {
+  return unpackr.unpack(payload);
 }
 
 /** {@link decodeOrWarn} of a frame's payload on its own, the frame at `offset` in the file. */

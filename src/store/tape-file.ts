@@ -964,7 +964,7 @@ export async function rewriteTape(
   path: string,
   keep: (entry: TapeRecordEntry) => boolean,
   options: LockedCallOptions = {},
-): Promise<{ kept: number; dropped: number; warnings: TapeWarning[] }> {
+): Promise<{ kept: number; dropped: number; warnings: TapeWarning[]; damageBytes: number; freshHeader: 'damaged' | 'empty' | undefined }> {
   const r = await rewriteTapeFrames(
     path,
     (scan) => {
@@ -982,20 +982,24 @@ export async function rewriteTape(
     },
     options,
   );
-  return { kept: r.kept, dropped: r.dropped.length, warnings: r.warnings };
+  return { kept: r.kept, dropped: r.dropped.length, warnings: r.warnings, damageBytes: r.damageBytes, freshHeader: r.freshHeader };
 }
 
 /**
  * The rewrite under {@link rewriteTape}, choosing from the whole current tape at once: `select`
  * gets the tape as read under the lock (frames checked, not decoded) and returns the indexes of
  * the frames to drop. For choices that need every record first (latest per key, used or not).
- * Returns the dropped frames' decoded values. Frames that do not decode are dropped too.
+ * Returns the dropped frames' decoded values. Frames that do not decode are dropped too. Also
+ * what the rewrite cleaned, as read under the lock: `damageBytes`, the bytes that were neither
+ * the header kept nor a record that decodes (damaged regions, undecodable records, a lost
+ * header's bytes), and `freshHeader`, why a new header was written (`damaged`; `empty`, a
+ * 0-byte file), if one was.
  */
 export async function rewriteTapeFrames(
   path: string,
   select: (scan: TapeScan) => Iterable<number>,
   options: LockedCallOptions = {},
-): Promise<{ kept: number; dropped: unknown[]; warnings: TapeWarning[] }> {
+): Promise<{ kept: number; dropped: unknown[]; warnings: TapeWarning[]; damageBytes: number; freshHeader: 'damaged' | 'empty' | undefined }> {
   return withTapeLock(
     path,
     async () => {
@@ -1009,6 +1013,7 @@ export async function rewriteTapeFrames(
       const parts: Uint8Array[] = [head];
       const dropped: unknown[] = [];
       let kept = 0;
+      let damageBytes = buf.length - (parsed.header.headerLost === true ? 0 : parsed.headerEnd);
       parsed.records.forEach((r, i) => {
         let value: unknown;
         let decodes = true;
@@ -1018,6 +1023,7 @@ export async function rewriteTapeFrames(
           decodes = false;
           parsed.warnings.push({ code: 'E_TAPE_CORRUPT', offset: r.offset, message: `${path}: record at byte ${r.offset} does not decode; dropped by the rewrite.` });
         }
+        if (decodes) damageBytes -= r.length;
         if (decodes && !drop.has(i)) {
           parts.push(buf.subarray(r.offset, r.offset + r.length));
           kept++;
@@ -1040,7 +1046,8 @@ export async function rewriteTapeFrames(
         throw ioError(e, path, 'rewrite');
       }
       await syncDir(dir);
-      return { kept, dropped, warnings: parsed.warnings };
+      const freshHeader = parsed.header.headerLost !== true ? undefined : buf.length === 0 ? 'empty' : 'damaged';
+      return { kept, dropped, warnings: parsed.warnings, damageBytes, freshHeader };
     },
     options,
   );

@@ -37,6 +37,11 @@ export interface TapeStream {
    * read.
    */
   frames(): AsyncGenerator<TapeFrame>;
+  /**
+   * The file's bytes [start, end) as they were read: what a warning's damaged region holds, for
+   * `tapedeck scan` to search. Call it before `withTapeStream`'s callback settles.
+   */
+  bytes(start: number, end: number): Promise<Uint8Array>;
 }
 
 /**
@@ -82,7 +87,7 @@ async function start(fh: FileHandle, path: string, window: number): Promise<Tape
     // An empty file, or a header the whole-file reader resynchronizes past (or refuses).
     const bytes = await readAt(fh, path, 0, size);
     const whole = parseTape(bytes, path, false);
-    return { header: whole.header, size: bytes.length, warnings: whole.warnings, frames: () => rest(whole.records, bytes) };
+    return { header: whole.header, size: bytes.length, warnings: whole.warnings, frames: () => rest(whole.records, bytes), bytes: async (s, e) => bytes.subarray(s, e) };
   }
   const warnings: TapeWarning[] = [];
   const header = parsed.header;
@@ -92,12 +97,15 @@ async function start(fh: FileHandle, path: string, window: number): Promise<Tape
   // handed out (and values decoded from them, which may point into them) stay as they were.
   let buf: Buffer = first;
   let at = 0;
+  // The whole file, once damage made the whole-file reader read it: its bytes are the ones the
+  // warnings describe (the file may have grown since the window was read).
+  let whole: Buffer | undefined;
   async function* frames(): AsyncGenerator<TapeFrame> {
     while (pos < size) {
       const len = await frameAt(pos);
       if (len < 0) {
         // Not a sound frame: the whole-file reader says what it is and reads on from there.
-        const whole = await readAt(fh, path, 0, await io(path, async () => (await fh.stat()).size));
+        whole = await readAt(fh, path, 0, await io(path, async () => (await fh.stat()).size));
         sizeRead = whole.length;
         const parsedWhole = parseTape(whole, path, false);
         for (const w of parsedWhole.warnings) if (w.offset >= pos) warnings.push(w);
@@ -136,6 +144,7 @@ async function start(fh: FileHandle, path: string, window: number): Promise<Tape
     header,
     warnings,
     frames,
+    bytes: async (s, e) => (whole ? whole.subarray(s, e) : readAt(fh, path, s, Math.max(0, e - s))),
     get size() {
       return sizeRead;
     },

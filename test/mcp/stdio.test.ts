@@ -169,6 +169,51 @@ describe('tapedeck mcp over stdio', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('piped input closed right after the last request: the answers still on the way are recorded, with no warning', async () => {
+    const dir = tmp('piped');
+    const tape = join(dir, 'memory.tape');
+    const init = { id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'piped', version: '1' } } };
+    const input = [init, { method: 'notifications/initialized' }, { id: 2, method: 'tools/list' }, { id: 3, method: 'tools/call', params: { name: 'read_graph', arguments: {} } }];
+    // spawnSync writes the input and closes stdin at once, before the server has answered
+    // anything: what `printf ... | tapedeck mcp` does.
+    const r = spawnSync('node', [CLI, 'mcp', '--tape', tape, '--mode', 'record', '--', 'node', MEMORY], {
+      input: input.map((m) => `${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`).join(''),
+      encoding: 'utf8',
+      env: { ...process.env, MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+    });
+    expect(r.status).toBe(0);
+    const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: unknown });
+    expect(answers.map((a) => [a.id, a.result !== undefined])).toEqual([[1, true], [2, true], [3, true]]);
+    expect(r.stderr).not.toContain('had no answer');
+    expect(r.stderr).toContain('4 MCP exchange(s) recorded');
+    // Stored as each exchange became whole (pipelined, the notification before the initialize answer).
+    expect((await mcpRecordsOf(tape)).map((x) => x.method).sort()).toEqual(['initialize', 'notifications/initialized', 'tools/call', 'tools/list']);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('piped input closed while a call hangs: the others are recorded, only the hung call is warned about, after --shutdown-timeout', async () => {
+    const dir = tmp('piped-hang');
+    const tape = join(dir, 'odd.tape');
+    const init = { id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'piped', version: '1' } } };
+    const input = [init, { method: 'notifications/initialized' }, { id: 2, method: 'tools/call', params: { name: 'hang', arguments: {} } }, { id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'late' } } }];
+    const t0 = Date.now();
+    const r = spawnSync('node', [CLI, 'mcp', '--tape', tape, '--mode', 'record', '--shutdown-timeout', '700', '--', 'node', ODD], {
+      input: input.map((m) => `${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`).join(''),
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    // The wait is bounded by --shutdown-timeout, not by the request timeout (10 minutes).
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(700);
+    expect(Date.now() - t0).toBeLessThan(8000);
+    expect(r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: number }).id)).toEqual([1, 3]);
+    const warned = r.stderr.split('\n').filter((l) => l.includes('had no answer'));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain('tools/call hang');
+    expect(warned[0]).toContain('--shutdown-timeout');
+    expect((await mcpRecordsOf(tape)).map((x) => (x.request.params as { name?: string } | undefined)?.name ?? x.method).sort()).toEqual(['echo', 'initialize', 'notifications/initialized']);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('secrets in params and answers never reach the tape, and two calls that differ only in a secret stay two recordings', async () => {
     const dir = tmp('secrets');
     const tape = join(dir, 'secrets.tape');

@@ -4,20 +4,30 @@
 // an older version, a hand-written file or an importer would; the CLI names each one's file,
 // record and path and exits 1. A tape recorded through today's recorder, and one with masks,
 // scan clean (exit 0).
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeEventStreamMessage } from '../../src/providers/wire/aws-eventstream.ts';
-import { secretsInValue } from '../../src/store/secret-scan.ts';
-import { appendRecords, createTape } from '../../src/store/tape-file.ts';
+import { secretsInBytes, secretsInValue } from '../../src/store/secret-scan.ts';
+import { crc32, FRAME_MAGIC } from '../../src/store/tape-codec.ts';
+import { appendFrames, appendRecords, createTape } from '../../src/store/tape-file.ts';
 import { recordEveryProvider } from '../drift/provider-answers.ts';
 
 const CLI = join(import.meta.dirname, '../../dist/cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-scan-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const scan = (...args: string[]) => spawnSync(process.execPath, [CLI, 'scan', ...args], { cwd: dir, encoding: 'utf8' });
+/** One byte of a tape changed, as a bad disk or a careless edit leaves it. */
+const damage = (tape: string, at: number) => {
+  const b = readFileSync(tape);
+  b[at]! ^= 0xff;
+  writeFileSync(tape, b);
+};
+/** The line a finding in damaged bytes gets: the record, where the match starts, the damaged region. */
+const damagedFinding = (tape: string, label: string, at: number, region: [number, number], kind: string, secret: string) =>
+  `${tape}: ${label} (byte ${at}) damaged bytes ${region[0]}..${region[1]}: ${kind} ${JSON.stringify(secret.slice(0, 4) + '…')} (${secret.length} chars)`;
 
 const enc = new TextEncoder();
 const SECRET = {
@@ -133,5 +143,99 @@ describe('tapedeck scan', () => {
   it('judges secret-named members by how random their value looks', () => {
     expect(secretsInValue({ password: 'changeme', api_key: 'none', token: SECRET.clientSecret })).toEqual([]);
     expect(secretsInValue({ password: SECRET.clientSecret }).map((f) => f.kind)).toEqual(['secret member']);
+  });
+});
+
+// A tape with damage is one scan could not fully read: its damaged bytes are searched as they are
+// (the key formats; secret-named members need a record's structure), the damage is listed with
+// its byte offsets, and the tape is not called clean (exit 1) even when nothing is found. Records
+// after the damage keep the numbers they had.
+describe('tapedeck scan on a damaged tape', () => {
+  // 56 characters: msgpack's length byte before it is `8`, a word character next to `Bearer`.
+  const token = `Bearer ${SECRET.openai}abcdefghij`;
+  const bearer = { value: httpRecord({ request: { headers: { authorization: token } } }), kind: 'bearer token', secret: token };
+  const prompt = PLANTED[3]!;
+
+  it('searches raw bytes for the key formats, a msgpack length byte before a string notwithstanding', () => {
+    const found = secretsInBytes(Buffer.concat([Buffer.from([0xd9, token.length]), Buffer.from(token), Buffer.from([0xc4, 0x41]), Buffer.from(SECRET.aws)]));
+    expect(token.length).toBe(0x38);
+    expect(found).toEqual([
+      { offset: 2, kind: 'bearer token', excerpt: `"Bear…" (${token.length} chars)` },
+      { offset: 2 + token.length + 2, kind: 'key format', excerpt: `"AKIA…" (${SECRET.aws.length} chars)` },
+    ]);
+  });
+
+  it("finds a key in a damaged record's bytes, lists the damage and numbers the records after it as before", async () => {
+    const tape = join(dir, 'damaged.tape');
+    await createTape(tape);
+    const { offsets } = await appendRecords(tape, [httpRecord({}), bearer.value, httpRecord({}), prompt.value]);
+    // Record 1's CRC changed: the frame is damage, the token in it untouched.
+    damage(tape, offsets[1]! + 8);
+    const at = readFileSync(tape).indexOf(bearer.secret);
+    const r = scan(tape);
+    expect(r.status, r.stdout + r.stderr).toBe(1);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toContain(damagedFinding(tape, 'record 1', at, [offsets[1]!, offsets[2]! - 1], bearer.kind, bearer.secret));
+    expect(lines).toContain(`${tape}: record 3 (byte ${offsets[3]}) ${prompt.path}: ${prompt.kind} ${JSON.stringify(prompt.secret.slice(0, 4) + '…')} (${prompt.secret.length} chars)`);
+    expect(lines.filter((l) => l.startsWith(`${tape}: damaged bytes ${offsets[1]}..${offsets[2]! - 1} (record 1)`))).toHaveLength(1);
+    expect(r.stdout).toContain('E_TAPE_CORRUPT');
+    expect(r.stdout + r.stderr).not.toContain('No credentials found');
+    expect(r.stdout + r.stderr).not.toContain(bearer.secret.slice(0, 12));
+    expect(r.stderr).toContain('possible credential');
+    expect(r.stderr).toContain(`hint: check what the damage held (tapedeck verify ${tape}), then drop it with tapedeck prune ${tape}`);
+  });
+
+  it('is not clean when only the damage was left unread: the damage is listed, exit 1', async () => {
+    const tape = join(dir, 'damaged-clean.tape');
+    await createTape(tape);
+    const { offsets } = await appendRecords(tape, [httpRecord({}), httpRecord({}), httpRecord({})]);
+    damage(tape, offsets[1]!); // the frame magic: reading resumes at the next frame
+    const r = scan(tape);
+    expect(r.status, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toContain(`${tape}: damaged bytes ${offsets[1]}..${offsets[2]! - 1} (record 1), searched for key formats only: E_TAPE_CORRUPT`);
+    expect(r.stdout + r.stderr).not.toContain('No credentials found');
+    expect(r.stderr).toMatch(/^tapedeck scan: 1 tape has damage scan could not fully check/m);
+    expect(r.stderr).toContain(`tapedeck prune ${tape}`);
+  });
+
+  it('searches a record whose checksum holds but which does not decode, and the bytes of a torn tail', async () => {
+    const tape = join(dir, 'undecodable.tape');
+    await createTape(tape);
+    // 0xC1 is no msgpack value: the frame is sound, its payload undecodable, the token in plain text.
+    const payload = Buffer.concat([Buffer.from([0xc1]), Buffer.from(`Bearer ${SECRET.bearer}`)]);
+    const head = Buffer.alloc(12);
+    Buffer.from(FRAME_MAGIC).copy(head);
+    head.writeUInt32BE(payload.length, 4);
+    head.writeUInt32BE(crc32(payload), 8);
+    const first = await appendRecords(tape, [httpRecord({})]);
+    const bad = await appendFrames(tape, [Buffer.concat([head, payload])]);
+    const after = await appendRecords(tape, [prompt.value]);
+    // The last record cut short, as a crash in an append leaves it: its key is still on disk.
+    const size = readFileSync(tape).length;
+    writeFileSync(tape, readFileSync(tape).subarray(0, size - 20));
+    const r = scan(tape);
+    expect(r.status, r.stdout + r.stderr).toBe(1);
+    const lines = r.stdout.trim().split('\n');
+    const bytes = readFileSync(tape);
+    expect(first.offsets[0]).toBeLessThan(bad.offsets[0]!);
+    expect(lines).toContain(damagedFinding(tape, 'record 1', bytes.indexOf(`Bearer ${SECRET.bearer}`), [bad.offsets[0]!, after.offsets[0]! - 1], 'bearer token', `Bearer ${SECRET.bearer}`));
+    expect(lines).toContain(damagedFinding(tape, 'record 2', bytes.indexOf(SECRET.openai), [after.offsets[0]!, bytes.length - 1], 'key format', SECRET.openai));
+    expect(lines.filter((l) => l.includes(', searched for key formats only: '))).toHaveLength(2);
+    expect(r.stdout).toContain('E_TAPE_TORN_TAIL');
+  });
+
+  it('--staged refuses a staged damaged tape holding a key, as the pre-commit hook runs it', async () => {
+    const repo = join(dir, 'repo');
+    execFileSync('git', ['init', '-q', repo]);
+    const tape = join(repo, 'chat.tape');
+    await createTape(tape);
+    const { offsets } = await appendRecords(tape, [httpRecord({}), bearer.value]);
+    damage(tape, offsets[1]! + 8);
+    execFileSync('git', ['add', 'chat.tape'], { cwd: repo });
+    const r = spawnSync(process.execPath, [CLI, 'scan', '--staged'], { cwd: repo, encoding: 'utf8' });
+    expect(r.status, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toContain(damagedFinding('chat.tape', 'record 1', readFileSync(tape).indexOf(bearer.secret), [offsets[1]!, readFileSync(tape).length - 1], bearer.kind, bearer.secret));
+    expect(r.stderr).toContain('tapedeck prune chat.tape');
+    expect(r.stderr).toContain('git add');
   });
 });

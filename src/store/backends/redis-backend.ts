@@ -16,11 +16,13 @@
  * - durability: what the Redis server's persistence gives (docs/redis.md: appendonly yes).
  */
 import { randomBytes } from 'node:crypto';
+import { TapedeckError } from '../../errors.ts';
 import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
-import { decodeFrame, FRAME_HEADER_SIZE, isRedactionSalt, parseHeader } from '../tape-codec.ts';
+import { decodePayload, FRAME_HEADER_SIZE, isRedactionSalt, parseHeader } from '../tape-codec.ts';
 import { peekFrame, recordBytes } from '../tape-file.ts';
 import { collectionKeyOf, namespaceOf, RedisRecords, type RedisStoreOptions, type StoredRecord } from './redis.ts';
 import { parseRedisUrl } from './redis-connection.ts';
+import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './redis-damage.ts';
 
 export type { RedisStoreOptions } from './redis.ts';
 
@@ -36,6 +38,10 @@ export class RedisBackend implements RecordBackend {
   readonly location: string;
   /** The key prefix of this store's records. */
   readonly namespace: string;
+  /** `tapedeck verify '<url>' --namespace NS`: what lists the records of this namespace that do not read. */
+  readonly verifyCommand: string;
+  /** The namespace as the command line takes it (the password masked), for the fixes messages name. */
+  private readonly cliTarget: string;
   private readonly url: string;
   private readonly opts: RedisStoreOptions;
   private connecting: Promise<RedisRecords> | undefined;
@@ -52,7 +58,9 @@ export class RedisBackend implements RecordBackend {
     this.url = url;
     this.opts = opts;
     this.namespace = namespaceOf(url, opts);
-    this.location = `${target.masked.replace(/\?.*$/, '')} (namespace ${this.namespace})`;
+    this.location = redisLocation(target.masked, this.namespace);
+    this.cliTarget = redisCliTarget(target.masked, this.namespace);
+    this.verifyCommand = `tapedeck verify ${this.cliTarget}`;
   }
 
   /**
@@ -79,11 +87,21 @@ export class RedisBackend implements RecordBackend {
   }
 
   private view(r: StoredRecord): LoadedRecord {
-    const location = this.location;
     return {
       at: r.seq,
       head: (fields?: readonly string[], deep?: boolean) => peekFrame(r.payload, asFrame(r.payload), fields, deep),
-      value: () => decodeFrame(r.payload, asFrame(r.payload), location),
+      value: () => {
+        try {
+          return decodePayload(r.payload);
+        } catch (e) {
+          // Said where it is in Redis: a namespace has no byte offsets and no frame checksums.
+          throw new TapedeckError('E_TAPE_CORRUPT', `${this.location}: ${redisRecordPlace(this.namespace, r)} is not decodable msgpack (${e instanceof Error ? e.message : String(e)}).`, {
+            file: this.location,
+            offset: r.seq,
+            hint: `Record that request again, or remove the record: tapedeck prune ${this.cliTarget} (${this.verifyCommand} lists every such record).`,
+          });
+        }
+      },
       // Sequence numbers are never reused in a namespace, and a record never changes.
       id: () => String(r.seq),
       ...(r.expiresAt !== undefined ? { expiresAt: r.expiresAt } : {}),
@@ -109,19 +127,15 @@ export class RedisBackend implements RecordBackend {
     // (or was damaged in the store): skipped, and said, as a damaged tape frame is.
     const warnings: StoreWarning[] = [];
     const good = records.filter((r) => {
-      let named: string | undefined;
-      try {
-        named = collectionKeyOf(r.payload);
-      } catch {
-        named = undefined;
-      }
-      if (named === r.key) return true;
+      // Only its key is read here (records decode when served): what does not decode is told then.
+      const why = redisRecordDamage(r, { decode: false });
+      if (why === undefined) return true;
       // Filed under `kind:key`: whose it was is known even though its bytes say nothing.
       const colon = r.key.indexOf(':');
       warnings.push({
         code: 'E_TAPE_CORRUPT',
         offset: r.seq,
-        message: `${this.location}: the record ${r.seq} under ${r.key} is malformed (${r.payload.length} bytes that do not read as a record of that key); skipped. Record that request again to replace it.`,
+        message: `${this.location}: ${redisRecordPlace(this.namespace, r)} is ${why}; skipped. Record that request again to replace it, or remove it: tapedeck prune ${this.cliTarget}.`,
         ...(colon > 0 ? { record: { kind: r.key.slice(0, colon), key: r.key.slice(colon + 1) } } : {}),
       });
       return false;

@@ -223,6 +223,18 @@ export function collectionKeyOf(payload: Uint8Array): string {
   return `${kind}:${typeof head.key === 'string' ? head.key : ''}`;
 }
 
+/**
+ * The two keys that hold one collection key's records: the hash of payloads by sequence number,
+ * and the zset of their expiry times. Both carry the hash tag `{<ns>:<collection key>}`.
+ *
+ * @example
+ * recordKeys('my-app', 'http:9f86…') // ['my-app:{my-app:http:9f86…}:r', 'my-app:{my-app:http:9f86…}:x']
+ */
+export function recordKeys(namespace: string, ckey: string): [records: string, expiry: string] {
+  const tag = `${namespace}:{${namespace}:${ckey}}`;
+  return [`${tag}:r`, `${tag}:x`];
+}
+
 /** The namespace and TTL given in a Redis URL's query (`?namespace=proj&ttl=86400`). */
 function urlOptions(url: string): { namespace?: string; ttlMs?: number } {
   const out: { namespace?: string; ttlMs?: number } = {};
@@ -306,8 +318,12 @@ export class RedisRecords {
   }
 
   private recKeys(ckey: string): [string, string] {
-    const tag = `${this.namespace}:{${this.namespace}:${ckey}}`;
-    return [`${tag}:r`, `${tag}:x`];
+    return recordKeys(this.namespace, ckey);
+  }
+
+  /** The key that holds the namespace's tape header (for messages about it). */
+  get headerKey(): string {
+    return this.nsKey('header');
   }
 
   private async script(name: ScriptName, keys: string[], args: (string | Buffer)[]): Promise<unknown> {
@@ -380,9 +396,10 @@ export class RedisRecords {
 
   /**
    * Every live record of the namespace in the global order (the order push wrote them in).
-   * Keys whose every record has expired are dropped from the index on the way.
+   * Keys whose every record has expired are dropped from the index on the way, unless `unlist`
+   * is false (`tapedeck verify` checks a namespace; it does not tidy it).
    */
-  async readAll(): Promise<StoredRecord[]> {
+  async readAll(opts: { unlist?: boolean } = {}): Promise<StoredRecord[]> {
     const { now, keys } = await this.listed();
     const out: StoredRecord[] = [];
     const gone: string[] = [];
@@ -398,7 +415,7 @@ export class RedisRecords {
         if (p.length === 0 && k.score !== 'inf' && Number(k.score) <= now) gone.push(k.key, k.score);
       });
     }
-    if (gone.length > 0) await this.script('UNLIST', [this.nsKey('index')], gone);
+    if (gone.length > 0 && opts.unlist !== false) await this.script('UNLIST', [this.nsKey('index')], gone);
     return out.sort((a, b) => a.seq - b.seq);
   }
 

@@ -1,0 +1,100 @@
+// The command line's standard output, and what happens when it cannot be written. A write that
+// fails (a full disk, an I/O error on the file stdout is redirected to) is a failure of the
+// command: reported once as E_OUTPUT with the system's reason, and the run exits as a failure
+// whatever the command returns, so output cut short never looks done. A reader that stopped
+// reading (EPIPE: `tapedeck export t.tape | head`) chose to: the process ends with exit 0.
+import { EXIT, reportCliError } from '../cli-errors.ts';
+import { TapedeckError } from '../errors.ts';
+
+let failure: TapedeckError | undefined;
+/** The exit code of a run whose output failed (watchStdout's argument). */
+let failedExit: number = EXIT.failed;
+
+/**
+ * E_OUTPUT for a failed write to stdout: the system's reason and its errno, and what to do.
+ *
+ * @example
+ * outputError(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })).message
+ * // 'The output could not be written: no space left on device (ENOSPC); what was written of it is incomplete. …'
+ */
+export function outputError(e: NodeJS.ErrnoException): TapedeckError {
+  // Node says `ENOSPC: no space left on device, write`: the words between code and syscall.
+  const reason = /^E[A-Z0-9]+: (.*?)(?:, \w+)?$/.exec(e.message)?.[1] ?? e.message;
+  const full = e.code === 'ENOSPC' || e.code === 'EDQUOT' || e.code === 'EFBIG';
+  return new TapedeckError('E_OUTPUT', `The output could not be written: ${reason}${e.code ? ` (${e.code})` : ''}; what was written of it is incomplete.`, {
+    errno: e.code,
+    hint: full ? 'Free space where the output goes, or send it elsewhere (> another/disk/out.json).' : 'Check the file or device the output goes to, or send it elsewhere (> another/path).',
+  });
+}
+
+/** The output failure, reported once (the first: later writes fail for the same reason). */
+function failed(e: NodeJS.ErrnoException): TapedeckError {
+  if (failure === undefined) {
+    failure = outputError(e);
+    reportCliError(failure);
+    process.exitCode = failedExit;
+  }
+  return failure;
+}
+
+/**
+ * Listens for stdout's errors for the whole run: call once, at start. EPIPE ends the process with
+ * exit 0; any other error is E_OUTPUT, reported on stderr, and makes the exit code `exit` (1; 2
+ * for the commands whose 1 means something found).
+ *
+ * @example
+ * watchStdout(1);
+ * process.stdout.write(text); // to a full disk: `tapedeck: E_OUTPUT …`, exit 1
+ */
+export function watchStdout(exit: number = EXIT.failed): void {
+  failedExit = exit;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(EXIT.ok);
+    failed(e);
+  });
+}
+
+/**
+ * The exit code a command's own code becomes: watchStdout's once stdout failed, whatever the
+ * command returned (it may not have noticed: a write's error arrives after the write returns).
+ *
+ * @example
+ * process.exitCode = exitCode(await command()); // 1 after `> /dev/full`
+ */
+export function exitCode(code: number): number {
+  return failure === undefined ? code : failedExit;
+}
+
+/**
+ * Writes text to stdout; resolves when stdout can take more (at once while its buffer has room,
+ * else on 'drain': a slow reader holds the writer back), rejects with the E_OUTPUT error once
+ * the output cannot be written, so a long export stops soon after a failed write instead of
+ * converting the rest of the tape for nothing.
+ *
+ * @example
+ * await writeTapeJSON('chat.tape', writeOut);
+ */
+export function writeOut(text: string): Promise<void> {
+  if (failure !== undefined) return Promise.reject(failure);
+  if (process.stdout.write(text)) return Promise.resolve();
+  return new Promise((done, fail) => {
+    const off = () => {
+      process.stdout.off('drain', go);
+      process.stdout.off('close', go);
+      process.stdout.off('error', stop);
+    };
+    const go = () => {
+      off();
+      if (failure !== undefined) fail(failure);
+      else done();
+    };
+    const stop = (e: NodeJS.ErrnoException) => {
+      off();
+      // EPIPE has ended the process already (watchStdout); anything else is the output failure.
+      fail(failed(e));
+    };
+    process.stdout.on('drain', go);
+    process.stdout.on('close', go);
+    process.stdout.on('error', stop);
+  });
+}

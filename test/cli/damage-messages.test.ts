@@ -1,0 +1,102 @@
+// What the commands say about a damaged tape is true of it: an empty (0-byte) file has no header
+// to keep and no creation time to print, prune counts the damage it removed (never a negative
+// number), a damaged header in front of sound records is a damaged header (not "not a tapedeck
+// tape"), and `export --har` of a damaged tape says what it left out as the JSON export does.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { appendRecords, createTape } from '../../src/store/tape-file.ts';
+
+const root = join(import.meta.dirname, '../..');
+const bin = join(root, 'dist/cli.js');
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-damage-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const cli = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, TAPEDECK_MODE: '' } });
+
+const http = (i: number) => ({
+  v: 1,
+  kind: 'http',
+  match: 'llm',
+  route: 'POST /v1/chat/completions',
+  key: String(i).padStart(64, '0'),
+  request: { method: 'POST', url: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `question ${i}` }] } },
+  response: { status: 200, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode(`{"answer":${i}}`) },
+  recordedAt: '2026-01-01T00:00:00.000Z',
+  durationMs: 1,
+});
+
+/** A tape of three HTTP records; `at` (relative to record 1's frame) is changed. */
+async function tapeWithDamage(name: string, at?: (offsets: number[]) => number): Promise<{ tape: string; offsets: number[] }> {
+  const tape = join(dir, name);
+  await createTape(tape);
+  const { offsets } = await appendRecords(tape, [http(0), http(1), http(2)]);
+  if (at) {
+    const b = readFileSync(tape);
+    b[at(offsets)]! ^= 0xff;
+    writeFileSync(tape, b);
+  }
+  return { tape, offsets };
+}
+
+describe('an empty (0-byte) tape', () => {
+  it('verify says it is empty: no creation time or version to print, no header to keep', () => {
+    writeFileSync(join(dir, 'empty.tape'), '');
+    const r = cli('verify', 'empty.tape');
+    expect(r.status).toBe(1);
+    expect(r.stdout).not.toMatch(/created ,|tapedeck ,/);
+    expect(r.stdout).not.toContain('keeps the header');
+    expect(r.stdout).toMatch(/^empty\.tape: empty \(0 bytes: no header, no records\)\n/);
+    expect(r.stdout).toContain('E_TAPE_EMPTY at byte 0');
+    expect(r.stdout.trim().split('\n').pop()).toBe('1 problem(s); the file is empty (tapedeck prune empty.tape writes a header, making it an empty tape).');
+  });
+
+  it('prune writes a header and removes no damage (not a negative count)', () => {
+    writeFileSync(join(dir, 'empty2.tape'), '');
+    const r = cli('prune', 'empty2.tape');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('empty2.tape: kept 0 records, removed 0 bytes of damage; wrote a header (the file was empty)\n');
+    expect(cli('verify', 'empty2.tape').stdout.trim().split('\n').pop()).toBe('ok (no records)');
+  });
+});
+
+describe('damage in records', () => {
+  it('prune counts the bytes it removed: the damaged record, no more', async () => {
+    const { tape, offsets } = await tapeWithDamage('records.tape', (o) => o[1]! + 8);
+    const r = cli('prune', tape);
+    expect(r.stdout).toBe(`${tape}: kept 2 records, removed ${offsets[2]! - offsets[1]!} bytes of damage\n`);
+  });
+});
+
+describe('a damaged header in front of sound records', () => {
+  it('is described as a damaged header whose records are all read, not as a file that is no tape', async () => {
+    const { tape, offsets } = await tapeWithDamage('header.tape', () => 20); // inside the metadata: its CRC fails
+    const r = cli('verify', tape);
+    expect(r.status).toBe(1);
+    expect(r.stdout).not.toContain('not a readable tape');
+    expect(r.stdout).not.toContain('not a tapedeck tape');
+    expect(r.stdout).toContain(`E_TAPE_HEADER at byte 14: ${tape}: the header is damaged (byte 14: metadata CRC-32 mismatch); its metadata is lost, records are read from byte ${offsets[0]}.`);
+    expect(r.stdout).toMatch(new RegExp(`^${tape}: header damaged \\(creation time and tapedeck version unknown\\), 3 records, ${statSync(tape).size} bytes\\n`));
+    expect(r.stdout.trim().split('\n').pop()).toBe(`1 problem(s); the 3 records counted above are intact (tapedeck prune ${tape} writes a fresh header, keeps them and drops the damage).`);
+    const pruned = cli('prune', tape);
+    expect(pruned.stdout).toBe(`${tape}: kept 3 records, removed ${offsets[0]} bytes of damage; wrote a fresh header (the old one was damaged)\n`);
+    expect(cli('verify', tape).status).toBe(0);
+  });
+});
+
+describe('export --har of a damaged tape', () => {
+  it('exports the intact records, lists the damage in log._warnings as the JSON export does, and says so on stderr', async () => {
+    const { tape, offsets } = await tapeWithDamage('har.tape', (o) => o[1]! + 8);
+    const r = cli('export', tape, '--har');
+    const json = cli('export', tape);
+    // The JSON export's exit code: damage is listed in the output, the export itself is done.
+    expect(r.status).toBe(json.status);
+    expect(r.status).toBe(0);
+    const har = JSON.parse(r.stdout) as { log: { entries: unknown[]; _warnings: { code: string; offset: number }[] } };
+    expect(har.log.entries).toHaveLength(2);
+    expect(har.log._warnings).toEqual((JSON.parse(json.stdout) as { warnings: unknown[] }).warnings);
+    expect(har.log._warnings.map((w) => [w.code, w.offset])).toEqual([['E_TAPE_CORRUPT', offsets[1]]]);
+    expect(r.stderr).toBe(`tapedeck: warning: ${tape} is damaged: 1 damaged region (listed in the HAR's log._warnings) left out; tapedeck verify ${tape} shows where.\n`);
+  });
+});
