@@ -109,8 +109,12 @@ export async function pushCommand(argv: string[]): Promise<number> {
   }
   const r = await pushTape(tape, url, { ...(values.namespace !== undefined ? { namespace: values.namespace } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) });
   for (const w of r.warnings) process.stderr.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
-  process.stdout.write(`pushed ${r.records} record${r.records === 1 ? '' : 's'} from ${tape} to ${r.url}${r.headerStored ? '' : ' (the namespace already had a tape header; kept it)'}\n`);
-  return 0;
+  const left = r.warnings.length;
+  process.stdout.write(
+    `pushed ${r.records} record${r.records === 1 ? '' : 's'} from ${tape} to ${r.url}${r.headerStored ? '' : ' (the namespace already had a tape header; kept it)'}${left ? `; left out ${left} damaged region${left === 1 ? '' : 's'} of the tape (listed above)` : ''}\n`,
+  );
+  // As pull: the namespace does not hold all the tape held, and scripts and CI see it.
+  return left ? 1 : 0;
 }
 
 /** Runs `tapedeck pull`; returns the exit code. */

@@ -4,7 +4,7 @@
 // in Redis terms (request key, sequence number, hash and field), never a tape's byte offset or
 // frame checksum. A replay that meets one names the verify command that works for Redis.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Packr } from 'msgpackr';
@@ -13,7 +13,7 @@ import { createFetch } from '../../src/proxy/fetch.ts';
 import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
 import { collectionKeyOf, RedisRecords } from '../../src/store/backends/redis.ts';
 import { pullTape } from '../../src/store/redis-transfer.ts';
-import { readTape } from '../../src/store/tape-file.ts';
+import { appendRecords, createTape, readTape, scanTape } from '../../src/store/tape-file.ts';
 import { startUpstream } from '../proxy/fake-upstream.ts';
 import { rawCommand } from './harness.mjs';
 import { freshNamespace, redisDescribe, useRedis } from './setup.ts';
@@ -55,6 +55,23 @@ redisDescribe('a record in a Redis namespace that does not read', () => {
   }
 
   const place = (ns: string, r: { key: string; seq: number }) => `record ${r.seq} under ${r.key} (Redis hash ${ns}:{${ns}:${r.key}}:r, field ${r.seq})`;
+
+  it.skipIf(!existsSync(CLI))('tapedeck push of a damaged tape pushes what reads, says what it left out and exits 1', async () => {
+    const src = fresh();
+    await createTape(src);
+    await appendRecords(src, ['a', 'b', 'c'].map((k, i) => ({ v: 1, kind: 'http', key: k, n: i, body: 'x'.repeat(40) })));
+    const f = (await scanTape(src)).frames[1]!;
+    const bytes = readFileSync(src);
+    bytes[f.offset + f.length - 2]! ^= 0xff;
+    writeFileSync(src, bytes);
+    const ns = freshNamespace('push');
+    const r = run(['push', src, redis.current.url, '--namespace', ns]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('pushed 2 records');
+    expect(r.stdout).toContain('; left out 1 damaged region of the tape (listed above)');
+    expect(r.stderr).toMatch(/^E_TAPE_CORRUPT at byte \d+/m);
+    expect(`${r.stdout}${r.stderr}`).not.toContain(PASSWORD);
+  });
 
   it('pullTape leaves them out of the tape, which verifies, and says where each one is in Redis', async () => {
     const { ns, good, bad } = await damaged();
