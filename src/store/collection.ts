@@ -273,6 +273,9 @@ export class RecordCollection<R> {
       await writer?.release();
       throw e;
     }
+    // Nothing there to serve (the tape missing, on a full disk or in a folder this process may
+    // not write to): every request would need recording, so the open fails with why.
+    if (unwritable !== undefined && !loaded.exists) throw unwritable;
     const col = new RecordCollection(backend, { ...opts, run }, loaded.exists, [...loaded.warnings]);
     col.writer = writer;
     col.unwritable = unwritable;
