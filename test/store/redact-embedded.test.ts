@@ -48,6 +48,26 @@ describe('JSON text inside strings', () => {
     expect(r.mayHaveSecrets(pretty)).toBe(true);
   });
 
+  it('the raw-body test says yes for every body whose embedded members value() masks (random spellings and spacing)', () => {
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+    const names = ['password', 'DB_PASSWORD', 'client-secret', 'api__key_', 'x-api-key', 'Access_Token', 'region', 'path', 'token', 'keys', 'note'];
+    const spaces = ['', ' ', '\n', '\t ', ' \r\n  '];
+    let changed = 0;
+    for (let i = 0; i < 400; i++) {
+      const members = Array.from({ length: 1 + Math.floor(rand() * 4) }, () => `"${pick(names)}"${pick(spaces.map((x) => x.replace(/\\n/g, '\n').replace(/\\t/g, '\t').replace(/\\r/g, '\r')))}:${pick([' ', ''])}${pick(['"v' + i + '-secret-value"', '42', 'true', '"" '])}`);
+      const inner = `{${members.join(',')}}`;
+      const body = JSON.stringify({ messages: [{ role: 'tool', content: pick([inner, `result: ${inner} (done)`]) }] });
+      const parsed: unknown = JSON.parse(body);
+      if (r.value(parsed) === parsed) continue;
+      changed++;
+      expect(r.mayHaveSecrets(body), body).toBe(true);
+      expect(r.mayHaveSecrets(Buffer.from(body).toString('latin1')), body).toBe(true);
+    }
+    expect(changed).toBeGreaterThan(100);
+  });
+
   it('a recording never stores such a secret, in the request or the answer, and replays', async () => {
     const tape = join(dir, 'embedded.tape');
     const answer = { id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: `Your config: ${JSON.stringify({ api_key: 'my-own-service-key-123456', region: 'eu' })}` }, finish_reason: 'stop' }] };
