@@ -1,0 +1,177 @@
+/**
+ * createFetch's record path: an answer from the upstream recorded as it goes to the caller (a
+ * stream passed on chunk by chunk, its end held until the record is durable; a whole answer
+ * recorded before the caller sees its status). Browser bundles swap this file for
+ * fetch-record.browser.ts: a page never records (record and update are refused there).
+ */
+import { TapedeckError } from '../errors.ts';
+import type { Deck, DeckRequest, Prepared } from './deck.ts';
+import { NULL_BODY, toHeaders } from './fetch-headers.ts';
+import { responseComplete, routeStreams } from '../providers/index.ts';
+import { ChunkLog, FinalEventHold, readWhole, storedResponseHeaders, streamsAnswer } from './upstream.ts';
+
+/** What a tapedeck fetch keeps of the answers still being recorded, for close() to wait on. */
+export interface OpenAnswers {
+  /** Calls and recordings in flight. */
+  readonly inFlight: Set<Promise<unknown>>;
+  /** Recorded answers whose body the caller has not read to the end yet: each reads the rest. */
+  readonly unread: Set<() => Promise<void>>;
+}
+
+/**
+ * Records `up`, the upstream's answer to `dreq`, and returns the response the caller gets.
+ *
+ * @example
+ * return await recordStream({ inFlight, unread }, deck, prepared, dreq, upstreamResponse, new Date(), performance.now(), signal)
+ */
+export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number, signal: AbortSignal): Promise<Response> {
+  const { inFlight, unread } = open;
+  const headers = storedResponseHeaders(up.headers);
+  const out = toHeaders(headers);
+  // Nothing says `recorded` before the record is durable: a stream says `recording`.
+  out.set('x-tapedeck-match', 'recording');
+  out.set('x-tapedeck-key', p.key);
+  const init = { status: up.status, statusText: up.statusText, headers: out };
+  const log = new ChunkLog();
+  /**
+   * Records the answer if it is whole; resolves once the record is durable: 'stored', or
+   * 'unrecorded' (not whole, or failed with onRecordFailure 'serve'), or the E_RECORD_FAILED
+   * error the caller gets instead of the answer.
+   */
+  const save = async (): Promise<'stored' | 'unrecorded' | TapedeckError> => {
+    const body = log.body();
+    if (!responseComplete(dreq, headers['content-type'], body)) {
+      d.countError();
+      d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
+      return 'unrecorded';
+    }
+    const failed = await d.record(
+      p,
+      dreq,
+      { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) },
+      recordedAt,
+      performance.now() - t0,
+    ).durable;
+    if (!failed) return 'stored';
+    if (!d.serveUnrecorded) return failed;
+    d.countUnrecorded();
+    return 'unrecorded';
+  };
+  out.set('x-tapedeck-trace', d.traceFor(p, recordedAt.toISOString()));
+  if (!up.body || NULL_BODY.has(up.status) || !(streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq))) {
+    // Not a stream: read whole and recorded before the caller sees a status, so a failed
+    // record is an error answer and a stored one says `recorded`.
+    let body: Uint8Array | null = null;
+    if (up.body && !NULL_BODY.has(up.status)) {
+      await readWhole(up.body, log, p.route);
+      body = log.body();
+    }
+    const outcome = await save();
+    if (outcome instanceof TapedeckError) throw outcome;
+    out.set('x-tapedeck-match', outcome === 'stored' ? 'recorded' : 'recording');
+    out.set('x-tapedeck-recorded', outcome === 'stored' ? 'true' : 'false');
+    return new Response(body && dreq.method !== 'HEAD' ? (body as Uint8Array<ArrayBuffer>) : null, init);
+  }
+  const reader = up.body.getReader();
+  let settle!: () => void;
+  const tracked = new Promise<void>((r) => (settle = r));
+  inFlight.add(tracked);
+  void tracked.then(() => inFlight.delete(tracked));
+  let saved: ReturnType<typeof save> | undefined;
+  // The caller's body ends only once the record is durable: an answer read to the end is on
+  // the tape, whatever happens to this process next. One whose record failed ends with the
+  // E_RECORD_FAILED error instead (no clean end: the SDK raises).
+  // ...and the chunk with its final event (`data: [DONE]`) waits for the record too.
+  const hold = new FinalEventHold();
+  const pass = (c: ReadableStreamDefaultController<Uint8Array>, value: Uint8Array): number => {
+    const now = hold.push(value);
+    for (const b of now) c.enqueue(b);
+    return now.length;
+  };
+  const finish = async (c: ReadableStreamDefaultController<Uint8Array>) => {
+    saved ??= save();
+    const outcome = await saved;
+    settle();
+    if (cancelled) return;
+    if (outcome instanceof TapedeckError) return c.error(outcome);
+    const last = hold.release();
+    if (last) c.enqueue(last);
+    c.close();
+  };
+  let cancelled = false;
+  let draining = false;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  // Reads the rest of the upstream answer without waiting for the caller: after the caller
+  // cancelled (it is still recorded whole), or when close() finds a body nobody read (close
+  // must not wait forever for a reader that never comes). What is read stays readable.
+  const drain = async () => {
+    if (draining) return;
+    draining = true;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        log.add(value);
+        if (!cancelled) pass(controller, value);
+      }
+      await finish(controller);
+    } catch (e) {
+      // the upstream failed: nothing to record
+      if (!cancelled) {
+        try {
+          controller.error(e);
+        } catch {
+          // already errored
+        }
+      }
+      settle();
+    }
+  };
+  unread.add(drain);
+  void tracked.then(() => unread.delete(drain));
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+    async pull(c) {
+      if (cancelled || draining) return;
+      try {
+        // A pull that enqueues nothing is not called again: read on while the chunk read is held.
+        for (;;) {
+          const { done, value } = await reader.read();
+          // A drain that started meanwhile reads (and closes) from here on; reads are served
+          // in the order they were asked for, so this chunk still comes first.
+          if (done) {
+            if (!draining) await finish(c);
+            return;
+          }
+          log.add(value);
+          if (cancelled || pass(c, value) > 0 || draining) return;
+        }
+      } catch (e) {
+        if (draining) return;
+        settle();
+        c.error(e);
+      }
+    },
+    cancel() {
+      cancelled = true;
+      void drain();
+    },
+  });
+  // The caller's abort ends its body as it ends fetch's own (the next read rejects with the
+  // abort's reason), and the answer is still read to the end and recorded, as after a cancel.
+  const onAbort = () => {
+    if (cancelled) return;
+    cancelled = true;
+    try {
+      controller.error(signal.reason);
+    } catch {
+      // already ended
+    }
+    void drain();
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  void tracked.then(() => signal.removeEventListener('abort', onAbort));
+  return new Response(stream, init);
+}
