@@ -192,21 +192,20 @@ function spaceAt(s: string, i: number): boolean {
   return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 }
 
-/** The last index at or before i that is no whitespace (raw, or escaped as `\n` `\r` `\t`); -1 if none. */
-function beforeSpace(s: string, i: number): number {
-  while (i >= 0) {
-    if (spaceAt(s, i)) i--;
-    else if (i >= 1 && s.charCodeAt(i - 1) === 0x5c && (s.charCodeAt(i) === 0x6e || s.charCodeAt(i) === 0x72 || s.charCodeAt(i) === 0x74)) i -= 2;
-    else break;
-  }
-  return i;
+/** Whether a backslash at i escapes a line feed, carriage return or tab (`\n` `\r` `\t`). */
+function escapedSpaceAt(s: string, i: number): boolean {
+  const c = s.charCodeAt(i + 1);
+  return s.charCodeAt(i) === 0x5c && (c === 0x6e || c === 0x72 || c === 0x74);
 }
 
-/** The first index at or after i that is no whitespace (raw, or escaped as `\n` `\r` `\t`). */
-function afterSpace(s: string, i: number): number {
-  while (i < s.length) {
-    if (spaceAt(s, i)) i++;
-    else if (s.charCodeAt(i) === 0x5c && (s.charCodeAt(i + 1) === 0x6e || s.charCodeAt(i + 1) === 0x72 || s.charCodeAt(i + 1) === 0x74)) i += 2;
+/**
+ * From i on, by `step` (1 or -1), the first index that is no whitespace, raw or escaped inside a
+ * string; -1 or s.length if none.
+ */
+function skipSpace(s: string, i: number, step: 1 | -1): number {
+  while (i >= 0 && i < s.length) {
+    if (spaceAt(s, i)) i += step;
+    else if (escapedSpaceAt(s, step === 1 ? i : i - 1)) i += 2 * step;
     else break;
   }
   return i;
@@ -320,10 +319,14 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     }
     return secret;
   };
-  // Whether a text holds a quoted name before a colon that value() would judge secret (and, with
-  // `embeddedToo`, such a name in JSON text inside a string: `\"password\": \"...`, with a
-  // string value, the only values embedded() masks), or a `\u` escape of an ASCII character or
-  // the Kelvin sign anywhere (a name spelled `api\u005fkey` is read only by a parse; other
+  // The letters a secret name (folded) or credential word ends in; `k` also as the Kelvin sign
+  // and as the last of its UTF-8 bytes read one character a byte.
+  const lastLetters = new Set<number>([...fieldSet, ...SECRET_SUFFIXES].filter((n) => n.length > 0).map((n) => n.charCodeAt(n.length - 1)));
+  if (lastLetters.has(0x6b)) for (const k of [0x212a, 0xaa]) lastLetters.add(k);
+  // Whether a text holds a quoted name before a colon that value() would judge secret
+  // (`members`), also such a name in JSON text inside a string (`both`: `\"password\": \"...`, with
+  // a string value, the only values embedded() masks), or only the latter (`embedded`); and,
+  // except for `embedded`, a `\u` escape of an ASCII character or the Kelvin sign anywhere (a name spelled `api\u005fkey` is read only by a parse; other
   // escapes decode to no letter of a secret name, and JSON writers escape only control and
   // non-ASCII characters, so ordinary bodies have none). A superset: a body it passes is parsed
   // and judged by name (value()). Found by hopping from colon to colon (members' and the text's:
@@ -331,17 +334,13 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   // trying every quote as a name's start read every string of the body again (a 36 KB chat
   // body: the whole test 390 -> 220 µs, most of the rest the credential patterns;
   // test/store/redact-bytes.test.ts holds it to value()).
-  // The letters a secret name (folded) or credential word ends in; `k` also as the Kelvin sign
-  // and as the last of its UTF-8 bytes read one character a byte.
-  const lastLetters = new Set<number>([...fieldSet, ...SECRET_SUFFIXES].filter((n) => n.length > 0).map((n) => n.charCodeAt(n.length - 1)));
-  if (lastLetters.has(0x6b)) for (const k of [0x212a, 0xaa]) lastLetters.add(k);
-  const namedSecret = (s: string, embeddedToo: boolean, onlyEmbedded = false): boolean => {
-    if (!onlyEmbedded && s.indexOf('\\u') >= 0 && ASCII_ESCAPE.test(s)) return true;
+  const namedSecret = (s: string, which: 'members' | 'both' | 'embedded'): boolean => {
+    if (which !== 'embedded' && s.indexOf('\\u') >= 0 && ASCII_ESCAPE.test(s)) return true;
     for (let c = s.indexOf(':'); c >= 0; c = s.indexOf(':', c + 1)) {
-      let e = beforeSpace(s, c - 1);
+      let e = skipSpace(s, c - 1, -1);
       if (e < 1 || s.charCodeAt(e) !== 0x22) continue;
       const inText = s.charCodeAt(e - 1) === 0x5c;
-      if (inText ? !embeddedToo : onlyEmbedded) continue;
+      if (inText ? which === 'members' : which === 'embedded') continue;
       const close = inText ? e - 1 : e;
       // Most names end in a letter no secret name ends in: judged without making their string.
       let z = close - 1;
@@ -362,7 +361,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       if (!secretName(name)) continue;
       if (!inText) return true;
       // Inside a string: a string value after the colon.
-      e = afterSpace(s, c + 1);
+      e = skipSpace(s, c + 1, 1);
       if (s.charCodeAt(e) === 0x5c && s.charCodeAt(e + 1) === 0x22) return true;
     }
     return false;
@@ -377,8 +376,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
    * quoted before a colon are looked at.
    */
   const embedded = (s: string): string => {
-    if (s.indexOf('":') < 0 && !/"\s+:/.test(s)) return s;
-    if (!namedSecret(s, false)) return s;
+    if (!namedSecret(s, 'members')) return s;
     return s.replace(EMBEDDED_MEMBER, (whole: string, rawName: string, between: string, rawValue: string) => {
       let name: string;
       let v: string;
@@ -564,7 +562,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
         }
       }
       // Secret members of JSON text inside its strings too (escaped quotes in the raw body).
-      if (doc !== undefined && doc.value !== null && typeof doc.value === 'object' && (hasSecretMember(doc.value) || (scan && namedSecret(whole, true, true)))) {
+      if (doc !== undefined && doc.value !== null && typeof doc.value === 'object' && (hasSecretMember(doc.value) || (scan && namedSecret(whole, 'embedded')))) {
         const red = value(doc.value, 0);
         if (red !== doc.value) return utf8.encode(JSON.stringify(red));
       }
@@ -576,7 +574,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
 
   const mayHaveSecrets = (s: string): boolean => {
     if (keep) return false;
-    if (namedSecret(s, scan)) return true;
+    if (namedSecret(s, scan ? 'both' : 'members')) return true;
     CREDENTIAL.lastIndex = 0;
     return scan && CREDENTIAL.test(s);
   };

@@ -441,8 +441,13 @@ const NATIVE_STRINGS_MIN = 8 << 20;
 /** The longest single read (node:fs refuses lengths of 2 GiB and more). */
 const READ_MAX = 1 << 30;
 
-/** Make a rename or creation durable; directories cannot be fsynced on every platform. */
-async function syncDir(dir: string): Promise<void> {
+/**
+ * Make a rename, creation or removal durable; directories cannot be fsynced on every platform.
+ *
+ * @example
+ * await unlink(path); await syncDir(dirname(path))
+ */
+export async function syncDir(dir: string): Promise<void> {
   let fh: FileHandle | undefined;
   try {
     fh = await open(dir, fsConstants.O_RDONLY);

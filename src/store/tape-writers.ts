@@ -85,3 +85,15 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
     },
   };
 }
+
+/**
+ * Whether some writer has the tape at `path` registered as open now (its own registration, if
+ * any, released first).
+ *
+ * @example
+ * if (!(await tapeWritersOpen('chat.tape'))) await unlink('chat.tape')
+ */
+export async function tapeWritersOpen(path: string): Promise<boolean> {
+  const names = await readdir(`${path}.writers`).catch(() => [] as string[]);
+  return names.some((n) => n.endsWith('.json'));
+}

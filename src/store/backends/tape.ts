@@ -5,13 +5,13 @@
  * (the key an index needs) are read straight from the bytes.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, open as openFile, readdir, unlink } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
-import { openTapeWriter } from '../tape-writers.ts';
+import { openTapeWriter, tapeWritersOpen } from '../tape-writers.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
-import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadMember, peekPayload, rewriteTapeFrames, scanTape, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
+import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadMember, peekPayload, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
 export interface TapeBackendOptions {
   /** Lock timing for appends and rewrites (src/store/tape-file.ts). */
@@ -155,15 +155,12 @@ export class TapeBackend implements RecordBackend {
     if (!this.madeEmpty) return;
     this.madeEmpty = false;
     await withTapeLock(this.path, async () => {
-      const writers = await readdir(`${this.path}.writers`).catch(() => [] as string[]);
-      if (writers.some((n) => n.endsWith('.json'))) return;
+      if (await tapeWritersOpen(this.path)) return;
       const scan = await scanTape(this.path).catch(() => undefined);
       // A header and nothing after it (bytes past it would be a frame or a warning).
       if (scan === undefined || scan.frames.length > 0 || scan.warnings.length > 0 || scan.header.headerLost === true) return;
       await unlink(this.path);
-      const dir = await openFile(dirname(this.path), 'r').catch(() => undefined);
-      await dir?.sync().catch(() => {});
-      await dir?.close();
+      await syncDir(dirname(this.path));
     }, this.lock).catch(() => {
       // Left as it is: an empty tape, as before.
     });
