@@ -60,7 +60,6 @@ export interface TapedeckFetch {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-
 /** The error fetch gives when the connection drops mid-answer. */
 const dropped = (why: string): TypeError => new TypeError('terminated', { cause: new Error(`other side closed (${why})`) });
 
@@ -141,7 +140,7 @@ function damagedStream(a: DamagedAnswer): ReadableStream<Uint8Array> {
       if (i < a.events.length) {
         if (i > 0 && a.pauseMs > 0) await sleep(a.pauseMs);
         controller.enqueue(new Uint8Array(a.events[i++]!));
-      } else if (a.cut) controller.error(new TypeError('terminated', { cause: new Error('other side closed (a cut injected by tapedeck chaos)') }));
+      } else if (a.cut) controller.error(dropped('a cut injected by tapedeck chaos'));
       else controller.close();
     },
   });
