@@ -376,7 +376,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
    * quoted before a colon are looked at.
    */
   const embedded = (s: string): string => {
-    if (!namedSecret(s, 'members')) return s;
+    // Without a quote there is no member to mask (most text): one search, not the name scan.
+    if (s.indexOf('"') < 0 || !namedSecret(s, 'members')) return s;
     return s.replace(EMBEDDED_MEMBER, (whole: string, rawName: string, between: string, rawValue: string) => {
       let name: string;
       let v: string;
