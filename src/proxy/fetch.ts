@@ -17,6 +17,16 @@ import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, UpstreamLink, type Upstream
 import { recordStream, type OpenAnswers } from './fetch-record.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
 
+/**
+ * The answer to a call made through a test's fetch after its tape closed: one the test did not
+ * await, made after the test ended.
+ *
+ * @example
+ * lateCallError().code // 'E_PROXY_CLOSED'
+ */
+export const lateCallError = (): TapedeckError =>
+  new TapedeckError('E_PROXY_CLOSED', "This request came after its test ended, when the test's tape was closed: it has no answer.", { hint: 'Await every call in the test that makes it.' });
+
 /** Misses kept for the summary at close (it lists 20; the count is the deck's). */
 const MAX_MISSES_KEPT = 1000;
 
@@ -191,7 +201,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   /** A call after close(): in a test, one the test did not wait for, made after it ended. */
   const closedError = (): TapedeckError =>
     entry.kind === 'test'
-      ? new TapedeckError('E_PROXY_CLOSED', "This request came after its test ended, when the test's tape was closed: it has no answer.", { hint: 'Await every call in the test that makes it.' })
+      ? lateCallError()
       : new TapedeckError('E_PROXY_CLOSED', 'This tapedeck fetch was closed.', { hint: 'Create a new one with createFetch(), or close it only after its last call.' });
   /** Calls answered with a `timeout` fault: they end when their caller aborts, or at close(). */
   const hung = new Set<(e: unknown) => void>();

@@ -22,6 +22,8 @@ export interface MissReport {
   route: string;
   diagnosis: string;
   command: string;
+  /** What to do instead of recording (a call made after its test ended: await it). */
+  hint?: string;
 }
 
 /** What one test tape did in one test (or file). */
@@ -295,7 +297,7 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);
   if (s.misses.length > 0) {
     lines.push('Misses:');
-    for (const m of s.misses.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}`, `    record it: ${m.command}`);
+    for (const m of s.misses.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}`, m.hint ? `    ${m.hint}` : `    record it: ${m.command}`);
     if (s.misses.length > 20) lines.push(`  ... and ${s.misses.length - 20} more`);
   }
   if (s.unused > 0 && opts.pruneCommand) {

@@ -15,7 +15,8 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { HEADLINE_MAX, missHeadline } from '../match/diagnose.ts';
-import { createFetchFor, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
+import { createFetchFor, lateCallError, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
+import { errorAnswer } from '../proxy/http-errors.ts';
 import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
 import { RedisBackend } from '../store/backends/redis-backend.ts';
 import { isRedisUrl, maskRedisUrl } from '../store/backends/redis-connection.ts';
@@ -31,6 +32,9 @@ import { forTestOutput } from './test-output.ts';
 import { testNamespace } from './names.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
 import { checkChaos, familyOptions, type ChaosOptions } from '../chaos/options.ts';
+
+/** Late calls a tape reports to the run summary (a loop of them must not fill the run directory). */
+const MAX_LATE_REPORTS = 20;
 
 /** The environment variable that names the shared store of a test run. */
 export const STORE_ENV = 'TAPEDECK_STORE';
@@ -318,7 +322,44 @@ function openTape(opts: TestTapeOptions): TestTape {
     return new Response(body ? JSON.stringify(body) : text, { status: res.status, statusText: res.statusText, headers });
   }
 
+  /** What every report of this tape says: which tape, test and mode. */
+  const reportOf = (): Pick<TapeReport, 'tape' | 'store' | 'namespace' | 'test' | 'file' | 'mode'> => ({
+    tape: opts.tape,
+    ...(store ? { store: storeLabel(store.url), namespace } : {}),
+    ...(opts.test ? { test: opts.test } : {}),
+    ...(opts.file ? { file: opts.file } : {}),
+    mode,
+  });
+  let lateReports = 0;
+  /**
+   * A call after the tape closed: one the test did not await, made after it ended. A final 400
+   * (a rejected fetch is an SDK's "Connection error.", retried), and a line of the run summary:
+   * the test has passed already, and the call's caller may never look at its answer.
+   */
+  const lateCall = (input: string | URL | Request, init?: RequestInit): Response => {
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    let path = '(request)';
+    try {
+      path = new URL(input instanceof Request ? input.url : String(input)).pathname;
+    } catch {
+      // not a URL: the route stays unnamed
+    }
+    if (runDir && lateReports < MAX_LATE_REPORTS) {
+      lateReports++;
+      const miss: MissReport = { ...(opts.test ? { test: opts.test } : {}), route: `${method} ${path}`, diagnosis: 'made after the test ended (the test did not await it): it got no answer', command: recordCommand, hint: 'fix: await every call the test makes' };
+      try {
+        writeTapeReport(runDir, { ...reportOf(), added: 0, hits: 0, misses: [miss], used: [] });
+      } catch {
+        // The summary is advice: a report it cannot write is not the caller's failure.
+      }
+    }
+    const headers = Object.fromEntries(new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined)));
+    const a = errorAnswer(lateCallError(), path, headers, 400, false, true);
+    return new Response(a.body, { status: 400, headers: a.headers });
+  };
+
   const fetchFn = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    if (closing) return lateCall(input, init);
     const res = await open()(input, init);
     const how = res.headers.get('x-tapedeck-match');
     if (how === 'miss') return missResponse(res);
@@ -474,11 +515,7 @@ function openTape(opts: TestTapeOptions): TestTape {
           }
         }
         const report: TapeReport = {
-          tape: opts.tape,
-          ...(store ? { store: storeLabel(store.url), namespace } : {}),
-          ...(opts.test ? { test: opts.test } : {}),
-          ...(opts.file ? { file: opts.file } : {}),
-          mode,
+          ...reportOf(),
           added,
           ...(unrecorded > 0 ? { unrecorded } : {}),
           hits,
