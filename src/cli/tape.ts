@@ -6,6 +6,7 @@ import { EXIT, usageError, warn } from '../cli-errors.ts';
 import { TapedeckError } from '../errors.ts';
 import { callLabel } from '../mcp/tape.ts';
 import { normalizeRequest } from '../providers/index.ts';
+import { damageInOrder } from '../store/damage-order.ts';
 import { writeTapeJSON } from '../store/export.ts';
 import { summarizeRealtime } from '../store/realtime-summary.ts';
 import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from '../store/records.ts';
@@ -140,7 +141,19 @@ async function inspect(file: string | undefined): Promise<number> {
     let out = '#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n';
     const realtime: unknown[] = [];
     let i = 0;
+    // The frames damage took are numbered where they lie, as scan numbers them: a record keeps
+    // its number whichever command names it. Their damage is told below the records.
+    const regionsBefore = damageInOrder(t.warnings, t.bytes);
+    const damageRows = async (limit: number): Promise<void> => {
+      for (const d of await regionsBefore(limit)) {
+        d.frames.forEach((at, k) => {
+          const length = (d.frames[k + 1] ?? d.end - d.start) - at;
+          out += `${i++}\t${d.start + at}\t${length}\t-\t-\t-\t-\t-\t[damaged, not read: ${d.warning.code} at byte ${d.warning.offset} below]\n`;
+        });
+      }
+    };
     for await (const r of decodedRecords(t, file!)) {
+      await damageRows(r.offset);
       if (isRealtimeRecord(r.value)) realtime.push(r.value);
       out += inspectLine(r, i++);
       if (out.length >= 1 << 16) {
@@ -149,6 +162,7 @@ async function inspect(file: string | undefined): Promise<number> {
         out = '';
       }
     }
+    await damageRows(t.size);
     for (const line of realtimeSessionLines(realtime)) out += `${line}\n`;
     for (const w of t.warnings) out += `${w.code} at byte ${w.offset}: ${w.message}\n`;
     await writeOut(out);

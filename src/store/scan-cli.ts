@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { TapedeckError } from '../errors.ts';
-import { damagedFrameStarts, parseTape, type TapeWarning } from './tape-codec.ts';
+import { damageInOrder } from './damage-order.ts';
+import { parseTape, type TapeWarning } from './tape-codec.ts';
 import { secretsInBytes, secretsInValue, type SecretFinding } from './secret-scan.ts';
 import { decodedRecords, withTapeStream } from './tape-stream.ts';
 
@@ -77,28 +78,9 @@ async function scanOne(file: string, src: ScanSource): Promise<TapeScanResult> {
   const result: TapeScanResult = { findings: 0, records: 0, damage: 0 };
   /** The number the next record gets. */
   let n = 0;
-  // Warnings arrive as reading goes (and an undecodable record's after later damage): each is
-  // taken once, by identity, and handled in file order before the first record after it.
-  const taken = new Set<TapeWarning>();
-  const pending: TapeWarning[] = [];
+  const regionsBefore = damageInOrder(src.warnings, (s, e) => src.bytes(s, e));
   const damageBefore = async (limit: number): Promise<void> => {
-    if (taken.size < src.warnings.length) {
-      for (const w of src.warnings) {
-        if (taken.has(w)) continue;
-        taken.add(w);
-        pending.push(w);
-      }
-      pending.sort((a, b) => a.offset - b.offset);
-    }
-    while (pending.length > 0 && pending[0]!.offset < limit) {
-      const w = pending.shift()!;
-      // A 0-byte file holds nothing to search: read whole, not damage that hides anything.
-      if (w.code === 'E_TAPE_EMPTY') continue;
-      const header = w.code === 'E_TAPE_HEADER';
-      const start = header ? 0 : w.offset;
-      const end = Math.min(limit, pending[0]?.offset ?? limit);
-      const bytes = await src.bytes(start, end);
-      const starts = damagedFrameStarts(bytes, !header);
+    for (const { warning: w, header, start, end, bytes, frames: starts } of await regionsBefore(limit)) {
       const first = n;
       n += starts.length;
       const records = starts.length === 0 ? '' : starts.length === 1 ? `record ${first}` : `records ${first}-${first + starts.length - 1}`;
