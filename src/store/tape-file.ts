@@ -1034,6 +1034,9 @@ export async function rewriteTapeFrames(
           kept++;
         } else if (decodes) dropped.push(value);
       });
+      // Nothing dropped and nothing damaged: the file already is what the rewrite would write.
+      // Left alone (a prune of a sound tape changes no inode, time or hard link).
+      if (dropped.length === 0 && damageBytes === 0 && parsed.header.headerLost !== true) return { kept, dropped, warnings: parsed.warnings, damageBytes, freshHeader: undefined };
       const dir = dirname(path);
       const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
       let fh: FileHandle | undefined;

@@ -69,6 +69,17 @@ describe('damage in records', () => {
   });
 });
 
+describe('prune of a sound tape', () => {
+  it('leaves the file as it is (no rewrite: same inode and modification time) and says nothing was removed', async () => {
+    const { tape } = await tapeWithDamage('sound.tape');
+    const before = statSync(tape);
+    const r = cli('prune', tape);
+    expect(r.stdout).toBe(`${tape}: kept 3 records, removed 0 bytes of damage\n`);
+    const after = statSync(tape);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+  });
+});
+
 describe('record numbers after damage', () => {
   it('inspect numbers the frame damage took where it lies, as scan does, so both name a record alike', async () => {
     const { tape, offsets } = await tapeWithDamage('numbers.tape', (o) => o[1]! + 8);
