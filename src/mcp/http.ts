@@ -224,6 +224,10 @@ export interface McpHttpOptions extends McpTapeOptions {
   timing?: McpTiming;
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** How long a session's close waits for answers still on the way (McpSession's option; tapedeck serve --shutdown-timeout). */
+  shutdownTimeoutMs?: number;
+  /** Where the user sets it, for the warning about an answer that did not come in time. */
+  shutdownFix?: string;
 }
 
 /**
@@ -348,6 +352,8 @@ export class McpHttpEndpoint {
       send: (m, related) => this.route(s, m, related),
       timing: this.opts.timing,
       timeoutMs: this.opts.timeoutMs,
+      ...(this.opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: this.opts.shutdownTimeoutMs } : {}),
+      ...(this.opts.shutdownFix !== undefined ? { shutdownFix: this.opts.shutdownFix } : {}),
       gapMs: 1,
     });
     this.sessions.set(id, s);

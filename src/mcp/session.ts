@@ -55,6 +55,8 @@ export interface McpSessionOptions {
    * {@link MCP_SHUTDOWN_GRACE_MS}; `tapedeck mcp --shutdown-timeout`).
    */
   shutdownTimeoutMs?: number;
+  /** Where a user sets `shutdownTimeoutMs`, for the warning about an answer that did not come in it. */
+  shutdownFix?: string;
   /** Least time between two replayed messages of one exchange (default 0: the next turn of the event loop). */
   gapMs?: number;
   /** How long a replayed server request waits for the client's answer (default 60 s). */
@@ -616,7 +618,7 @@ export class McpSession {
     for (const ex of this.open) {
       if (ex.timer) clearTimeout(ex.timer);
       if (ex.id !== undefined && !ex.answered) {
-        this.tape.warn(`tapedeck: ${callLabel(ex.method, ex.params)} had no answer when the session ended${waited ? ` (waited ${limit} ms for it; a slow server: shutdownTimeoutMs, tapedeck mcp --shutdown-timeout MS)` : ''}; not recorded.`);
+        this.tape.warn(`tapedeck: ${callLabel(ex.method, ex.params)} had no answer when the session ended${waited ? ` (waited ${limit} ms for it; a slow server: ${this.opts.shutdownFix ?? 'shutdownTimeoutMs, tapedeck mcp --shutdown-timeout MS'})` : ''}; not recorded.`);
       }
     }
     const up = this.upstream;

@@ -674,7 +674,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   // MCP Streamable HTTP requests (JSON-RPC bodies, Mcp-Session-Id) go to an MCP endpoint on
   // the same tape, made on the first one (docs/mcp.md).
   let mcp: McpHttpEndpoint | undefined;
-  const mcpEndpoint = (d: Deck): McpHttpEndpoint => (mcp ??= new McpHttpEndpoint({ ...sessionOptions(d), timeoutMs: opts.idleTimeoutMs, fetch: opts.fetch }));
+  const mcpEndpoint = (d: Deck): McpHttpEndpoint => (mcp ??= new McpHttpEndpoint({ ...sessionOptions(d), timeoutMs: opts.idleTimeoutMs, fetch: opts.fetch, shutdownTimeoutMs, shutdownFix: 'shutdownTimeoutMs, tapedeck serve --shutdown-timeout MS' }));
 
   // Realtime sessions (WebSocket upgrades on a provider's realtime route) go to a session
   // endpoint on the same tape, made on the first one (docs/realtime.md).
