@@ -93,9 +93,14 @@ export function credentialFrom(s: string): number {
  * mayHoldCredential('{"model":"gpt-4o-2024-08-06","input":"hello"}') // false
  */
 export function mayHoldCredential(s: string): boolean {
+  // A window like the one before holds what it held (a stream's events repeat their model name).
+  let last = '';
   for (let run = nextRun(s, 0); run !== undefined; run = nextRun(s, run[1])) {
+    const window = s.slice(matchFloor(s, run[0]), run[1]);
+    if (window === last) continue;
+    last = window;
     CREDENTIAL.lastIndex = 0;
-    if (CREDENTIAL.test(s.slice(matchFloor(s, run[0]), run[1]))) {
+    if (CREDENTIAL.test(window)) {
       CREDENTIAL.lastIndex = 0;
       return true;
     }

@@ -324,8 +324,30 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   };
   // The letters a secret name (folded) or credential word ends in; `k` also as the Kelvin sign
   // and as the last of its UTF-8 bytes read one character a byte.
-  const lastLetters = new Set<number>([...fieldSet, ...SECRET_SUFFIXES].filter((n) => n.length > 0).map((n) => n.charCodeAt(n.length - 1)));
-  if (lastLetters.has(0x6b)) for (const k of [0x212a, 0xaa]) lastLetters.add(k);
+  // A table by character code, not a Set: looked up at every member of a body, where a Set's
+  // lookup was a sixth of the name scan. Characters past the Kelvin sign end in no secret name.
+  const lastLetters = new Uint8Array(0x212b);
+  let unusualLast = false;
+  for (const n of [...fieldSet, ...SECRET_SUFFIXES]) {
+    if (n.length === 0) continue;
+    const c = n.charCodeAt(n.length - 1);
+    if (c < lastLetters.length) lastLetters[c] = 1;
+    else unusualLast = true;
+  }
+  if (lastLetters[0x6b] === 1) lastLetters[0x212a] = lastLetters[0xaa] = 1;
+  // And the last two (ASCII) letters: most member names end in a pair no secret name ends in
+  // ("content", "role", "model": only ~12 pairs are), judged before the name is read back. A name
+  // of one letter pairs with its opening quote; a secret name with a non-ASCII letter at either
+  // place turns the test off.
+  const lastPairs = new Uint8Array(128 * 128);
+  let pairsJudge = true;
+  for (const n of [...fieldSet, ...SECRET_SUFFIXES]) {
+    if (n.length === 0) continue;
+    const a = n.length >= 2 ? n.charCodeAt(n.length - 2) : 0x22;
+    const b = n.charCodeAt(n.length - 1);
+    if (a < 128 && b < 128) lastPairs[a * 128 + b] = 1;
+    else pairsJudge = false;
+  }
   // Whether a text holds a quoted name before a colon that value() would judge secret
   // (`members`), also such a name in JSON text inside a string (`both`: `\"password\": \"...`, with
   // a string value, the only values embedded() masks), or only the latter (`embedded`); and,
@@ -337,6 +359,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   // trying every quote as a name's start read every string of the body again (a 36 KB chat
   // body: the whole test 390 -> 220 µs, most of the rest the credential patterns;
   // test/store/redact-bytes.test.ts holds it to value()).
+  /** The last name of each length (up to 63) namedSecret judged plain, past its letter tests. */
+  const plainNames: (string | undefined)[] = new Array<string | undefined>(64).fill(undefined);
   const namedSecret = (s: string, which: 'members' | 'both' | 'embedded'): boolean => {
     if (which !== 'embedded' && s.indexOf('\\u') >= 0 && ASCII_ESCAPE.test(s)) return true;
     for (let c = s.indexOf(':'); c >= 0; c = s.indexOf(':', c + 1)) {
@@ -349,7 +373,15 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       let z = close - 1;
       while (z >= 0 && (s.charCodeAt(z) === 0x2d || s.charCodeAt(z) === 0x5f)) z--;
       const last = s.charCodeAt(z);
-      if (!lastLetters.has(last >= 0x41 && last <= 0x5a ? last | 0x20 : last)) continue;
+      const lastFolded = last >= 0x41 && last <= 0x5a ? last | 0x20 : last;
+      if (lastLetters[lastFolded] !== 1 && !unusualLast) continue;
+      if (pairsJudge && lastFolded < 128) {
+        let y = z - 1;
+        while (y >= 0 && (s.charCodeAt(y) === 0x2d || s.charCodeAt(y) === 0x5f)) y--;
+        const prev = s.charCodeAt(y);
+        // A non-ASCII letter (a Kelvin sign, its bytes) is read with the name.
+        if (prev < 128 && lastPairs[(prev >= 0x41 && prev <= 0x5a ? prev | 0x20 : prev) * 128 + lastFolded] === 0) continue;
+      }
       // Back to the opening quote; a name holding a backslash is judged by the escape test above.
       let b = close - 1;
       while (b >= 0) {
@@ -360,8 +392,16 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       if (b < 0 || s.charCodeAt(b) !== 0x22) continue;
       // Inside a string the opening quote is escaped too: `\"name\"`.
       if (inText && (b < 1 || s.charCodeAt(b - 1) !== 0x5c)) continue;
+      // A name judged plain a moment ago (a stream's events repeat theirs): compared in place,
+      // without making its string.
+      const len = close - b - 1;
+      const plain = len < plainNames.length ? plainNames[len] : undefined;
+      if (plain !== undefined && s.startsWith(plain, b + 1)) continue;
       const name = s.slice(b + 1, close);
-      if (!secretName(name)) continue;
+      if (!secretName(name)) {
+        if (len < plainNames.length) plainNames[len] = name;
+        continue;
+      }
       if (!inText) return true;
       // Inside a string: a string value after the colon.
       e = skipSpace(s, c + 1, 1);
@@ -395,14 +435,16 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     });
   };
 
-  const text = (s: string): string => {
+  /** Credential-looking tokens in a text, masked where they stand. */
+  const credentials = (s: string): string => {
     if (keep || !scan || s.length < 16) return s;
-    s = embedded(s);
     const from = credentialFrom(s);
     if (from < 0) return s;
     CREDENTIAL.lastIndex = from;
     return CREDENTIAL.test(s) ? s.replace(CREDENTIAL, mask) : s;
   };
+
+  const text = (s: string): string => (keep || !scan || s.length < 16 ? s : credentials(embedded(s)));
 
   const url = (u: string): string => {
     if (keep) return u;
@@ -558,6 +600,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     // letters that lowercase to ASCII ones (`api\u005fkey`, `api__key`, a Kelvin sign for k),
     // which a scan of the text for the names missed.
     const json = contentType === undefined ? /^\s*[[{]/.test(whole) : /[/+]json\b/i.test(contentType);
+    let judged = false;
     if (json) {
       let doc = known?.parsed;
       if (doc === undefined) {
@@ -567,13 +610,17 @@ export function redactor(opts: RedactOptions = {}): Redactor {
           // not JSON after all: masked as text below
         }
       }
-      // Secret members of JSON text inside its strings too (escaped quotes in the raw body).
-      if (doc !== undefined && doc.value !== null && typeof doc.value === 'object' && (hasSecretMember(doc.value) || (scan && namedSecret(whole, 'embedded')))) {
-        const red = value(doc.value, 0);
-        if (red !== doc.value) return utf8.encode(JSON.stringify(red));
+      // Secret members of JSON text inside its strings too (escaped quotes in the raw body: none, none to look for).
+      judged = doc !== undefined && doc.value !== null && typeof doc.value === 'object';
+      if (judged && (hasSecretMember(doc!.value) || (scan && whole.includes('\\"') && namedSecret(whole, 'embedded')))) {
+        const red = value(doc!.value, 0);
+        if (red !== doc!.value) return utf8.encode(JSON.stringify(red));
       }
     }
-    const masked = text(whole);
+    // A parsed object's members were judged by name on the parse (and the JSON text in its
+    // strings by the test above): only credential-looking tokens are left to look for. Other
+    // text (an event stream, a JSON body that did not parse) may hold members to mask.
+    const masked = judged ? credentials(whole) : text(whole);
     // Credential patterns and masks are ASCII, so masking latin1 text keeps every other byte.
     return masked === whole ? body : latin1Bytes(masked);
   };
