@@ -10,7 +10,6 @@
  */
 import { TapedeckError } from '../errors.ts';
 import { sha256 } from '../core/index.ts';
-import type { TapeMode } from '../store/mode.ts';
 import { BODY_FAULTS, checkChaos, faultNames, type ChaosOptions, type FaultFamily, type FaultName } from './options.ts';
 
 /** What one call gets: a fault (or none) and a delay. */
@@ -47,20 +46,6 @@ function randomSeed(): number {
   const a = new Uint32Array(1);
   globalThis.crypto.getRandomValues(a);
   return a[0]! >>> 1;
-}
-
-/**
- * Refuses chaos outside replay unless it is asked for in front of the live API too.
- *
- * @example
- * refuseChaos('record', false, '--chaos') // throws E_CHAOS_MODE
- */
-export function refuseChaos(mode: TapeMode, live: boolean | undefined, how: string): void {
-  if (mode === 'replay' || live === true) return;
-  throw new TapedeckError('E_CHAOS_MODE', `Chaos (${how}) is refused in ${mode} mode: injected faults would stand in front of the live API, and a test could take one for the API's answer.`, {
-    mode,
-    hint: 'Use chaos in replay mode, or say you want faults in front of the live API too with --chaos-live (option chaos: { live: true }). Faults are never recorded.',
-  });
 }
 
 /**

@@ -5,21 +5,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 
-/** The request header that forces a fault (`x-tapedeck-chaos: 429`) or forbids one (`none`); never sent upstream nor keyed. */
-export const CHAOS_HEADER = 'x-tapedeck-chaos';
-
-/**
- * The request without the chaos header (never sent upstream, stored, nor keyed), and its value.
- *
- * @example
- * withoutChaosHeader({ method: 'POST', url: '/v1/x', headers: { 'x-tapedeck-chaos': '429' }, body }).value // '429'
- */
-export function withoutChaosHeader<R extends { headers: Readonly<Record<string, string | string[] | undefined>> }>(req: R): { req: R; value: string | undefined } {
-  const v = req.headers[CHAOS_HEADER];
-  if (v === undefined) return { req, value: undefined };
-  const { [CHAOS_HEADER]: _drop, ...headers } = req.headers;
-  return { req: { ...req, headers }, value: Array.isArray(v) ? v[0] : v };
-}
+export { CHAOS_HEADER, withoutChaosHeader } from './header.ts';
 
 /** Faults of an HTTP answer: an error status, no answer, or a recorded stream damaged on the way. */
 export const HTTP_FAULTS = ['429', '500', '503', '529', 'timeout', 'reset', 'cut', 'stall', 'malformed'] as const;

@@ -20,7 +20,8 @@ import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
 import { MCP_KEY_VERSION, mcpKey } from './key.ts';
 import { callLabel, type McpMiss, type McpTape } from './tape.ts';
-import { Chaos, refuseChaos } from '../chaos/decide.ts';
+import { Chaos } from '../chaos/decide.ts';
+import { refuseChaos } from '../chaos/refused.ts';
 import type { ChaosOptions, McpFault } from '../chaos/options.ts';
 
 /** The live server, behind whatever transport reaches it. */

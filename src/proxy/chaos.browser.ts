@@ -4,19 +4,16 @@
  * the damaged-stream writer are about 1.5 KB of it, gzipped). A page that asks for a fault (the
  * `x-tapedeck-chaos` header, `fetch.chaos()`) gets E_CHAOS_MODE saying to run that test in Node.
  */
-import { TapedeckError } from '../errors.ts';
+import { chaosUnavailable } from '../chaos/refused.ts';
 import type { ChaosOptions } from '../chaos/options.ts';
 import type { TapeMode } from '../store/mode.ts';
 import type { ChaosPlan, DamagedAnswer, HttpChaos, SessionChaos } from './chaos.ts';
 
 export type { ChaosOptions } from '../chaos/options.ts';
 export type { ChaosPlan, DamagedAnswer, HttpChaos, SessionChaos } from './chaos.ts';
-export { CHAOS_HEADER, withoutChaosHeader } from '../chaos/options.ts';
+export { CHAOS_HEADER, withoutChaosHeader } from '../chaos/header.ts';
 
-const unavailable = (): TapedeckError =>
-  new TapedeckError('E_CHAOS_MODE', 'Faults on demand are not part of browser playback (the browser bundle leaves them out).', {
-    hint: 'Test retries and cut streams in Node: createFetch({ chaos }) or tapedeck serve --chaos (docs/chaos.md).',
-  });
+const unavailable = chaosUnavailable;
 
 /** No chaos in a page: asking for it is refused, and no request gets a fault. */
 export function openChaos(opts: ChaosOptions | undefined, _mode: TapeMode, _warn: (m: string) => void): HttpChaos | undefined {

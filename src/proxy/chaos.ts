@@ -5,7 +5,8 @@
  * fault never asks for a recording, and a recording a damaged answer was made from is held for
  * the call's retry, so the retry of the k-th call still gets the k-th recording.
  */
-import { Chaos, damagesAnswer, refuseChaos, type Verdict } from '../chaos/decide.ts';
+import { Chaos, damagesAnswer, type Verdict } from '../chaos/decide.ts';
+import { refuseChaos } from '../chaos/refused.ts';
 import { CHAOS_DEFAULTS, CHAOS_HEADER, familyOptions, type ChaosOptions, type HttpFault } from '../chaos/options.ts';
 import { hex } from '../core/engine.ts';
 import { sha256 } from '../core/index.ts';

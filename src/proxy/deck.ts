@@ -31,7 +31,7 @@ import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
 import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { refuseChaos } from '../chaos/decide.ts';
+import { refuseChaos } from '../chaos/refused.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */

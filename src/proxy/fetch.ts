@@ -6,7 +6,7 @@
 import { TapedeckError } from '../errors.ts';
 import type { MissEntry } from '../match/diagnose.ts';
 import { Deck, type Decision, type DeckOptions, type DeckRequest, type DeckStats } from './deck.ts';
-import { refuseChaos } from '../chaos/decide.ts';
+import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';

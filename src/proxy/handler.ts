@@ -22,7 +22,7 @@ import type { Duplex } from 'node:stream';
 // Realtime sessions (and the WebSocket server under them) are loaded on the first upgrade:
 // a proxy that serves HTTP only does not pay for them at start.
 import type { RealtimeEndpoint, RealtimeStats } from '../realtime/endpoint.ts';
-import { refuseChaos } from '../chaos/decide.ts';
+import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 

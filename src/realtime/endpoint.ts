@@ -7,7 +7,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import { refuseChaos, type Chaos } from '../chaos/decide.ts';
+import type { Chaos } from '../chaos/decide.ts';
+import { refuseChaos } from '../chaos/refused.ts';
 import { CHAOS_HEADER, type RealtimeFault } from '../chaos/options.ts';
 import { hashValue } from '../core/index.ts';
 import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';

@@ -35,12 +35,38 @@ describe('llm-tapedeck/browser as bundled', () => {
     const inputs = Object.keys(out.metafile.inputs);
     // The budget of bench/size.mjs (100 KB gzipped) holds only while these stay out.
     expect(inputs).toContain('dist/proxy/chaos.browser.js');
-    expect(inputs.filter((f) => /proxy\/chaos\.js$|providers\/faults\.js$/.test(f))).toEqual([]);
+    expect(inputs).toContain('dist/chaos/options.browser.js');
+    expect(inputs.filter((f) => /proxy\/chaos\.js$|providers\/faults\.js$|chaos\/(options|decide)\.js$/.test(f))).toEqual([]);
     const stand = (await import(join(root, 'dist/proxy/chaos.browser.js'))) as { openChaos: (o: unknown, m: string, w: unknown) => unknown; withoutChaosHeader: (r: unknown) => { value: unknown; req: { headers: object } } };
     expect(stand.openChaos(undefined, 'replay', () => {})).toBeUndefined();
     expect(() => stand.openChaos({ faults: { 429: 1 } }, 'replay', () => {})).toThrow(/not part of browser playback/);
     const { value, req } = stand.withoutChaosHeader({ method: 'POST', url: '/v1/x', headers: { 'x-tapedeck-chaos': '429', a: 'b' }, body: new Uint8Array() });
     expect([value, req.headers]).toEqual(['429', { a: 'b' }]);
+    // A page's createFetch({ chaos }) is refused at once, before any check of the fault names.
+    const options = (await import(join(root, 'dist/chaos/options.browser.js'))) as { checkChaos: (o: unknown, f: string) => unknown };
+    expect(() => options.checkChaos({ faults: { 429: 1 } }, 'http')).toThrow(/not part of browser playback/);
+  });
+
+  it('searches whole texts for credentials (its stand-in): the same answers as the Node search', async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs).toContain('dist/store/credential.browser.js');
+    expect(inputs).not.toContain('dist/store/credential.js');
+    type Search = { credentialFrom: (s: string) => number; mayHoldCredential: (s: string) => boolean; CREDENTIAL: RegExp };
+    const page = (await import(join(root, 'dist/store/credential.browser.js'))) as Search;
+    const node = (await import(join(root, 'dist/store/credential.js'))) as Search;
+    for (const s of ['plain prose, short words', 'key: sk-proj-abcdefghijklmnopqrstuvwx', 'Bearer\u00a0 abcdefghijklmnop0123', '{"model":"gpt-4o-2024-08-06"}']) {
+      expect(page.mayHoldCredential(s), s).toBe(node.mayHoldCredential(s));
+      const from = (x: Search) => {
+        const at = x.credentialFrom(s);
+        if (at < 0) return null;
+        x.CREDENTIAL.lastIndex = at;
+        const m = x.CREDENTIAL.exec(s);
+        x.CREDENTIAL.lastIndex = 0;
+        return m?.[0] ?? null;
+      };
+      expect(from(page), s).toBe(from(node));
+    }
   });
 
   it('leaves out what only speeds up keying many requests: the raw-bytes walk and its wasm index', async () => {

@@ -1,0 +1,21 @@
+/**
+ * Browser bundles' stand-in for ./credential.ts (package.json "browser"): the same answers, found
+ * by searching the whole text, which keeps page playback within its 100 KB budget. A page only
+ * replays, and redacts a request to key it, not whole tapes.
+ */
+import { CREDENTIAL } from './credential-pattern.ts';
+
+export { CREDENTIAL };
+
+/** Where a search for CREDENTIAL may begin: the start, in a page. */
+export function credentialFrom(_s: string): number {
+  return 0;
+}
+
+/** Whether `s` holds a credential. */
+export function mayHoldCredential(s: string): boolean {
+  CREDENTIAL.lastIndex = 0;
+  const found = CREDENTIAL.test(s);
+  CREDENTIAL.lastIndex = 0;
+  return found;
+}
