@@ -181,8 +181,16 @@ const EMBEDDED_MEMBER = /"((?:[^"\\\n]|\\.){1,200})"([ \t\n\r]*:[ \t\n\r]*)"((?:
  */
 const EMBEDDED_GATE = /"[ \t\n\r]*:[ \t\n\r]*"/;
 
-/** The Kelvin sign's UTF-8 bytes read one character a byte. */
-const KELVIN_BYTES = '\u00e2\u0084\u00aa';
+/** A character past ASCII. */
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** A text read one character a byte, as the UTF-8 text its bytes are (unchanged if they are not UTF-8). */
+function asUtf8(s: string): string {
+  if (/[^\x00-\xff]/.test(s)) return s;
+  const bytes = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+  return utf8Decoder.decode(bytes);
+}
 
 /** A `\u` escape of an ASCII character or the Kelvin sign (see namedSecret in redactor()). */
 const ASCII_ESCAPE = /\\u(?:00[2-7][0-9a-f]|212a)/i;
@@ -327,7 +335,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   // A table by character code, not a Set: looked up at every member of a body, where a Set's
   // lookup was a sixth of the name scan. Characters past the Kelvin sign end in no secret name.
   const lastLetters = new Uint8Array(0x212b);
-  let unusualLast = false;
+  // A name with a non-ASCII letter may be read as its UTF-8 bytes, whose last byte is no letter
+  // of the name: such a name turns the letter tests off.
+  let unusualLast = [...fieldSet].some((n) => NON_ASCII.test(n));
   for (const n of [...fieldSet, ...SECRET_SUFFIXES]) {
     if (n.length === 0) continue;
     const c = n.charCodeAt(n.length - 1);
@@ -340,7 +350,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   // of one letter pairs with its opening quote; a secret name with a non-ASCII letter at either
   // place turns the test off.
   const lastPairs = new Uint8Array(128 * 128);
-  let pairsJudge = true;
+  let pairsJudge = !unusualLast;
   for (const n of [...fieldSet, ...SECRET_SUFFIXES]) {
     if (n.length === 0) continue;
     const a = n.length >= 2 ? n.charCodeAt(n.length - 2) : 0x22;
@@ -409,9 +419,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     }
     return false;
   };
-  // A name as read: the proxy reads a body one character a byte, so the Kelvin sign (the one
-  // non-ASCII letter that folds to an ASCII one) may stand as its three UTF-8 bytes.
-  const secretName = (name: string): boolean => secretField(name) || (name.includes(KELVIN_BYTES) && secretField(name.replaceAll(KELVIN_BYTES, 'k')));
+  // A name as read: the proxy reads a body one character a byte, so a non-ASCII letter (a user's
+  // `contraseña`, the Kelvin sign that folds to k) may stand as its UTF-8 bytes.
+  const secretName = (name: string): boolean => secretField(name) || (NON_ASCII.test(name) && secretField(asUtf8(name)));
   /**
    * JSON text inside a string (an MCP tool's result listing the environment, a model quoting a
    * config): members whose names are secret get their string values masked where they stand,

@@ -98,6 +98,17 @@ describe('redactor mayHaveSecrets() of request bodies', () => {
     expect(missed).toBe(0);
   });
 
+  it("says yes for a user's secret field named with non-ASCII letters, in any case, as the proxy reads the body", () => {
+    for (const [field, name] of [['contraseña', 'CONTRASEÑA'], ['contraseña', 'contraseña'], ['clé', 'Clé'], ['пароль', 'Пароль'], ['密码', '密码']] as const) {
+      const mine = redactor({ fields: [field], salt: '0123456789abcdef0123456789abcdef' });
+      const text = JSON.stringify({ model: 'm', [name]: 'hunter2-secret' });
+      const parsed: unknown = JSON.parse(text);
+      expect(mine.value(parsed), text).not.toBe(parsed);
+      expect(mine.mayHaveSecrets(text), text).toBe(true);
+      expect(mine.mayHaveSecrets(Buffer.from(text).toString('latin1')), `${text} read a byte a character`).toBe(true);
+    }
+  });
+
   it('still says no for bodies of ordinary names and text', () => {
     for (const text of ['{"model":"gpt-4o","messages":[{"role":"user","content":"caf\\u00e9 \\"api_key\\": no"}]}', '{"next_page_token":"abc","keys":["a"],"token":1,"passage":"apikey"}']) {
       const parsed: unknown = JSON.parse(text);
