@@ -71,7 +71,8 @@ function matchFloor(s: string, start: number): number {
  *
  * @example
  * credentialFrom('a short sentence') // -1
- * credentialFrom('key: sk-abcdefghijklmnopqrstuvwx') // 5
+ * credentialFrom('key:sk-abcdefghijklmnopqrstuvwx') // 4 (the run's start)
+ * credentialFrom('key: Bearer abcdefghijklmnop0123') // 5 (six before the space that ends the word)
  */
 export function credentialFrom(s: string): number {
   const run = nextRun(s, 0);
