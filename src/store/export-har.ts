@@ -19,7 +19,7 @@
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { isHttpRecord, type HttpRecord, type StoredHeaders } from './records.ts';
-import type { TapeWarning } from './tape-codec.ts';
+import { warningText, type TapeWarning } from './tape-codec.ts';
 import { decodedRecords, withTapeStream } from './tape-stream.ts';
 import { chunkedWriter } from './chunked-write.ts';
 
@@ -158,8 +158,7 @@ export async function writeTapeHar(path: string, write: (text: string) => void |
     }
     await out(entries === 0 ? '[]' : '\n    ]');
     // Damage in file order (decodedRecords has sorted it), worded as the JSON export words it.
-    const prefix = `${path}: `;
-    const warnings = scan.warnings.map((w) => ({ code: w.code, offset: w.offset, message: w.message.startsWith(prefix) ? w.message.slice(prefix.length) : w.message }));
+    const warnings = scan.warnings.map((w) => ({ code: w.code, offset: w.offset, message: warningText(w, path) }));
     if (warnings.length > 0) await out(`,\n    "_warnings": ${nested(warnings, '    ')}`);
     await out('\n  }\n}\n');
     await flush();

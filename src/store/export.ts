@@ -51,6 +51,7 @@ import { inRecordOrder } from './record-order.ts';
 import type { HttpRecord } from './records.ts';
 import { streamReview } from './stream-review.ts';
 import { appendRecords, createTape, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
+import { warningText } from './tape-codec.ts';
 import { decodedRecords, withTapeStream, type TapeStream } from './tape-stream.ts';
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
 import { chunkedWriter } from './chunked-write.ts';
@@ -305,13 +306,12 @@ async function writeFrom(scan: TapeStream, path: string, write: (text: string) =
   }
   if (previous === undefined) await out('[]');
   else await out(`${count === 1 ? '[\n' : ''}    ${previous}\n  ]`);
-  const prefix = `${path}: `;
   // Damage in file order, a payload that does not decode among it (decodedRecords).
   const warnings = scan.warnings.map((w) => {
     const o = newObject();
     o.code = w.code;
     o.offset = w.offset;
-    o.message = w.message.startsWith(prefix) ? w.message.slice(prefix.length) : w.message;
+    o.message = warningText(w, path);
     return o;
   });
   await out(`,\n  "warnings": ${one(warnings, '  ')}\n}\n`);

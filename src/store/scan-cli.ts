@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { TapedeckError } from '../errors.ts';
 import { damageInOrder } from './damage-order.ts';
-import { parseTape, type TapeWarning } from './tape-codec.ts';
+import { parseTape, warningText, type TapeWarning } from './tape-codec.ts';
 import { secretsInBytes, secretsInValue, type SecretFinding } from './secret-scan.ts';
 import { decodedRecords, withTapeStream } from './tape-stream.ts';
 
@@ -86,8 +86,7 @@ async function scanOne(file: string, src: ScanSource): Promise<TapeScanResult> {
       const records = starts.length === 0 ? '' : starts.length === 1 ? `record ${first}` : `records ${first}-${first + starts.length - 1}`;
       const what = header ? (records ? `the header and ${records}` : 'the header') : records || 'no record';
       const region = `damaged bytes ${start}..${end - 1}`;
-      const message = w.message.startsWith(`${file}: `) ? w.message.slice(file.length + 2) : w.message;
-      process.stdout.write(`${file}: ${region} (${what}), searched for key formats only: ${w.code} ${message}\n`);
+      process.stdout.write(`${file}: ${region} (${what}), searched for key formats only: ${w.code} ${warningText(w, file)}\n`);
       result.damage++;
       for (const f of secretsInBytes(bytes)) {
         // The record whose frame the match lies in: the last start at or before it.

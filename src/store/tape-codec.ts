@@ -73,6 +73,17 @@ export interface TapeWarning {
   message: string;
 }
 
+/**
+ * A warning's message without the file name it starts with, for output that names the file
+ * already (an export's `warnings`, a scan's line about the damage).
+ *
+ * @example
+ * warningText({ code: 'E_TAPE_CORRUPT', offset: 9, message: 'a.tape: 3 damaged bytes …' }, 'a.tape') // '3 damaged bytes …'
+ */
+export function warningText(w: TapeWarning, file: string): string {
+  return w.message.startsWith(`${file}: `) ? w.message.slice(file.length + 2) : w.message;
+}
+
 export interface TapeContents {
   header: TapeHeader;
   records: TapeRecordEntry[];
@@ -363,13 +374,8 @@ export function checkArrived(prefix: Uint8Array, file: string, at: ArrivedCheck,
 /** The first offset at or after `from` where a complete, CRC-valid frame starts, or -1. */
 function nextValidFrame(buf: Uint8Array, from: number): number {
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  let pos = from;
-  while (pos < buf.length) {
-    // The first magic byte found natively; checkFrame compares the other three.
-    const at = buf.indexOf(FRAME_MAGIC[0]!, pos);
-    if (at < 0) return -1;
+  for (let at = magicFrom(buf, from); at >= 0; at = magicFrom(buf, at + 1)) {
     if (typeof checkFrame(buf, at, view) === 'number') return at;
-    pos = at + 1;
   }
   return -1;
 }
@@ -411,7 +417,7 @@ function hasFrameMagic(buf: Uint8Array, at: number): boolean {
   return true;
 }
 
-/** The first offset at or after `from` where the four bytes of a frame magic are, or -1. */
+/** The first offset at or after `from` where the four bytes of a frame magic are, or -1 (the first byte found natively). */
 function magicFrom(buf: Uint8Array, from: number): number {
   for (let at = buf.indexOf(FRAME_MAGIC[0]!, from); at >= 0; at = buf.indexOf(FRAME_MAGIC[0]!, at + 1)) {
     if (hasFrameMagic(buf, at)) return at;
