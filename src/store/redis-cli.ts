@@ -140,16 +140,7 @@ export async function pullCommand(argv: string[]): Promise<number> {
  * they are in Redis; returns the exit code (1 when a problem is found).
  */
 export async function verifyRedisCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse('verify', argv);
-  if (values.help) {
-    process.stdout.write(VERIFY_HELP);
-    return 0;
-  }
-  const [url] = positionals;
-  if (!url || positionals.length > 1 || !isRedisUrl(url)) throw usage('verify', 'give one redis:// or rediss:// URL');
-  if (values.ttl !== undefined || values.force !== undefined) throw usage('verify', 'verify takes no --ttl or --force');
-  const store = await RedisRecords.open(url, values.namespace !== undefined ? { namespace: values.namespace } : {});
-  try {
+  return onNamespace('verify', VERIFY_HELP, argv, async (store) => {
     const where = redisLocation(store.url, store.namespace);
     const target = redisCliTarget(store.url, store.namespace);
     const header = await store.header();
@@ -186,9 +177,7 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
     const counted = n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
     process.stdout.write(problems.length ? `${problems.length} problem(s); ${counted} (tapedeck prune ${target} removes the records that do not read; tapedeck pull leaves them out).\n` : n === 0 ? 'ok (no records)\n' : 'ok\n');
     return problems.length ? 1 : 0;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /**
@@ -196,16 +185,7 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
  * that do not decode, or that do not name the key they are filed under); returns the exit code.
  */
 export async function pruneRedisCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse('prune', argv);
-  if (values.help) {
-    process.stdout.write(PRUNE_HELP);
-    return 0;
-  }
-  const [url] = positionals;
-  if (!url || positionals.length > 1 || !isRedisUrl(url)) throw usage('prune', 'give one redis:// or rediss:// URL');
-  if (values.ttl !== undefined || values.force !== undefined) throw usage('prune', 'prune takes no --ttl or --force');
-  const store = await RedisRecords.open(url, values.namespace !== undefined ? { namespace: values.namespace } : {});
-  try {
+  return onNamespace('prune', PRUNE_HELP, argv, async (store) => {
     // The full read also unlists keys whose records have all expired.
     const records = await store.readAll();
     const byKey = new Map<string, number[]>();
@@ -224,6 +204,25 @@ export async function pruneRedisCommand(argv: string[]): Promise<number> {
     const kept = records.length - bad;
     process.stdout.write(`${redisLocation(store.url, store.namespace)}: kept ${kept} record${kept === 1 ? '' : 's'}, removed ${bad} that did not decode\n`);
     return 0;
+  });
+}
+
+/**
+ * A command on one namespace (`tapedeck verify|prune <redis-url> [--namespace NS]`): its help,
+ * its one URL and no other option checked, then `run` on the open store, closed after.
+ */
+async function onNamespace(cmd: 'verify' | 'prune', help: string, argv: string[], run: (store: RedisRecords) => Promise<number>): Promise<number> {
+  const { values, positionals } = parse(cmd, argv);
+  if (values.help) {
+    process.stdout.write(help);
+    return 0;
+  }
+  const [url] = positionals;
+  if (!url || positionals.length > 1 || !isRedisUrl(url)) throw usage(cmd, 'give one redis:// or rediss:// URL');
+  if (values.ttl !== undefined || values.force !== undefined) throw usage(cmd, `${cmd} takes no --ttl or --force`);
+  const store = await RedisRecords.open(url, values.namespace !== undefined ? { namespace: values.namespace } : {});
+  try {
+    return await run(store);
   } finally {
     await store.close();
   }
