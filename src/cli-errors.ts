@@ -5,6 +5,7 @@
  */
 import { cliFormsOf } from './cli-help.ts';
 import { TapedeckError } from './errors.ts';
+import { isRedisUrl } from './store/backends/redis-connection.ts';
 
 /** Exit codes of the `tapedeck` command. */
 export const EXIT = {
@@ -47,7 +48,7 @@ const CLI_HINTS: Record<string, string> = {
  * `file` a redis:// location) keeps its own hint, which names the URL and --namespace instead.
  */
 const PATH_HINTS: ReadonlySet<string> = new Set(['E_TAPE_NOT_FOUND', 'E_TAPE_EXISTS']);
-const aboutRedis = (err: TapedeckError): boolean => typeof err.details.file === 'string' && /^rediss?:\/\//i.test(err.details.file);
+const aboutRedis = (err: TapedeckError): boolean => isRedisUrl(err.details.file);
 
 /** A library hint that names an API call or an options object is no help on a command line. */
 const API_HINT = /\w\(\)|\{\s*\w+\s*:|\bimport[A-Z]\w*\b|\bexport[A-Z]\w*\b/;

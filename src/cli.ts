@@ -7,6 +7,7 @@ import { reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { COMMAND_HELP } from './cli-help.ts';
 import { exitCode, watchStdout } from './cli/stdout.ts';
 import { DRIFT_COMMANDS } from './drift/help.ts';
+import { isRedisUrl } from './store/backends/redis-connection.ts';
 import { VERSION } from './version.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
@@ -120,7 +121,7 @@ Examples:
 function main(argv: string[]): number | Promise<number> {
   // `tapedeck <command> --help` and `tapedeck help <command>`: that command's own help.
   const asked = argv[0] === 'help' ? argv[1] : argv.some((a) => a === '-h' || a === '--help') ? argv[0] : undefined;
-  if (asked !== undefined && Object.hasOwn(COMMAND_HELP, asked) && !((asked === 'prune' || asked === 'verify') && argv.some((a) => /^rediss?:\/\//i.test(a)))) {
+  if (asked !== undefined && Object.hasOwn(COMMAND_HELP, asked) && !((asked === 'prune' || asked === 'verify') && argv.some(isRedisUrl))) {
     process.stdout.write(COMMAND_HELP[asked]!);
     return 0;
   }
@@ -150,9 +151,9 @@ function main(argv: string[]): number | Promise<number> {
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
   // prune takes a tape or a Redis URL (with Redis options): the URL goes to the Redis command.
-  if (argv[0] === 'prune' && argv.slice(1).some((a) => /^rediss?:\/\//i.test(a))) return import('./store/redis-cli.ts').then((m) => m.pruneRedisCommand(argv.slice(1)));
+  if (argv[0] === 'prune' && argv.slice(1).some(isRedisUrl)) return import('./store/redis-cli.ts').then((m) => m.pruneRedisCommand(argv.slice(1)));
   // verify too: a namespace is checked by its own command (what replay errors on Redis name).
-  if (argv[0] === 'verify' && argv.slice(1).some((a) => /^rediss?:\/\//i.test(a))) return import('./store/redis-cli.ts').then((m) => m.verifyRedisCommand(argv.slice(1)));
+  if (argv[0] === 'verify' && argv.slice(1).some(isRedisUrl)) return import('./store/redis-cli.ts').then((m) => m.verifyRedisCommand(argv.slice(1)));
   const args: string[] = [];
   let ignoreKeys: string[] | undefined;
   let force = false;

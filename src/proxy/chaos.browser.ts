@@ -13,11 +13,9 @@ export type { ChaosOptions } from '../chaos/options.ts';
 export type { ChaosPlan, DamagedAnswer, HttpChaos, SessionChaos } from './chaos.ts';
 export { CHAOS_HEADER, withoutChaosHeader } from '../chaos/header.ts';
 
-const unavailable = chaosUnavailable;
-
 /** No chaos in a page: asking for it is refused, and no request gets a fault. */
 export function openChaos(opts: ChaosOptions | undefined, _mode: TapeMode, _warn: (m: string) => void): HttpChaos | undefined {
-  if (opts !== undefined) throw unavailable();
+  if (opts !== undefined) throw chaosUnavailable();
   return undefined;
 }
 
@@ -27,7 +25,7 @@ export function openSessionChaos(): SessionChaos | undefined {
 
 
 export async function planChaos(): Promise<ChaosPlan> {
-  throw unavailable();
+  throw chaosUnavailable();
 }
 
 export function faultHeader(): string | undefined {
@@ -35,11 +33,11 @@ export function faultHeader(): string | undefined {
 }
 
 export function damagedAnswer(): DamagedAnswer {
-  throw unavailable();
+  throw chaosUnavailable();
 }
 
 export function statusFaultHeaders(): Record<string, string> {
-  throw unavailable();
+  throw chaosUnavailable();
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

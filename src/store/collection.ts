@@ -468,7 +468,6 @@ export class RecordCollection<R> {
     return this.backend.verifyCommand ?? `tapedeck verify ${this.location}`;
   }
 
-
   /** Whether this mode serves recordings (replay, update). */
   get serves(): boolean {
     return this.mode === 'replay' || this.mode === 'update';
