@@ -16,8 +16,8 @@ export { CREDENTIAL };
 /** The shortest token any CREDENTIAL alternative ends in. */
 const TOKEN_RUN = 16;
 
-/** The union of the characters of CREDENTIAL's tokens, by ASCII code. */
-const TOKEN_CHARS = (() => {
+/** The union of the characters of CREDENTIAL's tokens, by ASCII code (1: one of them). */
+export const TOKEN_CHARS: Readonly<Uint8Array> = (() => {
   const t = new Uint8Array(128);
   for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-') t[c.charCodeAt(0)] = 1;
   return t;

@@ -330,40 +330,31 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     }
     return secret;
   };
-  // The letters a secret name (folded) or credential word ends in; `k` also as the Kelvin sign
-  // and as the last of its UTF-8 bytes read one character a byte.
-  // A table by character code, not a Set: looked up at every member of a body, where a Set's
-  // lookup was a sixth of the name scan. Characters past the Kelvin sign end in no secret name.
+  // The last letter, and the last two letters, of every secret name (folded) and credential
+  // word: most member names end in a letter, or a pair ("content", "role", "model"), that no
+  // secret name ends in (~12 pairs do), judged before the name is read back. Tables by character
+  // code, not Sets: looked up at every member of a body, where a Set's lookup was a sixth of the
+  // name scan. `k` also as the Kelvin sign and as the last of its UTF-8 bytes read one character
+  // a byte; a name of one letter pairs with its opening quote. A name with a non-ASCII letter may
+  // be read as its UTF-8 bytes, whose last bytes are no letters of the name: such a name turns
+  // the letter tests off.
+  const lettersJudge = ![...fieldSet].some((n) => NON_ASCII.test(n));
   const lastLetters = new Uint8Array(0x212b);
-  // A name with a non-ASCII letter may be read as its UTF-8 bytes, whose last byte is no letter
-  // of the name: such a name turns the letter tests off.
-  let unusualLast = [...fieldSet].some((n) => NON_ASCII.test(n));
-  for (const n of [...fieldSet, ...SECRET_SUFFIXES]) {
+  const lastPairs = new Uint8Array(128 * 128);
+  for (const n of lettersJudge ? [...fieldSet, ...SECRET_SUFFIXES] : []) {
     if (n.length === 0) continue;
-    const c = n.charCodeAt(n.length - 1);
-    if (c < lastLetters.length) lastLetters[c] = 1;
-    else unusualLast = true;
+    const last = n.charCodeAt(n.length - 1);
+    lastLetters[last] = 1;
+    lastPairs[(n.length >= 2 ? n.charCodeAt(n.length - 2) : 0x22) * 128 + last] = 1;
   }
   if (lastLetters[0x6b] === 1) lastLetters[0x212a] = lastLetters[0xaa] = 1;
-  // And the last two (ASCII) letters: most member names end in a pair no secret name ends in
-  // ("content", "role", "model": only ~12 pairs are), judged before the name is read back. A name
-  // of one letter pairs with its opening quote; a secret name with a non-ASCII letter at either
-  // place turns the test off.
-  const lastPairs = new Uint8Array(128 * 128);
-  let pairsJudge = !unusualLast;
-  for (const n of [...fieldSet, ...SECRET_SUFFIXES]) {
-    if (n.length === 0) continue;
-    const a = n.length >= 2 ? n.charCodeAt(n.length - 2) : 0x22;
-    const b = n.charCodeAt(n.length - 1);
-    if (a < 128 && b < 128) lastPairs[a * 128 + b] = 1;
-    else pairsJudge = false;
-  }
   // Whether a text holds a quoted name before a colon that value() would judge secret
   // (`members`), also such a name in JSON text inside a string (`both`: `\"password\": \"...`, with
   // a string value, the only values embedded() masks), or only the latter (`embedded`); and,
-  // except for `embedded`, a `\u` escape of an ASCII character or the Kelvin sign anywhere (a name spelled `api\u005fkey` is read only by a parse; other
-  // escapes decode to no letter of a secret name, and JSON writers escape only control and
-  // non-ASCII characters, so ordinary bodies have none). A superset: a body it passes is parsed
+  // except for `embedded`, a `\u` escape of an ASCII character or the Kelvin sign anywhere (a
+  // name spelled `api\u005fkey` is read only by a parse; other escapes decode to no letter of a
+  // secret name, and JSON writers escape only control and non-ASCII characters, so ordinary
+  // bodies have none). A superset: a body it passes is parsed
   // and judged by name (value()). Found by hopping from colon to colon (members' and the text's:
   // few against the body's characters) and reading back to the name: a regular expression
   // trying every quote as a name's start read every string of the body again (a 36 KB chat
@@ -384,13 +375,13 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       while (z >= 0 && (s.charCodeAt(z) === 0x2d || s.charCodeAt(z) === 0x5f)) z--;
       const last = s.charCodeAt(z);
       const lastFolded = last >= 0x41 && last <= 0x5a ? last | 0x20 : last;
-      if (lastLetters[lastFolded] !== 1 && !unusualLast) continue;
-      if (pairsJudge && lastFolded < 128) {
+      if (lettersJudge) {
+        if (lastLetters[lastFolded] !== 1) continue;
         let y = z - 1;
         while (y >= 0 && (s.charCodeAt(y) === 0x2d || s.charCodeAt(y) === 0x5f)) y--;
         const prev = s.charCodeAt(y);
-        // A non-ASCII letter (a Kelvin sign, its bytes) is read with the name.
-        if (prev < 128 && lastPairs[(prev >= 0x41 && prev <= 0x5a ? prev | 0x20 : prev) * 128 + lastFolded] === 0) continue;
+        // A non-ASCII letter (a Kelvin sign, its bytes) at either place is read with the name.
+        if (lastFolded < 128 && prev < 128 && lastPairs[(prev >= 0x41 && prev <= 0x5a ? prev | 0x20 : prev) * 128 + lastFolded] === 0) continue;
       }
       // Back to the opening quote; a name holding a backslash is judged by the escape test above.
       let b = close - 1;

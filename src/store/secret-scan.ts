@@ -13,6 +13,7 @@
  */
 import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-eventstream.ts';
 import { credentialMatches, isMask, redactor } from './redact.ts';
+import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
 
 /** One thing that looks like a credential. */
@@ -170,13 +171,13 @@ const BYTES_CHUNK = 1 << 20;
 /** How far past a chunk's end its last token may run before the chunk is cut inside it anyway. */
 const BYTES_RUN = 1 << 16;
 /**
- * Bytes a credential match can hold (letters, digits, `._~+/=-`, `_`, and the white space after
- * `Bearer`, Latin-1 no-break space included): a chunk ends at a byte that is none of these, so
- * no match is cut in two.
+ * Bytes a credential match can hold (its tokens' characters, and the white space after `Bearer`,
+ * Latin-1 no-break space included): a chunk ends at a byte that is none of these, so no match is
+ * cut in two.
  */
 const TOKEN_BYTE = new Uint8Array(256);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-_ \t\n\v\f\r') TOKEN_BYTE[c.charCodeAt(0)] = 1;
-TOKEN_BYTE[0xa0] = 1;
+TOKEN_BYTE.set(TOKEN_CHARS);
+for (const c of ' \t\n\v\f\r\u00a0') TOKEN_BYTE[c.charCodeAt(0)] = 1;
 
 /**
  * How many length bytes follow a msgpack str or bin type byte (str8/16/32, bin8/16/32): they may
