@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendRecords, createTape } from '../../src/store/tape-file.ts';
+import { chatRecord } from './cli-helpers.ts';
 
 const root = join(import.meta.dirname, '../..');
 const bin = join(root, 'dist/cli.js');
@@ -15,23 +16,11 @@ const dir = mkdtempSync(join(tmpdir(), 'tapedeck-damage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const cli = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, TAPEDECK_MODE: '' } });
 
-const http = (i: number) => ({
-  v: 1,
-  kind: 'http',
-  match: 'llm',
-  route: 'POST /v1/chat/completions',
-  key: String(i).padStart(64, '0'),
-  request: { method: 'POST', url: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `question ${i}` }] } },
-  response: { status: 200, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode(`{"answer":${i}}`) },
-  recordedAt: '2026-01-01T00:00:00.000Z',
-  durationMs: 1,
-});
-
 /** A tape of three HTTP records; `at` (relative to record 1's frame) is changed. */
 async function tapeWithDamage(name: string, at?: (offsets: number[]) => number): Promise<{ tape: string; offsets: number[] }> {
   const tape = join(dir, name);
   await createTape(tape);
-  const { offsets } = await appendRecords(tape, [http(0), http(1), http(2)]);
+  const { offsets } = await appendRecords(tape, [chatRecord(0), chatRecord(1), chatRecord(2)]);
   if (at) {
     const b = readFileSync(tape);
     b[at(offsets)]! ^= 0xff;

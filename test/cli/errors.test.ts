@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
+import { intoClosedPipe } from './cli-helpers.ts';
 
 const root = join(import.meta.dirname, '../..');
 const bin = join(root, 'dist/cli.js');
@@ -106,11 +107,7 @@ describe('--help', () => {
 describe('pipes', () => {
   it('output piped into a reader that stops early (head) ends quietly with exit 0', async () => {
     const big = file('big.json', JSON.stringify(Array.from({ length: 200_000 }, (_, i) => ({ i, text: 'x'.repeat(20) }))));
-    const child = spawn(process.execPath, [bin, 'canonical', big], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.stdout.once('data', () => child.stdout.destroy());
-    const status = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    const { status, stderr } = await intoClosedPipe(bin, ['canonical', big], { cwd: dir });
     expect(stderr).toBe('');
     expect(status).toBe(0);
   });

@@ -2,13 +2,14 @@
 // one: `tapedeck: E_OUTPUT` with the system's reason, exit 1, never E_INTERNAL asking for a bug
 // report, and never exit 0 (an export cut short must not look done). A reader that stops early
 // (`| head`) is still no error.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { appendRecords, createTape } from '../../src/store/tape-file.ts';
+import { chatRecord, intoClosedPipe } from './cli-helpers.ts';
 
 const root = join(import.meta.dirname, '../..');
 const bin = join(root, 'dist/cli.js');
@@ -35,17 +36,7 @@ beforeAll(async () => {
   const answer = new TextEncoder().encode(JSON.stringify({ choices: [{ message: { content: 'x'.repeat(2000) } }] }));
   await appendRecords(
     join(dir, 'big.tape'),
-    Array.from({ length: 400 }, (_, i) => ({
-      v: 1,
-      kind: 'http',
-      match: 'llm',
-      route: 'POST /v1/chat/completions',
-      key: String(i).padStart(64, '0'),
-      request: { method: 'POST', url: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: { model: 'm', messages: [{ role: 'user', content: `question ${i}` }] } },
-      response: { status: 200, headers: { 'content-type': 'application/json' }, body: answer },
-      recordedAt: '2026-01-01T00:00:00.000Z',
-      durationMs: 1,
-    })),
+    Array.from({ length: 400 }, (_, i) => chatRecord(i, answer)),
   );
   writeFileSync(join(dir, 'request.json'), JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }));
 });
@@ -87,11 +78,7 @@ describe.skipIf(!existsSync('/dev/full'))('stdout that cannot be written', () =>
 
 describe('a reader that stops early', () => {
   it.each([['export', 'big.tape'], ['export', 'big.tape', '--review'], ['export', 'big.tape', '--har'], ['inspect', 'big.tape']].map((args) => ({ args, line: args.join(' ') })))('tapedeck $line into a pipe closed after the first bytes ends quietly with exit 0', async ({ args }) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.stdout.once('data', () => child.stdout.destroy());
-    const status = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    const { status, stderr } = await intoClosedPipe(bin, args, { cwd: dir, env });
     expect(stderr).toBe('');
     expect(status).toBe(0);
   });
