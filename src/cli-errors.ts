@@ -5,7 +5,6 @@
  */
 import { cliFormsOf } from './cli-help.ts';
 import { TapedeckError } from './errors.ts';
-import { isRedisUrl } from './store/backends/redis-connection.ts';
 
 /** Exit codes of the `tapedeck` command. */
 export const EXIT = {
@@ -48,7 +47,8 @@ const CLI_HINTS: Record<string, string> = {
  * `file` a redis:// location) keeps its own hint, which names the URL and --namespace instead.
  */
 const PATH_HINTS: ReadonlySet<string> = new Set(['E_TAPE_NOT_FOUND', 'E_TAPE_EXISTS']);
-const aboutRedis = (err: TapedeckError): boolean => isRedisUrl(err.details.file);
+// The pattern of store/backends/redis-connection.ts's isRedisUrl, which this base-layer module may not import.
+const aboutRedis = (err: TapedeckError): boolean => typeof err.details.file === 'string' && /^rediss?:\/\//i.test(err.details.file);
 
 /** A library hint that names an API call or an options object is no help on a command line. */
 const API_HINT = /\w\(\)|\{\s*\w+\s*:|\bimport[A-Z]\w*\b|\bexport[A-Z]\w*\b/;
