@@ -113,9 +113,16 @@ export function simdSupported(): boolean {
 // On Node, node:crypto hashes one large buffer with SHA-NI several times faster than wasm can
 // (see DESIGN.md: ~1.4 GB/s, but a fixed cost per call). So a single digest of a large canonical
 // text goes there, read straight out of wasm memory; so do element digests, unless the elements
-// are tiny, and path chains (NODE_ELEMENT_AVG below). Measured crossover for one digest is well
-// below 1 KiB.
+// are tiny, and path chains (NODE_ELEMENT_AVG below). NODE_HASH_MIN decides where a list's
+// elements stop being hashed in wasm in one call with everything else, and where sha256()'s raw
+// bytes (a Buffer made per call on node:crypto) go there.
 const NODE_HASH_MIN = 1024;
+// A whole-text digest as hex goes to node:crypto from this many bytes of input: one hash() call
+// (~0.5 us) against ~0.2-0.3 us a 64-byte block in wasm. Measured on the machine of the 1 KiB
+// threshold it replaces (CPU time, node:crypto / wasm, the SIMD build): 1.07x at 65 bytes,
+// 0.92-0.95x at 129, 0.82x at 257, 0.57-0.64x at 513, 0.47x at 1,001 (hashValue and hashJSON of
+// one message); a 342-921-byte list's pathHashes with its whole digest there: 0.77-0.93x.
+const NODE_HEX_MIN = 128;
 // Element digests too, once elements are not tiny: four SIMD lanes of wasm SHA-256 against one
 // node:crypto hash() call each (~0.3 us of call cost, then SHA-NI). Measured on this machine
 // (CPU time, digests as hex strings, the ~200-byte elements of SMALL10K): 0.40 us per element on
@@ -403,10 +410,10 @@ export class WasmEngine implements Engine {
     return nodeHash!('sha256', this.u8.subarray(ptr, ptr + this.u32[this.r + 4]!), 'hex');
   }
 
-  /** Whether the whole-text digest should be computed in wasm for an input of n bytes. */
+  /** Whether the whole-text digest (as hex) should be computed in wasm for an input of n bytes. */
   private static wasmWhole(n: number): boolean {
     // Canonical text is never much longer than the input, so the input size decides.
-    return nodeHash === undefined || n < NODE_HASH_MIN;
+    return nodeHash === undefined || n < NODE_HEX_MIN;
   }
 
   digestHex(json: JsonText, ignore: IgnoreSpec): string {
@@ -584,8 +591,8 @@ export class WasmEngine implements Engine {
   }
 
   sha256(data: Uint8Array): Uint8Array {
-    if (!WasmEngine.wasmWhole(data.length)) {
-      return nodeHash!('sha256', data, 'buffer');
+    if (nodeHash !== undefined && data.length >= NODE_HASH_MIN) {
+      return nodeHash('sha256', data, 'buffer');
     }
     const at = this.prepare([], data.length + 32);
     this.u8.set(data, at);
