@@ -3,7 +3,8 @@
 // of the reader (truncation, stray bytes, broken escapes and UTF-8) that hand-written cases miss.
 import { afterAll, describe, expect, it } from 'vitest';
 import { backend, canonicalizeJSON, pathHashes, setBackend, TapedeckError, type BackendName } from '../src/index.ts';
-import { refCanonical, rng, utf8 } from './reference.ts';
+import { chainHashes } from '../src/core/index.ts';
+import { refCanonical, refPathHashes, rng, utf8 } from './reference.ts';
 
 const initial = backend();
 afterAll(() => setBackend(initial));
@@ -76,6 +77,22 @@ describe('backend parity', () => {
       const a = outcome('wasm-simd', () => pathHashes(input));
       expect(outcome('wasm', () => pathHashes(input))).toBe(a);
       expect(outcome('js', () => pathHashes(input))).toBe(a);
+    }
+  });
+
+  it('chainHashes gives pathHashes without the digest, on every backend, for lists of every size', () => {
+    // The whole digest it leaves out is what decides the wasm/node:crypto split by size: lists
+    // from a few bytes to past the 1 KiB threshold, against the reference's chain.
+    const r = rng(11);
+    for (let i = 0; i < 300; i++) {
+      const n = 1 + Math.floor(r() * 6);
+      const list = Array.from({ length: n }, (_, k) => ({ role: k % 2 ? 'assistant' : 'user', content: 'é✓ '.repeat(Math.floor(r() * 120)), n: k }));
+      const ref = refPathHashes(list);
+      for (const b of ['wasm-simd', 'wasm', 'js'] as const) {
+        setBackend(b);
+        expect(chainHashes(list)).toEqual({ messageHashes: ref.messageHashes, pathHashes: ref.pathHashes, digest: '' });
+        expect(pathHashes(list)).toEqual(ref);
+      }
     }
   });
 

@@ -354,11 +354,11 @@ export interface PathHashes {
 }
 
 /** Element digests of an array given as a JavaScript value or as JSON text: one engine call. */
-function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefined, chain: boolean): ElementHashes {
+function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefined, chain: boolean, whole = chain): ElementHashes {
   const ig = ignoreOf(opts);
   const member = memberOf(opts);
   if (typeof input === 'string' || input instanceof Uint8Array) {
-    return current().elementsHex(jsonInput(input), specOf(ig, opts), chain, chain, member);
+    return current().elementsHex(jsonInput(input), specOf(ig, opts), chain, whole, member);
   }
   if (member) {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
@@ -367,7 +367,7 @@ function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefi
         hint: 'Pass the whole request view, e.g. pathHashes(view, { member: "messages" }).',
       });
     }
-    return onValue(input, ig, opts, (e, text, spec) => e.elementsHex(text, spec, chain, chain, member));
+    return onValue(input, ig, opts, (e, text, spec) => e.elementsHex(text, spec, chain, whole, member));
   }
   if (!Array.isArray(input)) {
     throw new TapedeckError('E_NOT_ARRAY', `${what} expects an array (or JSON text of one); got ${input === null ? 'null' : typeof input}.`, {
@@ -375,7 +375,7 @@ function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefi
       hint: 'Pass the message list itself, e.g. request.messages.',
     });
   }
-  return onValue(input, ig, opts, (e, text, spec) => e.elementsHex(text, spec, chain, chain));
+  return onValue(input, ig, opts, (e, text, spec) => e.elementsHex(text, spec, chain, whole));
 }
 
 /**
@@ -390,6 +390,18 @@ function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefi
  */
 export function pathHashes(messages: unknown[] | object | string | Uint8Array, opts?: PathHashOptions): PathHashes {
   return elementsOf(messages, 'pathHashes', opts, true);
+}
+
+/**
+ * pathHashes() without the whole list's digest (`digest` is ''), for callers that keep only the
+ * message and path hashes (the conversation tree places every record of a tape by them): one
+ * SHA-256 of the canonical list fewer a call. Internal to the package.
+ *
+ * @example
+ * chainHashes(messages).pathHashes // pathHashes(messages).pathHashes
+ */
+export function chainHashes(messages: unknown[]): PathHashes {
+  return elementsOf(messages, 'pathHashes', undefined, true, false);
 }
 
 /**

@@ -4,8 +4,9 @@ import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { reportCliError, usageError } from '../cli-errors.ts';
-import { formatTree } from './format.ts';
+import { treeLines } from './format.ts';
 import { loadTree } from './load.ts';
+import type { ConversationTree } from './tree.ts';
 
 const USAGE = `Usage: tapedeck tree <tape> [--width N] [--collapse N] [--hashes] [--json]
 
@@ -27,14 +28,24 @@ function count(name: string, raw: string | undefined, fallback: number): number 
   return Number(raw);
 }
 
+/** Writes text to stdout, resolving once stdout can take more. */
+const toStdout = (text: string): Promise<void> => new Promise((done) => (process.stdout.write(text) ? done() : process.stdout.once('drain', done)));
+
+// Text is written in pieces of about this many characters: one write per line would cost a
+// system call each, one for the whole tree held all of it (17 million characters, twice over,
+// for a 100,000-recording tape).
+const PIECE = 1 << 16;
+
 /**
  * Runs `tapedeck tree` with the arguments after the command name; returns the exit code
- * (0 printed, 1 the tape had damage or unplaceable records, 2 usage error).
+ * (0 printed, 1 the tape had damage or unplaceable records, 2 usage error). `write` takes the
+ * output a piece at a time and resolves when it can take more (the CLI's stdout writer, which
+ * reports a failed write).
  *
  * @example
  * process.exitCode = await treeCommand(['recordings/chat.tape', '--hashes'])
  */
-export async function treeCommand(args: string[]): Promise<number> {
+export async function treeCommand(args: string[], write: (text: string) => Promise<void> = toStdout): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -71,18 +82,19 @@ export async function treeCommand(args: string[]): Promise<number> {
   if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
     return reportCliError(new TapedeckError('E_FILE', `${file} is a directory; tree reads a tape file.`, { file, hint: 'tapedeck tree recordings/chat.tape' }));
   }
-  const { tree, tapeWarnings } = await loadTree(file);
-  let out = '';
-  if (values.json) {
-    for (const x of tree.exchanges()) {
-      const a = x.alternative;
-      out += `${JSON.stringify({ pathHash: x.pathHash, parentHash: x.parentHash, promptHash: x.promptHash, responseHash: x.responseHash, responsePathHash: a.node.pathHash, alternative: a.index, key: a.key ?? null, model: a.model ?? null, recordedAt: a.recordedAt ?? null, depth: a.prompt.depth })}\n`;
-    }
-  } else {
-    out = `${file}\n${formatTree(tree, { width: Math.max(8, width), hashes: values.hashes, collapse: collapse === 0 ? Infinity : collapse })}`;
-  }
+  // Printed, never served: the answers' values are not kept (most of a large tree's memory).
+  const { tree, tapeWarnings } = await loadTree(file, { keepValues: false });
+  const lines = values.json ? jsonLines(tree) : titled(file, treeLines(tree, { width: Math.max(8, width), hashes: values.hashes, collapse: collapse === 0 ? Infinity : collapse }));
   // (`tapedeck tree big.tape | head` closing the pipe early is handled where the command starts.)
-  process.stdout.write(out);
+  let out = '';
+  for (const line of lines) {
+    out += `${line}\n`;
+    if (out.length >= PIECE) {
+      await write(out);
+      out = '';
+    }
+  }
+  if (out !== '') await write(out);
   for (const w of tapeWarnings) process.stderr.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
   if (tree.skipped.length > 0) {
     const n = tree.skipped.length;
@@ -90,4 +102,18 @@ export async function treeCommand(args: string[]): Promise<number> {
   }
   for (const w of tree.warnings) process.stderr.write(`record ${w.index}${w.offset === undefined ? '' : ` at byte ${w.offset}`} not placed: ${w.code}: ${w.message}\n`);
   return tapeWarnings.length + tree.warnings.length > 0 ? 1 : 0;
+}
+
+/** The exchanges as JSON lines (`--json`). */
+function* jsonLines(tree: ConversationTree): Generator<string> {
+  for (const x of tree.exchanges()) {
+    const a = x.alternative;
+    yield JSON.stringify({ pathHash: x.pathHash, parentHash: x.parentHash, promptHash: x.promptHash, responseHash: x.responseHash, responsePathHash: a.node.pathHash, alternative: a.index, key: a.key ?? null, model: a.model ?? null, recordedAt: a.recordedAt ?? null, depth: a.prompt.depth });
+  }
+}
+
+/** The tape's name, then the tree's lines. */
+function* titled(file: string, lines: Iterable<string>): Generator<string> {
+  yield file;
+  yield* lines;
 }

@@ -109,21 +109,35 @@ function plural(n: number, word: string): string {
  * console.log(formatTree(tree, { width: 60, hashes: true, collapse: 20 }))
  */
 export function formatTree(tree: ConversationTree, opts: FormatOptions = {}): string {
+  let out = '';
+  for (const line of treeLines(tree, opts)) out += `${line}\n`;
+  // An empty tree without its summary has always printed one empty line.
+  return out === '' ? '\n' : out;
+}
+
+/**
+ * formatTree()'s lines one at a time, without the newlines: `tapedeck tree` writes a large
+ * tree's text as it is made instead of holding all of it (a 100,000-recording tape's text is
+ * ~17 million characters). Internal to src/tree.
+ *
+ * @example
+ * for (const line of treeLines(tree, { collapse: 40 })) process.stdout.write(`${line}\n`);
+ */
+export function* treeLines(tree: ConversationTree, opts: FormatOptions = {}): Generator<string> {
   const width = opts.width ?? 72;
   const collapse = opts.collapse ?? Infinity;
   const answerOf = new Map<TreeNode, Alternative>();
   for (const n of tree.nodes()) for (const a of n.alternatives) if (!answerOf.has(a.node)) answerOf.set(a.node, a);
 
-  const lines: string[] = [];
   if (!opts.noSummary) {
     const s = tree.stats();
-    lines.push(
+    yield (
       `${plural(s.roots, 'conversation root')} · ${plural(s.nodes, 'message')} · ${plural(s.exchanges, 'recorded answer')} · ` +
-        `${plural(s.branchPoints, 'branch point')} · ${plural(s.alternativeSets, 'prompt')} with alternatives · longest ${plural(s.maxLength, 'message')}`,
+        `${plural(s.branchPoints, 'branch point')} · ${plural(s.alternativeSets, 'prompt')} with alternatives · longest ${plural(s.maxLength, 'message')}`
     );
-    if (s.hits + s.misses > 0) lines.push(`served: ${s.hits} hits, ${s.misses} misses`);
-    if (tree.warnings.length > 0) lines.push(`${plural(tree.warnings.length, 'record')} not placed (see warnings)`);
-    lines.push('');
+    if (s.hits + s.misses > 0) yield `served: ${s.hits} hits, ${s.misses} misses`;
+    if (tree.warnings.length > 0) yield `${plural(tree.warnings.length, 'record')} not placed (see warnings)`;
+    yield '';
   }
 
   const line = (node: TreeNode, prefix: string): string => {
@@ -167,14 +181,13 @@ export function formatTree(tree: ConversationTree, opts: FormatOptions = {}): st
       chainNodes.push(n);
     }
     const keep = Number.isFinite(collapse) && chainNodes.length > collapse ? Math.max(1, Math.floor(collapse / 2)) : Infinity;
-    chainNodes.forEach((c, i) => {
+    for (let i = 0; i < chainNodes.length; i++) {
       if (keep !== Infinity && i >= keep && i < chainNodes.length - keep) {
-        if (i === keep) lines.push(`${run.rest}… ${plural(chainNodes.length - 2 * keep, 'message')} left out …`);
-        return;
+        if (i === keep) yield `${run.rest}… ${plural(chainNodes.length - 2 * keep, 'message')} left out …`;
+        continue;
       }
-      lines.push(line(c, i === 0 ? run.first : run.rest));
-    });
+      yield line(chainNodes[i]!, i === 0 ? run.first : run.rest);
+    }
     pushChildren(n.children, run.rest);
   }
-  return lines.join('\n') + '\n';
 }

@@ -21,8 +21,7 @@
  * target for a 10,000-message conversation (50 µs) rules out one lookup per message.
  */
 
-import { hashValue, pathHashes, sha256 } from '../core/index.ts';
-import { hex } from '../core/engine.ts';
+import { chainHashes, hashMany, hashValue, pathHashes, sha256Hex } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
 import { detectProvider } from '../providers/index.ts';
@@ -184,6 +183,15 @@ export interface TreeOptions {
   now?: () => number;
   /** Keep message objects on nodes for printing (default true). */
   keepMessages?: boolean;
+  /**
+   * Keep each recorded answer's value, what a hit serves (default true). false: `value` is
+   * undefined on every alternative, for a tree that is only looked at (`tapedeck tree` of a
+   * large tape: the answers' values were most of its memory).
+   *
+   * @example
+   * const { tree } = await loadTree('big.tape', { keepValues: false }) // formatTree(tree) as before
+   */
+  keepValues?: boolean;
 }
 
 /**
@@ -274,7 +282,7 @@ function isHashes(v: unknown): v is ConversationHashes {
 }
 
 function chain(parent: string, m: string): string {
-  return hex(sha256(`${parent}:${m}`));
+  return sha256Hex(`${parent}:${m}`);
 }
 
 /**
@@ -325,6 +333,7 @@ export class ConversationTree {
   private readonly rootIndex = new Map<string, Node>();
   private readonly now: () => number;
   private readonly keepMessages: boolean;
+  private readonly keepValues: boolean;
   private counts = { hits: 0, misses: 0, recorded: 0, branchPoints: 0, alternativeSets: 0, exchanges: 0, maxLength: 0 };
   /** Records fromRecords could not place. */
   readonly warnings: TreeWarning[] = [];
@@ -337,6 +346,7 @@ export class ConversationTree {
     }
     this.now = opts.now ?? Date.now;
     this.keepMessages = opts.keepMessages !== false;
+    this.keepValues = opts.keepValues !== false;
   }
 
   /**
@@ -418,28 +428,27 @@ export class ConversationTree {
     const out: Alternative[] = [];
     if (x.responses.length === 0) {
       // A request without an answer: its path is recorded, nothing is served or counted.
-      this.place(pathHashes(x.messages), x.messages);
+      this.place(chainHashes(x.messages), x.messages);
       return out;
     }
     for (const resp of x.responses) {
-      // One core call hashes the request and the answer together.
-      const all = pathHashes([...x.messages, ...resp]);
+      // One core call hashes the request and the answer together: the answer's path hashes too,
+      // which attach() would otherwise compute again, one SHA-256 a message.
+      const all = chainHashes([...x.messages, ...resp]);
       const n = x.messages.length;
-      const r = this.findOrCreate(
-        { messageHashes: all.messageHashes.slice(0, n), pathHashes: all.pathHashes.slice(0, n), messages: x.messages, key },
-        {
-          response: {
-            messageHashes: all.messageHashes.slice(n),
-            messages: resp,
-            value: rec.value,
-            key,
-            model: x.model,
-            ...(recordedAt === undefined ? {} : { recordedAt }),
-            ...(meta ? { meta } : {}),
-          },
-        },
-      );
-      if (r.alternative) out.push(r.alternative);
+      const h = { messageHashes: all.messageHashes.slice(0, n), pathHashes: all.pathHashes.slice(0, n), messages: x.messages, key };
+      const response: ResponseInput = {
+        messageHashes: all.messageHashes.slice(n),
+        messages: resp,
+        value: rec.value,
+        key,
+        model: x.model,
+        ...(recordedAt === undefined ? {} : { recordedAt }),
+        ...(meta ? { meta } : {}),
+      };
+      // findOrCreate(h, { response }) as it goes with a response: placed, then answered.
+      const { node } = this.place(h, x.messages);
+      out.push(this.attach(node, response, key, all.pathHashes.slice(n)).alt);
     }
     return out;
   }
@@ -447,7 +456,7 @@ export class ConversationTree {
   /** Hashes and messages of an input, by its kind. */
   private hashesOf(input: TreeInput, opts: FindOptions): ConversationHashes {
     if (Array.isArray(input)) {
-      const h = pathHashes(input as unknown[]);
+      const h = chainHashes(input as unknown[]);
       return { messageHashes: h.messageHashes, pathHashes: h.pathHashes, messages: input as unknown[] };
     }
     if (typeof input === 'string' || input instanceof Uint8Array) {
@@ -595,14 +604,18 @@ export class ConversationTree {
     return this.attach(node, response, response.key).alt;
   }
 
-  private attach(prompt: Node, r: ResponseInput, key: string | undefined): { alt: Alt; fresh: boolean } {
+  /**
+   * `paths`: the path hashes of the answer's messages below `prompt`, when the caller has them
+   * from hashing the request and answer together (else each is chained here).
+   */
+  private attach(prompt: Node, r: ResponseInput, key: string | undefined, paths?: readonly string[]): { alt: Alt; fresh: boolean } {
     if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new TapedeckError('E_ARG', 'A response must be an object { messages | messageHashes, value? }.', { hint: '{ messages: [{ role: "assistant", content: "…" }], value }' });
     let hashes: readonly string[];
     if (r.messageHashes !== undefined) {
       if (!Array.isArray(r.messageHashes)) throw treeError('response.messageHashes must be an array.', 'Pass hashMany(messages) or give `messages`.');
       hashes = r.messageHashes.map((x, i) => checkHash(x, `response.messageHashes[${i}]`));
     } else if (Array.isArray(r.messages)) {
-      hashes = r.messages.length > 0 ? pathHashes(r.messages as unknown[]).messageHashes : [];
+      hashes = r.messages.length > 0 ? hashMany(r.messages as unknown[]) : [];
     } else {
       throw treeError('A response needs `messages` (or `messageHashes`).', 'e.g. { messages: [{ role: "assistant", content: "Paris" }] }');
     }
@@ -614,7 +627,7 @@ export class ConversationTree {
     let responseHash = hashes[0]!;
     for (let i = 0; i < hashes.length; i++) {
       if (i > 0) responseHash = chain(responseHash, hashes[i]!);
-      const path = chain(node.pathHash, hashes[i]!);
+      const path = paths?.[i] ?? chain(node.pathHash, hashes[i]!);
       node = node.child(hashes[i]!) ?? this.add(node, hashes[i]!, path, node.depth + 1, this.keepMessages ? r.messages?.[i] : undefined, 'response');
     }
     key = r.key ?? key;
@@ -630,7 +643,7 @@ export class ConversationTree {
       prompt,
       responseHash,
       node,
-      'value' in r ? r.value : r.messages,
+      !this.keepValues ? undefined : 'value' in r ? r.value : r.messages,
       key,
       r.model,
       r.recordedAt,

@@ -169,4 +169,38 @@ describe('loadTree and tapedeck tree', () => {
     expect(await treeCommand([bad])).toBe(1);
     expect(io.err()).toContain('not placed: E_TREE');
   });
+
+  it('writes a large tree a piece at a time through its writer, the same text as formatTree', async () => {
+    // ~1,500 records: a text of ~200,000 characters, more than one piece.
+    const sys = { role: 'system', content: 'You are helpful.' };
+    const recs = Array.from({ length: 1500 }, (_, i) => ({ v: 1, request: chat([sys, user(`Question ${i}: ${'why '.repeat(20)}?`)]), value: answer(`Answer ${i}`), recordedAt: '2026-01-01T00:00:00.000Z' }));
+    const path = await tape(recs);
+    const pieces: string[] = [];
+    let pending = 0;
+    const write = async (text: string) => {
+      pieces.push(text);
+      pending++;
+      await new Promise((r) => setImmediate(r));
+      pending--;
+    };
+    // Nothing on stdout: all of it through the writer, each piece awaited before the next.
+    const io = capture();
+    expect(await treeCommand([path, '--collapse', '0'], (t) => (expect(pending).toBe(0), write(t)))).toBe(0);
+    expect(io.out()).toBe('');
+    expect(pieces.length).toBeGreaterThan(1);
+    const { tree } = await loadTree(path);
+    expect(pieces.join('')).toBe(`${path}\n${formatTree(tree)}`);
+  });
+
+  it('keepValues: false keeps no answer values and prints the same tree', async () => {
+    const path = await tape(records());
+    const kept = (await loadTree(path)).tree;
+    const bare = (await loadTree(path, { keepValues: false })).tree;
+    const alts = (t: ConversationTree) => [...t.nodes()].flatMap((n) => n.alternatives);
+    expect(alts(kept).map((a) => a.value)).toContainEqual(answer('Paris'));
+    expect(alts(bare).length).toBe(alts(kept).length);
+    expect(alts(bare).every((a) => a.value === undefined)).toBe(true);
+    expect(formatTree(bare, { hashes: true })).toBe(formatTree(kept, { hashes: true }));
+    expect([...bare.exchanges()].map((x) => x.responseHash)).toEqual([...kept.exchanges()].map((x) => x.responseHash));
+  });
 });
