@@ -10,10 +10,11 @@
 // looser matching mode. Only a difference confined to a member whose name says it is volatile
 // (an id, a timestamp, a nonce), and which the entry point can ignore, gets that precise option.
 
-import { canonicalize, canonicalizeJSON } from '../core/index.ts';
+import { canonicalize } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { SHAPE_ARGS_KEPT, SHAPE_DEFAULTS } from '../providers/normalize.ts';
 import type { MatchMode, Recording, RequestDigests, RequestKeys, Signature } from './matcher.ts';
+import { canonicalBytes } from './request-texts.ts';
 
 /**
  * The API a miss happened in. Each has its own options and its own way to record, and a miss
@@ -48,6 +49,11 @@ export interface MissContext {
    * recordings tied on everything their digests tell apart by the text they share with it.
    */
   requestBody?: unknown;
+  /**
+   * Recording i's request as canonical JSON, kept between misses (RequestTexts); a view to be
+   * read before the next call. Absent: made on each miss.
+   */
+  requestText?(i: number): Uint8Array | undefined;
   used: Uint8Array;
   allowRepeats: boolean;
   source?: string;
@@ -298,7 +304,9 @@ function rankTied(coarse: { i: number; shared: number; dist: number }[], budget:
   if (from + tied.length === budget) return;
   const text = canonicalBytes(ctx.requestBody);
   if (text === undefined) return;
-  const score = tied.map((c) => bytesShared(text, canonicalBytes(ctx.recordings[c.i]?.request)));
+  // Each recording's text from the matcher's store where it keeps one (made at its first miss,
+  // kept for the next), else made now.
+  const score = tied.map((c) => bytesShared(text, ctx.requestText ? ctx.requestText(c.i) : canonicalBytes(ctx.recordings[c.i]?.request)));
   tied
     .map((_, k) => k)
     .sort((x, y) => score[y]! - score[x]! || tied[x]!.i - tied[y]!.i)
@@ -320,14 +328,6 @@ function bytesShared(x: Uint8Array, y: Uint8Array | undefined): number {
   return p + s;
 }
 
-/** A body's canonical JSON (the caller's SDK and the stored record may order members differently), or undefined. */
-function canonicalBytes(body: unknown): Uint8Array | undefined {
-  try {
-    return typeof body === 'string' || body instanceof Uint8Array ? canonicalizeJSON(body) : canonicalize(body ?? null);
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The recordings closest to the request, ranked by how much of the request they share: leading

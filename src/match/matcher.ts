@@ -10,6 +10,7 @@ import { fingerprintIgnoreKeys, type NormalizeOptions, type Provider } from '../
 import { rawRequestDigests } from './raw-keys.ts';
 import { viewDigests } from './view-digests.ts';
 import { withVolatileSpans } from './volatile-miss.ts';
+import { RequestTexts } from './request-texts.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
 export const MATCH_MODES: readonly MatchMode[] = ['exact', 'signature', 'sequential', 'hybrid'];
@@ -439,6 +440,9 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   }
 
   const label = (i: number) => `#${i}${recordings[i]!.source ? ` (${recordings[i]!.source})` : ''}`;
+  // Recordings' requests as canonical JSON, made at the first miss that ranks them and kept for
+  // the next misses.
+  let texts: RequestTexts | undefined;
 
   return {
     mode,
@@ -484,6 +488,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
         keys,
         full: (i) => requestKeys(recordings[i]!.request, norm),
         requestBody: request,
+        requestText: (i) => (texts ??= new RequestTexts(recordings)).get(i),
         used: index.usedFlags(),
         allowRepeats: opts.allowRepeats === true,
         source: opts.source,

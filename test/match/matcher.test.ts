@@ -7,6 +7,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { TapedeckError } from '../../src/index.ts';
 import { createMatcher, loadRecordingsDir, requestKeys, type Recording, type RequestKeys } from '../../src/match/index.ts';
 import { errorOf } from '../helpers.ts';
+import { canonicalize } from '../../src/core/index.ts';
+import { RequestTexts } from '../../src/match/request-texts.ts';
 
 const recordingsDir = join(import.meta.dirname, '../fixtures/recordings-dir');
 
@@ -184,16 +186,18 @@ describe('misses that explain themselves', () => {
     expect(e.details.difference).toBe('message 0 (user) text differs from the closest recording');
   });
 
+  /** Question i of one system prompt's questions (they all tie on their first message). */
+  const ask = (i: number, extra = '') => ({
+    model: 'gpt-4o-mini',
+    messages: [
+      { role: 'system', content: 'You answer arithmetic questions.' },
+      { role: 'user', content: `Question number ${i}: what is ${i} squared, and is it even?${extra}` },
+    ],
+  });
+
   it('finds the nearest prompt among hundreds that share the leading messages, wherever it was recorded', () => {
     // One system prompt for every test: 600 recordings tie on it, more than the full comparison
     // takes, so a cut in tape order would leave out the recording of the edited prompt.
-    const ask = (i: number, extra = '') => ({
-      model: 'gpt-4o-mini',
-      messages: [
-        { role: 'system', content: 'You answer arithmetic questions.' },
-        { role: 'user', content: `Question number ${i}: what is ${i} squared, and is it even?${extra}` },
-      ],
-    });
     const recordings = Array.from({ length: 600 }, (_, i) => rec(ask(i), String(i)));
     const m = createMatcher({ mode: 'exact', recordings, memo: 0 });
     for (const target of [450, 3, 599]) {
@@ -204,6 +208,44 @@ describe('misses that explain themselves', () => {
         expect(e.message.split('\n')[2]).toMatch(new RegExp(`^  recording: .*what is ${target} squared, and is it even\\?"$`));
       }
     }
+  });
+
+  it('ranks the tied recordings of later misses by texts kept from the first, made again only for a replaced request', () => {
+    // 400 recordings tie on one system prompt, more than the full comparison takes, so each miss
+    // ranks all of them by their canonical text. The last one reads a member through a getter
+    // (every walk of its request reads it), and is far from every request below, so only that
+    // ranking reads it after the matcher is made.
+    let reads = 0;
+    const recordings = Array.from({ length: 400 }, (_, i) => rec(ask(i), String(i)));
+    const counted = { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You answer arithmetic questions.' }, { role: 'user', content: 'Unrelated.' }] };
+    Object.defineProperty(counted, 'temperature', { enumerable: true, get: () => (reads++, 0) });
+    recordings.push(rec(counted, 'counted'));
+    const m = createMatcher({ mode: 'exact', recordings, memo: 0 });
+    const closestAfter = (target: number) => (missOf(() => m.match(ask(target, ' Be brief.'))).details.closest as { index: number }[])[0]!.index;
+    expect(closestAfter(17)).toBe(17);
+    const afterFirst = reads;
+    expect(afterFirst).toBeGreaterThan(0);
+    expect(closestAfter(250)).toBe(250);
+    expect(closestAfter(399)).toBe(399);
+    expect(reads).toBe(afterFirst);
+    // A recording whose request is replaced in place is ranked by its new text.
+    recordings[399] = rec(ask(399, ' Be brief.'), 'replaced');
+    expect(closestAfter(399)).toBe(399);
+    recordings[0] = rec(ask(399, ' Be brief!'), 'replaced 0');
+    const e = missOf(() => m.match(ask(399, ' Be brief?')));
+    expect((e.details.closest as { index: number }[]).slice(0, 2).map((c) => c.index).sort((a, b) => a - b)).toEqual([0, 399]);
+  });
+
+  it('RequestTexts: the canonical JSON of each request, past the first size of its buffer and for recordings appended later', () => {
+    const recordings: Recording[] = Array.from({ length: 1500 }, (_, i) => rec({ messages: [{ role: 'user', content: `é✓ ${i} ${'x'.repeat(i % 300)}` }], z: i, a: [i] }, String(i)));
+    const texts = new RequestTexts(recordings);
+    const want = (i: number) => Buffer.from(canonicalize(recordings[i]!.request)).toString('hex');
+    for (let i = recordings.length - 1; i >= 0; i -= 7) expect(Buffer.from(texts.get(i)!).toString('hex')).toBe(want(i));
+    for (let i = 0; i < recordings.length; i++) expect(Buffer.from(texts.get(i)!).toString('hex')).toBe(want(i));
+    recordings.push(rec({ messages: [{ role: 'user', content: 'appended' }] }, 'late'), rec({ messages: [{ role: 'user', content: Number.NaN }] }, 'not JSON'));
+    expect(Buffer.from(texts.get(1500)!).toString('hex')).toBe(want(1500));
+    expect(texts.get(1501)).toBeUndefined();
+    expect(texts.get(5000)).toBeUndefined();
   });
 
   it('ranks recordings by the longest shared prefix and shows where they diverge', () => {
