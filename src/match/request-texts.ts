@@ -3,7 +3,9 @@
 // apart by the bytes their canonical JSON shares with the request's (src/match/diagnose.ts,
 // rankTied): on a tape of 100,000 recordings of one system prompt, every miss made all 100,000
 // texts again (~0.55 s of each ~0.65 s miss after the first). Kept in one growing buffer: one
-// object a recording would cost more than its ~250 bytes of text.
+// object a recording would cost more than its ~250 bytes of text. At most KEEP_BYTES of text is
+// kept: a tape of large bodies (50-message conversations, ~36 KB each) would otherwise hold
+// another copy of every request; past the limit a text is made on each miss, as before.
 
 import { canonicalize, canonicalizeJSON } from '../core/index.ts';
 import type { Recording } from './matcher.ts';
@@ -24,10 +26,13 @@ export function canonicalBytes(body: unknown): Uint8Array | undefined {
 }
 
 const NONE = -1;
+/** The most text kept (bytes): ~25 MB holds the 100,000 small chat requests above. */
+const KEEP_BYTES = 64 << 20;
 
 /**
- * Each recording's request as canonical JSON, made the first time it is asked for. A text is
- * made again when its recording's request is no longer the object it was made from.
+ * Each recording's request as canonical JSON, made the first time it is asked for and kept while
+ * the kept texts stay within `keepBytes`. A text is made again when its recording's request is
+ * no longer the object it was made from.
  *
  * @example
  * const texts = new RequestTexts(recordings);
@@ -41,7 +46,10 @@ export class RequestTexts {
   /** The request each text was made from (a recording may be replaced in place). */
   private from: unknown[] = [];
 
-  constructor(private readonly recordings: readonly Recording[]) {}
+  constructor(
+    private readonly recordings: readonly Recording[],
+    private readonly keepBytes = KEEP_BYTES,
+  ) {}
 
   /**
    * The canonical JSON of recording i's request, or undefined (no such recording, or a request
@@ -54,9 +62,9 @@ export class RequestTexts {
     const at = this.start[i]!;
     if (at !== NONE && this.from[i] === request) return this.buf.subarray(at, at + this.length[i]!);
     const text = canonicalBytes(request);
-    if (text === undefined) return undefined;
+    if (text === undefined || this.used + text.length > this.keepBytes) return text;
     if (this.used + text.length > this.buf.length) {
-      const grown = new Uint8Array(Math.max(this.buf.length * 2, this.used + text.length));
+      const grown = new Uint8Array(Math.min(this.keepBytes, Math.max(this.buf.length * 2, this.used + text.length)));
       grown.set(this.buf.subarray(0, this.used));
       this.buf = grown;
     }

@@ -246,6 +246,19 @@ describe('misses that explain themselves', () => {
     expect(Buffer.from(texts.get(1500)!).toString('hex')).toBe(want(1500));
     expect(texts.get(1501)).toBeUndefined();
     expect(texts.get(5000)).toBeUndefined();
+    // Past its limit it keeps no more text, and gives each one made anew.
+    let reads = 0;
+    const counted = { messages: [{ role: 'user', content: 'counted' }] };
+    Object.defineProperty(counted, 'n', { enumerable: true, get: () => (reads++, 1) });
+    const few = [...recordings.slice(0, 20), rec(counted, 'counted')];
+    // Room for the first 20 texts exactly: the counted one is past the limit.
+    const small = new RequestTexts(few, few.slice(0, 20).reduce((n, r) => n + canonicalize(r.request).length, 0));
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < few.length - 1; i++) expect(Buffer.from(small.get(i)!).toString('hex')).toBe(want(i));
+      expect(Buffer.from(small.get(20)!).toString('hex')).toBe(Buffer.from(canonicalize(counted)).toString('hex'));
+    }
+    // Read by both gets of the counted request (past the limit) and by the check here.
+    expect(reads).toBe(4);
   });
 
   it('ranks recordings by the longest shared prefix and shows where they diverge', () => {
