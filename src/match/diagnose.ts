@@ -328,7 +328,6 @@ function bytesShared(x: Uint8Array, y: Uint8Array | undefined): number {
   return p + s;
 }
 
-
 /**
  * The recordings closest to the request, ranked by how much of the request they share: leading
  * messages first, then the words of the rest of the conversation, then the arguments that decide

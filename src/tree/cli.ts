@@ -82,7 +82,7 @@ export async function treeCommand(args: string[], write: (text: string) => Promi
   if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
     return reportCliError(new TapedeckError('E_FILE', `${file} is a directory; tree reads a tape file.`, { file, hint: 'tapedeck tree recordings/chat.tape' }));
   }
-  // Printed, never served: the answers' values are not kept (most of a large tree's memory).
+  // Printed, never served: the answers' values are not kept (~10% of a large tape's tree).
   const { tree, tapeWarnings } = await loadTree(file, { keepValues: false });
   const lines = values.json ? jsonLines(tree) : titled(file, treeLines(tree, { width: Math.max(8, width), hashes: values.hashes, collapse: collapse === 0 ? Infinity : collapse }));
   // (`tapedeck tree big.tape | head` closing the pipe early is handled where the command starts.)

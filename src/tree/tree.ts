@@ -185,8 +185,8 @@ export interface TreeOptions {
   keepMessages?: boolean;
   /**
    * Keep each recorded answer's value, what a hit serves (default true). false: `value` is
-   * undefined on every alternative, for a tree that is only looked at (`tapedeck tree` of a
-   * large tape: the answers' values were most of its memory).
+   * undefined on every alternative, for a tree that is only looked at (`tapedeck tree`, which
+   * prints no value: ~10% of a large tape's tree).
    *
    * @example
    * const { tree } = await loadTree('big.tape', { keepValues: false }) // formatTree(tree) as before
