@@ -14,7 +14,7 @@ import { canonicalize } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { SHAPE_ARGS_KEPT, SHAPE_DEFAULTS } from '../providers/normalize.ts';
 import type { MatchMode, Recording, RequestDigests, RequestKeys, Signature } from './matcher.ts';
-import { canonicalBytes } from './request-texts.ts';
+import { canonicalBytes } from './canonical-bytes.ts';
 
 /**
  * The API a miss happened in. Each has its own options and its own way to record, and a miss

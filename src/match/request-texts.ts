@@ -7,23 +7,8 @@
 // kept: a tape of large bodies (50-message conversations, ~36 KB each) would otherwise hold
 // another copy of every request; past the limit a text is made on each miss, as before.
 
-import { canonicalize, canonicalizeJSON } from '../core/index.ts';
+import { canonicalBytes } from './canonical-bytes.ts';
 import type { Recording } from './matcher.ts';
-
-/**
- * A body's canonical JSON (the caller's SDK and the stored record may order members
- * differently), or undefined when it has none (a value canonical JSON cannot hold).
- *
- * @example
- * canonicalBytes({ b: 1, a: 2 }) // the bytes of {"a":2,"b":1}
- */
-export function canonicalBytes(body: unknown): Uint8Array | undefined {
-  try {
-    return typeof body === 'string' || body instanceof Uint8Array ? canonicalizeJSON(body) : canonicalize(body ?? null);
-  } catch {
-    return undefined;
-  }
-}
 
 const NONE = -1;
 /** The most text kept (bytes): ~25 MB holds the 100,000 small chat requests above. */

@@ -82,6 +82,23 @@ describe('llm-tapedeck/browser as bundled', () => {
     expect(exported).toContain('canonical');
     expect(exported.filter((n) => n === 'index' || n === 'view')).toEqual([]);
   });
+
+  it("makes the tied recordings' texts on each miss instead of keeping them, the same texts", async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs).toContain('dist/match/request-texts.browser.js');
+    expect(inputs).not.toContain('dist/match/request-texts.js');
+    type Texts = { RequestTexts: new (r: { request: unknown }[]) => { get(i: number): Uint8Array | undefined } };
+    const page = (await import(join(root, 'dist/match/request-texts.browser.js'))) as Texts;
+    const node = (await import(join(root, 'dist/match/request-texts.js'))) as Texts;
+    const recordings = [{ request: { z: 1, a: ['é', 2.5e-7] } }, { request: '{"b":1,"a":2}' }, { request: { n: Number.NaN } }, { request: undefined }];
+    const [p, n] = [new page.RequestTexts(recordings), new node.RequestTexts(recordings)];
+    for (let i = 0; i <= recordings.length; i++) {
+      const [x, y] = [p.get(i), n.get(i)];
+      expect(x === undefined ? undefined : Buffer.from(x).toString('hex'), `recording ${i}`).toBe(y === undefined ? undefined : Buffer.from(y).toString('hex'));
+    }
+    expect(Buffer.from(p.get(1)!).toString()).toBe('{"a":2,"b":1}');
+  });
 });
 
 describe("the browser's wasm build without its powers-of-five table", () => {

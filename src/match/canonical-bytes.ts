@@ -1,0 +1,20 @@
+// A request body as canonical JSON, for comparing bodies byte by byte on the miss path (the
+// ranking of tied recordings, src/match/diagnose.ts; the texts the matcher keeps for it,
+// request-texts.ts).
+
+import { canonicalize, canonicalizeJSON } from '../core/index.ts';
+
+/**
+ * A body's canonical JSON (the caller's SDK and the stored record may order members
+ * differently), or undefined when it has none (a value canonical JSON cannot hold).
+ *
+ * @example
+ * canonicalBytes({ b: 1, a: 2 }) // the bytes of {"a":2,"b":1}
+ */
+export function canonicalBytes(body: unknown): Uint8Array | undefined {
+  try {
+    return typeof body === 'string' || body instanceof Uint8Array ? canonicalizeJSON(body) : canonicalize(body ?? null);
+  } catch {
+    return undefined;
+  }
+}
