@@ -552,6 +552,9 @@ function members(ob: u32, camelOnly: bool): u64 {
     const p = A + <usize>load<u32>(r + 16) + 1;
     const e = A + <usize>load<u32>(r + 20) - 1;
     const code = nameCode(c, p, e - p);
+    // A name Object.prototype has (`__proto__`, `constructor`, ...) declines, as in rest(): the
+    // reference's objects do not keep it as a member (a Converse root `__proto__` was keyed).
+    if (code == C_OTHER && (nameBits(c, p, e - p) & M_INHERITED) != 0) { bad = true; return 0; }
     // Every name with a code is camelCase.
     if (code == C_OTHER && camelOnly) {
       for (let q = p; q < e; q++) if (load<u8>(q) == 0x5f) { bad = true; return 0; }

@@ -203,6 +203,20 @@ describe("raw-bytes digests of Gemini and Bedrock Converse bodies (the core's ow
     });
   }
 
+  it('a root member named __proto__ (or another name Object.prototype has) is keyed as the reference keys it', () => {
+    // Found by the property test below: a Converse body whose toolConfig was renamed __proto__.
+    // The reference reads such a member's members through the prototype; the walk kept it as a
+    // member and keyed something else. Both the core and the walk now leave it to the reference.
+    const body = { messages: [{ role: 'user', content: [{ text: 'hi' }, { image: { format: 'png', source: { bytes: 'iVBORw0KGgo=' } } }] }, { role: 'user', content: [{ text: 'hi' }] }], additionalModelRequestFields: { top_k: 5 } };
+    for (const [name, value] of [['__proto__', { tools: [{ toolSpec: { name: 'raw', inputSchema: { json: null } } }], toolChoice: { auto: {} } }], ['constructor', { a: 1 }], ['toString', 'x']] as const) {
+      for (const text of [`{"${name}":${JSON.stringify(value)},${JSON.stringify(body).slice(1)}`, `${JSON.stringify(body).slice(0, -1)},"${name}":${JSON.stringify(value)}}`]) {
+        expect(reference(encoder.encode(text), CONVERSE).error, text).toBeUndefined();
+        const raw = rawRequestDigests(encoder.encode(text), CONVERSE);
+        if (raw !== undefined) expect(raw, text).toEqual(reference(encoder.encode(text), CONVERSE));
+      }
+    }
+  });
+
   for (const [shape, gen, opts, count] of [
     ['Gemini', gBody, GEMINI, 'geminiCore'],
     ['Converse', cBody, CONVERSE, 'converseCore'],

@@ -12,7 +12,7 @@ import type { RequestDigests } from '../matcher.ts';
 import type { ModuleShape } from './core.ts';
 import { COMMA, L, lit, quotedId } from './out.ts';
 import { finish, MessageList, modelAndOptions, sortedTools } from './view.ts';
-import { DECLINE, decline, isResult, NO_SKIP, NONE, PART, RESULT, set, T_ARRAY, T_NULL, T_STRING, type Walk } from './walk.ts';
+import { DECLINE, decline, INHERITED, isResult, NO_SKIP, NONE, PART, RESULT, set, T_ARRAY, T_NULL, T_STRING, type Walk } from './walk.ts';
 
 /** Converse for the core's own view (core.ts): toolConfig's tools are the core's; holes are blocks. */
 export const CONVERSE_CORE: ModuleShape = {
@@ -39,6 +39,10 @@ export function converseDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: rea
   for (let i = 0; i < root.names.length; i++) {
     const k = root.names[i]!;
     const rec = root.recs[i]!;
+    // A root member named like one of Object.prototype's (`__proto__`): the reference's objects
+    // do not keep it as JSON.parse does (its members are read through the prototype), so the
+    // reference keys it.
+    if (INHERITED(k)) decline();
     if (k === 'messages' || k === 'system') continue;
     if (k === 'toolConfig' && w.isObj(rec)) {
       const tc: Record<string, unknown> = {};

@@ -72,7 +72,8 @@ export const PART = 1;
 export const RESULT = 2;
 export const isResult = (p: unknown): boolean => p !== null && typeof p === 'object' && (p as { type?: unknown }).type === 'tool_result';
 // Members the reference's rest() never copies because `k in out` holds for every plain object.
-const INHERITED = (k: string): boolean => k in Object.prototype;
+/** Whether k names a member of Object.prototype (`__proto__`, `constructor`, ...). */
+export const INHERITED = (k: string): boolean => k in Object.prototype;
 export const NO_SKIP = new Set<string>();
 
 /**
