@@ -82,13 +82,18 @@ class VerbatimJson {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** The export form of a Uint8Array: its JSON value, its text, or base64 (see the table above). */
-function bytesToJson(bytes: Uint8Array): JsonValue {
+/**
+ * What a Uint8Array is exported as (see the table above): JSON text kept as its parsed value with
+ * the indent and final newline that give its bytes back, UTF-8 text, or base64.
+ */
+type BytesForm = { json: unknown; indent: 0 | 2; newline: boolean } | { text: string } | { base64: string };
+
+function bytesForm(bytes: Uint8Array): BytesForm {
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
-    return tagged('bytes', { base64: base64Of(bytes) });
+    return { base64: base64Of(bytes) };
   }
   const newline = text.endsWith('\n');
   const body = newline ? text.slice(0, -1) : text;
@@ -101,18 +106,41 @@ function bytesToJson(bytes: Uint8Array): JsonValue {
       parsed = undefined;
     }
     if (parsed !== undefined) {
-      for (const indent of [0, 2]) {
-        if (JSON.stringify(parsed, null, indent) !== body) continue;
-        const fields: Record<string, JsonValue> = { json: new VerbatimJson(parsed) as unknown as JsonValue };
-        if (indent) fields.indent = indent;
-        if (newline) fields.newline = true;
-        return tagged('bytes', fields);
+      for (const indent of [0, 2] as const) {
+        if (JSON.stringify(parsed, null, indent) === body) return { json: parsed, indent, newline };
       }
     }
   }
   // Control characters other than tab and line breaks mean binary that happens to decode.
-  return /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text) ? tagged('bytes', { base64: base64Of(bytes) }) : tagged('bytes', { text });
+  return /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text) ? { base64: base64Of(bytes) } : { text };
 }
+
+/** The export form of a Uint8Array as a tagged value (see bytesForm). */
+function bytesToJson(bytes: Uint8Array): JsonValue {
+  const form = bytesForm(bytes);
+  if (!('json' in form)) return tagged('bytes', form);
+  const fields: Record<string, JsonValue> = { json: new VerbatimJson(form.json) as unknown as JsonValue };
+  if (form.indent) fields.indent = form.indent;
+  if (form.newline) fields.newline = true;
+  return tagged('bytes', fields);
+}
+
+/** stringify(bytesToJson(bytes), indent) without the tagged object: its members in sorted order. */
+function bytesText(bytes: Uint8Array, indent: string, parts: string[]): void {
+  const form = bytesForm(bytes);
+  const inner = `${indent}  `;
+  parts.push(`{\n${inner}"$type": "bytes",\n`);
+  if ('json' in form) {
+    if (form.indent) parts.push(`${inner}"indent": 2,\n`);
+    parts.push(`${inner}"json": `, verbatimText(form.json, inner));
+    if (form.newline) parts.push(`,\n${inner}"newline": true`);
+  } else if ('text' in form) parts.push(`${inner}"text": `, JSON.stringify(form.text));
+  else parts.push(`${inner}"base64": `, JSON.stringify(form.base64));
+  parts.push(`\n${indent}}`);
+}
+
+/** A JSON answer in its own key order, indented 2 spaces a level from `indent`. */
+const verbatimText = (value: unknown, indent: string): string => JSON.stringify(value, null, 2).replaceAll('\n', `\n${indent}`);
 
 function base64Of(view: ArrayBufferView): string {
   return base64Text(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
@@ -214,7 +242,7 @@ function stringify(value: JsonValue, indent: string, parts: string[]): void {
     return;
   }
   if (value instanceof VerbatimJson) {
-    parts.push(JSON.stringify(value.value, null, 2).replaceAll('\n', `\n${indent}`));
+    parts.push(verbatimText(value.value, indent));
     return;
   }
   const inner = `${indent}  `;
@@ -244,6 +272,161 @@ function stringify(value: JsonValue, indent: string, parts: string[]): void {
     parts.push(i < keys.length - 1 ? ',\n' : '\n');
   });
   parts.push(`${indent}}`);
+}
+
+/** A JSON value as stringify() writes it, indented by `indent` after its first line. */
+function one(value: JsonValue, indent: string): string {
+  const parts: string[] = [];
+  stringify(value, indent, parts);
+  return parts.join('');
+}
+
+// Where valueText() is in the record it writes: the record's path, then one member name or
+// array index a level. Spelled (childPath) only where a value takes the general path, which
+// needs it for its errors: a record's hundreds of values cost no path strings.
+let textBase = '$';
+const textTrail: (string | number)[] = [];
+const textPath = (): string => textTrail.reduce<string>((p, k) => childPath(p, k), textBase);
+
+/** An object's member names in export order, and each as it is written before its value. */
+interface Members {
+  names: readonly string[];
+  sorted: readonly string[];
+  labels: readonly string[];
+}
+
+// Member lists met before, by their first name: a tape's records repeat a few shapes, whose
+// names are then sorted and quoted once (a sort and a JSON.stringify per name were ~15% of the
+// export). A list is taken only when every name matches, in order. Bounded: objects keyed by
+// data (a map of ids) would otherwise add a list per record.
+const knownMembers = new Map<string, Members[]>();
+const SHAPES_PER_NAME = 8;
+const FIRST_NAMES = 256;
+
+function membersOf(names: string[]): Members {
+  const first = names[0] ?? '';
+  const lists = knownMembers.get(first);
+  if (lists !== undefined) {
+    for (const known of lists) {
+      if (known.names.length !== names.length) continue;
+      let i = 0;
+      while (i < names.length && known.names[i] === names[i]) i++;
+      if (i === names.length) return known;
+    }
+  }
+  const sorted = [...names].sort();
+  const m: Members = { names, sorted, labels: sorted.map((k) => `${JSON.stringify(k)}: `) };
+  if (lists === undefined) {
+    if (knownMembers.size < FIRST_NAMES) knownMembers.set(first, [m]);
+  } else if (lists.length < SHAPES_PER_NAME) lists.push(m);
+  return m;
+}
+
+/**
+ * The export text of one record, as `one(toJson(value, path, 1), indent)` writes it, byte for
+ * byte, in one pass: what records are made of (plain objects, arrays, strings, finite numbers,
+ * booleans, null, bytes) is written as it is met, without building the JSON tree first or a path
+ * string per value; anything else (tagged values, an object with a `$type` member, a value that
+ * has no export form) goes through toJson() and stringify() as before, with its path. Measured
+ * on the 100,000-record bench tape: the tree of null-prototype objects, the pieces array and one
+ * path string per value were ~60% of the export's CPU time. Internal to src/store.
+ *
+ * @example
+ * recordText({ kind: 'http', status: 200 }, '$.records[0]', '    ') // '{\n      "kind": "http",\n      "status": 200\n    }'
+ */
+export function recordText(value: unknown, path: string, indent: string): string {
+  textBase = path;
+  textTrail.length = 0;
+  const parts: string[] = [];
+  valueText(value, indent, 1, parts);
+  // Joined, not built by +=: a rope of a record's hundreds of pieces costs more to flatten when
+  // the text is encoded for output (~2x the encoding's time on the bench tape).
+  return parts.join('');
+}
+
+/**
+ * recordText() the general way: the JSON tree first (toJson), then its text (stringify). The
+ * reference recordText() is held to (test/store/export-text.test.ts). Internal to src/store.
+ *
+ * @example
+ * recordTextReference(record, '$.records[0]', '    ') === recordText(record, '$.records[0]', '    ')
+ */
+export function recordTextReference(value: unknown, path: string, indent: string): string {
+  return one(toJson(value, path, 1), indent);
+}
+
+function valueText(value: unknown, indent: string, depth: number, parts: string[]): void {
+  // Past the limit toJson() throws E_DEPTH with the path.
+  if (depth <= MAX_NESTING) {
+    switch (typeof value) {
+      case 'string':
+        parts.push(JSON.stringify(value));
+        return;
+      case 'boolean':
+        parts.push(value ? 'true' : 'false');
+        return;
+      case 'number':
+        // Finite and not -0: JSON.stringify's spelling, which is String()'s; the rest are tagged.
+        if (Number.isFinite(value) && (value !== 0 || 1 / value > 0)) {
+          parts.push(String(value));
+          return;
+        }
+        break;
+      case 'object': {
+        if (value === null) {
+          parts.push('null');
+          return;
+        }
+        const inner = `${indent}  `;
+        if (Array.isArray(value)) {
+          const n = value.length;
+          if (n === 0) {
+            parts.push('[]');
+            return;
+          }
+          parts.push('[\n');
+          for (let i = 0; i < n; i++) {
+            parts.push(inner);
+            textTrail.push(i);
+            valueText(value[i], inner, depth + 1, parts);
+            textTrail.pop();
+            parts.push(i < n - 1 ? ',\n' : '\n');
+          }
+          parts.push(`${indent}]`);
+          return;
+        }
+        // Bytes: their form is bytesToJson's, written as before.
+        if (ArrayBuffer.isView(value) && !Buffer.isBuffer(value) && (value as { constructor?: unknown }).constructor === Uint8Array) {
+          bytesText(value as Uint8Array, indent, parts);
+          return;
+        }
+        const proto = Object.getPrototypeOf(value) as unknown;
+        // A plain object (toJson() asks whether it is a registered type first: so does this).
+        if ((proto === Object.prototype || proto === null) && !Object.hasOwn(value, '$type') && tapeTypeOf(value) === undefined) {
+          const obj = value as Record<string, unknown>;
+          const { sorted, labels } = membersOf(Object.keys(obj));
+          const n = sorted.length;
+          if (n === 0) {
+            parts.push('{}');
+            return;
+          }
+          parts.push('{\n');
+          for (let i = 0; i < n; i++) {
+            const k = sorted[i]!;
+            parts.push(inner, labels[i]!);
+            textTrail.push(k);
+            valueText(obj[k], inner, depth + 1, parts);
+            textTrail.pop();
+            parts.push(i < n - 1 ? ',\n' : '\n');
+          }
+          parts.push(`${indent}}`);
+          return;
+        }
+        break;
+      }
+    }
+  }
+  stringify(toJson(value, textPath(), depth), indent, parts);
 }
 
 /** A record with a streamed answer's body in its review form (stream-review.ts). */
@@ -290,18 +473,13 @@ export async function writeTapeJSON(path: string, write: (text: string) => void 
 
 async function writeFrom(scan: TapeStream, path: string, write: (text: string) => void | Promise<void>, opts: { review?: boolean }): Promise<void> {
   const { out, flush } = chunkedWriter(write);
-  const one = (value: JsonValue, indent: string): string => {
-    const parts: string[] = [];
-    stringify(value, indent, parts);
-    return parts.join('');
-  };
   await out(`{\n  "header": ${one(toJson({ ...scan.header }, '$.header', 0), '  ')},\n  "records": `);
   let count = 0;
   let previous: string | undefined;
   for await (const r of decodedRecords(scan, path)) {
     // The record before is written once it is known not to be the last (its comma depends on it).
     if (previous !== undefined) await out(`${count === 1 ? '[\n' : ''}    ${previous},\n`);
-    previous = one(toJson(opts.review ? forReview(r.value) : r.value, `$.records[${count}]`, 1), '    ');
+    previous = recordText(opts.review ? forReview(r.value) : r.value, `$.records[${count}]`, '    ');
     count++;
   }
   if (previous === undefined) await out('[]');

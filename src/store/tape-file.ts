@@ -181,6 +181,8 @@ export function registerTapeType<T extends object>(def: TapeType<T>): void {
 
 /** The registered type an instance is written with, if any (export uses it). */
 export function tapeTypeOf(value: object): TapeType<object> | undefined {
+  // None registered (the usual case): no iterator per value of an export.
+  if (tapeTypesByName.size === 0) return undefined;
   for (const t of tapeTypesByName.values()) if (value instanceof t.Class) return t;
   return undefined;
 }
