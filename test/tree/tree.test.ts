@@ -367,6 +367,22 @@ describe('fromRecords', () => {
     expect(tree.roots[0]!.alternatives.map((a) => a.key)).toEqual([requestKeys(body).key, requestKeys({ ...body, model: 'other' }).key]);
     expect(tree.findOrCreate({ ...body, model: 'other' }).alternative!.value).toBe('B');
   });
+
+  it('keeps the strings a record gives exactly, Latin-1 or not, and its children and answers in order', () => {
+    // The tree keeps copies of its own of the hashes and record fields it stores (a slice of a
+    // larger string would keep all of it alive); a string the copy cannot give back is kept as it is.
+    const odd = ['2026-01-01T00:00:00.000Z', 'ключ-🔑', 'caf\u00e9 \u00ff', 'lone \ud800', `${'x'.repeat(300)}é`];
+    const body = { model: 'm', messages: [user('q')] };
+    const tree = ConversationTree.fromRecords(odd.map((s, i) => ({ request: body, value: `A${i}`, key: s, recordedAt: s })));
+    const alts = tree.roots[0]!.alternatives;
+    expect(alts.map((a) => [a.key, a.recordedAt])).toEqual(odd.map((s) => [s, s]));
+    expect(alts.map((a) => a.index)).toEqual([0, 1, 2, 3, 4]);
+    expect(tree.roots[0]!.children.map((c) => (c.message as { content: unknown }).content)).toEqual(['A0', 'A1', 'A2', 'A3', 'A4'].map((t) => [{ type: 'text', text: t }]));
+    for (const n of tree.nodes()) {
+      expect(tree.byPathHash(n.pathHash)).toBe(n);
+      expect(n.pathHash).toBe(pathTo(n).length === 1 ? n.promptHash : refSha256Hex(`${n.parent!.pathHash}:${n.promptHash}`));
+    }
+  });
 });
 
 describe('errors', () => {
