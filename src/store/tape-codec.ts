@@ -314,7 +314,9 @@ export function checkFrame(buf: Uint8Array, pos: number, view: DataView = new Da
   if (FRAME_HEADER_SIZE + len > remaining) {
     return { torn: true, why: `declared length ${len} runs past the end of the file (${remaining - FRAME_HEADER_SIZE} payload bytes present)` };
   }
-  if (crc32(buf.subarray(pos + FRAME_HEADER_SIZE, pos + FRAME_HEADER_SIZE + len)) !== view.getUint32(pos + 8)) return { torn: false, why: 'payload CRC-32 mismatch' };
+  // A plain view, not subarray(): on a Buffer that makes a Buffer per frame (100,000 frames of
+  // ~1 KB, view and CRC: 66-88 ms against 84-91 ms with subarray, one process).
+  if (crc32(new Uint8Array(buf.buffer, buf.byteOffset + pos + FRAME_HEADER_SIZE, len)) !== view.getUint32(pos + 8)) return { torn: false, why: 'payload CRC-32 mismatch' };
   return FRAME_HEADER_SIZE + len;
 }
 

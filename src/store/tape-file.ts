@@ -790,7 +790,9 @@ function sameText(bytes: Buffer, at: number, end: number): string {
 /** The UTF-8 text at..end; field names and hex keys are ASCII, for which latin1 is the cheap exact path. */
 function textAt(bytes: Buffer, at: number, end: number): string {
   for (let i = at; i < end; i++) if (bytes[i]! > 0x7f) return bytes.toString('utf8', at, end);
-  return bytes.toString('latin1', at, end);
+  // Buffer's own slicer, without toString()'s argument handling: one call per record's key at
+  // open (100,000 64-byte texts: 24-32 ms against 35-53 ms through toString, one process).
+  return (bytes as Buffer & { latin1Slice(from: number, to: number): string }).latin1Slice(at, end);
 }
 
 /** Which of `fields` the bytes at..end spell, compared byte by byte (no string is made). */
