@@ -507,20 +507,29 @@ function addCode(s: string, code: u32): void {
   return <u64>1 << <u64>code;
 }
 
-/** The code of the name of member record c, at p (n bytes, unescaped). */
-@inline function nameCode(c: u32, p: usize, n: usize): u32 {
+/**
+ * The table bits of the name of member record c, at p (n bytes, unescaped), as far as the
+ * provider shapes read them: its code at M_CODE_SHIFT, and M_INHERITED. One lookup gives both
+ * (members() needs the two).
+ */
+@inline function nameCodeBits(c: u32, p: usize, n: usize): u32 {
   // The names of every message and part by their bytes as numbers, without the table.
   if (n == 4) {
     const x = load<u32>(p);
-    if (x == 0x74786574) return C_TEXT;
-    if (x == 0x656c6f72) return C_ROLE;
-    if (x == 0x656d616e) return C_NAME;
+    if (x == 0x74786574) return C_TEXT << M_CODE_SHIFT;
+    if (x == 0x656c6f72) return C_ROLE << M_CODE_SHIFT;
+    if (x == 0x656d616e) return C_NAME << M_CODE_SHIFT;
   } else if (n == 5) {
-    if (load<u32>(p) == 0x74726170 && load<u8>(p + 4) == 0x73) return C_PARTS;
+    if (load<u32>(p) == 0x74726170 && load<u8>(p + 4) == 0x73) return C_PARTS << M_CODE_SHIFT;
   } else if (n == 7) {
-    if ((load<u64>(p) & 0xffffffffffffff) == 0x746e65746e6f63) return C_CONTENT;
+    if ((load<u64>(p) & 0xffffffffffffff) == 0x746e65746e6f63) return C_CONTENT << M_CODE_SHIFT;
   }
-  return (nameBits(c, p, n) >> M_CODE_SHIFT) & 63;
+  return nameBits(c, p, n);
+}
+
+/** The code of the name of member record c, at p (n bytes, unescaped). */
+@inline function nameCode(c: u32, p: usize, n: usize): u32 {
+  return (nameCodeBits(c, p, n) >> M_CODE_SHIFT) & 63;
 }
 
 /** The code of the name of member record c (an escaped name declines). */
@@ -551,10 +560,11 @@ function members(ob: u32, camelOnly: bool): u64 {
     if ((load<u32>(r) & F_KEY_ESCAPED) != 0) { bad = true; return 0; }
     const p = A + <usize>load<u32>(r + 16) + 1;
     const e = A + <usize>load<u32>(r + 20) - 1;
-    const code = nameCode(c, p, e - p);
+    const bits = nameCodeBits(c, p, e - p);
+    const code = (bits >> M_CODE_SHIFT) & 63;
     // A name Object.prototype has (`__proto__`, `constructor`, ...) declines, as in rest(): the
     // reference's objects do not keep it as a member (a Converse root `__proto__` was keyed).
-    if (code == C_OTHER && (nameBits(c, p, e - p) & M_INHERITED) != 0) { bad = true; return 0; }
+    if (code == C_OTHER && (bits & M_INHERITED) != 0) { bad = true; return 0; }
     // Every name with a code is camelCase.
     if (code == C_OTHER && camelOnly) {
       for (let q = p; q < e; q++) if (load<u8>(q) == 0x5f) { bad = true; return 0; }
