@@ -28,9 +28,6 @@ function count(name: string, raw: string | undefined, fallback: number): number 
   return Number(raw);
 }
 
-/** Writes text to stdout, resolving once stdout can take more. */
-const toStdout = (text: string): Promise<void> => new Promise((done) => (process.stdout.write(text) ? done() : process.stdout.once('drain', done)));
-
 // Text is written in pieces of about this many characters: one write per line would cost a
 // system call each, one for the whole tree held all of it (17 million characters, twice over,
 // for a 100,000-recording tape).
@@ -39,13 +36,13 @@ const PIECE = 1 << 16;
 /**
  * Runs `tapedeck tree` with the arguments after the command name; returns the exit code
  * (0 printed, 1 the tape had damage or unplaceable records, 2 usage error). `write` takes the
- * output a piece at a time and resolves when it can take more (the CLI's stdout writer, which
- * reports a failed write).
+ * output a piece at a time and resolves when it can take more (the CLI passes its stdout writer,
+ * which reports a failed write as E_OUTPUT).
  *
  * @example
- * process.exitCode = await treeCommand(['recordings/chat.tape', '--hashes'])
+ * process.exitCode = await treeCommand(['recordings/chat.tape', '--hashes'], async (text) => void process.stdout.write(text))
  */
-export async function treeCommand(args: string[], write: (text: string) => Promise<void> = toStdout): Promise<number> {
+export async function treeCommand(args: string[], write: (text: string) => Promise<void>): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({

@@ -10,6 +10,9 @@ import { treeCommand } from '../../src/tree/cli.ts';
 import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
 import { refPathHashes, refSha256Hex } from '../reference.ts';
 
+/** treeCommand's output to stdout (which the tests capture), a piece at a time. */
+const toStdout = async (text: string): Promise<void> => void process.stdout.write(text);
+
 const root = mkdtempSync(join(tmpdir(), 'tapedeck-tree-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 afterEach(() => vi.restoreAllMocks());
@@ -146,13 +149,13 @@ describe('loadTree and tapedeck tree', () => {
   it('prints the tree, JSON lines, and exit codes', async () => {
     const path = await tape(records());
     let io = capture();
-    expect(await treeCommand([path])).toBe(0);
+    expect(await treeCommand([path], toStdout)).toBe(0);
     expect(io.out()).toContain('│  ├─ #3 assistant Paris  ← answer 1/2');
     expect(io.out().split('\n')[0]).toBe(path);
     vi.restoreAllMocks();
 
     io = capture();
-    expect(await treeCommand([path, '--json'])).toBe(0);
+    expect(await treeCommand([path, '--json'], toStdout)).toBe(0);
     const rows = io.out().trimEnd().split('\n').map((l) => JSON.parse(l) as { pathHash: string; parentHash: string; promptHash: string; responseHash: string; alternative: number });
     expect(rows.length).toBe(4);
     const france = refPathHashes([{ role: 'system', content: [{ type: 'text', text: 'You are helpful.' }] }, { role: 'user', content: [{ type: 'text', text: 'Capital of France?' }] }]);
@@ -161,12 +164,12 @@ describe('loadTree and tapedeck tree', () => {
     vi.restoreAllMocks();
 
     io = capture();
-    expect(await treeCommand([])).toBe(2);
-    expect(await treeCommand([path, '--width', 'x'])).toBe(2);
-    expect(await treeCommand([path, '--bogus'])).toBe(2);
+    expect(await treeCommand([], toStdout)).toBe(2);
+    expect(await treeCommand([path, '--width', 'x'], toStdout)).toBe(2);
+    expect(await treeCommand([path, '--bogus'], toStdout)).toBe(2);
     expect(io.err()).toContain('--width must be a non-negative integer');
     const bad = await tape([{ request: { messages: [] }, value: 'x' }]);
-    expect(await treeCommand([bad])).toBe(1);
+    expect(await treeCommand([bad], toStdout)).toBe(1);
     expect(io.err()).toContain('not placed: E_TREE');
   });
 
