@@ -657,7 +657,8 @@ export class ConversationTree {
     const alt = new Alt(
       prompt.alternatives.length,
       prompt,
-      own(responseHash),
+      // One message: its digest, which the answer's node already keeps as its own string.
+      hashes.length === 1 ? node.promptHash : own(responseHash),
       node,
       !this.keepValues ? undefined : 'value' in r ? r.value : r.messages,
       own(key),
