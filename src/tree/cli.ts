@@ -6,6 +6,7 @@ import { TapedeckError } from '../errors.ts';
 import { reportCliError, usageError } from '../cli-errors.ts';
 import { treeLines } from './format.ts';
 import { loadTree } from './load.ts';
+import { chunkedWriter } from '../store/chunked-write.ts';
 import type { ConversationTree } from './tree.ts';
 
 const USAGE = `Usage: tapedeck tree <tape> [--width N] [--collapse N] [--hashes] [--json]
@@ -27,11 +28,6 @@ function count(name: string, raw: string | undefined, fallback: number): number 
   }
   return Number(raw);
 }
-
-// Text is written in pieces of about this many characters: one write per line would cost a
-// system call each, one for the whole tree held all of it (17 million characters, twice over,
-// for a 100,000-recording tape).
-const PIECE = 1 << 16;
 
 /**
  * Runs `tapedeck tree` with the arguments after the command name; returns the exit code
@@ -83,15 +79,15 @@ export async function treeCommand(args: string[], write: (text: string) => Promi
   const { tree, tapeWarnings } = await loadTree(file, { keepValues: false });
   const lines = values.json ? jsonLines(tree) : titled(file, treeLines(tree, { width: Math.max(8, width), hashes: values.hashes, collapse: collapse === 0 ? Infinity : collapse }));
   // (`tapedeck tree big.tape | head` closing the pipe early is handled where the command starts.)
-  let out = '';
+  // Written in pieces of ~64 KB as the lines are made, as the exports write: one write per line
+  // would cost a system call each, one for the whole tree held all of it (17 million
+  // characters, twice over, for a 100,000-recording tape).
+  const { out, flush } = chunkedWriter(write);
   for (const line of lines) {
-    out += `${line}\n`;
-    if (out.length >= PIECE) {
-      await write(out);
-      out = '';
-    }
+    const written = out(`${line}\n`);
+    if (written) await written;
   }
-  if (out !== '') await write(out);
+  await flush();
   for (const w of tapeWarnings) process.stderr.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
   if (tree.skipped.length > 0) {
     const n = tree.skipped.length;
