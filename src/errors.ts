@@ -25,6 +25,8 @@
  * - `E_TAPE_LOCKED`: another writer held the tape's lock past the timeout (the holder is named).
  * - `E_TAPE_EXISTS`, `E_TAPE_NOT_FOUND`, `E_TAPE_VERSION`, `E_TAPE_IO`: creating over an
  *   existing tape, a missing tape, a tape from a newer format, a file system error.
+ * - `E_TAPE_CHANGED`: a large tape's record read after the open is no longer where it was (the
+ *   file was written in place, or removed or replaced after a close); `file` names it.
  * - `E_TREE`: input the conversation tree cannot place (empty conversation, malformed hashes).
  * - `E_CONFIG`: a bad setting, from an option or an environment variable (which one is named).
  * - `E_REPLAY_CONFLICT`: a replay entry whose trace token contradicts its document id.
@@ -89,6 +91,7 @@ export type TapedeckErrorCode =
   | 'E_TAPE_NOT_FOUND'
   | 'E_TAPE_VERSION'
   | 'E_TAPE_IO'
+  | 'E_TAPE_CHANGED'
   | 'E_TREE'
   | 'E_CONFIG'
   | 'E_REPLAY_CONFLICT'

@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { openTapeWriter, tapeWritersOpen } from '../tape-writers.ts';
+import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadMember, peekPayload, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
@@ -18,9 +19,13 @@ export interface TapeBackendOptions {
   lock?: TapeLockOptions;
 }
 
-/** The file image records of one load decode from, shared by all of them. */
+/**
+ * What the records of one load read their bytes from, shared by all of them: the file image
+ * (`bytes`), or for a large tape the open file (`source`, src/store/tape-lazy.ts).
+ */
 interface TapeImage {
-  readonly bytes: Buffer;
+  readonly bytes: Buffer | undefined;
+  readonly source: FileFrames | undefined;
   readonly file: string;
 }
 
@@ -35,27 +40,44 @@ class TapeRecord implements LoadedRecord {
     private readonly length: number,
   ) {}
   head(fields?: readonly string[], deep?: boolean): Readonly<Record<string, HeadScalar>> {
-    return peekPayload(this.image.bytes, this.at, this.length, fields, deep);
+    const { bytes, source } = this.image;
+    if (bytes !== undefined) return peekPayload(bytes, this.at, this.length, fields, deep);
+    return peekPayload(source!.read(this.at, this.length, false), source!.at, this.length, fields, deep);
   }
   value(): unknown {
-    return decodeFrame(this.image.bytes, { offset: this.at, length: this.length }, this.image.file);
+    return decodeFrame(this.owned(), { offset: this.image.bytes !== undefined ? this.at : 0, length: this.length }, this.image.file);
   }
   member(name: string): unknown {
-    return payloadMember(this.image.bytes, this.at, this.length, name, this.image.file);
+    return payloadMember(this.owned(), this.image.bytes !== undefined ? this.at : 0, this.length, name, this.image.file);
   }
   /**
    * The payload's digest: stable when other writers append or rewrite (frames are copied
    * verbatim), equal only for equal bytes.
    */
   id(): string {
-    return createHash('sha256').update(this.image.bytes.subarray(this.at + FRAME_HEADER_SIZE, this.at + this.length)).digest('base64');
+    const { bytes, source } = this.image;
+    const b = bytes ?? source!.read(this.at, this.length, true);
+    const at = bytes !== undefined ? this.at : source!.at;
+    return createHash('sha256').update(b.subarray(at + FRAME_HEADER_SIZE, at + this.length)).digest('base64');
+  }
+  /** The bytes a decode reads: the image, or the frame's own copy (at 0) read from the file. */
+  private owned(): Buffer {
+    const { bytes, source } = this.image;
+    if (bytes !== undefined) return bytes;
+    const b = source!.read(this.at, this.length, true);
+    return Buffer.from(b.subarray(source!.at, source!.at + this.length));
   }
 }
 
-function records(scan: TapeScan, file: string): LoadedRecord[] {
-  const image: TapeImage = { bytes: scan.bytes, file };
+function records(scan: { frames: readonly { offset: number; length: number }[] }, image: TapeImage): LoadedRecord[] {
   return scan.frames.map((f) => new TapeRecord(image, f.offset, f.length));
 }
+
+/**
+ * Tapes of at least this many bytes are read from their file as records are asked for instead
+ * of held whole (src/store/tape-lazy.ts). Internal: tests lower it to take that path.
+ */
+export const lazyTape = { min: 4 << 20 };
 
 /**
  * @example
@@ -67,6 +89,8 @@ export class TapeBackend implements RecordBackend {
   private readonly lock: TapeLockOptions;
   /** The file image of the last load, kept so the records it handed out can decode lazily. */
   bytes: Buffer | undefined;
+  /** For a large tape instead: the open file the last load's records read from. */
+  private source: FileFrames | undefined;
   salt: string | undefined;
   /** This writer's load created the file, and this writer appended nothing since. */
   private madeEmpty = false;
@@ -90,6 +114,21 @@ export class TapeBackend implements RecordBackend {
         if (!(e instanceof TapedeckError && e.code === 'E_TAPE_EXISTS')) throw e;
       }
     }
+    // The last load's file is not closed here: records it handed out may still be read (it is
+    // closed once they are unreachable, or at close()).
+    const lazy = await scanTapeFile(this.path, lazyTape.min);
+    if (lazy !== undefined) {
+      // A sound large tape (damage takes the whole-file path below, which reports it); a tape
+      // this writer created is never large.
+      this.bytes = undefined;
+      this.source = lazy.source;
+      this.salt = isRedactionSalt(lazy.header.salt) ? lazy.header.salt : undefined;
+      const image: TapeImage = { bytes: undefined, source: lazy.source, file: this.path };
+      const { offsets, lengths } = lazy;
+      const list = new Array<LoadedRecord>(offsets.length);
+      for (let i = 0; i < offsets.length; i++) list[i] = new TapeRecord(image, offsets[i]!, lengths[i]!);
+      return { exists: true, records: list, warnings: [] };
+    }
     let scan: TapeScan;
     try {
       scan = await scanTape(this.path);
@@ -106,8 +145,9 @@ export class TapeBackend implements RecordBackend {
       scan = await scanTape(this.path);
     }
     this.bytes = scan.bytes;
+    this.source = undefined;
     this.salt = isRedactionSalt(scan.header.salt) ? scan.header.salt : undefined;
-    return { exists: true, records: records(scan, this.path), warnings };
+    return { exists: true, records: records(scan, { bytes: scan.bytes, source: undefined, file: this.path }), warnings };
   }
 
   async append(values: readonly unknown[], opts: { durable: boolean }): Promise<void> {
@@ -119,7 +159,7 @@ export class TapeBackend implements RecordBackend {
       // one had loaded it: made again with the salt this writer keys its masks under, which is
       // the same empty tape, then appended to. Made again meanwhile by another: its salt must be
       // this one's.
-      if (!(e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND') || this.bytes === undefined) throw e;
+      if (!(e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND') || (this.bytes === undefined && this.source === undefined)) throw e;
       await createTape(this.path, { salt: this.salt ?? null }).catch((c: unknown) => {
         if (!(c instanceof TapedeckError && c.code === 'E_TAPE_EXISTS')) throw c;
       });
@@ -136,7 +176,7 @@ export class TapeBackend implements RecordBackend {
   }
 
   async rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }> {
-    const r = await rewriteTapeFrames(this.path, (scan) => select(records(scan, this.path)), this.lock);
+    const r = await rewriteTapeFrames(this.path, (scan) => select(records(scan, { bytes: scan.bytes, source: undefined, file: this.path })), this.lock);
     return { kept: r.kept, removed: r.dropped, warnings: r.warnings };
   }
 
@@ -152,6 +192,8 @@ export class TapeBackend implements RecordBackend {
    */
   async close(): Promise<void> {
     this.bytes = undefined;
+    this.source?.close();
+    this.source = undefined;
     if (!this.madeEmpty) return;
     this.madeEmpty = false;
     await withTapeLock(this.path, async () => {
