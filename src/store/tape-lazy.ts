@@ -23,8 +23,6 @@ import { checkFrame, crc32, FRAME_HEADER_SIZE, FRAME_MAGIC, HEADER_FIXED, header
 const SCAN_CHUNK = 4 << 20;
 /** The bytes read at a time for records asked for later (a window: neighbours come with it). */
 const WINDOW = 256 << 10;
-/** The bytes read for a record asked for apart from the window (most records are smaller). */
-const ALONE = 8 << 10;
 
 /** What {@link scanTapeFile} found: the frames of a sound tape and the file they are read from. */
 export interface FileScan {
@@ -182,10 +180,10 @@ export class FileFrames {
     if (offset >= this.winStart && offset + length <= this.winEnd && this.win.length > 0) {
       at = offset - this.winStart;
     } else {
-      // Reading on from the window (an index built at open, an export) takes a large one; a
-      // record asked for alone (a replay) only what it needs, rounded up.
+      // Reading on from the window (an index built at open) takes a large one; a record asked
+      // for alone (a replay) only its own bytes (a read costs the same ~3 us up to 8 KiB).
       const onward = offset >= this.winStart && offset <= this.winEnd + WINDOW && this.winEnd > 0;
-      const want = Math.max(length, onward ? WINDOW : ALONE);
+      const want = Math.max(length, onward ? WINDOW : 0);
       if (this.win.length < want) this.win = Buffer.allocUnsafeSlow(Math.max(want, WINDOW));
       const fd = this.open();
       let got: number;
