@@ -4,7 +4,7 @@
 // and no answer at all (the whole-file path then reports) on a damaged one; records that read
 // the same heads, values, members and digests; and a changed file refused, never read as if it
 // were the tape that was checked.
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -25,8 +25,19 @@ afterEach(() => {
 });
 let n = 0;
 
-/** Open descriptors of this process (Linux). */
-const openFds = () => readdirSync('/proc/self/fd').length;
+/** This process's open descriptors of `file` (Linux). */
+function openFds(file: string): number {
+  const real = realpathSync(file);
+  let n = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === real) n++;
+    } catch {
+      // closed meanwhile (the listing's own descriptor)
+    }
+  }
+  return n;
+}
 
 /** Records of every size around the reads' windows (8 KiB alone, 256 KiB onward) and binary values. */
 function variedRecords(count: number): Record<string, unknown>[] {
@@ -70,10 +81,9 @@ describe('scanTapeFile: frames checked through one reused buffer', () => {
     const file = join(root, 'small.tape');
     await createTape(file);
     await appendRecords(file, variedRecords(2), { durable: false });
-    const before = openFds();
     expect(await scanTapeFile(file, 10 << 20)).toBeUndefined();
     expect(await scanTapeFile(join(root, 'missing.tape'), 0)).toBeUndefined();
-    expect(openFds()).toBe(before);
+    expect(openFds(file)).toBe(0);
   });
 });
 
@@ -143,12 +153,11 @@ describe('TapeBackend reading a large tape from its file', () => {
     const records = variedRecords(5);
     await appendRecords(file, records, { durable: false });
     lazyTape.min = 0;
-    const before = openFds();
     const backend = new TapeBackend(file);
     const recs = (await backend.load({ create: false })).records;
-    expect(openFds()).toBe(before + 1);
+    expect(openFds(file)).toBe(1);
     await backend.close();
-    expect(openFds()).toBe(before);
+    expect(openFds(file)).toBe(0);
     expect(recs[2]!.value()).toEqual(records[2]);
     // Replaced by a tape with the same frames at the same places: still not the file checked.
     writeFileSync(`${file}.new`, readFileSync(file));
@@ -166,12 +175,12 @@ describe('TapeBackend reading a large tape from its file', () => {
     for (let i = 0; i < answers.length; i++) await w.put(ask(i), { answer: answers[i] });
     await w.close();
     lazyTape.min = 0;
-    const before = openFds();
     const r = await ReplayCache.open(file, { mode: 'replay' });
+    expect(openFds(file)).toBe(1);
     for (const i of [29, 0, 14, 3, 28, 7]) expect(await r.get(ask(i))).toEqual({ answer: answers[i] });
     // A miss's diagnosis reads the recorded requests from the file too.
     await expect(r.get(ask(99))).rejects.toMatchObject({ code: 'E_MISS', message: expect.stringContaining('"question 99"') });
     await r.close();
-    expect(openFds()).toBe(before);
+    expect(openFds(file)).toBe(0);
   });
 });
