@@ -1,11 +1,12 @@
 // createFetch over a tape read from its file (src/store/tape-lazy.ts; large tapes take that path,
 // here every tape does): the recorded answers come back exactly, a miss is diagnosed from the
 // recorded requests read from the file, and the file is closed with the fetch.
-import { mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
+import { expectOpen } from '../open-files.ts';
 import { lazyTape } from '../../src/store/backends/tape.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'tapedeck-lazy-fetch-'));
@@ -18,19 +19,6 @@ afterEach(() => {
 const URL_ = 'https://api.openai.com/v1/chat/completions';
 const body = (i: number) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `question ${i}` }] });
 const answer = (i: number) => ({ id: `chatcmpl-${i}`, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: `answer ${i} ${'z'.repeat(i * 997)}` }, finish_reason: 'stop' }] });
-/** This process's open descriptors of `file` (Linux). */
-function openFds(file: string): number {
-  const real = realpathSync(file);
-  let n = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === real) n++;
-    } catch {
-      // closed meanwhile (the listing's own descriptor)
-    }
-  }
-  return n;
-}
 
 describe('createFetch replaying a tape read from its file', () => {
   it('answers exactly as recorded, diagnoses a miss from the recorded requests, and closes the file', async () => {
@@ -53,13 +41,13 @@ describe('createFetch replaying a tape read from its file', () => {
       expect(r.status).toBe(200);
       expect(await r.json()).toEqual(answer(i));
     }
-    expect(openFds(tape)).toBe(1);
+    expectOpen(tape, 1);
     const miss = await f(URL_, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(999) });
     expect(miss.status).not.toBe(200);
     const text = await miss.text();
     expect(text).toContain('E_MISS');
     expect(text).toContain('question 999');
     await f.close();
-    expect(openFds(tape)).toBe(0);
+    expectOpen(tape, 0);
   });
 });

@@ -4,12 +4,13 @@
 // and no answer at all (the whole-file path then reports) on a damaged one; records that read
 // the same heads, values, members and digests; and a changed file refused, never read as if it
 // were the tape that was checked.
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { outcome, tapeArb } from './damage.ts';
+import { expectOpen } from '../open-files.ts';
 import { TapedeckError } from '../../src/errors.ts';
 import { lazyTape, TapeBackend } from '../../src/store/backends/tape.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
@@ -25,19 +26,6 @@ afterEach(() => {
 });
 let n = 0;
 
-/** This process's open descriptors of `file` (Linux). */
-function openFds(file: string): number {
-  const real = realpathSync(file);
-  let n = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === real) n++;
-    } catch {
-      // closed meanwhile (the listing's own descriptor)
-    }
-  }
-  return n;
-}
 
 /** Records of every size around the reads' windows (8 KiB alone, 256 KiB onward) and binary values. */
 function variedRecords(count: number): Record<string, unknown>[] {
@@ -83,7 +71,7 @@ describe('scanTapeFile: frames checked through one reused buffer', () => {
     await appendRecords(file, variedRecords(2), { durable: false });
     expect(await scanTapeFile(file, 10 << 20)).toBeUndefined();
     expect(await scanTapeFile(join(root, 'missing.tape'), 0)).toBeUndefined();
-    expect(openFds(file)).toBe(0);
+    expectOpen(file, 0);
   });
 });
 
@@ -155,9 +143,9 @@ describe('TapeBackend reading a large tape from its file', () => {
     lazyTape.min = 0;
     const backend = new TapeBackend(file);
     const recs = (await backend.load({ create: false })).records;
-    expect(openFds(file)).toBe(1);
+    expectOpen(file, 1);
     await backend.close();
-    expect(openFds(file)).toBe(0);
+    expectOpen(file, 0);
     expect(recs[2]!.value()).toEqual(records[2]);
     // Replaced by a tape with the same frames at the same places: still not the file checked.
     writeFileSync(`${file}.new`, readFileSync(file));
@@ -176,11 +164,11 @@ describe('TapeBackend reading a large tape from its file', () => {
     await w.close();
     lazyTape.min = 0;
     const r = await ReplayCache.open(file, { mode: 'replay' });
-    expect(openFds(file)).toBe(1);
+    expectOpen(file, 1);
     for (const i of [29, 0, 14, 3, 28, 7]) expect(await r.get(ask(i))).toEqual({ answer: answers[i] });
     // A miss's diagnosis reads the recorded requests from the file too.
     await expect(r.get(ask(99))).rejects.toMatchObject({ code: 'E_MISS', message: expect.stringContaining('"question 99"') });
     await r.close();
-    expect(openFds(file)).toBe(0);
+    expectOpen(file, 0);
   });
 });
