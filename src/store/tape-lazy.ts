@@ -177,7 +177,7 @@ export class FileFrames {
   /** Where the frame at `offset` starts in the window, read into it if it is not there. */
   private load(offset: number, length: number, crc: boolean): number {
     let at: number;
-    if (offset >= this.winStart && offset + length <= this.winEnd && this.win.length > 0) {
+    if (offset >= this.winStart && offset + length <= this.winEnd) {
       at = offset - this.winStart;
     } else {
       // Reading on from the window (an index built at open) takes a large one; a record asked

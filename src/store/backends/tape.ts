@@ -69,7 +69,9 @@ class TapeRecord implements LoadedRecord {
   }
 }
 
-function records(scan: { frames: readonly { offset: number; length: number }[] }, image: TapeImage): LoadedRecord[] {
+/** The records of a tape read whole, sharing its file image. */
+function records(scan: TapeScan, file: string): LoadedRecord[] {
+  const image: TapeImage = { bytes: scan.bytes, source: undefined, file };
   return scan.frames.map((f) => new TapeRecord(image, f.offset, f.length));
 }
 
@@ -147,7 +149,7 @@ export class TapeBackend implements RecordBackend {
     this.bytes = scan.bytes;
     this.source = undefined;
     this.salt = isRedactionSalt(scan.header.salt) ? scan.header.salt : undefined;
-    return { exists: true, records: records(scan, { bytes: scan.bytes, source: undefined, file: this.path }), warnings };
+    return { exists: true, records: records(scan, this.path), warnings };
   }
 
   async append(values: readonly unknown[], opts: { durable: boolean }): Promise<void> {
@@ -176,7 +178,7 @@ export class TapeBackend implements RecordBackend {
   }
 
   async rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }> {
-    const r = await rewriteTapeFrames(this.path, (scan) => select(records(scan, { bytes: scan.bytes, source: undefined, file: this.path })), this.lock);
+    const r = await rewriteTapeFrames(this.path, (scan) => select(records(scan, this.path)), this.lock);
     return { kept: r.kept, removed: r.dropped, warnings: r.warnings };
   }
 
