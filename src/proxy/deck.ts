@@ -33,6 +33,7 @@ import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
+import { IndexRuns } from './index-runs.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -218,7 +219,7 @@ interface Route {
    */
   deferred?: boolean;
   /** The collection indexes of the route's LLM recordings loaded at open, in tape order. */
-  llmAt?: number[];
+  llmAt?: IndexRuns;
   matcher?: Matcher;
   /** Recordings of this route (all kinds), for miss messages. */
   count: number;
@@ -522,7 +523,7 @@ export class Deck {
   private add(group: string, key: string | undefined, at: number, from: number, to: number, fromHeads: boolean): void {
     this.recordingCount += to - from;
     this.counters.recordings = this.recordingCount;
-    for (let i = from; i < to; i++) this.loaded.push(i);
+    this.loaded.add(from, to);
     // Their route and match kind, from their key group when the collection has one (one string
     // for the records of a route and kind), else from the whole key.
     if (fromHeads && (group === '' || group !== this.lastGroup)) {
@@ -535,8 +536,7 @@ export class Deck {
       r.count += to - from;
       if (this.lastLlm) {
         r.deferred = true;
-        const llmAt = (r.llmAt ??= []);
-        for (let i = from; i < to; i++) llmAt.push(i);
+        (r.llmAt ??= new IndexRuns()).add(from, to);
       }
       return;
     }
@@ -547,7 +547,7 @@ export class Deck {
       const r = this.route(this.filedRoute(rec));
       r.count++;
       r.records.push(rec);
-      if (this.fileLlm(r, rec, `${this.opts.tape}@${i === from ? at : this.col!.loadedAt(i)}`)) (r.llmAt ??= []).push(i);
+      if (this.fileLlm(r, rec, `${this.opts.tape}@${i === from ? at : this.col!.loadedAt(i)}`)) (r.llmAt ??= new IndexRuns()).add(i, i + 1);
     }
   }
 
@@ -567,7 +567,7 @@ export class Deck {
     this.lastLlm = key.startsWith('llm:', nul + 1);
   }
   /** Collection indexes of the recordings loaded at open, for {@link unusedCount}. */
-  private readonly loaded: number[] = [];
+  private readonly loaded = new IndexRuns();
 
   /** Gives an LLM recording to its route's matcher (with stand-ins for lost ones before it); false for other kinds. */
   private fileLlm(r: Route, rec: HttpRecord, source: string, response: unknown = rec): boolean {

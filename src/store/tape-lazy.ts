@@ -28,8 +28,8 @@ const WINDOW = 256 << 10;
 export interface FileScan {
   header: TapeHeader;
   /** Each frame's offset and length, in file order (numbers, not an object per frame). */
-  offsets: number[];
-  lengths: number[];
+  offsets: Int32Array | Float64Array;
+  lengths: Uint32Array;
   size: number;
   /** The open file the frames are read from. */
   source: FileFrames;
@@ -62,8 +62,14 @@ export async function scanTapeFile(path: string, min: number, chunk = SCAN_CHUNK
     let base = 0;
     let have = 0;
     let header: TapeHeader | undefined;
-    const offsets: number[] = [];
-    const lengths: number[] = [];
+    // Typed arrays grown by doubling: plain arrays grown by push took ~15 ms more per 100,000
+    // frames (fresh processes), each growth copying into memory touched for the first time.
+    // Offsets as 32-bit integers where they fit: a double read from a Float64Array and stored
+    // in a record's field gives each record a boxed number.
+    const Offsets = size < 2 ** 31 ? Int32Array : Float64Array;
+    let offsets: Int32Array | Float64Array = new Offsets(4096);
+    let lengths = new Uint32Array(4096);
+    let count = 0;
     let pos = 0; // the next frame's start in buf
     while (base + have < size) {
       // Keep what is not yet checked (a frame cut by the last read), then fill up.
@@ -110,14 +116,22 @@ export async function scanTapeFile(path: string, min: number, chunk = SCAN_CHUNK
           if (c.torn && !final) break;
           return undefined;
         }
-        offsets.push(base + pos);
-        lengths.push(c);
+        if (count === offsets.length) {
+          const o = new Offsets(count * 2);
+          o.set(offsets);
+          offsets = o;
+          const l = new Uint32Array(count * 2);
+          l.set(lengths);
+          lengths = l;
+        }
+        offsets[count] = base + pos;
+        lengths[count++] = c;
         pos += c;
       }
     }
     if (header === undefined || base + pos !== size) return undefined;
     kept = true;
-    return { header, offsets, lengths, size, source: new FileFrames(path, fd, st.dev, st.ino) };
+    return { header, offsets: offsets.subarray(0, count), lengths: lengths.subarray(0, count), size, source: new FileFrames(path, fd, st.dev, st.ino) };
   } catch {
     return undefined;
   } finally {

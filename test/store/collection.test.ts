@@ -163,6 +163,24 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
     expect(await ns(b)).toEqual([3, 4, 5]);
   });
 
+  it('records of another kind on the store are not counted or served, and what is appended after them is', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    const other = (n: number) => ({ v: 1, kind: 'other', key: 'a', n });
+    await b.append([other(1), rec('a', 2), other(3), other(4), rec('b', 5), other(6), other(7)], { durable: true });
+    const r = await open(bc.again(b), 'replay');
+    expect(r.size).toBe(2);
+    expect([r.next('a')?.n, r.next('a')?.n, r.next('b')?.n]).toEqual([2, undefined, 5]);
+    await r.close();
+    const u = await open(bc.again(b), 'update');
+    expect(u.size).toBe(2);
+    await u.append('c', rec('c', 8));
+    expect(u.size).toBe(3);
+    // The appended recording answered the call that made it: served again only as a repeat.
+    expect([u.next('c')?.n, u.next('c', { repeatLast: true })?.n, u.next('a')?.n, u.next('b')?.n]).toEqual([undefined, 8, 2, 5]);
+    await u.close();
+  });
+
   it('an unchanged re-recording keeps the old record (reuse), the rest of the key is replaced', async () => {
     const b = bc.make();
     await b.load({ create: true });

@@ -54,8 +54,8 @@ describe('scanTapeFile: frames checked through one reused buffer', () => {
           }
           expect(got).toBeDefined();
           expect(got!.header).toEqual(want.header);
-          expect(got!.offsets).toEqual(want.records.map((r) => r.offset));
-          expect(got!.lengths).toEqual(want.records.map((r) => r.length));
+          expect([...got!.offsets]).toEqual(want.records.map((r) => r.offset));
+          expect([...got!.lengths]).toEqual(want.records.map((r) => r.length));
           expect(got!.size).toBe(bytes.length);
         } finally {
           got?.source.close();
@@ -63,6 +63,24 @@ describe('scanTapeFile: frames checked through one reused buffer', () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  it('lists every frame of a tape with more frames than its lists first hold (they grow as it is read)', async () => {
+    const file = join(root, 'many.tape');
+    await createTape(file);
+    // 9,000 small records: past the first 4,096 and the 8,192 after one growth.
+    await appendRecords(file, Array.from({ length: 9_000 }, (_, i) => ({ v: 1, key: `k${i}`, n: i })), { durable: false });
+    const bytes = readFileSync(file);
+    const want = parseTape(bytes, file, false);
+    const got = await scanTapeFile(file, 0, 64 << 10);
+    try {
+      expect(got).toBeDefined();
+      expect(got!.offsets.length).toBe(9_000);
+      expect([...got!.offsets]).toEqual(want.records.map((r) => r.offset));
+      expect([...got!.lengths]).toEqual(want.records.map((r) => r.length));
+    } finally {
+      got?.source.close();
+    }
   });
 
   it('leaves a tape smaller than its threshold to the whole-file path, with the file closed', async () => {
