@@ -87,6 +87,28 @@ export interface LoadResult {
   exists: boolean;
   records: LoadedRecord[];
   warnings: StoreWarning[];
+  /**
+   * The same records by index, made when asked for, where a backend can: the collection then
+   * keeps an index per record instead of an object (100,000 objects made at open cost ~20 ms
+   * here, and the collector copies them). A backend sets it not enumerable, so that a wrapper
+   * copying the result with other `records` is read by those.
+   */
+  table?: RecordTable;
+}
+
+/**
+ * The records of a load by index. A record is made anew on each call: nothing is kept per record.
+ *
+ * @example
+ * const { table } = await backend.load({ create: false });
+ * if (table) for (let i = 0; i < table.length; i++) console.log(table.at(i), table.record(i).head(['key']));
+ */
+export interface RecordTable {
+  readonly length: number;
+  /** Record i, as `records[i]` of the same load would be. */
+  record(i: number): LoadedRecord;
+  /** Record i's `at`, without making the record. */
+  at(i: number): number;
 }
 
 /** Chooses which records a rewrite removes, from the store's current contents (by index). */

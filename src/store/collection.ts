@@ -24,7 +24,7 @@
  *   reports what it removed.
  */
 import { TapedeckError } from '../errors.ts';
-import type { HeadScalar, LoadedRecord, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from './backend.ts';
+import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, RewriteSelect, StoreWarning, WriterHandle } from './backend.ts';
 import type { TapeMode } from './mode.ts';
 import { HeadIndex, keyHash } from './head-index.ts';
 import { inRecordOrder, sortedKeys } from './record-order.ts';
@@ -201,7 +201,11 @@ export class RecordCollection<R> {
   /** The key group of each recording loaded at open ('' for none; see RecordKind.keyParts). */
   private loadedGroups: string[] = [];
   /** The stored form of each recording loaded at open, by index in {@link all}. */
-  private loadedStored: LoadedRecord[] = [];
+  private loadedStored: (LoadedRecord | number)[] = [];
+  /** The load's records by index, when the backend gave them so: a number in {@link loadedStored} is an index in it. */
+  private table: RecordTable | undefined;
+  /** While {@link fileLoaded} files from {@link table}: the index there of the record being filed (-1 otherwise). */
+  private tableIndex = -1;
   /** While {@link fileLoaded} runs: the index the next recording filed at open takes (-1 otherwise). */
   private filingAt = -1;
   /** The record being filed, and its entry once keysOf asked for its value (see {@link file}). */
@@ -248,8 +252,8 @@ export class RecordCollection<R> {
       opts = { ...opts, mode: probe.exists ? 'replay' : 'record' };
       if (probe.exists) {
         const col = new RecordCollection(backend, opts, true, [...probe.warnings]);
-        if (col.kind.keyParts) col.heads = new HeadIndex(probe.records.length);
-        col.fileLoaded(probe.records, undefined);
+        if (col.kind.keyParts) col.heads = new HeadIndex(probe.table?.length ?? probe.records.length);
+        col.fileLoaded(probe, undefined);
         return col;
       }
     }
@@ -285,8 +289,8 @@ export class RecordCollection<R> {
     // Record mode sorts what it may replace at open (re-recordings compare with it); other
     // modes only when pruning at close.
     const live = opts.mode === 'record' ? col.live : undefined;
-    if (col.kind.keyParts && !live) col.heads = new HeadIndex(loaded.records.length);
-    col.fileLoaded(loaded.records, live);
+    if (col.kind.keyParts && !live) col.heads = new HeadIndex(loaded.table?.length ?? loaded.records.length);
+    col.fileLoaded(loaded, live);
     return col;
   }
 
@@ -296,20 +300,43 @@ export class RecordCollection<R> {
    * ~75 ms against ~20 ms (fresh processes), each growth copying into memory touched for the
    * first time.
    */
-  private fileLoaded(records: readonly LoadedRecord[], live: ReadonlySet<string> | undefined): void {
-    const n = records.length;
+  private fileLoaded(loaded: LoadResult, live: ReadonlySet<string> | undefined): void {
+    const table = loaded.table;
+    const records = table === undefined ? loaded.records : undefined;
+    const n = table !== undefined ? table.length : records!.length;
     this.all = new Array(n);
     this.loadedGroups = new Array(n);
     this.loadedKeys = new Array(n);
     this.loadedStored = new Array(n);
+    this.table = table;
     this.filingAt = 0;
     try {
-      for (let i = 0; i < n; i++) this.file(records[i]!, live, true);
+      if (table !== undefined) {
+        for (let i = 0; i < n; i++) {
+          this.tableIndex = i;
+          this.file(table.record(i), live, true);
+        }
+      } else {
+        for (let i = 0; i < n; i++) this.file(records![i]!, live, true);
+      }
     } finally {
       const filed = this.filingAt;
       this.filingAt = -1;
+      this.tableIndex = -1;
       this.all.length = this.loadedGroups.length = this.loadedKeys.length = this.loadedStored.length = filed;
     }
+  }
+
+  /** The stored form of the recording loaded at `index` (made from the table when it was filed by its table index). */
+  private storedAt(index: number): LoadedRecord | undefined {
+    const s = this.loadedStored[index];
+    return typeof s === 'number' ? this.table!.record(s) : s;
+  }
+
+  /** `at` of the recording loaded at `index`, without making its stored form. */
+  private storedOffset(index: number): number {
+    const s = this.loadedStored[index]!;
+    return typeof s === 'number' ? this.table!.at(s) : s.at;
   }
 
   /** The index in {@link all} the next recording filed takes. */
@@ -392,7 +419,8 @@ export class RecordCollection<R> {
     this.all[i] = undefined;
     this.loadedGroups[i] = group;
     this.loadedKeys[i] = key;
-    this.loadedStored[i] = stored;
+    // From a table, its index: the record is made again when it is looked at.
+    this.loadedStored[i] = this.tableIndex >= 0 ? this.tableIndex : stored;
     if (this.filingAt >= 0) this.filingAt++;
   }
 
@@ -413,7 +441,7 @@ export class RecordCollection<R> {
   private upgrade(index: number): Slot<R> {
     const group = this.loadedGroups[index]!;
     const rest = this.headKey(index);
-    const e = newEntry<R>(group === '' ? rest : group + rest, this.loadedStored[index]);
+    const e = newEntry<R>(group === '' ? rest : group + rest, this.storedAt(index));
     const slot = new Slot(e);
     e.slot = slot;
     let g = this.slots.get(group);
@@ -445,7 +473,7 @@ export class RecordCollection<R> {
   private headKey(index: number): string {
     const kept = this.loadedKeys[index];
     if (kept !== undefined) return kept;
-    const stored = this.loadedStored[index]!;
+    const stored = this.storedAt(index)!;
     return this.kind.keyParts!(stored.head(this.kind.headFields, this.kind.headDeep))![1];
   }
 
@@ -783,7 +811,7 @@ export class RecordCollection<R> {
     const all = this.all;
     for (let i = 0; i < all.length; i++) {
       const e = all[i];
-      if (e === undefined) fn(this.loadedGroups[i]!, this.loadedKeys[i]!, this.loadedStored[i]!.at, i);
+      if (e === undefined) fn(this.loadedGroups[i]!, this.loadedKeys[i]!, this.storedOffset(i), i);
       else if (e.stored && !e.bad) fn('', e.key, e.stored.at, i);
     }
   }
@@ -812,7 +840,7 @@ export class RecordCollection<R> {
       const group = groups[i]!;
       let j = i + 1;
       if (group !== '' && keys[i] === undefined) while (j < all.length && all[j] === undefined && groups[j] === group && keys[j] === undefined) j++;
-      fn(group, keys[i], this.loadedStored[i]!.at, i, j);
+      fn(group, keys[i], this.storedOffset(i), i, j);
       i = j;
     }
   }
@@ -824,7 +852,7 @@ export class RecordCollection<R> {
 
   /** Scalar fields of the recording at `index` (see {@link loadedField}), read in one pass. */
   loadedHead(index: number, fields: readonly string[]): Readonly<Record<string, HeadScalar>> {
-    return (this.all[index]?.stored ?? this.loadedStored[index])?.head(fields, true) ?? {};
+    return (this.all[index]?.stored ?? this.storedAt(index))?.head(fields, true) ?? {};
   }
 
   /**
@@ -849,7 +877,7 @@ export class RecordCollection<R> {
     // Not decoded yet (an entry may exist without its value: recordings of a repeated key get
     // theirs at open): the member on its own.
     const e = this.all[index];
-    const stored = e === undefined ? this.loadedStored[index] : e.value === undefined && !e.bad ? e.stored : undefined;
+    const stored = e === undefined ? this.storedAt(index) : e.value === undefined && !e.bad ? e.stored : undefined;
     try {
       if (stored?.member) return stored.member(name);
     } catch (err) {
@@ -861,7 +889,7 @@ export class RecordCollection<R> {
 
   /** Where the recording at `index` is stored (see {@link forEachLoaded}). */
   loadedAt(index: number): number | undefined {
-    return (this.all[index]?.stored ?? this.loadedStored[index])?.at;
+    return this.all[index]?.stored?.at ?? (index < this.loadedStored.length ? this.storedOffset(index) : undefined);
   }
 
   /** Whether the recording at `index` was served (or counted as used). */

@@ -77,7 +77,43 @@ const backends: BackendCase[] = [
     again: (b) => b,
     breakAppends: failing,
   },
+  {
+    // A backend that gives its records by index (RecordTable), as a large tape read from its
+    // file does: the collection must file from the table and never ask for the list.
+    name: 'memory, records by index',
+    make: () => byTable(new MemoryBackend()),
+    again: (b) => b,
+    breakAppends: (b) => byTable(failing(b)),
+  },
 ];
+
+/** `b` with its loads given as a RecordTable; asking a load for its `records` list fails the test. */
+function byTable(b: RecordBackend): RecordBackend {
+  return {
+    location: b.location,
+    load: async (o) => {
+      const r = await b.load(o);
+      if (r.table) return r; // wrapped twice (breakAppends)
+      const list = r.records;
+      return {
+        exists: r.exists,
+        warnings: r.warnings,
+        table: { length: list.length, record: (i) => ({ ...list[i]!, head: list[i]!.head.bind(list[i]), value: list[i]!.value.bind(list[i]), id: list[i]!.id.bind(list[i]) }), at: (i) => list[i]!.at },
+        get records(): never {
+          throw new Error('the collection asked for the list of a load that gave a table');
+        },
+      };
+    },
+    append: (v, o) => b.append(v, o),
+    rewrite: (s) => b.rewrite(s),
+    close: () => b.close(),
+    get salt() {
+      return b.salt;
+    },
+    ...(b.openWriter ? { openWriter: (run: string) => b.openWriter!(run) } : {}),
+    ...(b.refresh ? { refresh: (head: { kind?: string; key: string }) => b.refresh!(head) } : {}),
+  };
+}
 
 // The Redis backend joins on a real redis-server when one is installed (test/redis/setup.ts
 // says what to install otherwise, and fails instead under .ci/run).
@@ -102,7 +138,8 @@ for (const [name, server] of [['redis', redis], ['redis cluster', cluster]] as c
 const open = (b: RecordBackend, mode: TapeMode, run?: string) => RecordCollection.open(b, { mode, kind, ...(run ? { run } : {}) });
 const rec = (key: string, n: number): Rec => ({ v: 1, key, n });
 async function stored(b: RecordBackend): Promise<unknown[]> {
-  return (await b.load({ create: false })).records.map((r) => r.value());
+  const { table, records } = await b.load({ create: false }).then((r) => (r.table ? { table: r.table, records: undefined } : { table: undefined, records: r.records }));
+  return table ? Array.from({ length: table.length }, (_, i) => table.record(i).value()) : records!.map((r) => r.value());
 }
 const ns = async (b: RecordBackend) => (await stored(b)).map((v) => (v as Rec).n);
 
@@ -179,6 +216,31 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
     // The appended recording answered the call that made it: served again only as a repeat.
     expect([u.next('c')?.n, u.next('c', { repeatLast: true })?.n, u.next('a')?.n, u.next('b')?.n]).toEqual([undefined, 8, 2, 5]);
     await u.close();
+  });
+
+  it('names where each loaded recording is stored (forEachLoaded, forEachLoadedRun, loadedAt)', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await b.append([rec('a', 1), { v: 1, kind: 'other', key: 'x', n: 2 }, rec('b', 3), rec('a', 4)], { durable: true });
+    const loaded = await bc.again(b).load({ create: false });
+    const table = loaded.table;
+    const ats = table ? Array.from({ length: table.length }, (_, i) => table.at(i)) : loaded.records.map((x) => x.at);
+    expect(new Set(ats).size).toBe(4);
+    const want = [ats[0], ats[2], ats[3]];
+    const r = await open(bc.again(b), 'replay');
+    const seen: number[] = [];
+    r.forEachLoaded((_g, _k, at) => seen.push(at));
+    const runs: number[] = [];
+    r.forEachLoadedRun((_g, _k, at, from, to) => {
+      for (let i = from; i < to; i++) runs.push(i === from ? at : r.loadedAt(i)!);
+    });
+    expect(seen).toEqual(want);
+    expect(runs).toEqual(want);
+    expect([0, 1, 2].map((i) => r.loadedAt(i))).toEqual(want);
+    // Looked at (served), the same places.
+    expect([r.next('a')?.n, r.next('b')?.n]).toEqual([1, 3]);
+    expect([0, 1, 2].map((i) => r.loadedAt(i))).toEqual(want);
+    await r.close();
   });
 
   it('an unchanged re-recording keeps the old record (reuse), the rest of the key is replaced', async () => {

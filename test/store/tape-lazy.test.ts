@@ -104,7 +104,18 @@ describe('TapeBackend reading a large tape from its file', () => {
     const a = (await whole.load({ create: false })).records;
     lazyTape.min = 0;
     const lazy = new TapeBackend(file);
-    const b = (await lazy.load({ create: false })).records;
+    const loaded = await lazy.load({ create: false });
+    // The same records by index, made when asked for (a collection keeps indexes, not objects).
+    const table = loaded.table!;
+    expect(table.length).toBe(records.length);
+    // A wrapper that copies the result with records of its own does not pass the table on.
+    expect({ ...loaded, records: [] }.table).toBeUndefined();
+    for (let i = 0; i < table.length; i++) {
+      expect(table.at(i)).toBe(a[i]!.at);
+      expect(table.record(i).head()).toEqual(a[i]!.head());
+      expect(table.record(i).id()).toBe(a[i]!.id());
+    }
+    const b = loaded.records;
     expect(whole.bytes).toBeDefined();
     expect(lazy.bytes).toBeUndefined(); // the file is not held
     expect(b.map((r) => r.at)).toEqual(a.map((r) => r.at));

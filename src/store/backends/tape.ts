@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
-import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
+import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { openTapeWriter, tapeWritersOpen } from '../tape-writers.ts';
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
@@ -127,9 +127,24 @@ export class TapeBackend implements RecordBackend {
       this.salt = isRedactionSalt(lazy.header.salt) ? lazy.header.salt : undefined;
       const image: TapeImage = { bytes: undefined, source: lazy.source, file: this.path };
       const { offsets, lengths } = lazy;
-      const list = new Array<LoadedRecord>(offsets.length);
-      for (let i = 0; i < offsets.length; i++) list[i] = new TapeRecord(image, offsets[i]!, lengths[i]!);
-      return { exists: true, records: list, warnings: [] };
+      // Records are made when asked for: a collection keeps their indexes (see RecordTable).
+      const table: RecordTable = {
+        length: offsets.length,
+        record: (i) => new TapeRecord(image, offsets[i]!, lengths[i]!),
+        at: (i) => offsets[i]!,
+      };
+      let list: LoadedRecord[] | undefined;
+      const result: LoadResult = {
+        exists: true,
+        warnings: [],
+        get records(): LoadedRecord[] {
+          return (list ??= Array.from({ length: table.length }, (_, i) => table.record(i)));
+        },
+      };
+      // Not enumerable: a wrapper that copies the result ({ ...r, records: mine }) drops the
+      // table with it, so the collection reads the wrapper's records, not these.
+      Object.defineProperty(result, 'table', { value: table, enumerable: false });
+      return result;
     }
     let scan: TapeScan;
     try {
