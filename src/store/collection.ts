@@ -252,7 +252,6 @@ export class RecordCollection<R> {
       opts = { ...opts, mode: probe.exists ? 'replay' : 'record' };
       if (probe.exists) {
         const col = new RecordCollection(backend, opts, true, [...probe.warnings]);
-        if (col.kind.keyParts) col.heads = new HeadIndex(probe.table?.length ?? probe.records.length);
         col.fileLoaded(probe, undefined);
         return col;
       }
@@ -289,21 +288,21 @@ export class RecordCollection<R> {
     // Record mode sorts what it may replace at open (re-recordings compare with it); other
     // modes only when pruning at close.
     const live = opts.mode === 'record' ? col.live : undefined;
-    if (col.kind.keyParts && !live) col.heads = new HeadIndex(loaded.table?.length ?? loaded.records.length);
     col.fileLoaded(loaded, live);
     return col;
   }
 
   /**
-   * Files the records a load returned. The arrays indexed by recording are made at their full
-   * size first and cut to what was filed after: growing four arrays to 100,000 by push took
-   * ~75 ms against ~20 ms (fresh processes), each growth copying into memory touched for the
-   * first time.
+   * Files the records a load returned (with the heads index, for kinds with key parts outside
+   * record mode's sorting). The arrays indexed by recording are made at their full size first
+   * and cut to what was filed after: growing four arrays to 100,000 by push took ~75 ms against
+   * ~20 ms (fresh processes), each growth copying into memory touched for the first time.
    */
   private fileLoaded(loaded: LoadResult, live: ReadonlySet<string> | undefined): void {
     const table = loaded.table;
     const records = table === undefined ? loaded.records : undefined;
     const n = table !== undefined ? table.length : records!.length;
+    if (this.kind.keyParts && !live) this.heads = new HeadIndex(n);
     this.all = new Array(n);
     this.loadedGroups = new Array(n);
     this.loadedKeys = new Array(n);
@@ -311,13 +310,9 @@ export class RecordCollection<R> {
     this.table = table;
     this.filingAt = 0;
     try {
-      if (table !== undefined) {
-        for (let i = 0; i < n; i++) {
-          this.tableIndex = i;
-          this.file(table.record(i), live, true);
-        }
-      } else {
-        for (let i = 0; i < n; i++) this.file(records![i]!, live, true);
+      for (let i = 0; i < n; i++) {
+        if (table !== undefined) this.tableIndex = i;
+        this.file(table !== undefined ? table.record(i) : records![i]!, live, true);
       }
     } finally {
       const filed = this.filingAt;
