@@ -180,13 +180,15 @@ function onValue<T>(
   const e = current();
   const rootOnly = opts?.rootOnly === true;
   const spec = rootOnly ? ig.root : ig.any;
-  const reference = () => canonicalText(value, ig.set, rootOnly);
-  if (e.name === 'js') return f(e, reference(), spec);
+  // The TypeScript serializer's text is made only where it is needed (no closure per call: one
+  // small value per call, SMALL10K's 10,000 hashValue() calls, spends a tenth of its time
+  // outside the walk, the core and the hash).
+  if (e.name === 'js') return f(e, canonicalText(value, ig.set, rootOnly), spec);
   if (e.writesValues) {
     try {
       return f(e, new ValueText(value), spec);
     } catch (err) {
-      if (err !== DECLINED) return failed(e, err, reference, spec, f);
+      if (err !== DECLINED) return failed(e, err, value, ig, rootOnly, spec, f);
     }
   }
   let text: string | ArrayText | undefined;
@@ -200,9 +202,9 @@ function onValue<T>(
       text = whole !== undefined && whole.length >= STRINGIFIED_MIN ? new ArrayText([whole]) : whole;
     }
   } catch {
-    return f(e, reference(), spec);
+    return f(e, canonicalText(value, ig.set, rootOnly), spec);
   }
-  if (text === undefined) reference(); // throws E_TYPE
+  if (text === undefined) canonicalText(value, ig.set, rootOnly); // throws E_TYPE
   // A list made piece by piece as it is written is measured by the engine as it goes.
   if (typeof text === 'string') {
     if (text.length * 3 > MAX_INPUT_BYTES && byteLength(text) > MAX_INPUT_BYTES) throw tooLarge(byteLength(text));
@@ -211,9 +213,9 @@ function onValue<T>(
   try {
     result = f(e, text!, spec);
   } catch (err) {
-    return failed(e, err, reference, spec, f);
+    return failed(e, err, value, ig, rootOnly, spec, f);
   }
-  if (e.nulls!() > 0 && !allFinite(value, ig.set, rootOnly)) reference(); // throws E_NON_FINITE
+  if (e.nulls!() > 0 && !allFinite(value, ig.set, rootOnly)) canonicalText(value, ig.set, rootOnly); // throws E_NON_FINITE
   return result;
 }
 
@@ -223,11 +225,23 @@ function onValue<T>(
  * path, as it does for the first piece; so does the engine's error on the text (a lone
  * surrogate, depth), unless the input was too large.
  */
-function failed<T>(e: Engine, err: unknown, reference: () => string, spec: IgnoreSpec, f: (e: Engine, text: JsonText, spec: IgnoreSpec) => T): T {
-  if (!(err instanceof TapedeckError)) return f(e, reference(), spec);
-  if (err.code !== 'E_TOO_LARGE') reference();
+function failed<T>(
+  e: Engine,
+  err: unknown,
+  value: unknown,
+  ig: Ignore,
+  rootOnly: boolean,
+  spec: IgnoreSpec,
+  f: (e: Engine, text: JsonText, spec: IgnoreSpec) => T,
+): T {
+  if (!(err instanceof TapedeckError)) return f(e, canonicalText(value, ig.set, rootOnly), spec);
+  if (err.code !== 'E_TOO_LARGE') canonicalText(value, ig.set, rootOnly);
   throw err;
 }
+
+// The engine calls of canonicalize() and hashValue(), made once rather than as a closure per call.
+const canonicalOf = (e: Engine, text: JsonText, spec: IgnoreSpec): Uint8Array => e.canonical(text, spec);
+const digestOf = (e: Engine, text: JsonText, spec: IgnoreSpec): string => e.digestHex(text, spec);
 
 /** UTF-8 length of a value's JSON text (each boundary of two pieces, "][", is one ","). */
 function textBytes(text: ArrayText): number {
@@ -246,7 +260,7 @@ function textBytes(text: ArrayText): number {
  */
 export function canonicalize(value: unknown, opts?: CanonicalOptions): Uint8Array {
   const ig = ignoreOf(opts);
-  return onValue(value, ig, opts, (e, text, spec) => e.canonical(text, spec));
+  return onValue(value, ig, opts, canonicalOf);
 }
 
 /**
@@ -269,7 +283,7 @@ export function canonicalizeJSON(json: string | Uint8Array, opts?: CanonicalOpti
  */
 export function hashValue(value: unknown, opts?: CanonicalOptions): string {
   const ig = ignoreOf(opts);
-  return onValue(value, ig, opts, (e, text, spec) => e.digestHex(text, spec));
+  return onValue(value, ig, opts, digestOf);
 }
 
 /**
