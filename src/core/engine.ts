@@ -91,9 +91,10 @@ export interface Engine {
   readonly name: BackendName;
   /**
    * Canonical bytes of JSON text (strings must be well-formed UTF-16); a fresh copy. With
-   * `trustedUtf8`, bytes the caller has checked are not validated as UTF-8 again.
+   * `trustedUtf8`, bytes the caller has checked are not validated as UTF-8 again. With `view`,
+   * an engine may give a view of its own memory instead, valid until its next call.
    */
-  canonical(json: JsonText, ignore: IgnoreSpec, trustedUtf8?: boolean): Uint8Array;
+  canonical(json: JsonText, ignore: IgnoreSpec, trustedUtf8?: boolean, view?: boolean): Uint8Array;
   /** Hex SHA-256 of the canonical bytes of JSON text. */
   digestHex(json: JsonText, ignore: IgnoreSpec): string;
   /**

@@ -319,6 +319,15 @@ export function coreRequestView(json: Uint8Array, provider: number, skip?: Reque
 }
 
 /**
+ * canonicalizeJSON(json) without options, where the engine can as a view of its memory, valid
+ * until the next core call: for a caller that copies it or reads it at once, with no buffer
+ * made for each text (src/match/request-texts.ts keeps 100,000 of them). Internal.
+ */
+export function canonicalJSONView(json: string | Uint8Array): Uint8Array {
+  return current().canonical(jsonInput(json), NO_IGNORE.any, false, true);
+}
+
+/**
  * canonicalizeJSON(bytes) for bytes the caller knows to be valid UTF-8 (a view written from a
  * checked body): the core validates the JSON, not the UTF-8 again. Internal (raw-keys/tools-cache.ts).
  */

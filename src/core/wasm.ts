@@ -402,10 +402,10 @@ export class WasmEngine implements Engine {
     return decoder.decode(this.u8.subarray(at, at + chars));
   }
 
-  canonical(json: JsonText, ignore: IgnoreSpec, trustedUtf8 = false): Uint8Array {
+  canonical(json: JsonText, ignore: IgnoreSpec, trustedUtf8 = false, view = false): Uint8Array {
     this.call(json, ignore, 0, undefined, trustedUtf8);
     const ptr = this.u32[this.r + 3]!;
-    return this.u8.slice(ptr, ptr + this.u32[this.r + 4]!);
+    return view ? new Uint8Array(this.buffer!, ptr, this.u32[this.r + 4]!) : this.u8.slice(ptr, ptr + this.u32[this.r + 4]!);
   }
 
   /** Hex digest of the canonical text just produced, by node:crypto when that is faster. */

@@ -2,7 +2,7 @@
 // ranking of tied recordings, src/match/diagnose.ts; the texts the matcher keeps for it,
 // request-texts.ts).
 
-import { canonicalize, canonicalizeJSON } from '../core/index.ts';
+import { canonicalize, canonicalizeJSON, canonicalJSONView } from '../core/index.ts';
 
 /**
  * A body's canonical JSON (the caller's SDK and the stored record may order members
@@ -14,6 +14,22 @@ import { canonicalize, canonicalizeJSON } from '../core/index.ts';
 export function canonicalBytes(body: unknown): Uint8Array | undefined {
   try {
     return typeof body === 'string' || body instanceof Uint8Array ? canonicalizeJSON(body) : canonicalize(body ?? null);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * canonicalBytes(body) that may be a view of the core's memory, valid until the next core call,
+ * for a body given as JSON text (no buffer made for it): for a caller that copies it or reads it
+ * at once.
+ *
+ * @example
+ * kept.set(canonicalBytesView('{"b":1,"a":2}')!, at) // the bytes of {"a":2,"b":1}, copied at once
+ */
+export function canonicalBytesView(body: unknown): Uint8Array | undefined {
+  try {
+    return typeof body === 'string' || body instanceof Uint8Array ? canonicalJSONView(body) : canonicalize(body ?? null);
   } catch {
     return undefined;
   }

@@ -22,7 +22,7 @@ import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.
 import { volatilePatterns } from '../providers/volatile-text.ts';
 import { checkHooks, type HookRecording, type RecordingHook } from '../store/hooks.ts';
 import { beforeRecord, beforeReplay, pickByMatch, type MatchFunction } from './deck-hooks.ts';
-import { rekeyWarning } from '../match/rekey.ts';
+import { keyIsCurrent, rekeyWarning } from '../match/rekey.ts';
 import { recordingUrl, routeOf } from '../providers/index.ts';
 import { checkedAnswer, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
@@ -242,6 +242,8 @@ interface Route {
 
 /** The head fields of a recording fileLlm() reads besides its request. */
 const HEAD_FIELDS: readonly string[] = ['match', 'key', 'keyVersion', 'repeat'];
+/** Where a record holds its request's body (docs/tape-format.md). */
+const REQUEST_BODY: readonly string[] = ['request', 'body'];
 
 /** Largest body remembered by a route's `fast` map, and how many bodies it holds at most. */
 const FAST_BODY_MAX = 16 * 1024;
@@ -571,8 +573,10 @@ export class Deck {
 
   /** Gives an LLM recording to its route's matcher (with stand-ins for lost ones before it); false for other kinds. */
   private fileLlm(r: Route, rec: HttpRecord, source: string, response: unknown = rec): boolean {
-    // By its kind under the current key spec (an older record may have changed kind).
-    const cur = currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
+    // By its kind under the current key spec (an older record may have changed kind). A record
+    // keyed under it is as it was filed, with no options object made for it (undefer() files
+    // every recording of a route).
+    const cur = rec.match === 'http' || keyIsCurrent(rec.keyVersion) ? rec : currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
     if (cur.match === 'llm') {
       // A recording whose `repeat` is past what its key has so far follows recordings lost to
       // damage: each lost one keeps its turn as a stand-in, so the k-th call gets the k-th
@@ -626,8 +630,19 @@ export class Deck {
    */
   private requestOnly(index: number): [HttpRecord, unknown] | undefined {
     const col = this.col!;
+    const head = col.loadedHead(index, HEAD_FIELDS);
+    // Keyed under the current spec (nothing to key again from the request as objects): the
+    // body's JSON text made from the stored bytes, which the matcher keys as a raw body. No
+    // request is decoded, and each recording keeps one small view instead of its body's
+    // objects (src/store/msgpack-json.ts has the measurements).
+    if (head.match === 'llm' && keyIsCurrent(head.keyVersion)) {
+      const body = col.loadedJson(index, REQUEST_BODY);
+      // An object: a body of another JSON type (a string holding JSON text, say) is keyed as
+      // the decoded value is.
+      if (body !== undefined && body[0] === 0x7b) return [{ ...head, request: { body } } as unknown as HttpRecord, index];
+    }
     const request = col.loadedMember(index, 'request') as HttpRecord['request'] | undefined;
-    if (typeof request?.method === 'string') return [{ ...col.loadedHead(index, HEAD_FIELDS), request } as unknown as HttpRecord, index];
+    if (typeof request?.method === 'string') return [{ ...head, request } as unknown as HttpRecord, index];
     const rec = col.loadedValue(index);
     return rec && [rec, rec];
   }

@@ -70,6 +70,13 @@ export interface LoadedRecord {
    */
   member?(name: string): unknown;
   /**
+   * The JSON text (UTF-8) of the value at `path` (member names of nested maps), made from the
+   * stored bytes without decoding the record, where the backend can; undefined where it cannot
+   * say or the value is not plain JSON data: then member() or value() gives it. Throws as
+   * value() does.
+   */
+  json?(path: readonly string[]): Uint8Array | undefined;
+  /**
    * A stable identity of this stored record: unchanged by other writers' appends and rewrites,
    * equal for two records only if their stored content is equal. The collection uses it to
    * remove exactly the records it loaded, after someone else may have rewritten the store.

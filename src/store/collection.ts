@@ -869,10 +869,8 @@ export class RecordCollection<R> {
    * col.loadedMember(i, 'request') // the request of recording i, its response left encoded
    */
   loadedMember(index: number, name: string): unknown {
-    // Not decoded yet (an entry may exist without its value: recordings of a repeated key get
-    // theirs at open): the member on its own.
-    const e = this.all[index];
-    const stored = e === undefined ? this.storedAt(index) : e.value === undefined && !e.bad ? e.stored : undefined;
+    // Not decoded yet: the member on its own.
+    const stored = this.undecoded(index);
     try {
       if (stored?.member) return stored.member(name);
     } catch (err) {
@@ -880,6 +878,34 @@ export class RecordCollection<R> {
       if (!(err instanceof TapedeckError)) throw err;
     }
     return (this.loadedValue(index) as Record<string, unknown> | undefined)?.[name];
+  }
+
+  /**
+   * The JSON text (UTF-8) of the value at `path` in the recording at `index`, made from its
+   * stored bytes where its backend can (see LoadedRecord.json; nothing is decoded, no entry is
+   * made or changed). undefined otherwise (a recording decoded already, damage, a value that is
+   * not plain JSON data, a backend that cannot): {@link loadedMember} then gives the value.
+   *
+   * @example
+   * col.loadedJson(i, ['request', 'body']) ?? col.loadedMember(i, 'request')
+   */
+  loadedJson(index: number, path: readonly string[]): Uint8Array | undefined {
+    try {
+      return this.undecoded(index)?.json?.(path);
+    } catch (err) {
+      // Damage: loadedMember() finds it again, and tells it.
+      if (!(err instanceof TapedeckError)) throw err;
+    }
+  }
+
+  /**
+   * The stored form of the recording at `index` while it is not decoded (an entry may exist
+   * without its value: recordings of a repeated key get theirs at open); undefined once it is,
+   * or for damage.
+   */
+  private undecoded(index: number): LoadedRecord | undefined {
+    const e = this.all[index];
+    return e === undefined ? this.storedAt(index) : e.value === undefined && !e.bad ? e.stored : undefined;
   }
 
   /** Where the recording at `index` is stored (see {@link forEachLoaded}). */

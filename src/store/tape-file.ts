@@ -19,6 +19,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { addExtension, Packr } from 'msgpackr/pack';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
+import { jsonOfMsgpack } from './msgpack-json.ts';
 import { newRedactionSalt } from './salt.ts';
 import {
   checkArrived,
@@ -697,6 +698,40 @@ export function payloadMember(bytes: Buffer, offset: number, length: number, nam
   // as decoding it would (it throws E_TAPE_CORRUPT for bytes that are not msgpack).
   const whole = decodeFrame(bytes, { offset, length }, file);
   return whole !== null && typeof whole === 'object' && !Array.isArray(whole) && Object.hasOwn(whole, name) ? (whole as Record<string, unknown>)[name] : undefined;
+}
+
+/**
+ * The JSON text (UTF-8) of the value at `path` (member names, ASCII, of nested maps) in the
+ * record framed at `offset`, `length` bytes long, made from its bytes without decoding it
+ * (src/store/msgpack-json.ts), or undefined when the caller must decode it to know: a map on the
+ * path that is not one, lacks the member or has it twice, or a value that is not plain JSON data.
+ * The first miss of a proxy on a large tape keys each recording from its body's text this way.
+ *
+ * @example
+ * payloadJson(scan.bytes, frame.offset, frame.length, ['request', 'body']) // the bytes of {"model":"gpt-4o",...}
+ */
+export function payloadJson(bytes: Buffer, offset: number, length: number, path: readonly string[]): Uint8Array | undefined {
+  const end = offset + length;
+  let at = offset + FRAME_HEADER_SIZE;
+  for (const name of path) {
+    const count = mapHeader(bytes, at, end);
+    if (count < 0) return undefined;
+    const fields = [name];
+    let p = peekEnd;
+    let found = -1;
+    // Every member is stepped over: a name given twice is left to the decode, which keeps one.
+    for (let i = 0; i < count; i++) {
+      if (p >= end || !stringSpan(bytes, p, end)) return undefined;
+      const hit = fieldAt(bytes, peekAt, peekEnd, fields) !== undefined;
+      if (hit && found >= 0) return undefined;
+      if (hit) found = peekEnd;
+      p = peekEnd < end ? skipValue(bytes, peekEnd, end) : -1;
+      if (p < 0) return undefined;
+    }
+    if (found < 0) return undefined;
+    at = found;
+  }
+  return jsonOfMsgpack(bytes, at, end);
 }
 
 /**

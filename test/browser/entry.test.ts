@@ -69,6 +69,23 @@ describe('llm-tapedeck/browser as bundled', () => {
     }
   });
 
+  it("leaves out the walk that writes values into wasm memory with Node's Buffer: a page's engine takes JSON.stringify's text", async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    // The budget of bench/size.mjs (100 KB gzipped) holds only while these stay out.
+    expect(inputs).toContain('dist/core/walk.browser.js');
+    expect(inputs).not.toContain('dist/core/walk.js');
+    const stand = (await import(join(root, 'dist/core/walk.browser.js'))) as { DECLINED: symbol; ValueText: new (v: unknown) => { text(): string }; writeValueText: (v: unknown, r: unknown, at: number) => number };
+    let thrown: unknown;
+    try {
+      stand.writeValueText({ a: 1 }, undefined, 0);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBe(stand.DECLINED);
+    expect(new stand.ValueText({ b: 1, a: ['é', 2.5e-7] }).text()).toBe(JSON.stringify({ b: 1, a: ['é', 2.5e-7] }));
+  });
+
   it('leaves out what only speeds up keying many requests: the raw-bytes walk and its wasm index', async () => {
     const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
     const inputs = Object.keys(out.metafile.inputs);

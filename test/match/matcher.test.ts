@@ -236,6 +236,22 @@ describe('misses that explain themselves', () => {
     expect((e.details.closest as { index: number }[]).slice(0, 2).map((c) => c.index).sort((a, b) => a - b)).toEqual([0, 399]);
   });
 
+  it('recordings given as JSON text or bytes key as their objects do, and a request of the same bytes takes their digests unkeyed', () => {
+    const objects = Array.from({ length: 40 }, (_, i) => ({ model: 'gpt-4o', messages: [{ role: 'user', content: `q ${i} é ✓` }], temperature: i / 10, ...(i % 3 ? {} : { tools: [{ type: 'function', function: { name: `t${i}`, parameters: { type: 'object' } } }] }) }));
+    const texts = objects.map((o, i) => (i % 7 === 0 ? JSON.stringify(o, null, 1) : JSON.stringify(o)));
+    const forms = [objects, texts, texts.map((t) => Buffer.from(t)), texts.map((t) => new Uint8Array(Buffer.from(t)))];
+    const matchers = forms.map((form) => createMatcher({ mode: 'exact', recordings: form.map((r, i) => rec(r, String(i))) }));
+    for (const m of matchers.slice(1)) expect(m.keys()).toEqual(matchers[0]!.keys());
+    // The recorded bytes again (as an SDK sends them): the recording's digests, none computed.
+    for (const m of matchers.slice(1)) {
+      expect(m.match(Buffer.from(texts[12]!)).recording.response).toEqual({ text: '12' });
+      expect(m.stats()).toEqual({ memoHits: 1, fingerprintHits: 0, computed: 0 });
+    }
+    // A text that is not JSON is the reference's error, with the recording's number.
+    const bad = errorOf(() => createMatcher({ mode: 'exact', recordings: [rec(texts[0], '0'), rec('{"model":', '1')] }));
+    expect(bad.message).toMatch(/^Recording #1: /);
+  });
+
   it('RequestTexts: the canonical JSON of each request, past the first size of its buffer and for recordings appended later', () => {
     const recordings: Recording[] = Array.from({ length: 1500 }, (_, i) => rec({ messages: [{ role: 'user', content: `é✓ ${i} ${'x'.repeat(i % 300)}` }], z: i, a: [i] }, String(i)));
     const texts = new RequestTexts(recordings);
@@ -259,6 +275,19 @@ describe('misses that explain themselves', () => {
     }
     // Read by both gets of the counted request (past the limit) and by the check here.
     expect(reads).toBe(4);
+  });
+
+  it('RequestTexts: texts kept across many chunks, given as objects, JSON text or bytes, stay what they were', () => {
+    const many = Array.from({ length: 6000 }, (_, i) => ({ messages: [{ role: 'user', content: `${i} ${'é✓x'.repeat(i % 150)}` }], k: i }));
+    const forms: unknown[][] = [many, many.map((r) => JSON.stringify(r)), many.map((r) => Buffer.from(JSON.stringify(r)))];
+    const want = many.map((r) => Buffer.from(canonicalize(r)).toString('hex'));
+    expect(want.reduce((n, h) => n + h.length / 2, 0)).toBeGreaterThan(2.5 * (1 << 20));
+    for (const form of forms) {
+      const texts = new RequestTexts(form.map((r, i) => rec(r, String(i))));
+      for (let i = 0; i < form.length; i++) expect(Buffer.from(texts.get(i)!).toString('hex')).toBe(want[i]);
+      // Read again after all were made: each kept text is still its own.
+      for (let i = form.length - 1; i >= 0; i -= 13) expect(Buffer.from(texts.get(i)!).toString('hex')).toBe(want[i]);
+    }
   });
 
   it('ranks recordings by the longest shared prefix and shows where they diverge', () => {

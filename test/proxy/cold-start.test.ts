@@ -13,7 +13,7 @@ import { createFetch } from '../../src/proxy/fetch.ts';
 import { TapeBackend } from '../../src/store/backends/tape.ts';
 import type { LoadResult } from '../../src/store/backend.ts';
 import { crc32 } from '../../src/store/tape-codec.ts';
-import { appendFrames, appendRecords, createTape, FRAME_HEADER_SIZE, FRAME_MAGIC, payloadMember, peekFrame, recordFrame, scanTape } from '../../src/store/tape-file.ts';
+import { appendFrames, appendRecords, createTape, FRAME_HEADER_SIZE, FRAME_MAGIC, payloadJson, payloadMember, peekFrame, recordFrame, scanTape } from '../../src/store/tape-file.ts';
 import { startUpstream } from './fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-cold-'));
@@ -53,7 +53,66 @@ class CountingTape extends TapeBackend {
   }
 }
 
+/**
+ * A tape backend that counts requests read as members (decoded) and as JSON text, and can hide
+ * the JSON-text reading (as a backend without it has none).
+ */
+class ReadsTape extends TapeBackend {
+  members = 0;
+  texts = 0;
+  constructor(
+    path: string,
+    private readonly withJson: boolean,
+  ) {
+    super(path);
+  }
+  override async load(opts: { create: boolean }): Promise<LoadResult> {
+    const r = await super.load(opts);
+    return {
+      ...r,
+      records: r.records.map((rec) => {
+        const member = rec.member!.bind(rec);
+        const json = rec.json!.bind(rec);
+        return Object.assign(Object.create(rec) as typeof rec, {
+          member: (name: string) => (this.members++, member(name)),
+          json: this.withJson ? (path: readonly string[]) => (this.texts++, json(path)) : undefined,
+        });
+      }),
+    };
+  }
+}
+
 describe('opening a tape for replay', () => {
+  it("the first miss reads each recording's body as JSON text from the tape, decodes no request, and says and serves what decoding them gives", async () => {
+    const tape = fresh();
+    const bodies = Array.from({ length: 30 }, (_, i) => chat(`question ${i} é ✓ "quoted"`, { temperature: i / 10, n: 1, stop: ['\n', `end ${i}`], metadata: { i, nested: [i, { k: null }] } }));
+    const live = await record(tape, bodies);
+    const run = async (withJson: boolean) => {
+      const store = new ReadsTape(tape, withJson);
+      const f = createFetch({ store, mode: 'replay' });
+      try {
+        const miss = await f('https://api.openai.com/v1/chat/completions', post(chat('question 17 é ✓ "quoted" and more', { temperature: 1.7, n: 1 })));
+        expect(miss.status).toBe(400);
+        const err = (await miss.json()) as { error: { message: string; tapedeck: { closest: unknown } } };
+        const answers: string[] = [];
+        for (const i of [17, 0, 29]) answers.push(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[i]!))).text());
+        return { message: err.error.message, closest: err.error.tapedeck.closest, answers, members: store.members, texts: store.texts };
+      } finally {
+        await f.close();
+      }
+    };
+    const [text, decoded] = [await run(true), await run(false)];
+    expect(text.members).toBe(0);
+    expect(text.texts).toBe(bodies.length);
+    expect(decoded.members).toBe(bodies.length);
+    expect(text.message).toContain('question 17');
+    expect(text.message).toBe(decoded.message);
+    expect(text.closest).toEqual(decoded.closest);
+    expect(text.answers).toEqual([live[17], live[0], live[29]]);
+    expect(decoded.answers).toEqual(text.answers);
+  });
+
+
   it('decodes only the recording it serves (not every recording of the tape)', async () => {
     const tape = fresh();
     const bodies = Array.from({ length: 60 }, (_, i) => chat(`question ${i}`));
@@ -247,6 +306,31 @@ describe('peekFrame past containers', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('payloadJson gives the JSON of a nested member as decoding the whole record gives it, or nothing', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 4 }), { maxKeys: 12 }), fc.jsonValue({ maxDepth: 5 }), fc.uint8Array({ maxLength: 50 }), (members, body, bin) => {
+        const value = { v: 1, ...members, request: { method: 'POST', b: Buffer.from(bin), body } };
+        const { bytes, frame } = framed(value);
+        const whole = unpackWhole(bytes, frame);
+        const got = payloadJson(bytes, frame.offset, frame.length, ['request', 'body']);
+        if (got !== undefined) expect(JSON.parse(Buffer.from(got).toString())).toEqual((whole.request as { body: unknown }).body);
+        else expect(JSON.stringify(body)).toMatch(/__proto__|\\ud[89a-f]/i);
+        // Not plain JSON data, absent, or under a member that is not a map: nothing.
+        expect(payloadJson(bytes, frame.offset, frame.length, ['request', 'b'])).toBeUndefined();
+        expect(payloadJson(bytes, frame.offset, frame.length, ['request', 'absent'])).toBeUndefined();
+        expect(payloadJson(bytes, frame.offset, frame.length, ['v', 'body'])).toBeUndefined();
+        // A cut record gives nothing or the member as it was written.
+        const cut = bytes.subarray(0, FRAME_HEADER_SIZE + ((bytes.length - FRAME_HEADER_SIZE) >> 1));
+        const part = payloadJson(cut, 0, cut.length, ['request', 'body']);
+        if (part !== undefined) expect(Buffer.from(part).toString()).toBe(Buffer.from(got!).toString());
+      }),
+      { numRuns: 300 },
+    );
+    // A member given twice on the path: left to the decode (which keeps one of them).
+    const twice = Buffer.concat([Buffer.alloc(FRAME_HEADER_SIZE), Buffer.from([0x82, 0xa1, 0x72, 0x81, 0xa1, 0x62, 0x01, 0xa1, 0x72, 0x81, 0xa1, 0x62, 0x02])]);
+    expect(payloadJson(twice, 0, twice.length, ['r', 'b'])).toBeUndefined();
   });
 
   it('reads a scalar after any msgpack value, and stops at the one it cannot step over', () => {

@@ -12,7 +12,7 @@ import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, 
 import { openTapeWriter, tapeWritersOpen } from '../tape-writers.ts';
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
-import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadMember, peekPayload, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
+import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
 export interface TapeBackendOptions {
   /** Lock timing for appends and rewrites (src/store/tape-file.ts). */
@@ -49,6 +49,12 @@ class TapeRecord implements LoadedRecord {
   }
   member(name: string): unknown {
     return payloadMember(this.owned(), this.image.bytes !== undefined ? this.at : 0, this.length, name, this.image.file);
+  }
+  json(path: readonly string[]): Uint8Array | undefined {
+    const { bytes, source } = this.image;
+    if (bytes !== undefined) return payloadJson(bytes, this.at, this.length, path);
+    // The frame's CRC checked as for a decode; the text is a copy, so the read window is not kept.
+    return payloadJson(source!.read(this.at, this.length, true), source!.at, this.length, path);
   }
   /**
    * The payload's digest: stable when other writers append or rewrite (frames are copied
