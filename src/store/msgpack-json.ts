@@ -30,10 +30,13 @@ const MAX_NEST = 64;
 
 // The transcoder's state, in module variables (it does not nest): the input, its cursor and
 // end, the output and its cursor, and the key spans of the maps open now (for the repeat check).
-let src: Buffer;
+const EMPTY = Buffer.alloc(0);
+/** The output buffer's size kept between calls. */
+const OUT_KEPT = 1 << 16;
+let src: Buffer = EMPTY;
 let p = 0;
 let end = 0;
-let out: Buffer = Buffer.allocUnsafe(1 << 16);
+let out: Buffer = Buffer.allocUnsafe(OUT_KEPT);
 let o = 0;
 let keys = new Int32Array(256);
 let keyTop = 0;
@@ -58,9 +61,12 @@ export function jsonOfMsgpack(bytes: Buffer, start: number, limit: number): Uint
   end = Math.min(limit, bytes.length);
   o = 0;
   keyTop = 0;
-  if (!value(0)) return undefined;
-  const text = keep(o);
-  return isUtf8(text) ? text : undefined;
+  const done = value(0);
+  const text = done ? keep(o) : undefined;
+  // Neither the input (a whole tape's image, maybe) nor a large output is held past the call.
+  src = EMPTY;
+  if (out.length > OUT_KEPT) out = Buffer.allocUnsafe(OUT_KEPT);
+  return text !== undefined && isUtf8(text) ? text : undefined;
 }
 
 /**
