@@ -290,6 +290,33 @@ function isJsonValue(v: unknown, depth: number): boolean {
   return true;
 }
 
+/**
+ * The text a recorded request is keyed from: the request itself when it is a raw body (bytes or
+ * JSON text, as requestKeys() takes one; a proxy's first miss on a large tape gives each
+ * recording's body so, made from the tape's bytes by src/store/msgpack-json.ts), else the JSON
+ * text of JSON data, else none.
+ */
+function recordedText(request: unknown): string | Uint8Array | undefined {
+  return request instanceof Uint8Array || typeof request === 'string' ? request : isJsonValue(request, 0) ? JSON.stringify(request) : undefined;
+}
+
+/**
+ * The digests of a recorded request, as requestDigests() gives them: keyed from its JSON text by
+ * the raw path (one core call, no normalizing as objects; the same digests, differential-tested),
+ * which is half the cost of requestKeys() on a chat body; where the raw path declines (a
+ * construct it leaves to the reference) or there is no text, requestKeys() decides, and throws
+ * what it throws. `text`: recordedText(request), when the caller has it.
+ *
+ * @example
+ * recordingDigests({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, {}).key === requestKeys(same).key // true
+ */
+export function recordingDigests(request: unknown, norm: NormalizeOptions, text = recordedText(request)): RequestDigests {
+  const raw = text === undefined ? undefined : rawRequestDigests(text, norm);
+  if (raw !== undefined) return raw;
+  const { messages: _m, view: _v, ...digests } = requestKeys(request, norm);
+  return digests;
+}
+
 export interface Matcher {
   /** Picks the recording for a request, or throws TapedeckError E_MISS with diagnostics. */
   match(request: unknown): MatchResult;
@@ -370,18 +397,10 @@ export function createMatcher(opts: MatcherOptions): Matcher {
         index: i,
       });
     }
-    // A recording's request is JSON data: keyed from its JSON text by the raw path (one core
-    // call, no normalizing as objects; the same digests, differential-tested), which is half
-    // the cost of requestKeys() on a chat body; the text is also what the memo hashes. Where
-    // the raw path declines (a construct it leaves to the reference), requestKeys() decides.
-    // A request given as a raw body (bytes or JSON text, as requestKeys() takes one) is that text
-    // already: a proxy's first miss on a large tape gives each recording's body so, made from
-    // the tape's bytes (src/store/msgpack-json.ts), rather than decoded into objects.
-    const given = rec.request;
-    const text = given instanceof Uint8Array || typeof given === 'string' ? given : isJsonValue(given, 0) ? JSON.stringify(given) : undefined;
+    const text = recordedText(rec.request);
     let k: RequestDigests | undefined;
     try {
-      k = (text === undefined ? undefined : rawRequestDigests(text, norm)) ?? slim(requestKeys(rec.request, norm));
+      k = recordingDigests(rec.request, norm, text);
     } catch (e) {
       if (e instanceof TapedeckError) {
         throw new TapedeckError(e.code, `Recording #${i}${rec.source ? ` (${rec.source})` : ''}: ${e.message}`, { ...e.details, index: i });

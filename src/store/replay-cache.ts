@@ -31,7 +31,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { explainMiss, missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
-import { requestKeys, type RequestKeys } from '../match/matcher.ts';
+import { recordingDigests, requestKeys, type RequestDigests, type RequestKeys } from '../match/matcher.ts';
+import { RequestTexts } from '../match/request-texts.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { withVolatileSpans } from '../match/volatile-miss.ts';
 import type { RecordBackend, StoreWarning } from './backend.ts';
@@ -50,6 +51,21 @@ export type { ReplayPutOptions, ReplayRecord } from './records.ts';
 // symbol the TypeScript and esbuild helpers fall back to, so the two agree.
 if (typeof (Symbol as { asyncDispose?: symbol }).asyncDispose !== 'symbol') {
   Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('Symbol.asyncDispose'), configurable: false, writable: false });
+}
+
+/**
+ * What a miss's diagnosis made of every recording, kept for the next miss while the recordings
+ * are these `values` (the same objects, in the same order).
+ */
+interface Diagnosed {
+  values: ReplayRecord[];
+  records: { request: unknown; response: unknown; key: string }[];
+  digests: RequestDigests[];
+  /** The full keys (with normalized views) of the recordings the diagnosis looked at closely. */
+  full: (RequestKeys | undefined)[];
+  texts: RequestTexts;
+  keys: Set<string>;
+  signatures: Set<string>;
 }
 
 export interface ReplayCacheOptions {
@@ -125,6 +141,8 @@ export class ReplayCache {
   /** Record mode: puts per key so far (the k-th put is compared with the k-th old recording). */
   private readonly recordPuts = new Map<string, number>();
   private closing: Promise<CloseReport> | undefined;
+  /** What the last miss's diagnosis made of every recording (see diagnosis()). */
+  private diagnosed: Diagnosed | undefined;
   private warnedReplayPut = false;
 
   private constructor(col: RecordCollection<ReplayRecord>, mode: { mode: TapeMode; source: TapeModeSource }, opts: ReplayCacheOptions) {
@@ -308,22 +326,35 @@ export class ReplayCache {
   /**
    * The matcher's diagnosis of a miss: the closest recordings (longest shared conversation
    * prefix, then signature), what differs, tools added and removed, recordings already used.
-   * Misses are rare and end the test, so decoding every recording here costs nothing that
-   * matters, and no memory is spent on it while things go well. Undefined when a record cannot
-   * be read by the matcher (the short miss then stands alone).
+   * Misses are rare and end the test, so no memory is spent on it while things go well: the
+   * first miss decodes and keys every recording. What it made (each recording's digests, and
+   * the canonical texts the ranking of tied recordings reads) is kept for the misses after it
+   * while the recordings are the same ones: a tape of 100,000 recordings took ~3-5 s on every
+   * miss when each made them again. Undefined when a record cannot be read by the matcher (the
+   * short miss then stands alone).
    */
   private diagnosis(keys: RequestKeys, request: unknown): TapedeckError | undefined {
-    const records: { request: unknown; response: unknown; key: string }[] = [];
-    for (const e of this.col.entries()) records.push({ request: e.value.request, response: e.value.value, key: e.key });
-    const norm = { ignoreArgs: this.ignoredArgs, volatileText: this.volatileText };
-    const digests: RequestKeys[] = [];
-    for (const r of records) {
-      try {
-        digests.push(requestKeys(r.request, norm));
-      } catch {
-        return undefined;
-      }
+    const values: ReplayRecord[] = [];
+    const entryKeys: string[] = [];
+    for (const e of this.col.entries()) {
+      values.push(e.value);
+      entryKeys.push(e.key);
     }
+    const norm = { ignoreArgs: this.ignoredArgs, volatileText: this.volatileText };
+    let d = this.diagnosed;
+    if (d === undefined || d.values.length !== values.length || d.values.some((v, i) => v !== values[i])) {
+      const records = values.map((v, i) => ({ request: v.request, response: v.value, key: entryKeys[i]! }));
+      const digests: RequestDigests[] = [];
+      for (const r of records) {
+        try {
+          digests.push(recordingDigests(r.request, norm));
+        } catch {
+          return undefined;
+        }
+      }
+      d = this.diagnosed = { values, records, digests, full: [], texts: new RequestTexts(records), keys: new Set(digests.map((k) => k.key)), signatures: new Set(digests.map((k) => k.signatureDigest)) };
+    }
+    const { records, digests, full, texts } = d;
     const used = new Uint8Array(records.length);
     const seen = new Map<string, number>();
     records.forEach((r, i) => {
@@ -337,14 +368,16 @@ export class ReplayCache {
       request: keys,
       recordings: records,
       keys: digests,
-      full: (i) => digests[i]!,
+      // The normalized views of the few closest recordings only, made when the diagnosis asks.
+      full: (i) => (full[i] ??= requestKeys(records[i]!.request, norm)),
       requestBody: request,
+      requestText: (i) => texts.get(i),
       used,
       allowRepeats: false,
       source: this.path,
       entry: this.missEntry(),
-      hasKey: (k) => digests.some((d) => d.key === k),
-      hasSignature: (d) => digests.some((x) => x.signatureDigest === d),
+      hasKey: (k) => d.keys.has(k),
+      hasSignature: (x) => d.signatures.has(x),
     });
   }
 

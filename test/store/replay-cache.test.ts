@@ -7,6 +7,7 @@ import { TapedeckError } from '../../src/errors.ts';
 import { rejectionOf } from '../helpers.ts';
 import { tapeSuite } from './setup.ts';
 import { requestKeys } from '../../src/match/matcher.ts';
+import { rawPathCounts } from '../../src/match/raw-keys.ts';
 import { resolveMode, TAPE_MODES } from '../../src/store/mode.ts';
 import { activeReplayCache, ReplayCache, withReplayCache, type ReplayRecord } from '../../src/store/replay-cache.ts';
 import { appendRecords, createTape, readTape, scanTape } from '../../src/store/tape-file.ts';
@@ -120,6 +121,29 @@ describe('replay', () => {
     const e = await rejection(cache.get(conv('Question 377: is 377 a prime number? Explain.')));
     expect((e.details.closest as { index: number }[])[0]!.index).toBe(377);
     expect(e.message.split('\n')[2]).toBe('  recording: "Question 377: is 377 a prime number?"');
+  });
+
+  it('misses after the first reuse what it made of every recording: each keyed once, on the raw-keys path, the same diagnosis', async () => {
+    const file = fresh();
+    const conv = (last: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: last }], temperature: 0 });
+    const rec = await ReplayCache.open(file, { mode: 'record' });
+    for (let i = 0; i < 300; i++) await rec.put(conv(`Question ${i}: is ${i} é a prime number?`), i % 2 ? 'no' : 'yes');
+    await rec.close();
+    const cache = await ReplayCache.open(file);
+    const keyed = () => rawPathCounts.answered;
+    const at0 = keyed();
+    const first = await rejection(cache.get(conv('Question 123: is 123 é a prime number? Explain.')));
+    expect(keyed() - at0).toBe(300);
+    expect((first.details.closest as { index: number }[])[0]!.index).toBe(123);
+    const at1 = keyed();
+    const second = await rejection(cache.get(conv('Question 250: is 250 é a prime number? Explain.')));
+    expect((second.details.closest as { index: number }[])[0]!.index).toBe(250);
+    // A recording served in between is shown as used by the next miss.
+    expect(await cache.get(conv('Question 123: is 123 é a prime number?'))).toBe('no');
+    const third = await rejection(cache.get(conv('Question 123: is 123 é a prime number? Explain.')));
+    expect(keyed() - at1).toBe(0);
+    expect(third.details.closest).toEqual((first.details.closest as { used: boolean }[]).map((c, k) => (k === 0 ? { ...c, used: true } : c)));
+    expect(third.message).toBe(first.message);
   });
 
   it('serves recordings and leaves an existing tape byte for byte untouched', async () => {
