@@ -1,7 +1,7 @@
 // What browser bundles get instead of walk.ts (package.json "browser" maps one to the other).
 // The walk writes a value's text into the engine's memory with Node's Buffer, which a page does
 // not have: there the engine never walks (WasmEngine.writesValues is false) and takes
-// JSON.stringify's text, so the walk's code is left out of the bundle (~0.8 KB gzipped).
+// JSON.stringify's text, so the walk's code is left out of the bundle (~0.7 KB gzipped).
 import type * as Walk from './walk.ts';
 
 export type Room = Walk.Room;
