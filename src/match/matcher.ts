@@ -310,7 +310,7 @@ function recordedText(request: unknown): string | Uint8Array | undefined {
  * @example
  * recordingDigests({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, {}).key === requestKeys(same).key // true
  */
-export function recordingDigests(request: unknown, norm: NormalizeOptions, text = recordedText(request)): RequestDigests {
+export function recordingDigests(request: unknown, norm: NormalizeOptions, text: string | Uint8Array | undefined = recordedText(request)): RequestDigests {
   const raw = text === undefined ? undefined : rawRequestDigests(text, norm);
   if (raw !== undefined) return raw;
   const { messages: _m, view: _v, ...digests } = requestKeys(request, norm);
