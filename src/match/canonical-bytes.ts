@@ -6,30 +6,17 @@ import { canonicalize, canonicalizeJSON, canonicalJSONView } from '../core/index
 
 /**
  * A body's canonical JSON (the caller's SDK and the stored record may order members
- * differently), or undefined when it has none (a value canonical JSON cannot hold).
+ * differently), or undefined when it has none (a value canonical JSON cannot hold). With
+ * `view`, that of a body given as JSON text may be a view of the core's memory, valid until the
+ * next core call (no buffer made for it): for a caller that copies it or reads it at once.
  *
  * @example
  * canonicalBytes({ b: 1, a: 2 }) // the bytes of {"a":2,"b":1}
  */
-export function canonicalBytes(body: unknown): Uint8Array | undefined {
+export function canonicalBytes(body: unknown, view = false): Uint8Array | undefined {
   try {
-    return typeof body === 'string' || body instanceof Uint8Array ? canonicalizeJSON(body) : canonicalize(body ?? null);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * canonicalBytes(body) that may be a view of the core's memory, valid until the next core call,
- * for a body given as JSON text (no buffer made for it): for a caller that copies it or reads it
- * at once.
- *
- * @example
- * kept.set(canonicalBytesView('{"b":1,"a":2}')!, at) // the bytes of {"a":2,"b":1}, copied at once
- */
-export function canonicalBytesView(body: unknown): Uint8Array | undefined {
-  try {
-    return typeof body === 'string' || body instanceof Uint8Array ? canonicalJSONView(body) : canonicalize(body ?? null);
+    if (typeof body === 'string' || body instanceof Uint8Array) return view ? canonicalJSONView(body) : canonicalizeJSON(body);
+    return canonicalize(body ?? null);
   } catch {
     return undefined;
   }

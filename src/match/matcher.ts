@@ -147,7 +147,11 @@ export function requestDigests(request: unknown, opts: NormalizeOptions = {}): R
     const raw = rawRequestDigests(request, opts);
     if (raw) return raw;
   }
-  const { messages: _m, view: _v, ...digests } = requestKeys(request, opts);
+  return slim(requestKeys(request, opts));
+}
+
+/** RequestKeys without the messages and view: the digests alone. */
+function slim({ messages: _m, view: _v, ...digests }: RequestKeys): RequestDigests {
   return digests;
 }
 
@@ -311,10 +315,7 @@ function recordedText(request: unknown): string | Uint8Array | undefined {
  * recordingDigests({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, {}).key === requestKeys(same).key // true
  */
 export function recordingDigests(request: unknown, norm: NormalizeOptions, text: string | Uint8Array | undefined = recordedText(request)): RequestDigests {
-  const raw = text === undefined ? undefined : rawRequestDigests(text, norm);
-  if (raw !== undefined) return raw;
-  const { messages: _m, view: _v, ...digests } = requestKeys(request, norm);
-  return digests;
+  return (text === undefined ? undefined : rawRequestDigests(text, norm)) ?? slim(requestKeys(request, norm));
 }
 
 export interface Matcher {
@@ -365,7 +366,6 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
   };
   const recordings = opts.recordings;
-  const slim = ({ messages: _m, view: _v, ...digests }: RequestKeys): RequestDigests => digests;
   // Digests only: the normalized views are rebuilt on a miss, for the few closest recordings,
   // rather than kept for every recording (a big tape would otherwise hold every request twice).
   const keys: RequestDigests[] = [];

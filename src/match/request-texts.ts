@@ -7,7 +7,7 @@
 // kept: a tape of large bodies (50-message conversations, ~36 KB each) would otherwise hold
 // another copy of every request; past the limit a text is made on each miss, as before.
 
-import { canonicalBytesView } from './canonical-bytes.ts';
+import { canonicalBytes } from './canonical-bytes.ts';
 import type { Recording } from './matcher.ts';
 
 const NONE = -1;
@@ -57,7 +57,7 @@ export class RequestTexts {
     if (i >= this.start.length) this.widen(this.recordings.length);
     const c = this.chunkOf[i]!;
     if (c !== NONE && this.from[i] === request) return new Uint8Array(this.chunks[c]!.buffer, this.start[i]!, this.length[i]!);
-    const text = canonicalBytesView(request);
+    const text = canonicalBytes(request, true);
     if (text === undefined) return undefined;
     const n = text.length;
     if (this.used + n > this.keepBytes || n > CHUNK) return text;

@@ -22,9 +22,9 @@ import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.
 import { volatilePatterns } from '../providers/volatile-text.ts';
 import { checkHooks, type HookRecording, type RecordingHook } from '../store/hooks.ts';
 import { beforeRecord, beforeReplay, pickByMatch, type MatchFunction } from './deck-hooks.ts';
-import { keyIsCurrent, rekeyWarning } from '../match/rekey.ts';
+import { rekeyWarning } from '../match/rekey.ts';
 import { recordingUrl, routeOf } from '../providers/index.ts';
-import { checkedAnswer, currentHttpKey, httpRecordKey, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
+import { checkedAnswer, currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
 import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
@@ -576,7 +576,7 @@ export class Deck {
     // By its kind under the current key spec (an older record may have changed kind). A record
     // keyed under it is as it was filed, with no options object made for it (undefer() files
     // every recording of a route).
-    const cur = rec.match === 'http' || keyIsCurrent(rec.keyVersion) ? rec : currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
+    const cur = keyedAsFiled(rec) ? rec : currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
     if (cur.match === 'llm') {
       // A recording whose `repeat` is past what its key has so far follows recordings lost to
       // damage: each lost one keeps its turn as a stand-in, so the k-th call gets the k-th
@@ -635,7 +635,7 @@ export class Deck {
     // body's JSON text made from the stored bytes, which the matcher keys as a raw body. No
     // request is decoded, and each recording keeps one small view instead of its body's
     // objects (src/store/msgpack-json.ts has the measurements).
-    if (head.match === 'llm' && keyIsCurrent(head.keyVersion)) {
+    if (head.match === 'llm' && keyedAsFiled(head)) {
       const body = col.loadedJson(index, REQUEST_BODY);
       // An object: a body of another JSON type (a string holding JSON text, say) is keyed as
       // the decoded value is.

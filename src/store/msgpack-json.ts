@@ -102,7 +102,10 @@ function value(depth: number): boolean {
   if (t >= 0xe0) return (p += 1), integer(t - 0x100);
   if (t <= 0x8f) return (p += 1), map(t & 0x0f, depth);
   if (t <= 0x9f) return (p += 1), array(t & 0x0f, depth);
-  if (t <= 0xbf) return (p += 1), string(t & 0x1f);
+  if (t <= 0xbf || (t >= 0xd9 && t <= 0xdb)) {
+    const n = stringHeader();
+    return n >= 0 && string(n);
+  }
   switch (t) {
     case 0xc0:
       return literal('null');
@@ -130,12 +133,6 @@ function value(depth: number): boolean {
       return p + 3 <= end && ((p += 3), integer(src.readInt16BE(p - 2)));
     case 0xd2:
       return p + 5 <= end && ((p += 5), integer(src.readInt32BE(p - 4)));
-    case 0xd9:
-      return p + 2 <= end && ((p += 2), string(src[p - 1]!));
-    case 0xda:
-      return p + 3 <= end && ((p += 3), string(src.readUInt16BE(p - 2)));
-    case 0xdb:
-      return p + 5 <= end && ((p += 5), string(src.readUInt32BE(p - 4)));
     case 0xdc:
       return p + 3 <= end && ((p += 3), array(src.readUInt16BE(p - 2), depth));
     case 0xdd:
@@ -188,6 +185,23 @@ const LONG = 128;
 // JSON.stringify's escapes of the bytes below 0x20 that have a short form.
 const SHORT: Record<number, number> = { 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72 };
 const HEX = '0123456789abcdef';
+
+/**
+ * The length of the msgpack string whose header is at p (fixstr, str 8, 16 or 32), with p moved
+ * to its bytes; -1 (p unmoved) when p holds no string header that fits before the end.
+ */
+function stringHeader(): number {
+  const t = src[p]!;
+  let len: number;
+  let at: number;
+  if (t >= 0xa0 && t <= 0xbf) (len = t & 0x1f), (at = p + 1);
+  else if (t === 0xd9 && p + 2 <= end) (len = src[p + 1]!), (at = p + 2);
+  else if (t === 0xda && p + 3 <= end) (len = src.readUInt16BE(p + 1)), (at = p + 3);
+  else if (t === 0xdb && p + 5 <= end) (len = src.readUInt32BE(p + 1)), (at = p + 5);
+  else return -1;
+  p = at;
+  return len;
+}
 
 /** The n bytes of a msgpack string at p, in quotes, escaped as JSON.stringify escapes them. */
 function string(n: number): boolean {
@@ -265,15 +279,9 @@ function map(n: number, depth: number): boolean {
     }
     // A key is a msgpack string, neither "__proto__" nor one this map had before.
     if (p >= end) return false;
-    const t = src[p]!;
-    let len: number;
-    let at: number;
-    if (t >= 0xa0 && t <= 0xbf) (len = t & 0x1f), (at = p + 1);
-    else if (t === 0xd9 && p + 2 <= end) (len = src[p + 1]!), (at = p + 2);
-    else if (t === 0xda && p + 3 <= end) (len = src.readUInt16BE(p + 1)), (at = p + 3);
-    else if (t === 0xdb && p + 5 <= end) (len = src.readUInt32BE(p + 1)), (at = p + 5);
-    else return false;
-    if (at + len > end || isProto(at, len)) return false;
+    const len = stringHeader();
+    const at = p;
+    if (len < 0 || at + len > end || isProto(at, len)) return false;
     if (n <= MANY_KEYS) {
       if (repeated(base, base + i, at, len)) return false;
     } else {
@@ -284,7 +292,6 @@ function map(n: number, depth: number): boolean {
     keys[(base + i) * 2] = at;
     keys[(base + i) * 2 + 1] = len;
     keyTop = base + i + 1;
-    p = at;
     if (!string(len)) return false;
     room(1);
     out[o++] = 0x3a;

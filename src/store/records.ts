@@ -125,12 +125,23 @@ export function responseChunks(r: HttpRecord['response']): [number, Uint8Array][
 export const httpRecordKey = (route: string, match: MatchKind, key: string): string => `${route}\u0000${match}:${key}`;
 
 /**
+ * Whether a record's stored key is its key under the current spec (an HTTP-matched record's
+ * always is): then currentHttpKey() gives it as it was filed, with nothing computed.
+ *
+ * @example
+ * keyedAsFiled({ match: 'llm', keyVersion: KEY_SPEC_VERSION }) // true
+ */
+export function keyedAsFiled(rec: { match?: unknown; keyVersion?: unknown }): boolean {
+  return rec.match === 'http' || keyIsCurrent(rec.keyVersion);
+}
+
+/**
  * An HTTP record's match kind and key under the current request key spec: one written under an
  * older version is re-keyed from its stored body (an `llm` body may now be plain JSON and the
  * other way round); a body with no canonical form keeps the key it was stored with.
  */
 export function currentHttpKey(rec: HttpRecord, norm: NormalizeOptions = {}): { match: MatchKind; key: string } {
-  if (rec.match === 'http' || keyIsCurrent(rec.keyVersion)) return rec;
+  if (keyedAsFiled(rec)) return rec;
   const body = rec.request.body;
   try {
     const keys = rekey(body, rec.keyVersion, norm);
