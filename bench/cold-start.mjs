@@ -59,6 +59,72 @@ export async function recordTape(tape, n) {
 }
 
 /**
+ * A tape of n ReplayCache recordings of chatBody(i): the first put through ReplayCache itself
+ * (record mode) is the template of the others, each with its own request, value, key,
+ * signature and message and path hashes (computed by the package, as put does), written in
+ * batches so that 100,000 take seconds.
+ */
+export async function recordCacheTape(tape, n) {
+  const { ReplayCache } = await import(join(DIST, 'store', 'index.js'));
+  const { requestKeys } = await import(join(DIST, 'index.js'));
+  const { appendRecords, scanTape, decodeFrame } = await import(join(DIST, 'store', 'tape-file.js'));
+  const { sortedKeys } = await import(join(DIST, 'store', 'record-order.js'));
+  const value = (i) => ({ content: `${i * i}, ${i % 2 ? 'odd' : 'even'}.`, usage: { input: 31, output: 6 } });
+  const cache = await ReplayCache.open(tape, { mode: 'record' });
+  await cache.put(chatBody(0), value(0));
+  await cache.close();
+  const scan = await scanTape(tape);
+  const template = decodeFrame(scan.bytes, scan.frames[0], tape);
+  const bytes = (hashes) => Buffer.from(hashes.join(''), 'hex');
+  let batch = [];
+  for (let i = 1; i < n; i++) {
+    const request = chatBody(i);
+    const k = requestKeys(request);
+    // The template's own field order (put writes one), its fields replaced.
+    batch.push({ ...template, key: k.key, recordedAt: new Date(Date.UTC(2026, 10, 22) + i * 1000).toISOString(), signature: sortedKeys(k.signature), hashes: { messages: bytes(k.messageHashes), paths: bytes(k.pathHashes) }, request: sortedKeys(request), value: value(i) });
+    if (batch.length === 2000) {
+      await appendRecords(tape, batch, { durable: false });
+      batch = [];
+    }
+  }
+  if (batch.length > 0) await appendRecords(tape, batch, { durable: false });
+}
+
+/**
+ * ReplayCache's first miss on a large cache tape, in a fresh process: open, one recording
+ * served, then a changed request (a miss, diagnosed against every recording) and three more.
+ * Prints { ms, missMs, laterMissMs }: open to the first answer, the first miss's diagnosis, the
+ * median of the three after it.
+ */
+async function cacheMissChild(tape, n) {
+  const { ReplayCache } = await import('llm-tapedeck/store');
+  const pick = Math.floor(n * 0.7);
+  const t0 = performance.now();
+  const cache = await ReplayCache.open(tape, { mode: 'replay' });
+  const got = await cache.get(chatBody(pick));
+  if (got?.content !== `${pick * pick}, ${pick % 2 ? 'odd' : 'even'}.`) throw new Error(`bench: the cache answered ${JSON.stringify(got)}`);
+  const answeredAt = performance.now();
+  const miss = async (i) => {
+    const changed = chatBody(i);
+    changed.messages[1].content += ' Be brief.';
+    const t = performance.now();
+    try {
+      await cache.get(changed);
+    } catch (e) {
+      // The diagnosis names the recording the request came from as the closest.
+      if (e?.code !== 'E_MISS' || e.details?.closest?.[0]?.index !== i) throw new Error(`bench: the cache miss was ${e?.code}, closest ${JSON.stringify(e?.details?.closest?.[0])}`);
+      return performance.now() - t;
+    }
+    throw new Error('bench: a changed request was answered');
+  };
+  const missMs = await miss(pick);
+  const later = [];
+  for (const k of [1, 2, 3]) later.push(await miss((pick + k) % n));
+  process.stdout.write(`${JSON.stringify({ ms: answeredAt - t0, missMs, laterMissMs: median(later) })}\n`);
+  await cache.close();
+}
+
+/**
  * One cold start in a fresh process: `what` is 'cache' (ReplayCache.open of the tape), 'fetch'
  * (createFetch, then its first replayed answer) or 'proxy' (startProxy, then its first replayed
  * answer over HTTP). Prints { ms, rssMB, missMs, laterMissMs } as JSON: milliseconds from before
@@ -194,13 +260,19 @@ export async function coldStartBench({ quick = false } = {}) {
     // A small tape, as most tapes are: there the command's own start is what `git diff` waits for.
     const small = join(dir, 'small.tape');
     await recordTape(small, 3);
-    const runs = { cache: [], fetch: [], proxy: [], read: [], export: [], tree: [], inspect: [], verify: [], scan: [], bare: [], version: [], smallExport: [] };
+    // ReplayCache's recordings of the same requests, for its first miss.
+    const cacheTape = join(dir, 'cache.tape');
+    await recordCacheTape(cacheTape, N);
+    const runs = { cacheMiss: [], cache: [], fetch: [], proxy: [], read: [], export: [], tree: [], inspect: [], verify: [], scan: [], bare: [], version: [], smallExport: [] };
     for (let r = 0; r < rounds; r++) {
       for (const what of ['cache', 'fetch', 'proxy']) {
         const c = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', what, tape, String(N)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
         if (c.status !== 0) throw new Error(`bench: the ${what} cold start failed (exit ${c.status ?? c.signal})`);
         runs[what].push(JSON.parse(c.stdout.trim().split('\n').pop()));
       }
+      const c = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', 'cacheMiss', cacheTape, String(N)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+      if (c.status !== 0) throw new Error(`bench: the ReplayCache miss run failed (exit ${c.status ?? c.signal})`);
+      runs.cacheMiss.push(JSON.parse(c.stdout.trim().split('\n').pop()));
       runs.read.push(readWhole(tape));
       // A few of each, interleaved: they take a tenth of a second.
       for (let k = 0; k < 5; k++) {
@@ -212,6 +284,7 @@ export async function coldStartBench({ quick = false } = {}) {
     }
     const med = (what, field) => median(runs[what].map((x) => x[field]));
     const n = N.toLocaleString('en-US');
+    const cacheMB = statSync(cacheTape).size / 2 ** 20;
     const base = med('cache', 'ms');
     const baseline = `ReplayCache.open of the same tape, ${base.toFixed(0)} ms, +${med('cache', 'rssMB').toFixed(0)} MB`;
     const rows = [
@@ -219,6 +292,8 @@ export async function coldStartBench({ quick = false } = {}) {
       ...['fetch', 'proxy'].map((what) => ({ label: `${what === 'fetch' ? 'createFetch' : 'proxy (startProxy)'}: first replayed answer, ${n}-record tape`, ms: med(what, 'ms'), rssMB: med(what, 'rssMB'), baseline, ratio: med(what, 'ms') / base })),
       { label: `createFetch: the first miss's diagnosis after that answer`, ms: med('fetch', 'missMs'), rssMB: null, baseline: null, ratio: null },
       { label: `createFetch: a later miss's diagnosis (median of the next three)`, ms: med('fetch', 'laterMissMs'), rssMB: null, baseline: `the first miss's, ${med('fetch', 'missMs').toFixed(0)} ms`, ratio: med('fetch', 'laterMissMs') / med('fetch', 'missMs') },
+      { label: `ReplayCache: the first miss's diagnosis, ${n}-record cache tape (${cacheMB.toFixed(0)} MB)`, ms: med('cacheMiss', 'missMs'), rssMB: null, baseline: null, ratio: null },
+      { label: `ReplayCache: a later miss's diagnosis (median of the next three)`, ms: med('cacheMiss', 'laterMissMs'), rssMB: null, baseline: `the first miss's, ${med('cacheMiss', 'missMs').toFixed(0)} ms`, ratio: med('cacheMiss', 'laterMissMs') / med('cacheMiss', 'missMs') },
     ];
     // The tape commands at the same scale, per 10,000 records, against decoding the tape whole.
     const per = 10_000 / N;
@@ -244,6 +319,8 @@ export async function coldStartBench({ quick = false } = {}) {
     }
     targets.push(makeTarget({ label: `createFetch: first miss's diagnosis after a cold start, ${n} records`, unit: 'ms', value: med('fetch', 'missMs') }));
     targets.push(makeTarget({ label: `createFetch: a later miss's diagnosis / the first miss's, ${n} records (median of the three after it; lower is faster)`, unit: 'x', value: med('fetch', 'laterMissMs') / med('fetch', 'missMs'), baseline: `the first miss's diagnosis, ${med('fetch', 'missMs').toFixed(0)} ms; a later one ${med('fetch', 'laterMissMs').toFixed(0)} ms` }));
+    targets.push(makeTarget({ label: `ReplayCache: first miss's diagnosis, ${n} records`, unit: 'ms', value: med('cacheMiss', 'missMs') }));
+    targets.push(makeTarget({ label: `ReplayCache: a later miss's diagnosis / the first miss's, ${n} records (median of the three after it; lower is faster)`, unit: 'x', value: med('cacheMiss', 'laterMissMs') / med('cacheMiss', 'missMs'), baseline: `the first miss's diagnosis, ${med('cacheMiss', 'missMs').toFixed(0)} ms; a later one ${med('cacheMiss', 'laterMissMs').toFixed(0)} ms` }));
     // The command's start: what a small tape's export (git's textconv, both sides of every diff)
     // and --version take from spawn to exit, against node starting and exiting with nothing to do.
     targets.push(makeTarget({ label: 'tapedeck export --review of a 3-record tape, spawn to exit / a bare node process (lower is faster)', unit: 'x', value: med('smallExport', 'ms') / med('bare', 'ms'), op: '<=', goal: 2.5, baseline: bareNote }));
@@ -271,7 +348,8 @@ export function formatRow(r) {
 }
 
 if (process.argv[2] === '--child') {
-  await child(process.argv[3], process.argv[4], Number(process.argv[5]));
+  if (process.argv[3] === 'cacheMiss') await cacheMissChild(process.argv[4], Number(process.argv[5]));
+  else await child(process.argv[3], process.argv[4], Number(process.argv[5]));
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   const out = await coldStartBench({ quick: process.argv.includes('--quick') });
   if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(out)}\n`);

@@ -782,6 +782,25 @@ export class RecordCollection<R> {
     this.rerecorded.add(key);
   }
 
+  /**
+   * How many indexes {@link loadedValue}, {@link loadedJson} and {@link keyAt} take: the
+   * recordings loaded at open, then those appended in this run, in {@link entries} order
+   * (damaged ones included; they give no value).
+   */
+  get indexes(): number {
+    return this.all.length;
+  }
+
+  /**
+   * The key of the recording at `index` (see {@link indexes}), read without decoding it.
+   *
+   * @example
+   * for (let i = 0; i < col.indexes; i++) byKey.set(col.keyAt(i), i)
+   */
+  keyAt(index: number): string {
+    return this.all[index]?.key ?? this.loadedKey(index);
+  }
+
   /** Every usable recording of this kind, in order: loaded, then appended in this run. */
   *entries(): IterableIterator<{ key: string; value: R; at?: number }> {
     for (let i = 0; i < this.all.length; i++) {

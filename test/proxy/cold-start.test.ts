@@ -10,8 +10,7 @@ import { pack, unpack } from 'msgpackr';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
-import { TapeBackend } from '../../src/store/backends/tape.ts';
-import type { LoadResult } from '../../src/store/backend.ts';
+import { CountingTape } from '../store/counting-tape.ts';
 import { crc32 } from '../../src/store/tape-codec.ts';
 import { appendFrames, appendRecords, createTape, FRAME_HEADER_SIZE, FRAME_MAGIC, payloadJson, payloadMember, peekFrame, recordFrame, scanTape } from '../../src/store/tape-file.ts';
 import { startUpstream } from './fake-upstream.ts';
@@ -38,57 +37,13 @@ async function record(tape: string, bodies: string[]): Promise<string[]> {
   return out;
 }
 
-/** A tape backend that counts how many stored records were decoded. */
-class CountingTape extends TapeBackend {
-  decoded = 0;
-  override async load(opts: { create: boolean }): Promise<LoadResult> {
-    const r = await super.load(opts);
-    return {
-      ...r,
-      records: r.records.map((rec) => {
-        const value = rec.value.bind(rec);
-        return Object.assign(Object.create(rec) as typeof rec, { value: () => (this.decoded++, value()) });
-      }),
-    };
-  }
-}
-
-/**
- * A tape backend that counts requests read as members (decoded) and as JSON text, and can hide
- * the JSON-text reading (as a backend without it has none).
- */
-class ReadsTape extends TapeBackend {
-  members = 0;
-  texts = 0;
-  constructor(
-    path: string,
-    private readonly withJson: boolean,
-  ) {
-    super(path);
-  }
-  override async load(opts: { create: boolean }): Promise<LoadResult> {
-    const r = await super.load(opts);
-    return {
-      ...r,
-      records: r.records.map((rec) => {
-        const member = rec.member!.bind(rec);
-        const json = rec.json!.bind(rec);
-        return Object.assign(Object.create(rec) as typeof rec, {
-          member: (name: string) => (this.members++, member(name)),
-          json: this.withJson ? (path: readonly string[]) => (this.texts++, json(path)) : undefined,
-        });
-      }),
-    };
-  }
-}
-
 describe('opening a tape for replay', () => {
   it("the first miss reads each recording's body as JSON text from the tape, decodes no request, and says and serves what decoding them gives", async () => {
     const tape = fresh();
     const bodies = Array.from({ length: 30 }, (_, i) => chat(`question ${i} é ✓ "quoted"`, { temperature: i / 10, n: 1, stop: ['\n', `end ${i}`], metadata: { i, nested: [i, { k: null }] } }));
     const live = await record(tape, bodies);
     const run = async (withJson: boolean) => {
-      const store = new ReadsTape(tape, withJson);
+      const store = new CountingTape(tape, withJson);
       const f = createFetch({ store, mode: 'replay' });
       try {
         const miss = await f('https://api.openai.com/v1/chat/completions', post(chat('question 17 é ✓ "quoted" and more', { temperature: 1.7, n: 1 })));

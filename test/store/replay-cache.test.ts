@@ -11,6 +11,7 @@ import { rawPathCounts } from '../../src/match/raw-keys.ts';
 import { resolveMode, TAPE_MODES } from '../../src/store/mode.ts';
 import { activeReplayCache, ReplayCache, withReplayCache, type ReplayRecord } from '../../src/store/replay-cache.ts';
 import { appendRecords, createTape, readTape, scanTape } from '../../src/store/tape-file.ts';
+import { CountingTape } from './counting-tape.ts';
 
 const { root, fresh } = tapeSuite('replay');
 
@@ -144,6 +145,47 @@ describe('replay', () => {
     expect(keyed() - at1).toBe(0);
     expect(third.details.closest).toEqual((first.details.closest as { used: boolean }[]).map((c, k) => (k === 0 ? { ...c, used: true } : c)));
     expect(third.message).toBe(first.message);
+  });
+
+  it("the first miss keys each recording from its request's JSON text on the tape: no record decoded, the diagnosis the decoded records give", async () => {
+    const file = fresh();
+    const conv = (last: string, i: number) => ({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'Be brief. ✓' }, { role: 'user', content: last }], temperature: i / 10, metadata: { i, nested: [i, { k: null, s: 'tab\there "q"' }] } });
+    const rec = await ReplayCache.open(file, { mode: 'record' });
+    for (let i = 0; i < 40; i++) await rec.put(conv(`Question ${i}: is ${i} é a prime number?`, i), { answer: i % 2 ? 'no' : 'yes', i });
+    // A request given as JSON text is stored as that string: keyed as the decoded value is (its
+    // text on the tape is a JSON string, not the request), so it is decoded.
+    await rec.put(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'given as text' }] }), 'text');
+    await rec.close();
+    const run = async (withJson: boolean) => {
+      const store = new CountingTape(file, withJson);
+      const cache = await ReplayCache.open(store);
+      try {
+        const miss = await rejection(cache.get(conv('Question 17: is 17 é a prime number? Explain.', 17)));
+        const served = await cache.get(conv('Question 3: is 3 é a prime number?', 3));
+        return { message: miss.message, closest: miss.details.closest, report: miss.details.report, decoded: store.decoded, texts: store.texts, served };
+      } finally {
+        await cache.close();
+      }
+    };
+    const [text, decoded] = [await run(true), await run(false)];
+    // Reading JSON text: only the request stored as a string and the one served are decoded.
+    expect(text.texts).toBe(41);
+    expect(text.decoded).toBe(2);
+    expect(decoded.decoded).toBe(41);
+    expect((text.closest as { index: number }[])[0]!.index).toBe(17);
+    expect(text.message).toBe(decoded.message);
+    expect(text.closest).toEqual(decoded.closest);
+    expect(text.report).toBe(decoded.report);
+    expect(text.served).toEqual({ answer: 'no', i: 3 });
+    expect(decoded.served).toEqual(text.served);
+    // The string request is a recording the diagnosis knows: a miss close to it names it.
+    const cache = await ReplayCache.open(new CountingTape(file, true));
+    try {
+      const near = await rejection(cache.get(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'given as text!' }] })));
+      expect((near.details.closest as { index: number }[])[0]!.index).toBe(40);
+    } finally {
+      await cache.close();
+    }
   });
 
   it('serves recordings and leaves an existing tape byte for byte untouched', async () => {
