@@ -57,8 +57,8 @@ if (typeof (Symbol as { asyncDispose?: symbol }).asyncDispose !== 'symbol') {
 }
 
 /**
- * What a miss's diagnosis made of every recording, kept for the next miss while the recordings
- * are these `values` (the same objects, in the same order).
+ * What a miss's diagnosis made of every recording, kept for the next miss while the collection
+ * holds the same recordings (none added since).
  */
 interface Diagnosed {
   /** The collection's index count it was made at: recordings are only ever added while open. */
