@@ -5,7 +5,9 @@
 // 10,000 records, peak memory) against decoding it whole (readTape). Each measurement runs in a fresh process (a cold start is what is measured: no JIT
 // warm-up, no heap left by the rows before), rounds interleaved, medians reported. The tape is
 // recorded through createFetch itself (record mode, an in-process upstream), so its records are
-// exactly what users' tapes hold.
+// exactly what users' tapes hold. The first miss's diagnosis (and the misses after it) is timed
+// for createFetch on that tape and for `ReplayCache` on a cache tape of the same requests
+// (recordCacheTape: one real put as the template of the others).
 // Run by bench/run.mjs, or alone: node bench/cold-start.mjs [--quick] [--json].
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
