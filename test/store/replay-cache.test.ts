@@ -147,7 +147,7 @@ describe('replay', () => {
     expect(third.message).toBe(first.message);
   });
 
-  it("the first miss keys each recording from its request's JSON text on the tape: no record decoded, the diagnosis the decoded records give", async () => {
+  it("the first miss keys each recording from its request's JSON text on the tape (only a request stored as a string is decoded), with the diagnosis the decoded records give", async () => {
     const file = fresh();
     const conv = (last: string, i: number) => ({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'Be brief. ✓' }, { role: 'user', content: last }], temperature: i / 10, metadata: { i, nested: [i, { k: null, s: 'tab\there "q"' }] } });
     const rec = await ReplayCache.open(file, { mode: 'record' });
