@@ -34,24 +34,34 @@ export function chatBody(i) {
 export async function recordTape(tape, n) {
   const { createFetch } = await import(join(DIST, 'proxy', 'fetch-entry.js'));
   const { requestKeys } = await import(join(DIST, 'index.js'));
-  const { appendRecords, scanTape, decodeFrame } = await import(join(DIST, 'store', 'tape-file.js'));
   const { inRecordOrder, sortedKeys } = await import(join(DIST, 'store', 'record-order.js'));
   const answer = (i) => JSON.stringify({ id: `chatcmpl-${i}`, object: 'chat.completion', created: 1764288000, model: 'gpt-4o-mini-2024-07-18', choices: [{ index: 0, message: { role: 'assistant', content: `${i * i}, ${i % 2 ? 'odd' : 'even'}.` }, finish_reason: 'stop' }], usage: { prompt_tokens: 31, completion_tokens: 6, total_tokens: 37 } });
   const upstream = async () => new Response(answer(0), { status: 200, headers: { 'content-type': 'application/json' } });
   const f = createFetch({ tape, mode: 'record', fetch: upstream, onWarning: () => {} });
   await (await f(ROUTE, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body: JSON.stringify(chatBody(0)) })).arrayBuffer();
   await f.close();
-  const scan = await scanTape(tape);
-  const template = decodeFrame(scan.bytes, scan.frames[0], tape);
   const endpoint = { method: 'POST', url: '/v1/chat/completions' };
   const enc = new TextEncoder();
-  let batch = [];
-  for (let i = 1; i < n; i++) {
+  await fillFromTemplate(tape, n, (template, i) => {
     const body = chatBody(i);
     const k = requestKeys(body, { endpoint });
     const trace = k.key.split('').reverse().join(''); // distinct per recording, 64 hex
     const rec = { ...template, key: k.key, signature: k.signature, trace, recordedAt: new Date(Date.UTC(2026, 10, 22) + i * 1000).toISOString(), request: { ...template.request, body }, response: { ...template.response, body: enc.encode(answer(i)) } };
-    batch.push(inRecordOrder(sortedKeys(rec)));
+    return inRecordOrder(sortedKeys(rec));
+  });
+}
+
+/**
+ * Appends records 1 to n-1 to a tape whose one record is their template: make(template, i)
+ * gives record i, written in batches of 2,000.
+ */
+async function fillFromTemplate(tape, n, make) {
+  const { appendRecords, scanTape, decodeFrame } = await import(join(DIST, 'store', 'tape-file.js'));
+  const scan = await scanTape(tape);
+  const template = decodeFrame(scan.bytes, scan.frames[0], tape);
+  let batch = [];
+  for (let i = 1; i < n; i++) {
+    batch.push(make(template, i));
     if (batch.length === 2000) {
       await appendRecords(tape, batch, { durable: false });
       batch = [];
@@ -69,27 +79,18 @@ export async function recordTape(tape, n) {
 export async function recordCacheTape(tape, n) {
   const { ReplayCache } = await import(join(DIST, 'store', 'index.js'));
   const { requestKeys } = await import(join(DIST, 'index.js'));
-  const { appendRecords, scanTape, decodeFrame } = await import(join(DIST, 'store', 'tape-file.js'));
   const { sortedKeys } = await import(join(DIST, 'store', 'record-order.js'));
   const value = (i) => ({ content: `${i * i}, ${i % 2 ? 'odd' : 'even'}.`, usage: { input: 31, output: 6 } });
   const cache = await ReplayCache.open(tape, { mode: 'record' });
   await cache.put(chatBody(0), value(0));
   await cache.close();
-  const scan = await scanTape(tape);
-  const template = decodeFrame(scan.bytes, scan.frames[0], tape);
   const bytes = (hashes) => Buffer.from(hashes.join(''), 'hex');
-  let batch = [];
-  for (let i = 1; i < n; i++) {
+  await fillFromTemplate(tape, n, (template, i) => {
     const request = chatBody(i);
     const k = requestKeys(request);
     // The template's own field order (put writes one), its fields replaced.
-    batch.push({ ...template, key: k.key, recordedAt: new Date(Date.UTC(2026, 10, 22) + i * 1000).toISOString(), signature: sortedKeys(k.signature), hashes: { messages: bytes(k.messageHashes), paths: bytes(k.pathHashes) }, request: sortedKeys(request), value: value(i) });
-    if (batch.length === 2000) {
-      await appendRecords(tape, batch, { durable: false });
-      batch = [];
-    }
-  }
-  if (batch.length > 0) await appendRecords(tape, batch, { durable: false });
+    return { ...template, key: k.key, recordedAt: new Date(Date.UTC(2026, 10, 22) + i * 1000).toISOString(), signature: sortedKeys(k.signature), hashes: { messages: bytes(k.messageHashes), paths: bytes(k.pathHashes) }, request: sortedKeys(request), value: value(i) };
+  });
 }
 
 /**

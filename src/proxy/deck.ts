@@ -632,14 +632,12 @@ export class Deck {
     const col = this.col!;
     const head = col.loadedHead(index, HEAD_FIELDS);
     // Keyed under the current spec (nothing to key again from the request as objects): the
-    // body's JSON text made from the stored bytes, which the matcher keys as a raw body. No
+    // body's JSON text, an object's, made from the stored bytes, which the matcher keys as a raw body. No
     // request is decoded, and each recording keeps one small view instead of its body's
     // objects (src/store/msgpack-json.ts has the measurements).
     if (head.match === 'llm' && keyedAsFiled(head)) {
-      const body = col.loadedJson(index, REQUEST_BODY);
-      // An object: a body of another JSON type (a string holding JSON text, say) is keyed as
-      // the decoded value is.
-      if (body !== undefined && body[0] === 0x7b) return [{ ...head, request: { body } } as unknown as HttpRecord, index];
+      const body = col.loadedObjectJson(index, REQUEST_BODY);
+      if (body !== undefined) return [{ ...head, request: { body } } as unknown as HttpRecord, index];
     }
     const request = col.loadedMember(index, 'request') as HttpRecord['request'] | undefined;
     if (typeof request?.method === 'string') return [{ ...head, request } as unknown as HttpRecord, index];

@@ -783,7 +783,7 @@ export class RecordCollection<R> {
   }
 
   /**
-   * How many indexes {@link loadedValue}, {@link loadedJson} and {@link keyAt} take: the
+   * How many indexes {@link loadedValue}, {@link loadedObjectJson} and {@link keyAt} take: the
    * recordings loaded at open, then those appended in this run, in {@link entries} order
    * (damaged ones included; they give no value).
    */
@@ -900,17 +900,21 @@ export class RecordCollection<R> {
   }
 
   /**
-   * The JSON text (UTF-8) of the value at `path` in the recording at `index`, made from its
+   * The JSON text (UTF-8) of the object at `path` in the recording at `index`, made from its
    * stored bytes where its backend can (see LoadedRecord.json; nothing is decoded, no entry is
    * made or changed). undefined otherwise (a recording decoded already, damage, a value that is
-   * not plain JSON data, a backend that cannot): {@link loadedMember} then gives the value.
+   * not plain JSON data, a backend that cannot, and a value that is no object):
+   * {@link loadedMember} then gives the value. Objects only, because the callers key the text
+   * as a request: a request stored as a string is keyed as the JSON text it holds, so its own
+   * text (a JSON string) would be another request.
    *
    * @example
-   * col.loadedJson(i, ['request', 'body']) ?? col.loadedMember(i, 'request')
+   * col.loadedObjectJson(i, ['request', 'body']) ?? col.loadedMember(i, 'request')
    */
-  loadedJson(index: number, path: readonly string[]): Uint8Array | undefined {
+  loadedObjectJson(index: number, path: readonly string[]): Uint8Array | undefined {
     try {
-      return this.undecoded(index)?.json?.(path);
+      const text = this.undecoded(index)?.json?.(path);
+      return text !== undefined && text[0] === 0x7b ? text : undefined;
     } catch (err) {
       // Damage: loadedMember() finds it again, and tells it.
       if (!(err instanceof TapedeckError)) throw err;

@@ -47,7 +47,7 @@ import type { TapeLockOptions } from './tape-file.ts';
 
 export type { ReplayPutOptions, ReplayRecord } from './records.ts';
 
-/** Where a ReplayRecord keeps its request (loadedJson's path). */
+/** Where a ReplayRecord keeps its request (loadedObjectJson's path). */
 const REQUEST = ['request'] as const;
 
 // `await using` needs Symbol.asyncDispose. Node 20.20 has it; older runtimes get the registered
@@ -352,10 +352,7 @@ export class ReplayCache {
       const at: number[] = [];
       const digests: RequestDigests[] = [];
       for (let i = 0; i < indexes; i++) {
-        let text = col.loadedJson(i, REQUEST);
-        // An object: a request of another JSON type (a string, say) is keyed as the decoded
-        // value is (requestKeys() reads a string as JSON text).
-        if (text !== undefined && text[0] !== 0x7b) text = undefined;
+        const text = col.loadedObjectJson(i, REQUEST);
         const stored = text === undefined ? col.loadedValue(i) : undefined;
         // Damage: left out, as the recordings served are (the collection warns).
         if (text === undefined && stored === undefined) continue;
