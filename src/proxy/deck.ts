@@ -34,6 +34,7 @@ import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
 import { IndexRuns } from './index-runs.ts';
+import { FiledRecording } from './filed-recording.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -234,8 +235,12 @@ interface Route {
    * FAST_BODY_MAX bytes.
    */
   fast: KnownBodies<ExactReplay>;
-  /** LLM keys: the `repeat` the key's next recording loaded should have (see {@link Deck.add}). */
-  expect?: Map<string, number>;
+  /**
+   * LLM keys whose next recording loaded should have a `repeat` other than their count in
+   * `perKey` (see {@link Deck.fileLlm}): only keys whose recordings came out of order. A second
+   * map for every key cost two more lookups a recording when a first miss keys them all.
+   */
+  expectBehind?: Map<string, number>;
   /** Every recording of the route, in order, for a custom `match` function. */
   records: HttpRecord[];
 }
@@ -571,34 +576,46 @@ export class Deck {
   /** Collection indexes of the recordings loaded at open, for {@link unusedCount}. */
   private readonly loaded = new IndexRuns();
 
-  /** Gives an LLM recording to its route's matcher (with stand-ins for lost ones before it); false for other kinds. */
-  private fileLlm(r: Route, rec: HttpRecord, source: string, response: unknown = rec): boolean {
+  /**
+   * Gives an LLM recording to its route's matcher (with stand-ins for lost ones before it); false
+   * for other kinds. `source` is where it is stored, or its collection index for the deck to
+   * say where when a message asks (see FiledRecording).
+   */
+  private fileLlm(r: Route, rec: HttpRecord, source: string | number, response: unknown = rec): boolean {
     // By its kind under the current key spec (an older record may have changed kind). A record
     // keyed under it is as it was filed, with no options object made for it (undefer() files
     // every recording of a route).
     const cur = keyedAsFiled(rec) ? rec : currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
-    if (cur.match === 'llm') {
-      // A recording whose `repeat` is past what its key has so far follows recordings lost to
-      // damage: each lost one keeps its turn as a stand-in, so the k-th call gets the k-th
-      // recording or E_TAPE_DAMAGED, never its neighbour.
-      const repeat = (rec as { repeat?: unknown }).repeat;
-      const expect = (r.expect ??= new Map()).get(cur.key) ?? 0;
-      if (typeof repeat === 'number') {
-        for (let k = expect; k < repeat; k++) {
-          // A new object for each lost turn, whatever `response` is.
-          const lost = { lost: response };
-          this.damagedStandIns.set(lost, { k, at: source });
-          r.llm.push({ request: rec.request.body, response: lost, source });
-          r.perKey.set(cur.key, (r.perKey.get(cur.key) ?? 0) + 1);
-        }
+    if (cur.match !== 'llm') return false;
+    const key = cur.key;
+    const body = rec.request.body;
+    // A recording whose `repeat` is past what its key has so far follows recordings lost to
+    // damage: each lost one keeps its turn as a stand-in, so the k-th call gets the k-th
+    // recording or E_TAPE_DAMAGED, never its neighbour. The turn expected is the key's count
+    // of recordings, unless its recordings came out of order (expectBehind).
+    const repeat = (rec as { repeat?: unknown }).repeat;
+    let count = r.perKey.get(key) ?? 0;
+    const expect = r.expectBehind?.get(key) ?? count;
+    if (typeof repeat === 'number' && repeat > expect) {
+      const at = typeof source === 'number' ? this.sourceAt(source) : source;
+      for (let k = expect; k < repeat; k++) {
+        // A new object for each lost turn, whatever `response` is.
+        const lost = { lost: response };
+        this.damagedStandIns.set(lost, { k, at });
+        r.llm.push({ request: body, response: lost, source: at });
+        count++;
       }
-      r.expect.set(cur.key, (typeof repeat === 'number' ? repeat : expect) + 1);
-      r.llm.push({ request: rec.request.body, response, source });
-      r.perKey.set(cur.key, (r.perKey.get(cur.key) ?? 0) + 1);
-      return true;
     }
-    return false;
+    r.llm.push(typeof source === 'number' ? new FiledRecording(body, response, this.sourceAt, source) : { request: body, response, source });
+    r.perKey.set(key, ++count);
+    const next = (typeof repeat === 'number' ? repeat : expect) + 1;
+    if (next !== count) (r.expectBehind ??= new Map()).set(key, next);
+    else r.expectBehind?.delete(key);
+    return true;
   }
+
+  /** Where the recording loaded at collection index `i` is stored, as miss messages name it. */
+  private readonly sourceAt = (i: number): string => `${this.opts.tape}@${this.col!.loadedAt(i)}`;
 
   /**
    * Makes a deferred route's matcher: decodes and keys its LLM recordings (once), and counts as
@@ -608,14 +625,14 @@ export class Deck {
     r.deferred = false;
     r.llm = [];
     r.perKey = new Map();
-    r.expect = undefined;
+    r.expectBehind = undefined;
     const used: boolean[] = [];
     for (const i of r.llmAt ?? []) {
       const filed = this.requestOnly(i);
       // Damage: the collection serves it as such under its stored key.
       if (filed === undefined) continue;
       const n = r.llm.length;
-      this.fileLlm(r, filed[0], `${this.opts.tape}@${this.col!.loadedAt(i)}`, filed[1]);
+      this.fileLlm(r, filed[0], i, filed[1]);
       for (let j = n; j < r.llm.length; j++) used.push(this.col!.loadedUsed(i));
     }
     r.matcher = this.matcherFor(name, r, (i) => used[i] === true);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy, type ProxyServer } from '../../src/proxy/server.ts';
+import { scanTape } from '../../src/store/tape-file.ts';
 import { startUpstream } from './fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-miss-'));
@@ -214,5 +215,47 @@ describe.each<Entry>(['proxy', 'fetch (mode option)'])('Anthropic SDK, %s', (ent
     expect(inner.code).toBe('E_MISS');
     expect(inner.tapedeck.difference).toBe(difference);
     expect(inner.tapedeck.report).toContain('Closest recordings:');
+  });
+});
+
+describe('the closest recordings are named where they lie on the tape', () => {
+  // Another route's recording comes first, so a recording's place among its route's recordings
+  // (its number in the report) is not its place on the tape: the report's `tape@offset` must be
+  // the offset of that recording's own record.
+  const named = join(dir, 'named.tape');
+  beforeAll(async () => {
+    const upstream = await startUpstream();
+    const rec = createFetch({ tape: named, mode: 'record' });
+    try {
+      await anthropic(upstream.url, rec).messages.create(claude('What is the capital of France?'));
+      const o = openai(`${upstream.url}/v1`, rec);
+      for (const body of [weather('Paris'), france]) await chat(o, body);
+    } finally {
+      await rec.close();
+      await upstream.close();
+    }
+  });
+
+  it.each(['proxy', 'createFetch'] as const)('%s: the first miss names recording #1 of the route at the third record\'s offset', async (entry) => {
+    const proxy = entry === 'proxy' ? await startProxy({ tape: named, mode: 'replay', port: 0 }) : undefined;
+    const play = entry === 'createFetch' ? createFetch({ tape: named, mode: 'replay' }) : undefined;
+    try {
+      const client = proxy ? openai(`${proxy.url}/v1`) : openai('http://api.example.invalid/v1', play);
+      // A hit first: the route's recordings are served by their stored keys until a miss.
+      await chat(client, france);
+      const err = await chat(client, { ...france, messages: [system, { role: 'user', content: 'What is the capital of Germany?' }] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      const { report } = ((err as InstanceType<typeof OpenAI.BadRequestError>).error as { tapedeck: Miss['details'] }).tapedeck;
+      const frames = (await scanTape(named)).frames.map((f) => f.offset);
+      expect(frames).toHaveLength(3);
+      expect(report).toContain(`#1 (${named}@${frames[2]}) [already used]`);
+      expect(report).not.toContain(`@${frames[1]}) [already used]`);
+    } finally {
+      await proxy?.close();
+      await play?.close();
+    }
   });
 });
