@@ -35,6 +35,7 @@ import { refuseChaos } from '../chaos/refused.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
 import { IndexRuns } from './index-runs.ts';
 import { FiledRecording } from './filed-recording.ts';
+import { KeyTurns } from './key-turns.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -224,8 +225,8 @@ interface Route {
   matcher?: Matcher;
   /** Recordings of this route (all kinds), for miss messages. */
   count: number;
-  /** LLM recordings per current request key (a key with one recording answers the same every time). */
-  perKey: Map<string, number>;
+  /** LLM recordings per current request key, and their turns (a key with one recording answers the same every time). */
+  turns: KeyTurns;
   /**
    * Raw request bodies that matched exactly a key with a single recording, and the decision
    * that serves that recording (made once per body: no object per request), found again by
@@ -235,12 +236,6 @@ interface Route {
    * FAST_BODY_MAX bytes.
    */
   fast: KnownBodies<ExactReplay>;
-  /**
-   * LLM keys whose next recording loaded should have a `repeat` other than their count in
-   * `perKey` (see {@link Deck.fileLlm}): only keys whose recordings came out of order. A second
-   * map for every key cost two more lookups a recording when a first miss keys them all.
-   */
-  expectBehind?: Map<string, number>;
   /** Every recording of the route, in order, for a custom `match` function. */
   records: HttpRecord[];
 }
@@ -516,7 +511,7 @@ export class Deck {
 
   private route(name: string): Route {
     let r = this.routes.get(name);
-    if (!r) this.routes.set(name, (r = { llm: [], count: 0, perKey: new Map(), fast: new KnownBodies<ExactReplay>(FAST_ENTRIES), records: [] }));
+    if (!r) this.routes.set(name, (r = { llm: [], count: 0, turns: new KeyTurns(), fast: new KnownBodies<ExactReplay>(FAST_ENTRIES), records: [] }));
     return r;
   }
 
@@ -587,30 +582,22 @@ export class Deck {
     // every recording of a route).
     const cur = keyedAsFiled(rec) ? rec : currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
     if (cur.match !== 'llm') return false;
-    const key = cur.key;
     const body = rec.request.body;
     // A recording whose `repeat` is past what its key has so far follows recordings lost to
     // damage: each lost one keeps its turn as a stand-in, so the k-th call gets the k-th
-    // recording or E_TAPE_DAMAGED, never its neighbour. The turn expected is the key's count
-    // of recordings, unless its recordings came out of order (expectBehind).
+    // recording or E_TAPE_DAMAGED, never its neighbour.
     const repeat = (rec as { repeat?: unknown }).repeat;
-    let count = r.perKey.get(key) ?? 0;
-    const expect = r.expectBehind?.get(key) ?? count;
-    if (typeof repeat === 'number' && repeat > expect) {
+    const lost = r.turns.file(cur.key, repeat);
+    if (lost > 0) {
       const at = typeof source === 'number' ? this.sourceAt(source) : source;
-      for (let k = expect; k < repeat; k++) {
+      for (let k = (repeat as number) - lost; k < (repeat as number); k++) {
         // A new object for each lost turn, whatever `response` is.
-        const lost = { lost: response };
-        this.damagedStandIns.set(lost, { k, at });
-        r.llm.push({ request: body, response: lost, source: at });
-        count++;
+        const stand = { lost: response };
+        this.damagedStandIns.set(stand, { k, at });
+        r.llm.push({ request: body, response: stand, source: at });
       }
     }
     r.llm.push(typeof source === 'number' ? new FiledRecording(body, response, this.sourceAt, source) : { request: body, response, source });
-    r.perKey.set(key, ++count);
-    const next = (typeof repeat === 'number' ? repeat : expect) + 1;
-    if (next !== count) (r.expectBehind ??= new Map()).set(key, next);
-    else r.expectBehind?.delete(key);
     return true;
   }
 
@@ -624,8 +611,7 @@ export class Deck {
   private undefer(name: string, r: Route): void {
     r.deferred = false;
     r.llm = [];
-    r.perKey = new Map();
-    r.expectBehind = undefined;
+    r.turns = new KeyTurns();
     const used: boolean[] = [];
     for (const i of r.llmAt ?? []) {
       const filed = this.requestOnly(i);
@@ -925,7 +911,7 @@ export class Deck {
         const lostPast = this.col!.isUsed(rec) ? this.col!.lostPast(rec) : undefined;
         if (lostPast) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, lostPast);
         this.col!.use(rec);
-        if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.perKey.get(m.request.key) === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
+        if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.turns.recordings(m.request.key) === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
         return { kind: 'replay', record: rec, matchedBy: m.matchedBy, warnings: m.warnings };
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
