@@ -588,6 +588,7 @@ export class Deck {
     // recording or E_TAPE_DAMAGED, never its neighbour.
     const repeat = (rec as { repeat?: unknown }).repeat;
     const lost = r.turns.file(cur.key, repeat);
+    // Turns are lost only before a recording that says its own (`repeat` is a number).
     if (lost > 0) {
       const at = typeof source === 'number' ? this.sourceAt(source) : source;
       for (let k = (repeat as number) - lost; k < (repeat as number); k++) {
