@@ -387,7 +387,7 @@ export class Deck {
     // so a large tape opens in one pass over its frames. Other modes and a match function read
     // every recording, so they get them decoded.
     const fromHeads = typeof opts.match !== 'function' && (opts.match ?? 'exact') === 'exact';
-    if (col) col.forEachLoadedRun((group, key, at, from, to) => this.add(group, key, at, from, to, fromHeads));
+    if (col) col.forEachLoadedRun((group, key, _at, from, to) => this.add(group, key, from, to, fromHeads));
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
         if (route.llm.length === 0 || route.deferred || typeof opts.match === 'function') continue;
@@ -522,7 +522,7 @@ export class Deck {
    * With `fromHeads`, they are only counted (the collection finds them by their keys) and
    * decoded when served.
    */
-  private add(group: string, key: string | undefined, at: number, from: number, to: number, fromHeads: boolean): void {
+  private add(group: string, key: string | undefined, from: number, to: number, fromHeads: boolean): void {
     this.recordingCount += to - from;
     this.counters.recordings = this.recordingCount;
     this.loaded.add(from, to);
@@ -549,7 +549,7 @@ export class Deck {
       const r = this.route(this.filedRoute(rec));
       r.count++;
       r.records.push(rec);
-      if (this.fileLlm(r, rec, `${this.opts.tape}@${i === from ? at : this.col!.loadedAt(i)}`)) (r.llmAt ??= new IndexRuns()).add(i, i + 1);
+      if (this.fileLlm(r, rec, i)) (r.llmAt ??= new IndexRuns()).add(i, i + 1);
     }
   }
 
@@ -572,11 +572,11 @@ export class Deck {
   private readonly loaded = new IndexRuns();
 
   /**
-   * Gives an LLM recording to its route's matcher (with stand-ins for lost ones before it); false
-   * for other kinds. `source` is where it is stored, or its collection index for the deck to
-   * say where when a message asks (see FiledRecording).
+   * Gives the LLM recording loaded at collection index `index` to its route's matcher (with
+   * stand-ins for lost ones before it); false for other kinds. Where it is stored is said when a
+   * message asks (see FiledRecording).
    */
-  private fileLlm(r: Route, rec: HttpRecord, source: string | number, response: unknown = rec): boolean {
+  private fileLlm(r: Route, rec: HttpRecord, index: number, response: unknown = rec): boolean {
     // By its kind under the current key spec (an older record may have changed kind). A record
     // keyed under it is as it was filed, with no options object made for it (undefer() files
     // every recording of a route).
@@ -590,7 +590,7 @@ export class Deck {
     const lost = r.turns.file(cur.key, repeat);
     // Turns are lost only before a recording that says its own (`repeat` is a number).
     if (lost > 0) {
-      const at = typeof source === 'number' ? this.sourceAt(source) : source;
+      const at = this.sourceAt(index);
       for (let k = (repeat as number) - lost; k < (repeat as number); k++) {
         // A new object for each lost turn, whatever `response` is.
         const stand = { lost: response };
@@ -598,7 +598,7 @@ export class Deck {
         r.llm.push({ request: body, response: stand, source: at });
       }
     }
-    r.llm.push(typeof source === 'number' ? new FiledRecording(body, response, this.sourceAt, source) : { request: body, response, source });
+    r.llm.push(new FiledRecording(body, response, this.sourceAt, index));
     return true;
   }
 

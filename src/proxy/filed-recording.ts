@@ -1,9 +1,9 @@
 /**
  * An LLM recording as a route's matcher takes it, filed by where the collection loaded it: its
  * `source` (`tape@offset`, named by miss messages) is made when something reads it. A route
- * that is keyed at its first miss files every recording of the tape; made for each of 100,000,
- * those strings and the offset lookups behind them were read by no message but the few closest
- * recordings'.
+ * keyed at its first miss (or at open) files every recording of the tape; made for each of
+ * 100,000, those strings and the offset lookups behind them were read by no message but the few
+ * closest recordings'.
  *
  * @example
  * const rec = new FiledRecording(body, 7, (i) => `tape.msgpack@${offsets[i]}`, 7);

@@ -236,13 +236,18 @@ describe('the closest recordings are named where they lie on the tape', () => {
     }
   });
 
-  it.each(['proxy', 'createFetch'] as const)('%s: the first miss names recording #1 of the route at the third record\'s offset', async (entry) => {
+  // Exact matching files recordings by their stored keys and keys them at the first miss;
+  // hybrid matching decodes and keys them at open (strictOrder: once both are used, a changed
+  // request finds no recording to fall back to and misses).
+  it.each(['proxy', 'createFetch', 'createFetch, hybrid'] as const)('%s: the miss names recording #1 of the route at the third record\'s offset', async (entry) => {
     const proxy = entry === 'proxy' ? await startProxy({ tape: named, mode: 'replay', port: 0 }) : undefined;
-    const play = entry === 'createFetch' ? createFetch({ tape: named, mode: 'replay' }) : undefined;
+    const hybrid = entry === 'createFetch, hybrid';
+    const play = proxy ? undefined : createFetch({ tape: named, mode: 'replay', ...(hybrid ? { match: 'hybrid' as const, strictOrder: true } : {}) });
     try {
       const client = proxy ? openai(`${proxy.url}/v1`) : openai('http://api.example.invalid/v1', play);
       // A hit first: the route's recordings are served by their stored keys until a miss.
       await chat(client, france);
+      if (hybrid) await chat(client, weather('Paris'));
       const err = await chat(client, { ...france, messages: [system, { role: 'user', content: 'What is the capital of Germany?' }] }).then(
         () => undefined,
         (e: unknown) => e,
@@ -252,7 +257,10 @@ describe('the closest recordings are named where they lie on the tape', () => {
       const frames = (await scanTape(named)).frames.map((f) => f.offset);
       expect(frames).toHaveLength(3);
       expect(report).toContain(`#1 (${named}@${frames[2]}) [already used]`);
-      expect(report).not.toContain(`@${frames[1]}) [already used]`);
+      expect(report).not.toContain(`#1 (${named}@${frames[1]})`);
+      // The other chat recording, served only under hybrid matching here, at its own record.
+      if (hybrid) expect(report).toContain(`#0 (${named}@${frames[1]}) [already used]`);
+      else expect(report).not.toContain(`@${frames[1]}) [already used]`);
     } finally {
       await proxy?.close();
       await play?.close();
