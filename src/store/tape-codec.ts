@@ -134,6 +134,10 @@ export function readMapBox(entries: unknown): Map<unknown, unknown> {
 addExtension({ type: MAP_EXTENSION_TYPE, read: readMapBox });
 
 const unpackr = new Unpackr(MSGPACK_OPTIONS);
+// For payloads in a buffer that is read over again (tape-stream.ts's window): byte strings are
+// copied out of it rather than handed out as views of it, so that decoded values outlive the
+// window. Strings, numbers and typed arrays are copies with either decoder.
+const copyingUnpackr = new Unpackr({ ...MSGPACK_OPTIONS, copyBuffers: true });
 
 // ---------------------------------------------------------------------------------------------
 // CRC-32 (ISO-HDLC, as zlib and PNG): node:zlib's native one where there is one, else a table.
@@ -496,10 +500,14 @@ export function decodePayload(payload: Uint8Array): unknown {
   return unpackr.unpack(payload);
 }
 
-/** {@link decodeOrWarn} of a frame's payload on its own, the frame at `offset` in the file. */
-export function decodePayloadOrWarn(payload: Uint8Array, offset: number, file: string): { value: unknown } | { warning: TapeWarning } {
+/**
+ * {@link decodeOrWarn} of a frame's payload on its own, the frame at `offset` in the file. With
+ * `copy`, the value holds no view of `payload`'s memory (for a payload in a buffer that is read
+ * over again).
+ */
+export function decodePayloadOrWarn(payload: Uint8Array, offset: number, file: string, copy = false): { value: unknown } | { warning: TapeWarning } {
   try {
-    return { value: unpackr.unpack(payload) };
+    return { value: (copy ? copyingUnpackr : unpackr).unpack(payload) };
   } catch (e) {
     return { warning: { code: 'E_TAPE_CORRUPT', offset, message: `${file}: record at byte ${offset} skipped: payload is not decodable msgpack (${(e as Error).message}).` } };
   }

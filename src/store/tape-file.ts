@@ -415,14 +415,21 @@ async function readTapeFile(path: string, doing: string): Promise<Buffer> {
  * they come. Internal: readTapeFile, and src/store/tape-stream.ts for its windows.
  */
 export async function readRange(fh: FileHandle, p: number, n: number): Promise<Buffer> {
-  const out = Buffer.allocUnsafeSlow(n);
+  return readRangeInto(fh, Buffer.allocUnsafeSlow(n), p, n);
+}
+
+/**
+ * readRange into `out` (at least `n` bytes long), from its start; returns the part of `out`
+ * read. Internal: src/store/tape-stream.ts reads each window into the same buffer.
+ */
+export async function readRangeInto(fh: FileHandle, out: Buffer, p: number, n: number): Promise<Buffer> {
   let got = 0;
   while (got < n) {
     const { bytesRead } = await fh.read(out, got, Math.min(n - got, READ_MAX), p + got);
-    if (bytesRead === 0) return out.subarray(0, got);
+    if (bytesRead === 0) break;
     got += bytesRead;
   }
-  return out;
+  return got === out.length ? out : out.subarray(0, got);
 }
 
 /**
