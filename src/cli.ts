@@ -131,7 +131,7 @@ function main(argv: string[]): number | Promise<number> {
   // connection) would keep it alive: the port must be free once serve has returned.
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(exitCode(code)));
   if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(exitCode(code)));
-  if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1), writeOut));
+  if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1), { utf8: writeOut }));
   if (argv[0] === 'add') return import('./proxy/add-cli.ts').then((m) => m.addCommand(argv.slice(1)));
   if (argv[0] === 'scan') return import('./store/scan-cli.ts').then((m) => m.scanCommand(argv.slice(1)));
   if (argv[0] === 'init') return import('./store/git-diff.ts').then((m) => m.initCommand(argv.slice(1)));

@@ -66,7 +66,7 @@ export function exitCode(code: number): number {
 }
 
 /**
- * Writes text to stdout; resolves when stdout can take more (at once while its buffer has room,
+ * Writes text (or its UTF-8 bytes) to stdout; resolves when stdout can take more (at once while its buffer has room,
  * else on 'drain': a slow reader holds the writer back), rejects with the E_OUTPUT error once
  * the output cannot be written, so a long export stops soon after a failed write instead of
  * converting the rest of the tape for nothing.
@@ -74,7 +74,7 @@ export function exitCode(code: number): number {
  * @example
  * await writeTapeJSON('chat.tape', writeOut);
  */
-export function writeOut(text: string): Promise<void> {
+export function writeOut(text: string | Uint8Array): Promise<void> {
   if (failure !== undefined) return Promise.reject(failure);
   if (process.stdout.write(text)) return Promise.resolve();
   return new Promise((done, fail) => {

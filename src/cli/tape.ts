@@ -8,6 +8,7 @@ import { callLabel } from '../mcp/tape.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import { damageInOrder } from '../store/damage-order.ts';
 import { writeTapeJSON } from '../store/export.ts';
+import { writerFor } from '../store/chunked-write.ts';
 import { summarizeRealtime } from '../store/realtime-summary.ts';
 import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from '../store/records.ts';
 import { rewriteTape } from '../store/tape-file.ts';
@@ -47,7 +48,7 @@ export async function tapeCommand(cmd: TapeCommand, file: string | undefined, se
       if (o.har) {
         const { writeTapeHar } = await import('../store/export-har.ts');
         // Written as it is made, like the JSON below; damage listed in the HAR's log._warnings.
-        const { skipped, warnings } = await writeTapeHar(file!, writeOut, o.origin === undefined ? {} : { origin: o.origin });
+        const { skipped, warnings } = await writeTapeHar(file!, { utf8: writeOut }, o.origin === undefined ? {} : { origin: o.origin });
         if (skipped) warn(`${skipped} record${skipped === 1 ? ' is' : 's are'} not HTTP exchanges (ReplayCache values, MCP sessions) and have no HAR form; left out.`);
         // HAR viewers do not show log._warnings: what the damage took is said here too.
         if (warnings.length) warn(`${file} is damaged: ${warnings.length} damaged region${warnings.length === 1 ? '' : 's'} (listed in the HAR's log._warnings) left out; tapedeck verify ${file} shows where.`);
@@ -56,7 +57,7 @@ export async function tapeCommand(cmd: TapeCommand, file: string | undefined, se
       if (o.origin !== undefined) throw usageError('--origin goes with --har.', 'tapedeck export app.tape --har --origin https://api.openai.com');
       // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes
       // it; a write that fails (a full disk) stops it with E_OUTPUT.
-      await writeTapeJSON(file!, writeOut, { review: o.review });
+      await writeTapeJSON(file!, { utf8: writeOut }, { review: o.review });
       return 0;
     case 'import':
       return (await import('./import.ts')).importCommand(file, second, o);
@@ -137,8 +138,15 @@ async function inspect(file: string | undefined): Promise<number> {
   // Record by record as the tape is read a window at a time: only realtime records are kept,
   // for the sessions' summary at the end.
   return withTapeStream(file!, async (t) => {
-    // Lines are written ~64 KB at a time: a write per line is a system call per record.
-    let out = '#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n';
+    // Lines are written ~64 KB at a time (a write per line is a system call per record), each
+    // encoded as it is made (see utf8ChunkedWriter). An awaited write: a slow reader holds the
+    // listing back, a failed write stops it.
+    const listing = writerFor({ utf8: writeOut });
+    const out = async (text: string): Promise<void> => {
+      const written = listing.out(text);
+      if (written) await written;
+    };
+    await out('#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n');
     const realtime: unknown[] = [];
     let i = 0;
     // The frames damage took are numbered where they lie, as scan numbers them: a record keeps
@@ -146,26 +154,22 @@ async function inspect(file: string | undefined): Promise<number> {
     const regionsBefore = damageInOrder(t.warnings, t.bytes);
     const damageRows = async (limit: number): Promise<void> => {
       for (const d of await regionsBefore(limit)) {
-        d.frames.forEach((at, k) => {
+        for (let k = 0; k < d.frames.length; k++) {
+          const at = d.frames[k]!;
           const length = (d.frames[k + 1] ?? d.end - d.start) - at;
-          out += `${i++}\t${d.start + at}\t${length}\t-\t-\t-\t-\t-\t[damaged, not read: ${d.warning.code} at byte ${d.warning.offset} below]\n`;
-        });
+          await out(`${i++}\t${d.start + at}\t${length}\t-\t-\t-\t-\t-\t[damaged, not read: ${d.warning.code} at byte ${d.warning.offset} below]\n`);
+        }
       }
     };
     for await (const r of decodedRecords(t, file!)) {
       await damageRows(r.offset);
       if (isRealtimeRecord(r.value)) realtime.push(r.value);
-      out += inspectLine(r, i++);
-      if (out.length >= 1 << 16) {
-        // Awaited: a slow reader holds the listing back, a failed write stops it.
-        await writeOut(out);
-        out = '';
-      }
+      await out(inspectLine(r, i++));
     }
     await damageRows(t.size);
-    for (const line of realtimeSessionLines(realtime)) out += `${line}\n`;
-    for (const w of t.warnings) out += `${w.code} at byte ${w.offset}: ${w.message}\n`;
-    await writeOut(out);
+    for (const line of realtimeSessionLines(realtime)) await out(`${line}\n`);
+    for (const w of t.warnings) await out(`${w.code} at byte ${w.offset}: ${w.message}\n`);
+    await listing.flush();
     // Damage is a problem found, as for verify: scripts and CI see it in the exit code.
     return t.warnings.length ? 1 : 0;
   });

@@ -21,7 +21,7 @@ import { VERSION } from '../version.ts';
 import { isHttpRecord, type HttpRecord, type StoredHeaders } from './records.ts';
 import { warningText, type TapeWarning } from './tape-codec.ts';
 import { decodedRecords, withTapeStream } from './tape-stream.ts';
-import { chunkedWriter } from './chunked-write.ts';
+import { writerFor, type OutputSink } from './chunked-write.ts';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -137,13 +137,13 @@ const nested = (value: unknown, indent: string): string => JSON.stringify(value,
  * @example
  * const { skipped, warnings } = await writeTapeHar('tapes/app.tape', (text) => void process.stdout.write(text), { origin: 'https://api.openai.com' })
  */
-export async function writeTapeHar(path: string, write: (text: string) => void | Promise<void>, opts: { origin?: string } = {}): Promise<Omit<HarExport, 'text'>> {
+export async function writeTapeHar(path: string, write: OutputSink, opts: { origin?: string } = {}): Promise<Omit<HarExport, 'text'>> {
   const origin = opts.origin ?? 'http://localhost';
   if (!URL.canParse(origin) || !/^https?:$/.test(new URL(origin).protocol)) {
     throw new TapedeckError('E_ARG', `The origin ${JSON.stringify(origin)} is not an http(s) URL.`, { hint: 'Give it as --origin https://api.openai.com ({ origin }).' });
   }
   return withTapeStream(path, async (scan) => {
-    const { out, flush } = chunkedWriter(write);
+    const { out, flush } = writerFor(write);
     // The members before the entries, as JSON.stringify of the whole document indents them.
     await out(`{\n  "log": {\n    "version": "1.2",\n    "creator": ${nested({ name: 'tapedeck', version: VERSION }, '    ')},\n    "pages": [],\n    "entries": `);
     let entries = 0;

@@ -54,7 +54,7 @@ import { appendRecords, createTape, tapeTypeNamed, tapeTypeOf } from './tape-fil
 import { warningText } from './tape-codec.ts';
 import { decodedRecords, withTapeStream, type TapeStream } from './tape-stream.ts';
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
-import { chunkedWriter } from './chunked-write.ts';
+import { writerFor, type OutputSink } from './chunked-write.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
 type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
@@ -466,13 +466,13 @@ export async function exportTapeJSON(path: string, opts: { review?: boolean } = 
  * @example
  * await writeTapeJSON('chat.tape', (text) => new Promise((done) => (process.stdout.write(text) ? done() : process.stdout.once('drain', done))));
  */
-export async function writeTapeJSON(path: string, write: (text: string) => void | Promise<void>, opts: { review?: boolean } = {}): Promise<void> {
+export async function writeTapeJSON(path: string, write: OutputSink, opts: { review?: boolean } = {}): Promise<void> {
   // Read a window at a time (tape-stream.ts): memory stays the same whatever the tape's size.
   await withTapeStream(path, (scan) => writeFrom(scan, path, write, opts));
 }
 
-async function writeFrom(scan: TapeStream, path: string, write: (text: string) => void | Promise<void>, opts: { review?: boolean }): Promise<void> {
-  const { out, flush } = chunkedWriter(write);
+async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts: { review?: boolean }): Promise<void> {
+  const { out, flush } = writerFor(write);
   await out(`{\n  "header": ${one(toJson({ ...scan.header }, '$.header', 0), '  ')},\n  "records": `);
   let count = 0;
   let previous: string | undefined;

@@ -6,7 +6,7 @@ import { TapedeckError } from '../errors.ts';
 import { reportCliError, usageError } from '../cli-errors.ts';
 import { treeLines } from './format.ts';
 import { loadTree } from './load.ts';
-import { chunkedWriter } from '../store/chunked-write.ts';
+import { writerFor, type OutputSink } from '../store/chunked-write.ts';
 import type { ConversationTree } from './tree.ts';
 
 const USAGE = `Usage: tapedeck tree <tape> [--width N] [--collapse N] [--hashes] [--json]
@@ -38,7 +38,7 @@ function count(name: string, raw: string | undefined, fallback: number): number 
  * @example
  * process.exitCode = await treeCommand(['recordings/chat.tape', '--hashes'], async (text) => void process.stdout.write(text))
  */
-export async function treeCommand(args: string[], write: (text: string) => Promise<void>): Promise<number> {
+export async function treeCommand(args: string[], write: OutputSink): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -82,7 +82,7 @@ export async function treeCommand(args: string[], write: (text: string) => Promi
   // Written in pieces of ~64 KB as the lines are made, as the exports write: one write per line
   // would cost a system call each, one for the whole tree held all of it (17 million
   // characters, twice over, for a 100,000-recording tape).
-  const { out, flush } = chunkedWriter(write);
+  const { out, flush } = writerFor(write);
   for (const line of lines) {
     const written = out(`${line}\n`);
     if (written) await written;
