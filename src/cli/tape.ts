@@ -164,7 +164,9 @@ async function inspect(file: string | undefined): Promise<number> {
     for await (const r of decodedRecords(t, file!)) {
       await damageRows(r.offset);
       if (isRealtimeRecord(r.value)) realtime.push(r.value);
-      await out(inspectLine(r, i++));
+      // Awaited only when the line handed a chunk over (see chunkedWriter).
+      const written = listing.out(inspectLine(r, i++));
+      if (written) await written;
     }
     await damageRows(t.size);
     for (const line of realtimeSessionLines(realtime)) await out(`${line}\n`);

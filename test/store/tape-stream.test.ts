@@ -100,6 +100,10 @@ describe('a tape read a window at a time', () => {
       { window: 4096 },
     );
     expect(got).toEqual(want.records.map((r) => r.value));
+    // The same kind of bytes as readTape's (a Buffer: the export tags Buffers apart).
+    const kinds = (values: unknown[]) => values.map((r) => (r as { body: Uint8Array }).body.constructor.name);
+    expect(kinds(got)).toEqual(kinds(want.records.map((r) => r.value)));
+    expect(kinds(got)[0]).toBe('Buffer');
     expect(got.map((r) => Buffer.from((r as { body: Uint8Array }).body).toString('hex'))).toEqual(records.map((r) => Buffer.from(r.body).toString('hex')));
   });
 
