@@ -66,13 +66,13 @@ export function exitCode(code: number): number {
 }
 
 /**
- * Writes text (or its UTF-8 bytes) to stdout; resolves when stdout can take more (at once while its buffer has room,
- * else on 'drain': a slow reader holds the writer back), rejects with the E_OUTPUT error once
- * the output cannot be written, so a long export stops soon after a failed write instead of
- * converting the rest of the tape for nothing.
+ * Writes text, or its UTF-8 bytes, to stdout; resolves when stdout can take more (at once while
+ * its buffer has room, else on 'drain': a slow reader holds the writer back), rejects with the
+ * E_OUTPUT error once the output cannot be written, so a long export stops soon after a failed
+ * write instead of converting the rest of the tape for nothing.
  *
  * @example
- * await writeTapeJSON('chat.tape', writeOut);
+ * await writeTapeJSON('chat.tape', { utf8: writeOut });
  */
 export function writeOut(text: string | Uint8Array): Promise<void> {
   if (failure !== undefined) return Promise.reject(failure);

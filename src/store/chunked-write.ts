@@ -41,7 +41,11 @@ export function chunkedWriter(write: (text: string) => void | Promise<void>): Ch
   };
 }
 
-/** Where utf8ChunkedWriter() encodes pieces: room for a chunk and a piece of WRITE_CHUNK characters after it. */
+/**
+ * The buffer utf8ChunkedWriter() encodes pieces into: a piece of up to ~240,000 characters (a
+ * large record's text) fits whole after a chunk not yet handed over; a longer one is written on
+ * its own.
+ */
 const GATHER_BYTES = 4 * WRITE_CHUNK * 3;
 
 /**
