@@ -387,7 +387,7 @@ export class Deck {
     // so a large tape opens in one pass over its frames. Other modes and a match function read
     // every recording, so they get them decoded.
     const fromHeads = typeof opts.match !== 'function' && (opts.match ?? 'exact') === 'exact';
-    if (col) col.forEachLoadedRun((group, key, _at, from, to) => this.add(group, key, from, to, fromHeads));
+    if (col) col.forEachLoadedRun((group, key, from, to) => this.add(group, key, from, to, fromHeads));
     if (mode === 'replay' || mode === 'update') {
       for (const [name, route] of this.routes) {
         if (route.llm.length === 0 || route.deferred || typeof opts.match === 'function') continue;

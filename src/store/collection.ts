@@ -837,9 +837,9 @@ export class RecordCollection<R> {
    * recordings per route in a few calls.
    *
    * @example
-   * col.forEachLoadedRun((group, key, at, from, to) => count.set(group, (count.get(group) ?? 0) + to - from))
+   * col.forEachLoadedRun((group, key, from, to) => count.set(group, (count.get(group) ?? 0) + to - from))
    */
-  forEachLoadedRun(fn: (group: string, key: string | undefined, at: number, from: number, to: number) => void): void {
+  forEachLoadedRun(fn: (group: string, key: string | undefined, from: number, to: number) => void): void {
     const all = this.all;
     const groups = this.loadedGroups;
     const keys = this.loadedKeys;
@@ -847,14 +847,14 @@ export class RecordCollection<R> {
     while (i < all.length) {
       const e = all[i];
       if (e !== undefined) {
-        if (e.stored && !e.bad) fn('', e.key, e.stored.at, i, i + 1);
+        if (e.stored && !e.bad) fn('', e.key, i, i + 1);
         i++;
         continue;
       }
       const group = groups[i]!;
       let j = i + 1;
       if (group !== '' && keys[i] === undefined) while (j < all.length && all[j] === undefined && groups[j] === group && keys[j] === undefined) j++;
-      fn(group, keys[i], this.storedOffset(i), i, j);
+      fn(group, keys[i], i, j);
       i = j;
     }
   }
