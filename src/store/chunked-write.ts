@@ -43,8 +43,9 @@ export function chunkedWriter(write: (text: string) => void | Promise<void>): Ch
 
 /**
  * The buffer utf8ChunkedWriter() encodes pieces into: a piece of up to ~240,000 characters (a
- * large record's text) fits whole after a chunk not yet handed over; a longer one is written on
- * its own.
+ * large record's text) fits whole after a chunk not yet handed over; a longer one is encoded at
+ * the buffer's start once that chunk is handed over, and one longer than the buffer holds
+ * (~262,000 characters) is written on its own.
  */
 const GATHER_BYTES = 4 * WRITE_CHUNK * 3;
 
