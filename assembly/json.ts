@@ -10,7 +10,7 @@
 
 import { escapedBytes, escapeLetters } from "./escape";
 import { writeCanonicalNumber } from "./number";
-import { encode16, encodeEscaped16, encodeWide, ensurePack, stepBytes } from "./utf16";
+import { encode16, encodeEscaped16, encodePairsEscaped16, encodeWide, ensurePack, stepBytes, wholeStep } from "./utf16";
 
 // Status codes, mirrored by src/core/errors.ts. Stable: they reach users as TapedeckError codes.
 export const ERR_JSON: i32 = 1;
@@ -550,6 +550,51 @@ function initEscWiden(): void {
 }
 
 /**
+ * The canonical UTF-8 of 16 units a, b holding units to escape (escA / escB: their lanes) as one
+ * step, at o; returns the new cursor and sets stepBytes (utf16.ts: 30 when a high surrogate in
+ * the last lane is left for the next step), or returns 0 when the step cannot go whole: a unit
+ * escaped as \u00XX, or a lone surrogate. Every unit to escape is ASCII: its own lane of x
+ * (narrowing sends non-ASCII units to 0 or 0xff, so `ctl` keeps only the lanes to escape). When
+ * every escape takes two characters (\" \\ \b \f \n \r \t), each unit to escape is written as a
+ * backslash and `second`, its letter or itself. Writes up to 52 bytes past o (OUT_SLACK).
+ */
+// @ts-ignore: decorator
+@inline function escapedStep(a: v128, b: v128, escA: v128, escB: v128, o: usize): usize {
+  const x = i8x16.narrow_i16x8_u(a, b);
+  const escX = i8x16.narrow_i16x8_s(escA, escB);
+  const ctl = v128.and(escX, i8x16.lt_u(x, i8x16.splat(0x20)));
+  const letters = i8x16.swizzle(v128.load(ESC_LETTERS), x);
+  if (v128.any_true(v128.and(ctl, i8x16.eq(letters, i8x16.splat(0))))) return 0;
+  const second = v128.bitselect(letters, x, ctl);
+  wholeStep();
+  // ASCII units only: each half of the step is widened by table, a backslash inserted before
+  // each unit to escape.
+  if (!v128.any_true(v128.and(v128.or(a, b), i16x8.splat(<i16>0xff80)))) {
+    const first = v128.bitselect(i8x16.splat(0x5c), x, escX);
+    const m = <u32>i8x16.bitmask(escX);
+    const lo = i8x16.shuffle(first, second, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const hi = i8x16.shuffle(first, second, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    v128.store(o, i8x16.swizzle(lo, v128.load(ESC_WIDEN + (<usize>(m & 0xff) << 4))));
+    o += 8 + <usize>popcnt(m & 0xff);
+    v128.store(o, i8x16.swizzle(hi, v128.load(ESC_WIDEN + (<usize>(m >> 8) << 4))));
+    return o + 8 + <usize>popcnt(m >> 8);
+  }
+  // Non-ASCII units too: encoded as a whole step as well, each unit to escape as a 2-byte unit
+  // whose bytes are the backslash and its letter. Cutting such a step at each escape took a step
+  // per escape; so the wasm call on the L-esc objects took 0.85 ms instead of 0.90. On L-intl
+  // (793 such steps holding 1,297 escapes) it saved 1-15 us of 0.60 ms. Surrogate pairs go with
+  // them (STR10K's emoji next to quotes and line breaks: 8,655 of its 105,586 steps).
+  const surrMask = i16x8.splat(<i16>0xf800);
+  const surrBits = i16x8.splat(<i16>0xd800);
+  const sa = i16x8.eq(v128.and(a, surrMask), surrBits);
+  const sb = i16x8.eq(v128.and(b, surrMask), surrBits);
+  const headA = v128.or(i16x8.shl(i16x8.extend_low_i8x16_u(second), 8), i16x8.splat(0x5c));
+  const headB = v128.or(i16x8.shl(i16x8.extend_high_i8x16_u(second), 8), i16x8.splat(0x5c));
+  if (v128.any_true(v128.or(sa, sb))) return encodePairsEscaped16(a, b, sa, sb, escA, escB, headA, headB, o);
+  return encodeEscaped16(a, b, escA, escB, headA, headB, o);
+}
+
+/**
  * Writes the canonical form of the string framed at p (see F_STRINGIFIED): its units escaped
  * where RFC 8785 escapes them and encoded as UTF-8. Returns the input position after the frame
  * (0 on error: a lone surrogate, or a frame past the input); the new output cursor is gO.
@@ -580,50 +625,17 @@ function writeFramed(p: usize, o: usize): usize {
         const escA = v128.or(v128.or(i16x8.lt_u(a, space), i16x8.eq(a, quote)), i16x8.eq(a, bslash));
         const escB = v128.or(v128.or(i16x8.lt_u(b, space), i16x8.eq(b, quote)), i16x8.eq(b, bslash));
         if (v128.any_true(v128.or(escA, escB))) {
-          // Every unit to escape is ASCII: its own lane of x (narrowing sends non-ASCII units to
-          // 0 or 0xff, so `ctl` keeps only the lanes to escape). When every escape takes two
-          // characters (\" \\ \b \f \n \r \t), the step goes on whole, each unit to escape as
-          // a backslash and `second`, its letter or itself.
-          const x = i8x16.narrow_i16x8_u(a, b);
-          const escX = i8x16.narrow_i16x8_s(escA, escB);
-          const ctl = v128.and(escX, i8x16.lt_u(x, i8x16.splat(0x20)));
-          const letters = i8x16.swizzle(v128.load(ESC_LETTERS), x);
-          if (!v128.any_true(v128.and(ctl, i8x16.eq(letters, i8x16.splat(0))))) {
-            const second = v128.bitselect(letters, x, ctl);
-            // ASCII units only: each half of the step is widened by table, a backslash inserted
-            // before each unit to escape.
-            if (!v128.any_true(v128.and(v128.or(a, b), hiMask))) {
-              const first = v128.bitselect(i8x16.splat(0x5c), x, escX);
-              const m = <u32>i8x16.bitmask(escX);
-              const lo = i8x16.shuffle(first, second, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-              const hi = i8x16.shuffle(first, second, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-              v128.store(o, i8x16.swizzle(lo, v128.load(ESC_WIDEN + (<usize>(m & 0xff) << 4))));
-              o += 8 + <usize>popcnt(m & 0xff);
-              v128.store(o, i8x16.swizzle(hi, v128.load(ESC_WIDEN + (<usize>(m >> 8) << 4))));
-              o += 8 + <usize>popcnt(m >> 8);
-              s += 32;
-              continue;
-            }
-            // Non-ASCII units too, none a surrogate: encoded as a whole step as well, each unit to
-            // escape as a 2-byte unit whose bytes are the backslash and its letter. Cutting such a
-            // step at each escape (below) took a step per escape; so the wasm call on the L-esc
-            // objects took 0.85 ms instead of 0.90. On L-intl (793 such steps holding 1,297
-            // escapes) it saved 1-15 µs of 0.60 ms.
-            const surrMask = i16x8.splat(<i16>0xf800);
-            const surrBits = i16x8.splat(<i16>0xd800);
-            if (!v128.any_true(v128.or(i16x8.eq(v128.and(a, surrMask), surrBits), i16x8.eq(v128.and(b, surrMask), surrBits)))) {
-              const headA = v128.or(i16x8.shl(i16x8.extend_low_i8x16_u(second), 8), i16x8.splat(0x5c));
-              const headB = v128.or(i16x8.shl(i16x8.extend_high_i8x16_u(second), 8), i16x8.splat(0x5c));
-              o = encodeEscaped16(a, b, escA, escB, headA, headB, o);
-              s += 32;
-              continue;
-            }
+          const w = escapedStep(a, b, escA, escB, o);
+          if (w != 0) {
+            o = w;
+            s += stepBytes;
+            continue;
           }
           // Else (a surrogate, a \u00XX escape) the step stops at its first unit to escape: the
           // units before it are written (narrowed when ASCII, else encoded as a whole step and
           // cut after them), it is escaped, and the steps go on from the unit after it. Only a
           // lone surrogate in the step sends it unit by unit.
-          const esc = <u32>i8x16.bitmask(escX);
+          const esc = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(escA, escB));
           const k = ctz(esc);
           const before = (<u32>1 << k) - 1;
           const wide = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(a, hiMask), i16x8.splat(0)), i16x8.ne(v128.and(b, hiMask), i16x8.splat(0)))) & before;
@@ -655,9 +667,9 @@ function writeFramed(p: usize, o: usize): usize {
         s += stepBytes;
       }
       // The last 1-15 units as one step too (the 64 bytes of padding after the input keep the
-      // read in bounds; the lanes past the string are read but not counted), when none of them
-      // is to be escaped and the last is not a high surrogate (which the lane after it would
-      // complete): most strings end so, and the units one at a time cost ~20 ns a string.
+      // read in bounds; the lanes past the string are read but not counted), unless the last is
+      // a high surrogate (which the lane after it would complete) or the step cannot go whole:
+      // the units one at a time cost ~20 ns a string.
       if (s < end && s + 32 > end) {
         const r = <u32>((end - s) >> 1);
         const live = (<u32>1 << r) - 1;
@@ -676,6 +688,18 @@ function writeFramed(p: usize, o: usize): usize {
             // one more for each >= 0x80 and one more again for each >= 0x800 not a surrogate.
             const wider = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(wider16(a), wider16(b))) & live;
             o += <usize>(r + popcnt(wide) + popcnt(wider));
+            s = end;
+          }
+        } else {
+          // Units to escape among them (a string ending in a quote or a line break; 6,690 of
+          // STR10K's 9,469 last steps): the step goes whole too, its lanes past the string
+          // taken as "a". Each of those is one byte at the end of what the step writes, so the
+          // cursor goes back by their number.
+          const liveA = i16x8.lt_u(i16x8(0, 1, 2, 3, 4, 5, 6, 7), i16x8.splat(<i16>r));
+          const liveB = i16x8.lt_u(i16x8(8, 9, 10, 11, 12, 13, 14, 15), i16x8.splat(<i16>r));
+          const w = escapedStep(v128.bitselect(a, i16x8.splat(0x61), liveA), v128.bitselect(b, i16x8.splat(0x61), liveB), v128.and(escA, liveA), v128.and(escB, liveB), o);
+          if (w != 0) {
+            o = w - (16 - <usize>r);
             s = end;
           }
         }

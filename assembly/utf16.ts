@@ -110,22 +110,29 @@ function initPack(): void {
  * encode8 for 8 units that hold surrogates: `surr` marks them, `high` the high ones, lane i of
  * `prev` is the unit before unit i, and every low surrogate follows a high one. A pair's 4 bytes
  * come two from each unit: the high unit's bits 2-9 (plus 0x40: the code point's bits 10-20)
- * give the first two, the low unit's bits 0-9 with the high unit's bits 0-1 the last two.
+ * give the first two, the low unit's bits 0-9 with the high unit's bits 0-1 the last two. The
+ * ASCII units marked in `esc` are written as the two bytes of their lane of `escHead`, as in
+ * encodeEscaped8.
  */
-@inline function encodePairs8(c: v128, prev: v128, surr: v128, high: v128, o: usize): usize {
+@inline function encodePairs8(c: v128, prev: v128, surr: v128, high: v128, esc: v128, escHead: v128, o: usize): usize {
   const cont = i16x8.splat(0x80);
-  const wide = i16x8.ge_u(c, i16x8.splat(0x80)); // surrogates: 2 bytes each
+  const wide = v128.or(i16x8.ge_u(c, i16x8.splat(0x80)), esc); // surrogates: 2 bytes each
   const wider = v128.andnot(i16x8.ge_u(c, i16x8.splat(0x800)), surr);
   const u = i16x8.add(v128.and(c, i16x8.splat(0x3ff)), i16x8.splat(0x40));
   const first = v128.or(v128.or(i16x8.shr_u(u, 8), i16x8.splat(0xf0)), i16x8.shl(v128.or(v128.and(i16x8.shr_u(u, 2), i16x8.splat(0x3f)), cont), 8));
   const bits = v128.or(v128.and(i16x8.shr_u(c, 6), i16x8.splat(0x0f)), i16x8.shl(v128.and(prev, i16x8.splat(3)), 4));
   const second = v128.or(v128.or(bits, cont), i16x8.shl(last6(c), 8));
-  const head = v128.bitselect(v128.bitselect(first, second, high), bmpHead(c, wide, wider), surr);
+  const head = v128.bitselect(escHead, v128.bitselect(v128.bitselect(first, second, high), bmpHead(c, wide, wider), surr), esc);
   return pack8(head, last6(c), wide, wider, o);
 }
 
 /** Input bytes the last encode16() took: 32, or 30 when it left a high surrogate for the next step. */
 export let stepBytes: usize = 32;
+
+/** Sets stepBytes for a step taken whole by the caller (32 bytes of input). */
+@inline export function wholeStep(): void {
+  stepBytes = 32;
+}
 
 /**
  * UTF-8 of 16 units a, b (at least one of them non-ASCII) at o; returns the new cursor, or 0 when
@@ -133,12 +140,24 @@ export let stepBytes: usize = 32;
  */
 @inline export function encode16(a: v128, b: v128, o: usize): usize {
   const surrMask = i16x8.splat(<i16>0xf800);
-  const highMask = i16x8.splat(<i16>0xfc00);
   const surrBits = i16x8.splat(<i16>0xd800);
   const sa = i16x8.eq(v128.and(a, surrMask), surrBits);
   const sb = i16x8.eq(v128.and(b, surrMask), surrBits);
   stepBytes = 32;
   if (!v128.any_true(v128.or(sa, sb))) return encode8(b, encode8(a, o));
+  const zero = v128.splat<i16>(0);
+  return encodePairsEscaped16(a, b, sa, sb, zero, zero, zero, zero, o);
+}
+
+/**
+ * encode16 for 16 units a, b holding surrogates (sa / sb: their lanes), the ASCII ones marked in
+ * escA / escB written as the two bytes of their lane of headA / headB (see encodeEscaped8);
+ * returns the new cursor, or 0 when the step holds a lone surrogate. Sets stepBytes.
+ */
+@inline export function encodePairsEscaped16(a: v128, b: v128, sa: v128, sb: v128, escA: v128, escB: v128, headA: v128, headB: v128, o: usize): usize {
+  const highMask = i16x8.splat(<i16>0xfc00);
+  const surrBits = i16x8.splat(<i16>0xd800);
+  stepBytes = 32;
   // Surrogates. Every low surrogate must follow a high one, or the step holds a lone
   // surrogate. A high one in the last lane pairs with the next unit: 15 units are encoded (the
   // high one's 2 bytes, the last written, are dropped) and the next step starts at it.
@@ -152,7 +171,7 @@ export let stepBytes: usize = 32;
   const prevA = i8x16.shuffle(a, a, 0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
   const prevB = i8x16.shuffle(a, b, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29);
   stepBytes = 32 - (cut << 1);
-  return encodePairs8(b, prevB, sb, hb, encodePairs8(a, prevA, sa, ha, o)) - (cut << 1);
+  return encodePairs8(b, prevB, sb, hb, escB, headB, encodePairs8(a, prevA, sa, ha, escA, headA, o)) - (cut << 1);
 }
 
 function simd(src: usize, units: u32, dst: usize): i32 {
