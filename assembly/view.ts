@@ -17,8 +17,8 @@
 // tool-call / tool-result parts and jsonSchema() wrappers, escaped member names where a name is
 // looked at, escaped strings that must be compared (roles, types, call ids, tool names), tool
 // names outside ASCII (sorted by UTF-16 code units in the reference), non-string call ids,
-// arguments text that is not an object or array, member names inherited from Object.prototype,
-// and embeddings (already cheap in TypeScript). Attachment parts (images, audio, files), whose
+// arguments text that is not an object or array, and member names inherited from
+// Object.prototype. Attachment parts (images, audio, files), whose
 // rules decode and hash their data, are left as holes: a 0x00 byte in the output (never in JSON
 // text) and the part's byte range, for the caller to fill with the reference's part.
 
@@ -2891,7 +2891,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   }
   const p = ollama ? P_CHAT : provider != 0 ? provider : detect();
   if (bad) return V_DECLINED;
-  if (p == P_EMBEDDINGS) return V_DECLINED;
+  if (p == P_EMBEDDINGS) return embeddings(outBase);
   const responses = p == P_RESPONSES;
   w("{\"messages\":[");
   let messages: i32 = 0;
@@ -2958,6 +2958,48 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   tools();
   if (bad) return V_DECLINED;
   return done(ollama ? P_OLLAMA : p, messages, outBase, messagesEnd);
+}
+
+/**
+ * An OpenAI embeddings body's view, `{"input":[...]`: each input is a message (a list that is
+ * not one token list is its inputs; anything else, a string or one token list, is one input;
+ * absent or null, none), written canonical where it lands, with its start recorded. The model
+ * and options are the caller's top level, as for the chat family; there are no tools.
+ */
+function embeddings(outBase: usize): i32 {
+  w("{\"input\":[");
+  const input = get(0, "input");
+  if (bad) return V_DECLINED;
+  let inputs: i32 = 0;
+  if (input != NONE && kindOf(input) != T_NULL) {
+    if (kindOf(input) == T_ARRAY && !isTokens(input)) {
+      const stop = nextOf(input);
+      for (let m = input + 1; m < stop && !bad; m = nextOf(m)) {
+        if (inputs > 0) byte(0x2c);
+        embeddingInput(m);
+        inputs++;
+      }
+    } else {
+      embeddingInput(input);
+      inputs = 1;
+    }
+  }
+  byte(0x5d);
+  if (bad) return V_DECLINED;
+  if (allCanon && startCount == <u32>inputs) {
+    store<u32>(RESULT + 120, 3);
+    store<u32>(RESULT + 124, <u32>startsP);
+  }
+  canon = false;
+  return done(P_EMBEDDINGS, inputs, outBase, o);
+}
+
+/** One input of an embeddings body, canonical (see raw()), as a message that starts here. */
+function embeddingInput(i: u32): void {
+  const at = o;
+  canon = true;
+  raw(i);
+  whole(at);
 }
 
 /** Stores what view() wrote (see there) and returns V_OK. */

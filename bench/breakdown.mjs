@@ -193,7 +193,6 @@ if (requests) {
     ['ollama-chat', ollamaChatBody().bytes, { endpoint: ollamaChatBody().endpoint }, (b) => coreRequestView(b, 8, findKeptTools(b)?.skip)],
   ];
   for (const [shape, bytes, opts, view] of bodies) {
-    if (shape === 'openai-embeddings') continue;
     const ref = lib.requestKeys(bytes, opts);
     const messages = ref.messages.map((m) => lib.canonicalize(m));
     const canonicalView = lib.canonicalize(ref.view);

@@ -264,7 +264,7 @@ describe('the kept top level (model, options, context)', () => {
     expect(keys.size).toBeGreaterThan(1);
   });
 
-  it('a body the walk keys (embeddings) keeps its top level too: changed by one byte, or under other ignored arguments, it keys as the reference', () => {
+  it('an embeddings body keeps its top level too: changed by one byte, or under other ignored arguments, it keys as the reference', () => {
     const text = JSON.stringify((requestBodies() as Obj)['openai-embeddings'].body);
     const variants = [text, text.replace('"dimensions":512', '"dimensions":513'), text.replace('"user":"user-42"', '"user":"user-43"'), text.replace('"encoding_format":"float"', '"encoding_format":"floaT"')];
     expect(new Set(variants).size).toBe(variants.length);
