@@ -611,8 +611,9 @@ function writeFramed(p: usize, o: usize): usize {
   while (s < end) {
     if (ASC_FEATURE_SIMD) {
       // 16 units a step: ASCII ones with nothing to escape narrowed to bytes, non-ASCII ones
-      // encoded as utf16.ts does; a step with a unit to escape or a lone surrogate goes to the
-      // unit-by-unit loop below.
+      // encoded as utf16.ts does, units to escape written in the same step (escapedStep()); a
+      // step stops at a \u00XX escape, and one holding a lone surrogate goes to the unit-by-unit
+      // loop below.
       ensurePack();
       if (!escWidenReady) initEscWiden();
       const hiMask = i16x8.splat(<i16>0xff80);

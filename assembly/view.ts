@@ -1,6 +1,7 @@
 // The normalized request view of a request body, written from the structural index (tape.ts)
-// inside the core: the messages as `{"messages":[...]` and the tools as `,"tools":[...]`, in
-// the form src/match/raw-keys/chat.ts writes them. The messages come out as canonical text
+// inside the core: the messages as `{"messages":[...]` and the tools as `,"tools":[...]` (an
+// embeddings body's inputs as `{"input":[...]`), in the form src/match/raw-keys/chat.ts writes
+// them. The messages come out as canonical text
 // where this can vouch for it (see `canon` below; values the body spelled otherwise are made
 // canonical where they land) with each message's start recorded, so the caller hashes them
 // where they lie; anything else goes through the canonical writer (json.ts) whole.
