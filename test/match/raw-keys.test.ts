@@ -203,17 +203,26 @@ describe('raw-bytes request digests', () => {
     );
     const before = rawPathCounts.core;
     let answered = 0;
+    let total = 0;
     fc.assert(
       fc.property(embeddingsBody, fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.boolean(), (b, seed, escapes) => {
-        if (agree(encoder.encode(respell(b, rng(seed), escapes)))) answered++;
-        for (const opts of [{ provider: 'openai-embeddings' as const }, { ignoreArgs: ['dimensions'] }]) agree(encoder.encode(JSON.stringify(b)), opts);
+        const bodies: [Uint8Array, NormalizeOptions | undefined][] = [
+          [encoder.encode(respell(b, rng(seed), escapes)), undefined],
+          [encoder.encode(JSON.stringify(b)), { provider: 'openai-embeddings' }],
+          [encoder.encode(JSON.stringify(b)), { ignoreArgs: ['dimensions'] }],
+        ];
+        for (const [bytes, opts] of bodies) {
+          total++;
+          if (agree(bytes, opts)) answered++;
+        }
       }),
       { numRuns: 400 },
     );
     if (hasTape) {
-      expect(answered).toBeGreaterThan(300);
-      // Declined bodies (an escaped member name, say) go to the walk; nearly all go by the core.
-      expect(rawPathCounts.core - before).toBeGreaterThan(answered);
+      expect(answered / total).toBeGreaterThan(0.8);
+      // Bodies whose member names are spelled with escapes (about half of the respelled ones)
+      // go to the walk; the rest by the core (~83%; none before the core wrote this view).
+      expect((rawPathCounts.core - before) / answered).toBeGreaterThan(0.7);
     } else {
       expect(rawPathCounts.core).toBe(before);
     }
