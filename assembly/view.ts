@@ -1,10 +1,10 @@
 // The normalized request view of a request body, written from the structural index (tape.ts)
 // inside the core: the messages as `{"messages":[...]` and the tools as `,"tools":[...]` (an
 // embeddings body's inputs as `{"input":[...]`), in the form src/match/raw-keys/chat.ts writes
-// them. The messages come out as canonical text
-// where this can vouch for it (see `canon` below; values the body spelled otherwise are made
-// canonical where they land) with each message's start recorded, so the caller hashes them
-// where they lie; anything else goes through the canonical writer (json.ts) whole.
+// them. The messages come out as canonical text where this can vouch for it (see `canon` below;
+// values the body spelled otherwise are made canonical where they land) with each message's
+// start recorded, so the caller hashes them where they lie; anything else goes through the
+// canonical writer (json.ts) whole.
 //
 // Why here and not in TypeScript: on a 36 KB, 50-message body the TypeScript walk over the
 // index cost ~70-80 us of the ~180 us a new body took (a few hundred small calls, member
@@ -19,9 +19,9 @@
 // looked at, escaped strings that must be compared (roles, types, call ids, tool names), tool
 // names outside ASCII (sorted by UTF-16 code units in the reference), non-string call ids,
 // arguments text that is not an object or array, and member names inherited from
-// Object.prototype. Attachment parts (images, audio, files), whose
-// rules decode and hash their data, are left as holes: a 0x00 byte in the output (never in JSON
-// text) and the part's byte range, for the caller to fill with the reference's part.
+// Object.prototype. Attachment parts (images, audio, files), whose rules decode and hash their
+// data, are left as holes: a 0x00 byte in the output (never in JSON text) and the part's byte
+// range, for the caller to fill with the reference's part.
 
 import { canonicalAt, compareKeys, ensureMemory, RESULT } from "./json";
 import { writeCanonicalNumber } from "./number";
