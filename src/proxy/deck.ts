@@ -794,10 +794,6 @@ export class Deck {
    */
   decideShared(req: DeckRequest): Decision | Promise<Decision> {
     if (!this.col?.shared || !this.col.serves) return this.decide(req);
-    return this.decideFleet(req);
-  }
-
-  private async decideFleet(req: DeckRequest): Promise<Decision> {
     let miss: TapedeckError | undefined;
     let first: Decision | undefined;
     try {
@@ -806,7 +802,15 @@ export class Deck {
       if (!(e instanceof TapedeckError && e.code === 'E_MISS')) throw e;
       miss = e;
     }
+    // A recording this proxy already holds is answered at once, as from a tape file: the store
+    // is asked only when it might hold more. As a promise, every replayed answer on a shared
+    // store waited for a later tick and took the handler's promise path.
     if (first?.kind === 'replay') return first;
+    return this.decideFleet(req, first, miss);
+  }
+
+  /** decideShared() past this proxy's own recordings: what other proxies recorded since. */
+  private async decideFleet(req: DeckRequest, first: Decision | undefined, miss: TapedeckError | undefined): Promise<Decision> {
     const key = miss ? miss.details.key : first?.kind === 'upstream' ? first.prepared?.key : undefined;
     if (typeof key !== 'string') {
       if (miss) throw miss;
