@@ -786,11 +786,16 @@ export class Deck {
   }
 
   /**
-   * {@link decide}, and on a shared store (Redis) first asks the store for recordings other
-   * proxies made of this request since this one opened: a fleet sees each other's recordings.
-   * Replay with the store unreachable fails with E_STORE_UNAVAILABLE; update mode then goes to
-   * the upstream (and says why once). Synchronous (no promise) unless the store is shared, so
-   * the proxy can write a replayed answer in the same tick the body arrived.
+   * {@link decide}, and on a shared store (Redis), where this proxy's own recordings do not
+   * answer, asks the store for recordings other proxies made of this request since this one
+   * opened: a fleet sees each other's recordings. A miss with the store unreachable fails with
+   * E_STORE_UNAVAILABLE in replay mode; update mode then goes to the upstream (and says why
+   * once). A replayed answer this proxy holds is returned as it is, not as a promise, on any
+   * store, so the proxy can write it in the same tick the body arrived.
+   *
+   * @example
+   * const d = deck.decideShared(req);
+   * const decision = d instanceof Promise ? await d : d;
    */
   decideShared(req: DeckRequest): Decision | Promise<Decision> {
     if (!this.col?.shared || !this.col.serves) return this.decide(req);
