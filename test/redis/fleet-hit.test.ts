@@ -12,6 +12,12 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 const body = (text: string) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
 const request = (text: string): DeckRequest => ({ method: 'POST', url: CHAT, headers: JSON_TYPE, body: Buffer.from(body(text)) });
 
+/** Records a chat answer for `text` through `rec` against the fake provider; its id. */
+async function record(rec: typeof fetch, upstream: string, text: string): Promise<string> {
+  const r = await rec(`${upstream}${CHAT}`, { method: 'POST', headers: JSON_TYPE, body: body(text) });
+  return ((await r.json()) as { id: string }).id;
+}
+
 /** The id of the answer a replay decision would send. */
 function answerId(d: Decision): unknown {
   if (d.kind !== 'replay') throw new Error(`expected a replay, got ${d.kind}`);
@@ -25,23 +31,22 @@ redisDescribe('a proxy on a shared store', () => {
     const store = `${redis.current.url}?namespace=${freshNamespace('fleet-hit')}`;
     const up = await startUpstream();
     const rec = createFetch({ store, mode: 'record' });
-    const ask = async (text: string) => (await (await rec(`${up.url}${CHAT}`, { method: 'POST', headers: JSON_TYPE, body: body(text) })).json()) as { id: string };
     const deck = await Deck.open({ store, mode: 'replay', onWarning: () => {} }, { kind: 'proxy' });
     try {
       // Recorded after the deck opened: the first lookup asks the store...
-      const held = await ask('held');
+      const held = await record(rec, up.url, 'held');
       const fetched = deck.decideShared(request('held'));
       expect(fetched).toBeInstanceOf(Promise);
-      expect(answerId(await fetched)).toBe(held.id);
+      expect(answerId(await fetched)).toBe(held);
       // ...and from then on the deck holds it: answered in the same call, no promise.
       const again = deck.decideShared(request('held'));
       expect(again).not.toBeInstanceOf(Promise);
-      expect(answerId(again as Decision)).toBe(held.id);
+      expect(answerId(again as Decision)).toBe(held);
 
-      const later = await ask('later');
+      const later = await record(rec, up.url, 'later');
       const fromFleet = deck.decideShared(request('later'));
       expect(fromFleet).toBeInstanceOf(Promise);
-      expect(answerId(await fromFleet)).toBe(later.id);
+      expect(answerId(await fromFleet)).toBe(later);
 
       let missed: unknown;
       try {
@@ -61,8 +66,7 @@ redisDescribe('a proxy on a shared store', () => {
     const store = `${redis.current.url}?namespace=${freshNamespace('fleet-open')}`;
     const up = await startUpstream();
     const rec = createFetch({ store, mode: 'record' });
-    const r = await rec(`${up.url}${CHAT}`, { method: 'POST', headers: JSON_TYPE, body: body('before open') });
-    const recorded = ((await r.json()) as { id: string }).id;
+    const recorded = await record(rec, up.url, 'before open');
     await rec.close();
     await up.close();
     const deck = await Deck.open({ store, mode: 'replay', onWarning: () => {} }, { kind: 'proxy' });
