@@ -15,6 +15,8 @@ const direct = [
   'test/escape-scan.test.ts',
   // Reads source files only: no backend involved.
   'test/imports.test.ts',
+  // The bench's own report over several runs: no backend involved.
+  'test/bench-spread.test.ts',
   // The tape file format does no hashing: running it per backend would only triple its
   // multi-process tests.
   'test/store/**/*.test.ts',

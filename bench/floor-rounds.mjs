@@ -85,3 +85,8 @@ export function timeAgainstFloor(rowFn, floorFn, { rowMs, floorMs, budgetMs, bat
 export function floorRoundsNote(p, fmtTime) {
   return `the floor (node:crypto SHA-256 of the prepared bytes) timed in the same rounds as the row, interleaved, order alternated: median ratio of ${p.rounds} rounds in CPU time, the floor ${fmtTime(p.floorMs)} against ${fmtTime(p.rowMs)}`;
 }
+
+/** The shared rounds' figures a floor target line keeps beside its text (see makeTarget's `paired`). */
+export function pairedFigures(p) {
+  return { rounds: p.rounds, floorMs: p.floorMs, rowMs: p.rowMs };
+}

@@ -575,7 +575,8 @@ for (const [group, input, op, goal] of [
   const baseline = p
     ? floorRoundsNote({ rounds: p.rounds, floorMs: p.floorCpuMs, rowMs: p.rowCpuMs }, fmtTime)
     : 'the floor, timed in the same rounds as the row';
-  report(makeTarget({ label, unit: 'x', value: rec?.floorRatio ?? null, op: '<=', goal, baseline }));
+  const paired = p ? { rounds: p.rounds, floorMs: p.floorCpuMs, rowMs: p.rowCpuMs } : null;
+  report(makeTarget({ label, unit: 'x', value: rec?.floorRatio ?? null, op: '<=', goal, baseline, paired }));
 }
 
 // ---------------------------------------------------------------- matcher ----
@@ -769,4 +770,6 @@ meta.elapsedSeconds = Math.round(elapsed * 10) / 10;
 mkdirSync(dirname(OUT), { recursive: true });
 writeFileSync(OUT, JSON.stringify({ ...meta, workloads: workloadsMeta, rows: results, targets, match: match && { rows: match.rows.map(({ sink: _s, ...r }) => r), bytesPerRecording: match.bytesPerRecording }, tape: tape && { rows: tape.rows }, cold: cold && { rows: cold.rows }, tree: tree && { rows: tree.rows }, drift: drift && { rows: drift.rows }, import: importRows && { rows: importRows.rows }, proxy: proxy && { rows: proxy.rows }, redis: redisRows && { rows: redisRows.rows, recordRows: redisRows.recordRows, skipped: redisRows.skipped }, mcp: mcpRows && { rows: mcpRows.rows }, realtime: realtimeRows && { rows: realtimeRows.rows }, size: size && { rows: size.rows } }, null, 2) + '\n');
 console.log(`\ndone in ${elapsed.toFixed(1)} s; results written to ${OUT}`);
+// One run cannot tell a slow row from a busy machine; several runs' files can (bench/spread.mjs).
+if (!QUICK && FILTERS.length === 0) console.log('the spread of several full runs (each with its own --out file): npm run bench:spread -- <file> <file> <file>');
 void sink;

@@ -10,9 +10,11 @@ const UNITS = new Set(['µs', 'ms', 'x', 'KB', 'bytes']);
  * the rate against the baseline's rate, so higher is better unless the label says otherwise),
  * KB, bytes. `op` and `goal` give the target ('<=' 100 for "at most 100 µs"); leave them out
  * for a figure reported without a target. `baseline` names what the value is compared with
- * (null only for absolute figures without one). `note` is printed after the value.
+ * (null only for absolute figures without one). `note` is printed after the value. `paired`, on
+ * a line whose baseline is the floor timed in the same rounds, keeps those rounds' figures
+ * ({ rounds, floorMs, rowMs }: CPU time per call) for scripts/bench-spread.mjs.
  */
-export function makeTarget({ label, unit, value, op = null, goal = null, baseline = null, note = null }) {
+export function makeTarget({ label, unit, value, op = null, goal = null, baseline = null, note = null, paired = null }) {
   if (!UNITS.has(unit)) throw new Error(`bench: target "${label}" has unknown unit ${unit}`);
   if ((op === null) !== (goal === null)) throw new Error(`bench: target "${label}" needs both op and goal`);
   let pass = null;
@@ -20,7 +22,8 @@ export function makeTarget({ label, unit, value, op = null, goal = null, baselin
     pass = op === '<=' ? value <= goal : op === '>=' ? value >= goal : op === '>' ? value > goal : op === '<' ? value < goal : null;
     if (pass === null) throw new Error(`bench: target "${label}" has unknown op ${op}`);
   }
-  return { label, unit, value: value ?? null, op, goal, baseline, note, pass };
+  const t = { label, unit, value: value ?? null, op, goal, baseline, note, pass };
+  return paired === null ? t : { ...t, paired };
 }
 
 /** A value with its unit, as the report prints it. */
