@@ -82,6 +82,9 @@ describe('spread of benchmark runs', () => {
     expect(text).toContain('target lines missed per run: 0 of 2, 2 of 2, 1 of 2');
     expect(text).toContain('| XL object full hash set | <= 2.00x | 1.90-2.05x (2, 1 over) | 2.20x (1, 1 over) |');
     expect(text).toContain('| L raw full hash set, speed vs the best baseline | >= 3.00x | 3.50 / 2.90 / 3.10 (2.90-3.50x) | 2 of 3 |');
+    // A range below zero reads 'a to b'.
+    const latency = (value: number) => makeTarget({ label: 'added p50', unit: 'µs', value, op: '<=', goal: 500 });
+    expect(formatSpread(spread([{ targets: [latency(-491)] }, { targets: [latency(1004)] }]))).toContain('| added p50 | <= 500 µs | -491 / 1004 (-491 to 1004 µs) | 1 of 2 |');
     const passing = spread([runs[0]!]);
     expect(formatSpread(passing)).toContain('(none)');
     expect(formatSpread(passing, { all: true })).toContain('| L raw full hash set, speed vs the best baseline |');
