@@ -572,10 +572,8 @@ for (const [group, input, op, goal] of [
   const rec = find(group, (x) => x.input === input && x.op === op);
   const label = `${group} ${input} ${op === 'many' ? 'hashMany' : 'full hash set'}, time / the floor's (lower is closer)`;
   const p = rec?.floorPaired;
-  const baseline = p
-    ? floorRoundsNote({ rounds: p.rounds, floorMs: p.floorCpuMs, rowMs: p.rowCpuMs }, fmtTime)
-    : 'the floor, timed in the same rounds as the row';
   const paired = p ? { rounds: p.rounds, floorMs: p.floorCpuMs, rowMs: p.rowCpuMs } : null;
+  const baseline = paired ? floorRoundsNote(paired, fmtTime) : 'the floor, timed in the same rounds as the row';
   report(makeTarget({ label, unit: 'x', value: rec?.floorRatio ?? null, op: '<=', goal, baseline, paired }));
 }
 
