@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // Prints bench/results/latest.json as the Markdown tables docs/benchmarks.md carries, so its
 // numbers are always a copy of one real run (paste the output between the bench markers there).
+//   node scripts/bench-table.mjs [results.json]   (default: bench/results/latest.json)
 import { readFileSync } from 'node:fs';
 import { targetLine } from '../bench/targets.mjs';
 
-const r = JSON.parse(readFileSync(new URL('../bench/results/latest.json', import.meta.url), 'utf8'));
+const file = process.argv[2] ?? new URL('../bench/results/latest.json', import.meta.url);
+const r = JSON.parse(readFileSync(file, 'utf8'));
 if (r.mode !== 'full' || (r.filter && r.filter.length)) {
-  console.error(`bench-table: latest.json is from a ${r.mode} run${r.filter ? ` filtered by ${r.filter}` : ''}; run \`npm run bench\` first.`);
+  console.error(`bench-table: ${process.argv[2] ?? 'latest.json'} is from a ${r.mode} run${r.filter ? ` filtered by ${r.filter}` : ''}; run \`npm run bench\` first.`);
   process.exit(1);
 }
 const fmt = (ms) => (ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(ms < 0.01 ? 2 : 1)} µs`);
