@@ -568,4 +568,20 @@ describe('fingerprints: raw bodies canonically equal to a recording skip parsing
     expect(fingerprints()).toBe(3);
     expect(m.stats().computed).toBe(31 + 33 + 1 + k - 1);
   });
+
+  it('probes fingerprints at growing gaps while the misses run on: 32, 64, 128, 256, 512, then every 512', () => {
+    const reRecorded = bytes(JSON.parse(JSON.stringify(recorded).replace(/call_AAA/g, 'call_ZZZ')));
+    const pretty = JSON.stringify(recorded, null, 2);
+    // A canonically equal body after n misses in a row hits its fingerprint only if probed.
+    const probedAfter = (n: number): boolean => {
+      const m = createMatcher({ mode: 'exact', allowRepeats: true, memo: 0, recordings: [rec(recorded, '0')] });
+      for (let i = 0; i < n; i++) m.match(reRecorded);
+      expect(m.match(pretty).matchedBy).toBe('exact'); // probed or not, the same recording
+      return m.stats().fingerprintHits === 1;
+    };
+    const probed = [0, 31, 32, 64, 128, 256, 512, 1024, 1536];
+    const skipped = [33, 63, 96, 160, 384, 768, 1100];
+    expect(probed.filter((n) => !probedAfter(n))).toEqual([]);
+    expect(skipped.filter((n) => probedAfter(n))).toEqual([]);
+  });
 });
