@@ -91,7 +91,7 @@ const range = (values, unit) => {
   const lo = Math.min(...v);
   const hi = Math.max(...v);
   // A range that starts below zero reads '-491 to 1004 µs', not '-491-1004 µs'.
-  return lo === hi ? `${fmt(lo)}${u}` : `${fmt(lo)}${lo < 0 ? ' to ' : '-'}${fmt(hi)}${u}`;
+  return fmt(lo) === fmt(hi) ? `${fmt(lo)}${u}` : `${fmt(lo)}${lo < 0 ? ' to ' : '-'}${fmt(hi)}${u}`;
 };
 const goalText = (l) => (l.op === null || l.goal === null ? 'as labelled' : `${l.op} ${fmt(l.goal)}${l.unit === 'x' ? 'x' : ` ${l.unit}`}`);
 const readings = (xs) => (xs.length === 0 ? '-' : `${range(xs.map((x) => x.value), 'x')} (${xs.length}, ${xs.filter((x) => x.over).length} over)`);

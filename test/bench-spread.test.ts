@@ -85,6 +85,8 @@ describe('spread of benchmark runs', () => {
     // A range below zero reads 'a to b'.
     const latency = (value: number) => makeTarget({ label: 'added p50', unit: 'µs', value, op: '<=', goal: 500 });
     expect(formatSpread(spread([{ targets: [latency(-491)] }, { targets: [latency(1004)] }]))).toContain('| added p50 | <= 500 µs | -491 / 1004 (-491 to 1004 µs) | 1 of 2 |');
+    // Two values that print alike read as one.
+    expect(formatSpread(spread([{ targets: [latency(12.34)] }, { targets: [latency(12.341)] }]), { all: true })).toContain('| added p50 | <= 500 µs | 12.3 / 12.3 (12.3 µs) | 2 of 2 |');
     const passing = spread([runs[0]!]);
     expect(formatSpread(passing)).toContain('(none)');
     expect(formatSpread(passing, { all: true })).toContain('| L raw full hash set, speed vs the best baseline |');
