@@ -60,10 +60,6 @@ export function spread(runs, { quietWithin = 1.1 } = {}) {
     runs: l.readings.length,
   }));
   const rows = [];
-  let quietN = 0;
-  let quietOver = 0;
-  let busyN = 0;
-  let busyOver = 0;
   for (const l of byLabel.values()) {
     const timed = l.readings.filter((x) => x.floor !== null && Number.isFinite(x.value));
     if (timed.length === 0) continue;
@@ -71,16 +67,17 @@ export function spread(runs, { quietWithin = 1.1 } = {}) {
     const quiet = [];
     const busy = [];
     for (const x of timed) {
-      const reading = { run: x.run, value: x.value, floorMs: x.floor.floorMs, load: x.floor.floorMs / fastest, over: !x.pass };
+      const reading = { run: x.run, value: x.value, floorMs: x.floor.floorMs, over: !x.pass };
       (x.floor.floorMs <= quietWithin * fastest ? quiet : busy).push(reading);
     }
-    quietN += quiet.length;
-    quietOver += quiet.filter((x) => x.over).length;
-    busyN += busy.length;
-    busyOver += busy.filter((x) => x.over).length;
     rows.push({ label: l.label, op: l.op, goal: l.goal, fastestFloorMs: fastest, quiet, busy });
   }
-  return { runs: perRun, lines, floors: { quietWithin, rows, quiet: { readings: quietN, over: quietOver }, busy: { readings: busyN, over: busyOver } } };
+  // Totals over every floor row's quiet (or busy) readings.
+  const total = (side) => {
+    const all = rows.flatMap((r) => r[side]);
+    return { readings: all.length, over: all.filter((x) => x.over).length };
+  };
+  return { runs: perRun, lines, floors: { quietWithin, rows, quiet: total('quiet'), busy: total('busy') } };
 }
 
 const fmt = (v) => (v === null || !Number.isFinite(v) ? 'n/a' : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
