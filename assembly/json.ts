@@ -579,18 +579,37 @@ function initEscWiden(): void {
     v128.store(o, i8x16.swizzle(hi, v128.load(ESC_WIDEN + (<usize>(m >> 8) << 4))));
     return o + 8 + <usize>popcnt(m >> 8);
   }
-  // Non-ASCII units too: encoded as a whole step as well, each unit to escape as a 2-byte unit
-  // whose bytes are the backslash and its letter. Cutting such a step at each escape took a step
-  // per escape; so the wasm call on the L-esc objects took 0.85 ms instead of 0.90. On L-intl
-  // (793 such steps holding 1,297 escapes) it saved 1-15 us of 0.60 ms. Surrogate pairs go with
-  // them (STR10K's emoji next to quotes and line breaks: 8,655 of its 105,586 steps).
+  return mixedStep(a, b, escA, escB, o);
+}
+
+/**
+ * The canonical UTF-8 of 16 units a, b holding non-ASCII ones, and units to escape or not
+ * (escA / escB: their lanes), as one step at o; returns the new cursor and sets stepBytes, or
+ * returns 0 when the step cannot go whole (a \u00XX escape, a lone surrogate). Each unit to
+ * escape is written as a 2-byte unit whose bytes are the backslash and its letter (see
+ * escapedStep), so escapes do not cut the step: cutting a step at each escape cost the L-esc
+ * objects' wasm call 0.90 ms against 0.85. Steps without escapes take this path too, instead of
+ * a test for escapes first: in mixed text whether a step holds one is a coin toss (STR10K's
+ * 110,000 steps change kind 89,000 times), and the mispredicted branch cost more than the
+ * escapes' lanes do (STR10K's strings canonical from UTF-16 in 1.9-2.1 ms against 2.7).
+ * Surrogate pairs go with them (STR10K's emoji next to quotes and line breaks).
+ */
+// @ts-ignore: decorator
+@inline function mixedStep(a: v128, b: v128, escA: v128, escB: v128, o: usize): usize {
+  const x = i8x16.narrow_i16x8_u(a, b);
+  const escX = i8x16.narrow_i16x8_s(escA, escB);
+  const ctl = v128.and(escX, i8x16.lt_u(x, i8x16.splat(0x20)));
+  const letters = i8x16.swizzle(v128.load(ESC_LETTERS), x);
+  if (v128.any_true(v128.and(ctl, i8x16.eq(letters, i8x16.splat(0))))) return 0;
+  const second = v128.bitselect(letters, x, ctl);
+  const headA = v128.or(i16x8.shl(i16x8.extend_low_i8x16_u(second), 8), i16x8.splat(0x5c));
+  const headB = v128.or(i16x8.shl(i16x8.extend_high_i8x16_u(second), 8), i16x8.splat(0x5c));
   const surrMask = i16x8.splat(<i16>0xf800);
   const surrBits = i16x8.splat(<i16>0xd800);
   const sa = i16x8.eq(v128.and(a, surrMask), surrBits);
   const sb = i16x8.eq(v128.and(b, surrMask), surrBits);
-  const headA = v128.or(i16x8.shl(i16x8.extend_low_i8x16_u(second), 8), i16x8.splat(0x5c));
-  const headB = v128.or(i16x8.shl(i16x8.extend_high_i8x16_u(second), 8), i16x8.splat(0x5c));
   if (v128.any_true(v128.or(sa, sb))) return encodePairsEscaped16(a, b, sa, sb, escA, escB, headA, headB, o);
+  wholeStep();
   return encodeEscaped16(a, b, escA, escB, headA, headB, o);
 }
 
@@ -625,13 +644,23 @@ function writeFramed(p: usize, o: usize): usize {
         const b = v128.load(s + 16);
         const escA = v128.or(v128.or(i16x8.lt_u(a, space), i16x8.eq(a, quote)), i16x8.eq(a, bslash));
         const escB = v128.or(v128.or(i16x8.lt_u(b, space), i16x8.eq(b, quote)), i16x8.eq(b, bslash));
-        if (v128.any_true(v128.or(escA, escB))) {
-          const w = escapedStep(a, b, escA, escB, o);
-          if (w != 0) {
-            o = w;
-            s += stepBytes;
-            continue;
-          }
+        const anyEsc = v128.or(escA, escB);
+        if (!v128.any_true(v128.or(anyEsc, v128.and(v128.or(a, b), hiMask)))) {
+          v128.store(o, i8x16.narrow_i16x8_u(a, b));
+          s += 32;
+          o += 16;
+          continue;
+        }
+        // A step holding non-ASCII units goes whole, escapes or not (mixedStep); an ASCII one
+        // holds escapes here, widened by table.
+        const w = v128.any_true(v128.and(v128.or(a, b), hiMask)) ? mixedStep(a, b, escA, escB, o) : escapedStep(a, b, escA, escB, o);
+        if (w != 0) {
+          o = w;
+          s += stepBytes;
+          continue;
+        }
+        if (!v128.any_true(anyEsc)) break; // a lone surrogate: the unit-by-unit loop finds it
+        {
           // Else (a surrogate, a \u00XX escape) the step stops at its first unit to escape: the
           // units before it are written (narrowed when ASCII, else encoded as a whole step and
           // cut after them), it is escaped, and the steps go on from the unit after it. Only a
@@ -656,16 +685,6 @@ function writeFramed(p: usize, o: usize): usize {
           s += (<usize>k + 1) << 1;
           continue;
         }
-        if (!v128.any_true(v128.and(v128.or(a, b), hiMask))) {
-          v128.store(o, i8x16.narrow_i16x8_u(a, b));
-          s += 32;
-          o += 16;
-          continue;
-        }
-        const w = encode16(a, b, o);
-        if (w == 0) break;
-        o = w;
-        s += stepBytes;
       }
       // The last 1-15 units as one step too (the 64 bytes of padding after the input keep the
       // read in bounds; the lanes past the string are read but not counted), unless the last is
