@@ -560,6 +560,15 @@ function initEscWiden(): void {
  */
 // @ts-ignore: decorator
 @inline function escapedStep(a: v128, b: v128, escA: v128, escB: v128, o: usize): usize {
+  return v128.any_true(v128.and(v128.or(a, b), i16x8.splat(<i16>0xff80))) ? mixedStep(a, b, escA, escB, o) : asciiEscapedStep(a, b, escA, escB, o);
+}
+
+/**
+ * escapedStep for 16 ASCII units: each half of the step is widened by table, a backslash
+ * inserted before each unit to escape.
+ */
+// @ts-ignore: decorator
+@inline function asciiEscapedStep(a: v128, b: v128, escA: v128, escB: v128, o: usize): usize {
   const x = i8x16.narrow_i16x8_u(a, b);
   const escX = i8x16.narrow_i16x8_s(escA, escB);
   const ctl = v128.and(escX, i8x16.lt_u(x, i8x16.splat(0x20)));
@@ -567,19 +576,14 @@ function initEscWiden(): void {
   if (v128.any_true(v128.and(ctl, i8x16.eq(letters, i8x16.splat(0))))) return 0;
   const second = v128.bitselect(letters, x, ctl);
   wholeStep();
-  // ASCII units only: each half of the step is widened by table, a backslash inserted before
-  // each unit to escape.
-  if (!v128.any_true(v128.and(v128.or(a, b), i16x8.splat(<i16>0xff80)))) {
-    const first = v128.bitselect(i8x16.splat(0x5c), x, escX);
-    const m = <u32>i8x16.bitmask(escX);
-    const lo = i8x16.shuffle(first, second, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const hi = i8x16.shuffle(first, second, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    v128.store(o, i8x16.swizzle(lo, v128.load(ESC_WIDEN + (<usize>(m & 0xff) << 4))));
-    o += 8 + <usize>popcnt(m & 0xff);
-    v128.store(o, i8x16.swizzle(hi, v128.load(ESC_WIDEN + (<usize>(m >> 8) << 4))));
-    return o + 8 + <usize>popcnt(m >> 8);
-  }
-  return mixedStep(a, b, escA, escB, o);
+  const first = v128.bitselect(i8x16.splat(0x5c), x, escX);
+  const m = <u32>i8x16.bitmask(escX);
+  const lo = i8x16.shuffle(first, second, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const hi = i8x16.shuffle(first, second, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  v128.store(o, i8x16.swizzle(lo, v128.load(ESC_WIDEN + (<usize>(m & 0xff) << 4))));
+  o += 8 + <usize>popcnt(m & 0xff);
+  v128.store(o, i8x16.swizzle(hi, v128.load(ESC_WIDEN + (<usize>(m >> 8) << 4))));
+  return o + 8 + <usize>popcnt(m >> 8);
 }
 
 /**
@@ -588,11 +592,8 @@ function initEscWiden(): void {
  * returns 0 when the step cannot go whole (a \u00XX escape, a lone surrogate). Each unit to
  * escape is written as a 2-byte unit whose bytes are the backslash and its letter (see
  * escapedStep), so escapes do not cut the step: cutting a step at each escape cost the L-esc
- * objects' wasm call 0.90 ms against 0.85. Steps without escapes take this path too, instead of
- * a test for escapes first: in mixed text whether a step holds one is a coin toss (STR10K's
- * 110,000 steps change kind 89,000 times), and the mispredicted branch cost more than the
- * escapes' lanes do (STR10K's strings canonical from UTF-16 in 1.9-2.1 ms against 2.7).
- * Surrogate pairs go with them (STR10K's emoji next to quotes and line breaks).
+ * objects' wasm call 0.90 ms against 0.85. Surrogate pairs go with them (STR10K's emoji next to
+ * quotes and line breaks).
  */
 // @ts-ignore: decorator
 @inline function mixedStep(a: v128, b: v128, escA: v128, escB: v128, o: usize): usize {
@@ -618,8 +619,19 @@ function initEscWiden(): void {
  * where RFC 8785 escapes them and encoded as UTF-8. Returns the input position after the frame
  * (0 on error: a lone surrogate, or a frame past the input); the new output cursor is gO.
  */
+// Whether the last string of 64 units or more was mixed text: a quarter of its steps or more
+// held units to escape, and a quarter or more non-ASCII units without any. In such text which
+// kind the next step is, is a coin toss (STR10K's 110,000 steps change kind 89,000 times), so a
+// test for escapes first mispredicts half the time; the next string's steps that hold non-ASCII
+// units then all go to mixedStep, escapes or not, without that test (STR10K's strings canonical
+// in 0.86-0.88x the time, its object pathHashes 0.97x). In other text the test predicts well and
+// steps without escapes take encode16, which is cheaper: with every such step through
+// mixedStep, XL's and L-intl's strings took 1.03-1.06x the time. Both write the same bytes.
+let mixedText = false;
 function writeFramed(p: usize, o: usize): usize {
   const units = <usize>load<u32>(p + 1);
+  let nEsc: i32 = 0;
+  let nWide: i32 = 0;
   let s = p + 5;
   const end = s + (units << 1);
   if (end > inEnd) { fail(ERR_JSON, p, D_END); return 0; }
@@ -645,15 +657,36 @@ function writeFramed(p: usize, o: usize): usize {
         const escA = v128.or(v128.or(i16x8.lt_u(a, space), i16x8.eq(a, quote)), i16x8.eq(a, bslash));
         const escB = v128.or(v128.or(i16x8.lt_u(b, space), i16x8.eq(b, quote)), i16x8.eq(b, bslash));
         const anyEsc = v128.or(escA, escB);
-        if (!v128.any_true(v128.or(anyEsc, v128.and(v128.or(a, b), hiMask)))) {
-          v128.store(o, i8x16.narrow_i16x8_u(a, b));
-          s += 32;
-          o += 16;
-          continue;
+        let w: usize;
+        const escaping = v128.any_true(anyEsc);
+        if (mixedText) {
+          if (!v128.any_true(v128.or(anyEsc, v128.and(v128.or(a, b), hiMask)))) {
+            v128.store(o, i8x16.narrow_i16x8_u(a, b));
+            s += 32;
+            o += 16;
+            continue;
+          }
+          nEsc += <i32>escaping;
+          nWide += <i32>!escaping;
+          w = v128.any_true(v128.and(v128.or(a, b), hiMask)) ? mixedStep(a, b, escA, escB, o) : asciiEscapedStep(a, b, escA, escB, o);
+        } else {
+          if (!escaping) {
+            if (!v128.any_true(v128.and(v128.or(a, b), hiMask))) {
+              v128.store(o, i8x16.narrow_i16x8_u(a, b));
+              s += 32;
+              o += 16;
+              continue;
+            }
+            nWide++;
+            w = encode16(a, b, o);
+            if (w == 0) break;
+            o = w;
+            s += stepBytes;
+            continue;
+          }
+          nEsc++;
+          w = escapedStep(a, b, escA, escB, o);
         }
-        // A step holding non-ASCII units goes whole, escapes or not (mixedStep); an ASCII one
-        // holds escapes here, widened by table.
-        const w = v128.any_true(v128.and(v128.or(a, b), hiMask)) ? mixedStep(a, b, escA, escB, o) : escapedStep(a, b, escA, escB, o);
         if (w != 0) {
           o = w;
           s += stepBytes;
@@ -757,6 +790,12 @@ function writeFramed(p: usize, o: usize): usize {
       if (n == 4) s += 2;
       o += n;
     }
+  }
+  if (units >= 64) {
+    // nEsc and nWide count the steps by kind (plain ASCII ones are not counted: their path is
+    // the hot one).
+    const steps = <i32>(units >> 4);
+    mixedText = nEsc * 4 >= steps && nWide * 4 >= steps;
   }
   store<u8>(o, 0x22);
   gO = o + 1;

@@ -93,6 +93,35 @@ describe("JSON.stringify's text copied as it is", () => {
     }
   });
 
+  it('strings after text that mixes escapes and non-ASCII units (written without the test for escapes) agree', () => {
+    // A string of 64 units or more whose steps of 16 hold escapes and non-ASCII units alike
+    // switches the core to its path for mixed text for the strings after it: every kind of
+    // string must come out the same there.
+    // Steps of 16 units: one with a quote, one of non-ASCII units without escapes, and so on.
+    const MIXED = `"${'a'.repeat(15)}${'ü'.repeat(16)}`.repeat(4);
+    expect(MIXED.length).toBeGreaterThanOrEqual(64);
+    const r = rng(11);
+    const int = (n: number) => Math.floor(r() * n);
+    const probes: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      let s = '';
+      for (let j = 0, n = int(90); j < n; j++) s += r() < 0.6 ? PIECES[int(PIECES.length)]! : 'word '.slice(0, 1 + int(5));
+      probes.push(s);
+    }
+    // Pairs cut by a step's end, escapes as \u00XX, and plain runs, at every offset in a step.
+    for (let k = 0; k < 18; k++) probes.push(`${'é'.repeat(k)}😀${'"'.repeat(k & 3)}\u0001${'x'.repeat(40)}`, `${'a'.repeat(k)}\x7f\x1f日本😀😀`.repeat(5));
+    const list = probes.flatMap((p) => [MIXED, p]);
+    expect(text(canonicalize(list))).toBe(refCanonical(list));
+    expect(pathHashes(list.map((content) => ({ role: 'user', content })))).toEqual(refPathHashes(list.map((content) => ({ role: 'user', content }))));
+    for (const lone of ['\ud800', '\udc00']) {
+      for (const at of [0, 7, 15, 16, 31]) {
+        const bad = `${'ü"'.repeat(8)}`.slice(0, at) + lone + 'x'.repeat(20);
+        expect(errorOf(() => canonicalize([MIXED, bad])).code).toBe('E_LONE_SURROGATE');
+        expect(errorOf(() => hashValue({ a: MIXED, b: bad })).code).toBe('E_LONE_SURROGATE');
+      }
+    }
+  });
+
   it('lone surrogates are still rejected, in values and keys, alone or among escapes', () => {
     for (const lone of ['\ud800', '\udbff', '\udc00', '\udfff']) {
       for (const s of [lone, `a${lone}`, `"\\${lone}\n`, `${lone}${lone}`, `\udc00\ud800`, `😀${lone}😀`]) {
