@@ -966,6 +966,31 @@ function closeObject(recStart: usize, recEnd: usize, contentStart: usize, o: usi
   if (n < 2) return o;
   const small = isDefined(VALUE_FRAMES) && n <= 24 ? sortSmall(recStart, recEnd) : -1;
   if (small == 0) return o;
+  if (small > 0 && n == 2) {
+    // Two members the other way round ({role, content}): the shorter chunk is set aside past the
+    // output and the longer moved once, instead of both chunks copied aside and back.
+    const y = recStart + REC_SIZE; // the first in input order
+    const la = load<u32>(y + 12), lb = load<u32>(recStart + 12);
+    if (la != IGNORED && lb != IGNORED) {
+      const a = <usize>load<u32>(y + 8), b = <usize>load<u32>(recStart + 8);
+      const short = la < lb ? la : lb;
+      if (!reserveOut(o, short)) { fail(ERR_MEMORY, inBase, 0); return 0; }
+      if (la <= lb) {
+        copyBytes(o, a, la);
+        memory.copy(a, b, lb);
+        store<u8>(a + lb, 0x2c);
+        copyBytes(a + lb + 1, o, la);
+      } else {
+        copyBytes(o, b, lb);
+        memory.copy(a + lb + 1, a, la);
+        store<u8>(a + lb, 0x2c);
+        copyBytes(a, o, lb);
+      }
+      store<u32>(recStart + 8, <u32>a);
+      store<u32>(y + 8, <u32>(a + lb + 1));
+      return o;
+    }
+  }
   if (small < 0) {
     let sorted = true;
     for (let x = recStart + REC_SIZE; x < recEnd; x += REC_SIZE) {
