@@ -550,11 +550,24 @@ function initEscWiden(): void {
 }
 
 /**
+ * Per byte lane of x (16 units narrowed) marked in escX (a unit to escape, always ASCII): the
+ * second character of its two-character escape, its letter (\b \f \n \r \t) or itself (\" \\),
+ * or 0 where it has none and is written \u00XX; x's own byte in the other lanes (where a
+ * non-ASCII unit may narrow to 0, so callers test the escaped lanes only).
+ */
+// @ts-ignore: decorator
+@inline function escapeSeconds(x: v128, escX: v128): v128 {
+  const ctl = v128.and(escX, i8x16.lt_u(x, i8x16.splat(0x20)));
+  return v128.bitselect(i8x16.swizzle(v128.load(ESC_LETTERS), x), x, ctl);
+}
+
+/**
  * The canonical UTF-8 of 16 units a, b holding units to escape (escA / escB: their lanes) as one
  * step, at o; returns the new cursor and sets stepBytes (utf16.ts: 30 when a high surrogate in
  * the last lane is left for the next step), or returns 0 when the step cannot go whole: a unit
  * escaped as \u00XX, or a lone surrogate. Every unit to escape is ASCII: its own lane of x
- * (narrowing sends non-ASCII units to 0 or 0xff, so `ctl` keeps only the lanes to escape). When
+ * (narrowing sends non-ASCII units to 0 or 0xff, so only the lanes to escape are read as such:
+ * escapeSeconds). When
  * every escape takes two characters (\" \\ \b \f \n \r \t), each unit to escape is written as a
  * backslash and `second`, its letter or itself. Writes up to 52 bytes past o (OUT_SLACK).
  */
@@ -571,10 +584,8 @@ function initEscWiden(): void {
 @inline function asciiEscapedStep(a: v128, b: v128, escA: v128, escB: v128, o: usize): usize {
   const x = i8x16.narrow_i16x8_u(a, b);
   const escX = i8x16.narrow_i16x8_s(escA, escB);
-  const ctl = v128.and(escX, i8x16.lt_u(x, i8x16.splat(0x20)));
-  const letters = i8x16.swizzle(v128.load(ESC_LETTERS), x);
-  if (v128.any_true(v128.and(ctl, i8x16.eq(letters, i8x16.splat(0))))) return 0;
-  const second = v128.bitselect(letters, x, ctl);
+  const second = escapeSeconds(x, escX);
+  if (v128.any_true(v128.and(escX, i8x16.eq(second, i8x16.splat(0))))) return 0;
   wholeStep();
   const first = v128.bitselect(i8x16.splat(0x5c), x, escX);
   const m = <u32>i8x16.bitmask(escX);
@@ -597,12 +608,9 @@ function initEscWiden(): void {
  */
 // @ts-ignore: decorator
 @inline function mixedStep(a: v128, b: v128, escA: v128, escB: v128, o: usize): usize {
-  const x = i8x16.narrow_i16x8_u(a, b);
   const escX = i8x16.narrow_i16x8_s(escA, escB);
-  const ctl = v128.and(escX, i8x16.lt_u(x, i8x16.splat(0x20)));
-  const letters = i8x16.swizzle(v128.load(ESC_LETTERS), x);
-  if (v128.any_true(v128.and(ctl, i8x16.eq(letters, i8x16.splat(0))))) return 0;
-  const second = v128.bitselect(letters, x, ctl);
+  const second = escapeSeconds(i8x16.narrow_i16x8_u(a, b), escX);
+  if (v128.any_true(v128.and(escX, i8x16.eq(second, i8x16.splat(0))))) return 0;
   const headA = v128.or(i16x8.shl(i16x8.extend_low_i8x16_u(second), 8), i16x8.splat(0x5c));
   const headB = v128.or(i16x8.shl(i16x8.extend_high_i8x16_u(second), 8), i16x8.splat(0x5c));
   const surrMask = i16x8.splat(<i16>0xf800);
