@@ -622,11 +622,6 @@ function initEscWiden(): void {
   return encodeEscaped16(a, b, escA, escB, headA, headB, o);
 }
 
-/**
- * Writes the canonical form of the string framed at p (see F_STRINGIFIED): its units escaped
- * where RFC 8785 escapes them and encoded as UTF-8. Returns the input position after the frame
- * (0 on error: a lone surrogate, or a frame past the input); the new output cursor is gO.
- */
 // Whether the last string of 64 units or more was mixed text: a quarter of its steps or more
 // held units to escape, and a quarter or more non-ASCII units without any. In such text which
 // kind the next step is, is a coin toss (STR10K's 110,000 steps change kind 89,000 times), so a
@@ -634,8 +629,14 @@ function initEscWiden(): void {
 // units then all go to mixedStep, escapes or not, without that test (STR10K's strings canonical
 // in 0.86-0.88x the time, its object pathHashes 0.97x). In other text the test predicts well and
 // steps without escapes take encode16, which is cheaper: with every such step through
-// mixedStep, XL's and L-intl's strings took 1.03-1.06x the time. Both write the same bytes.
+// mixedStep, XL's and L-intl's strings took 1.03-1.07x the time. Both write the same bytes.
 let mixedText = false;
+
+/**
+ * Writes the canonical form of the string framed at p (see F_STRINGIFIED): its units escaped
+ * where RFC 8785 escapes them and encoded as UTF-8. Returns the input position after the frame
+ * (0 on error: a lone surrogate, or a frame past the input); the new output cursor is gO.
+ */
 function writeFramed(p: usize, o: usize): usize {
   const units = <usize>load<u32>(p + 1);
   let nEsc: i32 = 0;
