@@ -115,7 +115,7 @@ describe("JSON.stringify's text copied as it is", () => {
     expect(pathHashes(list.map((content) => ({ role: 'user', content })))).toEqual(refPathHashes(list.map((content) => ({ role: 'user', content }))));
     for (const lone of ['\ud800', '\udc00']) {
       for (const at of [0, 7, 15, 16, 31]) {
-        const bad = `${'ü"'.repeat(8)}`.slice(0, at) + lone + 'x'.repeat(20);
+        const bad = 'ü"'.repeat(16).slice(0, at) + lone + 'x'.repeat(20);
         expect(errorOf(() => canonicalize([MIXED, bad])).code).toBe('E_LONE_SURROGATE');
         expect(errorOf(() => hashValue({ a: MIXED, b: bad })).code).toBe('E_LONE_SURROGATE');
       }
