@@ -701,32 +701,29 @@ function writeFramed(p: usize, o: usize): usize {
           s += stepBytes;
           continue;
         }
-        if (!v128.any_true(anyEsc)) break; // a lone surrogate: the unit-by-unit loop finds it
-        {
-          // Else (a surrogate, a \u00XX escape) the step stops at its first unit to escape: the
-          // units before it are written (narrowed when ASCII, else encoded as a whole step and
-          // cut after them), it is escaped, and the steps go on from the unit after it. Only a
-          // lone surrogate in the step sends it unit by unit.
-          const esc = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(escA, escB));
-          const k = ctz(esc);
-          const before = (<u32>1 << k) - 1;
-          const wide = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(a, hiMask), i16x8.splat(0)), i16x8.ne(v128.and(b, hiMask), i16x8.splat(0)))) & before;
-          if (wide == 0) {
-            v128.store(o, i8x16.narrow_i16x8_u(a, b));
-            o += <usize>k;
-          } else {
-            // encode16 writes all 16 units; the first k take k bytes, one more for each unit
-            // >= 0x80 and one more again for each >= 0x800 that is not a surrogate (a pair's
-            // units take two bytes each). A high surrogate just before the escaped unit is lone:
-            // encode16 finds it and the step goes unit by unit.
-            if (encode16(a, b, o) == 0) break;
-            const wider = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(wider16(a), wider16(b))) & before;
-            o += <usize>(k + popcnt(wide) + popcnt(wider));
-          }
-          o = writeEscaped(o, <u32>load<u16>(s + (<usize>k << 1)));
-          s += (<usize>k + 1) << 1;
-          continue;
+        if (!escaping) break; // a lone surrogate: the unit-by-unit loop finds it
+        // Else (a surrogate, a \u00XX escape) the step stops at its first unit to escape: the
+        // units before it are written (narrowed when ASCII, else encoded as a whole step and
+        // cut after them), it is escaped, and the steps go on from the unit after it. Only a
+        // lone surrogate in the step sends it unit by unit.
+        const esc = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(escA, escB));
+        const k = ctz(esc);
+        const before = (<u32>1 << k) - 1;
+        const wide = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(i16x8.ne(v128.and(a, hiMask), i16x8.splat(0)), i16x8.ne(v128.and(b, hiMask), i16x8.splat(0)))) & before;
+        if (wide == 0) {
+          v128.store(o, i8x16.narrow_i16x8_u(a, b));
+          o += <usize>k;
+        } else {
+          // encode16 writes all 16 units; the first k take k bytes, one more for each unit
+          // >= 0x80 and one more again for each >= 0x800 that is not a surrogate (a pair's
+          // units take two bytes each). A high surrogate just before the escaped unit is lone:
+          // encode16 finds it and the step goes unit by unit.
+          if (encode16(a, b, o) == 0) break;
+          const wider = <u32>i8x16.bitmask(i8x16.narrow_i16x8_s(wider16(a), wider16(b))) & before;
+          o += <usize>(k + popcnt(wide) + popcnt(wider));
         }
+        o = writeEscaped(o, <u32>load<u16>(s + (<usize>k << 1)));
+        s += (<usize>k + 1) << 1;
       }
       // The last 1-15 units as one step too (the 64 bytes of padding after the input keep the
       // read in bounds; the lanes past the string are read but not counted), unless the last is
