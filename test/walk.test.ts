@@ -96,6 +96,26 @@ describe('JavaScript values written by the walk or by JSON.stringify', () => {
     const g = Object.defineProperty({}, 'x', { get: () => ['é"'], enumerable: true });
     expect(text(canonicalize(g))).toBe('{"x":["é\\""]}');
   });
+
+  // for...in lists enumerable members only, and JSON.stringify calls a toJSON that is not one:
+  // the walk's lookup of toJSON on every object (a few per cent of its time) is what sends these
+  // to JSON.stringify's path.
+  it('a toJSON that for...in does not list (own and not enumerable, or on Object.prototype) is called', () => {
+    const hidden = Object.defineProperty({ a: 1, long: 'x'.repeat(40) }, 'toJSON', { value: () => 'hidden', enumerable: false });
+    const created = Object.create(Object.prototype, { toJSON: { value: () => ({ z: [1, 'é'] }) }, a: { value: 2, enumerable: true } }) as object;
+    const v = { list: [hidden, { b: created }], plain: { c: 'y'.repeat(30) } };
+    expect(text(canonicalize(v))).toBe('{"list":["hidden",{"b":{"z":[1,"é"]}}],"plain":{"c":"' + 'y'.repeat(30) + '"}}');
+    expect(hashValue(v)).toBe(refDigest(viewOf(v)));
+    expect(pathHashes(v.list)).toEqual(refPathHashes(viewOf(v.list) as unknown[]));
+    Object.defineProperty(Object.prototype, 'toJSON', { value: () => 'every', configurable: true, writable: true });
+    try {
+      const w = { a: 1, list: [{ b: 'x'.repeat(40) }] };
+      expect(text(canonicalize(w))).toBe('"every"');
+      expect(hashValue(w)).toBe(refDigest('every'));
+    } finally {
+      delete (Object.prototype as { toJSON?: unknown }).toJSON;
+    }
+  });
 });
 
 describe('an enumerable member added to Object.prototype', () => {
