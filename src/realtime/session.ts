@@ -98,21 +98,24 @@ interface CutPoint {
 export const FAULT_CLOSE_CODE = 1011;
 
 /**
- * The middle of a session's first response: the step whose server frames lead up to a frame
- * that completes a response, cut after the first half of the frames before that one (at
- * least one: the response has begun, its end never comes). A session with no such response is
- * cut before its first completing frame, or else at its end.
+ * The middle of a session's first response: the first completing frame that has frames of its
+ * own before it (after the step's start or the completing frame before it), cut after the first
+ * half of those (at least one: the response has begun, its end never comes). A client that
+ * sends its frames back to back gets every answer in one step (`session.updated` first, then
+ * the response up to `response.done`), so a step is read past its first completing frame. A
+ * session with no such response is cut before its first completing frame, or else at its end.
  */
 function middleOfFirstResponse(prelude: readonly Played[], steps: readonly Step[], protocol: RealtimeProtocol): CutPoint {
   let before: CutPoint | undefined;
   for (let s = 0; s < steps.length; s++) {
     const server = steps[s]!.server;
+    let start = 0;
     for (let i = 0; i < server.length; i++) {
       const msg = parse(server[i]!.data);
       if (msg === undefined || !protocol.completes(msg)) continue;
-      if (i >= 1) return { step: s, frames: Math.max(1, Math.floor(i / 2)) };
-      before ??= { step: s, frames: 0 };
-      break;
+      if (i > start) return { step: s, frames: start + Math.max(1, Math.floor((i - start) / 2)) };
+      before ??= { step: s, frames: i };
+      start = i + 1;
     }
   }
   if (before) return before;

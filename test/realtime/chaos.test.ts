@@ -185,6 +185,47 @@ describe('realtime chaos: close (1011) in the middle of a response', () => {
     expect(digest(tape)).toBe(before);
   });
 
+  it('a client that sends its frames back to back (session.update, the message, response.create) is cut mid-response, not before it', async () => {
+    // Every answer then follows the last client frame: session.updated completes first, and the
+    // cut still comes between response.created and response.done.
+    const b2b = join(dir, 'back-to-back.tape');
+    const burst = async (url: string) => {
+      const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca: tls.ca } }, new OpenAI({ apiKey: KEY, baseURL: `${url}/v1` }));
+      const events: Event[] = [];
+      rt.on('event', (e) => events.push(e as Event));
+      rt.on('error', () => {});
+      const closed = new Promise<number>((r) => rt.socket.once('close', (code) => r(code)));
+      rt.on('response.done', () => rt.close());
+      await new Promise<void>((resolve, reject) => {
+        rt.socket.once('open', () => resolve());
+        rt.socket.once('error', reject);
+      });
+      rt.send({ type: 'session.update', session: { type: 'realtime', instructions: 'be brief' } });
+      rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'all at once' }] } });
+      rt.send({ type: 'response.create' });
+      return { code: await closed, types: events.map((e) => e.type as string) };
+    };
+    const rec = await startProxy({ upstream: fake.url, tape: b2b, mode: 'record', port: 0, tls });
+    let whole: { code: number; types: string[] };
+    try {
+      whole = await burst(rec.url);
+    } finally {
+      await rec.close();
+    }
+    expect(whole.types).toContain('response.done');
+    const proxy = await startProxy({ tape: b2b, mode: 'replay', port: 0, tls, chaos: { faults: { close: 1 }, attempts: 1, seed: 5 }, onWarning: () => {} });
+    try {
+      const cut = await burst(proxy.url);
+      expect(cut.code).toBe(1011);
+      expect(cut.types).toContain('response.created');
+      expect(cut.types).not.toContain('response.done');
+      expect(cut.types).toEqual(whole.types.slice(0, cut.types.length));
+      expect((await burst(proxy.url)).types).toEqual(whole.types);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('x-tapedeck-chaos: close forces the fault, none forbids it; neither is a miss', async () => {
     const before = digest(tape);
     const proxy = await startProxy({ tape, mode: 'replay', port: 0, tls, chaos: { faults: { close: 1 }, seed: 3 }, onWarning: () => {} });
