@@ -44,6 +44,12 @@ export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
   /** fetch used for upstream calls (default: Node's global fetch). */
   fetch?: typeof fetch;
   /**
+   * What a realtime or MCP session's miss tells the user to do, e.g. `re-record: TAPEDECK_MODE=record
+   * npx vitest run test/voice.test.ts` (default: restart tapedeck serve with --mode record). A test's
+   * tape.serve() gives its test command here.
+   */
+  sessionRecordCommand?: string;
+  /**
    * Store behind `POST /v1/replay { trace_token, query, document_id }`: the trace token is an
    * answer's `x-tapedeck-trace`, the query its `x-tapedeck-key`, the document id its route
    * (`POST /v1/chat/completions`). Without one the endpoint answers 501 (replay disabled);
@@ -667,7 +673,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     durable: opts.durable,
     strictOrder: opts.strictOrder,
     timing: opts.timing,
-    recordCommand: 're-record: restart tapedeck serve with --mode record',
+    recordCommand: opts.sessionRecordCommand ?? 're-record: restart tapedeck serve with --mode record',
     onWarning: (m: string) => d.warnOnce(m),
   });
 

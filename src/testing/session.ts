@@ -235,6 +235,9 @@ function openTape(opts: TestTapeOptions): TestTape {
   const namespace = store ? testNamespace(namespaceOf(store.url), opts.tape, root) : undefined;
   const rel = namespace ? `Redis namespace ${namespace}` : relative(root, opts.tape) || opts.tape;
   const recordCommand = opts.recordCommand ?? `${store?.fromEnv ? `${STORE_ENV}=${shellQuote(maskRedisUrl(store.url))} ` : ''}TAPEDECK_MODE=update ${testCommandOf(opts, env, root)}`;
+  // A realtime session that has a recording is replayed whole in update mode (it cannot go live
+  // halfway), so its miss is fixed only by recording the test again.
+  const sessionRecordCommand = recordCommand.replace(/\bTAPEDECK_MODE=update\b/, 'TAPEDECK_MODE=record');
   // A store namespace that did not exist when the test opened it (replay): nothing was recorded.
   let storeMissing = false;
   const runDir = opts.runDir ?? env.TAPEDECK_RUN_DIR;
@@ -416,7 +419,7 @@ function openTape(opts: TestTapeOptions): TestTape {
       if (misses.length === 0) return undefined;
       return forTestOutput(new TapedeckError(
         'E_MISS',
-        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${rel}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\nRecord it: ${misses[0]!.command}`,
+        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${rel}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\nRecord it: ${(misses.find((x) => x.command === sessionRecordCommand) ?? misses[0]!).command}`,
         { file: namespace ? rel : opts.tape, misses: [...misses] },
       ));
     },
@@ -431,11 +434,12 @@ function openTape(opts: TestTapeOptions): TestTape {
           ...(serveOpts.upstream ? { upstream: serveOpts.upstream } : {}),
           ...(tls ? { tls } : {}),
           redact: opts.redact,
+          sessionRecordCommand: `re-record: ${sessionRecordCommand}`,
           ...(chaosNow ? { chaos: chaosNow } : {}),
           onWarning: (m) => {
             // A realtime miss fails the test like a fetch miss, with this test's record command.
             const miss = /^tapedeck: realtime miss in [^:]+: (.*)/.exec(m);
-            if (miss) misses.push({ ...(opts.test ? { test: opts.test } : {}), route: 'realtime session', diagnosis: miss[1]!.split('\n')[0]!, command: recordCommand });
+            if (miss) misses.push({ ...(opts.test ? { test: opts.test } : {}), route: 'realtime session', diagnosis: miss[1]!.split('\n')[0]!, command: sessionRecordCommand });
             else if (onWarning) onWarning(m);
             else process.emitWarning(m, { code: 'TAPEDECK_TAPE' });
           },
