@@ -32,6 +32,7 @@ function protocol(provider: 'gemini' | 'vertex', matches: (url: URL) => boolean)
   return {
     provider,
     matches,
+    firstFrameChooses: true,
     secretQuery,
     secretProtocol: () => false,
     openKey: (url) => ({ provider, path: url.pathname }),

@@ -27,6 +27,12 @@ export interface RealtimeProtocol {
    * headers that select a protocol version. Never a credential. The engine hashes it.
    */
   openKey(url: URL, headers: UpgradeHeaders, protocols: readonly string[]): unknown;
+  /**
+   * Whether the first client frame says how the session answers where the connect does not
+   * (Gemini's `setup` names the model; nothing comes from the server before it): replay then
+   * chooses among the connect's sessions by that frame, not by order alone.
+   */
+  readonly firstFrameChooses?: boolean;
   /** Query parameters that are credentials (left out of the stored URL and the key). */
   readonly secretQuery: readonly string[];
   /** Whether a subprotocol carries a credential (left out of what is stored and keyed). */

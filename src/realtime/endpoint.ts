@@ -12,7 +12,8 @@ import { refuseChaos } from '../chaos/refused.ts';
 import { CHAOS_HEADER, type RealtimeFault } from '../chaos/options.ts';
 import { hashValue } from '../core/index.ts';
 import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';
-import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, errorText, sendMiss } from './session.ts';
+import type { RealtimeSessionOptions } from './session.ts';
+import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firstFrameKey, sendMiss, type Data } from './session.ts';
 import { RealtimeTape, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
 
 export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
@@ -120,6 +121,12 @@ export class RealtimeEndpoint {
     } catch (e) {
       return refuse(socket, 400, errorText(e));
     }
+    if (tape.serves && !fault && protocol.firstFrameChooses) {
+      const held = this.opts.chaos?.()?.held(key, false);
+      if (!held) return this.accept(req, socket, head, kept[0], (client) => this.chooseByFirstFrame(tape, protocol, base, key, label, client, req, url, offered, stored, kept));
+      tape.sessionsReplayed++;
+      return this.accept(req, socket, head, held.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => this.replay(base, client, held));
+    }
     if (tape.serves) {
       let session: LoadedSession | undefined;
       try {
@@ -156,14 +163,7 @@ export class RealtimeEndpoint {
       return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck miss: ${difference}; ${fix}`));
     }
     if (!this.opts.upstream) return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
-    // The path as the client sent it (leading slashes as one), after the upstream's own.
-    const target = new URL(this.opts.upstream);
-    target.pathname = `${target.pathname.replace(/\/$/, '')}${url.pathname}`;
-    target.search = url.search;
-    target.protocol = target.protocol === 'https:' || target.protocol === 'wss:' ? 'wss:' : 'ws:';
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    const up = new WebSocket(target, offered, { headers, perMessageDeflate: false });
+    const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
     up.on('unexpected-response', (_r, res) => {
       // The upstream refused the handshake (401, 404...): the client gets that answer, nothing is recorded.
       const parts: Buffer[] = [];
@@ -179,6 +179,80 @@ export class RealtimeEndpoint {
         const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept });
         this.live.add(s);
       });
+    });
+  }
+
+  /** A WebSocket to the upstream for this connect: the path as the client sent it (leading slashes as one) after the upstream's own. */
+  private upstreamSocket(upstream: string, url: URL, req: IncomingMessage, offered: string[]): { up: WebSocket; target: URL } {
+    const target = new URL(upstream);
+    target.pathname = `${target.pathname.replace(/\/$/, '')}${url.pathname}`;
+    target.search = url.search;
+    target.protocol = target.protocol === 'https:' || target.protocol === 'wss:' ? 'wss:' : 'ws:';
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    return { up: new WebSocket(target, offered, { headers, perMessageDeflate: false }), target };
+  }
+
+  /** A replayed session on an accepted client; a recording that cannot be replayed is told as a miss. */
+  private replay(base: Omit<RealtimeSessionOptions, 'client'>, client: WebSocket, session: LoadedSession): ReplaySession | undefined {
+    try {
+      return new ReplaySession({ ...base, client }, session);
+    } catch (e) {
+      sendMiss(client, base.protocol, `tapedeck: ${errorText(e)}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * A connect whose first frame chooses its session (Gemini's `setup` names the model): the
+   * client is accepted, and its first frame picks the first session of the connect not served
+   * yet that opened with the same frame. Without one: in replay, a miss told against the next
+   * session (which stays unserved); in update mode, the session goes live and is recorded.
+   */
+  private chooseByFirstFrame(tape: RealtimeTape, protocol: RealtimeProtocol, base: Omit<RealtimeSessionOptions, 'client'>, key: string, label: string, client: WebSocket, req: IncomingMessage, url: URL, offered: string[], stored: string, kept: string[]): void {
+    client.once('message', (d: Data, binary: boolean) => {
+      const b = asBuffer(d);
+      void (async () => {
+        const first = firstFrameKey(protocol, b);
+        let chosen: { session: LoadedSession; matched: boolean } | undefined;
+        try {
+          if (first !== undefined) chosen = await tape.chooseSession(key, first);
+          else {
+            // A first frame that cannot choose (audio, binary): the connect's sessions in order.
+            const next = await tape.nextSession(key);
+            chosen = next ? { session: next, matched: true } : undefined;
+          }
+        } catch (e) {
+          return sendMiss(client, protocol, `tapedeck: ${errorText(e)}`);
+        }
+        if (chosen && (chosen.matched || tape.mode === 'replay')) {
+          if (chosen.matched) tape.sessionsReplayed++;
+          return this.replay(base, client, chosen.session)?.receive(b, binary);
+        }
+        if (tape.mode === 'replay' || !this.opts.upstream) {
+          const fix = tape.recordCommand;
+          const difference = !tape.exists ? `no tape at ${tape.location}` : this.opts.upstream ? `no recording of this session (${label})` : `no recording of this session (${label}), and no upstream to record it from (give --upstream)`;
+          const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${fix}`;
+          tape.miss(protocol.provider, `tapedeck miss: ${difference}; ${fix}`, report);
+          tape.warn(report);
+          return sendMiss(client, protocol, `tapedeck miss: ${difference}; ${fix}`, undefined);
+        }
+        // Update mode, a session the tape does not have: live from its first frame, recorded.
+        const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
+        up.on('unexpected-response', (_r, res) => {
+          res.resume();
+          sendMiss(client, protocol, `tapedeck: the upstream refused the WebSocket ${target.origin}${target.pathname} (HTTP ${res.statusCode ?? 502})`);
+        });
+        up.on('error', (e) => {
+          if (up.readyState !== up.OPEN) sendMiss(client, protocol, `tapedeck: the upstream WebSocket ${target.origin}${target.pathname} failed: ${e.message}`);
+        });
+        up.once('open', () => {
+          if (client.readyState !== client.OPEN) return up.close();
+          const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept });
+          this.live.add(s);
+          s.receive(b, binary);
+        });
+      })();
     });
   }
 

@@ -28,11 +28,12 @@ import { blobDigest, type LoadedSession, type RealtimeTape, type RealtimeTiming 
 
 export type { RealtimeTiming } from './tape.ts';
 
-type Data = Buffer | ArrayBuffer | Buffer[];
+export type Data = Buffer | ArrayBuffer | Buffer[];
 
 const BLOB_REF = /"tapedeck-blob:([0-9a-f]{64})"/g;
 
-const asBuffer = (d: Data): Buffer => (Buffer.isBuffer(d) ? d : Array.isArray(d) ? Buffer.concat(d) : Buffer.from(d));
+/** A ws message's bytes as one Buffer. */
+export const asBuffer = (d: Data): Buffer => (Buffer.isBuffer(d) ? d : Array.isArray(d) ? Buffer.concat(d) : Buffer.from(d));
 
 /** A frame's JSON value, or undefined for text that is not JSON and binary that is not UTF-8 JSON. */
 function parse(b: Buffer): unknown {
@@ -45,6 +46,19 @@ function parse(b: Buffer): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The key of a connect's first client frame, as the recording keyed it, when it can choose a
+ * session (JSON that is not audio: audio is keyed by the whole run it starts).
+ *
+ * @example
+ * firstFrameKey(geminiProtocol, Buffer.from('{"setup":{"model":"models/gemini-live"}}')) // hex digest
+ */
+export function firstFrameKey(protocol: RealtimeProtocol, b: Buffer): string | undefined {
+  const msg = parse(b);
+  if (msg === undefined || protocol.clientAudio(msg)) return undefined;
+  return hashValue(protocol.frameKey(msg, new Ids().id));
 }
 
 /** Ids renumbered by first use (`#1`, `#2`...), so ids the client makes up never split keys. */
@@ -162,6 +176,11 @@ export class LiveSession {
 
   private ms(): number {
     return Math.round((performance.now() - this.t0) * 1000) / 1000;
+  }
+
+  /** A client frame that came before the session was made (the one that chose it). */
+  receive(b: Buffer, binary: boolean): void {
+    this.fromClient(b, binary);
   }
 
   private fromClient(b: Buffer, binary: boolean): void {
@@ -368,6 +387,11 @@ export class ReplaySession {
     }
     this.play(this.prelude, 0);
     this.maybeEnd();
+  }
+
+  /** A client frame that came before the session was made (the one that chose it). */
+  receive(b: Buffer, binary: boolean): void {
+    this.fromClient(b, binary);
   }
 
   /** The injected fault: the close (1011) once the frames before it are out; the client's frames after it are not answered. */

@@ -65,6 +65,8 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   private readonly blobCache = new Map<string, Uint8Array>();
   /** Sessions read so far, by their id. */
   private readonly loaded = new Map<string, LoadedSession>();
+  /** Per connect key, for chooseSession(): the sessions read so far in recorded order, and which were served. */
+  private readonly chosen = new Map<string, { sessions: LoadedSession[]; served: boolean[] }>();
 
   private constructor(opts: RealtimeTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<RealtimeRecord>>>) {
     super(opts, opened);
@@ -89,13 +91,58 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   async nextSession(key: string): Promise<LoadedSession | undefined> {
     const col = this.col;
     if (!col) return undefined;
-    const next = (k: string, repeatLast: boolean) => col.next(k, { repeatLast });
-    // A fleet on one shared store (Redis) sees sessions other writers recorded since it opened.
-    const refreshed = async (k: string): Promise<boolean> => col.shared && (await col.refresh({ kind: REALTIME_RECORD_KIND, key: k }).catch(() => 0)) > 0;
-    let head = next(key, false);
-    if (!head && (await refreshed(key))) head = next(key, false);
-    if (!head && this.opts.strictOrder !== true) head = next(key, true);
+    let head = col.next(key);
+    if (!head && (await this.refreshed(key))) head = col.next(key);
+    if (!head && this.opts.strictOrder !== true) head = col.next(key, { repeatLast: true });
     if (!head || head.role !== 'session') return undefined;
+    return this.read(head);
+  }
+
+  /**
+   * The session for a connect whose first client frame chooses how it answers (Gemini's `setup`
+   * names the model, which its URL does not): the first session of the connect not served yet
+   * whose first client frame keys as `first`; past those, the last such session again unless
+   * strictOrder. `matched: false` gives the session the miss is told against (the first one not
+   * served, else the last), which stays unserved: a connect that missed uses up no recording.
+   */
+  async chooseSession(key: string, first: string): Promise<{ session: LoadedSession; matched: boolean } | undefined> {
+    const col = this.col;
+    if (!col) return undefined;
+    let q = this.chosen.get(key);
+    if (!q) this.chosen.set(key, (q = { sessions: [], served: [] }));
+    const opens = (s: LoadedSession) => s.frames.find((f) => 'c' in f)?.key === first;
+    for (let i = 0; ; i++) {
+      if (i === q.sessions.length) {
+        // Read on as far as needed, in recorded order (a shared store's new sessions included).
+        let head = col.next(key);
+        if (!head && (await this.refreshed(key))) head = col.next(key);
+        if (!head || head.role !== 'session') break;
+        q.sessions.push(await this.read(head));
+        q.served.push(false);
+      }
+      if (!q.served[i] && opens(q.sessions[i]!)) {
+        q.served[i] = true;
+        return { session: q.sessions[i]!, matched: true };
+      }
+    }
+    if (this.opts.strictOrder !== true) {
+      for (let i = q.sessions.length - 1; i >= 0; i--) if (opens(q.sessions[i]!)) return { session: q.sessions[i]!, matched: true };
+    }
+    const told = q.sessions[q.served.indexOf(false)] ?? q.sessions.at(-1);
+    return told ? { session: told, matched: false } : undefined;
+  }
+
+  /** Whether a shared store (Redis) has records of `key` other writers made since it was read. */
+  private async refreshed(key: string): Promise<boolean> {
+    const col = this.col;
+    return col !== undefined && col.shared && (await col.refresh({ kind: REALTIME_RECORD_KIND, key }).catch(() => 0)) > 0;
+  }
+
+  /** A session read whole from its head: its parts and the audio they refer to. */
+  private async read(head: RealtimeSessionRecord): Promise<LoadedSession> {
+    const col = this.col!;
+    const next = (k: string, repeatLast: boolean) => col.next(k, { repeatLast });
+    const refreshed = (k: string) => this.refreshed(k);
     // The same session served again (past the last recording of its connect): read once.
     const known = this.loaded.get(head.sid);
     if (known) return known;
