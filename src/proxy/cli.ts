@@ -282,7 +282,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     const hooks = opts.hooks !== undefined ? await loadHooksModule(opts.hooks) : {};
     const tls = opts.tlsFiles ? await tlsMaterial(opts.tlsFiles) : undefined;
     if (opts.tlsFiles?.caFile !== undefined && tls?.ca) log(`tapedeck serve: wrote the CA of its TLS certificate to ${opts.tlsFiles.caFile} (trust it: NODE_EXTRA_CA_CERTS=${opts.tlsFiles.caFile})`);
-    proxy = await startProxy({ ...opts, ...hooks, ...(tls ? { tls } : {}), replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m}\n`), onMiss: (m) => log(`tapedeck serve: miss: ${m}`) });
+    proxy = await startProxy({ ...opts, ...hooks, ...(tls ? { tls } : {}), replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m.replace(/^tapedeck: /, '')}\n`), onMiss: (m) => log(`tapedeck serve: miss: ${m}`) });
   } catch (e) {
     await durable?.close().catch(() => {});
     return reportCliError(e);
@@ -327,6 +327,6 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   // Only now say it is up: whoever waits for this line may signal at once.
   const s = proxy.handler.stats();
-  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${s.mcpRecordings ? `, ${s.mcpRecordings} MCP exchange(s)` : ''}${opts.upstream ? `, upstream ${upstreamTarget(opts.upstream).base}` : ''})`);
+  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${s.mcpRecordings ? `, ${s.mcpRecordings} MCP exchange(s)` : ''}${s.realtimeSessions ? `, ${s.realtimeSessions} realtime session(s)` : ''}${opts.upstream ? `, upstream ${upstreamTarget(opts.upstream).base}` : ''})`);
   return stopped;
 }

@@ -186,6 +186,8 @@ export interface DeckStats {
   unrecorded: number;
   /** MCP exchanges on the tape when it was opened (served by the proxy's MCP endpoint). */
   mcpRecordings?: number;
+  /** Realtime sessions on the tape when it was opened (served on WebSocket upgrades). */
+  realtimeSessions?: number;
   /** Injected faults by name (chaos), once there was one; `latency` counts delayed answers. */
   faults?: Record<string, number>;
 }
@@ -484,6 +486,7 @@ export class Deck {
     if (opts.store !== undefined && backend) opts = { ...opts, tape: backend.location };
     let col: RecordCollection<HttpRecord> | undefined;
     let mcpRecordings = 0;
+    let realtimeSessions = 0;
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText });
@@ -491,6 +494,7 @@ export class Deck {
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
       mcpRecordings = kind.mcp;
+      realtimeSessions = kind.realtime;
       // A missing tape in replay is not fatal: every request is a miss that says so.
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
@@ -502,6 +506,7 @@ export class Deck {
     const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
     deck.verifyCommand = backend?.verifyCommand;
     if (mcpRecordings > 0) deck.counters.mcpRecordings = mcpRecordings;
+    if (realtimeSessions > 0) deck.counters.realtimeSessions = realtimeSessions;
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
     // whose checksum holds but whose value does not decode) are told like a damaged tape.
     if (col) warnings.push(...col.warnings.slice(known));

@@ -157,7 +157,7 @@ export function currentHttpKey(rec: HttpRecord, norm: NormalizeOptions = {}): { 
  * (`norm`: the ignored arguments and volatile keys). `rekeyed` counts the records whose stored
  * key was from an older spec version.
  */
-export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord> & { rekeyed: number; mcp: number } {
+export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord> & { rekeyed: number; mcp: number; realtime: number } {
   let lastRoute = '';
   let lastMatch: unknown;
   let lastGroup = '';
@@ -166,12 +166,15 @@ export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord>
     rekeyed: 0,
     /** MCP exchanges met on the same tape (the proxy serves both; its lines count both). */
     mcp: 0,
+    /** Realtime sessions met on the same tape: their heads (keyed by the connect; parts by `sid/n`, audio by `blob:`). */
+    realtime: 0,
     // In tapes written before `match` and `route` were moved before the containers, they follow
     // the request and response: the head is read past them (see peekFrame).
     headFields: ['kind', 'key', 'keyVersion', 'match', 'route'],
     headDeep: true,
     keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown) => {
       if (head.kind === MCP_RECORD_KIND) kind.mcp++;
+      else if (head.kind === REALTIME_RECORD_KIND && typeof head.key === 'string' && !head.key.startsWith('blob:') && !head.key.includes('/')) kind.realtime++;
       if (head.kind !== 'http') return undefined;
       // Keyed under the current spec: filed by its head, without decoding it (a large tape
       // opens in one pass over the frames). Only a record of an older spec is decoded, to be
@@ -477,10 +480,18 @@ export type McpAnswer = { result: unknown } | { error: { code: number; message: 
  * the client's message. The exchange's own answer is one of them (a request's `response`), so
  * notifications before and after it keep their place. `standalone`: sent on the server's own
  * stream (Streamable HTTP's GET stream), not on the request's; replayed there too.
+ *
+ * Record version 2 keeps each server message as it was sent, in `message`: the JSON-RPC message
+ * as UTF-8 JSON text, in the server's member order, its recorded id included, secrets masked
+ * (nested objects of a record are written with sorted keys, bytes are not: src/mcp/wire.ts).
+ * `notification.method` and `request.method` name it. Version 1 kept parsed values instead
+ * (`notification.params`, `request.params`, `result`, `error`), which replay with sorted keys.
+ * `answer` is the client's answer to a server request, a value in both (compared canonically).
  */
 export type McpEvent =
-  | { ms: number; notification: { method: string; params?: unknown }; standalone?: true }
-  | { ms: number; request: { method: string; params?: unknown }; answer: McpAnswer; standalone?: true }
+  | { ms: number; notification: { method: string; params?: unknown }; message?: Uint8Array; standalone?: true }
+  | { ms: number; request: { method: string; params?: unknown }; message?: Uint8Array; answer: McpAnswer; standalone?: true }
+  | { ms: number; response: true; message: Uint8Array }
   | ({ ms: number; response: true } & McpAnswer);
 
 /**
@@ -489,7 +500,8 @@ export type McpEvent =
  * and the answer. Appended only once the answer arrived (a cut exchange is never written).
  */
 export interface McpRecord {
-  v: 1;
+  /** 2 (server messages kept as sent); 1 from earlier releases, still read. */
+  v: 1 | 2;
   kind: typeof MCP_RECORD_KIND;
   /** Digest of the method and canonical params without their volatile parts (docs/mcp.md). */
   key: string;
@@ -511,7 +523,7 @@ export interface McpRecord {
  * (await readTape('tools.tape')).records.map((r) => r.value).filter(isMcpRecord)
  */
 export function isMcpRecord(v: unknown): v is McpRecord {
-  return isObject(v) && v.kind === MCP_RECORD_KIND && v.v === 1 && typeof v.key === 'string' && typeof v.method === 'string' && isObject(v.request) && Array.isArray(v.events);
+  return isObject(v) && v.kind === MCP_RECORD_KIND && (v.v === 1 || v.v === 2) && typeof v.key === 'string' && typeof v.method === 'string' && isObject(v.request) && Array.isArray(v.events);
 }
 
 /** MCP exchange records in a collection, found under their stored key. */

@@ -40,8 +40,23 @@ describe('tapedeck serve, closing', () => {
     }
     const play = serve(['--tape', tape, '--port', '0']);
     await session(await play.url);
+    // A tape of sessions only does not open as an empty one.
+    expect(play.stderr()).toMatch(/listening on \S+ \(mode replay, tape \S+, 0 recording\(s\), 1 realtime session\(s\)\)/);
     play.child.kill('SIGINT');
     expect(await play.exited).toBe(0);
     expect(play.stderr()).toMatch(/realtime sessions: 1 replayed, 0 missed, 0 recorded\)/);
+  });
+
+  it('tells a realtime miss with one prefix', async () => {
+    const play = serve(['--tape', join(dir, 'rt.tape'), '--port', '0']);
+    const ws = new WebSocket(`${(await play.url).replace('http', 'ws')}/v1/realtime?model=gpt-realtime`);
+    await new Promise((r) => ws.once('open', r));
+    const closed = new Promise((r) => ws.once('close', r));
+    ws.send(JSON.stringify({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'goodbye' }] } }));
+    await closed;
+    play.child.kill('SIGINT');
+    expect(await play.exited).toBe(0);
+    expect(play.stderr()).toMatch(/^tapedeck serve: realtime miss in /m);
+    expect(play.stderr()).not.toContain('tapedeck serve: tapedeck:');
   });
 });
