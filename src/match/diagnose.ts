@@ -394,7 +394,9 @@ function messageDifference(i: number, reqMsg: unknown, recMsg: unknown): MissDif
   const names = path.filter((p): p is string => typeof p === 'string');
   const leaf = names[names.length - 1];
   const lines = excerptLines(at(reqMsg, path), at(recMsg, path));
-  if (path[0] === 'role') return { kind: 'message', text: `${where} role differs: ${role} vs ${roleOf(recMsg)} in the closest recording`, lines: [] };
+  // Roles first: the first difference in canonical order is often the content (it sorts before
+  // `role`), and "text differs" between a user message and a system one misleads.
+  if (path[0] === 'role' || role !== roleOf(recMsg)) return { kind: 'message', text: `${where} role differs: ${role} vs ${roleOf(recMsg)} in the closest recording`, lines: [] };
   // The part the difference is in (content[k]) tells a tool call from a tool result from text.
   const part = path[0] === 'content' && typeof path[1] === 'number' ? at(reqMsg, path.slice(0, 2)) ?? at(recMsg, path.slice(0, 2)) : undefined;
   const partType = part !== null && typeof part === 'object' ? (part as { type?: unknown }).type : undefined;

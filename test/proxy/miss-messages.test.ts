@@ -60,6 +60,13 @@ const rows: { name: string; body?: Body; embeddings?: true; difference: RegExp; 
     body: { ...france, messages: [system, { role: 'user', content: 'What is the capital of Germany?' }] },
     difference: /^message 1 \(user\) text differs from the closest recording$/,
   },
+  {
+    // Roles are told before text (a text difference between messages of different roles reads
+    // as if the user's words changed).
+    name: 'dropped system message',
+    body: { ...france, messages: [{ role: 'user', content: 'What is the capital of France?' }] },
+    difference: /^message 0 \(user\) role differs: user vs system in the closest recording$/,
+  },
   { name: 'changed model', body: { ...france, model: 'gpt-4o' }, difference: /^model differs: gpt-4o vs gpt-4o-mini in the closest recording$/ },
   { name: 'added tool', body: { ...france, tools: [tool('get_time')] }, difference: /^tools differ from the closest recording: \+get_time$/ },
   { name: 'changed tool arguments', body: weather('Berlin'), difference: /^message 1 \(assistant\) tool call arguments differ from the closest recording$/ },
