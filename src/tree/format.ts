@@ -126,8 +126,16 @@ export function formatTree(tree: ConversationTree, opts: FormatOptions = {}): st
 export function* treeLines(tree: ConversationTree, opts: FormatOptions = {}): Generator<string> {
   const width = opts.width ?? 72;
   const collapse = opts.collapse ?? Infinity;
-  const answerOf = new Map<TreeNode, Alternative>();
-  for (const n of tree.nodes()) for (const a of n.alternatives) if (!answerOf.has(a.node)) answerOf.set(a.node, a);
+  // Several answers of one prompt can be the same message (a call and its stream, recorded
+  // apart): they share one node, which lists them all (else `answer 1/2` with no 2/2).
+  const answersOf = new Map<TreeNode, Alternative[]>();
+  for (const n of tree.nodes()) {
+    for (const a of n.alternatives) {
+      const same = answersOf.get(a.node);
+      if (!same) answersOf.set(a.node, [a]);
+      else if (same[0]!.prompt === a.prompt) same.push(a);
+    }
+  }
 
   if (!opts.noSummary) {
     const s = tree.stats();
@@ -143,14 +151,19 @@ export function* treeLines(tree: ConversationTree, opts: FormatOptions = {}): Ge
   const line = (node: TreeNode, prefix: string): string => {
     const role = (node.role ?? '?').padEnd(9);
     let s = `${prefix}#${node.depth + 1} ${role} ${describe(node, width)}`;
-    const alt = answerOf.get(node);
-    if (alt) {
+    const alts = answersOf.get(node);
+    const alt = alts?.[0];
+    if (alts && alt) {
       const total = alt.prompt.alternatives.length;
-      const bits = [total > 1 ? `answer ${alt.index + 1}/${total}` : 'answer'];
-      if (alt.model) bits.push(alt.model);
-      if (alt.recordedAt) bits.push(alt.recordedAt);
-      if (alt.recordings > 1) bits.push(`recorded ${alt.recordings}×`);
-      if (alt.uses > 0) bits.push(`reused ${alt.uses}×`);
+      const bits = [total <= 1 ? 'answer' : alts.length === 1 ? `answer ${alt.index + 1}/${total}` : `answers ${alts.map((a) => a.index + 1).join(', ')}/${total} (the same)`];
+      const models = [...new Set(alts.map((a) => a.model).filter((m) => m))];
+      if (models.length > 0) bits.push(models.join(', '));
+      const times = alts.map((a) => a.recordedAt).filter((t) => t);
+      if (times.length > 0) bits.push(times.join(', '));
+      const recordings = alts.reduce((n, a) => n + a.recordings, 0);
+      if (recordings > alts.length || (alts.length === 1 && recordings > 1)) bits.push(`recorded ${recordings}×`);
+      const uses = alts.reduce((n, a) => n + a.uses, 0);
+      if (uses > 0) bits.push(`reused ${uses}×`);
       s += `  ← ${bits.join(' · ')}`;
     }
     if (node.children.length === 0 && node.alternatives.length === 0 && !alt) s += '  (no recorded answer)';

@@ -58,6 +58,19 @@ describe('formatTree', () => {
     ]);
   });
 
+  it('lists every alternative whose answer is the same message (a call and its stream) on that one line', () => {
+    const recs = [
+      { v: 1, request: chat([user('Hi')]), value: answer('Hello'), recordedAt: '2026-01-01T00:00:00.000Z' },
+      { v: 1, request: { ...chat([user('Hi')]), stream: true }, value: answer('Hello'), recordedAt: '2026-01-02T00:00:00.000Z' },
+      { v: 1, request: { ...chat([user('Hi')]), temperature: 1 }, value: answer('Hey'), recordedAt: '2026-01-03T00:00:00.000Z' },
+    ];
+    expect(formatTree(ConversationTree.fromRecords(recs), { noSummary: true }).trimEnd().split('\n')).toEqual([
+      '#1 user      Hi',
+      '├─ #2 assistant Hello  ← answers 1, 2/3 (the same) · gpt-4o · 2026-01-01T00:00:00.000Z, 2026-01-02T00:00:00.000Z',
+      '└─ #2 assistant Hey  ← answer 3/3 · gpt-4o · 2026-01-03T00:00:00.000Z',
+    ]);
+  });
+
   it('marks requests without an answer, shows hashes, clips excerpts, collapses long runs', () => {
     const tree = new ConversationTree();
     const conv = Array.from({ length: 50 }, (_, i) => (i % 2 ? asst(`answer ${i}`) : user(`question ${i} ${'long '.repeat(30)}`)));
