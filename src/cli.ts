@@ -125,7 +125,18 @@ function main(argv: string[]): number | Promise<number> {
     process.stdout.write(COMMAND_HELP[asked]!);
     return 0;
   }
-  if (argv[0] === 'help' && argv[1] !== undefined && ['serve', 'mcp', 'tree', 'add', 'init', 'push', 'pull', 'diff', 'stats', 'rerecord'].includes(argv[1])) return main([argv[1], '--help']);
+  const ownHelp = ['serve', 'mcp', 'tree', 'add', 'init', 'push', 'pull', 'diff', 'stats', 'rerecord'];
+  if (argv[0] === 'help' && argv[1] !== undefined && ownHelp.includes(argv[1])) return main([argv[1], '--help']);
+  // A topic that is no command is an error, not the general help with exit 0 (a script asking
+  // for `help realtime` would read that as an answer).
+  if (argv[0] === 'help' && argv[1] !== undefined) {
+    const features: Record<string, string> = { realtime: 'serve', chaos: 'serve', proxy: 'serve', redis: 'serve', har: 'import', vcr: 'import', nock: 'import' };
+    const near = features[argv[1].toLowerCase()];
+    throw usageError(
+      `There is no command ${JSON.stringify(argv[1])} to show help for.`,
+      `${near ? `that is part of tapedeck ${near}: tapedeck help ${near}; ` : ''}tapedeck help <command>, the command one of: ${[...new Set([...Object.keys(COMMAND_HELP), ...ownHelp])].sort().join(', ')}`,
+    );
+  }
   // serve has its own flags (--help included); loaded on demand so other commands stay light.
   // A stopped proxy ends the process even if a handle (a client's keep-alive socket, a store
   // connection) would keep it alive: the port must be free once serve has returned.

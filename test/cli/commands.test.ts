@@ -47,6 +47,15 @@ describe('tapedeck <command> --help', () => {
       }
     });
   }
+  it('help on a topic that is no command is a usage error naming the commands (and the command a feature is part of)', () => {
+    const r = cli('help', 'realtime');
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/E_USAGE There is no command "realtime" to show help for\./);
+    expect(r.stderr).toMatch(/tapedeck help serve; tapedeck help <command>, the command one of: .*\bimport\b.*\bserve\b/);
+    expect(cli('help', 'nosuch').status).toBe(2);
+  });
+
   it('the list of commands names every command that has its own help', () => {
     const r = cli('--help');
     for (const cmd of Object.keys(COMMAND_HELP)) expect(r.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
