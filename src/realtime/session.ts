@@ -64,14 +64,21 @@ export function firstFrameKey(protocol: RealtimeProtocol, b: Buffer): string | u
 /** Ids renumbered by first use (`#1`, `#2`...), so ids the client makes up never split keys. */
 class Ids {
   private readonly map = new Map<string, string>();
+  private readonly raws: string[] = [];
   readonly id = (raw: string): string => {
     let v = this.map.get(raw);
     if (v === undefined) {
       v = `#${this.map.size + 1}`;
       this.map.set(raw, v);
+      this.raws.push(raw);
     }
     return v;
   };
+
+  /** The raw id numbered `#n`, if one was. */
+  rawOf(n: string): string | undefined {
+    return this.raws[Number(n.slice(1)) - 1];
+  }
 }
 
 const audioKey = (stream: string, digest: string): string => hashValue({ audio: stream, digest });
@@ -330,6 +337,8 @@ interface Played {
   data: Buffer;
   binary: boolean;
   at?: number;
+  /** JSON text (not bytes stored whole): where ids the client made up are put back. */
+  json?: true;
 }
 
 /** A session's frames as they go on the wire, made once per recorded session (read-only after). */
@@ -348,6 +357,10 @@ export class ReplaySession {
   private steps: Step[] = [];
   private readonly end: RealtimeEnd | undefined;
   private readonly ids = new Ids();
+  /** The recorded client's ids, numbered as it sent them (see learnIds). */
+  private readonly recordedIds = new Ids();
+  /** Recorded client ids -> this client's, where they differ. */
+  private swap: Map<string, string> | undefined;
   private step = 0;
   /** Bytes of the current audio step the client has sent, and server frames of it sent so far. */
   private offset = 0;
@@ -410,7 +423,31 @@ export class ReplaySession {
     if ('blob' in f) return { ms: f.ms, data: Buffer.from(this.tape.blob(f.blob)), binary: true, ...at };
     const text = f.blobs ? f.text.replace(BLOB_REF, (_, d: string) => `"${Buffer.from(this.tape.blob(d)).toString('base64')}"`) : f.text;
     // Encoded once here, not on every send.
-    return { ms: f.ms, data: Buffer.from(text), binary: f.binary === true, ...at };
+    return { ms: f.ms, data: Buffer.from(text), binary: f.binary === true, ...at, json: true };
+  }
+
+  /**
+   * After a client frame matched its recording: ids the client made up (an item's `id`, a
+   * `previous_item_id`) that differ from the recorded client's, so that the server frames echo
+   * this client's ids, as the API would, not the recorded ones. Matching keys number the ids
+   * alike (`#n` by first use), so the recorded id numbered `#n` is this client's `#n`.
+   */
+  private learnIds(recorded: unknown): void {
+    const p = this.opts.protocol;
+    p.frameKey(recorded, (raw) => {
+      const n = this.recordedIds.id(raw);
+      const mine = this.ids.rawOf(n);
+      if (mine !== undefined && mine !== raw) (this.swap ??= new Map()).set(raw, mine);
+      return n;
+    });
+  }
+
+  /** A frame as this client gets it: the recorded client's ids replaced by its own. */
+  private wire(f: Played): Buffer {
+    if (this.swap === undefined || !f.json) return f.data;
+    let t = f.data.toString('utf8');
+    for (const [from, to] of this.swap) if (t.includes(`"${from}"`)) t = t.split(`"${from}"`).join(JSON.stringify(to));
+    return Buffer.from(t);
   }
 
   /** Sends frames in order: at once, or at their recorded times after `base` (ms since connect). */
@@ -424,7 +461,7 @@ export class ReplaySession {
       // the socket as it is sent).
       const socket = (client as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
       socket?.cork();
-      for (const f of frames) client.send(f.data, { binary: f.binary });
+      for (const f of frames) client.send(this.wire(f), { binary: f.binary });
       if (socket) process.nextTick(() => socket.uncork());
       return;
     }
@@ -436,7 +473,7 @@ export class ReplaySession {
         () =>
           new Promise<void>((r) =>
             setTimeout(() => {
-              if (client.readyState === client.OPEN) client.send(f.data, { binary: f.binary });
+              if (client.readyState === client.OPEN) client.send(this.wire(f), { binary: f.binary });
               r();
             }, gap),
           ),
@@ -493,6 +530,7 @@ export class ReplaySession {
       }
       return this.miss(msg, `client frame ${this.clientFrames} (${msg === undefined ? 'binary data' : p.frameName(msg)}) differs from the recording's (${'msg' in rec ? p.frameName(rec.msg) : 'binary data'})`);
     }
+    if ('msg' in rec) this.learnIds(rec.msg);
     this.step++;
     if (this.cut?.step === this.step - 1) {
       this.play(step.server.slice(0, this.cut.frames), rec.ms);
