@@ -52,7 +52,7 @@ export function tape(): TestTape {
   const t = state().current;
   if (!t) {
     throw new TapedeckError('E_ARG', 'No tapedeck tape is open: tape() works inside a test, with the tapedeck setup loaded.', {
-      hint: "jest: setupFilesAfterEnv: ['llm-tapedeck/jest']; mocha: --require llm-tapedeck/mocha (docs/vitest.md).",
+      hint: "jest: setupFilesAfterEnv: ['llm-tapedeck/jest'], and test() rather than test.concurrent (its tests start before beforeEach hooks run; openTestTape() opens a tape in the test itself); mocha: --require llm-tapedeck/mocha (docs/vitest.md).",
     });
   }
   return t;

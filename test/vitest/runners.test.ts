@@ -65,6 +65,27 @@ test('says hello', async () => {
   });
 });
 
+describe('jest test.concurrent', () => {
+  it('its tests start before the beforeEach hooks: tape() fails the test saying to use test() or openTestTape()', async () => {
+    const project = join(dir, 'jest-concurrent');
+    mkdirSync(project, { recursive: true });
+    writeFileSync(
+      join(project, 'conc.test.js'),
+      `const { tape } = require(${JSON.stringify(join(dist, 'jest.cjs'))});
+test.concurrent('asks at once', async () => {
+  tape();
+});
+`,
+    );
+    const config = JSON.stringify({ rootDir: project, transform: {}, setupFilesAfterEnv: [join(dist, 'jest.cjs')] });
+    const r = await run([join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', config, '--no-cache'], project, { TAPEDECK_MODE: 'replay' });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('No tapedeck tape is open');
+    expect(r.out).toMatch(/test\(\) rather than test\.concurrent/);
+    expect(r.out).toContain('openTestTape()');
+  });
+});
+
 describe('mocha', () => {
   it('--require llm-tapedeck/mocha: records, replays, misses name the mocha command, and the summary', async () => {
     const project = join(dir, 'mocha-project');
