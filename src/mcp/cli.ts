@@ -54,6 +54,52 @@ Example (an MCP host's config):
                              "npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
 `;
 
+/** setTimeout's limit (a signed 32-bit count of milliseconds): a longer timeout would fire at once. */
+const MAX_MS = 2_147_483_647;
+
+/**
+ * The arguments with a value that looks like a negative number joined to its flag
+ * (`--timeout -5` -> `--timeout=-5`). parseArgs takes a dash-led value for a missing one and
+ * says only that the flag's "argument is ambiguous"; joined, the flag's own check says what
+ * the value must be.
+ *
+ * @example
+ * dashValues(['--timeout', '-5'], new Set(['timeout'])) // ['--timeout=-5']
+ */
+function dashValues(args: readonly string[], valued: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const next = args[i + 1];
+    if (a.startsWith('--') && valued.has(a.slice(2)) && next !== undefined && /^-[\d.]/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
+/** The options of `tapedeck mcp` (everything after `--` is the server command). */
+const OPTIONS = {
+  tape: { type: 'string' },
+  mode: { type: 'string' },
+  'strict-order': { type: 'boolean' },
+  timing: { type: 'string' },
+  timeout: { type: 'string' },
+  'shutdown-timeout': { type: 'string' },
+  'redact-field': { type: 'string', multiple: true },
+  'keep-secrets': { type: 'boolean' },
+  'no-fsync': { type: 'boolean' },
+  chaos: { type: 'string' },
+  'chaos-seed': { type: 'string' },
+  'chaos-attempts': { type: 'string' },
+  'chaos-live': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The options that take a value. */
+const VALUED: ReadonlySet<string> = new Set(Object.entries(OPTIONS).filter(([, o]) => o.type === 'string').map(([name]) => name));
+
 /**
  * Runs `tapedeck mcp` with its arguments (those after `mcp`); resolves to the exit code.
  *
@@ -67,23 +113,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({
-      args: own,
-      options: {
-        tape: { type: 'string' },
-        mode: { type: 'string' },
-        'strict-order': { type: 'boolean' },
-        timing: { type: 'string' },
-        timeout: { type: 'string' },
-        'shutdown-timeout': { type: 'string' },
-        'redact-field': { type: 'string', multiple: true },
-        'keep-secrets': { type: 'boolean' },
-        'no-fsync': { type: 'boolean' },
-        chaos: { type: 'string' },
-        'chaos-seed': { type: 'string' },
-        'chaos-attempts': { type: 'string' },
-        'chaos-live': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      args: dashValues(own, VALUED),
+      options: OPTIONS,
       strict: true,
       allowPositionals: false,
     }));
@@ -105,7 +136,10 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   let timeoutMs: number | undefined;
   if (values.timeout !== undefined) {
     timeoutMs = Number(values.timeout);
-    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TapedeckError('E_USAGE', `Invalid --timeout ${JSON.stringify(values.timeout)}.`, { hint: 'Give milliseconds, e.g. --timeout 30000.' });
+    // Worded as tapedeck serve words its timeouts.
+    if (values.timeout.trim() === '' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_MS) {
+      throw new TapedeckError('E_USAGE', `Invalid --timeout ${JSON.stringify(values.timeout)}.`, { hint: `Use a whole number of milliseconds from 1 to ${MAX_MS}, e.g. --timeout 30000.` });
+    }
   }
   const whole = (name: string, text: string | undefined, min: number): number | undefined => {
     if (text === undefined) return undefined;

@@ -12,14 +12,18 @@
  * whatever happens to this process next. Server messages that come after the answer and before
  * the client's next message are recorded at the start of the next exchange, so they replay
  * after the answer and before the next one, as the client saw them. A notification's exchange
- * (nothing is acknowledged) ends when the client sends its next message or the session ends. A
- * request with no answer (the server crashed, timed out, the client cancelled) is never recorded.
+ * (nothing is acknowledged) ends when the client sends its next message or the session ends,
+ * once the server has answered a request: a server that never answered anything (it could not
+ * start, or exited at once) leaves nothing on the tape. A request with no answer (the server
+ * crashed, timed out, the client cancelled) is never recorded, and a message that never reached
+ * the server (it could not be started) gets one error answer, the failure to start it.
  */
 import { TapedeckError } from '../errors.ts';
 import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '../store/records.ts';
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
 import { MCP_KEY_VERSION, mcpKey } from './key.ts';
 import { callLabel, type McpMiss, type McpTape } from './tape.ts';
+import { MCP_RECORD_VERSION, sentMessage, wireBytes } from './wire.ts';
 import { Chaos } from '../chaos/decide.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import type { ChaosOptions, McpFault } from '../chaos/options.ts';
@@ -64,6 +68,14 @@ export interface McpSessionOptions {
   clientTimeoutMs?: number;
   /** The live server is gone (exited, its connection closed); open requests have had their error. */
   onServerGone?: (why: string) => void;
+  /**
+   * The live server is started at most once: once it is gone (it exited, or could not start),
+   * later messages get its error (-32051) and are not sent on. For transports where the server
+   * is the session (stdio, an SDK transport): starting it again would run a command that just
+   * failed once per message, each failure answered as if the message had been sent. Unset, a
+   * later message makes a new upstream (Streamable HTTP: the endpoint may be back).
+   */
+  serverOnce?: boolean;
   /** The full report of a miss (default: stderr). */
   onMiss?: (report: string, miss: McpMiss) => void;
   /**
@@ -86,6 +98,8 @@ interface Live {
   progressToken?: unknown;
   open: number;
   timer?: ReturnType<typeof setTimeout>;
+  /** Set once the message is handed to the server (its send began); an exchange without it never reached the server. */
+  sent?: true;
   /**
    * Not a client message: what the server sends after the answer that ended the current
    * exchange, until the client's next message, which takes it over (liveMessage).
@@ -141,6 +155,12 @@ export class McpSession {
   private playing: Promise<void> = Promise.resolve();
   private seq = 0;
   private closed = false;
+  /** The live server answered a request: from then on its notifications' exchanges are recorded. */
+  private serverAnswered = false;
+  /** Why the live server is gone (its start's own error when it could not start), for serverOnce. */
+  private lost: TapedeckError | undefined;
+  /** The last `lost` warned about: every later message fails with it, said once. */
+  private lostWarned: TapedeckError | undefined;
   /** Set while close() waits for the answers still on the way: called when one comes or is cut. */
   private settled: (() => void) | undefined;
 
@@ -174,6 +194,10 @@ export class McpSession {
     const unkeyable = e instanceof TapedeckError && UNKEYABLE.has(e.code);
     const why = unkeyable ? `tapedeck: the params of ${(m as { method?: string }).method} cannot be keyed, so the call was not sent: ${message}` : `tapedeck: ${message}`;
     if (isRequest(m)) this.deliver(errorResponse(m.id, unkeyable ? MCP_ERROR.badParams : MCP_ERROR.serverGone, why), m.id);
+    if (this.lost !== undefined && e === this.lost) {
+      if (this.lostWarned === this.lost) return;
+      this.lostWarned = this.lost;
+    }
     this.tape.warn(`tapedeck: ${e instanceof TapedeckError ? `${e.code}: ` : ''}${unkeyable ? why.slice('tapedeck: '.length) : message}`);
   }
 
@@ -237,6 +261,7 @@ export class McpSession {
   // ------------------------------------------------------------------------------------------
 
   private async ensureUpstream(): Promise<McpUpstream> {
+    if (this.lost && this.opts.serverOnce) throw this.lost;
     if (this.upstream) {
       await this.starting;
       return this.upstream;
@@ -246,12 +271,21 @@ export class McpSession {
     up.onmessage = (msg, standalone) => this.fromServer(msg, standalone === true);
     up.onclose = (why) => this.serverGone(why);
     this.starting = up.start();
-    await this.starting;
+    try {
+      await this.starting;
+    } catch (e) {
+      // Its own error names the command and what to check: it answers this message and, with
+      // serverOnce, every later one (serverGone, called first, had only the bare reason).
+      this.lost = e instanceof TapedeckError ? e : new TapedeckError('E_UPSTREAM', `could not start the MCP server: ${e instanceof Error ? e.message : String(e)}`);
+      throw e;
+    }
     return up;
   }
 
-  private async forward(m: JsonRpcMessage): Promise<void> {
+  /** Sends a client message to the live server (started first if need be); `ex` is its exchange, marked sent. */
+  private async forward(m: JsonRpcMessage, ex?: Live): Promise<void> {
     const up = await this.ensureUpstream();
+    if (ex) ex.sent = true;
     await up.send(m);
   }
 
@@ -279,7 +313,15 @@ export class McpSession {
     }
     this.open.push(ex);
     this.current = ex;
-    await this.forward(m);
+    try {
+      await this.forward(m, ex);
+    } catch (e) {
+      // Never (wholly) sent: not recorded. Its error answer comes from fail(), the one answer
+      // of its id, unless the server's going already answered it (serverGone).
+      const answered = ex.cut;
+      this.cut(ex);
+      if (!answered) throw e;
+    }
   }
 
   private timedOut(ex: Live, limit: number): void {
@@ -302,7 +344,12 @@ export class McpSession {
 
   private serverGone(why?: string): void {
     const reason = why ?? 'the MCP server closed its connection';
+    this.lost ??= new TapedeckError('E_UPSTREAM', `${reason}; the message was not sent to it, and nothing was recorded.`);
     for (const ex of [...this.open]) {
+      // Not handed to the server yet (it is being started): the failure to send it answers it.
+      if (!ex.sent) continue;
+      // A notification to a server that never answered anything: it may never have read it.
+      if (ex.id === undefined && !this.serverAnswered) this.cut(ex);
       if (ex.id === undefined || ex.answered) continue;
       this.cut(ex);
       this.deliver(errorResponse(ex.id, MCP_ERROR.serverGone, `tapedeck: ${reason} before it answered ${ex.method}; nothing was recorded.`), ex.id);
@@ -314,6 +361,7 @@ export class McpSession {
 
   private fromServer(m: JsonRpcMessage, standalone = false): void {
     if (isResponse(m)) {
+      this.serverAnswered = true;
       const ex = this.byId.get(m.id);
       if (!ex) {
         // An answer to a request that was cut (timed out, cancelled) or to a warm-up request.
@@ -323,7 +371,8 @@ export class McpSession {
       this.byId.delete(m.id);
       if (ex.timer) clearTimeout(ex.timer);
       ex.answered = true;
-      ex.events.push({ ms: this.ms(ex), response: true, ...this.tape.redactor.value(answerOf(m as unknown as Record<string, unknown>)) });
+      // As the server sent it (its member order, its id): src/mcp/wire.ts.
+      ex.events.push({ ms: this.ms(ex), response: true, message: wireBytes(this.tape.redactor.value(m)) });
       // Whole unless the client still owes the server an answer: stored now, answered once stored.
       if (ex.open === 0) {
         const wasCurrent = this.current === ex;
@@ -347,14 +396,14 @@ export class McpSession {
     }
     if (isRequest(m)) {
       if (ex) {
-        const ev: Extract<McpEvent, { request: unknown }> = { ms: this.ms(ex), request: this.tape.redactor.value({ method: m.method, ...(m.params !== undefined ? { params: m.params } : {}) }), answer: undefined as unknown as McpAnswer };
+        const ev: Extract<McpEvent, { request: unknown }> = { ms: this.ms(ex), request: { method: m.method }, message: wireBytes(this.tape.redactor.value(m)), answer: undefined as unknown as McpAnswer };
         if (standalone) ev.standalone = true;
         ex.events.push(ev);
         ex.open++;
         this.serverPending.set(m.id, { ev, ex });
       }
     } else if (isNotification(m) && ex) {
-      ex.events.push({ ms: this.ms(ex), notification: this.tape.redactor.value({ method: m.method, ...(m.params !== undefined ? { params: m.params } : {}) }), ...(standalone ? { standalone: true as const } : {}) });
+      ex.events.push({ ms: this.ms(ex), notification: { method: m.method }, message: wireBytes(this.tape.redactor.value(m)), ...(standalone ? { standalone: true as const } : {}) });
     }
     this.deliver(m, standalone ? undefined : ex?.id);
   }
@@ -407,10 +456,15 @@ export class McpSession {
     if (this.upstream) await this.forward(m);
   }
 
-  /** Records every exchange that is whole (answered, or a notification) and no longer current. */
+  /**
+   * Records every exchange that is whole (answered, or a notification) and no longer current. A
+   * notification's waits until the server has answered something, or the session ends with the
+   * server still up (see serverGone).
+   */
   private finishComplete(all = false): void {
     for (const ex of [...this.open]) {
       if (ex.id !== undefined && !ex.answered) continue;
+      if (ex.id === undefined && !this.serverAnswered && !(all && this.upstream)) continue;
       if (ex.open > 0 && !all) continue;
       this.close1(ex);
       if (ex.open > 0) {
@@ -428,7 +482,7 @@ export class McpSession {
     if (this.tape.mode === 'update' && this.tape.next(ex.key, true)) return undefined;
     const last = ex.events.length > 0 ? ex.events[ex.events.length - 1]!.ms : this.ms(ex);
     const rec: McpRecord = {
-      v: 1,
+      v: MCP_RECORD_VERSION,
       kind: MCP_RECORD_KIND,
       key: ex.key,
       keyVersion: MCP_KEY_VERSION,
@@ -508,16 +562,18 @@ export class McpSession {
   private emit(ev: McpEvent, id: JsonRpcId | undefined, token: unknown, recordedToken: unknown): void {
     if ('response' in ev) {
       if (id === undefined) return;
-      this.opts.send('error' in ev ? { jsonrpc: '2.0', id, error: ev.error } : { jsonrpc: '2.0', id, result: ev.result }, id);
+      // The server's answer as it sent it, with the caller's id in the place of the recorded one.
+      const answer = sentMessage(ev);
+      answer.id = id;
+      this.opts.send(answer as JsonRpcMessage, id);
       return;
     }
     if ('notification' in ev) {
-      let n = ev.notification;
-      // Progress goes to the caller's own token, whatever the recording's was.
-      if (n.method === 'notifications/progress' && token !== undefined && isObject(n.params) && n.params.progressToken === recordedToken) {
-        n = { ...n, params: { ...n.params, progressToken: token } };
-      }
-      this.opts.send({ jsonrpc: '2.0', ...n } as JsonRpcMessage, ev.standalone ? undefined : id);
+      const n = sentMessage(ev);
+      // Progress goes to the caller's own token, whatever the recording's was (set in place: the
+      // members keep the server's order).
+      if (n.method === 'notifications/progress' && token !== undefined && isObject(n.params) && n.params.progressToken === recordedToken) n.params.progressToken = token;
+      this.opts.send(n as JsonRpcMessage, ev.standalone ? undefined : id);
     }
   }
 
@@ -540,7 +596,10 @@ export class McpSession {
         const why = JSON.stringify(a).slice(0, 60);
         resolve(this.answerMiss(rec, ev, id, `the client's answer to ${ev.request.method} differs from the recorded one (got ${why}${why.length >= 60 ? '…' : ''}${'error' in b ? ', recorded an error' : ''})`));
       });
-      this.opts.send({ jsonrpc: '2.0', id: sid, method: ev.request.method, ...(ev.request.params !== undefined ? { params: ev.request.params as Record<string, unknown> } : {}) } as JsonRpcRequest, ev.standalone ? undefined : id);
+      // The server's request as it sent it, under an id of ours (the client answers to that).
+      const ask = sentMessage(ev);
+      ask.id = sid;
+      this.opts.send(ask as JsonRpcRequest, ev.standalone ? undefined : id);
     });
   }
 

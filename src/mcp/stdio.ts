@@ -119,7 +119,9 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
     return new McpSession({
     tape,
     ...(server ? { upstream: () => stdioUpstream(server, stderr) } : {}),
-    // The server is the session: once it is gone, so is tapedeck (exit 1).
+    // The server is the session: once it is gone, so is tapedeck (exit 1), and the messages
+    // still on stdin get its error rather than a server started again.
+    serverOnce: true,
     onServerGone: (why) => {
       crashed = why;
       finish();
@@ -151,7 +153,10 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
   await done;
   await session.close();
   const report = await tape.close({ abandon: false });
-  if (tape.records) stderr.write(`tapedeck: ${tape.recorded} MCP exchange(s) recorded to ${tape.location}${report.replaced.length ? `, ${report.replaced.length} replaced` : ''}\n`);
+  // A run that stored nothing (a server that never answered) names no tape as recorded to: the
+  // tape is as it was, absent if it was.
+  if (tape.records && tape.recorded === 0) stderr.write(`tapedeck: no MCP exchange recorded; ${tape.location} not written\n`);
+  else if (tape.records) stderr.write(`tapedeck: ${tape.recorded} MCP exchange(s) recorded to ${tape.location}${report.replaced.length ? `, ${report.replaced.length} replaced` : ''}\n`);
   const faults = session.chaos?.counts();
   if (faults && Object.keys(faults).length > 0) stderr.write(`tapedeck: faults injected: ${Object.entries(faults).map(([f, n]) => `${f} ${n}`).join(', ')} (seed ${session.chaos!.seed})\n`);
   if (tape.misses.length) stderr.write(`tapedeck: ${tape.misses.length} MCP miss(es); ${opts.recordCommand ?? `re-record: npx llm-tapedeck mcp --tape ${tape.location} --mode record -- <server command>`}\n`);

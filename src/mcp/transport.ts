@@ -88,7 +88,8 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
   const mode = McpTape.check(opts);
   let session: McpSession | undefined;
   let opened: McpTape | undefined;
-  let closed = false;
+  /** The one close, which every close() call waits for. */
+  let closing: Promise<void> | undefined;
   let resolveTape!: (t: McpTape) => void;
   const tape = new Promise<McpTape>((r) => (resolveTape = r));
   // One message per turn of the event loop, live or replayed: the SDK Client handles a
@@ -130,7 +131,8 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
           onMiss: opts.onMiss,
           ...(opts.chaos ? { chaos: opts.chaos } : {}),
           // The wrapped transport closed under the session: the client is told, as it would be,
-          // once it has the errors of its open requests.
+          // once it has the errors of its open requests (and it is not started again).
+          serverOnce: true,
           onServerGone: () => {
             const closeWhenDelivered = (): void => {
               if (draining) setImmediate(closeWhenDelivered);
@@ -149,12 +151,15 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
       if (!session) throw new Error('tapedeck: send() before start(): connect the client to the transport first.');
       session.fromClient(m as unknown as JsonRpcMessage);
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      await session?.close();
-      await opened?.close();
-      self.onclose?.();
+    close() {
+      // A second close (the SDK Client closes its transport itself when connect fails, and the
+      // caller then closes the client) resolves when the tape is closed too, not at once.
+      closing ??= (async () => {
+        await session?.close();
+        await opened?.close();
+        self.onclose?.();
+      })();
+      return closing;
     },
     setProtocolVersion(v: string) {
       const t = typeof inner === 'object' ? inner : undefined;

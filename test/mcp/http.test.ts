@@ -79,7 +79,7 @@ describe('MCP over Streamable HTTP through tapedeck serve', () => {
       expect((await post(base, { jsonrpc: '2.0', method: 'notifications/initialized' }, sid)).status).toBe(202);
       const sum = await post(base, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get-sum', arguments: { a: 1, b: 2 } } }, sid);
       expect(sum.type).toContain('application/json');
-      return { sid, sum: JSON.parse(sum.text) as { id: number; result: unknown } };
+      return { sid, sum: JSON.parse(sum.text) as { id: number; result: unknown }, texts: [init.text, sum.text] };
     };
     const proxy = await startProxy({ upstream: server.url, tape, mode: 'record', port: 0, onWarning: () => undefined });
     const recorded = await script(proxy.url);
@@ -89,6 +89,10 @@ describe('MCP over Streamable HTTP through tapedeck serve', () => {
     const replayed = await script(replay.url);
     await replay.close();
     expect(replayed.sum).toEqual(recorded.sum);
+    // The answers' bytes are the live ones: members in the server's order (initialize's
+    // protocolVersion before capabilities), not sorted.
+    expect(recorded.texts[0]).toMatch(/^\{"result":\{"protocolVersion":/);
+    expect(replayed.texts).toEqual(recorded.texts);
     expect(JSON.stringify(replayed.sum.result)).toContain('3');
     expect(replayed.sid).not.toBe(recorded.sid);
 

@@ -1,12 +1,12 @@
 // `tapedeck mcp` over stdio against real MCP servers from npm and the SDK's own Client: record,
 // then replay with the server command replaced by one that fails if run.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readTape } from '../../src/store/tape-file.ts';
 import { isMcpRecord } from '../../src/store/records.ts';
 import { CLI, EVERYTHING, everythingSession, FAILS_IF_RUN, FILESYSTEM, logged, MEMORY, richClient, tmp } from './helpers.ts';
@@ -169,6 +169,45 @@ describe('tapedeck mcp over stdio', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a server that cannot start, or exits at once: each request gets one error, the one naming the command; nothing recorded, no tape written', async () => {
+    const dir = tmp('nostart');
+    const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const input = [init, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_entities', arguments: {} } }].map((m) => `${JSON.stringify(m)}\n`).join('');
+    for (const [name, server, said] of [
+      ['enoent', ['no-such-command-xyz'], /^tapedeck: could not start the MCP server "no-such-command-xyz": ENOENT\. Check the server command after --\.$/],
+      ['exit', ['node', '-e', 'process.exit(3)'], /^tapedeck: the MCP server exited \(code 3\)/],
+    ] as const) {
+      const tape = join(dir, `${name}.tape`);
+      const r = spawnSync('node', [CLI, 'mcp', '--tape', tape, '--mode', 'record', '--', ...server], { input, encoding: 'utf8' });
+      expect(r.status).toBe(1);
+      const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; error: { code: number; message: string } });
+      expect(answers.map((a) => a.id)).toEqual([0, 1]);
+      for (const a of answers) {
+        expect(a.error.code).toBe(-32051);
+        expect(a.error.message).toMatch(said);
+      }
+      // Never started again for the later messages: one failure said once.
+      if (name === 'enoent') expect(r.stderr.match(/E_UPSTREAM/g)).toHaveLength(1);
+      expect(r.stderr).toContain(`no MCP exchange recorded; ${tape} not written`);
+      expect(r.stderr).not.toMatch(/exchange\(s\) recorded/);
+      expect(existsSync(tape)).toBe(false);
+    }
+    // The SDK Client: one answer to its initialize, so no "response for an unknown message ID".
+    const errors: Error[] = [];
+    const client = new Client({ name: 'tapedeck-test', version: '1' });
+    client.onerror = (e) => errors.push(e);
+    const transport = new StdioClientTransport({ command: 'node', args: [CLI, 'mcp', '--tape', join(dir, 'sdk.tape'), '--mode', 'record', '--', 'no-such-command-xyz'], stderr: 'ignore' });
+    const failed = await client.connect(transport).catch((e: McpError) => e);
+    expect((failed as McpError).code).toBe(-32051);
+    expect((failed as McpError).message).toContain('Check the server command after --');
+    await client.close();
+    expect(errors.map((e) => e.message).filter((m) => m.includes('unknown message ID'))).toEqual([]);
+    // The Client closed the transport itself when connect failed, without waiting for tapedeck
+    // to exit: the tape it opened is gone once it has.
+    await vi.waitFor(() => expect(existsSync(join(dir, 'sdk.tape'))).toBe(false), { timeout: 10_000, interval: 50 });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('piped input closed right after the last request: the answers still on the way are recorded, with no warning', async () => {
     const dir = tmp('piped');
     const tape = join(dir, 'memory.tape');
@@ -319,6 +358,11 @@ describe('tapedeck mcp over stdio', () => {
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/E_USAGE mcp needs --tape/);
+    // A negative number is a value the flag refuses, as tapedeck serve words it, not "ambiguous".
+    const negative = spawnSync('node', [CLI, 'mcp', '--tape', 'x.tape', '--timeout', '-5'], { encoding: 'utf8' });
+    expect(negative.status).toBe(2);
+    expect(negative.stderr).toBe('tapedeck: E_USAGE Invalid --timeout "-5".\nhint: Use a whole number of milliseconds from 1 to 2147483647, e.g. --timeout 30000.\n');
+    expect(spawnSync('node', [CLI, 'mcp', '--tape', 'x.tape', '--timeout', '3000000000'], { encoding: 'utf8' }).stderr).toContain('Invalid --timeout "3000000000"');
     const noCmd = spawnSync('node', [CLI, 'mcp', '--tape', 'x.tape', '--mode', 'record'], { encoding: 'utf8' });
     expect(noCmd.status).toBe(2);
     expect(noCmd.stderr).toContain('give its command after --');

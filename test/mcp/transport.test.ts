@@ -32,6 +32,8 @@ describe('tapeTransport', () => {
     expect(await everythingSession(c2)).toEqual(recorded);
     await c2.close();
     expect(rep.log).toEqual(rec.log);
+    // As the server sent them, members in its order: answers, notifications, its requests.
+    expect(rep.log.map((m) => JSON.stringify(m))).toEqual(rec.log.map((m) => JSON.stringify(m)));
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -112,6 +114,31 @@ describe('tapeTransport', () => {
     const { readTape } = await import('../../src/store/tape-file.ts');
     const methods = (await readTape(tape)).records.map((r) => (r.value as { method?: string }).method);
     expect(methods).toEqual(['initialize', 'notifications/initialized']);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a wrapped server that cannot start: its initialize gets one error, it is not started again, nothing is recorded', async () => {
+    const dir = tmp('nostart');
+    const tape = join(dir, 'nostart.tape');
+    let made = 0;
+    const errors: Error[] = [];
+    const c = new Client({ name: 'tapedeck-test', version: '1' });
+    c.onerror = (e) => errors.push(e);
+    const wrapped = tapeTransport(
+      () => {
+        made++;
+        return new StdioClientTransport({ command: 'no-such-command-xyz', stderr: 'ignore' });
+      },
+      { tape, mode: 'record', onWarning: () => undefined },
+    );
+    const err = await c.connect(wrapped).catch((e: McpError) => e);
+    expect((err as McpError).code).toBe(-32051);
+    expect((err as McpError).message).toContain('ENOENT');
+    await c.close();
+    expect(errors.map((e) => e.message).filter((m) => m.includes('unknown message ID'))).toEqual([]);
+    expect(made).toBe(1);
+    expect((await wrapped.tape).recorded).toBe(0);
+    expect(existsSync(tape)).toBe(false);
     rmSync(dir, { recursive: true, force: true });
   });
 
