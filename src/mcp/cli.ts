@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
+import { dashValues } from '../cli-args.ts';
 import { EXIT } from '../cli-errors.ts';
 
 /** A word for a POSIX shell: as it is when safe, else single-quoted. */
@@ -57,28 +58,6 @@ Example (an MCP host's config):
 /** setTimeout's limit (a signed 32-bit count of milliseconds): a longer timeout would fire at once. */
 const MAX_MS = 2_147_483_647;
 
-/**
- * The arguments with a value that looks like a negative number joined to its flag
- * (`--timeout -5` -> `--timeout=-5`). parseArgs takes a dash-led value for a missing one and
- * says only that the flag's "argument is ambiguous"; joined, the flag's own check says what
- * the value must be.
- *
- * @example
- * dashValues(['--timeout', '-5'], new Set(['timeout'])) // ['--timeout=-5']
- */
-function dashValues(args: readonly string[], valued: ReadonlySet<string>): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    const next = args[i + 1];
-    if (a.startsWith('--') && valued.has(a.slice(2)) && next !== undefined && /^-[\d.]/.test(next)) {
-      out.push(`${a}=${next}`);
-      i++;
-    } else out.push(a);
-  }
-  return out;
-}
-
 /** The options of `tapedeck mcp` (everything after `--` is the server command). */
 const OPTIONS = {
   tape: { type: 'string' },
@@ -97,8 +76,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** The options that take a value. */
-const VALUED: ReadonlySet<string> = new Set(Object.entries(OPTIONS).filter(([, o]) => o.type === 'string').map(([name]) => name));
 
 /**
  * Runs `tapedeck mcp` with its arguments (those after `mcp`); resolves to the exit code.
@@ -113,7 +90,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({
-      args: dashValues(own, VALUED),
+      args: dashValues(own, OPTIONS),
       options: OPTIONS,
       strict: true,
       allowPositionals: false,

@@ -3,6 +3,7 @@
  */
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
+import { dashValues } from '../cli-args.ts';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import type { Timing } from './deck.ts';
@@ -130,52 +131,55 @@ function parseMs(name: string, text: string): number {
   return n;
 }
 
+/** The options of `tapedeck serve`. */
+const SERVE_OPTIONS = {
+  upstream: { type: 'string' },
+  tape: { type: 'string' },
+  store: { type: 'string' },
+  mode: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  match: { type: 'string' },
+  'strict-order': { type: 'boolean' },
+  timing: { type: 'string' },
+  'record-errors': { type: 'boolean' },
+  'prune-unused': { type: 'boolean' },
+  'max-body': { type: 'string' },
+  'miss-status': { type: 'string' },
+  'match-header': { type: 'string', multiple: true },
+  'body-match': { type: 'string' },
+  'ignore-arg': { type: 'string', multiple: true },
+  'volatile-text': { type: 'string', multiple: true },
+  'redact-header': { type: 'string', multiple: true },
+  'redact-field': { type: 'string', multiple: true },
+  'keep-secrets': { type: 'boolean' },
+  'replay-store': { type: 'string' },
+  'connect-timeout': { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  'shutdown-timeout': { type: 'string' },
+  'request-timeout': { type: 'string' },
+  'on-record-failure': { type: 'string' },
+  hooks: { type: 'string' },
+  tls: { type: 'boolean' },
+  'tls-ca': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  chaos: { type: 'string' },
+  'chaos-seed': { type: 'string' },
+  'chaos-attempts': { type: 'string' },
+  'chaos-stall': { type: 'string' },
+  'chaos-live': { type: 'boolean' },
+  quiet: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 /** Parses `tapedeck serve` arguments into proxy options (exported for tests). */
 export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; help: boolean; replayStore?: string; hooks?: string; tlsFiles?: { caFile?: string; certFile?: string; keyFile?: string } } {
   let parsed;
   try {
     parsed = parseArgs({
-      args,
-      options: {
-        upstream: { type: 'string' },
-        tape: { type: 'string' },
-        store: { type: 'string' },
-        mode: { type: 'string' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        match: { type: 'string' },
-        'strict-order': { type: 'boolean' },
-        timing: { type: 'string' },
-        'record-errors': { type: 'boolean' },
-        'prune-unused': { type: 'boolean' },
-        'max-body': { type: 'string' },
-        'miss-status': { type: 'string' },
-        'match-header': { type: 'string', multiple: true },
-        'body-match': { type: 'string' },
-        'ignore-arg': { type: 'string', multiple: true },
-        'volatile-text': { type: 'string', multiple: true },
-        'redact-header': { type: 'string', multiple: true },
-        'redact-field': { type: 'string', multiple: true },
-        'keep-secrets': { type: 'boolean' },
-        'replay-store': { type: 'string' },
-        'connect-timeout': { type: 'string' },
-        'idle-timeout': { type: 'string' },
-        'shutdown-timeout': { type: 'string' },
-        'request-timeout': { type: 'string' },
-        'on-record-failure': { type: 'string' },
-        hooks: { type: 'string' },
-        tls: { type: 'boolean' },
-        'tls-ca': { type: 'string' },
-        'tls-cert': { type: 'string' },
-        'tls-key': { type: 'string' },
-        chaos: { type: 'string' },
-        'chaos-seed': { type: 'string' },
-        'chaos-attempts': { type: 'string' },
-        'chaos-stall': { type: 'string' },
-        'chaos-live': { type: 'boolean' },
-        quiet: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      args: dashValues(args, SERVE_OPTIONS),
+      options: SERVE_OPTIONS,
       strict: true,
       allowPositionals: false,
     });

@@ -431,6 +431,10 @@ describe('timeout settings', () => {
       }
     }
     expect(serveOptions(['--tape', 'x.tape', '--connect-timeout', '250', '--idle-timeout', '900000', '--shutdown-timeout', '5000'])).toMatchObject({ connectTimeoutMs: 250, idleTimeoutMs: 900_000, shutdownTimeoutMs: 5000 });
+    // A negative value as its own argument, as a user types it, reaches the flag's own check
+    // (parseArgs alone said only that the argument "is ambiguous").
+    const e = errorOf(() => serveOptions(['--tape', 'x.tape', '--idle-timeout', '-5']));
+    expect(e.message.startsWith('Invalid --idle-timeout "-5".'), e.message).toBe(true);
   });
 
   it.skipIf(!existsSync(CLI))('tapedeck serve --idle-timeout nope: exit 2, one error line naming the flag, no stack', async () => {
