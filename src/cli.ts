@@ -175,8 +175,13 @@ function main(argv: string[]): number | Promise<number> {
   let review = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--ignore') ignoreKeys = (argv[++i] ?? '').split(',').filter(Boolean);
-    else if (a === '--har') har = true;
+    if (a === '--ignore' || a.startsWith('--ignore=')) {
+      // As for --from: a value never starts with a dash, so `--ignore --force` is a missing
+      // value, not a key named "--force" (which left the command without its --force).
+      const v = a === '--ignore' ? argv[++i] : a.slice(9);
+      ignoreKeys = (v ?? '').split(',').filter(Boolean);
+      if (v === undefined || v.startsWith('-') || ignoreKeys.length === 0) throw usageError('--ignore needs a value.', 'tapedeck import session.har app.tape --ignore user,metadata');
+    } else if (a === '--har') har = true;
     else if (a === '--skip-bad') skipBad = true;
     else if (a === '--from' || a === '--origin') {
       const v = argv[++i];
@@ -185,7 +190,6 @@ function main(argv: string[]): number | Promise<number> {
       else origin = v;
     } else if (a.startsWith('--from=')) from = a.slice(7);
     else if (a.startsWith('--origin=')) origin = a.slice(9);
-    else if (a.startsWith('--ignore=')) ignoreKeys = a.slice(9).split(',').filter(Boolean);
     else if (a === '--force') force = true;
     else if (a === '--json') continue; // export prints JSON; the flag is accepted for clarity
     else if (a === '--review') review = true;
@@ -195,6 +199,11 @@ function main(argv: string[]): number | Promise<number> {
     else args.push(a);
   }
   const [cmd = 'help', file, second] = args;
+  // import writes its second argument: a third word (a glob that matched two files, an option
+  // without its dashes) is refused rather than dropped, lest the wrong file become the tape.
+  if (cmd === 'import' && args.length > 3) {
+    throw usageError(`import takes the input and the tape; ${JSON.stringify(args[3])} is one argument too many.`, 'tapedeck import session.har app.tape (one input a run: tapedeck import a.har a.tape && tapedeck import b.har b.tape)');
+  }
   switch (cmd) {
     case 'help':
       process.stdout.write(HELP);

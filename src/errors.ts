@@ -23,6 +23,8 @@
  * - `E_TAPE_CORRUPT`: a tape whose header is damaged (damaged records are warnings, never
  *   errors: the good ones are kept); `E_TAPE_TORN_TAIL` is the warning for a crash mid-append.
  * - `E_TAPE_LOCKED`: another writer held the tape's lock past the timeout (the holder is named).
+ * - `E_TAPE_IN_USE`: an import with force would replace a tape a writer has open for recording
+ *   (registered in `<tape>.writers/`); `details.writers` names them (pid, host, run).
  * - `E_TAPE_EXISTS`, `E_TAPE_NOT_FOUND`, `E_TAPE_VERSION`, `E_TAPE_IO`: creating over an
  *   existing tape, a missing tape, a tape from a newer format, a file system error.
  * - `E_TAPE_CHANGED`: a large tape's record read after the open is no longer where it was (the

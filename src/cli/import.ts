@@ -9,7 +9,7 @@ import type { TapeCommandOptions } from './tape.ts';
 import { TapedeckError } from '../errors.ts';
 import { importRecordings, type ImportReport } from '../proxy/import.ts';
 import { importTapeJSON } from '../store/export.ts';
-import { detectFormat, formatByName, IMPORT_FORMATS, type ImportFormat } from '../store/import/read.ts';
+import { detectFormat, formatByName, IMPORT_FORMATS, READS, type ImportFormat } from '../store/import/read.ts';
 import { importCacheJSON, importRecordingsDir } from '../store/migrate.ts';
 import { TAPE_MAGIC } from '../store/tape-codec.ts';
 
@@ -60,7 +60,7 @@ function importSummary(out: string, r: ImportReport): string {
  * else is refused before a tape is written.
  */
 async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string }> {
-  const formats = 'tapedeck import takes a tapedeck JSON export (tapedeck export writes one), a DSPy-style cache.json, or a directory of JSON recordings.';
+  const formats = READS;
   if (src !== '-' && statSync(src, { throwIfNoEntry: false })?.isDirectory()) {
     if (!readdirSync(src).some((n) => n.endsWith('.json'))) {
       throw new TapedeckError('E_IMPORT_FORMAT', `${src} holds no *.json recordings; no tape written.`, { file: src, hint: formats });

@@ -10,16 +10,15 @@
  * and moved into place only once whole, so a bad entry, a failed write or a crash leaves the
  * target as it was. `skipBad` keeps the good entries of a file with bad ones, and lists the bad.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { link, open, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { open, unlink } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
 import { routeOf } from '../providers/index.ts';
 import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/exchange.ts';
 import { harEntries, readHarSplit } from '../store/import/har.ts';
 import { openHarChunks } from '../store/import/har-chunks.ts';
 import { splitHar } from '../store/import/har-split.ts';
+import { besideTarget, intoPlace, refuseOpenWriters } from '../store/import/target.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
@@ -196,17 +195,6 @@ function storedResponse(x: Exchange): HttpRecord['response'] {
   return { ...x.response, headers };
 }
 
-/** Writes the tape beside `out`, then moves it into place (link without force, so an existing tape is never replaced). */
-async function intoPlace(tmp: string, out: string, force: boolean): Promise<void> {
-  if (force) return rename(tmp, out);
-  try {
-    await link(tmp, out);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw tapeExists(out);
-    throw e;
-  }
-}
-
 /** An error's message without the hint the constructor appended, and without its final period. */
 const withoutHint = (e: TapedeckError): string => (e.hint && e.message.endsWith(e.hint) ? e.message.slice(0, -e.hint.length) : e.message).trim().replace(/\.$/, '');
 
@@ -231,6 +219,17 @@ function noEntryImports(run: ImportRun): TapedeckError {
     `${file}: none of its ${total} entr${total === 1 ? 'y' : 'ies'} imports (--skip-bad skipped them all); the first: entry ${first.entry} (${first.where}), field ${first.field}: ${first.problem}${more}; no tape written.`,
     { file, entry: first.entry, field: first.field, path: `${first.where}.${first.field}`, hint: 'Fix the entries (an import without --skip-bad names each in turn), or check that this is the recording you meant.' },
   );
+}
+
+/** The error of a source that lists no entries at all (a recorder stopped before any call, or the wrong file). */
+function noEntries(read: ReadResult): TapedeckError {
+  const where = read.list === '' ? 'its array is empty' : `${read.list} is empty`;
+  return new TapedeckError('E_IMPORT_ENTRY', `${read.file}: the ${read.format} has no entries (${where}), and an empty tape would replay nothing; no tape written.`, {
+    file: read.file,
+    entries: 0,
+    ...(read.list === '' ? {} : { path: read.list }),
+    hint: 'Check that this is the recording you meant: a recorder stopped before any call was made writes an empty one (record the calls again).',
+  });
 }
 
 const tapeExists = (out: string) =>
@@ -326,16 +325,26 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   const entries = read.exchanges[Symbol.iterator]();
   const badFirst = (): void => {
     while (!entries.next().done);
+    // A source without a single entry: an empty tape would replay nothing (docs/migrate.md).
+    if (read.entries === 0) throw noEntries(read);
     if (read.bad.length === 0 || opts.skipBad) return;
     const first = read.bad[0]!;
     const more = read.bad.length > 1 ? ` (${read.bad.length - 1} more bad entr${read.bad.length === 2 ? 'y' : 'ies'} after it)` : '';
     throw new TapedeckError(first.code, `${withoutHint(first)}${more}; no tape written.`, { ...first.details });
   };
-  if (!opts.force && statSync(out, { throwIfNoEntry: false })) {
+  const exists = statSync(out, { throwIfNoEntry: false }) !== undefined;
+  if (exists && !opts.force) {
     badFirst();
     throw tapeExists(out);
   }
-  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.import.tmp`);
+  // Said before the work, not after it (checked again as the tape is replaced: intoPlace); a
+  // bad entry is still what the import reports first, as for a tape that exists.
+  if (exists) {
+    await refuseOpenWriters(out).catch((e: unknown) => {
+      badFirst();
+      throw e;
+    });
+  }
   const warnings: string[] = [];
   const refused: ImportReport['skipped'] = [];
   const report: ImportReport = { format: read.format, records: 0, streams: 0, routes: [], masked: 0, skipped: [] };
@@ -348,6 +357,11 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     { mode: 'passthrough', ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText, redact: { ...opts.redact, salt }, onWarning: (m) => warnings.push(m) },
     { kind: 'fetch' },
   );
+  const { tmp, removeDirs } = await besideTarget(out, 'import').catch(async (e: unknown) => {
+    await deck.close();
+    throw e;
+  });
+  let written = false;
   const tallies: ImportRun['tallies'] = new Map();
   // Room for a whole batch and the record that ends it, so the buffer is not grown (and copied) on the way.
   const frames = new FrameBuffer(BATCH_BYTES + (1 << 20));
@@ -374,7 +388,8 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     await flushing;
     // One fsync for the whole tape, before it is moved into place.
     await appendFrames(tmp, [frames.take()], { durable: true });
-    await intoPlace(tmp, out, opts.force === true);
+    await intoPlace(tmp, out, opts.force === true, () => tapeExists(out));
+    written = true;
   } catch (e) {
     if (e instanceof TapedeckError) throw e;
     badFirst();
@@ -382,6 +397,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   } finally {
     await deck.close();
     await unlink(tmp).catch(() => {});
+    if (!written) await removeDirs();
   }
   report.skipped = [
     ...read.unkeyable.map((u) => ({ where: u.where, reason: u.reason })),

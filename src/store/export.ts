@@ -43,10 +43,10 @@
  * stripped from their messages; they are not records and import ignores them, so a re-export of
  * an imported damaged tape has none.
  */
-import { randomBytes } from 'node:crypto';
-import { link, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
+import { besideTarget, intoPlace, refuseOpenWriters } from './import/target.ts';
 import { inRecordOrder } from './record-order.ts';
 import type { HttpRecord } from './records.ts';
 import { streamReview } from './stream-review.ts';
@@ -506,35 +506,31 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
  */
 export async function importTapeJSON(json: string, out: string, opts: { force?: boolean } = {}): Promise<{ records: number }> {
   const { created, tapedeckVersion, salt, values } = parseTapeDocument(json, tapeTypeNamed);
-  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.import.tmp`);
+  // A tape a writer has open is not replaced (see import/target.ts): said before the work.
+  if (opts.force && existsSync(out)) await refuseOpenWriters(out);
+  const { tmp, removeDirs } = await besideTarget(out, 'import');
+  let written = false;
   try {
     // The salt travels with the records: their keyed masks only match under it.
     await createTape(tmp, { created, tapedeckVersion, salt: salt ?? null });
     // Records come back in the field order writers use (record-order.ts), so a tape written
     // by tapedeck survives export -> import byte for byte.
     if (values.length > 0) await appendRecords(tmp, values.map(inRecordOrder));
-    if (opts.force) {
-      try {
-        await rename(tmp, out);
-      } catch (e) {
-        throw new TapedeckError('E_TAPE_IO', `Tape ${out}: moving the imported tape into place failed: ${(e as Error).message}`, { file: out });
-      }
-    } else {
-      try {
-        await link(tmp, out); // fails with EEXIST instead of replacing
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-          throw new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; an import does not overwrite it.`, {
-            file: out,
-            hint: 'Pass { force: true } to replace it, or import to another path.',
-          });
-        }
-        throw new TapedeckError('E_TAPE_IO', `Tape ${out}: moving the imported tape into place failed: ${(e as Error).message}`, { file: out });
-      }
-      await unlink(tmp);
+    const exists = () =>
+      new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; an import does not overwrite it.`, {
+        file: out,
+        hint: 'Pass { force: true } to replace it, or import to another path.',
+      });
+    try {
+      await intoPlace(tmp, out, opts.force === true, exists);
+    } catch (e) {
+      if (e instanceof TapedeckError) throw e;
+      throw new TapedeckError('E_TAPE_IO', `Tape ${out}: moving the imported tape into place failed: ${(e as Error).message}`, { file: out });
     }
+    written = true;
   } finally {
     await unlink(tmp).catch(() => {});
+    if (!written) await removeDirs();
   }
   return { records: values.length };
 }

@@ -11,9 +11,8 @@
  * goes into `meta`, so nothing is lost. The result is deterministic: the same input and the
  * same `created` give the same tape bytes.
  */
-import { randomBytes } from 'node:crypto';
-import { link, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile, unlink } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
 import { loadRecordingsDir } from '../match/recordings.ts';
@@ -23,6 +22,7 @@ import { redactor, type RedactOptions } from './redact.ts';
 import { newRedactionSalt } from './salt.ts';
 import { buildRecord, type ReplayRecord } from './records.ts';
 import { appendRecords, createTape } from './tape-file.ts';
+import { besideTarget, intoPlace } from './import/target.ts';
 
 export interface MigrateOptions {
   /** Replace an existing tape (default: refuse with E_TAPE_EXISTS). */
@@ -63,29 +63,24 @@ function toRecord(request: unknown, value: unknown, recordedAt: string, meta: Re
 
 /** Writes records to a new tape beside `out` and moves it into place (never a half-written tape). */
 async function writeTape(out: string, records: ReplayRecord[], opts: MigrateOptions & { salt: string }): Promise<void> {
-  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.migrate.tmp`);
+  const { tmp, removeDirs } = await besideTarget(out, 'migrate');
+  let written = false;
   try {
     await createTape(tmp, { created: opts.created, tapedeckVersion: VERSION, salt: opts.salt });
     if (records.length > 0) await appendRecords(tmp, records);
-    if (opts.force) await rename(tmp, out);
-    else {
-      try {
-        await link(tmp, out);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-          throw new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; the import does not overwrite it.`, {
-            file: out,
-            hint: 'Pass --force ({ force: true }) to replace it, or import to another path.',
-          });
-        }
-        throw e;
-      }
-    }
+    const exists = () =>
+      new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; the import does not overwrite it.`, {
+        file: out,
+        hint: 'Pass --force ({ force: true }) to replace it, or import to another path.',
+      });
+    await intoPlace(tmp, out, opts.force === true, exists);
+    written = true;
   } catch (e) {
     if (e instanceof TapedeckError) throw e;
     throw new TapedeckError('E_TAPE_IO', `Tape ${out}: writing the imported tape failed: ${(e as Error).message}`, { file: out, hint: 'Check permissions and free disk space.' });
   } finally {
     await unlink(tmp).catch(() => {});
+    if (!written) await removeDirs();
   }
 }
 

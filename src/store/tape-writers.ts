@@ -54,27 +54,7 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
   }, Math.max(10, Math.floor(staleMs / 3)));
   heartbeat.unref();
   const live = new Set<string>([run]);
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const other = join(dir, name);
-    if (other === file || !name.endsWith('.json')) continue;
-    try {
-      const st = await stat(other);
-      let info: { run?: unknown; pid?: unknown; host?: unknown; start?: unknown } = {};
-      try {
-        info = JSON.parse(await readFile(other, 'utf8')) as typeof info;
-      } catch {
-        // Being written: its writer has appended nothing yet.
-      }
-      // On this host the process decides, however long ago the file was touched: a paused
-      // writer touches nothing, and its acknowledged recordings must stay.
-      const dead = holderGone(info) ?? Date.now() - st.mtimeMs > staleMs;
-      if (dead) await unlink(other).catch(() => {});
-      else if (typeof info.run === 'string') live.add(info.run);
-    } catch {
-      // Gone meanwhile (its writer closed), or being written: a writer that has not finished
-      // registering has appended nothing yet.
-    }
-  }
+  for (const w of await openWriters(path, staleMs, file)) if (typeof w.run === 'string') live.add(w.run);
   return {
     live,
     async release() {
@@ -84,6 +64,48 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
       await rmdir(dir).catch(() => {});
     },
   };
+}
+
+/** A writer's registration, as its file holds it (a file being written holds nothing yet). */
+export interface WriterInfo {
+  run?: unknown;
+  pid?: unknown;
+  host?: unknown;
+  start?: unknown;
+}
+
+/**
+ * The writers registered as open on the tape at `path` now, `except` a registration file (the
+ * caller's own); the files of writers that have ended are removed on the way.
+ *
+ * @example
+ * const open = await openWriters('chat.tape'); if (open.length) console.log(`pid ${open[0].pid} records to it`)
+ */
+export async function openWriters(path: string, staleMs = 30_000, except?: string): Promise<WriterInfo[]> {
+  const dir = `${path}.writers`;
+  const open: WriterInfo[] = [];
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const other = join(dir, name);
+    if (other === except || !name.endsWith('.json')) continue;
+    try {
+      const st = await stat(other);
+      let info: WriterInfo = {};
+      try {
+        info = JSON.parse(await readFile(other, 'utf8')) as WriterInfo;
+      } catch {
+        // Being written: its writer has appended nothing yet.
+      }
+      // On this host the process decides, however long ago the file was touched: a paused
+      // writer touches nothing, and its acknowledged recordings must stay.
+      const dead = holderGone(info) ?? Date.now() - st.mtimeMs > staleMs;
+      if (dead) await unlink(other).catch(() => {});
+      else open.push(info);
+    } catch {
+      // Gone meanwhile (its writer closed), or being written: a writer that has not finished
+      // registering has appended nothing yet.
+    }
+  }
+  return open;
 }
 
 /**

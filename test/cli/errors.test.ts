@@ -50,7 +50,7 @@ const cases: [string, string[], number, string][] = [
   ['import', ['array.json', 'out1.tape'], 1, 'E_IMPORT_FORMAT'],
   ['import', ['other.json', 'out2.tape'], 1, 'E_IMPORT_FORMAT'],
   ['import', ['empty-dir', 'out3.tape'], 1, 'E_IMPORT_FORMAT'],
-  ['import', ['bad.json', 'out4.tape'], 1, 'E_JSON'],
+  ['import', ['bad.json', 'out4.tape'], 1, 'E_IMPORT_PARSE'],
   ['tree', [], 2, 'E_USAGE'],
   ['tree', ['a-dir'], 1, 'E_FILE'],
   ['tree', ['t.tape', '--width', 'wide'], 2, 'E_ARG'],

@@ -3,6 +3,7 @@
 // and streamed), import and replay through the OpenAI SDK with the answers the live calls got;
 // `export --har` of such a tape imports back to the same answers and serves a page in
 // Chromium through Playwright's routeFromHAR.
+import { spawnSync } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,11 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TapedeckError } from '../../src/errors.ts';
 import { importRecordings } from '../../src/proxy/import.ts';
 import { exportTapeHar } from '../../src/store/export-har.ts';
 import { chromiumPath, FLAGS, skipReason } from '../browser/chromium.ts';
 import { startUpstream, type Upstream } from './fake-upstream.ts';
-import { answersOf, httpPost, PLAIN, replayAnswers, STREAMED, type Answers } from './import-helpers.ts';
+import { answersOf, ENCODED, encodedAsk, expectStoredAsNative, httpPost, nativeAnswers, PLAIN, replayAnswers, startEncodingUpstream, STREAMED, type Answers } from './import-helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-import-har-'));
 let upstream: Upstream;
@@ -124,6 +126,37 @@ describe.skipIf(skip !== undefined)('HAR saved by Playwright (Chromium)', () => 
   }, 60_000);
 });
 
+describe.skipIf(skip !== undefined)('HAR saved by Playwright to a .zip path', () => {
+  it('is refused as a zip archive with the fix (unzip it first) and the formats import reads, from the API and the command line', async () => {
+    const zip = join(dir, 'app.zip');
+    const browser = await chromium.launch({ executablePath: chromiumPath!, headless: true, args: FLAGS });
+    try {
+      const context = await browser.newContext({ recordHar: { path: zip } });
+      const page = await context.newPage();
+      await page.goto(`${front.url}/`);
+      await page.evaluate(() => (globalThis as unknown as { ask(): Promise<unknown> }).ask());
+      await context.close(); // writes the zip
+    } finally {
+      await browser.close();
+    }
+    expect(readFileSync(zip).subarray(0, 4).toString('latin1')).toBe('PK\x03\x04');
+    const tape = join(dir, 'zip.tape');
+    const e = (await importRecordings(zip, tape).then(
+      () => undefined,
+      (x: unknown) => x,
+    )) as TapedeckError;
+    expect(e).toBeInstanceOf(TapedeckError);
+    expect(e).toMatchObject({ code: 'E_IMPORT_FORMAT', details: { file: zip } });
+    expect(e.message).toContain(`${zip} is a zip archive`);
+    expect(e.hint).toMatch(/^Unzip it and import the \.har inside/);
+    expect(e.hint).toContain('--from har|vcr|nock|fixtures');
+    const r = spawnSync(process.execPath, [join(import.meta.dirname, '..', '..', 'dist', 'cli.js'), 'import', zip, tape], { encoding: 'utf8' });
+    expect(r.stderr).toMatch(/^tapedeck: E_IMPORT_FORMAT .*app\.zip is a zip archive.*\nhint: Unzip it and import the \.har inside.*--from har\|vcr\|nock\|fixtures/);
+    expect(r.status).toBe(1);
+    expect(existsSync(tape)).toBe(false);
+  }, 60_000);
+});
+
 describe('HAR written by Polly.js (node-http adapter, fs persister)', () => {
   it('imports and replays through the OpenAI SDK with the answers the client got', async () => {
     const { Polly } = await import('@pollyjs/core');
@@ -150,5 +183,33 @@ describe('HAR written by Polly.js (node-http adapter, fs persister)', () => {
     expect(report).toMatchObject({ format: 'HAR', records: 2, streams: 1, routes: [{ provider: 'openai', route: 'POST /v1/chat/completions', records: 2 }] });
     expect(await replayAnswers(tape)).toEqual(live);
     expect(readFileSync(tape).includes('sk-polly-secret')).toBe(false);
+  }, 60_000);
+});
+
+describe('compressed answers recorded by Polly.js (node-http adapter)', () => {
+  it('gzip, br and deflate answers kept as their wire chunks are stored decoded, as a native recording of the same answers stores them, and replay exactly', async () => {
+    const { Polly } = await import('@pollyjs/core');
+    const NodeHttpAdapter = (await import('@pollyjs/adapter-node-http')).default;
+    const FSPersister = (await import('@pollyjs/persister-fs')).default;
+    Polly.register(NodeHttpAdapter);
+    Polly.register(FSPersister);
+    const api = await startEncodingUpstream();
+    try {
+      const recordings = join(dir, 'polly-encoded');
+      const polly = new Polly('encoded', { adapters: ['node-http'], persister: 'fs', persisterOptions: { fs: { recordingsDir: recordings } }, mode: 'record', logLevel: 'silent' });
+      try {
+        for (const coding of ENCODED) expect((await httpPost(`${api.url}/v1/chat/completions`, encodedAsk(coding), { 'accept-encoding': coding.split(' ')[0]! })).headers['content-encoding']).toBe(coding.split(' ')[0]);
+      } finally {
+        await polly.stop();
+      }
+      const har = join(recordings, readdirSync(recordings).find((d) => d.startsWith('encoded'))!, 'recording.har');
+      // Polly's form of an encoded answer: the wire chunks, base64 each, in a JSON array.
+      expect(readFileSync(har, 'utf8')).toMatch(/"text": "\[\\"/);
+      const tape = join(dir, 'polly-encoded.tape');
+      expect((await importRecordings(har, tape)).records).toBe(ENCODED.length);
+      await expectStoredAsNative(tape, await nativeAnswers(api.url, join(dir, 'polly-encoded-native.tape')), api);
+    } finally {
+      await api.close();
+    }
   }, 60_000);
 });

@@ -4,8 +4,8 @@
 // imported onto (with --force) keeps its bytes. --skip-bad keeps the good entries and lists the
 // bad; mock-server rules that are no request are listed, never guessed.
 import OpenAI from 'openai';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { createFetch } from '../../src/proxy/fetch.ts';
 import { addRecordings } from '../../src/proxy/hand-written.ts';
 import { importRecordings } from '../../src/proxy/import.ts';
 import type { ImportFormat } from '../../src/store/import/read.ts';
+import { startUpstream } from './fake-upstream.ts';
 import { PLAIN } from './import-helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-import-bad-'));
@@ -364,5 +365,198 @@ describe('mock-server fixtures', () => {
     const report = await importRecordings(src, join(dir, 'llm-mock.tape'));
     expect(report.records).toBe(0);
     expect(report.skipped.map((s) => s.reason)).toEqual(['a user-message substring match is not a request', 'a tool-name match is not a request']);
+  });
+});
+
+/** The error an import gives, or undefined. */
+const importError = (src: string, out: string, opts: Parameters<typeof importRecordings>[2] = {}) =>
+  importRecordings(src, out, opts).then(
+    () => undefined,
+    (e: unknown) => e as TapedeckError,
+  );
+
+/** Runs the command line: its exit status, stdout and stderr. */
+function cli(...args: string[]): { status: number; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('a file cut short or empty, whatever its name', () => {
+  // A .json file says no format: what a recorder's crash or an interrupted copy leaves of a
+  // nock recording or of a HAR saved under another name must still be said as such.
+  const cutNock = JSON.stringify(nock(), null, 2).slice(0, 700);
+  const cutHar = JSON.stringify(har()).slice(0, 900);
+
+  it('is E_IMPORT_PARSE naming the file, the byte where it ends and --from, from the API, the target untouched', async () => {
+    for (const [name, text] of [
+      ['cut-nock.json', cutNock],
+      ['cut-har.json', cutHar],
+    ] as const) {
+      const src = join(dir, name);
+      writeFileSync(src, text);
+      const e = await importError(src, target, { force: true });
+      expect(e, name).toBeInstanceOf(TapedeckError);
+      expect(e!.code, `${name}: ${e!.message}`).toBe('E_IMPORT_PARSE');
+      expect(e!.message).toContain(src);
+      expect(e!.message).toContain(`at byte ${Buffer.byteLength(text)}`);
+      expect(e!.message).toContain('the file ends early: truncated?');
+      expect(e!.details).toMatchObject({ file: src, offset: Buffer.byteLength(text) });
+      expect(e!.hint).toContain('--from');
+    }
+    const empty = join(dir, 'empty.json');
+    writeFileSync(empty, '');
+    const e = await importError(empty, target, { force: true });
+    expect(e).toMatchObject({ code: 'E_IMPORT_PARSE', details: { file: empty } });
+    expect(e!.message).toMatch(/empty\.json is not a readable .*: the file is empty; no tape written/);
+    // V8 gives no position for an unexpected token: the offset is still said.
+    const bad = join(dir, 'bad-token.json');
+    writeFileSync(bad, '{"messages": [1, }');
+    expect(await importError(bad, target, { force: true })).toMatchObject({ code: 'E_IMPORT_PARSE', details: { offset: 17 } });
+    expect(readFileSync(target).equals(targetBytes)).toBe(true);
+  });
+
+  it('is E_IMPORT_PARSE on the command line too: one line with the file and the byte, a hint with --from, exit 1, no tape', () => {
+    const src = join(dir, 'cli-cut-nock.json');
+    writeFileSync(src, cutNock);
+    const out = join(dir, 'cli-cut-nock.tape');
+    const r = cli('import', src, out);
+    expect(r.stderr).toMatch(new RegExp(`^tapedeck: E_IMPORT_PARSE ${src.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} .*at byte ${Buffer.byteLength(cutNock)}.*truncated\\?.*\\nhint: .*--from.*\\n$`));
+    expect(r.status).toBe(1);
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('a source with no entries', () => {
+  // What a recorder stopped before any call writes: an empty tape would replay nothing.
+  const sources: [string, string, ImportFormat | undefined, RegExp][] = [
+    ['none.yaml', 'interactions: []\nversion: 1\n', undefined, /the VCR\.py cassette has no entries \(interactions is empty\)/],
+    ['none.har', JSON.stringify({ log: { version: '1.2', creator: { name: 'Playwright', version: '1.65.1' }, pages: [], entries: [] } }), undefined, /the HAR has no entries \(log\.entries is empty\)/],
+    ['none-nock.json', '[]', 'nock', /the nock recording has no entries \(its array is empty\)/],
+    ['none-fixtures.json', '{"fixtures":[]}', undefined, /the mock-server fixture file has no entries \(fixtures is empty\)/],
+  ];
+
+  it('is E_IMPORT_ENTRY saying so, and no tape is written (nor an existing one replaced)', async () => {
+    for (const [name, text, from, message] of sources) {
+      const src = join(dir, name);
+      writeFileSync(src, text);
+      const out = join(dir, `${name}.tape`);
+      const e = await importError(src, out, from ? { from } : {});
+      expect(e, name).toBeInstanceOf(TapedeckError);
+      expect(e!.code, `${name}: ${e!.message}`).toBe('E_IMPORT_ENTRY');
+      expect(e!.message).toContain(src);
+      expect(e!.message).toMatch(message);
+      expect(e!.message).toMatch(/no tape written/);
+      expect(existsSync(out), name).toBe(false);
+      expect(await importError(src, target, { force: true, ...(from ? { from } : {}) }), name).toMatchObject({ code: 'E_IMPORT_ENTRY' });
+    }
+    expect(readFileSync(target).equals(targetBytes)).toBe(true);
+  });
+
+  it('exits non-zero on the command line, writing nothing', () => {
+    const out = join(dir, 'cli-none.tape');
+    const r = cli('import', join(dir, 'none.yaml'), out);
+    expect(r.stderr).toMatch(/^tapedeck: E_IMPORT_ENTRY .*none\.yaml: the VCR\.py cassette has no entries/);
+    expect(r.status).toBe(1);
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('a tape in a directory that does not exist yet', () => {
+  it('is written there, the directories made as recording makes them; an import that fails leaves none behind', async () => {
+    const src = join(dir, 'to-new-dir.har');
+    writeFileSync(src, JSON.stringify(har()));
+    const out = join(dir, 'new-dir', 'sub', 'app.tape');
+    expect((await importRecordings(src, out)).records).toBe(3);
+    expect(existsSync(out)).toBe(true);
+    const h = har() as Json;
+    delete h.log.entries[1].response;
+    const badSrc = join(dir, 'bad-to-new-dir.har');
+    writeFileSync(badSrc, JSON.stringify(h));
+    expect(await importError(badSrc, join(dir, 'never', 'made', 'app.tape'))).toMatchObject({ code: 'E_IMPORT_ENTRY' });
+    expect(existsSync(join(dir, 'never'))).toBe(false);
+  });
+
+  it('on the command line, for a recording and a tapedeck JSON export alike', () => {
+    const src = join(dir, 'cli-to-new-dir.har');
+    writeFileSync(src, JSON.stringify(har()));
+    const out = join(dir, 'cli-new', 'a', 'app.tape');
+    expect(cli('import', src, out)).toMatchObject({ status: 0, stdout: expect.stringMatching(/^wrote .*cli-new\/a\/app\.tape: 3 records/) });
+    const json = join(dir, 'app.tape.json');
+    writeFileSync(json, execFileSync(process.execPath, [CLI, 'export', out], { encoding: 'utf8' }));
+    const again = join(dir, 'cli-new', 'b', 'app.tape');
+    expect(cli('import', json, again)).toMatchObject({ status: 0, stdout: expect.stringMatching(/^wrote .*cli-new\/b\/app\.tape: 3 records/) });
+    const file = join(dir, 'a-file');
+    writeFileSync(file, '');
+    const r = cli('import', src, join(file, 'app.tape'));
+    // The path named, never the temporary tape's.
+    expect(r.stderr).toMatch(/^tapedeck: E_FILE A part of .*a-file\/app\.tape is not a directory\.\nhint: /);
+    expect(r.stderr).not.toContain('.tmp');
+  });
+});
+
+describe('a tape a writer has open', () => {
+  it('is not replaced with force while the writer records to it (E_TAPE_IN_USE naming it); its recordings stay, and once it closes the import replaces the tape', async () => {
+    const up = await startUpstream();
+    const tape = join(dir, 'open.tape');
+    const src = join(dir, 'replacement.har');
+    writeFileSync(src, JSON.stringify(har()));
+    const f = createFetch({ tape, mode: 'update', onWarning: () => {} });
+    try {
+      const client = new OpenAI({ apiKey: 'sk-x', baseURL: `${up.url}/v1`, fetch: f, maxRetries: 0 });
+      const first = (await client.chat.completions.create(PLAIN)).choices[0]!.message.content;
+      expect(existsSync(`${tape}.writers`)).toBe(true);
+      const e = await importError(src, tape, { force: true });
+      expect(e).toBeInstanceOf(TapedeckError);
+      expect(e!.code, e!.message).toBe('E_TAPE_IN_USE');
+      expect(e!.message).toContain(`Tape ${tape} is open for recording by a writer (pid ${process.pid} on `);
+      expect(e!.message).toMatch(/no tape written/);
+      expect(e!.details.writers).toEqual([expect.objectContaining({ pid: process.pid })]);
+      // On the command line too.
+      const r = cli('import', src, tape, '--force');
+      expect(r.stderr).toMatch(/^tapedeck: E_TAPE_IN_USE .*\nhint: Let the run that records to it finish/);
+      expect(r.status).toBe(1);
+      // The writer goes on; everything it recorded is still on the tape.
+      const second = (await client.chat.completions.create({ ...PLAIN, messages: [{ role: 'user', content: 'again' }] })).choices[0]!.message.content;
+      await f.close();
+      const replay = createFetch({ tape, mode: 'replay' });
+      try {
+        const c = new OpenAI({ apiKey: 'sk-x', baseURL: 'http://127.0.0.1:9/v1', fetch: replay, maxRetries: 0 });
+        expect((await c.chat.completions.create(PLAIN)).choices[0]!.message.content).toBe(first);
+        expect((await c.chat.completions.create({ ...PLAIN, messages: [{ role: 'user', content: 'again' }] })).choices[0]!.message.content).toBe(second);
+      } finally {
+        await replay.close();
+      }
+    } finally {
+      await f.close();
+      await up.close();
+    }
+    expect((await importRecordings(src, tape, { force: true })).records).toBe(3);
+  });
+});
+
+describe('the command line, its arguments', () => {
+  const src = () => {
+    const f = join(dir, 'args.har');
+    writeFileSync(f, JSON.stringify(har()));
+    return f;
+  };
+
+  it('a third argument is E_USAGE (exit 2), not ignored; no tape is written', () => {
+    const out = join(dir, 'args.tape');
+    const r = cli('import', src(), out, 'extra');
+    expect(r.stderr).toMatch(/^tapedeck: E_USAGE import takes the input and the tape; "extra" is one argument too many\.\nhint: /);
+    expect(r.status).toBe(2);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('--ignore without a value, or followed by another flag, is E_USAGE "--ignore needs a value" (exit 2)', () => {
+    const out = join(dir, 'args.tape');
+    for (const args of [['--ignore'], ['--ignore', '--force'], ['--ignore=']]) {
+      const r = cli('import', src(), out, ...args);
+      expect(r.stderr, args.join(' ')).toMatch(/^tapedeck: E_USAGE --ignore needs a value\.\nhint: .*--ignore \w/);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(existsSync(out)).toBe(false);
+    }
+    expect(cli('import', src(), out, '--ignore', 'user', '--force').status).toBe(0);
   });
 });

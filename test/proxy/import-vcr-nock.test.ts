@@ -4,14 +4,14 @@
 // recording made by nock's own recorder around the OpenAI SDK, import and replay through the
 // SDK with the live answers. A cassette that still holds an API key comes out clean.
 import OpenAI from 'openai';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importRecordings } from '../../src/proxy/import.ts';
 import { startUpstream, type Upstream } from './fake-upstream.ts';
-import { answersOf, PLAIN, replayAnswers, STREAMED } from './import-helpers.ts';
+import { answersOf, ENCODED, encodedAsk, expectStoredAsNative, httpPost, nativeAnswers, PLAIN, replayAnswers, startEncodingUpstream, STREAMED } from './import-helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-import-vcr-'));
 let upstream: Upstream;
@@ -195,17 +195,52 @@ version: 1
   });
 });
 
+describe('compressed answers in a cassette', () => {
+  it('gzip, br and deflate bodies (!!binary, as VCR.py keeps them) are stored decoded, as a native recording of the same answers stores them, and replay exactly', async () => {
+    const api = await startEncodingUpstream();
+    try {
+      for (const coding of ENCODED) await httpPost(`${api.url}/v1/chat/completions`, encodedAsk(coding), { 'accept-encoding': coding.split(' ')[0]! });
+      const wire = (coding: string, text: string) => (coding.startsWith('br') ? brotliCompressSync(text) : coding.startsWith('deflate') ? deflateSync(text) : gzipSync(text));
+      const text = cassette(
+        ENCODED.map((coding) => ({
+          method: 'POST',
+          uri: `${api.url}/v1/chat/completions`,
+          requestHeaders: { 'Content-Type': 'application/json' },
+          requestBody: pyJson(encodedAsk(coding)),
+          status: 200,
+          message: 'OK',
+          responseHeaders: { 'Content-Encoding': coding.split(' ')[0]!, 'Content-Type': 'application/json' },
+          responseBody: wire(coding, api.answers.get(coding)!),
+        })),
+      );
+      const file = join(dir, 'encoded.yaml');
+      writeFileSync(file, text);
+      const tape = join(dir, 'vcr-encoded.tape');
+      expect((await importRecordings(file, tape)).records).toBe(ENCODED.length);
+      await expectStoredAsNative(tape, await nativeAnswers(api.url, join(dir, 'vcr-encoded-native.tape')), api);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+/**
+ * nock 15's interceptors (@mswjs/interceptors) call Promise.withResolvers, which Node 20 lacks
+ * (it came in Node 22): the standard function, added only where it is missing.
+ */
+function withResolvers(): void {
+  const P = Promise as unknown as { withResolvers?: () => unknown };
+  P.withResolvers ??= () => {
+    let resolve!: (v: unknown) => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise((res, rej) => ((resolve = res), (reject = rej)));
+    return { promise, resolve, reject };
+  };
+}
+
 describe("nock's recorder", () => {
   it('a recording made by nock.recorder (output_objects) around the OpenAI SDK imports and replays with the live answers', async () => {
-    // nock 15's interceptors (@mswjs/interceptors) call Promise.withResolvers, which Node 20
-    // lacks (it came in Node 22): the standard function, added only where it is missing.
-    const P = Promise as unknown as { withResolvers?: () => unknown };
-    P.withResolvers ??= () => {
-      let resolve!: (v: unknown) => void;
-      let reject!: (e: unknown) => void;
-      const promise = new Promise((res, rej) => ((resolve = res), (reject = rej)));
-      return { promise, resolve, reject };
-    };
+    withResolvers();
     const nock = (await import('nock')).default;
     nock.recorder.rec({ output_objects: true, dont_print: true, enable_reqheaders_recording: true });
     // Its own server: a connection the earlier tests' fetch keeps alive would bypass the recorder.
@@ -240,5 +275,32 @@ describe("nock's recorder", () => {
     const plain = JSON.parse(plainText) as { id: string; choices: { message: { content: string } }[] };
     expect(await replayAnswers(tape)).toEqual({ plainId: plain.id, plain: plain.choices[0]!.message.content, streamId, stream: streamText });
     expect(readFileSync(tape).includes('sk-nock-secret')).toBe(false);
+  });
+
+  it('gzip, br and deflate answers (hex chunks as sent) are stored decoded, as a native recording of the same answers stores them, and replay exactly', async () => {
+    withResolvers();
+    const nock = (await import('nock')).default;
+    const api = await startEncodingUpstream();
+    try {
+      let defs: { response: unknown }[];
+      nock.recorder.rec({ output_objects: true, dont_print: true });
+      try {
+        for (const coding of ENCODED) await httpPost(`${api.url}/v1/chat/completions`, encodedAsk(coding), { 'accept-encoding': coding.split(' ')[0]! });
+        for (let i = 0; i < 100 && nock.recorder.play().length < ENCODED.length; i++) await new Promise((r) => setTimeout(r, 10));
+        defs = nock.recorder.play() as { response: unknown }[];
+      } finally {
+        nock.recorder.clear();
+        nock.restore();
+      }
+      // nock's form of an encoded answer: its chunks as sent, hex each.
+      expect(defs.map((d) => Array.isArray(d.response))).toEqual(ENCODED.map(() => true));
+      const file = join(dir, 'nock-encoded.json');
+      writeFileSync(file, JSON.stringify(defs, null, 2));
+      const tape = join(dir, 'nock-encoded.tape');
+      expect((await importRecordings(file, tape)).records).toBe(ENCODED.length);
+      await expectStoredAsNative(tape, await nativeAnswers(api.url, join(dir, 'nock-encoded-native.tape')), api);
+    } finally {
+      await api.close();
+    }
   });
 });

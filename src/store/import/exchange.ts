@@ -62,6 +62,10 @@ export interface ReadResult {
   bad: TapedeckError[];
   /** Entries that are well formed but hold no request to key (mock-server matching rules). */
   unkeyable: Unkeyable[];
+  /** Entries read so far, good or bad (all of them once `exchanges` is iterated). */
+  entries: number;
+  /** Where the source lists its entries (`log.entries`, `interactions`; empty for a top-level array), for messages. */
+  list: string;
 }
 
 /** The flag that keeps the good entries of a file with bad ones. */
@@ -105,7 +109,7 @@ export class FieldError extends Error {
  * garbage collection during the read copy them (bench/import.mjs).
  */
 export function readEntries<T>(file: string, format: string, items: Iterable<T>, whereOf: (i: number) => string, read: (item: T, i: number) => Exchange | Unkeyable | undefined): ReadResult {
-  const out: ReadResult = { format, file, exchanges: [], bad: [], unkeyable: [] };
+  const out: ReadResult = { format, file, exchanges: [], bad: [], unkeyable: [], entries: 0, list: whereOf(0).replace(/\[0\]$/, '') };
   const once = { started: false };
   out.exchanges = { [Symbol.iterator]: () => readEach(once, out, items, whereOf, read) };
   return out;
@@ -123,6 +127,7 @@ function* readEach<T>(once: { started: boolean }, out: ReadResult, items: Iterab
   let i = -1;
   for (const item of items) {
     i++;
+    out.entries++;
     let r: Exchange | Unkeyable | undefined;
     try {
       r = read(item, i);
@@ -207,12 +212,17 @@ export function decodedBody(headers: ImportHeaders, body: Uint8Array, field: str
   const coding = headerValue(headers, 'content-encoding')?.toLowerCase().trim();
   if (!coding || coding === 'identity' || body.length === 0) return body;
   if ((coding === 'gzip' || coding === 'x-gzip') && !(body[0] === 0x1f && body[1] === 0x8b)) return body;
+  let decoded: Uint8Array;
   try {
-    return decodeContentEncoding({ 'content-encoding': coding }, body, MAX_DECODED);
+    decoded = decodeContentEncoding({ 'content-encoding': coding }, body, MAX_DECODED);
   } catch (e) {
     if (!(e instanceof TapedeckError)) throw e;
     throw new FieldError(field, `does not decode as ${coding} (content-encoding): the body is cut short or not ${coding}`);
   }
+  // zlib gives a Buffer, which a tape keeps as a Buffer (msgpack bin; `export --review` shows
+  // it as opaque base64). A recorded answer is a plain Uint8Array (what fetch reads), stored and
+  // reviewed as the JSON or text it holds: so is the decoded one, a view of the same bytes.
+  return new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
 }
 
 /**

@@ -148,8 +148,13 @@ function fixture(x: unknown, i: number): Exchange | Unkeyable {
   throw new FieldError('(fixture)', 'has none of httpRequest (MockServer), match (an LLM mock server) or request');
 }
 
-/** Whether parsed JSON looks like mock-server fixtures. */
+/**
+ * Whether parsed JSON looks like mock-server fixtures. A list named `fixtures` or
+ * `expectations` says so even when empty (the import then says the file has no entries); a bare
+ * array is told by its items.
+ */
 export function isFixtures(v: unknown): boolean {
+  if (isObject(v) && Object.keys(v).length === 1 && ((Array.isArray(v.fixtures) && v.fixtures.length === 0) || (Array.isArray(v.expectations) && v.expectations.length === 0))) return true;
   const list = isObject(v) ? (v.fixtures ?? v.expectations ?? ('httpRequest' in v ? [v] : undefined)) : v;
   return Array.isArray(list) && list.length > 0 && list.every((x) => isObject(x) && ('httpRequest' in x || isObject(x.match) || ('request' in x && 'response' in x)));
 }

@@ -16,6 +16,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { canonicalizeJSON } from '../../core/index.ts';
+import { TapedeckError } from '../../errors.ts';
 import type { HarSplit } from './har-split.ts';
 import { freezeHeaders } from '../frozen-headers.ts';
 import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
@@ -26,12 +28,29 @@ export function jsonErrorOffset(e: Error): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/**
+ * Where JSON text that JSON.parse refused breaks, as a UTF-16 offset: V8's position when its
+ * message gives one, else the core's strict reader's (V8 names no position for some errors,
+ * such as an unexpected token: `{"a": [1, }`). Only on the way to an error.
+ */
+function syntaxErrorOffset(text: string, e: Error): number | undefined {
+  const at = jsonErrorOffset(e);
+  if (at !== undefined) return at;
+  try {
+    canonicalizeJSON(text);
+  } catch (c) {
+    // The core counts UTF-8 bytes; the caller counts UTF-16 units, as V8 does.
+    if (c instanceof TapedeckError && c.code === 'E_JSON' && typeof c.offset === 'number') return Buffer.from(text).subarray(0, c.offset).toString('utf8').length;
+  }
+  return undefined;
+}
+
 /** Parses JSON text, or throws the import's file error with the offset of the problem. */
 export function parseJsonFile(text: string, file: string, format: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    const offset = jsonErrorOffset(e as Error);
+    const offset = syntaxErrorOffset(text, e as Error);
     const end = text.trimEnd().length;
     const early = /end of JSON input/i.test((e as Error).message) || (offset !== undefined && offset >= end - 1);
     const cut = text.trim() === '' ? ' (the file is empty)' : early ? ' (the file ends early: truncated?)' : '';

@@ -5,9 +5,9 @@
  * `{ interactions }`: VCR.py's JSON serializer).
  */
 import { TapedeckError } from '../../errors.ts';
-import { isObject, type ReadResult } from './exchange.ts';
+import { badFile, isObject, type ReadResult } from './exchange.ts';
 import { isFixtures, readFixtures } from './fixtures.ts';
-import { readHar } from './har.ts';
+import { parseJsonFile, readHar } from './har.ts';
 import { isNockDefinitions, readNock } from './nock.ts';
 import { readVcr } from './vcr.ts';
 
@@ -26,26 +26,46 @@ export function formatByName(file: string): ImportFormat | undefined {
 /**
  * The format of a recording file by its name and text, or undefined when it is none of
  * {@link IMPORT_FORMATS} (the caller may know other formats). `parsed` is the JSON value when
- * the text was parsed on the way.
+ * the text was parsed on the way. Throws for what no caller reads: an empty file or JSON that
+ * does not parse (E_IMPORT_PARSE), a zip archive (E_IMPORT_FORMAT).
  */
 export function detectFormat(file: string, text: string): { format: ImportFormat; parsed?: unknown } | undefined {
   const byName = formatByName(file);
   if (byName) return { format: byName };
+  refuseZip(file, text);
   const start = text.trimStart();
+  // Nothing to tell a format by, and nothing any format could import: said as such, not as
+  // "none of the formats".
+  if (start === '') throw badFile(file, 'recording file', 'the file is empty');
   if (/^(?:---\s*\n)?(?:interactions|version)\s*:/.test(start)) return { format: 'vcr' };
   if (start[0] !== '{' && start[0] !== '[') return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  // JSON that does not parse (cut short, hand-edited) is no input of any kind import reads
+  // (recordings, a tapedeck export, a cache.json): the file, the byte and the fix.
+  const parsed = parseJsonFile(text, file, 'JSON file');
   if (isObject(parsed) && isObject(parsed.log) && 'entries' in parsed.log) return { format: 'har', parsed };
   if (isObject(parsed) && Array.isArray(parsed.interactions)) return { format: 'vcr', parsed };
   if (isNockDefinitions(parsed)) return { format: 'nock', parsed };
   if (isFixtures(parsed)) return { format: 'fixtures', parsed };
   return undefined;
 }
+
+/** A zip archive's first bytes (a local file header), as the text read as UTF-8 begins. */
+const ZIP_MAGIC = 'PK\u0003\u0004';
+
+/**
+ * Refuses a zip archive: Playwright writes a HAR given a `.zip` path zipped (the HAR and its
+ * bodies' files), which must be unzipped first (docs/migrate.md).
+ */
+function refuseZip(file: string, text: string): void {
+  if (!text.startsWith(ZIP_MAGIC)) return;
+  throw new TapedeckError('E_IMPORT_FORMAT', `${file} is a zip archive, not a recording (Playwright zips a HAR saved to a .zip path); no tape written.`, {
+    file,
+    hint: `Unzip it and import the .har inside, beside the files it names (unzip ${file} -d har && tapedeck import har/<name>.har <tape>). ${READS}`,
+  });
+}
+
+/** What `tapedeck import` reads, for hints. */
+export const READS = `tapedeck import reads HAR, VCR.py cassettes, nock recordings and mock-server fixtures (--from ${IMPORT_FORMATS.join('|')} when not detected), a tapedeck JSON export, a DSPy-style cache.json, or a directory of JSON recordings.`;
 
 /**
  * Reads a recording file of a given format into exchanges.
@@ -54,6 +74,7 @@ export function detectFormat(file: string, text: string): { format: ImportFormat
  * const read = readRecordingFile('network.har', readFileSync('network.har', 'utf8'), 'har')
  */
 export function readRecordingFile(file: string, text: string, format: ImportFormat, parsed?: unknown): ReadResult {
+  refuseZip(file, text);
   switch (format) {
     case 'har':
       return readHar(text, file, { parsed });

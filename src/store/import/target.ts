@@ -1,0 +1,112 @@
+/**
+ * Where an import's new tape goes (a recording file, a tapedeck JSON export, a cache.json or a
+ * directory of recordings alike): written whole beside the target, then moved into place.
+ *
+ * - The target's directory is made as a recording makes it (createFetch and `tapedeck serve`
+ *   create missing directories), and removed again when the import writes nothing, so a refused
+ *   import leaves nothing behind.
+ * - An existing tape is replaced only with force, and then as `tapedeck prune` rewrites one:
+ *   under the tape's lock, so no append is in flight. A tape a writer has open (createFetch or a
+ *   proxy recording in record or update mode, registered in `<tape>.writers/`) is refused: what
+ *   it has appended was acknowledged to its caller, and a replacement would take it away (and
+ *   its later appends would land among records keyed under another salt).
+ */
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, rename, rmdir } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { TapedeckError } from '../../errors.ts';
+import { withTapeLock } from '../tape-file.ts';
+import { openWriters, type WriterInfo } from '../tape-writers.ts';
+
+/**
+ * A temporary path beside `out` for the tape being built (the same directory, so the move into
+ * place is a rename), after making the directories `out` needs. `removeDirs` removes the
+ * directories made here again (those still empty), for an import that wrote nothing.
+ *
+ * @example
+ * const { tmp, removeDirs } = await besideTarget('tapes/new/app.tape', 'import')
+ */
+export async function besideTarget(out: string, what: string): Promise<{ tmp: string; removeDirs: () => Promise<void> }> {
+  const dir = dirname(out);
+  let first: string | undefined;
+  try {
+    first = await mkdir(dir, { recursive: true });
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new TapedeckError('E_TAPE_IO', `Cannot make the directory ${dir} for tape ${out}: ${err.code === 'ENOTDIR' || err.code === 'EEXIST' ? 'a part of the path is a file' : err.message}; no tape written.`, {
+      file: out,
+      dir,
+      cause: err.code,
+      hint: 'Check the path of the tape, and that its directory can be written.',
+    });
+  }
+  const tmp = join(dir, `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.${what}.tmp`);
+  const removeDirs = async (): Promise<void> => {
+    if (first === undefined) return;
+    const top = resolve(first);
+    // Deepest first, up to the first one made; rmdir removes only an empty directory.
+    for (let d = resolve(dir); ; d = dirname(d)) {
+      try {
+        await rmdir(d);
+      } catch {
+        return;
+      }
+      if (d === top || dirname(d) === d) return;
+    }
+  };
+  return { tmp, removeDirs };
+}
+
+/**
+ * Moves the tape built at `tmp` to `out`. Without force an existing `out` is never replaced
+ * (a hard link fails instead: `exists()` is thrown); with force, under the tape's lock and only
+ * while no writer has it open (E_TAPE_IN_USE). The caller removes `tmp` afterwards.
+ *
+ * @example
+ * await intoPlace(tmp, 'tapes/app.tape', true, () => new TapedeckError('E_TAPE_EXISTS', '...'))
+ */
+export async function intoPlace(tmp: string, out: string, force: boolean, exists: () => TapedeckError): Promise<void> {
+  if (!force) {
+    try {
+      await link(tmp, out);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw exists();
+      throw e;
+    }
+    return;
+  }
+  await withTapeLock(out, async () => {
+    await refuseOpenWriters(out);
+    await rename(tmp, out);
+  });
+}
+
+/**
+ * Throws E_TAPE_IN_USE when a writer has the tape at `out` open: to check before an import's
+ * work, and again under the lock as it replaces the tape.
+ *
+ * @example
+ * await refuseOpenWriters('tapes/app.tape')
+ */
+export async function refuseOpenWriters(out: string): Promise<void> {
+  const open = await openWriters(out);
+  if (open.length === 0) return;
+  const who = open.map(writerNamed).join('; ');
+  throw new TapedeckError(
+    'E_TAPE_IN_USE',
+    `Tape ${out} is open for recording by ${open.length === 1 ? 'a writer' : `${open.length} writers`} (${who}, registered in ${out}.writers/); replacing it would lose what ${open.length === 1 ? 'it has' : 'they have'} recorded; no tape written.`,
+    {
+      file: out,
+      writers: open,
+      hint: 'Let the run that records to it finish (a test run, tapedeck serve, a program with a tapedeck fetch in record or update mode), then import again; or import to another path.',
+    },
+  );
+}
+
+/** A writer as a reader of the message knows it: its process and host, and its run. */
+function writerNamed(w: WriterInfo): string {
+  const pid = typeof w.pid === 'number' ? `pid ${w.pid}` : 'a process';
+  const host = typeof w.host === 'string' ? ` on ${w.host}` : '';
+  const run = typeof w.run === 'string' ? `, run ${w.run}` : '';
+  return `${pid}${host}${run}`;
+}
