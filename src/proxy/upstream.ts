@@ -479,7 +479,10 @@ export class ChunkLog {
 
   body(): Uint8Array {
     if (this.parts.length === 1) return this.parts[0]!;
-    return Buffer.concat(this.parts, this.total);
+    // A plain Uint8Array, as a body that came whole is: a tape keeps a Buffer as opaque bytes
+    // (base64 in `export --review`), a Uint8Array of JSON as readable JSON.
+    const joined = Buffer.concat(this.parts, this.total);
+    return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
   }
 
   /** Chunk marks, only when the body came in more than one piece. */
