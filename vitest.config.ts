@@ -45,6 +45,8 @@ const direct = [
   'test/mcp/**/*.test.ts',
   // Realtime sessions over real WebSockets: the engine under them is tested once.
   'test/realtime/**/*.test.ts',
+  // Faults on demand through createFetch, the proxy and test tapes: transport, like the proxy's.
+  'test/chaos/**/*.test.ts',
 ];
 
 /** The SDK's deprecation notice for a model name the tests use as data (see test/setup.ts). */

@@ -1,32 +1,67 @@
 /**
  * The one place that decides whether a call is faulted: from the seed, the request key, the
- * call's ordinal (how many calls of that key were answered before it) and its attempt (how many
- * faulted answers this same call got already). Never from timing, so a failing test fails the
- * same way again.
+ * call's ordinal (how many calls of that key came before it) and its attempt (how many faulted
+ * answers this same call got already). Never from the clock, so a failing test fails the same
+ * way again.
  *
- * A retry is recognised as the same call: same key, arriving after a faulted answer of that
- * key. A faulted attempt does not advance the ordinal, so the retry of the k-th call is still
- * the k-th call and gets the k-th recording.
+ * A retry is the same call again: same key, after a faulted answer of that key. A call with a
+ * faulted answer stays open until its retry is answered, so the retry of the k-th call is still
+ * the k-th call and gets the k-th recording. A `stall` answer is whole (only slow): its call is
+ * answered. What tells a retry from a new call of the same request made beside it:
+ * - a request its client numbers as a retry (its SDK's retry counter, ./retry-count.ts) is one,
+ *   and with `attempts: N` one numbered N or more is never faulted: its client made N attempts;
+ * - any other request is the retry of the oldest open call whose faulted answer is out, if there
+ *   is one. A retry cannot come before the answer it retries: a request that arrives while the
+ *   faulted answers of its key are still on their way is a new call (callers that say when an
+ *   answer is out, see {@link CallHints.tellsSent}).
  */
 import { TapedeckError } from '../errors.ts';
 import { sha256 } from '../core/index.ts';
-import { BODY_FAULTS, checkChaos, faultNames, type ChaosOptions, type FaultFamily, type FaultName } from './options.ts';
+import { BODY_FAULTS, WHOLE_ANSWER_FAULTS, checkChaos, faultNames, type ChaosOptions, type FaultFamily, type FaultName } from './options.ts';
 
 /** What one call gets: a fault (or none) and a delay. */
-export interface Verdict {
+export interface Verdict<T = unknown> {
   fault: FaultName | undefined;
   latencyMs: number;
-  /** Answers of this key served before this call. */
+  /** Calls of this key that came before this call. */
   ordinal: number;
   /** Faulted answers this call got before this attempt. */
   attempt: number;
+  /** The call this attempt belongs to (for sent, hold, held, injected and undo). */
+  call: ChaosCall<T>;
 }
 
-/** Per key: the call's ordinal and attempt, and what a damaged-answer fault held for its retry. */
-interface CallState<T> {
-  ordinal: number;
+/** One call of a key, from its first attempt until one is answered. */
+export interface ChaosCall<T = unknown> {
+  readonly key: string;
+  readonly ordinal: number;
+  /** Faulted answers it got so far. */
   attempt: number;
+  /** Whether its last faulted answer is out: only then can a request be its retry. */
+  out: boolean;
+  /** The recorded answer a damaged answer of this call was made from, kept for its retry. */
   held?: T;
+}
+
+/** What the caller knows of a request beyond its key. */
+export interface CallHints {
+  /** The client's own count of its earlier attempts of this request, when it sends one (./retry-count.ts). */
+  retries?: number | undefined;
+  /**
+   * The caller calls {@link Chaos.sent} once a faulted answer is out (its status line written,
+   * its Response returned); until then no request is taken for that call's retry. Without it, a
+   * faulted answer counts as out at once.
+   */
+  tellsSent?: boolean;
+}
+
+/** Per key: how many calls came, the calls waiting for their retry, and the call decided last. */
+interface KeyCalls<T> {
+  next: number;
+  /** Calls with a faulted answer whose retry has not been answered, oldest first. */
+  open: ChaosCall<T>[];
+  /** The call decided last: what the key-based {@link Chaos.hold}, held and undo act on. */
+  last?: ChaosCall<T>;
 }
 
 const TWO_32 = 2 ** 32;
@@ -63,7 +98,7 @@ export class Chaos<T = unknown> {
   readonly options: Readonly<ChaosOptions>;
   private readonly faults: [FaultName, number][];
   private readonly total: number;
-  private readonly calls = new Map<string, CallState<T>>();
+  private readonly calls = new Map<string, KeyCalls<T>>();
   private readonly counters: Record<string, number> = {};
   private announced = false;
   private readonly names: readonly string[];
@@ -96,30 +131,63 @@ export class Chaos<T = unknown> {
 
   /**
    * Decides one attempt of a call of `key`; `force` is a fault asked for by the request itself
-   * (null: none). Returns undefined when the call is answered as recorded, with no delay.
+   * (null: none). Returns undefined when the call is answered as recorded, with no delay. A
+   * fault that damages the recorded answer (cut, stall, malformed) is counted and announced
+   * only when the caller injects it ({@link injected}): it may find no recording to damage, or
+   * a live answer it leaves alone.
    */
-  decide(key: string, force?: FaultName | null, where?: string): Verdict | undefined {
-    let s = this.calls.get(key);
-    if (!s) this.calls.set(key, (s = { ordinal: 0, attempt: 0 }));
-    const { ordinal, attempt } = s;
+  decide(key: string, force?: FaultName | null, where?: string, hints: CallHints = {}): Verdict<T> | undefined {
+    let k = this.calls.get(key);
+    if (!k) this.calls.set(key, (k = { next: 0, open: [] }));
+    const call = this.callOf(k, key, hints.retries);
+    k.last = call;
+    const { ordinal, attempt } = call;
     let fault: FaultName | undefined;
     if (force !== undefined) fault = force ?? undefined;
     else if (this.total > 0) {
       const limit = this.options.attempts;
-      // With `attempts`, the call is faulted or not as a whole, and only its first N attempts fail;
-      // without, each attempt is drawn on its own.
-      if (limit === undefined || attempt < limit) fault = this.pick(draw(this.seed, 'fault', key, ordinal, limit === undefined ? attempt : undefined));
+      // With `attempts`, the call is faulted or not as a whole, and only its first N attempts
+      // fail (a client that numbers its retries says when it made N); without, each attempt is
+      // drawn on its own.
+      if (limit === undefined) fault = this.pick(draw(this.seed, 'fault', key, ordinal, attempt));
+      else if (attempt < limit && (hints.retries ?? 0) < limit) fault = this.pick(draw(this.seed, 'fault', key, ordinal));
     }
     const latency = this.options.latencyMs ?? 0;
     const latencyMs = latency > 0 && draw(this.seed, 'latency', key, ordinal, attempt) < (this.options.latencyRate ?? 1) ? latency : 0;
-    if (fault === undefined) {
-      s.ordinal++;
-      s.attempt = 0;
-    } else s.attempt++;
-    if (fault !== undefined) this.count(fault, where);
+    const at = k.open.indexOf(call);
+    if (fault === undefined || WHOLE_ANSWER_FAULTS.has(fault)) {
+      if (at >= 0) k.open.splice(at, 1);
+    } else {
+      call.attempt++;
+      call.out = hints.tellsSent !== true;
+      if (at < 0) k.open.push(call);
+    }
+    if (fault !== undefined && !BODY_FAULTS.has(fault)) this.count(fault, where);
     if (latencyMs > 0) this.count('latency', where);
     if (fault === undefined && latencyMs === 0) return undefined;
-    return { fault, latencyMs, ordinal, attempt };
+    return { fault, latencyMs, ordinal, attempt, call };
+  }
+
+  /**
+   * The call a request of the key is: the retry of an open call, or a new one. Numbered as a
+   * retry by its client: of the oldest open call with as many faulted answers whose answer is
+   * out, else of the oldest one out. Not numbered (or numbered 0: an app's own retry loop around
+   * an SDK that retries nothing says 0 too): of the oldest open call whose answer is out.
+   */
+  private callOf(k: KeyCalls<T>, key: string, retries: number | undefined): ChaosCall<T> {
+    const out = k.open.filter((c) => c.out);
+    const retried = retries !== undefined && retries > 0 ? (out.find((c) => c.attempt === retries) ?? out[0]) : out[0];
+    return retried ?? { key, ordinal: k.next++, attempt: 0, out: true };
+  }
+
+  /** A faulted answer of the call is out (see {@link CallHints.tellsSent}): a request may now be its retry. */
+  sent(call: ChaosCall<T>): void {
+    call.out = true;
+  }
+
+  /** Counts a damaging fault (cut, stall, malformed) the caller injected, announcing the first fault. */
+  injected(fault: FaultName, where?: string): void {
+    this.count(fault, where);
   }
 
   /** The fault a uniform draw lands on: each fault owns a slice as wide as its rate (scaled down when the rates add up past 1). */
@@ -141,33 +209,41 @@ export class Chaos<T = unknown> {
   }
 
   /**
-   * Keeps a recorded answer a damaged-answer fault (cut, stall, malformed) was cut from, so the
-   * retry of the call gets that same recording rather than the next one.
+   * Keeps a recorded answer a damaged-answer fault (cut, malformed) was cut from, so the retry
+   * of the call gets that same recording rather than the next one. `at`: the call, or a key for
+   * the call of that key decided last.
    */
-  hold(key: string, value: T): void {
-    const s = this.calls.get(key);
-    if (s) s.held = value;
+  hold(at: string | ChaosCall<T>, value: T): void {
+    const c = this.callAt(at);
+    if (c) c.held = value;
   }
 
-  /** The answer held for this call's retry, if any (taken: a later call gets its own). */
-  held(key: string, keep: boolean): T | undefined {
-    const s = this.calls.get(key);
-    const h = s?.held;
-    if (s && !keep) s.held = undefined;
+  /** The answer held for this call's retry, if any (taken unless `keep`: a later call gets its own). */
+  held(at: string | ChaosCall<T>, keep: boolean): T | undefined {
+    const c = this.callAt(at);
+    const h = c?.held;
+    if (c && !keep) c.held = undefined;
     return h;
   }
 
   /**
-   * Takes back a fault the caller could not inject (a damaged answer in front of the live API):
+   * Takes back a fault the caller could not inject (no recording to damage, or a live answer):
    * the call counts as answered, and the fault as never injected.
    */
-  undo(key: string, fault: FaultName): void {
-    const s = this.calls.get(key);
-    if (!s || s.attempt === 0) return;
-    s.attempt = 0;
-    s.ordinal++;
+  undo(at: string | ChaosCall<T>, fault: FaultName): void {
+    const c = this.callAt(at);
+    if (!c) return;
+    const k = this.calls.get(c.key)!;
+    const i = k.open.indexOf(c);
+    if (i >= 0) k.open.splice(i, 1);
+    // Taken back already, or a fault counted only once injected: nothing to uncount.
+    if (i < 0 || BODY_FAULTS.has(fault)) return;
     this.counters[fault] = (this.counters[fault] ?? 1) - 1;
     if (this.counters[fault] === 0) delete this.counters[fault];
+  }
+
+  private callAt(at: string | ChaosCall<T>): ChaosCall<T> | undefined {
+    return typeof at === 'string' ? this.calls.get(at)?.last : at;
   }
 
   /** Faults injected so far, by name (and `latency` for delayed answers). */

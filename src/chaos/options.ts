@@ -4,6 +4,7 @@
  * business (src/providers/faults.ts); which call gets one is ./decide.ts's.
  */
 import { TapedeckError } from '../errors.ts';
+import { editDistance } from '../edit-distance.ts';
 
 export { CHAOS_HEADER, withoutChaosHeader } from './header.ts';
 
@@ -66,6 +67,13 @@ export function familyOptions(opts: ChaosOptions, family: 'http' | 'realtime'): 
 
 /** Faults that damage a recorded answer on its way out (they need the recording). */
 export const BODY_FAULTS: ReadonlySet<string> = new Set(['cut', 'stall', 'malformed']);
+
+/**
+ * Faults whose answer is still the whole recorded answer, only slow (`stall`): the call is
+ * answered, not failed, so the next call of the request gets the next recording. Every other
+ * fault is a failed attempt its client retries.
+ */
+export const WHOLE_ANSWER_FAULTS: ReadonlySet<string> = new Set(['stall']);
 
 /**
  * What chaos to inject. The same object for createFetch, createHandler, tapeTransport and the
@@ -167,25 +175,61 @@ export function parseChaosSpec(spec: string, family: FaultFamily = 'http'): Chao
   return out;
 }
 
+/** Every option of {@link ChaosOptions}, in the order docs/chaos.md lists them. */
+const OPTION_KEYS = ['faults', 'latencyMs', 'latencyRate', 'seed', 'attempts', 'stallMs', 'cutAfter', 'retryAfterMs', 'live'] as const;
+
+/** The largest whole number an option takes: Node's longest timer, about 24.8 days in ms. */
+const MAX_WHOLE = 2_147_483_647;
+
+/** A value as it was written: NaN and Infinity as such (JSON would say null), strings quoted. */
+const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));
+
+/** The option a misspelt one most likely meant (at most 2 edits away), if any. */
+function closestOption(key: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const k of OPTION_KEYS) {
+    const d = editDistance(key.toLowerCase(), k.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /**
- * Checks a chaos options object (rates 0..1, known fault names, whole numbers), throwing E_ARG
- * with what is wrong; returns the fault names in a fixed order with their rates.
+ * Checks a chaos options object (known options only, rates 0..1, known fault names, whole
+ * numbers, a boolean `live`), throwing E_ARG with what is wrong; returns the fault names in a
+ * fixed order with their rates. A misspelt option is refused rather than ignored: ignored, it
+ * would leave a chaos test passing with no faults injected.
  *
  * @example
  * checkChaos({ faults: { 429: 2 } }, 'http') // throws E_ARG: rate 2 of fault 429 is not from 0 to 1
  */
 export function checkChaos(opts: ChaosOptions, family: FaultFamily): [FaultName, number][] {
-  if (opts === null || typeof opts !== 'object') throw new TapedeckError('E_ARG', 'chaos must be an object such as { faults: { 429: 0.2 } }.', { hint: 'docs/chaos.md lists the options.' });
+  if (!isPlainObject(opts)) throw new TapedeckError('E_ARG', 'chaos must be an object such as { faults: { 429: 0.2 } }.', { hint: 'docs/chaos.md lists the options.' });
+  for (const key of Object.keys(opts)) {
+    if ((OPTION_KEYS as readonly string[]).includes(key)) continue;
+    const near = closestOption(key);
+    throw new TapedeckError('E_ARG', `Unknown chaos option ${JSON.stringify(key)}.`, { option: key, hint: `${near ? `Did you mean ${near}? ` : ''}The options are ${OPTION_KEYS.join(', ')} (docs/chaos.md).` });
+  }
   const names = faultNames(family);
-  const faults = opts.faults ?? {};
+  if (opts.faults !== undefined && !isPlainObject(opts.faults)) {
+    const given = Array.isArray(opts.faults) ? 'an array' : shown(opts.faults);
+    throw new TapedeckError('E_ARG', `chaos.faults must be an object of fault name to rate, such as { 429: 0.2 }, not ${given}.`, {
+      option: 'faults',
+      hint: "Write { faults: { 429: 0.2, cut: 0.1 } }; the text form 429:0.2 is the command line's (tapedeck serve --chaos 429:0.2).",
+    });
+  }
+  const faults: Partial<Record<FaultName, number>> = opts.faults ?? {};
   for (const [name, rate] of Object.entries(faults)) {
     if (!names.includes(name)) throw new TapedeckError('E_ARG', `Unknown ${FAMILY_LABEL[family]} fault ${JSON.stringify(name)} in chaos.faults.`, { hint: `Use ${names.join(', ')}.` });
-    if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) throw new TapedeckError('E_ARG', `Rate ${JSON.stringify(rate)} of fault ${name} is not a number from 0 to 1.`, { hint: 'Give the share of calls that get it, e.g. { 429: 0.2 }.' });
+    if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) throw new TapedeckError('E_ARG', `Rate ${shown(rate)} of fault ${name} is not a number from 0 to 1.`, { hint: 'Give the share of calls that get it, e.g. { 429: 0.2 }.' });
   }
   const whole = (k: keyof ChaosOptions, min: number) => {
     const v = opts[k];
-    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > 2_147_483_647)) {
-      throw new TapedeckError('E_ARG', `chaos.${k} ${JSON.stringify(v)} is not a whole number of at least ${min}.`, { hint: 'docs/chaos.md lists the options.' });
+    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > MAX_WHOLE)) {
+      throw new TapedeckError('E_ARG', `chaos.${k} ${shown(v)} is not a whole number from ${min} to ${MAX_WHOLE}.`, { option: k, hint: 'docs/chaos.md lists the options.' });
     }
   };
   whole('latencyMs', 0);
@@ -194,8 +238,12 @@ export function checkChaos(opts: ChaosOptions, family: FaultFamily): [FaultName,
   whole('stallMs', 0);
   whole('cutAfter', 0);
   whole('retryAfterMs', 0);
-  if (opts.latencyRate !== undefined && !(opts.latencyRate >= 0 && opts.latencyRate <= 1)) {
-    throw new TapedeckError('E_ARG', `chaos.latencyRate ${JSON.stringify(opts.latencyRate)} is not a number from 0 to 1.`, { hint: 'Give the share of calls delayed, e.g. 0.5.' });
+  const rate = opts.latencyRate as unknown;
+  if (rate !== undefined && (typeof rate !== 'number' || !(rate >= 0 && rate <= 1))) {
+    throw new TapedeckError('E_ARG', `chaos.latencyRate ${shown(rate)} is not a number from 0 to 1.`, { option: 'latencyRate', hint: 'Give the share of calls delayed, e.g. 0.5.' });
+  }
+  if (opts.live !== undefined && typeof opts.live !== 'boolean') {
+    throw new TapedeckError('E_ARG', `chaos.live ${shown(opts.live)} is not true or false.`, { option: 'live', hint: 'Write live: true to allow faults in front of the live API (record, update and passthrough mode).' });
   }
   // A fixed order, so { 429, cut } and { cut, 429 } draw the same faults from one seed.
   return names.filter((n) => faults[n as FaultName] !== undefined).map((n) => [n as FaultName, faults[n as FaultName]!]);

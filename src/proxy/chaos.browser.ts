@@ -40,4 +40,8 @@ export function statusFaultHeaders(): Record<string, string> {
   throw chaosUnavailable();
 }
 
+export function faultSent(): void {
+  throw chaosUnavailable();
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -2,12 +2,15 @@
  * Faults on demand over HTTP, for the proxy handler and createFetch: which fault a request gets
  * (asked of src/chaos/decide.ts with the request's key), and the answer that carries it
  * (src/providers/faults.ts says what it looks like). Nothing here touches the tape: a status
- * fault never asks for a recording, and a recording a damaged answer was made from is held for
- * the call's retry, so the retry of the k-th call still gets the k-th recording.
+ * fault never asks for a recording, and a recording a cut or malformed answer was made from is
+ * held for the call's retry, so the retry of the k-th call still gets the k-th recording. A
+ * damaged answer is a recording served (stall whole, cut and malformed in part): the callers
+ * count it replayed and its recording used, like any replayed answer.
  */
-import { Chaos, damagesAnswer, type Verdict } from '../chaos/decide.ts';
+import { Chaos, damagesAnswer, type ChaosCall, type Verdict } from '../chaos/decide.ts';
+import { clientRetries } from '../chaos/retry-count.ts';
 import { refuseChaos } from '../chaos/refused.ts';
-import { CHAOS_DEFAULTS, CHAOS_HEADER, familyOptions, type ChaosOptions, type HttpFault } from '../chaos/options.ts';
+import { CHAOS_DEFAULTS, CHAOS_HEADER, WHOLE_ANSWER_FAULTS, familyOptions, type ChaosOptions, type HttpFault } from '../chaos/options.ts';
 import { hex } from '../core/engine.ts';
 import { sha256 } from '../core/index.ts';
 import { answerEvents, malformedEvents, statusFault, type StatusFaultAnswer } from '../providers/faults.ts';
@@ -54,12 +57,15 @@ export function openSessionChaos(opts: ChaosOptions | undefined, mode: TapeMode,
   return new Chaos<LoadedSession>({ ...familyOptions(opts ?? {}, 'realtime'), seed: http.seed }, 'realtime', warn);
 }
 
-/** A plan for one request: answered as usual (maybe late), or with a fault. */
+/**
+ * A plan for one request: answered as usual (maybe late), or with a fault. A faulted plan names
+ * its call: the caller tells the chaos when its answer is out ({@link faultSent}).
+ */
 export type ChaosPlan =
   | { kind: 'usual'; latencyMs: number; decision?: Decision }
-  | { kind: 'status'; latencyMs: number; fault: HttpFault; answer: StatusFaultAnswer }
-  | { kind: 'timeout' | 'reset'; latencyMs: number; fault: HttpFault }
-  | { kind: 'damage'; latencyMs: number; fault: 'cut' | 'stall' | 'malformed'; record: HttpRecord; decision: Decision };
+  | { kind: 'status'; latencyMs: number; fault: HttpFault; answer: StatusFaultAnswer; call: ChaosCall<Decision> }
+  | { kind: 'timeout' | 'reset'; latencyMs: number; fault: HttpFault; call: ChaosCall<Decision> }
+  | { kind: 'damage'; latencyMs: number; fault: 'cut' | 'stall' | 'malformed'; record: HttpRecord; decision: Extract<Decision, { kind: 'replay' }>; call: ChaosCall<Decision> };
 
 
 /** The call a request is: its route and request key, as the tape would file it. */
@@ -76,6 +82,8 @@ function callKey(d: Deck, req: DeckRequest): string {
 /**
  * Decides what one request gets. `forced` is the x-tapedeck-chaos value (checked here: a bad
  * one is E_CHAOS_SPEC). Rejects with what deck.decide throws when the answer needs the recording.
+ * A damaging fault is counted (and the first fault announced) only here, once there is a
+ * recorded answer to damage.
  *
  * @example
  * const plan = await planChaos(deck, deck.chaos!, req, req.headers['x-tapedeck-chaos'])
@@ -85,7 +93,9 @@ export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, for
   const force = forced === undefined ? undefined : chaos.forced(forced);
   const key = callKey(d, req);
   const where = `${req.method} ${req.url.split('?')[0]}`;
-  const v: Verdict | undefined = chaos.decide(key, force, where);
+  // The callers say when a faulted answer is out (faultSent): a request of the same key that
+  // comes before is a call of its own, never that answer's retry.
+  const v: Verdict<Decision> | undefined = chaos.decide(key, force, where, { retries: clientRetries(req.headers), tellsSent: true });
   const latencyMs = v?.latencyMs ?? 0;
   const fault = v?.fault as HttpFault | undefined;
   if (fault === undefined) {
@@ -93,25 +103,42 @@ export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, for
     const held = chaos.held(key, false);
     return { kind: 'usual', latencyMs, ...(held ? { decision: held } : {}) };
   }
-  if (fault === 'timeout' || fault === 'reset') return { kind: fault, latencyMs, fault };
+  const call = v!.call;
+  if (fault === 'timeout' || fault === 'reset') return { kind: fault, latencyMs, fault, call };
   if (!damagesAnswer(fault)) {
-    return { kind: 'status', latencyMs, fault, answer: statusFault(req.url, req.headers, fault as StatusFault, chaos.options.retryAfterMs ?? CHAOS_DEFAULTS.retryAfterMs) };
+    return { kind: 'status', latencyMs, fault, answer: statusFault(req.url, req.headers, fault as StatusFault, chaos.options.retryAfterMs ?? CHAOS_DEFAULTS.retryAfterMs), call };
   }
+  // A stall is the call's whole answer: it takes the recording (a held one, if it retries a cut
+  // call). A cut or malformed answer is an attempt its client retries: the recording is held
+  // for that retry.
+  const whole = WHOLE_ANSWER_FAULTS.has(fault);
   let decision: Decision;
   try {
-    decision = chaos.held(key, true) ?? (await d.decideShared(req));
+    decision = chaos.held(call, !whole) ?? (await d.decideShared(req));
   } catch (e) {
-    chaos.undo(key, fault); // a miss is answered as a miss, not counted as a fault
+    chaos.undo(call, fault); // a miss is answered as a miss, not counted as a fault
     throw e;
   }
   if (decision.kind !== 'replay') {
     // In front of the live API a damaged answer would have to be recorded undamaged and sent
-    // damaged: not done; the call goes to the upstream as usual.
-    chaos.undo(key, fault);
+    // damaged: not done; the call goes to the upstream as usual, its fault never injected.
+    chaos.undo(call, fault);
     return { kind: 'usual', latencyMs, decision };
   }
-  chaos.hold(key, decision);
-  return { kind: 'damage', latencyMs, fault: fault as 'cut' | 'stall' | 'malformed', record: decision.record, decision };
+  if (!whole) chaos.hold(call, decision);
+  chaos.injected(fault, where);
+  return { kind: 'damage', latencyMs, fault: fault as 'cut' | 'stall' | 'malformed', record: decision.record, decision, call };
+}
+
+/**
+ * Tells the chaos a plan's faulted answer is out (its status line or Response handed over, its
+ * connection dropped, or, for `timeout`, the wait begun): only now can a request be its retry.
+ *
+ * @example
+ * faultSent(chaos, plan)
+ */
+export function faultSent(chaos: HttpChaos, plan: ChaosPlan): void {
+  if (plan.kind !== 'usual') chaos.sent(plan.call);
 }
 
 /**
@@ -150,7 +177,16 @@ export function damagedAnswer(plan: Extract<ChaosPlan, { kind: 'damage' }>, chao
   const chunks = rec.response.chunks ? responseChunks(rec.response).map(([, b]) => b) : undefined;
   let events = answerEvents(rec.response.body, type, chunks);
   const { 'content-length': _l, ...recorded } = rec.response.headers;
-  const headers: Record<string, string | string[]> = { ...recorded, 'x-tapedeck-match': 'chaos', 'x-tapedeck-key': rec.key, 'x-tapedeck-fault': faultHeader(plan)!, 'x-tapedeck-chaos-seed': String(seed) };
+  // Matched and traced as any replayed answer (the recording was served, whole or in part: a
+  // run summary counts it used); the fault header says what was done to it.
+  const headers: Record<string, string | string[]> = {
+    ...recorded,
+    'x-tapedeck-match': plan.decision.matchedBy,
+    'x-tapedeck-key': rec.key,
+    'x-tapedeck-trace': rec.trace,
+    'x-tapedeck-fault': faultHeader(plan)!,
+    'x-tapedeck-chaos-seed': String(seed),
+  };
   let cut = false;
   let pauseMs = 0;
   if (plan.fault === 'cut') {

@@ -8,7 +8,7 @@ import type { MissEntry } from '../match/diagnose.ts';
 import { Deck, type Decision, type DeckOptions, type DeckRequest, type DeckStats } from './deck.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
+import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, planChaos, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
@@ -219,37 +219,46 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       throw new TapedeckError('E_CHAOS_MODE', 'Faults on demand are not part of this build (browser playback leaves them out).', { hint: 'Test faults in Node: createFetch({ chaos }) or tapedeck serve --chaos (docs/chaos.md).' });
     }
     const plan = await planChaos(d, chaos, sent, value);
-    if (plan.latencyMs > 0) {
-      // The caller's abort (its own timeout) ends the wait, as it would a slow API's.
-      await Promise.race([sleep(plan.latencyMs), new Promise<never>((_r, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason), { once: true })))]);
-    }
-    switch (plan.kind) {
-      case 'usual':
-        return { decision: plan.decision ?? (await d.decideShared(sent)), dreq: sent, ...(plan.latencyMs > 0 ? { mark: faultHeader(plan)! } : {}) };
-      case 'status':
-        return new Response(dreq.method === 'HEAD' ? null : plan.answer.body, { status: plan.answer.status, headers: statusFaultHeaders(plan, chaos.seed) });
-      case 'reset': {
-        // What fetch gives for a connection dropped before the status line.
-        const e = new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET (injected by tapedeck chaos)'), { code: 'ECONNRESET' }) });
-        networkFaults.add(e);
-        throw e;
+    try {
+      if (plan.latencyMs > 0) {
+        // The caller's abort (its own timeout) ends the wait, as it would a slow API's.
+        await Promise.race([sleep(plan.latencyMs), new Promise<never>((_r, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason), { once: true })))]);
       }
-      case 'timeout':
-        // The headers never come: the caller's own timeout (its AbortSignal) ends the call.
-        return new Promise<Response>((_resolve, reject) => {
-          const end = (e: unknown) => {
-            hung.delete(end);
-            if (e !== null && typeof e === 'object') networkFaults.add(e);
-            reject(e);
-          };
-          hung.add(end);
-          if (signal.aborted) end(signal.reason);
-          else signal.addEventListener('abort', () => end(signal.reason), { once: true });
-        });
-      case 'damage': {
-        const a = damagedAnswer(plan, chaos, chaos.seed);
-        return new Response(damagedStream(a), { status: a.status, headers: toHeaders(a.headers) });
+      switch (plan.kind) {
+        case 'usual':
+          return { decision: plan.decision ?? (await d.decideShared(sent)), dreq: sent, ...(plan.latencyMs > 0 ? { mark: faultHeader(plan)! } : {}) };
+        case 'status':
+          return new Response(dreq.method === 'HEAD' ? null : plan.answer.body, { status: plan.answer.status, headers: statusFaultHeaders(plan, chaos.seed) });
+        case 'reset': {
+          // What fetch gives for a connection dropped before the status line.
+          const e = new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET (injected by tapedeck chaos)'), { code: 'ECONNRESET' }) });
+          networkFaults.add(e);
+          throw e;
+        }
+        case 'timeout':
+          // The headers never come: the caller's own timeout (its AbortSignal) ends the call.
+          return new Promise<Response>((_resolve, reject) => {
+            const end = (e: unknown) => {
+              hung.delete(end);
+              if (e !== null && typeof e === 'object') networkFaults.add(e);
+              reject(e);
+            };
+            hung.add(end);
+            if (signal.aborted) end(signal.reason);
+            else signal.addEventListener('abort', () => end(signal.reason), { once: true });
+          });
+        case 'damage': {
+          // A recording served, damaged: replayed and used, like any other.
+          d.count(plan.decision.matchedBy);
+          used.add(plan.record.trace);
+          const a = damagedAnswer(plan, chaos, chaos.seed);
+          return new Response(damagedStream(a), { status: a.status, headers: toHeaders(a.headers) });
+        }
       }
+    } finally {
+      // The faulted answer is out (handed back, thrown, or its wait begun): from now on a
+      // request of the same call can be its retry; one that came before is a call of its own.
+      faultSent(chaos, plan);
     }
   }
 

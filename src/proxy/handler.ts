@@ -24,7 +24,7 @@ import type { Duplex } from 'node:stream';
 import type { RealtimeEndpoint, RealtimeStats } from '../realtime/endpoint.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { CHAOS_HEADER, damagedAnswer, faultHeader, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
+import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -718,6 +718,9 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     }
     const plan = await planChaos(d, chaos, dreq, value);
     if (plan.latencyMs > 0) await sleep(plan.latencyMs);
+    // The faulted answer goes out now (written, dropped, or its wait begun): from now on a
+    // request of the same call can be its retry; one that came before is a call of its own.
+    faultSent(chaos, plan);
     if (res.destroyed) return;
     switch (plan.kind) {
       case 'usual': {
@@ -744,6 +747,9 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
           }),
         );
       case 'damage':
+        // A recording served, damaged: replayed, like any other.
+        d.count(plan.decision.matchedBy);
+        if (replayStore) remember(plan.record);
         return writeDamaged(req, res, damagedAnswer(plan, chaos, chaos.seed));
     }
   }

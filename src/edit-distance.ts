@@ -1,0 +1,17 @@
+/**
+ * How far apart two short strings are, for a "did you mean" under a misspelt name (an option, a
+ * mode): the Levenshtein distance, the fewest one-character insertions, deletions and
+ * substitutions that turn one into the other.
+ *
+ * @example
+ * editDistance('fautls', 'faults') // 2
+ */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
