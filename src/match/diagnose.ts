@@ -381,7 +381,12 @@ const roleOf = (m: unknown) => {
 
 /** Two lines that show a difference: the request's side and the recording's, cut around it. */
 function excerptLines(a: unknown, b: unknown): string[] {
-  const text = (v: unknown) => (v === undefined ? '' : typeof v === 'string' ? JSON.stringify(v) : canonicalText(v));
+  const text = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : canonicalText(v));
+  // A member one side lacks is absent there, not the whole message (both messages exist here).
+  if (a === undefined || b === undefined) {
+    const side = (v: unknown) => (v === undefined ? '(absent)' : clip(text(v), 100));
+    return [`  request:   ${side(a)}`, `  recording: ${side(b)}`];
+  }
   const [x, y] = excerpts(text(a), text(b), 100);
   return [`  request:   ${x}`, `  recording: ${y}`];
 }

@@ -77,6 +77,12 @@ const rows: { name: string; body?: Body; embeddings?: true; difference: RegExp; 
   },
   { name: 'changed deciding argument', body: { ...france, max_tokens: 50 }, difference: /^argument max_tokens differs: 50 vs \(absent\) in the closest recording$/ },
   { name: 'no recording at all', embeddings: true, difference: /^no recording for POST \/v1\/embeddings$/ },
+  {
+    name: 'a member the recording lacks',
+    body: { ...france, messages: [system, { role: 'user', content: 'What is the capital of France?', sent_at: '2026-11-24T09:30:00Z' }] },
+    difference: /^message 1 \(user\) member "sent_at" differs from the closest recording$/,
+    volatile: true,
+  },
   { name: 'only a volatile member', body: stamped('2026-11-24T09:30:00Z'), difference: /^message 0 \(user\) member "sent_at" differs from the closest recording$/, volatile: true },
 ];
 
@@ -162,6 +168,10 @@ describe.each<Entry>(['proxy', 'fetch (mode option)', 'fetch (environment)'])('O
     else {
       // Content changed: nothing to ignore, in the message or in the listed fixes.
       expect([e.message, ...details.fixes].join('\n')).not.toMatch(/volatileKeys|ignoreArgs|--ignore-arg|allowRepeats/);
+    }
+    if (row.name === 'a member the recording lacks') {
+      // The recording has its message 0; only the member is absent there.
+      expect(e.message.split('\n').slice(-2)).toEqual(['  request:   "2026-11-24T09:30:00Z"', '  recording: (absent)']);
     }
     if (row.name === 'changed text') {
       expect(e.message.split('\n').slice(1)).toEqual(['  request:   "What is the capital of Germany?"', '  recording: "What is the capital of France?"']);
