@@ -139,8 +139,11 @@ export class RealtimeEndpoint {
       }
       if (session) {
         const s = session;
-        if (fault) fault.chaos.hold(key, s);
-        else tape.sessionsReplayed++;
+        if (fault) {
+          fault.chaos.hold(key, s);
+          // Counted (and the first one announced) now that a recorded session is there to cut.
+          fault.chaos.injected(fault.name, label);
+        } else tape.sessionsReplayed++;
         const faulted = fault ? { fault: { reason: `tapedeck chaos: ${fault.name} injected (${FAULT_CLOSE_CODE}) in the middle of a response; seed ${fault.chaos.seed}` } } : {};
         return this.accept(req, socket, head, s.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => {
           try {

@@ -77,12 +77,24 @@ describe('when a fault counts', () => {
     expect(said[0]).toContain('first fault injected (cut on POST /v1/chat/completions) with seed 5');
   });
 
-  it('a status fault taken back (a realtime close with no session) is uncounted once', () => {
+  it('a realtime close counts once injected into a recorded session; taken back (no session, a live one), never', () => {
     const c = new Chaos({ faults: { close: 1 }, seed: 1 }, 'realtime', quiet);
     c.decide('s');
+    expect(c.counts()).toEqual({});
+    c.undo('s', 'close');
+    c.undo('s', 'close');
+    expect(c.counts()).toEqual({});
+    c.decide('s');
+    c.injected('close');
     expect(c.counts()).toEqual({ close: 1 });
-    c.undo('s', 'close');
-    c.undo('s', 'close');
+  });
+
+  it('a status fault taken back is uncounted once', () => {
+    const c = new Chaos({ faults: { 503: 1 }, seed: 1 }, 'http', quiet);
+    c.decide('k');
+    expect(c.counts()).toEqual({ 503: 1 });
+    c.undo('k', '503');
+    c.undo('k', '503');
     expect(c.counts()).toEqual({});
   });
 });

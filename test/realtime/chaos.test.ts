@@ -262,10 +262,13 @@ describe('realtime chaos: close (1011) in the middle of a response', () => {
       await plain.close();
     }
     const connects = fake.connects.length;
-    const live = await startProxy({ upstream: fake.url, tape: rec, mode: 'record', port: 0, tls, chaos: { faults: { close: 1 }, live: true } });
+    const warnings: string[] = [];
+    const live = await startProxy({ upstream: fake.url, tape: rec, mode: 'record', port: 0, tls, chaos: { faults: { close: 1 }, live: true }, onWarning: (m) => warnings.push(m) });
     try {
       const a = await ask(live.url, tls.ca, 'first', { 'x-tapedeck-chaos': 'close' });
       expect(a.transcript).toBe('You said: first');
+      // Nothing was injected, so nothing is announced.
+      expect(warnings.join('\n')).not.toMatch(/fault injected/);
       expect(fake.connects.length).toBe(connects + 1);
       expect(Object.keys(fake.connects.at(-1)!.headers)).not.toContain('x-tapedeck-chaos');
       // A fault that could not be injected is not counted.
