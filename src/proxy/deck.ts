@@ -109,6 +109,12 @@ export interface DeckOptions {
    * never replace each other's recordings in record mode (docs/modes.md).
    */
   run?: string;
+  /**
+   * The test this writer records and replays for, on a tape several tests share: its records
+   * name the test, and a test is served its own recordings of a request, in the order it made
+   * them (docs/vitest.md, "Tapes shared by tests"; the test helpers set it).
+   */
+  test?: string;
   /** At close, also remove the recordings no request used in this run, and report them (default false). */
   pruneUnused?: boolean;
   /**
@@ -490,7 +496,7 @@ export class Deck {
     const warnings: StoreWarning[] = [];
     if (mode !== 'passthrough') {
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText });
-      col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}) });
+      col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}), ...(opts.test !== undefined ? { test: opts.test } : {}) });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
       mcpRecordings = kind.mcp;

@@ -22,6 +22,9 @@
  *                an existing store is never added to); `mode` is then that effective mode.
  * - pruning recordings nobody used is never implicit: close({ pruneUnused: true }) does it and
  *   reports what it removed.
+ *
+ * A writer opened for a test (`test`, on tapes several tests share) stamps its records with the
+ * test and is served its own: see CollectionOptions.test.
  */
 import { TapedeckError } from '../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, RewriteSelect, StoreWarning, WriterHandle } from './backend.ts';
@@ -80,6 +83,17 @@ export interface CollectionOptions<R> {
    * carries it as `run`.
    */
   run?: string;
+  /**
+   * The test this writer records and replays for, on a store several tests share (a tape per
+   * file). Each record it appends names the test (`test`), and its `repeat` counts that test's
+   * recordings of the key. Served per key: a key this test has recordings of gets those alone,
+   * in the order the test made them, so a test replays what it recorded whichever tests ran
+   * before it, at the same time or in other workers; a key it has none of gets every recording
+   * of the key in recorded order, as without a test (older records name no test). Record mode
+   * replaces only this test's recordings and those that name no test; another test's are left
+   * alone (never replaced, compared or pruned by this writer).
+   */
+  test?: string;
 }
 
 export interface CloseOptions {
@@ -103,6 +117,8 @@ interface Entry<R> {
   old?: boolean;
   /** Its place among its key's recordings as its writer counted them (`repeat`), if known. */
   repeat?: number;
+  /** A writer for a test: whether this recording names that test (known for those with an entry made at open or appended). */
+  mine: boolean;
   value?: R;
   bad?: boolean;
   used: boolean;
@@ -155,6 +171,15 @@ export class RecordCollection<R> {
   private readonly durable: boolean;
   /** This writer's run, written into every record it appends. */
   readonly run: string;
+  /** The test this writer records for (see CollectionOptions.test). */
+  readonly test: string | undefined;
+  /**
+   * A writer for a test: the keys it has recordings of (loaded or appended). Their recordings
+   * made by other tests, or by none, are not filed: the key is served this test's alone.
+   */
+  private readonly owned = new Set<string>();
+  /** While {@link fileLoaded} runs for a test: the keys of this test's loaded recordings, by load index (keyed once, before filing). */
+  private ownAt: Map<number, string | readonly string[]> | undefined;
   /** This writer's registration, while open in a mode that writes. */
   private writer: WriterHandle | undefined;
   /** Update mode on a store this process cannot write to: why, given to each recording asked for. */
@@ -232,6 +257,7 @@ export class RecordCollection<R> {
     this.kind = opts.kind;
     this.durable = opts.durable !== false;
     this.run = opts.run ?? newRun();
+    this.test = opts.test;
     this.exists = exists;
     this.warnings = warnings;
     this.lost = warnings.filter((w) => w.code === 'E_TAPE_CORRUPT').map((w) => (w.record ? { at: w.offset, record: w.record } : { at: w.offset }));
@@ -302,7 +328,9 @@ export class RecordCollection<R> {
     const table = loaded.table;
     const records = table === undefined ? loaded.records : undefined;
     const n = table !== undefined ? table.length : records!.length;
-    if (this.kind.keyParts && !live) this.heads = new HeadIndex(n);
+    // A test's writer files each record by its key, after checking whose it is (see file()).
+    if (this.kind.keyParts && !live && this.test === undefined) this.heads = new HeadIndex(n);
+    if (this.test !== undefined) this.ownAt = this.ownKeys(n, (i) => (table !== undefined ? table.record(i) : records![i]!));
     this.all = new Array(n);
     this.loadedGroups = new Array(n);
     this.loadedKeys = new Array(n);
@@ -312,14 +340,51 @@ export class RecordCollection<R> {
     try {
       for (let i = 0; i < n; i++) {
         if (table !== undefined) this.tableIndex = i;
-        this.file(table !== undefined ? table.record(i) : records![i]!, live, true);
+        this.file(table !== undefined ? table.record(i) : records![i]!, live, true, this.ownAt?.get(i));
       }
     } finally {
       const filed = this.filingAt;
       this.filingAt = -1;
       this.tableIndex = -1;
+      this.ownAt = undefined;
       this.all.length = this.loadedGroups.length = this.loadedKeys.length = this.loadedStored.length = filed;
     }
+  }
+
+  /**
+   * A test's writer, before filing: the keys of the loaded recordings that name its test, by
+   * load index, added to {@link owned}. A key's recordings by other tests may come before the
+   * test's own in the store, so whose a key is must be known before any of them is filed.
+   */
+  private ownKeys(n: number, record: (i: number) => LoadedRecord): Map<number, string | readonly string[]> {
+    const at = new Map<number, string | readonly string[]>();
+    for (let i = 0; i < n; i++) {
+      const stored = record(i);
+      if (stored.head(TEST_FIELD).test !== this.test) continue;
+      let keys: string | readonly string[] | undefined;
+      try {
+        keys = this.kind.keysOf(stored.head(this.kind.headFields, this.kind.headDeep), () => stored.value());
+      } catch (e) {
+        // Told when it is filed, where it is skipped as damage.
+        if (!(e instanceof TapedeckError)) throw e;
+        continue;
+      }
+      if (keys === undefined) continue;
+      at.set(i, keys);
+      for (const k of typeof keys === 'string' ? [keys] : keys) this.owned.add(k);
+    }
+    return at;
+  }
+
+  /**
+   * A test's writer: whether a record of `keys` made by `test` (undefined: by no test) is left
+   * out. Record mode leaves out other tests' recordings (it never replaces or compares them);
+   * replay and update leave out the recordings of keys this test has its own of.
+   */
+  private notMine(test: HeadScalar | undefined, keys: readonly string[]): boolean {
+    if (test === this.test) return false;
+    if (this.mode === 'record') return typeof test === 'string';
+    return keys.some((k) => this.owned.has(k));
   }
 
   /** The stored form of the recording loaded at `index` (made from the table when it was filed by its table index). */
@@ -343,8 +408,8 @@ export class RecordCollection<R> {
    * Files a stored record under its key(s); false if it is not of this kind or not usable.
    * `live` (record mode, at open): the runs open now, whose recordings this run must keep.
    */
-  private file(stored: LoadedRecord, live: ReadonlySet<string> | undefined, atOpen: boolean): boolean {
-    let keys: string | readonly string[] | undefined;
+  private file(stored: LoadedRecord, live: ReadonlySet<string> | undefined, atOpen: boolean, known?: string | readonly string[]): boolean {
+    let keys: string | readonly string[] | undefined = known;
     this.filing = stored;
     this.filingEntry = undefined;
     try {
@@ -360,7 +425,7 @@ export class RecordCollection<R> {
           return true;
         }
       }
-      keys = this.kind.keysOf(head, this.filingValue);
+      keys ??= this.kind.keysOf(head, this.filingValue);
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;
       this.warnings.push({ code: e.code, offset: stored.at, message: `${this.backend.location}: ${this.kind.name} at ${stored.at} is skipped: ${e.message}` });
@@ -373,6 +438,8 @@ export class RecordCollection<R> {
     const decoded = this.filingEntry as Entry<R> | undefined;
     this.filingEntry = undefined;
     if (keys === undefined || decoded?.bad) return false;
+    const test = this.test === undefined ? undefined : stored.head(TEST_FIELD).test;
+    if (this.test !== undefined && this.notMine(test, typeof keys === 'string' ? [keys] : keys)) return false;
     if (atOpen && typeof keys === 'string' && decoded === undefined && !live && stored.expiresAt === undefined && this.slotAt(keys) === undefined) {
       // The first recording of its key, filed by its head alone: no object is made for it
       // until it is looked at (see slots).
@@ -385,14 +452,16 @@ export class RecordCollection<R> {
     if (list.length === 0) return false;
     const entry = decoded ?? newEntry<R>('', stored);
     entry.key = list[0]!;
+    entry.mine = this.test !== undefined && test === this.test;
     if (live) entry.old = this.ended(stored, live);
     if (stored.expiresAt !== undefined) this.expiring = true;
     for (const k of list) {
       const s = this.fileUnder(k, entry);
       entry.slot ??= s;
       // Record mode compares re-recordings with what an ended run left, not with an open
-      // writer's recordings nor with later arrivals.
-      if (entry.old && this.mode === 'record') (s.olds ??= []).push(entry);
+      // writer's recordings nor with later arrivals. A test's writer compares with its own
+      // only: keeping a recording that names no test would put it among the test's own.
+      if (entry.old && this.mode === 'record' && (this.test === undefined || entry.mine)) (s.olds ??= []).push(entry);
     }
     const i = this.nextIndex();
     if (atOpen) {
@@ -962,12 +1031,14 @@ export class RecordCollection<R> {
     }
     this.rerecorded.add(key);
     // Its place among the key's recordings: those this run keeps (not the ones it replaces),
-    // plus appends of the key still in flight.
+    // plus appends of the key still in flight. A test's own recordings are counted apart.
     const slot = this.slotOf(key);
     const pending = this.inFlight.get(key) ?? 0;
-    const repeat = (slot ? slot.length - (slot.olds?.length ?? 0) : 0) + pending;
+    const test = this.testFor(key, slot);
+    const repeat = (test !== undefined && this.mode === 'record' ? keptMine(slot) : slot ? slot.length - (slot.olds?.length ?? 0) : 0) + pending;
     this.inFlight.set(key, pending + 1);
-    const stored = stamp(this.kind.encode ? this.kind.encode(record) : inRecordOrder(sortedKeys(record)), this.run, repeat);
+    if (test !== undefined) this.owned.add(key);
+    const stored = stamp(this.kind.encode ? this.kind.encode(record) : inRecordOrder(sortedKeys(record)), this.run, repeat, test);
     try {
       await new Promise<void>((done, fail) => {
         this.batch.push({ values: [stored], done: (e) => (e === undefined ? done() : fail(e)) });
@@ -988,6 +1059,7 @@ export class RecordCollection<R> {
     entry.value = record;
     entry.used = true;
     entry.repeat = repeat;
+    entry.mine = test !== undefined;
     if (typeof record === 'object' && record !== null) this.byValue.set(record, entry);
     const s = this.fileUnder(key, entry);
     entry.slot = s;
@@ -996,6 +1068,17 @@ export class RecordCollection<R> {
       s.expect = repeat + 1;
     }
     this.all.push(entry);
+  }
+
+  /**
+   * The test an append of `key` names: this writer's test, unless the key is served from
+   * recordings that are not the test's own (update mode, a call past the last of them with
+   * strictOrder). That append then continues their sequence, naming no test, so a replay serves
+   * the test the same answers in the same order as this run did.
+   */
+  private testFor(key: string, slot: Slot<R> | undefined): string | undefined {
+    if (this.test === undefined) return undefined;
+    return this.mode === 'record' || this.owned.has(key) || slot === undefined ? this.test : undefined;
   }
 
   private async drain(): Promise<void> {
@@ -1093,12 +1176,26 @@ export class RecordCollection<R> {
 
 /** An entry with every field it may get, so all entries share one shape. */
 function newEntry<R>(key: string, stored: LoadedRecord | undefined): Entry<R> {
-  return { key, slot: undefined, stored, old: undefined, repeat: undefined, value: undefined, bad: false, used: false };
+  return { key, slot: undefined, stored, old: undefined, repeat: undefined, mine: false, value: undefined, bad: false, used: false };
+}
+
+/**
+ * Record mode, a test's writer: how many of a key's recordings are the test's and stay (made by
+ * a run still open, this one included; those of ended runs are replaced).
+ */
+function keptMine<R>(slot: Slot<R> | undefined): number {
+  let n = 0;
+  for (let i = 0; i < (slot?.length ?? 0); i++) {
+    const e = slot!.at(i)!;
+    if (e.mine && !e.old) n++;
+  }
+  return n;
 }
 
 const RUN_FIELD: readonly string[] = ['run'];
 const KIND_KEY_FIELDS: readonly string[] = ['kind', 'key'];
 const REPEAT_FIELD: readonly string[] = ['repeat'];
+const TEST_FIELD: readonly string[] = ['test'];
 
 /** The run named by TAPEDECK_RUN_ID (processes of one run share it), else a new random one. */
 function newRun(): string {
@@ -1107,10 +1204,10 @@ function newRun(): string {
 }
 
 /**
- * The stored form with this writer's run and the record's place among its key's recordings, in
- * the one field order (forms that are not records are unchanged).
+ * The stored form with this writer's run, the record's place among its key's recordings and the
+ * test that made it (if any), in the one field order (forms that are not records are unchanged).
  */
-function stamp(stored: unknown, run: string, repeat: number): unknown {
+function stamp(stored: unknown, run: string, repeat: number, test: string | undefined): unknown {
   if (stored === null || typeof stored !== 'object' || Array.isArray(stored) || typeof (stored as { v?: unknown }).v !== 'number') return stored;
-  return inRecordOrder({ ...(stored as Record<string, unknown>), run, repeat });
+  return inRecordOrder({ ...(stored as Record<string, unknown>), run, repeat, ...(test !== undefined ? { test } : {}) });
 }

@@ -18,6 +18,8 @@ export const RECORD_FIELDS: readonly string[] = Object.freeze([
   'durationMs',
   'run',
   'repeat',
+  // The test that made it, on tapes tests share (docs/vitest.md, "Tapes shared by tests").
+  'test',
   // HTTP records: what the proxy files a recording under, read from the head (peekFrame)
   // without decoding the request and response. Tapes written before this put them last.
   'match',

@@ -107,6 +107,12 @@ export interface ReplayCacheOptions {
    * (test workers) never replace each other's recordings in record mode (docs/modes.md).
    */
   run?: string;
+  /**
+   * The test this cache records and replays for, on a tape several tests share: its records
+   * name the test, and a test is served its own recordings of a request, in the order it made
+   * them (docs/vitest.md, "Tapes shared by tests"; the test helpers set it).
+   */
+  test?: string;
 }
 
 export interface ReplayCacheCloseOptions {
@@ -190,7 +196,7 @@ export class ReplayCache {
     // A tape path, a redis:// URL (docs/redis.md) or a backend object.
     const backend = storeBackend(path, opts.lock ? { lock: opts.lock } : {});
     const kind = cacheRecords(opts.ignoredArgs, opts.volatileText);
-    const col = await RecordCollection.open(backend, { mode: mode.mode, kind, ...(opts.run !== undefined ? { run: opts.run } : {}) });
+    const col = await RecordCollection.open(backend, { mode: mode.mode, kind, ...(opts.run !== undefined ? { run: opts.run } : {}), ...(opts.test !== undefined ? { test: opts.test } : {}) });
     const cache = new ReplayCache(col, mode, opts);
     if (cache.warnings.length > 0) {
       process.emitWarning(`${cache.path}: ${cache.warnings.length} problem(s) reading the tape; the first: ${cache.warnings[0]!.message}`, { code: 'TAPEDECK_TAPE' });

@@ -30,6 +30,7 @@ import { diagnoseMiss, type MissDetails } from './miss.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { forTestOutput } from './test-output.ts';
 import { testNamespace } from './names.ts';
+import { testIdentity } from './test-identity.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
 import { checkChaos, familyOptions, type ChaosOptions } from '../chaos/options.ts';
 
@@ -244,6 +245,11 @@ function openTape(opts: TestTapeOptions): TestTape {
   // The workers of one test run share a run, so they never replace each other's recordings.
   const run = opts.run ?? (env.TAPEDECK_RUN_ID?.trim() || (runDir ? `run-dir:${runDir}` : undefined));
   const runOpt = run ? { run } : {};
+  // On a tape several tests share, each record names its test and each test replays its own
+  // recordings, in its own order: what record mode gave a test is what replay gives it, however
+  // the tests sharing the tape were ordered, run concurrently or spread over workers.
+  const owner = testIdentity(opts.test, opts.file, root);
+  const ownerOpt = owner !== undefined ? { test: owner } : {};
   const misses: MissReport[] = [];
   const used = new Set<string>();
   const switches: FetchSwitch[] = [];
@@ -265,6 +271,7 @@ function openTape(opts: TestTapeOptions): TestTape {
       ...fetchOpts,
       ...(store ? { store: new RedisBackend(store.url, { namespace }) } : { tape: opts.tape }),
       ...runOpt,
+      ...ownerOpt,
       mode,
       onWarning: (m) => {
         // A missing tape in replay is told by each miss, better than by a warning up front.
@@ -383,7 +390,7 @@ function openTape(opts: TestTapeOptions): TestTape {
     cache(cacheOpts = {}) {
       if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));
       const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.cache` }) : opts.tape.replace(/\.tape$/, '') + '.cache.tape';
-      cache ??= ReplayCache.open(where, { recordCommand, ...runOpt, ...cacheOpts, mode }).then((c) => {
+      cache ??= ReplayCache.open(where, { recordCommand, ...runOpt, ...ownerOpt, ...cacheOpts, mode }).then((c) => {
         // Count puts for the run summary; the cache itself stays the public ReplayCache.
         const put = c.put.bind(c);
         c.put = async (...args: Parameters<ReplayCache['put']>) => {
@@ -429,6 +436,7 @@ function openTape(opts: TestTapeOptions): TestTape {
         const tls = serveOpts.tls === false ? undefined : await makeLocalCertificate();
         return startProxy({
           ...(store ? { store: new RedisBackend(store.url, { namespace }) } : { tape: opts.tape }),
+          ...ownerOpt,
           mode,
           port: 0,
           ...(serveOpts.upstream ? { upstream: serveOpts.upstream } : {}),

@@ -367,7 +367,8 @@ const writtenFields = (payload: Uint8Array): string[] => Object.keys(decode(payl
 describe('the record tables of docs/tape-format.md are what the writers write', () => {
   it('ReplayCache records: every field listed, in the written order (keyVersion included)', async () => {
     const tape = join(dir, 'cache.tape');
-    const cache = await ReplayCache.open(tape, { mode: 'record' });
+    // Opened for a test, as the test helpers open it: its records name the test.
+    const cache = await ReplayCache.open(tape, { mode: 'record', test: 'test/a.test.ts > a' });
     await cache.put({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { text: 'a' }, { durationMs: 5, ignoredArgs: ['seed'], raw: { body: '{"a":1}', contentType: 'application/json' }, meta: { test: 't' } });
     await cache.close();
     const scan = await scanTape(tape);
@@ -377,6 +378,7 @@ describe('the record tables of docs/tape-format.md are what the writers write', 
     expect(written).toEqual(documented.filter((x) => written.includes(x)));
     expect(written.filter((x) => !documented.includes(x))).toEqual([]);
     expect(written).toContain('keyVersion');
+    expect(written).toContain('test');
   });
 
   it('HTTP exchange records: every field listed, in the written order', async () => {
@@ -388,7 +390,7 @@ describe('the record tables of docs/tape-format.md are what the writers write', 
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const tape = join(dir, 'http.tape');
     try {
-      const f = createFetch({ tape, mode: 'record' });
+      const f = createFetch({ tape, mode: 'record', test: 'test/a.test.ts > a' });
       await (await f(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }) })).text();
       await f.close();
     } finally {
@@ -400,6 +402,7 @@ describe('the record tables of docs/tape-format.md are what the writers write', 
     const documented = docFields('HTTP exchange records');
     expect(written).toEqual(documented.filter((x) => written.includes(x)));
     expect(written.filter((x) => !documented.includes(x))).toEqual([]);
+    expect(written).toContain('test');
   });
 
   it('the error table gives version 0 as E_TAPE_HEADER, which the reader reports', () => {

@@ -13,6 +13,7 @@ import { defaultTapePath, slug, testNamespace } from '../../src/testing/names.ts
 import { namespaceOf } from '../../src/store/backends/redis.ts';
 import { formatSummary, pruneUnused, readTapeReports, summarizeRun } from '../../src/testing/run-report.ts';
 import { openTestTape, resolveTestStore } from '../../src/testing/session.ts';
+import { testIdentity } from '../../src/testing/test-identity.ts';
 import { recordCommandFor } from '../../src/vitest/fixture.ts';
 import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
 
@@ -113,6 +114,18 @@ describe('tape names', () => {
       expect(re.test(`test/a b.test.ts ${n.join(' ')}`)).toBe(true);
       expect(re.test(`test/a b.test.ts ${n.join(' ')} again`)).toBe(false);
     }
+  });
+
+  it('testIdentity: the test file (relative, with /) and name a shared tape\'s records carry, the same on every OS', () => {
+    // The vitest fixture's names start with their file; jest, mocha and node:test give the name alone.
+    expect(testIdentity('test/chat.test.ts > chat > says hello', 'test/chat.test.ts', '/p')).toBe('test/chat.test.ts > chat > says hello');
+    expect(testIdentity('test\\chat.test.ts > chat > says hello', 'test\\chat.test.ts', 'C:\\p')).toBe('test/chat.test.ts > chat > says hello');
+    expect(testIdentity('chat says hello', 'test/chat.test.js', '/p')).toBe('test/chat.test.js > chat says hello');
+    expect(testIdentity('chat says hello', '/p/test/chat.test.js', '/p')).toBe('test/chat.test.js > chat says hello');
+    // A name with a backslash of its own keeps it.
+    expect(testIdentity('a \\ b', 'test/x.test.js', '/p')).toBe('test/x.test.js > a \\ b');
+    expect(testIdentity('says hello', undefined, '/p')).toBe('says hello');
+    expect(testIdentity(undefined, 'test/x.test.js', '/p')).toBeUndefined();
   });
 });
 

@@ -1,0 +1,24 @@
+/**
+ * The name a test's records carry on a tape several tests share (the `test` field,
+ * docs/tape-format.md): the test file, relative to the project root with `/` separators, and
+ * the test's name. Stable across machines and operating systems, and distinct for tests of the
+ * same name in two files that share one tape through a `name` function.
+ */
+import { isAbsolute, relative } from 'node:path';
+
+/**
+ * The recorded name of a test: `<file> > <name>` (the vitest fixture's test names start with
+ * their file already: that file is made relative and POSIX, the rest kept), or the name alone
+ * without a file; undefined without a name.
+ *
+ * @example
+ * testIdentity('says hello', 'test/chat.test.mjs', '/p')          // 'test/chat.test.mjs > says hello'
+ * testIdentity('test\\chat.test.ts > chat > hi', 'test\\chat.test.ts', 'C:\\p') // 'test/chat.test.ts > chat > hi'
+ */
+export function testIdentity(test: string | undefined, file: string | undefined, root: string): string | undefined {
+  if (test === undefined || test === '') return undefined;
+  if (file === undefined || file === '') return test;
+  const rel = (isAbsolute(file) ? relative(root, file) || file : file).replace(/\\/g, '/');
+  const own = `${file} > `;
+  return test.startsWith(own) ? `${rel} > ${test.slice(own.length)}` : `${rel} > ${test}`;
+}
