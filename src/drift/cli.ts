@@ -12,7 +12,7 @@ import { loadPrices, PRICES_DATE } from './prices.ts';
 import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
 import { planRerecord, rerecord, type Recorder } from './rerecord.ts';
-import { readTape } from '../store/tape-file.ts';
+import { createTape, readTape } from '../store/tape-file.ts';
 import { REDACTED } from '../store/redact.ts';
 import type { DriftReport } from './report.ts';
 import { DEFAULT_FAIL_ON, driftReport, FAIL_ON_NAMES, type FailOn } from './report.ts';
@@ -269,11 +269,15 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
           }
         : undefined,
     });
-    if (existsSync(partial)) renameSync(partial, out);
+    // The recorder writes a tape only once it has a record. With none (every call failed, or the
+    // budget allowed none) the new tape is still written, empty, so that what is printed is
+    // true and the run ends as docs/drift.md says for any incomplete one: the tape holds what
+    // was recorded (nothing) and the diff shows every answer removed.
+    if (!existsSync(partial)) await createTape(partial);
+    renameSync(partial, out);
     process.stderr.write(`tapedeck rerecord: recorded ${result.recorded} of ${result.planned} into ${out}; spent about ${usd(result.spent)}.\n`);
     for (const f of result.failed) process.stderr.write(`tapedeck rerecord: record #${f.index} not recorded: ${f.reason}\n`);
     if (result.notSent.length) process.stderr.write(`tapedeck rerecord: the budget of ${usd(budget!)} stopped it before ${result.notSent.length} call(s) (records ${result.notSent.slice(0, 10).map((i) => `#${i}`).join(', ')}${result.notSent.length > 10 ? ', ...' : ''}).\n`);
-    if (result.recorded === 0) return RERECORD_EXIT.incomplete;
     // The diff of what was planned: records --only left out are not "removed".
     const planned = new Set(plan.map((x) => x.index));
     const after = await readTape(out);

@@ -7,6 +7,7 @@ import { readAnswer } from '../providers/index.ts';
 import { REDACTED } from '../store/redact.ts';
 import { isHttpRecord, type HttpRecord } from '../store/records.ts';
 import { answerComplete, assembleRecorded } from './answer.ts';
+import { failureReason } from './failure-reason.ts';
 import { priceOf, type Price } from './prices.ts';
 import { callStats, usageOf } from './stats.ts';
 
@@ -164,7 +165,10 @@ export async function rerecord(plan: readonly Planned[], opts: RerecordOptions):
       try {
         res = await opts.recorder.fetch(`${base}${p.record.request.url}`, init);
       } catch (e) {
-        result.failed.push({ index: p.index, reason: (e as Error).message });
+        // fetch's own "fetch failed" says nothing; the reason is its cause's (ECONNREFUSED ...).
+        const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
+        const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;
+        result.failed.push({ index: p.index, reason: `${(e as Error).message}${why ? ` (${why})` : ''}` });
         return;
       }
       if ((res.status === 429 || res.status === 529) && attempt < retries) {
@@ -185,7 +189,7 @@ export async function rerecord(plan: readonly Planned[], opts: RerecordOptions):
         return;
       }
       if (res.status >= 400) {
-        result.failed.push({ index: p.index, reason: `HTTP ${res.status}` });
+        result.failed.push({ index: p.index, reason: failureReason(res.status, res.headers, bytes) });
         return;
       }
       result.spent += costOf(bytes, ct, p.record, opts.prices);

@@ -52,6 +52,9 @@ export async function addCommand(args: string[]): Promise<number> {
     const [tape, ...files] = parsed.positionals;
     if (!tape || files.length === 0) throw new TapedeckError('E_ARG', 'add needs a tape and at least one JSON file.', { hint: 'tapedeck add test/__tapes__/retry.tape retry.json' });
     const recordings: WrittenRecording[] = [];
+    // Where each one came from: an error names the file (and the place in its array) besides
+    // the number counted over all the files, which alone does not say which file to open.
+    const origins: string[] = [];
     for (const f of files) {
       let text: string;
       try {
@@ -66,10 +69,12 @@ export async function addCommand(args: string[]): Promise<number> {
         throw new TapedeckError('E_JSON', `${f} is not JSON: ${(e as Error).message}.`, { hint: 'Write the recording as JSON (docs/hand-written.md).' });
       }
       recordings.push(...((Array.isArray(v) ? v : [v]) as WrittenRecording[]));
+      origins.push(...(Array.isArray(v) ? v.map((_, i) => `${f} [${i}]`) : [f]));
     }
     const n = await addRecordings(
       { tape, ignoreArgs: parsed.values['ignore-arg'], ...(parsed.values['volatile-text'] ? { volatileText: parsed.values['volatile-text'] } : {}), onWarning: (m) => process.stderr.write(`tapedeck add: ${m}\n`) },
       recordings,
+      origins,
     );
     process.stdout.write(`added ${n} recording${n === 1 ? '' : 's'} to ${tape}\n`);
     return 0;

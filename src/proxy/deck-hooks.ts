@@ -9,7 +9,7 @@ import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
 import type { NormalizeOptions } from '../providers/normalize.ts';
-import { callHook, httpView, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
+import { callHook, httpView, isPromise, returnedPromise, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
 import type { HttpRecord, MatchKind, StoredHeaders } from '../store/records.ts';
 
 /**
@@ -103,7 +103,13 @@ export function pickByMatch(
     let view = views.get(rec);
     if (!view) views.set(rec, (view = httpView(rec)));
     // A copy: a matcher that changes what it is given must not change the next comparison.
-    if (callHook('match', match, structuredClone(request), structuredClone(view)) !== true) continue;
+    const accepted = callHook('match', match, structuredClone(request), structuredClone(view));
+    // A promise is not `true`: without this an async matcher would make every request a miss
+    // that blames the recordings instead of the matcher.
+    if (isPromise(accepted)) {
+      throw returnedPromise('match', accepted, 'a boolean', 'Make match a plain function (not async) that returns true or false; do any asynchronous work before the test.');
+    }
+    if (accepted !== true) continue;
     if (!used.has(rec)) {
       used.add(rec);
       return rec;

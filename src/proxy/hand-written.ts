@@ -7,6 +7,7 @@
 import { TapedeckError } from '../errors.ts';
 import type { HttpRecord, StoredHeaders } from '../store/records.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckOptions, type DeckRequest } from './deck.ts';
+import { unknownField, WRITTEN_FIELDS } from './written-fields.ts';
 
 /** One server-sent event of a hand-written stream. */
 export interface WrittenEvent {
@@ -46,8 +47,24 @@ export interface WrittenRecording {
 
 const encoder = new TextEncoder();
 
-function bad(where: string, what: string, hint = 'Each one is { request: { url, body }, response: { status, body } or { events: [{ data }] } } (docs/hand-written.md).'): TapedeckError {
-  return new TapedeckError('E_RECORDING', `Hand-written recording ${where}: ${what}.`, { hint });
+// Hints are written as JSON, as the recording is: a CLI user reads them too, and the CLI drops a
+// hint in API terms (cli-errors.ts), which would leave the error without its fix.
+function bad(where: string, what: string, hint: string): TapedeckError {
+  return new TapedeckError('E_RECORDING', `Hand-written recording ${where}: ${what}${what.endsWith('?') ? '' : '.'}`, { hint });
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** E_RECORDING for a field its place does not know (a misspelling would be dropped silently). */
+function checkFields(v: Record<string, unknown>, where: string, path: string, known: readonly string[]): void {
+  const u = unknownField(v, path, known);
+  if (!u) return;
+  const place = path ? `\`${path}\`` : 'a recording';
+  throw bad(
+    where,
+    `\`${u.field}\` is not a field of ${place}${u.suggestion ? `; did you mean \`${u.suggestion}\`?` : ''}`,
+    `${u.suggestion ? `Rename it to "${u.suggestion}"` : 'Remove it'}; the fields of ${place} are ${u.known.map((k) => `"${k}"`).join(', ')} (docs/hand-written.md).`,
+  );
 }
 
 // RFC 9110 §5.6.2: a method and a header name are tokens.
@@ -83,17 +100,32 @@ function writtenGap(v: unknown, where: string, field: string): number | undefine
   return v;
 }
 
+/**
+ * Every field name of a recording checked first: a misspelt `"rquest"` or `"evnts"` is then
+ * named as the misspelling it is, not reported as the field it left missing.
+ */
+function checkFieldNames(w: Record<string, unknown>, where: string): void {
+  checkFields(w, where, '', WRITTEN_FIELDS.recording);
+  if (isObject(w.request)) checkFields(w.request, where, 'request', WRITTEN_FIELDS.request);
+  if (!isObject(w.response)) return;
+  checkFields(w.response, where, 'response', WRITTEN_FIELDS.response);
+  if (Array.isArray(w.response.events)) w.response.events.forEach((e, i) => isObject(e) && checkFields(e, where, `response.events[${i}]`, WRITTEN_FIELDS.event));
+}
+
 /** The request as the deck takes it: path and query, lowercase headers, JSON body bytes. */
 function deckRequest(w: WrittenRecording, where: string): DeckRequest {
-  const q = w.request;
-  if (q === null || typeof q !== 'object' || typeof q.url !== 'string' || q.url === '') throw bad(where, '`request.url` is missing');
+  const q = w.request as unknown;
+  const urlHint = 'Give the URL the SDK calls: "request": { "url": "https://api.openai.com/v1/chat/completions", "body": { ... } } (or just its path, "/v1/chat/completions").';
+  if (!isObject(q)) throw bad(where, q === undefined ? '`request` is missing' : `\`request\` is ${Array.isArray(q) ? 'an array' : JSON.stringify(q)}, not an object`, urlHint);
+  if (q.url === undefined || q.url === '') throw bad(where, '`request.url` is missing', urlHint);
+  if (typeof q.url !== 'string') throw bad(where, `\`request.url\` is ${JSON.stringify(q.url)}, not text`, urlHint);
   let u: URL;
   try {
     u = new URL(q.url, 'http://localhost');
   } catch {
     throw bad(where, `\`request.url\` ${JSON.stringify(q.url)} is not a URL`, 'Give the URL the SDK calls (https://api.openai.com/v1/chat/completions) or its path (/v1/chat/completions).');
   }
-  const method = q.method ?? 'POST';
+  const method = (q.method as unknown) ?? 'POST';
   if (typeof method !== 'string' || !TOKEN.test(method)) throw bad(where, `\`request.method\` ${JSON.stringify(method)} is not an HTTP method`, 'Give a method such as "POST" or "GET" (or leave it out: POST).');
   const headers = writtenHeaders(q.headers, where, 'request.headers');
   let body = new Uint8Array(0);
@@ -107,21 +139,30 @@ function deckRequest(w: WrittenRecording, where: string): DeckRequest {
 /** The stored answer: bytes, chunk times for a stream, the content type it implies. */
 function storedResponse(w: WrittenRecording, where: string): HttpRecord['response'] {
   const r = w.response;
-  if (r === null || typeof r !== 'object') throw bad(where, '`response` is missing');
+  if (!isObject(r)) {
+    throw bad(where, r === undefined ? '`response` is missing' : `\`response\` is ${Array.isArray(r) ? 'an array' : JSON.stringify(r)}, not an object`, 'Give the answer: "response": { "status": 200, "body": { ... } }, or "events" instead of "body" for a stream.');
+  }
   const status = r.status ?? 200;
-  if (!Number.isInteger(status) || status < 100 || status > 599) throw bad(where, `status ${JSON.stringify(r.status)} is not an HTTP status`);
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
+    throw bad(where, `\`response.status\` ${JSON.stringify(r.status)} is not an HTTP status`, 'Give the status as a number from 100 to 599 ("status": 429), or leave it out for 200.');
+  }
   const headers: StoredHeaders = writtenHeaders(r.headers, where, 'response.headers', UNSTORED_RESPONSE_HEADERS);
   const gapMs = writtenGap(r.gapMs, where, 'response.gapMs');
   if (r.cut !== undefined && typeof r.cut !== 'boolean') throw bad(where, `\`response.cut\` is ${JSON.stringify(r.cut)}`, 'Write "cut": true for a stream that drops, or leave it out.');
   if (r.events !== undefined) {
-    if (!Array.isArray(r.events) || r.body !== undefined) throw bad(where, '`events` must be an array, and comes instead of `body`');
+    if (!Array.isArray(r.events)) {
+      throw bad(where, `\`response.events\` is ${JSON.stringify(r.events)}, not an array`, 'Write the events as an array: "events": [{ "data": { ... } }, { "data": "[DONE]" }].');
+    }
+    if (r.body !== undefined) throw bad(where, '`response.events` and `response.body` are both given', 'A streamed answer has "events" instead of "body": remove one of them.');
     headers['content-type'] ??= 'text/event-stream; charset=utf-8';
     const parts: Uint8Array[] = [];
     const chunks: [number, number][] = [];
     let at = 0;
     let end = 0;
     r.events.forEach((e, i) => {
-      if (e === null || typeof e !== 'object' || !('data' in e)) throw bad(where, `event ${i} has no \`data\``);
+      const dataHint = 'Give each event its data: { "data": { ... } }, or { "data": "[DONE]" } for the end of an OpenAI stream.';
+      if (!isObject(e)) throw bad(where, `\`response.events[${i}]\` is ${JSON.stringify(e)}, not an object`, dataHint);
+      if (!('data' in e)) throw bad(where, `\`response.events[${i}].data\` is missing`, dataHint);
       const afterMs = writtenGap(e.afterMs, where, `response.events[${i}].afterMs`);
       if (e.event !== undefined && (typeof e.event !== 'string' || !/^[^\r\n]+$/.test(e.event))) throw bad(where, `\`response.events[${i}].event\` is ${JSON.stringify(e.event)}`, 'An event name is one line of text ("message_stop"), or left out.');
       at += i === 0 ? (afterMs ?? 0) : (afterMs ?? gapMs ?? 0);
@@ -140,7 +181,7 @@ function storedResponse(w: WrittenRecording, where: string): HttpRecord['respons
     }
     return { status, headers, body, ...(chunks.length > 1 ? { chunks } : {}), ...(r.cut ? { cut: true } : {}) };
   }
-  if (r.cut) throw bad(where, '`cut` needs `events`');
+  if (r.cut) throw bad(where, '`response.cut` needs `response.events`', 'Only a stream can be cut: give "events" instead of "body", or leave "cut" out.');
   if (r.body === undefined) return { status, headers, body: new Uint8Array(0) };
   headers['content-type'] ??= typeof r.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
   return { status, headers, body: encoder.encode(typeof r.body === 'string' ? r.body : JSON.stringify(r.body)) };
@@ -158,13 +199,18 @@ function storedResponse(w: WrittenRecording, where: string): HttpRecord['respons
  *     response: { status: 429, headers: { 'retry-after': '0' }, body: { error: { message: 'Rate limit', type: 'rate_limit_error' } } } },
  *   { request: { url: 'https://api.openai.com/v1/chat/completions', body }, response: { body: completion } },
  * ])
+ *
+ * `origins`, when given, says where each recording was read from (`retry.json`, `retry.json [2]`)
+ * for the errors to name: `tapedeck add` gives the files.
  */
-export async function addRecordings(opts: Omit<DeckOptions, 'mode'>, recordings: readonly WrittenRecording[]): Promise<number> {
-  if (!Array.isArray(recordings)) throw bad('list', 'expected an array of recordings');
+export async function addRecordings(opts: Omit<DeckOptions, 'mode'>, recordings: readonly WrittenRecording[], origins?: readonly string[]): Promise<number> {
+  if (!Array.isArray(recordings)) throw bad('list', 'expected an array of recordings', 'Pass an array: addRecordings(options, [recording, ...]).');
   // Everything is checked before anything is written.
   const prepared = recordings.map((w, i) => {
-    const where = `#${i}`;
-    if (w === null || typeof w !== 'object') throw bad(where, 'not an object');
+    const where = origins?.[i] ? `#${i} (${origins[i]})` : `#${i}`;
+    const v: unknown = w;
+    if (!isObject(v)) throw bad(where, `${Array.isArray(v) ? 'an array' : JSON.stringify(v)} is not a recording`, 'Write each recording as an object: { "request": { "url": ..., "body": ... }, "response": { "body": ... } }.');
+    checkFieldNames(v, where);
     return { req: deckRequest(w, where), response: storedResponse(w, where) };
   });
   const deck = await Deck.open({ ...opts, mode: 'update' }, { kind: 'fetch' });

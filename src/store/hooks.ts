@@ -125,6 +125,24 @@ export function callHook<A extends unknown[], R>(name: HookName, hook: (...args:
 }
 
 /**
+ * An E_ARG for a hook that returned a promise (an `async` function, say): tapedeck cannot wait
+ * for it on the replay path, and taking the promise as the answer would turn every call into a
+ * silent miss or a wrong recording. The promise is given a handler so that its own rejection,
+ * which nobody will await, is not reported as unhandled on top of this error.
+ *
+ * @example
+ * if (isPromise(out)) throw returnedPromise('match', out, 'a boolean')
+ */
+export function returnedPromise(name: HookName, promise: PromiseLike<unknown>, mustReturn: string, hint: string): TapedeckError {
+  Promise.resolve(promise).catch(() => {});
+  return new TapedeckError('E_ARG', `The ${name} hook returned a promise; it must return ${mustReturn} synchronously.`, { hook: name, hint });
+}
+
+/** Whether a hook's result is a promise (or any thenable). */
+export const isPromise = (v: unknown): v is PromiseLike<unknown> =>
+  v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
+
+/**
  * Runs a hook on a fresh view and returns the view it left (null: skipped). A hook that returns
  * a promise or something that is not a recording is an E_ARG naming it; one that throws, E_HOOK.
  */
@@ -132,8 +150,8 @@ export function runHook(name: 'beforeRecord' | 'beforeReplay', hook: RecordingHo
   const out = callHook(name, hook, view);
   if (out === null) return null;
   if (out === undefined) return view;
-  if (typeof (out as { then?: unknown }).then === 'function') {
-    throw new TapedeckError('E_ARG', `The ${name} hook returned a promise; hooks must be synchronous.`, { hint: 'Do the asynchronous work before the test, and keep the hook a plain function.' });
+  if (isPromise(out)) {
+    throw returnedPromise(name, out, 'the recording (or null, or nothing)', 'Do the asynchronous work before the test, and keep the hook a plain function (not async).');
   }
   if (typeof out !== 'object' || !out.request || !out.response || typeof out.response.status !== 'number') {
     throw new TapedeckError('E_ARG', `The ${name} hook returned something that is not a recording.`, {
@@ -256,8 +274,8 @@ export function runCacheHook(name: 'beforeRecord' | 'beforeReplay', hook: CacheH
   const out = callHook(name, hook, view);
   if (out === null) return null;
   if (out === undefined) return view;
-  if (typeof (out as { then?: unknown }).then === 'function') {
-    throw new TapedeckError('E_ARG', `The ${name} hook returned a promise; hooks must be synchronous.`, { hint: 'Keep the hook a plain function.' });
+  if (isPromise(out)) {
+    throw returnedPromise(name, out, 'the recording (or null, or nothing)', 'Keep the hook a plain function (not async).');
   }
   if (typeof out !== 'object' || !('request' in out) || !('response' in out)) {
     throw new TapedeckError('E_ARG', `The ${name} hook returned something that is not a recording.`, { hint: 'Return { request, response } (the object it was given), or null to skip it.' });

@@ -2,6 +2,7 @@
 // waits out 429s as retry-after says, never records a cut stream or an error, fills redacted
 // credentials from the environment, and never writes the tape it reads.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,6 +129,23 @@ describe('tapedeck rerecord', () => {
     const recs = (await readTape(join(dir, 'cut.tape'))).records;
     expect(recs).toHaveLength(12);
     expect(recs.every((x) => (x.value as { response: { body: Uint8Array } }).response.body.length > 0)).toBe(true);
+  });
+
+  it('every call failing: the reason (ECONNREFUSED), an empty new tape, and the diff with every answer removed', async () => {
+    up = await startDriftUpstream('base');
+    // A port that was just free: nothing listens there.
+    const dead = await new Promise<number>((done) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as { port: number };
+        s.close(() => done(port));
+      });
+    });
+    const r = await run(['rerecord', 'base.tape', '--upstream', `http://127.0.0.1:${dead}`, '--yes', '--out', 'down.tape', '--format', 'json']);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain(`recorded 0 of ${CALLS.length} into down.tape`);
+    expect(r.stderr).toMatch(/record #0 not recorded: HTTP 502 from tapedeck, not the API: E_UPSTREAM [^\n]*ECONNREFUSED[^\n]*Check --upstream/);
+    expect((await readTape(join(dir, 'down.tape'))).records).toEqual([]);
+    expect(JSON.parse(r.stdout).summary).toMatchObject({ pairs: 0, added: 0, removed: CALLS.length });
   });
 
   it('--only picks requests; bad input exits 2 with the flag to fix', async () => {

@@ -121,6 +121,9 @@ describe('hand-written recordings', () => {
     const e = await rejectionOf(addRecordings({ tape }, [{ request: { url: URL_, body: ask }, response: { body: {} } }, { request: { url: URL_ }, response: { status: 999 } } as WrittenRecording]));
     expect(e.code).toBe('E_RECORDING');
     expect(e.message).toContain('#1');
+    const misspelt = await rejectionOf(addRecordings({ tape }, [{ request: { url: URL_, body: ask }, response: { bdy: { a: 1 }, stauts: 500 } } as unknown as WrittenRecording]));
+    expect(misspelt.code).toBe('E_RECORDING');
+    expect(misspelt.message).toContain('Hand-written recording #0: `response.bdy` is not a field of `response`; did you mean `body`?');
     expect((await readTape(tape)).records).toHaveLength(1);
   });
 });
@@ -144,6 +147,18 @@ describe('tapedeck add checks what it is given, as node:http and the event strea
     ['a method with a space', { ...ok, request: { ...ok.request, method: 'GET /x HTTP/1.1\r\n' } }, /request\.method/, /"POST" or "GET"/],
     ['a method that is not text', { ...ok, request: { ...ok.request, method: 7 } }, /request\.method/, /"POST" or "GET"/],
     ['cut as text', stream({ cut: 'yes' }), /response\.cut/, /"cut": true/],
+    // Misspelt fields: left alone, they would be dropped and the answer replayed as 200 and empty.
+    ['a misspelt body and status', { ...ok, response: { bdy: { a: 1 }, stauts: 500 } }, /`response\.bdy` is not a field of `response`; did you mean `body`\?$/, /Rename it to "body"; the fields of `response` are "status", "headers", "body"/],
+    ['a misspelt status', { ...ok, response: { stauts: 500 } }, /`response\.stauts`.*did you mean `status`\?/, /Rename it to "status"/],
+    ['a misspelt event field', { ...stream({}), response: { events: [{ dta: 'x' }] } }, /`response\.events\[0\]\.dta`.*did you mean `data`\?/, /Rename it to "data"/],
+    ['a misspelt request field', { ...ok, request: { ...ok.request, uri: URL_ } }, /`request\.uri`.*did you mean `url`\?/, /Rename it to "url"/],
+    ['a field no recording has', { ...ok, comment: 'x' }, /`comment` is not a field of a recording\.$/, /Remove it; the fields of a recording are "request", "response"/],
+    // Each field that is missing or of the wrong kind is named by its path, with the fix.
+    ['no request url', { ...ok, request: { body: ask } }, /`request\.url` is missing/, /"url": "https:\/\/api\.openai\.com/],
+    ['a status as text', { ...ok, response: { status: 'abc' } }, /`response\.status` "abc" is not an HTTP status/, /a number from 100 to 599/],
+    ['events that are not an array', stream({ events: {} }), /`response\.events` is \{\}, not an array/, /events as an array/],
+    ['events beside a body', stream({ body: {} }), /`response\.events` and `response\.body` are both given/, /instead of "body"/],
+    ['an event without data', { ...stream({}), response: { events: [{ event: 'x' }] } }, /`response\.events\[0\]\.data` is missing/, /"data": "\[DONE\]"/],
   ];
   for (const [name, rec, field, fix] of cases) {
     it(`refuses ${name}, naming the field and the fix, before anything is written`, () => {
@@ -154,7 +169,8 @@ describe('tapedeck add checks what it is given, as node:http and the event strea
       writeFileSync(file, JSON.stringify([ok, rec]));
       const r = spawnSync(process.execPath, [CLI, 'add', tape, good, file], { encoding: 'utf8' });
       expect(r.status, r.stderr).toBe(1);
-      expect(r.stderr).toMatch(/^tapedeck: E_RECORDING Hand-written recording #2: [^\n]+\nhint: [^\n]+\n$/);
+      // #2 counts over all the files given; the file and the place in its array say where it is.
+      expect(r.stderr).toMatch(/^tapedeck: E_RECORDING Hand-written recording #2 \(\S*bad\.json \[1\]\): [^\n]+\nhint: [^\n]+\n$/);
       expect(r.stderr.split('\n')[0]).toMatch(field);
       expect(r.stderr.split('\n')[1]).toMatch(fix);
       expect(existsSync(tape)).toBe(false);

@@ -151,6 +151,21 @@ describe('a custom match function', () => {
   });
 });
 
+describe('a hook that returns a promise', () => {
+  it('match: E_ARG naming the hook, not a miss blaming the recordings', async () => {
+    const tape = join(dir, 'async-match.tape');
+    const rec = createFetch({ tape, mode: 'record', fetch: globalThis.fetch });
+    await say(client(rec), 'async match');
+    await rec.close();
+    const replay = createFetch({ tape, mode: 'replay', match: (async () => true) as unknown as () => boolean });
+    const e = (await say(client(replay), 'async match').catch((x: unknown) => x)) as { code?: string; message: string };
+    await replay.close();
+    expect(e.code).toBe('E_ARG');
+    expect(e.message).toContain('The match hook returned a promise; it must return a boolean synchronously.');
+    expect(e.message).not.toContain('accepted none');
+  });
+});
+
 describe('tapedeck serve --hooks FILE', () => {
   it('loads beforeRecord, beforeReplay and match from a module; the proxy applies them', async () => {
     const mod = join(dir, 'hooks.mjs');
