@@ -101,7 +101,8 @@ const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…`
 /** One line for an entry: the first thing a reader needs to know. */
 function summaryOf(e: Omit<DriftEntry, 'summary'>): string {
   if (e.status === 'added') return 'new recording (no old one for this request)';
-  if (e.status === 'removed') return 'recording gone (the request was not made again)';
+  // The new tape has no recording of it: not made again, or made and failed (rerecord lists why).
+  if (e.status === 'removed') return 'recording gone (no new recording of this request)';
   const d = e.details;
   const parts: string[] = [];
   for (const c of e.classes) {

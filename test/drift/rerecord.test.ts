@@ -145,7 +145,10 @@ describe('tapedeck rerecord', () => {
     expect(r.stderr).toContain(`recorded 0 of ${CALLS.length} into down.tape`);
     expect(r.stderr).toMatch(/record #0 not recorded: HTTP 502 from tapedeck, not the API: E_UPSTREAM [^\n]*ECONNREFUSED[^\n]*Check --upstream/);
     expect((await readTape(join(dir, 'down.tape'))).records).toEqual([]);
-    expect(JSON.parse(r.stdout).summary).toMatchObject({ pairs: 0, added: 0, removed: CALLS.length });
+    const report = JSON.parse(r.stdout) as { summary: unknown; entries: { summary: string }[] };
+    expect(report.summary).toMatchObject({ pairs: 0, added: 0, removed: CALLS.length });
+    // The requests were made and failed: the diff must not say they were not made.
+    for (const e of report.entries) expect(e.summary).toBe('recording gone (no new recording of this request)');
   });
 
   it('--only picks requests; bad input exits 2 with the flag to fix', async () => {
