@@ -147,6 +147,20 @@ export class TapedeckError extends Error {
   }
 }
 
+/**
+ * The same error with context put in front of its message (the tape it came from, the record).
+ * The constructor ends a message with its hint: prefixing `e.message` and passing the hint again
+ * would say the hint twice, so the message is taken without it.
+ *
+ * @example
+ * withContext(e, 'chat.tape.json: ', { file: 'chat.tape.json' }) // 'chat.tape.json: Cannot import … <hint>'
+ */
+export function withContext(e: TapedeckError, prefix: string, details: TapedeckErrorDetails = {}): TapedeckError {
+  const tail = e.hint ? ` ${e.hint}` : '';
+  const message = tail && e.message.endsWith(tail) ? e.message.slice(0, -tail.length) : e.message;
+  return new TapedeckError(e.code, `${prefix}${message}`, { ...e.details, ...details });
+}
+
 /** Deepest nesting of arrays and objects accepted (the wasm reader's container stack). */
 export const MAX_DEPTH = 512;
 /** Largest JSON input accepted, in UTF-8 bytes (64 MiB). */

@@ -11,6 +11,7 @@ import { createFetchFor, type TapedeckFetch } from '../proxy/fetch.ts';
 import type { RedactOptions } from '../store/redact.ts';
 import { LoadedTapeBackend } from './backend.ts';
 import type { LoadedTape } from './load.ts';
+import { checkOptionsObject, loadedTapeOption } from './tape-option.ts';
 
 export interface ReplayFetchOptions {
   /** A tape from loadTape(). */
@@ -57,7 +58,9 @@ export interface ReplayFetchOptions {
  * const client = new OpenAI({ apiKey: 'replay', dangerouslyAllowBrowser: true, fetch })
  */
 export function createReplayFetch(opts: ReplayFetchOptions): TapedeckFetch {
-  const { tape, ...rest } = opts;
+  checkOptionsObject(opts, 'createReplayFetch');
+  const { tape: given, ...rest } = opts;
+  const tape = loadedTapeOption(given, 'createReplayFetch');
   const mode = opts.mode ?? 'replay';
   if (mode !== 'replay' && mode !== 'passthrough') {
     throw new TapedeckError('E_MODE', `Mode ${JSON.stringify(mode)} records, and a tape loaded in a page is read-only: only replay and passthrough can serve it.`, {

@@ -4,7 +4,7 @@
  * `tapedeck export` (src/store/tape-json.ts). Damage is handled as in Node: every intact record
  * is kept and the damaged ones are listed in `warnings` with their byte offsets.
  */
-import { TapedeckError } from '../errors.ts';
+import { TapedeckError, withContext } from '../errors.ts';
 import { parseTape, TAPE_FORMAT_VERSION, TAPE_MAGIC, type TapeHeader, type TapeWarning } from '../store/tape-codec.ts';
 import { parseTapeDocument } from '../store/tape-json.ts';
 import { bytesOf, type ByteSource } from './source.ts';
@@ -58,7 +58,7 @@ export async function loadTape(source: ByteSource, opts: { name?: string } = {})
       const { created, tapedeckVersion, salt, values } = parseTapeDocument(text);
       return { name, format: 'json', header: { formatVersion: TAPE_FORMAT_VERSION, created, tapedeckVersion, ...(salt !== undefined ? { salt } : {}) }, records: values.map((value, offset) => ({ offset, value })), warnings: [] };
     } catch (e) {
-      if (e instanceof TapedeckError) throw new TapedeckError(e.code, `${name}: ${e.message}`, { ...e.details, file: name });
+      if (e instanceof TapedeckError) throw withContext(e, `${name}: `, { file: name });
       throw e;
     }
   }

@@ -7,6 +7,7 @@ import { TapedeckError } from '../errors.ts';
 import type { TapedeckFetch } from '../proxy/fetch.ts';
 import { createReplayFetch, type ReplayFetchOptions } from './fetch.ts';
 import { loadTape, type LoadedTape } from './load.ts';
+import { checkOptionsObject, loadedTapeOption } from './tape-option.ts';
 
 /** The parts of a service worker's global scope used here (no DOM library types needed). */
 interface WorkerScope {
@@ -45,9 +46,13 @@ export function replayInServiceWorker(opts: ServiceWorkerReplayOptions): { ready
       hint: 'Call it from the script given to navigator.serviceWorker.register(); in a page, use createReplayFetch.',
     });
   }
+  checkOptionsObject(opts, 'replayInServiceWorker');
   const { tape, urls = DEFAULT_URLS, ...rest } = opts;
+  // A URL is loaded while the worker installs; anything else is checked now, so a wrong tape
+  // fails the call in the worker script rather than its installation.
+  const given = typeof tape === 'string' || tape instanceof URL ? tape : loadedTapeOption(tape, 'replayInServiceWorker');
   const ready = (async () => {
-    const loaded = typeof tape === 'string' || tape instanceof URL ? await loadTape(new URL(String(tape), scope.location.href)) : tape;
+    const loaded = typeof given === 'string' || given instanceof URL ? await loadTape(new URL(String(given), scope.location.href)) : given;
     return createReplayFetch({ ...rest, tape: loaded });
   })();
   ready.catch(() => {});

@@ -67,10 +67,15 @@ function lineCol(bytes: Uint8Array, offset: number): { line: number; column: num
   return { line, column: offset - lineStart + 1 };
 }
 
+// TextDecoder, not Buffer: a page (llm-tapedeck/browser) reports bad request bodies with this
+// excerpt too, and has no Buffer. It replaces bad sequences as Buffer's utf8 decoding does;
+// ignoreBOM keeps a leading byte order mark in the excerpt, as Buffer does.
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
 function excerpt(bytes: Uint8Array, offset: number): string {
   const from = Math.max(0, offset - 24);
   const to = Math.min(bytes.length, offset + 24);
-  const text = (b: Uint8Array) => JSON.stringify(Buffer.from(b).toString('utf8')).slice(1, -1);
+  const text = (b: Uint8Array) => JSON.stringify(utf8.decode(b)).slice(1, -1);
   return `${text(bytes.subarray(from, offset))}⟪here⟫${text(bytes.subarray(offset, to))}`;
 }
 

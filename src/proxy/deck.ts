@@ -734,7 +734,12 @@ export class Deck {
     let s = route;
     for (const h of this.matchHeaders) s += `\n${h}: ${header(headers, h) ?? ''}`;
     if (body.length === 0 || this.opts.bodyMatch === 'route') return hex(sha256(s));
-    return hex(sha256(Buffer.concat([Buffer.from(`${s}\n\n`), body])));
+    // Joined without Buffer: a page keys non-JSON bodies here too (llm-tapedeck/browser).
+    const head = new TextEncoder().encode(`${s}\n\n`);
+    const keyed = new Uint8Array(head.length + body.length);
+    keyed.set(head);
+    keyed.set(body, head.length);
+    return hex(sha256(keyed));
   }
 
   /**

@@ -9,7 +9,9 @@
  */
 import type * as Zlib from 'node:zlib';
 import { TapedeckError } from '../errors.ts';
-import type { Redactor } from './redact.ts';
+// The latin1 conversions that fall back to plain loops where there is no Buffer: a page keys
+// non-JSON bodies with this file too (llm-tapedeck/browser).
+import { latin1Bytes, latin1Text, type Redactor } from './redact.ts';
 
 // Looked up, not imported: the replay engine also runs in browsers (llm-tapedeck/browser), where
 // a compressed request body cannot be decoded and is answered as undecodable (400).
@@ -21,8 +23,6 @@ function header(h: Headers, name: string): string | undefined {
   const v = h[name];
   return Array.isArray(v) ? v.join(', ') : v;
 }
-
-const latin1 = (b: Uint8Array) => (typeof Buffer !== 'undefined' ? Buffer.from(b.buffer, b.byteOffset, b.length).toString('latin1') : Array.from(b, (x) => String.fromCharCode(x)).join(''));
 
 /**
  * The body with its Content-Encoding undone (gzip, x-gzip, deflate, br, in the order they were
@@ -194,21 +194,21 @@ function isTextual(contentType: string): boolean {
  */
 export function normalizeBody(headers: Headers, body: Uint8Array, r: Redactor): NormalizedBody {
   const ct = header(headers, 'content-type') ?? '';
-  const text = latin1(body);
+  const text = latin1Text(body);
   const boundary = multipartBoundary(ct);
   if (boundary !== undefined) {
     const n = normalizeMultipart(text, boundary, r);
     if (n !== undefined) {
-      const bytes = Buffer.from(n, 'latin1');
+      const bytes = latin1Bytes(n);
       return { bytes, stored: bytes };
     }
   }
   if (/x-www-form-urlencoded/i.test(ct)) {
     const masked = r.keepSecrets ? text : redactForm(text, r);
-    const bytes = Buffer.from(masked, 'latin1');
+    const bytes = latin1Bytes(masked);
     return { bytes, stored: new TextDecoder().decode(bytes) };
   }
   const masked = r.text(text);
-  const bytes = masked === text ? body : Buffer.from(masked, 'latin1');
+  const bytes = masked === text ? body : latin1Bytes(masked);
   return { bytes, stored: isTextual(ct) ? new TextDecoder().decode(bytes) : new Uint8Array(bytes) };
 }

@@ -87,6 +87,8 @@ function importError(path: string, what: string): TapedeckError {
 const isJsonObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function describe(v: unknown): string {
+  // A member the document does not have (JSON has no undefined value to find).
+  if (v === undefined) return 'nothing (the field is missing)';
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';

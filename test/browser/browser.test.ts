@@ -19,7 +19,7 @@ import { exportTapeJSON } from '../../src/store/export.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { startUpstream } from '../proxy/fake-upstream.ts';
 import { launchChromium, skipReason } from './chromium.ts';
-import { anthropicScript, changedPrompt, keyWorkload, openaiScript } from './script.ts';
+import { anthropicScript, changedPrompt, keyWorkload, oddBodies, openaiScript } from './script.ts';
 
 const reason = skipReason();
 if (reason) console.log(reason);
@@ -43,6 +43,7 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
   let claudeRecorded: Awaited<ReturnType<typeof anthropicScript>>;
   let claudeReplayed: Awaited<ReturnType<typeof anthropicScript>>;
   let nodeMiss: Awaited<ReturnType<typeof changedPrompt>>;
+  let nodeOdd: Awaited<ReturnType<typeof oddBodies>>;
   /** Raw answers Node's replay gives to plain fetch calls (what the service worker must give). */
   const nodeRaw: Record<string, string> = {};
   let tapePath = '';
@@ -81,6 +82,12 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
       nodeMiss = await changedPrompt(client('https://api.openai.com/v1', fresh));
     } finally {
       await fresh.close();
+    }
+    const odd = createFetch({ tape, mode: 'replay' });
+    try {
+      nodeOdd = await oddBodies(odd);
+    } finally {
+      await odd.close();
     }
     tapePath = tape;
     const streamRecord = (await readTape(tape)).records.map((r) => r.value as { request: { body: { messages: { content: string }[] } }; response: { chunks?: unknown[] } }).find((v) => v.request.body.messages[0]!.content === 'Stream me a story');
@@ -129,6 +136,45 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     expect(claudeReplayed).toEqual(claudeRecorded);
     expect(nodeMiss.status).toBe(400);
     expect(nodeMiss.code).toBe('E_MISS');
+  });
+
+  /**
+   * An answer as the page must give it: Node's, except where a miss names the tape (a file path
+   * in Node, a URL in the page) and how to re-record (a page cannot record).
+   */
+  const comparable = (r: { status: number; text: string }) => {
+    const body = JSON.parse(r.text) as { error: { code: string; message?: string; tapedeck: Record<string, unknown> } };
+    if (body.error.code === 'E_MISS') {
+      delete body.error.message;
+      for (const k of ['file', 'fix', 'fixes', 'report']) delete body.error.tapedeck[k];
+    }
+    return { status: r.status, body };
+  };
+  const comparableAll = (rs: Record<string, { status: number; text: string }>) => Object.fromEntries(Object.entries(rs).map(([k, v]) => [k, comparable(v)]));
+
+  it('Node answers bodies no recording has with a 400: the core names the bad byte, other bodies miss by their key', () => {
+    const codes = Object.fromEntries(Object.entries(nodeOdd).map(([k, v]) => [k, `${v.status} ${(JSON.parse(v.text) as { error: { code: string } }).error.code}`]));
+    expect(codes).toEqual({
+      malformed: '400 E_JSON',
+      duplicateKey: '400 E_DUPLICATE_KEY',
+      invalidUtf8: '400 E_UTF8',
+      text: '400 E_MISS',
+      textWithKey: '400 E_MISS',
+      urlencoded: '400 E_MISS',
+      multipart: '400 E_MISS',
+    });
+    expect(JSON.parse(nodeOdd.malformed!.text).error.message).toMatch(/^Invalid JSON at byte 28 /);
+  });
+
+  it("the page gives Node's answer to malformed JSON and to text, form and multipart bodies (no Buffer in a page)", async () => {
+    const inPage = await page.evaluate((u) => window.suite.oddBodies(u), '/tapes/chat.tape');
+    expect(comparableAll(inPage)).toEqual(comparableAll(nodeOdd));
+  });
+
+  it('createReplayFetch given the URL of a tape, not the tape, says to load it first (E_ARG)', async () => {
+    const err = await page.evaluate(() => window.suite.errorOf(async () => window.tapedeck.createReplayFetch({ tape: '/tapes/chat.tape' as never })));
+    expect(err).toMatchObject({ name: 'TapedeckError', code: 'E_ARG' });
+    expect(err!.message).toContain("createReplayFetch({ tape: await loadTape('/tapes/chat.tape') })");
   });
 
   it('loads the binary tape and its exported JSON by URL, with the same records', async () => {
@@ -241,5 +287,7 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     expect(r.streamed).toEqual({ status: 200, match: 'exact', text: nodeRaw.streamed });
     expect(r.miss.status).toBe(400);
     expect(JSON.parse(r.miss.text).error.code).toBe('E_MISS');
+    // Bodies no recording has: the worker answers as Node does, never with a 500.
+    expect(comparableAll(r.odd)).toEqual(comparableAll(nodeOdd));
   });
 });

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { createReplayFetch, loadTape } from '../../src/browser/index.ts';
+import { createReplayFetch, loadTape, replayInServiceWorker } from '../../src/browser/index.ts';
 import { TapedeckError } from '../../src/errors.ts';
 import { canonicalizeJSON } from '../../src/core/index.ts';
 import { POW5_QMAX, POW5_QMIN, writePow5Table } from '../../src/core/pow5.ts';
@@ -100,6 +100,24 @@ describe('llm-tapedeck/browser as bundled', () => {
     expect(exported.filter((n) => n === 'index' || n === 'view')).toEqual([]);
   });
 
+  it("uses Node's globals (Buffer, process, setImmediate) only behind a check that they exist", async () => {
+    // Each global bundled as undefined: a guarded use (`typeof Buffer !== 'undefined' ? …`)
+    // folds away, an unguarded one is left as a member of undefined, which a page would throw
+    // on (a request with a malformed or non-JSON body was a 500 'Buffer is not defined').
+    const out = await build({
+      entryPoints: [join(root, 'dist/browser/index.js')],
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform: 'browser',
+      minifySyntax: true,
+      define: { Buffer: 'undefined', process: 'undefined', setImmediate: 'undefined', global: 'undefined' },
+      logLevel: 'silent',
+    });
+    const unguarded = out.outputFiles[0]!.text.split('\n').filter((l) => /\(void 0\)(\.|\[|\()|instanceof void 0/.test(l));
+    expect(unguarded.map((l) => l.trim().slice(0, 160))).toEqual([]);
+  });
+
   it("makes the tied recordings' texts on each miss instead of keeping them, the same texts", async () => {
     const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
     const inputs = Object.keys(out.metafile.inputs);
@@ -171,6 +189,76 @@ describe('loadTape and createReplayFetch checks', () => {
     const err = (await loadTape(new TextEncoder().encode(JSON.stringify(doc)), { name: 'bad.json' }).catch((e: unknown) => e)) as TapedeckError;
     expect(err.code).toBe('E_TAPE_IMPORT');
     expect(err.message).toMatch(/^bad\.json: .*\$\.records\[0\]\.a\.base64/);
+  });
+
+  it('says a missing header field is missing, and gives the hint once', async () => {
+    const bytes = new TextEncoder().encode('{"header":{},"records":[{"v":1,"kind":"http"}]}');
+    const err = (await loadTape(bytes).catch((e: unknown) => e)) as TapedeckError;
+    expect(err.code).toBe('E_TAPE_IMPORT');
+    expect(err.path).toBe('$.header.formatVersion');
+    expect(err.message).not.toContain('undefined');
+    expect(err.message).toContain('found nothing (the field is missing) at $.header.formatVersion');
+    expect(err.message.split(err.hint!).length - 1).toBe(1);
+    expect(err.message.endsWith(` ${err.hint}`)).toBe(true);
+    expect(err.message.startsWith('<tape bytes>: ')).toBe(true);
+  });
+
+  it('refuses options without a loaded tape with E_ARG, saying to pass await loadTape(url)', () => {
+    const errorOf = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return e as TapedeckError;
+      }
+      throw new Error('accepted');
+    };
+    const cases: [string, () => unknown, string][] = [
+      ['no options', () => (createReplayFetch as (o?: unknown) => unknown)(), 'needs an options object'],
+      ['null', () => createReplayFetch(null as never), 'needs an options object'],
+      ['a URL string for the options', () => createReplayFetch('/tapes/chat.tape' as never), 'needs an options object'],
+      ['no tape', () => createReplayFetch({} as never), 'needs { tape }'],
+      ['an empty object', () => createReplayFetch({ tape: {} as never }), 'not a tape loaded by loadTape'],
+      ['a URL string', () => createReplayFetch({ tape: '/tapes/chat.tape' as never }), 'a loaded tape, not its URL'],
+      ['a URL', () => createReplayFetch({ tape: new URL('http://localhost/tapes/chat.tape') as never }), 'a loaded tape, not its URL'],
+      ['bytes', () => createReplayFetch({ tape: new Uint8Array(8) as never }), 'a loaded tape, not its bytes'],
+      ['records not an array', () => createReplayFetch({ tape: { name: 'x', format: 'json', header: {}, records: {}, warnings: [] } as never }), 'not a tape loaded by loadTape'],
+    ];
+    for (const [name, f, says] of cases) {
+      const err = errorOf(f);
+      expect(err, name).toBeInstanceOf(TapedeckError);
+      expect(err.code, name).toBe('E_ARG');
+      expect(err.message, name).toContain(says);
+      expect(err.hint, name).toMatch(/createReplayFetch\(\{ tape: await loadTape\(/);
+    }
+    expect(errorOf(() => createReplayFetch({ tape: '/tapes/chat.tape' as never })).hint).toBe("Load it first: createReplayFetch({ tape: await loadTape('/tapes/chat.tape') }).");
+  });
+
+  it('replayInServiceWorker refuses options without a tape (E_ARG) when it is called, not when the worker installs', () => {
+    // A stand-in for a service worker's global scope, for the length of the calls.
+    const scope = globalThis as unknown as Record<string, unknown>;
+    const listeners: string[] = [];
+    Object.assign(scope, { skipWaiting: async () => {}, clients: { claim: async () => {} } });
+    const had = scope.addEventListener;
+    scope.addEventListener = (type: string) => listeners.push(type);
+    try {
+      for (const opts of [undefined, {}, { tape: {} }, { tape: 42 }]) {
+        let err: unknown;
+        try {
+          (replayInServiceWorker as (o?: unknown) => unknown)(opts);
+        } catch (e) {
+          err = e;
+        }
+        expect(err, JSON.stringify(opts)).toBeInstanceOf(TapedeckError);
+        expect((err as TapedeckError).code).toBe('E_ARG');
+        expect((err as TapedeckError).hint).toMatch(/replayInServiceWorker\(\{ tape: '\/tapes\/chat\.tape'/);
+      }
+      expect(listeners).toEqual([]);
+    } finally {
+      delete scope.skipWaiting;
+      delete scope.clients;
+      if (had === undefined) delete scope.addEventListener;
+      else scope.addEventListener = had;
+    }
   });
 
   it('only replay and passthrough: a loaded tape cannot record', () => {

@@ -4,7 +4,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import * as tapedeck from '../../dist/browser/index.js';
-import { anthropicScript, changedPrompt, keyWorkload, openaiScript } from './script.ts';
+import { anthropicScript, changedPrompt, keyWorkload, oddBodies, openaiScript } from './script.ts';
 
 declare global {
   interface Window {
@@ -78,6 +78,15 @@ const suite = {
     }
     return { text: parts.join(''), reads: parts.length, at, match: res.headers.get('x-tapedeck-match') };
   },
+  /** Bodies no recording answers (malformed JSON, text, forms): each answer's status and text. */
+  async oddBodies(url: string) {
+    const f = tapedeck.createReplayFetch({ tape: await tapedeck.loadTape(url) });
+    try {
+      return await oddBodies(f);
+    } finally {
+      await f.close();
+    }
+  },
   /** Passthrough: the tape is not consulted, the given fetch answers. */
   async passthrough(url: string) {
     const seen: string[] = [];
@@ -107,8 +116,9 @@ const suite = {
     const plain = await call('Hello there, héllo ✓');
     const streamed = await call('Stream me a story', true);
     const miss = await call('never recorded');
+    const odd = await oddBodies(fetch);
     await reg.unregister();
-    return { plain, streamed, miss };
+    return { plain, streamed, miss, odd };
   },
 };
 

@@ -70,3 +70,32 @@ export function keyWorkload(): unknown[] {
     { model: 'gpt-4o-mini', input: [{ role: 'user', content: 'x'.repeat(5000) }], instructions: 'Responses API' },
   ];
 }
+
+/**
+ * Request bodies no recording answers, which the replay must still answer as Node does: JSON the
+ * core refuses (malformed, a duplicate key, invalid UTF-8: a 400 naming the byte) and bodies that
+ * are not JSON (text, text holding a key, a form with a secret field, multipart), keyed by their
+ * bytes (a 400 miss naming the key). The status and text of each answer.
+ */
+export async function oddBodies(f: typeof fetch): Promise<Record<string, { status: number; text: string }>> {
+  const json = { 'content-type': 'application/json' };
+  const text = { 'content-type': 'text/plain' };
+  const form = new FormData();
+  form.append('purpose', 'fine-tune');
+  form.append('note', 'héllo ✓');
+  const cases: Record<string, RequestInit> = {
+    malformed: { headers: json, body: '{"model": "x", "messages": [' },
+    duplicateKey: { headers: json, body: '{"model":"a","model":"b","messages":[]}' },
+    invalidUtf8: { headers: json, body: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]) },
+    text: { headers: text, body: 'hello' },
+    textWithKey: { headers: text, body: 'my key is sk-proj-abcdefghijklmnopqrstuvwx, keep it' },
+    urlencoded: { body: new URLSearchParams({ client_secret: 's3cr3t', note: 'héllo' }) },
+    multipart: { body: form },
+  };
+  const out: Record<string, { status: number; text: string }> = {};
+  for (const [name, init] of Object.entries(cases)) {
+    const res = await f('https://api.openai.com/v1/chat/completions', { method: 'POST', ...init });
+    out[name] = { status: res.status, text: await res.text() };
+  }
+  return out;
+}

@@ -349,6 +349,16 @@ describe('import safety and errors', () => {
     expect(e.message).toContain(path);
   });
 
+  it.each([
+    ['formatVersion', JSON.stringify({ header: {}, records: [] }), '$.header.formatVersion', 'expected format version 1, found nothing (the field is missing)'],
+    ['created', JSON.stringify({ header: { formatVersion: 1, tapedeckVersion: '1' }, records: [] }), '$.header.created', 'expected a string, found nothing (the field is missing)'],
+  ])('a missing header field (%s) is said to be missing, with the hint once', async (_name, json, path, says) => {
+    const e = await importError(json);
+    expect(e.code).toBe('E_TAPE_IMPORT');
+    expect(e.path).toBe(path);
+    expect(e.message).toBe(`Cannot import tape JSON: ${says} at ${path}. ${e.hint}`);
+  });
+
   it('a "__proto__" key stays a plain key', async () => {
     const out = fresh();
     await importTapeJSON('{"header":{"created":"x","formatVersion":1,"tapedeckVersion":"1"},"records":[{"__proto__":{"polluted":true}}]}', out);
