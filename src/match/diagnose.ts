@@ -628,6 +628,17 @@ export function explainMiss(ctx: MissContext): TapedeckError {
     `Request: key ${req.key.slice(0, 16)}…, ${req.signature.messageCount} message${req.signature.messageCount === 1 ? '' : 's'}, ` +
       `tools ${list(req.signature.toolNames)}, context keys ${list(req.signature.contextKeys)}, signature ${req.signatureDigest.slice(0, 16)}….`,
   ];
+  if (ctx.mode === 'signature' || ctx.mode === 'hybrid') {
+    // Said because the signature alone would have matched them: a reader of a signature-mode
+    // miss otherwise sees recordings of its signature and no reason they were passed over.
+    const otherShape = ctx.keys.filter((k) => k.signatureDigest === req.signatureDigest && k.shape !== req.shape).length;
+    if (otherShape > 0) {
+      lines.push(
+        `${otherShape} recording${otherShape === 1 ? ' has' : 's have'} this signature but answer${otherShape === 1 ? 's' : ''} in another shape than this request's (${req.shape || 'a plain answer'}): ` +
+          'no fallback serves one, the client could not read it.',
+      );
+    }
+  }
   if (diffs.length) lines.push('Differences from the closest recording:', ...diffs.map((x) => `  - ${x.text}`));
   if (near.length) {
     lines.push('Closest recordings:');

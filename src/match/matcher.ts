@@ -43,6 +43,12 @@ export interface RequestDigests {
   key: string;
   signature: Signature;
   signatureDigest: string;
+  /**
+   * The shape of the answer asked for: the canonical JSON of the view's shape-deciding options
+   * (`{"stream":true}`), '' for a plain answer (src/match/answer-shape.ts). Fallbacks never cross
+   * it.
+   */
+  shape: string;
   messageHashes: string[];
   pathHashes: string[];
 }
@@ -58,7 +64,10 @@ export interface MatcherOptions extends NormalizeOptions {
   /** Default 'hybrid': exact, then signature, then sequential, each fallback with a warning. */
   mode?: MatchMode;
   recordings: readonly Recording[];
-  /** Let a recording answer more than once (default false: each is used once). */
+  /**
+   * Let a recording answer more than once (default false: each answers its own request once, at
+   * its turn, and at most one fallback; a fallback takes no turn of its own request).
+   */
   allowRepeats?: boolean;
   /** Same as NormalizeOptions.ignoreArgs; the name DSPy-style caches use. */
   ignoreArgs?: readonly string[];
@@ -103,6 +112,12 @@ export interface MatchResult {
   matchedBy: 'exact' | 'signature' | 'sequential';
   warnings: string[];
   request: RequestDigests;
+  /**
+   * Served again past the last of its candidates (repeats): the recording had already taken this
+   * turn of its key (exact) or answered something (a fallback). A recording a fallback served
+   * and its own request now asks for at its turn is no repeat.
+   */
+  repeat: boolean;
 }
 
 /**
@@ -175,26 +190,41 @@ function parseBody(request: unknown): unknown {
   }
 }
 
-/** Queue of recording indexes in recorded order, with a cursor past the used ones. */
+/** Queue of recording indexes in recorded order, with a cursor past the taken ones. */
 class Bucket {
   readonly items: number[] = [];
   cursor = 0;
 }
 
+// A recording's state in MatchIndex.flags: SERVED once it answered anything, TURN once it
+// answered its own request (a turn of its key).
+const SERVED = 1;
+const TURN = 2;
+
 /**
- * The lookup structure behind a matcher: recordings by request key and by signature digest,
- * each a queue in recorded order, plus the used-once state. Every operation is O(1) amortized
- * in the number of recordings (cursors only move forward past used entries).
+ * The lookup structure behind a matcher: recordings by request key, by signature digest and
+ * answer shape, and by answer shape alone, each a queue in recorded order, plus what each
+ * recording has answered. Every operation is O(1) amortized in the number of recordings
+ * (cursors only move forward past taken entries).
+ *
+ * Two rules keep a fallback from ever changing what a request of its own gets
+ * (docs/matching.md, "Fallbacks"):
+ * - a key's turns are its own: the k-th exact ask of a key gets its k-th recording, whatever
+ *   fallbacks served before (a fallback marks a recording served, not its turn taken);
+ * - fallbacks (by signature, in sequence) only take recordings of the request's answer shape,
+ *   and only ones nothing has served yet (with repeats, the bucket's last one again after that).
  */
 export class MatchIndex {
   // A key of one recording holds its index, a queue only once a second one comes: most keys of
   // a tape have one recording, and a queue is three objects (on 100,000 recordings, ~0.1 s of
   // a first miss went to making and collecting them).
   private readonly byKey = new Map<string, number | Bucket>();
+  // Keyed by signature digest and answer shape: a fallback never crosses shapes.
   private readonly bySignature = new Map<string, number | Bucket>();
-  private used = new Uint8Array(16);
+  // Recordings in recorded order, one queue per answer shape (sequential matching).
+  private readonly byShape = new Map<string, Bucket>();
+  private flags = new Uint8Array(16);
   private count = 0;
-  private sequentialCursor = 0;
 
   constructor(private readonly allowRepeats = false) {}
 
@@ -202,17 +232,27 @@ export class MatchIndex {
     return this.count;
   }
 
-  /** Adds recording number `size` with its request key and signature digest. */
-  add(key: string, signatureDigest: string): number {
+  /**
+   * Adds recording number `size` with its request key, signature digest and answer shape
+   * (RequestDigests.shape; '' for a plain answer).
+   */
+  add(key: string, signatureDigest: string, shape = ''): number {
     const i = this.count++;
-    if (i >= this.used.length) {
-      const grown = new Uint8Array(this.used.length * 2);
-      grown.set(this.used);
-      this.used = grown;
+    if (i >= this.flags.length) {
+      const grown = new Uint8Array(this.flags.length * 2);
+      grown.set(this.flags);
+      this.flags = grown;
     }
     MatchIndex.push(this.byKey, key, i);
-    MatchIndex.push(this.bySignature, signatureDigest, i);
+    MatchIndex.push(this.bySignature, MatchIndex.shaped(signatureDigest, shape), i);
+    let seq = this.byShape.get(shape);
+    if (seq === undefined) this.byShape.set(shape, (seq = new Bucket()));
+    seq.items.push(i);
     return i;
+  }
+
+  private static shaped(signatureDigest: string, shape: string): string {
+    return shape === '' ? signatureDigest : `${signatureDigest}\u0000${shape}`;
   }
 
   private static push(map: Map<string, number | Bucket>, key: string, index: number): void {
@@ -225,49 +265,66 @@ export class MatchIndex {
     } else b.items.push(index);
   }
 
-  /** Next unused recording in a bucket, in recorded order; with repeats, its last one after. */
-  private take(b: number | Bucket | undefined): number {
+  /**
+   * The first recording of a bucket, in recorded order, without the flag `taken` (TURN for a
+   * key's turns, SERVED for fallbacks); with repeats, its last one after.
+   */
+  private take(b: number | Bucket | undefined, taken: number): number {
     if (b === undefined) return -1;
-    if (typeof b === 'number') return this.used[b] !== 1 || this.allowRepeats ? b : -1;
-    while (b.cursor < b.items.length && this.used[b.items[b.cursor]!]) b.cursor++;
+    if (typeof b === 'number') return (this.flags[b]! & taken) === 0 || this.allowRepeats ? b : -1;
+    while (b.cursor < b.items.length && (this.flags[b.items[b.cursor]!]! & taken) !== 0) b.cursor++;
     if (b.cursor < b.items.length) return b.items[b.cursor]!;
     return this.allowRepeats ? b.items[b.items.length - 1]! : -1;
   }
 
+  /** The recording the next ask of a key gets: its recordings in recorded order, one a turn (mark it with markUsed). */
   byRequestKey(key: string): number {
-    return this.take(this.byKey.get(key));
+    return this.take(this.byKey.get(key), TURN);
   }
 
-  bySignatureDigest(digest: string): number {
-    return this.take(this.bySignature.get(digest));
+  /** A fallback by signature: the first recording of the signature and answer shape nothing has served (mark it with markFallback). */
+  bySignatureDigest(digest: string, shape = ''): number {
+    return this.take(this.bySignature.get(MatchIndex.shaped(digest, shape)), SERVED);
   }
 
-  /** The next unused recording in recorded order (the legacy sequential mode of JSON recordings directories). */
-  next(): number {
-    while (this.sequentialCursor < this.count && this.used[this.sequentialCursor]) this.sequentialCursor++;
-    if (this.sequentialCursor < this.count) return this.sequentialCursor;
-    return this.allowRepeats && this.count > 0 ? this.count - 1 : -1;
+  /** The first recording of an answer shape, in recorded order, that nothing has served (the legacy sequential mode of JSON recordings directories). */
+  next(shape = ''): number {
+    return this.take(this.byShape.get(shape), SERVED);
   }
 
+  /** Recording i answered its own request: served, and that turn of its key taken. */
   markUsed(i: number): void {
-    this.used[i] = 1;
+    this.flags[i] = SERVED | TURN;
   }
 
+  /** Recording i answered another request (a fallback): served, its key's turn left to its own request. */
+  markFallback(i: number): void {
+    this.flags[i]! |= SERVED;
+  }
+
+  /** Whether recording i answered anything. */
   isUsed(i: number): boolean {
-    return this.used[i] === 1;
+    return (this.flags[i]! & SERVED) !== 0;
+  }
+
+  /** Whether recording i answered its own request (its turn is taken). */
+  turnTaken(i: number): boolean {
+    return (this.flags[i]! & TURN) !== 0;
   }
 
   hasKey(key: string): boolean {
     return this.byKey.has(key);
   }
 
-  hasSignature(digest: string): boolean {
-    return this.bySignature.has(digest);
+  hasSignature(digest: string, shape?: string): boolean {
+    if (shape !== undefined) return this.bySignature.has(MatchIndex.shaped(digest, shape));
+    for (const s of this.byShape.keys()) if (this.bySignature.has(MatchIndex.shaped(digest, s))) return true;
+    return false;
   }
 
-  /** Used flags of every recording (a copy), for diagnostics. */
+  /** Used flags of every recording (1: it answered something), for diagnostics. */
   usedFlags(): Uint8Array {
-    return this.used.slice(0, this.count);
+    return this.flags.slice(0, this.count).map((f) => f & SERVED);
   }
 }
 
@@ -421,7 +478,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
       throw e;
     }
     keys.push(k);
-    index.add(k.key, k.signatureDigest);
+    index.add(ownKey(k), k.signatureDigest, k.shape);
     const fp = keepFingerprints ? fingerprint(rec.request) : undefined;
     if (fp !== undefined && !byFingerprint.has(fp)) byFingerprint.set(fp, i);
     if (memoLimit > 0 && text !== undefined) {
@@ -478,9 +535,20 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     return r;
   }
 
+  // The recordings that are a request's own, which answer it in turn: those of its key; in
+  // signature mode, of its key and signature (context keys are in the signature, not the key:
+  // a recording with other context keys is not this request's in the strict mode).
+  function ownKey(d: RequestDigests): string {
+    return mode === 'signature' ? `${d.key}\u0000${d.signatureDigest}` : d.key;
+  }
+
   function result(i: number, matchedBy: MatchResult['matchedBy'], warnings: string[], request: RequestDigests): MatchResult {
-    index.markUsed(i);
-    return { recording: recordings[i]!, index: i, matchedBy, warnings, request };
+    // A fallback takes no turn of the recording's own request: asked later, that request still
+    // gets its k-th recording at its k-th ask (docs/modes.md rule 1).
+    const repeat = matchedBy === 'exact' ? index.turnTaken(i) : index.isUsed(i);
+    if (matchedBy === 'exact') index.markUsed(i);
+    else index.markFallback(i);
+    return { recording: recordings[i]!, index: i, matchedBy, warnings, request, repeat };
   }
 
   const label = (i: number) => `#${i}${recordings[i]!.source ? ` (${recordings[i]!.source})` : ''}`;
@@ -496,33 +564,40 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     match(request: unknown): MatchResult {
       const { digests: req, full } = digestsOf(request);
       const warnings: string[] = [];
-      if (mode === 'exact' || mode === 'hybrid') {
-        const i = index.byRequestKey(req.key);
+      const own = ownKey(req);
+      if (mode !== 'sequential' && index.hasKey(own)) {
+        // The request's own recordings answer it, in turn; past the last (without repeats) it
+        // misses as used up. Another request's recording never stands in for its own.
+        const i = index.byRequestKey(own);
         if (i >= 0) return result(i, 'exact', warnings, req);
-      }
-      if (mode === 'signature' || mode === 'hybrid') {
-        const i = index.bySignatureDigest(req.signatureDigest);
-        if (i >= 0) {
-          if (mode === 'hybrid') {
-            warnings.push(
-              `No recording has this exact request (key ${req.key.slice(0, 12)}); matched recording ${label(i)} by signature ` +
-                `(tools [${req.signature.toolNames.join(', ')}], ${req.signature.messageCount} messages, context [${req.signature.contextKeys.join(', ')}]). ` +
-                'Its content differs: re-record if the prompt changed on purpose.',
-            );
+      } else {
+        // Fallbacks: only recordings of the answer shape the request asks for (a stream for a
+        // stream, a plain body for a plain request, the same n and format).
+        const shapeNote = req.shape === '' ? '' : `, answer shape ${req.shape}`;
+        if (mode === 'signature' || mode === 'hybrid') {
+          const i = index.bySignatureDigest(req.signatureDigest, req.shape);
+          if (i >= 0) {
+            if (mode === 'hybrid') {
+              warnings.push(
+                `No recording has this exact request (key ${req.key.slice(0, 12)}); matched recording ${label(i)} by signature ` +
+                  `(tools [${req.signature.toolNames.join(', ')}], ${req.signature.messageCount} messages, context [${req.signature.contextKeys.join(', ')}]${shapeNote}). ` +
+                  'Its content differs: re-record if the prompt changed on purpose.',
+              );
+            }
+            return result(i, 'signature', warnings, req);
           }
-          return result(i, 'signature', warnings, req);
         }
-      }
-      if (mode === 'sequential' || mode === 'hybrid') {
-        const i = index.next();
-        if (i >= 0) {
-          if (mode === 'hybrid') {
-            warnings.push(
-              `No recording matches this request exactly or by signature; fell back to the next recording in order, ${label(i)}. ` +
-                'It was recorded for a different request: this replay is probably wrong. Re-record, or use mode "signature" to fail instead.',
-            );
+        if (mode === 'sequential' || mode === 'hybrid') {
+          const i = index.next(req.shape);
+          if (i >= 0) {
+            if (mode === 'hybrid') {
+              warnings.push(
+                `No recording matches this request exactly or by signature; fell back to the next recording in order${req.shape === '' ? '' : ` of its answer shape (${req.shape})`}, ${label(i)}. ` +
+                  'It was recorded for a different request: this replay is probably wrong. Re-record, or use mode "signature" to fail instead.',
+              );
+            }
+            return result(i, 'sequential', warnings, req);
           }
-          return result(i, 'sequential', warnings, req);
         }
       }
       throw withVolatileSpans(request, norm, explainMiss({

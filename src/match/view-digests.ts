@@ -3,11 +3,12 @@
 import { hashValue, pathHashes } from '../core/index.ts';
 import type { RequestView } from '../providers/types.ts';
 import type { RequestDigests } from './matcher.ts';
+import { answerShape } from './answer-shape.ts';
 
 /**
  * The digests of a normalized request: one core call over its view (the value, or its JSON
  * text) for the key and the message and path hashes (of `messages`, or an embeddings view's
- * `input`), and the signature.
+ * `input`), the signature and the answer's shape.
  *
  * @example
  * viewDigests(normalizeRequest(body)).key === requestKeys(body).key // true
@@ -20,6 +21,7 @@ export function viewDigests(n: RequestView, view: RequestView['view'] | string =
     key: paths.digest,
     signature,
     signatureDigest: hashValue(signature),
+    shape: answerShape(n.view.options),
     messageHashes: paths.messageHashes,
     pathHashes: paths.pathHashes,
   };

@@ -933,8 +933,9 @@ export class Deck {
           throw new TapedeckError('E_MISS', `The recording of ${route} expired (its time to live in ${this.tape} passed).`, { key: m.request.key, route, file: this.tape, hint: recordHow(this.entry) });
         }
         // Served again past its key's last recording (repeats): when damaged records that may be
-        // later recordings of this request follow it, this call may be one of their turns.
-        const lostPast = this.col!.isUsed(rec) ? this.col!.lostPast(rec) : undefined;
+        // later recordings of this request follow it, this call may be one of their turns. The
+        // matcher says so: a recording a fallback served is used, yet its own request's turn.
+        const lostPast = m.repeat ? this.col!.lostPast(rec) : undefined;
         if (lostPast) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, lostPast);
         this.col!.use(rec);
         if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.turns.recordings(m.request.key) === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });

@@ -66,7 +66,10 @@ describe(`Bedrock request key vectors (${backend()})`, () => {
       const { view: _v, ...rest } = e;
       expect({ provider: r.provider, key: r.key, messageHashes: r.messageHashes, pathHashes: r.pathHashes, signature: r.signature, signatureDigest: r.signatureDigest }).toEqual(rest);
       // From the bytes, as the proxy keys them.
-      expect(requestDigests(encoder.encode(JSON.stringify(v.body)), v.options)).toEqual(rest);
+      // The answer's shape is the matcher's, not the spec's (no vector holds it): the reference's.
+      const { shape, ...digests } = requestDigests(encoder.encode(JSON.stringify(v.body)), v.options);
+      expect(digests).toEqual(rest);
+      expect(shape).toBe(r.shape);
     });
   }
 

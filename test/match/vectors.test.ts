@@ -84,7 +84,10 @@ describe(`request key vectors (${backend()})`, () => {
       const r = requestDigests(bytes, v.options);
       answered += rawPathCounts.answered - before;
       const { view: _v, ...e } = v.expect!;
-      expect(r).toEqual(e);
+      // The answer's shape is the matcher's, not the spec's (no vector holds it): the reference's.
+      const { shape, ...digests } = r;
+      expect(digests).toEqual(e);
+      expect(shape).toBe(requestKeys(bytes, v.options).shape);
     });
   }
   it('the raw-bytes path answered for at least 90% of the vectors on the wasm backends (501 of 519 when written)', () => {

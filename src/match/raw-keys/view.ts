@@ -9,6 +9,7 @@ import { canonicalize, hashJSON, hashValue, pathHashesOfUtf8, sha256Hex } from '
 import type { normalizeRequest } from '../../providers/normalize.ts';
 import type { BuiltinProvider } from '../../providers/types.ts';
 import type { RequestDigests } from '../matcher.ts';
+import { answerShape } from '../answer-shape.ts';
 import { COMMA, L, type Out } from './out.ts';
 import { decline, NONE } from './walk.ts';
 
@@ -183,13 +184,14 @@ export function finish(out: Out, provider: BuiltinProvider, count: number, names
   // The view is valid UTF-8: ranges of a body checked above (cut at ASCII delimiters) and text
   // encoded from well-formed strings.
   const view = out.buf.subarray(0, out.at);
-  if (keyRequest.keyOnly && tail === undefined) return { provider, key: hashJSON(view), signature, signatureDigest: '', messageHashes: [], pathHashes: [] };
+  if (keyRequest.keyOnly && tail === undefined) return { provider, key: hashJSON(view), signature, signatureDigest: '', shape: '', messageHashes: [], pathHashes: [] };
   const paths = pathHashesOfUtf8(view, member, tail);
   return {
     provider,
     key: paths.digest,
     signature,
     signatureDigest: signatureDigest(signature),
+    shape: answerShape(small.view.options),
     messageHashes: paths.messageHashes,
     pathHashes: paths.pathHashes,
   };
@@ -266,13 +268,13 @@ export function finishInPlace(
   const names_ = sortedNames(names);
   const signature = { toolNames: [...names_.sorted], messageCount: count, contextKeys: [...small.contextKeys] };
   keyRequest.model = small.view.model;
-  if (keyOnly) return { provider, key, signature, signatureDigest: '', messageHashes, pathHashes };
+  if (keyOnly) return { provider, key, signature, signatureDigest: '', shape: '', messageHashes, pathHashes };
   // The signature's canonical text from the kept parts' JSON (the same lists each request).
   const contextText = jsonOf(small.contextKeys);
   const sig = names_.text !== undefined && contextText !== undefined
     ? nodeHash('sha256', `{"contextKeys":${contextText},"messageCount":${count},"toolNames":${names_.text}}`, 'hex')
     : signatureDigest(signature);
-  return { provider, key, signature, signatureDigest: sig, messageHashes, pathHashes };
+  return { provider, key, signature, signatureDigest: sig, shape: answerShape(small.view.options), messageHashes, pathHashes };
 }
 
 /** Where message `i` of `starts` ends in a head of `length` bytes (one byte before the next one's start). */
