@@ -3,7 +3,7 @@
 // couple of Map probes (never a scan), whatever the number of recordings.
 
 import { canonicalizeJSON, hashJSON, hashValue, pathHashes, sha256Hex } from '../core/index.ts';
-import { TapedeckError } from '../errors.ts';
+import { TapedeckError, withContext } from '../errors.ts';
 import { explainMiss, type MissEntry } from './diagnose.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import { fingerprintIgnoreKeys, type NormalizeOptions, type Provider } from '../providers/normalize.ts';
@@ -473,7 +473,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
       k = recordingDigests(rec.request, norm, text);
     } catch (e) {
       if (e instanceof TapedeckError) {
-        throw new TapedeckError(e.code, `Recording #${i}${rec.source ? ` (${rec.source})` : ''}: ${e.message}`, { ...e.details, index: i });
+        throw withContext(e, `Recording #${i}${rec.source ? ` (${rec.source})` : ''}: `, { index: i });
       }
       throw e;
     }

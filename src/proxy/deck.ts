@@ -8,7 +8,7 @@
  */
 import { canonicalizeJSON, hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
-import { TapedeckError } from '../errors.ts';
+import { TapedeckError, withContext } from '../errors.ts';
 import { rawRequestKey } from '../match/raw-keys.ts';
 import { createMatcher, requestDigests, requestKey, requestKeys, type Matcher, type MatchMode, type Recording, type Signature } from '../match/matcher.ts';
 import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
@@ -430,7 +430,7 @@ export class Deck {
       });
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;
-      throw new TapedeckError(e.code, `Tape ${opts.tape}, route ${name}: ${e.message}`, { ...e.details, file: opts.tape });
+      throw withContext(e, `Tape ${opts.tape}, route ${name}: `, { file: opts.tape });
     }
   }
 

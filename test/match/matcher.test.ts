@@ -250,6 +250,9 @@ describe('misses that explain themselves', () => {
     // A text that is not JSON is the reference's error, with the recording's number.
     const bad = errorOf(() => createMatcher({ mode: 'exact', recordings: [rec(texts[0], '0'), rec('{"model":', '1')] }));
     expect(bad.message).toMatch(/^Recording #1: /);
+    // The error's hint is said once, after the message with its recording's number in front.
+    expect(bad.hint).toBeTruthy();
+    expect(bad.message.split(bad.hint!).length - 1).toBe(1);
   });
 
   it('RequestTexts: the canonical JSON of each request, past the first size of its buffer and for recordings appended later', () => {
