@@ -15,3 +15,21 @@ export function editDistance(a: string, b: string): number {
   }
   return prev[b.length]!;
 }
+
+/**
+ * The known name a misspelt one most likely means: the nearest at most `most` edits away, case
+ * aside (the first of equals, in the order given), or undefined.
+ *
+ * @example
+ * closestName('stauts', ['status', 'headers', 'body']) // 'status'
+ */
+export function closestName(name: string, known: Iterable<string>, most = 2): string | undefined {
+  let best: string | undefined;
+  let bestDistance = most + 1;
+  const n = name.toLowerCase();
+  for (const k of known) {
+    const d = editDistance(n, k.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best;
+}

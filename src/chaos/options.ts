@@ -4,7 +4,7 @@
  * business (src/providers/faults.ts); which call gets one is ./decide.ts's.
  */
 import { TapedeckError } from '../errors.ts';
-import { editDistance } from '../edit-distance.ts';
+import { closestName } from '../edit-distance.ts';
 
 export { CHAOS_HEADER, withoutChaosHeader } from './header.ts';
 
@@ -189,15 +189,7 @@ const MAX_WHOLE = 2_147_483_647;
 const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));
 
 /** The option a misspelt one most likely meant (at most 2 edits away), if any. */
-function closestOption(key: string): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const k of OPTION_KEYS) {
-    const d = editDistance(key.toLowerCase(), k.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [k, d];
-  }
-  return best;
-}
+const closestOption = (key: string): string | undefined => closestName(key, OPTION_KEYS);
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 

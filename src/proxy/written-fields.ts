@@ -5,7 +5,7 @@
  * something other than what was written. Request and response bodies and event data are the
  * user's own JSON and are not looked into.
  */
-import { editDistance } from '../edit-distance.ts';
+import { closestName } from '../edit-distance.ts';
 
 /** The known fields of each object of a hand-written recording, by its place. */
 export const WRITTEN_FIELDS = {
@@ -26,15 +26,7 @@ export interface UnknownField {
 }
 
 /** The known name closest to a misspelt one: at most two edits away, case aside. */
-function closest(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const k of known) {
-    const d = editDistance(name.toLowerCase(), k.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [k, d];
-  }
-  return best;
-}
+const closest = (name: string, known: readonly string[]): string | undefined => closestName(name, known);
 
 /**
  * The first field of `value` (an object at `path`, '' for the recording itself) that `known`

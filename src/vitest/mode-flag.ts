@@ -1,4 +1,5 @@
 // What a `vitest --mode` says to the tapes. Internal to the vitest plugin.
+import { closestName } from '../edit-distance.ts';
 import { TAPE_MODES } from '../store/mode.ts';
 
 /**
@@ -15,18 +16,8 @@ export function tapeModeOfViteMode(viteMode: string | undefined): { mode?: strin
   if (viteMode === undefined) return {};
   const m = viteMode.toLowerCase();
   if ((TAPE_MODES as readonly string[]).includes(m)) return { mode: m };
-  const near = TAPE_MODES.find((t) => editDistance(m, t) <= 2);
+  const near = closestName(m, TAPE_MODES);
   if (near === undefined) return {};
   return { warning: `tapedeck: vitest --mode ${JSON.stringify(viteMode)} is no tape mode (${TAPE_MODES.join(', ')}): the tapes keep the mode TAPEDECK_MODE, CI or the tests give them; did you mean --mode ${near}?` };
 }
 
-/** Levenshtein distance of two short strings. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
-}
