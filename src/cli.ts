@@ -7,7 +7,8 @@ import { reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { COMMAND_HELP } from './cli-help.ts';
 import { exitCode, watchStdout, writeOut } from './cli/stdout.ts';
 import { DRIFT_COMMANDS } from './drift/help.ts';
-import { isRedisUrl } from './store/backends/redis-connection.ts';
+import { isRedisUrl, maskRedisUrl } from './store/backends/redis-connection.ts';
+import { TapedeckError } from './errors.ts';
 import { VERSION } from './version.ts';
 
 const HELP = `tapedeck ${VERSION} — record and replay LLM API calls deterministically
@@ -118,6 +119,17 @@ Examples:
   tapedeck key request.json                                 # what a request is keyed by
 `;
 
+/** Commands that read a tape file only (push, pull, verify and prune also take a Redis URL). */
+const TAPE_ONLY = ['inspect', 'export', 'tree', 'rerecord', 'stats', 'diff'];
+
+/** E_ARG for a Redis URL given to a command that reads a tape file: how to get one. */
+function tapeOnly(cmd: string, url: string): TapedeckError {
+  const masked = maskRedisUrl(url);
+  return new TapedeckError('E_ARG', `tapedeck ${cmd} takes a tape file, not a Redis store (${masked}).`, {
+    hint: `For a Redis store run tapedeck pull '${masked.replace(/\?.*$/, '')}' file.tape first (with --namespace NS), then tapedeck ${cmd} file.tape.`,
+  });
+}
+
 function main(argv: string[]): number | Promise<number> {
   // `tapedeck <command> --help` and `tapedeck help <command>`: that command's own help.
   const asked = argv[0] === 'help' ? argv[1] : argv.some((a) => a === '-h' || a === '--help') ? argv[0] : undefined;
@@ -140,6 +152,9 @@ function main(argv: string[]): number | Promise<number> {
   // serve has its own flags (--help included); loaded on demand so other commands stay light.
   // A stopped proxy ends the process even if a handle (a client's keep-alive socket, a store
   // connection) would keep it alive: the port must be free once serve has returned.
+  // These read a tape file; a Redis URL was taken for a missing path (E_TAPE_NOT_FOUND, E_FILE).
+  const url = TAPE_ONLY.includes(argv[0] ?? '') ? argv.slice(1).find(isRedisUrl) : undefined;
+  if (url !== undefined) throw tapeOnly(argv[0]!, url);
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(exitCode(code)));
   if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(exitCode(code)));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1), { utf8: writeOut }));

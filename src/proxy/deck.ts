@@ -826,8 +826,41 @@ export class Deck {
     // A recording this proxy already holds is answered at once, as from a tape file: the store
     // is asked only when it might hold more. As a promise, every replayed answer on a shared
     // store waited for a later tick and took the handler's promise path.
-    if (first?.kind === 'replay') return first;
+    if (first?.kind === 'replay') {
+      if (!this.servedShared.has(first.record)) {
+        this.servedShared.add(first.record);
+        return first;
+      }
+      // Served before: a repeat past the last recording this proxy knows of its key. Another
+      // proxy may have recorded the next turn since (docs/redis.md, "A fleet"): ask the store
+      // for that one key before serving the last one again.
+      return this.decideRepeat(req, first);
+    }
     return this.decideFleet(req, first, miss);
+  }
+
+  /** Recordings decideShared() has served: serving one again is a repeat (see decideRepeat). */
+  private readonly servedShared = new WeakSet<HttpRecord>();
+
+  /**
+   * A repeat on a shared store: the recordings other proxies made of its key since are filed
+   * first, and the request is looked up again, so it gets the next one in its turn; with none
+   * (or the store unreachable: said once), the repeat as decided.
+   */
+  private async decideRepeat(req: DeckRequest, first: Extract<Decision, { kind: 'replay' }>): Promise<Decision> {
+    let added = 0;
+    try {
+      added = await this.col!.refresh!({ kind: 'http', key: first.record.key });
+    } catch (e) {
+      if (!(e instanceof TapedeckError)) throw e;
+      this.warnOnce(`tapedeck: ${e.code}: ${e.message} Serving the last recording again without the shared recordings.`);
+    }
+    if (added === 0) return first;
+    const route = this.routeOf(req.method, req.url);
+    const again = this.served(this.find(req, route), route);
+    if (again.kind !== 'replay') return first;
+    this.servedShared.add(again.record);
+    return again;
   }
 
   /** decideShared() past this proxy's own recordings: what other proxies recorded since. */
@@ -846,7 +879,10 @@ export class Deck {
     }
     if (added > 0) {
       const again = this.served(this.find(req, this.routeOf(req.method, req.url)), this.routeOf(req.method, req.url));
-      if (again.kind === 'replay') return again;
+      if (again.kind === 'replay') {
+        this.servedShared.add(again.record);
+        return again;
+      }
     }
     if (miss) throw miss;
     return first!;

@@ -3,6 +3,7 @@
  * engine as the proxy: same matching, streaming, redaction, modes and tape records, so a tape
  * recorded through the proxy replays through createFetch and the other way round.
  */
+import { untilAborted } from './abortable.ts';
 import { TapedeckError } from '../errors.ts';
 import type { MissEntry } from '../match/diagnose.ts';
 import { Deck, type Decision, type DeckOptions, type DeckRequest, type DeckStats } from './deck.ts';
@@ -278,7 +279,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // A tape that cannot be opened (damaged, unreadable) is answered like any other tapedeck
       // error: an HTTP error the SDK raises with this message, not a rejected fetch, which
       // SDKs report as "Connection error." and retry.
-      d = await opening;
+      // A store that does not answer (Redis frozen) must not outlast the caller's abort.
+      d = await untilAborted(opening, signal);
       if (chaosRefused !== undefined) throw chaosRefused;
       if (closing) throw closedError();
       if (req.body) {
@@ -298,7 +300,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         const c = await chaotic(d, dreq, signal);
         if (c instanceof Response) return c;
         ({ decision, dreq, mark } = c);
-      } else decision = await d.decideShared(dreq);
+      } else decision = await untilAborted(d.decideShared(dreq), signal);
       if (decision.kind === 'replay') {
         // Aborted while the answer was looked up (a first miss's matcher takes a while).
         if (signal.aborted) throw signal.reason;

@@ -6,11 +6,13 @@
  */
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
+import { usageError } from '../cli-errors.ts';
 import { isRedisUrl, maskRedisUrl } from './backends/redis-connection.ts';
 import { pullTape, pushTape } from './redis-transfer.ts';
 import { RedisRecords } from './backends/redis.ts';
 import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './backends/redis-damage.ts';
 import { parseHeader } from './tape-codec.ts';
+import { namespaceNotFound } from './backends/redis-missing.ts';
 
 export const PUSH_HELP = `Usage: tapedeck push <tape> <redis-url> [--namespace NS] [--ttl SECONDS]
 
@@ -91,6 +93,27 @@ function parse(cmd: RedisCommand, argv: string[]) {
   }
 }
 
+/**
+ * The namespace `--namespace` names, checked against the URL's `?namespace=`: two different
+ * ones would silently pick one of two stores (the API lets the option win; a command line
+ * that says both means one of them is a mistake).
+ */
+function namespaceOption(cmd: RedisCommand, url: string, flag: string | undefined): string | undefined {
+  let inUrl: string | null = null;
+  try {
+    inUrl = new URL(url).searchParams.get('namespace');
+  } catch {
+    return flag; // not a URL: opening the store says so, masked
+  }
+  if (flag !== undefined && inUrl !== null && inUrl !== flag) {
+    throw usageError(
+      `tapedeck ${cmd}: --namespace ${flag} and the URL's ?namespace=${inUrl} disagree.`,
+      `Give the namespace once: drop ?namespace= from the URL, or drop --namespace (${USAGE[cmd]}).`,
+    );
+  }
+  return flag;
+}
+
 /** Runs `tapedeck push`; returns the exit code. */
 export async function pushCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse('push', argv);
@@ -107,11 +130,14 @@ export async function pushCommand(argv: string[]): Promise<number> {
     if (!(Number.isFinite(s) && s > 0)) throw usage('push', `--ttl must be a positive number of seconds, not ${JSON.stringify(values.ttl)}`);
     ttlMs = s * 1000;
   }
-  const r = await pushTape(tape, url, { ...(values.namespace !== undefined ? { namespace: values.namespace } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) });
+  const namespace = namespaceOption('push', url, values.namespace);
+  const r = await pushTape(tape, url, { ...(namespace !== undefined ? { namespace } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) });
   for (const w of r.warnings) process.stderr.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
+  // A note, not damage: every record was pushed, so the exit code stays 0.
+  for (const n of r.notes) process.stderr.write(`note: ${n.code}: ${n.message}\n`);
   const left = r.warnings.length;
   process.stdout.write(
-    `pushed ${r.records} record${r.records === 1 ? '' : 's'} from ${tape} to ${r.url}${r.headerStored ? '' : ' (the namespace already had a tape header; kept it)'}${left ? `; left out ${left} damaged region${left === 1 ? '' : 's'} of the tape (listed above)` : ''}\n`,
+    `pushed ${r.records} record${r.records === 1 ? '' : 's'} from ${tape} to ${redisLocation(r.url, r.namespace)}${r.headerStored ? '' : ' (the namespace already had a tape header; kept it)'}${left ? `; left out ${left} damaged region${left === 1 ? '' : 's'} of the tape (listed above)` : ''}\n`,
   );
   // As pull: the namespace does not hold all the tape held, and scripts and CI see it.
   return left ? 1 : 0;
@@ -127,10 +153,11 @@ export async function pullCommand(argv: string[]): Promise<number> {
   const [url, tape] = positionals;
   if (!tape || !url || positionals.length > 2) throw usage('pull', 'give the Redis URL and the tape to write');
   if (!isRedisUrl(url)) throw usage('pull', `${maskRedisUrl(url)} is not a redis:// or rediss:// URL${isRedisUrl(tape) ? ' (the URL comes first, then the tape)' : ''}`);
-  const r = await pullTape(url, tape, { ...(values.namespace !== undefined ? { namespace: values.namespace } : {}), force: values.force === true });
+  const namespace = namespaceOption('pull', url, values.namespace);
+  const r = await pullTape(url, tape, { ...(namespace !== undefined ? { namespace } : {}), force: values.force === true });
   for (const w of r.warnings) process.stderr.write(`${w.code}: ${w.message}\n`);
   const left = r.warnings.length;
-  process.stdout.write(`pulled ${r.records} record${r.records === 1 ? '' : 's'} from ${r.url} into ${tape} (${r.bytes} bytes)${left ? `; left out ${left} that did not read (listed above)` : ''}\n`);
+  process.stdout.write(`pulled ${r.records} record${r.records === 1 ? '' : 's'} from ${redisLocation(r.url, r.namespace)} into ${tape} (${r.bytes} bytes)${left ? `; left out ${left} that did not read (listed above)` : ''}\n`);
   // The tape is not the namespace's whole contents: scripts and CI see it in the exit code.
   return left ? 1 : 0;
 }
@@ -146,12 +173,7 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
     const header = await store.header();
     // Checking does not tidy: keys whose records all expired stay listed for the next reader.
     const records = await store.readAll({ unlist: false });
-    if (header === undefined && records.length === 0) {
-      throw new TapedeckError('E_TAPE_NOT_FOUND', `${where} holds no recordings.`, {
-        file: where,
-        hint: 'Check the URL and the namespace (--namespace NS or ?namespace=NS; the default is tapedeck); tapedeck push <tape> <redis-url> --namespace NS fills one.',
-      });
-    }
+    if (header === undefined && records.length === 0) throw namespaceNotFound(store.url, store.namespace);
     const problems: string[] = [];
     let about = 'no stored tape header (written by proxies or test runs; tapedeck pull gives the tape a fresh one)';
     if (header !== undefined) {
@@ -187,7 +209,8 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
 export async function pruneRedisCommand(argv: string[]): Promise<number> {
   return onNamespace('prune', PRUNE_HELP, argv, async (store) => {
     // The full read also unlists keys whose records have all expired.
-    const records = await store.readAll();
+    const [header, records] = await Promise.all([store.header(), store.readAll()]);
+    if (header === undefined && records.length === 0) throw namespaceNotFound(store.url, store.namespace, 'nothing to prune');
     const byKey = new Map<string, number[]>();
     for (const r of records) {
       const why = redisRecordDamage(r, { decode: true });
@@ -220,7 +243,8 @@ async function onNamespace(cmd: 'verify' | 'prune', help: string, argv: string[]
   const [url] = positionals;
   if (!url || positionals.length > 1 || !isRedisUrl(url)) throw usage(cmd, 'give one redis:// or rediss:// URL');
   if (values.ttl !== undefined || values.force !== undefined) throw usage(cmd, `${cmd} takes no --ttl or --force`);
-  const store = await RedisRecords.open(url, values.namespace !== undefined ? { namespace: values.namespace } : {});
+  const namespace = namespaceOption(cmd, url, values.namespace);
+  const store = await RedisRecords.open(url, namespace !== undefined ? { namespace } : {});
   try {
     return await run(store);
   } finally {

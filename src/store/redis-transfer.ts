@@ -13,6 +13,7 @@ import { collectionKeyOf, RedisRecords, type RedisStoreOptions } from './backend
 import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './backends/redis-damage.ts';
 import { FRAME_HEADER_SIZE, parseHeader, type TapeWarning } from './tape-codec.ts';
 import { recordBytes, scanTape } from './tape-file.ts';
+import { namespaceNotFound } from './backends/redis-missing.ts';
 
 /** What a push did. */
 export interface PushResult {
@@ -22,8 +23,15 @@ export interface PushResult {
   headerStored: boolean;
   /** Damage in the tape that was skipped (damaged records are never pushed). */
   warnings: TapeWarning[];
+  /**
+   * What the caller should know though every record was pushed (`TAPEDECK_SALT`: the namespace
+   * keeps another redaction salt): not damage, so no failure.
+   */
+  notes: TapeWarning[];
   /** The store's URL with the password masked. */
   url: string;
+  /** The namespace pushed into. */
+  namespace: string;
 }
 
 /** What a pull did. */
@@ -32,6 +40,8 @@ export interface PullResult {
   records: number;
   bytes: number;
   url: string;
+  /** The namespace pulled from. */
+  namespace: string;
   /**
    * Records of the namespace left out because they do not read (`offset`: the record's sequence
    * number; the message says where it is in Redis): the tape holds every other one, and verifies.
@@ -57,11 +67,12 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
     const { end, header } = parseHeader(scan.bytes, tape);
     const headerStored = await store.setHeaderIfAbsent(scan.bytes.subarray(0, end));
     const warnings = [...scan.warnings];
+    const notes: TapeWarning[] = [];
     if (!headerStored) {
       // Keyed masks only match under the salt they were made with (docs/redis.md).
       const theirs = saltOf(await store.header(), store.url);
       if (header.salt !== theirs) {
-        warnings.push({
+        notes.push({
           code: 'TAPEDECK_SALT',
           offset: 0,
           message: `The namespace's redaction salt differs from ${tape}'s: pushed recordings of requests with masked values (a ?token=, a secret member, a key in a prompt) will not match there. Push into an empty namespace (tapedeck push --namespace NEW) to keep the tape's salt.`,
@@ -75,7 +86,7 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
       });
       await store.append(batch);
     }
-    return { records: scan.frames.length, headerStored, warnings, url: store.url };
+    return { records: scan.frames.length, headerStored, warnings, notes, url: store.url, namespace: store.namespace };
   } finally {
     await store.close();
   }
@@ -108,6 +119,9 @@ export async function pullTape(url: string, tape: string, opts: RedisStoreOption
   } finally {
     await store.close();
   }
+  // Nothing there is what a mistyped URL or namespace reads as: an empty tape would replace the
+  // one asked for (with --force) and report success.
+  if (header === undefined && stored.length === 0) throw namespaceNotFound(store.url, store.namespace, `${tape} was left as it was`);
   // Every record is decoded once here: the tape must verify, so what a tape reader would skip
   // is not written, and each one is said, where it is in Redis.
   const warnings: TapeWarning[] = [];
@@ -148,5 +162,5 @@ export async function pullTape(url: string, tape: string, opts: RedisStoreOption
     if (e instanceof TapedeckError) throw e;
     throw new TapedeckError('E_TAPE_IO', `Could not write ${tape} from ${store.url}: ${(e as Error).message}`, { file: tape, hint: 'Check that the directory exists and is writable.' });
   }
-  return { records: records.length, bytes, url: store.url, warnings };
+  return { records: records.length, bytes, url: store.url, namespace: store.namespace, warnings };
 }

@@ -125,7 +125,7 @@ redisDescribe('a record in a Redis namespace that does not read', () => {
     const ns = freshNamespace('empty');
     const r = run(['verify', redis.current.url, '--namespace', ns]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`tapedeck: E_TAPE_NOT_FOUND ${masked()} (namespace ${ns}) holds no recordings.`);
+    expect(r.stderr).toContain(`tapedeck: E_TAPE_NOT_FOUND ${masked()} (namespace ${ns}) holds no recordings: the URL, database or namespace may be wrong.`);
     expect(r.stderr).toContain('--namespace NS');
     expect(r.stderr).not.toContain(PASSWORD);
     const two = run(['verify', redis.current.url, 'extra']);

@@ -26,6 +26,9 @@ export interface RedisTarget {
 
 const MASK = '***';
 
+/** The query parameters a Redis store URL takes (docs/redis.md, "Set-up"). */
+export const QUERY_PARAMETERS: readonly string[] = ['namespace', 'ttl'];
+
 /**
  * The URL with any password replaced by `***`; text that does not parse as a URL is masked
  * wholesale between `://` and `@`. Use it for every message that names a Redis URL.
@@ -93,8 +96,20 @@ export function parseRedisUrl(url: string): RedisTarget {
     database: path === '' ? 0 : Number(path),
     tls: scheme === 'rediss:',
   };
-  if (u.username !== '') target.username = decodeURIComponent(u.username);
-  if (u.password !== '') target.password = decodeURIComponent(u.password);
+  // A misspelt parameter (`?nmespace=`) silently meant the default namespace: another store.
+  for (const name of new Set(u.searchParams.keys())) {
+    if (!QUERY_PARAMETERS.includes(name)) throw bad(`unknown query parameter ${JSON.stringify(name)} (known: ${QUERY_PARAMETERS.map((q) => `?${q}=`).join(', ')})`);
+  }
+  try {
+    if (u.username !== '') target.username = decodeURIComponent(u.username);
+    if (u.password !== '') target.password = decodeURIComponent(u.password);
+  } catch {
+    // A bare % that is not an escape: a URIError, which said nothing of the URL or the fix.
+    throw new TapedeckError('E_ARG', `Invalid Redis URL ${target.masked}: the user name or password holds a % that is not a %XX escape.`, {
+      url: target.masked,
+      hint: 'Percent-encode the user name and password in the URL (% is %25, @ is %40, : is %3A, / is %2F), e.g. with encodeURIComponent.',
+    });
+  }
   return target;
 }
 
@@ -102,8 +117,9 @@ export function parseRedisUrl(url: string): RedisTarget {
  * The one error of an unreachable or refusing Redis. The message names the masked URL, what
  * failed, and how to fix it; the raw cause is scrubbed of the password.
  */
-export function storeUnavailable(target: RedisTarget, doing: string, cause: unknown, hint?: string): TapedeckError {
-  const why = scrub(cause instanceof Error ? cause.message || cause.name : String(cause), target);
+export function storeUnavailable(target: RedisTarget, doing: string, cause: unknown, hint?: string, cluster = false): TapedeckError {
+  // Redis's own messages may end in a full stop; the sentence below adds one.
+  const why = scrub(cause instanceof Error ? cause.message || cause.name : String(cause), target).replace(/[.\s]+$/, '');
   const auth = /WRONGPASS|NOAUTH|NOPERM|invalid password|invalid username/i.test(why);
   return new TapedeckError('E_STORE_UNAVAILABLE', `Redis store ${target.masked} is unavailable (${doing}): ${why}.`, {
     url: target.masked,
@@ -111,8 +127,21 @@ export function storeUnavailable(target: RedisTarget, doing: string, cause: unkn
       hint ??
       (auth
         ? 'Check the user name and password in the URL (redis://user:password@host:port), or the server ACL.'
-        : `Start Redis there (redis-server --port ${target.port}), check the host, port and firewall, or pass another --store URL; use rediss:// if the server requires TLS.`),
+        : downHint(target, why, cluster)),
   });
+}
+
+/**
+ * How to fix an unreachable Redis, naming the node that did not answer when the error says which
+ * (a cluster's failing node is often not the one in the URL, which may well be up); on a cluster
+ * with no node named, no node is blamed.
+ */
+function downHint(target: RedisTarget, why: string, cluster: boolean): string {
+  const tail = 'check the host, port and firewall, or pass another --store URL; use rediss:// if the server requires TLS.';
+  const named = /\b(\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9A-Fa-f:]+\]):(\d{1,5})\b/.exec(why);
+  if (named && (cluster || named[2] !== String(target.port))) return `Start Redis on ${named[1]}:${named[2]} (the node that did not answer; redis-server --port ${named[2]}), ${tail}`;
+  if (cluster) return `A node of the Redis Cluster did not answer (not necessarily ${target.host}:${target.port}, which the URL names): check that every master is up (redis-cli --cluster check ${target.host}:${target.port}), ${tail}`;
+  return `Start Redis there (redis-server --port ${target.port}), ${tail}`;
 }
 
 /** The slice of node-redis we use: raw commands routed by their first key. */
@@ -135,7 +164,10 @@ export interface RedisConnection {
 export interface ConnectOptions {
   /** Give up connecting after this long (default 5000 ms). */
   connectTimeoutMs?: number;
-  /** Fail a command that has no answer after this long (default 5000 ms). */
+  /**
+   * Fail a command that has no answer after this long (default 5000 ms), also one already sent
+   * to a server that stopped answering: E_STORE_UNAVAILABLE saying Redis did not answer.
+   */
   commandTimeoutMs?: number;
   /** Extra TLS options (say `{ ca }` for a private CA) passed to node:tls for rediss:// URLs. */
   tls?: Record<string, unknown>;
@@ -209,8 +241,7 @@ export async function connectRedis(target: RedisTarget, opts: ConnectOptions = {
   let clusterMode = false;
   try {
     await withTimeout(probe.connect(), connectTimeout + 1000, 'connect');
-    const info = String(await probe.sendCommand(['INFO', 'cluster']));
-    clusterMode = /cluster_enabled:1/.test(info);
+    clusterMode = await isCluster(probe, commandTimeout);
   } catch (e) {
     throw storeUnavailable(target, 'connecting', probeError ?? e);
   } finally {
@@ -225,27 +256,49 @@ export async function connectRedis(target: RedisTarget, opts: ConnectOptions = {
   if (!clusterMode) {
     // The long-lived client reconnects on its own after a loss (the probe never does).
     const client = lib.createClient({ ...common, database: target.database, socket });
-    return wrap(target, false, await connected(client, target, 'connecting', connectTimeout), typeMapping);
+    return wrap(target, false, await connected(client, target, 'connecting', connectTimeout), typeMapping, commandTimeout);
   }
   const cluster = lib.createCluster({
     rootNodes: [{ socket: { host: target.host, port: target.port, ...(target.tls ? { tls: true, ...(opts.tls ?? {}) } : {}) } }],
     defaults: { ...common, socket },
   });
-  return wrap(target, true, await connected(cluster, target, 'connecting to the cluster', connectTimeout), typeMapping);
+  return wrap(target, true, await connected(cluster, target, 'connecting to the cluster', connectTimeout, true), typeMapping, commandTimeout);
+}
+
+/**
+ * Whether the server is a cluster node. `INFO` is in the @dangerous ACL category, which a user
+ * for an application often lacks (`+@all -@dangerous -@admin`): then `CLUSTER INFO`, which is
+ * not, answers; a server without cluster support refuses it with an error that is not NOPERM.
+ * A user allowed neither is taken to be on a single node (a cluster would then answer its
+ * commands with MOVED, which is reported).
+ */
+async function isCluster(probe: NodeRedisClient, ms: number): Promise<boolean> {
+  try {
+    return /cluster_enabled:1/.test(String(await answered(probe.sendCommand(['INFO', 'cluster']), ms)));
+  } catch (e) {
+    if (!/NOPERM/.test(String((e as Error)?.message))) throw e;
+  }
+  try {
+    return /cluster_state:/.test(String(await answered(probe.sendCommand(['CLUSTER', 'INFO']), ms)));
+  } catch (e) {
+    // An error Redis answered (node-redis names it SimpleError or ErrorReply), not a lost socket.
+    if (/^(NOPERM|ERR)\b/.test(String((e as Error)?.message))) return false;
+    throw e;
+  }
 }
 
 /**
  * Connects a long-lived client or cluster; on failure destroys it and throws E_STORE_UNAVAILABLE
  * with the first error it emitted (more telling than the timeout that follows it).
  */
-async function connected(c: NodeRedisClient, target: RedisTarget, doing: string, connectTimeout: number): Promise<NodeRedisClient> {
+async function connected(c: NodeRedisClient, target: RedisTarget, doing: string, connectTimeout: number, cluster = false): Promise<NodeRedisClient> {
   let firstError: unknown;
   c.on('error', (e: unknown) => (firstError ??= e));
   try {
     await withTimeout(c.connect(), connectTimeout + 1000, 'connect');
   } catch (e) {
     destroy(c);
-    throw storeUnavailable(target, doing, firstError ?? e);
+    throw storeUnavailable(target, doing, firstError ?? e, undefined, cluster);
   }
   return c;
 }
@@ -269,7 +322,25 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]).finally(() => clearTimeout(t));
 }
 
-function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, typeMapping: object): RedisConnection {
+/**
+ * The deadline of one command. node-redis's own `timeout` only covers a command still waiting
+ * to be written: one already on the wire to a server that stopped answering (SIGSTOP, a frozen
+ * VM, a dead peer whose socket stays open) waited forever, and so did the request behind it.
+ * The late reply, if it ever comes, is dropped.
+ */
+function answered<T>(p: Promise<T>, ms: number): Promise<T> {
+  p.catch(() => {});
+  let t: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => {
+      t = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms (commandTimeoutMs)`)), ms);
+      t.unref();
+    }),
+  ]).finally(() => clearTimeout(t));
+}
+
+function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, typeMapping: object, commandTimeout: number): RedisConnection {
   // Background reconnect errors are expected while Redis is away; commands report them.
   client.on('error', () => {});
   let closed = false;
@@ -284,7 +355,7 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
         hint: 'This is a bug or a Redis server too old for tapedeck (Redis 6.2 or newer is needed); please report it.',
       });
     }
-    return storeUnavailable(target, `running ${String(args[0])}`, e);
+    return storeUnavailable(target, `running ${String(args[0])}`, e, undefined, cluster);
   };
   return {
     target,
@@ -294,16 +365,16 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
     },
     async send(key, args) {
       try {
-        return cluster ? await client.sendCommand(key, false, args, options) : await client.sendCommand(args, options);
+        return await answered(cluster ? client.sendCommand(key, false, args, options) : client.sendCommand(args, options), commandTimeout);
       } catch (e) {
         throw failed(args, e);
       }
     },
     async sendOnNode(key, args) {
       try {
-        if (!cluster) return await client.sendCommand(args, options);
+        if (!cluster) return await answered(client.sendCommand(args, options), commandTimeout);
         if (!client.getNodeClientForKey) throw new Error('this node-redis cluster client cannot name the node of a key');
-        return await (await client.getNodeClientForKey(key, false)).sendCommand(args, options);
+        return await answered(Promise.resolve(client.getNodeClientForKey(key, false)).then((c) => c.sendCommand(args, options)), commandTimeout);
       } catch (e) {
         throw failed(args, e);
       }

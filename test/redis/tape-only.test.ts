@@ -1,0 +1,23 @@
+// Commands that read a tape file only, given a Redis store URL: E_ARG saying so and how to get a
+// tape from the store (tapedeck pull), the password masked; not a "tape not found".
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { redisDescribe } from './setup.ts';
+
+const CLI = join(import.meta.dirname, '../../dist/cli.js');
+const URL = 'redis://app:t0-secret@127.0.0.1:1/0?namespace=p1';
+
+redisDescribe('tape-only commands given a Redis URL', () => {
+  const cases: string[][] = [['inspect', URL], ['export', URL], ['tree', URL], ['rerecord', URL], ['stats', URL], ['diff', URL, URL]];
+  for (const args of cases) {
+    it.skipIf(!existsSync(CLI))(`tapedeck ${args[0]}`, () => {
+      const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 20_000 });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(`tapedeck: E_ARG tapedeck ${args[0]} takes a tape file, not a Redis store (redis://app:***@127.0.0.1:1/0?namespace=p1).`);
+      expect(r.stderr).toContain(`hint: For a Redis store run tapedeck pull 'redis://app:***@127.0.0.1:1/0' file.tape first`);
+      expect(r.stdout + r.stderr).not.toContain('t0-secret');
+    });
+  }
+});
