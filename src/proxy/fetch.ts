@@ -186,6 +186,9 @@ export function createFetch(opts: FetchOptions): TapedeckFetch {
 export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFetch {
   // A bad mode or option throws here, where the fetch is made; the tape's own errors come back
   // from every call (and from `ready`), never as an unhandled rejection.
+  if (opts === null || typeof opts !== 'object') {
+    throw new TapedeckError('E_ARG', `createFetch takes an options object; got ${opts === null ? 'null' : typeof opts}.`, { hint: "createFetch({ tape: 'tapes/chat.tape' }) (or { store: 'redis://...' })" });
+  }
   Deck.check(opts);
   const link = new UpstreamLink(opts.fetch, opts, 'fetch');
   const shutdownTimeoutMs = timeoutOption(opts, 'shutdownTimeoutMs', DEFAULT_SHUTDOWN_TIMEOUT_MS);

@@ -44,3 +44,11 @@ describe('a call to a closed tapedeck fetch', () => {
     expect(err.message).not.toContain('createFetch');
   });
 });
+
+describe('createFetch without its options', () => {
+  it('is E_ARG saying what it takes, not a TypeError', () => {
+    for (const bad of [undefined, null, 'tapes/chat.tape']) {
+      expect(() => createFetch(bad as never)).toThrow(expect.objectContaining({ code: 'E_ARG', message: expect.stringContaining('createFetch takes an options object') }));
+    }
+  });
+});
