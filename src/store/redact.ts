@@ -32,7 +32,6 @@
  *   keys and one value stays one key, and the value itself is never stored. A store without a
  *   salt (made before salts existed) gets `[REDACTED]` for both, as it always did.
  */
-import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
@@ -316,7 +315,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const scan = opts.scanStrings !== false;
   const salt = opts.salt !== undefined && /^[0-9a-f]{32}$/.test(opts.salt) ? hexBytes(opts.salt) : undefined;
   // A value that is a mask already stays as it is: redacting a stored record again changes nothing.
-  const mask = (v: string): string => (v === REDACTED || WHOLE_MASK.test(v) ? v : salt ? `[REDACTED:${hexOf(hmac(sha256, salt, utf8.encode(v))).slice(0, 16)}]` : REDACTED);
+  const mask = (v: string): string => (v === REDACTED || WHOLE_MASK.test(v) ? v : salt ? `[REDACTED:${hexOf(hmacSha256(salt, utf8.encode(v))).slice(0, 16)}]` : REDACTED);
   const maskValue = (x: unknown): string => mask(typeof x === 'string' ? x : jsonText(x));
   // Judged once per name, as header names are below: bodies repeat the same member names, and
   // folding a name costs more than the rest of a member's redaction. Bounded (names come from
@@ -669,6 +668,28 @@ function hexBytes(h: string): Uint8Array {
   const out = new Uint8Array(h.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(h.slice(2 * i, 2 * i + 2), 16);
   return out;
+}
+
+/**
+ * HMAC-SHA-256 (RFC 2104) of `message` under `key`, on the SHA-256 the redactor already ships:
+ * @noble/hashes' generic hmac cost the page bundle ~0.5 KB gzipped for this one use.
+ * test/store/redact-hmac.test.ts holds it to node:crypto's createHmac.
+ *
+ * @example
+ * hmacSha256(key16, utf8.encode('sk-...')) // 32 bytes
+ */
+export function hmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {
+  const k = key.length > 64 ? sha256(key) : key;
+  const inner = new Uint8Array(64 + message.length);
+  const outer = new Uint8Array(64 + 32);
+  for (let i = 0; i < 64; i++) {
+    const b = k[i] ?? 0;
+    inner[i] = b ^ 0x36;
+    outer[i] = b ^ 0x5c;
+  }
+  inner.set(message, 64);
+  outer.set(sha256(inner), 64);
+  return sha256(outer);
 }
 
 function hexOf(b: Uint8Array): string {
