@@ -213,50 +213,65 @@ export class RealtimeEndpoint {
    * session (which stays unserved); in update mode, the session goes live and is recorded.
    */
   private chooseByFirstFrame(tape: RealtimeTape, protocol: RealtimeProtocol, base: Omit<RealtimeSessionOptions, 'client'>, key: string, label: string, client: WebSocket, req: IncomingMessage, url: URL, offered: string[], stored: string, kept: string[]): void {
-    client.once('message', (d: Data, binary: boolean) => {
-      const b = asBuffer(d);
-      void (async () => {
-        const first = firstFrameKey(protocol, b);
-        let chosen: { session: LoadedSession; matched: boolean } | undefined;
-        try {
-          if (first !== undefined) chosen = await tape.chooseSession(key, first);
-          else {
-            // A first frame that cannot choose (audio, binary): the connect's sessions in order.
-            const next = await tape.nextSession(key);
-            chosen = next ? { session: next, matched: true } : undefined;
-          }
-        } catch (e) {
-          return sendMiss(client, protocol, `tapedeck: ${errorText(e)}`);
+    // Frames that come while the session is chosen (the tape read, the upstream opened) are held
+    // and handed to the session in order, the first one with them.
+    const early: [Buffer, boolean][] = [];
+    const hold = (d: Data, isBinary: boolean): void => {
+      early.push([asBuffer(d), isBinary]);
+      if (early.length === 1) void choose();
+    };
+    client.on('message', hold);
+    const handOver = (s: { receive(b: Buffer, binary: boolean): void } | undefined): void => {
+      client.off('message', hold);
+      if (s) for (const [b, isBinary] of early.splice(0)) s.receive(b, isBinary);
+    };
+    const choose = async (): Promise<void> => {
+      const [b] = early[0]!;
+      const first = firstFrameKey(protocol, b);
+      let chosen: { session: LoadedSession; matched: boolean } | undefined;
+      try {
+        if (first !== undefined) chosen = await tape.chooseSession(key, first);
+        else {
+          // A first frame that cannot choose (audio, binary): the connect's sessions in order.
+          const next = await tape.nextSession(key);
+          chosen = next ? { session: next, matched: true } : undefined;
         }
-        if (chosen && (chosen.matched || tape.mode === 'replay')) {
-          if (chosen.matched) tape.sessionsReplayed++;
-          return this.replay(base, client, chosen.session)?.receive(b, binary);
-        }
-        if (tape.mode === 'replay' || !this.opts.upstream) {
-          const fix = tape.recordCommand;
-          const difference = !tape.exists ? `no tape at ${tape.location}` : this.opts.upstream ? `no recording of this session (${label})` : `no recording of this session (${label}), and no upstream to record it from (give --upstream)`;
-          const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${fix}`;
-          tape.miss(protocol.provider, `tapedeck miss: ${difference}; ${fix}`, report);
-          tape.warn(report);
-          return sendMiss(client, protocol, `tapedeck miss: ${difference}; ${fix}`, undefined);
-        }
-        // Update mode, a session the tape does not have: live from its first frame, recorded.
-        const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
-        up.on('unexpected-response', (_r, res) => {
-          res.resume();
-          sendMiss(client, protocol, `tapedeck: the upstream refused the WebSocket ${target.origin}${target.pathname} (HTTP ${res.statusCode ?? 502})`);
-        });
-        up.on('error', (e) => {
-          if (up.readyState !== up.OPEN) sendMiss(client, protocol, `tapedeck: the upstream WebSocket ${target.origin}${target.pathname} failed: ${e.message}`);
-        });
-        up.once('open', () => {
-          if (client.readyState !== client.OPEN) return up.close();
-          const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept });
-          this.live.add(s);
-          s.receive(b, binary);
-        });
-      })();
-    });
+      } catch (e) {
+        handOver(undefined);
+        return sendMiss(client, protocol, `tapedeck: ${errorText(e)}`);
+      }
+      if (chosen && (chosen.matched || tape.mode === 'replay')) {
+        if (chosen.matched) tape.sessionsReplayed++;
+        return handOver(this.replay(base, client, chosen.session));
+      }
+      if (tape.mode === 'replay' || !this.opts.upstream) {
+        const fix = tape.recordCommand;
+        const difference = !tape.exists ? `no tape at ${tape.location}` : this.opts.upstream ? `no recording of this session (${label})` : `no recording of this session (${label}), and no upstream to record it from (give --upstream)`;
+        const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${fix}`;
+        tape.miss(protocol.provider, `tapedeck miss: ${difference}; ${fix}`, report);
+        tape.warn(report);
+        handOver(undefined);
+        return sendMiss(client, protocol, `tapedeck miss: ${difference}; ${fix}`, undefined);
+      }
+      // Update mode, a session the tape does not have: live from its first frame, recorded.
+      const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
+      up.on('unexpected-response', (_r, res) => {
+        res.resume();
+        handOver(undefined);
+        sendMiss(client, protocol, `tapedeck: the upstream refused the WebSocket ${target.origin}${target.pathname} (HTTP ${res.statusCode ?? 502})`);
+      });
+      up.on('error', (e) => {
+        if (up.readyState === up.OPEN) return;
+        handOver(undefined);
+        sendMiss(client, protocol, `tapedeck: the upstream WebSocket ${target.origin}${target.pathname} failed: ${e.message}`);
+      });
+      up.once('open', () => {
+        if (client.readyState !== client.OPEN) return up.close();
+        const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept });
+        this.live.add(s);
+        handOver(s);
+      });
+    };
   }
 
   /**

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GoogleGenAI, Modality, type LiveServerMessage } from '@google/genai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { startProxy } from '../../src/proxy/server.ts';
 import { startFakeRealtime, type FakeRealtime } from './fake-realtime.ts';
 
@@ -102,6 +103,52 @@ describe('Gemini Live sessions of one route, told apart by the model in setup', 
       expect(await turn(proxy.url, 'gemini-model-b', 'hello from b')).toEqual({ text: recorded.b });
     } finally {
       await proxy.close();
+    }
+  });
+
+  it('a client that sends its next frames before the session is chosen (no wait for setupComplete) loses none of them', async () => {
+    // A raw client: setup and the user's turn back to back, as fast as the socket takes them.
+    const burst = (url: string, model = 'models/gemini-model-raw') =>
+      new Promise<string[]>((resolve, reject) => {
+        const ws = new WebSocket(`${url.replace('http', 'ws')}/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=${KEY}`);
+        const got: string[] = [];
+        const timer = setTimeout(() => reject(new Error(`no turnComplete; got ${JSON.stringify(got)}`)), 3000);
+        ws.on('open', () => {
+          ws.send(JSON.stringify({ setup: { model } }));
+          ws.send(JSON.stringify({ clientContent: { turns: [{ role: 'user', parts: [{ text: 'all at once' }] }], turnComplete: true } }));
+        });
+        ws.on('message', (d) => {
+          const m = JSON.parse(d.toString()) as { setupComplete?: unknown; serverContent?: { turnComplete?: boolean; modelTurn?: { parts?: { text?: string }[] } } };
+          got.push(m.setupComplete ? 'setupComplete' : m.serverContent?.turnComplete ? 'turnComplete' : (m.serverContent?.modelTurn?.parts?.map((p) => p.text).join('') ?? 'other'));
+          if (m.serverContent?.turnComplete) {
+            clearTimeout(timer);
+            ws.close();
+            resolve(got);
+          }
+        });
+        ws.on('error', reject);
+      });
+    const rawTape = join(dir, 'raw.tape');
+    const rec = await startProxy({ upstream: fake.url, tape: rawTape, mode: 'record', port: 0 });
+    let live: string[];
+    try {
+      live = await burst(rec.url);
+    } finally {
+      await rec.close();
+    }
+    const proxy = await startProxy({ tape: rawTape, mode: 'replay', port: 0, onWarning: () => {} });
+    try {
+      expect(await burst(proxy.url)).toEqual(live);
+    } finally {
+      await proxy.close();
+    }
+    const upd = await startProxy({ upstream: fake.url, tape: rawTape, mode: 'update', port: 0, onWarning: () => {} });
+    try {
+      expect(await burst(upd.url)).toEqual(live);
+      // A model the tape lacks goes live: its frames held while the upstream opens.
+      expect(await burst(upd.url, 'models/gemini-model-raw2')).toEqual(live);
+    } finally {
+      await upd.close();
     }
   });
 
