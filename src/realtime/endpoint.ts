@@ -158,12 +158,8 @@ export class RealtimeEndpoint {
     // unfaulted (its fault never counted).
     if (fault) fault.chaos.undo(key, fault.name);
     if (tape.serves && tape.mode === 'replay') {
-      const fix = tape.recordCommand;
-      const difference = tape.exists ? `no recording of this session (${label})` : `no tape at ${tape.location}`;
-      const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${fix}`;
-      tape.miss(protocol.provider, `tapedeck miss: ${difference}; ${fix}`, report);
-      tape.warn(report);
-      return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck miss: ${difference}; ${fix}`));
+      const message = noRecording(tape, protocol, tape.exists ? `no recording of this session (${label})` : `no tape at ${tape.location}`);
+      return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, message));
     }
     if (!this.opts.upstream) return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
     const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
@@ -245,13 +241,9 @@ export class RealtimeEndpoint {
         return handOver(this.replay(base, client, chosen.session));
       }
       if (tape.mode === 'replay' || !this.opts.upstream) {
-        const fix = tape.recordCommand;
-        const difference = !tape.exists ? `no tape at ${tape.location}` : this.opts.upstream ? `no recording of this session (${label})` : `no recording of this session (${label}), and no upstream to record it from (give --upstream)`;
-        const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${fix}`;
-        tape.miss(protocol.provider, `tapedeck miss: ${difference}; ${fix}`, report);
-        tape.warn(report);
+        const message = noRecording(tape, protocol, !tape.exists ? `no tape at ${tape.location}` : this.opts.upstream ? `no recording of this session (${label})` : `no recording of this session (${label}), and no upstream to record it from (give --upstream)`);
         handOver(undefined);
-        return sendMiss(client, protocol, `tapedeck miss: ${difference}; ${fix}`, undefined);
+        return sendMiss(client, protocol, message);
       }
       // Update mode, a session the tape does not have: live from its first frame, recorded.
       const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
@@ -324,6 +316,16 @@ export class RealtimeEndpoint {
     await t?.close();
     this.wss.close();
   }
+}
+
+/** A connect the tape has no session for: noted as a miss, the full report warned; returns the client's message. */
+function noRecording(tape: RealtimeTape, protocol: RealtimeProtocol, difference: string): string {
+  const fix = tape.recordCommand;
+  const message = `tapedeck miss: ${difference}; ${fix}`;
+  const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${fix}`;
+  tape.miss(protocol.provider, message, report);
+  tape.warn(report);
+  return message;
 }
 
 /** Answers a handshake with an HTTP error and closes the socket. */

@@ -91,8 +91,7 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   async nextSession(key: string): Promise<LoadedSession | undefined> {
     const col = this.col;
     if (!col) return undefined;
-    let head = col.next(key);
-    if (!head && (await this.refreshed(key))) head = col.next(key);
+    let head = await this.nextHead(key);
     if (!head && this.opts.strictOrder !== true) head = col.next(key, { repeatLast: true });
     if (!head || head.role !== 'session') return undefined;
     return this.read(head);
@@ -114,8 +113,7 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
     for (let i = 0; ; i++) {
       if (i === q.sessions.length) {
         // Read on as far as needed, in recorded order (a shared store's new sessions included).
-        let head = col.next(key);
-        if (!head && (await this.refreshed(key))) head = col.next(key);
+        const head = await this.nextHead(key);
         if (!head || head.role !== 'session') break;
         q.sessions.push(await this.read(head));
         q.served.push(false);
@@ -132,6 +130,13 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
     return told ? { session: told, matched: false } : undefined;
   }
 
+  /** The next record of `key` not served yet, a shared store's new ones (other writers') included. */
+  private async nextHead(key: string): Promise<RealtimeRecord | undefined> {
+    const col = this.col!;
+    const head = col.next(key);
+    return head ?? ((await this.refreshed(key)) ? col.next(key) : undefined);
+  }
+
   /** Whether a shared store (Redis) has records of `key` other writers made since it was read. */
   private async refreshed(key: string): Promise<boolean> {
     const col = this.col;
@@ -142,7 +147,6 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   private async read(head: RealtimeSessionRecord): Promise<LoadedSession> {
     const col = this.col!;
     const next = (k: string, repeatLast: boolean) => col.next(k, { repeatLast });
-    const refreshed = (k: string) => this.refreshed(k);
     // The same session served again (past the last recording of its connect): read once.
     const known = this.loaded.get(head.sid);
     if (known) return known;
@@ -152,7 +156,7 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
       let part: RealtimeRecord | undefined;
       try {
         part = next(`${head.sid}/${n}`, true);
-        if (!part && (await refreshed(`${head.sid}/${n}`))) part = next(`${head.sid}/${n}`, true);
+        if (!part && (await this.refreshed(`${head.sid}/${n}`))) part = next(`${head.sid}/${n}`, true);
       } catch (e) {
         if (!(e instanceof TapedeckError)) throw e;
         this.warn(`tapedeck: ${e.message}; the session is replayed up to there, then cut.`);
@@ -172,7 +176,7 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
       for (const d of digests) {
         if (this.blobCache.has(d)) continue;
         let rec = next(`blob:${d}`, true);
-        if (!rec && (await refreshed(`blob:${d}`))) rec = next(`blob:${d}`, true);
+        if (!rec && (await this.refreshed(`blob:${d}`))) rec = next(`blob:${d}`, true);
         if (rec?.role === 'blob') this.blobCache.set(d, rec.data);
       }
     }
