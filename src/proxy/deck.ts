@@ -36,6 +36,8 @@ import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from '
 import { IndexRuns } from './index-runs.ts';
 import { FiledRecording } from './filed-recording.ts';
 import { KeyTurns } from './key-turns.ts';
+// Browser bundles get fleet.browser.ts (package.json "browser"): a page's tape is never shared.
+import { Fleet } from './fleet.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -305,12 +307,6 @@ function endpointOf(route: string): { method: string; url: string } {
   const sp = route.indexOf(' ');
   return { method: route.slice(0, sp), url: route.slice(sp + 1) };
 }
-
-/**
- * How long a repeat of a key on a shared store (a request past the last recording this proxy
- * knows of it) serves the last one again without asking the store for newer ones once more.
- */
-const REPEAT_ASK_MS = 250;
 
 /** Counters of a deck that has served nothing yet (also what stats show before the tape is open). */
 export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats {
@@ -821,94 +817,23 @@ export class Deck {
    */
   decideShared(req: DeckRequest): Decision | Promise<Decision> {
     if (!this.col?.shared || !this.col.serves) return this.decide(req);
-    let miss: TapedeckError | undefined;
-    let first: Decision | undefined;
-    try {
-      first = this.decide(req);
-    } catch (e) {
-      if (!(e instanceof TapedeckError && e.code === 'E_MISS')) throw e;
-      miss = e;
-    }
-    // A recording this proxy already holds is answered at once, as from a tape file: the store
-    // is asked only when it might hold more. As a promise, every replayed answer on a shared
-    // store waited for a later tick and took the handler's promise path.
-    if (first?.kind === 'replay') {
-      if (!this.servedShared.has(first.record)) {
-        this.servedShared.add(first.record);
-        return first;
-      }
-      // Served before: a repeat past the last recording this proxy knows of its key. Another
-      // proxy may have recorded the next turn since (docs/redis.md, "A fleet"): ask the store
-      // for that one key before serving the last one again. A key repeated in a loop (a
-      // benchmark, a polling client) asks at most every REPEAT_ASK_MS and is answered at once in
-      // between: asking on every repeat made each one wait for Redis (one proxy's added p50
-      // 0.03 -> 0.8 ms at 16 connections), and as a promise every repeat took the handler's
-      // slower path. Another proxy's new recording is still served within that time.
-      if (!this.repeatAsking.has(first.record.key) && performance.now() - (this.repeatAsked.get(first.record.key) ?? -Infinity) < REPEAT_ASK_MS) return first;
-      return this.decideRepeat(req, first);
-    }
-    return this.decideFleet(req, first, miss);
+    return (this.fleet ??= this.openFleet()).decide(req);
   }
 
-  /** Recordings decideShared() has served: serving one again is a repeat (see decideRepeat). */
-  private readonly servedShared = new WeakSet<HttpRecord>();
-  /** By request key: when a repeat last asked the store for later recordings, and the ask in flight (shared by the repeats that come meanwhile). */
-  private readonly repeatAsked = new Map<string, number>();
-  private readonly repeatAsking = new Map<string, Promise<number>>();
+  /** What a shared store's fleet asks of this deck (see ./fleet.ts); made at the first request. */
+  private fleet: Fleet | undefined;
 
-  /**
-   * A repeat on a shared store: the recordings other proxies made of its key since are filed
-   * first, and the request is looked up again, so it gets the next one in its turn; with none
-   * (or the store unreachable: said once), the repeat as decided.
-   */
-  private async decideRepeat(req: DeckRequest, first: Extract<Decision, { kind: 'replay' }>): Promise<Decision> {
-    const key = first.record.key;
-    let ask = this.repeatAsking.get(key);
-    if (ask === undefined) {
-      ask = this.col!.refresh!({ kind: 'http', key }).finally(() => {
-        this.repeatAsking.delete(key);
-        this.repeatAsked.set(key, performance.now());
-      });
-      this.repeatAsking.set(key, ask);
-    }
-    let added = 0;
-    try {
-      added = await ask;
-    } catch (e) {
-      if (!(e instanceof TapedeckError)) throw e;
-      this.warnOnce(`tapedeck: ${e.code}: ${e.message} Serving the last recording again without the shared recordings.`);
-    }
-    if (added === 0) return first;
-    const route = this.routeOf(req.method, req.url);
-    const again = this.served(this.find(req, route), route);
-    if (again.kind !== 'replay') return first;
-    this.servedShared.add(again.record);
-    return again;
-  }
-
-  /** decideShared() past this proxy's own recordings: what other proxies recorded since. */
-  private async decideFleet(req: DeckRequest, first: Decision | undefined, miss: TapedeckError | undefined): Promise<Decision> {
-    const key = miss ? miss.details.key : first?.kind === 'upstream' ? first.prepared?.key : undefined;
-    if (typeof key !== 'string') {
-      if (miss) throw miss;
-      return first!;
-    }
-    let added = 0;
-    try {
-      added = await this.col!.refresh!({ kind: 'http', key });
-    } catch (e) {
-      if (miss || !(e instanceof TapedeckError)) throw e;
-      this.warnOnce(`tapedeck: ${e.code}: ${e.message} Answering from the upstream without the shared recordings.`);
-    }
-    if (added > 0) {
-      const again = this.served(this.find(req, this.routeOf(req.method, req.url)), this.routeOf(req.method, req.url));
-      if (again.kind === 'replay') {
-        this.servedShared.add(again.record);
-        return again;
-      }
-    }
-    if (miss) throw miss;
-    return first!;
+  private openFleet(): Fleet {
+    const col = this.col!;
+    return new Fleet({
+      decide: (req) => this.decide(req),
+      lookAgain: (req) => {
+        const route = this.routeOf(req.method, req.url);
+        return this.served(this.find(req, route), route);
+      },
+      refresh: (key) => col.refresh!({ kind: 'http', key }),
+      warnOnce: (m) => this.warnOnce(m),
+    });
   }
 
   /** A found recording as beforeReplay leaves it (null from the hook: a miss). */

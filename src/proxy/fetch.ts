@@ -14,7 +14,8 @@ import { formatFetchSummary } from './fetch-summary.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, UpstreamLink, type UpstreamTimeouts } from './upstream.ts';
+import { UpstreamLink } from './upstream.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { recordStream, type OpenAnswers } from './fetch-record.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
 

@@ -3,13 +3,11 @@
  * recording while it is passed on.
  */
 import { TapedeckError } from '../errors.ts';
-import { HOP_BY_HOP, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
+import { forwardHeaders, NULL_BODY } from './fetch-headers.ts';
+import { UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import type { StoredHeaders } from '../store/records.ts';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { FINAL_EVENT_MARKERS } from '../providers/index.ts';
-
-// Request headers fetch sets itself or that describe only the hop to the proxy. Dropping
-// accept-encoding lets undici negotiate and decode compression, so stored bodies are plain.
-const DROP_REQUEST = new Set([...HOP_BY_HOP, 'accept-encoding']);
 
 /**
  * An upstream URL split into the URL without credentials and, when it had `user:password@`, the
@@ -36,16 +34,6 @@ export function upstreamUrl(upstream: string, url: string): string {
   return base + (url.startsWith('/') ? url : `/${url}`);
 }
 
-export function forwardHeaders(h: DeckRequest['headers']): [string, string][] {
-  const out: [string, string][] = [];
-  for (const [k, v] of Object.entries(h)) {
-    if (v === undefined || DROP_REQUEST.has(k)) continue;
-    if (Array.isArray(v)) for (const x of v) out.push([k, x]);
-    else out.push([k, v]);
-  }
-  return out;
-}
-
 /** A fetch Response's headers as stored: without hop-by-hop, length and encoding headers. */
 export function storedResponseHeaders(headers: Headers): StoredHeaders {
   const out: StoredHeaders = {};
@@ -59,52 +47,6 @@ export function storedResponseHeaders(headers: Headers): StoredHeaders {
   return out;
 }
 
-/** How long the upstream may take, in milliseconds (HandlerOptions, FetchOptions). */
-export interface UpstreamTimeouts {
-  /**
-   * Longest wait for the TCP (and TLS) connection to the upstream (default 10 s). Applies to
-   * Node's built-in fetch; a `fetch` of your own connects by its own rules (the idle timeout
-   * still bounds the whole wait for the answer).
-   */
-  connectTimeoutMs?: number;
-  /**
-   * Longest time without a byte from the upstream, the wait for the response headers included
-   * (default 10 minutes, the OpenAI and Anthropic SDKs' own request timeout: a reasoning model
-   * may think for minutes before its first byte).
-   */
-  idleTimeoutMs?: number;
-}
-
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-export const DEFAULT_IDLE_TIMEOUT_MS = 600_000;
-/** How long close() lets in-flight exchanges finish before aborting their upstream calls. */
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
-// setTimeout fires at once for anything larger (it is a signed 32-bit count of ms).
-const MAX_TIMER_MS = 2_147_483_647;
-
-const FLAGS: Record<string, string> = {
-  connectTimeoutMs: '--connect-timeout',
-  idleTimeoutMs: '--idle-timeout',
-  shutdownTimeoutMs: '--shutdown-timeout',
-};
-
-/**
- * Validates a timeout option (whole milliseconds, 1 to 2^31-1); undefined gives the default.
- *
- * @example
- * timeoutOption({ idleTimeoutMs: 5000 }, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS) // 5000
- */
-export function timeoutOption(opts: object, name: 'connectTimeoutMs' | 'idleTimeoutMs' | 'shutdownTimeoutMs', fallback: number): number {
-  const v = (opts as Record<string, unknown>)[name];
-  if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_TIMER_MS) {
-    throw new TapedeckError('E_ARG', `Invalid ${name} ${typeof v === 'string' ? JSON.stringify(v) : String(v)}.`, {
-      hint: `Use a whole number of milliseconds from 1 to ${MAX_TIMER_MS} (tapedeck serve ${FLAGS[name]} <ms>).`,
-    });
-  }
-  return v;
-}
-
 /** The URL as shown in messages: no credentials, no query (keys travel there), no fragment. */
 export function safeUrl(url: string): string {
   try {
@@ -114,9 +56,6 @@ export function safeUrl(url: string): string {
     return url.replace(/[?#].*$/s, '');
   }
 }
-
-// Statuses a Response must not have a body for (the answer is over with its headers).
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 /** Why a call ended early, kept so the failure it causes can be named (timeout, client, shutdown). */
 type Stop = 'idle' | 'client' | 'shutdown';

@@ -31,7 +31,9 @@ const client = (baseURL: string, fetch: typeof globalThis.fetch) => new OpenAI({
 const claude = (baseURL: string, fetch: typeof globalThis.fetch) => new Anthropic({ apiKey: 'sk-ant-test-only', baseURL, fetch, maxRetries: 0 });
 
 describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tapedeck-browser-'));
+  // Made in beforeAll: a describe's body runs even when the suite is skipped (no Chromium), and
+  // a folder made there was left behind.
+  let dir = '';
   const files = new Map<string, { body: Uint8Array | string; type: string }>();
   let server: Server;
   let base = '';
@@ -50,6 +52,7 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
   let streamChunks = 0;
 
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tapedeck-browser-'));
     // 1. Record in Node through createFetch against a stand-in provider, then replay in Node.
     const tape = join(dir, 'chat.tape');
     const upstream = await startUpstream();
@@ -126,7 +129,7 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
   afterAll(async () => {
     await browser?.close();
     await new Promise((r) => server?.close(r));
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('the recording and the Node replay agree (the oracle is sound)', () => {
@@ -279,6 +282,19 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
 
   it('passthrough sends every request to the live fetch', async () => {
     expect(await page.evaluate((u) => window.suite.passthrough(u), '/tapes/chat.tape')).toEqual({ content: 'live answer', seen: ['https://api.openai.com/v1/chat/completions'] });
+  });
+
+  it('passthrough failures: an unreachable API is a 502 naming its origin with a fix for pages, an abort stays the caller\'s', async () => {
+    const r = await page.evaluate((u) => window.suite.passthroughFailures(u), '/tapes/chat.tape');
+    expect(r.unreachable.status).toBe(502);
+    expect(r.unreachable.error.code).toBe('E_UPSTREAM');
+    expect(r.unreachable.error.message).toContain('https://api.openai.com is unreachable (Failed to fetch)');
+    expect(r.unreachable.error.message).not.toContain('secret');
+    // A page has no TAPEDECK_MODE nor createFetch: the fix names the option it does have.
+    expect(r.unreachable.error.message).toContain("createReplayFetch mode 'replay'");
+    expect(r.unreachable.error.message).not.toContain('TAPEDECK_MODE');
+    expect(r.whenAborted).toBe('AbortError');
+    expect(r.fetchSawSignal).toBe(true);
   });
 
   it('service-worker mode answers a page that calls fetch itself', async () => {

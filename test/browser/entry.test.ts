@@ -30,6 +30,32 @@ describe('llm-tapedeck/browser as bundled', () => {
     expect(Object.values(out.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path))).toEqual([]);
   });
 
+  it("leaves out Node's upstream link and the shared store's fleet: a page passes through with its own fetch, and its tape is never shared", async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs).toContain('dist/proxy/upstream.browser.js');
+    expect(inputs).toContain('dist/proxy/fleet.browser.js');
+    expect(inputs.filter((f) => /proxy\/(upstream|fleet)\.js$/.test(f))).toEqual([]);
+    // The stand-in's link: the request as Node forwards it (no hop-by-hop headers), the page's
+    // fetch answering, and a failure as E_UPSTREAM naming only the origin.
+    const { UpstreamLink } = (await import(join(root, 'dist/proxy/upstream.browser.js'))) as { UpstreamLink: new (f: typeof fetch, o: object) => { start(u: string, r: object, s?: AbortSignal): { response: Promise<Response> } } };
+    const sent: [string, RequestInit][] = [];
+    const ok = new UpstreamLink(async (u, init) => (sent.push([String(u), init!]), new Response('live')), {});
+    const body = new TextEncoder().encode('{"a":1}');
+    const r = await ok.start('https://api.example/v1/x', { method: 'post', url: '/v1/x', headers: { connection: 'keep-alive', 'x-api-key': 'k', 'accept-encoding': 'gzip' }, body }).response;
+    expect(await r.text()).toBe('live');
+    expect(sent[0]![1].method).toBe('POST');
+    expect(sent[0]![1].headers).toEqual([['x-api-key', 'k']]);
+    expect(sent[0]![1].body).toBe(body);
+    const down = new UpstreamLink(async () => Promise.reject(new TypeError('Failed to fetch')), {});
+    // Closing the replay fetch ends a call still waiting for its answer, as in Node.
+    const hung = new UpstreamLink((_u, init) => new Promise((_r, reject) => init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason))), {}) as unknown as { start(u: string, r: object): { response: Promise<Response> }; shutdown(m: string): void };
+    const waiting = hung.start('https://api.example/v1/x', { method: 'GET', url: '/v1/x', headers: {}, body: new Uint8Array(0) }).response;
+    hung.shutdown('closed before the upstream answered');
+    await expect(waiting).rejects.toMatchObject({ code: 'E_PROXY_CLOSED', message: expect.stringContaining('closed before the upstream answered') });
+    await expect(down.start('https://api.example/v1/x?key=secret', { method: 'GET', url: '/v1/x', headers: {}, body: new Uint8Array(0) }).response).rejects.toMatchObject({ code: 'E_UPSTREAM', details: { upstream: 'https://api.example' } });
+  });
+
   it('leaves out faults on demand (chaos): its stand-in refuses them, and every provider\'s fault shapes stay out', async () => {
     const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
     const inputs = Object.keys(out.metafile.inputs);

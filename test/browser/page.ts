@@ -98,6 +98,37 @@ const suite = {
     const r = await client(f).chat.completions.create({ model: 'gpt-4o-mini', temperature: 0, messages: [{ role: 'user', content: 'Hello there, héllo ✓' }] });
     return { content: r.choices[0]!.message.content, seen };
   },
+  /**
+   * Passthrough when the live API fails: a fetch that cannot connect, and a call its caller
+   * aborts while the API has not answered.
+   */
+  async passthroughFailures(url: string) {
+    const tape = await tapedeck.loadTape(url);
+    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    const init = { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-live' }, body };
+    const down = tapedeck.createReplayFetch({ tape, mode: 'passthrough', fetch: async () => Promise.reject(new TypeError('Failed to fetch')) });
+    const r = await down('https://api.openai.com/v1/chat/completions?key=secret', init);
+    const unreachable = { status: r.status, error: ((await r.json()) as { error: { code: string; message: string; hint?: string } }).error };
+    await down.close();
+    let seenSignal: AbortSignal | undefined;
+    const hanging: typeof fetch = (_input, given) =>
+      new Promise((_resolve, reject) => {
+        seenSignal = given?.signal ?? undefined;
+        given?.signal?.addEventListener('abort', () => reject(given.signal!.reason), { once: true });
+      });
+    const slow = tapedeck.createReplayFetch({ tape, mode: 'passthrough', fetch: hanging });
+    const caller = new AbortController();
+    const aborted = slow('https://api.openai.com/v1/chat/completions', { ...init, signal: caller.signal }).then(
+      () => 'answered',
+      (e: unknown) => (e instanceof Error ? e.name : String(e)),
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    caller.abort();
+    const whenAborted = await aborted;
+    const fetchSawSignal = seenSignal instanceof AbortSignal;
+    await slow.close();
+    return { unreachable, whenAborted, fetchSawSignal };
+  },
   /** Registers the replaying service worker and calls the API with plain fetch, as a page would. */
   async viaServiceWorker() {
     const reg = await navigator.serviceWorker.register('/sw.js', { type: 'module', scope: '/' });

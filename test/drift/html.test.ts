@@ -17,12 +17,14 @@ const reason = skipReason();
 if (reason) console.log(reason);
 
 describe.skipIf(reason !== undefined)('the HTML drift report in headless Chromium', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tapedeck-drift-html-'));
+  // Made in beforeAll: a describe's body runs even when the suite is skipped (no Chromium).
+  let dir = '';
   let report: DriftReport;
   let browser: Awaited<ReturnType<typeof launchChromium>>;
   const requested: string[] = [];
 
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tapedeck-drift-html-'));
     mkdirSync(join(dir, 'old'));
     mkdirSync(join(dir, 'new'));
     for (const v of ['text', 'tool-calls', 'benign', 'finish'] as const) {
@@ -43,7 +45,7 @@ describe.skipIf(reason !== undefined)('the HTML drift report in headless Chromiu
 
   afterAll(async () => {
     await browser?.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   async function open(r: DriftReport) {
