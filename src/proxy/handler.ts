@@ -676,6 +676,9 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     timing: opts.timing,
     recordCommand: opts.sessionRecordCommand ?? 're-record: restart tapedeck serve with --mode record',
     onWarning: (m: string) => d.warnOnce(m),
+    // A test's proxy (tape.serve()): its sessions are the test's own on a tape tests share, as its HTTP recordings are.
+    ...(opts.run !== undefined ? { run: opts.run } : {}),
+    ...(opts.test !== undefined ? { test: opts.test } : {}),
   });
 
   // MCP Streamable HTTP requests (JSON-RPC bodies, Mcp-Session-Id) go to an MCP endpoint on

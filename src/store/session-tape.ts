@@ -22,6 +22,17 @@ export interface SessionTapeOptions {
   durable?: boolean;
   /** Problems that reach no client: failed appends, damaged records, cut sessions. */
   onWarning?: (message: string) => void;
+  /**
+   * The run this writer belongs to: writers of one run (the workers of one test run) never
+   * replace each other's recordings in record mode. The test helpers set it.
+   */
+  run?: string;
+  /**
+   * The test this writer records and replays for, on a tape several tests share: its records
+   * name the test, and a test is served its own recordings of a call, in the order it made them
+   * (docs/vitest.md, "Tapes shared by tests"). The test helpers set it.
+   */
+  test?: string;
 }
 
 /**
@@ -50,7 +61,7 @@ export async function openSessionCollection<R>(opts: SessionTapeOptions, kind: R
   const mode = sessionTapeMode(opts, example);
   if (mode === 'passthrough') return { mode, location: typeof opts.tape === 'string' ? opts.tape : (opts.tape?.location ?? '(none)') };
   const backend = storeBackend(opts.tape!);
-  const col = await RecordCollection.open(backend, { mode, kind, durable: opts.durable });
+  const col = await RecordCollection.open(backend, { mode, kind, durable: opts.durable, ...(opts.run !== undefined ? { run: opts.run } : {}), ...(opts.test !== undefined ? { test: opts.test } : {}) });
   return { mode: col.mode, col, location: backend.location };
 }
 

@@ -410,6 +410,9 @@ function openTape(opts: TestTapeOptions): TestTape {
         ...(mcpOpts.chaos ? { chaos: { live: true, ...mcpOpts.chaos } } : {}),
         tape: where,
         mode,
+        // A tape tests share (per file): the test's own exchanges, as for its fetch.
+        ...runOpt,
+        ...ownerOpt,
         recordCommand: `record it: ${recordCommand}`,
         redact: mcpOpts.redact ?? opts.redact,
         onWarning: mcpOpts.onWarning ?? onWarning,
@@ -436,6 +439,7 @@ function openTape(opts: TestTapeOptions): TestTape {
         const tls = serveOpts.tls === false ? undefined : await makeLocalCertificate();
         return startProxy({
           ...(store ? { store: new RedisBackend(store.url, { namespace }) } : { tape: opts.tape }),
+          ...runOpt,
           ...ownerOpt,
           mode,
           port: 0,
