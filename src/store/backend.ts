@@ -167,8 +167,10 @@ export interface RecordBackend {
    * have a writer open now (this one's included). The collection calls it before loading, in
    * the modes that write, so a record run never removes the recordings of a writer still open
    * (see docs/modes.md). A writer that dies without releasing stops counting as open on its own.
+   * `mode`: the writer's mode, kept with the registration, so a record run that ended without
+   * closing can be told apart from an update run (its replacements were never made).
    */
-  openWriter?(run: string): Promise<WriterHandle>;
+  openWriter?(run: string, mode?: 'record' | 'update'): Promise<WriterHandle>;
 }
 
 /** An open writer's registration (see RecordBackend.openWriter). */

@@ -289,7 +289,7 @@ export class RecordCollection<R> {
     let writer: WriterHandle | undefined;
     let unwritable: TapedeckError | undefined;
     try {
-      writer = writes && backend.openWriter ? await backend.openWriter(run) : undefined;
+      writer = writes && backend.openWriter ? await backend.openWriter(run, opts.mode as 'record' | 'update') : undefined;
     } catch (e) {
       // Update mode serves what is there and records only what is missing: a store this process
       // cannot write to (a read-only checkout) is read as it is, and a recording it would need
@@ -798,7 +798,8 @@ export class RecordCollection<R> {
   private damaged(key: string, k: number, near: number | undefined, past?: { after?: number; at: number }): TapedeckError {
     const n = k + 1;
     const nth = `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
-    const lost = this.warnings.filter((w) => w.code !== 'TAPEDECK_REKEY').map((w) => w.offset);
+    // Notes about the tape (keys of an older version, an interrupted record run) are not damage.
+    const lost = this.warnings.filter((w) => !w.code.startsWith('TAPEDECK_')).map((w) => w.offset);
     const where = past
       ? past.after === undefined
         ? ` (none of its recordings is intact: the record at ${past.at} was lost to damage)`

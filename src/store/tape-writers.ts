@@ -25,13 +25,13 @@ import { holderGone, holderId } from './tape-file.ts';
  * @example
  * const w = await openTapeWriter('chat.tape', 'run-1'); try { ... } finally { await w.release() }
  */
-export async function openTapeWriter(path: string, run: string, staleMs = 30_000): Promise<WriterHandle> {
+export async function openTapeWriter(path: string, run: string, staleMs = 30_000, mode?: 'record' | 'update', ended?: WriterInfo[]): Promise<WriterHandle> {
   const dir = `${path}.writers`;
   const file = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}.json`);
   for (let attempt = 0; ; attempt++) {
     try {
       await mkdir(dir, { recursive: true });
-      await writeFile(file, JSON.stringify({ run, ...holderId() }));
+      await writeFile(file, JSON.stringify({ run, ...(mode ? { mode } : {}), ...holderId() }));
       break;
     } catch (e) {
       // The last writer out removed the directory while we made it or wrote into it: again.
@@ -54,7 +54,7 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
   }, Math.max(10, Math.floor(staleMs / 3)));
   heartbeat.unref();
   const live = new Set<string>([run]);
-  for (const w of await openWriters(path, staleMs, file)) if (typeof w.run === 'string') live.add(w.run);
+  for (const w of await openWriters(path, staleMs, file, ended)) if (typeof w.run === 'string') live.add(w.run);
   return {
     live,
     async release() {
@@ -69,6 +69,8 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
 /** A writer's registration, as its file holds it (a file being written holds nothing yet). */
 export interface WriterInfo {
   run?: unknown;
+  /** 'record' or 'update' (registrations made before the mode was kept have none). */
+  mode?: unknown;
   pid?: unknown;
   host?: unknown;
   start?: unknown;
@@ -76,12 +78,13 @@ export interface WriterInfo {
 
 /**
  * The writers registered as open on the tape at `path` now, `except` a registration file (the
- * caller's own); the files of writers that have ended are removed on the way.
+ * caller's own); the files of writers that have ended are removed on the way (and their
+ * registrations added to `ended`).
  *
  * @example
  * const open = await openWriters('chat.tape'); if (open.length) console.log(`pid ${open[0].pid} records to it`)
  */
-export async function openWriters(path: string, staleMs = 30_000, except?: string): Promise<WriterInfo[]> {
+export async function openWriters(path: string, staleMs = 30_000, except?: string, ended?: WriterInfo[]): Promise<WriterInfo[]> {
   const dir = `${path}.writers`;
   const open: WriterInfo[] = [];
   for (const name of await readdir(dir).catch(() => [] as string[])) {
@@ -98,8 +101,10 @@ export async function openWriters(path: string, staleMs = 30_000, except?: strin
       // On this host the process decides, however long ago the file was touched: a paused
       // writer touches nothing, and its acknowledged recordings must stay.
       const dead = holderGone(info) ?? Date.now() - st.mtimeMs > staleMs;
-      if (dead) await unlink(other).catch(() => {});
-      else open.push(info);
+      if (dead) {
+        await unlink(other).catch(() => {});
+        ended?.push(info);
+      } else open.push(info);
     } catch {
       // Gone meanwhile (its writer closed), or being written: a writer that has not finished
       // registering has appended nothing yet.
@@ -118,4 +123,43 @@ export async function openWriters(path: string, staleMs = 30_000, except?: strin
 export async function tapeWritersOpen(path: string): Promise<boolean> {
   const names = await readdir(`${path}.writers`).catch(() => [] as string[]);
   return names.some((n) => n.endsWith('.json'));
+}
+
+/**
+ * The record runs registered on the tape at `path` whose writer ended without closing (killed,
+ * crashed, exited before close()), read without removing anything (a reader must not write).
+ * Such a run's recordings are on the tape, but the older recordings it was to replace at close
+ * are too, and replay serves those first.
+ *
+ * @example
+ * for (const w of await interruptedRecordRuns('chat.tape')) console.warn(`run ${w.run} (pid ${w.pid}) did not close`)
+ */
+export async function interruptedRecordRuns(path: string, staleMs = 30_000): Promise<WriterInfo[]> {
+  const dir = `${path}.writers`;
+  const out: WriterInfo[] = [];
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.endsWith('.json')) continue;
+    try {
+      const file = join(dir, name);
+      const info = JSON.parse(await readFile(file, 'utf8')) as WriterInfo;
+      if (info.mode !== 'record') continue;
+      const dead = holderGone(info) ?? Date.now() - (await stat(file)).mtimeMs > staleMs;
+      if (dead) out.push(info);
+    } catch {
+      // Gone meanwhile, or being written: not an ended writer.
+    }
+  }
+  return out;
+}
+
+/**
+ * The note a tape's reader gives for a record run that ended without closing: what it left
+ * behind and how to fix it.
+ *
+ * @example
+ * interruptedRunMessage('chat.tape', { run: 'r1', pid: 4242 })
+ */
+export function interruptedRunMessage(path: string, w: WriterInfo): string {
+  const who = [typeof w.pid === 'number' ? `pid ${w.pid}` : undefined, typeof w.run === 'string' ? `run ${w.run}` : undefined].filter(Boolean).join(', ');
+  return `${path}: a record run (${who}) ended without closing the tape (killed, crashed, or exited before close()). Its recordings are kept, but the older recordings of the same requests it was to replace were not removed, and replay serves those first. Record again (TAPEDECK_MODE=record, or tapedeck serve --mode record) and let it close, to replace them.`;
 }

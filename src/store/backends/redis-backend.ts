@@ -193,7 +193,7 @@ export class RedisBackend implements RecordBackend {
    * only paused past it (a debugger, a frozen container, a blocked event loop) still counts
    * while its connection to Redis is open.
    */
-  async openWriter(run: string, lifeMs = this.opts.writerLeaseMs ?? 30_000): Promise<WriterHandle> {
+  async openWriter(run: string, _mode?: 'record' | 'update', lifeMs = this.opts.writerLeaseMs ?? 30_000): Promise<WriterHandle> {
     const store = await this.records();
     const member = `${run} ${randomBytes(6).toString('hex')}`;
     const runOf = (m: string) => m.slice(0, m.lastIndexOf(' '));

@@ -9,7 +9,7 @@ import { mkdir, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
-import { openTapeWriter, tapeWritersOpen } from '../tape-writers.ts';
+import { interruptedRecordRuns, interruptedRunMessage, openTapeWriter, tapeWritersOpen, type WriterInfo } from '../tape-writers.ts';
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
@@ -140,9 +140,10 @@ export class TapeBackend implements RecordBackend {
         at: (i) => offsets[i]!,
       };
       let list: LoadedRecord[] | undefined;
+      const notes = await this.interrupted();
       const result: LoadResult = {
         exists: true,
-        warnings: [],
+        warnings: notes,
         get records(): LoadedRecord[] {
           return (list ??= Array.from({ length: table.length }, (_, i) => table.record(i)));
         },
@@ -159,7 +160,7 @@ export class TapeBackend implements RecordBackend {
       if (!opts.create && e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND') return { exists: false, records: [], warnings: [] };
       throw e;
     }
-    const warnings = [...scan.warnings];
+    const warnings = [...scan.warnings, ...(await this.interrupted())];
     if (opts.create && scan.header.headerLost === true) {
       // A writer needs the tape's salt before its first record (masks are keyed under it), so
       // a lost header (a 0-byte file, damage) is replaced now, keeping every record, rather
@@ -203,8 +204,22 @@ export class TapeBackend implements RecordBackend {
     return { kept: r.kept, removed: r.dropped, warnings: r.warnings };
   }
 
-  openWriter(run: string): Promise<WriterHandle> {
-    return openTapeWriter(this.path, run, this.lock.staleMs);
+  openWriter(run: string, mode?: 'record' | 'update'): Promise<WriterHandle> {
+    this.ended = [];
+    return openTapeWriter(this.path, run, this.lock.staleMs, mode, this.ended);
+  }
+
+  /**
+   * Registrations of writers that had ended, removed as this writer registered (undefined: no
+   * writer registered, so load() reads them itself without removing them).
+   */
+  private ended: WriterInfo[] | undefined;
+
+  /** Notes for record runs that ended without closing the tape (see interruptedRecordRuns). */
+  private async interrupted(): Promise<StoreWarning[]> {
+    const runs = this.ended ? this.ended.filter((w) => w.mode === 'record') : await interruptedRecordRuns(this.path, this.lock.staleMs);
+    this.ended = undefined;
+    return runs.map((w) => ({ code: 'TAPEDECK_INTERRUPTED_RUN', offset: 0, message: interruptedRunMessage(this.path, w) }));
   }
 
   /**

@@ -1,0 +1,107 @@
+// A record run that ends without closing its tape (killed after its client got the answer):
+// its recording is kept, but the older recording of the same request it was to replace at
+// close is too, and replay serves that one first. Nothing said so: the old answer came back
+// silently. Now whoever opens the tape next (replay, or a writer) is told, with the fix.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
+import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
+
+const root = join(import.meta.dirname, '../..');
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-interrupted-'));
+let upstream: Upstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(async () => {
+  await upstream?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const ask = async (f: typeof fetch, base: string): Promise<string> => {
+  const r = await f(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }) });
+  return ((await r.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+};
+
+/** Records one answer in a child process that is killed (SIGKILL) once it has the answer. */
+function killedRecordRun(tape: string, base: string): Promise<string> {
+  const script = `
+    import { createFetch } from ${JSON.stringify(join(root, 'dist/proxy/index.js'))};
+    const f = createFetch({ tape: ${JSON.stringify(tape)}, mode: 'record' });
+    const r = await f(${JSON.stringify(`${base}/v1/chat/completions`)}, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }) });
+    process.stdout.write((await r.json()).choices[0].message.content);
+    process.kill(process.pid, 'SIGKILL');
+  `;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.on('error', reject);
+    child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? resolve(out) : reject(new Error(`child ended with ${signal ?? _code}: ${out}`))));
+  });
+}
+
+describe('a record run that ended without closing its tape', () => {
+  it('is named, with its fix, to the replay that serves the older recording, and to the next writer', async () => {
+    const tape = join(dir, 'chat.tape');
+    const first = createFetch({ tape, mode: 'record' });
+    const old = await ask(first, upstream.url);
+    await first.close();
+    const killed = await killedRecordRun(tape, upstream.url);
+    expect(killed).not.toBe(old);
+    expect(readdirSync(`${tape}.writers`).length).toBe(1);
+
+    const warned: string[] = [];
+    const replay = createFetch({ tape, mode: 'replay', onWarning: (m) => warned.push(m) });
+    // The older recording comes first, as before: what changed is that it is not silent.
+    expect(await ask(replay, upstream.url)).toBe(old);
+    await replay.close();
+    const note = warned.find((m) => m.includes('ended without closing'));
+    expect(note, warned.join('\n')).toContain(`${tape}: a record run (pid `);
+    expect(note).toContain('replay serves those first');
+    expect(note).toContain('TAPEDECK_MODE=record');
+    // A reader leaves the registration where it is.
+    expect(readdirSync(`${tape}.writers`).length).toBe(1);
+
+    // The next writer is told too, and removes the ended writer's registration.
+    const writerWarned: string[] = [];
+    const update = createFetch({ tape, mode: 'update', onWarning: (m) => writerWarned.push(m) });
+    await ask(update, upstream.url);
+    await update.close();
+    expect(writerWarned.some((m) => m.includes('ended without closing'))).toBe(true);
+    expect(existsSync(`${tape}.writers`)).toBe(false);
+
+    // Recording again and closing replaces both: replay then serves the new answer, and says nothing.
+    const again = createFetch({ tape, mode: 'record' });
+    const fresh = await ask(again, upstream.url);
+    await again.close();
+    const quiet: string[] = [];
+    const last = createFetch({ tape, mode: 'replay', onWarning: (m) => quiet.push(m) });
+    expect(await ask(last, upstream.url)).toBe(fresh);
+    await last.close();
+    expect(quiet.filter((m) => m.includes('ended without closing'))).toEqual([]);
+  });
+
+  it('an update run that ended without closing is not named: it replaced nothing', async () => {
+    const tape = join(dir, 'update.tape');
+    const first = createFetch({ tape, mode: 'record' });
+    await ask(first, upstream.url);
+    await first.close();
+    const script = `
+      import { createFetch } from ${JSON.stringify(join(root, 'dist/proxy/index.js'))};
+      const f = createFetch({ tape: ${JSON.stringify(tape)}, mode: 'update' });
+      await f.ready;
+      process.kill(process.pid, 'SIGKILL');
+    `;
+    await new Promise<void>((resolve) => spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit' }).on('exit', () => resolve()));
+    expect(readdirSync(`${tape}.writers`).length).toBe(1);
+    const warned: string[] = [];
+    const replay = createFetch({ tape, mode: 'replay', onWarning: (m) => warned.push(m) });
+    await ask(replay, upstream.url);
+    await replay.close();
+    expect(warned.filter((m) => m.includes('ended without closing'))).toEqual([]);
+  });
+});
