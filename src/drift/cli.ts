@@ -36,6 +36,17 @@ function warnDamage(side: LoadedSide): void {
   for (const { tape, warning } of side.warnings) process.stderr.write(`tapedeck: warning: ${tape}: ${warning.code} at byte ${warning.offset}: ${warning.message}\n`);
 }
 
+/**
+ * Says which tapes of the folders could not be read at all (left out of the report); true when
+ * there were any, so the command exits as for bad input after reporting on the rest.
+ */
+function reportUnreadable(command: string, ...sides: LoadedSide[]): boolean {
+  const all = sides.flatMap((s) => s.unreadable);
+  for (const { tape, error } of all) process.stderr.write(`tapedeck ${command}: ${tape} left out: ${error.code}: ${error.message.split('\n')[0]}\n`);
+  if (all.length > 0) process.stderr.write(`hint: check ${all.length === 1 ? 'it' : 'them'} with tapedeck verify, then restore ${all.length === 1 ? 'it' : 'them'} from version control or record ${all.length === 1 ? 'it' : 'them'} again; the report above leaves ${all.length === 1 ? 'it' : 'them'} out.\n`);
+  return all.length > 0;
+}
+
 // The options of every command that prints a drift report.
 const REPORT_OPTIONS = {
   format: { type: 'string', default: 'terminal' },
@@ -108,6 +119,8 @@ export async function diffCommand(args: string[]): Promise<number> {
     warnDamage(loaded.after);
     const report = driftReport(loaded.before.tapes, loaded.after.tapes, labels, { failOn, ...(usageTolerance !== undefined ? { usageTolerance } : {}) });
     printReport(report, v.format!, v.html);
+    // A tape left out could hide any change: not a pass, whatever the rest says.
+    if (reportUnreadable('diff', loaded.before, loaded.after)) return DIFF_EXIT.bad;
     return report.summary.failing > 0 ? DIFF_EXIT.failing : DIFF_EXIT.ok;
   } catch (e) {
     // Exit 1 means "answers changed", so every failure to compare is 2.
@@ -139,7 +152,7 @@ export async function statsCommand(args: string[]): Promise<number> {
     const stats = tapeStats(side.tapes, prices);
     if (v.format === 'json') process.stdout.write(`${JSON.stringify({ version: 1, pricesDate: PRICES_DATE, ...(v.prices ? { pricesFile: v.prices } : {}), ...stats }, null, 2)}\n`);
     else process.stdout.write(renderStats(stats, { pricesFile: v.prices }));
-    return 0;
+    return reportUnreadable('stats', side) ? 2 : 0;
   } catch (e) {
     process.stderr.write(formatCliError(e));
     return 2;

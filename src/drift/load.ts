@@ -14,6 +14,26 @@ import type { TapeSide } from './pair.ts';
 export interface LoadedSide {
   tapes: TapeSide[];
   warnings: { tape: string; warning: TapeWarning }[];
+  /**
+   * Tapes of a folder that could not be read at all (an unreadable header, a file that is not a
+   * tape): left out, so one of them does not end the report on the others; the commands say so
+   * and exit as for bad input.
+   */
+  unreadable: { tape: string; name: string; error: TapedeckError }[];
+}
+
+/** A folder's tape read, or set aside as unreadable when it is not a tape at all. */
+async function readOne(side: LoadedSide, name: string, read: () => Promise<{ records: { value: unknown }[]; warnings: TapeWarning[] }> | { records: { value: unknown }[]; warnings: TapeWarning[] }, warnAs = name): Promise<void> {
+  let t;
+  try {
+    t = await read();
+  } catch (e) {
+    if (!(e instanceof TapedeckError)) throw e;
+    side.unreadable.push({ tape: warnAs, name, error: e });
+    return;
+  }
+  side.tapes.push({ name, records: t.records.map((r) => r.value) });
+  for (const w of t.warnings) side.warnings.push({ tape: warnAs, warning: w });
 }
 
 const SKIP_DIRS = new Set(['node_modules', '.git']);
@@ -42,17 +62,13 @@ function kindOf(path: string, flag: string): 'file' | 'dir' {
 
 async function readSide(path: string, name: string | undefined): Promise<LoadedSide> {
   if (kindOf(path, 'tapedeck diff') === 'dir') {
-    const side: LoadedSide = { tapes: [], warnings: [] };
-    for (const rel of tapeFiles(path)) {
-      const t = await readTape(join(path, rel));
-      side.tapes.push({ name: rel, records: t.records.map((r) => r.value) });
-      for (const w of t.warnings) side.warnings.push({ tape: rel, warning: w });
-    }
+    const side: LoadedSide = { tapes: [], warnings: [], unreadable: [] };
+    for (const rel of tapeFiles(path)) await readOne(side, rel, () => readTape(join(path, rel)));
     return side;
   }
   const t = await readTape(path);
   const n = name ?? basename(path);
-  return { tapes: [{ name: n, records: t.records.map((r) => r.value) }], warnings: t.warnings.map((w) => ({ tape: n, warning: w })) };
+  return { tapes: [{ name: n, records: t.records.map((r) => r.value) }], warnings: t.warnings.map((w) => ({ tape: n, warning: w })), unreadable: [] };
 }
 
 /**
@@ -72,7 +88,18 @@ export async function loadPaths(oldPath: string, newPath: string): Promise<{ bef
   }
   // Two single tapes are one tape before and after: they share the new one's name.
   const name = ko === 'file' ? basename(newPath) : undefined;
-  return { before: await readSide(oldPath, name), after: await readSide(newPath, name) };
+  return settled(await readSide(oldPath, name), await readSide(newPath, name));
+}
+
+/**
+ * Both sides without the tapes either side could not read: compared with nothing, a tape
+ * unreadable on one side would show as all its recordings added or removed.
+ */
+function settled(before: LoadedSide, after: LoadedSide): { before: LoadedSide; after: LoadedSide } {
+  const gone = new Set([...before.unreadable, ...after.unreadable].map((u) => u.name));
+  if (gone.size === 0) return { before, after };
+  const keep = (s: LoadedSide): LoadedSide => ({ ...s, tapes: s.tapes.filter((t) => !gone.has(t.name)) });
+  return { before: keep(before), after: keep(after) };
 }
 
 function git(cwd: string, args: string[]): Buffer {
@@ -106,7 +133,7 @@ export async function loadGit(path: string, rev: string): Promise<{ before: Load
     unborn = true;
   }
   const after = await readSide(path, undefined);
-  const before: LoadedSide = { tapes: [], warnings: [] };
+  const before: LoadedSide = { tapes: [], warnings: [], unreadable: [] };
   if (unborn) return { before, after };
   let names: string[];
   if (kind === 'dir') {
@@ -127,11 +154,9 @@ export async function loadGit(path: string, rev: string): Promise<{ before: Load
       if (/does not exist|exists on disk, but not in/.test(gitMessage(e) ?? '')) continue;
       throw new TapedeckError('E_GIT', `git show ${rev}:${name} failed: ${gitMessage(e)}`, { file: join(cwd, name), hint: '--git takes a commit, branch or tag, e.g. --git HEAD' });
     }
-    const t = parseTape(bytes, `${rev}:${name}`);
-    before.tapes.push({ name, records: t.records.map((r) => r.value) });
-    for (const w of t.warnings) before.warnings.push({ tape: `${rev}:${name}`, warning: w });
+    await readOne(before, name, () => parseTape(bytes, `${rev}:${name}`), `${rev}:${name}`);
   }
-  return { before, after };
+  return settled(before, after);
 }
 
 /**
@@ -141,12 +166,13 @@ export async function loadGit(path: string, rev: string): Promise<{ before: Load
  * const { tapes } = await loadTapes(['tapes/', 'extra.tape'])
  */
 export async function loadTapes(paths: readonly string[]): Promise<LoadedSide> {
-  const out: LoadedSide = { tapes: [], warnings: [] };
+  const out: LoadedSide = { tapes: [], warnings: [], unreadable: [] };
   for (const p of paths) {
     const isDir = kindOf(p, 'tapedeck stats') === 'dir';
     const side = await readSide(p, isDir ? undefined : p);
     for (const t of side.tapes) out.tapes.push(isDir ? { ...t, name: join(p, t.name) } : t);
     for (const w of side.warnings) out.warnings.push(isDir ? { ...w, tape: join(p, w.tape) } : w);
+    for (const u of side.unreadable) out.unreadable.push(isDir ? { ...u, tape: join(p, u.tape) } : u);
   }
   return out;
 }

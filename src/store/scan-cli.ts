@@ -5,7 +5,7 @@
  * listed with its byte offsets, and a tape with damage is never reported clean.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, reportCliError } from '../cli-errors.ts';
@@ -146,9 +146,31 @@ export async function scanCommand(args: string[]): Promise<number> {
         await scan(t.file, { records: p.records, warnings: p.warnings, size: () => t.bytes.length, bytes: async (s, e) => t.bytes.subarray(s, e) });
       }
     }
-    // Tapes on disk are read a window at a time.
+    // Tapes on disk are read a window at a time. One that cannot be read as a tape at all (its
+    // header unreadable) does not end the scan of the others: its bytes are searched for key
+    // formats, and it counts as damage scan could not fully check.
     for (const p of parsed.positionals) {
-      for (const file of tapesUnder(p)) await withTapeStream(file, (t) => scan(file, { records: decodedRecords(t, file), warnings: t.warnings, size: () => t.size, bytes: (s, e) => t.bytes(s, e) }));
+      for (const file of tapesUnder(p)) {
+        try {
+          await withTapeStream(file, (t) => scan(file, { records: decodedRecords(t, file), warnings: t.warnings, size: () => t.size, bytes: (s, e) => t.bytes(s, e) }));
+        } catch (e) {
+          if (!(e instanceof TapedeckError) || e.code === 'E_OUTPUT') throw e;
+          tapes++;
+          damaged.push(file);
+          process.stdout.write(`${file}: unreadable as a tape, searched for key formats only: ${e.code} ${e.message.split('\n')[0]}\n`);
+          let bytes: Uint8Array = new Uint8Array(0);
+          try {
+            bytes = readFileSync(file);
+          } catch {
+            // Not even readable as bytes (permissions, a folder): said above, nothing to search.
+          }
+          for (const f of secretsInBytes(bytes)) {
+            findings++;
+            files.add(file);
+            process.stdout.write(`${file}: (byte ${f.offset}) unreadable tape: ${f.kind} ${f.excerpt}\n`);
+          }
+        }
+      }
     }
     if (findings === 0 && damaged.length === 0) {
       process.stdout.write(`No credentials found in ${plural(tapes, 'tape')} (${plural(records, 'record')}).\n`);
