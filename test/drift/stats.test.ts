@@ -50,8 +50,28 @@ describe('tapedeck stats', () => {
     const t = cli('stats', 'tapes');
     expect(t.status).toBe(0);
     expect(t.stdout).toMatch(/^2 tapes, 26 recorded calls\n/);
-    expect(t.stdout).toMatch(/\nanthropic +claude-sonnet-4-5-20250929 +8 +160 +96 +\$0\.0019 /);
+    expect(t.stdout).toMatch(/\nPROVIDER +MODEL +CALLS +ERRORS +TOKENS IN /);
+    expect(t.stdout).toMatch(/\nanthropic +claude-sonnet-4-5-20250929 +8 +0 +160 +96 +\$0\.0019 /);
     expect(t.stdout).toContain(`list prices per million tokens of ${PRICES_DATE}`);
+  });
+
+  it("error answers count under their route's provider and model, and the table shows them", () => {
+    // A recorded 429 and 500: no provider module reads an error body, yet they are OpenAI's and
+    // Anthropic's calls (they were under "other", and the table had no errors column).
+    writeFileSync(join(dir, 'errors.json'), JSON.stringify([
+      { request: { url: 'https://api.openai.com/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } }, response: { status: 429, body: { error: { message: 'Rate limit reached', type: 'rate_limit_error' } } } },
+      { request: { url: 'https://api.anthropic.com/v1/messages', body: { model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } }, response: { status: 500, body: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } } } },
+    ]));
+    const add = cli('add', 'errors.tape', 'errors.json');
+    expect(add.status, add.stderr).toBe(0);
+    const s = JSON.parse(cli('stats', 'errors.tape', '--format', 'json').stdout);
+    expect(s.rows.map((x: Record<string, unknown>) => [x.provider, x.model, x.calls, x.errors])).toEqual([
+      ['anthropic', 'claude-sonnet-4-5', 1, 1],
+      ['openai', 'gpt-4o-mini', 1, 1],
+    ]);
+    const t = cli('stats', 'errors.tape');
+    expect(t.stdout).toMatch(/\nopenai +gpt-4o-mini +1 +1 +0 +0 /);
+    expect(t.stdout).toMatch(/\ntotal +2 +2 +0 +0 /);
   });
 
   it('--prices overrides the defaults; a model without a price is named and left out', () => {
