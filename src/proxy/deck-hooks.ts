@@ -9,7 +9,7 @@ import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKeys } from '../match/matcher.ts';
 import type { NormalizeOptions } from '../providers/normalize.ts';
-import { callHook, httpView, isPromise, returnedPromise, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
+import { callHook, httpView, isHookError, isPromise, returnedPromise, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
 import type { HttpRecord, MatchKind, StoredHeaders } from '../store/records.ts';
 
 /**
@@ -65,6 +65,21 @@ export function beforeRecord(
     out.rekeyed = out.key !== ex.key;
   }
   return out;
+}
+
+/**
+ * Reports an exchange that a user's hook kept from being recorded (beforeRecord threw, or
+ * returned a promise or not a recording), naming the route, the hook, the fix and what the
+ * client got: on a stream that has started the client sees only a cut, and the one who runs
+ * the proxy (or the test) must learn why. False, and nothing said, for any other error.
+ *
+ * @example
+ * if (reportRecordHookFailure((m) => d.warnOnce(m), p.route, e, 'the stream was cut before its end')) d.countError()
+ */
+export function reportRecordHookFailure(warn: (m: string) => void, route: string, e: unknown, outcome: string): boolean {
+  if (!isHookError(e)) return false;
+  warn(`tapedeck: ${route}: ${e.code} ${e.message} Not recorded: ${outcome}.`);
+  return true;
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import type { Deck, DeckRequest, Prepared } from './deck.ts';
+import { reportRecordHookFailure } from './deck-hooks.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { ChunkLog, FinalEventHold, readWhole, storedResponseHeaders, streamsAnswer } from './upstream.ts';
@@ -33,6 +34,7 @@ export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq
   out.set('x-tapedeck-key', p.key);
   const init = { status: up.status, statusText: up.statusText, headers: out };
   const log = new ChunkLog();
+  const streamed = up.body !== null && !NULL_BODY.has(up.status) && (streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq));
   /**
    * Records the answer if it is whole; resolves once the record is durable: 'stored', or
    * 'unrecorded' (not whole, or failed with onRecordFailure 'serve'), or the E_RECORD_FAILED
@@ -45,20 +47,26 @@ export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq
       d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
       return 'unrecorded';
     }
-    const failed = await d.record(
-      p,
-      dreq,
-      { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) },
-      recordedAt,
-      performance.now() - t0,
-    ).durable;
+    let recording: ReturnType<Deck['record']>;
+    try {
+      recording = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+    } catch (e) {
+      // A beforeRecord hook that failed: the caller gets the error (a whole answer's, or its
+      // stream's end), and onWarning names the route, as the proxy's stderr does; a caller that
+      // stopped reading a stream would otherwise never hear of it.
+      if (!reportRecordHookFailure((m) => d.warnOnce(m), p.route, e, streamed ? 'the stream ended with the error' : 'the caller got the error')) throw e;
+      // A whole answer's error is counted where the caller gets it (createFetch's error answer).
+      if (streamed) d.countError();
+      return e as TapedeckError;
+    }
+    const failed = await recording.durable;
     if (!failed) return 'stored';
     if (!d.serveUnrecorded) return failed;
     d.countUnrecorded();
     return 'unrecorded';
   };
   out.set('x-tapedeck-trace', d.traceFor(p, recordedAt.toISOString()));
-  if (!up.body || NULL_BODY.has(up.status) || !(streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq))) {
+  if (!streamed) {
     // Not a stream: read whole and recorded before the caller sees a status, so a failed
     // record is an error answer and a stored one says `recorded`.
     let body: Uint8Array | null = null;

@@ -7,6 +7,7 @@ import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
+import { reportRecordHookFailure } from './deck-hooks.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
@@ -529,7 +530,13 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     if (recordIt && !streaming) return forwardWhole(d, req, res, dreq, p, up, headers, out, recordedAt, t0, () => clientGone);
-    writeUpstreamHead(req, res, up, out);
+    // A stream being recorded sends its head with its first bytes (when node:http would send it
+    // anyway): until then, a record that fails (a beforeRecord hook that throws on an answer
+    // that came in one read, its final event held back) is still a whole error answer.
+    const head = () => {
+      if (!res.headersSent) writeUpstreamHead(req, res, up, out);
+    };
+    if (!recordIt) head();
     const log = recordIt ? new ChunkLog() : undefined;
     // The chunk with the stream's final event waits for the record (FinalEventHold).
     const hold = recordIt ? new FinalEventHold() : undefined;
@@ -543,7 +550,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
           if (clientGone) continue;
           if (!hold) {
             if (!res.write(value)) await drained(res);
-          } else for (const b of hold.push(value)) if (!res.write(b)) await drained(res);
+          } else {
+            for (const b of hold.push(value)) {
+              head();
+              if (!res.write(b)) await drained(res);
+            }
+          }
         }
       } catch (e) {
         // The upstream failed, went quiet past the idle timeout, or shutdown cut it mid-answer:
@@ -562,10 +574,26 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
         // what came, the tape gets nothing, since half an answer replayed as whole is worse than a miss.
         d.countError();
         d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
+        head();
         await writeHeld(res, hold);
         res.addTrailers({ 'x-tapedeck-recorded': 'false' });
       } else {
-        const { rec, durable } = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+        let recording: ReturnType<Deck['record']>;
+        try {
+          recording = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+        } catch (e) {
+          // The beforeRecord hook failed (or the record could not be built). Said where whoever
+          // runs the proxy sees it: the client may only see a cut. Nothing sent yet: the error
+          // is the answer (500 E_HOOK). Else the stream is cut before its final event, as for a
+          // failed record (docs/modes.md rule 17): no clean end, so the SDK raises.
+          const sent = res.headersSent || clientGone;
+          reportRecordHookFailure((m) => d.warnOnce(m), p.route, e, sent ? 'the stream was cut before its end' : 'the client got the error');
+          if (!sent) throw e;
+          d.countError();
+          res.destroy(e instanceof Error ? e : undefined);
+          return;
+        }
+        const { rec, durable } = recording;
         // The answer ends only once its record is on disk: a client that got a whole answer
         // knows it is on the tape, whatever happens to this process next. One whose record
         // failed is cut before its final event (no clean end: the SDK raises, and a reader that
@@ -578,10 +606,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
         }
         if (failed) d.countUnrecorded();
         else if (rec) remember(rec);
+        head();
         await writeHeld(res, hold);
         res.addTrailers({ 'x-tapedeck-recorded': failed ? 'false' : 'true' });
       }
     }
+    head();
     res.end();
   }
 
@@ -614,7 +644,15 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       res.end(body);
       return;
     }
-    const { rec, durable } = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+    let recording: ReturnType<Deck['record']>;
+    try {
+      recording = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+    } catch (e) {
+      // The client gets the error (500 E_HOOK); the route goes with it to whoever runs the proxy.
+      reportRecordHookFailure((m) => d.warnOnce(m), p.route, e, gone() ? 'the client had gone' : 'the client got the error');
+      throw e;
+    }
+    const { rec, durable } = recording;
     const failed = await durable;
     if (gone()) return;
     if (failed && !d.serveUnrecorded) {

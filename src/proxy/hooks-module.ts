@@ -6,12 +6,12 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TapedeckError } from '../errors.ts';
-import type { RecordingHooks } from '../store/hooks.ts';
+import { asyncHook, isAsyncFunction, type RecordingHooks } from '../store/hooks.ts';
 import type { MatchFunction } from './deck-hooks.ts';
 
 /**
  * Loads a hooks module. E_ARG when it cannot be loaded, exports none of the names, or exports
- * one that is not a function.
+ * one that is not a function or is an async one (hooks are synchronous).
  *
  * @example
  * const hooks = await loadHooksModule('./hooks.mjs') // { beforeRecord, match }
@@ -31,6 +31,8 @@ export async function loadHooksModule(file: string): Promise<RecordingHooks & { 
     const v = from[name];
     if (v === undefined) continue;
     if (typeof v !== 'function') throw new TapedeckError('E_ARG', `${name} in the hooks module ${file} is a ${typeof v}, not a function.`, { hint: `export function ${name}(...) { ... }` });
+    // Refused before the proxy listens: called, it could only fail each request (a stream cut).
+    if (isAsyncFunction(v)) throw asyncHook(name, `the hooks module ${file}`);
     (out as Record<string, unknown>)[name] = v;
   }
   if (Object.keys(out).length === 0) {

@@ -82,18 +82,44 @@ function parseOr(text: string): unknown {
   }
 }
 
-/** Checks a name given as a hook is a function (E_ARG otherwise). */
+/** Checks a name given as a hook is a function, and not an async one (E_ARG otherwise). */
 export function checkHooks(hooks: RecordingHooks, where = 'options'): void {
   for (const name of ['beforeRecord', 'beforeReplay'] as const) {
     const h = hooks[name];
     if (h !== undefined && typeof h !== 'function') {
       throw new TapedeckError('E_ARG', `${name} in the ${where} must be a function; got ${typeof h}.`, { hint: `e.g. ${name}: (recording) => recording` });
     }
+    if (h !== undefined && isAsyncFunction(h)) throw asyncHook(name, `the ${where}`);
   }
 }
 
 /** The user functions tapedeck calls: the two hooks and the custom matcher. */
 export type HookName = 'beforeRecord' | 'beforeReplay' | 'match';
+
+/**
+ * Whether a function is declared `async` (or is an async generator): it always returns a
+ * promise, so it can be refused before it is ever called. A plain function that returns a
+ * promise cannot be told apart; that one is refused when it returns it ({@link returnedPromise}).
+ */
+export function isAsyncFunction(f: unknown): boolean {
+  const tag = typeof f === 'function' ? Object.prototype.toString.call(f) : '';
+  return tag === '[object AsyncFunction]' || tag === '[object AsyncGeneratorFunction]';
+}
+
+/**
+ * The E_ARG for a hook declared `async`, found where it is given (a `--hooks` module as it
+ * loads, createFetch or proxy options): refused then rather than on the first request, where
+ * a streamed answer can only be cut once it has started.
+ *
+ * @example
+ * if (isAsyncFunction(h)) throw asyncHook('beforeRecord', 'the hooks module ./hooks.mjs')
+ */
+export function asyncHook(name: HookName, where: string): TapedeckError {
+  return new TapedeckError('E_ARG', `The ${name} hook in ${where} is an async function; hooks must be synchronous (they run while the request is answered, and tapedeck does not wait for a promise).`, {
+    hook: name,
+    hint: `Make ${name} a plain function (drop "async"); do any asynchronous work before the proxy or the test starts.`,
+  });
+}
 
 /**
  * What a user's hook threw, as an `E_HOOK` naming the hook (the thrown value is its `cause`).
@@ -138,6 +164,12 @@ export function returnedPromise(name: HookName, promise: PromiseLike<unknown>, m
   return new TapedeckError('E_ARG', `The ${name} hook returned a promise; it must return ${mustReturn} synchronously.`, { hook: name, hint });
 }
 
+/**
+ * Whether an error is a user's hook failing (it threw, or returned a promise or something that
+ * is not a recording): those errors name the hook in `details.hook`.
+ */
+export const isHookError = (e: unknown): e is TapedeckError => e instanceof TapedeckError && typeof e.details.hook === 'string';
+
 /** Whether a hook's result is a promise (or any thenable). */
 export const isPromise = (v: unknown): v is PromiseLike<unknown> =>
   v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
@@ -155,6 +187,7 @@ export function runHook(name: 'beforeRecord' | 'beforeReplay', hook: RecordingHo
   }
   if (typeof out !== 'object' || !out.request || !out.response || typeof out.response.status !== 'number') {
     throw new TapedeckError('E_ARG', `The ${name} hook returned something that is not a recording.`, {
+      hook: name,
       hint: 'Return the recording it was given (changed or not), or null to skip it.',
     });
   }
@@ -278,7 +311,7 @@ export function runCacheHook(name: 'beforeRecord' | 'beforeReplay', hook: CacheH
     throw returnedPromise(name, out, 'the recording (or null, or nothing)', 'Keep the hook a plain function (not async).');
   }
   if (typeof out !== 'object' || !('request' in out) || !('response' in out)) {
-    throw new TapedeckError('E_ARG', `The ${name} hook returned something that is not a recording.`, { hint: 'Return { request, response } (the object it was given), or null to skip it.' });
+    throw new TapedeckError('E_ARG', `The ${name} hook returned something that is not a recording.`, { hook: name, hint: 'Return { request, response } (the object it was given), or null to skip it.' });
   }
   return out;
 }
