@@ -800,7 +800,11 @@ export class Deck {
     const difference = typeof miss.details.difference === 'string' ? miss.details.difference : miss.message.split('\n')[0]!;
     const fix = `recording it needs the network and a real API key: ${why}`;
     const { hint: _hint, ...details } = miss.details;
-    return new TapedeckError('E_MISS', missHeadline(difference, fix), { ...details, difference, fix, unrecordable: why });
+    // The miss's excerpt lines (the request's and the recording's text where they differ) stay
+    // under the new headline: they are what the user needs to see of the difference.
+    const head = typeof miss.details.fix === 'string' ? missHeadline(difference, miss.details.fix) : undefined;
+    const excerpts = head !== undefined && miss.message.startsWith(`${head}\n`) ? miss.message.slice(head.length) : '';
+    return new TapedeckError('E_MISS', missHeadline(difference, fix) + excerpts, { ...details, difference, fix, unrecordable: why });
   }
 
   /**

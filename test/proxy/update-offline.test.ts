@@ -44,6 +44,9 @@ describe('update mode, a changed prompt, nothing to record it with', () => {
     expect(c.calls()).toBe(1);
     expect(err.message).toContain('tapedeck miss: message 0 (user) text differs from the closest recording');
     expect(err.message).toMatch(/recording it needs the network and a real API key: upstream http:\/\/127\.0\.0\.1:9 is unreachable/i);
+    // The replay miss's excerpts of the two texts stay under it.
+    expect(err.message).toMatch(/\n +request: .*Spain/);
+    expect(err.message).toMatch(/\n +recording: .*France/);
     expect(err.message).not.toMatch(/^502|Upstream .* unreachable\.$/);
     expect((await f.stats()).byMatch.miss).toBe(1);
     await f.close();
@@ -79,7 +82,7 @@ describe('update mode, a changed prompt, nothing to record it with', () => {
     expect(t.mode).toBe('update');
     const err = (await new OpenAI({ baseURL: `${DEAD}/v1`, apiKey: 'sk-real', fetch: t.fetch, maxRetries: 0 }).chat.completions.create(changed).catch((e: unknown) => e)) as Error & { status: number };
     expect(err.status).toBe(400);
-    expect(err.message).toMatch(/recording it needs the network and a real API key: upstream http:\/\/127\.0\.0\.1:9 is unreachable \(bad port\)$/i);
+    expect(err.message).toMatch(/recording it needs the network and a real API key: upstream http:\/\/127\.0\.0\.1:9 is unreachable \(bad port\)\n/i);
     const report = await t.close();
     expect(report.misses).toHaveLength(1);
     expect(report.misses[0]!.diagnosis).toContain('message 0 (user) text differs');
