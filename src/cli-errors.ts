@@ -12,13 +12,15 @@ export const EXIT = {
   ok: 0,
   /** The input was bad (invalid JSON, a damaged or missing tape, a file of the wrong kind), verify/tree found problems, or stdout could not be written (E_OUTPUT). */
   failed: 1,
-  /** Usage: an unknown command, option or value, or an argument missing. */
+  /** Usage: an unknown command, option or value (a bad --chaos SPEC too), an argument missing or one too many. */
   usage: 2,
   /** serve: a second SIGINT/SIGTERM stopped it without waiting for in-flight requests. */
   interrupted: 130,
 } as const;
 
-const USAGE_CODES = new Set(['E_USAGE', 'E_ARG', 'E_MODE']);
+// E_CHAOS_SPEC: a bad --chaos SPEC (serve, mcp) is a bad value on the command line like any other
+// (the x-tapedeck-chaos header's E_CHAOS_SPEC is an HTTP 400 answer, never an exit code).
+const USAGE_CODES = new Set(['E_USAGE', 'E_ARG', 'E_MODE', 'E_CHAOS_SPEC']);
 
 let debug = false;
 

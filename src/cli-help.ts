@@ -92,8 +92,16 @@ Options:
   --review           Show each streamed answer as the answer it stands for and its events one
                      per line ({ "$type": "stream", "answer", "events" }) instead of its bytes:
                      what git diff shows after tapedeck init. This form does not import.
-  --har              HAR 1.2 instead of tapedeck's JSON
+  --har              HAR 1.2 instead of tapedeck's JSON (not with --review or --json)
   --origin URL       With --har: the scheme and host of the URLs (default http://localhost)
+  --textconv         As git's textconv (what tapedeck init configures): a tape that cannot
+                     be read is shown as the error's text, and the exit code is always 0, so
+                     git diff and git log -p go on past it
+
+A damaged tape is exported as far as it reads: the damage is listed in the output ("warnings",
+or the HAR's log._warnings) and on stderr, and the command exits 1 (tapedeck verify shows where,
+tapedeck prune drops it). Exit 0: exported whole; 1: damaged, or a tape that cannot be read;
+2: usage.
 
 Examples:
   tapedeck export recordings/app.tape > app.tape.json

@@ -4,6 +4,7 @@
 // both sides of every diff, is mostly the process's start).
 
 import { reportCliError, setDebug, usageError } from './cli-errors.ts';
+import { checkUsage } from './cli-usage.ts';
 import { COMMAND_HELP } from './cli-help.ts';
 import { exitCode, watchStdout, writeOut } from './cli/stdout.ts';
 import { DRIFT_COMMANDS } from './drift/help.ts';
@@ -97,10 +98,12 @@ Environment:
                         secret (docs/proxy.md, "AWS SigV4")
 
 Exit codes:
-  0    done (verify, inspect, tree: no problems found)
-  1    bad input (invalid JSON, a damaged, missing or wrong kind of file), problems found,
-       or output that could not be written (E_OUTPUT: a full disk)
-  2    usage: unknown command or option, a bad value, a missing argument
+  0    done (verify, inspect, tree, scan, export: no problems found)
+  1    bad input (invalid JSON, a damaged, missing or wrong kind of file), problems found
+       (export: a damaged tape, written as far as it reads), or output that could not be
+       written (E_OUTPUT: a full disk); the same when the reader stops early (| head)
+  2    usage: unknown command or option, a bad value (--chaos SPEC too), a missing
+       argument or one too many
   130  serve stopped by a second signal without waiting for in-flight requests
   diff, stats, rerecord: 1 means answers changed, 2 bad input (tapedeck diff --help)
 
@@ -181,6 +184,8 @@ function main(argv: string[]): number | Promise<number> {
   // verify too: a namespace is checked by its own command (what replay errors on Redis name).
   if (argv[0] === 'verify' && argv.slice(1).some(isRedisUrl)) return import('./store/redis-cli.ts').then((m) => m.verifyRedisCommand(argv.slice(1)));
   const args: string[] = [];
+  /** The options given, as their names (`--ignore` for `--ignore=a,b`), checked once the command is known. */
+  const given: string[] = [];
   let ignoreKeys: string[] | undefined;
   let force = false;
   let har = false;
@@ -188,8 +193,11 @@ function main(argv: string[]): number | Promise<number> {
   let from: string | undefined;
   let origin: string | undefined;
   let review = false;
+  let textconv = false;
+  let helpOrVersion = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
+    if (a.startsWith('-') && a !== '-') given.push(a.replace(/=.*$/s, ''));
     if (a === '--ignore' || a.startsWith('--ignore=')) {
       // As for --from: a value never starts with a dash, so `--ignore --force` is a missing
       // value, not a key named "--force" (which left the command without its --force).
@@ -208,12 +216,17 @@ function main(argv: string[]): number | Promise<number> {
     else if (a === '--force') force = true;
     else if (a === '--json') continue; // export prints JSON; the flag is accepted for clarity
     else if (a === '--review') review = true;
-    else if (a === '-h' || a === '--help') args.unshift('help');
-    else if (a === '-v' || a === '--version') args.unshift('version');
-    else if (a.startsWith('-') && a !== '-') throw usageError(`Unknown option ${a}.`, 'tapedeck --help lists the options.');
-    else args.push(a);
+    else if (a === '--textconv') textconv = true;
+    else if (a === '-h' || a === '--help') {
+      args.unshift('help');
+      helpOrVersion = true;
+    } else if (a === '-v' || a === '--version') {
+      args.unshift('version');
+      helpOrVersion = true;
+    } else if (!a.startsWith('-') || a === '-') args.push(a);
   }
   const [cmd = 'help', file, second] = args;
+  checkUsage(cmd, args, given, helpOrVersion, { har, review });
   // import writes its second argument: a third word (a glob that matched two files, an option
   // without its dashes) is refused rather than dropped, lest the wrong file become the tape.
   if (cmd === 'import' && args.length > 3) {
@@ -238,16 +251,18 @@ function main(argv: string[]): number | Promise<number> {
     case 'prune':
     case 'export':
     case 'import':
-      return import('./cli/tape.ts').then((m) => m.tapeCommand(cmd, file, second, { ...(ignoreKeys ? { ignoreKeys } : {}), force, har, skipBad, review, ...(from !== undefined ? { from } : {}), ...(origin !== undefined ? { origin } : {}) }));
+      return import('./cli/tape.ts').then((m) => m.tapeCommand(cmd, file, second, { ...(ignoreKeys ? { ignoreKeys } : {}), force, har, skipBad, review, textconv, ...(from !== undefined ? { from } : {}), ...(origin !== undefined ? { origin } : {}) }));
     default:
+      // checkUsage has refused every other word.
       throw usageError(`Unknown command ${JSON.stringify(cmd)}.`, 'tapedeck --help lists the commands.');
   }
 }
 
 const argv = process.argv.slice(2);
-// `tapedeck … | head` closes the pipe early: that is the reader's choice, not an error. Output
-// that cannot be written (a full disk) is E_OUTPUT and a failure whatever the command returns:
-// exit 1, or 2 for diff, stats and rerecord, whose 1 means "answers changed".
+// `tapedeck … | head` closes the pipe early: that is the reader's choice, not an error (the exit
+// code stays the command's verdict: scan's findings, verify's damage). Output that cannot be
+// written (a full disk) is E_OUTPUT and a failure whatever the command returns: exit 1, or 2
+// for diff, stats and rerecord, whose 1 means "answers changed".
 watchStdout(['diff', 'stats', 'rerecord'].includes(argv[0] ?? '') ? 2 : 1);
 // Past `--` the words are another program's (tapedeck mcp's server command): left alone.
 const dashes = argv.indexOf('--') < 0 ? argv.length : argv.indexOf('--');

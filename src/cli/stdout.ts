@@ -2,11 +2,16 @@
 // fails (a full disk, an I/O error on the file stdout is redirected to) is a failure of the
 // command: reported once as E_OUTPUT with the system's reason, and the run exits as a failure
 // whatever the command returns, so output cut short never looks done. A reader that stopped
-// reading (EPIPE: `tapedeck export t.tape | head`) chose to: the process ends with exit 0.
+// reading (EPIPE: `tapedeck export t.tape | head`) chose to: that is no failure, and the rest of
+// the output is dropped, but the command still runs to its end and exits with the code its
+// result deserves. Ending at once with 0 (as before) made `tapedeck scan leaky.tape | head -1`
+// pass under `set -o pipefail`: the exit code is the verdict of scan, verify, diff and inspect.
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { TapedeckError } from '../errors.ts';
 
 let failure: TapedeckError | undefined;
+/** The reader closed the pipe (EPIPE): what is left to write is dropped, the run goes on. */
+let readerGone = false;
 /** The exit code of a run whose output failed (watchStdout's argument). */
 let failedExit: number = EXIT.failed;
 
@@ -38,9 +43,10 @@ function failed(e: NodeJS.ErrnoException): TapedeckError {
 }
 
 /**
- * Listens for stdout's errors for the whole run: call once, at start. EPIPE ends the process with
- * exit 0; any other error is E_OUTPUT, reported on stderr, and makes the exit code `exit` (1; 2
- * for the commands whose 1 means something found).
+ * Listens for stdout's errors for the whole run: call once, at start. EPIPE (the reader is gone)
+ * drops the rest of the output and leaves the exit code to the command's result; any other error
+ * is E_OUTPUT, reported on stderr, and makes the exit code `exit` (1; 2 for the commands whose 1
+ * means something found).
  *
  * @example
  * watchStdout(1);
@@ -49,8 +55,10 @@ function failed(e: NodeJS.ErrnoException): TapedeckError {
 export function watchStdout(exit: number = EXIT.failed): void {
   failedExit = exit;
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') process.exit(EXIT.ok);
-    failed(e);
+    // Node ignores SIGPIPE; the stream is destroyed, and later process.stdout.write calls (the
+    // commands that write directly) go nowhere without another error.
+    if (e.code === 'EPIPE') readerGone = true;
+    else failed(e);
   });
 }
 
@@ -76,6 +84,8 @@ export function exitCode(code: number): number {
  */
 export function writeOut(text: string | Uint8Array): Promise<void> {
   if (failure !== undefined) return Promise.reject(failure);
+  // Nobody reads any more: the command goes on to its result (its exit code) without writing.
+  if (readerGone) return Promise.resolve();
   if (process.stdout.write(text)) return Promise.resolve();
   return new Promise((done, fail) => {
     const off = () => {
@@ -90,8 +100,11 @@ export function writeOut(text: string | Uint8Array): Promise<void> {
     };
     const stop = (e: NodeJS.ErrnoException) => {
       off();
-      // EPIPE has ended the process already (watchStdout); anything else is the output failure.
-      fail(failed(e));
+      // EPIPE: the reader is gone (watchStdout notes it), no failure; anything else is one.
+      if (e.code === 'EPIPE') {
+        readerGone = true;
+        done();
+      } else fail(failed(e));
     };
     process.stdout.on('drain', go);
     process.stdout.on('close', go);

@@ -1,19 +1,18 @@
 // The CLI's tape commands: verify, inspect, prune, export and import. Loaded when one of them
 // runs, so the other commands start without the store's readers; the importers and the HAR
 // writer load only for import and export --har (and the YAML parser only for a VCR.py cassette).
-import { statSync } from 'node:fs';
-import { EXIT, usageError, warn } from '../cli-errors.ts';
-import { TapedeckError } from '../errors.ts';
+import { EXIT } from '../cli-errors.ts';
 import { callLabel } from '../mcp/tape.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import { damageInOrder } from '../store/damage-order.ts';
-import { writeTapeJSON } from '../store/export.ts';
 import { writerFor } from '../store/chunked-write.ts';
 import { summarizeRealtime } from '../store/realtime-summary.ts';
 import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from '../store/records.ts';
 import { rewriteTape } from '../store/tape-file.ts';
 import { decodedRecords, withTapeStream } from '../store/tape-stream.ts';
+import { exportCommand } from './export.ts';
 import { writeOut } from './stdout.ts';
+import { tapeArg } from './tape-arg.ts';
 
 /** The tape command names this module runs. */
 export type TapeCommand = 'verify' | 'inspect' | 'prune' | 'export' | 'import';
@@ -27,13 +26,15 @@ export interface TapeCommandOptions {
   from?: string;
   origin?: string;
   review: boolean;
+  /** export as git's textconv (tapedeck init writes it): never fatal, problems shown as text. */
+  textconv: boolean;
 }
 
 /**
  * Runs one tape command with its positional arguments and returns its exit code.
  *
  * @example
- * await tapeCommand('verify', 'recordings/app.tape', undefined, { force: false, har: false, skipBad: false, review: false })
+ * await tapeCommand('verify', 'recordings/app.tape', undefined, { force: false, har: false, skipBad: false, review: false, textconv: false })
  */
 export async function tapeCommand(cmd: TapeCommand, file: string | undefined, second: string | undefined, o: TapeCommandOptions): Promise<number> {
   switch (cmd) {
@@ -44,33 +45,10 @@ export async function tapeCommand(cmd: TapeCommand, file: string | undefined, se
     case 'prune':
       return prune(file);
     case 'export':
-      tapeArg('export', file, 'tapedeck export recordings/app.tape > app.tape.json');
-      if (o.har) {
-        const { writeTapeHar } = await import('../store/export-har.ts');
-        // Written as it is made, like the JSON below; damage listed in the HAR's log._warnings.
-        const { skipped, warnings } = await writeTapeHar(file!, { utf8: writeOut }, o.origin === undefined ? {} : { origin: o.origin });
-        if (skipped) warn(`${skipped} record${skipped === 1 ? ' is' : 's are'} not HTTP exchanges (ReplayCache values, MCP sessions) and have no HAR form; left out.`);
-        // HAR viewers do not show log._warnings: what the damage took is said here too.
-        if (warnings.length) warn(`${file} is damaged: ${warnings.length} damaged region${warnings.length === 1 ? '' : 's'} (listed in the HAR's log._warnings) left out; tapedeck verify ${file} shows where.`);
-        return 0;
-      }
-      if (o.origin !== undefined) throw usageError('--origin goes with --har.', 'tapedeck export app.tape --har --origin https://api.openai.com');
-      // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes
-      // it; a write that fails (a full disk) stops it with E_OUTPUT.
-      await writeTapeJSON(file!, { utf8: writeOut }, { review: o.review });
-      return 0;
+      return exportCommand(file, o);
     case 'import':
       return (await import('./import.ts')).importCommand(file, second, o);
   }
-}
-
-/** A tape argument: present, and not a directory (which would fail deep in a read). */
-function tapeArg(command: string, file: string | undefined, example: string): string {
-  if (!file) throw usageError(`${command} needs a tape.`, example);
-  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new TapedeckError('E_FILE', `${file} is a directory; ${command} reads a tape file.`, { file, hint: example });
-  }
-  return file;
 }
 
 /**

@@ -51,7 +51,7 @@ import { inRecordOrder } from './record-order.ts';
 import type { HttpRecord } from './records.ts';
 import { streamReview } from './stream-review.ts';
 import { appendRecords, createTape, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
-import { warningText } from './tape-codec.ts';
+import { warningText, type TapeWarning } from './tape-codec.ts';
 import { decodedRecords, withTapeStream, type TapeStream } from './tape-stream.ts';
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
 import { writerFor, type OutputSink } from './chunked-write.ts';
@@ -461,17 +461,19 @@ export async function exportTapeJSON(path: string, opts: { review?: boolean } = 
  * {@link exportTapeJSON}, written out as it is made: records are decoded, converted and handed to
  * `write` one after another (in pieces of about 64 KB; a promise `write` returns is awaited, so
  * a slow reader holds the export back), so memory does not grow with the tape. The text is the
- * same, byte for byte (`review`: as for exportTapeJSON).
+ * same, byte for byte (`review`: as for exportTapeJSON). Resolves with the damage the export
+ * left out (the "warnings" it wrote): the CLI says it on stderr and exits 1, as a JSON member
+ * alone is read by no one (tapedeck import ignores it).
  *
  * @example
- * await writeTapeJSON('chat.tape', (text) => new Promise((done) => (process.stdout.write(text) ? done() : process.stdout.once('drain', done))));
+ * const { warnings } = await writeTapeJSON('chat.tape', (text) => new Promise((done) => (process.stdout.write(text) ? done() : process.stdout.once('drain', done))));
  */
-export async function writeTapeJSON(path: string, write: OutputSink, opts: { review?: boolean } = {}): Promise<void> {
+export async function writeTapeJSON(path: string, write: OutputSink, opts: { review?: boolean } = {}): Promise<{ warnings: TapeWarning[] }> {
   // Read a window at a time (tape-stream.ts): memory stays the same whatever the tape's size.
-  await withTapeStream(path, (scan) => writeFrom(scan, path, write, opts));
+  return withTapeStream(path, (scan) => writeFrom(scan, path, write, opts));
 }
 
-async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts: { review?: boolean }): Promise<void> {
+async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts: { review?: boolean }): Promise<{ warnings: TapeWarning[] }> {
   const { out, flush } = writerFor(write);
   await out(`{\n  "header": ${one(toJson({ ...scan.header }, '$.header', 0), '  ')},\n  "records": `);
   let count = 0;
@@ -494,6 +496,7 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
   });
   await out(`,\n  "warnings": ${one(warnings, '  ')}\n}\n`);
   await flush();
+  return { warnings: [...scan.warnings] };
 }
 
 /**

@@ -5,7 +5,7 @@
  * event per line) once a diff driver says so. Settings, all written here, idempotently:
  *
  *   .gitattributes:  *.tape diff=tapedeck
- *   git config:      diff.tapedeck.textconv "npx --no-install tapedeck export --review"
+ *   git config:      diff.tapedeck.textconv "npx --no-install tapedeck export --review --textconv"
  *                    diff.tapedeck.binary false
  *   .git/hooks/pre-commit (only when there is none): tapedeck scan --staged
  *
@@ -14,6 +14,10 @@
  * `binary false` is what makes `git diff --stat` count a tape's changed lines instead of
  * saying `Bin`: git decides "binary" from the driver's setting or the raw bytes, not from the
  * textconv output (git 2.39; test/cli/init.test.ts checks it with the git at hand). Patches (`git format-patch`, `git am`) of tapes still apply byte for byte.
+ * `--textconv` makes the export never fatal: a textconv that exits nonzero makes git die
+ * ("unable to read files to diff") and hides all older history from `git log -p`, so a tape it
+ * cannot read (a truncated file committed long ago) is shown as the error's text instead, exit 0.
+ * Running init again replaces the command of an older init (without --textconv).
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -24,7 +28,7 @@ import { reportCliError } from '../cli-errors.ts';
 
 /** The attribute line and the default textconv command. */
 export const GIT_ATTRIBUTE = '*.tape diff=tapedeck';
-export const DEFAULT_TEXTCONV = 'npx --no-install tapedeck export --review';
+export const DEFAULT_TEXTCONV = 'npx --no-install tapedeck export --review --textconv';
 /** The command the pre-commit hook runs. */
 export const HOOK_COMMAND = 'npx --no-install tapedeck scan --staged';
 
@@ -41,7 +45,9 @@ added twice.
 
 Options:
   --textconv CMD        The command git runs with a tape's path (default
-                        "${DEFAULT_TEXTCONV}")
+                        "${DEFAULT_TEXTCONV}";
+                        export's --textconv shows a tape it cannot read as the
+                        error's text, exit 0, so git diff and git log -p go on)
   --no-hook             Leave the pre-commit hook alone
   -h, --help            Show this help
 `;

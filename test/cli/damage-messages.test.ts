@@ -1,7 +1,7 @@
 // What the commands say about a damaged tape is true of it: an empty (0-byte) file has no header
 // to keep and no creation time to print, prune counts the damage it removed (never a negative
 // number), a damaged header in front of sound records is a damaged header (not "not a tapedeck
-// tape"), and `export --har` of a damaged tape says what it left out as the JSON export does.
+// tape"), and every export of a damaged tape says on stderr what it left out, and exits 1.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -99,17 +99,42 @@ describe('a damaged header in front of sound records', () => {
 });
 
 describe('export --har of a damaged tape', () => {
-  it('exports the intact records, lists the damage in log._warnings as the JSON export does, and says so on stderr', async () => {
+  it('exports the intact records, lists the damage in log._warnings as the JSON export does, says so on stderr and exits 1', async () => {
     const { tape, offsets } = await tapeWithDamage('har.tape', (o) => o[1]! + 8);
     const r = cli('export', tape, '--har');
     const json = cli('export', tape);
-    // The JSON export's exit code: damage is listed in the output, the export itself is done.
+    // The JSON export's exit code: the damage is a problem found, as for verify and inspect.
     expect(r.status).toBe(json.status);
-    expect(r.status).toBe(0);
+    expect(r.status).toBe(1);
     const har = JSON.parse(r.stdout) as { log: { entries: unknown[]; _warnings: { code: string; offset: number }[] } };
     expect(har.log.entries).toHaveLength(2);
     expect(har.log._warnings).toEqual((JSON.parse(json.stdout) as { warnings: unknown[] }).warnings);
     expect(har.log._warnings.map((w) => [w.code, w.offset])).toEqual([['E_TAPE_CORRUPT', offsets[1]]]);
-    expect(r.stderr).toBe(`tapedeck: warning: ${tape} is damaged: 1 damaged region (listed in the HAR's log._warnings) left out; tapedeck verify ${tape} shows where.\n`);
+    expect(r.stderr).toMatch(new RegExp(`^tapedeck: warning: ${tape} is damaged: the export leaves out what its damaged region held \\(listed in the HAR's log\\._warnings, which tapedeck import does not bring back\\):\n  E_TAPE_CORRUPT at byte ${offsets[1]}: [^\n]+\nhint: tapedeck verify ${tape} shows the damage; tapedeck prune ${tape} drops it`));
+  });
+});
+
+describe('export of a damaged tape', () => {
+  // Before, the JSON and review exports exited 0 with nothing on stderr: the damage was only in
+  // the "warnings" member, which import ignores, so export -> import made a clean-looking tape.
+  it.each([{ form: 'JSON', args: [] as string[] }, { form: 'review', args: ['--review'] }])('$form: writes what it reads, says on stderr what was lost, where, and the fix, and exits 1', async ({ form, args }) => {
+    const { tape, offsets } = await tapeWithDamage(`export-${form}.tape`, (o) => o[1]! + 8);
+    const r = cli('export', tape, ...args);
+    expect(r.status).toBe(1);
+    const out = JSON.parse(r.stdout) as { records: unknown[]; warnings: { code: string; offset: number }[] };
+    expect(out.records).toHaveLength(2);
+    expect(out.warnings.map((w) => [w.code, w.offset])).toEqual([['E_TAPE_CORRUPT', offsets[1]]]);
+    const lines = r.stderr.split('\n');
+    expect(lines[0]).toBe(`tapedeck: warning: ${tape} is damaged: the export leaves out what its damaged region held (listed in the "warnings" member, which tapedeck import does not bring back):`);
+    expect(lines[1]).toMatch(new RegExp(`^  E_TAPE_CORRUPT at byte ${offsets[1]}: \\d+ damaged bytes at ${offsets[1]}\\.\\.${offsets[2]! - 1} skipped`));
+    expect(lines[2]).toBe(`hint: tapedeck verify ${tape} shows the damage; tapedeck prune ${tape} drops it and keeps every intact record, or restore the tape from version control.`);
+    expect(lines.slice(3)).toEqual(['']);
+  });
+
+  it('a sound tape: exit 0, nothing on stderr', async () => {
+    const { tape } = await tapeWithDamage('export-sound.tape');
+    const r = cli('export', tape);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
   });
 });

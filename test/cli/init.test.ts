@@ -69,7 +69,7 @@ describe('tapedeck init', () => {
     expect(tapedeck(repo, 'init', '--textconv', `"${process.execPath}" "${CLI}" export`)).toContain('already in');
     expect(readFileSync(join(repo, '.gitattributes'), 'utf8').match(/diff=tapedeck/g)).toHaveLength(1);
     tapedeck(repo, 'init');
-    expect(git(repo, 'config', '--get', 'diff.tapedeck.textconv').trim()).toBe('npx --no-install tapedeck export --review');
+    expect(git(repo, 'config', '--get', 'diff.tapedeck.textconv').trim()).toBe('npx --no-install tapedeck export --review --textconv');
   });
 
   it('git diff --stat says a tape changed, not Bin', async () => {
