@@ -17,6 +17,13 @@ function sameList(a: readonly string[] | undefined, b: readonly string[]): boole
   return Array.isArray(a) && a.length === b.length && [...a].sort().every((x, i) => x === b[i]);
 }
 
+/** Whether a request is a hand-written recording's (docs/hand-written.md): a URL, and the body apart. */
+function isHandWritten(request: unknown): boolean {
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) return false;
+  const q = request as Record<string, unknown>;
+  return typeof q.url === 'string' && !('messages' in q) && !('input' in q) && !('prompt' in q);
+}
+
 /**
  * Reads every `*.json` recording in a directory, in file-name order. A file that is not valid
  * JSON or has no `request`/`response` is skipped with a warning naming it (and the byte offset
@@ -86,7 +93,9 @@ export function loadRecordingsDir(dir: string, opts: LoadOptions = {}): Recordin
       }
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;
-      warn(`Skipped recording ${file}: ${e.message}`);
+      // A hand-written recording's request holds the URL and the body (`tapedeck add` reads it):
+      // said as such, not as a request body without messages.
+      warn(`Skipped recording ${file}: ${isHandWritten(rec.request) ? `this is a hand-written recording ({ "request": { "url", "body" }, "response" }, docs/hand-written.md), whose "request" is not a request body: use tapedeck add <tape> ${file}.` : e.message}`);
       continue;
     }
     out.push(rec);

@@ -24,7 +24,20 @@ Options:
   --ignore-arg NAME     Request argument left out of the key (as when replaying; repeatable)
   --volatile-text RE    Text replaced before keying (as when replaying; repeatable)
   -h, --help            Show this help
+
+Exit 0: added; 1: a file that is missing, unreadable, not JSON or holds no recording, a
+recording that is not valid, or a tape that cannot be written (nothing is added); 2: usage.
 `;
+
+/** E_FILE for a recording file that cannot be read: a missing file, a directory, no permission. */
+function unreadable(f: string, e: NodeJS.ErrnoException): TapedeckError {
+  const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'it is a directory, not a JSON file' : (e.code ?? e.message);
+  return new TapedeckError('E_FILE', `Cannot read ${f}: ${why}; nothing was added.`, {
+    file: f,
+    cause: e.code,
+    hint: 'Check the path: tapedeck add <tape> <file.json>... takes JSON files of hand-written recordings (docs/hand-written.md).',
+  });
+}
 
 /**
  * Runs `tapedeck add`; returns the exit code.
@@ -60,7 +73,8 @@ export async function addCommand(args: string[]): Promise<number> {
       try {
         text = readFileSync(f, 'utf8');
       } catch (e) {
-        throw new TapedeckError('E_ARG', `Cannot read ${f}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}.`, { hint: 'Give the path of a JSON file.' });
+        // Bad input, not usage (exit 1), as a missing input of tapedeck import is.
+        throw unreadable(f, e as NodeJS.ErrnoException);
       }
       let v: unknown;
       try {
@@ -68,11 +82,18 @@ export async function addCommand(args: string[]): Promise<number> {
       } catch (e) {
         throw new TapedeckError('E_JSON', `${f} is not JSON: ${(e as Error).message}.`, { hint: 'Write the recording as JSON (docs/hand-written.md).' });
       }
+      // An empty array adds nothing: most likely the wrong file, or one not written yet.
+      if (Array.isArray(v) && v.length === 0) {
+        throw new TapedeckError('E_RECORDING', `${f} holds an empty array: no recording to add; nothing was added to ${tape}.`, {
+          file: f,
+          hint: 'Write at least one recording in it: [{ "request": { "url": ..., "body": ... }, "response": { "body": ... } }] (docs/hand-written.md), or leave the file out.',
+        });
+      }
       recordings.push(...((Array.isArray(v) ? v : [v]) as WrittenRecording[]));
       origins.push(...(Array.isArray(v) ? v.map((_, i) => `${f} [${i}]`) : [f]));
     }
     const n = await addRecordings(
-      { tape, ignoreArgs: parsed.values['ignore-arg'], ...(parsed.values['volatile-text'] ? { volatileText: parsed.values['volatile-text'] } : {}), onWarning: (m) => process.stderr.write(`tapedeck add: ${m}\n`) },
+      { tape, ignoreArgs: parsed.values['ignore-arg'], ...(parsed.values['volatile-text'] ? { volatileText: parsed.values['volatile-text'] } : {}), onWarning: (m) => process.stderr.write(`tapedeck add: ${m.replace(/^tapedeck: /, '')}\n`) },
       recordings,
       origins,
     );

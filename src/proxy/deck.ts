@@ -1207,6 +1207,8 @@ export class Deck {
           file: where,
           route: rec.route,
           key: rec.key,
+          // What the store said, for a caller that reports it itself (tapedeck add: once, with its fix).
+          cause: e,
           hint: `Fix the store (free disk space, release the tape lock, bring Redis back) and send the request again; to take live answers unrecorded meanwhile, use --on-record-failure serve (option onRecordFailure: 'serve').`,
         });
       },

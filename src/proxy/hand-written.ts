@@ -213,17 +213,49 @@ export async function addRecordings(opts: Omit<DeckOptions, 'mode'>, recordings:
     checkFieldNames(v, where);
     return { req: deckRequest(w, where), response: storedResponse(w, where) };
   });
-  const deck = await Deck.open({ ...opts, mode: 'update' }, { kind: 'fetch' });
+  // Warnings said while a recording is stored are held until it is: the deck also warns of the
+  // failure it reports, which the error thrown here says once, with its fix.
+  const say = opts.onWarning ?? ((m: string) => (typeof process !== 'undefined' && process.emitWarning ? process.emitWarning(m, { code: 'TAPEDECK_PROXY' }) : console.warn(m)));
+  let held: string[] | undefined;
+  const deck = await Deck.open({ ...opts, mode: 'update', onWarning: (m) => (held ? held.push(m) : say(m)) }, { kind: 'fetch' });
+  let added = 0;
   try {
     const now = new Date();
     for (const { req, response } of prepared) {
+      held = [];
       const { durable } = deck.record(deck.prepareRequest(req), req, response, now, 0);
-      await durable;
+      const failed = await durable;
+      const said = held;
+      held = undefined;
+      // One at a time, and the first that fails stops the rest: each would fail alike (a
+      // read-only or full disk), and said again per recording.
+      const cause = failed?.details.cause;
+      const told = cause instanceof Error ? cause.message : undefined;
+      for (const m of said) if (told === undefined || !m.includes(told)) say(m);
+      if (failed) throw notAdded(opts.tape, failed, added, prepared.length);
+      added++;
     }
     await deck.flush();
   } finally {
+    held = undefined;
     await deck.close();
   }
   if (deck.stats().appendFailures > 0) throw new TapedeckError('E_TAPE_IO', `Could not add the recordings to ${opts.tape ?? 'the store'}.`, { hint: 'See the warning above for why.' });
   return prepared.length;
+}
+
+/**
+ * The error of a recording the store did not take: what the store said (a read-only file
+ * system, a full disk, the tape's lock), with its fix, and how many were added before it.
+ */
+function notAdded(tape: string | undefined, failed: TapedeckError, added: number, total: number): TapedeckError {
+  const cause = failed.details.cause;
+  const where = tape ?? 'the store';
+  const done = added === 0 ? 'no recording was added' : `${added} of the ${total} recordings were added before it`;
+  if (!(cause instanceof TapedeckError)) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    return new TapedeckError('E_TAPE_IO', `Could not add the recordings to ${where}: ${why}; ${done}.`, { file: where, hint: 'Check permissions and free disk space where the tape is.' });
+  }
+  const text = cause.hint && cause.message.endsWith(cause.hint) ? cause.message.slice(0, -cause.hint.length).trim() : cause.message;
+  return new TapedeckError(cause.code, `${text.replace(/\.$/, '')}; ${done}.`, { ...cause.details, file: where });
 }

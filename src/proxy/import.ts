@@ -18,7 +18,7 @@ import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/e
 import { harEntries, readHarSplit } from '../store/import/har.ts';
 import { openHarChunks } from '../store/import/har-chunks.ts';
 import { splitHar } from '../store/import/har-split.ts';
-import { besideTarget, intoPlace, refuseOpenWriters } from '../store/import/target.ts';
+import { besideTarget, intoPlace, refuseOpenWriters, targetExists } from '../store/import/target.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
@@ -332,7 +332,14 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     const more = read.bad.length > 1 ? ` (${read.bad.length - 1} more bad entr${read.bad.length === 2 ? 'y' : 'ies'} after it)` : '';
     throw new TapedeckError(first.code, `${withoutHint(first)}${more}; no tape written.`, { ...first.details });
   };
-  const exists = statSync(out, { throwIfNoEntry: false }) !== undefined;
+  // A directory there is no tape to replace (targetExists); a bad entry is said first, as below.
+  let exists: boolean;
+  try {
+    exists = targetExists(out);
+  } catch (e) {
+    badFirst();
+    throw e;
+  }
   if (exists && !opts.force) {
     badFirst();
     throw tapeExists(out);

@@ -84,9 +84,30 @@ async function writeTape(out: string, records: ReplayRecord[], opts: MigrateOpti
   }
 }
 
+/** How loadRecordingsDir begins the warning for a file it skipped. */
+const SKIPPED = 'Skipped recording ';
+
+/**
+ * The error of a directory import where no file imports: each file and why it was skipped,
+ * and what a file of such a directory holds (hand-written recordings go in with tapedeck add).
+ */
+function noRecordingImports(dir: string, skips: string[]): TapedeckError {
+  const what =
+    skips.length === 0
+      ? `${dir} holds no *.json recordings`
+      : `none of the ${skips.length} *.json file${skips.length === 1 ? '' : 's'} in ${dir} is a recording import reads: ${skips.map((m, i) => `(${i + 1}) ${m.slice(SKIPPED.length).replace(/\.$/, '')}`).join('; ')}`;
+  return new TapedeckError('E_IMPORT_FORMAT', `${what}; no tape written.`, {
+    file: dir,
+    skipped: skips.length,
+    hint: 'A directory import takes one recording per *.json file, { "request": <the request body: { "model", "messages", ... }>, "response": <the answer> } (docs/migrate.md); hand-written recordings ({ "request": { "url", "body" }, "response" }) go on a tape with tapedeck add <tape> <file.json>...',
+  });
+}
+
 /**
  * Imports a directory of JSON recordings into a new tape: one record per `*.json` file, in
- * file-name order; bad files are skipped with a warning naming the file (and byte offset).
+ * file-name order; bad files are skipped with a warning naming the file (and byte offset). A
+ * directory none of whose files imports is E_IMPORT_FORMAT, each file named with why, and no
+ * tape is written.
  *
  * @example
  * await importRecordingsDir('test/recordings', 'test/recordings.tape')
@@ -94,15 +115,15 @@ async function writeTape(out: string, records: ReplayRecord[], opts: MigrateOpti
 export async function importRecordingsDir(dir: string, out: string, given: MigrateOptions = {}): Promise<MigrateResult> {
   const opts = { ...given, salt: given.salt ?? newRedactionSalt() };
   const created = opts.created ?? new Date().toISOString();
-  let skipped = 0;
   const warn = opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning'));
-  const recordings = loadRecordingsDir(dir, {
-    ignoreArgs: opts.ignoredArgs,
-    onWarning: (m) => {
-      if (m.startsWith('Skipped')) skipped++;
-      warn(m);
-    },
-  });
+  // Held until the whole directory is read: when no file imports, they are the error's reasons.
+  const said: string[] = [];
+  const recordings = loadRecordingsDir(dir, { ignoreArgs: opts.ignoredArgs, onWarning: (m) => said.push(m) });
+  const skips = said.filter((m) => m.startsWith(SKIPPED));
+  // An empty tape would replay nothing, and exit 0 would hide why (as an empty HAR is refused).
+  if (recordings.length === 0) throw noRecordingImports(dir, skips);
+  for (const m of said) warn(m);
+  const skipped = skips.length;
   const records = recordings.map((rec) => {
     const raw = rec as unknown as Record<string, unknown>;
     const at = typeof raw.recordedAt === 'string' ? raw.recordedAt : created;

@@ -34,7 +34,8 @@ every other record (tapedeck verify <redis-url> lists such records, tapedeck pru
 
 Options:
   --namespace NS   Key prefix (default tapedeck, or ?namespace= in the URL)
-  --force          Replace an existing tape (atomically)
+  --force          Replace an existing tape (atomically; not while a writer records to it:
+                   E_TAPE_IN_USE names it)
 `;
 
 export const PRUNE_HELP = `Usage: tapedeck prune <redis-url> [--namespace NS]

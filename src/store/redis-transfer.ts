@@ -5,7 +5,7 @@
  * every record payload goes through Redis untouched, in tape order (docs/redis.md).
  */
 import { randomBytes } from 'node:crypto';
-import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { saltOf } from './backends/redis-backend.ts';
@@ -14,6 +14,7 @@ import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } fr
 import { FRAME_HEADER_SIZE, parseHeader, type TapeWarning } from './tape-codec.ts';
 import { recordBytes, scanTape } from './tape-file.ts';
 import { namespaceNotFound } from './backends/redis-missing.ts';
+import { intoPlace, refuseOpenWriters, targetExists } from './import/target.ts';
 
 /** What a push did. */
 export interface PushResult {
@@ -96,7 +97,9 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
  * Writes every live record of a Redis namespace to a tape, in the order they were written to
  * Redis, under the header a push stored (or a fresh one). The tape is written beside its final
  * name, fsynced, and renamed into place, so a failure mid-pull leaves no partial tape; an
- * existing tape is replaced only with `force`. A record that does not read (bytes that do not
+ * existing tape is replaced only with `force`, and then as an import replaces one: under the
+ * tape's lock, and never while a writer has it open (E_TAPE_IN_USE: a proxy or test run
+ * recording to it would lose what it has recorded). A record that does not read (bytes that do not
  * decode, or that do not name the key they are filed under) is left out and reported in
  * `warnings`, as any tape reader skips a damaged record; it stays in Redis.
  *
@@ -104,12 +107,17 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
  * await pullTape('redis://127.0.0.1:6379/0', 'snapshots/app.tape', { namespace: 'app' })
  */
 export async function pullTape(url: string, tape: string, opts: RedisStoreOptions & { force?: boolean } = {}): Promise<PullResult> {
-  if (!opts.force && (await stat(tape).catch(() => undefined))) {
-    throw new TapedeckError('E_TAPE_EXISTS', `Tape ${tape} already exists; pull does not overwrite it.`, {
+  const exists = () =>
+    new TapedeckError('E_TAPE_EXISTS', `Tape ${tape} already exists; pull does not overwrite it.`, {
       file: tape,
       hint: 'Pass --force (force: true) to replace it, or pull into a new file.',
     });
-  }
+  // A directory there is no tape to replace: said so, with a file path that would do.
+  const there = targetExists(tape);
+  if (there && !opts.force) throw exists();
+  // Said before the work (and checked again under the lock as the tape is replaced): what a
+  // writer appended was acknowledged to its caller, and the replacement would take it away.
+  if (there) await refuseOpenWriters(tape, 'pull');
   const store = await RedisRecords.open(url, opts);
   let stored;
   let header;
@@ -155,12 +163,14 @@ export async function pullTape(url: string, tape: string, opts: RedisStoreOption
     await fh.sync();
     await fh.close();
     fh = undefined;
-    await rename(tmp, tape);
+    await intoPlace(tmp, tape, opts.force === true, exists, 'pull');
   } catch (e) {
     await fh?.close().catch(() => {});
-    await unlink(tmp).catch(() => {});
     if (e instanceof TapedeckError) throw e;
     throw new TapedeckError('E_TAPE_IO', `Could not write ${tape} from ${store.url}: ${(e as Error).message}`, { file: tape, hint: 'Check that the directory exists and is writable.' });
+  } finally {
+    // Moved into place (renamed, or linked: then this is the second name), or failed.
+    await unlink(tmp).catch(() => {});
   }
   return { records: records.length, bytes, url: store.url, namespace: store.namespace, warnings };
 }

@@ -21,6 +21,7 @@ import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { jsonOfMsgpack } from './msgpack-json.ts';
 import { newRedactionSalt } from './salt.ts';
+import { tapeIsDirectory, tapeReadOnly } from './tape-path-errors.ts';
 import {
   checkArrived,
   crc32,
@@ -381,6 +382,9 @@ function ioError(e: unknown, file: string, doing: string): TapedeckError {
       hint: 'Create it first with createTape(), or check the path.',
     });
   }
+  // The system's words name neither the mistake nor the fix (tape-path-errors.ts).
+  if (err.code === 'EISDIR') return tapeIsDirectory(file);
+  if (err.code === 'EROFS') return tapeReadOnly(file, doing);
   return new TapedeckError('E_TAPE_IO', `Tape ${file}: ${doing} failed: ${err.message}`, {
     file,
     cause: err.code,
@@ -500,6 +504,8 @@ export async function createTape(path: string, meta: { created?: string; tapedec
     fh = await open(path, 'wx');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+      // A directory there is no tape that exists: said as the mistake it is.
+      if ((await stat(path).catch(() => undefined))?.isDirectory()) throw tapeIsDirectory(path);
       throw new TapedeckError('E_TAPE_EXISTS', `Tape ${path} already exists; createTape never overwrites.`, {
         file: path,
         hint: 'Append to it with appendRecords(), or delete it first to start over.',

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import type { WriterHandle } from './backend.ts';
 import { holderGone, holderId } from './tape-file.ts';
+import { tapeReadOnly } from './tape-path-errors.ts';
 
 /**
  * Registers a writer of `run` on the tape at `path` and returns the runs open now.
@@ -30,7 +31,7 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
   const file = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}.json`);
   for (let attempt = 0; ; attempt++) {
     try {
-      await mkdir(dir, { recursive: true });
+      await makeWritersDir(dir);
       await writeFile(file, JSON.stringify({ run, ...(mode ? { mode } : {}), ...holderId() }));
       break;
     } catch (e) {
@@ -40,12 +41,7 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
       // for other writers to read, and the error names where it happened.
       await unlink(file).catch(() => {});
       await rmdir(dir).catch(() => {});
-      const err = e as NodeJS.ErrnoException;
-      throw new TapedeckError('E_TAPE_IO', `Tape ${path}: registering this writer in ${dir} failed: ${err.message}`, {
-        file: path,
-        cause: err.code,
-        hint: 'Check permissions and free disk space where the tape is.',
-      });
+      throw registrationFailed(path, dir, e as NodeJS.ErrnoException);
     }
   }
   const heartbeat = setInterval(() => {
@@ -64,6 +60,39 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
       await rmdir(dir).catch(() => {});
     },
   };
+}
+
+/**
+ * Makes `<tape>.writers/` (and the tape's directories, if missing). Node's recursive mkdir says
+ * ENOENT for a directory it cannot make on a read-only file system, which the caller takes for
+ * the directory removed meanwhile and retries, then reports as "no such file": a plain mkdir
+ * says the real cause (EROFS, EACCES), and that is what is thrown.
+ */
+async function makeWritersDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    try {
+      await mkdir(dir);
+    } catch (plain) {
+      const code = (plain as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return;
+      // ENOENT again: a folder of the path is missing (or was removed meanwhile): the caller retries.
+      throw code === 'ENOENT' ? e : plain;
+    }
+  }
+}
+
+/** E_TAPE_IO for a writer that could not register: where, the system's cause, and the fix. */
+function registrationFailed(path: string, dir: string, err: NodeJS.ErrnoException): TapedeckError {
+  const doing = `registering this writer in ${dir}`;
+  if (err.code === 'EROFS') return tapeReadOnly(path, doing);
+  return new TapedeckError('E_TAPE_IO', `Tape ${path}: ${doing} failed: ${err.message}`, {
+    file: path,
+    cause: err.code,
+    hint: 'Check permissions and free disk space where the tape is.',
+  });
 }
 
 /** A writer's registration, as its file holds it (a file being written holds nothing yet). */

@@ -3,7 +3,7 @@
 // the real SDK.
 import OpenAI from 'openai';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { startProxy } from '../../src/proxy/server.ts';
 import type { HttpRecord } from '../../src/store/records.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { rejectionOf } from '../helpers.ts';
+import { canMountReadOnly, onReadOnly } from '../read-only-mount.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-written-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -189,5 +190,73 @@ describe('tapedeck add checks what it is given, as node:http and the event strea
     } finally {
       await proxy.close();
     }
+  });
+});
+
+describe('tapedeck add: input that adds nothing, and a tape it cannot write, is one error and exit 1', () => {
+  const ok = { request: { url: URL_, body: ask }, response: { body: completion('fine') } };
+  const add = (...args: string[]) => spawnSync(process.execPath, [CLI, 'add', ...args], { encoding: 'utf8' });
+
+  it('a file holding an empty array adds nothing: E_RECORDING naming it, exit 1, no tape made', () => {
+    const tape = join(dir, 'empty-array.tape');
+    const file = join(dir, 'empty-array.json');
+    writeFileSync(file, '[]');
+    const r = add(tape, file);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`tapedeck: E_RECORDING ${file} holds an empty array: no recording to add; nothing was added to ${tape}.\nhint: Write at least one recording in it: [{ "request": { "url": ..., "body": ... }, "response": { "body": ... } }] (docs/hand-written.md), or leave the file out.\n`);
+    expect(r.status).toBe(1);
+    expect(existsSync(tape)).toBe(false);
+  });
+
+  it('a missing file is bad input (E_FILE, exit 1) as the help says and as tapedeck import has it, not usage', () => {
+    const tape = join(dir, 'missing-input.tape');
+    const missing = join(dir, 'nothere.json');
+    const r = add(tape, missing);
+    expect(r.stderr).toMatch(new RegExp(`^tapedeck: E_FILE Cannot read ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: no such file; nothing was added\\.\\nhint: Check the path`));
+    expect(r.status).toBe(1);
+    expect(spawnSync(process.execPath, [CLI, 'import', missing, tape], { encoding: 'utf8' }).status).toBe(1);
+    expect(add('--help').stdout).toMatch(/Exit 0: added; 1: a file that is missing, unreadable, not JSON or holds no recording, .*; 2: usage\./s);
+    expect(existsSync(tape)).toBe(false);
+  });
+
+  it('a directory given as the tape: "<dir> is a directory, not a tape file" with a file path that would do (add and serve), exit 1', () => {
+    const tapes = join(dir, 'a-folder');
+    mkdirSync(tapes);
+    const file = join(dir, 'one.json');
+    writeFileSync(file, JSON.stringify(ok));
+    const said = `tapedeck: E_TAPE_IO ${tapes} is a directory, not a tape file.\nhint: Give a file path such as ${join(tapes, 'chat.tape')}.\n`;
+    const r = add(tapes, file);
+    expect(r.stderr).toBe(said);
+    expect(r.status).toBe(1);
+    const serve = spawnSync(process.execPath, [CLI, 'serve', '--tape', tapes, '--upstream', 'http://127.0.0.1:9', '--port', '0'], { encoding: 'utf8', timeout: 20_000 });
+    expect(serve.stderr).toBe(said);
+    expect(serve.status).toBe(1);
+    expect(readdirSync(dir).filter((n) => n.startsWith('a-folder'))).toEqual(['a-folder']);
+  });
+
+  it.runIf(canMountReadOnly())('a tape on a read-only file system: one error naming EROFS and the directory, with the fix; nothing added', async () => {
+    const ro = join(dir, 'ro');
+    mkdirSync(ro);
+    const tape = join(ro, 'old.tape');
+    let before = Buffer.alloc(0);
+    await onReadOnly(
+      ro,
+      async () => {
+        await addRecordings({ tape }, [ok]);
+        before = readFileSync(tape);
+      },
+      () => {
+        const file = join(dir, 'four.json');
+        writeFileSync(file, JSON.stringify([ok, ok, rateLimited, ok]));
+        const r = add(tape, file);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toBe(
+          `tapedeck: E_TAPE_IO Tape ${tape}: registering this writer in ${tape}.writers failed: the directory ${ro} is on a read-only file system (EROFS), so nothing can be recorded to the tape there; no recording was added.\n` +
+            `hint: Copy the tape to a writable directory and give that path (cp ${tape} <writable dir>/), or make the file system writable; replaying the tape only reads it (--mode replay).\n`,
+        );
+        expect(r.status).toBe(1);
+        expect(readFileSync(tape).equals(before)).toBe(true);
+      },
+    );
   });
 });

@@ -5,7 +5,7 @@
 // bad; mock-server rules that are no request are listed, never guessed.
 import OpenAI from 'openai';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -380,6 +380,38 @@ function cli(...args: string[]): { status: number; stdout: string; stderr: strin
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
+
+describe('a directory where the tape goes', () => {
+  it('is "<dir> is a directory, not a tape file" with a file path that would do, with --force or without, for every input import reads (exit 1); the directory stays as it was', async () => {
+    const target = join(dir, 'dirtape');
+    mkdirSync(target);
+    const said = `${target} is a directory, not a tape file. Give a file path such as ${join(target, 'chat.tape')}.`;
+    const harFile = join(dir, 'into-dir.har');
+    writeFileSync(harFile, JSON.stringify(har()));
+    for (const force of [false, true]) {
+      const e = await importError(harFile, target, { force });
+      expect(e?.code, e?.message).toBe('E_TAPE_IO');
+      expect(e!.message).toBe(said);
+    }
+    // A tapedeck JSON export and a directory of recordings go other ways to the same target check.
+    const tape = join(dir, 'for-export.tape');
+    await addRecordings({ tape }, [{ request: { url: URL_, body: ask('exported') }, response: { body: answer } }]);
+    const exported = join(dir, 'exported.json');
+    writeFileSync(exported, cli('export', tape).stdout);
+    const recordings = join(dir, 'recordings-dir');
+    mkdirSync(recordings);
+    writeFileSync(join(recordings, 'a.json'), JSON.stringify({ request: ask('dir'), response: { text: 'A' } }));
+    for (const src of [harFile, exported, recordings]) {
+      for (const force of [[], ['--force']]) {
+        const r = cli('import', src, target, ...force);
+        expect(r.stderr, `${src} ${force.join(' ')}`).toBe(`tapedeck: E_TAPE_IO ${target} is a directory, not a tape file.\nhint: Give a file path such as ${join(target, 'chat.tape')}.\n`);
+        expect(r.status).toBe(1);
+      }
+    }
+    expect(readdirSync(target)).toEqual([]);
+    expect(readdirSync(dir).filter((n) => n.includes('dirtape'))).toEqual(['dirtape']);
+  });
+});
 
 describe('a file cut short or empty, whatever its name', () => {
   // A .json file says no format: what a recorder's crash or an interrupted copy leaves of a

@@ -2,9 +2,9 @@
 // an empty namespace and pulled back is the same file, byte for byte; through the CLI too, with
 // the password in the URL never printed.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { afterAll, expect, it } from 'vitest';
@@ -13,6 +13,8 @@ import { collectionKeyOf, RedisRecords } from '../../src/store/backends/redis.ts
 import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { pullTape, pushTape } from '../../src/store/redis-transfer.ts';
 import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
+import { openTapeWriter } from '../../src/store/tape-writers.ts';
+import { rejectionOf } from '../helpers.ts';
 import { freshNamespace, redisDescribe, useRedis, useRedisCluster } from './setup.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-redis-transfer-'));
@@ -111,6 +113,38 @@ redisDescribe('push and pull, single node', () => {
     }
     expect((err as TapedeckError).code).toBe('E_TAPE_EXISTS');
     await pullTape(redis.current.url, out, { namespace: ns, force: true });
+  });
+
+  it('pull --force does not replace a tape a writer has open (E_TAPE_IN_USE naming it, exit 1 on the command line); an ended writer does not block it', async () => {
+    const ns = freshNamespace('in-use');
+    await pushTape(await sampleTape(), redis.current.url, { namespace: ns });
+    // The tape a recording proxy has open: what it holds was acknowledged to the proxy's clients.
+    const tape = await sampleTape();
+    await appendRecords(tape, [{ v: 1, key: 'acknowledged', value: 'recorded by the proxy' }]);
+    const held = readFileSync(tape);
+    const writer = await openTapeWriter(tape, 'proxy-run', 30_000, 'record');
+    try {
+      const e = await rejectionOf(pullTape(redis.current.url, tape, { namespace: ns, force: true }));
+      expect(e.code, e.message).toBe('E_TAPE_IN_USE');
+      expect(e.message).toContain(`Tape ${tape} is open for recording by a writer (pid ${process.pid} on `);
+      expect(e.message).toContain('run proxy-run');
+      expect(e.details.writers).toEqual([expect.objectContaining({ pid: process.pid, run: 'proxy-run' })]);
+      expect(e.hint).toMatch(/then pull again; or pull to another path/);
+      if (existsSync(CLI)) {
+        const r = spawnSync(process.execPath, [CLI, 'pull', redis.current.url, tape, '--namespace', ns, '--force'], { encoding: 'utf8' });
+        expect(r.stderr).toMatch(/^tapedeck: E_TAPE_IN_USE Tape .* is open for recording by a writer \(pid \d+ on .*, run proxy-run, registered in .*\.writers\/\).*\nhint: Let the run that records to it finish/);
+        expect(r.status).toBe(1);
+      }
+      expect(readFileSync(tape).equals(held)).toBe(true);
+      expect(readdirSync(dirname(tape)).filter((n) => n.endsWith('.pull'))).toEqual([]);
+    } finally {
+      await writer.release();
+    }
+    // A writer that ended without closing (its process is gone) has nothing more to lose.
+    mkdirSync(`${tape}.writers`, { recursive: true });
+    writeFileSync(join(`${tape}.writers`, 'ended.json'), JSON.stringify({ run: 'ended-run', mode: 'record', pid: 2 ** 22 + 1, host: hostname() }));
+    expect((await pullTape(redis.current.url, tape, { namespace: ns, force: true })).records).toBe(5);
+    expect((await readTape(tape)).records).toHaveLength(5);
   });
 
   it.skipIf(!existsSync(CLI))('tapedeck push / pull from the command line, the password never printed', async () => {

@@ -1,7 +1,7 @@
 // Importing directories of JSON recordings and DSPy-style JSON cache files onto tapes, through the
 // library and through `tapedeck import`, then replaying them with ReplayCache.
 import { spawnSync } from 'node:child_process';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadRecordingsDir } from '../../src/match/recordings.ts';
@@ -44,6 +44,32 @@ describe('directories of JSON recordings', () => {
     expect(res.skipped).toBe(1);
     expect(res.records).toBe(loadRecordingsDir(RECORDINGS_DIR, { onWarning: () => {} }).length);
     expect(warnings.join('\n')).toContain('000-broken.json');
+  });
+
+  it('a directory none of whose files imports is E_IMPORT_FORMAT naming each file and why (a hand-written one said to be one); no tape written', async () => {
+    const dir = `${fresh()}.d`;
+    mkdirSync(dir);
+    // The shape tapedeck add takes (docs/hand-written.md): its request holds the URL and the body.
+    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'dir a' }] };
+    writeFileSync(join(dir, 'a.json'), JSON.stringify({ request: { url: 'https://api.openai.com/v1/chat/completions', body }, response: { body: { id: 'x', choices: [] } } }));
+    writeFileSync(join(dir, 'b.json'), '{"request": {"url": ');
+    const out = fresh();
+    const warnings: string[] = [];
+    const e = await rejectionOf(importRecordingsDir(dir, out, { onWarning: (m) => warnings.push(m) }));
+    expect(e.code, e.message).toBe('E_IMPORT_FORMAT');
+    expect(e.message).toContain(`none of the 2 *.json files in ${dir} is a recording import reads: (1) ${join(dir, 'a.json')}: this is a hand-written recording`);
+    expect(e.message).toContain(`use tapedeck add <tape> ${join(dir, 'a.json')}`);
+    expect(e.message).not.toContain('none of `messages`');
+    expect(e.message).toContain(`(2) ${join(dir, 'b.json')}: Invalid JSON at byte 20`);
+    expect(e.message).toMatch(/; no tape written\./);
+    expect(e.hint).toMatch(/one recording per \*\.json file, \{ "request": <the request body.*tapedeck add <tape> <file\.json>/);
+    expect(warnings).toEqual([]);
+    expect(existsSync(out)).toBe(false);
+    // A directory with no *.json file at all writes no empty tape either.
+    const none = `${fresh()}.d`;
+    mkdirSync(none);
+    expect((await rejectionOf(importRecordingsDir(none, out))).message).toMatch(/holds no \*\.json recordings; no tape written/);
+    expect(existsSync(out)).toBe(false);
   });
 });
 
@@ -99,5 +125,18 @@ describe('tapedeck import', () => {
     const c = fresh();
     expect(cli('import', json, c).stdout).toContain('tapedeck JSON export');
     expect(readFileSync(c).equals(readFileSync(b))).toBe(true);
+  });
+
+  it('a directory whose every file is skipped exits 1 saying why for each file; no tape is written', () => {
+    const dir = `${fresh()}.d`;
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'a.json'), JSON.stringify({ request: { url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } }, response: { body: {} } }));
+    writeFileSync(join(dir, 'b.json'), '{"not": "a recording"}');
+    const out = fresh();
+    const r = cli('import', dir, out);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^tapedeck: E_IMPORT_FORMAT none of the 2 \*\.json files in .* is a recording import reads: \(1\) .*a\.json: this is a hand-written recording .*: use tapedeck add <tape> .*a\.json; \(2\) .*b\.json: expected an object with "request" and "response"; no tape written\.\nhint: A directory import takes/);
+    expect(r.status).toBe(1);
+    expect(existsSync(out)).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 // The tape file format (docs/tape-format.md): round trips, crash and corruption recovery, several
 // processes appending at once, locking, compaction and byte-for-byte determinism.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -398,6 +398,16 @@ describe('header', () => {
     expect((await errorOf(appendRecords(missing, [1]))).code).toBe('E_TAPE_NOT_FOUND');
     expect(existsSync(missing)).toBe(false);
     expect(existsSync(`${missing}.lock`)).toBe(false);
+  });
+
+  it('a directory given as the tape is "<dir> is a directory, not a tape file" with a file path that would do, not EISDIR', async () => {
+    const folder = join(root, `folder-${n++}`);
+    mkdirSync(folder);
+    for (const e of [await errorOf(readTape(folder)), await errorOf(createTape(folder)), await errorOf(appendRecords(folder, [1]))]) {
+      expect(e.code, e.message).toBe('E_TAPE_IO');
+      expect(e.message).toBe(`${folder} is a directory, not a tape file. Give a file path such as ${join(folder, 'chat.tape')}.`);
+      expect(e.hint).toBe(`Give a file path such as ${join(folder, 'chat.tape')}.`);
+    }
   });
 
   it('defaults created to now and tapedeckVersion to the package version', async () => {

@@ -5,6 +5,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openTapeWriter } from '../../src/store/tape-writers.ts';
+import { rejectionOf } from '../helpers.ts';
+import { canMountReadOnly, onReadOnly } from '../read-only-mount.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-writers-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,5 +56,23 @@ describe('open tape writers', () => {
       await a.release();
       await b.release();
     }
+  });
+
+  it.runIf(canMountReadOnly())('on a read-only file system the registration fails at once saying EROFS and the directory, with the fix (not ENOENT after retries)', async () => {
+    const ro = join(dir, 'ro');
+    mkdirSync(ro);
+    const tape = join(ro, 'chat.tape');
+    await onReadOnly(
+      ro,
+      () => writeFileSync(tape, ''),
+      async () => {
+        const e = await rejectionOf(openTapeWriter(tape, 'mine'));
+        expect(e.code, e.message).toBe('E_TAPE_IO');
+        expect(e.details.cause).toBe('EROFS');
+        expect(e.message).toContain(`Tape ${tape}: registering this writer in ${tape}.writers failed: the directory ${ro} is on a read-only file system (EROFS)`);
+        expect(e.message).not.toContain('ENOENT');
+        expect(e.hint).toMatch(/^Copy the tape to a writable directory/);
+      },
+    );
   });
 });

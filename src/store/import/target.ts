@@ -12,10 +12,12 @@
  *   its later appends would land among records keyed under another salt).
  */
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { link, mkdir, rename, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import { withTapeLock } from '../tape-file.ts';
+import { tapeIsDirectory } from '../tape-path-errors.ts';
 import { openWriters, type WriterInfo } from '../tape-writers.ts';
 
 /**
@@ -27,6 +29,8 @@ import { openWriters, type WriterInfo } from '../tape-writers.ts';
  * const { tmp, removeDirs } = await besideTarget('tapes/new/app.tape', 'import')
  */
 export async function besideTarget(out: string, what: string): Promise<{ tmp: string; removeDirs: () => Promise<void> }> {
+  // A directory where the tape goes is refused before anything is made beside it.
+  targetExists(out);
   const dir = dirname(out);
   let first: string | undefined;
   try {
@@ -58,14 +62,29 @@ export async function besideTarget(out: string, what: string): Promise<{ tmp: st
 }
 
 /**
+ * Whether a tape is at `out` already (to refuse without force, or replace with it). A directory
+ * there is no tape to replace, with force or without: E_TAPE_IO saying so, with a file path
+ * that would do (not "already exists ... Add --force", then a rename's EISDIR).
+ *
+ * @example
+ * if (targetExists('tapes/app.tape') && !force) throw tapeExists('tapes/app.tape')
+ */
+export function targetExists(out: string): boolean {
+  const st = statSync(out, { throwIfNoEntry: false });
+  if (st?.isDirectory()) throw tapeIsDirectory(out);
+  return st !== undefined;
+}
+
+/**
  * Moves the tape built at `tmp` to `out`. Without force an existing `out` is never replaced
  * (a hard link fails instead: `exists()` is thrown); with force, under the tape's lock and only
- * while no writer has it open (E_TAPE_IN_USE). The caller removes `tmp` afterwards.
+ * while no writer has it open (E_TAPE_IN_USE; `verb` names the command in its hint: `import`,
+ * `pull`). The caller removes `tmp` afterwards.
  *
  * @example
  * await intoPlace(tmp, 'tapes/app.tape', true, () => new TapedeckError('E_TAPE_EXISTS', '...'))
  */
-export async function intoPlace(tmp: string, out: string, force: boolean, exists: () => TapedeckError): Promise<void> {
+export async function intoPlace(tmp: string, out: string, force: boolean, exists: () => TapedeckError, verb: ReplacingCommand = 'import'): Promise<void> {
   if (!force) {
     try {
       await link(tmp, out);
@@ -76,19 +95,22 @@ export async function intoPlace(tmp: string, out: string, force: boolean, exists
     return;
   }
   await withTapeLock(out, async () => {
-    await refuseOpenWriters(out);
+    await refuseOpenWriters(out, verb);
     await rename(tmp, out);
   });
 }
 
+/** The commands that replace a whole tape with --force, as the fix in E_TAPE_IN_USE's hint names them. */
+export type ReplacingCommand = 'import' | 'pull';
+
 /**
  * Throws E_TAPE_IN_USE when a writer has the tape at `out` open: to check before an import's
- * work, and again under the lock as it replaces the tape.
+ * (or a pull's) work, and again under the lock as it replaces the tape.
  *
  * @example
  * await refuseOpenWriters('tapes/app.tape')
  */
-export async function refuseOpenWriters(out: string): Promise<void> {
+export async function refuseOpenWriters(out: string, verb: ReplacingCommand = 'import'): Promise<void> {
   const open = await openWriters(out);
   if (open.length === 0) return;
   const who = open.map(writerNamed).join('; ');
@@ -98,7 +120,7 @@ export async function refuseOpenWriters(out: string): Promise<void> {
     {
       file: out,
       writers: open,
-      hint: 'Let the run that records to it finish (a test run, tapedeck serve, a program with a tapedeck fetch in record or update mode), then import again; or import to another path.',
+      hint: `Let the run that records to it finish (a test run, tapedeck serve, a program with a tapedeck fetch in record or update mode), then ${verb} again; or ${verb} to another path.`,
     },
   );
 }
