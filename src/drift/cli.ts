@@ -4,6 +4,7 @@
 import { existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { dashValues } from '../cli-args.ts';
 import { TapedeckError } from '../errors.ts';
 import { formatCliError, usageError } from '../cli-errors.ts';
 import { DIFF_HELP, RERECORD_HELP, STATS_HELP } from './help.ts';
@@ -58,7 +59,8 @@ const REPORT_OPTIONS = {
 /** parseArgs, with what it rejects said as a usage error of `command`. */
 function parse<O extends ParseArgsConfig['options']>(command: string, args: string[], options: O) {
   try {
-    return parseArgs({ args, allowPositionals: true, options });
+    // A negative value (`--budget -1`) reaches the flag's own check, which says what it must be.
+    return parseArgs({ args: dashValues(args, options ?? {}), allowPositionals: true, options });
   } catch (e) {
     throw usageError(`${command}: ${(e as Error).message}`, `tapedeck ${command} --help lists the options.`);
   }

@@ -40,8 +40,9 @@ Make git diff, git log -p and code review tools show tapes as their stable JSON 
 (so git diff --stat counts lines) in this clone's git config. Also writes a pre-commit hook
 that runs "${HOOK_COMMAND}" (refuses a commit whose tapes hold anything that
 looks like a credential) when the clone has no pre-commit hook; when it has one, prints the
-line to add to it. Each clone runs tapedeck init once; run it again at any time: nothing is
-added twice.
+line to add to it. Adds to .gitignore what tapedeck keeps beside a tape while it works on it
+(writer registrations, the lock, files not yet renamed into place), which a killed run leaves
+behind. Each clone runs tapedeck init once; run it again at any time: nothing is added twice.
 
 Options:
   --textconv CMD        The command git runs with a tape's path (default
@@ -66,7 +67,7 @@ function git(args: string[], cwd: string): { ok: boolean; out: string; err: stri
  * @example
  * setupTapeDiffs(process.cwd()) // { attributes: 'added', textconv: 'set', root: '/repo' }
  */
-export function setupTapeDiffs(cwd: string, textconv = DEFAULT_TEXTCONV): { root: string; attributes: 'added' | 'present'; textconv: 'set' | 'present' } {
+export function setupTapeDiffs(cwd: string, textconv = DEFAULT_TEXTCONV): { root: string; attributes: 'added' | 'present'; textconv: 'set' | 'present'; ignored: 'added' | 'present' } {
   const top = git(['rev-parse', '--show-toplevel'], cwd);
   if (!top.ok) throw new TapedeckError('E_ARG', `${cwd} is not inside a git repository.`, { hint: 'Run tapedeck init in your project (git init first).' });
   const root = top.out;
@@ -77,6 +78,7 @@ export function setupTapeDiffs(cwd: string, textconv = DEFAULT_TEXTCONV): { root
     appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}# Tapes diff as their JSON export (npx tapedeck init sets the driver up)\n${GIT_ATTRIBUTE}\n`);
     attributes = 'added';
   }
+  const ignored = ignoreWorkingFiles(root);
   let set: 'set' | 'present' = 'present';
   for (const [name, value] of [
     ['diff.tapedeck.textconv', textconv],
@@ -88,7 +90,27 @@ export function setupTapeDiffs(cwd: string, textconv = DEFAULT_TEXTCONV): { root
     if (!w.ok) throw new TapedeckError('E_ARG', `git config failed: ${w.err}`, { hint: `Run it yourself: git config ${name} "${value}"` });
     set = 'set';
   }
-  return { root, attributes, textconv: set };
+  return { root, attributes, textconv: set, ignored };
+}
+
+/**
+ * What tapedeck keeps beside a tape while it works on it, and leaves behind when it is killed:
+ * writer registrations (`<tape>.writers/`), the tape's lock (`<tape>.lock`), and a rewrite's or
+ * import's or pull's file before it is renamed into place (`.<tape>.<pid>.<hex>[.<what>].tmp`,
+ * `.<tape>.<pid>.<hex>.pull`). None is a
+ * recording: `git add -A` must not commit them.
+ */
+const WORKING_FILES = ['*.tape.writers/', '*.tape.lock', '.*.tape.*.tmp', '.*.tape.*.pull'];
+
+/** Adds WORKING_FILES to the repository's root .gitignore where missing. */
+function ignoreWorkingFiles(root: string): 'added' | 'present' {
+  const file = join(root, '.gitignore');
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const have = new Set(text.split(/\r?\n/).map((l) => l.trim()));
+  const missing = WORKING_FILES.filter((p) => !have.has(p));
+  if (missing.length === 0) return 'present';
+  appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}# tapedeck's working files beside a tape (left behind only when it is killed)\n${missing.join('\n')}\n`);
+  return 'added';
 }
 
 /**
@@ -133,6 +155,7 @@ export async function initCommand(args: string[]): Promise<number> {
     process.stdout.write(
       `${r.attributes === 'added' ? `added "${GIT_ATTRIBUTE}" to` : 'already in'} ${join(r.root, '.gitattributes')}${r.attributes === 'added' ? ' (commit it)' : ''}\n` +
         `${r.textconv === 'set' ? 'set' : 'already set:'} diff.tapedeck.textconv and diff.tapedeck.binary in this clone's git config\n` +
+        (r.ignored === 'added' ? `added tapedeck's working files (${WORKING_FILES.join(', ')}) to ${join(r.root, '.gitignore')} (commit it)\n` : `tapedeck's working files already in ${join(r.root, '.gitignore')}\n`) +
         'git diff now shows tapes as JSON.\n',
     );
     if (!parsed.values['no-hook']) {

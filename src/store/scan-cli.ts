@@ -38,6 +38,11 @@ function git(args: string[]): Buffer {
 
 /** The staged tapes: their paths and their staged bytes (what the commit would hold). */
 function stagedTapes(): { file: string; bytes: Buffer }[] {
+  // Outside a repository git's own answer is its whole usage text: said in one line instead.
+  const inside = spawnSync('git', ['rev-parse', '--is-inside-work-tree']);
+  if (inside.error || inside.status !== 0) {
+    throw new TapedeckError('E_ARG', `${process.cwd()} is not in a git repository, so there is nothing staged to scan${inside.error ? ` (git: ${inside.error.message})` : ''}.`, { hint: 'Run tapedeck scan --staged inside your repository, or name the tapes: tapedeck scan tapes/' });
+  }
   const names = git(['diff', '--cached', '--name-only', '-z', '--diff-filter=ACMR', '--', '*.tape']).toString('utf8').split('\0').filter(Boolean);
   return names.map((file) => ({ file, bytes: git(['cat-file', 'blob', `:${file}`]) }));
 }

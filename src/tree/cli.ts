@@ -2,6 +2,7 @@
 
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { dashValues } from '../cli-args.ts';
 import { TapedeckError } from '../errors.ts';
 import { reportCliError, usageError } from '../cli-errors.ts';
 import { treeLines } from './format.ts';
@@ -41,17 +42,15 @@ function count(name: string, raw: string | undefined, fallback: number): number 
 export async function treeCommand(args: string[], write: OutputSink): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        width: { type: 'string' },
-        collapse: { type: 'string' },
-        hashes: { type: 'boolean', default: false },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
+    const options = {
+      width: { type: 'string' },
+      collapse: { type: 'string' },
+      hashes: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    } as const;
+    // A negative value (`--width -5`) reaches the flag's own check, which says what it must be.
+    parsed = parseArgs({ args: dashValues(args, options), allowPositionals: true, options });
   } catch (e) {
     return reportCliError(usageError(`tree: ${(e as Error).message}`, 'tapedeck tree --help lists the options.'));
   }

@@ -72,6 +72,30 @@ describe('tapedeck init', () => {
     expect(git(repo, 'config', '--get', 'diff.tapedeck.textconv').trim()).toBe('npx --no-install tapedeck export --review --textconv');
   });
 
+  it("ignores tapedeck's working files beside a tape, which a killed run leaves behind", async () => {
+    const repo = join(dir, 'repo-ignore');
+    execFileSync('git', ['init', '-q', repo]);
+    writeFileSync(join(repo, '.gitignore'), 'node_modules/');
+    const out = tapedeck(repo, 'init', '--no-hook');
+    expect(out).toMatch(/added tapedeck's working files .* to .*\.gitignore \(commit it\)/);
+    // What a kill -9 leaves: a writer registration, the lock, a rewrite's and a pull's file.
+    const tape = join(repo, 'tapes', 'chat.tape');
+    await addRecordings({ tape }, [written('a question')]);
+    mkdirSync(`${tape}.writers`);
+    writeFileSync(join(`${tape}.writers`, '4242-abcdef.json'), '{}');
+    writeFileSync(`${tape}.lock`, '');
+    writeFileSync(join(repo, 'tapes', '.chat.tape.4242.0a1b2c3d.tmp'), '');
+    writeFileSync(join(repo, 'tapes', '.chat.tape.4242.0a1b2c3d.import.tmp'), '');
+    writeFileSync(join(repo, 'tapes', '.chat.tape.4242.0a1b2c3d.pull'), '');
+    git(repo, 'add', '-A');
+    expect(git(repo, 'diff', '--cached', '--name-only').split('\n').filter(Boolean).sort()).toEqual(['.gitattributes', '.gitignore', 'tapes/chat.tape']);
+    // The user's own lines stay, and nothing is added twice.
+    expect(tapedeck(repo, 'init', '--no-hook')).toContain("tapedeck's working files already in");
+    const text = readFileSync(join(repo, '.gitignore'), 'utf8');
+    expect(text.startsWith('node_modules/\n')).toBe(true);
+    expect(text.match(/\*\.tape\.writers\//g)).toHaveLength(1);
+  });
+
   it('git diff --stat says a tape changed, not Bin', async () => {
     const repo = join(dir, 'stat');
     execFileSync('git', ['init', '-q', repo]);
