@@ -5,32 +5,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openTestTape } from '../../src/testing/session.ts';
+import { askRealtime } from './ask.ts';
 import { startFakeRealtime } from './fake-realtime.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-realtime-fixture-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function ask(url: string, ca: string | undefined, text: string): Promise<{ transcript?: string; errors: string[] }> {
-  const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca } }, new OpenAI({ apiKey: 'sk-test-fixture-0123456789abcdef', baseURL: `${url}/v1` }));
-  const errors: string[] = [];
-  rt.on('error', (e) => errors.push(e.message));
-  const closed = new Promise<void>((r) => rt.socket.once('close', () => r()));
-  const done = new Promise<string | undefined>((r) => {
-    rt.on('response.done', (e) => r((e.response.output?.[0] as { content?: { transcript?: string }[] } | undefined)?.content?.[0]?.transcript));
-    void closed.then(() => r(undefined));
-  });
-  await new Promise<void>((r) => rt.socket.once('open', () => r()));
-  rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
-  rt.send({ type: 'response.create' });
-  const transcript = await done;
-  rt.close();
-  await closed;
-  return { transcript, errors };
-}
 
 describe('tape.serve()', () => {
   it('records and replays a realtime session through the test tape, over TLS with its CA', async () => {
@@ -41,7 +23,7 @@ describe('tape.serve()', () => {
       const { url, ca } = await rec.serve({ upstream: fake.url });
       expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       expect(ca).toMatch(/BEGIN CERTIFICATE/);
-      expect((await ask(url, ca, 'hi')).transcript).toBe('You said: hi');
+      expect((await askRealtime(url, ca, 'hi')).transcript).toBe('You said: hi');
     } finally {
       const report = await rec.close();
       expect(report.added).toBeGreaterThan(0);
@@ -49,8 +31,8 @@ describe('tape.serve()', () => {
     }
     const play = openTestTape({ tape: path, mode: 'replay', env: {} });
     const { url, ca } = await play.serve();
-    expect((await ask(url, ca, 'hi')).transcript).toBe('You said: hi');
-    const miss = await ask(url, ca, 'bye');
+    expect((await askRealtime(url, ca, 'hi')).transcript).toBe('You said: hi');
+    const miss = await askRealtime(url, ca, 'bye');
     expect(miss.errors[0]).toMatch(/text differs, "bye" vs "hi"/);
     // Closing fails the test with the miss (caught or not), as every test helper does.
     const failure = await play.close().then(() => undefined, (e: unknown) => e as Error & { code: string });
@@ -67,14 +49,14 @@ describe('tape.serve()', () => {
     const again = openTestTape({ tape: path, mode, env: {} });
     try {
       const served = await again.serve({ upstream: fake2.url });
-      expect((await ask(served.url, served.ca, 'bye')).transcript).toBe('You said: bye');
+      expect((await askRealtime(served.url, served.ca, 'bye')).transcript).toBe('You said: bye');
       await again.close();
     } finally {
       await fake2.close();
     }
     const after = openTestTape({ tape: path, mode: 'replay', env: {} });
     const s3 = await after.serve();
-    expect((await ask(s3.url, s3.ca, 'bye')).transcript).toBe('You said: bye');
+    expect((await askRealtime(s3.url, s3.ca, 'bye')).transcript).toBe('You said: bye');
     await after.close();
   });
 });

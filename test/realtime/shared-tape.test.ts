@@ -6,33 +6,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/store/tape-file.ts';
 import { openTestTape } from '../../src/testing/session.ts';
+import { askRealtime } from './ask.ts';
 import { startFakeRealtime } from './fake-realtime.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-realtime-shared-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function ask(url: string, ca: string | undefined, text: string): Promise<{ transcript?: string; errors: string[] }> {
-  const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca } }, new OpenAI({ apiKey: 'sk-test-shared-0123456789abcdef', baseURL: `${url}/v1` }));
-  const errors: string[] = [];
-  rt.on('error', (e) => errors.push(e.message));
-  const closed = new Promise<void>((r) => rt.socket.once('close', () => r()));
-  const done = new Promise<string | undefined>((r) => {
-    rt.on('response.done', (e) => r((e.response.output?.[0] as { content?: { transcript?: string }[] } | undefined)?.content?.[0]?.transcript));
-    void closed.then(() => r(undefined));
-  });
-  await new Promise<void>((r) => rt.socket.once('open', () => r()));
-  rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
-  rt.send({ type: 'response.create' });
-  const transcript = await done;
-  rt.close();
-  await closed;
-  return { transcript, errors };
-}
 
 describe('realtime sessions on a tape tests share', () => {
   it('each test replays its own session, also run alone, and its records name it', async () => {
@@ -46,7 +28,7 @@ describe('realtime sessions on a tape tests share', () => {
         const rec = openTestTape({ tape, mode: 'record', test, file, root, env: {} });
         try {
           const { url, ca } = await rec.serve({ upstream: fake.url });
-          expect((await ask(url, ca, text)).transcript).toBe(`You said: ${text}`);
+          expect((await askRealtime(url, ca, text)).transcript).toBe(`You said: ${text}`);
         } finally {
           await rec.close();
         }
@@ -59,7 +41,7 @@ describe('realtime sessions on a tape tests share', () => {
       for (const test of order) {
         const play = openTestTape({ tape, mode: 'replay', test, file, root, env: {} });
         const { url, ca } = await play.serve();
-        const got = await ask(url, ca, said[test]);
+        const got = await askRealtime(url, ca, said[test]);
         await play.close();
         expect(got, `${test} in ${order.join(', ')}`).toEqual({ transcript: `You said: ${said[test]}`, errors: [] });
       }
