@@ -114,32 +114,42 @@ export interface WriterInfo {
  * const open = await openWriters('chat.tape'); if (open.length) console.log(`pid ${open[0].pid} records to it`)
  */
 export async function openWriters(path: string, staleMs = 30_000, except?: string, ended?: WriterInfo[]): Promise<WriterInfo[]> {
-  const dir = `${path}.writers`;
   const open: WriterInfo[] = [];
+  for (const r of await registrations(path, staleMs, except)) {
+    if (r.dead) {
+      await unlink(r.file).catch(() => {});
+      ended?.push(r.info);
+    } else open.push(r.info);
+  }
+  return open;
+}
+
+/**
+ * Every registration on the tape at `path` (but `except`), read as it is now: its file, what it
+ * holds, and whether its writer has ended. On this host the process decides, however long ago
+ * the file was touched: a paused writer touches nothing, and its acknowledged recordings must
+ * stay. A file gone meanwhile (its writer closed) is not listed.
+ */
+async function registrations(path: string, staleMs: number, except?: string): Promise<{ file: string; info: WriterInfo; dead: boolean }[]> {
+  const dir = `${path}.writers`;
+  const out: { file: string; info: WriterInfo; dead: boolean }[] = [];
   for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const other = join(dir, name);
-    if (other === except || !name.endsWith('.json')) continue;
+    const file = join(dir, name);
+    if (file === except || !name.endsWith('.json')) continue;
     try {
-      const st = await stat(other);
+      const st = await stat(file);
       let info: WriterInfo = {};
       try {
-        info = JSON.parse(await readFile(other, 'utf8')) as WriterInfo;
+        info = JSON.parse(await readFile(file, 'utf8')) as WriterInfo;
       } catch {
         // Being written: its writer has appended nothing yet.
       }
-      // On this host the process decides, however long ago the file was touched: a paused
-      // writer touches nothing, and its acknowledged recordings must stay.
-      const dead = holderGone(info) ?? Date.now() - st.mtimeMs > staleMs;
-      if (dead) {
-        await unlink(other).catch(() => {});
-        ended?.push(info);
-      } else open.push(info);
+      out.push({ file, info, dead: holderGone(info) ?? Date.now() - st.mtimeMs > staleMs });
     } catch {
-      // Gone meanwhile (its writer closed), or being written: a writer that has not finished
-      // registering has appended nothing yet.
+      // Gone meanwhile (its writer closed).
     }
   }
-  return open;
+  return out;
 }
 
 /**
@@ -164,21 +174,7 @@ export async function tapeWritersOpen(path: string): Promise<boolean> {
  * for (const w of await interruptedRecordRuns('chat.tape')) console.warn(`run ${w.run} (pid ${w.pid}) did not close`)
  */
 export async function interruptedRecordRuns(path: string, staleMs = 30_000): Promise<WriterInfo[]> {
-  const dir = `${path}.writers`;
-  const out: WriterInfo[] = [];
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    if (!name.endsWith('.json')) continue;
-    try {
-      const file = join(dir, name);
-      const info = JSON.parse(await readFile(file, 'utf8')) as WriterInfo;
-      if (info.mode !== 'record') continue;
-      const dead = holderGone(info) ?? Date.now() - (await stat(file)).mtimeMs > staleMs;
-      if (dead) out.push(info);
-    } catch {
-      // Gone meanwhile, or being written: not an ended writer.
-    }
-  }
-  return out;
+  return (await registrations(path, staleMs)).filter((r) => r.dead && r.info.mode === 'record').map((r) => r.info);
 }
 
 /**
