@@ -71,14 +71,8 @@ export function setupTapeDiffs(cwd: string, textconv = DEFAULT_TEXTCONV): { root
   const top = git(['rev-parse', '--show-toplevel'], cwd);
   if (!top.ok) throw new TapedeckError('E_ARG', `${cwd} is not inside a git repository.`, { hint: 'Run tapedeck init in your project (git init first).' });
   const root = top.out;
-  const file = join(root, '.gitattributes');
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  let attributes: 'added' | 'present' = 'present';
-  if (!text.split(/\r?\n/).some((l) => l.trim().replace(/\s+/g, ' ') === GIT_ATTRIBUTE)) {
-    appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}# Tapes diff as their JSON export (npx tapedeck init sets the driver up)\n${GIT_ATTRIBUTE}\n`);
-    attributes = 'added';
-  }
-  const ignored = ignoreWorkingFiles(root);
+  const attributes = appendMissingLines(join(root, '.gitattributes'), [GIT_ATTRIBUTE], 'Tapes diff as their JSON export (npx tapedeck init sets the driver up)');
+  const ignored = appendMissingLines(join(root, '.gitignore'), WORKING_FILES, "tapedeck's working files beside a tape (left behind only when it is killed)");
   let set: 'set' | 'present' = 'present';
   for (const [name, value] of [
     ['diff.tapedeck.textconv', textconv],
@@ -97,19 +91,20 @@ export function setupTapeDiffs(cwd: string, textconv = DEFAULT_TEXTCONV): { root
  * What tapedeck keeps beside a tape while it works on it, and leaves behind when it is killed:
  * writer registrations (`<tape>.writers/`), the tape's lock (`<tape>.lock`), and a rewrite's or
  * import's or pull's file before it is renamed into place (`.<tape>.<pid>.<hex>[.<what>].tmp`,
- * `.<tape>.<pid>.<hex>.pull`). None is a
- * recording: `git add -A` must not commit them.
+ * `.<tape>.<pid>.<hex>.pull`). None is a recording: `git add -A` must not commit them.
  */
 const WORKING_FILES = ['*.tape.writers/', '*.tape.lock', '.*.tape.*.tmp', '.*.tape.*.pull'];
 
-/** Adds WORKING_FILES to the repository's root .gitignore where missing. */
-function ignoreWorkingFiles(root: string): 'added' | 'present' {
-  const file = join(root, '.gitignore');
+/**
+ * Appends to a git file (.gitattributes, .gitignore) the `lines` it does not hold yet, under a
+ * `comment`, so running init again adds nothing twice and leaves the user's lines as they are.
+ */
+function appendMissingLines(file: string, lines: readonly string[], comment: string): 'added' | 'present' {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const have = new Set(text.split(/\r?\n/).map((l) => l.trim()));
-  const missing = WORKING_FILES.filter((p) => !have.has(p));
+  const have = new Set(text.split(/\r?\n/).map((l) => l.trim().replace(/\s+/g, ' ')));
+  const missing = lines.filter((l) => !have.has(l));
   if (missing.length === 0) return 'present';
-  appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}# tapedeck's working files beside a tape (left behind only when it is killed)\n${missing.join('\n')}\n`);
+  appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}# ${comment}\n${missing.join('\n')}\n`);
   return 'added';
 }
 
