@@ -270,6 +270,10 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   async function run(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const req = new Request(input, init);
     const u = new URL(req.url);
+    // A data: or blob: URL names no server: the platform's fetch reads it, and it is neither a
+    // recording nor a miss. The OpenAI and Anthropic SDKs fetch 'data:,' through a custom fetch
+    // before an upload, to find its Response class; that was a miss on every replayed upload.
+    if (u.protocol === 'data:' || u.protocol === 'blob:') return globalThis.fetch(req);
     const headers: Record<string, string> = {};
     req.headers.forEach((v, k) => (headers[k] = v));
     let dreq: DeckRequest = { method: req.method, url: u.pathname + u.search, headers, body: new Uint8Array(0) };

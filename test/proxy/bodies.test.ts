@@ -5,9 +5,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gunzipSync, gzipSync } from 'node:zlib';
+import OpenAI, { toFile } from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
+import { exportTapeJSON } from '../../src/store/export.ts';
 import { NORMALIZED_BOUNDARY, normalizeBody } from '../../src/store/http-body.ts';
 import { redactor } from '../../src/store/redact.ts';
 import { startUpstream } from './fake-upstream.ts';
@@ -103,6 +105,40 @@ describe('multipart uploads', () => {
     expect(await (await send(play, 'hello text', 'text/plain')).text()).toBe(t);
     expect((await send(play, 'hello other', 'text/plain')).status).toBe(400);
     await play.close();
+  });
+});
+
+describe('an upload through the OpenAI SDK on createFetch', () => {
+  // Before an upload the SDK fetches 'data:,' through the fetch it was given (to find its
+  // Response class): no API call, so neither a recording nor a miss.
+  const transcribe = async (f: typeof fetch, url: string) => {
+    const client = new OpenAI({ apiKey: 'sk-upload-test-0123456789abcdef', baseURL: `${url}/v1`, fetch: f, maxRetries: 0 });
+    return (await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(Buffer.from('RIFF upload bytes'), 'clip.wav', { type: 'audio/wav' }) })).text;
+  };
+
+  it('records only the upload, and replays it with no miss; a data: URL is read as fetch reads it', async () => {
+    const up = await startUpstream();
+    const tape = tapePath();
+    const rec = createFetch({ tape, mode: 'record' });
+    let live: string;
+    try {
+      live = await transcribe(rec, up.url);
+      expect(await (await rec('data:text/plain;base64,aGk=')).text()).toBe('hi');
+    } finally {
+      await rec.close();
+      await up.close();
+    }
+    const records = (JSON.parse(await exportTapeJSON(tape)) as { records: { request: { method: string; url: string } }[] }).records;
+    expect(records.map((r) => `${r.request.method} ${r.request.url}`)).toEqual(['POST /v1/audio/transcriptions']);
+    const play = createFetch({ tape, mode: 'replay' });
+    try {
+      // Nothing listens there now: the answer can only come from the tape.
+      expect(await transcribe(play, up.url)).toBe(live);
+      expect(await (await play('data:,plain')).text()).toBe('plain');
+      expect((await play.stats()).misses).toBe(0);
+    } finally {
+      await play.close();
+    }
   });
 });
 

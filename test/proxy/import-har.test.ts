@@ -9,9 +9,11 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import OpenAI from 'openai';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
+import { createFetch } from '../../src/proxy/fetch.ts';
 import { importRecordings } from '../../src/proxy/import.ts';
 import { exportTapeHar } from '../../src/store/export-har.ts';
 import { chromiumPath, FLAGS, skipReason } from '../browser/chromium.ts';
@@ -126,6 +128,95 @@ describe.skipIf(skip !== undefined)('HAR saved by Playwright (Chromium)', () => 
   }, 60_000);
 });
 
+describe.skipIf(skip !== undefined)('HAR saved by Playwright with a stream the page aborted', () => {
+  it('the aborted entry (its status and headers, no body, _failureText) is a bad entry, not an empty answer; --skip-bad lists it and keeps the rest', async () => {
+    const har = join(dir, 'aborted.har');
+    const browser = await chromium.launch({ executablePath: chromiumPath!, headless: true, args: FLAGS });
+    let plain = '';
+    try {
+      const context = await browser.newContext({ recordHar: { path: har, content: 'embed' } });
+      const page = await context.newPage();
+      await page.goto(`${front.url}/`);
+      plain = await page.evaluate(async (body) => {
+        const post = (path: string, signal?: AbortSignal) => fetch(path, { method: 'POST', signal, headers: { 'content-type': 'application/json' }, body });
+        const text = await (await post('/v1/chat/completions')).text();
+        // The answer starts, then the page gives up on it.
+        const ac = new AbortController();
+        const reader = (await post('/v1/hang-body', ac.signal)).body!.getReader();
+        await reader.read();
+        ac.abort();
+        return text;
+      }, JSON.stringify(PLAIN));
+      await context.close(); // writes the HAR
+    } finally {
+      await browser.close();
+    }
+    const entries = (JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: { request: { url: string }; response: { status: number; _failureText?: string } }[] } }).log.entries;
+    const at = entries.findIndex((e) => e.request.url.endsWith('/v1/hang-body'));
+    expect(entries[at]!.response).toMatchObject({ status: 200, _failureText: 'net::ERR_ABORTED' });
+    const tape = join(dir, 'aborted.tape');
+    const e = (await importRecordings(har, tape).then(
+      () => undefined,
+      (x: unknown) => x,
+    )) as TapedeckError;
+    expect(e).toBeInstanceOf(TapedeckError);
+    expect(e).toMatchObject({ code: 'E_IMPORT_ENTRY', details: { file: har, entry: at, field: 'response._failureText' } });
+    expect(e.message).toContain('"net::ERR_ABORTED": the request failed or was aborted before its answer was whole');
+    expect(e.hint).toContain('--skip-bad');
+    expect(existsSync(tape)).toBe(false);
+    const report = await importRecordings(har, tape, { skipBad: true });
+    expect(report.skipped).toEqual([{ where: `log.entries[${at}].response._failureText`, reason: expect.stringContaining('net::ERR_ABORTED') }]);
+    expect(report.routes).toEqual(expect.arrayContaining([{ provider: 'openai', route: 'POST /v1/chat/completions', records: 1 }]));
+    expect(report.routes.some((r) => r.route.includes('hang-body'))).toBe(false);
+    const f = createFetch({ tape, mode: 'replay' });
+    try {
+      const client = new OpenAI({ apiKey: 'sk-replay-key-not-used', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+      expect((await client.chat.completions.create(PLAIN)).choices[0]!.message.content).toBe((JSON.parse(plain) as { choices: { message: { content: string } }[] }).choices[0]!.message.content);
+    } finally {
+      await f.close();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(skip !== undefined)('HAR saved by Playwright with an upload made of a Blob', () => {
+  it('the upload, whose body Chromium did not save, is a bad entry naming postData and the bytes sent, not a recording of an empty body', async () => {
+    const har = join(dir, 'upload.har');
+    const browser = await chromium.launch({ executablePath: chromiumPath!, headless: true, args: FLAGS });
+    try {
+      const context = await browser.newContext({ recordHar: { path: har, content: 'embed' } });
+      const page = await context.newPage();
+      await page.goto(`${front.url}/`);
+      const status = await page.evaluate(async () => {
+        const form = new FormData();
+        form.append('model', 'whisper-1');
+        form.append('file', new Blob([new Uint8Array([82, 73, 70, 70, 0, 255, 1, 2])], { type: 'audio/wav' }), 'clip.wav');
+        return (await fetch('/v1/audio/transcriptions', { method: 'POST', body: form })).status;
+      });
+      expect(status).toBe(200);
+      await context.close(); // writes the HAR
+    } finally {
+      await browser.close();
+    }
+    const entries = (JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: { request: { url: string; postData?: unknown; headers: { name: string; value: string }[] } }[] } }).log.entries;
+    const at = entries.findIndex((e) => e.request.url.endsWith('/v1/audio/transcriptions'));
+    expect(entries[at]!.request.postData).toBeUndefined();
+    const sent = Number(entries[at]!.request.headers.find((h) => h.name.toLowerCase() === 'content-length')!.value);
+    expect(sent).toBeGreaterThan(0);
+    const tape = join(dir, 'upload.tape');
+    const e = (await importRecordings(har, tape).then(
+      () => undefined,
+      (x: unknown) => x,
+    )) as TapedeckError;
+    expect(e).toBeInstanceOf(TapedeckError);
+    expect(e).toMatchObject({ code: 'E_IMPORT_ENTRY', details: { file: har, entry: at, field: 'request.postData' } });
+    expect(e.message).toContain(`is missing although the request sent a ${sent}-byte body`);
+    expect(existsSync(tape)).toBe(false);
+    const report = await importRecordings(har, tape, { skipBad: true });
+    expect(report.skipped).toEqual([{ where: `log.entries[${at}].request.postData`, reason: expect.stringContaining('record it with tapedeck') }]);
+    expect(report.routes.some((r) => r.route.includes('transcriptions'))).toBe(false);
+  }, 60_000);
+});
+
 describe.skipIf(skip !== undefined)('HAR saved by Playwright to a .zip path', () => {
   it('is refused as a zip archive with the fix (unzip it first) and the formats import reads, from the API and the command line', async () => {
     const zip = join(dir, 'app.zip');
@@ -183,6 +274,47 @@ describe('HAR written by Polly.js (node-http adapter, fs persister)', () => {
     expect(report).toMatchObject({ format: 'HAR', records: 2, streams: 1, routes: [{ provider: 'openai', route: 'POST /v1/chat/completions', records: 2 }] });
     expect(await replayAnswers(tape)).toEqual(live);
     expect(readFileSync(tape).includes('sk-polly-secret')).toBe(false);
+  }, 60_000);
+});
+
+describe('repeats Polly.js recorded in two sessions', () => {
+  it("answer in Polly's _order, not in their place in the file (a call added later with disableSortingHarEntries comes first there)", async () => {
+    const { Polly } = await import('@pollyjs/core');
+    const NodeHttpAdapter = (await import('@pollyjs/adapter-node-http')).default;
+    const FSPersister = (await import('@pollyjs/persister-fs')).default;
+    Polly.register(NodeHttpAdapter);
+    Polly.register(FSPersister);
+    const recordings = join(dir, 'polly-order');
+    const session = (mode: 'record' | 'replay') =>
+      new Polly('repeats', { adapters: ['node-http'], persister: 'fs', persisterOptions: { fs: { recordingsDir: recordings }, disableSortingHarEntries: true }, mode, recordIfMissing: true, logLevel: 'silent' });
+    const ask = async () => (JSON.parse((await httpPost(`${upstream.url}/v1/chat/completions`, PLAIN)).text) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+    // The first session asks once; the second asks twice: its first call replays, its second is recorded.
+    let polly = session('record');
+    const first = await ask().finally(() => polly.stop());
+    polly = session('replay');
+    const live = [await ask(), await ask()];
+    await polly.stop();
+    expect(live[0]).toBe(first);
+    expect(live[1]).not.toBe(first);
+    const har = join(recordings, readdirSync(recordings).find((d) => d.startsWith('repeats'))!, 'recording.har');
+    const orders = (JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: { _order: number }[] } }).log.entries.map((e) => e._order);
+    expect(orders).toEqual([1, 0]);
+    // Polly itself answers the calls in _order.
+    polly = session('replay');
+    const pollyReplay = [await ask(), await ask()];
+    await polly.stop();
+    expect(pollyReplay).toEqual(live);
+    const tape = join(dir, 'polly-order.tape');
+    expect((await importRecordings(har, tape)).records).toBe(2);
+    const f = createFetch({ tape, mode: 'replay' });
+    try {
+      const client = new OpenAI({ apiKey: 'sk-replay-key-not-used', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+      const replayed = [];
+      for (let i = 0; i < 2; i++) replayed.push((await client.chat.completions.create(PLAIN)).choices[0]!.message.content);
+      expect(replayed).toEqual(live);
+    } finally {
+      await f.close();
+    }
   }, 60_000);
 });
 

@@ -413,6 +413,40 @@ describe('a directory where the tape goes', () => {
   });
 });
 
+describe('a JSON recording that starts with a UTF-8 byte order mark', () => {
+  // The HAR format lets a writer put the mark first and has readers ignore it.
+  const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+  it('imports as without it (a HAR on one line or pretty-printed, a nock recording) and replays', async () => {
+    for (const [name, text] of [
+      ['bom.har', JSON.stringify(har())],
+      ['bom-pretty.har', JSON.stringify(har(), null, 2)],
+      ['bom-nock.json', JSON.stringify(nock(), null, 2)],
+    ] as const) {
+      const src = join(dir, name);
+      writeFileSync(src, Buffer.concat([BOM, Buffer.from(text)]));
+      const out = join(dir, `${name}.tape`);
+      expect((await importRecordings(src, out)).records, name).toBe(3);
+      const f = createFetch({ tape: out, mode: 'replay' });
+      try {
+        const client = new OpenAI({ apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+        expect((await client.chat.completions.create(ask('b') as typeof PLAIN)).choices[0]!.message.content, name).toBe('Blue');
+      } finally {
+        await f.close();
+      }
+    }
+  });
+
+  it('cut short is still E_IMPORT_PARSE, at the byte of the file where it ends (the mark counted)', async () => {
+    const src = join(dir, 'bom-cut.har');
+    const cut = Buffer.concat([BOM, Buffer.from(JSON.stringify(har()).slice(0, 900))]);
+    writeFileSync(src, cut);
+    const e = await importError(src, join(dir, 'bom-cut.tape'));
+    expect(e).toMatchObject({ code: 'E_IMPORT_PARSE', details: { file: src, offset: cut.length } });
+    expect(e!.message).toContain('the file ends early: truncated?');
+  });
+});
+
 describe('a file cut short or empty, whatever its name', () => {
   // A .json file says no format: what a recorder's crash or an interrupted copy leaves of a
   // nock recording or of a HAR saved under another name must still be said as such.

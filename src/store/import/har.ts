@@ -5,10 +5,10 @@
  * (status, headers, `content.text`, base64 when `content.encoding` says so). Playwright's
  * `content: 'attach'` writes either body to a file beside the HAR instead, named by `_file`
  * (`postData._file` beside an empty `postData.text`). Entries are taken in file order (pages
- * and repeats keep theirs). `content.text` is the decoded body whatever `content-encoding` the
- * headers still name, except in Polly.js's form for a content-encoded answer (its node-http
- * adapter): base64 chunks of the encoded bytes as sent, in a JSON array, which are joined and
- * decoded.
+ * and repeats keep theirs), except that the calls of one Polly.js request take their `_order`
+ * (polly-order.ts). `content.text` is the decoded body whatever `content-encoding` the headers
+ * still name, except in Polly.js's form for a content-encoded answer (its node-http adapter):
+ * base64 chunks of the encoded bytes as sent, in a JSON array, which are joined and decoded.
  *
  * A server-sent-event answer becomes a streamed recording, one chunk per event, timed over the
  * entry's `timings.receive`; a HAR this project exported keeps each chunk's time in the
@@ -19,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { canonicalizeJSON } from '../../core/index.ts';
 import { TapedeckError } from '../../errors.ts';
 import type { HarSplit } from './har-split.ts';
+import { inPollyOrder, pollyOrderOf, type PollyOrder } from './polly-order.ts';
 import { freezeHeaders } from '../frozen-headers.ts';
 import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 
@@ -45,12 +46,23 @@ function syntaxErrorOffset(text: string, e: Error): number | undefined {
   return undefined;
 }
 
-/** Parses JSON text, or throws the import's file error with the offset of the problem. */
+/**
+ * Parses JSON text, or throws the import's file error with the offset of the problem. A UTF-8
+ * byte order mark first is skipped: the HAR format lets writers put one there and has readers
+ * ignore it, and JSON.parse refuses it.
+ *
+ * @example
+ * parseJsonFile('\ufeff{"log":{"entries":[]}}', 'session.har', 'HAR file') // { log: { entries: [] } }
+ */
 export function parseJsonFile(text: string, file: string, format: string): unknown {
+  const bom = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const json = bom === 1 ? text.slice(1) : text;
   try {
-    return JSON.parse(text);
+    return JSON.parse(json);
   } catch (e) {
-    const offset = syntaxErrorOffset(text, e as Error);
+    // An offset in the file's text, where the mark counts.
+    const inJson = syntaxErrorOffset(json, e as Error);
+    const offset = inJson === undefined ? undefined : inJson + bom;
     const end = text.trimEnd().length;
     const early = /end of JSON input/i.test((e as Error).message) || (offset !== undefined && offset >= end - 1);
     const cut = text.trim() === '' ? ' (the file is empty)' : early ? ' (the file ends early: truncated?)' : '';
@@ -153,6 +165,20 @@ function requestBody(postData: unknown, harDir: string | undefined): Uint8Array 
   return new Uint8Array(0);
 }
 
+/**
+ * Refuses a request that sent a body the HAR does not hold: Chromium hands Playwright and
+ * devtools no bytes for a body made of files or Blobs (a multipart upload) and `postData` is
+ * left out, while `content-length` still says what was sent. An empty body in its place would
+ * key a request nobody made, which no replay of the real one matches.
+ */
+function refuseUnsavedBody(headers: ImportHeaders): void {
+  const length = headers['content-length'];
+  const sent = Number(Array.isArray(length) ? length[0] : length);
+  if (sent > 0) {
+    throw new FieldError('request.postData', `is missing although the request sent a ${sent}-byte body (content-length): the browser saved no bytes of it (a body made of files or Blobs, such as a multipart upload), so no replay of this request would match; record it with tapedeck instead (createFetch or tapedeck serve)`);
+  }
+}
+
 /** The bytes of a body Playwright's content: 'attach' wrote to a file beside the HAR (`_file`). */
 function attachedFile(name: unknown, harDir: string | undefined, field: string): Uint8Array {
   if (typeof name !== 'string' || name === '') throw new FieldError(field, 'must be the name of a file beside the HAR');
@@ -246,8 +272,13 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const { q, method, url } = requestOf(e, 'entry', 'url');
   const reqHeaders = requestHeaders(q.headers, q.postData);
   const body = requestBody(q.postData, harDir);
+  if (q.postData === undefined || q.postData === null) refuseUnsavedBody(reqHeaders);
   const r = (e as Record<string, unknown>).response;
   if (!isObject(r)) throw new FieldError('response', 'is missing (the request got no answer)');
+  // Playwright keeps a request that failed (status -1) or was aborted mid-answer (the status and
+  // headers it got, no body) and says so here: no answer reached the page whole, and an empty
+  // body in its place would replay an answer nobody got.
+  if (typeof r._failureText === 'string' && r._failureText !== '') throw new FieldError('response._failureText', `is ${JSON.stringify(r._failureText)}: the request failed or was aborted before its answer was whole, so there is no answer to replay`);
   const resHeaders = headersOf(r.headers, 'response.headers', responseNames);
   const resBody = responseBody(r.content, resHeaders, harDir);
   const content = r.content as Record<string, unknown>;
@@ -290,7 +321,17 @@ export function readHar(text: string, file: string, opts: { parsed?: unknown; di
  */
 export function harEntries(file: string, dir: string | undefined, items: Iterable<unknown>): ReadResult {
   const base = dir ?? (file === '-' ? undefined : dirname(file));
-  return readEntries(file, 'HAR', items, (i) => `log.entries[${i}]`, (e, i) => entry(e, i, base));
+  // Polly.js answers identical requests by `_order`, not by their place in the file.
+  const polly = new WeakMap<Exchange, PollyOrder>();
+  const read = readEntries(file, 'HAR', items, (i) => `log.entries[${i}]`, (e, i) => {
+    const x = entry(e, i, base);
+    const order = pollyOrderOf(e as Record<string, unknown>);
+    if (order !== undefined) polly.set(x, order);
+    return x;
+  });
+  const inFile = read.exchanges;
+  read.exchanges = { [Symbol.iterator]: () => inPollyOrder(inFile, (x) => polly.get(x)) };
+  return read;
 }
 
 /**
