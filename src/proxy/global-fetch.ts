@@ -86,6 +86,9 @@ function dispatch(input: string | URL | Request, init?: RequestInit): Promise<Re
   if (!scope) return base(input, init);
   const url = urlOf(input);
   if (!url) return base(input, init);
+  // A data: or blob: URL is read in this process, not sent anywhere: never recorded, never
+  // blocked. The OpenAI and Anthropic SDKs fetch 'data:,' before every upload.
+  if (url.protocol === 'data:' || url.protocol === 'blob:') return base(input, init);
   const how = scope.route(url);
   if (how === 'tape') return context.run('through', () => scope.opts.fetch(input, init));
   if (how === 'pass') return base(input, init);

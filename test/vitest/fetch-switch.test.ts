@@ -101,6 +101,22 @@ describe('installFetchSwitch', () => {
     expect(seen).toEqual(['tape https://api.openai.com/v1/models']);
   });
 
+  it('data: and blob: URLs are read by the platform fetch, never routed or blocked (the SDKs fetch data:, before an upload)', async () => {
+    const seen: string[] = [];
+    install({ fetch: target('tape', seen), blockNetwork: true });
+    expect(await (await fetch('data:,')).text()).toBe('');
+    expect(await (await fetch('data:text/plain,hi')).text()).toBe('hi');
+    const blob = URL.createObjectURL(new Blob(['blob text']));
+    try {
+      expect(await (await fetch(blob)).text()).toBe('blob text');
+    } finally {
+      URL.revokeObjectURL(blob);
+    }
+    install({ fetch: target('listed', seen), hosts: ['api.openai.com'], blockNetwork: true });
+    expect(await (await fetch('data:,x')).text()).toBe('x');
+    expect(seen).toEqual([]);
+  });
+
   it('host patterns: name, host:port, *.domain, RegExp, IPv6', async () => {
     const seen: string[] = [];
     install({ fetch: target('tape', seen), hosts: ['api.example.com', '127.0.0.1:1', '*.openai.com', /^anthropic\./, '::1'], blockNetwork: true });
