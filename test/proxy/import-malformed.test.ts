@@ -309,6 +309,34 @@ describe('HAR entries in order', () => {
   });
 });
 
+describe('a HAR body in an encoding other than base64', () => {
+  it("is a bad entry naming the field and the encoding (a body read as text would be an answer nobody got); 'utf-8' and '' are text", async () => {
+    const gz = Buffer.from(JSON.stringify(answer)).toString('base64');
+    for (const [where, edit] of [
+      ['response.content.encoding', (h: Json) => (h.log.entries[1].response.content = { size: 10, mimeType: 'application/json', text: gz, encoding: 'gzip' })],
+      ['request.postData.encoding', (h: Json) => Object.assign(h.log.entries[2].request.postData, { encoding: 'deflate' })],
+    ] as const) {
+      const h = har() as Json;
+      edit(h);
+      const src = join(dir, `encoding-${where}.har`);
+      writeFileSync(src, JSON.stringify(h));
+      const err = await importRecordings(src, join(dir, `encoding-${where}.tape`)).catch((e: unknown) => e);
+      expect(err, where).toBeInstanceOf(TapedeckError);
+      expect((err as TapedeckError).code).toBe('E_IMPORT_ENTRY');
+      expect((err as TapedeckError).details.field).toBe(where);
+      expect((err as TapedeckError).message).toMatch(/"(gzip|deflate)"/);
+      expect(existsSync(join(dir, `encoding-${where}.tape`))).toBe(false);
+    }
+    const h = har() as Json;
+    h.log.entries[0].response.content.encoding = 'utf-8';
+    h.log.entries[1].response.content.encoding = '';
+    h.log.entries[2].request.postData.encoding = 'UTF8';
+    const src = join(dir, 'encoding-text.har');
+    writeFileSync(src, JSON.stringify(h));
+    expect((await importRecordings(src, join(dir, 'encoding-text.tape'))).records).toBe(3);
+  });
+});
+
 describe('tapedeck export --har', () => {
   it('prints HAR 1.2 with the origin given, which tapedeck import reads back to the same answer', async () => {
     const text = execFileSync(process.execPath, [CLI, 'export', target, '--har', '--origin', 'https://api.openai.com'], { encoding: 'utf8' });

@@ -152,7 +152,7 @@ function requestBody(postData: unknown, harDir: string | undefined): Uint8Array 
   if (!isObject(postData)) throw new FieldError('request.postData', 'must be an object');
   // Playwright's content: 'attach' writes the body to a file and leaves `text: ''` beside it.
   if (postData._file !== undefined && postData._file !== null) return attachedFile(postData._file, harDir, 'request.postData._file');
-  if (typeof postData.text === 'string') return postData.encoding === 'base64' ? base64Bytes(postData.text, 'request.postData.text') : utf8Bytes(postData.text);
+  if (typeof postData.text === 'string') return isBase64(postData.encoding, 'request.postData.encoding') ? base64Bytes(postData.text, 'request.postData.text') : utf8Bytes(postData.text);
   if (postData.text !== undefined) throw new FieldError('request.postData.text', 'must be a string');
   if (Array.isArray(postData.params)) {
     // A form given as parameters: sent as application/x-www-form-urlencoded.
@@ -220,10 +220,21 @@ function pollyChunks(text: string, headers: ImportHeaders): Uint8Array | undefin
   return decodedBody(headers, joined, 'response.content.text');
 }
 
+/**
+ * Whether a body's `text` is base64 by its `encoding`: the one encoding HAR names, where absent
+ * (or empty, or a name of UTF-8) means the text is the body. Any other (gzip, deflate: a
+ * writer's own) is refused: the text read as the body would replay an answer nobody got.
+ */
+function isBase64(encoding: unknown, field: string): boolean {
+  if (encoding === 'base64') return true;
+  if (encoding === undefined || encoding === null || encoding === '' || (typeof encoding === 'string' && /^utf-?8$/i.test(encoding))) return false;
+  throw new FieldError(field, `is ${JSON.stringify(encoding)}: the body's text is read as it is (no encoding) or as base64 ("base64"), and no other encoding; save the HAR with the body as text or base64`);
+}
+
 function responseBody(content: unknown, headers: ImportHeaders, harDir: string | undefined): Uint8Array {
   if (!isObject(content)) throw new FieldError('response.content', 'is missing (every HAR response has a content object)');
   if (typeof content.text === 'string') {
-    if (content.encoding !== 'base64') return utf8Bytes(content.text);
+    if (!isBase64(content.encoding, 'response.content.encoding')) return utf8Bytes(content.text);
     return pollyChunks(content.text, headers) ?? base64Bytes(content.text, 'response.content.text');
   }
   if (content.text !== undefined) throw new FieldError('response.content.text', 'must be a string');
