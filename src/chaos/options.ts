@@ -65,12 +65,7 @@ export function familyOptions(opts: ChaosOptions, family: 'http' | 'realtime'): 
   return { ...(family === 'http' ? opts : rest), faults };
 }
 
-/**
- * Faults that damage a recorded answer on its way out (they need the recording): counted and
- * announced only once injected. A realtime `close` cuts a recorded session, so it is one too (a
- * connect with no recording, or a live session, is never faulted).
- */
-export const BODY_FAULTS: ReadonlySet<string> = new Set(['cut', 'stall', 'malformed', 'close']);
+export { BODY_FAULTS } from './answer-faults.ts';
 
 /**
  * Faults whose answer is still the whole recorded answer, only slow (`stall`): the call is

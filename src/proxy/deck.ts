@@ -31,6 +31,7 @@ import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
 import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
+import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
 import { IndexRuns } from './index-runs.ts';
@@ -1281,7 +1282,15 @@ export class Deck {
   close(): Promise<CloseReport> {
     this.closing ??= (async () => {
       await this.flush();
-      const report = (await this.col?.close({ pruneUnused: this.opts.pruneUnused === true })) ?? { replaced: [], pruned: [] };
+      let prune = this.opts.pruneUnused === true;
+      // A call a fault answered never took its recording: one this run did not use may be the
+      // one that call needs without the fault (another seed, or no chaos).
+      const faulted = prune ? faultsInPlaceOfRecordings(this.stats().faults) : { calls: 0, names: '' };
+      if (faulted.calls > 0) {
+        prune = false;
+        this.warn(`tapedeck: not removing unused recordings from ${this.tape}: ${faulted.calls === 1 ? '1 call was' : `${faulted.calls} calls were`} answered by injected faults (${faulted.names}), not by the recordings they would have got. Prune after a run without chaos.`);
+      }
+      const report = (await this.col?.close({ pruneUnused: prune })) ?? { replaced: [], pruned: [] };
       if (report.pruned.length > 0) {
         const which = report.pruned.map((x) => `${x.key.replace('\u0000', ' ')} (byte ${x.at})`);
         this.warn(`tapedeck: removed ${report.pruned.length} unused recording(s) from ${this.tape}: ${which.slice(0, 20).join(', ')}${which.length > 20 ? ', ...' : ''}.`);

@@ -8,6 +8,39 @@
  */
 import { endRun, startRun } from './runner.ts';
 
+/** What the reporter reads of jest's global config (jest's own type is not a dependency). */
+interface JestGlobalConfig {
+  testNamePattern?: string;
+}
+
+/** What the reporter reads of jest's aggregated results. */
+interface JestResults {
+  numFailedTests?: number;
+  numRuntimeErrorTestSuites?: number;
+  numPendingTests?: number;
+  numTodoTests?: number;
+  wasInterrupted?: boolean;
+}
+
+/**
+ * Why a jest run's unused recordings cannot be pruned, or undefined: a test that failed before
+ * its last call, one skipped (`.skip`, or the others of a `.only`) or filtered out with `-t`
+ * leaves recordings unused that it still needs.
+ *
+ * @example
+ * whyNotPruneJest({ testNamePattern: '' }, { numFailedTests: 1 }) // 'the run did not pass (1 test failed)'
+ */
+function whyNotPruneJest(config: JestGlobalConfig | undefined, results: JestResults | undefined): string | undefined {
+  if (!results) return 'jest gave no results';
+  const failed = (results.numFailedTests ?? 0) + (results.numRuntimeErrorTestSuites ?? 0);
+  if (failed > 0) return `the run did not pass (${failed} ${failed === 1 ? 'test' : 'tests'} failed)`;
+  if (results.wasInterrupted) return 'the run was interrupted';
+  if (config?.testNamePattern) return 'tests were filtered with -t';
+  const skipped = (results.numPendingTests ?? 0) + (results.numTodoTests ?? 0);
+  if (skipped > 0) return `${skipped} ${skipped === 1 ? 'test' : 'tests'} did not run`;
+  return undefined;
+}
+
 /**
  * A jest reporter. Made before jest starts its workers, it sets the run directory they report
  * into (TAPEDECK_RUN_DIR); when the run completes it prints the summary.
@@ -18,11 +51,14 @@ import { endRun, startRun } from './runner.ts';
  */
 export default class TapedeckJestReporter {
   private readonly runDir: string;
-  constructor(_globalConfig?: unknown, private readonly options: { testCommand?: string } = {}) {
+  constructor(
+    private readonly globalConfig?: JestGlobalConfig,
+    private readonly options: { testCommand?: string } = {},
+  ) {
     this.runDir = startRun();
   }
 
-  async onRunComplete(): Promise<void> {
-    await endRun(this.runDir, this.options.testCommand ?? 'npx jest');
+  async onRunComplete(_contexts?: unknown, results?: JestResults): Promise<void> {
+    await endRun(this.runDir, this.options.testCommand ?? 'npx jest', undefined, whyNotPruneJest(this.globalConfig, results));
   }
 }

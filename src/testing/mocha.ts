@@ -105,7 +105,35 @@ export function mochaGlobalSetup(): void {
   runDir = startRun();
 }
 
-/** Global fixture: the run summary. */
-export async function mochaGlobalTeardown(): Promise<void> {
-  if (runDir) await endRun(runDir, 'npx mocha --require llm-tapedeck/mocha');
+/** What the global teardown reads of mocha's runner (its `this`): the run's counts. */
+interface MochaRunner {
+  stats?: { passes?: number; failures?: number; pending?: number };
+  total?: number;
+  suite?: { total?(): number };
+}
+
+/**
+ * Why a mocha run's unused recordings cannot be pruned, or undefined: a test that failed before
+ * its last call, one pending (`it.skip`) or filtered out with `--grep` leaves recordings unused
+ * that it still needs.
+ *
+ * @example
+ * whyNotPruneMocha({ stats: { failures: 1 } }) // 'the run did not pass (1 test failed)'
+ */
+function whyNotPruneMocha(runner: MochaRunner | undefined): string | undefined {
+  const stats = runner?.stats;
+  if (!stats) return 'mocha gave no results';
+  const failed = stats.failures ?? 0;
+  if (failed > 0) return `the run did not pass (${failed} ${failed === 1 ? 'test' : 'tests'} failed)`;
+  if ((stats.pending ?? 0) > 0) return `${stats.pending} ${stats.pending === 1 ? 'test' : 'tests'} did not run`;
+  // --grep: the runner runs fewer tests than its suites hold (in parallel mode the main
+  // process holds no tests: nothing to compare).
+  const all = runner.suite?.total?.() ?? 0;
+  if (all > 0 && runner.total !== undefined && runner.total < all) return 'tests were filtered with --grep';
+  return undefined;
+}
+
+/** Global fixture: the run summary (mocha calls it with its runner as `this`). */
+export async function mochaGlobalTeardown(this: MochaRunner | undefined): Promise<void> {
+  if (runDir) await endRun(runDir, 'npx mocha --require llm-tapedeck/mocha', undefined, whyNotPruneMocha(this));
 }

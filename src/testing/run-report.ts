@@ -7,14 +7,15 @@
  * masked URL, and the summary finds the real one among the URLs the run was given.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import type { LoadedRecord } from '../store/backend.ts';
 import { RedisBackend } from '../store/backends/redis-backend.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { readTape, rewriteTape } from '../store/tape-file.ts';
 import { isHttpRecord } from '../store/records.ts';
 import type { TapeMode } from '../store/mode.ts';
+import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
 
 /** One miss, as the summary lists it. */
 export interface MissReport {
@@ -36,6 +37,10 @@ export interface TapeReport {
   namespace?: string;
   test?: string;
   file?: string;
+  /** The test file as the records' `test` field names it (relative to `root`, `/` separators). */
+  testFile?: string;
+  /** The project root test files are named relative to. */
+  root?: string;
   mode: TapeMode;
   /** Recordings added to the tape. */
   added: number;
@@ -68,7 +73,10 @@ export interface TapeSummary {
   misses: number;
   unused: number;
   unusedTraces: string[];
-  /** Why the recordings could not be read to find unused ones (a store the summary could not reach). */
+  /**
+   * Why its unused recordings were not looked for: a store the summary could not reach, or calls
+   * answered by injected faults instead of the recordings they would have got.
+   */
   unreadable?: string;
 }
 
@@ -150,17 +158,59 @@ async function namespaceRecords(store: string, namespace: string, opts: SummaryO
   }
 }
 
-const traceOf = (r: LoadedRecord): string | undefined => {
+/** A loaded record's value, or undefined when it does not decode. */
+const safeValue = (r: LoadedRecord): unknown => {
   try {
-    const v = r.value();
-    return isHttpRecord(v) ? v.trace : undefined;
+    return r.value();
   } catch {
     return undefined;
   }
 };
 
+const traceOf = (r: LoadedRecord): string | undefined => {
+  const v = safeValue(r);
+  return isHttpRecord(v) ? v.trace : undefined;
+};
+
+/** The test files a run ran (those whose tests opened a tape), and the roots they are named from. */
+interface RanFiles {
+  files: ReadonlySet<string>;
+  roots: readonly string[];
+}
+
+/**
+ * Whether a recording no request of this run used is a stale candidate: on a tape several test
+ * files share, a recording made by a test of a file that exists but did not run in this run
+ * (`vitest run a.test.ts`) was simply not asked for, and pruning it would make that file miss.
+ * Recordings that name no test, a test of a file that ran, or of a file gone since, are judged.
+ */
+const judged = (owner: string | undefined, ran: RanFiles): boolean => {
+  const sep = owner?.indexOf(' > ') ?? -1;
+  if (owner === undefined || sep < 0) return true;
+  const file = owner.slice(0, sep);
+  if (ran.files.has(file)) return true;
+  return !ran.roots.some((root) => existsSync(join(root, file)));
+};
+
+/** The test of a record, if it names one (the `test` field of a tape several tests share). */
+const ownerOf = (value: unknown): string | undefined => {
+  const t = typeof value === 'object' && value !== null ? (value as { test?: unknown }).test : undefined;
+  return typeof t === 'string' ? t : undefined;
+};
+
+/**
+ * Calls of these reports that an injected fault answered in place of a recording: such a call
+ * never says which recording it would have got, so with them a recording no call used is no
+ * stale candidate (another seed, or the test without its faults, asks for it).
+ */
+function faultedCalls(rs: readonly TapeReport[]): { calls: number; names: string } {
+  const all: Record<string, number> = {};
+  for (const r of rs) for (const [f, n] of Object.entries(r.faults ?? {})) all[f] = (all[f] ?? 0) + n;
+  return faultsInPlaceOfRecordings(all);
+}
+
 /** One tape's (or namespace's) line of the summary: its reports added up, its unused recordings found. */
-async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: SummaryOptions): Promise<TapeSummary> {
+async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: SummaryOptions, ran: RanFiles): Promise<TapeSummary> {
   const added = rs.reduce((n, r) => n + r.added + (r.cacheAdded ?? 0), 0);
   const hits = rs.reduce((n, r) => n + r.hits, 0);
   const unrecorded = rs.reduce((n, r) => n + (r.unrecorded ?? 0), 0);
@@ -169,14 +219,16 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   const unusedTraces: string[] = [];
   const { store, namespace } = rs[0]!;
   let unreadable: string | undefined;
-  if (!rs.some((r) => r.mode === 'passthrough')) {
+  const faulted = faultedCalls(rs);
+  if (faulted.calls > 0) unreadable = `${faulted.calls === 1 ? '1 call was' : `${faulted.calls} calls were`} answered by injected faults (${faulted.names}), not by recordings`;
+  else if (!rs.some((r) => r.mode === 'passthrough')) {
     if (store && namespace) {
       try {
         const { backend, records } = await namespaceRecords(store, namespace, opts);
         await backend.close();
         for (const r of records) {
-          const trace = traceOf(r);
-          if (trace !== undefined && !used.has(trace)) unusedTraces.push(trace);
+          const value = safeValue(r);
+          if (isHttpRecord(value) && !used.has(value.trace) && judged(ownerOf(value), ran)) unusedTraces.push(value.trace);
         }
       } catch (e) {
         // The summary is advice: a store it cannot reach is said, not fatal.
@@ -185,7 +237,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
     } else {
       try {
         for (const { value } of (await readTape(tape)).records) {
-          if (isHttpRecord(value) && !used.has(value.trace)) unusedTraces.push(value.trace);
+          if (isHttpRecord(value) && !used.has(value.trace) && judged(ownerOf(value), ran)) unusedTraces.push(value.trace);
         }
       } catch {
         // no tape (a replay run that missed everything) or an unreadable one: nothing to judge
@@ -214,10 +266,12 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     byTape.set(id, list);
   }
   const summary: RunSummary = { tapes: [], tapesWritten: 0, added: 0, hits: 0, misses: [], unused: 0 };
+  // The test files this run ran (those whose tests opened a tape): see judged().
+  const ran: RanFiles = { files: new Set(reports.flatMap((r) => (r.testFile ? [r.testFile] : []))), roots: [...new Set(reports.flatMap((r) => (r.root ? [r.root] : [])))] };
   // Tapes and namespaces are read a few at a time: a large suite on Redis has one per test.
   const groups = [...byTape].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const entries: TapeSummary[] = [];
-  for (let i = 0; i < groups.length; i += 8) entries.push(...(await Promise.all(groups.slice(i, i + 8).map(([tape, rs]) => summarizeTape(tape, rs, opts)))));
+  for (let i = 0; i < groups.length; i += 8) entries.push(...(await Promise.all(groups.slice(i, i + 8).map(([tape, rs]) => summarizeTape(tape, rs, opts, ran)))));
   for (const t of entries) {
     summary.tapes.push(t);
     if (t.added > 0) summary.tapesWritten++;

@@ -117,12 +117,15 @@ export function startRun(): string {
 /**
  * Prints the run summary (the vitest plugin's) from the reports in the run directory, then
  * removes the directory. With TAPEDECK_PRUNE=1 (the command the summary prints), first drops
- * the recordings no test of the run used from the tapes it opened.
+ * the recordings no test of the run used from the tapes it opened, unless `whyNotPrune` says
+ * why this run cannot tell (a failed, skipped or filtered-out test leaves recordings unused
+ * that it still needs).
  *
  * @example
  * await endRun(startRun(), 'npx jest')
+ * await endRun(runDir, 'npx jest', undefined, '1 test failed') // prints "tapedeck: not pruning: 1 test failed."
  */
-export async function endRun(runDir: string, testCommand: string, log: (s: string) => void = (s) => process.stdout.write(`${s}\n`)): Promise<void> {
+export async function endRun(runDir: string, testCommand: string, log: (s: string) => void = (s) => process.stdout.write(`${s}\n`), whyNotPrune?: string): Promise<void> {
   try {
     const reports = readTapeReports(runDir);
     if (reports.length === 0) return;
@@ -130,8 +133,11 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
     // The prune command the summary prints: this run, told to drop what no test used.
     let pruned = 0;
     if (summary.unused > 0 && pruneRequested()) {
-      pruned = await pruneUnused(summary);
-      log(`tapedeck: pruned ${pruned} unused recording(s).`);
+      if (whyNotPrune) log(`tapedeck: not pruning: ${whyNotPrune}.`);
+      else {
+        pruned = await pruneUnused(summary);
+        log(`tapedeck: pruned ${pruned} unused recording(s).`);
+      }
     }
     log(formatSummary(summary, { pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${testCommand}` }));
   } finally {

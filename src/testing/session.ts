@@ -30,7 +30,7 @@ import { diagnoseMiss, type MissDetails } from './miss.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { forTestOutput } from './test-output.ts';
 import { testNamespace } from './names.ts';
-import { testIdentity } from './test-identity.ts';
+import { testFileIdentity, testIdentity } from './test-identity.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
 import { checkChaos, familyOptions, type ChaosOptions } from '../chaos/options.ts';
 
@@ -333,11 +333,11 @@ function openTape(opts: TestTapeOptions): TestTape {
   }
 
   /** What every report of this tape says: which tape, test and mode. */
-  const reportOf = (): Pick<TapeReport, 'tape' | 'store' | 'namespace' | 'test' | 'file' | 'mode'> => ({
+  const reportOf = (): Pick<TapeReport, 'tape' | 'store' | 'namespace' | 'test' | 'file' | 'testFile' | 'root' | 'mode'> => ({
     tape: opts.tape,
     ...(store ? { store: storeLabel(store.url), namespace } : {}),
     ...(opts.test ? { test: opts.test } : {}),
-    ...(opts.file ? { file: opts.file } : {}),
+    ...(opts.file ? { file: opts.file, testFile: testFileIdentity(opts.file, root), root } : {}),
     mode,
   });
   let lateReports = 0;

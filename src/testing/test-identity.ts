@@ -18,7 +18,19 @@ import { isAbsolute, relative } from 'node:path';
 export function testIdentity(test: string | undefined, file: string | undefined, root: string): string | undefined {
   if (test === undefined || test === '') return undefined;
   if (file === undefined || file === '') return test;
-  const rel = (isAbsolute(file) ? relative(root, file) || file : file).replace(/\\/g, '/');
+  const rel = testFileIdentity(file, root);
   const own = `${file} > `;
   return test.startsWith(own) ? `${rel} > ${test.slice(own.length)}` : `${rel} > ${test}`;
+}
+
+/**
+ * The test file as a record's `test` field starts with it: relative to the project root, with
+ * `/` separators. The run summary compares it with the records of a tape several test files
+ * share, to tell a test file that did not run from a stale recording.
+ *
+ * @example
+ * testFileIdentity('/p/test/chat.test.ts', '/p') // 'test/chat.test.ts'
+ */
+export function testFileIdentity(file: string, root: string): string {
+  return (isAbsolute(file) ? relative(root, file) || file : file).replace(/\\/g, '/');
 }
