@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { dashValues } from '../cli-args.ts';
-import { EXIT, reportCliError } from '../cli-errors.ts';
+import { EXIT, formatCliError, reportCliError } from '../cli-errors.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import type { Timing } from './deck.ts';
 import { TAPE_MODES, type TapeMode } from '../store/mode.ts';
@@ -15,6 +15,7 @@ import { DurableReplayStore } from '../replay/durable.ts';
 import { loadHooksModule } from './hooks-module.ts';
 import { ReplayStore } from '../replay/store.ts';
 import { tlsMaterial } from './tls.ts';
+import { checkServeStore } from './serve-store-arg.ts';
 import { parseChaosSpec, type ChaosOptions } from '../chaos/options.ts';
 
 export const SERVE_HELP = `Usage: tapedeck serve --upstream URL --tape FILE [options]
@@ -205,6 +206,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   if (v.mode !== undefined && !(TAPE_MODES as readonly string[]).includes(v.mode.trim().toLowerCase())) {
     throw new TapedeckError('E_MODE', `Invalid --mode ${JSON.stringify(v.mode)}.`, { hint: `Use one of ${TAPE_MODES.join(', ')} (without --mode: TAPEDECK_MODE, else replay).` });
   }
+  checkServeStore(v.tape, v.store);
   const tlsFlag = v['tls-ca'] !== undefined ? '--tls-ca' : v['tls-cert'] !== undefined ? '--tls-cert' : v['tls-key'] !== undefined ? '--tls-key' : undefined;
   if (tlsFlag && v.tls !== true) throw new TapedeckError('E_ARG', `${tlsFlag} needs --tls.`, { hint: 'Add --tls to serve HTTPS and WSS.' });
   const chaosFlags = ['chaos-seed', 'chaos-attempts', 'chaos-stall', 'chaos-live'] as const;
@@ -321,7 +323,9 @@ export async function serveCommand(args: string[]): Promise<number> {
           resolve(0);
         },
         (e: unknown) => {
-          process.stderr.write(`tapedeck serve: shutdown failed: ${e instanceof Error ? e.message : String(e)}\n`);
+          // With its code and hint on a line of their own, as every other CLI failure: the
+          // store's hint (bring Redis back) and what the failure left undone are the fix.
+          process.stderr.write(`tapedeck serve: shutdown failed: ${formatCliError(e).replace(/^tapedeck: /, '')}`);
           resolve(1);
         },
       );

@@ -31,6 +31,7 @@ import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, 
 import type { TapeMode } from './mode.ts';
 import { HeadIndex, keyHash } from './head-index.ts';
 import { inRecordOrder, sortedKeys } from './record-order.ts';
+import { closeRemovalFailure } from './close-failure.ts';
 
 /** Which stored records a collection owns, and how it finds them. */
 export interface RecordKind<R> {
@@ -1156,6 +1157,8 @@ export class RecordCollection<R> {
         else drop.set(id, [item]);
       }
       if (drop.size === 0) return report;
+      const counts = { replaced: 0, pruned: 0 };
+      for (const list of drop.values()) for (const item of list) counts[item.why]++;
       await this.rewrite((records) => {
         const out: number[] = [];
         records.forEach((r, i) => {
@@ -1166,6 +1169,8 @@ export class RecordCollection<R> {
           (item.why === 'replaced' ? report.replaced : report.pruned).push({ key: item.key, at: item.at });
         });
         return out;
+      }).catch((e: unknown) => {
+        throw closeRemovalFailure(e, counts);
       });
       return report;
     } finally {

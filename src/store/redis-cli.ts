@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { usageError } from '../cli-errors.ts';
+import { dashValues } from '../cli-args.ts';
 import { isRedisUrl, maskRedisUrl } from './backends/redis-connection.ts';
 import { pullTape, pushTape } from './redis-transfer.ts';
 import { RedisRecords } from './backends/redis.ts';
@@ -76,18 +77,17 @@ function usage(cmd: RedisCommand, why: string): TapedeckError {
   return new TapedeckError('E_ARG', `tapedeck ${cmd}: ${why}.`, { hint: USAGE[cmd] });
 }
 
+const OPTIONS = {
+  namespace: { type: 'string' },
+  ttl: { type: 'string' },
+  force: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 function parse(cmd: RedisCommand, argv: string[]) {
   try {
-    return parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        namespace: { type: 'string' },
-        ttl: { type: 'string' },
-        force: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    // `--ttl -5` joined as `--ttl=-5`, so the flag's own check says what it takes.
+    return parseArgs({ args: dashValues(argv, OPTIONS), allowPositionals: true, options: OPTIONS });
   } catch (e) {
     // parseArgs quotes the arguments it saw: a URL among them may hold a password.
     throw usage(cmd, maskRedisUrl((e as Error).message).replace(/\s+$/, ''));

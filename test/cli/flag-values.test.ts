@@ -18,6 +18,7 @@ describe('flag values the parser used to answer for', () => {
   it.each([
     [['tree', 'x.tape', '--width', '-5'], /^tapedeck: E_ARG --width must be a non-negative integer; got "-5"\.\nhint: /],
     [['rerecord', 'x.tape', '--upstream', 'http://127.0.0.1:9', '--budget', '-1'], /^tapedeck: E_ARG --budget: "-1" is not valid\.\nhint: e\.g\. --budget 0\.50\n$/],
+    [['push', 'x.tape', 'redis://127.0.0.1:9/0', '--ttl', '-5'], /^tapedeck: E_ARG tapedeck push: --ttl must be a positive number of seconds, not "-5"\.\nhint: /],
     [['scan', '--staged'], /^tapedeck: E_ARG \S+ is not in a git repository, so there is nothing staged to scan\.\nhint: Run tapedeck scan --staged inside your repository, or name the tapes: tapedeck scan tapes\/\n$/],
   ])('tapedeck %j: one line saying what is wrong, exit 2', (args, want) => {
     const r = cli(...args);
