@@ -137,6 +137,8 @@ describe.skipIf(skip !== undefined)('HAR saved by Playwright with a stream the p
       const context = await browser.newContext({ recordHar: { path: har, content: 'embed' } });
       const page = await context.newPage();
       await page.goto(`${front.url}/`);
+      // The HAR gets the failure only once the browser has reported it: the context closes after.
+      const failed = page.waitForEvent('requestfailed', (r) => r.url().endsWith('/v1/hang-body'));
       plain = await page.evaluate(async (body) => {
         const post = (path: string, signal?: AbortSignal) => fetch(path, { method: 'POST', signal, headers: { 'content-type': 'application/json' }, body });
         const text = await (await post('/v1/chat/completions')).text();
@@ -147,6 +149,7 @@ describe.skipIf(skip !== undefined)('HAR saved by Playwright with a stream the p
         ac.abort();
         return text;
       }, JSON.stringify(PLAIN));
+      await failed;
       await context.close(); // writes the HAR
     } finally {
       await browser.close();
