@@ -10,6 +10,7 @@ import { reportRecordHookFailure } from './deck-hooks.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { ChunkLog, FinalEventHold, readWhole, storedResponseHeaders, streamsAnswer } from './upstream.ts';
+import { upstreamCutWarning } from './upstream-cut.ts';
 
 /** What a tapedeck fetch keeps of the answers still being recorded, for close() to wait on. */
 export interface OpenAnswers {
@@ -108,6 +109,10 @@ export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq
   };
   let cancelled = false;
   let draining = false;
+  const failedUpstream = (e: unknown) => {
+    d.countError();
+    d.warnOnce(upstreamCutWarning(p.route, e));
+  };
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   // Reads the rest of the upstream answer without waiting for the caller: after the caller
   // cancelled (it is still recorded whole), or when close() finds a body nobody read (close
@@ -124,7 +129,8 @@ export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq
       }
       await finish(controller);
     } catch (e) {
-      // the upstream failed: nothing to record
+      // The upstream failed: nothing to record, and said (upstream-cut.ts).
+      failedUpstream(e);
       if (!cancelled) {
         try {
           controller.error(e);
@@ -158,6 +164,7 @@ export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq
         }
       } catch (e) {
         if (draining) return;
+        failedUpstream(e);
         settle();
         c.error(e);
       }

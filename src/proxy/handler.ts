@@ -25,6 +25,7 @@ import type { Duplex } from 'node:stream';
 // a proxy that serves HTTP only does not pay for them at start.
 import type { RealtimeEndpoint, RealtimeStats } from '../realtime/endpoint.ts';
 import { refuseChaos } from '../chaos/refused.ts';
+import { upstreamCutWarning } from './upstream-cut.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 
@@ -562,7 +563,8 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
         // the client sees a cut connection (never an answer that looks whole), nothing is recorded.
         if (clientGone && !recordIt) return;
         d.countError();
-        if (e instanceof TapedeckError && e.code === 'E_UPSTREAM_TIMEOUT') d.warnOnce(`tapedeck: ${e.message}`);
+        if (recordIt) d.warnOnce(upstreamCutWarning(p.route, e));
+        else if (e instanceof TapedeckError && e.code === 'E_UPSTREAM_TIMEOUT') d.warnOnce(`tapedeck: ${e.message}`);
         res.destroy(e instanceof Error ? e : undefined);
         return;
       }

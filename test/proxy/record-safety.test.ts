@@ -75,7 +75,9 @@ describe('truncated and failed exchanges are never recorded as good', () => {
     await f.close();
     await up.close();
     expect((await httpRecords(tape)).map((r) => r.route)).toEqual(['POST /v1/complete']);
-    expect(warnings.filter((w) => w.includes('not recorded'))).toHaveLength(2);
+    // Each of the three is said, the reset one with what failed (upstream-cut.ts).
+    expect(warnings.filter((w) => w.includes('not recorded'))).toHaveLength(3);
+    expect(warnings.join('\n')).toMatch(/POST \/v1\/reset: the upstream's answer failed before its end \(.+\); not recorded/);
   });
 
   it('the proxy: the same three are not recorded, the complete one is', async () => {
@@ -91,7 +93,9 @@ describe('truncated and failed exchanges are never recorded as good', () => {
     await proxy.close();
     await up.close();
     expect((await httpRecords(tape)).map((r) => r.route)).toEqual(['POST /v1/complete']);
-    expect(warnings.filter((w) => w.includes('not recorded'))).toHaveLength(2);
+    // Each of the three is said, the reset one with what failed (upstream-cut.ts).
+    expect(warnings.filter((w) => w.includes('not recorded'))).toHaveLength(3);
+    expect(warnings.join('\n')).toMatch(/POST \/v1\/reset: the upstream's answer failed before its end \(.+\); not recorded/);
   });
 });
 
