@@ -116,7 +116,8 @@ const SECRET_SUFFIXES = ['apikey', 'secret', 'password', 'passwd', 'accesstoken'
 /**
  * Provider credentials: never part of a request key, stored as `[REDACTED]` (headers take part in
  * a key only through `matchHeaders`, which skips these). SigV4's `x-amz-date` and
- * `x-amz-content-sha256` are not secret (stored as sent) but change with every signature.
+ * `x-amz-content-sha256` are not secret, but they change with every signature: redacted too, so
+ * a tape re-recorded with the same answers does not differ in them.
  */
 export const CREDENTIAL_HEADERS: readonly string[] = Object.freeze([
   'authorization', // OpenAI, Mistral, Cohere, Groq, ..., Bedrock API keys (Bearer), SigV4
