@@ -12,6 +12,7 @@ import { constants as h2constants, createServer as createHttp2Server, type Http2
 import type { AddressInfo, Socket } from 'node:net';
 import { TapedeckError } from '../errors.ts';
 import { createHandler, type HandlerOptions, type TapedeckHandler } from './handler.ts';
+import { refuseLentCredentials } from './lend-guard.ts';
 import type { TlsMaterial } from './tls.ts';
 
 // RFC 9113 section 3.4: a client with prior knowledge opens with these 24 bytes. No HTTP/1.x
@@ -179,6 +180,7 @@ function listenError(e: unknown, host: string, port: number): unknown {
 export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   // A proxy that cannot start (the port is taken) leaves no trace: not the tape its open made,
   // nor its writer registration (`<tape>.writers/`).
+  refuseLentCredentials(opts.upstream, opts.host ?? '127.0.0.1');
   const madeTape = typeof opts.tape === 'string' && opts.mode !== 'passthrough' && !existsSync(opts.tape) ? opts.tape : undefined;
   const handler = createHandler(opts);
   await handler.ready;

@@ -2,11 +2,13 @@
 // place real APIs and clients put them (headers, query, JSON at any depth, forms, multipart,
 // text, gzip bodies, echoed in JSON and SSE answers), recorded through the proxy and createFetch;
 // then the tape's bytes are searched for each secret and for fragments of it.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TapedeckError } from '../../src/errors.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { exportTapeJSON } from '../../src/store/export.ts';
@@ -14,6 +16,8 @@ import { REDACTED, redactor } from '../../src/store/redact.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { OAUTH_TOKENS, startUpstream } from './fake-upstream.ts';
 import { serve } from './serve-cli.ts';
+
+const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-secrets-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -281,6 +285,31 @@ describe('the secret search', () => {
     await cli.exited;
     expect(cli.stderr()).toContain('upstream http://127.0.0.1');
     expect(cli.stderr()).not.toContain(password);
+  });
+
+  it('--upstream with user:password on an interface other than loopback is refused: the proxy would lend the credentials to whoever reaches it', async () => {
+    const password = 'Upstr3am-pa55w0rd-s3cret';
+    for (const host of ['0.0.0.0', '::']) {
+      const err = await startProxy({ upstream: `http://gateway-user:${password}@127.0.0.1:1`, tape: join(dir, 'lend.tape'), mode: 'record', port: 0, host }).then(
+        (p) => p.close().then(() => undefined),
+        (e: unknown) => e,
+      );
+      expect(err, host).toBeInstanceOf(TapedeckError);
+      expect((err as TapedeckError).code).toBe('E_ARG');
+      expect((err as TapedeckError).message).toContain(host);
+      expect((err as TapedeckError).message).not.toContain(password);
+      expect((err as TapedeckError).hint).toMatch(/--host 127\.0\.0\.1/);
+    }
+    expect(existsSync(join(dir, 'lend.tape'))).toBe(false);
+    // Loopback in any spelling lends to this machine's processes only, as documented.
+    for (const host of ['localhost', '127.0.0.2', '::1']) {
+      const p = await startProxy({ upstream: `http://gateway-user:${password}@127.0.0.1:1`, tape: join(dir, 'loop.tape'), mode: 'record', port: 0, host });
+      await p.close();
+    }
+    const cli = spawnSync(process.execPath, [CLI, 'serve', '--upstream', `http://gateway-user:${password}@127.0.0.1:1`, '--tape', join(dir, 'lend-cli.tape'), '--mode', 'record', '--port', '0', '--host', '0.0.0.0'], { encoding: 'utf8', timeout: 20_000 });
+    expect(cli.status).toBe(2);
+    expect(cli.stderr).toContain('E_ARG');
+    expect(cli.stderr).not.toContain(password);
   });
 
   it('the redactor knows every provider spelling, at any depth', () => {
