@@ -104,8 +104,20 @@ export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, for
     return { kind: 'usual', latencyMs, ...(held ? { decision: held } : {}) };
   }
   const call = v!.call;
-  if (fault === 'timeout' || fault === 'reset') return { kind: fault, latencyMs, fault, call };
-  if (!damagesAnswer(fault)) {
+  if (fault === 'timeout' || fault === 'reset' || !damagesAnswer(fault)) {
+    // In replay, a fault stands in for the recording the call would have got: taken now and
+    // held for the call's retry. So a request with none is a miss, never a fault that lets a
+    // test pass on a tape that has nothing for it; and a call its app does not retry (a
+    // fallback) leaves the next call the next recording, as without the fault.
+    if (d.mode === 'replay') {
+      try {
+        chaos.hold(call, chaos.held(call, true) ?? (await d.decideShared(req)));
+      } catch (e) {
+        chaos.undo(call, fault); // a miss is answered as a miss, not counted as a fault
+        throw e;
+      }
+    }
+    if (fault === 'timeout' || fault === 'reset') return { kind: fault, latencyMs, fault, call };
     return { kind: 'status', latencyMs, fault, answer: statusFault(req.url, req.headers, fault as StatusFault, chaos.options.retryAfterMs ?? CHAOS_DEFAULTS.retryAfterMs), call };
   }
   // A stall is the call's whole answer: it takes the recording (a held one, if it retries a cut

@@ -1,0 +1,59 @@
+// A fault never hides a miss. A request the tape has no recording for is a miss in replay, with
+// or without chaos: a status fault (429, 5xx), a reset or a timeout answered in its place let a
+// test pass (a fallback on errors, a rate of 1) although the tape had nothing for what it asked,
+// the prompt having changed since the recording. Through createFetch, the proxy and the real
+// openai SDK.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
+import { startProxy } from '../../src/proxy/server.ts';
+import { chatText, openai, recordTape, tempDir } from './record.ts';
+
+const tmp = tempDir('fault-on-miss');
+const tape = join(tmp.dir, 'one.tape');
+const answers: string[] = [];
+
+beforeAll(async () => {
+  const up = await recordTape(tape, async (c) => {
+    answers.push(await chatText(c, 'recorded prompt'));
+  });
+  await up.close();
+});
+afterAll(() => tmp.remove());
+
+const missOf = async (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as { status?: number; message?: string });
+
+describe('a faulted request the tape has no recording for', () => {
+  it.each(['429', '503', 'reset'] as const)('createFetch, %s at a rate of 1: a miss (400, what differs, how to record), not the fault', async (fault) => {
+    const f = createFetch({ tape, mode: 'replay', chaos: { faults: { [fault]: 1 }, seed: 1 } });
+    try {
+      const e = await missOf(chatText(openai('http://api.test', { fetch: f, maxRetries: 0 }), 'a prompt changed since'));
+      expect(e?.status).toBe(400);
+      expect(e?.message).toMatch(/tapedeck miss: /);
+      const s = await f.stats();
+      expect(s.misses).toBe(1);
+      expect(s.faults ?? {}).toEqual({});
+    } finally {
+      await f.close();
+    }
+    // A request the tape has is still faulted, and its retry gets the recording.
+    const g = createFetch({ tape, mode: 'replay', chaos: { faults: { [fault]: 1 }, attempts: 1, seed: 1 } });
+    try {
+      expect(await chatText(openai('http://api.test', { fetch: g, maxRetries: 1 }), 'recorded prompt')).toBe(answers[0]);
+      expect((await g.stats()).faults).toEqual({ [fault]: 1 });
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('the proxy, 429 at a rate of 1: a miss too', async () => {
+    const p = await startProxy({ tape, mode: 'replay', port: 0, chaos: { faults: { 429: 1 }, seed: 1 } });
+    try {
+      const e = await missOf(chatText(openai(`${p.url}/v1`, { maxRetries: 0 }), 'a prompt changed since'));
+      expect(e?.status).toBe(400);
+      expect(p.handler.stats().misses).toBe(1);
+    } finally {
+      await p.close();
+    }
+  });
+});
