@@ -1283,7 +1283,7 @@ export class Deck {
     this.closing ??= (async () => {
       await this.flush();
       let prune = this.opts.pruneUnused === true;
-      // A call a fault answered never took its recording: one this run did not use may be the
+      // A call a fault answered got no recording's answer: one this run did not serve may be the
       // one that call needs without the fault (another seed, or no chaos).
       const faulted = prune ? faultsInPlaceOfRecordings(this.stats().faults) : { calls: 0, names: '' };
       if (faulted.calls > 0) {
