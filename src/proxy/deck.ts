@@ -342,6 +342,8 @@ export class Deck {
    * namespace: `tapedeck verify '<url>' --namespace NS`), set by open().
    */
   private verifyCommand: string | undefined;
+  /** What the store is when it does not exist, where "no tape at" is not it (see RecordBackend.absent). */
+  private absent: string | undefined;
   /** Faults on demand (undefined outside replay unless asked for with `live`). */
   get chaos(): HttpChaos | undefined {
     return this.chaosNow;
@@ -505,7 +507,7 @@ export class Deck {
       mcpRecordings = kind.mcp;
       realtimeSessions = kind.realtime;
       // A missing tape in replay is not fatal: every request is a miss that says so.
-      if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: `Tape ${opts.tape} does not exist; every request will be a miss.` });
+      if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: backend?.absent !== undefined ? `${backend.absent}; every request will be a miss.` : `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
     const known = col?.warnings.length ?? 0;
     // Masks that are not credentials are keyed under the store's salt (src/store/redact.ts):
@@ -514,6 +516,7 @@ export class Deck {
     // `once` became record or replay when the tape was opened.
     const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
     deck.verifyCommand = backend?.verifyCommand;
+    deck.absent = backend?.absent;
     if (mcpRecordings > 0) deck.counters.mcpRecordings = mcpRecordings;
     if (realtimeSessions > 0) deck.counters.realtimeSessions = realtimeSessions;
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
@@ -1005,7 +1008,7 @@ export class Deck {
     let difference = `no recording for ${shown}`;
     const otherModel = r && recorded > 0 ? undefined : this.modelOnOtherRoute(route);
     if (otherModel) difference = otherModel;
-    if (this.col && !this.col.exists) difference = `no tape at ${tape}`;
+    if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     else if (this.recordingCount === 0) difference = 'the tape has no recordings';
     else if (r && recorded > 0) difference = `none of the ${recorded} recording${recorded === 1 ? '' : 's'} for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
     const fix = recordHow(this.entry);

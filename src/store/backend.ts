@@ -130,6 +130,11 @@ export interface RecordBackend {
    */
   readonly verifyCommand?: string;
   /**
+   * What a missing store is, for messages, when "no tape at <location>" is not it: a Redis
+   * namespace that holds nothing, which is what a wrong URL, database or namespace looks like.
+   */
+  readonly absent?: string;
+  /**
    * The store's redaction salt (32 hex digits), known once `load` resolved: made with the store
    * (a tape header's `salt`, a Redis namespace's header), never changed. Absent for stores made
    * before salts existed; masked values are then stored as plain `[REDACTED]` (src/store/redact.ts).

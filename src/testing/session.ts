@@ -275,7 +275,7 @@ function openTape(opts: TestTapeOptions): TestTape {
       mode,
       onWarning: (m) => {
         // A missing tape in replay is told by each miss, better than by a warning up front.
-        if (/does not exist; every request will be a miss/.test(m)) {
+        if (/; every request will be a miss\.$/.test(m)) {
           storeMissing = true;
           return;
         }

@@ -40,6 +40,7 @@ export class RedisBackend implements RecordBackend {
   readonly namespace: string;
   /** `tapedeck verify '<url>' --namespace NS`: what lists the records of this namespace that do not read. */
   readonly verifyCommand: string;
+  readonly absent: string;
   /** The namespace as the command line takes it (the password masked), for the fixes messages name. */
   private readonly cliTarget: string;
   private readonly url: string;
@@ -61,6 +62,7 @@ export class RedisBackend implements RecordBackend {
     this.location = redisLocation(target.masked, this.namespace);
     this.cliTarget = redisCliTarget(target.masked, this.namespace);
     this.verifyCommand = `tapedeck verify ${this.cliTarget}`;
+    this.absent = `${this.location} holds no recordings (the URL, database or namespace may be wrong)`;
   }
 
   /**
