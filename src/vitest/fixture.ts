@@ -101,7 +101,7 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         root,
         test: `${relFile} > ${names.join(' > ')}`,
         file: relFile,
-        recordCommand: recordCommandFor(relFile, names, testCommand, store?.fromEnv ? store.url : undefined),
+        recordCommand: recordCommandFor(relFile, names, testCommand ?? ctx.testCommand, store?.fromEnv ? store.url : undefined),
         failOnMiss: false,
       });
       const install = tape.install.bind(tape);

@@ -21,6 +21,7 @@ import { tapeModeOfViteMode } from './mode-flag.ts';
 import type {} from './provided.ts';
 import { formatSummary, pruneUnused, readTapeReports, summarizeRun, type RunSummary } from '../testing/run-report.ts';
 import { pruneRequested } from '../testing/mode.ts';
+import { vitestCommand } from './test-command.ts';
 import { shellQuote, STORE_ENV } from '../testing/session.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { driftAgainstCommitted, formatCommittedDrift } from '../drift/committed.ts';
@@ -155,9 +156,10 @@ export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
         warned = true;
         process.stderr.write(`${warning}\n`);
       }
-      project.provide('tapedeck', { runDir, root: vitest.config.root, ...(mode ? { mode } : {}), ...(opts.store ? { store: opts.store } : {}) });
+      const testCommand = opts.testCommand ?? vitestCommand(vitest.config.config, vitest.config.root);
+      project.provide('tapedeck', { runDir, root: vitest.config.root, testCommand, ...(mode ? { mode } : {}), ...(opts.store ? { store: opts.store } : {}) });
       if (!reporter) {
-        reporter = new TapedeckReporter(runDir, opts);
+        reporter = new TapedeckReporter(runDir, { ...opts, testCommand });
         reporter.onInit(vitest);
         (vitest.config.reporters as unknown[]).push(reporter);
       }

@@ -9,6 +9,8 @@ export interface ProvidedTapedeck {
   root?: string;
   /** The plugin's store option (a Redis URL), for the tests that give none. */
   store?: string;
+  /** The command that runs the tests (the plugin's testCommand, or vitest with this run's -c). */
+  testCommand?: string;
 }
 
 declare module 'vitest' {
