@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
@@ -65,19 +65,28 @@ afterAll(async () => {
 const skip = skipReason();
 if (skip) console.warn(skip);
 
-/** Records the page's two calls into a HAR with Playwright; resolves to the answers the page got. */
-async function playwrightHar(harPath: string): Promise<Answers> {
+/**
+ * Records into a HAR with Playwright what `act` makes the page (at the front server) do; resolves
+ * to what `act` returns. The HAR is written when the context closes, after `act`.
+ */
+async function pageHar<T>(harPath: string, act: (page: Page) => Promise<T>): Promise<T> {
   const browser = await chromium.launch({ executablePath: chromiumPath!, headless: true, args: FLAGS });
   try {
     const context = await browser.newContext({ recordHar: { path: harPath, content: 'embed' } });
     const page = await context.newPage();
     await page.goto(`${front.url}/`);
-    const got = await page.evaluate(() => (globalThis as unknown as { ask(): Promise<{ plain: string; sse: string }> }).ask());
+    const out = await act(page);
     await context.close(); // writes the HAR
-    return answersOf(got.plain, got.sse);
+    return out;
   } finally {
     await browser.close();
   }
+}
+
+/** Records the page's two calls into a HAR with Playwright; resolves to the answers the page got. */
+async function playwrightHar(harPath: string): Promise<Answers> {
+  const got = await pageHar(harPath, (page) => page.evaluate(() => (globalThis as unknown as { ask(): Promise<{ plain: string; sse: string }> }).ask()));
+  return answersOf(got.plain, got.sse);
 }
 
 describe.skipIf(skip !== undefined)('HAR saved by Playwright (Chromium)', () => {
@@ -131,29 +140,22 @@ describe.skipIf(skip !== undefined)('HAR saved by Playwright (Chromium)', () => 
 describe.skipIf(skip !== undefined)('HAR saved by Playwright with a stream the page aborted', () => {
   it('the aborted entry (its status and headers, no body, _failureText) is a bad entry, not an empty answer; --skip-bad lists it and keeps the rest', async () => {
     const har = join(dir, 'aborted.har');
-    const browser = await chromium.launch({ executablePath: chromiumPath!, headless: true, args: FLAGS });
-    let plain = '';
-    try {
-      const context = await browser.newContext({ recordHar: { path: har, content: 'embed' } });
-      const page = await context.newPage();
-      await page.goto(`${front.url}/`);
+    const plain = await pageHar(har, async (page) => {
       // The HAR gets the failure only once the browser has reported it: the context closes after.
       const failed = page.waitForEvent('requestfailed', (r) => r.url().endsWith('/v1/hang-body'));
-      plain = await page.evaluate(async (body) => {
+      const text = await page.evaluate(async (body) => {
         const post = (path: string, signal?: AbortSignal) => fetch(path, { method: 'POST', signal, headers: { 'content-type': 'application/json' }, body });
-        const text = await (await post('/v1/chat/completions')).text();
+        const answer = await (await post('/v1/chat/completions')).text();
         // The answer starts, then the page gives up on it.
         const ac = new AbortController();
         const reader = (await post('/v1/hang-body', ac.signal)).body!.getReader();
         await reader.read();
         ac.abort();
-        return text;
+        return answer;
       }, JSON.stringify(PLAIN));
       await failed;
-      await context.close(); // writes the HAR
-    } finally {
-      await browser.close();
-    }
+      return text;
+    });
     const entries = (JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: { request: { url: string }; response: { status: number; _failureText?: string } }[] } }).log.entries;
     const at = entries.findIndex((e) => e.request.url.endsWith('/v1/hang-body'));
     expect(entries[at]!.response).toMatchObject({ status: 200, _failureText: 'net::ERR_ABORTED' });
@@ -184,22 +186,15 @@ describe.skipIf(skip !== undefined)('HAR saved by Playwright with a stream the p
 describe.skipIf(skip !== undefined)('HAR saved by Playwright with an upload made of a Blob', () => {
   it('the upload, whose body Chromium did not save, is a bad entry naming postData and the bytes sent, not a recording of an empty body', async () => {
     const har = join(dir, 'upload.har');
-    const browser = await chromium.launch({ executablePath: chromiumPath!, headless: true, args: FLAGS });
-    try {
-      const context = await browser.newContext({ recordHar: { path: har, content: 'embed' } });
-      const page = await context.newPage();
-      await page.goto(`${front.url}/`);
-      const status = await page.evaluate(async () => {
+    const status = await pageHar(har, (page) =>
+      page.evaluate(async () => {
         const form = new FormData();
         form.append('model', 'whisper-1');
         form.append('file', new Blob([new Uint8Array([82, 73, 70, 70, 0, 255, 1, 2])], { type: 'audio/wav' }), 'clip.wav');
         return (await fetch('/v1/audio/transcriptions', { method: 'POST', body: form })).status;
-      });
-      expect(status).toBe(200);
-      await context.close(); // writes the HAR
-    } finally {
-      await browser.close();
-    }
+      }),
+    );
+    expect(status).toBe(200);
     const entries = (JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: { request: { url: string; postData?: unknown; headers: { name: string; value: string }[] } }[] } }).log.entries;
     const at = entries.findIndex((e) => e.request.url.endsWith('/v1/audio/transcriptions'));
     expect(entries[at]!.request.postData).toBeUndefined();

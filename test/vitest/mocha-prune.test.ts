@@ -3,12 +3,11 @@
 // pending (it.skip) or a run filtered with --grep leaves recordings unused that the test still
 // needs. Mocha really running (spawned), with --require.
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { readTape } from '../../src/store/tape-file.ts';
+import { describe, it } from 'vitest';
 import { upstreamSuite } from '../proxy/upstream-suite.ts';
 import { outputOf } from './child.ts';
+import { pruneScenario } from './prune-scenario.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const dist = join(root, 'dist', 'testing');
@@ -41,40 +40,15 @@ function mocha(project: string, env: Record<string, string>, args: string[] = []
 
 describe('mocha: TAPEDECK_PRUNE=1', () => {
   it('does not prune after a failed run, a pending test or --grep; prunes after a full passing run', { timeout: 120_000 }, async () => {
-    const project = join(suite.dir, 'mocha-prune');
-    mkdirSync(project, { recursive: true });
-    writeFileSync(join(project, 'two.test.mjs'), twoSteps);
-    const tape = join(project, 'shared.tape');
-    const rec = await mocha(project, { UPSTREAM: suite.upstream.url, TAPEDECK_MODE: 'record' });
-    expect(rec.code, rec.out).toBe(0);
-    expect((await readTape(tape)).records).toHaveLength(3);
-
-    const replay = { UPSTREAM: 'http://127.0.0.1:9', CI: 'true', TAPEDECK_PRUNE: '1' };
-    // The test failed before step two: step two's recording is unused in this run, and needed.
-    const failed = await mocha(project, { ...replay, BREAK: '1' });
-    expect(failed.code).toBe(1);
-    expect(failed.out).toContain('tapedeck: not pruning: the run did not pass (1 test failed).');
-    expect((await readTape(tape)).records).toHaveLength(3);
-
-    const skipped = await mocha(project, { ...replay, SKIP: '1' });
-    expect(skipped.code, skipped.out).toBe(0);
-    expect(skipped.out).toContain('tapedeck: not pruning: 1 test did not run.');
-    expect((await readTape(tape)).records).toHaveLength(3);
-
-    const filtered = await mocha(project, replay, ['--grep', '^another$']);
-    expect(filtered.code, filtered.out).toBe(0);
-    expect(filtered.out).toContain('tapedeck: not pruning: tests were filtered with --grep.');
-    expect((await readTape(tape)).records).toHaveLength(3);
-
-    const full = await mocha(project, replay);
-    expect(full.code, full.out).toBe(0);
-    expect(full.out).toContain('tapedeck: 1 tape, 0 written, 0 recordings added, 3 replayed, 0 misses, 0 unused recordings');
-
-    // Step two removed from the test: its recording is stale, and a full passing run drops it.
-    writeFileSync(join(project, 'two.test.mjs'), twoSteps.replace("assert.strictEqual((await ask('step two')).status, 200);", ''));
-    const stale = await mocha(project, replay);
-    expect(stale.code, stale.out).toBe(0);
-    expect(stale.out).toContain('tapedeck: pruned 1 unused recording(s).');
-    expect((await readTape(tape)).records).toHaveLength(2);
+    await pruneScenario({
+      project: join(suite.dir, 'mocha-prune'),
+      file: 'two.test.mjs',
+      text: twoSteps,
+      stepTwo: "assert.strictEqual((await ask('step two')).status, 200);",
+      filter: ['--grep', '^another$'],
+      filtered: '--grep',
+      upstream: suite.upstream.url,
+      run: mocha,
+    });
   });
 });

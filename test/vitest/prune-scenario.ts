@@ -1,0 +1,67 @@
+// The prune scenario the jest and mocha suites share: two tests on one tape (a test of two calls,
+// which BREAK makes fail between them and SKIP skips, and another), recorded once, then replayed
+// with TAPEDECK_PRUNE=1 failed, skipped, filtered and whole; only a whole passing run may prune,
+// and it prunes only a recording no test asks for any more.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { readTape } from '../../src/store/tape-file.ts';
+
+type Run = (project: string, env: Record<string, string>, args?: string[]) => Promise<{ code: number | null; out: string }>;
+
+export interface PruneScenario {
+  /** Where the project is made. */
+  project: string;
+  /** The test file's name and text (see the top). */
+  file: string;
+  text: string;
+  /** The line of step two, removed to make its recording stale. */
+  stepTwo: string;
+  /** The runner's filter for the other test alone, and how the summary names it. */
+  filter: string[];
+  filtered: string;
+  upstream: string;
+  run: Run;
+}
+
+/** Runs the scenario (see the top), asserting each step. */
+export async function pruneScenario(s: PruneScenario): Promise<void> {
+  mkdirSync(s.project, { recursive: true });
+  writeFileSync(join(s.project, s.file), s.text);
+  const tape = join(s.project, 'shared.tape');
+  const records = async () => (await readTape(tape)).records.length;
+  const rec = await s.run(s.project, { UPSTREAM: s.upstream, TAPEDECK_MODE: 'record' });
+  expect(rec.code, rec.out).toBe(0);
+  expect(await records()).toBe(3);
+
+  const replay = { UPSTREAM: 'http://127.0.0.1:9', CI: 'true', TAPEDECK_PRUNE: '1' };
+  // The test failed before step two: step two's recording is unused in this run, and needed.
+  const failed = await s.run(s.project, { ...replay, BREAK: '1' });
+  expect(failed.code).toBe(1);
+  expect(failed.out).toContain('tapedeck: not pruning: the run did not pass (1 test failed).');
+  expect(await records()).toBe(3);
+
+  // A skipped test's recordings are unused too.
+  const skipped = await s.run(s.project, { ...replay, SKIP: '1' });
+  expect(skipped.code, skipped.out).toBe(0);
+  expect(skipped.out).toContain('tapedeck: not pruning: 1 test did not run.');
+  expect(await records()).toBe(3);
+
+  // The test filtered out leaves its recordings unused.
+  const filtered = await s.run(s.project, replay, s.filter);
+  expect(filtered.code, filtered.out).toBe(0);
+  expect(filtered.out).toContain(`tapedeck: not pruning: tests were filtered with ${s.filtered}.`);
+  expect(await records()).toBe(3);
+
+  // A full passing run uses every recording: nothing to prune, and nothing was lost.
+  const full = await s.run(s.project, replay);
+  expect(full.code, full.out).toBe(0);
+  expect(full.out).toContain('tapedeck: 1 tape, 0 written, 0 recordings added, 3 replayed, 0 misses, 0 unused recordings');
+
+  // Step two removed from the test: its recording is stale, and a full passing run drops it.
+  writeFileSync(join(s.project, s.file), s.text.replace(s.stepTwo, ''));
+  const stale = await s.run(s.project, replay);
+  expect(stale.code, stale.out).toBe(0);
+  expect(stale.out).toContain('tapedeck: pruned 1 unused recording(s).');
+  expect(await records()).toBe(2);
+}
