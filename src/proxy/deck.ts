@@ -31,7 +31,7 @@ import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
 import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
+import { pruneMayRemove } from './prune-guard.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
 import { IndexRuns } from './index-runs.ts';
@@ -1285,14 +1285,8 @@ export class Deck {
   close(): Promise<CloseReport> {
     this.closing ??= (async () => {
       await this.flush();
-      let prune = this.opts.pruneUnused === true;
-      // A call a fault answered got no recording's answer: one this run did not serve may be the
-      // one that call needs without the fault (another seed, or no chaos).
-      const faulted = prune ? faultsInPlaceOfRecordings(this.stats().faults) : { calls: 0, names: '' };
-      if (faulted.calls > 0) {
-        prune = false;
-        this.warn(`tapedeck: not removing unused recordings from ${this.tape}: ${faulted.calls === 1 ? '1 call was' : `${faulted.calls} calls were`} answered by injected faults (${faulted.names}), not by the recordings they would have got. Prune after a run without chaos.`);
-      }
+      // Not after injected faults answered calls (prune-guard.ts).
+      const prune = this.opts.pruneUnused === true && pruneMayRemove(this.stats().faults, this.tape, this.warn);
       const report = (await this.col?.close({ pruneUnused: prune })) ?? { replaced: [], pruned: [] };
       if (report.pruned.length > 0) {
         const which = report.pruned.map((x) => `${x.key.replace('\u0000', ' ')} (byte ${x.at})`);

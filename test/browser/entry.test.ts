@@ -56,6 +56,24 @@ describe('llm-tapedeck/browser as bundled', () => {
     await expect(down.start('https://api.example/v1/x?key=secret', { method: 'GET', url: '/v1/x', headers: {}, body: new Uint8Array(0) }).response).rejects.toMatchObject({ code: 'E_UPSTREAM', details: { upstream: 'https://api.example' } });
   });
 
+  it('leaves out the prune guard for faults and the record run\'s close-failure wording: a page injects no faults and never removes recordings at close', async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs).toContain('dist/proxy/prune-guard.browser.js');
+    expect(inputs).toContain('dist/store/close-failure.browser.js');
+    expect(inputs.filter((f) => /proxy\/prune-guard\.js$|store\/close-failure\.js$|chaos\/answer-faults\.js$/.test(f))).toEqual([]);
+    // Each stand-in does what its Node counterpart does when no fault fired and no close failed.
+    const guard = (await import(join(root, 'dist/proxy/prune-guard.browser.js'))) as { pruneMayRemove(f: unknown, t: unknown, w: unknown): boolean };
+    const node = (await import(join(root, 'dist/proxy/prune-guard.js'))) as typeof guard;
+    const warned: string[] = [];
+    expect(guard.pruneMayRemove({}, 'a.tape', (m: string) => warned.push(m))).toBe(node.pruneMayRemove({}, 'a.tape', (m: string) => warned.push(m)));
+    expect(node.pruneMayRemove({ 429: 2 }, 'a.tape', (m: string) => warned.push(m))).toBe(false);
+    expect(warned).toEqual([expect.stringContaining('2 calls were answered by injected faults (429 2)')]);
+    const e = new Error('gone');
+    const close = (await import(join(root, 'dist/store/close-failure.browser.js'))) as { closeRemovalFailure(e: unknown, c: unknown): unknown };
+    expect(close.closeRemovalFailure(e, { replaced: 1, pruned: 0 })).toBe(e);
+  });
+
   it('leaves out faults on demand (chaos): its stand-in refuses them, and every provider\'s fault shapes stay out', async () => {
     const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
     const inputs = Object.keys(out.metafile.inputs);

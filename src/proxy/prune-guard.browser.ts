@@ -1,0 +1,9 @@
+/**
+ * prune-guard.ts for browser builds: a page injects no faults (faults on demand are left out of
+ * its bundle), so nothing keeps its unused recordings from being judged.
+ */
+
+/** Always true in a page (see prune-guard.ts). */
+export function pruneMayRemove(_faults: unknown, _tape: unknown, _warn: unknown): boolean {
+  return true;
+}
