@@ -17,6 +17,6 @@ import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
 export function pruneMayRemove(faults: Readonly<Record<string, number>> | undefined, tape: string | undefined, warn: (m: string) => void): boolean {
   const faulted = faultsInPlaceOfRecordings(faults);
   if (faulted.calls === 0) return true;
-  warn(`tapedeck: not removing unused recordings from ${tape}: ${faulted.calls === 1 ? '1 call was' : `${faulted.calls} calls were`} answered by injected faults (${faulted.names}), not by the recordings they would have got. Prune after a run without chaos.`);
+  warn(`tapedeck: not removing unused recordings from ${tape}: ${faulted.text}, not by the recordings they would have got. Prune after a run without chaos.`);
   return false;
 }

@@ -203,7 +203,7 @@ const ownerOf = (value: unknown): string | undefined => {
  * never says which recording it would have got, so with them a recording no call used is no
  * stale candidate (another seed, or the test without its faults, asks for it).
  */
-function faultedCalls(rs: readonly TapeReport[]): { calls: number; names: string } {
+function faultedCalls(rs: readonly TapeReport[]): ReturnType<typeof faultsInPlaceOfRecordings> {
   const all: Record<string, number> = {};
   for (const r of rs) for (const [f, n] of Object.entries(r.faults ?? {})) all[f] = (all[f] ?? 0) + n;
   return faultsInPlaceOfRecordings(all);
@@ -217,28 +217,27 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   const misses = rs.reduce((n, r) => n + r.misses.length, 0);
   const used = new Set(rs.flatMap((r) => r.used));
   const unusedTraces: string[] = [];
+  /** Notes a stored record no call of the run used, if it is a stale candidate (see judged). */
+  const noteUnused = (value: unknown) => {
+    if (isHttpRecord(value) && !used.has(value.trace) && judged(ownerOf(value), ran)) unusedTraces.push(value.trace);
+  };
   const { store, namespace } = rs[0]!;
   let unreadable: string | undefined;
   const faulted = faultedCalls(rs);
-  if (faulted.calls > 0) unreadable = `${faulted.calls === 1 ? '1 call was' : `${faulted.calls} calls were`} answered by injected faults (${faulted.names}), not by recordings`;
+  if (faulted.calls > 0) unreadable = `${faulted.text}, not by recordings`;
   else if (!rs.some((r) => r.mode === 'passthrough')) {
     if (store && namespace) {
       try {
         const { backend, records } = await namespaceRecords(store, namespace, opts);
         await backend.close();
-        for (const r of records) {
-          const value = safeValue(r);
-          if (isHttpRecord(value) && !used.has(value.trace) && judged(ownerOf(value), ran)) unusedTraces.push(value.trace);
-        }
+        for (const r of records) noteUnused(safeValue(r));
       } catch (e) {
         // The summary is advice: a store it cannot reach is said, not fatal.
         unreadable = (e as Error).message.split('\n')[0];
       }
     } else {
       try {
-        for (const { value } of (await readTape(tape)).records) {
-          if (isHttpRecord(value) && !used.has(value.trace) && judged(ownerOf(value), ran)) unusedTraces.push(value.trace);
-        }
+        for (const { value } of (await readTape(tape)).records) noteUnused(value);
       } catch {
         // no tape (a replay run that missed everything) or an unreadable one: nothing to judge
       }

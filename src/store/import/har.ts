@@ -21,7 +21,7 @@ import { TapedeckError } from '../../errors.ts';
 import type { HarSplit } from './har-split.ts';
 import { inPollyOrder, pollyOrderOf, type PollyOrder } from './polly-order.ts';
 import { freezeHeaders } from '../frozen-headers.ts';
-import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, headerValue, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 /** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
 export function jsonErrorOffset(e: Error): number | undefined {
@@ -172,8 +172,7 @@ function requestBody(postData: unknown, harDir: string | undefined): Uint8Array 
  * key a request nobody made, which no replay of the real one matches.
  */
 function refuseUnsavedBody(headers: ImportHeaders): void {
-  const length = headers['content-length'];
-  const sent = Number(Array.isArray(length) ? length[0] : length);
+  const sent = Number(headerValue(headers, 'content-length'));
   if (sent > 0) {
     throw new FieldError('request.postData', `is missing although the request sent a ${sent}-byte body (content-length): the browser saved no bytes of it (a body made of files or Blobs, such as a multipart upload), so no replay of this request would match; record it with tapedeck instead (createFetch or tapedeck serve)`);
   }
