@@ -6,7 +6,7 @@
  * reporters: ['default', 'llm-tapedeck/jest/reporter']
  * ```
  */
-import { endRun, startRun } from './runner.ts';
+import { endRun, notPruning, startRun } from './runner.ts';
 
 /** What the reporter reads of jest's global config (jest's own type is not a dependency). */
 interface JestGlobalConfig {
@@ -33,11 +33,11 @@ interface JestResults {
 function whyNotPruneJest(config: JestGlobalConfig | undefined, results: JestResults | undefined): string | undefined {
   if (!results) return 'jest gave no results';
   const failed = (results.numFailedTests ?? 0) + (results.numRuntimeErrorTestSuites ?? 0);
-  if (failed > 0) return `the run did not pass (${failed} ${failed === 1 ? 'test' : 'tests'} failed)`;
+  if (failed > 0) return notPruning.failed(failed);
   if (results.wasInterrupted) return 'the run was interrupted';
-  if (config?.testNamePattern) return 'tests were filtered with -t';
+  if (config?.testNamePattern) return notPruning.filtered('-t');
   const skipped = (results.numPendingTests ?? 0) + (results.numTodoTests ?? 0);
-  if (skipped > 0) return `${skipped} ${skipped === 1 ? 'test' : 'tests'} did not run`;
+  if (skipped > 0) return notPruning.notRun(skipped);
   return undefined;
 }
 

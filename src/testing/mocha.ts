@@ -15,7 +15,7 @@
  * })
  */
 import { failedWithMiss } from './miss.ts';
-import { beginTest, endRun, endTest, missFailure, startRun } from './runner.ts';
+import { beginTest, endRun, endTest, missFailure, notPruning, startRun } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
 
@@ -124,12 +124,12 @@ function whyNotPruneMocha(runner: MochaRunner | undefined): string | undefined {
   const stats = runner?.stats;
   if (!stats) return 'mocha gave no results';
   const failed = stats.failures ?? 0;
-  if (failed > 0) return `the run did not pass (${failed} ${failed === 1 ? 'test' : 'tests'} failed)`;
-  if ((stats.pending ?? 0) > 0) return `${stats.pending} ${stats.pending === 1 ? 'test' : 'tests'} did not run`;
+  if (failed > 0) return notPruning.failed(failed);
+  if ((stats.pending ?? 0) > 0) return notPruning.notRun(stats.pending!);
   // --grep: the runner runs fewer tests than its suites hold (in parallel mode the main
   // process holds no tests: nothing to compare).
   const all = runner.suite?.total?.() ?? 0;
-  if (all > 0 && runner.total !== undefined && runner.total < all) return 'tests were filtered with --grep';
+  if (all > 0 && runner.total !== undefined && runner.total < all) return notPruning.filtered('--grep');
   return undefined;
 }
 

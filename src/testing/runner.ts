@@ -114,6 +114,21 @@ export function startRun(): string {
   return process.env.TAPEDECK_RUN_DIR;
 }
 
+const tests = (n: number): string => `${n} ${n === 1 ? 'test' : 'tests'}`;
+
+/**
+ * The reasons jest's and mocha's summaries give for not pruning (see endRun's `whyNotPrune`),
+ * worded alike whichever runner counted.
+ *
+ * @example
+ * notPruning.failed(1) // 'the run did not pass (1 test failed)'
+ */
+export const notPruning = {
+  failed: (n: number): string => `the run did not pass (${tests(n)} failed)`,
+  notRun: (n: number): string => `${tests(n)} did not run`,
+  filtered: (flag: string): string => `tests were filtered with ${flag}`,
+};
+
 /**
  * Prints the run summary (the vitest plugin's) from the reports in the run directory, then
  * removes the directory. With TAPEDECK_PRUNE=1 (the command the summary prints), first drops
