@@ -45,12 +45,38 @@ function recordingFormat(src: string): ImportFormat | undefined {
 function importSummary(out: string, r: ImportReport): string {
   const n = (k: number, one: string, many = `${one}s`) => `${k} ${k === 1 ? one : many}`;
   const lines = [`wrote ${out}: ${n(r.records, 'record')} from a ${r.format} (${n(r.streams, 'stream')}; ${n(r.masked, 'value')} masked)`];
-  for (const x of r.routes) lines.push(`  ${String(x.records).padStart(5)}  ${x.provider}  ${x.route}`);
+  for (const x of routeRows(r.routes)) lines.push(`  ${String(x.records).padStart(5)}  ${x.provider}  ${x.route}`);
   if (r.skipped.length) {
     lines.push(`skipped ${n(r.skipped.length, 'entry', 'entries')}:`);
     for (const s of r.skipped) lines.push(`  ${s.where}: ${s.reason.replace(/\s+/g, ' ')}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The report's routes as the summary lists them: one row per provider, method and path. A HAR of
+ * a search page has a route per query (`GET /search?q=...`, hundreds of them); the summary says
+ * how many queries a path was called with instead of a row for each.
+ *
+ * @example
+ * routeRows([{ provider: 'http', route: 'GET /s?q=a', records: 1 }, { provider: 'http', route: 'GET /s?q=b', records: 2 }])
+ * // [{ provider: 'http', route: 'GET /s (2 queries)', records: 3 }]
+ */
+function routeRows(routes: ImportReport['routes']): ImportReport['routes'] {
+  const rows = new Map<string, { provider: string; path: string; records: number; queries: Set<string> }>();
+  for (const { provider, route, records } of routes) {
+    const q = route.indexOf('?');
+    const path = q < 0 ? route : route.slice(0, q);
+    let row = rows.get(`${provider} ${path}`);
+    if (row === undefined) rows.set(`${provider} ${path}`, (row = { provider, path, records: 0, queries: new Set() }));
+    row.records += records;
+    row.queries.add(q < 0 ? '' : route.slice(q));
+  }
+  return [...rows.values()].map((x) => ({
+    provider: x.provider,
+    route: x.queries.size === 1 ? `${x.path}${[...x.queries][0]}` : `${x.path} (${x.queries.size} queries)`,
+    records: x.records,
+  }));
 }
 
 /**

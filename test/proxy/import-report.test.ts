@@ -97,6 +97,22 @@ describe('the count of masked values', () => {
     const stdout = execFileSync(process.execPath, [CLI, 'import', src, join(dir, 'polly-cli.tape')], { encoding: 'utf8' });
     expect(stdout).toMatch(/^wrote .*polly-cli\.tape: 4 records from a HAR \(0 streams; 6 values masked\)$/m);
   });
+
+  it('the command line lists a path called with many queries once, with the count of queries', () => {
+    const src = join(dir, 'queries.har');
+    const models = '{"object":"list","data":[]}';
+    writeFileSync(
+      src,
+      pollyHar([
+        ...['a', 'b', 'c'].map((q) => pollyEntry('GET', `${ORIGIN}/v1/models?after=${q}`, [], undefined, models)),
+        pollyEntry('GET', `${ORIGIN}/v1/files?purpose=batch`, [], undefined, models),
+        chatEntry('Hi'),
+      ]),
+    );
+    const stdout = execFileSync(process.execPath, [CLI, 'import', src, join(dir, 'queries.tape')], { encoding: 'utf8' });
+    const rows = stdout.split('\n').filter((l) => l.startsWith('  '));
+    expect(rows).toEqual(['      3  http  GET /v1/models (3 queries)', '      1  http  GET /v1/files?purpose=batch', '      1  openai  POST /v1/chat/completions']);
+  });
 });
 
 // ---- --skip-bad ----
