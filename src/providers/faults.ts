@@ -25,15 +25,18 @@ const RETRY_AFTER = new Set<string>(['429', '503', '529']);
  * An injected 429, 500, 503 or 529 in the shape of the provider a request is for (by its path
  * and headers, as a miss is), with `retry-after` (seconds) and `retry-after-ms` on 429 and
  * overload answers and `x-should-retry: true`, the headers the OpenAI and Anthropic SDKs read.
+ * The message names the seed: a test that fails on the fault shows in its own output how to
+ * inject the same faults again. The request-id headers the SDKs put on their errors
+ * (`x-request-id`, `request-id`, `x-amzn-requestid`) say the answer is an injected one.
  *
  * @example
- * statusFault('/v1/messages', {}, '529', 1000).status // 529, Anthropic's overloaded_error
- * statusFault('/v1/chat/completions', {}, '429', 1000).headers['retry-after'] // '1'
+ * statusFault('/v1/messages', {}, '529', 1000, 7).status // 529, Anthropic's overloaded_error
+ * statusFault('/v1/chat/completions', {}, '429', 1000, 7).headers['retry-after'] // '1'
  */
-export function statusFault(path: string, headers: Headers, fault: StatusFault, retryAfterMs: number): StatusFaultAnswer {
+export function statusFault(path: string, headers: Headers, fault: StatusFault, retryAfterMs: number, seed: number): StatusFaultAnswer {
   const m = errorModuleOf(path, headers);
   const what = fault === '429' ? 'rate limit' : fault === '500' ? 'server error' : fault === '503' ? 'service unavailable' : 'overloaded';
-  const message = `tapedeck chaos: injected ${fault} ${what} (not the API's answer; the retry gets the recording)`;
+  const message = `tapedeck chaos: injected ${fault} ${what} with seed ${seed} (not the API's answer; the retry gets the recording; chaos.seed ${seed} or --chaos-seed ${seed} injects the same faults again)`;
   let a = m.fault?.(fault, message);
   if (!a) {
     const status = Number(fault);
@@ -41,7 +44,8 @@ export function statusFault(path: string, headers: Headers, fault: StatusFault, 
     const ea = m.errorAnswer(e, status);
     a = { status, body: ea.body, ...(ea.headers ? { headers: ea.headers } : {}) };
   }
-  const out: Record<string, string> = { 'content-type': 'application/json', 'x-should-retry': 'true', ...a.headers };
+  const id = `tapedeck-chaos-${fault}-seed-${seed}`;
+  const out: Record<string, string> = { 'content-type': 'application/json', 'x-should-retry': 'true', 'x-request-id': id, 'request-id': id, 'x-amzn-requestid': id, ...a.headers };
   if (RETRY_AFTER.has(fault)) {
     out['retry-after'] = String(Math.ceil(retryAfterMs / 1000));
     out['retry-after-ms'] = String(retryAfterMs);

@@ -118,7 +118,7 @@ export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, for
       }
     }
     if (fault === 'timeout' || fault === 'reset') return { kind: fault, latencyMs, fault, call };
-    return { kind: 'status', latencyMs, fault, answer: statusFault(req.url, req.headers, fault as StatusFault, chaos.options.retryAfterMs ?? CHAOS_DEFAULTS.retryAfterMs), call };
+    return { kind: 'status', latencyMs, fault, answer: statusFault(req.url, req.headers, fault as StatusFault, chaos.options.retryAfterMs ?? CHAOS_DEFAULTS.retryAfterMs, chaos.seed), call };
   }
   // A stall is the call's whole answer: it takes the recording (a held one, if it retries a cut
   // call). A cut or malformed answer is an attempt its client retries: the recording is held

@@ -138,6 +138,19 @@ describe('retries get the recorded answer (attempts: 1)', () => {
       expect(e).toBeInstanceOf(Anthropic.APIError);
       expect((e as InstanceType<typeof Anthropic.APIError>).status).toBe(529);
       expect((e as { error?: { error?: { type?: string } } }).error?.error?.type).toBe('overloaded_error');
+      // The test's own failure output says the seed and that the answer was injected.
+      expect((e as Error).message).toContain('with seed 1 (');
+      expect((e as Error).message).toContain('chaos.seed 1 or --chaos-seed 1 injects the same faults again');
+      expect((e as InstanceType<typeof Anthropic.APIError>).requestID).toBe('tapedeck-chaos-529-seed-1');
+    });
+  });
+
+  it('openai: the error a test fails with names the seed and an injected request id', async () => {
+    await withProxy(chatTape, { faults: { 429: 1 }, retryAfterMs: 10, seed: 42 }, async (p) => {
+      const e = await chat(openai(p.url, { maxRetries: 0 })).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(OpenAI.RateLimitError);
+      expect((e as Error).message).toMatch(/^429 tapedeck chaos: injected 429 rate limit with seed 42 \(/);
+      expect((e as InstanceType<typeof OpenAI.APIError>).requestID).toBe('tapedeck-chaos-429-seed-42');
     });
   });
 
@@ -154,7 +167,8 @@ describe('retries get the recorded answer (attempts: 1)', () => {
       once.destroy();
       // The second call of the key: its own first attempt fails again.
       expect(e).toBeInstanceOf(ThrottlingException);
-      expect((e as ThrottlingException).message).toMatch(/tapedeck chaos: injected 429/);
+      expect((e as ThrottlingException).message).toMatch(/tapedeck chaos: injected 429 rate limit with seed 1 /);
+      expect((e as ThrottlingException).$metadata.requestId).toBe('tapedeck-chaos-429-seed-1');
     });
   });
 });

@@ -206,21 +206,21 @@ describe('through the proxy', () => {
 
 describe('what a fault looks like', () => {
   it('each provider’s status faults in its own shape, with the retry headers', () => {
-    const gem = statusFault('/v1beta/models/gemini-2.5-flash:generateContent', {}, '429', 2500);
+    const gem = statusFault('/v1beta/models/gemini-2.5-flash:generateContent', {}, '429', 2500, 7);
     expect(gem.status).toBe(429);
     expect(JSON.parse(gem.body).error.status).toBe('RESOURCE_EXHAUSTED');
     expect(gem.headers).toMatchObject({ 'retry-after': '3', 'retry-after-ms': '2500', 'x-should-retry': 'true' });
-    const gem529 = statusFault('/v1beta/models/gemini-2.5-flash:generateContent', {}, '529', 0);
+    const gem529 = statusFault('/v1beta/models/gemini-2.5-flash:generateContent', {}, '529', 0, 7);
     expect([gem529.status, JSON.parse(gem529.body).error.status]).toEqual([503, 'UNAVAILABLE']);
-    const bed = statusFault('/model/m/converse', {}, '429', 1000);
+    const bed = statusFault('/model/m/converse', {}, '429', 1000, 7);
     expect(bed.headers['x-amzn-errortype']).toMatch(/^ThrottlingException:/);
     expect(JSON.parse(bed.body).message).toContain('tapedeck chaos');
-    expect(statusFault('/model/m/converse', {}, '529', 1000).headers['x-amzn-errortype']).toMatch(/^ServiceUnavailableException:/);
-    const ant = statusFault('/v1/messages', {}, '529', 1000);
+    expect(statusFault('/model/m/converse', {}, '529', 1000, 7).headers['x-amzn-errortype']).toMatch(/^ServiceUnavailableException:/);
+    const ant = statusFault('/v1/messages', {}, '529', 1000, 7);
     expect([ant.status, JSON.parse(ant.body).error.type]).toEqual([529, 'overloaded_error']);
-    const oai = statusFault('/v1/chat/completions', {}, '500', 1000);
+    const oai = statusFault('/v1/chat/completions', {}, '500', 1000, 7);
     expect([oai.status, JSON.parse(oai.body).error.type, oai.headers['retry-after']]).toEqual([500, 'server_error', undefined]);
-    const oll = statusFault('/api/chat', {}, '503', 1000);
+    const oll = statusFault('/api/chat', {}, '503', 1000, 7);
     expect([oll.status, typeof JSON.parse(oll.body).error]).toEqual([503, 'string']);
   });
 
