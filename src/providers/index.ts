@@ -84,6 +84,25 @@ function findRoute(method: string, path: string): { provider: ProviderModule; ro
 }
 
 /**
+ * Whether a request is a telemetry upload a provider answers whatever its body holds (see
+ * ProviderModule.telemetry): keyed by its route alone, so each run's fresh trace ids and
+ * timestamps never make it a miss.
+ *
+ * @example
+ * isTelemetry({ method: 'POST', url: '/v1/traces/ingest' }) // true
+ */
+export function isTelemetry(req: RouteRequest): boolean {
+  const method = (req.method ?? 'POST').toUpperCase();
+  const q = req.url.indexOf('?');
+  const path = q < 0 ? req.url : req.url.slice(0, q);
+  for (const t of TELEMETRY) if (t.method === method && t.path.test(path)) return true;
+  return false;
+}
+
+/** Every module's telemetry routes, in one list (isTelemetry runs on every JSON request). */
+const TELEMETRY = PROVIDER_MODULES.flatMap((m) => m.telemetry ?? []);
+
+/**
  * The AWS services (SigV4 signing names) a request may be signed for: those of its route's
  * module, or, for a path no such module names (Bedrock's control plane, its OpenAI-compatible
  * routes), those of every module that declares some. The proxy signs with its own credentials

@@ -137,6 +137,8 @@ export function readOpenAIAnswer(a: Obj, fromRoute = false): AnswerRead | undefi
  */
 export const openai: ProviderModule = {
   name: 'openai',
+  // The Agents SDK's trace export (OpenAITracingExporter): its answer is a 204 whatever it sends.
+  telemetry: [{ method: 'POST', path: /\/v1\/traces\/ingest$/ }],
   routes: [
     { method: 'POST', path: /\/chat\/completions$/, operation: 'chat.completions' },
     { method: 'POST', path: /\/responses$/, operation: 'responses' },

@@ -206,6 +206,13 @@ export interface ProviderModule {
   /** Short name (`openai`, `anthropic`, `gemini`), used in docs and diagnostics. */
   readonly name: string;
   readonly routes: readonly ProviderRoute[];
+  /**
+   * Uploads whose answer never depends on their body (telemetry, such as the OpenAI Agents
+   * SDK's trace export to `/v1/traces/ingest`): keyed by their route alone. Their bodies hold
+   * fresh trace ids and timestamps on every run, so keyed by body no replay would ever find
+   * its recording, and the miss would tell the user to re-record, which never helps.
+   */
+  readonly telemetry?: readonly { readonly method: string; readonly path: RegExp }[];
   /** The request shapes normalize() keys (the `provider` of its RequestViews). */
   readonly shapes: readonly Provider[];
   /**

@@ -23,7 +23,7 @@ import { volatilePatterns } from '../providers/volatile-text.ts';
 import { checkHooks, type HookRecording, type RecordingHook } from '../store/hooks.ts';
 import { beforeRecord, beforeReplay, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyWarning } from '../match/rekey.ts';
-import { recordingUrl, routeOf } from '../providers/index.ts';
+import { isTelemetry, recordingUrl, routeOf } from '../providers/index.ts';
 import { checkedAnswer, currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
@@ -303,6 +303,22 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
 /** Response headers not stored: hop-by-hop ones, and length/encoding (bodies are stored decoded). */
 export const UNSTORED_RESPONSE_HEADERS = new Set([...HOP_BY_HOP, 'content-encoding']);
 
+/**
+ * What a missing store is called in messages (RecordBackend.absent), except a test's tape file:
+ * test tapes are named after their tests, so a tape one typo away is another test's, not the
+ * one meant (the test helpers say "this test was never recorded" instead).
+ */
+function absentOf(backend: RecordBackend | undefined, opts: DeckOptions, entry: MissEntry): string | undefined {
+  if (entry.kind === 'test' && opts.store === undefined) return undefined;
+  return backend?.absent;
+}
+
+/**
+ * The request key of every telemetry upload (providers' `telemetry` routes): the digest of an
+ * empty object, the same for every body, so the route alone finds its recordings.
+ */
+const TELEMETRY_KEY = hashValue({});
+
 /** The method and URL of a route name (`METHOD /path?query`, its secret query values masked). */
 function endpointOf(route: string): { method: string; url: string } {
   const sp = route.indexOf(' ');
@@ -507,7 +523,8 @@ export class Deck {
       mcpRecordings = kind.mcp;
       realtimeSessions = kind.realtime;
       // A missing tape in replay is not fatal: every request is a miss that says so.
-      if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: backend?.absent !== undefined ? `${backend.absent}; every request will be a miss.` : `Tape ${opts.tape} does not exist; every request will be a miss.` });
+      const absent = col.exists ? undefined : absentOf(backend, opts, entry);
+      if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: absent !== undefined ? `${absent}; every request will be a miss.` : `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
     const known = col?.warnings.length ?? 0;
     // Masks that are not credentials are keyed under the store's salt (src/store/redact.ts):
@@ -516,7 +533,7 @@ export class Deck {
     // `once` became record or replay when the tape was opened.
     const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
     deck.verifyCommand = backend?.verifyCommand;
-    deck.absent = backend?.absent;
+    deck.absent = absentOf(backend, opts, entry);
     if (mcpRecordings > 0) deck.counters.mcpRecordings = mcpRecordings;
     if (realtimeSessions > 0) deck.counters.realtimeSessions = realtimeSessions;
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
@@ -888,6 +905,13 @@ export class Deck {
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r) };
     }
+    // A telemetry upload (the Agents SDK's trace export) is answered whatever it holds, and
+    // holds fresh ids and timestamps every run: its recordings are taken in order by route.
+    if (isTelemetry(req)) {
+      const rec = this.take(route, 'json', TELEMETRY_KEY);
+      if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
+      return { kind: 'miss', miss: this.routeMiss(route, TELEMETRY_KEY, 'json', r) };
+    }
     // The same bytes as an earlier body that matched exactly: found by comparing the bytes, so
     // no string of the body is made and hashed on this path.
     const fast = (r?.matcher !== undefined || r?.deferred === true) && this.repeatLast && req.body.length <= FAST_BODY_MAX;
@@ -1048,6 +1072,8 @@ export class Deck {
     if (isJsonBody(req.headers, req.body)) {
       const parsed = parsedOrUndefined(req.body);
       let stored = parsed === undefined ? undefined : this.redactor.value(parsed);
+      // A telemetry upload (a trace export) is filed under its route alone: see find().
+      if (stored !== undefined && isTelemetry(req)) return { match: 'json', route, key: TELEMETRY_KEY, model: '', body: stored, url };
       // Nothing masked (redaction shares what it leaves as it was): the body's own bytes are the
       // stored body, so they are keyed from the raw bytes (src/match/raw-keys.ts), whose index
       // also refuses what the strict reader refuses. Where that path declines (a fault, a shape

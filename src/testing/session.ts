@@ -31,6 +31,7 @@ import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { forTestOutput } from './test-output.ts';
 import { testNamespace } from './names.ts';
 import { testFileIdentity, testIdentity } from './test-identity.ts';
+import { keptClientError, openedTest, runningTestOtherThan, type OpenTest } from './open-tests.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
 import { checkChaos, familyOptions, type ChaosOptions } from '../chaos/options.ts';
 
@@ -262,6 +263,9 @@ function openTape(opts: TestTapeOptions): TestTape {
   /** What tape.chaos() asked for last (the proxies of later serve() calls start with it). */
   let chaosNow: ChaosOptions | undefined;
   let closing: Promise<TapeReport> | undefined;
+  // Open from here to close (./open-tests.ts: a late call made while another test runs).
+  const self: OpenTest = { test: opts.test };
+  const closed = openedTest(self);
 
   const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, failOnMiss: _fm, ...fetchOpts } = opts;
   const open = (): TapedeckFetch => {
@@ -354,9 +358,14 @@ function openTape(opts: TestTapeOptions): TestTape {
     } catch {
       // not a URL: the route stays unnamed
     }
+    // Another test's tape open now: the call was made in that test's time, through a client
+    // this test's fetch was given (see ./open-tests.ts).
+    const running = runningTestOtherThan(self);
     if (runDir && lateReports < MAX_LATE_REPORTS) {
       lateReports++;
-      const miss: MissReport = { ...(opts.test ? { test: opts.test } : {}), route: `${method} ${path}`, diagnosis: 'made after the test ended (the test did not await it): it got no answer', command: recordCommand, hint: 'fix: await every call the test makes' };
+      const miss: MissReport = running === undefined
+        ? { ...(opts.test ? { test: opts.test } : {}), route: `${method} ${path}`, diagnosis: 'made after the test ended (the test did not await it): it got no answer', command: recordCommand, hint: 'fix: await every call the test makes' }
+        : { ...(opts.test ? { test: opts.test } : {}), route: `${method} ${path}`, diagnosis: `made through this test's fetch after it ended, while "${running}" was running: it got no answer`, command: recordCommand, hint: "fix: build the client in each test from its own tape.fetch (a client kept from an earlier test, e.g. an SDK's default client, still holds that test's fetch)" };
       try {
         writeTapeReport(runDir, { ...reportOf(), added: 0, hits: 0, misses: [miss], used: [] });
       } catch {
@@ -364,7 +373,7 @@ function openTape(opts: TestTapeOptions): TestTape {
       }
     }
     const headers = Object.fromEntries(new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined)));
-    const a = errorAnswer(lateCallError(), path, headers, 400, false, true);
+    const a = errorAnswer(running === undefined ? lateCallError() : keptClientError(running), path, headers, 400, false, true);
     return new Response(a.body, { status: 400, headers: a.headers });
   };
 
@@ -477,6 +486,7 @@ function openTape(opts: TestTapeOptions): TestTape {
     },
     close() {
       closing ??= (async () => {
+        closed();
         for (const s of switches.splice(0)) s.uninstall();
         const errors: unknown[] = [];
         let added = 0;

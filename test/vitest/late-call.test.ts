@@ -36,3 +36,31 @@ describe('a call after its test tape closed', () => {
     });
   }
 });
+
+// A client built with one test's tape.fetch and kept by the SDK (the OpenAI Agents SDK's default
+// provider keeps the first client it is given: setDefaultOpenAIClient in a later test changes
+// nothing) is used in the next test. Before, the next test failed with "This request came after
+// its test ended ... Await every call", and the summary blamed the first test for an unawaited
+// call: no await was missing. Now both say a client of an ended test was used again while the
+// next test ran, and how to build it per test.
+describe('a client kept from an earlier test', () => {
+  it('names the test running now and says to build the client per test', async () => {
+    const runDir = join(dir, 'run-kept');
+    const first = openTestTape({ tape: join(dir, 'kept-1.tape'), mode: 'replay', test: 'agent > first', file: 'agent.test.ts', runDir, failOnMiss: false });
+    const kept = new OpenAI({ baseURL: 'http://api.test/v1', apiKey: 'sk-unused', maxRetries: 0, fetch: first.fetch });
+    await first.close();
+    const second = openTestTape({ tape: join(dir, 'kept-2.tape'), mode: 'replay', test: 'agent > second', file: 'agent.test.ts', runDir, failOnMiss: false });
+    try {
+      const err = (await kept.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e)) as Error & { status?: number };
+      expect(err.status).toBe(400);
+      expect(err.message).toContain('while test "agent > second" was running');
+      expect(err.message).toContain('Build the client inside each test');
+      expect(err.message).not.toContain('Await every call in the test that makes it.');
+    } finally {
+      await second.close();
+    }
+    const text = formatSummary(await summarizeRun(readTapeReports(runDir)), { root: dir });
+    expect(text).toContain('agent > first: POST /v1/chat/completions: made through this test\'s fetch after it ended, while "agent > second" was running');
+    expect(text).toContain('fix: build the client in each test from its own tape.fetch');
+  });
+});

@@ -6,12 +6,13 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, relative } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { interruptedRecordRuns, interruptedRunMessage, openTapeWriter, tapeWritersOpen, type WriterInfo } from '../tape-writers.ts';
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
+import { nearbyTape } from '../nearby-tape.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 
 export interface TapeBackendOptions {
@@ -102,6 +103,16 @@ export class TapeBackend implements RecordBackend {
   salt: string | undefined;
   /** This writer's load created the file, and this writer appended nothing since. */
   private madeEmpty = false;
+
+  /**
+   * A missing tape whose path is a typo away from an existing one says so (see
+   * ../nearby-tape.ts); otherwise undefined, and messages say "no tape at <path>".
+   */
+  get absent(): string | undefined {
+    const near = nearbyTape(this.path);
+    // The suggestion first: a miss's headline is clipped, and a long path would push it off.
+    return near === undefined ? undefined : `did you mean ${relative(dirname(dirname(this.path)), near)}? no tape at ${this.path}`;
+  }
 
   constructor(
     readonly path: string,

@@ -1,0 +1,53 @@
+/**
+ * A tape whose path is one typo away from a tape that does not exist: `tapes/agent.tape` when
+ * `tapes/agents.tape` is there, `tape/agents.tape` when `tapes/agents.tape` is. Replaying a
+ * mistyped path misses every request with "no tape at ...; re-record", and following that
+ * advice records a second tape beside the one the user meant; naming the near one saves that.
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { closestName } from '../edit-distance.ts';
+
+/** At most this many edits apart (a letter left out, doubled or swapped). */
+const MOST = 2;
+
+/** The names in `dir` (none when it cannot be read). */
+function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+const isFile = (p: string): boolean => {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The path of an existing tape at most two edits from `path` in its file name, or in the name
+ * of its directory when that directory does not exist; undefined when there is none (or `path`
+ * exists). Only `.tape` files count.
+ *
+ * @example
+ * nearbyTape('tapes/agent.tape') // 'tapes/agents.tape'
+ */
+export function nearbyTape(path: string): string | undefined {
+  if (existsSync(path)) return undefined;
+  const dir = dirname(path);
+  const name = basename(path);
+  if (existsSync(dir)) {
+    const tapes = namesIn(dir).filter((n) => n.endsWith('.tape') && n !== name && isFile(join(dir, n)));
+    const near = closestName(name, tapes, MOST);
+    return near === undefined ? undefined : join(dir, near);
+  }
+  // The directory is mistyped: a sibling directory near its name that holds the tape.
+  const parent = dirname(dir);
+  const dirs = namesIn(parent).filter((n) => isFile(join(parent, n, name)));
+  const near = closestName(basename(dir), dirs, MOST);
+  return near === undefined ? undefined : join(parent, near, name);
+}
