@@ -12,6 +12,10 @@ import type { NormalizeOptions } from '../providers/normalize.ts';
 import { callHook, httpView, isHookError, isPromise, returnedPromise, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
 import type { HttpRecord, MatchKind, StoredHeaders } from '../store/records.ts';
 
+// The deck checks its hooks through this module, so a browser build, which swaps this module for
+// deck-hooks.browser.ts, carries none of the hook code.
+export { checkHooks } from '../store/hooks.ts';
+
 /**
  * A custom matcher: whether `recording` answers `request`. Consulted for each recording of the
  * request's route (method and path) in recorded order, instead of the request key: slower

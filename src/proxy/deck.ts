@@ -20,10 +20,13 @@ import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.ts';
 import { volatilePatterns } from '../providers/volatile-text.ts';
-import { checkHooks, type HookRecording, type RecordingHook } from '../store/hooks.ts';
-import { beforeRecord, beforeReplay, pickByMatch, type MatchFunction } from './deck-hooks.ts';
+import type { HookRecording, RecordingHook } from '../store/hooks.ts';
+import { beforeRecord, beforeReplay, checkHooks, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { isTelemetry, recordingUrl, routeOf } from '../providers/index.ts';
+import { isUploadData } from '../providers/upload-data.ts';
+import { uploadDifference } from './upload-difference.ts';
+import { jsonBodyDifference } from './json-body-difference.ts';
 import { checkedAnswer, currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
@@ -233,6 +236,8 @@ interface Route {
   deferred?: boolean;
   /** The collection indexes of the route's LLM recordings loaded at open, in tape order. */
   llmAt?: IndexRuns;
+  /** The collection indexes of its other recordings filed by their heads, read only to explain a miss. */
+  httpAt?: IndexRuns;
   matcher?: Matcher;
   /** Recordings of this route (all kinds), for miss messages. */
   count: number;
@@ -268,9 +273,12 @@ function header(h: DeckRequest['headers'], name: string): string | undefined {
 let lastType = '';
 let lastTypeJson = false;
 
-/** Whether a body is JSON: by content type, or sniffed when there is none. */
+/**
+ * Whether a body is JSON: by content type, or sniffed when there is none. Upload data is a
+ * file's bytes whatever its content type says (@google/genai sends it as application/json).
+ */
 export function isJsonBody(headers: DeckRequest['headers'], body: Uint8Array): boolean {
-  if (body.length === 0) return false;
+  if (body.length === 0 || isUploadData(headers)) return false;
   const ct = header(headers, 'content-type');
   if (ct !== undefined) {
     // Clients send one content type over and over: the last answer is kept.
@@ -573,7 +581,7 @@ export class Deck {
       if (this.lastLlm) {
         r.deferred = true;
         (r.llmAt ??= new IndexRuns()).add(from, to);
-      }
+      } else (r.httpAt ??= new IndexRuns()).add(from, to);
       return;
     }
     for (let i = from; i < to; i++) {
@@ -900,10 +908,11 @@ export class Deck {
     if (typeof this.opts.match === 'function') return this.findByFunction(req, route, this.opts.match);
     const r = this.routes.get(route);
     if (!isJsonBody(req.headers, req.body)) {
-      const key = this.httpKey(route, req.headers, normalizeBody(req.headers, req.body, this.redactor).bytes);
+      const bytes = normalizeBody(req.headers, req.body, this.redactor).bytes;
+      const key = this.httpKey(route, req.headers, bytes);
       const rec = this.take(route, 'http', key);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
-      return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r) };
+      return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r, r && r.count > 0 ? uploadDifference(bytes, this.storedBodies(r, 'http') as Iterable<Uint8Array | string | undefined>) : undefined) };
     }
     // A telemetry upload (the Agents SDK's trace export) is answered whatever it holds, and
     // holds fresh ids and timestamps every run: its recordings are taken in order by route.
@@ -988,7 +997,8 @@ export class Deck {
     const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
     const rec = this.take(route, 'json', key);
     if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
-    return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r) };
+    const detail = r && r.count > 0 ? jsonBodyDifference(input instanceof Uint8Array ? this.parse(input) : input, this.storedBodies(r, 'json')) : undefined;
+    return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r, detail) };
   }
 
   /** The request key of an LLM request sent to `route`, as its matcher computes it; undefined for another JSON body. */
@@ -1023,8 +1033,20 @@ export class Deck {
     return undefined;
   }
 
-  /** A miss no matcher explains: no LLM recordings on the route, or a non-LLM request. */
-  private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined): TapedeckError {
+  /** The stored request bodies of a route's recordings of one non-LLM kind (decoded from the tape as they are asked for). */
+  private *storedBodies(r: Route, kind: 'http' | 'json'): Generator<unknown> {
+    for (const rec of r.records) if (rec.match === kind) yield rec.request.body;
+    for (const i of r.httpAt ?? []) {
+      const rec = this.col?.loadedValue(i);
+      if (rec?.match === kind) yield rec.request.body;
+    }
+  }
+
+  /**
+   * A miss no matcher explains: no LLM recordings on the route, or a non-LLM request; `detail`
+   * says how it differs from the closest recording, where that is known (an upload's part).
+   */
+  private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined, detail?: string): TapedeckError {
     const recorded = r?.count ?? 0;
     // Routes are `METHOD /path?query`; a long query must not push the fix off the line.
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
@@ -1034,6 +1056,7 @@ export class Deck {
     if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     else if (this.recordingCount === 0) difference = 'the tape has no recordings';
+    else if (r && recorded > 0 && detail !== undefined) difference = detail;
     else if (r && recorded > 0) difference = `none of the ${recorded} recording${recorded === 1 ? '' : 's'} for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
     const fix = recordHow(this.entry);
     const routes = [...this.routes.keys()].slice(0, 10);

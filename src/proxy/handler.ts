@@ -11,6 +11,7 @@ import { reportRecordHookFailure } from './deck-hooks.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
+import { pointAnswerUrls, pointHeaderUrls, proxyBase } from './answer-urls.ts';
 import { Flights } from './flights.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
@@ -666,10 +667,12 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     out['x-tapedeck-match'] = failed ? 'recording' : 'recorded';
     out['x-tapedeck-recorded'] = failed ? 'false' : 'true';
     const empty = CONTENT_FREE.has(up.status) || req.method === 'HEAD';
-    if (!empty) out['content-length'] = body.length;
-    writeUpstreamHead(req, res, up, out);
+    // Recorded as the upstream sent it; served with its next-fetch URLs on the proxy (./answer-urls.ts).
+    const sent = empty || !dreq.url.includes('/batches') ? body : pointAnswerUrls(Buffer.from(body.buffer, body.byteOffset, body.byteLength), dreq.url, proxyBase(req), upstream);
+    if (!empty) out['content-length'] = sent.length;
+    writeUpstreamHead(req, res, up, dreq.url.includes('/upload/') ? pointHeaderUrls(out, dreq.url, proxyBase(req), upstream) : out);
     if (empty) res.end();
-    else res.end(body);
+    else res.end(sent);
   }
 
   /** Answers a request that will not be served with its error, and ends it. */
@@ -696,6 +699,17 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const p = replayParts(rec);
     let headers = replayHeaders(p, rec, decision.matchedBy, !paced);
     if (decision.warnings.length > 0) headers = { ...headers, 'x-tapedeck-warning': sanitize(decision.warnings.join(' ')) };
+    // Upload URLs in the answer's headers, on the upstream: sent on the proxy (./answer-urls.ts).
+    if (dreq.url.includes('/upload/')) headers = pointHeaderUrls(headers, dreq.url, proxyBase(req), upstream);
+    if (!paced && dreq.url.includes('/batches') && !CONTENT_FREE.has(rec.response.status) && req.method !== 'HEAD') {
+      // An answer naming a URL the client fetches next, on the upstream: served on the proxy (./answer-urls.ts).
+      const pointed = pointAnswerUrls(p.body, dreq.url, proxyBase(req), upstream);
+      if (pointed !== p.body) {
+        res.writeHead(rec.response.status, { ...headers, 'content-length': pointed.length });
+        res.end(pointed);
+        return undefined;
+      }
+    }
     res.writeHead(rec.response.status, headers);
     if (CONTENT_FREE.has(rec.response.status) || req.method === 'HEAD') res.end();
     else if (!paced) {

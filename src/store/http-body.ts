@@ -92,14 +92,14 @@ export function multipartBoundary(contentType: string | undefined): string | und
  */
 export const NORMALIZED_BOUNDARY = 'tapedeck-normalized-boundary';
 
-interface Part {
+export interface Part {
   /** Header block as sent (latin1), without the blank line. */
   head: string;
   body: string;
 }
 
 /** Splits a multipart body (latin1 text) into parts; undefined when it is not well formed. */
-function parts(text: string, boundary: string): Part[] | undefined {
+export function parts(text: string, boundary: string): Part[] | undefined {
   const delim = `--${boundary}`;
   let at = text.indexOf(delim);
   if (at < 0) return undefined;
@@ -119,7 +119,7 @@ function parts(text: string, boundary: string): Part[] | undefined {
 }
 
 /** The field name of a part, from its Content-Disposition. */
-function partName(head: string): string | undefined {
+export function partName(head: string): string | undefined {
   const disp = /^content-disposition:(.*)$/im.exec(head)?.[1] ?? '';
   const name = /(?:^|;)\s*name\s*=\s*(?:"([^"]*)"|([^;\s]+))/i.exec(disp);
   return name ? (name[1] ?? name[2]) : undefined;

@@ -1,11 +1,13 @@
 // llm-tapedeck/browser without a browser: what a bundler makes of it (no Node built-in reached,
 // the browser stand-ins swapped in), and the entry's own checks, run in Node.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { createReplayFetch, loadTape, replayInServiceWorker } from '../../src/browser/index.ts';
 import { TapedeckError } from '../../src/errors.ts';
+import { createFetch } from '../../src/proxy/fetch.ts';
 import { canonicalizeJSON } from '../../src/core/index.ts';
 import { POW5_QMAX, POW5_QMIN, writePow5Table } from '../../src/core/pow5.ts';
 
@@ -54,6 +56,42 @@ describe('llm-tapedeck/browser as bundled', () => {
     hung.shutdown('closed before the upstream answered');
     await expect(waiting).rejects.toMatchObject({ code: 'E_PROXY_CLOSED', message: expect.stringContaining('closed before the upstream answered') });
     await expect(down.start('https://api.example/v1/x?key=secret', { method: 'GET', url: '/v1/x', headers: {}, body: new Uint8Array(0) }).response).rejects.toMatchObject({ code: 'E_UPSTREAM', details: { upstream: 'https://api.example' } });
+  });
+
+  it('leaves out the hooks and custom matchers: the stand-in refuses them when createReplayFetch is made', async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    // The budget of bench/size.mjs (100 KB gzipped) holds only while these stay out.
+    expect(inputs).toContain('dist/proxy/deck-hooks.browser.js');
+    expect(inputs.filter((f) => /proxy\/deck-hooks\.js$|store\/hooks\.js$/.test(f))).toEqual([]);
+    // The bundled entry itself, as a page gets it.
+    const text = out.outputFiles[0]!.text;
+    const page = (await import(`data:text/javascript;base64,${Buffer.from(text).toString('base64')}`)) as { createReplayFetch: (o: object) => { close(): Promise<void> }; loadTape: (s: Uint8Array) => Promise<unknown> };
+    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-page-hooks-'));
+    const file = join(dir, 'chat.tape');
+    const rec = createFetch({ tape: file, mode: 'record', summary: false, fetch: (async () => Response.json({ id: 'c1', choices: [] })) as typeof fetch });
+    await rec('https://api.openai.com/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"m","messages":[{"role":"user","content":"Hi"}]}' });
+    await rec.close();
+    const tape = await page.loadTape(new Uint8Array(readFileSync(file)));
+    rmSync(dir, { recursive: true, force: true });
+    for (const [name, o] of [['beforeReplay', { beforeReplay: (r: unknown) => r }], ['beforeRecord', { beforeRecord: (r: unknown) => r }], ['a match function', { match: () => true }]] as const) {
+      let thrown: unknown;
+      try {
+        page.createReplayFetch({ tape, ...o });
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown, name).toMatchObject({ code: 'E_ARG', message: expect.stringContaining(`createReplayFetch takes no ${name}: hooks and custom matchers run in Node`) });
+    }
+    await page.createReplayFetch({ tape, match: 'signature' }).close();
+  });
+
+  it('leaves out the explanation of an upload or plain JSON miss (a page keeps the general sentence)', async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs).toContain('dist/proxy/upload-difference.browser.js');
+    expect(inputs).toContain('dist/proxy/json-body-difference.browser.js');
+    expect(inputs.filter((f) => /proxy\/(?:upload|json-body)-difference\.js$/.test(f))).toEqual([]);
   });
 
   it('leaves out the prune guard for faults and the record run\'s close-failure wording: a page injects no faults and never removes recordings at close', async () => {

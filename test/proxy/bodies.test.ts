@@ -67,6 +67,42 @@ describe('multipart uploads', () => {
     }
   });
 
+  it('a miss on an upload names the part that differs from the closest recording (createFetch and the proxy)', async () => {
+    const up = await startUpstream();
+    const tape = tapePath();
+    const wav = (n: number) => Buffer.from(`RIFF clip number ${n} `.repeat(50));
+    const changed = Buffer.from(wav(2));
+    changed[100] ^= 1;
+    const rec = createFetch({ tape, mode: 'record' });
+    try {
+      const o = new OpenAI({ apiKey: 'sk-test', baseURL: `${up.url}/v1`, fetch: rec, maxRetries: 0 });
+      await o.audio.transcriptions.create({ file: await toFile(wav(1), 'one.wav'), model: 'gpt-4o-transcribe' });
+      await o.audio.transcriptions.create({ file: await toFile(wav(2), 'two.wav'), model: 'gpt-4o-transcribe' });
+    } finally {
+      await rec.close();
+      await up.close();
+    }
+    const play = createFetch({ tape, mode: 'replay', summary: false });
+    try {
+      const o = new OpenAI({ apiKey: 'sk-test', baseURL: `${up.url}/v1`, fetch: play, maxRetries: 0 });
+      // two.wav edited: the file part, against two.wav's recording (same name and size), not one.wav's.
+      await expect(o.audio.transcriptions.create({ file: await toFile(changed, 'two.wav'), model: 'gpt-4o-transcribe' })).rejects.toThrow(
+        /^400 tapedeck miss: part "file" \("two\.wav", 950 bytes\) is another file than the closest recording's \("two\.wav", 950 bytes\)\nRe-record: createFetch\(\{ mode: 'record' \}\)/,
+      );
+      // The same file with another model: the field, with both values.
+      await expect(o.audio.transcriptions.create({ file: await toFile(wav(1), 'one.wav'), model: 'whisper-1' })).rejects.toThrow(/tapedeck miss: part "model" is "whisper-1", the closest recording's "gpt-4o-transcribe"; re-record/);
+    } finally {
+      await play.close();
+    }
+    const proxy = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      const o = new OpenAI({ apiKey: 'sk-test', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+      await expect(o.audio.transcriptions.create({ file: await toFile(wav(1), 'renamed.wav'), model: 'gpt-4o-transcribe' })).rejects.toThrow(/tapedeck miss: part "file" has other part headers than the closest recording's/);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('normalization: boundary-independent, content-dependent, stored with the normalized boundary', async () => {
     const r = redactor();
     const enc = async (f: FormData) => {
