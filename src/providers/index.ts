@@ -92,12 +92,19 @@ function findRoute(method: string, path: string): { provider: ProviderModule; ro
  * isTelemetry({ method: 'POST', url: '/v1/traces/ingest' }) // true
  */
 export function isTelemetry(req: RouteRequest): boolean {
+  // Clients repeat one route: the last answer is kept, so the usual request costs two compares.
+  const last = lastTelemetry;
+  if (req.url === last.url && req.method === last.method) return last.is;
   const method = (req.method ?? 'POST').toUpperCase();
   const q = req.url.indexOf('?');
   const path = q < 0 ? req.url : req.url.slice(0, q);
-  for (const t of TELEMETRY) if (t.method === method && t.path.test(path)) return true;
-  return false;
+  let is = false;
+  for (const t of TELEMETRY) if (t.method === method && t.path.test(path)) is = true;
+  lastTelemetry = { method: req.method, url: req.url, is };
+  return is;
 }
+
+let lastTelemetry: { method: string | undefined; url: string; is: boolean } = { method: '', url: '', is: false };
 
 /** Every module's telemetry routes, in one list (isTelemetry runs on every JSON request). */
 const TELEMETRY = PROVIDER_MODULES.flatMap((m) => m.telemetry ?? []);
