@@ -77,6 +77,29 @@ tape lock; concurrent appends are kept). With a Redis URL, the same for a namesp
 Example:
   tapedeck prune recordings/app.tape
 `,
+  merge: `Usage: tapedeck merge <base> <ours> <theirs> [<path>]
+
+Git's merge driver for tapes (tapedeck init registers it: "merge=tapedeck" in .gitattributes,
+merge.tapedeck.driver "... merge %O %A %B %P"): merges two branches' recordings into one tape
+instead of a conflict on a binary file, writing the result to <ours> (an atomic rewrite under
+the tape lock). <path> is only the name messages use (git's %P).
+
+The merged tape holds the records of <base> both sides kept, then those <ours> added, then
+those <theirs> added, each in its order (records are compared by their bytes; one both sides
+added is kept once). A base record one side removed (prune, re-record) is left out. The header
+is ours; theirs must have the same redaction salt and format version.
+
+Exit codes:
+  0   merged cleanly (one line: records from base, ours, theirs, duplicates, removed)
+  1   not merged: the branches created the tape separately (different salts: keep one side
+      and re-record the other's calls), different format versions, a damaged header
+      (nothing written); or an input is damaged: its intact records were merged and written,
+      the damage is listed (tapedeck verify), and git keeps the conflict for you to check
+  2   usage: not three or four arguments
+
+Example:
+  tapedeck merge base.tape ours.tape theirs.tape    # what git runs, with its temporary files
+`,
   export: `Usage: tapedeck export <tape> [--json] [--review]
        tapedeck export <tape> --har [--origin URL]
 

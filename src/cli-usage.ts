@@ -8,7 +8,7 @@ import { usageError } from './cli-errors.ts';
 import { closestName } from './edit-distance.ts';
 
 /** Every command of `tapedeck`, for a "did you mean" under a misspelt one. */
-export const COMMANDS: readonly string[] = ['canonical', 'hash', 'paths', 'key', 'verify', 'inspect', 'tree', 'diff', 'stats', 'rerecord', 'prune', 'export', 'scan', 'import', 'mcp', 'serve', 'add', 'init', 'push', 'pull', 'version', 'help'];
+export const COMMANDS: readonly string[] = ['canonical', 'hash', 'paths', 'key', 'verify', 'inspect', 'tree', 'diff', 'stats', 'rerecord', 'prune', 'export', 'scan', 'import', 'mcp', 'serve', 'add', 'init', 'merge', 'push', 'pull', 'version', 'help'];
 
 /** The options and the most arguments of each command parsed here, and a command line that works. */
 const USAGE: Readonly<Record<string, { options: readonly string[]; most: number; what: string; example: string }>> = {

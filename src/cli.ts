@@ -64,8 +64,12 @@ ${DRIFT_COMMANDS}  prune <tape>          Compact a tape: drop damaged bytes and 
   add <tape> <file.json>...
                         Add hand-written recordings (answers, streams, errors such as
                         429, cut streams) to a tape (docs/hand-written.md)
-  init                  Make git diff show tapes as their JSON export (.gitattributes
-                        and git config; docs/tape-format.md)
+  init                  Make git diff show tapes as their JSON export and git merge
+                        combine their recordings (.gitattributes and git config;
+                        docs/tape-format.md)
+  merge <base> <ours> <theirs>
+                        Git's merge driver for tapes: both branches' recordings in
+                        <ours>; exit 1 leaves the conflict (different salts, damage)
   push <tape> <redis-url> [--namespace NS] [--ttl S]
                         Copy a tape's records into a shared Redis store (docs/redis.md)
   pull <redis-url> <tape> [--namespace NS] [--force]
@@ -164,6 +168,7 @@ function main(argv: string[]): number | Promise<number> {
   if (argv[0] === 'add') return import('./proxy/add-cli.ts').then((m) => m.addCommand(argv.slice(1)));
   if (argv[0] === 'scan') return import('./store/scan-cli.ts').then((m) => m.scanCommand(argv.slice(1)));
   if (argv[0] === 'init') return import('./store/git-diff.ts').then((m) => m.initCommand(argv.slice(1)));
+  if (argv[0] === 'merge') return import('./cli/merge.ts').then((m) => m.mergeCommand(argv.slice(1)));
   if (argv[0] === 'diff') return import('./drift/cli.ts').then((m) => m.diffCommand(argv.slice(1)));
   if (argv[0] === 'stats') return import('./drift/cli.ts').then((m) => m.statsCommand(argv.slice(1)));
   // rerecord records through createFetch, which the drift layer may not import: wired here.

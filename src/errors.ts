@@ -29,6 +29,8 @@
  *   existing tape, a missing tape, a tape from a newer format, a file system error.
  * - `E_TAPE_CHANGED`: a large tape's record read after the open is no longer where it was (the
  *   file was written in place, or removed or replaced after a close); `file` names it.
+ * - `E_TAPE_MERGE`: `tapedeck merge` cannot combine the two sides of a tape (different redaction
+ *   salts or format versions, a damaged header); nothing was written and git keeps the conflict.
  * - `E_TREE`: input the conversation tree cannot place (empty conversation, malformed hashes).
  * - `E_CONFIG`: a bad setting, from an option or an environment variable (which one is named).
  * - `E_REPLAY_CONFLICT`: a replay entry whose trace token contradicts its document id.
@@ -94,6 +96,7 @@ export type TapedeckErrorCode =
   | 'E_TAPE_VERSION'
   | 'E_TAPE_IO'
   | 'E_TAPE_CHANGED'
+  | 'E_TAPE_MERGE'
   | 'E_TREE'
   | 'E_CONFIG'
   | 'E_REPLAY_CONFLICT'

@@ -5,8 +5,10 @@
  * event per line) once a diff driver says so. Settings, all written here, idempotently:
  *
  *   .gitattributes:  *.tape diff=tapedeck
+ *                    *.tape merge=tapedeck
  *   git config:      diff.tapedeck.textconv "npx --no-install tapedeck export --review --textconv"
  *                    diff.tapedeck.binary false
+ *                    merge.tapedeck.name, merge.tapedeck.driver "npx --no-install tapedeck merge %O %A %B %P"
  *   .git/hooks/pre-commit (only when there is none): tapedeck scan --staged
  *
  * The first is committed (everyone's diffs use the driver); the rest are per clone (git does
@@ -17,7 +19,11 @@
  * `--textconv` makes the export never fatal: a textconv that exits nonzero makes git die
  * ("unable to read files to diff") and hides all older history from `git log -p`, so a tape it
  * cannot read (a truncated file committed long ago) is shown as the error's text instead, exit 0.
- * Running init again replaces the command of an older init (without --textconv).
+ * Running init again replaces the command of an older init (without --textconv), and adds the
+ * merge driver to a clone set up before it. The merge attribute is a line of its own, not added
+ * to the diff line: attributes of lines that match accumulate, and a user's edited diff line is
+ * left as it is. `%P` (the tape's path) lets the merge's messages name the tape rather than
+ * git's temporary file.
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,16 +34,24 @@ import { reportCliError } from '../cli-errors.ts';
 
 /** The attribute line and the default textconv command. */
 export const GIT_ATTRIBUTE = '*.tape diff=tapedeck';
+/** The attribute line that makes git merge tapes with `tapedeck merge`, and its default command. */
+export const GIT_MERGE_ATTRIBUTE = '*.tape merge=tapedeck';
+export const DEFAULT_MERGE_DRIVER = 'npx --no-install tapedeck merge %O %A %B %P';
+/** The driver's name, which git prints in some messages. */
+const MERGE_DRIVER_NAME = 'tapedeck: merge the recordings of both branches';
 export const DEFAULT_TEXTCONV = 'npx --no-install tapedeck export --review --textconv';
 /** The command the pre-commit hook runs. */
 export const HOOK_COMMAND = 'npx --no-install tapedeck scan --staged';
 
-export const INIT_HELP = `Usage: tapedeck init [--textconv CMD] [--no-hook]
+export const INIT_HELP = `Usage: tapedeck init [--textconv CMD] [--merge-driver CMD] [--no-hook]
 
 Make git diff, git log -p and code review tools show tapes as their stable JSON export
 (streams as their answer and one event per line): adds "${GIT_ATTRIBUTE}" to
 .gitattributes (commit it) and sets diff.tapedeck.textconv and diff.tapedeck.binary=false
-(so git diff --stat counts lines) in this clone's git config. Also writes a pre-commit hook
+(so git diff --stat counts lines) in this clone's git config. Makes git merge tapes with
+tapedeck merge: adds "${GIT_MERGE_ATTRIBUTE}" to .gitattributes and sets
+merge.tapedeck.driver and merge.tapedeck.name (two branches that recorded into one tape keep
+both their recordings; tapedeck merge --help). Also writes a pre-commit hook
 that runs "${HOOK_COMMAND}" (refuses a commit whose tapes hold anything that
 looks like a credential) when the clone has no pre-commit hook; when it has one, prints the
 line to add to it. Adds to .gitignore what tapedeck keeps beside a tape while it works on it
@@ -49,6 +63,8 @@ Options:
                         "${DEFAULT_TEXTCONV}";
                         export's --textconv shows a tape it cannot read as the
                         error's text, exit 0, so git diff and git log -p go on)
+  --merge-driver CMD    The merge driver git runs (default
+                        "${DEFAULT_MERGE_DRIVER}")
   --no-hook             Leave the pre-commit hook alone
   -h, --help            Show this help
 `;
@@ -65,26 +81,40 @@ function git(args: string[], cwd: string): { ok: boolean; out: string; err: stri
  * Sets up readable tape diffs in the git repository around `cwd`. Returns what changed.
  *
  * @example
- * setupTapeDiffs(process.cwd()) // { attributes: 'added', textconv: 'set', root: '/repo' }
+ * setupTapeDiffs(process.cwd()) // { attributes: 'added', textconv: 'set', merge: 'set', root: '/repo', ... }
  */
-export function setupTapeDiffs(cwd: string, textconv = DEFAULT_TEXTCONV): { root: string; attributes: 'added' | 'present'; textconv: 'set' | 'present'; ignored: 'added' | 'present' } {
+export function setupTapeDiffs(
+  cwd: string,
+  textconv = DEFAULT_TEXTCONV,
+  mergeDriver = DEFAULT_MERGE_DRIVER,
+): { root: string; attributes: 'added' | 'present'; attributeLines: string[]; textconv: 'set' | 'present'; merge: 'set' | 'present'; ignored: 'added' | 'present' } {
   const top = git(['rev-parse', '--show-toplevel'], cwd);
   if (!top.ok) throw new TapedeckError('E_ARG', `${cwd} is not inside a git repository.`, { hint: 'Run tapedeck init in your project (git init first).' });
   const root = top.out;
-  const attributes = appendMissingLines(join(root, '.gitattributes'), [GIT_ATTRIBUTE], 'Tapes diff as their JSON export (npx tapedeck init sets the driver up)');
-  const ignored = appendMissingLines(join(root, '.gitignore'), WORKING_FILES, "tapedeck's working files beside a tape (left behind only when it is killed)");
-  let set: 'set' | 'present' = 'present';
-  for (const [name, value] of [
+  const attributeLines = appendMissingLines(join(root, '.gitattributes'), [GIT_ATTRIBUTE, GIT_MERGE_ATTRIBUTE], 'Tapes diff as their JSON export and merge both branches\' recordings (npx tapedeck init sets the drivers up)');
+  const ignored = appendMissingLines(join(root, '.gitignore'), WORKING_FILES, "tapedeck's working files beside a tape (left behind only when it is killed)").length ? 'added' : 'present';
+  const set = setConfig(root, [
     ['diff.tapedeck.textconv', textconv],
     ['diff.tapedeck.binary', 'false'],
-  ] as const) {
+  ]);
+  const merge = setConfig(root, [
+    ['merge.tapedeck.name', MERGE_DRIVER_NAME],
+    ['merge.tapedeck.driver', mergeDriver],
+  ]);
+  return { root, attributes: attributeLines.length ? 'added' : 'present', attributeLines, textconv: set, merge, ignored };
+}
+
+/** Sets these git config values in the clone, leaving the ones already set alone: whether any changed. */
+function setConfig(root: string, values: readonly (readonly [string, string])[]): 'set' | 'present' {
+  let set: 'set' | 'present' = 'present';
+  for (const [name, value] of values) {
     const current = git(['config', '--local', '--get', name], root);
     if (current.ok && current.out === value) continue;
     const w = git(['config', '--local', name, value], root);
     if (!w.ok) throw new TapedeckError('E_ARG', `git config failed: ${w.err}`, { hint: `Run it yourself: git config ${name} "${value}"` });
     set = 'set';
   }
-  return { root, attributes, textconv: set, ignored };
+  return set;
 }
 
 /**
@@ -98,14 +128,15 @@ const WORKING_FILES = ['*.tape.writers/', '*.tape.lock', '.*.tape.*.tmp', '.*.ta
 /**
  * Appends to a git file (.gitattributes, .gitignore) the `lines` it does not hold yet, under a
  * `comment`, so running init again adds nothing twice and leaves the user's lines as they are.
+ * Returns the lines added.
  */
-function appendMissingLines(file: string, lines: readonly string[], comment: string): 'added' | 'present' {
+function appendMissingLines(file: string, lines: readonly string[], comment: string): string[] {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const have = new Set(text.split(/\r?\n/).map((l) => l.trim().replace(/\s+/g, ' ')));
   const missing = lines.filter((l) => !have.has(l));
-  if (missing.length === 0) return 'present';
+  if (missing.length === 0) return [];
   appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}# ${comment}\n${missing.join('\n')}\n`);
-  return 'added';
+  return missing;
 }
 
 /**
@@ -138,7 +169,7 @@ export async function initCommand(args: string[]): Promise<number> {
   try {
     let parsed;
     try {
-      parsed = parseArgs({ args, options: { textconv: { type: 'string' }, 'no-hook': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+      parsed = parseArgs({ args, options: { textconv: { type: 'string' }, 'merge-driver': { type: 'string' }, 'no-hook': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
     } catch (e) {
       throw new TapedeckError('E_ARG', (e as Error).message, { hint: 'tapedeck init --help lists the options.' });
     }
@@ -146,12 +177,13 @@ export async function initCommand(args: string[]): Promise<number> {
       process.stdout.write(INIT_HELP);
       return 0;
     }
-    const r = setupTapeDiffs(process.cwd(), parsed.values.textconv ?? DEFAULT_TEXTCONV);
+    const r = setupTapeDiffs(process.cwd(), parsed.values.textconv ?? DEFAULT_TEXTCONV, parsed.values['merge-driver'] ?? DEFAULT_MERGE_DRIVER);
     process.stdout.write(
-      `${r.attributes === 'added' ? `added "${GIT_ATTRIBUTE}" to` : 'already in'} ${join(r.root, '.gitattributes')}${r.attributes === 'added' ? ' (commit it)' : ''}\n` +
+      `${r.attributes === 'added' ? `added ${r.attributeLines.map((l) => `"${l}"`).join(' and ')} to` : 'already in'} ${join(r.root, '.gitattributes')}${r.attributes === 'added' ? ' (commit it)' : ''}\n` +
         `${r.textconv === 'set' ? 'set' : 'already set:'} diff.tapedeck.textconv and diff.tapedeck.binary in this clone's git config\n` +
+        `${r.merge === 'set' ? 'set' : 'already set:'} merge.tapedeck.driver and merge.tapedeck.name in this clone's git config\n` +
         (r.ignored === 'added' ? `added tapedeck's working files (${WORKING_FILES.join(', ')}) to ${join(r.root, '.gitignore')} (commit it)\n` : `tapedeck's working files already in ${join(r.root, '.gitignore')}\n`) +
-        'git diff now shows tapes as JSON.\n',
+        'git diff now shows tapes as JSON, and git merge keeps both branches\' recordings of a tape.\n',
     );
     if (!parsed.values['no-hook']) {
       const h = setupScanHook(r.root);

@@ -1089,28 +1089,62 @@ export async function rewriteTapeFrames(
       // Nothing dropped and nothing damaged: the file already is what the rewrite would write.
       // Left alone (a prune of a sound tape changes no inode, time or hard link).
       if (dropped.length === 0 && damageBytes === 0 && parsed.header.headerLost !== true) return { kept, dropped, warnings: parsed.warnings, damageBytes, freshHeader: undefined };
-      const dir = dirname(path);
-      const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-      let fh: FileHandle | undefined;
-      try {
-        fh = await open(tmp, 'wx');
-        await writeAll(fh, Buffer.concat(parts));
-        await fh.sync();
-        await fh.close();
-        fh = undefined;
-        await chmod(tmp, (await stat(path)).mode & 0o7777).catch(() => {});
-        await rename(tmp, path);
-      } catch (e) {
-        await fh?.close().catch(() => {});
-        await unlink(tmp).catch(() => {});
-        throw ioError(e, path, 'rewrite');
-      }
-      await syncDir(dir);
+      await replaceTapeBytes(path, parts);
       const freshHeader = parsed.header.headerLost !== true ? undefined : buf.length === 0 ? 'empty' : 'damaged';
       return { kept, dropped, warnings: parsed.warnings, damageBytes, freshHeader };
     },
     options,
   );
+}
+
+/**
+ * Rewrites a tape from what `build` makes of it as read under the lock (frames checked, not
+ * decoded, with where its header ends): the parts it returns become the whole file, written as
+ * {@link rewriteTapeFrames} writes (a temp file beside the tape, fsynced, renamed over it), so a
+ * crash leaves the old tape or the new one. `build` returning undefined leaves the tape as it is. For rewrites that add
+ * records as well as drop them (`tapedeck merge`); the caller's parts must form a whole tape.
+ *
+ * @example
+ * await rewriteTapeWith('chat.tape', (scan) => [scan.bytes.subarray(0, scan.frames[0]?.offset ?? scan.size), extraFrame]);
+ */
+export async function rewriteTapeWith(path: string, build: (scan: TapeScan & { headerEnd: number }) => Uint8Array[] | undefined, options: LockedCallOptions = {}): Promise<boolean> {
+  return withTapeLock(
+    path,
+    async () => {
+      const buf = await readTapeFile(path, 'read for rewrite');
+      const parsed = parseTape(buf, path, false);
+      const parts = build({ header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length, headerEnd: parsed.headerEnd });
+      if (parts === undefined) return false;
+      await replaceTapeBytes(path, parts);
+      return true;
+    },
+    options,
+  );
+}
+
+/**
+ * Replaces the file at `path` with `parts` atomically: a temp file beside it (named as init's
+ * .gitignore expects), fsynced, given the tape's mode, renamed over it, the directory fsynced.
+ * The caller holds the tape's lock.
+ */
+async function replaceTapeBytes(path: string, parts: Uint8Array[]): Promise<void> {
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(tmp, 'wx');
+    await writeAll(fh, Buffer.concat(parts));
+    await fh.sync();
+    await fh.close();
+    fh = undefined;
+    await chmod(tmp, (await stat(path)).mode & 0o7777).catch(() => {});
+    await rename(tmp, path);
+  } catch (e) {
+    await fh?.close().catch(() => {});
+    await unlink(tmp).catch(() => {});
+    throw ioError(e, path, 'rewrite');
+  }
+  await syncDir(dir);
 }
 
 // ---------------------------------------------------------------------------------------------

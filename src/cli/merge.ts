@@ -1,0 +1,56 @@
+// `tapedeck merge <base> <ours> <theirs> [<path>]`: git's merge driver for tapes (tapedeck init
+// registers it). Exit 0 tells git the merge is clean; 1 leaves the conflict, with ours as the
+// driver left it: untouched when the tapes cannot be merged, the merge of the intact records
+// when an input is damaged (the user checks it before git add).
+import { EXIT, reportCliError, usageError } from '../cli-errors.ts';
+import { TapedeckError } from '../errors.ts';
+import { mergeTapeFiles, type MergeSummary } from '../store/tape-merge.ts';
+import { writeOut } from './stdout.ts';
+
+const EXAMPLE = 'tapedeck merge base.tape ours.tape theirs.tape (git runs it: tapedeck init registers the driver)';
+
+/**
+ * Runs `tapedeck merge` with its arguments (after the command word); returns the exit code.
+ *
+ * @example
+ * process.exitCode = await mergeCommand(['.merge_file_O', 'chat.tape', '.merge_file_B', 'chat.tape'])
+ */
+export async function mergeCommand(args: string[]): Promise<number> {
+  try {
+    const options = args.filter((a) => a.startsWith('-') && a !== '-');
+    if (options.length > 0) throw usageError(`merge takes no option; ${JSON.stringify(options[0])} is not one.`, EXAMPLE);
+    if (args.length < 3 || args.length > 4) {
+      throw usageError(`merge takes the base, ours and theirs tapes (git's %O %A %B) and optionally the tape's name (%P); got ${args.length} argument${args.length === 1 ? '' : 's'}.`, EXAMPLE);
+    }
+    const [base, ours, theirs, name = ours] = args as [string, string, string, string?];
+    const s = await mergeTapeFiles(base, ours, theirs).catch((e: unknown) => {
+      throw named(e, name!, ours);
+    });
+    await writeOut(`${mergeLine(name!, s)}\n`);
+    for (const d of s.damage) await writeOut(`${d.label} (${d.file}): ${d.warning.code} at byte ${d.warning.offset}: ${d.warning.message}\n`);
+    if (s.damage.length === 0) return EXIT.ok;
+    await writeOut(
+      `${s.damage.length} problem(s) in the inputs: the intact records were merged into ${ours}, the damaged bytes left out; git keeps the conflict: check the tape (tapedeck verify ${name}), then git add it.\n`,
+    );
+    return EXIT.failed;
+  } catch (e) {
+    return reportCliError(e);
+  }
+}
+
+/** The one line a merge prints: what came from where. */
+function mergeLine(name: string, s: MergeSummary): string {
+  const n = (k: number, what: string) => `${k} ${what}`;
+  return `tapedeck merge ${name}: ${n(s.base, 'from base')}, ${n(s.ours, 'added by ours')}, ${n(s.theirs, 'added by theirs')}, ${n(s.duplicates, `duplicate${s.duplicates === 1 ? '' : 's'} (added by both, kept once)`)}, ${n(s.removed, 'removed by one side')}`;
+}
+
+/**
+ * A refusal named after the tape (git's %P) when git gave temporary files: the message otherwise
+ * names only `.merge_file_…` paths, and a merge of many tapes would not say which one is left.
+ */
+function named(e: unknown, name: string, ours: string): unknown {
+  if (!(e instanceof TapedeckError) || e.code !== 'E_TAPE_MERGE' || name === ours) return e;
+  const hint = e.hint;
+  const message = hint && e.message.endsWith(hint) ? e.message.slice(0, -hint.length).trim() : e.message;
+  return new TapedeckError(e.code, `${name}: ${message}`, e.details);
+}

@@ -1,0 +1,200 @@
+/**
+ * A three-way merge of tapes, for `tapedeck merge` as git's merge driver (`%O %A %B`): two
+ * branches that recorded into the same tape keep both their recordings instead of a conflict on
+ * a binary file.
+ *
+ * A record is identified by its frame's bytes (magic, length, CRC and payload): a record never
+ * changes once written (appends only; prune and re-record drop whole frames and copy the rest
+ * verbatim), and every recording carries its own time and run, so two records with the same
+ * bytes are the same recording (the same commit on both branches), and two recordings of one
+ * request made apart are different records. Records are compared as multisets, so a tape that
+ * holds the same bytes twice keeps both copies.
+ *
+ * The merged tape is: the records of the base that both sides kept, in the base's order; then
+ * the ones ours added, in ours' order; then the ones theirs added that ours did not add too, in
+ * theirs' order. Repeated recordings of one key keep their order within each side, and nothing
+ * either side recorded is lost. A base record one side removed is removed (a prune or a
+ * re-record is a decision; keeping the record the other side merely left in place would undo
+ * it, and re-recorded keys would replay the stale answer first).
+ *
+ * The header is ours (the tape's `created`, version and salt); theirs must have the same salt,
+ * since the masks of non-credential secrets in its records are HMACs under theirs, whose values
+ * are gone: they cannot be re-keyed, and under another salt they would never match.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { TapedeckError } from '../errors.ts';
+import { parseTape, type TapeHeader, type TapeWarning } from './tape-codec.ts';
+import { rewriteTapeWith, tapeIoError, type TapeScan } from './tape-file.ts';
+
+/** One side of a merge as read: its header, frames (CRC-checked) and damage. */
+export interface MergeSide {
+  /** What the user calls it in messages: base, ours or theirs, and the file git gave. */
+  label: 'base' | 'ours' | 'theirs';
+  file: string;
+  bytes: Uint8Array;
+  header: TapeHeader;
+  /** Where the header ends (the first frame's offset on a sound tape). */
+  headerEnd: number;
+  frames: { offset: number; length: number }[];
+  warnings: TapeWarning[];
+}
+
+/** What a merge did, counted in records. */
+export interface MergeSummary {
+  /** Base records both sides kept. */
+  base: number;
+  /** Records ours added. */
+  ours: number;
+  /** Records theirs added, not counting the duplicates. */
+  theirs: number;
+  /** Records both sides added with the same bytes (the same recording), kept once. */
+  duplicates: number;
+  /** Base records one side removed (prune, re-record): left out. */
+  removed: number;
+  /** Damage in any input, with the side it was found in. The intact records were merged. */
+  damage: { label: MergeSide['label']; file: string; warning: TapeWarning }[];
+}
+
+/**
+ * Merges three parsed tapes: the bytes of the merged tape and what was taken from where. Throws
+ * E_TAPE_MERGE when the tapes cannot be merged (different salts or format versions, a header
+ * lost to damage on a tape that has records).
+ *
+ * @example
+ * const { parts, summary } = mergeTapeImages(sideOf('base', b, bBytes), sideOf('ours', a, aBytes), sideOf('theirs', c, cBytes));
+ * // summary: { base: 3, ours: 1, theirs: 2, duplicates: 0, removed: 0, damage: [] }
+ */
+export function mergeTapeImages(base: MergeSide, ours: MergeSide, theirs: MergeSide): { parts: Uint8Array[]; summary: MergeSummary } {
+  const head = mergedHeader(ours, theirs);
+  const id = (side: MergeSide, f: { offset: number; length: number }) => createHash('sha256').update(side.bytes.subarray(f.offset, f.offset + f.length)).digest('base64');
+  const baseIds = base.frames.map((f) => id(base, f));
+  const oursIds = ours.frames.map((f) => id(ours, f));
+  const theirsIds = theirs.frames.map((f) => id(theirs, f));
+  const oursLeft = counts(oursIds);
+  const theirsLeft = counts(theirsIds);
+  // Base records each side still holds: matched to that side's earliest copies below.
+  const oursFromBase = new Map<string, number>();
+  const theirsFromBase = new Map<string, number>();
+  const parts: Uint8Array[] = [head];
+  const summary: MergeSummary = { base: 0, ours: 0, theirs: 0, duplicates: 0, removed: 0, damage: [] };
+  baseIds.forEach((k, i) => {
+    const inOurs = take(oursLeft, k);
+    const inTheirs = take(theirsLeft, k);
+    if (inOurs) bump(oursFromBase, k);
+    if (inTheirs) bump(theirsFromBase, k);
+    if (inOurs && inTheirs) {
+      parts.push(frameBytes(base, base.frames[i]!));
+      summary.base++;
+    } else summary.removed++;
+  });
+  const oursAdded = new Map<string, number>();
+  oursIds.forEach((k, i) => {
+    if (take(oursFromBase, k)) return;
+    bump(oursAdded, k);
+    parts.push(frameBytes(ours, ours.frames[i]!));
+    summary.ours++;
+  });
+  theirsIds.forEach((k, i) => {
+    if (take(theirsFromBase, k)) return;
+    if (take(oursAdded, k)) {
+      summary.duplicates++;
+      return;
+    }
+    parts.push(frameBytes(theirs, theirs.frames[i]!));
+    summary.theirs++;
+  });
+  for (const side of [base, ours, theirs]) for (const warning of side.warnings) summary.damage.push({ label: side.label, file: side.file, warning });
+  return { parts, summary };
+}
+
+/**
+ * Merges the tapes at `base`, `ours` and `theirs` (git's `%O %A %B`) into `ours`, atomically and
+ * under ours' tape lock (as prune rewrites a tape). Returns what was merged; throws E_TAPE_MERGE,
+ * leaving `ours` as it was, when the tapes cannot be merged. Damaged inputs are merged from
+ * their intact records and reported in `summary.damage` (the caller tells git the merge is not
+ * clean, so the user looks at it).
+ *
+ * @example
+ * const s = await mergeTapeFiles('.merge_file_a', 'chat.tape', '.merge_file_b');
+ * console.log(`${s.base} from base, ${s.ours} ours, ${s.theirs} theirs`);
+ */
+export async function mergeTapeFiles(base: string, ours: string, theirs: string): Promise<MergeSummary> {
+  const [b, t] = await Promise.all([readSide('base', base), readSide('theirs', theirs)]);
+  // Read ours first outside the lock: a missing file is E_TAPE_NOT_FOUND, not a lock made for it.
+  await readSide('ours', ours);
+  let summary: MergeSummary | undefined;
+  await rewriteTapeWith(ours, (scan: TapeScan & { headerEnd: number }) => {
+    const o: MergeSide = { label: 'ours', file: ours, bytes: scan.bytes, header: scan.header, headerEnd: scan.headerEnd, frames: scan.frames, warnings: scan.size === 0 ? [] : scan.warnings };
+    const merged = mergeTapeImages(b, o, t);
+    summary = merged.summary;
+    return merged.parts;
+  });
+  return summary!;
+}
+
+/** Reads one side: a 0-byte file (git's base when both branches added the tape) is an empty tape. */
+async function readSide(label: MergeSide['label'], file: string): Promise<MergeSide> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (e) {
+    throw tapeIoError(e, file, 'read');
+  }
+  const parsed = parseTape(bytes, file, false);
+  // A 0-byte file is reported by the parser as a lost header: it is no damage here (git gives an
+  // empty base when the tape has no common ancestor).
+  const warnings = bytes.length === 0 ? [] : parsed.warnings;
+  return { label, file, bytes, header: parsed.header, headerEnd: parsed.headerEnd, frames: parsed.records, warnings };
+}
+
+/** The merged tape's header: ours, once theirs is known to be compatible (salt and version). */
+function mergedHeader(ours: MergeSide, theirs: MergeSide): Uint8Array {
+  const lost = (s: MergeSide) => s.header.headerLost === true;
+  for (const s of [ours, theirs]) {
+    if (lost(s) && s.bytes.length > 0) {
+      throw new TapedeckError('E_TAPE_MERGE', `${s.file} (${s.label}): the tape's header is damaged, so its redaction salt is unknown; no merge was written.`, {
+        hint: `git leaves the conflict: run tapedeck verify on each side (git show :2:<tape> > ours.tape, :3: for theirs), then keep one side (git checkout --ours <tape> or --theirs) and re-record what the other branch added.`,
+        file: s.file,
+      });
+    }
+  }
+  if (lost(ours)) return theirs.bytes.subarray(0, theirs.headerEnd);
+  if (lost(theirs)) return ours.bytes.subarray(0, ours.headerEnd);
+  if (ours.header.formatVersion !== theirs.header.formatVersion) {
+    throw new TapedeckError('E_TAPE_MERGE', `ours (${ours.file}) is tape format version ${ours.header.formatVersion}, theirs (${theirs.file}) version ${theirs.header.formatVersion}: records of two formats cannot share a tape; no merge was written.`, {
+      hint: 'git leaves the conflict: keep one side (git checkout --ours <tape> or --theirs) and re-record what the other branch added with the same tapedeck version.',
+    });
+  }
+  const salt = (s: MergeSide) => (typeof s.header.salt === 'string' ? s.header.salt : undefined);
+  if (salt(ours) !== salt(theirs)) {
+    throw new TapedeckError(
+      'E_TAPE_MERGE',
+      `ours (${ours.file}) and theirs (${theirs.file}) have different redaction salts (${salt(ours) ?? 'none'} and ${salt(theirs) ?? 'none'}): the branches created the tape separately, and the masked secrets in theirs' records are keyed under its salt, which cannot be changed afterwards (the values are gone); no merge was written.`,
+      { hint: "git leaves the conflict: keep one side (git checkout --ours <tape>, or --theirs), git add it, and re-record the other branch's calls into it (TAPEDECK_MODE=update runs only what is missing)." },
+    );
+  }
+  return ours.bytes.subarray(0, ours.headerEnd);
+}
+
+function frameBytes(side: MergeSide, f: { offset: number; length: number }): Uint8Array {
+  return side.bytes.subarray(f.offset, f.offset + f.length);
+}
+
+function counts(ids: string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const k of ids) bump(m, k);
+  return m;
+}
+
+function bump(m: Map<string, number>, k: string): void {
+  m.set(k, (m.get(k) ?? 0) + 1);
+}
+
+/** Takes one of `k` from the multiset: whether there was one. */
+function take(m: Map<string, number>, k: string): boolean {
+  const n = m.get(k) ?? 0;
+  if (n === 0) return false;
+  m.set(k, n - 1);
+  return true;
+}
