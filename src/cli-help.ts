@@ -160,6 +160,7 @@ request/response per file), a DSPy-style cache.json, or another tool's recording
   vcr        VCR.py and pytest-recording YAML cassettes (*.yaml, *.yml)
   nock       nock recorder output (nock.recorder.play() with output_objects, as JSON)
   fixtures   mock-server fixtures: exact rules are imported, matching rules listed
+  talkback   talkback tapes: the directory talkback records to, or one tape (*.json5)
 Each request is keyed and redacted as if it had been recorded (the summary counts the values
 masked, each where it was: a key sent with every request counts once a request); identical
 requests keep their order. The input comes first, the tape to write second; an existing tape
@@ -169,7 +170,7 @@ has a recipe per tool.
 Options:
   --force            Replace an existing tape
   --ignore <a,b>     Request arguments to leave out of the keys
-  --from <format>    har | vcr | nock | fixtures (default: from the file name and contents)
+  --from <format>    har | vcr | nock | fixtures | talkback (default: from the name and contents)
   --skip-bad         Import the good entries of a file with malformed ones; list the bad
 
 Examples:
@@ -177,6 +178,7 @@ Examples:
   tapedeck import recordings/ recordings/app.tape
   tapedeck import recordings/session.har recordings/app.tape
   tapedeck import cassettes/test_chat.yaml recordings/chat.tape --from vcr
+  tapedeck import test/tapes/ recordings/app.tape --from talkback
 `,
   version: `Usage: tapedeck version
 

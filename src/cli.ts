@@ -81,7 +81,8 @@ Options:
   --ignore <k1,k2>      Drop these object members (any depth) before hashing;
                         for \`key\`, request arguments to leave out
   --force               import, pull: replace an existing tape
-  --from <format>       import: har | vcr | nock | fixtures (default: detected)
+  --from <format>       import: har | vcr | nock | fixtures | talkback (default:
+                        detected)
   --skip-bad            import: keep the good entries of a file with malformed ones
   --debug               Print the stack trace with an error
   -h, --help            Show this help; tapedeck <command> --help (or tapedeck help

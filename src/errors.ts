@@ -58,7 +58,7 @@
  * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),
  *   `E_FILE` (a path that is missing, a directory where a file is expected, or unreadable),
  *   `E_IMPORT_FORMAT` (input `tapedeck import` does not read; no tape is written),
- *   `E_IMPORT_PARSE` (a HAR, cassette, nock or fixture file that does not parse or is cut short:
+ *   `E_IMPORT_PARSE` (a HAR, cassette, nock, fixture or talkback file that does not parse or is cut short:
  *   `file`, `offset` or `line`), `E_IMPORT_ENTRY` (one entry of such a file is malformed:
  *   `file`, `entry` (its index) and `field`; nothing is written unless `--skip-bad`),
  *   `E_OUTPUT` (stdout could not be written: a full disk, an I/O error; `errno` is the

@@ -1,6 +1,6 @@
-// `tapedeck import`: a tape from recordings of other tools (HAR, VCR.py, nock, fixtures), a
-// tapedeck JSON export, a DSPy-style cache.json or a directory of JSON recordings. Loaded only
-// when import runs: the importers are the heaviest part of the CLI.
+// `tapedeck import`: a tape from recordings of other tools (HAR, VCR.py, nock, fixtures,
+// talkback), a tapedeck JSON export, a DSPy-style cache.json or a directory of JSON recordings.
+// Loaded only when import runs: the importers are the heaviest part of the CLI.
 import { isUtf8 } from 'node:buffer';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { parseJSON, readInput } from './core.ts';
@@ -10,6 +10,7 @@ import { TapedeckError } from '../errors.ts';
 import { importRecordings, type ImportReport } from '../proxy/import.ts';
 import { importTapeJSON } from '../store/export.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, READS, type ImportFormat } from '../store/import/read.ts';
+import { isTalkbackDirectory } from '../store/import/talkback.ts';
 import { importCacheJSON, importRecordingsDir } from '../store/migrate.ts';
 import { TAPE_MAGIC } from '../store/tape-codec.ts';
 
@@ -28,15 +29,19 @@ export async function importCommand(file: string | undefined, second: string | u
     process.stdout.write(importSummary(second, report));
     return 0;
   }
-  if (skipBad) throw usageError('--skip-bad goes with a HAR, VCR.py, nock or fixtures import.', 'tapedeck import session.har app.tape --skip-bad');
+  if (skipBad) throw usageError('--skip-bad goes with a HAR, VCR.py, nock, fixtures or talkback import.', 'tapedeck import session.har app.tape --skip-bad');
   const { records, skipped, from: what } = await importAny(file, second, force, ignoreKeys);
   process.stdout.write(`wrote ${second}: ${records} record${records === 1 ? '' : 's'} from ${what}${skipped ? ` (${skipped} skipped, see warnings)` : ''}\n`);
   return 0;
 }
 
-/** The recording format of an import source (HAR, VCR.py, nock, fixtures), or undefined for the others. */
+/** The recording format of an import source (HAR, VCR.py, nock, fixtures, talkback), or undefined for the others. */
 function recordingFormat(src: string): ImportFormat | undefined {
-  if (src === '-' || statSync(src, { throwIfNoEntry: false })?.isFile() !== true) return undefined;
+  if (src === '-') return undefined;
+  const st = statSync(src, { throwIfNoEntry: false });
+  // A directory of *.json5 tapes is talkback's; one of *.json files is JSON recordings (importAny).
+  if (st?.isDirectory()) return isTalkbackDirectory(src) ? 'talkback' : undefined;
+  if (st?.isFile() !== true) return undefined;
   // By name without reading the file (a large HAR is not read here as a whole string first).
   return formatByName(src) ?? detectFormat(src, readFileSync(src, 'utf8'))?.format;
 }

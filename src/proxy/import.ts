@@ -1,10 +1,10 @@
 /**
  * Importing other tools' recordings (HAR, VCR.py cassettes, nock recordings, mock-server
- * fixtures) onto a new tape. Each exchange goes through the path a recorded one takes: the
- * deck's request preparation (provider shape, request key with the volatile members and text
- * left out, route) and its record builder (secrets masked, under the new tape's salt), so an
- * imported recording answers the request that recorded it. Identical requests keep their order
- * as repeats.
+ * fixtures, talkback tapes) onto a new tape. Each exchange goes through the path a recorded one
+ * takes: the deck's request preparation (provider shape, request key with the volatile members
+ * and text left out, route) and its record builder (secrets masked, under the new tape's salt),
+ * so an imported recording answers the request that recorded it. Identical requests keep their
+ * order as repeats.
  *
  * All or nothing: every entry is read and checked first; the tape is written beside the target
  * and moved into place only once whole, so a bad entry, a failed write or a crash leaves the
@@ -19,6 +19,7 @@ import { harEntries, readHarSplit } from '../store/import/har.ts';
 import { openHarChunks } from '../store/import/har-chunks.ts';
 import { splitHar } from '../store/import/har-split.ts';
 import { besideTarget, intoPlace, refuseOpenWriters, targetExists } from '../store/import/target.ts';
+import { readTalkbackDir } from '../store/import/talkback.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
 import type { RedactOptions } from '../store/redact.ts';
@@ -443,6 +444,15 @@ function readBytes(file: string): Buffer | undefined {
   }
 }
 
+/** Whether a path is a directory (a talkback tape directory is the one a recording import reads). */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether a path is a regular file (not a pipe or a device: those are read once). */
 function isRegularFile(file: string): boolean {
   try {
@@ -454,8 +464,9 @@ function isRegularFile(file: string): boolean {
 
 /**
  * Imports a recording file (HAR, VCR.py / pytest-recording cassette, nock recorder output,
- * mock-server fixtures) onto a new tape that replays its answers: detected by name and shape,
- * or as `from` says. Nothing is written unless every entry imports (or `skipBad`).
+ * mock-server fixtures, a talkback tape) or a talkback tape directory onto a new tape that
+ * replays its answers: detected by name and shape, or as `from` says. Nothing is written
+ * unless every entry imports (or `skipBad`).
  * `internal.chunkBytes` is for tests: the size of the chunks a HAR is read in.
  *
  * @example
@@ -465,6 +476,16 @@ function isRegularFile(file: string): boolean {
 export async function importRecordings(src: string, out: string, opts: ImportOptions = {}, internal: { chunkBytes?: number } = {}): Promise<ImportReport> {
   if (opts.from !== undefined && !IMPORT_FORMATS.includes(opts.from)) {
     throw new TapedeckError('E_ARG', `Unknown import format ${JSON.stringify(opts.from)}.`, { hint: `Use one of ${IMPORT_FORMATS.join(', ')} (--from).` });
+  }
+  // The one directory a recording import reads: talkback's, a tape file per request.
+  if (src !== '-' && isDirectory(src)) {
+    if (opts.from !== undefined && opts.from !== 'talkback') {
+      throw new TapedeckError('E_IMPORT_FORMAT', `${src} is a directory, and --from ${opts.from} reads a file; no tape written.`, {
+        file: src,
+        hint: `Import the ${opts.from} file itself; a directory imports as talkback's tape directory (--from talkback).`,
+      });
+    }
+    return writeImport(readTalkbackDir(src), out, opts);
   }
   const har = src !== '-' && (opts.from ?? formatByName(src)) === 'har';
   // A regular file (read again if need be; a pipe is read once, below) laid out one entry a
@@ -501,7 +522,7 @@ export async function importRecordings(src: string, out: string, opts: ImportOpt
   text ??= readFileSync(src === '-' ? 0 : src, 'utf8');
   const detected = opts.from ? { format: opts.from, parsed: undefined } : detectFormat(src, text);
   if (!detected) {
-    throw new TapedeckError('E_IMPORT_FORMAT', `${src} is none of the recording formats import reads (HAR, VCR.py cassette, nock recording, mock-server fixtures); no tape written.`, {
+    throw new TapedeckError('E_IMPORT_FORMAT', `${src} is none of the recording formats import reads (HAR, VCR.py cassette, nock recording, mock-server fixtures, talkback tape); no tape written.`, {
       file: src,
       hint: `Give the format with --from ${IMPORT_FORMATS.join('|')}.`,
     });

@@ -14,7 +14,7 @@ export { installFetchSwitch, type FetchSwitch, type FetchSwitchOptions, type Hos
 export { startProxy, type ProxyServer, type ServeOptions } from './server.ts';
 export { makeLocalCertificate, tlsMaterial, type TlsMaterial } from './tls.ts';
 export { addRecordings, type WrittenEvent, type WrittenRecording } from './hand-written.ts';
-// Other tools' recordings (HAR, VCR.py, nock, mock-server fixtures) onto a tape: docs/migrate.md.
+// Other tools' recordings (HAR, VCR.py, nock, mock-server fixtures, talkback tapes) onto a tape: docs/migrate.md.
 export type { ImportOptions, ImportReport } from './import.ts';
 export type { ImportFormat } from '../store/import/read.ts';
 export type { MatchFunction } from './deck-hooks.ts';

@@ -238,9 +238,9 @@ describe.skipIf(skip !== undefined)('HAR saved by Playwright to a .zip path', ()
     expect(e).toMatchObject({ code: 'E_IMPORT_FORMAT', details: { file: zip } });
     expect(e.message).toContain(`${zip} is a zip archive`);
     expect(e.hint).toMatch(/^Unzip it and import the \.har inside/);
-    expect(e.hint).toContain('--from har|vcr|nock|fixtures');
+    expect(e.hint).toContain('--from har|vcr|nock|fixtures|talkback');
     const r = spawnSync(process.execPath, [join(import.meta.dirname, '..', '..', 'dist', 'cli.js'), 'import', zip, tape], { encoding: 'utf8' });
-    expect(r.stderr).toMatch(/^tapedeck: E_IMPORT_FORMAT .*app\.zip is a zip archive.*\nhint: Unzip it and import the \.har inside.*--from har\|vcr\|nock\|fixtures/);
+    expect(r.stderr).toMatch(/^tapedeck: E_IMPORT_FORMAT .*app\.zip is a zip archive.*\nhint: Unzip it and import the \.har inside.*--from har\|vcr\|nock\|fixtures\|talkback/);
     expect(r.status).toBe(1);
     expect(existsSync(tape)).toBe(false);
   }, 60_000);
