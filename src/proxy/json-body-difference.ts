@@ -7,25 +7,7 @@
  * Both sides are compared as stored: the request as redacted for its record, the recordings'
  * bodies as the tape holds them.
  */
-import { firstDifference } from '../match/json-difference.ts';
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
-
-/** How many leaves differ (members present on one side only count once), to find the closest recording. */
-function distance(a: unknown, b: unknown): number {
-  if (Object.is(a, b)) return 0;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    let n = 0;
-    for (let i = 0; i < Math.max(a.length, b.length); i++) n += distance(a[i], b[i]);
-    return n;
-  }
-  if (isObject(a) && isObject(b)) {
-    let n = 0;
-    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) n += distance(a[k], b[k]);
-    return n;
-  }
-  return 1;
-}
+import { differenceCount, firstDifference } from '../match/json-difference.ts';
 
 function shown(v: unknown): string {
   if (v === undefined) return 'absent';
@@ -46,7 +28,7 @@ export function jsonBodyDifference(asked: unknown, recorded: Iterable<unknown>):
   let bestDistance = Infinity;
   for (const body of recorded) {
     if (body === undefined || body instanceof Uint8Array || typeof body === 'string') continue;
-    const d = distance(asked, body);
+    const d = differenceCount(asked, body);
     if (d < bestDistance) [best, bestDistance] = [body, d];
   }
   if (bestDistance === Infinity) return undefined;
