@@ -65,12 +65,26 @@ function modelAndFirstText(request: unknown, endpoint: { method: string; url: st
     if (typeof n.view.model === 'string') model = n.view.model;
     const m = n.messages.find((x) => (x as { role?: unknown }).role === 'user') as { content?: unknown } | undefined;
     const parts = Array.isArray(m?.content) ? (m.content as { type?: string; text?: string }[]) : [];
-    const text = parts.filter((p) => p.type === 'text').map((p) => p.text).join(' ');
+    const text = parts.filter((p) => p.type === 'text').map((p) => p.text).join(' ') || inputText(request);
     const line = text.replace(/\s+/g, ' ').trim();
     return { model, first: line.length > 60 ? `${line.slice(0, 59)}…` : line || '-' };
   } catch {
     return { model, first: '-' };
   }
+}
+
+/**
+ * The text of a request that has no messages: an embeddings call's `input` (its first string
+ * when a list), a speech call's `input`, a completion's `prompt`. Without it such a row showed
+ * its route where the first user message goes.
+ */
+function inputText(request: unknown): string {
+  const r = request as { input?: unknown; prompt?: unknown };
+  for (const v of [r.input, r.prompt]) {
+    if (typeof v === 'string') return v;
+    if (Array.isArray(v) && typeof v[0] === 'string') return v.length > 1 ? `${v[0]} (+${v.length - 1} more)` : v[0];
+  }
+  return '';
 }
 
 /**

@@ -84,6 +84,24 @@ describe('inspect', () => {
     expect(cli('inspect', tape).status).toBe(0);
   });
 
+  it('shows the input of a call that has no messages (embeddings, speech) where the first user message goes', async () => {
+    const t = join(dir, 'inputs.tape');
+    const upstream = (async () => new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } })) as typeof fetch;
+    const f = createFetch({ tape: t, mode: 'record', fetch: upstream, onWarning: () => {} });
+    try {
+      const post = (path: string, body: unknown) => f(`https://api.openai.com/v1/${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }).then((r) => r.text());
+      await post('embeddings', { model: 'text-embedding-3-small', input: 'hello world' });
+      await post('embeddings', { model: 'text-embedding-3-small', input: ['first text', 'second', 'third'] });
+      await post('audio/speech', { model: 'tts-1', voice: 'alloy', input: 'Say hi' });
+    } finally {
+      await f.close();
+    }
+    const r = cli('inspect', t);
+    expect(r.status).toBe(0);
+    const rows = r.stdout.split('\n').filter((l) => /^\d+\t/.test(l)).map((l) => l.split('\t'));
+    expect(rows.map((c) => c[8])).toEqual(['hello world', 'first text (+2 more)', 'Say hi']);
+  });
+
   it('names the model and first user message of Gemini and Bedrock calls, which put the model in the URL', async () => {
     const t = join(dir, 'routes.tape');
     const upstream = (async () => new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } })) as typeof fetch;
