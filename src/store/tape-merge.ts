@@ -17,9 +17,12 @@
  * re-record is a decision; keeping the record the other side merely left in place would undo
  * it, and re-recorded keys would replay the stale answer first).
  *
- * The header is ours (the tape's `created`, version and salt); theirs must have the same salt,
- * since the masks of non-credential secrets in its records are HMACs under theirs, whose values
- * are gone: they cannot be re-keyed, and under another salt they would never match.
+ * The header is ours (the tape's `created`, version and salt). Theirs may have another salt (both
+ * branches created the tape) only while the records it adds hold no keyed mask (`[REDACTED:<hex>]`,
+ * a non-credential secret masked with an HMAC under theirs' salt): such a mask cannot be re-keyed
+ * (its value is gone), and under ours' salt the same request would never match it. A record
+ * without one reads and keys the same under any salt (records are not compressed, so the mask's
+ * bytes are found in the frame as they are).
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -66,7 +69,8 @@ export interface MergeSummary {
  * // summary: { base: 3, ours: 1, theirs: 2, duplicates: 0, removed: 0, damage: [] }
  */
 export function mergeTapeImages(base: MergeSide, ours: MergeSide, theirs: MergeSide): { parts: Uint8Array[]; summary: MergeSummary } {
-  const head = mergedHeader(ours, theirs);
+  const { head, saltsDiffer } = mergedHeader(ours, theirs);
+  let keyedMasks = 0;
   const id = (side: MergeSide, f: { offset: number; length: number }) => createHash('sha256').update(side.bytes.subarray(f.offset, f.offset + f.length)).digest('base64');
   const baseIds = base.frames.map((f) => id(base, f));
   const oursIds = ours.frames.map((f) => id(ours, f));
@@ -101,9 +105,12 @@ export function mergeTapeImages(base: MergeSide, ours: MergeSide, theirs: MergeS
       summary.duplicates++;
       return;
     }
-    parts.push(frameBytes(theirs, theirs.frames[i]!));
+    const frame = frameBytes(theirs, theirs.frames[i]!);
+    if (saltsDiffer && hasKeyedMask(frame)) keyedMasks++;
+    parts.push(frame);
     summary.theirs++;
   });
+  if (keyedMasks > 0) throw saltError(ours, theirs, keyedMasks);
   for (const side of [base, ours, theirs]) for (const warning of side.warnings) summary.damage.push({ label: side.label, file: side.file, warning });
   return { parts, summary };
 }
@@ -148,8 +155,8 @@ async function readSide(label: MergeSide['label'], file: string): Promise<MergeS
   return { label, file, bytes, header: parsed.header, headerEnd: parsed.headerEnd, frames: parsed.records, warnings };
 }
 
-/** The merged tape's header: ours, once theirs is known to be compatible (salt and version). */
-function mergedHeader(ours: MergeSide, theirs: MergeSide): Uint8Array {
+/** The merged tape's header (ours, once theirs is known to be the same format version), and whether their salts differ. */
+function mergedHeader(ours: MergeSide, theirs: MergeSide): { head: Uint8Array; saltsDiffer: boolean } {
   const lost = (s: MergeSide) => s.header.headerLost === true;
   for (const s of [ours, theirs]) {
     if (lost(s) && s.bytes.length > 0) {
@@ -159,22 +166,32 @@ function mergedHeader(ours: MergeSide, theirs: MergeSide): Uint8Array {
       });
     }
   }
-  if (lost(ours)) return theirs.bytes.subarray(0, theirs.headerEnd);
-  if (lost(theirs)) return ours.bytes.subarray(0, ours.headerEnd);
+  if (lost(ours)) return { head: theirs.bytes.subarray(0, theirs.headerEnd), saltsDiffer: false };
+  if (lost(theirs)) return { head: ours.bytes.subarray(0, ours.headerEnd), saltsDiffer: false };
   if (ours.header.formatVersion !== theirs.header.formatVersion) {
     throw new TapedeckError('E_TAPE_MERGE', `ours (${ours.file}) is tape format version ${ours.header.formatVersion}, theirs (${theirs.file}) version ${theirs.header.formatVersion}: records of two formats cannot share a tape; no merge was written.`, {
       hint: 'git leaves the conflict: keep one side (git checkout --ours <tape> or --theirs) and re-record what the other branch added with the same tapedeck version.',
     });
   }
-  const salt = (s: MergeSide) => (typeof s.header.salt === 'string' ? s.header.salt : undefined);
-  if (salt(ours) !== salt(theirs)) {
-    throw new TapedeckError(
-      'E_TAPE_MERGE',
-      `ours (${ours.file}) and theirs (${theirs.file}) have different redaction salts (${salt(ours) ?? 'none'} and ${salt(theirs) ?? 'none'}): the branches created the tape separately, and the masked secrets in theirs' records are keyed under its salt, which cannot be changed afterwards (the values are gone); no merge was written.`,
-      { hint: "git leaves the conflict: keep one side (git checkout --ours <tape>, or --theirs), git add it, and re-record the other branch's calls into it (TAPEDECK_MODE=update runs only what is missing)." },
-    );
-  }
-  return ours.bytes.subarray(0, ours.headerEnd);
+  return { head: ours.bytes.subarray(0, ours.headerEnd), saltsDiffer: salt(ours) !== salt(theirs) };
+}
+
+const salt = (s: MergeSide) => (typeof s.header.salt === 'string' ? s.header.salt : undefined);
+
+/** Theirs adds `n` records holding masks keyed under a salt other than ours'. */
+function saltError(ours: MergeSide, theirs: MergeSide, n: number): TapedeckError {
+  return new TapedeckError(
+    'E_TAPE_MERGE',
+    `ours (${ours.file}) and theirs (${theirs.file}) have different redaction salts (${salt(ours) ?? 'none'} and ${salt(theirs) ?? 'none'}): the branches created the tape separately, and ${n} of the records theirs adds hold secrets masked under its salt, which cannot be changed afterwards (the values are gone); no merge was written.`,
+    { hint: "git leaves the conflict: keep one side (git checkout --ours <tape>, or --theirs), git add it, and re-record the other branch's calls into it (TAPEDECK_MODE=update runs only what is missing)." },
+  );
+}
+
+/** The bytes a keyed mask starts with (src/store/redact.ts): `[REDACTED:`. */
+const KEYED_MASK = Buffer.from('[REDACTED:');
+
+function hasKeyedMask(frame: Uint8Array): boolean {
+  return Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength).indexOf(KEYED_MASK) >= 0;
 }
 
 function frameBytes(side: MergeSide, f: { offset: number; length: number }): Uint8Array {

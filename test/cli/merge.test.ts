@@ -1,7 +1,8 @@
 // `tapedeck merge` as git's merge driver, with real git in a temporary repository: two branches
 // record different calls into one committed tape, `git merge` runs the driver tapedeck init
 // registered, and the merged tape replays both branches' recordings. Tapes the branches created
-// separately (different redaction salts) are refused and git keeps the conflict.
+// separately (different redaction salts) merge unless theirs holds a secret masked under its
+// salt; then git keeps the conflict.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -102,23 +103,32 @@ describe('tapedeck merge as the git merge driver', () => {
     expect(readFileSync(join(repo, '.gitattributes'), 'utf8').match(/merge=tapedeck/g)).toHaveLength(1);
   });
 
-  it('refuses tapes the two branches created separately (different salts): git keeps the conflict, ours untouched', async () => {
+  it('tapes the two branches created separately (different salts) merge when theirs holds no keyed mask; a secret masked under its salt keeps the conflict', async () => {
     const repo = repoWithDriver('salts');
     const tape = join(repo, 'chat.tape');
     git(repo, 'checkout', '-qb', 'feature');
     await record(tape, ['from feature']);
     git(repo, 'add', '.');
     git(repo, 'commit', '-qm', 'feature creates the tape');
+    git(repo, 'checkout', '-qb', 'secret', 'main');
+    // A secret-named member in JSON text is masked with an HMAC under this tape's salt.
+    await record(tape, ['{"MY_DB_PASSWORD": "s3cr3t-value"}']);
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-qm', 'secret creates the tape');
     git(repo, 'checkout', '-q', 'main');
     await record(tape, ['from main']);
     git(repo, 'add', '.');
     git(repo, 'commit', '-qm', 'main creates the tape');
-    const ours = readFileSync(tape);
 
-    const merge = gitRun(repo, 'merge', '--no-edit', 'feature');
+    // No keyed mask in feature's records: they read and key the same under main's salt.
+    const clean = gitRun(repo, 'merge', '--no-edit', 'feature');
+    expect(clean.status, clean.stdout + clean.stderr).toBe(0);
+    expect(await replay(tape, ['from main', 'from feature'])).toEqual(['answer to from main', 'answer to from feature']);
+
+    const ours = readFileSync(tape);
+    const merge = gitRun(repo, 'merge', '--no-edit', 'secret');
     expect(merge.status).not.toBe(0);
-    expect(merge.stdout + merge.stderr).toContain('E_TAPE_MERGE');
-    expect(merge.stdout + merge.stderr).toMatch(/tapedeck: E_TAPE_MERGE chat\.tape: ours .* different redaction salts/);
+    expect(merge.stdout + merge.stderr).toMatch(/tapedeck: E_TAPE_MERGE chat\.tape: ours .* different redaction salts .*1 of the records theirs adds hold secrets masked under its salt/);
     expect(git(repo, 'diff', '--name-only', '--diff-filter=U').trim()).toBe('chat.tape');
     expect(readFileSync(tape).equals(ours)).toBe(true);
   });
@@ -178,10 +188,19 @@ describe('tapedeck merge <base> <ours> <theirs>', () => {
     expect((await readTape(ours)).header.salt).toBe('00112233445566778899aabbccddeeff');
   });
 
-  it('different salts: exit 1, E_TAPE_MERGE with what to do, ours left byte for byte', async () => {
+  it('different salts: merged when theirs adds no keyed mask; with one, exit 1, E_TAPE_MERGE with what to do, ours left byte for byte', async () => {
     const base = await tapeOf(at('b3.tape'), []);
     const ours = await tapeOf(at('o3.tape'), [1]);
     const theirs = await tapeOf(at('t3.tape'), [2], 'ffeeddccbbaa99887766554433221100');
+    const merged = tapedeck(dir, 'merge', base, ours, theirs);
+    expect(merged.status, merged.stderr).toBe(0);
+    expect(await keysOf(ours)).toEqual([1, 2]);
+    expect((await readTape(ours)).header.salt).toBe('00112233445566778899aabbccddeeff');
+
+    await tapeOf(ours, [1]);
+    const masked = chatRecord(3);
+    masked.request.body.messages[0]!.content = 'my password is [REDACTED:0123456789abcdef]';
+    await appendRecords(theirs, [masked]);
     const before = readFileSync(ours);
     const r = tapedeck(dir, 'merge', base, ours, theirs);
     expect(r.status).toBe(1);
