@@ -87,12 +87,14 @@ the tape lock). <path> is only the name messages use (git's %P).
 The merged tape holds the records of <base> both sides kept, then those <ours> added, then
 those <theirs> added, each in its order (records are compared by their bytes; one both sides
 added is kept once). A base record one side removed (prune, re-record) is left out. The header
-is ours; theirs must have the same redaction salt and format version.
+is ours; theirs must have the same format version, and the same redaction salt when the
+records it adds hold secrets masked under its salt ([REDACTED:<hex>]).
 
 Exit codes:
   0   merged cleanly (one line: records from base, ours, theirs, duplicates, removed)
-  1   not merged: the branches created the tape separately (different salts: keep one side
-      and re-record the other's calls), different format versions, a damaged header
+  1   not merged: the branches created the tape separately and theirs holds secrets masked
+      under its own salt (keep one side and re-record the other's calls), different format
+      versions, a damaged header
       (nothing written); or an input is damaged: its intact records were merged and written,
       the damage is listed (tapedeck verify), and git keeps the conflict for you to check
   2   usage: not three or four arguments
