@@ -523,6 +523,9 @@ export class Deck {
     let mcpRecordings = 0;
     let realtimeSessions = 0;
     const warnings: StoreWarning[] = [];
+    // What messages call the missing store: looked up once, and only when the store is missing
+    // (a tape file's looks through its directory for a near name).
+    let absent: string | undefined;
     if (mode !== 'passthrough') {
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText });
       col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}), ...(opts.test !== undefined ? { test: opts.test } : {}) });
@@ -531,7 +534,7 @@ export class Deck {
       mcpRecordings = kind.mcp;
       realtimeSessions = kind.realtime;
       // A missing tape in replay is not fatal: every request is a miss that says so.
-      const absent = col.exists ? undefined : absentOf(backend, opts, entry);
+      if (!col.exists) absent = absentOf(backend, opts, entry);
       if (!col.exists) warnings.push({ code: 'E_TAPE_NOT_FOUND', offset: 0, message: absent !== undefined ? `${absent}; every request will be a miss.` : `Tape ${opts.tape} does not exist; every request will be a miss.` });
     }
     const known = col?.warnings.length ?? 0;
@@ -541,7 +544,7 @@ export class Deck {
     // `once` became record or replay when the tape was opened.
     const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
     deck.verifyCommand = backend?.verifyCommand;
-    deck.absent = absentOf(backend, opts, entry);
+    deck.absent = absent;
     if (mcpRecordings > 0) deck.counters.mcpRecordings = mcpRecordings;
     if (realtimeSessions > 0) deck.counters.realtimeSessions = realtimeSessions;
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
