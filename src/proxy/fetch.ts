@@ -29,6 +29,27 @@ import { NULL_BODY, toHeaders } from './fetch-headers.ts';
 export const lateCallError = (): TapedeckError =>
   new TapedeckError('E_PROXY_CLOSED', "This request came after its test ended, when the test's tape was closed: it has no answer.", { hint: 'Await every call in the test that makes it.' });
 
+/** A miss createFetch answered: the error itself, and the same answer with its message retold. */
+export interface AnsweredMiss {
+  error: TapedeckError;
+  /** The answer again, in the same provider's error shape, saying `message` instead (details merged in). */
+  retell(message: string, details?: Record<string, unknown>): Response;
+}
+
+// Each provider's error body has its own shape (Gemini's carries no details, Bedrock's message
+// is top-level, Ollama's `error` is a string): a wrapper that wants the miss reads it here, from
+// the answer it got, instead of parsing one shape.
+const answeredMisses = new WeakMap<Response, AnsweredMiss>();
+
+/**
+ * The miss a tapedeck fetch answered with `res`, for the test helpers (internal).
+ *
+ * @example
+ * const res = await f(url, init)
+ * if (res.headers.get('x-tapedeck-match') === 'miss') missOf(res)?.error.details.route // 'POST /v1/chat/completions'
+ */
+export const missOf = (res: Response): AnsweredMiss | undefined => answeredMisses.get(res);
+
 /** Misses kept for the summary at close (it lists 20; the count is the deck's). */
 const MAX_MISSES_KEPT = 1000;
 
@@ -359,8 +380,15 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // is retried whatever the headers say by some: LangChain's six tries took 77 s).
       const closed = e.code === 'E_PROXY_CLOSED';
       const status = closed ? 400 : statusOf(e.code, d?.missStatus ?? opts.missStatus);
-      const answer = errorAnswer(e, u.pathname, dreq.headers, status, showsWholeBody(dreq.headers), closed);
-      return new Response(answer.body, { status, headers: answer.headers });
+      const answerWith = (x: TapedeckError): Response => {
+        const answer = errorAnswer(x, u.pathname, dreq.headers, status, showsWholeBody(dreq.headers), closed);
+        return new Response(answer.body, { status, headers: answer.headers });
+      };
+      const res = answerWith(e);
+      if (e.code === 'E_MISS') {
+        answeredMisses.set(res, { error: e, retell: (message, details = {}) => answerWith(new TapedeckError('E_MISS', message, { ...e.details, ...details, hint: undefined })) });
+      }
+      return res;
     }
   }
 

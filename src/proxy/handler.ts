@@ -70,9 +70,10 @@ export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
   awsCredentials?: AwsCredentials | false;
   /**
    * Called with one line per miss (`POST /v1/chat/completions: <what differs>; <fix>`), when it
-   * is answered (tapedeck serve prints it on stderr unless --quiet).
+   * is answered (tapedeck serve prints it on stderr unless --quiet), and the miss itself (its
+   * details say the route and what differs).
    */
-  onMiss?: (line: string) => void;
+  onMiss?: (line: string, miss: TapedeckError) => void;
 }
 
 /** Statistics of a handler: the engine's counters plus latency and in-flight requests. */
@@ -417,7 +418,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     const e = asTapedeckError(err);
     if (e.code === 'E_MISS') {
       deck?.count('miss');
-      opts.onMiss?.(`${req.method ?? 'GET'} ${(req.url ?? '/').replace(/\?.*$/, '')}: ${e.message.split('\n')[0]}`);
+      opts.onMiss?.(`${req.method ?? 'GET'} ${(req.url ?? '/').replace(/\?.*$/, '')}: ${e.message.split('\n')[0]}`, e);
     } else deck?.countError();
     if (res.headersSent) {
       res.destroy();

@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { HEADLINE_MAX, missHeadline } from '../match/diagnose.ts';
-import { createFetchFor, lateCallError, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
+import { createFetchFor, lateCallError, missOf, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
 import { errorAnswer } from '../proxy/http-errors.ts';
 import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
 import { RedisBackend } from '../store/backends/redis-backend.ts';
@@ -290,20 +290,8 @@ function openTape(opts: TestTapeOptions): TestTape {
     return inner;
   };
 
-  /**
-   * Notes a miss for the run report. The message already says what differs and gives this
-   * test's record command; a test never recorded (no tape yet) says that instead.
-   */
-  async function missResponse(res: Response): Promise<Response> {
-    const text = await res.text();
-    let body: { message?: string; error?: { message?: string; tapedeck?: MissDetails } } | undefined;
-    try {
-      body = JSON.parse(text) as typeof body;
-    } catch {
-      body = undefined;
-    }
-    const details = body?.error?.tapedeck ?? {};
-    const route = details.route ?? '(request)';
+  /** Notes a miss for the run report and the failure at close: its route and what differs. */
+  function noteMiss(details: MissDetails, route: string): { never: boolean; diagnosis: string } {
     // Before the first recording there is no tape at all: say so rather than "no recordings".
     const never = store ? storeMissing : !existsSync(opts.tape);
     const diagnosis = never
@@ -311,29 +299,35 @@ function openTape(opts: TestTapeOptions): TestTape {
         ? 'the namespace has no recordings yet (this test was never recorded)'
         : 'the tape does not exist yet (this test was never recorded)'
       : diagnoseMiss(details, store ? 'namespace' : 'tape');
-    misses.push({ ...(opts.test ? { test: opts.test } : {}), route, diagnosis, command: recordCommand });
-    if (never && body?.error) {
-      const ci = mode === 'replay' && source === 'CI' ? ' (CI is set: nothing records)' : '';
-      // A namespace, or a tape path too long for the headline (clipping it would cut the file
-      // name, the part that tells which test this is), gets a line of its own.
-      const what = `this test was never recorded${ci}`;
-      const inline = `${what}: no tape at ${rel}`;
-      const [headline, ownLine] = store
-        ? [`${what}: its Redis namespace has no recordings`, `\n  namespace: ${namespace}`]
-        : inline.length <= HEADLINE_MAX
-          ? [inline, '']
-          : [`${what}: its tape does not exist yet`, `\n  tape: ${rel}`];
-      // Update mode with no network or no key: recording is what failed, say why.
-      const fix = typeof details.unrecordable === 'string' ? `recording it needs the network and a real API key: ${details.unrecordable}` : `record it: ${recordCommand}`;
-      const message = `tapedeck miss: ${missHeadline(headline, fix)}${ownLine}`;
-      body.error.message = message;
-      // The Anthropic shape's top-level message is what its SDK shows.
-      if (typeof body.message === 'string') body.message = message;
-      if (body.error.tapedeck) Object.assign(body.error.tapedeck, { difference: diagnosis });
-    }
-    const headers = new Headers(res.headers);
-    headers.delete('content-length');
-    return new Response(body ? JSON.stringify(body) : text, { status: res.status, statusText: res.statusText, headers });
+    misses.push({ ...(opts.test ? { test: opts.test } : {}), route: details.route ?? route, diagnosis, command: recordCommand });
+    return { never, diagnosis };
+  }
+
+  /**
+   * The answer to a miss of the test's fetch. The message already says what differs and gives this
+   * test's record command; a test never recorded (no tape yet) says that instead. The miss is
+   * read from the error the fetch answered with, not from the body: each provider's error body
+   * has its own shape (Gemini's carries no details, Ollama's `error` is a string).
+   */
+  function missResponse(res: Response): Response {
+    const answered = missOf(res);
+    const details = (answered?.error.details ?? {}) as MissDetails;
+    const { never, diagnosis } = noteMiss(details, '(request)');
+    if (!never || !answered) return res;
+    const ci = mode === 'replay' && source === 'CI' ? ' (CI is set: nothing records)' : '';
+    // A namespace, or a tape path too long for the headline (clipping it would cut the file
+    // name, the part that tells which test this is), gets a line of its own.
+    const what = `this test was never recorded${ci}`;
+    const inline = `${what}: no tape at ${rel}`;
+    const [headline, ownLine] = store
+      ? [`${what}: its Redis namespace has no recordings`, `\n  namespace: ${namespace}`]
+      : inline.length <= HEADLINE_MAX
+        ? [inline, '']
+        : [`${what}: its tape does not exist yet`, `\n  tape: ${rel}`];
+    // Update mode with no network or no key: recording is what failed, say why.
+    const fix = typeof details.unrecordable === 'string' ? `recording it needs the network and a real API key: ${details.unrecordable}` : `record it: ${recordCommand}`;
+    // The same provider's error shape, with this message wherever its SDK reads one.
+    return answered.retell(`${missHeadline(headline, fix)}${ownLine}`, { difference: diagnosis });
   }
 
   /** What every report of this tape says: which tape, test and mode. */
@@ -456,6 +450,9 @@ function openTape(opts: TestTapeOptions): TestTape {
           ...(tls ? { tls } : {}),
           redact: opts.redact,
           sessionRecordCommand: `re-record: ${sessionRecordCommand}`,
+          // An HTTP miss of this proxy fails the test like a fetch miss, even one the client
+          // (a child process, an SDK that takes no fetch) swallowed.
+          onMiss: (line, e) => void noteMiss(e.details as MissDetails, line.slice(0, line.indexOf(': '))),
           ...(chaosNow ? { chaos: chaosNow } : {}),
           onWarning: (m) => {
             // A realtime miss fails the test like a fetch miss, with this test's record command.

@@ -34,6 +34,7 @@ export function awsClient(endpoint: string, opts: { http1?: boolean } = {}): Bed
 }
 
 /** The AI SDK's Bedrock provider, signing with SigV4, or with a Bedrock API key (Bearer). */
-export function aiSdkBedrock(baseURL: string, opts: { apiKey?: boolean } = {}) {
-  return createAmazonBedrock(opts.apiKey ? { baseURL, region: 'us-east-1', apiKey: API_KEY } : { baseURL, region: 'us-east-1', ...CREDENTIALS });
+export function aiSdkBedrock(baseURL: string, opts: { apiKey?: boolean; fetch?: typeof fetch } = {}) {
+  const f = opts.fetch ? { fetch: opts.fetch } : {};
+  return createAmazonBedrock(opts.apiKey ? { baseURL, region: 'us-east-1', apiKey: API_KEY, ...f } : { baseURL, region: 'us-east-1', ...CREDENTIALS, ...f });
 }
