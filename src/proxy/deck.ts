@@ -40,6 +40,7 @@ import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from '
 import { IndexRuns } from './index-runs.ts';
 import { FiledRecording } from './filed-recording.ts';
 import { KeyTurns } from './key-turns.ts';
+import { RecordTurns, type RecordTurn } from './record-turns.ts';
 // Browser bundles get fleet.browser.ts (package.json "browser"): a page's tape is never shared.
 import { Fleet } from './fleet.ts';
 
@@ -1173,15 +1174,48 @@ export class Deck {
    * the tape (a kill -9 cannot take it back). A failed append is also reported via onWarning
    * and stats.appendFailures; `durable` never rejects.
    */
-  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
-    const rec = this.recordOf(p, req, response, recordedAt, durationMs);
+  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number, turn?: RecordTurn): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
+    let rec: HttpRecord | undefined;
+    try {
+      rec = this.recordOf(p, req, response, recordedAt, durationMs);
+    } catch (e) {
+      turn?.finish();
+      throw e;
+    }
     if (!rec) {
       // The beforeRecord hook kept it off the tape: live, and not recorded.
+      turn?.finish();
       this.counters.byMatch.passthrough++;
       return { rec: undefined, durable: Promise.resolve(undefined) };
     }
-    return { rec, durable: this.appendRecord(rec) };
+    if (!turn) return { rec, durable: this.appendRecord(rec) };
+    // After the identical requests sent before it (./record-turns.ts).
+    const stored = rec;
+    const durable = turn.before().then(() => {
+      try {
+        return this.appendRecord(stored);
+      } finally {
+        turn.finish();
+      }
+    });
+    this.writes.add(durable);
+    void durable.finally(() => this.writes.delete(durable));
+    return { rec, durable };
   }
+
+  /**
+   * A turn among the identical requests being recorded (./record-turns.ts), for a request the
+   * caller sends upstream to record: pass it to {@link record}, and finish() it whatever
+   * happens (record() finishes it once the record is appended or declined).
+   *
+   * @example
+   * const turn = deck.takeTurn(p); try { ... deck.record(p, req, response, at, ms, turn) ... } finally { turn.finish() }
+   */
+  takeTurn(p: Prepared): RecordTurn {
+    return this.recordTurns.take(httpRecordKey(p.route, p.match, p.key));
+  }
+
+  private readonly recordTurns = new RecordTurns();
 
   /**
    * The record an exchange is stored as (the beforeRecord hook applied, secrets masked), without

@@ -6,6 +6,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import type { Deck, DeckRequest, Prepared } from './deck.ts';
+import type { RecordTurn } from './record-turns.ts';
 import { reportRecordHookFailure } from './deck-hooks.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
@@ -26,7 +27,19 @@ export interface OpenAnswers {
  * @example
  * return await recordStream({ inFlight, unread }, deck, prepared, dreq, upstreamResponse, new Date(), performance.now(), signal)
  */
-export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number, signal: AbortSignal): Promise<Response> {
+export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number, signal: AbortSignal, turn?: RecordTurn): Promise<Response> {
+  // The turn (./record-turns.ts) is this function's to finish: a whole answer's once recorded
+  // (or not), a stream's once it ends whichever way.
+  let streaming = false;
+  try {
+    const r = await answerOf(open, d, p, dreq, up, recordedAt, t0, signal, turn, () => (streaming = true));
+    return r;
+  } finally {
+    if (!streaming) turn?.finish();
+  }
+}
+
+async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number, signal: AbortSignal, turn: RecordTurn | undefined, streams: () => void): Promise<Response> {
   const { inFlight, unread } = open;
   const headers = storedResponseHeaders(up.headers);
   const out = toHeaders(headers);
@@ -50,7 +63,7 @@ export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq
     }
     let recording: ReturnType<Deck['record']>;
     try {
-      recording = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+      recording = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0, turn);
     } catch (e) {
       // A beforeRecord hook that failed: the caller gets the error (a whole answer's, or its
       // stream's end), and onWarning names the route, as the proxy's stderr does; a caller that
@@ -86,6 +99,9 @@ export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq
   const tracked = new Promise<void>((r) => (settle = r));
   inFlight.add(tracked);
   void tracked.then(() => inFlight.delete(tracked));
+  // From here the stream ends the turn, whichever way it ends.
+  streams();
+  if (turn) void tracked.then(() => turn.finish());
   let saved: ReturnType<typeof save> | undefined;
   // The caller's body ends only once the record is durable: an answer read to the end is on
   // the tape, whatever happens to this process next. One whose record failed ends with the
@@ -188,5 +204,7 @@ export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq
   };
   signal.addEventListener('abort', onAbort, { once: true });
   void tracked.then(() => signal.removeEventListener('abort', onAbort));
+  // A later identical request waits for this one's record: read on without the caller.
+  turn?.onHurry(() => void drain());
   return new Response(stream, init);
 }

@@ -17,6 +17,7 @@ import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { UpstreamLink } from './upstream.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { recordStream, type OpenAnswers } from './fetch-record.ts';
+import type { RecordTurn } from './record-turns.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
 
 /**
@@ -304,6 +305,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     // As fetch: a call made with an aborted signal is rejected with its reason, before anything.
     if (signal.aborted) throw signal.reason;
     let d: Deck | undefined;
+    // Among identical requests being recorded (./record-turns.ts); recordStream takes it over.
+    let turn: RecordTurn | undefined;
     try {
       // A tape that cannot be opened (damaged, unreadable) is answered like any other tapedeck
       // error: an HTTP error the SDK raises with this message, not a rejected fetch, which
@@ -342,6 +345,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       const t0 = performance.now();
       const recordedAt = new Date();
       const p = decision.prepared;
+      if (p) turn = d.takeTurn(p);
       // The caller's abort cancels the upstream call until its answer starts; after that an
       // answer being recorded is read to the end even if the caller stops reading (an SDK
       // aborts its request on `break`), so the next replay finds it.
@@ -356,7 +360,9 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       if (refused) throw refused;
       if (p && (up.status < 400 || d.recordErrors)) {
         call.detachClient();
-        const r = await recordStream(open, d, p, dreq, up, recordedAt, t0, signal);
+        const owned = turn;
+        turn = undefined;
+        const r = await recordStream(open, d, p, dreq, up, recordedAt, t0, signal, owned);
         // Aborted while a whole answer was read and recorded: recorded, and the caller gets
         // its abort, as from fetch.
         if (signal.aborted) throw signal.reason;
@@ -389,6 +395,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         answeredMisses.set(res, { error: e, retell: (message, details = {}) => answerWith(new TapedeckError('E_MISS', message, { ...e.details, ...details, hint: undefined })) });
       }
       return res;
+    } finally {
+      turn?.finish();
     }
   }
 

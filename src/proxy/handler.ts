@@ -29,6 +29,7 @@ import { refuseChaos } from '../chaos/refused.ts';
 import { upstreamCutWarning } from './upstream-cut.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
+import type { RecordTurn } from './record-turns.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -482,6 +483,16 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
   }
 
   async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, miss?: TapedeckError): Promise<void> {
+    // Among identical requests being recorded (./record-turns.ts): ended however this ends.
+    const turn = p && d.takeTurn(p);
+    try {
+      await forwardIn(d, req, res, dreq, p, miss, turn);
+    } finally {
+      turn?.finish();
+    }
+  }
+
+  async function forwardIn(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, miss: TapedeckError | undefined, turn: RecordTurn | undefined): Promise<void> {
     const t0 = performance.now();
     const recordedAt = new Date();
     const url = upstreamUrl(upstream!, dreq.url);
@@ -532,7 +543,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       call.abort('client');
       return;
     }
-    if (recordIt && !streaming) return forwardWhole(d, req, res, dreq, p, up, headers, out, recordedAt, t0, () => clientGone);
+    if (recordIt && !streaming) return forwardWhole(d, req, res, dreq, p, up, headers, out, recordedAt, t0, () => clientGone, turn);
     // A stream being recorded sends its head with its first bytes (when node:http would send it
     // anyway): until then, a record that fails (a beforeRecord hook that throws on an answer
     // that came in one read, its final event held back) is still a whole error answer.
@@ -584,7 +595,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
       } else {
         let recording: ReturnType<Deck['record']>;
         try {
-          recording = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+          recording = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0, turn);
         } catch (e) {
           // The beforeRecord hook failed (or the record could not be built). Said where whoever
           // runs the proxy sees it: the client may only see a cut. Nothing sent yet: the error
@@ -625,7 +636,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
    * (or, with onRecordFailure 'serve', the answer with `x-tapedeck-recorded: false`). An upstream
    * that fails mid-body is an error answer, never a body that looks whole.
    */
-  async function forwardWhole(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared, up: Response, headers: Record<string, string | string[]>, out: OutgoingHttpHeaders, recordedAt: Date, t0: number, gone: () => boolean): Promise<void> {
+  async function forwardWhole(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared, up: Response, headers: Record<string, string | string[]>, out: OutgoingHttpHeaders, recordedAt: Date, t0: number, gone: () => boolean, turn: RecordTurn | undefined): Promise<void> {
     const log = new ChunkLog();
     if (up.body) {
       try {
@@ -650,7 +661,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
     }
     let recording: ReturnType<Deck['record']>;
     try {
-      recording = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0);
+      recording = d.record(p, dreq, { status: up.status, ...(up.statusText ? { statusText: up.statusText } : {}), headers, body, ...(log.chunks() ? { chunks: log.chunks()! } : {}) }, recordedAt, performance.now() - t0, turn);
     } catch (e) {
       // The client gets the error (500 E_HOOK); the route goes with it to whoever runs the proxy.
       reportRecordHookFailure((m) => d.warnOnce(m), p.route, e, gone() ? 'the client had gone' : 'the client got the error');
