@@ -291,15 +291,15 @@ function openTape(opts: TestTapeOptions): TestTape {
   };
 
   /** Notes a miss for the run report and the failure at close: its route and what differs. */
-  function noteMiss(details: MissDetails, route: string): { never: boolean; diagnosis: string } {
+  function noteMiss(details: MissDetails, route: string, cache?: { label: string; file?: string }): { never: boolean; diagnosis: string } {
     // Before the first recording there is no tape at all: say so rather than "no recordings".
-    const never = store ? storeMissing : !existsSync(opts.tape);
+    const never = cache ? cache.file !== undefined && !existsSync(cache.file) : store ? storeMissing : !existsSync(opts.tape);
     const diagnosis = never
       ? store
         ? 'the namespace has no recordings yet (this test was never recorded)'
         : 'the tape does not exist yet (this test was never recorded)'
       : diagnoseMiss(details, store ? 'namespace' : 'tape');
-    misses.push({ ...(opts.test ? { test: opts.test } : {}), route: details.route ?? route, diagnosis, command: recordCommand });
+    misses.push({ ...(opts.test ? { test: opts.test } : {}), route: cache?.label ?? details.route ?? route, diagnosis, command: recordCommand });
     return { never, diagnosis };
   }
 
@@ -399,6 +399,18 @@ function openTape(opts: TestTapeOptions): TestTape {
         c.put = async (...args: Parameters<ReplayCache['put']>) => {
           await put(...args);
           cacheAdded++;
+        };
+        // A miss fails the test like a fetch miss, even one the code under test caught (a
+        // caching layer that falls back to a default on any error). get() reads through this.
+        const getRecord = c.getRecord.bind(c);
+        const label = `ReplayCache ${typeof where === 'string' ? where : `Redis namespace ${namespace}.cache`}`;
+        c.getRecord = async (...args: Parameters<ReplayCache['getRecord']>) => {
+          try {
+            return await getRecord(...args);
+          } catch (e) {
+            if (e instanceof TapedeckError && e.code === 'E_MISS') noteMiss(e.details as MissDetails, label, { label, ...(typeof where === 'string' ? { file: where } : {}) });
+            throw e;
+          }
         };
         return c;
       });

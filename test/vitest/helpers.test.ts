@@ -329,6 +329,27 @@ describe('openTestTape', () => {
     await expect(replay.cache()).rejects.toMatchObject({ code: 'E_PROXY_CLOSED' });
   });
 
+  it("cache(): a miss the code under test catches still fails the test, naming the cache's tape", async () => {
+    const path = join(dir, 'cache-miss.tape');
+    const rec = openTestTape({ tape: path, env: {} });
+    const request = { model: 'm', messages: [{ role: 'user', content: 'cached once' }] };
+    await (await rec.cache()).put(request, { answer: 1 });
+    await rec.close();
+    const replay = openTestTape({ tape: path, env: { CI: '1' }, recordCommand: 'TAPEDECK_MODE=update npx vitest run c.test.ts', test: 'caches' });
+    const cache = await replay.cache();
+    expect(await cache.get(request)).toEqual({ answer: 1 });
+    // A caching layer that falls back to a default on any error: the miss is swallowed.
+    const changed = { ...request, messages: [{ role: 'user', content: 'cached twice' }] };
+    const answer = await cache.get(changed).catch(() => ({ answer: 'default' }));
+    expect(answer).toEqual({ answer: 'default' });
+    expect(replay.misses).toHaveLength(1);
+    expect(replay.misses[0]).toMatchObject({ test: 'caches', route: `ReplayCache ${join(dir, 'cache-miss.cache.tape')}`, command: 'TAPEDECK_MODE=update npx vitest run c.test.ts' });
+    expect(replay.misses[0]!.diagnosis).toMatch(/differs/);
+    const failed = (await replay.close().catch((e: unknown) => e)) as Error & { code?: string };
+    expect(failed.code).toBe('E_MISS');
+    expect(failed.message).toContain('cache-miss.cache.tape');
+  });
+
   it('install(): the global fetch goes through the tape until close()', async () => {
     const original = globalThis.fetch;
     const tape = openTestTape({ tape: join(dir, 'installed.tape'), env: {} });
