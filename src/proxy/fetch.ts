@@ -290,6 +290,12 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   }
 
   async function run(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    // Decided when the call is made, not after the tape opened: a call made before close() is
+    // in flight, and close() lets it finish (answered, or missed and counted); only a call made
+    // after close() is refused. A test's call it did not await, still waiting for the tape when
+    // the test ended, was refused as "after its test ended", which no miss and no summary
+    // counted: the test passed in CI with a request that had no recording.
+    const afterClose = closing !== undefined;
     const req = new Request(input, init);
     const u = new URL(req.url);
     // A data: or blob: URL names no server: the platform's fetch reads it, and it is neither a
@@ -314,7 +320,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // A store that does not answer (Redis frozen) must not outlast the caller's abort.
       d = await untilAborted(opening, signal);
       if (chaosRefused !== undefined) throw chaosRefused;
-      if (closing) throw closedError();
+      if (afterClose) throw closedError();
       if (req.body) {
         const body = new Uint8Array(await req.arrayBuffer());
         if (body.length > d.maxBodyBytes) {

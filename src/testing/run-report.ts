@@ -16,6 +16,7 @@ import { readTape, rewriteTape } from '../store/tape-file.ts';
 import { isHttpRecord } from '../store/records.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
+import { orphanTapes, recordCount, removeOrphanTape } from './orphan-tapes.ts';
 
 /** One miss, as the summary lists it. */
 export interface MissReport {
@@ -56,6 +57,8 @@ export interface TapeReport {
   cacheAdded?: number;
   /** Faults injected on demand (chaos), by name. */
   faults?: Record<string, number>;
+  /** Upstream 4xx/5xx answers this test got live and did not record (no `recordErrors`). */
+  errorsNotRecorded?: number;
 }
 
 /** One tape, or one Redis namespace, in the run summary. */
@@ -71,6 +74,8 @@ export interface TapeSummary {
   unrecorded?: number;
   hits: number;
   misses: number;
+  /** Upstream error answers got live and not recorded: CI, which replays, misses them. */
+  errorsNotRecorded?: number;
   unused: number;
   unusedTraces: string[];
   /**
@@ -78,6 +83,8 @@ export interface TapeSummary {
    * answered by injected faults instead of the recordings they would have got.
    */
   unreadable?: string;
+  /** A tape no test opened in the run (a deleted or renamed test's): all its recordings are unused. */
+  orphan?: true;
 }
 
 /** The summary of a run, per tape (or namespace) and in total. */
@@ -90,6 +97,8 @@ export interface RunSummary {
   unrecorded?: number;
   hits: number;
   misses: MissReport[];
+  /** Upstream error answers tests got live and did not record (see TapeSummary). */
+  errorsNotRecorded?: number;
   unused: number;
   /** Faults injected on demand (chaos) in the run, by name. */
   faults?: Record<string, number>;
@@ -137,6 +146,11 @@ export interface SummaryOptions {
    * and reading its namespaces needs the real one (default: TAPEDECK_STORE).
    */
   stores?: readonly (string | undefined)[];
+  /**
+   * Test files every test of which ran: tapes in their default tape folders that no test
+   * opened (a deleted or renamed test's) are counted unused, and pruning removes them.
+   */
+  testFiles?: readonly string[];
 }
 
 const baseOf = (url: string) => maskRedisUrl(url).replace(/[?#].*$/, '');
@@ -215,6 +229,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   const hits = rs.reduce((n, r) => n + r.hits, 0);
   const unrecorded = rs.reduce((n, r) => n + (r.unrecorded ?? 0), 0);
   const misses = rs.reduce((n, r) => n + r.misses.length, 0);
+  const errorsNotRecorded = rs.reduce((n, r) => n + (r.errorsNotRecorded ?? 0), 0);
   const used = new Set(rs.flatMap((r) => r.used));
   const unusedTraces: string[] = [];
   /** Notes a stored record no call of the run used, if it is a stale candidate (see judged). */
@@ -244,7 +259,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
     }
   }
   const mode = rs[rs.length - 1]!.mode;
-  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
+  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
 }
 
 /**
@@ -277,7 +292,18 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     summary.added += t.added;
     if (t.unrecorded) summary.unrecorded = (summary.unrecorded ?? 0) + t.unrecorded;
     summary.hits += t.hits;
+    if (t.errorsNotRecorded) summary.errorsNotRecorded = (summary.errorsNotRecorded ?? 0) + t.errorsNotRecorded;
     summary.unused += t.unused;
+  }
+  // A tape per test: a deleted test's tape is opened by no one, so only its folder finds it.
+  if (opts.testFiles && opts.testFiles.length > 0 && reports.length > 0) {
+    const opened = new Set(reports.filter((r) => !r.store).flatMap((r) => [r.tape, ...(r.cacheTape ? [r.cacheTape] : [])]));
+    for (const tape of orphanTapes(opts.testFiles, opened)) {
+      const n = await recordCount(tape);
+      if (n === 0) continue;
+      summary.tapes.push({ tape, mode: reports[0]!.mode, added: 0, hits: 0, misses: 0, unused: n, unusedTraces: [], orphan: true });
+      summary.unused += n;
+    }
   }
   summary.misses.push(...groups.flatMap(([, rs]) => rs.flatMap((r) => r.misses)));
   for (const r of reports) {
@@ -296,6 +322,10 @@ export async function pruneUnused(summary: RunSummary, opts: SummaryOptions = {}
   let dropped = 0;
   for (const t of summary.tapes) {
     if (t.unused === 0) continue;
+    if (t.orphan) {
+      dropped += await removeOrphanTape(t.tape, t.unused);
+      continue;
+    }
     const stale = new Set(t.unusedTraces);
     if (t.store && t.namespace) {
       const backend = new RedisBackend(storeUrl(t.store, opts), { namespace: t.namespace });
@@ -318,6 +348,8 @@ export interface FormatOptions {
   root?: string;
   /** The command that prunes unused recordings (printed when there are any). */
   pruneCommand?: string;
+  /** The run pruned its unused recordings: they are gone, and said so, not "unused" still. */
+  pruned?: boolean;
 }
 
 /**
@@ -333,7 +365,7 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
   const misses = s.misses.length === 1 ? '1 miss' : `${s.misses.length} misses`;
   const namespaces = s.tapes.filter((t) => t.namespace !== undefined);
-  const tapes = s.tapes.length - namespaces.length;
+  const tapes = s.tapes.filter((t) => t.namespace === undefined && !t.orphan).length;
   const stores = [...new Set(namespaces.map((t) => t.store))];
   const where = [tapes > 0 || namespaces.length === 0 ? plural(tapes, 'tape') : '', namespaces.length > 0 ? `${plural(namespaces.length, 'Redis namespace')} on ${stores.join(', ')}` : ''].filter(Boolean).join(' and ');
   const unrecorded = s.unrecorded ? `, ${plural(s.unrecorded, 'answer')} not recorded` : '';
@@ -341,17 +373,21 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   // Latency is a delay, not a failure: counted apart from the faults.
   const failures = faults.filter(([f]) => f !== 'latency');
   const injected = faults.length > 0 ? `, ${plural(failures.reduce((n, [, k]) => n + k, 0), 'fault')} injected (${faults.map(([f, n]) => `${f} ${n}`).join(', ')})` : '';
-  const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}${injected}`];
-  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded);
+  const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}${opts.pruned && s.unused > 0 ? ' (pruned)' : ''}${injected}`];
+  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded);
   for (const t of notable.slice(0, 30)) {
-    const bits = [t.added ? `+${t.added} added` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.unused ? `${t.unused} unused` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
-    lines.push(`  ${t.namespace ? `namespace ${t.namespace}` : rel(t.tape)} (${t.mode}): ${bits.join(', ')}`);
+    const bits = [t.added ? `+${t.added} added` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.unused ? `${t.unused} unused${t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
+    lines.push(`  ${t.namespace ? `namespace ${t.namespace}` : rel(t.tape)}${t.orphan ? '' : ` (${t.mode})`}: ${bits.join(', ')}`);
   }
   if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);
   if (s.misses.length > 0) {
     lines.push('Misses:');
     for (const m of s.misses.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}`, m.hint ? `    ${m.hint}` : `    record it: ${m.command}`);
     if (s.misses.length > 20) lines.push(`  ... and ${s.misses.length - 20} more`);
+  }
+  if (s.errorsNotRecorded) {
+    // Each local run calls the API again for them and passes; CI, which replays, misses them.
+    lines.push(`Upstream errors (4xx, 5xx) are not recorded: ${s.errorsNotRecorded === 1 ? 'that call goes to the API on every run and misses' : 'those calls go to the API on every run and miss'} in CI. To replay an error a test relies on, record it: tapedeckFixtures({ recordErrors: true }) (docs/modes.md, "What is recorded when the upstream fails").`);
   }
   if (s.unused > 0 && opts.pruneCommand) {
     lines.push(`Unused recordings are stale candidates (no test asked for them in this run). Drop them after a full passing run: ${opts.pruneCommand}`);

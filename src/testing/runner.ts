@@ -154,7 +154,7 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
         log(`tapedeck: pruned ${pruned} unused recording(s).`);
       }
     }
-    log(formatSummary(summary, { pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${testCommand}` }));
+    log(formatSummary(summary, { pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${testCommand}`, pruned: pruned > 0 }));
   } finally {
     rmSync(runDir, { recursive: true, force: true });
     if (process.env.TAPEDECK_RUN_DIR === runDir) delete process.env.TAPEDECK_RUN_DIR;

@@ -255,6 +255,9 @@ function openTape(opts: TestTapeOptions): TestTape {
   const used = new Set<string>();
   const switches: FetchSwitch[] = [];
   let hits = 0;
+  // Upstream error answers got live and not recorded (no recordErrors): said in the summary,
+  // since each local run calls the API for them again and passes while CI misses them.
+  let errorsNotRecorded = 0;
   let inner: TapedeckFetch | undefined;
   let cache: Promise<ReplayCache> | undefined;
   let cacheAdded = 0;
@@ -377,6 +380,8 @@ function openTape(opts: TestTapeOptions): TestTape {
     const how = res.headers.get('x-tapedeck-match');
     if (how === 'miss') return missResponse(res);
     if (how === 'exact' || how === 'signature' || how === 'sequential') hits++;
+    // createFetch hands an unrecorded upstream answer back as it came: no x-tapedeck-match.
+    if ((how === null || how === 'passthrough') && res.status >= 400 && mode !== 'passthrough' && !res.headers.has('x-tapedeck-fault')) errorsNotRecorded++;
     const trace = res.headers.get('x-tapedeck-trace');
     if (trace && how !== 'passthrough') used.add(trace);
     return res;
@@ -553,6 +558,7 @@ function openTape(opts: TestTapeOptions): TestTape {
           ...reportOf(),
           added,
           ...(unrecorded > 0 ? { unrecorded } : {}),
+          ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}),
           hits,
           misses,
           used: [...used],

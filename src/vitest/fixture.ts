@@ -50,19 +50,31 @@ export function testNames(task: TestContext['task']): string[] {
 }
 
 /**
+ * The names vitest matches `-t` against, outermost first: every task up the test's suite chain,
+ * as vitest's own full name is built (the file's task too, in a vitest that puts it there).
+ */
+function filterNames(task: TestContext['task']): string[] {
+  const names: string[] = [];
+  for (let t: { name: string; suite?: unknown } | undefined = task; t; t = t.suite as typeof t) names.unshift(t.name);
+  return names;
+}
+
+/**
  * The command that records one test: update mode (what is recorded stays, what is missing is
  * recorded), that file, that test. Vitest matches `-t` against the suite names and the test
- * name joined by spaces, so the pattern is that text, escaped, anchored at its end. When the
+ * name joined by spaces, so the pattern is that text, escaped, anchored at both ends: anchored
+ * at its end only, `-t 'chat says hello$'` also ran the test `says hello` of a suite `old chat`
+ * (and, with TAPEDECK_MODE=record, re-recorded it). When the
  * run's store came from TAPEDECK_STORE (`storeFromEnv`), the command sets it too, with a
  * password shown as `***` (never printed: put yours back, or keep the variable in your
  * environment and drop that part).
  *
  * @example
  * recordCommandFor('test/chat.test.ts', ['chat', 'says hello'])
- * // "TAPEDECK_MODE=update npx vitest run test/chat.test.ts -t 'chat says hello$'"
+ * // "TAPEDECK_MODE=update npx vitest run test/chat.test.ts -t '^chat says hello$'"
  */
 export function recordCommandFor(file: string, names: readonly string[], testCommand = 'npx vitest run', storeFromEnv?: string): string {
-  const t = names.length > 0 ? ` -t ${shellQuote(`${regexEscape(names.join(' '))}$`)}` : '';
+  const t = names.length > 0 ? ` -t ${shellQuote(`^${regexEscape(names.join(' '))}$`)}` : '';
   const store = storeFromEnv ? `${STORE_ENV}=${shellQuote(maskRedisUrl(storeFromEnv))} ` : '';
   return `${store}TAPEDECK_MODE=update ${testCommand} ${shellQuote(file)}${t}`;
 }
@@ -101,7 +113,7 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         root,
         test: `${relFile} > ${names.join(' > ')}`,
         file: relFile,
-        recordCommand: recordCommandFor(relFile, names, testCommand ?? ctx.testCommand, store?.fromEnv ? store.url : undefined),
+        recordCommand: recordCommandFor(relFile, filterNames(task), testCommand ?? ctx.testCommand, store?.fromEnv ? store.url : undefined),
         failOnMiss: false,
       });
       const install = tape.install.bind(tape);

@@ -81,7 +81,7 @@ export class TapedeckReporter implements Reporter {
     const reports = readTapeReports(this.runDir);
     if (reports.length === 0) return;
     const stores = [this.opts.store];
-    const summary = await summarizeRun(reports, { stores });
+    const summary = await summarizeRun(reports, { stores, testFiles: this.completeFiles(modules) });
     const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : console.log(s));
     const cmd = this.opts.testCommand ?? 'npx vitest run';
     let pruned = 0;
@@ -96,7 +96,7 @@ export class TapedeckReporter implements Reporter {
     // The workers took the store from TAPEDECK_STORE unless the plugin gave one: so must the prune.
     const env = process.env[STORE_ENV];
     const storeEnv = !this.opts.store && env && summary.tapes.some((t) => t.store) ? `${STORE_ENV}=${shellQuote(maskRedisUrl(env))} ` : '';
-    if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `${storeEnv}TAPEDECK_PRUNE=1 ${cmd}` }));
+    if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `${storeEnv}TAPEDECK_PRUNE=1 ${cmd}`, pruned: pruned > 0 }));
     if (this.opts.summary !== false && this.opts.drift !== false) {
       const written = summary.tapes.filter((t) => t.added > 0 && !t.store).map((t) => t.tape);
       if (written.length > 0) {
@@ -112,6 +112,16 @@ export class TapedeckReporter implements Reporter {
     this.opts.onSummary?.(summary, pruned);
     // Read: nothing else needs the reports (the next run makes the directory again).
     rmSync(this.runDir, { recursive: true, force: true });
+  }
+
+  /**
+   * The test files every test of which ran and passed: their tape folders tell which tapes no
+   * test opened. None in a run filtered with -t, and no file with a skipped test, where an
+   * unopened tape is expected; nor one with a failed test, which may have failed before its call.
+   */
+  private completeFiles(modules: ReadonlyArray<TestModule>): string[] {
+    if (this.vitest?.config.testNamePattern) return [];
+    return modules.filter((m) => [...m.children.allTests()].every((t) => t.result().state === 'passed')).map((m) => m.moduleId);
   }
 
   /** A reason not to prune, or undefined: pruning needs every test to have run and passed. */

@@ -49,7 +49,7 @@ describe('the vitest fixture with an MCP server', () => {
     const changed = await p.vitest(['test/agent-mcp.test.ts'], { CI: 'true', ...env('Grace', fails) });
     expect(changed.code).not.toBe(0);
     expect(changed.out).toContain('tools/call create_entities: params.arguments.entities[0].name differs');
-    expect(changed.out).toContain("TAPEDECK_MODE=update npx vitest run test/agent-mcp.test.ts -t 'remembers a person$'");
+    expect(changed.out).toContain("TAPEDECK_MODE=update npx vitest run test/agent-mcp.test.ts -t '^remembers a person$'");
     // The run summary lists the miss like a fetch miss.
     expect(changed.out).toContain('remembers a person: MCP tools/call create_entities: params.arguments.entities[0].name differs');
   });

@@ -91,7 +91,7 @@ redisDescribe('the vitest helper on Redis, single node (TAPEDECK_STORE)', () => 
     await clear(redis.current.url, gone);
     const r = await p.vitest(['test/openai.test.ts'], { TAPEDECK_STORE: store(), CI: 'true' });
     expect(r.code).toBe(1);
-    const command = `TAPEDECK_STORE='${store()}' TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t 'openai sdk answers a question$'`;
+    const command = `TAPEDECK_STORE='${store()}' TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t '^openai sdk answers a question$'`;
     expect(r.out).toContain(`400 tapedeck miss: this test was never recorded (CI is set: nothing records): its Redis namespace has no recordings\nRecord it: ${command}\n  namespace: ${gone}`);
     expect(summaryLine(r)).toBe(`tapedeck: 3 Redis namespaces ${on()}, 0 written, 0 recordings added, 2 replayed, 1 miss, 0 unused recordings`);
     expect(r.out).toContain(`  namespace ${gone} (replay): 1 missed`);
@@ -177,7 +177,7 @@ redisDescribe('the vitest helper on Redis, 3-master cluster (the plugin store op
     const miss = await p.vitest(['--config', 'vitest.cluster.config.ts', 'test/openai.test.ts', '-t', 'calls a tool'], { ...env, CI: 'true' });
     expect(miss.code).toBe(1);
     // The printed command keeps the run's config file: it records into the same cluster.
-    expect(miss.out).toContain("Record it: TAPEDECK_MODE=update npx vitest run -c vitest.cluster.config.ts test/openai.test.ts -t 'openai sdk calls a tool$'");
+    expect(miss.out).toContain("Record it: TAPEDECK_MODE=update npx vitest run -c vitest.cluster.config.ts test/openai.test.ts -t '^openai sdk calls a tool$'");
   });
 });
 

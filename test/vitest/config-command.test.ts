@@ -18,12 +18,12 @@ describe('a run with its own config file', () => {
   it('prints the record command with -c and that file', async () => {
     const r = await p.vitest(['-c', 'vitest.tapes.config.ts', 'test/openai.test.ts'], { CI: 'true' });
     expect(r.code).toBe(1);
-    expect(r.out).toContain("Record it: TAPEDECK_MODE=update npx vitest run -c vitest.tapes.config.ts test/openai.test.ts -t 'openai sdk answers a question$'");
+    expect(r.out).toContain("Record it: TAPEDECK_MODE=update npx vitest run -c vitest.tapes.config.ts test/openai.test.ts -t '^openai sdk answers a question$'");
   }, 60_000);
 
   it('the default config file gets no -c', async () => {
     const r = await p.vitest(['test/openai.test.ts'], { CI: 'true' });
     expect(r.code).toBe(1);
-    expect(r.out).toContain("Record it: TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t 'openai sdk answers a question$'");
+    expect(r.out).toContain("Record it: TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t '^openai sdk answers a question$'");
   }, 60_000);
 });

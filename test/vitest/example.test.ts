@@ -116,7 +116,7 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     // One file keeps the run short; the other files' tapes are covered by steps 1 and 2.
     const r = await vitest(['test/openai.test.ts'], { CI: 'true' });
     expect(r.code).toBe(1);
-    const command = "TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t 'openai sdk answers a question$'";
+    const command = "TAPEDECK_MODE=update npx vitest run test/openai.test.ts -t '^openai sdk answers a question$'";
     expect(r.out).toContain(`400 tapedeck miss: this test was never recorded (CI is set: nothing records): no tape at test/__tapes__/openai.test/openai-sdk/answers-a-question.tape\nRecord it: ${command}`);
     expect(summaryLine(r)).toBe('tapedeck: 3 tapes, 0 written, 0 recordings added, 2 replayed, 1 miss, 0 unused recordings');
     expect(r.out).toContain(`record it: ${command}`);
@@ -211,7 +211,7 @@ describe('examples/vitest', { timeout: 180_000 }, () => {
     const swallowed = await vitest(['test/timeouts.test.ts', '-t', 'swallows'], { CI: 'true' });
     expect(swallowed.code).toBe(1);
     expect(swallowed.out).toContain('TapedeckError: tapedeck miss: 1 request had no recording in test/__tapes__/timeouts.test/swallows-a-miss.tape:');
-    expect(swallowed.out).toContain("Record it: TAPEDECK_MODE=update npx vitest run test/timeouts.test.ts -t 'swallows a miss$'");
+    expect(swallowed.out).toContain("Record it: TAPEDECK_MODE=update npx vitest run test/timeouts.test.ts -t '^swallows a miss$'");
     expect(existsSync(join(tapes, 'timeouts.test', 'swallows-a-miss.tape'))).toBe(false);
 
     // What the AI SDK made of the miss, and the miss itself, in one failed test.

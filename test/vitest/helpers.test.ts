@@ -95,7 +95,7 @@ describe('tape names', () => {
     expect(err?.message).not.toContain('pw-secret');
     // The record command sets the store it came from the environment with, password masked.
     const cmd = recordCommandFor('test/a.test.ts', ['a'], undefined, env.TAPEDECK_STORE);
-    expect(cmd).toBe("TAPEDECK_STORE='redis://u:***@h:1/0?namespace=ci' TAPEDECK_MODE=update npx vitest run test/a.test.ts -t 'a$'");
+    expect(cmd).toBe("TAPEDECK_STORE='redis://u:***@h:1/0?namespace=ci' TAPEDECK_MODE=update npx vitest run test/a.test.ts -t '^a$'");
   });
 
   it('recordCommandFor: the -t pattern, read back by a real shell, selects that test by vitest full name', () => {
@@ -110,9 +110,12 @@ describe('tape names', () => {
       const arg = cmd.slice(cmd.indexOf(' -t ') + 4);
       const pattern = execFileSync('sh', ['-c', `printf '%s' ${arg}`], { encoding: 'utf8' });
       const re = new RegExp(pattern);
-      // vitest tests -t against the file task's name, suite names and test name joined by spaces.
-      expect(re.test(`test/a b.test.ts ${n.join(' ')}`)).toBe(true);
-      expect(re.test(`test/a b.test.ts ${n.join(' ')} again`)).toBe(false);
+      // vitest tests -t against the suite names and test name joined by spaces (its full name).
+      expect(re.test(n.join(' '))).toBe(true);
+      expect(re.test(`${n.join(' ')} again`)).toBe(false);
+      // Anchored at the start too: the same test name in a suite whose name ends the same
+      // (`old chat` > `says hello`) is another test, which the command must not re-record.
+      expect(re.test(`old ${n.join(' ')}`)).toBe(false);
     }
   });
 
@@ -216,7 +219,7 @@ describe('openTestTape', () => {
     const rec = openTestTape({ tape: path, env: {} });
     await ask(rec.fetch, 'What is the capital of France?', { temperature: 0 });
     await rec.close();
-    const command = "TAPEDECK_MODE=update npx vitest run test/geo.test.ts -t 'capitals$'";
+    const command = "TAPEDECK_MODE=update npx vitest run test/geo.test.ts -t '^capitals$'";
     const replay = openTestTape({ tape: path, env: { TAPEDECK_MODE: 'replay' }, recordCommand: command });
     const changed = (await ask(replay.fetch, 'What is the capital of Spain?', { temperature: 0 }).catch((e: unknown) => e)) as Error;
     // The test's own record command, not createFetch's mode option nor tapedeck serve.

@@ -159,7 +159,7 @@ describe('chat', () => {
 `,
     });
     const command = await missThenRecord(dir, 'npx vitest run', ['says-hello.tape']);
-    expect(command).toBe("TAPEDECK_MODE=update npx vitest run chat.test.mjs -t 'chat says hello$'");
+    expect(command).toBe("TAPEDECK_MODE=update npx vitest run chat.test.mjs -t '^chat says hello$'");
   });
 });
 

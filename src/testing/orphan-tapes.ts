@@ -1,0 +1,80 @@
+/**
+ * Tapes no test opened in a run. With a tape per test (the default naming), a deleted or renamed
+ * test leaves its tape behind: no test opens it again, so no summary read it and its recordings
+ * were never counted unused, never pruned, and stayed committed for good. A test file every test
+ * of which ran tells whose its default tape folder is: a tape there that no test of the run
+ * opened is a stale candidate, reported as unused and removed by the documented prune.
+ */
+import { existsSync, readdirSync, unlinkSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { readTape, withTapeLock } from '../store/tape-file.ts';
+
+/** Companion tapes (`tape.cache()`, `tape.mcp()`) belong to the test tape beside them. */
+const COMPANION = /\.(cache|mcp)\.tape$/;
+
+/** Every `*.tape` file below `dir` (tapedeck's working files and folders are not tapes). */
+function tapesBelow(dir: string): string[] {
+  const out: string[] = [];
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (e.name.startsWith('.')) continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) {
+      if (!e.name.endsWith('.writers')) out.push(...tapesBelow(p));
+    } else if (e.isFile() && e.name.endsWith('.tape')) out.push(p);
+  }
+  return out;
+}
+
+/**
+ * The tapes in the default tape folders (`<dir>/__tapes__/<file name>/`) of `testFiles` that
+ * no test opened: `opened` holds the tapes the run's tests used. Pass only test files every test
+ * of which ran: a test filtered out or skipped leaves its tape unopened too.
+ *
+ * @example
+ * orphanTapes(['/p/test/chat.test.ts'], new Set(['/p/test/__tapes__/chat.test/chat/says-hello.tape']))
+ * // ['/p/test/__tapes__/chat.test/chat/a-deleted-test.tape']
+ */
+export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<string>): string[] {
+  const used = new Set([...opened].map((p) => resolve(p)));
+  const out = new Set<string>();
+  for (const file of testFiles) {
+    const dir = join(dirname(resolve(file)), '__tapes__', basename(file, extname(file)));
+    if (!existsSync(dir)) continue;
+    for (const tape of tapesBelow(dir)) {
+      if (used.has(tape) || used.has(tape.replace(COMPANION, '.tape'))) continue;
+      out.add(tape);
+    }
+  }
+  return [...out].sort();
+}
+
+/** How many records a tape holds (0 when it cannot be read: such a tape is not ours to judge). */
+export async function recordCount(tape: string): Promise<number> {
+  try {
+    return (await readTape(tape)).records.length;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Removes a tape no test opened, under its lock, unless a writer added to it since it was
+ * counted (then it is left as it is). Returns how many recordings went with it.
+ *
+ * @example
+ * await removeOrphanTape('/p/test/__tapes__/chat.test/chat/a-deleted-test.tape', 2) // 2
+ */
+export async function removeOrphanTape(tape: string, counted: number): Promise<number> {
+  return withTapeLock(tape, async () => {
+    const n = await recordCount(tape);
+    if (n !== counted) return 0;
+    unlinkSync(tape);
+    return n;
+  });
+}

@@ -1,0 +1,60 @@
+// A deleted test leaves its tape (a tape per test, the default naming). No test opens that tape
+// again, so before, the run summary never read it: "0 unused recordings", and the documented
+// prune (TAPEDECK_PRUNE=1) left it committed for good. Now a test file every test of which ran
+// has its tape folder looked at: a tape there no test opened is reported unused, and the prune
+// removes it and touches nothing else. A run filtered with -t reports none (unopened is expected).
+// Spawned vitest runs of the example project, as a user runs them.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { exampleProject, summaryLine, type ExampleProject } from './example-project.ts';
+
+const testFile = (names: string[]) => `
+import { inject } from 'vitest';
+import { test } from 'llm-tapedeck/vitest';
+for (const name of ${JSON.stringify(names)}) {
+  test(name, async ({ tape, expect }) => {
+    const r = await tape.fetch(inject('openaiBaseURL') + '/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: name }] }),
+    });
+    expect(r.status).toBe(200);
+  });
+}
+`;
+
+let p: ExampleProject;
+beforeAll(async () => {
+  p = await exampleProject({ 'test/orphan.test.ts': testFile(['kept', 'deleted']) });
+});
+afterAll(async () => {
+  await p?.close();
+});
+
+it('a deleted test\'s tape is reported unused and pruned, and nothing else is touched', { timeout: 180_000 }, async () => {
+  const rec = await p.vitest(['test/orphan.test.ts']);
+  expect(rec.code, rec.out).toBe(0);
+  const kept = join(p.tapes, 'orphan.test', 'kept.tape');
+  const deleted = join(p.tapes, 'orphan.test', 'deleted.tape');
+  expect(existsSync(deleted)).toBe(true);
+  const keptBytes = readFileSync(kept);
+
+  writeFileSync(join(p.dir, 'test', 'orphan.test.ts'), testFile(['kept']));
+  const filtered = await p.vitest(['test/orphan.test.ts', '-t', 'kept'], { CI: 'true' });
+  expect(filtered.code, filtered.out).toBe(0);
+  expect(summaryLine(filtered)).toContain('0 unused recordings');
+
+  const ci = await p.vitest(['test/orphan.test.ts'], { CI: 'true' });
+  expect(ci.code, ci.out).toBe(0);
+  expect(summaryLine(ci)).toBe('tapedeck: 1 tape, 0 written, 0 recordings added, 1 replayed, 0 misses, 1 unused recording');
+  expect(ci.out).toContain('test/__tapes__/orphan.test/deleted.tape: 1 unused (no test opened this tape: a deleted or renamed test)');
+  expect(ci.out).toContain('TAPEDECK_PRUNE=1 npx vitest run');
+
+  const prune = await p.vitest(['test/orphan.test.ts'], { CI: 'true', TAPEDECK_PRUNE: '1' });
+  expect(prune.code, prune.out).toBe(0);
+  expect(prune.out).toContain('tapedeck: pruned 1 unused recording(s).');
+  expect(existsSync(deleted)).toBe(false);
+  expect(readFileSync(kept).equals(keptBytes)).toBe(true);
+  expect(p.listTapes()).toContain('orphan.test/kept.tape');
+});
