@@ -9,6 +9,7 @@ import type { TapeCommandOptions } from './tape.ts';
 import { TapedeckError } from '../errors.ts';
 import { importRecordings, type ImportReport } from '../proxy/import.ts';
 import { importTapeJSON } from '../store/export.ts';
+import { recordingFilesMessage } from '../store/import/dir-files.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, READS, type ImportFormat } from '../store/import/read.ts';
 import { isTalkbackDirectory } from '../store/import/talkback.ts';
 import { importCacheJSON, importRecordingsDir } from '../store/migrate.ts';
@@ -94,6 +95,8 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
   const formats = READS;
   if (src !== '-' && statSync(src, { throwIfNoEntry: false })?.isDirectory()) {
     if (!readdirSync(src).some((n) => n.endsWith('.json'))) {
+      const found = recordingFilesMessage(src, out);
+      if (found !== undefined) throw new TapedeckError('E_IMPORT_FORMAT', `${found.what}; no tape written.`, { file: src, hint: found.hint });
       throw new TapedeckError('E_IMPORT_FORMAT', `${src} holds no *.json recordings; no tape written.`, { file: src, hint: formats });
     }
     return { ...(await importRecordingsDir(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a directory of JSON recordings' };
@@ -111,6 +114,15 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
   if (bytes.subarray(0, 4096).includes(0) || !isUtf8(bytes)) {
     throw new TapedeckError('E_IMPORT_FORMAT', `${name} is binary data, not JSON text; no tape written.`, { file: src, hint: formats });
   }
+  // A recording piped in has no file name to tell its format by, and import reads one from
+  // stdin only when told which (--from): name the flag instead of "none of the formats".
+  const piped = src === '-' ? pipedRecording(bytes.toString('utf8')) : undefined;
+  if (piped !== undefined) {
+    throw new TapedeckError('E_IMPORT_FORMAT', `stdin holds ${piped.what}, and a recording read from stdin needs its format named; no tape written.`, {
+      file: src,
+      hint: `tapedeck import - ${out} --from ${piped.format} (or give the file's path instead of -)`,
+    });
+  }
   const parsed = parseJSON(bytes);
   const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
   if (isObject(parsed) && isObject(parsed.entries) && !('records' in parsed)) {
@@ -122,4 +134,24 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
   }
   const found = Array.isArray(parsed) ? 'an array' : isObject(parsed) ? `an object with ${Object.keys(parsed).length ? `keys ${Object.keys(parsed).slice(0, 5).join(', ')}` : 'no keys'}` : `a ${typeof parsed}`;
   throw new TapedeckError('E_IMPORT_FORMAT', `${src === '-' ? 'stdin' : src} is none of the formats import reads: found ${found}; no tape written.`, { file: src, hint: formats });
+}
+
+/** What each recording format is called in a message. */
+const FORMAT_NAMES: Record<ImportFormat, string> = { har: 'a HAR', vcr: 'a VCR.py cassette', nock: 'a nock recording', fixtures: 'mock-server fixtures', talkback: 'a talkback tape' };
+
+/**
+ * The recording format of text piped to `tapedeck import -`, or undefined for anything else (a
+ * tapedeck JSON export or a cache.json, which stdin imports, or text no format reads).
+ *
+ * @example
+ * pipedRecording('{"log":{"version":"1.2","entries":[]}}') // { format: 'har', what: 'a HAR' }
+ */
+function pipedRecording(text: string): { format: ImportFormat; what: string } | undefined {
+  let found: ImportFormat | undefined;
+  try {
+    found = detectFormat('stdin', text)?.format;
+  } catch {
+    return undefined; // not readable as any recording: the JSON reading below names the fault
+  }
+  return found === undefined ? undefined : { format: found, what: FORMAT_NAMES[found] };
 }

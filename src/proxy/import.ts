@@ -14,6 +14,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
 import { routeOf } from '../providers/index.ts';
+import { recordingFilesMessage } from '../store/import/dir-files.ts';
 import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/exchange.ts';
 import { harEntries, readHarSplit } from '../store/import/har.ts';
 import { openHarChunks } from '../store/import/har-chunks.ts';
@@ -480,9 +481,11 @@ export async function importRecordings(src: string, out: string, opts: ImportOpt
   // The one directory a recording import reads: talkback's, a tape file per request.
   if (src !== '-' && isDirectory(src)) {
     if (opts.from !== undefined && opts.from !== 'talkback') {
-      throw new TapedeckError('E_IMPORT_FORMAT', `${src} is a directory, and --from ${opts.from} reads a file; no tape written.`, {
+      // Polly.js and pytest-recording directories hold their files a level or two down: name them.
+      const found = recordingFilesMessage(src, out);
+      throw new TapedeckError('E_IMPORT_FORMAT', `${src} is a directory, and --from ${opts.from} reads a file${found ? ` (it holds ${found.found})` : ''}; no tape written.`, {
         file: src,
-        hint: `Import the ${opts.from} file itself; a directory imports as talkback's tape directory (--from talkback).`,
+        hint: found?.hint ?? `Import the ${opts.from} file itself; a directory imports as talkback's tape directory (--from talkback).`,
       });
     }
     return writeImport(readTalkbackDir(src), out, opts);

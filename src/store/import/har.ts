@@ -14,8 +14,8 @@
  * entry's `timings.receive`; a HAR this project exported keeps each chunk's time in the
  * response's `_chunks` and gets them back exactly.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { canonicalizeJSON } from '../../core/index.ts';
 import { TapedeckError } from '../../errors.ts';
 import type { HarSplit } from './har-split.ts';
@@ -182,7 +182,21 @@ function refuseUnsavedBody(headers: ImportHeaders): void {
 function attachedFile(name: unknown, harDir: string | undefined, field: string): Uint8Array {
   if (typeof name !== 'string' || name === '') throw new FieldError(field, 'must be the name of a file beside the HAR');
   if (harDir === undefined) throw new FieldError(field, `names ${JSON.stringify(name)}, a file beside the HAR, but the HAR was not read from a file (import it from its path)`);
+  // Playwright names a file beside the HAR; a name that leaves its directory (`../.env`, an
+  // absolute path) would put another file's bytes on the tape, to be committed with it.
+  // A symbolic link beside the HAR is followed to where it points, and judged there.
   const path = join(harDir, name);
+  const real = (p: string): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p); // missing: said below, as a file that cannot be read
+    }
+  };
+  const inside = relative(real(harDir), real(path));
+  if (isAbsolute(name) || inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
+    throw new FieldError(field, `${JSON.stringify(name)} is outside the HAR's directory (Playwright writes each body file beside the HAR, named <sha1>.<ext>); it is not read: move the file beside the HAR and give its name`);
+  }
   try {
     return new Uint8Array(readFileSync(path));
   } catch (e) {

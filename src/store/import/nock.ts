@@ -11,6 +11,24 @@ import { parseJsonFile } from './har.ts';
 
 const HEX = /^(?:[0-9a-fA-F]{2})*$/;
 
+/**
+ * Whether a definition's `scope`, `path` or `body` is a regular expression literal, as nock's
+ * code spells a matching rule (`/api\.openai\.com/`, `/\/v1\/chat.+/i`). A recorder never writes
+ * one; a hand-edited fixture does, and it names no one request. Told by slashes around a body
+ * with an escape, a `.*` / `.+`, or a `^` / `$` anchor, so a real path ending in `/`, even with
+ * parentheses or a query (`/odata/Items(1)/`, `/search?q=a/`), is not taken for one.
+ *
+ * @example
+ * isRegexLiteral(String.raw`/\/v1\/chat.+/`) // true
+ * isRegexLiteral('/v1/models/') // false
+ */
+function isRegexLiteral(s: string): boolean {
+  const m = /^\/(.+)\/[dgimsuvy]*$/s.exec(s);
+  return m !== null && /\\.|\.[*+]|^\^|\$$/.test(m[1]!);
+}
+
+const RULE_NOT_REQUEST = 'is a regular expression, a nock matching rule rather than a recorded request';
+
 function hexBytes(s: string, field: string): Uint8Array {
   if (!HEX.test(s)) throw new FieldError(field, 'is not hex (nock records binary and encoded bodies as hex)');
   return new Uint8Array(Buffer.from(s, 'hex'));
@@ -45,9 +63,13 @@ function bodyBytes(v: unknown): Uint8Array {
 
 function definition(d: unknown, i: number): Exchange {
   if (!isObject(d)) throw new FieldError('(definition)', 'must be an object');
+  if (typeof d.scope === 'string' && isRegexLiteral(d.scope)) throw new FieldError('scope', `${JSON.stringify(d.scope)} ${RULE_NOT_REQUEST}: write the origin the request was sent to, such as "https://api.openai.com:443"`);
   if (typeof d.scope !== 'string' || !URL.canParse(d.scope)) throw new FieldError('scope', `${JSON.stringify(d.scope) ?? 'undefined'} is not an origin such as "https://api.openai.com:443"`);
   if (typeof d.method !== 'string' || d.method === '') throw new FieldError('method', 'is missing');
   if (typeof d.path !== 'string' || !d.path.startsWith('/')) throw new FieldError('path', 'must be a path starting with /');
+  if (isRegexLiteral(d.path)) throw new FieldError('path', `${JSON.stringify(d.path)} ${RULE_NOT_REQUEST}: write the path the request was sent to, such as "/v1/chat/completions"`);
+  // Before the body is keyed, which would call the pattern invalid JSON.
+  if (typeof d.body === 'string' && isRegexLiteral(d.body)) throw new FieldError('body', `${JSON.stringify(d.body)} ${RULE_NOT_REQUEST}: write the body that was sent`);
   if (!('status' in d)) throw new FieldError('status', 'is missing');
   const reqHeaders = headersOf(d.reqheaders, 'reqheaders');
   const resHeaders = headersOf(d.rawHeaders, 'rawHeaders');
@@ -69,7 +91,8 @@ function definition(d: unknown, i: number): Exchange {
     if (typeof d.response !== 'string') throw new FieldError('response', 'must be a hex string (responseIsBinary)');
     body = hexBytes(d.response, 'response');
   } else body = bodyBytes(d.response);
-  const url = new URL(d.path, d.scope).href;
+  // Joined as text, not resolved: `new URL('//v1/x', scope)` reads `v1` as a host.
+  const url = `${new URL(d.scope).origin}${d.path}`;
   return {
     where: `[${i}]`,
     index: i,

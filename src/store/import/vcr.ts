@@ -102,6 +102,26 @@ function interaction(x: unknown, i: number): Exchange {
 }
 
 /**
+ * Where a YAML problem is, for its message: line and column (counted here: the parser gives them
+ * only with its pretty errors, which quote the source), the interaction it is in (VCR.py starts
+ * each with `- request:` at the left margin), and whether it is the end of the file, where a
+ * cassette cut short breaks.
+ *
+ * @example
+ * const cut = 'interactions:\n- request:\n    body: \'{"a'
+ * yamlPlace(cut, cut.length)
+ * // { line: 3, col: 15, place: ' (interactions[0]; the file ends early: truncated?)' }
+ */
+function yamlPlace(text: string, offset: number): { line: number; col: number; place: string } {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  const col = offset - (before.lastIndexOf('\n') + 1) + 1;
+  const entry = (before.match(/^- request:/gm) ?? []).length - 1;
+  const parts = [entry >= 0 ? `interactions[${entry}]` : '', offset >= text.trimEnd().length ? 'the file ends early: truncated?' : ''].filter((x) => x !== '');
+  return { line, col, place: parts.length ? ` (${parts.join('; ')})` : '' };
+}
+
+/**
  * Reads a VCR.py / pytest-recording YAML cassette (or VCR.py's JSON serializer's output) as
  * exchanges (bad interactions listed, not thrown).
  *
@@ -115,9 +135,9 @@ export function readVcr(text: string, file: string): ReadResult {
   const doc = lib.parseDocument(text, { schema: 'yaml-1.1', uniqueKeys: true, prettyErrors: false, customTags: (tags: Yaml.Tags) => [...tags, ...python] });
   const problem = doc.errors[0] ?? doc.warnings.find((w) => /tag/i.test(w.message));
   if (problem) {
-    const [line, col] = problem.linePos?.[0] ? [problem.linePos[0].line, problem.linePos[0].col] : [undefined, undefined];
+    const { line, col, place } = yamlPlace(text, problem.pos[0]);
     const what = /Unresolved tag/i.test(problem.message) ? `${problem.message.split('\n')[0]} (VCR.py reads only !!binary, !!python/unicode, !!python/str and !!python/tuple; other Python tags would run code)` : problem.message.split('\n')[0];
-    throw badFile(file, format, `${line !== undefined ? `line ${line}, column ${col}: ` : ''}${what}`, { offset: problem.pos[0], line });
+    throw badFile(file, format, `line ${line}, column ${col}${place}: ${what}`, { offset: problem.pos[0], line });
   }
   let data: unknown;
   try {
