@@ -25,7 +25,6 @@ import { firstDifference } from '../match/json-difference.ts';
 import { closeReason, type RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
 import { blobDigest, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
-import { maskUrlsInText, maskUrlsInValue } from './frame-urls.ts';
 
 export type { RealtimeTiming } from './tape.ts';
 
@@ -217,7 +216,7 @@ export class LiveSession {
       return;
     }
     const key = hashValue(this.opts.protocol.frameKey(msg, this.ids.id));
-    this.frames.push({ ms: this.ms(), c: 1, key, msg: maskUrlsInValue(this.tape.redactor, this.tape.redactor.value(msg)), ...(binary ? { binary: true as const } : {}) });
+    this.frames.push({ ms: this.ms(), c: 1, key, msg: this.tape.redactor.value(msg), ...(binary ? { binary: true as const } : {}) });
   }
 
   /** Ends the client's audio run: its bytes stored once, its key their digest. */
@@ -255,7 +254,7 @@ export class LiveSession {
           blobs.push(d);
         }
         // Masked after the audio is taken out: base64 audio can hold a run that looks like a key.
-        text = maskUrlsInText(this.tape.redactor, this.tape.redactor.text(text));
+        text = this.tape.redactor.text(text);
         this.frames.push({ ms: this.ms(), text, ...(blobs.length > 0 ? { blobs } : {}), ...at, ...(binary ? { binary: true as const } : {}) });
         completes = this.opts.protocol.completes(msg);
       }
@@ -525,7 +524,7 @@ export class ReplaySession {
     else key = hashValue(p.frameKey(msg, this.ids.id));
     if (key !== rec.key) {
       if (msg !== undefined && 'msg' in rec) {
-        const d = firstDifference(p.frameKey(maskUrlsInValue(this.tape.redactor, this.tape.redactor.value(msg)), new Ids().id), p.frameKey(rec.msg, new Ids().id));
+        const d = firstDifference(p.frameKey(this.tape.redactor.value(msg), new Ids().id), p.frameKey(rec.msg, new Ids().id));
         const where = d ? `${d.path} differs, ${shown(d.got)} vs ${shown(d.recorded)}` : 'differs (in a secret)';
         return this.miss(msg, `client frame ${this.clientFrames} (${p.frameName(msg)}): ${where} in the recording`);
       }

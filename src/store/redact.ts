@@ -183,6 +183,12 @@ const EMBEDDED_GATE = /"[ \t\n\r]*:[ \t\n\r]*"/;
 
 /** A character past ASCII. */
 const NON_ASCII = /[^\x00-\x7f]/;
+// An absolute URL with a query, up to what ends it in JSON or prose: a quote, a backslash (an
+// escape in JSON text), whitespace or an angle bracket. Its secret parameters are masked by name,
+// as a request's own URL query is (an MCP tool's `server_url?token=`, a presigned URL).
+const URL_WITH_QUERY = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\?]*\?[^\s"'<>\\]+/gi;
+/** `&`, `=` and `?` as JSON escapes (Go writes `&` as `\u0026`): a URL's query only its parse shows. */
+const JSON_URL_ESCAPE = /\\u00(?:26|3[dDfF])/;
 
 /** A text read one character a byte, as the UTF-8 text its bytes are (unchanged if they are not UTF-8). */
 function asUtf8(s: string): string {
@@ -445,12 +451,37 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     return CREDENTIAL.test(s) ? s.replace(CREDENTIAL, mask) : s;
   };
 
-  const text = (s: string): string => (keep || !scan || s.length < 16 ? s : credentials(embedded(s)));
+  const text = (s: string): string => (keep || !scan || s.length < 16 ? s : credentials(embedded(urlsIn(s))));
 
-  const url = (u: string): string => {
-    if (keep) return u;
+  /** The URLs in a text with their secret query parameters masked (see {@link query}). */
+  const urlsIn = (s: string): string => {
+    if (s.indexOf('://') < 0 || s.indexOf('?') < 0) return s;
+    URL_WITH_QUERY.lastIndex = 0;
+    return s.replace(URL_WITH_QUERY, query);
+  };
+
+  /**
+   * Whether a text (a body as sent) holds a URL with a secret query parameter, or may hold one
+   * only its parse shows (JSON escapes in it: `:\/\/`, `\u0026`): such a body is redacted before
+   * it is keyed, as it is before it is stored.
+   */
+  const secretUrlIn = (s: string): boolean => {
+    const slashes = s.indexOf('://') >= 0;
+    // Escaped slashes, or an escaped `&`, `=` or `?`: the URLs are read from the parse.
+    if (!slashes) return s.indexOf(':\\/\\/') >= 0 && (s.indexOf('?') >= 0 || JSON_URL_ESCAPE.test(s));
+    if (s.indexOf('?') < 0 && !JSON_URL_ESCAPE.test(s)) return false;
+    if (s.indexOf('\\u') >= 0 && JSON_URL_ESCAPE.test(s)) return true;
+    URL_WITH_QUERY.lastIndex = 0;
+    for (let m = URL_WITH_QUERY.exec(s); m !== null; m = URL_WITH_QUERY.exec(s)) if (query(m[0]) !== m[0]) return true;
+    return false;
+  };
+
+  const url = (u: string): string => (keep ? u : text(query(u)));
+
+  /** A URL with its secret query parameters masked: credentials plainly, other secrets keyed. */
+  const query = (u: string): string => {
     const q = u.indexOf('?');
-    if (q < 0) return text(u);
+    if (q < 0) return u;
     const hashAt = u.indexOf('#', q);
     const query = u.slice(q + 1, hashAt < 0 ? undefined : hashAt);
     const parts = query.split('&').map((p) => {
@@ -474,7 +505,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       }
       return mask(shown) === shown ? p : `${p.slice(0, eq)}=${encodeURIComponent(mask(raw))}`;
     });
-    return text(u.slice(0, q + 1) + parts.join('&') + (hashAt < 0 ? '' : u.slice(hashAt)));
+    return u.slice(0, q + 1) + parts.join('&') + (hashAt < 0 ? '' : u.slice(hashAt));
   };
 
   // What a header name is, judged once per name: traffic repeats the same few dozen names, and
@@ -613,7 +644,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       }
       // Secret members of JSON text inside its strings too (escaped quotes in the raw body: none, none to look for).
       judged = doc !== undefined && doc.value !== null && typeof doc.value === 'object';
-      if (judged && (hasSecretMember(doc!.value) || (scan && whole.includes('\\"') && namedSecret(whole, 'embedded')))) {
+      if (judged && (hasSecretMember(doc!.value) || (scan && ((whole.includes('\\"') && namedSecret(whole, 'embedded')) || secretUrlIn(whole))))) {
         const red = value(doc!.value, 0);
         if (red !== doc!.value) return utf8.encode(JSON.stringify(red));
       }
@@ -629,7 +660,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const mayHaveSecrets = (s: string): boolean => {
     if (keep) return false;
     if (namedSecret(s, scan ? 'both' : 'members')) return true;
-    return scan && mayHoldCredential(s);
+    return scan && (mayHoldCredential(s) || secretUrlIn(s));
   };
 
   return {
