@@ -19,7 +19,7 @@ import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/e
 import { harEntries, readHarSplit } from '../store/import/har.ts';
 import { openHarChunks } from '../store/import/har-chunks.ts';
 import { splitHar } from '../store/import/har-split.ts';
-import { besideTarget, intoPlace, refuseOpenWriters, targetExists } from '../store/import/target.ts';
+import { asTargetError, besideTarget, intoPlace, refuseOpenWriters, targetExists } from '../store/import/target.ts';
 import { readTalkbackDir } from '../store/import/talkback.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
@@ -400,7 +400,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     await intoPlace(tmp, out, opts.force === true, () => tapeExists(out));
     written = true;
   } catch (e) {
-    if (e instanceof TapedeckError) throw e;
+    if (e instanceof TapedeckError) throw asTargetError(e, tmp, out);
     badFirst();
     throw new TapedeckError('E_TAPE_IO', `Writing the imported tape beside ${out} failed: ${(e as Error).message}; no tape written.`, { file: out, hint: 'Check permissions and free disk space.' });
   } finally {

@@ -46,7 +46,7 @@
 import { existsSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
-import { besideTarget, intoPlace, refuseOpenWriters } from './import/target.ts';
+import { asTargetError, besideTarget, intoPlace, refuseOpenWriters } from './import/target.ts';
 import { inRecordOrder } from './record-order.ts';
 import type { HttpRecord } from './records.ts';
 import { streamReview } from './stream-review.ts';
@@ -515,10 +515,14 @@ export async function importTapeJSON(json: string, out: string, opts: { force?: 
   let written = false;
   try {
     // The salt travels with the records: their keyed masks only match under it.
-    await createTape(tmp, { created, tapedeckVersion, salt: salt ?? null });
-    // Records come back in the field order writers use (record-order.ts), so a tape written
-    // by tapedeck survives export -> import byte for byte.
-    if (values.length > 0) await appendRecords(tmp, values.map(inRecordOrder));
+    try {
+      await createTape(tmp, { created, tapedeckVersion, salt: salt ?? null });
+      // Records come back in the field order writers use (record-order.ts), so a tape written
+      // by tapedeck survives export -> import byte for byte.
+      if (values.length > 0) await appendRecords(tmp, values.map(inRecordOrder));
+    } catch (e) {
+      throw asTargetError(e, tmp, out);
+    }
     const exists = () =>
       new TapedeckError('E_TAPE_EXISTS', `Tape ${out} already exists; an import does not overwrite it.`, {
         file: out,

@@ -22,7 +22,7 @@ import { redactor, type RedactOptions } from './redact.ts';
 import { newRedactionSalt } from './salt.ts';
 import { buildRecord, type ReplayRecord } from './records.ts';
 import { appendRecords, createTape } from './tape-file.ts';
-import { besideTarget, intoPlace } from './import/target.ts';
+import { asTargetError, besideTarget, intoPlace } from './import/target.ts';
 
 export interface MigrateOptions {
   /** Replace an existing tape (default: refuse with E_TAPE_EXISTS). */
@@ -76,7 +76,7 @@ async function writeTape(out: string, records: ReplayRecord[], opts: MigrateOpti
     await intoPlace(tmp, out, opts.force === true, exists);
     written = true;
   } catch (e) {
-    if (e instanceof TapedeckError) throw e;
+    if (e instanceof TapedeckError) throw asTargetError(e, tmp, out);
     throw new TapedeckError('E_TAPE_IO', `Tape ${out}: writing the imported tape failed: ${(e as Error).message}`, { file: out, hint: 'Check permissions and free disk space.' });
   } finally {
     await unlink(tmp).catch(() => {});

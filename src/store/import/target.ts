@@ -62,6 +62,25 @@ export async function besideTarget(out: string, what: string): Promise<{ tmp: st
 }
 
 /**
+ * An error about the temporary tape beside `out` (made by {@link besideTarget}) as one about
+ * `out`: the user named `out`, and the temporary file's name (`.app.tape.1234.ab12.import.tmp`)
+ * tells them nothing; nor does "does not exist", for a directory that takes no new files (a
+ * file system like /proc). Other errors are returned as they are.
+ *
+ * @example
+ * catch (e) { throw asTargetError(e, tmp, 'tapes/app.tape') }
+ */
+export function asTargetError(e: unknown, tmp: string, out: string): unknown {
+  if (!(e instanceof TapedeckError) || e.details.file !== tmp) return e;
+  const cause = typeof e.details.cause === 'string' ? e.details.cause : e.code === 'E_TAPE_NOT_FOUND' ? 'ENOENT' : e.code;
+  return new TapedeckError('E_TAPE_IO', `Cannot write tape ${out}: a new file in ${dirname(out)} could not be written (${cause}); no tape written.`, {
+    file: out,
+    cause,
+    hint: 'Give a path in a directory you can write to, with free space (the tape is written beside its path, then moved into place).',
+  });
+}
+
+/**
  * Whether a tape is at `out` already (to refuse without force, or replace with it). A directory
  * there is no tape to replace, with force or without: E_TAPE_IO saying so, with a file path
  * that would do (not "already exists ... Add --force", then a rename's EISDIR).
