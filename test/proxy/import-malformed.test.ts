@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { vcrCassette, vcrInteraction } from './vcr-cassette.ts';
 import { TapedeckError } from '../../src/errors.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { addRecordings } from '../../src/proxy/hand-written.ts';
@@ -36,24 +37,7 @@ const harEntry = (text: string) => ({
 });
 const har = () => ({ log: { version: '1.2', creator: { name: 'test', version: '1' }, entries: [harEntry('a'), harEntry('b'), harEntry('c')] } });
 
-const vcrInteraction = (text: string) => `- request:
-    body: '${JSON.stringify(ask(text))}'
-    headers:
-      Content-Type:
-      - application/json
-    method: POST
-    uri: ${URL_}
-  response:
-    body:
-      string: '${JSON.stringify(answer)}'
-    headers:
-      Content-Type:
-      - application/json
-    status:
-      code: 200
-      message: OK
-`;
-const vcr = () => `interactions:\n${vcrInteraction('a')}${vcrInteraction('b')}${vcrInteraction('c')}version: 1\n`;
+const vcr = () => vcrCassette(...['a', 'b', 'c'].map((t) => vcrInteraction(JSON.stringify(ask(t)), JSON.stringify(answer), URL_)));
 
 const nockDef = (text: string) => ({ scope: 'https://api.openai.com:443', method: 'POST', path: '/v1/chat/completions', body: ask(text), status: 200, response: answer, rawHeaders: { 'content-type': 'application/json' }, responseIsBinary: false });
 const nock = () => [nockDef('a'), nockDef('b'), nockDef('c')];

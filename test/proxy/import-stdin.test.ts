@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { vcrCassette, vcrInteraction } from './vcr-cassette.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-import-stdin-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,25 +30,7 @@ const HAR = JSON.stringify({
     ],
   },
 });
-const CASSETTE = `interactions:
-- request:
-    body: '${ask}'
-    headers:
-      Content-Type:
-      - application/json
-    method: POST
-    uri: https://api.openai.com/v1/chat/completions
-  response:
-    body:
-      string: '${answer}'
-    headers:
-      Content-Type:
-      - application/json
-    status:
-      code: 200
-      message: OK
-version: 1
-`;
+const CASSETTE = vcrCassette(vcrInteraction(ask, answer));
 const NOCK = JSON.stringify([{ scope: 'https://api.openai.com:443', method: 'POST', path: '/v1/chat/completions', body: JSON.parse(ask), status: 200, response: JSON.parse(answer), rawHeaders: { 'content-type': 'application/json' } }]);
 
 const run = (input: string, ...args: string[]) => spawnSync(process.execPath, [CLI, 'import', '-', ...args], { input, encoding: 'utf8' });

@@ -7,31 +7,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { vcrCassette, vcrInteraction } from './vcr-cassette.ts';
 import { TapedeckError } from '../../src/errors.ts';
 import { importRecordings } from '../../src/proxy/import.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-import-vcr-place-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-// Laid out as VCR.py's YAML serializer writes a cassette.
-const interaction = (text: string) => `- request:
-    body: '{"messages":[{"role":"user","content":"${text}"}],"model":"gpt-4o-mini"}'
-    headers:
-      Content-Type:
-      - application/json
-    method: POST
-    uri: https://api.openai.com/v1/chat/completions
-  response:
-    body:
-      string: '{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"${text}"},"finish_reason":"stop"}]}'
-    headers:
-      Content-Type:
-      - application/json
-    status:
-      code: 200
-      message: OK
-`;
-const cassette = `interactions:\n${interaction('a')}${interaction('b')}version: 1\n`;
+const interaction = (text: string) =>
+  vcrInteraction(`{"messages":[{"role":"user","content":"${text}"}],"model":"gpt-4o-mini"}`, `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"${text}"},"finish_reason":"stop"}]}`);
+const cassette = vcrCassette(interaction('a'), interaction('b'));
 
 async function parseError(text: string, name: string): Promise<TapedeckError> {
   const src = join(dir, `${name}.yaml`);
