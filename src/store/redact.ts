@@ -454,11 +454,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const text = (s: string): string => (keep || !scan || s.length < 16 ? s : credentials(embedded(urlsIn(s))));
 
   /** The URLs in a text with their secret query parameters masked (see {@link query}). */
-  const urlsIn = (s: string): string => {
-    if (s.indexOf('://') < 0 || s.indexOf('?') < 0) return s;
-    URL_WITH_QUERY.lastIndex = 0;
-    return s.replace(URL_WITH_QUERY, query);
-  };
+  const urlsIn = (s: string): string => (s.indexOf('://') < 0 || s.indexOf('?') < 0 ? s : s.replace(URL_WITH_QUERY, query));
 
   /**
    * Whether a text (a body as sent) holds a URL with a secret query parameter, or may hold one
@@ -469,8 +465,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     const slashes = s.indexOf('://') >= 0;
     // Escaped slashes, or an escaped `&`, `=` or `?`: the URLs are read from the parse.
     if (!slashes) return s.indexOf(':\\/\\/') >= 0 && (s.indexOf('?') >= 0 || JSON_URL_ESCAPE.test(s));
-    if (s.indexOf('?') < 0 && !JSON_URL_ESCAPE.test(s)) return false;
     if (s.indexOf('\\u') >= 0 && JSON_URL_ESCAPE.test(s)) return true;
+    if (s.indexOf('?') < 0) return false;
+    // From the start: an exec loop left early keeps its place in the shared expression.
     URL_WITH_QUERY.lastIndex = 0;
     for (let m = URL_WITH_QUERY.exec(s); m !== null; m = URL_WITH_QUERY.exec(s)) if (query(m[0]) !== m[0]) return true;
     return false;
