@@ -5,7 +5,7 @@
  * listed with its byte offsets, and a tape with damage is never reported clean.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, reportCliError } from '../cli-errors.ts';
@@ -14,19 +14,7 @@ import { damageInOrder } from './damage-order.ts';
 import { parseTape, warningText, type TapeWarning } from './tape-codec.ts';
 import { secretsInBytes, secretsInValue, type SecretFinding } from './secret-scan.ts';
 import { decodedRecords, withTapeStream } from './tape-stream.ts';
-
-/** The tapes a path names: the file itself, or every `*.tape` below a folder, sorted. */
-function tapesUnder(path: string): string[] {
-  if (!statSync(path).isDirectory()) return [path];
-  const out: string[] = [];
-  for (const e of readdirSync(path, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (e.name.startsWith('.') || e.name === 'node_modules') continue;
-    const p = join(path, e.name);
-    if (e.isDirectory()) out.push(...tapesUnder(p));
-    else if (e.name.endsWith('.tape')) out.push(p);
-  }
-  return out;
-}
+import { tapesUnder } from './tape-files.ts';
 
 function git(args: string[]): Buffer {
   const r = spawnSync('git', args, { maxBuffer: 1 << 30 });

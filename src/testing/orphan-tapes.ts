@@ -5,31 +5,13 @@
  * of which ran tells whose its default tape folder is: a tape there that no test of the run
  * opened is a stale candidate, reported as unused and removed by the documented prune.
  */
-import { existsSync, readdirSync, unlinkSync } from 'node:fs';
+import { existsSync, unlinkSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { readTape, withTapeLock } from '../store/tape-file.ts';
+import { tapesUnder } from '../store/tape-files.ts';
 
 /** Companion tapes (`tape.cache()`, `tape.mcp()`) belong to the test tape beside them. */
 const COMPANION = /\.(cache|mcp)\.tape$/;
-
-/** Every `*.tape` file below `dir` (tapedeck's working files and folders are not tapes). */
-function tapesBelow(dir: string): string[] {
-  const out: string[] = [];
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    if (e.name.startsWith('.')) continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory()) {
-      if (!e.name.endsWith('.writers')) out.push(...tapesBelow(p));
-    } else if (e.isFile() && e.name.endsWith('.tape')) out.push(p);
-  }
-  return out;
-}
 
 /**
  * The tapes in the default tape folders (`<dir>/__tapes__/<file name>/`) of `testFiles` that
@@ -46,7 +28,7 @@ export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<st
   for (const file of testFiles) {
     const dir = join(dirname(resolve(file)), '__tapes__', basename(file, extname(file)));
     if (!existsSync(dir)) continue;
-    for (const tape of tapesBelow(dir)) {
+    for (const tape of tapesUnder(dir, 'skip')) {
       if (used.has(tape) || used.has(tape.replace(COMPANION, '.tape'))) continue;
       out.add(tape);
     }
