@@ -21,7 +21,7 @@
  * })
  */
 import { failedWithMiss } from './miss.ts';
-import { beginTest, configureTapes, endTest, missFailure, tape } from './runner.ts';
+import { beginTest, configureTapes, endTest, tape } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
 
@@ -40,10 +40,10 @@ if (typeof g.beforeEach === 'function' && typeof g.afterEach === 'function' && g
   });
   // A test in which a request missed fails, even if its code caught the miss: a failing
   // afterEach fails that test (and only it) in jest-circus. A test that already failed with the
-  // miss itself is not told twice.
+  // miss itself is not told twice. The misses are read once the tape is closed: a call the test
+  // did not await is answered by then, and its miss counts too.
   g.afterEach(async () => {
-    const failure = missFailure();
-    await endTest();
+    const failure = await endTest();
     if (failure && !failedWithMiss(runningTestErrors())) throw failure;
   });
 }

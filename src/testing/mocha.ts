@@ -15,7 +15,7 @@
  * })
  */
 import { failedWithMiss } from './miss.ts';
-import { beginTest, endRun, endTest, missFailure, notPruning, startRun } from './runner.ts';
+import { beginTest, endRun, endTest, missFailure, notPruning, runningCallsSettled, startRun } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
 
@@ -47,14 +47,18 @@ function outcome(err: unknown): unknown {
 /**
  * The test function, failing when a request of the test missed. Failing the after-each hook
  * instead would make mocha skip the rest of the suite; a failing test does not. The wrapper
- * keeps the arity mocha reads (`done`-style tests take one argument).
+ * keeps the arity mocha reads (`done`-style tests take one argument). A test is judged once the
+ * calls it made are answered (runningCallsSettled): one it did not await reaches its fetch a few
+ * ticks after the test's function returned, and its miss fails the test too.
  */
 function failsOnMiss(fn: TestFn): TestFn {
   let out: TestFn;
   if (fn.length > 0) {
     out = function (this: unknown, done: unknown) {
       try {
-        return fn.call(this, (err?: unknown) => (done as (e?: unknown) => void)(outcome(err)));
+        return fn.call(this, (err?: unknown) => {
+          void runningCallsSettled().then(() => (done as (e?: unknown) => void)(outcome(err)));
+        });
       } catch (e) {
         throw outcome(e);
       }
@@ -67,13 +71,16 @@ function failsOnMiss(fn: TestFn): TestFn {
       } catch (e) {
         throw outcome(e);
       }
-      const end = (err?: unknown) => {
+      const end = async (err?: unknown) => {
+        await runningCallsSettled();
         const e = outcome(err);
         if (e !== undefined) throw e;
+        return r;
       };
+      // A test that returns no promise gets one: mocha waits for it (a synchronous test can
+      // start a call it does not await as well as an async one can).
       if (r && typeof (r as PromiseLike<unknown>).then === 'function') return Promise.resolve(r).then(() => end(), (e: unknown) => end(e ?? new Error(String(e))));
-      end();
-      return r;
+      return end();
     };
   }
   wrapped.add(out);

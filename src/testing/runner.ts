@@ -10,7 +10,7 @@ import { TapedeckError } from '../errors.ts';
 import { pruneRequested } from './mode.ts';
 import { defaultTapePath, type TapeNamer } from './names.ts';
 import { formatSummary, pruneUnused, readTapeReports, summarizeRun } from './run-report.ts';
-import { openTestTape, regexEscape, shellQuote, type TestTape, type TestTapeOptions } from './session.ts';
+import { callsSettled, openTestTape, regexEscape, shellQuote, type TestTape, type TestTapeOptions } from './session.ts';
 
 /** Options of the tapes the jest and mocha hooks open: every test tape option, and where tapes go. */
 export interface RunnerTapeOptions extends Omit<TestTapeOptions, 'tape' | 'test' | 'file' | 'recordCommand' | 'runDir' | 'cliMode' | 'root' | 'failOnMiss'> {
@@ -97,12 +97,27 @@ export function missFailure(): TapedeckError | undefined {
   return state().current?.missFailure();
 }
 
-/** Closes the tape of the test that ended (its report goes to the run directory). */
-export async function endTest(): Promise<void> {
+/**
+ * Resolves when the running test's calls are answered, a call it made without awaiting it
+ * included (see callsSettled): then missFailure() counts that call's miss too. Internal to the
+ * mocha entry, which judges a test as its function ends.
+ */
+export function runningCallsSettled(): Promise<void> {
+  const t = state().current;
+  return t ? callsSettled(t) : Promise.resolve();
+}
+
+/**
+ * Closes the tape of the test that ended (its report goes to the run directory), after its calls
+ * in flight are answered; resolves with the error that fails the test if one of its requests,
+ * those included, had no recording (see missFailure).
+ */
+export async function endTest(): Promise<TapedeckError | undefined> {
   const s = state();
   const t = s.current;
   s.current = undefined;
   await t?.close();
+  return t?.missFailure();
 }
 
 /**

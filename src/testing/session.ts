@@ -266,13 +266,21 @@ function openTape(opts: TestTapeOptions): TestTape {
   /** What tape.chaos() asked for last (the proxies of later serve() calls start with it). */
   let chaosNow: ChaosOptions | undefined;
   let closing: Promise<TapeReport> | undefined;
+  // Set one event-loop turn after close() was called: until then the fetch still takes calls.
+  // A call the test made without awaiting it reaches the fetch a few ticks later (the OpenAI SDK
+  // builds its request first), often after the runner's after-each hook has called close(): it
+  // is a call of this test, to be answered and, if it missed, to fail the test (node:test's
+  // `afterEach(() => tape.close())`, jest's and mocha's hooks), not a late call nobody counts.
+  let shut = false;
+  /** The fetch's calls not answered yet (close() and callsSettled() wait for them). */
+  const inFlight = new Set<Promise<unknown>>();
   // Open from here to close (./open-tests.ts: a late call made while another test runs).
   const self: OpenTest = { test: opts.test };
   const closed = openedTest(self);
 
   const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, failOnMiss: _fm, ...fetchOpts } = opts;
   const open = (): TapedeckFetch => {
-    if (closing) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
+    if (shut) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
     // Misses name this test's record command, not createFetch's mode option.
     inner ??= createFetchFor({
       ...fetchOpts,
@@ -374,8 +382,15 @@ function openTape(opts: TestTapeOptions): TestTape {
     return new Response(a.body, { status: 400, headers: a.headers });
   };
 
-  const fetchFn = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    if (closing) return lateCall(input, init);
+  const fetchFn = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    if (shut) return Promise.resolve(lateCall(input, init));
+    const call = answer(input, init);
+    inFlight.add(call);
+    const done = () => inFlight.delete(call);
+    call.then(done, done);
+    return call;
+  };
+  const answer = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const res = await open()(input, init);
     const how = res.headers.get('x-tapedeck-match');
     if (how === 'miss') return missResponse(res);
@@ -385,6 +400,12 @@ function openTape(opts: TestTapeOptions): TestTape {
     const trace = res.headers.get('x-tapedeck-trace');
     if (trace && how !== 'passthrough') used.add(trace);
     return res;
+  };
+
+  /** Waits a turn of the event loop (see `shut`), then for every call made until then. */
+  const settle = async (): Promise<void> => {
+    await new Promise((r) => setImmediate(r));
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
   };
 
   const tape: TestTape = {
@@ -500,6 +521,8 @@ function openTape(opts: TestTapeOptions): TestTape {
     },
     close() {
       closing ??= (async () => {
+        await settle();
+        shut = true;
         closed();
         for (const s of switches.splice(0)) s.uninstall();
         const errors: unknown[] = [];
@@ -574,5 +597,21 @@ function openTape(opts: TestTapeOptions): TestTape {
       return closing;
     },
   };
+  settlers.set(tape, settle);
   return tape;
+}
+
+const settlers = new WeakMap<TestTape, () => Promise<void>>();
+
+/**
+ * Resolves when the calls a test made through its tape's fetch until now (and in the event-loop
+ * turn after this call: see `shut` in openTape) are answered, their misses noted in
+ * `tape.misses`; the tape stays open. For a runner's wrapper that judges a test as it ends
+ * (mocha's), before its after-each hook closes the tape. Internal to src/testing.
+ *
+ * @example
+ * await callsSettled(tape) // then tape.missFailure() counts the call the test did not await
+ */
+export function callsSettled(tape: TestTape): Promise<void> {
+  return settlers.get(tape)?.() ?? Promise.resolve();
 }

@@ -20,6 +20,7 @@ function project(name: string, files: Record<string, string>): string {
     symlinkSync(join(root, 'node_modules', p), join(dir, 'node_modules', p));
     symlinkSync(join(root, 'node_modules', '.bin', p), join(dir, 'node_modules', '.bin', p));
   }
+  symlinkSync(join(root, 'node_modules', 'openai'), join(dir, 'node_modules', 'openai'));
   symlinkSync(root, join(dir, 'node_modules', 'llm-tapedeck'));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
   for (const [p, text] of Object.entries(files)) writeFileSync(join(dir, p), text);
@@ -160,6 +161,81 @@ describe('chat', () => {
     });
     const command = await missThenRecord(dir, 'npx vitest run', ['says-hello.tape']);
     expect(command).toBe("TAPEDECK_MODE=update npx vitest run chat.test.mjs -t '^chat says hello$'");
+  });
+});
+
+// The test starts a call and does not await it: the OpenAI SDK reaches the fetch a few ticks
+// after create(), once the test's function has returned and often after the runner's after-each
+// hook began to close the tape. Its miss fails the test in every runner (before, jest, mocha and
+// node:test passed: jest and mocha read the misses before the call was answered, and the tape's
+// close refused the call as made after the test).
+const unawaited = (tapeFetch: string) => `
+    const client = new OpenAI({ baseURL: process.env.UPSTREAM + '/v1', apiKey: 'sk-test', maxRetries: 0, fetch: ${tapeFetch} });
+    client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }).catch(() => {});`;
+
+describe('a call the test did not await: its miss fails the test, and its record command records it', () => {
+  it('jest', async () => {
+    const dir = project('jest-unawaited', {
+      'chat.test.cjs': `const OpenAI = require('openai');
+const { tape } = require('llm-tapedeck/jest');
+test('fires and forgets', async () => {${unawaited('tape().fetch')}
+});
+test('fires and forgets, not async', () => {${unawaited('tape().fetch')}
+});
+`,
+      'jest.config.cjs': `module.exports = { transform: {}, testMatch: ['**/*.test.cjs'], setupFilesAfterEnv: ['llm-tapedeck/jest'] };\n`,
+    });
+    const r = await sh('npx jest --no-cache', dir, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' });
+    expect(r.out).toMatch(/Tests: +2 failed/);
+    await missThenRecord(dir, "npx jest --no-cache -t '^fires and forgets$'", ['fires-and-forgets.tape']);
+  });
+
+  it('mocha', async () => {
+    const dir = project('mocha-unawaited', {
+      'chat.test.mjs': `import OpenAI from 'openai';
+import { tape } from 'llm-tapedeck/mocha';
+describe('chat', () => {
+  it('fires and forgets', async () => {${unawaited('tape().fetch')}
+  });
+  it('fires and forgets, not async', () => {${unawaited('tape().fetch')}
+  });
+  it('fires and forgets, done', (done) => {${unawaited('tape().fetch')}
+    done();
+  });
+});
+`,
+    });
+    const run = 'npx mocha --require llm-tapedeck/mocha chat.test.mjs';
+    const r = await sh(run, dir, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' });
+    expect(r.out).toMatch(/0 passing/);
+    expect(r.out).toMatch(/3 failing/);
+    await missThenRecord(dir, `${run} --grep '^chat fires and forgets$'`, ['fires-and-forgets.tape']);
+  });
+
+  it('node:test with openTestTape in beforeEach/afterEach', async () => {
+    const dir = project('node-test-unawaited', {
+      'chat.test.mjs': `import OpenAI from 'openai';
+import { afterEach, beforeEach, it } from 'node:test';
+import { openTestTape, slug } from 'llm-tapedeck/testing';
+let tape;
+beforeEach((t) => { tape = openTestTape({ tape: '__tapes__/' + slug(t.name) + '.tape', test: t.name, file: import.meta.filename }); });
+afterEach(() => tape.close());
+it('fires and forgets', async () => {${unawaited('tape.fetch')}
+});
+`,
+    });
+    await missThenRecord(dir, 'node --test chat.test.mjs', ['fires-and-forgets.tape']);
+  });
+
+  it('vitest', async () => {
+    const dir = project('vitest-unawaited', {
+      'chat.test.mjs': `import OpenAI from 'openai';
+import { test } from 'llm-tapedeck/vitest';
+test('fires and forgets', async ({ tape }) => {${unawaited('tape.fetch')}
+});
+`,
+    });
+    await missThenRecord(dir, 'npx vitest run', ['fires-and-forgets.tape']);
   });
 });
 
