@@ -14,7 +14,7 @@ import { hashValue } from '../core/index.ts';
 import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeSessionOptions } from './session.ts';
 import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firstFrameKey, sendMiss, type Data } from './session.ts';
-import { RealtimeTape, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
+import { RealtimeTape, type HeadTurn, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
 
 export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
   /** Base URL of the live provider (`https://api.openai.com`); `http(s):` becomes `ws(s):`. */
@@ -112,6 +112,19 @@ export class RealtimeEndpoint {
       .filter((s) => s !== '');
     const kept = offered.filter((p) => !protocol.secretProtocol(p));
     const key = hashValue(protocol.openKey(url, req.headers, kept));
+    // The session's place among those of its key is taken now, in the order clients connect
+    // (the reads and the upstream handshake below take their own time); a connect that records
+    // nothing gives it up.
+    const place: Place = { turn: tape.records ? tape.headTurn(key) : undefined, handedOn: false };
+    try {
+      await this.route(tape, protocol, url, req, socket, head, offered, kept, key, place);
+    } finally {
+      if (!place.handedOn) place.turn?.skip();
+    }
+  }
+
+  /** Serves, records or refuses a connect (see open()); a connect that goes live takes `place`. */
+  private async route(tape: RealtimeTape, protocol: RealtimeProtocol, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer, offered: string[], kept: string[], key: string, place: Place): Promise<void> {
     const stored = safeUrl(url, protocol);
     const label = `${req.method ?? 'GET'} ${stored}`;
     const base = { tape, protocol, label, timing: this.opts.timing };
@@ -163,6 +176,12 @@ export class RealtimeEndpoint {
     }
     if (!this.opts.upstream) return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
     const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
+    // The place goes with the upstream socket: to the session if it opens and the client is
+    // accepted, given up if either goes away first (skip() after append() does nothing).
+    const turn = place.turn;
+    place.handedOn = true;
+    up.once('close', () => turn?.skip());
+    socket.once('close', () => turn?.skip());
     up.on('unexpected-response', (_r, res) => {
       // The upstream refused the handshake (401, 404...): the client gets that answer, nothing is recorded.
       const parts: Buffer[] = [];
@@ -175,7 +194,7 @@ export class RealtimeEndpoint {
     });
     up.once('open', () => {
       this.accept(req, socket, head, up.protocol || undefined, (client) => {
-        const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept });
+        const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept }, turn);
         this.live.add(s);
       });
     });
@@ -245,8 +264,13 @@ export class RealtimeEndpoint {
         handOver(undefined);
         return sendMiss(client, protocol, message);
       }
-      // Update mode, a session the tape does not have: live from its first frame, recorded.
+      // Update mode, a session the tape does not have: live from its first frame, recorded. Its
+      // place among the sessions of its key is taken now, when the first frame chose it (a client
+      // that sends none holds no place up).
+      const turn = tape.headTurn(key);
       const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
+      up.once('close', () => turn.skip());
+      client.once('close', () => turn.skip());
       up.on('unexpected-response', (_r, res) => {
         res.resume();
         handOver(undefined);
@@ -259,7 +283,7 @@ export class RealtimeEndpoint {
       });
       up.once('open', () => {
         if (client.readyState !== client.OPEN) return up.close();
-        const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept });
+        const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept }, turn);
         this.live.add(s);
         handOver(s);
       });
@@ -316,6 +340,12 @@ export class RealtimeEndpoint {
     await t?.close();
     this.wss.close();
   }
+}
+
+/** A connect's place among the sessions of its key (RealtimeTape.headTurn), and whether a live session took it. */
+interface Place {
+  turn: HeadTurn | undefined;
+  handedOn: boolean;
 }
 
 /** A connect the tape has no session for: noted as a miss, the full report warned; returns the client's message. */

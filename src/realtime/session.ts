@@ -24,7 +24,7 @@ import { TapedeckError } from '../errors.ts';
 import { firstDifference } from '../match/json-difference.ts';
 import { closeReason, type RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
-import { blobDigest, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
+import { blobDigest, type HeadTurn, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
 
 export type { RealtimeTiming } from './tape.ts';
 
@@ -164,14 +164,23 @@ export class LiveSession {
   private holding = 0;
   private ended = false;
   private readonly records: boolean;
+  /**
+   * Settles once the session's head is appended, which may wait for sessions of its key that
+   * connected earlier (RealtimeTape.headTurn). Parts are appended after it: a response is told
+   * stored only when the session it belongs to can be found.
+   */
+  private headStored: Promise<void> = Promise.resolve();
 
-  constructor(opts: RealtimeSessionOptions, upstream: WebSocket, openKey: string, head: { url: string; protocols: string[] }) {
+  constructor(opts: RealtimeSessionOptions, upstream: WebSocket, openKey: string, head: { url: string; protocols: string[] }, turn?: HeadTurn) {
     this.opts = opts;
     this.tape = opts.tape;
     this.up = upstream;
     this.records = opts.tape.records;
     this.sid = this.tape.newSid();
-    if (this.records) void this.tape.appendHead(openKey, { sid: this.sid, provider: opts.protocol.provider, url: head.url, protocols: head.protocols }).catch(() => {});
+    if (this.records) {
+      const h = { sid: this.sid, provider: opts.protocol.provider, url: head.url, protocols: head.protocols };
+      this.headStored = (turn ? turn.append(h) : this.tape.appendHead(openKey, h)).catch(() => {});
+    } else turn?.skip();
     const client = opts.client;
     client.on('message', (d: Data, binary: boolean) => this.fromClient(asBuffer(d), binary));
     upstream.on('message', (d: Data, binary: boolean) => this.fromServer(asBuffer(d), binary));
@@ -277,7 +286,8 @@ export class LiveSession {
     const frames = this.frames;
     this.frames = [];
     if (frames.length === 0 && !end) return Promise.resolve();
-    return this.tape.appendPart(this.sid, this.part++, frames, end);
+    const n = this.part++;
+    return this.headStored.then(() => this.tape.appendPart(this.sid, n, frames, end));
   }
 
   private finish(end: RealtimeEnd): Promise<void> {

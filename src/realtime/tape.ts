@@ -22,6 +22,17 @@ export interface RealtimeTapeOptions extends SessionTapeOptions {
   recordCommand?: string;
 }
 
+/**
+ * A session's place among the sessions of its open key, taken when its client connects (see
+ * RealtimeTape.headTurn). Exactly one of append() and skip() takes effect; later calls do nothing.
+ */
+export interface HeadTurn {
+  /** Appends the session's head once every session that connected before it under its key has appended its own or skipped. */
+  append(head: Omit<RealtimeSessionRecord, 'v' | 'kind' | 'key' | 'keyVersion' | 'recordedAt' | 'role'>): Promise<void>;
+  /** Gives the place up: this connect records no session (its upstream refused it, its client left). */
+  skip(): void;
+}
+
 /** A recorded session, read whole. */
 export interface LoadedSession {
   head: RealtimeSessionRecord;
@@ -67,6 +78,8 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   private readonly loaded = new Map<string, LoadedSession>();
   /** Per connect key, for chooseSession(): the sessions read so far in recorded order, and which were served. */
   private readonly chosen = new Map<string, { sessions: LoadedSession[]; served: boolean[] }>();
+  /** Per open key, the place of the last session that connected (headTurn): settled once it appended or skipped. */
+  private readonly turns = new Map<string, Promise<void>>();
 
   private constructor(opts: RealtimeTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<RealtimeRecord>>>) {
     super(opts, opened);
@@ -213,6 +226,43 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   appendHead(key: string, head: Omit<RealtimeSessionRecord, 'v' | 'kind' | 'key' | 'keyVersion' | 'recordedAt' | 'role'>): Promise<void> {
     this.sessionsRecorded++;
     return this.write(key, { ...this.base(key), role: 'session', ...head }, 'a realtime session record');
+  }
+
+  /**
+   * Takes the place of a session about to be recorded among the sessions of its open key, when
+   * its client connects: its head is appended after those of the sessions that connected before
+   * it, however late their upstream handshakes finish. Replay gives the k-th connect of a key the
+   * k-th session, so sessions recorded at the same time must be stored in the order their
+   * clients connected, which is the order the same code connects them in again; the order their
+   * upstreams answered in changes from run to run.
+   *
+   * @example
+   * const turn = tape.headTurn(openKey) // at connect
+   * upstream.once('open', () => turn.append({ sid, provider, url, protocols }))
+   * upstream.once('error', () => turn.skip())
+   */
+  headTurn(key: string): HeadTurn {
+    const before = this.turns.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = before.then(() => mine);
+    this.turns.set(key, tail);
+    void tail.then(() => {
+      if (this.turns.get(key) === tail) this.turns.delete(key);
+    });
+    let taken = false;
+    return {
+      append: (head) => {
+        if (taken) return Promise.resolve();
+        taken = true;
+        return before.then(() => this.appendHead(key, head)).finally(release);
+      },
+      skip: () => {
+        if (taken) return;
+        taken = true;
+        release();
+      },
+    };
   }
 
   /** Appends audio bytes unless the tape has them already; returns their digest. */
