@@ -15,7 +15,7 @@ import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
 // no tape-file or Redis code reaches a page; the browser entry passes the tape it loaded as `store`.
-import { isBackend, storeBackend } from '../store/backends/open.ts';
+import { checkTapePath, isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.ts';
@@ -500,6 +500,8 @@ export class Deck {
         hint: "Pass { tape: 'recordings/app.tape' } (tapedeck serve --tape FILE), or a shared store { store: 'redis://host:6379/0' } (tapedeck serve --store URL).",
       });
     }
+    // A mistyped Redis URL is refused where the fetch or proxy is made, not at the first call.
+    if (mode !== 'passthrough' && typeof store === 'string') checkTapePath(store);
     return mode;
   }
 

@@ -16,3 +16,6 @@ export const storeBackend: typeof Open.storeBackend = (store) => {
     hint: "Load the tape with loadTape() from 'llm-tapedeck/browser' and replay it with createReplayFetch(); record tapes in Node.",
   });
 };
+
+// A page opens no tape by path (storeBackend above refuses one): nothing to check.
+export const checkTapePath: typeof Open.checkTapePath = () => {};

@@ -3,6 +3,7 @@
  * store })`, `ReplayCache.open(store)`): a tape file path, a `redis://` / `rediss://` URL, or a
  * backend object made by hand.
  */
+import { TapedeckError } from '../../errors.ts';
 import type { RecordBackend } from '../backend.ts';
 import type { TapeLockOptions } from '../tape-file.ts';
 import { isRedisUrl } from './redis-connection.ts';
@@ -33,5 +34,33 @@ export function isBackend(v: unknown): v is RecordBackend {
 export function storeBackend(store: string | RecordBackend, opts: StoreBackendOptions = {}): RecordBackend {
   if (isBackend(store)) return store;
   if (isRedisUrl(store)) return new RedisBackend(store, opts.redis);
+  checkTapePath(store);
   return new TapeBackend(store, opts.lock ? { lock: opts.lock } : {});
+}
+
+/**
+ * Refuses a store that is neither a tape path nor a Redis URL but a mistyped URL: `redis:/host:6379` (one slash), `redis//host`,
+ * `http://host:6379`. Taken as a path, it made folders named `redis:` or `http:` and recorded
+ * into a local file while the user thought the recordings went to Redis. A one-letter scheme
+ * is a Windows drive (`C:/tapes/app.tape`) and passes.
+ *
+ * @example
+ * checkTapePath('tapes/app.tape')       // passes
+ * checkTapePath('redis://127.0.0.1:6379') // passes
+ * checkTapePath('redis:/127.0.0.1:6379') // throws E_ARG: write redis://127.0.0.1:6379
+ */
+export function checkTapePath(path: string): void {
+  if (/^rediss?:\/\//i.test(path)) return; // a Redis URL: RedisBackend parses it
+  const redisTypo = /^(rediss?)(?::\/?(?!\/)|\/\/)(.*)$/i.exec(path);
+  const url = /^([a-z][a-z0-9+.-]+):\/\//i.exec(path);
+  if (!redisTypo && !url) return;
+  // A password in the URL is not repeated in the message.
+  const shown = path.replace(/^([a-z][a-z0-9+.-]*:?\/*)[^/@\s]*@/i, '$1***@');
+  const fix = redisTypo
+    ? `for a Redis store write ${redisTypo[1]!.toLowerCase()}://${redisTypo[2]!.replace(/[^/@\s]*@/, '***@')} (two slashes after the colon)`
+    : `a store is a tape file path (tapes/app.tape) or a Redis URL (redis://host:6379/0, rediss:// for TLS); a ${url![1]!.toLowerCase()}: URL is neither`;
+  throw new TapedeckError('E_ARG', `The store "${shown}" is not a tape path or a Redis URL: it would be recorded into a local file of that name.`, {
+    path: shown,
+    hint: `Fix: ${fix}.`,
+  });
 }
