@@ -15,7 +15,7 @@ import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
 // no tape-file or Redis code reaches a page; the browser entry passes the tape it loaded as `store`.
-import { checkTapePath, isBackend, storeBackend } from '../store/backends/open.ts';
+import { checkStore, isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.ts';
@@ -501,7 +501,7 @@ export class Deck {
       });
     }
     // A mistyped Redis URL is refused where the fetch or proxy is made, not at the first call.
-    if (mode !== 'passthrough' && typeof store === 'string') checkTapePath(store);
+    if (mode !== 'passthrough' && typeof store === 'string') checkStore(store);
     return mode;
   }
 

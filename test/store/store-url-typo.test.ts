@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
-import { checkTapePath } from '../../src/store/backends/open.ts';
+import { checkStore } from '../../src/store/backends/open.ts';
 import { TapedeckError } from '../../src/errors.ts';
 
 const root = join(import.meta.dirname, '../..');
@@ -56,9 +56,16 @@ describe('a store that is a mistyped URL', () => {
     expect(e?.code).toBe('E_ARG');
     expect(e?.message).toContain('a http: URL is neither');
     expect(e?.message).not.toContain('s3cret-pw');
-    const r = thrown(() => checkTapePath('rediss:/me:s3cret-pw@cache:6380/1'));
+    const r = thrown(() => checkStore('rediss:/me:s3cret-pw@cache:6380/1'));
     expect(r?.message).not.toContain('s3cret-pw');
     expect(r?.message).toContain('rediss://***@cache:6380/1');
+  });
+
+  it('a Redis URL with a misspelt query parameter is E_ARG where the fetch is made, not a 500 at the first call', () => {
+    const e = thrown(() => createFetch({ store: 'redis://:s3cret-pw@127.0.0.1:6399/0?nmespace=app', mode: 'record', summary: false }));
+    expect(e?.code).toBe('E_ARG');
+    expect(e?.message).toContain('unknown query parameter "nmespace" (known: ?namespace=, ?ttl=)');
+    expect(e?.message).not.toContain('s3cret-pw');
   });
 
   it('ReplayCache.open refuses it without creating anything', async () => {
@@ -79,7 +86,7 @@ describe('a store that is a mistyped URL', () => {
 
   it('tape paths and Redis URLs pass: a name with a colon inside, a Windows drive, redis:// and rediss://', () => {
     for (const ok of ['tapes/app.tape', 'C:/tapes/app.tape', 'C:\\tapes\\app.tape', './redis:/x.tape', 'redis-cache.tape', 'redis://127.0.0.1:6379/0?namespace=app', 'rediss://u:p@host:6380']) {
-      expect(thrown(() => checkTapePath(ok)), ok).toBeUndefined();
+      expect(thrown(() => checkStore(ok)), ok).toBeUndefined();
     }
     const f = createFetch({ tape: join(dir, 'sub', 'ok.tape'), mode: 'replay', summary: false });
     void f.close();

@@ -18,4 +18,4 @@ export const storeBackend: typeof Open.storeBackend = (store) => {
 };
 
 // A page opens no tape by path (storeBackend above refuses one): nothing to check.
-export const checkTapePath: typeof Open.checkTapePath = () => {};
+export const checkStore: typeof Open.checkStore = () => {};

@@ -6,7 +6,7 @@
 import { TapedeckError } from '../../errors.ts';
 import type { RecordBackend } from '../backend.ts';
 import type { TapeLockOptions } from '../tape-file.ts';
-import { isRedisUrl } from './redis-connection.ts';
+import { isRedisUrl, parseRedisUrl } from './redis-connection.ts';
 import { RedisBackend, type RedisStoreOptions } from './redis-backend.ts';
 import { TapeBackend } from './tape.ts';
 
@@ -34,23 +34,30 @@ export function isBackend(v: unknown): v is RecordBackend {
 export function storeBackend(store: string | RecordBackend, opts: StoreBackendOptions = {}): RecordBackend {
   if (isBackend(store)) return store;
   if (isRedisUrl(store)) return new RedisBackend(store, opts.redis);
-  checkTapePath(store);
+  checkStore(store);
   return new TapeBackend(store, opts.lock ? { lock: opts.lock } : {});
 }
 
 /**
- * Refuses a store that is neither a tape path nor a Redis URL but a mistyped URL: `redis:/host:6379` (one slash), `redis//host`,
+ * Refuses a store that cannot be opened as given: a Redis URL that does not parse (E_ARG from
+ * parseRedisUrl, its password masked), or a mistyped URL taken for a tape path: `redis:/host:6379` (one slash), `redis//host`,
  * `http://host:6379`. Taken as a path, it made folders named `redis:` or `http:` and recorded
  * into a local file while the user thought the recordings went to Redis. A one-letter scheme
  * is a Windows drive (`C:/tapes/app.tape`) and passes.
  *
  * @example
- * checkTapePath('tapes/app.tape')       // passes
- * checkTapePath('redis://127.0.0.1:6379') // passes
- * checkTapePath('redis:/127.0.0.1:6379') // throws E_ARG: write redis://127.0.0.1:6379
+ * checkStore('tapes/app.tape')       // passes
+ * checkStore('redis://127.0.0.1:6379') // passes
+ * checkStore('redis://127.0.0.1:6379?nmespace=app') // throws E_ARG: unknown query parameter "nmespace"
+ * checkStore('redis:/127.0.0.1:6379') // throws E_ARG: write redis://127.0.0.1:6379
  */
-export function checkTapePath(path: string): void {
-  if (/^rediss?:\/\//i.test(path)) return; // a Redis URL: RedisBackend parses it
+export function checkStore(path: string): void {
+  // A Redis URL is parsed now: a bad one (a misspelt `?nmespace=`) was a 500 at the first call,
+  // which SDKs retry, instead of an error where the fetch or proxy is made.
+  if (/^rediss?:\/\//i.test(path)) {
+    parseRedisUrl(path);
+    return;
+  }
   const redisTypo = /^(rediss?)(?::\/?(?!\/)|\/\/)(.*)$/i.exec(path);
   const url = /^([a-z][a-z0-9+.-]+):\/\//i.exec(path);
   if (!redisTypo && !url) return;
