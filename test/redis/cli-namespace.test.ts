@@ -68,6 +68,18 @@ redisDescribe('Redis commands on the wrong namespace or URL', () => {
     expect(refused?.message).not.toContain(PASSWORD);
   });
 
+  it.skipIf(!existsSync(CLI))('an unreachable Redis: the fix names the server to start and the URL, not a flag the command does not have', async () => {
+    // A port nothing listens on: the server of this suite, stopped would do, a fresh port is surer.
+    const port = redis.current.port + 17;
+    for (const args of [['verify', `redis://127.0.0.1:${port}/0`], ['pull', `redis://127.0.0.1:${port}/0`, join(dir, 'pulled.tape')]]) {
+      const r = run(args);
+      expect(r.status, r.stderr).not.toBe(0);
+      expect(r.stderr).toContain('E_STORE_UNAVAILABLE');
+      expect(r.stderr).toContain(`redis-server --port ${port}`);
+      expect(r.stderr).not.toContain('--store');
+    }
+  });
+
   it.skipIf(!existsSync(CLI))('--namespace and ?namespace= disagreeing is E_USAGE; push and pull name the namespace', async () => {
     const t = await tape('named.tape');
     const ns = freshNamespace('named');

@@ -137,7 +137,9 @@ export function storeUnavailable(target: RedisTarget, doing: string, cause: unkn
  * with no node named, no node is blamed.
  */
 function downHint(target: RedisTarget, why: string, cluster: boolean): string {
-  const tail = 'check the host, port and firewall, or pass another --store URL; use rediss:// if the server requires TLS.';
+  // Named without a flag: createFetch takes the URL as an option, the tape commands as an
+  // argument, `tapedeck serve` after --store.
+  const tail = 'check the host, port and firewall, or correct the Redis URL; use rediss:// if the server requires TLS.';
   const named = /\b(\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9A-Fa-f:]+\]):(\d{1,5})\b/.exec(why);
   if (named && (cluster || named[2] !== String(target.port))) return `Start Redis on ${named[1]}:${named[2]} (the node that did not answer; redis-server --port ${named[2]}), ${tail}`;
   if (cluster) return `A node of the Redis Cluster did not answer (not necessarily ${target.host}:${target.port}, which the URL names): check that every master is up (redis-cli --cluster check ${target.host}:${target.port}), ${tail}`;
