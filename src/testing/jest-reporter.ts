@@ -20,6 +20,23 @@ interface JestResults {
   numPendingTests?: number;
   numTodoTests?: number;
   wasInterrupted?: boolean;
+  testResults?: { testFilePath?: string; testExecError?: unknown; testResults?: { status?: string }[] }[];
+}
+
+/**
+ * The test files every test of which ran and passed (none with `-t`: the tests it filtered out
+ * are skipped), for the summary to find the tapes no test opened in their `__tapes__` folders
+ * (a deleted or renamed test's). The reporter runs apart from the setup file, so a `dir` given
+ * to configureTapes() there is not known here: only the default folders are looked in.
+ *
+ * @example
+ * completeFiles({}, { testResults: [{ testFilePath: '/p/a.test.js', testResults: [{ status: 'passed' }] }] }) // ['/p/a.test.js']
+ */
+function completeFiles(config: JestGlobalConfig | undefined, results: JestResults | undefined): string[] {
+  if (config?.testNamePattern) return [];
+  return (results?.testResults ?? [])
+    .filter((f) => f.testFilePath && !f.testExecError && (f.testResults ?? []).length > 0 && (f.testResults ?? []).every((t) => t.status === 'passed'))
+    .map((f) => f.testFilePath!);
 }
 
 /**
@@ -59,6 +76,6 @@ export default class TapedeckJestReporter {
   }
 
   async onRunComplete(_contexts?: unknown, results?: JestResults): Promise<void> {
-    await endRun(this.runDir, this.options.testCommand ?? 'npx jest', undefined, whyNotPruneJest(this.globalConfig, results));
+    await endRun(this.runDir, this.options.testCommand ?? 'npx jest', undefined, whyNotPruneJest(this.globalConfig, results), { files: completeFiles(this.globalConfig, results) });
   }
 }

@@ -15,7 +15,7 @@
  * })
  */
 import { failedWithMiss } from './miss.ts';
-import { beginTest, endRun, endTest, missFailure, notPruning, runningCallsSettled, startRun } from './runner.ts';
+import { beginTest, configuredTapeFolder, endRun, endTest, missFailure, notPruning, runningCallsSettled, startRun } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
 
@@ -112,11 +112,36 @@ export function mochaGlobalSetup(): void {
   runDir = startRun();
 }
 
-/** What the global teardown reads of mocha's runner (its `this`): the run's counts. */
+/** What the global teardown reads of mocha's suites: their tests (file, outcome) and child suites. */
+interface MochaSuite {
+  total?(): number;
+  tests?: { file?: string; state?: string }[];
+  suites?: MochaSuite[];
+}
+
+/** What the global teardown reads of mocha's runner (its `this`): the run's counts and suites. */
 interface MochaRunner {
   stats?: { passes?: number; failures?: number; pending?: number };
   total?: number;
-  suite?: { total?(): number };
+  suite?: MochaSuite;
+}
+
+/**
+ * The test files every test of which ran and passed in this process (none in parallel mode,
+ * where the tests ran in workers): a tape in such a file's folder that no test opened belonged
+ * to a deleted or renamed test.
+ *
+ * @example
+ * completeFiles({ suite: { suites: [{ tests: [{ file: '/p/a.test.mjs', state: 'passed' }] }] } }) // ['/p/a.test.mjs']
+ */
+function completeFiles(runner: MochaRunner | undefined): string[] {
+  const ok = new Map<string, boolean>();
+  const walk = (s: MochaSuite | undefined): void => {
+    for (const t of s?.tests ?? []) if (t.file) ok.set(t.file, (ok.get(t.file) ?? true) && t.state === 'passed');
+    for (const c of s?.suites ?? []) walk(c);
+  };
+  walk(runner?.suite);
+  return [...ok].filter(([, passed]) => passed).map(([f]) => f);
 }
 
 /**
@@ -142,5 +167,7 @@ function whyNotPruneMocha(runner: MochaRunner | undefined): string | undefined {
 
 /** Global fixture: the run summary (mocha calls it with its runner as `this`). */
 export async function mochaGlobalTeardown(this: MochaRunner | undefined): Promise<void> {
-  if (runDir) await endRun(runDir, 'npx mocha --require llm-tapedeck/mocha', undefined, whyNotPruneMocha(this));
+  if (!runDir) return;
+  const folder = configuredTapeFolder();
+  await endRun(runDir, 'npx mocha --require llm-tapedeck/mocha', undefined, whyNotPruneMocha(this), folder ? { files: completeFiles(this), tapeFolder: folder } : undefined);
 }

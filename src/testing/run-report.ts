@@ -151,6 +151,8 @@ export interface SummaryOptions {
    * opened (a deleted or renamed test's) are counted unused, and pruning removes them.
    */
   testFiles?: readonly string[];
+  /** The folder of a test file's tapes (default `__tapes__/<file name>/` beside it). */
+  tapeFolder?: (file: string) => string;
 }
 
 const baseOf = (url: string) => maskRedisUrl(url).replace(/[?#].*$/, '');
@@ -298,7 +300,7 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
   // A tape per test: a deleted test's tape is opened by no one, so only its folder finds it.
   if (opts.testFiles && opts.testFiles.length > 0 && reports.length > 0) {
     const opened = new Set(reports.filter((r) => !r.store).flatMap((r) => [r.tape, ...(r.cacheTape ? [r.cacheTape] : [])]));
-    for (const tape of orphanTapes(opts.testFiles, opened)) {
+    for (const tape of orphanTapes(opts.testFiles, opened, opts.tapeFolder)) {
       const n = await recordCount(tape);
       if (n === 0) continue;
       summary.tapes.push({ tape, mode: reports[0]!.mode, added: 0, hits: 0, misses: 0, unused: n, unusedTraces: [], orphan: true });

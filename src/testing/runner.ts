@@ -132,6 +132,29 @@ export function startRun(): string {
 const tests = (n: number): string => `${n} ${n === 1 ? 'test' : 'tests'}`;
 
 /**
+ * The test files every test of which ran and passed, for the run summary to find the tapes no
+ * test opened in their folders (a deleted or renamed test's), and where those folders are.
+ */
+export interface RunFiles {
+  files: readonly string[];
+  tapeFolder?: (file: string) => string;
+}
+
+/**
+ * Where the tapes of a test file are under the options configureTapes() set in this process, or
+ * undefined when a `name` function places them (no folder is the file's own then).
+ *
+ * @example
+ * configuredTapeFolder()?.('/p/test/chat.test.js') // '/p/test/__tapes__/chat.test'
+ */
+export function configuredTapeFolder(): ((file: string) => string) | undefined {
+  const { dir, name } = state().options;
+  if (name) return undefined;
+  const root = process.cwd();
+  return (file) => defaultTapePath({ file, names: [], root }, dir).replace(/\.tape$/, '');
+}
+
+/**
  * The reasons jest's and mocha's summaries give for not pruning (see endRun's `whyNotPrune`),
  * worded alike whichever runner counted.
  *
@@ -155,11 +178,11 @@ export const notPruning = {
  * await endRun(startRun(), 'npx jest')
  * await endRun(runDir, 'npx jest', undefined, '1 test failed') // prints "tapedeck: not pruning: 1 test failed."
  */
-export async function endRun(runDir: string, testCommand: string, log: (s: string) => void = (s) => process.stdout.write(`${s}\n`), whyNotPrune?: string): Promise<void> {
+export async function endRun(runDir: string, testCommand: string, log: (s: string) => void = (s) => process.stdout.write(`${s}\n`), whyNotPrune?: string, completeFiles?: RunFiles): Promise<void> {
   try {
     const reports = readTapeReports(runDir);
     if (reports.length === 0) return;
-    const summary = await summarizeRun(reports, {});
+    const summary = await summarizeRun(reports, completeFiles ? { testFiles: completeFiles.files, ...(completeFiles.tapeFolder ? { tapeFolder: completeFiles.tapeFolder } : {}) } : {});
     // The prune command the summary prints: this run, told to drop what no test used.
     let pruned = 0;
     if (summary.unused > 0 && pruneRequested()) {

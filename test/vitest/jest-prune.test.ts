@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { upstreamSuite } from '../proxy/upstream-suite.ts';
 import { outputOf } from './child.ts';
-import { pruneScenario } from './prune-scenario.ts';
+import { orphanScenario, pruneScenario } from './prune-scenario.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const dist = join(root, 'dist', 'testing');
@@ -47,6 +47,32 @@ describe('jest: TAPEDECK_PRUNE=1', () => {
       stepTwo: "expect((await ask('step two')).status).toBe(200);",
       filter: ['-t', '^another$'],
       filtered: '-t',
+      upstream: suite.upstream.url,
+      run: jest,
+    });
+  });
+});
+
+// A tape per test (the default naming): a deleted test's tape is found in its file's folder.
+const perTest = (names: string[]) => `const { tape } = require(${JSON.stringify(join(dist, 'jest.cjs'))});
+for (const name of ${JSON.stringify(names)}) {
+  test(name, async () => {
+    const r = await tape().fetch(process.env.UPSTREAM + '/v1/chat/completions', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: name }] }),
+    });
+    expect(r.status).toBe(200);
+  });
+}
+`;
+
+describe('jest: a deleted test\'s tape', () => {
+  it('is reported unused (no test opened it) after a full passing run, and the prune removes it alone', { timeout: 120_000 }, async () => {
+    await orphanScenario({
+      project: join(suite.dir, 'jest-orphan'),
+      file: 'chat.test.js',
+      text: perTest,
+      tapeOf: (name) => join('__tapes__', 'chat.test', `${name}.tape`),
       upstream: suite.upstream.url,
       run: jest,
     });

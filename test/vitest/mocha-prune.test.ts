@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { upstreamSuite } from '../proxy/upstream-suite.ts';
 import { outputOf } from './child.ts';
-import { pruneScenario } from './prune-scenario.ts';
+import { orphanScenario, pruneScenario } from './prune-scenario.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const dist = join(root, 'dist', 'testing');
@@ -32,9 +32,9 @@ it('another', async () => {
 });
 `;
 
-function mocha(project: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; out: string }> {
+function mocha(project: string, env: Record<string, string>, args: string[] = [], file = 'two.test.mjs'): Promise<{ code: number | null; out: string }> {
   const { CI: _ci, TAPEDECK_MODE: _m, TAPEDECK_RUN_DIR: _r, TAPEDECK_PRUNE: _p, VITEST: _v, VITEST_WORKER_ID: _w, VITEST_POOL_ID: _pi, NODE_OPTIONS: _n, ...base } = process.env;
-  const cmd = [join(root, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--require', join(dist, 'mocha.js'), 'two.test.mjs', ...args];
+  const cmd = [join(root, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--require', join(dist, 'mocha.js'), file, ...args];
   return outputOf(spawn(process.execPath, cmd, { cwd: project, env: { ...base, ...env } }));
 }
 
@@ -51,4 +51,37 @@ describe('mocha: TAPEDECK_PRUNE=1', () => {
       run: mocha,
     });
   });
+});
+
+// A tape per test (the default naming, or under a `dir` of the project's): a deleted test's tape
+// is found in its file's folder.
+const perTest = (dir: string | undefined) => (names: string[]) => `import { tape, configureTapes } from ${JSON.stringify(join(dist, 'mocha.js'))};
+import assert from 'node:assert';
+${dir ? `configureTapes({ dir: ${JSON.stringify(dir)} });` : ''}
+describe('chat', () => {
+  for (const name of ${JSON.stringify(names)}) {
+    it(name, async () => {
+      const r = await tape().fetch(process.env.UPSTREAM + '/v1/chat/completions', {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: name }] }),
+      });
+      assert.strictEqual(r.status, 200);
+    });
+  }
+});
+`;
+
+describe('mocha: a deleted test\'s tape', () => {
+  for (const dir of [undefined, 'tapes']) {
+    it(`is reported unused (no test opened it) after a full passing run, and the prune removes it alone (${dir ? `dir: '${dir}'` : 'the default folder'})`, { timeout: 120_000 }, async () => {
+      await orphanScenario({
+        project: join(suite.dir, `mocha-orphan-${dir ?? 'default'}`),
+        file: 'chat.test.mjs',
+        text: perTest(dir),
+        tapeOf: (name) => join(dir ?? '__tapes__', 'chat.test', 'chat', `${name}.tape`),
+        upstream: suite.upstream.url,
+        run: (project, env, args) => mocha(project, env, args, 'chat.test.mjs'),
+      });
+    });
+  }
 });

@@ -2,7 +2,7 @@
 // which BREAK makes fail between them and SKIP skips, and another), recorded once, then replayed
 // with TAPEDECK_PRUNE=1 failed, skipped, filtered and whole; only a whole passing run may prune,
 // and it prunes only a recording no test asks for any more.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { readTape } from '../../src/store/tape-file.ts';
@@ -64,4 +64,44 @@ export async function pruneScenario(s: PruneScenario): Promise<void> {
   expect(stale.code, stale.out).toBe(0);
   expect(stale.out).toContain('tapedeck: pruned 1 unused recording(s).');
   expect(await records()).toBe(2);
+}
+
+export interface OrphanScenario {
+  /** Where the project is made. */
+  project: string;
+  /** The test file's name, and its text for the tests named. */
+  file: string;
+  text: (names: string[]) => string;
+  /** Where a test's tape is, in the project. */
+  tapeOf: (name: string) => string;
+  upstream: string;
+  run: Run;
+}
+
+/**
+ * A deleted test's tape (a tape per test): recorded with two tests, one of them deleted, a full
+ * passing replay with TAPEDECK_PRUNE=1 reports its tape as opened by no test and removes it,
+ * leaving the other tape as it was.
+ */
+export async function orphanScenario(s: OrphanScenario): Promise<void> {
+  mkdirSync(s.project, { recursive: true });
+  writeFileSync(join(s.project, s.file), s.text(['kept', 'deleted']));
+  const rec = await s.run(s.project, { UPSTREAM: s.upstream, TAPEDECK_MODE: 'record' });
+  expect(rec.code, rec.out).toBe(0);
+  const kept = join(s.project, s.tapeOf('kept'));
+  const deleted = join(s.project, s.tapeOf('deleted'));
+  expect(existsSync(deleted), rec.out).toBe(true);
+  const keptBytes = readFileSync(kept);
+
+  writeFileSync(join(s.project, s.file), s.text(['kept']));
+  const replay = { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' };
+  const ci = await s.run(s.project, replay);
+  expect(ci.code, ci.out).toBe(0);
+  expect(ci.out).toContain('0 misses, 1 unused recording');
+  expect(ci.out).toContain(`${s.tapeOf('deleted')}: 1 unused (no test opened this tape: a deleted or renamed test)`);
+  const prune = await s.run(s.project, { ...replay, TAPEDECK_PRUNE: '1' });
+  expect(prune.code, prune.out).toBe(0);
+  expect(prune.out).toContain('tapedeck: pruned 1 unused recording(s).');
+  expect(existsSync(deleted)).toBe(false);
+  expect(readFileSync(kept).equals(keptBytes)).toBe(true);
 }
