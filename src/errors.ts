@@ -28,7 +28,9 @@
  * - `E_TAPE_EXISTS`, `E_TAPE_NOT_FOUND`, `E_TAPE_VERSION`, `E_TAPE_IO`: creating over an
  *   existing tape, a missing tape, a tape from a newer format, a file system error.
  * - `E_TAPE_CHANGED`: a large tape's record read after the open is no longer where it was (the
- *   file was written in place, or removed or replaced after a close); `file` names it.
+ *   file was written in place, or removed or replaced after a close); `file` names it. On a
+ *   Redis store: the namespace was emptied and made again by another writer (another redaction
+ *   salt) while a record run was open; that run's records are refused, `url` names the store.
  * - `E_TAPE_MERGE`: `tapedeck merge` cannot combine the two sides of a tape (different redaction
  *   salts or format versions, a damaged header); nothing was written and git keeps the conflict.
  * - `E_TREE`: input the conversation tree cannot place (empty conversation, malformed hashes).

@@ -49,6 +49,8 @@ export class RedisBackend implements RecordBackend {
   /** Sequence numbers this handle has loaded or appended: refresh returns only the others. */
   private readonly seen = new Set<number>();
   salt: string | undefined;
+  /** The namespace's header as loaded (it holds `salt`): appends put it back if the namespace lost it. */
+  private header: Uint8Array | undefined;
 
   /**
    * A backend on the namespace at `url`; it connects on first use (the collection's open), so
@@ -124,6 +126,7 @@ export class RedisBackend implements RecordBackend {
       exists = true;
     }
     this.salt = saltOf(header, this.location);
+    this.header = header;
     for (const r of records) this.seen.add(r.seq);
     // A record whose bytes do not name the key it is filed under was not written by tapedeck
     // (or was damaged in the store): skipped, and said, as a damaged tape frame is.
@@ -151,7 +154,10 @@ export class RedisBackend implements RecordBackend {
       const payload = recordBytes.payload(v, this.location, i);
       return { key: collectionKeyOf(payload), payload };
     });
-    for (const seq of await (await this.records()).append(items)) this.seen.add(seq);
+    // With the header this handle keys by: a namespace emptied meanwhile (Redis restarted
+    // without persistence) gets it back, so these records replay under the salt they were
+    // masked with; one another writer made again with its own salt refuses them (E_TAPE_CHANGED).
+    for (const seq of await (await this.records()).append(items, this.header ? { header: this.header } : {})) this.seen.add(seq);
   }
 
   /**

@@ -71,17 +71,29 @@ const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,200}$/;
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
 /**
- * KEYS: seq, index. ARGV: count, ttlMs (0 = none), collection keys... Registers the keys with
- * the expiry of the new records (GT: a key's score only grows, +inf once a record has no TTL)
- * and returns { first reserved number, that expiry (0 = none) }: the record writes use the same
- * absolute expiry, so the index never forgets a key before its records are gone.
+ * KEYS: seq, index, header. ARGV: count, ttlMs (0 = none), the writer's header ('' = none),
+ * collection keys... Registers the keys with the expiry of the new records (GT: a key's score
+ * only grows, +inf once a record has no TTL) and returns { first reserved number, that expiry
+ * (0 = none) }: the record writes use the same absolute expiry, so the index never forgets a key
+ * before its records are gone.
+ *
+ * The header holds the namespace's redaction salt, under which the writer masked the records'
+ * secrets. A namespace emptied while the writer is open (a restart without persistence, a
+ * FLUSHDB) gets the writer's header back, so what it records next is keyed as its readers will
+ * key it; a namespace made again by another writer, with another header, returns { -1, 0 } and
+ * nothing is reserved.
  */
 const RESERVE = `${NOW}
+if ARGV[3] ~= '' then
+  local h = redis.call('GET', KEYS[3])
+  if not h then redis.call('SET', KEYS[3], ARGV[3])
+  elseif h ~= ARGV[3] then return { -1, 0 } end
+end
 local ttl = tonumber(ARGV[2])
 local exp = 0
 local score = '+inf'
 if ttl > 0 then exp = now + ttl score = exp end
-for i = 3, #ARGV do redis.call('ZADD', KEYS[2], 'GT', score, ARGV[i]) end
+for i = 4, #ARGV do redis.call('ZADD', KEYS[2], 'GT', score, ARGV[i]) end
 return { redis.call('INCRBY', KEYS[1], tonumber(ARGV[1])) - tonumber(ARGV[1]) + 1, exp }`;
 
 /**
@@ -347,11 +359,18 @@ export class RedisRecords {
    * reserved for the whole batch first, then each request key's records are written in one
    * atomic script. Returns each record's sequence number. `ttlMs` overrides the store default.
    */
-  async append(items: readonly { key: string; payload: Uint8Array }[], opts: { ttlMs?: number } = {}): Promise<number[]> {
+  async append(items: readonly { key: string; payload: Uint8Array }[], opts: { ttlMs?: number; header?: Uint8Array } = {}): Promise<number[]> {
     if (items.length === 0) return [];
     const ttl = Math.round(opts.ttlMs ?? this.ttlMs);
     const distinct = [...new Set(items.map((i) => i.key))];
-    const [first, expiry] = ((await this.script('RESERVE', [this.nsKey('seq'), this.nsKey('index')], [String(items.length), String(ttl), ...distinct])) as unknown[]).map(Number) as [number, number];
+    const header = opts.header ? Buffer.from(opts.header.buffer, opts.header.byteOffset, opts.header.byteLength) : '';
+    const [first, expiry] = ((await this.script('RESERVE', [this.nsKey('seq'), this.nsKey('index'), this.nsKey('header')], [String(items.length), String(ttl), header, ...distinct])) as unknown[]).map(Number) as [number, number];
+    if (first < 0) {
+      throw new TapedeckError('E_TAPE_CHANGED', `Redis store ${this.target.masked} (namespace ${this.namespace}) was emptied and made again by another writer while this one was open: its redaction salt is not the one this writer masked secrets with, so nothing was recorded.`, {
+        url: this.target.masked,
+        hint: 'Start the recording again (a new createFetch or tapedeck serve reads the namespace as it is now); keep Redis persistent (appendonly yes) if it may restart.',
+      });
+    }
     const byKey = new Map<string, (string | Buffer)[]>();
     const seqs = items.map((item, i) => {
       const seq = first + i;
