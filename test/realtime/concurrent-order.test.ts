@@ -9,11 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy } from '../../src/proxy/server.ts';
 import { makeLocalCertificate } from '../../src/proxy/tls.ts';
+import { openRealtime } from './ask.ts';
 import { startFakeRealtime } from './fake-realtime.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-realtime-order-'));
@@ -62,30 +61,7 @@ async function relay(port: number): Promise<{ url: string; connections: () => nu
   };
 }
 
-/** An OpenAI Realtime session through the proxy at `url`: connects, and asks once told to. */
-function session(url: string): { opened: Promise<void>; ask: (text: string) => Promise<{ transcript?: string; errors: string[] }> } {
-  const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca: tls.ca } }, new OpenAI({ apiKey: 'sk-test-order-0123456789abcdef', baseURL: `${url}/v1` }));
-  const errors: string[] = [];
-  rt.on('error', (e) => errors.push(e.message));
-  const closed = new Promise<void>((r) => rt.socket.once('close', () => r()));
-  const opened = new Promise<void>((r) => rt.socket.once('open', () => r()));
-  return {
-    opened,
-    ask: async (text) => {
-      await opened;
-      const done = new Promise<string | undefined>((r) => {
-        rt.on('response.done', (e) => r((e.response.output?.[0] as { content?: { transcript?: string }[] } | undefined)?.content?.[0]?.transcript));
-        void closed.then(() => r(undefined));
-      });
-      rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
-      rt.send({ type: 'response.create' });
-      const transcript = await done;
-      rt.close();
-      await closed;
-      return { transcript, errors };
-    },
-  };
-}
+const session = (url: string) => openRealtime(url, tls.ca);
 
 const until = async (cond: () => boolean): Promise<void> => {
   while (!cond()) await new Promise((r) => setTimeout(r, 5));
