@@ -26,8 +26,9 @@ interface JestResults {
 /**
  * The test files every test of which ran and passed (none with `-t`: the tests it filtered out
  * are skipped), for the summary to find the tapes no test opened in their `__tapes__` folders
- * (a deleted or renamed test's). The reporter runs apart from the setup file, so a `dir` given
- * to configureTapes() there is not known here: only the default folders are looked in.
+ * (a deleted or renamed test's), or in the folders a `dir` given to configureTapes() puts them
+ * in: the reporter runs apart from the setup file, whose workers note each file's folder in the
+ * run directory.
  *
  * @example
  * completeFiles({}, { testResults: [{ testFilePath: '/p/a.test.js', testResults: [{ status: 'passed' }] }] }) // ['/p/a.test.js']

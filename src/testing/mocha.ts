@@ -169,5 +169,5 @@ function whyNotPruneMocha(runner: MochaRunner | undefined): string | undefined {
 export async function mochaGlobalTeardown(this: MochaRunner | undefined): Promise<void> {
   if (!runDir) return;
   const folder = configuredTapeFolder();
-  await endRun(runDir, 'npx mocha --require llm-tapedeck/mocha', undefined, whyNotPruneMocha(this), folder ? { files: completeFiles(this), tapeFolder: folder } : undefined);
+  await endRun(runDir, 'npx mocha --require llm-tapedeck/mocha', undefined, whyNotPruneMocha(this), { files: completeFiles(this), tapeFolder: folder ?? (() => undefined) });
 }

@@ -15,19 +15,19 @@ const COMPANION = /\.(cache|mcp)\.tape$/;
 
 /**
  * The tapes in the tape folders of `testFiles` (`folderOf`, default `__tapes__/<file name>/`
- * beside each) that no test opened: `opened` holds the tapes the run's tests used. Pass only test files every test
+ * beside each; undefined for a file with no folder of its own) that no test opened: `opened` holds the tapes the run's tests used. Pass only test files every test
  * of which ran: a test filtered out or skipped leaves its tape unopened too.
  *
  * @example
  * orphanTapes(['/p/test/chat.test.ts'], new Set(['/p/test/__tapes__/chat.test/chat/says-hello.tape']))
  * // ['/p/test/__tapes__/chat.test/chat/a-deleted-test.tape']
  */
-export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<string>, folderOf: (file: string) => string = defaultFolder): string[] {
+export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<string>, folderOf: (file: string) => string | undefined = defaultTapeFolder): string[] {
   const used = new Set([...opened].map((p) => resolve(p)));
   const out = new Set<string>();
   for (const file of testFiles) {
     const dir = folderOf(resolve(file));
-    if (!existsSync(dir)) continue;
+    if (dir === undefined || !existsSync(dir)) continue;
     for (const tape of tapesUnder(dir, 'skip')) {
       if (used.has(tape) || used.has(tape.replace(COMPANION, '.tape'))) continue;
       out.add(tape);
@@ -36,8 +36,13 @@ export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<st
   return [...out].sort();
 }
 
-/** A test file's tape folder under the default naming: `__tapes__/<file name>/` beside it. */
-const defaultFolder = (file: string): string => join(dirname(file), '__tapes__', basename(file, extname(file)));
+/**
+ * A test file's tape folder under the default naming: `__tapes__/<file name>/` beside it.
+ *
+ * @example
+ * defaultTapeFolder('/p/test/chat.test.ts') // '/p/test/__tapes__/chat.test'
+ */
+export const defaultTapeFolder = (file: string): string => join(dirname(file), '__tapes__', basename(file, extname(file)));
 
 /** How many records a tape holds (0 when it cannot be read: such a tape is not ours to judge). */
 export async function recordCount(tape: string): Promise<number> {

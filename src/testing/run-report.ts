@@ -120,6 +120,49 @@ export function writeTapeReport(runDir: string, report: TapeReport): void {
   renameSync(tmp, `${runDir}/${name}.json`);
 }
 
+/**
+ * Notes, in the run directory, where the tapes of a test file go under the options its worker
+ * configured (`null`: a `name` function places them, so no folder is the file's own). The
+ * process that prints the summary did not run the setup that configured them (jest's reporter,
+ * mocha's main process in parallel mode), and looks for a deleted test's tape by this.
+ *
+ * @example
+ * writeTapeFolder(process.env.TAPEDECK_RUN_DIR!, '/p/test/chat.test.js', '/p/tapes/test/chat.test')
+ */
+export function writeTapeFolder(runDir: string, file: string, folder: string | null): void {
+  mkdirSync(runDir, { recursive: true });
+  const name = `${process.pid}-${Date.now()}-${counter++}-${randomBytes(4).toString('hex')}`;
+  const tmp = `${runDir}/.${name}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ file, folder }));
+  renameSync(tmp, `${runDir}/${name}${FOLDER}`);
+}
+
+/** A test file's tape folder note (see writeTapeFolder): not a `.json` report. */
+const FOLDER = '.folder';
+
+/**
+ * The tape folder notes of the run directory: test file -> its tape folder (`null`: none of its
+ * own). An unreadable note is skipped; a file noted twice keeps the first reading.
+ */
+export function readTapeFolders(runDir: string): Map<string, string | null> {
+  const out = new Map<string, string | null>();
+  let names: string[];
+  try {
+    names = readdirSync(runDir).filter((n) => n.endsWith(FOLDER));
+  } catch {
+    return out;
+  }
+  for (const n of names.sort()) {
+    try {
+      const note = JSON.parse(readFileSync(`${runDir}/${n}`, 'utf8')) as { file?: unknown; folder?: unknown };
+      if (typeof note.file === 'string' && (typeof note.folder === 'string' || note.folder === null) && !out.has(note.file)) out.set(note.file, note.folder);
+    } catch {
+      // skipped, as an unreadable report is
+    }
+  }
+  return out;
+}
+
 /** Reads every report of the run directory (an unreadable one is skipped: the summary is advice, not a gate). */
 export function readTapeReports(runDir: string): TapeReport[] {
   let names: string[];
@@ -151,8 +194,11 @@ export interface SummaryOptions {
    * opened (a deleted or renamed test's) are counted unused, and pruning removes them.
    */
   testFiles?: readonly string[];
-  /** The folder of a test file's tapes (default `__tapes__/<file name>/` beside it). */
-  tapeFolder?: (file: string) => string;
+  /**
+   * The folder of a test file's tapes (default `__tapes__/<file name>/` beside it); undefined:
+   * the file has no folder of its own (a `name` function places its tapes), none is looked in.
+   */
+  tapeFolder?: (file: string) => string | undefined;
 }
 
 const baseOf = (url: string) => maskRedisUrl(url).replace(/[?#].*$/, '');

@@ -9,7 +9,8 @@ import { join, relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { pruneRequested } from './mode.ts';
 import { defaultTapePath, type TapeNamer } from './names.ts';
-import { formatSummary, pruneUnused, readTapeReports, summarizeRun } from './run-report.ts';
+import { defaultTapeFolder } from './orphan-tapes.ts';
+import { formatSummary, pruneUnused, readTapeFolders, readTapeReports, summarizeRun, writeTapeFolder } from './run-report.ts';
 import { callsSettled, openTestTape, regexEscape, shellQuote, type TestTape, type TestTapeOptions } from './session.ts';
 
 /** Options of the tapes the jest and mocha hooks open: every test tape option, and where tapes go. */
@@ -26,6 +27,8 @@ const STATE = Symbol.for('llm-tapedeck.runner');
 interface State {
   options: RunnerTapeOptions;
   current?: TestTape;
+  /** Test files whose tape folder this process has noted in the run directory. */
+  noted?: Set<string>;
 }
 function state(): State {
   const g = globalThis as { [STATE]?: State };
@@ -67,6 +70,17 @@ export function beginTest(info: { file: string; names: readonly string[]; runner
   const path = resolve(root, name ? name({ file, names: info.names, root }) : defaultTapePath({ file, names: info.names, root }, dir));
   const rel = relative(root, file) || file;
   const title = info.names.join(' ');
+  // The summary's search for a deleted test's tape looks in the file's folder, and the process
+  // that prints it may not have run this setup (jest's reporter, mocha's parallel mode).
+  const runDir = process.env.TAPEDECK_RUN_DIR;
+  if (runDir && !(s.noted ??= new Set()).has(file)) {
+    s.noted.add(file);
+    try {
+      writeTapeFolder(runDir, file, name ? null : defaultTapePath({ file, names: [], root }, dir).replace(/\.tape$/, ''));
+    } catch {
+      // the summary is advice: without the note it looks in the default folder
+    }
+  }
   s.current = openTestTape({ ...opts, tape: path, test: title, file: rel, recordCommand: runnerRecordCommand(info.runner, rel, info.names), root, failOnMiss: false });
   return s.current;
 }
@@ -137,7 +151,8 @@ const tests = (n: number): string => `${n} ${n === 1 ? 'test' : 'tests'}`;
  */
 export interface RunFiles {
   files: readonly string[];
-  tapeFolder?: (file: string) => string;
+  /** Where a file's tapes are when its worker noted nothing (default: the default folder). */
+  tapeFolder?: (file: string) => string | undefined;
 }
 
 /**
@@ -182,7 +197,11 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
   try {
     const reports = readTapeReports(runDir);
     if (reports.length === 0) return;
-    const summary = await summarizeRun(reports, completeFiles ? { testFiles: completeFiles.files, ...(completeFiles.tapeFolder ? { tapeFolder: completeFiles.tapeFolder } : {}) } : {});
+    // Where each file's tapes are: as the process that ran it noted, else as this one knows.
+    const noted = readTapeFolders(runDir);
+    const known = completeFiles?.tapeFolder ?? defaultTapeFolder;
+    const tapeFolder = (file: string): string | undefined => (noted.has(file) ? (noted.get(file) ?? undefined) : known(file));
+    const summary = await summarizeRun(reports, completeFiles ? { testFiles: completeFiles.files, tapeFolder } : {});
     // The prune command the summary prints: this run, told to drop what no test used.
     let pruned = 0;
     if (summary.unused > 0 && pruneRequested()) {

@@ -53,8 +53,10 @@ describe('jest: TAPEDECK_PRUNE=1', () => {
   });
 });
 
-// A tape per test (the default naming): a deleted test's tape is found in its file's folder.
-const perTest = (names: string[]) => `const { tape } = require(${JSON.stringify(join(dist, 'jest.cjs'))});
+// A tape per test (the default naming): a deleted test's tape is found in its file's folder,
+// also one a configureTapes({ dir }) in the test's worker names, which the reporter never ran.
+const perTest = (dir: string | undefined) => (names: string[]) => `const { tape, configureTapes } = require(${JSON.stringify(join(dist, 'jest.cjs'))});
+${dir ? `configureTapes({ dir: ${JSON.stringify(dir)} });` : ''}
 for (const name of ${JSON.stringify(names)}) {
   test(name, async () => {
     const r = await tape().fetch(process.env.UPSTREAM + '/v1/chat/completions', {
@@ -67,14 +69,16 @@ for (const name of ${JSON.stringify(names)}) {
 `;
 
 describe('jest: a deleted test\'s tape', () => {
-  it('is reported unused (no test opened it) after a full passing run, and the prune removes it alone', { timeout: 120_000 }, async () => {
-    await orphanScenario({
-      project: join(suite.dir, 'jest-orphan'),
-      file: 'chat.test.js',
-      text: perTest,
-      tapeOf: (name) => join('__tapes__', 'chat.test', `${name}.tape`),
-      upstream: suite.upstream.url,
-      run: jest,
+  for (const dir of [undefined, 'tapes']) {
+    it(`is reported unused (no test opened it) after a full passing run, and the prune removes it alone (${dir ? `dir: '${dir}'` : 'the default folder'})`, { timeout: 120_000 }, async () => {
+      await orphanScenario({
+        project: join(suite.dir, `jest-orphan-${dir ?? 'default'}`),
+        file: 'chat.test.js',
+        text: perTest(dir),
+        tapeOf: (name) => join(dir ?? '__tapes__', 'chat.test', `${name}.tape`),
+        upstream: suite.upstream.url,
+        run: jest,
+      });
     });
-  });
+  }
 });
