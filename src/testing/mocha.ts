@@ -115,6 +115,7 @@ export function mochaGlobalSetup(): void {
 /** What the global teardown reads of mocha's suites: their tests (file, outcome) and child suites. */
 interface MochaSuite {
   total?(): number;
+  hasOnly?(): boolean;
   tests?: { file?: string; state?: string }[];
   suites?: MochaSuite[];
 }
@@ -124,7 +125,13 @@ interface MochaRunner {
   stats?: { passes?: number; failures?: number; pending?: number };
   total?: number;
   suite?: MochaSuite;
+  /** The runner's test filter (`--grep`, `--fgrep`), and the one that lets every test through. */
+  _grep?: unknown;
+  _defaultGrep?: unknown;
 }
+
+/** Whether a test or suite of the run was marked `.only` (mocha then ran those alone). */
+const hasOnly = (runner: MochaRunner | undefined): boolean => runner?.suite?.hasOnly?.() === true;
 
 /**
  * The test files every test of which ran and passed in this process (none in parallel mode,
@@ -135,6 +142,7 @@ interface MochaRunner {
  * completeFiles({ suite: { suites: [{ tests: [{ file: '/p/a.test.mjs', state: 'passed' }] }] } }) // ['/p/a.test.mjs']
  */
 function completeFiles(runner: MochaRunner | undefined): string[] {
+  if (hasOnly(runner)) return []; // a file's tests that .only left out are in none of its suites
   const ok = new Map<string, boolean>();
   const walk = (s: MochaSuite | undefined): void => {
     for (const t of s?.tests ?? []) if (t.file) ok.set(t.file, (ok.get(t.file) ?? true) && t.state === 'passed');
@@ -158,10 +166,14 @@ function whyNotPruneMocha(runner: MochaRunner | undefined): string | undefined {
   const failed = stats.failures ?? 0;
   if (failed > 0) return notPruning.failed(failed);
   if ((stats.pending ?? 0) > 0) return notPruning.notRun(stats.pending!);
-  // --grep: the runner runs fewer tests than its suites hold (in parallel mode the main
-  // process holds no tests: nothing to compare).
+  // The tests .only left out are not pending, and mocha counts only those it ran.
+  if (hasOnly(runner)) return notPruning.filtered('.only');
+  // --grep: the runner runs fewer tests than its suites hold. In parallel mode the main process
+  // holds no tests to compare, and the workers filter with the filter this runner was given:
+  // one is set, so tests the workers left out may need what looks unused.
   const all = runner.suite?.total?.() ?? 0;
   if (all > 0 && runner.total !== undefined && runner.total < all) return notPruning.filtered('--grep');
+  if (all === 0 && runner._grep !== undefined && runner._grep !== runner._defaultGrep) return notPruning.filtered('--grep');
   return undefined;
 }
 

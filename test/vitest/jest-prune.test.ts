@@ -26,7 +26,7 @@ const ask = (q) => tape().fetch(process.env.UPSTREAM + '/v1/chat/completions', {
   if (process.env.BREAK) throw new Error('a bug before step two');
   expect((await ask('step two')).status).toBe(200);
 });
-test('another', async () => {
+(process.env.ONLY ? test.only : test)('another', async () => {
   expect((await ask('another')).status).toBe(200);
 });
 `;
@@ -39,7 +39,7 @@ function jest(project: string, env: Record<string, string>, args: string[] = [])
 }
 
 describe('jest: TAPEDECK_PRUNE=1', () => {
-  it('does not prune after a failed run, a skipped test or -t; prunes after a full passing run', { timeout: 120_000 }, async () => {
+  it('does not prune after a failed run, a skipped test, -t or .only; prunes after a full passing run', { timeout: 120_000 }, async () => {
     await pruneScenario({
       project: join(suite.dir, 'jest-prune'),
       file: 'two.test.js',
@@ -47,6 +47,7 @@ describe('jest: TAPEDECK_PRUNE=1', () => {
       stepTwo: "expect((await ask('step two')).status).toBe(200);",
       filter: ['-t', '^another$'],
       filtered: '-t',
+      onlyReason: '1 test did not run',
       upstream: suite.upstream.url,
       run: jest,
     });

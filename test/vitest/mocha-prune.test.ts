@@ -27,7 +27,7 @@ const ask = (q) => tape().fetch(process.env.UPSTREAM + '/v1/chat/completions', {
   if (process.env.BREAK) throw new Error('a bug before step two');
   assert.strictEqual((await ask('step two')).status, 200);
 });
-it('another', async () => {
+(process.env.ONLY ? it.only : it)('another', async () => {
   assert.strictEqual((await ask('another')).status, 200);
 });
 `;
@@ -39,18 +39,23 @@ function mocha(project: string, env: Record<string, string>, args: string[] = []
 }
 
 describe('mocha: TAPEDECK_PRUNE=1', () => {
-  it('does not prune after a failed run, a pending test or --grep; prunes after a full passing run', { timeout: 120_000 }, async () => {
-    await pruneScenario({
-      project: join(suite.dir, 'mocha-prune'),
-      file: 'two.test.mjs',
-      text: twoSteps,
-      stepTwo: "assert.strictEqual((await ask('step two')).status, 200);",
-      filter: ['--grep', '^another$'],
-      filtered: '--grep',
-      upstream: suite.upstream.url,
-      run: mocha,
+  // --parallel: the tests run in worker processes, and the main process that prints the summary
+  // holds none of them to count.
+  for (const parallel of [false, true]) {
+    it(`does not prune after a failed run, a pending test, --grep or .only; prunes after a full passing run${parallel ? ' (--parallel)' : ''}`, { timeout: 120_000 }, async () => {
+      await pruneScenario({
+        project: join(suite.dir, parallel ? 'mocha-prune-parallel' : 'mocha-prune'),
+        file: 'two.test.mjs',
+        text: twoSteps,
+        stepTwo: "assert.strictEqual((await ask('step two')).status, 200);",
+        filter: ['--grep', '^another$'],
+        filtered: '--grep',
+        onlyReason: parallel ? undefined : 'tests were filtered with .only',
+        upstream: suite.upstream.url,
+        run: parallel ? (project, env, args = []) => mocha(project, env, ['--parallel', ...args]) : mocha,
+      });
     });
-  });
+  }
 });
 
 // A tape per test (the default naming, or under a `dir` of the project's): a deleted test's tape

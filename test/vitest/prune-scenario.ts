@@ -1,5 +1,5 @@
 // The prune scenario the jest and mocha suites share: two tests on one tape (a test of two calls,
-// which BREAK makes fail between them and SKIP skips, and another), recorded once, then replayed
+// which BREAK makes fail between them and SKIP skips, and another, which ONLY marks `.only`), recorded once, then replayed
 // with TAPEDECK_PRUNE=1 failed, skipped, filtered and whole; only a whole passing run may prune,
 // and it prunes only a recording no test asks for any more.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +20,8 @@ export interface PruneScenario {
   /** The runner's filter for the other test alone, and how the summary names it. */
   filter: string[];
   filtered: string;
+  /** Why the summary does not prune when ONLY marks the other test `.only`; undefined: the runner refuses `.only` (mocha --parallel). */
+  onlyReason: string | undefined;
   upstream: string;
   run: Run;
 }
@@ -51,6 +53,16 @@ export async function pruneScenario(s: PruneScenario): Promise<void> {
   const filtered = await s.run(s.project, replay, s.filter);
   expect(filtered.code, filtered.out).toBe(0);
   expect(filtered.out).toContain(`tapedeck: not pruning: tests were filtered with ${s.filtered}.`);
+  expect(await records()).toBe(3);
+
+  // The test .only left out leaves its recordings unused: the runner counts it as skipped or
+  // not at all.
+  const only = await s.run(s.project, { ...replay, ONLY: '1' });
+  if (s.onlyReason === undefined) expect(only.code, only.out).toBe(1);
+  else {
+    expect(only.code, only.out).toBe(0);
+    expect(only.out).toContain(`tapedeck: not pruning: ${s.onlyReason}.`);
+  }
   expect(await records()).toBe(3);
 
   // A full passing run uses every recording: nothing to prune, and nothing was lost.
