@@ -15,6 +15,7 @@
  * })
  */
 import { failedWithMiss } from './miss.ts';
+import { writeFileNote } from './run-report.ts';
 import { beginTest, configuredTapeFolder, endRun, endTest, missFailure, notPruning, runningCallsSettled, startRun } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
@@ -103,6 +104,18 @@ export const mochaHooks = {
     this.tape = undefined;
     await endTest();
   },
+  // In parallel mode each file runs in a worker, and the main process that prints the summary
+  // holds none of its tests: the worker notes the files every test of which ran and passed, so
+  // a deleted test's tape in their folders is found there too.
+  afterAll(this: { test?: { parent?: MochaSuite } }): void {
+    const dir = process.env.TAPEDECK_RUN_DIR;
+    if (!dir) return;
+    try {
+      for (const file of completeFiles({ suite: this.test?.parent })) writeFileNote(dir, { file, complete: true });
+    } catch {
+      // the summary is advice: without the note this file's folder is not searched
+    }
+  },
 };
 
 let runDir: string | undefined;
@@ -134,9 +147,9 @@ interface MochaRunner {
 const hasOnly = (runner: MochaRunner | undefined): boolean => runner?.suite?.hasOnly?.() === true;
 
 /**
- * The test files every test of which ran and passed in this process (none in parallel mode,
- * where the tests ran in workers): a tape in such a file's folder that no test opened belonged
- * to a deleted or renamed test.
+ * The test files every test of which ran and passed under a suite (the runner's, or in a
+ * parallel worker one file's root suite): a tape in such a file's folder that no test opened
+ * belonged to a deleted or renamed test.
  *
  * @example
  * completeFiles({ suite: { suites: [{ tests: [{ file: '/p/a.test.mjs', state: 'passed' }] }] } }) // ['/p/a.test.mjs']

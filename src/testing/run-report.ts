@@ -121,41 +121,59 @@ export function writeTapeReport(runDir: string, report: TapeReport): void {
 }
 
 /**
- * Notes, in the run directory, where the tapes of a test file go under the options its worker
- * configured (`null`: a `name` function places them, so no folder is the file's own). The
- * process that prints the summary did not run the setup that configured them (jest's reporter,
- * mocha's main process in parallel mode), and looks for a deleted test's tape by this.
+ * What a test worker notes about one of its test files for the process that prints the summary,
+ * which may not have run the file or its setup (jest's reporter, mocha's main process in
+ * parallel mode): where its tapes go under the options the worker configured (`folder`; `null`:
+ * a `name` function places them, so no folder is the file's own), or that every test of it ran
+ * and passed there (`complete`). The summary looks for a deleted test's tape by these.
+ */
+export type FileNote = { file: string; folder: string | null } | { file: string; complete: true };
+
+/**
+ * Writes a file note (see FileNote) into the run directory (atomically, as a report).
  *
  * @example
- * writeTapeFolder(process.env.TAPEDECK_RUN_DIR!, '/p/test/chat.test.js', '/p/tapes/test/chat.test')
+ * writeFileNote(process.env.TAPEDECK_RUN_DIR!, { file: '/p/test/chat.test.js', folder: '/p/tapes/test/chat.test' })
  */
-export function writeTapeFolder(runDir: string, file: string, folder: string | null): void {
+export function writeFileNote(runDir: string, note: FileNote): void {
   mkdirSync(runDir, { recursive: true });
   const name = `${process.pid}-${Date.now()}-${counter++}-${randomBytes(4).toString('hex')}`;
   const tmp = `${runDir}/.${name}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ file, folder }));
-  renameSync(tmp, `${runDir}/${name}${FOLDER}`);
+  writeFileSync(tmp, JSON.stringify(note));
+  renameSync(tmp, `${runDir}/${name}${NOTE}`);
 }
 
-/** A test file's tape folder note (see writeTapeFolder): not a `.json` report. */
-const FOLDER = '.folder';
+/** A file note's name ends so: not a `.json` report. */
+const NOTE = '.note';
+
+/** The file notes of a run directory, gathered. */
+export interface FileNotes {
+  /** Test file -> its tape folder (`null`: none of its own); a file noted twice keeps the first. */
+  folders: Map<string, string | null>;
+  /** Test files every test of which ran and passed in a worker. */
+  complete: Set<string>;
+}
 
 /**
- * The tape folder notes of the run directory: test file -> its tape folder (`null`: none of its
- * own). An unreadable note is skipped; a file noted twice keeps the first reading.
+ * Reads the file notes of the run directory (an unreadable one is skipped, as a report is).
+ *
+ * @example
+ * readFileNotes(runDir).folders.get('/p/test/chat.test.js') // '/p/tapes/test/chat.test'
  */
-export function readTapeFolders(runDir: string): Map<string, string | null> {
-  const out = new Map<string, string | null>();
+export function readFileNotes(runDir: string): FileNotes {
+  const out: FileNotes = { folders: new Map(), complete: new Set() };
   let names: string[];
   try {
-    names = readdirSync(runDir).filter((n) => n.endsWith(FOLDER));
+    names = readdirSync(runDir).filter((n) => n.endsWith(NOTE));
   } catch {
     return out;
   }
   for (const n of names.sort()) {
     try {
-      const note = JSON.parse(readFileSync(`${runDir}/${n}`, 'utf8')) as { file?: unknown; folder?: unknown };
-      if (typeof note.file === 'string' && (typeof note.folder === 'string' || note.folder === null) && !out.has(note.file)) out.set(note.file, note.folder);
+      const note = JSON.parse(readFileSync(`${runDir}/${n}`, 'utf8')) as { file?: unknown; folder?: unknown; complete?: unknown };
+      if (typeof note.file !== 'string') continue;
+      if (note.complete === true) out.complete.add(note.file);
+      else if ((typeof note.folder === 'string' || note.folder === null) && !out.folders.has(note.file)) out.folders.set(note.file, note.folder);
     } catch {
       // skipped, as an unreadable report is
     }

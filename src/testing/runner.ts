@@ -10,7 +10,7 @@ import { TapedeckError } from '../errors.ts';
 import { pruneRequested } from './mode.ts';
 import { defaultTapePath, type TapeNamer } from './names.ts';
 import { defaultTapeFolder } from './orphan-tapes.ts';
-import { formatSummary, pruneUnused, readTapeFolders, readTapeReports, summarizeRun, writeTapeFolder } from './run-report.ts';
+import { formatSummary, pruneUnused, readFileNotes, readTapeReports, summarizeRun, writeFileNote } from './run-report.ts';
 import { callsSettled, openTestTape, regexEscape, shellQuote, type TestTape, type TestTapeOptions } from './session.ts';
 
 /** Options of the tapes the jest and mocha hooks open: every test tape option, and where tapes go. */
@@ -76,7 +76,7 @@ export function beginTest(info: { file: string; names: readonly string[]; runner
   if (runDir && !(s.noted ??= new Set()).has(file)) {
     s.noted.add(file);
     try {
-      writeTapeFolder(runDir, file, name ? null : defaultTapePath({ file, names: [], root }, dir).replace(/\.tape$/, ''));
+      writeFileNote(runDir, { file, folder: name ? null : defaultTapePath({ file, names: [], root }, dir).replace(/\.tape$/, '') });
     } catch {
       // the summary is advice: without the note it looks in the default folder
     }
@@ -197,11 +197,12 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
   try {
     const reports = readTapeReports(runDir);
     if (reports.length === 0) return;
-    // Where each file's tapes are: as the process that ran it noted, else as this one knows.
-    const noted = readTapeFolders(runDir);
+    // Where each file's tapes are: as the process that ran it noted, else as this one knows;
+    // and the complete files the workers saw (mocha's in parallel mode) beside this one's.
+    const noted = readFileNotes(runDir);
     const known = completeFiles?.tapeFolder ?? defaultTapeFolder;
-    const tapeFolder = (file: string): string | undefined => (noted.has(file) ? (noted.get(file) ?? undefined) : known(file));
-    const summary = await summarizeRun(reports, completeFiles ? { testFiles: completeFiles.files, tapeFolder } : {});
+    const tapeFolder = (file: string): string | undefined => (noted.folders.has(file) ? (noted.folders.get(file) ?? undefined) : known(file));
+    const summary = await summarizeRun(reports, completeFiles ? { testFiles: [...new Set([...completeFiles.files, ...noted.complete])], tapeFolder } : {});
     // The prune command the summary prints: this run, told to drop what no test used.
     let pruned = 0;
     if (summary.unused > 0 && pruneRequested()) {

@@ -77,16 +77,18 @@ describe('chat', () => {
 `;
 
 describe('mocha: a deleted test\'s tape', () => {
-  for (const dir of [undefined, 'tapes']) {
-    it(`is reported unused (no test opened it) after a full passing run, and the prune removes it alone (${dir ? `dir: '${dir}'` : 'the default folder'})`, { timeout: 120_000 }, async () => {
-      await orphanScenario({
-        project: join(suite.dir, `mocha-orphan-${dir ?? 'default'}`),
-        file: 'chat.test.mjs',
-        text: perTest(dir),
-        tapeOf: (name) => join(dir ?? '__tapes__', 'chat.test', 'chat', `${name}.tape`),
-        upstream: suite.upstream.url,
-        run: (project, env, args) => mocha(project, env, args, 'chat.test.mjs'),
+  for (const parallel of [false, true]) {
+    for (const dir of [undefined, 'tapes']) {
+      it(`is reported unused (no test opened it) after a full passing run, and the prune removes it alone (${dir ? `dir: '${dir}'` : 'the default folder'}${parallel ? ', --parallel' : ''})`, { timeout: 120_000 }, async () => {
+        await orphanScenario({
+          project: join(suite.dir, `mocha-orphan-${dir ?? 'default'}${parallel ? '-parallel' : ''}`),
+          file: 'chat.test.mjs',
+          text: perTest(dir),
+          tapeOf: (name) => join(dir ?? '__tapes__', 'chat.test', 'chat', `${name}.tape`),
+          upstream: suite.upstream.url,
+          run: (project, env, args = []) => mocha(project, env, parallel ? ['--parallel', ...args] : args, 'chat.test.mjs'),
+        });
       });
-    });
+    }
   }
 });
