@@ -43,33 +43,41 @@ const headOf = (answer: string | null | undefined) => answer?.split(':')[0];
 const client = (fetch: typeof globalThis.fetch) => new OpenAI({ apiKey: 'sk-test', baseURL: `${up.url}/v1`, fetch, maxRetries: 0 });
 const ask = async (fetch: typeof globalThis.fetch, n: number) => (await client(fetch).chat.completions.create(SECRET_ASK(n))).choices[0]!.message.content;
 
+/** Runs `body` on a fresh namespace of a Redis server of its own (one it may restart), then stops the server. */
+async function onOwnRedis(name: string, body: (store: string, redis: Awaited<ReturnType<typeof startRedis>>) => Promise<void>): Promise<void> {
+  const redis = await startRedis();
+  try {
+    await body(`${redis.url}?namespace=${freshNamespace(name)}`, redis);
+  } finally {
+    await redis.stop();
+  }
+}
+
+/** What a replay of the store answers to prompt n, up to the echo (see headOf). */
+async function replayedHead(store: string, n: number): Promise<string | undefined> {
+  const play = createFetch({ store, mode: 'replay', summary: false, onWarning: () => {} });
+  try {
+    return headOf(await ask(play, n));
+  } finally {
+    await play.close();
+  }
+}
+
 redisDescribe('a Redis namespace emptied while a record run is open', () => {
   it('restarted without persistence: what the run records after the restart replays, secrets and all', async () => {
-    const redis = await startRedis();
-    try {
-      const store = `${redis.url}?namespace=${freshNamespace('wiped')}`;
+    await onOwnRedis('wiped', async (store, redis) => {
       const rec = createFetch({ store, mode: 'record', summary: false, onWarning: () => {} });
       await ask(rec, 1);
       await redis.restart(); // empty: no persistence
       const after = await onceBack(() => ask(rec, 2));
       await rec.close();
-
-      const play = createFetch({ store, mode: 'replay', summary: false, onWarning: () => {} });
-      try {
-        // The answer as recorded (its echo of the key masked on the tape, as every answer's is).
-        expect(headOf(await ask(play, 2))).toBe(headOf(after));
-      } finally {
-        await play.close();
-      }
-    } finally {
-      await redis.stop();
-    }
+      // The answer as recorded (its echo of the key masked on the tape, as every answer's is).
+      expect(await replayedHead(store, 2)).toBe(headOf(after));
+    });
   });
 
   it('made again by another writer meanwhile: the open run records nothing there, and says why', async () => {
-    const redis = await startRedis();
-    try {
-      const store = `${redis.url}?namespace=${freshNamespace('remade')}`;
+    await onOwnRedis('remade', async (store, redis) => {
       const first = createFetch({ store, mode: 'record', summary: false, onWarning: () => {} });
       await ask(first, 1);
       await redis.restart();
@@ -82,14 +90,7 @@ redisDescribe('a Redis namespace emptied while a record run is open', () => {
       expect(refused?.message).toContain('was emptied and made again by another writer');
       await first.close().catch(() => {});
       await other.close();
-      const play = createFetch({ store, mode: 'replay', summary: false, onWarning: () => {} });
-      try {
-        expect(headOf(await ask(play, 3))).toBe(headOf(theirs));
-      } finally {
-        await play.close();
-      }
-    } finally {
-      await redis.stop();
-    }
+      expect(await replayedHead(store, 3)).toBe(headOf(theirs));
+    });
   });
 });
