@@ -81,7 +81,8 @@ export interface CollectionOptions<R> {
   /**
    * The run this writer belongs to (default: TAPEDECK_RUN_ID, else a new one). Writers of one
    * run (the workers of one test run) never replace each other's recordings; each record
-   * carries it as `run`.
+   * carries it as `run`. A test's retry writes under `retryRun(run, n)`: in record mode it
+   * replaces what the test's earlier attempts recorded in that run, as if an ended run had.
    */
   run?: string;
   /**
@@ -454,7 +455,7 @@ export class RecordCollection<R> {
     const entry = decoded ?? newEntry<R>('', stored);
     entry.key = list[0]!;
     entry.mine = this.test !== undefined && test === this.test;
-    if (live) entry.old = this.ended(stored, live);
+    if (live) entry.old = this.ended(stored, live, test);
     if (stored.expiresAt !== undefined) this.expiring = true;
     for (const k of list) {
       const s = this.fileUnder(k, entry);
@@ -611,10 +612,15 @@ export class RecordCollection<R> {
     return n;
   }
 
-  /** Whether a stored record was made by a run that had ended when this writer opened. */
-  private ended(stored: LoadedRecord, live: ReadonlySet<string>): boolean {
+  /**
+   * Whether a stored record was made by a run that had ended when this writer opened, or, for a
+   * retry of a test (see retryRun), by an earlier attempt of that test: that attempt failed, and
+   * replay is to give the test what its last attempt got. `test` is the record's.
+   */
+  private ended(stored: LoadedRecord, live: ReadonlySet<string>, test?: unknown): boolean {
     const run = stored.head(RUN_FIELD).run;
-    return typeof run !== 'string' || !live.has(run);
+    if (typeof run !== 'string' || !live.has(run)) return true;
+    return this.test !== undefined && test === this.test && earlierAttempt(run, this.run);
   }
 
   /** Files an entry last among the recordings of `key`. */
@@ -1202,6 +1208,28 @@ const RUN_FIELD: readonly string[] = ['run'];
 const KIND_KEY_FIELDS: readonly string[] = ['kind', 'key'];
 const REPEAT_FIELD: readonly string[] = ['repeat'];
 const TEST_FIELD: readonly string[] = ['test'];
+
+/**
+ * The run a test's n-th retry (n >= 1) writes under, in the run `run`: its record writers
+ * replace what the test's earlier attempts recorded in `run` (CollectionOptions.run).
+ *
+ * @example
+ * retryRun('run-dir:/tmp/tapedeck-run-x', 1) // 'run-dir:/tmp/tapedeck-run-x (retry 1)'
+ */
+export function retryRun(run: string, n: number): string {
+  return `${run} (retry ${n})`;
+}
+
+const RETRY_RUN = /^([^]*) \(retry (\d+)\)$/;
+
+/** Whether `earlier` is the run of an earlier attempt of a test whose current attempt is `run`. */
+function earlierAttempt(earlier: string, run: string): boolean {
+  const now = RETRY_RUN.exec(run);
+  if (!now) return false;
+  if (earlier === now[1]) return true;
+  const then = RETRY_RUN.exec(earlier);
+  return then !== null && then[1] === now[1] && Number(then[2]) < Number(now[2]);
+}
 
 /** The run named by TAPEDECK_RUN_ID (processes of one run share it), else a new random one. */
 function newRun(): string {

@@ -36,7 +36,9 @@ const g = globalThis as JestGlobals;
 if (typeof g.beforeEach === 'function' && typeof g.afterEach === 'function' && g.expect) {
   g.beforeEach(() => {
     const st = g.expect!.getState();
-    beginTest({ file: st.testPath ?? 'unknown.test.js', names: [st.currentTestName ?? 'test'], runner: 'jest' });
+    // jest.retryTimes: the test's invocations count its attempts, this one included.
+    const invocations = runningTest()?.invocations ?? 1;
+    beginTest({ file: st.testPath ?? 'unknown.test.js', names: [st.currentTestName ?? 'test'], runner: 'jest', retry: Math.max(0, invocations - 1) });
   });
   // A test in which a request missed fails, even if its code caught the miss: a failing
   // afterEach fails that test (and only it) in jest-circus. A test that already failed with the
@@ -54,9 +56,14 @@ if (typeof g.beforeEach === 'function' && typeof g.afterEach === 'function' && g
  * its description; none found (another runner), none known.
  */
 function runningTestErrors(): unknown[] {
+  return runningTest()?.errors ?? [];
+}
+
+/** jest-circus's running test (see runningTestErrors), if found. */
+function runningTest(): { errors?: unknown[]; invocations?: number } | undefined {
   const sym = Object.getOwnPropertySymbols(globalThis).find((s) => s.description === 'JEST_STATE_SYMBOL');
-  const st = sym ? (globalThis as Record<symbol, { currentlyRunningTest?: { errors?: unknown[] } } | undefined>)[sym] : undefined;
-  return st?.currentlyRunningTest?.errors ?? [];
+  const st = sym ? (globalThis as Record<symbol, { currentlyRunningTest?: { errors?: unknown[]; invocations?: number } | null } | undefined>)[sym] : undefined;
+  return st?.currentlyRunningTest ?? undefined;
 }
 
 // Kept for `import tapedeck from 'llm-tapedeck/jest'`.

@@ -23,7 +23,7 @@ export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
 type TestFn = (this: unknown, ...args: unknown[]) => unknown;
 
 interface MochaContext {
-  currentTest?: { file?: string; titlePath(): string[]; fn?: TestFn };
+  currentTest?: { file?: string; titlePath(): string[]; fn?: TestFn; currentRetry?(): number };
   tape?: unknown;
 }
 
@@ -94,7 +94,8 @@ export const mochaHooks = {
     const t = this.currentTest;
     if (t && opened.has(t)) return;
     if (t) opened.add(t);
-    this.tape = beginTest({ file: t?.file ?? 'unknown.test.js', names: t ? t.titlePath() : ['test'], runner: 'mocha' });
+    // this.retries(n): a retried test is a copy of it that knows its attempt.
+    this.tape = beginTest({ file: t?.file ?? 'unknown.test.js', names: t ? t.titlePath() : ['test'], runner: 'mocha', retry: t?.currentRetry?.() ?? 0 });
     if (t?.fn && !wrapped.has(t.fn)) t.fn = failsOnMiss(t.fn);
   },
   async afterEach(this: MochaContext): Promise<void> {

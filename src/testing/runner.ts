@@ -62,7 +62,7 @@ export function tape(): TestTape {
 }
 
 /** Opens the tape of a test that starts. Internal to the jest and mocha entries. */
-export function beginTest(info: { file: string; names: readonly string[]; runner: 'jest' | 'mocha' }): TestTape {
+export function beginTest(info: { file: string; names: readonly string[]; runner: 'jest' | 'mocha'; retry?: number }): TestTape {
   const s = state();
   const { dir, name, ...opts } = s.options;
   const root = process.cwd();
@@ -81,7 +81,7 @@ export function beginTest(info: { file: string; names: readonly string[]; runner
       // the summary is advice: without the note it looks in the default folder
     }
   }
-  s.current = openTestTape({ ...opts, tape: path, test: title, file: rel, recordCommand: runnerRecordCommand(info.runner, rel, info.names), root, failOnMiss: false });
+  s.current = openTestTape({ ...opts, tape: path, test: title, file: rel, recordCommand: runnerRecordCommand(info.runner, rel, info.names), root, failOnMiss: false, retry: info.retry ?? 0 });
   return s.current;
 }
 

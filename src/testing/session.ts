@@ -23,6 +23,7 @@ import { isRedisUrl, maskRedisUrl } from '../store/backends/redis-connection.ts'
 import { namespaceOf } from '../store/backends/redis.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { ReplayCache, type ReplayCacheOptions } from '../store/replay-cache.ts';
+import { retryRun } from '../store/collection.ts';
 import { startProxy, type ProxyServer } from '../proxy/server.ts';
 import { makeLocalCertificate } from '../proxy/tls.ts';
 import { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from '../mcp/transport.ts';
@@ -100,6 +101,13 @@ export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'store' | '
    * themselves and pass false).
    */
   failOnMiss?: boolean;
+  /**
+   * Which retry of the test this tape is for (default 0, its first attempt; the vitest, jest and
+   * mocha helpers set it). In record mode a retry's recordings replace what the test's earlier
+   * attempts recorded in the same run, so a replay gives the test the answers its last attempt
+   * got, not a failed attempt's.
+   */
+  retry?: number;
 }
 
 /** A word for a POSIX shell: as it is when safe, else single-quoted. */
@@ -244,7 +252,10 @@ function openTape(opts: TestTapeOptions): TestTape {
   let storeMissing = false;
   const runDir = opts.runDir ?? env.TAPEDECK_RUN_DIR;
   // The workers of one test run share a run, so they never replace each other's recordings.
-  const run = opts.run ?? (env.TAPEDECK_RUN_ID?.trim() || (runDir ? `run-dir:${runDir}` : undefined));
+  const runOf = opts.run ?? (env.TAPEDECK_RUN_ID?.trim() || (runDir ? `run-dir:${runDir}` : undefined));
+  // A retry writes apart from the test's earlier attempts, and replaces what they recorded. (In
+  // a run of its own the attempts' runs have ended anyway: record mode replaces them already.)
+  const run = runOf !== undefined && (opts.retry ?? 0) > 0 ? retryRun(runOf, opts.retry!) : runOf;
   const runOpt = run ? { run } : {};
   // On a tape several tests share, each record names its test and each test replays its own
   // recordings, in its own order: what record mode gave a test is what replay gives it, however
@@ -278,7 +289,7 @@ function openTape(opts: TestTapeOptions): TestTape {
   const self: OpenTest = { test: opts.test };
   const closed = openedTest(self);
 
-  const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, failOnMiss: _fm, ...fetchOpts } = opts;
+  const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, failOnMiss: _fm, retry: _rt, ...fetchOpts } = opts;
   const open = (): TapedeckFetch => {
     if (shut) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
     // Misses name this test's record command, not createFetch's mode option.

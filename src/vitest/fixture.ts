@@ -115,6 +115,8 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         file: relFile,
         recordCommand: recordCommandFor(relFile, filterNames(task), testCommand ?? ctx.testCommand, store?.fromEnv ? store.url : undefined),
         failOnMiss: false,
+        // The attempt vitest is on (`retry`): a retry replaces what a failed attempt recorded.
+        retry: task.result?.retryCount ?? 0,
       });
       const install = tape.install.bind(tape);
       const guarded: TestTape = Object.assign(Object.create(tape) as TestTape, {

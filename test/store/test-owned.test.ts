@@ -8,7 +8,7 @@ import type { RecordBackend } from '../../src/store/backend.ts';
 import { MemoryBackend } from '../../src/store/backends/memory.ts';
 import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
 import { TapeBackend } from '../../src/store/backends/tape.ts';
-import { RecordCollection, type CollectionOptions, type RecordKind } from '../../src/store/collection.ts';
+import { RecordCollection, retryRun, type CollectionOptions, type RecordKind } from '../../src/store/collection.ts';
 import type { TapeMode } from '../../src/store/mode.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { tapeSuite } from './setup.ts';
@@ -181,6 +181,39 @@ describe.each(backends)('a store tests share, on the $name backend', (bc) => {
     await two.append('q', rec('q', 22));
     await two.close();
     expect((await stored(b)).map((r) => [r.test, r.repeat])).toEqual([['one', 0], ['two', 0], ['two', 1]]);
+  });
+
+  it('a retry of a test in the same run replaces what its earlier attempts recorded, and no other test\'s', async () => {
+    const b = bc.make();
+    // Another test's writer of the run stays open throughout: the run is live, so only the retry
+    // rule can replace the failed attempts' recordings.
+    const other = await open(b, 'record', 'two');
+    await other.append('q', rec('q', 5));
+    const first = await open(bc.again(b), 'record', 'one');
+    await first.append('q', rec('q', 1));
+    await first.close();
+    const retry = await open(bc.again(b), 'record', 'one', retryRun('run-1', 1));
+    await retry.append('q', rec('q', 2));
+    await retry.append('q', rec('q', 3));
+    await retry.close();
+    expect(await replayed(bc.again(b), ['one'], 'q', 2)).toEqual({ one: [2, 3] });
+    const again = await open(bc.again(b), 'record', 'one', retryRun('run-1', 2));
+    await again.append('q', rec('q', 4));
+    await again.close();
+    await other.close();
+    expect(await replayed(bc.again(b), ['one', 'two'], 'q')).toEqual({ one: [4], two: [5] });
+    expect((await stored(b)).map((r) => [r.test, r.n])).toEqual([['two', 5], ['one', 4]]);
+  });
+
+  it('an earlier attempt is one of the same run: a retry leaves a run still open for the test alone', async () => {
+    const b = bc.make();
+    const elsewhere = await open(b, 'record', 'one', 'run-0');
+    await elsewhere.append('q', rec('q', 7));
+    const retry = await open(bc.again(b), 'record', 'one', retryRun('run-1', 1));
+    await retry.append('q', rec('q', 8));
+    await retry.close();
+    await elsewhere.close();
+    expect((await stored(b)).map((r) => r.n)).toEqual([7, 8]);
   });
 });
 

@@ -2,45 +2,15 @@
 // openTestTape) and vitest, each really running on a small project, fail a test whose code caught
 // the miss, and print the command that records it. That command is then run as printed (a shell,
 // npx, the project's own node_modules): it records, and the next CI run replays.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { upstreamSuite } from '../proxy/upstream-suite.ts';
-import { outputOf } from './child.ts';
+import { runnerProject, sh } from './runner-project.ts';
 
-const root = join(import.meta.dirname, '..', '..');
 const suite = upstreamSuite('miss-fails');
 
-/** A project folder with the runners and llm-tapedeck linked as `npm install` would. */
-function project(name: string, files: Record<string, string>): string {
-  const dir = join(suite.dir, name);
-  mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
-  for (const p of ['jest', 'mocha', 'vitest']) {
-    symlinkSync(join(root, 'node_modules', p), join(dir, 'node_modules', p));
-    symlinkSync(join(root, 'node_modules', '.bin', p), join(dir, 'node_modules', '.bin', p));
-  }
-  symlinkSync(join(root, 'node_modules', 'openai'), join(dir, 'node_modules', 'openai'));
-  symlinkSync(root, join(dir, 'node_modules', 'llm-tapedeck'));
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
-  for (const [p, text] of Object.entries(files)) writeFileSync(join(dir, p), text);
-  return dir;
-}
-
-/** A command line through a shell, as a user pastes it, with a clean environment. */
-function sh(command: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || /^(VITEST|TAPEDECK_|CACHE_MODE$|CI$|NODE_ENV$|NODE_OPTIONS$|NODE_TEST_CONTEXT$|JEST_WORKER_ID$)/.test(k)) continue;
-    base[k] = v;
-  }
-  base.PATH = `${dirname(process.execPath)}${delimiter}${base.PATH ?? ''}`;
-  // The runners here are links into the shared install, and mocha resolves \`--require\` from
-  // where it really is: NODE_PATH lets it find the project's llm-tapedeck, as it would when
-  // installed in the project.
-  base.NODE_PATH = join(cwd, 'node_modules');
-  return outputOf(spawn('/bin/sh', ['-c', command], { cwd, env: { ...base, NO_COLOR: '1', FORCE_COLOR: '0', ...env } }));
-}
+const project = (name: string, files: Record<string, string>): string => runnerProject(suite.dir, name, files);
 
 const tapesUnder = (d: string): string[] =>
   existsSync(d) ? readdirSync(d, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.tape')).map((e) => e.name) : [];
