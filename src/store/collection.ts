@@ -619,7 +619,8 @@ export class RecordCollection<R> {
    */
   private ended(stored: LoadedRecord, live: ReadonlySet<string>, test?: unknown): boolean {
     const run = stored.head(RUN_FIELD).run;
-    if (typeof run !== 'string' || !live.has(run)) return true;
+    // A retry's recordings belong to the run it retries in: live while that run is.
+    if (typeof run !== 'string' || (!live.has(run) && !live.has(RETRY_RUN.exec(run)?.[1] ?? run))) return true;
     return this.test !== undefined && test === this.test && earlierAttempt(run, this.run);
   }
 

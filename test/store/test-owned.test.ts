@@ -215,6 +215,19 @@ describe.each(backends)('a store tests share, on the $name backend', (bc) => {
     await elsewhere.close();
     expect((await stored(b)).map((r) => r.n)).toEqual([7, 8]);
   });
+
+  it('a retry\'s recordings belong to its run: a writer of that run for no test leaves them alone', async () => {
+    const b = bc.make();
+    const plain = await open(b, 'record', undefined);
+    const retry = await open(bc.again(b), 'record', 'one', retryRun('run-1', 1));
+    await retry.append('q', rec('q', 2));
+    await retry.close();
+    const again = await open(bc.again(b), 'record', undefined);
+    await again.append('q', rec('q', 9));
+    await again.close();
+    await plain.close();
+    expect((await stored(b)).map((r) => r.n)).toEqual([2, 9]);
+  });
 });
 
 describe('ReplayCache for a test on a shared tape', () => {
