@@ -620,7 +620,7 @@ export class RecordCollection<R> {
   private ended(stored: LoadedRecord, live: ReadonlySet<string>, test?: unknown): boolean {
     const run = stored.head(RUN_FIELD).run;
     // A retry's recordings belong to the run it retries in: live while that run is.
-    if (typeof run !== 'string' || (!live.has(run) && !live.has(RETRY_RUN.exec(run)?.[1] ?? run))) return true;
+    if (typeof run !== 'string' || (!live.has(run) && !live.has(retryOf(run)?.run ?? run))) return true;
     return this.test !== undefined && test === this.test && earlierAttempt(run, this.run);
   }
 
@@ -1223,13 +1223,24 @@ export function retryRun(run: string, n: number): string {
 
 const RETRY_RUN = /^([^]*) \(retry (\d+)\)$/;
 
+/**
+ * The run a retry's run (see retryRun) retries in, and its number; undefined for any other run.
+ * Most runs a record writer meets are not retries: they are told by their last character, not
+ * by the expression.
+ */
+function retryOf(run: string): { run: string; n: number } | undefined {
+  if (!run.endsWith(')')) return undefined;
+  const m = RETRY_RUN.exec(run);
+  return m ? { run: m[1]!, n: Number(m[2]) } : undefined;
+}
+
 /** Whether `earlier` is the run of an earlier attempt of a test whose current attempt is `run`. */
 function earlierAttempt(earlier: string, run: string): boolean {
-  const now = RETRY_RUN.exec(run);
+  const now = retryOf(run);
   if (!now) return false;
-  if (earlier === now[1]) return true;
-  const then = RETRY_RUN.exec(earlier);
-  return then !== null && then[1] === now[1] && Number(then[2]) < Number(now[2]);
+  if (earlier === now.run) return true;
+  const then = retryOf(earlier);
+  return then !== undefined && then.run === now.run && then.n < now.n;
 }
 
 /** The run named by TAPEDECK_RUN_ID (processes of one run share it), else a new random one. */

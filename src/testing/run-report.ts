@@ -113,11 +113,43 @@ let counter = 0;
  * writeTapeReport(process.env.TAPEDECK_RUN_DIR!, report)
  */
 export function writeTapeReport(runDir: string, report: TapeReport): void {
+  writeRunFile(runDir, REPORT, report);
+}
+
+/** A report's name ends so; a file note's (see FileNote) so. */
+const REPORT = '.json';
+const NOTE = '.note';
+
+/** Writes `value` as JSON into the run directory under a fresh name ending in `suffix`, atomically. */
+function writeRunFile(runDir: string, suffix: string, value: unknown): void {
   mkdirSync(runDir, { recursive: true });
   const name = `${process.pid}-${Date.now()}-${counter++}-${randomBytes(4).toString('hex')}`;
   const tmp = `${runDir}/.${name}.tmp`;
-  writeFileSync(tmp, JSON.stringify(report));
-  renameSync(tmp, `${runDir}/${name}.json`);
+  writeFileSync(tmp, JSON.stringify(value));
+  renameSync(tmp, `${runDir}/${name}${suffix}`);
+}
+
+/**
+ * The parsed files of the run directory whose names end in `suffix`, in name order. An
+ * unreadable one is skipped: the summary is advice, not a gate (a file of a worker killed
+ * mid-write has only its temporary name).
+ */
+function readRunFiles(runDir: string, suffix: string): unknown[] {
+  let names: string[];
+  try {
+    names = readdirSync(runDir).filter((n) => n.endsWith(suffix));
+  } catch {
+    return [];
+  }
+  const out: unknown[] = [];
+  for (const n of names.sort()) {
+    try {
+      out.push(JSON.parse(readFileSync(`${runDir}/${n}`, 'utf8')));
+    } catch {
+      // skipped (see above)
+    }
+  }
+  return out;
 }
 
 /**
@@ -136,15 +168,8 @@ export type FileNote = { file: string; folder: string | null } | { file: string;
  * writeFileNote(process.env.TAPEDECK_RUN_DIR!, { file: '/p/test/chat.test.js', folder: '/p/tapes/test/chat.test' })
  */
 export function writeFileNote(runDir: string, note: FileNote): void {
-  mkdirSync(runDir, { recursive: true });
-  const name = `${process.pid}-${Date.now()}-${counter++}-${randomBytes(4).toString('hex')}`;
-  const tmp = `${runDir}/.${name}.tmp`;
-  writeFileSync(tmp, JSON.stringify(note));
-  renameSync(tmp, `${runDir}/${name}${NOTE}`);
+  writeRunFile(runDir, NOTE, note);
 }
-
-/** A file note's name ends so: not a `.json` report. */
-const NOTE = '.note';
 
 /** The file notes of a run directory, gathered. */
 export interface FileNotes {
@@ -162,42 +187,18 @@ export interface FileNotes {
  */
 export function readFileNotes(runDir: string): FileNotes {
   const out: FileNotes = { folders: new Map(), complete: new Set() };
-  let names: string[];
-  try {
-    names = readdirSync(runDir).filter((n) => n.endsWith(NOTE));
-  } catch {
-    return out;
-  }
-  for (const n of names.sort()) {
-    try {
-      const note = JSON.parse(readFileSync(`${runDir}/${n}`, 'utf8')) as { file?: unknown; folder?: unknown; complete?: unknown };
-      if (typeof note.file !== 'string') continue;
-      if (note.complete === true) out.complete.add(note.file);
-      else if ((typeof note.folder === 'string' || note.folder === null) && !out.folders.has(note.file)) out.folders.set(note.file, note.folder);
-    } catch {
-      // skipped, as an unreadable report is
-    }
+  for (const read of readRunFiles(runDir, NOTE)) {
+    const note = (read ?? {}) as { file?: unknown; folder?: unknown; complete?: unknown };
+    if (typeof note.file !== 'string') continue;
+    if (note.complete === true) out.complete.add(note.file);
+    else if ((typeof note.folder === 'string' || note.folder === null) && !out.folders.has(note.file)) out.folders.set(note.file, note.folder);
   }
   return out;
 }
 
 /** Reads every report of the run directory (an unreadable one is skipped: the summary is advice, not a gate). */
 export function readTapeReports(runDir: string): TapeReport[] {
-  let names: string[];
-  try {
-    names = readdirSync(runDir).filter((n) => n.endsWith('.json'));
-  } catch {
-    return [];
-  }
-  const out: TapeReport[] = [];
-  for (const n of names.sort()) {
-    try {
-      out.push(JSON.parse(readFileSync(`${runDir}/${n}`, 'utf8')) as TapeReport);
-    } catch {
-      // a report from a worker killed mid-write has no .json name; anything else unreadable is skipped
-    }
-  }
-  return out;
+  return readRunFiles(runDir, REPORT) as TapeReport[];
 }
 
 /** Options of {@link summarizeRun} and {@link pruneUnused}. */

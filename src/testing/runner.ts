@@ -76,7 +76,7 @@ export function beginTest(info: { file: string; names: readonly string[]; runner
   if (runDir && !(s.noted ??= new Set()).has(file)) {
     s.noted.add(file);
     try {
-      writeFileNote(runDir, { file, folder: name ? null : defaultTapePath({ file, names: [], root }, dir).replace(/\.tape$/, '') });
+      writeFileNote(runDir, { file, folder: configuredTapeFolder()?.(file) ?? null });
     } catch {
       // the summary is advice: without the note it looks in the default folder
     }
