@@ -115,8 +115,11 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         file: relFile,
         recordCommand: recordCommandFor(relFile, filterNames(task), testCommand ?? ctx.testCommand, store?.fromEnv ? store.url : undefined),
         failOnMiss: false,
-        // The attempt vitest is on (`retry`): a retry replaces what a failed attempt recorded.
-        retry: task.result?.retryCount ?? 0,
+        // The attempt vitest is on: a retry replaces what a failed attempt recorded, and a
+        // repetition (`repeats`) what the one before it recorded, so a record run leaves one
+        // test's worth of recordings, not one per attempt. vitest counts retries across
+        // repetitions, so the sum numbers the attempts of one test in order.
+        retry: (task.result?.retryCount ?? 0) + (task.result?.repeatCount ?? 0),
       });
       const install = tape.install.bind(tape);
       const guarded: TestTape = Object.assign(Object.create(tape) as TestTape, {

@@ -75,3 +75,28 @@ describe('a retried test, recorded', () => {
     });
   }
 });
+
+// vitest's `repeats` runs a test again in the same run. Before, each repetition's recordings were
+// kept beside the others' (three repetitions, three times the recordings), and a replay used only
+// the first repetition's: the rest were reported unused after every record run.
+describe('a repeated test, recorded', () => {
+  it('keeps one repetition\'s recordings, and replays them to every repetition (vitest repeats)', { timeout: 120_000 }, async () => {
+    const files = {
+      ...runners[0]!.files,
+      'chat.test.mjs': `import { test } from 'llm-tapedeck/vitest';\nlet attempt = 0;\ntest('asks twice', { repeats: 2 }, async ({ tape }) => {${body('tape.fetch')}\n});\n`,
+    };
+    const dir = runnerProject(suite.dir, 'vitest-repeats', files);
+    const recorded = await sh('npx vitest run', dir, { UPSTREAM: suite.upstream.url, TAPEDECK_MODE: 'record' });
+    expect(recorded.code, recorded.out).toBe(0);
+    const live = [...recorded.out.matchAll(/GOT (.*)/g)].map((m) => m[1]);
+    expect(live, recorded.out).toHaveLength(3);
+    expect(new Set(live).size, 'each repetition reached the provider').toBe(3);
+    const tapes = tapesIn(dir);
+    expect(tapes).toHaveLength(1);
+    expect((await readTape(tapes[0]!)).records).toHaveLength(2);
+
+    const replayed = await sh('npx vitest run', dir, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' });
+    expect(replayed.code, replayed.out).toBe(0);
+    expect([...replayed.out.matchAll(/GOT (.*)/g)].map((m) => m[1])).toEqual([live[2], live[2], live[2]]);
+  });
+});
