@@ -125,6 +125,11 @@ export interface TapedeckErrorDetails {
   [key: string]: unknown;
 }
 
+// A message that does not end a sentence gets a full stop before its hint: a system error's
+// words end without one ("ENOSPC: no space left on device, write"), and the hint after them
+// read as the same sentence.
+const ENDED = /[.!?:]\s*$|\n$/;
+
 /**
  * The one error type tapedeck throws. `code` is stable; `message` says what was expected, what
  * was found, where, and how to fix it.
@@ -142,7 +147,7 @@ export class TapedeckError extends Error {
   readonly details: TapedeckErrorDetails;
 
   constructor(code: TapedeckErrorCode, message: string, details: TapedeckErrorDetails = {}) {
-    super(details.hint ? `${message} ${details.hint}` : message);
+    super(details.hint ? `${message}${ENDED.test(message) ? '' : '.'} ${details.hint}` : message);
     this.name = 'TapedeckError';
     this.code = code;
     this.offset = details.offset;

@@ -311,6 +311,8 @@ describe('a full disk at start', () => {
       const err = ((await res.json()) as { error: { code: string; message: string } }).error;
       expect([res.status, err.code]).toEqual([500, 'E_TAPE_IO']);
       expect(err.message).toContain(tape);
+      // The system's words end without a full stop; the hint after them is a sentence of its own.
+      expect(err.message).toMatch(/ENOSPC: no space left on device, \w+\. Check permissions/);
       expect(readdirSync(mnt)).toEqual(['fill']);
     } finally {
       execFileSync('umount', [mnt]);
