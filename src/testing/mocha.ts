@@ -22,9 +22,48 @@ export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
 
 type TestFn = (this: unknown, ...args: unknown[]) => unknown;
 
+interface MochaTest {
+  file?: string;
+  titlePath(): string[];
+  fn?: TestFn;
+  currentRetry?(): number;
+  parent?: MochaSuite;
+  state?: string;
+}
 interface MochaContext {
-  currentTest?: { file?: string; titlePath(): string[]; fn?: TestFn; currentRetry?(): number };
+  currentTest?: MochaTest;
   tape?: unknown;
+}
+
+/** Per root suite: each test's place among the tests of its file with the same title path (1: the first). */
+const nthByRoot = new WeakMap<MochaSuite, Map<MochaTest, number>>();
+
+/**
+ * Which test of its title path in its file this is, counted over the tests as they are written,
+ * run or not (a `--grep` or `.only` never changes it); undefined for a test not in the tree (a
+ * retry is a copy of its test: the runner counts it as the test it retries).
+ */
+function nthOfItsName(t: MochaTest): number | undefined {
+  let root = t.parent;
+  if (root === undefined) return undefined;
+  while (root.parent) root = root.parent;
+  let nth = nthByRoot.get(root);
+  if (nth === undefined) {
+    nth = new Map();
+    const seen = new Map<string, number>();
+    const visit = (suite: MochaSuite): void => {
+      for (const test of suite.tests ?? []) {
+        const key = `${test.file ?? ''}\u0000${test.titlePath().join('\u0000')}`;
+        const k = (seen.get(key) ?? 0) + 1;
+        seen.set(key, k);
+        nth!.set(test, k);
+      }
+      for (const child of suite.suites ?? []) visit(child);
+    };
+    visit(root);
+    nthByRoot.set(root, nth);
+  }
+  return nth.get(t);
 }
 
 /** Test functions already wrapped by {@link failsOnMiss} (a retried test keeps its wrapper). */
@@ -95,7 +134,7 @@ export const mochaHooks = {
     if (t && opened.has(t)) return;
     if (t) opened.add(t);
     // this.retries(n): a retried test is a copy of it that knows its attempt.
-    this.tape = beginTest({ file: t?.file ?? 'unknown.test.js', names: t ? t.titlePath() : ['test'], runner: 'mocha', retry: t?.currentRetry?.() ?? 0 });
+    this.tape = beginTest({ file: t?.file ?? 'unknown.test.js', names: t ? t.titlePath() : ['test'], runner: 'mocha', retry: t?.currentRetry?.() ?? 0, nth: t ? nthOfItsName(t) : undefined });
     if (t?.fn && !wrapped.has(t.fn)) t.fn = failsOnMiss(t.fn);
   },
   async afterEach(this: MochaContext): Promise<void> {
@@ -126,12 +165,13 @@ export function mochaGlobalSetup(): void {
   runDir = startRun();
 }
 
-/** What the global teardown reads of mocha's suites: their tests (file, outcome) and child suites. */
+/** What is read of mocha's suites: their tests (file, title, outcome), child suites and parent. */
 interface MochaSuite {
   total?(): number;
   hasOnly?(): boolean;
-  tests?: { file?: string; state?: string }[];
+  tests?: MochaTest[];
   suites?: MochaSuite[];
+  parent?: MochaSuite;
 }
 
 /** What the global teardown reads of mocha's runner (its `this`): the run's counts and suites. */

@@ -12,6 +12,7 @@ import { defaultTapePath, type TapeNamer } from './names.ts';
 import { defaultTapeFolder } from './orphan-tapes.ts';
 import { formatSummary, pruneUnused, readFileNotes, readTapeReports, summarizeRun, writeFileNote } from './run-report.ts';
 import { callsSettled, openTestTape, regexEscape, shellQuote, type TestTape, type TestTapeOptions } from './session.ts';
+import { nthOfName } from './test-identity.ts';
 
 /** Options of the tapes the jest and mocha hooks open: every test tape option, and where tapes go. */
 export interface RunnerTapeOptions extends Omit<TestTapeOptions, 'tape' | 'test' | 'file' | 'recordCommand' | 'runDir' | 'cliMode' | 'root' | 'failOnMiss'> {
@@ -29,6 +30,8 @@ interface State {
   current?: TestTape;
   /** Test files whose tape folder this process has noted in the run directory. */
   noted?: Set<string>;
+  /** How many tests of each file and names have started (first attempts), for runners that cannot list a file's tests. */
+  started?: Map<string, number>;
 }
 function state(): State {
   const g = globalThis as { [STATE]?: State };
@@ -61,15 +64,25 @@ export function tape(): TestTape {
   return t;
 }
 
-/** Opens the tape of a test that starts. Internal to the jest and mocha entries. */
-export function beginTest(info: { file: string; names: readonly string[]; runner: 'jest' | 'mocha'; retry?: number }): TestTape {
+/**
+ * Opens the tape of a test that starts. Internal to the jest and mocha entries. `nth`: which
+ * test of its names in its file this is (1 for the first); without it, counted from the tests
+ * started so far in this process (a retry is not a new test).
+ */
+export function beginTest(info: { file: string; names: readonly string[]; runner: 'jest' | 'mocha'; retry?: number; nth?: number }): TestTape {
   const s = state();
   const { dir, name, ...opts } = s.options;
   const root = process.cwd();
   const file = resolve(root, info.file);
   const path = resolve(root, name ? name({ file, names: info.names, root }) : defaultTapePath({ file, names: info.names, root }, dir));
   const rel = relative(root, file) || file;
-  const title = info.names.join(' ');
+  const started = (s.started ??= new Map());
+  const key = `${file}\u0000${info.names.join('\u0000')}`;
+  const nth = Math.max(1, info.nth ?? (started.get(key) ?? 0) + ((info.retry ?? 0) > 0 ? 0 : 1));
+  started.set(key, nth);
+  // Two tests of one name in a file share the tape and are told apart by the name their
+  // recordings carry.
+  const title = nthOfName(info.names, nth).join(' ');
   // The summary's search for a deleted test's tape looks in the file's folder, and the process
   // that prints it may not have run this setup (jest's reporter, mocha's parallel mode).
   const runDir = process.env.TAPEDECK_RUN_DIR;

@@ -34,3 +34,18 @@ export function testIdentity(test: string | undefined, file: string | undefined,
 export function testFileIdentity(file: string, root: string): string {
   return (isAbsolute(file) ? relative(root, file) || file : file).replace(/\\/g, '/');
 }
+
+/**
+ * The name a test is recorded under when it is the k-th test of its file with the same names
+ * (the runners let two tests share a name: a copied test, `test.each` with a title that names no
+ * case). Each one records and replays its own answers: the first keeps its plain name, so its
+ * recordings stay its own; the k-th (k >= 2) gets ` (#k)` after its own name.
+ *
+ * @example
+ * nthOfName(['chat', 'asks'], 1) // ['chat', 'asks']
+ * nthOfName(['chat', 'asks'], 2) // ['chat', 'asks (#2)']
+ */
+export function nthOfName(names: readonly string[], k: number): string[] {
+  if (k <= 1 || names.length === 0) return [...names];
+  return [...names.slice(0, -1), `${names[names.length - 1]} (#${k})`];
+}

@@ -11,6 +11,7 @@ import { defaultTapePath, type TapeNamer } from '../testing/names.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { failedWithMiss } from '../testing/miss.ts';
 import { openTestTape, regexEscape, resolveTestStore, shellQuote, STORE_ENV, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
+import { nthOfName } from '../testing/test-identity.ts';
 import type { FetchSwitch } from '../proxy/global-fetch.ts';
 import type { ProvidedTapedeck } from './provided.ts';
 
@@ -47,6 +48,43 @@ export function testNames(task: TestContext['task']): string[] {
     if (s.name) names.unshift(s.name);
   }
   return names;
+}
+
+type Task = TestContext['task'];
+interface TaskTree {
+  id: string;
+  type: string;
+  tasks?: TaskTree[];
+}
+
+/** Per test file: each test's place among the tests of its file with the same names (1: the first). */
+const nthByFile = new WeakMap<object, Map<string, number>>();
+
+/**
+ * Which test of its names in its file this is, counted over the file's tests as they are
+ * written, run or not: so a filter (`-t`, a line number, `.only`) never changes it.
+ */
+function nthOfItsName(task: Task): number {
+  const file = task.file as unknown as TaskTree;
+  let nth = nthByFile.get(file);
+  if (nth === undefined) {
+    nth = new Map();
+    const seen = new Map<string, number>();
+    const visit = (tasks: readonly TaskTree[]): void => {
+      for (const t of tasks) {
+        if (t.tasks) visit(t.tasks);
+        else if (t.type === 'test') {
+          const key = testNames(t as unknown as Task).join('\u0000');
+          const k = (seen.get(key) ?? 0) + 1;
+          seen.set(key, k);
+          nth!.set(t.id, k);
+        }
+      }
+    };
+    visit(file.tasks ?? []);
+    nthByFile.set(file, nth);
+  }
+  return nth.get(task.id) ?? 1;
 }
 
 /**
@@ -111,7 +149,9 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         cliMode: ctx.mode,
         runDir: ctx.runDir,
         root,
-        test: `${relFile} > ${names.join(' > ')}`,
+        // Two tests of one name in a file (vitest allows it) share the tape and are told apart
+        // by the name their recordings carry.
+        test: `${relFile} > ${nthOfName(names, nthOfItsName(task)).join(' > ')}`,
         file: relFile,
         recordCommand: recordCommandFor(relFile, filterNames(task), testCommand ?? ctx.testCommand, store?.fromEnv ? store.url : undefined),
         failOnMiss: false,
