@@ -157,7 +157,13 @@ export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
       viteMode = env.mode;
     },
     configureVitest({ vitest, project }) {
-      runDir ??= mkdtempSync(join(tmpdir(), 'tapedeck-run-'));
+      if (runDir === undefined) {
+        const made = (runDir = mkdtempSync(join(tmpdir(), 'tapedeck-run-')));
+        // The reporter removes it after a run's summary; a run that opened no tape, or that
+        // vitest ended before any test ran (no test at a given line), has none, and the folder
+        // would stay behind in the temp directory.
+        vitest.onClose(() => rmSync(made, { recursive: true, force: true }));
+      }
       // Workers inherit it: every writer of this test run (ReplayCache opened by hand too) is
       // one run, so no worker replaces another's recordings (docs/modes.md).
       process.env.TAPEDECK_RUN_ID ??= `run-dir:${runDir}`;
