@@ -103,9 +103,9 @@ export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'store' | '
   failOnMiss?: boolean;
   /**
    * Which retry of the test this tape is for (default 0, its first attempt; the vitest, jest and
-   * mocha helpers set it, and vitest counts a repetition under `repeats` as one more). In record mode a retry's recordings replace what the test's earlier
-   * attempts recorded in the same run, so a replay gives the test the answers its last attempt
-   * got, not a failed attempt's.
+   * mocha helpers set it, and vitest counts a repetition under `repeats` as one more). In record
+   * mode a retry's recordings replace what the test's earlier attempts recorded in the same run,
+   * so a replay gives the test the answers its last attempt got, not a failed attempt's.
    */
   retry?: number;
 }
