@@ -16,6 +16,7 @@
  */
 import { failedWithMiss } from './miss.ts';
 import { writeFileNote } from './run-report.ts';
+import { nthOfEach } from './test-identity.ts';
 import { beginTest, configuredTapeFolder, endRun, endTest, missFailure, notPruning, runningCallsSettled, startRun } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
@@ -49,21 +50,16 @@ function nthOfItsName(t: MochaTest): number | undefined {
   while (root.parent) root = root.parent;
   let nth = nthByRoot.get(root);
   if (nth === undefined) {
-    nth = new Map();
-    const seen = new Map<string, number>();
-    const visit = (suite: MochaSuite): void => {
-      for (const test of suite.tests ?? []) {
-        const key = `${test.file ?? ''}\u0000${test.titlePath().join('\u0000')}`;
-        const k = (seen.get(key) ?? 0) + 1;
-        seen.set(key, k);
-        nth!.set(test, k);
-      }
-      for (const child of suite.suites ?? []) visit(child);
-    };
-    visit(root);
+    nth = nthOfEach(testsOf(root), (test) => `${test.file ?? ''}\u0000${test.titlePath().join('\u0000')}`);
     nthByRoot.set(root, nth);
   }
   return nth.get(t);
+}
+
+/** The tests of a suite and of the suites under it, in the order mocha lists them. */
+function* testsOf(suite: MochaSuite): Generator<MochaTest> {
+  yield* suite.tests ?? [];
+  for (const child of suite.suites ?? []) yield* testsOf(child);
 }
 
 /** Test functions already wrapped by {@link failsOnMiss} (a retried test keeps its wrapper). */
@@ -198,11 +194,7 @@ const hasOnly = (runner: MochaRunner | undefined): boolean => runner?.suite?.has
 function completeFiles(runner: MochaRunner | undefined): string[] {
   if (hasOnly(runner)) return []; // a file's tests that .only left out are in none of its suites
   const ok = new Map<string, boolean>();
-  const walk = (s: MochaSuite | undefined): void => {
-    for (const t of s?.tests ?? []) if (t.file) ok.set(t.file, (ok.get(t.file) ?? true) && t.state === 'passed');
-    for (const c of s?.suites ?? []) walk(c);
-  };
-  walk(runner?.suite);
+  for (const t of runner?.suite ? testsOf(runner.suite) : []) if (t.file) ok.set(t.file, (ok.get(t.file) ?? true) && t.state === 'passed');
   return [...ok].filter(([, passed]) => passed).map(([f]) => f);
 }
 

@@ -49,3 +49,23 @@ export function nthOfName(names: readonly string[], k: number): string[] {
   if (k <= 1 || names.length === 0) return [...names];
   return [...names.slice(0, -1), `${names[names.length - 1]} (#${k})`];
 }
+
+/**
+ * Each test's place among the tests before it with the same key (1 for the first), for tests in
+ * the order their file lists them: the k of {@link nthOfName}.
+ *
+ * @example
+ * const first = { name: 'asks' }, second = { name: 'asks' }
+ * nthOfEach([first, second], (t) => t.name).get(second) // 2
+ */
+export function nthOfEach<T>(tests: Iterable<T>, keyOf: (test: T) => string): Map<T, number> {
+  const seen = new Map<string, number>();
+  const out = new Map<T, number>();
+  for (const t of tests) {
+    const key = keyOf(t);
+    const k = (seen.get(key) ?? 0) + 1;
+    seen.set(key, k);
+    out.set(t, k);
+  }
+  return out;
+}

@@ -11,7 +11,7 @@ import { defaultTapePath, type TapeNamer } from '../testing/names.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { failedWithMiss } from '../testing/miss.ts';
 import { openTestTape, regexEscape, resolveTestStore, shellQuote, STORE_ENV, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
-import { nthOfName } from '../testing/test-identity.ts';
+import { nthOfEach, nthOfName } from '../testing/test-identity.ts';
 import type { FetchSwitch } from '../proxy/global-fetch.ts';
 import type { ProvidedTapedeck } from './provided.ts';
 
@@ -52,13 +52,20 @@ export function testNames(task: TestContext['task']): string[] {
 
 type Task = TestContext['task'];
 interface TaskTree {
-  id: string;
   type: string;
   tasks?: TaskTree[];
 }
 
 /** Per test file: each test's place among the tests of its file with the same names (1: the first). */
-const nthByFile = new WeakMap<object, Map<string, number>>();
+const nthByFile = new WeakMap<object, Map<Task, number>>();
+
+/** The tests under `tasks`, in the order the file lists them. */
+function* testsOf(tasks: readonly TaskTree[]): Generator<Task> {
+  for (const t of tasks) {
+    if (t.tasks) yield* testsOf(t.tasks);
+    else if (t.type === 'test') yield t as unknown as Task;
+  }
+}
 
 /**
  * Which test of its names in its file this is, counted over the file's tests as they are
@@ -68,23 +75,10 @@ function nthOfItsName(task: Task): number {
   const file = task.file as unknown as TaskTree;
   let nth = nthByFile.get(file);
   if (nth === undefined) {
-    nth = new Map();
-    const seen = new Map<string, number>();
-    const visit = (tasks: readonly TaskTree[]): void => {
-      for (const t of tasks) {
-        if (t.tasks) visit(t.tasks);
-        else if (t.type === 'test') {
-          const key = testNames(t as unknown as Task).join('\u0000');
-          const k = (seen.get(key) ?? 0) + 1;
-          seen.set(key, k);
-          nth!.set(t.id, k);
-        }
-      }
-    };
-    visit(file.tasks ?? []);
+    nth = nthOfEach(testsOf(file.tasks ?? []), (t) => testNames(t).join('\u0000'));
     nthByFile.set(file, nth);
   }
-  return nth.get(task.id) ?? 1;
+  return nth.get(task) ?? 1;
 }
 
 /**
