@@ -32,6 +32,7 @@ import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
 import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
 import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { redactStream, remapChunkEnds, unitEnds } from '../store/stream-redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { pruneMayRemove } from './prune-guard.ts';
@@ -1313,34 +1314,51 @@ export class Deck {
   /**
    * Response headers are redacted like request headers. A body is kept byte for byte unless it
    * carries a credential-looking string (an answer that echoes a key from the prompt): then the
-   * credential is masked, chunk by chunk so stream boundaries survive; when a credential spans
-   * two chunks, the stream is stored as one chunk, because exact bytes on disk matter less than
-   * the key never reaching it.
+   * credential is masked, chunk by chunk so stream boundaries survive. A stream's key cut across
+   * its events (one text delta each) is masked across them, and AWS event-stream frames are
+   * redacted as frames (src/store/stream-redact.ts); chunk boundaries then stay between the same
+   * events, or move to the end of an event that changed. When neither keeps them, the stream is
+   * stored as one chunk, because exact bytes on disk matter less than the key never reaching it.
    */
   private redactResponse(r: HttpRecord['response'], known: KnownBody): HttpRecord['response'] {
     const headers = this.redactor.headers(r.headers);
     if (this.redactor.keepSecrets) return { ...r, headers };
-    // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
-    // (a token endpoint's access_token sent in two writes) is only seen in the whole.
     const ct = r.headers['content-type'];
-    const body = this.redactor.bytes(r.body, ct === undefined ? undefined : String(ct), known);
+    const type = ct === undefined ? undefined : String(ct);
+    const stream = redactStream(r.body, type, this.redactor, known.ascii);
+    let body: Uint8Array;
+    if (stream?.framing === 'eventstream') body = stream.body;
+    else {
+      // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
+      // (a token endpoint's access_token sent in two writes) is only seen in the whole.
+      const input = stream?.body ?? r.body;
+      body = this.redactor.bytes(input, type, input === r.body ? known : undefined);
+    }
     if (body === r.body) return { ...r, headers };
     if (!r.chunks) return { ...r, headers, body };
-    const masked = latin1Text(body);
-    const whole = latin1Text(r.body);
-    const chunks: [number, number][] = [];
-    let start = 0;
-    let end = 0;
-    let joined = '';
-    for (const [ms, stop] of r.chunks) {
-      const piece = this.redactor.text(whole.slice(start, stop));
-      joined += piece;
-      end += piece.length;
-      chunks.push([ms, end]);
-      start = stop;
+    const one = { status: r.status, ...(r.statusText ? { statusText: r.statusText } : {}), headers, body };
+    if (stream === undefined || (stream.body === r.body && stream.framing !== 'eventstream')) {
+      // Credentials each inside one chunk: masked chunk by chunk, the boundaries as they were.
+      const masked = latin1Text(body);
+      const whole = latin1Text(r.body);
+      const chunks: [number, number][] = [];
+      let start = 0;
+      let end = 0;
+      let joined = '';
+      for (const [ms, stop] of r.chunks) {
+        const piece = this.redactor.text(whole.slice(start, stop));
+        joined += piece;
+        end += piece.length;
+        chunks.push([ms, end]);
+        start = stop;
+      }
+      if (joined === masked) return { ...r, headers, body, chunks };
+      if (stream === undefined) return one;
     }
-    if (joined !== masked) return { status: r.status, ...(r.statusText ? { statusText: r.statusText } : {}), headers, body };
-    return { ...r, headers, body, chunks };
+    const after = stream.framing === 'eventstream' ? stream.after : unitEnds(body, stream.framing);
+    const ends = remapChunkEnds(r.chunks.map(([, stop]) => stop), stream.before, after, r.body, body);
+    if (ends === undefined) return one;
+    return { ...r, headers, body, chunks: r.chunks.map(([ms], i) => [ms, ends[i]!] as [number, number]) };
   }
 
   /**

@@ -24,6 +24,7 @@ import { TapedeckError } from '../errors.ts';
 import { firstDifference } from '../match/json-difference.ts';
 import { closeReason, type RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
+import { maskSplitTexts } from '../store/stream-redact.ts';
 import { blobDigest, type HeadTurn, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
 
 export type { RealtimeTiming } from './tape.ts';
@@ -286,6 +287,14 @@ export class LiveSession {
     const frames = this.frames;
     this.frames = [];
     if (frames.length === 0 && !end) return Promise.resolve();
+    // A key the model repeats comes one transcript or text delta at a time, no frame holding
+    // enough of it for the mask of each frame's text: the server's frames of this part are read
+    // joined for it (src/store/stream-redact.ts).
+    const r = this.tape.redactor;
+    if (!r.keepSecrets) {
+      const texts = frames.map((f) => ('text' in f ? f.text : undefined));
+      for (const [i, text] of maskSplitTexts(texts, (v) => r.mask(v))) (frames[i] as { text: string }).text = text;
+    }
     const n = this.part++;
     return this.headStored.then(() => this.tape.appendPart(this.sid, n, frames, end));
   }

@@ -7,14 +7,17 @@
  *   - the credential formats redaction masks (redact.ts, credentialMatches): bearer and basic
  *     tokens, SigV4 credentials and signatures, known provider key prefixes;
  *   - secret-named members (the redactor's names: `api_key`, `authorization`, `*_password`,
- *     `*Token`, ...) holding a high-entropy string that is not a mask.
+ *     `*Token`, ...) holding a high-entropy string that is not a mask;
+ *   - those credential formats cut across the events of a stream (a key the model repeated,
+ *     one text delta at a time), found in the events' text joined (stream-redact.ts).
  * A finding names the file, the record (index and byte offset) and the path inside it, and
  * shows only the first characters of what was found.
  */
-import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-eventstream.ts';
+import { decodeEventStream, headerString, mayBeEventStream } from '../providers/wire/aws-eventstream.ts';
 import { credentialMatches, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
+import { splitCredentials, type StreamEvent } from './stream-redact.ts';
 
 /** One thing that looks like a credential. */
 export interface SecretFinding {
@@ -88,14 +91,23 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
 /** Server-sent events (`data:` lines) and NDJSON lines: JSON lines walked, others matched. */
 function scanLines(text: string, path: string, report: Report, depth: number): void {
   let event = 0;
+  // Each JSON line as an event of the stream, for the credentials cut across them; `event:` names the next one's kind.
+  const events: (StreamEvent & { at: number })[] = [];
+  let kind = '';
   text.split(/\r\n|\r|\n/).forEach((line, i) => {
     const sse = /^data:\s?(.*)$/.exec(line);
     if (sse) event++;
+    else if (line.startsWith('event:')) kind = line.slice(6).trim();
     const at = sse ? `${path} event ${event}` : `${path} line ${i + 1}`;
     const doc = jsonOf(sse ? sse[1]! : line);
-    if (doc !== undefined) walk(doc, at, false, report, depth + 1);
-    else for (const m of credentialMatches(line)) report(at, kindOf(m.text), m.text);
+    if (doc !== undefined) {
+      walk(doc, at, false, report, depth + 1);
+      events.push({ kind, docs: [doc], at: sse ? event : i + 1 });
+    } else for (const m of credentialMatches(line)) report(at, kindOf(m.text), m.text);
+    if (line === '') kind = '';
   });
+  const word = /^data:/m.test(text) ? 'events' : 'lines';
+  for (const c of splitCredentials(events)) report(`${path} ${word} ${events[c.first]!.at}-${events[c.last]!.at}`, kindOf(c.text), c.text);
 }
 
 function scanBytes(b: Uint8Array, path: string, report: Report, depth: number): void {
@@ -110,6 +122,15 @@ function scanBytes(b: Uint8Array, path: string, report: Report, depth: number): 
   }
   if (frames && frames.length > 0) {
     frames.forEach((f, i) => scanText(utf8.decode(f.body), `${path} frame ${i + 1}`, false, report, depth, false, true));
+    // The frames' JSON (an InvokeModel chunk's base64 JSON in its place) as events of the stream, for the credentials cut across them.
+    const events: StreamEvent[] = frames.map((f) => {
+      const kind = headerString(f, ':event-type') ?? '';
+      const doc = jsonOf(utf8.decode(f.body));
+      if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return { kind, docs: [] };
+      const chunk = typeof (doc as { bytes?: unknown }).bytes === 'string' ? base64Json((doc as { bytes: string }).bytes) : undefined;
+      return { kind, docs: chunk === undefined ? [doc] : [{ ...doc, bytes: undefined }, chunk] };
+    });
+    for (const c of splitCredentials(events)) report(`${path} frames ${c.first + 1}-${c.last + 1}`, kindOf(c.text), c.text);
     return;
   }
   scanText(utf8.decode(b), path, false, report, depth, false);

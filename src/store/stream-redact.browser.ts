@@ -1,0 +1,20 @@
+/**
+ * stream-redact.ts for browser builds: a page only replays (record and update are refused
+ * there), so no answer is redacted for a tape in a page, and the event-stream encoder and the
+ * credential search across events stay out of the page's bundle.
+ */
+
+/** No stream is redacted in a page (see stream-redact.ts). */
+export function redactStream(_body: Uint8Array, _contentType: string | undefined, _masks: unknown): undefined {
+  return undefined;
+}
+
+/** Never reached in a page: redactStream gives no stream. */
+export function remapChunkEnds(): undefined {
+  return undefined;
+}
+
+/** Never reached in a page: redactStream gives no stream. */
+export function unitEnds(): number[] {
+  return [];
+}

@@ -1,0 +1,563 @@
+/**
+ * Credentials in streamed answers, and AWS event-stream answers redacted frame by frame.
+ *
+ * A streamed answer carries its text in pieces, one per event (a server-sent event, an NDJSON
+ * line, an AWS event-stream frame, a realtime event): a key the model repeats from the prompt
+ * arrives as "y sk-pr", "oj-ABCD", "EFGHIJK", ... and no event holds enough of it for the text
+ * scan to see a credential, so every piece used to reach the tape. Here the pieces of each text
+ * stream (the string members at one place in successive events of one type: `delta.content` of
+ * OpenAI's chunks, `delta.text` of Anthropic's `content_block_delta`, Gemini's
+ * `candidates[0].content.parts[0].text`) are read joined, and a credential found across them is
+ * masked where it lies: its mask in the piece where it begins, the rest of its characters taken
+ * out of the pieces after. Joined as an SDK joins them, the pieces read as the whole answer
+ * would after redaction.
+ *
+ * AWS event-stream frames carry a length and two CRCs: masking a credential in their bytes, as
+ * text, left frames the SDK rejects (a CRC mismatch), so a Bedrock answer holding a key was
+ * recorded but could not be replayed. Their JSON payloads (and the base64 JSON chunks of
+ * InvokeModel streams inside them) are redacted as JSON, and the frames that changed are
+ * encoded again.
+ */
+import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
+import { CREDENTIAL, credentialFrom } from './credential.ts';
+
+/** How a streamed body is framed. */
+export type StreamFraming = 'sse' | 'ndjson' | 'eventstream';
+
+/** What of the store's redactor masking a stream needs. */
+export interface StreamMasks {
+  /** The mask of a credential found across pieces (keyed under the store's salt). */
+  mask(value: string): string;
+  /** A JSON value with secret members and credential-looking strings masked (the same value when nothing changed). */
+  value<T>(value: T): T;
+  /** Raw bytes redacted as redaction does a body (a frame payload that is not JSON). */
+  bytes(body: Uint8Array, contentType?: string): Uint8Array;
+}
+
+/** One event of a stream as JSON documents: `kind` tells its text streams apart (an event's name or type). */
+export interface StreamEvent {
+  kind: string;
+  docs: unknown[];
+}
+
+/** A credential found across the pieces of one text stream: the events it spans (indices) and its text. */
+export interface SplitCredential {
+  first: number;
+  last: number;
+  text: string;
+}
+
+/** A string of an event: in a parsed document (`holder[key]`), or as a JSON literal in a stream's text (`raw`). */
+interface Piece {
+  text: string;
+  event: number;
+  holder?: Record<string, unknown> | unknown[];
+  key?: string | number;
+  /** The literal's place in the text, quotes included. */
+  raw?: [number, number];
+}
+
+/** Past this nesting a document's strings are not read as pieces (no provider's event comes near). */
+const MAX_PIECE_DEPTH = 64;
+
+/** The string members of each event, grouped by the event's kind and the member's place. */
+function textStreams(events: readonly StreamEvent[]): Piece[][] {
+  const groups = new Map<string, Piece[]>();
+  const visit = (v: unknown, path: string, event: number, depth: number): void => {
+    if (v === null || typeof v !== 'object' || depth > MAX_PIECE_DEPTH) return;
+    const at = (holder: Record<string, unknown> | unknown[], key: string | number, x: unknown): void => {
+      const p = `${path}/${key}`;
+      if (typeof x === 'string') {
+        let g = groups.get(p);
+        if (g === undefined) groups.set(p, (g = []));
+        g.push({ holder, key, text: x, event });
+      } else visit(x, p, event, depth + 1);
+    };
+    if (Array.isArray(v)) v.forEach((x, i) => at(v, i, x));
+    else for (const k of Object.keys(v)) at(v as Record<string, unknown>, k, (v as Record<string, unknown>)[k]);
+  };
+  events.forEach((e, i) => {
+    e.docs.forEach((d, j) => {
+      // A top-level `type` tells an event's text streams apart where the names are shared
+      // (Responses' `delta` of output text and of function call arguments).
+      const type = d !== null && typeof d === 'object' && !Array.isArray(d) && typeof (d as { type?: unknown }).type === 'string' ? (d as { type: string }).type : '';
+      visit(d, `${e.kind}\u0000${j}\u0000${type}`, i, 0);
+    });
+  });
+  return textGroups(groups);
+}
+
+/** The groups that may be text arriving in pieces: a string the same in every event (an id, a model name) is none. */
+function textGroups(groups: Map<unknown, Piece[]>): Piece[][] {
+  return [...groups.values()].filter((g) => g.length > 1 && g.some((p) => p.text !== g[0]!.text) && g.some((p) => p.event !== g[0]!.event));
+}
+
+/** CREDENTIAL's matches in a text: [index, text]. */
+function credentialsIn(s: string): [number, string][] {
+  const out: [number, string][] = [];
+  const from = credentialFrom(s);
+  if (from < 0) return out;
+  CREDENTIAL.lastIndex = from;
+  for (let m = CREDENTIAL.exec(s); m !== null; m = CREDENTIAL.exec(s)) out.push([m.index, m[0]]);
+  CREDENTIAL.lastIndex = 0;
+  return out;
+}
+
+/** Each text stream's pieces, its joined text's credentials that span two pieces or more, and where each piece starts in it. */
+function spanning(groups: readonly Piece[][]): { pieces: Piece[]; starts: number[]; found: [number, string][] }[] {
+  const out: { pieces: Piece[]; starts: number[]; found: [number, string][] }[] = [];
+  for (const pieces of groups) {
+    const starts: number[] = [];
+    let n = 0;
+    for (const p of pieces) {
+      starts.push(n);
+      n += p.text.length;
+    }
+    const joined = pieces.map((p) => p.text).join('');
+    const found = credentialsIn(joined).filter(([a, t]) => pieceAt(starts, a) !== pieceAt(starts, a + t.length - 1));
+    if (found.length > 0) out.push({ pieces, starts, found });
+  }
+  return out;
+}
+
+/** The piece holding character i of the joined text (the last piece starting at or before it). */
+function pieceAt(starts: readonly number[], i: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * The credentials that no single event of a stream holds: each with the first and last event it
+ * spans. What `tapedeck scan` reports of a stream recorded before they were masked.
+ *
+ * @example
+ * splitCredentials([{ kind: '', docs: [{ t: 'key sk-pr' }] }, { kind: '', docs: [{ t: 'oj-abcdefghijklmnopqrstuvwx' }] }])
+ * // [{ first: 0, last: 1, text: 'sk-proj-abcdefghijklmnopqrstuvwx' }]
+ */
+export function splitCredentials(events: readonly StreamEvent[]): SplitCredential[] {
+  const out: SplitCredential[] = [];
+  for (const { pieces, starts, found } of spanning(textStreams(events))) {
+    for (const [a, text] of found) out.push({ first: pieces[pieceAt(starts, a)]!.event, last: pieces[pieceAt(starts, a + text.length - 1)]!.event, text });
+  }
+  return out;
+}
+
+/**
+ * Masks, in place in the events' documents, the credentials that span two events or more (see
+ * the top); returns the indices of the events changed.
+ *
+ * @example
+ * const events = [{ kind: '', docs: [{ t: 'key sk-pr' }] }, { kind: '', docs: [{ t: 'oj-abcdefghijklmnopqrstuvwx!' }] }]
+ * maskSplitCredentials(events, (v) => '[REDACTED]') // Set {0, 1}; the texts are now 'key [REDACTED]' and '!'
+ */
+export function maskSplitCredentials(events: readonly StreamEvent[], mask: (value: string) => string): Set<number> {
+  const changed = new Set<number>();
+  for (const [p, text] of maskedPieces(textStreams(events), mask)) {
+    (p.holder as Record<string | number, unknown>)[p.key!] = text;
+    changed.add(p.event);
+  }
+  return changed;
+}
+
+/** The pieces whose text masking the credentials across them changes, with their new text. */
+function maskedPieces(groups: readonly Piece[][], mask: (value: string) => string): Map<Piece, string> {
+  const out = new Map<Piece, string>();
+  for (const { pieces, starts, found } of spanning(groups)) {
+    const texts = pieces.map((p) => p.text);
+    // Right to left: an edit leaves the characters before it where they were.
+    for (let m = found.length - 1; m >= 0; m--) {
+      const [a, text] = found[m]!;
+      const b = a + text.length;
+      for (let i = pieceAt(starts, a); i < pieces.length && starts[i]! < b; i++) {
+        const s = starts[i]!;
+        const lo = Math.max(a, s) - s;
+        const hi = Math.min(b, s + pieces[i]!.text.length) - s;
+        if (hi <= lo) continue;
+        texts[i] = texts[i]!.slice(0, lo) + (s <= a ? mask(text) : '') + texts[i]!.slice(hi);
+      }
+    }
+    pieces.forEach((p, i) => {
+      if (texts[i] !== p.text) out.set(p, texts[i]!);
+    });
+  }
+  return out;
+}
+
+/**
+ * maskSplitCredentials for events given as JSON texts (a realtime session's server events):
+ * the new text of each event that changed, by index. Texts that are no JSON document (and
+ * undefined ones: events that are no text) take no part.
+ *
+ * @example
+ * maskSplitTexts(['{"delta":"key sk-pr"}', '{"delta":"oj-abcdefghijklmnopqrstuvwx"}'], (v) => '[REDACTED]')
+ * // Map { 0 => '{"delta":"key [REDACTED]"}', 1 => '{"delta":""}' }
+ */
+export function maskSplitTexts(texts: readonly (string | undefined)[], mask: (value: string) => string): Map<number, string> {
+  const events = texts.map((t): StreamEvent => {
+    const doc = t === undefined ? undefined : documentOf(t);
+    return { kind: '', docs: doc ? [doc] : [] };
+  });
+  const out = new Map<number, string>();
+  for (const i of maskSplitCredentials(events, mask)) out.set(i, JSON.stringify(events[i]!.docs[0]));
+  return out;
+}
+
+/**
+ * How a streamed body is framed, by its content type (sniffed when there is none), or
+ * undefined for a body that is no stream.
+ *
+ * @example
+ * streamFramingOf('text/event-stream; charset=utf-8', body) // 'sse'
+ */
+export function streamFramingOf(contentType: string | undefined, body: Uint8Array): StreamFraming | undefined {
+  const t = (contentType ?? '').toLowerCase();
+  if (t.startsWith('text/event-stream')) return 'sse';
+  if (/^application\/(?:x-)?(?:ndjson|jsonl|jsonlines|json-seq)\b/.test(t)) return 'ndjson';
+  if (t.startsWith('application/vnd.amazon.eventstream')) return 'eventstream';
+  if (t !== '') return undefined;
+  if (mayBeEventStream(body)) return 'eventstream';
+  const head = latin1(body, 0, Math.min(body.length, 6));
+  return head.startsWith('data:') || head.startsWith('event:') ? 'sse' : undefined;
+}
+
+/** A redacted stream: its bytes, and where each of its units (events, lines, frames) ends before and after. */
+export interface RedactedStream {
+  body: Uint8Array;
+  /** End offsets of the units in the body as it came. */
+  before: number[];
+  /** End offsets of the same units in `body`. */
+  after: number[];
+}
+
+const utf8 = new TextEncoder();
+const utf8Text = new TextDecoder();
+
+function latin1(b: Uint8Array, start: number, end: number): string {
+  let s = '';
+  for (let i = start; i < end; i++) s += String.fromCharCode(b[i]!);
+  return s;
+}
+
+/** A JSON document (an object or an array), or undefined. */
+function documentOf(text: string): object | undefined {
+  const t = text.trim();
+  if (t[0] !== '{' && t[0] !== '[') return undefined;
+  try {
+    const v = JSON.parse(t) as unknown;
+    return v !== null && typeof v === 'object' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The end offsets of a body's units: server-sent events (each through the blank line that ends
+ * it) or lines (NDJSON). A last unit without its end runs to the body's end.
+ */
+export function unitEnds(body: Uint8Array, framing: 'sse' | 'ndjson'): number[] {
+  const ends: number[] = [];
+  let lineStart = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c !== 0x0a && c !== 0x0d) continue;
+    const blank = i === lineStart;
+    if (c === 0x0d && body[i + 1] === 0x0a) i++;
+    lineStart = i + 1;
+    if (framing === 'ndjson' || blank) ends.push(i + 1);
+  }
+  if (ends.at(-1) !== body.length && body.length > 0) ends.push(body.length);
+  return ends;
+}
+
+/** A server-sent event or NDJSON line: its kind, and where its one JSON object lies in the body's text. */
+interface TextUnit {
+  kind: string;
+  /** Where the object's text lies in the text (from === to: none). */
+  from: number;
+  to: number;
+}
+
+/**
+ * The units of a stream's text (see unitEnds) that hold a JSON object: an NDJSON line that is
+ * one, or a server-sent event whose one data line is one (an event of several data lines is one
+ * document split over them: rare for JSON, left as it is). Lines are found by indexOf, not split.
+ */
+function textUnits(text: string, framing: 'sse' | 'ndjson'): TextUnit[] {
+  const units: TextUnit[] = [];
+  let kind = '';
+  let from = 0;
+  let to = 0;
+  let dataLines = 0;
+  for (let at = 0; at < text.length; ) {
+    let nl = text.indexOf('\n', at);
+    const cr = text.indexOf('\r', at);
+    if (cr >= 0 && (nl < 0 || cr < nl)) nl = cr;
+    const lineEnd = nl < 0 ? text.length : nl;
+    const next = nl < 0 ? text.length : text.charCodeAt(nl) === 0x0d && text.charCodeAt(nl + 1) === 0x0a ? nl + 2 : nl + 1;
+    if (framing === 'ndjson') {
+      if (text.charCodeAt(at) === 0x7b) units.push({ kind: '', from: at, to: lineEnd });
+    } else if (lineEnd === at) {
+      if (dataLines === 1) units.push({ kind, from, to });
+      kind = '';
+      dataLines = 0;
+    } else if (text.startsWith('data:', at)) {
+      dataLines++;
+      from = at + (text.charCodeAt(at + 5) === 0x20 ? 6 : 5);
+      to = lineEnd;
+      if (text.charCodeAt(from) !== 0x7b) dataLines = 2; // not an object ([DONE], text): no document
+    } else if (text.startsWith('event:', at)) kind = text.slice(at + 6, lineEnd).trim();
+    at = next;
+  }
+  if (framing === 'sse' && dataLines === 1) units.push({ kind, from, to });
+  return units;
+}
+
+/**
+ * The string values of each unit's JSON text, grouped by the unit's kind and the value's place,
+ * read from the text without parsing it: a recorded stream is read whole at every record, and
+ * JSON.parse made an object of every event (a 10,000-entry HAR import, a fifth of its answers
+ * streamed: 0.47x -> 0.38x its baseline). Strings are skipped by indexOf; a value's place is a
+ * hash of its path (member names, array indices) made as the text is read, so no name becomes
+ * a string. Two places of one hash would be read as one stream: a credential across their
+ * pieces is masked all the same. Text that is no JSON gives pieces that join no other's, at
+ * worst.
+ */
+function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
+  const groups = new Map<number, Piece[]>();
+  // Per open container: is it an array, its index, its path's hash, the hash of its last member name.
+  const arr: boolean[] = [];
+  const idx: number[] = [];
+  const at: number[] = [];
+  const named: number[] = [];
+  for (let event = 0; event < units.length; event++) {
+    const u = units[event]!;
+    let depth = 0;
+    let expectKey = false;
+    let root = 0x811c9dc5;
+    for (let i = 0; i < u.kind.length; i++) root = Math.imul(root ^ u.kind.charCodeAt(i), 0x01000193);
+    for (let p = u.from; p < u.to; ) {
+      const c = text.charCodeAt(p);
+      if (c === 0x22) {
+        // The closing quote: the next one not escaped by an odd run of backslashes.
+        let e = text.indexOf('"', p + 1);
+        let escaped = false;
+        while (e >= 0 && e < u.to) {
+          let b = e - 1;
+          while (text.charCodeAt(b) === 0x5c) b--;
+          if ((e - 1 - b) % 2 === 0) break;
+          escaped = true;
+          e = text.indexOf('"', e + 1);
+        }
+        if (e < 0 || e >= u.to) break;
+        if (expectKey) {
+          let h = 0x811c9dc5;
+          for (let i = p + 1; i < e; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+          named[depth - 1] = h;
+          expectKey = false;
+        } else if (depth <= MAX_PIECE_DEPTH) {
+          const inner = text.slice(p + 1, e);
+          let value: string;
+          try {
+            value = escaped || inner.includes('\\') ? (JSON.parse(text.slice(p, e + 1)) as string) : inner;
+          } catch {
+            break;
+          }
+          const place = depth === 0 ? root : placeOf(at[depth - 1]!, arr[depth - 1] ? idx[depth - 1]! : named[depth - 1]!);
+          let g = groups.get(place);
+          if (g === undefined) groups.set(place, (g = []));
+          g.push({ text: value, event, raw: [p, e + 1] });
+        }
+        p = e + 1;
+        continue;
+      }
+      if (c === 0x7b || c === 0x5b) {
+        at[depth] = depth === 0 ? root : placeOf(at[depth - 1]!, arr[depth - 1] ? idx[depth - 1]! : named[depth - 1]!);
+        arr[depth] = c === 0x5b;
+        idx[depth] = 0;
+        named[depth] = 0;
+        depth++;
+        expectKey = c === 0x7b;
+      } else if (c === 0x7d || c === 0x5d) {
+        depth--;
+        expectKey = false;
+        if (depth < 0) break;
+      } else if (c === 0x2c && depth > 0) {
+        if (arr[depth - 1]) idx[depth - 1]!++;
+        else expectKey = true;
+      }
+      p++;
+    }
+  }
+  return textGroups(groups);
+}
+
+/** The hash of a place one step (a member name's hash, or an index) below a container's. */
+function placeOf(container: number, step: number): number {
+  // Two rounds of 32-bit mixing into a 52-bit number: a Map key that stays a small integer.
+  const lo = Math.imul(container ^ step, 0x01000193) >>> 0;
+  const hi = Math.imul((container >>> 7) ^ (step * 31 + 0x9e37), 0x85ebca6b) >>> 12;
+  return hi * 0x100000000 + lo;
+}
+
+/** Server-sent events or NDJSON lines with the credentials across them masked. */
+function redactTextStream(body: Uint8Array, framing: 'sse' | 'ndjson', masks: StreamMasks, ascii?: string): RedactedStream {
+  const text = ascii !== undefined && ascii.length === body.length ? ascii : utf8Text.decode(body);
+  const units = textUnits(text, framing);
+  if (units.length < 2) return { body, before: [], after: [] };
+  const edits = [...maskedPieces(lexedStreams(text, units), masks.mask)].sort(([a], [b]) => a.raw![0] - b.raw![0]);
+  if (edits.length === 0) return { body, before: [], after: [] };
+  let out = '';
+  let start = 0;
+  for (const [p, t] of edits) {
+    out += text.slice(start, p.raw![0]) + JSON.stringify(t);
+    start = p.raw![1];
+  }
+  const redacted = utf8.encode(out + text.slice(start));
+  // Where the units end in bytes, for the chunks' boundaries: counted again in each body, so
+  // an event's characters past ASCII are counted as their bytes.
+  return { body: redacted, before: unitEnds(body, framing), after: unitEnds(redacted, framing) };
+}
+
+function concat(parts: readonly Uint8Array[], n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Base64 text of a JSON document (an InvokeModel stream chunk's `bytes`), decoded. */
+function base64Document(s: unknown): object | undefined {
+  if (typeof s !== 'string' || s.length < 8 || s.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(s)) return undefined;
+  const bytes = Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+  const doc = documentOf(utf8Text.decode(bytes));
+  return doc;
+}
+
+function base64Of(text: string): string {
+  const b = utf8.encode(text);
+  let s = '';
+  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+/** An AWS event-stream frame's payload as JSON: the payload, and the chunk inside it (`bytes`) if it is base64 JSON. */
+interface FrameUnit extends StreamEvent {
+  message: EventStreamMessage;
+  payload?: Record<string, unknown>;
+  chunk?: object;
+}
+
+/** AWS event-stream frames redacted as JSON and encoded again where they changed; undefined if the body does not decode. */
+function redactEventStream(body: Uint8Array, masks: StreamMasks): RedactedStream | undefined {
+  let messages: EventStreamMessage[];
+  try {
+    messages = decodeEventStream(body);
+  } catch {
+    return undefined;
+  }
+  const units: FrameUnit[] = messages.map((message) => {
+    const kind = headerString(message, ':event-type') ?? headerString(message, ':exception-type') ?? '';
+    const doc = documentOf(utf8Text.decode(message.body));
+    if (doc === undefined || Array.isArray(doc)) return { kind, docs: [], message };
+    const payload = doc as Record<string, unknown>;
+    const chunk = base64Document(payload.bytes);
+    // The chunk's strings are read in its place of the payload; its base64 text is no text.
+    return chunk ? { kind, docs: [{ ...payload, bytes: undefined }, chunk], message, payload, chunk } : { kind, docs: [payload], message, payload };
+  });
+  const split = maskSplitCredentials(units, masks.mask);
+  const before: number[] = [];
+  const after: number[] = [];
+  const parts: Uint8Array[] = [];
+  let start = 0;
+  let n = 0;
+  let any = false;
+  for (const [i, u] of units.entries()) {
+    // Frame lengths, from the prelude: the decoder checked them.
+    const total = ((body[start]! << 24) | (body[start + 1]! << 16) | (body[start + 2]! << 8) | body[start + 3]!) >>> 0;
+    const end = start + total;
+    before.push(end);
+    let payload: Uint8Array | undefined;
+    if (u.payload === undefined) {
+      const masked = masks.bytes(u.message.body);
+      if (masked !== u.message.body) payload = masked;
+    } else {
+      const outer = u.docs[0] as Record<string, unknown>;
+      const red = masks.value(outer);
+      const chunk = u.chunk ? masks.value(u.chunk) : undefined;
+      if (split.has(i) || red !== outer || chunk !== u.chunk) {
+        const doc = u.chunk ? { ...red, bytes: base64Of(JSON.stringify(chunk)) } : red;
+        // The payload's members in their order, `bytes` where it was.
+        const ordered = u.chunk ? Object.fromEntries(Object.keys(u.payload).map((k) => [k, (doc as Record<string, unknown>)[k]])) : doc;
+        payload = utf8.encode(JSON.stringify(ordered));
+      }
+    }
+    const part = payload === undefined ? body.subarray(start, end) : encodeEventStreamMessage({ headers: u.message.headers, body: payload });
+    if (payload !== undefined) any = true;
+    parts.push(part);
+    n += part.length;
+    after.push(n);
+    start = end;
+  }
+  if (!any) return { body, before, after: before };
+  return { body: concat(parts, n), before, after };
+}
+
+/**
+ * A streamed answer with its credentials masked across events (server-sent events, NDJSON), or
+ * frame by frame and across frames (AWS event-stream); undefined for a body that is no stream
+ * or an event stream that does not decode (redacted as text, as before). The body is the same
+ * array when nothing changed. `ascii`: the body's text when every byte is ASCII, if the caller
+ * has it (not made again).
+ *
+ * @example
+ * const out = redactStream(body, 'text/event-stream', redactor({ salt }))
+ * out?.body // the events, a key cut across them masked
+ */
+export function redactStream(body: Uint8Array, contentType: string | undefined, masks: StreamMasks, ascii?: string): (RedactedStream & { framing: StreamFraming }) | undefined {
+  const framing = streamFramingOf(contentType, body);
+  if (framing === undefined) return undefined;
+  const out = framing === 'eventstream' ? redactEventStream(body, masks) : redactTextStream(body, framing, masks, ascii);
+  return out && { ...out, framing };
+}
+
+/**
+ * Chunk boundaries (end offsets, as recorded) moved to the same places in a redacted stream: a
+ * boundary between two units stays between them; one inside a unit that changed moves to the
+ * unit's end. `final` is the redacted body, `ends` its units' ends (which must be as many as
+ * `before`), undefined when they are not.
+ *
+ * @example
+ * remapChunkEnds([10, 25], [10, 25], [10, 20], body, body2) // [10, 20]
+ */
+export function remapChunkEnds(chunkEnds: readonly number[], before: readonly number[], after: readonly number[], original: Uint8Array, final: Uint8Array): number[] | undefined {
+  if (before.length !== after.length) return undefined;
+  const out: number[] = [];
+  let u = 0;
+  for (const b of chunkEnds) {
+    while (u < before.length && before[u]! < b) u++;
+    if (u >= before.length) {
+      out.push(final.length);
+      continue;
+    }
+    const oldStart = u === 0 ? 0 : before[u - 1]!;
+    const newStart = u === 0 ? 0 : after[u - 1]!;
+    if (b === before[u]) out.push(after[u]!);
+    else if (before[u]! - oldStart === after[u]! - newStart && sameBytes(original, oldStart, final, newStart, before[u]! - oldStart)) out.push(newStart + (b - oldStart));
+    else out.push(after[u]!);
+  }
+  return out;
+}
+
+function sameBytes(a: Uint8Array, at: number, b: Uint8Array, bt: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (a[at + i] !== b[bt + i]) return false;
+  return true;
+}
