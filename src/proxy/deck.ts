@@ -32,7 +32,7 @@ import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
 import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
 import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
-import { redactStream, remapChunkEnds, unitEnds } from '../store/stream-redact.ts';
+import { redactAnswerBody, remapChunkEnds, unitEnds } from '../store/stream-redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { pruneMayRemove } from './prune-guard.ts';
@@ -1325,15 +1325,9 @@ export class Deck {
     if (this.redactor.keepSecrets) return { ...r, headers };
     const ct = r.headers['content-type'];
     const type = ct === undefined ? undefined : String(ct);
-    const stream = redactStream(r.body, type, this.redactor, known.ascii);
-    let body: Uint8Array;
-    if (stream?.framing === 'eventstream') body = stream.body;
-    else {
-      // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
-      // (a token endpoint's access_token sent in two writes) is only seen in the whole.
-      const input = stream?.body ?? r.body;
-      body = this.redactor.bytes(input, type, input === r.body ? known : undefined);
-    }
+    // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
+    // (a token endpoint's access_token sent in two writes) is only seen in the whole.
+    const { body, stream } = redactAnswerBody(r.body, type, this.redactor, known);
     if (body === r.body) return { ...r, headers };
     if (!r.chunks) return { ...r, headers, body };
     const one = { status: r.status, ...(r.statusText ? { statusText: r.statusText } : {}), headers, body };

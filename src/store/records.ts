@@ -17,6 +17,7 @@ import { keyIsCurrent, rekey } from '../match/rekey.ts';
 import type { RecordKind } from './collection.ts';
 import { sortedKeys } from './record-order.ts';
 import type { Redactor } from './redact.ts';
+import { redactAnswerBody } from './stream-redact.ts';
 
 // ---------------------------------------------------------------------------------------------
 // HTTP exchanges: the proxy and createFetch (docs/proxy.md)
@@ -304,8 +305,9 @@ export function buildRecord(keys: RequestKeys, request: unknown, storedValue: un
       throw new TapedeckError('E_ARG', 'put: raw.body must be a Uint8Array or a string.', { hint: 'Pass the response bytes exactly as received.' });
     }
     const contentType = opts.raw.contentType === undefined ? undefined : String(opts.raw.contentType);
-    // Redacted like every other byte a record stores: by name when it is JSON, else as text.
-    const bytes = r.bytes(typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength), contentType);
+    // Redacted like every other byte a record stores: by name when it is JSON, a stream across
+    // its events (AWS event-stream frames as frames), else as text.
+    const bytes = redactAnswerBody(typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength), contentType, r).body;
     record.raw = { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
     if (contentType !== undefined) record.raw.contentType = contentType;
   }

@@ -530,6 +530,22 @@ export function redactStream(body: Uint8Array, contentType: string | undefined, 
 }
 
 /**
+ * A recorded answer's bytes redacted whole: a stream first (see redactStream), then, for any body
+ * but AWS event-stream frames (redacted as frames already), by the redactor as a body. Returns
+ * the bytes (the same array when nothing changed) and the stream's units, if it was one.
+ *
+ * @example
+ * redactAnswerBody(bytes, 'text/event-stream', redactor({ salt })).body
+ */
+export function redactAnswerBody(body: Uint8Array, contentType: string | undefined, masks: StreamMasks & { bytes(body: Uint8Array, contentType?: string, known?: { ascii?: string; parsed?: { value: unknown } }): Uint8Array }, known?: { ascii?: string; parsed?: { value: unknown } }): { body: Uint8Array; stream?: RedactedStream & { framing: StreamFraming } } {
+  const stream = redactStream(body, contentType, masks, known?.ascii);
+  if (stream?.framing === 'eventstream') return { body: stream.body, stream };
+  const input = stream?.body ?? body;
+  const out = masks.bytes(input, contentType, input === body ? known : undefined);
+  return stream ? { body: out, stream } : { body: out };
+}
+
+/**
  * Chunk boundaries (end offsets, as recorded) moved to the same places in a redacted stream: a
  * boundary between two units stays between them; one inside a unit that changed moves to the
  * unit's end. `final` is the redacted body, `ends` its units' ends (which must be as many as

@@ -20,6 +20,8 @@ import { exportTapeJSON } from '../../src/store/export.ts';
 import { isHttpRecord, type HttpRecord } from '../../src/store/records.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { remapChunkEnds } from '../../src/store/stream-redact.ts';
+import { ReplayCache } from '../../src/store/replay-cache.ts';
+import { decodeEventStream, encodeEventStreamMessage } from '../../src/providers/wire/aws-eventstream.ts';
 import { awsClient, MODEL } from '../providers/bedrock-clients.ts';
 import { startBedrock } from '../providers/fake-bedrock.ts';
 
@@ -232,6 +234,29 @@ describe('Bedrock event-stream answers holding a key', () => {
       expect(text).toMatch(new RegExp(`^Echo \\d+: use \\[REDACTED:[0-9a-f]{16}\\] or \\[REDACTED:[0-9a-f]{16}\\] now$`));
       expect(text).not.toContain(KEY.slice(8, 20));
     }
+  });
+});
+
+describe('ReplayCache put of a streamed answer\'s raw bytes', () => {
+  it('masks a key cut across its events, and encodes event-stream frames again around a mask', async () => {
+    const tape = join(dir, 'cache.tape');
+    const cache = await ReplayCache.open(tape, { mode: 'record' });
+    const sse = cut(`echo: ${KEY} done`, 7).map((p) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: p } }] })}\n\n`).join('');
+    await cache.put({ model: 'm', messages: [{ role: 'user', content: 'sse' }] }, { ok: true }, { raw: { body: sse, contentType: 'text/event-stream' } });
+    const frame = encodeEventStreamMessage({
+      headers: [{ name: ':event-type', type: 'string', value: 'contentBlockDelta' }, { name: ':message-type', type: 'string', value: 'event' }],
+      body: new TextEncoder().encode(JSON.stringify({ contentBlockIndex: 0, delta: { text: `key ${KEY} ok` }, p: 'abc' })),
+    });
+    await cache.put({ model: 'm', messages: [{ role: 'user', content: 'frames' }] }, { ok: true }, { raw: { body: frame, contentType: 'application/vnd.amazon.eventstream' } });
+    await cache.close();
+    await expectNoPiece(tape, KEY, 'sk-proj-'.length);
+    const again = await ReplayCache.open(tape, { mode: 'replay' });
+    const raw = await again.getRecord({ model: 'm', messages: [{ role: 'user', content: 'sse' }] });
+    const text = [...new TextDecoder().decode(raw!.raw!.body).matchAll(/^data: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as { choices: { delta: { content: string } }[] }).choices[0]!.delta.content).join('');
+    expect(text).toMatch(/^echo: \[REDACTED:[0-9a-f]{16}\] done$/);
+    const frames = decodeEventStream((await again.getRecord({ model: 'm', messages: [{ role: 'user', content: 'frames' }] }))!.raw!.body);
+    expect(JSON.parse(new TextDecoder().decode(frames[0]!.body))).toMatchObject({ contentBlockIndex: 0, delta: { text: expect.stringMatching(/^key \[REDACTED:[0-9a-f]{16}\] ok$/) }, p: 'abc' });
+    await again.close();
   });
 });
 
