@@ -294,10 +294,16 @@ function textUnits(text: string, framing: 'sse' | 'ndjson'): TextUnit[] {
   let from = 0;
   let to = 0;
   let dataLines = 0;
+  // The next carriage return, found again only once passed: most streams have none, and a
+  // search for one from every line read the rest of the text each time.
+  let cr = -1;
   for (let at = 0; at < text.length; ) {
     let nl = text.indexOf('\n', at);
-    const cr = text.indexOf('\r', at);
-    if (cr >= 0 && (nl < 0 || cr < nl)) nl = cr;
+    if (cr !== Infinity && cr < at) {
+      cr = text.indexOf('\r', at);
+      if (cr < 0) cr = Infinity;
+    }
+    if (cr !== Infinity && (nl < 0 || cr < nl)) nl = cr;
     const lineEnd = nl < 0 ? text.length : nl;
     const next = nl < 0 ? text.length : text.charCodeAt(nl) === 0x0d && text.charCodeAt(nl + 1) === 0x0a ? nl + 2 : nl + 1;
     if (framing === 'ndjson') {
@@ -343,6 +349,11 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
     for (let i = 0; i < u.kind.length; i++) root = Math.imul(root ^ u.kind.charCodeAt(i), 0x01000193);
     for (let p = u.from; p < u.to; ) {
       const c = text.charCodeAt(p);
+      // Digits, letters of literals and white space: one test, not five.
+      if (c >= 0x80 || STRUCTURAL[c] === 0) {
+        p++;
+        continue;
+      }
       if (c === 0x22) {
         // The closing quote: the next one not escaped by an odd run of backslashes.
         let e = text.indexOf('"', p + 1);
@@ -396,6 +407,10 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
   }
   return textGroups(groups);
 }
+
+/** The characters of JSON text the lexer acts on: a quote, brackets, braces and the comma. */
+const STRUCTURAL = new Uint8Array(128);
+for (const c of '"{}[],') STRUCTURAL[c.charCodeAt(0)] = 1;
 
 /** The hash of a place one step (a member name's hash, or an index) below a container's. */
 function placeOf(container: number, step: number): number {
@@ -540,9 +555,26 @@ export function redactStream(body: Uint8Array, contentType: string | undefined, 
 export function redactAnswerBody(body: Uint8Array, contentType: string | undefined, masks: StreamMasks & { bytes(body: Uint8Array, contentType?: string, known?: { ascii?: string; parsed?: { value: unknown } }): Uint8Array }, known?: { ascii?: string; parsed?: { value: unknown } }): { body: Uint8Array; stream?: RedactedStream & { framing: StreamFraming } } {
   const stream = redactStream(body, contentType, masks, known?.ascii);
   if (stream?.framing === 'eventstream') return { body: stream.body, stream };
-  const input = stream?.body ?? body;
+  const input = stream?.body ?? jsonArrayMasked(body, contentType, masks.mask) ?? body;
   const out = masks.bytes(input, contentType, input === body ? known : undefined);
   return stream ? { body: out, stream } : { body: out };
+}
+
+/**
+ * A JSON array answer whose objects are a stream's events (Gemini's streamGenerateContent
+ * without `alt=sse` sends one array, an element at a time) with a key cut across its elements
+ * masked, written again; undefined when it is none or nothing changed. Only a body whose JSON
+ * starts with `[` is parsed: other JSON answers are objects.
+ */
+function jsonArrayMasked(body: Uint8Array, contentType: string | undefined, mask: (value: string) => string): Uint8Array | undefined {
+  if (contentType !== undefined && !/[/+]json\b/i.test(contentType)) return undefined;
+  let i = 0;
+  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
+  if (body[i] !== 0x5b) return undefined;
+  const doc = documentOf(utf8Text.decode(body));
+  if (!Array.isArray(doc) || doc.length < 2) return undefined;
+  const events: StreamEvent[] = doc.map((d: unknown) => ({ kind: '', docs: d !== null && typeof d === 'object' ? [d] : [] }));
+  return maskSplitCredentials(events, mask).size > 0 ? utf8.encode(JSON.stringify(doc)) : undefined;
 }
 
 /**

@@ -169,6 +169,35 @@ describe('a key cut across the events of a streamed answer', () => {
   });
 });
 
+describe('a key cut across the elements of a streamed JSON array', () => {
+  it('Gemini streamGenerateContent without alt=sse (one array, an element a write): masked across the elements', async () => {
+    const text = `echo: ${KEY} end`;
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+      const pieces = cut(text, 7);
+      const parts = pieces.map((p, i) => JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: p }] }, index: 0, ...(i === pieces.length - 1 ? { finishReason: 'STOP' } : {}) }], modelVersion: 'gemini-2.5-flash' }));
+      res.end(`[${parts.join(',\r\n')}]`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1beta/models/gemini-2.5-flash:streamGenerateContent`;
+    const tape = join(dir, 'gemini-array.tape');
+    const body = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'say it' }] }] });
+    const call = async (f: typeof fetch, at: string) => {
+      const res = await f(at, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const arr = (await res.json()) as { candidates: { content: { parts: { text: string }[] } }[] }[];
+      return arr.map((e) => e.candidates[0]!.content.parts[0]!.text).join('');
+    };
+    const rec = createFetch({ tape, mode: 'record' });
+    expect(await call(rec, url)).toBe(text);
+    await rec.close();
+    await new Promise((r) => server.close(r));
+    await expectNoPiece(tape, KEY, 'sk-proj-'.length);
+    const play = createFetch({ tape, mode: 'replay' });
+    expect(await call(play, url)).toMatch(/^echo: \[REDACTED:[0-9a-f]{16}\] end$/);
+    await play.close();
+  });
+});
+
 describe('Bedrock event-stream answers holding a key', () => {
   it('a key whole inside one frame: the frame is encoded again around its mask, so its CRCs hold and the AWS SDK replays it', async () => {
     const tape = join(dir, 'bedrock-one-frame.tape');
