@@ -2,7 +2,8 @@
  * Credentials in streamed answers, and AWS event-stream answers redacted frame by frame.
  *
  * A streamed answer carries its text in pieces, one per event (a server-sent event, an NDJSON
- * line, an AWS event-stream frame, a realtime event): a key the model repeats from the prompt
+ * line, an AWS event-stream frame, a realtime event, an element of a JSON array sent one at a
+ * time): a key the model repeats from the prompt
  * arrives as "y sk-pr", "oj-ABCD", "EFGHIJK", ... and no event holds enough of it for the text
  * scan to see a credential, so every piece used to reach the tape. Here the pieces of each text
  * stream (the string members at one place in successive events of one type: `delta.content` of
