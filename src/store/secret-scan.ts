@@ -13,11 +13,11 @@
  * A finding names the file, the record (index and byte offset) and the path inside it, and
  * shows only the first characters of what was found.
  */
-import { decodeEventStream, headerString, mayBeEventStream } from '../providers/wire/aws-eventstream.ts';
+import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-eventstream.ts';
 import { credentialMatches, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
-import { splitCredentials, type StreamEvent } from './stream-redact.ts';
+import { frameEvent, splitCredentials, type StreamEvent } from './stream-redact.ts';
 
 /** One thing that looks like a credential. */
 export interface SecretFinding {
@@ -123,13 +123,7 @@ function scanBytes(b: Uint8Array, path: string, report: Report, depth: number): 
   if (frames && frames.length > 0) {
     frames.forEach((f, i) => scanText(utf8.decode(f.body), `${path} frame ${i + 1}`, false, report, depth, false, true));
     // The frames' JSON (an InvokeModel chunk's base64 JSON in its place) as events of the stream, for the credentials cut across them.
-    const events: StreamEvent[] = frames.map((f) => {
-      const kind = headerString(f, ':event-type') ?? '';
-      const doc = jsonOf(utf8.decode(f.body));
-      if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return { kind, docs: [] };
-      const chunk = typeof (doc as { bytes?: unknown }).bytes === 'string' ? base64Json((doc as { bytes: string }).bytes) : undefined;
-      return { kind, docs: chunk === undefined ? [doc] : [{ ...doc, bytes: undefined }, chunk] };
-    });
+    const events = frames.map(frameEvent);
     for (const c of splitCredentials(events)) report(`${path} frames ${c.first + 1}-${c.last + 1}`, kindOf(c.text), c.text);
     return;
   }

@@ -21,6 +21,7 @@
  */
 import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
 import { CREDENTIAL, credentialFrom } from './credential.ts';
+import { latin1Text } from './redact.ts';
 
 /** How a streamed body is framed. */
 export type StreamFraming = 'sse' | 'ndjson' | 'eventstream';
@@ -223,7 +224,7 @@ export function streamFramingOf(contentType: string | undefined, body: Uint8Arra
   if (t.startsWith('application/vnd.amazon.eventstream')) return 'eventstream';
   if (t !== '') return undefined;
   if (mayBeEventStream(body)) return 'eventstream';
-  const head = latin1(body, 0, Math.min(body.length, 6));
+  const head = latin1Text(body.subarray(0, 6));
   return head.startsWith('data:') || head.startsWith('event:') ? 'sse' : undefined;
 }
 
@@ -238,12 +239,6 @@ export interface RedactedStream {
 
 const utf8 = new TextEncoder();
 const utf8Text = new TextDecoder();
-
-function latin1(b: Uint8Array, start: number, end: number): string {
-  let s = '';
-  for (let i = start; i < end; i++) s += String.fromCharCode(b[i]!);
-  return s;
-}
 
 /** A JSON document (an object or an array), or undefined. */
 function documentOf(text: string): object | undefined {
@@ -440,36 +435,35 @@ function redactTextStream(body: Uint8Array, framing: 'sse' | 'ndjson', masks: St
   return { body: redacted, before: unitEnds(body, framing), after: unitEnds(redacted, framing) };
 }
 
-function concat(parts: readonly Uint8Array[], n: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /** Base64 text of a JSON document (an InvokeModel stream chunk's `bytes`), decoded. */
 function base64Document(s: unknown): object | undefined {
   if (typeof s !== 'string' || s.length < 8 || s.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(s)) return undefined;
-  const bytes = Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
-  const doc = documentOf(utf8Text.decode(bytes));
-  return doc;
-}
-
-function base64Of(text: string): string {
-  const b = utf8.encode(text);
-  let s = '';
-  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
-  return btoa(s);
+  return documentOf(Buffer.from(s, 'base64').toString('utf8'));
 }
 
 /** An AWS event-stream frame's payload as JSON: the payload, and the chunk inside it (`bytes`) if it is base64 JSON. */
-interface FrameUnit extends StreamEvent {
+export interface FrameEvent extends StreamEvent {
   message: EventStreamMessage;
   payload?: Record<string, unknown>;
   chunk?: object;
+}
+
+/**
+ * An AWS event-stream frame as an event of its stream: its kind (event or exception type), and
+ * its JSON payload with an InvokeModel chunk's base64 JSON read in its place (the chunk's
+ * strings are the stream's text; its base64 is none). The redactor and `tapedeck scan` read
+ * frames alike through it.
+ *
+ * @example
+ * frameEvent(message).docs // [payload] or [payload without `bytes`, chunk]
+ */
+export function frameEvent(message: EventStreamMessage): FrameEvent {
+  const kind = headerString(message, ':event-type') ?? headerString(message, ':exception-type') ?? '';
+  const doc = documentOf(utf8Text.decode(message.body));
+  if (doc === undefined || Array.isArray(doc)) return { kind, docs: [], message };
+  const payload = doc as Record<string, unknown>;
+  const chunk = base64Document(payload.bytes);
+  return chunk ? { kind, docs: [{ ...payload, bytes: undefined }, chunk], message, payload, chunk } : { kind, docs: [payload], message, payload };
 }
 
 /** AWS event-stream frames redacted as JSON and encoded again where they changed; undefined if the body does not decode. */
@@ -480,15 +474,7 @@ function redactEventStream(body: Uint8Array, masks: StreamMasks): RedactedStream
   } catch {
     return undefined;
   }
-  const units: FrameUnit[] = messages.map((message) => {
-    const kind = headerString(message, ':event-type') ?? headerString(message, ':exception-type') ?? '';
-    const doc = documentOf(utf8Text.decode(message.body));
-    if (doc === undefined || Array.isArray(doc)) return { kind, docs: [], message };
-    const payload = doc as Record<string, unknown>;
-    const chunk = base64Document(payload.bytes);
-    // The chunk's strings are read in its place of the payload; its base64 text is no text.
-    return chunk ? { kind, docs: [{ ...payload, bytes: undefined }, chunk], message, payload, chunk } : { kind, docs: [payload], message, payload };
-  });
+  const units = messages.map(frameEvent);
   const split = maskSplitCredentials(units, masks.mask);
   const before: number[] = [];
   const after: number[] = [];
@@ -510,7 +496,7 @@ function redactEventStream(body: Uint8Array, masks: StreamMasks): RedactedStream
       const red = masks.value(outer);
       const chunk = u.chunk ? masks.value(u.chunk) : undefined;
       if (split.has(i) || red !== outer || chunk !== u.chunk) {
-        const doc = u.chunk ? { ...red, bytes: base64Of(JSON.stringify(chunk)) } : red;
+        const doc = u.chunk ? { ...red, bytes: Buffer.from(JSON.stringify(chunk), 'utf8').toString('base64') } : red;
         // The payload's members in their order, `bytes` where it was.
         const ordered = u.chunk ? Object.fromEntries(Object.keys(u.payload).map((k) => [k, (doc as Record<string, unknown>)[k]])) : doc;
         payload = utf8.encode(JSON.stringify(ordered));
@@ -524,7 +510,7 @@ function redactEventStream(body: Uint8Array, masks: StreamMasks): RedactedStream
     start = end;
   }
   if (!any) return { body, before, after: before };
-  return { body: concat(parts, n), before, after };
+  return { body: Buffer.concat(parts, n), before, after };
 }
 
 /**
