@@ -289,7 +289,9 @@ export async function serveCommand(args: string[]): Promise<number> {
     const hooks = opts.hooks !== undefined ? await loadHooksModule(opts.hooks) : {};
     const tls = opts.tlsFiles ? await tlsMaterial(opts.tlsFiles) : undefined;
     if (opts.tlsFiles?.caFile !== undefined && tls?.ca) log(`tapedeck serve: wrote the CA of its TLS certificate to ${opts.tlsFiles.caFile} (trust it: NODE_EXTRA_CA_CERTS=${opts.tlsFiles.caFile})`);
-    proxy = await startProxy({ ...opts, ...hooks, ...(tls ? { tls } : {}), replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m.replace(/^tapedeck: /, '')}\n`), onMiss: (m) => log(`tapedeck serve: miss: ${m}`) });
+    // The command's own flags stay here: startProxy refuses names it does not take.
+    const { quiet: _quiet, help: _help, replayStore: _replayStore, hooks: _hooks, tlsFiles: _tlsFiles, ...serve } = opts;
+    proxy = await startProxy({ ...serve, ...hooks, ...(tls ? { tls } : {}), replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m.replace(/^tapedeck: /, '')}\n`), onMiss: (m) => log(`tapedeck serve: miss: ${m}`) });
   } catch (e) {
     await durable?.close().catch(() => {});
     return reportCliError(e);

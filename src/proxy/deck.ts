@@ -32,6 +32,7 @@ import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
 import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
 import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { checkRedactOptions } from '../store/redact-options.ts';
 import { redactAnswerBody, remapChunkEnds, unitEnds } from '../store/stream-redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
@@ -134,6 +135,9 @@ export interface DeckOptions {
   /** Called with problems that cannot reach a client (a failed append, tape warnings). */
   onWarning?: (message: string) => void;
 }
+
+/** DeckOptions' names, for the entries that check the names they are given (src/option-names.ts). */
+export const DECK_OPTION_NAMES = ['tape', 'store', 'mode', 'match', 'beforeRecord', 'beforeReplay', 'strictOrder', 'timing', 'recordErrors', 'onRecordFailure', 'maxBodyBytes', 'missStatus', 'matchHeaders', 'bodyMatch', 'ignoreArgs', 'volatileKeys', 'volatileText', 'redact', 'durable', 'run', 'test', 'pruneUnused', 'chaos', 'onWarning'] as const;
 
 /** A request as the engine sees it. `url` is path and query. */
 export interface DeckRequest {
@@ -478,6 +482,7 @@ export class Deck {
       throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(opts.match)}.`, { hint: 'Use exact, signature, sequential or hybrid, or a function (request, recording) => boolean.' });
     }
     checkHooks(opts);
+    checkRedactOptions(opts.redact);
     if (opts.bodyMatch !== undefined && opts.bodyMatch !== 'bytes' && opts.bodyMatch !== 'route') {
       throw new TapedeckError('E_ARG', `Invalid bodyMatch ${JSON.stringify(opts.bodyMatch)}.`, { hint: "Use 'bytes' (the default) or 'route'." });
     }

@@ -6,7 +6,9 @@
 import { untilAborted } from './abortable.ts';
 import { TapedeckError } from '../errors.ts';
 import type { MissEntry } from '../match/diagnose.ts';
-import { Deck, type Decision, type DeckOptions, type DeckRequest, type DeckStats } from './deck.ts';
+import { Deck, DECK_OPTION_NAMES, type Decision, type DeckOptions, type DeckRequest, type DeckStats } from './deck.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
+import { REDACT_INNER } from '../store/redact-options.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, planChaos, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
@@ -196,8 +198,24 @@ const networkFaults = new WeakSet<object>();
  * // ... after the tests: await fetch.close()
  */
 export function createFetch(opts: FetchOptions): TapedeckFetch {
+  if (opts !== null && typeof opts === 'object') {
+    // The proxy's upstream, given to a fetch: its calls go where the SDK sends them, and a caller
+    // who expects them to go to `upstream` is told so rather than surprised.
+    if ('upstream' in opts) {
+      throw new TapedeckError('E_ARG', 'createFetch takes no upstream: it sends each request to the URL it is called with.', { option: 'upstream', hint: "Point the SDK at the API instead (new OpenAI({ baseURL, fetch })); upstream is the proxy's option (createHandler, startProxy, tapedeck serve --upstream)." });
+    }
+    checkOptionNames(opts, fetchOptions(), 'createFetch', 'docs/api.md', REDACT_INNER);
+  }
   return createFetchFor(opts, { kind: 'fetch' });
 }
+
+/** The names of createFetch's own options (DeckOptions' are the rest; the timeouts are UpstreamTimeouts'). */
+export const FETCH_OPTION_NAMES = ['connectTimeoutMs', 'idleTimeoutMs', 'fetch', 'shutdownTimeoutMs', 'summary'] as const;
+/**
+ * All of createFetch's option names. Made when createFetch is called, not when the module loads:
+ * browser bundles use createFetchFor, and leave the list and the check out (their size budget).
+ */
+const fetchOptions = (): readonly string[] => optionNames<FetchOptions>()([...DECK_OPTION_NAMES, ...FETCH_OPTION_NAMES]);
 
 /**
  * createFetch for a caller that wraps it (the browser replay fetch, the test helpers): `entry`

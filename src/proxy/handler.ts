@@ -5,7 +5,9 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
-import { Deck, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
+import { REDACT_INNER } from '../store/redact-options.ts';
+import { Deck, DECK_OPTION_NAMES, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { reportRecordHookFailure } from './deck-hooks.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
@@ -365,6 +367,22 @@ function sanitize(s: string): string {
  * // Express: app.use('/llm', handler)
  */
 export function createHandler(opts: HandlerOptions): TapedeckHandler {
+  if (opts !== null && typeof opts === 'object') checkOptionNames(opts, HANDLER_OPTIONS, 'createHandler', 'docs/proxy.md', REDACT_INNER);
+  return handlerFor(opts);
+}
+
+/** The names of createHandler's own options (DeckOptions' are the rest). */
+export const HANDLER_OPTION_NAMES = ['connectTimeoutMs', 'idleTimeoutMs', 'shutdownTimeoutMs', 'upstream', 'fetch', 'sessionRecordCommand', 'replay', 'awsCredentials', 'onMiss'] as const;
+const HANDLER_OPTIONS = optionNames<HandlerOptions>()([...DECK_OPTION_NAMES, ...HANDLER_OPTION_NAMES]);
+
+/**
+ * createHandler without the check of its option names, for startProxy, which checks its own
+ * (createHandler's and the server's). Internal.
+ *
+ * @example
+ * const handler = handlerFor({ tape: 'app.tape', port: 0 })
+ */
+export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   let upstream = opts.upstream;
   // Credentials in the URL (`https://user:password@gateway`) go upstream as Basic auth, to
   // requests that bring no Authorization of their own; the URL kept (and shown) has none.

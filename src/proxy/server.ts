@@ -11,7 +11,10 @@ import { createServer as createHttpsServer } from 'node:https';
 import { constants as h2constants, createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { TapedeckError } from '../errors.ts';
-import { createHandler, type HandlerOptions, type TapedeckHandler } from './handler.ts';
+import { HANDLER_OPTION_NAMES, handlerFor, type HandlerOptions, type TapedeckHandler } from './handler.ts';
+import { DECK_OPTION_NAMES } from './deck.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
+import { REDACT_INNER } from '../store/redact-options.ts';
 import { refuseLentCredentials } from './lend-guard.ts';
 import type { TlsMaterial } from './tls.ts';
 
@@ -168,6 +171,9 @@ function listenError(e: unknown, host: string, port: number): unknown {
   }
 }
 
+/** startProxy's option names: createHandler's and the server's own. */
+const SERVE_OPTIONS = optionNames<ServeOptions>()([...DECK_OPTION_NAMES, ...HANDLER_OPTION_NAMES, 'port', 'host', 'requestTimeoutMs', 'tls']);
+
 /**
  * Starts the proxy. Resolves once the tape is open and the port is bound; rejects with the
  * tape's error or the listen error (EADDRINUSE...).
@@ -178,11 +184,12 @@ function listenError(e: unknown, host: string, port: number): unknown {
  * await proxy.close()
  */
 export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
+  if (opts !== null && typeof opts === 'object') checkOptionNames(opts, SERVE_OPTIONS, 'startProxy', 'docs/proxy.md', REDACT_INNER);
   // A proxy that cannot start (the port is taken) leaves no trace: not the tape its open made,
   // nor its writer registration (`<tape>.writers/`).
   refuseLentCredentials(opts.upstream, opts.host ?? '127.0.0.1');
   const madeTape = typeof opts.tape === 'string' && opts.mode !== 'passthrough' && !existsSync(opts.tape) ? opts.tape : undefined;
-  const handler = createHandler(opts);
+  const handler = handlerFor(opts);
   await handler.ready;
   const requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const checkEvery = requestCheckInterval(requestTimeout);

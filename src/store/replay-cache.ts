@@ -30,6 +30,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError } from '../errors.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
 import { explainMiss, missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import { recordingDigests, requestKeys, type RequestDigests, type RequestKeys } from '../match/matcher.ts';
 import { RequestTexts } from '../match/request-texts.ts';
@@ -42,6 +43,7 @@ import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mod
 import { sortedKeys } from './record-order.ts';
 import { buildRecord, cacheRecords, type ReplayPutOptions, type ReplayRecord } from './records.ts';
 import { redactor, type RedactOptions, type Redactor } from './redact.ts';
+import { checkRedactOptions, REDACT_INNER } from './redact-options.ts';
 import { checkHooks, runCacheHook, type CacheHook } from './hooks.ts';
 import type { TapeLockOptions } from './tape-file.ts';
 
@@ -114,6 +116,8 @@ export interface ReplayCacheOptions {
    */
   test?: string;
 }
+
+const CACHE_OPTIONS = optionNames<ReplayCacheOptions>()(['mode', 'ignoredArgs', 'volatileText', 'beforeRecord', 'beforeReplay', 'keepAll', 'recordCommand', 'lock', 'redact', 'run', 'test']);
 
 export interface ReplayCacheCloseOptions {
   /** Record mode: replace the recordings this run re-recorded (default true). false removes nothing. */
@@ -192,7 +196,9 @@ export class ReplayCache {
       throw new TapedeckError('E_ARG', 'ReplayCache.open needs a tape path (or a store backend).', { hint: "e.g. ReplayCache.open('test/fixtures/qa.tape')" });
     }
     const mode = resolveModeWithSource(opts.mode);
+    if (opts !== null && typeof opts === 'object') checkOptionNames(opts, CACHE_OPTIONS, 'ReplayCache.open', 'docs/api.md', REDACT_INNER);
     checkHooks(opts as Parameters<typeof checkHooks>[0]);
+    checkRedactOptions(opts.redact);
     // A tape path, a redis:// URL (docs/redis.md) or a backend object.
     const backend = storeBackend(path, opts.lock ? { lock: opts.lock } : {});
     const kind = cacheRecords(opts.ignoredArgs, opts.volatileText);

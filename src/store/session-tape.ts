@@ -9,6 +9,7 @@ import { isBackend, storeBackend } from './backends/open.ts';
 import { RecordCollection, type CloseReport, type RecordKind } from './collection.ts';
 import { resolveModeWithSource, type TapeMode } from './mode.ts';
 import { redactor, type RedactOptions, type Redactor } from './redact.ts';
+import { checkRedactOptions } from './redact-options.ts';
 
 /** Options every session tape takes. */
 export interface SessionTapeOptions {
@@ -44,6 +45,7 @@ export interface SessionTapeOptions {
  */
 export function sessionTapeMode(opts: SessionTapeOptions, example: string): TapeMode {
   const { mode } = resolveModeWithSource(opts.mode);
+  checkRedactOptions(opts.redact);
   if (mode !== 'passthrough' && !isBackend(opts.tape) && (typeof opts.tape !== 'string' || opts.tape === '')) {
     throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape.`, { hint: `Give the tape path: ${example}.` });
   }

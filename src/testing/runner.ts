@@ -11,7 +11,11 @@ import { pruneRequested } from './mode.ts';
 import { defaultTapePath, type TapeNamer } from './names.ts';
 import { defaultTapeFolder } from './orphan-tapes.ts';
 import { formatSummary, pruneUnused, readFileNotes, readTapeReports, summarizeRun, writeFileNote } from './run-report.ts';
-import { callsSettled, openTestTape, regexEscape, shellQuote, type TestTape, type TestTapeOptions } from './session.ts';
+import { callsSettled, openTestTape, regexEscape, shellQuote, TEST_TAPE_OPTION_NAMES, type TestTape, type TestTapeOptions } from './session.ts';
+import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
+import { FETCH_OPTION_NAMES } from '../proxy/fetch.ts';
+import { checkOptionNames, namesWithout, optionNames } from '../option-names.ts';
+import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import { nthOfName } from './test-identity.ts';
 
 /** Options of the tapes the jest and mocha hooks open: every test tape option, and where tapes go. */
@@ -21,6 +25,15 @@ export interface RunnerTapeOptions extends Omit<TestTapeOptions, 'tape' | 'test'
   /** Names a tape from the test file and name (default: the vitest fixture's naming). */
   name?: TapeNamer;
 }
+
+/** configureTapes' option names: a test tape's, but those the runner sets itself. */
+const RUNNER_OPTIONS = optionNames<RunnerTapeOptions>()([
+  ...namesWithout(DECK_OPTION_NAMES, 'tape', 'test'),
+  ...FETCH_OPTION_NAMES,
+  ...namesWithout(TEST_TAPE_OPTION_NAMES, 'file', 'recordCommand', 'runDir', 'cliMode', 'root', 'failOnMiss'),
+  'dir',
+  'name',
+]);
 
 // On globalThis: a runner may load this module twice (a setup file and a test file that import
 // it through different paths or module systems); both must see the same tape.
@@ -45,6 +58,11 @@ function state(): State {
  * configureTapes({ dir: 'test/__tapes__', volatileText: [VOLATILE_PATTERNS.date] })
  */
 export function configureTapes(options: RunnerTapeOptions): void {
+  if (options !== null && typeof options === 'object') {
+    checkOptionNames(options, RUNNER_OPTIONS, 'configureTapes', 'docs/vitest.md#jest-and-mocha', REDACT_INNER);
+    // Checked when the options are given, not at the first request (the fetch is made then).
+    checkRedactOptions(options.redact);
+  }
   state().options = { ...options };
 }
 

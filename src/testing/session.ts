@@ -15,7 +15,10 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { HEADLINE_MAX, missHeadline } from '../match/diagnose.ts';
-import { createFetchFor, lateCallError, missOf, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
+import { createFetchFor, FETCH_OPTION_NAMES, lateCallError, missOf, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
+import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
+import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import { errorAnswer } from '../proxy/http-errors.ts';
 import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
 import { RedisBackend } from '../store/backends/redis-backend.ts';
@@ -109,6 +112,10 @@ export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'store' | '
    */
   retry?: number;
 }
+
+/** The names of a test tape's own options (createFetch's are the rest). */
+export const TEST_TAPE_OPTION_NAMES = ['cliMode', 'runDir', 'file', 'recordCommand', 'root', 'env', 'failOnMiss', 'retry'] as const;
+const TEST_TAPE_OPTIONS = optionNames<TestTapeOptions>()([...DECK_OPTION_NAMES, ...FETCH_OPTION_NAMES, ...TEST_TAPE_OPTION_NAMES]);
 
 /** A word for a POSIX shell: as it is when safe, else single-quoted. */
 export const shellQuote = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
@@ -235,6 +242,11 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
 }
 
 function openTape(opts: TestTapeOptions): TestTape {
+  if (opts !== null && typeof opts === 'object') {
+    checkOptionNames(opts, TEST_TAPE_OPTIONS, 'openTestTape', 'docs/vitest.md', REDACT_INNER);
+    // Checked when the options are given, not at the first request (the fetch is made then).
+    checkRedactOptions(opts.redact);
+  }
   if (typeof opts?.tape !== 'string' || opts.tape === '') {
     throw new TapedeckError('E_ARG', 'openTestTape needs a tape path.', { hint: "Pass { tape: 'test/__tapes__/my-test.tape' }." });
   }

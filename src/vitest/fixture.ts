@@ -10,7 +10,11 @@ import { TapedeckError } from '../errors.ts';
 import { defaultTapePath, type TapeNamer } from '../testing/names.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { failedWithMiss } from '../testing/miss.ts';
-import { openTestTape, regexEscape, resolveTestStore, shellQuote, STORE_ENV, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
+import { openTestTape, regexEscape, resolveTestStore, shellQuote, STORE_ENV, TEST_TAPE_OPTION_NAMES, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
+import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
+import { FETCH_OPTION_NAMES } from '../proxy/fetch.ts';
+import { checkOptionNames, namesWithout, optionNames } from '../option-names.ts';
+import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import { nthOfEach, nthOfName } from '../testing/test-identity.ts';
 import type { FetchSwitch } from '../proxy/global-fetch.ts';
 import type { ProvidedTapedeck } from './provided.ts';
@@ -27,6 +31,17 @@ export interface TapedeckTestOptions extends Omit<TestTapeOptions, 'tape' | 'tes
   /** The command that runs the tests, used in printed record commands (default `npx vitest run`). */
   testCommand?: string;
 }
+
+/** The fixture's option names: a test tape's, but those the fixture sets itself. */
+const FIXTURE_OPTIONS = optionNames<TapedeckTestOptions>()([
+  ...namesWithout(DECK_OPTION_NAMES, 'tape', 'test'),
+  ...FETCH_OPTION_NAMES,
+  ...namesWithout(TEST_TAPE_OPTION_NAMES, 'file', 'recordCommand', 'runDir', 'cliMode', 'root'),
+  'dir',
+  'name',
+  'per',
+  'testCommand',
+]);
 
 /** The test context a tape fixture adds. */
 export interface TapedeckContext {
@@ -123,6 +138,11 @@ const installedBy = new Set<TestTape>();
  * export const test = base.extend(tapedeckFixtures({ dir: 'test/__tapes__', match: 'hybrid' }))
  */
 export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
+  if (options !== null && typeof options === 'object') {
+    checkOptionNames(options, FIXTURE_OPTIONS, 'tapedeckFixtures', 'docs/vitest.md', REDACT_INNER);
+    // Checked when the options are given, not at the first request (the fetch is made then).
+    checkRedactOptions(options.redact);
+  }
   const { dir, name, per = 'test', testCommand, ...tapeOpts } = options;
   return {
     tape: async ({ task, onTestFinished }: TestContext, use: (t: TestTape) => Promise<void>) => {

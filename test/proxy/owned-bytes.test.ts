@@ -54,7 +54,7 @@ describe('replayed bytes are the caller\'s own', () => {
     const tape = join(dir, 't.tape');
     const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'x' }] });
     const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body };
-    const rec = createFetch({ tape, mode: 'record', upstream: up.url });
+    const rec = createFetch({ tape, mode: 'record' });
     const recorded = { stream: await (await rec(`${up.url}/stream`, init)).text(), plain: await (await rec(`${up.url}/plain`, init)).text() };
     await rec.close();
     up.close();
