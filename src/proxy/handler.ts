@@ -380,7 +380,7 @@ const HANDLER_OPTIONS = optionNames<HandlerOptions>()([...DECK_OPTION_NAMES, ...
  * (createHandler's and the server's). Internal.
  *
  * @example
- * const handler = handlerFor({ tape: 'app.tape', port: 0 })
+ * const handler = handlerFor({ tape: 'app.tape', upstream: 'https://api.openai.com' })
  */
 export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   let upstream = opts.upstream;

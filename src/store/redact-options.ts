@@ -14,7 +14,8 @@ const EXAMPLE = "redact: { fields: ['ssn'], headers: ['x-internal-token'] }";
 
 /**
  * Throws E_ARG unless `redact` is undefined or redaction options: known names, lists of names
- * where lists go, true or false where a flag goes. (Every option that takes them, createFetch, the proxy, the test helpers, ReplayCache, MCP and realtime tapes, checks them where it is made.)
+ * where lists go, true or false where a flag goes. Every entry that takes the option (createFetch,
+ * the proxy, the test helpers, ReplayCache, MCP and realtime tapes) calls this where it is made.
  *
  * @example
  * checkRedactOptions({ feilds: ['ssn'] }) // throws E_ARG: Unknown redact option "feilds" … Did you mean fields?
