@@ -8,6 +8,9 @@ import { pathToFileURL } from 'node:url';
 import { TapedeckError } from '../errors.ts';
 import { asyncHook, isAsyncFunction, type RecordingHooks } from '../store/hooks.ts';
 import type { MatchFunction } from './deck-hooks.ts';
+import { closestName } from '../edit-distance.ts';
+
+const HOOK_NAMES = ['beforeRecord', 'beforeReplay', 'match'] as const;
 
 /**
  * Loads a hooks module. E_ARG when it cannot be loaded, exports none of the names, or exports
@@ -27,7 +30,14 @@ export async function loadHooksModule(file: string): Promise<RecordingHooks & { 
   }
   const from = mod.default !== null && typeof mod.default === 'object' ? { ...(mod.default as Record<string, unknown>), ...mod } : mod;
   const out: RecordingHooks & { match?: MatchFunction } = {};
-  for (const name of ['beforeRecord', 'beforeReplay', 'match'] as const) {
+  // A module may export helpers of its own, but one spelt like a hook (beforeReplya) is a hook
+  // that would never run: the proxy would serve unchanged answers without a word.
+  for (const name of Object.keys(from)) {
+    if (name === 'default' || (HOOK_NAMES as readonly string[]).includes(name)) continue;
+    const near = closestName(name, HOOK_NAMES);
+    if (near !== undefined) throw new TapedeckError('E_ARG', `The hooks module ${file} exports ${name}, which is no hook: did you mean ${near}?`, { hint: `Rename it: export function ${near}(...) { ... }` });
+  }
+  for (const name of HOOK_NAMES) {
     const v = from[name];
     if (v === undefined) continue;
     if (typeof v !== 'function') throw new TapedeckError('E_ARG', `${name} in the hooks module ${file} is a ${typeof v}, not a function.`, { hint: `export function ${name}(...) { ... }` });

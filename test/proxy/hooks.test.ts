@@ -202,6 +202,15 @@ export default { beforeReplay(r) { r.response.body.replayedBy = 'hook'; return r
     writeFileSync(join(dir, 'bad.mjs'), 'export const match = 1\n');
     expect((await rejectionOf(loadHooksModule(join(dir, 'bad.mjs')))).code).toBe('E_ARG');
   });
+
+  it('refuses an export spelt like a hook, which would never run; other helpers pass', async () => {
+    writeFileSync(join(dir, 'misspelt.mjs'), 'export function beforeRecord(r) { return r }\nexport function beforeReplya(r) { return r }\n');
+    const e = await rejectionOf(loadHooksModule(join(dir, 'misspelt.mjs')));
+    expect(e.code).toBe('E_ARG');
+    expect(e.message).toContain('exports beforeReplya, which is no hook: did you mean beforeReplay?');
+    writeFileSync(join(dir, 'helpers.mjs'), 'export function beforeRecord(r) { return r }\nexport const MODEL = "gpt-4o"\nexport function redactDates(s) { return s }\n');
+    expect(Object.keys(await loadHooksModule(join(dir, 'helpers.mjs')))).toEqual(['beforeRecord']);
+  });
 });
 
 describe('hooks in the test tapes and ReplayCache', () => {
