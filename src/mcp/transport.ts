@@ -8,6 +8,8 @@ import type { JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { inProcessFix, McpTape, type McpMiss, type McpTapeOptions } from './tape.ts';
 import type { ChaosOptions } from '../chaos/options.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
+import { REDACT_INNER } from '../store/redact-options.ts';
 
 /**
  * A JSON-RPC message as transports type it: loose, so the MCP SDK's and the AI SDK's own message
@@ -43,6 +45,8 @@ export interface TapeTransportOptions extends McpTapeOptions {
 }
 
 /** A taped Transport: a Transport, and the tape behind it for counters and misses. */
+const TRANSPORT_OPTIONS = optionNames<TapeTransportOptions>()(['tape', 'mode', 'redact', 'durable', 'onWarning', 'run', 'test', 'strictOrder', 'recordCommand', 'timing', 'timeoutMs', 'shutdownTimeoutMs', 'onMiss', 'chaos']);
+
 export interface TapeTransport extends McpTransportLike {
   /** Resolves to the open tape (after start()). */
   readonly tape: Promise<McpTape>;
@@ -85,6 +89,7 @@ function transportUpstream(inner: McpTransportLike | (() => McpTransportLike)): 
  * await client.connect(tapeTransport(new StdioClientTransport({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] }), { tape: 'tapes/memory.tape' }))
  */
 export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike) | undefined, opts: TapeTransportOptions): TapeTransport {
+  if (opts !== null && typeof opts === 'object') checkOptionNames(opts, TRANSPORT_OPTIONS, 'tapeTransport', 'docs/mcp.md', REDACT_INNER);
   const mode = McpTape.check(opts);
   let session: McpSession | undefined;
   let opened: McpTape | undefined;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
 import { McpTape } from '../../src/mcp/tape.ts';
+import { tapeTransport } from '../../src/mcp/transport.ts';
 import { checkOptionNames } from '../../src/option-names.ts';
 import { createFetch, type FetchOptions } from '../../src/proxy/fetch.ts';
 import { createHandler } from '../../src/proxy/handler.ts';
@@ -141,6 +142,7 @@ describe('an option name the entry does not take', () => {
       ['tapedeckFixtures', () => tapedeckFixtures({ tape } as never)],
       ['configureTapes', () => configureTapes({ per: 'file' } as never)],
       ['ReplayCache.open', () => ReplayCache.open(tape, { keepall: true } as never)],
+      ['tapeTransport', () => tapeTransport(undefined, { tape, stirctOrder: true } as never)],
     ];
     for (const [name, call] of refused) {
       const e = await thrown(call);
