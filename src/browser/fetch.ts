@@ -12,6 +12,7 @@ import type { RedactOptions } from '../store/redact.ts';
 import { LoadedTapeBackend } from './backend.ts';
 import type { LoadedTape } from './load.ts';
 import { checkOptionsObject, loadedTapeOption } from './tape-option.ts';
+import { optionNames } from '../option-names.ts';
 
 export interface ReplayFetchOptions {
   /** A tape from loadTape(). */
@@ -35,6 +36,8 @@ export interface ReplayFetchOptions {
   ignoreArgs?: readonly string[];
   /** Member names dropped at any depth before keying: must be what the tape was recorded with. */
   volatileKeys?: readonly string[];
+  /** Patterns of text replaced by `<volatile>` before keying (dates, ids): must be what the tape was recorded with. */
+  volatileText?: readonly (RegExp | string)[];
   /** Header names that take part in matching non-JSON requests. */
   matchHeaders?: readonly string[];
   /** Secret fields masked in requests before matching: must be what the tape was recorded with. */
@@ -46,6 +49,9 @@ export interface ReplayFetchOptions {
   /** Tape damage and other problems that cannot reach a caller (default console.warn). */
   onWarning?: (message: string) => void;
 }
+
+// Without the nearest-name guess of the Node entries (src/option-names.ts): the page's bundle has a 100 KB budget.
+const REPLAY_FETCH_OPTIONS = optionNames<ReplayFetchOptions>()(['tape', 'mode', 'match', 'strictOrder', 'timing', 'ignoreArgs', 'volatileKeys', 'volatileText', 'matchHeaders', 'redact', 'missStatus', 'fetch', 'onWarning']);
 
 /**
  * A `fetch` that answers from a loaded tape. Give it to an SDK; answers carry
@@ -59,6 +65,13 @@ export interface ReplayFetchOptions {
  */
 export function createReplayFetch(opts: ReplayFetchOptions): TapedeckFetch {
   checkOptionsObject(opts, 'createReplayFetch');
+  // A misspelt option was dropped without a word (no pacing, no strict order). The hooks pass
+  // here, to be refused with their own reason where the fetch is made (deck-hooks.browser.ts).
+  for (const name of Object.keys(opts)) {
+    if (!REPLAY_FETCH_OPTIONS.includes(name) && name !== 'beforeRecord' && name !== 'beforeReplay') {
+      throw new TapedeckError('E_ARG', `Unknown createReplayFetch option ${JSON.stringify(name)}.`, { option: name, hint: `The options are ${REPLAY_FETCH_OPTIONS.join(', ')} (docs/browser.md).` });
+    }
+  }
   const { tape: given, ...rest } = opts;
   const tape = loadedTapeOption(given, 'createReplayFetch');
   const mode = opts.mode ?? 'replay';

@@ -84,6 +84,16 @@ describe('llm-tapedeck/browser as bundled', () => {
       expect(thrown, name).toMatchObject({ code: 'E_ARG', message: expect.stringContaining(`createReplayFetch takes no ${name}: hooks and custom matchers run in Node`) });
     }
     await page.createReplayFetch({ tape, match: 'signature' }).close();
+    // A misspelt option is refused too (it used to be dropped: no pacing, no strict order); the
+    // keying options a tape may have been recorded with are taken, volatileText among them.
+    let misspelt: unknown;
+    try {
+      page.createReplayFetch({ tape, timming: 5 });
+    } catch (e) {
+      misspelt = e;
+    }
+    expect(misspelt).toMatchObject({ code: 'E_ARG', message: expect.stringContaining('Unknown createReplayFetch option "timming"') });
+    await page.createReplayFetch({ tape, timing: 5, strictOrder: true, volatileText: ['\\d{4}-\\d{2}-\\d{2}'], volatileKeys: ['user'], ignoreArgs: ['seed'] }).close();
   });
 
   it('leaves out the explanation of an upload or plain JSON miss (a page keeps the general sentence)', async () => {
