@@ -23,6 +23,7 @@ import { formatSummary, pruneUnused, readTapeReports, summarizeRun, type RunSumm
 import { pruneRequested } from '../testing/mode.ts';
 import { vitestCommand } from './test-command.ts';
 import { shellQuote, STORE_ENV } from '../testing/session.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { driftAgainstCommitted, formatCommittedDrift } from '../drift/committed.ts';
 
@@ -52,6 +53,8 @@ export interface TapedeckPluginOptions {
   drift?: boolean;
 }
 
+
+const PLUGIN_OPTIONS = optionNames<TapedeckPluginOptions>()(['store', 'prune', 'testCommand', 'summary', 'onSummary', 'drift']);
 
 /**
  * Prints the run summary from the tape reports the workers wrote, and prunes when asked.
@@ -147,6 +150,9 @@ export class TapedeckReporter implements Reporter {
  * export default defineConfig({ plugins: [tapedeck()] })
  */
 export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
+  // A test tape's option given to the plugin (mode, redact, match) does nothing here: each
+  // test's fixture takes those. Said where the config is read, not left to a silent run.
+  if (opts !== null && typeof opts === 'object') checkOptionNames(opts, PLUGIN_OPTIONS, 'tapedeck() plugin', "docs/vitest.md; a test tape's own options go to tapedeckFixtures");
   let viteMode: string | undefined;
   let runDir: string | undefined;
   let reporter: TapedeckReporter | undefined;

@@ -18,6 +18,7 @@ import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { configureTapes } from '../../src/testing/runner.ts';
 import { openTestTape } from '../../src/testing/session.ts';
 import { tapedeckFixtures } from '../../src/vitest/fixture.ts';
+import { tapedeck } from '../../src/vitest/plugin.ts';
 import { startUpstream } from './fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-option-names-'));
@@ -143,6 +144,8 @@ describe('an option name the entry does not take', () => {
       ['configureTapes', () => configureTapes({ per: 'file' } as never)],
       ['ReplayCache.open', () => ReplayCache.open(tape, { keepall: true } as never)],
       ['tapeTransport', () => tapeTransport(undefined, { tape, stirctOrder: true } as never)],
+      // A test tape's option given to the plugin would do nothing there.
+      ['tapedeck() plugin', () => tapedeck({ mode: 'record' } as never)],
     ];
     for (const [name, call] of refused) {
       const e = await thrown(call);
@@ -152,6 +155,7 @@ describe('an option name the entry does not take', () => {
     // The names each takes beyond createFetch's: a proxy's port, a fixture's folder, a runner's namer.
     expect(await thrown(() => tapedeckFixtures({ dir: 'tapes', per: 'file', testCommand: 'npx vitest run', match: 'exact' }))).toBeUndefined();
     expect(await thrown(() => configureTapes({ dir: 'tapes', volatileKeys: ['id'] }))).toBeUndefined();
+    expect(await thrown(() => tapedeck({ prune: false, summary: true, drift: false }))).toBeUndefined();
     configureTapes({});
     const proxy = await startProxy({ tape: tapePath(), port: 0, host: '127.0.0.1', requestTimeoutMs: 5000, redact: { fields: ['ssn'] }, summary: undefined } as never).catch((e: unknown) => e);
     // summary is createFetch's, not the proxy's: the one name of the list above the proxy lacks.
