@@ -186,7 +186,7 @@ async function child(what, tape, n) {
     return;
   } else {
     const { startProxy } = await import('llm-tapedeck/proxy');
-    const proxy = await startProxy({ tape, mode: 'replay', port: 0, host: '127.0.0.1', quiet: true, onWarning: () => {} });
+    const proxy = await startProxy({ tape, mode: 'replay', port: 0, host: '127.0.0.1', onWarning: () => {} });
     // The client is node:http, the lightest one: a proxy's clients run in other processes, and
     // the first call of the global fetch (undici) alone costs ~30 ms of CPU more, which is the
     // client's start, not the proxy's.
