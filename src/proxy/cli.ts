@@ -61,6 +61,7 @@ Options:
                         (repeatable; docs/matching.md lists common patterns)
   --redact-header NAME  Extra header to redact (repeatable)
   --redact-field NAME   Extra JSON field to redact (repeatable)
+  --redact-query NAME   Extra URL query parameter to redact (repeatable)
   --keep-secrets        Store secrets as they are (tapes that never leave the machine)
   --replay-store FILE   Keep POST /v1/replay answers in this tape, across restarts
                         (default: in memory; TAPEDECK_REPLAY_* settings apply)
@@ -154,6 +155,7 @@ const SERVE_OPTIONS = {
   'volatile-text': { type: 'string', multiple: true },
   'redact-header': { type: 'string', multiple: true },
   'redact-field': { type: 'string', multiple: true },
+  'redact-query': { type: 'string', multiple: true },
   'keep-secrets': { type: 'boolean' },
   'replay-store': { type: 'string' },
   'connect-timeout': { type: 'string' },
@@ -249,7 +251,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     ...(bodyMatch ? { bodyMatch } : {}),
     ignoreArgs: v['ignore-arg'],
     ...(v['volatile-text'] ? { volatileText: v['volatile-text'] } : {}),
-    redact: { headers: v['redact-header'], fields: v['redact-field'], keepSecrets: v['keep-secrets'] === true },
+    redact: { headers: v['redact-header'], fields: v['redact-field'], query: v['redact-query'], keepSecrets: v['keep-secrets'] === true },
     ...(v['connect-timeout'] !== undefined ? { connectTimeoutMs: parseMs('connect-timeout', v['connect-timeout']) } : {}),
     ...(v['idle-timeout'] !== undefined ? { idleTimeoutMs: parseMs('idle-timeout', v['idle-timeout']) } : {}),
     ...(v['shutdown-timeout'] !== undefined ? { shutdownTimeoutMs: parseMs('shutdown-timeout', v['shutdown-timeout']) } : {}),

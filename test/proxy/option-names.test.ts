@@ -20,6 +20,7 @@ import { openTestTape } from '../../src/testing/session.ts';
 import { tapedeckFixtures } from '../../src/vitest/fixture.ts';
 import { tapedeck } from '../../src/vitest/plugin.ts';
 import { startUpstream } from './fake-upstream.ts';
+import { serve } from './serve-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-option-names-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -98,6 +99,40 @@ describe('a redact rule the caller misspells or gives as the wrong kind', () => 
       expect(e!.message, name).toContain('Unknown redact option "feilds"');
     }
     expect(existsSync(tape)).toBe(false);
+  });
+});
+
+describe('tapedeck serve: the redact rules as flags', () => {
+  it('masks what --redact-field, --redact-header and --redact-query name, and only with them', async () => {
+    const upstream = await startUpstream();
+    const secrets = { field: 'field-value-1234', header: 'header-value-5678', query: 'query-value-9012' };
+    const recordThrough = async (flags: string[]): Promise<string> => {
+      const tape = tapePath();
+      const cli = serve(['--upstream', upstream.url, '--tape', tape, '--mode', 'record', '--port', '0', ...flags]);
+      try {
+        const url = await cli.url;
+        const r = await fetch(`${url}/v1/chat/completions?sig2=${secrets.query}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-team-token': secrets.header },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], metadata: { ssn: secrets.field } }),
+        });
+        await r.arrayBuffer();
+      } finally {
+        cli.child.kill('SIGTERM');
+        await cli.exited;
+      }
+      return readFileSync(tape, 'latin1');
+    };
+    try {
+      const plain = await recordThrough([]);
+      const ruled = await recordThrough(['--redact-field', 'ssn', '--redact-header', 'x-team-token', '--redact-query', 'sig2']);
+      for (const v of Object.values(secrets)) {
+        expect(plain, v).toContain(v);
+        expect(ruled, v).not.toContain(v);
+      }
+    } finally {
+      await upstream.close();
+    }
   });
 });
 
