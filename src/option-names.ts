@@ -38,13 +38,15 @@ export function namesWithout<const L extends readonly string[], const X extends 
  * Throws E_ARG for the first own name of `opts` that is not in `known`, with the nearest known
  * name and where the options are described. `where` names the function (`createFetch`) or the
  * option holding them (`redact`). A name that belongs inside one of the options (`keepSecrets`
- * given beside `redact` instead of in it) is shown where it goes.
+ * given beside `redact` instead of in it) is shown where it goes. Anything but an object passes:
+ * each entry's own checks say what its options must be.
  *
  * @example
  * checkOptionNames({ tape: 'a.tape', mdoe: 'record' }, ['tape', 'mode'], 'createFetch', 'docs/api.md')
  * // throws E_ARG: Unknown createFetch option "mdoe". hint: Did you mean mode? ...
  */
-export function checkOptionNames(opts: object, known: readonly string[], where: string, docs: string, inner?: { option: string; names: readonly string[] }): void {
+export function checkOptionNames(opts: unknown, known: readonly string[], where: string, docs: string, inner?: { option: string; names: readonly string[] }): void {
+  if (opts === null || typeof opts !== 'object') return;
   for (const name of Object.keys(opts)) {
     if (known.includes(name)) continue;
     if (inner?.names.includes(name)) {

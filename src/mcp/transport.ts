@@ -89,7 +89,7 @@ function transportUpstream(inner: McpTransportLike | (() => McpTransportLike)): 
  * await client.connect(tapeTransport(new StdioClientTransport({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] }), { tape: 'tapes/memory.tape' }))
  */
 export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike) | undefined, opts: TapeTransportOptions): TapeTransport {
-  if (opts !== null && typeof opts === 'object') checkOptionNames(opts, TRANSPORT_OPTIONS, 'tapeTransport', 'docs/mcp.md', REDACT_INNER);
+  checkOptionNames(opts, TRANSPORT_OPTIONS, 'tapeTransport', 'docs/mcp.md', REDACT_INNER);
   const mode = McpTape.check(opts);
   let session: McpSession | undefined;
   let opened: McpTape | undefined;

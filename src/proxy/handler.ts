@@ -367,7 +367,7 @@ function sanitize(s: string): string {
  * // Express: app.use('/llm', handler)
  */
 export function createHandler(opts: HandlerOptions): TapedeckHandler {
-  if (opts !== null && typeof opts === 'object') checkOptionNames(opts, HANDLER_OPTIONS, 'createHandler', 'docs/proxy.md', REDACT_INNER);
+  checkOptionNames(opts, HANDLER_OPTIONS, 'createHandler', 'docs/proxy.md', REDACT_INNER);
   return handlerFor(opts);
 }
 

@@ -184,7 +184,7 @@ const SERVE_OPTIONS = optionNames<ServeOptions>()([...DECK_OPTION_NAMES, ...HAND
  * await proxy.close()
  */
 export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
-  if (opts !== null && typeof opts === 'object') checkOptionNames(opts, SERVE_OPTIONS, 'startProxy', 'docs/proxy.md', REDACT_INNER);
+  checkOptionNames(opts, SERVE_OPTIONS, 'startProxy', 'docs/proxy.md', REDACT_INNER);
   // A proxy that cannot start (the port is taken) leaves no trace: not the tape its open made,
   // nor its writer registration (`<tape>.writers/`).
   refuseLentCredentials(opts.upstream, opts.host ?? '127.0.0.1');

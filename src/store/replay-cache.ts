@@ -196,7 +196,7 @@ export class ReplayCache {
       throw new TapedeckError('E_ARG', 'ReplayCache.open needs a tape path (or a store backend).', { hint: "e.g. ReplayCache.open('test/fixtures/qa.tape')" });
     }
     const mode = resolveModeWithSource(opts.mode);
-    if (opts !== null && typeof opts === 'object') checkOptionNames(opts, CACHE_OPTIONS, 'ReplayCache.open', 'docs/api.md', REDACT_INNER);
+    checkOptionNames(opts, CACHE_OPTIONS, 'ReplayCache.open', 'docs/api.md', REDACT_INNER);
     checkHooks(opts as Parameters<typeof checkHooks>[0]);
     checkRedactOptions(opts.redact);
     // A tape path, a redis:// URL (docs/redis.md) or a backend object.

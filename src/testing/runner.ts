@@ -58,11 +58,9 @@ function state(): State {
  * configureTapes({ dir: 'test/__tapes__', volatileText: [VOLATILE_PATTERNS.date] })
  */
 export function configureTapes(options: RunnerTapeOptions): void {
-  if (options !== null && typeof options === 'object') {
-    checkOptionNames(options, RUNNER_OPTIONS, 'configureTapes', 'docs/vitest.md#jest-and-mocha', REDACT_INNER);
-    // Checked when the options are given, not at the first request (the fetch is made then).
-    checkRedactOptions(options.redact);
-  }
+  checkOptionNames(options, RUNNER_OPTIONS, 'configureTapes', 'docs/vitest.md#jest-and-mocha', REDACT_INNER);
+  // Checked when the options are given, not at the first request (the fetch is made then).
+  checkRedactOptions(options?.redact);
   state().options = { ...options };
 }
 

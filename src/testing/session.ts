@@ -242,11 +242,9 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
 }
 
 function openTape(opts: TestTapeOptions): TestTape {
-  if (opts !== null && typeof opts === 'object') {
-    checkOptionNames(opts, TEST_TAPE_OPTIONS, 'openTestTape', 'docs/vitest.md', REDACT_INNER);
-    // Checked when the options are given, not at the first request (the fetch is made then).
-    checkRedactOptions(opts.redact);
-  }
+  checkOptionNames(opts, TEST_TAPE_OPTIONS, 'openTestTape', 'docs/vitest.md', REDACT_INNER);
+  // Checked when the options are given, not at the first request (the fetch is made then).
+  checkRedactOptions(opts?.redact);
   if (typeof opts?.tape !== 'string' || opts.tape === '') {
     throw new TapedeckError('E_ARG', 'openTestTape needs a tape path.', { hint: "Pass { tape: 'test/__tapes__/my-test.tape' }." });
   }

@@ -138,11 +138,9 @@ const installedBy = new Set<TestTape>();
  * export const test = base.extend(tapedeckFixtures({ dir: 'test/__tapes__', match: 'hybrid' }))
  */
 export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
-  if (options !== null && typeof options === 'object') {
-    checkOptionNames(options, FIXTURE_OPTIONS, 'tapedeckFixtures', 'docs/vitest.md', REDACT_INNER);
-    // Checked when the options are given, not at the first request (the fetch is made then).
-    checkRedactOptions(options.redact);
-  }
+  checkOptionNames(options, FIXTURE_OPTIONS, 'tapedeckFixtures', 'docs/vitest.md', REDACT_INNER);
+  // Checked when the options are given, not at the first request (the fetch is made then).
+  checkRedactOptions(options?.redact);
   const { dir, name, per = 'test', testCommand, ...tapeOpts } = options;
   return {
     tape: async ({ task, onTestFinished }: TestContext, use: (t: TestTape) => Promise<void>) => {

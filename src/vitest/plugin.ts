@@ -152,7 +152,7 @@ export class TapedeckReporter implements Reporter {
 export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
   // A test tape's option given to the plugin (mode, redact, match) does nothing here: each
   // test's fixture takes those. Said where the config is read, not left to a silent run.
-  if (opts !== null && typeof opts === 'object') checkOptionNames(opts, PLUGIN_OPTIONS, 'tapedeck() plugin', "docs/vitest.md; a test tape's own options go to tapedeckFixtures");
+  checkOptionNames(opts, PLUGIN_OPTIONS, 'tapedeck() plugin', "docs/vitest.md; a test tape's own options go to tapedeckFixtures");
   let viteMode: string | undefined;
   let runDir: string | undefined;
   let reporter: TapedeckReporter | undefined;
