@@ -537,6 +537,17 @@ function repeatOption(entry: MissEntry): string | undefined {
 }
 
 /**
+ * The fix for a request called more often than it was recorded, where each recording replays
+ * once (strictOrder): record again, or let the last recording answer again.
+ *
+ * @example
+ * usedUpFix({ kind: 'fetch' }) // "re-record: createFetch({ mode: 'record' }), or drop strictOrder: true"
+ */
+export function usedUpFix(entry: MissEntry): string {
+  return fixFor(entry, { kind: 'used-up', text: '', lines: [] }, false);
+}
+
+/**
  * Longest first line of a miss; longer ones put the fix on the next line. 140 leaves room for
  * what an SDK puts in front (`400 tapedeck miss: `) within 160 characters.
  */

@@ -25,7 +25,7 @@ import { beforeRecord, beforeReplay, checkHooks, pickByMatch, type MatchFunction
 import { rekeyWarning } from '../match/rekey.ts';
 import { isTelemetry, recordingUrl, routeOf } from '../providers/index.ts';
 import { isUploadData } from '../providers/upload-data.ts';
-import { uploadDifference } from './upload-difference.ts';
+import { httpMissDetail, type HttpMissDetail } from './http-difference.ts';
 import { jsonBodyDifference } from './json-body-difference.ts';
 import { checkedAnswer, currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
@@ -924,7 +924,8 @@ export class Deck {
       const key = this.httpKey(route, req.headers, bytes);
       const rec = this.take(route, 'http', key);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
-      return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r, r && r.count > 0 ? uploadDifference(bytes, this.storedBodies(r, 'http') as Iterable<Uint8Array | string | undefined>) : undefined) };
+      const detail = r && r.count > 0 ? httpMissDetail({ key, bytes, headers: req.headers, matchHeaders: this.matchHeaders, bodyMatch: this.opts.bodyMatch, redactor: this.redactor, entry: this.entry }, this.storedRequests(r, 'http')) : undefined;
+      return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r, detail) };
     }
     // A telemetry upload (the Agents SDK's trace export) is answered whatever it holds, and
     // holds fresh ids and timestamps every run: its recordings are taken in order by route.
@@ -1045,20 +1046,25 @@ export class Deck {
     return undefined;
   }
 
-  /** The stored request bodies of a route's recordings of one non-LLM kind (decoded from the tape as they are asked for). */
-  private *storedBodies(r: Route, kind: 'http' | 'json'): Generator<unknown> {
-    for (const rec of r.records) if (rec.match === kind) yield rec.request.body;
+  /** The stored requests of a route's recordings of one non-LLM kind, with their keys (decoded from the tape as they are asked for). */
+  private *storedRequests(r: Route, kind: 'http' | 'json'): Generator<{ key: string; request: HttpRecord['request'] }> {
+    for (const rec of r.records) if (rec.match === kind) yield rec;
     for (const i of r.httpAt ?? []) {
       const rec = this.col?.loadedValue(i);
-      if (rec?.match === kind) yield rec.request.body;
+      if (rec?.match === kind) yield rec;
     }
+  }
+
+  /** The stored request bodies of a route's recordings of one non-LLM kind. */
+  private *storedBodies(r: Route, kind: 'http' | 'json'): Generator<unknown> {
+    for (const rec of this.storedRequests(r, kind)) yield rec.request.body;
   }
 
   /**
    * A miss no matcher explains: no LLM recordings on the route, or a non-LLM request; `detail`
    * says how it differs from the closest recording, where that is known (an upload's part).
    */
-  private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined, detail?: string): TapedeckError {
+  private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined, detail?: string | HttpMissDetail): TapedeckError {
     const recorded = r?.count ?? 0;
     // Routes are `METHOD /path?query`; a long query must not push the fix off the line.
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
@@ -1068,9 +1074,10 @@ export class Deck {
     if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     else if (this.recordingCount === 0) difference = 'the tape has no recordings';
-    else if (r && recorded > 0 && detail !== undefined) difference = detail;
-    else if (r && recorded > 0) difference = `none of the ${recorded} recording${recorded === 1 ? '' : 's'} for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
-    const fix = recordHow(this.entry);
+    else if (r && recorded > 0 && detail !== undefined) difference = typeof detail === 'string' ? detail : detail.text;
+    else if (r && recorded > 0) difference = recorded === 1 ? `the one recording for ${shown} has another ${kind === 'http' ? 'body' : 'request'}` : `none of the ${recorded} recordings for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
+    const told = typeof detail === 'object' && difference === detail.text ? detail : undefined;
+    const fix = told?.fix ?? recordHow(this.entry);
     const routes = [...this.routes.keys()].slice(0, 10);
     return new TapedeckError('E_MISS', missHeadline(difference, fix), {
       file: this.tape,
@@ -1079,7 +1086,7 @@ export class Deck {
       match: kind,
       recordedRoutes: routes,
       difference,
-      kind: this.recordingCount === 0 || !r || recorded === 0 ? 'no-recordings' : 'other',
+      kind: this.recordingCount === 0 || !r || recorded === 0 ? 'no-recordings' : (told?.kind ?? 'other'),
       fix,
       fixes: [`${fix[0]!.toUpperCase()}${fix.slice(1)}${this.tape ? ` (recordings in ${this.tape})` : ''}.`],
       report: `No recording in ${this.tape ?? 'the store'} for ${route} (${kind} key ${key}). Recorded routes: ${routes.join(', ') || 'none'}.`,

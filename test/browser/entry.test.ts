@@ -96,12 +96,12 @@ describe('llm-tapedeck/browser as bundled', () => {
     await page.createReplayFetch({ tape, timing: 5, strictOrder: true, volatileText: ['\\d{4}-\\d{2}-\\d{2}'], volatileKeys: ['user'], ignoreArgs: ['seed'] }).close();
   });
 
-  it('leaves out the explanation of an upload or plain JSON miss (a page keeps the general sentence)', async () => {
+  it('leaves out the explanation of a miss on a non-JSON or plain JSON body (a page keeps the general sentence)', async () => {
     const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
     const inputs = Object.keys(out.metafile.inputs);
-    expect(inputs).toContain('dist/proxy/upload-difference.browser.js');
+    expect(inputs).toContain('dist/proxy/http-difference.browser.js');
     expect(inputs).toContain('dist/proxy/json-body-difference.browser.js');
-    expect(inputs.filter((f) => /proxy\/(?:upload|json-body)-difference\.js$/.test(f))).toEqual([]);
+    expect(inputs.filter((f) => /proxy\/(?:http|upload|json-body)-difference\.js$/.test(f))).toEqual([]);
   });
 
   it('leaves out the prune guard for faults and the record run\'s close-failure wording: a page injects no faults and never removes recordings at close', async () => {
