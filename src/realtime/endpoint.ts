@@ -15,6 +15,8 @@ import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtim
 import type { RealtimeSessionOptions } from './session.ts';
 import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firstFrameKey, sendMiss, type Data } from './session.ts';
 import { RealtimeTape, type HeadTurn, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
+import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 
 export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
   /** Base URL of the live provider (`https://api.openai.com`); `http(s):` becomes `ws(s):`. */
@@ -27,6 +29,8 @@ export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
    */
   chaos?: () => Chaos<LoadedSession> | undefined;
 }
+
+const ENDPOINT_OPTIONS = optionNames<RealtimeEndpointOptions>()(['tape', 'mode', 'redact', 'durable', 'onWarning', 'run', 'test', 'strictOrder', 'recordCommand', 'upstream', 'timing', 'chaos']);
 
 /** Realtime traffic counters, in the proxy's stats. */
 export interface RealtimeStats {
@@ -84,6 +88,10 @@ export class RealtimeEndpoint {
   private closing = false;
 
   constructor(opts: RealtimeEndpointOptions) {
+    // A misspelt option (`mdoe`) or redact rule would be dropped without a word. Checked here,
+    // not where the tape opens: that is at the first session, long after the endpoint is made.
+    checkOptionNames(opts, ENDPOINT_OPTIONS, 'RealtimeEndpoint', 'docs/realtime.md', REDACT_INNER);
+    checkRedactOptions(opts.redact);
     this.opts = opts;
   }
 

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
 import { McpTape } from '../../src/mcp/tape.ts';
 import { tapeTransport } from '../../src/mcp/transport.ts';
+import { RealtimeEndpoint } from '../../src/realtime/endpoint.ts';
 import { checkOptionNames } from '../../src/option-names.ts';
 import { createFetch, type FetchOptions } from '../../src/proxy/fetch.ts';
 import { createHandler } from '../../src/proxy/handler.ts';
@@ -179,6 +180,7 @@ describe('an option name the entry does not take', () => {
       ['configureTapes', () => configureTapes({ per: 'file' } as never)],
       ['ReplayCache.open', () => ReplayCache.open(tape, { keepall: true } as never)],
       ['tapeTransport', () => tapeTransport(undefined, { tape, stirctOrder: true } as never)],
+      ['RealtimeEndpoint', () => new RealtimeEndpoint({ tape, upsteam: 'https://api.openai.com' } as never)],
       // A test tape's option given to the plugin would do nothing there.
       ['tapedeck() plugin', () => tapedeck({ mode: 'record' } as never)],
     ];
@@ -192,6 +194,9 @@ describe('an option name the entry does not take', () => {
     expect(await thrown(() => configureTapes({ dir: 'tapes', volatileKeys: ['id'] }))).toBeUndefined();
     expect(await thrown(() => tapedeck({ prune: false, summary: true, drift: false }))).toBeUndefined();
     configureTapes({});
+    // The realtime endpoint checks its redact rules when made, not at its first session.
+    expect((await thrown(() => new RealtimeEndpoint({ tape, redact: { feilds: ['ssn'] } } as never)))!.message).toContain('Unknown redact option "feilds"');
+    expect(await thrown(() => new RealtimeEndpoint({ tape, mode: 'replay', upstream: 'https://api.openai.com', strictOrder: true, redact: { fields: ['ssn'] } }))).toBeUndefined();
     const proxy = await startProxy({ tape: tapePath(), port: 0, host: '127.0.0.1', requestTimeoutMs: 5000, redact: { fields: ['ssn'] }, summary: undefined } as never).catch((e: unknown) => e);
     // summary is createFetch's, not the proxy's: the one name of the list above the proxy lacks.
     expect((proxy as TapedeckError).message).toContain('Unknown startProxy option "summary"');
