@@ -25,7 +25,7 @@ import { beforeRecord, beforeReplay, checkHooks, pickByMatch, type MatchFunction
 import { rekeyWarning } from '../match/rekey.ts';
 import { isTelemetry, recordingUrl, routeOf } from '../providers/index.ts';
 import { isUploadData } from '../providers/upload-data.ts';
-import { httpMissDetail, type HttpMissDetail } from './http-difference.ts';
+import { httpMissDetail, usedUpDetail, type HttpMissDetail } from './http-difference.ts';
 import { jsonBodyDifference } from './json-body-difference.ts';
 import { checkedAnswer, currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
@@ -1010,7 +1010,7 @@ export class Deck {
     const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
     const rec = this.take(route, 'json', key);
     if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
-    const detail = r && r.count > 0 ? jsonBodyDifference(input instanceof Uint8Array ? this.parse(input) : input, this.storedBodies(r, 'json')) : undefined;
+    const detail = r && r.count > 0 ? (usedUpDetail(key, this.storedRequests(r, 'json'), this.entry) ?? jsonBodyDifference(input instanceof Uint8Array ? this.parse(input) : input, this.storedBodies(r, 'json'))) : undefined;
     return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r, detail) };
   }
 

@@ -12,3 +12,8 @@ export type { HttpMissDetail };
 export function httpMissDetail(_asked: HttpMiss, _recorded: Iterable<{ key: string; request: unknown }>): HttpMissDetail | undefined {
   return undefined;
 }
+
+/** Always undefined in a page (see http-difference.ts). */
+export function usedUpDetail(_key: string, _recorded: Iterable<{ key: string }>, _entry: unknown): HttpMissDetail | undefined {
+  return undefined;
+}

@@ -193,6 +193,21 @@ export interface HttpMiss {
   entry: MissEntry;
 }
 
+/**
+ * The miss of a request whose own recordings were each replayed already (only strictOrder stops
+ * replaying the last one), worded as an LLM request's; undefined when the key has none.
+ *
+ * @example
+ * usedUpDetail(key, [{ key }], { kind: 'fetch' })
+ * // { text: 'the one recording of this request is already used', fix: "re-record: …, or drop strictOrder: true", kind: 'used-up' }
+ */
+export function usedUpDetail(key: string, recorded: Iterable<{ key: string }>, entry: MissEntry): HttpMissDetail | undefined {
+  let same = 0;
+  for (const rec of recorded) if (rec.key === key) same++;
+  if (same === 0) return undefined;
+  return { text: same === 1 ? 'the one recording of this request is already used' : `the ${same} recordings of this request are already used`, fix: usedUpFix(entry), kind: 'used-up' };
+}
+
 function sent(h: HttpMiss['headers'], name: string): string | undefined {
   const v = h[name];
   return Array.isArray(v) ? v.join(', ') : v;
@@ -208,10 +223,8 @@ function sent(h: HttpMiss['headers'], name: string): string | undefined {
  */
 export function httpMissDetail(asked: HttpMiss, recorded: Iterable<{ key: string; request: unknown }>): HttpMissDetail | undefined {
   const recs = [...recorded];
-  const same = recs.filter((rec) => rec.key === asked.key).length;
-  // The request's own recordings, each replayed already: only strictOrder stops replaying the
-  // last one. Worded as an LLM request's.
-  if (same > 0) return { text: same === 1 ? 'the one recording of this request is already used' : `the ${same} recordings of this request are already used`, fix: usedUpFix(asked.entry), kind: 'used-up' };
+  const used = usedUpDetail(asked.key, recs, asked.entry);
+  if (used) return used;
   const values: Record<string, string | undefined> = {};
   for (const h of asked.matchHeaders) values[h] = sent(asked.headers, h);
   // As the recordings store them: a secret header's value masked.

@@ -98,6 +98,27 @@ describe('the miss of a non-JSON request names what differs', () => {
     }
   });
 
+  it('strictOrder: a JSON body that is no LLM call says the same, not that the one recording has another request', async () => {
+    const tape = tapePath();
+    const body = JSON.stringify({ purpose: 'batch', filename: 'a.jsonl' });
+    const json = { 'content-type': 'application/json' };
+    const rec = createFetch({ tape, mode: 'record' });
+    try {
+      await rec(`${up.url}/v1/files`, post(body, json));
+    } finally {
+      await rec.close();
+    }
+    const play = createFetch({ tape, mode: 'replay', summary: false, strictOrder: true });
+    try {
+      expect((await play(`${up.url}/v1/files`, post(body, json))).status).toBe(200);
+      const r = await play(`${up.url}/v1/files`, post(body, json));
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: { message: string } }).error.message).toBe("tapedeck miss: the one recording of this request is already used; re-record: createFetch({ mode: 'record' }), or drop strictOrder: true");
+    } finally {
+      await play.close();
+    }
+  });
+
   it('the proxy says the same', async () => {
     const tape = tapePath();
     const rec = await startProxy({ upstream: up.url, tape, mode: 'record', port: 0 });
