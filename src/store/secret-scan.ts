@@ -17,7 +17,7 @@ import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-event
 import { credentialMatches, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
-import { frameEvent, splitCredentials, type StreamEvent } from './stream-redact.ts';
+import { base64Document, documentOf, frameEvent, splitCredentials, type StreamEvent } from './stream-redact.ts';
 
 /** One thing that looks like a credential. */
 export interface SecretFinding {
@@ -55,32 +55,11 @@ const excerpt = (s: string): string => `${JSON.stringify(s.slice(0, 4) + '…')}
 
 type Report = (path: string, kind: SecretFinding['kind'], value: string) => void;
 
-/** A JSON document, if the text is one (objects and arrays only). */
-function jsonOf(text: string): unknown {
-  const t = text.trimStart();
-  if (t[0] !== '{' && t[0] !== '[') return undefined;
-  // Text that cannot be a document is not parsed: the parser's error costs ~10 us, and every
-  // redacted header's `[REDACTED:…]` mask starts with a bracket.
-  const whole = t.trimEnd();
-  if (whole.at(-1) !== (t[0] === '{' ? '}' : ']') || isMask(whole)) return undefined;
-  try {
-    return JSON.parse(t) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Base64 text of a JSON document (Bedrock's InvokeModel stream chunks), decoded. */
-function base64Json(s: string): unknown {
-  if (s.length < 8 || s.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(s)) return undefined;
-  return jsonOf(Buffer.from(s, 'base64').toString('utf8'));
-}
-
 const kindOf = (text: string): SecretFinding['kind'] => (/^(?:Bearer|Basic|Token)\s/.test(text) ? 'bearer token' : 'key format');
 
 /** Text: a JSON document is walked, lines (SSE events, NDJSON) one by one, anything else matched whole. */
 function scanText(s: string, path: string, secretName: boolean, report: Report, depth: number, isString: boolean, framed = false): void {
-  const doc = jsonOf(s) ?? (isString ? base64Json(s) : undefined);
+  const doc = documentOf(s) ?? (isString ? base64Document(s) : undefined);
   if (doc !== undefined) return walk(doc, framed ? path : `${path} (JSON)`, false, report, depth + 1);
   if (/[\r\n]/.test(s)) return scanLines(s, path, report, depth);
   const found = credentialMatches(s);
@@ -99,7 +78,7 @@ function scanLines(text: string, path: string, report: Report, depth: number): v
     if (sse) event++;
     else if (line.startsWith('event:')) kind = line.slice(6).trim();
     const at = sse ? `${path} event ${event}` : `${path} line ${i + 1}`;
-    const doc = jsonOf(sse ? sse[1]! : line);
+    const doc = documentOf(sse ? sse[1]! : line);
     if (doc !== undefined) {
       walk(doc, at, false, report, depth + 1);
       events.push({ kind, docs: [doc], at: sse ? event : i + 1 });
