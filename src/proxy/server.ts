@@ -15,6 +15,7 @@ import { HANDLER_OPTION_NAMES, handlerFor, type HandlerOptions, type TapedeckHan
 import { DECK_OPTION_NAMES } from './deck.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
+import { tapeTarget } from '../store/tape-target.ts';
 import { refuseLentCredentials } from './lend-guard.ts';
 import type { TlsMaterial } from './tls.ts';
 
@@ -220,7 +221,8 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     });
   } catch (e) {
     await handler.close().catch(() => {});
-    if (madeTape && handler.stats().recorded === 0) await unlink(madeTape).catch(() => {});
+    // The file, not a symbolic link leading to it.
+    if (madeTape && handler.stats().recorded === 0) await unlink(tapeTarget(madeTape)).catch(() => {});
     throw listenError(e, opts.host ?? '127.0.0.1', opts.port ?? 8080);
   }
   const addr = server.address() as AddressInfo;

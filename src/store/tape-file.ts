@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants as fsConstants, fstatSync, fsync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { open, readFile, rename, stat, unlink, utimes, chmod, type FileHandle } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { addExtension, Packr } from 'msgpackr/pack';
@@ -22,6 +22,7 @@ import { VERSION } from '../version.ts';
 import { jsonOfMsgpack } from './msgpack-json.ts';
 import { newRedactionSalt } from './salt.ts';
 import { tapeIsDirectory, tapeReadOnly } from './tape-path-errors.ts';
+import { tapeTarget } from './tape-target.ts';
 import {
   checkArrived,
   crc32,
@@ -500,8 +501,11 @@ export async function createTape(path: string, meta: { created?: string; tapedec
     ...saltField(meta.salt),
   });
   let fh: FileHandle;
+  // Through a symbolic link to a tape not made yet: the file is made where the link leads.
+  const file = tapeTarget(path);
   try {
-    fh = await open(path, 'wx');
+    if (file !== path) await mkdir(dirname(file), { recursive: true });
+    fh = await open(file, 'wx');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
       // A directory there is no tape that exists: said as the mistake it is.
@@ -521,7 +525,7 @@ export async function createTape(path: string, meta: { created?: string; tapedec
   } finally {
     await fh.close();
   }
-  await syncDir(dirname(path));
+  await syncDir(dirname(file));
 }
 
 /**
@@ -1128,8 +1132,10 @@ export async function rewriteTapeWith(path: string, build: (scan: TapeScan & { h
  * The caller holds the tape's lock.
  */
 async function replaceTapeBytes(path: string, parts: Uint8Array[]): Promise<void> {
-  const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  // Over the file a symbolic link leads to, not over the link (which would become a copy).
+  const file = tapeTarget(path);
+  const dir = dirname(file);
+  const tmp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   let fh: FileHandle | undefined;
   try {
     fh = await open(tmp, 'wx');
@@ -1137,8 +1143,8 @@ async function replaceTapeBytes(path: string, parts: Uint8Array[]): Promise<void
     await fh.sync();
     await fh.close();
     fh = undefined;
-    await chmod(tmp, (await stat(path)).mode & 0o7777).catch(() => {});
-    await rename(tmp, path);
+    await chmod(tmp, (await stat(file)).mode & 0o7777).catch(() => {});
+    await rename(tmp, file);
   } catch (e) {
     await fh?.close().catch(() => {});
     await unlink(tmp).catch(() => {});
@@ -1304,7 +1310,8 @@ async function takeOverStale(lockPath: string, staleRaw: string, staleMs: number
 export async function withTapeLock<T>(path: string, fn: (lock: HeldTapeLock) => Promise<T>, options: LockedCallOptions = {}): Promise<T> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const staleMs = options.staleMs ?? 30_000;
-  const lockPath = `${path}.lock`;
+  // Beside the file the tape's links lead to: writers that name it by another path share it.
+  const lockPath = `${tapeTarget(path)}.lock`;
   const key = resolve(lockPath);
   if (options.lock !== undefined) {
     if (options.lock.lockFile !== key || !options.lock.held) {

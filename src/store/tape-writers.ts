@@ -19,6 +19,7 @@ import { TapedeckError } from '../errors.ts';
 import type { WriterHandle } from './backend.ts';
 import { holderGone, holderId } from './tape-file.ts';
 import { tapeReadOnly } from './tape-path-errors.ts';
+import { tapeTarget } from './tape-target.ts';
 
 /**
  * Registers a writer of `run` on the tape at `path` and returns the runs open now.
@@ -27,7 +28,7 @@ import { tapeReadOnly } from './tape-path-errors.ts';
  * const w = await openTapeWriter('chat.tape', 'run-1'); try { ... } finally { await w.release() }
  */
 export async function openTapeWriter(path: string, run: string, staleMs = 30_000, mode?: 'record' | 'update', ended?: WriterInfo[]): Promise<WriterHandle> {
-  const dir = `${path}.writers`;
+  const dir = `${tapeTarget(path)}.writers`;
   const file = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}.json`);
   for (let attempt = 0; ; attempt++) {
     try {
@@ -131,7 +132,7 @@ export async function openWriters(path: string, staleMs = 30_000, except?: strin
  * stay. A file gone meanwhile (its writer closed) is not listed.
  */
 async function registrations(path: string, staleMs: number, except?: string): Promise<{ file: string; info: WriterInfo; dead: boolean }[]> {
-  const dir = `${path}.writers`;
+  const dir = `${tapeTarget(path)}.writers`;
   const out: { file: string; info: WriterInfo; dead: boolean }[] = [];
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     const file = join(dir, name);
@@ -160,7 +161,7 @@ async function registrations(path: string, staleMs: number, except?: string): Pr
  * if (!(await tapeWritersOpen('chat.tape'))) await unlink('chat.tape')
  */
 export async function tapeWritersOpen(path: string): Promise<boolean> {
-  const names = await readdir(`${path}.writers`).catch(() => [] as string[]);
+  const names = await readdir(`${tapeTarget(path)}.writers`).catch(() => [] as string[]);
   return names.some((n) => n.endsWith('.json'));
 }
 

@@ -14,6 +14,7 @@ import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { nearbyTape } from '../nearby-tape.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
+import { tapeTarget } from '../tape-target.ts';
 
 export interface TapeBackendOptions {
   /** Lock timing for appends and rewrites (src/store/tape-file.ts). */
@@ -250,8 +251,10 @@ export class TapeBackend implements RecordBackend {
       const scan = await scanTape(this.path).catch(() => undefined);
       // A header and nothing after it (bytes past it would be a frame or a warning).
       if (scan === undefined || scan.frames.length > 0 || scan.warnings.length > 0 || scan.header.headerLost === true) return;
-      await unlink(this.path);
-      await syncDir(dirname(this.path));
+      // The file, not a symbolic link to it: a link to a tape not recorded yet stays one.
+      const file = tapeTarget(this.path);
+      await unlink(file);
+      await syncDir(dirname(file));
     }, this.lock).catch(() => {
       // Left as it is: an empty tape, as before.
     });

@@ -19,6 +19,7 @@ import { TapedeckError } from '../../errors.ts';
 import { withTapeLock } from '../tape-file.ts';
 import { tapeIsDirectory } from '../tape-path-errors.ts';
 import { openWriters, type WriterInfo } from '../tape-writers.ts';
+import { tapeTarget } from '../tape-target.ts';
 
 /**
  * A temporary path beside `out` for the tape being built (the same directory, so the move into
@@ -31,7 +32,8 @@ import { openWriters, type WriterInfo } from '../tape-writers.ts';
 export async function besideTarget(out: string, what: string): Promise<{ tmp: string; removeDirs: () => Promise<void> }> {
   // A directory where the tape goes is refused before anything is made beside it.
   targetExists(out);
-  const dir = dirname(out);
+  // Beside the file a symbolic link at `out` leads to, where intoPlace moves it.
+  const dir = dirname(tapeTarget(out));
   let first: string | undefined;
   try {
     first = await mkdir(dir, { recursive: true });
@@ -104,9 +106,11 @@ export function targetExists(out: string): boolean {
  * await intoPlace(tmp, 'tapes/app.tape', true, () => new TapedeckError('E_TAPE_EXISTS', '...'))
  */
 export async function intoPlace(tmp: string, out: string, force: boolean, exists: () => TapedeckError, verb: ReplacingCommand = 'import'): Promise<void> {
+  // Where a symbolic link at `out` leads: the shared tape is replaced, and the link stays one.
+  const file = tapeTarget(out);
   if (!force) {
     try {
-      await link(tmp, out);
+      await link(tmp, file);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw exists();
       throw e;
@@ -115,7 +119,7 @@ export async function intoPlace(tmp: string, out: string, force: boolean, exists
   }
   await withTapeLock(out, async () => {
     await refuseOpenWriters(out, verb);
-    await rename(tmp, out);
+    await rename(tmp, file);
   });
 }
 
