@@ -21,6 +21,7 @@ import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } fro
 import { recordStream, type OpenAnswers } from './fetch-record.ts';
 import type { RecordTurn } from './record-turns.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
+import { followRedirects, type SentRequest } from './fetch-redirect.ts';
 
 /**
  * The answer to a call made through a test's fetch after its tape closed: one the test did not
@@ -307,7 +308,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     }
   }
 
-  async function run(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  async function run(input: string | URL | Request, init: RequestInit | undefined, sent: SentRequest): Promise<Response> {
     // Decided when the call is made, not after the tape opened: a call made before close() is
     // in flight, and close() lets it finish (answered, or missed and counted); only a call made
     // after close() is refused. A test's call it did not await, still waiting for the tape when
@@ -323,6 +324,10 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     const headers: Record<string, string> = {};
     req.headers.forEach((v, k) => (headers[k] = v));
     let dreq: DeckRequest = { method: req.method, url: u.pathname + u.search, headers, body: new Uint8Array(0) };
+    // For a redirect's next hop (fetch-redirect.ts).
+    sent.url = req.url;
+    sent.method = req.method;
+    sent.headers = headers;
     // The caller's own signal: a Request's copy of it follows it through a weak reference that
     // garbage collection can drop, and an answer's body must hear the abort.
     const signal = init?.signal ?? (input instanceof Request ? input.signal : req.signal);
@@ -348,6 +353,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
           });
         }
         dreq.body = body;
+        sent.body = body;
       }
       let decision: Decision;
       let mark: string | undefined;
@@ -425,7 +431,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   }
 
   const f = ((input: string | URL | Request, init?: RequestInit) => {
-    const p = run(input, init);
+    const p = followRedirects(run, input, init);
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p)).catch(() => {});
     return p;

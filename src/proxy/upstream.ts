@@ -368,7 +368,7 @@ export class UpstreamCall {
       { highWaterMark: 0 },
     );
     const out = new Response(body, { status: up.status, statusText: up.statusText, headers: up.headers });
-    Object.defineProperty(out, 'url', { value: up.url });
+    Object.defineProperty(out, 'url', { value: up.url, configurable: true });
     return out;
   }
 }
