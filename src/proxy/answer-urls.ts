@@ -14,6 +14,10 @@
  * `X-Goog-Upload-URL` header (and `X-Goog-Upload-Control-URL`). @google/genai moves that URL to
  * its `baseUrl` itself; other clients (curl, a script of one's own) send the file where the header
  * says, so those headers are pointed at the proxy the same way.
+ *
+ * A redirect's absolute `Location` on the upstream's host (Starlette's trailing-slash redirect
+ * names the host it was asked for: the upstream, as the proxy forwards) sent the client around
+ * the proxy the same way, to the live API even in replay. It is pointed at the proxy too.
  */
 import type { IncomingMessage } from 'node:http';
 
@@ -83,4 +87,32 @@ export function pointHeaderUrls<H extends Record<string, unknown>>(headers: H, p
   const out: Record<string, unknown> = { ...headers };
   for (const h of URL_HEADERS) if (typeof out[h] === 'string') out[h] = pointed(out[h] as string, asked, base, origin);
   return out as H;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * The answer headers with a redirect's absolute `Location` on the upstream moved to the proxy,
+ * without the upstream's path prefix (the proxy adds it back when it forwards), or `headers`
+ * itself. A location on another host is left alone; a replaying proxy, which has no upstream,
+ * points any absolute location at itself: it answers from the tape, or says what it lacks,
+ * where the client would otherwise reach the network.
+ *
+ * @example
+ * pointLocation({ location: 'http://llm:8000/v1/chat/completions' }, 307, 'http://127.0.0.1:8080', 'http://llm:8000')
+ * // { location: 'http://127.0.0.1:8080/v1/chat/completions' }
+ */
+export function pointLocation<H extends Record<string, unknown>>(headers: H, status: number, base: string, upstream?: string): H {
+  const location = headers.location;
+  if (!REDIRECTS.has(status) || typeof location !== 'string') return headers;
+  const m = /^(https?:\/\/[^/?#]+)(.*)$/i.exec(location);
+  if (!m) return headers;
+  let rest = m[2]!;
+  if (upstream !== undefined) {
+    const up = new URL(upstream);
+    if (m[1]!.toLowerCase() !== up.origin) return headers;
+    const prefix = up.pathname.replace(/\/+$/, '');
+    if (prefix !== '' && (rest === prefix || rest.startsWith(`${prefix}/`) || rest.startsWith(`${prefix}?`))) rest = rest.slice(prefix.length);
+  }
+  return { ...headers, location: `${base}${rest === '' || rest[0] === '/' ? rest : `/${rest}`}` };
 }

@@ -13,7 +13,7 @@ import { reportRecordHookFailure } from './deck-hooks.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { responseComplete, routeStreams } from '../providers/index.ts';
 import { normalizeRequestPath } from './request-path.ts';
-import { pointAnswerUrls, pointHeaderUrls, proxyBase } from './answer-urls.ts';
+import { pointAnswerUrls, pointHeaderUrls, pointLocation, proxyBase } from './answer-urls.ts';
 import { Flights } from './flights.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
@@ -566,7 +566,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     // anyway): until then, a record that fails (a beforeRecord hook that throws on an answer
     // that came in one read, its final event held back) is still a whole error answer.
     const head = () => {
-      if (!res.headersSent) writeUpstreamHead(req, res, up, out);
+      if (!res.headersSent) writeUpstreamHead(req, res, up, up.status >= 300 && up.status < 400 ? pointLocation(out, up.status, proxyBase(req), upstream) : out);
     };
     if (!recordIt) head();
     const log = recordIt ? new ChunkLog() : undefined;
@@ -700,7 +700,8 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     // Recorded as the upstream sent it; served with its next-fetch URLs on the proxy (./answer-urls.ts).
     const sent = empty || !dreq.url.includes('/batches') ? body : pointAnswerUrls(Buffer.from(body.buffer, body.byteOffset, body.byteLength), dreq.url, proxyBase(req), upstream);
     if (!empty) out['content-length'] = sent.length;
-    writeUpstreamHead(req, res, up, dreq.url.includes('/upload/') ? pointHeaderUrls(out, dreq.url, proxyBase(req), upstream) : out);
+    const pointed = dreq.url.includes('/upload/') ? pointHeaderUrls(out, dreq.url, proxyBase(req), upstream) : out;
+    writeUpstreamHead(req, res, up, up.status >= 300 && up.status < 400 ? pointLocation(pointed, up.status, proxyBase(req), upstream) : pointed);
     if (empty) res.end();
     else res.end(sent);
   }
@@ -731,6 +732,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     if (decision.warnings.length > 0) headers = { ...headers, 'x-tapedeck-warning': sanitize(decision.warnings.join(' ')) };
     // Upload URLs in the answer's headers, on the upstream: sent on the proxy (./answer-urls.ts).
     if (dreq.url.includes('/upload/')) headers = pointHeaderUrls(headers, dreq.url, proxyBase(req), upstream);
+    if (rec.response.status >= 300 && rec.response.status < 400) headers = pointLocation(headers, rec.response.status, proxyBase(req), upstream);
     if (!paced && dreq.url.includes('/batches') && !CONTENT_FREE.has(rec.response.status) && req.method !== 'HEAD') {
       // An answer naming a URL the client fetches next, on the upstream: served on the proxy (./answer-urls.ts).
       const pointed = pointAnswerUrls(p.body, dreq.url, proxyBase(req), upstream);
