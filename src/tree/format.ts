@@ -66,7 +66,9 @@ function partText(p: unknown): string {
     case 'tool_result':
       return `→ ${contentText(part.content)}`;
     default:
-      return typeof part.text === 'string' ? part.text : `[${String(part.type ?? 'part')}]`;
+      // A part of a kind not listed shows its kind; a value with none (a generic endpoint's JSON
+      // answer, `{"output": ...}`) shows itself, which says more than `[part]` did.
+      return typeof part.text === 'string' ? part.text : part.type !== undefined ? `[${String(part.type)}]` : json(p);
   }
 }
 

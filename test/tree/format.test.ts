@@ -101,6 +101,8 @@ describe('formatTree', () => {
   it('messageExcerpt covers tool results and unknown parts', () => {
     expect(messageExcerpt({ role: 'tool', content: [{ type: 'tool_result', id: 'call_0', content: [{ type: 'text', text: '18°C' }] }] })).toBe('→ 18°C');
     expect(messageExcerpt({ role: 'user', content: [{ type: 'weird' }] })).toBe('[weird]');
+    // A generic endpoint's JSON answer, which has no kind: itself, not "[part]".
+    expect(messageExcerpt({ role: 'assistant', content: [{ output: 'Paris', score: 0.9 }] })).toBe('{"output":"Paris","score":0.9}');
     expect(messageExcerpt('plain', 3)).toBe('"p…');
   });
 });
