@@ -110,7 +110,14 @@ export function pointLocation<H extends Record<string, unknown>>(headers: H, sta
   let rest = m[2]!;
   if (upstream !== undefined) {
     const up = new URL(upstream);
-    if (m[1]!.toLowerCase() !== up.origin) return headers;
+    // As URL spells origins: a host in capitals or a default port written out is the same one.
+    let origin: string;
+    try {
+      origin = new URL(m[1]!).origin;
+    } catch {
+      return headers;
+    }
+    if (origin !== up.origin) return headers;
     const prefix = up.pathname.replace(/\/+$/, '');
     if (prefix !== '' && (rest === prefix || rest.startsWith(`${prefix}/`) || rest.startsWith(`${prefix}?`))) rest = rest.slice(prefix.length);
   }

@@ -159,10 +159,15 @@ export function httpDifference(asked: AskedHttpRequest, recorded: Iterable<Recor
   if (multipart !== undefined) return multipart;
   const bodies = recs.map((r) => bytesOf(r.body) ?? new Uint8Array(0));
   if (/x-www-form-urlencoded/i.test(asked.contentType)) {
-    const mine = formFields(readable(asked.bytes) ?? '\u0000%');
+    // A body that is no text is no form either.
+    const formOf = (b: Uint8Array) => {
+      const text = readable(b);
+      return text === undefined ? undefined : formFields(text);
+    };
+    const mine = formOf(asked.bytes);
     let best: string[] | undefined;
     for (const b of bodies) {
-      const theirs = formFields(readable(b) ?? '\u0000%');
+      const theirs = formOf(b);
       if (mine === undefined || theirs === undefined) continue;
       const d = formDifferences(mine, theirs);
       if (best === undefined || d.length < best.length) best = d;

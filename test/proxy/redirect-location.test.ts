@@ -99,6 +99,7 @@ describe('pointLocation', () => {
   it('moves a redirect on the upstream to the proxy, without the upstream prefix; leaves others alone', () => {
     expect(pointLocation({ location: 'http://llm:8000/v1/a?b=1' }, 307, base, 'http://llm:8000')).toEqual({ location: `${base}/v1/a?b=1` });
     expect(pointLocation({ location: 'http://LLM:8000/gw/v1/a' }, 308, base, 'http://llm:8000/gw/')).toEqual({ location: `${base}/v1/a` });
+    expect(pointLocation({ location: 'http://llm:80/v1/a' }, 307, base, 'http://llm')).toEqual({ location: `${base}/v1/a` });
     expect(pointLocation({ location: 'http://llm:8000/gwx/v1/a' }, 301, base, 'http://llm:8000/gw')).toEqual({ location: `${base}/gwx/v1/a` });
     expect(pointLocation({ location: 'https://other/v1/a' }, 302, base, 'http://llm:8000')).toEqual({ location: 'https://other/v1/a' });
     expect(pointLocation({ location: '/v1/a' }, 307, base, 'http://llm:8000')).toEqual({ location: '/v1/a' });
