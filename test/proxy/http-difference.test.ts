@@ -79,44 +79,33 @@ describe('the miss of a non-JSON request names what differs', () => {
     expect(routeMiss).toContain("tapedeck miss: with bodyMatch 'route', a recording of the route was keyed with other matchHeaders or bodyMatch: replay with its options");
   });
 
-  it('strictOrder: the one recording of the request was replayed already', async () => {
+  /** Records `init` once, replays it twice with strictOrder: the second call's miss message. */
+  async function usedUp(init: RequestInit): Promise<string> {
     const tape = tapePath();
     const rec = createFetch({ tape, mode: 'record' });
     try {
-      await rec(`${up.url}/v1/files`, post('once', { 'content-type': 'text/plain' }));
+      await rec(`${up.url}/v1/files`, init);
     } finally {
       await rec.close();
     }
     const play = createFetch({ tape, mode: 'replay', summary: false, strictOrder: true });
     try {
-      expect((await play(`${up.url}/v1/files`, post('once', { 'content-type': 'text/plain' }))).status).toBe(200);
-      const r = await play(`${up.url}/v1/files`, post('once', { 'content-type': 'text/plain' }));
+      expect((await play(`${up.url}/v1/files`, init)).status).toBe(200);
+      const r = await play(`${up.url}/v1/files`, init);
       expect(r.status).toBe(400);
-      expect(((await r.json()) as { error: { message: string } }).error.message).toBe("tapedeck miss: the one recording of this request is already used; re-record: createFetch({ mode: 'record' }), or drop strictOrder: true");
+      return ((await r.json()) as { error: { message: string } }).error.message;
     } finally {
       await play.close();
     }
+  }
+  const USED_UP = "tapedeck miss: the one recording of this request is already used; re-record: createFetch({ mode: 'record' }), or drop strictOrder: true";
+
+  it('strictOrder: the one recording of the request was replayed already', async () => {
+    expect(await usedUp(post('once', { 'content-type': 'text/plain' }))).toBe(USED_UP);
   });
 
   it('strictOrder: a JSON body that is no LLM call says the same, not that the one recording has another request', async () => {
-    const tape = tapePath();
-    const body = JSON.stringify({ purpose: 'batch', filename: 'a.jsonl' });
-    const json = { 'content-type': 'application/json' };
-    const rec = createFetch({ tape, mode: 'record' });
-    try {
-      await rec(`${up.url}/v1/files`, post(body, json));
-    } finally {
-      await rec.close();
-    }
-    const play = createFetch({ tape, mode: 'replay', summary: false, strictOrder: true });
-    try {
-      expect((await play(`${up.url}/v1/files`, post(body, json))).status).toBe(200);
-      const r = await play(`${up.url}/v1/files`, post(body, json));
-      expect(r.status).toBe(400);
-      expect(((await r.json()) as { error: { message: string } }).error.message).toBe("tapedeck miss: the one recording of this request is already used; re-record: createFetch({ mode: 'record' }), or drop strictOrder: true");
-    } finally {
-      await play.close();
-    }
+    expect(await usedUp(post(JSON.stringify({ purpose: 'batch', filename: 'a.jsonl' }), { 'content-type': 'application/json' }))).toBe(USED_UP);
   });
 
   it('the proxy says the same', async () => {
