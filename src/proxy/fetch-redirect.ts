@@ -62,8 +62,9 @@ export async function followRedirects(call: TapeCall, input: string | URL | Requ
   const mode = init?.redirect ?? (input instanceof Request ? input.redirect : 'follow');
   const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
   for (let hops = 0; ; hops++) {
-    const location = res.headers.get('location');
-    if (!REDIRECTS.has(res.status) || mode === 'manual' || location === null || sent.url === undefined) return answered(res, sent.url, hops > 0);
+    // The status first: every call comes through here, and few are redirects.
+    const location = REDIRECTS.has(res.status) && mode !== 'manual' ? res.headers.get('location') : null;
+    if (location === null || sent.url === undefined) return answered(res, sent.url, hops > 0);
     if (mode === 'error') {
       await res.body?.cancel().catch(() => {});
       throw failed('unexpected redirect');

@@ -11,6 +11,7 @@
  */
 import { usedUpFix, type MissEntry } from '../match/diagnose.ts';
 import type { Redactor } from '../store/redact.ts';
+import { sameBytes } from '../bytes.ts';
 import { uploadDifference } from './upload-difference.ts';
 
 /** A recording's request as the tape keeps it (only what the comparison reads). */
@@ -40,13 +41,8 @@ function bytesOf(body: unknown): Uint8Array | undefined {
   return undefined;
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function headerValue(h: Record<string, string | string[]>, name: string): string | undefined {
+/** A header's value, its name matched in any case (hand-written recordings may capitalize it). */
+function headerValue(h: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = h[name] ?? Object.entries(h).find(([k]) => k.toLowerCase() === name)?.[1];
   return Array.isArray(v) ? v.join(', ') : v;
 }
@@ -213,11 +209,6 @@ export function usedUpDetail(key: string, recorded: Iterable<{ key: string }>, e
   return { text: same === 1 ? 'the one recording of this request is already used' : `the ${same} recordings of this request are already used`, fix: usedUpFix(entry), kind: 'used-up' };
 }
 
-function sent(h: HttpMiss['headers'], name: string): string | undefined {
-  const v = h[name];
-  return Array.isArray(v) ? v.join(', ') : v;
-}
-
 /**
  * What a deck says of a miss on a request whose body is not JSON, against its route's
  * recordings of that kind (with their keys); undefined for the route's general sentence.
@@ -231,13 +222,13 @@ export function httpMissDetail(asked: HttpMiss, recorded: Iterable<{ key: string
   const used = usedUpDetail(asked.key, recs, asked.entry);
   if (used) return used;
   const values: Record<string, string | undefined> = {};
-  for (const h of asked.matchHeaders) values[h] = sent(asked.headers, h);
+  for (const h of asked.matchHeaders) values[h] = headerValue(asked.headers, h);
   // As the recordings store them: a secret header's value masked.
   const redacted = asked.redactor.headers(values);
   const stored: Record<string, string | undefined> = {};
   for (const h of asked.matchHeaders) stored[h] = redacted[h];
   const text = httpDifference(
-    { bytes: asked.bytes, contentType: sent(asked.headers, 'content-type') ?? '', matchHeaders: stored, ...(asked.bodyMatch !== undefined ? { bodyMatch: asked.bodyMatch } : {}) },
+    { bytes: asked.bytes, contentType: headerValue(asked.headers, 'content-type') ?? '', matchHeaders: stored, ...(asked.bodyMatch !== undefined ? { bodyMatch: asked.bodyMatch } : {}) },
     recs.map((rec) => rec.request as RecordedHttpRequest),
   );
   return text === undefined ? undefined : { text };

@@ -22,6 +22,7 @@
 import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
 import { CREDENTIAL, credentialFrom } from './credential.ts';
 import { isMask, latin1Text } from './redact.ts';
+import { sameRange } from '../bytes.ts';
 
 /** How a streamed body is framed. */
 export type StreamFraming = 'sse' | 'ndjson' | 'eventstream';
@@ -602,13 +603,8 @@ export function remapChunkEnds(chunkEnds: readonly number[], before: readonly nu
     const oldStart = u === 0 ? 0 : before[u - 1]!;
     const newStart = u === 0 ? 0 : after[u - 1]!;
     if (b === before[u]) out.push(after[u]!);
-    else if (before[u]! - oldStart === after[u]! - newStart && sameBytes(original, oldStart, final, newStart, before[u]! - oldStart)) out.push(newStart + (b - oldStart));
+    else if (before[u]! - oldStart === after[u]! - newStart && sameRange(original, oldStart, final, newStart, before[u]! - oldStart)) out.push(newStart + (b - oldStart));
     else out.push(after[u]!);
   }
   return out;
-}
-
-function sameBytes(a: Uint8Array, at: number, b: Uint8Array, bt: number, n: number): boolean {
-  for (let i = 0; i < n; i++) if (a[at + i] !== b[bt + i]) return false;
-  return true;
 }
