@@ -133,13 +133,16 @@ export interface RecordBackend {
    * What a missing store is, for messages, when "no tape at <location>" is not it: a Redis
    * namespace that holds nothing, which is what a wrong URL, database or namespace looks like.
    */
-  readonly absent?: string;
+  // `| undefined` on these two: the backends keep them as `string | undefined` fields, which a
+  // consumer compiling with exactOptionalPropertyTypes (and the declarations checked) would
+  // otherwise see as not implementing this interface.
+  readonly absent?: string | undefined;
   /**
    * The store's redaction salt (32 hex digits), known once `load` resolved: made with the store
    * (a tape header's `salt`, a Redis namespace's header), never changed. Absent for stores made
    * before salts existed; masked values are then stored as plain `[REDACTED]` (src/store/redact.ts).
    */
-  readonly salt?: string;
+  readonly salt?: string | undefined;
   /**
    * Every record, in order. With `create` a missing store is created empty (two processes
    * creating at once must both succeed and share it); without, a missing store is

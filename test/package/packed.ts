@@ -21,7 +21,7 @@ export interface Packed {
 }
 
 /** Packages linked into the consumer project: the runtime dependencies and what a consumer adds. */
-const LINKED = ['@noble/hashes', 'msgpackr', 'ws', 'yaml', 'selfsigned', 'openai', '@anthropic-ai/sdk', '@types/node', 'undici-types'];
+const LINKED = ['@noble/hashes', 'msgpackr', 'ws', 'yaml', 'selfsigned', 'openai', '@anthropic-ai/sdk', '@types/node', 'undici-types', 'vitest'];
 
 export function pack(): Packed {
   const dir = mkdtempSync(join(tmpdir(), 'tapedeck-consumer-'));
