@@ -20,12 +20,20 @@
 import { MAX_DEPTH } from '../errors.ts';
 
 /**
+ * What of Node's Buffer the walk writes with, spelt out: a Buffer is one, and these declarations
+ * reach a page's build, whose project may have no Node types.
+ */
+export interface NodeBytes extends Uint8Array {
+  write(s: string, at: number, encoding: 'utf8' | 'utf16le'): number;
+}
+
+/**
  * The engine's memory as the walk writes into it. `end` is how far the input may reach now;
  * grow(end) makes room for an input reaching `end` (re-making `buf` and `u8`, which memory growth
  * detaches) and returns the new limit, or -1 when the input would be too large for this path.
  */
 export interface Room {
-  buf: Buffer;
+  buf: NodeBytes;
   u8: Uint8Array;
   end: number;
   grow(end: number): number;
@@ -69,14 +77,14 @@ const isRawJSON = (JSON as { isRawJSON?: (v: unknown) => boolean }).isRawJSON;
 // Buffer's own UTF-16 writer, under write(s, at, 'utf16le'), where the runtime has it: the
 // wrapper's argument handling cost 8-20% of the walk (L 0.59 -> 0.54 ms, SMALL10K-path 2.9 ->
 // 2.4 ms).
-type Ucs2Buffer = Buffer & { ucs2Write(s: string, at: number): number };
+type Ucs2Buffer = NodeBytes & { ucs2Write(s: string, at: number): number };
 const UCS2 = typeof Buffer !== 'undefined' && typeof (Buffer.prototype as Partial<Ucs2Buffer>).ucs2Write === 'function';
 
 // The walk's state, in module variables: cheaper to reach than fields of an object. `var`, not
 // `let`: a function reaching a module's `let` checks on each use that it was initialised
 // (SMALL10K's walk 5-10% faster with var).
 var room: Room | undefined;
-var buf: Buffer;
+var buf: NodeBytes;
 var u8: Uint8Array;
 var pos = 0;
 var end = 0;

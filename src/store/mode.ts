@@ -22,8 +22,14 @@ export type TapeModeSource = 'option' | 'TAPEDECK_MODE' | 'CACHE_MODE' | 'defaul
 /** Environment variables read for the mode, in priority order (CACHE_MODE is the name DSPy-style caches use). */
 export const MODE_ENV_VARS = ['TAPEDECK_MODE', 'CACHE_MODE'] as const;
 
+/**
+ * Environment variables by name. Not NodeJS.ProcessEnv: these declarations reach a page's build,
+ * whose project may have no Node types.
+ */
+type Env = Readonly<Record<string, string | undefined>>;
+
 /** The environment, or nothing where there is no process (a browser). */
-function processEnv(): NodeJS.ProcessEnv {
+function processEnv(): Env {
   return typeof process !== 'undefined' && process.env ? process.env : {};
 }
 
@@ -39,7 +45,7 @@ function isMode(v: string): v is TapeMode {
  * @example
  * resolveModeWithSource(undefined, { TAPEDECK_MODE: 'update' }) // { mode: 'update', source: 'TAPEDECK_MODE' }
  */
-export function resolveModeWithSource(option?: string, env: NodeJS.ProcessEnv = processEnv(), fallback = 'replay'): { mode: TapeMode; source: TapeModeSource } {
+export function resolveModeWithSource(option?: string, env: Env = processEnv(), fallback = 'replay'): { mode: TapeMode; source: TapeModeSource } {
   const candidates: [TapeModeSource, string | undefined][] = [
     ['option', option],
     ['TAPEDECK_MODE', env.TAPEDECK_MODE],
@@ -80,6 +86,6 @@ export function resolveModeWithSource(option?: string, env: NodeJS.ProcessEnv = 
  * resolveMode(undefined, { TAPEDECK_MODE: 'record' }) // 'record'
  * resolveMode('update', { TAPEDECK_MODE: 'record' })  // 'update': the option wins
  */
-export function resolveMode(option?: string, env: NodeJS.ProcessEnv = processEnv()): TapeMode {
+export function resolveMode(option?: string, env: Env = processEnv()): TapeMode {
   return resolveModeWithSource(option, env).mode;
 }

@@ -176,6 +176,21 @@ createFetch({ tape: 't.tape', mode: 42 });
     expect(r.status).toBe(0);
   });
 
+  // A page's project has the DOM's types and not Node's (no @types/node, no esnext.disposable
+  // lib), and may check declarations too: the browser entry's must not reach Buffer, NodeJS or
+  // Symbol.asyncDispose as only Node's types declare it.
+  it('a page project without Node types type-checks llm-tapedeck/browser', () => {
+    writeFileSync(
+      join(p.dir, 'page.mts'),
+      `import { loadTape, createReplayFetch } from 'llm-tapedeck/browser';\nexport async function start(): Promise<string> {\n  const tape = await loadTape('/tapes/chat.tape');\n  const f = createReplayFetch({ tape, timing: 30 });\n  const r = await f('https://api.openai.com/v1/chat/completions', { method: 'POST', body: '{}' });\n  await f.close();\n  return r.text();\n}\n`,
+    );
+    const page = { compilerOptions: { module: 'esnext', moduleResolution: 'bundler', target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: [], lib: ['es2022', 'dom', 'dom.iterable'] }, files: ['page.mts'] };
+    writeFileSync(join(p.dir, 'tsconfig.page.json'), JSON.stringify(page));
+    const r = tsc(join(root, 'node_modules/typescript/bin/tsc'), ['-p', 'tsconfig.page.json']);
+    expect(r.stdout + r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
+
   // The oldest TypeScript at hand: the one arethetypeswrong ships. The README names it as the minimum.
   const oldTsc = join(root, 'node_modules/@arethetypeswrong/core/node_modules/typescript/bin/tsc');
   it.runIf(existsSync(oldTsc))('a .mts consumer type-checks with TypeScript 5.6', () => {
