@@ -201,6 +201,20 @@ createFetch({ tape: 't.tape', mode: 42 });
     const lines = (r.stdout + r.stderr).split('\n').filter((l) => l.trim() !== '' && !l.startsWith('consumer.cts'));
     expect(lines).toEqual([]);
   });
+
+  // A CommonJS project on TypeScript 5's `"module": "commonjs"` resolves packages the old way
+  // (node10), which reads no `exports`: only `typesVersions` leads it to a subpath's types. Its
+  // emitted require() of each entry runs on Node >= 20.19, as the CommonJS test above shows.
+  // The vitest entries are left out: vitest's own declarations do not resolve that way.
+  it.runIf(existsSync(oldTsc))('a CommonJS project resolving the old way (node10) finds every entry point\'s types', () => {
+    const entries = ['llm-tapedeck', 'llm-tapedeck/store', 'llm-tapedeck/proxy', 'llm-tapedeck/fetch', 'llm-tapedeck/testing', 'llm-tapedeck/mcp', 'llm-tapedeck/realtime', 'llm-tapedeck/browser', 'llm-tapedeck/jest', 'llm-tapedeck/jest/reporter', 'llm-tapedeck/mocha'];
+    writeFileSync(join(p.dir, 'legacy.ts'), `${entries.map((e, i) => `import * as e${i} from '${e}';\nexport const n${i}: number = Object.keys(e${i}).length;`).join('\n')}\nimport { createFetch } from 'llm-tapedeck/fetch';\nexport const f: () => Promise<void> = createFetch({ tape: 't.tape' }).close;\n`);
+    const legacy = { compilerOptions: { module: 'commonjs', moduleResolution: 'node10', target: 'es2022', strict: true, noEmit: true, esModuleInterop: true, types: ['node'], lib: ['es2022', 'esnext.disposable'] }, files: ['legacy.ts'] };
+    writeFileSync(join(p.dir, 'tsconfig.legacy.json'), JSON.stringify(legacy));
+    const r = tsc(oldTsc, ['-p', 'tsconfig.legacy.json']);
+    expect(r.stdout + r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
 });
 
 describe('package linters', () => {
