@@ -84,8 +84,27 @@ describe('a store that is a mistyped URL', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  // Only a shell expands `~`: given in code (or quoted on a command line), `~/tapes/x.tape` made a
+  // folder named `~` in the current directory and recorded there, where a later `rm -rf ~` to
+  // clean it up removes the user's home instead.
+  it.each(['~/tapes/chat.tape', '~', '~alice/tapes/chat.tape', '~\\tapes\\chat.tape'])('a tape path starting with ~ (%j) is E_ARG, and creates nothing', (tilde) => {
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      for (const opts of [{ store: tilde }, { tape: tilde }]) {
+        const e = thrown(() => createFetch({ ...opts, mode: 'record', summary: false }));
+        expect(e?.code).toBe('E_ARG');
+        expect(e?.message).toContain(`The tape path "${tilde}" starts with ~, which only a shell expands`);
+        expect(e?.hint).toContain('os.homedir()');
+      }
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   it('tape paths and Redis URLs pass: a name with a colon inside, a Windows drive, redis:// and rediss://', () => {
-    for (const ok of ['tapes/app.tape', 'C:/tapes/app.tape', 'C:\\tapes\\app.tape', './redis:/x.tape', 'redis-cache.tape', 'redis://127.0.0.1:6379/0?namespace=app', 'rediss://u:p@host:6380']) {
+    for (const ok of ['tapes/app.tape', 'C:/tapes/app.tape', 'C:\\tapes\\app.tape', './redis:/x.tape', 'redis-cache.tape', 'redis://127.0.0.1:6379/0?namespace=app', 'rediss://u:p@host:6380', '~chat.tape', 'tapes/~/chat.tape', './~/chat.tape']) {
       expect(thrown(() => checkStore(ok)), ok).toBeUndefined();
     }
     const f = createFetch({ tape: join(dir, 'sub', 'ok.tape'), mode: 'replay', summary: false });

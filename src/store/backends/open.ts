@@ -43,13 +43,15 @@ export function storeBackend(store: string | RecordBackend, opts: StoreBackendOp
  * parseRedisUrl, its password masked), or a mistyped URL taken for a tape path: `redis:/host:6379` (one slash), `redis//host`,
  * `http://host:6379`. Taken as a path, it made folders named `redis:` or `http:` and recorded
  * into a local file while the user thought the recordings went to Redis. A one-letter scheme
- * is a Windows drive (`C:/tapes/app.tape`) and passes.
+ * is a Windows drive (`C:/tapes/app.tape`) and passes. A path starting with `~/` is refused
+ * too: nothing here expands it.
  *
  * @example
  * checkStore('tapes/app.tape')       // passes
  * checkStore('redis://127.0.0.1:6379') // passes
  * checkStore('redis://127.0.0.1:6379?nmespace=app') // throws E_ARG: unknown query parameter "nmespace"
  * checkStore('redis:/127.0.0.1:6379') // throws E_ARG: write redis://127.0.0.1:6379
+ * checkStore('~/tapes/app.tape')     // throws E_ARG: only a shell expands ~
  */
 export function checkStore(path: string): void {
   // A Redis URL is parsed now: a bad one (a misspelt `?nmespace=`) was a 500 at the first call,
@@ -57,6 +59,14 @@ export function checkStore(path: string): void {
   if (/^rediss?:\/\//i.test(path)) {
     parseRedisUrl(path);
     return;
+  }
+  // `~` is expanded by a shell only: from code (or quoted) `~/tapes/x.tape` was a folder named
+  // `~` in the current directory, which a later `rm -rf ~` meant to clean it takes for the home.
+  if (path === '~' || /^~[^\\/]*[\\/]/.test(path)) {
+    throw new TapedeckError('E_ARG', `The tape path "${path}" starts with ~, which only a shell expands: it would be recorded under a folder named ~ in the current directory.`, {
+      path,
+      hint: `Give the home folder itself (join(os.homedir(), '${path.replace(/^~[^\\/]*[\\/]?/, '') || 'chat.tape'}') in code, $HOME/... unquoted in a shell), or a path in the project (tapes/chat.tape).`,
+    });
   }
   const redisTypo = /^(rediss?)(?::\/?(?!\/)|\/\/)(.*)$/i.exec(path);
   const url = /^([a-z][a-z0-9+.-]+):\/\//i.exec(path);
