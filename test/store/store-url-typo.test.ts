@@ -35,20 +35,25 @@ const TYPOS: [string, string][] = [
   ['REDISS:/cache.example:6380', 'rediss://cache.example:6380'],
 ];
 
+/** createFetch's error for `path` given as its store and as its tape, run in the empty `dir`, which must stay empty. */
+function refusedInDir(path: string): TapedeckError[] {
+  const cwd = process.cwd();
+  process.chdir(dir);
+  try {
+    const out = [{ store: path }, { tape: path }].map((opts) => thrown(() => createFetch({ ...opts, mode: 'record', summary: false })));
+    expect(readdirSync(dir)).toEqual([]);
+    return out.map((e) => {
+      expect(e?.code).toBe('E_ARG');
+      return e!;
+    });
+  } finally {
+    process.chdir(cwd);
+  }
+}
+
 describe('a store that is a mistyped URL', () => {
   it.each(TYPOS)('createFetch({ store: %j }) is E_ARG naming the URL to write, and creates nothing', (typo, fix) => {
-    const cwd = process.cwd();
-    process.chdir(dir);
-    try {
-      for (const opts of [{ store: typo }, { tape: typo }]) {
-        const e = thrown(() => createFetch({ ...opts, mode: 'record', summary: false }));
-        expect(e?.code).toBe('E_ARG');
-        expect(e?.message).toContain(`write ${fix} (two slashes`);
-      }
-      expect(readdirSync(dir)).toEqual([]);
-    } finally {
-      process.chdir(cwd);
-    }
+    for (const e of refusedInDir(typo)) expect(e.message).toContain(`write ${fix} (two slashes`);
   });
 
   it('a URL of another scheme is refused too, its password not repeated', () => {
@@ -88,18 +93,9 @@ describe('a store that is a mistyped URL', () => {
   // folder named `~` in the current directory and recorded there, where a later `rm -rf ~` to
   // clean it up removes the user's home instead.
   it.each(['~/tapes/chat.tape', '~', '~alice/tapes/chat.tape', '~\\tapes\\chat.tape'])('a tape path starting with ~ (%j) is E_ARG, and creates nothing', (tilde) => {
-    const cwd = process.cwd();
-    process.chdir(dir);
-    try {
-      for (const opts of [{ store: tilde }, { tape: tilde }]) {
-        const e = thrown(() => createFetch({ ...opts, mode: 'record', summary: false }));
-        expect(e?.code).toBe('E_ARG');
-        expect(e?.message).toContain(`The tape path "${tilde}" starts with ~, which only a shell expands`);
-        expect(e?.hint).toContain('os.homedir()');
-      }
-      expect(readdirSync(dir)).toEqual([]);
-    } finally {
-      process.chdir(cwd);
+    for (const e of refusedInDir(tilde)) {
+      expect(e.message).toContain(`The tape path "${tilde}" starts with ~, which only a shell expands`);
+      expect(e.hint).toContain('os.homedir()');
     }
   });
 
