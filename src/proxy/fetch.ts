@@ -75,7 +75,6 @@ export interface FetchOptions extends DeckOptions, UpstreamTimeouts {
   summary?: boolean | ((text: string) => void);
 }
 
-/** A standard fetch, plus close() (write pending records, close the tape) and stats(). */
 // Symbol.asyncDispose, as Node's types and the esnext.disposable lib declare it: a page's
 // project may have neither, and TapedeckFetch, which the browser entry's fetch is, names it.
 declare global {
@@ -84,6 +83,7 @@ declare global {
   }
 }
 
+/** A standard fetch, plus close() (write pending records, close the tape) and stats(). */
 export interface TapedeckFetch {
   (input: string | URL | Request, init?: RequestInit): Promise<Response>;
   /** Resolves when the tape is open. */

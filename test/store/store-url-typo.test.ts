@@ -35,12 +35,21 @@ const TYPOS: [string, string][] = [
   ['REDISS:/cache.example:6380', 'rediss://cache.example:6380'],
 ];
 
-/** createFetch's error for `path` given as its store and as its tape, run in the empty `dir`, which must stay empty. */
-function refusedInDir(path: string): TapedeckError[] {
+/**
+ * createFetch's error for `path` given as its store and as its tape, run in the empty `dir`,
+ * which must stay empty. A fetch that is made after all is closed before the directory changes
+ * back, so what it creates lands in `dir` (and fails the check), not in the checkout.
+ */
+async function refusedInDir(path: string): Promise<TapedeckError[]> {
   const cwd = process.cwd();
   process.chdir(dir);
   try {
-    const out = [{ store: path }, { tape: path }].map((opts) => thrown(() => createFetch({ ...opts, mode: 'record', summary: false })));
+    const out: (TapedeckError | undefined)[] = [];
+    for (const opts of [{ store: path }, { tape: path }]) {
+      let made: ReturnType<typeof createFetch> | undefined;
+      out.push(thrown(() => (made = createFetch({ ...opts, mode: 'record', summary: false }))));
+      await made?.close();
+    }
     expect(readdirSync(dir)).toEqual([]);
     return out.map((e) => {
       expect(e?.code).toBe('E_ARG');
@@ -52,8 +61,8 @@ function refusedInDir(path: string): TapedeckError[] {
 }
 
 describe('a store that is a mistyped URL', () => {
-  it.each(TYPOS)('createFetch({ store: %j }) is E_ARG naming the URL to write, and creates nothing', (typo, fix) => {
-    for (const e of refusedInDir(typo)) expect(e.message).toContain(`write ${fix} (two slashes`);
+  it.each(TYPOS)('createFetch({ store: %j }) is E_ARG naming the URL to write, and creates nothing', async (typo, fix) => {
+    for (const e of await refusedInDir(typo)) expect(e.message).toContain(`write ${fix} (two slashes`);
   });
 
   it('a URL of another scheme is refused too, its password not repeated', () => {
@@ -92,8 +101,8 @@ describe('a store that is a mistyped URL', () => {
   // Only a shell expands `~`: given in code (or quoted on a command line), `~/tapes/x.tape` made a
   // folder named `~` in the current directory and recorded there, where a later `rm -rf ~` to
   // clean it up removes the user's home instead.
-  it.each(['~/tapes/chat.tape', '~', '~alice/tapes/chat.tape', '~\\tapes\\chat.tape'])('a tape path starting with ~ (%j) is E_ARG, and creates nothing', (tilde) => {
-    for (const e of refusedInDir(tilde)) {
+  it.each(['~/tapes/chat.tape', '~', '~alice/tapes/chat.tape', '~\\tapes\\chat.tape'])('a tape path starting with ~ (%j) is E_ARG, and creates nothing', async (tilde) => {
+    for (const e of await refusedInDir(tilde)) {
       expect(e.message).toContain(`The tape path "${tilde}" starts with ~, which only a shell expands`);
       expect(e.hint).toContain('os.homedir()');
     }
