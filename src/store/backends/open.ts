@@ -62,10 +62,11 @@ export function checkStore(path: string): void {
   }
   // `~` is expanded by a shell only: from code (or quoted) `~/tapes/x.tape` was a folder named
   // `~` in the current directory, which a later `rm -rf ~` meant to clean it takes for the home.
-  if (path === '~' || /^~[^\\/]*[\\/]/.test(path)) {
+  const home = path === '~' ? path : /^~[^\\/]*[\\/]/.exec(path)?.[0];
+  if (home !== undefined) {
     throw new TapedeckError('E_ARG', `The tape path "${path}" starts with ~, which only a shell expands: it would be recorded under a folder named ~ in the current directory.`, {
       path,
-      hint: `Give the home folder itself (join(os.homedir(), '${path.replace(/^~[^\\/]*[\\/]?/, '') || 'chat.tape'}') in code, $HOME/... unquoted in a shell), or a path in the project (tapes/chat.tape).`,
+      hint: `Give the home folder itself (join(os.homedir(), '${path.slice(home.length) || 'chat.tape'}') in code, $HOME/... unquoted in a shell), or a path in the project (tapes/chat.tape).`,
     });
   }
   const redisTypo = /^(rediss?)(?::\/?(?!\/)|\/\/)(.*)$/i.exec(path);
