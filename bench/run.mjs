@@ -32,8 +32,16 @@ import { BASELINES } from './baselines.mjs';
 import { makeTarget, targetLine } from './targets.mjs';
 import { FLOOR_ROUNDS, floorRoundsNote, perCall, timeAgainstFloor } from './floor-rounds.mjs';
 import canonicalizeRef from 'canonicalize';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+
+// Each row starts on a collected heap (timeRow), so that no row pays for collecting what the row
+// before it left. `npm run bench` starts node without --expose-gc: the flag is set here, and the
+// function taken from a new context, where V8 defines it once the flag is on (as bench/match.mjs).
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc');
 
 // Harness errors (e.g. a verification failure) are reported without a stack.
 process.on('uncaughtException', (e) => {
@@ -328,7 +336,7 @@ let sink; // keeps results observable
 
 async function timeRow(group, row) {
   if (row.impl === 'tapedeck') lib.setBackend(row.backend);
-  globalThis.gc?.();
+  gc();
   const budget = BUDGET[group];
   const bench = new Bench({ ...budget, time: budget.time * (1 - PAIRED.share), retainSamples: true, throws: true });
   const fn = row.fn;
