@@ -156,7 +156,8 @@ export interface ProxyServer {
 
 /**
  * Why the server could not listen, as E_LISTEN with what to do: the port taken, the address not
- * this machine's, a port below 1024 without the right. Other failures as they are.
+ * this machine's, a name that does not resolve, a port below 1024 without the right. Other
+ * failures as they are.
  */
 function listenError(e: unknown, host: string, port: number): unknown {
   const hint = 'Stop what listens there, or give another port: { port: 0 } takes any free one (tapedeck serve --port 0).';
@@ -165,6 +166,12 @@ function listenError(e: unknown, host: string, port: number): unknown {
       return new TapedeckError('E_LISTEN', `Port ${port} on ${host} is in use: the proxy cannot listen there.`, { host, port, hint });
     case 'EADDRNOTAVAIL':
       return new TapedeckError('E_LISTEN', `${host} is not an address of this machine: the proxy cannot listen there.`, { host, port, hint: 'Give an address of this machine: { host: "127.0.0.1" } (tapedeck serve --host 127.0.0.1).' });
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      // listen() looks a name up first: a name no resolver knows (or an address spelt wrong,
+      // such as 999.1.1.1, which is tried as a name) is the host's fault, not the proxy's.
+      return new TapedeckError('E_LISTEN', `${host} does not resolve to an address: the proxy cannot listen there.`, { host, port, hint: 'Give an address of this machine or a name that resolves to one: { host: "127.0.0.1" } (tapedeck serve --host 127.0.0.1).' });
     case 'EACCES':
       return new TapedeckError('E_LISTEN', `Listening on port ${port} needs privileges this process lacks.`, { host, port, hint: 'Give a port from 1024 up: { port: 8080 } (tapedeck serve --port 8080).' });
     default:
@@ -188,6 +195,13 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   checkOptionNames(opts, SERVE_OPTIONS, 'startProxy', 'docs/proxy.md', REDACT_INNER);
   // A proxy that cannot start (the port is taken) leaves no trace: not the tape its open made,
   // nor its writer registration (`<tape>.writers/`).
+  // An empty host makes Node listen on every interface: an unset variable (`--host "$HOST"`)
+  // must not open the proxy to the network. Every interface is said as 0.0.0.0 or ::.
+  if (typeof opts.host === 'string' && opts.host.trim() === '') {
+    throw new TapedeckError('E_ARG', 'The host to listen on is empty: the proxy would listen on every interface.', {
+      hint: 'Leave host out for loopback (127.0.0.1), or say every interface as { host: "0.0.0.0" } (tapedeck serve --host 0.0.0.0).',
+    });
+  }
   refuseLentCredentials(opts.upstream, opts.host ?? '127.0.0.1');
   const madeTape = typeof opts.tape === 'string' && opts.mode !== 'passthrough' && !existsSync(opts.tape) ? opts.tape : undefined;
   const handler = handlerFor(opts);

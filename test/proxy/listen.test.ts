@@ -40,4 +40,32 @@ describe('a port already in use', () => {
     expect(err.code).toBe('E_LISTEN');
     expect(err.message).toContain('192.0.2.1 is not an address of this machine');
   });
+
+  it('a name that does not resolve, or an address spelt wrong, is E_LISTEN naming it, not a bug to report', async () => {
+    // .invalid never resolves (RFC 2606); 999.1.1.1 is not an address, so it is looked up as a name.
+    for (const host of ['nosuch.invalid', '999.1.1.1']) {
+      const tape = join(dir, `unresolved-${host}.tape`);
+      const err = (await startProxy({ tape, mode: 'record', upstream: 'http://127.0.0.1:9', host, port: 0 }).catch((e: unknown) => e)) as Error & { code: string; details: Record<string, unknown> };
+      expect(err.code).toBe('E_LISTEN');
+      expect(err.message).toContain(`${host} does not resolve to an address`);
+      expect(err.details).toMatchObject({ host });
+      expect(existsSync(tape)).toBe(false);
+      const text = formatCliError(err);
+      expect(text).toContain('another address with --host');
+      expect(text).not.toContain('bug in tapedeck');
+    }
+  });
+});
+
+describe('an empty host', () => {
+  it('is E_ARG before anything is opened: it would listen on every interface', async () => {
+    for (const host of ['', ' ']) {
+      const tape = join(dir, 'empty-host.tape');
+      const err = (await startProxy({ tape, mode: 'record', upstream: 'http://127.0.0.1:9', host, port: 0 }).catch((e: unknown) => e)) as Error & { code: string };
+      expect(err.code).toBe('E_ARG');
+      expect(err.message).toContain('every interface');
+      expect(formatCliError(err)).toContain('--host 0.0.0.0');
+      expect(existsSync(tape)).toBe(false);
+    }
+  });
 });
