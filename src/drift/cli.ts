@@ -4,7 +4,7 @@
 import { existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { dashValues } from '../cli-args.ts';
+import { argsError, dashValues } from '../cli-args.ts';
 import { TapedeckError } from '../errors.ts';
 import { formatCliError, usageError } from '../cli-errors.ts';
 import { DIFF_HELP, RERECORD_HELP, STATS_HELP } from './help.ts';
@@ -62,7 +62,8 @@ function parse<O extends ParseArgsConfig['options']>(command: string, args: stri
     // A negative value (`--budget -1`) reaches the flag's own check, which says what it must be.
     return parseArgs({ args: dashValues(args, options ?? {}), allowPositionals: true, options });
   } catch (e) {
-    throw usageError(`${command}: ${(e as Error).message}`, `tapedeck ${command} --help lists the options.`);
+    const { message, didYouMean } = argsError(e, options ?? {});
+    throw usageError(`${command}: ${message}`, `${didYouMean}tapedeck ${command} --help lists the options.`);
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
-import { dashValues } from '../cli-args.ts';
+import { argsError, dashValues } from '../cli-args.ts';
 import { EXIT } from '../cli-errors.ts';
 
 /** A word for a POSIX shell: as it is when safe, else single-quoted. */
@@ -96,7 +96,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       allowPositionals: false,
     }));
   } catch (e) {
-    throw new TapedeckError('E_USAGE', `${(e as Error).message.split('\n')[0]}`, { hint: 'tapedeck mcp --tape FILE [--mode M] -- <server command>; tapedeck mcp --help lists the options.' });
+    const { message, didYouMean } = argsError(e, OPTIONS);
+    throw new TapedeckError('E_USAGE', message, { hint: `${didYouMean}tapedeck mcp --tape FILE [--mode M] -- <server command>; tapedeck mcp --help lists the options.` });
   }
   if (values.help) {
     process.stdout.write(MCP_HELP);

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { reportCliError } from '../cli-errors.ts';
+import { argsError } from '../cli-args.ts';
 import { addRecordings, type WrittenRecording } from './hand-written.ts';
 
 export const ADD_HELP = `Usage: tapedeck add <tape> <file.json>... [options]
@@ -39,6 +40,8 @@ function unreadable(f: string, e: NodeJS.ErrnoException): TapedeckError {
   });
 }
 
+const ADD_OPTIONS = { 'ignore-arg': { type: 'string', multiple: true }, 'volatile-text': { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } } as const;
+
 /**
  * Runs `tapedeck add`; returns the exit code.
  *
@@ -49,14 +52,10 @@ export async function addCommand(args: string[]): Promise<number> {
   try {
     let parsed;
     try {
-      parsed = parseArgs({
-        args,
-        options: { 'ignore-arg': { type: 'string', multiple: true }, 'volatile-text': { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
-        allowPositionals: true,
-        strict: true,
-      });
+      parsed = parseArgs({ args, options: ADD_OPTIONS, allowPositionals: true, strict: true });
     } catch (e) {
-      throw new TapedeckError('E_ARG', (e as Error).message, { hint: 'tapedeck add --help lists the options.' });
+      const { message, didYouMean } = argsError(e, ADD_OPTIONS);
+      throw new TapedeckError('E_ARG', message, { hint: `${didYouMean}tapedeck add --help lists the options.` });
     }
     if (parsed.values.help) {
       process.stdout.write(ADD_HELP);

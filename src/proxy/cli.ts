@@ -3,7 +3,7 @@
  */
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
-import { dashValues } from '../cli-args.ts';
+import { argsError, dashValues } from '../cli-args.ts';
 import { EXIT, formatCliError, reportCliError } from '../cli-errors.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import type { Timing } from './deck.ts';
@@ -189,7 +189,8 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     });
   } catch (e) {
     // parseArgs quotes what it did not expect: a store URL there may hold a password.
-    throw new TapedeckError('E_ARG', maskRedisUrl((e as Error).message), { hint: 'Run tapedeck serve --help for the options.' });
+    const { message, didYouMean } = argsError(e, SERVE_OPTIONS);
+    throw new TapedeckError('E_ARG', maskRedisUrl(message), { hint: `${didYouMean}Run tapedeck serve --help for the options.` });
   }
   const v = parsed.values;
   const match = v.match;

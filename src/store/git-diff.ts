@@ -31,6 +31,7 @@ import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { reportCliError } from '../cli-errors.ts';
+import { argsError } from '../cli-args.ts';
 
 /** The attribute line and the default textconv command. */
 export const GIT_ATTRIBUTE = '*.tape diff=tapedeck';
@@ -159,6 +160,8 @@ export function setupScanHook(root: string, command = HOOK_COMMAND): { state: 'w
   return { state: 'written', path };
 }
 
+const INIT_OPTIONS = { textconv: { type: 'string' }, 'merge-driver': { type: 'string' }, 'no-hook': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
 /**
  * Runs `tapedeck init`; returns the exit code.
  *
@@ -169,9 +172,10 @@ export async function initCommand(args: string[]): Promise<number> {
   try {
     let parsed;
     try {
-      parsed = parseArgs({ args, options: { textconv: { type: 'string' }, 'merge-driver': { type: 'string' }, 'no-hook': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+      parsed = parseArgs({ args, options: INIT_OPTIONS, strict: true, allowPositionals: false });
     } catch (e) {
-      throw new TapedeckError('E_ARG', (e as Error).message, { hint: 'tapedeck init --help lists the options.' });
+      const { message, didYouMean } = argsError(e, INIT_OPTIONS);
+      throw new TapedeckError('E_ARG', message, { hint: `${didYouMean}tapedeck init --help lists the options.` });
     }
     if (parsed.values.help) {
       process.stdout.write(INIT_HELP);

@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { usageError } from '../cli-errors.ts';
-import { dashValues } from '../cli-args.ts';
+import { argsError, dashValues } from '../cli-args.ts';
 import { isRedisUrl, maskRedisUrl } from './backends/redis-connection.ts';
 import { pullTape, pushTape } from './redis-transfer.ts';
 import { RedisRecords } from './backends/redis.ts';
@@ -90,7 +90,8 @@ function parse(cmd: RedisCommand, argv: string[]) {
     return parseArgs({ args: dashValues(argv, OPTIONS), allowPositionals: true, options: OPTIONS });
   } catch (e) {
     // parseArgs quotes the arguments it saw: a URL among them may hold a password.
-    throw usage(cmd, maskRedisUrl((e as Error).message).replace(/\s+$/, ''));
+    const { message, didYouMean } = argsError(e, OPTIONS);
+    throw new TapedeckError('E_ARG', `tapedeck ${cmd}: ${maskRedisUrl(message).replace(/\s+$/, '')}`, { hint: `${didYouMean}${USAGE[cmd]}` });
   }
 }
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { TapedeckError } from '../errors.ts';
+import { argsError } from '../cli-args.ts';
 import { damageInOrder } from './damage-order.ts';
 import { parseTape, warningText, type TapeWarning } from './tape-codec.ts';
 import { secretsInBytes, secretsInValue, type SecretFinding } from './secret-scan.ts';
@@ -103,6 +104,8 @@ async function scanOne(file: string, src: ScanSource): Promise<TapeScanResult> {
   return result;
 }
 
+const SCAN_OPTIONS = { staged: { type: 'boolean' } } as const;
+
 /**
  * Runs `tapedeck scan`; returns the exit code (0 clean, 1 findings, damage scan could not fully
  * check, or an unreadable tape).
@@ -114,9 +117,10 @@ export async function scanCommand(args: string[]): Promise<number> {
   try {
     let parsed;
     try {
-      parsed = parseArgs({ args, options: { staged: { type: 'boolean' } }, strict: true, allowPositionals: true });
+      parsed = parseArgs({ args, options: SCAN_OPTIONS, strict: true, allowPositionals: true });
     } catch (e) {
-      throw new TapedeckError('E_USAGE', (e as Error).message, { hint: 'tapedeck scan --help lists the options.' });
+      const { message, didYouMean } = argsError(e, SCAN_OPTIONS);
+      throw new TapedeckError('E_USAGE', message, { hint: `${didYouMean}tapedeck scan --help lists the options.` });
     }
     const staged = parsed.values.staged === true;
     if (!staged && parsed.positionals.length === 0) throw new TapedeckError('E_USAGE', 'scan needs tapes or folders to look through (or --staged).', { hint: 'tapedeck scan tapes/' });

@@ -2,7 +2,7 @@
 
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { dashValues } from '../cli-args.ts';
+import { argsError, dashValues } from '../cli-args.ts';
 import { TapedeckError } from '../errors.ts';
 import { reportCliError, usageError } from '../cli-errors.ts';
 import { treeLines } from './format.ts';
@@ -41,18 +41,19 @@ function count(name: string, raw: string | undefined, fallback: number): number 
  */
 export async function treeCommand(args: string[], write: OutputSink): Promise<number> {
   let parsed;
+  const options = {
+    width: { type: 'string' },
+    collapse: { type: 'string' },
+    hashes: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  } as const;
   try {
-    const options = {
-      width: { type: 'string' },
-      collapse: { type: 'string' },
-      hashes: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    } as const;
     // A negative value (`--width -5`) reaches the flag's own check, which says what it must be.
     parsed = parseArgs({ args: dashValues(args, options), allowPositionals: true, options });
   } catch (e) {
-    return reportCliError(usageError(`tree: ${(e as Error).message}`, 'tapedeck tree --help lists the options.'));
+    const { message, didYouMean } = argsError(e, options);
+    return reportCliError(usageError(`tree: ${message}`, `${didYouMean}tapedeck tree --help lists the options.`));
   }
   const { values, positionals } = parsed;
   if (values.help) {

@@ -54,3 +54,28 @@ describe('usage errors exit 2 and say what was wrong', () => {
     expect(cli('--version').status).toBe(0);
   });
 });
+
+describe('the commands with parsers of their own say a misspelt option the same way', () => {
+  it.each([
+    { args: ['tree', 'a.tape', '--colapse', '3'], near: '--collapse' },
+    { args: ['diff', 'a.tape', 'a.tape', '--fial-on', 'text'], near: '--fail-on' },
+    { args: ['stats', 'a.tape', '--formt', 'json'], near: '--format' },
+    { args: ['rerecord', 'a.tape', '--upstram', 'http://127.0.0.1:9'], near: '--upstream' },
+    { args: ['serve', '--tape', 'a.tape', '--hots', '127.0.0.1'], near: '--host' },
+    { args: ['mcp', '--tpe', 'a.tape', '--', 'node'], near: '--tape' },
+    { args: ['add', 'a.tape', 'x.json', '--ignore-ar', 'seed'], near: '--ignore-arg' },
+    { args: ['push', 'a.tape', 'redis://127.0.0.1:1', '--namspace', 'n'], near: '--namespace' },
+    { args: ['init', '--textconvv', 'x'], near: '--textconv' },
+    { args: ['scan', 'a.tape', '--stagd'], near: '--staged' },
+  ].map((c) => ({ ...c, line: c.args.join(' ') })))('tapedeck $line', ({ args, near }) => {
+    const r = cli(...args);
+    expect(r.stderr).toMatch(ONE_LINE);
+    const [, , message, hint] = ONE_LINE.exec(r.stderr)!;
+    const flag = args.find((a) => a.startsWith('--') && a !== '--' && a !== '--tape')!;
+    // The option as given, without parseArgs' advice about positionals that start with a dash.
+    expect(message).toMatch(new RegExp(`Unknown option ${flag}\\.$`));
+    expect(hint).toContain(`Did you mean ${near}? `);
+    expect(r.stdout).toBe('');
+    expect(r.status).toBeGreaterThan(0);
+  });
+});
