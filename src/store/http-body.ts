@@ -140,6 +140,9 @@ function normalizeMultipart(text: string, boundary: string, r: Redactor): string
 }
 
 /** A form body with the values of secret fields masked (order and encoding of the rest kept). */
+/** How a form's text starts: a field name and its `=`. */
+const FORM_START = /^[\w.%[\]-]+=/;
+
 function redactForm(text: string, r: Redactor): string {
   return text
     .split('&')
@@ -183,7 +186,8 @@ function isTextual(contentType: string): boolean {
  * - multipart: parts rebuilt with {@link NORMALIZED_BOUNDARY}, a field whose name is a secret
  *   masked, credential-looking text masked in every part; part headers and contents are kept
  *   otherwise, so a different file gives a different key and a new boundary does not;
- * - a form (`application/x-www-form-urlencoded`): secret fields' values masked;
+ * - a form (`application/x-www-form-urlencoded`, or text that starts as one does): secret
+ *   fields' values masked;
  * - anything else: credential-looking text masked (in binary bodies too: an ASCII key inside a
  *   file is still a key).
  * A multipart body that does not parse is keyed and stored as its (masked) bytes.
@@ -208,7 +212,9 @@ export function normalizeBody(headers: Headers, body: Uint8Array, r: Redactor): 
     const bytes = latin1Bytes(masked);
     return { bytes, stored: new TextDecoder().decode(bytes) };
   }
-  const masked = r.text(text);
+  // A form sent without its content type (nock keeps none; a client may label it text/plain)
+  // still names its secret fields: they are masked as a form's are.
+  const masked = r.text(!r.keepSecrets && FORM_START.test(text) ? redactForm(text, r) : text);
   const bytes = masked === text ? body : latin1Bytes(masked);
   return { bytes, stored: isTextual(ct) ? new TextDecoder().decode(bytes) : new Uint8Array(bytes) };
 }

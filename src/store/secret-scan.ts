@@ -7,7 +7,7 @@
  *   - the credential formats redaction masks (redact.ts, credentialMatches): bearer and basic
  *     tokens, SigV4 credentials and signatures, known provider key prefixes;
  *   - secret-named members (the redactor's names: `api_key`, `authorization`, `*_password`,
- *     `*Token`, ...) holding a high-entropy string that is not a mask;
+ *     `*Token`, ...) holding a high-entropy string that is not a mask, and form fields so named;
  *   - those credential formats cut across the events of a stream (a key the model repeated,
  *     one text delta at a time), found in the events' text joined (stream-redact.ts).
  * A finding names the file, the record (index and byte offset) and the path inside it, and
@@ -65,7 +65,15 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
   const found = credentialMatches(s);
   for (const m of found) report(path, kindOf(m.text), m.text);
   if (found.length === 0 && secretName && !isMask(s) && s.length >= MIN_SECRET_LENGTH && entropyBits(s) >= MIN_SECRET_ENTROPY) report(path, 'secret member', s);
+  // A form (sent as one, or as text without its content type): its secret-named fields are
+  // judged as secret-named members are.
+  if (found.length === 0 && !secretName && FORM_START.test(s)) {
+    for (const [k, x] of new URLSearchParams(s)) if (names.isSecretField(k)) scanText(x, `${path} field ${JSON.stringify(k)}`, true, report, depth + 1, false);
+  }
 }
+
+/** How a form's text starts: a field name and its `=` (as http-body.ts tells one). */
+const FORM_START = /^[\w.%[\]-]+=/;
 
 /** Server-sent events (`data:` lines) and NDJSON lines: JSON lines walked, others matched. */
 function scanLines(text: string, path: string, report: Report, depth: number): void {

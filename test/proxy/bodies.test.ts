@@ -239,3 +239,52 @@ describe('Content-Encoding request bodies', () => {
     await tiny.close();
   });
 });
+
+describe('a form sent without its form content type', () => {
+  // nock keeps no request headers, and fetch labels a string body text/plain: the text is still
+  // a form that names its secret fields.
+  const form = (password: string) => `user=ada&password=${password}&client_secret=CLIENTsecretXYZ123456789`;
+
+  it('has its secret fields masked, keyed, whatever its content type says', () => {
+    const r = redactor({ salt: '0123456789abcdef0123456789abcdef' });
+    for (const headers of [{}, { 'content-type': 'text/plain;charset=UTF-8' }, { 'content-type': 'application/octet-stream' }]) {
+      const a = normalizeBody(headers, Buffer.from(form('hunter2')), r);
+      const stored = typeof a.stored === 'string' ? a.stored : Buffer.from(a.stored).toString('latin1');
+      expect(stored).toMatch(/^user=ada&password=%5BREDACTED%3A[0-9a-f]+%5D&client_secret=%5BREDACTED%3A[0-9a-f]+%5D$/);
+      expect(Buffer.from(a.bytes).toString('latin1')).not.toMatch(/hunter2|CLIENTsecret/);
+      // Redaction never makes two requests one: another password keys differently, the same alike.
+      expect(Buffer.from(normalizeBody(headers, Buffer.from(form('hunter3')), r).bytes).equals(Buffer.from(a.bytes))).toBe(false);
+      expect(Buffer.from(normalizeBody(headers, Buffer.from(form('hunter2')), r).bytes).equals(Buffer.from(a.bytes))).toBe(true);
+    }
+    // Text that is no form keeps its bytes.
+    const prose = 'The password is not here.';
+    expect(Buffer.from(normalizeBody({ 'content-type': 'text/plain' }, Buffer.from(prose), r).bytes).toString()).toBe(prose);
+  });
+
+  it('recorded through createFetch as text/plain: the tape holds no secret, and the same form replays', async () => {
+    const up = await startUpstream();
+    const tape = tapePath();
+    const rec = createFetch({ tape, mode: 'record' });
+    let live: string;
+    try {
+      live = await (await rec(`${up.url}/v1/files`, { method: 'POST', body: form('hunter2') })).text();
+    } finally {
+      await rec.close();
+      await up.close();
+    }
+    const bytes = readFileSync(tape).toString('latin1');
+    expect(bytes).not.toContain('hunter2');
+    expect(bytes).not.toContain('CLIENTsecret');
+    const play = createFetch({ tape, mode: 'replay' });
+    try {
+      expect(await (await play(`${up.url}/v1/files`, { method: 'POST', body: form('hunter2') })).text()).toBe(live);
+      const other = await play(`${up.url}/v1/files`, { method: 'POST', body: form('hunter3') });
+      expect(other.headers.get('x-tapedeck-match')).toBe('miss');
+      const why = await other.text();
+      expect(why).toContain('tapedeck miss');
+      expect(why).not.toContain('hunter');
+    } finally {
+      await play.close();
+    }
+  });
+});

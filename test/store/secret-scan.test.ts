@@ -144,6 +144,19 @@ describe('tapedeck scan', () => {
     expect(secretsInValue({ password: 'changeme', api_key: 'none', token: SECRET.clientSecret })).toEqual([]);
     expect(secretsInValue({ password: SECRET.clientSecret }).map((f) => f.kind)).toEqual(['secret member']);
   });
+
+  it('judges the secret-named fields of a form body the same way, whatever its content type', () => {
+    // As nock records a form (no content type) and fetch sends one as a string (text/plain).
+    const form = `user=ada&password=changeme&client_secret=${SECRET.clientSecret}`;
+    for (const body of [form, enc.encode(form)]) {
+      const found = secretsInValue({ request: { headers: { 'content-type': 'text/plain' }, body } });
+      expect(found.map((f) => [f.path, f.kind])).toEqual([['$.request.body field "client_secret"', 'secret member']]);
+      expect(JSON.stringify(found)).not.toContain(SECRET.clientSecret);
+    }
+    // Masked fields, a form's other fields and prose are not findings.
+    expect(secretsInValue({ body: 'client_secret=%5BREDACTED%3Aab12cd34ef56ab78%5D&user=a8F3kQ9zL2mX7vB1nC4tY6wR0pE5' })).toEqual([]);
+    expect(secretsInValue({ body: 'Not a form: client_secret=' })).toEqual([]);
+  });
 });
 
 // A tape with damage is one scan could not fully read: its damaged bytes are searched as they are
