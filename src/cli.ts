@@ -44,7 +44,7 @@ ${DRIFT_COMMANDS}  prune <tape>          Compact a tape: drop damaged bytes and 
                         one event per line (what git diff shows; not importable)
   export <tape> --har [--origin URL]
                         Print its HTTP recordings as HAR 1.2 (devtools, Playwright's
-                        routeFromHAR, Polly.js; docs/migrate.md)
+                        routeFromHAR; docs/migrate.md)
   scan <tapes...> [--staged]
                         Look for anything that looks like a credential in every record
                         (headers, bodies, streams); exit 1 naming where (docs/proxy.md)

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
 import { importRecordings } from '../../src/proxy/import.ts';
 import { startUpstream, type Upstream } from './fake-upstream.ts';
 import { answersOf, ENCODED, encodedAsk, expectStoredAsNative, httpPost, nativeAnswers, PLAIN, replayAnswers, startEncodingUpstream, STREAMED } from './import-helpers.ts';
@@ -275,6 +276,41 @@ describe("nock's recorder", () => {
     const plain = JSON.parse(plainText) as { id: string; choices: { message: { content: string } }[] };
     expect(await replayAnswers(tape)).toEqual({ plainId: plain.id, plain: plain.choices[0]!.message.content, streamId, stream: streamText });
     expect(readFileSync(tape).includes('sk-nock-secret')).toBe(false);
+  });
+
+  it('a request body that is not UTF-8 (nock keeps it as hex) is imported as its bytes and replays; text of hex digits stays text', async () => {
+    withResolvers();
+    const nock = (await import('nock')).default;
+    const own = await startUpstream();
+    const binary = Buffer.from([0x00, 0x01, 0x02, 0xff, 0xfe, 0x80, 0x81, 0x0a, 0x0d]);
+    const hexText = 'deadbeef';
+    // Text of hex digits whose bytes are not UTF-8 is told from such bytes by its content type.
+    const post = (f: typeof fetch, body: Uint8Array | string) => f(`${own.url}/v1/files`, { method: 'POST', body, headers: { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/octet-stream' } }).then((r) => r.text());
+    let defs: { body: unknown }[];
+    const live: string[] = [];
+    nock.recorder.rec({ output_objects: true, dont_print: true, enable_reqheaders_recording: true });
+    try {
+      live.push(await post(fetch, binary), await post(fetch, hexText));
+      for (let i = 0; i < 100 && nock.recorder.play().length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      defs = nock.recorder.play() as { body: unknown }[];
+    } finally {
+      nock.recorder.clear();
+      nock.restore();
+      await own.close();
+    }
+    // nock's own form: the bytes as hex, the text as it is.
+    expect(defs.map((d) => d.body)).toEqual([binary.toString('hex'), hexText]);
+    const file = join(dir, 'nock-binary.json');
+    writeFileSync(file, JSON.stringify(defs, null, 2));
+    const tape = join(dir, 'nock-binary.tape');
+    expect((await importRecordings(file, tape)).records).toBe(2);
+    const play = createFetch({ tape, mode: 'replay' });
+    try {
+      expect([await post(play, binary), await post(play, hexText)]).toEqual(live);
+      expect((await play.stats()).misses).toBe(0);
+    } finally {
+      await play.close();
+    }
   });
 
   it('gzip, br and deflate answers (hex chunks as sent) are stored decoded, as a native recording of the same answers stores them, and replay exactly', async () => {

@@ -1,8 +1,8 @@
 /**
  * nock's recorder output (`nock.recorder.rec({ output_objects: true })`, `nock.recorder.play()`
  * written as JSON, and nock.back fixtures, which are the same array): one definition per
- * request with `scope` (origin), `method`, `path`, `body` (the request: parsed JSON, text or
- * hex), `status`, `response` (parsed JSON, text, hex when `responseIsBinary`, or an array of hex
+ * request with `scope` (origin), `method`, `path`, `body` (the request: parsed JSON, text, or
+ * hex for bytes that are not UTF-8), `status`, `response` (parsed JSON, text, hex when `responseIsBinary`, or an array of hex
  * chunks when the answer had a Content-Encoding), `rawHeaders` (an object, or in older nock a
  * flat [name, value, ...] list) and `reqheaders` (the request's headers).
  */
@@ -61,6 +61,23 @@ function bodyBytes(v: unknown): Uint8Array {
   return utf8Bytes(typeof v === 'string' ? v : JSON.stringify(v));
 }
 
+/**
+ * A request body as nock's recorder writes it: bytes that are not UTF-8 as hex (it keeps no flag
+ * saying so for a request, and compares a request with such a body by its hex), anything else as
+ * text or parsed JSON. So hex whose bytes are not UTF-8 was such a body, unless the recorded
+ * headers call the body text; hex whose bytes are UTF-8 would have been written as that text,
+ * so it is the text itself. (Text of hex digits alone whose bytes are not UTF-8, `deadbeef`,
+ * recorded without its headers, cannot be told from bytes, and reads as the bytes.)
+ */
+function requestBodyBytes(v: unknown, headers: ImportHeaders): Uint8Array {
+  const type = String(headers['content-type'] ?? '');
+  if (typeof v === 'string' && v !== '' && HEX.test(v) && !/^text\/|json|xml|x-www-form-urlencoded/i.test(type)) {
+    const bytes = Buffer.from(v, 'hex');
+    if (!Buffer.from(bytes.toString('utf8'), 'utf8').equals(bytes)) return new Uint8Array(bytes);
+  }
+  return bodyBytes(v);
+}
+
 function definition(d: unknown, i: number): Exchange {
   if (!isObject(d)) throw new FieldError('(definition)', 'must be an object');
   if (typeof d.scope === 'string' && isRegexLiteral(d.scope)) throw new FieldError('scope', `${JSON.stringify(d.scope)} ${RULE_NOT_REQUEST}: write the origin the request was sent to, such as "https://api.openai.com:443"`);
@@ -96,7 +113,7 @@ function definition(d: unknown, i: number): Exchange {
   return {
     where: `[${i}]`,
     index: i,
-    request: { method: d.method.toUpperCase(), url, headers: reqHeaders, body: bodyBytes(d.body) },
+    request: { method: d.method.toUpperCase(), url, headers: reqHeaders, body: requestBodyBytes(d.body, reqHeaders) },
     response: response(d.status, undefined, resHeaders, body, 'status', streamChunks(resHeaders, body)),
   };
 }
