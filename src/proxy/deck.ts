@@ -222,7 +222,9 @@ function parsedOrUndefined(body: Uint8Array): unknown {
     return undefined;
   }
 }
-const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
+
+/** The largest request body read when maxBodyBytes is not given. */
+export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 /** The model a request names: its view's (the URL's, for APIs that put it there), else the body's; '' for none. */
 function modelNamed(viewModel: unknown, body: unknown): string {
@@ -412,7 +414,7 @@ export class Deck {
     this.mode = mode;
     this.tape = opts.tape;
     this.timing = opts.timing ?? 'none';
-    this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
+    this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.missStatus = opts.missStatus ?? DEFAULT_MISS_STATUS;
     this.recordErrors = opts.recordErrors === true;
     this.serveUnrecorded = opts.onRecordFailure === 'serve';

@@ -6,13 +6,13 @@
  */
 import { existsSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { constants as h2constants, createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { TapedeckError } from '../errors.ts';
 import { HANDLER_OPTION_NAMES, handlerFor, type HandlerOptions, type TapedeckHandler } from './handler.ts';
-import { DECK_OPTION_NAMES } from './deck.ts';
+import { DECK_OPTION_NAMES, DEFAULT_MAX_BODY_BYTES } from './deck.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { tapeTarget } from '../store/tape-target.ts';
@@ -213,6 +213,14 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   const server: Server = opts.tls ? createHttpsServer({ ...serverOpts, cert: opts.tls.cert, key: opts.tls.key }, handler) : createServer(serverOpts, handler);
   // Realtime sessions: WebSocket upgrades on a provider's realtime route (docs/realtime.md).
   server.on('upgrade', handler.upgrade);
+  // A client that asks before it sends its body (Expect: 100-continue) and declares one over
+  // the limit hears 413 at once (the handler's check): node:http on its own would first say
+  // 100 Continue, and the client would upload it all for nothing.
+  const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!(Number(req.headers['content-length']) > maxBody)) res.writeContinue();
+    handler(req, res);
+  });
   const slowH2 = http2RequestTimeout(requestTimeout, checkEvery);
   // The compatibility API gives the handler request and response objects of the same shape.
   const h2 = createHttp2Server({}, (req: Http2ServerRequest, res: Http2ServerResponse) => {
