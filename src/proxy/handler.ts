@@ -29,6 +29,7 @@ import type { Duplex } from 'node:stream';
 import type { RealtimeEndpoint, RealtimeStats } from '../realtime/endpoint.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { upstreamCutWarning } from './upstream-cut.ts';
+import { jsonLabelled } from './form-labelled-json.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 import type { RecordTurn } from './record-turns.ts';
@@ -714,7 +715,10 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
 
   function deckRequest(req: IncomingMessage, body: Uint8Array): DeckRequest {
     // Dot segments resolved here, so they cannot climb out of the upstream's path prefix.
-    return { method: req.method ?? 'GET', url: normalizeRequestPath(req.url ?? '/'), headers: req.httpVersionMajor === 2 ? h1Headers(req.headers) : req.headers, body };
+    const method = req.method ?? 'GET';
+    const url = normalizeRequestPath(req.url ?? '/');
+    const headers = jsonLabelled(req.httpVersionMajor === 2 ? h1Headers(req.headers) : req.headers, method, url, body);
+    return { method, url, headers, body };
   }
 
   /**

@@ -185,6 +185,43 @@ describe('ollama through the proxy', () => {
   });
 });
 
+describe("a request sent as Ollama's documentation sends it: curl -d, labelled a form", () => {
+  // curl -d labels its body application/x-www-form-urlencoded; Ollama reads it as JSON anyway.
+  const CURL_BODY = '{"model":"llama3.2","stream":false,"messages":[{"role":"user","content":"why is the sky blue?"}]}';
+  const curl = (base: string, path = '/api/chat', body = CURL_BODY) => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+
+  it('is keyed as the JSON it is: recorded with curl, it replays to the ollama client, and the other way round', async () => {
+    const fake = await startFakeOllama();
+    const tape = join(dir, 'curl.tape');
+    let live: string;
+    let liveClient: string;
+    const proxy = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+    try {
+      live = await (await curl(proxy.url)).text();
+      liveClient = (await ollama(proxy.url).chat({ model: 'llama3.2', messages: [{ role: 'user', content: 'and why is it red at dusk?' }] })).message.content;
+    } finally {
+      await proxy.close();
+      await fake.close();
+    }
+    // Forwarded as the JSON Ollama reads it as.
+    expect(fake.calls[0]!.headers['content-type']).toBe('application/json');
+    const play = await startProxy({ tape, mode: 'replay', port: 0 });
+    try {
+      const c = await ollama(play.url).chat({ model: 'llama3.2', messages: [{ role: 'user', content: 'why is the sky blue?' }] });
+      expect(c.message.content).toBe((JSON.parse(live) as { message: { content: string } }).message.content);
+      const back = await curl(play.url, '/api/chat', '{"model":"llama3.2","stream":false,"messages":[{"role":"user","content":"and why is it red at dusk?"}]}');
+      expect(back.headers.get('x-tapedeck-match')).not.toBe('miss');
+      expect((JSON.parse(await back.text()) as { message: { content: string } }).message.content).toBe(liveClient);
+      // A changed prompt sent so is a miss that names the message, as the client's would be.
+      const changed = await curl(play.url, '/api/chat', CURL_BODY.replace('blue', 'green'));
+      expect(changed.status).toBeGreaterThanOrEqual(400);
+      expect(await changed.text()).toMatch(/message 0 \(user\) text differs/);
+    } finally {
+      await play.close();
+    }
+  });
+});
+
 describe('ollama through createFetch', () => {
   it('records and replays with Ollama gone', async () => {
     const tape = join(dir, 'fetch.tape');
