@@ -396,6 +396,14 @@ function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefin
       hint: connectTimeoutMs === undefined ? hints.dispatcher : hints.connect,
     });
   }
+  // Reached, then dropped: the address is right, and "check the base URL" would mislead.
+  if (cause?.code === 'UND_ERR_SOCKET' || cause?.code === 'ECONNRESET') {
+    return new TapedeckError('E_UPSTREAM', `Upstream ${origin} closed the connection without answering (${why}); nothing was recorded.`, {
+      upstream: origin,
+      cause: why,
+      hint: 'The upstream took the request and dropped it (a crash, a proxy in between, a body it refused): retry, or look at what the upstream logged.',
+    });
+  }
   return new TapedeckError('E_UPSTREAM', `Upstream ${origin} is unreachable (${why}).`, {
     upstream: origin,
     cause: why,

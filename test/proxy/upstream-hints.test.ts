@@ -83,3 +83,33 @@ describe('errorMessage in the short style', () => {
     expect(errorMessage(bare, { short: true })).toBe('Upstream x is unreachable. (Check the network.)');
   });
 });
+
+describe('an upstream that takes the request and closes the connection without answering', () => {
+  it('is said so, not called unreachable (its address is right), through createFetch and the proxy', async () => {
+    const rude = createServer((req) => req.socket.destroy());
+    await new Promise<void>((r) => rude.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(rude.address() as AddressInfo).port}`;
+    try {
+      const f = createFetch({ tape: join(dir, 'dropped.tape'), mode: 'record', summary: false });
+      try {
+        const res = await f(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat });
+        expect(res.status).toBe(502);
+        const text = await res.text();
+        expect(text).toContain('closed the connection without answering');
+        expect(text).not.toContain('unreachable');
+      } finally {
+        await f.close();
+      }
+      const proxy = await startProxy({ upstream: url, tape: join(dir, 'dropped-proxy.tape'), mode: 'record', port: 0 });
+      try {
+        const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat });
+        expect(res.status).toBe(502);
+        expect(await res.text()).toContain('closed the connection without answering');
+      } finally {
+        await proxy.close();
+      }
+    } finally {
+      await new Promise<void>((r) => rude.close(() => r()));
+    }
+  });
+});
