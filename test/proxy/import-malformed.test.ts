@@ -638,3 +638,16 @@ describe('the command line, its arguments', () => {
     expect(cli('import', src(), out, '--ignore', 'user', '--force').status).toBe(0);
   });
 });
+
+describe('a file whose JSON breaks on control characters', () => {
+  it("says where without printing them: V8's quote of the file has them escaped, so no escape sequence reaches the terminal", async () => {
+    const file = join(dir, 'control.har');
+    writeFileSync(file, Buffer.concat([Buffer.from('{"log": '), Buffer.from([0x01, 0x02, 0xff, 0xfe]), Buffer.from(' garbage \x1b[31mred')]));
+    const err = (await importRecordings(file, join(dir, 'control.tape')).catch((e: unknown) => e)) as TapedeckError;
+    expect(err).toBeInstanceOf(TapedeckError);
+    expect(err.message).toContain('invalid JSON at byte 8');
+    expect(err.message).toContain('\\u0001');
+    expect(err.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\ufffd]/);
+    expect(existsSync(join(dir, 'control.tape'))).toBe(false);
+  });
+});

@@ -47,6 +47,15 @@ function syntaxErrorOffset(text: string, e: Error): number | undefined {
 }
 
 /**
+ * V8's parse error quotes the file around the fault: its control characters (an escape sequence
+ * would act on the terminal the message is printed to) and undecodable bytes are written as
+ * `\uXXXX` instead.
+ */
+function printable(message: string): string {
+  return message.replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
  * Parses JSON text, or throws the import's file error with the offset of the problem. A UTF-8
  * byte order mark first is skipped: the HAR format lets writers put one there and has readers
  * ignore it, and JSON.parse refuses it.
@@ -68,7 +77,7 @@ export function parseJsonFile(text: string, file: string, format: string): unkno
     const cut = text.trim() === '' ? ' (the file is empty)' : early ? ' (the file ends early: truncated?)' : '';
     // V8 counts UTF-16 units; the byte offset is what an editor's "go to byte" wants.
     const at = offset !== undefined ? Buffer.byteLength(text.slice(0, offset)) : early ? Buffer.byteLength(text) : undefined;
-    throw badFile(file, format, `invalid JSON${at !== undefined ? ` at byte ${at}` : ''}: ${(e as Error).message}${cut}`, at !== undefined ? { offset: at } : {});
+    throw badFile(file, format, `invalid JSON${at !== undefined ? ` at byte ${at}` : ''}: ${printable((e as Error).message)}${cut}`, at !== undefined ? { offset: at } : {});
   }
 }
 
