@@ -9,7 +9,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { routeOf } from '../providers/index.ts';
 
-const FORM = 'application/x-www-form-urlencoded';
+// Tested in place: a slice lowercased would make a string for every request the proxy reads.
+const FORM = /^application\/x-www-form-urlencoded/i;
 
 /**
  * The headers a request is keyed and forwarded with: its own, or for a JSON object body labelled
@@ -21,7 +22,7 @@ const FORM = 'application/x-www-form-urlencoded';
  */
 export function jsonLabelled(headers: IncomingHttpHeaders, method: string, url: string, body: Uint8Array): IncomingHttpHeaders {
   const type = headers['content-type'];
-  if (type === undefined || type.slice(0, FORM.length).toLowerCase() !== FORM) return headers;
+  if (type === undefined || !FORM.test(type)) return headers;
   let i = 0;
   while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
   if (body[i] !== 0x7b || routeOf({ method, url })?.provider.name !== 'ollama') return headers;

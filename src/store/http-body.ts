@@ -140,8 +140,8 @@ function normalizeMultipart(text: string, boundary: string, r: Redactor): string
 }
 
 /** A form body with the values of secret fields masked (order and encoding of the rest kept). */
-/** How a form's text starts: a field name and its `=`. */
-const FORM_START = /^[\w.%[\]-]+=/;
+/** How a form's text starts: a field name and its `=` (also how `tapedeck scan` tells one). */
+export const FORM_START = /^[\w.%[\]-]+=/;
 
 function redactForm(text: string, r: Redactor): string {
   return text

@@ -17,6 +17,7 @@ import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-event
 import { credentialMatches, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
+import { FORM_START } from './http-body.ts';
 import { base64Document, documentOf, frameEvent, splitCredentials, type StreamEvent } from './stream-redact.ts';
 
 /** One thing that looks like a credential. */
@@ -71,9 +72,6 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
     for (const [k, x] of new URLSearchParams(s)) if (names.isSecretField(k)) scanText(x, `${path} field ${JSON.stringify(k)}`, true, report, depth + 1, false);
   }
 }
-
-/** How a form's text starts: a field name and its `=` (as http-body.ts tells one). */
-const FORM_START = /^[\w.%[\]-]+=/;
 
 /** Server-sent events (`data:` lines) and NDJSON lines: JSON lines walked, others matched. */
 function scanLines(text: string, path: string, report: Report, depth: number): void {
