@@ -361,7 +361,8 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   // The deck keys and redacts (under the new tape's salt); each record is framed as soon as it
   // is built and the frames go to the new tape in batches, so no record object outlives its
   // turn (young-generation garbage collection copies whatever survives).
-  const salt = newRedactionSalt();
+  // A HAR that tapedeck exported names the salt its masks were made under: kept, they match again.
+  const salt = read.salt ?? newRedactionSalt();
   const deck = await Deck.open(
     { mode: 'passthrough', ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText, redact: { ...opts.redact, salt }, onWarning: (m) => warnings.push(m) },
     { kind: 'fetch' },
@@ -496,7 +497,7 @@ export async function importRecordings(src: string, out: string, opts: ImportOpt
   const chunks = har && isRegularFile(src) ? openHarChunks(src, internal.chunkBytes) : undefined;
   if (chunks) {
     try {
-      return await writeImport(harEntries(src, undefined, chunks.entries), out, opts);
+      return await writeImport(harEntries(src, undefined, chunks.entries, chunks.salt), out, opts);
     } catch (e) {
       // An entry's text that is no JSON, or an end of the file that is not the split's: the
       // whole file is read and parsed as below, which says what is wrong (and where).

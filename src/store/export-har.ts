@@ -11,6 +11,9 @@
  * calls): `origin` gives the one the URLs get. Records that are not HTTP exchanges
  * (ReplayCache values, MCP sessions) have no HAR form and are counted in `skipped`.
  *
+ * The tape's redaction salt goes in `log._redactionSalt`: the keyed masks of its secrets were
+ * made under it, and a tape imported from the file is written under it, so they match again.
+ *
  * Damage the tape reader survived is listed as the JSON export lists it (export.ts): code, byte
  * offset and message, in `log._warnings`, there only when there is some (a sound tape's HAR is
  * plain HAR). The document is written as it is made, an entry at a time, so memory does not
@@ -145,7 +148,11 @@ export async function writeTapeHar(path: string, write: OutputSink, opts: { orig
   return withTapeStream(path, async (scan) => {
     const { out, flush } = writerFor(write);
     // The members before the entries, as JSON.stringify of the whole document indents them.
-    await out(`{\n  "log": {\n    "version": "1.2",\n    "creator": ${nested({ name: 'tapedeck', version: VERSION }, '    ')},\n    "pages": [],\n    "entries": `);
+    // The tape's redaction salt, before the entries (an import reads it before the first one):
+    // its keyed masks were made under it, and a tape imported from this file matches them only
+    // under it (import/har-split.ts reads it).
+    const salt = scan.header.salt === undefined ? '' : `\n    "_redactionSalt": ${JSON.stringify(scan.header.salt)},`;
+    await out(`{\n  "log": {\n    "version": "1.2",\n    "creator": ${nested({ name: 'tapedeck', version: VERSION }, '    ')},${salt}\n    "pages": [],\n    "entries": `);
     let entries = 0;
     let skipped = 0;
     for await (const r of decodedRecords(scan, path)) {

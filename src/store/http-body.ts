@@ -155,14 +155,21 @@ function redactForm(text: string, r: Redactor): string {
       } catch {
         // a malformed escape: judge the raw name
       }
-      if (r.isSecretField(name)) return `${pair.slice(0, eq)}=${encodeURIComponent(r.mask(pair.slice(eq + 1)))}`;
       let value = pair.slice(eq + 1);
+      let decoded: string | undefined;
       try {
-        const decoded = decodeURIComponent(value.replace(/\+/g, ' '));
+        decoded = decodeURIComponent(value.replace(/\+/g, ' '));
+      } catch {
+        // a malformed escape: judge the raw value
+      }
+      // A secret's value is masked as sent (the keys of the tapes made so far), unless it is a
+      // mask already, percent-encoded (a HAR export imported again): masking it again would key
+      // it under a mask of the mask, which no request ever sends.
+      if (r.isSecretField(name)) return `${pair.slice(0, eq)}=${encodeURIComponent(r.mask(decoded !== undefined && r.mask(decoded) === decoded ? decoded : value))}`;
+      if (decoded === undefined) value = r.text(value);
+      else {
         const masked = r.text(decoded);
         if (masked !== decoded) value = encodeURIComponent(masked);
-      } catch {
-        value = r.text(value);
       }
       return `${pair.slice(0, eq)}=${value}`;
     })

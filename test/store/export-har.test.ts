@@ -48,9 +48,10 @@ const RECORDS = [
 
 /** The document as the export built it before it streamed: every entry, then one JSON.stringify. */
 async function wholeDocument(tape: string, origin = 'http://localhost'): Promise<string> {
-  const { records } = await readTape(tape);
+  const { header, records } = await readTape(tape);
   const entries = records.filter((r) => isHttpRecord(r.value)).map((r) => harEntry(r.value as Parameters<typeof harEntry>[0], origin));
-  return `${JSON.stringify({ log: { version: '1.2', creator: { name: 'tapedeck', version: VERSION }, pages: [], entries } }, null, 2)}\n`;
+  const salt = header.salt === undefined ? {} : { _redactionSalt: header.salt };
+  return `${JSON.stringify({ log: { version: '1.2', creator: { name: 'tapedeck', version: VERSION }, ...salt, pages: [], entries } }, null, 2)}\n`;
 }
 
 async function streamed(tape: string, opts: { origin?: string } = {}): Promise<{ text: string; writes: number; result: Awaited<ReturnType<typeof writeTapeHar>> }> {
@@ -66,13 +67,16 @@ describe('export --har, streamed', () => {
       ['one', [RECORDS[0]]],
       ['none', []],
       ['no-har-form', [RECORDS[2]]],
+      // A tape made before salts existed: no `_redactionSalt` member.
+      ['no-salt', RECORDS],
     ];
     for (const [name, values] of cases) {
       const tape = join(dir, `${name}.tape`);
-      await createTape(tape);
+      await createTape(tape, name === 'no-salt' ? { salt: null } : {});
       if (values.length > 0) await appendRecords(tape, values);
       const { text, result } = await streamed(tape, { origin: 'https://api.openai.com' });
       expect(text, name).toBe(await wholeDocument(tape, 'https://api.openai.com'));
+      expect('_redactionSalt' in (JSON.parse(text) as { log: object }).log, name).toBe(name !== 'no-salt');
       expect((await exportTapeHar(tape, { origin: 'https://api.openai.com' })).text, name).toBe(text);
       const http = values.filter(isHttpRecord).length;
       expect(result, name).toEqual({ entries: http, skipped: values.length - http, warnings: [] });
@@ -101,7 +105,7 @@ describe('export --har, streamed', () => {
     const json = JSON.parse(await exportTapeJSON(tape)) as { warnings: { code: string; offset: number; message: string }[] };
     expect(json.warnings).toHaveLength(1);
     expect(har.log._warnings).toEqual(json.warnings);
-    expect(Object.keys(har.log)).toEqual(['version', 'creator', 'pages', 'entries', '_warnings']);
+    expect(Object.keys(har.log)).toEqual(['version', 'creator', '_redactionSalt', 'pages', 'entries', '_warnings']);
     expect(result.warnings.map((w) => w.offset)).toEqual([offsets[1]]);
     // Otherwise the document is the one JSON.stringify makes.
     expect(text).toBe(`${JSON.stringify(har, null, 2)}\n`);

@@ -66,6 +66,11 @@ export interface ReadResult {
   entries: number;
   /** Where the source lists its entries (`log.entries`, `interactions`; empty for a top-level array), for messages. */
   list: string;
+  /**
+   * The redaction salt the source's keyed masks were made under, when it names one (a HAR that
+   * tapedeck exported): the import writes its tape under it, so those masks match again.
+   */
+  salt?: string;
 }
 
 /** The flag that keeps the good entries of a file with bad ones. */

@@ -10,8 +10,11 @@
  * - the text before the array (the first `entries` array of the first `log` object) is kept;
  *   the text after it is known only at the end of the file, and there the two, with the array
  *   replaced by a string no file holds, must parse with that string at `log.entries`
- *   ({@link restIsSplit}): the reader throws {@link SplitInDoubt} otherwise, before it says the
+ *   ({@link splitRest}): the reader throws {@link SplitInDoubt} otherwise, before it says the
  *   entries are done;
+ * - the redaction salt the document names ({@link harSalt}) is read from the text before the
+ *   array, as the import needs it before the first entry, and the end of the file must confirm
+ *   it: a salt named again after the array, which the whole parse would take, is doubt too;
  * - the elements are found by their separator (`}`, `,`, the whitespace before the first
  *   element, `{`) and each element's text must parse (a SyntaxError otherwise);
  * - texts are decoded as readFileSync(file, 'utf8') decodes the whole: every span starts and
@@ -23,7 +26,7 @@
  */
 import { isAscii } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { elementEnd, lineSeparator, members, restIsSplit, skipWs, valueEnd } from './har-split.ts';
+import { elementEnd, harSalt, lineSeparator, members, skipWs, splitRest, valueEnd } from './har-split.ts';
 
 /**
  * Bytes read at a time (and the buffer's size until an entry needs more): a buffer that stays
@@ -53,6 +56,8 @@ export interface HarChunks {
   whole(): boolean;
   /** Closes the file (also done when the entries are all read). */
   close(): void;
+  /** The redaction salt the document names before its entries ({@link harSalt}). */
+  readonly salt: string | undefined;
 }
 
 /** The end of the entries: nothing more to give. */
@@ -99,6 +104,7 @@ class ChunkReader implements HarChunks {
   /** The text before the entries array, and the separator after an element (`,`, whitespace, `{`). */
   private before = '';
   private after = '';
+  salt: string | undefined;
   private fd: number | undefined;
   private failed = false;
   private done = false;
@@ -146,6 +152,13 @@ class ChunkReader implements HarChunks {
     if (after === undefined) return false;
     this.before = b.toString('utf8', 0, start);
     this.after = after;
+    // The members before the array, closed where the array would be: the root's first `log`
+    // object is the one read, so `null` and two closing braces end the document.
+    try {
+      this.salt = harSalt((JSON.parse(`${this.before}null}}`) as { log?: unknown }).log);
+    } catch {
+      this.salt = undefined; // the end of the file decides (splitRest), or the whole parse
+    }
     this.at = j;
     this.hop = j;
     return true;
@@ -212,7 +225,9 @@ class ChunkReader implements HarChunks {
     const e = valueEnd(b, this.at);
     if (e < 0) throw new SplitInDoubt();
     const close = skipWs(b, e);
-    if (b[close] !== 0x5d || !restIsSplit(this.before, this.text(close + 1, this.filled))) throw new SplitInDoubt();
+    if (b[close] !== 0x5d) throw new SplitInDoubt();
+    const log = splitRest(this.before, this.text(close + 1, this.filled));
+    if (log === undefined || harSalt(log) !== this.salt) throw new SplitInDoubt();
     const v: unknown = JSON.parse(this.text(this.at, e));
     this.done = true;
     this.close();

@@ -25,6 +25,8 @@ import { randomBytes } from 'node:crypto';
 export interface HarSplit {
   /** The entries' texts' [start, end) offsets, in order (2 numbers an entry). */
   spans: number[];
+  /** The redaction salt the document names ({@link harSalt}). */
+  salt: string | undefined;
   /** Entry i parsed (JSON.parse of its text; throws SyntaxError if it is no JSON). */
   parse(i: number): unknown;
   /**
@@ -179,21 +181,34 @@ function elements(b: Buffer, i: number): { end: number; spans: number[] } | unde
 }
 
 /**
- * Whether the text before the entries array and the text after it make a JSON document with
- * the array's place at `log.entries`: the two with a string no file holds between them parse,
- * and that string is what the parse puts at `log.entries` (duplicate members resolved as
- * JSON.parse resolves them).
+ * The `log` object of the document that the text before the entries array and the text after it
+ * make, when they make one with the array's place at `log.entries`: the two with a string no file
+ * holds between them parse, and that string is what the parse puts at `log.entries` (duplicate
+ * members resolved as JSON.parse resolves them). Undefined otherwise.
  */
-export function restIsSplit(before: string, after: string): boolean {
+export function splitRest(before: string, after: string): Record<string, unknown> | undefined {
   const sentinel = `tapedeck split ${randomBytes(16).toString('hex')}`;
   let rest: unknown;
   try {
     rest = JSON.parse(`${before}"${sentinel}"${after}`);
   } catch {
-    return false;
+    return undefined;
   }
   const log = (rest as { log?: { entries?: unknown } }).log;
-  return typeof log === 'object' && log !== null && log.entries === sentinel;
+  return typeof log === 'object' && log !== null && log.entries === sentinel ? (log as Record<string, unknown>) : undefined;
+}
+
+/**
+ * The redaction salt a HAR that tapedeck exported names (`log._redactionSalt`, 32 lowercase hex
+ * digits), or undefined: its keyed masks were made under that salt, and an import that writes
+ * its tape under another would never match them again (export-har.ts writes it).
+ *
+ * @example
+ * harSalt(JSON.parse(text).log) // '0123456789abcdef0123456789abcdef'
+ */
+export function harSalt(log: unknown): string | undefined {
+  const salt = typeof log === 'object' && log !== null ? (log as { _redactionSalt?: unknown })._redactionSalt : undefined;
+  return typeof salt === 'string' && /^[0-9a-f]{32}$/.test(salt) ? salt : undefined;
 }
 
 /**
@@ -222,7 +237,8 @@ export function splitHar(bytes: Buffer): HarSplit | undefined {
   const { start, end, spans } = found;
   // An ASCII text is its own Latin-1 decoding, which is a copy (UTF-8's checks every byte).
   const text = isAscii(bytes) ? (s: number, e: number) => bytes.toString('latin1', s, e) : (s: number, e: number) => bytes.toString('utf8', s, e);
-  if (!restIsSplit(text(0, start), text(end, bytes.length))) return undefined;
+  const log = splitRest(text(0, start), text(end, bytes.length));
+  if (log === undefined) return undefined;
   let parsed = 0;
   const parse = (k: number): unknown => {
     const v: unknown = JSON.parse(text(spans[2 * k]!, spans[2 * k + 1]!));
@@ -230,6 +246,7 @@ export function splitHar(bytes: Buffer): HarSplit | undefined {
     return v;
   };
   return {
+    salt: harSalt(log),
     spans,
     parse,
     whole: () => {

@@ -18,7 +18,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { canonicalizeJSON } from '../../core/index.ts';
 import { TapedeckError } from '../../errors.ts';
-import type { HarSplit } from './har-split.ts';
+import { harSalt, type HarSplit } from './har-split.ts';
 import { inPollyOrder, pollyOrderOf, type PollyOrder } from './polly-order.ts';
 import { freezeHeaders } from '../frozen-headers.ts';
 import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, headerValue, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
@@ -342,7 +342,7 @@ export function readHar(text: string, file: string, opts: { parsed?: unknown; di
   const doc = opts.parsed ?? parseJsonFile(text, file, 'HAR file');
   if (!isObject(doc) || !isObject(doc.log)) throw badFile(file, 'HAR file', 'expected an object with a "log" member (HAR 1.2)');
   if (!Array.isArray(doc.log.entries)) throw badFile(file, 'HAR file', '"log.entries" must be an array');
-  return harEntries(file, opts.dir, doc.log.entries as unknown[]);
+  return harEntries(file, opts.dir, doc.log.entries as unknown[], harSalt(doc.log));
 }
 
 /**
@@ -352,7 +352,7 @@ export function readHar(text: string, file: string, opts: { parsed?: unknown; di
  * @example
  * const { exchanges } = harEntries('network.har', undefined, JSON.parse(text).log.entries)
  */
-export function harEntries(file: string, dir: string | undefined, items: Iterable<unknown>): ReadResult {
+export function harEntries(file: string, dir: string | undefined, items: Iterable<unknown>, salt?: string): ReadResult {
   const base = dir ?? (file === '-' ? undefined : dirname(file));
   // Polly.js answers identical requests by `_order`, not by their place in the file.
   const polly = new WeakMap<Exchange, PollyOrder>();
@@ -364,6 +364,7 @@ export function harEntries(file: string, dir: string | undefined, items: Iterabl
   });
   const inFile = read.exchanges;
   read.exchanges = { [Symbol.iterator]: () => inPollyOrder(inFile, (x) => polly.get(x)) };
+  if (salt !== undefined) read.salt = salt;
   return read;
 }
 
@@ -378,9 +379,14 @@ export function harEntries(file: string, dir: string | undefined, items: Iterabl
  */
 export function readHarSplit(split: HarSplit, file: string, opts: { dir?: string } = {}): ReadResult {
   const n = split.spans.length / 2;
-  return harEntries(file, opts.dir, {
-    *[Symbol.iterator]() {
-      for (let i = 0; i < n; i++) yield split.parse(i);
+  return harEntries(
+    file,
+    opts.dir,
+    {
+      *[Symbol.iterator]() {
+        for (let i = 0; i < n; i++) yield split.parse(i);
+      },
     },
-  });
+    split.salt,
+  );
 }
