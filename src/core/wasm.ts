@@ -17,7 +17,8 @@ import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 interface CoreExports {
   memory: WebAssembly.Memory;
   prepare(ignLen: number, maxInput: number, stage: number): number;
-  utf16ToUtf8(src: number, units: number, dst: number): number;
+  /** Absent from the browser's build: a page has no Buffer to copy UTF-16 into memory with. */
+  utf16ToUtf8?(src: number, units: number, dst: number): number;
   canonical(n: number, ignoreCount: number, flags: number): number;
   digests(flags: number): number;
   result(): number;
@@ -169,6 +170,11 @@ export class WasmEngine implements Engine {
   private startsBuf = new Uint32Array(256);
   /** Whether this engine writes JavaScript values' text itself (ValueText): where Buffer is and the build reads frames. */
   readonly writesValues: boolean;
+  /**
+   * Strings of this many UTF-16 units or more are transcoded in wasm (UTF16_MIN); never by the
+   * browser's build, which has no transcoder (a page with a Buffer polyfill still gets here).
+   */
+  private readonly wideMin: number;
 
   constructor(name: 'wasm' | 'wasm-simd') {
     this.name = name;
@@ -186,6 +192,7 @@ export class WasmEngine implements Engine {
     this.r = this.x.result() >>> 2;
     this.refresh();
     this.writesValues = this.buf !== undefined && this.x.valueFrames !== undefined;
+    this.wideMin = this.x.utf16ToUtf8 ? UTF16_MIN : Infinity;
   }
 
   /**
@@ -239,7 +246,7 @@ export class WasmEngine implements Engine {
     // A UTF-16 unit is at most 3 UTF-8 bytes, so reserve that and let the encoder report the
     // real length: no separate measuring pass over the string.
     const max = units * 3;
-    if (!this.buf || units < UTF16_MIN) {
+    if (!this.buf || units < this.wideMin) {
       const text = typeof json === 'string' ? json : json.text();
       const at = this.prepare(ignore, max);
       if (this.buf) return this.buf.write(text, at, max, 'utf8');
@@ -317,7 +324,7 @@ export class WasmEngine implements Engine {
 
   /** utf16ToUtf8 in wasm; returns the bytes written. */
   private transcode(stage: number, units: number, at: number): number {
-    const n = this.x.utf16ToUtf8(stage, units, at);
+    const n = this.x.utf16ToUtf8!(stage, units, at);
     if (n < 0) {
       throw new TapedeckError('E_LONE_SURROGATE', `JSON text has a lone UTF-16 surrogate at string index ${-n - 1}.`, {
         hint: 'Use s.toWellFormed() or fix the source.',
@@ -340,7 +347,7 @@ export class WasmEngine implements Engine {
       if (this.prepared !== mark) throw new Error('the value was hashed into while it was written');
       const units = piece.length;
       const max = n + units * 3;
-      const wide = units >= UTF16_MIN;
+      const wide = units >= this.wideMin;
       const at = this.prepare(ignore, max, wide ? units * 2 : 0);
       mark = this.prepared;
       if (this.buf !== buf) buf = this.buf!;

@@ -1,6 +1,6 @@
 // llm-tapedeck/browser without a browser: what a bundler makes of it (no Node built-in reached,
 // the browser stand-ins swapped in), and the entry's own checks, run in Node.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -176,6 +176,31 @@ describe('llm-tapedeck/browser as bundled', () => {
     }
     expect(thrown).toBe(stand.DECLINED);
     expect(new stand.ValueText({ b: 1, a: ['é', 2.5e-7] }).text()).toBe(JSON.stringify({ b: 1, a: ['é', 2.5e-7] }));
+  });
+
+  it('keys long strings without the UTF-16 transcoder the browser build leaves out, where a page has Buffer (a polyfill)', async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', logLevel: 'silent' });
+    const { SIMD_HEX } = await import(join(root, 'dist/core/wasm-browser.generated.js'));
+    const exported = WebAssembly.Module.exports(new WebAssembly.Module(Buffer.from(SIMD_HEX as string, 'hex'))).map((e) => e.name);
+    expect(exported).not.toContain('utf16ToUtf8');
+    // Run in Node, the bundle finds a global Buffer, as a page with a Buffer polyfill does.
+    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-browser-bundle-'));
+    try {
+      const file = join(dir, 'bundle.mjs');
+      writeFileSync(file, out.outputFiles[0]!.contents);
+      type Page = { backend(): string; hashJSON(t: string): string; hashValue(v: unknown): string; pathHashes(v: unknown[]): unknown };
+      const page = (await import(file)) as Page;
+      const node = (await import(join(root, 'dist/index.js'))) as Page;
+      expect(page.backend()).toBe('wasm-simd');
+      // Past the length from which the builds for Node transcode in wasm (UTF16_MIN), non-ASCII.
+      const messages = [{ role: 'user', content: 'Zürich 東京 😀 \n"quoted" '.repeat(300) }, { role: 'assistant', content: 'ok' }];
+      expect(messages[0]!.content.length).toBeGreaterThan(4096);
+      expect(page.hashJSON(JSON.stringify(messages))).toBe(node.hashJSON(JSON.stringify(messages)));
+      expect(page.hashValue(messages)).toBe(node.hashValue(messages));
+      expect(page.pathHashes(messages)).toEqual(node.pathHashes(messages));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('leaves out what only speeds up keying many requests: the raw-bytes walk and its wasm index', async () => {
