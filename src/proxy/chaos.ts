@@ -99,11 +99,21 @@ export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, for
   const latencyMs = v?.latencyMs ?? 0;
   const fault = v?.fault as HttpFault | undefined;
   if (fault === undefined) {
-    // The retry of a call whose answer was damaged gets that same recording.
+    // The retry of a call whose answer was damaged gets that same recording (a request the
+    // stats count here: no decide() counts it).
     const held = chaos.held(key, false);
+    if (held) d.countRequest();
     return { kind: 'usual', latencyMs, ...(held ? { decision: held } : {}) };
   }
   const call = v!.call;
+  // Each request is one of the stats' `requests`: deck.decide() counts those it decides; those
+  // answered by a fault with no decision (in front of the live API), or from the decision held
+  // for their call (a retry), are counted here.
+  const recall = (keep: boolean): Decision | undefined => {
+    const held = chaos.held(call, keep);
+    if (held) d.countRequest();
+    return held;
+  };
   if (fault === 'timeout' || fault === 'reset' || !damagesAnswer(fault)) {
     // In replay, a fault stands in for the recording the call would have got: taken now and
     // held for the call's retry. So a request with none is a miss, never a fault that lets a
@@ -111,12 +121,12 @@ export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, for
     // fallback) leaves the next call the next recording, as without the fault.
     if (d.mode === 'replay') {
       try {
-        chaos.hold(call, chaos.held(call, true) ?? (await d.decideShared(req)));
+        chaos.hold(call, recall(true) ?? (await d.decideShared(req)));
       } catch (e) {
         chaos.undo(call, fault); // a miss is answered as a miss, not counted as a fault
         throw e;
       }
-    }
+    } else d.countRequest();
     if (fault === 'timeout' || fault === 'reset') return { kind: fault, latencyMs, fault, call };
     return { kind: 'status', latencyMs, fault, answer: statusFault(req.url, req.headers, fault as StatusFault, chaos.options.retryAfterMs ?? CHAOS_DEFAULTS.retryAfterMs, chaos.seed), call };
   }
@@ -126,7 +136,7 @@ export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, for
   const whole = WHOLE_ANSWER_FAULTS.has(fault);
   let decision: Decision;
   try {
-    decision = chaos.held(call, !whole) ?? (await d.decideShared(req));
+    decision = recall(!whole) ?? (await d.decideShared(req));
   } catch (e) {
     chaos.undo(call, fault); // a miss is answered as a miss, not counted as a fault
     throw e;

@@ -1422,6 +1422,11 @@ export class Deck {
     return n;
   }
 
+  /** Counts a request that no decide() counts (one answered from a decision held for it). */
+  countRequest(): void {
+    this.counters.requests++;
+  }
+
   count(by: keyof DeckStats['byMatch']): void {
     this.counters.byMatch[by]++;
     if (by === 'miss') this.counters.misses++;

@@ -278,3 +278,41 @@ describe('tapedeck serve --chaos', () => {
     expect(s.stderr()).toContain('--chaos-live');
   });
 });
+
+describe('the stats under faults', () => {
+  // Every request the proxy or a tapedeck fetch got is one of `requests`, whether a fault
+  // answered it, it retried a faulted call (answered from the recording held for it), or a
+  // damaged recording answered it: a fault's answer was counted apart (`faults`) but not as a
+  // request, and a retry not at all, so `hits` could exceed `requests`.
+  it('count every request, the faulted ones and their retries included', async () => {
+    for (const fault of ['429', '500', 'reset', 'timeout', 'cut']) {
+      const p = await startProxy({ tape, mode: 'replay', port: 0, onWarning: () => {}, chaos: { faults: { [fault]: 1 }, seed: 1, ...(fault === 'cut' ? {} : { attempts: 2 }) } });
+      try {
+        for (let i = 0; i < 3; i++) {
+          const ctl = new AbortController();
+          const t = setTimeout(() => ctl.abort(), 300);
+          await fetch(`${p.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: ctl.signal })
+            .then((r) => r.text())
+            .catch(() => {})
+            .finally(() => clearTimeout(t));
+        }
+        const s = (await (await fetch(`${p.url}/__tapedeck/stats`)).json()) as { requests: number; hits: number; faults: Record<string, number> };
+        expect(s.requests, fault).toBe(3);
+        expect(s.hits, fault).toBe(fault === 'cut' ? 3 : 1);
+        expect(s.faults[fault], fault).toBe(fault === 'cut' ? 3 : 2);
+      } finally {
+        await p.close();
+      }
+    }
+    // A tapedeck fetch counts them alike.
+    const f = createFetch({ tape, mode: 'replay', summary: false, onWarning: () => {}, chaos: { faults: { 429: 1 }, seed: 1, attempts: 2 } });
+    try {
+      for (let i = 0; i < 3; i++) await (await f(`${upstream.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text();
+      const s = await f.stats();
+      expect(s.requests).toBe(3);
+      expect(s.hits).toBe(1);
+    } finally {
+      await f.close();
+    }
+  });
+});
