@@ -13,6 +13,8 @@ export interface FetchRun {
   misses: { route: string; message: string }[];
   /** Recordings nothing in this run asked for. */
   unused: number;
+  /** Live answers left off the tape: cut or ended early upstream, or cut by close. */
+  notRecorded?: number;
 }
 
 /**
@@ -24,7 +26,8 @@ export interface FetchRun {
  */
 export function formatFetchSummary(r: FetchRun): string {
   const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
-  const lines = [`tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${plural(r.added, 'recording')} added, ${r.misses.length === 1 ? '1 miss' : `${r.misses.length} misses`}, ${plural(r.unused, 'unused recording')}`];
+  const lost = r.notRecorded ? ` (${plural(r.notRecorded, 'answer')} not recorded)` : '';
+  const lines = [`tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${plural(r.added, 'recording')} added${lost}, ${r.misses.length === 1 ? '1 miss' : `${r.misses.length} misses`}, ${plural(r.unused, 'unused recording')}`];
   if (r.misses.length > 0) {
     lines.push('Misses:');
     for (const m of r.misses.slice(0, 20)) lines.push(`  ${m.route}: ${m.message.split('\n')[0]}`);

@@ -472,7 +472,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // Past the bound, what is still in flight is aborted: a hung upstream must not keep
       // close() (and the test run or process behind it) waiting.
       const timer = setTimeout(() => {
-        link.shutdown(`This tapedeck fetch was closed before the upstream answered (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
+        link.shutdown(`This tapedeck fetch was closed before the upstream finished answering (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
       }, shutdownTimeoutMs);
       try {
         for (;;) {
@@ -488,10 +488,13 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       const d = await opening.catch(() => undefined);
       try {
         await d?.close();
-        const summarize = opts.summary ?? (misses.length > 0 && entry.kind !== 'test');
-        if (d && summarize) {
-          const s = d.stats();
-          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded, misses, unused: d.unusedCount(used) });
+        const s = d?.stats();
+        // Said unasked when a call missed or a live answer was left off the tape: the next
+        // replay misses it (a test runner's own summary says both for test tapes).
+        const notRecorded = s ? s.errors + s.appendFailures : 0;
+        const summarize = opts.summary ?? ((misses.length > 0 || notRecorded > 0) && entry.kind !== 'test');
+        if (d && s && summarize) {
+          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded, misses, unused: d.unusedCount(used), notRecorded });
           if (typeof opts.summary === 'function') opts.summary(text);
           else if (typeof process !== 'undefined' && process.stderr) process.stderr.write(`${text}\n`);
           else console.warn(text);

@@ -937,7 +937,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
           // its connection: it may have stopped reading, and waiting for it is what the bound
           // is there to prevent.
           opts.onWarning?.(`shutdown timeout (${shutdownTimeoutMs} ms): cutting ${inFlight} request(s) still in flight; they are not recorded.`);
-          link.shutdown(`The tapedeck proxy shut down before the upstream answered (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
+          link.shutdown(`The tapedeck proxy shut down before the upstream finished answering (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
           for (const res of flights) if (!forwarding.has(res) || res.headersSent) res.destroy();
           await settled;
         }

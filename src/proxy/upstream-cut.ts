@@ -17,6 +17,8 @@ import { TapedeckError } from '../errors.ts';
 export function upstreamCutWarning(route: string, e: unknown): string {
   // The idle timeout's own message says the route, the wait and the option that sets it.
   if (e instanceof TapedeckError && e.code === 'E_UPSTREAM_TIMEOUT') return `tapedeck: ${e.message}`;
+  // So does a shutdown's (the fetch closed or the proxy shut down mid-answer), with its fix.
+  if (e instanceof TapedeckError && e.code === 'E_PROXY_CLOSED') return `tapedeck: ${route}: ${e.message}`;
   const message = e instanceof Error ? e.message : String(e);
   const cause = e instanceof Error ? (e.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
   const code = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;

@@ -558,7 +558,9 @@ function openTape(opts: TestTapeOptions): TestTape {
             await inner.close();
             const st = await inner.stats();
             added = st.recorded;
-            unrecorded = st.appendFailures;
+            // createFetch counts as errors the answers it could not record (cut or ended early
+            // upstream, cut by its close), and as append failures those whose write failed.
+            unrecorded = st.appendFailures + st.errors;
             addFaults(st.faults);
           } catch (e) {
             errors.push(e);
