@@ -109,6 +109,14 @@ export interface TapedeckFetch {
 const dropped = (why: string): TypeError => new TypeError('terminated', { cause: new Error(`other side closed (${why})`) });
 
 /**
+ * Errors a cut stream a task after its last chunk, as a dropped socket's error comes after the
+ * data it delivered: erroring at once, while that chunk still sits in the queues of the caller's
+ * pipes (TextDecoderStream, an SSE parser: the AI SDK's), discards it there.
+ */
+const cutAfter = (controller: ReadableStreamDefaultController<Uint8Array>, why: string): Promise<void> =>
+  new Promise((r) => setTimeout(r, 0)).then(() => controller.error(dropped(why)));
+
+/**
  * A recorded answer's chunks as a body, one chunk a read, paced by `timing`, ending as the
  * recording did (a close, or for a cut recording the error of a dropped connection). The
  * caller's abort ends it as it ends fetch's own bodies: once the signal fires, the next read
@@ -140,8 +148,8 @@ function chunkStream(chunks: [number, Uint8Array][], timing: Deck['timing'], cut
     async pull(controller) {
       if (i >= chunks.length) {
         forget();
-        if (cut) controller.error(dropped('a cut stream recorded by hand'));
-        else controller.close();
+        if (cut) return cutAfter(controller, 'a cut stream recorded by hand');
+        controller.close();
         return;
       }
       const [at, bytes] = chunks[i]!;
@@ -185,7 +193,7 @@ function damagedStream(a: DamagedAnswer): ReadableStream<Uint8Array> {
       if (i < a.events.length) {
         if (i > 0 && a.pauseMs > 0) await sleep(a.pauseMs);
         controller.enqueue(new Uint8Array(a.events[i++]!));
-      } else if (a.cut) controller.error(dropped('a cut injected by tapedeck chaos'));
+      } else if (a.cut) return cutAfter(controller, 'a cut injected by tapedeck chaos');
       else controller.close();
     },
   });

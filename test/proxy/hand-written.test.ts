@@ -110,6 +110,34 @@ describe('hand-written recordings', () => {
     await proxy.close();
   });
 
+  it('a cut stream: the AI SDK gets the text sent before the cut, as from a dropped connection (createFetch, a hand-written cut and an injected one)', async () => {
+    const { streamText } = await import('ai');
+    const { createOpenAI } = await import('@ai-sdk/openai');
+    const tape = join(dir, 'cut-ai.tape');
+    const body = { ...ask, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user' as const, content: 'Cut me' }] };
+    const events = [{ data: chunk({ role: 'assistant', content: '' }) }, { data: chunk({ content: 'Partial' }) }];
+    await addRecordings({ tape }, [{ request: { url: URL_, body }, response: { cut: true, events } }]);
+    // The same answer whole, which the chaos cuts after its second event.
+    const whole = join(dir, 'whole-ai.tape');
+    await addRecordings({ tape: whole }, [{ request: { url: URL_, body }, response: { events: [...events, { data: chunk({ content: ' and more' }) }, { data: '[DONE]' }] } }]);
+    const cases = [
+      createFetch({ tape, mode: 'replay', summary: false }),
+      createFetch({ tape: whole, mode: 'replay', summary: false, onWarning: () => {}, chaos: { faults: { cut: 1 }, cutAfter: 2, seed: 1 } }),
+    ];
+    for (const [n, f] of cases.entries()) {
+      const provider = createOpenAI({ apiKey: 'replay', fetch: f as typeof fetch });
+      const parts: string[] = [];
+      const result = streamText({ model: provider.chat('gpt-4o-mini'), prompt: 'Cut me', maxRetries: 0, onError: () => {} });
+      // The AI SDK raises the dropped connection's error from the stream, as it does live.
+      const thrown = await (async () => {
+        for await (const p of result.fullStream) parts.push(p.type === 'text-delta' ? `text:${p.text}` : p.type);
+      })().catch((e: unknown) => e);
+      expect(parts, `case ${n}`).toContain('text:Partial');
+      expect(String((thrown as Error | undefined)?.cause ?? thrown), `case ${n}`).toMatch(/terminated/);
+      await f.close();
+    }
+  });
+
   it('tapedeck add reads recordings from JSON files; bad ones are refused before anything is written', async () => {
     const tape = join(dir, 'cli.tape');
     const file = join(dir, 'answers.json');
