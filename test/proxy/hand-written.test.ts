@@ -138,6 +138,28 @@ describe('hand-written recordings', () => {
     }
   });
 
+  it('tapedeck import refuses a file of hand-written streams (it would drop their events), naming tapedeck add', async () => {
+    const { importRecordings } = await import('../../src/proxy/import.ts');
+    const body = { ...ask, stream: true, messages: [{ role: 'user' as const, content: 'Stream hi' }] };
+    for (const [name, response] of [
+      ['events', { gapMs: 20, events: [{ data: chunk({ content: 'Hi' }) }, { data: '[DONE]' }] }],
+      ['cut', { cut: true, events: [{ data: chunk({ content: 'Hi' }) }] }],
+    ] as const) {
+      const file = join(dir, `import-${name}.json`);
+      writeFileSync(file, JSON.stringify([{ request: { url: URL_, body: ask }, response: { body: completion('plain') } }, { request: { url: URL_, body }, response }]));
+      const out = join(dir, `import-${name}.tape`);
+      const e = await rejectionOf(importRecordings(file, out));
+      expect(e.code).toBe('E_IMPORT_FORMAT');
+      expect(e.message).toContain(`${file} holds hand-written recordings ([1].response.events`);
+      expect(e.message).toContain(`tapedeck add <tape> ${file}`);
+      expect(existsSync(out)).toBe(false);
+    }
+    // Plain answers written by hand still import as request/response pairs.
+    const plainFile = join(dir, 'import-plain.json');
+    writeFileSync(plainFile, JSON.stringify([{ request: { url: URL_, body: ask }, response: { body: completion('plain') } }]));
+    expect((await importRecordings(plainFile, join(dir, 'import-plain.tape'))).records).toBe(1);
+  });
+
   it('tapedeck add reads recordings from JSON files; bad ones are refused before anything is written', async () => {
     const tape = join(dir, 'cli.tape');
     const file = join(dir, 'answers.json');

@@ -12,10 +12,12 @@
  *   response: { content | toolCalls | error } }] }`, as llmock writes them): every such rule is
  *   a partial match (a user message substring, a tool name), so each is listed;
  * - plain request/response pairs, `[{ request: { method, path | url, headers, body },
- *   response: { status, headers, body } }]` (as `tapedeck add` takes them): imported.
+ *   response: { status, headers, body } }]` (as `tapedeck add` takes them): imported; a file
+ *   with a stream written by hand (`events`, `gapMs`, `cut`) is refused for `tapedeck add`.
  */
 import { addHeader, badFile, base64Bytes, FieldError, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult, type Unkeyable } from './exchange.ts';
 import { parseJsonFile } from './har.ts';
+import { TapedeckError } from '../../errors.ts';
 
 function headersOf(v: unknown, field: string): ImportHeaders {
   const h: ImportHeaders = {};
@@ -171,5 +173,17 @@ export function readFixtures(text: string, file: string, opts: { parsed?: unknow
   const list = isObject(doc) ? (doc.fixtures ?? doc.expectations ?? ('httpRequest' in doc ? [doc] : undefined)) : doc;
   if (!Array.isArray(list)) throw badFile(file, format, 'expected an array of fixtures, or { "fixtures": [...] }');
   const prefix = isObject(doc) && Array.isArray(doc.fixtures) ? 'fixtures' : isObject(doc) && Array.isArray(doc.expectations) ? 'expectations' : '';
+  // A hand-written stream (`events`, `gapMs`, `cut`: docs/hand-written.md) is no mock server's
+  // answer: read as a pair, its events would be dropped and an empty body replayed. The file is
+  // for `tapedeck add`, which reads them.
+  const written = list.findIndex((x) => isObject(x) && isObject(x.response) && ['events', 'gapMs', 'cut'].some((k) => k in (x.response as object)));
+  if (written >= 0) {
+    const field = ['events', 'gapMs', 'cut'].find((k) => k in ((list[written] as { response: object }).response));
+    throw new TapedeckError('E_IMPORT_FORMAT', `${file} holds hand-written recordings (${prefix}[${written}].response.${field}: a stream written by hand), which import does not read; no tape written.`, {
+      file,
+      entry: written,
+      hint: `Put them on a tape with tapedeck add <tape> ${file} (docs/hand-written.md).`,
+    });
+  }
   return readEntries(file, format, list, (i) => `${prefix}[${i}]`, fixture);
 }
