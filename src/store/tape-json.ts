@@ -296,6 +296,13 @@ export function parseTapeDocument(json: string, named: TypeLookup = () => undefi
   const header = doc.header;
   if (!isJsonObject(header)) throw importError('$.header', `expected an object, found ${describe(header)}`);
   if (header.formatVersion !== TAPE_FORMAT_VERSION) {
+    // A newer format is a newer tapedeck's, as on a binary tape (tape-codec.ts): upgrade.
+    if (Number.isInteger(header.formatVersion) && (header.formatVersion as number) > TAPE_FORMAT_VERSION) {
+      throw new TapedeckError('E_TAPE_VERSION', `The tape JSON has tape format version ${header.formatVersion as number}; this tapedeck reads up to ${TAPE_FORMAT_VERSION}.`, {
+        path: '$.header.formatVersion',
+        hint: `It was written by tapedeck ${typeof header.tapedeckVersion === 'string' ? header.tapedeckVersion : 'a newer version'}; upgrade tapedeck to read it.`,
+      });
+    }
     throw importError('$.header.formatVersion', `expected format version ${TAPE_FORMAT_VERSION}, found ${describe(header.formatVersion)}`);
   }
   let created = expectString(header, 'created', '$.header');
@@ -319,5 +326,13 @@ export function parseTapeDocument(json: string, named: TypeLookup = () => undefi
     throw importError('$.warnings', `expected an array, found ${describe(doc.warnings)}`);
   }
   const values = doc.records.map((r: unknown, i) => fromJson(r, `$.records[${i}]`, 1, named));
+  // An HTTP recording's status is what its replay answers with: one a Response cannot have
+  // (a typo, "abc", 99) is refused here, with its place, not at the first replay.
+  values.forEach((v, i) => {
+    const status = (v as { kind?: unknown; response?: { status?: unknown } } | null)?.kind === 'http' ? (v as { response?: { status?: unknown } }).response?.status : 200;
+    if (!Number.isInteger(status) || (status as number) < 200 || (status as number) > 599) {
+      throw importError(`$.records[${i}].response.status`, `expected an HTTP status from 200 to 599, found ${describe(status)}`);
+    }
+  });
   return { created, tapedeckVersion, ...(salt !== undefined ? { salt } : {}), values };
 }

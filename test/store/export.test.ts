@@ -318,7 +318,7 @@ describe('import safety and errors', () => {
     ['not an object', '[]', '$'],
     ['unknown top-level key', JSON.stringify({ header: {}, records: [], extra: 1 }), '$.extra'],
     ['missing header', JSON.stringify({ records: [] }), '$.header'],
-    ['wrong format version', JSON.stringify({ header: { created: CREATED, formatVersion: 99, tapedeckVersion: '1' }, records: [] }), '$.header.formatVersion'],
+    ['wrong format version (none that was ever written)', JSON.stringify({ header: { created: CREATED, formatVersion: 0, tapedeckVersion: '1' }, records: [] }), '$.header.formatVersion'],
     ['created not a string', JSON.stringify({ header: { created: 1, formatVersion: 1, tapedeckVersion: '1' }, records: [] }), '$.header.created'],
     ['extra header field', JSON.stringify({ header: { created: CREATED, formatVersion: 1, tapedeckVersion: '1', x: 1 }, records: [] }), '$.header.x'],
     ['records not an array', JSON.stringify({ header: { created: CREATED, formatVersion: 1, tapedeckVersion: '1' }, records: {} }), '$.records'],
@@ -342,6 +342,9 @@ describe('import safety and errors', () => {
     ['error without message', [{ $type: 'error', name: 'Error' }], '$.records[0]'],
     ['escaped object not an object', [{ $type: 'object', value: [] }], '$.records[0].value'],
     ['odd keys are quoted', [{ 'a b': { $type: 'bigint', value: 'x' } }], '$.records[0]["a b"].value'],
+    // An HTTP recording's status is what its replay answers with (a Response takes 200-599).
+    ['an HTTP status that is no number', [{ kind: 'http', response: { status: 'abc' } }], '$.records[0].response.status'],
+    ['an HTTP status out of range', [1, { kind: 'http', response: { status: 99 } }], '$.records[1].response.status'],
   ])('value: %s', async (_name, records, path) => {
     const e = await importError(good(records));
     expect(e.code).toBe('E_TAPE_IMPORT');
@@ -357,6 +360,13 @@ describe('import safety and errors', () => {
     expect(e.code).toBe('E_TAPE_IMPORT');
     expect(e.path).toBe(path);
     expect(e.message).toBe(`Cannot import tape JSON: ${says} at ${path}. ${e.hint}`);
+  });
+
+  it('a newer format version is E_TAPE_VERSION, naming the tapedeck that wrote it, as for a binary tape', async () => {
+    const e = await importError(JSON.stringify({ header: { formatVersion: 99, created: 'x', tapedeckVersion: '9.0.0' }, records: [] }));
+    expect(e.code).toBe('E_TAPE_VERSION');
+    expect(e.message).toContain('tape format version 99; this tapedeck reads up to 1');
+    expect(e.hint).toContain('tapedeck 9.0.0; upgrade tapedeck');
   });
 
   it('a "__proto__" key stays a plain key', async () => {
