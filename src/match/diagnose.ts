@@ -451,7 +451,25 @@ export function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifferenc
   const d = sharedPrefix(req.pathHashes, rec.pathHashes);
   const n = req.messages.length;
   const m = rec.messages.length;
-  if (d < n && d < m) out.push(messageDifference(d, req.messages[d], rec.messages[d]));
+  // A message taken out (a system prompt removed) or put in shifts the rest by one: said as
+  // that, not as message d differing from a message it was never meant to match.
+  const same = (a: unknown, b: unknown) => a !== undefined && b !== undefined && canonicalText(a) === canonicalText(b);
+  const prompt = (x: unknown) => d === 0 && /^(system|developer)$/.test(roleOf(x));
+  if (d < n && d < m && same(req.messages[d], rec.messages[d + 1]) && !same(req.messages[d + 1], rec.messages[d])) {
+    const gone = rec.messages[d];
+    out.push({
+      kind: 'message',
+      text: prompt(gone) ? `the system prompt (message 0 of the closest recording) is missing from the request` : `message ${d} of the closest recording (${roleOf(gone)}) is missing from the request`,
+      lines: [`  recording: ${excerpts(canonicalText(gone), '', 100)[0]}`],
+    });
+  } else if (d < n && d < m && same(req.messages[d + 1], rec.messages[d])) {
+    const put = req.messages[d];
+    out.push({
+      kind: 'message',
+      text: prompt(put) ? `message 0 (${roleOf(put)}) is new: the closest recording has no system prompt` : `message ${d} (${roleOf(put)}) is new: the closest recording goes on without it`,
+      lines: [`  request:   ${excerpts(canonicalText(put), '', 100)[0]}`],
+    });
+  } else if (d < n && d < m) out.push(messageDifference(d, req.messages[d], rec.messages[d]));
   else if (d < n) {
     out.push({
       kind: 'extra-message',

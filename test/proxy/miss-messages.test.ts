@@ -61,11 +61,23 @@ const rows: { name: string; body?: Body; embeddings?: true; difference: RegExp; 
     difference: /^message 1 \(user\) text differs from the closest recording$/,
   },
   {
-    // Roles are told before text (a text difference between messages of different roles reads
-    // as if the user's words changed).
+    // A message taken out shifts the rest: said as the message missing, not as message 0's
+    // role differing from the system prompt it was never meant to match.
     name: 'dropped system message',
     body: { ...france, messages: [{ role: 'user', content: 'What is the capital of France?' }] },
-    difference: /^message 0 \(user\) role differs: user vs system in the closest recording$/,
+    difference: /^the system prompt \(message 0 of the closest recording\) is missing from the request$/,
+  },
+  {
+    name: 'a message put in before the recorded ones',
+    body: { ...france, messages: [system, { role: 'user', content: 'Hi.' }, { role: 'user', content: 'What is the capital of France?' }] },
+    difference: /^message 1 \(user\) is new: the closest recording goes on without it$/,
+  },
+  {
+    // Roles are told before text (a text difference between messages of different roles reads
+    // as if the user's words changed).
+    name: 'changed role',
+    body: { ...france, messages: [{ role: 'developer', content: 'Be brief.' }, { role: 'user', content: 'What is the capital of France?' }] },
+    difference: /^message 0 \(developer\) role differs: developer vs system in the closest recording$/,
   },
   { name: 'changed model', body: { ...france, model: 'gpt-4o' }, difference: /^model differs: gpt-4o vs gpt-4o-mini in the closest recording$/ },
   { name: 'added tool', body: { ...france, tools: [tool('get_time')] }, difference: /^tools differ from the closest recording: \+get_time$/ },
