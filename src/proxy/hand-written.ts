@@ -6,7 +6,8 @@
  */
 import { TapedeckError } from '../errors.ts';
 import type { HttpRecord, StoredHeaders } from '../store/records.ts';
-import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckOptions, type DeckRequest } from './deck.ts';
+import { checkOptionNames } from '../option-names.ts';
+import { Deck, DECK_OPTION_NAMES, UNSTORED_RESPONSE_HEADERS, type DeckOptions, type DeckRequest } from './deck.ts';
 import { unknownField, WRITTEN_FIELDS } from './written-fields.ts';
 
 /** One server-sent event of a hand-written stream. */
@@ -187,6 +188,9 @@ function storedResponse(w: WrittenRecording, where: string): HttpRecord['respons
   return { status, headers, body: encoder.encode(typeof r.body === 'string' ? r.body : JSON.stringify(r.body)) };
 }
 
+/** The options addRecordings takes: the deck's, less the mode (it always adds). */
+const ADD_OPTIONS: readonly string[] = DECK_OPTION_NAMES.filter((n) => n !== 'mode');
+
 /**
  * Adds hand-written recordings to a tape (created if missing), after what it holds, in order:
  * two for the same request answer its first and second call. Keyed, redacted and stored like
@@ -204,7 +208,11 @@ function storedResponse(w: WrittenRecording, where: string): HttpRecord['respons
  * for the errors to name: `tapedeck add` gives the files.
  */
 export async function addRecordings(opts: Omit<DeckOptions, 'mode'>, recordings: readonly WrittenRecording[], origins?: readonly string[]): Promise<number> {
+  // A misspelt option (`tpae`) would be dropped without a word, as createFetch refuses it not to.
+  checkOptionNames(opts, ADD_OPTIONS, 'addRecordings', 'docs/hand-written.md');
   if (!Array.isArray(recordings)) throw bad('list', 'expected an array of recordings', 'Pass an array: addRecordings(options, [recording, ...]).');
+  // Nothing to add is most likely the wrong list, or one not filled yet: said, as tapedeck add says it.
+  if (recordings.length === 0) throw bad('list', `the list is empty: no recording to add; nothing was added to ${opts.tape ?? 'the store'}`, 'Pass the recordings to add: addRecordings(options, [recording, ...]).');
   // Everything is checked before anything is written.
   const prepared = recordings.map((w, i) => {
     const where = origins?.[i] ? `#${i} (${origins[i]})` : `#${i}`;

@@ -310,3 +310,19 @@ describe('tapedeck add: input that adds nothing, and a tape it cannot write, is 
     );
   });
 });
+
+describe('addRecordings options', () => {
+  it('refuses a misspelt option and an empty list, as createFetch and tapedeck add do', async () => {
+    const tape = join(dir, 'options.tape');
+    const one: WrittenRecording = { request: { url: URL_, body: ask }, response: { body: completion('x') } };
+    const misspelt = await rejectionOf(addRecordings({ tape, volatileTxt: ['\\d+'] } as never, [one]));
+    expect(misspelt.code).toBe('E_ARG');
+    expect(misspelt.message).toMatch(/^Unknown addRecordings option "volatileTxt"\./);
+    expect(misspelt.hint).toContain('Did you mean volatileText?');
+    const empty = await rejectionOf(addRecordings({ tape }, []));
+    expect(empty.code).toBe('E_RECORDING');
+    expect(empty.message).toContain('the list is empty: no recording to add');
+    expect(existsSync(tape)).toBe(false);
+    expect(await addRecordings({ tape }, [one])).toBe(1);
+  });
+});
