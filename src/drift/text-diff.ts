@@ -125,10 +125,14 @@ export function diffText(before: string, after: string): TextDiff {
   const a = wordTokens(before);
   const b = wordTokens(after);
   const ops = diffTokens(a, b);
-  const words = (ts: string[]) => ts.filter((t) => !isSpace(t)).length;
+  const wa = a.filter((t) => !isSpace(t));
+  const wb = b.filter((t) => !isSpace(t));
+  // Words in common, from a diff of the words alone: the text's diff also aligns the spaces, and
+  // may keep spaces at the cost of words ("the the x" / "The the the": 1 word kept, not 2). Each
+  // word carries a space, so a run of them splits back into its words.
   let common = 0;
-  for (const [op, t] of ops) if (op === '=') common += words(wordTokens(t));
-  const total = words(a) + words(b);
+  for (const [op, t] of diffTokens(wa.map((w) => `${w} `), wb.map((w) => `${w} `))) if (op === '=') common += wordTokens(t).length / 2;
+  const total = wa.length + wb.length;
   const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
   return { ops, similarity: total === 0 ? 1 : (2 * common) / total, whitespaceOnly: before !== after && squash(before) === squash(after) };
 }

@@ -49,6 +49,22 @@ describe('diffTokens', () => {
     );
   });
 
+  it('similarity is 2 x the words in common (the longest common subsequence of the words) / all words', () => {
+    // Spaces are tokens of the diff, but not words: aligning spaces must not cost words in common.
+    const word = fc.constantFrom('the', 'The', 'capital', 'of', 'France', 'is', 'Paris.', 'city');
+    const text = fc.array(word, { maxLength: 12 }).map((ws) => ws.join(' '));
+    const words = (t: string) => wordTokens(t).filter((w) => !/^\s/.test(w));
+    fc.assert(
+      fc.property(text, text, (x, y) => {
+        const total = words(x).length + words(y).length;
+        expect(diffText(x, y).similarity).toBeCloseTo(total === 0 ? 1 : (2 * lcsLength(words(x), words(y))) / total, 10);
+      }),
+      { numRuns: 2000 },
+    );
+    // A drift report's pair: five words in common ("1 to: Hello." and "capital of") of 21.
+    expect(diffText('Answer 1 to: Hello. The capital of France is Paris.', 'Reply 1 to: Hello. Paris is the capital city of France!').similarity).toBeCloseTo(10 / 21, 10);
+  });
+
   it('similarity, whitespace-only changes and the inline form', () => {
     expect(diffText('The sky is blue.', 'The sky is grey.').similarity).toBe(0.75);
     expect(diffText('a b', 'a  b').whitespaceOnly).toBe(true);
