@@ -494,6 +494,10 @@ export class Deck {
     if (opts.onRecordFailure !== undefined && opts.onRecordFailure !== 'fail' && opts.onRecordFailure !== 'serve') {
       throw new TapedeckError('E_ARG', `Invalid onRecordFailure ${JSON.stringify(opts.onRecordFailure)}.`, { hint: "Use 'fail' (the default: 503 E_RECORD_FAILED, or a cut stream) or 'serve' (the live answer, marked x-tapedeck-recorded: false)." });
     }
+    // A miss answered 2xx would read as an answer: an SDK parses the miss's body as its result.
+    if (opts.missStatus !== undefined && !(Number.isInteger(opts.missStatus) && opts.missStatus >= 400 && opts.missStatus <= 599)) {
+      throw new TapedeckError('E_ARG', `Invalid missStatus ${JSON.stringify(opts.missStatus)}.`, { hint: 'Use an error status from 400 to 599 (default 400), as --miss-status takes.' });
+    }
     volatilePatterns(opts.volatileText);
     if (opts.chaos !== undefined) {
       checkChaos(opts.chaos, 'proxy');

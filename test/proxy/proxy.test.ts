@@ -126,6 +126,26 @@ describe('replay', () => {
     }
   });
 
+  it('refuses a miss status that is no error status (a 2xx miss reads as an answer)', async () => {
+    const { createFetch } = await import('../../src/proxy/fetch.ts');
+    const { createReplayFetch } = await import('../../src/browser/fetch.ts');
+    const loaded = { name: 'empty.tape', format: 'json', header: { created: '2026-01-01T00:00:00.000Z', tapedeckVersion: '0.1.0' }, records: [], warnings: [] } as never;
+    // The same calls with an error status are taken.
+    await createFetch({ tape: tapePath(), mode: 'replay', missStatus: 404 }).close();
+    expect(typeof createReplayFetch({ tape: loaded, missStatus: 404 })).toBe('function');
+    for (const missStatus of [200, 204, 302, 600, 400.5]) {
+      for (const make of [() => createFetch({ tape: tapePath(), mode: 'replay', missStatus }), () => createReplayFetch({ tape: loaded, missStatus })]) {
+        let code: string | undefined;
+        try {
+          make();
+        } catch (e) {
+          code = (e as { code?: string }).code;
+        }
+        expect(code, String(missStatus)).toBe('E_ARG');
+      }
+    }
+  });
+
   it('answers misses with 400 (or the configured status) and the diagnostics, in the provider shape', async () => {
     const tape = tapePath();
     await record(tape, [chat('hello')]);
