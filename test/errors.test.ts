@@ -73,6 +73,11 @@ describe(`JSON text errors (${backend()})`, () => {
     expect(e.message).toContain("expected ':'");
     expect(e.message).toContain('line 3, column 7');
     expect(e.message).toContain('⟪here⟫');
+    // The spot as the text reads: quotes as they are; a line break, a control character and a
+    // backslash escaped, so the excerpt stays on one line and says what the bytes are.
+    expect(e.message).toContain('…{\\n  "a": 1,\\n  "b" ⟪here⟫2\\n}…');
+    const dup = errorOf(() => canonicalizeJSON('{"model":"a\\u0041","model":"b"}'));
+    expect(dup.message).toContain('…{"model":"a\\\\u0041",⟪here⟫"model":"b"}…');
   });
 
   it('exactly MAX_DEPTH levels is fine; one more is E_DEPTH; a million is no stack overflow', () => {

@@ -75,7 +75,9 @@ const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 function excerpt(bytes: Uint8Array, offset: number): string {
   const from = Math.max(0, offset - 24);
   const to = Math.min(bytes.length, offset + 24);
-  const text = (b: Uint8Array) => JSON.stringify(utf8.decode(b)).slice(1, -1);
+  // Escaped as a JSON string is (one line, control characters and backslashes said), but with
+  // its quotes as they are: an excerpt of JSON is mostly quotes, and `\"` on each reads badly.
+  const text = (b: Uint8Array) => JSON.stringify(utf8.decode(b)).slice(1, -1).replaceAll('\\"', '"');
   return `${text(bytes.subarray(from, offset))}⟪here⟫${text(bytes.subarray(offset, to))}`;
 }
 
