@@ -746,7 +746,12 @@ export function latin1Text(b: Uint8Array): string {
 
 /** The inverse of latin1Text (every character is below 256). */
 export function latin1Bytes(s: string): Uint8Array {
-  if (typeof Buffer !== 'undefined') return Buffer.from(s, 'latin1');
+  // A plain view of Buffer's bytes: a Buffer stored in a record stays a Buffer on the tape, and
+  // the JSON export then shows a masked body as base64 instead of its text.
+  if (typeof Buffer !== 'undefined') {
+    const b = Buffer.from(s, 'latin1');
+    return new Uint8Array(b.buffer, b.byteOffset, b.length);
+  }
   const out = new Uint8Array(s.length);
   for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
   return out;

@@ -349,3 +349,32 @@ describe('the secret search', () => {
     expect(r.text(`AWS4-HMAC-SHA256 Credential=${S.awsKeyId}/20260101/us-east-1/bedrock/aws4_request, Signature=${S.awsSignature}`)).not.toMatch(/AKIA|5d672d79/);
   });
 });
+
+describe('a masked answer in the JSON export', () => {
+  it('reads as its text, the key masked, not as base64 of a Buffer', async () => {
+    const { createServer } = await import('node:http');
+    const key = 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789';
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${key}.` } }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const tape = join(dir, 'masked-answer.tape');
+    const f = createFetch({ tape, mode: 'record', recordErrors: true });
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1/chat/completions`;
+      await (await f(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }) })).text();
+    } finally {
+      await f.close();
+      server.close();
+    }
+    const doc = JSON.parse(await exportTapeJSON(tape)) as { records: { response: { body: { $type: string; json?: { error: { message: string } } } } }[] };
+    const body = doc.records[0]!.response.body;
+    expect(body.$type).toBe('bytes');
+    expect(body.json?.error.message).toMatch(/^Incorrect API key provided: \[REDACTED(:[0-9a-f]{16})?\]\.$/);
+    expect(readFileSync(tape).toString('latin1')).not.toContain(key);
+  });
+});
