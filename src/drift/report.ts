@@ -5,7 +5,7 @@
 import { answerOf, type Answer } from './answer.ts';
 import { sameBytes } from '../bytes.ts';
 import { isHttpRecord } from '../store/records.ts';
-import { classifyPair, DRIFT_CLASSES, type Classification, type ClassifyOptions, type DriftClass, type DriftDetails } from './classify.ts';
+import { classifyPair, DRIFT_CLASSES, type Classification, type ClassifyOptions, type DriftClass, type DriftDetails, type ToolCallChange } from './classify.ts';
 import { pairRecordings, type Pairing, type Recorded, type TapeSide } from './pair.ts';
 import { pairSessions, type RealtimePairing } from './realtime-diff.ts';
 
@@ -109,7 +109,14 @@ function summaryOf(e: Omit<DriftEntry, 'summary'>): string {
     if (c === 'status' && d.status) parts.push(`status ${d.status.old} -> ${d.status.new}`);
     if (c === 'structure' && d.structure) parts.push(clip(d.structure[0]!, 80) + (d.structure.length > 1 ? ` (+${d.structure.length - 1})` : ''));
     if (c === 'tool-calls' && d.toolCalls) {
-      parts.push(d.toolCalls.map((t) => (t.change === 'renamed' ? `${t.oldName} renamed ${t.name}` : `${t.name} ${t.change === 'arguments' ? 'arguments changed' : t.change}`)).join(', '));
+      // Which argument changed, and how, is the first thing a reader asks: the first change said.
+      const first = (t: ToolCallChange) => {
+        const c = t.changes?.[0];
+        if (!c) return '';
+        const more = t.changes!.length > 1 ? `, +${t.changes!.length - 1} more` : '';
+        return ` (${clip(`${c.path || 'arguments'}: ${JSON.stringify(c.old) ?? '-'} -> ${JSON.stringify(c.new) ?? '-'}`, 60)}${more})`;
+      };
+      parts.push(d.toolCalls.map((t) => (t.change === 'renamed' ? `${t.oldName} renamed ${t.name}` : t.change === 'arguments' ? `${t.name} arguments changed${first(t)}` : `${t.name} ${t.change}`)).join(', '));
     }
     if (c === 'finish' && d.finish) {
       const f = `finish ${d.finish.old.join(',') || '-'} -> ${d.finish.new.join(',') || '-'}`;
