@@ -363,7 +363,9 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     summary.unused += t.unused;
   }
   // A tape per test: a deleted test's tape is opened by no one, so only its folder finds it.
-  if (opts.testFiles && opts.testFiles.length > 0 && reports.length > 0) {
+  // Not in a run whose tests used a store (TAPEDECK_STORE): they opened no tape file, so every
+  // local tape would look left behind, and the prune would delete the project's tapes.
+  if (opts.testFiles && opts.testFiles.length > 0 && reports.length > 0 && !reports.some((r) => r.store)) {
     const opened = new Set(reports.filter((r) => !r.store).flatMap((r) => [r.tape, ...(r.cacheTape ? [r.cacheTape] : [])]));
     for (const tape of orphanTapes(opts.testFiles, opened, opts.tapeFolder)) {
       const n = await recordCount(tape);

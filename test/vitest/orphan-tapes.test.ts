@@ -58,3 +58,29 @@ it('a deleted test\'s tape is reported unused and pruned, and nothing else is to
   expect(readFileSync(kept).equals(keptBytes)).toBe(true);
   expect(p.listTapes()).toContain('orphan.test/kept.tape');
 });
+
+it('a run whose tests used a store judges no local tape file: none is reported unused, and the prune keeps them', async () => {
+  const { mkdtempSync, mkdirSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { appendRecords, createTape } = await import('../../src/store/tape-file.ts');
+  const { pruneUnused, summarizeRun } = await import('../../src/testing/run-report.ts');
+  const root = mkdtempSync(join(tmpdir(), 'tapedeck-store-orphans-'));
+  try {
+    // The tape the test recorded locally before the team moved to Redis.
+    const folder = join(root, 'test', '__tapes__', 'agent.test');
+    mkdirSync(folder, { recursive: true });
+    const local = join(folder, 'the-agent-remembers.tape');
+    await createTape(local);
+    await appendRecords(local, [{ v: 1, key: 'k', request: { model: 'm' }, value: { text: 'kept' }, recordedAt: '2026-01-01T00:00:00.000Z' }]);
+    const bytes = readFileSync(local);
+    // This run's test used a Redis namespace (the store is not reachable here: its records are not checked).
+    const report = { tape: local, store: 'redis://127.0.0.1:1', namespace: 'vt/test/__tapes__/agent.test/the-agent-remembers', testFile: 'test/agent.test.ts', root, mode: 'replay' as const, added: 0, hits: 1, misses: [], used: [] };
+    const summary = await summarizeRun([report], { testFiles: [join(root, 'test', 'agent.test.ts')], stores: [] });
+    expect(summary.tapes.filter((t) => t.orphan)).toEqual([]);
+    expect(summary.unused).toBe(0);
+    expect(await pruneUnused(summary, { stores: [] })).toBe(0);
+    expect(readFileSync(local).equals(bytes)).toBe(true);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
