@@ -51,7 +51,7 @@ A miss answers the request with JSON-RPC error -32050 (the diagnosis in its mess
 prints the full report on stderr; the session stays usable. docs/mcp.md has the details.
 
 Example (an MCP host's config):
-  "command": "npx", "args": ["tapedeck", "mcp", "--tape", "tapes/fs.tape", "--",
+  "command": "npx", "args": ["llm-tapedeck", "mcp", "--tape", "tapes/fs.tape", "--",
                              "npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
 `;
 

@@ -55,6 +55,13 @@ export function stdioUpstream(server: StdioServer, stderr: Writable = process.st
             stderr.write(`tapedeck: the MCP server wrote a line that is not JSON to stdout (ignored): ${line.slice(0, 120)}\n`);
             return;
           }
+          // JSON that is no JSON-RPC message (a log line as JSON) is not the protocol either: the
+          // host's stdout carries only the protocol.
+          const rpc = (x: unknown) => x !== null && typeof x === 'object' && (x as { jsonrpc?: unknown }).jsonrpc === '2.0';
+          if (!(Array.isArray(m) ? m.length > 0 && m.every(rpc) : rpc(m))) {
+            stderr.write(`tapedeck: the MCP server wrote a line that is not a JSON-RPC message to stdout (ignored): ${line.slice(0, 120)}\n`);
+            return;
+          }
           up.onmessage?.(m as JsonRpcMessage);
         });
         c.once('exit', (code, signal) => up.onclose?.(`the MCP server exited (${signal ? `signal ${signal}` : `code ${code}`})`));

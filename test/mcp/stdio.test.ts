@@ -51,6 +51,26 @@ function rawSession(args: string[], messages: Record<string, unknown>[]): Promis
 const mcpRecordsOf = async (tape: string) => (await readTape(tape)).records.map((r) => r.value).filter(isMcpRecord);
 
 describe('tapedeck mcp over stdio', () => {
+  it("a server's JSON line that is no JSON-RPC message stays off the host's stdout (said on stderr)", async () => {
+    const dir = tmp('noisy');
+    const tape = join(dir, 'noisy.tape');
+    const child = spawnSync('node', [CLI, 'mcp', '--tape', tape, '--mode', 'record', '--', 'node', ODD], {
+      input: [
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      ].map((m) => `${JSON.stringify(m)}\n`).join(''),
+      env: { ...process.env, ODD_NOISY: '1' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    const lines = child.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((m) => m.jsonrpc)).toEqual(['2.0', '2.0']);
+    expect(lines.map((m) => m.id)).toEqual([1, 2]);
+    expect(child.stderr).toContain('the MCP server wrote a line that is not a JSON-RPC message to stdout (ignored): {"not":"jsonrpc","level":"info"}');
+  });
+
+
   it('server-everything: tools, progress, logging, resources, prompts, sampling, elicitation and roots replay identically, in order, without the server', async () => {
     const dir = tmp('everything');
     const tape = join(dir, 'everything.tape');
@@ -369,6 +389,9 @@ describe('tapedeck mcp over stdio', () => {
     const help = spawnSync('node', [CLI, 'mcp', '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('Usage: tapedeck mcp --tape FILE');
+    // Through npx, the package's name: a bare `tapedeck` would fetch an unrelated package.
+    expect(help.stdout).toContain('"command": "npx", "args": ["llm-tapedeck", "mcp"');
+    expect(help.stdout).not.toContain('["tapedeck"');
     const top = spawnSync('node', [CLI, '--help'], { encoding: 'utf8' });
     expect(top.stdout).toContain('mcp --tape FILE [--mode M] -- <server command>');
   });
