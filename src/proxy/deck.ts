@@ -1079,7 +1079,9 @@ export class Deck {
     const otherModel = r && recorded > 0 ? undefined : this.modelOnOtherRoute(route);
     if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
-    else if (this.recordingCount === 0) difference = 'the tape has no recordings';
+    // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold
+    // answer no HTTP request.
+    else if (this.recordingCount === 0) difference = `the ${this.col?.shared ? 'store' : 'tape'} has no HTTP recordings`;
     else if (r && recorded > 0 && detail !== undefined) difference = typeof detail === 'string' ? detail : detail.text;
     else if (r && recorded > 0) difference = recorded === 1 ? `the one recording for ${shown} has another ${kind === 'http' ? 'body' : 'request'}` : `none of the ${recorded} recordings for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
     const told = typeof detail === 'object' && difference === detail.text ? detail : undefined;
