@@ -108,8 +108,9 @@ Example:
 Print a tape as deterministic, pretty JSON (sorted keys, binary as base64), for code review and
 diffs. tapedeck import turns it back into the same tape, byte for byte.
 
-With --har, print its HTTP recordings as HAR 1.2 instead, for Chrome devtools, Playwright's
-routeFromHAR and Polly.js: streams as their event-stream text with timings, binary bodies
+With --har, print its HTTP recordings as HAR 1.2 instead, for Chrome devtools and Playwright's
+routeFromHAR (not Polly.js, which loads only HAR files it wrote itself): streams as their
+event-stream text with timings, binary bodies
 base64, secrets still masked. A tape keeps paths, not hosts: --origin gives the URLs' scheme
 and host (default http://localhost). tapedeck import reads the HAR back.
 

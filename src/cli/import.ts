@@ -123,7 +123,7 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
       hint: `tapedeck import - ${out} --from ${piped.format} (or give the file's path instead of -)`,
     });
   }
-  const parsed = parseJSON(bytes);
+  const parsed = parsedInput(bytes, src, name);
   const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
   if (isObject(parsed) && isObject(parsed.entries) && !('records' in parsed)) {
     return { ...(await importCacheJSON(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a DSPy-style cache.json' };
@@ -134,6 +134,24 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
   }
   const found = Array.isArray(parsed) ? 'an array' : isObject(parsed) ? `an object with ${Object.keys(parsed).length ? `keys ${Object.keys(parsed).slice(0, 5).join(', ')}` : 'no keys'}` : `a ${typeof parsed}`;
   throw new TapedeckError('E_IMPORT_FORMAT', `${src === '-' ? 'stdin' : src} is none of the formats import reads: found ${found}; no tape written.`, { file: src, hint: formats });
+}
+
+/**
+ * The input's JSON, or E_IMPORT_PARSE naming the file, the byte and what import reads: text that
+ * is no JSON is none of its inputs (a bare E_JSON would name no file).
+ */
+function parsedInput(bytes: Buffer, src: string, name: string): unknown {
+  try {
+    return parseJSON(bytes);
+  } catch (e) {
+    if (!(e instanceof TapedeckError) || !['E_JSON', 'E_UTF8', 'E_DUPLICATE_KEY'].includes(e.code)) throw e;
+    const offset = typeof e.details.offset === 'number' ? e.details.offset : undefined;
+    throw new TapedeckError('E_IMPORT_PARSE', `${name} is not JSON import reads: ${e.message.replace(/\.\s*$/, '')}; no tape written.`, {
+      file: src,
+      ...(offset !== undefined ? { offset } : {}),
+      hint: `${e.hint ? `${e.hint} ` : ''}${READS}`,
+    });
+  }
 }
 
 /** What each recording format is called in a message. */

@@ -748,6 +748,17 @@ export class Deck {
   /** The collection's E_TAPE_DAMAGED said with the request's route and key (the collection's key joins them with a NUL). */
   private damagedAt(route: string, which: string, key: string | undefined, e: Pick<TapedeckError, 'details'>, more = ''): TapedeckError {
     const n = Number(e.details.repeat) + 1;
+    if (e.details.missing === true) {
+      // A gap in the recordings' numbers on a tape with no damage of its own (collection.ts).
+      return new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (${which}) in ${this.tape} is missing${more}: nothing on this tape is damaged, it was lost before this tape was written (an import of an export that left a damaged recording out); it is not replaced by another call's recording.`, {
+        file: this.tape,
+        route,
+        ...(key !== undefined ? { key } : {}),
+        repeat: e.details.repeat,
+        missing: true,
+        hint: `To replace the missing recording, ${recordHow(this.entry)}.`,
+      });
+    }
     return new TapedeckError('E_TAPE_DAMAGED', `Recording ${n} of ${route} (${which}) in ${this.tape} is damaged${more}; it is not replaced by another call's recording.`, {
       file: this.tape,
       route,
@@ -969,7 +980,7 @@ export class Deck {
       try {
         const m = r.matcher.match(input);
         const lost = this.damagedStandIns.get(m.recording.response as object);
-        if (lost) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, { details: { repeat: lost.k } }, ` (recording ${lost.k + 2} is intact, at ${lost.at})`);
+        if (lost) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, { details: { repeat: lost.k, missing: !this.col!.damagedAnywhere } }, ` (recording ${lost.k + 2} is intact, at ${lost.at})`);
         const rec = this.answerRecord(m.recording.response, route, m.request.key);
         if (this.col!.expired(rec)) {
           // Its TTL passed since it was loaded: not served, as if it were not there.

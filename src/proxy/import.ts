@@ -303,10 +303,15 @@ function importEntry(run: ImportRun, x: Exchange): void {
     report.routes.push(tally.row);
   }
   tally.row.records++;
-  const repeat = repeatOf(tally.repeats, rec.key);
+  const counted = repeatOf(tally.repeats, rec.key);
   // Framed at once, so nothing of the record outlives this turn: straight into the batch's
-  // buffer, or (a record that is not plain data) the general way.
-  (rec as HttpRecord & { repeat: number }).repeat = repeat;
+  // buffer, or (a record that is not plain data) the general way. A tapedeck export's place and
+  // origin are kept (a recording its export left out as damaged keeps its turn, a test its own).
+  const order = x.order;
+  const placed = rec as HttpRecord & { repeat: number; run?: string; test?: string };
+  placed.repeat = order === undefined ? counted : order.repeat;
+  if (order?.run !== undefined) placed.run = order.run;
+  if (order?.test !== undefined) placed.test = order.test;
   if (!frames.addPlain(rec as unknown as Record<string, unknown>, rec.request.headers)) frames.addFrame(recordFrame(inRecordOrder(sortedShared(rec)), report.records, run.out, { plain: true }));
   report.records++;
   if (rec.response.chunks) report.streams++;

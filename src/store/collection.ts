@@ -587,6 +587,11 @@ export class RecordCollection<R> {
   }
 
   /** Where the records live (a file path, `memory:<name>`, a Redis key). */
+  /** Whether the store had damage at open (a gap in a key's `repeat`s on a sound store was there before it was written). */
+  get damagedAnywhere(): boolean {
+    return this.lost.length > 0 || this.warnings.some((w) => !w.code.startsWith('TAPEDECK_'));
+  }
+
   get location(): string {
     return this.backend.location;
   }
@@ -687,7 +692,7 @@ export class RecordCollection<R> {
       // `repeat` is past k means the k-th was lost to damage; one that does not decode is it.
       if (repeat !== undefined && repeat > k) {
         s.expect++;
-        throw this.damaged(key, k, e.stored?.at);
+        throw this.damaged(key, k, e.stored?.at, undefined, true);
       }
       s.served++;
       s.expect = (repeat ?? k) + 1;
@@ -801,13 +806,23 @@ export class RecordCollection<R> {
   /**
    * E_TAPE_DAMAGED for the k-th recording (0-based) of `key`: what was lost and how to get it
    * back. `near`: the next intact recording; `past`: the call is past the last intact one (at
-   * `after`; none when absent) and lost records follow it (the first at `at`).
+   * `after`; none when absent) and lost records follow it (the first at `at`). `gap`: the next
+   * recording's `repeat` says the k-th is not there (rather than there and undecodable).
    */
-  private damaged(key: string, k: number, near: number | undefined, past?: { after?: number; at: number }): TapedeckError {
+  private damaged(key: string, k: number, near: number | undefined, past?: { after?: number; at: number }, gap = false): TapedeckError {
     const n = k + 1;
     const nth = `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
     // Notes about the tape (keys of an older version, an interrupted record run) are not damage.
     const lost = this.warnings.filter((w) => !w.code.startsWith('TAPEDECK_')).map((w) => w.offset);
+    if (gap && !this.damagedAnywhere) {
+      // Nothing on this tape is damaged: the recording was gone before it was written (an
+      // import of an export that left it out as damaged), so verify would list nothing.
+      return new TapedeckError(
+        'E_TAPE_DAMAGED',
+        `The ${nth} recording of ${key.replace('\u0000', ' ')} in ${this.location} is missing (the next one${near !== undefined ? `, at ${near},` : ''} is numbered after it); nothing on this tape is damaged: it was lost before this tape was written (an import of an export that left a damaged recording out); it is not replaced by another call's recording.`,
+        { file: this.location, key, repeat: k, missing: true, hint: 'Record this test or request again (TAPEDECK_MODE=record, or tapedeck serve --mode record) to replace the missing recording.' },
+      );
+    }
     const where = past
       ? past.after === undefined
         ? ` (none of its recordings is intact: the record at ${past.at} was lost to damage)`

@@ -14,6 +14,12 @@
  * The tape's redaction salt goes in `log._redactionSalt`: the keyed masks of its secrets were
  * made under it, and a tape imported from the file is written under it, so they match again.
  *
+ * Each entry's `_tapedeck` holds the record's place among its request's recordings (`repeat`)
+ * and the run and test that made it (`run`, `test`, where the record names them): an import
+ * gives them back, so a tape whose damaged recording the export left out still answers that
+ * recording's call with E_TAPE_DAMAGED, not with the next recording, and a tape tests share
+ * still serves each test its own recordings.
+ *
  * Damage the tape reader survived is listed as the JSON export lists it (export.ts): code, byte
  * offset and message, in `log._warnings`, there only when there is some (a sound tape's HAR is
  * plain HAR). The document is written as it is made, an entry at a time, so memory does not
@@ -58,6 +64,13 @@ function postData(r: HttpRecord['request']): Record<string, unknown> | undefined
   return { mimeType, text: JSON.stringify(r.body) };
 }
 
+/** A record's `repeat`, `run` and `test` (see the top), or undefined when it has none. */
+function orderOf(rec: HttpRecord): Record<string, unknown> | undefined {
+  const r = rec as HttpRecord & { repeat?: unknown; run?: unknown; test?: unknown };
+  if (typeof r.repeat !== 'number') return undefined;
+  return { repeat: r.repeat, ...(typeof r.run === 'string' ? { run: r.run } : {}), ...(typeof r.test === 'string' ? { test: r.test } : {}) };
+}
+
 /**
  * The HAR entry of one HTTP exchange record: request, response, timings (a stream's chunk times
  * in `response._chunks`), its URL on `origin`.
@@ -73,6 +86,7 @@ export function harEntry(rec: HttpRecord, origin: string): Record<string, unknow
   const receive = chunks ? Math.max(0, chunks[chunks.length - 1]![0] - chunks[0]![0]) : 0;
   const body = content(res.body);
   const post = postData(rec.request);
+  const order = orderOf(rec);
   return {
     startedDateTime: rec.recordedAt,
     time: Math.max(rec.durationMs, wait + receive),
@@ -101,6 +115,7 @@ export function harEntry(rec: HttpRecord, origin: string): Record<string, unknow
     },
     cache: {},
     timings: { blocked: -1, dns: -1, connect: -1, send: 0, wait, receive, ssl: -1 },
+    ...(order ? { _tapedeck: order } : {}),
   };
 }
 

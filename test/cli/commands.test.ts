@@ -152,3 +152,15 @@ describe('import with its arguments swapped', () => {
     expect(r.status).toBe(1);
   });
 });
+
+describe('tapedeck export --help on the HAR', () => {
+  // It said the HAR was for "Playwright's routeFromHAR and Polly.js"; Polly.js refuses it (its
+  // persister loads only HAR files Polly wrote: "Recording with id ... is invalid"), as
+  // docs/migrate.md says.
+  it('names the tools that load it, and says Polly.js does not', () => {
+    const help = cli('export', '--help').stdout;
+    expect(help).toMatch(/Chrome devtools and Playwright's\s+routeFromHAR/);
+    expect(help).toMatch(/not Polly\.js/);
+    expect(help).not.toMatch(/routeFromHAR and Polly\.js/);
+  });
+});

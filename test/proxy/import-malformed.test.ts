@@ -651,3 +651,58 @@ describe('a file whose JSON breaks on control characters', () => {
     expect(existsSync(join(dir, 'control.tape'))).toBe(false);
   });
 });
+
+describe('text that is no JSON, and nock\'s recorder output as code', () => {
+  // nock.recorder.rec() without output_objects prints code (`nock('https://…').post(…)`), and
+  // play() then gives those strings; import read neither, and said so as a bare E_JSON that named
+  // no file, or as "invalid JSON" with no word of the recorder option that writes what it reads.
+  const code = `\nnock('https://api.openai.com:443', {"encodedQueryParams":true})\n  .post('/v1/chat/completions', ${JSON.stringify(ask('a'))})\n  .reply(200, ${JSON.stringify(answer)}, [\n  'content-type',\n  'application/json'\n]);\n`;
+
+  it('the code, as a file of any name or as a JSON array of its strings, from the API and with --from nock: E_IMPORT_FORMAT naming output_objects', async () => {
+    const inputs: [string, string, ImportFormat | undefined][] = [
+      ['nock-code.txt', code, undefined],
+      ['nock-code.js', code, 'nock'],
+      ['nock-strings.json', JSON.stringify([code, code]), undefined],
+      ['nock-strings-from.json', JSON.stringify([code]), 'nock'],
+    ];
+    for (const [name, text, from] of inputs) {
+      const src = join(dir, name);
+      writeFileSync(src, text);
+      const e = await importError(src, join(dir, `${name}.tape`), from ? { from } : {});
+      expect(e, name).toBeInstanceOf(TapedeckError);
+      expect(e!.code, `${name}: ${e!.message}`).toBe('E_IMPORT_FORMAT');
+      expect(e!.message).toContain(src);
+      expect(e!.message).toMatch(/nock's recorder output as code/);
+      expect(e!.hint).toMatch(/output_objects: true/);
+      expect(existsSync(join(dir, `${name}.tape`))).toBe(false);
+    }
+  });
+
+  it('on the command line: one line naming the file, the option in the hint, exit 1', () => {
+    const src = join(dir, 'cli-nock-code.txt');
+    writeFileSync(src, code);
+    const r = cli('import', src, join(dir, 'cli-nock-code.tape'));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`^tapedeck: E_IMPORT_FORMAT ${src.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is nock's recorder output as code`, 'm'));
+    expect(r.stderr).toMatch(/output_objects: true/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('other text that is no JSON, on the command line: E_IMPORT_PARSE naming the file and the byte, not a bare E_JSON', () => {
+    const src = join(dir, 'notes.txt');
+    writeFileSync(src, 'these are my notes\n');
+    const r = cli('import', src, join(dir, 'notes.tape'));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^tapedeck: E_IMPORT_PARSE .*notes\.txt is not JSON import reads: .*byte 0/m);
+    expect(r.stderr).not.toMatch(/E_JSON/);
+  });
+
+  it('a mistake before the last brace is not called truncation', async () => {
+    const src = join(dir, 'trailing-comma.json');
+    writeFileSync(src, '{"log": {"entries": []},}');
+    const e = await importError(src, join(dir, 'trailing-comma.tape'));
+    expect(e!.code).toBe('E_IMPORT_PARSE');
+    expect(e!.message).toContain('at byte 24');
+    expect(e!.message).not.toMatch(/ends early|truncated\?/);
+  });
+});

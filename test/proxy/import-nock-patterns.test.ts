@@ -83,3 +83,31 @@ describe('a recorded path that merely ends in /', () => {
     expect(read.bad).toEqual([]);
   });
 });
+
+describe('a definition without its `response`', () => {
+  // nock's recorder always writes `response` ("" for an empty answer): one without it was
+  // edited, and once imported as an empty 200 that an SDK read as an empty completion.
+  it('is a bad entry naming the field and the fix, not an empty answer', async () => {
+    const { response: _gone, ...noResponse } = def();
+    const e = await importError([def(), noResponse], 'no-response');
+    expect(e.code).toBe('E_IMPORT_ENTRY');
+    expect(e.message).toMatch(/entry 1 \(\[1\]\), field response: is missing/);
+    expect(e.message).toMatch(/"response": ""/);
+  });
+
+  it('an answer that has no body (204, 304, HEAD) needs none', () => {
+    const defs = [
+      { ...def({ status: 204, method: 'DELETE', path: '/v1/files/f1' }), response: undefined },
+      { ...def({ status: 200, method: 'HEAD', path: '/v1/models' }), response: undefined },
+      { ...def({ status: 304, method: 'GET', path: '/v1/models' }), response: undefined },
+    ].map((d) => JSON.parse(JSON.stringify(d)) as Record<string, unknown>);
+    expect(defs.every((d) => !('response' in d))).toBe(true);
+    const read = readNock(JSON.stringify(defs), 'empty.json');
+    expect([...read.exchanges].map((x) => [x.response.status, x.response.body.length])).toEqual([
+      [204, 0],
+      [200, 0],
+      [304, 0],
+    ]);
+    expect(read.bad).toEqual([]);
+  });
+});

@@ -39,6 +39,18 @@ export interface Exchange {
   startedAt?: string;
   /** Milliseconds the exchange took, when the source says. */
   durationMs?: number;
+  /**
+   * A tapedeck export's record place and origin (a HAR entry's `_tapedeck`): its `repeat` among
+   * its request's recordings, and the run and test that made it. Absent: numbered in file order.
+   */
+  order?: ExportedOrder;
+}
+
+/** See {@link Exchange.order}. */
+export interface ExportedOrder {
+  repeat: number;
+  run?: string;
+  test?: string;
 }
 
 /** An entry that cannot become a recording, and why (a matching rule is not a request). */

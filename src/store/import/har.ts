@@ -21,7 +21,7 @@ import { TapedeckError } from '../../errors.ts';
 import { harSalt, type HarSplit } from './har-split.ts';
 import { inPollyOrder, pollyOrderOf, type PollyOrder } from './polly-order.ts';
 import { freezeHeaders } from '../frozen-headers.ts';
-import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, headerValue, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, headerValue, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ExportedOrder, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 /** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
 export function jsonErrorOffset(e: Error): number | undefined {
@@ -73,7 +73,9 @@ export function parseJsonFile(text: string, file: string, format: string): unkno
     const inJson = syntaxErrorOffset(json, e as Error);
     const offset = inJson === undefined ? undefined : inJson + bom;
     const end = text.trimEnd().length;
-    const early = /end of JSON input/i.test((e as Error).message) || (offset !== undefined && offset >= end - 1);
+    // Cut short: the parser ran out of text (a mistake inside the text, like a trailing comma
+    // before the last brace, is not truncation).
+    const early = /end of JSON input/i.test((e as Error).message) || (offset !== undefined && offset >= end);
     const cut = text.trim() === '' ? ' (the file is empty)' : early ? ' (the file ends early: truncated?)' : '';
     // V8 counts UTF-16 units; the byte offset is what an editor's "go to byte" wants.
     const at = offset !== undefined ? Buffer.byteLength(text.slice(0, offset)) : early ? Buffer.byteLength(text) : undefined;
@@ -301,6 +303,18 @@ function startOf(v: unknown): string | undefined {
   return Number.isNaN(at) ? undefined : new Date(at).toISOString();
 }
 
+/** A tapedeck HAR export's `_tapedeck` member (export-har.ts), checked; undefined when absent. */
+function exportedOrder(v: unknown): ExportedOrder | undefined {
+  if (v === undefined) return undefined;
+  const what = 'must be { repeat, run?, test? } as tapedeck export --har writes it (a whole number from 0, and strings)';
+  if (!isObject(v)) throw new FieldError('_tapedeck', what);
+  const { repeat, run, test } = v;
+  if (typeof repeat !== 'number' || !Number.isSafeInteger(repeat) || repeat < 0) throw new FieldError('_tapedeck.repeat', what);
+  if (run !== undefined && typeof run !== 'string') throw new FieldError('_tapedeck.run', what);
+  if (test !== undefined && typeof test !== 'string') throw new FieldError('_tapedeck.test', what);
+  return { repeat, ...(run !== undefined ? { run } : {}), ...(test !== undefined ? { test } : {}) };
+}
+
 function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const { q, method, url } = requestOf(e, 'entry', 'url');
   const reqHeaders = requestHeaders(q.headers, q.postData);
@@ -327,9 +341,11 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const res = response(r.status, r.statusText, resHeaders, resBody, 'response.status', chunks);
   const durationMs = typeof x.time === 'number' && x.time >= 0 ? x.time : first + num(t.receive);
   // Whole literals, not a spread of startedAt in the middle (which copies and adds member by member).
-  return started
+  const out: Exchange = started
     ? { where, index: i, request, response: res, answerAscii: ascii, startedAt: started, durationMs }
     : { where, index: i, request, response: res, answerAscii: ascii, durationMs };
+  if (x._tapedeck !== undefined) out.order = exportedOrder(x._tapedeck);
+  return out;
 }
 
 /**

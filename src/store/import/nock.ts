@@ -8,8 +8,11 @@
  */
 import { addHeader, badFile, decodedBody, FieldError, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 import { parseJsonFile } from './har.ts';
+import { TapedeckError } from '../../errors.ts';
 
 const HEX = /^(?:[0-9a-fA-F]{2})*$/;
+/** Answers that have no body (RFC 9110): a definition of one may leave `response` out. */
+const NO_BODY_STATUS = new Set([204, 205, 304]);
 
 /**
  * Whether a definition's `scope`, `path` or `body` is a regular expression literal, as nock's
@@ -88,6 +91,12 @@ function definition(d: unknown, i: number): Exchange {
   // Before the body is keyed, which would call the pattern invalid JSON.
   if (typeof d.body === 'string' && isRegexLiteral(d.body)) throw new FieldError('body', `${JSON.stringify(d.body)} ${RULE_NOT_REQUEST}: write the body that was sent`);
   if (!('status' in d)) throw new FieldError('status', 'is missing');
+  // nock's recorder always writes the answer ("" for an empty one): a definition without it was
+  // edited, and read as an empty body it would replay as an empty 200 an SDK takes for an
+  // answer. Statuses and methods whose answer has no body need none.
+  if (d.response === undefined && !NO_BODY_STATUS.has(d.status as number) && d.method.toUpperCase() !== 'HEAD') {
+    throw new FieldError('response', 'is missing (nock\'s recorder writes the answer\'s body there; write "response": "" for an answer that was empty)');
+  }
   const reqHeaders = headersOf(d.reqheaders, 'reqheaders');
   const resHeaders = headersOf(d.rawHeaders, 'rawHeaders');
   let body: Uint8Array;
@@ -118,6 +127,32 @@ function definition(d: unknown, i: number): Exchange {
   };
 }
 
+/** nock's recorder output as code (without output_objects): a call of nock() per request. */
+const NOCK_CODE = /^\s*nock\(/;
+
+/**
+ * Whether a text, or parsed JSON, is nock's recorder output as code: what `nock.recorder.rec()`
+ * prints without `output_objects`, or the strings of `nock.recorder.play()` then. Code to run,
+ * not data: import reads the definitions `output_objects: true` records.
+ *
+ * @example
+ * isNockCode("\nnock('https://api.openai.com:443').post('/v1/chat/completions', {...})") // true
+ */
+export function isNockCode(v: unknown): boolean {
+  if (typeof v === 'string') return NOCK_CODE.test(v);
+  return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' && NOCK_CODE.test(x));
+}
+
+/** E_IMPORT_FORMAT for nock's recorder output as code, with the option that records what import reads. */
+export function nockCodeError(file: string): TapedeckError {
+  return new TapedeckError('E_IMPORT_FORMAT', `${file} is nock's recorder output as code (recorded without output_objects), not recordings import reads; no tape written.`, {
+    file,
+    // No call or options object in it: the command line shows it too (it is about the user's
+    // recording code, not tapedeck's API).
+    hint: 'Record again with output_objects: true in the options of nock.recorder.rec, save JSON.stringify of what nock.recorder.play returns as a .json file, and import that (docs/migrate.md, "From nock").',
+  });
+}
+
 /** Whether parsed JSON looks like nock definitions. */
 export function isNockDefinitions(v: unknown): boolean {
   return Array.isArray(v) && v.length > 0 && v.every((d) => isObject(d) && 'scope' in d && 'method' in d);
@@ -133,7 +168,9 @@ export function isNockDefinitions(v: unknown): boolean {
  */
 export function readNock(text: string, file: string, opts: { parsed?: unknown } = {}): ReadResult {
   const format = 'nock recording';
+  if (opts.parsed === undefined && isNockCode(text)) throw nockCodeError(file);
   const doc = opts.parsed ?? parseJsonFile(text, file, format);
+  if (isNockCode(doc)) throw nockCodeError(file);
   if (!Array.isArray(doc)) throw badFile(file, format, 'expected a JSON array of definitions ({ scope, method, path, status, response })');
   return readEntries(file, format, doc, (i) => `[${i}]`, definition);
 }

@@ -10,7 +10,7 @@ import { badFile, isObject, type ReadResult } from './exchange.ts';
 import { isFixtures, readFixtures } from './fixtures.ts';
 import { parseJsonFile, readHar } from './har.ts';
 import { parseJson5 } from './json5.ts';
-import { isNockDefinitions, readNock } from './nock.ts';
+import { isNockCode, isNockDefinitions, nockCodeError, readNock } from './nock.ts';
 import { isTalkbackTape, readTalkbackTape } from './talkback.ts';
 import { readVcr } from './vcr.ts';
 
@@ -42,6 +42,7 @@ export function detectFormat(file: string, text: string): { format: ImportFormat
   // "none of the formats".
   if (start === '') throw badFile(file, 'recording file', 'the file is empty');
   if (/^(?:---\s*\n)?(?:interactions|version)\s*:/.test(start)) return { format: 'vcr' };
+  if (isNockCode(start)) throw nockCodeError(file);
   if (start[0] !== '{' && start[0] !== '[') return undefined;
   // JSON that does not parse (cut short, hand-edited) is no input of any kind import reads
   // (recordings, a tapedeck export, a cache.json): the file, the byte and the fix. Unless it is
@@ -57,6 +58,7 @@ export function detectFormat(file: string, text: string): { format: ImportFormat
   if (isObject(parsed) && isObject(parsed.log) && 'entries' in parsed.log) return { format: 'har', parsed };
   if (isObject(parsed) && Array.isArray(parsed.interactions)) return { format: 'vcr', parsed };
   if (isNockDefinitions(parsed)) return { format: 'nock', parsed };
+  if (isNockCode(parsed)) throw nockCodeError(file);
   if (isFixtures(parsed)) return { format: 'fixtures', parsed };
   if (isTalkbackTape(parsed)) return { format: 'talkback', parsed };
   return undefined;
