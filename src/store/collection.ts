@@ -586,12 +586,12 @@ export class RecordCollection<R> {
     return typeof this.backend.refresh === 'function';
   }
 
-  /** Where the records live (a file path, `memory:<name>`, a Redis key). */
   /** Whether the store had damage at open (a gap in a key's `repeat`s on a sound store was there before it was written). */
   get damagedAnywhere(): boolean {
     return this.lost.length > 0 || this.warnings.some((w) => !w.code.startsWith('TAPEDECK_'));
   }
 
+  /** Where the records live (a file path, `memory:<name>`, a Redis key). */
   get location(): string {
     return this.backend.location;
   }
