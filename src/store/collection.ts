@@ -588,7 +588,12 @@ export class RecordCollection<R> {
 
   /** Whether the store had damage at open (a gap in a key's `repeat`s on a sound store was there before it was written). */
   get damagedAnywhere(): boolean {
-    return this.lost.length > 0 || this.warnings.some((w) => !w.code.startsWith('TAPEDECK_'));
+    return this.lost.length > 0 || this.damageOffsets().length > 0;
+  }
+
+  /** Where the damage found at open is; notes about the tape (keys of an older version, an interrupted record run) are not damage. */
+  private damageOffsets(): number[] {
+    return this.warnings.filter((w) => !w.code.startsWith('TAPEDECK_')).map((w) => w.offset);
   }
 
   /** Where the records live (a file path, `memory:<name>`, a Redis key). */
@@ -812,9 +817,8 @@ export class RecordCollection<R> {
   private damaged(key: string, k: number, near: number | undefined, past?: { after?: number; at: number }, gap = false): TapedeckError {
     const n = k + 1;
     const nth = `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
-    // Notes about the tape (keys of an older version, an interrupted record run) are not damage.
-    const lost = this.warnings.filter((w) => !w.code.startsWith('TAPEDECK_')).map((w) => w.offset);
-    if (gap && !this.damagedAnywhere) {
+    const lost = this.damageOffsets();
+    if (gap && lost.length === 0 && this.lost.length === 0) {
       // Nothing on this tape is damaged: the recording was gone before it was written (an
       // import of an export that left it out as damaged), so verify would list nothing.
       return new TapedeckError(
