@@ -34,6 +34,7 @@ import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
 import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { checkRedactOptions } from '../store/redact-options.ts';
 import { redactAnswerBody, remapChunkEnds, unitEnds } from '../store/stream-redact.ts';
+import { echoing, type EchoingRedactor } from '../store/echo-redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { pruneMayRemove } from './prune-guard.ts';
@@ -1289,7 +1290,8 @@ export class Deck {
       ...(p.signature ? { signature: p.signature } : {}),
       trace: this.traceFor(p, recordedAtIso),
       request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
-      response: this.redactResponse(response, { parsed: answer.parsed, ascii }),
+      // The request's own secrets are masked where the answer repeats them (src/store/echo-redact.ts).
+      response: this.redactResponse(response, { parsed: answer.parsed, ascii }, echoing(this.redactor, p.bodyAsSent === true ? { ...req, bodyPlain: true } : req)),
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
     };
@@ -1351,14 +1353,14 @@ export class Deck {
    * events, or move to the end of an event that changed. When neither keeps them, the stream is
    * stored as one chunk, because exact bytes on disk matter less than the key never reaching it.
    */
-  private redactResponse(r: HttpRecord['response'], known: KnownBody): HttpRecord['response'] {
-    const headers = this.redactor.headers(r.headers);
-    if (this.redactor.keepSecrets) return { ...r, headers };
+  private redactResponse(r: HttpRecord['response'], known: KnownBody, masks: EchoingRedactor): HttpRecord['response'] {
+    const headers = masks.headers(r.headers);
+    if (masks.keepSecrets) return { ...r, headers };
     const ct = r.headers['content-type'];
     const type = ct === undefined ? undefined : String(ct);
     // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
     // (a token endpoint's access_token sent in two writes) is only seen in the whole.
-    const { body, stream } = redactAnswerBody(r.body, type, this.redactor, known);
+    const { body, stream } = redactAnswerBody(r.body, type, masks, known);
     if (body === r.body) return { ...r, headers };
     if (!r.chunks) return { ...r, headers, body };
     const one = { status: r.status, ...(r.statusText ? { statusText: r.statusText } : {}), headers, body };
@@ -1371,7 +1373,7 @@ export class Deck {
       let end = 0;
       let joined = '';
       for (const [ms, stop] of r.chunks) {
-        const piece = this.redactor.text(whole.slice(start, stop));
+        const piece = masks.text(whole.slice(start, stop));
         joined += piece;
         end += piece.length;
         chunks.push([ms, end]);

@@ -35,6 +35,8 @@ export interface StreamMasks {
   value<T>(value: T): T;
   /** Raw bytes redacted as redaction does a body (a frame payload that is not JSON). */
   bytes(body: Uint8Array, contentType?: string): Uint8Array;
+  /** Values the request carried, masked wherever they stand, like credentials (src/store/echo-redact.ts). */
+  readonly echoes?: readonly string[];
 }
 
 /** One event of a stream as JSON documents: `kind` tells its text streams apart (an event's name or type). */
@@ -95,19 +97,26 @@ function textGroups(groups: Map<unknown, Piece[]>): Piece[][] {
   return [...groups.values()].filter((g) => g.length > 1 && g.some((p) => p.text !== g[0]!.text) && g.some((p) => p.event !== g[0]!.event));
 }
 
-/** CREDENTIAL's matches in a text: [index, text]. */
-function credentialsIn(s: string): [number, string][] {
+/** CREDENTIAL's matches in a text, and the places of the echoes given: [index, text], in order, none overlapping. */
+function credentialsIn(s: string, echoes?: readonly string[]): [number, string][] {
   const out: [number, string][] = [];
   const from = credentialFrom(s);
-  if (from < 0) return out;
-  CREDENTIAL.lastIndex = from;
-  for (let m = CREDENTIAL.exec(s); m !== null; m = CREDENTIAL.exec(s)) out.push([m.index, m[0]]);
-  CREDENTIAL.lastIndex = 0;
-  return out;
+  if (from >= 0) {
+    CREDENTIAL.lastIndex = from;
+    for (let m = CREDENTIAL.exec(s); m !== null; m = CREDENTIAL.exec(s)) out.push([m.index, m[0]]);
+    CREDENTIAL.lastIndex = 0;
+  }
+  if (echoes === undefined || echoes.length === 0) return out;
+  for (const e of echoes) for (let i = s.indexOf(e); i >= 0; i = s.indexOf(e, i + e.length)) out.push([i, e]);
+  // By place, the longer first at one place; one that overlaps a match kept before is left (it is masked with it).
+  out.sort(([a, x], [b, y]) => a - b || y.length - x.length);
+  const kept: [number, string][] = [];
+  for (const m of out) if (kept.length === 0 || kept[kept.length - 1]![0] + kept[kept.length - 1]![1].length <= m[0]) kept.push(m);
+  return kept;
 }
 
 /** Each text stream's pieces, its joined text's credentials that span two pieces or more, and where each piece starts in it. */
-function spanning(groups: readonly Piece[][]): { pieces: Piece[]; starts: number[]; found: [number, string][] }[] {
+function spanning(groups: readonly Piece[][], echoes?: readonly string[]): { pieces: Piece[]; starts: number[]; found: [number, string][] }[] {
   const out: { pieces: Piece[]; starts: number[]; found: [number, string][] }[] = [];
   for (const pieces of groups) {
     const starts: number[] = [];
@@ -117,7 +126,7 @@ function spanning(groups: readonly Piece[][]): { pieces: Piece[]; starts: number
       n += p.text.length;
     }
     const joined = pieces.map((p) => p.text).join('');
-    const found = credentialsIn(joined).filter(([a, t]) => pieceAt(starts, a) !== pieceAt(starts, a + t.length - 1));
+    const found = credentialsIn(joined, echoes).filter(([a, t]) => pieceAt(starts, a) !== pieceAt(starts, a + t.length - 1));
     if (found.length > 0) out.push({ pieces, starts, found });
   }
   return out;
@@ -159,9 +168,9 @@ export function splitCredentials(events: readonly StreamEvent[]): SplitCredentia
  * const events = [{ kind: '', docs: [{ t: 'key sk-pr' }] }, { kind: '', docs: [{ t: 'oj-abcdefghijklmnopqrstuvwx!' }] }]
  * maskSplitCredentials(events, (v) => '[REDACTED]') // Set {0, 1}; the texts are now 'key [REDACTED]' and '!'
  */
-export function maskSplitCredentials(events: readonly StreamEvent[], mask: (value: string) => string): Set<number> {
+export function maskSplitCredentials(events: readonly StreamEvent[], mask: (value: string) => string, echoes?: readonly string[]): Set<number> {
   const changed = new Set<number>();
-  for (const [p, text] of maskedPieces(textStreams(events), mask)) {
+  for (const [p, text] of maskedPieces(textStreams(events), mask, echoes)) {
     (p.holder as Record<string | number, unknown>)[p.key!] = text;
     changed.add(p.event);
   }
@@ -169,9 +178,9 @@ export function maskSplitCredentials(events: readonly StreamEvent[], mask: (valu
 }
 
 /** The pieces whose text masking the credentials across them changes, with their new text. */
-function maskedPieces(groups: readonly Piece[][], mask: (value: string) => string): Map<Piece, string> {
+function maskedPieces(groups: readonly Piece[][], mask: (value: string) => string, echoes?: readonly string[]): Map<Piece, string> {
   const out = new Map<Piece, string>();
-  for (const { pieces, starts, found } of spanning(groups)) {
+  for (const { pieces, starts, found } of spanning(groups, echoes)) {
     const texts = pieces.map((p) => p.text);
     // Right to left: an edit leaves the characters before it where they were.
     for (let m = found.length - 1; m >= 0; m--) {
@@ -433,7 +442,7 @@ function redactTextStream(body: Uint8Array, framing: 'sse' | 'ndjson', masks: St
   const text = ascii !== undefined && ascii.length === body.length ? ascii : utf8Text.decode(body);
   const units = textUnits(text, framing);
   if (units.length < 2) return { body, before: [], after: [] };
-  const edits = [...maskedPieces(lexedStreams(text, units), masks.mask)].sort(([a], [b]) => a.raw![0] - b.raw![0]);
+  const edits = [...maskedPieces(lexedStreams(text, units), masks.mask, masks.echoes)].sort(([a], [b]) => a.raw![0] - b.raw![0]);
   if (edits.length === 0) return { body, before: [], after: [] };
   let out = '';
   let start = 0;
@@ -492,7 +501,7 @@ function redactEventStream(body: Uint8Array, masks: StreamMasks): RedactedStream
     return undefined;
   }
   const units = messages.map(frameEvent);
-  const split = maskSplitCredentials(units, masks.mask);
+  const split = maskSplitCredentials(units, masks.mask, masks.echoes);
   const before: number[] = [];
   const after: number[] = [];
   const parts: Uint8Array[] = [];
@@ -559,7 +568,7 @@ export function redactStream(body: Uint8Array, contentType: string | undefined, 
 export function redactAnswerBody(body: Uint8Array, contentType: string | undefined, masks: StreamMasks & { bytes(body: Uint8Array, contentType?: string, known?: { ascii?: string; parsed?: { value: unknown } }): Uint8Array }, known?: { ascii?: string; parsed?: { value: unknown } }): { body: Uint8Array; stream?: RedactedStream & { framing: StreamFraming } } {
   const stream = redactStream(body, contentType, masks, known?.ascii);
   if (stream?.framing === 'eventstream') return { body: stream.body, stream };
-  const input = stream?.body ?? jsonArrayMasked(body, contentType, masks.mask) ?? body;
+  const input = stream?.body ?? jsonArrayMasked(body, contentType, masks.mask, masks.echoes) ?? body;
   const out = masks.bytes(input, contentType, input === body ? known : undefined);
   return stream ? { body: out, stream } : { body: out };
 }
@@ -570,7 +579,7 @@ export function redactAnswerBody(body: Uint8Array, contentType: string | undefin
  * masked, written again; undefined when it is none or nothing changed. Only a body whose JSON
  * starts with `[` is parsed: other JSON answers are objects.
  */
-function jsonArrayMasked(body: Uint8Array, contentType: string | undefined, mask: (value: string) => string): Uint8Array | undefined {
+function jsonArrayMasked(body: Uint8Array, contentType: string | undefined, mask: (value: string) => string, echoes?: readonly string[]): Uint8Array | undefined {
   if (contentType !== undefined && !/[/+]json\b/i.test(contentType)) return undefined;
   let i = 0;
   while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
@@ -578,7 +587,7 @@ function jsonArrayMasked(body: Uint8Array, contentType: string | undefined, mask
   const doc = documentOf(utf8Text.decode(body));
   if (!Array.isArray(doc) || doc.length < 2) return undefined;
   const events: StreamEvent[] = doc.map((d: unknown) => ({ kind: '', docs: d !== null && typeof d === 'object' ? [d] : [] }));
-  return maskSplitCredentials(events, mask).size > 0 ? utf8.encode(JSON.stringify(doc)) : undefined;
+  return maskSplitCredentials(events, mask, echoes).size > 0 ? utf8.encode(JSON.stringify(doc)) : undefined;
 }
 
 /**

@@ -1,0 +1,66 @@
+// The request's own secrets looked for in its answer (src/store/echo-redact.ts): which values
+// count, the forms they take in an answer, and that an answer holding none of them stays the
+// same bytes. The oracle for "masked" is the request side: the value's mask is the one the
+// redactor gives the value itself.
+import { describe, expect, it } from 'vitest';
+import { echoing } from '../../src/store/echo-redact.ts';
+import { redactor } from '../../src/store/redact.ts';
+
+const SALT = '00112233445566778899aabbccddeeff';
+const r = redactor({ salt: SALT });
+const utf8 = new TextEncoder();
+const text = new TextDecoder();
+const none = new Uint8Array();
+
+/** The answer bytes as the recording would store them, read back as text. */
+function stored(masks: ReturnType<typeof echoing>, answer: string, type = 'text/plain'): string {
+  return text.decode(masks.bytes(utf8.encode(answer), type));
+}
+
+describe('echoing', () => {
+  it('masks a secret query value, a JSON member and a form field where the answer repeats them, with the request side\'s mask', () => {
+    const masks = echoing(r, { headers: { 'content-type': 'application/json' }, url: '/v1/x?token=Tq8Wn3Ks9Lp2&page=2', body: utf8.encode('{"auth":{"client_secret":"cS7Hd2Fg5Jk1"},"q":"hello"}') });
+    expect(stored(masks, 'got Tq8Wn3Ks9Lp2 and cS7Hd2Fg5Jk1 for hello')).toBe(`got ${r.mask('Tq8Wn3Ks9Lp2')} and ${r.mask('cS7Hd2Fg5Jk1')} for hello`);
+    const form = echoing(r, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, url: '/token', body: utf8.encode('grant_type=client_credentials&client_secret=fS4Jm8Qx1Zr6') });
+    expect(stored(form, 'bad secret fS4Jm8Qx1Zr6')).toBe(`bad secret ${r.mask('fS4Jm8Qx1Zr6')}`);
+  });
+
+  it('masks a provider credential as [REDACTED], as the token after its scheme too', () => {
+    const masks = echoing(r, { headers: { authorization: 'Bearer gw5Kq8Zt3Lm9Pw2R', 'x-goog-api-key': 'Gk2Lm8Nq4Rs6Tu0V' }, url: '/v1/x?key=Qz1Xw2Ce3Vr4Bt5Y', body: none });
+    expect(stored(masks, 'h: Bearer gw5Kq8Zt3Lm9Pw2R; t: gw5Kq8Zt3Lm9Pw2R; g: Gk2Lm8Nq4Rs6Tu0V; q: Qz1Xw2Ce3Vr4Bt5Y')).toBe('h: Bearer [REDACTED]; t: [REDACTED]; g: [REDACTED]; q: [REDACTED]');
+  });
+
+  it('finds a value escaped in a JSON string, escaped in a URL, and as UTF-8 bytes beyond ASCII', () => {
+    const quoted = 'pa"ss\\w0rd-Xy9';
+    const masks = echoing(r, { headers: { 'content-type': 'application/json' }, url: '/v1/x', body: utf8.encode(JSON.stringify({ password: quoted })) });
+    const answer = JSON.stringify({ echo: quoted, n: 1 });
+    expect(JSON.parse(stored(masks, answer, 'application/json'))).toEqual({ echo: r.mask(quoted), n: 1 });
+    const spaced = 'my pass w0rd+/=';
+    const url = echoing(r, { headers: {}, url: `/v1/x?password=${encodeURIComponent(spaced)}`, body: none });
+    expect(stored(url, `see https://x.test/cb?p=${encodeURIComponent(spaced)} now`)).toBe(`see https://x.test/cb?p=${r.mask(spaced)} now`);
+    const wide = 'contraseña-Ñu9Ωz';
+    const utf = echoing(r, { headers: { 'content-type': 'application/json' }, url: '/v1/x', body: utf8.encode(JSON.stringify({ password: wide })) });
+    expect(stored(utf, `echo «${wide}»`)).toBe(`echo «${r.mask(wide)}»`);
+  });
+
+  it('leaves short values, values without a letter and plain words of a header alone; an answer without any keeps its bytes', () => {
+    const masks = echoing(r, { headers: { 'content-type': 'application/json', cookie: 'theme=darkmode; sid=Sd9Fg3Hj7Kl1' }, url: '/v1/x?token=abc12&pin=12345678', body: utf8.encode('{"password":"hunter2"}') });
+    expect(stored(masks, 'abc12 hunter2 12345678 darkmode {"n":12345678}')).toBe('abc12 hunter2 12345678 darkmode {"n":12345678}');
+    // The cookie's value holds a letter and a digit: masked alone too.
+    expect(stored(masks, 'sid was Sd9Fg3Hj7Kl1')).toBe(`sid was ${r.mask('Sd9Fg3Hj7Kl1')}`);
+    const body = utf8.encode('{"answer":"nothing of the request"}');
+    expect(masks.bytes(body, 'application/json')).toBe(body);
+  });
+
+  it('changes nothing with keepSecrets, and is the redactor itself when the request carried no secret', () => {
+    const keep = redactor({ keepSecrets: true });
+    expect(echoing(keep, { headers: { authorization: 'Bearer gw5Kq8Zt3Lm9Pw2R' }, url: '/', body: none })).toBe(keep);
+    expect(echoing(r, { headers: { accept: 'application/json' }, url: '/v1/x?page=2', body: utf8.encode('{"q":"hello"}') })).toBe(r);
+  });
+
+  it('masks values in response headers, and in a JSON value\'s strings only', () => {
+    const masks = echoing(r, { headers: { 'x-api-key': 'live3f9a8b7c6d5e' }, url: '/', body: none });
+    expect(masks.headers({ 'x-echo': 'key live3f9a8b7c6d5e', 'x-n': ['live3f9a8b7c6d5e', 'b'] })).toEqual({ 'x-echo': 'key [REDACTED]', 'x-n': ['[REDACTED]', 'b'] });
+    expect(masks.value({ a: ['live3f9a8b7c6d5e'], live3f9a8b7c6d5e: 1, deep: { t: 'x live3f9a8b7c6d5e y' } })).toEqual({ a: ['[REDACTED]'], live3f9a8b7c6d5e: 1, deep: { t: 'x [REDACTED] y' } });
+  });
+});
