@@ -51,22 +51,8 @@ export function echoing(r: Redactor, req: EchoSource): EchoingRedactor {
   if (secrets.size === 0) return r;
   // Longest first: a value that holds another is masked whole.
   const values = [...secrets.keys()].sort((a, b) => b.length - a.length);
-  // The forms a value takes in an answer: as it is, escaped in a JSON string, escaped in a URL;
-  // as text one character a byte too (how bodies are read), for values beyond ASCII.
-  const forms: [string, string][] = [];
-  for (const v of values) {
-    const m = secrets.get(v)!;
-    const json = JSON.stringify(v).slice(1, -1);
-    const seen = new Set<string>();
-    for (const f of [json === v ? v : undefined, json, encodeURIComponent(v)]) {
-      if (f === undefined) continue;
-      for (const g of [f, latin1Text(utf8.encode(f))]) {
-        if (seen.has(g)) continue;
-        seen.add(g);
-        forms.push([g, m]);
-      }
-    }
-  }
+  const forms: (readonly [string, string])[] = [];
+  for (const v of values) for (const f of secrets.get(v)!.forms) forms.push([f, secrets.get(v)!.mask]);
   const replace = (s: string): string => {
     let out = s;
     for (const [f, m] of forms) if (out.includes(f)) out = out.split(f).join(m);
@@ -88,7 +74,7 @@ export function echoing(r: Redactor, req: EchoSource): EchoingRedactor {
   return {
     ...r,
     echoes: values,
-    mask: (v) => secrets.get(v) ?? r.mask(v),
+    mask: (v) => secrets.get(v)?.mask ?? r.mask(v),
     text: (s) => r.text(replace(s)),
     value,
     bytes(body: Uint8Array, contentType?: string, known?: KnownBody): Uint8Array {
@@ -108,22 +94,70 @@ export function echoing(r: Redactor, req: EchoSource): EchoingRedactor {
   };
 }
 
-/** Each secret value the request carried, with the mask its answer gets for it. */
-function requestSecrets(r: Redactor, req: EchoSource): Map<string, string> {
-  const out = new Map<string, string>();
-  const add = (v: string, mask: string): void => {
-    // A value the credential patterns find (an `sk-…` key) is theirs: masked wherever it stands,
-    // with the keyed mask its copy in a prompt gets too.
-    if (v.length >= MIN_ECHO && /\p{L}/u.test(v) && !v.startsWith(REDACTED.slice(0, -1)) && !out.has(v) && r.text(v) === v) out.set(v, mask);
+/** A value looked for in answers: its mask, and the forms it takes in an answer. */
+interface Echo {
+  mask: string;
+  forms: readonly string[];
+}
+
+/**
+ * Each redactor's judged values (`1` + a credential's value, `0` + another's): its Echo, or null
+ * for one left alone. Requests repeat their keys and tokens, and judging one (a credential
+ * pattern's test, an HMAC for its mask) cost more than the rest of recording a small exchange.
+ */
+const judged = new WeakMap<Redactor, Map<string, Echo | null>>();
+
+/** How many values a redactor keeps judged: they come from the traffic. */
+const JUDGED_MAX = 1024;
+
+/** The Echo of a value, or null when it is left alone (see the top). */
+function echoOf(r: Redactor, v: string, credential: boolean): Echo | null {
+  let seen = judged.get(r);
+  if (seen === undefined) judged.set(r, (seen = new Map()));
+  const id = (credential ? '1' : '0') + v;
+  let e = seen.get(id);
+  if (e !== undefined) return e;
+  // A value the credential patterns find (an `sk-…` key) is theirs: masked wherever it stands,
+  // with the keyed mask its copy in a prompt gets too.
+  e = v.length >= MIN_ECHO && /\p{L}/u.test(v) && !v.startsWith(REDACTED.slice(0, -1)) && r.text(v) === v ? { mask: credential ? REDACTED : r.mask(v), forms: formsOf(v) } : null;
+  if (seen.size >= JUDGED_MAX) seen.clear();
+  seen.set(id, e);
+  return e;
+}
+
+/**
+ * The forms a value takes in an answer: as it is, escaped in a JSON string, escaped in a URL;
+ * each also as text one character a byte (how bodies are read), for values beyond ASCII. The
+ * value as it is only when JSON needs no escape in it: with a quote or a backslash it could
+ * match across a JSON body's structure.
+ */
+function formsOf(v: string): string[] {
+  const json = JSON.stringify(v).slice(1, -1);
+  const out = new Set<string>();
+  for (const f of [json === v ? v : undefined, json, encodeURIComponent(v)]) {
+    if (f === undefined) continue;
+    out.add(f);
+    out.add(latin1Text(utf8.encode(f)));
+  }
+  return [...out];
+}
+
+/** Each secret value the request carried, with what its answer is searched and masked with. */
+function requestSecrets(r: Redactor, req: EchoSource): Map<string, Echo> {
+  const out = new Map<string, Echo>();
+  const add = (v: string, credential: boolean): void => {
+    if (out.has(v)) return;
+    const e = echoOf(r, v, credential);
+    if (e !== null) out.set(v, e);
   };
   for (const name of Object.keys(req.headers)) {
     const given = req.headers[name];
     if (given === undefined || !r.isSecretHeader(name)) continue;
     const credential = r.isCredentialHeader(name);
     for (const v of Array.isArray(given) ? given : [given]) {
-      add(v, credential ? REDACTED : r.mask(v));
+      add(v, credential);
       // A scheme's token, a cookie's value: the parts a server is likelier to repeat alone.
-      for (const part of v.split(/[\s,;=]+/)) if (part !== v && /\d/.test(part)) add(part, credential ? REDACTED : r.mask(part));
+      for (const part of v.split(/[\s,;=]+/)) if (part !== v && /\d/.test(part)) add(part, credential);
     }
   }
   const q = req.url.indexOf('?');
@@ -135,7 +169,7 @@ function requestSecrets(r: Redactor, req: EchoSource): Map<string, string> {
       const masked = r.url(`/?${p}`);
       if (masked === `/?${p}`) continue;
       const v = decoded(p.slice(eq + 1));
-      add(v, masked.endsWith(`=${encodeURIComponent(REDACTED)}`) ? REDACTED : r.mask(v));
+      add(v, masked.endsWith(`=${encodeURIComponent(REDACTED)}`));
     }
   }
   if (req.body.length > 0 && req.bodyPlain !== true) bodySecrets(r, req, add);
@@ -143,10 +177,10 @@ function requestSecrets(r: Redactor, req: EchoSource): Map<string, string> {
 }
 
 /** The secret members of a JSON body and the secret fields of a form body. */
-function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, mask: string) => void): void {
+function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: boolean) => void): void {
   const type = String(req.headers['content-type'] ?? '').toLowerCase();
   if (type.startsWith('application/x-www-form-urlencoded')) {
-    for (const [k, v] of new URLSearchParams(utf8Text.decode(req.body))) if (r.isSecretField(k)) add(v, r.mask(v));
+    for (const [k, v] of new URLSearchParams(utf8Text.decode(req.body))) if (r.isSecretField(k)) add(v, false);
     return;
   }
   const text = latin1Text(req.body);
@@ -167,7 +201,7 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, mask: string
       continue;
     }
     for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-      if (typeof x === 'string' && r.isSecretField(k)) add(x, r.mask(x));
+      if (typeof x === 'string' && r.isSecretField(k)) add(x, false);
       else if (x !== null && typeof x === 'object') stack.push(x);
     }
   }

@@ -662,7 +662,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
 
   return {
     keepSecrets: keep,
-    isSecretHeader: (name) => !keep && isSecretName(fold(name), headerSet),
+    isSecretHeader: (name) => !keep && headerKind(name) !== PLAIN_HEADER,
     isCredentialHeader: (name) => credentialHeaders.has(fold(name)),
     isSecretField: (name) => !keep && secretField(name),
     mayHaveSecrets,
