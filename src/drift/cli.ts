@@ -2,7 +2,7 @@
 // modules beside this one.
 
 import { existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { argsError, dashValues } from '../cli-args.ts';
 import { TapedeckError } from '../errors.ts';
@@ -33,8 +33,30 @@ function failOnList(raw: string | undefined): FailOn[] {
   return names as FailOn[];
 }
 
-function warnDamage(side: LoadedSide): void {
-  for (const { tape, warning } of side.warnings) process.stderr.write(`tapedeck: warning: ${tape}: ${warning.code} at byte ${warning.offset}: ${warning.message}\n`);
+/**
+ * Says what damage the tapes read had (each warning, then how to act on it); true when a
+ * recording was lost to it, so the command exits as for bad input after its report: a report
+ * that leaves recordings out cannot pass a check (a diff would count them as removed, which
+ * fails nothing by default).
+ */
+function warnDamage(...sides: LoadedSide[]): boolean {
+  const damaged = new Set<string>();
+  for (const { tape, warning } of sides.flatMap((s) => s.warnings)) {
+    process.stderr.write(`tapedeck: warning: ${tape}: ${warning.code} at byte ${warning.offset}: ${warning.message}\n`);
+    // Notes (keys of an older version, an interrupted run) and an empty file lose no recording.
+    if (!warning.code.startsWith('TAPEDECK_') && warning.code !== 'E_TAPE_EMPTY') damaged.add(tape);
+  }
+  const list = [...damaged];
+  // The command only for a file on disk (a committed version, `HEAD:x.tape`, is none).
+  const verify = list.length === 1 && existsSync(list[0]!) ? `tapedeck verify ${list[0]}` : `tapedeck verify on ${list.length === 1 ? 'the tape' : 'each tape'}`;
+  if (list.length > 0) process.stderr.write(`hint: the report leaves the damaged recordings out, so it is no pass: ${verify} lists the damage; restore ${list.length === 1 ? 'the tape' : 'the tapes'} from version control or record ${list.length === 1 ? 'it' : 'them'} again.\n`);
+  return list.length > 0;
+}
+
+/** A side whose warnings name their tapes by path (a diff's sides name them as they pair them: a file by its base name, a folder's tapes inside it). */
+function warningsAt(side: LoadedSide, path: string): LoadedSide {
+  const dir = statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+  return { ...side, warnings: side.warnings.map((w) => ({ ...w, tape: dir ? join(path, w.tape) : path })) };
 }
 
 /**
@@ -118,12 +140,12 @@ export async function diffCommand(args: string[]): Promise<number> {
     } else {
       throw usageError(`diff needs two tapes or folders, or one with --git; got ${p.length} paths.`, 'tapedeck diff old.tape new.tape, or tapedeck diff tapes/');
     }
-    warnDamage(loaded.before);
-    warnDamage(loaded.after);
+    const damaged = p.length === 2 ? warnDamage(warningsAt(loaded.before, p[0]!), warningsAt(loaded.after, p[1]!)) : warnDamage(loaded.before, warningsAt(loaded.after, p[0]!));
     const report = driftReport(loaded.before.tapes, loaded.after.tapes, labels, { failOn, ...(usageTolerance !== undefined ? { usageTolerance } : {}) });
     printReport(report, v.format!, v.html);
-    // A tape left out could hide any change: not a pass, whatever the rest says.
-    if (reportUnreadable('diff', loaded.before, loaded.after)) return DIFF_EXIT.bad;
+    // A tape left out, or a recording lost to damage, could hide any change: not a pass,
+    // whatever the rest says.
+    if (reportUnreadable('diff', loaded.before, loaded.after) || damaged) return DIFF_EXIT.bad;
     return report.summary.failing > 0 ? DIFF_EXIT.failing : DIFF_EXIT.ok;
   } catch (e) {
     // Exit 1 means "answers changed", so every failure to compare is 2.
@@ -151,11 +173,11 @@ export async function statsCommand(args: string[]): Promise<number> {
     if (p.length === 0) throw usageError('stats needs at least one tape or folder.', 'tapedeck stats tapes/');
     const prices = loadPrices(v.prices);
     const side = await loadTapes(p);
-    warnDamage(side);
+    const damaged = warnDamage(side);
     const stats = tapeStats(side.tapes, prices);
     if (v.format === 'json') process.stdout.write(`${JSON.stringify({ version: 1, pricesDate: PRICES_DATE, ...(v.prices ? { pricesFile: v.prices } : {}), ...stats }, null, 2)}\n`);
     else process.stdout.write(renderStats(stats, { pricesFile: v.prices }));
-    return reportUnreadable('stats', side) ? 2 : 0;
+    return reportUnreadable('stats', side) || damaged ? 2 : 0;
   } catch (e) {
     process.stderr.write(formatCliError(e));
     return 2;

@@ -31,7 +31,8 @@ identical (docs/drift.md says what each means).
                          tool-calls,finish,text,stream); also added, removed; none: never fail
   --usage-tolerance R    relative token usage change that is still noise (default 0.2)
 
-Exit codes: 0 nothing in --fail-on changed, 1 something did, 2 bad input or usage.
+Exit codes: 0 nothing in --fail-on changed, 1 something did, 2 bad input or usage (also a
+tape with a recording lost to damage: the report leaves it out, so it is no pass).
 
 Examples:
   tapedeck diff tapes/                                   # re-recorded tapes against HEAD
@@ -49,6 +50,9 @@ and OpenAI-compatible APIs under their own names where their answers say who the
 
   --prices FILE   JSON { "model": { "input": USD per 1M tokens, "output": USD per 1M tokens } }
   --format F      terminal (default) or json
+
+Exit codes: 0, or 2 for bad input: a tape that cannot be read, or one with a recording lost to
+damage (the counts leave it out; tapedeck verify lists the damage).
 `;
 
 export const RERECORD_HELP = `Usage: tapedeck rerecord <tape> --upstream URL (--yes | --budget USD) [options]

@@ -197,6 +197,28 @@ describe('output', () => {
     }
   });
 
+  it('a recording lost to damage: diff and stats report the rest, then exit 2 naming the tape and verify', async () => {
+    // A byte in the middle of the second record's payload flipped (its CRC then fails): the
+    // record is dropped by the reader, and diff would count it as removed, which fails nothing.
+    const bytes = readFileSync(tape('base'));
+    const victim = (await readTape(tape('base'))).records[1]!;
+    const at = victim.offset + Math.floor(victim.length / 2);
+    bytes[at] = bytes[at]! ^ 0x20;
+    const damagedTape = join(dir, 'damaged.tape');
+    writeFileSync(damagedTape, bytes);
+    expect((await readTape(damagedTape)).warnings.map((w) => w.code)).toEqual(['E_TAPE_CORRUPT']);
+    for (const args of [['diff', tape('base'), damagedTape], ['diff', damagedTape, tape('base')], ['stats', damagedTape]]) {
+      const r = cli(args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stdout, args.join(' ')).not.toBe('');
+      expect(r.stderr, args.join(' ')).toContain(`tapedeck: warning: ${damagedTape}: E_TAPE_CORRUPT at byte ${victim.offset}`);
+      expect(r.stderr, args.join(' ')).toContain(`hint: the report leaves the damaged recordings out, so it is no pass: tapedeck verify ${damagedTape} lists the damage`);
+    }
+    // Sound tapes still exit as before.
+    expect(cli(['diff', tape('base'), tape('benign')]).status).toBe(0);
+    expect(cli(['stats', tape('base')]).status).toBe(0);
+  });
+
   it('--git: a re-recorded folder against its committed version, and a tape new since then', () => {
     const repo = join(dir, 'repo');
     mkdirSync(join(repo, 'tapes'), { recursive: true });
