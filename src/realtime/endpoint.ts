@@ -17,6 +17,7 @@ import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firs
 import { RealtimeTape, type HeadTurn, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
+import type { EchoSource } from '../store/echo-redact.ts';
 
 export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
   /** Base URL of the live provider (`https://api.openai.com`); `http(s):` becomes `ws(s):`. */
@@ -133,7 +134,9 @@ export class RealtimeEndpoint {
 
   /** Serves, records or refuses a connect (see open()); a connect that goes live takes `place`. */
   private async route(tape: RealtimeTape, protocol: RealtimeProtocol, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer, offered: string[], kept: string[], key: string, place: Place): Promise<void> {
-    const stored = safeUrl(url, protocol);
+    // The provider's keys left out, then what the tape's redaction masks (a `?token=`, the user's
+    // redact.query names) masked as in an HTTP request's stored URL.
+    const stored = tape.redactor.url(safeUrl(url, protocol));
     const label = `${req.method ?? 'GET'} ${stored}`;
     const base = { tape, protocol, label, timing: this.opts.timing };
     let fault: { chaos: Chaos<LoadedSession>; name: RealtimeFault } | undefined;
@@ -202,7 +205,7 @@ export class RealtimeEndpoint {
     });
     up.once('open', () => {
       this.accept(req, socket, head, up.protocol || undefined, (client) => {
-        const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept }, turn);
+        const s = new LiveSession({ ...base, client, asked: askedBy(req, offered, protocol), onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept }, turn);
         this.live.add(s);
       });
     });
@@ -291,7 +294,7 @@ export class RealtimeEndpoint {
       });
       up.once('open', () => {
         if (client.readyState !== client.OPEN) return up.close();
-        const s = new LiveSession({ ...base, client, onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept }, turn);
+        const s = new LiveSession({ ...base, client, asked: askedBy(req, offered, protocol), onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept }, turn);
         this.live.add(s);
         handOver(s);
       });
@@ -371,4 +374,16 @@ function refuse(socket: Duplex, status: number, body: string, type = 'text/plain
   if (socket.destroyed) return;
   const b = Buffer.from(body);
   socket.end(`HTTP/1.1 ${status} ${status === 503 ? 'Service Unavailable' : status === 502 ? 'Bad Gateway' : 'Error'}\r\nContent-Type: ${type}\r\nContent-Length: ${b.length}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/**
+ * What a connect carried for the search of its secrets in the server's frames: its headers and
+ * URL, and a key sent as a subprotocol (`openai-insecure-api-key.<key>`, as browsers send it)
+ * counted as a credential header's.
+ */
+function askedBy(req: IncomingMessage, offered: readonly string[], protocol: RealtimeProtocol): EchoSource {
+  const keys = offered.filter((p) => protocol.secretProtocol(p)).map((p) => p.slice(p.indexOf('.') + 1));
+  if (keys.length === 0) return { headers: req.headers, url: req.url ?? '', body: new Uint8Array() };
+  const given = req.headers['x-api-key'];
+  return { headers: { ...req.headers, 'x-api-key': [...(given === undefined ? [] : [given].flat()), ...keys] }, url: req.url ?? '', body: new Uint8Array() };
 }

@@ -25,6 +25,7 @@ import { firstDifference } from '../match/json-difference.ts';
 import { closeReason, type RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
 import { maskSplitTexts } from '../store/stream-redact.ts';
+import { echoing, type EchoingRedactor, type EchoSource } from '../store/echo-redact.ts';
 import { blobDigest, type HeadTurn, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
 
 export type { RealtimeTiming } from './tape.ts';
@@ -108,6 +109,12 @@ export interface RealtimeSessionOptions {
    * first response; `reason` is the close reason, naming the fault.
    */
   fault?: { reason: string };
+  /**
+   * Live only: what the connect carried (its headers, URL and the keys of its subprotocols), so
+   * the server's frames have the connect's own secrets masked where they repeat them
+   * (src/store/echo-redact.ts).
+   */
+  asked?: EchoSource;
 }
 
 /** Where a faulted replay closes: after `frames` server frames of step `step` (-1: the prelude). */
@@ -171,10 +178,13 @@ export class LiveSession {
    * stored only when the session it belongs to can be found.
    */
   private headStored: Promise<void> = Promise.resolve();
+  /** The tape's redactor, plus the connect's secrets looked for in the server's frames. */
+  private readonly masks: EchoingRedactor;
 
   constructor(opts: RealtimeSessionOptions, upstream: WebSocket, openKey: string, head: { url: string; protocols: string[] }, turn?: HeadTurn) {
     this.opts = opts;
     this.tape = opts.tape;
+    this.masks = opts.asked && opts.tape.records ? echoing(opts.tape.redactor, opts.asked) : opts.tape.redactor;
     this.up = upstream;
     this.records = opts.tape.records;
     this.sid = this.tape.newSid();
@@ -264,7 +274,7 @@ export class LiveSession {
           blobs.push(d);
         }
         // Masked after the audio is taken out: base64 audio can hold a run that looks like a key.
-        text = this.tape.redactor.text(text);
+        text = this.masks.text(text);
         this.frames.push({ ms: this.ms(), text, ...(blobs.length > 0 ? { blobs } : {}), ...at, ...(binary ? { binary: true as const } : {}) });
         completes = this.opts.protocol.completes(msg);
       }
@@ -290,10 +300,10 @@ export class LiveSession {
     // A key the model repeats comes one transcript or text delta at a time, no frame holding
     // enough of it for the mask of each frame's text: the server's frames of this part are read
     // joined for it (src/store/stream-redact.ts).
-    const r = this.tape.redactor;
+    const r = this.masks;
     if (!r.keepSecrets) {
       const texts = frames.map((f) => ('text' in f ? f.text : undefined));
-      for (const [i, text] of maskSplitTexts(texts, (v) => r.mask(v))) (frames[i] as { text: string }).text = text;
+      for (const [i, text] of maskSplitTexts(texts, (v) => r.mask(v), r.echoes)) (frames[i] as { text: string }).text = text;
     }
     const n = this.part++;
     return this.headStored.then(() => this.tape.appendPart(this.sid, n, frames, end));

@@ -210,13 +210,13 @@ function maskedPieces(groups: readonly Piece[][], mask: (value: string) => strin
  * maskSplitTexts(['{"delta":"key sk-pr"}', '{"delta":"oj-abcdefghijklmnopqrstuvwx"}'], (v) => '[REDACTED]')
  * // Map { 0 => '{"delta":"key [REDACTED]"}', 1 => '{"delta":""}' }
  */
-export function maskSplitTexts(texts: readonly (string | undefined)[], mask: (value: string) => string): Map<number, string> {
+export function maskSplitTexts(texts: readonly (string | undefined)[], mask: (value: string) => string, echoes?: readonly string[]): Map<number, string> {
   const events = texts.map((t): StreamEvent => {
     const doc = t === undefined ? undefined : documentOf(t);
     return { kind: '', docs: doc ? [doc] : [] };
   });
   const out = new Map<number, string>();
-  for (const i of maskSplitCredentials(events, mask)) out.set(i, JSON.stringify(events[i]!.docs[0]));
+  for (const i of maskSplitCredentials(events, mask, echoes)) out.set(i, JSON.stringify(events[i]!.docs[0]));
   return out;
 }
 

@@ -51,7 +51,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     ws.on('close', () => sockets.delete(ws));
     connects.push({ url: req.url ?? '', headers: req.headers, protocols: String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((s) => s.trim()).filter(Boolean) });
     if ((req.url ?? '').includes('BidiGenerateContent')) gemini(ws, received);
-    else openai(ws, new URL(req.url ?? '/', 'http://x'), received);
+    else openai(ws, new URL(req.url ?? '/', 'http://x'), received, req.headers);
   });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   const port = (wss.address() as AddressInfo).port;
@@ -70,7 +70,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
   };
 }
 
-function openai(ws: WebSocket, url: URL, received: unknown[]): void {
+function openai(ws: WebSocket, url: URL, received: unknown[], headers: IncomingMessage['headers']): void {
   const send = (e: Record<string, unknown>) => ws.send(JSON.stringify({ event_id: rid('event'), ...e }));
   const session = { id: rid('sess'), object: 'realtime.session', type: 'realtime', model: url.searchParams.get('model'), output_modalities: ['audio'], instructions: '', audio: { input: { format: { type: 'audio/pcm', rate: 24000 }, turn_detection: { type: 'server_vad' } }, output: { format: { type: 'audio/pcm', rate: 24000 }, voice: 'alloy' } } };
   send({ type: 'session.created', session });
@@ -109,6 +109,11 @@ function openai(ws: WebSocket, url: URL, received: unknown[]): void {
         send({ type: 'conversation.item.added', previous_item_id: e.previous_item_id ?? null, item });
         send({ type: 'conversation.item.done', previous_item_id: e.previous_item_id ?? null, item });
         if (e.item?.type === 'message') lastText = e.item.content?.map((c: any) => c.text ?? '').join('') ?? '';
+        // A server that repeats what the connect carried (a debug build, an error quoting it).
+        if (lastText === 'how did I connect?') {
+          const sub = String(headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).find((p) => p.startsWith('openai-insecure-api-key.'));
+          lastText = `api-key ${String(headers['api-key'])} token ${url.searchParams.get('token')} subprotocol ${sub?.slice('openai-insecure-api-key.'.length)}`;
+        }
         if (e.item?.type === 'function_call_output') lastText = `tool said ${e.item.output}`;
         break;
       }
