@@ -21,6 +21,18 @@ import { REDACTED, latin1Bytes, latin1Text, type KnownBody, type Redactor } from
 /** The shortest value looked for in answers. */
 const MIN_ECHO = 8;
 
+/**
+ * Headers stored masked that are no secret: SigV4's date and body digest change with every
+ * signature (docs/proxy.md), and an AWS error quoting the date must keep it.
+ */
+const NOT_SECRET = new Set(['x-amz-date', 'x-amz-content-sha256']);
+
+/** `<scheme> <token>`: the token. */
+const SCHEME_TOKEN = /^[A-Za-z][\w.+-]*\s+(\S+)$/;
+
+/** The value of each `name=value` of a header (a cookie's, an authorization's parameters). */
+const PAIR_VALUE = /[^\s,;=]=([^\s,;]+)/g;
+
 const utf8 = new TextEncoder();
 const utf8Text = new TextDecoder();
 
@@ -152,12 +164,16 @@ function requestSecrets(r: Redactor, req: EchoSource): Map<string, Echo> {
   };
   for (const name of Object.keys(req.headers)) {
     const given = req.headers[name];
-    if (given === undefined || !r.isSecretHeader(name)) continue;
+    if (given === undefined || !r.isSecretHeader(name) || NOT_SECRET.has(name.toLowerCase())) continue;
     const credential = r.isCredentialHeader(name);
     for (const v of Array.isArray(given) ? given : [given]) {
       add(v, credential);
-      // A scheme's token, a cookie's value: the parts a server is likelier to repeat alone.
-      for (const part of v.split(/[\s,;=]+/)) if (part !== v && /\d/.test(part)) add(part, credential);
+      // The parts a server is likelier to repeat alone: a scheme's token (`Bearer <token>`), the
+      // values of `name=value` pairs (a cookie's, SigV4's `Signature=`). Not the names, nor a
+      // scheme's (`AWS4-HMAC-SHA256` stands in AWS's own error messages).
+      const token = SCHEME_TOKEN.exec(v)?.[1];
+      if (token !== undefined && /\d/.test(token)) add(token, credential);
+      for (const m of v.matchAll(PAIR_VALUE)) if (/\d/.test(m[1]!)) add(m[1]!, credential);
     }
   }
   const q = req.url.indexOf('?');

@@ -52,6 +52,17 @@ describe('echoing', () => {
     expect(masks.bytes(body, 'application/json')).toBe(body);
   });
 
+  it('SigV4: the signature is masked where an answer repeats it; the scheme\'s name and the date stay', () => {
+    const sig = 'a3f1c9e07b2d4f6a8c0e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f30';
+    const masks = echoing(r, {
+      headers: { authorization: `AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260101/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=${sig}`, 'x-amz-date': '20260101T000000Z' },
+      url: '/model/x/converse',
+      body: none,
+    });
+    const answer = `{"message":"The request signature we calculated does not match. String to sign: AWS4-HMAC-SHA256 20260101T000000Z; yours: ${sig}"}`;
+    expect(stored(masks, answer, 'application/json')).toBe(answer.replace(sig, '[REDACTED]'));
+  });
+
   it('changes nothing with keepSecrets, and is the redactor itself when the request carried no secret', () => {
     const keep = redactor({ keepSecrets: true });
     expect(echoing(keep, { headers: { authorization: 'Bearer gw5Kq8Zt3Lm9Pw2R' }, url: '/', body: none })).toBe(keep);
