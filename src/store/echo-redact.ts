@@ -80,7 +80,8 @@ export function echoing(r: Redactor, req: EchoSource): EchoingRedactor {
       return r.value(v);
     }
     if (replace(text) === text) return r.value(v);
-    // Only strings change: a parse that revives each string with its values masked.
+    // Only strings change: a parse that revives each string with its values masked. (Values here
+    // are parsed JSON, an event's payload: nothing JSON text would not give back.)
     return r.value(JSON.parse(text, (_k, x: unknown) => (typeof x === 'string' ? replace(x) : x)) as T);
   };
   return {
