@@ -451,8 +451,18 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);
   if (s.misses.length > 0) {
     lines.push('Misses:');
-    for (const m of s.misses.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}`, m.hint ? `    ${m.hint}` : `    record it: ${m.command}`);
-    if (s.misses.length > 20) lines.push(`  ... and ${s.misses.length - 20} more`);
+    // The same miss again (a retried test asks again, a loop sends one request twice) is one
+    // line with its count: three lines alike read as three problems.
+    const alike = new Map<string, { m: MissReport; n: number }>();
+    for (const m of s.misses) {
+      const id = JSON.stringify([m.test, m.route, m.diagnosis, m.command, m.hint]);
+      const seen = alike.get(id);
+      if (seen) seen.n++;
+      else alike.set(id, { m, n: 1 });
+    }
+    const groups = [...alike.values()];
+    for (const { m, n } of groups.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}${n > 1 ? ` (${n} times)` : ''}`, m.hint ? `    ${m.hint}` : `    record it: ${m.command}`);
+    if (groups.length > 20) lines.push(`  ... and ${groups.length - 20} more`);
   }
   if (s.errorsNotRecorded) {
     // Each local run calls the API again for them and passes; CI, which replays, misses them.
