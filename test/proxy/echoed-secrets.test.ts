@@ -6,6 +6,7 @@
 // reaches the tape, and the replayed answer reads with each value's mask where it stood.
 import OpenAI from 'openai';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,8 +61,9 @@ function carried(req: IncomingMessage, raw: string): string {
 /** A loopback server answering with what the request carried, as JSON, as a stream or as text in two writes. */
 async function startEchoing(): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
-    let raw = '';
-    for await (const c of req) raw += c;
+    const parts: Buffer[] = [];
+    for await (const c of req) parts.push(c as Buffer);
+    const raw = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(Buffer.concat(parts)) : Buffer.concat(parts)).toString('utf8');
     const text = carried(req, raw);
     const path = new URL(req.url!, 'http://x').pathname;
     if (path === '/v1/chat/completions') {
@@ -169,6 +171,14 @@ describe('secrets of the request that the answer repeats', () => {
     } finally {
       await play.close();
     }
+  });
+
+  it('a gzip request body: its client_secret is found in the decoded body', async () => {
+    const ask = (f: typeof fetch, base: string) =>
+      f(`${base}/v1/whoami`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ client_secret: CLIENT_SECRET, messages: [{ content: 'zipped' }] })) });
+    const { tape, live } = await recorded('gzip.tape', async (f, base) => (await ask(f, base)).text());
+    expect(live).toContain(CLIENT_SECRET);
+    await expectNoSecret(tape);
   });
 
   it('with keepSecrets the answer is kept as it came', async () => {
