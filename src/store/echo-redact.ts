@@ -16,6 +16,7 @@
  * token after `Bearer`, a cookie's value) count when they hold a letter and a digit too. A value
  * in a known key format is left to the credential patterns, which mask it everywhere already.
  */
+import { FORM_START } from './http-body.ts';
 import { REDACTED, latin1Bytes, latin1Text, type KnownBody, type Redactor } from './redact.ts';
 
 /** The shortest value looked for in answers. */
@@ -196,11 +197,13 @@ function requestSecrets(r: Redactor, req: EchoSource): Map<string, Echo> {
 /** The secret members of a JSON body and the secret fields of a form body. */
 function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: boolean) => void): void {
   const type = String(req.headers['content-type'] ?? '').toLowerCase();
-  if (type.startsWith('application/x-www-form-urlencoded')) {
+  const text = latin1Text(req.body);
+  // A form by its type, or by how it starts (nock keeps no headers; fetch labels a string body
+  // text/plain), as the request's redaction reads it (src/store/http-body.ts).
+  if (type.startsWith('application/x-www-form-urlencoded') || (!type.includes('json') && FORM_START.test(text))) {
     for (const [k, v] of new URLSearchParams(utf8Text.decode(req.body))) if (r.isSecretField(k)) add(v, false);
     return;
   }
-  const text = latin1Text(req.body);
   // The redactor's cheap test: a body it passes has no member it masks by name.
   if (!/^\s*[[{]/.test(text) || !r.mayHaveSecrets(text)) return;
   let doc: unknown;

@@ -23,6 +23,9 @@ describe('echoing', () => {
     expect(stored(masks, 'got Tq8Wn3Ks9Lp2 and cS7Hd2Fg5Jk1 for hello')).toBe(`got ${r.mask('Tq8Wn3Ks9Lp2')} and ${r.mask('cS7Hd2Fg5Jk1')} for hello`);
     const form = echoing(r, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, url: '/token', body: utf8.encode('grant_type=client_credentials&client_secret=fS4Jm8Qx1Zr6') });
     expect(stored(form, 'bad secret fS4Jm8Qx1Zr6')).toBe(`bad secret ${r.mask('fS4Jm8Qx1Zr6')}`);
+    // A form sent as text/plain (a string body to fetch) is read as a form all the same.
+    const plain = echoing(r, { headers: { 'content-type': 'text/plain;charset=UTF-8' }, url: '/token', body: utf8.encode('client_secret=pT6Hy2Wq9Ld3&grant_type=client_credentials') });
+    expect(stored(plain, 'bad secret pT6Hy2Wq9Ld3')).toBe(`bad secret ${r.mask('pT6Hy2Wq9Ld3')}`);
   });
 
   it('masks a provider credential as [REDACTED], as the token after its scheme too', () => {
