@@ -322,7 +322,12 @@ export class LiveSession {
   }
 
   private clientClosed(code: number, reason: string): void {
-    const done = this.finish({ by: 'client', code, reason });
+    // A client gone without a close frame (its process killed) may have left mid-answer: the
+    // answer it was getting is half one, and a replaying client, which does not die there, would
+    // wait for its end forever. Kept to the last complete response and marked cut, as an
+    // upstream's cut is: the replay cuts the client's next frame.
+    const cut = code === 1006;
+    const done = this.finish(cut ? { by: 'client', code, reason, cut: true } : { by: 'client', code, reason });
     if (this.up.readyState === this.up.OPEN || this.up.readyState === this.up.CONNECTING) {
       if (code === 1005 || code === 1006) this.up.close();
       else this.up.close(code, reason);
