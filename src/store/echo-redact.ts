@@ -124,16 +124,20 @@ const judged = new WeakMap<Redactor, Map<string, Echo | null>>();
 /** How many values a redactor keeps judged: they come from the traffic. */
 const JUDGED_MAX = 1024;
 
-/** The Echo of a value, or null when it is left alone (see the top). */
-function echoOf(r: Redactor, v: string, credential: boolean): Echo | null {
+/**
+ * The Echo of a value, or null when it is left alone (see the top). `sent`: the value as the
+ * request carried it, when that is not `v` (a query or form value with escapes): the request's
+ * copy is masked as sent, and the answer's copy gets the same mask.
+ */
+function echoOf(r: Redactor, v: string, credential: boolean, sent = v): Echo | null {
   let seen = judged.get(r);
   if (seen === undefined) judged.set(r, (seen = new Map()));
-  const id = (credential ? '1' : '0') + v;
+  const id = (credential ? '1' : '0') + (sent === v ? v : `${v}\u0000${sent}`);
   let e = seen.get(id);
   if (e !== undefined) return e;
   // A value the credential patterns find (an `sk-…` key) is theirs: masked wherever it stands,
   // with the keyed mask its copy in a prompt gets too.
-  e = v.length >= MIN_ECHO && /\p{L}/u.test(v) && !v.startsWith(REDACTED.slice(0, -1)) && r.text(v) === v ? { mask: credential ? REDACTED : r.mask(v), forms: formsOf(v) } : null;
+  e = v.length >= MIN_ECHO && /\p{L}/u.test(v) && !v.startsWith(REDACTED.slice(0, -1)) && r.text(v) === v ? { mask: credential ? REDACTED : r.mask(sent), forms: formsOf(v) } : null;
   if (seen.size >= JUDGED_MAX) seen.clear();
   seen.set(id, e);
   return e;
@@ -159,9 +163,9 @@ function formsOf(v: string): string[] {
 /** Each secret value the request carried, with what its answer is searched and masked with. */
 function requestSecrets(r: Redactor, req: EchoSource): Map<string, Echo> {
   const out = new Map<string, Echo>();
-  const add = (v: string, credential: boolean): void => {
+  const add = (v: string, credential: boolean, sent?: string): void => {
     if (out.has(v)) return;
-    const e = echoOf(r, v, credential);
+    const e = echoOf(r, v, credential, sent);
     if (e !== null) out.set(v, e);
   };
   for (const name of Object.keys(req.headers)) {
@@ -186,8 +190,8 @@ function requestSecrets(r: Redactor, req: EchoSource): Map<string, Echo> {
       if (eq < 0) continue;
       const masked = r.url(`/?${p}`);
       if (masked === `/?${p}`) continue;
-      const v = decoded(p.slice(eq + 1));
-      add(v, masked.endsWith(`=${encodeURIComponent(REDACTED)}`));
+      const raw = p.slice(eq + 1);
+      add(decoded(raw), masked.endsWith(`=${encodeURIComponent(REDACTED)}`), raw);
     }
   }
   if (req.body.length > 0 && req.bodyPlain !== true) bodySecrets(r, req, add);
@@ -195,13 +199,18 @@ function requestSecrets(r: Redactor, req: EchoSource): Map<string, Echo> {
 }
 
 /** The secret members of a JSON body and the secret fields of a form body. */
-function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: boolean) => void): void {
+function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: boolean, sent?: string) => void): void {
   const type = String(req.headers['content-type'] ?? '').toLowerCase();
   const text = latin1Text(req.body);
   // A form by its type, or by how it starts (nock keeps no headers; fetch labels a string body
   // text/plain), as the request's redaction reads it (src/store/http-body.ts).
   if (type.startsWith('application/x-www-form-urlencoded') || (!type.includes('json') && FORM_START.test(text))) {
-    for (const [k, v] of new URLSearchParams(utf8Text.decode(req.body))) if (r.isSecretField(k)) add(v, false);
+    for (const pair of utf8Text.decode(req.body).split('&')) {
+      const eq = pair.indexOf('=');
+      if (eq < 0 || !r.isSecretField(decoded(pair.slice(0, eq)))) continue;
+      const raw = pair.slice(eq + 1);
+      add(decoded(raw), false, raw);
+    }
     return;
   }
   // The redactor's cheap test: a body it passes has no member it masks by name.
@@ -227,7 +236,7 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
   }
 }
 
-/** A query value as its parameter meant it; the raw text when its escapes are malformed. */
+/** A query or form name or value as it was meant; the raw text when its escapes are malformed. */
 function decoded(raw: string): string {
   try {
     return decodeURIComponent(raw.replace(/\+/g, ' '));

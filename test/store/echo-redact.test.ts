@@ -40,7 +40,11 @@ describe('echoing', () => {
     expect(JSON.parse(stored(masks, answer, 'application/json'))).toEqual({ echo: r.mask(quoted), n: 1 });
     const spaced = 'my pass w0rd+/=';
     const url = echoing(r, { headers: {}, url: `/v1/x?password=${encodeURIComponent(spaced)}`, body: none });
-    expect(stored(url, `see https://x.test/cb?p=${encodeURIComponent(spaced)} now`)).toBe(`see https://x.test/cb?p=${r.mask(spaced)} now`);
+    // The mask the request's URL stores for it (of the value as sent): the answer's copy gets the same.
+    const urlMask = decodeURIComponent(/password=([^&]+)/.exec(r.url(`/v1/x?password=${encodeURIComponent(spaced)}`))![1]!);
+    expect(urlMask).toMatch(/^\[REDACTED:[0-9a-f]{16}\]$/);
+    expect(stored(url, `see https://x.test/cb?p=${encodeURIComponent(spaced)} now`)).toBe(`see https://x.test/cb?p=${urlMask} now`);
+    expect(stored(url, `you sent "${spaced}"`)).toBe(`you sent "${urlMask}"`);
     const wide = 'contraseña-Ñu9Ωz';
     const utf = echoing(r, { headers: { 'content-type': 'application/json' }, url: '/v1/x', body: utf8.encode(JSON.stringify({ password: wide })) });
     expect(stored(utf, `echo «${wide}»`)).toBe(`echo «${r.mask(wide)}»`);
