@@ -2,7 +2,7 @@
 // them live would cost, and the time the recorded calls took (which replay saves).
 
 import { answerOf, askedOf } from './answer.ts';
-import { readAnswer, routeOf } from '../providers/index.ts';
+import { readAnswer, routeEndpoint, routeOf } from '../providers/index.ts';
 import { priceOf, type Price } from './prices.ts';
 import type { TapeSide } from './pair.ts';
 import { summarizeRealtime } from '../store/realtime-summary.ts';
@@ -90,8 +90,7 @@ export function callStats(record: unknown, prices: Readonly<Record<string, Price
   const cost = usage && price ? (usage.input * price.input + usage.output * price.output) / 1e6 : price && !usage ? 0 : null;
   // An answer no module reads (a 429 or 500 error body) is still its route's provider's call;
   // past that, ReplayCache values under `cache`, other HTTP calls under `other`.
-  const sp = asked.route.indexOf(' ');
-  const routed = read?.provider === undefined && sp > 0 ? routeOf({ method: asked.route.slice(0, sp), url: asked.route.slice(sp + 1) })?.provider.name : undefined;
+  const routed = read?.provider === undefined && asked.route.indexOf(' ') > 0 ? routeOf(routeEndpoint(asked.route))?.provider.name : undefined;
   const provider = read?.provider ?? routed ?? (asked.route === 'cache' ? 'cache' : 'other');
   return { provider, model, status: answer.status, usage, cost, durationMs: answer.durationMs ?? 0 };
 }

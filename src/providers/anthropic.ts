@@ -84,4 +84,6 @@ export const anthropic: ProviderModule = {
     return { status, body: JSON.stringify({ type: 'error', error: { type, message } }) };
   },
   credentials: { headers: ['x-api-key', 'anthropic-admin-key'], query: [], fields: [] },
+  // A beta changes the answer to the same body (`betas` in the SDK, joined into this header).
+  keyHeaders: ['anthropic-beta'],
 };

@@ -135,6 +135,38 @@ export function recordingUrl(req: RouteRequest): string {
   return routeOf(req)?.provider.routeUrl?.(req.url) ?? req.url;
 }
 
+/**
+ * What a route name adds for the headers its module files recordings by (see
+ * ProviderModule.keyHeaders): ` (anthropic-beta: a,b)`, or '' when the module has none or the
+ * request sends none. A list's items are sorted and deduplicated: SDKs join the caller's list in
+ * the caller's order, which does not change the answer.
+ *
+ * @example
+ * keyedHeaders({ method: 'POST', url: '/v1/messages' }, { 'anthropic-beta': 'b, a' }) // ' (anthropic-beta: a,b)'
+ */
+export function keyedHeaders(req: RouteRequest, headers: Readonly<Record<string, string | readonly string[] | undefined>> = {}): string {
+  let out = '';
+  for (const name of foundRoute(req)?.provider?.keyHeaders ?? []) {
+    const v = headers[name];
+    const items = v === undefined ? [] : [...new Set(String(v).split(',').map((s) => s.trim()).filter((s) => s !== ''))].sort();
+    if (items.length > 0) out += `${out && '; '}${name}: ${items.join(',')}`;
+  }
+  return out && ` (${out})`;
+}
+
+/**
+ * The method and URL of a route name (`METHOD /path?query`, and the headers it is filed by
+ * after a space: see keyedHeaders).
+ *
+ * @example
+ * routeEndpoint('POST /v1/messages (anthropic-beta: a)') // { method: 'POST', url: '/v1/messages' }
+ */
+export function routeEndpoint(route: string): { method: string; url: string } {
+  const sp = route.indexOf(' ');
+  const end = route.indexOf(' ', sp + 1);
+  return { method: route.slice(0, sp), url: route.slice(sp + 1, end < 0 ? undefined : end) };
+}
+
 /** The module that keys a shape (`gemini`, `openai-chat`, ...), or undefined. */
 export function moduleOfShape(shape: Provider): ProviderModule | undefined {
   return PROVIDER_MODULES.find((m) => m.shapes.includes(shape));

@@ -266,6 +266,13 @@ export interface ProviderModule {
    */
   routeUrl?(url: string): string;
   /**
+   * Request headers (lower-case) that decide the answer as the body does: Anthropic's
+   * `anthropic-beta` turns features on (longer output, interleaved thinking). Recordings are
+   * filed apart by their values (the route name says them), so a request sent with other values
+   * misses instead of replaying another request's answer.
+   */
+  readonly keyHeaders?: readonly string[];
+  /**
    * An error (a replay miss above all) in the provider's error shape. `e.message` is
    * tapedeck's one-line diagnosis; `e.details` the rest (for a miss: key, difference, fix,
    * report). The SDK must raise its own API error with the diagnosis in its message. With

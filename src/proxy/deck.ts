@@ -23,10 +23,11 @@ import { volatilePatterns } from '../providers/volatile-text.ts';
 import type { HookRecording, RecordingHook } from '../store/hooks.ts';
 import { beforeRecord, beforeReplay, checkHooks, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyWarning } from '../match/rekey.ts';
-import { isTelemetry, recordingUrl, routeOf } from '../providers/index.ts';
+import { isTelemetry, keyedHeaders, recordingUrl, routeEndpoint, routeOf } from '../providers/index.ts';
 import { isUploadData } from '../providers/upload-data.ts';
 import { httpMissDetail, usedUpDetail, type HttpMissDetail } from './http-difference.ts';
 import { jsonBodyDifference } from './json-body-difference.ts';
+import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute } from './other-route.ts';
 import { checkedAnswer, currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
@@ -336,12 +337,6 @@ function absentOf(backend: RecordBackend | undefined, opts: DeckOptions, entry: 
  */
 const TELEMETRY_KEY = hashValue({});
 
-/** The method and URL of a route name (`METHOD /path?query`, its secret query values masked). */
-function endpointOf(route: string): { method: string; url: string } {
-  const sp = route.indexOf(' ');
-  return { method: route.slice(0, sp), url: route.slice(sp + 1) };
-}
-
 /** Counters of a deck that has served nothing yet (also what stats show before the tape is open). */
 export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats {
   return {
@@ -457,7 +452,7 @@ export class Deck {
         volatileKeys: opts.volatileKeys,
         // Every recording of a route was sent there: APIs that name the model or the
         // operation in the URL (Gemini) are keyed with it.
-        endpoint: endpointOf(name),
+        endpoint: routeEndpoint(name),
         volatileText: opts.volatileText,
         source: opts.tape,
         entry: this.entry,
@@ -730,7 +725,7 @@ export class Deck {
   private filedRoute(rec: HttpRecord): string {
     const { method, url } = rec.request;
     if (typeof url !== 'string' || !url.includes('?') || recordingUrl({ method, url }) === url) return rec.route;
-    return this.routeOf(method, url);
+    return this.routeOf(method, url, rec.request.headers);
   }
 
   /** Stand-ins for LLM recordings lost to damage: the lost one's place, and the next intact one. */
@@ -773,18 +768,20 @@ export class Deck {
    * `METHOD /path?query` with secret query parameters masked, and the query parameters the
    * route's provider does not file recordings under (Azure's `api-version`) left out.
    */
-  routeOf(method: string, url: string): string {
+  routeOf(method: string, url: string, headers?: DeckRequest['headers']): string {
     // Requests mostly repeat one route: the last one is kept, so its string (and the hash the
     // route map computes for it) is made once, not on every request.
-    const last = this.lastRoute;
-    if (url === last.url && method === last.method) return last.route;
-    const filed = url.includes('?') ? recordingUrl({ method, url }) : url;
-    const route = `${method.toUpperCase()} ${filed.includes('?') ? this.redactor.url(filed) : filed}`;
-    this.lastRoute = { method, url, route };
-    return route;
+    let last = this.lastRoute;
+    if (url !== last.url || method !== last.method) {
+      const filed = url.includes('?') ? recordingUrl({ method, url }) : url;
+      const route = `${method.toUpperCase()} ${filed.includes('?') ? this.redactor.url(filed) : filed}`;
+      this.lastRoute = last = { method, url, route, keyed: routeOf({ method, url })?.provider.keyHeaders !== undefined };
+    }
+    // Headers that decide the answer (anthropic-beta) file its recordings apart: see keyedHeaders.
+    return last.keyed && headers ? last.route + keyedHeaders(last, headers) : last.route;
   }
 
-  private lastRoute = { method: '', url: '', route: '' };
+  private lastRoute = { method: '', url: '', route: '', keyed: false };
 
   /**
    * Key of a non-JSON request: SHA-256 of the route, the headers asked for and, unless
@@ -838,9 +835,9 @@ export class Deck {
     if (this.mode === 'passthrough') return { kind: 'upstream', prepared: undefined };
     // Keyed and stored decoded; the caller still forwards the bytes as sent.
     const req = this.decoded(sent);
-    const route = this.routeOf(req.method, req.url);
+    const route = this.routeOf(req.method, req.url, req.headers);
     if (this.mode === 'record') return { kind: 'upstream', prepared: this.prepare(req, route) };
-    const found = this.served(this.find(req, route), route);
+    const found = this.served(this.find(req, route), route, req);
     if (found.kind === 'replay') return found;
     if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route), miss: found.miss };
     throw found.miss;
@@ -891,8 +888,8 @@ export class Deck {
     return new Fleet({
       decide: (req) => this.decide(req),
       lookAgain: (req) => {
-        const route = this.routeOf(req.method, req.url);
-        return this.served(this.find(req, route), route);
+        const route = this.routeOf(req.method, req.url, req.headers);
+        return this.served(this.find(req, route), route, req);
       },
       refresh: (key) => col.refresh!({ kind: 'http', key }),
       warnOnce: (m) => this.warnOnce(m),
@@ -900,8 +897,21 @@ export class Deck {
   }
 
   /** A found recording as beforeReplay leaves it (null from the hook: a miss). */
-  private served(found: ReturnType<Deck['find']>, route: string): ReturnType<Deck['find']> {
-    if (found.kind !== 'replay' || !this.opts.beforeReplay) return found;
+  private served(found: ReturnType<Deck['find']>, route: string, req: DeckRequest): ReturnType<Deck['find']> {
+    if (found.kind !== 'replay') return found;
+    // A recording made before its route was filed by these headers, with other values than the
+    // request's: another request's answer (see keyedHeaders).
+    if (this.lastRoute.keyed) {
+      const rec = found.record.request;
+      const theirs = keyedHeaders(rec, rec.headers);
+      const mine = keyedHeaders(req, req.headers);
+      if (theirs !== mine) {
+        const difference = headersOfOldRecording(route, theirs, mine);
+        const fix = recordHow(this.entry);
+        return { kind: 'miss', miss: new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key: found.record.key, difference, kind: 'other', fix }) };
+      }
+    }
+    if (!this.opts.beforeReplay) return found;
     const record = beforeReplay(this.opts.beforeReplay, found.record);
     if (record) return { ...found, record };
     const difference = `the beforeReplay hook skipped the recording for ${route}`;
@@ -1035,7 +1045,7 @@ export class Deck {
   /** The request key of an LLM request sent to `route`, as its matcher computes it; undefined for another JSON body. */
   private llmKeyOf(input: unknown, route: string): string | undefined {
     try {
-      return requestDigests(input, { ...this.norm, endpoint: endpointOf(route) }).key;
+      return requestDigests(input, { ...this.norm, endpoint: routeEndpoint(route) }).key;
     } catch (e) {
       if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       return undefined;
@@ -1045,23 +1055,6 @@ export class Deck {
   /** The matcher's miss (already short, with the fix for this entry point), with the tape and route added to its details. */
   private enrich(e: TapedeckError, route: string): TapedeckError {
     return new TapedeckError('E_MISS', e.message, { ...e.details, route, file: this.tape });
-  }
-
-  /**
-   * For APIs that name the model in the URL (Gemini, ...): when the request's route has no
-   * recordings but the same operation was recorded for another model, that is the difference.
-   */
-  private modelOnOtherRoute(route: string): string | undefined {
-    const here = routeOf(endpointOf(route));
-    if (here?.model === undefined) return undefined;
-    for (const [name, r] of this.routes) {
-      if (r.count === 0 || name === route) continue;
-      const there = routeOf(endpointOf(name));
-      if (there && there.provider === here.provider && there.route === here.route && there.model !== here.model) {
-        return `model differs: ${here.model} vs ${there.model} in the recordings (the URL names the model)`;
-      }
-    }
-    return undefined;
   }
 
   /** The stored requests of a route's recordings of one non-LLM kind, with their keys (decoded from the tape as they are asked for). */
@@ -1088,7 +1081,7 @@ export class Deck {
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
     const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
     let difference = `no recording for ${shown}`;
-    const otherModel = r && recorded > 0 ? undefined : this.modelOnOtherRoute(route);
+    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(route, this.routes) ?? headersOnOtherRoute(route, this.routes));
     if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold
@@ -1122,7 +1115,7 @@ export class Deck {
    */
   prepareRequest(req: DeckRequest): Prepared {
     const decoded = this.decoded(req);
-    return this.prepare(decoded, this.routeOf(decoded.method, decoded.url));
+    return this.prepare(decoded, this.routeOf(decoded.method, decoded.url, decoded.headers));
   }
 
   /** Keys and the redacted body of a request about to be recorded. */

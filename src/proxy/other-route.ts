@@ -1,0 +1,76 @@
+/**
+ * Why a request found no recording on its route while another route of the same operation has
+ * some: the URL names another model (Gemini, Bedrock), or the route is filed by headers that
+ * change the answer (Anthropic's `anthropic-beta`, see keyedHeaders in src/providers/index.ts)
+ * and was recorded with other values of them, or without them.
+ */
+import { routeEndpoint, routeOf } from '../providers/index.ts';
+
+/**
+ * For APIs that name the model in the URL (Gemini, ...): when the request's route has no
+ * recordings but the same operation was recorded for another model, that is the difference.
+ *
+ * @example
+ * modelOnOtherRoute('POST /v1beta/models/gemini-2.5-pro:generateContent', new Map([['POST /v1beta/models/gemini-2.5-flash:generateContent', { count: 1 }]]))
+ * // 'model differs: gemini-2.5-pro vs gemini-2.5-flash in the recordings (the URL names the model)'
+ */
+export function modelOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>): string | undefined {
+  const here = routeOf(routeEndpoint(route));
+  if (here?.model === undefined) return undefined;
+  for (const [name, r] of routes) {
+    if (r.count === 0 || name === route) continue;
+    const there = routeOf(routeEndpoint(name));
+    if (there && there.provider === here.provider && there.route === here.route && there.model !== here.model) {
+      return `model differs: ${here.model} vs ${there.model} in the recordings (the URL names the model)`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The difference between `route` and a recorded route of the same endpoint filed under other
+ * header values, or undefined when there is none. A route with header values is compared first
+ * with one that has values too (the betas differ), else with the endpoint recorded without them.
+ *
+ * @example
+ * headersOnOtherRoute('POST /v1/messages (anthropic-beta: a)', new Map([['POST /v1/messages', { count: 1 }]]))
+ * // 'anthropic-beta: a sent; recorded without it for POST /v1/messages'
+ */
+export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>): string | undefined {
+  const { method, url } = routeEndpoint(route);
+  const base = `${method} ${url}`;
+  const mine = route.slice(base.length);
+  let other: string | undefined;
+  for (const [name, r] of routes) {
+    if (r.count === 0 || name === route || !name.startsWith(base) || (name.length > base.length && !name.startsWith(' (', base.length))) continue;
+    const theirs = name.slice(base.length);
+    // Like with like first: another set of betas explains more than the plain recording.
+    if (other === undefined || (mine !== '' && theirs !== '' && other === '')) other = theirs;
+  }
+  if (other === undefined) return undefined;
+  // Values before the route: a long list of betas must not push them off the headline.
+  const sent = mine === '' ? `no ${names(other)} sent` : `${mine.slice(2, -1)} sent`;
+  const theirs = other === '' ? `without ${mine.includes(';') ? 'them' : 'it'}` : `with ${names(other) === names(mine) && !other.includes(';') ? other.slice(other.indexOf(':') + 2, -1) : other.slice(2, -1)}`;
+  return `${sent}; recorded ${theirs} for ${base}`;
+}
+
+/**
+ * Why a recording filed under `route` before such headers kept recordings apart is not served:
+ * it was sent with `theirs` (keyedHeaders of its stored headers), the request with `mine`.
+ *
+ * @example
+ * headersOfOldRecording('POST /v1/messages', ' (anthropic-beta: a)', '')
+ * // 'recorded with anthropic-beta: a, sent without it (the recording for POST /v1/messages was filed ...)'
+ */
+export function headersOfOldRecording(route: string, theirs: string, mine: string): string {
+  return `recorded with ${theirs ? theirs.slice(2, -1) : 'other headers'}, sent ${mine ? `with ${mine.slice(2, -1)}` : 'without it'} (the recording for ${route} was filed before headers that change the answer kept recordings apart)`;
+}
+
+/** The header names in a route's ` (name: values; name: values)` part. */
+function names(part: string): string {
+  return part
+    .slice(2, -1)
+    .split('; ')
+    .map((p) => p.slice(0, p.indexOf(':')))
+    .join(', ');
+}
