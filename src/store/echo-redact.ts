@@ -23,8 +23,9 @@ import { REDACTED, latin1Bytes, latin1Text, type KnownBody, type Redactor } from
 const MIN_ECHO = 8;
 
 /**
- * Headers stored masked that are no secret: SigV4's date and body digest change with every
- * signature (docs/proxy.md), and an AWS error quoting the date must keep it.
+ * Headers (and presigned query parameters) stored masked that are no secret: SigV4's date and
+ * body digest change with every signature (docs/proxy.md), and an AWS error quoting the date
+ * must keep it.
  */
 const NOT_SECRET = new Set(['x-amz-date', 'x-amz-content-sha256']);
 
@@ -187,7 +188,7 @@ function requestSecrets(r: Redactor, req: EchoSource): Map<string, Echo> {
     const hash = req.url.indexOf('#', q);
     for (const p of req.url.slice(q + 1, hash < 0 ? undefined : hash).split('&')) {
       const eq = p.indexOf('=');
-      if (eq < 0) continue;
+      if (eq < 0 || NOT_SECRET.has(decoded(p.slice(0, eq)).toLowerCase())) continue;
       const masked = r.url(`/?${p}`);
       if (masked === `/?${p}`) continue;
       const raw = p.slice(eq + 1);

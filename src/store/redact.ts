@@ -146,6 +146,9 @@ export const CREDENTIAL_QUERY: readonly string[] = Object.freeze([
   'x-amz-signature', // SigV4 presigned URLs
   'x-amz-credential',
   'x-amz-security-token',
+  // Not secret, but new with every signature (as the header is): a keyed mask of it made every
+  // presigned URL signed again a route of its own, which never replayed.
+  'x-amz-date',
 ]);
 
 export const SECRET_QUERY: readonly string[] = Object.freeze([

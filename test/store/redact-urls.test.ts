@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
-import { redactor } from '../../src/store/redact.ts';
+import { REDACTED, redactor } from '../../src/store/redact.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-redact-urls-'));
 let server: Server;
@@ -109,5 +109,26 @@ describe('secret query parameters of URLs inside bodies', () => {
     expect(r.mayHaveSecrets('{"input":"see https://example.com/a?b=c"}')).toBe(false);
     const keep = redactor({ keepSecrets: true });
     expect(JSON.stringify(keep.value(body(TOKEN)))).toContain(TOKEN);
+  });
+
+  it('a presigned URL signed again later (another X-Amz-Date and signature) replays the recording of the same request', async () => {
+    const tape = join(dir, 'presigned.tape');
+    const presigned = (date: string, sig: string) => `${base}/v1/responses?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEXAMPLEKEYID0001%2F${date.slice(0, 8)}%2Fus-east-1%2Fbedrock%2Faws4_request&X-Amz-Date=${date}&X-Amz-Expires=300&X-Amz-SignedHeaders=host&X-Amz-Signature=${sig}`;
+    const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4.1', input: 'presigned' }) };
+    const rec = createFetch({ tape, mode: 'record' });
+    const first = await (await rec(presigned('20261128T101500Z', SIG), init)).json();
+    await rec.close();
+    expect(readFileSync(tape).includes('20261128T101500Z')).toBe(false);
+    const play = createFetch({ tape, mode: 'replay' });
+    try {
+      const later = await play(presigned('20261129T090000Z', SIG.split('').reverse().join('')), init);
+      expect(later.headers.get('x-tapedeck-match')).toBe('exact');
+      expect(await later.json()).toEqual(first);
+      // The date is stored as the signature is: one mask for every value, in every tape.
+      const r = redactor({ salt: '0123456789abcdef0123456789abcdef' });
+      expect(r.url('/p?X-Amz-Date=20261128T101500Z&model=m')).toBe(`/p?X-Amz-Date=${encodeURIComponent(REDACTED)}&model=m`);
+    } finally {
+      await play.close();
+    }
   });
 });
