@@ -482,8 +482,10 @@ export function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifferenc
   const args = differingArgsOf(rv, cv).filter((k) => k !== 'model' && k !== 'system' && k !== 'tools');
   if (args.length) {
     const one = args.length === 1 ? args[0]! : undefined;
-    const a = one === undefined ? undefined : shortValue(opts(rv)[one]);
-    const b = one === undefined ? undefined : shortValue(opts(cv)[one]);
+    // Temperature is keyed only at 0: its absence from a view is a sampling one (or none).
+    const value = (v: unknown) => (v === undefined && one === 'temperature' ? 'sampling (not 0)' : shortValue(v));
+    const a = one === undefined ? undefined : value(opts(rv)[one]);
+    const b = one === undefined ? undefined : value(opts(cv)[one]);
     const text = one !== undefined && a && b ? `argument ${clip(one, 40)} differs: ${a} vs ${b} in the closest recording` : `arguments differ from the closest recording: ${fewOf(args, 80)}`;
     out.push({ kind: 'arguments', text, lines: [] });
   }

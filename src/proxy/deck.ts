@@ -844,26 +844,6 @@ export class Deck {
   }
 
   /**
-   * The miss an update-mode request becomes when it cannot be recorded (`why`: the upstream is
-   * unreachable, or refused the credentials, as with a placeholder key): what differs from the
-   * closest recording, and that recording it needs the network and a real API key. A miss, not
-   * an upstream failure: SDKs do not retry it, and summaries count it.
-   *
-   * @example
-   * deck.unrecordable(decision.miss, 'upstream https://api.openai.com is unreachable (ECONNREFUSED)')
-   */
-  unrecordable(miss: TapedeckError, why: string): TapedeckError {
-    const difference = typeof miss.details.difference === 'string' ? miss.details.difference : miss.message.split('\n')[0]!;
-    const fix = `recording it needs the network and a real API key: ${why}`;
-    const { hint: _hint, ...details } = miss.details;
-    // The miss's excerpt lines (the request's and the recording's text where they differ) stay
-    // under the new headline: they are what the user needs to see of the difference.
-    const head = typeof miss.details.fix === 'string' ? missHeadline(difference, miss.details.fix) : undefined;
-    const excerpts = head !== undefined && miss.message.startsWith(`${head}\n`) ? miss.message.slice(head.length) : '';
-    return new TapedeckError('E_MISS', missHeadline(difference, fix) + excerpts, { ...details, difference, fix, unrecordable: why });
-  }
-
-  /**
    * {@link decide}, and on a shared store (Redis), where this proxy's own recordings do not
    * answer, asks the store for recordings other proxies made of this request since this one
    * opened: a fleet sees each other's recordings. A miss with the store unreachable fails with

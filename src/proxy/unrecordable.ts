@@ -6,6 +6,7 @@
  * provider's 401 about a key the user never meant to send.
  */
 import { TapedeckError } from '../errors.ts';
+import { missHeadline } from '../match/diagnose.ts';
 import type { Deck } from './deck.ts';
 
 const UNREACHABLE = new Set(['E_UPSTREAM', 'E_UPSTREAM_TIMEOUT']);
@@ -17,12 +18,12 @@ const UNREACHABLE = new Set(['E_UPSTREAM', 'E_UPSTREAM_TIMEOUT']);
  * @example
  * catch (e) { throw unrecordedMiss(deck, decision.miss, e) }
  */
-export function unrecordedMiss(d: Deck, miss: TapedeckError | undefined, e: unknown): unknown {
+export function unrecordedMiss(_d: Deck, miss: TapedeckError | undefined, e: unknown): unknown {
   if (!miss || !(e instanceof TapedeckError) || !UNREACHABLE.has(e.code)) return e;
   // The upstream error's own hint (check --upstream, replay) is not what this user needs.
   const said = e.hint ? e.message.slice(0, e.message.length - e.hint.length - 1) : e.message;
   const why = said.replace(/\.$/, '').replace(/; nothing was recorded$/, '');
-  return d.unrecordable(miss, `${why.charAt(0).toLowerCase()}${why.slice(1)}`);
+  return unrecordable(miss, `${why.charAt(0).toLowerCase()}${why.slice(1)}`);
 }
 
 /**
@@ -47,5 +48,22 @@ export async function unrecordedByKey(d: Deck, miss: TapedeckError | undefined, 
   }
   said = said.replace(/\s+/g, ' ').trim();
   if (said.length > 120) said = `${said.slice(0, 117)}...`;
-  return d.unrecordable(miss, `the upstream refused the API key (${up.status}${said ? `: ${said}` : ''})`);
+  return unrecordable(miss, `the upstream refused the API key (${up.status}${said ? `: ${said}` : ''})`);
+}
+
+/**
+ * The miss an update-mode request becomes when it cannot be recorded (`why`: the upstream is
+ * unreachable, or refused the credentials, as with a placeholder key): what differs from the
+ * closest recording, and that recording it needs the network and a real API key. A miss, not
+ * an upstream failure: SDKs do not retry it, and summaries count it.
+ */
+function unrecordable(miss: TapedeckError, why: string): TapedeckError {
+  const difference = typeof miss.details.difference === 'string' ? miss.details.difference : miss.message.split('\n')[0]!;
+  const fix = `recording it needs the network and a real API key: ${why}`;
+  const { hint: _hint, ...details } = miss.details;
+  // The miss's excerpt lines (the request's and the recording's text where they differ) stay
+  // under the new headline: they are what the user needs to see of the difference.
+  const head = typeof miss.details.fix === 'string' ? missHeadline(difference, miss.details.fix) : undefined;
+  const excerpts = head !== undefined && miss.message.startsWith(`${head}\n`) ? miss.message.slice(head.length) : '';
+  return new TapedeckError('E_MISS', missHeadline(difference, fix) + excerpts, { ...details, difference, fix, unrecordable: why });
 }

@@ -329,6 +329,18 @@ describe('misses that explain themselves', () => {
     expect(e.message).toBe('argument max_tokens differs: 200 vs 100 in the closest recording; re-record the recordings');
   });
 
+  it('a sampling temperature against a recording at 0 is said as sampling, not as absent (only 0 is keyed)', () => {
+    const a = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], temperature: 0 };
+    for (const b of [{ ...a, temperature: 0.8 }, { model: a.model, messages: a.messages }]) {
+      const e = missOf(() => createMatcher({ mode: 'exact', recordings: [rec(a, '0')] }).match(b));
+      expect(e.message).not.toContain('(absent)');
+      expect(e.message).toMatch(/^argument temperature differs: sampling \(not 0\) vs 0 in the closest recording/);
+    }
+    // And the other way round: the request at 0, the recording sampled.
+    const e = missOf(() => createMatcher({ mode: 'exact', recordings: [rec({ ...a, temperature: 0.7 }, '0')] }).match(a));
+    expect(e.message).toMatch(/^argument temperature differs: 0 vs sampling \(not 0\) in the closest recording/);
+  });
+
   it('suggests ignoreArgs when only a volatile-named argument differs, and ignoreArgs then matches', () => {
     const a = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], trace_id: 'abc' };
     const b = { ...a, trace_id: 'xyz' };
