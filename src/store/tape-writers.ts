@@ -180,12 +180,32 @@ export async function interruptedRecordRuns(path: string, staleMs = 30_000): Pro
 
 /**
  * The note a tape's reader gives for a record run that ended without closing: what it left
- * behind and how to fix it.
+ * behind and how to fix it. `runs` are the registrations of one process (`tapedeck serve` holds
+ * a tape once for HTTP recordings and once for realtime sessions): one note names them all.
  *
  * @example
- * interruptedRunMessage('chat.tape', { run: 'r1', pid: 4242 })
+ * interruptedRunMessage('chat.tape', [{ run: 'r1', pid: 4242 }])
  */
-export function interruptedRunMessage(path: string, w: WriterInfo): string {
-  const who = [typeof w.pid === 'number' ? `pid ${w.pid}` : undefined, typeof w.run === 'string' ? `run ${w.run}` : undefined].filter(Boolean).join(', ');
-  return `${path}: a record run (${who}) ended without closing the tape (killed, crashed, or exited before close()). Its recordings are kept, but the older recordings of the same requests it was to replace were not removed, and replay serves those first. Record again (TAPEDECK_MODE=record, or tapedeck serve --mode record) and let it close, to replace them.`;
+export function interruptedRunMessage(path: string, runs: readonly WriterInfo[]): string {
+  const pid = runs[0]?.pid;
+  const ids = runs.map((w) => w.run).filter((r): r is string => typeof r === 'string');
+  const who = [typeof pid === 'number' ? `pid ${pid}` : undefined, ids.length > 0 ? `run${ids.length > 1 ? 's' : ''} ${ids.join(', ')}` : undefined].filter(Boolean).join(', ');
+  return `${path}: a record run (${who}) ended without closing the tape (killed, crashed, or exited before close()). Its recordings are kept, but any older recordings of the same requests it was to replace were not removed, and replay serves those first. Record again (TAPEDECK_MODE=record, or tapedeck serve --mode record) and let it close, to replace them.`;
+}
+
+/**
+ * Registrations grouped by the process that made them (host, pid and start time), in order.
+ *
+ * @example
+ * byProcess([{ run: 'a', pid: 1 }, { run: 'b', pid: 1 }]).length // 1
+ */
+export function byProcess(runs: readonly WriterInfo[]): WriterInfo[][] {
+  const groups = new Map<string, WriterInfo[]>();
+  for (const w of runs) {
+    const k = JSON.stringify([w.host, w.pid, w.start]);
+    const g = groups.get(k);
+    if (g) g.push(w);
+    else groups.set(k, [w]);
+  }
+  return [...groups.values()];
 }

@@ -104,4 +104,29 @@ describe('a record run that ended without closing its tape', () => {
     await replay.close();
     expect(warned.filter((m) => m.includes('ended without closing'))).toEqual([]);
   });
+
+  it('one process that held the tape twice (its HTTP recordings and its realtime sessions, as tapedeck serve does) is named once', async () => {
+    const tape = join(dir, 'twice.tape');
+    const first = createFetch({ tape, mode: 'record' });
+    await ask(first, upstream.url);
+    await first.close();
+    // Two record registrations of one killed process, as a `serve --mode record` leaves them.
+    const script = `
+      import { createFetch } from ${JSON.stringify(join(root, 'dist/proxy/index.js'))};
+      const a = createFetch({ tape: ${JSON.stringify(tape)}, mode: 'record' });
+      const b = createFetch({ tape: ${JSON.stringify(tape)}, mode: 'record' });
+      await a.ready;
+      await b.ready;
+      process.kill(process.pid, 'SIGKILL');
+    `;
+    await new Promise<void>((resolve) => spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit' }).on('exit', () => resolve()));
+    expect(readdirSync(`${tape}.writers`).length).toBe(2);
+    const warned: string[] = [];
+    const replay = createFetch({ tape, mode: 'replay', onWarning: (m) => warned.push(m) });
+    await ask(replay, upstream.url);
+    await replay.close();
+    const notes = warned.filter((m) => m.includes('ended without closing'));
+    expect(notes, warned.join('\n')).toHaveLength(1);
+    expect(notes[0]).toMatch(/\(pid \d+, runs \S+, \S+\)/);
+  });
 });

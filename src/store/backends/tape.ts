@@ -9,7 +9,7 @@ import { mkdir, unlink } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
-import { interruptedRecordRuns, interruptedRunMessage, openTapeWriter, tapeWritersOpen, type WriterInfo } from '../tape-writers.ts';
+import { byProcess, interruptedRecordRuns, interruptedRunMessage, openTapeWriter, tapeWritersOpen, type WriterInfo } from '../tape-writers.ts';
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { nearbyTape } from '../nearby-tape.ts';
@@ -231,7 +231,7 @@ export class TapeBackend implements RecordBackend {
   private async interrupted(): Promise<StoreWarning[]> {
     const runs = this.ended ? this.ended.filter((w) => w.mode === 'record') : await interruptedRecordRuns(this.path, this.lock.staleMs);
     this.ended = undefined;
-    return runs.map((w) => ({ code: 'TAPEDECK_INTERRUPTED_RUN', offset: 0, message: interruptedRunMessage(this.path, w) }));
+    return byProcess(runs).map((ws) => ({ code: 'TAPEDECK_INTERRUPTED_RUN', offset: 0, message: interruptedRunMessage(this.path, ws) }));
   }
 
   /**
