@@ -12,6 +12,7 @@ import { refuseChaos } from '../chaos/refused.ts';
 import { CHAOS_HEADER, type RealtimeFault } from '../chaos/options.ts';
 import { hashValue } from '../core/index.ts';
 import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';
+import { firstFrameChoice, type FirstFrameChoice } from './choice.ts';
 import type { RealtimeSessionOptions } from './session.ts';
 import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firstFrameKey, sendMiss, type Data } from './session.ts';
 import { RealtimeTape, type HeadTurn, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
@@ -153,9 +154,24 @@ export class RealtimeEndpoint {
     }
     if (tape.serves) {
       let session: LoadedSession | undefined;
+      let choice: FirstFrameChoice | undefined;
       try {
         // The reconnect after a faulted session gets the session that one was cut from.
-        session = (fault ? fault.chaos.held(key, true) : this.opts.chaos?.()?.held(key, false)) ?? (await tape.nextSession(key));
+        session = fault ? fault.chaos.held(key, true) : this.opts.chaos?.()?.held(key, false);
+        // A faulted session is the next in order: chaos cuts the k-th connect's session.
+        if (!session && fault) session = await tape.nextSession(key);
+        else if (!session) {
+          // The opening of the next session in order goes out now; the client's first frame
+          // then chooses among the sessions that opened alike (src/realtime/choice.ts). One
+          // without a client frame has nothing to wait for: it is this connect's.
+          const ticket = await tape.reserve(key);
+          session = ticket?.session;
+          if (ticket && session?.frames.some((f) => 'c' in f)) {
+            const c = (choice = firstFrameChoice(tape, protocol, key, label, ticket));
+            // A handshake that never completes holds no session (after a choice, this does nothing).
+            socket.once('close', () => c.release());
+          } else if (ticket) session = await tape.lineup(key)!.take(ticket);
+        }
       } catch (e) {
         if (fault) fault.chaos.undo(key, fault.name);
         // A damaged recording: this connect's session is lost, never another connect's given instead.
@@ -171,8 +187,9 @@ export class RealtimeEndpoint {
         const faulted = fault ? { fault: { reason: `tapedeck chaos: ${fault.name} injected (${FAULT_CLOSE_CODE}) in the middle of a response; seed ${fault.chaos.seed}` } } : {};
         return this.accept(req, socket, head, s.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => {
           try {
-            new ReplaySession({ ...base, client, ...faulted }, s);
+            new ReplaySession({ ...base, client, ...faulted, ...(choice ? { choice } : {}) }, s);
           } catch (e) {
+            choice?.release();
             sendMiss(client, protocol, `tapedeck: ${errorText(e)}`);
           }
         });

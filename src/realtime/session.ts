@@ -16,7 +16,9 @@
  * on connect; each client frame is compared with the recording's next client frame and the
  * server frames that followed it go out (at once, or with their recorded gaps). Audio is
  * compared byte for byte against the recorded run, and server frames that came while it was
- * arriving go out once the client has sent as many bytes as the server had then.
+ * arriving go out once the client has sent as many bytes as the server had then. Where the
+ * connect's first frame chooses its session (src/realtime/choice.ts), that frame and those
+ * after it wait for the choice, then go through against the chosen session.
  */
 import type { WebSocket } from 'ws';
 import { hashValue } from '../core/index.ts';
@@ -26,6 +28,7 @@ import { closeReason, type RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
 import { maskSplitTexts } from '../store/stream-redact.ts';
 import { echoing, type EchoingRedactor, type EchoSource } from '../store/echo-redact.ts';
+import type { Chosen, FirstFrameChoice } from './choice.ts';
 import { blobDigest, type HeadTurn, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
 
 export type { RealtimeTiming } from './tape.ts';
@@ -109,6 +112,11 @@ export interface RealtimeSessionOptions {
    * first response; `reason` is the close reason, naming the fault.
    */
   fault?: { reason: string };
+  /**
+   * Replay only: the session is chosen at the client's first frame among those that opened as
+   * the one given did (src/realtime/choice.ts); the given one's opening goes out at connect.
+   */
+  choice?: FirstFrameChoice;
   /**
    * Live only: what the connect carried (its headers, URL and the keys of its subprotocols), so
    * the server's frames have the connect's own secrets masked where they repeat them
@@ -389,7 +397,7 @@ export class ReplaySession {
   private readonly tape: RealtimeTape;
   private prelude: Played[] = [];
   private steps: Step[] = [];
-  private readonly end: RealtimeEnd | undefined;
+  private end: RealtimeEnd | undefined;
   private readonly ids = new Ids();
   /** The recorded client's ids, numbered as it sent them (see learnIds). */
   private readonly recordedIds = new Ids();
@@ -404,27 +412,27 @@ export class ReplaySession {
   private clock: Promise<void> = Promise.resolve();
   /** Where chaos closes this session, when it is faulted. */
   private readonly cut: CutPoint | undefined;
+  /**
+   * With a choice to make (opts.choice): undefined until the client's first frame; the frames
+   * that came while the session was chosen (`choosing`), empty once they went through.
+   */
+  private held: [Buffer, boolean][] | undefined;
+  private choosing = false;
+  /** What a miss at the first frame says in place of how to re-record (the choice found the session that starts with it). */
+  private note: string | undefined;
 
   constructor(opts: RealtimeSessionOptions, session: LoadedSession) {
     this.opts = opts;
     this.tape = opts.tape;
     this.end = session.end;
-    const ready = prepared.get(session);
-    if (ready) {
-      this.prelude = ready.prelude;
-      this.steps = ready.steps;
-    } else {
-      for (const f of session.frames) {
-        if ('c' in f) this.steps.push({ client: f, server: [] });
-        else (this.steps.length > 0 ? this.steps[this.steps.length - 1]!.server : this.prelude).push(this.played(f));
-      }
-      prepared.set(session, { prelude: this.prelude, steps: this.steps });
-    }
+    ({ prelude: this.prelude, steps: this.steps } = this.prepare(session));
     this.cut = opts.fault ? middleOfFirstResponse(this.prelude, this.steps, opts.protocol) : undefined;
     opts.client.on('message', (d: Data, binary: boolean) => this.fromClient(asBuffer(d), binary));
     opts.client.on('error', () => {});
     opts.client.on('close', () => {
       this.over = true;
+      // Gone before its first frame chose: the session it was sent the opening of goes back.
+      if (this.held === undefined) opts.choice?.release();
       opts.onDone?.();
     });
     if (this.cut?.step === -1) {
@@ -439,6 +447,49 @@ export class ReplaySession {
   /** A client frame that came before the session was made (the one that chose it). */
   receive(b: Buffer, binary: boolean): void {
     this.fromClient(b, binary);
+  }
+
+  /** A session's frames as they go on the wire: its opening, and each client frame with the server frames that followed it. */
+  private prepare(session: LoadedSession): { prelude: Played[]; steps: Step[] } {
+    const ready = prepared.get(session);
+    if (ready) return ready;
+    const prelude: Played[] = [];
+    const steps: Step[] = [];
+    for (const f of session.frames) {
+      if ('c' in f) steps.push({ client: f, server: [] });
+      else (steps.length > 0 ? steps[steps.length - 1]!.server : prelude).push(this.played(f));
+    }
+    const made = { prelude, steps };
+    prepared.set(session, made);
+    return made;
+  }
+
+  /**
+   * The client's first frame, with a choice to make (opts.choice): it and the frames after it
+   * wait while the session is chosen, then go through as if it had been the session all along;
+   * the ids of the opening the client was sent stand for the chosen session's.
+   */
+  private async choose(first: Buffer): Promise<void> {
+    let got: Chosen;
+    try {
+      got = await this.opts.choice!.choose(first);
+      if (got.ids && got.ids.size > 0) for (const [from, to] of got.ids) (this.swap ??= new Map()).set(from, to);
+      this.end = got.session.end;
+      ({ steps: this.steps } = this.prepare(got.session));
+    } catch (e) {
+      this.over = true;
+      return sendMiss(this.opts.client, this.opts.protocol, `tapedeck: ${errorText(e)}`);
+    }
+    this.note = got.note;
+    const held = this.held ?? [];
+    this.held = [];
+    this.choosing = false;
+    if (got.refuse) {
+      const msg = parse(first);
+      this.clientFrames++;
+      return this.miss(msg, `client frame 1 (${msg === undefined ? 'binary data' : this.opts.protocol.frameName(msg)})`);
+    }
+    for (const [b, binary] of held) this.fromClient(b, binary);
   }
 
   /** The injected fault: the close (1011) once the frames before it are out; the client's frames after it are not answered. */
@@ -531,8 +582,21 @@ export class ReplaySession {
     });
   }
 
-  private fromClient(b: Buffer, _binary: boolean): void {
+  private fromClient(b: Buffer, binary: boolean): void {
     if (this.over) return;
+    if (this.opts.choice) {
+      // Frames wait while the first one chooses the session (held is empty once chosen).
+      if (this.held === undefined) {
+        this.held = [[b, binary]];
+        this.choosing = true;
+        void this.choose(b);
+        return;
+      }
+      if (this.choosing) {
+        this.held.push([b, binary]);
+        return;
+      }
+    }
     this.clientFrames++;
     const p = this.opts.protocol;
     const msg = parse(b);
@@ -617,7 +681,8 @@ export class ReplaySession {
   /** The miss in the provider's shape, then the close; the full report to the tape's warnings. */
   private miss(msg: unknown, difference: string): void {
     this.over = true;
-    const fix = this.tape.recordCommand;
+    // The recording has what the client sent, in another session: nothing to record again.
+    const fix = this.note !== undefined && this.clientFrames === 1 ? this.note : this.tape.recordCommand;
     const message = `tapedeck miss: ${difference}; ${fix}`;
     const report = `tapedeck: realtime miss in ${this.tape.location}: ${this.opts.label}: ${difference}\n  ${fix}`;
     this.tape.miss(this.opts.protocol.provider, message, report);

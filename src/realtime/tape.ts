@@ -1,13 +1,15 @@
 /**
  * The recordings of realtime sessions on a tape (the same recording collection as HTTP and MCP,
- * records of kind `realtime`): the k-th connect that opens the same way gets the k-th session,
- * each session is read whole from its parts, and audio is stored once per distinct content.
+ * records of kind `realtime`): the sessions of a connect are handed out in recorded order or by
+ * the client's first frame (src/realtime/lineup.ts), each session is read whole from its parts,
+ * and audio is stored once per distinct content.
  */
 import { randomUUID } from 'node:crypto';
 import { sha256 } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { REALTIME_RECORD_KIND, realtimeRecords, type RealtimeEnd, type RealtimeFrame, type RealtimePartRecord, type RealtimeRecord, type RealtimeSessionRecord } from '../store/records.ts';
 import { openSessionCollection, SessionTape, type SessionTapeOptions } from '../store/session-tape.ts';
+import { Lineup, type Slot, type Ticket } from './lineup.ts';
 
 /** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between frames. */
 export type RealtimeTiming = 'none' | 'recorded' | number;
@@ -76,8 +78,8 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   private readonly blobCache = new Map<string, Uint8Array>();
   /** Sessions read so far, by their id. */
   private readonly loaded = new Map<string, LoadedSession>();
-  /** Per connect key, for chooseSession(): the sessions read so far in recorded order, and which were served. */
-  private readonly chosen = new Map<string, { sessions: LoadedSession[]; served: boolean[] }>();
+  /** Per connect key, the sessions read so far in recorded order and who has them (lineup()). */
+  private readonly lineups = new Map<string, Lineup>();
   /** Per open key, the place of the last session that connected (headTurn): settled once it appended or skipped. */
   private readonly turns = new Map<string, Promise<void>>();
 
@@ -97,17 +99,51 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   }
 
   /**
+   * The sessions recorded under an open key as replay hands them out (src/realtime/lineup.ts),
+   * read in recorded order as far as needed; undefined when the tape serves nothing.
+   *
+   * @example
+   * const ticket = await tape.lineup(openKey)?.reserve()
+   */
+  lineup(key: string): Lineup | undefined {
+    if (!this.col) return undefined;
+    let l = this.lineups.get(key);
+    if (!l) this.lineups.set(key, (l = new Lineup(() => this.readSlot(key))));
+    return l;
+  }
+
+  /** Whether a connect past the last recording of its key is a miss (else it gets the last session again). */
+  get strictOrder(): boolean {
+    return this.opts.strictOrder === true;
+  }
+
+  /**
    * The next session recorded under an open key (k-th connect, k-th session), read whole; past
    * the last, the last again unless strictOrder. A damaged head is E_TAPE_DAMAGED (the connect
    * is never given another connect's session); a damaged part ends the session there, as a cut.
    */
   async nextSession(key: string): Promise<LoadedSession | undefined> {
-    const col = this.col;
-    if (!col) return undefined;
-    let head = await this.nextHead(key);
-    if (!head && this.opts.strictOrder !== true) head = col.next(key, { repeatLast: true });
-    if (!head || head.role !== 'session') return undefined;
-    return this.read(head);
+    const l = this.lineup(key);
+    if (!l) return undefined;
+    return (await l.next()) ?? (await this.again(key));
+  }
+
+  /**
+   * For a connect whose session is chosen at its first client frame after the session's opening
+   * went out (OpenAI: `session.created`): a hold on the next session in recorded order, whose
+   * opening it is sent; past the last, the last again (holding nothing) unless strictOrder.
+   * Damage is thrown as nextSession's is.
+   *
+   * @example
+   * const ticket = await tape.reserve(openKey) // ticket.session: the opening to send
+   */
+  async reserve(key: string): Promise<Ticket | undefined> {
+    const l = this.lineup(key);
+    if (!l) return undefined;
+    const t = await l.reserve();
+    if (t) return t;
+    const last = await this.again(key);
+    return last ? l.again(last) : undefined;
   }
 
   /**
@@ -118,29 +154,33 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
    * served, else the last), which stays unserved: a connect that missed uses up no recording.
    */
   async chooseSession(key: string, first: string): Promise<{ session: LoadedSession; matched: boolean } | undefined> {
-    const col = this.col;
-    if (!col) return undefined;
-    let q = this.chosen.get(key);
-    if (!q) this.chosen.set(key, (q = { sessions: [], served: [] }));
-    const opens = (s: LoadedSession) => s.frames.find((f) => 'c' in f)?.key === first;
-    for (let i = 0; ; i++) {
-      if (i === q.sessions.length) {
-        // Read on as far as needed, in recorded order (a shared store's new sessions included).
-        const head = await this.nextHead(key);
-        if (!head || head.role !== 'session') break;
-        q.sessions.push(await this.read(head));
-        q.served.push(false);
-      }
-      if (!q.served[i] && opens(q.sessions[i]!)) {
-        q.served[i] = true;
-        return { session: q.sessions[i]!, matched: true };
-      }
-    }
-    if (this.opts.strictOrder !== true) {
-      for (let i = q.sessions.length - 1; i >= 0; i--) if (opens(q.sessions[i]!)) return { session: q.sessions[i]!, matched: true };
-    }
-    const told = q.sessions[q.served.indexOf(false)] ?? q.sessions.at(-1);
+    const l = this.lineup(key);
+    if (!l) return undefined;
+    const got = await l.choose(first, () => true);
+    if (got) return { session: got.session, matched: true };
+    const again = this.strictOrder ? undefined : l.startingWith(first).at(-1);
+    if (again) return { session: again.session, matched: true };
+    const told = l.toldAgainst();
     return told ? { session: told, matched: false } : undefined;
+  }
+
+  /** Past the last recording of a key: the last one again (the collection's repeatLast, damage told), unless strictOrder. */
+  private async again(key: string): Promise<LoadedSession | undefined> {
+    if (this.strictOrder) return undefined;
+    const head = this.col?.next(key, { repeatLast: true });
+    return head?.role === 'session' ? this.read(head) : undefined;
+  }
+
+  /** The next session of `key` on the tape, read whole, or the error of its damaged head; undefined past the last. */
+  private async readSlot(key: string): Promise<Slot | undefined> {
+    let head: RealtimeRecord | undefined;
+    try {
+      head = await this.nextHead(key);
+    } catch (e) {
+      if (e instanceof TapedeckError) return { damaged: e };
+      throw e;
+    }
+    return head?.role === 'session' ? { session: await this.read(head) } : undefined;
   }
 
   /** The next record of `key` not served yet, a shared store's new ones (other writers') included. */
@@ -231,8 +271,8 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   /**
    * Takes the place of a session about to be recorded among the sessions of its open key, when
    * its client connects: its head is appended after those of the sessions that connected before
-   * it, however late their upstream handshakes finish. Replay gives the k-th connect of a key the
-   * k-th session, so sessions recorded at the same time must be stored in the order their
+   * it, however late their upstream handshakes finish. Replay gives the k-th connect of a key
+   * that starts alike the k-th such session, so sessions recorded at the same time must be stored in the order their
    * clients connected, which is the order the same code connects them in again; the order their
    * upstreams answered in changes from run to run.
    *

@@ -543,7 +543,8 @@ export const mcpRecords: RecordKind<McpRecord> = {
 //
 // A session is stored as several records, so that what the client was told is on disk before it
 // was told (docs/realtime.md, "What is acknowledged"): a `session` record at connect, found under
-// the key of how the session opened (k-th connect, k-th session); then `part` records, each the
+// the key of how the session opened (replay chooses among its sessions by the client's first
+// frame, in recorded order among those that start alike); then `part` records, each the
 // frames up to a response that completed, found under `<sid>/<n>`; and `blob` records, the bytes
 // of audio, one per distinct content, found under `blob:<sha256>`.
 

@@ -20,6 +20,7 @@ import { readTape } from '../../src/store/tape-file.ts';
 import { isRealtimeRecord } from '../../src/store/records.ts';
 import { serve } from '../proxy/serve-cli.ts';
 import { pcmFor, startFakeRealtime, type FakeRealtime } from './fake-realtime.ts';
+import { until } from './until-event.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-realtime-openai-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -57,21 +58,6 @@ async function connect(url: string, apiKey = KEY, ca = tls.ca): Promise<{ rt: Op
   return { rt, events, errors, closed };
 }
 
-/** Waits until an event matching `pred` has come (after index `from`), or the socket closed. */
-function until(s: { events: Event[]; closed: Promise<number> }, pred: (e: Event) => boolean, from = 0): Promise<Event | undefined> {
-  return new Promise((resolve) => {
-    const check = () => {
-      const e = s.events.slice(from).find(pred);
-      if (e) return resolve(e);
-      t = setTimeout(check, 2);
-    };
-    let t = setTimeout(check, 0);
-    void s.closed.then(() => {
-      clearTimeout(t);
-      resolve(s.events.slice(from).find(pred));
-    });
-  });
-}
 
 const done = (e: Event) => e.type === 'response.done';
 
