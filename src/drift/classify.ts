@@ -44,6 +44,12 @@ export interface ToolCallChange {
   changes?: JsonChange[];
 }
 
+/** A tool call as compared: its name and its arguments (parsed JSON where they parse). */
+export interface ToolCall {
+  name: string;
+  args: unknown;
+}
+
 /** What the classes of a pair are based on, for the reports. */
 export interface DriftDetails {
   status?: { old: number; new: number };
@@ -117,7 +123,15 @@ function order(events: readonly string[]): string[] {
   return out;
 }
 
-function toolCallChanges(a: Content['calls'], b: Content['calls']): ToolCallChange[] {
+/**
+ * How the tool calls of an answer changed, call by call in answer order (HTTP answers and
+ * realtime sessions alike); arguments are compared as JSON, so member order is no change.
+ *
+ * @example
+ * toolCallChanges([{ name: 'get_weather', args: { city: 'Paris' } }], [{ name: 'get_weather', args: { city: 'Lyon' } }])
+ * // [{ change: 'arguments', index: 0, name: 'get_weather', ..., changes: [{ path: 'city', kind: 'value', old: 'Paris', new: 'Lyon' }] }]
+ */
+export function toolCallChanges(a: readonly ToolCall[], b: readonly ToolCall[]): ToolCallChange[] {
   const out: ToolCallChange[] = [];
   const n = Math.max(a.length, b.length);
   const oldNames = new Set(a.map((c) => c.name));
