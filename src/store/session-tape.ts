@@ -97,7 +97,10 @@ export abstract class SessionTape<R> {
     this.col = opened.col;
     this.location = opened.location;
     this.onWarning = opts.onWarning;
-    this.redactor = redactor(opts.redact);
+    // Masks that are not credentials are keyed under the store's salt, as the HTTP recordings'
+    // are (src/store/redact.ts): without it every such secret was the same `[REDACTED]`.
+    const salt = opened.col?.backend.salt;
+    this.redactor = redactor(salt !== undefined ? { ...opts.redact, salt } : opts.redact);
     for (const w of this.col?.warnings ?? []) this.warn(`tapedeck: ${w.message}`);
   }
 

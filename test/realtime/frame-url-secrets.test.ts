@@ -8,6 +8,7 @@ import { WebSocket } from 'ws';
 import { afterAll, expect, it } from 'vitest';
 import { startProxy } from '../../src/proxy/server.ts';
 import { redactor } from '../../src/store/redact.ts';
+import { readTape } from '../../src/store/tape-file.ts';
 import { startFakeRealtime } from './fake-realtime.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-realtime-url-secrets-'));
@@ -53,6 +54,13 @@ it('masks secret query parameters of URLs in client and server frames, and repla
   expect(text).not.toContain(TOKEN);
   expect(text).not.toContain(GKEY);
   expect(text).toContain('region=eu');
+  // Keyed under the tape's salt, as an HTTP request's URL is (docs/proxy.md, "Secrets"): a
+  // reviewer tells two tokens apart, and the frame has the mask the URL would get in a request.
+  const { header } = await readTape(tape);
+  expect(typeof header.salt).toBe('string');
+  const masked = redactor({ salt: header.salt as string }).url(`/sse?token=${TOKEN}`).slice('/sse?'.length);
+  expect(masked).toMatch(/^token=%5BREDACTED%3A[0-9a-f]{16}%5D$/);
+  expect(text).toContain(masked);
   const play = await startProxy({ tape, mode: 'replay', port: 0 });
   try {
     const got = await session(play.url);
