@@ -280,12 +280,14 @@ export function isCacheRecord(v: unknown): v is Partial<ReplayRecord> & { reques
 /**
  * A record in the layout of docs/tape-format.md (field order included: scalars first). `value`
  * must already be redacted and key-sorted (put compares it with old recordings first); the
- * request and metadata are redacted here. Shared by ReplayCache.put and the importers.
+ * request and metadata are redacted here, the raw answer with `answer` (the redactor that also
+ * masks the request's own secrets where the answer repeats them). Shared by ReplayCache.put and
+ * the importers.
  *
  * @example
  * const rec = buildRecord(requestKeys(req), req, sortedKeys(answer), {}, redactor(), new Date().toISOString());
  */
-export function buildRecord(keys: RequestKeys, request: unknown, storedValue: unknown, opts: ReplayPutOptions, r: Redactor, recordedAt: string): ReplayRecord {
+export function buildRecord(keys: RequestKeys, request: unknown, storedValue: unknown, opts: ReplayPutOptions, r: Redactor, recordedAt: string, answer: Redactor = r): ReplayRecord {
   const record = { v: 1, key: keys.key, keyVersion: KEY_SPEC_VERSION, recordedAt } as ReplayRecord;
   if (opts.durationMs !== undefined) {
     if (typeof opts.durationMs !== 'number' || !(opts.durationMs >= 0)) {
@@ -307,7 +309,7 @@ export function buildRecord(keys: RequestKeys, request: unknown, storedValue: un
     const contentType = opts.raw.contentType === undefined ? undefined : String(opts.raw.contentType);
     // Redacted like every other byte a record stores: by name when it is JSON, a stream across
     // its events (AWS event-stream frames as frames), else as text.
-    const bytes = redactAnswerBody(typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength), contentType, r).body;
+    const bytes = redactAnswerBody(typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength), contentType, answer).body;
     record.raw = { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
     if (contentType !== undefined) record.raw.contentType = contentType;
   }

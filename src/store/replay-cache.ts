@@ -43,12 +43,15 @@ import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mod
 import { sortedKeys } from './record-order.ts';
 import { buildRecord, cacheRecords, type ReplayPutOptions, type ReplayRecord } from './records.ts';
 import { redactor, type RedactOptions, type Redactor } from './redact.ts';
+import { echoing } from './echo-redact.ts';
 import { checkRedactOptions, REDACT_INNER } from './redact-options.ts';
 import { checkHooks, runCacheHook, type CacheHook } from './hooks.ts';
 import type { TapeLockOptions } from './tape-file.ts';
 
 export type { ReplayPutOptions, ReplayRecord } from './records.ts';
 
+
+const utf8 = new TextEncoder();
 /** Where a ReplayRecord keeps its request (loadedObjectJson's path). */
 const REQUEST = ['request'] as const;
 
@@ -318,7 +321,11 @@ export class ReplayCache {
     // Key first: a request that cannot be keyed fails here, before anything is written. The
     // key is computed from the request as given, then secrets are masked in what is stored.
     const keys = this.keysOf(request, ignoredArgs);
-    const storedValue = sortedKeys(this.redactor.value(value));
+    // The answer may repeat the request's own secrets (a member the model was asked to repeat):
+    // masked there as the request's copy is. Looked for only when the request has some (its
+    // redaction changed it).
+    const masks = this.redactor.value(request) === request ? this.redactor : echoing(this.redactor, { headers: {}, url: '', body: utf8.encode(JSON.stringify(request)) });
+    const storedValue = sortedKeys(masks.value(value));
     if (this.mode === 'record') {
       // Re-recording an interaction that came out the same keeps the old record, timestamp and
       // all, so a re-record of unchanged calls leaves the tape byte for byte as it was (no churn
@@ -331,7 +338,7 @@ export class ReplayCache {
         return this.col.flush();
       }
     }
-    const record = buildRecord(keys, request, storedValue, { ...opts, ignoredArgs }, this.redactor, new Date().toISOString());
+    const record = buildRecord(keys, request, storedValue, { ...opts, ignoredArgs }, this.redactor, new Date().toISOString(), masks);
     await this.col.append(keys.key, record);
   }
 

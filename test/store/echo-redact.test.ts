@@ -5,6 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { echoing } from '../../src/store/echo-redact.ts';
 import { redactor } from '../../src/store/redact.ts';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ReplayCache } from '../../src/store/replay-cache.ts';
 
 const SALT = '00112233445566778899aabbccddeeff';
 const r = redactor({ salt: SALT });
@@ -80,5 +84,36 @@ describe('echoing', () => {
     const masks = echoing(r, { headers: { 'x-api-key': 'live3f9a8b7c6d5e' }, url: '/', body: none });
     expect(masks.headers({ 'x-echo': 'key live3f9a8b7c6d5e', 'x-n': ['live3f9a8b7c6d5e', 'b'] })).toEqual({ 'x-echo': 'key [REDACTED]', 'x-n': ['[REDACTED]', 'b'] });
     expect(masks.value({ a: ['live3f9a8b7c6d5e'], live3f9a8b7c6d5e: 1, deep: { t: 'x live3f9a8b7c6d5e y' } })).toEqual({ a: ['[REDACTED]'], live3f9a8b7c6d5e: 1, deep: { t: 'x [REDACTED] y' } });
+  });
+});
+
+describe('ReplayCache.put', () => {
+  it("masks the request's own secrets where the answer repeats them, in the value and in the raw bytes, and the call replays", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tapedeck-echo-cache-'));
+    try {
+      const tape = join(dir, 'cache.tape');
+      const secret = 'gwSecret9Kq2Lm7Pz4';
+      const request = { model: 'gpt-4o-mini', client_secret: secret, messages: [{ role: 'user', content: 'repeat the secret' }] };
+      const value = { choices: [{ message: { role: 'assistant', content: `your secret is ${secret}` } }] };
+      const rec = await ReplayCache.open(tape, { mode: 'record' });
+      await rec.put(request, value, { raw: { body: JSON.stringify(value), contentType: 'application/json' } });
+      await rec.close();
+      const bytes = readFileSync(tape).toString('latin1');
+      expect(bytes).not.toContain(secret);
+      const play = await ReplayCache.open(tape, { mode: 'replay' });
+      try {
+        const got = (await play.getRecord(request))!;
+        const said = (got.value as typeof value).choices[0]!.message.content;
+        // The mask the request's own copy has, so a reviewer pairs them.
+        const stored = (got.request as { client_secret: string }).client_secret;
+        expect(stored).toMatch(/^\[REDACTED(:[0-9a-f]{16})?\]$/);
+        expect(said).toBe(`your secret is ${stored}`);
+        expect(Buffer.from(got.raw!.body).toString()).toContain(stored);
+      } finally {
+        await play.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
