@@ -606,6 +606,10 @@ export class ReplaySession {
       if (!this.end || this.end.cut) {
         this.over = true;
         this.opts.client.terminate();
+        // Said where the user looks (serve's stderr): a dropped connection alone reads as a bug,
+        // and a client that changed what it sends next meets the cut before any comparison.
+        const n = this.steps.length;
+        this.tape.warn(`tapedeck: realtime session ${this.opts.label} in ${this.tape.location} was recorded cut after ${n} client frame${n === 1 ? '' : 's'} (the upstream or the recording client went away), so the replay cuts the connection at the client's next frame (a ${msg === undefined ? `${b.length}-byte frame` : p.frameName(msg)}); it has no more to replay: ${this.tape.recordCommand}`);
         return;
       }
       return this.miss(msg, `the recording has no more client frames (it has ${this.steps.length}); the client sent a ${ordinal(this.clientFrames)}: ${msg === undefined ? `${b.length} bytes` : p.frameName(msg)}`);

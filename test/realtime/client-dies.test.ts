@@ -65,9 +65,14 @@ it('a session whose client died mid-response is kept to its last complete respon
   const values = (await readTape(tape)).records.map((r) => r.value as { kind?: string; end?: { by: string; code: number; cut?: boolean } });
   const end = values.find((v) => v.end !== undefined)?.end;
   expect(end).toMatchObject({ by: 'client', code: 1006, cut: true });
-  const play = await startProxy({ tape, mode: 'replay', port: 0 });
+  const warned: string[] = [];
+  const play = await startProxy({ tape, mode: 'replay', port: 0, onWarning: (m) => warned.push(m) });
   try {
     expect(await twoTurns(play.url, false)).toBe('closed 1006');
+    // Not a silent drop: what the recording holds, why the connection is cut, how to record the rest.
+    const note = warned.find((m) => m.includes('recorded cut'));
+    expect(note, warned.join('\n')).toMatch(/after 2 client frames/);
+    expect(note).toContain('re-record');
   } finally {
     await play.close();
   }
