@@ -51,3 +51,20 @@ export function differenceCount(a: unknown, b: unknown): number {
   }
   return 1;
 }
+
+/**
+ * The value at a path firstDifference() gave (`a.b[2].c`), or undefined when the path is not
+ * there (or a member name holds a `.` or `[`, which the path cannot tell apart).
+ *
+ * @example
+ * valueAt({ item: { content: [{ id: 'x' }] } }, 'item.content[0].id') // 'x'
+ */
+export function valueAt(v: unknown, path: string): unknown {
+  let at: unknown = v;
+  for (const m of path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
+    if (m[2] !== undefined) at = Array.isArray(at) ? at[Number(m[2])] : undefined;
+    else at = isObject(at) ? at[m[1]!] : undefined;
+    if (at === undefined) return undefined;
+  }
+  return at;
+}

@@ -13,6 +13,7 @@ import { CHAOS_HEADER, type RealtimeFault } from '../chaos/options.ts';
 import { hashValue } from '../core/index.ts';
 import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';
 import { firstFrameChoice, type FirstFrameChoice } from './choice.ts';
+import { connectDifference } from './connect-miss.ts';
 import type { RealtimeSessionOptions } from './session.ts';
 import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firstFrameKey, sendMiss, type Data } from './session.ts';
 import { RealtimeTape, type HeadTurn, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
@@ -199,7 +200,8 @@ export class RealtimeEndpoint {
     // unfaulted (its fault never counted).
     if (fault) fault.chaos.undo(key, fault.name);
     if (tape.serves && tape.mode === 'replay') {
-      const message = noRecording(tape, protocol, tape.exists ? `no recording of this session (${label})` : `no tape at ${tape.location}`);
+      const other = tape.exists ? connectDifference(tape.sessionHeads(), stored, kept, req.headers) : undefined;
+      const message = noRecording(tape, protocol, tape.exists ? `no recording of this session (${label})${other ? `: ${other}` : ''}` : `no tape at ${tape.location}`);
       return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, message));
     }
     if (!this.opts.upstream) return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);

@@ -23,7 +23,7 @@
 import type { WebSocket } from 'ws';
 import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import { firstDifference } from '../match/json-difference.ts';
+import { firstDifference, valueAt } from '../match/json-difference.ts';
 import { closeReason, type RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
 import { maskSplitTexts } from '../store/stream-redact.ts';
@@ -32,6 +32,9 @@ import type { Chosen, FirstFrameChoice } from './choice.ts';
 import { blobDigest, type HeadTurn, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
 
 export type { RealtimeTiming } from './tape.ts';
+
+/** How a client frame that is no JSON message is named in a miss. */
+const notJson = (binary: boolean): string => (binary ? 'binary data' : 'text that is not JSON');
 
 export type Data = Buffer | ArrayBuffer | Buffer[];
 
@@ -487,7 +490,7 @@ export class ReplaySession {
     if (got.refuse) {
       const msg = parse(first);
       this.clientFrames++;
-      return this.miss(msg, `client frame 1 (${msg === undefined ? 'binary data' : this.opts.protocol.frameName(msg)})`);
+      return this.miss(msg, `client frame 1 (${msg === undefined ? notJson(held[0]?.[1] ?? true) : this.opts.protocol.frameName(msg)})`);
     }
     for (const [b, binary] of held) this.fromClient(b, binary);
   }
@@ -618,19 +621,22 @@ export class ReplaySession {
     const step = this.steps[this.step]!;
     const rec = step.client;
     if ('audio' in rec) {
-      if (this.offset > 0) return this.miss(msg, `the audio ended after ${this.offset} bytes where the recording has ${rec.audio.bytes}; then came ${msg === undefined ? 'binary data' : p.frameName(msg)}`);
-      return this.miss(msg, `${msg === undefined ? 'binary data' : p.frameName(msg)} where the recording has ${rec.audio.bytes} bytes of audio (${rec.audio.stream})`);
+      if (this.offset > 0) return this.miss(msg, `the audio ended after ${this.offset} bytes where the recording has ${rec.audio.bytes}; then came ${msg === undefined ? notJson(binary) : p.frameName(msg)}`);
+      return this.miss(msg, `${msg === undefined ? notJson(binary) : p.frameName(msg)} where the recording has ${rec.audio.bytes} bytes of audio (${rec.audio.stream})`);
     }
     let key: string;
     if (msg === undefined) key = hashValue({ binary: blobDigest(b) });
     else key = hashValue(p.frameKey(msg, this.ids.id));
     if (key !== rec.key) {
       if (msg !== undefined && 'msg' in rec) {
-        const d = firstDifference(p.frameKey(this.tape.redactor.value(msg), new Ids().id), p.frameKey(rec.msg, new Ids().id));
-        const where = d ? `${d.path} differs, ${shown(d.got)} vs ${shown(d.recorded)}` : 'differs (in a secret)';
+        const mine = this.tape.redactor.value(msg);
+        const d = firstDifference(p.frameKey(mine, new Ids().id), p.frameKey(rec.msg, new Ids().id));
+        // Ids are compared renumbered (`#1`): the client's own id is what it knows, where it is.
+        const own = (v: unknown, from: unknown) => (typeof v === 'string' && /^#\d+$/.test(v) && d ? (valueAt(from, d.path) ?? v) : v);
+        const where = d ? `${d.path} differs, ${shown(own(d.got, mine))} vs ${shown(own(d.recorded, rec.msg))}` : 'differs (in a secret)';
         return this.miss(msg, `client frame ${this.clientFrames} (${p.frameName(msg)}): ${where} in the recording`);
       }
-      return this.miss(msg, `client frame ${this.clientFrames} (${msg === undefined ? 'binary data' : p.frameName(msg)}) differs from the recording's (${'msg' in rec ? p.frameName(rec.msg) : 'binary data'})`);
+      return this.miss(msg, `client frame ${this.clientFrames} (${msg === undefined ? notJson(binary) : p.frameName(msg)}) differs from the recording's (${'msg' in rec ? p.frameName(rec.msg) : 'binary data'})`);
     }
     if ('msg' in rec) this.learnIds(rec.msg);
     this.step++;

@@ -328,6 +328,19 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
     for (const { value } of this.col?.entries() ?? []) if (value.role === 'session') yield value;
   }
 
+  /**
+   * The recorded sessions' heads (what a connect that found no session is compared with):
+   * read from the whole tape, so only on that miss.
+   *
+   * @example
+   * tape.sessionHeads().filter((h) => h.url === stored)
+   */
+  sessionHeads(): RealtimeSessionRecord[] {
+    const out: RealtimeSessionRecord[] = [];
+    for (const { value } of this.col?.entries() ?? []) if (value.role === 'session') out.push(value);
+    return out;
+  }
+
   /** Notes a miss and returns it (the report goes to stderr by the caller). */
   miss(provider: string, message: string, report: string): RealtimeMiss {
     const m = { provider, message, report };
