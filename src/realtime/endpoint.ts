@@ -286,7 +286,8 @@ export class RealtimeEndpoint {
         return sendMiss(client, protocol, `tapedeck: ${errorText(e)}`);
       }
       if (chosen && (chosen.matched || tape.mode === 'replay')) {
-        if (chosen.matched) tape.sessionsReplayed++;
+        // Counted as every replayed session is; one told as a miss is taken back (ReplaySession.miss).
+        tape.sessionsReplayed++;
         return handOver(this.replay(base, client, chosen.session));
       }
       if (tape.mode === 'replay' || !this.opts.upstream) {

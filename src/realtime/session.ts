@@ -691,6 +691,9 @@ export class ReplaySession {
   /** The miss in the provider's shape, then the close; the full report to the tape's warnings. */
   private miss(msg: unknown, difference: string): void {
     this.over = true;
+    // Counted as replayed at connect (a faulted one as a fault): a session that misses is a
+    // miss, not also a replayed session in the stats and serve's closing line.
+    if (!this.opts.fault) this.tape.sessionsReplayed--;
     // The recording has what the client sent, in another session: nothing to record again.
     const fix = this.note !== undefined && this.clientFrames === 1 ? this.note : this.tape.recordCommand;
     const message = `tapedeck miss: ${difference}; ${fix}`;

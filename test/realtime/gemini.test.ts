@@ -150,6 +150,8 @@ describe('Gemini Live through tapedeck serve (ai.live.connect)', () => {
       expect(c.code).toBe(1008);
       expect(c.reason).toMatch(/^tapedeck miss: client frame 2 \(clientContent\): clientContent\.turns\[0\]\.parts\[0\]\.text differs/);
       expect(Buffer.byteLength(c.reason)).toBeLessThanOrEqual(123);
+      // A miss, not a replayed session besides.
+      expect(proxy.handler.stats().realtime).toMatchObject({ replayed: 0, misses: 1 });
     } finally {
       await proxy.close();
     }

@@ -52,6 +52,9 @@ it("names the client's own item id where the recording had none, not its renumbe
     const said = await session(play.url, item('myitem0'));
     expect(said).toContain('item.id differs, "myitem0" vs (absent)');
     expect(said).not.toContain('#1');
+    expect(await session(play.url, item())).toBe('');
+    // The session that missed is a miss, not a replayed session besides.
+    expect(play.handler.stats().realtime).toMatchObject({ replayed: 1, misses: 1 });
   } finally {
     await play.close();
   }
