@@ -68,3 +68,29 @@ export function valueAt(v: unknown, path: string): unknown {
   }
   return at;
 }
+
+/**
+ * The path of the first string in a redacted value that holds a mask (`[REDACTED`), depth
+ * first in member order; undefined when none does. Where two messages equal once masked differ,
+ * this is where to look.
+ *
+ * @example
+ * maskedPath({ item: { content: [{ text: 'my key is [REDACTED]' }] } }) // 'item.content[0].text'
+ */
+export function maskedPath(v: unknown, path = ''): string | undefined {
+  if (typeof v === 'string') return v.includes('[REDACTED') || v.includes('%5BREDACTED') ? path || '(value)' : undefined;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const p = maskedPath(v[i], `${path}[${i}]`);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  if (isObject(v)) {
+    for (const k of Object.keys(v).sort()) {
+      const p = maskedPath(v[k], path ? `${path}.${k}` : k);
+      if (p) return p;
+    }
+  }
+  return undefined;
+}

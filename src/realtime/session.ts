@@ -23,7 +23,7 @@
 import type { WebSocket } from 'ws';
 import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import { firstDifference, valueAt } from '../match/json-difference.ts';
+import { firstDifference, maskedPath, valueAt } from '../match/json-difference.ts';
 import { closeReason, type RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
 import { maskSplitTexts } from '../store/stream-redact.ts';
@@ -633,7 +633,9 @@ export class ReplaySession {
         const d = firstDifference(p.frameKey(mine, new Ids().id), p.frameKey(rec.msg, new Ids().id));
         // Ids are compared renumbered (`#1`): the client's own id is what it knows, where it is.
         const own = (v: unknown, from: unknown) => (typeof v === 'string' && /^#\d+$/.test(v) && d ? (valueAt(from, d.path) ?? v) : v);
-        const where = d ? `${d.path} differs, ${shown(own(d.got, mine))} vs ${shown(own(d.recorded, rec.msg))}` : 'differs (in a secret)';
+        // Equal once masked: what differs is a secret, in one of the masked places (the first named).
+        const secretAt = d ? undefined : maskedPath(mine);
+        const where = d ? `${d.path} differs, ${shown(own(d.got, mine))} vs ${shown(own(d.recorded, rec.msg))}` : secretAt ? `${secretAt} differs (a secret, masked on both sides)` : 'differs (in a secret)';
         return this.miss(msg, `client frame ${this.clientFrames} (${p.frameName(msg)}): ${where} in the recording`);
       }
       return this.miss(msg, `client frame ${this.clientFrames} (${msg === undefined ? notJson(binary) : p.frameName(msg)}) differs from the recording's (${'msg' in rec ? p.frameName(rec.msg) : 'binary data'})`);

@@ -25,7 +25,7 @@ async function session(url: string, frame: string, headers: Record<string, strin
     ws.on('message', (d) => {
       const e = JSON.parse(d.toString()) as Record<string, any>;
       if (e.type === 'session.created') ws.send(frame);
-      if (e.type === 'conversation.item.done') resolve('');
+      if (e.type === 'conversation.item.done' || e.type === 'session.updated') resolve('');
       if (e.type === 'error') resolve(String(e.error?.message ?? ''));
     });
     ws.once('error', reject);
@@ -78,6 +78,28 @@ it('says a connect at a recorded URL differs in its OpenAI-Beta header or its su
     expect(beta).toContain('no recording of this session (GET /v1/realtime?model=gpt-realtime): the 1 session recorded at this URL was connected with other headers: this connect sends OpenAI-Beta: realtime=v1');
     const sub = await session(play.url, item(), {}, ['realtime', 'extra-protocol']);
     expect(sub).toContain('offered other subprotocols: [realtime], this connect [extra-protocol, realtime]');
+  } finally {
+    await play.close();
+  }
+});
+
+it('names where a secret that differs is, though both sides are masked alike', async () => {
+  // A provider key in a URL's query is `[REDACTED]` whatever its value (the same in every tape).
+  const update = (key: string) => JSON.stringify({ type: 'session.update', session: { type: 'realtime', tools: [{ type: 'mcp', server_label: 'docs', server_url: `https://mcp.example.com/sse?key=${key}` }] } });
+  const keyed = join(dir, 'keyed.tape');
+  const fake = await startFakeRealtime();
+  const rec = await startProxy({ upstream: fake.url, tape: keyed, mode: 'record', port: 0 });
+  try {
+    await session(rec.url, update('AIzaFirstKeyFirstKey01'));
+  } finally {
+    await rec.close();
+    await fake.close();
+  }
+  const play = await startProxy({ tape: keyed, mode: 'replay', port: 0 });
+  try {
+    const miss = await session(play.url, update('AIzaOtherKeyOtherKey02'));
+    expect(miss).toContain('session.tools[0].server_url differs (a secret, masked on both sides)');
+    expect(miss).not.toContain('OtherKey');
   } finally {
     await play.close();
   }
