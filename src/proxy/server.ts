@@ -29,7 +29,7 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
  * closeIdleConnections work as before). Returns the sockets still being told apart, which
  * close() must end itself (neither server knows them yet).
  */
-function acceptHttp2(server: Server, h2: Http2Server, firstByteTimeoutMs: number): Set<Socket> {
+function acceptHttp2(server: Server, h2: Http2Server, firstByteTimeoutMs: number, onTls: () => void): Set<Socket> {
   const http1 = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   const undecided = new Set<Socket>();
@@ -45,6 +45,14 @@ function acceptHttp2(server: Server, h2: Http2Server, firstByteTimeoutMs: number
       const n = Math.min(seen.length, PREFACE.length);
       const h2ish = seen.compare(PREFACE, 0, n, 0, n) === 0;
       if (h2ish && seen.length < PREFACE.length) return; // a preface cut across packets
+      // A TLS handshake record (a ClientHello) on the plain port: a client told https: or wss:
+      // (OpenAI's Node realtime clients force wss:). The HTTP parser would only see garbage and
+      // the client a handshake error: said once, where the user looks.
+      if (seen[0] === 0x16 && (seen.length < 2 || seen[1] === 0x03)) {
+        onTls();
+        socket.destroy();
+        return;
+      }
       socket.off('data', onData);
       socket.off('error', onError);
       socket.off('close', onClose);
@@ -232,7 +240,15 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     sessions.add(s);
     s.once('close', () => sessions.delete(s));
   });
-  const undecided = opts.tls ? new Set<Socket>() : acceptHttp2(server, h2, server.headersTimeout);
+  let toldTls = false;
+  const onTls = () => {
+    if (toldTls) return;
+    toldTls = true;
+    const m = 'a client spoke TLS (https:, wss:) to this plain HTTP port; serve TLS with --tls (startProxy({ tls })) and have the client trust its CA (--tls-ca FILE, then NODE_EXTRA_CA_CERTS=FILE), or point the client at http:// / ws://';
+    if (opts.onWarning) opts.onWarning(m);
+    else process.stderr.write(`tapedeck: ${m}\n`);
+  };
+  const undecided = opts.tls ? new Set<Socket>() : acceptHttp2(server, h2, server.headersTimeout, onTls);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
