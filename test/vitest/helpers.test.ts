@@ -231,7 +231,7 @@ describe('openTestTape', () => {
     ]);
     const options = (await ask(replay.fetch, 'What is the capital of France?', { temperature: 1 }).catch((e: unknown) => e)) as Error;
     // With this long command the fix does not fit on the first line: it is the second.
-    expect(options.message.split('\n')).toEqual(['400 tapedeck miss: argument temperature differs: (absent) vs 0 in the closest recording', `Record it: ${command}`]);
+    expect(options.message.split('\n')).toEqual(['400 tapedeck miss: argument temperature differs: sampling (not 0) vs 0 in the closest recording', `Record it: ${command}`]);
     await expect(replay.close()).rejects.toMatchObject({ code: 'E_MISS' });
     expect(replay.misses.map((m) => m.diagnosis)).toHaveLength(2);
     // failOnMiss: false (a runner helper that fails the test itself) closes quietly.
