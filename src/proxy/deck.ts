@@ -880,23 +880,24 @@ export class Deck {
   private served(found: ReturnType<Deck['find']>, route: string, req: DeckRequest): ReturnType<Deck['find']> {
     if (found.kind !== 'replay') return found;
     // A recording made before its route was filed by these headers, with other values than the
-    // request's: another request's answer (see keyedHeaders).
+    // request's: another request's answer (see keyedHeaders). `route` was made by routeOf()
+    // for this request, so lastRoute is its route and the rest of `route` its header values.
     if (this.lastRoute.keyed) {
       const rec = found.record.request;
       const theirs = keyedHeaders(rec, rec.headers);
-      const mine = keyedHeaders(req, req.headers);
-      if (theirs !== mine) {
-        const difference = headersOfOldRecording(route, theirs, mine);
-        const fix = recordHow(this.entry);
-        return { kind: 'miss', miss: new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key: found.record.key, difference, kind: 'other', fix }) };
-      }
+      const mine = route.slice(this.lastRoute.route.length);
+      if (theirs !== mine) return this.servedMiss(route, found.record.key, headersOfOldRecording(route, theirs, mine));
     }
     if (!this.opts.beforeReplay) return found;
     const record = beforeReplay(this.opts.beforeReplay, found.record);
     if (record) return { ...found, record };
-    const difference = `the beforeReplay hook skipped the recording for ${route}`;
+    return this.servedMiss(route, found.record.key, `the beforeReplay hook skipped the recording for ${route}`);
+  }
+
+  /** The miss a found recording that is not served becomes (see served()). */
+  private servedMiss(route: string, key: string, difference: string): { kind: 'miss'; miss: TapedeckError } {
     const fix = recordHow(this.entry);
-    return { kind: 'miss', miss: new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key: found.record.key, difference, kind: 'other', fix }) };
+    return { kind: 'miss', miss: new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key, difference, kind: 'other', fix }) };
   }
 
   /** The recording a custom `match` function picks among the route's, or the miss. */

@@ -21,8 +21,7 @@ export function connectDifference(heads: readonly RealtimeSessionRecord[], url: 
   if (here.length === 0) return undefined;
   const n = here.length === 1 ? 'the 1 session' : `the ${here.length} sessions`;
   const mine = [...protocols].sort().join(', ');
-  const same = here.filter((h) => [...h.protocols].sort().join(', ') === mine);
-  if (same.length === 0) {
+  if (!here.some((h) => [...h.protocols].sort().join(', ') === mine)) {
     const theirs = [...here[0]!.protocols].sort().join(', ');
     return `${n} recorded at this URL offered other subprotocols: [${theirs}], this connect [${mine}]`;
   }
