@@ -294,16 +294,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     if (opts.tlsFiles?.caFile !== undefined && tls?.ca) log(`tapedeck serve: wrote the CA of its TLS certificate to ${opts.tlsFiles.caFile} (trust it: NODE_EXTRA_CA_CERTS=${opts.tlsFiles.caFile})`);
     // The command's own flags stay here: startProxy refuses names it does not take.
     const { quiet: _quiet, help: _help, replayStore: _replayStore, hooks: _hooks, tlsFiles: _tlsFiles, ...serve } = opts;
-    // The tape is held for HTTP recordings and for realtime sessions, and each holder tells what
-    // it found on opening it (a record run that ended without closing): the same line once.
-    const told = new Set<string>();
-    const warnOnce = (m: string) => {
-      if (told.has(m)) return;
-      // Bounded: a server runs for days, and a warning may name a route.
-      if (told.size < 1000) told.add(m);
-      process.stderr.write(`tapedeck serve: ${m.replace(/^tapedeck: /, '')}\n`);
-    };
-    proxy = await startProxy({ ...serve, ...hooks, ...(tls ? { tls } : {}), replay, onWarning: (m) => warnOnce(m), onMiss: (m) => log(`tapedeck serve: miss: ${m}`) });
+    proxy = await startProxy({ ...serve, ...hooks, ...(tls ? { tls } : {}), replay, onWarning: (m) => process.stderr.write(`tapedeck serve: ${m.replace(/^tapedeck: /, '')}\n`), onMiss: (m) => log(`tapedeck serve: miss: ${m}`) });
   } catch (e) {
     await durable?.close().catch(() => {});
     return reportCliError(e);

@@ -561,7 +561,8 @@ export class Deck {
     // Records found unusable while indexing (a malformed record in a Redis namespace, a frame
     // whose checksum holds but whose value does not decode) are told like a damaged tape.
     if (col) warnings.push(...col.warnings.slice(known));
-    for (const w of warnings) deck.warn(w.message);
+    // Once: a session tape opened on the same tape later (realtime, MCP) finds the same.
+    for (const w of warnings) deck.warnOnce(w.message);
     return deck;
   }
 
@@ -1428,10 +1429,15 @@ export class Deck {
 
   private warned = new Set<string>();
 
-  /** Reports a problem once per distinct message (a failing side store must not flood logs). */
+  /**
+   * Reports a problem once per distinct message (a failing side store must not flood logs). The
+   * session tapes on the deck's tape (realtime, MCP) say what they found on opening it with a
+   * `tapedeck: ` before the deck's own words: the same message either way.
+   */
   warnOnce(message: string): void {
-    if (this.warned.has(message)) return;
-    this.warned.add(message);
+    const k = message.startsWith('tapedeck: ') ? message.slice('tapedeck: '.length) : message;
+    if (this.warned.has(k)) return;
+    this.warned.add(k);
     this.warn(message);
   }
 

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
+import { startProxy } from '../../src/proxy/server.ts';
+import { WebSocket } from 'ws';
 import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
 
 const root = join(import.meta.dirname, '../..');
@@ -128,5 +130,27 @@ describe('a record run that ended without closing its tape', () => {
     const notes = warned.filter((m) => m.includes('ended without closing'));
     expect(notes, warned.join('\n')).toHaveLength(1);
     expect(notes[0]).toMatch(/\(pid \d+, runs \S+, \S+\)/);
+  });
+
+  it('a proxy tells it once, though its realtime sessions open the same tape after its HTTP recordings', async () => {
+    const tape = join(dir, 'proxy.tape');
+    const first = createFetch({ tape, mode: 'record' });
+    await ask(first, upstream.url);
+    await first.close();
+    await killedRecordRun(tape, upstream.url);
+    const warned: string[] = [];
+    const proxy = await startProxy({ tape, mode: 'replay', port: 0, onWarning: (m) => warned.push(m) });
+    try {
+      // A realtime connect opens the tape for sessions (none recorded: a miss, then a close).
+      const ws = new WebSocket(`${proxy.url.replace('http', 'ws')}/v1/realtime?model=gpt-realtime`, ['realtime']);
+      await new Promise((resolve) => {
+        ws.once('close', resolve);
+        ws.once('error', resolve);
+      });
+    } finally {
+      await proxy.close();
+    }
+    const notes = warned.filter((m) => m.includes('ended without closing'));
+    expect(notes, warned.join('\n')).toHaveLength(1);
   });
 });
