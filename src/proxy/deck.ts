@@ -210,6 +210,12 @@ export interface DeckStats {
   realtimeSessions?: number;
   /** Injected faults by name (chaos), once there was one; `latency` counts delayed answers. */
   faults?: Record<string, number>;
+  /**
+   * Record mode: trace tokens of recordings this run asked for again whose new answer was not
+   * recorded (the API failed, the stream was cut): they stay on the tape and are not unused, so
+   * a prune after the run keeps them. Absent when there are none.
+   */
+  kept?: string[];
 }
 
 const EMPTY = new Uint8Array(0);
@@ -837,7 +843,12 @@ export class Deck {
     // Keyed and stored decoded; the caller still forwards the bytes as sent.
     const req = this.decoded(sent);
     const route = this.routeOf(req.method, req.url, req.headers);
-    if (this.mode === 'record') return { kind: 'upstream', prepared: this.prepare(req, route) };
+    if (this.mode === 'record') {
+      const prepared = this.prepare(req, route);
+      // Its old recordings are asked for, whether or not the new answer gets recorded (pruning).
+      this.col?.ask(httpRecordKey(prepared.route, prepared.match, prepared.key));
+      return { kind: 'upstream', prepared };
+    }
     const found = this.served(this.find(req, route), route, req);
     if (found.kind === 'replay') return found;
     if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route), miss: found.miss };
@@ -1396,6 +1407,8 @@ export class Deck {
       // Not after injected faults answered calls (prune-guard.ts).
       const prune = this.opts.pruneUnused === true && pruneMayRemove(this.stats().faults, this.tape, this.warn);
       const report = (await this.col?.close({ pruneUnused: prune })) ?? { replaced: [], pruned: [] };
+      const kept = prune ? this.col?.keptAsked().length ?? 0 : 0;
+      if (kept > 0) this.warn(`tapedeck: kept ${kept} recording(s) in ${this.tape} that calls of this run asked for again without getting a new answer recorded (the upstream failed or was cut); pruning leaves them.`);
       if (report.pruned.length > 0) {
         const which = report.pruned.map((x) => `${x.key.replace('\u0000', ' ')} (byte ${x.at})`);
         this.warn(`tapedeck: removed ${report.pruned.length} unused recording(s) from ${this.tape}: ${which.slice(0, 20).join(', ')}${which.length > 20 ? ', ...' : ''}.`);
@@ -1408,10 +1421,11 @@ export class Deck {
   /** How many recordings on the tape have a trace token not in `used` (nothing asked for them). */
   unusedCount(used: ReadonlySet<string>): number {
     let n = 0;
+    const kept = this.keptTraces();
     // Trace tokens are read now, from the stored records: nothing is kept per recording for this.
     for (const i of this.loaded) {
       const trace = this.col!.loadedField(i, 'trace');
-      if (typeof trace !== 'string' || !used.has(trace)) n++;
+      if (typeof trace !== 'string' || (!used.has(trace) && !kept.includes(trace))) n++;
     }
     return n;
   }
@@ -1469,6 +1483,20 @@ export class Deck {
   stats(): DeckStats {
     const faults = { ...this.pastFaults };
     for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
-    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}) };
+    const kept = this.keptTraces();
+    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(kept.length > 0 ? { kept } : {}) };
+  }
+
+  /** Record mode: trace tokens of the recordings kept because a call asked for them again and its answer was not recorded (see DeckStats.kept). */
+  private keptTraces(): string[] {
+    const out: string[] = [];
+    if (this.mode !== 'record' || !this.col) return out;
+    for (const r of this.col.keptAsked()) {
+      const trace = r.head(TRACE_FIELD, true).trace;
+      if (typeof trace === 'string') out.push(trace);
+    }
+    return out;
   }
 }
+
+const TRACE_FIELD: readonly string[] = ['trace'];

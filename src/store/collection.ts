@@ -244,6 +244,8 @@ export class RecordCollection<R> {
   /** Appends in flight per key, so concurrent appends of one key get consecutive `repeat`s. */
   private readonly inFlight = new Map<string, number>();
   private readonly failed = new Set<string>();
+  /** Record mode: keys a request of this run asked for (see {@link ask}); their recordings are never pruned. */
+  private readonly askedFor = new Set<string>();
   private readonly reused = new Set<Entry<R>>();
   /** Decoded values back to their entries, for {@link use}. */
   private readonly byValue = new WeakMap<object, Entry<R>>();
@@ -1130,6 +1132,40 @@ export class RecordCollection<R> {
     this.flushing = undefined;
   }
 
+  /**
+   * Record mode: a request of this run was made for `key` (it goes to the upstream to be
+   * recorded). Its old recordings are then not unused: if the new answer never gets recorded (the
+   * API failed, the stream was cut, the test swallowed the error), `pruneUnused` must not take
+   * the only recording of a call the tests still make. A successful re-record replaces them.
+   *
+   * @example
+   * col.ask(key) // before sending the request upstream
+   */
+  ask(key: string): void {
+    if (this.mode === 'record') this.askedFor.add(key);
+  }
+
+  /**
+   * Record mode: the stored recordings that a request of this run asked for (see {@link ask})
+   * and that stay because no new answer of their key was stored. A run summary counts them
+   * as used, so pruning after the run keeps them too.
+   *
+   * @example
+   * for (const r of col.keptAsked()) used.add(String(r.head(['trace'], true).trace))
+   */
+  keptAsked(): LoadedRecord[] {
+    const out: LoadedRecord[] = [];
+    for (const key of this.askedFor) {
+      if (this.rerecorded.has(key) && !this.failed.has(key)) continue;
+      const s = this.slotOf(key);
+      for (let i = 0; i < (s?.length ?? 0); i++) {
+        const stored = s!.at(i)!.stored;
+        if (stored) out.push(stored);
+      }
+    }
+    return out;
+  }
+
   /** Resolves once every append made so far is durable (or failed). */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
@@ -1174,7 +1210,7 @@ export class RecordCollection<R> {
         if (!e?.stored || this.reused.has(e)) continue;
         let why: 'replaced' | 'pruned' | undefined;
         if (this.mode === 'record' && e.old && this.rerecorded.has(e.key) && !this.failed.has(e.key)) why = 'replaced';
-        else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key) && (e.old ?? (!this.live || this.ended(e.stored, this.live)))) why = 'pruned';
+        else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key) && !this.askedFor.has(e.key) && (e.old ?? (!this.live || this.ended(e.stored, this.live)))) why = 'pruned';
         if (!why) continue;
         const id = e.stored.id();
         const list = drop.get(id);

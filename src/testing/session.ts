@@ -562,6 +562,8 @@ function openTape(opts: TestTapeOptions): TestTape {
             // upstream, cut by its close), and as append failures those whose write failed.
             unrecorded = st.appendFailures + st.errors;
             addFaults(st.faults);
+            // Recordings whose calls were made again but not recorded stay: used, not stale.
+            for (const t of st.kept ?? []) used.add(t);
           } catch (e) {
             errors.push(e);
           }
@@ -574,6 +576,7 @@ function openTape(opts: TestTapeOptions): TestTape {
             hits += st.hits + (st.realtime?.replayed ?? 0);
             added += st.recorded - st.appendFailures + (st.realtime?.recorded ?? 0);
             addFaults(st.faults);
+            for (const t of st.kept ?? []) used.add(t);
           } catch (e) {
             errors.push(e);
           }
