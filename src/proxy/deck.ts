@@ -1074,7 +1074,7 @@ export class Deck {
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
     const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
     let difference = `no recording for ${shown}`;
-    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(route, this.routes) ?? headersOnOtherRoute(route, this.routes));
+    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(route, this.routes) ?? headersOnOtherRoute(route, this.routes, (name) => (this.col?.count(httpRecordKey(name, kind, key)).recorded ?? 0) > 0));
     if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold

@@ -29,23 +29,31 @@ export function modelOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
 
 /**
  * The difference between `route` and a recorded route of the same endpoint filed under other
- * header values, or undefined when there is none. A route with header values is compared first
- * with one that has values too (the betas differ), else with the endpoint recorded without them.
+ * header values, or undefined when there is none. A route that holds this very request
+ * (`holds`: the same body was recorded there) is named first; else a route with header values is
+ * compared with one that has values too (the betas differ), else with the endpoint recorded
+ * without them.
  *
  * @example
  * headersOnOtherRoute('POST /v1/messages (anthropic-beta: a)', new Map([['POST /v1/messages', { count: 1 }]]))
  * // 'anthropic-beta: a sent; recorded without it for POST /v1/messages'
  */
-export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>): string | undefined {
+export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>, holds?: (route: string) => boolean): string | undefined {
   const { method, url } = routeEndpoint(route);
   const base = `${method} ${url}`;
   const mine = route.slice(base.length);
   let other: string | undefined;
+  let best = -1;
   for (const [name, r] of routes) {
     if (r.count === 0 || name === route || !name.startsWith(base) || (name.length > base.length && !name.startsWith(' (', base.length))) continue;
     const theirs = name.slice(base.length);
-    // Like with like first: another set of betas explains more than the plain recording.
-    if (other === undefined || (mine !== '' && theirs !== '' && other === '')) other = theirs;
+    // The request itself recorded with other headers explains the most; then like with like:
+    // another set of betas explains more than the plain recording.
+    const rank = (holds?.(name) ? 2 : 0) + (mine !== '' && theirs !== '' ? 1 : 0);
+    if (rank > best) {
+      best = rank;
+      other = theirs;
+    }
   }
   if (other === undefined) return undefined;
   // Values before the route: a long list of betas must not push them off the headline.

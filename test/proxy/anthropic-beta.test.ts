@@ -116,6 +116,28 @@ describe('anthropic-beta files recordings apart', () => {
   });
 });
 
+describe('the miss names the route that holds the same request', () => {
+  it('sent with betas that were never recorded: the plain recording of the same body is named, not an unrelated call with other betas', async () => {
+    const tape = join(dir, 'holds.tape');
+    const rec = createFetch({ tape, mode: 'record' });
+    try {
+      await say(rec);
+      // Another body, recorded with betas: like with like, but not this request.
+      const client = new Anthropic({ apiKey: 'k', baseURL: upstream.url, fetch: rec, maxRetries: 0 });
+      await client.beta.messages.create({ ...ARGS, messages: [{ role: 'user', content: 'Something else' }], betas: BETAS });
+    } finally {
+      await rec.close();
+    }
+    const play = createFetch({ tape, mode: 'replay' });
+    try {
+      const miss = await missOf(play, ['context-1m-2025-08-07']);
+      expect(miss.message).toContain('anthropic-beta: context-1m-2025-08-07 sent; recorded without it for POST /v1/messages');
+    } finally {
+      await play.close();
+    }
+  });
+});
+
 describe('a recording filed before the header kept recordings apart', () => {
   it('is not served to a call sent without its betas: a miss that says why', async () => {
     const made = join(dir, 'made.tape');

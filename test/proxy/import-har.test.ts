@@ -16,6 +16,7 @@ import { TapedeckError } from '../../src/errors.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { importRecordings } from '../../src/proxy/import.ts';
 import { exportTapeHar } from '../../src/store/export-har.ts';
+import { readTape } from '../../src/store/tape-file.ts';
 import { chromiumPath, FLAGS, skipReason } from '../browser/chromium.ts';
 import { startUpstream, type Upstream } from './fake-upstream.ts';
 import { answersOf, ENCODED, encodedAsk, expectStoredAsNative, httpPost, nativeAnswers, PLAIN, replayAnswers, startEncodingUpstream, STREAMED, type Answers } from './import-helpers.ts';
@@ -272,6 +273,37 @@ describe('HAR written by Polly.js (node-http adapter, fs persister)', () => {
     expect(report).toMatchObject({ format: 'HAR', records: 2, streams: 1, routes: [{ provider: 'openai', route: 'POST /v1/chat/completions', records: 2 }] });
     expect(await replayAnswers(tape)).toEqual(live);
     expect(readFileSync(tape).includes('sk-polly-secret')).toBe(false);
+  }, 60_000);
+});
+
+describe('a Polly.js HAR with header values a client set as numbers', () => {
+  it("imports them as their text (Polly keeps `content-length: 42` as the number it was given); before, each entry was refused", async () => {
+    const { Polly } = await import('@pollyjs/core');
+    const NodeHttpAdapter = (await import('@pollyjs/adapter-node-http')).default;
+    const FSPersister = (await import('@pollyjs/persister-fs')).default;
+    Polly.register(NodeHttpAdapter);
+    Polly.register(FSPersister);
+    const recordings = join(dir, 'polly-numbers');
+    const polly = new Polly('numeric-headers', { adapters: ['node-http'], persister: 'fs', persisterOptions: { fs: { recordingsDir: recordings } }, mode: 'record', logLevel: 'silent' });
+    let live: Answers;
+    try {
+      const numeric = (body: unknown) => ({ 'content-length': Buffer.byteLength(JSON.stringify(body)), 'x-attempt': 0 });
+      const plain = await httpPost(`${upstream.url}/v1/chat/completions`, PLAIN, numeric(PLAIN));
+      const sse = await httpPost(`${upstream.url}/v1/chat/completions`, STREAMED, numeric(STREAMED));
+      live = answersOf(plain.text, sse.text);
+    } finally {
+      await polly.stop();
+    }
+    const harDir = readdirSync(recordings).find((d) => d.startsWith('numeric-headers'))!;
+    const har = join(recordings, harDir, 'recording.har');
+    // The premise: Polly wrote the numbers as numbers.
+    const entries = (JSON.parse(readFileSync(har, 'utf8')) as { log: { entries: { request: { headers: { name: string; value: unknown }[] } }[] } }).log.entries;
+    expect(entries[0]!.request.headers.find((h) => h.name === 'x-attempt')?.value).toBe(0);
+    const tape = join(dir, 'polly-numbers.tape');
+    expect(await importRecordings(har, tape)).toMatchObject({ format: 'HAR', records: 2, streams: 1 });
+    expect(await replayAnswers(tape)).toEqual(live);
+    const stored = (await readTape(tape)).records.map((r) => (r.value as { request: { headers: Record<string, unknown> } }).request.headers['x-attempt']);
+    expect(stored).toEqual(['0', '0']);
   }, 60_000);
 });
 

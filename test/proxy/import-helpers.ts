@@ -54,7 +54,7 @@ export async function replayAnswers(tape: string): Promise<Answers> {
 }
 
 /** A POST with node:http (what Polly's and nock's node adapters intercept); resolves to the answer text. */
-export function httpPost(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
+export function httpPost(url: string, body: unknown, headers: Record<string, string | number> = {}): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
     const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)), ...headers } }, (res) => {

@@ -97,6 +97,15 @@ interface Names {
 const requestNames: Names = { names: [], keys: [] };
 const responseNames: Names = { names: [], keys: [] };
 
+/**
+ * A header value given as a number: Polly.js writes the headers a test set as numbers
+ * (`content-length: 12`) as they were, and a HAR read by other tools takes them as their text.
+ */
+function headerNumber(v: unknown, field: string): string {
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  throw new FieldError(field, 'must be { name, value } with string values');
+}
+
 function headersOf(list: unknown, field: string, last: Names): ImportHeaders {
   if (!Array.isArray(list)) throw new FieldError(field, 'must be an array of { name, value }');
   const h: ImportHeaders = {};
@@ -104,13 +113,14 @@ function headersOf(list: unknown, field: string, last: Names): ImportHeaders {
   let same = names.length === list.length;
   for (let i = 0; i < list.length; i++) {
     const x: unknown = list[i];
-    if (!isObject(x) || typeof x.name !== 'string' || typeof x.value !== 'string') throw new FieldError(`${field}[${i}]`, 'must be { name, value } with string values');
+    if (!isObject(x) || typeof x.name !== 'string') throw new FieldError(`${field}[${i}]`, 'must be { name, value } with string values');
+    const value = typeof x.value === 'string' ? x.value : headerNumber(x.value, `${field}[${i}]`);
     // HTTP/2 pseudo-headers (:authority, :path) as Chrome lists them are not headers.
     if (x.name.charCodeAt(0) === 0x3a) continue;
-    if (same && x.name === names[i]) addLowercaseHeader(h, keys[i]!, x.value);
+    if (same && x.name === names[i]) addLowercaseHeader(h, keys[i]!, value);
     else {
       same = false;
-      addHeader(h, x.name, x.value);
+      addHeader(h, x.name, value);
     }
   }
   if (!same) {
