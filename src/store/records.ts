@@ -281,13 +281,13 @@ export function isCacheRecord(v: unknown): v is Partial<ReplayRecord> & { reques
  * A record in the layout of docs/tape-format.md (field order included: scalars first). `value`
  * must already be redacted and key-sorted (put compares it with old recordings first); the
  * request and metadata are redacted here, the raw answer with `answer` (the redactor that also
- * masks the request's own secrets where the answer repeats them). Shared by ReplayCache.put and
- * the importers.
+ * masks the request's own secrets where the answer repeats them); `redacted`: the request as
+ * `r` redacts it, when the caller has it already. Shared by ReplayCache.put and the importers.
  *
  * @example
  * const rec = buildRecord(requestKeys(req), req, sortedKeys(answer), {}, redactor(), new Date().toISOString());
  */
-export function buildRecord(keys: RequestKeys, request: unknown, storedValue: unknown, opts: ReplayPutOptions, r: Redactor, recordedAt: string, answer: Redactor = r): ReplayRecord {
+export function buildRecord(keys: RequestKeys, request: unknown, storedValue: unknown, opts: ReplayPutOptions, r: Redactor, recordedAt: string, answer: Redactor = r, redacted: unknown = r.value(request)): ReplayRecord {
   const record = { v: 1, key: keys.key, keyVersion: KEY_SPEC_VERSION, recordedAt } as ReplayRecord;
   if (opts.durationMs !== undefined) {
     if (typeof opts.durationMs !== 'number' || !(opts.durationMs >= 0)) {
@@ -299,7 +299,7 @@ export function buildRecord(keys: RequestKeys, request: unknown, storedValue: un
   if (ignored !== '') record.ignored = ignored;
   record.signature = sortedKeys(keys.signature);
   record.hashes = { messages: hexBytes(keys.messageHashes), paths: hexBytes(keys.pathHashes) };
-  record.request = sortedKeys(r.value(request));
+  record.request = sortedKeys(redacted);
   record.value = storedValue;
   if (opts.raw !== undefined) {
     const body = opts.raw.body;

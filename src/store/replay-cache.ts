@@ -328,7 +328,8 @@ export class ReplayCache {
     // The answer may repeat the request's own secrets (a member the model was asked to repeat):
     // masked there as the request's copy is. Looked for only when the request has some (its
     // redaction changed it).
-    const masks = this.redactor.value(request) === request ? this.redactor : echoing(this.redactor, { headers: {}, url: '', body: utf8.encode(JSON.stringify(request)) });
+    const redacted = this.redactor.value(request);
+    const masks = redacted === request ? this.redactor : echoing(this.redactor, { headers: {}, url: '', body: utf8.encode(JSON.stringify(request)) });
     const storedValue = sortedKeys(masks.value(value));
     if (this.mode === 'record') {
       // Re-recording an interaction that came out the same keeps the old record, timestamp and
@@ -342,7 +343,7 @@ export class ReplayCache {
         return this.col.flush();
       }
     }
-    const record = buildRecord(keys, request, storedValue, { ...opts, ignoredArgs }, this.redactor, new Date().toISOString(), masks);
+    const record = buildRecord(keys, request, storedValue, { ...opts, ignoredArgs }, this.redactor, new Date().toISOString(), masks, redacted);
     await this.col.append(keys.key, record);
   }
 

@@ -370,6 +370,21 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
     expect(await ns(b)).toEqual([1]);
   });
 
+  it('record mode: a key asked for again and not recorded is not pruned; one re-recorded is replaced; one nobody asked for is', async () => {
+    const b = bc.make();
+    await b.load({ create: true });
+    await b.append([rec('a', 1), rec('b', 2), rec('c', 3)], { durable: true });
+    const w = await open(bc.again(b), 'record');
+    w.ask('a'); // its call failed: nothing appended
+    w.ask('b');
+    await w.append('b', rec('b', 4));
+    expect(w.keptAsked().map((r) => (r.value() as { n: number }).n)).toEqual([1]);
+    const report = await w.close({ pruneUnused: true });
+    expect(report.replaced.map((x) => x.key)).toEqual(['b']);
+    expect(report.pruned.map((x) => x.key)).toEqual(['c']);
+    expect(await ns(b)).toEqual([1, 4]);
+  });
+
   it.runIf(bc.shared)('shared store: a reader opened first finds what another writer records later, in order, after refresh', async () => {
     const b = bc.make();
     await b.load({ create: true });
