@@ -1421,11 +1421,11 @@ export class Deck {
   /** How many recordings on the tape have a trace token not in `used` (nothing asked for them). */
   unusedCount(used: ReadonlySet<string>): number {
     let n = 0;
-    const kept = this.keptTraces();
+    const kept = new Set(this.keptTraces());
     // Trace tokens are read now, from the stored records: nothing is kept per recording for this.
     for (const i of this.loaded) {
       const trace = this.col!.loadedField(i, 'trace');
-      if (typeof trace !== 'string' || (!used.has(trace) && !kept.includes(trace))) n++;
+      if (typeof trace !== 'string' || (!used.has(trace) && !kept.has(trace))) n++;
     }
     return n;
   }
