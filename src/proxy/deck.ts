@@ -781,7 +781,9 @@ export class Deck {
     let last = this.lastRoute;
     if (url !== last.url || method !== last.method) {
       const filed = url.includes('?') ? recordingUrl({ method, url }) : url;
-      const route = `${method.toUpperCase()} ${filed.includes('?') ? this.redactor.url(filed) : filed}`;
+      // Masked as the stored URL is: a key in the path (a gateway's /k/sk-…) must not reach the
+      // tape in the route either. Once per distinct URL (the route is kept).
+      const route = `${method.toUpperCase()} ${this.redactor.url(filed)}`;
       this.lastRoute = last = { method, url, route, keyed: routeOf({ method, url })?.provider.keyHeaders !== undefined };
     }
     // Headers that decide the answer (anthropic-beta) file its recordings apart: see keyedHeaders.

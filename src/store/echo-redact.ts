@@ -17,7 +17,7 @@
  * in a known key format is left to the credential patterns, which mask it everywhere already.
  */
 import { FORM_START } from './http-body.ts';
-import { REDACTED, latin1Bytes, latin1Text, type KnownBody, type Redactor } from './redact.ts';
+import { EMBEDDED_MEMBER, REDACTED, latin1Bytes, latin1Text, type KnownBody, type Redactor } from './redact.ts';
 
 /** The shortest value looked for in answers. */
 const MIN_ECHO = 8;
@@ -225,14 +225,35 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
   const stack: unknown[] = [doc];
   while (stack.length > 0) {
     const v = stack.pop();
+    if (typeof v === 'string') {
+      embeddedSecrets(r, v, add);
+      continue;
+    }
     if (v === null || typeof v !== 'object') continue;
     if (Array.isArray(v)) {
-      for (const x of v) if (x !== null && typeof x === 'object') stack.push(x);
+      for (const x of v) if (typeof x === 'string' || (x !== null && typeof x === 'object')) stack.push(x);
       continue;
     }
     for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
       if (typeof x === 'string' && r.isSecretField(k)) add(x, false);
-      else if (x !== null && typeof x === 'object') stack.push(x);
+      else if (typeof x === 'string' || (x !== null && typeof x === 'object')) stack.push(x);
+    }
+  }
+}
+
+/**
+ * The secret members of JSON text inside a string (a prompt quoting a config): the request's
+ * redaction masks their values where they stand, so an answer that repeats them (a debug echo of
+ * the whole body, where they sit one escape deeper) is masked too.
+ */
+function embeddedSecrets(r: Redactor, s: string, add: (v: string, credential: boolean, sent?: string) => void): void {
+  if (s.indexOf('"') < 0) return;
+  for (const m of s.matchAll(EMBEDDED_MEMBER)) {
+    try {
+      const name = JSON.parse(`"${m[1]!}"`) as string;
+      if (r.isSecretField(name)) add(JSON.parse(`"${m[3]!}"`) as string, false);
+    } catch {
+      // Not a JSON string after all: the request's redaction left it too.
     }
   }
 }

@@ -174,7 +174,7 @@ const fold = (name: string) => name.toLowerCase().replace(/[-_]/g, '');
 const isSecretName = (folded: string, exact: ReadonlySet<string>) => exact.has(folded) || SECRET_SUFFIXES.some((w) => folded.endsWith(w));
 
 /** A member of JSON text with a string value: its raw name, what lies between, its raw value. */
-const EMBEDDED_MEMBER = /"((?:[^"\\\n]|\\.){1,200})"([ \t\n\r]*:[ \t\n\r]*)"((?:[^"\\]|\\.)*)"/g;
+export const EMBEDDED_MEMBER = /"((?:[^"\\\n]|\\.){1,200})"([ \t\n\r]*:[ \t\n\r]*)"((?:[^"\\]|\\.)*)"/g;
 
 /**
  * What every EMBEDDED_MEMBER match holds: a quote, a colon and a quote. One pass of the

@@ -32,6 +32,20 @@ describe('echoing', () => {
     expect(stored(plain, 'bad secret pT6Hy2Wq9Ld3')).toBe(`bad secret ${r.mask('pT6Hy2Wq9Ld3')}`);
   });
 
+  it('masks a secret member of JSON text inside a request string where an answer echoing the whole body repeats it, one escape deeper', () => {
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'config: {"password": "NESTEDpw9xyz"}' }, ['list', '{"api_key":"ARRAYkey7Qw2"}']] });
+    // The request side masks it where it stands (the oracle for the mask).
+    const sent = JSON.stringify(r.value(JSON.parse(body)));
+    expect(sent).not.toContain('NESTEDpw9xyz');
+    expect(sent).toContain(r.mask('NESTEDpw9xyz'));
+    const masks = echoing(r, { headers: { 'content-type': 'application/json' }, url: '/v1/x', body: utf8.encode(body) });
+    const answer = JSON.stringify({ echo: body });
+    const out = stored(masks, answer, 'application/json');
+    expect(out).not.toContain('NESTEDpw9xyz');
+    expect(out).not.toContain('ARRAYkey7Qw2');
+    expect(JSON.parse(out).echo).toBe(body.replace('NESTEDpw9xyz', r.mask('NESTEDpw9xyz')).replace('ARRAYkey7Qw2', r.mask('ARRAYkey7Qw2')));
+  });
+
   it('masks a provider credential as [REDACTED], as the token after its scheme too', () => {
     const masks = echoing(r, { headers: { authorization: 'Bearer gw5Kq8Zt3Lm9Pw2R', 'x-goog-api-key': 'Gk2Lm8Nq4Rs6Tu0V' }, url: '/v1/x?key=Qz1Xw2Ce3Vr4Bt5Y', body: none });
     expect(stored(masks, 'h: Bearer gw5Kq8Zt3Lm9Pw2R; t: gw5Kq8Zt3Lm9Pw2R; g: Gk2Lm8Nq4Rs6Tu0V; q: Qz1Xw2Ce3Vr4Bt5Y')).toBe('h: Bearer [REDACTED]; t: [REDACTED]; g: [REDACTED]; q: [REDACTED]');
