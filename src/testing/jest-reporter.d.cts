@@ -2,6 +2,7 @@
 declare class TapedeckJestReporter {
   constructor(globalConfig?: unknown, options?: { testCommand?: string });
   onRunComplete(contexts?: unknown, results?: unknown): Promise<void>;
+  getLastError(): Error | undefined;
 }
 declare namespace TapedeckJestReporter {}
 export = TapedeckJestReporter;

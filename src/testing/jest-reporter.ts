@@ -77,6 +77,14 @@ export default class TapedeckJestReporter {
   }
 
   async onRunComplete(_contexts?: unknown, results?: JestResults): Promise<void> {
-    await endRun(this.runDir, this.options.testCommand ?? 'npx jest', undefined, whyNotPruneJest(this.globalConfig, results), { files: completeFiles(this.globalConfig, results) });
+    this.failure = await endRun(this.runDir, this.options.testCommand ?? 'npx jest', undefined, whyNotPruneJest(this.globalConfig, results), { files: completeFiles(this.globalConfig, results) });
+  }
+
+  /** Why the run fails (calls made after their test ended), if it does. */
+  private failure: string | undefined;
+
+  /** Jest fails the run (exit code 1) when a reporter returns an error here. */
+  getLastError(): Error | undefined {
+    return this.failure === undefined ? undefined : new Error(this.failure);
   }
 }

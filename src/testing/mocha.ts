@@ -227,5 +227,9 @@ function whyNotPruneMocha(runner: MochaRunner | undefined): string | undefined {
 export async function mochaGlobalTeardown(this: MochaRunner | undefined): Promise<void> {
   if (!runDir) return;
   const folder = configuredTapeFolder();
-  await endRun(runDir, 'npx mocha --require llm-tapedeck/mocha', undefined, whyNotPruneMocha(this), { files: completeFiles(this), tapeFolder: folder ?? (() => undefined) });
+  const failure = await endRun(runDir, 'npx mocha --require llm-tapedeck/mocha', undefined, whyNotPruneMocha(this), { files: completeFiles(this), tapeFolder: folder ?? (() => undefined) });
+  // Said in the summary already. Mocha sets its exit code (its failures) in an exit listener of
+  // its own added after this one, and ignores an error thrown here: exiting 1 from this listener
+  // comes first, in --exit mode too. A run with failed tests fails anyway.
+  if (failure !== undefined && !((this?.stats?.failures ?? 0) > 0)) process.once('exit', () => process.exit(1));
 }

@@ -26,6 +26,8 @@ export interface MissReport {
   command: string;
   /** What to do instead of recording (a call made after its test ended: await it). */
   hint?: string;
+  /** A call made after its test ended: no test failed for it, so the run does (see {@link lateCalls}). */
+  late?: true;
 }
 
 /** What one test tape did in one test (or file). */
@@ -411,6 +413,30 @@ export async function pruneUnused(summary: RunSummary, opts: SummaryOptions = {}
   return dropped;
 }
 
+/**
+ * How many calls of the run were made after their test ended (through its tape, which had
+ * closed): each got an error answer no test failed for, so a runner integration fails the run for
+ * them (the vitest plugin, the jest reporter, mocha's global teardown).
+ *
+ * @example
+ * if (lateCalls(summary) > 0) process.exitCode = 1
+ */
+export function lateCalls(s: RunSummary): number {
+  return s.misses.filter((m) => m.late).length;
+}
+
+/**
+ * The line that says the run fails for its late calls, or undefined when it has none.
+ *
+ * @example
+ * lateFailure(summary) // 'tapedeck: the run fails: 1 call was made after its test ended and got no answer (listed under Misses): await every call a test makes.'
+ */
+export function lateFailure(s: RunSummary): string | undefined {
+  const n = lateCalls(s);
+  if (n === 0) return undefined;
+  return `tapedeck: the run fails: ${n === 1 ? '1 call was' : `${n} calls were`} made after ${n === 1 ? 'its test' : 'their tests'} ended and got no answer (listed under Misses): await every call a test makes.`;
+}
+
 /** Options of the printed summary. */
 export interface FormatOptions {
   /** Paths are shown relative to this directory (default the working directory). */
@@ -471,5 +497,7 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   if (s.unused > 0 && opts.pruneCommand) {
     lines.push(`Unused recordings are stale candidates (no test asked for them in this run). Drop them after a full passing run: ${opts.pruneCommand}`);
   }
+  const late = lateFailure(s);
+  if (late) lines.push(late);
   return lines.join('\n');
 }

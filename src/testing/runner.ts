@@ -10,7 +10,7 @@ import { TapedeckError } from '../errors.ts';
 import { pruneRequested } from './mode.ts';
 import { defaultTapePath, type TapeNamer } from './names.ts';
 import { defaultTapeFolder } from './orphan-tapes.ts';
-import { formatSummary, pruneUnused, readFileNotes, readTapeReports, summarizeRun, writeFileNote } from './run-report.ts';
+import { formatSummary, lateCalls, lateFailure, pruneUnused, readFileNotes, readTapeReports, summarizeRun, writeFileNote } from './run-report.ts';
 import { callsSettled, openTestTape, regexEscape, shellQuote, TEST_TAPE_OPTION_NAMES, type TestTape, type TestTapeOptions } from './session.ts';
 import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
 import { FETCH_OPTION_NAMES } from '../proxy/fetch.ts';
@@ -218,14 +218,17 @@ export const notPruning = {
  * why this run cannot tell (a failed, skipped or filtered-out test leaves recordings unused
  * that it still needs).
  *
+ * Resolves to why the run fails, when calls were made after their test ended (see lateFailure
+ * in ./run-report.ts): the runner integration fails the run with it.
+ *
  * @example
  * await endRun(startRun(), 'npx jest')
  * await endRun(runDir, 'npx jest', undefined, '1 test failed') // prints "tapedeck: not pruning: 1 test failed."
  */
-export async function endRun(runDir: string, testCommand: string, log: (s: string) => void = (s) => process.stdout.write(`${s}\n`), whyNotPrune?: string, completeFiles?: RunFiles): Promise<void> {
+export async function endRun(runDir: string, testCommand: string, log: (s: string) => void = (s) => process.stdout.write(`${s}\n`), whyNotPrune?: string, completeFiles?: RunFiles): Promise<string | undefined> {
   try {
     const reports = readTapeReports(runDir);
-    if (reports.length === 0) return;
+    if (reports.length === 0) return undefined;
     // Where each file's tapes are: as the process that ran it noted, else as this one knows;
     // and the complete files the workers saw (mocha's in parallel mode) beside this one's.
     const noted = readFileNotes(runDir);
@@ -235,6 +238,8 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
     // The prune command the summary prints: this run, told to drop what no test used.
     let pruned = 0;
     if (summary.unused > 0 && pruneRequested()) {
+      // A late call's recording was not asked for by any test: it would look unused.
+      if (lateCalls(summary) > 0) whyNotPrune = `${lateCalls(summary)} call(s) were made after their test ended`;
       if (whyNotPrune) log(`tapedeck: not pruning: ${whyNotPrune}.`);
       else {
         pruned = await pruneUnused(summary);
@@ -242,6 +247,7 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
       }
     }
     log(formatSummary(summary, { pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${testCommand}`, pruned: pruned > 0 }));
+    return lateFailure(summary);
   } finally {
     rmSync(runDir, { recursive: true, force: true });
     if (process.env.TAPEDECK_RUN_DIR === runDir) delete process.env.TAPEDECK_RUN_DIR;

@@ -390,8 +390,8 @@ function openTape(opts: TestTapeOptions): TestTape {
     if (runDir && lateReports < MAX_LATE_REPORTS) {
       lateReports++;
       const miss: MissReport = running === undefined
-        ? { ...(opts.test ? { test: opts.test } : {}), route: `${method} ${path}`, diagnosis: 'made after the test ended (the test did not await it): it got no answer', command: recordCommand, hint: 'fix: await every call the test makes' }
-        : { ...(opts.test ? { test: opts.test } : {}), route: `${method} ${path}`, diagnosis: `made through this test's fetch after it ended, while "${running}" was running: it got no answer`, command: recordCommand, hint: "fix: build the client in each test from its own tape.fetch (a client kept from an earlier test, e.g. an SDK's default client, still holds that test's fetch)" };
+        ? { ...(opts.test ? { test: opts.test } : {}), route: `${method} ${path}`, diagnosis: 'made after the test ended (the test did not await it): it got no answer', command: recordCommand, hint: 'fix: await every call the test makes', late: true }
+        : { ...(opts.test ? { test: opts.test } : {}), route: `${method} ${path}`, diagnosis: `made through this test's fetch after it ended, while "${running}" was running: it got no answer`, command: recordCommand, hint: "fix: await every call the test makes; if it was awaited, a client built with this test's tape.fetch was used again later (an SDK's default client keeps it): build the client in each test from its own tape.fetch", late: true };
       try {
         writeTapeReport(runDir, { ...reportOf(), added: 0, hits: 0, misses: [miss], used: [] });
       } catch {

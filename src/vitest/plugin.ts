@@ -19,7 +19,7 @@ import type {} from 'vitest/config';
 import type { Reporter, TestModule, Vite, Vitest } from 'vitest/node';
 import { tapeModeOfViteMode } from './mode-flag.ts';
 import type {} from './provided.ts';
-import { formatSummary, pruneUnused, readTapeReports, summarizeRun, type RunSummary } from '../testing/run-report.ts';
+import { formatSummary, lateCalls, lateFailure, pruneUnused, readTapeReports, summarizeRun, type RunSummary } from '../testing/run-report.ts';
 import { pruneRequested } from '../testing/mode.ts';
 import { vitestCommand } from './test-command.ts';
 import { shellQuote, STORE_ENV } from '../testing/session.ts';
@@ -89,7 +89,8 @@ export class TapedeckReporter implements Reporter {
     const cmd = this.opts.testCommand ?? 'npx vitest run';
     let pruned = 0;
     if (summary.unused > 0 && (this.opts.prune ?? pruneRequested())) {
-      const why = this.whyNotPrune(modules, reason);
+      // A late call's recording was not asked for by any test: it would look unused.
+      const why = lateCalls(summary) > 0 ? `${lateCalls(summary)} call(s) were made after their test ended` : this.whyNotPrune(modules, reason);
       if (why) log(`tapedeck: not pruning: ${why}.`);
       else {
         pruned = await pruneUnused(summary, { stores });
@@ -111,6 +112,12 @@ export class TapedeckReporter implements Reporter {
           log(`tapedeck: no drift summary: ${(e as Error).message.split('\n')[0]}`);
         }
       }
+    }
+    // A call made after its test ended got an error answer no test failed for: the run fails,
+    // as vitest fails a run for an error that escapes its tests.
+    if (lateCalls(summary) > 0) {
+      process.exitCode = 1;
+      if (this.opts.summary === false) log(lateFailure(summary)!);
     }
     this.opts.onSummary?.(summary, pruned);
     // Read: nothing else needs the reports (the next run makes the directory again).

@@ -61,6 +61,8 @@ describe('a client kept from an earlier test', () => {
     }
     const text = formatSummary(await summarizeRun(readTapeReports(runDir)), { root: dir });
     expect(text).toContain('agent > first: POST /v1/chat/completions: made through this test\'s fetch after it ended, while "agent > second" was running');
-    expect(text).toContain('fix: build the client in each test from its own tape.fetch');
+    expect(text).toContain('build the client in each test from its own tape.fetch');
+    // An unawaited call made while the next test runs looks the same: the fix names both.
+    expect(text).toContain('fix: await every call the test makes; if it was awaited');
   });
 });
