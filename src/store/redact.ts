@@ -173,6 +173,13 @@ const fold = (name: string) => name.toLowerCase().replace(/[-_]/g, '');
 
 const isSecretName = (folded: string, exact: ReadonlySet<string>) => exact.has(folded) || SECRET_SUFFIXES.some((w) => folded.endsWith(w));
 
+/**
+ * A header whose name ends in `token` (`x-api-token`, `x-gateway-token`, `x-csrf-token`: how
+ * gateways take their credentials) is a secret: the reason a bare `token` member is not (logprob
+ * tokens, page cursors) does not hold for header names.
+ */
+const isSecretHeaderName = (folded: string, exact: ReadonlySet<string>) => isSecretName(folded, exact) || folded.endsWith('token');
+
 /** A member of JSON text with a string value: its raw name, what lies between, its raw value. */
 export const EMBEDDED_MEMBER = /"((?:[^"\\\n]|\\.){1,200})"([ \t\n\r]*:[ \t\n\r]*)"((?:[^"\\]|\\.)*)"/g;
 
@@ -516,7 +523,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     let kind = headerKinds.get(k);
     if (kind === undefined) {
       const f = fold(k);
-      kind = credentialHeaders.has(f) && headerSet.has(f) ? CREDENTIAL_HEADER : isSecretName(f, headerSet) ? SECRET_HEADER : PLAIN_HEADER;
+      kind = credentialHeaders.has(f) && headerSet.has(f) ? CREDENTIAL_HEADER : isSecretHeaderName(f, headerSet) ? SECRET_HEADER : PLAIN_HEADER;
       if (headerKinds.size < 4096) headerKinds.set(k, kind);
     }
     return kind;

@@ -144,7 +144,11 @@ function walk(v: unknown, path: string, secretName: boolean, report: Report, dep
     walk(v.message, childPath(path, 'message'), false, report, depth + 1);
     return;
   }
-  for (const [k, x] of Object.entries(v)) walk(x, childPath(path, k), names.isSecretField(k) || names.isSecretHeader(k), report, depth + 1);
+  // Names by the header rules too; one that is a secret only for ending in `token` (`x-api-token`)
+  // only under a `headers` member: a `next_page_token` member elsewhere is a cursor.
+  const headers = path.endsWith('.headers');
+  const namedSecret = (k: string) => names.isSecretField(k) || (names.isSecretHeader(k) && (headers || !/token$/i.test(k.replace(/[-_]/g, ''))));
+  for (const [k, x] of Object.entries(v)) walk(x, childPath(path, k), namedSecret(k), report, depth + 1);
 }
 
 /**
