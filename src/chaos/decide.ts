@@ -10,6 +10,8 @@
  * answered. What tells a retry from a new call of the same request made beside it:
  * - a request its client numbers as a retry (its SDK's retry counter, ./retry-count.ts) is one,
  *   and with `attempts: N` one numbered N or more is never faulted: its client made N attempts;
+ *   one it numbers 0 is a new call once that client has numbered a retry of the open call (its
+ *   retries ran out: the app went on to its next call, which gets the next recording);
  * - any other request is the retry of the oldest open call whose faulted answer is out, if there
  *   is one. A retry cannot come before the answer it retries: a request that arrives while the
  *   faulted answers of its key are still on their way is a new call (callers that say when an
@@ -41,6 +43,12 @@ export interface ChaosCall<T = unknown> {
   out: boolean;
   /** The recorded answer a damaged answer of this call was made from, kept for its retry. */
   held?: T;
+  /**
+   * Its client numbered a retry of it (1 or more): that client retries for itself, so a request
+   * it numbers 0 is a new call, never this one's retry (after its last retry failed, the app
+   * went on without it).
+   */
+  numbered?: boolean;
 }
 
 /** What the caller knows of a request beyond its key. */
@@ -171,12 +179,20 @@ export class Chaos<T = unknown> {
   /**
    * The call a request of the key is: the retry of an open call, or a new one. Numbered as a
    * retry by its client: of the oldest open call with as many faulted answers whose answer is
-   * out, else of the oldest one out. Not numbered (or numbered 0: an app's own retry loop around
-   * an SDK that retries nothing says 0 too): of the oldest open call whose answer is out.
+   * out, else of the oldest one out. Not numbered: of the oldest open call whose answer is out.
+   * Numbered 0 (an app's own retry loop around an SDK that retries nothing says 0 too): of the
+   * oldest such call whose retries its client never numbered.
    */
   private callOf(k: KeyCalls<T>, key: string, retries: number | undefined): ChaosCall<T> {
     const out = k.open.filter((c) => c.out);
-    const retried = retries !== undefined && retries > 0 ? (out.find((c) => c.attempt === retries) ?? out[0]) : out[0];
+    let retried: ChaosCall<T> | undefined;
+    if (retries !== undefined && retries > 0) {
+      retried = out.find((c) => c.attempt === retries) ?? out[0];
+      if (retried) retried.numbered = true;
+    } else {
+      // Numbered 0 by a client that numbered this call's retries: a new call (see numbered).
+      retried = retries === 0 ? out.find((c) => !c.numbered) : out[0];
+    }
     return retried ?? { key, ordinal: k.next++, attempt: 0, out: true };
   }
 
