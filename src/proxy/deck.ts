@@ -854,7 +854,19 @@ export class Deck {
     const found = this.served(this.find(req, route), route, req);
     if (found.kind === 'replay') return found;
     if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route), miss: found.miss };
-    throw found.miss;
+    throw this.withDamage(found.miss);
+  }
+
+  /**
+   * A miss on a tape with damaged bytes: the recording of this very request may have been in
+   * them, so the miss says so (and where) rather than leaving the request to look changed.
+   */
+  private withDamage(miss: TapedeckError): TapedeckError {
+    const at = this.col?.damagedAnywhere ? this.col.damageAt : [];
+    if (at.length === 0 || miss.code !== 'E_MISS') return miss;
+    const where = at.length === 1 ? `byte ${at[0]}` : `bytes ${at.slice(0, 3).join(', ')}${at.length > 3 ? ', ...' : ''}`;
+    const verify = this.verifyCommand ? `\`${this.verifyCommand}\`` : '`tapedeck verify` on the tape';
+    return new TapedeckError('E_MISS', `${miss.message}\nThe tape is damaged at ${where}: this request's recording may have been lost there; ${verify} shows the damage.`, { ...miss.details, damaged: at });
   }
 
   /**

@@ -593,6 +593,11 @@ export class RecordCollection<R> {
     return this.lost.length > 0 || this.damageOffsets().length > 0;
   }
 
+  /** Byte offsets of the damage found at open (lost records first), for a miss to point at. */
+  get damageAt(): number[] {
+    return [...new Set([...this.lost.map((l) => l.at), ...this.damageOffsets()])];
+  }
+
   /** Where the damage found at open is; notes about the tape (keys of an older version, an interrupted record run) are not damage. */
   private damageOffsets(): number[] {
     return this.warnings.filter((w) => !w.code.startsWith('TAPEDECK_')).map((w) => w.offset);

@@ -187,3 +187,34 @@ describe('a malformed record in a Redis namespace', () => {
     }
   });
 });
+
+// A request whose only recording is damaged is a miss (nothing says which call it was), and that
+// miss blamed the request ("message 0 text differs from the closest recording") where the tape's
+// damage was the cause. It now says the tape is damaged, where, and how to see it.
+describe('a request whose only recording is damaged', () => {
+  it.each(['proxy', 'createFetch'] as const)('misses through %s, saying the tape is damaged and where', async (entry) => {
+    const up = await startUpstream();
+    const tape = fresh();
+    const rec = createFetch({ tape, mode: 'record' });
+    const ask = (f: typeof fetch, base: string, q: string) => f(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: q }] }) });
+    for (const q of ['Q0', 'Q1', 'Q2']) await (await ask(rec, up.url, q)).text();
+    await rec.close();
+    await up.close();
+    const at = (await scanTape(tape)).frames[1]!.offset;
+    await damage(tape, 1);
+    const proxy = entry === 'proxy' ? await startProxy({ tape, mode: 'replay', port: 0, onWarning: () => {} }) : undefined;
+    const f = entry === 'createFetch' ? createFetch({ tape, mode: 'replay', onWarning: () => {} }) : undefined;
+    try {
+      const res = await ask(proxy ? fetch : f!, proxy ? proxy.url : 'http://api.invalid', 'Q1');
+      expect(res.status).toBe(400);
+      const text = await res.text();
+      expect(text).toContain(`The tape is damaged at byte ${at}: this request's recording may have been lost there`);
+      expect(text).toContain('tapedeck verify');
+      // The intact ones still replay.
+      expect((await ask(proxy ? fetch : f!, proxy ? proxy.url : 'http://api.invalid', 'Q2')).status).toBe(200);
+    } finally {
+      await proxy?.close();
+      await f?.close();
+    }
+  });
+});
