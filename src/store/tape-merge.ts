@@ -187,11 +187,15 @@ function saltError(ours: MergeSide, theirs: MergeSide, n: number): TapedeckError
   );
 }
 
-/** The bytes a keyed mask starts with (src/store/redact.ts): `[REDACTED:`. */
-const KEYED_MASK = Buffer.from('[REDACTED:');
+/**
+ * The bytes a keyed mask starts with (src/store/redact.ts): `[REDACTED:`, and as a URL holds it
+ * (a query parameter's mask in a stored URL and route, a form body): `%5BREDACTED%3A`, either case.
+ */
+const KEYED_MASKS = ['[REDACTED:', 'REDACTED%3A', 'REDACTED%3a'].map((m) => Buffer.from(m));
 
 function hasKeyedMask(frame: Uint8Array): boolean {
-  return Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength).indexOf(KEYED_MASK) >= 0;
+  const b = Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
+  return KEYED_MASKS.some((m) => b.indexOf(m) >= 0);
 }
 
 function frameBytes(side: MergeSide, f: { offset: number; length: number }): Uint8Array {

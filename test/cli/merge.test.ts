@@ -207,6 +207,19 @@ describe('tapedeck merge <base> <ours> <theirs>', () => {
     expect(r.stderr).toMatch(/^tapedeck: E_TAPE_MERGE .*different redaction salts \(00112233445566778899aabbccddeeff and ffeeddccbbaa99887766554433221100\)/);
     expect(r.stderr).toContain('hint: git leaves the conflict: keep one side');
     expect(readFileSync(ours).equals(before)).toBe(true);
+
+    // A query parameter's mask is stored as the URL holds it, percent-encoded (in `url` and
+    // `route`): found too. Before, such a record merged and its call missed ever after.
+    await tapeOf(theirs, [2], 'ffeeddccbbaa99887766554433221100');
+    const inUrl = chatRecord(4);
+    const query = '?token=%5BREDACTED%3A0123456789abcdef%5D';
+    inUrl.request.url += query;
+    inUrl.route += query;
+    await appendRecords(theirs, [inUrl]);
+    const q = tapedeck(dir, 'merge', base, ours, theirs);
+    expect(q.status, q.stdout).toBe(1);
+    expect(q.stderr).toMatch(/^tapedeck: E_TAPE_MERGE .*1 of the records theirs adds hold secrets masked under its salt/);
+    expect(readFileSync(ours).equals(before)).toBe(true);
   });
 
   it('a damaged input: the intact records are merged, the damage listed, exit 1 (git keeps the conflict)', async () => {
