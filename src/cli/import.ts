@@ -129,7 +129,9 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
     return { ...(await importCacheJSON(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a DSPy-style cache.json' };
   }
   if (isObject(parsed) && isObject(parsed.header) && Array.isArray(parsed.records)) {
-    const { records } = await importTapeJSON(bytes.toString('utf8'), out, { force });
+    const { records, rekeyed } = await importTapeJSON(bytes.toString('utf8'), out, { force, ...(ignoredArgs ? { ignoreArgs: ignoredArgs } : {}) });
+    // An edited request keyed as it now reads: said, with what to do when it was no edit.
+    if (rekeyed > 0) warn(`${rekeyed} record(s) had a stored key their request no longer gives (the request was edited after export); they are keyed from their requests now, so the old request no longer finds them. Recorded with ignoreArgs? Import with --ignore <args> to key them the same way.`);
     return { records, skipped: 0, from: 'a tapedeck JSON export' };
   }
   const found = Array.isArray(parsed) ? 'an array' : isObject(parsed) ? `an object with ${Object.keys(parsed).length ? `keys ${Object.keys(parsed).slice(0, 5).join(', ')}` : 'no keys'}` : `a ${typeof parsed}`;

@@ -48,7 +48,8 @@ import { unlink } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
 import { asTargetError, besideTarget, intoPlace, refuseOpenWriters } from './import/target.ts';
 import { inRecordOrder } from './record-order.ts';
-import type { HttpRecord } from './records.ts';
+import { currentHttpKey, isHttpRecord, type HttpRecord } from './records.ts';
+import { keyIsCurrent } from '../match/rekey.ts';
 import { streamReview } from './stream-review.ts';
 import { appendRecords, createTape, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
 import { warningText, type TapeWarning } from './tape-codec.ts';
@@ -506,9 +507,19 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
  * `$.records[3].value.entries[0]`). The tape is built next to `out` and moved into place, so
  * `out` never holds a partial tape; an existing `out` is refused with `E_TAPE_EXISTS` unless
  * `{ force: true }`, which replaces it atomically.
+ *
+ * An HTTP exchange's stored key is checked against its request: a request edited in the JSON
+ * (a prompt changed by hand) would otherwise keep the old request's key, and the old request
+ * would be answered with the edited answer. Such a record is keyed from its request again
+ * (`ignoreArgs`: the arguments the recording left out of its keys, as `--ignore` gives them);
+ * `rekeyed` counts them.
+ *
+ * @example
+ * const { records, rekeyed } = await importTapeJSON(readFileSync('app.tape.json', 'utf8'), 'app.tape', { force: true })
  */
-export async function importTapeJSON(json: string, out: string, opts: { force?: boolean } = {}): Promise<{ records: number }> {
+export async function importTapeJSON(json: string, out: string, opts: { force?: boolean; ignoreArgs?: readonly string[] } = {}): Promise<{ records: number; rekeyed: number }> {
   const { created, tapedeckVersion, salt, values } = parseTapeDocument(json, tapeTypeNamed);
+  const rekeyed = rekeyEdited(values, opts.ignoreArgs);
   // A tape a writer has open is not replaced (see import/target.ts): said before the work.
   if (opts.force && existsSync(out)) await refuseOpenWriters(out);
   const { tmp, removeDirs } = await besideTarget(out, 'import');
@@ -539,5 +550,24 @@ export async function importTapeJSON(json: string, out: string, opts: { force?: 
     await unlink(tmp).catch(() => {});
     if (!written) await removeDirs();
   }
-  return { records: values.length };
+  return { records: values.length, rekeyed };
+}
+
+/**
+ * Keys each HTTP exchange (LLM or JSON body, current key version) from its request where the
+ * stored key differs (see importTapeJSON), in place; returns how many. A record unchanged since
+ * export keeps its bytes: its key is the one its request gives.
+ */
+function rekeyEdited(values: unknown[], ignoreArgs: readonly string[] | undefined): number {
+  let n = 0;
+  for (const v of values) {
+    if (!isHttpRecord(v) || (v.match !== 'llm' && v.match !== 'json') || !keyIsCurrent(v.keyVersion) || v.request === undefined) continue;
+    // As a record of an older key version: computed from the stored request, not taken as filed.
+    const now = currentHttpKey({ ...v, keyVersion: undefined } as unknown as HttpRecord, { ...(ignoreArgs ? { ignoreArgs: [...ignoreArgs] } : {}), endpoint: { method: v.request.method, url: v.request.url } });
+    if (now.key === v.key && now.match === v.match) continue;
+    (v as { key: string }).key = now.key;
+    (v as { match: string }).match = now.match;
+    n++;
+  }
+  return n;
 }
