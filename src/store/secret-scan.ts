@@ -27,7 +27,7 @@ export interface SecretFinding {
   offset: number;
   /** Where in the record: a JSON path, then where inside a body (`event 3`, `line 2`, `frame 1`). */
   path: string;
-  kind: 'bearer token' | 'key format' | 'secret member';
+  kind: 'bearer token' | 'key format' | 'secret member' | 'secret query parameter';
   /** The first characters of the value and its length; never the whole value. */
   excerpt: string;
 }
@@ -65,12 +65,38 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
   if (/[\r\n]/.test(s)) return scanLines(s, path, report, depth);
   const found = credentialMatches(s);
   for (const m of found) report(path, kindOf(m.text), m.text);
+  // A URL's query parameters of secret names (`?api-key=`, `?access_token=`, `?sig=`), as
+  // redaction masks them by name: their values have no known format for the patterns above.
+  if (found.length === 0 && s.indexOf('?') >= 0 && s.indexOf('=') >= 0) for (const v of secretQueryValues(s)) report(path, 'secret query parameter', v);
   if (found.length === 0 && secretName && !isMask(s) && s.length >= MIN_SECRET_LENGTH && entropyBits(s) >= MIN_SECRET_ENTROPY) report(path, 'secret member', s);
   // A form (sent as one, or as text without its content type): its secret-named fields are
   // judged as secret-named members are.
   if (found.length === 0 && !secretName && FORM_START.test(s)) {
     for (const [k, x] of new URLSearchParams(s)) if (names.isSecretField(k)) scanText(x, `${path} field ${JSON.stringify(k)}`, true, report, depth + 1, false);
   }
+}
+
+/** A URL's (or a route's) query values that redaction masks by their parameter's name, not masked yet. */
+function secretQueryValues(s: string): string[] {
+  const q = s.indexOf('?');
+  // The string is a URL or a route (`POST /v1/x?key=...`: a query after a path), or text with
+  // absolute URLs in it (a prompt, an error message).
+  const whole = /^(?:[A-Z]+ )?(?:[a-z][a-z0-9+.-]*:\/\/[^\s/?#]*)?\/[^\s?#]*$/.test(s.slice(0, q));
+  const queries = whole ? [s.slice(q + 1)] : [...s.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\?#]*\?([^\s"'<>\\]+)/gi)].map((m) => m[1]!);
+  const out: string[] = [];
+  for (const p of queries.flatMap((x) => x.split('#')[0]!.split('&'))) {
+    const eq = p.indexOf('=');
+    if (eq < 0) continue;
+    let value: string;
+    try {
+      value = decodeURIComponent(p.slice(eq + 1).replace(/\+/g, ' '));
+    } catch {
+      value = p.slice(eq + 1);
+    }
+    if (value === '' || isMask(value) || names.url(`/?${p}`) === `/?${p}`) continue;
+    out.push(value);
+  }
+  return out;
 }
 
 /** Server-sent events (`data:` lines) and NDJSON lines: JSON lines walked, others matched. */
