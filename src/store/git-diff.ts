@@ -37,6 +37,8 @@ import { argsError } from '../cli-args.ts';
 export const GIT_ATTRIBUTE = '*.tape diff=tapedeck';
 /** The attribute line that makes git merge tapes with `tapedeck merge`, and its default command. */
 export const GIT_MERGE_ATTRIBUTE = '*.tape merge=tapedeck';
+/** The attribute line that keeps git from converting a tape's line endings (core.autocrlf), which changes every record holding such a byte. */
+export const GIT_TEXT_ATTRIBUTE = '*.tape -text';
 export const DEFAULT_MERGE_DRIVER = 'npx --no-install tapedeck merge %O %A %B %P';
 /** The driver's name, which git prints in some messages. */
 const MERGE_DRIVER_NAME = 'tapedeck: merge the recordings of both branches';
@@ -50,7 +52,8 @@ Make git diff, git log -p and code review tools show tapes as their stable JSON 
 (streams as their answer and one event per line): adds "${GIT_ATTRIBUTE}" to
 .gitattributes (commit it) and sets diff.tapedeck.textconv and diff.tapedeck.binary=false
 (so git diff --stat counts lines) in this clone's git config. Makes git merge tapes with
-tapedeck merge: adds "${GIT_MERGE_ATTRIBUTE}" to .gitattributes and sets
+tapedeck merge: adds "${GIT_MERGE_ATTRIBUTE}" (and "${GIT_TEXT_ATTRIBUTE}", so core.autocrlf never
+converts a tape's bytes) to .gitattributes and sets
 merge.tapedeck.driver and merge.tapedeck.name (two branches that recorded into one tape keep
 both their recordings; tapedeck merge --help). Also writes a pre-commit hook
 that runs "${HOOK_COMMAND}" (refuses a commit whose tapes hold anything that
@@ -92,7 +95,7 @@ export function setupTapeDiffs(
   const top = git(['rev-parse', '--show-toplevel'], cwd);
   if (!top.ok) throw new TapedeckError('E_ARG', `${cwd} is not inside a git repository.`, { hint: 'Run tapedeck init in your project (git init first).' });
   const root = top.out;
-  const attributeLines = appendMissingLines(join(root, '.gitattributes'), [GIT_ATTRIBUTE, GIT_MERGE_ATTRIBUTE], 'Tapes diff as their JSON export and merge both branches\' recordings (npx tapedeck init sets the drivers up)');
+  const attributeLines = appendMissingLines(join(root, '.gitattributes'), [GIT_ATTRIBUTE, GIT_MERGE_ATTRIBUTE, GIT_TEXT_ATTRIBUTE], 'Tapes diff as their JSON export and merge both branches\' recordings (npx tapedeck init sets the drivers up); their line endings are never converted');
   const ignored = appendMissingLines(join(root, '.gitignore'), WORKING_FILES, "tapedeck's working files beside a tape (left behind only when it is killed)").length ? 'added' : 'present';
   const set = setConfig(root, [
     ['diff.tapedeck.textconv', textconv],
