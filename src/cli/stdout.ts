@@ -6,6 +6,7 @@
 // the output is dropped, but the command still runs to its end and exits with the code its
 // result deserves. Ending at once with 0 (as before) made `tapedeck scan leaky.tape | head -1`
 // pass under `set -o pipefail`: the exit code is the verdict of scan, verify, diff and inspect.
+import { fstatSync, writeSync } from 'node:fs';
 import { EXIT, reportCliError } from '../cli-errors.ts';
 import { TapedeckError } from '../errors.ts';
 
@@ -54,12 +55,45 @@ function failed(e: NodeJS.ErrnoException): TapedeckError {
  */
 export function watchStdout(exit: number = EXIT.failed): void {
   failedExit = exit;
+  if (stdoutIsFile()) writeWholeToFile();
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     // Node ignores SIGPIPE; the stream is destroyed, and later process.stdout.write calls (the
     // commands that write directly) go nowhere without another error.
     if (e.code === 'EPIPE') readerGone = true;
     else failed(e);
   });
+}
+
+/** Whether stdout is a regular file (`> out.txt`), which Node writes with one writeSync per write. */
+function stdoutIsFile(): boolean {
+  try {
+    return fstatSync(1).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stdout to a file: Node writes each chunk with one writeSync and takes a short write (a disk
+ * that fills up partway) for the whole, so a command that writes its output at once (tree,
+ * inspect, diff) left it cut with no error and exit 0. Each write is finished here, its
+ * remaining bytes written until the system says why it cannot (ENOSPC): that is E_OUTPUT.
+ */
+function writeWholeToFile(): void {
+  const write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((e?: Error | null) => void), cb?: (e?: Error | null) => void): boolean => {
+    const done = typeof encoding === 'function' ? encoding : cb;
+    if (failure === undefined) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk;
+      try {
+        for (let at = 0; at < bytes.length; ) at += writeSync(1, bytes, at, bytes.length - at);
+      } catch (e) {
+        failed(e as NodeJS.ErrnoException);
+      }
+    }
+    done?.(failure ?? null);
+    return true;
+  };
+  process.stdout.write = write as typeof process.stdout.write;
 }
 
 /**

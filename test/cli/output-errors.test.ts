@@ -83,3 +83,41 @@ describe('a reader that stops early', () => {
     expect(status).toBe(0);
   });
 });
+
+// A file on a disk that fills up partway (not /dev/full, where the first write fails): Node
+// writes each chunk to a file with one writeSync and takes a short write for the whole, so tree,
+// inspect and diff, which write their output at once, left it cut with no error and exit 0.
+const canMount = (() => {
+  if (process.getuid?.() !== 0) return false;
+  const probe = join(dir, 'probe');
+  try {
+    spawnSync('mkdir', [probe]);
+    return spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe]).status === 0 && spawnSync('umount', [probe]).status === 0;
+  } catch {
+    return false;
+  }
+})();
+
+describe('a disk that fills up partway through the output', () => {
+  it.runIf(canMount)('tree, inspect, diff and export: E_OUTPUT and a failing exit code, never a cut output with exit 0', () => {
+    const mnt = join(dir, 'small');
+    spawnSync('mkdir', [mnt]);
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8k', 'tmpfs', mnt]).status).toBe(0);
+    try {
+      const big = join(dir, 'big.tape');
+      for (const [args, exit] of [[['tree', big], 1], [['inspect', big], 1], [['export', big], 1], [['diff', big, tape], 2]] as const) {
+        const out = join(mnt, 'out');
+        const fd = openSync(out, 'w');
+        const r = spawnSync(process.execPath, [bin, ...args], { env, stdio: ['ignore', fd, 'pipe'], encoding: 'utf8' });
+        closeSync(fd);
+        // The premise: the whole output is larger than the disk.
+        expect(spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8', maxBuffer: 1 << 26 }).stdout.length, args[0]).toBeGreaterThan(8192);
+        expect(r.stderr, args[0]).toMatch(/^tapedeck: E_OUTPUT The output could not be written: no space left on device \(ENOSPC\)/);
+        expect(r.status, args[0]).toBe(exit);
+        rmSync(out);
+      }
+    } finally {
+      spawnSync('umount', [mnt]);
+    }
+  });
+});
