@@ -28,6 +28,7 @@
  * is decoded the first time it is served.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { assertNoCycle } from './cycle.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
@@ -321,6 +322,9 @@ export class ReplayCache {
       ({ request, response: value } = r);
     }
     const opts: ReplayPutOptions = Array.isArray(options) ? { ignoredArgs: options as readonly string[] } : ((options ?? {}) as ReplayPutOptions);
+    // Before redaction copies them: a cycle would be copied without end.
+    assertNoCycle(value, 'value');
+    assertNoCycle(opts.meta, 'meta');
     const ignoredArgs = opts.ignoredArgs ?? this.ignoredArgs;
     // Key first: a request that cannot be keyed fails here, before anything is written. The
     // key is computed from the request as given, then secrets are masked in what is stored.
