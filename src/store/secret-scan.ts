@@ -17,7 +17,7 @@ import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-event
 import { credentialMatches, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
-import { FORM_START } from './http-body.ts';
+import { ENV_LINE, FORM_START } from './http-body.ts';
 import { base64Document, documentOf, frameEvent, splitCredentials, type StreamEvent } from './stream-redact.ts';
 
 /** One thing that looks like a credential. */
@@ -99,6 +99,17 @@ function secretQueryValues(s: string): string[] {
   return out;
 }
 
+/** The values of a line's secret-named `NAME=value` (see envSecrets) that look like secrets: long and random enough, not masks. */
+function envValues(line: string): string[] {
+  if (line.indexOf('=') < 0) return [];
+  const out: string[] = [];
+  for (const m of line.matchAll(ENV_LINE)) {
+    const v = m[5]!;
+    if (names.isSecretField(m[2]!) && !isMask(v) && v.length >= MIN_SECRET_LENGTH && entropyBits(v) >= MIN_SECRET_ENTROPY) out.push(v);
+  }
+  return out;
+}
+
 /** Server-sent events (`data:` lines) and NDJSON lines: JSON lines walked, others matched. */
 function scanLines(text: string, path: string, report: Report, depth: number): void {
   let event = 0;
@@ -114,7 +125,12 @@ function scanLines(text: string, path: string, report: Report, depth: number): v
     if (doc !== undefined) {
       walk(doc, at, false, report, depth + 1);
       events.push({ kind, docs: [doc], at: sse ? event : i + 1 });
-    } else for (const m of credentialMatches(line)) report(at, kindOf(m.text), m.text);
+    } else {
+      const found = credentialMatches(line);
+      for (const m of found) report(at, kindOf(m.text), m.text);
+      // A `.env` line (`DB_PASSWORD=…`), judged as a secret-named member's value is.
+      if (found.length === 0) for (const v of envValues(line)) report(at, 'secret member', v);
+    }
     if (line === '') kind = '';
   });
   const word = /^data:/m.test(text) ? 'events' : 'lines';
