@@ -512,14 +512,15 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
  * (a prompt changed by hand) would otherwise keep the old request's key, and the old request
  * would be answered with the edited answer. Such a record is keyed from its request again
  * (`ignoreArgs`: the arguments the recording left out of its keys, as `--ignore` gives them);
- * `rekeyed` counts them.
+ * `rekeyed` counts them. `keepKeys: true` keeps every stored key as it is.
  *
  * @example
  * const { records, rekeyed } = await importTapeJSON(readFileSync('app.tape.json', 'utf8'), 'app.tape', { force: true })
  */
-export async function importTapeJSON(json: string, out: string, opts: { force?: boolean; ignoreArgs?: readonly string[] } = {}): Promise<{ records: number; rekeyed: number }> {
+export async function importTapeJSON(json: string, out: string, opts: { force?: boolean; ignoreArgs?: readonly string[]; keepKeys?: boolean } = {}): Promise<{ records: number; rekeyed: number }> {
   const { created, tapedeckVersion, salt, values } = parseTapeDocument(json, tapeTypeNamed);
-  const rekeyed = rekeyEdited(values, opts.ignoreArgs);
+  // `keepKeys`: the stored keys as they are (a format test's made-up records).
+  const rekeyed = opts.keepKeys === true ? 0 : rekeyEdited(values, opts.ignoreArgs);
   // A tape a writer has open is not replaced (see import/target.ts): said before the work.
   if (opts.force && existsSync(out)) await refuseOpenWriters(out);
   const { tmp, removeDirs } = await besideTarget(out, 'import');

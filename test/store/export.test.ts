@@ -233,7 +233,7 @@ describe('round trip', () => {
     const first = await exportTapeJSON(file);
 
     const out = fresh();
-    expect(await importTapeJSON(first, out)).toEqual({ records: values.length });
+    expect(await importTapeJSON(first, out)).toEqual({ records: values.length, rekeyed: 0 });
     const imported = await readTape(out);
     expect(imported.warnings).toEqual([]);
     expect(imported.header).toEqual(original.header);
@@ -276,7 +276,7 @@ describe('round trip', () => {
     const file = await tapeWith([]);
     const text = await exportTapeJSON(file);
     const out = fresh();
-    expect(await importTapeJSON(text, out)).toEqual({ records: 0 });
+    expect(await importTapeJSON(text, out)).toEqual({ records: 0, rekeyed: 0 });
     expect(await exportTapeJSON(out)).toBe(text);
   });
 
@@ -302,7 +302,7 @@ describe('import safety and errors', () => {
     const before = readFileSync(existing);
     await expect(importTapeJSON(good(['new']), existing)).rejects.toMatchObject({ code: 'E_TAPE_EXISTS' });
     expect(readFileSync(existing).equals(before)).toBe(true);
-    expect(await importTapeJSON(good(['new']), existing, { force: true })).toEqual({ records: 1 });
+    expect(await importTapeJSON(good(['new']), existing, { force: true })).toEqual({ records: 1, rekeyed: 0 });
     expect((await readTape(existing)).records.map((r) => r.value)).toEqual(['new']);
     expect(readdirSync(root).filter((f) => f.includes('.tmp') || f.endsWith('.lock'))).toEqual([]);
   });
@@ -456,7 +456,7 @@ describe('a tape whose header is lost', () => {
     const text = await exportTapeJSON(file);
     expect(JSON.parse(text).header).toEqual({ created: '', formatVersion: 1, headerLost: true, tapedeckVersion: '' });
     const out = fresh();
-    expect(await importTapeJSON(text, out)).toEqual({ records: 2 });
+    expect(await importTapeJSON(text, out)).toEqual({ records: 2, rekeyed: 0 });
     const back = await readTape(out);
     expect(back.warnings).toEqual([]);
     expect(back.header.headerLost).toBeUndefined();

@@ -337,7 +337,8 @@ describe('tape format test vectors', () => {
     it(`${name}: importing its JSON writes the same bytes`, async () => {
       const { header, records } = vector(name);
       const out = join(dir, `${name}.tape`);
-      await importTapeJSON(JSON.stringify({ header, records }), out);
+      // The vectors' keys are made up (the format is under test, not the keying): kept.
+      await importTapeJSON(JSON.stringify({ header, records }), out, { keepKeys: true });
       expect(readFileSync(out).equals(bytesOf(name))).toBe(true);
     });
   }
