@@ -49,6 +49,22 @@ export function mcpKey(method: string, params: unknown): string {
 }
 
 /**
+ * The key of a client message at its place in its session: the digest of `after` (the context
+ * of the session's earlier messages, '' at its start) and the message's own key. A session's
+ * context after a message is that message's context key, so it names every keyed message the
+ * session sent so far, in order (docs/mcp.md, "The key"). Exchanges a session
+ * made live in update mode are stored under it: their answers depend on what that session did
+ * before, so they answer only a session that did the same.
+ *
+ * @example
+ * const first = mcpContextKey('', mcpKey('initialize', params))
+ * const second = mcpContextKey(first, mcpKey('notifications/initialized', undefined))
+ */
+export function mcpContextKey(after: string, key: string): string {
+  return hashValue({ after, key });
+}
+
+/**
  * The key an MCP record is found under, from its head (`key`, `keyVersion`, `method` when they
  * lead the record) or, for a record keyed by older rules, from its stored request: only
  * `initialize` changed since version 1, and is keyed again from its params (stored redacted,

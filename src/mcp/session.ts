@@ -17,11 +17,22 @@
  * start, or exited at once) leaves nothing on the tape. A request with no answer (the server
  * crashed, timed out, the client cancelled) is never recorded, and a message that never reached
  * the server (it could not be started) gets one error answer, the failure to start it.
+ *
+ * A session keeps its context: the digest of the keys of the client messages it sent so far
+ * (key.ts, mcpContextKey). Once an update-mode session is live, every exchange it makes is
+ * recorded. A call new to the tape is stored under its key, as in record mode; a call the tape
+ * already has (another session's, or this session's own earlier one) is stored under the
+ * session's context key, since its answer follows from what this session did before: stored
+ * as one more recording of the key, it would be served to the k-th call of whichever session
+ * replays first, and this session's replay would get another session's answer. Replay looks a
+ * message up under its context key first, then under its key. A record-mode session stores a
+ * call under its context key when the tape has a recording there, so re-recording the session
+ * replaces it.
  */
 import { TapedeckError } from '../errors.ts';
 import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '../store/records.ts';
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
-import { MCP_KEY_VERSION, mcpKey } from './key.ts';
+import { MCP_KEY_VERSION, mcpContextKey, mcpKey } from './key.ts';
 import { callLabel, type McpMiss, type McpTape } from './tape.ts';
 import { MCP_RECORD_VERSION, sentMessage, wireBytes } from './wire.ts';
 import { Chaos } from '../chaos/decide.ts';
@@ -163,6 +174,8 @@ export class McpSession {
   private lostWarned: TapedeckError | undefined;
   /** Set while close() waits for the answers still on the way: called when one comes or is cut. */
   private settled: (() => void) | undefined;
+  /** The context of the client messages so far ('' at the start; see mcpContextKey). */
+  private context = '';
 
   /** Faults on demand, when asked for. */
   readonly chaos: Chaos | undefined;
@@ -289,10 +302,42 @@ export class McpSession {
     await up.send(m);
   }
 
-  private async liveMessage(m: JsonRpcMessage & { method: string }): Promise<void> {
-    this.finishComplete();
+  /**
+   * The context key of a client message whose key is `key`, at this point of the session; the
+   * session's context moves past it, except for `ping` (sent on a timer by some clients, it
+   * changes nothing on the server).
+   */
+  private place(method: string, key: string): string {
+    const at = mcpContextKey(this.context, key);
+    if (method !== 'ping') this.context = at;
+    return at;
+  }
+
+  /**
+   * The key a live exchange is stored under: `at`, its context key, where the tape has a
+   * recording at that place (record mode replaces it) and, in update mode, for a call the tape
+   * already has or another live call of this tape claimed; else `key`, its key (a call new to
+   * the tape: served to the first call of it, which nobody was served before).
+   */
+  private recordKey(key: string, at: string): string {
+    if (!this.tape.records) return key;
+    if (this.tape.count(at).recorded > 0) return at;
+    if (this.tape.mode !== 'update') return key;
+    if (this.tape.claimed.has(key) || this.tape.count(key).recorded > 0) return at;
+    this.tape.claimed.add(key);
+    return key;
+  }
+
+  /** `at`: the message's context key, when replayMessage already placed it (update mode going live). */
+  private async liveMessage(m: JsonRpcMessage & { method: string }, at?: string): Promise<void> {
     const params = (m as { params?: unknown }).params;
-    const ex: Live = { method: m.method, params, key: mcpKey(m.method, params), t0: now(), events: [], answered: false, cut: false, progressToken: progressTokenOf(params), open: 0 };
+    const plain = mcpKey(m.method, params);
+    const place = at ?? this.place(m.method, plain);
+    // A fleet on one Redis store: whether the call is new to the tape counts others' recordings too.
+    if (this.tape.mode === 'update' && this.tape.shared) await this.tape.refresh(plain).catch(() => false);
+    this.finishComplete();
+    const key = this.recordKey(plain, place);
+    const ex: Live = { method: m.method, params, key, t0: now(), events: [], answered: false, cut: false, progressToken: progressTokenOf(params), open: 0 };
     const carry = this.current?.carry ? this.current : undefined;
     if (carry) {
       // Sent before this message: first in its exchange, at its start. The same objects: a
@@ -478,8 +523,6 @@ export class McpSession {
   /** Appends a whole exchange; resolves once stored, to undefined, or to why it could not be. */
   private save(ex: Live): Promise<string | undefined> | undefined {
     if (!this.tape.records) return undefined;
-    // Update mode: a call the tape already has (served live because the session went live) keeps its recording.
-    if (this.tape.mode === 'update' && this.tape.next(ex.key, true)) return undefined;
     const last = ex.events.length > 0 ? ex.events[ex.events.length - 1]!.ms : this.ms(ex);
     const rec: McpRecord = {
       v: MCP_RECORD_VERSION,
@@ -502,15 +545,18 @@ export class McpSession {
   private async replayMessage(m: JsonRpcMessage & { method: string }): Promise<void> {
     const params = (m as { params?: unknown }).params;
     const key = mcpKey(m.method, params);
-    let rec = this.tape.next(key);
+    const at = this.place(m.method, key);
+    // A recording made at this place of this session's history first (see the top of this file).
+    let rec = this.tape.next(at) ?? this.tape.next(key);
     // A fleet on one Redis store sees each other's recordings.
+    if (!rec && (await this.tape.refresh(at).catch(() => false))) rec = this.tape.next(at);
     if (!rec && (await this.tape.refresh(key).catch(() => false))) rec = this.tape.next(key);
     const id = isRequest(m) ? m.id : undefined;
     if (!rec) {
       if (this.tape.mode === 'update') {
         await this.playing;
         await this.goLive();
-        return this.liveMessage(m);
+        return this.liveMessage(m, at);
       }
       if (m.method === 'ping' && id !== undefined) {
         this.after(() => this.opts.send({ jsonrpc: '2.0', id, result: {} }, id));

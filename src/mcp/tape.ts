@@ -85,6 +85,11 @@ export class McpTape extends SessionTape<McpRecord> {
   hits = 0;
   /** Exchanges stored (counted once they are). */
   recorded = 0;
+  /**
+   * Update mode: the keys a live session of this tape stored a call under, new to the tape then
+   * (McpSession.recordKey): a further live call of one is stored at its session's place.
+   */
+  readonly claimed = new Set<string>();
   private readonly opts: McpTapeOptions;
 
   private constructor(opts: McpTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<McpRecord>>>) {
@@ -111,6 +116,11 @@ export class McpTape extends SessionTape<McpRecord> {
    */
   next(key: string, once = false): McpRecord | undefined {
     return this.col?.next(key, { repeatLast: !once && this.opts.strictOrder !== true });
+  }
+
+  /** Whether others write the store while this tape is open (Redis): see {@link refresh}. */
+  get shared(): boolean {
+    return this.col?.shared ?? false;
   }
 
   /**
