@@ -139,7 +139,7 @@ export async function pushCommand(argv: string[]): Promise<number> {
   for (const n of r.notes) process.stderr.write(`note: ${n.code}: ${n.message}\n`);
   const left = r.warnings.length;
   process.stdout.write(
-    `pushed ${r.records} record${r.records === 1 ? '' : 's'} from ${tape} to ${redisLocation(r.url, r.namespace)}${r.headerStored ? '' : ' (the namespace already had a tape header; kept it)'}${left ? `; left out ${left} damaged region${left === 1 ? '' : 's'} of the tape (listed above)` : ''}\n`,
+    `pushed ${r.records} record${r.records === 1 ? '' : 's'} from ${tape} to ${redisLocation(r.url, r.namespace)}${r.already ? ` (${r.already} already there, not pushed again)` : ''}${r.headerStored ? '' : ' (the namespace already had a tape header; kept it)'}${left ? `; left out ${left} damaged region${left === 1 ? '' : 's'} of the tape (listed above)` : ''}\n`,
   );
   // As pull: the namespace does not hold all the tape held, and scripts and CI see it.
   return left ? 1 : 0;

@@ -4,7 +4,7 @@
  * empty namespace and pulled back is the same file: the header bytes are kept as they were, and
  * every record payload goes through Redis untouched, in tape order (docs/redis.md).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
@@ -20,6 +20,8 @@ import { intoPlace, refuseOpenWriters, targetExists } from './import/target.ts';
 export interface PushResult {
   /** Records written to Redis. */
   records: number;
+  /** Records of the tape the namespace held already (a push run again): not written twice. */
+  already: number;
   /** Whether the tape's header was stored (false: the namespace already had one, kept). */
   headerStored: boolean;
   /** Damage in the tape that was skipped (damaged records are never pushed). */
@@ -80,17 +82,44 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
         });
       }
     }
-    for (let i = 0; i < scan.frames.length; i += BATCH) {
-      const batch = scan.frames.slice(i, i + BATCH).map((f) => {
-        const payload = scan.bytes.subarray(f.offset + FRAME_HEADER_SIZE, f.offset + f.length);
-        return { key: collectionKeyOf(payload), payload };
-      });
-      await store.append(batch);
-    }
-    return { records: scan.frames.length, headerStored, warnings, notes, url: store.url, namespace: store.namespace };
+    const items = scan.frames.map((f) => {
+      const payload = scan.bytes.subarray(f.offset + FRAME_HEADER_SIZE, f.offset + f.length);
+      return { key: collectionKeyOf(payload), payload };
+    });
+    // A namespace that had records: those the tape holds already (a push run again, a pull
+    // pushed back) are not appended twice, or a call would get each answer twice in turn.
+    // Counted: a tape with two equal records and a namespace with one pushes one.
+    const have = headerStored ? new Map<string, number>() : await storedCopies(store, items);
+    const fresh = items.filter((it) => {
+      const id = copyId(it.key, it.payload);
+      const n = have.get(id) ?? 0;
+      if (n === 0) return true;
+      have.set(id, n - 1);
+      return false;
+    });
+    for (let i = 0; i < fresh.length; i += BATCH) await store.append(fresh.slice(i, i + BATCH));
+    return { records: fresh.length, already: items.length - fresh.length, headerStored, warnings, notes, url: store.url, namespace: store.namespace };
   } finally {
     await store.close();
   }
+}
+
+/** A record's identity for push: its collection key and its bytes' digest. */
+const copyId = (key: string, payload: Uint8Array): string => `${key}\u0000${createHash('sha256').update(payload).digest('hex')}`;
+
+/** How many copies of each record (copyId) the namespace holds, for the keys `items` have. */
+async function storedCopies(store: RedisRecords, items: readonly { key: string }[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const keys = [...new Set(items.map((it) => it.key))];
+  for (let i = 0; i < keys.length; i += 64) {
+    for (const recs of await Promise.all(keys.slice(i, i + 64).map((k) => store.read(k)))) {
+      for (const r of recs) {
+        const id = copyId(r.key, r.payload);
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+    }
+  }
+  return counts;
 }
 
 /**
