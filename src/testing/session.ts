@@ -33,11 +33,16 @@ import { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTran
 import { diagnoseMiss, type MissDetails } from './miss.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { forTestOutput } from './test-output.ts';
+import { failIfStuckOnFakeTimers, nextTurn } from './real-timers.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../proxy/timeouts.ts';
 import { testNamespace } from './names.ts';
 import { testFileIdentity, testIdentity } from './test-identity.ts';
 import { keptClientError, openedTest, runningTestOtherThan, type OpenTest } from './open-tests.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
 import { checkChaos, familyOptions, type ChaosOptions } from '../chaos/options.ts';
+
+/** How long past the calls' shutdown timeout a close may take under fake timers before it fails (see close()). */
+const CLOSE_MARGIN_MS = 5000;
 
 /** Late calls a tape reports to the run summary (a loop of them must not fill the run directory). */
 const MAX_LATE_REPORTS = 20;
@@ -423,9 +428,13 @@ function openTape(opts: TestTapeOptions): TestTape {
     return res;
   };
 
-  /** Waits a turn of the event loop (see `shut`), then for every call made until then. */
+  /**
+   * Waits a turn of the event loop (see `shut`), then for every call made until then. The turn
+   * is the real setImmediate's: a test that installed fake timers and left them (vitest does not
+   * restore them) must not keep its tape, and the run, waiting (./real-timers.ts).
+   */
   const settle = async (): Promise<void> => {
-    await new Promise((r) => setImmediate(r));
+    await nextTurn();
     while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
   };
 
@@ -541,7 +550,11 @@ function openTape(opts: TestTapeOptions): TestTape {
       return s;
     },
     close() {
-      closing ??= (async () => {
+      // Past its bounds (the calls' shutdown timeout, then a margin for writing the tape) a close
+      // that waits on with fake timers installed fails, saying so: those bounds run on the timers
+      // the test faked (./real-timers.ts).
+      const bound = (typeof opts.shutdownTimeoutMs === 'number' && opts.shutdownTimeoutMs > 0 ? opts.shutdownTimeoutMs : DEFAULT_SHUTDOWN_TIMEOUT_MS) + CLOSE_MARGIN_MS;
+      closing ??= failIfStuckOnFakeTimers((async () => {
         await settle();
         shut = true;
         closed();
@@ -619,7 +632,7 @@ function openTape(opts: TestTapeOptions): TestTape {
         const failure = opts.failOnMiss === false ? undefined : tape.missFailure();
         if (failure) throw Object.assign(failure, { report });
         return report;
-      })();
+      })(), bound, `Closing the test tape ${rel}`);
       return closing;
     },
   };

@@ -18,4 +18,4 @@ export { it, recordCommandFor, tapedeckFixtures, test, testNames, type TapedeckC
 export type { ProvidedTapedeck } from './provided.ts';
 export * from '../testing/index.ts';
 // So a test file needs one import line.
-export { describe, expect } from 'vitest';
+export { afterAll, afterEach, beforeAll, beforeEach, describe, expect, vi } from 'vitest';
