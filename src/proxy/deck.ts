@@ -211,6 +211,12 @@ export interface DeckStats {
   /** Injected faults by name (chaos), once there was one; `latency` counts delayed answers. */
   faults?: Record<string, number>;
   /**
+   * Calls answered by a recording again past those recorded for their request (a request asked
+   * more often than when it was recorded: a loop that now runs longer?). Absent when none;
+   * `strictOrder` makes such calls misses.
+   */
+  repeats?: number;
+  /**
    * Record mode: trace tokens of recordings this run asked for again whose new answer was not
    * recorded (the API failed, the stream was cut): they stay on the tape and are not unused, so
    * a prune after the run keeps them. Absent when there are none.
@@ -974,7 +980,11 @@ export class Deck {
     const fast = (r?.matcher !== undefined || r?.deferred === true) && this.repeatLast && req.body.length <= FAST_BODY_MAX;
     if (fast) {
       const known = r!.fast.get(req.body);
-      if (known !== undefined && !this.col!.expired(known.record)) return known;
+      if (known !== undefined && !this.col!.expired(known.record)) {
+        // Kept only for a request of one recording, once served: every hit is a repeat.
+        this.repeatsServed++;
+        return known;
+      }
     }
     const input: unknown = this.hasSecrets(req.body) ? this.redactor.value(this.parse(req.body)) : req.body;
     let llmKey: string | undefined;
@@ -1010,6 +1020,7 @@ export class Deck {
         // matcher says so: a recording a fallback served is used, yet its own request's turn.
         const lostPast = m.repeat ? this.col!.lostPast(rec) : undefined;
         if (lostPast) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, lostPast);
+        if (m.repeat) this.repeatsServed++;
         this.col!.use(rec);
         if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.turns.recordings(m.request.key) === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
         return { kind: 'replay', record: rec, matchedBy: m.matchedBy, warnings: m.warnings };
@@ -1498,8 +1509,12 @@ export class Deck {
     const faults = { ...this.pastFaults };
     for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
     const kept = this.keptTraces();
-    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(kept.length > 0 ? { kept } : {}) };
+    const repeats = this.repeatsServed + (this.col?.repeatsServed ?? 0);
+    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...(kept.length > 0 ? { kept } : {}) };
   }
+
+  /** Calls answered past their request's recordings by the fast path and the matcher (the collection counts its own). */
+  private repeatsServed = 0;
 
   /** Record mode: trace tokens of the recordings kept because a call asked for them again and its answer was not recorded (see DeckStats.kept). */
   private keptTraces(): string[] {

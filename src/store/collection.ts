@@ -253,6 +253,8 @@ export class RecordCollection<R> {
   private flushing: Promise<void> | undefined;
   /** Backend appends made (each carries every append queued while the previous one ran). */
   writes = 0;
+  /** Calls {@link next} answered with a key's last recording again, past those recorded (repeatLast). */
+  repeatsServed = 0;
   private closing: Promise<CloseReport> | undefined;
 
   private constructor(backend: RecordBackend, opts: CollectionOptions<R>, exists: boolean, warnings: StoreWarning[]) {
@@ -724,7 +726,10 @@ export class RecordCollection<R> {
         const at = s.at(i)!.stored?.expiresAt;
         if (at !== undefined && Date.now() >= at) continue;
         const v = this.materialize(s.at(i)!);
-        if (v !== undefined) return v;
+        if (v !== undefined) {
+          this.repeatsServed++;
+          return v;
+        }
         // The last one is damaged: the one before it would be another call's answer.
         throw this.damaged(key, Math.max(0, s.expect - 1), undefined);
       }

@@ -61,6 +61,8 @@ export interface TapeReport {
   faults?: Record<string, number>;
   /** Upstream 4xx/5xx answers this test got live and did not record (no `recordErrors`). */
   errorsNotRecorded?: number;
+  /** Calls answered by a recording again, past those recorded for their request (see DeckStats.repeats). */
+  repeats?: number;
 }
 
 /** One tape, or one Redis namespace, in the run summary. */
@@ -80,6 +82,8 @@ export interface TapeSummary {
   errorsNotRecorded?: number;
   unused: number;
   unusedTraces: string[];
+  /** Calls answered by a recording again past those recorded for them. */
+  repeats?: number;
   /**
    * Why its unused recordings were not looked for: a store the summary could not reach, or calls
    * answered by injected faults instead of the recordings they would have got.
@@ -101,6 +105,8 @@ export interface RunSummary {
   misses: MissReport[];
   /** Upstream error answers tests got live and did not record (see TapeSummary). */
   errorsNotRecorded?: number;
+  /** Calls answered by a recording again past those recorded for them (see TapeSummary). */
+  repeats?: number;
   unused: number;
   /** Faults injected on demand (chaos) in the run, by name. */
   faults?: Record<string, number>;
@@ -299,6 +305,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   const unrecorded = rs.reduce((n, r) => n + (r.unrecorded ?? 0), 0);
   const misses = rs.reduce((n, r) => n + r.misses.length, 0);
   const errorsNotRecorded = rs.reduce((n, r) => n + (r.errorsNotRecorded ?? 0), 0);
+  const repeats = rs.reduce((n, r) => n + (r.repeats ?? 0), 0);
   const used = new Set(rs.flatMap((r) => r.used));
   const unusedTraces: string[] = [];
   /** Notes a stored record no call of the run used, if it is a stale candidate (see judged). */
@@ -308,7 +315,11 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   const { store, namespace } = rs[0]!;
   let unreadable: string | undefined;
   const faulted = faultedCalls(rs);
+  // Opened and asked nothing this run (its call behind a flag that is off): whether its
+  // recordings are stale this run cannot tell; pruning them would lose the call's recording.
+  const idle = rs.every((r) => r.hits === 0 && r.added === 0 && r.misses.length === 0 && r.used.length === 0 && !r.cacheAdded) && (rs[0]!.store !== undefined || existsSync(tape));
   if (faulted.calls > 0) unreadable = `${faulted.text}, not by recordings`;
+  else if (idle) unreadable = rs.length === 1 && rs[0]!.test ? `its test (${rs[0]!.test}) made no request in this run` : 'no test made a request through it in this run';
   else if (!rs.some((r) => r.mode === 'passthrough')) {
     if (store && namespace) {
       try {
@@ -328,7 +339,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
     }
   }
   const mode = rs[rs.length - 1]!.mode;
-  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
+  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), ...(repeats > 0 ? { repeats } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
 }
 
 /**
@@ -362,6 +373,7 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     if (t.unrecorded) summary.unrecorded = (summary.unrecorded ?? 0) + t.unrecorded;
     summary.hits += t.hits;
     if (t.errorsNotRecorded) summary.errorsNotRecorded = (summary.errorsNotRecorded ?? 0) + t.errorsNotRecorded;
+    if (t.repeats) summary.repeats = (summary.repeats ?? 0) + t.repeats;
     summary.unused += t.unused;
   }
   // A tape per test: a deleted test's tape is opened by no one, so only its folder finds it.
@@ -469,9 +481,9 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   const failures = faults.filter(([f]) => f !== 'latency');
   const injected = faults.length > 0 ? `, ${plural(failures.reduce((n, [, k]) => n + k, 0), 'fault')} injected (${faults.map(([f, n]) => `${f} ${n}`).join(', ')})` : '';
   const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}${opts.pruned && s.unused > 0 ? ' (pruned)' : ''}${injected}`];
-  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded);
+  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded || t.repeats);
   for (const t of notable.slice(0, 30)) {
-    const bits = [t.added ? `+${t.added} added` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.unused ? `${t.unused} unused${t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
+    const bits = [t.added ? `+${t.added} added` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats ? `${t.repeats} answered again past their recordings` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.unused ? `${t.unused} unused${t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
     lines.push(`  ${t.namespace ? `namespace ${t.namespace}` : rel(t.tape)}${t.orphan ? '' : ` (${t.mode})`}: ${bits.join(', ')}`);
   }
   if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);
@@ -493,6 +505,11 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   if (s.errorsNotRecorded) {
     // Each local run calls the API again for them and passes; CI, which replays, misses them.
     lines.push(`Upstream errors (4xx, 5xx) are not recorded: ${s.errorsNotRecorded === 1 ? 'that call goes to the API on every run and misses' : 'those calls go to the API on every run and miss'} in CI. To replay an error a test relies on, record it: tapedeckFixtures({ recordErrors: true }) (docs/modes.md, "What is recorded when the upstream fails").`);
+  }
+  if (s.repeats) {
+    // Served, so no miss: a request asked more often than when it was recorded (a loop that now
+    // runs longer) would pass unseen.
+    lines.push(`${s.repeats === 1 ? '1 call was' : `${s.repeats} calls were`} answered by a recording again, past those recorded for ${s.repeats === 1 ? 'its' : 'their'} request (asked more often than when recorded: a loop that runs longer now?). tapedeckFixtures({ strictOrder: true }) makes such calls misses; record again if the extra calls are meant.`);
   }
   if (s.unused > 0 && opts.pruneCommand) {
     lines.push(`Unused recordings are stale candidates (no test asked for them in this run). Drop them after a full passing run: ${opts.pruneCommand}`);

@@ -561,6 +561,7 @@ function openTape(opts: TestTapeOptions): TestTape {
         for (const s of switches.splice(0)) s.uninstall();
         const errors: unknown[] = [];
         let added = 0;
+        let repeats = 0;
         let unrecorded = 0;
         const faults: Record<string, number> = {};
         const addFaults = (f: Record<string, number> | undefined) => {
@@ -577,6 +578,7 @@ function openTape(opts: TestTapeOptions): TestTape {
             addFaults(st.faults);
             // Recordings whose calls were made again but not recorded stay: used, not stale.
             for (const t of st.kept ?? []) used.add(t);
+            repeats += st.repeats ?? 0;
           } catch (e) {
             errors.push(e);
           }
@@ -590,6 +592,7 @@ function openTape(opts: TestTapeOptions): TestTape {
             added += st.recorded - st.appendFailures + (st.realtime?.recorded ?? 0);
             addFaults(st.faults);
             for (const t of st.kept ?? []) used.add(t);
+            repeats += st.repeats ?? 0;
           } catch (e) {
             errors.push(e);
           }
@@ -624,10 +627,13 @@ function openTape(opts: TestTapeOptions): TestTape {
           hits,
           misses,
           used: [...used],
+          ...(repeats > 0 ? { repeats } : {}),
           ...(Object.keys(faults).length > 0 ? { faults } : {}),
           ...(cacheTape ? { cacheTape: store ? `${namespace}.cache` : cacheTape, cacheAdded } : {}),
         };
-        if (runDir && (inner || cache || mcps.length > 0 || proxies.length > 0)) writeTapeReport(runDir, report);
+        // Also for a test that asked for its tape and made no call this time (a feature flag off),
+        // when the tape is there: the summary must not take it for a deleted test's and prune it.
+        if (runDir && (inner || cache || mcps.length > 0 || proxies.length > 0 || (!store && existsSync(opts.tape)))) writeTapeReport(runDir, report);
         if (errors.length > 0) throw errors[0];
         const failure = opts.failOnMiss === false ? undefined : tape.missFailure();
         if (failure) throw Object.assign(failure, { report });

@@ -84,3 +84,34 @@ it('a run whose tests used a store judges no local tape file: none is reported u
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+// A test that exists, ran and passed but made no request this run (its call behind a flag that
+// is off) opened its tape: before, its tape was called "a deleted or renamed test" and pruned, and
+// the run with the flag on missed in CI. Its recordings are not judged this run, and said so.
+it('a test that made no request this run keeps its tape: not judged, and the summary says why', { timeout: 180_000 }, async () => {
+  const flagged = `
+import { inject } from 'vitest';
+import { test } from 'llm-tapedeck/vitest';
+test('summarizes when the flag is on', async ({ tape, expect }) => {
+  if (!process.env.FEATURE_X) return;
+  const r = await tape.fetch(inject('openaiBaseURL') + '/chat/completions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'summarize' }] }),
+  });
+  expect(r.status).toBe(200);
+});
+`;
+  writeFileSync(join(p.dir, 'test', 'flagged.test.ts'), flagged);
+  const rec = await p.vitest(['test/flagged.test.ts'], { FEATURE_X: '1' });
+  expect(rec.code, rec.out).toBe(0);
+  const tape = join(p.tapes, 'flagged.test', 'summarizes-when-the-flag-is-on.tape');
+  const bytes = readFileSync(tape);
+  const prune = await p.vitest(['test/flagged.test.ts'], { CI: 'true', TAPEDECK_PRUNE: '1' });
+  expect(prune.code, prune.out).toBe(0);
+  expect(prune.out).not.toContain('a deleted or renamed test');
+  expect(prune.out).toContain('unused recordings not checked: its test (test/flagged.test.ts > summarizes when the flag is on) made no request in this run');
+  expect(readFileSync(tape).equals(bytes)).toBe(true);
+  const on = await p.vitest(['test/flagged.test.ts'], { CI: 'true', FEATURE_X: '1' });
+  expect(on.code, on.out).toBe(0);
+});
