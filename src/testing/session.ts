@@ -336,7 +336,10 @@ function openTape(opts: TestTapeOptions): TestTape {
         ? 'the namespace has no recordings yet (this test was never recorded)'
         : 'the tape does not exist yet (this test was never recorded)'
       : diagnoseMiss(details, store ? 'namespace' : 'tape');
-    misses.push({ ...(opts.test ? { test: opts.test } : {}), route: cache?.label ?? details.route ?? route, diagnosis, command: recordCommand });
+    // Update mode, and recording it failed (no network, a placeholder key): said with why, and
+    // not "run update mode", which is what was run.
+    const failed = typeof details.unrecordable === 'string' ? `; recording it failed: ${details.unrecordable}` : '';
+    misses.push({ ...(opts.test ? { test: opts.test } : {}), route: cache?.label ?? details.route ?? route, diagnosis: `${diagnosis}${failed}`, command: recordCommand, ...(failed ? { hint: `fix: recording it needs the network and a real API key; then: ${recordCommand}` } : {}) });
     return { never, diagnosis };
   }
 
@@ -500,7 +503,7 @@ function openTape(opts: TestTapeOptions): TestTape {
       if (misses.length === 0) return undefined;
       return forTestOutput(new TapedeckError(
         'E_MISS',
-        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${rel}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\nRecord it: ${(misses.find((x) => x.command === sessionRecordCommand) ?? misses[0]!).command}`,
+        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${rel}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\n${misses.every((x) => x.hint?.startsWith('fix: recording it needs')) ? 'Recording needs the network and a real API key (the upstream could not be reached or refused the key); then record it: ' : 'Record it: '}${(misses.find((x) => x.command === sessionRecordCommand) ?? misses[0]!).command}`,
         { file: namespace ? rel : opts.tape, misses: [...misses] },
       ));
     },
