@@ -2,6 +2,7 @@
 // runs, so the other commands start without the store's readers; the importers and the HAR
 // writer load only for import and export --har (and the YAML parser only for a VCR.py cassette).
 import { EXIT } from '../cli-errors.ts';
+import { holdsKeyedMask } from '../store/keyed-mask.ts';
 import { callLabel } from '../mcp/tape.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import { damageInOrder } from '../store/damage-order.ts';
@@ -194,16 +195,31 @@ function inspectLine(r: { offset: number; length: number; value: unknown }, i: n
   return `${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`;
 }
 
+/**
+ * What a lost header took with it: its redaction salt, under which `masked` records hold keyed
+ * masks (`[REDACTED:…]`). Intact as records, they no longer match a live request with those
+ * values (its mask is made under the new salt), so they are said to need recording again.
+ */
+function saltLost(masked: number): string {
+  return `The header held the tape's redaction salt, lost with it: ${masked} record${masked === 1 ? ' holds' : 's hold'} values masked under it (keyed masks), which a request with those values no longer matches under a new salt; restore the tape from version control, or record ${masked === 1 ? 'that call' : 'those calls'} again.\n`;
+}
+
 async function prune(file: string | undefined): Promise<number> {
   tapeArg('prune', file, 'tapedeck prune recordings/app.tape');
   if (!file) return EXIT.usage;
   // Read before the rewrite: a missing tape is E_TAPE_NOT_FOUND, not a lock file made for it.
-  await withTapeStream(file, async () => {});
+  // With its header lost, the salt its keyed masks were made under is lost: counted, to say so.
+  const masked = await withTapeStream(file, async (s) => {
+    if (s.header.headerLost !== true) return 0;
+    let n = 0;
+    for await (const f of s.frames()) if (holdsKeyedMask(f.payload)) n++;
+    return n;
+  });
   // What was removed is counted by the rewrite under the tape's lock, from the file it rewrote:
   // appends made meanwhile are not counted as damage, nor a new header as bytes removed.
   const r = await rewriteTape(file, () => true);
   const header = r.freshHeader === 'empty' ? '; wrote a header (the file was empty)' : r.freshHeader === 'damaged' ? '; wrote a fresh header (the old one was damaged)' : '';
-  await writeOut(`${file}: kept ${r.kept} record${r.kept === 1 ? '' : 's'}, removed ${r.damageBytes} bytes of damage${header}\n`);
+  await writeOut(`${file}: kept ${r.kept} record${r.kept === 1 ? '' : 's'}, removed ${r.damageBytes} bytes of damage${header}\n${r.freshHeader === 'damaged' && masked > 0 ? saltLost(masked) : ''}`);
   return 0;
 }
 
@@ -214,8 +230,11 @@ async function verify(file: string | undefined): Promise<number> {
   // read a window at a time, so memory does not grow with it.
   const t = await withTapeStream(file, async (s) => {
     let records = 0;
-    for await (const _ of decodedRecords(s, file)) records++;
-    return { header: s.header, size: s.size, warnings: s.warnings, records };
+    // With the header lost, its redaction salt is too: records holding keyed masks are counted.
+    let masked = 0;
+    const lost = s.header.headerLost === true;
+    for await (const _ of decodedRecords(s, file, lost ? (p) => void (holdsKeyedMask(p) && masked++) : undefined)) records++;
+    return { header: s.header, size: s.size, warnings: s.warnings, records, masked };
   });
   const n = t.records;
   const them = n === 1 ? 'it' : 'them';
@@ -235,6 +254,7 @@ async function verify(file: string | undefined): Promise<number> {
       ? `writes a fresh header${n === 0 ? '' : `, keeps ${them}`} and drops the damage`
       : `keeps ${n === 0 ? 'the header' : them} and drops the damage`;
   out += t.warnings.length ? `${t.warnings.length} problem(s); ${intact} (tapedeck prune ${file} ${pruned}).\n` : n === 0 ? 'ok (no records)\n' : 'ok\n';
+  if (t.masked > 0) out += saltLost(t.masked);
   await writeOut(out);
   return t.warnings.length ? 1 : 0;
 }

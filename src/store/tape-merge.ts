@@ -27,6 +27,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
+import { holdsKeyedMask } from './keyed-mask.ts';
 import { parseTape, type TapeHeader, type TapeWarning } from './tape-codec.ts';
 import { rewriteTapeWith, tapeIoError, type TapeScan } from './tape-file.ts';
 
@@ -106,7 +107,7 @@ export function mergeTapeImages(base: MergeSide, ours: MergeSide, theirs: MergeS
       return;
     }
     const frame = frameBytes(theirs, theirs.frames[i]!);
-    if (saltsDiffer && hasKeyedMask(frame)) keyedMasks++;
+    if (saltsDiffer && holdsKeyedMask(frame)) keyedMasks++;
     parts.push(frame);
     summary.theirs++;
   });
@@ -187,16 +188,6 @@ function saltError(ours: MergeSide, theirs: MergeSide, n: number): TapedeckError
   );
 }
 
-/**
- * The bytes a keyed mask starts with (src/store/redact.ts): `[REDACTED:`, and as a URL holds it
- * (a query parameter's mask in a stored URL and route, a form body): `%5BREDACTED%3A`, either case.
- */
-const KEYED_MASKS = ['[REDACTED:', 'REDACTED%3A', 'REDACTED%3a'].map((m) => Buffer.from(m));
-
-function hasKeyedMask(frame: Uint8Array): boolean {
-  const b = Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
-  return KEYED_MASKS.some((m) => b.indexOf(m) >= 0);
-}
 
 function frameBytes(side: MergeSide, f: { offset: number; length: number }): Uint8Array {
   return side.bytes.subarray(f.offset, f.offset + f.length);

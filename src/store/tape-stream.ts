@@ -171,9 +171,10 @@ async function start(fh: FileHandle, path: string, window: number): Promise<Tape
  *   console.log(t.warnings);
  * });
  */
-export async function* decodedRecords(stream: TapeStream, file: string): AsyncGenerator<{ offset: number; length: number; value: unknown }> {
+export async function* decodedRecords(stream: TapeStream, file: string, onPayload?: (payload: Uint8Array) => void): AsyncGenerator<{ offset: number; length: number; value: unknown }> {
   let undecodable = false;
   for await (const f of stream.frames()) {
+    onPayload?.(f.payload);
     // Copying byte strings out: the payload's window is read over again.
     const d = decodePayloadOrWarn(f.payload, f.offset, file, true);
     if ('warning' in d) {
