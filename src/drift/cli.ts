@@ -12,7 +12,7 @@ import { loadGit, loadPaths, loadTapes, RERECORD_DRAFT, type LoadedSide } from '
 import { loadPrices, PRICES_DATE } from './prices.ts';
 import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
-import { planRerecord, rerecord, type Recorder } from './rerecord.ts';
+import { maskedQueryValue, planRerecord, rerecord, type Recorder } from './rerecord.ts';
 import { createTape, readTape } from '../store/tape-file.ts';
 import { REDACTED } from '../store/redact.ts';
 import type { DriftReport } from './report.ts';
@@ -203,6 +203,9 @@ function credentialsFrom(env: NodeJS.ProcessEnv, headers: readonly string[]): (r
   }
   return (route, header) => {
     if (given[header] !== undefined) return given[header];
+    // Gemini takes its key as `?key=` or `x-goog-api-key`.
+    if (header === '?key' || header === 'x-goog-api-key') return /\/v1(beta|alpha)?\/(models|tunedModels)\//.test(route) ? (env.GEMINI_API_KEY ?? env.GOOGLE_API_KEY) : undefined;
+    if (header.startsWith('?')) return undefined;
     const anthropic = /\/v1\/(messages|complete)\b/.test(route);
     const key = anthropic ? env.ANTHROPIC_API_KEY : header === 'api-key' ? env.AZURE_OPENAI_API_KEY : env.OPENAI_API_KEY;
     if (!key) return undefined;
@@ -277,8 +280,14 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
       for (const [name, value] of Object.entries(record.request.headers)) {
         if (String(value).includes(REDACTED) && credentials(record.route, name.toLowerCase()) === undefined) unfilled.add(`${name} (${record.route})`);
       }
+      // Masked query values (a `?token=`, Gemini's `?key=`): sent masked unless something fills them.
+      const q = record.request.url.indexOf('?');
+      for (const p of q < 0 ? [] : record.request.url.slice(q + 1).split('&')) {
+        const eq = p.indexOf('=');
+        if (eq > 0 && maskedQueryValue(p.slice(eq + 1)) && credentials(record.route, `?${decodeURIComponent(p.slice(0, eq))}`) === undefined) unfilled.add(`?${p.slice(0, eq)}= (${record.route.split('?')[0]})`);
+      }
     }
-    if (unfilled.size) process.stderr.write(`tapedeck rerecord: warning: no credential for ${[...unfilled].slice(0, 4).join(', ')}: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or --header "Name: value".\n`);
+    if (unfilled.size) process.stderr.write(`tapedeck rerecord: warning: no credential for ${[...unfilled].slice(0, 4).join(', ')}: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, or --header "Name: value"; what nothing fills is sent masked, and the API will refuse it.\n`);
     process.stderr.write(
       `tapedeck rerecord: ${plan.length} request${plan.length === 1 ? '' : 's'} to ${v.upstream}${skipped ? ` (${skipped} non-HTTP record(s) skipped)` : ''}; ` +
         `estimated cost ${usd(estimate)} from the recorded usage at list prices of ${PRICES_DATE}${v.prices ? ` and ${v.prices}` : ''}.\n`,
@@ -326,7 +335,11 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
       { failOn },
     );
     printReport(report, v.format!, v.html);
-    if (result.failed.length || result.notSent.length) return RERECORD_EXIT.incomplete;
+    if (result.failed.length || result.notSent.length) {
+      // The report judged what was recorded; the run itself is incomplete, whatever it says.
+      process.stderr.write(`tapedeck rerecord: incomplete: ${result.failed.length + result.notSent.length} of ${result.planned} call(s) not recorded (exit ${RERECORD_EXIT.incomplete}); the diff above compares only what was.\n`);
+      return RERECORD_EXIT.incomplete;
+    }
     return report.summary.failing > 0 ? DIFF_EXIT.failing : DIFF_EXIT.ok;
   } catch (e) {
     process.stderr.write(formatCliError(e));

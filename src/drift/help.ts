@@ -72,7 +72,8 @@ cost (recorded usage at list prices); nothing is sent without --yes or --budget.
   --concurrency N      calls at once (default 4)
   --retries N          retries of a 429 / 529 answer, waiting as retry-after says (default 5)
   --header "N: V"      a header to send where the tape has a redacted one (repeatable);
-                       OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY fill the usual ones
+                       OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY fill the usual ones,
+                       GEMINI_API_KEY (or GOOGLE_API_KEY) Gemini's ?key= and x-goog-api-key
   --prices FILE        prices for the estimate (see tapedeck stats --help)
   --format F, --html FILE, --fail-on LIST   the diff's output, as tapedeck diff
 

@@ -106,6 +106,40 @@ function requestInit(r: HttpRecord, credentials: RerecordOptions['credentials'])
   return { method: r.request.method, headers, ...(body !== undefined && r.request.method !== 'GET' && r.request.method !== 'HEAD' ? { body } : {}) };
 }
 
+/**
+ * The recorded URL with its masked query values filled where `credentials` knows them (the
+ * parameter as `?name`: Gemini's `?key=`); a masked value nothing fills is left masked (the
+ * command warned of it before sending). Query values are masked as `[REDACTED]` or a keyed mask,
+ * percent-encoded.
+ *
+ * @example
+ * liveUrl({ route: 'POST /v1beta/models/g:generateContent', request: { url: '/v1beta/models/g:generateContent?key=%5BREDACTED%5D' } } as HttpRecord, () => 'AIza...')
+ * // '/v1beta/models/g:generateContent?key=AIza...'
+ */
+export function liveUrl(r: HttpRecord, credentials: RerecordOptions['credentials']): string {
+  const url = r.request.url;
+  const q = url.indexOf('?');
+  if (q < 0 || !/REDACTED/i.test(url)) return url;
+  const params = url.slice(q + 1).split('&').map((p) => {
+    const eq = p.indexOf('=');
+    if (eq < 0 || !maskedQueryValue(p.slice(eq + 1))) return p;
+    const cred = credentials?.(r.route, `?${decodeURIComponent(p.slice(0, eq))}`);
+    return cred === undefined ? p : `${p.slice(0, eq)}=${encodeURIComponent(cred)}`;
+  });
+  return `${url.slice(0, q)}?${params.join('&')}`;
+}
+
+/** Whether a raw query value is a mask (`[REDACTED]` or a keyed one), as a URL holds it. */
+export function maskedQueryValue(raw: string): boolean {
+  let v = raw;
+  try {
+    v = decodeURIComponent(raw);
+  } catch {
+    // a malformed escape: judged as it is
+  }
+  return /^\[REDACTED(?::[0-9a-f]+)?\]$/.test(v);
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Milliseconds a 429 asks to wait: retry-after-ms, retry-after in seconds or as a date. */
@@ -163,7 +197,7 @@ export async function rerecord(plan: readonly Planned[], opts: RerecordOptions):
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await opts.recorder.fetch(`${base}${p.record.request.url}`, init);
+        res = await opts.recorder.fetch(`${base}${liveUrl(p.record, opts.credentials)}`, init);
       } catch (e) {
         // fetch's own "fetch failed" says nothing; the reason is its cause's (ECONNREFUSED ...).
         const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
