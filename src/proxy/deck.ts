@@ -1131,6 +1131,24 @@ export class Deck {
    * @example
    * deck.record(deck.prepareRequest(req), req, response, new Date(), 0)
    */
+  /**
+   * Whether the tape holds a recording of this request (any turn of it), without taking one: a
+   * fault that stands in for a call in update mode asks, so that a request with none gets one
+   * recorded behind the fault (its replay needs it, ./chaos.ts). True for a request it cannot
+   * key: nothing is done for it.
+   *
+   * @example
+   * if (!deck.holds(req)) recordBehind()
+   */
+  holds(req: DeckRequest): boolean {
+    try {
+      const p = this.prepareRequest(req);
+      return (this.col?.count(httpRecordKey(p.route, p.match, p.key)).recorded ?? 0) > 0;
+    } catch {
+      return true;
+    }
+  }
+
   prepareRequest(req: DeckRequest): Prepared {
     const decoded = this.decoded(req);
     return this.prepare(decoded, this.routeOf(decoded.method, decoded.url, decoded.headers));

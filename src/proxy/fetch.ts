@@ -272,7 +272,20 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
    * A request that may get a fault (./chaos.ts): the fault's answer, or the decision to answer
    * it as usual (with the request stripped of the chaos header, and any delay already waited).
    */
-  async function chaotic(d: Deck, dreq: DeckRequest, signal: AbortSignal): Promise<Response | { decision: Decision; dreq: DeckRequest; mark?: string }> {
+  /** Marks the request a fault's call is recorded with (see chaotic); never sent upstream. */
+  const BEHIND_HEADER = 'x-tapedeck-recorded-behind-fault';
+
+  /** A request's headers without those fetch sets itself (a request made again through it). */
+  const withoutHopHeaders = (h: DeckRequest['headers']): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const k of Object.keys(h)) {
+      const v = h[k];
+      if (v !== undefined && k !== 'host' && k !== 'content-length' && k !== 'connection' && k !== 'transfer-encoding') out[k] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    return out;
+  };
+
+  async function chaotic(d: Deck, dreq: DeckRequest, signal: AbortSignal, recordBehind: () => Promise<void>): Promise<Response | { decision: Decision; dreq: DeckRequest; mark?: string }> {
     const { req: sent, value } = withoutChaosHeader(dreq);
     const chaos = d.chaos;
     if (!chaos) {
@@ -281,6 +294,11 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       throw new TapedeckError('E_CHAOS_MODE', 'Faults on demand are not part of this build (browser playback leaves them out).', { hint: 'Test faults in Node: createFetch({ chaos }) or tapedeck serve --chaos (docs/chaos.md).' });
     }
     const plan = await planChaos(d, chaos, sent, value);
+    // Update mode: a fault stands in for a call the tape has no recording of. Its replay (CI)
+    // finds none for the fault to stand in for and misses, so the real answer is recorded behind
+    // the fault, unseen by the caller: what the update run records is what its replay needs. The
+    // fault is answered once it is stored, so the call's retry finds it, as its replay will.
+    if ((plan.kind === 'status' || plan.kind === 'reset' || plan.kind === 'timeout') && d.mode === 'update' && value === undefined && !d.holds(sent)) await recordBehind();
     try {
       if (plan.latencyMs > 0) {
         // The caller's abort (its own timeout) ends the wait, as it would a slow API's.
@@ -373,9 +391,24 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       }
       let decision: Decision;
       let mark: string | undefined;
+      // A request recorded behind a fault (see chaotic) takes no part in chaos: no call's retry.
+      const behindFault = dreq.headers[BEHIND_HEADER] !== undefined;
+      if (behindFault) {
+        delete dreq.headers[BEHIND_HEADER];
+        delete dreq.headers[CHAOS_HEADER];
+      }
       // Chaos that cannot fire costs one header lookup here.
-      if (dreq.headers[CHAOS_HEADER] !== undefined || d.chaos?.canFire === true) {
-        const c = await chaotic(d, dreq, signal);
+      if (!behindFault && (dreq.headers[CHAOS_HEADER] !== undefined || d.chaos?.canFire === true)) {
+        // The same request again, with no fault, its answer recorded and dropped (see chaotic).
+        const behind = dreq;
+        const recordBehind = () =>
+          f(req.url, { method: behind.method, headers: { ...withoutHopHeaders(behind.headers), [BEHIND_HEADER]: '1' }, ...(behind.body.length > 0 ? { body: Buffer.from(behind.body) } : {}) })
+            .then((r) => r.arrayBuffer())
+            .then(
+              () => undefined,
+              () => undefined,
+            );
+        const c = await chaotic(d, dreq, signal, recordBehind);
         if (c instanceof Response) return c;
         ({ decision, dreq, mark } = c);
       } else decision = await untilAborted(d.decideShared(dreq), signal);

@@ -295,16 +295,18 @@ describe('openTestTape', () => {
     expect(summary.faults).toEqual({ 429: 2 });
     expect(formatSummary(summary, { root: dir }).split('\n')[0]).toBe('tapedeck: 1 tape, 0 written, 0 recordings added, 3 replayed, 0 misses, 0 unused recordings, 2 faults injected (429 2)');
     expect(readFileSync(path).equals(bytes)).toBe(true);
-    // A test runs in update mode locally: the faults apply there too (the test asked for them),
-    // the faulted attempt goes nowhere, and its retry is recorded from the API.
+    // A test runs in update mode locally: the faults apply there too (the test asked for them).
+    // The faulted call, which the tape has no recording of, is recorded behind the fault (its
+    // replay needs it: test/chaos/record-behind.test.ts), and its retry replays that recording.
     const upd = join(dir, 'chaos-update.tape');
     const local = openTestTape({ tape: upd, env: {} });
     expect(local.mode).toBe('update');
     local.chaos({ faults: { 503: 1 }, attempts: 1, retryAfterMs: 10 });
     const calls = up.calls.length;
     await expect(ask(local.fetch, 'fresh')).rejects.toBeInstanceOf(OpenAI.InternalServerError);
-    expect(up.calls.length).toBe(calls);
+    expect(up.calls.length).toBe(calls + 1);
     expect((await ask(local.fetch, 'fresh')).choices[0]!.message.content).toMatch(/fresh$/);
+    expect(up.calls.length).toBe(calls + 1);
     await local.close();
     expect((await readTape(upd)).records.map((r) => (r.value as { response: { status: number } }).response.status)).toEqual([200]);
     // Refused outside replay when the test says live: false: every call says why.

@@ -1,0 +1,55 @@
+// A test of a fallback path: `tape.chaos({ faults: { 429: 1 } })`, the 429 caught, a fallback
+// used. Locally (update mode) it passed and recorded nothing, since no attempt reached the API;
+// in CI the fault found no recording to stand in for and the call missed, and the printed record
+// command recorded nothing again: red in CI for good. Update mode now records the call's real
+// answer behind the fault (the caller still gets the fault), so the replay has what the fault
+// stands in for. With the real openai SDK.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestTape } from '../../src/testing/session.ts';
+import { readTape } from '../../src/store/tape-file.ts';
+import { MODEL, openai, tempDir } from './record.ts';
+import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
+
+const tmp = tempDir('record-behind');
+let up: Upstream;
+beforeAll(async () => {
+  up = await startUpstream();
+});
+afterAll(async () => {
+  await up.close();
+  tmp.remove();
+});
+
+/** One run of the fallback test: every call rate-limited; the fallback answers. */
+async function fallbackTest(tape: string, env: Record<string, string>): Promise<{ answer: string; failure?: unknown }> {
+  const t = openTestTape({ tape, env, test: 'falls back on rate limit' });
+  t.chaos({ faults: { 429: 1 }, seed: 1 });
+  let answer = '';
+  try {
+    const c = openai(up.url, { fetch: t.fetch });
+    answer = await c.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'summarize' }] }).then(
+      (r) => r.choices[0]!.message.content ?? '',
+      (e: { status?: number }) => (e.status === 429 ? 'fallback' : `ERR ${e.status}`),
+    );
+  } catch (e) {
+    return { answer, failure: e };
+  }
+  const failure = await t.close().then(() => undefined, (e: unknown) => e);
+  return { answer, ...(failure ? { failure } : {}) };
+}
+
+describe('a fault in update mode on a call the tape has no recording of', () => {
+  it('records the real answer behind the fault: the test falls back locally and in CI alike', async () => {
+    const tape = join(tmp.dir, 'fallback.tape');
+    const local = await fallbackTest(tape, {});
+    expect(local).toEqual({ answer: 'fallback' });
+    const records = (await readTape(tape)).records;
+    expect(records).toHaveLength(1);
+    const ci = await fallbackTest(tape, { CI: 'true' });
+    expect(ci).toEqual({ answer: 'fallback' });
+    // A second local run records nothing more: the tape has it.
+    await fallbackTest(tape, {});
+    expect((await readTape(tape)).records).toHaveLength(1);
+  });
+});
