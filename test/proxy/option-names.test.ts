@@ -114,7 +114,7 @@ describe('tapedeck serve: the redact rules as flags', () => {
         const url = await cli.url;
         const r = await fetch(`${url}/v1/chat/completions?sig2=${secrets.query}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-team-token': secrets.header },
+          headers: { 'content-type': 'application/json', 'x-team-ref': secrets.header },
           body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], metadata: { ssn: secrets.field } }),
         });
         await r.arrayBuffer();
@@ -126,7 +126,7 @@ describe('tapedeck serve: the redact rules as flags', () => {
     };
     try {
       const plain = await recordThrough([]);
-      const ruled = await recordThrough(['--redact-field', 'ssn', '--redact-header', 'x-team-token', '--redact-query', 'sig2']);
+      const ruled = await recordThrough(['--redact-field', 'ssn', '--redact-header', 'x-team-ref', '--redact-query', 'sig2']);
       for (const v of Object.values(secrets)) {
         expect(plain, v).toContain(v);
         expect(ruled, v).not.toContain(v);
