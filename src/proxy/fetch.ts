@@ -460,7 +460,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         d?.count('miss');
         if (misses.length < MAX_MISSES_KEPT) misses.push({ route: `${dreq.method} ${u.pathname}`, message: e.message });
       }
-      else d?.countError();
+      // A failed record is counted where it failed (stats.appendFailures): not twice.
+      else if (e.code !== 'E_RECORD_FAILED') d?.countError();
       // A closed fetch stays closed: its answer is final, a 400 that no client retries (a 503
       // is retried whatever the headers say by some: LangChain's six tries took 77 s).
       const closed = e.code === 'E_PROXY_CLOSED';
