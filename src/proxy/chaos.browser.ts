@@ -45,3 +45,15 @@ export function faultSent(): void {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** See ./chaos.ts; a page injects no faults, and records nothing behind one. */
+export function recordedBehind(): boolean {
+  return false;
+}
+
+export function needsRecordBehind(): boolean {
+  return false;
+}
+
+export async function recordBehind(): Promise<void> {}
+

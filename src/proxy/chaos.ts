@@ -15,7 +15,7 @@ import { hex } from '../core/engine.ts';
 import { sha256 } from '../core/index.ts';
 import { answerEvents, malformedEvents, statusFault, type StatusFaultAnswer } from '../providers/faults.ts';
 import type { StatusFault } from '../providers/provider.ts';
-import { responseChunks, type HttpRecord } from '../store/records.ts';
+import { httpRecordKey, responseChunks, type HttpRecord } from '../store/records.ts';
 import type { TapeMode } from '../store/mode.ts';
 import type { LoadedSession } from '../realtime/tape.ts';
 import type { Deck, DeckRequest, Decision } from './deck.ts';
@@ -231,3 +231,64 @@ export function statusFaultHeaders(plan: Extract<ChaosPlan, { kind: 'status' }>,
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Marks the request a fault's call is recorded with (see recordBehind); never sent upstream. */
+const BEHIND_HEADER = 'x-tapedeck-recorded-behind-fault';
+
+/**
+ * Whether `req` is one recordBehind sent: it takes no part in chaos (it is no call's retry). Its
+ * marks are taken off, so neither reaches the upstream or the tape.
+ *
+ * @example
+ * if (!recordedBehind(dreq)) plan = await planChaos(...)
+ */
+export function recordedBehind(req: DeckRequest): boolean {
+  if (req.headers[BEHIND_HEADER] === undefined) return false;
+  delete req.headers[BEHIND_HEADER];
+  delete req.headers[CHAOS_HEADER];
+  return true;
+}
+
+/**
+ * Update mode: whether a plan's fault stands in for a call the tape has no recording of (its
+ * replay would find none for the fault to stand in for, and miss), so the call's real answer is
+ * to be recorded behind the fault. Not for a fault a request forced (`forced`: its header).
+ *
+ * @example
+ * if (needsRecordBehind(plan, deck, forced, req)) await recordBehind(f, url, req)
+ */
+export function needsRecordBehind(plan: ChaosPlan, d: Deck, forced: string | undefined, req: DeckRequest): boolean {
+  return (plan.kind === 'status' || plan.kind === 'reset' || plan.kind === 'timeout') && d.mode === 'update' && forced === undefined && !holds(d, req);
+}
+
+/** Whether the tape holds a recording of `req` (any turn of it), without taking one; true for a request it cannot key (nothing is done for it). */
+function holds(d: Deck, req: DeckRequest): boolean {
+  try {
+    const p = d.prepareRequest(req);
+    return (d.collection?.count(httpRecordKey(p.route, p.match, p.key)).recorded ?? 0) > 0;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Sends `req` again through `f` (createFetch's own fetch), marked to take no part in chaos, and
+ * reads its answer to the end, so it is recorded; resolves once it is, whatever happened.
+ *
+ * @example
+ * await recordBehind(f, 'https://api.openai.com/v1/chat/completions', dreq)
+ */
+export async function recordBehind(f: (url: string, init: RequestInit) => Promise<Response>, url: string, req: DeckRequest): Promise<void> {
+  const headers: Record<string, string> = { [BEHIND_HEADER]: '1' };
+  // Without the headers fetch sets itself.
+  for (const k of Object.keys(req.headers)) {
+    const v = req.headers[k];
+    if (v !== undefined && k !== 'host' && k !== 'content-length' && k !== 'connection' && k !== 'transfer-encoding') headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  try {
+    await (await f(url, { method: req.method, headers, ...(req.body.length > 0 ? { body: Buffer.from(req.body) } : {}) })).arrayBuffer();
+  } catch {
+    // Not recorded: its replay misses, and says so.
+  }
+}
+

@@ -28,6 +28,7 @@ import { isUploadData } from '../providers/upload-data.ts';
 import { httpMissDetail, usedUpDetail, type HttpMissDetail } from './http-difference.ts';
 import { jsonBodyDifference } from './json-body-difference.ts';
 import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute } from './other-route.ts';
+import { missOnDamagedTape } from './damage-miss.ts';
 import { checkedAnswer, currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
@@ -38,7 +39,7 @@ import { redactAnswerBody, remapChunkEnds, unitEnds } from '../store/stream-reda
 import { echoing, type EchoingRedactor } from '../store/echo-redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { pruneMayRemove } from './prune-guard.ts';
+import { askedFor, keptOf, pruneMayRemove, sayKept } from './prune-guard.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
 import { IndexRuns } from './index-runs.ts';
@@ -854,26 +855,16 @@ export class Deck {
     if (this.mode === 'record') {
       const prepared = this.prepare(req, route);
       // Its old recordings are asked for, whether or not the new answer gets recorded (pruning).
-      this.col?.ask(httpRecordKey(prepared.route, prepared.match, prepared.key));
+      if (this.col) askedFor(this.col, prepared);
       return { kind: 'upstream', prepared };
     }
     const found = this.served(this.find(req, route), route, req);
     if (found.kind === 'replay') return found;
     if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route), miss: found.miss };
-    throw this.withDamage(found.miss);
+    throw missOnDamagedTape(found.miss, this.col, this.verifyCommand);
   }
 
-  /**
-   * A miss on a tape with damaged bytes: the recording of this very request may have been in
-   * them, so the miss says so (and where) rather than leaving the request to look changed.
-   */
-  private withDamage(miss: TapedeckError): TapedeckError {
-    const at = this.col?.damagedAnywhere ? this.col.damageAt : [];
-    if (at.length === 0 || miss.code !== 'E_MISS') return miss;
-    const where = at.length === 1 ? `byte ${at[0]}` : `bytes ${at.slice(0, 3).join(', ')}${at.length > 3 ? ', ...' : ''}`;
-    const verify = this.verifyCommand ? `\`${this.verifyCommand}\`` : '`tapedeck verify` on the tape';
-    return new TapedeckError('E_MISS', `${miss.message}\nThe tape is damaged at ${where}: this request's recording may have been lost there; ${verify} shows the damage.`, { ...miss.details, damaged: at });
-  }
+
 
   /**
    * {@link decide}, and on a shared store (Redis), where this proxy's own recordings do not
@@ -1099,7 +1090,7 @@ export class Deck {
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
     const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
     let difference = `no recording for ${shown}`;
-    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(route, this.routes) ?? headersOnOtherRoute(route, this.routes, (name) => (this.col?.count(httpRecordKey(name, kind, key)).recorded ?? 0) > 0));
+    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(route, this.routes) ?? headersOnOtherRoute(route, this.routes, this.col, kind, key));
     if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold
@@ -1131,22 +1122,9 @@ export class Deck {
    * @example
    * deck.record(deck.prepareRequest(req), req, response, new Date(), 0)
    */
-  /**
-   * Whether the tape holds a recording of this request (any turn of it), without taking one: a
-   * fault that stands in for a call in update mode asks, so that a request with none gets one
-   * recorded behind the fault (its replay needs it, ./chaos.ts). True for a request it cannot
-   * key: nothing is done for it.
-   *
-   * @example
-   * if (!deck.holds(req)) recordBehind()
-   */
-  holds(req: DeckRequest): boolean {
-    try {
-      const p = this.prepareRequest(req);
-      return (this.col?.count(httpRecordKey(p.route, p.match, p.key)).recorded ?? 0) > 0;
-    } catch {
-      return true;
-    }
+  /** The recordings (none in passthrough): for faults on demand, which ask what the tape holds (./chaos.ts). */
+  get collection(): RecordCollection<HttpRecord> | undefined {
+    return this.col;
   }
 
   prepareRequest(req: DeckRequest): Prepared {
@@ -1450,8 +1428,7 @@ export class Deck {
       // Not after injected faults answered calls (prune-guard.ts).
       const prune = this.opts.pruneUnused === true && pruneMayRemove(this.stats().faults, this.tape, this.warn);
       const report = (await this.col?.close({ pruneUnused: prune })) ?? { replaced: [], pruned: [] };
-      const kept = prune ? this.col?.keptAsked().length ?? 0 : 0;
-      if (kept > 0) this.warn(`tapedeck: kept ${kept} recording(s) in ${this.tape} that calls of this run asked for again without getting a new answer recorded (the upstream failed or was cut); pruning leaves them.`);
+      if (prune && this.col) sayKept(this.col, this.tape, this.warn);
       if (report.pruned.length > 0) {
         const which = report.pruned.map((x) => `${x.key.replace('\u0000', ' ')} (byte ${x.at})`);
         this.warn(`tapedeck: removed ${report.pruned.length} unused recording(s) from ${this.tape}: ${which.slice(0, 20).join(', ')}${which.length > 20 ? ', ...' : ''}.`);
@@ -1464,7 +1441,7 @@ export class Deck {
   /** How many recordings on the tape have a trace token not in `used` (nothing asked for them). */
   unusedCount(used: ReadonlySet<string>): number {
     let n = 0;
-    const kept = new Set(this.keptTraces());
+    const kept = new Set(keptOf(this.mode, this.col).kept);
     // Trace tokens are read now, from the stored records: nothing is kept per recording for this.
     for (const i of this.loaded) {
       const trace = this.col!.loadedField(i, 'trace');
@@ -1526,24 +1503,12 @@ export class Deck {
   stats(): DeckStats {
     const faults = { ...this.pastFaults };
     for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
-    const kept = this.keptTraces();
     const repeats = this.repeatsServed + (this.col?.repeatsServed ?? 0);
-    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...(kept.length > 0 ? { kept } : {}) };
+    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...keptOf(this.mode, this.col) };
   }
 
   /** Calls answered past their request's recordings by the fast path and the matcher (the collection counts its own). */
   private repeatsServed = 0;
 
-  /** Record mode: trace tokens of the recordings kept because a call asked for them again and its answer was not recorded (see DeckStats.kept). */
-  private keptTraces(): string[] {
-    const out: string[] = [];
-    if (this.mode !== 'record' || !this.col) return out;
-    for (const r of this.col.keptAsked()) {
-      const trace = r.head(TRACE_FIELD, true).trace;
-      if (typeof trace === 'string') out.push(trace);
-    }
-    return out;
-  }
 }
 
-const TRACE_FIELD: readonly string[] = ['trace'];

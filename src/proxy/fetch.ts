@@ -11,7 +11,7 @@ import { checkOptionNames, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, planChaos, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
+import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, needsRecordBehind, planChaos, recordBehind, recordedBehind, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
@@ -272,19 +272,6 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
    * A request that may get a fault (./chaos.ts): the fault's answer, or the decision to answer
    * it as usual (with the request stripped of the chaos header, and any delay already waited).
    */
-  /** Marks the request a fault's call is recorded with (see chaotic); never sent upstream. */
-  const BEHIND_HEADER = 'x-tapedeck-recorded-behind-fault';
-
-  /** A request's headers without those fetch sets itself (a request made again through it). */
-  const withoutHopHeaders = (h: DeckRequest['headers']): Record<string, string> => {
-    const out: Record<string, string> = {};
-    for (const k of Object.keys(h)) {
-      const v = h[k];
-      if (v !== undefined && k !== 'host' && k !== 'content-length' && k !== 'connection' && k !== 'transfer-encoding') out[k] = Array.isArray(v) ? v.join(', ') : v;
-    }
-    return out;
-  };
-
   async function chaotic(d: Deck, dreq: DeckRequest, signal: AbortSignal, recordBehind: () => Promise<void>): Promise<Response | { decision: Decision; dreq: DeckRequest; mark?: string }> {
     const { req: sent, value } = withoutChaosHeader(dreq);
     const chaos = d.chaos;
@@ -298,7 +285,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     // finds none for the fault to stand in for and misses, so the real answer is recorded behind
     // the fault, unseen by the caller: what the update run records is what its replay needs. The
     // fault is answered once it is stored, so the call's retry finds it, as its replay will.
-    if ((plan.kind === 'status' || plan.kind === 'reset' || plan.kind === 'timeout') && d.mode === 'update' && value === undefined && !d.holds(sent)) await recordBehind();
+    if (needsRecordBehind(plan, d, value, sent)) await recordBehind();
     try {
       if (plan.latencyMs > 0) {
         // The caller's abort (its own timeout) ends the wait, as it would a slow API's.
@@ -391,24 +378,12 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       }
       let decision: Decision;
       let mark: string | undefined;
-      // A request recorded behind a fault (see chaotic) takes no part in chaos: no call's retry.
-      const behindFault = dreq.headers[BEHIND_HEADER] !== undefined;
-      if (behindFault) {
-        delete dreq.headers[BEHIND_HEADER];
-        delete dreq.headers[CHAOS_HEADER];
-      }
-      // Chaos that cannot fire costs one header lookup here.
-      if (!behindFault && (dreq.headers[CHAOS_HEADER] !== undefined || d.chaos?.canFire === true)) {
+      // Chaos that cannot fire costs one header lookup here (and a request recorded behind a
+      // fault takes no part in it: ./chaos.ts).
+      if ((dreq.headers[CHAOS_HEADER] !== undefined || d.chaos?.canFire === true) && !recordedBehind(dreq)) {
         // The same request again, with no fault, its answer recorded and dropped (see chaotic).
         const behind = dreq;
-        const recordBehind = () =>
-          f(req.url, { method: behind.method, headers: { ...withoutHopHeaders(behind.headers), [BEHIND_HEADER]: '1' }, ...(behind.body.length > 0 ? { body: Buffer.from(behind.body) } : {}) })
-            .then((r) => r.arrayBuffer())
-            .then(
-              () => undefined,
-              () => undefined,
-            );
-        const c = await chaotic(d, dreq, signal, recordBehind);
+        const c = await chaotic(d, dreq, signal, () => recordBehind(f, req.url, behind));
         if (c instanceof Response) return c;
         ({ decision, dreq, mark } = c);
       } else decision = await untilAborted(d.decideShared(dreq), signal);

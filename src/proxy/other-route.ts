@@ -5,6 +5,8 @@
  * and was recorded with other values of them, or without them.
  */
 import { routeEndpoint, routeOf } from '../providers/index.ts';
+import type { RecordCollection } from '../store/collection.ts';
+import { httpRecordKey, type MatchKind } from '../store/records.ts';
 
 /**
  * For APIs that name the model in the URL (Gemini, ...): when the request's route has no
@@ -32,13 +34,15 @@ export function modelOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
  * header values, or undefined when there is none. A route that holds this very request
  * (`holds`: the same body was recorded there) is named first; else a route with header values is
  * compared with one that has values too (the betas differ), else with the endpoint recorded
- * without them.
+ * without them. The request (`match`, `key`) is looked for in `col` under each route.
  *
  * @example
  * headersOnOtherRoute('POST /v1/messages (anthropic-beta: a)', new Map([['POST /v1/messages', { count: 1 }]]))
  * // 'anthropic-beta: a sent; recorded without it for POST /v1/messages'
  */
-export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>, holds?: (route: string) => boolean): string | undefined {
+export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>, col?: Pick<RecordCollection<unknown>, 'count'>, match?: MatchKind, key?: string): string | undefined {
+  // Whether a route holds this very request (its match kind and key).
+  const holds = col && match && key ? (name: string) => col.count(httpRecordKey(name, match, key)).recorded > 0 : undefined;
   const { method, url } = routeEndpoint(route);
   const base = `${method} ${url}`;
   const mine = route.slice(base.length);

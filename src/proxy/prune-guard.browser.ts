@@ -7,3 +7,13 @@
 export function pruneMayRemove(_faults: unknown, _tape: unknown, _warn: unknown): boolean {
   return true;
 }
+
+/** A page records nothing: none kept, none asked for (see prune-guard.ts). */
+export function keptOf(_mode: unknown, _col: unknown): { kept?: string[] } {
+  return {};
+}
+
+export function askedFor(_col: unknown, _p: unknown): void {}
+
+export function sayKept(_col: unknown, _tape: unknown, _warn: unknown): void {}
+

@@ -6,6 +6,9 @@
  * builds take prune-guard.browser.ts: a page injects no faults.
  */
 import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
+import type { RecordCollection } from '../store/collection.ts';
+import type { TapeMode } from '../store/mode.ts';
+import { httpRecordKey, type MatchKind } from '../store/records.ts';
 
 /**
  * True when the run's faults (`stats().faults`) leave its unused recordings to be judged; else
@@ -20,3 +23,48 @@ export function pruneMayRemove(faults: Readonly<Record<string, number>> | undefi
   warn(`tapedeck: not removing unused recordings from ${tape}: ${faulted.text}, not by the recordings they would have got. Prune after a run without chaos.`);
   return false;
 }
+
+const TRACE_FIELD: readonly string[] = ['trace'];
+
+/**
+ * Record mode: the stats' `kept` (DeckStats.kept), the trace tokens of the recordings a call of
+ * this run asked for again without a new answer being recorded (RecordCollection.keptAsked):
+ * used, not stale, for a run summary. `{}` when there are none.
+ *
+ * @example
+ * const stats = { ...counters, ...keptOf('record', col) } // kept: ['t-1a2b...']
+ */
+export function keptOf(mode: TapeMode, col: RecordCollection<unknown> | undefined): { kept?: string[] } {
+  if (mode !== 'record' || !col) return {};
+  const kept: string[] = [];
+  for (const r of col.keptAsked()) {
+    const trace = r.head(TRACE_FIELD, true).trace;
+    if (typeof trace === 'string') kept.push(trace);
+  }
+  return kept.length > 0 ? { kept } : {};
+}
+
+/**
+ * Record mode: a request of this run goes upstream for `p` (its route, match kind and key): its
+ * old recordings are asked for (RecordCollection.ask), so a prune keeps them if the new answer
+ * is never recorded.
+ *
+ * @example
+ * askedFor(col, deck.prepareRequest(req))
+ */
+export function askedFor(col: RecordCollection<unknown>, p: { route: string; match: MatchKind; key: string }): void {
+  col.ask(httpRecordKey(p.route, p.match, p.key));
+}
+
+/**
+ * Says, after a prune, how many recordings it left because their calls were asked for again
+ * and not recorded (the upstream failed or was cut).
+ *
+ * @example
+ * sayKept(col, 'app.tape', console.warn)
+ */
+export function sayKept(col: RecordCollection<unknown>, tape: string | undefined, warn: (m: string) => void): void {
+  const kept = col.keptAsked().length;
+  if (kept > 0) warn(`tapedeck: kept ${kept} recording(s) in ${tape} that calls of this run asked for again without getting a new answer recorded (the upstream failed or was cut); pruning leaves them.`);
+}
+

@@ -8,6 +8,7 @@
  * test would notice. Matching by route alone is an explicit option (`bodyMatch: 'route'`).
  */
 import type * as Zlib from 'node:zlib';
+import { envSecrets } from './env-secrets.ts';
 import { TapedeckError } from '../errors.ts';
 // The latin1 conversions that fall back to plain loops where there is no Buffer: a page keys
 // non-JSON bodies with this file too (llm-tapedeck/browser).
@@ -138,27 +139,6 @@ function normalizeMultipart(text: string, boundary: string, r: Redactor): string
     out += `--${NORMALIZED_BOUNDARY}\r\n${r.text(p.head)}\r\n\r\n${body}\r\n`;
   }
   return `${out}--${NORMALIZED_BOUNDARY}--\r\n`;
-}
-
-/**
- * A `NAME=value` line of a `.env` file or a shell script (`export NAME=value`, the value bare or
- * quoted): its name, and its value's place. See {@link envSecrets}.
- */
-export const ENV_LINE = /^([ \t]*(?:export[ \t]+)?)([A-Za-z_][A-Za-z0-9_.-]*)([ \t]*=[ \t]*)(["']?)(.*?)\4([ \t]*\r?)$/gm;
-
-/**
- * Text with the values of its secret-named `NAME=value` lines masked (`DB_PASSWORD`,
- * `AWS_SECRET_ACCESS_KEY`, `STRIPE_API_KEY`: names redaction masks as members), as an uploaded
- * `.env` file holds them; the same text when it has none.
- *
- * @example
- * envSecrets('DB_HOST=db\nDB_PASSWORD=s3cr3t-Value9\n', redactor()) // 'DB_HOST=db\nDB_PASSWORD=[REDACTED]\n'
- */
-export function envSecrets(text: string, r: Redactor): string {
-  if (text.indexOf('=') < 0) return text;
-  return text.replace(ENV_LINE, (line: string, lead: string, name: string, eq: string, quote: string, value: string, tail: string) =>
-    value === '' || !r.isSecretField(name) || r.mask(value) === value ? line : `${lead}${name}${eq}${quote}${r.mask(value)}${quote}${tail}`,
-  );
 }
 
 /** A form body with the values of secret fields masked (order and encoding of the rest kept). */

@@ -17,7 +17,8 @@ import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-event
 import { credentialMatches, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
-import { ENV_LINE, FORM_START } from './http-body.ts';
+import { FORM_START } from './http-body.ts';
+import { ENV_LINE } from './env-secrets.ts';
 import { base64Document, documentOf, frameEvent, splitCredentials, type StreamEvent } from './stream-redact.ts';
 
 /** One thing that looks like a credential. */

@@ -5,6 +5,7 @@
  * the same thing everywhere. The byte layout is specified in docs/tape-format.md.
  */
 import { addExtension, Unpackr } from 'msgpackr/unpack';
+import { convertedLineEndings, convertedTape } from './line-endings.ts';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 
@@ -193,28 +194,6 @@ export function headerSpan(fixed: Uint8Array): number {
   return HEADER_FIXED + Math.min(new DataView(fixed.buffer, fixed.byteOffset, fixed.byteLength).getUint32(10), MAX_META_BYTES);
 }
 
-/**
- * How a tape's line endings were converted, read off its magic bytes (`\x89TAPE\r\n\x1a`, made
- * to show it as PNG's are): `LF to CRLF` (git's core.autocrlf, an editor, an archiver) turns
- * its `\r\n` into `\r\r\n`, `CRLF to LF` into `\n`. undefined when neither.
- */
-function convertedLineEndings(buf: Uint8Array): 'LF to CRLF' | 'CRLF to LF' | undefined {
-  for (let i = 0; i < 5; i++) if (buf[i] !== TAPE_MAGIC[i]) return undefined;
-  if (buf[5] === 0x0d && buf[6] === 0x0d && buf[7] === 0x0a && buf[8] === 0x1a) return 'LF to CRLF';
-  if (buf[5] === 0x0a && buf[6] === 0x1a) return 'CRLF to LF';
-  return undefined;
-}
-
-/** The error for a tape whose line endings were converted: every frame changed alike; pruning would drop most records. */
-function convertedTape(file: string, how: string): TapedeckError {
-  return new TapedeckError('E_TAPE_CORRUPT', `${file} had its line endings converted (${how}): its magic bytes show it, and every record holding such a byte was changed the same way.`, {
-    file,
-    offset: 5,
-    what: `line endings converted (${how})`,
-    hint: 'Undo the conversion: restore the tape from version control with "*.tape -text" in .gitattributes (npx tapedeck init adds it), or unpack it again without text conversion. Do not prune it: that would drop every changed record.',
-  });
-}
-
 /** Parse and check the header; returns it and where the first frame starts. */
 export function parseHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: number } {
   const converted = convertedLineEndings(buf);
@@ -301,7 +280,7 @@ function readHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: n
   } catch (e) {
     if (!(e instanceof TapedeckError && e.code === 'E_TAPE_CORRUPT')) throw e;
     // Not a damaged header to read past: the whole tape was changed (see convertedTape).
-    if (typeof e.details.what === 'string' && e.details.what.startsWith('line endings converted')) throw e;
+    if (e.details.converted) throw e;
     const first = nextValidFrame(buf, 0);
     let magic = buf.length >= TAPE_MAGIC.length;
     for (let i = 0; magic && i < TAPE_MAGIC.length; i++) magic = buf[i] === TAPE_MAGIC[i];

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 import { secretsInValue } from '../../src/store/secret-scan.ts';
-import { envSecrets } from '../../src/store/http-body.ts';
+import { envSecrets } from '../../src/store/env-secrets.ts';
 import { redactor } from '../../src/store/redact.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-env-upload-'));

@@ -1,0 +1,23 @@
+/**
+ * A miss on a tape with damaged bytes: the recording of this very request may have been in them
+ * (a request none of whose recordings survived is a miss, nothing says which call the lost ones
+ * were), so the miss says so and where, rather than leaving the request to look changed. Browser
+ * builds take damage-miss.browser.ts: a page's miss stays as it is.
+ */
+import { TapedeckError } from '../errors.ts';
+import type { RecordCollection } from '../store/collection.ts';
+
+/**
+ * `miss` with a line naming where `col` (the deck's recordings) had damage at open and how to
+ * see it; other errors, and a miss on a tape without damage, as they are.
+ *
+ * @example
+ * missOnDamagedTape(miss, col, 'tapedeck verify chat.tape').message // '...\nThe tape is damaged at byte 789: ...'
+ */
+export function missOnDamagedTape(miss: TapedeckError, col: RecordCollection<unknown> | undefined, verifyCommand: string | undefined): TapedeckError {
+  const at = col?.damagedAnywhere ? col.damageAt : [];
+  if (at.length === 0 || miss.code !== 'E_MISS') return miss;
+  const where = at.length === 1 ? `byte ${at[0]}` : `bytes ${at.slice(0, 3).join(', ')}${at.length > 3 ? ', ...' : ''}`;
+  const verify = verifyCommand ? `\`${verifyCommand}\`` : '`tapedeck verify` on the tape';
+  return new TapedeckError('E_MISS', `${miss.message}\nThe tape is damaged at ${where}: this request's recording may have been lost there; ${verify} shows the damage.`, { ...miss.details, damaged: [...at] });
+}

@@ -1,0 +1,10 @@
+/** line-endings.ts for browser builds: not told apart from other damage in a page. */
+import type { TapedeckError } from '../errors.ts';
+
+export function convertedLineEndings(_buf: Uint8Array): 'LF to CRLF' | 'CRLF to LF' | undefined {
+  return undefined;
+}
+
+export function convertedTape(_file: string, _how: string): TapedeckError {
+  throw new Error('unreachable in a page');
+}
