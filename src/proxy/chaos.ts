@@ -18,7 +18,8 @@ import type { StatusFault } from '../providers/provider.ts';
 import { httpRecordKey, responseChunks, type HttpRecord } from '../store/records.ts';
 import type { TapeMode } from '../store/mode.ts';
 import type { LoadedSession } from '../realtime/tape.ts';
-import type { Deck, DeckRequest, Decision } from './deck.ts';
+// HOP_BY_HOP is read when a call is made, not when this module loads: deck.ts imports this one.
+import { HOP_BY_HOP, type Deck, type DeckRequest, type Decision } from './deck.ts';
 
 export type { ChaosOptions } from '../chaos/options.ts';
 
@@ -279,16 +280,12 @@ function holds(d: Deck, req: DeckRequest): boolean {
  * await recordBehind(f, 'https://api.openai.com/v1/chat/completions', dreq)
  */
 export async function recordBehind(f: (url: string, init: RequestInit) => Promise<Response>, url: string, req: DeckRequest): Promise<void> {
-  const headers: Record<string, string> = { [BEHIND_HEADER]: '1' };
-  // Without the headers fetch sets itself.
-  for (const k of Object.keys(req.headers)) {
-    const v = req.headers[k];
-    if (v !== undefined && k !== 'host' && k !== 'content-length' && k !== 'connection' && k !== 'transfer-encoding') headers[k] = Array.isArray(v) ? v.join(', ') : v;
-  }
+  // Without the hop's own headers (fetch sets them), marked.
+  const headers: [string, string][] = [[BEHIND_HEADER, '1']];
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers.push([k, Array.isArray(v) ? v.join(', ') : v]);
   try {
     await (await f(url, { method: req.method, headers, ...(req.body.length > 0 ? { body: Buffer.from(req.body) } : {}) })).arrayBuffer();
   } catch {
     // Not recorded: its replay misses, and says so.
   }
 }
-

@@ -15,7 +15,7 @@ import type { RecordCollection } from '../store/collection.ts';
  * missOnDamagedTape(miss, col, 'tapedeck verify chat.tape').message // '...\nThe tape is damaged at byte 789: ...'
  */
 export function missOnDamagedTape(miss: TapedeckError, col: RecordCollection<unknown> | undefined, verifyCommand: string | undefined): TapedeckError {
-  const at = col?.damagedAnywhere ? col.damageAt : [];
+  const at = col?.damageAt ?? [];
   if (at.length === 0 || miss.code !== 'E_MISS') return miss;
   const where = at.length === 1 ? `byte ${at[0]}` : `bytes ${at.slice(0, 3).join(', ')}${at.length > 3 ? ', ...' : ''}`;
   const verify = verifyCommand ? `\`${verifyCommand}\`` : '`tapedeck verify` on the tape';

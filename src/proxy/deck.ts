@@ -864,8 +864,6 @@ export class Deck {
     throw missOnDamagedTape(found.miss, this.col, this.verifyCommand);
   }
 
-
-
   /**
    * {@link decide}, and on a shared store (Redis), where this proxy's own recordings do not
    * answer, asks the store for recordings other proxies made of this request since this one
@@ -1115,6 +1113,11 @@ export class Deck {
     });
   }
 
+  /** The recordings (none in passthrough): for faults on demand, which ask what the tape holds (./chaos.ts). */
+  get collection(): RecordCollection<HttpRecord> | undefined {
+    return this.col;
+  }
+
   /**
    * Keys and redacts a request the way one about to be recorded is, without deciding anything
    * (hand-written recordings are added with it, so they are keyed like recorded ones).
@@ -1122,11 +1125,6 @@ export class Deck {
    * @example
    * deck.record(deck.prepareRequest(req), req, response, new Date(), 0)
    */
-  /** The recordings (none in passthrough): for faults on demand, which ask what the tape holds (./chaos.ts). */
-  get collection(): RecordCollection<HttpRecord> | undefined {
-    return this.col;
-  }
-
   prepareRequest(req: DeckRequest): Prepared {
     const decoded = this.decoded(req);
     return this.prepare(decoded, this.routeOf(decoded.method, decoded.url, decoded.headers));
@@ -1509,6 +1507,4 @@ export class Deck {
 
   /** Calls answered past their request's recordings by the fast path and the matcher (the collection counts its own). */
   private repeatsServed = 0;
-
 }
-

@@ -592,7 +592,7 @@ export class RecordCollection<R> {
 
   /** Whether the store had damage at open (a gap in a key's `repeat`s on a sound store was there before it was written). */
   get damagedAnywhere(): boolean {
-    return this.damageAt.length > 0;
+    return this.lost.length > 0 || this.damageOffsets().length > 0;
   }
 
   /** Byte offsets of the damage found at open (lost records first), for a miss to point at. */
