@@ -4,7 +4,7 @@
 // The original tape is only read; the new answers go to another tape.
 
 import { readAnswer } from '../providers/index.ts';
-import { REDACTED } from '../store/redact.ts';
+import { isMask, REDACTED } from '../store/redact.ts';
 import { isHttpRecord, type HttpRecord } from '../store/records.ts';
 import { answerComplete, assembleRecorded } from './answer.ts';
 import { failureReason } from './failure-reason.ts';
@@ -137,7 +137,7 @@ export function maskedQueryValue(raw: string): boolean {
   } catch {
     // a malformed escape: judged as it is
   }
-  return /^\[REDACTED(?::[0-9a-f]+)?\]$/.test(v);
+  return isMask(v);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
