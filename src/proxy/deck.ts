@@ -1296,7 +1296,7 @@ export class Deck {
       trace: this.traceFor(p, recordedAtIso),
       request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
       // The request's own secrets are masked where the answer repeats them (src/store/echo-redact.ts).
-      response: this.redactResponse(response, { parsed: answer.parsed, ascii }, echoing(this.redactor, p.bodyAsSent === true ? { ...req, bodyPlain: true } : req.headers['content-encoding'] !== undefined ? this.decoded(req) : req)),
+      response: this.redactResponse(response, { parsed: answer.parsed, ascii }, p.bodyAsSent === true ? echoing(this.redactor, req, true) : echoing(this.redactor, req.headers['content-encoding'] !== undefined ? this.decoded(req) : req)),
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
     };

@@ -5,6 +5,6 @@
 import type { Redactor } from './redact.ts';
 
 /** The redactor as given: nothing is recorded in a page (see echo-redact.ts). */
-export function echoing(r: Redactor, _req: unknown): Redactor {
+export function echoing(r: Redactor, _req: unknown, _bodyPlain?: boolean): Redactor {
   return r;
 }

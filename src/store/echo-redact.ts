@@ -17,6 +17,7 @@
  * in a known key format is left to the credential patterns, which mask it everywhere already.
  */
 import { FORM_START } from './http-body.ts';
+import { isFrozenHeaders } from './frozen-headers.ts';
 import { EMBEDDED_MEMBER, REDACTED, latin1Bytes, latin1Text, type KnownBody, type Redactor } from './redact.ts';
 
 /** The shortest value looked for in answers. */
@@ -43,8 +44,6 @@ export interface EchoSource {
   headers: Record<string, string | string[] | undefined>;
   url: string;
   body: Uint8Array;
-  /** The caller knows redaction left the body as it was (no member to look for). */
-  bodyPlain?: boolean;
 }
 
 /** A redactor that also masks the request's secrets in an answer; `echoes` are the values (for a stream's pieces). */
@@ -59,10 +58,10 @@ export type EchoingRedactor = Redactor & { readonly echoes?: readonly string[] }
  * const masks = echoing(redactor({ salt }), { headers: { 'x-api-key': 'gw5Kq8Zt3Lm9Pw2R' }, url: '/v1/x', body: new Uint8Array() })
  * masks.text('your key is gw5Kq8Zt3Lm9Pw2R') // 'your key is [REDACTED:…]'
  */
-export function echoing(r: Redactor, req: EchoSource): EchoingRedactor {
+export function echoing(r: Redactor, req: EchoSource, bodyPlain = false): EchoingRedactor {
   if (r.keepSecrets) return r;
-  const secrets = requestSecrets(r, req);
-  if (secrets.size === 0) return r;
+  const secrets = requestSecrets(r, req, bodyPlain);
+  if (secrets === undefined) return r;
   // Longest first: a value that holds another is masked whole.
   const values = [...secrets.keys()].sort((a, b) => b.length - a.length);
   const forms: (readonly [string, string])[] = [];
@@ -161,27 +160,22 @@ function formsOf(v: string): string[] {
   return [...out];
 }
 
-/** Each secret value the request carried, with what its answer is searched and masked with. */
-function requestSecrets(r: Redactor, req: EchoSource): Map<string, Echo> {
-  const out = new Map<string, Echo>();
+/**
+ * Each secret value the request carried, with what its answer is searched and masked with;
+ * undefined when it carried none (most requests: nothing is made for them). `bodyPlain`: the
+ * caller knows redaction left the body as it was (no member to look for).
+ */
+function requestSecrets(r: Redactor, req: EchoSource, bodyPlain: boolean): Map<string, Echo> | undefined {
+  let out: Map<string, Echo> | undefined;
   const add = (v: string, credential: boolean, sent?: string): void => {
-    if (out.has(v)) return;
+    if (out?.has(v)) return;
     const e = echoOf(r, v, credential, sent);
-    if (e !== null) out.set(v, e);
+    if (e !== null) (out ??= new Map()).set(v, e);
   };
-  for (const name of Object.keys(req.headers)) {
-    const given = req.headers[name];
-    if (given === undefined || !r.isSecretHeader(name) || NOT_SECRET.has(name.toLowerCase())) continue;
-    const credential = r.isCredentialHeader(name);
-    for (const v of Array.isArray(given) ? given : [given]) {
-      add(v, credential);
-      // The parts a server is likelier to repeat alone: a scheme's token (`Bearer <token>`), the
-      // values of `name=value` pairs (a cookie's, SigV4's `Signature=`). Not the names, nor a
-      // scheme's (`AWS4-HMAC-SHA256` stands in AWS's own error messages).
-      const token = SCHEME_TOKEN.exec(v)?.[1];
-      if (token !== undefined && /\d/.test(token)) add(token, credential);
-      for (const m of v.matchAll(PAIR_VALUE)) if (/\d/.test(m[1]!)) add(m[1]!, credential);
-    }
+  const fromHeaders = headerSecrets(r, req.headers);
+  if (fromHeaders.length > 0) {
+    out = new Map();
+    for (const [v, e] of fromHeaders) if (!out.has(v)) out.set(v, e);
   }
   const q = req.url.indexOf('?');
   if (q >= 0) {
@@ -195,8 +189,41 @@ function requestSecrets(r: Redactor, req: EchoSource): Map<string, Echo> {
       add(decoded(raw), masked.endsWith(`=${encodeURIComponent(REDACTED)}`), raw);
     }
   }
-  if (req.body.length > 0 && req.bodyPlain !== true) bodySecrets(r, req, add);
+  if (req.body.length > 0 && !bodyPlain) bodySecrets(r, req, add);
   return out;
+}
+
+/**
+ * The last frozen header map judged (an importer's entries that list the same headers share one,
+ * src/store/frozen-headers.ts), with its values: walking the headers again for each entry was
+ * ~1.5 us of a HAR import's ~40 us an entry.
+ */
+let lastHeaders: { r: Redactor; headers: object; found: readonly (readonly [string, Echo])[] } | undefined;
+
+/** The secret values of a request's headers, with their Echo (see the top). */
+function headerSecrets(r: Redactor, headers: EchoSource['headers']): readonly (readonly [string, Echo])[] {
+  if (lastHeaders !== undefined && lastHeaders.headers === headers && lastHeaders.r === r) return lastHeaders.found;
+  const found: [string, Echo][] = [];
+  const add = (v: string, credential: boolean): void => {
+    const e = echoOf(r, v, credential);
+    if (e !== null && !found.some(([x]) => x === v)) found.push([v, e]);
+  };
+  for (const name of Object.keys(headers)) {
+    const given = headers[name];
+    if (given === undefined || !r.isSecretHeader(name) || NOT_SECRET.has(name.toLowerCase())) continue;
+    const credential = r.isCredentialHeader(name);
+    for (const v of Array.isArray(given) ? given : [given]) {
+      add(v, credential);
+      // The parts a server is likelier to repeat alone: a scheme's token (`Bearer <token>`), the
+      // values of `name=value` pairs (a cookie's, SigV4's `Signature=`). Not the names, nor a
+      // scheme's (`AWS4-HMAC-SHA256` stands in AWS's own error messages).
+      const token = SCHEME_TOKEN.exec(v)?.[1];
+      if (token !== undefined && /\d/.test(token)) add(token, credential);
+      if (v.includes('=')) for (const m of v.matchAll(PAIR_VALUE)) if (/\d/.test(m[1]!)) add(m[1]!, credential);
+    }
+  }
+  if (isFrozenHeaders(headers)) lastHeaders = { r, headers, found };
+  return found;
 }
 
 /** The secret members of a JSON body and the secret fields of a form body. */

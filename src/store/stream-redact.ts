@@ -52,14 +52,15 @@ export interface SplitCredential {
   text: string;
 }
 
-/** A string of an event: in a parsed document (`holder[key]`), or as a JSON literal in a stream's text (`raw`). */
+/** A string of an event: in a parsed document (`holder[key]`), or as a JSON literal in a stream's text (`from`, `to`). */
 interface Piece {
   text: string;
   event: number;
   holder?: Record<string, unknown> | unknown[];
   key?: string | number;
-  /** The literal's place in the text, quotes included. */
-  raw?: [number, number];
+  /** The literal's place in the text, quotes included (from, to). */
+  from?: number;
+  to?: number;
 }
 
 /** Past this nesting a document's strings are not read as pieces (no provider's event comes near). */
@@ -345,11 +346,10 @@ function textUnits(text: string, framing: 'sse' | 'ndjson'): TextUnit[] {
  * The string values of each unit's JSON text, grouped by the unit's kind and the value's place,
  * read from the text without parsing it: a recorded stream is read whole at every record, and
  * JSON.parse made an object of every event (a 10,000-entry HAR import, a fifth of its answers
- * streamed: 0.47x -> 0.38x its baseline). Strings are skipped by indexOf; a value's place is a
- * hash of its path (member names, array indices) made as the text is read, so no name becomes
- * a string. Two places of one hash would be read as one stream: a credential across their
- * pieces is masked all the same. Text that is no JSON gives pieces that join no other's, at
- * worst.
+ * streamed: 0.47x -> 0.38x its baseline). A value's place is a 32-bit hash of its path (member
+ * names, array indices) made as the text is read, so no name becomes a string; two places of
+ * one hash (a chance of one in 2^32 for a pair) would be read as one stream. Text that is no
+ * JSON gives pieces that join no other's, at worst.
  */
 function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
   const groups = new Map<number, Piece[]>();
@@ -364,7 +364,8 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
     let expectKey = false;
     let root = 0x811c9dc5;
     for (let i = 0; i < u.kind.length; i++) root = Math.imul(root ^ u.kind.charCodeAt(i), 0x01000193);
-    for (let p = u.from; p < u.to; ) {
+    let p = u.from;
+    lex: while (p < u.to) {
       const c = text.charCodeAt(p);
       // Digits, letters of literals and white space: one test, not five.
       if (c >= 0x80 || STRUCTURAL[c] === 0) {
@@ -372,7 +373,31 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
         continue;
       }
       if (c === 0x22) {
-        // The closing quote: the next one not escaped by an odd run of backslashes.
+        if (expectKey) {
+          // A member name, to its closing quote a character at a time, hashed on the way: names
+          // are short, and a search call for each cost more than reading them. An escape's
+          // backslash and the character after it are read together (an escaped quote closes
+          // nothing).
+          let e = p + 1;
+          let h = 0x811c9dc5;
+          for (;;) {
+            if (e >= u.to) break lex;
+            let ch = text.charCodeAt(e);
+            if (ch === 0x22) break;
+            if (ch === 0x5c) {
+              h = Math.imul(h ^ ch, 0x01000193);
+              if (++e >= u.to) break lex;
+              ch = text.charCodeAt(e);
+            }
+            h = Math.imul(h ^ ch, 0x01000193);
+            e++;
+          }
+          named[depth - 1] = h;
+          expectKey = false;
+          p = e + 1;
+          continue;
+        }
+        // A value: the closing quote is the next one not escaped by an odd run of backslashes.
         let e = text.indexOf('"', p + 1);
         let escaped = false;
         while (e >= 0 && e < u.to) {
@@ -383,12 +408,7 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
           e = text.indexOf('"', e + 1);
         }
         if (e < 0 || e >= u.to) break;
-        if (expectKey) {
-          let h = 0x811c9dc5;
-          for (let i = p + 1; i < e; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-          named[depth - 1] = h;
-          expectKey = false;
-        } else if (depth <= MAX_PIECE_DEPTH) {
+        if (depth <= MAX_PIECE_DEPTH) {
           const inner = text.slice(p + 1, e);
           let value: string;
           try {
@@ -399,7 +419,7 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
           const place = depth === 0 ? root : placeOf(at[depth - 1]!, arr[depth - 1] ? idx[depth - 1]! : named[depth - 1]!);
           let g = groups.get(place);
           if (g === undefined) groups.set(place, (g = []));
-          g.push({ text: value, event, raw: [p, e + 1] });
+          g.push({ text: value, event, from: p, to: e + 1 });
         }
         p = e + 1;
         continue;
@@ -429,12 +449,16 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
 const STRUCTURAL = new Uint8Array(128);
 for (const c of '"{}[],') STRUCTURAL[c.charCodeAt(0)] = 1;
 
-/** The hash of a place one step (a member name's hash, or an index) below a container's. */
+/**
+ * The hash of a place one step (a member name's hash, or an index) below a container's: a
+ * 32-bit integer, which a Map keys without making a number object (a 52-bit hash made one for
+ * every string of every event). The chain of a path was 32 bits wide before as well.
+ */
 function placeOf(container: number, step: number): number {
-  // Two rounds of 32-bit mixing into a 52-bit number: a Map key that stays a small integer.
-  const lo = Math.imul(container ^ step, 0x01000193) >>> 0;
-  const hi = Math.imul((container >>> 7) ^ (step * 31 + 0x9e37), 0x85ebca6b) >>> 12;
-  return hi * 0x100000000 + lo;
+  let x = Math.imul(container ^ Math.imul(step, 0x9e3779b1), 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  return x ^ (x >>> 16);
 }
 
 /** Server-sent events or NDJSON lines with the credentials across them masked. */
@@ -442,13 +466,13 @@ function redactTextStream(body: Uint8Array, framing: 'sse' | 'ndjson', masks: St
   const text = ascii !== undefined && ascii.length === body.length ? ascii : utf8Text.decode(body);
   const units = textUnits(text, framing);
   if (units.length < 2) return { body, before: [], after: [] };
-  const edits = [...maskedPieces(lexedStreams(text, units), masks.mask, masks.echoes)].sort(([a], [b]) => a.raw![0] - b.raw![0]);
+  const edits = [...maskedPieces(lexedStreams(text, units), masks.mask, masks.echoes)].sort(([a], [b]) => a.from! - b.from!);
   if (edits.length === 0) return { body, before: [], after: [] };
   let out = '';
   let start = 0;
   for (const [p, t] of edits) {
-    out += text.slice(start, p.raw![0]) + JSON.stringify(t);
-    start = p.raw![1];
+    out += text.slice(start, p.from!) + JSON.stringify(t);
+    start = p.to!;
   }
   const redacted = utf8.encode(out + text.slice(start));
   // Where the units end in bytes, for the chunks' boundaries: counted again in each body, so

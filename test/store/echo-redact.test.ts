@@ -94,6 +94,29 @@ describe('echoing', () => {
     expect(echoing(r, { headers: { accept: 'application/json' }, url: '/v1/x?page=2', body: utf8.encode('{"q":"hello"}') })).toBe(r);
   });
 
+  it('reads each request\'s headers: a frozen map judged once is not taken for another, nor a map changed since', () => {
+    // An importer's entries share one frozen header map while their headers repeat: its values
+    // are judged once; a second frozen map, or an unfrozen one changed in place, is read again.
+    const a = Object.freeze({ 'x-session-token': 'gwAAAA1111bbbb' });
+    const b = Object.freeze({ 'x-session-token': 'gwBBBB2222cccc' });
+    for (const h of [a, a, b, a]) {
+      const masks = echoing(r, { headers: h, url: '/', body: none });
+      const other = h === a ? 'gwBBBB2222cccc' : 'gwAAAA1111bbbb';
+      expect(stored(masks, `${h['x-session-token']} and ${other}`)).toBe(`${r.mask(h['x-session-token'])} and ${other}`);
+    }
+    const mutable: Record<string, string> = { 'x-session-token': 'gwCCCC3333dddd' };
+    expect(stored(echoing(r, { headers: mutable, url: '/', body: none }), 'gwCCCC3333dddd')).toBe(r.mask('gwCCCC3333dddd'));
+    mutable['x-session-token'] = 'gwDDDD4444eeee';
+    expect(stored(echoing(r, { headers: mutable, url: '/', body: none }), 'gwCCCC3333dddd gwDDDD4444eeee')).toBe(`gwCCCC3333dddd ${r.mask('gwDDDD4444eeee')}`);
+    // Another redactor (another salt) gets its own masks for the same map.
+    const r2 = redactor({ salt: 'ffeeddccbbaa99887766554433221100' });
+    expect(stored(echoing(r2, { headers: a, url: '/', body: none }), 'gwAAAA1111bbbb')).toBe(r2.mask('gwAAAA1111bbbb'));
+    // The body as sent is not searched when the caller knows it holds nothing to mask.
+    const json = { headers: { 'content-type': 'application/json' }, url: '/', body: utf8.encode('{"client_secret":"cS9Hd2Fg5Jk1"}') };
+    expect(stored(echoing(r, json), 'cS9Hd2Fg5Jk1')).toBe(r.mask('cS9Hd2Fg5Jk1'));
+    expect(stored(echoing(r, json, true), 'cS9Hd2Fg5Jk1')).toBe('cS9Hd2Fg5Jk1');
+  });
+
   it('masks values in response headers, and in a JSON value\'s strings only', () => {
     const masks = echoing(r, { headers: { 'x-api-key': 'live3f9a8b7c6d5e' }, url: '/', body: none });
     expect(masks.headers({ 'x-echo': 'key live3f9a8b7c6d5e', 'x-n': ['live3f9a8b7c6d5e', 'b'] })).toEqual({ 'x-echo': 'key [REDACTED]', 'x-n': ['[REDACTED]', 'b'] });

@@ -127,4 +127,27 @@ describe('a key cut across a stream at random places', () => {
       if (lexed) expect(found[0]!.text).toBe(key);
     }
   });
+
+  it('reads member names spelled with escapes (quotes, backslashes, \\u escapes) as the parse does', () => {
+    // Names holding `\"` and `\\` before the text's member: a lexer that ends a name at an
+    // escaped quote, or hashes two names as one, would group the pieces wrongly and miss the key.
+    const NAMES = ['say "x"', 'a\\', '\\"', 'q\u0000', 'content', 'contenu', 'é"\\'];
+    for (let seed = 1; seed <= 200; seed++) {
+      const next = rng(seed);
+      const { key } = credential(next);
+      const pieces = cut(`x ${key} y`, next);
+      const name = NAMES[Math.floor(next() * NAMES.length)]!;
+      const other = NAMES[Math.floor(next() * NAMES.length)]!;
+      // The other member holds a different value in each event (a counter's text): a stream of its own.
+      const docs = pieces.map((p, i) => ({ [other]: `n${i}`, deep: [{ [`${other}"`]: ['"', '\\'] }], delta: { [name]: p } }));
+      const events = docs.map((d) => ({ kind: '', docs: [d] }));
+      const found = splitCredentials(events);
+      const body = new TextEncoder().encode(docs.map((d) => `data: ${JSON.stringify(d)}\n\n`).join(''));
+      const out = redactStream(body, 'text/event-stream', r)!;
+      expect(out.body !== body, `seed ${seed} (${JSON.stringify(name)}, ${JSON.stringify(other)})`).toBe(found.length === 1);
+      const text = new TextDecoder().decode(out.body);
+      const got = [...text.matchAll(/^data: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as { delta: Record<string, string> }).delta[name]).join('');
+      expect(got, `seed ${seed}`).toBe(found.length === 1 ? `x ${r.mask(key)} y` : `x ${key} y`);
+    }
+  });
 });
