@@ -18,6 +18,7 @@
  */
 import { FORM_START } from './http-body.ts';
 import { isFrozenHeaders } from './frozen-headers.ts';
+import { formPairs, queryPairs, urlQuery } from './query-pairs.ts';
 import { EMBEDDED_MEMBER, REDACTED, latin1Bytes, latin1Text, type KnownBody, type Redactor } from './redact.ts';
 
 /** The shortest value looked for in answers. */
@@ -177,16 +178,13 @@ function requestSecrets(r: Redactor, req: EchoSource, bodyPlain: boolean): Map<s
     out = new Map();
     for (const [v, e] of fromHeaders) if (!out.has(v)) out.set(v, e);
   }
-  const q = req.url.indexOf('?');
-  if (q >= 0) {
-    const hash = req.url.indexOf('#', q);
-    for (const p of req.url.slice(q + 1, hash < 0 ? undefined : hash).split('&')) {
-      const eq = p.indexOf('=');
-      if (eq < 0 || NOT_SECRET.has(decoded(p.slice(0, eq)).toLowerCase())) continue;
-      const masked = r.url(`/?${p}`);
-      if (masked === `/?${p}`) continue;
-      const raw = p.slice(eq + 1);
-      add(decoded(raw), masked.endsWith(`=${encodeURIComponent(REDACTED)}`), raw);
+  const query = urlQuery(req.url);
+  if (query !== undefined) {
+    for (const { pair, name, raw, value } of queryPairs(query)) {
+      if (raw === undefined || NOT_SECRET.has(name.toLowerCase())) continue;
+      const masked = r.url(`/?${pair}`);
+      if (masked === `/?${pair}`) continue;
+      add(value!, masked.endsWith(`=${encodeURIComponent(REDACTED)}`), raw);
     }
   }
   if (req.body.length > 0 && !bodyPlain) bodySecrets(r, req, add);
@@ -233,11 +231,8 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
   // A form by its type, or by how it starts (nock keeps no headers; fetch labels a string body
   // text/plain), as the request's redaction reads it (src/store/http-body.ts).
   if (type.startsWith('application/x-www-form-urlencoded') || (!type.includes('json') && FORM_START.test(text))) {
-    for (const pair of utf8Text.decode(req.body).split('&')) {
-      const eq = pair.indexOf('=');
-      if (eq < 0 || !r.isSecretField(decoded(pair.slice(0, eq)))) continue;
-      const raw = pair.slice(eq + 1);
-      add(decoded(raw), false, raw);
+    for (const { name, raw, value } of formPairs(utf8Text.decode(req.body))) {
+      if (raw !== undefined && r.isSecretField(name)) add(value!, false, raw);
     }
     return;
   }
@@ -282,14 +277,5 @@ function embeddedSecrets(r: Redactor, s: string, add: (v: string, credential: bo
     } catch {
       // Not a JSON string after all: the request's redaction left it too.
     }
-  }
-}
-
-/** A query or form name or value as it was meant; the raw text when its escapes are malformed. */
-function decoded(raw: string): string {
-  try {
-    return decodeURIComponent(raw.replace(/\+/g, ' '));
-  } catch {
-    return raw;
   }
 }

@@ -18,6 +18,7 @@ import { credentialMatches, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
 import { FORM_START } from './http-body.ts';
+import { queryPairs } from './query-pairs.ts';
 import { ENV_LINE } from './env-secrets.ts';
 import { base64Document, documentOf, frameEvent, splitCredentials, type StreamEvent } from './stream-redact.ts';
 
@@ -85,16 +86,8 @@ function secretQueryValues(s: string): string[] {
   const whole = /^(?:[A-Z]+ )?(?:[a-z][a-z0-9+.-]*:\/\/[^\s/?#]*)?\/[^\s?#]*$/.test(s.slice(0, q));
   const queries = whole ? [s.slice(q + 1)] : [...s.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\?#]*\?([^\s"'<>\\]+)/gi)].map((m) => m[1]!);
   const out: string[] = [];
-  for (const p of queries.flatMap((x) => x.split('#')[0]!.split('&'))) {
-    const eq = p.indexOf('=');
-    if (eq < 0) continue;
-    let value: string;
-    try {
-      value = decodeURIComponent(p.slice(eq + 1).replace(/\+/g, ' '));
-    } catch {
-      value = p.slice(eq + 1);
-    }
-    if (value === '' || isMask(value) || names.url(`/?${p}`) === `/?${p}`) continue;
+  for (const { pair, value } of queries.flatMap(queryPairs)) {
+    if (value === undefined || value === '' || isMask(value) || names.url(`/?${pair}`) === `/?${pair}`) continue;
     out.push(value);
   }
   return out;

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants as fsConstants, fstatSync, fsync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { chmod, mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { addExtension, Packr } from 'msgpackr/pack';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
@@ -23,6 +23,7 @@ import { jsonOfMsgpack } from './msgpack-json.ts';
 import { newRedactionSalt } from './salt.ts';
 import { tapeIsDirectory, tapeReadOnly } from './tape-path-errors.ts';
 import { tapeTarget } from './tape-target.ts';
+import { removeDeadRewriteTemps, rewriteTempPath } from './rewrite-temps.ts';
 import {
   checkArrived,
   crc32,
@@ -1064,6 +1065,7 @@ export async function rewriteTapeFrames(
   return withTapeLock(
     path,
     async () => {
+      await removeDeadTemps(path);
       const buf = await readTapeFile(path, 'read for rewrite');
       const parsed = parseTape(buf, path, false);
       const scan: TapeScan = { header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length };
@@ -1115,6 +1117,7 @@ export async function rewriteTapeWith(path: string, build: (scan: TapeScan & { h
   return withTapeLock(
     path,
     async () => {
+      await removeDeadTemps(path);
       const buf = await readTapeFile(path, 'read for rewrite');
       const parsed = parseTape(buf, path, false);
       const parts = build({ header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length, headerEnd: parsed.headerEnd });
@@ -1127,6 +1130,15 @@ export async function rewriteTapeWith(path: string, build: (scan: TapeScan & { h
 }
 
 /**
+ * A rewrite killed midway left its temp file beside the tape: the next rewrite removes it, even
+ * one that finds nothing to change. Under the lock, which a live rewrite holds while its temp
+ * file exists, so only a dead writer's goes (./rewrite-temps.ts).
+ */
+function removeDeadTemps(path: string): Promise<string[]> {
+  return removeDeadRewriteTemps(tapeTarget(path), deadHere);
+}
+
+/**
  * Replaces the file at `path` with `parts` atomically: a temp file beside it (named as init's
  * .gitignore expects), fsynced, given the tape's mode, renamed over it, the directory fsynced.
  * The caller holds the tape's lock.
@@ -1135,7 +1147,7 @@ async function replaceTapeBytes(path: string, parts: Uint8Array[]): Promise<void
   // Over the file a symbolic link leads to, not over the link (which would become a copy).
   const file = tapeTarget(path);
   const dir = dirname(file);
-  const tmp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = rewriteTempPath(file);
   let fh: FileHandle | undefined;
   try {
     fh = await open(tmp, 'wx');
@@ -1234,6 +1246,17 @@ let ownStart: string | undefined | null = null;
 export function holderId(): { pid: number; host: string; start?: string } {
   if (ownStart === null) ownStart = processStart(process.pid);
   return { pid: process.pid, host: HOST, ...(ownStart === undefined ? {} : { start: ownStart }) };
+}
+
+/**
+ * Whether process `pid` of this host is gone (what a rewrite temp file's name says of its
+ * writer), as the lock judges a holder.
+ *
+ * @example
+ * deadHere(process.pid) // false
+ */
+export function deadHere(pid: number): boolean {
+  return holderGone({ pid, host: HOST }) === true;
 }
 
 /**

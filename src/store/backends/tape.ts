@@ -13,7 +13,8 @@ import { byProcess, interruptedRecordRuns, interruptedRunMessage, openTapeWriter
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { nearbyTape } from '../nearby-tape.ts';
-import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
+import { deadRewriteTemps, removeDeadRewriteTemps } from '../rewrite-temps.ts';
+import { appendRecords, createTape, deadHere, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 import { tapeTarget } from '../tape-target.ts';
 
 export interface TapeBackendOptions {
@@ -216,9 +217,23 @@ export class TapeBackend implements RecordBackend {
     return { kept: r.kept, removed: r.dropped, warnings: r.warnings };
   }
 
-  openWriter(run: string, mode?: 'record' | 'update'): Promise<WriterHandle> {
+  async openWriter(run: string, mode?: 'record' | 'update'): Promise<WriterHandle> {
     this.ended = [];
+    await this.removeDeadRewriteTemps();
     return openTapeWriter(this.path, run, this.lock.staleMs, mode, this.ended);
+  }
+
+  /**
+   * A rewrite of this tape killed midway (`tapedeck prune`, a record run's pruning) left its
+   * temp file beside it: the next writer removes it once its process is dead. Looked for without
+   * the lock (one directory read per writer); removed under it, waited for briefly: a live
+   * rewrite holds it (and then none is dead), and opening never waits long on tidying. A killed
+   * rewrite's lock is taken over first, as any writer takes it over.
+   */
+  private async removeDeadRewriteTemps(): Promise<void> {
+    const file = tapeTarget(this.path);
+    if ((await deadRewriteTemps(file, deadHere)).length === 0) return;
+    await withTapeLock(this.path, () => removeDeadRewriteTemps(file, deadHere), { ...this.lock, timeoutMs: 200 }).catch(() => {});
   }
 
   /**
