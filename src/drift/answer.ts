@@ -6,9 +6,11 @@
 // by the provider module of the request's route (src/providers); the stream's own shape (its
 // event sequence) is kept beside it for the `stream` class.
 
-import { assembleAnswer, readAnswer, responseComplete, type ProviderAnswer } from '../providers/index.ts';
+import { assembleAnswer, readAnswer, type ProviderAnswer } from '../providers/index.ts';
+import { answerVerdict, type AnswerVerdict } from '../providers/answer-verdict.ts';
+import { streamErrorOf } from '../providers/stream-error.ts';
 import { parseSse, sseEventType, withChunkEnvelope } from '../providers/sse-assemble.ts';
-import { currentHttpKey, isHttpRecord, isCacheRecord } from '../store/records.ts';
+import { currentHttpKey, isHttpRecord, isCacheRecord, type HttpRecord } from '../store/records.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -77,7 +79,7 @@ function parseBody(bytes: Uint8Array, contentType: string): { body: unknown; sha
 }
 
 // The only place drift reads stream framing: the provider module of the request's route
-// assembles a stream and judges whether it is whole (src/providers).
+// assembles a stream and judges whether it is whole, or carried an error event (src/providers).
 
 /**
  * The non-streamed answer a recorded stream stands for, or undefined.
@@ -90,13 +92,26 @@ export function assembleRecorded(request: { method: string; url: string }, conte
 }
 
 /**
- * Whether an answer is whole (false for a stream cut before its final event).
+ * Whether a live answer to a recorded request is whole (src/providers/answer-verdict.ts): not a
+ * stream cut before its final event or before the usage chunk the request asked for, nor one
+ * that carried the API's error event.
  *
  * @example
- * answerComplete({ method: 'POST', url: '/v1/chat/completions' }, 'text/event-stream', 'data: {"choices":[{"delta":{}}]}\n\n') // false
+ * liveAnswerVerdict({ method: 'POST', url: '/v1/chat/completions', body: { stream: true } }, 'text/event-stream', bytes).whole // false for a cut stream
  */
-export function answerComplete(request: { method: string; url: string }, contentType: string, body: Uint8Array | string): boolean {
-  return responseComplete(request, contentType, body);
+export function liveAnswerVerdict(request: { method: string; url: string; body?: unknown }, contentType: string, body: Uint8Array): AnswerVerdict {
+  return answerVerdict(request, request.body, contentType, body);
+}
+
+/**
+ * What the API's error event in a recorded stream says (a 200 recorded with recordErrors whose
+ * stream carried it), or undefined when it carries none.
+ *
+ * @example
+ * recordedStreamError(tape.records[0].value) // 'overloaded_error: Overloaded'
+ */
+export function recordedStreamError(record: HttpRecord): string | undefined {
+  return streamErrorOf(record.response.headers['content-type'], record.response.body);
 }
 
 /**

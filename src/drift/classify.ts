@@ -23,6 +23,7 @@ import type { Answer } from './answer.ts';
 import { jsonDiff, jsonType, leafName, type JsonChange } from './json-diff.ts';
 import { requestedSchema, schemaProblems } from './schema.ts';
 import { diffText, type DiffOp } from './text-diff.ts';
+import { compareUsage, type Usage, type UsageChange } from './usage.ts';
 
 /** A drift class; see the module comment for what each means. */
 export type DriftClass = 'status' | 'structure' | 'tool-calls' | 'finish' | 'text' | 'stream' | 'benign' | 'identical';
@@ -58,6 +59,12 @@ export interface DriftDetails {
   structure?: string[];
   finish?: { old: string[]; new: string[]; oldRefusal?: string; newRefusal?: string };
   stream?: { oldEvents: number; newEvents: number; oldOrder: string[]; newOrder: string[] };
+  /**
+   * Token usage that changed beyond the tolerance (within it, it is a `benign` phrase). With the
+   * same text and the same tool calls, it is what the pair is classed `text` for, and `text` is
+   * then absent: the words did not change.
+   */
+  usage?: UsageChange;
   /** The noise that changed: one phrase each. */
   benign?: string[];
 }
@@ -82,7 +89,7 @@ interface Content {
   calls: { name: string; args: unknown }[];
   finish: string[];
   refusal: string;
-  usage: { input?: number; output?: number } | undefined;
+  usage: Usage | undefined;
   rest: unknown;
 }
 
@@ -153,21 +160,6 @@ export function toolCallChanges(a: readonly ToolCall[], b: readonly ToolCall[]):
     }
   }
   return out;
-}
-
-function usageNote(a: Content['usage'], b: Content['usage'], tolerance: number): { note?: string; beyond: boolean } {
-  if (!a || !b) return { beyond: false };
-  const parts: string[] = [];
-  let beyond = false;
-  for (const k of ['input', 'output'] as const) {
-    const x = a[k];
-    const y = b[k];
-    if (x === undefined || y === undefined || x === y) continue;
-    const rel = Math.abs(x - y) / Math.max(x, y, 1);
-    if (rel > tolerance) beyond = true;
-    parts.push(`${k} tokens ${x} -> ${y}`);
-  }
-  return { note: parts.length ? `usage: ${parts.join(', ')}` : undefined, beyond };
 }
 
 function parseJSONText(s: string): { ok: true; value: unknown } | { ok: false } {
@@ -273,15 +265,13 @@ export function classifyPair(before: Answer, after: Answer, request: unknown, op
     classes.add('finish');
     details.finish = { old: a.finish, new: b.finish, ...(a.refusal ? { oldRefusal: a.refusal } : {}), ...(b.refusal ? { newRefusal: b.refusal } : {}) };
   }
-  // Usage
-  const u = usageNote(a.usage, b.usage, tolerance);
-  if (u.note) {
-    if (u.beyond && !textChanged && calls.length === 0) {
-      classes.add('text');
-      details.text ??= { similarity: 1, ops: ta ? [['=', ta]] : [] };
-    }
-    benign.push(u.beyond ? `${u.note} (beyond the ${Math.round(tolerance * 100)}% tolerance)` : u.note);
-  }
+  // Usage: within the tolerance, noise; beyond it, a change of its own, said with its numbers
+  // (with the same text a similarity of 100% would read as no change at all).
+  const u = compareUsage(a.usage, b.usage, tolerance);
+  if (u.beyond) {
+    if (!textChanged && calls.length === 0) classes.add('text');
+    details.usage = { old: { ...a.usage }, new: { ...b.usage }, tolerance };
+  } else if (u.note) benign.push(u.note);
   // The rest of the envelope (usage read above)
   const strip = (v: unknown) => (isObj(v) ? { ...v, usage: isObj(v.usage) ? Object.fromEntries(Object.entries(v.usage).map(([k, x]) => [k, typeof x === 'number' ? 0 : x])) : v.usage } : v);
   const generic = before.shape === 'json' || before.shape === 'none';

@@ -83,6 +83,10 @@ export function formatCommittedDrift(d: CommittedDrift): string {
     benign: 'ids, timestamps, usage: noise only',
     identical: '',
   };
+  // Pairs classed text for their token usage alone (the same words): said as such, not as text
+  // that changed.
+  const usageOnly = d.report.entries.filter((e) => e.primary === 'text' && !e.details.text && e.details.usage).length;
+  if (usageOnly > 0) what.text = usageOnly === s.primary.text ? 'same text, token usage beyond the tolerance' : `${what.text} (${usageOnly}: same text, token usage beyond the tolerance)`;
   const lines = [`tapedeck: the recordings this run wrote, against git ${d.report.old} (${d.tapes.length} tape${d.tapes.length === 1 ? '' : 's'}):`];
   for (const c of DRIFT_CLASSES) if (s.primary[c] > 0) lines.push(`  ${c.padEnd(11)} ${String(s.primary[c]).padStart(4)}${what[c] ? `  ${what[c]}` : ''}`);
   if (s.added) lines.push(`  ${'added'.padEnd(11)} ${String(s.added).padStart(4)}  new requests, not in the committed tapes`);

@@ -5,6 +5,7 @@
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeHtml as esc } from './escape.ts';
 import { failOnText, type DriftEntry, type DriftReport } from './report.ts';
+import { toleranceText, usageCounts } from './usage.ts';
 
 const pretty = (v: unknown) => (v === undefined ? '' : (JSON.stringify(v, null, 2) ?? ''));
 
@@ -67,6 +68,7 @@ function entryHtml(e: DriftEntry): string {
     }
     body += `<p class="muted">text ${Math.round(d.text.similarity * 100)}% similar</p>${sideBySide(o, n)}`;
   }
+  if (d.usage) body += `<p class="usage">usage: ${esc(usageCounts(d.usage, '→'))}, beyond ${esc(toleranceText(d.usage))}${d.text ? '' : '; the text is the same'}</p>`;
   if (d.stream) body += sideBySide(esc(`${d.stream.oldEvents} events\n${d.stream.oldOrder.join(' ')}`), esc(`${d.stream.newEvents} events\n${d.stream.newOrder.join(' ')}`));
   if (d.benign) body += `<p class="muted">noise: ${d.benign.map(esc).join('; ')}</p>`;
   return `<section class="entry" data-classes="${esc(classes.join(' '))}" data-tape="${esc(e.tape)}" data-index="${idx}">${body}</section>`;

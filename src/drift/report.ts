@@ -8,6 +8,7 @@ import { isHttpRecord } from '../store/records.ts';
 import { classifyPair, DRIFT_CLASSES, type Classification, type ClassifyOptions, type DriftClass, type DriftDetails, type ToolCallChange } from './classify.ts';
 import { pairRecordings, type Pairing, type Recorded, type TapeSide } from './pair.ts';
 import { pairSessions, type RealtimePairing } from './realtime-diff.ts';
+import { toleranceText, usageCounts } from './usage.ts';
 
 /** Version of the JSON report's layout; raised only when a field changes meaning or goes away. */
 export const REPORT_VERSION = 1;
@@ -123,6 +124,8 @@ function summaryOf(e: Omit<DriftEntry, 'summary'>): string {
       parts.push(d.finish.oldRefusal !== d.finish.newRefusal ? `${f}, refusal ${d.finish.newRefusal ? 'now' : 'no longer'}` : f);
     }
     if (c === 'text' && d.text) parts.push(`text ${Math.round(d.text.similarity * 100)}% similar`);
+    // Classed text for its usage alone: the numbers, not a similarity that reads as no change.
+    if (c === 'text' && !d.text && d.usage) parts.push(`same text; usage: ${usageCounts(d.usage)}, beyond ${toleranceText(d.usage)}`);
     if (c === 'stream' && d.stream) parts.push(`stream events ${d.stream.oldEvents} -> ${d.stream.newEvents}`);
     if (c === 'benign' && d.benign) parts.push(clip(d.benign.join('; '), 80));
   }

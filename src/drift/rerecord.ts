@@ -5,8 +5,9 @@
 
 import { readAnswer } from '../providers/index.ts';
 import { isMask, REDACTED } from '../store/redact.ts';
+import { queryDecode } from '../store/query-pairs.ts';
 import { isHttpRecord, type HttpRecord } from '../store/records.ts';
-import { answerComplete, assembleRecorded } from './answer.ts';
+import { assembleRecorded, liveAnswerVerdict } from './answer.ts';
 import { failureReason } from './failure-reason.ts';
 import { priceOf, type Price } from './prices.ts';
 import { callStats, usageOf } from './stats.ts';
@@ -123,7 +124,8 @@ export function liveUrl(r: HttpRecord, credentials: RerecordOptions['credentials
   const params = url.slice(q + 1).split('&').map((p) => {
     const eq = p.indexOf('=');
     if (eq < 0 || !maskedQueryValue(p.slice(eq + 1))) return p;
-    const cred = credentials?.(r.route, `?${decodeURIComponent(p.slice(0, eq))}`);
+    // A name as meant, or as written when its escapes are malformed (decodeURIComponent threw).
+    const cred = credentials?.(r.route, `?${queryDecode(p.slice(0, eq))}`);
     return cred === undefined ? p : `${p.slice(0, eq)}=${encodeURIComponent(cred)}`;
   });
   return `${url.slice(0, q)}?${params.join('&')}`;
@@ -218,8 +220,9 @@ export async function rerecord(plan: readonly Planned[], opts: RerecordOptions):
         return;
       }
       const ct = res.headers.get('content-type') ?? '';
-      if (!answerComplete(p.record.request, ct, bytes)) {
-        result.failed.push({ index: p.index, reason: 'the stream ended before the answer was complete' });
+      const verdict = liveAnswerVerdict(p.record.request, ct, bytes);
+      if (!verdict.whole) {
+        result.failed.push({ index: p.index, reason: verdict.cut ? `the stream ended before the answer was complete${verdict.missing ? ` (${verdict.missing})` : ''}` : `the stream carried an error event (${verdict.error})` });
         return;
       }
       if (res.status >= 400) {

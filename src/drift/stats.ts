@@ -1,18 +1,19 @@
 // What the recordings on tapes stand for: calls and tokens per provider and model, what making
 // them live would cost, and the time the recorded calls took (which replay saves).
 
-import { answerOf, askedOf } from './answer.ts';
+import { answerOf, askedOf, recordedStreamError } from './answer.ts';
 import { readAnswer, routeEndpoint, routeOf } from '../providers/index.ts';
 import { priceOf, type Price } from './prices.ts';
 import type { TapeSide } from './pair.ts';
 import { summarizeRealtime } from '../store/realtime-summary.ts';
+import { isHttpRecord } from '../store/records.ts';
 
 /** Counts of one provider and model. */
 export interface StatsRow {
   provider: string;
   model: string;
   calls: number;
-  /** Calls whose answer was an HTTP error. */
+  /** Calls whose answer was an error: an HTTP error, or a stream that carried the API's error event. */
   errors: number;
   tokensIn: number;
   tokensOut: number;
@@ -67,6 +68,11 @@ export interface CallStats {
   provider: string;
   model: string;
   status: number;
+  /**
+   * The answer is an error: an HTTP error status, or a 200 whose event stream carried the API's
+   * error event (recorded with recordErrors), which the SDK raises as it raises a 5xx.
+   */
+  failed: boolean;
   usage: { input: number; output: number } | undefined;
   cost: number | null;
   durationMs: number;
@@ -92,7 +98,8 @@ export function callStats(record: unknown, prices: Readonly<Record<string, Price
   // past that, ReplayCache values under `cache`, other HTTP calls under `other`.
   const routed = read?.provider === undefined && asked.route.indexOf(' ') > 0 ? routeOf(routeEndpoint(asked.route))?.provider.name : undefined;
   const provider = read?.provider ?? routed ?? (asked.route === 'cache' ? 'cache' : 'other');
-  return { provider, model, status: answer.status, usage, cost, durationMs: answer.durationMs ?? 0 };
+  const failed = answer.status >= 400 || (answer.streamed && isHttpRecord(record) && recordedStreamError(record) !== undefined);
+  return { provider, model, status: answer.status, failed, usage, cost, durationMs: answer.durationMs ?? 0 };
 }
 
 /**
@@ -116,7 +123,7 @@ export function tapeStats(tapes: readonly TapeSide[], prices: Readonly<Record<st
         rows.set(k, row);
       }
       row.calls++;
-      if (c.status >= 400) row.errors++;
+      if (c.failed) row.errors++;
       if (c.usage) {
         row.tokensIn += c.usage.input;
         row.tokensOut += c.usage.output;

@@ -11,6 +11,7 @@ import type { RecordKind } from '../store/collection.ts';
 import { MCP_RECORD_KIND, mcpRecords, type McpRecord } from '../store/records.ts';
 import { appendFailureCause, openSessionCollection, SessionTape, sessionTapeMode, type SessionTapeOptions } from '../store/session-tape.ts';
 import { differenceCount, firstDifference, keyParams, mcpRecordKeys } from './key.ts';
+import { mcpUsageMark } from './usage-mark.ts';
 
 /** Options of an MCP tape, shared by every entry point. */
 export interface McpTapeOptions extends SessionTapeOptions {
@@ -86,6 +87,11 @@ export class McpTape extends SessionTape<McpRecord> {
   /** Exchanges stored (counted once they are). */
   recorded = 0;
   /**
+   * Marks (mcpUsageMark) of the recordings this tape served or stored: a run summary counts the
+   * others on the tape as unused, as it does HTTP recordings no call was answered with.
+   */
+  readonly used = new Set<string>();
+  /**
    * Update mode: the keys a live session of this tape stored a call under, new to the tape then
    * (McpSession.recordKey): a further live call of one is stored at its session's place.
    */
@@ -115,7 +121,9 @@ export class McpTape extends SessionTape<McpRecord> {
    * unless strictOrder (or `once`).
    */
   next(key: string, once = false): McpRecord | undefined {
-    return this.col?.next(key, { repeatLast: !once && this.opts.strictOrder !== true });
+    const rec = this.col?.next(key, { repeatLast: !once && this.opts.strictOrder !== true });
+    if (rec) this.used.add(mcpUsageMark(rec));
+    return rec;
   }
 
   /** Whether others write the store while this tape is open (Redis): see {@link refresh}. */
@@ -147,6 +155,7 @@ export class McpTape extends SessionTape<McpRecord> {
     return this.write(rec.key, rec, 'an MCP record').then(
       () => {
         this.recorded++;
+        this.used.add(mcpUsageMark(rec));
         return undefined;
       },
       (e: unknown) => appendFailureCause(e),

@@ -9,7 +9,10 @@ import type { Deck, DeckRequest, Prepared } from './deck.ts';
 import type { RecordTurn } from './record-turns.ts';
 import { reportRecordHookFailure } from './deck-hooks.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
-import { responseComplete, routeStreams } from '../providers/index.ts';
+import { routeStreams } from '../providers/index.ts';
+import { answerVerdict } from '../providers/answer-verdict.ts';
+import { noteErrorEvent } from './error-event-answers.ts';
+import { notRecorded, recordsAnswer } from './unwhole-answer.ts';
 import { ChunkLog, FinalEventHold, readWhole, storedResponseHeaders, streamsAnswer } from './upstream.ts';
 import { upstreamCutWarning } from './upstream-cut.ts';
 
@@ -49,16 +52,19 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
   const init = { status: up.status, statusText: up.statusText, headers: out };
   const log = new ChunkLog();
   const streamed = up.body !== null && !NULL_BODY.has(up.status) && (streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq));
+  /** Set when the answer was a stream carrying the API's error event, not recorded. */
+  let errorEvent = false;
   /**
-   * Records the answer if it is whole; resolves once the record is durable: 'stored', or
-   * 'unrecorded' (not whole, or failed with onRecordFailure 'serve'), or the E_RECORD_FAILED
-   * error the caller gets instead of the answer.
+   * Records the answer if it is whole (or an error answer, with recordErrors); resolves once the
+   * record is durable: 'stored', or 'unrecorded' (not whole, or failed with onRecordFailure
+   * 'serve'), or the E_RECORD_FAILED error the caller gets instead of the answer.
    */
   const save = async (): Promise<'stored' | 'unrecorded' | TapedeckError> => {
     const body = log.body();
-    if (!responseComplete(dreq, headers['content-type'], body)) {
-      d.countError();
-      d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
+    const verdict = answerVerdict(dreq, p.body, headers['content-type'], body);
+    if (!recordsAnswer(d, verdict)) {
+      notRecorded(d, p.route, verdict, 'event stream');
+      errorEvent = !verdict.whole && !verdict.cut;
       return 'unrecorded';
     }
     let recording: ReturnType<Deck['record']>;
@@ -92,7 +98,7 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
     if (outcome instanceof TapedeckError) throw outcome;
     out.set('x-tapedeck-match', outcome === 'stored' ? 'recorded' : 'recording');
     out.set('x-tapedeck-recorded', outcome === 'stored' ? 'true' : 'false');
-    return new Response(body && dreq.method !== 'HEAD' ? (body as Uint8Array<ArrayBuffer>) : null, init);
+    return noteErrorEvent(new Response(body && dreq.method !== 'HEAD' ? (body as Uint8Array<ArrayBuffer>) : null, init), Promise.resolve(errorEvent));
   }
   const reader = up.body.getReader();
   let settle!: () => void;
@@ -206,5 +212,6 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
   void tracked.then(() => signal.removeEventListener('abort', onAbort));
   // A later identical request waits for this one's record: read on without the caller.
   turn?.onHurry(() => void drain());
-  return new Response(stream, init);
+  // Whether it was an error answer is known once the stream ended (the test runner's summary asks).
+  return noteErrorEvent(new Response(stream, init), tracked.then(() => errorEvent));
 }

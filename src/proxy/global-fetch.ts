@@ -33,6 +33,12 @@ export interface FetchSwitchOptions {
   blockNetwork?: boolean;
   /** Hosts that still reach the network untouched when `blockNetwork` is on (e.g. a local database's HTTP API). */
   allowHosts?: readonly HostPattern[];
+  /**
+   * Called with each request `blockNetwork` refused, before the caller gets E_NETWORK_BLOCKED:
+   * code that catches the error (a telemetry call, a fallback answer) leaves no other trace of
+   * it. The test tapes count them for the run summary.
+   */
+  onRefused?: (refusal: { host: string; url: string }) => void;
 }
 
 /** An installed switch. `uninstall()` (or leaving a `using` block) restores the previous fetch. */
@@ -92,6 +98,11 @@ function dispatch(input: string | URL | Request, init?: RequestInit): Promise<Re
   const how = scope.route(url);
   if (how === 'tape') return context.run('through', () => scope.opts.fetch(input, init));
   if (how === 'pass') return base(input, init);
+  try {
+    scope.opts.onRefused?.({ host: url.host, url: `${url.origin}${url.pathname}` });
+  } catch {
+    // A counter that throws must not turn the refusal into another error.
+  }
   return Promise.reject(
     new TapedeckError('E_NETWORK_BLOCKED', `Blocked a request to ${url.host} (${url.origin}${url.pathname}): the network is blocked and this host is not routed through a tape.`, {
       host: url.host,

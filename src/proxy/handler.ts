@@ -11,7 +11,9 @@ import { Deck, DECK_OPTION_NAMES, emptyStats, type DeckOptions, type DeckRequest
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { reportRecordHookFailure } from './deck-hooks.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
-import { responseComplete, routeStreams } from '../providers/index.ts';
+import { routeStreams } from '../providers/index.ts';
+import { answerVerdict } from '../providers/answer-verdict.ts';
+import { notRecorded, recordsAnswer } from './unwhole-answer.ts';
 import { normalizeRequestPath } from './request-path.ts';
 import { pointAnswerUrls, pointHeaderUrls, pointLocation, proxyBase } from './answer-urls.ts';
 import { Flights } from './flights.ts';
@@ -603,11 +605,12 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     }
     if (log && p) {
       const body = log.body();
-      if (!responseComplete(dreq, headers['content-type'], body)) {
-        // The upstream closed the stream before its end (or sent an error event): the client got
-        // what came, the tape gets nothing, since half an answer replayed as whole is worse than a miss.
-        d.countError();
-        d.warnOnce(`tapedeck: ${p.route}: the upstream's event stream ended before the answer was complete; not recorded.`);
+      const verdict = answerVerdict(dreq, p.body, headers['content-type'], body);
+      if (!recordsAnswer(d, verdict)) {
+        // The upstream closed the stream before its end (or sent an error event, without
+        // recordErrors): the client got what came, the tape gets nothing, since half an answer
+        // replayed as whole is worse than a miss.
+        notRecorded(d, p.route, verdict, 'event stream');
         head();
         await writeHeld(res, hold);
         res.addTrailers({ 'x-tapedeck-recorded': 'false' });
@@ -668,11 +671,11 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       }
     }
     const body = log.body();
-    if (!responseComplete(dreq, headers['content-type'], body)) {
+    const verdict = answerVerdict(dreq, p.body, headers['content-type'], body);
+    if (!recordsAnswer(d, verdict)) {
       // A stream the upstream cut that its content type did not announce (Gemini's JSON-array
       // stream): the client gets what came, the tape nothing.
-      d.countError();
-      d.warnOnce(`tapedeck: ${p.route}: the upstream's stream ended before the answer was complete; not recorded.`);
+      notRecorded(d, p.route, verdict, 'stream');
       out['x-tapedeck-recorded'] = 'false';
       writeUpstreamHead(req, res, up, { ...out, 'content-length': body.length });
       res.end(body);

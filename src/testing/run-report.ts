@@ -13,7 +13,8 @@ import type { LoadedRecord } from '../store/backend.ts';
 import { RedisBackend } from '../store/backends/redis-backend.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { readTape, rewriteTape } from '../store/tape-file.ts';
-import { isHttpRecord } from '../store/records.ts';
+import { isHttpRecord, isMcpRecord } from '../store/records.ts';
+import { mcpUsageMark } from '../mcp/usage-mark.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
 import { orphanTapes, recordCount, removeOrphanTape } from './orphan-tapes.ts';
@@ -52,7 +53,10 @@ export interface TapeReport {
   /** Requests answered from the tape. */
   hits: number;
   misses: MissReport[];
-  /** Trace tokens of the recordings served or made (x-tapedeck-trace): the used ones. */
+  /**
+   * The recordings served or made: the used ones. Trace tokens (x-tapedeck-trace) of HTTP
+   * recordings; on an MCP tape, the marks of its exchanges (src/mcp/usage-mark.ts).
+   */
   used: string[];
   /** Recordings added to the ReplayCache tape (or namespace) beside it, if one was opened. */
   cacheTape?: string;
@@ -63,6 +67,8 @@ export interface TapeReport {
   errorsNotRecorded?: number;
   /** Calls answered by a recording again, past those recorded for their request (see DeckStats.repeats). */
   repeats?: number;
+  /** Requests the test's fetch switch refused (`install({ blockNetwork: true })`), by host. */
+  refused?: Record<string, number>;
 }
 
 /** One tape, or one Redis namespace, in the run summary. */
@@ -84,6 +90,8 @@ export interface TapeSummary {
   unusedTraces: string[];
   /** Calls answered by a recording again past those recorded for them. */
   repeats?: number;
+  /** Requests refused by the fetch switch of its tests (blockNetwork). */
+  refused?: number;
   /**
    * Why its unused recordings were not looked for: a store the summary could not reach, or calls
    * answered by injected faults instead of the recordings they would have got.
@@ -110,6 +118,11 @@ export interface RunSummary {
   unused: number;
   /** Faults injected on demand (chaos) in the run, by name. */
   faults?: Record<string, number>;
+  /**
+   * Requests refused by the tests' fetch switches (`install({ blockNetwork: true })`), by host:
+   * the code under test got E_NETWORK_BLOCKED for them, which it may have caught.
+   */
+  refused?: Record<string, number>;
 }
 
 let counter = 0;
@@ -256,10 +269,12 @@ const safeValue = (r: LoadedRecord): unknown => {
   }
 };
 
-const traceOf = (r: LoadedRecord): string | undefined => {
-  const v = safeValue(r);
-  return isHttpRecord(v) ? v.trace : undefined;
-};
+/**
+ * What names a stored recording among a report's `used` ones: an HTTP recording's trace token,
+ * an MCP exchange's mark; undefined for other records (ReplayCache values, realtime sessions),
+ * which the summary does not judge.
+ */
+const usageMark = (value: unknown): string | undefined => (isHttpRecord(value) ? value.trace : isMcpRecord(value) ? mcpUsageMark(value) : undefined);
 
 /** The test files a run ran (those whose tests opened a tape), and the roots they are named from. */
 interface RanFiles {
@@ -306,11 +321,13 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   const misses = rs.reduce((n, r) => n + r.misses.length, 0);
   const errorsNotRecorded = rs.reduce((n, r) => n + (r.errorsNotRecorded ?? 0), 0);
   const repeats = rs.reduce((n, r) => n + (r.repeats ?? 0), 0);
+  const refused = rs.reduce((n, r) => n + Object.values(r.refused ?? {}).reduce((a, b) => a + b, 0), 0);
   const used = new Set(rs.flatMap((r) => r.used));
   const unusedTraces: string[] = [];
   /** Notes a stored record no call of the run used, if it is a stale candidate (see judged). */
   const noteUnused = (value: unknown) => {
-    if (isHttpRecord(value) && !used.has(value.trace) && judged(ownerOf(value), ran)) unusedTraces.push(value.trace);
+    const mark = usageMark(value);
+    if (mark !== undefined && !used.has(mark) && judged(ownerOf(value), ran)) unusedTraces.push(mark);
   };
   const { store, namespace } = rs[0]!;
   let unreadable: string | undefined;
@@ -339,7 +356,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
     }
   }
   const mode = rs[rs.length - 1]!.mode;
-  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), ...(repeats > 0 ? { repeats } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
+  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), ...(repeats > 0 ? { repeats } : {}), ...(refused > 0 ? { refused } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
 }
 
 /**
@@ -391,6 +408,7 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
   summary.misses.push(...groups.flatMap(([, rs]) => rs.flatMap((r) => r.misses)));
   for (const r of reports) {
     for (const [f, n] of Object.entries(r.faults ?? {})) (summary.faults ??= {})[f] = (summary.faults?.[f] ?? 0) + n;
+    for (const [h, n] of Object.entries(r.refused ?? {})) (summary.refused ??= {})[h] = (summary.refused?.[h] ?? 0) + n;
   }
   return summary;
 }
@@ -413,14 +431,14 @@ export async function pruneUnused(summary: RunSummary, opts: SummaryOptions = {}
     if (t.store && t.namespace) {
       const backend = new RedisBackend(storeUrl(t.store, opts), { namespace: t.namespace });
       try {
-        const r = await backend.rewrite((records) => records.flatMap((rec, i) => (stale.has(traceOf(rec) ?? '') ? [i] : [])));
+        const r = await backend.rewrite((records) => records.flatMap((rec, i) => (stale.has(usageMark(safeValue(rec)) ?? '') ? [i] : [])));
         dropped += r.removed.length;
       } finally {
         await backend.close();
       }
       continue;
     }
-    dropped += (await rewriteTape(t.tape, (entry) => !(isHttpRecord(entry.value) && stale.has(entry.value.trace)))).dropped;
+    dropped += (await rewriteTape(t.tape, (entry) => !stale.has(usageMark(entry.value) ?? ''))).dropped;
   }
   return dropped;
 }
@@ -481,9 +499,9 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   const failures = faults.filter(([f]) => f !== 'latency');
   const injected = faults.length > 0 ? `, ${plural(failures.reduce((n, [, k]) => n + k, 0), 'fault')} injected (${faults.map(([f, n]) => `${f} ${n}`).join(', ')})` : '';
   const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}${opts.pruned && s.unused > 0 ? ' (pruned)' : ''}${injected}`];
-  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded || t.repeats);
+  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded || t.repeats || t.refused);
   for (const t of notable.slice(0, 30)) {
-    const bits = [t.added ? `+${t.added} added` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats ? `${t.repeats} answered again past their recordings` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.unused ? `${t.unused} unused${t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
+    const bits = [t.added ? `+${t.added} added` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats ? `${t.repeats} answered again past their recordings` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.refused ? `${t.refused} refused (network blocked)` : '', t.unused ? `${t.unused} unused${t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
     lines.push(`  ${t.namespace ? `namespace ${t.namespace}` : rel(t.tape)}${t.orphan ? '' : ` (${t.mode})`}: ${bits.join(', ')}`);
   }
   if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);
@@ -510,6 +528,13 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
     // Served, so no miss: a request asked more often than when it was recorded (a loop that now
     // runs longer) would pass unseen.
     lines.push(`${s.repeats === 1 ? '1 call was' : `${s.repeats} calls were`} answered by a recording again, past those recorded for ${s.repeats === 1 ? 'its' : 'their'} request (asked more often than when recorded: a loop that runs longer now?). tapedeckFixtures({ strictOrder: true }) makes such calls misses; record again if the extra calls are meant.`);
+  }
+  const refused = s.refused ? Object.entries(s.refused) : [];
+  if (refused.length > 0) {
+    // The code under test got E_NETWORK_BLOCKED for them and may have caught it (a telemetry
+    // call, a fallback answer): the test passed, and nothing else would tell.
+    const n = refused.reduce((k, [, c]) => k + c, 0);
+    lines.push(`${n === 1 ? '1 request was' : `${n} requests were`} refused (blockNetwork): ${refused.map(([h, c]) => `${h} ${c}`).join(', ')}. The code under test got E_NETWORK_BLOCKED for ${n === 1 ? 'it' : 'them'}: list a host in install()'s hosts to record and replay it, or in allowHosts to let it through.`);
   }
   if (s.unused > 0 && opts.pruneCommand) {
     lines.push(`Unused recordings are stale candidates (no test asked for them in this run). Drop them after a full passing run: ${opts.pruneCommand}`);

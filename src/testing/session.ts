@@ -20,6 +20,7 @@ import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import { errorAnswer } from '../proxy/http-errors.ts';
+import { endedWithErrorEvent } from '../proxy/error-event-answers.ts';
 import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
 import { RedisBackend } from '../store/backends/redis-backend.ts';
 import { isRedisUrl, maskRedisUrl } from '../store/backends/redis-connection.ts';
@@ -284,10 +285,19 @@ function openTape(opts: TestTapeOptions): TestTape {
   // Upstream error answers got live and not recorded (no recordErrors): said in the summary,
   // since each local run calls the API for them again and passes while CI misses them.
   let errorsNotRecorded = 0;
+  // Answers being recorded that may end as the API's error event inside a 200 stream: known at
+  // their end, counted with the errors above then (before the report is written).
+  const endings = new Set<Promise<void>>();
   let inner: TapedeckFetch | undefined;
   let cache: Promise<ReplayCache> | undefined;
   let cacheAdded = 0;
   const mcps: TapeTransport[] = [];
+  /** The MCP misses among `misses`: the run summary lists them under the MCP tape. */
+  const mcpMisses = new Set<MissReport>();
+  /** The MCP tape beside the test's tape (see mcp()), as the run summary names it. */
+  const mcpTape = opts.tape.replace(/\.tape$/, '') + '.mcp.tape';
+  /** Requests the fetch switches of install() refused (blockNetwork), by host. */
+  const refused: Record<string, number> = {};
   const proxies: Promise<ProxyServer>[] = [];
   /** What tape.chaos() asked for last (the proxies of later serve() calls start with it). */
   let chaosNow: ChaosOptions | undefined;
@@ -426,6 +436,14 @@ function openTape(opts: TestTapeOptions): TestTape {
     if (how === 'exact' || how === 'signature' || how === 'sequential') hits++;
     // createFetch hands an unrecorded upstream answer back as it came: no x-tapedeck-match.
     if ((how === null || how === 'passthrough') && res.status >= 400 && mode !== 'passthrough' && !res.headers.has('x-tapedeck-fault')) errorsNotRecorded++;
+    // A stream that carried the API's error event after a 200 is such an error answer too.
+    else if (how === 'recording' || how === 'recorded') {
+      const ending = endedWithErrorEvent(res).then((e) => {
+        if (e) errorsNotRecorded++;
+        endings.delete(ending);
+      });
+      endings.add(ending);
+    }
     const trace = res.headers.get('x-tapedeck-trace');
     if (trace && how !== 'passthrough') used.add(trace);
     return res;
@@ -477,7 +495,7 @@ function openTape(opts: TestTapeOptions): TestTape {
     },
     mcp(transport, mcpOpts = {}) {
       if (closing) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
-      const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.mcp` }) : opts.tape.replace(/\.tape$/, '') + '.mcp.tape';
+      const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.mcp` }) : mcpTape;
       const t = tapeTransport(transport, {
         ...mcpOpts,
         // As tape.chaos(): the test asked for the faults, in whatever mode it runs.
@@ -492,7 +510,9 @@ function openTape(opts: TestTapeOptions): TestTape {
         onWarning: mcpOpts.onWarning ?? onWarning,
         // The test fails with the miss; the report is in the run summary, not on stderr.
         onMiss: (report, x) => {
-          misses.push({ ...(opts.test ? { test: opts.test } : {}), route: `MCP ${x.label}`, diagnosis: x.message.split('\n')[0]!.replace(/; record it: .*$/, '').replace(`${x.label}: `, ''), command: recordCommand });
+          const miss: MissReport = { ...(opts.test ? { test: opts.test } : {}), route: `MCP ${x.label}`, diagnosis: x.message.split('\n')[0]!.replace(/; record it: .*$/, '').replace(`${x.label}: `, ''), command: recordCommand };
+          misses.push(miss);
+          mcpMisses.add(miss);
           mcpOpts.onMiss?.(report, x);
         },
       });
@@ -548,7 +568,14 @@ function openTape(opts: TestTapeOptions): TestTape {
       for (const p of proxies) void p.then((proxy) => proxy.handler.chaos(chaosNow)).catch(() => {});
     },
     install(sw = {}) {
-      const s = installFetchSwitch({ ...sw, fetch: fetchFn });
+      const s = installFetchSwitch({
+        ...sw,
+        fetch: fetchFn,
+        // Counted for the run summary: the code under test may catch the refusal and pass.
+        onRefused: ({ host }) => {
+          refused[host] = (refused[host] ?? 0) + 1;
+        },
+      });
       switches.push(s);
       return s;
     },
@@ -573,6 +600,7 @@ function openTape(opts: TestTapeOptions): TestTape {
         if (inner) {
           try {
             await inner.close();
+            await Promise.all([...endings]);
             const st = await inner.stats();
             added = st.recorded;
             // createFetch counts as errors the answers it could not record (cut or ended early
@@ -600,14 +628,19 @@ function openTape(opts: TestTapeOptions): TestTape {
             errors.push(e);
           }
         }
+        // The MCP tape is a tape of its own in the run summary (its name, its unused
+        // recordings); the report close() returns counts it with the test's tape, as before.
+        const mcp = { opened: false, hits: 0, added: 0, used: new Set<string>(), faults: {} as Record<string, number> };
         for (const t of mcps) {
           try {
             await t.close();
-            addFaults(t.faults());
+            for (const [k, n] of Object.entries(t.faults())) mcp.faults[k] = (mcp.faults[k] ?? 0) + n;
             const m = await Promise.race([t.tape, Promise.resolve(undefined)]);
             if (!m) continue;
-            hits += m.hits;
-            added += m.recorded;
+            mcp.opened = true;
+            mcp.hits += m.hits;
+            mcp.added += m.recorded;
+            for (const u of m.used) mcp.used.add(u);
           } catch (e) {
             errors.push(e);
           }
@@ -622,21 +655,43 @@ function openTape(opts: TestTapeOptions): TestTape {
             errors.push(e);
           }
         }
-        const report: TapeReport = {
+        const ownMisses = misses.filter((m) => !mcpMisses.has(m));
+        const own: TapeReport = {
           ...reportOf(),
           added,
           ...(unrecorded > 0 ? { unrecorded } : {}),
           ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}),
           hits,
-          misses,
+          misses: ownMisses,
           used: [...used],
           ...(repeats > 0 ? { repeats } : {}),
-          ...(Object.keys(faults).length > 0 ? { faults } : {}),
+          ...(Object.keys(faults).length > 0 ? { faults: { ...faults } } : {}),
           ...(cacheTape ? { cacheTape: store ? `${namespace}.cache` : cacheTape, cacheAdded } : {}),
+          ...(Object.keys(refused).length > 0 ? { refused: { ...refused } } : {}),
         };
         // Also for a test that asked for its tape and made no call this time (a feature flag off),
         // when the tape is there: the summary must not take it for a deleted test's and prune it.
-        if (runDir && (inner || cache || mcps.length > 0 || proxies.length > 0 || (!store && existsSync(opts.tape)))) writeTapeReport(runDir, report);
+        if (runDir && (inner || cache || proxies.length > 0 || own.refused || (!store && existsSync(opts.tape)))) writeTapeReport(runDir, own);
+        if (runDir && (mcp.opened || (mcps.length > 0 && !store && existsSync(mcpTape)))) {
+          writeTapeReport(runDir, {
+            ...reportOf(),
+            tape: mcpTape,
+            ...(store ? { namespace: `${namespace}.mcp` } : {}),
+            added: mcp.added,
+            hits: mcp.hits,
+            misses: misses.filter((m) => mcpMisses.has(m)),
+            used: [...mcp.used],
+            ...(Object.keys(mcp.faults).length > 0 ? { faults: mcp.faults } : {}),
+          });
+        }
+        addFaults(mcp.faults);
+        const report: TapeReport = {
+          ...own,
+          added: added + mcp.added,
+          hits: hits + mcp.hits,
+          misses,
+          ...(Object.keys(faults).length > 0 ? { faults } : {}),
+        };
         if (errors.length > 0) throw errors[0];
         const failure = opts.failOnMiss === false ? undefined : tape.missFailure();
         if (failure) throw Object.assign(failure, { report });

@@ -43,7 +43,13 @@ const tag = (s: string) => {
   return (h >>> 0).toString(36);
 };
 
-export async function startDriftUpstream(variant: Variant = 'base'): Promise<DriftUpstream> {
+/** Changes made on top of a variant. */
+export interface UpstreamOptions {
+  /** Output tokens every answer reports (default 12, 13 for 'benign'): its usage alone changes. */
+  outputTokens?: number;
+}
+
+export async function startDriftUpstream(variant: Variant = 'base', opts: UpstreamOptions = {}): Promise<DriftUpstream> {
   const calls: DriftUpstream['calls'] = [];
   let throttled = 0;
   let retryAfter = 0;
@@ -94,7 +100,7 @@ export async function startDriftUpstream(variant: Variant = 'base'): Promise<Dri
     const text = v === 'text' ? TEXT_CHANGED : v === 'benign' ? BENIGN_TEXT : BASE_TEXT;
     const args = { city: 'Paris', unit: v === 'tool-calls' ? 'fahrenheit' : 'celsius' };
     const tools = Array.isArray(body.tools) && body.tools.length > 0;
-    const out = v === 'benign' ? 13 : 12;
+    const out = opts.outputTokens ?? (v === 'benign' ? 13 : 12);
     const extra: Obj = v === 'structure' ? { moderation: { flagged: false } } : {};
     const schema = path === '/v1/chat/completions' && (body.response_format as Obj | undefined)?.type === 'json_schema';
     const answerText = schema ? JSON.stringify(v === 'structure' ? { city: 'Paris' } : { city: 'Paris', population: 2102650 }) : text;

@@ -32,6 +32,8 @@ export interface ScriptOptions {
   rephrase?: boolean;
   /** Leave out the last call (a plain JSON API), and make one the base script does not make. */
   swapLast?: boolean;
+  /** Output tokens the upstream reports in every answer (the text stays as the variant has it). */
+  outputTokens?: number;
 }
 
 /** Makes every call; errors (the status variant) are swallowed: the tape has the answers. */
@@ -71,7 +73,7 @@ async function script(openai: OpenAI, anthropic: Anthropic, f: typeof fetch, bas
  * await recordVariant(join(dir, 'text.tape'), 'text')
  */
 export async function recordVariant(tape: string, variant: Variant, opts: ScriptOptions = {}): Promise<void> {
-  const up = await startDriftUpstream(variant);
+  const up = await startDriftUpstream(variant, opts.outputTokens !== undefined ? { outputTokens: opts.outputTokens } : {});
   const rec = createFetch({ tape, mode: 'record', recordErrors: true });
   try {
     const openai = new OpenAI({ baseURL: `${up.url}/v1`, apiKey: 'sk-test', maxRetries: 0, fetch: rec });

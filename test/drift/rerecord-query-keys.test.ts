@@ -80,4 +80,15 @@ describe('rerecord and masked query credentials', () => {
     expect(liveUrl(r, (_route, name) => (name === '?token' ? 'a b' : undefined))).toBe('/v1/x?token=a%20b&page=2');
     expect(liveUrl({ route: 'POST /v1/x', request: { url: '/v1/x?page=2' } } as HttpRecord, () => 'never')).toBe('/v1/x?page=2');
   });
+
+  it('liveUrl reads a name with a malformed escape as written (it threw a URIError: a stack trace from rerecord)', () => {
+    const r = { route: 'POST /v1/x', request: { url: '/v1/x?k%zz=%5BREDACTED%5D&api%2Dkey=%5BREDACTED%5D' } } as HttpRecord;
+    const asked: string[] = [];
+    const url = liveUrl(r, (_route, name) => {
+      asked.push(name);
+      return name === '?api-key' ? 'K1' : undefined;
+    });
+    expect(asked).toEqual(['?k%zz', '?api-key']);
+    expect(url).toBe('/v1/x?k%zz=%5BREDACTED%5D&api%2Dkey=K1');
+  });
 });
