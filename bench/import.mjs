@@ -4,7 +4,18 @@
 // Target: the import costs at most twice the parse (ratio = parse time / import time >= 0.5x).
 // The same ratio is also given in CPU time (process.cpuUsage, every thread of the process, GC
 // helpers included), which a busy shared machine disturbs less than wall time.
-// Where it stands: three full runs of `npm run bench` of the latest round's final build, one
+// Where it stands: the secret checks of two later rounds (a key cut across a stream's events
+// masked across them; the request's own secrets looked for in its answer) had taken the import
+// from ~350 to ~450 ms of CPU (an import alone, five imports a process). A git bisect
+// over the 538 commits since put the step at the stream masking's commit (~360 -> ~415 ms);
+// a CPU profile against the older build's put the rest in the echo search. Kept: a request's
+// header secrets judged once per frozen header map an importer's entries share, no copy of
+// each request to say its body is plain, no map for a request without secrets, the stream
+// lexer's member names read a character at a time and its places hashed to 32-bit keys (a
+// 52-bit hash made a number object per string). This script alternating with the start build,
+// two pairs: 0.43x / 0.45x -> 0.53x / 0.52x in wall time, 0.50x / 0.53x -> 0.59x / 0.60x in CPU
+// time (import 436-441 -> 381-397 ms). Full runs after: see docs/benchmarks.md (t145-).
+// Before them: three full runs of `npm run bench` of the latest round's final build, one
 // after another (load 1.5-2.2 at the end of each): 0.57x / 0.61x / 0.61x in wall time and
 // 0.65x / 0.69x / 0.67x in CPU time (medians: read + JSON.parse 173-185 ms against the import
 // 302-312 ms). The round before's: 0.57x / 0.59x / 0.52x and 0.69x / 0.67x / 0.59x (201-209
