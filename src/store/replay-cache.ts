@@ -48,6 +48,7 @@ import { echoing } from './echo-redact.ts';
 import { checkRedactOptions, REDACT_INNER } from './redact-options.ts';
 import { checkHooks, runCacheHook, type CacheHook } from './hooks.ts';
 import type { TapeLockOptions } from './tape-file.ts';
+import { CACHE_MARK_FIELDS, cacheUsageMark } from './cache-usage-mark.ts';
 
 export type { ReplayPutOptions, ReplayRecord } from './records.ts';
 
@@ -140,6 +141,12 @@ function modelOf(keys: RequestKeys | undefined, request: unknown): string {
 
 const store = new AsyncLocalStorage<ReplayCache>();
 
+/**
+ * Each cache's recordings, for {@link usedCacheMarks}: kept off the class so the public
+ * ReplayCache gains no member for what only the test-runner summary reads.
+ */
+const collections = new WeakMap<ReplayCache, RecordCollection<ReplayRecord>>();
+
 export class ReplayCache {
   /** The tape path (or the backend's location). */
   readonly path: string;
@@ -167,6 +174,7 @@ export class ReplayCache {
 
   private constructor(col: RecordCollection<ReplayRecord>, mode: { mode: TapeMode; source: TapeModeSource }, opts: ReplayCacheOptions) {
     this.col = col;
+    collections.set(this, col);
     this.path = col.location;
     // `once` became record or replay when the tape was opened.
     this.mode = col.mode;
@@ -496,6 +504,36 @@ export async function withReplayCache<T>(path: string | RecordBackend, fn: (cach
   }
   await cache.close();
   return result;
+}
+
+/**
+ * The marks (src/store/cache-usage-mark.ts) of the recordings a cache used: served, kept as an
+ * unchanged re-record, or appended; and in record mode the old recordings of requests it was
+ * asked for whose new answer was never stored (they stay on the tape, so they are not stale).
+ * The run summary judges the cache tape's other recordings unused by this list, as it does a
+ * fetch tape's by trace tokens. Read it after close(): appends still in flight are then counted.
+ * Internal to src/testing (not exported from the package).
+ *
+ * @example
+ * await cache.close();
+ * writeTapeReport(runDir, { ...report, tape: cache.path, used: usedCacheMarks(cache) })
+ */
+export function usedCacheMarks(cache: ReplayCache): string[] {
+  const col = collections.get(cache);
+  if (!col) return [];
+  const marks = new Set<string>();
+  const add = (mark: string | undefined) => {
+    if (mark !== undefined) marks.add(mark);
+  };
+  for (let i = 0; i < col.indexes; i++) {
+    if (!col.loadedUsed(i)) continue;
+    // Served and loaded ones carry their stored head; a recording appended this run has only
+    // its value (already decoded: it is the record put).
+    const head = col.loadedHead(i, CACHE_MARK_FIELDS);
+    add(cacheUsageMark(head.key !== undefined ? head : (col.loadedValue(i) ?? {})));
+  }
+  for (const r of col.keptAsked()) add(cacheUsageMark(r.head(CACHE_MARK_FIELDS, true)));
+  return [...marks];
 }
 
 /** The cache of the innermost enclosing withReplayCache scope, if any. */

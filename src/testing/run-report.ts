@@ -13,8 +13,9 @@ import type { LoadedRecord } from '../store/backend.ts';
 import { RedisBackend } from '../store/backends/redis-backend.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { readTape, rewriteTape } from '../store/tape-file.ts';
-import { isHttpRecord, isMcpRecord } from '../store/records.ts';
+import { isCacheRecord, isHttpRecord, isMcpRecord } from '../store/records.ts';
 import { mcpUsageMark } from '../mcp/usage-mark.ts';
+import { cacheUsageMark } from '../store/cache-usage-mark.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
 import { orphanTapes, recordCount, removeOrphanTape } from './orphan-tapes.ts';
@@ -55,7 +56,8 @@ export interface TapeReport {
   misses: MissReport[];
   /**
    * The recordings served or made: the used ones. Trace tokens (x-tapedeck-trace) of HTTP
-   * recordings; on an MCP tape, the marks of its exchanges (src/mcp/usage-mark.ts).
+   * recordings; on an MCP tape, the marks of its exchanges (src/mcp/usage-mark.ts); on a
+   * ReplayCache tape, its recordings' marks (src/store/cache-usage-mark.ts).
    */
   used: string[];
   /** Recordings added to the ReplayCache tape (or namespace) beside it, if one was opened. */
@@ -271,10 +273,10 @@ const safeValue = (r: LoadedRecord): unknown => {
 
 /**
  * What names a stored recording among a report's `used` ones: an HTTP recording's trace token,
- * an MCP exchange's mark; undefined for other records (ReplayCache values, realtime sessions),
- * which the summary does not judge.
+ * an MCP exchange's mark, a ReplayCache recording's mark; undefined for other records (realtime
+ * sessions, cache records of old versions without a key), which the summary does not judge.
  */
-const usageMark = (value: unknown): string | undefined => (isHttpRecord(value) ? value.trace : isMcpRecord(value) ? mcpUsageMark(value) : undefined);
+const usageMark = (value: unknown): string | undefined => (isHttpRecord(value) ? value.trace : isMcpRecord(value) ? mcpUsageMark(value) : isCacheRecord(value) ? cacheUsageMark(value) : undefined);
 
 /** The test files a run ran (those whose tests opened a tape), and the roots they are named from. */
 interface RanFiles {

@@ -26,7 +26,7 @@ import { RedisBackend } from '../store/backends/redis-backend.ts';
 import { isRedisUrl, maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { namespaceOf } from '../store/backends/redis.ts';
 import type { TapeMode } from '../store/mode.ts';
-import { ReplayCache, type ReplayCacheOptions } from '../store/replay-cache.ts';
+import { ReplayCache, usedCacheMarks, type ReplayCacheOptions } from '../store/replay-cache.ts';
 import { retryRun } from '../store/collection.ts';
 import { startProxy, type ProxyServer } from '../proxy/server.ts';
 import { makeLocalCertificate } from '../proxy/tls.ts';
@@ -291,6 +291,10 @@ function openTape(opts: TestTapeOptions): TestTape {
   let inner: TapedeckFetch | undefined;
   let cache: Promise<ReplayCache> | undefined;
   let cacheAdded = 0;
+  /** Recordings the cache served: its own line of the run summary counts them replayed. */
+  let cacheHits = 0;
+  /** The cache misses among `misses`: the run summary lists them under the cache's tape. */
+  const cacheMisses = new Set<MissReport>();
   const mcps: TapeTransport[] = [];
   /** The MCP misses among `misses`: the run summary lists them under the MCP tape. */
   const mcpMisses = new Set<MissReport>();
@@ -482,12 +486,18 @@ function openTape(opts: TestTapeOptions): TestTape {
         const getRecord = c.getRecord.bind(c);
         const label = `ReplayCache ${typeof where === 'string' ? where : `Redis namespace ${namespace}.cache`}`;
         c.getRecord = async (...args: Parameters<ReplayCache['getRecord']>) => {
+          let record: Awaited<ReturnType<ReplayCache['getRecord']>>;
           try {
-            return await getRecord(...args);
+            record = await getRecord(...args);
           } catch (e) {
-            if (e instanceof TapedeckError && e.code === 'E_MISS') noteMiss(e.details as MissDetails, label, { label, ...(typeof where === 'string' ? { file: where } : {}) });
+            if (e instanceof TapedeckError && e.code === 'E_MISS') {
+              noteMiss(e.details as MissDetails, label, { label, ...(typeof where === 'string' ? { file: where } : {}) });
+              cacheMisses.add(misses[misses.length - 1]!);
+            }
             throw e;
           }
+          if (record !== undefined) cacheHits++;
+          return record;
         };
         return c;
       });
@@ -646,16 +656,19 @@ function openTape(opts: TestTapeOptions): TestTape {
           }
         }
         let cacheTape: string | undefined;
+        // The recordings the cache used, read once it closed (puts still in flight included).
+        let cacheUsed: string[] = [];
         if (cache) {
           try {
             const c = await cache;
             cacheTape = c.path;
             await c.close();
+            cacheUsed = usedCacheMarks(c);
           } catch (e) {
             errors.push(e);
           }
         }
-        const ownMisses = misses.filter((m) => !mcpMisses.has(m));
+        const ownMisses = misses.filter((m) => !mcpMisses.has(m) && !cacheMisses.has(m));
         const own: TapeReport = {
           ...reportOf(),
           added,
@@ -671,7 +684,23 @@ function openTape(opts: TestTapeOptions): TestTape {
         };
         // Also for a test that asked for its tape and made no call this time (a feature flag off),
         // when the tape is there: the summary must not take it for a deleted test's and prune it.
-        if (runDir && (inner || cache || proxies.length > 0 || own.refused || (!store && existsSync(opts.tape)))) writeTapeReport(runDir, own);
+        // The cache's tape has a report of its own (below): its puts are not this tape's.
+        const { cacheTape: _ct, cacheAdded: _ca, ...ownWritten } = own;
+        if (runDir && (inner || proxies.length > 0 || own.refused || (!store && existsSync(opts.tape)))) writeTapeReport(runDir, ownWritten);
+        // The cache tape is a tape of its own in the run summary too: its name, its added and
+        // replayed recordings, and the used ones, so those no call asked for count as unused
+        // and the prune removes them (before, cache entries the code dropped stayed forever).
+        if (runDir && cacheTape) {
+          writeTapeReport(runDir, {
+            ...reportOf(),
+            tape: store ? opts.tape.replace(/\.tape$/, '') + '.cache.tape' : cacheTape,
+            ...(store ? { namespace: `${namespace}.cache` } : {}),
+            added: cacheAdded,
+            hits: cacheHits,
+            misses: misses.filter((m) => cacheMisses.has(m)),
+            used: cacheUsed,
+          });
+        }
         if (runDir && (mcp.opened || (mcps.length > 0 && !store && existsSync(mcpTape)))) {
           writeTapeReport(runDir, {
             ...reportOf(),

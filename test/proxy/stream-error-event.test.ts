@@ -7,8 +7,10 @@
 // recordErrors, which records a 500 for a test of error handling, never recorded it. Now such a
 // stream counts as an upstream error, as a non-2xx answer does: in the run summary, in the stats
 // (passed through, not an error of the exchange), recorded with recordErrors and then counted
-// among `tapedeck stats`' errors.
+// among `tapedeck stats`' errors. Ollama's NDJSON streams say it with a last line
+// {"error":"..."}, which the ollama client throws.
 import Anthropic from '@anthropic-ai/sdk';
+import { Ollama } from 'ollama';
 import OpenAI from 'openai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,10 +28,17 @@ import { startFake, type FakeServer } from './loopback.ts';
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-stream-error-'));
 let fake: FakeServer;
 
+const OLLAMA_ERROR = 'an error was encountered while running the model: unexpected EOF';
 const event = (name: string | undefined, data: unknown) => `${name ? `event: ${name}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
 
 beforeAll(async () => {
   fake = await startFake((req, res) => {
+    if (req.url!.startsWith('/api/chat')) {
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      res.write(JSON.stringify({ model: 'llama3.2', created_at: '2026-01-01T00:00:00Z', message: { role: 'assistant', content: 'Hel' }, done: false }) + '\n');
+      res.end(JSON.stringify({ error: OLLAMA_ERROR }) + '\n');
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
     if (req.url!.startsWith('/v1/messages')) {
       res.write(event('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 9, output_tokens: 1 } } }));
@@ -119,5 +128,35 @@ describe('an error event inside a 200 stream, in update mode', () => {
     }
     const records = (await readTape(join(dir, 'recorded.tape'))).records.map((r) => r.value);
     expect(tapeStats([{ name: 'recorded.tape', records }], loadPrices(undefined)).total).toMatchObject({ calls: 2, errors: 2 });
+  });
+});
+
+describe("Ollama's `{ error }` line inside a 200 NDJSON stream", () => {
+  /** An Ollama chat streamed to the end; the error the ollama client raised (undefined where none). */
+  async function ollamaStream(f: typeof fetch, host = fake.url): Promise<unknown> {
+    const ollama = new Ollama({ host, fetch: f });
+    try {
+      for await (const _ of await ollama.chat({ model: 'llama3.2', messages: [{ role: 'user', content: 'Hi' }], stream: true })) {
+        // read to the end
+      }
+      return undefined;
+    } catch (e) {
+      return e;
+    }
+  }
+
+  it('is an upstream error, recorded with recordErrors, and replays as the same error', async () => {
+    const warnings: string[] = [];
+    const rec = createFetch({ tape: join(dir, 'ollama.tape'), mode: 'update', recordErrors: true, onWarning: (m) => warnings.push(m), summary: false });
+    expect(String(await ollamaStream(rec))).toContain(OLLAMA_ERROR);
+    await rec.close();
+    expect(await rec.stats()).toMatchObject({ errors: 0, recorded: 1 });
+    expect(warnings.join('\n')).not.toMatch(/ended before the answer was complete/);
+    const play = createFetch({ tape: join(dir, 'ollama.tape'), mode: 'replay' });
+    try {
+      expect(String(await ollamaStream(play, 'http://127.0.0.1:9'))).toContain(OLLAMA_ERROR);
+    } finally {
+      await play.close();
+    }
   });
 });
