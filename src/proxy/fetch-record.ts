@@ -10,9 +10,8 @@ import type { RecordTurn } from './record-turns.ts';
 import { reportRecordHookFailure } from './deck-hooks.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
 import { routeStreams } from '../providers/index.ts';
-import { answerVerdict } from '../providers/answer-verdict.ts';
 import { noteErrorEvent } from './error-event-answers.ts';
-import { notRecorded, recordsAnswer } from './unwhole-answer.ts';
+import { keptOffTape } from './unwhole-answer.ts';
 import { ChunkLog, FinalEventHold, readWhole, storedResponseHeaders, streamsAnswer } from './upstream.ts';
 import { upstreamCutWarning } from './upstream-cut.ts';
 
@@ -61,10 +60,9 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
    */
   const save = async (): Promise<'stored' | 'unrecorded' | TapedeckError> => {
     const body = log.body();
-    const verdict = answerVerdict(dreq, p.body, headers['content-type'], body);
-    if (!recordsAnswer(d, verdict)) {
-      notRecorded(d, p.route, verdict, 'event stream');
-      errorEvent = !verdict.whole && !verdict.cut;
+    const off = keptOffTape(d, p.route, dreq, p.body, headers['content-type'], body, 'event stream');
+    if (off) {
+      errorEvent = !off.whole && !off.cut;
       return 'unrecorded';
     }
     let recording: ReturnType<Deck['record']>;

@@ -12,8 +12,7 @@ import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-e
 import { reportRecordHookFailure } from './deck-hooks.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { routeStreams } from '../providers/index.ts';
-import { answerVerdict } from '../providers/answer-verdict.ts';
-import { notRecorded, recordsAnswer } from './unwhole-answer.ts';
+import { keptOffTape } from './unwhole-answer.ts';
 import { normalizeRequestPath } from './request-path.ts';
 import { pointAnswerUrls, pointHeaderUrls, pointLocation, proxyBase } from './answer-urls.ts';
 import { Flights } from './flights.ts';
@@ -605,12 +604,10 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     }
     if (log && p) {
       const body = log.body();
-      const verdict = answerVerdict(dreq, p.body, headers['content-type'], body);
-      if (!recordsAnswer(d, verdict)) {
-        // The upstream closed the stream before its end (or sent an error event, without
-        // recordErrors): the client got what came, the tape gets nothing, since half an answer
-        // replayed as whole is worse than a miss.
-        notRecorded(d, p.route, verdict, 'event stream');
+      // The upstream closed the stream before its end (or sent an error event, without
+      // recordErrors): the client got what came, the tape gets nothing, since half an answer
+      // replayed as whole is worse than a miss.
+      if (keptOffTape(d, p.route, dreq, p.body, headers['content-type'], body, 'event stream')) {
         head();
         await writeHeld(res, hold);
         res.addTrailers({ 'x-tapedeck-recorded': 'false' });
@@ -671,11 +668,9 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       }
     }
     const body = log.body();
-    const verdict = answerVerdict(dreq, p.body, headers['content-type'], body);
-    if (!recordsAnswer(d, verdict)) {
-      // A stream the upstream cut that its content type did not announce (Gemini's JSON-array
-      // stream): the client gets what came, the tape nothing.
-      notRecorded(d, p.route, verdict, 'stream');
+    // A stream the upstream cut that its content type did not announce (Gemini's JSON-array
+    // stream): the client gets what came, the tape nothing.
+    if (keptOffTape(d, p.route, dreq, p.body, headers['content-type'], body, 'stream')) {
       out['x-tapedeck-recorded'] = 'false';
       writeUpstreamHead(req, res, up, { ...out, 'content-length': body.length });
       res.end(body);

@@ -7,7 +7,8 @@
  * answer is (passed through, `byMatch.passthrough`), and recorded as one is with `recordErrors`.
  * Node only: a page never records.
  */
-import type { AnswerVerdict } from '../providers/answer-verdict.ts';
+import { answerVerdict, type AnswerVerdict } from '../providers/answer-verdict.ts';
+import type { RouteRequest } from '../providers/index.ts';
 import type { Deck } from './deck.ts';
 
 /**
@@ -38,4 +39,19 @@ export function notRecorded(d: Pick<Deck, 'count' | 'countError' | 'warnOnce'>, 
   }
   d.countError();
   d.warnOnce(`tapedeck: ${route}: the upstream's ${what} ended before the answer was complete${v.missing ? ` (${v.missing})` : ''}; not recorded.`);
+}
+
+/**
+ * The verdict on a live answer, for a record path: undefined when the deck records it; else the
+ * verdict, the answer counted and said (notRecorded) as kept off the tape. `asked`: the parsed
+ * request body; `what`: how the answer came (see notRecorded).
+ *
+ * @example
+ * if (keptOffTape(d, p.route, dreq, p.body, headers['content-type'], body, 'event stream')) return 'unrecorded'
+ */
+export function keptOffTape(d: Pick<Deck, 'recordErrors' | 'count' | 'countError' | 'warnOnce'>, route: string, req: RouteRequest, asked: unknown, contentType: string | readonly string[] | undefined | null, body: Uint8Array, what: string): AnswerVerdict | undefined {
+  const verdict = answerVerdict(req, asked, contentType, body);
+  if (recordsAnswer(d, verdict)) return undefined;
+  notRecorded(d, route, verdict, what);
+  return verdict;
 }

@@ -173,11 +173,9 @@ function requestSecrets(r: Redactor, req: EchoSource, bodyPlain: boolean): Map<s
     const e = echoOf(r, v, credential, sent);
     if (e !== null) (out ??= new Map()).set(v, e);
   };
+  // Listed once each (headerSecrets leaves out repeats).
   const fromHeaders = headerSecrets(r, req.headers);
-  if (fromHeaders.length > 0) {
-    out = new Map();
-    for (const [v, e] of fromHeaders) if (!out.has(v)) out.set(v, e);
-  }
+  if (fromHeaders.length > 0) out = new Map(fromHeaders);
   const query = urlQuery(req.url);
   if (query !== undefined) {
     for (const { pair, name, raw, value } of queryPairs(query)) {

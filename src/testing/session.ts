@@ -299,7 +299,9 @@ function openTape(opts: TestTapeOptions): TestTape {
   /** The MCP misses among `misses`: the run summary lists them under the MCP tape. */
   const mcpMisses = new Set<MissReport>();
   /** The MCP tape beside the test's tape (see mcp()), as the run summary names it. */
-  const mcpTape = opts.tape.replace(/\.tape$/, '') + '.mcp.tape';
+  /** A tape beside the test's: its ReplayCache's (`cache`) or its MCP exchanges' (`mcp`). */
+  const besideTape = (kind: 'cache' | 'mcp'): string => `${opts.tape.replace(/\.tape$/, '')}.${kind}.tape`;
+  const mcpTape = besideTape('mcp');
   /** Requests the fetch switches of install() refused (blockNetwork), by host. */
   const refused: Record<string, number> = {};
   const proxies: Promise<ProxyServer>[] = [];
@@ -473,7 +475,7 @@ function openTape(opts: TestTapeOptions): TestTape {
     misses,
     cache(cacheOpts = {}) {
       if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));
-      const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.cache` }) : opts.tape.replace(/\.tape$/, '') + '.cache.tape';
+      const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.cache` }) : besideTape('cache');
       cache ??= ReplayCache.open(where, { recordCommand, ...runOpt, ...ownerOpt, ...cacheOpts, mode }).then((c) => {
         // Count puts for the run summary; the cache itself stays the public ReplayCache.
         const put = c.put.bind(c);
@@ -690,29 +692,20 @@ function openTape(opts: TestTapeOptions): TestTape {
         // The cache tape is a tape of its own in the run summary too: its name, its added and
         // replayed recordings, and the used ones, so those no call asked for count as unused
         // and the prune removes them (before, cache entries the code dropped stayed forever).
-        if (runDir && cacheTape) {
-          writeTapeReport(runDir, {
+        /** The report of a tape beside the test's: its own misses, counts and used recordings. */
+        const besideReport = (dir: string, kind: 'cache' | 'mcp', tape: string, own: ReadonlySet<MissReport>, r: { added: number; hits: number; used: string[]; faults?: Record<string, number> }): void =>
+          writeTapeReport(dir, {
             ...reportOf(),
-            tape: store ? opts.tape.replace(/\.tape$/, '') + '.cache.tape' : cacheTape,
-            ...(store ? { namespace: `${namespace}.cache` } : {}),
-            added: cacheAdded,
-            hits: cacheHits,
-            misses: misses.filter((m) => cacheMisses.has(m)),
-            used: cacheUsed,
+            tape,
+            ...(store ? { namespace: `${namespace}.${kind}` } : {}),
+            added: r.added,
+            hits: r.hits,
+            misses: misses.filter((m) => own.has(m)),
+            used: r.used,
+            ...(r.faults && Object.keys(r.faults).length > 0 ? { faults: r.faults } : {}),
           });
-        }
-        if (runDir && (mcp.opened || (mcps.length > 0 && !store && existsSync(mcpTape)))) {
-          writeTapeReport(runDir, {
-            ...reportOf(),
-            tape: mcpTape,
-            ...(store ? { namespace: `${namespace}.mcp` } : {}),
-            added: mcp.added,
-            hits: mcp.hits,
-            misses: misses.filter((m) => mcpMisses.has(m)),
-            used: [...mcp.used],
-            ...(Object.keys(mcp.faults).length > 0 ? { faults: mcp.faults } : {}),
-          });
-        }
+        if (runDir && cacheTape) besideReport(runDir, 'cache', store ? besideTape('cache') : cacheTape, cacheMisses, { added: cacheAdded, hits: cacheHits, used: cacheUsed });
+        if (runDir && (mcp.opened || (mcps.length > 0 && !store && existsSync(mcpTape)))) besideReport(runDir, 'mcp', mcpTape, mcpMisses, { added: mcp.added, hits: mcp.hits, used: [...mcp.used], faults: mcp.faults });
         addFaults(mcp.faults);
         const report: TapeReport = {
           ...own,
