@@ -138,7 +138,7 @@ Examples:
 
 Look through every record of the tapes (folders: every *.tape below them) for anything that
 looks like a credential: bearer and basic tokens, SigV4 signatures, known provider key formats
-(sk-, sk-ant-, AIza, gsk_, AKIA, ...), and long random-looking values in secret-named members
+(sk-, sk-ant-, AIza, gsk_, AKIA, ..., JWTs), and long random-looking values in secret-named members
 (api_key, authorization, *_password, *Token, ...), in every header and body, streams included.
 Tapes written by older versions, by hand or by importers get the same check as redaction.
 Prints each finding with the file, the record (index and byte offset) and the path inside it,

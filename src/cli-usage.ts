@@ -10,6 +10,31 @@ import { closestName } from './edit-distance.ts';
 /** Every command of `tapedeck`, for a "did you mean" under a misspelt one. */
 export const COMMANDS: readonly string[] = ['canonical', 'hash', 'paths', 'key', 'verify', 'inspect', 'tree', 'diff', 'stats', 'rerecord', 'prune', 'export', 'scan', 'import', 'mcp', 'serve', 'add', 'init', 'merge', 'push', 'pull', 'version', 'help'];
 
+/**
+ * Words users type for a command under another name, from the tools they come from (a proxy
+ * command, `ls`, `dump`): an edit distance cannot find `serve` from `proxy`.
+ */
+const OTHER_NAMES: Readonly<Record<string, string>> = {
+  proxy: 'serve',
+  record: 'serve',
+  replay: 'serve',
+  start: 'serve',
+  run: 'serve',
+  show: 'inspect',
+  list: 'inspect',
+  ls: 'inspect',
+  cat: 'export',
+  dump: 'export',
+  check: 'verify',
+  validate: 'verify',
+  lint: 'scan',
+  secrets: 'scan',
+  clean: 'prune',
+  gc: 'prune',
+  convert: 'import',
+  load: 'import',
+};
+
 /** The options and the most arguments of each command parsed here, and a command line that works. */
 const USAGE: Readonly<Record<string, { options: readonly string[]; most: number; what: string; example: string }>> = {
   canonical: { options: ['--ignore'], most: 1, what: 'one JSON file (or stdin)', example: 'tapedeck canonical request.json' },
@@ -42,7 +67,7 @@ const EVERYWHERE = ['--help', '-h', '--version', '-v', '--debug'];
 export function checkUsage(cmd: string, args: readonly string[], given: readonly string[], helpOrVersion: boolean, o: { har: boolean; review: boolean }): void {
   const usage = USAGE[cmd];
   if (usage === undefined) {
-    const near = closestName(cmd, COMMANDS);
+    const near = Object.hasOwn(OTHER_NAMES, cmd.toLowerCase()) ? OTHER_NAMES[cmd.toLowerCase()] : closestName(cmd, COMMANDS);
     throw usageError(`Unknown command ${JSON.stringify(cmd)}.`, `${near ? `Did you mean tapedeck ${near}? ` : ''}tapedeck --help lists the commands.`);
   }
   const own = [...usage.options, ...EVERYWHERE];

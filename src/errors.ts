@@ -131,6 +131,15 @@ export interface TapedeckErrorDetails {
 const ENDED = /[.!?:]\s*$|\n$/;
 
 /**
+ * The message with its hint at the end, unless the message says the hint already: a miss's
+ * first line ends with its fix, which is its hint too, and saying it twice reads as noise.
+ */
+function withHint(message: string, hint: string | undefined): string {
+  if (!hint || message.includes(hint)) return message;
+  return `${message}${ENDED.test(message) ? '' : '.'} ${hint}`;
+}
+
+/**
  * The one error type tapedeck throws. `code` is stable; `message` says what was expected, what
  * was found, where, and how to fix it.
  *
@@ -147,7 +156,7 @@ export class TapedeckError extends Error {
   readonly details: TapedeckErrorDetails;
 
   constructor(code: TapedeckErrorCode, message: string, details: TapedeckErrorDetails = {}) {
-    super(details.hint ? `${message}${ENDED.test(message) ? '' : '.'} ${details.hint}` : message);
+    super(withHint(message, details.hint));
     this.name = 'TapedeckError';
     this.code = code;
     this.offset = details.offset;

@@ -532,7 +532,10 @@ export function recordHow(entry: MissEntry): string {
     case 'browser':
       return "re-record in Node (createFetch or tapedeck serve in mode 'record'), then load the new tape";
     case 'cache':
-      return entry.modeFromOption ? "re-record: ReplayCache.open(path, { mode: 'record' })" : `re-record: ${entry.recordCommand ?? 'TAPEDECK_MODE=record <your test command>'}`;
+      // As createFetch: the option when it set the mode (it wins over the environment), else
+      // either; a command only when the caller gave one (no placeholder to fill in).
+      if (entry.recordCommand) return `re-record: ${entry.recordCommand}`;
+      return entry.modeFromOption ? "re-record: ReplayCache.open(path, { mode: 'record' })" : "re-record: TAPEDECK_MODE=record (or ReplayCache mode 'record')";
     default:
       return entry.recordCommand ? `re-record: ${entry.recordCommand}` : 're-record the recordings';
   }

@@ -337,6 +337,8 @@ export class McpSession {
     if (this.tape.mode === 'update' && this.tape.shared) await this.tape.refresh(plain).catch(() => false);
     this.finishComplete();
     const key = this.recordKey(plain, place);
+    // Record mode: the call's old recordings are in use until its new exchange is stored.
+    this.tape.ask(key);
     const ex: Live = { method: m.method, params, key, t0: now(), events: [], answered: false, cut: false, progressToken: progressTokenOf(params), open: 0 };
     const carry = this.current?.carry ? this.current : undefined;
     if (carry) {

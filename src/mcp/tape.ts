@@ -7,7 +7,7 @@ import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { missHeadline } from '../match/diagnose.ts';
 import type { TapeMode } from '../store/mode.ts';
-import type { RecordKind } from '../store/collection.ts';
+import type { CloseReport, RecordKind } from '../store/collection.ts';
 import { MCP_RECORD_KIND, mcpRecords, type McpRecord } from '../store/records.ts';
 import { appendFailureCause, openSessionCollection, SessionTape, sessionTapeMode, type SessionTapeOptions } from '../store/session-tape.ts';
 import { differenceCount, firstDifference, keyParams, mcpRecordKeys } from './key.ts';
@@ -87,8 +87,9 @@ export class McpTape extends SessionTape<McpRecord> {
   /** Exchanges stored (counted once they are). */
   recorded = 0;
   /**
-   * Marks (mcpUsageMark) of the recordings this tape served or stored: a run summary counts the
-   * others on the tape as unused, as it does HTTP recordings no call was answered with.
+   * Marks (mcpUsageMark) of the recordings this tape served or stored, and after close() in
+   * record mode those of calls made again whose new exchange was not stored: a run summary
+   * counts the others on the tape as unused, as it does HTTP recordings no call was answered with.
    */
   readonly used = new Set<string>();
   /**
@@ -143,6 +144,32 @@ export class McpTape extends SessionTape<McpRecord> {
   /** How many recordings a key has and how many were served. */
   count(key: string): { recorded: number; served: number } {
     return this.col?.count(key) ?? { recorded: 0, served: 0 };
+  }
+
+  /**
+   * Record mode: a live call of this run is to be stored under `key`. Its old recordings stay
+   * on the tape until the new exchange is stored (it may never be: the store fails, the server
+   * never answers), and until then they are in use, not stale (see close()).
+   */
+  ask(key: string): void {
+    this.col?.ask(key);
+  }
+
+  /**
+   * Closes as every session tape does, then counts among {@link used} the old recordings of the
+   * calls this run made again whose new exchange was not stored: they stay on the tape as the
+   * only answer of a call the client still makes, and a prune after the run must keep them.
+   */
+  override async close(opts: { abandon?: boolean } = {}): Promise<CloseReport> {
+    const report = await super.close(opts);
+    for (const r of this.col?.keptAsked() ?? []) {
+      try {
+        this.used.add(mcpUsageMark(r.value() as McpRecord));
+      } catch {
+        // A damaged record: the run summary does not judge it either.
+      }
+    }
+    return report;
   }
 
   /**

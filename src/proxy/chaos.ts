@@ -16,6 +16,7 @@ import { sha256 } from '../core/index.ts';
 import { answerEvents, malformedEvents, statusFault, type StatusFaultAnswer } from '../providers/faults.ts';
 import type { StatusFault } from '../providers/provider.ts';
 import { httpRecordKey, responseChunks, type HttpRecord } from '../store/records.ts';
+import { filedKey } from '../store/origins.ts';
 import type { TapeMode } from '../store/mode.ts';
 import type { LoadedSession } from '../realtime/tape.ts';
 // HOP_BY_HOP is read when a call is made, not when this module loads: deck.ts imports this one.
@@ -247,6 +248,8 @@ export function recordedBehind(req: DeckRequest): boolean {
   if (req.headers[BEHIND_HEADER] === undefined) return false;
   delete req.headers[BEHIND_HEADER];
   delete req.headers[CHAOS_HEADER];
+  // Its recording is the faulted call's: the deck leaves it for that call's retry.
+  req.behindFault = true;
   return true;
 }
 
@@ -262,11 +265,15 @@ export function needsRecordBehind(plan: ChaosPlan, d: Deck, forced: string | und
   return (plan.kind === 'status' || plan.kind === 'reset' || plan.kind === 'timeout') && d.mode === 'update' && forced === undefined && !holds(d, req);
 }
 
-/** Whether the tape holds a recording of `req` (any turn of it), without taking one; true for a request it cannot key (nothing is done for it). */
+/**
+ * Whether the tape holds a recording of `req` (any turn of it) for its host or for no host in
+ * particular, without taking one; true for a request it cannot key (nothing is done for it).
+ */
 function holds(d: Deck, req: DeckRequest): boolean {
   try {
     const p = d.prepareRequest(req);
-    return (d.collection?.count(httpRecordKey(p.route, p.match, p.key)).recorded ?? 0) > 0;
+    const has = (key: string) => (d.collection?.count(key).recorded ?? 0) > 0;
+    return has(filedKey({ ...p, origin: req.origin })) || (req.origin !== undefined && has(httpRecordKey(p.route, p.match, p.key)));
   } catch {
     return true;
   }

@@ -55,6 +55,9 @@ Options:
   --match-header NAME   Header that takes part in matching non-JSON requests (repeatable)
   --body-match MODE     Non-JSON bodies (uploads, forms): bytes (default: keyed by their
                         normalized bytes) | route (ignored: one recording per route)
+  --host-match MODE     origin (default: a recording answers requests to the upstream
+                        origin it was recorded for; a loopback host's port is not
+                        compared) | any (any host's recording answers, this one's first)
   --ignore-arg NAME     Request argument left out of LLM request keys (repeatable)
   --volatile-text RE    Text in messages that changes from run to run (a regular
                         expression, e.g. "\\d{4}-\\d{2}-\\d{2}"): replaced before keying
@@ -151,6 +154,7 @@ const SERVE_OPTIONS = {
   'miss-status': { type: 'string' },
   'match-header': { type: 'string', multiple: true },
   'body-match': { type: 'string' },
+  'host-match': { type: 'string' },
   'ignore-arg': { type: 'string', multiple: true },
   'volatile-text': { type: 'string', multiple: true },
   'redact-header': { type: 'string', multiple: true },
@@ -205,6 +209,10 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   if (bodyMatch !== undefined && bodyMatch !== 'bytes' && bodyMatch !== 'route') {
     throw new TapedeckError('E_ARG', `Invalid --body-match ${JSON.stringify(bodyMatch)}.`, { hint: 'Use bytes (the default) or route.' });
   }
+  const hostMatch = v['host-match'];
+  if (hostMatch !== undefined && hostMatch !== 'origin' && hostMatch !== 'any') {
+    throw new TapedeckError('E_ARG', `Invalid --host-match ${JSON.stringify(hostMatch)}.`, { hint: "Use origin (the default: a recording answers requests to the upstream it was recorded for) or any (any host's recording answers)." });
+  }
   // Named as the flag it came from (the library would call it the `mode` option).
   if (v.mode !== undefined && !(TAPE_MODES as readonly string[]).includes(v.mode.trim().toLowerCase())) {
     throw new TapedeckError('E_MODE', `Invalid --mode ${JSON.stringify(v.mode)}.`, { hint: `Use one of ${TAPE_MODES.join(', ')} (without --mode: TAPEDECK_MODE, else replay).` });
@@ -250,6 +258,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     missStatus: v['miss-status'] === undefined ? undefined : parseInteger('miss-status', v['miss-status'], 400, 599),
     matchHeaders: v['match-header'],
     ...(bodyMatch ? { bodyMatch } : {}),
+    ...(hostMatch ? { hostMatch } : {}),
     ignoreArgs: v['ignore-arg'],
     ...(v['volatile-text'] ? { volatileText: v['volatile-text'] } : {}),
     redact: { headers: v['redact-header'], fields: v['redact-field'], query: v['redact-query'], keepSecrets: v['keep-secrets'] === true },

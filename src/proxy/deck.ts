@@ -33,10 +33,10 @@ import { checkedAnswer, currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
 import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
-import { latin1Text, redactor, type KnownBody, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { checkRedactOptions } from '../store/redact-options.ts';
-import { redactAnswerBody, remapChunkEnds, unitEnds } from '../store/stream-redact.ts';
-import { echoing, type EchoingRedactor } from '../store/echo-redact.ts';
+import { redactedResponse } from '../store/stream-redact.ts';
+import { echoing } from '../store/echo-redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { askedFor, keptOf, pruneMayRemove, sayKept } from './prune-guard.ts';
@@ -48,6 +48,9 @@ import { KeyTurns } from './key-turns.ts';
 import { RecordTurns, type RecordTurn } from './record-turns.ts';
 // Browser bundles get fleet.browser.ts (package.json "browser"): a page's tape is never shared.
 import { Fleet } from './fleet.ts';
+// Browser bundles get origins.browser.ts and host-match.browser.ts: a page compares no hosts.
+import { filedKey, filedName, ORIGIN_FILING, recordedRoutes } from '../store/origins.ts';
+import { checkHostMatch, openHostMatch, type Found, type HostLookup, type HostMatchMode } from './host-match.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -103,6 +106,19 @@ export interface DeckOptions {
    * changes the answer.
    */
   bodyMatch?: 'bytes' | 'route';
+  /**
+   * Whether the host takes part in matching (docs/matching.md, "Hosts"). `'origin'` (default): a
+   * recording answers requests to the origin it was recorded for (scheme, host and port; a
+   * loopback host's port is not compared), so an app that falls back to another provider with
+   * the same path and body is never served the first provider's answer; recordings that name no
+   * origin (tapes written before origins were stored) answer any host. `'any'`: any host's
+   * recording answers, the request's own host's first: for hosts that give the same answers
+   * (tapedeck serve --host-match any).
+   *
+   * @example
+   * createFetch({ tape: 'tapes/fallback.tape', hostMatch: 'any' }) // a mirror answers as the primary did
+   */
+  hostMatch?: HostMatchMode;
   /** Request arguments left out of LLM request keys (docs/matching.md). */
   ignoreArgs?: readonly string[];
   /** Member names dropped at any depth from messages and tools before keying. */
@@ -140,14 +156,25 @@ export interface DeckOptions {
 }
 
 /** DeckOptions' names, for the entries that check the names they are given (src/option-names.ts). */
-export const DECK_OPTION_NAMES = ['tape', 'store', 'mode', 'match', 'beforeRecord', 'beforeReplay', 'strictOrder', 'timing', 'recordErrors', 'onRecordFailure', 'maxBodyBytes', 'missStatus', 'matchHeaders', 'bodyMatch', 'ignoreArgs', 'volatileKeys', 'volatileText', 'redact', 'durable', 'run', 'test', 'pruneUnused', 'chaos', 'onWarning'] as const;
+export const DECK_OPTION_NAMES = ['tape', 'store', 'mode', 'match', 'beforeRecord', 'beforeReplay', 'strictOrder', 'timing', 'recordErrors', 'onRecordFailure', 'maxBodyBytes', 'missStatus', 'matchHeaders', 'bodyMatch', 'hostMatch', 'ignoreArgs', 'volatileKeys', 'volatileText', 'redact', 'durable', 'run', 'test', 'pruneUnused', 'chaos', 'onWarning'] as const;
 
 /** A request as the engine sees it. `url` is path and query. */
 export interface DeckRequest {
   method: string;
   url: string;
+  /**
+   * Where it goes: `scheme://host[:port]` (originOf in src/store/origins.ts), the URL's for
+   * createFetch, the upstream's for the proxy; undefined when unknown (a proxy with no upstream).
+   * Recorded with the answer, and compared when a recording is looked for (see hostMatch).
+   */
+  origin?: string;
   headers: Record<string, string | string[] | undefined>;
   body: Uint8Array;
+  /**
+   * Sent to record the answer of a call an injected fault stood in for (./chaos.ts,
+   * recordBehind): its recording is that call's, which the call's retry takes.
+   */
+  behindFault?: boolean;
 }
 
 /** What the engine keeps of a request it is about to send upstream and record. */
@@ -414,6 +441,8 @@ export class Deck {
   private readonly repeatLast: boolean;
   /** Who serves through this deck (createFetch, the proxy, ...): misses name its options only. */
   private readonly entry: MissEntry;
+  /** Finds a request's recording host by host (./host-match.ts; a page's by its route alone). */
+  private readonly hosts: HostLookup;
 
   private constructor(opts: DeckOptions, mode: TapeMode, col: RecordCollection<HttpRecord> | undefined, warnings: StoreWarning[], entry: MissEntry) {
     this.opts = opts;
@@ -436,6 +465,7 @@ export class Deck {
     this.counters = emptyStats(mode, opts.tape);
     this.chaosNow = openChaos(opts.chaos, mode, this.warn);
     this.sessionChaosNow = openSessionChaos(opts.chaos, mode, this.warn, this.chaosNow);
+    this.hosts = openHostMatch((req, route, name) => this.find(req, route, name), this.routes, col, opts, entry);
     // Exact matching finds a recording by its stored key, which the collection indexes from the
     // records' heads: a record whose key is current is filed without being decoded or hashed,
     // so a large tape opens in one pass over its frames. Other modes and a match function read
@@ -493,6 +523,7 @@ export class Deck {
       throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(opts.match)}.`, { hint: 'Use exact, signature, sequential or hybrid, or a function (request, recording) => boolean.' });
     }
     checkHooks(opts);
+    checkHostMatch(opts.hostMatch);
     checkRedactOptions(opts.redact);
     if (opts.bodyMatch !== undefined && opts.bodyMatch !== 'bytes' && opts.bodyMatch !== 'route') {
       throw new TapedeckError('E_ARG', `Invalid bodyMatch ${JSON.stringify(opts.bodyMatch)}.`, { hint: "Use 'bytes' (the default) or 'route'." });
@@ -551,7 +582,8 @@ export class Deck {
     // (a tape file's looks through its directory for a near name).
     let absent: string | undefined;
     if (mode !== 'passthrough') {
-      const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText });
+      // Filed under the origins they were recorded for too (see hostMatch).
+      const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText }, ORIGIN_FILING);
       col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}), ...(opts.test !== undefined ? { test: opts.test } : {}) });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
@@ -616,7 +648,7 @@ export class Deck {
       const rec = this.col!.loadedValue(i);
       // Damage found while decoding: told by the collection's warnings, served as damage.
       if (rec === undefined) continue;
-      const r = this.route(this.filedRoute(rec));
+      const r = this.route(filedName(this.filedRoute(rec), rec.origin));
       r.count++;
       r.records.push(rec);
       if (this.fileLlm(r, rec, i)) (r.llmAt ??= new IndexRuns()).add(i, i + 1);
@@ -738,7 +770,9 @@ export class Deck {
    */
   private filedRoute(rec: HttpRecord): string {
     const { method, url } = rec.request;
-    if (typeof url !== 'string' || !url.includes('?') || recordingUrl({ method, url }) === url) return rec.route;
+    // Also a URL written before today's rules masked one of its query values (`?auth=`,
+    // `?session=`): filed under the route a request gets now, so an old tape still replays.
+    if (typeof url !== 'string' || !url.includes('?') || (recordingUrl({ method, url }) === url && this.redactor.url(url) === url)) return rec.route;
     return this.routeOf(method, url, rec.request.headers);
   }
 
@@ -855,10 +889,10 @@ export class Deck {
     if (this.mode === 'record') {
       const prepared = this.prepare(req, route);
       // Its old recordings are asked for, whether or not the new answer gets recorded (pruning).
-      if (this.col) askedFor(this.col, prepared);
+      if (this.col) askedFor(this.col, prepared, req.origin);
       return { kind: 'upstream', prepared };
     }
-    const found = this.served(this.find(req, route), route, req);
+    const found = this.served(this.hosts.find(req, route), route, req);
     if (found.kind === 'replay') return found;
     if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route), miss: found.miss };
     throw missOnDamagedTape(found.miss, this.col, this.verifyCommand);
@@ -890,7 +924,7 @@ export class Deck {
       decide: (req) => this.decide(req),
       lookAgain: (req) => {
         const route = this.routeOf(req.method, req.url, req.headers);
-        return this.served(this.find(req, route), route, req);
+        return this.served(this.hosts.find(req, route), route, req);
       },
       refresh: (key) => col.refresh!({ kind: 'http', key }),
       warnOnce: (m) => this.warnOnce(m),
@@ -898,7 +932,7 @@ export class Deck {
   }
 
   /** A found recording as beforeReplay leaves it (null from the hook: a miss). */
-  private served(found: ReturnType<Deck['find']>, route: string, req: DeckRequest): ReturnType<Deck['find']> {
+  private served(found: Found, route: string, req: DeckRequest): Found {
     if (found.kind !== 'replay') return found;
     // A recording made before its route was filed by these headers, with other values than the
     // request's: another request's answer (see keyedHeaders). `route` was made by routeOf()
@@ -921,9 +955,9 @@ export class Deck {
     return { kind: 'miss', miss: new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key, difference, kind: 'other', fix }) };
   }
 
-  /** The recording a custom `match` function picks among the route's, or the miss. */
-  private findByFunction(req: DeckRequest, route: string, match: MatchFunction): ReturnType<Deck['find']> {
-    const r = this.routes.get(route);
+  /** The recording a custom `match` function picks among those filed under `name` (of `route`), or the miss. */
+  private findByFunction(req: DeckRequest, route: string, match: MatchFunction, name: string): Found {
+    const r = this.routes.get(name);
     const json = isJsonBody(req.headers, req.body);
     const body = req.body.length === 0 ? undefined : json ? this.redactor.value(this.parse(req.body)) : normalizeBody(req.headers, req.body, this.redactor).stored;
     const request = { method: req.method.toUpperCase(), url: this.redactor.url(req.url), headers: this.storedRequestHeaders(req.headers), ...(body !== undefined ? { body } : {}) };
@@ -946,23 +980,27 @@ export class Deck {
   private readonly appended = new Set<HttpRecord>();
   private readonly hookViews = new WeakMap<HttpRecord, HookRecording>();
 
-  private find(req: DeckRequest, route: string): Extract<Decision, { kind: 'replay' }> | { kind: 'miss'; miss: TapedeckError } {
-    if (typeof this.opts.match === 'function') return this.findByFunction(req, route, this.opts.match);
-    const r = this.routes.get(route);
+  /**
+   * A request's recording among those of `route` filed under `name` (the route, or the route and
+   * an origin: src/store/origins.ts), or its miss.
+   */
+  private find(req: DeckRequest, route: string, name = route): Found {
+    if (typeof this.opts.match === 'function') return this.findByFunction(req, route, this.opts.match, name);
+    const r = this.routes.get(name);
     if (!isJsonBody(req.headers, req.body)) {
       const bytes = normalizeBody(req.headers, req.body, this.redactor).bytes;
       const key = this.httpKey(route, req.headers, bytes);
-      const rec = this.take(route, 'http', key);
+      const rec = this.take(name, 'http', key);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       const detail = r && r.count > 0 ? httpMissDetail({ key, bytes, headers: req.headers, matchHeaders: this.matchHeaders, bodyMatch: this.opts.bodyMatch, redactor: this.redactor, entry: this.entry }, this.storedRequests(r, 'http')) : undefined;
-      return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r, detail) };
+      return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r, detail, name) };
     }
     // A telemetry upload (the Agents SDK's trace export) is answered whatever it holds, and
     // holds fresh ids and timestamps every run: its recordings are taken in order by route.
     if (isTelemetry(req)) {
-      const rec = this.take(route, 'json', TELEMETRY_KEY);
+      const rec = this.take(name, 'json', TELEMETRY_KEY);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
-      return { kind: 'miss', miss: this.routeMiss(route, TELEMETRY_KEY, 'json', r) };
+      return { kind: 'miss', miss: this.routeMiss(route, TELEMETRY_KEY, 'json', r, undefined, name) };
     }
     // The same bytes as an earlier body that matched exactly: found by comparing the bytes, so
     // no string of the body is made and hashed on this path.
@@ -983,22 +1021,22 @@ export class Deck {
       // is looked for by the matcher, made now (see Route.deferred), which explains a miss.
       const key = this.llmKeyOf(input, route);
       if (key !== undefined) {
-        const rec = this.take(route, 'llm', key);
+        const rec = this.take(name, 'llm', key);
         if (rec) {
           const decision: ExactReplay = { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS };
           // Kept for the next identical body only when serving it again cannot hide damage.
-          if (fast && this.col!.count(httpRecordKey(route, 'llm', key)).recorded === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, decision);
+          if (fast && this.col!.count(httpRecordKey(name, 'llm', key)).recorded === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, decision);
           return decision;
         }
-        this.undefer(route, r);
+        this.undefer(name, r);
       }
     }
     if (r?.matcher) {
       try {
         const m = r.matcher.match(input);
         const lost = this.damagedStandIns.get(m.recording.response as object);
-        if (lost) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, { details: { repeat: lost.k, missing: !this.col!.damagedAnywhere } }, ` (recording ${lost.k + 2} is intact, at ${lost.at})`);
-        const rec = this.answerRecord(m.recording.response, route, m.request.key);
+        if (lost) throw this.damagedAt(name, `request key ${m.request.key}`, m.request.key, { details: { repeat: lost.k, missing: !this.col!.damagedAnywhere } }, ` (recording ${lost.k + 2} is intact, at ${lost.at})`);
+        const rec = this.answerRecord(m.recording.response, name, m.request.key);
         if (this.col!.expired(rec)) {
           // Its TTL passed since it was loaded: not served, as if it were not there.
           this.col!.use(rec);
@@ -1008,7 +1046,7 @@ export class Deck {
         // later recordings of this request follow it, this call may be one of their turns. The
         // matcher says so: a recording a fallback served is used, yet its own request's turn.
         const lostPast = m.repeat ? this.col!.lostPast(rec) : undefined;
-        if (lostPast) throw this.damagedAt(route, `request key ${m.request.key}`, m.request.key, lostPast);
+        if (lostPast) throw this.damagedAt(name, `request key ${m.request.key}`, m.request.key, lostPast);
         if (m.repeat) this.repeatsServed++;
         this.col!.use(rec);
         if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.turns.recordings(m.request.key) === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
@@ -1032,21 +1070,21 @@ export class Deck {
     }
     if (llmKey !== undefined) {
       // LLM recordings made in this run (update mode) are found by the key the matcher reported.
-      const rec = this.take(route, 'llm', llmKey);
+      const rec = this.take(name, 'llm', llmKey);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       // Recorded before tapedeck understood the body's shape (a provider added since): keyed
       // then as plain JSON, and found that way still.
       if (r && r.count > r.llm.length) {
-        const old = this.take(route, 'json', input instanceof Uint8Array ? hashJSON(input) : hashValue(input));
+        const old = this.take(name, 'json', input instanceof Uint8Array ? hashJSON(input) : hashValue(input));
         if (old) return { kind: 'replay', record: old, matchedBy: 'exact', warnings: [] };
       }
-      return { kind: 'miss', miss: llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r) };
+      return { kind: 'miss', miss: llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r, undefined, name) };
     }
     const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
-    const rec = this.take(route, 'json', key);
+    const rec = this.take(name, 'json', key);
     if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
     const detail = r && r.count > 0 ? (usedUpDetail(key, this.storedRequests(r, 'json'), this.entry) ?? jsonBodyDifference(input instanceof Uint8Array ? this.parse(input) : input, this.storedBodies(r, 'json'))) : undefined;
-    return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r, detail) };
+    return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r, detail, name) };
   }
 
   /** The request key of an LLM request sent to `route`, as its matcher computes it; undefined for another JSON body. */
@@ -1081,14 +1119,15 @@ export class Deck {
   /**
    * A miss no matcher explains: no LLM recordings on the route, or a non-LLM request; `detail`
    * says how it differs from the closest recording, where that is known (an upload's part).
+   * `name`: what the recordings looked among are filed under (the route and its origin).
    */
-  private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined, detail?: string | HttpMissDetail): TapedeckError {
+  private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined, detail?: string | HttpMissDetail, name = route): TapedeckError {
     const recorded = r?.count ?? 0;
     // Routes are `METHOD /path?query`; a long query must not push the fix off the line.
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
     const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
     let difference = `no recording for ${shown}`;
-    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(route, this.routes) ?? headersOnOtherRoute(route, this.routes, this.col, kind, key));
+    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(name, this.routes) ?? headersOnOtherRoute(name, this.routes, this.col, kind, key));
     if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold
@@ -1098,7 +1137,7 @@ export class Deck {
     else if (r && recorded > 0) difference = recorded === 1 ? `the one recording for ${shown} has another ${kind === 'http' ? 'body' : 'request'}` : `none of the ${recorded} recordings for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
     const told = typeof detail === 'object' && difference === detail.text ? detail : undefined;
     const fix = told?.fix ?? recordHow(this.entry);
-    const routes = [...this.routes.keys()].slice(0, 10);
+    const routes = recordedRoutes(this.routes.keys());
     return new TapedeckError('E_MISS', missHeadline(difference, fix), {
       file: this.tape,
       route,
@@ -1228,12 +1267,13 @@ export class Deck {
       this.counters.byMatch.passthrough++;
       return { rec: undefined, durable: Promise.resolve(undefined) };
     }
-    if (!turn) return { rec, durable: this.appendRecord(rec) };
+    const forRetry = req.behindFault === true;
+    if (!turn) return { rec, durable: this.appendRecord(rec, forRetry) };
     // After the identical requests sent before it (./record-turns.ts).
     const stored = rec;
     const durable = turn.before().then(() => {
       try {
-        return this.appendRecord(stored);
+        return this.appendRecord(stored, forRetry);
       } finally {
         turn.finish();
       }
@@ -1296,10 +1336,12 @@ export class Deck {
       trace: this.traceFor(p, recordedAtIso),
       request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
       // The request's own secrets are masked where the answer repeats them (src/store/echo-redact.ts).
-      response: this.redactResponse(response, { parsed: answer.parsed, ascii }, p.bodyAsSent === true ? echoing(this.redactor, req, true) : echoing(this.redactor, req.headers['content-encoding'] !== undefined ? this.decoded(req) : req)),
+      response: redactedResponse(response, { parsed: answer.parsed, ascii }, p.bodyAsSent === true ? echoing(this.redactor, req, true) : echoing(this.redactor, req.headers['content-encoding'] !== undefined ? this.decoded(req) : req)),
       recordedAt: recordedAtIso,
       durationMs: Math.round(durationMs * 1000) / 1000,
     };
+    // Where the request went (see hostMatch); none when unknown.
+    if (req.origin !== undefined) rec.origin = req.origin;
     // Framed fine but not what its content type says: kept byte for byte, and said now.
     const problem = answer.problem;
     if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
@@ -1313,11 +1355,11 @@ export class Deck {
    * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
    * if (rec) await deck.appendRecord(rec)
    */
-  appendRecord(rec: HttpRecord): Promise<TapedeckError | undefined> {
-    const durable = this.col!.append(httpRecordKey(rec.route, rec.match, rec.key), rec).then(
+  appendRecord(rec: HttpRecord, forRetry = false): Promise<TapedeckError | undefined> {
+    const durable = this.col!.append(filedKey(rec), rec, { forRetry }).then(
       () => {
         if (this.mode === 'update') {
-          const r = this.route(rec.route);
+          const r = this.route(filedName(rec.route, rec.origin));
           r.count++;
           r.records.push(rec);
           this.appended.add(rec);
@@ -1347,50 +1389,6 @@ export class Deck {
     this.writes.add(durable);
     void durable.finally(() => this.writes.delete(durable));
     return durable;
-  }
-
-  /**
-   * Response headers are redacted like request headers. A body is kept byte for byte unless it
-   * carries a credential-looking string (an answer that echoes a key from the prompt): then the
-   * credential is masked, chunk by chunk so stream boundaries survive. A stream's key cut across
-   * its events (one text delta each) is masked across them, and AWS event-stream frames are
-   * redacted as frames (src/store/stream-redact.ts); chunk boundaries then stay between the same
-   * events, or move to the end of an event that changed. When neither keeps them, the stream is
-   * stored as one chunk, because exact bytes on disk matter less than the key never reaching it.
-   */
-  private redactResponse(r: HttpRecord['response'], known: KnownBody, masks: EchoingRedactor): HttpRecord['response'] {
-    const headers = masks.headers(r.headers);
-    if (masks.keepSecrets) return { ...r, headers };
-    const ct = r.headers['content-type'];
-    const type = ct === undefined ? undefined : String(ct);
-    // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
-    // (a token endpoint's access_token sent in two writes) is only seen in the whole.
-    const { body, stream } = redactAnswerBody(r.body, type, masks, known);
-    if (body === r.body) return { ...r, headers };
-    if (!r.chunks) return { ...r, headers, body };
-    const one = { status: r.status, ...(r.statusText ? { statusText: r.statusText } : {}), headers, body };
-    if (stream === undefined || (stream.body === r.body && stream.framing !== 'eventstream')) {
-      // Credentials each inside one chunk: masked chunk by chunk, the boundaries as they were.
-      const masked = latin1Text(body);
-      const whole = latin1Text(r.body);
-      const chunks: [number, number][] = [];
-      let start = 0;
-      let end = 0;
-      let joined = '';
-      for (const [ms, stop] of r.chunks) {
-        const piece = masks.text(whole.slice(start, stop));
-        joined += piece;
-        end += piece.length;
-        chunks.push([ms, end]);
-        start = stop;
-      }
-      if (joined === masked) return { ...r, headers, body, chunks };
-      if (stream === undefined) return one;
-    }
-    const after = stream.framing === 'eventstream' ? stream.after : unitEnds(body, stream.framing);
-    const ends = remapChunkEnds(r.chunks.map(([, stop]) => stop), stream.before, after, r.body, body);
-    if (ends === undefined) return one;
-    return { ...r, headers, body, chunks: r.chunks.map(([ms], i) => [ms, ends[i]!] as [number, number]) };
   }
 
   /**

@@ -344,7 +344,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     if (u.protocol === 'data:' || u.protocol === 'blob:') return globalThis.fetch(req);
     const headers: Record<string, string> = {};
     req.headers.forEach((v, k) => (headers[k] = v));
-    let dreq: DeckRequest = { method: req.method, url: u.pathname + u.search, headers, body: new Uint8Array(0) };
+    // Where it goes (u.origin: no user or password, no default port) is recorded and compared.
+    let dreq: DeckRequest = { method: req.method, url: u.pathname + u.search, headers, body: new Uint8Array(0), origin: u.origin };
     // For a redirect's next hop (fetch-redirect.ts).
     sent.url = req.url;
     sent.method = req.method;

@@ -9,6 +9,7 @@ import type { HttpRecord, StoredHeaders } from '../store/records.ts';
 import { checkOptionNames } from '../option-names.ts';
 import { Deck, DECK_OPTION_NAMES, UNSTORED_RESPONSE_HEADERS, type DeckOptions, type DeckRequest } from './deck.ts';
 import { unknownField, WRITTEN_FIELDS } from './written-fields.ts';
+import { originOf } from '../store/origins.ts';
 
 /** One server-sent event of a hand-written stream. */
 export interface WrittenEvent {
@@ -113,7 +114,10 @@ function checkFieldNames(w: Record<string, unknown>, where: string): void {
   if (Array.isArray(w.response.events)) w.response.events.forEach((e, i) => isObject(e) && checkFields(e, where, `response.events[${i}]`, WRITTEN_FIELDS.event));
 }
 
-/** The request as the deck takes it: path and query, lowercase headers, JSON body bytes. */
+/**
+ * The request as the deck takes it: path and query, lowercase headers, JSON body bytes, and the
+ * origin of a full URL (a recording written with a path alone answers any host).
+ */
 function deckRequest(w: WrittenRecording, where: string): DeckRequest {
   const q = w.request as unknown;
   const urlHint = 'Give the URL the SDK calls: "request": { "url": "https://api.openai.com/v1/chat/completions", "body": { ... } } (or just its path, "/v1/chat/completions").';
@@ -134,7 +138,8 @@ function deckRequest(w: WrittenRecording, where: string): DeckRequest {
     body = encoder.encode(typeof q.body === 'string' ? q.body : JSON.stringify(q.body));
     headers['content-type'] ??= typeof q.body === 'string' ? 'text/plain' : 'application/json';
   }
-  return { method: method.toUpperCase(), url: u.pathname + u.search, headers, body };
+  const origin = originOf(q.url);
+  return { method: method.toUpperCase(), url: u.pathname + u.search, headers, body, ...(origin !== undefined ? { origin } : {}) };
 }
 
 /** The stored answer: bytes, chunk times for a stream, the content type it implies. */

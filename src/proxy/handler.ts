@@ -11,6 +11,7 @@ import { Deck, DECK_OPTION_NAMES, emptyStats, type DeckOptions, type DeckRequest
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { reportRecordHookFailure } from './deck-hooks.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
+import { originOf } from '../store/origins.ts';
 import { routeStreams } from '../providers/index.ts';
 import { keptOffTape } from './unwhole-answer.ts';
 import { normalizeRequestPath } from './request-path.ts';
@@ -398,6 +399,10 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       throw new TapedeckError('E_ARG', `Invalid upstream URL ${JSON.stringify(safeUrl(upstream))}.`, { hint: 'Pass an absolute http(s) URL, e.g. https://api.openai.com.' });
     }
   }
+  // Where requests go, recorded with their answers and compared on replay (DeckOptions.hostMatch):
+  // the upstream's origin, without the credentials its URL may carry. None without an upstream
+  // (a proxy that only replays): its requests compare no hosts.
+  const origin = upstream === undefined ? undefined : originOf(upstream);
   // Bad timeouts throw here, where the handler is made.
   const link = new UpstreamLink(opts.fetch, opts);
   const awsCredentials = opts.awsCredentials === false ? undefined : (opts.awsCredentials ?? (typeof process === 'undefined' ? undefined : awsCredentialsFromEnv(process.env)));
@@ -716,7 +721,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const method = req.method ?? 'GET';
     const url = normalizeRequestPath(req.url ?? '/');
     const headers = jsonLabelled(req.httpVersionMajor === 2 ? h1Headers(req.headers) : req.headers, method, url, body);
-    return { method, url, headers, body };
+    return origin === undefined ? { method, url, headers, body } : { method, url, headers, body, origin };
   }
 
   /**

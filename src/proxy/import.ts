@@ -31,6 +31,7 @@ import { inRecordOrder, sortedShared } from '../store/record-order.ts';
 import { FrameBuffer } from '../store/record-pack.ts';
 import { newRepeats, repeatOf, type Repeats } from './import-repeats.ts';
 import { newRedactionSalt } from '../store/salt.ts';
+import { originKey, originOf } from '../store/origins.ts';
 import { appendFrames, createTape, recordFrame } from '../store/tape-file.ts';
 import { VERSION } from '../version.ts';
 
@@ -167,25 +168,44 @@ function masksAdded(r: HttpRecord, x: Exchange, asSent: boolean): number {
   return Math.max(0, n);
 }
 
-/** The last URL given to deckRequest and its path: a recording mostly calls one or a few URLs. */
-let lastUrl = { url: '', path: '' };
+/** The last URL given to deckRequest, its path and its origin: a recording mostly calls one or a few URLs. */
+let lastUrl: { url: string; path: string; origin: string | undefined } = { url: '', path: '', origin: undefined };
+/** The last scheme and authority an origin was made of, and that origin (see deckRequest). */
+let lastAuthority: { text: string; origin: string | undefined } = { text: '', origin: undefined };
 
-/** The request as the deck takes it: path and query only (routes carry no host). */
+/**
+ * The request as the deck takes it: path and query, and the origin of an absolute URL (a path
+ * alone names no host: its recording answers any). A tapedeck HAR export says the origin of an
+ * entry whose URL's is not its recording's (Exchange.origin).
+ */
 function deckRequest(x: Exchange): DeckRequest {
   const u = x.request.url;
-  if (u === lastUrl.url) return { method: x.request.method, url: lastUrl.path, headers: x.request.headers, body: x.request.body };
-  // An absolute URL's path and query, without a URL object per entry (imports run to millions).
-  const scheme = u.indexOf('://');
-  let path = u;
-  if (scheme > 0) {
-    const slash = u.indexOf('/', scheme + 3);
-    const query = u.indexOf('?', scheme + 3);
-    path = slash >= 0 && (query < 0 || slash < query) ? u.slice(slash) : query >= 0 ? `/${u.slice(query)}` : '/';
-    const hash = path.indexOf('#');
-    if (hash >= 0) path = path.slice(0, hash);
+  if (u !== lastUrl.url) {
+    // An absolute URL's path and query, without a URL object per entry (imports run to millions).
+    const scheme = u.indexOf('://');
+    let path = u;
+    let origin: string | undefined;
+    if (scheme > 0) {
+      const slash = u.indexOf('/', scheme + 3);
+      const query = u.indexOf('?', scheme + 3);
+      path = slash >= 0 && (query < 0 || slash < query) ? u.slice(slash) : query >= 0 ? `/${u.slice(query)}` : '/';
+      const hash = path.indexOf('#');
+      if (hash >= 0) path = path.slice(0, hash);
+      // The origin parsed once per scheme and authority (a user and password in it are dropped).
+      const fragment = u.indexOf('#', scheme + 3);
+      let end = slash >= 0 ? slash : u.length;
+      if (query >= 0 && query < end) end = query;
+      if (fragment >= 0 && fragment < end) end = fragment;
+      const authority = u.slice(0, end);
+      if (authority !== lastAuthority.text) lastAuthority = { text: authority, origin: originOf(authority) };
+      origin = lastAuthority.origin;
+    }
+    lastUrl = { url: u, path, origin };
   }
-  lastUrl = { url: u, path };
-  return { method: x.request.method, url: path, headers: x.request.headers, body: x.request.body };
+  const origin = x.origin === undefined ? lastUrl.origin : (x.origin ?? undefined);
+  const req: DeckRequest = { method: x.request.method, url: lastUrl.path, headers: x.request.headers, body: x.request.body };
+  if (origin !== undefined) req.origin = origin;
+  return req;
 }
 
 /** Response headers as a recording stores them: no hop-by-hop, length or encoding (bodies are decoded). */
@@ -246,11 +266,12 @@ interface ImportRun {
   report: ImportReport;
   /**
    * Per route and match kind: its row of the report and the recordings per key so far, the next
-   * one's `repeat` (identical requests keep their order). Nested rather than keyed by one joined
-   * string: a route's string is the deck's same one while the route repeats, so only the key
-   * (64 hex digits) is hashed per record.
+   * one's `repeat` (identical requests keep their order), counted apart per origin as they are
+   * filed (`hosts`; src/store/origins.ts). Nested rather than keyed by one joined string: a
+   * route's string is the deck's same one while the route repeats, so only the key (64 hex
+   * digits) is hashed per record.
    */
-  tallies: Map<string, Map<string, { row: ImportReport['routes'][number]; repeats: Repeats }>>;
+  tallies: Map<string, Map<string, { row: ImportReport['routes'][number]; repeats: Repeats; hosts?: Map<string, Repeats> }>>;
   frames: FrameBuffer;
   /** Entries the keyer refused, with skipBad. */
   refused: ImportReport['skipped'];
@@ -303,7 +324,16 @@ function importEntry(run: ImportRun, x: Exchange): void {
     report.routes.push(tally.row);
   }
   tally.row.records++;
-  const counted = repeatOf(tally.repeats, rec.key);
+  // Each host's recordings of a request are its own turns (as the deck files them).
+  let repeats = tally.repeats;
+  if (rec.origin !== undefined) {
+    const host = originKey(rec.origin);
+    const hosts = (tally.hosts ??= new Map());
+    const known = hosts.get(host);
+    if (known === undefined) hosts.set(host, (repeats = newRepeats()));
+    else repeats = known;
+  }
+  const counted = repeatOf(repeats, rec.key);
   // Framed at once, so nothing of the record outlives this turn: straight into the batch's
   // buffer, or (a record that is not plain data) the general way. A tapedeck export's place and
   // origin are kept (a recording its export left out as damaged keeps its turn, a test its own).

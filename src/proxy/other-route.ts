@@ -2,7 +2,9 @@
  * Why a request found no recording on its route while another route of the same operation has
  * some: the URL names another model (Gemini, Bedrock), or the route is filed by headers that
  * change the answer (Anthropic's `anthropic-beta`, see keyedHeaders in src/providers/index.ts)
- * and was recorded with other values of them, or without them.
+ * and was recorded with other values of them, or without them. Routes are compared as the deck
+ * files them, with the origin they were recorded for after them (src/store/origins.ts): only
+ * those of the request's origin, and those of none (they answer any host), are looked at.
  */
 import { routeEndpoint, routeOf } from '../providers/index.ts';
 import type { RecordCollection } from '../store/collection.ts';
@@ -17,10 +19,12 @@ import { httpRecordKey, type MatchKind } from '../store/records.ts';
  * // 'model differs: gemini-2.5-pro vs gemini-2.5-flash in the recordings (the URL names the model)'
  */
 export function modelOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>): string | undefined {
-  const here = routeOf(routeEndpoint(route));
+  const endpoint = routeEndpoint(route);
+  const here = routeOf(endpoint);
   if (here?.model === undefined) return undefined;
+  const origin = partsAfter(route, endpoint).origin;
   for (const [name, r] of routes) {
-    if (r.count === 0 || name === route) continue;
+    if (r.count === 0 || name === route || !sameHost(partsAfter(name, routeEndpoint(name)).origin, origin)) continue;
     const there = routeOf(routeEndpoint(name));
     if (there && there.provider === here.provider && there.route === here.route && there.model !== here.model) {
       return `model differs: ${here.model} vs ${there.model} in the recordings (the URL names the model)`;
@@ -43,14 +47,16 @@ export function modelOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
 export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>, col?: Pick<RecordCollection<unknown>, 'count'>, match?: MatchKind, key?: string): string | undefined {
   // Whether a route holds this very request (its match kind and key).
   const holds = col && match && key ? (name: string) => col.count(httpRecordKey(name, match, key)).recorded > 0 : undefined;
-  const { method, url } = routeEndpoint(route);
-  const base = `${method} ${url}`;
-  const mine = route.slice(base.length);
+  const endpoint = routeEndpoint(route);
+  const base = `${endpoint.method} ${endpoint.url}`;
+  const { headers: mine, origin } = partsAfter(route, endpoint);
   let other: string | undefined;
   let best = -1;
   for (const [name, r] of routes) {
-    if (r.count === 0 || name === route || !name.startsWith(base) || (name.length > base.length && !name.startsWith(' (', base.length))) continue;
-    const theirs = name.slice(base.length);
+    if (r.count === 0 || name === route || !name.startsWith(base) || (name.length > base.length && name.charCodeAt(base.length) !== 0x20)) continue;
+    const there = partsAfter(name, endpoint);
+    const theirs = there.headers;
+    if (theirs === mine || !sameHost(there.origin, origin)) continue;
     // The request itself recorded with other headers explains the most; then like with like:
     // another set of betas explains more than the plain recording.
     const rank = (holds?.(name) ? 2 : 0) + (mine !== '' && theirs !== '' ? 1 : 0);
@@ -77,6 +83,20 @@ export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, {
 export function headersOfOldRecording(route: string, theirs: string, mine: string): string {
   return `recorded with ${theirs ? theirs.slice(2, -1) : 'other headers'}, sent ${mine ? `with ${mine.slice(2, -1)}` : 'without it'} (the recording for ${route} was filed before headers that change the answer kept recordings apart)`;
 }
+
+/**
+ * What a filed route name holds after its method and path (`endpoint`): the headers it is
+ * filed by (` (name: values)`, or '') and the origin it was recorded for ('' for none).
+ */
+function partsAfter(name: string, endpoint: { method: string; url: string }): { headers: string; origin: string } {
+  const rest = name.slice(endpoint.method.length + 1 + endpoint.url.length);
+  if (rest === '' || rest.endsWith(')')) return { headers: rest, origin: '' };
+  const sp = rest.lastIndexOf(' ');
+  return { headers: rest.slice(0, sp), origin: rest.slice(sp + 1) };
+}
+
+/** Whether recordings for `theirs` ('' for none: any host) answer a request to `mine` ('' for one whose host is not compared). */
+const sameHost = (theirs: string, mine: string): boolean => theirs === '' || mine === '' || theirs === mine;
 
 /** The header names in a route's ` (name: values; name: values)` part. */
 function names(part: string): string {

@@ -8,7 +8,8 @@
 import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
 import type { RecordCollection } from '../store/collection.ts';
 import type { TapeMode } from '../store/mode.ts';
-import { httpRecordKey, type MatchKind } from '../store/records.ts';
+import type { MatchKind } from '../store/records.ts';
+import { filedKey } from '../store/origins.ts';
 
 /**
  * True when the run's faults (`stats().faults`) leave its unused recordings to be judged; else
@@ -45,15 +46,17 @@ export function keptOf(mode: TapeMode, col: RecordCollection<unknown> | undefine
 }
 
 /**
- * Record mode: a request of this run goes upstream for `p` (its route, match kind and key): its
- * old recordings are asked for (RecordCollection.ask), so a prune keeps them if the new answer
- * is never recorded.
+ * Record mode: a request of this run goes upstream for `p` (its route, match kind and key) to
+ * `origin`: its old recordings are asked for (RecordCollection.ask), so a prune keeps them if the
+ * new answer is never recorded. Those of its host, and those that name no host (written before
+ * origins were stored), which a new recording of it replaces too.
  *
  * @example
- * askedFor(col, deck.prepareRequest(req))
+ * askedFor(col, deck.prepareRequest(req), req.origin)
  */
-export function askedFor(col: RecordCollection<unknown>, p: { route: string; match: MatchKind; key: string }): void {
-  col.ask(httpRecordKey(p.route, p.match, p.key));
+export function askedFor(col: RecordCollection<unknown>, p: { route: string; match: MatchKind; key: string }, origin: string | undefined): void {
+  col.ask(filedKey({ ...p, origin }));
+  if (origin !== undefined) col.ask(filedKey(p));
 }
 
 /**

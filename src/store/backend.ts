@@ -59,9 +59,10 @@ export interface LoadedRecord {
    * the first object or array value, in the field order of src/store/records.ts). A backend that
    * cannot peek returns the scalar fields of the decoded value. With `fields`, only those are
    * needed (a backend may return more): a tape then reads no other name or value. With `deep`,
-   * scalar fields after the first container are read too (containers are stepped over).
+   * scalar fields after the first container are read too (containers are stepped over); a
+   * number: only that many of `fields` (the first ones) are looked for there.
    */
-  head(fields?: readonly string[], deep?: boolean): Readonly<Record<string, HeadScalar>>;
+  head(fields?: readonly string[], deep?: boolean | number): Readonly<Record<string, HeadScalar>>;
   /** The decoded record. Throws TapedeckError E_TAPE_CORRUPT if its stored form does not decode. */
   value(): unknown;
   /**
@@ -189,7 +190,7 @@ export interface WriterHandle {
 }
 
 /** The scalar fields of a decoded record, in its own order, up to the first container (with `deep`, all of them). */
-export function headOf(value: unknown, deep = false): Record<string, HeadScalar> {
+export function headOf(value: unknown, deep: boolean | number = false): Record<string, HeadScalar> {
   const out: Record<string, HeadScalar> = {};
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return out;
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {

@@ -49,9 +49,11 @@ export interface RecordKind<R> {
   /**
    * Whether some of `headFields` may follow the record's first object or array (HTTP records
    * written by earlier versions keep `route` and `match` after the request): the head is then
-   * read past containers.
+   * read past containers. A number: only that many of `headFields` (the first ones) are looked
+   * for past containers, the others among the leading scalars alone (a field newer writers put
+   * there, which older records lack: looking for it would step over every container).
    */
-  readonly headDeep?: boolean;
+  readonly headDeep?: boolean | number;
   /**
    * For kinds whose keys are a group (a few distinct values: a route and a match kind) joined
    * with a key proper: the two parts of the key `keysOf` would return for this head, or
@@ -63,6 +65,12 @@ export interface RecordKind<R> {
   groupLength?(key: string): number;
   /** Whether a decoded value really is one of this kind (checked when it is first decoded). */
   is(value: unknown): value is R;
+  /**
+   * Record mode: another key whose recordings (of ended runs) a re-recording of `key` replaces
+   * too, if any: an HTTP recording filed under its origin replaces its request's recordings
+   * filed before origins were stored (src/store/origins.ts).
+   */
+  replaces?(key: string): string | undefined;
   /** The form written to the backend (default: the one field order of record-order.ts). */
   encode?(record: R): unknown;
   /**
@@ -1057,19 +1065,29 @@ export class RecordCollection<R> {
    * answered by what it recorded on its next repeat), else in its turn. In record mode it
    * replaces, at close, the recordings `key` had at open. A no-op in replay and passthrough.
    *
+   * `forRetry`: the recording is not the answer of the request that made it but of a call an
+   * injected fault stood in for (update mode records its answer behind the fault): it waits
+   * for that call's retry, which takes it in its turn, as its replay will (there the fault
+   * stands in for no lookup). Served to the request that made it, the retry would be a call
+   * past its recordings, which the run summary takes for a loop that runs longer.
+   *
    * @example
    * await col.append(key, record)
+   * await col.append(key, recordedBehindFault, { forRetry: true })
    */
-  async append(key: string, record: R): Promise<void> {
+  async append(key: string, record: R, opts: { forRetry?: boolean } = {}): Promise<void> {
     if (this.closing) {
       throw new TapedeckError('E_CLOSED', `The recordings in ${this.location} are closed; nothing more can be recorded.`, { file: this.location, hint: 'Open them again.' });
     }
     if (!this.records) return;
+    const also = this.kind.replaces?.(key);
     if (this.unwritable) {
       this.failed.add(key);
+      if (also !== undefined) this.failed.add(also);
       throw this.unwritable;
     }
     this.rerecorded.add(key);
+    if (also !== undefined) this.rerecorded.add(also);
     // Its place among the key's recordings: those this run keeps (not the ones it replaces),
     // plus appends of the key still in flight. A test's own recordings are counted apart.
     const slot = this.slotOf(key);
@@ -1087,6 +1105,7 @@ export class RecordCollection<R> {
     } catch (e) {
       // Nothing of this key is replaced at close: the old recording stays the good one.
       this.failed.add(key);
+      if (also !== undefined) this.failed.add(also);
       throw e;
     } finally {
       const left = (this.inFlight.get(key) ?? 1) - 1;
@@ -1094,7 +1113,7 @@ export class RecordCollection<R> {
       else this.inFlight.delete(key);
     }
     const before = this.slotOf(key);
-    const fills = before === undefined || before.served === before.length;
+    const fills = opts.forRetry !== true && (before === undefined || before.served === before.length);
     const entry = newEntry<R>(key, undefined);
     entry.value = record;
     entry.used = true;

@@ -6,9 +6,13 @@
 // `Bearer x`, `Basic x`, SigV4 credentials and signatures, and key formats of the providers
 // tapedeck records (OpenAI `sk-`, `sk-proj-`, realtime ephemeral `ek_`, Gemini Live's `auth_tokens/`, Anthropic `sk-ant-`, OpenRouter `sk-or-`, Google
 // `AIza`, Groq `gsk_`, Hugging Face `hf_`, Replicate `r8_`, Perplexity `pplx-`, xAI `xai-`,
-// GitHub, Slack, AWS access key ids). A token must be long enough that ordinary prose
-// ("sk-learn", "Bearer of bad news") is left alone. Keep credential.ts's TOKEN_CHARS and TOKEN_RUN in step: every
-// alternative's last part is a run of at least TOKEN_RUN characters, all of TOKEN_CHARS.
+// GitHub, Slack, AWS access key ids), and JSON Web Tokens under any name or none: a header and
+// a payload that are base64url JSON objects (`eyJ`, the encoding of `{"`) and a signature, the
+// bearer tokens of Firebase, Supabase, Azure AD and most OAuth servers (base64 JSON without the
+// dots, as in a Bedrock stream's chunks, is no JWT). A token must be long enough that ordinary
+// prose ("sk-learn", "Bearer of bad news") is left alone. Keep credential.ts's TOKEN_CHARS and
+// TOKEN_RUN in step: every alternative's last part is a run of at least TOKEN_RUN characters,
+// all of TOKEN_CHARS.
 export const CREDENTIAL =
-  /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16,}|\b(?:Credential=[A-Za-z0-9/_-]{16,}|Signature=[0-9a-f]{64})|\bauth_tokens\/[A-Za-z0-9_-]{16,}|\b(?:sk-(?:ant-|proj-|or-)?[A-Za-z0-9_-]{20,}|ek_[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abposr]-[A-Za-z0-9-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16})/g;
+  /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{16,}|\b(?:Credential=[A-Za-z0-9/_-]{16,}|Signature=[0-9a-f]{64})|\bauth_tokens\/[A-Za-z0-9_-]{16,}|\b(?:sk-(?:ant-|proj-|or-)?[A-Za-z0-9_-]{20,}|ek_[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abposr]-[A-Za-z0-9-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{16,})/g;
 

@@ -7,9 +7,12 @@
  * chunk is kept in the response's `_chunks` (HAR allows fields starting with `_`), so importing
  * the file gives the stream back as it was recorded.
  *
- * A tape keeps path and query, not the host (recordings answer whichever host the client
- * calls): `origin` gives the one the URLs get. Records that are not HTTP exchanges
- * (ReplayCache values, MCP sessions) have no HAR form and are counted in `skipped`.
+ * A recording's URL is on the origin it stores (where its request went); `origin` gives the one
+ * every URL gets instead, and the one of recordings that store none (written before origins
+ * were stored: they answer any host), default `http://localhost`. An entry whose URL is not on
+ * its recording's origin says the recording's in `_tapedeck.origin` (null: none), so an import
+ * of the file files it as it was. Records that are not HTTP exchanges (ReplayCache values, MCP
+ * sessions) have no HAR form and are counted in `skipped`.
  *
  * The tape's redaction salt goes in `log._redactionSalt`: the keyed masks of its secrets were
  * made under it, and a tape imported from the file is written under it, so they match again.
@@ -64,29 +67,37 @@ function postData(r: HttpRecord['request']): Record<string, unknown> | undefined
   return { mimeType, text: JSON.stringify(r.body) };
 }
 
-/** A record's `repeat`, `run` and `test` (see the top), or undefined when it has none. */
-function orderOf(rec: HttpRecord): Record<string, unknown> | undefined {
+/**
+ * A record's `repeat`, `run` and `test`, and its origin when the entry's URL (on `at`) is not on
+ * it (see the top), or undefined when there is nothing to say.
+ */
+function orderOf(rec: HttpRecord, at: string): Record<string, unknown> | undefined {
   const r = rec as HttpRecord & { repeat?: unknown; run?: unknown; test?: unknown };
-  if (typeof r.repeat !== 'number') return undefined;
-  return { repeat: r.repeat, ...(typeof r.run === 'string' ? { run: r.run } : {}), ...(typeof r.test === 'string' ? { test: r.test } : {}) };
+  const origin = typeof rec.origin === 'string' ? rec.origin : null;
+  const own = origin === at ? {} : { origin };
+  if (typeof r.repeat !== 'number') return origin === at ? undefined : own;
+  return { repeat: r.repeat, ...(typeof r.run === 'string' ? { run: r.run } : {}), ...(typeof r.test === 'string' ? { test: r.test } : {}), ...own };
 }
+
+/** The URLs of recordings that store no origin, when the export is given none. */
+const NO_ORIGIN = 'http://localhost';
 
 /**
  * The HAR entry of one HTTP exchange record: request, response, timings (a stream's chunk times
- * in `response._chunks`), its URL on `origin`.
+ * in `response._chunks`), its URL on `origin` if given, else on the recording's own.
  *
  * @example
  * harEntry(record, 'https://api.openai.com').request.url // 'https://api.openai.com/v1/chat/completions'
  */
-export function harEntry(rec: HttpRecord, origin: string): Record<string, unknown> {
-  const url = new URL(rec.request.url, origin);
+export function harEntry(rec: HttpRecord, origin?: string): Record<string, unknown> {
+  const url = new URL(rec.request.url, origin ?? (typeof rec.origin === 'string' && URL.canParse(rec.origin) ? rec.origin : NO_ORIGIN));
   const res = rec.response;
   const chunks = res.chunks && res.chunks.length > 0 ? res.chunks : undefined;
   const wait = chunks ? chunks[0]![0] : rec.durationMs;
   const receive = chunks ? Math.max(0, chunks[chunks.length - 1]![0] - chunks[0]![0]) : 0;
   const body = content(res.body);
   const post = postData(rec.request);
-  const order = orderOf(rec);
+  const order = orderOf(rec, url.origin);
   return {
     startedDateTime: rec.recordedAt,
     time: Math.max(rec.durationMs, wait + receive),
@@ -156,8 +167,8 @@ const nested = (value: unknown, indent: string): string => JSON.stringify(value,
  * const { skipped, warnings } = await writeTapeHar('tapes/app.tape', (text) => void process.stdout.write(text), { origin: 'https://api.openai.com' })
  */
 export async function writeTapeHar(path: string, write: OutputSink, opts: { origin?: string } = {}): Promise<Omit<HarExport, 'text'>> {
-  const origin = opts.origin ?? 'http://localhost';
-  if (!URL.canParse(origin) || !/^https?:$/.test(new URL(origin).protocol)) {
+  const origin = opts.origin;
+  if (origin !== undefined && (!URL.canParse(origin) || !/^https?:$/.test(new URL(origin).protocol))) {
     throw new TapedeckError('E_ARG', `The origin ${JSON.stringify(origin)} is not an http(s) URL.`, { hint: 'Give it as --origin https://api.openai.com ({ origin }).' });
   }
   return withTapeStream(path, async (scan) => {

@@ -56,6 +56,7 @@ import { warningText, type TapeWarning } from './tape-codec.ts';
 import { decodedRecords, withTapeStream, type TapeStream } from './tape-stream.ts';
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
 import { writerFor, type OutputSink } from './chunked-write.ts';
+import { originOf } from './origins.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
 type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
@@ -519,6 +520,7 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
  */
 export async function importTapeJSON(json: string, out: string, opts: { force?: boolean; ignoreArgs?: readonly string[]; keepKeys?: boolean } = {}): Promise<{ records: number; rekeyed: number }> {
   const { created, tapedeckVersion, salt, values } = parseTapeDocument(json, tapeTypeNamed);
+  storedOrigins(values);
   // `keepKeys`: the stored keys as they are (a format test's made-up records).
   const rekeyed = opts.keepKeys === true ? 0 : rekeyEdited(values, opts.ignoreArgs);
   // A tape a writer has open is not replaced (see import/target.ts): said before the work.
@@ -552,6 +554,26 @@ export async function importTapeJSON(json: string, out: string, opts: { force?: 
     if (!written) await removeDirs();
   }
   return { records: values.length, rekeyed };
+}
+
+/**
+ * Puts each HTTP exchange's `origin` in the form records store it (src/store/origins.ts), in
+ * place: one edited by hand may carry a user and password, which never reach the tape, or an
+ * uppercase host. An origin that is no http(s) URL is refused with its JSON path. A record
+ * tapedeck wrote keeps its bytes.
+ */
+function storedOrigins(values: unknown[]): void {
+  values.forEach((v, i) => {
+    if (!isHttpRecord(v) || v.origin === undefined) return;
+    const stored = typeof v.origin === 'string' ? originOf(v.origin) : undefined;
+    if (stored === undefined) {
+      throw new TapedeckError('E_TAPE_IMPORT', `Cannot import tape JSON: expected an http(s) origin such as "https://api.openai.com", found ${JSON.stringify(v.origin)} at $.records[${i}].origin.`, {
+        path: `$.records[${i}].origin`,
+        hint: 'Write the origin the recording was made for as scheme://host[:port], or leave `origin` out for a recording that answers any host.',
+      });
+    }
+    if (stored !== v.origin) v.origin = stored;
+  });
 }
 
 /**

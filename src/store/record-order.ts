@@ -21,9 +21,11 @@ export const RECORD_FIELDS: readonly string[] = Object.freeze([
   // The test that made it, on tapes tests share (docs/vitest.md, "Tapes shared by tests").
   'test',
   // HTTP records: what the proxy files a recording under, read from the head (peekFrame)
-  // without decoding the request and response. Tapes written before this put them last.
+  // without decoding the request and response. Tapes written before this put them last;
+  // `origin` is newer still (records written before it have none).
   'match',
   'route',
+  'origin',
   'trace',
   'ignored',
   'signature',

@@ -46,6 +46,14 @@ export interface HttpRecord {
   match: MatchKind;
   /** `METHOD /path?query` (query redacted): recordings are grouped and matched per route. */
   route: string;
+  /**
+   * Where the request went: `scheme://host[:port]` (host in lowercase, no default port, never a
+   * user or password), the URL's origin for createFetch, the upstream's for the proxy. A request
+   * to another origin is not served this recording (docs/matching.md, "Hosts"). Absent in
+   * records written before origins were stored, and in recordings written by hand with a path
+   * alone: those answer any host.
+   */
+  origin?: string;
   /** 64 hex characters; see MatchKind. */
   key: string;
   /** The request key spec version of an `llm` or `json` key; absent in records written before version 2. */
@@ -153,15 +161,34 @@ export function currentHttpKey(rec: HttpRecord, norm: NormalizeOptions = {}): { 
   }
 }
 
+/** How HTTP records are filed under the origin they were recorded for (src/store/origins.ts). */
+export interface OriginFiling {
+  /** The name a route's recordings for an origin are filed under, in the route's place. */
+  name(route: string, origin: string): string;
+  /** The key a re-recording of a key replaces too (its request filed before origins were stored), if any. */
+  replaces(key: string): string | undefined;
+}
+
+/** The head fields an HTTP record is filed by. */
+const HTTP_HEAD: readonly string[] = ['kind', 'key', 'keyVersion', 'match', 'route'];
+const HTTP_HEAD_ORIGIN: readonly string[] = [...HTTP_HEAD, 'origin'];
+
 /**
  * The RecordKind of proxy / createFetch records, keyed under the current request key spec
- * (`norm`: the ignored arguments and volatile keys). `rekeyed` counts the records whose stored
- * key was from an older spec version.
+ * (`norm`: the ignored arguments and volatile keys), and with `origins` filed under the origin
+ * each was recorded for too (without: under its route alone, any host's). `rekeyed` counts the
+ * records whose stored key was from an older spec version.
+ *
+ * @example
+ * const kind = httpRecords({ ignoreArgs: ['user'] }, ORIGIN_FILING)
  */
-export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord> & { rekeyed: number; mcp: number; realtime: number } {
+export function httpRecords(norm: NormalizeOptions = {}, origins?: OriginFiling): RecordKind<HttpRecord> & { rekeyed: number; mcp: number; realtime: number } {
   let lastRoute = '';
   let lastMatch: unknown;
+  let lastOrigin: unknown;
   let lastGroup = '';
+  /** The name a record of `route` recorded for `origin` is filed under. */
+  const filed = (route: string, origin: unknown): string => (origins !== undefined && typeof origin === 'string' ? origins.name(route, origin) : route);
   const kind = {
     name: 'HTTP exchange record',
     rekeyed: 0,
@@ -170,9 +197,11 @@ export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord>
     /** Realtime sessions met on the same tape: their heads (keyed by the connect; parts by `sid/n`, audio by `blob:`). */
     realtime: 0,
     // In tapes written before `match` and `route` were moved before the containers, they follow
-    // the request and response: the head is read past them (see peekFrame).
-    headFields: ['kind', 'key', 'keyVersion', 'match', 'route'],
-    headDeep: true,
+    // the request and response: the head is read past them (see peekFrame). `origin` is read
+    // among the leading scalars only: a record written before it has none, and is not stepped
+    // through to find that out.
+    headFields: origins ? HTTP_HEAD_ORIGIN : HTTP_HEAD,
+    headDeep: origins ? HTTP_HEAD.length : true,
     keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown) => {
       if (head.kind === MCP_RECORD_KIND) kind.mcp++;
       else if (head.kind === REALTIME_RECORD_KIND && typeof head.key === 'string' && !head.key.startsWith('blob:') && !head.key.includes('/')) kind.realtime++;
@@ -182,27 +211,28 @@ export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord>
       // keyed again.
       const { route, match, key } = head;
       if (typeof route === 'string' && typeof key === 'string' && (match === 'http' || ((match === 'llm' || match === 'json') && keyIsCurrent(head.keyVersion)))) {
-        return httpRecordKey(route, match, key);
+        return httpRecordKey(filed(route, head.origin), match, key);
       }
       const v = value();
       if (!isHttpRecord(v)) return undefined;
       const cur = currentHttpKey(v, norm);
       if (cur.key !== v.key || cur.match !== v.match) kind.rekeyed++;
-      return httpRecordKey(v.route, cur.match, cur.key);
+      return httpRecordKey(filed(v.route, v.origin), cur.match, cur.key);
     },
-    // Filed at open as the group `route NUL match:` and the stored key, without joining them
-    // (a large tape opens without making and hashing a joined key per record). One group
-    // string serves consecutive records of one route and match kind (their head strings are
-    // the same objects, see peekFrame).
+    // Filed at open as the group `route NUL match:` (the route with its origin after it) and the
+    // stored key, without joining them (a large tape opens without making and hashing a joined
+    // key per record). One group string serves consecutive records of one route, match kind and
+    // origin (their head strings are the same objects, see peekFrame).
     keyParts: (head: Readonly<Record<string, unknown>>): readonly [string, string] | undefined => {
-      const { route, match, key } = head;
+      const { route, match, key, origin } = head;
       if (head.kind !== 'http' || typeof route !== 'string' || typeof key !== 'string' || !(match === 'http' || ((match === 'llm' || match === 'json') && keyIsCurrent(head.keyVersion)))) return undefined;
-      if (route !== lastRoute || match !== lastMatch) {
+      if (route !== lastRoute || match !== lastMatch || origin !== lastOrigin) {
         // A route with a NUL would not split back where it was joined: keyed joined instead.
         if (route.includes('\u0000')) return undefined;
         lastRoute = route;
         lastMatch = match;
-        lastGroup = httpRecordKey(route, match, '');
+        lastOrigin = origin;
+        lastGroup = httpRecordKey(filed(route, origin), match, '');
       }
       return [lastGroup, key];
     },
@@ -216,6 +246,7 @@ export function httpRecords(norm: NormalizeOptions = {}): RecordKind<HttpRecord>
       return { kind: 'http', key: rest.slice(rest.indexOf(':') + 1) };
     },
     is: isHttpRecord,
+    replaces: origins?.replaces,
   };
   return kind;
 }

@@ -8,12 +8,14 @@
  * `API-KEY` and `x-goog-api-key` are judged alike.
  * - headers: the credential headers of every provider the proxy serves (OpenAI, Azure OpenAI and
  *   Azure API Management, Anthropic, Google, AWS SigV4 / Bedrock, Mistral, Cohere, Groq and other
- *   bearer-token APIs, gateways), plus any header whose name ends in a credential word;
+ *   bearer-token APIs, gateways), plus any header whose name ends in a credential word, and any
+ *   whose last word is a secret's (`x-functions-key`, `x-custom-auth`: ./secret-words.ts);
  * - fields (JSON at any depth, form fields, multipart field names): the same names and the
  *   credential words (`password`, `client_secret`, `accessToken`, `apiKey`, ...) as a suffix;
  * - URL query parameters: `key` (Google), `api-key` (Azure OpenAI), `subscription-key` (Azure
  *   API Management), SigV4's `X-Amz-Signature`, `X-Amz-Credential`, `X-Amz-Security-Token`,
- *   tokens, signatures and codes.
+ *   tokens, signatures and codes, the field rules, and names whose last word is a secret's
+ *   (`?auth=`, `?jwt=`, `?session=`, `?private_token=`: ./secret-words.ts).
  * Plus whatever names the user adds (`headers`, `fields`, `query`).
  *
  * Values are replaced, never removed, so a reviewer sees that a header was sent and the shape
@@ -36,6 +38,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
 import { CREDENTIAL, credentialFrom, mayHoldCredential } from './credential.ts';
+import { secretByLastWord } from './secret-words.ts';
 
 /** What a redacted value is replaced with (credentials; every value in a store without a salt). */
 export const REDACTED = '[REDACTED]';
@@ -236,10 +239,13 @@ function skipSpace(s: string, i: number, step: 1 | -1): number {
   return i;
 }
 
-/** Header kinds: kept (credential-looking text masked), masked (keyed), a credential (`[REDACTED]`). */
-const PLAIN_HEADER = 0;
-const SECRET_HEADER = 1;
-const CREDENTIAL_HEADER = 2;
+/**
+ * Header and query parameter kinds: kept (credential-looking text masked), masked (keyed), a
+ * credential (`[REDACTED]`).
+ */
+const PLAIN_NAME = 0;
+const SECRET_NAME = 1;
+const CREDENTIAL_NAME = 2;
 
 /**
  * The credential-looking substrings of a text (the patterns `text()` masks): bearer and basic
@@ -264,6 +270,25 @@ export function credentialMatches(s: string): { index: number; text: string }[] 
 
 /** Whether a string is one of redaction's masks (`[REDACTED]`, `[REDACTED:<16 hex>]`). */
 export const isMask = (v: string): boolean => v === REDACTED || WHOLE_MASK.test(v);
+
+/**
+ * `judge`, with each name's answer kept: up to 4096 names, since names come from the traffic.
+ *
+ * @example
+ * const kind = judgedOnce((name) => (name.endsWith('-key') ? SECRET_NAME : PLAIN_NAME))
+ * kind('x-functions-key') // SECRET_NAME, judged; asked again, looked up
+ */
+function judgedOnce(judge: (name: string) => number): (name: string) => number {
+  const kinds = new Map<string, number>();
+  return (name) => {
+    let kind = kinds.get(name);
+    if (kind === undefined) {
+      kind = judge(name);
+      if (kinds.size < 4096) kinds.set(name, kind);
+    }
+    return kind;
+  };
+}
 
 /**
  * Below this depth values are redacted recursively (sharing unchanged parts); deeper ones are
@@ -494,15 +519,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     const parts = query.split('&').map((p) => {
       const eq = p.indexOf('=');
       if (eq < 0) return p;
-      let name = p.slice(0, eq);
-      try {
-        name = decodeURIComponent(name.replace(/\+/g, ' '));
-      } catch {
-        // a malformed escape: compare the raw name
-      }
-      const f = fold(name);
-      if (credentialQuery.has(f)) return `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
-      if (!(querySet.has(f) || isSecretName(f, fieldSet))) return p;
+      const kind = queryKind(p.slice(0, eq));
+      if (kind === CREDENTIAL_NAME) return `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
+      if (kind === PLAIN_NAME) return p;
       const raw = p.slice(eq + 1);
       let shown = raw;
       try {
@@ -515,19 +534,24 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     return u.slice(0, q + 1) + parts.join('&') + (hashAt < 0 ? '' : u.slice(hashAt));
   };
 
-  // What a header name is, judged once per name: traffic repeats the same few dozen names, and
-  // folding and the suffix test cost more than the rest of a header's redaction. Bounded, since
-  // names come from the traffic.
-  const headerKinds = new Map<string, number>();
-  const headerKind = (k: string): number => {
-    let kind = headerKinds.get(k);
-    if (kind === undefined) {
-      const f = fold(k);
-      kind = credentialHeaders.has(f) && headerSet.has(f) ? CREDENTIAL_HEADER : isSecretHeaderName(f, headerSet) ? SECRET_HEADER : PLAIN_HEADER;
-      if (headerKinds.size < 4096) headerKinds.set(k, kind);
+  // What a header or query parameter name is, judged once per name: traffic repeats the same few
+  // dozen names, and folding, the suffix test and splitting a name into words cost more than the
+  // rest of its redaction.
+  const headerKind = judgedOnce((k) => {
+    const f = fold(k);
+    return credentialHeaders.has(f) && headerSet.has(f) ? CREDENTIAL_NAME : isSecretHeaderName(f, headerSet) || secretByLastWord(k) ? SECRET_NAME : PLAIN_NAME;
+  });
+  // By the name as written in the URL (`api%2Dkey`), judged as decoded.
+  const queryKind = judgedOnce((written) => {
+    let name = written;
+    try {
+      name = decodeURIComponent(written.replace(/\+/g, ' '));
+    } catch {
+      // a malformed escape: the name as written is judged
     }
-    return kind;
-  };
+    const f = fold(name);
+    return credentialQuery.has(f) ? CREDENTIAL_NAME : querySet.has(f) || isSecretName(f, fieldSet) || secretByLastWord(name) ? SECRET_NAME : PLAIN_NAME;
+  });
 
   const masks = (k: string, x: unknown) => x != null && x !== '' && typeof x !== 'boolean' && secretField(k);
 
@@ -672,7 +696,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
 
   return {
     keepSecrets: keep,
-    isSecretHeader: (name) => !keep && headerKind(name) !== PLAIN_HEADER,
+    isSecretHeader: (name) => !keep && headerKind(name) !== PLAIN_NAME,
     isCredentialHeader: (name) => credentialHeaders.has(fold(name)),
     isSecretField: (name) => !keep && secretField(name),
     mayHaveSecrets,
@@ -684,8 +708,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
         const x = h[k];
         if (x === undefined) continue;
         const kind = headerKind(k);
-        if (kind === CREDENTIAL_HEADER) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
-        else if (kind === SECRET_HEADER) out[k] = Array.isArray(x) ? x.map((y) => mask(String(y))) : mask(String(x));
+        if (kind === CREDENTIAL_NAME) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
+        else if (kind === SECRET_NAME) out[k] = Array.isArray(x) ? x.map((y) => mask(String(y))) : mask(String(x));
         else out[k] = typeof x === 'string' ? text(x) : Array.isArray(x) ? x.map(text) : x;
       }
       return out as H;

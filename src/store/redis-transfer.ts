@@ -4,15 +4,15 @@
  * empty namespace and pulled back is the same file: the header bytes are kept as they were, and
  * every record payload goes through Redis untouched, in tape order (docs/redis.md).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { saltOf } from './backends/redis-backend.ts';
 import { collectionKeyOf, RedisRecords, type RedisStoreOptions } from './backends/redis.ts';
 import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './backends/redis-damage.ts';
 import { FRAME_HEADER_SIZE, parseHeader, type TapeWarning } from './tape-codec.ts';
-import { recordBytes, scanTape } from './tape-file.ts';
+import { recordBytes, removeDeadTempsSoon, scanTape } from './tape-file.ts';
+import { importTempPath } from './rewrite-temps.ts';
 import { namespaceNotFound } from './backends/redis-missing.ts';
 import { intoPlace, refuseOpenWriters, targetExists } from './import/target.ts';
 
@@ -172,7 +172,10 @@ export async function pullTape(url: string, tape: string, opts: RedisStoreOption
     });
     return false;
   });
-  const tmp = join(dirname(tape), `.${basename(tape)}.${process.pid}.${randomBytes(4).toString('hex')}.pull`);
+  // A pull killed midway left its file beside the tape: gone once its process is. This one's is
+  // named with this process and host, so the next pull, import or writer removes it the same way.
+  await removeDeadTempsSoon(tape);
+  const tmp = importTempPath(tape, 'pull');
   let fh: FileHandle | undefined;
   let bytes = 0;
   try {

@@ -30,7 +30,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { assertNoCycle } from './cycle.ts';
 import { isDeepStrictEqual } from 'node:util';
-import { TapedeckError } from '../errors.ts';
+import { TapedeckError, type TapedeckErrorDetails } from '../errors.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { explainMiss, missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import { recordingDigests, requestKeys, type RequestDigests, type RequestKeys } from '../match/matcher.ts';
@@ -100,7 +100,11 @@ export interface ReplayCacheOptions {
   beforeReplay?: CacheHook;
   /** Record mode: remove nothing at close, not even the recordings this run replaced (default false). */
   keepAll?: boolean;
-  /** The command shown in E_MISS messages (default `TAPEDECK_MODE=record <your test command>`). */
+  /**
+   * The command shown in E_MISS messages, e.g. `TAPEDECK_MODE=record npm test` (default: how to
+   * record with the cache itself, `TAPEDECK_MODE=record (or ReplayCache mode 'record')`, or its
+   * `mode` option when that set the mode).
+   */
   recordCommand?: string;
   /** Lock timing for appends and the close-time rewrite (tape files). */
   lock?: TapeLockOptions;
@@ -142,6 +146,24 @@ function modelOf(keys: RequestKeys | undefined, request: unknown): string {
 const store = new AsyncLocalStorage<ReplayCache>();
 
 /**
+ * A ReplayCache miss as its caller reads it, the error itself (no SDK in between to put the
+ * words in front): `tapedeck miss: ` before the message, as every other miss says it, and the
+ * fix its first line(s) end with as its `hint` too. The message already says the hint, so it
+ * is not said again at the end (see TapedeckError); a fix put on a line of its own starts with a
+ * capital (missHeadline), and the hint is it as shown.
+ *
+ * @example
+ * const fix = "re-record: TAPEDECK_MODE=record (or ReplayCache mode 'record')";
+ * cacheMiss(`no tape at qa.tape; ${fix}`, fix, { file: 'qa.tape' })
+ * // message `tapedeck miss: no tape at qa.tape; ${fix}`, hint fix
+ */
+function cacheMiss(message: string, fix: string, details: TapedeckErrorDetails): TapedeckError {
+  const ownLine = `${fix.charAt(0).toUpperCase()}${fix.slice(1)}`;
+  const hint = message.includes(fix) ? fix : ownLine;
+  return new TapedeckError('E_MISS', `tapedeck miss: ${message}`, { ...details, hint });
+}
+
+/**
  * Each cache's recordings, for {@link usedCacheMarks}: kept off the class so the public
  * ReplayCache gains no member for what only the test-runner summary reads.
  */
@@ -160,9 +182,8 @@ export class ReplayCache {
   private readonly volatileText: readonly (RegExp | string)[] | undefined;
   private readonly hooks: { beforeRecord?: CacheHook; beforeReplay?: CacheHook };
   private readonly keepAll: boolean;
-  private readonly recordCommand: string;
-  /** Whether the caller gave recordCommand (then a miss names it even when the mode is an option). */
-  private readonly recordCommandGiven: boolean;
+  /** The caller's record command (then a miss names it even when the mode is an option). */
+  private readonly recordCommand: string | undefined;
   private readonly redactor: Redactor;
   private readonly col: RecordCollection<ReplayRecord>;
   /** Record mode: puts per key so far (the k-th put is compared with the k-th old recording). */
@@ -183,8 +204,7 @@ export class ReplayCache {
     this.volatileText = opts.volatileText;
     this.hooks = { beforeRecord: opts.beforeRecord, beforeReplay: opts.beforeReplay };
     this.keepAll = opts.keepAll === true;
-    this.recordCommand = opts.recordCommand ?? 'TAPEDECK_MODE=record <your test command>';
-    this.recordCommandGiven = opts.recordCommand !== undefined;
+    this.recordCommand = opts.recordCommand;
     // Masks that are not credentials are keyed under the store's salt (src/store/redact.ts).
     this.redactor = redactor({ ...opts.redact, salt: col.backend.salt });
     this.warnings = col.warnings;
@@ -297,7 +317,7 @@ export class ReplayCache {
       if (r) return { ...record, value: r.response };
       if (this.mode === 'update') return undefined;
       const fix = recordHow(this.missEntry());
-      throw new TapedeckError('E_MISS', missHeadline('the beforeReplay hook skipped the recording', fix), { file: this.path, key: keys.key, kind: 'other', fix });
+      throw cacheMiss(missHeadline('the beforeReplay hook skipped the recording', fix), fix, { file: this.path, key: keys.key, kind: 'other', fix });
     }
     if (record) return record;
     if (this.mode === 'update') return undefined;
@@ -361,8 +381,7 @@ export class ReplayCache {
 
   /** How a miss of this cache is fixed: its own mode option and ignoredArgs, or the given command. */
   private missEntry(): MissEntry {
-    const fromOption = this.modeSource === 'option' && !this.recordCommandGiven;
-    return { kind: 'cache', modeFromOption: fromOption, ...(fromOption ? {} : { recordCommand: this.recordCommand }) };
+    return { kind: 'cache', modeFromOption: this.modeSource === 'option', ...(this.recordCommand === undefined ? {} : { recordCommand: this.recordCommand }) };
   }
 
   /**
@@ -447,15 +466,16 @@ export class ReplayCache {
           : 'no recording has this request key';
     // Used up: often get() then getRecord() of one request, which are two calls.
     const usedUp = this.col.exists && recorded > 0;
-    const message = detail ? detail.message : missHeadline(difference, usedUp ? `${fix}; or, if get() and getRecord() read one call, use getRecord() alone (each is a call)` : fix);
-    return new TapedeckError('E_MISS', message, {
+    const shownFix = detail ? String(detail.details.fix) : usedUp ? `${fix}; or, if get() and getRecord() read one call, use getRecord() alone (each is a call)` : fix;
+    const message = detail ? detail.message : missHeadline(difference, shownFix);
+    return cacheMiss(message, shownFix, {
       file: this.path,
       key: keys.key,
       model,
       provider: keys.provider,
       signature: keys.signature,
       recorded,
-      command: entry.recordCommand,
+      ...(entry.recordCommand === undefined ? {} : { command: entry.recordCommand }),
       difference,
       fix: detail ? detail.details.fix : fix,
       ...(detail ? { kind: detail.details.kind, closest: detail.details.closest, fixes: detail.details.fixes, report: detail.details.report } : { kind: recorded > 0 ? 'used-up' : 'no-recordings', fixes: [...(usedUp ? ['get() and getRecord() each count as a call: to read the value and the whole record of one call, call getRecord() alone (its value is what get() returns).'] : []), `${fix[0]!.toUpperCase()}${fix.slice(1)}, then commit ${this.path}.`] }),

@@ -5,7 +5,7 @@
  * read: JSON, text, server-sent events and NDJSON line by line, AWS event-stream frames and the
  * base64 JSON chunks inside them. It reports
  *   - the credential formats redaction masks (redact.ts, credentialMatches): bearer and basic
- *     tokens, SigV4 credentials and signatures, known provider key prefixes;
+ *     tokens, SigV4 credentials and signatures, known provider key prefixes, JSON Web Tokens;
  *   - secret-named members (the redactor's names: `api_key`, `authorization`, `*_password`,
  *     `*Token`, ...) holding a high-entropy string that is not a mask, and form fields so named;
  *   - those credential formats cut across the events of a stream (a key the model repeated,
@@ -180,10 +180,11 @@ function walk(v: unknown, path: string, secretName: boolean, report: Report, dep
     walk(v.message, childPath(path, 'message'), false, report, depth + 1);
     return;
   }
-  // Names by the header rules too; one that is a secret only for ending in `token` (`x-api-token`)
-  // only under a `headers` member: a `next_page_token` member elsewhere is a cursor.
+  // Under a `headers` member, names by the header rules too (`x-api-token`, `x-functions-key`),
+  // as redaction judges them there. Elsewhere only by the member rules: a `next_page_token` is a
+  // cursor and an Anthropic thinking block's `signature` is no secret, though a header so named is.
   const headers = path.endsWith('.headers');
-  const namedSecret = (k: string) => names.isSecretField(k) || (names.isSecretHeader(k) && (headers || !/token$/i.test(k.replace(/[-_]/g, ''))));
+  const namedSecret = (k: string) => names.isSecretField(k) || (headers && names.isSecretHeader(k));
   for (const [k, x] of Object.entries(v)) walk(x, childPath(path, k), namedSecret(k), report, depth + 1);
 }
 

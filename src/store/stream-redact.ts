@@ -21,7 +21,9 @@
  */
 import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
 import { CREDENTIAL, credentialFrom } from './credential.ts';
-import { isMask, latin1Text } from './redact.ts';
+import { isMask, latin1Text, type KnownBody } from './redact.ts';
+import type { EchoingRedactor } from './echo-redact.ts';
+import type { HttpRecord } from './records.ts';
 import { sameRange } from '../bytes.ts';
 
 /** How a streamed body is framed. */
@@ -640,4 +642,53 @@ export function remapChunkEnds(chunkEnds: readonly number[], before: readonly nu
     else out.push(after[u]!);
   }
   return out;
+}
+
+/**
+ * A recorded answer as the proxy and createFetch store it (src/proxy/deck.ts, recordOf; `known`:
+ * the body's text and parse where the caller has them; `masks`: the redactor, with the request's
+ * own secrets). Response headers are redacted like request headers. A body is kept byte for byte
+ * unless it carries a credential-looking string (an answer that echoes a key from the prompt):
+ * then the credential is masked, chunk by chunk so stream boundaries survive. A stream's key cut
+ * across its events (one text delta each) is masked across them, and AWS event-stream frames are
+ * redacted as frames (above); chunk boundaries then stay between the same events, or move to the
+ * end of an event that changed. When neither keeps them, the stream is stored as one chunk,
+ * because exact bytes on disk matter less than the key never reaching it.
+ *
+ * @example
+ * const stored = redactedResponse(response, {}, echoing(redactor(), req))
+ */
+export function redactedResponse(r: HttpRecord['response'], known: KnownBody, masks: EchoingRedactor): HttpRecord['response'] {
+  const headers = masks.headers(r.headers);
+  if (masks.keepSecrets) return { ...r, headers };
+  const ct = r.headers['content-type'];
+  const type = ct === undefined ? undefined : String(ct);
+  // The whole body, whatever number of chunks it came in: a secret member of a JSON answer
+  // (a token endpoint's access_token sent in two writes) is only seen in the whole.
+  const { body, stream } = redactAnswerBody(r.body, type, masks, known);
+  if (body === r.body) return { ...r, headers };
+  if (!r.chunks) return { ...r, headers, body };
+  const one = { status: r.status, ...(r.statusText ? { statusText: r.statusText } : {}), headers, body };
+  if (stream === undefined || (stream.body === r.body && stream.framing !== 'eventstream')) {
+    // Credentials each inside one chunk: masked chunk by chunk, the boundaries as they were.
+    const masked = latin1Text(body);
+    const whole = latin1Text(r.body);
+    const chunks: [number, number][] = [];
+    let start = 0;
+    let end = 0;
+    let joined = '';
+    for (const [ms, stop] of r.chunks) {
+      const piece = masks.text(whole.slice(start, stop));
+      joined += piece;
+      end += piece.length;
+      chunks.push([ms, end]);
+      start = stop;
+    }
+    if (joined === masked) return { ...r, headers, body, chunks };
+    if (stream === undefined) return one;
+  }
+  const after = stream.framing === 'eventstream' ? stream.after : unitEnds(body, stream.framing);
+  const ends = remapChunkEnds(r.chunks.map(([, stop]) => stop), stream.before, after, r.body, body);
+  if (ends === undefined) return one;
+  return { ...r, headers, body, chunks: r.chunks.map(([ms], i) => [ms, ends[i]!] as [number, number]) };
 }

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants as fsConstants, fstatSync, fsync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { chmod, mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import { chmod, link, mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { addExtension, Packr } from 'msgpackr/pack';
@@ -23,7 +23,7 @@ import { jsonOfMsgpack } from './msgpack-json.ts';
 import { newRedactionSalt } from './salt.ts';
 import { tapeIsDirectory, tapeReadOnly } from './tape-path-errors.ts';
 import { tapeTarget } from './tape-target.ts';
-import { removeDeadRewriteTemps, rewriteTempPath } from './rewrite-temps.ts';
+import { deadTapeTemps, importTempPath, isTapeTemp, removeDeadTapeTemps, rewriteTempPath } from './rewrite-temps.ts';
 import {
   checkArrived,
   crc32,
@@ -492,6 +492,10 @@ async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
  * to create the same tape cannot wipe each other's records: the loser gets `E_TAPE_EXISTS` and
  * can simply append. Pass `created` to make the file reproducible byte for byte.
  *
+ * The tape appears whole: its header is written to a temp file beside it, which is then linked
+ * into place. A reader racing the creation finds either no tape or a tape with its header, never
+ * the empty file a crash before the header was written leaves (and warns about).
+ *
  * @example
  * await createTape('test/__tapes__/chat.tape', { created: '2026-01-01T00:00:00.000Z' });
  */
@@ -501,21 +505,38 @@ export async function createTape(path: string, meta: { created?: string; tapedec
     tapedeckVersion: meta.tapedeckVersion ?? VERSION,
     ...saltField(meta.salt),
   });
-  let fh: FileHandle;
   // Through a symbolic link to a tape not made yet: the file is made where the link leads.
   const file = tapeTarget(path);
   try {
     if (file !== path) await mkdir(dirname(file), { recursive: true });
+  } catch (e) {
+    throw ioError(e, path, 'create');
+  }
+  // A tape being built in a temp file of its own (an import's, a migration's) is read by no one
+  // until it is moved into place: made where it is, not through a temp file of a temp file.
+  if (isTapeTemp(file)) {
+    await writeNewTapeFile(file, header, path);
+  } else {
+    // Named as an import's temp file (the host in its name, as no lock is held while it
+    // exists): left by a process killed here, the next writer of the tape removes it.
+    const tmp = importTempPath(file, 'create');
+    try {
+      await writeNewTapeFile(tmp, header, path);
+      await linkIntoPlace(tmp, file, header, path);
+    } finally {
+      await unlink(tmp).catch(() => {});
+    }
+  }
+  await syncDir(dirname(file));
+}
+
+/** Writes `header` to a new file at `file`, fsynced; an existing file is E_TAPE_EXISTS for `path`. */
+async function writeNewTapeFile(file: string, header: Buffer, path: string): Promise<void> {
+  let fh: FileHandle;
+  try {
     fh = await open(file, 'wx');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-      // A directory there is no tape that exists: said as the mistake it is.
-      if ((await stat(path).catch(() => undefined))?.isDirectory()) throw tapeIsDirectory(path);
-      throw new TapedeckError('E_TAPE_EXISTS', `Tape ${path} already exists; createTape never overwrites.`, {
-        file: path,
-        hint: 'Append to it with appendRecords(), or delete it first to start over.',
-      });
-    }
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw await tapeExists(path);
     throw ioError(e, path, 'create');
   }
   try {
@@ -526,7 +547,32 @@ export async function createTape(path: string, meta: { created?: string; tapedec
   } finally {
     await fh.close();
   }
-  await syncDir(dirname(file));
+}
+
+/**
+ * Links the header-only tape at `tmp` to `file`: a hard link fails on an existing file, as
+ * opening with `wx` does, so an existing tape is never replaced. On a file system without hard
+ * links (some network and FAT file systems), the tape is made in place instead.
+ */
+async function linkIntoPlace(tmp: string, file: string, header: Buffer, path: string): Promise<void> {
+  try {
+    await link(tmp, file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw await tapeExists(path);
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') return writeNewTapeFile(file, header, path);
+    throw ioError(e, path, 'create');
+  }
+}
+
+/** What creating a tape where a file already is says: E_TAPE_EXISTS, or a directory's mistake. */
+async function tapeExists(path: string): Promise<TapedeckError> {
+  // A directory there is no tape that exists: said as the mistake it is.
+  if ((await stat(path).catch(() => undefined))?.isDirectory()) return tapeIsDirectory(path);
+  return new TapedeckError('E_TAPE_EXISTS', `Tape ${path} already exists; createTape never overwrites.`, {
+    file: path,
+    hint: 'Append to it with appendRecords(), or delete it first to start over.',
+  });
 }
 
 /**
@@ -635,17 +681,20 @@ export type PeekedScalar = string | number | boolean | null;
  * With `deep` (and `fields`), scalar fields that follow containers are read too: each container
  * is stepped over by its msgpack lengths (no value is made), and reading stops once every field
  * asked for is found. HTTP records keep their `route`, `match` and `trace` after the request
- * and response, and the proxy indexes a tape by them without decoding either.
+ * and response, and the proxy indexes a tape by them without decoding either. `deep` a number:
+ * only that many of `fields` (the first ones) are looked for past a container, the others
+ * among the leading scalars alone (an HTTP record's `origin`, which records written before it
+ * lack: looking for it would step over every container of theirs).
  *
  * @example
  * peekFrame(scan.bytes, scan.frames[0]) // { v: 1, key: '9f86d0…' }
  */
-export function peekFrame(bytes: Buffer, frame: { offset: number; length: number }, fields?: readonly string[], deep = false): Record<string, PeekedScalar> {
+export function peekFrame(bytes: Buffer, frame: { offset: number; length: number }, fields?: readonly string[], deep: boolean | number = false): Record<string, PeekedScalar> {
   return peekPayload(bytes, frame.offset, frame.length, fields, deep);
 }
 
 /** {@link peekFrame} of the frame at `offset`, `length` bytes long (no frame object needed). */
-export function peekPayload(bytes: Buffer, offset: number, length: number, fields?: readonly string[], deep = false): Record<string, PeekedScalar> {
+export function peekPayload(bytes: Buffer, offset: number, length: number, fields?: readonly string[], deep: boolean | number = false): Record<string, PeekedScalar> {
   // With `fields` (ASCII names), only those are read: the others are skipped without making a
   // string of their name or value. An index of 100,000 records then makes one string per
   // record (its key) instead of one per field name and value.
@@ -657,11 +706,23 @@ export function peekPayload(bytes: Buffer, offset: number, length: number, field
   if (count < 0) return out;
   let p = peekEnd;
   let found = 0;
+  // How many found fields end the read: all of them, until a container is passed with `deep` a
+  // number (then the first `deep` ones, and those of the rest found before it).
+  let need = fields ? fields.length : 0;
+  const lead = typeof deep === 'number' ? deep : -1;
+  let leading = 0;
+  let past = false;
   // Plain assignments, no tuple destructuring: this runs once per record when a tape opens.
   for (let i = 0; i < count && p < end; i++) {
-    if (deep && fields && found === fields.length) break;
+    if (deep && fields && found === need) break;
     if (!stringSpan(bytes, p, end)) break;
-    const name = fields ? fieldAt(bytes, peekAt, peekEnd, fields) : textAt(bytes, peekAt, peekEnd);
+    let name = fields ? fieldAt(bytes, peekAt, peekEnd, fields) : textAt(bytes, peekAt, peekEnd);
+    // One of the fields read among the leading scalars alone: not past a container.
+    let late = false;
+    if (lead >= 0 && name !== undefined && fieldIndex >= lead) {
+      if (past) name = undefined;
+      else late = true;
+    }
     p = peekEnd;
     if (p >= end) break;
     const t = bytes[p]!;
@@ -673,16 +734,30 @@ export function peekPayload(bytes: Buffer, offset: number, length: number, field
     else if (t === 0xce || t === 0xd2 || t === 0xca) width = 5;
     else if (t === 0xcb) width = 9;
     else if (stringSpan(bytes, p, end)) {
-      if (name !== undefined) (out[name] = deep ? sameText(bytes, peekAt, peekEnd) : textAt(bytes, peekAt, peekEnd)), found++;
+      if (name !== undefined) {
+        out[name] = deep ? sameText(bytes, peekAt, peekEnd) : textAt(bytes, peekAt, peekEnd);
+        found++;
+        if (late) leading++;
+      }
       p = peekEnd;
       continue;
     } else if (deep && fields) {
+      if (lead >= 0 && !past) {
+        past = true;
+        need = lead + leading;
+        // Every field looked for past here is found already (the usual record): nothing is stepped over.
+        if (found === need) break;
+      }
       p = skipValue(bytes, p, end);
       if (p < 0) break;
       continue;
     } else break;
     if (p + width > end) break;
-    if (name !== undefined) (out[name] = scalarAt(bytes, p, t)), found++;
+    if (name !== undefined) {
+      out[name] = scalarAt(bytes, p, t);
+      found++;
+      if (late) leading++;
+    }
     p += width;
   }
   return out;
@@ -848,14 +923,21 @@ function textAt(bytes: Buffer, at: number, end: number): string {
   return (bytes as Buffer & { latin1Slice(from: number, to: number): string }).latin1Slice(at, end);
 }
 
+/** The index in `fields` of the last name fieldAt found (saves a search of the list for it). */
+let fieldIndex = -1;
+
 /** Which of `fields` the bytes at..end spell, compared byte by byte (no string is made). */
 function fieldAt(bytes: Buffer, at: number, end: number, fields: readonly string[]): string | undefined {
   const n = end - at;
-  for (const f of fields) {
+  for (let j = 0; j < fields.length; j++) {
+    const f = fields[j]!;
     if (f.length !== n) continue;
     let i = 0;
     while (i < n && bytes[at + i] === f.charCodeAt(i)) i++;
-    if (i === n) return f;
+    if (i === n) {
+      fieldIndex = j;
+      return f;
+    }
   }
   return undefined;
 }
@@ -1130,12 +1212,28 @@ export async function rewriteTapeWith(path: string, build: (scan: TapeScan & { h
 }
 
 /**
- * A rewrite killed midway left its temp file beside the tape: the next rewrite removes it, even
- * one that finds nothing to change. Under the lock, which a live rewrite holds while its temp
- * file exists, so only a dead writer's goes (./rewrite-temps.ts).
+ * A rewrite or an import killed midway left its temp file beside the tape: the next rewrite
+ * removes it, even one that finds nothing to change. Under the lock, which a live rewrite holds
+ * while its temp file exists, so only a dead writer's goes (./rewrite-temps.ts).
  */
 function removeDeadTemps(path: string): Promise<string[]> {
-  return removeDeadRewriteTemps(tapeTarget(path), deadHere);
+  return removeDeadTapeTemps(tapeTarget(path), deadHere);
+}
+
+/**
+ * Removes the temp files that a rewrite or an import killed midway left beside the tape at
+ * `path`, once their process is dead on this host (./rewrite-temps.ts): for a writer opening
+ * the tape and an import about to build one. Looked for without the lock (one directory read);
+ * removed under it, waited for briefly: a live rewrite holds it (and then none of its files is
+ * dead), and opening or importing never waits long on tidying. Never throws.
+ *
+ * @example
+ * await removeDeadTempsSoon('tapes/chat.tape')
+ */
+export async function removeDeadTempsSoon(path: string, timing: TapeLockOptions = {}): Promise<void> {
+  const file = tapeTarget(path);
+  if ((await deadTapeTemps(file, deadHere)).length === 0) return;
+  await withTapeLock(path, () => removeDeadTapeTemps(file, deadHere), { ...timing, timeoutMs: 200 }).catch(() => {});
 }
 
 /**

@@ -49,6 +49,8 @@ export interface TapeReport {
   mode: TapeMode;
   /** Recordings added to the tape. */
   added: number;
+  /** Of `added`, those that replaced an older recording of their request (record mode re-recorded it). */
+  rerecorded?: number;
   /** Answers whose record failed (served anyway with onRecordFailure 'serve', else failed). */
   unrecorded?: number;
   /** Requests answered from the tape. */
@@ -82,6 +84,8 @@ export interface TapeSummary {
   namespace?: string;
   mode: TapeMode;
   added: number;
+  /** Of `added`, re-recordings that replaced an older recording. */
+  rerecorded?: number;
   /** Answers whose record failed. */
   unrecorded?: number;
   hits: number;
@@ -109,6 +113,8 @@ export interface RunSummary {
   /** Tapes, and namespaces, that got recordings in the run. */
   tapesWritten: number;
   added: number;
+  /** Of `added`, re-recordings that replaced an older recording. */
+  rerecorded?: number;
   /** Answers whose record failed (served anyway, or failed). */
   unrecorded?: number;
   hits: number;
@@ -318,6 +324,7 @@ function faultedCalls(rs: readonly TapeReport[]): ReturnType<typeof faultsInPlac
 /** One tape's (or namespace's) line of the summary: its reports added up, its unused recordings found. */
 async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: SummaryOptions, ran: RanFiles): Promise<TapeSummary> {
   const added = rs.reduce((n, r) => n + r.added + (r.cacheAdded ?? 0), 0);
+  const rerecorded = rs.reduce((n, r) => n + (r.rerecorded ?? 0), 0);
   const hits = rs.reduce((n, r) => n + r.hits, 0);
   const unrecorded = rs.reduce((n, r) => n + (r.unrecorded ?? 0), 0);
   const misses = rs.reduce((n, r) => n + r.misses.length, 0);
@@ -358,7 +365,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
     }
   }
   const mode = rs[rs.length - 1]!.mode;
-  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), ...(repeats > 0 ? { repeats } : {}), ...(refused > 0 ? { refused } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
+  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(rerecorded > 0 ? { rerecorded } : {}), ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), ...(repeats > 0 ? { repeats } : {}), ...(refused > 0 ? { refused } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
 }
 
 /**
@@ -389,6 +396,7 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     summary.tapes.push(t);
     if (t.added > 0) summary.tapesWritten++;
     summary.added += t.added;
+    if (t.rerecorded) summary.rerecorded = (summary.rerecorded ?? 0) + t.rerecorded;
     if (t.unrecorded) summary.unrecorded = (summary.unrecorded ?? 0) + t.unrecorded;
     summary.hits += t.hits;
     if (t.errorsNotRecorded) summary.errorsNotRecorded = (summary.errorsNotRecorded ?? 0) + t.errorsNotRecorded;
@@ -500,10 +508,13 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   // Latency is a delay, not a failure: counted apart from the faults.
   const failures = faults.filter(([f]) => f !== 'latency');
   const injected = faults.length > 0 ? `, ${plural(failures.reduce((n, [, k]) => n + k, 0), 'fault')} injected (${faults.map(([f, n]) => `${f} ${n}`).join(', ')})` : '';
-  const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added, 'recording')} added${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}${opts.pruned && s.unused > 0 ? ' (pruned)' : ''}${injected}`];
+  // A re-recording replaced a recording: the tape did not grow, so it is not said added.
+  const rerecorded = s.rerecorded ? `, ${s.rerecorded} re-recorded` : '';
+  const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added - (s.rerecorded ?? 0), 'recording')} added${rerecorded}${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}${opts.pruned && s.unused > 0 ? ' (pruned)' : ''}${injected}`];
   const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded || t.repeats || t.refused);
   for (const t of notable.slice(0, 30)) {
-    const bits = [t.added ? `+${t.added} added` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats ? `${t.repeats} answered again past their recordings` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.refused ? `${t.refused} refused (network blocked)` : '', t.unused ? `${t.unused} unused${t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
+    const fresh = t.added - (t.rerecorded ?? 0);
+    const bits = [fresh ? `+${fresh} added` : '', t.rerecorded ? `${t.rerecorded} re-recorded (replaced)` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats ? `${t.repeats} answered again past their recordings` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.refused ? `${t.refused} refused (network blocked)` : '', t.unused ? `${t.unused} unused${t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
     lines.push(`  ${t.namespace ? `namespace ${t.namespace}` : rel(t.tape)}${t.orphan ? '' : ` (${t.mode})`}: ${bits.join(', ')}`);
   }
   if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);

@@ -32,6 +32,7 @@ import { startProxy, type ProxyServer } from '../proxy/server.ts';
 import { makeLocalCertificate } from '../proxy/tls.ts';
 import { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from '../mcp/transport.ts';
 import { diagnoseMiss, type MissDetails } from './miss.ts';
+import { rerecordedCount, testRecordings } from './rerecorded.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { forTestOutput } from './test-output.ts';
 import { failIfStuckOnFakeTimers, nextTurn } from './real-timers.ts';
@@ -602,6 +603,12 @@ function openTape(opts: TestTapeOptions): TestTape {
         closed();
         for (const s of switches.splice(0)) s.uninstall();
         const errors: unknown[] = [];
+        // Record mode replaces the older recordings of each request recorded again as the tape
+        // closes: what the tape holds of this test just before then tells which of its new
+        // recordings were re-recordings (./rerecorded.ts).
+        const before = mode === 'record' && !store && (inner || proxies.length > 0) ? await testRecordings(opts.tape, owner) : undefined;
+        /** Older recordings asked for again whose new answer was not recorded: they stay. */
+        const kept = new Set<string>();
         let added = 0;
         let repeats = 0;
         let unrecorded = 0;
@@ -620,7 +627,10 @@ function openTape(opts: TestTapeOptions): TestTape {
             unrecorded = st.appendFailures + st.errors;
             addFaults(st.faults);
             // Recordings whose calls were made again but not recorded stay: used, not stale.
-            for (const t of st.kept ?? []) used.add(t);
+            for (const t of st.kept ?? []) {
+              used.add(t);
+              kept.add(t);
+            }
             repeats += st.repeats ?? 0;
           } catch (e) {
             errors.push(e);
@@ -634,12 +644,16 @@ function openTape(opts: TestTapeOptions): TestTape {
             hits += st.hits + (st.realtime?.replayed ?? 0);
             added += st.recorded - st.appendFailures + (st.realtime?.recorded ?? 0);
             addFaults(st.faults);
-            for (const t of st.kept ?? []) used.add(t);
+            for (const t of st.kept ?? []) {
+              used.add(t);
+              kept.add(t);
+            }
             repeats += st.repeats ?? 0;
           } catch (e) {
             errors.push(e);
           }
         }
+        const rerecorded = before ? Math.min(added, rerecordedCount(before, await testRecordings(opts.tape, owner), [...used].filter((t) => !kept.has(t)))) : 0;
         // The MCP tape is a tape of its own in the run summary (its name, its unused
         // recordings); the report close() returns counts it with the test's tape, as before.
         const mcp = { opened: false, hits: 0, added: 0, used: new Set<string>(), faults: {} as Record<string, number> };
@@ -674,6 +688,7 @@ function openTape(opts: TestTapeOptions): TestTape {
         const own: TapeReport = {
           ...reportOf(),
           added,
+          ...(rerecorded > 0 ? { rerecorded } : {}),
           ...(unrecorded > 0 ? { unrecorded } : {}),
           ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}),
           hits,

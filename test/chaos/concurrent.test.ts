@@ -10,7 +10,7 @@ import { generateText } from 'ai';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import type { ChaosOptions } from '../../src/chaos/options.ts';
-import { chatText, openai, recordTape, tempDir } from './record.ts';
+import { chatText, openai, recordTape, REPLAY_BASE, tempDir } from './record.ts';
 
 const tmp = tempDir('concurrent');
 const tape = join(tmp.dir, 'hello.tape');
@@ -40,7 +40,7 @@ const outcome = (p: Promise<string>) => p.then((t) => (recorded.includes(t) ? t 
 const everyRecording = () => [...recorded].sort();
 
 async function concurrently(f: typeof fetch, maxRetries: number): Promise<string[]> {
-  const c = openai('http://api.test', { fetch: f, maxRetries });
+  const c = openai(REPLAY_BASE, { fetch: f, maxRetries });
   return (await Promise.all(Array.from({ length: N }, () => outcome(chatText(c, PROMPT))))).sort();
 }
 
@@ -93,7 +93,7 @@ describe('concurrent identical calls with attempts', () => {
   it('an app’s own retry (the SDK retries nothing and numbers nothing) still gets the recording, one call after another', async () => {
     const f = createFetch({ tape, mode: 'replay', chaos: { faults: { 503: 1 }, attempts: 1, seed: 1 } });
     try {
-      const c = openai('http://api.test', { fetch: f, maxRetries: 0 });
+      const c = openai(REPLAY_BASE, { fetch: f, maxRetries: 0 });
       for (let i = 0; i < N; i++) {
         await expect(chatText(c, PROMPT)).rejects.toMatchObject({ status: 503 });
         expect(recorded).toContain(await chatText(c, PROMPT));
@@ -106,7 +106,7 @@ describe('concurrent identical calls with attempts', () => {
   it('createFetch, the AI SDK (its own retries, unnumbered), concurrently: every call gets its recording', async () => {
     const f = createFetch({ tape: aiTape, mode: 'replay', chaos: { faults: { 429: 1 }, attempts: 1, retryAfterMs: 5, seed: 1 } });
     try {
-      const model = aiModel('http://api.test', f);
+      const model = aiModel(REPLAY_BASE, f);
       const got = await Promise.all(Array.from({ length: N }, () => generateText({ model, prompt: PROMPT, maxRetries: 1 }).then((r) => r.text, (e: Error) => `ERR ${e.message}`)));
       expect(got.every((t) => recordedAi.includes(t)), got.join(' | ')).toBe(true);
       expect((await f.stats()).faults).toEqual({ 429: N });

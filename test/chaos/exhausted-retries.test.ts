@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
-import { MODEL, chatText, openai, recordTape, tempDir } from './record.ts';
+import { chatText, MODEL, openai, recordTape, REPLAY_BASE, tempDir } from './record.ts';
 import type OpenAI from 'openai';
 
 const tmp = tempDir('exhausted-retries');
@@ -34,7 +34,7 @@ describe('a call whose SDK retries ran out on faults', () => {
   it('with seeded faults: each call that succeeds gets its own recording, as without the faults', async () => {
     const f = createFetch({ tape, mode: 'replay', chaos: { faults: { 429: 0.5, 500: 0.3 }, seed: 4, retryAfterMs: 5 } });
     try {
-      const c = openai('http://api.test', { maxRetries: 3, fetch: f });
+      const c = openai(REPLAY_BASE, { maxRetries: 3, fetch: f });
       const got: string[] = [];
       for (let i = 0; i < 4; i++) got.push(await ask(c));
       // Seed 4 makes the 2nd call exhaust its retries (the premise).
@@ -49,7 +49,7 @@ describe('a call whose SDK retries ran out on faults', () => {
     expect(new Set(recorded).size).toBe(4);
     const f = createFetch({ tape, mode: 'replay' });
     try {
-      const c = openai('http://api.test', { maxRetries: 3, fetch: f });
+      const c = openai(REPLAY_BASE, { maxRetries: 3, fetch: f });
       const got = [await ask(c), await ask(c, '500'), await ask(c), await ask(c)];
       expect(got).toEqual([recorded[0], 'ERR 500', recorded[2], recorded[3]]);
       expect((await f.stats()).faults).toEqual({ 500: 4 });
@@ -61,7 +61,7 @@ describe('a call whose SDK retries ran out on faults', () => {
   it("an app's own retry loop around an SDK that retries nothing (each attempt numbered 0) is still the call's retry", async () => {
     const f = createFetch({ tape, mode: 'replay', chaos: { faults: { 429: 1 }, attempts: 1, seed: 3 } });
     try {
-      const c = openai('http://api.test', { maxRetries: 0, fetch: f });
+      const c = openai(REPLAY_BASE, { maxRetries: 0, fetch: f });
       // Each call fails once and the app tries it again itself: the retry gets the call's own recording.
       const withRetry = async () => {
         for (let i = 0; ; i++) {

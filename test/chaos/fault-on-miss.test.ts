@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
-import { chatText, openai, recordTape, tempDir } from './record.ts';
+import { chatText, openai, recordTape, REPLAY_BASE, tempDir } from './record.ts';
 
 const tmp = tempDir('fault-on-miss');
 const tape = join(tmp.dir, 'one.tape');
@@ -27,7 +27,7 @@ describe('a faulted request the tape has no recording for', () => {
   it.each(['429', '503', 'reset'] as const)('createFetch, %s at a rate of 1: a miss (400, what differs, how to record), not the fault', async (fault) => {
     const f = createFetch({ tape, mode: 'replay', chaos: { faults: { [fault]: 1 }, seed: 1 } });
     try {
-      const e = await missOf(chatText(openai('http://api.test', { fetch: f, maxRetries: 0 }), 'a prompt changed since'));
+      const e = await missOf(chatText(openai(REPLAY_BASE, { fetch: f, maxRetries: 0 }), 'a prompt changed since'));
       expect(e?.status).toBe(400);
       expect(e?.message).toMatch(/tapedeck miss: /);
       const s = await f.stats();
@@ -39,7 +39,7 @@ describe('a faulted request the tape has no recording for', () => {
     // A request the tape has is still faulted, and its retry gets the recording.
     const g = createFetch({ tape, mode: 'replay', chaos: { faults: { [fault]: 1 }, attempts: 1, seed: 1 } });
     try {
-      expect(await chatText(openai('http://api.test', { fetch: g, maxRetries: 1 }), 'recorded prompt')).toBe(answers[0]);
+      expect(await chatText(openai(REPLAY_BASE, { fetch: g, maxRetries: 1 }), 'recorded prompt')).toBe(answers[0]);
       expect((await g.stats()).faults).toEqual({ [fault]: 1 });
     } finally {
       await g.close();

@@ -13,7 +13,7 @@ import { startProxy } from '../../src/proxy/server.ts';
 import { openTestTape } from '../../src/testing/session.ts';
 import { formatSummary, pruneUnused, readTapeReports, summarizeRun } from '../../src/testing/run-report.ts';
 import { readTape } from '../../src/store/tape-file.ts';
-import { chatText, openai, recordTape, tempDir } from './record.ts';
+import { chatText, openai, recordTape, REPLAY_BASE, tempDir } from './record.ts';
 
 const tmp = tempDir('faulted-unused');
 const tape = join(tmp.dir, 'fallback.tape');
@@ -34,7 +34,7 @@ async function runWith(name: string, chaos: Parameters<ReturnType<typeof openTes
   t.chaos(chaos);
   const answers: string[] = [];
   try {
-    const c = openai('http://api.test', { fetch: t.fetch });
+    const c = openai(REPLAY_BASE, { fetch: t.fetch });
     for (const p of PROMPTS) answers.push(await chatText(c, p).catch(() => 'busy'));
   } finally {
     await t.close();
@@ -61,7 +61,7 @@ describe('recordings of calls answered by injected faults', () => {
     const runDir = join(tmp.dir, 'run-partial');
     const t = openTestTape({ tape, env: { CI: '1' }, runDir, test: 'falls back' });
     try {
-      expect(await chatText(openai('http://api.test', { fetch: t.fetch }), 'one')).toContain('one');
+      expect(await chatText(openai(REPLAY_BASE, { fetch: t.fetch }), 'one')).toContain('one');
     } finally {
       await t.close();
     }
@@ -73,7 +73,7 @@ describe('recordings of calls answered by injected faults', () => {
     const warnings: string[] = [];
     const f = createFetch({ tape, mode: 'replay', pruneUnused: true, chaos: { faults: { 429: 0.5 }, seed: 3 }, onWarning: (m) => warnings.push(m) });
     try {
-      const c = openai('http://api.test', { fetch: f });
+      const c = openai(REPLAY_BASE, { fetch: f });
       for (const p of PROMPTS) await chatText(c, p).catch(() => 'busy');
       expect((await f.stats()).faults?.['429']).toBeGreaterThan(0);
     } finally {

@@ -8,7 +8,7 @@ import type OpenAI from 'openai';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import type { ChaosOptions } from '../../src/chaos/options.ts';
-import { openai, recordTape, streamText, tempDir } from './record.ts';
+import { openai, recordTape, REPLAY_BASE, streamText, tempDir } from './record.ts';
 
 const tmp = tempDir('ordinal');
 const tape = join(tmp.dir, 'again.tape');
@@ -57,7 +57,7 @@ async function threeCalls(c: OpenAI): Promise<number[]> {
 async function viaFetch(chaos: ChaosOptions | undefined): Promise<number[]> {
   const f = createFetch({ tape, mode: 'replay', ...(chaos ? { chaos } : {}) });
   try {
-    return await threeCalls(openai('http://api.test', { fetch: f }));
+    return await threeCalls(openai(REPLAY_BASE, { fetch: f }));
   } finally {
     await f.close();
   }

@@ -10,7 +10,14 @@ import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
 
 export const MODEL = 'gpt-4o-mini';
 
-/** An openai client on `base` (a proxy's URL, or any URL with a tapedeck fetch). */
+/**
+ * Where a tapedeck fetch replays these tapes: on the fake provider's host, the origin they were
+ * recorded for (a loopback host's port is not compared, docs/matching.md "Hosts"). Nothing
+ * listens there: a replay sends nothing.
+ */
+export const REPLAY_BASE = 'http://127.0.0.1:9';
+
+/** An openai client on `base` (a proxy's URL, or REPLAY_BASE with a tapedeck fetch). */
 export const openai = (base: string, o: { maxRetries?: number; fetch?: typeof fetch } = {}): OpenAI =>
   new OpenAI({ baseURL: `${base}/v1`, apiKey: 'sk-test', maxRetries: o.maxRetries ?? 0, ...(o.fetch ? { fetch: o.fetch } : {}) });
 

@@ -10,7 +10,7 @@ import { startProxy } from '../../src/proxy/server.ts';
 import { openTestTape } from '../../src/testing/session.ts';
 import { readTapeReports, summarizeRun } from '../../src/testing/run-report.ts';
 import { readTape } from '../../src/store/tape-file.ts';
-import { MODEL, openai, recordTape, streamText, tempDir } from './record.ts';
+import { MODEL, openai, recordTape, REPLAY_BASE, streamText, tempDir } from './record.ts';
 
 const tmp = tempDir('used');
 const tape = join(tmp.dir, 'stream.tape');
@@ -46,7 +46,7 @@ describe('a recording served damaged counts as used', () => {
     let summary = '';
     const f = createFetch({ tape, mode: 'replay', chaos: { faults: { [fault]: 1 }, stallMs: 5, seed: 1 }, summary: (s) => (summary = s) });
     try {
-      const r = await drain(openai('http://api.test', { fetch: f }));
+      const r = await drain(openai(REPLAY_BASE, { fetch: f }));
       expect(r.failed).toBe(fault !== 'stall');
       if (fault === 'stall') expect(r.text).toBe(recorded);
       // The answer names the recording it was made from, as a replayed one does.
@@ -68,7 +68,7 @@ describe('a recording served damaged counts as used', () => {
     const t = openTestTape({ tape, env: { CI: '1' }, runDir, test: `chaos ${fault}` });
     t.chaos({ faults: { [fault]: 1 }, stallMs: 5, seed: 1 });
     try {
-      await drain(openai('http://api.test', { fetch: t.fetch }));
+      await drain(openai(REPLAY_BASE, { fetch: t.fetch }));
     } finally {
       await t.close();
     }

@@ -31,6 +31,8 @@ describe('usage errors exit 2 and say what was wrong', () => {
     { args: ['inspect', 'a.tape', '--force'], code: 'E_USAGE', message: /inspect does not take --force/, hint: /tapedeck inspect --help/ },
     { args: ['export', 'a.tape', '--har', '--review'], code: 'E_USAGE', message: /--har .* --review .*not both/, hint: /--review, or tapedeck export a(pp)?\.tape --har/ },
     { args: ['inspct', 'a.tape'], code: 'E_USAGE', message: /Unknown command "inspct"/, hint: /Did you mean tapedeck inspect\?/ },
+    { args: ['proxy', '--tape', 'a.tape'], code: 'E_USAGE', message: /Unknown command "proxy"/, hint: /Did you mean tapedeck serve\?/ },
+    { args: ['dump', 'a.tape'], code: 'E_USAGE', message: /Unknown command "dump"/, hint: /Did you mean tapedeck export\?/ },
     { args: ['--versoin'], code: 'E_USAGE', message: /Unknown option --versoin/, hint: /Did you mean --version\?/ },
     { args: ['export', 'a.tape', '--reveiw'], code: 'E_USAGE', message: /Unknown option --reveiw/, hint: /Did you mean --review\?/ },
     { args: ['serve', '--tape', 'a.tape', '--port', '0', '--chaos', '430:0.5'], code: 'E_CHAOS_SPEC', message: /430/, hint: /./ },

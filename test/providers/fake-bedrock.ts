@@ -4,7 +4,9 @@
 // adds to every event), errors with `x-amzn-ErrorType` and `{ message }`. Answers are derived
 // from the request and a per-server call counter, so a replayed answer is told apart from a live
 // one. Requests without SigV4 or Bearer authorization get Bedrock's 403; given credentials, the
-// fake checks SigV4 signatures for its own host with the AWS SDK's signer, as AWS does.
+// fake checks SigV4 signatures for its own host with the AWS SDK's signer, as AWS does. A stream
+// can fail after its 200 and first events as Bedrock's do: an exception frame
+// (`:message-type` `exception`, the exception's name in `:exception-type`, `{ message }`).
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Sha256 } from '@smithy/core/checksum';
@@ -37,6 +39,38 @@ function frame(eventType: string, payload: object, n: number): Uint8Array {
     ],
     body: enc.encode(JSON.stringify({ ...payload, p: pad(n) })),
   });
+}
+
+/** An exception that fails a stream after its 200: `:exception-type` and the frame's JSON payload. */
+interface StreamFailure {
+  type: string;
+  payload: { message: string; [k: string]: unknown };
+}
+
+/** The failures a prompt asks for (see startBedrock), as Bedrock words them. */
+const STREAM_FAILURES: Record<string, StreamFailure> = {
+  'STREAM THROTTLED': { type: 'throttlingException', payload: { message: 'Too many tokens, please wait before trying again.' } },
+  'STREAM MODEL ERROR': {
+    type: 'modelStreamErrorException',
+    payload: { message: 'Model stream error: the model returned an error while streaming.', originalStatusCode: 424, originalMessage: 'Received error from the model: overloaded' },
+  },
+};
+
+/** Bedrock's exception frame: `:exception-type` in place of `:event-type`, the exception's members as JSON. */
+function exceptionFrame(f: StreamFailure): Uint8Array {
+  return encodeEventStreamMessage({
+    headers: [
+      { name: ':exception-type', type: 'string', value: f.type },
+      { name: ':content-type', type: 'string', value: 'application/json' },
+      { name: ':message-type', type: 'string', value: 'exception' },
+    ],
+    body: enc.encode(JSON.stringify(f.payload)),
+  });
+}
+
+/** The first events of a stream, then the exception frame in place of the rest. */
+function failedAfter(frames: Uint8Array[], f: StreamFailure): Uint8Array[] {
+  return [...frames.slice(0, 3), exceptionFrame(f)];
 }
 
 function error(res: ServerResponse, status: number, type: string, message: string): void {
@@ -196,6 +230,8 @@ const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-r
 /**
  * Starts the fake. A user text containing `CUT STREAM` makes a stream end without its last
  * events (messageStop and metadata, or message_stop); `THROTTLE` answers 429 ThrottlingException.
+ * `STREAM THROTTLED` and `STREAM MODEL ERROR` make a stream (a 200) send its first events, then
+ * a throttlingException or modelStreamErrorException frame, and end.
  * With `verifyCredentials`, a SigV4 signature that is not right for this host and these
  * credentials gets AWS's 403 InvalidSignatureException (another access key: UnrecognizedClientException).
  */
@@ -222,8 +258,10 @@ export async function startBedrock(opts: { gapMs?: number; verifyCredentials?: {
     }
     const n = ++count;
     const text = JSON.stringify(body);
-    if (text.includes('THROTTLE')) return error(res, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.');
+    const failure = Object.entries(STREAM_FAILURES).find(([asked]) => text.includes(asked))?.[1];
+    if (!failure && text.includes('THROTTLE')) return error(res, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.');
     const cut = text.includes('CUT STREAM');
+    const failing = (frames: Uint8Array[]) => (failure ? failedAfter(frames, failure) : frames);
     switch (m[2]) {
       case 'converse': {
         if (!Array.isArray(body.messages)) return error(res, 400, 'ValidationException', 'The provided request is not valid');
@@ -232,7 +270,7 @@ export async function startBedrock(opts: { gapMs?: number; verifyCredentials?: {
         return res.end(out);
       }
       case 'converse-stream':
-        return stream(res, converseStream(n, body as Parameters<typeof converse>[1], cut), gap);
+        return stream(res, failing(converseStream(n, body as Parameters<typeof converse>[1], cut)), gap);
       case 'invoke': {
         if (body.anthropic_version !== 'bedrock-2023-05-31') return error(res, 400, 'ValidationException', 'anthropic_version: Invalid value');
         const out = JSON.stringify(anthropicMessage(n, modelId, body as unknown as AnthropicBody));
@@ -241,7 +279,7 @@ export async function startBedrock(opts: { gapMs?: number; verifyCredentials?: {
       }
       default:
         if (body.anthropic_version !== 'bedrock-2023-05-31') return error(res, 400, 'ValidationException', 'anthropic_version: Invalid value');
-        return stream(res, invokeStream(n, modelId, body as unknown as AnthropicBody, cut), gap, { 'x-amzn-bedrock-content-type': 'application/json' });
+        return stream(res, failing(invokeStream(n, modelId, body as unknown as AnthropicBody, cut)), gap, { 'x-amzn-bedrock-content-type': 'application/json' });
     }
   });
   return { ...(await listenLoopback(server)), calls };

@@ -311,8 +311,9 @@ describe('createFetch with chaos', () => {
     const before = readFileSync(chatTape);
     const f = createFetch({ tape: chatTape, mode: 'replay', chaos: { faults: { 429: 1 }, attempts: 1, seed: 3, retryAfterMs: 10 } });
     try {
-      expect((await chat(openai('http://api.test', { fetch: f }))).choices[0]!.message.content).toBe(recorded.chat);
-      const c = openai('http://api.test', { fetch: f, maxRetries: 0 });
+      // On the host the proxy recorded for, its upstream's (a loopback host's port is not compared).
+      expect((await chat(openai('http://127.0.0.1:9', { fetch: f }))).choices[0]!.message.content).toBe(recorded.chat);
+      const c = openai('http://127.0.0.1:9', { fetch: f, maxRetries: 0 });
       const cut = await c.chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Stream me a story' }] }, { headers: { 'x-tapedeck-chaos': 'cut' } });
       await expect(drainOpenAI(cut)).rejects.toThrow();
       const t = await c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello there' }] }, { headers: { 'x-tapedeck-chaos': 'timeout' }, timeout: 200 }).catch((x: unknown) => x);
@@ -333,7 +334,7 @@ describe('latency', () => {
     const f = createFetch({ tape: chatTape, mode: 'replay', chaos: { latencyMs: 5000, seed: 1 } });
     try {
       const t0 = performance.now();
-      const e = await chat(openai('http://api.test', { fetch: f, maxRetries: 0, timeout: 200 })).catch((x: unknown) => x);
+      const e = await chat(openai('http://127.0.0.1:9', { fetch: f, maxRetries: 0, timeout: 200 })).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
       // The wait ended with the client's abort, not after the whole delay.
       expect(performance.now() - t0).toBeLessThan(4000);

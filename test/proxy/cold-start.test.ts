@@ -22,6 +22,9 @@ const fresh = () => join(dir, `c${n++}.tape`);
 
 const chat = (q: string, extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: q }], ...extra });
 const post = (body: string) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
+// Replayed on the host the tape was recorded for, the fake upstream's (a loopback host's port is
+// not compared): nothing listens there.
+const CHAT_URL = 'http://127.0.0.1:9/v1/chat/completions';
 
 /** Records `bodies` in order through createFetch against the fake upstream; returns the answers. */
 async function record(tape: string, bodies: string[]): Promise<string[]> {
@@ -46,11 +49,11 @@ describe('opening a tape for replay', () => {
       const store = new CountingTape(tape, withJson);
       const f = createFetch({ store, mode: 'replay' });
       try {
-        const miss = await f('https://api.openai.com/v1/chat/completions', post(chat('question 17 é ✓ "quoted" and more', { temperature: 1.7, n: 1 })));
+        const miss = await f(CHAT_URL, post(chat('question 17 é ✓ "quoted" and more', { temperature: 1.7, n: 1 })));
         expect(miss.status).toBe(400);
         const err = (await miss.json()) as { error: { message: string; tapedeck: { closest: unknown } } };
         const answers: string[] = [];
-        for (const i of [17, 0, 29]) answers.push(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[i]!))).text());
+        for (const i of [17, 0, 29]) answers.push(await (await f(CHAT_URL, post(bodies[i]!))).text());
         return { message: err.error.message, closest: err.error.tapedeck.closest, answers, members: store.members, texts: store.texts };
       } finally {
         await f.close();
@@ -75,11 +78,11 @@ describe('opening a tape for replay', () => {
     const store = new CountingTape(tape);
     const f = createFetch({ store, mode: 'replay' });
     try {
-      const res = await f('https://api.openai.com/v1/chat/completions', post(bodies[41]!));
+      const res = await f(CHAT_URL, post(bodies[41]!));
       expect(await res.text()).toBe(live[41]);
       expect(store.decoded).toBe(1);
       // The same body again: served from what is known, still one decode.
-      expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[41]!))).text()).toBe(live[41]);
+      expect(await (await f(CHAT_URL, post(bodies[41]!))).text()).toBe(live[41]);
       expect(store.decoded).toBe(1);
     } finally {
       await f.close();
@@ -93,18 +96,18 @@ describe('opening a tape for replay', () => {
     const f = createFetch({ tape, mode: 'replay' });
     try {
       const got: string[] = [];
-      got.push(await (await f('https://api.openai.com/v1/chat/completions', post(a))).text());
-      const miss = await f('https://api.openai.com/v1/chat/completions', post(chat('never recorded')));
+      got.push(await (await f(CHAT_URL, post(a))).text());
+      const miss = await f(CHAT_URL, post(chat('never recorded')));
       expect(miss.status).toBe(400);
       const err = (await miss.json()) as { error: { code: string; message: string } };
       expect(err.error.code).toBe('E_MISS');
       // The diagnosis compares with the closest recording, as before.
       expect(err.error.message).toMatch(/never recorded|differs|content/);
-      got.push(await (await f('https://api.openai.com/v1/chat/completions', post(a))).text());
-      got.push(await (await f('https://api.openai.com/v1/chat/completions', post(a))).text());
+      got.push(await (await f(CHAT_URL, post(a))).text());
+      got.push(await (await f(CHAT_URL, post(a))).text());
       expect(got).toEqual([live[0], live[1], live[3]]);
       // Past the last one, the last again (repeats allowed by default).
-      expect(await (await f('https://api.openai.com/v1/chat/completions', post(a))).text()).toBe(live[3]);
+      expect(await (await f(CHAT_URL, post(a))).text()).toBe(live[3]);
     } finally {
       await f.close();
     }
@@ -116,9 +119,9 @@ describe('opening a tape for replay', () => {
     const live = await record(tape, [chat('other'), q]);
     const f = createFetch({ tape, mode: 'replay' });
     try {
-      expect((await f('https://api.openai.com/v1/chat/completions', post(chat('never recorded')))).status).toBe(400);
+      expect((await f(CHAT_URL, post(chat('never recorded')))).status).toBe(400);
       const same = JSON.stringify({ user: 'u-7', messages: [{ content: 'what is the capital of France', role: 'user' }], model: 'gpt-4o-mini' }, null, 2);
-      const res = await f('https://api.openai.com/v1/chat/completions', post(same));
+      const res = await f(CHAT_URL, post(same));
       expect(res.status).toBe(200);
       expect(await res.text()).toBe(live[1]);
     } finally {
@@ -134,9 +137,9 @@ describe('opening a tape for replay', () => {
     const store = new CountingTape(tape);
     const f = createFetch({ store, mode: 'replay' });
     try {
-      expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[3]!))).text()).toBe(live[3]);
+      expect(await (await f(CHAT_URL, post(bodies[3]!))).text()).toBe(live[3]);
       expect(store.decoded).toBe(1);
-      const miss = await f('https://api.openai.com/v1/chat/completions', post(chat('question 17 with a change')));
+      const miss = await f(CHAT_URL, post(chat('question 17 with a change')));
       expect(miss.status).toBe(400);
       const err = (await miss.json()) as { error: { code: string; message: string } };
       expect(err.error.code).toBe('E_MISS');
@@ -144,7 +147,7 @@ describe('opening a tape for replay', () => {
       expect(err.error.message).toContain('question 17');
       expect(store.decoded).toBe(1);
       // After it, recordings are served by the matcher, each decoded as it is served.
-      for (const i of [29, 0, 17]) expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[i]!))).text()).toBe(live[i]);
+      for (const i of [29, 0, 17]) expect(await (await f(CHAT_URL, post(bodies[i]!))).text()).toBe(live[i]);
       expect(store.decoded).toBe(4);
     } finally {
       await f.close();
@@ -176,12 +179,12 @@ describe('opening a tape for replay', () => {
     const warnings: string[] = [];
     const f = createFetch({ tape: bad, mode: 'replay', onWarning: (m) => warnings.push(m) });
     try {
-      expect((await f('https://api.openai.com/v1/chat/completions', post(chat('never recorded')))).status).toBe(400);
-      const res = await f('https://api.openai.com/v1/chat/completions', post(bodies[1]!));
+      expect((await f(CHAT_URL, post(chat('never recorded')))).status).toBe(400);
+      const res = await f(CHAT_URL, post(bodies[1]!));
       expect(res.status).toBe(500);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_TAPE_DAMAGED');
-      expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[2]!))).text()).toBe(live[2]);
-      expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[0]!))).text()).toBe(live[0]);
+      expect(await (await f(CHAT_URL, post(bodies[2]!))).text()).toBe(live[2]);
+      expect(await (await f(CHAT_URL, post(bodies[0]!))).text()).toBe(live[0]);
     } finally {
       await f.close();
     }
@@ -192,7 +195,7 @@ describe('opening a tape for replay', () => {
     const live = await record(tape, [chat('what is the weather', { temperature: 0.2 })]);
     const f = createFetch({ tape, mode: 'replay', ignoreArgs: ['temperature'] });
     try {
-      const res = await f('https://api.openai.com/v1/chat/completions', post(chat('what is the weather', { temperature: 0.9 })));
+      const res = await f(CHAT_URL, post(chat('what is the weather', { temperature: 0.9 })));
       expect(res.status).toBe(200);
       expect(await res.text()).toBe(live[0]);
     } finally {
@@ -220,7 +223,7 @@ describe('opening a tape for replay', () => {
     const store = new CountingTape(oldTape);
     const f = createFetch({ store, mode: 'replay' });
     try {
-      expect(await (await f('https://api.openai.com/v1/chat/completions', post(bodies[1]!))).text()).toBe(live[1]);
+      expect(await (await f(CHAT_URL, post(bodies[1]!))).text()).toBe(live[1]);
       expect(store.decoded).toBe(1);
     } finally {
       await f.close();

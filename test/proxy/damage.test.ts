@@ -25,6 +25,9 @@ const bodies = {
   json: JSON.stringify({ query: 'same lookup' }),
 };
 const paths = { llm: '/v1/chat/completions', json: '/v1/echo' };
+// createFetch replays on the host the recordings were made for, the fake upstream's (a loopback
+// host's port is not compared): nothing listens there.
+const REPLAYED_AT = 'http://127.0.0.1:9';
 
 /** Flips a byte inside the k-th record of a tape (its checksum then fails: the record is lost). */
 async function damage(tape: string, k: number): Promise<void> {
@@ -50,7 +53,7 @@ describe.each(['llm', 'json'] as const)('a %s request repeated three times, one 
       const warnings: string[] = [];
       const proxy = entry === 'proxy' ? await startProxy({ tape, mode: 'replay', port: 0, onWarning: (m) => warnings.push(m) }) : undefined;
       const f = entry === 'createFetch' ? createFetch({ tape, mode: 'replay', onWarning: (m) => warnings.push(m) }) : undefined;
-      const base = proxy ? proxy.url : 'http://api.invalid';
+      const base = proxy ? proxy.url : REPLAYED_AT;
       try {
         const got: string[] = [];
         // A 4th call asks for the last one again: the 3rd, damaged or not.
@@ -137,13 +140,13 @@ describe('a malformed record in a Redis namespace', () => {
           try {
             const got: string[] = [];
             for (let i = 0; i < 4; i++) {
-              const res = await (proxy ? fetch : f!)(`${proxy ? proxy.url : 'http://api.invalid'}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[kind] });
+              const res = await (proxy ? fetch : f!)(`${proxy ? proxy.url : REPLAYED_AT}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[kind] });
               const text = await res.text();
               got.push(res.status === 200 ? text : (JSON.parse(text) as { error: { code: string } }).error.code);
             }
             expect(got, entry).toEqual([live[0], live[1], 'E_TAPE_DAMAGED', 'E_TAPE_DAMAGED']);
             // Its only recording lost: Redis knows whose it was, so not a miss.
-            const res = await (proxy ? fetch : f!)(`${proxy ? proxy.url : 'http://api.invalid'}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: lonely });
+            const res = await (proxy ? fetch : f!)(`${proxy ? proxy.url : REPLAYED_AT}${paths[kind]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: lonely });
             expect((JSON.parse(await res.text()) as { error: { code: string } }).error.code, entry).toBe('E_TAPE_DAMAGED');
           } finally {
             await proxy?.close();
@@ -205,13 +208,13 @@ describe('a request whose only recording is damaged', () => {
     const proxy = entry === 'proxy' ? await startProxy({ tape, mode: 'replay', port: 0, onWarning: () => {} }) : undefined;
     const f = entry === 'createFetch' ? createFetch({ tape, mode: 'replay', onWarning: () => {} }) : undefined;
     try {
-      const res = await ask(proxy ? fetch : f!, proxy ? proxy.url : 'http://api.invalid', 'Q1');
+      const res = await ask(proxy ? fetch : f!, proxy ? proxy.url : REPLAYED_AT, 'Q1');
       expect(res.status).toBe(400);
       const text = await res.text();
       expect(text).toContain(`The tape is damaged at byte ${at}: this request's recording may have been lost there`);
       expect(text).toContain('tapedeck verify');
       // The intact ones still replay.
-      expect((await ask(proxy ? fetch : f!, proxy ? proxy.url : 'http://api.invalid', 'Q2')).status).toBe(200);
+      expect((await ask(proxy ? fetch : f!, proxy ? proxy.url : REPLAYED_AT, 'Q2')).status).toBe(200);
     } finally {
       await proxy?.close();
       await f?.close();

@@ -60,7 +60,8 @@ async function replaying(via: Via, file: string, match: 'signature' | 'hybrid'):
     return { client: new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), close: () => proxy.close() };
   }
   const f = via === 'createFetch' ? createFetch({ tape: file, mode: 'replay', match }) : createReplayFetch({ tape: await loadTape(readFileSync(file)), match, onWarning: () => {} });
-  return { client: new OpenAI({ baseURL: 'http://api.example.invalid/v1', apiKey: 'sk-test', maxRetries: 0, fetch: f }), close: () => f.close() };
+  // On the host the tape was recorded for (a loopback host's port is not compared).
+  return { client: new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'sk-test', maxRetries: 0, fetch: f }), close: () => f.close() };
 }
 
 /** A stream request read to its end: the chunks' text, their number and how it was matched. */

@@ -45,7 +45,8 @@ async function replaying(via: 'createFetch' | 'proxy', match: 'signature' | 'hyb
     return { client: new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'sk-test', maxRetries: 0 }), close: () => proxy.close() };
   }
   const f = createFetch({ tape: file, mode: 'replay', match, strictOrder, onWarning: () => {} });
-  return { client: new OpenAI({ baseURL: 'http://api.example.invalid/v1', apiKey: 'sk-test', maxRetries: 0, fetch: f }), close: () => f.close() };
+  // On the host the tape was recorded for (a loopback host's port is not compared).
+  return { client: new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'sk-test', maxRetries: 0, fetch: f }), close: () => f.close() };
 }
 
 /** A plain request: the answer's id and how it was matched. */

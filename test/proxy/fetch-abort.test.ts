@@ -25,7 +25,7 @@ async function readAll(res: Response): Promise<string> {
 
 beforeAll(async () => {
   up = await startUpstream({ gapMs: 5 });
-  // Recorded whole first, for the replays below.
+  // Recorded whole first, for the replays below (on the same host: a replay sends nothing there).
   const f = createFetch({ tape, mode: 'record', summary: false });
   try {
     for (const text of ['a slow story', 'another slow story']) expect(await readAll(await f(`${up.url}/v1/chat/completions`, post(text)))).toContain('data: [DONE]');
@@ -45,7 +45,7 @@ describe('createFetch: the caller aborts a replayed stream', () => {
       const f = createFetch({ tape, mode: 'replay', timing, summary: false });
       try {
         const ac = new AbortController();
-        const res = await f('http://api.test/v1/chat/completions', post('a slow story', ac.signal));
+        const res = await f(`${up.url}/v1/chat/completions`, post('a slow story', ac.signal));
         expect(res.headers.get('x-tapedeck-match')).toBe('exact');
         const reader = res.body!.getReader();
         const first = await reader.read();
@@ -63,7 +63,7 @@ describe('createFetch: the caller aborts a replayed stream', () => {
   it('stops the OpenAI SDK at the abort: no chunk after it', async () => {
     const f = createFetch({ tape, mode: 'replay', timing: 'recorded', summary: false });
     try {
-      const client = new OpenAI({ apiKey: 'sk-unused', baseURL: 'http://api.test/v1', fetch: f, maxRetries: 0 });
+      const client = new OpenAI({ apiKey: 'sk-unused', baseURL: `${up.url}/v1`, fetch: f, maxRetries: 0 });
       const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'a slow story' }] });
       let after = 0;
       let aborted = false;
@@ -88,9 +88,9 @@ describe('createFetch: the caller aborts a replayed stream', () => {
     try {
       const ac = new AbortController();
       ac.abort();
-      await expect(f('http://api.test/v1/chat/completions', post('a slow story', ac.signal))).rejects.toMatchObject({ name: 'AbortError' });
+      await expect(f(`${up.url}/v1/chat/completions`, post('a slow story', ac.signal))).rejects.toMatchObject({ name: 'AbortError' });
       // The recording was not used up: a call without the abort gets it.
-      expect(await readAll(await f('http://api.test/v1/chat/completions', post('a slow story')))).toContain('[DONE]');
+      expect(await readAll(await f(`${up.url}/v1/chat/completions`, post('a slow story')))).toContain('[DONE]');
     } finally {
       await f.close();
     }
@@ -110,7 +110,7 @@ describe('createFetch: the caller aborts a replayed stream', () => {
       // dropped when the Request is collected), for 3 calls.
       for (let i = 0; i < 3; i++) new Request('http://api.test/', { signal: ac.signal });
       const requests = added - removed;
-      for (let i = 0; i < 3; i++) expect(await readAll(await f('http://api.test/v1/chat/completions', post('another slow story', ac.signal)))).toContain('[DONE]');
+      for (let i = 0; i < 3; i++) expect(await readAll(await f(`${up.url}/v1/chat/completions`, post('another slow story', ac.signal)))).toContain('[DONE]');
       // Each call's body listened (a listener of its own beyond its Request's) and let go.
       expect(added).toBeGreaterThanOrEqual(2 * requests + 3);
       expect(added - removed).toBe(2 * requests);
@@ -137,7 +137,7 @@ describe('createFetch: the caller aborts a stream being recorded', () => {
     }
     const r = createFetch({ tape: t, mode: 'replay', summary: false });
     try {
-      const res = await r('http://api.test/v1/chat/completions', post('a slow story to stop'));
+      const res = await r(`${up.url}/v1/chat/completions`, post('a slow story to stop'));
       expect(res.headers.get('x-tapedeck-match')).toBe('exact');
       const text = await readAll(res);
       expect(text).toContain('stop ');

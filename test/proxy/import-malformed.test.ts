@@ -282,7 +282,8 @@ describe('HAR entries in order', () => {
     expect((await importRecordings(src, out)).records).toBe(3);
     const f = createFetch({ tape: out, mode: 'replay' });
     try {
-      const client = new OpenAI({ apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+      // On the host the recording names (a replay sends nothing there).
+      const client = new OpenAI({ apiKey: 'x', baseURL: 'https://api.openai.com/v1', fetch: f, maxRetries: 0 });
       const req = ask('same') as typeof PLAIN;
       const got = [];
       for (let i = 0; i < 2; i++) got.push((await client.chat.completions.create(req)).choices[0]!.message.content);
@@ -335,7 +336,8 @@ describe('tapedeck export --har', () => {
     expect(execFileSync(process.execPath, [CLI, 'import', file, out], { encoding: 'utf8' })).toMatch(/1 record from a HAR/);
     const f = createFetch({ tape: out, mode: 'replay' });
     try {
-      const client = new OpenAI({ apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+      // On the host the recording names (a replay sends nothing there).
+      const client = new OpenAI({ apiKey: 'x', baseURL: 'https://api.openai.com/v1', fetch: f, maxRetries: 0 });
       expect((await client.chat.completions.create(PLAIN)).choices[0]!.message.content).toBe('kept');
     } finally {
       await f.close();
@@ -441,7 +443,8 @@ describe('a JSON recording that starts with a UTF-8 byte order mark', () => {
       expect((await importRecordings(src, out)).records, name).toBe(3);
       const f = createFetch({ tape: out, mode: 'replay' });
       try {
-        const client = new OpenAI({ apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1', fetch: f, maxRetries: 0 });
+        // On the host the recording names (a replay sends nothing there).
+        const client = new OpenAI({ apiKey: 'x', baseURL: 'https://api.openai.com/v1', fetch: f, maxRetries: 0 });
         expect((await client.chat.completions.create(ask('b') as typeof PLAIN)).choices[0]!.message.content, name).toBe('Blue');
       } finally {
         await f.close();

@@ -12,7 +12,8 @@ import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from '../../src/pro
 import { importRecordings } from '../../src/proxy/import.ts';
 import { readRecordingFile } from '../../src/store/import/read.ts';
 import { inRecordOrder, sortedKeys } from '../../src/store/record-order.ts';
-import { httpRecordKey, type HttpRecord } from '../../src/store/records.ts';
+import { filedKey } from '../../src/store/origins.ts';
+import type { HttpRecord } from '../../src/store/records.ts';
 import { appendRecords, createTape, scanTape } from '../../src/store/tape-file.ts';
 import { corpusHar } from './import-corpus.ts';
 
@@ -44,13 +45,14 @@ async function oracleTape(src: string, text: string, salt: string): Promise<{ ta
     for (const x of read.exchanges) {
       const u = new URL(x.request.url);
       // The headers copied (not frozen): redacted afresh, not as the import's shared map.
-      const req: DeckRequest = { method: x.request.method, url: u.pathname + u.search, headers: { ...x.request.headers }, body: x.request.body };
+      const req: DeckRequest = { method: x.request.method, url: u.pathname + u.search, headers: { ...x.request.headers }, body: x.request.body, origin: u.origin };
       const headers: HttpRecord['response']['headers'] = {};
       for (const [k, v] of Object.entries(x.response.headers)) if (!UNSTORED_RESPONSE_HEADERS.has(k)) headers[k] = v;
       const rec = deck.recordOf(deck.prepareRequest(req), req, { ...x.response, headers }, new Date(x.startedAt ?? RECORDED_AT), x.durationMs ?? 0)!;
       const answer = rec.response.body === x.response.body ? 0 : masksOf(rec.response.body) - masksOf(x.response.body);
       masked += Math.max(0, masksOf([rec.request.url, rec.request.headers, rec.request.body, rec.response.headers]) - masksOf([x.request.url, x.request.headers, x.request.body, x.response.headers]) + answer);
-      const key = httpRecordKey(rec.route, rec.match, rec.key);
+      // Turns are counted per host, as recordings are filed.
+      const key = filedKey(rec);
       const repeat = repeats.get(key) ?? 0;
       repeats.set(key, repeat + 1);
       values.push(inRecordOrder({ ...sortedKeys(rec), repeat }));

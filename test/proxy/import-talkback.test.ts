@@ -62,6 +62,9 @@ async function call(ask: Pick<Ask, 'sdk' | 'stream' | 'text'>, baseURL: string, 
 }
 
 let upstream: WireUpstream;
+// Talkback recorded its tapes with the fake upstream as their host: createFetch replays them on
+// that host (a loopback host's port is not compared), where nothing listens any more.
+const REPLAYED_AT = 'http://127.0.0.1:9';
 /** The directory talkback recorded to. */
 const tapes = join(dir, 'tapes');
 /** Each call's answer as the SDK got it through talkback, in ASKS order. */
@@ -136,7 +139,7 @@ describe('importing the directory', () => {
     const before = upstream.calls.length;
     const f = createFetch({ tape, mode: 'replay' });
     try {
-      for (const [i, ask] of ASKS.entries()) expect(await call(ask, 'http://api.example.invalid', f), `${ask.sdk} ${ask.text}`).toEqual(recorded[i]);
+      for (const [i, ask] of ASKS.entries()) expect(await call(ask, REPLAYED_AT, f), `${ask.sdk} ${ask.text}`).toEqual(recorded[i]);
     } finally {
       await f.close();
     }
@@ -148,7 +151,7 @@ describe('importing the directory', () => {
     try {
       for (const [i, sent] of upstream.sent.slice(0, ASKS.length).entries()) {
         const asked = upstream.calls[i]!;
-        const r = await f(`http://api.example.invalid${asked.url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: asked.body });
+        const r = await f(`${REPLAYED_AT}${asked.url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: asked.body });
         expect(r.headers.get('content-encoding')).toBeNull();
         const text = await r.text();
         if (sent.contentType.startsWith('text/event-stream')) expect(text, ASKS[i]!.text).toBe(sent.text);
@@ -184,7 +187,7 @@ describe('importing the directory', () => {
     const f = createFetch({ tape, mode: 'replay' });
     try {
       for (const ask of [{ ...ASKS[0], text: 'Name a shape' }, { ...ASKS[5], text: 'Stream goodbye' }]) {
-        const err = await call(ask, 'http://api.example.invalid', f).then(
+        const err = await call(ask, REPLAYED_AT, f).then(
           () => undefined,
           (e: unknown) => e,
         );
@@ -208,7 +211,7 @@ describe('one tape file', () => {
     expect(await importRecordings(renamed, join(dir, 'renamed.tape'))).toMatchObject({ format: 'talkback tape', records: 1, streams: 1 });
     const f = createFetch({ tape: join(dir, 'renamed.tape'), mode: 'replay' });
     try {
-      expect(await call(ASKS[1], 'http://api.example.invalid', f)).toEqual(recorded[1]);
+      expect(await call(ASKS[1], REPLAYED_AT, f)).toEqual(recorded[1]);
     } finally {
       await f.close();
     }

@@ -36,6 +36,9 @@ const weather = (city: string, id = 'call_1'): Body => ({
 const stamped = (at: string): Body => ({ model: 'gpt-4o-mini', temperature: 0, messages: [{ role: 'user', content: 'Hello', sent_at: at }] });
 const claude = (q: string, model = 'claude-sonnet-4-5') => ({ model, max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user' as const, content: q }] });
 
+// createFetch replays on the host the tape was recorded for (the fake upstream's; a loopback
+// host's port is not compared): nothing is listening there.
+const REPLAYED_AT = 'http://127.0.0.1:9';
 const openai = (baseURL: string, fetchImpl?: typeof fetch) => new OpenAI({ baseURL, apiKey: 'sk-test', maxRetries: 0, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
 const anthropic = (baseURL: string, fetchImpl?: typeof fetch) => new Anthropic({ baseURL, apiKey: 'sk-ant-test', maxRetries: 0, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
 const chat = (c: OpenAI, body: Body) => c.chat.completions.create(body as never) as Promise<unknown>;
@@ -139,7 +142,7 @@ describe.each<Entry>(['proxy', 'fetch (mode option)', 'fetch (environment)'])('O
     } else {
       vi.stubEnv('TAPEDECK_MODE', '');
       play = createFetch(entry === 'fetch (mode option)' ? { tape, mode: 'replay' } : { tape });
-      client = openai('http://api.example.invalid/v1', play);
+      client = openai(`${REPLAYED_AT}/v1`, play);
     }
   });
   afterAll(async () => {
@@ -200,7 +203,7 @@ describe.each<Entry>(['proxy', 'fetch (mode option)', 'fetch (environment)'])('O
 it('the volatileKeys the miss names makes createFetch replay the recording', async () => {
   const play = createFetch({ tape, mode: 'replay', volatileKeys: ['sent_at'] });
   try {
-    const r = await chat(openai('http://api.example.invalid/v1', play), stamped('2026-11-24T09:30:00Z'));
+    const r = await chat(openai(`${REPLAYED_AT}/v1`, play), stamped('2026-11-24T09:30:00Z'));
     expect((r as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toContain('Hello');
   } finally {
     await play.close();
@@ -217,7 +220,7 @@ describe.each<Entry>(['proxy', 'fetch (mode option)'])('Anthropic SDK, %s', (ent
       client = anthropic(proxy.url);
     } else {
       play = createFetch({ tape, mode: 'replay' });
-      client = anthropic('http://api.example.invalid', play);
+      client = anthropic(REPLAYED_AT, play);
     }
   });
   afterAll(async () => {
@@ -273,7 +276,7 @@ describe('the closest recordings are named where they lie on the tape', () => {
     const hybrid = entry === 'createFetch, hybrid';
     const play = proxy ? undefined : createFetch({ tape: named, mode: 'replay', ...(hybrid ? { match: 'hybrid' as const, strictOrder: true } : {}) });
     try {
-      const client = proxy ? openai(`${proxy.url}/v1`) : openai('http://api.example.invalid/v1', play);
+      const client = proxy ? openai(`${proxy.url}/v1`) : openai(`${REPLAYED_AT}/v1`, play);
       // A hit first: the route's recordings are served by their stored keys until a miss.
       await chat(client, france);
       if (hybrid) await chat(client, weather('Paris'));

@@ -50,7 +50,8 @@ describe.each(clients)('$name', (client) => {
       return (play ?? fetch)(input, init);
     }) as typeof fetch;
     try {
-      const err = await client.call(counted, proxy && via === 'proxy' ? proxy.url : 'http://api.example.invalid', 'What is the capital of Germany?', streamed).then(
+      // createFetch on the host the tape was recorded for (a loopback host's port is not compared).
+      const err = await client.call(counted, proxy && via === 'proxy' ? proxy.url : 'http://127.0.0.1:9', 'What is the capital of Germany?', streamed).then(
         () => undefined,
         (e: unknown) => e,
       );

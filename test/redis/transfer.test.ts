@@ -13,6 +13,7 @@ import { collectionKeyOf, RedisRecords } from '../../src/store/backends/redis.ts
 import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { pullTape, pushTape } from '../../src/store/redis-transfer.ts';
 import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
+import { importTempPath } from '../../src/store/rewrite-temps.ts';
 import { openTapeWriter } from '../../src/store/tape-writers.ts';
 import { rejectionOf } from '../helpers.ts';
 import { freshNamespace, redisDescribe, useRedis, useRedisCluster } from './setup.ts';
@@ -156,7 +157,7 @@ redisDescribe('push and pull, single node', () => {
         expect(r.status).toBe(1);
       }
       expect(readFileSync(tape).equals(held)).toBe(true);
-      expect(readdirSync(dirname(tape)).filter((n) => n.endsWith('.pull'))).toEqual([]);
+      expect(readdirSync(dirname(tape)).filter((n) => /\.pull(\.tmp)?$/.test(n))).toEqual([]);
     } finally {
       await writer.release();
     }
@@ -165,6 +166,30 @@ redisDescribe('push and pull, single node', () => {
     writeFileSync(join(`${tape}.writers`, 'ended.json'), JSON.stringify({ run: 'ended-run', mode: 'record', pid: 2 ** 22 + 1, host: hostname() }));
     expect((await pullTape(redis.current.url, tape, { namespace: ns, force: true })).records).toBe(5);
     expect((await readTape(tape)).records).toHaveLength(5);
+  });
+
+  it("a pull killed midway leaves its file beside the tape; the next pull removes it once that process is gone, never a live one's", async () => {
+    const ns = freshNamespace('killed-pull');
+    await pushTape(await sampleTape(), redis.current.url, { namespace: ns });
+    const out = fresh();
+    // A process that has exited: its pid is dead on this host (the name a pull of it made).
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const deadPid = Number(dead.stdout);
+    expect(deadPid).toBeGreaterThan(0);
+    const named = (pid: number) => importTempPath(out, 'pull').replace(`.${process.pid}.`, `.${pid}.`);
+    const left = named(deadPid);
+    const live = named(process.ppid); // the test runner: alive
+    writeFileSync(left, 'half a pulled tape');
+    writeFileSync(live, 'a pull still running');
+    const old = join(dirname(out), `.${out.split('/').pop()}.${deadPid}.0a1b2c3d.pull`); // an older version's name: judged by nobody
+    writeFileSync(old, '');
+    await pullTape(redis.current.url, out, { namespace: ns });
+    expect((await readTape(out)).records).toHaveLength(5);
+    expect(existsSync(left)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    expect(existsSync(old)).toBe(true);
+    // The pull's own file went into place: nothing of it is left.
+    expect(readdirSync(dirname(out)).filter((n) => n.includes(`.${process.pid}.`) && n.includes('.pull'))).toEqual([]);
   });
 
   it.skipIf(!existsSync(CLI))('tapedeck push / pull from the command line, the password never printed', async () => {

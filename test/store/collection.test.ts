@@ -268,6 +268,23 @@ describe.each(backends)('recording collection on the $name backend', (bc) => {
     expect(await ns(b)).toEqual([1, 2, 3]);
   });
 
+  it('update: a recording made for a call a fault stood in for waits for its retry, which takes it in turn, not as a repeat', async () => {
+    const b = bc.make();
+    const u = await open(b, 'update');
+    // The request sent behind the fault looks for a recording, misses, and records the answer.
+    expect(u.next('a')).toBeUndefined();
+    await u.append('a', rec('a', 1), { forRetry: true });
+    expect(u.count('a')).toEqual({ recorded: 1, served: 0 });
+    // The faulted call's retry: its recording, in turn.
+    expect(u.next('a', { repeatLast: true })?.n).toBe(1);
+    expect(u.repeatsServed).toBe(0);
+    // The request made once more: now a call past its recordings.
+    expect(u.next('a', { repeatLast: true })?.n).toBe(1);
+    expect(u.repeatsServed).toBe(1);
+    await u.close();
+    expect(await ns(b)).toEqual([1]);
+  });
+
   it('two writers: neither removes what the other appended, before or after it opened', async () => {
     const b = bc.make();
     const a = await open(b, 'record');

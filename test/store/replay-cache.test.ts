@@ -83,8 +83,9 @@ describe('replay', () => {
     expect(e.code).toBe('E_MISS');
     const key = cache.cacheKey(req('hello'));
     // One short line: what is missing and how to record; the key and model are in the details.
-    expect(e.message).toBe(`no tape at ${file}; re-record: TAPEDECK_MODE=record <your test command>`);
-    expect(e.details).toMatchObject({ file, key, model: 'gpt-4o-mini', command: 'TAPEDECK_MODE=record <your test command>', kind: 'no-recordings' });
+    expect(e.message).toBe(`tapedeck miss: no tape at ${file}; re-record: TAPEDECK_MODE=record (or ReplayCache mode 'record')`);
+    expect(e.hint).toBe("re-record: TAPEDECK_MODE=record (or ReplayCache mode 'record')");
+    expect(e.details).toMatchObject({ file, key, model: 'gpt-4o-mini', kind: 'no-recordings' });
     await cache.put(req('hello'), { answer: 'ignored' }); // a no-op in replay
     await cache.close();
     expect(existsSync(file)).toBe(false);
@@ -101,7 +102,7 @@ describe('replay', () => {
     expect(await cache.get(conv('Name a prime number.'))).toBe('7');
     const e = await rejection(cache.get(conv('What is the capital of Italy?')));
     expect(e.message.split('\n')).toEqual([
-      'message 1 (user) text differs from the closest recording; re-record: TAPEDECK_MODE=record <your test command>',
+      "tapedeck miss: message 1 (user) text differs from the closest recording; re-record: TAPEDECK_MODE=record (or ReplayCache mode 'record')",
       '  request:   "What is the capital of Italy?"',
       '  recording: "What is the capital of France?"',
     ]);
@@ -254,7 +255,7 @@ describe('miss messages name only what ReplayCache has', () => {
       expect(text).not.toMatch(/'(signature|hybrid|sequential)'|would use it|match:|mode 'hybrid'/);
       expect(text).not.toMatch(/volatileKeys|ignoreArgs|ignoredArgs|tapedeck serve|createFetch/);
     }
-    expect(e.message.split('\n')[0]).toBe('message 0 (user) text differs from the closest recording; re-record: TAPEDECK_MODE=record <your test command>');
+    expect(e.message.split('\n')[0]).toBe("tapedeck miss: message 0 (user) text differs from the closest recording; re-record: TAPEDECK_MODE=record (or ReplayCache mode 'record')");
     expect(e.details).toMatchObject({ kind: 'message', difference: 'message 0 (user) text differs from the closest recording' });
     await cache.close();
     vi.unstubAllEnvs();
@@ -281,7 +282,7 @@ describe('miss messages name only what ReplayCache has', () => {
     const file = await recorded([req('q1')]);
     const cache = await ReplayCache.open(file, { mode: 'replay' });
     const e = await rejection(cache.get(req('q2')));
-    expect(e.message.split('\n')[0]).toBe("message 0 (user) text differs from the closest recording; re-record: ReplayCache.open(path, { mode: 'record' })");
+    expect(e.message.split('\n')[0]).toBe("tapedeck miss: message 0 (user) text differs from the closest recording; re-record: ReplayCache.open(path, { mode: 'record' })");
     await cache.close();
   });
 
@@ -304,9 +305,46 @@ describe('miss messages name only what ReplayCache has', () => {
     const cache = await ReplayCache.open(file, { mode: 'replay' });
     const e = await rejection(cache.get(stamped('2026-11-24T09:30:00Z')));
     expect([e.message, ...((e.details.fixes as string[]) ?? [])].join('\n')).not.toContain('volatileKeys');
-    expect(e.message.split('\n')[0]).toMatch(/^message 0 \(user\) member "sent_at" differs from the closest recording; re-record: /);
+    expect(e.message.split('\n')[0]).toMatch(/^tapedeck miss: message 0 \(user\) member "sent_at" differs from the closest recording; re-record: /);
     expect((e.details.fixes as string[])[0]).toContain('leave it out of the requests you pass to get() and put()');
     await cache.close();
+  });
+
+  it('every miss says it is a tapedeck miss, gives its fix as its hint once, and names no placeholder to fill in', async () => {
+    vi.stubEnv('TAPEDECK_MODE', '');
+    const ENV_FIX = "re-record: TAPEDECK_MODE=record (or ReplayCache mode 'record')";
+    // An argument whose name and values make the headline too long for one line.
+    const long = (v: string) => ({ ...req('hi'), response_guidance_for_the_assistant_in_this_conversation: v.repeat(50) });
+    const file = await recorded([req('What is the capital of France?'), long('a')]);
+    const misses: { name: string; e: TapedeckError; fix: string }[] = [];
+    const miss = async (name: string, fix: string, opts: Parameters<typeof ReplayCache.open>[1], ask: (c: ReplayCache) => Promise<unknown>, at = file) => {
+      const cache = await ReplayCache.open(at, opts);
+      misses.push({ name, e: await rejection(ask(cache)), fix });
+      await cache.close();
+    };
+    await miss('no tape', ENV_FIX, {}, (c) => c.get(req('hello')), fresh());
+    await miss('a changed prompt', ENV_FIX, {}, (c) => c.get(req('What is the capital of Germany?')));
+    await miss('the mode given as an option', "re-record: ReplayCache.open(path, { mode: 'record' })", { mode: 'replay' }, (c) => c.get(req('q2')));
+    await miss('a record command given', 're-record: TAPEDECK_MODE=record npm test', { mode: 'replay', recordCommand: 'TAPEDECK_MODE=record npm test' }, (c) => c.get(req('q2')));
+    // (this fix is long: on a line of its own)
+    await miss('asked once more than recorded', `R${ENV_FIX.slice(1)}; or, if get() and getRecord() read one call, use getRecord() alone (each is a call)`, {}, async (c) => {
+      await c.get(req('What is the capital of France?'));
+      return c.getRecord(req('What is the capital of France?'));
+    });
+    await miss('a recording the beforeReplay hook skipped', ENV_FIX, { beforeReplay: () => null }, (c) => c.get(req('What is the capital of France?')));
+    // Too long for one line: the fix goes on the next, starting with a capital.
+    await miss('a difference too long for one line', `R${ENV_FIX.slice(1)}`, {}, (c) => c.get(long('b')));
+    for (const { name, e, fix } of misses) {
+      expect(e.code, name).toBe('E_MISS');
+      expect(e.message.startsWith('tapedeck miss: '), `${name}: ${e.message}`).toBe(true);
+      expect(e.hint, name).toBe(fix);
+      // Said where the headline says it, not again at the end.
+      expect(e.message.split(fix).length - 1, `${name}: ${e.message}`).toBe(1);
+      expect(e.message, name).not.toMatch(/<[a-z ]+>/);
+      expect(JSON.stringify(e.details), name).not.toMatch(/<your|test command>/);
+    }
+    expect(misses.find((m) => m.name === 'a difference too long for one line')!.e.message.split('\n')[1]).toBe(`R${ENV_FIX.slice(1)}`);
+    vi.unstubAllEnvs();
   });
 });
 

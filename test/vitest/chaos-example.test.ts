@@ -1,7 +1,8 @@
 // tape.chaos() in a real vitest run (the example project, spawned as a user runs it): a test
-// that checks its client retries a rate limit records locally (update mode: the faulted attempt
-// goes nowhere, its retry is recorded), replays in CI with the API stopped, and the plugin's run
-// summary counts the injected faults both times; the CI run writes nothing.
+// that checks its client retries a rate limit records locally (update mode: the faulted call's
+// answer is recorded behind its fault, and its retry replays it), replays in CI with the API
+// stopped, and the plugin's run summary counts the injected faults both times; the CI run
+// writes nothing.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';

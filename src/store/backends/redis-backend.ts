@@ -93,7 +93,7 @@ export class RedisBackend implements RecordBackend {
   private view(r: StoredRecord): LoadedRecord {
     return {
       at: r.seq,
-      head: (fields?: readonly string[], deep?: boolean) => peekFrame(r.payload, asFrame(r.payload), fields, deep),
+      head: (fields?: readonly string[], deep?: boolean | number) => peekFrame(r.payload, asFrame(r.payload), fields, deep),
       value: () => {
         try {
           return decodePayload(r.payload);

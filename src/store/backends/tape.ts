@@ -13,8 +13,7 @@ import { byProcess, interruptedRecordRuns, interruptedRunMessage, openTapeWriter
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { nearbyTape } from '../nearby-tape.ts';
-import { deadRewriteTemps, removeDeadRewriteTemps } from '../rewrite-temps.ts';
-import { appendRecords, createTape, deadHere, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
+import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, removeDeadTempsSoon, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 import { tapeTarget } from '../tape-target.ts';
 
 export interface TapeBackendOptions {
@@ -219,21 +218,10 @@ export class TapeBackend implements RecordBackend {
 
   async openWriter(run: string, mode?: 'record' | 'update'): Promise<WriterHandle> {
     this.ended = [];
-    await this.removeDeadRewriteTemps();
+    // A rewrite or an import of this tape killed midway left its temp file beside it: gone once
+    // its process is (a killed rewrite's lock is taken over first, as any writer takes it over).
+    await removeDeadTempsSoon(this.path, this.lock);
     return openTapeWriter(this.path, run, this.lock.staleMs, mode, this.ended);
-  }
-
-  /**
-   * A rewrite of this tape killed midway (`tapedeck prune`, a record run's pruning) left its
-   * temp file beside it: the next writer removes it once its process is dead. Looked for without
-   * the lock (one directory read per writer); removed under it, waited for briefly: a live
-   * rewrite holds it (and then none is dead), and opening never waits long on tidying. A killed
-   * rewrite's lock is taken over first, as any writer takes it over.
-   */
-  private async removeDeadRewriteTemps(): Promise<void> {
-    const file = tapeTarget(this.path);
-    if ((await deadRewriteTemps(file, deadHere)).length === 0) return;
-    await withTapeLock(this.path, () => removeDeadRewriteTemps(file, deadHere), { ...this.lock, timeoutMs: 200 }).catch(() => {});
   }
 
   /**

@@ -44,6 +44,12 @@ export interface Exchange {
    * its request's recordings, and the run and test that made it. Absent: numbered in file order.
    */
   order?: ExportedOrder;
+  /**
+   * Where the request went when its URL does not say (a tapedeck HAR export's `_tapedeck.origin`,
+   * written where the entry's URL is not on its recording's origin): that origin, or null for a
+   * recording that named none (it answers any host). Absent: the URL's origin, if it has one.
+   */
+  origin?: string | null;
 }
 
 /** See {@link Exchange.order}. */

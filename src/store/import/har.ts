@@ -21,6 +21,7 @@ import { TapedeckError } from '../../errors.ts';
 import { harSalt, type HarSplit } from './har-split.ts';
 import { inPollyOrder, pollyOrderOf, type PollyOrder } from './polly-order.ts';
 import { freezeHeaders } from '../frozen-headers.ts';
+import { originOf } from '../origins.ts';
 import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, headerValue, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ExportedOrder, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 /** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
@@ -313,16 +314,25 @@ function startOf(v: unknown): string | undefined {
   return Number.isNaN(at) ? undefined : new Date(at).toISOString();
 }
 
-/** A tapedeck HAR export's `_tapedeck` member (export-har.ts), checked; undefined when absent. */
-function exportedOrder(v: unknown): ExportedOrder | undefined {
-  if (v === undefined) return undefined;
-  const what = 'must be { repeat, run?, test? } as tapedeck export --har writes it (a whole number from 0, and strings)';
+/**
+ * A tapedeck HAR export's `_tapedeck` member (export-har.ts), checked: the record's place, and
+ * its origin where the entry's URL is not on it (`origin`: a string, or null for none). `repeat`
+ * may be absent only beside `origin` (a record that had no place of its own).
+ */
+function exported(v: unknown): { order?: ExportedOrder; origin?: string | null } {
+  const what = 'must be { repeat, run?, test?, origin? } as tapedeck export --har writes it (a whole number from 0, strings, and an origin or null)';
   if (!isObject(v)) throw new FieldError('_tapedeck', what);
   const { repeat, run, test } = v;
+  // As a record stores it: a user and password an edited file gives it are not kept.
+  const origin = v.origin === undefined || v.origin === null ? v.origin : typeof v.origin === 'string' ? originOf(v.origin) : undefined;
+  if (v.origin !== undefined && origin === undefined) throw new FieldError('_tapedeck.origin', what);
+  const out: { order?: ExportedOrder; origin?: string | null } = origin === undefined ? {} : { origin };
+  if (repeat === undefined && origin !== undefined && run === undefined && test === undefined) return out;
   if (typeof repeat !== 'number' || !Number.isSafeInteger(repeat) || repeat < 0) throw new FieldError('_tapedeck.repeat', what);
   if (run !== undefined && typeof run !== 'string') throw new FieldError('_tapedeck.run', what);
   if (test !== undefined && typeof test !== 'string') throw new FieldError('_tapedeck.test', what);
-  return { repeat, ...(run !== undefined ? { run } : {}), ...(test !== undefined ? { test } : {}) };
+  out.order = { repeat, ...(run !== undefined ? { run } : {}), ...(test !== undefined ? { test } : {}) };
+  return out;
 }
 
 function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
@@ -354,7 +364,11 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const out: Exchange = started
     ? { where, index: i, request, response: res, answerAscii: ascii, startedAt: started, durationMs }
     : { where, index: i, request, response: res, answerAscii: ascii, durationMs };
-  if (x._tapedeck !== undefined) out.order = exportedOrder(x._tapedeck);
+  if (x._tapedeck !== undefined) {
+    const { order, origin } = exported(x._tapedeck);
+    if (order !== undefined) out.order = order;
+    if (origin !== undefined) out.origin = origin;
+  }
   return out;
 }
 

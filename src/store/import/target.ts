@@ -11,12 +11,12 @@
  *   it has appended was acknowledged to its caller, and a replacement would take it away (and
  *   its later appends would land among records keyed under another salt).
  */
-import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { link, mkdir, rename, rmdir } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
-import { withTapeLock } from '../tape-file.ts';
+import { importTempPath } from '../rewrite-temps.ts';
+import { removeDeadTempsSoon, withTapeLock } from '../tape-file.ts';
 import { tapeIsDirectory } from '../tape-path-errors.ts';
 import { openWriters, type WriterInfo } from '../tape-writers.ts';
 import { tapeTarget } from '../tape-target.ts';
@@ -24,7 +24,10 @@ import { tapeTarget } from '../tape-target.ts';
 /**
  * A temporary path beside `out` for the tape being built (the same directory, so the move into
  * place is a rename), after making the directories `out` needs. `removeDirs` removes the
- * directories made here again (those still empty), for an import that wrote nothing.
+ * directories made here again (those still empty), for an import that wrote nothing. An
+ * import or rewrite of `out` killed midway left its temp file there: removed first, once its
+ * process is dead (src/store/rewrite-temps.ts); this one's, named with this process and host,
+ * is removed the same way if this import is killed.
  *
  * @example
  * const { tmp, removeDirs } = await besideTarget('tapes/new/app.tape', 'import')
@@ -46,7 +49,8 @@ export async function besideTarget(out: string, what: string): Promise<{ tmp: st
       hint: 'Check the path of the tape, and that its directory can be written.',
     });
   }
-  const tmp = join(dir, `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.${what}.tmp`);
+  await removeDeadTempsSoon(out);
+  const tmp = importTempPath(tapeTarget(out), what);
   const removeDirs = async (): Promise<void> => {
     if (first === undefined) return;
     const top = resolve(first);
