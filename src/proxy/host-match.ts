@@ -85,7 +85,7 @@ export class HostMatch implements HostLookup {
   ) {}
 
   find(req: DeckRequest, route: string): Found {
-    if (this.col?.shared) this.learn();
+    if (this.shared) this.learn();
     // Browser playback compares no hosts, in Node as in a page.
     const own = this.entry.kind === 'browser' ? undefined : this.nameOf(route, req.origin);
     // The request's own host: the one lookup of a request its host's recordings answer. Skipped

@@ -4,12 +4,13 @@
 // once its process is dead, as a killed rewrite's. A live import's temp file is never touched;
 // nor is one named for another host (a folder several machines share), whose pid says nothing
 // here. Before, a killed import's temp file stayed for good.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, temps } from '../store/tape-temps.ts';
 import { TapeBackend } from '../../src/store/backends/tape.ts';
 import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
 import { corpusHar } from './import-corpus.ts';
@@ -33,28 +34,7 @@ async function existingTape(): Promise<string> {
 }
 
 /** The temp files beside a tape (a rewrite's or an import's). */
-const temps = (file: string) => readdirSync(join(file, '..')).filter((f) => f.startsWith(`.${basename(file)}.`) && f.endsWith('.tmp'));
 
-function cli(args: string[], preload?: string): { child: ChildProcess; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>; said: (s: string) => Promise<void> } {
-  const child = spawn(process.execPath, [...(preload ? ['--import', preload] : []), CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const waiters: (() => void)[] = [];
-  const onData = (d: Buffer) => {
-    out += d;
-    for (const w of waiters) w();
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, out })));
-  const said = (s: string) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => out.includes(s) && resolve();
-      waiters.push(check);
-      check();
-      void done.then(() => reject(new Error(`exited before saying ${s}: ${out}`)));
-    });
-  return { child, done, said };
-}
 
 /** The size of the one temp file beside a tape, or 0 while there is none. */
 function tempSize(file: string): number {

@@ -1,11 +1,12 @@
 // A rewrite (tapedeck prune, record-mode pruning at the end of a run) killed midway leaves its
 // temp file beside the tape. The next rewrite or write of that tape removes it once its writer
 // is dead; a live writer's temp file is never touched.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, temps } from './tape-temps.ts';
 import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
 import { TapeBackend } from '../../src/store/backends/tape.ts';
 
@@ -25,28 +26,7 @@ async function tornTape(): Promise<string> {
   return file;
 }
 
-const temps = (file: string) => readdirSync(join(file, '..')).filter((f) => f.startsWith(`.${basename(file)}.`) && f.endsWith('.tmp'));
 
-function cli(args: string[], preload?: string): { child: ChildProcess; done: Promise<{ code: number | null; out: string }>; said: (s: string) => Promise<void> } {
-  const child = spawn(process.execPath, [...(preload ? ['--import', preload] : []), CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const waiters: (() => void)[] = [];
-  const onData = (d: Buffer) => {
-    out += d;
-    for (const w of waiters) w();
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const done = new Promise<{ code: number | null; out: string }>((resolve) => child.on('exit', (code) => resolve({ code, out })));
-  const said = (s: string) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => out.includes(s) && resolve();
-      waiters.push(check);
-      check();
-      void done.then(() => reject(new Error(`exited before saying ${s}: ${out}`)));
-    });
-  return { child, done, said };
-}
 
 /** Runs `tapedeck prune <file>` and kills it with SIGKILL once its temp file exists. */
 async function killedPrune(file: string): Promise<void> {
