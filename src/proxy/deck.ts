@@ -566,7 +566,7 @@ export class Deck {
    * @example
    * const deck = await Deck.open({ tape: 'recordings/app.tape', mode: 'replay' }, { kind: 'fetch' })
    */
-  static async open(opts: DeckOptions, entry: MissEntry = { kind: 'proxy' }): Promise<Deck> {
+  static async open(opts: DeckOptions, entry: MissEntry = { kind: 'proxy' }, cannotRecord?: (mode: TapeMode) => Error | undefined): Promise<Deck> {
     const mode = Deck.check(opts);
     // An explicit mode option is not overridden by TAPEDECK_MODE: the miss must say so.
     entry = { ...entry, modeFromOption: resolveModeWithSource(opts.mode).source === 'option' };
@@ -584,7 +584,7 @@ export class Deck {
     if (mode !== 'passthrough') {
       // Filed under the origins they were recorded for too (see hostMatch).
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText }, ORIGIN_FILING);
-      col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(opts.run !== undefined ? { run: opts.run } : {}), ...(opts.test !== undefined ? { test: opts.test } : {}) });
+      col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(cannotRecord ? { cannotRecord } : {}), ...(opts.run !== undefined ? { run: opts.run } : {}), ...(opts.test !== undefined ? { test: opts.test } : {}) });
       warnings.push(...col.warnings);
       if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
       mcpRecordings = kind.mcp;

@@ -414,9 +414,15 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   // Requests answered with a `timeout` fault: held open until the client gives up, or close().
   const heldOpen = new Set<ServerResponse>();
   let deck: Deck | undefined;
-  const opening = Deck.open(opts).then((d) => {
+  const needsUpstream = (mode: string): TapedeckError =>
+    new TapedeckError('E_ARG', `Mode ${mode} needs an upstream URL${mode === 'once' ? ' (the tape does not exist yet, so it would record)' : ''}.`, { hint: 'Pass { upstream: "https://api.openai.com" } (tapedeck serve --upstream URL).' });
+  // Refused before the tape opens: a record mode with nothing to record from must not leave an
+  // empty tape (which the next `once` run would take as recorded) or a writer behind.
+  const noUpstream = upstream === undefined ? needsUpstream : undefined;
+  const opening = Deck.open(opts, undefined, noUpstream).then((d) => {
     if (d.mode !== 'replay' && upstream === undefined) {
-      throw new TapedeckError('E_ARG', `Mode ${d.mode} needs an upstream URL.`, { hint: 'Pass { upstream: "https://api.openai.com" } (tapedeck serve --upstream URL).' });
+      void d.close().catch(() => {});
+      throw needsUpstream(d.mode);
     }
     deck = d;
   });

@@ -104,6 +104,12 @@ export interface CollectionOptions<R> {
    * alone (never replaced, compared or pruned by this writer).
    */
   test?: string;
+  /**
+   * Why this opener cannot record (a proxy with no upstream to record from), or undefined when
+   * it can. Asked before anything is created: a mode that would record (record, update, or once
+   * on a missing store) fails with it and leaves no empty store or writer behind.
+   */
+  cannotRecord?: (mode: TapeMode) => Error | undefined;
 }
 
 export interface CloseOptions {
@@ -289,6 +295,7 @@ export class RecordCollection<R> {
     if (opts.mode === 'once') {
       // Decided by whether the store exists; an existing one is replayed from this very load.
       const probe = await backend.load({ create: false });
+      if (!probe.exists) refuseRecording(opts);
       opts = { ...opts, mode: probe.exists ? 'replay' : 'record' };
       if (probe.exists) {
         const col = new RecordCollection(backend, opts, true, [...probe.warnings]);
@@ -297,6 +304,7 @@ export class RecordCollection<R> {
       }
     }
     const writes = opts.mode === 'record' || opts.mode === 'update';
+    if (writes) refuseRecording(opts);
     const run = opts.run ?? newRun();
     // Registered before loading: a writer that opens later sees this one as open, so it never
     // takes what this one appends for recordings of an ended run.
@@ -1272,6 +1280,12 @@ export class RecordCollection<R> {
 }
 
 /** An entry with every field it may get, so all entries share one shape. */
+/** Throws the opener's reason it cannot record, before a writer or an empty store is made. */
+function refuseRecording(opts: CollectionOptions<unknown>): void {
+  const why = opts.cannotRecord?.(opts.mode);
+  if (why !== undefined) throw why;
+}
+
 function newEntry<R>(key: string, stored: LoadedRecord | undefined): Entry<R> {
   return { key, slot: undefined, stored, old: undefined, repeat: undefined, mine: false, value: undefined, bad: false, used: false };
 }

@@ -2,7 +2,7 @@
 // that also holds an embeddings call, `inspect` on a cut tape, `serve` without its arguments,
 // and `import` given a tape where the JSON goes.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,6 +131,15 @@ describe('serve without what it needs', () => {
     const r = cli('serve', ...args);
     expect(r.stderr).toMatch(expected);
     expect(r.status).toBe(2);
+  });
+
+  it.each(['record', 'update', 'once'])('--mode %s without --upstream leaves no tape or writer file behind', (mode) => {
+    // An empty tape left here would be taken as recorded by the next `--mode once` run.
+    const sub = mkdtempSync(join(dir, `no-upstream-${mode}-`));
+    const r = cli('serve', '--mode', mode, '--tape', join(sub, 'r.tape'));
+    expect(r.stderr).toMatch(new RegExp(`^tapedeck: E_ARG Mode ${mode} needs an upstream URL`));
+    expect(r.status).toBe(2);
+    expect(readdirSync(sub)).toEqual([]);
   });
 });
 
