@@ -58,11 +58,12 @@ Example:
 `,
   inspect: `Usage: tapedeck inspect <tape>
 
-List the records of a tape, one a line: offset, size, key, the answer's status and framing
-(sse, ndjson, eventstream, ws for a realtime session, or - for a whole body; ", cut" for a
-stream recorded broken off),
-signature, model and the first user message. Damage is listed after the records, and makes the
-command exit 1.
+List the records of a tape, one a line, tab-separated: offset, size, key, the answer's status
+and framing (sse, ndjson, eventstream, ws for a realtime session, or - for a whole body;
+", cut" for a stream recorded broken off), signature, model, the first user message, and the
+host the recording was made for (origin, e.g. https://api.openai.com; - for a record that
+names none: written before hosts were stored, by hand with a path alone, ReplayCache, MCP and
+realtime records). Damage is listed after the records, and makes the command exit 1.
 
 Example:
   tapedeck inspect recordings/app.tape | head
@@ -111,15 +112,18 @@ diffs. tapedeck import turns it back into the same tape, byte for byte.
 With --har, print its HTTP recordings as HAR 1.2 instead, for Chrome devtools and Playwright's
 routeFromHAR (not Polly.js, which loads only HAR files it wrote itself): streams as their
 event-stream text with timings, binary bodies
-base64, secrets still masked. A tape keeps paths, not hosts: --origin gives the URLs' scheme
-and host (default http://localhost). tapedeck import reads the HAR back.
+base64, secrets still masked. Each URL is on the host its recording was made for; --origin
+puts every URL on one scheme and host instead, and is the host of recordings that name none
+(tapes written before hosts were stored; default http://localhost). tapedeck import reads the
+HAR back.
 
 Options:
   --review           Show each streamed answer as the answer it stands for and its events one
                      per line ({ "$type": "stream", "answer", "events" }) instead of its bytes:
                      what git diff shows after tapedeck init. This form does not import.
   --har              HAR 1.2 instead of tapedeck's JSON (not with --review or --json)
-  --origin URL       With --har: the scheme and host of the URLs (default http://localhost)
+  --origin URL       With --har: the scheme and host of every URL (default: each recording's
+                     own, http://localhost for one that names none)
   --textconv         As git's textconv (what tapedeck init configures): a tape that cannot
                      be read is shown as the error's text, and the exit code is always 0, so
                      git diff and git log -p go on past it

@@ -30,7 +30,7 @@ Commands:
                         The same for a Redis namespace: records that do not read, by
                         their Redis hash and field (docs/redis.md)
   inspect <tape>        List the records: offset, size, key, status, stream, signature,
-                        model and the first user message
+                        model, the first user message and the host (origin)
   tree <tape> [--hashes] [--json] [--width N] [--collapse N]
                         Print the recorded conversations as a tree: turns, branches,
                         alternative answers, excerpts (docs/tree.md)
@@ -117,7 +117,7 @@ Errors are one line, \`tapedeck: E_CODE message\`, and a hint; --debug adds the 
 Examples:
   tapedeck serve --upstream https://api.openai.com --tape tapes/app.tape --mode record
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 npm test        # the client talks to the proxy
-  tapedeck inspect tapes/app.tape | head                    # model and first message per record
+  tapedeck inspect tapes/app.tape | head                    # model, first message, host per record
   tapedeck export tapes/app.tape > app.tape.json            # reviewable JSON
   tapedeck import app.tape.json tapes/app.tape --force      # and back, byte for byte
   tapedeck import recordings/ tapes/app.tape                # a directory of JSON recordings

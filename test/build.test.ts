@@ -226,9 +226,10 @@ describe('tapedeck CLI', () => {
     await cache.put({ model: 'claude-x', system: 'Be brief.', max_tokens: 9, messages: [{ role: 'user', content: 'Name a prime.' }] }, '7');
     await cache.close();
     const listed = run(['inspect', tape]).stdout.split('\n');
-    expect(listed[0]).toBe('#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message');
-    expect(listed[1]).toMatch(/^0\t\d+\t\d+\t[0-9a-f]{12}\t-\t-\t1 msgs, 0 tools\tgpt-4o\tWhat is the capital of France\?$/);
-    expect(listed[2]).toMatch(/\t2 msgs, 0 tools\tclaude-x\tName a prime\.$/);
+    expect(listed[0]).toBe('#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\torigin');
+    // ReplayCache records name no host: '-' in the origin column.
+    expect(listed[1]).toMatch(/^0\t\d+\t\d+\t[0-9a-f]{12}\t-\t-\t1 msgs, 0 tools\tgpt-4o\tWhat is the capital of France\?\t-$/);
+    expect(listed[2]).toMatch(/\t2 msgs, 0 tools\tclaude-x\tName a prime\.\t-$/);
     // Damage the first record's payload: verify complains, prune repairs, the second survives.
     const bytes = readFileSync(tape);
     const firstFrame = Number(listed[1]!.split('\t')[1]);

@@ -139,7 +139,8 @@ async function inspect(file: string | undefined): Promise<number> {
       const written = listing.out(text);
       if (written) await written;
     };
-    await out('#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\n');
+    // New columns go at the end: scripts read the columns by position (`cut -f8`).
+    await out('#\toffset\tbytes\tkey\tstatus\tstream\tsignature\tmodel\tfirst user message\torigin\n');
     const realtime: unknown[] = [];
     let i = 0;
     // The frames damage took are numbered where they lie, as scan numbers them: a record keeps
@@ -150,7 +151,7 @@ async function inspect(file: string | undefined): Promise<number> {
         for (let k = 0; k < d.frames.length; k++) {
           const at = d.frames[k]!;
           const length = (d.frames[k + 1] ?? d.end - d.start) - at;
-          await out(`${i++}\t${d.start + at}\t${length}\t-\t-\t-\t-\t-\t[damaged, not read: ${d.warning.code} at byte ${d.warning.offset} below]\n`);
+          await out(`${i++}\t${d.start + at}\t${length}\t-\t-\t-\t-\t-\t[damaged, not read: ${d.warning.code} at byte ${d.warning.offset} below]\t-\n`);
         }
       }
     };
@@ -176,13 +177,13 @@ function inspectLine(r: { offset: number; length: number; value: unknown }, i: n
   const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
   const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
   if (v.kind === 'realtime') {
-    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\n`;
+    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\t-\n`;
   }
   if (v.kind === 'mcp') {
     // MCP exchanges: the method and what it names in place of model and first message.
     const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
     const method = typeof req.method === 'string' ? req.method : '?';
-    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\n`;
+    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\t-\n`;
   }
   const { request, route, endpoint } = recordedRequest(v);
   const { model, first } = modelAndFirstText(request, endpoint);
@@ -192,7 +193,10 @@ function inspectLine(r: { offset: number; length: number; value: unknown }, i: n
   // The answer's status and framing: a 429 or a stream is told apart at a glance.
   const status = http ? String(http.status) : '-';
   const stream = http ? answerFraming(http) : '-';
-  return `${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\n`;
+  // The host it was recorded for: two hosts' recordings of one request differ only here. '-' for
+  // a record that names none (written before origins were stored, or by hand with a path alone).
+  const origin = isHttpRecord(r.value) && typeof r.value.origin === 'string' ? r.value.origin : '-';
+  return `${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\t${origin}\n`;
 }
 
 /**

@@ -50,6 +50,8 @@ export interface Asked {
   key: string;
   /** The request body (parsed JSON where it was JSON). */
   body: unknown;
+  /** Where an HTTP request went (`scheme://host[:port]`), when its recording names it. */
+  origin?: string;
 }
 
 const decoder = new TextDecoder();
@@ -180,7 +182,7 @@ export function askedOf(record: unknown): Asked | undefined {
   if (isHttpRecord(record)) {
     // Keyed under the current key spec, so a tape recorded by an older tapedeck pairs with a new one.
     const { match, key } = currentHttpKey(record);
-    return { route: record.route, match, key, body: record.request.body };
+    return { route: record.route, match, key, body: record.request.body, ...(typeof record.origin === 'string' ? { origin: record.origin } : {}) };
   }
   if (isCacheRecord(record)) {
     const key = (record as { key?: unknown }).key;

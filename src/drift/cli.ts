@@ -12,9 +12,12 @@ import { loadGit, loadPaths, loadTapes, RERECORD_DRAFT, type LoadedSide } from '
 import { loadPrices, PRICES_DATE } from './prices.ts';
 import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
-import { maskedQueryValue, planRerecord, rerecord, type Recorder } from './rerecord.ts';
+import { credentialsFrom } from './live-credentials.ts';
+import { destinationOf, maskedQueryValue, planRerecord, rerecord, type Planned, type Recorder } from './rerecord.ts';
+import { originKey, originOf } from '../store/origins.ts';
 import { createTape, readTape } from '../store/tape-file.ts';
 import { REDACTED } from '../store/redact.ts';
+import { queryDecode } from '../store/query-pairs.ts';
 import type { DriftReport } from './report.ts';
 import { DEFAULT_FAIL_ON, driftReport, FAIL_ON_NAMES, type FailOn } from './report.ts';
 import { renderHtml } from './render-html.ts';
@@ -189,30 +192,37 @@ export const RERECORD_EXIT = { ...DIFF_EXIT, incomplete: 3 } as const;
 
 const usd = (x: number) => `$${x < 0.01 && x > 0 ? x.toFixed(4) : x.toFixed(2)}`;
 
-/**
- * Credentials for the headers a tape holds redacted: --header first, else the provider's key
- * from the environment (the route says which provider: Anthropic's SDK also sends its key as
- * `authorization: Bearer`).
- */
-function credentialsFrom(env: NodeJS.ProcessEnv, headers: readonly string[]): (route: string, header: string) => string | undefined {
-  const given: Record<string, string> = {};
-  for (const h of headers) {
-    const i = h.indexOf(':');
-    if (i <= 0) throw new TapedeckError('E_ARG', `--header must be "Name: value"; got ${JSON.stringify(h)}.`, { hint: '--header "x-api-key: $ANTHROPIC_API_KEY"' });
-    given[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
+/** The hosts the planned recordings were made for, as compared (originKey), with how many each; recordings that name none are not counted. */
+function hostsOf(plan: readonly Planned[]): Map<string, { origin: string; count: number }> {
+  const hosts = new Map<string, { origin: string; count: number }>();
+  for (const { record } of plan) {
+    if (typeof record.origin !== 'string') continue;
+    const k = originKey(record.origin);
+    const h = hosts.get(k);
+    if (h) h.count++;
+    else hosts.set(k, { origin: record.origin, count: 1 });
   }
-  return (route, header) => {
-    if (given[header] !== undefined) return given[header];
-    // Gemini takes its key as `?key=` or `x-goog-api-key`.
-    if (header === '?key' || header === 'x-goog-api-key') return /\/v1(beta|alpha)?\/(models|tunedModels)\//.test(route) ? (env.GEMINI_API_KEY ?? env.GOOGLE_API_KEY) : undefined;
-    if (header.startsWith('?')) return undefined;
-    const anthropic = /\/v1\/(messages|complete)\b/.test(route);
-    const key = anthropic ? env.ANTHROPIC_API_KEY : header === 'api-key' ? env.AZURE_OPENAI_API_KEY : env.OPENAI_API_KEY;
-    if (!key) return undefined;
-    if (header === 'authorization') return `Bearer ${key}`;
-    if (header === 'x-api-key' || header === 'api-key') return key;
-    return undefined;
-  };
+  return hosts;
+}
+
+/**
+ * Refuses a plan that cannot go where its recordings were made before anything is sent: without
+ * --upstream, recordings that name no host (tapes written before hosts were stored); with it,
+ * recordings of several hosts (all sent to one, every new answer filed for that one).
+ */
+function checkHosts(plan: readonly Planned[], hosts: ReadonlyMap<string, { origin: string; count: number }>, upstream: string | undefined, example: string): void {
+  if (upstream === undefined) {
+    const nowhere = plan.filter((x) => typeof x.record.origin !== 'string').map((x) => `#${x.index}`);
+    if (nowhere.length === 0) return;
+    const all = nowhere.length === plan.length;
+    throw new TapedeckError('E_ARG', `rerecord needs --upstream: ${all ? `the recordings name no host to send their requests to` : `${nowhere.length} of the ${plan.length} recordings name no host to send ${nowhere.length === 1 ? 'its request' : 'their requests'} to`} (made before tapes stored hosts, or written by hand with a path alone; records ${nowhere.slice(0, 5).join(', ')}${nowhere.length > 5 ? ', ...' : ''}).`, { hint: all ? example : `--upstream URL, with --only to pick the requests that go there: ${example}` });
+  }
+  if (hosts.size > 1) {
+    const list = [...hosts.values()].map((h) => `${h.origin} (${h.count})`).join(', ');
+    throw new TapedeckError('E_ARG', `The recordings were made for ${hosts.size} hosts, ${list}: --upstream would send every request to ${upstream} and file every new answer for it.`, {
+      hint: `Leave --upstream out to send each request to the host it was recorded for, or re-record one host's at a time: --only ${new URL([...hosts.values()][0]!.origin).host}`,
+    });
+  }
 }
 
 /**
@@ -244,10 +254,12 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
       process.stdout.write(RERECORD_HELP);
       return 0;
     }
-    const example = 'tapedeck rerecord tapes/chat.tape --upstream https://api.openai.com --budget 0.50';
+    const example = 'tapedeck rerecord tapes/chat.tape --budget 0.50';
+    const withUpstream = 'tapedeck rerecord tapes/chat.tape --upstream https://api.openai.com --budget 0.50';
     if (p.length !== 1) throw usageError(`rerecord needs one tape; got ${p.length}.`, example);
     const tape = p[0]!;
-    if (!v.upstream || !/^https?:\/\/[^/]/i.test(v.upstream)) throw new TapedeckError('E_ARG', `rerecord needs --upstream, the live API's base URL${v.upstream ? `; got ${JSON.stringify(v.upstream)}` : ''}.`, { hint: example });
+    // Without --upstream each request goes to the host its recording names (checked below).
+    if (v.upstream !== undefined && !/^https?:\/\/[^/]/i.test(v.upstream)) throw new TapedeckError('E_ARG', `--upstream must be the live API's base URL; got ${JSON.stringify(v.upstream)}.`, { hint: withUpstream });
     checkFormat(v.format);
     const failOn = failOnList(v['fail-on']);
     const num = (name: string, raw: string | undefined, ok: (x: number) => boolean, eg: string) => {
@@ -263,7 +275,7 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     const out = v.out ?? tape.replace(/(\.tape)?$/, RERECORD_DRAFT);
     if (resolve(out) === resolve(tape)) throw new TapedeckError('E_ARG', 'rerecord never writes over the tape it reads: --out must name another file.', { file: out, hint: `--out ${tape.replace(/(\.tape)?$/, '.new.tape')}, then review the diff and move it into place` });
     if (existsSync(out) && !v.force) throw new TapedeckError('E_TAPE_EXISTS', `${out} exists.`, { file: out, hint: 'Add --force to replace it, or give another --out.' });
-    const credentials = credentialsFrom(env, v.header ?? []);
+    const credentials = credentialsFrom(env, v.header ?? [], v.upstream !== undefined);
     const prices = loadPrices(v.prices);
 
     const original = await readTape(tape);
@@ -274,22 +286,42 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
       throw new TapedeckError('E_RERECORD_EMPTY', `${tape} has no HTTP recordings${v.only ? ` matching ${JSON.stringify(v.only)}` : ''} to send again${skipped ? ` (${skipped} ReplayCache record(s) hold no HTTP request)` : ''}.`, { file: tape, hint: v.only ? 'Check --only, or leave it out.' : 'rerecord replays tapes recorded by createFetch or tapedeck serve.' });
     }
     const estimate = plan.reduce((a, x) => a + x.estimate, 0);
+    const hosts = hostsOf(plan);
+    checkHosts(plan, hosts, v.upstream, withUpstream);
+    // Where each planned request goes: its recording's host, or --upstream for all.
+    const destination = new Map(plan.map((x) => [x.index, destinationOf(x.record, v.upstream)!]));
+    // With several hosts a request is named with its host (two hosts' recordings look alike).
+    const onHost = (p: Planned) => (v.upstream === undefined && hosts.size > 1 ? ` on ${destination.get(p.index)}` : '');
     // A credential the tape holds masked and nothing fills would be sent to the live API as a 401.
     const unfilled = new Set<string>();
-    for (const { record } of plan) {
+    for (const p of plan) {
+      const { record } = p;
+      const to = destination.get(p.index)!;
       for (const [name, value] of Object.entries(record.request.headers)) {
-        if (String(value).includes(REDACTED) && credentials(record.route, name.toLowerCase()) === undefined) unfilled.add(`${name} (${record.route})`);
+        if (String(value).includes(REDACTED) && credentials(record.route, name.toLowerCase(), to) === undefined) unfilled.add(`${name} (${record.route}${onHost(p)})`);
       }
       // Masked query values (a `?token=`, Gemini's `?key=`): sent masked unless something fills them.
       const q = record.request.url.indexOf('?');
-      for (const p of q < 0 ? [] : record.request.url.slice(q + 1).split('&')) {
-        const eq = p.indexOf('=');
-        if (eq > 0 && maskedQueryValue(p.slice(eq + 1)) && credentials(record.route, `?${decodeURIComponent(p.slice(0, eq))}`) === undefined) unfilled.add(`?${p.slice(0, eq)}= (${record.route.split('?')[0]})`);
+      for (const pair of q < 0 ? [] : record.request.url.slice(q + 1).split('&')) {
+        const eq = pair.indexOf('=');
+        // A name as meant, or as written when its escapes are malformed (as liveUrl reads it).
+        if (eq > 0 && maskedQueryValue(pair.slice(eq + 1)) && credentials(record.route, `?${queryDecode(pair.slice(0, eq))}`, to) === undefined) unfilled.add(`?${pair.slice(0, eq)}= (${record.route.split('?')[0]}${onHost(p)})`);
       }
     }
-    if (unfilled.size) process.stderr.write(`tapedeck rerecord: warning: no credential for ${[...unfilled].slice(0, 4).join(', ')}: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, or --header "Name: value"; what nothing fills is sent masked, and the API will refuse it.\n`);
+    // Keys from the environment go to their provider's host only: another host needs --header.
+    const ownHostsOnly = v.upstream === undefined ? " (a key from the environment goes only to its provider's own host: for another, --header with --only that host)" : '';
+    if (unfilled.size) process.stderr.write(`tapedeck rerecord: warning: no credential for ${[...unfilled].slice(0, 4).join(', ')}: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, or --header "Name: value"${ownHostsOnly}; what nothing fills is sent masked, and the API will refuse it.\n`);
+    if (v.upstream !== undefined && hosts.size === 1) {
+      // The new recordings name where they were sent: another host's requests will not find them.
+      const [recorded] = hosts.values();
+      const sentTo = originOf(v.upstream);
+      if (sentTo !== undefined && originKey(sentTo) !== originKey(recorded!.origin)) {
+        process.stderr.write(`tapedeck rerecord: note: the recordings were made for ${recorded!.origin}; the new ones are made for ${sentTo}, where --upstream sends them, and answer requests to that host only (docs/matching.md, "Hosts").\n`);
+      }
+    }
+    const to = v.upstream ?? (hosts.size === 1 ? [...hosts.values()][0]!.origin : `${hosts.size} hosts (${[...hosts.values()].map((h) => `${h.count} to ${h.origin}`).join(', ')})`);
     process.stderr.write(
-      `tapedeck rerecord: ${plan.length} request${plan.length === 1 ? '' : 's'} to ${v.upstream}${skipped ? ` (${skipped} non-HTTP record(s) skipped)` : ''}; ` +
+      `tapedeck rerecord: ${plan.length} request${plan.length === 1 ? '' : 's'} to ${to}${skipped ? ` (${skipped} non-HTTP record(s) skipped)` : ''}; ` +
         `estimated cost ${usd(estimate)} from the recorded usage at list prices of ${PRICES_DATE}${v.prices ? ` and ${v.prices}` : ''}.\n`,
     );
     if (!v.yes && budget === undefined) {
@@ -300,7 +332,7 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     rmSync(partial, { force: true });
     const tty = process.stderr.isTTY === true;
     const result = await rerecord(plan, {
-      upstream: v.upstream,
+      ...(v.upstream !== undefined ? { upstream: v.upstream } : {}),
       recorder: await recorder(partial),
       prices,
       ...(budget !== undefined ? { budget } : {}),
@@ -323,7 +355,7 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     if (!existsSync(partial)) await createTape(partial);
     renameSync(partial, out);
     process.stderr.write(`tapedeck rerecord: recorded ${result.recorded} of ${result.planned} into ${out}; spent about ${usd(result.spent)}.\n`);
-    for (const f of result.failed) process.stderr.write(`tapedeck rerecord: record #${f.index} not recorded: ${f.reason}\n`);
+    for (const f of result.failed) process.stderr.write(`tapedeck rerecord: record #${f.index}${onHost(plan.find((x) => x.index === f.index)!)} not recorded: ${f.reason}\n`);
     if (result.notSent.length) process.stderr.write(`tapedeck rerecord: the budget of ${usd(budget!)} stopped it before ${result.notSent.length} call(s) (records ${result.notSent.slice(0, 10).map((i) => `#${i}`).join(', ')}${result.notSent.length > 10 ? ', ...' : ''}).\n`);
     // The diff of what was planned: records --only left out are not "removed".
     const planned = new Set(plan.map((x) => x.index));

@@ -55,17 +55,23 @@ Exit codes: 0, or 2 for bad input: a tape that cannot be read, or one with a rec
 damage (the counts leave it out; tapedeck verify lists the damage).
 `;
 
-export const RERECORD_HELP = `Usage: tapedeck rerecord <tape> --upstream URL (--yes | --budget USD) [options]
+export const RERECORD_HELP = `Usage: tapedeck rerecord <tape> [--upstream URL] (--yes | --budget USD) [options]
 
 Sends the tape's recorded requests (those of createFetch and tapedeck serve) to the live API
-again, records the answers into a new tape, and prints the diff (as tapedeck diff). The tape
-it reads is never written. Before any call it prints how many requests and their estimated
-cost (recorded usage at list prices); nothing is sent without --yes or --budget.
+again, each to the host its recording was made for, records the answers into a new tape, and
+prints the diff (as tapedeck diff). The tape it reads is never written. Before any call it
+prints how many requests go to which host and their estimated cost (recorded usage at list
+prices); nothing is sent without --yes or --budget.
 
-  --upstream URL       the live API's base URL (the recorded paths are appended)
+  --upstream URL       send every request to this base URL instead (the recorded paths are
+                       appended; the new recordings are made for its host). Needed for
+                       recordings that name no host (tapes written before hosts were
+                       stored), and for those of tapedeck serve --upstream with a path
+                       (https://gw.example/openai: the tape keeps the host, not the path)
   --yes                make the calls
   --budget USD         make the calls, but none that would take the estimated spending past USD
-  --only TEXT          only the requests whose route, model or body contain TEXT
+  --only TEXT          only the requests whose route, host, model or body contain TEXT
+                       (--only api.groq.com: one host's)
   --out FILE           the new tape (default <tape>.rerecorded.tape, a draft that diff,
                        stats and the vitest summary leave out of a folder of tapes until
                        you move it into place; --force replaces it)
@@ -73,7 +79,8 @@ cost (recorded usage at list prices); nothing is sent without --yes or --budget.
   --retries N          retries of a 429 / 529 answer, waiting as retry-after says (default 5)
   --header "N: V"      a header to send where the tape has a redacted one (repeatable);
                        OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY fill the usual ones,
-                       GEMINI_API_KEY (or GOOGLE_API_KEY) Gemini's ?key= and x-goog-api-key
+                       GEMINI_API_KEY (or GOOGLE_API_KEY) Gemini's ?key= and x-goog-api-key,
+                       each for its provider's own host, this machine, or --upstream only
   --prices FILE        prices for the estimate (see tapedeck stats --help)
   --format F, --html FILE, --fail-on LIST   the diff's output, as tapedeck diff
 
@@ -82,5 +89,5 @@ removed in the diff). Exit codes: 0 / 1 as tapedeck diff, 2 bad input or no --ye
 3 when the budget stopped it or calls failed (the new tape holds what was recorded).
 
 Example:
-  OPENAI_API_KEY=sk-... tapedeck rerecord tapes/chat.tape --upstream https://api.openai.com --budget 0.50
+  OPENAI_API_KEY=sk-... tapedeck rerecord tapes/chat.tape --budget 0.50
 `;

@@ -1,5 +1,6 @@
 // Which old recording a new one stands for. Recordings pair by tape, then by what they are found
-// under (route and request key), repeats in recorded order; a new request whose key changed is
+// under (route and request key, then the host they were made for: a tape may hold the same request
+// made to two hosts, re-recorded in any order), repeats in recorded order; a new request whose key changed is
 // paired with its closest old recording in the same tape and route, as a replay miss names the
 // closest recording (src/match/diagnose.ts), and the report says what changed in the request.
 // What is left is added (only in the new tapes) or removed (only in the old ones).
@@ -7,6 +8,7 @@
 import { TapedeckError } from '../errors.ts';
 import { closestRecordings, differencesOf, type MissContext } from '../match/diagnose.ts';
 import { requestKeys, type Recording, type RequestKeys } from '../match/matcher.ts';
+import { originKey } from '../store/origins.ts';
 import { askedOf, type Asked } from './answer.ts';
 import { jsonDiff } from './json-diff.ts';
 
@@ -167,6 +169,32 @@ class Leftovers {
   }
 }
 
+/** The host a recording was made for, as replay compares hosts; '' for one that names none. */
+const hostOf = (r: Recorded): string => (r.asked.origin === undefined ? '' : originKey(r.asked.origin));
+
+/** A pair's change of host, worded as a request change (none when either names no host). */
+function hostChange(o: Recorded, n: Recorded): string[] {
+  const x = o.asked.origin;
+  const y = n.asked.origin;
+  return x === undefined || y === undefined || hostOf(o) === hostOf(n) ? [] : [`host differs: ${y} vs ${x} before`];
+}
+
+/**
+ * The old recording of the same key a new one pairs with, from that key's recordings by host:
+ * one made for the same host (repeats in recorded order); on the second pass (`anyHost`) one
+ * that names no host (it answered any), else one of another host.
+ */
+function takeOld(hosts: Map<string, Recorded[]> | undefined, n: Recorded, anyHost: boolean): Recorded | undefined {
+  if (!hosts) return undefined;
+  const own = hosts.get(hostOf(n));
+  if (own?.length) return own.shift();
+  if (!anyHost) return undefined;
+  const none = hosts.get('');
+  if (none?.length) return none.shift();
+  for (const q of hosts.values()) if (q.length) return q.shift();
+  return undefined;
+}
+
 /**
  * Pairs the recordings of the old and the new tapes (tapes matched by name).
  *
@@ -180,22 +208,35 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
   for (const name of names) {
     const olds = oldTapes.filter((t) => t.name === name).flatMap(recordedOf);
     const news = newTapes.filter((t) => t.name === name).flatMap(recordedOf);
-    const byKey = new Map<string, Recorded[]>();
+    // By key, then by host: one request made to two hosts keeps each host's repeats apart.
+    const byKey = new Map<string, Map<string, Recorded[]>>();
     for (const o of olds) {
       const k = `${o.asked.route}\u0000${o.asked.match}\u0000${o.asked.key}`;
-      const q = byKey.get(k);
+      let hosts = byKey.get(k);
+      if (!hosts) byKey.set(k, (hosts = new Map()));
+      const h = hostOf(o);
+      const q = hosts.get(h);
       if (q) q.push(o);
-      else byKey.set(k, [o]);
+      else hosts.set(h, [o]);
     }
     const paired = new Set<Recorded>();
     const pairs: Pairing[] = [];
     const left: Recorded[] = [];
+    // Same key and host first, whatever the order of the new tape; then the same key on another
+    // host (a tape recorded before hosts were stored, re-recorded for one).
+    const byNew = new Map<Recorded, Recorded>();
+    for (const pass of [false, true]) {
+      for (const n of news) {
+        if (byNew.has(n)) continue;
+        const o = takeOld(byKey.get(`${n.asked.route}\u0000${n.asked.match}\u0000${n.asked.key}`), n, pass);
+        if (o) byNew.set(n, o);
+      }
+    }
     for (const n of news) {
-      const q = byKey.get(`${n.asked.route}\u0000${n.asked.match}\u0000${n.asked.key}`);
-      const o = q?.shift();
+      const o = byNew.get(n);
       if (o) {
         paired.add(o);
-        pairs.push({ tape: name, old: o, new: n, requestChange: [] });
+        pairs.push({ tape: name, old: o, new: n, requestChange: hostChange(o, n) });
       } else left.push(n);
     }
     const leftovers = left.length ? new Leftovers(olds, paired, keys) : undefined;
@@ -203,7 +244,7 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
       const best = leftovers!.closest(n);
       if (best) {
         paired.add(best.old);
-        pairs.push({ tape: name, old: best.old, new: n, requestChange: best.change });
+        pairs.push({ tape: name, old: best.old, new: n, requestChange: [...best.change, ...hostChange(best.old, n)] });
       } else pairs.push({ tape: name, new: n, requestChange: [] });
     }
     for (const o of olds) if (!paired.has(o)) pairs.push({ tape: name, old: o, requestChange: [] });

@@ -4,7 +4,7 @@
 
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeHtml as esc } from './escape.ts';
-import { failOnText, type DriftEntry, type DriftReport } from './report.ts';
+import { entryHost, failOnText, manyHosts, type DriftEntry, type DriftReport } from './report.ts';
 import { toleranceText, usageCounts } from './usage.ts';
 
 const pretty = (v: unknown) => (v === undefined ? '' : (JSON.stringify(v, null, 2) ?? ''));
@@ -41,12 +41,14 @@ function sideBySide(oldHtml: string, newHtml: string): string {
   return `<div class="sbs"><div><h3>old</h3><pre class="old">${oldHtml}</pre></div><div><h3>new</h3><pre class="new">${newHtml}</pre></div></div>`;
 }
 
-function entryHtml(e: DriftEntry): string {
+function entryHtml(e: DriftEntry, hosts: boolean): string {
   const d = e.details;
   const classes = e.classes.length ? e.classes : [e.status];
   const idx = e.new?.index ?? e.old?.index;
   const model = (e.new ?? e.old)?.model;
-  let body = `<h2>${classes.map((c) => `<span class="tag ${esc(c)}">${esc(c)}</span>`).join('')} ${esc(e.tape)} #${idx} <span class="muted">${esc(e.route)}${model ? ` · ${esc(model)}` : ''}</span></h2>`;
+  // The host when the recordings were made for several hosts (see manyHosts).
+  const host = hosts ? ` · ${esc(entryHost(e) ?? '(no host)')}` : '';
+  let body = `<h2>${classes.map((c) => `<span class="tag ${esc(c)}">${esc(c)}</span>`).join('')} ${esc(e.tape)} #${idx} <span class="muted">${esc(e.route)}${model ? ` · ${esc(model)}` : ''}${host}</span></h2>`;
   body += `<p class="summary">${esc(e.summary)}</p>`;
   if (e.requestChange.length) body += `<p>Request changed: ${e.requestChange.map(esc).join('; ')}</p>`;
   if (d.status) body += sideBySide(`status ${d.status.old}`, `status ${d.status.new}`);
@@ -82,6 +84,7 @@ function entryHtml(e: DriftEntry): string {
  */
 export function renderHtml(r: DriftReport): string {
   const s = r.summary;
+  const hosts = manyHosts(r);
   const kinds = [...DRIFT_CLASSES, 'added', 'removed'] as const;
   const count = (k: (typeof kinds)[number]) => (k === 'added' ? s.added : k === 'removed' ? s.removed : s.classes[k]);
   const summary = kinds.map((k) => `<span class="count" data-class="${k}"><b>${count(k)}</b> ${k}</span>`).join('');
@@ -102,7 +105,7 @@ ${verdict}
 <div id="filters">${filters}</div>
 <p class="muted"><span id="shown">${r.entries.length}</span> shown</p>
 <main>
-${r.entries.map(entryHtml).join('\n')}
+${r.entries.map((e) => entryHtml(e, hosts)).join('\n')}
 </main>
 <script>${SCRIPT}</script>
 </body></html>

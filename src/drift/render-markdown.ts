@@ -3,7 +3,7 @@
 
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeHtml, escapeMarkdown, escapeTerminal } from './escape.ts';
-import { failOnText, type DriftEntry, type DriftReport } from './report.ts';
+import { entryHost, failOnText, manyHosts, type DriftEntry, type DriftReport } from './report.ts';
 import { inlineDiff } from './text-diff.ts';
 import { toleranceText, usageCounts } from './usage.ts';
 
@@ -63,10 +63,13 @@ export function renderMarkdown(r: DriftReport): string {
   for (const c of DRIFT_CLASSES) if (s.classes[c] > 0) out += `| ${c} | ${s.classes[c]} |\n`;
   const rows = r.entries.filter((e) => e.primary !== 'identical');
   if (rows.length === 0) return `${out}\nNo answer changed.\n`;
+  // The host after the model when the recordings were made for several hosts (see manyHosts).
+  const hosts = manyHosts(r);
   out += '\n| class | tape | # | request | what changed |\n|---|---|---:|---|---|\n';
   for (const e of rows) {
     const model = (e.new ?? e.old)?.model;
-    out += `| ${e.classes.join(', ') || e.status} | ${cell(e.tape)} | ${e.new?.index ?? e.old?.index} | ${cell(e.route)}${model ? ` ${cell(model)}` : ''} | ${cell(e.summary)} |\n`;
+    const host = hosts ? ` ${cell(entryHost(e) ?? '(no host)')}` : '';
+    out += `| ${e.classes.join(', ') || e.status} | ${cell(e.tape)} | ${e.new?.index ?? e.old?.index} | ${cell(e.route)}${model ? ` ${cell(model)}` : ''}${host} | ${cell(e.summary)} |\n`;
   }
   out += '\n';
   for (const e of rows) {

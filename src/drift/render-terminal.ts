@@ -4,7 +4,7 @@
 import type { DriftClass } from './classify.ts';
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeTerminal } from './escape.ts';
-import { failOnText, type DriftReport } from './report.ts';
+import { entryHost, failOnText, manyHosts, type DriftReport } from './report.ts';
 import { inlineDiff } from './text-diff.ts';
 
 const CODES: Record<DriftClass | 'added' | 'removed', string> = {
@@ -48,17 +48,21 @@ export function renderTerminal(r: DriftReport, opts: { colour: boolean; width?: 
   const width = opts.width ?? 160;
   const s = r.summary;
   let out = `tapedeck diff ${line(r.old)} -> ${line(r.new)}: ${s.pairs} pair${s.pairs === 1 ? '' : 's'} (${countsPhrase(r)}), ${s.added} added, ${s.removed} removed\n`;
-  const rows = r.entries.filter((e) => e.primary !== 'identical').map((e) => ({ ...e, tape: line(e.tape), route: line(e.route), summary: line(e.summary) }));
+  // A HOST column only when the recordings were made for several hosts (see manyHosts).
+  const hosts = manyHosts(r);
+  const rows = r.entries.filter((e) => e.primary !== 'identical').map((e) => ({ ...e, tape: line(e.tape), route: line(e.route), host: line(entryHost(e) ?? '-'), summary: line(e.summary) }));
   if (rows.length) {
     const tapeW = Math.min(28, Math.max(4, ...rows.map((e) => e.tape.length)));
     const routeW = Math.min(34, Math.max(5, ...rows.map((e) => e.route.length)));
-    out += `\n${pad('CLASS', 11)} ${pad('TAPE', tapeW)} ${pad('#', 5)} ${pad('ROUTE', routeW)} WHAT CHANGED\n`;
+    const hostW = hosts ? Math.min(32, Math.max(4, ...rows.map((e) => e.host.length))) : 0;
+    const hostCell = (s: string) => (hosts ? `${pad(clip(s, hostW), hostW)} ` : '');
+    out += `\n${pad('CLASS', 11)} ${pad('TAPE', tapeW)} ${pad('#', 5)} ${pad('ROUTE', routeW)} ${hostCell('HOST')}WHAT CHANGED\n`;
     for (const e of rows) {
       const cls = e.primary || e.status;
       const idx = String(e.new?.index ?? e.old?.index ?? '');
-      const head = `${paint(cls as keyof typeof CODES, pad(cls, 11))} ${pad(clip(e.tape, tapeW), tapeW)} ${pad(idx, 5)} ${pad(clip(e.route, routeW), routeW)} `;
+      const head = `${paint(cls as keyof typeof CODES, pad(cls, 11))} ${pad(clip(e.tape, tapeW), tapeW)} ${pad(idx, 5)} ${pad(clip(e.route, routeW), routeW)} ${hostCell(e.host)}`;
       const more = e.classes.length > 1 ? ` [${e.classes.slice(1).join(', ')}]` : '';
-      out += `${head}${clip(e.summary + more, Math.max(30, width - 20 - tapeW - routeW))}\n`;
+      out += `${head}${clip(e.summary + more, Math.max(30, width - 20 - tapeW - routeW - (hosts ? hostW + 1 : 0)))}\n`;
       if (e.details.text && e.classes.includes('text') && e.details.text.ops.length > 1) {
         out += `${' '.repeat(12)}${inlineDiff(e.details.text.ops.map(([op, t]) => [op, escapeTerminal(t)]), marks, 30).replace(/\s*\n\s*/g, ' ⏎ ').slice(0, 400)}${opts.colour ? '\x1b[0m' : ''}\n`;
       }

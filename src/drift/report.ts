@@ -5,6 +5,7 @@
 import { answerOf, type Answer } from './answer.ts';
 import { sameBytes } from '../bytes.ts';
 import { isHttpRecord } from '../store/records.ts';
+import { originKey } from '../store/origins.ts';
 import { classifyPair, DRIFT_CLASSES, type Classification, type ClassifyOptions, type DriftClass, type DriftDetails, type ToolCallChange } from './classify.ts';
 import { pairRecordings, type Pairing, type Recorded, type TapeSide } from './pair.ts';
 import { pairSessions, type RealtimePairing } from './realtime-diff.ts';
@@ -35,6 +36,8 @@ export interface EntrySide {
   streamed: boolean;
   /** The model the request asked for, when it names one. */
   model?: string;
+  /** The host the recording was made for (`scheme://host[:port]`), when it names one. */
+  origin?: string;
 }
 
 /** One recording compared: a pair, or an added or removed recording. */
@@ -88,7 +91,37 @@ function modelOf(body: unknown): string | undefined {
 
 function side(r: Recorded, a: Answer): EntrySide {
   const model = modelOf(r.asked.body);
-  return { index: r.index, key: r.asked.key, status: a.status, streamed: a.streamed, ...(model ? { model } : {}) };
+  return { index: r.index, key: r.asked.key, status: a.status, streamed: a.streamed, ...(model ? { model } : {}), ...(r.asked.origin !== undefined ? { origin: r.asked.origin } : {}) };
+}
+
+/**
+ * The host an entry's recording was made for (the new side's when both name one).
+ *
+ * @example
+ * entryHost(report.entries[0]) // 'https://api.openai.com', or undefined for a recording that names none
+ */
+export function entryHost(e: DriftEntry): string | undefined {
+  return e.new?.origin ?? e.old?.origin;
+}
+
+/**
+ * Whether a report's recordings were made for more than one host: the renderers then name each
+ * entry's host, since one request made to two hosts is otherwise two rows alike. A report of one
+ * host (most) reads as before.
+ *
+ * @example
+ * const hosts = manyHosts(report) // true for a tape of OpenAI and Groq calls
+ */
+export function manyHosts(r: DriftReport): boolean {
+  let first: string | undefined;
+  for (const e of r.entries) {
+    const o = entryHost(e);
+    if (o === undefined) continue;
+    const k = originKey(o);
+    if (first === undefined) first = k;
+    else if (k !== first) return true;
+  }
+  return false;
 }
 
 /** Whether two records' answers are the same bytes with the same status (most pairs of a re-record). */

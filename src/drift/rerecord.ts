@@ -1,8 +1,12 @@
 // Re-recording on purpose: every request of a tape (or those a filter picks) sent again to the
 // live API through a recording fetch (createFetch in record mode, handed in by the command line,
 // so this layer stays below the proxy), within a budget, a few at a time, with 429s retried.
-// The original tape is only read; the new answers go to another tape.
+// Each request goes to the host its recording names (its `origin`), or to the upstream given for
+// all of them; the recording fetch stores where it went on the new record, so a tape of two hosts
+// is re-recorded as two hosts' recordings. The original tape is only read; the new answers go to
+// another tape.
 
+import { TapedeckError } from '../errors.ts';
 import { readAnswer } from '../providers/index.ts';
 import { isMask, REDACTED } from '../store/redact.ts';
 import { queryDecode } from '../store/query-pairs.ts';
@@ -19,8 +23,11 @@ export interface Recorder {
 }
 
 export interface RerecordOptions {
-  /** Base URL of the live API, e.g. https://api.openai.com (the recorded path is appended). */
-  upstream: string;
+  /**
+   * Base URL every request is sent to, e.g. https://api.openai.com (the recorded path is
+   * appended). Without it each request goes to the origin its recording stores.
+   */
+  upstream?: string;
   recorder: Recorder;
   prices: Readonly<Record<string, Price>>;
   /** Stop before a call whose estimated cost would take the spending past this (USD). */
@@ -31,8 +38,11 @@ export interface RerecordOptions {
   retries?: number;
   /** Longest wait between retries, ms (default 60 s). */
   maxBackoffMs?: number;
-  /** The value to send for a header the tape holds redacted (lowercase name), by route; none drops it. */
-  credentials?: (route: string, header: string) => string | undefined;
+  /**
+   * The value to send for a header the tape holds redacted (lowercase name), by route and by
+   * where the request goes (see destinationOf); none drops it.
+   */
+  credentials?: (route: string, header: string, to: string) => string | undefined;
   /** Called after each call ends (done of total, spent so far). */
   onProgress?: (done: number, total: number, spent: number) => void;
 }
@@ -59,7 +69,8 @@ export interface RerecordResult {
 
 /**
  * The requests of a tape to send again: its HTTP exchange records (ReplayCache records hold no
- * HTTP request), those whose route, model or first user text contain `only` when given.
+ * HTTP request), those whose route, origin, model or body contain `only` when given (an origin:
+ * one host's recordings of a tape that holds several).
  *
  * @example
  * const plan = planRerecord(tape.records.map((r) => r.value), DEFAULT_PRICES, 'chat/completions')
@@ -75,7 +86,7 @@ export function planRerecord(records: readonly unknown[], prices: Readonly<Recor
     }
     if (needle) {
       const body = record.request.body as { model?: unknown } | undefined;
-      const hay = `${record.route} ${typeof body?.model === 'string' ? body.model : ''} ${JSON.stringify(body ?? '')}`.toLowerCase();
+      const hay = `${record.route} ${record.origin ?? ''} ${typeof body?.model === 'string' ? body.model : ''} ${JSON.stringify(body ?? '')}`.toLowerCase();
       if (!hay.includes(needle)) return;
     }
     plan.push({ index, record, estimate: callStats(record, prices)?.cost ?? 0 });
@@ -83,10 +94,24 @@ export function planRerecord(records: readonly unknown[], prices: Readonly<Recor
   return { plan, skipped };
 }
 
+/**
+ * Where a recording's request is sent again: `upstream` when given (every request goes there),
+ * else the origin the recording stores; undefined for one that stores none (tapes written before
+ * origins were stored, hand-written recordings with a path alone).
+ *
+ * @example
+ * destinationOf(record, undefined) // 'https://api.groq.com' for a recording made for that host
+ * destinationOf(record, 'http://127.0.0.1:8080/') // 'http://127.0.0.1:8080'
+ */
+export function destinationOf(r: HttpRecord, upstream: string | undefined): string | undefined {
+  if (upstream !== undefined) return upstream.replace(/\/+$/, '');
+  return typeof r.origin === 'string' ? r.origin : undefined;
+}
+
 // Request headers fetch sets itself, or that described the recorded hop only.
 const DROP = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept-encoding', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection']);
 
-function requestInit(r: HttpRecord, credentials: RerecordOptions['credentials']): RequestInit {
+function requestInit(r: HttpRecord, credentials: ((route: string, header: string) => string | undefined) | undefined): RequestInit {
   const headers = new Headers();
   for (const [k, v] of Object.entries(r.request.headers)) {
     const name = k.toLowerCase();
@@ -117,7 +142,7 @@ function requestInit(r: HttpRecord, credentials: RerecordOptions['credentials'])
  * liveUrl({ route: 'POST /v1beta/models/g:generateContent', request: { url: '/v1beta/models/g:generateContent?key=%5BREDACTED%5D' } } as HttpRecord, () => 'AIza...')
  * // '/v1beta/models/g:generateContent?key=AIza...'
  */
-export function liveUrl(r: HttpRecord, credentials: RerecordOptions['credentials']): string {
+export function liveUrl(r: HttpRecord, credentials: ((route: string, header: string) => string | undefined) | undefined): string {
   const url = r.request.url;
   const q = url.indexOf('?');
   if (q < 0 || !/REDACTED/i.test(url)) return url;
@@ -183,11 +208,16 @@ function costOf(bytes: Uint8Array, contentType: string, r: HttpRecord, prices: R
  *
  * @example
  * const rec = createFetch({ tape: 'new.tape', mode: 'record' })
- * const result = await rerecord(plan, { upstream: 'https://api.openai.com', recorder: rec, prices: DEFAULT_PRICES, budget: 1 })
+ * const result = await rerecord(plan, { recorder: rec, prices: DEFAULT_PRICES, budget: 1 }) // each to its recording's host
  */
 export async function rerecord(plan: readonly Planned[], opts: RerecordOptions): Promise<RerecordResult> {
   const result: RerecordResult = { planned: plan.length, recorded: 0, failed: [], notSent: [], spent: 0 };
-  const base = opts.upstream.replace(/\/+$/, '');
+  // Refused before any call: a run that sends half its requests is harder to act on than none.
+  const nowhere = plan.filter((p) => destinationOf(p.record, opts.upstream) === undefined);
+  if (nowhere.length) {
+    await opts.recorder.close();
+    throw new TapedeckError('E_ARG', `${nowhere.length} of the ${plan.length} recordings name no host to send ${nowhere.length === 1 ? 'its request' : 'their requests'} to (records ${nowhere.slice(0, 5).map((p) => `#${p.index}`).join(', ')}${nowhere.length > 5 ? ', ...' : ''}).`, { hint: 'Give the upstream they go to (tapedeck rerecord --upstream URL).' });
+  }
   const retries = opts.retries ?? 5;
   const maxBackoff = opts.maxBackoffMs ?? 60_000;
   let reserved = 0;
@@ -195,11 +225,13 @@ export async function rerecord(plan: readonly Planned[], opts: RerecordOptions):
   let done = 0;
   let stopped = false;
   const one = async (p: Planned): Promise<void> => {
-    const init = requestInit(p.record, opts.credentials);
+    const base = destinationOf(p.record, opts.upstream)!;
+    const credentials = opts.credentials && ((route: string, header: string) => opts.credentials!(route, header, base));
+    const init = requestInit(p.record, credentials);
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await opts.recorder.fetch(`${base}${liveUrl(p.record, opts.credentials)}`, init);
+        res = await opts.recorder.fetch(`${base}${liveUrl(p.record, credentials)}`, init);
       } catch (e) {
         // fetch's own "fetch failed" says nothing; the reason is its cause's (ECONNREFUSED ...).
         const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;

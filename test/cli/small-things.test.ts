@@ -114,7 +114,7 @@ describe('verify and inspect', () => {
     const tape = join(dir, 'chat.tape');
     await chatTape(tape);
     const rows = cli('inspect', tape).stdout.trim().split('\n').map((l) => l.split('\t'));
-    expect(rows[0]).toEqual(['#', 'offset', 'bytes', 'key', 'status', 'stream', 'signature', 'model', 'first user message']);
+    expect(rows[0]).toEqual(['#', 'offset', 'bytes', 'key', 'status', 'stream', 'signature', 'model', 'first user message', 'origin']);
     expect(rows.slice(1).map((r) => [r[4], r[5], r[8]])).toEqual([
       ['200', '-', 'plain'],
       ['200', 'sse', 'streamed'],

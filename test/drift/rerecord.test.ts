@@ -161,7 +161,7 @@ describe('tapedeck rerecord', () => {
     expect(up.calls.every((c) => c.path === '/v1/messages')).toBe(true);
     writeFileSync(join(dir, 'exists.tape'), '');
     for (const [args, code] of [
-      [['rerecord', 'base.tape', '--yes'], 'E_ARG'],
+      [['rerecord', 'base.tape', '--upstream', 'api.openai.com', '--yes'], 'E_ARG'],
       [['rerecord', 'base.tape', '--upstream', up.url, '--yes', '--out', 'base.tape'], 'E_ARG'],
       [['rerecord', 'base.tape', '--upstream', up.url, '--budget', 'lots'], 'E_ARG'],
       [['rerecord', 'base.tape', '--upstream', up.url, '--yes', '--only', 'no-such-thing'], 'E_RERECORD_EMPTY'],

@@ -34,9 +34,10 @@ describe('MCP records and the tape tools', () => {
 
     const inspect = cli('inspect', tape);
     expect(inspect.status).toBe(0);
-    expect(inspect.stdout).toMatch(/\tmcp\tinitialize\n/);
-    expect(inspect.stdout).toMatch(/\tmcp\ttools\/call create_entities\n/);
-    expect(inspect.stdout).toMatch(/\tmcp\ttools\/call read_graph\n/);
+    // The last column is the host (origin): MCP records name none.
+    expect(inspect.stdout).toMatch(/\tmcp\tinitialize\t-\n/);
+    expect(inspect.stdout).toMatch(/\tmcp\ttools\/call create_entities\t-\n/);
+    expect(inspect.stdout).toMatch(/\tmcp\ttools\/call read_graph\t-\n/);
 
     const verify = cli('verify', tape);
     expect(verify.status).toBe(0);

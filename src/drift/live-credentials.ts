@@ -1,0 +1,67 @@
+// The credentials `tapedeck rerecord` sends where a tape holds them redacted: --header values,
+// else the provider's key from the environment. A tape may hold several hosts' recordings (an
+// app that falls back from OpenAI to an OpenAI-compatible host sends both the same path), and
+// each is sent again to the host it names: a key from the environment goes only to its own
+// provider's host, to this machine, or to the --upstream the command line names, never to
+// another host that happens to speak the same API (OPENAI_API_KEY sent to api.groq.com would hand
+// it to a third party).
+
+import { TapedeckError } from '../errors.ts';
+
+/** Hosts that name this machine: a key sent there stays on it (a local proxy, a test server). */
+const LOOPBACK = /^(localhost|.*\.localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/** The hosts each environment key belongs to (a suffix starting with a dot: any host under it). */
+const KEY_HOSTS: Readonly<Record<string, readonly string[]>> = {
+  OPENAI_API_KEY: ['api.openai.com'],
+  ANTHROPIC_API_KEY: ['api.anthropic.com'],
+  AZURE_OPENAI_API_KEY: ['.openai.azure.com', '.cognitiveservices.azure.com', '.services.ai.azure.com'],
+  GEMINI_API_KEY: ['generativelanguage.googleapis.com'],
+  GOOGLE_API_KEY: ['generativelanguage.googleapis.com'],
+};
+
+/** Whether the environment's `name` key may be sent to `to` (an origin or base URL). */
+function keyGoesTo(name: string, to: string, upstream: boolean): boolean {
+  if (upstream) return true;
+  let host: string;
+  try {
+    host = new URL(to).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  if (LOOPBACK.test(host)) return true;
+  return (KEY_HOSTS[name] ?? []).some((h) => (h.startsWith('.') ? host.endsWith(h) : host === h));
+}
+
+/**
+ * Credentials for the headers a tape holds redacted: --header first (sent wherever the request
+ * goes), else the provider's key from the environment (the route says which provider:
+ * Anthropic's SDK also sends its key as `authorization: Bearer`), to that provider's host, this
+ * machine, or any host when `upstream` (the command line named where requests go).
+ *
+ * @example
+ * const credentials = credentialsFrom(process.env, ['x-api-key: abc'], false)
+ * credentials('POST /v1/chat/completions', 'authorization', 'https://api.openai.com') // 'Bearer sk-...'
+ * credentials('POST /openai/v1/chat/completions', 'authorization', 'https://api.groq.com') // undefined
+ */
+export function credentialsFrom(env: NodeJS.ProcessEnv, headers: readonly string[], upstream: boolean): (route: string, header: string, to: string) => string | undefined {
+  const given: Record<string, string> = {};
+  for (const h of headers) {
+    const i = h.indexOf(':');
+    if (i <= 0) throw new TapedeckError('E_ARG', `--header must be "Name: value"; got ${JSON.stringify(h)}.`, { hint: '--header "x-api-key: $ANTHROPIC_API_KEY"' });
+    given[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
+  }
+  const fromEnv = (name: string, to: string) => (keyGoesTo(name, to, upstream) ? env[name] || undefined : undefined);
+  return (route, header, to) => {
+    if (given[header] !== undefined) return given[header];
+    // Gemini takes its key as `?key=` or `x-goog-api-key`.
+    if (header === '?key' || header === 'x-goog-api-key') return /\/v1(beta|alpha)?\/(models|tunedModels)\//.test(route) ? (fromEnv('GEMINI_API_KEY', to) ?? fromEnv('GOOGLE_API_KEY', to)) : undefined;
+    if (header.startsWith('?')) return undefined;
+    const anthropic = /\/v1\/(messages|complete)\b/.test(route);
+    const key = fromEnv(anthropic ? 'ANTHROPIC_API_KEY' : header === 'api-key' ? 'AZURE_OPENAI_API_KEY' : 'OPENAI_API_KEY', to);
+    if (!key) return undefined;
+    if (header === 'authorization') return `Bearer ${key}`;
+    if (header === 'x-api-key' || header === 'api-key') return key;
+    return undefined;
+  };
+}
