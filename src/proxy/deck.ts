@@ -2,15 +2,15 @@
  * The engine shared by the proxy handler and createFetch: it owns the tape, the per-route
  * matchers, the redactor and the counters, and decides for each request whether a recording
  * answers it or the upstream must. Transport (node:http or fetch Response) is the callers' job.
+ * How an answer becomes a record (keyed, redacted, appended) is its record side, ./deck-record.ts.
  *
  * The replay hot path is synchronous and, for a JSON body, one matcher call on the raw bytes:
  * the matcher's memo (SHA-256 of the bytes) or fingerprint answers without JSON.parse.
  */
-import { canonicalizeJSON, hashJSON, hashValue, sha256, traceToken } from '../core/index.ts';
+import { hashJSON, hashValue, sha256 } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError, withContext } from '../errors.ts';
-import { rawRequestKey } from '../match/raw-keys.ts';
-import { createMatcher, requestDigests, requestKey, requestKeys, type Matcher, type MatchMode, type Recording, type Signature } from '../match/matcher.ts';
+import { createMatcher, requestDigests, requestKeys, type Matcher, type MatchMode, type Recording, type Signature } from '../match/matcher.ts';
 import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
@@ -18,10 +18,10 @@ import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 import { checkStore, isBackend, storeBackend } from '../store/backends/open.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
-import { KEY_SPEC_VERSION, type NormalizeOptions } from '../providers/normalize.ts';
+import type { NormalizeOptions } from '../providers/normalize.ts';
 import { volatilePatterns } from '../providers/volatile-text.ts';
 import type { HookRecording, RecordingHook } from '../store/hooks.ts';
-import { beforeRecord, beforeReplay, checkHooks, pickByMatch, type MatchFunction } from './deck-hooks.ts';
+import { beforeReplay, checkHooks, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { isTelemetry, keyedHeaders, recordingUrl, routeEndpoint, routeOf } from '../providers/index.ts';
 import { isUploadData } from '../providers/upload-data.ts';
@@ -29,14 +29,11 @@ import { httpMissDetail, usedUpDetail, type HttpMissDetail } from './http-differ
 import { jsonBodyDifference } from './json-body-difference.ts';
 import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute } from './other-route.ts';
 import { missOnDamagedTape } from './damage-miss.ts';
-import { checkedAnswer, currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
+import { currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
-import { freezeHeaders, isFrozenHeaders } from '../store/frozen-headers.ts';
 import { latin1Text, redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
 import { checkRedactOptions } from '../store/redact-options.ts';
-import { redactedResponse } from '../store/stream-redact.ts';
-import { echoing } from '../store/echo-redact.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { askedFor, keptOf, pruneMayRemove, sayKept } from './prune-guard.ts';
@@ -45,11 +42,13 @@ import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from '
 import { IndexRuns } from './index-runs.ts';
 import { FiledRecording } from './filed-recording.ts';
 import { KeyTurns } from './key-turns.ts';
-import { RecordTurns, type RecordTurn } from './record-turns.ts';
+import type { RecordTurn } from './record-turns.ts';
+// Browser bundles get deck-record.browser.ts (package.json "browser"): a page never records.
+import { openRecorder, type DeckRecorder } from './deck-record.ts';
 // Browser bundles get fleet.browser.ts (package.json "browser"): a page's tape is never shared.
 import { Fleet } from './fleet.ts';
 // Browser bundles get origins.browser.ts and host-match.browser.ts: a page compares no hosts.
-import { filedKey, filedName, ORIGIN_FILING, recordedRoutes } from '../store/origins.ts';
+import { filedName, ORIGIN_FILING, recordedRoutes } from '../store/origins.ts';
 import { checkHostMatch, openHostMatch, type Found, type HostLookup, type HostMatchMode } from './host-match.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
@@ -250,29 +249,19 @@ export interface DeckStats {
    * a prune after the run keeps them. Absent when there are none.
    */
   kept?: string[];
+  /**
+   * Record mode, once closed: how many of the `recorded` answers took the place of an older
+   * recording of their request (CloseReport.rerecorded); the rest were added. Absent when none.
+   */
+  rerecorded?: number;
 }
 
 const EMPTY = new Uint8Array(0);
 
 const decoder = new TextDecoder();
 
-/** JSON.parse of a body, or undefined where it throws (the strict reader then says why). */
-function parsedOrUndefined(body: Uint8Array): unknown {
-  try {
-    return JSON.parse(decoder.decode(body));
-  } catch {
-    return undefined;
-  }
-}
-
 /** The largest request body read when maxBodyBytes is not given. */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
-
-/** The model a request names: its view's (the URL's, for APIs that put it there), else the body's; '' for none. */
-function modelNamed(viewModel: unknown, body: unknown): string {
-  const named = viewModel ?? (body !== null && typeof body === 'object' ? (body as { model?: unknown }).model : undefined);
-  return typeof named === 'string' ? named : '';
-}
 
 interface Route {
   /** LLM recordings for the matcher, in tape order. */
@@ -375,7 +364,7 @@ function absentOf(backend: RecordBackend | undefined, opts: DeckOptions, entry: 
  * The request key of every telemetry upload (providers' `telemetry` routes): the digest of an
  * empty object, the same for every body, so the route alone finds its recordings.
  */
-const TELEMETRY_KEY = hashValue({});
+export const TELEMETRY_KEY = hashValue({});
 
 /** Counters of a deck that has served nothing yet (also what stats show before the tape is open). */
 export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats {
@@ -443,6 +432,8 @@ export class Deck {
   private readonly entry: MissEntry;
   /** Finds a request's recording host by host (./host-match.ts; a page's by its route alone). */
   private readonly hosts: HostLookup;
+  /** Keys, builds and appends the records of this run (./deck-record.ts; a page records nothing). */
+  private readonly recorder: DeckRecorder;
 
   private constructor(opts: DeckOptions, mode: TapeMode, col: RecordCollection<HttpRecord> | undefined, warnings: StoreWarning[], entry: MissEntry) {
     this.opts = opts;
@@ -466,6 +457,21 @@ export class Deck {
     this.chaosNow = openChaos(opts.chaos, mode, this.warn);
     this.sessionChaosNow = openSessionChaos(opts.chaos, mode, this.warn, this.chaosNow);
     this.hosts = openHostMatch((req, route, name) => this.find(req, route, name), this.routes, col, opts, entry);
+    this.recorder = openRecorder({
+      opts,
+      norm: this.norm,
+      redactor: this.redactor,
+      col,
+      tape: this.tape,
+      counters: this.counters,
+      writes: this.writes,
+      warn: this.warn,
+      warnOnce: (m) => this.warnOnce(m),
+      decoded: (req) => this.decoded(req),
+      parse: (body) => this.parse(body),
+      httpKey: (route, headers, body) => this.httpKey(route, headers, body),
+      added: (rec) => this.added(rec),
+    });
     // Exact matching finds a recording by its stored key, which the collection indexes from the
     // records' heads: a record whose key is current is filed without being decoded or hashed,
     // so a large tape opens in one pass over its frames. Other modes and a match function read
@@ -887,14 +893,14 @@ export class Deck {
     const req = this.decoded(sent);
     const route = this.routeOf(req.method, req.url, req.headers);
     if (this.mode === 'record') {
-      const prepared = this.prepare(req, route);
+      const prepared = this.recorder.prepare(req, route);
       // Its old recordings are asked for, whether or not the new answer gets recorded (pruning).
       if (this.col) askedFor(this.col, prepared, req.origin);
       return { kind: 'upstream', prepared };
     }
     const found = this.served(this.hosts.find(req, route), route, req);
     if (found.kind === 'replay') return found;
-    if (this.mode === 'update') return { kind: 'upstream', prepared: this.prepare(req, route), miss: found.miss };
+    if (this.mode === 'update') return { kind: 'upstream', prepared: this.recorder.prepare(req, route), miss: found.miss };
     throw missOnDamagedTape(found.miss, this.col, this.verifyCommand);
   }
 
@@ -958,9 +964,8 @@ export class Deck {
   /** The recording a custom `match` function picks among those filed under `name` (of `route`), or the miss. */
   private findByFunction(req: DeckRequest, route: string, match: MatchFunction, name: string): Found {
     const r = this.routes.get(name);
-    const json = isJsonBody(req.headers, req.body);
-    const body = req.body.length === 0 ? undefined : json ? this.redactor.value(this.parse(req.body)) : normalizeBody(req.headers, req.body, this.redactor).stored;
-    const request = { method: req.method.toUpperCase(), url: this.redactor.url(req.url), headers: this.storedRequestHeaders(req.headers), ...(body !== undefined ? { body } : {}) };
+    // As it would be stored (a page has no match function: deck-hooks.browser.ts refuses one).
+    const request = this.recorder.storedRequest(req);
     const picked = this.matchedByFunction.size;
     const rec = r ? pickByMatch(match, request, r.records, this.matchedByFunction, this.hookViews, this.repeatLast) : undefined;
     if (rec) {
@@ -976,8 +981,6 @@ export class Deck {
   }
 
   private readonly matchedByFunction = new Set<HttpRecord>();
-  /** Recordings made in this run (update mode), which a summary does not count as unused. */
-  private readonly appended = new Set<HttpRecord>();
   private readonly hookViews = new WeakMap<HttpRecord, HookRecording>();
 
   /**
@@ -1166,84 +1169,13 @@ export class Deck {
    */
   prepareRequest(req: DeckRequest): Prepared {
     const decoded = this.decoded(req);
-    return this.prepare(decoded, this.routeOf(decoded.method, decoded.url, decoded.headers));
+    return this.recorder.prepare(decoded, this.routeOf(decoded.method, decoded.url, decoded.headers));
   }
-
-  /** Keys and the redacted body of a request about to be recorded. */
-  private prepare(req: DeckRequest, route: string): Prepared {
-    // Requests mostly repeat one URL: the last one's redaction is kept (by the URL's text).
-    const last = this.lastUrl;
-    let url = last.redacted;
-    if (req.url !== last.url) this.lastUrl = { url: req.url, redacted: (url = this.redactor.url(req.url)) };
-    if (isJsonBody(req.headers, req.body)) {
-      const parsed = parsedOrUndefined(req.body);
-      let stored = parsed === undefined ? undefined : this.redactor.value(parsed);
-      // A telemetry upload (a trace export) is filed under its route alone: see find().
-      if (stored !== undefined && isTelemetry(req)) return { match: 'json', route, key: TELEMETRY_KEY, model: '', body: stored, url };
-      // Nothing masked (redaction shares what it leaves as it was): the body's own bytes are the
-      // stored body, so they are keyed from the raw bytes (src/match/raw-keys.ts), whose index
-      // also refuses what the strict reader refuses. Where that path declines (a fault, a shape
-      // it leaves to the reference, volatile members or text), the reference path below.
-      if (stored !== undefined && stored === parsed) {
-        const raw = rawRequestKey(req.body, this.keyOptions(req.method, req.url));
-        if (raw !== undefined) {
-          return { match: 'llm', route, key: raw.key, signature: raw.signature, model: modelNamed(raw.model, stored), body: stored, url, bodyAsSent: true };
-        }
-      }
-      // Strict: a body with no canonical form is refused before it goes upstream (the strict reader
-      // alone: its digest would be thrown away).
-      canonicalizeJSON(req.body);
-      stored ??= this.redactor.value(this.parse(req.body));
-      let keys: ReturnType<typeof requestKey> | undefined;
-      try {
-        keys = requestKey(stored, this.keyOptions(req.method, req.url));
-      } catch (e) {
-        if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
-      }
-      const model = modelNamed(keys?.view.model, stored);
-      if (keys) return { match: 'llm', route, key: keys.key, signature: keys.signature, model, body: stored, url };
-      return { match: 'json', route, key: hashValue(stored), model, body: stored, url };
-    }
-    if (req.body.length === 0) return { match: 'http', route, key: this.httpKey(route, req.headers, req.body), model: '', url };
-    const body = normalizeBody(req.headers, req.body, this.redactor);
-    return { match: 'http', route, key: this.httpKey(route, req.headers, body.bytes), model: '', body: body.stored, url };
-  }
-
-  private lastUrl = { url: '', redacted: '' };
-
-  /** The options a request to this endpoint is keyed with: the last ones again while the endpoint repeats (nothing changes them). */
-  private keyOptions(method: string, url: string): NormalizeOptions & { endpoint: { method: string; url: string } } {
-    const last = this.lastKeyOptions;
-    if (last?.endpoint.method === method && last.endpoint.url === url) return last;
-    // The endpoint first: a spread then a member added gives the object a new map per deck, and
-    // the keying code that reads it was compiled again for each (each import opens a deck).
-    return (this.lastKeyOptions = { endpoint: { method, url }, ...this.norm });
-  }
-
-  private lastKeyOptions: (NormalizeOptions & { endpoint: { method: string; url: string } }) | undefined;
 
   /** Request headers as stored: lowercase names, hop-by-hop ones dropped, secrets masked. */
   storedRequestHeaders(h: DeckRequest['headers']): StoredHeaders {
-    if (h === this.lastFrozenHeaders.from) return this.lastFrozenHeaders.stored;
-    const out: StoredHeaders = {};
-    for (const k of Object.keys(h)) {
-      const v = h[k];
-      if (v === undefined || HOP_BY_HOP.has(k)) continue;
-      out[k] = v;
-    }
-    const stored = this.redactor.headers(out);
-    if (isFrozenHeaders(h)) this.lastFrozenHeaders = { from: h, stored: freezeHeaders(stored) };
-    return stored;
+    return this.recorder.storedRequestHeaders(h);
   }
-
-  /**
-   * The last frozen header map given to storedRequestHeaders (an importer's: the entries of a
-   * recording that list the same headers share one) and its stored form, frozen too: a map that
-   * cannot change is redacted once while it repeats. Not for a map that can change (a caller
-   * could put a secret in after its first redaction), nor with a beforeRecord hook (which gets
-   * the stored map to change in place).
-   */
-  private lastFrozenHeaders: { from: DeckRequest['headers'] | undefined; stored: StoredHeaders } = { from: undefined, stored: {} };
 
   /**
    * Records an exchange: appends it (many concurrent requests share one lock and one fsync) and
@@ -1254,33 +1186,7 @@ export class Deck {
    * and stats.appendFailures; `durable` never rejects.
    */
   record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number, turn?: RecordTurn): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
-    let rec: HttpRecord | undefined;
-    try {
-      rec = this.recordOf(p, req, response, recordedAt, durationMs);
-    } catch (e) {
-      turn?.finish();
-      throw e;
-    }
-    if (!rec) {
-      // The beforeRecord hook kept it off the tape: live, and not recorded.
-      turn?.finish();
-      this.counters.byMatch.passthrough++;
-      return { rec: undefined, durable: Promise.resolve(undefined) };
-    }
-    const forRetry = req.behindFault === true;
-    if (!turn) return { rec, durable: this.appendRecord(rec, forRetry) };
-    // After the identical requests sent before it (./record-turns.ts).
-    const stored = rec;
-    const durable = turn.before().then(() => {
-      try {
-        return this.appendRecord(stored, forRetry);
-      } finally {
-        turn.finish();
-      }
-    });
-    this.writes.add(durable);
-    void durable.finally(() => this.writes.delete(durable));
-    return { rec, durable };
+    return this.recorder.record(p, req, response, recordedAt, durationMs, turn);
   }
 
   /**
@@ -1292,10 +1198,8 @@ export class Deck {
    * const turn = deck.takeTurn(p); try { ... deck.record(p, req, response, at, ms, turn) ... } finally { turn.finish() }
    */
   takeTurn(p: Prepared): RecordTurn {
-    return this.recordTurns.take(httpRecordKey(p.route, p.match, p.key));
+    return this.recorder.takeTurn(p);
   }
-
-  private readonly recordTurns = new RecordTurns();
 
   /**
    * The record an exchange is stored as (the beforeRecord hook applied, secrets masked), without
@@ -1309,43 +1213,7 @@ export class Deck {
    * const rec = deck.recordOf(deck.prepareRequest(req), req, response, new Date(), 0)
    */
   recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date | string, durationMs: number, answerAscii?: string): HttpRecord | undefined {
-    const recordedAtIso = typeof recordedAt === 'string' ? recordedAt : recordedAt.toISOString();
-    const given = response;
-    let requestHeaders = this.storedRequestHeaders(req.headers);
-    if (this.opts.beforeRecord) {
-      // The hook sees what would be stored; what it returns is redacted again (docs/hooks.md).
-      const h = beforeRecord(this.opts.beforeRecord, { match: p.match, key: p.key, signature: p.signature, url: p.url, headers: requestHeaders, body: p.body }, req.method.toUpperCase(), response, this.norm);
-      if (!h) return undefined;
-      if (h.rekeyed) this.warnOnce(`tapedeck: the beforeRecord hook changed what ${p.route} is keyed by; a request sent as before will not find this recording (use volatileText, volatileKeys or ignoreArgs for what must not count).`);
-      p = { ...p, match: h.match, key: h.key, signature: h.signature, url: this.redactor.url(h.url), body: h.body === undefined ? undefined : this.redactor.value(h.body) };
-      requestHeaders = this.redactor.headers(h.headers);
-      response = h.response;
-    }
-    // The answer's JSON check parses it; redaction masks its members from that parse.
-    // A hook's answer is its own: the caller's text is of the answer before it.
-    const ascii = response === given ? answerAscii : undefined;
-    const answer = checkedAnswer(response, ascii);
-    const rec: HttpRecord = {
-      v: 1,
-      kind: 'http',
-      match: p.match,
-      route: p.route,
-      key: p.key,
-      keyVersion: KEY_SPEC_VERSION,
-      ...(p.signature ? { signature: p.signature } : {}),
-      trace: this.traceFor(p, recordedAtIso),
-      request: { method: req.method.toUpperCase(), url: p.url, headers: requestHeaders, ...(p.body !== undefined ? { body: p.body } : {}) },
-      // The request's own secrets are masked where the answer repeats them (src/store/echo-redact.ts).
-      response: redactedResponse(response, { parsed: answer.parsed, ascii }, p.bodyAsSent === true ? echoing(this.redactor, req, true) : echoing(this.redactor, req.headers['content-encoding'] !== undefined ? this.decoded(req) : req)),
-      recordedAt: recordedAtIso,
-      durationMs: Math.round(durationMs * 1000) / 1000,
-    };
-    // Where the request went (see hostMatch); none when unknown.
-    if (req.origin !== undefined) rec.origin = req.origin;
-    // Framed fine but not what its content type says: kept byte for byte, and said now.
-    const problem = answer.problem;
-    if (problem) this.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);
-    return rec;
+    return this.recorder.recordOf(p, req, response, recordedAt, durationMs, answerAscii);
   }
 
   /**
@@ -1356,39 +1224,17 @@ export class Deck {
    * if (rec) await deck.appendRecord(rec)
    */
   appendRecord(rec: HttpRecord, forRetry = false): Promise<TapedeckError | undefined> {
-    const durable = this.col!.append(filedKey(rec), rec, { forRetry }).then(
-      () => {
-        if (this.mode === 'update') {
-          const r = this.route(filedName(rec.route, rec.origin));
-          r.count++;
-          r.records.push(rec);
-          this.appended.add(rec);
-        }
-        this.counters.recordings = ++this.recordingCount;
-        // Counted as recorded only now that it is stored.
-        this.counters.recorded++;
-        this.counters.byMatch.recorded++;
-        return undefined;
-      },
-      (e: unknown) => {
-        this.counters.appendFailures++;
-        this.counters.byMatch.recordFailed++;
-        const cause = `${e instanceof TapedeckError ? `${e.code}: ` : ''}${e instanceof Error ? e.message : String(e)}`;
-        this.warn(`tapedeck: could not append a record to ${this.tape}: ${cause}`);
-        const where = this.tape ?? 'the store';
-        return new TapedeckError('E_RECORD_FAILED', `The answer to ${rec.route} could not be recorded in ${where} (${cause}), so it is not served as if it were.`, {
-          file: where,
-          route: rec.route,
-          key: rec.key,
-          // What the store said, for a caller that reports it itself (tapedeck add: once, with its fix).
-          cause: e,
-          hint: `Fix the store (free disk space, release the tape lock, bring Redis back) and send the request again; to take live answers unrecorded meanwhile, use --on-record-failure serve (option onRecordFailure: 'serve').`,
-        });
-      },
-    );
-    this.writes.add(durable);
-    void durable.finally(() => this.writes.delete(durable));
-    return durable;
+    return this.recorder.append(rec, forRetry);
+  }
+
+  /** A record of this run is stored: counted among the recordings; in update mode, filed on its route (a match function looks there). */
+  private added(rec: HttpRecord): void {
+    if (this.mode === 'update') {
+      const r = this.route(filedName(rec.route, rec.origin));
+      r.count++;
+      r.records.push(rec);
+    }
+    this.counters.recordings = ++this.recordingCount;
   }
 
   /**
@@ -1398,13 +1244,7 @@ export class Deck {
    * 'tapedeck-http-1', selected ids = [request key]. It names one recording, stably.
    */
   traceFor(p: Prepared, recordedAt: string): string {
-    return traceToken({
-      documentId: p.route.includes('\0') ? p.route.replace(/\0/g, '') : p.route,
-      documentVersion: recordedAt,
-      model: (p.model.includes('\0') ? p.model.replace(/\0/g, '') : p.model).toWellFormed(),
-      systemPromptVersion: 'tapedeck-http-1',
-      selectedIds: [p.key],
-    });
+    return this.recorder.traceFor(p, recordedAt);
   }
 
   /** Resolves once every record handed to record() so far is on disk (or reported failed). */
@@ -1424,6 +1264,7 @@ export class Deck {
       // Not after injected faults answered calls (prune-guard.ts).
       const prune = this.opts.pruneUnused === true && pruneMayRemove(this.stats().faults, this.tape, this.warn);
       const report = (await this.col?.close({ pruneUnused: prune })) ?? { replaced: [], pruned: [] };
+      this.rerecorded = report.rerecorded ?? 0;
       if (prune && this.col) sayKept(this.col, this.tape, this.warn);
       if (report.pruned.length > 0) {
         const which = report.pruned.map((x) => `${x.key.replace('\u0000', ' ')} (byte ${x.at})`);
@@ -1500,8 +1341,11 @@ export class Deck {
     const faults = { ...this.pastFaults };
     for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
     const repeats = this.repeatsServed + (this.col?.repeatsServed ?? 0);
-    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...keptOf(this.mode, this.col) };
+    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...keptOf(this.mode, this.col), ...(this.rerecorded > 0 ? { rerecorded: this.rerecorded } : {}) };
   }
+
+  /** Of the recordings made, those that replaced an older one at close (see DeckStats.rerecorded). */
+  private rerecorded = 0;
 
   /** Calls answered past their request's recordings by the fast path and the matcher (the collection counts its own). */
   private repeatsServed = 0;

@@ -8,7 +8,10 @@ export interface FetchRun {
   tape: string | undefined;
   mode: string;
   replayed: number;
+  /** Recordings made for requests the tape had none of (or more of than before). */
   added: number;
+  /** Record mode: recordings made that replaced an older recording of their request (the tape did not grow). */
+  rerecorded?: number;
   /** Misses: route and the short diagnosis. */
   misses: { route: string; message: string }[];
   /** Recordings nothing in this run asked for. */
@@ -23,11 +26,15 @@ export interface FetchRun {
  * @example
  * formatFetchSummary({ tape: 'chat.tape', mode: 'replay', replayed: 3, added: 0, misses: [], unused: 1 })
  * // 'tapedeck: chat.tape (replay): 3 replayed, 0 recordings added, 0 misses, 1 unused recording'
+ * formatFetchSummary({ tape: 'chat.tape', mode: 'record', replayed: 0, added: 1, rerecorded: 2, misses: [], unused: 0 })
+ * // 'tapedeck: chat.tape (record): 0 replayed, 1 recording added, 2 re-recorded (replaced), 0 misses, 0 unused recordings'
  */
 export function formatFetchSummary(r: FetchRun): string {
   const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
   const lost = r.notRecorded ? ` (${plural(r.notRecorded, 'answer')} not recorded)` : '';
-  const lines = [`tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${plural(r.added, 'recording')} added${lost}, ${r.misses.length === 1 ? '1 miss' : `${r.misses.length} misses`}, ${plural(r.unused, 'unused recording')}`];
+  // Said apart from "added", as the test runners' summaries do: the tape did not grow for them.
+  const again = r.rerecorded ? `, ${r.rerecorded} re-recorded (replaced)` : '';
+  const lines = [`tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${plural(r.added, 'recording')} added${lost}${again}, ${r.misses.length === 1 ? '1 miss' : `${r.misses.length} misses`}, ${plural(r.unused, 'unused recording')}`];
   if (r.misses.length > 0) {
     lines.push('Misses:');
     for (const m of r.misses.slice(0, 20)) lines.push(`  ${m.route}: ${m.message.split('\n')[0]}`);

@@ -505,14 +505,19 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // A tape that never opened has nothing to write: its error went to the calls.
       const d = await opening.catch(() => undefined);
       try {
-        await d?.close();
+        const closed = await d?.close();
         const s = d?.stats();
         // Said unasked when a call missed or a live answer was left off the tape: the next
         // replay misses it (a test runner's own summary says both for test tapes).
         const notRecorded = s ? s.errors + s.appendFailures : 0;
         const summarize = opts.summary ?? ((misses.length > 0 || notRecorded > 0) && entry.kind !== 'test');
         if (d && s && summarize) {
-          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded, misses, unused: d.unusedCount(used), notRecorded });
+          // Re-recordings took an older recording's place (record mode, known once closed): not
+          // added. The recordings they replaced are off the tape, not unused (record mode serves
+          // nothing, so each is among those unusedCount finds unasked for).
+          const rerecorded = s.rerecorded ?? 0;
+          const unused = Math.max(0, d.unusedCount(used) - (closed?.replaced.length ?? 0));
+          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded, ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, notRecorded });
           if (typeof opts.summary === 'function') opts.summary(text);
           else if (typeof process !== 'undefined' && process.stderr) process.stderr.write(`${text}\n`);
           else console.warn(text);

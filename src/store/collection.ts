@@ -121,6 +121,12 @@ export interface CloseOptions {
 export interface CloseReport {
   replaced: { key: string; at: number }[];
   pruned: { key: string; at: number }[];
+  /**
+   * How many of this run's recordings took the place of a replaced one of the same key: one per
+   * recording replaced, so a key recorded more often than before has its extra ones added (the
+   * run summaries say "re-recorded (replaced)" for these, "added" for the rest). Absent when none.
+   */
+  rerecorded?: number;
 }
 
 interface Entry<R> {
@@ -1271,6 +1277,21 @@ export class RecordCollection<R> {
       }).catch((e: unknown) => {
         throw closeRemovalFailure(e, counts);
       });
+      // This run's appends (after the loaded recordings), each taking a replaced recording of its
+      // key, else of the key it replaces too (RecordKind.replaces), while any is left.
+      const left = new Map<string, number>();
+      for (const r of report.replaced) left.set(r.key, (left.get(r.key) ?? 0) + 1);
+      let rerecorded = 0;
+      for (let i = this.loadedStored.length; i < this.all.length && left.size > 0; i++) {
+        const key = this.all[i]!.key;
+        const took = [key, this.kind.replaces?.(key)].find((k) => k !== undefined && left.has(k));
+        if (took === undefined) continue;
+        const n = left.get(took)! - 1;
+        if (n > 0) left.set(took, n);
+        else left.delete(took);
+        rerecorded++;
+      }
+      if (rerecorded > 0) report.rerecorded = rerecorded;
       return report;
     } finally {
       await this.writer?.release();

@@ -32,7 +32,6 @@ import { startProxy, type ProxyServer } from '../proxy/server.ts';
 import { makeLocalCertificate } from '../proxy/tls.ts';
 import { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from '../mcp/transport.ts';
 import { diagnoseMiss, type MissDetails } from './miss.ts';
-import { rerecordedCount, testRecordings } from './rerecorded.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { forTestOutput } from './test-output.ts';
 import { failIfStuckOnFakeTimers, nextTurn } from './real-timers.ts';
@@ -76,7 +75,10 @@ export function resolveTestStore(option: string | false | undefined, env: NodeJS
   return { url, fromEnv };
 }
 
-/** Options of a test tape; every createFetch option (matching, redaction, timing...) applies too. */
+/**
+ * Options of a test tape; every createFetch option (matching, redaction, timing...) applies too,
+ * to `fetch` and to the proxies of serve().
+ */
 export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'store' | 'mode' | 'onWarning'> {
   /** The tape file; with a store, the name the test's Redis namespace is made from. */
   tape: string;
@@ -191,9 +193,10 @@ export interface TestTape {
   missFailure(): TapedeckError | undefined;
   /**
    * A proxy of this test's own, on a free loopback port, recording to and replaying from this
-   * tape in the test's mode: for realtime clients (OpenAI Realtime needs `wss:`, so TLS is on by
-   * default and `ca` is the PEM to trust) and for child processes the test starts (a Python
-   * script, a CLI). Closed with the tape. docs/realtime.md.
+   * tape in the test's mode, with the tape's options as `fetch` has them (match, hostMatch,
+   * ignoreArgs, volatileText, redact, timing...): for realtime clients (OpenAI Realtime needs
+   * `wss:`, so TLS is on by default and `ca` is the PEM to trust) and for child processes the
+   * test starts (a Python script, a CLI). Closed with the tape. docs/realtime.md.
    *
    * @example
    * const { url, ca } = await tape.serve({ upstream: 'https://api.openai.com' })
@@ -306,8 +309,8 @@ function openTape(opts: TestTapeOptions): TestTape {
   /** Requests the fetch switches of install() refused (blockNetwork), by host. */
   const refused: Record<string, number> = {};
   const proxies: Promise<ProxyServer>[] = [];
-  /** What tape.chaos() asked for last (the proxies of later serve() calls start with it). */
-  let chaosNow: ChaosOptions | undefined;
+  /** The chaos option, until tape.chaos() asks for other faults (the proxies of later serve() calls start with it). */
+  let chaosNow: ChaosOptions | undefined = opts.chaos;
   let closing: Promise<TapeReport> | undefined;
   // Set one event-loop turn after close() was called: until then the fetch still takes calls.
   // A call the test made without awaiting it reaches the fetch a few ticks later (the OpenAI SDK
@@ -322,6 +325,12 @@ function openTape(opts: TestTapeOptions): TestTape {
   const closed = openedTest(self);
 
   const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, failOnMiss: _fm, retry: _rt, ...fetchOpts } = opts;
+  // The proxies of serve() match, redact, time and reach the API as the fetch does: a test
+  // whose tape options say hostMatch 'any' (or ignoreArgs, volatileText, match...) replays the
+  // same through either. Only the fetch's summary is not a proxy's (the run summary says it),
+  // and a proxy does not prune: it knows only the recordings it served, and would remove those
+  // the fetch used (the run's own prune, `--prune-unused`, sees every writer's).
+  const { summary: _sum, chaos: _ch, pruneUnused: _pu, ...proxyOpts } = fetchOpts;
   const open = (): TapedeckFetch => {
     if (shut) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
     // Misses name this test's record command, not createFetch's mode option.
@@ -545,6 +554,7 @@ function openTape(opts: TestTapeOptions): TestTape {
       const p = (async () => {
         const tls = serveOpts.tls === false ? undefined : await makeLocalCertificate();
         return startProxy({
+          ...proxyOpts,
           ...(store ? { store: new RedisBackend(store.url, { namespace }) } : { tape: opts.tape }),
           ...runOpt,
           ...ownerOpt,
@@ -552,7 +562,6 @@ function openTape(opts: TestTapeOptions): TestTape {
           port: 0,
           ...(serveOpts.upstream ? { upstream: serveOpts.upstream } : {}),
           ...(tls ? { tls } : {}),
-          redact: opts.redact,
           sessionRecordCommand: `re-record: ${sessionRecordCommand}`,
           // An HTTP miss of this proxy fails the test like a fetch miss, even one the client
           // (a child process, an SDK that takes no fetch) swallowed.
@@ -603,13 +612,10 @@ function openTape(opts: TestTapeOptions): TestTape {
         closed();
         for (const s of switches.splice(0)) s.uninstall();
         const errors: unknown[] = [];
-        // Record mode replaces the older recordings of each request recorded again as the tape
-        // closes: what the tape holds of this test just before then tells which of its new
-        // recordings were re-recordings (./rerecorded.ts).
-        const before = mode === 'record' && !store && (inner || proxies.length > 0) ? await testRecordings(opts.tape, owner) : undefined;
-        /** Older recordings asked for again whose new answer was not recorded: they stay. */
-        const kept = new Set<string>();
         let added = 0;
+        // Record mode replaces the older recordings of each request recorded again as the tape
+        // closes; the writers' close says how many of their new recordings took such a place.
+        let rerecorded = 0;
         let repeats = 0;
         let unrecorded = 0;
         const faults: Record<string, number> = {};
@@ -622,15 +628,13 @@ function openTape(opts: TestTapeOptions): TestTape {
             await Promise.all([...endings]);
             const st = await inner.stats();
             added = st.recorded;
+            rerecorded += st.rerecorded ?? 0;
             // createFetch counts as errors the answers it could not record (cut or ended early
             // upstream, cut by its close), and as append failures those whose write failed.
             unrecorded = st.appendFailures + st.errors;
             addFaults(st.faults);
             // Recordings whose calls were made again but not recorded stay: used, not stale.
-            for (const t of st.kept ?? []) {
-              used.add(t);
-              kept.add(t);
-            }
+            for (const t of st.kept ?? []) used.add(t);
             repeats += st.repeats ?? 0;
           } catch (e) {
             errors.push(e);
@@ -643,17 +647,14 @@ function openTape(opts: TestTapeOptions): TestTape {
             const st = proxy.handler.stats();
             hits += st.hits + (st.realtime?.replayed ?? 0);
             added += st.recorded - st.appendFailures + (st.realtime?.recorded ?? 0);
+            rerecorded += st.rerecorded ?? 0;
             addFaults(st.faults);
-            for (const t of st.kept ?? []) {
-              used.add(t);
-              kept.add(t);
-            }
+            for (const t of st.kept ?? []) used.add(t);
             repeats += st.repeats ?? 0;
           } catch (e) {
             errors.push(e);
           }
         }
-        const rerecorded = before ? Math.min(added, rerecordedCount(before, await testRecordings(opts.tape, owner), [...used].filter((t) => !kept.has(t)))) : 0;
         // The MCP tape is a tape of its own in the run summary (its name, its unused
         // recordings); the report close() returns counts it with the test's tape, as before.
         const mcp = { opened: false, hits: 0, added: 0, used: new Set<string>(), faults: {} as Record<string, number> };

@@ -104,6 +104,26 @@ describe('llm-tapedeck/browser as bundled', () => {
     expect(inputs.filter((f) => /proxy\/(?:http|upload|json-body)-difference\.js$/.test(f))).toEqual([]);
   });
 
+  it("leaves out the deck's record side and the miss fixes of Node's entry points: a page never records, and its misses are fixed as before", async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs).toContain('dist/proxy/deck-record.browser.js');
+    expect(inputs).toContain('dist/match/miss-fixes.browser.js');
+    expect(inputs.filter((f) => /proxy\/deck-record\.js$|match\/miss-fixes\.js$/.test(f))).toEqual([]);
+    // A page's only entry point is createReplayFetch: its fixes are worded as in Node.
+    type Fixes = { recordHow(e: object): string; ignoreOption(e: object, v: object): string | undefined; repeatOption(e: object): string | undefined };
+    const page = (await import(join(root, 'dist/match/miss-fixes.browser.js'))) as Fixes;
+    const node = (await import(join(root, 'dist/match/miss-fixes.js'))) as Fixes;
+    for (const entry of [{ kind: 'browser' }, { kind: 'browser', modeFromOption: true }]) {
+      expect(page.recordHow(entry)).toBe(node.recordHow(entry));
+      expect(page.repeatOption(entry)).toBe(node.repeatOption(entry));
+      for (const v of [{ option: 'volatileKeys', names: ['id'] }, { option: 'ignoreArgs', names: ['seed', 'user'] }]) expect(page.ignoreOption(entry, v)).toBe(node.ignoreOption(entry, v));
+    }
+    // The record side refuses, as the modes that would reach it are refused.
+    const { openRecorder } = (await import(join(root, 'dist/proxy/deck-record.browser.js'))) as { openRecorder(side: object): { prepare(): unknown } };
+    expect(() => openRecorder({}).prepare()).toThrow(expect.objectContaining({ code: 'E_MODE' }));
+  });
+
   it('leaves out the prune guard for faults and the record run\'s close-failure wording: a page injects no faults and never removes recordings at close', async () => {
     const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
     const inputs = Object.keys(out.metafile.inputs);

@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
+import { readTape } from '../../src/store/tape-file.ts';
 import { upstreamSuite } from './upstream-suite.ts';
 
 const suite = upstreamSuite('fsum');
@@ -29,5 +30,23 @@ describe('createFetch summary at close', () => {
     const quiet = createFetch({ tape, mode: 'replay' });
     await chat(quiet, 'one');
     await quiet.close();
+  });
+
+  it('record mode: a request recorded again is said re-recorded (replaced), not added; its extra recordings are added', async () => {
+    const tape = join(dir, 'rerecord.tape');
+    const rec = createFetch({ tape, mode: 'record', fetch: globalThis.fetch, summary: false });
+    await chat(rec, 'one');
+    await chat(rec, 'two');
+    await rec.close();
+    let text = '';
+    // `one` twice (one takes its old recording's place, the other is new), `three` new; `two` stays.
+    const again = createFetch({ tape, mode: 'record', fetch: globalThis.fetch, summary: (t) => (text = t) });
+    await chat(again, 'one');
+    await chat(again, 'one');
+    await chat(again, 'three');
+    await again.close();
+    // `one`'s old recording is off the tape, not unused: `two` alone is.
+    expect(text).toBe(`tapedeck: ${tape} (record): 0 replayed, 2 recordings added, 1 re-recorded (replaced), 0 misses, 1 unused recording`);
+    expect((await readTape(tape)).records).toHaveLength(4);
   });
 });

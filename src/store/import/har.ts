@@ -136,7 +136,7 @@ function headersOf(list: unknown, field: string, last: Names): ImportHeaders {
  * read with, and the map made of them, frozen. A HAR's requests mostly list the same headers
  * (one client, one key): an entry listing exactly the last list gets the same map, which the
  * deck then redacts once and the frame writer encodes once for all the entries that share it
- * (deck.ts storedRequestHeaders, record-pack.ts). Compared by content, never by identity.
+ * (deck-record.ts storedRequestHeaders, record-pack.ts). Compared by content, never by identity.
  */
 let lastRequest: { list: string[]; mime: string | undefined; headers: ImportHeaders } = { list: [], mime: undefined, headers: Object.freeze({}) };
 
