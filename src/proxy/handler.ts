@@ -420,6 +420,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   // empty tape (which the next `once` run would take as recorded) or a writer behind.
   const noUpstream = upstream === undefined ? needsUpstream : undefined;
   const opening = Deck.open(opts, undefined, noUpstream).then((d) => {
+    // Left for passthrough, which opens no tape (nothing to leave behind, but nothing to serve).
     if (d.mode !== 'replay' && upstream === undefined) {
       void d.close().catch(() => {});
       throw needsUpstream(d.mode);

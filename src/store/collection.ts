@@ -1300,13 +1300,13 @@ export class RecordCollection<R> {
   }
 }
 
-/** An entry with every field it may get, so all entries share one shape. */
 /** Throws the opener's reason it cannot record, before a writer or an empty store is made. */
 function refuseRecording(opts: CollectionOptions<unknown>): void {
   const why = opts.cannotRecord?.(opts.mode);
   if (why !== undefined) throw why;
 }
 
+/** An entry with every field it may get, so all entries share one shape. */
 function newEntry<R>(key: string, stored: LoadedRecord | undefined): Entry<R> {
   return { key, slot: undefined, stored, old: undefined, repeat: undefined, mine: false, value: undefined, bad: false, used: false };
 }

@@ -78,6 +78,21 @@ async function askOnly(base: string, f: typeof fetch | undefined): Promise<strin
   return (await client.chat.completions.create(question)).choices[0]!.message.content!;
 }
 
+/** One call recorded into `tape` (record mode) from a new fake host on 127.0.0.1 named `name`: its URL and the answer. */
+async function recordOne(tape: string, name: string): Promise<{ url: string; answer: string }> {
+  const up = await fake(name, '127.0.0.1');
+  try {
+    const rec = createFetch({ tape, mode: 'record', summary: false });
+    try {
+      return { url: up.url, answer: await askOnly(up.url, rec) };
+    } finally {
+      await rec.close();
+    }
+  } finally {
+    await up.close();
+  }
+}
+
 const httpRecords = async (tape: string) => (await readTape(tape)).records.map((r) => r.value as HttpRecord);
 
 let primary: Fake;
@@ -225,17 +240,7 @@ describe('createFetch, the real OpenAI SDK, a primary and a fallback host', () =
     const tape = fresh();
     await createTape(tape);
     await appendRecords(tape, (await readTape(both)).records.map((r) => r.value));
-    const up = await fake('again', '127.0.0.1');
-    try {
-      const rec = createFetch({ tape, mode: 'record', summary: false });
-      try {
-        expect(await askOnly(up.url, rec)).toBe('again answer 1');
-      } finally {
-        await rec.close();
-      }
-    } finally {
-      await up.close();
-    }
+    expect((await recordOne(tape, 'again')).answer).toBe('again answer 1');
     const recs = await httpRecords(tape);
     // The fallback host's two recordings are replaced by the new one; the primary's stay.
     expect(recs.map((r) => r.response.body && Buffer.from(r.response.body).toString()).map((b) => JSON.parse(b).choices[0].message.content)).toEqual(['primary answer 1', 'primary answer 2', 'again answer 1']);
@@ -277,17 +282,8 @@ describe('recordings without an origin (tapes written before origins were stored
 
   it('are replaced when the request is recorded again for a host', async () => {
     const tape = await oldTape();
-    const up = await fake('fresh', '127.0.0.1');
-    try {
-      const rec = createFetch({ tape, mode: 'record', summary: false });
-      try {
-        expect(await askOnly(up.url, rec)).toBe('fresh answer 1');
-      } finally {
-        await rec.close();
-      }
-    } finally {
-      await up.close();
-    }
+    const up = await recordOne(tape, 'fresh');
+    expect(up.answer).toBe('fresh answer 1');
     expect((await httpRecords(tape)).map((r) => r.origin)).toEqual([up.url]);
   });
 });
