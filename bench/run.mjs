@@ -634,7 +634,7 @@ let cold = null;
 if (!FILTERS.length || FILTERS.includes('cold')) {
   const { coldStartBench, formatRow } = await import('./cold-start.mjs');
   cold = await coldStartBench({ quick: QUICK });
-  console.log(`\n== COLD START: first replayed answer from a large tape (fresh processes, medians of ${cold.rounds} interleaved rounds)`);
+  console.log(`\n== COLD START: first replayed answer from a large tape (fresh processes, medians of ${cold.startRounds ?? cold.rounds} rounds for the starts and ${cold.rounds} for the misses and commands, interleaved)`);
   console.log(table(['row', 'time', 'memory', 'ratio', 'vs'], cold.rows.map(formatRow)));
   for (const t of cold.targets) report(t);
 }
