@@ -192,6 +192,7 @@ export class ReplayCache {
   /** What the last miss's diagnosis made of every recording (see diagnosis()). */
   private diagnosed: Diagnosed | undefined;
   private warnedReplayPut = false;
+  private appended = 0;
 
   private constructor(col: RecordCollection<ReplayRecord>, mode: { mode: TapeMode; source: TapeModeSource }, opts: ReplayCacheOptions) {
     this.col = col;
@@ -241,6 +242,19 @@ export class ReplayCache {
     }
     if (kind.rekeyed > 0) process.emitWarning(rekeyWarning(cache.path, kind.rekeyed), { code: 'TAPEDECK_REKEY' });
     return cache;
+  }
+
+  /**
+   * How many recordings this cache wrote in this run (record and update modes), each stored
+   * when counted. A record-mode put whose value came out the same as the recording it would
+   * replace keeps that recording and writes nothing: it is not counted (the tape did not grow).
+   *
+   * @example
+   * await cache.put(request, answer);
+   * console.log(`${cache.recorded} recorded`);
+   */
+  get recorded(): number {
+    return this.appended;
   }
 
   /** Number of recordings this cache can serve or has recorded. */
@@ -377,6 +391,7 @@ export class ReplayCache {
     }
     const record = buildRecord(keys, request, storedValue, { ...opts, ignoredArgs }, this.redactor, new Date().toISOString(), masks, redacted);
     await this.col.append(keys.key, record);
+    this.appended++;
   }
 
   /** How a miss of this cache is fixed: its own mode option and ignoredArgs, or the given command. */

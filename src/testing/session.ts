@@ -487,12 +487,6 @@ function openTape(opts: TestTapeOptions): TestTape {
       if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));
       const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.cache` }) : besideTape('cache');
       cache ??= ReplayCache.open(where, { recordCommand, ...runOpt, ...ownerOpt, ...cacheOpts, mode }).then((c) => {
-        // Count puts for the run summary; the cache itself stays the public ReplayCache.
-        const put = c.put.bind(c);
-        c.put = async (...args: Parameters<ReplayCache['put']>) => {
-          await put(...args);
-          cacheAdded++;
-        };
         // A miss fails the test like a fetch miss, even one the code under test caught (a
         // caching layer that falls back to a default on any error). get() reads through this.
         const getRecord = c.getRecord.bind(c);
@@ -675,11 +669,16 @@ function openTape(opts: TestTapeOptions): TestTape {
         let cacheTape: string | undefined;
         // The recordings the cache used, read once it closed (puts still in flight included).
         let cacheUsed: string[] = [];
+        // Of the cache's puts, those that took the place of a recording it held (record mode):
+        // from its close, as the fetch's re-recordings are.
+        let cacheRerecorded = 0;
         if (cache) {
           try {
             const c = await cache;
             cacheTape = c.path;
-            await c.close();
+            cacheRerecorded = (await c.close()).rerecorded ?? 0;
+            // What it wrote, not what was put: an unchanged re-record keeps its recording.
+            cacheAdded = c.recorded;
             cacheUsed = usedCacheMarks(c);
           } catch (e) {
             errors.push(e);
@@ -709,18 +708,19 @@ function openTape(opts: TestTapeOptions): TestTape {
         // replayed recordings, and the used ones, so those no call asked for count as unused
         // and the prune removes them (before, cache entries the code dropped stayed forever).
         /** The report of a tape beside the test's: its own misses, counts and used recordings. */
-        const besideReport = (dir: string, kind: 'cache' | 'mcp', tape: string, own: ReadonlySet<MissReport>, r: { added: number; hits: number; used: string[]; faults?: Record<string, number> }): void =>
+        const besideReport = (dir: string, kind: 'cache' | 'mcp', tape: string, own: ReadonlySet<MissReport>, r: { added: number; rerecorded?: number; hits: number; used: string[]; faults?: Record<string, number> }): void =>
           writeTapeReport(dir, {
             ...reportOf(),
             tape,
             ...(store ? { namespace: `${namespace}.${kind}` } : {}),
             added: r.added,
+            ...(r.rerecorded ? { rerecorded: r.rerecorded } : {}),
             hits: r.hits,
             misses: misses.filter((m) => own.has(m)),
             used: r.used,
             ...(r.faults && Object.keys(r.faults).length > 0 ? { faults: r.faults } : {}),
           });
-        if (runDir && cacheTape) besideReport(runDir, 'cache', store ? besideTape('cache') : cacheTape, cacheMisses, { added: cacheAdded, hits: cacheHits, used: cacheUsed });
+        if (runDir && cacheTape) besideReport(runDir, 'cache', store ? besideTape('cache') : cacheTape, cacheMisses, { added: cacheAdded, rerecorded: cacheRerecorded, hits: cacheHits, used: cacheUsed });
         if (runDir && (mcp.opened || (mcps.length > 0 && !store && existsSync(mcpTape)))) besideReport(runDir, 'mcp', mcpTape, mcpMisses, { added: mcp.added, hits: mcp.hits, used: [...mcp.used], faults: mcp.faults });
         addFaults(mcp.faults);
         const report: TapeReport = {
