@@ -61,8 +61,8 @@ Example:
 List the records of a tape, one a line, tab-separated: offset, size, key, the answer's status
 and framing (sse, ndjson, eventstream, ws for a realtime session, or - for a whole body;
 ", cut" for a stream recorded broken off), signature, model, the first user message, and the
-host the recording was made for (origin, e.g. https://api.openai.com; - for a record that
-names none: written before hosts were stored, by hand with a path alone, ReplayCache, MCP and
+host the recording was made for (origin, e.g. https://api.openai.com, with the upstream's path
+prefix after it when the proxy forwarded under one; - for a record that names none: written before hosts were stored, by hand with a path alone, ReplayCache, MCP and
 realtime records). Damage is listed after the records, and makes the command exit 1.
 
 Example:

@@ -178,7 +178,8 @@ function main(argv: string[]): number | Promise<number> {
       m
         .rerecordCommand(argv.slice(1), (tape) => {
           const rec = f.createFetch({ tape, mode: 'record' });
-          return { fetch: rec, close: () => rec.close() };
+          // Under a prefix, recorded as the proxy recorded it: the request path after the prefix.
+          return { fetch: (url, init, upstreamPath) => (upstreamPath ? f.fetchUnder(rec, url, init, upstreamPath) : rec(url, init)), close: () => rec.close() };
         })
         .then((code) => process.exit(exitCode(code))),
     );

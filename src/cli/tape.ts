@@ -195,7 +195,9 @@ function inspectLine(r: { offset: number; length: number; value: unknown }, i: n
   const stream = http ? answerFraming(http) : '-';
   // The host it was recorded for: two hosts' recordings of one request differ only here. '-' for
   // a record that names none (written before origins were stored, or by hand with a path alone).
-  const origin = isHttpRecord(r.value) && typeof r.value.origin === 'string' ? r.value.origin : '-';
+  // With the upstream's path prefix after it when the proxy forwarded under one: where it went.
+  const under = isHttpRecord(r.value) && typeof r.value.upstreamPath === 'string' ? r.value.upstreamPath : '';
+  const origin = isHttpRecord(r.value) && typeof r.value.origin === 'string' ? r.value.origin + under : '-';
   return `${i}\t${r.offset}\t${r.length}\t${key}\t${status}\t${stream}\t${sig}\t${model}\t${first === '-' && route ? route : first}${problem ? ` [answer ${problem}]` : ''}\t${origin}\n`;
 }
 

@@ -319,7 +319,9 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
         process.stderr.write(`tapedeck rerecord: note: the recordings were made for ${recorded!.origin}; the new ones are made for ${sentTo}, where --upstream sends them, and answer requests to that host only (docs/matching.md, "Hosts").\n`);
       }
     }
-    const to = v.upstream ?? (hosts.size === 1 ? [...hosts.values()][0]!.origin : `${hosts.size} hosts (${[...hosts.values()].map((h) => `${h.count} to ${h.origin}`).join(', ')})`);
+    // One host: named with the path prefix its requests go under when they share one.
+    const under = new Set(destination.values());
+    const to = v.upstream ?? (under.size === 1 ? [...under][0]! : hosts.size === 1 ? [...hosts.values()][0]!.origin : `${hosts.size} hosts (${[...hosts.values()].map((h) => `${h.count} to ${h.origin}`).join(', ')})`);
     process.stderr.write(
       `tapedeck rerecord: ${plan.length} request${plan.length === 1 ? '' : 's'} to ${to}${skipped ? ` (${skipped} non-HTTP record(s) skipped)` : ''}; ` +
         `estimated cost ${usd(estimate)} from the recorded usage at list prices of ${PRICES_DATE}${v.prices ? ` and ${v.prices}` : ''}.\n`,

@@ -58,16 +58,16 @@ damage (the counts leave it out; tapedeck verify lists the damage).
 export const RERECORD_HELP = `Usage: tapedeck rerecord <tape> [--upstream URL] (--yes | --budget USD) [options]
 
 Sends the tape's recorded requests (those of createFetch and tapedeck serve) to the live API
-again, each to the host its recording was made for, records the answers into a new tape, and
-prints the diff (as tapedeck diff). The tape it reads is never written. Before any call it
-prints how many requests go to which host and their estimated cost (recorded usage at list
-prices); nothing is sent without --yes or --budget.
+again, each to the host its recording was made for (under the path prefix of the upstream
+tapedeck serve forwarded it to, if any), records the answers into a new tape, and prints the
+diff (as tapedeck diff). The tape it reads is never written. Before any call it prints how many
+requests go to which host and their estimated cost (recorded usage at list prices); nothing is
+sent without --yes or --budget.
 
   --upstream URL       send every request to this base URL instead (the recorded paths are
-                       appended; the new recordings are made for its host). Needed for
-                       recordings that name no host (tapes written before hosts were
-                       stored), and for those of tapedeck serve --upstream with a path
-                       (https://gw.example/openai: the tape keeps the host, not the path)
+                       appended; the new recordings are made for its host, under its
+                       path). Needed for recordings that name no host (tapes written
+                       before hosts were stored)
   --yes                make the calls
   --budget USD         make the calls, but none that would take the estimated spending past USD
   --only TEXT          only the requests whose route, host, model or body contain TEXT

@@ -1,9 +1,10 @@
 // Re-recording on purpose: every request of a tape (or those a filter picks) sent again to the
 // live API through a recording fetch (createFetch in record mode, handed in by the command line,
 // so this layer stays below the proxy), within a budget, a few at a time, with 429s retried.
-// Each request goes to the host its recording names (its `origin`), or to the upstream given for
-// all of them; the recording fetch stores where it went on the new record, so a tape of two hosts
-// is re-recorded as two hosts' recordings. The original tape is only read; the new answers go to
+// Each request goes to the host its recording names (its `origin`, under its `upstreamPath` when
+// the proxy forwarded it to an upstream with a path prefix), or to the upstream given for all of
+// them; the recording fetch stores where it went on the new record, so a tape of two hosts is
+// re-recorded as two hosts' recordings. The original tape is only read; the new answers go to
 // another tape.
 
 import { TapedeckError } from '../errors.ts';
@@ -18,14 +19,20 @@ import { callStats, usageOf } from './stats.ts';
 
 /** A fetch that records what it fetches, and writes its records at close(). */
 export interface Recorder {
-  fetch: typeof fetch;
+  /**
+   * Sends the request and records it. `upstreamPath`, when given, is the part of the URL's path
+   * that is the upstream's prefix: recorded beside the request's path, as the proxy records a
+   * request it forwards under a prefix (a plain fetch ignores it and records the whole path).
+   */
+  fetch(input: string, init: RequestInit, upstreamPath?: string): Promise<Response>;
   close(): Promise<void>;
 }
 
 export interface RerecordOptions {
   /**
    * Base URL every request is sent to, e.g. https://api.openai.com (the recorded path is
-   * appended). Without it each request goes to the origin its recording stores.
+   * appended). Without it each request goes to the origin its recording stores, under the path
+   * prefix it stores (`upstreamPath`) if any.
    */
   upstream?: string;
   recorder: Recorder;
@@ -95,17 +102,34 @@ export function planRerecord(records: readonly unknown[], prices: Readonly<Recor
 }
 
 /**
- * Where a recording's request is sent again: `upstream` when given (every request goes there),
- * else the origin the recording stores; undefined for one that stores none (tapes written before
- * origins were stored, hand-written recordings with a path alone).
+ * Where a recording's request is sent again (its recorded path is appended): `upstream` when
+ * given (every request goes there), else the origin the recording stores followed by the
+ * upstream's path prefix it stores, if any; undefined for one that stores no origin (tapes
+ * written before origins were stored, hand-written recordings with a path alone).
  *
  * @example
  * destinationOf(record, undefined) // 'https://api.groq.com' for a recording made for that host
+ * destinationOf(record, undefined) // 'https://gw.example.com/prefix' for one the proxy made with --upstream https://gw.example.com/prefix
  * destinationOf(record, 'http://127.0.0.1:8080/') // 'http://127.0.0.1:8080'
  */
 export function destinationOf(r: HttpRecord, upstream: string | undefined): string | undefined {
   if (upstream !== undefined) return upstream.replace(/\/+$/, '');
-  return typeof r.origin === 'string' ? r.origin : undefined;
+  return typeof r.origin === 'string' ? r.origin + upstreamPathFor(r, undefined) : undefined;
+}
+
+/**
+ * The part of {@link destinationOf}'s URL that is an upstream's path prefix, '' for none: the
+ * path of `upstream` when given, else the recording's `upstreamPath`. Only a path that starts
+ * with `/` counts (a hand-edited `@other.host` must not move the request to another host).
+ *
+ * @example
+ * upstreamPathFor(record, undefined) // '/prefix' for a recording the proxy made with --upstream https://gw.example.com/prefix
+ * upstreamPathFor(record, 'https://gateway.ai.cloudflare.com/v1/acct/gw/openai/') // '/v1/acct/gw/openai'
+ * upstreamPathFor(record, 'https://api.openai.com') // ''
+ */
+export function upstreamPathFor(r: HttpRecord, upstream: string | undefined): string {
+  if (upstream !== undefined) return URL.canParse(upstream) ? new URL(upstream).pathname.replace(/\/+$/, '') : '';
+  return typeof r.upstreamPath === 'string' && r.upstreamPath.startsWith('/') ? r.upstreamPath : '';
 }
 
 // Request headers fetch sets itself, or that described the recorded hop only.
@@ -226,12 +250,14 @@ export async function rerecord(plan: readonly Planned[], opts: RerecordOptions):
   let stopped = false;
   const one = async (p: Planned): Promise<void> => {
     const base = destinationOf(p.record, opts.upstream)!;
+    const under = upstreamPathFor(p.record, opts.upstream);
     const credentials = opts.credentials && ((route: string, header: string) => opts.credentials!(route, header, base));
     const init = requestInit(p.record, credentials);
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await opts.recorder.fetch(`${base}${liveUrl(p.record, credentials)}`, init);
+        const url = `${base}${liveUrl(p.record, credentials)}`;
+        res = await opts.recorder.fetch(url, init, under || undefined);
       } catch (e) {
         // fetch's own "fetch failed" says nothing; the reason is its cause's (ECONNREFUSED ...).
         const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;

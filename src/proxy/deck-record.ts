@@ -253,6 +253,8 @@ class Recorder implements DeckRecorder {
     };
     // Where the request went (see hostMatch); none when unknown.
     if (req.origin !== undefined) rec.origin = req.origin;
+    // And under which path prefix there, so a re-recording goes to the same URL (written only when there is one).
+    if (req.upstreamPath) rec.upstreamPath = req.upstreamPath;
     // Framed fine but not what its content type says: kept byte for byte, and said now.
     const problem = answer.problem;
     if (problem) this.side.warn(`tapedeck: ${rec.route}: the upstream's ${response.status} answer is ${problem} although its content type says JSON; recorded byte for byte as it came (tapedeck inspect marks it).`);

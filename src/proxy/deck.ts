@@ -167,6 +167,11 @@ export interface DeckRequest {
    * Recorded with the answer, and compared when a recording is looked for (see hostMatch).
    */
   origin?: string;
+  /**
+   * The path prefix of the upstream it goes under (the proxy's `--upstream` path; `url` is the
+   * rest): recorded beside the origin (HttpRecord.upstreamPath), never matched.
+   */
+  upstreamPath?: string;
   headers: Record<string, string | string[] | undefined>;
   body: Uint8Array;
   /**

@@ -54,6 +54,26 @@ const answeredMisses = new WeakMap<Response, AnsweredMiss>();
  */
 export const missOf = (res: Response): AnsweredMiss | undefined => answeredMisses.get(res);
 
+/** The call behind each tapedeck fetch, which {@link fetchUnder} gives an upstream path. */
+const underCalls = new WeakMap<TapedeckFetch, (input: string, init: RequestInit | undefined, upstreamPath: string) => Promise<Response>>();
+
+/**
+ * Calls `f` (a tapedeck fetch) as the proxy forwards a request to an upstream with a path prefix
+ * (an AI gateway's): `url` is the upstream's URL plus the request's path, and the recording
+ * keeps the path after `upstreamPath` as its request, with `upstreamPath` beside its origin, as
+ * `tapedeck serve --upstream <origin><upstreamPath>` records it, so the two answer each other's
+ * requests. For `tapedeck rerecord`; internal.
+ *
+ * @example
+ * await fetchUnder(f, 'https://gw.example.com/prefix/v1/chat/completions', init, '/prefix')
+ * // recorded as POST /v1/chat/completions, origin https://gw.example.com, upstreamPath /prefix
+ */
+export function fetchUnder(f: TapedeckFetch, url: string, init: RequestInit | undefined, upstreamPath: string): Promise<Response> {
+  const call = underCalls.get(f);
+  if (!call) throw new TypeError('fetchUnder takes a fetch made by createFetch.');
+  return call(url, init, upstreamPath);
+}
+
 /** Misses kept for the summary at close (it lists 20; the count is the deck's). */
 const MAX_MISSES_KEPT = 1000;
 
@@ -329,7 +349,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     }
   }
 
-  async function run(input: string | URL | Request, init: RequestInit | undefined, sent: SentRequest): Promise<Response> {
+  async function run(input: string | URL | Request, init: RequestInit | undefined, sent: SentRequest, upstreamPath?: string): Promise<Response> {
     // Decided when the call is made, not after the tape opened: a call made before close() is
     // in flight, and close() lets it finish (answered, or missed and counted); only a call made
     // after close() is refused. A test's call it did not await, still waiting for the tape when
@@ -346,6 +366,12 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     req.headers.forEach((v, k) => (headers[k] = v));
     // Where it goes (u.origin: no user or password, no default port) is recorded and compared.
     let dreq: DeckRequest = { method: req.method, url: u.pathname + u.search, headers, body: new Uint8Array(0), origin: u.origin };
+    // Under an upstream's path prefix (fetchUnder): the request is the path after it, as the
+    // proxy forwarding to that upstream records it. A hop a redirect takes elsewhere is not.
+    if (upstreamPath && u.pathname.startsWith(upstreamPath) && u.pathname[upstreamPath.length] === '/') {
+      dreq.url = u.pathname.slice(upstreamPath.length) + u.search;
+      dreq.upstreamPath = upstreamPath;
+    }
     // For a redirect's next hop (fetch-redirect.ts).
     sent.url = req.url;
     sent.method = req.method;
@@ -456,12 +482,14 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     }
   }
 
-  const f = ((input: string | URL | Request, init?: RequestInit) => {
-    const p = followRedirects(run, input, init);
+  const call = (input: string | URL | Request, init: RequestInit | undefined, upstreamPath?: string): Promise<Response> => {
+    const p = followRedirects(upstreamPath ? (i, n, s) => run(i, n, s, upstreamPath) : run, input, init);
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p)).catch(() => {});
     return p;
-  }) as TapedeckFetch;
+  };
+  const f = ((input: string | URL | Request, init?: RequestInit) => call(input, init)) as TapedeckFetch;
+  underCalls.set(f, call);
   // Whoever awaits `ready` sees a failed open; nobody awaiting it must not make it unhandled.
   const ready = opening.then(() => undefined);
   ready.catch(() => {});

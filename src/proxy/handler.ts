@@ -20,7 +20,7 @@ import { Flights } from './flights.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
 import type { AwsCredentials } from './sigv4.ts';
-import { ChunkLog, FinalEventHold, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, UpstreamLink, upstreamTarget, upstreamUrl } from './upstream.ts';
+import { ChunkLog, FinalEventHold, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, UpstreamLink, upstreamPathOf, upstreamTarget, upstreamUrl } from './upstream.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
@@ -403,6 +403,9 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   // the upstream's origin, without the credentials its URL may carry. None without an upstream
   // (a proxy that only replays): its requests compare no hosts.
   const origin = upstream === undefined ? undefined : originOf(upstream);
+  // And the upstream's path prefix (an AI gateway's `/v1/acct/gw/openai`), recorded beside it:
+  // the origin alone would send a re-recording to the bare path.
+  const upstreamPath = upstream === undefined ? '' : upstreamPathOf(upstream);
   // Bad timeouts throw here, where the handler is made.
   const link = new UpstreamLink(opts.fetch, opts);
   const awsCredentials = opts.awsCredentials === false ? undefined : (opts.awsCredentials ?? (typeof process === 'undefined' ? undefined : awsCredentialsFromEnv(process.env)));
@@ -728,7 +731,8 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const method = req.method ?? 'GET';
     const url = normalizeRequestPath(req.url ?? '/');
     const headers = jsonLabelled(req.httpVersionMajor === 2 ? h1Headers(req.headers) : req.headers, method, url, body);
-    return origin === undefined ? { method, url, headers, body } : { method, url, headers, body, origin };
+    if (origin === undefined) return { method, url, headers, body };
+    return upstreamPath === '' ? { method, url, headers, body, origin } : { method, url, headers, body, origin, upstreamPath };
   }
 
   /**

@@ -34,6 +34,19 @@ export function upstreamUrl(upstream: string, url: string): string {
   return base + (url.startsWith('/') ? url : `/${url}`);
 }
 
+/**
+ * The path prefix {@link upstreamUrl} puts before every request path: the upstream URL's path
+ * less one final slash, '' when it has none. Recorded with each exchange (a record's
+ * `upstreamPath`), so `tapedeck rerecord` sends a request where the proxy sent it.
+ *
+ * @example
+ * upstreamPathOf('https://gateway.ai.cloudflare.com/v1/acct/gw/openai/') // '/v1/acct/gw/openai'
+ * upstreamPathOf('https://api.openai.com') // ''
+ */
+export function upstreamPathOf(upstream: string): string {
+  return new URL(upstream).pathname.replace(/\/$/, '');
+}
+
 /** A fetch Response's headers as stored: without hop-by-hop, length and encoding headers. */
 export function storedResponseHeaders(headers: Headers): StoredHeaders {
   const out: StoredHeaders = {};

@@ -54,6 +54,13 @@ export interface HttpRecord {
    * alone: those answer any host.
    */
   origin?: string;
+  /**
+   * The path prefix of the upstream the proxy forwarded the request under (`/v1/acct/gw/openai`
+   * for `--upstream https://gateway.ai.cloudflare.com/v1/acct/gw/openai`): the request went to
+   * origin + upstreamPath + request.url. Absent when the upstream had none, and in records written
+   * before prefixes were stored. Not part of the key: it says where to re-record, not what matches.
+   */
+  upstreamPath?: string;
   /** 64 hex characters; see MatchKind. */
   key: string;
   /** The request key spec version of an `llm` or `json` key; absent in records written before version 2. */
