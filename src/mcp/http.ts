@@ -247,6 +247,8 @@ export interface McpHttpStats {
   sessions: number;
 }
 
+const NO_MARKS: ReadonlySet<string> = new Set();
+
 export class McpHttpEndpoint {
   private readonly opts: McpHttpOptions;
   private tape: Promise<McpTape> | undefined;
@@ -276,6 +278,17 @@ export class McpHttpEndpoint {
   stats(): McpHttpStats {
     const t = this.opened;
     return { hits: t?.hits ?? 0, recorded: t?.recorded ?? 0, misses: t?.misses.length ?? 0, appendFailures: t?.appendFailures ?? 0, sessions: this.sessions.size };
+  }
+
+  /**
+   * The usage marks (./usage-mark.ts) of the exchanges served or recorded so far: a run
+   * summary counts them used, as it counts the HTTP recordings served.
+   *
+   * @example
+   * endpoint.usedMarks().has(mcpUsageMark(record)) // true once it was served
+   */
+  usedMarks(): ReadonlySet<string> {
+    return this.opened?.used ?? NO_MARKS;
   }
 
   /** Answers one HTTP request of the MCP endpoint (the body already read). */

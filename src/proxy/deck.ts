@@ -259,6 +259,12 @@ export interface DeckStats {
    * recording of their request (CloseReport.rerecorded); the rest were added. Absent when none.
    */
   rerecorded?: number;
+  /**
+   * Record mode, once closed: how many of the `recorded` answers took the place of one an earlier
+   * attempt of the same test recorded in this run (CloseReport.retried): neither added nor
+   * re-recorded. Absent when none.
+   */
+  retried?: number;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -1270,6 +1276,7 @@ export class Deck {
       const prune = this.opts.pruneUnused === true && pruneMayRemove(this.stats().faults, this.tape, this.warn);
       const report = (await this.col?.close({ pruneUnused: prune })) ?? { replaced: [], pruned: [] };
       this.rerecorded = report.rerecorded ?? 0;
+      this.retried = report.retried ?? 0;
       if (prune && this.col) sayKept(this.col, this.tape, this.warn);
       if (report.pruned.length > 0) {
         const which = report.pruned.map((x) => `${x.key.replace('\u0000', ' ')} (byte ${x.at})`);
@@ -1346,11 +1353,13 @@ export class Deck {
     const faults = { ...this.pastFaults };
     for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
     const repeats = this.repeatsServed + (this.col?.repeatsServed ?? 0);
-    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...keptOf(this.mode, this.col), ...(this.rerecorded > 0 ? { rerecorded: this.rerecorded } : {}) };
+    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...keptOf(this.mode, this.col), ...(this.rerecorded > 0 ? { rerecorded: this.rerecorded } : {}), ...(this.retried > 0 ? { retried: this.retried } : {}) };
   }
 
   /** Of the recordings made, those that replaced an older one at close (see DeckStats.rerecorded). */
   private rerecorded = 0;
+  /** Of the recordings made, those that replaced an earlier attempt's at close (see DeckStats.retried). */
+  private retried = 0;
 
   /** Calls answered past their request's recordings by the fast path and the matcher (the collection counts its own). */
   private repeatsServed = 0;

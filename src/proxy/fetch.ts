@@ -545,7 +545,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
           // nothing, so each is among those unusedCount finds unasked for).
           const rerecorded = s.rerecorded ?? 0;
           const unused = Math.max(0, d.unusedCount(used) - (closed?.replaced.length ?? 0));
-          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded, ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, notRecorded });
+          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded - (s.retried ?? 0), ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, notRecorded });
           if (typeof opts.summary === 'function') opts.summary(text);
           else if (typeof process !== 'undefined' && process.stderr) process.stderr.write(`${text}\n`);
           else console.warn(text);

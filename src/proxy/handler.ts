@@ -107,6 +107,15 @@ export interface TapedeckHandler {
   readonly inFlight: number;
   stats(): HandlerStats;
   /**
+   * The trace tokens (`x-tapedeck-trace`) of the recordings this handler served or recorded so
+   * far, and the usage marks of the MCP exchanges it served or recorded on the same port: what a
+   * run summary counts as used, so that a prune after the run keeps them.
+   *
+   * @example
+   * const unused = traces.filter((t) => !handler.usedTraces().has(t))
+   */
+  usedTraces(): ReadonlySet<string>;
+  /**
    * A node:http `upgrade` listener: realtime sessions over WebSocket (OpenAI Realtime, Gemini
    * Live; docs/realtime.md) on the same tape. Any other upgrade is answered 404 and closed.
    */
@@ -433,6 +442,8 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   const ready = opening.then(() => undefined);
   ready.catch(() => {}); // reported to whoever awaits ready or sends a request
   const started = performance.now();
+  // Trace tokens of the recordings served (whole or damaged) or recorded: see usedTraces().
+  const used = new Set<string>();
   const latencies = new Float64Array(LATENCY_WINDOW);
   let latencyCount = 0;
   // Once the window is full, one request in LATENCY_SAMPLE is timed: two clock reads cost
@@ -570,7 +581,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const streaming = recordIt && (streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq));
     const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recording' : 'passthrough' };
     if (p) out['x-tapedeck-key'] = p.key;
-    if (recordIt) out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString());
+    if (recordIt) used.add((out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString())));
     if (streaming) out.trailer = 'x-tapedeck-recorded';
     // An answer being recorded is counted once its record is stored, or failed (Deck.record).
     if (!recordIt) d.count('passthrough');
@@ -743,6 +754,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared, decision.miss);
     const rec = decision.record;
     d.count(decision.matchedBy);
+    used.add(rec.trace);
     if (replayStore) remember(rec);
     const paced = rec.response.cut === true || (d.timing !== 'none' && rec.response.chunks !== undefined && rec.response.chunks.length > 1);
     const p = replayParts(rec);
@@ -857,6 +869,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       case 'damage':
         // A recording served, damaged: replayed, like any other.
         d.count(plan.decision.matchedBy);
+        used.add(plan.record.trace);
         if (replayStore) remember(plan.record);
         return writeDamaged(req, res, damagedAnswer(plan, chaos, chaos.seed));
     }
@@ -929,6 +942,8 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     inFlight: { get: () => inFlight },
   });
   handler.stats = stats;
+  // MCP exchanges served on the same port are on the same tape: their marks count too.
+  handler.usedTraces = () => (mcp === undefined ? used : new Set([...used, ...mcp.usedMarks()]));
   handler.upgrade = upgrade;
   handler.chaos = (c) => {
     if (c !== undefined) checkChaos(c, 'proxy');

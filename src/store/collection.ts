@@ -127,6 +127,13 @@ export interface CloseReport {
    * run summaries say "re-recorded (replaced)" for these, "added" for the rest). Absent when none.
    */
   rerecorded?: number;
+  /**
+   * How many of this run's recordings took the place of one an earlier attempt of the same test
+   * made in the same run (a retry, see retryRun): the tape did not grow by them and had them
+   * from no earlier run, so they are neither added nor re-recorded. Counted after `rerecorded`
+   * (a replaced recording of an ended run is taken first). Absent when none.
+   */
+  retried?: number;
 }
 
 interface Entry<R> {
@@ -1246,7 +1253,7 @@ export class RecordCollection<R> {
       // Only record mode replaces, and only pruning removes what was not re-recorded.
       if (this.mode !== 'record' && opts.pruneUnused !== true) return report;
       // Stored identities to remove, counted (equal content may be stored twice).
-      const drop = new Map<string, { key: string; at: number; why: 'replaced' | 'pruned' }[]>();
+      const drop = new Map<string, { key: string; at: number; why: 'replaced' | 'pruned'; attempt: boolean }[]>();
       for (let i = 0; i < this.all.length; i++) {
         // A recording nothing looked at is only a candidate for pruning.
         const e = this.all[i] ?? (opts.pruneUnused === true ? this.entryAt(i) : undefined);
@@ -1257,12 +1264,17 @@ export class RecordCollection<R> {
         if (!why) continue;
         const id = e.stored.id();
         const list = drop.get(id);
-        const item = { key: e.key, at: e.stored.at, why };
+        // Made by an earlier attempt of this test in this run: a retry's replacement, not a re-record.
+        const run = why === 'replaced' && this.test !== undefined ? e.stored.head(RUN_FIELD).run : undefined;
+        const attempt = typeof run === 'string' && earlierAttempt(run, this.run);
+        const item = { key: e.key, at: e.stored.at, why, attempt };
         if (list) list.push(item);
         else drop.set(id, [item]);
       }
       if (drop.size === 0) return report;
       const counts = { replaced: 0, pruned: 0 };
+      // Keys of the replaced recordings that an earlier attempt of the test made in this run.
+      const attempts: string[] = [];
       for (const list of drop.values()) for (const item of list) counts[item.why]++;
       await this.rewrite((records) => {
         const out: number[] = [];
@@ -1272,26 +1284,41 @@ export class RecordCollection<R> {
           if (!item) return;
           out.push(i);
           (item.why === 'replaced' ? report.replaced : report.pruned).push({ key: item.key, at: item.at });
+          if (item.attempt) attempts.push(item.key);
         });
         return out;
       }).catch((e: unknown) => {
         throw closeRemovalFailure(e, counts);
       });
       // This run's appends (after the loaded recordings), each taking a replaced recording of its
-      // key, else of the key it replaces too (RecordKind.replaces), while any is left.
+      // key, else of the key it replaces too (RecordKind.replaces), while any is left: one of an
+      // ended run first (re-recorded), else one an earlier attempt made (retried).
       const left = new Map<string, number>();
       for (const r of report.replaced) left.set(r.key, (left.get(r.key) ?? 0) + 1);
+      const byAttempt = new Map<string, number>();
+      for (const k of attempts) {
+        byAttempt.set(k, (byAttempt.get(k) ?? 0) + 1);
+        const n = left.get(k)! - 1;
+        if (n > 0) left.set(k, n);
+        else left.delete(k);
+      }
+      const take = (from: Map<string, number>, key: string): boolean => {
+        const took = [key, this.kind.replaces?.(key)].find((k) => k !== undefined && from.has(k));
+        if (took === undefined) return false;
+        const n = from.get(took)! - 1;
+        if (n > 0) from.set(took, n);
+        else from.delete(took);
+        return true;
+      };
       let rerecorded = 0;
-      for (let i = this.loadedStored.length; i < this.all.length && left.size > 0; i++) {
+      let retried = 0;
+      for (let i = this.loadedStored.length; i < this.all.length && (left.size > 0 || byAttempt.size > 0); i++) {
         const key = this.all[i]!.key;
-        const took = [key, this.kind.replaces?.(key)].find((k) => k !== undefined && left.has(k));
-        if (took === undefined) continue;
-        const n = left.get(took)! - 1;
-        if (n > 0) left.set(took, n);
-        else left.delete(took);
-        rerecorded++;
+        if (take(left, key)) rerecorded++;
+        else if (take(byAttempt, key)) retried++;
       }
       if (rerecorded > 0) report.rerecorded = rerecorded;
+      if (retried > 0) report.retried = retried;
       return report;
     } finally {
       await this.writer?.release();

@@ -621,7 +621,9 @@ function openTape(opts: TestTapeOptions): TestTape {
             await inner.close();
             await Promise.all([...endings]);
             const st = await inner.stats();
-            added = st.recorded;
+            // A retry's recordings that took the place of its failed attempt's did not grow the
+            // tape: that attempt's report said them added.
+            added = st.recorded - (st.retried ?? 0);
             rerecorded += st.rerecorded ?? 0;
             // createFetch counts as errors the answers it could not record (cut or ended early
             // upstream, cut by its close), and as append failures those whose write failed.
@@ -639,8 +641,11 @@ function openTape(opts: TestTapeOptions): TestTape {
             const proxy = await p;
             await proxy.close();
             const st = proxy.handler.stats();
+            // What its clients were served and what it recorded: used, as tape.fetch's answers
+            // are by their trace headers (else a prune after the run would remove them).
+            for (const t of proxy.handler.usedTraces()) used.add(t);
             hits += st.hits + (st.realtime?.replayed ?? 0);
-            added += st.recorded - st.appendFailures + (st.realtime?.recorded ?? 0);
+            added += st.recorded - st.appendFailures - (st.retried ?? 0) + (st.realtime?.recorded ?? 0);
             rerecorded += st.rerecorded ?? 0;
             addFaults(st.faults);
             for (const t of st.kept ?? []) used.add(t);
@@ -676,9 +681,11 @@ function openTape(opts: TestTapeOptions): TestTape {
           try {
             const c = await cache;
             cacheTape = c.path;
-            cacheRerecorded = (await c.close()).rerecorded ?? 0;
-            // What it wrote, not what was put: an unchanged re-record keeps its recording.
-            cacheAdded = c.recorded;
+            const closedCache = await c.close();
+            cacheRerecorded = closedCache.rerecorded ?? 0;
+            // What it wrote, not what was put (an unchanged re-record keeps its recording), less
+            // what took the place of a failed attempt's (that attempt's report said it added).
+            cacheAdded = c.recorded - (closedCache.retried ?? 0);
             cacheUsed = usedCacheMarks(c);
           } catch (e) {
             errors.push(e);

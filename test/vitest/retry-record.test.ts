@@ -68,6 +68,10 @@ describe('a retried test, recorded', () => {
       const tapes = tapesIn(dir);
       expect(tapes).toHaveLength(1);
       expect((await readTape(tapes[0]!)).records).toHaveLength(2);
+      // The run summary says the two the tape holds added; the passing attempt's taking the place
+      // of the failed one's is no re-recording (the tape had nothing before this run).
+      expect(recorded.out).toMatch(/\(record\): \+2 added\s*$/m);
+      expect(recorded.out).not.toMatch(/re-recorded/);
 
       const replayed = await sh(r.run, dir, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' });
       expect(replayed.code, replayed.out).toBe(0);
@@ -94,6 +98,8 @@ describe('a repeated test, recorded', () => {
     const tapes = tapesIn(dir);
     expect(tapes).toHaveLength(1);
     expect((await readTape(tapes[0]!)).records).toHaveLength(2);
+    expect(recorded.out).toMatch(/\(record\): \+2 added\s*$/m);
+    expect(recorded.out).not.toMatch(/re-recorded/);
 
     const replayed = await sh('npx vitest run', dir, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' });
     expect(replayed.code, replayed.out).toBe(0);
