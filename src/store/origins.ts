@@ -14,15 +14,8 @@
  *
  * Browser builds take origins.browser.ts: a page compares no hosts.
  */
+import { isLoopbackHost } from './loopback.ts';
 import { httpRecordKey, type MatchKind, type OriginFiling } from './records.ts';
-
-/**
- * Hosts that name this machine: a test server on one of them takes a new port every run, so
- * the port is not compared (names are: `localhost` and `127.0.0.1` are two hosts).
- */
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
-}
 
 /**
  * The origin of an absolute http(s) URL as a record stores it: scheme, host in lowercase and a
@@ -58,7 +51,7 @@ export function originKey(origin: string): string {
   if (scheme > 0) {
     const colon = stored.lastIndexOf(':');
     const host = colon > scheme + 3 && !stored.endsWith(']') ? stored.slice(scheme + 3, colon) : stored.slice(scheme + 3);
-    if (isLoopback(host)) key = stored.slice(0, scheme + 3) + host;
+    if (isLoopbackHost(host)) key = stored.slice(0, scheme + 3) + host;
   }
   lastOrigin = origin;
   lastKey = key;

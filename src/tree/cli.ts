@@ -14,12 +14,14 @@ const USAGE = `Usage: tapedeck tree <tape> [--width N] [--collapse N] [--hashes]
 
 Prints the tape's recorded conversations as a tree: one line per message (turn number, role,
 excerpt), branches where conversations diverge, every recorded answer marked with its position
-among the alternatives for the same prompt, model and recording time.
+among the alternatives for the same prompt, model and recording time, and, on a tape recorded for
+several hosts, the host(s) that gave it.
 
   --width N      longest excerpt, in characters (default 72)
   --collapse N   unbranched runs longer than N messages show their ends only (default 40; 0: never)
   --hashes       show each message's path hash (first 12 hex digits)
-  --json         print the exchanges (path, parent, prompt and response hashes) as JSON lines
+  --json         print the exchanges (path, parent, prompt and response hashes, the hosts that
+                 gave the answer) as JSON lines
 `;
 
 function count(name: string, raw: string | undefined, fallback: number): number {
@@ -101,7 +103,10 @@ export async function treeCommand(args: string[], write: OutputSink): Promise<nu
 function* jsonLines(tree: ConversationTree): Generator<string> {
   for (const x of tree.exchanges()) {
     const a = x.alternative;
-    yield JSON.stringify({ pathHash: x.pathHash, parentHash: x.parentHash, promptHash: x.promptHash, responseHash: x.responseHash, responsePathHash: a.node.pathHash, alternative: a.index, key: a.key ?? null, model: a.model ?? null, recordedAt: a.recordedAt ?? null, depth: a.prompt.depth });
+    // `origins`: each host the answer was recorded from with its count (origin null for recordings
+    // that name none); [] when none names one.
+    const origins = a.origins.map((o) => ({ origin: o.origin ?? null, recordings: o.recordings }));
+    yield JSON.stringify({ pathHash: x.pathHash, parentHash: x.parentHash, promptHash: x.promptHash, responseHash: x.responseHash, responsePathHash: a.node.pathHash, alternative: a.index, key: a.key ?? null, model: a.model ?? null, recordedAt: a.recordedAt ?? null, depth: a.prompt.depth, origins });
   }
 }
 

@@ -3,6 +3,7 @@
 // points indent, so a 10,000-message conversation stays readable and the deepest indentation is
 // the number of branch points on a path, not its length.
 
+import { answerHosts, hostNamer } from './hosts.ts';
 import type { Alternative, ConversationTree, TreeNode } from './tree.ts';
 
 export interface FormatOptions {
@@ -105,7 +106,8 @@ function plural(n: number, word: string): string {
 /**
  * Prints a conversation tree: one line per message with its turn number, role and an excerpt;
  * branches drawn with ├─ / └─; each recorded answer marked `← answer k/N` with its model, when it
- * was recorded and how often it was served; requests with no recorded answer marked as such.
+ * was recorded, the host(s) it came from when the tree's answers came from several hosts, and how
+ * often it was served; requests with no recorded answer marked as such.
  *
  * @example
  * console.log(formatTree(tree, { width: 60, hashes: true, collapse: 20 }))
@@ -139,6 +141,9 @@ export function* treeLines(tree: ConversationTree, opts: FormatOptions = {}): Ge
     }
   }
 
+  // Hosts are named only on a tape recorded for several of them: one host's tape reads as before.
+  const hostName = hostNamer(tree.origins);
+
   if (!opts.noSummary) {
     const s = tree.stats();
     yield (
@@ -162,8 +167,11 @@ export function* treeLines(tree: ConversationTree, opts: FormatOptions = {}): Ge
       if (models.length > 0) bits.push(models.join(', '));
       const times = alts.map((a) => a.recordedAt).filter((t) => t);
       if (times.length > 0) bits.push(times.join(', '));
+      const hosts = hostName && answerHosts(alts, hostName);
+      if (hosts) bits.push(hosts.text);
+      // Several hosts' counts are each in their part: one total would read as one host's.
       const recordings = alts.reduce((n, a) => n + a.recordings, 0);
-      if (recordings > alts.length || (alts.length === 1 && recordings > 1)) bits.push(`recorded ${recordings}×`);
+      if (!hosts?.several && (recordings > alts.length || (alts.length === 1 && recordings > 1))) bits.push(`recorded ${recordings}×`);
       const uses = alts.reduce((n, a) => n + a.uses, 0);
       if (uses > 0) bits.push(`reused ${uses}×`);
       s += `  ← ${bits.join(' · ')}`;

@@ -3,6 +3,7 @@
 export {
   ConversationTree,
   type Alternative,
+  type AnswerOrigin,
   type ConversationHashes,
   type Divergence,
   type FindOptions,

@@ -18,7 +18,8 @@ function header(h: HttpRecord['response']['headers'], name: string): string | un
 }
 
 /**
- * The request/answer pair of a proxy record, as `ConversationTree.record()` takes it; undefined
+ * The request/answer pair of a proxy record, as `ConversationTree.record()` takes it, with the
+ * record's `origin` when it has one; undefined
  * for records that hold no conversation answer: `match` other than 'llm' (other JSON or plain
  * HTTP calls) and answers with a status outside 2xx. Throws `E_TREE` for a 2xx answer it cannot
  * read (a body that is not JSON, a stream of a shape `assembleStream` does not know).
@@ -53,5 +54,7 @@ export function httpRecordExchange(rec: HttpRecord): TreeRecord | undefined {
     }
   }
   // Where it was sent: APIs that put the model and the shape in the URL (Bedrock) key by it.
-  return { request: rec.request.body, value, key: rec.key, recordedAt: rec.recordedAt, endpoint: sentTo };
+  // The host it was sent to, when the record names one: a tape recorded for several hosts says
+  // which of them gave each answer (formatTree), since the same request to two hosts is one path.
+  return { request: rec.request.body, value, key: rec.key, recordedAt: rec.recordedAt, endpoint: sentTo, ...(typeof rec.origin === 'string' ? { origin: rec.origin } : {}) };
 }

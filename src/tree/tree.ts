@@ -76,12 +76,27 @@ export interface Alternative {
   readonly recordedAt: string | undefined;
   /** How many times this same answer was recorded for the same request key. */
   readonly recordings: number;
+  /**
+   * The hosts the recordings of this answer were sent to (a proxy or createFetch record's
+   * `origin`), each with how many of `recordings` it made, in first-recorded order; `origin` is
+   * undefined for recordings that name none. Empty when no recording names a host (ReplayCache
+   * records, tapes written before origins were stored). The origin is not in the request key, so
+   * the same answer from two hosts is one alternative: this says which hosts gave it.
+   */
+  readonly origins: readonly AnswerOrigin[];
   /** How many times it was served from the tree. */
   readonly uses: number;
   /** Timestamp (ms) of the last time it was served; never part of any hash. */
   readonly lastUsedAt: number | undefined;
   /** Extra data given at recording (e.g. the tape offset). */
   readonly meta: Record<string, unknown> | undefined;
+}
+
+/** A host an answer was recorded from, and how many of the answer's recordings it made. */
+export interface AnswerOrigin {
+  /** `scheme://host[:port]`, as the record stores it; undefined for recordings that name no host. */
+  readonly origin: string | undefined;
+  readonly recordings: number;
 }
 
 /** Hashes of a conversation, as pathHashes() and requestKeys() return them. */
@@ -111,6 +126,8 @@ export interface ResponseInput {
   key?: string;
   model?: string;
   recordedAt?: string;
+  /** The host the answer came from (`scheme://host[:port]`): counted in the alternative's `origins`. */
+  origin?: string;
   meta?: Record<string, unknown>;
 }
 
@@ -205,6 +222,8 @@ export interface TreeRecord {
   recordedAt?: unknown;
   /** Where the request was sent (proxy records): APIs that route by URL (Ollama, Gemini, Azure deployments) are read with it. */
   endpoint?: { method?: string; url: string };
+  /** The host the request was sent to (`scheme://host[:port]`, proxy records that name one). */
+  origin?: unknown;
   [extra: string]: unknown;
 }
 
@@ -273,10 +292,15 @@ class Node implements TreeNode {
   }
 }
 
+const NO_ORIGINS: readonly AnswerOrigin[] = Object.freeze([]);
+
 class Alt implements Alternative {
   recordings = 1;
   uses = 0;
   lastUsedAt: number | undefined;
+  // Where the recordings came from: one origin (or none) for all of them, as nearly every answer
+  // has, in one field; a list only once a second host (or a recording naming none) gave it.
+  private from: string | undefined | { origin: string | undefined; recordings: number }[];
 
   constructor(
     readonly index: number,
@@ -288,7 +312,29 @@ class Alt implements Alternative {
     readonly model: string | undefined,
     readonly recordedAt: string | undefined,
     readonly meta: Record<string, unknown> | undefined,
-  ) {}
+    origin: string | undefined,
+  ) {
+    this.from = origin;
+  }
+
+  get origins(): readonly AnswerOrigin[] {
+    const f = this.from;
+    if (f === undefined) return NO_ORIGINS;
+    return typeof f === 'string' ? [{ origin: f, recordings: this.recordings }] : f;
+  }
+
+  /** Counts one more recording of this answer, from `origin`. */
+  recordedFrom(origin: string | undefined): void {
+    let f = this.from;
+    if (f !== origin) {
+      // A second host: the recordings so far were all the first one's (or named none).
+      if (!Array.isArray(f)) f = this.from = [{ origin: f, recordings: this.recordings }];
+      const same = f.find((e) => e.origin === origin);
+      if (same) same.recordings++;
+      else f.push({ origin, recordings: 1 });
+    }
+    this.recordings++;
+  }
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -351,6 +397,9 @@ export class ConversationTree {
   private readonly keepMessages: boolean;
   private readonly keepValues: boolean;
   private counts = { hits: 0, misses: 0, recorded: 0, branchPoints: 0, alternativeSets: 0, exchanges: 0, maxLength: 0 };
+  // The hosts answers were recorded from, each kept once: every answer from a host points at this
+  // one string (a tape has a handful of hosts and up to millions of answers).
+  private readonly originNames = new Map<string, string>();
   /** Records fromRecords could not place. */
   readonly warnings: TreeWarning[] = [];
   /** Records fromRecords left out because they are calls but not conversations (embeddings). */
@@ -441,6 +490,7 @@ export class ConversationTree {
     }
     const key = typeof rec.key === 'string' ? rec.key : hashValue(x.view);
     const recordedAt = typeof rec.recordedAt === 'string' ? rec.recordedAt : undefined;
+    const origin = typeof rec.origin === 'string' ? rec.origin : undefined;
     const out: Alternative[] = [];
     if (x.responses.length === 0) {
       // A request without an answer: its path is recorded, nothing is served or counted.
@@ -460,6 +510,7 @@ export class ConversationTree {
         key,
         model: x.model,
         ...(recordedAt === undefined ? {} : { recordedAt }),
+        ...(origin === undefined ? {} : { origin }),
         ...(meta ? { meta } : {}),
       };
       // findOrCreate(h, { response }) as it goes with a response: placed, then answered.
@@ -647,10 +698,13 @@ export class ConversationTree {
       node = node.child(hashes[i]!) ?? this.add(node, hashes[i]!, path, node.depth + 1, this.keepMessages ? r.messages?.[i] : undefined, 'response');
     }
     key = r.key ?? key;
+    const origin = typeof r.origin === 'string' ? this.originName(r.origin) : undefined;
     this.counts.recorded++;
     for (const a of prompt.alternatives) {
+      // The same answer from another host is the same alternative (the origin is not part of
+      // the request key), counted under that host.
       if (a.responseHash === responseHash && a.key === key) {
-        a.recordings++;
+        a.recordedFrom(origin);
         return { alt: a, fresh: false };
       }
     }
@@ -665,12 +719,23 @@ export class ConversationTree {
       own(r.model),
       own(r.recordedAt),
       r.meta,
+      origin,
     );
     if (prompt.alternatives.length === 0) prompt.alternatives = [alt];
     else prompt.alternatives.push(alt);
     if (prompt.alternatives.length === 2) this.counts.alternativeSets++;
     this.counts.exchanges++;
     return { alt, fresh: true };
+  }
+
+  /** The tree's one copy of an origin's string (see originNames). */
+  private originName(origin: string): string {
+    let name = this.originNames.get(origin);
+    if (name === undefined) {
+      name = own(origin);
+      this.originNames.set(name, name);
+    }
+    return name;
   }
 
   private add(parent: Node | null, promptHash: string, pathHash: string, depth: number, message: unknown, origin: 'request' | 'response'): Node {
@@ -736,6 +801,17 @@ export class ConversationTree {
    */
   get roots(): readonly TreeNode[] {
     return this.rootList;
+  }
+
+  /**
+   * The hosts the tree's answers were recorded from (`scheme://host[:port]`, as the records store
+   * them), in first-recorded order; empty for a tree of records that name none.
+   *
+   * @example
+   * tree.origins // ['https://api.openai.com', 'https://gw.example.com']: a tape of two hosts
+   */
+  get origins(): readonly string[] {
+    return [...this.originNames.keys()];
   }
 
   /**
