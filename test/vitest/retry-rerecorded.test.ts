@@ -5,29 +5,21 @@
 // new request is added. Before, the retry's replacement was said re-recorded too (2 re-recorded
 // for one recording replaced). test/vitest/retry-record.test.ts runs the real runners.
 import OpenAI from 'openai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openTestTape } from '../../src/testing/session.ts';
 import { formatSummary, readTapeReports, summarizeRun } from '../../src/testing/run-report.ts';
 import { readTape } from '../../src/store/tape-file.ts';
-import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
+import { upstreamSuite } from '../proxy/upstream-suite.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tapedeck-retry-rerecorded-'));
-let up: Upstream;
-beforeAll(async () => {
-  up = await startUpstream();
-});
-afterAll(async () => {
-  await up?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const suite = upstreamSuite('retry-rerecorded');
+const dir = suite.dir;
 
 /** One attempt of a test that records `texts` on `tape` in the run of `runDir`, through its fetch or its proxy. */
 async function attempt(tape: string, runDir: string, retry: number, texts: string[], via: 'fetch' | 'serve'): Promise<void> {
   const t = openTestTape({ tape, mode: 'record', test: 'chat > asks', file: 'chat.test.ts', root: dir, runDir, retry });
-  const baseURL = via === 'fetch' ? `${up.url}/v1` : `${(await t.serve({ upstream: up.url, tls: false })).url}/v1`;
+  const baseURL = via === 'fetch' ? `${suite.upstream.url}/v1` : `${(await t.serve({ upstream: suite.upstream.url, tls: false })).url}/v1`;
   const client = new OpenAI({ baseURL, apiKey: 'sk-test', maxRetries: 0, ...(via === 'fetch' ? { fetch: t.fetch } : {}) });
   for (const content of texts) await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
   await t.close();

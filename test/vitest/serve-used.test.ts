@@ -6,31 +6,23 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import OpenAI from 'openai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openTestTape } from '../../src/testing/session.ts';
 import { formatSummary, pruneUnused, readTapeReports, summarizeRun } from '../../src/testing/run-report.ts';
 import { readTape } from '../../src/store/tape-file.ts';
-import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
+import { upstreamSuite } from '../proxy/upstream-suite.ts';
 import { everythingHttp } from '../mcp/helpers.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tapedeck-serve-used-'));
-let up: Upstream;
-beforeAll(async () => {
-  up = await startUpstream();
-});
-afterAll(async () => {
-  await up?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const suite = upstreamSuite('serve-used');
+const dir = suite.dir;
 
 /** A run of one test asking `texts` through its tape's proxy in `mode`; the run's summary, then pruned. */
 async function run(tape: string, mode: 'record' | 'replay', texts: string[]) {
   const runDir = mkdtempSync(join(dir, 'run-'));
   const t = openTestTape({ tape, mode, test: 'chat > asks', file: 'chat.test.ts', root: dir, runDir });
-  const { url } = await t.serve({ upstream: up.url, tls: false });
+  const { url } = await t.serve({ upstream: suite.upstream.url, tls: false });
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
   const got: string[] = [];
   for (const content of texts) got.push((await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] })).choices[0]!.message.content!);
