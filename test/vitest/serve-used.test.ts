@@ -1,8 +1,9 @@
 // Recordings a test's proxy (tape.serve()) served or recorded are used: the run summary does not
 // count them unused, and a prune after the run (TAPEDECK_PRUNE=1) keeps them, HTTP recordings and
 // MCP exchanges (Streamable HTTP on the proxy's port) alike. Before, only tape.fetch's answers
-// were seen (by their trace headers): a replay run through serve() said its recordings unused
-// and the prune deleted them, so the next run missed.
+// were seen (by their trace headers): a replay run through serve() said its HTTP recordings
+// unused and the prune deleted them, so the next run missed; a test that only used MCP through
+// serve() was taken for one that made no request, and its tape left unchecked.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import OpenAI from 'openai';
@@ -87,6 +88,8 @@ describe("a test's proxy and its MCP exchanges", () => {
     const replayed = await mcpRun(tape, 'replay', 'http://127.0.0.1:9');
     expect(replayed.got).toEqual(recorded.got);
     expect(replayed.text).toMatch(/, 0 unused recordings$/m);
+    // Judged as used, not left unchecked as a test that "made no request in this run".
+    expect(replayed.text).not.toMatch(/not checked/);
     expect(replayed.pruned).toBe(0);
     expect((await readTape(tape)).records).toHaveLength(count);
   });
