@@ -7,9 +7,7 @@
 // it to a third party).
 
 import { TapedeckError } from '../errors.ts';
-
-/** Hosts that name this machine: a key sent there stays on it (a local proxy, a test server). */
-const LOOPBACK = /^(localhost|.*\.localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+import { isLoopbackHost } from '../store/loopback.ts';
 
 /** The hosts each environment key belongs to (a suffix starting with a dot: any host under it). */
 const KEY_HOSTS: Readonly<Record<string, readonly string[]>> = {
@@ -29,7 +27,8 @@ function keyGoesTo(name: string, to: string, upstream: boolean): boolean {
   } catch {
     return false;
   }
-  if (LOOPBACK.test(host)) return true;
+  // This machine (a local proxy, a test server): a key sent there stays on it.
+  if (isLoopbackHost(host)) return true;
   return (KEY_HOSTS[name] ?? []).some((h) => (h.startsWith('.') ? host.endsWith(h) : host === h));
 }
 

@@ -1275,8 +1275,7 @@ export class Deck {
       // Not after injected faults answered calls (prune-guard.ts).
       const prune = this.opts.pruneUnused === true && pruneMayRemove(this.stats().faults, this.tape, this.warn);
       const report = (await this.col?.close({ pruneUnused: prune })) ?? { replaced: [], pruned: [] };
-      this.rerecorded = report.rerecorded ?? 0;
-      this.retried = report.retried ?? 0;
+      this.closeCounts = { ...(report.rerecorded ? { rerecorded: report.rerecorded } : {}), ...(report.retried ? { retried: report.retried } : {}) };
       if (prune && this.col) sayKept(this.col, this.tape, this.warn);
       if (report.pruned.length > 0) {
         const which = report.pruned.map((x) => `${x.key.replace('\u0000', ' ')} (byte ${x.at})`);
@@ -1353,13 +1352,11 @@ export class Deck {
     const faults = { ...this.pastFaults };
     for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
     const repeats = this.repeatsServed + (this.col?.repeatsServed ?? 0);
-    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...keptOf(this.mode, this.col), ...(this.rerecorded > 0 ? { rerecorded: this.rerecorded } : {}), ...(this.retried > 0 ? { retried: this.retried } : {}) };
+    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...keptOf(this.mode, this.col), ...this.closeCounts };
   }
 
-  /** Of the recordings made, those that replaced an older one at close (see DeckStats.rerecorded). */
-  private rerecorded = 0;
-  /** Of the recordings made, those that replaced an earlier attempt's at close (see DeckStats.retried). */
-  private retried = 0;
+  /** Of the recordings made, those that replaced an older one or an earlier attempt's at close (see DeckStats.rerecorded, retried). */
+  private closeCounts: Pick<DeckStats, 'rerecorded' | 'retried'> = {};
 
   /** Calls answered past their request's recordings by the fast path and the matcher (the collection counts its own). */
   private repeatsServed = 0;

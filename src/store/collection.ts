@@ -1273,8 +1273,10 @@ export class RecordCollection<R> {
       }
       if (drop.size === 0) return report;
       const counts = { replaced: 0, pruned: 0 };
-      // Keys of the replaced recordings that an earlier attempt of the test made in this run.
-      const attempts: string[] = [];
+      // The replaced recordings by key: of an ended run (`ended`), or made by an earlier attempt
+      // of the test in this run (`byAttempt`).
+      const ended = new Map<string, number>();
+      const byAttempt = new Map<string, number>();
       for (const list of drop.values()) for (const item of list) counts[item.why]++;
       await this.rewrite((records) => {
         const out: number[] = [];
@@ -1284,7 +1286,10 @@ export class RecordCollection<R> {
           if (!item) return;
           out.push(i);
           (item.why === 'replaced' ? report.replaced : report.pruned).push({ key: item.key, at: item.at });
-          if (item.attempt) attempts.push(item.key);
+          if (item.why === 'replaced') {
+            const by = item.attempt ? byAttempt : ended;
+            by.set(item.key, (by.get(item.key) ?? 0) + 1);
+          }
         });
         return out;
       }).catch((e: unknown) => {
@@ -1293,15 +1298,6 @@ export class RecordCollection<R> {
       // This run's appends (after the loaded recordings), each taking a replaced recording of its
       // key, else of the key it replaces too (RecordKind.replaces), while any is left: one of an
       // ended run first (re-recorded), else one an earlier attempt made (retried).
-      const left = new Map<string, number>();
-      for (const r of report.replaced) left.set(r.key, (left.get(r.key) ?? 0) + 1);
-      const byAttempt = new Map<string, number>();
-      for (const k of attempts) {
-        byAttempt.set(k, (byAttempt.get(k) ?? 0) + 1);
-        const n = left.get(k)! - 1;
-        if (n > 0) left.set(k, n);
-        else left.delete(k);
-      }
       const take = (from: Map<string, number>, key: string): boolean => {
         const took = [key, this.kind.replaces?.(key)].find((k) => k !== undefined && from.has(k));
         if (took === undefined) return false;
@@ -1312,9 +1308,9 @@ export class RecordCollection<R> {
       };
       let rerecorded = 0;
       let retried = 0;
-      for (let i = this.loadedStored.length; i < this.all.length && (left.size > 0 || byAttempt.size > 0); i++) {
+      for (let i = this.loadedStored.length; i < this.all.length && (ended.size > 0 || byAttempt.size > 0); i++) {
         const key = this.all[i]!.key;
-        if (take(left, key)) rerecorded++;
+        if (take(ended, key)) rerecorded++;
         else if (take(byAttempt, key)) retried++;
       }
       if (rerecorded > 0) report.rerecorded = rerecorded;
