@@ -1,5 +1,6 @@
-// What the CLI suites share: a chat exchange record for the tapes they write, and a run of the
-// CLI whose reader closes the pipe after the first bytes (`| head`).
+// What the CLI suites share: a chat exchange record for the tapes they write, a run of the CLI
+// that does not block this process, and one whose reader closes the pipe after the first bytes
+// (`| head`).
 import { spawn } from 'node:child_process';
 
 /**
@@ -28,4 +29,19 @@ export async function intoClosedPipe(bin: string, args: string[], opts: { cwd: s
   child.stdout.once('data', () => child.stdout.destroy());
   const status = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
   return { status, stderr };
+}
+
+/**
+ * Runs the CLI at `bin` without blocking this process (for commands that call a fake provider or
+ * host living in it): its exit status (null when a signal ended it), stdout and stderr.
+ */
+export function runCli(bin: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: opts.cwd, env: opts.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }

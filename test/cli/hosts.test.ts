@@ -2,7 +2,6 @@
 // another sends both the same path and body): the commands that list or pick recordings tell
 // them apart. inspect shows each one's host; rerecord sends each to its own host and keeps the
 // host on the new recording; diff pairs them by host and names the host when there are several.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -11,22 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import type { DriftReport } from '../../src/drift/report.ts';
 import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
-import { chatRecord } from './cli-helpers.ts';
+import { chatRecord, runCli } from './cli-helpers.ts';
 
 const root = join(import.meta.dirname, '../..');
 const bin = join(root, 'dist/cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-hosts-'));
 
 /** The CLI, run without blocking this process (the fake hosts answer from here). */
-function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env: { ...process.env, TAPEDECK_MODE: '', NO_COLOR: '1', OPENAI_API_KEY: 'sk-live', ANTHROPIC_API_KEY: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => done({ status: status ?? -1, stdout, stderr }));
-  });
+function cli(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return runCli(bin, args, { cwd: dir, env: { ...process.env, TAPEDECK_MODE: '', NO_COLOR: '1', OPENAI_API_KEY: 'sk-live', ANTHROPIC_API_KEY: '' } });
 }
 
 /** A fake OpenAI-compatible host on its own loopback address: it answers `from <name><suffix>`. */

@@ -17,7 +17,7 @@ import { destinationOf } from '../../src/drift/rerecord.ts';
 import type { HttpRecord } from '../../src/store/records.ts';
 import { startProxy } from '../../src/proxy/server.ts';
 import { appendRecords, readTape } from '../../src/store/tape-file.ts';
-import { chatRecord } from './cli-helpers.ts';
+import { chatRecord, runCli } from './cli-helpers.ts';
 
 const root = join(import.meta.dirname, '../..');
 const bin = join(root, 'dist/cli.js');
@@ -25,15 +25,8 @@ const dir = mkdtempSync(join(tmpdir(), 'tapedeck-prefix-'));
 const env = { ...process.env, TAPEDECK_MODE: '', NO_COLOR: '1', OPENAI_API_KEY: 'sk-live', ANTHROPIC_API_KEY: '' };
 
 /** The CLI, run without blocking this process (the fake gateway answers from here). */
-function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => done({ status: status ?? -1, stdout, stderr }));
-  });
+function cli(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return runCli(bin, args, { cwd: dir, env: env });
 }
 
 /** A fake OpenAI-compatible gateway: chat answers `<name>` under `under` (and at the root when `root`), 404 elsewhere. */

@@ -15,6 +15,7 @@ import { exportTapeJSON } from '../../src/store/export.ts';
 import { createTape } from '../../src/store/tape-file.ts';
 import { MEMORY } from '../mcp/helpers.ts';
 import { upstreamSuite } from '../proxy/upstream-suite.ts';
+import { runCli } from './cli-helpers.ts';
 
 const root = join(import.meta.dirname, '../..');
 const bin = join(root, 'dist/cli.js');
@@ -23,15 +24,7 @@ const { dir } = suite;
 const env = { ...process.env, TAPEDECK_MODE: '', NO_COLOR: '1' };
 const cli = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: 'utf8', env });
 /** The CLI without blocking this process, for commands that call the fake provider living here. */
-const cliAsync = (...args: string[]) =>
-  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+const cliAsync = (...args: string[]) => runCli(bin, args, { cwd: dir, env });
 const up = {
   get url() {
     return suite.upstream.url;
