@@ -13,7 +13,7 @@ import { loadPrices, PRICES_DATE } from './prices.ts';
 import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
 import { credentialsFrom } from './live-credentials.ts';
-import { destinationOf, maskedQueryValue, planRerecord, rerecord, type Planned, type Recorder } from './rerecord.ts';
+import { destinationOf, maskedQueryValue, planRerecord, rerecord, upstreamFor, type Planned, type Recorder } from './rerecord.ts';
 import { originKey, originOf } from '../store/origins.ts';
 import { createTape, readTape } from '../store/tape-file.ts';
 import { REDACTED } from '../store/redact.ts';
@@ -205,22 +205,38 @@ function hostsOf(plan: readonly Planned[]): Map<string, { origin: string; count:
   return hosts;
 }
 
+/** What the command line names for where requests go: --upstream for all, --hostless-upstream for those of recordings with no host. */
+interface Named {
+  upstream: string | undefined;
+  hostlessUpstream: string | undefined;
+}
+
 /**
  * Refuses a plan that cannot go where its recordings were made before anything is sent: without
- * --upstream, recordings that name no host (tapes written before hosts were stored); with it,
- * recordings of several hosts (all sent to one, every new answer filed for that one).
+ * --upstream or --hostless-upstream, recordings that name no host (tapes written before hosts
+ * were stored); with --upstream, recordings of several hosts (all sent to one, every new answer
+ * filed for that one). --hostless-upstream sends the first kind somewhere and leaves the others
+ * to their own hosts, so it is the fix wherever the two kinds are mixed.
  */
-function checkHosts(plan: readonly Planned[], hosts: ReadonlyMap<string, { origin: string; count: number }>, upstream: string | undefined, example: string): void {
+function checkHosts(plan: readonly Planned[], hosts: ReadonlyMap<string, { origin: string; count: number }>, named: Named, examples: { upstream: string; hostless: string }): void {
+  const nowhere = plan.filter((x) => typeof x.record.origin !== 'string').map((x) => `#${x.index}`);
+  const { upstream } = named;
   if (upstream === undefined) {
-    const nowhere = plan.filter((x) => typeof x.record.origin !== 'string').map((x) => `#${x.index}`);
-    if (nowhere.length === 0) return;
+    if (nowhere.length === 0 || named.hostlessUpstream !== undefined) return;
     const all = nowhere.length === plan.length;
-    throw new TapedeckError('E_ARG', `rerecord needs --upstream: ${all ? `the recordings name no host to send their requests to` : `${nowhere.length} of the ${plan.length} recordings name no host to send ${nowhere.length === 1 ? 'its request' : 'their requests'} to`} (made before tapes stored hosts, or written by hand with a path alone; records ${nowhere.slice(0, 5).join(', ')}${nowhere.length > 5 ? ', ...' : ''}).`, { hint: all ? example : `--upstream URL, with --only to pick the requests that go there: ${example}` });
+    const which = `${all ? `the recordings name no host to send their requests to` : `${nowhere.length} of the ${plan.length} recordings name no host to send ${nowhere.length === 1 ? 'its request' : 'their requests'} to`} (made before tapes stored hosts, or written by hand with a path alone; records ${nowhere.slice(0, 5).join(', ')}${nowhere.length > 5 ? ', ...' : ''})`;
+    // All of them hostless: one URL for all is the plain answer. Mixed: only they need one.
+    if (all) throw new TapedeckError('E_ARG', `rerecord needs --upstream: ${which}.`, { hint: examples.upstream });
+    throw new TapedeckError('E_ARG', `rerecord needs --hostless-upstream: ${which}.`, { hint: `--hostless-upstream URL sends ${nowhere.length === 1 ? 'it' : 'them'} there and every other request to the host it was recorded for: ${examples.hostless}` });
   }
   if (hosts.size > 1) {
     const list = [...hosts.values()].map((h) => `${h.origin} (${h.count})`).join(', ');
     throw new TapedeckError('E_ARG', `The recordings were made for ${hosts.size} hosts, ${list}: --upstream would send every request to ${upstream} and file every new answer for it.`, {
-      hint: `Leave --upstream out to send each request to the host it was recorded for, or re-record one host's at a time: --only ${new URL([...hosts.values()][0]!.origin).host}`,
+      // With recordings that name no host, leaving --upstream out alone would stop at them.
+      hint:
+        nowhere.length > 0
+          ? `Give it as --hostless-upstream ${upstream} instead: the ${nowhere.length} recording${nowhere.length === 1 ? ' that names' : 's that name'} no host go there, each other to the host it was recorded for.`
+          : `Leave --upstream out to send each request to the host it was recorded for, or re-record one host's at a time: --only ${new URL([...hosts.values()][0]!.origin).host}`,
     });
   }
 }
@@ -233,12 +249,15 @@ function checkHosts(plan: readonly Planned[], hosts: ReadonlyMap<string, { origi
  *
  * @example
  * process.exitCode = await rerecordCommand(['tapes/chat.tape', '--upstream', 'https://api.openai.com', '--budget', '0.50'], (tape) => createFetch({ tape, mode: 'record' }))
+ * process.exitCode = await rerecordCommand(['tapes/mixed.tape', '--hostless-upstream', 'https://api.openai.com', '--yes'], (tape) => createFetch({ tape, mode: 'record' }))
  */
 export async function rerecordCommand(args: string[], recorder: (tape: string) => Recorder | Promise<Recorder>, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   try {
     const parsed = parse('rerecord', args, {
       upstream: { type: 'string' },
+      'hostless-upstream': { type: 'string' },
       only: { type: 'string' },
+      'only-hostless': { type: 'boolean', default: false },
       out: { type: 'string' },
       yes: { type: 'boolean', default: false },
       budget: { type: 'string' },
@@ -256,10 +275,19 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     }
     const example = 'tapedeck rerecord tapes/chat.tape --budget 0.50';
     const withUpstream = 'tapedeck rerecord tapes/chat.tape --upstream https://api.openai.com --budget 0.50';
+    const withHostless = 'tapedeck rerecord tapes/chat.tape --hostless-upstream https://api.openai.com --budget 0.50';
     if (p.length !== 1) throw usageError(`rerecord needs one tape; got ${p.length}.`, example);
     const tape = p[0]!;
-    // Without --upstream each request goes to the host its recording names (checked below).
-    if (v.upstream !== undefined && !/^https?:\/\/[^/]/i.test(v.upstream)) throw new TapedeckError('E_ARG', `--upstream must be the live API's base URL; got ${JSON.stringify(v.upstream)}.`, { hint: withUpstream });
+    // Without --upstream each request goes to the host its recording names (checked below), and
+    // one whose recording names none to --hostless-upstream.
+    const named: Named = { upstream: v.upstream, hostlessUpstream: v['hostless-upstream'] };
+    if (named.upstream !== undefined && !/^https?:\/\/[^/]/i.test(named.upstream)) throw new TapedeckError('E_ARG', `--upstream must be the live API's base URL; got ${JSON.stringify(named.upstream)}.`, { hint: withUpstream });
+    if (named.hostlessUpstream !== undefined && !/^https?:\/\/[^/]/i.test(named.hostlessUpstream)) throw new TapedeckError('E_ARG', `--hostless-upstream must be the live API's base URL; got ${JSON.stringify(named.hostlessUpstream)}.`, { hint: withHostless });
+    if (named.upstream !== undefined && named.hostlessUpstream !== undefined) {
+      throw new TapedeckError('E_ARG', '--upstream and --hostless-upstream were both given: --upstream sends every request to its URL, --hostless-upstream only those of recordings that name no host.', {
+        hint: `Keep one: --hostless-upstream ${named.hostlessUpstream} to send every other request to the host it was recorded for, or --upstream ${named.upstream} alone to send them all there.`,
+      });
+    }
     checkFormat(v.format);
     const failOn = failOnList(v['fail-on']);
     const num = (name: string, raw: string | undefined, ok: (x: number) => boolean, eg: string) => {
@@ -281,47 +309,62 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     const original = await readTape(tape);
     for (const w of original.warnings) process.stderr.write(`tapedeck: warning: ${tape}: ${w.code} at byte ${w.offset}: ${w.message}\n`);
     const values = original.records.map((r) => r.value);
-    const { plan, skipped } = planRerecord(values, prices, v.only);
+    const hostlessOnly = v['only-hostless'] === true;
+    const { plan, skipped } = planRerecord(values, prices, v.only, hostlessOnly);
     if (plan.length === 0) {
-      throw new TapedeckError('E_RERECORD_EMPTY', `${tape} has no HTTP recordings${v.only ? ` matching ${JSON.stringify(v.only)}` : ''} to send again${skipped ? ` (${skipped} ReplayCache record(s) hold no HTTP request)` : ''}.`, { file: tape, hint: v.only ? 'Check --only, or leave it out.' : 'rerecord replays tapes recorded by createFetch or tapedeck serve.' });
+      const picked = [v.only ? ` matching ${JSON.stringify(v.only)}` : '', hostlessOnly ? ' that name no host' : ''].join('');
+      const flags = [v.only ? '--only' : '', hostlessOnly ? '--only-hostless' : ''].filter(Boolean).join(' and ');
+      throw new TapedeckError('E_RERECORD_EMPTY', `${tape} has no HTTP recordings${picked} to send again${skipped ? ` (${skipped} ReplayCache record(s) hold no HTTP request)` : ''}.`, { file: tape, hint: flags ? `Check ${flags}, or leave ${v.only && hostlessOnly ? 'them' : 'it'} out (tapedeck inspect shows each recording's host, - for none).` : 'rerecord replays tapes recorded by createFetch or tapedeck serve.' });
     }
     const estimate = plan.reduce((a, x) => a + x.estimate, 0);
     const hosts = hostsOf(plan);
-    checkHosts(plan, hosts, v.upstream, withUpstream);
-    // Where each planned request goes: its recording's host, or --upstream for all.
-    const destination = new Map(plan.map((x) => [x.index, destinationOf(x.record, v.upstream)!]));
-    // With several hosts a request is named with its host (two hosts' recordings look alike).
-    const onHost = (p: Planned) => (v.upstream === undefined && hosts.size > 1 ? ` on ${destination.get(p.index)}` : '');
+    checkHosts(plan, hosts, named, { upstream: withUpstream, hostless: withHostless });
+    const hostless = plan.filter((x) => typeof x.record.origin !== 'string').length;
+    if (named.hostlessUpstream !== undefined && hostless === 0) process.stderr.write(`tapedeck rerecord: note: every recording${v.only || hostlessOnly ? ' picked' : ''} names its host; --hostless-upstream sends none to ${named.hostlessUpstream}.\n`);
+    // Where each planned request goes: its recording's host, --upstream for all, or
+    // --hostless-upstream for one whose recording names none.
+    const destination = new Map(plan.map((x) => [x.index, destinationOf(x.record, upstreamFor(x.record, named))!]));
+    // The hosts they go to, as compared: with several a request is named with where it goes (two
+    // hosts' recordings look alike).
+    const sentTo = new Set([...destination.values()].map((d) => originKey(originOf(d) ?? d)));
+    const onHost = (p: Planned) => (named.upstream === undefined && sentTo.size > 1 ? ` on ${destination.get(p.index)}` : '');
     // A credential the tape holds masked and nothing fills would be sent to the live API as a 401.
     const unfilled = new Set<string>();
     for (const p of plan) {
       const { record } = p;
       const to = destination.get(p.index)!;
       for (const [name, value] of Object.entries(record.request.headers)) {
-        if (String(value).includes(REDACTED) && credentials(record.route, name.toLowerCase(), to) === undefined) unfilled.add(`${name} (${record.route}${onHost(p)})`);
+        if (String(value).includes(REDACTED) && credentials(record.route, name.toLowerCase(), to, upstreamFor(record, named) !== undefined) === undefined) unfilled.add(`${name} (${record.route}${onHost(p)})`);
       }
       // Masked query values (a `?token=`, Gemini's `?key=`): sent masked unless something fills them.
       const q = record.request.url.indexOf('?');
       for (const pair of q < 0 ? [] : record.request.url.slice(q + 1).split('&')) {
         const eq = pair.indexOf('=');
         // A name as meant, or as written when its escapes are malformed (as liveUrl reads it).
-        if (eq > 0 && maskedQueryValue(pair.slice(eq + 1)) && credentials(record.route, `?${queryDecode(pair.slice(0, eq))}`, to) === undefined) unfilled.add(`?${pair.slice(0, eq)}= (${record.route.split('?')[0]}${onHost(p)})`);
+        if (eq > 0 && maskedQueryValue(pair.slice(eq + 1)) && credentials(record.route, `?${queryDecode(pair.slice(0, eq))}`, to, upstreamFor(record, named) !== undefined) === undefined) unfilled.add(`?${pair.slice(0, eq)}= (${record.route.split('?')[0]}${onHost(p)})`);
       }
     }
     // Keys from the environment go to their provider's host only: another host needs --header.
-    const ownHostsOnly = v.upstream === undefined ? " (a key from the environment goes only to its provider's own host: for another, --header with --only that host)" : '';
+    const ownHostsOnly = named.upstream === undefined ? " (a key from the environment goes only to its provider's own host: for another, --header with --only that host)" : '';
     if (unfilled.size) process.stderr.write(`tapedeck rerecord: warning: no credential for ${[...unfilled].slice(0, 4).join(', ')}: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, or --header "Name: value"${ownHostsOnly}; what nothing fills is sent masked, and the API will refuse it.\n`);
-    if (v.upstream !== undefined && hosts.size === 1) {
+    if (named.upstream !== undefined && hosts.size === 1) {
       // The new recordings name where they were sent: another host's requests will not find them.
       const [recorded] = hosts.values();
-      const sentTo = originOf(v.upstream);
-      if (sentTo !== undefined && originKey(sentTo) !== originKey(recorded!.origin)) {
-        process.stderr.write(`tapedeck rerecord: note: the recordings were made for ${recorded!.origin}; the new ones are made for ${sentTo}, where --upstream sends them, and answer requests to that host only (docs/matching.md, "Hosts").\n`);
+      const upstreamOrigin = originOf(named.upstream);
+      if (upstreamOrigin !== undefined && originKey(upstreamOrigin) !== originKey(recorded!.origin)) {
+        // Moving the host's recordings may not be the point: only the hostless ones needed a URL.
+        const instead = hostless > 0 ? `; --hostless-upstream instead of --upstream sends only the ${hostless} that name${hostless === 1 ? 's' : ''} no host there` : '';
+        process.stderr.write(`tapedeck rerecord: note: the recordings were made for ${recorded!.origin}; the new ones are made for ${upstreamOrigin}, where --upstream sends them, and answer requests to that host only (docs/matching.md, "Hosts")${instead}.\n`);
       }
     }
-    // One host: named with the path prefix its requests go under when they share one.
+    // One host: named with the path prefix its requests go under when they share one. Several:
+    // each recorded host with its count, and where the hostless ones go.
     const under = new Set(destination.values());
-    const to = v.upstream ?? (under.size === 1 ? [...under][0]! : hosts.size === 1 ? [...hosts.values()][0]!.origin : `${hosts.size} hosts (${[...hosts.values()].map((h) => `${h.count} to ${h.origin}`).join(', ')})`);
+    const groups = [...hosts.values()].map((h) => `${h.count} to ${h.origin}`);
+    if (hostless > 0 && named.hostlessUpstream !== undefined) groups.push(`${hostless} hostless to ${destinationOf(plan.find((x) => typeof x.record.origin !== 'string')!.record, named.hostlessUpstream)}`);
+    const to =
+      named.upstream ??
+      (under.size === 1 ? [...under][0]! : hostless === 0 && hosts.size === 1 ? [...hosts.values()][0]!.origin : `${sentTo.size} host${sentTo.size === 1 ? '' : 's'} (${groups.join(', ')})`);
     process.stderr.write(
       `tapedeck rerecord: ${plan.length} request${plan.length === 1 ? '' : 's'} to ${to}${skipped ? ` (${skipped} non-HTTP record(s) skipped)` : ''}; ` +
         `estimated cost ${usd(estimate)} from the recorded usage at list prices of ${PRICES_DATE}${v.prices ? ` and ${v.prices}` : ''}.\n`,
@@ -334,7 +377,8 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     rmSync(partial, { force: true });
     const tty = process.stderr.isTTY === true;
     const result = await rerecord(plan, {
-      ...(v.upstream !== undefined ? { upstream: v.upstream } : {}),
+      ...(named.upstream !== undefined ? { upstream: named.upstream } : {}),
+      ...(named.hostlessUpstream !== undefined ? { hostlessUpstream: named.hostlessUpstream } : {}),
       recorder: await recorder(partial),
       prices,
       ...(budget !== undefined ? { budget } : {}),

@@ -8,9 +8,9 @@ export const DRIFT_COMMANDS = `  diff <old> <new> | diff <tape-or-folder> [--git
                         What changed in the answers between two tapes, two folders
                         of tapes, or tapes and their committed version (docs/drift.md)
   stats <tapes...>      Calls, tokens and the estimated cost of replaying them live
-  rerecord <tape> --upstream URL (--yes | --budget USD)
-                        Send a tape's requests to the live API again, into a new tape,
-                        and print the diff
+  rerecord <tape> (--yes | --budget USD)
+                        Send a tape's requests to the live API again (each to the host
+                        it was recorded for), into a new tape, and print the diff
 `;
 
 export const DIFF_HELP = `Usage: tapedeck diff <old> <new> [options]
@@ -55,7 +55,7 @@ Exit codes: 0, or 2 for bad input: a tape that cannot be read, or one with a rec
 damage (the counts leave it out; tapedeck verify lists the damage).
 `;
 
-export const RERECORD_HELP = `Usage: tapedeck rerecord <tape> [--upstream URL] (--yes | --budget USD) [options]
+export const RERECORD_HELP = `Usage: tapedeck rerecord <tape> [--upstream URL | --hostless-upstream URL] (--yes | --budget USD) [options]
 
 Sends the tape's recorded requests (those of createFetch and tapedeck serve) to the live API
 again, each to the host its recording was made for (under the path prefix of the upstream
@@ -66,12 +66,18 @@ sent without --yes or --budget.
 
   --upstream URL       send every request to this base URL instead (the recorded paths are
                        appended; the new recordings are made for its host, under its
-                       path). Needed for recordings that name no host (tapes written
-                       before hosts were stored)
+                       path). Refused for recordings of several hosts
+  --hostless-upstream URL
+                       send the requests of recordings that name no host (tapes written
+                       before hosts were stored, hand-written ones) to this base URL, as
+                       --upstream would, and every other one to the host it was recorded
+                       for: a tape that mixes them is done in one run. Not with --upstream
   --yes                make the calls
   --budget USD         make the calls, but none that would take the estimated spending past USD
   --only TEXT          only the requests whose route, host, model or body contain TEXT
                        (--only api.groq.com: one host's)
+  --only-hostless      only the requests of recordings that name no host (with --only: those
+                       that also contain TEXT)
   --out FILE           the new tape (default <tape>.rerecorded.tape, a draft that diff,
                        stats and the vitest summary leave out of a folder of tapes until
                        you move it into place; --force replaces it)
@@ -81,6 +87,7 @@ sent without --yes or --budget.
                        OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY fill the usual ones,
                        GEMINI_API_KEY (or GOOGLE_API_KEY) Gemini's ?key= and x-goog-api-key,
                        each for its provider's own host, this machine, or --upstream only
+                       (--hostless-upstream: for the requests it is sent, not the others)
   --prices FILE        prices for the estimate (see tapedeck stats --help)
   --format F, --html FILE, --fail-on LIST   the diff's output, as tapedeck diff
 
@@ -88,6 +95,7 @@ An answer that is an error, or a stream cut before its end, is not recorded (it 
 removed in the diff). Exit codes: 0 / 1 as tapedeck diff, 2 bad input or no --yes/--budget,
 3 when the budget stopped it or calls failed (the new tape holds what was recorded).
 
-Example:
+Examples:
   OPENAI_API_KEY=sk-... tapedeck rerecord tapes/chat.tape --budget 0.50
+  OPENAI_API_KEY=sk-... tapedeck rerecord tapes/mixed.tape --hostless-upstream https://api.openai.com --yes
 `;

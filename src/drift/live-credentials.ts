@@ -4,7 +4,9 @@
 // each is sent again to the host it names: a key from the environment goes only to its own
 // provider's host, to this machine, or to the --upstream the command line names, never to
 // another host that happens to speak the same API (OPENAI_API_KEY sent to api.groq.com would hand
-// it to a third party).
+// it to a third party). --hostless-upstream names where the recordings with no host go, so it
+// counts as named for those requests only: a recording made for api.groq.com is not sent a key
+// because the user named api.groq.com for others.
 
 import { TapedeckError } from '../errors.ts';
 import { isLoopbackHost } from '../store/loopback.ts';
@@ -36,28 +38,31 @@ function keyGoesTo(name: string, to: string, upstream: boolean): boolean {
  * Credentials for the headers a tape holds redacted: --header first (sent wherever the request
  * goes), else the provider's key from the environment (the route says which provider:
  * Anthropic's SDK also sends its key as `authorization: Bearer`), to that provider's host, this
- * machine, or any host when `upstream` (the command line named where requests go).
+ * machine, or any host when `upstream` (the command line named where every request goes) or
+ * when the call says `named` (it named where this one goes: --hostless-upstream, for a
+ * recording that names no host).
  *
  * @example
  * const credentials = credentialsFrom(process.env, ['x-api-key: abc'], false)
  * credentials('POST /v1/chat/completions', 'authorization', 'https://api.openai.com') // 'Bearer sk-...'
  * credentials('POST /openai/v1/chat/completions', 'authorization', 'https://api.groq.com') // undefined
+ * credentials('POST /v1/chat/completions', 'authorization', 'https://gw.example/openai', true) // 'Bearer sk-...': sent where --hostless-upstream named
  */
-export function credentialsFrom(env: NodeJS.ProcessEnv, headers: readonly string[], upstream: boolean): (route: string, header: string, to: string) => string | undefined {
+export function credentialsFrom(env: NodeJS.ProcessEnv, headers: readonly string[], upstream: boolean): (route: string, header: string, to: string, named?: boolean) => string | undefined {
   const given: Record<string, string> = {};
   for (const h of headers) {
     const i = h.indexOf(':');
     if (i <= 0) throw new TapedeckError('E_ARG', `--header must be "Name: value"; got ${JSON.stringify(h)}.`, { hint: '--header "x-api-key: $ANTHROPIC_API_KEY"' });
     given[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
   }
-  const fromEnv = (name: string, to: string) => (keyGoesTo(name, to, upstream) ? env[name] || undefined : undefined);
-  return (route, header, to) => {
+  return (route, header, to, named = false) => {
+    const fromEnv = (name: string) => (keyGoesTo(name, to, upstream || named) ? env[name] || undefined : undefined);
     if (given[header] !== undefined) return given[header];
     // Gemini takes its key as `?key=` or `x-goog-api-key`.
-    if (header === '?key' || header === 'x-goog-api-key') return /\/v1(beta|alpha)?\/(models|tunedModels)\//.test(route) ? (fromEnv('GEMINI_API_KEY', to) ?? fromEnv('GOOGLE_API_KEY', to)) : undefined;
+    if (header === '?key' || header === 'x-goog-api-key') return /\/v1(beta|alpha)?\/(models|tunedModels)\//.test(route) ? (fromEnv('GEMINI_API_KEY') ?? fromEnv('GOOGLE_API_KEY')) : undefined;
     if (header.startsWith('?')) return undefined;
     const anthropic = /\/v1\/(messages|complete)\b/.test(route);
-    const key = fromEnv(anthropic ? 'ANTHROPIC_API_KEY' : header === 'api-key' ? 'AZURE_OPENAI_API_KEY' : 'OPENAI_API_KEY', to);
+    const key = fromEnv(anthropic ? 'ANTHROPIC_API_KEY' : header === 'api-key' ? 'AZURE_OPENAI_API_KEY' : 'OPENAI_API_KEY');
     if (!key) return undefined;
     if (header === 'authorization') return `Bearer ${key}`;
     if (header === 'x-api-key' || header === 'api-key') return key;

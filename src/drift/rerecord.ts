@@ -3,7 +3,9 @@
 // so this layer stays below the proxy), within a budget, a few at a time, with 429s retried.
 // Each request goes to the host its recording names (its `origin`, under its `upstreamPath` when
 // the proxy forwarded it to an upstream with a path prefix), or to the upstream given for all of
-// them; the recording fetch stores where it went on the new record, so a tape of two hosts is
+// them; one that stores no origin (an older or hand-written recording) goes to the upstream given
+// for those alone, so a tape that mixes them with several hosts' recordings is done in one run.
+// The recording fetch stores where it went on the new record, so a tape of two hosts is
 // re-recorded as two hosts' recordings. The original tape is only read; the new answers go to
 // another tape.
 
@@ -32,9 +34,15 @@ export interface RerecordOptions {
   /**
    * Base URL every request is sent to, e.g. https://api.openai.com (the recorded path is
    * appended). Without it each request goes to the origin its recording stores, under the path
-   * prefix it stores (`upstreamPath`) if any.
+   * prefix it stores (`upstreamPath`) if any. Wins over `hostlessUpstream` (the command line
+   * refuses both).
    */
   upstream?: string;
+  /**
+   * Base URL (a path prefix included) for the requests of recordings that store no origin only;
+   * every other one goes to its own host, as without `upstream`.
+   */
+  hostlessUpstream?: string;
   recorder: Recorder;
   prices: Readonly<Record<string, Price>>;
   /** Stop before a call whose estimated cost would take the spending past this (USD). */
@@ -47,9 +55,11 @@ export interface RerecordOptions {
   maxBackoffMs?: number;
   /**
    * The value to send for a header the tape holds redacted (lowercase name), by route and by
-   * where the request goes (see destinationOf); none drops it.
+   * where the request goes (see destinationOf); none drops it. `named` is true when the caller
+   * named where this request goes (`upstream`, or `hostlessUpstream` for a recording that stores
+   * no origin; see upstreamFor): a key may follow a request there, and only there.
    */
-  credentials?: (route: string, header: string, to: string) => string | undefined;
+  credentials?: (route: string, header: string, to: string, named: boolean) => string | undefined;
   /** Called after each call ends (done of total, spent so far). */
   onProgress?: (done: number, total: number, spent: number) => void;
 }
@@ -77,12 +87,18 @@ export interface RerecordResult {
 /**
  * The requests of a tape to send again: its HTTP exchange records (ReplayCache records hold no
  * HTTP request), those whose route, origin, model or body contain `only` when given (an origin:
- * one host's recordings of a tape that holds several).
+ * one host's recordings of a tape that holds several), and only those that store no origin when
+ * `hostlessOnly` (both must hold when both are given).
+ *
+ * `hostlessOnly` is its own switch rather than a text `only` would match (`(no host)`, `-`):
+ * any text can occur in a route or a body, and one that did would pick recordings of a host
+ * along with the hostless ones, then send them where the hostless ones go.
  *
  * @example
  * const plan = planRerecord(tape.records.map((r) => r.value), DEFAULT_PRICES, 'chat/completions')
+ * const old = planRerecord(tape.records.map((r) => r.value), DEFAULT_PRICES, undefined, true) // the recordings that name no host
  */
-export function planRerecord(records: readonly unknown[], prices: Readonly<Record<string, Price>>, only?: string): { plan: Planned[]; skipped: number } {
+export function planRerecord(records: readonly unknown[], prices: Readonly<Record<string, Price>>, only?: string, hostlessOnly = false): { plan: Planned[]; skipped: number } {
   const plan: Planned[] = [];
   let skipped = 0;
   const needle = only?.toLowerCase();
@@ -91,6 +107,7 @@ export function planRerecord(records: readonly unknown[], prices: Readonly<Recor
       if (record !== null && typeof record === 'object') skipped++;
       return;
     }
+    if (hostlessOnly && typeof record.origin === 'string') return;
     if (needle) {
       const body = record.request.body as { model?: unknown } | undefined;
       const hay = `${record.route} ${record.origin ?? ''} ${typeof body?.model === 'string' ? body.model : ''} ${JSON.stringify(body ?? '')}`.toLowerCase();
@@ -99,6 +116,21 @@ export function planRerecord(records: readonly unknown[], prices: Readonly<Recor
     plan.push({ index, record, estimate: callStats(record, prices)?.cost ?? 0 });
   });
   return { plan, skipped };
+}
+
+/**
+ * The base URL the caller named for a recording's request: `upstream` for every one, else
+ * `hostlessUpstream` for one that stores no origin; undefined when it goes to the host it was
+ * recorded for. What it returns is the `upstream` to give {@link destinationOf} and
+ * {@link upstreamPathFor}, and whether a key may follow the request (credentials' `named`).
+ *
+ * @example
+ * upstreamFor(recordWithoutOrigin, { hostlessUpstream: 'https://api.openai.com' }) // 'https://api.openai.com'
+ * upstreamFor(recordForGroq, { hostlessUpstream: 'https://api.openai.com' }) // undefined: to https://api.groq.com, its own
+ * upstreamFor(recordForGroq, { upstream: 'http://127.0.0.1:8080' }) // 'http://127.0.0.1:8080'
+ */
+export function upstreamFor(r: HttpRecord, opts: { upstream?: string | undefined; hostlessUpstream?: string | undefined }): string | undefined {
+  return opts.upstream ?? (typeof r.origin === 'string' ? undefined : opts.hostlessUpstream);
 }
 
 /**
@@ -233,14 +265,15 @@ function costOf(bytes: Uint8Array, contentType: string, r: HttpRecord, prices: R
  * @example
  * const rec = createFetch({ tape: 'new.tape', mode: 'record' })
  * const result = await rerecord(plan, { recorder: rec, prices: DEFAULT_PRICES, budget: 1 }) // each to its recording's host
+ * await rerecord(plan, { recorder: rec, prices: DEFAULT_PRICES, hostlessUpstream: 'https://api.openai.com' }) // those with no host there
  */
 export async function rerecord(plan: readonly Planned[], opts: RerecordOptions): Promise<RerecordResult> {
   const result: RerecordResult = { planned: plan.length, recorded: 0, failed: [], notSent: [], spent: 0 };
   // Refused before any call: a run that sends half its requests is harder to act on than none.
-  const nowhere = plan.filter((p) => destinationOf(p.record, opts.upstream) === undefined);
+  const nowhere = plan.filter((p) => destinationOf(p.record, upstreamFor(p.record, opts)) === undefined);
   if (nowhere.length) {
     await opts.recorder.close();
-    throw new TapedeckError('E_ARG', `${nowhere.length} of the ${plan.length} recordings name no host to send ${nowhere.length === 1 ? 'its request' : 'their requests'} to (records ${nowhere.slice(0, 5).map((p) => `#${p.index}`).join(', ')}${nowhere.length > 5 ? ', ...' : ''}).`, { hint: 'Give the upstream they go to (tapedeck rerecord --upstream URL).' });
+    throw new TapedeckError('E_ARG', `${nowhere.length} of the ${plan.length} recordings name no host to send ${nowhere.length === 1 ? 'its request' : 'their requests'} to (records ${nowhere.slice(0, 5).map((p) => `#${p.index}`).join(', ')}${nowhere.length > 5 ? ', ...' : ''}).`, { hint: 'Give the upstream they go to (tapedeck rerecord --hostless-upstream URL; the others still go to their own hosts).' });
   }
   const retries = opts.retries ?? 5;
   const maxBackoff = opts.maxBackoffMs ?? 60_000;
@@ -249,9 +282,12 @@ export async function rerecord(plan: readonly Planned[], opts: RerecordOptions):
   let done = 0;
   let stopped = false;
   const one = async (p: Planned): Promise<void> => {
-    const base = destinationOf(p.record, opts.upstream)!;
-    const under = upstreamPathFor(p.record, opts.upstream);
-    const credentials = opts.credentials && ((route: string, header: string) => opts.credentials!(route, header, base));
+    // Named by the caller (--upstream, or --hostless-upstream for a recording with no host), or
+    // the recording's own host: this decides the URL, its prefix, and whether a key may go there.
+    const named = upstreamFor(p.record, opts);
+    const base = destinationOf(p.record, named)!;
+    const under = upstreamPathFor(p.record, named);
+    const credentials = opts.credentials && ((route: string, header: string) => opts.credentials!(route, header, base, named !== undefined));
     const init = requestInit(p.record, credentials);
     for (let attempt = 0; ; attempt++) {
       let res: Response;

@@ -1,7 +1,8 @@
 // One request recorded for two hosts (an app that falls back from one OpenAI-compatible host to
 // another sends both the same path and body): the commands that list or pick recordings tell
 // them apart. inspect shows each one's host; rerecord sends each to its own host and keeps the
-// host on the new recording; diff pairs them by host and names the host when there are several.
+// host on the new recording, and those that name no host to --hostless-upstream in the same run;
+// diff pairs them by host and names the host when there are several.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -160,6 +161,99 @@ describe('tapedeck rerecord', () => {
     const r = await cli('rerecord', 'both.tape', '--yes', '--only', '127.0.0.2', '--upstream', a.origin, '--out', 'moved.tape');
     expect(r.stderr).toContain(`tapedeck rerecord: note: the recordings were made for ${b.origin}; the new ones are made for ${a.origin}, where --upstream sends them, and answer requests to that host only`);
     expect(await origins('moved.tape')).toEqual([a.origin]);
+  });
+});
+
+describe('tapedeck rerecord --hostless-upstream', () => {
+  // A tape that mixes recordings of two hosts (A, B) with two that name none (older or written by
+  // hand): the hostless ones go to C, a third host on its own address, under a path prefix.
+  let c: Host;
+  const mixed = 'mixed.tape';
+  /** A recording with no host whose credential the tape holds masked, as redaction leaves it. */
+  const hostless = (i: number) => {
+    const r = chatRecord(i);
+    return { ...r, request: { ...r.request, headers: { ...r.request.headers, authorization: 'Bearer [REDACTED]' } } };
+  };
+  const reset = () => [a, b, c].forEach((h) => (h.calls.length = 0));
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  beforeAll(async () => {
+    c = await startHost('C', '127.0.0.3', 0);
+    await record(join(dir, mixed), [b, a]);
+    await appendRecords(join(dir, mixed), [hostless(1), hostless(2)]);
+  });
+  afterAll(() => new Promise((ok) => c?.server.close(ok)));
+
+  it('without it the mixed tape is refused, and the hint names it', async () => {
+    reset();
+    const r = await cli('rerecord', mixed, '--yes', '--out', 'mixed.none.tape');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^tapedeck: E_ARG rerecord needs --hostless-upstream: 2 of the 4 recordings name no host to send their requests to \(made before tapes stored hosts, or written by hand with a path alone; records #2, #3\)\.\nhint: --hostless-upstream URL sends them there and every other request to the host it was recorded for: tapedeck rerecord tapes\/chat\.tape --hostless-upstream https:\/\/api\.openai\.com --budget 0\.50\n$/);
+    expect([a.calls.length, b.calls.length, c.calls.length]).toEqual([0, 0, 0]);
+  });
+
+  it('sends the hostless requests to its URL under its prefix, every other to its own host, in one run; the plan says where each group goes', async () => {
+    reset();
+    const r = await cli('rerecord', mixed, '--yes', '--hostless-upstream', `${c.origin}/gw/`, '--out', 'mixed.new.tape', '--format', 'json');
+    expect(r.stderr).toContain(`tapedeck rerecord: 4 requests to 3 hosts (1 to ${b.origin}, 1 to ${a.origin}, 2 hostless to ${c.origin}/gw); estimated cost`);
+    expect(r.stderr).toContain('recorded 4 of 4 into mixed.new.tape');
+    // Each server saw its own requests only; OPENAI_API_KEY went to each (all three are this
+    // machine: the rule for hosts elsewhere is test/drift/rerecord-hostless-keys.test.ts).
+    expect(a.calls).toEqual([{ path: '/v1/chat/completions', authorization: 'Bearer sk-live' }]);
+    expect(b.calls).toEqual([{ path: '/v1/chat/completions', authorization: 'Bearer sk-live' }]);
+    expect(c.calls).toEqual([
+      { path: '/gw/v1/chat/completions', authorization: 'Bearer sk-live' },
+      { path: '/gw/v1/chat/completions', authorization: 'Bearer sk-live' },
+    ]);
+    // The new recordings name where they went: A and B as recorded, the hostless ones C under /gw.
+    const recs = (await readTape(join(dir, 'mixed.new.tape'))).records.map((x) => x.value as { origin?: string; upstreamPath?: string; request: { url: string; body: { messages: { content: string }[] } } });
+    expect(recs.map((x) => [x.request.body.messages[0]!.content, x.origin, x.upstreamPath, x.request.url]).sort()).toEqual([
+      ['Capital of France?', a.origin, undefined, '/v1/chat/completions'],
+      ['Capital of France?', b.origin, undefined, '/v1/chat/completions'],
+      ['question 1', c.origin, '/gw', '/v1/chat/completions'],
+      ['question 2', c.origin, '/gw', '/v1/chat/completions'],
+    ]);
+    expect(r.stderr).not.toContain('no credential');
+    // A hostless recording pairs with its new one, now filed for C: nothing added or removed.
+    expect((JSON.parse(r.stdout) as DriftReport).summary).toMatchObject({ pairs: 4, added: 0, removed: 0 });
+  });
+
+  it('with --upstream it is refused before anything is sent, saying which to keep', async () => {
+    reset();
+    const r = await cli('rerecord', mixed, '--yes', '--upstream', a.origin, '--hostless-upstream', c.origin, '--out', 'mixed.both.tape');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(
+      'tapedeck: E_ARG --upstream and --hostless-upstream were both given: --upstream sends every request to its URL, --hostless-upstream only those of recordings that name no host.\n' +
+        `hint: Keep one: --hostless-upstream ${c.origin} to send every other request to the host it was recorded for, or --upstream ${a.origin} alone to send them all there.\n`,
+    );
+    expect([a.calls.length, b.calls.length, c.calls.length]).toEqual([0, 0, 0]);
+  });
+
+  it('--upstream on the mixed tape of two hosts is refused, and the hint names --hostless-upstream', async () => {
+    reset();
+    const r = await cli('rerecord', mixed, '--yes', '--upstream', c.origin, '--out', 'mixed.up.tape');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`^tapedeck: E_ARG The recordings were made for 2 hosts, ${esc(b.origin)} \\(1\\), ${esc(a.origin)} \\(1\\): --upstream would send every request to `, 'm'));
+    expect(r.stderr).toContain(`\nhint: Give it as --hostless-upstream ${c.origin} instead: the 2 recordings that name no host go there, each other to the host it was recorded for.\n`);
+    expect([a.calls.length, b.calls.length, c.calls.length]).toEqual([0, 0, 0]);
+  });
+
+  it('--only-hostless picks the recordings that name no host, alone or with --only', async () => {
+    reset();
+    const r = await cli('rerecord', mixed, '--yes', '--only-hostless', '--hostless-upstream', c.origin, '--out', 'mixed.hostless.tape', '--format', 'json');
+    expect(r.stderr).toContain(`tapedeck rerecord: 2 requests to ${c.origin}; estimated cost`);
+    expect([a.calls.length, b.calls.length, c.calls.length]).toEqual([0, 0, 2]);
+    expect(await origins('mixed.hostless.tape')).toEqual([c.origin, c.origin]);
+    // The diff compares what was picked: the hosts' recordings are not "removed".
+    expect((JSON.parse(r.stdout) as DriftReport).summary.removed).toBe(0);
+    // Picked alone, they may take --upstream, though the tape holds two hosts' recordings too.
+    reset();
+    const one = await cli('rerecord', mixed, '--yes', '--only-hostless', '--only', 'question 2', '--upstream', c.origin, '--out', 'mixed.q2.tape', '--format', 'json');
+    expect(one.stderr).toContain(`tapedeck rerecord: 1 request to ${c.origin}; estimated cost`);
+    expect([a.calls.length, b.calls.length, c.calls.length]).toEqual([0, 0, 1]);
+    // None picked: said with the flags to check.
+    const none = await cli('rerecord', 'both.tape', '--yes', '--only-hostless', '--out', 'none.tape');
+    expect(none.status).toBe(2);
+    expect(none.stderr).toMatch(/E_RERECORD_EMPTY \S*both\.tape has no HTTP recordings that name no host to send again\.\nhint: Check --only-hostless, or leave it out/);
   });
 });
 
