@@ -14,6 +14,7 @@ import { readAnswer } from '../providers/index.ts';
 import { isMask, REDACTED } from '../store/redact.ts';
 import { queryDecode } from '../store/query-pairs.ts';
 import { isHttpRecord, type HttpRecord } from '../store/records.ts';
+import { upstreamPrefix, withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 import { assembleRecorded, liveAnswerVerdict } from './answer.ts';
 import { failureReason } from './failure-reason.ts';
 import { priceOf, type Price } from './prices.ts';
@@ -145,7 +146,7 @@ export function upstreamFor(r: HttpRecord, opts: { upstream?: string | undefined
  * destinationOf(record, 'http://127.0.0.1:8080/') // 'http://127.0.0.1:8080'
  */
 export function destinationOf(r: HttpRecord, upstream: string | undefined): string | undefined {
-  if (upstream !== undefined) return upstream.replace(/\/+$/, '');
+  if (upstream !== undefined) return withoutTrailingSlashes(upstream);
   return typeof r.origin === 'string' ? r.origin + upstreamPathFor(r, undefined) : undefined;
 }
 
@@ -160,7 +161,7 @@ export function destinationOf(r: HttpRecord, upstream: string | undefined): stri
  * upstreamPathFor(record, 'https://api.openai.com') // ''
  */
 export function upstreamPathFor(r: HttpRecord, upstream: string | undefined): string {
-  if (upstream !== undefined) return URL.canParse(upstream) ? new URL(upstream).pathname.replace(/\/+$/, '') : '';
+  if (upstream !== undefined) return URL.canParse(upstream) ? upstreamPrefix(upstream) : '';
   return typeof r.upstreamPath === 'string' && r.upstreamPath.startsWith('/') ? r.upstreamPath : '';
 }
 

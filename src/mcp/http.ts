@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isNotification, isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { inProcessFix, McpTape, type McpTapeOptions } from './tape.ts';
+import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -361,7 +362,7 @@ export class McpHttpEndpoint {
     s.session = new McpSession({
       tape,
       // The upstream's path prefix, then the path the client used.
-      ...(base ? { upstream: () => httpUpstream(`${base.replace(/\/$/, '')}${path}`, this.opts.fetch, () => s.forward) } : {}),
+      ...(base ? { upstream: () => httpUpstream(`${withoutTrailingSlashes(base)}${path}`, this.opts.fetch, () => s.forward) } : {}),
       send: (m, related) => this.route(s, m, related),
       timing: this.opts.timing,
       timeoutMs: this.opts.timeoutMs,

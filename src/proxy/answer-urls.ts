@@ -20,6 +20,7 @@
  * the proxy the same way, to the live API even in replay. It is pointed at the proxy too.
  */
 import type { IncomingMessage } from 'node:http';
+import { upstreamPrefix } from '../store/upstream-prefix.ts';
 
 /** The member names whose values are such URLs. */
 const NEEDLE = Buffer.from('"results_url"');
@@ -118,7 +119,7 @@ export function pointLocation<H extends Record<string, unknown>>(headers: H, sta
       return headers;
     }
     if (origin !== up.origin) return headers;
-    const prefix = up.pathname.replace(/\/+$/, '');
+    const prefix = upstreamPrefix(upstream);
     if (prefix !== '' && (rest === prefix || rest.startsWith(`${prefix}/`) || rest.startsWith(`${prefix}?`))) rest = rest.slice(prefix.length);
   }
   return { ...headers, location: `${base}${rest === '' || rest[0] === '/' ? rest : `/${rest}`}` };

@@ -20,7 +20,8 @@ import { Flights } from './flights.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
 import type { AwsCredentials } from './sigv4.ts';
-import { ChunkLog, FinalEventHold, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, UpstreamLink, upstreamPathOf, upstreamTarget, upstreamUrl } from './upstream.ts';
+import { ChunkLog, FinalEventHold, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, UpstreamLink, upstreamTarget, upstreamUrl } from './upstream.ts';
+import { upstreamPrefix } from '../store/upstream-prefix.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
@@ -414,7 +415,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   const origin = upstream === undefined ? undefined : originOf(upstream);
   // And the upstream's path prefix (an AI gateway's `/v1/acct/gw/openai`), recorded beside it:
   // the origin alone would send a re-recording to the bare path.
-  const upstreamPath = upstream === undefined ? '' : upstreamPathOf(upstream);
+  const upstreamPath = upstream === undefined ? '' : upstreamPrefix(upstream);
   // Bad timeouts throw here, where the handler is made.
   const link = new UpstreamLink(opts.fetch, opts);
   const awsCredentials = opts.awsCredentials === false ? undefined : (opts.awsCredentials ?? (typeof process === 'undefined' ? undefined : awsCredentialsFromEnv(process.env)));

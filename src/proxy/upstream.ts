@@ -3,6 +3,7 @@
  * recording while it is passed on.
  */
 import { TapedeckError } from '../errors.ts';
+import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 import { forwardHeaders, NULL_BODY } from './fetch-headers.ts';
 import { UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import type { StoredHeaders } from '../store/records.ts';
@@ -30,21 +31,7 @@ export function upstreamTarget(upstream: string): { base: string; authorization?
 
 /** Joins the upstream base (which may carry a path prefix) with a request's path and query. */
 export function upstreamUrl(upstream: string, url: string): string {
-  const base = upstream.endsWith('/') ? upstream.slice(0, -1) : upstream;
-  return base + (url.startsWith('/') ? url : `/${url}`);
-}
-
-/**
- * The path prefix {@link upstreamUrl} puts before every request path: the upstream URL's path
- * less one final slash, '' when it has none. Recorded with each exchange (a record's
- * `upstreamPath`), so `tapedeck rerecord` sends a request where the proxy sent it.
- *
- * @example
- * upstreamPathOf('https://gateway.ai.cloudflare.com/v1/acct/gw/openai/') // '/v1/acct/gw/openai'
- * upstreamPathOf('https://api.openai.com') // ''
- */
-export function upstreamPathOf(upstream: string): string {
-  return new URL(upstream).pathname.replace(/\/$/, '');
+  return withoutTrailingSlashes(upstream) + (url.startsWith('/') ? url : `/${url}`);
 }
 
 /** A fetch Response's headers as stored: without hop-by-hop, length and encoding headers. */

@@ -20,6 +20,7 @@ import { RealtimeTape, type HeadTurn, type LoadedSession, type RealtimeTapeOptio
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import type { EchoSource } from '../store/echo-redact.ts';
+import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 
 export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
   /** Base URL of the live provider (`https://api.openai.com`); `http(s):` becomes `ws(s):`. */
@@ -233,7 +234,7 @@ export class RealtimeEndpoint {
   /** A WebSocket to the upstream for this connect: the path as the client sent it (leading slashes as one) after the upstream's own. */
   private upstreamSocket(upstream: string, url: URL, req: IncomingMessage, offered: string[]): { up: WebSocket; target: URL } {
     const target = new URL(upstream);
-    target.pathname = `${target.pathname.replace(/\/$/, '')}${url.pathname}`;
+    target.pathname = `${withoutTrailingSlashes(target.pathname)}${url.pathname}`;
     target.search = url.search;
     target.protocol = target.protocol === 'https:' || target.protocol === 'wss:' ? 'wss:' : 'ws:';
     const headers: Record<string, string> = {};

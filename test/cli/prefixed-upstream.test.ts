@@ -172,6 +172,31 @@ describe('a recording made through an upstream with a path prefix', () => {
     }
   });
 
+  it('an upstream written with several trailing slashes: the proxy and rerecord both send to prefix + path, one slash between', async () => {
+    // One rule for both (src/store/upstream-prefix.ts): the proxy used to drop one slash and
+    // record '/prefix/', sending '/prefix//v1/...', which a gateway routing by path refuses.
+    const gw = await startGateway('slashes', '/prefix');
+    try {
+      const proxy = await serve('slashes.tape', `${gw.origin}/prefix//`);
+      try {
+        const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+        expect((await client.chat.completions.create(question)).choices[0]!.message.content).toBe('from slashes');
+      } finally {
+        expect(await proxy.stop()).toBe(0);
+      }
+      const [rec] = await recordsOf('slashes.tape');
+      expect(rec).toMatchObject({ origin: gw.origin, upstreamPath: '/prefix' });
+      const r = await cli('rerecord', 'slashes.tape', '--yes', '--out', 'slashes.new.tape', '--format', 'json');
+      expect(r.stderr).toContain('recorded 1 of 1 into slashes.new.tape');
+      const viaUpstream = await cli('rerecord', 'slashes.tape', '--yes', '--upstream', `${gw.origin}/prefix///`, '--out', 'slashes.up.tape', '--format', 'json');
+      expect(viaUpstream.stderr).toContain('recorded 1 of 1 into slashes.up.tape');
+      expect(gw.calls.map((c) => c.path)).toEqual(['/prefix/v1/chat/completions', '/prefix/v1/chat/completions', '/prefix/v1/chat/completions']);
+      expect((await recordsOf('slashes.up.tape'))[0]).toMatchObject({ origin: gw.origin, upstreamPath: '/prefix' });
+    } finally {
+      await stop(gw);
+    }
+  });
+
   it('export -> import keeps the prefix, byte for byte; inspect shows it after the origin', async () => {
     const ex = await cli('export', 'gw.tape');
     expect(ex.status).toBe(0);
