@@ -324,6 +324,9 @@ export class LiveSession {
     if (this.ended) return Promise.resolve();
     this.ended = true;
     if (!this.records) return Promise.resolve();
+    // A close frame's reason is the server's (or client's) text like any frame's: an API that
+    // names the key it refused ("Quota exceeded for key AIza...") would put it on disk.
+    if (end.reason !== '') end = { ...end, reason: this.masks.text(end.reason) };
     if (end.cut) {
       // Kept up to the last complete response: what came after it is half an answer.
       this.run = undefined;
@@ -581,7 +584,8 @@ export class ReplaySession {
       const c = this.opts.client;
       if (c.readyState !== c.OPEN) return;
       if (code === 1005 || code === 1006) c.close();
-      else c.close(code, reason);
+      // Cut to a close frame's 123 bytes: a reason with a short secret masked grows.
+      else c.close(code, closeReason(reason));
     });
   }
 

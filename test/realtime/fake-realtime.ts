@@ -50,7 +50,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     sockets.add(ws);
     ws.on('close', () => sockets.delete(ws));
     connects.push({ url: req.url ?? '', headers: req.headers, protocols: String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((s) => s.trim()).filter(Boolean) });
-    if ((req.url ?? '').includes('BidiGenerateContent')) gemini(ws, received);
+    if ((req.url ?? '').includes('BidiGenerateContent')) gemini(ws, received, new URL(req.url ?? '/', 'http://x'));
     else openai(ws, new URL(req.url ?? '/', 'http://x'), received, req.headers);
   });
   await new Promise<void>((r) => wss.once('listening', () => r()));
@@ -187,7 +187,7 @@ function openai(ws: WebSocket, url: URL, received: unknown[], headers: IncomingM
   }
 }
 
-function gemini(ws: WebSocket, received: unknown[]): void {
+function gemini(ws: WebSocket, received: unknown[], url: URL): void {
   // Gemini Live sends its JSON in binary frames.
   const send = (m: unknown) => ws.send(Buffer.from(JSON.stringify(m)), { binary: true });
   let audio = 0;
@@ -222,6 +222,14 @@ function gemini(ws: WebSocket, received: unknown[]): void {
       const text = (m.clientContent.turns ?? []).flatMap((t: any) => t.parts ?? []).map((p: any) => p.text ?? '').join('');
       if (text.includes('invalid')) {
         ws.close(1007, 'Request contains an invalid argument.');
+        return;
+      }
+      // A refusal that names the key it refused, in the close frame's reason (up to its 123
+      // bytes: `pad` fills it).
+      if (text.includes('quota')) {
+        const reason = `Quota exceeded for key ${url.searchParams.get('key')}`;
+        const pad = /pad/.test(text) ? '.'.repeat(Math.max(0, 123 - Buffer.byteLength(reason))) : '';
+        ws.close(1011, reason + pad);
         return;
       }
       if (text.includes('weather')) {
