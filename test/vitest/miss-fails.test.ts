@@ -209,6 +209,55 @@ test('fires and forgets', async ({ tape }) => {${unawaited('tape.fetch')}
   });
 });
 
+// A test marked to fail (a known bug: vitest's test.fails, jest's test.failing) passes when it
+// fails, whatever failed: a miss (thrown, or caught by the code and the assertion after it
+// failing on the missing answer) made it pass, and the run was green with no recording behind
+// it. It fails as an ordinary test does; once recorded, it is back to failing on its assertion
+// alone, which its marking expects.
+const knownBug = (tapeFetch: string, swallow: boolean) => `
+    ${swallow ? swallowing(tapeFetch).replace('void text;', '') : `const r = await ${tapeFetch}(process.env.UPSTREAM + '/v1/chat/completions', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    const body = await r.json();
+    if (r.status !== 200) throw new Error(body.error.message);
+    const text = body.choices[0].message.content;`}
+    if (text !== 'Bonjour') throw new Error('not French yet: ' + text);`;
+
+describe('a test marked to fail still fails when a request missed', () => {
+  it('vitest test.fails: the miss caught or thrown, then recorded', async () => {
+    const dir = project('vitest-fails', {
+      'chat.test.mjs': `import { test } from 'llm-tapedeck/vitest';
+test.fails('answers in French (caught)', async ({ tape }) => {${knownBug('tape.fetch', true)}
+});
+test.fails('answers in French (thrown)', async ({ tape }) => {${knownBug('tape.fetch', false)}
+});
+`,
+    });
+    const r = await sh('npx vitest run', dir, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' });
+    expect(r.code).not.toBe(0);
+    expect(r.out).toMatch(/Tests +2 failed/);
+    expect(r.out).toContain('tapedeck miss');
+    await missThenRecord(dir, "npx vitest run -t '^answers in French \\(caught\\)$'", ['answers-in-French-caught.tape']);
+  });
+
+  it('jest test.failing: the miss caught or thrown', async () => {
+    const dir = project('jest-failing', {
+      'chat.test.cjs': `const { tape } = require('llm-tapedeck/jest');
+test.failing('answers in French (caught)', async () => {${knownBug('tape().fetch', true)}
+});
+test.failing('answers in French (thrown)', async () => {${knownBug('tape().fetch', false)}
+});
+`,
+      'jest.config.cjs': `module.exports = { transform: {}, testMatch: ['**/*.test.cjs'], setupFilesAfterEnv: ['llm-tapedeck/jest'] };\n`,
+    });
+    const r = await sh('npx jest --no-cache', dir, { UPSTREAM: 'http://127.0.0.1:9', CI: 'true' });
+    expect(r.code).not.toBe(0);
+    expect(r.out).toMatch(/Tests: +2 failed/);
+    expect(r.out).toContain('tapedeck miss');
+  });
+});
+
 describe('the prune command the jest and mocha summaries print', () => {
   it('mocha: run as printed, it drops the recording no test used', async () => {
     const dir = project('mocha-prune', {
