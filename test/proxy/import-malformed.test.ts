@@ -184,6 +184,38 @@ describe.each(Object.keys(CASES) as ImportFormat[])('%s', (format) => {
   });
 });
 
+describe('a nock recording with one definition short of scope or method, its format not named', () => {
+  // Detected as nock all the same (the other definitions are whole), so the error names the entry
+  // and the field; it was "none of the formats import reads: found an array".
+  for (const [field, edit] of [
+    ['method', (d: Json[]) => delete d[1].method],
+    ['scope', (d: Json[]) => delete d[2].scope],
+  ] as const) {
+    it(`without ${field}: the entry and field named`, async () => {
+      const d = nock() as Json[];
+      edit(d);
+      const src = join(dir, `nock-no-${field}.json`);
+      writeFileSync(src, JSON.stringify(d, null, 2));
+      const err = await importRecordings(src, join(dir, `nock-no-${field}.tape`)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TapedeckError);
+      expect(err).toMatchObject({ code: 'E_IMPORT_ENTRY', details: { field } });
+      expect((err as Error).message).toMatch(new RegExp(`entry ${field === 'method' ? 1 : 2} \\(\\[${field === 'method' ? 1 : 2}\\]\\), field ${field}: is missing`));
+    });
+  }
+
+  it('an array that is mostly not nock, or holds mock-server rules, is not taken for nock', async () => {
+    const half = nock() as Json[];
+    delete half[0].method;
+    delete half[1].scope;
+    const src = join(dir, 'nock-mostly-not.json');
+    writeFileSync(src, JSON.stringify(half));
+    await expect(importRecordings(src, join(dir, 'nock-mostly-not.tape'))).rejects.toMatchObject({ code: 'E_IMPORT_FORMAT' });
+    const good = join(dir, 'fixtures-still.json');
+    writeFileSync(good, JSON.stringify(fixtures()));
+    expect((await importRecordings(good, join(dir, 'fixtures-still.tape'))).records).toBe(3);
+  });
+});
+
 describe('the command line', () => {
   it('a bad entry: one line naming file, entry and field, a hint with --skip-bad, exit 1, no stack; the tape kept', () => {
     const src = join(dir, 'cli-bad.har');

@@ -84,6 +84,7 @@ function requestBodyBytes(v: unknown, headers: ImportHeaders): Uint8Array {
 function definition(d: unknown, i: number): Exchange {
   if (!isObject(d)) throw new FieldError('(definition)', 'must be an object');
   if (typeof d.scope === 'string' && isRegexLiteral(d.scope)) throw new FieldError('scope', `${JSON.stringify(d.scope)} ${RULE_NOT_REQUEST}: write the origin the request was sent to, such as "https://api.openai.com:443"`);
+  if (!('scope' in d)) throw new FieldError('scope', 'is missing (the origin the request was sent to, such as "https://api.openai.com:443")');
   if (typeof d.scope !== 'string' || !URL.canParse(d.scope)) throw new FieldError('scope', `${JSON.stringify(d.scope) ?? 'undefined'} is not an origin such as "https://api.openai.com:443"`);
   if (typeof d.method !== 'string' || d.method === '') throw new FieldError('method', 'is missing');
   if (typeof d.path !== 'string' || !d.path.startsWith('/')) throw new FieldError('path', 'must be a path starting with /');
@@ -153,9 +154,25 @@ export function nockCodeError(file: string): TapedeckError {
   });
 }
 
-/** Whether parsed JSON looks like nock definitions. */
+/**
+ * Whether parsed JSON looks like nock definitions: an array of objects, more than half of them
+ * with both `scope` and `method`, every one with one of nock's own members and none with a
+ * mock-server fixture's. Not every one need be whole: a file with one definition hand-edited or
+ * merged badly is still nock's, and its import names that entry and the field it lacks (an
+ * "every definition whole" test called it none of the formats import reads).
+ *
+ * @example
+ * isNockDefinitions([{ scope: 'https://api.openai.com:443', method: 'POST', path: '/v1/chat/completions' }]) // true
+ */
 export function isNockDefinitions(v: unknown): boolean {
-  return Array.isArray(v) && v.length > 0 && v.every((d) => isObject(d) && 'scope' in d && 'method' in d);
+  if (!Array.isArray(v) || v.length === 0) return false;
+  let whole = 0;
+  for (const d of v) {
+    if (!isObject(d) || 'httpRequest' in d || 'request' in d || 'match' in d) return false;
+    if (!('scope' in d || 'method' in d || 'path' in d)) return false;
+    if ('scope' in d && 'method' in d) whole++;
+  }
+  return whole * 2 > v.length;
 }
 
 /**
