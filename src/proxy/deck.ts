@@ -27,7 +27,7 @@ import { isTelemetry, keyedHeaders, recordingUrl, routeEndpoint, routeOf } from 
 import { isUploadData } from '../providers/upload-data.ts';
 import { httpMissDetail, usedUpDetail, type HttpMissDetail } from './http-difference.ts';
 import { jsonBodyDifference } from './json-body-difference.ts';
-import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute } from './other-route.ts';
+import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute, queryOnOtherRoute } from './other-route.ts';
 import { missOnDamagedTape } from './damage-miss.ts';
 import { currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
@@ -1141,7 +1141,7 @@ export class Deck {
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
     const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
     let difference = `no recording for ${shown}`;
-    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(name, this.routes) ?? headersOnOtherRoute(name, this.routes, this.col, kind, key));
+    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(name, this.routes) ?? headersOnOtherRoute(name, this.routes, this.col, kind, key) ?? queryOnOtherRoute(name, this.routes));
     if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold

@@ -10,6 +10,11 @@ export function modelOnOtherRoute(_route: string, _routes: ReadonlyMap<string, {
 }
 
 /** Always undefined in a page (see other-route.ts). */
+export function queryOnOtherRoute(_route: string, _routes: ReadonlyMap<string, { readonly count: number }>): string | undefined {
+  return undefined;
+}
+
+/** Always undefined in a page (see other-route.ts). */
 export function headersOnOtherRoute(_route: string, _routes: ReadonlyMap<string, { readonly count: number }>): string | undefined {
   return undefined;
 }

@@ -73,6 +73,73 @@ export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, {
 }
 
 /**
+ * When the request's route has no recordings but the same method and path were recorded with
+ * another query, that is the difference: the query names and values that differ. A query
+ * credential is its own case (Gemini's `?key=`, kept as `key=[REDACTED]` in the route): the
+ * same call with the key in a header (`x-goog-api-key`, what @google/genai sends) is another
+ * route, and "no recording ... re-record" would send the user to the live API when the fix is
+ * to send the key the way it was recorded.
+ *
+ * @example
+ * queryOnOtherRoute('POST /v1beta/models/gemini-2.5-flash:generateContent', new Map([['POST /v1beta/models/gemini-2.5-flash:generateContent?key=[REDACTED]', { count: 1 }]]))
+ * // 'recorded with the key in the query (?key=), sent without it (in a header?): send the key the way it was recorded, for POST /v1beta/models/gemini-2.5-flash:generateContent'
+ */
+export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>): string | undefined {
+  const endpoint = routeEndpoint(route);
+  const q = endpoint.url.indexOf('?');
+  const path = q < 0 ? endpoint.url : endpoint.url.slice(0, q);
+  const { headers, origin } = partsAfter(route, endpoint);
+  const mine = queryPairs(q < 0 ? '' : endpoint.url.slice(q + 1));
+  let best: { theirs: Map<string, string>; differs: number } | undefined;
+  for (const [name, r] of routes) {
+    if (r.count === 0 || name === route) continue;
+    const there = routeEndpoint(name);
+    const tq = there.url.indexOf('?');
+    if (there.method !== endpoint.method || (tq < 0 ? there.url : there.url.slice(0, tq)) !== path) continue;
+    const rest = partsAfter(name, there);
+    if (rest.headers !== headers || !sameHost(rest.origin, origin)) continue;
+    const theirs = queryPairs(tq < 0 ? '' : there.url.slice(tq + 1));
+    // The closest: the fewest names whose values differ.
+    let differs = 0;
+    for (const k of new Set([...mine.keys(), ...theirs.keys()])) if (mine.get(k) !== theirs.get(k)) differs++;
+    if (best === undefined || differs < best.differs) best = { theirs, differs };
+  }
+  if (best === undefined) return undefined;
+  const at = `${endpoint.method} ${path}`;
+  const masked = (v: string | undefined) => v !== undefined && v.startsWith('[REDACTED');
+  const diff: string[] = [];
+  for (const k of new Set([...mine.keys(), ...best.theirs.keys()])) {
+    const a = mine.get(k);
+    const b = best.theirs.get(k);
+    if (a === b) continue;
+    if (masked(b) && a === undefined) return `recorded with the ${k === 'key' ? 'key' : `credential ${k}`} in the query (?${k}=), sent without it (in a header?): send the ${k === 'key' ? 'key' : 'credential'} the way it was recorded, for ${at}`;
+    if (masked(a) && b === undefined) return `sent with the ${k === 'key' ? 'key' : `credential ${k}`} in the query (?${k}=), recorded without it (in a header?): send the ${k === 'key' ? 'key' : 'credential'} the way it was recorded, for ${at}`;
+    diff.push(a === undefined ? `${k} not sent (recorded ${k}=${b})` : b === undefined ? `${k}=${a} sent (recorded without it)` : `${k}=${a} vs ${k}=${b} in the recordings`);
+  }
+  return `query differs: ${diff.slice(0, 3).join(', ')}${diff.length > 3 ? ', ...' : ''} for ${at}`;
+}
+
+/** A query value as meant (`%5BREDACTED%5D` is a mask), or as written when its escapes are malformed. */
+function shown(v: string): string {
+  try {
+    return decodeURIComponent(v.replace(/\+/g, ' '));
+  } catch {
+    return v;
+  }
+}
+
+/** A query's names and values, values decoded (first of each name; masks compare as text). */
+function queryPairs(query: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const pair of query === '' ? [] : query.split('&')) {
+    const eq = pair.indexOf('=');
+    const k = eq < 0 ? pair : pair.slice(0, eq);
+    if (!out.has(k)) out.set(k, eq < 0 ? '' : shown(pair.slice(eq + 1)));
+  }
+  return out;
+}
+
+/**
  * Why a recording filed under `route` before such headers kept recordings apart is not served:
  * it was sent with `theirs` (keyedHeaders of its stored headers), the request with `mine`.
  *
