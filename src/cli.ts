@@ -128,13 +128,21 @@ Examples:
 `;
 
 /** Commands that read a tape file only (push, pull, verify and prune also take a Redis URL). */
-const TAPE_ONLY = ['inspect', 'export', 'tree', 'rerecord', 'stats', 'diff'];
+const TAPE_ONLY = ['inspect', 'export', 'tree', 'rerecord', 'stats', 'diff', 'scan'];
+/**
+ * Commands that write a tape file: given a Redis URL, they wrote a local file named after it
+ * (`./redis:/host:port/0?namespace=...`) and said they wrote the store.
+ */
+const WRITES_TAPE = ['import', 'add'];
 
-/** E_ARG for a Redis URL given to a command that reads a tape file: how to get one. */
+/** E_ARG for a Redis URL given to a command that reads or writes a tape file: how to get one, or get it into the store. */
 function tapeOnly(cmd: string, url: string): TapedeckError {
   const masked = maskRedisUrl(url);
+  const store = masked.replace(/\?.*$/, '');
   return new TapedeckError('E_ARG', `tapedeck ${cmd} takes a tape file, not a Redis store (${masked}).`, {
-    hint: `For a Redis store run tapedeck pull '${masked.replace(/\?.*$/, '')}' file.tape first (with --namespace NS), then tapedeck ${cmd} file.tape.`,
+    hint: WRITES_TAPE.includes(cmd)
+      ? `Write a tape file, then copy it into the store: tapedeck ${cmd} ... file.tape, then tapedeck push file.tape '${store}' (with --namespace NS).`
+      : `For a Redis store run tapedeck pull '${store}' file.tape first (with --namespace NS), then tapedeck ${cmd} file.tape.`,
   });
 }
 
@@ -161,7 +169,7 @@ function main(argv: string[]): number | Promise<number> {
   // A stopped proxy ends the process even if a handle (a client's keep-alive socket, a store
   // connection) would keep it alive: the port must be free once serve has returned.
   // These read a tape file; a Redis URL was taken for a missing path (E_TAPE_NOT_FOUND, E_FILE).
-  const url = TAPE_ONLY.includes(argv[0] ?? '') ? argv.slice(1).find(isRedisUrl) : undefined;
+  const url = TAPE_ONLY.includes(argv[0] ?? '') || WRITES_TAPE.includes(argv[0] ?? '') ? argv.slice(1).find(isRedisUrl) : undefined;
   if (url !== undefined) throw tapeOnly(argv[0]!, url);
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(exitCode(code)));
   if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(exitCode(code)));

@@ -1,16 +1,17 @@
 // Commands that read a tape file only, given a Redis store URL: E_ARG saying so and how to get a
 // tape from the store (tapedeck pull), the password masked; not a "tape not found".
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { redisDescribe } from './setup.ts';
 
 const CLI = join(import.meta.dirname, '../../dist/cli.js');
 const URL = 'redis://app:t0-secret@127.0.0.1:1/0?namespace=p1';
 
 redisDescribe('tape-only commands given a Redis URL', () => {
-  const cases: string[][] = [['inspect', URL], ['export', URL], ['tree', URL], ['rerecord', URL], ['stats', URL], ['diff', URL, URL]];
+  const cases: string[][] = [['inspect', URL], ['export', URL], ['tree', URL], ['rerecord', URL], ['stats', URL], ['diff', URL, URL], ['scan', URL]];
   for (const args of cases) {
     it.skipIf(!existsSync(CLI))(`tapedeck ${args[0]}`, () => {
       const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 20_000 });
@@ -18,6 +19,23 @@ redisDescribe('tape-only commands given a Redis URL', () => {
       expect(r.stderr).toContain(`tapedeck: E_ARG tapedeck ${args[0]} takes a tape file, not a Redis store (redis://app:***@127.0.0.1:1/0?namespace=p1).`);
       expect(r.stderr).toContain(`hint: For a Redis store run tapedeck pull 'redis://app:***@127.0.0.1:1/0' file.tape first`);
       expect(r.stdout + r.stderr).not.toContain('t0-secret');
+    });
+  }
+
+  // Commands that write a tape file wrote a local file named after the URL and said they wrote
+  // the store: refused, with how to get the recordings into the store (write a tape, push it).
+  const dir = mkdtempSync(join(tmpdir(), 'tapedeck-tape-only-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  for (const args of [['import', 'in.json', URL], ['add', URL, 'answer.json']]) {
+    it.skipIf(!existsSync(CLI))(`tapedeck ${args[0]} writes no local file named after the URL`, () => {
+      writeFileSync(join(dir, 'in.json'), JSON.stringify({ header: { v: 1 }, records: [] }));
+      writeFileSync(join(dir, 'answer.json'), JSON.stringify({ request: { method: 'POST', url: '/v1/chat/completions', body: {} }, response: { status: 200, body: {} } }));
+      const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', timeout: 20_000 });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(`tapedeck: E_ARG tapedeck ${args[0]} takes a tape file, not a Redis store (redis://app:***@127.0.0.1:1/0?namespace=p1).`);
+      expect(r.stderr).toContain(`then tapedeck push file.tape 'redis://app:***@127.0.0.1:1/0'`);
+      expect(r.stdout + r.stderr).not.toContain('t0-secret');
+      expect(readdirSync(dir).sort()).toEqual(['answer.json', 'in.json']);
     });
   }
 });
