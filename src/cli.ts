@@ -130,10 +130,11 @@ Examples:
 /** Commands that read a tape file only (push, pull, verify and prune also take a Redis URL). */
 const TAPE_ONLY = ['inspect', 'export', 'tree', 'rerecord', 'stats', 'diff', 'scan'];
 /**
- * Commands that write a tape file: given a Redis URL, they wrote a local file named after it
- * (`./redis:/host:port/0?namespace=...`) and said they wrote the store.
+ * Commands that write a tape file only: given a Redis URL, import wrote a local file named after
+ * it (`./redis:/host:port/0?namespace=...`) and said it wrote the store. (`add` writes through
+ * the recording engine, which takes a store URL: it adds to the namespace.)
  */
-const WRITES_TAPE = ['import', 'add'];
+const WRITES_TAPE = ['import'];
 
 /** E_ARG for a Redis URL given to a command that reads or writes a tape file: how to get one, or get it into the store. */
 function tapeOnly(cmd: string, url: string): TapedeckError {

@@ -22,20 +22,19 @@ redisDescribe('tape-only commands given a Redis URL', () => {
     });
   }
 
-  // Commands that write a tape file wrote a local file named after the URL and said they wrote
-  // the store: refused, with how to get the recordings into the store (write a tape, push it).
+  // import wrote a local file named after the URL and said it wrote the store: refused, with
+  // how to get the recordings into the store (write a tape, push it).
   const dir = mkdtempSync(join(tmpdir(), 'tapedeck-tape-only-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  for (const args of [['import', 'in.json', URL], ['add', URL, 'answer.json']]) {
+  for (const args of [['import', 'in.json', URL]]) {
     it.skipIf(!existsSync(CLI))(`tapedeck ${args[0]} writes no local file named after the URL`, () => {
       writeFileSync(join(dir, 'in.json'), JSON.stringify({ header: { v: 1 }, records: [] }));
-      writeFileSync(join(dir, 'answer.json'), JSON.stringify({ request: { method: 'POST', url: '/v1/chat/completions', body: {} }, response: { status: 200, body: {} } }));
       const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', timeout: 20_000 });
       expect(r.status).toBe(2);
       expect(r.stderr).toContain(`tapedeck: E_ARG tapedeck ${args[0]} takes a tape file, not a Redis store (redis://app:***@127.0.0.1:1/0?namespace=p1).`);
       expect(r.stderr).toContain(`then tapedeck push file.tape 'redis://app:***@127.0.0.1:1/0'`);
       expect(r.stdout + r.stderr).not.toContain('t0-secret');
-      expect(readdirSync(dir).sort()).toEqual(['answer.json', 'in.json']);
+      expect(readdirSync(dir)).toEqual(['in.json']);
     });
   }
 });
