@@ -103,7 +103,9 @@ export interface ChaosOptions {
   retryAfterMs?: number;
   /**
    * Faults in record, update and passthrough mode too, in front of the live API (default false:
-   * chaos is refused there, so no fault is ever mistaken for the API's answer).
+   * chaos is refused there, so no fault is ever mistaken for the API's answer). A `cut`, `stall`
+   * or `malformed` on a call being recorded damages its answer once it is stored whole, as its
+   * replay will (docs/chaos.md).
    */
   live?: boolean;
 }

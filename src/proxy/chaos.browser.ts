@@ -10,7 +10,7 @@ import type { TapeMode } from '../store/mode.ts';
 import type { ChaosPlan, DamagedAnswer, HttpChaos, SessionChaos } from './chaos.ts';
 
 export type { ChaosOptions } from '../chaos/options.ts';
-export type { ChaosPlan, DamagedAnswer, HttpChaos, SessionChaos } from './chaos.ts';
+export type { ChaosPlan, DamagedAnswer, DamagePlan, HttpChaos, SessionChaos } from './chaos.ts';
 export { CHAOS_HEADER, withoutChaosHeader } from '../chaos/header.ts';
 
 /** No chaos in a page: asking for it is refused, and no request gets a fault. */
@@ -33,6 +33,10 @@ export function faultHeader(): string | undefined {
 }
 
 export function damagedAnswer(): DamagedAnswer {
+  throw chaosUnavailable();
+}
+
+export async function liveDamageAnswer(): Promise<Response> {
   throw chaosUnavailable();
 }
 

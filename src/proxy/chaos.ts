@@ -5,7 +5,9 @@
  * fault never asks for a recording, and a recording a cut or malformed answer was made from is
  * held for the call's retry, so the retry of the k-th call still gets the k-th recording. A
  * damaged answer is a recording served (stall whole, cut and malformed in part): the callers
- * count it replayed and its recording used, like any replayed answer.
+ * count it replayed and its recording used, like any replayed answer. In front of the live API
+ * (record mode, update mode on a miss) a damaging fault waits for the live answer to be recorded
+ * whole, then damages that recording as its replay will ({@link liveDamage}).
  */
 import { Chaos, damagesAnswer, type ChaosCall, type Verdict } from '../chaos/decide.ts';
 import { clientRetries } from '../chaos/retry-count.ts';
@@ -20,7 +22,8 @@ import { filedKey } from '../store/origins.ts';
 import type { TapeMode } from '../store/mode.ts';
 import type { LoadedSession } from '../realtime/tape.ts';
 // HOP_BY_HOP is read when a call is made, not when this module loads: deck.ts imports this one.
-import { HOP_BY_HOP, type Deck, type DeckRequest, type Decision } from './deck.ts';
+import { HOP_BY_HOP, type Deck, type DeckRequest, type Decision, type Prepared } from './deck.ts';
+import type { TapedeckError } from '../errors.ts';
 
 export type { ChaosOptions } from '../chaos/options.ts';
 
@@ -67,7 +70,24 @@ export type ChaosPlan =
   | { kind: 'usual'; latencyMs: number; decision?: Decision }
   | { kind: 'status'; latencyMs: number; fault: HttpFault; answer: StatusFaultAnswer; call: ChaosCall<Decision> }
   | { kind: 'timeout' | 'reset'; latencyMs: number; fault: HttpFault; call: ChaosCall<Decision> }
-  | { kind: 'damage'; latencyMs: number; fault: 'cut' | 'stall' | 'malformed'; record: HttpRecord; decision: Extract<Decision, { kind: 'replay' }>; call: ChaosCall<Decision> };
+  | DamagePlan
+  | LiveDamagePlan;
+
+/** The faults that damage a recorded answer on its way out. */
+export type DamagingFault = 'cut' | 'stall' | 'malformed';
+
+/**
+ * A recorded answer to damage. `recorded`: it was recorded from the live API for this very
+ * attempt ({@link liveDamage}), so it says `recorded` and counts as recorded, not replayed.
+ */
+export type DamagePlan = { kind: 'damage'; latencyMs: number; fault: DamagingFault; record: HttpRecord; decision: Extract<Decision, { kind: 'replay' }>; call: ChaosCall<Decision>; recorded?: true };
+
+/**
+ * A damaging fault drawn for a request that goes to the live API to be recorded: the caller
+ * sends it upstream as usual, reads the answer whole and, once it is stored, answers with
+ * {@link liveDamage} (or takes the fault back when nothing was stored).
+ */
+export type LiveDamagePlan = { kind: 'damage-live'; latencyMs: number; fault: DamagingFault; decision: { kind: 'upstream'; prepared: Prepared; miss?: TapedeckError }; where: string; call: ChaosCall<Decision> };
 
 
 /** The call a request is: its route and request key, as the tape would file it. */
@@ -84,8 +104,8 @@ function callKey(d: Deck, req: DeckRequest): string {
 /**
  * Decides what one request gets. `forced` is the x-tapedeck-chaos value (checked here: a bad
  * one is E_CHAOS_SPEC). Rejects with what deck.decide throws when the answer needs the recording.
- * A damaging fault is counted (and the first fault announced) only here, once there is a
- * recorded answer to damage.
+ * A damaging fault is counted (and the first fault announced) only once there is a recorded
+ * answer to damage: here for a replayed one, in {@link liveDamage} for one recorded now.
  *
  * @example
  * const plan = await planChaos(deck, deck.chaos!, req, req.headers['x-tapedeck-chaos'])
@@ -144,14 +164,70 @@ export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, for
     throw e;
   }
   if (decision.kind !== 'replay') {
-    // In front of the live API a damaged answer would have to be recorded undamaged and sent
-    // damaged: not done; the call goes to the upstream as usual, its fault never injected.
-    chaos.undo(call, fault);
-    return { kind: 'usual', latencyMs, decision };
+    // Passthrough records nothing: there is no recording to damage, now or in a replay, so the
+    // call goes to the upstream as usual, its fault never injected.
+    if (decision.prepared === undefined) {
+      chaos.undo(call, fault);
+      return { kind: 'usual', latencyMs, decision };
+    }
+    // Recorded now (record mode, update mode on a miss): the answer is recorded whole first and
+    // then damaged as its replay will damage it, so the run that records a test gets the same
+    // damaged answer as the runs that replay it (a test's result must not depend on whether its
+    // tape existed). Counted once there is a stored answer to damage (liveDamage).
+    return { kind: 'damage-live', latencyMs, fault: fault as DamagingFault, decision: { kind: 'upstream', prepared: decision.prepared, ...(decision.miss ? { miss: decision.miss } : {}) }, where, call };
   }
   if (!whole) chaos.hold(call, decision);
   chaos.injected(fault, where);
-  return { kind: 'damage', latencyMs, fault: fault as 'cut' | 'stall' | 'malformed', record: decision.record, decision, call };
+  return { kind: 'damage', latencyMs, fault: fault as DamagingFault, record: decision.record, decision, call };
+}
+
+/**
+ * A live-damage plan once its answer was recorded (`rec`: the record as stored) or not
+ * (undefined: an error answer not recorded, a stream the upstream cut, a record that failed or
+ * that a hook declined): the recording to damage, as a replay would damage it, held for the
+ * call's retry (a cut or malformed answer is a failed attempt: the retry gets it whole); or
+ * undefined, the fault taken back, when there is nothing stored to damage.
+ *
+ * @example
+ * const damage = liveDamage(chaos, plan, rec) // then damagedAnswer(damage, chaos, chaos.seed)
+ */
+export function liveDamage(chaos: HttpChaos, plan: LiveDamagePlan, rec: HttpRecord | undefined): DamagePlan | undefined {
+  if (rec === undefined) {
+    chaos.undo(plan.call, plan.fault);
+    return undefined;
+  }
+  const decision = { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] } as const;
+  if (!WHOLE_ANSWER_FAULTS.has(plan.fault)) chaos.hold(plan.call, decision);
+  chaos.injected(plan.fault, plan.where);
+  return { kind: 'damage', latencyMs: plan.latencyMs, fault: plan.fault, record: rec, decision, call: plan.call, recorded: true };
+}
+
+/**
+ * createFetch's answer to a live-damage plan: `live` sends the request upstream and records its
+ * answer as usual, telling `onStored` the record once it is stored; the answer is read to its
+ * end here (a stream's end waits for its record, ./fetch-record.ts), so nothing of it reaches
+ * the caller before it is stored. Then `damaged` answers with the stored answer damaged, or,
+ * when nothing was stored, the caller gets the answer as it came.
+ *
+ * @example
+ * return liveDamageAnswer(chaos, plan, (onStored) => live(dreq, plan.decision, onStored), (p) => damagedResponse(p))
+ */
+export async function liveDamageAnswer(chaos: HttpChaos, plan: LiveDamagePlan, live: (onStored: (rec: HttpRecord) => void) => Promise<Response>, damaged: (p: DamagePlan) => Response): Promise<Response> {
+  let stored: HttpRecord | undefined;
+  let res: Response;
+  try {
+    res = await live((rec) => (stored = rec));
+    // A copy is read, so an answer not stored goes out as the Response it is (what the test
+    // runner knows of it, an error event in its stream, stays with it).
+    await res.clone().arrayBuffer();
+  } catch (e) {
+    liveDamage(chaos, plan, undefined);
+    throw e;
+  }
+  const p = liveDamage(chaos, plan, stored);
+  if (!p) return res;
+  void res.body?.cancel().catch(() => {});
+  return damaged(p);
 }
 
 /**
@@ -194,18 +270,19 @@ export interface DamagedAnswer {
  * @example
  * const a = damagedAnswer(plan, chaos, chaos.seed) // a.events: what is sent; a.cut: then the connection drops
  */
-export function damagedAnswer(plan: Extract<ChaosPlan, { kind: 'damage' }>, chaos: HttpChaos, seed: number): DamagedAnswer {
+export function damagedAnswer(plan: DamagePlan, chaos: HttpChaos, seed: number): DamagedAnswer {
   const rec = plan.record;
   const ct = rec.response.headers['content-type'];
   const type = Array.isArray(ct) ? ct[0] : ct;
   const chunks = rec.response.chunks ? responseChunks(rec.response).map(([, b]) => b) : undefined;
   let events = answerEvents(rec.response.body, type, chunks);
   const { 'content-length': _l, ...recorded } = rec.response.headers;
-  // Matched and traced as any replayed answer (the recording was served, whole or in part: a
-  // run summary counts it used); the fault header says what was done to it.
+  // Matched and traced as any replayed (or, recorded now, recorded) answer (the recording was
+  // served, whole or in part: a run summary counts it used); the fault header says what was
+  // done to it.
   const headers: Record<string, string | string[]> = {
     ...recorded,
-    'x-tapedeck-match': plan.decision.matchedBy,
+    'x-tapedeck-match': plan.recorded ? 'recorded' : plan.decision.matchedBy,
     'x-tapedeck-key': rec.key,
     'x-tapedeck-trace': rec.trace,
     'x-tapedeck-fault': faultHeader(plan)!,

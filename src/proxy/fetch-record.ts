@@ -6,6 +6,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import type { Deck, DeckRequest, Prepared } from './deck.ts';
+import type { HttpRecord } from '../store/records.ts';
 import type { RecordTurn } from './record-turns.ts';
 import { reportRecordHookFailure } from './deck-hooks.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
@@ -25,23 +26,25 @@ export interface OpenAnswers {
 
 /**
  * Records `up`, the upstream's answer to `dreq`, and returns the response the caller gets.
+ * `onStored` is told the record once it is stored (before the answer's end reaches the caller):
+ * a damaging fault drawn for this call damages that record (./chaos.ts, liveDamage).
  *
  * @example
  * return await recordStream({ inFlight, unread }, deck, prepared, dreq, upstreamResponse, new Date(), performance.now(), signal)
  */
-export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number, signal: AbortSignal, turn?: RecordTurn): Promise<Response> {
+export async function recordStream(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number, signal: AbortSignal, turn?: RecordTurn, onStored?: (rec: HttpRecord) => void): Promise<Response> {
   // The turn (./record-turns.ts) is this function's to finish: a whole answer's once recorded
   // (or not), a stream's once it ends whichever way.
   let streaming = false;
   try {
-    const r = await answerOf(open, d, p, dreq, up, recordedAt, t0, signal, turn, () => (streaming = true));
+    const r = await answerOf(open, d, p, dreq, up, recordedAt, t0, signal, turn, () => (streaming = true), onStored);
     return r;
   } finally {
     if (!streaming) turn?.finish();
   }
 }
 
-async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number, signal: AbortSignal, turn: RecordTurn | undefined, streams: () => void): Promise<Response> {
+async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckRequest, up: Response, recordedAt: Date, t0: number, signal: AbortSignal, turn: RecordTurn | undefined, streams: () => void, onStored: ((rec: HttpRecord) => void) | undefined): Promise<Response> {
   const { inFlight, unread } = open;
   const headers = storedResponseHeaders(up.headers);
   const out = toHeaders(headers);
@@ -78,7 +81,10 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
       return e as TapedeckError;
     }
     const failed = await recording.durable;
-    if (!failed) return 'stored';
+    if (!failed) {
+      if (recording.rec) onStored?.(recording.rec);
+      return 'stored';
+    }
     if (!d.serveUnrecorded) return failed;
     d.countUnrecorded();
     return 'unrecorded';

@@ -11,7 +11,7 @@ import { checkOptionNames, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, needsRecordBehind, planChaos, recordBehind, recordedBehind, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
+import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, liveDamageAnswer, needsRecordBehind, planChaos, recordBehind, recordedBehind, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
@@ -19,7 +19,6 @@ import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { UpstreamLink } from './upstream.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { recordStream, type OpenAnswers } from './fetch-record.ts';
-import type { RecordTurn } from './record-turns.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
 import { followRedirects, type SentRequest } from './fetch-redirect.ts';
 
@@ -219,6 +218,9 @@ function damagedStream(a: DamagedAnswer): ReadableStream<Uint8Array> {
   });
 }
 
+/** Sends a request upstream, recorded as usual (createFetch's live(), for chaos). */
+type Live = (dreq: DeckRequest, decision: Extract<Decision, { kind: 'upstream' }>, onStored: (rec: HttpRecord) => void) => Promise<Response>;
+
 /** Errors thrown as the network's own (a reset): passed to the caller as they are. */
 const networkFaults = new WeakSet<object>();
 
@@ -291,8 +293,9 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   /**
    * A request that may get a fault (./chaos.ts): the fault's answer, or the decision to answer
    * it as usual (with the request stripped of the chaos header, and any delay already waited).
+   * `goLive` sends a request upstream and records its answer (see live()).
    */
-  async function chaotic(d: Deck, dreq: DeckRequest, signal: AbortSignal, recordBehind: () => Promise<void>): Promise<Response | { decision: Decision; dreq: DeckRequest; mark?: string }> {
+  async function chaotic(d: Deck, dreq: DeckRequest, signal: AbortSignal, recordBehind: () => Promise<void>, goLive: Live): Promise<Response | { decision: Decision; dreq: DeckRequest; mark?: string }> {
     const { req: sent, value } = withoutChaosHeader(dreq);
     const chaos = d.chaos;
     if (!chaos) {
@@ -334,18 +337,64 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
             if (signal.aborted) end(signal.reason);
             else signal.addEventListener('abort', () => end(signal.reason), { once: true });
           });
-        case 'damage': {
-          // A recording served, damaged: replayed and used, like any other.
-          d.count(plan.decision.matchedBy);
-          used.add(plan.record.trace);
-          const a = damagedAnswer(plan, chaos, chaos.seed);
-          return new Response(damagedStream(a), { status: a.status, headers: toHeaders(a.headers) });
-        }
+        case 'damage':
+          return damaged(d, chaos, plan);
+        case 'damage-live':
+          // Recorded whole first, then damaged as its replay will be (./chaos.ts).
+          return await liveDamageAnswer(chaos, plan, (onStored) => goLive(sent, plan.decision, onStored), (p) => damaged(d, chaos, p));
       }
     } finally {
       // The faulted answer is out (handed back, thrown, or its wait begun): from now on a
       // request of the same call can be its retry; one that came before is a call of its own.
       faultSent(chaos, plan);
+    }
+  }
+
+  /** A recording served damaged (chaos): replayed (or recorded just now) and used, like any other. */
+  function damaged(d: Deck, chaos: HttpChaos, plan: DamagePlan): Response {
+    if (!plan.recorded) d.count(plan.decision.matchedBy);
+    used.add(plan.record.trace);
+    const a = damagedAnswer(plan, chaos, chaos.seed);
+    return new Response(damagedStream(a), { status: a.status, headers: toHeaders(a.headers) });
+  }
+
+  /**
+   * Sends `dreq` to the upstream (`url`) and answers with what comes back, recorded as it goes
+   * to the caller when the decision prepared it for the tape (`onStored`: see recordStream).
+   */
+  async function live(d: Deck, dreq: DeckRequest, decision: Extract<Decision, { kind: 'upstream' }>, url: string, reqSignal: AbortSignal, signal: AbortSignal, onStored?: (rec: HttpRecord) => void): Promise<Response> {
+    const t0 = performance.now();
+    const recordedAt = new Date();
+    const p = decision.prepared;
+    // Among identical requests being recorded (./record-turns.ts); recordStream takes it over.
+    let turn = p && d.takeTurn(p);
+    try {
+      // The caller's abort cancels the upstream call until its answer starts; after that an
+      // answer being recorded is read to the end even if the caller stops reading (an SDK
+      // aborts its request on `break`), so the next replay finds it.
+      const call = link.start(url, dreq, reqSignal);
+      let up: Response;
+      try {
+        up = await call.response;
+      } catch (e) {
+        throw unrecordedMiss(d, decision.miss, e);
+      }
+      const refused = await unrecordedByKey(d, decision.miss, up);
+      if (refused) throw refused;
+      if (p && (up.status < 400 || d.recordErrors)) {
+        call.detachClient();
+        const owned = turn;
+        turn = undefined;
+        const r = await recordStream(open, d, p, dreq, up, recordedAt, t0, signal, owned, onStored);
+        // Aborted while a whole answer was read and recorded: recorded, and the caller gets
+        // its abort, as from fetch.
+        if (signal.aborted) throw signal.reason;
+        return r;
+      }
+      d.count('passthrough');
+      return up;
+    } finally {
+      turn?.finish();
     }
   }
 
@@ -382,8 +431,6 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     // As fetch: a call made with an aborted signal is rejected with its reason, before anything.
     if (signal.aborted) throw signal.reason;
     let d: Deck | undefined;
-    // Among identical requests being recorded (./record-turns.ts); recordStream takes it over.
-    let turn: RecordTurn | undefined;
     try {
       // A tape that cannot be opened (damaged, unreadable) is answered like any other tapedeck
       // error: an HTTP error the SDK raises with this message, not a rejected fetch, which
@@ -410,7 +457,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       if ((dreq.headers[CHAOS_HEADER] !== undefined || d.chaos?.canFire === true) && !recordedBehind(dreq)) {
         // The same request again, with no fault, its answer recorded and dropped (see chaotic).
         const behind = dreq;
-        const c = await chaotic(d, dreq, signal, () => recordBehind(f, req.url, behind));
+        const c = await chaotic(d, dreq, signal, () => recordBehind(f, req.url, behind), (dr, dec, onStored) => live(d!, dr, dec, req.url, req.signal, signal, onStored));
         if (c instanceof Response) return c;
         ({ decision, dreq, mark } = c);
       } else decision = await untilAborted(d.decideShared(dreq), signal);
@@ -423,34 +470,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         if (mark) r.headers.set('x-tapedeck-fault', mark);
         return r;
       }
-      const t0 = performance.now();
-      const recordedAt = new Date();
-      const p = decision.prepared;
-      if (p) turn = d.takeTurn(p);
-      // The caller's abort cancels the upstream call until its answer starts; after that an
-      // answer being recorded is read to the end even if the caller stops reading (an SDK
-      // aborts its request on `break`), so the next replay finds it.
-      const call = link.start(req.url, dreq, req.signal);
-      let up: Response;
-      try {
-        up = await call.response;
-      } catch (e) {
-        throw unrecordedMiss(d, decision.miss, e);
-      }
-      const refused = await unrecordedByKey(d, decision.miss, up);
-      if (refused) throw refused;
-      if (p && (up.status < 400 || d.recordErrors)) {
-        call.detachClient();
-        const owned = turn;
-        turn = undefined;
-        const r = await recordStream(open, d, p, dreq, up, recordedAt, t0, signal, owned);
-        // Aborted while a whole answer was read and recorded: recorded, and the caller gets
-        // its abort, as from fetch.
-        if (signal.aborted) throw signal.reason;
-        return r;
-      }
-      d.count('passthrough');
-      return up;
+      return await live(d, dreq, decision, req.url, req.signal, signal);
     } catch (err) {
       // An aborted request stays an AbortError (or the caller's own abort reason): SDKs treat
       // it as the caller's cancellation.
@@ -477,8 +497,6 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         answeredMisses.set(res, { error: e, retell: (message, details = {}) => answerWith(new TapedeckError('E_MISS', message, { ...e.details, ...details, hint: undefined })) });
       }
       return res;
-    } finally {
-      turn?.finish();
     }
   }
 

@@ -18,7 +18,7 @@ import { normalizeRequestPath } from './request-path.ts';
 import { pointAnswerUrls, pointHeaderUrls, pointLocation, proxyBase } from './answer-urls.ts';
 import { Flights } from './flights.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
-import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream } from './aws-resign.ts';
+import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream, type SigV4Outcome } from './aws-resign.ts';
 import type { AwsCredentials } from './sigv4.ts';
 import { ChunkLog, FinalEventHold, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, UpstreamLink, upstreamTarget, upstreamUrl } from './upstream.ts';
 import { upstreamPrefix } from '../store/upstream-prefix.ts';
@@ -34,7 +34,8 @@ import { refuseChaos } from '../chaos/refused.ts';
 import { upstreamCutWarning } from './upstream-cut.ts';
 import { jsonLabelled } from './form-labelled-json.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer } from './chaos.ts';
+import { recordBehindUpstream } from './record-behind.ts';
+import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, liveDamage, needsRecordBehind, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos, type LiveDamagePlan } from './chaos.ts';
 import type { RecordTurn } from './record-turns.ts';
 
 /**
@@ -529,24 +530,36 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     res.end(r.body);
   }
 
-  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, miss?: TapedeckError): Promise<void> {
-    // Among identical requests being recorded (./record-turns.ts): ended however this ends.
-    const turn = p && d.takeTurn(p);
-    try {
-      await forwardIn(d, req, res, dreq, p, miss, turn);
-    } finally {
-      turn?.finish();
-    }
-  }
-
-  async function forwardIn(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, miss: TapedeckError | undefined, turn: RecordTurn | undefined): Promise<void> {
-    const t0 = performance.now();
-    const recordedAt = new Date();
+  /** Where a request goes upstream, and as what: re-signed for the upstream's host, with the credentials of its URL. */
+  function upstreamRequest(req: IncomingMessage, dreq: DeckRequest): { url: string; sent: DeckRequest; sigv4: SigV4Outcome } {
     const url = upstreamUrl(upstream!, dreq.url);
     // A SigV4 signature names the host signed, the proxy's; the upstream checks its own.
     // Checked against the headers as received: over HTTP/2 the client signed `:authority`.
     const { req: signed, outcome: sigv4 } = resignForUpstream(dreq, url, awsCredentials, undefined, req.headers);
     const sent = upstreamAuth !== undefined && dreq.headers.authorization === undefined ? { ...dreq, headers: { ...dreq.headers, authorization: upstreamAuth } } : signed;
+    return { url, sent, sigv4 };
+  }
+
+  /**
+   * Sends a request to the upstream and passes its answer on, recording it when `p` prepared it
+   * for the tape. `damage`: a damaging fault was drawn for it (chaos), so an answer to record is
+   * read whole and stored first, and `damage` answers with the stored record (nothing is sent
+   * before it is stored); an answer not stored goes as it came.
+   */
+  async function forward(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, miss?: TapedeckError, damage?: (rec: HttpRecord) => Promise<void>): Promise<void> {
+    // Among identical requests being recorded (./record-turns.ts): ended however this ends.
+    const turn = p && d.takeTurn(p);
+    try {
+      await forwardIn(d, req, res, dreq, p, miss, turn, damage);
+    } finally {
+      turn?.finish();
+    }
+  }
+
+  async function forwardIn(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, miss: TapedeckError | undefined, turn: RecordTurn | undefined, damage: ((rec: HttpRecord) => Promise<void>) | undefined): Promise<void> {
+    const t0 = performance.now();
+    const recordedAt = new Date();
+    const { url, sent, sigv4 } = upstreamRequest(req, dreq);
     const call = link.start(url, sent);
     forwarding.add(res);
     // A client that goes away before the answer starts cancels the upstream call at once: there
@@ -590,7 +603,8 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       call.abort('client');
       return;
     }
-    if (recordIt && !streaming) return forwardWhole(d, req, res, dreq, p, up, headers, out, recordedAt, t0, () => clientGone, turn);
+    // A stream to damage is recorded whole before any of it goes out, as an answer that is not one is.
+    if (recordIt && (!streaming || damage)) return forwardWhole(d, req, res, dreq, p, up, headers, out, recordedAt, t0, () => clientGone, turn, streaming, damage);
     // A stream being recorded sends its head with its first bytes (when node:http would send it
     // anyway): until then, a record that fails (a beforeRecord hook that throws on an answer
     // that came in one read, its final event held back) is still a whole error answer.
@@ -677,12 +691,13 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   }
 
   /**
-   * An answer being recorded that is not a stream: read whole, recorded, and only then sent,
-   * with `x-tapedeck-match: recorded` once durable; a failed record answers 503 E_RECORD_FAILED
-   * (or, with onRecordFailure 'serve', the answer with `x-tapedeck-recorded: false`). An upstream
-   * that fails mid-body is an error answer, never a body that looks whole.
+   * An answer being recorded that is not a stream (or a stream to damage, `streamed`): read
+   * whole, recorded, and only then sent, with `x-tapedeck-match: recorded` once durable; a
+   * failed record answers 503 E_RECORD_FAILED (or, with onRecordFailure 'serve', the answer with
+   * `x-tapedeck-recorded: false`). An upstream that fails mid-body is an error answer, never a
+   * body that looks whole. `damage` answers with a stored record instead (see forward()).
    */
-  async function forwardWhole(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared, up: Response, headers: Record<string, string | string[]>, out: OutgoingHttpHeaders, recordedAt: Date, t0: number, gone: () => boolean, turn: RecordTurn | undefined): Promise<void> {
+  async function forwardWhole(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared, up: Response, headers: Record<string, string | string[]>, out: OutgoingHttpHeaders, recordedAt: Date, t0: number, gone: () => boolean, turn: RecordTurn | undefined, streamed: boolean, damage: ((rec: HttpRecord) => Promise<void>) | undefined): Promise<void> {
     const log = new ChunkLog();
     if (up.body) {
       try {
@@ -697,7 +712,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const body = log.body();
     // A stream the upstream cut that its content type did not announce (Gemini's JSON-array
     // stream): the client gets what came, the tape nothing.
-    if (keptOffTape(d, p.route, dreq, p.body, headers['content-type'], body, 'stream')) {
+    if (keptOffTape(d, p.route, dreq, p.body, headers['content-type'], body, streamed ? 'event stream' : 'stream')) {
       out['x-tapedeck-recorded'] = 'false';
       writeUpstreamHead(req, res, up, { ...out, 'content-length': body.length });
       res.end(body);
@@ -719,7 +734,10 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       return;
     }
     if (failed) d.countUnrecorded();
-    else if (rec) remember(rec);
+    else if (rec) {
+      remember(rec);
+      if (damage) return damage(rec);
+    }
     out['x-tapedeck-match'] = failed ? 'recording' : 'recorded';
     out['x-tapedeck-recorded'] = failed ? 'false' : 'true';
     const empty = CONTENT_FREE.has(up.status) || req.method === 'HEAD';
@@ -839,6 +857,16 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     }
     const plan = await planChaos(d, chaos, dreq, value);
     if (plan.latencyMs > 0) await sleep(plan.latencyMs);
+    if (plan.kind === 'damage-live') return liveDamaged(d, chaos, req, res, dreq, plan);
+    // Update mode: a fault standing in for a call the tape has no recording of has the call's
+    // real answer recorded behind it, for its retry and its replay (./record-behind.ts); the
+    // fault goes out once it is stored.
+    if (needsRecordBehind(plan, d, value, dreq)) {
+      await recordBehindUpstream(d, dreq, (r) => {
+        const { url, sent } = upstreamRequest(req, r);
+        return link.start(url, sent).response;
+      });
+    }
     // The faulted answer goes out now (written, dropped, or its wait begun): from now on a
     // request of the same call can be its retry; one that came before is a call of its own.
     faultSent(chaos, plan);
@@ -868,11 +896,37 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
           }),
         );
       case 'damage':
-        // A recording served, damaged: replayed, like any other.
-        d.count(plan.decision.matchedBy);
-        used.add(plan.record.trace);
-        if (replayStore) remember(plan.record);
-        return writeDamaged(req, res, damagedAnswer(plan, chaos, chaos.seed));
+        return serveDamaged(d, chaos, req, res, plan);
+    }
+  }
+
+  /** A recording served damaged (chaos): replayed (or recorded just now) and used, like any other. */
+  function serveDamaged(d: Deck, chaos: HttpChaos, req: IncomingMessage, res: ServerResponse, plan: DamagePlan): Promise<void> {
+    if (!plan.recorded) d.count(plan.decision.matchedBy);
+    used.add(plan.record.trace);
+    if (replayStore) remember(plan.record);
+    return writeDamaged(req, res, damagedAnswer(plan, chaos, chaos.seed));
+  }
+
+  /**
+   * A damaging fault drawn for a request that goes to the live API to be recorded: its answer is
+   * read whole and stored, then sent damaged as its replay will be (./chaos.ts, liveDamage). An
+   * answer not stored (an error not recorded, a stream the upstream cut, a failed record) goes as
+   * it came, the fault taken back.
+   */
+  async function liveDamaged(d: Deck, chaos: HttpChaos, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, plan: LiveDamagePlan): Promise<void> {
+    if (res.destroyed) return void liveDamage(chaos, plan, undefined);
+    let done = false;
+    try {
+      await forward(d, req, res, dreq, plan.decision.prepared, plan.decision.miss, (rec) => {
+        done = true;
+        const damage = liveDamage(chaos, plan, rec)!;
+        // Out now: from here a request of the same call can be its retry.
+        faultSent(chaos, plan);
+        return serveDamaged(d, chaos, req, res, damage);
+      });
+    } finally {
+      if (!done) liveDamage(chaos, plan, undefined);
     }
   }
 

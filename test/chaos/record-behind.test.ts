@@ -21,13 +21,16 @@ afterAll(async () => {
   tmp.remove();
 });
 
-/** One run of the fallback test: every call rate-limited; the fallback answers. */
-async function fallbackTest(tape: string, env: Record<string, string>): Promise<{ answer: string; failure?: unknown }> {
+/**
+ * One run of the fallback test: every call rate-limited; the fallback answers. `serve`: through
+ * the test's proxy (tape.serve()) rather than its fetch.
+ */
+async function fallbackTest(tape: string, env: Record<string, string>, serve = false): Promise<{ answer: string; failure?: unknown }> {
   const t = openTestTape({ tape, env, test: 'falls back on rate limit' });
   t.chaos({ faults: { 429: 1 }, seed: 1 });
   let answer = '';
   try {
-    const c = openai(up.url, { fetch: t.fetch });
+    const c = serve ? openai((await t.serve({ upstream: up.url, tls: false })).url) : openai(up.url, { fetch: t.fetch });
     answer = await c.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'summarize' }] }).then(
       (r) => r.choices[0]!.message.content ?? '',
       (e: { status?: number }) => (e.status === 429 ? 'fallback' : `ERR ${e.status}`),
@@ -51,5 +54,19 @@ describe('a fault in update mode on a call the tape has no recording of', () => 
     // A second local run records nothing more: the tape has it.
     await fallbackTest(tape, {});
     expect((await readTape(tape)).records).toHaveLength(1);
+  });
+
+  // The test's proxy recorded nothing behind the fault (only createFetch did): the fallback test
+  // through tape.serve() passed locally and missed in CI for good.
+  it('through the test proxy (tape.serve()) too', async () => {
+    const tape = join(tmp.dir, 'fallback-serve.tape');
+    const calls = up.calls.length;
+    expect(await fallbackTest(tape, {}, true)).toEqual({ answer: 'fallback' });
+    expect((await readTape(tape)).records).toHaveLength(1);
+    expect(up.calls.length - calls).toBe(1);
+    expect(await fallbackTest(tape, { CI: 'true' }, true)).toEqual({ answer: 'fallback' });
+    await fallbackTest(tape, {}, true);
+    expect((await readTape(tape)).records).toHaveLength(1);
+    expect(up.calls.length - calls).toBe(1);
   });
 });
