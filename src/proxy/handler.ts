@@ -110,8 +110,9 @@ export interface TapedeckHandler {
   stats(): HandlerStats;
   /**
    * The trace tokens (`x-tapedeck-trace`) of the recordings this handler served or recorded so
-   * far, and the usage marks of the MCP exchanges it served or recorded on the same port: what a
-   * run summary counts as used, so that a prune after the run keeps them.
+   * far, and the usage marks of the MCP exchanges and realtime sessions it served or recorded on
+   * the same port (a realtime session that missed is not served): what a run summary counts as
+   * used, so that a prune after the run keeps them.
    *
    * @example
    * const unused = traces.filter((t) => !handler.usedTraces().has(t))
@@ -997,8 +998,9 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     inFlight: { get: () => inFlight },
   });
   handler.stats = stats;
-  // MCP exchanges served on the same port are on the same tape: their marks count too.
-  handler.usedTraces = () => (mcp === undefined ? used : new Set([...used, ...mcp.usedMarks()]));
+  // MCP exchanges and realtime sessions served on the same port are on the same tape: their
+  // marks count too.
+  handler.usedTraces = () => (mcp === undefined && realtime === undefined ? used : new Set([...used, ...(mcp?.usedMarks() ?? []), ...(realtime?.usedMarks() ?? [])]));
   handler.upgrade = upgrade;
   handler.chaos = (c) => {
     if (c !== undefined) checkChaos(c, 'proxy');

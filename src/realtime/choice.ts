@@ -20,12 +20,16 @@ import type { LoadedSession, RealtimeTape } from './tape.ts';
 export interface Chosen {
   /** The session to replay (the one whose opening was sent, or one that opened the same way). */
   session: LoadedSession;
+  /** Its place in the connect's lineup, when this connect has it (not a session given again past the last, nor a miss). */
+  index?: number;
   /** Ids of the chosen session's opening -> the ones the client was sent in their place. */
   ids?: Map<string, string>;
   /** What a miss at the first frame says in place of how to re-record: the session that does start with it. */
   note?: string;
   /** The frame is a miss even though `session` starts with it (that session was replayed already). */
   refuse?: boolean;
+  /** No session fits the frame: `session` is the one the miss is told against (not this connect's). */
+  told?: true;
 }
 
 /** A replayed connect whose session its first client frame chooses (ReplaySession's `choice`). */
@@ -48,15 +52,18 @@ export function firstFrameChoice(tape: RealtimeTape, protocol: RealtimeProtocol,
   const lineup = tape.lineup(key)!;
   const sent = ticket.session;
   const fits = (s: LoadedSession): boolean => sameOpening(protocol, sent, s);
-  const chosen = (session: LoadedSession): Chosen => (session === sent ? { session } : { session, ids: openingIds(protocol, sent, session) });
+  const chosen = (session: LoadedSession, index?: number): Chosen => ({ session, ...(index === undefined ? {} : { index }), ...(session === sent ? {} : { ids: openingIds(protocol, sent, session) }) });
   return {
     release: () => lineup.release(ticket),
     async choose(frame) {
       const first = firstFrameKey(protocol, frame);
       // Audio or binary data first: nothing to choose by, the sessions go in connect order.
-      if (first === undefined) return chosen(await lineup.take(ticket));
+      if (first === undefined) {
+        const took = await lineup.take(ticket);
+        return chosen(took.session, took.index);
+      }
       const got = await lineup.choose(first, fits, ticket);
-      if (got) return chosen(got.session);
+      if (got) return chosen(got.session, got.index);
       const starting = lineup.startingWith(first);
       // Past the last session that starts with it: that one again, unless strict order.
       const again = tape.strictOrder ? undefined : starting.filter((s) => fits(s.session)).at(-1);
@@ -64,13 +71,13 @@ export function firstFrameChoice(tape: RealtimeTape, protocol: RealtimeProtocol,
       if (again) return chosen(again.session);
       // A miss, told against the session whose opening was sent; it stays for another connect.
       const other = starting.find((s) => !s.served && !fits(s.session)) ?? starting[0];
-      if (!other) return { session: sent };
+      if (!other) return { session: sent, told: true };
       const name = protocol.frameName(JSON.parse(frame.toString('utf8')));
       const which = `session ${other.index + 1} of ${label} starts with this ${name}`;
       const note = fits(other.session)
         ? `${which}; it was replayed already (with --strict-order each recorded session replays once)`
         : `${which}, but it opened with other server frames than the session this connect was sent before its first frame; sessions that open differently replay in connect order: connect them in the order recorded`;
-      return { session: sent, note, refuse: starting.some((s) => s.session === sent) };
+      return { session: sent, note, refuse: starting.some((s) => s.session === sent), told: true };
     },
   };
 }

@@ -157,6 +157,9 @@ export class RealtimeEndpoint {
     if (tape.serves) {
       let session: LoadedSession | undefined;
       let choice: FirstFrameChoice | undefined;
+      // The session's place among the connect's (not for chaos's sessions): a miss gives it
+      // back, a frame that differs may go on with another (src/realtime/switch.ts).
+      let seat: RealtimeSessionOptions['seat'];
       try {
         // The reconnect after a faulted session gets the session that one was cut from.
         session = fault ? fault.chaos.held(key, true) : this.opts.chaos?.()?.held(key, false);
@@ -170,9 +173,14 @@ export class RealtimeEndpoint {
           session = ticket?.session;
           if (ticket && session?.frames.some((f) => 'c' in f)) {
             const c = (choice = firstFrameChoice(tape, protocol, key, label, ticket));
+            seat = { lineup: tape.lineup(key)! };
             // A handshake that never completes holds no session (after a choice, this does nothing).
             socket.once('close', () => c.release());
-          } else if (ticket) session = await tape.lineup(key)!.take(ticket);
+          } else if (ticket) {
+            const took = await tape.lineup(key)!.take(ticket);
+            session = took.session;
+            seat = { lineup: tape.lineup(key)!, ...(took.index === undefined ? {} : { index: took.index }) };
+          }
         }
       } catch (e) {
         if (fault) fault.chaos.undo(key, fault.name);
@@ -189,7 +197,7 @@ export class RealtimeEndpoint {
         const faulted = fault ? { fault: { reason: `tapedeck chaos: ${fault.name} injected (${FAULT_CLOSE_CODE}) in the middle of a response; seed ${fault.chaos.seed}` } } : {};
         return this.accept(req, socket, head, s.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => {
           try {
-            new ReplaySession({ ...base, client, ...faulted, ...(choice ? { choice } : {}) }, s);
+            new ReplaySession({ ...base, client, ...faulted, ...(choice ? { choice } : {}), ...(seat ? { seat } : {}) }, s);
           } catch (e) {
             choice?.release();
             sendMiss(client, protocol, `tapedeck: ${errorText(e)}`);
@@ -242,10 +250,10 @@ export class RealtimeEndpoint {
     return { up: new WebSocket(target, offered, { headers, perMessageDeflate: false }), target };
   }
 
-  /** A replayed session on an accepted client; a recording that cannot be replayed is told as a miss. */
-  private replay(base: Omit<RealtimeSessionOptions, 'client'>, client: WebSocket, session: LoadedSession): ReplaySession | undefined {
+  /** A replayed session on an accepted client (`seat`: its place among the connect's); a recording that cannot be replayed is told as a miss. */
+  private replay(base: Omit<RealtimeSessionOptions, 'client'>, client: WebSocket, session: LoadedSession, seat?: RealtimeSessionOptions['seat']): ReplaySession | undefined {
     try {
-      return new ReplaySession({ ...base, client }, session);
+      return new ReplaySession({ ...base, client, ...(seat ? { seat } : {}) }, session);
     } catch (e) {
       sendMiss(client, base.protocol, `tapedeck: ${errorText(e)}`);
       return undefined;
@@ -274,13 +282,13 @@ export class RealtimeEndpoint {
     const choose = async (): Promise<void> => {
       const [b] = early[0]!;
       const first = firstFrameKey(protocol, b);
-      let chosen: { session: LoadedSession; matched: boolean } | undefined;
+      let chosen: { session: LoadedSession; matched: boolean; index?: number } | undefined;
       try {
         if (first !== undefined) chosen = await tape.chooseSession(key, first);
         else {
           // A first frame that cannot choose (audio, binary): the connect's sessions in order.
-          const next = await tape.nextSession(key);
-          chosen = next ? { session: next, matched: true } : undefined;
+          const next = await tape.nextPlace(key);
+          chosen = next ? { ...next, matched: true } : undefined;
         }
       } catch (e) {
         handOver(undefined);
@@ -289,7 +297,9 @@ export class RealtimeEndpoint {
       if (chosen && (chosen.matched || tape.mode === 'replay')) {
         // Counted as every replayed session is; one told as a miss is taken back (ReplaySession.miss).
         tape.sessionsReplayed++;
-        return handOver(this.replay(base, client, chosen.session));
+        // A session the frame chose is this connect's (one a miss is told against is not).
+        const seat = chosen.matched ? { lineup: tape.lineup(key)!, ...(chosen.index === undefined ? {} : { index: chosen.index }) } : undefined;
+        return handOver(this.replay(base, client, chosen.session, seat));
       }
       if (tape.mode === 'replay' || !this.opts.upstream) {
         const message = noRecording(tape, protocol, !tape.exists ? `no tape at ${tape.location}` : this.opts.upstream ? `no recording of this session (${label})` : `no recording of this session (${label}), and no upstream to record it from (give --upstream)`);
@@ -357,6 +367,17 @@ export class RealtimeEndpoint {
       framesReplayed: t?.framesReplayed ?? 0,
       framesRecorded: t?.framesRecorded ?? 0,
     };
+  }
+
+  /**
+   * The usage marks of the sessions replayed (a miss gives its session back) or recorded so far:
+   * a run summary counts them used, as it counts the HTTP recordings served.
+   *
+   * @example
+   * endpoint.usedMarks().has(realtimeUsageMark(head)) // true once the session replayed
+   */
+  usedMarks(): ReadonlySet<string> {
+    return this.opened?.usedMarks() ?? new Set();
   }
 
   /** Ends live sessions (recorded as ended by the proxy), closes replayed ones, writes the tape. */

@@ -11,7 +11,10 @@
  *   the connect's and that no other waiting connect holds; failing that, one another waiting
  *   connect holds (that connect then finds another at its own first frame). So sessions that
  *   start alike go in connect order however their first frames race, and sessions that start
- *   differently go to the connect that sends their frame.
+ *   differently go to the connect that sends their frame;
+ * - a replay that misses puts its session back (`putBack`): a miss uses up no recording; one
+ *   that goes on with another session (src/realtime/switch.ts) moves to its place (`move`), or
+ *   trades places with the replay that has it (`trade`).
  */
 import type { LoadedSession } from './tape.ts';
 
@@ -24,6 +27,30 @@ export interface Ticket {
   readonly session: LoadedSession;
   /** Its place in the lineup; undefined for the last session served again (past the last). */
   readonly index: number | undefined;
+}
+
+/**
+ * A replay on a place of the lineup (src/realtime/session.ts), as a replay that would trade
+ * places with it asks it.
+ */
+export interface Occupant {
+  /**
+   * How this replay would go on with `session` (at place `index`) in place of its own: call the
+   * result to do it. Undefined when it cannot now (what it was sent or sent differs, or it is
+   * choosing or switching itself).
+   */
+  movable(session: LoadedSession, index: number): (() => void) | undefined;
+}
+
+/** A place of the lineup as a replay looking for another session sees it. */
+export interface Place {
+  index: number;
+  session: LoadedSession;
+  served: boolean;
+  /** A connect that was sent its opening waits for its first frame. */
+  held: boolean;
+  /** The replay on it now, if one is (a served place without one was replayed to its end). */
+  occupant: Occupant | undefined;
 }
 
 /** The key of a session's first client frame, or undefined when it has none. */
@@ -43,6 +70,8 @@ export class Lineup {
   private readonly served: boolean[] = [];
   /** The ticket holding each place, while its connect waits for its first frame. */
   private readonly holders: (Ticket | undefined)[] = [];
+  /** The replay on each served place while it goes on (see Occupant). */
+  private readonly occupants: (Occupant | undefined)[] = [];
 
   /** `read` gives the key's next recorded session (or its damage), undefined past the last. */
   constructor(private readonly read: () => Promise<Slot | undefined>) {}
@@ -61,6 +90,7 @@ export class Lineup {
       this.slots.push(s);
       this.served.push(false);
       this.holders.push(undefined);
+      this.occupants.push(undefined);
       if ('damaged' in s) scan.ended = true;
     }
     return this.slots[i];
@@ -90,12 +120,22 @@ export class Lineup {
    * await lineup.next() // first session; await lineup.next() // second; ...
    */
   async next(): Promise<LoadedSession | undefined> {
+    return (await this.nextPlace())?.session;
+  }
+
+  /**
+   * next(), with the session's place (for a replay that may give it back or move).
+   *
+   * @example
+   * const got = await lineup.nextPlace() // { session, index: 0 }
+   */
+  async nextPlace(): Promise<{ session: LoadedSession; index: number } | undefined> {
     const i = await this.free();
     if (i === undefined) return undefined;
     const s = this.slots[i]!;
     if ('damaged' in s) this.damaged(i);
     this.served[i] = true;
-    return s.session;
+    return { session: s.session, index: i };
   }
 
   /**
@@ -128,19 +168,20 @@ export class Lineup {
   /**
    * The ticket's session taken as it is (its connect's first frame cannot choose: audio, binary;
    * or the session has no client frame to wait for), in order. Returns it, or, when another
-   * connect's frame took it meanwhile, the next session in order (the ticket's again past the last).
+   * connect's frame took it meanwhile, the next session in order (the ticket's again past the
+   * last, holding no place: index undefined).
    *
    * @example
-   * const session = await lineup.take(ticket)
+   * const { session, index } = await lineup.take(ticket)
    */
-  async take(t: Ticket): Promise<LoadedSession> {
+  async take(t: Ticket): Promise<{ session: LoadedSession; index: number | undefined }> {
     const i = t.index;
     if (i !== undefined && this.holders[i] === t) {
       this.holders[i] = undefined;
       this.served[i] = true;
-      return t.session;
+      return { session: t.session, index: i };
     }
-    return (await this.next()) ?? t.session;
+    return (await this.nextPlace()) ?? { session: t.session, index: undefined };
   }
 
   /**
@@ -181,6 +222,89 @@ export class Lineup {
     for (let i = 0; await this.slot(i, scan); i++) if (opens(i) && (this.holders[i] === undefined || this.holders[i] === t)) return taken(i);
     for (let i = 0; i < this.slots.length; i++) if (opens(i)) return taken(i);
     return undefined;
+  }
+
+  /**
+   * The replay on a served place, while it goes on (a replay that may trade places with another).
+   *
+   * @example
+   * lineup.occupy(index, replay)
+   */
+  occupy(index: number, o: Occupant): void {
+    if (this.served[index]) this.occupants[index] = o;
+  }
+
+  /**
+   * The replay on a place ended (its client closed): the place stays served, with no one on it.
+   *
+   * @example
+   * client.once('close', () => lineup.leave(index, replay))
+   */
+  leave(index: number, o: Occupant): void {
+    if (this.occupants[index] === o) this.occupants[index] = undefined;
+  }
+
+  /**
+   * The replay on a place missed: its session goes back, for a later connect to have (a miss
+   * uses up no recording, as an HTTP miss uses up none).
+   *
+   * @example
+   * lineup.putBack(index, replay) // the next connect whose frames fit gets it
+   */
+  putBack(index: number, o: Occupant): void {
+    if (this.occupants[index] !== o) return;
+    this.occupants[index] = undefined;
+    this.served[index] = false;
+  }
+
+  /**
+   * A replay goes on with the session at place `to` (not served) in place of its own at `from`
+   * (undefined: it held none), which goes back. A connect waiting on `to` looks again at its
+   * own first frame, as when choose() takes a held place.
+   *
+   * @example
+   * lineup.move(replay, 0, 1)
+   */
+  move(o: Occupant, from: number | undefined, to: number): void {
+    if (from !== undefined) this.putBack(from, o);
+    this.holders[to] = undefined;
+    this.served[to] = true;
+    this.occupants[to] = o;
+  }
+
+  /**
+   * Two replays on served places trade them (each goes on with the other's session).
+   *
+   * @example
+   * lineup.trade(0, 1)
+   */
+  trade(a: number, b: number): void {
+    [this.occupants[a], this.occupants[b]] = [this.occupants[b], this.occupants[a]];
+  }
+
+  /**
+   * Reads the key's sessions to the last (up to a damaged one), for places().
+   *
+   * @example
+   * await lineup.readAll(); lineup.places()
+   */
+  async readAll(): Promise<void> {
+    const scan = { ended: false };
+    for (let i = 0; await this.slot(i, scan); i++);
+  }
+
+  /**
+   * The sessions read so far (a damaged one left out), with who has each, as they are now.
+   *
+   * @example
+   * lineup.places().filter((p) => !p.served)
+   */
+  places(): Place[] {
+    const out: Place[] = [];
+    this.slots.forEach((s, index) => {
+      if ('session' in s) out.push({ index, session: s.session, served: this.served[index]!, held: this.holders[index] !== undefined, occupant: this.occupants[index] });
+    });
+    return out;
   }
 
   /**

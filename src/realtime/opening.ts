@@ -5,18 +5,21 @@
  * of the connect only if that one opened the same way, so that what the client saw holds.
  *
  * Two openings are the same when they differ only in what changes on every run: the ids the
- * server made up (`session.id`, renumbered by first use, as the provider's keys of client frames
- * renumber ids; `event_id` left out, as there), and times (members ending in `_at`, such as
- * `expires_at`: OpenAI names its Unix times that way). The chosen session's ids are then given
- * back to the client as the ones it was sent (`openingIds`), as a replay gives a client's own
- * item ids back.
+ * server made up (`session.id`, `response_id`..., renumbered by first use, as the provider's
+ * keys of client frames renumber ids; `event_id` left out, as there), and times (members ending
+ * in `_at`, such as `expires_at`: OpenAI names its Unix times that way). The chosen session's
+ * ids are then given back to the client as the ones it was sent (`openingIds`), as a replay
+ * gives a client's own item ids back. A replay that goes on with another session in the middle
+ * (src/realtime/switch.ts) compares the server frames sent so far the same way (`serverShape`).
  */
 import { hashValue } from '../core/index.ts';
 import type { RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeFrame } from '../store/records.ts';
+import { Ids } from './ids.ts';
 import type { LoadedSession } from './tape.ts';
 
-type ServerFrame = Exclude<RealtimeFrame, { c: 1 }>;
+/** A frame the server sent. */
+export type ServerFrame = Exclude<RealtimeFrame, { c: 1 }>;
 
 /** The server frames before the first client frame. */
 function opening(s: LoadedSession): ServerFrame[] {
@@ -38,10 +41,29 @@ function timeless(v: unknown): unknown {
 }
 
 /**
- * What an opening frame is compared by, the ids it holds given to `id` in order; a frame that
- * is not JSON text by its bytes (audio by its digest).
+ * A server frame's members whose name ends in `_id` (`response_id`, `item_id`), which hold ids
+ * the server made up, each given to `id` (the client frames' keys renumber only the members the
+ * provider names; `event_id` is left out there). Each is replaced by an object under `#`, a
+ * member no provider renumbers, so the provider's key does not number it a second time.
  */
-function shape(protocol: RealtimeProtocol, f: ServerFrame, id: (raw: string) => string): unknown {
+function serverIds(v: unknown, id: (raw: string) => string): unknown {
+  if (Array.isArray(v)) return v.map((x) => serverIds(x, id));
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = k.endsWith('_id') && k !== 'event_id' && typeof x === 'string' ? { '#': id(x) } : serverIds(x, id);
+  return out;
+}
+
+/**
+ * What a server frame is compared by, up to the server's ids and times: the ids it holds given
+ * to `id` in order (see Ids), times left out; a frame that is not JSON text by its bytes (audio
+ * by its digest).
+ *
+ * @example
+ * serverShape(openai, { ms: 0, text: '{"type":"session.created","session":{"id":"sess_1","expires_at":1}}' }, new Ids().id)
+ * // { type: 'session.created', session: { id: '#1' } }
+ */
+export function serverShape(protocol: RealtimeProtocol, f: ServerFrame, id: (raw: string) => string): unknown {
   if ('blob' in f) return { blob: f.blob };
   // Audio in the text is a blob reference already (`tapedeck-blob:<sha256>`): compared as text.
   let msg: unknown;
@@ -50,25 +72,7 @@ function shape(protocol: RealtimeProtocol, f: ServerFrame, id: (raw: string) => 
   } catch {
     return { text: f.text };
   }
-  return timeless(protocol.frameKey(msg, id));
-}
-
-/** Ids renumbered by first use (`#1`, `#2`...), the raw ones kept in order. */
-function numbering(): { id: (raw: string) => string; raws: string[] } {
-  const map = new Map<string, string>();
-  const raws: string[] = [];
-  return {
-    raws,
-    id: (raw) => {
-      let v = map.get(raw);
-      if (v === undefined) {
-        v = `#${map.size + 1}`;
-        map.set(raw, v);
-        raws.push(raw);
-      }
-      return v;
-    },
-  };
+  return timeless(protocol.frameKey(serverIds(msg, id), id));
 }
 
 /** Openings worked out so far (a loaded session is read-only, and of one protocol: its connect key names it). */
@@ -78,8 +82,8 @@ const known = new WeakMap<LoadedSession, { key: string; ids: string[] }>();
 function openingOf(protocol: RealtimeProtocol, s: LoadedSession): { key: string; ids: string[] } {
   let o = known.get(s);
   if (!o) {
-    const n = numbering();
-    const shapes = opening(s).map((f) => shape(protocol, f, n.id));
+    const n = new Ids();
+    const shapes = opening(s).map((f) => serverShape(protocol, f, n.id));
     known.set(s, (o = { key: hashValue(shapes), ids: n.raws }));
   }
   return o;

@@ -18,7 +18,10 @@
  * compared byte for byte against the recorded run, and server frames that came while it was
  * arriving go out once the client has sent as many bytes as the server had then. Where the
  * connect's first frame chooses its session (src/realtime/choice.ts), that frame and those
- * after it wait for the choice, then go through against the chosen session.
+ * after it wait for the choice, then go through against the chosen session. A client frame the
+ * session does not have waits the same way while another session of the connect is looked for
+ * that has it and all the client was sent (src/realtime/switch.ts); without one it is a miss,
+ * which gives the session back for a later connect.
  */
 import type { WebSocket } from 'ws';
 import { hashValue } from '../core/index.ts';
@@ -29,6 +32,9 @@ import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
 import { maskSplitTexts } from '../store/stream-redact.ts';
 import { echoing, type EchoingRedactor, type EchoSource } from '../store/echo-redact.ts';
 import type { Chosen, FirstFrameChoice } from './choice.ts';
+import { Ids } from './ids.ts';
+import type { Lineup, Occupant } from './lineup.ts';
+import { fit, takeOver, type Outcome, type Progress, type Sent, type Takeover } from './switch.ts';
 import { blobDigest, type HeadTurn, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
 
 export type { RealtimeTiming } from './tape.ts';
@@ -69,26 +75,6 @@ export function firstFrameKey(protocol: RealtimeProtocol, b: Buffer): string | u
   return hashValue(protocol.frameKey(msg, new Ids().id));
 }
 
-/** Ids renumbered by first use (`#1`, `#2`...), so ids the client makes up never split keys. */
-class Ids {
-  private readonly map = new Map<string, string>();
-  private readonly raws: string[] = [];
-  readonly id = (raw: string): string => {
-    let v = this.map.get(raw);
-    if (v === undefined) {
-      v = `#${this.map.size + 1}`;
-      this.map.set(raw, v);
-      this.raws.push(raw);
-    }
-    return v;
-  };
-
-  /** The raw id numbered `#n`, if one was. */
-  rawOf(n: string): string | undefined {
-    return this.raws[Number(n.slice(1)) - 1];
-  }
-}
-
 const audioKey = (stream: string, digest: string): string => hashValue({ audio: stream, digest });
 
 const ordinal = (n: number): string => `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
@@ -120,6 +106,14 @@ export interface RealtimeSessionOptions {
    * the one given did (src/realtime/choice.ts); the given one's opening goes out at connect.
    */
   choice?: FirstFrameChoice;
+  /**
+   * Replay only: the lineup of the connect's sessions (src/realtime/lineup.ts) and the place of
+   * the session given (undefined: the last one again, holding none; with `choice`, the place is
+   * the chosen one's). A replay that misses gives its place back; one whose client frame differs
+   * goes on with another session of the lineup where all the client saw holds
+   * (src/realtime/switch.ts). Without it (chaos's sessions) the replay does neither.
+   */
+  seat?: { lineup: Lineup; index?: number };
   /**
    * Live only: what the connect carried (its headers, URL and the keys of its subprotocols), so
    * the server's frames have the connect's own secrets masked where they repeat them
@@ -398,15 +392,17 @@ const prepared = new WeakMap<LoadedSession, { prelude: Played[]; steps: Step[] }
  * @example
  * new ReplaySession({ tape, protocol, client, label }, tape.nextSession(key)!)
  */
-export class ReplaySession {
+export class ReplaySession implements Occupant {
   private readonly opts: RealtimeSessionOptions;
   private readonly tape: RealtimeTape;
+  /** The session replayed now (another one's after a switch: src/realtime/switch.ts). */
+  private current: LoadedSession;
   private prelude: Played[] = [];
   private steps: Step[] = [];
   private end: RealtimeEnd | undefined;
   private readonly ids = new Ids();
   /** The recorded client's ids, numbered as it sent them (see learnIds). */
-  private readonly recordedIds = new Ids();
+  private recordedIds = new Ids();
   /** Recorded client ids -> this client's, where they differ. */
   private swap: Map<string, string> | undefined;
   private step = 0;
@@ -418,27 +414,37 @@ export class ReplaySession {
   private clock: Promise<void> = Promise.resolve();
   /** Where chaos closes this session, when it is faulted. */
   private readonly cut: CutPoint | undefined;
+  /** Whether the client's first frame came (with opts.choice, it chooses the session). */
+  private started = false;
   /**
-   * With a choice to make (opts.choice): undefined until the client's first frame; the frames
-   * that came while the session was chosen (`choosing`), empty once they went through.
+   * Client frames that came while the session is chosen or another one is looked for (the
+   * first, or the one that differed, went ahead of them), in order; undefined when neither is.
    */
-  private held: [Buffer, boolean][] | undefined;
-  private choosing = false;
+  private pending: [Buffer, boolean][] | undefined;
+  /** The lineup and place of the session (opts.seat), once it is this replay's. */
+  private seat: { lineup: Lineup; index: number | undefined } | undefined;
+  /** A frame differed and another session is looked for (src/realtime/switch.ts); `pending` holds what came since. */
+  private searching = false;
   /** What a miss at the first frame says in place of how to re-record (the choice found the session that starts with it). */
   private note: string | undefined;
 
   constructor(opts: RealtimeSessionOptions, session: LoadedSession) {
     this.opts = opts;
     this.tape = opts.tape;
+    this.current = session;
     this.end = session.end;
     ({ prelude: this.prelude, steps: this.steps } = this.prepare(session));
     this.cut = opts.fault ? middleOfFirstResponse(this.prelude, this.steps, opts.protocol) : undefined;
+    if (opts.seat && !opts.choice && !opts.fault) this.sit(opts.seat.index);
     opts.client.on('message', (d: Data, binary: boolean) => this.fromClient(asBuffer(d), binary));
     opts.client.on('error', () => {});
     opts.client.on('close', () => {
       this.over = true;
       // Gone before its first frame chose: the session it was sent the opening of goes back.
-      if (this.held === undefined) opts.choice?.release();
+      if (!this.started) opts.choice?.release();
+      // Replayed (to its end or not): the place stays served. One that is looking for another
+      // session when its client leaves is settled by that search (a miss gives it back).
+      else if (this.seat?.index !== undefined && this.pending === undefined) this.seat.lineup.leave(this.seat.index, this);
       opts.onDone?.();
     });
     if (this.cut?.step === -1) {
@@ -453,6 +459,12 @@ export class ReplaySession {
   /** A client frame that came before the session was made (the one that chose it). */
   receive(b: Buffer, binary: boolean): void {
     this.fromClient(b, binary);
+  }
+
+  /** Takes the session's place in the lineup (opts.seat) as this replay's. */
+  private sit(index: number | undefined): void {
+    this.seat = { lineup: this.opts.seat!.lineup, index };
+    if (index !== undefined) this.seat.lineup.occupy(index, this);
   }
 
   /** A session's frames as they go on the wire: its opening, and each client frame with the server frames that followed it. */
@@ -480,6 +492,7 @@ export class ReplaySession {
     try {
       got = await this.opts.choice!.choose(first);
       if (got.ids && got.ids.size > 0) for (const [from, to] of got.ids) (this.swap ??= new Map()).set(from, to);
+      this.current = got.session;
       this.end = got.session.end;
       ({ steps: this.steps } = this.prepare(got.session));
     } catch (e) {
@@ -487,15 +500,79 @@ export class ReplaySession {
       return sendMiss(this.opts.client, this.opts.protocol, `tapedeck: ${errorText(e)}`);
     }
     this.note = got.note;
-    const held = this.held ?? [];
-    this.held = [];
-    this.choosing = false;
+    // A session the frame chose (not the one a miss is told against) is this replay's.
+    if (this.opts.seat && !got.told && !got.refuse && !this.over) this.sit(got.index);
+    const held = this.pending ?? [];
+    this.pending = undefined;
     if (got.refuse) {
       const msg = parse(first);
       this.clientFrames++;
       return this.miss(msg, `client frame 1 (${msg === undefined ? notJson(held[0]?.[1] ?? true) : this.opts.protocol.frameName(msg)})`);
     }
     for (const [b, binary] of held) this.fromClient(b, binary);
+  }
+
+  /** How far the replay has gone (src/realtime/switch.ts). */
+  private progress(): Progress {
+    return { step: this.step, offset: this.offset, sent: this.sent, swap: this.swap, mine: (n) => this.ids.rawOf(n) };
+  }
+
+  /**
+   * How this replay would go on with `session` (place `index`) in place of its own, for another
+   * replay whose frame only its session has (they trade: src/realtime/switch.ts); undefined when
+   * it cannot now.
+   */
+  movable(session: LoadedSession, index: number): (() => void) | undefined {
+    // One looking for another session itself can move: what it was sent and sent holds still
+    // (the frame that differed waits); its search then finds the new session takes that frame.
+    if (this.over || (this.pending !== undefined && !this.searching) || this.opts.fault || !this.seat) return undefined;
+    const t = fit(this.opts.protocol, (d) => this.tape.blob(d), this.current, session, this.progress());
+    return typeof t === 'object' ? () => this.adopt(session, index, t) : undefined;
+  }
+
+  /** Goes on with `session` from where the replay is: its steps, its end, the ids the client knows in place of its own. */
+  private adopt(session: LoadedSession, index: number | undefined, t: Takeover): void {
+    this.current = session;
+    this.end = session.end;
+    ({ steps: this.steps } = this.prepare(session));
+    this.swap = t.swap.size > 0 ? t.swap : undefined;
+    this.recordedIds = t.recordedIds;
+    if (this.seat) this.seat.index = index;
+  }
+
+  /**
+   * The client sent what the session does not have (`sent`): the replay goes on with another
+   * session where all the client saw holds (src/realtime/switch.ts), from `resume` (the frame,
+   * or what is left of its audio, again); else the miss. Frames that come meanwhile wait.
+   */
+  private differs(msg: unknown, difference: string, sent: Sent, resume: () => void): void {
+    const seat = this.seat;
+    if (!seat || this.opts.fault) return this.miss(msg, difference);
+    this.pending = [];
+    this.searching = true;
+    const me = {
+      occupant: this,
+      current: () => this.current,
+      index: () => this.seat?.index,
+      fits: (to: LoadedSession) => fit(this.opts.protocol, (d) => this.tape.blob(d), this.current, to, this.progress(), sent),
+      adopt: (to: LoadedSession, index: number | undefined, t: Takeover) => this.adopt(to, index, t),
+      // A client gone meanwhile differed all the same: a miss, its place given back.
+      alive: () => !this.over,
+    };
+    const settle = (o: Outcome): void => {
+      const queued = this.pending ?? [];
+      this.pending = undefined;
+      this.searching = false;
+      if (!o.moved) return this.miss(msg, difference, o.note);
+      // Its client left as the search ended: replayed as far as it went, its place stays served.
+      if (this.over) {
+        if (this.seat?.index !== undefined) this.seat.lineup.leave(this.seat.index, this);
+        return;
+      }
+      resume();
+      for (const [b, binary] of queued) this.fromClient(b, binary);
+    };
+    takeOver(seat.lineup, me, { strictOrder: this.tape.strictOrder, label: this.opts.label, frames: this.clientFrames }).then(settle, () => settle({ moved: false }));
   }
 
   /** The injected fault: the close (1011) once the frames before it are out; the client's frames after it are not answered. */
@@ -591,16 +668,16 @@ export class ReplaySession {
 
   private fromClient(b: Buffer, binary: boolean): void {
     if (this.over) return;
-    if (this.opts.choice) {
-      // Frames wait while the first one chooses the session (held is empty once chosen).
-      if (this.held === undefined) {
-        this.held = [[b, binary]];
-        this.choosing = true;
+    if (this.pending !== undefined) {
+      this.pending.push([b, binary]);
+      return;
+    }
+    if (!this.started) {
+      this.started = true;
+      if (this.opts.choice) {
+        // Frames wait while the first one chooses the session, then go through in order.
+        this.pending = [[b, binary]];
         void this.choose(b);
-        return;
-      }
-      if (this.choosing) {
-        this.held.push([b, binary]);
         return;
       }
     }
@@ -608,6 +685,14 @@ export class ReplaySession {
     const p = this.opts.protocol;
     const msg = parse(b);
     const audio = msg === undefined ? undefined : p.clientAudio(msg);
+    // The frame again, once the replay goes on with another session (see differs).
+    const again = () => {
+      this.clientFrames--;
+      this.fromClient(b, binary);
+    };
+    const key = audio ? undefined : msg === undefined ? hashValue({ binary: blobDigest(b) }) : hashValue(p.frameKey(msg, this.ids.id));
+    const bytes = audio ? Buffer.from(audio.base64, 'base64') : undefined;
+    const sent: Sent = audio ? { stream: audio.stream, bytes: bytes! } : { key: key! };
     if (this.step >= this.steps.length) {
       // The recorder was cut here (the upstream went away, or it died): so is the replay.
       if (!this.end || this.end.cut) {
@@ -619,18 +704,15 @@ export class ReplaySession {
         this.tape.warn(`tapedeck: realtime session ${this.opts.label} in ${this.tape.location} was recorded cut after ${n} client frame${n === 1 ? '' : 's'} (the upstream or the recording client went away), so the replay cuts the connection at the client's next frame (a ${msg === undefined ? `${b.length}-byte frame` : p.frameName(msg)}); it has no more to replay: ${this.tape.recordCommand}`);
         return;
       }
-      return this.miss(msg, `the recording has no more client frames (it has ${this.steps.length}); the client sent a ${ordinal(this.clientFrames)}: ${msg === undefined ? `${b.length} bytes` : p.frameName(msg)}`);
+      return this.differs(msg, `the recording has no more client frames (it has ${this.steps.length}); the client sent a ${ordinal(this.clientFrames)}: ${msg === undefined ? `${b.length} bytes` : p.frameName(msg)}`, sent, again);
     }
-    if (audio) return this.audio(msg, audio.stream, Buffer.from(audio.base64, 'base64'));
+    if (audio) return this.audio(msg, audio.stream, bytes!);
     const step = this.steps[this.step]!;
     const rec = step.client;
     if ('audio' in rec) {
-      if (this.offset > 0) return this.miss(msg, `the audio ended after ${this.offset} bytes where the recording has ${rec.audio.bytes}; then came ${msg === undefined ? notJson(binary) : p.frameName(msg)}`);
-      return this.miss(msg, `${msg === undefined ? notJson(binary) : p.frameName(msg)} where the recording has ${rec.audio.bytes} bytes of audio (${rec.audio.stream})`);
+      if (this.offset > 0) return this.differs(msg, `the audio ended after ${this.offset} bytes where the recording has ${rec.audio.bytes}; then came ${msg === undefined ? notJson(binary) : p.frameName(msg)}`, sent, again);
+      return this.differs(msg, `${msg === undefined ? notJson(binary) : p.frameName(msg)} where the recording has ${rec.audio.bytes} bytes of audio (${rec.audio.stream})`, sent, again);
     }
-    let key: string;
-    if (msg === undefined) key = hashValue({ binary: blobDigest(b) });
-    else key = hashValue(p.frameKey(msg, this.ids.id));
     if (key !== rec.key) {
       if (msg !== undefined && 'msg' in rec) {
         const mine = this.tape.redactor.value(msg);
@@ -640,9 +722,9 @@ export class ReplaySession {
         // Equal once masked: what differs is a secret, in one of the masked places (the first named).
         const secretAt = d ? undefined : maskedPath(mine);
         const where = d ? `${d.path} differs, ${shown(own(d.got, mine))} vs ${shown(own(d.recorded, rec.msg))}` : secretAt ? `${secretAt} differs (a secret, masked on both sides)` : 'differs (in a secret)';
-        return this.miss(msg, `client frame ${this.clientFrames} (${p.frameName(msg)}): ${where} in the recording`);
+        return this.differs(msg, `client frame ${this.clientFrames} (${p.frameName(msg)}): ${where} in the recording`, sent, again);
       }
-      return this.miss(msg, `client frame ${this.clientFrames} (${msg === undefined ? notJson(binary) : p.frameName(msg)}) differs from the recording's (${'msg' in rec ? p.frameName(rec.msg) : 'binary data'})`);
+      return this.differs(msg, `client frame ${this.clientFrames} (${msg === undefined ? notJson(binary) : p.frameName(msg)}) differs from the recording's (${'msg' in rec ? p.frameName(rec.msg) : 'binary data'})`, sent, again);
     }
     if ('msg' in rec) this.learnIds(rec.msg);
     this.step++;
@@ -659,9 +741,12 @@ export class ReplaySession {
     let rest = bytes;
     while (rest.length > 0) {
       const step = this.steps[this.step];
+      // What is left of the chunk, once the replay goes on with another session (see differs).
+      const left = rest;
+      const again = () => this.audio(msg, stream, left);
       if (!step || !('audio' in step.client) || step.client.audio.stream !== stream) {
         const what = !step ? 'nothing more' : 'audio' in step.client ? `audio of ${step.client.audio.stream}` : 'msg' in step.client ? this.opts.protocol.frameName(step.client.msg) : 'binary data';
-        return this.miss(msg, `${rest.length} more bytes of audio (${stream}) where the recording has ${what}`);
+        return this.differs(msg, `${rest.length} more bytes of audio (${stream}) where the recording has ${what}`, { stream, bytes: rest }, again);
       }
       const rec = this.tape.blob(step.client.audio.blob);
       const n = Math.min(rest.length, rec.length - this.offset);
@@ -669,7 +754,7 @@ export class ReplaySession {
       if (!mine.equals(rec.subarray(this.offset, this.offset + n))) {
         let i = 0;
         while (mine[i] === rec[this.offset + i]) i++;
-        return this.miss(msg, `the audio differs from the recording at byte ${this.offset + i} of ${rec.length} (${stream})`);
+        return this.differs(msg, `the audio differs from the recording at byte ${this.offset + i} of ${rec.length} (${stream})`, { stream, bytes: rest }, again);
       }
       this.offset += n;
       rest = rest.subarray(n);
@@ -694,14 +779,20 @@ export class ReplaySession {
     }
   }
 
-  /** The miss in the provider's shape, then the close; the full report to the tape's warnings. */
-  private miss(msg: unknown, difference: string): void {
+  /**
+   * The miss in the provider's shape, then the close; the full report to the tape's warnings.
+   * `note`: a session that has the client's frames, named in place of how to re-record.
+   */
+  private miss(msg: unknown, difference: string, note?: string): void {
     this.over = true;
     // Counted as replayed at connect (a faulted one as a fault): a session that misses is a
     // miss, not also a replayed session in the stats and serve's closing line.
     if (!this.opts.fault) this.tape.sessionsReplayed--;
+    // A miss uses up no recording: the session goes back for a later connect whose frames fit.
+    if (this.seat?.index !== undefined) this.seat.lineup.putBack(this.seat.index, this);
+    this.seat = undefined;
     // The recording has what the client sent, in another session: nothing to record again.
-    const fix = this.note !== undefined && this.clientFrames === 1 ? this.note : this.tape.recordCommand;
+    const fix = note ?? (this.note !== undefined && this.clientFrames === 1 ? this.note : this.tape.recordCommand);
     const message = `tapedeck miss: ${difference}; ${fix}`;
     const report = `tapedeck: realtime miss in ${this.tape.location}: ${this.opts.label}: ${difference}\n  ${fix}`;
     this.tape.miss(this.opts.protocol.provider, message, report);

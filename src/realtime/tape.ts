@@ -10,6 +10,7 @@ import { TapedeckError } from '../errors.ts';
 import { REALTIME_RECORD_KIND, realtimeRecords, type RealtimeEnd, type RealtimeFrame, type RealtimePartRecord, type RealtimeRecord, type RealtimeSessionRecord } from '../store/records.ts';
 import { openSessionCollection, SessionTape, type SessionTapeOptions } from '../store/session-tape.ts';
 import { Lineup, type Slot, type Ticket } from './lineup.ts';
+import { realtimeUsageMark } from './usage-mark.ts';
 
 /** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between frames. */
 export type RealtimeTiming = 'none' | 'recorded' | number;
@@ -82,6 +83,8 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   private readonly lineups = new Map<string, Lineup>();
   /** Per open key, the place of the last session that connected (headTurn): settled once it appended or skipped. */
   private readonly turns = new Map<string, Promise<void>>();
+  /** The usage marks of the sessions recorded so far (see usedMarks). */
+  private readonly recordedMarks = new Set<string>();
 
   private constructor(opts: RealtimeTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<RealtimeRecord>>>) {
     super(opts, opened);
@@ -123,9 +126,23 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
    * is never given another connect's session); a damaged part ends the session there, as a cut.
    */
   async nextSession(key: string): Promise<LoadedSession | undefined> {
+    return (await this.nextPlace(key))?.session;
+  }
+
+  /**
+   * nextSession(), with the session's place in the lineup (undefined for the last one again),
+   * for a replay that gives it back if it misses.
+   *
+   * @example
+   * const got = await tape.nextPlace(openKey) // { session, index: 0 }
+   */
+  async nextPlace(key: string): Promise<{ session: LoadedSession; index?: number } | undefined> {
     const l = this.lineup(key);
     if (!l) return undefined;
-    return (await l.next()) ?? (await this.again(key));
+    const got = await l.nextPlace();
+    if (got) return got;
+    const again = await this.again(key);
+    return again ? { session: again } : undefined;
   }
 
   /**
@@ -152,12 +169,13 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
    * whose first client frame keys as `first`; past those, the last such session again unless
    * strictOrder. `matched: false` gives the session the miss is told against (the first one not
    * served, else the last), which stays unserved: a connect that missed uses up no recording.
+   * `index`: the place of a session matched and not served before (see Lineup.putBack).
    */
-  async chooseSession(key: string, first: string): Promise<{ session: LoadedSession; matched: boolean } | undefined> {
+  async chooseSession(key: string, first: string): Promise<{ session: LoadedSession; matched: boolean; index?: number } | undefined> {
     const l = this.lineup(key);
     if (!l) return undefined;
     const got = await l.choose(first, () => true);
-    if (got) return { session: got.session, matched: true };
+    if (got) return { session: got.session, matched: true, index: got.index };
     const again = this.strictOrder ? undefined : l.startingWith(first).at(-1);
     if (again) return { session: again.session, matched: true };
     const told = l.toldAgainst();
@@ -265,6 +283,7 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   /** Appends the head of a session being recorded (its place among sessions of its key is taken now). */
   appendHead(key: string, head: Omit<RealtimeSessionRecord, 'v' | 'kind' | 'key' | 'keyVersion' | 'recordedAt' | 'role'>): Promise<void> {
     this.sessionsRecorded++;
+    this.recordedMarks.add(realtimeUsageMark(head));
     return this.write(key, { ...this.base(key), role: 'session', ...head }, 'a realtime session record');
   }
 
@@ -338,6 +357,20 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   sessionHeads(): RealtimeSessionRecord[] {
     const out: RealtimeSessionRecord[] = [];
     for (const { value } of this.col?.entries() ?? []) if (value.role === 'session') out.push(value);
+    return out;
+  }
+
+  /**
+   * The usage marks (src/realtime/usage-mark.ts) of the sessions recorded so far and of those
+   * replayed, not given back by a miss (a session that missed is as unused as an HTTP recording
+   * no request matched): what a run summary counts as used, so a prune after the run keeps them.
+   *
+   * @example
+   * tape.usedMarks().has(realtimeUsageMark(head)) // true once the session replayed
+   */
+  usedMarks(): Set<string> {
+    const out = new Set(this.recordedMarks);
+    for (const l of this.lineups.values()) for (const p of l.places()) if (p.served) out.add(realtimeUsageMark(p.session.head));
     return out;
   }
 

@@ -12,9 +12,10 @@ import { join, relative } from 'node:path';
 import type { LoadedRecord } from '../store/backend.ts';
 import { RedisBackend } from '../store/backends/redis-backend.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
-import { readTape, rewriteTape } from '../store/tape-file.ts';
-import { isCacheRecord, isHttpRecord, isMcpRecord } from '../store/records.ts';
+import { decodeFrame, readTape, rewriteTapeFrames } from '../store/tape-file.ts';
+import { isCacheRecord, isHttpRecord, isMcpRecord, isRealtimeRecord } from '../store/records.ts';
 import { mcpUsageMark } from '../mcp/usage-mark.ts';
+import { realtimeUsageMark, sessionRemains } from '../realtime/usage-mark.ts';
 import { cacheUsageMark } from '../store/cache-usage-mark.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
@@ -59,7 +60,8 @@ export interface TapeReport {
   /**
    * The recordings served or made: the used ones. Trace tokens (x-tapedeck-trace) of HTTP
    * recordings; on an MCP tape, the marks of its exchanges (src/mcp/usage-mark.ts); on a
-   * ReplayCache tape, its recordings' marks (src/store/cache-usage-mark.ts).
+   * ReplayCache tape, its recordings' marks (src/store/cache-usage-mark.ts); the marks of the
+   * realtime sessions its proxies replayed or recorded (src/realtime/usage-mark.ts).
    */
   used: string[];
   /** Recordings added to the ReplayCache tape (or namespace) beside it, if one was opened. */
@@ -279,10 +281,26 @@ const safeValue = (r: LoadedRecord): unknown => {
 
 /**
  * What names a stored recording among a report's `used` ones: an HTTP recording's trace token,
- * an MCP exchange's mark, a ReplayCache recording's mark; undefined for other records (realtime
- * sessions, cache records of old versions without a key), which the summary does not judge.
+ * an MCP exchange's mark, a ReplayCache recording's mark, a realtime session's mark (on its head
+ * record: a session is one recording, its parts and audio go with it when it is pruned);
+ * undefined for other records (realtime parts and audio, cache records of old versions without
+ * a key), which the summary does not judge.
  */
-const usageMark = (value: unknown): string | undefined => (isHttpRecord(value) ? value.trace : isMcpRecord(value) ? mcpUsageMark(value) : isCacheRecord(value) ? cacheUsageMark(value) : undefined);
+const usageMark = (value: unknown): string | undefined =>
+  isHttpRecord(value) ? value.trace : isMcpRecord(value) ? mcpUsageMark(value) : isCacheRecord(value) ? cacheUsageMark(value) : isRealtimeRecord(value) && value.role === 'session' ? realtimeUsageMark(value) : undefined;
+
+/**
+ * Of a tape's (or namespace's) records in order, the indexes of those a prune of the `stale`
+ * recordings drops: each stale recording, and the parts and audio of stale realtime sessions
+ * (src/realtime/usage-mark.ts), so no part is left without its session.
+ */
+function staleRecords(values: readonly unknown[], stale: ReadonlySet<string>): number[] {
+  const out = new Set(sessionRemains(values, stale));
+  values.forEach((v, i) => {
+    if (stale.has(usageMark(v) ?? '')) out.add(i);
+  });
+  return [...out];
+}
 
 /** The test files a run ran (those whose tests opened a tape), and the roots they are named from. */
 interface RanFiles {
@@ -441,14 +459,28 @@ export async function pruneUnused(summary: RunSummary, opts: SummaryOptions = {}
     if (t.store && t.namespace) {
       const backend = new RedisBackend(storeUrl(t.store, opts), { namespace: t.namespace });
       try {
-        const r = await backend.rewrite((records) => records.flatMap((rec, i) => (stale.has(usageMark(safeValue(rec)) ?? '') ? [i] : [])));
-        dropped += r.removed.length;
+        const r = await backend.rewrite((records) => staleRecords(records.map(safeValue), stale));
+        // A realtime session's parts and audio go with it: counted as the one recording it is.
+        dropped += r.removed.filter((v) => usageMark(v) !== undefined).length;
       } finally {
         await backend.close();
       }
       continue;
     }
-    dropped += (await rewriteTape(t.tape, (entry) => !stale.has(usageMark(entry.value) ?? ''))).dropped;
+    const r = await rewriteTapeFrames(t.tape, (scan) =>
+      staleRecords(
+        scan.frames.map((f) => {
+          try {
+            return decodeFrame(scan.bytes, f, t.tape);
+          } catch {
+            return undefined; // dropped by the rewrite itself (it does not decode)
+          }
+        }),
+        stale,
+      ),
+    );
+    // A realtime session's parts and audio go with it: counted as the one recording it is.
+    dropped += r.dropped.filter((v) => usageMark(v) !== undefined).length;
   }
   return dropped;
 }

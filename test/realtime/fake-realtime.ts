@@ -35,7 +35,16 @@ export interface FakeRealtime {
   close(): Promise<void>;
 }
 
-export async function startFakeRealtime(): Promise<FakeRealtime> {
+export interface FakeRealtimeOptions {
+  /**
+   * OpenAI: members the server sets on the session at each `session.update` (a default of the
+   * account that changed between two recordings): `session.updated` then differs though the
+   * client sent the same. Read at each update: a test may change it between sessions.
+   */
+  defaults?: Record<string, unknown>;
+}
+
+export async function startFakeRealtime(opts: FakeRealtimeOptions = {}): Promise<FakeRealtime> {
   const connects: FakeRealtime['connects'] = [];
   const received: unknown[] = [];
   const sockets = new Set<WebSocket>();
@@ -51,7 +60,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     ws.on('close', () => sockets.delete(ws));
     connects.push({ url: req.url ?? '', headers: req.headers, protocols: String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((s) => s.trim()).filter(Boolean) });
     if ((req.url ?? '').includes('BidiGenerateContent')) gemini(ws, received, new URL(req.url ?? '/', 'http://x'));
-    else openai(ws, new URL(req.url ?? '/', 'http://x'), received, req.headers);
+    else openai(ws, new URL(req.url ?? '/', 'http://x'), received, req.headers, opts);
   });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   const port = (wss.address() as AddressInfo).port;
@@ -70,7 +79,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
   };
 }
 
-function openai(ws: WebSocket, url: URL, received: unknown[], headers: IncomingMessage['headers']): void {
+function openai(ws: WebSocket, url: URL, received: unknown[], headers: IncomingMessage['headers'], opts: FakeRealtimeOptions): void {
   const send = (e: Record<string, unknown>) => ws.send(JSON.stringify({ event_id: rid('event'), ...e }));
   const session = { id: rid('sess'), object: 'realtime.session', type: 'realtime', model: url.searchParams.get('model'), output_modalities: ['audio'], instructions: '', audio: { input: { format: { type: 'audio/pcm', rate: 24000 }, turn_detection: { type: 'server_vad' } }, output: { format: { type: 'audio/pcm', rate: 24000 }, voice: 'alloy' } } };
   send({ type: 'session.created', session });
@@ -83,7 +92,7 @@ function openai(ws: WebSocket, url: URL, received: unknown[], headers: IncomingM
     received.push(e);
     switch (e.type) {
       case 'session.update':
-        Object.assign(session, e.session ?? {});
+        Object.assign(session, e.session ?? {}, opts.defaults ?? {});
         send({ type: 'session.updated', session });
         break;
       case 'input_audio_buffer.append': {

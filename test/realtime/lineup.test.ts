@@ -97,6 +97,51 @@ describe('Lineup', () => {
   });
 });
 
+describe('Lineup places of replays (src/realtime/switch.ts)', () => {
+  const replay = () => ({ movable: () => undefined });
+
+  it('a replay that misses puts its session back: the next connect gets it, the next after that the one after', async () => {
+    const [a, b] = [session('a', 'f'), session('b', 'f')];
+    const l = lineupOf(a, b);
+    const got = (await l.choose('f', all))!;
+    const r = replay();
+    l.occupy(got.index, r);
+    l.putBack(got.index, r);
+    expect((await l.choose('f', all))?.session).toBe(a);
+    expect((await l.choose('f', all))?.session).toBe(b);
+  });
+
+  it('a replay that ends keeps its place served; one that moves gives its own back', async () => {
+    const [a, b, c] = [session('a', 'f'), session('b', 'f'), session('c', 'f')];
+    const l = lineupOf(a, b, c);
+    const first = (await l.choose('f', all))!;
+    const r = replay();
+    l.occupy(first.index, r);
+    await l.readAll();
+    l.move(r, first.index, 2);
+    expect(l.places().map((p) => [p.index, p.served, p.occupant === r])).toEqual([
+      [0, false, false],
+      [1, false, false],
+      [2, true, true],
+    ]);
+    l.leave(2, r);
+    expect(l.places()[2]).toMatchObject({ served: true, occupant: undefined });
+    // Put back by someone not on the place: nothing changes.
+    l.putBack(2, r);
+    expect(l.places()[2]).toMatchObject({ served: true });
+  });
+
+  it('two replays trade places', async () => {
+    const [a, b] = [session('a', 'f'), session('b', 'f')];
+    const l = lineupOf(a, b);
+    const [x, y] = [replay(), replay()];
+    l.occupy((await l.choose('f', all))!.index, x);
+    l.occupy((await l.choose('f', all))!.index, y);
+    l.trade(0, 1);
+    expect(l.places().map((p) => p.occupant)).toEqual([y, x]);
+  });
+});
+
 describe('sameOpening', () => {
   it('is the same opening up to the server ids, event ids and times', () => {
     const [a, b] = [session('a', 'f'), session('bb', 'g')];
