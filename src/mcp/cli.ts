@@ -33,6 +33,9 @@ Options:
   --shutdown-timeout MS Once stdin ends, how long the server's answers still on the way
                         may take; they are recorded (default 2000). A request still
                         unanswered then is warned about and not recorded
+  --cancel-grace MS     Replay of a call the client cancelled when recorded: how much
+                        longer than recorded the client may take to cancel it again
+                        before it is a miss (default 2000)
   --redact-field NAME   Extra JSON field to redact in params and answers (repeatable)
   --keep-secrets        Store secrets as they are (tapes that never leave the machine)
   --no-fsync            Do not fsync each batch of records
@@ -66,6 +69,7 @@ const OPTIONS = {
   timing: { type: 'string' },
   timeout: { type: 'string' },
   'shutdown-timeout': { type: 'string' },
+  'cancel-grace': { type: 'string' },
   'redact-field': { type: 'string', multiple: true },
   'keep-secrets': { type: 'boolean' },
   'no-fsync': { type: 'boolean' },
@@ -129,6 +133,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     throw new TapedeckError('E_USAGE', 'The --chaos-* options need --chaos SPEC.', { hint: 'Say which faults to inject, e.g. --chaos tool-error:0.2.' });
   }
   const shutdownTimeoutMs = whole('shutdown-timeout', values['shutdown-timeout'], 0);
+  const cancelGraceMs = whole('cancel-grace', values['cancel-grace'], 0);
   const seed = whole('chaos-seed', values['chaos-seed'], 0);
   const attempts = whole('chaos-attempts', values['chaos-attempts'], 1);
   const chaos = values.chaos === undefined ? undefined : { ...parseChaosSpec(values.chaos, 'mcp'), ...(seed !== undefined ? { seed } : {}), ...(attempts !== undefined ? { attempts } : {}), ...(values['chaos-live'] ? { live: true } : {}) };
@@ -140,6 +145,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     timing,
     timeoutMs,
     ...(shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs } : {}),
+    ...(cancelGraceMs !== undefined ? { cancelGraceMs } : {}),
     durable: values['no-fsync'] !== true,
     redact: { keepSecrets: values['keep-secrets'] === true, ...(values['redact-field'] ? { fields: values['redact-field'] } : {}) },
     recordCommand: `re-record: npx llm-tapedeck mcp --tape ${values.tape} --mode record -- ${command.length ? command.map(quote).join(' ') : '<server command>'}`,

@@ -15,8 +15,9 @@
  * (nothing is acknowledged) ends when the client sends its next message or the session ends,
  * once the server has answered a request: a server that never answered anything (it could not
  * start, or exited at once) leaves nothing on the tape. A request with no answer (the server
- * crashed, timed out, the client cancelled) is never recorded, and a message that never reached
- * the server (it could not be started) gets one error answer, the failure to start it.
+ * crashed, timed out) is never recorded, and a message that never reached the server (it could
+ * not be started) gets one error answer, the failure to start it. A request the client cancelled
+ * is recorded as cancelled, and replays as such (cancelled.ts).
  *
  * A session keeps its context: the digest of the keys of the client messages it sent so far
  * (key.ts, mcpContextKey). Once an update-mode session is live, every exchange it makes is
@@ -34,6 +35,7 @@ import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
 import { MCP_KEY_VERSION, mcpContextKey, mcpKey } from './key.ts';
 import { callLabel, type McpMiss, type McpTape } from './tape.ts';
+import { cancelledAfter, cancelWaitMs, MCP_CANCEL_GRACE_MS, notCancelled, type McpCancelledRecord } from './cancelled.ts';
 import { MCP_RECORD_VERSION, sentMessage, wireBytes } from './wire.ts';
 import { Chaos } from '../chaos/decide.ts';
 import { refuseChaos } from '../chaos/refused.ts';
@@ -77,6 +79,11 @@ export interface McpSessionOptions {
   gapMs?: number;
   /** How long a replayed server request waits for the client's answer (default 60 s). */
   clientTimeoutMs?: number;
+  /**
+   * Replay of a request recorded as cancelled by the client: how much longer than recorded the
+   * client may take to cancel it before it is a miss (default {@link MCP_CANCEL_GRACE_MS}).
+   */
+  cancelGraceMs?: number;
   /** The live server is gone (exited, its connection closed); open requests have had their error. */
   onServerGone?: (why: string) => void;
   /**
@@ -155,13 +162,15 @@ export class McpSession {
   /** Replay: our requests to the client, by the id we gave them. */
   private readonly clientPending = new Map<JsonRpcId, (m: Record<string, unknown>) => void>();
   private readonly cancelled = new Set<JsonRpcId>();
+  /** Replay: requests recorded as cancelled, waiting for the client to cancel them (awaitCancel). */
+  private readonly cancelWaits = new Map<JsonRpcId, ReturnType<typeof setTimeout>>();
   /**
    * Live: messages to the client wait, in order, behind an answer whose record is being stored;
    * undefined when nothing waits (then a message goes out at once).
    */
   private outbox: Promise<void> | undefined;
   /** Update mode: what the client sent while replayed, to bring a live server to the same state. */
-  private readonly history: { message: JsonRpcMessage; answers: McpEvent[] }[] = [];
+  private readonly history: { message: JsonRpcMessage; answers: McpEvent[]; cancelled?: true }[] = [];
   private gate: Promise<void> = Promise.resolve();
   private playing: Promise<void> = Promise.resolve();
   private seq = 0;
@@ -225,7 +234,12 @@ export class McpSession {
       if (id !== undefined) {
         this.cancelled.add(id);
         const ex = this.byId.get(id);
-        if (ex) this.cut(ex);
+        if (ex) this.cancelledByClient(ex);
+        const waiting = this.cancelWaits.get(id);
+        if (waiting !== undefined) {
+          clearTimeout(waiting);
+          this.cancelWaits.delete(id);
+        }
       }
       if (this.live) return this.forward(m);
       return;
@@ -389,6 +403,22 @@ export class McpSession {
     this.settled?.();
   }
 
+  /**
+   * Live: the client cancelled a request the server has not answered. The exchange is whole as it
+   * is: recorded as cancelled (cancelled.ts), with what the server sent before, so its replay
+   * sends that and waits for the client to cancel again. A late answer is dropped, as for any
+   * cut exchange.
+   */
+  private cancelledByClient(ex: Live): void {
+    const ms = this.ms(ex);
+    this.cut(ex);
+    // Never handed to a server (it could not start): nothing happened to record.
+    if (!ex.sent || this.lost) return;
+    // A server request the client has not answered has nothing to compare on replay: left out.
+    ex.events = ex.events.filter((ev) => !('request' in ev) || ev.answer !== undefined);
+    void this.save(ex, ms);
+  }
+
   private serverGone(why?: string): void {
     const reason = why ?? 'the MCP server closed its connection';
     this.lost ??= new TapedeckError('E_UPSTREAM', `${reason}; the message was not sent to it, and nothing was recorded.`);
@@ -522,11 +552,14 @@ export class McpSession {
     }
   }
 
-  /** Appends a whole exchange; resolves once stored, to undefined, or to why it could not be. */
-  private save(ex: Live): Promise<string | undefined> | undefined {
+  /**
+   * Appends a whole exchange, or with `cancelledMs` one the client cancelled that many ms after
+   * its request; resolves once stored, to undefined, or to why it could not be.
+   */
+  private save(ex: Live, cancelledMs?: number): Promise<string | undefined> | undefined {
     if (!this.tape.records) return undefined;
-    const last = ex.events.length > 0 ? ex.events[ex.events.length - 1]!.ms : this.ms(ex);
-    const rec: McpRecord = {
+    const last = cancelledMs ?? (ex.events.length > 0 ? ex.events[ex.events.length - 1]!.ms : this.ms(ex));
+    const rec: McpRecord | McpCancelledRecord = {
       v: MCP_RECORD_VERSION,
       kind: MCP_RECORD_KIND,
       key: ex.key,
@@ -536,6 +569,7 @@ export class McpSession {
       method: ex.method,
       request: this.tape.redactor.value({ method: ex.method, ...(ex.params !== undefined ? { params: ex.params } : {}) }) as McpRecord['request'],
       events: ex.events,
+      ...(cancelledMs !== undefined ? { cancelled: { ms: cancelledMs } } : {}),
     };
     return this.tape.append(rec);
   }
@@ -570,9 +604,56 @@ export class McpSession {
       return;
     }
     this.tape.hits++;
-    const entry = { message: m, answers: [] as McpEvent[] };
+    const cancelledMs = id !== undefined ? cancelledAfter(rec) : undefined;
+    const entry: (typeof this.history)[number] = { message: m, answers: [], ...(cancelledMs !== undefined ? { cancelled: true as const } : {}) };
     if (this.tape.mode === 'update') this.history.push(entry);
+    // Recorded as cancelled: its events go out as recorded, and no answer (it has none).
+    if (cancelledMs !== undefined) this.awaitCancel(m as JsonRpcRequest, key, at, cancelledMs, entry);
     this.after(() => this.play(rec, id, progressTokenOf(params), entry.answers));
+  }
+
+  /**
+   * Replay of a request recorded as cancelled: waits, from now, the recorded time plus the grace
+   * for the client to cancel it (handle() stops the wait). Apart from the chain of answers
+   * (after()): the client may cancel it only once later calls are answered. A client that does
+   * not cancel it gets a miss that says so, in order with the other answers; in update mode the
+   * call goes to the live server instead, and its answer is recorded.
+   */
+  private awaitCancel(m: JsonRpcRequest, key: string, at: string, afterMs: number, entry: (typeof this.history)[number]): void {
+    const limit = cancelWaitMs(afterMs, this.opts.cancelGraceMs ?? MCP_CANCEL_GRACE_MS);
+    const stillOpen = () => !this.closed && !this.cancelled.has(m.id);
+    // Not unref'd: a client awaiting this answer, with nothing else to wait for, must get it.
+    const timer = setTimeout(() => {
+      this.cancelWaits.delete(m.id);
+      if (!stillOpen()) return;
+      if (this.tape.mode === 'update') {
+        // Through the gate, as every client message: the server is brought up to date first,
+        // without this call (it was not cancelled: it is sent as a call of its own).
+        this.gate = this.gate
+          .then(async () => {
+            if (!stillOpen()) return;
+            const i = this.history.indexOf(entry);
+            if (i >= 0) this.history.splice(i, 1);
+            await this.playing;
+            if (!this.live) await this.goLive();
+            return this.liveMessage(m, at);
+          })
+          .catch((e: unknown) => this.fail(m, e));
+        return;
+      }
+      this.after(() => {
+        if (!stillOpen()) return;
+        const label = callLabel(m.method, m.params);
+        const miss = this.tape.missOf(m.method, m.params, key, notCancelled(label, afterMs, limit));
+        this.reportMiss(miss);
+        this.opts.send(errorResponse(m.id, MCP_ERROR.miss, `tapedeck miss: ${miss.message}`, { tapedeck: { method: m.method, call: miss.label, report: miss.report } }), m.id);
+      });
+    }, limit);
+    this.cancelWaits.set(m.id, timer);
+  }
+
+  private reportMiss(miss: McpMiss): void {
+    (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report, miss);
   }
 
   /**
@@ -684,7 +765,12 @@ export class McpSession {
       const up = await this.ensureUpstream();
       for (const h of this.history) {
         this.warmAnswers = [...h.answers];
-        if (isRequest(h.message)) {
+        if (isRequest(h.message) && h.cancelled) {
+          // Cancelled as recorded: sent and cancelled, no answer waited for (there may be none).
+          const wid = `tapedeck-warm-${++this.seq}`;
+          await up.send({ ...h.message, id: wid } as JsonRpcMessage);
+          await up.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: wid, reason: 'tapedeck: cancelled as recorded' } } as JsonRpcMessage);
+        } else if (isRequest(h.message)) {
           const wid = `tapedeck-warm-${++this.seq}`;
           await new Promise<void>((done) => {
             waiting.set(wid, done);
@@ -723,6 +809,9 @@ export class McpSession {
     const waited = await this.answersInFlight(limit);
     this.finishComplete(true);
     this.closed = true;
+    // Replayed requests recorded as cancelled that the client neither cancelled nor waited for.
+    for (const t of this.cancelWaits.values()) clearTimeout(t);
+    this.cancelWaits.clear();
     for (const ex of this.open) {
       if (ex.timer) clearTimeout(ex.timer);
       if (ex.id !== undefined && !ex.answered) {

@@ -91,6 +91,8 @@ export interface RunStdioOptions extends McpTapeOptions {
   timeoutMs?: number;
   /** Once stdin ends, how long answers still on the way may take (`tapedeck mcp --shutdown-timeout`). */
   shutdownTimeoutMs?: number;
+  /** Replay: how much longer than recorded the client may take to cancel a call recorded as cancelled (`--cancel-grace`). */
+  cancelGraceMs?: number;
   /** Faults on demand for tool calls (docs/chaos.md); `tapedeck mcp --chaos SPEC`. */
   chaos?: ChaosOptions;
   input?: Readable;
@@ -137,6 +139,7 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
     timing: opts.timing,
     timeoutMs: opts.timeoutMs,
     ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
+    ...(opts.cancelGraceMs !== undefined ? { cancelGraceMs: opts.cancelGraceMs } : {}),
     // Lines written in one turn reach the client in one read: a gap keeps them apart.
     gapMs: 1,
     onMiss: (r) => stderr.write(`${r}\n`),

@@ -47,6 +47,9 @@ export interface McpMiss {
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** What names a tool or a prompt call (`params.name`), as keyed: calls of other names are other calls. */
+const nameOf = (params: unknown): string | undefined => (isObject(params) && typeof params.name === 'string' ? params.name : undefined);
+
 const EXAMPLE = 'tapedeck mcp --tape tapes/server.tape -- <server command>';
 
 /**
@@ -191,34 +194,60 @@ export class McpTape extends SessionTape<McpRecord> {
 
   /**
    * The miss for a client message no recording answers: what differs from the closest
-   * recording of the same method (first differing argument), and how to record it.
+   * recording of the same call (the same method, and for a tool or a prompt the same name: a
+   * call to another tool is no recording of this one), and how to record it.
    */
   miss(method: string, params: unknown, key: string): McpMiss {
     const label = callLabel(method, params);
-    const fix = this.opts.recordCommand ?? `re-record: npx llm-tapedeck mcp --tape ${this.location} --mode record -- <server command>`;
     const got = keyParams(method, this.redactor.value(params));
-    let difference: string;
-    let detail = '';
     const { recorded, served } = this.count(key);
-    if (this.col && !this.col.exists) difference = `${label}: no tape at ${this.location}`;
-    else if (recorded > 0) difference = `${label} was called ${served + 1} times, recorded ${recorded}`;
-    else {
-      let best: { rec: McpRecord; n: number } | undefined;
-      let total = 0;
-      for (const { value } of this.col?.entries() ?? []) {
-        total++;
-        if (value.method !== method) continue;
-        const n = differenceCount(got, keyParams(method, value.request.params));
-        if (!best || n < best.n) best = { rec: value, n };
+    if (this.col && !this.col.exists) return this.missOf(method, params, key, `${label}: no tape at ${this.location}`);
+    if (recorded > 0) return this.missOf(method, params, key, `${label} was called ${served + 1} times, recorded ${recorded}`);
+    const name = nameOf(got);
+    let best: { rec: McpRecord; n: number } | undefined;
+    let total = 0;
+    let sameMethod = 0;
+    const otherNames = new Set<string>();
+    for (const { value } of this.col?.entries() ?? []) {
+      total++;
+      if (value.method !== method) continue;
+      sameMethod++;
+      const theirs = keyParams(method, value.request.params);
+      if (name !== undefined && nameOf(theirs) !== name) {
+        otherNames.add(String(nameOf(theirs)));
+        continue;
       }
-      if (!best) difference = `${label}: no recording of ${method} (${total} recording${total === 1 ? '' : 's'} of other methods)`;
-      else {
-        const d = firstDifference(got, keyParams(method, best.rec.request.params));
-        const at = d ? `params.${d.path}` : 'params';
-        difference = `${label}: ${at} differs, ${shown(d?.got)} vs ${shown(d?.recorded)} in the closest recording`;
-        detail = `\n  closest recording: ${callLabel(best.rec.method, best.rec.request.params)}, recorded ${best.rec.recordedAt}, ${best.n} differing value${best.n === 1 ? '' : 's'}`;
-      }
+      const n = differenceCount(got, theirs);
+      if (!best || n < best.n) best = { rec: value, n };
     }
+    if (!best && sameMethod > 0) {
+      // Another tool's arguments are no clue to this one's: name what the tape has instead.
+      const names = [...otherNames].sort();
+      const list = names.length > 5 ? `${names.slice(0, 5).join(', ')}, …` : names.join(', ');
+      return this.missOf(method, params, key, `${label}: no recording of ${name} (${method} recorded: ${list})`);
+    }
+    if (!best) return this.missOf(method, params, key, `${label}: no recording of ${method} (${total} recording${total === 1 ? '' : 's'} of other methods)`);
+    const d = firstDifference(got, keyParams(method, best.rec.request.params));
+    const at = d ? `params.${d.path}` : 'params';
+    return this.missOf(
+      method,
+      params,
+      key,
+      `${label}: ${at} differs, ${shown(d?.got)} vs ${shown(d?.recorded)} in the closest recording`,
+      `\n  closest recording: ${callLabel(best.rec.method, best.rec.request.params)}, recorded ${best.rec.recordedAt}, ${best.n} differing value${best.n === 1 ? '' : 's'}`,
+    );
+  }
+
+  /**
+   * A miss whose difference is known (`difference`: one line, the call's label first), worded and
+   * counted as every miss, with how to re-record.
+   *
+   * @example
+   * tape.missOf('tools/call', params, key, 'tools/call slow: recorded as cancelled by the client after 401 ms; …')
+   */
+  missOf(method: string, params: unknown, key: string, difference: string, detail = ''): McpMiss {
+    const label = callLabel(method, params);
+    const fix = this.opts.recordCommand ?? `re-record: npx llm-tapedeck mcp --tape ${this.location} --mode record -- <server command>`;
     // One line however long, as docs/mcp.md promises: a user copies the re-record command from it.
     const message = `${difference}; ${fix}`;
     const report = `tapedeck: MCP miss in ${this.location}: ${difference}${detail}\n  request: ${shown(this.redactor.value({ method, params }))}\n  key: ${key}\n  ${fix}`;

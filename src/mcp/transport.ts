@@ -38,6 +38,11 @@ export interface TapeTransportOptions extends McpTapeOptions {
   timeoutMs?: number;
   /** At close, how long answers still on the way may take to be recorded (default 2000 ms). */
   shutdownTimeoutMs?: number;
+  /**
+   * Replay of a call recorded as cancelled by the client: how much longer than recorded the
+   * client may take to cancel it before it is a miss (default 2000 ms).
+   */
+  cancelGraceMs?: number;
   /** Called with the full report of each miss (default: stderr). */
   onMiss?: (report: string, miss: McpMiss) => void;
   /** Faults on demand for tool calls (docs/chaos.md): `{ faults: { 'tool-error': 0.2, exit: 0.1 }, seed, attempts }`. */
@@ -45,7 +50,7 @@ export interface TapeTransportOptions extends McpTapeOptions {
 }
 
 /** A taped Transport: a Transport, and the tape behind it for counters and misses. */
-const TRANSPORT_OPTIONS = optionNames<TapeTransportOptions>()(['tape', 'mode', 'redact', 'durable', 'onWarning', 'run', 'test', 'strictOrder', 'recordCommand', 'timing', 'timeoutMs', 'shutdownTimeoutMs', 'onMiss', 'chaos']);
+const TRANSPORT_OPTIONS = optionNames<TapeTransportOptions>()(['tape', 'mode', 'redact', 'durable', 'onWarning', 'run', 'test', 'strictOrder', 'recordCommand', 'timing', 'timeoutMs', 'shutdownTimeoutMs', 'cancelGraceMs', 'onMiss', 'chaos']);
 
 export interface TapeTransport extends McpTransportLike {
   /** Resolves to the open tape (after start()). */
@@ -133,6 +138,7 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
           timing: opts.timing,
           timeoutMs: opts.timeoutMs,
           ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
+          ...(opts.cancelGraceMs !== undefined ? { cancelGraceMs: opts.cancelGraceMs } : {}),
           onMiss: opts.onMiss,
           ...(opts.chaos ? { chaos: opts.chaos } : {}),
           // The wrapped transport closed under the session: the client is told, as it would be,
