@@ -702,15 +702,14 @@ export class Deck {
     const cur = keyedAsFiled(rec) ? rec : currentHttpKey(rec, { ...this.norm, endpoint: { method: rec.request.method, url: rec.request.url } });
     if (cur.match !== 'llm') return false;
     const body = rec.request.body;
-    // A recording whose `repeat` is past what its key has so far follows recordings lost to
-    // damage: each lost one keeps its turn as a stand-in, so the k-th call gets the k-th
-    // recording or E_TAPE_DAMAGED, never its neighbour.
-    const repeat = (rec as { repeat?: unknown }).repeat;
-    const lost = r.turns.file(cur.key, repeat);
-    // Turns are lost only before a recording that says its own (`repeat` is a number).
-    if (lost > 0) {
+    // Recordings lost to damage before this one keep their turns as stand-ins, so the k-th call
+    // gets the k-th recording or E_TAPE_DAMAGED, never its neighbour. The collection says which
+    // (by `repeat`, the rule it serves by: src/store/turns.ts).
+    const lost = this.col!.lostBefore(index, (rec as { repeat?: unknown }).repeat);
+    r.turns.file(cur.key, lost?.count);
+    if (lost) {
       const at = this.sourceAt(index);
-      for (let k = (repeat as number) - lost; k < (repeat as number); k++) {
+      for (let k = lost.first; k < lost.first + lost.count; k++) {
         // A new object for each lost turn, whatever `response` is.
         const stand = { lost: response };
         this.damagedStandIns.set(stand, { k, at });

@@ -32,6 +32,7 @@ import type { TapeMode } from './mode.ts';
 import { HeadIndex, keyHash } from './head-index.ts';
 import { inRecordOrder, sortedKeys } from './record-order.ts';
 import { closeRemovalFailure } from './close-failure.ts';
+import { aheadIsLoss, Turns, type TurnMark } from './turns.ts';
 
 /** Which stored records a collection owns, and how it finds them. */
 export interface RecordKind<R> {
@@ -144,8 +145,10 @@ interface Entry<R> {
   stored?: LoadedRecord;
   /** Modes that write: whether this is a recording of a run that had ended at open (this run may replace or prune it). */
   old?: boolean;
-  /** Its place among its key's recordings as its writer counted them (`repeat`), if known. */
+  /** Its place among its key's recordings as its writer counted them (`repeat`), if known; -1 once read and absent. */
   repeat?: number;
+  /** The test its record names (read with `repeat`): whose recordings its `repeat` counts. */
+  named?: string;
   /** A writer for a test: whether this recording names that test (known for those with an entry made at open or appended). */
   mine: boolean;
   value?: R;
@@ -154,18 +157,22 @@ interface Entry<R> {
 }
 
 /**
- * Recordings of one key, in order, and how many were served. Most keys have one recording, so
+ * Recordings of one key, in order, how many were served, and the turns passed (./turns.ts: a
+ * slot is its own Turns, no object more per key). Most keys have one recording, so
  * the first is a field and only further ones get an array (a large store opens with fewer
  * allocations); recordings loaded at open come first.
  */
-class Slot<R> {
+class Slot<R> extends Turns {
   served = 0;
-  /** The `repeat` the next recording served should have; a higher one means some were lost. */
-  expect = 0;
+  /** The lost turns before each recording that follows some ({@link RecordCollection.lostBefore}), for the first `planned` recordings. */
+  plan: Map<Entry<R>, { first: number; count: number }> | undefined;
+  planned = -1;
   /** Record mode: the recordings loaded at open that this run may replace, in order. */
   olds: Entry<R>[] | undefined;
   private rest: Entry<R>[] | undefined;
-  constructor(private readonly first: Entry<R>) {}
+  constructor(private readonly first: Entry<R>) {
+    super();
+  }
   get length(): number {
     return this.rest ? this.rest.length + 1 : 1;
   }
@@ -729,16 +736,17 @@ export class RecordCollection<R> {
     }
     if (s.served < s.length) {
       const e = s.at(s.served)!;
-      const k = s.expect;
-      const repeat = this.repeatOf(e);
       // The k-th call gets the k-th recording or an error, never a neighbour: a recording whose
-      // `repeat` is past k means the k-th was lost to damage; one that does not decode is it.
-      if (repeat !== undefined && repeat > k) {
-        s.expect++;
+      // `repeat` is past k follows lost ones, each keeping its turn, unless writers that did not
+      // see the same store numbered it (./turns.ts); one that does not decode is it.
+      const lost = this.lostAhead(s, s, e);
+      const k = s.turn(e.named);
+      if (lost > 0) {
+        s.pass(e.named);
         throw this.damaged(key, k, e.stored?.at, undefined, true);
       }
       s.served++;
-      s.expect = (repeat ?? k) + 1;
+      s.pass(e.named);
       // Expired since it was loaded (a Redis TTL): gone, as for a reader that opens now.
       if (e.stored?.expiresAt !== undefined && Date.now() >= e.stored.expiresAt) return undefined;
       const v = this.materialize(e);
@@ -760,7 +768,8 @@ export class RecordCollection<R> {
           return v;
         }
         // The last one is damaged: the one before it would be another call's answer.
-        throw this.damaged(key, Math.max(0, s.expect - 1), undefined);
+        this.repeatOf(s.at(i)!);
+        throw this.damaged(key, Math.max(0, s.turn(s.at(i)!.named) - 1), undefined);
       }
     }
     return undefined;
@@ -781,6 +790,37 @@ export class RecordCollection<R> {
   }
 
   /**
+   * For a caller that files a key's loaded recordings itself, with stand-ins for lost ones (the
+   * proxy's matcher): the turns (`first` to `first + count - 1`, among its key's, or its test's)
+   * of the recordings lost before the one loaded at `index`, by the rule {@link next} serves by
+   * (./turns.ts); undefined when none were. `repeat` is that recording's, read by the caller:
+   * one numbered 0 (or not numbered) follows no lost one, and nothing more is read.
+   *
+   * @example
+   * const lost = col.lostBefore(i, head.repeat)
+   * if (lost) for (let k = lost.first; k < lost.first + lost.count; k++) standIns.push(k)
+   */
+  lostBefore(index: number, repeat: unknown): { first: number; count: number } | undefined {
+    if (typeof repeat !== 'number' || !(repeat > 0)) return undefined;
+    const e = this.entryAt(index);
+    const s = e?.slot;
+    if (!s) return undefined;
+    if (s.planned !== s.length) {
+      // Worked out once for the key's recordings (a key recorded in a loop is filed whole).
+      const turns = new Turns();
+      s.plan = undefined;
+      for (let i = 0; i < s.length; i++) {
+        const o = s.at(i)!;
+        const lost = this.lostAhead(turns, s, o);
+        if (lost > 0) (s.plan ??= new Map()).set(o, { first: turns.turn(o.named), count: lost });
+        for (let k = 0; k <= lost; k++) turns.pass(o.named);
+      }
+      s.planned = s.length;
+    }
+    return s.plan?.get(e!);
+  }
+
+  /**
    * E_TAPE_DAMAGED for a call past the last stored recording of `key` when a lost record that
    * may be one of its recordings follows that one: one the backend says is this key's, or one
    * whose key is unknown (a damaged tape frame cannot say whose it was). Records of a key are
@@ -796,7 +836,10 @@ export class RecordCollection<R> {
     const kind = typeof head.kind === 'string' ? head.kind : 'cache';
     const at = last.at;
     const hit = this.lost.find((d) => d.at > at && (d.record === undefined || (d.record.kind === kind && d.record.key === head.key)));
-    return hit ? this.damaged(key, s.expect, undefined, { after: at, at: hit.at }) : undefined;
+    if (!hit) return undefined;
+    const e = s.at(s.length - 1)!;
+    this.repeatOf(e);
+    return this.damaged(key, s.turn(e.named), undefined, { after: at, at: hit.at });
   }
 
   /** A lost record the backend says was filed under `key` (see RecordKind.storedKey). */
@@ -820,11 +863,16 @@ export class RecordCollection<R> {
     const s = e.slot;
     if (!s) return;
     for (let i = s.served; i < s.length; i++) {
-      if (s.at(i) === e) {
-        s.served = i + 1;
-        s.expect = (this.repeatOf(e) ?? s.expect) + 1;
-        break;
+      if (s.at(i) !== e) continue;
+      // The recordings it was picked over pass their turns, and lost ones before it theirs.
+      for (let j = s.served; j < i; j++) {
+        const skipped = s.at(j)!;
+        this.repeatOf(skipped);
+        s.pass(skipped.named);
       }
+      for (let k = this.lostAhead(s, s, e); k >= 0; k--) s.pass(e.named);
+      s.served = i + 1;
+      break;
     }
   }
 
@@ -840,13 +888,60 @@ export class RecordCollection<R> {
     return e?.used === true;
   }
 
-  /** The `repeat` of an entry: its own, or read from the stored record's head. */
+  /** The `repeat` of an entry: its own, or read from the stored record's head (with the test it names, into `named`). */
   private repeatOf(e: Entry<R>): number | undefined {
     if (e.repeat === undefined && e.stored) {
-      const r = e.stored.head(REPEAT_FIELD).repeat;
-      e.repeat = typeof r === 'number' ? r : -1;
+      const head = e.stored.head(REPEAT_FIELDS);
+      e.repeat = typeof head.repeat === 'number' ? head.repeat : -1;
+      e.named = typeof head.test === 'string' ? head.test : undefined;
     }
     return e.repeat === undefined || e.repeat < 0 ? undefined : e.repeat;
+  }
+
+  /**
+   * How many turns of lost recordings come before the recording `e` of slot `s`, the turns of
+   * `t` having passed: those its `repeat` is ahead by, when that is loss (see aheadIsLoss), else 0.
+   */
+  private lostAhead(t: Turns, s: Slot<R>, e: Entry<R>): number {
+    const repeat = this.repeatOf(e); // reads the test it names too
+    const ahead = t.ahead(e.named, repeat);
+    return ahead > 0 && this.aheadIsLoss(s, e) ? ahead : 0;
+  }
+
+  /**
+   * Whether the recording `e` of slot `s`, numbered ahead of its turn, follows lost recordings
+   * (see ./turns.ts aheadIsLoss): damage before it on the store that may be its key's, or no
+   * recording of the key by another run (which would have replaced what its writer counted).
+   */
+  private aheadIsLoss(s: Slot<R>, e: Entry<R>): boolean {
+    const marks = function* (this: RecordCollection<R>): Generator<TurnMark> {
+      for (let i = 0; i < s.length; i++) {
+        const o = s.at(i)!;
+        if (o !== e) yield this.markOf(o);
+      }
+    };
+    return aheadIsLoss(this.markOf(e), marks.call(this), this.damageBefore(e));
+  }
+
+  /** What an entry says of its turn (./turns.ts): its `repeat`, test and run. */
+  private markOf(e: Entry<R>): TurnMark {
+    const repeat = this.repeatOf(e);
+    // Appended by this writer (no stored form): its run.
+    const run = e.stored ? e.stored.head(RUN_FIELD).run : this.run;
+    return { repeat, test: e.named, run };
+  }
+
+  /**
+   * Whether a record lost to damage lies before `e` on the store and may be of its key: one
+   * whose key is unknown (a damaged tape frame), or one the backend says is its key's (Redis).
+   */
+  private damageBefore(e: Entry<R>): boolean {
+    if (this.lost.length === 0) return false;
+    const stored = e.stored;
+    if (!stored) return true;
+    const head = stored.head(KIND_KEY_FIELDS);
+    const kind = typeof head.kind === 'string' ? head.kind : 'cache';
+    return this.lost.some((d) => d.at < stored.at && (d.record === undefined || (d.record.kind === kind && d.record.key === head.key)));
   }
 
   /**
@@ -1139,13 +1234,14 @@ export class RecordCollection<R> {
     entry.value = record;
     entry.used = true;
     entry.repeat = repeat;
+    entry.named = test;
     entry.mine = test !== undefined;
     if (typeof record === 'object' && record !== null) this.byValue.set(record, entry);
     const s = this.fileUnder(key, entry);
     entry.slot = s;
     if (fills) {
       s.served++;
-      s.expect = repeat + 1;
+      s.pass(test);
     }
     this.all.push(entry);
   }
@@ -1331,7 +1427,7 @@ function refuseRecording(opts: CollectionOptions<unknown>): void {
 
 /** An entry with every field it may get, so all entries share one shape. */
 function newEntry<R>(key: string, stored: LoadedRecord | undefined): Entry<R> {
-  return { key, slot: undefined, stored, old: undefined, repeat: undefined, mine: false, value: undefined, bad: false, used: false };
+  return { key, slot: undefined, stored, old: undefined, repeat: undefined, named: undefined, mine: false, value: undefined, bad: false, used: false };
 }
 
 /**
@@ -1349,7 +1445,7 @@ function keptMine<R>(slot: Slot<R> | undefined): number {
 
 const RUN_FIELD: readonly string[] = ['run'];
 const KIND_KEY_FIELDS: readonly string[] = ['kind', 'key'];
-const REPEAT_FIELD: readonly string[] = ['repeat'];
+const REPEAT_FIELDS: readonly string[] = ['repeat', 'test'];
 const TEST_FIELD: readonly string[] = ['test'];
 
 /**
