@@ -4,7 +4,7 @@
 // its own, so a new call id is noise while new call arguments are a change.
 //
 // Classes, most severe first (a pair may have several; its `primary` class is the first):
-//   status      the HTTP status changed (an error now, or no longer)
+//   status      the HTTP status changed (an error now, or no longer; for MCP, an error answer)
 //   structure   the answer's members or their types changed, its shape changed, or JSON output
 //               no longer parses or no longer fits the schema the request asked for
 //   tool-calls  tool calls added, removed, renamed, or called with other arguments
@@ -54,6 +54,12 @@ export interface ToolCall {
 /** What the classes of a pair are based on, for the reports. */
 export interface DriftDetails {
   status?: { old: number; new: number };
+  /**
+   * MCP exchanges (mcp-diff.ts): the error each side answered with, for the `status` class: the
+   * JSON-RPC error (`error -32602: Unknown tool`) or a tool's own (`tool error: Access denied`);
+   * absent on a side that answered without one.
+   */
+  error?: { old?: string; new?: string };
   text?: { similarity: number; ops: DiffOp[] };
   toolCalls?: ToolCallChange[];
   structure?: string[];
@@ -107,7 +113,7 @@ function contentOf(a: Answer): Content {
 
 // Members whose values differ on every call: ids, creation times, the serving fingerprint, the
 // model snapshot name an answer reports.
-const NOISE = /^(id|object_id|created|created_at|completed_at|system_fingerprint|model|request_id|service_tier|\w+_id|\w+_at|timestamp)$/;
+export const NOISE = /^(id|object_id|created|created_at|completed_at|system_fingerprint|model|request_id|service_tier|\w+_id|\w+_at|timestamp)$/;
 
 const decoder = new TextDecoder();
 const canon = (v: unknown) => decoder.decode(canonicalize(v ?? null));
@@ -170,7 +176,13 @@ function parseJSONText(s: string): { ok: true; value: unknown } | { ok: false } 
   }
 }
 
-function describe(c: JsonChange): string {
+/**
+ * One JSON change in words, as the structure lines say it.
+ *
+ * @example
+ * describe({ path: 'result.tools[2]', kind: 'added', new: {} }) // 'result.tools[2]: added (object)'
+ */
+export function describe(c: JsonChange): string {
   const show = (v: unknown) => {
     const t = jsonType(v);
     return t === 'object' || t === 'array' ? t : JSON.stringify(v);

@@ -7,6 +7,7 @@ import { DRIFT_CLASSES } from './classify.ts';
 import { loadGit } from './load.ts';
 import type { TapeSide } from './pair.ts';
 import { driftReport, type DriftReport } from './report.ts';
+import { uncomparedPhrase } from './uncompared.ts';
 
 /** What the written tapes changed against git, ready to print. */
 export interface CommittedDrift {
@@ -91,6 +92,8 @@ export function formatCommittedDrift(d: CommittedDrift): string {
   for (const c of DRIFT_CLASSES) if (s.primary[c] > 0) lines.push(`  ${c.padEnd(11)} ${String(s.primary[c]).padStart(4)}${what[c] ? `  ${what[c]}` : ''}`);
   if (s.added) lines.push(`  ${'added'.padEnd(11)} ${String(s.added).padStart(4)}  new requests, not in the committed tapes`);
   if (s.removed) lines.push(`  ${'removed'.padEnd(11)} ${String(s.removed).padStart(4)}  committed recordings this run did not make again`);
+  const unseen = uncomparedPhrase(s.notCompared ?? []);
+  if (unseen) lines.push(`  ${unseen}`);
   if (d.untracked.length) lines.push(`  not in git: ${d.untracked.slice(0, 5).join(', ')}${d.untracked.length > 5 ? ', ...' : ''}`);
   lines.push(`  detail: ${d.command}`);
   return lines.join('\n');

@@ -20,6 +20,8 @@ Compares the answers recorded in two tapes, two folders of tapes (paired by thei
 folder), or tapes and the version committed in git (default HEAD: after a re-record,
 \`tapedeck diff tapes/\` shows what the re-record changed). Recordings pair by request; a request
 that changed pairs with its closest old recording and the report says what changed in it.
+HTTP and ReplayCache recordings, realtime sessions and MCP exchanges are compared; records of
+any other kind are counted and said as not compared.
 
 Classes, most severe first: status, structure, tool-calls, finish, text, stream, benign,
 identical (docs/drift.md says what each means).
@@ -47,6 +49,7 @@ calls live (list prices per million tokens from a built-in table of ${PRICES_DAT
 change: --prices FILE with newer ones overrides or adds models), and the recorded time replay
 saves. Every provider's answers are counted: OpenAI, Anthropic, Gemini, Bedrock, Ollama, Azure,
 and OpenAI-compatible APIs under their own names where their answers say who they are.
+Realtime sessions and MCP exchanges (per call, with their errors) have tables of their own.
 
   --prices FILE   JSON { "model": { "input": USD per 1M tokens, "output": USD per 1M tokens } }
   --format F      terminal (default) or json

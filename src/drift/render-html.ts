@@ -6,6 +6,7 @@ import { DRIFT_CLASSES } from './classify.ts';
 import { escapeHtml as esc } from './escape.ts';
 import { entryHost, failOnText, manyHosts, type DriftEntry, type DriftReport } from './report.ts';
 import { toleranceText, usageCounts } from './usage.ts';
+import { uncomparedPhrase } from './uncompared.ts';
 
 const pretty = (v: unknown) => (v === undefined ? '' : (JSON.stringify(v, null, 2) ?? ''));
 
@@ -52,6 +53,7 @@ function entryHtml(e: DriftEntry, hosts: boolean): string {
   body += `<p class="summary">${esc(e.summary)}</p>`;
   if (e.requestChange.length) body += `<p>Request changed: ${e.requestChange.map(esc).join('; ')}</p>`;
   if (d.status) body += sideBySide(`status ${d.status.old}`, `status ${d.status.new}`);
+  if (d.error) body += sideBySide(esc(d.error.old ?? 'no error'), esc(d.error.new ?? 'no error'));
   if (d.structure) body += `<ul class="structure">${d.structure.map((s) => `<li>${esc(s)}</li>`).join('')}</ul>`;
   if (d.toolCalls) {
     for (const t of d.toolCalls) {
@@ -93,7 +95,12 @@ export function renderHtml(r: DriftReport): string {
     .filter((k) => count(k) > 0)
     .map((k) => `<label><input type="checkbox" value="${k}"${k === 'identical' || k === 'benign' ? '' : ' checked'}> ${k} (${count(k)})</label>`)
     .join('');
-  const verdict = s.failing ? `<p id="verdict" class="failing"><b>${s.failing} failing</b> (fail-on: ${esc(failOnText(s.failOn))})</p>` : `<p id="verdict">Nothing fails (fail-on: ${esc(failOnText(s.failOn))}).</p>`;
+  const unseen = uncomparedPhrase(s.notCompared ?? []);
+  const verdict = s.failing
+    ? `<p id="verdict" class="failing"><b>${s.failing} failing</b> (fail-on: ${esc(failOnText(s.failOn))})${unseen ? `; ${esc(unseen)}` : ''}</p>`
+    : unseen
+      ? `<p id="verdict">Nothing fails among the compared recordings (fail-on: ${esc(failOnText(s.failOn))}); <b>${esc(unseen)}</b>.</p>`
+      : `<p id="verdict">Nothing fails (fail-on: ${esc(failOnText(s.failOn))}).</p>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>tapedeck diff: ${esc(r.old)} → ${esc(r.new)}</title><style>${STYLE}</style></head>

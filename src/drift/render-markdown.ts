@@ -6,6 +6,7 @@ import { escapeHtml, escapeMarkdown, escapeTerminal } from './escape.ts';
 import { entryHost, failOnText, manyHosts, type DriftEntry, type DriftReport } from './report.ts';
 import { inlineDiff } from './text-diff.ts';
 import { toleranceText, usageCounts } from './usage.ts';
+import { uncomparedPhrase } from './uncompared.ts';
 
 // Recorded text as Markdown text; its control characters are shown too, as the report is often
 // read in a terminal or a CI log before it is posted.
@@ -31,6 +32,7 @@ function detailsOf(e: DriftEntry): string {
   let out = '';
   if (e.requestChange.length) out += `Request changed: ${e.requestChange.map(cell).join('; ')}\n\n`;
   if (d.status) out += `Status ${d.status.old} → ${d.status.new}\n\n`;
+  if (d.error) out += `Error: ${cell(d.error.old ?? 'none')} → ${cell(d.error.new ?? 'none')}\n\n`;
   if (d.structure) out += d.structure.map((s) => `- ${cell(s)}`).join('\n') + '\n\n';
   if (d.toolCalls) {
     for (const t of d.toolCalls) {
@@ -58,7 +60,9 @@ export function renderMarkdown(r: DriftReport): string {
   const s = r.summary;
   let out = `### tapedeck diff: ${code(r.old)} → ${code(r.new)}\n\n`;
   out += `${s.pairs} pair${s.pairs === 1 ? '' : 's'}, ${s.added} added, ${s.removed} removed. `;
-  out += s.failing ? `**${s.failing} failing** (fail-on: ${failOnText(s.failOn)}).\n\n` : `Nothing fails (fail-on: ${failOnText(s.failOn)}).\n\n`;
+  const unseen = uncomparedPhrase(s.notCompared ?? []);
+  if (s.failing) out += `**${s.failing} failing** (fail-on: ${failOnText(s.failOn)}).${unseen ? ` ${cell(unseen)}.` : ''}\n\n`;
+  else out += unseen ? `Nothing fails among the compared recordings (fail-on: ${failOnText(s.failOn)}); **${cell(unseen)}**.\n\n` : `Nothing fails (fail-on: ${failOnText(s.failOn)}).\n\n`;
   out += '| class | pairs |\n|---|---:|\n';
   for (const c of DRIFT_CLASSES) if (s.classes[c] > 0) out += `| ${c} | ${s.classes[c]} |\n`;
   const rows = r.entries.filter((e) => e.primary !== 'identical');

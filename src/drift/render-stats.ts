@@ -20,7 +20,13 @@ export function renderStats(s: Stats, opts: { pricesFile?: string }): string {
   const rows = [head, ...s.rows.map((r) => line(r, escapeTerminal(r.provider), escapeTerminal(r.model))), line(s.total, 'total', '')];
   const widths = head.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => r.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
-  let out = `${s.tapes} tape${s.tapes === 1 ? '' : 's'}, ${int(s.total.calls)} recorded call${s.total.calls === 1 ? '' : 's'}\n\n`;
+  const exchanges = (s.mcp ?? []).reduce((n, r) => n + r.exchanges, 0);
+  const other = (s.notCounted ?? []).reduce((n, r) => n + r.records, 0);
+  let out = `${s.tapes} tape${s.tapes === 1 ? '' : 's'}, ${int(s.total.calls)} recorded call${s.total.calls === 1 ? '' : 's'}`;
+  if (s.mcp) out += `, ${int(exchanges)} MCP exchange${exchanges === 1 ? '' : 's'} (below)`;
+  // Records of kinds no table counts: said, so that "0 recorded calls" is not taken for an empty tape.
+  if (other) out += `; ${int(other)} record${other === 1 ? '' : 's'} not counted (${s.notCounted!.map((k) => `${escapeTerminal(k.kind)}: ${int(k.records)}`).join(', ')})`;
+  out += '\n\n';
   out += rows.map(fmt).join('\n') + '\n\n';
   out += `Live cost: list prices per million tokens ${opts.pricesFile ? `from the defaults of ${PRICES_DATE} and ${opts.pricesFile}` : `of ${PRICES_DATE} (--prices FILE for yours)`}.`;
   if (s.unpriced.length) out += ` No price for ${s.unpriced.map(escapeTerminal).join(', ')}: left out of the total.`;
@@ -31,6 +37,13 @@ export function renderStats(s: Stats, opts: { pricesFile?: string }): string {
     const rr = [rh, ...s.realtime.map((r) => [r.provider, int(r.sessions) + (r.cut ? ` (${r.cut} cut)` : ''), int(r.responses), int(r.tokensIn), int(r.tokensOut), `${r.audioInSeconds.toFixed(1)} s`, `${r.audioOutSeconds.toFixed(1)} s`])];
     const w = rh.map((_, i) => Math.max(...rr.map((r) => r[i]!.length)));
     out += '\n' + rr.map((r) => r.map((c, i) => (i >= 1 ? c.padStart(w[i]!) : c.padEnd(w[i]!))).join('  ').trimEnd()).join('\n') + '\n';
+  }
+  if (s.mcp) {
+    const mh = ['MCP', 'EXCHANGES', 'ERRORS', 'RECORDED TIME'];
+    const total = s.mcp.reduce((t, r) => ({ exchanges: t.exchanges + r.exchanges, errors: t.errors + r.errors, recordedMs: t.recordedMs + r.recordedMs }), { exchanges: 0, errors: 0, recordedMs: 0 });
+    const mr = [mh, ...s.mcp.map((r) => [escapeTerminal(r.call), int(r.exchanges), int(r.errors), secs(r.recordedMs)]), ['total', int(total.exchanges), int(total.errors), secs(total.recordedMs)]];
+    const w = mh.map((_, i) => Math.max(...mr.map((r) => r[i]!.length)));
+    out += '\n' + mr.map((r) => r.map((c, i) => (i >= 1 ? c.padStart(w[i]!) : c.padEnd(w[i]!))).join('  ').trimEnd()).join('\n') + '\n';
   }
   return out;
 }

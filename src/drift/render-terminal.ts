@@ -6,6 +6,7 @@ import { DRIFT_CLASSES } from './classify.ts';
 import { escapeTerminal } from './escape.ts';
 import { entryHost, failOnText, manyHosts, type DriftReport } from './report.ts';
 import { inlineDiff } from './text-diff.ts';
+import { uncomparedPhrase } from './uncompared.ts';
 
 const CODES: Record<DriftClass | 'added' | 'removed', string> = {
   status: '31;1',
@@ -69,6 +70,9 @@ export function renderTerminal(r: DriftReport, opts: { colour: boolean; width?: 
     }
   }
   const failOn = failOnText(s.failOn, ',');
-  out += s.failing ? `\n${s.failing} failing (fail-on: ${failOn})\n` : `\nnothing fails (fail-on: ${failOn})\n`;
+  // Records no entry compared: said, so that "nothing fails" is never said of them too.
+  const unseen = uncomparedPhrase(s.notCompared ?? []);
+  if (s.failing) out += `\n${s.failing} failing (fail-on: ${failOn})${unseen ? `; ${unseen}` : ''}\n`;
+  else out += unseen ? `\nnothing fails among the compared recordings (fail-on: ${failOn}); ${unseen}\n` : `\nnothing fails (fail-on: ${failOn})\n`;
   return out;
 }

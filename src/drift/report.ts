@@ -9,6 +9,8 @@ import { originKey } from '../store/origins.ts';
 import { classifyPair, DRIFT_CLASSES, type Classification, type ClassifyOptions, type DriftClass, type DriftDetails, type ToolCallChange } from './classify.ts';
 import { pairRecordings, type Pairing, type Recorded, type TapeSide } from './pair.ts';
 import { pairSessions, type RealtimePairing } from './realtime-diff.ts';
+import { pairExchanges, type McpPairing, type McpRecorded } from './mcp-diff.ts';
+import { uncomparedRecords, type Uncompared } from './uncompared.ts';
 import { toleranceText, usageCounts } from './usage.ts';
 
 /** Version of the JSON report's layout; raised only when a field changes meaning or goes away. */
@@ -76,6 +78,12 @@ export interface DriftReport {
     failOn: FailOn[];
     /** Entries that fail: pairs with a class in failOn, and added / removed ones when named. */
     failing: number;
+    /**
+     * Records of kinds no entry compares (another tool's records, the durable replay store's),
+     * by kind, with how many each side holds: the report says nothing about them. Empty when
+     * every record was compared.
+     */
+    notCompared: Uncompared[];
   };
   entries: DriftEntry[];
 }
@@ -141,6 +149,7 @@ function summaryOf(e: Omit<DriftEntry, 'summary'>): string {
   const parts: string[] = [];
   for (const c of e.classes) {
     if (c === 'status' && d.status) parts.push(`status ${d.status.old} -> ${d.status.new}`);
+    if (c === 'status' && d.error) parts.push(errorPhrase(d.error));
     if (c === 'structure' && d.structure) parts.push(clip(d.structure[0]!, 80) + (d.structure.length > 1 ? ` (+${d.structure.length - 1})` : ''));
     if (c === 'tool-calls' && d.toolCalls) {
       // Which argument changed, and how, is the first thing a reader asks: the first change said.
@@ -183,6 +192,36 @@ function entryOf(p: Pairing, opts: ReportOptions): DriftEntry {
   return { ...e, summary: summaryOf(e) };
 }
 
+/** An MCP exchange's change of error answer, in one phrase. */
+function errorPhrase(e: { old?: string; new?: string }): string {
+  if (e.old === undefined) return `an error now: ${clip(e.new ?? '', 80)}`;
+  if (e.new === undefined) return `no error now (was ${clip(e.old, 70)})`;
+  return `${clip(e.old, 50)} -> ${clip(e.new, 50)}`;
+}
+
+/** An MCP exchange compared, as an entry: `status` is 200, or the JSON-RPC error code it answered with. */
+function mcpEntryOf(p: McpPairing): DriftEntry {
+  const sideOf = (x: McpRecorded): EntrySide => {
+    const code = x.answer.error?.code;
+    return { index: x.index, key: x.record.key, status: typeof code === 'number' ? code : 200, streamed: false };
+  };
+  const c = p.classification;
+  const e: Omit<DriftEntry, 'summary'> = {
+    tape: p.tape,
+    route: p.route,
+    status: p.old && p.new ? 'paired' : p.new ? 'added' : 'removed',
+    ...(p.old ? { old: sideOf(p.old) } : {}),
+    ...(p.new ? { new: sideOf(p.new) } : {}),
+    requestChange: p.requestChange,
+    shape: 'mcp',
+    classes: c?.classes ?? [],
+    primary: c?.primary ?? '',
+    details: c?.details ?? {},
+  };
+  const summary = e.status === 'added' ? 'new exchange (no old one for this call)' : e.status === 'removed' ? 'exchange gone (the call was not made again)' : summaryOf(e);
+  return { ...e, summary };
+}
+
 /** A realtime session compared, as an entry: sides by the session's place on its tape. */
 function sessionEntryOf(p: RealtimePairing): DriftEntry {
   const sideOf = (x: { index: number; session: { sid: string } }): EntrySide => ({ index: x.index, key: x.session.sid, status: 101, streamed: true });
@@ -214,7 +253,7 @@ const zero = () => Object.fromEntries(DRIFT_CLASSES.map((c) => [c, 0])) as Recor
  */
 export function driftReport(oldTapes: readonly TapeSide[], newTapes: readonly TapeSide[], labels: { old: string; new: string }, opts: ReportOptions = {}): DriftReport {
   const failOn = [...(opts.failOn ?? DEFAULT_FAIL_ON)];
-  const entries = [...pairRecordings(oldTapes, newTapes).map((p) => entryOf(p, opts)), ...pairSessions(oldTapes, newTapes).map(sessionEntryOf)];
+  const entries = [...pairRecordings(oldTapes, newTapes).map((p) => entryOf(p, opts)), ...pairSessions(oldTapes, newTapes).map(sessionEntryOf), ...pairExchanges(oldTapes, newTapes).map(mcpEntryOf)];
   const classes = zero();
   const primary = zero();
   let failing = 0;
@@ -232,7 +271,7 @@ export function driftReport(oldTapes: readonly TapeSide[], newTapes: readonly Ta
     version: REPORT_VERSION,
     old: labels.old,
     new: labels.new,
-    summary: { pairs, added: entries.filter((e) => e.status === 'added').length, removed: entries.filter((e) => e.status === 'removed').length, classes, primary, failOn, failing },
+    summary: { pairs, added: entries.filter((e) => e.status === 'added').length, removed: entries.filter((e) => e.status === 'removed').length, classes, primary, failOn, failing, notCompared: uncomparedRecords(oldTapes, newTapes) },
     entries,
   };
 }

@@ -6,7 +6,9 @@ import { readAnswer, routeEndpoint, routeOf } from '../providers/index.ts';
 import { priceOf, type Price } from './prices.ts';
 import type { TapeSide } from './pair.ts';
 import { summarizeRealtime } from '../store/realtime-summary.ts';
-import { isHttpRecord } from '../store/records.ts';
+import { isHttpRecord, isMcpRecord, type McpRecord } from '../store/records.ts';
+import { mcpAnswerOf } from './mcp-diff.ts';
+import { uncomparedKind } from './uncompared.ts';
 
 /** Counts of one provider and model. */
 export interface StatsRow {
@@ -33,6 +35,19 @@ export interface Stats {
   unpriced: string[];
   /** Realtime sessions per provider (absent when the tapes hold none). */
   realtime?: RealtimeStatsRow[];
+  /** MCP exchanges per call (absent when the tapes hold none): not LLM calls, counted apart. */
+  mcp?: McpStatsRow[];
+  /** Records of other kinds, counted in no table (absent when there are none). */
+  notCounted?: { kind: string; records: number }[];
+}
+
+/** MCP exchanges of one call (`tools/call read_file`, `tools/list`): how many, how many errors, their recorded time. */
+export interface McpStatsRow {
+  call: string;
+  exchanges: number;
+  /** Exchanges answered with a JSON-RPC error or a tool's error result (`isError`). */
+  errors: number;
+  recordedMs: number;
 }
 
 /** Realtime sessions of one provider: how many, their responses, tokens and audio. */
@@ -102,8 +117,16 @@ export function callStats(record: unknown, prices: Readonly<Record<string, Price
   return { provider, model, status: answer.status, failed, usage, cost, durationMs: answer.durationMs ?? 0 };
 }
 
+/** The row an MCP exchange is counted in: the method, with the tool or prompt a call names. */
+function mcpCall(r: McpRecord): string {
+  const p = r.request.params;
+  const name = isObj(p) && typeof p.name === 'string' ? p.name : undefined;
+  return name !== undefined && (r.method === 'tools/call' || r.method === 'prompts/get') ? `${r.method} ${name}` : r.method;
+}
+
 /**
- * Calls, tokens, estimated live cost and recorded time, per provider and model.
+ * Calls, tokens, estimated live cost and recorded time, per provider and model; MCP exchanges
+ * per call, apart.
  *
  * @example
  * const s = tapeStats([{ name: 'chat.tape', records }], loadPrices(undefined))
@@ -161,5 +184,33 @@ export function tapeStats(tapes: readonly TapeSide[], prices: Readonly<Record<st
     }
   }
   const realtime = [...rt.values()].sort((a, b) => a.provider.localeCompare(b.provider));
-  return { tapes: tapes.length, rows: list, total, unpriced: [...unpriced].sort(), ...(realtime.length > 0 ? { realtime } : {}) };
+  const mcp = new Map<string, McpStatsRow>();
+  const other = new Map<string, number>();
+  for (const t of tapes) {
+    for (const record of t.records) {
+      if (isMcpRecord(record)) {
+        const call = mcpCall(record);
+        let row = mcp.get(call);
+        if (!row) mcp.set(call, (row = { call, exchanges: 0, errors: 0, recordedMs: 0 }));
+        row.exchanges++;
+        const a = mcpAnswerOf(record);
+        if (a.error || (isObj(a.result) && a.result.isError === true)) row.errors++;
+        row.recordedMs += typeof record.durationMs === 'number' ? record.durationMs : 0;
+        continue;
+      }
+      const kind = uncomparedKind(record);
+      if (kind !== undefined) other.set(kind, (other.get(kind) ?? 0) + 1);
+    }
+  }
+  const mcpRows = [...mcp.values()].sort((a, b) => a.call.localeCompare(b.call));
+  const notCounted = [...other].map(([kind, records]) => ({ kind, records })).sort((a, b) => a.kind.localeCompare(b.kind));
+  return {
+    tapes: tapes.length,
+    rows: list,
+    total,
+    unpriced: [...unpriced].sort(),
+    ...(realtime.length > 0 ? { realtime } : {}),
+    ...(mcpRows.length > 0 ? { mcp: mcpRows } : {}),
+    ...(notCounted.length > 0 ? { notCounted } : {}),
+  };
 }

@@ -66,6 +66,12 @@ function partText(p: unknown): string {
       return `${String(part.name ?? '?')}(${part.arguments !== undefined ? json(part.arguments) : String(part.argumentsText ?? '')})`;
     case 'tool_result':
       return `→ ${contentText(part.content)}`;
+    case 'json':
+      // An AI SDK tool result's JSON output, as the normalizer holds it.
+      return 'json' in part ? json(part.json) : '[json]';
+    case 'reasoning':
+      // The model's reasoning (AI SDK parts, Responses items) is not its answer: its kind only.
+      return '[reasoning]';
     default:
       // A part of a kind not listed shows its kind; a value with none (a generic endpoint's JSON
       // answer, `{"output": ...}`) shows itself, which says more than `[part]` did.

@@ -5,8 +5,10 @@
 // produced it: then the path hash of a recorded answer is exactly the path hash the next request
 // reaches through it, and call ids are numbered as they will be in that next request.
 
+import { TapedeckError } from '../errors.ts';
 import { continueRequest, normalizeRequest, readAnswer } from '../providers/index.ts';
 import type { NormalizeOptions, Provider } from '../providers/types.ts';
+import { aiSdkAnswer, continueAiSdk, isAiSdkCallOptions, isAiSdkResult } from './ai-sdk.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -17,10 +19,12 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
  * the response holds (an OpenAI body with n > 1 has several choices). A provider's answer is read
  * by its module (src/providers, readAnswer: the messages a follow-up sends back, such as OpenAI's
  * `choices[].message`, Anthropic's `{ role, content }`, Gemini's candidate contents, Bedrock's
- * `output.message`, Ollama's `message`, the Responses output items); otherwise a string is the
- * answer text, a message object (`{ role?, content }` or with `tool_calls`) is itself, and
- * anything else is kept whole as the content of one assistant message, so it is still recorded
- * and printed, even if no later request can ever continue through it.
+ * `output.message`, Ollama's `message`, the Responses output items); a Vercel AI SDK
+ * `doGenerate()` result is the assistant message the AI SDK sends back (./ai-sdk.ts); a string is
+ * the answer text, and a message object (`{ role?, content }` with string or list content, or
+ * with a `tool_calls` list) is itself. Anything else (other JSON, numbers, arrays, class
+ * instances such as a Date) is not an answer the tree can tell the text of: it throws `E_TREE`,
+ * so the tree lists the record in its warnings rather than print a guess as the answer.
  *
  * @example
  * responseMessages({ object: 'chat.completion', created: 1, choices: [{ message: { role: 'assistant', content: 'Paris' } }] })
@@ -29,10 +33,14 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 export function responseMessages(value: unknown, endpoint?: { method?: string; url: string }): unknown[][] {
   if (value === undefined || value === null) return [];
   if (typeof value === 'string') return [[{ role: 'assistant', content: value }]];
-  if (!isObj(value)) return [[{ role: 'assistant', content: value }]];
+  if (!isObj(value)) throw unread(value);
   const read = readAnswer(endpoint, value);
   if (read?.messages) return read.messages;
-  if ('content' in value || 'tool_calls' in value) {
+  // A completion API's answer (Ollama's /api/generate) continues no conversation, but its module
+  // knows its text: that is the answer shown, though no follow-up walks through it.
+  if (read && read.texts.length > 0 && read.toolCalls.length === 0) return read.texts.map((text) => [{ role: 'assistant', content: text }]);
+  if (isAiSdkResult(value)) return [[aiSdkAnswer(value)]];
+  if (isMessage(value)) {
     // A message object; one with bookkeeping members beside it is continued as { role, content }.
     const bookkeeping = 'usage' in value || 'model' in value;
     if (bookkeeping || value.role === undefined) {
@@ -42,7 +50,42 @@ export function responseMessages(value: unknown, endpoint?: { method?: string; u
     }
     return [[value]];
   }
-  return [[{ role: 'assistant', content: value }]];
+  throw unread(value);
+}
+
+/**
+ * Whether a value is a message the tree can print and hash as an answer: a plain object with
+ * `content` (a string, a list of parts, or null beside `tool_calls`) or a `tool_calls` list, and
+ * a string role if it names one.
+ */
+function isMessage(v: Obj): boolean {
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return false;
+  if (v.role !== undefined && typeof v.role !== 'string') return false;
+  const calls = v.tool_calls;
+  if (calls !== undefined && calls !== null && !Array.isArray(calls)) return false;
+  const c = v.content;
+  if (typeof c === 'string') return true;
+  // Parts are strings or typed objects; a list of anything else is data, not content.
+  if (Array.isArray(c)) return c.every((p) => typeof p === 'string' || (isObj(p) && typeof p.type === 'string'));
+  return (c === undefined || c === null) && Array.isArray(calls);
+}
+
+/** What a value the tree does not read is, for the warning. */
+function kind(v: unknown): string {
+  if (Array.isArray(v)) return 'an array';
+  if (v === null || typeof v !== 'object') return `a ${typeof v}`;
+  const proto = Object.getPrototypeOf(v) as { constructor?: { name?: unknown } } | null;
+  const name = proto?.constructor?.name;
+  if (proto !== Object.prototype && proto !== null && typeof name === 'string' && name !== '') return `a ${name}`;
+  const keys = Object.keys(v);
+  return keys.length === 0 ? 'an empty object' : `an object with ${keys.slice(0, 4).map((k) => JSON.stringify(k)).join(', ')}${keys.length > 4 ? ', …' : ''}`;
+}
+
+function unread(value: unknown): TapedeckError {
+  return new TapedeckError('E_TREE', `The recorded value (${kind(value)}) is not an answer the tree reads: no provider answer, AI SDK result, message or text.`, {
+    hint: 'The record still replays; only the tree cannot show its answer.',
+  });
 }
 
 /** A request and its answer(s) as the tree sees them. */
@@ -72,7 +115,9 @@ export function normalizeExchange(request: unknown, value: unknown, opts: Normal
   for (const more of responseMessages(value, opts.endpoint ?? undefined)) {
     // Call ids are renumbered in order of first appearance, so the appended messages are
     // numbered exactly as in the request that will follow; the prefix is unchanged.
-    const ext = normalizeRequest(continueRequest(request as Obj, provider, more), { ...opts, provider });
+    // AI SDK call options keep the conversation in `prompt`, after any `messages`.
+    const next = provider === 'generic' && isAiSdkCallOptions(request) ? continueAiSdk(request, more) : continueRequest(request as Obj, provider, more);
+    const ext = normalizeRequest(next, { ...opts, provider });
     responses.push(ext.messages.slice(n.messages.length));
   }
   const model = n.view.model;
