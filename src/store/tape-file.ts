@@ -1457,7 +1457,9 @@ export async function withTapeLock<T>(path: string, fn: (lock: HeldTapeLock) => 
     try {
       fd = openSync(lockPath, 'wx');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError(e, lockPath, 'create lock file');
+      // Named by the tape, the lock file in what failed: the fix (copy the tape elsewhere, a
+      // path to give) is about the tape, never its lock file.
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError(e, path, `create its lock file ${lockPath}`);
     }
     if (fd !== undefined) {
       try {
@@ -1474,7 +1476,7 @@ export async function withTapeLock<T>(path: string, fn: (lock: HeldTapeLock) => 
         } catch {
           // nothing left to clean
         }
-        throw ioError(e, lockPath, 'write lock file');
+        throw ioError(e, path, `write its lock file ${lockPath}`);
       }
       break;
     }
