@@ -8,7 +8,7 @@
 /**
  * Faults that damage a recorded answer on its way out (they need the recording): counted and
  * announced only once injected. A realtime `close` cuts a recorded session, so it is one too (a
- * connect with no recording, or a live session, is never faulted).
+ * session recorded now is cut once its first response is stored: src/realtime/live-cut.ts).
  */
 export const BODY_FAULTS: ReadonlySet<string> = new Set(['cut', 'stall', 'malformed', 'close']);
 

@@ -7,13 +7,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { Chaos } from '../chaos/decide.ts';
+import type { Chaos, ChaosCall } from '../chaos/decide.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { CHAOS_HEADER, type RealtimeFault } from '../chaos/options.ts';
 import { hashValue } from '../core/index.ts';
 import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';
 import { firstFrameChoice, type FirstFrameChoice } from './choice.ts';
 import { connectDifference } from './connect-miss.ts';
+import type { LiveFault } from './live-cut.ts';
 import type { RealtimeSessionOptions } from './session.ts';
 import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firstFrameKey, sendMiss, type Data } from './session.ts';
 import { RealtimeTape, type HeadTurn, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
@@ -27,9 +28,10 @@ export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
   upstream?: string;
   timing?: RealtimeTiming;
   /**
-   * Faults on demand for replayed sessions (docs/chaos.md), asked for at each connect (the
-   * proxy's settings can change between sessions). Undefined: no chaos, and an
-   * `x-tapedeck-chaos` header is refused outside replay.
+   * Faults on demand (docs/chaos.md, "Realtime sessions"), asked for at each connect (the
+   * proxy's settings can change between sessions): a replayed session is cut from its
+   * recording, one recorded now is cut as its replay will be (./live-cut.ts). Undefined: no
+   * chaos, and an `x-tapedeck-chaos` header is refused outside replay.
    */
   chaos?: () => Chaos<LoadedSession> | undefined;
 }
@@ -142,11 +144,19 @@ export class RealtimeEndpoint {
     const stored = tape.redactor.url(safeUrl(url, protocol));
     const label = `${req.method ?? 'GET'} ${stored}`;
     const base = { tape, protocol, label, timing: this.opts.timing };
-    let fault: { chaos: Chaos<LoadedSession>; name: RealtimeFault } | undefined;
+    let fault: SessionFault | undefined;
     try {
       fault = this.decideFault(tape, key, label, req.headers[CHAOS_HEADER]);
     } catch (e) {
       return refuse(socket, 400, errorText(e));
+    }
+    if (!tape.serves) {
+      // The reconnect after chaos's close on a session recorded in record mode gets the session
+      // recorded behind the fault (whole, or cut again when it draws the fault again), as HTTP's
+      // record-mode retry of a cut call gets the answer recorded behind the cut: as in CI, never
+      // a second live session.
+      const held = fault ? fault.chaos.held(fault.call, true) : this.opts.chaos?.()?.held(key, false);
+      if (held) return this.serveRecorded(req, socket, head, kept, base, held, fault);
     }
     if (tape.serves && !fault && protocol.firstFrameChooses) {
       const held = this.opts.chaos?.()?.held(key, false);
@@ -183,37 +193,28 @@ export class RealtimeEndpoint {
           }
         }
       } catch (e) {
-        if (fault) fault.chaos.undo(key, fault.name);
+        if (fault) fault.chaos.undo(fault.call, fault.name);
         // A damaged recording: this connect's session is lost, never another connect's given instead.
         return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck: ${errorText(e)}`));
       }
-      if (session) {
-        const s = session;
-        if (fault) {
-          fault.chaos.hold(key, s);
-          // Counted (and the first one announced) now that a recorded session is there to cut.
-          fault.chaos.injected(fault.name, label);
-        } else tape.sessionsReplayed++;
-        const faulted = fault ? { fault: { reason: `tapedeck chaos: ${fault.name} injected (${FAULT_CLOSE_CODE}) in the middle of a response; seed ${fault.chaos.seed}` } } : {};
-        return this.accept(req, socket, head, s.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => {
-          try {
-            new ReplaySession({ ...base, client, ...faulted, ...(choice ? { choice } : {}), ...(seat ? { seat } : {}) }, s);
-          } catch (e) {
-            choice?.release();
-            sendMiss(client, protocol, `tapedeck: ${errorText(e)}`);
-          }
-        });
-      }
+      if (session) return this.serveRecorded(req, socket, head, kept, base, session, fault, choice, seat);
     }
-    // A fault needs a recording to cut: a miss is answered as a miss, a live session goes on
-    // unfaulted (its fault never counted).
-    if (fault) fault.chaos.undo(key, fault.name);
     if (tape.serves && tape.mode === 'replay') {
+      // A fault needs a recording to cut: a miss is answered as a miss (its fault never counted).
+      if (fault) fault.chaos.undo(fault.call, fault.name);
       const other = tape.exists ? connectDifference(tape.sessionHeads(), stored, kept, req.headers) : undefined;
       const message = noRecording(tape, protocol, tape.exists ? `no recording of this session (${label})${other ? `: ${other}` : ''}` : `no tape at ${tape.location}`);
       return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, message));
     }
-    if (!this.opts.upstream) return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
+    if (!this.opts.upstream) {
+      if (fault) fault.chaos.undo(fault.call, fault.name);
+      return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
+    }
+    // A session recorded now is cut as its replay will be, the session stored whole behind the
+    // fault for the reconnect (./live-cut.ts); one that records nothing (passthrough) is not
+    // faulted, its fault never counted.
+    const liveFault = fault && tape.records ? this.liveFault(fault, label) : undefined;
+    if (fault && !liveFault) fault.chaos.undo(fault.call, fault.name);
     const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
     // The place goes with the upstream socket: to the session if it opens and the client is
     // accepted, given up if either goes away first (skip() after append() does nothing).
@@ -221,6 +222,9 @@ export class RealtimeEndpoint {
     place.handedOn = true;
     up.once('close', () => turn?.skip());
     socket.once('close', () => turn?.skip());
+    // A session that never opened, or ended before its cut, was not faulted (after the cut, this does nothing).
+    up.once('close', () => liveFault?.missed());
+    socket.once('close', () => liveFault?.missed());
     up.on('unexpected-response', (_r, res) => {
       // The upstream refused the handshake (401, 404...): the client gets that answer, nothing is recorded.
       const parts: Buffer[] = [];
@@ -233,9 +237,59 @@ export class RealtimeEndpoint {
     });
     up.once('open', () => {
       this.accept(req, socket, head, up.protocol || undefined, (client) => {
-        const s = new LiveSession({ ...base, client, asked: askedBy(req, offered, protocol), onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept }, turn);
+        const s = new LiveSession({ ...base, client, asked: askedBy(req, offered, protocol), onDone: () => this.live.delete(s), ...(liveFault ? { liveFault } : {}) }, up, key, { url: stored, protocols: kept }, turn);
         this.live.add(s);
       });
+    });
+  }
+
+  /**
+   * The fault of a session recorded now, settled once: injected at its cut (the session stored
+   * behind it held for the fault's retry, the reconnect; counted and, the first, announced; the
+   * retry may come now), or taken back when the session ended before its first response
+   * completed, as an HTTP fault with no stored answer to damage is.
+   */
+  private liveFault(fault: SessionFault, label: string): LiveFault {
+    const { chaos, call, name } = fault;
+    let settled = false;
+    return {
+      reason: faultReason(fault),
+      injected: (session) => {
+        if (settled) return;
+        settled = true;
+        if (session) chaos.hold(call, session);
+        chaos.injected(name, label);
+        chaos.sent(call);
+      },
+      missed: () => {
+        if (settled) return;
+        settled = true;
+        chaos.undo(call, name);
+      },
+    };
+  }
+
+  /**
+   * Replays a recorded session to the connect: cut by its fault, if it has one (the session
+   * held for the fault's retry), else whole. `choice`, `seat`: see RealtimeSessionOptions.
+   */
+  private serveRecorded(req: IncomingMessage, socket: Duplex, head: Buffer, kept: string[], base: Omit<RealtimeSessionOptions, 'client'>, s: LoadedSession, fault: SessionFault | undefined, choice?: FirstFrameChoice, seat?: RealtimeSessionOptions['seat']): void {
+    let faulted: { fault: { reason: string; sent: () => void } } | undefined;
+    if (fault) {
+      const { chaos, call } = fault;
+      chaos.hold(call, s);
+      // Counted (and the first one announced) now that a recorded session is there to cut.
+      chaos.injected(fault.name, base.label);
+      faulted = { fault: { reason: faultReason(fault), sent: () => chaos.sent(call) } };
+    } else base.tape.sessionsReplayed++;
+    this.accept(req, socket, head, s.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => {
+      try {
+        new ReplaySession({ ...base, client, ...faulted, ...(choice ? { choice } : {}), ...(seat ? { seat } : {}) }, s);
+      } catch (e) {
+        choice?.release();
+        faulted?.fault.sent();
+        sendMiss(client, base.protocol, `tapedeck: ${errorText(e)}`);
+      }
     });
   }
 
@@ -337,15 +391,18 @@ export class RealtimeEndpoint {
    * key (its ordinal among the sessions of that key is the chaos's count). The header forces
    * (`close`) or forbids (`none`) it; a header outside replay without `live` is E_CHAOS_MODE.
    */
-  private decideFault(tape: RealtimeTape, key: string, label: string, header: string | string[] | undefined): { chaos: Chaos<LoadedSession>; name: RealtimeFault } | undefined {
+  private decideFault(tape: RealtimeTape, key: string, label: string, header: string | string[] | undefined): SessionFault | undefined {
     const chaos = this.opts.chaos?.();
     const forced = Array.isArray(header) ? header[0] : header;
     if (forced !== undefined) refuseChaos(tape.mode, chaos?.options.live, `header ${CHAOS_HEADER}`);
     if (!chaos) return undefined;
     const force = forced === undefined ? undefined : chaos.forced(forced);
     if (force === undefined && !chaos.canFire) return undefined;
-    const v = chaos.decide(key, force, label);
-    return v?.fault ? { chaos, name: v.fault as RealtimeFault } : undefined;
+    // A faulted session's close comes mid-session, long after its connect: a connect of the same
+    // key before it is a session of its own, never the fault's retry (the close's sender says
+    // when it is out: ReplaySession, LiveSession).
+    const v = chaos.decide(key, force, label, { tellsSent: true });
+    return v?.fault ? { chaos, call: v.call, name: v.fault as RealtimeFault } : undefined;
   }
 
   private accept(req: IncomingMessage, socket: Duplex, head: Buffer, chosen: string | undefined, then: (client: WebSocket) => void): void {
@@ -393,6 +450,18 @@ export class RealtimeEndpoint {
     await t?.close();
     this.wss.close();
   }
+}
+
+/** A connect chaos faulted: the decider, the call (the connect and its retries) and the fault. */
+interface SessionFault {
+  chaos: Chaos<LoadedSession>;
+  call: ChaosCall<LoadedSession>;
+  name: RealtimeFault;
+}
+
+/** The close reason of a faulted session, replayed or recorded now (the same, so the client cannot tell them apart). */
+function faultReason(fault: SessionFault): string {
+  return `tapedeck chaos: ${fault.name} injected (${FAULT_CLOSE_CODE}) in the middle of a response; seed ${fault.chaos.seed}`;
 }
 
 /** A connect's place among the sessions of its key (RealtimeTape.headTurn), and whether a live session took it. */

@@ -33,6 +33,7 @@ import { maskSplitTexts } from '../store/stream-redact.ts';
 import { echoing, type EchoingRedactor, type EchoSource } from '../store/echo-redact.ts';
 import type { Chosen, FirstFrameChoice } from './choice.ts';
 import { Ids } from './ids.ts';
+import { LiveCut, QUIET_MS, type LiveFault, type WireFrame } from './live-cut.ts';
 import type { Lineup, Occupant } from './lineup.ts';
 import { fit, takeOver, type Outcome, type Progress, type Sent, type Takeover } from './switch.ts';
 import { blobDigest, type HeadTurn, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
@@ -98,9 +99,15 @@ export interface RealtimeSessionOptions {
   onDone?: () => void;
   /**
    * Replay only: a fault injected by chaos, the close (1011) in the middle of the session's
-   * first response; `reason` is the close reason, naming the fault.
+   * first response; `reason` is the close reason, naming the fault. `sent` is called once the
+   * close is on its way (or the client left): only then can a connect be the fault's retry.
    */
-  fault?: { reason: string };
+  fault?: { reason: string; sent?: () => void };
+  /**
+   * Live only: chaos's close on a session being recorded (./live-cut.ts): the client is closed
+   * where a replay of this session would close it, the upstream's response recorded to its end.
+   */
+  liveFault?: LiveFault;
   /**
    * Replay only: the session is chosen at the client's first frame among those that opened as
    * the one given did (src/realtime/choice.ts); the given one's opening goes out at connect.
@@ -123,7 +130,7 @@ export interface RealtimeSessionOptions {
 }
 
 /** Where a faulted replay closes: after `frames` server frames of step `step` (-1: the prelude). */
-interface CutPoint {
+export interface CutPoint {
   step: number;
   frames: number;
 }
@@ -138,8 +145,12 @@ export const FAULT_CLOSE_CODE = 1011;
  * sends its frames back to back gets every answer in one step (`session.updated` first, then
  * the response up to `response.done`), so a step is read past its first completing frame. A
  * session with no such response is cut before its first completing frame, or else at its end.
+ * A session recorded now is cut by the same rule as it goes (./live-cut.ts).
+ *
+ * @example
+ * middleOfFirstResponse(prelude, steps, protocol) // { step: 1, frames: 4 }: after 4 server frames of step 1
  */
-function middleOfFirstResponse(prelude: readonly Played[], steps: readonly Step[], protocol: RealtimeProtocol): CutPoint {
+export function middleOfFirstResponse(prelude: readonly Played[], steps: readonly Step[], protocol: RealtimeProtocol): CutPoint {
   let before: CutPoint | undefined;
   for (let s = 0; s < steps.length; s++) {
     const server = steps[s]!.server;
@@ -185,6 +196,18 @@ export class LiveSession {
   private headStored: Promise<void> = Promise.resolve();
   /** The tape's redactor, plus the connect's secrets looked for in the server's frames. */
   private readonly masks: EchoingRedactor;
+  /**
+   * With chaos's close (opts.liveFault): which server frames the client gets before the close,
+   * and the session as stored, kept for the reconnect (its frames, and the audio they refer to).
+   */
+  private readonly cutter: LiveCut | undefined;
+  private readonly kept: { key: string; head: { sid: string; provider: string; url: string; protocols: string[] }; frames: RealtimeFrame[]; blobs: Map<string, Uint8Array> } | undefined;
+  /** The cut was made: nothing more goes to the client, nor from it to the upstream. */
+  private clientCut = false;
+  /** The fault's close went out (the client's own close after it is no missed fault). */
+  private faultOut = false;
+  /** Sends the frames held for the cut once the upstream is quiet (./live-cut.ts, QUIET_MS). */
+  private quietTimer: NodeJS.Timeout | undefined;
 
   constructor(opts: RealtimeSessionOptions, upstream: WebSocket, openKey: string, head: { url: string; protocols: string[] }, turn?: HeadTurn) {
     this.opts = opts;
@@ -193,8 +216,14 @@ export class LiveSession {
     this.up = upstream;
     this.records = opts.tape.records;
     this.sid = this.tape.newSid();
+    const h = { sid: this.sid, provider: opts.protocol.provider, url: head.url, protocols: head.protocols };
+    // A fault on a session that records nothing has nothing to cut (the endpoint never asks).
+    if (opts.liveFault && !this.records) opts.liveFault.missed();
+    else if (opts.liveFault) {
+      this.cutter = new LiveCut();
+      this.kept = { key: openKey, head: h, frames: [], blobs: new Map() };
+    }
     if (this.records) {
-      const h = { sid: this.sid, provider: opts.protocol.provider, url: head.url, protocols: head.protocols };
       this.headStored = (turn ? turn.append(h) : this.tape.appendHead(openKey, h)).catch(() => {});
     } else turn?.skip();
     const client = opts.client;
@@ -216,6 +245,9 @@ export class LiveSession {
   }
 
   private fromClient(b: Buffer, binary: boolean): void {
+    // Past the fault's cut the client is being closed: what it sends is neither answered nor
+    // recorded (a replay of the session does not answer it either).
+    if (this.clientCut) return;
     if (this.up.readyState === this.up.OPEN) this.up.send(b, { binary });
     if (!this.records || this.ended) return;
     const msg = parse(b);
@@ -232,16 +264,37 @@ export class LiveSession {
       const frame = { ms: this.ms(), c: 1 as const, key: '', audio: { stream: audio.stream, blob: '', bytes: 0, chunks: 1 } };
       this.run = { stream: audio.stream, chunks: [bytes], bytes: bytes.length, frame };
       this.frames.push(frame);
-      return;
+      return this.stepped();
     }
     this.closeRun();
     if (msg === undefined) {
-      const d = this.tape.appendBlob(b);
+      const d = this.blob(b);
       this.frames.push({ ms: this.ms(), c: 1, key: hashValue({ binary: d }), blob: d, bytes: b.length });
-      return;
+      return this.stepped();
     }
     const key = hashValue(this.opts.protocol.frameKey(msg, this.ids.id));
     this.frames.push({ ms: this.ms(), c: 1, key, msg: this.tape.redactor.value(msg), ...(binary ? { binary: true as const } : {}) });
+    this.stepped();
+  }
+
+  /** A client frame began a step of the recording: server frames held for the fault's cut go out (./live-cut.ts). */
+  private stepped(): void {
+    if (!this.cutter) return;
+    clearTimeout(this.quietTimer);
+    for (const [d, binary] of this.cutter.step()) this.forward(d, binary);
+  }
+
+  /** The upstream said nothing for QUIET_MS while frames wait for the fault's cut: they go out (./live-cut.ts). */
+  private quiet(): void {
+    if (this.clientCut || this.ended) return;
+    for (const [d, binary] of this.cutter!.quiet()) this.forward(d, binary);
+  }
+
+  /** Stores bytes once on the tape (./tape.ts), kept at hand for the reconnect after a fault. */
+  private blob(bytes: Uint8Array): string {
+    const d = this.tape.appendBlob(bytes);
+    this.kept?.blobs.set(d, bytes);
+    return d;
   }
 
   /** Ends the client's audio run: its bytes stored once, its key their digest. */
@@ -250,19 +303,23 @@ export class LiveSession {
     if (!run) return;
     this.run = undefined;
     const bytes = run.chunks.length === 1 ? run.chunks[0]! : Buffer.concat(run.chunks, run.bytes);
-    const d = this.tape.appendBlob(bytes);
+    const d = this.blob(bytes);
     run.frame.key = audioKey(run.stream, d);
     run.frame.audio.blob = d;
     run.frame.audio.bytes = run.bytes;
   }
 
   private fromServer(b: Buffer, binary: boolean): void {
+    // Past the fault's cut: the rest of the session is neither the client's nor recorded.
+    if (this.clientCut) return;
     const msg = parse(b);
     let completes = false;
+    let recorded = false;
     if (this.records && !this.ended) {
+      recorded = true;
       const at = this.run ? { at: this.run.bytes } : {};
       if (msg === undefined) {
-        const d = this.tape.appendBlob(b);
+        const d = this.blob(b);
         this.frames.push({ ms: this.ms(), blob: d, bytes: b.length, ...at });
       } else {
         let text = b.toString('utf8');
@@ -274,7 +331,7 @@ export class LiveSession {
           const quoted = `"${b64}"`;
           const i = text.indexOf(quoted);
           if (i < 0) continue;
-          const d = this.tape.appendBlob(bytes);
+          const d = this.blob(bytes);
           text = `${text.slice(0, i)}"tapedeck-blob:${d}"${text.slice(i + quoted.length)}`;
           blobs.push(d);
         }
@@ -284,17 +341,74 @@ export class LiveSession {
         completes = this.opts.protocol.completes(msg);
       }
     }
-    const client = this.opts.client;
-    const send = () => {
-      if (client.readyState === client.OPEN) client.send(b, { binary });
-    };
+    if (this.cutter && recorded) {
+      const v = this.cutter.server(b, binary, completes);
+      clearTimeout(this.quietTimer);
+      if ('release' in v) {
+        for (const [d, bin] of v.release) this.forward(d, bin);
+        if (this.cutter.holding) this.quietTimer = setTimeout(() => this.quiet(), QUIET_MS).unref();
+        return;
+      }
+      if ('cut' in v) return this.cut(v.cut);
+    }
     if (completes) {
+      const client = this.opts.client;
+      const send = () => {
+        if (client.readyState === client.OPEN) client.send(b, { binary });
+      };
       this.closeRun();
       const stored = this.flush();
       this.holding++;
       this.out = this.out.then(() => stored).then(send, send).finally(() => this.holding--);
-    } else if (this.holding > 0) this.out = this.out.then(send);
+    } else this.forward(b, binary);
+  }
+
+  /** A server frame that acknowledges nothing, to the client: at once, or behind a completing frame being stored. */
+  private forward(b: Buffer, binary: boolean): void {
+    const client = this.opts.client;
+    const send = () => {
+      if (client.readyState === client.OPEN) client.send(b, { binary });
+    };
+    if (this.holding > 0) this.out = this.out.then(send);
     else send();
+  }
+
+  /**
+   * Chaos's close, at the frame that completed the session's first response: the client gets
+   * `last` (the frames before the cut not sent yet), then, once the session up to that frame
+   * is stored with its end, the close (1011); the upstream is closed after. The session is
+   * recorded as ended by the proxy, so its replay stays open for the client to close, as a
+   * whole session does; the endpoint holds it for the reconnect.
+   */
+  private cut(last: readonly WireFrame[]): void {
+    const fault = this.opts.liveFault!;
+    for (const [d, bin] of last) this.forward(d, bin);
+    this.clientCut = true;
+    const stored = this.store({ by: 'proxy', code: FAULT_CLOSE_CODE, reason: fault.reason });
+    this.holding++;
+    this.out = this.out
+      .then(() => stored)
+      .then(
+        (end) => this.recorded(end),
+        // Not stored (the failed append was warned of): the client gets the fault all the same,
+        // and the reconnect goes to the upstream, with nothing held for it.
+        () => undefined,
+      )
+      .then((session) => {
+        const client = this.opts.client;
+        if (client.readyState !== client.OPEN) return fault.missed();
+        fault.injected(session);
+        this.faultOut = true;
+        client.close(FAULT_CLOSE_CODE, closeReason(fault.reason));
+        if (this.up.readyState === this.up.OPEN || this.up.readyState === this.up.CONNECTING) this.up.close(1000);
+      })
+      .finally(() => this.holding--);
+  }
+
+  /** The session as stored, read as a replay reads it (its audio at hand), for the reconnect after the fault. */
+  private recorded(end: RealtimeEnd): LoadedSession {
+    const k = this.kept!;
+    return this.tape.recordedSession(k.key, k.head, k.frames, end, k.blobs);
   }
 
   /** Appends the frames since the last part (with the end, when there is one). */
@@ -311,13 +425,22 @@ export class LiveSession {
       for (const [i, text] of maskSplitTexts(texts, (v) => r.mask(v), r.echoes)) (frames[i] as { text: string }).text = text;
     }
     const n = this.part++;
+    for (const f of frames) this.kept?.frames.push(f);
     return this.headStored.then(() => this.tape.appendPart(this.sid, n, frames, end));
   }
 
   private finish(end: RealtimeEnd): Promise<void> {
-    if (this.ended) return Promise.resolve();
+    return this.store(end).then(
+      () => {},
+      () => {},
+    );
+  }
+
+  /** Ends the recording with `end`: resolves with the end as stored once it is durable, rejects when it could not be. */
+  private store(end: RealtimeEnd): Promise<RealtimeEnd> {
+    if (this.ended) return Promise.resolve(end);
     this.ended = true;
-    if (!this.records) return Promise.resolve();
+    if (!this.records) return Promise.resolve(end);
     // A close frame's reason is the server's (or client's) text like any frame's: an API that
     // names the key it refused ("Quota exceeded for key AIza...") would put it on disk.
     if (end.reason !== '') end = { ...end, reason: this.masks.text(end.reason) };
@@ -326,10 +449,13 @@ export class LiveSession {
       this.run = undefined;
       this.frames = [];
     } else this.closeRun();
-    return this.flush(end).catch(() => {});
+    const stored = end;
+    return this.flush(end).then(() => stored);
   }
 
   private clientClosed(code: number, reason: string): void {
+    // Gone before the fault's close went out: the client never got the fault.
+    if (!this.faultOut) this.opts.liveFault?.missed();
     // A client gone without a close frame (its process killed) may have left mid-answer: the
     // answer it was getting is half one, and a replaying client, which does not die there, would
     // wait for its end forever. Kept to the last complete response and marked cut, as an
@@ -344,6 +470,8 @@ export class LiveSession {
   }
 
   private serverClosed(code: number, reason: string): void {
+    // Ended before its first response completed: nothing to cut (once cut, the close goes out).
+    if (!this.clientCut) this.opts.liveFault?.missed();
     const client = this.opts.client;
     const cut = code === 1006;
     // The client hears of the close after the frames before it (and the session's end) are stored.
@@ -361,6 +489,7 @@ export class LiveSession {
 
   /** The proxy is shutting down: the session is recorded as ended by it, both sides closed. */
   async shutdown(): Promise<void> {
+    if (!this.clientCut) this.opts.liveFault?.missed();
     await this.finish({ by: 'proxy', code: 1001, reason: 'tapedeck is shutting down' });
     await this.out;
     this.opts.client.close(1001, 'tapedeck is shutting down');
@@ -369,12 +498,13 @@ export class LiveSession {
 }
 
 /** A step of a replayed session: a client frame and the server frames that followed it. */
-interface Step {
+export interface Step {
   client: Extract<RealtimeFrame, { c: 1 }>;
   server: Played[];
 }
 
-interface Played {
+/** A server frame as a replay sends it. */
+export interface Played {
   ms: number;
   data: Buffer;
   binary: boolean;
@@ -440,6 +570,8 @@ export class ReplaySession implements Occupant {
     opts.client.on('error', () => {});
     opts.client.on('close', () => {
       this.over = true;
+      // A faulted session whose client left: no close of the fault is coming (see opts.fault).
+      opts.fault?.sent?.();
       // Gone before its first frame chose: the session it was sent the opening of goes back.
       if (!this.started) opts.choice?.release();
       // Replayed (to its end or not): the place stays served. One that is looking for another
@@ -581,6 +713,7 @@ export class ReplaySession implements Occupant {
     const reason = closeReason(this.opts.fault!.reason);
     void this.clock.then(() => {
       const c = this.opts.client;
+      this.opts.fault?.sent?.();
       if (c.readyState === c.OPEN) c.close(FAULT_CLOSE_CODE, reason);
     });
   }
@@ -797,6 +930,8 @@ export class ReplaySession implements Occupant {
     const report = `tapedeck: realtime miss in ${this.tape.location}: ${this.opts.label}: ${difference}\n  ${fix}`;
     this.tape.miss(this.opts.protocol.provider, message, report);
     (this.opts.onMiss ?? ((r: string) => this.tape.warn(r)))(report);
+    // A faulted session that missed closes with the miss in place of the fault's close.
+    this.opts.fault?.sent?.();
     sendMiss(this.opts.client, this.opts.protocol, message, msg, this.clock);
   }
 }

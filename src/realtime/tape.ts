@@ -324,6 +324,22 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
     };
   }
 
+  /**
+   * A session recorded in this run, as a replay reads it from the tape: for the reconnect after
+   * chaos's close cut the session while it was recorded (./live-cut.ts), which gets it whole in
+   * any mode, record mode too (the tape serves nothing there). `blobs`: the audio its frames
+   * refer to, kept at hand as a read session's is.
+   *
+   * @example
+   * const s = tape.recordedSession(openKey, { sid, provider, url, protocols }, frames, end, blobs)
+   */
+  recordedSession(key: string, head: Omit<RealtimeSessionRecord, 'v' | 'kind' | 'key' | 'keyVersion' | 'recordedAt' | 'role'>, frames: RealtimeFrame[], end: RealtimeEnd, blobs: ReadonlyMap<string, Uint8Array>): LoadedSession {
+    for (const [d, bytes] of blobs) if (!this.blobCache.has(d)) this.blobCache.set(d, bytes);
+    const session = { head: { ...this.base(key), role: 'session' as const, ...head }, frames, end };
+    this.loaded.set(head.sid, session);
+    return session;
+  }
+
   /** Appends audio bytes unless the tape has them already; returns their digest. */
   appendBlob(bytes: Uint8Array): string {
     const d = blobDigest(bytes);

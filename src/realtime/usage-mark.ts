@@ -19,6 +19,17 @@ export function realtimeUsageMark(head: Pick<RealtimeSessionRecord, 'sid'>): str
   return `realtime ${head.sid}`;
 }
 
+/**
+ * Whether a tape record is part of a realtime session rather than a recording of its own: a
+ * session's parts and audio blobs, which go with its head (the one recording a summary counts).
+ *
+ * @example
+ * records.filter((r) => !sessionRemain(r.value)).length // recordings, a session counted once
+ */
+export function sessionRemain(value: unknown): boolean {
+  return isRealtimeRecord(value) && value.role !== 'session';
+}
+
 /** The audio blobs (their digests) a frame refers to. */
 function blobsOf(f: RealtimeFrame): string[] {
   return 'audio' in f ? [f.audio.blob] : 'blob' in f ? [f.blob] : 'blobs' in f ? (f.blobs ?? []) : [];

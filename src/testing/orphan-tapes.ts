@@ -9,6 +9,7 @@ import { existsSync, unlinkSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { readTape, withTapeLock } from '../store/tape-file.ts';
 import { tapesUnder } from '../store/tape-files.ts';
+import { sessionRemain } from '../realtime/usage-mark.ts';
 
 /** Companion tapes (`tape.cache()`, `tape.mcp()`) belong to the test tape beside them. */
 const COMPANION = /\.(cache|mcp)\.tape$/;
@@ -44,10 +45,17 @@ export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<st
  */
 export const defaultTapeFolder = (file: string): string => join(dirname(file), '__tapes__', basename(file, extname(file)));
 
-/** How many records a tape holds (0 when it cannot be read: such a tape is not ours to judge). */
+/**
+ * How many recordings a tape holds (0 when it cannot be read: such a tape is not ours to judge).
+ * A realtime session is one recording, as the run summary counts it elsewhere
+ * (./run-report.ts): its head, not also its parts and audio (src/realtime/usage-mark.ts).
+ *
+ * @example
+ * await recordCount('/p/test/__tapes__/voice.test/a-deleted-test.tape') // 1 for one session of 3 parts and its audio
+ */
 export async function recordCount(tape: string): Promise<number> {
   try {
-    return (await readTape(tape)).records.length;
+    return (await readTape(tape)).records.filter((r) => !sessionRemain(r.value)).length;
   } catch {
     return 0;
   }
@@ -55,7 +63,8 @@ export async function recordCount(tape: string): Promise<number> {
 
 /**
  * Removes a tape no test opened, under its lock, unless a writer added to it since it was
- * counted (then it is left as it is). Returns how many recordings went with it.
+ * counted by {@link recordCount} (then it is left as it is). Returns how many recordings went
+ * with it.
  *
  * @example
  * await removeOrphanTape('/p/test/__tapes__/chat.test/chat/a-deleted-test.tape', 2) // 2

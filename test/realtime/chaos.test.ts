@@ -252,7 +252,7 @@ describe('realtime chaos: close (1011) in the middle of a response', () => {
     expect(digest(tape)).toBe(before);
   });
 
-  it('refused in record mode (E_CHAOS_MODE) unless live; with live, the header never reaches the upstream and the session is recorded unfaulted', async () => {
+  it('refused in record mode (E_CHAOS_MODE) unless live; with live, the header never reaches the upstream and the session is recorded whole behind the fault', async () => {
     const rec = join(dir, 'live.tape');
     await expect(startProxy({ upstream: fake.url, tape: rec, mode: 'record', port: 0, tls, chaos: { faults: { close: 1 } } })).rejects.toMatchObject({ code: 'E_CHAOS_MODE' });
     const plain = await startProxy({ upstream: fake.url, tape: rec, mode: 'record', port: 0, tls });
@@ -263,24 +263,38 @@ describe('realtime chaos: close (1011) in the middle of a response', () => {
     }
     const connects = fake.connects.length;
     const warnings: string[] = [];
-    const live = await startProxy({ upstream: fake.url, tape: rec, mode: 'record', port: 0, tls, chaos: { faults: { close: 1 }, live: true }, onWarning: (m) => warnings.push(m) });
+    // No fault drawn: only the header asks for one.
+    const live = await startProxy({ upstream: fake.url, tape: rec, mode: 'record', port: 0, tls, chaos: { faults: {}, live: true, seed: 3 }, onWarning: (m) => warnings.push(m) });
     try {
       const a = await ask(live.url, tls.ca, 'first', { 'x-tapedeck-chaos': 'close' });
-      expect(a.transcript).toBe('You said: first');
-      // Nothing was injected, so nothing is announced.
-      expect(warnings.join('\n')).not.toMatch(/fault injected/);
+      expect(a.code).toBe(1011);
+      expect(a.reason).toMatch(/close injected \(1011\) in the middle of a response; seed 3/);
+      expect(types(a)).toContain('response.created');
+      expect(types(a)).not.toContain('response.done');
+      expect(warnings.join('\n')).toMatch(/chaos: first fault injected \(close on GET \/v1\/realtime/);
       expect(fake.connects.length).toBe(connects + 1);
       expect(Object.keys(fake.connects.at(-1)!.headers)).not.toContain('x-tapedeck-chaos');
-      // A fault that could not be injected is not counted.
-      expect(live.handler.stats().faults).toBeUndefined();
+      expect(live.handler.stats().faults).toEqual({ close: 1 });
       expect(live.handler.stats().realtime?.recorded).toBe(1);
+      // The reconnect gets the session recorded behind the fault, whole, from the tape's side:
+      // the upstream is not asked again.
+      const b = await ask(live.url, tls.ca, 'first');
+      expect(b.transcript).toBe('You said: first');
+      expect(b.events).toEqual(a.events.concat(b.events.slice(a.events.length)));
+      expect(fake.connects.length).toBe(connects + 1);
+      // A later session goes live as usual, unfaulted without the header.
+      expect((await ask(live.url, tls.ca, 'second')).transcript).toBe('You said: second');
+      expect(fake.connects.length).toBe(connects + 2);
+      expect(live.handler.stats().faults).toEqual({ close: 1 });
+      expect(live.handler.stats().realtime).toMatchObject({ recorded: 2, replayed: 1 });
     } finally {
       await live.close();
     }
     const again = await startProxy({ tape: rec, mode: 'replay', port: 0, tls });
     try {
-      // What was recorded is the whole session, never a faulted one.
+      // What was recorded is the whole session, never the faulted one's half.
       expect((await ask(again.url, tls.ca, 'first')).transcript).toBe('You said: first');
+      expect((await ask(again.url, tls.ca, 'second')).transcript).toBe('You said: second');
     } finally {
       await again.close();
     }
@@ -334,6 +348,210 @@ describe('realtime chaos: close (1011) in the middle of a response', () => {
     const bad = serve(['--tape', tape, '--port', '0', '--chaos', 'clos:0.5']);
     expect(await bad.exited).not.toBe(0);
     expect(bad.stderr()).toMatch(/E_CHAOS_SPEC[\s\S]*close/);
+  });
+});
+
+describe('realtime chaos on sessions recorded live: cut as their replay is cut, recorded whole behind the fault', () => {
+  let tls: Awaited<ReturnType<typeof makeLocalCertificate>>;
+  let fake: FakeRealtime;
+  beforeAll(async () => {
+    tls = await makeLocalCertificate();
+    fake = await startFakeRealtime();
+  });
+  afterAll(() => fake.close());
+
+  it('record mode (startProxy, chaos live): the first connect is closed 1011 mid-response, the reconnect replays the session recorded behind it; a replay cuts the same place', async () => {
+    const tape = join(dir, 'record-live.tape');
+    const chaos = { faults: { close: 1 }, attempts: 1, seed: 7, live: true };
+    const warnings: string[] = [];
+    const rec = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0, tls, chaos, onWarning: (m) => warnings.push(m) });
+    let cut: Asked;
+    let whole: Asked;
+    const connects = fake.connects.length;
+    try {
+      cut = await ask(rec.url, tls.ca, 'first');
+      expect(cut.code).toBe(1011);
+      expect(cut.reason).toBe('tapedeck chaos: close injected (1011) in the middle of a response; seed 7');
+      expect(cut.transcript).toBeUndefined();
+      const t = types(cut);
+      expect(t).toContain('response.created');
+      expect(t).not.toContain('response.done');
+      whole = await ask(rec.url, tls.ca, 'first');
+      expect(whole.transcript).toBe('You said: first');
+      expect(whole.code).toBe(1000);
+      // In the middle of the response the reconnect gets whole: the events up to the cut are the same ones.
+      expect(cut.events).toEqual(whole.events.slice(0, cut.events.length));
+      expect(cut.events.length).toBeLessThan(whole.events.length - 1);
+      // The API was asked once: the reconnect replayed the session stored behind the fault.
+      expect(fake.connects.length).toBe(connects + 1);
+      const st = rec.handler.stats();
+      expect(st.faults).toEqual({ close: 1 });
+      expect(st.realtime).toMatchObject({ recorded: 1, replayed: 1, misses: 0 });
+      expect(warnings.join('\n')).toMatch(/chaos: first fault injected \(close on GET \/v1\/realtime\?model=gpt-realtime\) with seed 7/);
+    } finally {
+      await rec.close();
+    }
+    // The tape has the session whole, ended by the proxy: a replay without chaos gives all of it
+    // and leaves the socket for the client to close.
+    const plain = await startProxy({ tape, mode: 'replay', port: 0, tls });
+    try {
+      const again = await ask(plain.url, tls.ca, 'first');
+      expect(again.events).toEqual(whole.events);
+      expect(again.code).toBe(1000);
+    } finally {
+      await plain.close();
+    }
+    // CI: the same chaos on the replay cuts at the very place the recording run did.
+    const replay = await startProxy({ tape, mode: 'replay', port: 0, tls, chaos: { ...chaos, live: false }, onWarning: () => {} });
+    try {
+      const c = await ask(replay.url, tls.ca, 'first');
+      expect(c.code).toBe(1011);
+      expect(c.reason).toBe(cut.reason);
+      expect(c.events).toEqual(cut.events);
+      expect((await ask(replay.url, tls.ca, 'first')).events).toEqual(whole.events);
+    } finally {
+      await replay.close();
+    }
+  });
+
+  it('a client that sends its frames back to back is cut where the replay of its session is cut', async () => {
+    const tape = join(dir, 'record-b2b.tape');
+    const burst = async (url: string) => {
+      const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca: tls.ca } }, new OpenAI({ apiKey: KEY, baseURL: `${url}/v1` }));
+      const events: Event[] = [];
+      rt.on('event', (e) => events.push(e as Event));
+      rt.on('error', () => {});
+      const closed = new Promise<number>((r) => rt.socket.once('close', (code) => r(code)));
+      rt.on('response.done', () => rt.close());
+      await new Promise<void>((resolve, reject) => {
+        rt.socket.once('open', () => resolve());
+        rt.socket.once('error', reject);
+      });
+      rt.send({ type: 'session.update', session: { type: 'realtime', instructions: 'be brief' } });
+      rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'all at once' }] } });
+      rt.send({ type: 'response.create' });
+      return { code: await closed, events };
+    };
+    const chaos = { faults: { close: 1 }, attempts: 1, seed: 5, live: true };
+    const rec = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0, tls, chaos, onWarning: () => {} });
+    let cut: { code: number; events: Event[] };
+    try {
+      cut = await burst(rec.url);
+      const whole = await burst(rec.url);
+      expect(cut.code).toBe(1011);
+      expect(whole.code).toBe(1000);
+      expect(cut.events.map((e) => e.type)).toContain('response.created');
+      expect(cut.events.map((e) => e.type)).not.toContain('response.done');
+      expect(cut.events).toEqual(whole.events.slice(0, cut.events.length));
+    } finally {
+      await rec.close();
+    }
+    const replay = await startProxy({ tape, mode: 'replay', port: 0, tls, chaos: { ...chaos, live: false }, onWarning: () => {} });
+    try {
+      expect(await burst(replay.url)).toEqual(cut);
+    } finally {
+      await replay.close();
+    }
+  });
+
+  it('a client that waits for the last event of a step before its next frame is not kept waiting by the cut (the upstream went quiet)', async () => {
+    const tape = join(dir, 'record-waits.tape');
+    // The message, then response.create only once the server said the item is done: the step of
+    // the message has two events, the second of which the cut would hold for a response.
+    const stepwise = async (url: string) => {
+      const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca: tls.ca } }, new OpenAI({ apiKey: KEY, baseURL: `${url}/v1` }));
+      const events: Event[] = [];
+      rt.on('event', (e) => events.push(e as Event));
+      rt.on('error', () => {});
+      const closed = new Promise<number>((r) => rt.socket.once('close', (code) => r(code)));
+      rt.on('response.done', () => rt.close());
+      rt.on('conversation.item.done', () => rt.send({ type: 'response.create' }));
+      await new Promise<void>((resolve, reject) => {
+        rt.socket.once('open', () => resolve());
+        rt.socket.once('error', reject);
+      });
+      rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'step by step' }] } });
+      return { code: await closed, events };
+    };
+    const chaos = { faults: { close: 1 }, attempts: 1, seed: 4, live: true };
+    const rec = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0, tls, chaos, onWarning: () => {} });
+    let cut: { code: number; events: Event[] };
+    try {
+      cut = await stepwise(rec.url);
+      expect(cut.code).toBe(1011);
+      const t = cut.events.map((e) => e.type);
+      expect(t).toContain('conversation.item.done');
+      expect(t).toContain('response.created');
+      expect(t).not.toContain('response.done');
+      const whole = await stepwise(rec.url);
+      expect(whole.events.map((e) => e.type)).toContain('response.done');
+      expect(cut.events).toEqual(whole.events.slice(0, cut.events.length));
+    } finally {
+      await rec.close();
+    }
+    const replay = await startProxy({ tape, mode: 'replay', port: 0, tls, chaos: { ...chaos, live: false }, onWarning: () => {} });
+    try {
+      expect(await stepwise(replay.url)).toEqual(cut);
+    } finally {
+      await replay.close();
+    }
+  });
+
+  it('update mode, @google/genai: a connect the tape has no session of is cut mid-answer and recorded; the reconnect replays it', async () => {
+    const tape = join(dir, 'update-gemini.tape');
+    const chaos = { faults: { close: 1 }, attempts: 1, seed: 9, live: true };
+    const connects = fake.connects.length;
+    const up = await startProxy({ upstream: fake.url, tape, mode: 'update', port: 0, chaos, onWarning: () => {} });
+    let cutMessages: Record<string, any>[];
+    try {
+      const cut = await live(up.url);
+      cut.session.sendClientContent({ turns: [{ role: 'user', parts: [{ text: 'hello there' }] }], turnComplete: true });
+      // A session that is not cut completes its turn and stays open: that is the failure, not a wait.
+      const closed = await Promise.race([cut.closed, cut.turn.then(() => 'the turn completed')]);
+      expect(closed).toEqual({ code: 1011, reason: 'tapedeck chaos: close injected (1011) in the middle of a response; seed 9' });
+      cutMessages = cut.messages;
+      expect(cutMessages.some((m) => m.serverContent?.modelTurn !== undefined)).toBe(true);
+      expect(cutMessages.some((m) => m.serverContent?.turnComplete === true)).toBe(false);
+      const whole = await live(up.url);
+      whole.session.sendClientContent({ turns: [{ role: 'user', parts: [{ text: 'hello there' }] }], turnComplete: true });
+      await whole.turn;
+      expect(whole.messages.slice(0, cutMessages.length)).toEqual(cutMessages);
+      expect(whole.messages.length).toBeGreaterThan(cutMessages.length + 1);
+      whole.session.close();
+      await whole.closed;
+      expect(fake.connects.length).toBe(connects + 1);
+      expect(up.handler.stats().faults).toEqual({ close: 1 });
+      expect(up.handler.stats().realtime).toMatchObject({ recorded: 1, replayed: 1 });
+    } finally {
+      await up.close();
+    }
+    const replay = await startProxy({ tape, mode: 'replay', port: 0, chaos: { ...chaos, live: false }, onWarning: () => {} });
+    try {
+      const again = await live(replay.url);
+      again.session.sendClientContent({ turns: [{ role: 'user', parts: [{ text: 'hello there' }] }], turnComplete: true });
+      expect((await again.closed).code).toBe(1011);
+      expect(again.messages).toEqual(cutMessages);
+    } finally {
+      await replay.close();
+    }
+  });
+
+  it('a session that ends before its first response completes is not faulted, and its fault not counted', async () => {
+    const tape = join(dir, 'record-no-response.tape');
+    const rec = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0, tls, chaos: { faults: { close: 1 }, live: true, seed: 2 }, onWarning: () => {} });
+    try {
+      const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca: tls.ca } }, new OpenAI({ apiKey: KEY, baseURL: `${rec.url}/v1` }));
+      const created = new Promise<void>((r) => rt.on('session.created', () => r()));
+      const closed = new Promise<number>((r) => rt.socket.once('close', (code) => r(code)));
+      await created;
+      rt.close();
+      expect(await closed).toBe(1000);
+      // The proxy settles the session once both sides closed.
+      await new Promise((r) => setTimeout(r, 100));
+      expect(rec.handler.stats().faults).toBeUndefined();
+    } finally {
+      await rec.close();
+    }
   });
 });
 
