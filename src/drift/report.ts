@@ -199,12 +199,17 @@ function errorPhrase(e: { old?: string; new?: string }): string {
   return `${clip(e.old, 50)} -> ${clip(e.new, 50)}`;
 }
 
-/** An MCP exchange compared, as an entry: `status` is 200, or the JSON-RPC error code it answered with. */
-function mcpEntryOf(p: McpPairing): DriftEntry {
-  const sideOf = (x: McpRecorded): EntrySide => {
-    const code = x.answer.error?.code;
-    return { index: x.index, key: x.record.key, status: typeof code === 'number' ? code : 200, streamed: false };
-  };
+/**
+ * An entry of a pairing that is not an HTTP recording's (an MCP exchange, a realtime session):
+ * its sides as `sideOf` gives them, its shape, and the summary of a side alone (`added`, `removed`).
+ */
+function pairedEntry<T>(
+  p: { tape: string; route: string; old?: T; new?: T; classification?: Classification },
+  sideOf: (x: T) => EntrySide,
+  shape: string,
+  requestChange: string[],
+  alone: { added: string; removed: string },
+): Omit<DriftEntry, 'summary'> & { summary?: string } {
   const c = p.classification;
   const e: Omit<DriftEntry, 'summary'> = {
     tape: p.tape,
@@ -212,34 +217,37 @@ function mcpEntryOf(p: McpPairing): DriftEntry {
     status: p.old && p.new ? 'paired' : p.new ? 'added' : 'removed',
     ...(p.old ? { old: sideOf(p.old) } : {}),
     ...(p.new ? { new: sideOf(p.new) } : {}),
-    requestChange: p.requestChange,
-    shape: 'mcp',
+    requestChange,
+    shape,
     classes: c?.classes ?? [],
     primary: c?.primary ?? '',
     details: c?.details ?? {},
   };
-  const summary = e.status === 'added' ? 'new exchange (no old one for this call)' : e.status === 'removed' ? 'exchange gone (the call was not made again)' : summaryOf(e);
-  return { ...e, summary };
+  return e.status === 'paired' ? e : { ...e, summary: alone[e.status as 'added' | 'removed'] };
+}
+
+/** An MCP exchange compared, as an entry: `status` is 200, or the JSON-RPC error code it answered with. */
+function mcpEntryOf(p: McpPairing): DriftEntry {
+  const e = pairedEntry(
+    p,
+    (x: McpRecorded) => {
+      const code = x.answer.error?.code;
+      return { index: x.index, key: x.record.key, status: typeof code === 'number' ? code : 200, streamed: false };
+    },
+    'mcp',
+    p.requestChange,
+    { added: 'new exchange (no old one for this call)', removed: 'exchange gone (the call was not made again)' },
+  );
+  return { ...e, summary: e.summary ?? summaryOf(e) };
 }
 
 /** A realtime session compared, as an entry: sides by the session's place on its tape. */
 function sessionEntryOf(p: RealtimePairing): DriftEntry {
-  const sideOf = (x: { index: number; session: { sid: string } }): EntrySide => ({ index: x.index, key: x.session.sid, status: 101, streamed: true });
-  const c = p.classification;
-  const e: Omit<DriftEntry, 'summary'> = {
-    tape: p.tape,
-    route: p.route,
-    status: p.old && p.new ? 'paired' : p.new ? 'added' : 'removed',
-    ...(p.old ? { old: sideOf(p.old) } : {}),
-    ...(p.new ? { new: sideOf(p.new) } : {}),
-    requestChange: [],
-    shape: 'realtime',
-    classes: c?.classes ?? [],
-    primary: c?.primary ?? '',
-    details: c?.details ?? {},
-  };
-  const summary = e.status === 'added' ? 'new session (no old one for this connect)' : e.status === 'removed' ? 'session gone (the connect was not made again)' : summaryOf(e).replace(/^same answer$/, 'same session');
-  return { ...e, summary };
+  const e = pairedEntry(p, (x: { index: number; session: { sid: string } }) => ({ index: x.index, key: x.session.sid, status: 101, streamed: true }), 'realtime', [], {
+    added: 'new session (no old one for this connect)',
+    removed: 'session gone (the connect was not made again)',
+  });
+  return { ...e, summary: e.summary ?? summaryOf(e).replace(/^same answer$/, 'same session') };
 }
 
 const zero = () => Object.fromEntries(DRIFT_CLASSES.map((c) => [c, 0])) as Record<DriftClass, number>;
