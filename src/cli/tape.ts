@@ -4,6 +4,8 @@
 import { EXIT } from '../cli-errors.ts';
 import { holdsKeyedMask } from '../store/keyed-mask.ts';
 import { callLabel } from '../mcp/tape.ts';
+import { cancelledAfter } from '../mcp/cancelled.ts';
+import type { McpRecord } from '../store/records.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import { damageInOrder } from '../store/damage-order.ts';
 import { writerFor } from '../store/chunked-write.ts';
@@ -183,7 +185,10 @@ function inspectLine(r: { offset: number; length: number; value: unknown }, i: n
     // MCP exchanges: the method and what it names in place of model and first message.
     const req = (v.request ?? {}) as { method?: unknown; params?: unknown };
     const method = typeof req.method === 'string' ? req.method : '?';
-    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${callLabel(method, req.params)}\t-\n`;
+    // A request the client cancelled has no answer: said, so it is not read as one that hung.
+    const cancelled = cancelledAfter(v as unknown as McpRecord);
+    const label = `${callLabel(method, req.params)}${cancelled === undefined ? '' : ` (cancelled by the client after ${Math.round(cancelled)} ms)`}`;
+    return `${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\tmcp\t${label}\t-\n`;
   }
   const { request, route, endpoint } = recordedRequest(v);
   const { model, first } = modelAndFirstText(request, endpoint);

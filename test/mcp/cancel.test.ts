@@ -2,6 +2,7 @@
 // real SDK Client: recorded as cancelled, replayed as such (the client's own cancellation, no
 // miss), a replay that does not cancel it gets a miss that says so, and a tape made before
 // cancelled calls were recorded misses with a message that names the call, not another tool.
+import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -94,6 +95,10 @@ describe('a call the client cancels', () => {
     expect(replayed.echo).toEqual(live.echo);
     expect(misses.map((m) => m.message)).toEqual([]);
     expect((await t.tape).misses).toEqual([]);
+    // inspect says the call was cancelled, so its missing answer is not read as a hang.
+    const ins = spawnSync(process.execPath, [join(import.meta.dirname, '../../dist/cli.js'), 'inspect', tape], { encoding: 'utf8' });
+    expect(ins.stdout).toMatch(/trigger-long-running-operation[^\n]* \(cancelled by the client after \d+ ms\)/);
+    expect(ins.stdout.match(/cancelled by the client/g)).toHaveLength(1);
     rmSync(dir, { recursive: true, force: true });
   });
 
