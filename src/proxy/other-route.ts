@@ -8,6 +8,7 @@
  */
 import { routeEndpoint, routeOf } from '../providers/index.ts';
 import type { RecordCollection } from '../store/collection.ts';
+import { queryPairs } from '../store/query-pairs.ts';
 import { httpRecordKey, type MatchKind } from '../store/records.ts';
 
 /**
@@ -89,7 +90,7 @@ export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
   const q = endpoint.url.indexOf('?');
   const path = q < 0 ? endpoint.url : endpoint.url.slice(0, q);
   const { headers, origin } = partsAfter(route, endpoint);
-  const mine = queryPairs(q < 0 ? '' : endpoint.url.slice(q + 1));
+  const mine = queryValues(q < 0 ? '' : endpoint.url.slice(q + 1));
   let best: { theirs: Map<string, string>; differs: number } | undefined;
   for (const [name, r] of routes) {
     if (r.count === 0 || name === route) continue;
@@ -98,7 +99,7 @@ export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
     if (there.method !== endpoint.method || (tq < 0 ? there.url : there.url.slice(0, tq)) !== path) continue;
     const rest = partsAfter(name, there);
     if (rest.headers !== headers || !sameHost(rest.origin, origin)) continue;
-    const theirs = queryPairs(tq < 0 ? '' : there.url.slice(tq + 1));
+    const theirs = queryValues(tq < 0 ? '' : there.url.slice(tq + 1));
     // The closest: the fewest names whose values differ.
     let differs = 0;
     for (const k of new Set([...mine.keys(), ...theirs.keys()])) if (mine.get(k) !== theirs.get(k)) differs++;
@@ -119,23 +120,10 @@ export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
   return `query differs: ${diff.slice(0, 3).join(', ')}${diff.length > 3 ? ', ...' : ''} for ${at}`;
 }
 
-/** A query value as meant (`%5BREDACTED%5D` is a mask), or as written when its escapes are malformed. */
-function shown(v: string): string {
-  try {
-    return decodeURIComponent(v.replace(/\+/g, ' '));
-  } catch {
-    return v;
-  }
-}
-
-/** A query's names and values, values decoded (first of each name; masks compare as text). */
-function queryPairs(query: string): Map<string, string> {
+/** A query's names and values as meant (first of each name; masks compare as text; a piece with no `=` has ''). */
+function queryValues(query: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const pair of query === '' ? [] : query.split('&')) {
-    const eq = pair.indexOf('=');
-    const k = eq < 0 ? pair : pair.slice(0, eq);
-    if (!out.has(k)) out.set(k, eq < 0 ? '' : shown(pair.slice(eq + 1)));
-  }
+  for (const p of query === '' ? [] : queryPairs(query)) if (!out.has(p.name)) out.set(p.name, p.value ?? '');
   return out;
 }
 
