@@ -331,15 +331,18 @@ export function recordedBehind(req: DeckRequest): boolean {
 }
 
 /**
- * Update mode: whether a plan's fault stands in for a call the tape has no recording of (its
- * replay would find none for the fault to stand in for, and miss), so the call's real answer is
- * to be recorded behind the fault. Not for a fault a request forced (`forced`: its header).
+ * Whether a plan's fault stands in for a call whose replay would find no recording for the fault
+ * to stand in for, and miss, so the call's real answer is to be recorded behind the fault: in
+ * update mode, a call the tape has no recording of; in record mode, every call (the run replaces
+ * what the tape had, and the recording waits for the call's retry: ./held-for-retry.ts). Not
+ * for a fault a request forced (`forced`: its header).
  *
  * @example
  * if (needsRecordBehind(plan, deck, forced, req)) await recordBehind(f, url, req)
  */
 export function needsRecordBehind(plan: ChaosPlan, d: Deck, forced: string | undefined, req: DeckRequest): boolean {
-  return (plan.kind === 'status' || plan.kind === 'reset' || plan.kind === 'timeout') && d.mode === 'update' && forced === undefined && !holds(d, req);
+  if (!(plan.kind === 'status' || plan.kind === 'reset' || plan.kind === 'timeout') || forced !== undefined) return false;
+  return d.mode === 'record' || (d.mode === 'update' && !holds(d, req));
 }
 
 /**

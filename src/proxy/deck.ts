@@ -48,7 +48,8 @@ import { openRecorder, type DeckRecorder } from './deck-record.ts';
 // Browser bundles get fleet.browser.ts (package.json "browser"): a page's tape is never shared.
 import { Fleet } from './fleet.ts';
 // Browser bundles get origins.browser.ts and host-match.browser.ts: a page compares no hosts.
-import { filedName, ORIGIN_FILING, recordedRoutes } from '../store/origins.ts';
+import { filedKey, filedName, ORIGIN_FILING, recordedRoutes } from '../store/origins.ts';
+import { HeldForRetry } from './held-for-retry.ts';
 import { checkHostMatch, openHostMatch, type Found, type HostLookup, type HostMatchMode } from './host-match.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
@@ -906,6 +907,9 @@ export class Deck {
       const prepared = this.recorder.prepare(req, route);
       // Its old recordings are asked for, whether or not the new answer gets recorded (pruning).
       if (this.col) askedFor(this.col, prepared, req.origin);
+      // A faulted call's retry: answered by what was recorded behind the fault (./held-for-retry.ts).
+      const held = this.heldForRetry.size > 0 ? this.heldForRetry.take(filedKey({ ...prepared, origin: req.origin })) : undefined;
+      if (held) return { kind: 'replay', record: held, matchedBy: 'exact', warnings: [] };
       return { kind: 'upstream', prepared };
     }
     const found = this.served(this.hosts.find(req, route), route, req);
@@ -1196,8 +1200,15 @@ export class Deck {
    * and stats.appendFailures; `durable` never rejects.
    */
   record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number, turn?: RecordTurn): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
-    return this.recorder.record(p, req, response, recordedAt, durationMs, turn);
+    const r = this.recorder.record(p, req, response, recordedAt, durationMs, turn);
+    const rec = r.rec;
+    // Record mode: held for the faulted call's retry once stored (./held-for-retry.ts).
+    if (rec && req.behindFault === true && this.mode === 'record') return { rec, durable: r.durable.then((e) => (e === undefined && this.heldForRetry.hold(rec), e)) };
+    return r;
   }
+
+  /** Record mode: recordings made behind a fault, for the faulted calls' retries. */
+  private readonly heldForRetry = new HeldForRetry();
 
   /**
    * A turn among the identical requests being recorded (./record-turns.ts), for a request the

@@ -25,19 +25,24 @@ afterAll(async () => {
  * One run of the fallback test: every call rate-limited; the fallback answers. `serve`: through
  * the test's proxy (tape.serve()) rather than its fetch.
  */
-async function fallbackTest(tape: string, env: Record<string, string>, serve = false): Promise<{ answer: string; failure?: unknown }> {
+async function fallbackTest(tape: string, env: Record<string, string>, serve = false, o: { maxRetries?: number; calls?: number } = {}): Promise<{ answer: string; failure?: unknown }> {
   const t = openTestTape({ tape, env, test: 'falls back on rate limit' });
-  t.chaos({ faults: { 429: 1 }, seed: 1 });
-  let answer = '';
+  t.chaos({ faults: { 429: 1 }, seed: 1, ...(o.maxRetries ? { attempts: 1, retryAfterMs: 10 } : {}) });
+  const answers: string[] = [];
   try {
-    const c = serve ? openai((await t.serve({ upstream: up.url, tls: false })).url) : openai(up.url, { fetch: t.fetch });
-    answer = await c.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'summarize' }] }).then(
-      (r) => r.choices[0]!.message.content ?? '',
-      (e: { status?: number }) => (e.status === 429 ? 'fallback' : `ERR ${e.status}`),
-    );
+    const c = serve ? openai((await t.serve({ upstream: up.url, tls: false })).url, { maxRetries: o.maxRetries ?? 0 }) : openai(up.url, { fetch: t.fetch, maxRetries: o.maxRetries ?? 0 });
+    for (let i = 0; i < (o.calls ?? 1); i++) {
+      answers.push(
+        await c.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'summarize' }] }).then(
+          (r) => r.choices[0]!.message.content ?? '',
+          (e: { status?: number }) => (e.status === 429 ? 'fallback' : `ERR ${e.status}`),
+        ),
+      );
+    }
   } catch (e) {
-    return { answer, failure: e };
+    return { answer: answers.join(' | '), failure: e };
   }
+  const answer = answers.join(' | ');
   const failure = await t.close().then(() => undefined, (e: unknown) => e);
   return { answer, ...(failure ? { failure } : {}) };
 }
@@ -68,5 +73,33 @@ describe('a fault in update mode on a call the tape has no recording of', () => 
     await fallbackTest(tape, {}, true);
     expect((await readTape(tape)).records).toHaveLength(1);
     expect(up.calls.length - calls).toBe(1);
+  });
+});
+
+// Record mode (TAPEDECK_MODE=record, `tapedeck record`) recorded nothing behind a fault: a call
+// the app never retried had no recording, so its replay in CI missed; and a retried call was
+// sent again, so its recording was the retry's (a second identical call then replayed it).
+describe('a fault in record mode', () => {
+  const record = { TAPEDECK_MODE: 'record' };
+
+  it.each([false, true])('records the answer behind the fault of a call never retried (through the proxy: %s)', async (serve) => {
+    const tape = join(tmp.dir, `record-fallback-${serve}.tape`);
+    expect(await fallbackTest(tape, record, serve)).toEqual({ answer: 'fallback' });
+    expect((await readTape(tape)).records).toHaveLength(1);
+    expect(await fallbackTest(tape, { CI: 'true' }, serve)).toEqual({ answer: 'fallback' });
+  });
+
+  it.each([false, true])('answers the retry with the recording made behind the fault, once per call (through the proxy: %s)', async (serve) => {
+    const tape = join(tmp.dir, `record-retry-${serve}.tape`);
+    const calls = up.calls.length;
+    const recorded = await fallbackTest(tape, record, serve, { maxRetries: 1, calls: 2 });
+    // Each call's first attempt is faulted; its retry gets the answer recorded behind it.
+    expect(recorded.failure).toBeUndefined();
+    expect(recorded.answer).toMatch(/^Echo \d+: summarize \| Echo \d+: summarize$/);
+    expect(up.calls.length - calls).toBe(2);
+    expect((await readTape(tape)).records).toHaveLength(2);
+    // The replay gives each call the answer the recording run gave it.
+    expect(await fallbackTest(tape, { CI: 'true' }, serve, { maxRetries: 1, calls: 2 })).toEqual({ answer: recorded.answer });
+    expect(up.calls.length - calls).toBe(2);
   });
 });
