@@ -229,6 +229,8 @@ export interface McpHttpOptions extends McpTapeOptions {
   shutdownTimeoutMs?: number;
   /** Where the user sets it, for the warning about an answer that did not come in time. */
   shutdownFix?: string;
+  /** Replay: how much longer than recorded a client may take to cancel a call recorded as cancelled (McpSession's option; tapedeck serve --cancel-grace). */
+  cancelGraceMs?: number;
 }
 
 /**
@@ -368,6 +370,7 @@ export class McpHttpEndpoint {
       timeoutMs: this.opts.timeoutMs,
       ...(this.opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: this.opts.shutdownTimeoutMs } : {}),
       ...(this.opts.shutdownFix !== undefined ? { shutdownFix: this.opts.shutdownFix } : {}),
+      ...(this.opts.cancelGraceMs !== undefined ? { cancelGraceMs: this.opts.cancelGraceMs } : {}),
       gapMs: 1,
     });
     this.sessions.set(id, s);

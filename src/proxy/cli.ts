@@ -78,6 +78,9 @@ Options:
                         gets 408 and is cut (within a tenth of it, at most 1 s)
   --shutdown-timeout MS On SIGINT/SIGTERM, how long in-flight requests may finish
                         before their upstream calls are aborted (default 10000)
+  --cancel-grace MS     MCP replay of a call the client cancelled when recorded: how
+                        much longer than recorded it may take to cancel it before it
+                        is a miss (default 2000)
   --chaos SPEC          Faults on demand (docs/chaos.md): a comma list of fault or
                         fault:rate (rate 0..1, default 1) among 429, 500, 503, 529
                         (overloaded), timeout (headers never come), reset (socket
@@ -165,6 +168,7 @@ const SERVE_OPTIONS = {
   'connect-timeout': { type: 'string' },
   'idle-timeout': { type: 'string' },
   'shutdown-timeout': { type: 'string' },
+  'cancel-grace': { type: 'string' },
   'request-timeout': { type: 'string' },
   'on-record-failure': { type: 'string' },
   hooks: { type: 'string' },
@@ -265,6 +269,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
     ...(v['connect-timeout'] !== undefined ? { connectTimeoutMs: parseMs('connect-timeout', v['connect-timeout']) } : {}),
     ...(v['idle-timeout'] !== undefined ? { idleTimeoutMs: parseMs('idle-timeout', v['idle-timeout']) } : {}),
     ...(v['shutdown-timeout'] !== undefined ? { shutdownTimeoutMs: parseMs('shutdown-timeout', v['shutdown-timeout']) } : {}),
+    ...(v['cancel-grace'] !== undefined ? { cancelGraceMs: parseInteger('cancel-grace', v['cancel-grace'], 0, MAX_MS) } : {}),
     ...(v['request-timeout'] !== undefined ? { requestTimeoutMs: parseMs('request-timeout', v['request-timeout']) } : {}),
   };
 }

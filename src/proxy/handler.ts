@@ -22,7 +22,7 @@ import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream, type
 import type { AwsCredentials } from './sigv4.ts';
 import { ChunkLog, FinalEventHold, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, UpstreamLink, upstreamTarget, upstreamUrl } from './upstream.ts';
 import { upstreamPrefix } from '../store/upstream-prefix.ts';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, graceOption, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
 import type { ReplayPut } from '../replay/store.ts';
 import { isMcpRequest, McpHttpEndpoint, type McpHttpStats } from '../mcp/http.ts';
@@ -51,6 +51,12 @@ export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
    * recorded; its client gets 503 E_PROXY_CLOSED, or a cut connection if its answer had started.
    */
   shutdownTimeoutMs?: number;
+  /**
+   * MCP over Streamable HTTP, replay of a call recorded as cancelled by its client: how much
+   * longer than recorded the client may take to cancel it before it is a miss (whole ms, default
+   * 2000; tapedeck serve --cancel-grace; docs/mcp.md, "Requests the client cancels").
+   */
+  cancelGraceMs?: number;
   /** Base URL requests are forwarded to, e.g. https://api.openai.com. Required unless mode is replay. */
   upstream?: string;
   /** fetch used for upstream calls (default: Node's global fetch). */
@@ -387,7 +393,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 }
 
 /** The names of createHandler's own options (DeckOptions' are the rest). */
-export const HANDLER_OPTION_NAMES = ['connectTimeoutMs', 'idleTimeoutMs', 'shutdownTimeoutMs', 'upstream', 'fetch', 'sessionRecordCommand', 'replay', 'awsCredentials', 'onMiss'] as const;
+export const HANDLER_OPTION_NAMES = ['connectTimeoutMs', 'idleTimeoutMs', 'shutdownTimeoutMs', 'cancelGraceMs', 'upstream', 'fetch', 'sessionRecordCommand', 'replay', 'awsCredentials', 'onMiss'] as const;
 const HANDLER_OPTIONS = optionNames<HandlerOptions>()([...DECK_OPTION_NAMES, ...HANDLER_OPTION_NAMES]);
 
 /**
@@ -422,6 +428,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   const link = new UpstreamLink(opts.fetch, opts);
   const awsCredentials = opts.awsCredentials === false ? undefined : (opts.awsCredentials ?? (typeof process === 'undefined' ? undefined : awsCredentialsFromEnv(process.env)));
   const shutdownTimeoutMs = timeoutOption(opts, 'shutdownTimeoutMs', DEFAULT_SHUTDOWN_TIMEOUT_MS);
+  const cancelGraceMs = graceOption(opts.cancelGraceMs);
   // Requests in flight, and which of them have an upstream call: close() cuts them once its
   // bound has passed.
   const flights = new Flights();
@@ -820,7 +827,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   // MCP Streamable HTTP requests (JSON-RPC bodies, Mcp-Session-Id) go to an MCP endpoint on
   // the same tape, made on the first one (docs/mcp.md).
   let mcp: McpHttpEndpoint | undefined;
-  const mcpEndpoint = (d: Deck): McpHttpEndpoint => (mcp ??= new McpHttpEndpoint({ ...sessionOptions(d), timeoutMs: opts.idleTimeoutMs, fetch: opts.fetch, shutdownTimeoutMs, shutdownFix: 'shutdownTimeoutMs, tapedeck serve --shutdown-timeout MS' }));
+  const mcpEndpoint = (d: Deck): McpHttpEndpoint => (mcp ??= new McpHttpEndpoint({ ...sessionOptions(d), timeoutMs: opts.idleTimeoutMs, fetch: opts.fetch, shutdownTimeoutMs, shutdownFix: 'shutdownTimeoutMs, tapedeck serve --shutdown-timeout MS', ...(cancelGraceMs !== undefined ? { cancelGraceMs } : {}) }));
 
   // Realtime sessions (WebSocket upgrades on a provider's realtime route) go to a session
   // endpoint on the same tape, made on the first one (docs/realtime.md).

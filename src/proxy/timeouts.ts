@@ -51,3 +51,20 @@ export function timeoutOption(opts: object, name: 'connectTimeoutMs' | 'idleTime
   return v;
 }
 
+
+/**
+ * Validates `cancelGraceMs` (whole milliseconds, 0 to 2^31-1); undefined leaves the MCP
+ * session's default.
+ *
+ * @example
+ * graceOption(300) // 300
+ */
+export function graceOption(v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_TIMER_MS) {
+    throw new TapedeckError('E_ARG', `Invalid cancelGraceMs ${typeof v === 'string' ? JSON.stringify(v) : String(v)}.`, {
+      hint: `Use a whole number of milliseconds from 0 to ${MAX_TIMER_MS} (tapedeck serve --cancel-grace <ms>).`,
+    });
+  }
+  return v;
+}
