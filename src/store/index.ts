@@ -32,6 +32,7 @@ export {
   type ReplayCacheOptions,
   type ReplayRecord,
 } from './replay-cache.ts';
+export { replayCacheMiddleware, type ReplayCacheMiddleware } from './ai-sdk-cache.ts';
 export {
   createTape,
   readTape,

@@ -1,0 +1,91 @@
+// The AI SDK cache: a middleware of docs/api.md with only wrapGenerate left streamText's doStream
+// unwrapped, so a streamed call in replay mode went to the live API with no miss and no warning
+// (a test suite passed while calling the real API). replayCacheMiddleware wraps both, with the
+// real `ai` and @ai-sdk/openai against the loopback fake provider (SSE as OpenAI sends it).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel, type LanguageModelMiddleware } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReplayCache, replayCacheMiddleware, withReplayCache, activeReplayCache } from '../../src/store/index.ts';
+import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tapedeck-ai-sdk-cache-'));
+let up: Upstream;
+beforeAll(async () => {
+  up = await startUpstream();
+});
+afterAll(async () => {
+  await up.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const modelOn = (cache: ReplayCache | (() => ReplayCache | undefined)) =>
+  wrapLanguageModel({ model: createOpenAI({ baseURL: `${up.url}/v1`, apiKey: 'sk-test-not-real' }).chat('gpt-4o-mini'), middleware: replayCacheMiddleware(cache) as unknown as LanguageModelMiddleware });
+
+const weather = tool({ description: 'weather', inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }), execute: async ({ city }) => `sunny in ${city}` });
+
+/** Everything a streamText call gave its caller, dates as ISO text. */
+async function streamed(cache: ReplayCache, prompt: string, tools = false) {
+  const r = streamText({ model: modelOn(cache), prompt, ...(tools ? { tools: { weather }, stopWhen: stepCountIs(2) } : {}) });
+  const parts: unknown[] = [];
+  for await (const p of r.fullStream) parts.push(p);
+  // The AI SDK names text parts itself (`aitxt-` and a random id), outside the model's stream.
+  const json = JSON.stringify(parts).replace(/"aitxt-[A-Za-z0-9]+"/g, '"aitxt-*"');
+  return { parts: JSON.parse(json) as { type: string }[], text: await r.text.catch((e: unknown) => `ERR ${String(e)}`) };
+}
+
+describe('replayCacheMiddleware', () => {
+  it('records a streamText call (with a tool loop) and replays exactly what the caller got, with no call to the API', async () => {
+    const tape = join(dir, 'stream.tape');
+    const rec = await ReplayCache.open(tape, { mode: 'record' });
+    const live = await streamed(rec, 'Weather in Paris?', true);
+    const plain = await streamed(rec, 'Hello there');
+    await rec.close();
+    expect(plain.text).toMatch(/^Echo \d+: Hello there ?$/);
+    expect(live.parts.filter((p) => p.type === 'tool-call')).toHaveLength(2);
+    expect(live.parts.some((p) => p.type === 'error')).toBe(false);
+
+    const calls = up.calls.length;
+    const cache = await ReplayCache.open(tape, { mode: 'replay' });
+    const again = await streamed(cache, 'Weather in Paris?', true);
+    const plainAgain = await streamed(cache, 'Hello there');
+    await cache.close();
+    expect(again).toEqual(live);
+    expect(plainAgain).toEqual(plain);
+    expect(up.calls.length).toBe(calls);
+  });
+
+  it('replay mode with no recording: the streamed call fails with the miss and never reaches the API', async () => {
+    const calls = up.calls.length;
+    const cache = await ReplayCache.open(join(dir, 'empty.tape'), { mode: 'replay' });
+    const r = await streamed(cache, 'never recorded');
+    await cache.close().catch(() => undefined);
+    expect(up.calls.length).toBe(calls);
+    const error = r.parts.find((p) => p.type === 'error') as { error?: { code?: string } } | undefined;
+    expect(error?.error?.code ?? r.text).toMatch(/E_MISS/);
+  });
+
+  it('a generateText recording never answers streamText, nor the other way round', async () => {
+    const tape = join(dir, 'kinds.tape');
+    const rec = await ReplayCache.open(tape, { mode: 'record' });
+    const generated = await generateText({ model: modelOn(rec), prompt: 'Only generated' });
+    await rec.close();
+    const cache = await ReplayCache.open(tape, { mode: 'replay' });
+    expect((await generateText({ model: modelOn(cache), prompt: 'Only generated' })).text).toBe(generated.text);
+    const r = await streamed(cache, 'Only generated');
+    await cache.close().catch(() => undefined);
+    expect(JSON.stringify(r.parts.find((p) => p.type === 'error'))).toContain('E_MISS');
+  });
+
+  it('takes the active cache of withReplayCache, and says so when there is none', async () => {
+    const tape = join(dir, 'active.tape');
+    const model = modelOn(activeReplayCache);
+    const live = await withReplayCache(tape, async () => (await generateText({ model, prompt: 'scoped' })).text, { mode: 'record' });
+    const calls = up.calls.length;
+    expect(await withReplayCache(tape, async () => (await generateText({ model, prompt: 'scoped' })).text, { mode: 'replay' })).toBe(live);
+    expect(up.calls.length).toBe(calls);
+    await expect(generateText({ model, prompt: 'scoped', maxRetries: 0 })).rejects.toMatchObject({ code: 'E_ARG' });
+  });
+});
