@@ -797,9 +797,9 @@ export class Deck {
   private readonly damagedStandIns = new WeakMap<object, { k: number; at: string }>();
 
   /** The next recording of a key, in recorded order (past the last: the last again, unless strictOrder). */
-  private take(route: string, match: MatchKind, key: string): HttpRecord | undefined {
+  private take(route: string, match: MatchKind, key: string, repeatLast = this.repeatLast): HttpRecord | undefined {
     try {
-      return this.col?.next(httpRecordKey(route, match, key), { repeatLast: this.repeatLast });
+      return this.col?.next(httpRecordKey(route, match, key), { repeatLast });
     } catch (e) {
       if (!(e instanceof TapedeckError && e.code === 'E_TAPE_DAMAGED')) throw e;
       throw this.damagedAt(route, `${match} key ${key}`, key, e);
@@ -1007,7 +1007,11 @@ export class Deck {
     if (!isJsonBody(req.headers, req.body)) {
       const bytes = normalizeBody(req.headers, req.body, this.redactor).bytes;
       const key = this.httpKey(route, req.headers, bytes);
-      const rec = this.take(name, 'http', key);
+      // Update mode: a GET or HEAD asked past its recordings reads a state that may have moved
+      // on (a batch, a background response, a run being polled), so it goes to the API and its
+      // answer is recorded; served the last one again, a poll loop never saw the state change.
+      const polled = this.mode === 'update' && (req.method === 'GET' || req.method === 'HEAD');
+      const rec = this.take(name, 'http', key, polled ? false : this.repeatLast);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       const detail = r && r.count > 0 ? httpMissDetail({ key, bytes, headers: req.headers, matchHeaders: this.matchHeaders, bodyMatch: this.opts.bodyMatch, redactor: this.redactor, entry: this.entry }, this.storedRequests(r, 'http')) : undefined;
       return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r, detail, name) };
