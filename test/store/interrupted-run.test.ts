@@ -87,6 +87,21 @@ describe('a record run that ended without closing its tape', () => {
     expect(quiet.filter((m) => m.includes('ended without closing'))).toEqual([]);
   });
 
+  // The fix the docs give, deleting the tape to record it again, was still warned about: the
+  // ended run's registration outlived the tape it recorded to.
+  it('is not named once its tape was deleted: the run recording the tape anew is not warned, and removes the registration', async () => {
+    const tape = join(dir, 'deleted.tape');
+    await killedRecordRun(tape, upstream.url);
+    expect(readdirSync(`${tape}.writers`).length).toBe(1);
+    rmSync(tape);
+    const warned: string[] = [];
+    const fresh = createFetch({ tape, mode: 'record', onWarning: (m) => warned.push(m) });
+    await ask(fresh, upstream.url);
+    await fresh.close();
+    expect(warned.filter((m) => m.includes('ended without closing'))).toEqual([]);
+    expect(existsSync(`${tape}.writers`)).toBe(false);
+  });
+
   it('an update run that ended without closing is not named: it replaced nothing', async () => {
     const tape = join(dir, 'update.tape');
     const first = createFetch({ tape, mode: 'record' });

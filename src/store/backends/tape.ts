@@ -129,6 +129,9 @@ export class TapeBackend implements RecordBackend {
       try {
         await createTape(this.path);
         this.madeEmpty = true;
+        // Made anew: a record run that ended without closing left nothing on it (the tape it
+        // recorded to was deleted since), so there is nothing of it to warn about.
+        this.ended = [];
       } catch (e) {
         // Another writer created it first: then we simply share it.
         if (!(e instanceof TapedeckError && e.code === 'E_TAPE_EXISTS')) throw e;
