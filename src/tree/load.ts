@@ -7,6 +7,11 @@ import type { NormalizeOptions } from '../providers/types.ts';
 import { ConversationTree, type TreeOptions } from './tree.ts';
 
 export interface LoadTreeOptions extends TreeOptions {
+  /**
+   * How the tape's request bodies are normalized (the `ignoredArgs` a ReplayCache recorded
+   * with, as `ignoreArgs`), and, by default, the bodies the tree's findOrCreate() and find() look
+   * up: the same options that made the tape's keys find them again.
+   */
   normalize?: NormalizeOptions;
 }
 
@@ -14,11 +19,14 @@ export interface LoadTreeOptions extends TreeOptions {
  * Reads a tape and builds the conversation tree of its ReplayCache records and of the LLM calls
  * recorded by the proxy or createFetch (streamed answers assembled). Damage the tape
  * reader survived is in `tapeWarnings`; records the tree could not place are in
- * `tree.warnings`, with their offsets.
+ * `tree.warnings`, with their offsets. `normalize` applies to the records and, unless a call
+ * gives its own, to later lookups.
  *
  * @example
  * const { tree } = await loadTree('test/__tapes__/chat.tape')
  * console.log(formatTree(tree))
+ * const cache = await loadTree('cache.tape', { normalize: { ignoreArgs: ['max_tokens'] } })
+ * cache.tree.findOrCreate(body).hit // keyed without max_tokens, as the ReplayCache recorded it
  */
 export async function loadTree(path: string, opts: LoadTreeOptions = {}): Promise<{ tree: ConversationTree; tapeWarnings: TapeWarning[]; records: number }> {
   // The tape is read a window at a time and each record decoded as the tree takes it: memory

@@ -112,14 +112,27 @@ export function normalizeExchange(request: unknown, value: unknown, opts: Normal
   const n = normalizeRequest(request, opts);
   const provider = n.provider;
   const responses: unknown[][] = [];
-  for (const more of responseMessages(value, opts.endpoint ?? undefined)) {
-    // Call ids are renumbered in order of first appearance, so the appended messages are
-    // numbered exactly as in the request that will follow; the prefix is unchanged.
-    // AI SDK call options keep the conversation in `prompt`, after any `messages`.
-    const next = provider === 'generic' && isAiSdkCallOptions(request) ? continueAiSdk(request, more) : continueRequest(request as Obj, provider, more);
-    const ext = normalizeRequest(next, { ...opts, provider });
-    responses.push(ext.messages.slice(n.messages.length));
-  }
+  for (const more of responseMessages(value, opts.endpoint ?? undefined)) responses.push(continuedMessages(request, provider, n.messages.length, more, opts));
   const model = n.view.model;
   return { provider, messages: n.messages, responses, model: typeof model === 'string' ? model : undefined, view: n.view };
+}
+
+/**
+ * An answer's messages (as the API gave them, e.g. OpenAI's `choices[0].message`) normalized as
+ * the follow-up request will carry them: appended to `request` in its own shape (`provider`, as
+ * normalizeRequest detected it; `requestMessages`, how many normalized messages the request
+ * itself has) and normalized with it, so call ids are numbered as in that follow-up and the
+ * answer's hashes are the ones the follow-up walks through.
+ *
+ * @example
+ * const req = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }
+ * continuedMessages(req, 'openai-chat', 1, [{ role: 'assistant', content: 'hello', refusal: null }])
+ * // [{ role: 'assistant', content: [{ type: 'text', text: 'hello' }] }]
+ */
+export function continuedMessages(request: unknown, provider: Provider, requestMessages: number, more: readonly unknown[], opts: NormalizeOptions = {}): unknown[] {
+  // Call ids are renumbered in order of first appearance, so the appended messages are
+  // numbered exactly as in the request that will follow; the prefix is unchanged.
+  // AI SDK call options keep the conversation in `prompt`, after any `messages`.
+  const next = provider === 'generic' && isAiSdkCallOptions(request) ? continueAiSdk(request, more) : continueRequest(request as Obj, provider, more);
+  return normalizeRequest(next, { ...opts, provider }).messages.slice(requestMessages);
 }

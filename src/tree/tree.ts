@@ -23,12 +23,12 @@
 
 import { chainHashes, hashMany, hashValue, pathHashes, sha256Hex } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import { requestKeys } from '../match/matcher.ts';
-import { detectProvider } from '../providers/index.ts';
+import { requestKey, requestKeys } from '../match/matcher.ts';
+import { detectProvider, normalizeRequest } from '../providers/index.ts';
 import type { NormalizeOptions } from '../providers/types.ts';
 import { isHttpRecord } from '../store/records.ts';
 import { httpRecordExchange } from './proxy-record.ts';
-import { normalizeExchange } from './response.ts';
+import { continuedMessages, normalizeExchange } from './response.ts';
 
 /** One message of a recorded conversation. */
 export interface TreeNode {
@@ -123,6 +123,11 @@ export interface ResponseInput {
   messageHashes?: readonly string[];
   /** What a hit serves; default the messages. */
   value?: unknown;
+  /**
+   * Request key to record under. Default: the request's key (findOrCreate's, or for
+   * addResponse(node, …) the key of the request that missed at that node): an answer is only
+   * served to requests of its key, never to another model's or other options'.
+   */
   key?: string;
   model?: string;
   recordedAt?: string;
@@ -140,7 +145,10 @@ export interface FindOptions {
   messages?: readonly unknown[];
   /** Request key to pick alternatives by (taken from a request body or requestKeys() output). */
   key?: string;
-  /** Normalization options for request bodies. */
+  /**
+   * Normalization options for request bodies. The tree's own (`new ConversationTree({ normalize })`,
+   * `loadTree(path, { normalize })`) apply by default; members given here replace those members.
+   */
   normalize?: NormalizeOptions;
 }
 
@@ -173,6 +181,12 @@ export interface FindResult {
   servedAt: number | undefined;
   /** With `response`: whether it became a new alternative or matched a recorded one. */
   recorded: 'new' | 'existing' | undefined;
+  /**
+   * The request key alternatives were picked by (`opts.key`, else the key of the request body or
+   * of the requestKeys() output given); undefined for a plain message list. `addResponse(result,
+   * …)` records the answer under it.
+   */
+  key: string | undefined;
 }
 
 export interface TreeStats {
@@ -209,6 +223,17 @@ export interface TreeOptions {
    * const { tree } = await loadTree('big.tape', { keepValues: false }) // formatTree(tree) as before
    */
   keepValues?: boolean;
+  /**
+   * How request bodies are normalized: for the records the tree is built from (fromRecords,
+   * loadTree) and, by default, for the bodies findOrCreate() and find() look up, so a tape
+   * recorded with `ignoredArgs` is looked up with the same list. A per-call `normalize` replaces
+   * the members it gives.
+   *
+   * @example
+   * const { tree } = await loadTree('cache.tape', { normalize: { ignoreArgs: ['max_tokens'] } })
+   * tree.findOrCreate({ ...body, max_tokens: 99 }).hit // true: keyed without max_tokens, as recorded
+   */
+  normalize?: NormalizeOptions;
 }
 
 /**
@@ -339,6 +364,29 @@ class Alt implements Alternative {
 
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** What findOrCreate keeps of a request body for addResponse(result, …): the body (its item references resolved) and how it was normalized. */
+interface BodyLookup {
+  request: Record<string, unknown>;
+  normalize: NormalizeOptions;
+}
+
+/** A conversation's hashes, and the request body they came from when the input was one. */
+interface Hashed {
+  h: ConversationHashes;
+  body?: BodyLookup;
+}
+
+/**
+ * A Responses input item that stands for a stored item: `{ type: 'item_reference', id }`, or
+ * `{ id }` alone (the API takes the type as optional).
+ */
+function referenceId(item: unknown): string | undefined {
+  if (!isObj(item) || typeof item.id !== 'string') return undefined;
+  if (item.type === 'item_reference') return item.id;
+  const bare = (item.type === undefined || item.type === null) && item.role === undefined && item.content === undefined;
+  return bare ? item.id : undefined;
+}
+
 function isHashes(v: unknown): v is ConversationHashes {
   return isObj(v) && Array.isArray(v.messageHashes) && Array.isArray(v.pathHashes);
 }
@@ -400,6 +448,20 @@ export class ConversationTree {
   // The hosts answers were recorded from, each kept once: every answer from a host points at this
   // one string (a tape has a handful of hosts and up to millions of answers).
   private readonly originNames = new Map<string, string>();
+  private readonly normalize: NormalizeOptions | undefined;
+  // Request keys of findOrCreate misses at a node that no answer was recorded for yet: what
+  // addResponse(node, …) records under when it is given a node alone (a miss's result carries
+  // its key; a node does not). One key, or the set of them when requests of different keys
+  // missed at the same node (then a node alone does not say which request the answer is for).
+  private readonly pending = new Map<Node, string | Set<string>>();
+  // Responses output items by id, from the recorded answers (the last answer giving an id wins):
+  // a follow-up that sends an answer back as `{ type: 'item_reference', id }` (the API stored it)
+  // walks through that answer's node with the item in its place. Only answers the API stored
+  // (request `store` not false) can be referenced, so only those are kept.
+  private readonly items = new Map<string, unknown>();
+  // The request bodies of findOrCreate results, for addResponse(result, …). Weak: a result let
+  // go of takes its body with it.
+  private readonly bodies = new WeakMap<object, BodyLookup>();
   /** Records fromRecords could not place. */
   readonly warnings: TreeWarning[] = [];
   /** Records fromRecords left out because they are calls but not conversations (embeddings). */
@@ -412,6 +474,13 @@ export class ConversationTree {
     this.now = opts.now ?? Date.now;
     this.keepMessages = opts.keepMessages !== false;
     this.keepValues = opts.keepValues !== false;
+    this.normalize = opts.normalize;
+  }
+
+  /** The tree's normalize options with a call's own members in their place. */
+  private normalizeFor(given: NormalizeOptions | undefined): NormalizeOptions {
+    if (given === undefined) return this.normalize ?? {};
+    return this.normalize === undefined ? given : { ...this.normalize, ...given };
   }
 
   /**
@@ -427,10 +496,10 @@ export class ConversationTree {
    * @example
    * const tree = ConversationTree.fromRecords((await readTape('chat.tape')).records)
    */
-  static fromRecords(records: Iterable<unknown>, opts: TreeOptions & { normalize?: NormalizeOptions } = {}): ConversationTree {
+  static fromRecords(records: Iterable<unknown>, opts: TreeOptions = {}): ConversationTree {
     const tree = new ConversationTree(opts);
     let i = 0;
-    for (const entry of records) tree.placeEntry(entry, i++, opts.normalize);
+    for (const entry of records) tree.placeEntry(entry, i++);
     return tree;
   }
 
@@ -443,15 +512,15 @@ export class ConversationTree {
    * async function* fromQueue() { for (const r of await fetchRecords()) yield r; }
    * const tree = await ConversationTree.fromRecordStream(fromQueue())
    */
-  static async fromRecordStream(records: AsyncIterable<unknown> | Iterable<unknown>, opts: TreeOptions & { normalize?: NormalizeOptions } = {}): Promise<ConversationTree> {
+  static async fromRecordStream(records: AsyncIterable<unknown> | Iterable<unknown>, opts: TreeOptions = {}): Promise<ConversationTree> {
     const tree = new ConversationTree(opts);
     let i = 0;
-    for await (const entry of records) tree.placeEntry(entry, i++, opts.normalize);
+    for await (const entry of records) tree.placeEntry(entry, i++);
     return tree;
   }
 
   /** Places record number `index` (see fromRecords): skipped, listed in skipped or warnings, or recorded. */
-  private placeEntry(entry: unknown, index: number, normalize: NormalizeOptions | undefined): void {
+  private placeEntry(entry: unknown, index: number): void {
     const wrapped = isObj(entry) && 'offset' in entry && 'value' in entry && !('request' in entry);
     const rec = wrapped ? entry.value : entry;
     const offset = wrapped && typeof entry.offset === 'number' ? entry.offset : undefined;
@@ -465,7 +534,7 @@ export class ConversationTree {
         this.skipped.push({ index, offset, code: 'E_TREE', message: 'an embeddings call, not a conversation' });
         return;
       }
-      this.record(x, { ...(offset === undefined ? {} : { offset }), record: index }, normalize);
+      this.record(x, { ...(offset === undefined ? {} : { offset }), record: index });
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;
       this.warnings.push({ index, offset, code: e.code, message: e.message });
@@ -475,20 +544,27 @@ export class ConversationTree {
   /**
    * Records one request/answer pair given as provider bodies (a ReplayCache record): the request
    * is normalized together with the answer so that the follow-up request walks through it. An
-   * OpenAI body with several choices records each as an alternative. Returns the alternatives.
+   * OpenAI body with several choices records each as an alternative. A Responses request that
+   * sends an earlier answer back by `item_reference` is placed with the recorded item in its
+   * place, so it walks through that answer (its key is still the one of the request as sent).
+   * `normalize` defaults to the tree's own. Returns the alternatives.
    *
    * @example
    * tree.record({ request: { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] },
    *               value: { choices: [{ message: { role: 'assistant', content: 'hello' } }] } })
    */
   record(rec: TreeRecord, meta?: Record<string, unknown>, normalize?: NormalizeOptions): Alternative[] {
+    const given = this.normalizeFor(normalize);
     // A proxy record knows where it was sent (httpRecordExchange): the route names the shape.
-    const endpoint = isObj(rec.endpoint) && typeof rec.endpoint.url === 'string' && normalize?.endpoint === undefined ? (rec.endpoint as { method?: string; url: string }) : undefined;
-    const x = normalizeExchange(rec.request, rec.value, endpoint ? { ...normalize, endpoint } : normalize);
+    const endpoint = isObj(rec.endpoint) && typeof rec.endpoint.url === 'string' && given.endpoint === undefined ? (rec.endpoint as { method?: string; url: string }) : undefined;
+    const opts = endpoint ? { ...given, endpoint } : given;
+    const resolved = this.resolveReferences(rec.request);
+    const x = normalizeExchange(resolved ?? rec.request, rec.value, opts);
     if (x.messages.length === 0) {
       throw treeError('The recorded request has no messages, so it has no place in a conversation tree.', 'Only conversations are placed in the tree.');
     }
-    const key = typeof rec.key === 'string' ? rec.key : hashValue(x.view);
+    // The key of the request as it was sent (the hash spec's), never of the resolved view.
+    const key = typeof rec.key === 'string' ? rec.key : hashValue(resolved ? normalizeRequest(rec.request, opts).view : x.view);
     const recordedAt = typeof rec.recordedAt === 'string' ? rec.recordedAt : undefined;
     const origin = typeof rec.origin === 'string' ? rec.origin : undefined;
     const out: Alternative[] = [];
@@ -517,11 +593,57 @@ export class ConversationTree {
       const { node } = this.place(h, x.messages);
       out.push(this.attach(node, response, key, all.pathHashes.slice(n)).alt);
     }
+    if (isObj(rec.value) && Array.isArray(rec.value.output)) this.learnItems(rec.request, rec.value.output);
     return out;
+  }
+
+  /** Keeps the output items of a Responses answer to `request` by id, for item references (see `items`). */
+  private learnItems(request: unknown, output: readonly unknown[]): void {
+    if (!isObj(request) || request.store === false || !('input' in request)) return;
+    for (const item of output) if (isObj(item) && typeof item.id === 'string' && typeof item.type === 'string') this.items.set(own(item.id), item);
+  }
+
+  /**
+   * A Responses request with each `item_reference` to a recorded output item replaced by that
+   * item, as the API itself reads the reference; undefined when nothing is replaced (not a
+   * Responses input, no references, or ids no recorded answer gave: those stay as they are).
+   * Only where the request sits in the tree changes: docs/hash-spec.md keys the reference as
+   * sent, so the request key is computed from the request as sent.
+   */
+  private resolveReferences(request: unknown): Record<string, unknown> | undefined {
+    if (this.items.size === 0 || !isObj(request) || !Array.isArray(request.input)) return undefined;
+    const input = request.input;
+    let out: unknown[] | undefined;
+    for (let i = 0; i < input.length; i++) {
+      const id = referenceId(input[i]);
+      const item = id === undefined ? undefined : this.items.get(id);
+      if (item === undefined) continue;
+      out ??= input.slice();
+      out[i] = item;
+    }
+    return out === undefined ? undefined : { ...request, input: out };
   }
 
   /** Hashes and messages of an input, by its kind. */
   private hashesOf(input: TreeInput, opts: FindOptions): ConversationHashes {
+    return this.lookupOf(input, opts).h;
+  }
+
+  /** hashesOf, and for a request body the body and options its answer is normalized with. */
+  private lookupOf(input: TreeInput, opts: FindOptions): Hashed {
+    // Bytes are objects too: only a plain object that is not hashes is a request body.
+    if (isObj(input) && !(input instanceof Uint8Array) && !isHashes(input)) {
+      const normalize = this.normalizeFor(opts.normalize);
+      const resolved = this.resolveReferences(input);
+      if (resolved === undefined) return { h: requestKeys(input, normalize), body: { request: input, normalize } };
+      // Walked with the referenced items in place; keyed as sent (the key the recording has).
+      return { h: { ...requestKeys(resolved, normalize), key: requestKey(input, normalize).key }, body: { request: resolved, normalize } };
+    }
+    return { h: this.listHashes(input, opts) };
+  }
+
+  /** Hashes of a message list, of its JSON text or bytes, or precomputed. */
+  private listHashes(input: TreeInput, opts: FindOptions): ConversationHashes {
     if (Array.isArray(input)) {
       const h = chainHashes(input as unknown[]);
       return { messageHashes: h.messageHashes, pathHashes: h.pathHashes, messages: input as unknown[] };
@@ -539,7 +661,6 @@ export class ConversationTree {
       }
       return input;
     }
-    if (isObj(input)) return requestKeys(input, opts.normalize ?? {});
     throw new TapedeckError('E_ARG', `findOrCreate expects messages, JSON bytes, hashes or a request body; got ${input === null ? 'null' : typeof input}.`, {
       hint: 'e.g. tree.findOrCreate([{ role: "user", content: "hi" }]) or tree.findOrCreate(requestBody).',
     });
@@ -571,35 +692,64 @@ export class ConversationTree {
    * Walks the longest recorded prefix of a conversation, says where the conversation leaves the
    * tree, and adds the rest there as a branch. Without `response`, a recorded answer at the end
    * is a hit: it is served, and marked as reused with its own timestamp; otherwise a miss (the
-   * path is still added, so `addResponse(result.node, ...)` can record the live answer). With
-   * `response`, the answer is recorded: a new alternative, or the matching recorded one.
+   * path is still added, so `addResponse(result, ...)` can record the live answer under the
+   * request's key, `result.key`). With `response`, the answer is recorded under that key: a new
+   * alternative, or the matching recorded one. A request body's answer messages are normalized
+   * together with the request, as the follow-up request will carry them.
    *
    * @example
    * const r = tree.findOrCreate(requestBody)                   // normalized like the matcher
    * if (r.hit) return r.alternative!.value
-   * tree.addResponse(r.node, { messages: [answerMessage], value: answer })
+   * tree.addResponse(r, { messages: [answer.choices[0].message], value: answer }) // under r.key
    */
   findOrCreate(input: TreeInput, opts: FindOptions = {}): FindResult {
-    const h = this.hashesOf(input, opts);
+    const { h, body } = this.lookupOf(input, opts);
     if (h.pathHashes.length === 0) {
       throw treeError('findOrCreate got an empty conversation.', 'A conversation has at least one message.');
     }
     const { last, node: end, divergence, created } = this.place(h, h.messages ?? opts.messages);
     const key = opts.key ?? h.key;
+    let result: FindResult;
     if (opts.response !== undefined) {
-      const { alt, fresh } = this.attach(end, opts.response, key);
-      return { hit: false, node: end, matched: last + 1, divergence, created, alternative: alt, alternatives: end.alternatives, servedAt: undefined, recorded: fresh ? 'new' : 'existing' };
+      const { alt, fresh } = this.attach(end, this.answerOf(opts.response, body), key);
+      result = { hit: false, node: end, matched: last + 1, divergence, created, alternative: alt, alternatives: end.alternatives, servedAt: undefined, recorded: fresh ? 'new' : 'existing', key };
+    } else {
+      const alt = this.pick(end, key);
+      if (alt === undefined) {
+        this.counts.misses++;
+        // Until an answer is recorded here, a node alone stands for this request (addResponse).
+        if (key !== undefined) this.addPending(end, key);
+        result = { hit: false, node: end, matched: last + 1, divergence, created, alternative: undefined, alternatives: end.alternatives, servedAt: undefined, recorded: undefined, key };
+      } else {
+        const servedAt = this.now();
+        alt.uses++;
+        alt.lastUsedAt = servedAt;
+        this.counts.hits++;
+        result = { hit: true, node: end, matched: last + 1, divergence, created, alternative: alt, alternatives: end.alternatives, servedAt, recorded: undefined, key };
+      }
     }
-    const alt = this.pick(end, key);
-    if (alt === undefined) {
-      this.counts.misses++;
-      return { hit: false, node: end, matched: last + 1, divergence, created, alternative: undefined, alternatives: end.alternatives, servedAt: undefined, recorded: undefined };
+    if (body !== undefined) this.bodies.set(result, body);
+    return result;
+  }
+
+  private addPending(node: Node, key: string): void {
+    const p = this.pending.get(node);
+    if (p === undefined) this.pending.set(node, key);
+    else if (typeof p === 'string') {
+      if (p !== key) this.pending.set(node, new Set([p, key]));
+    } else p.add(key);
+  }
+
+  /** An answer was recorded under `key` at `node`: that request no longer waits there. */
+  private settlePending(node: Node, key: string): void {
+    const p = this.pending.get(node);
+    if (p === undefined) return;
+    if (typeof p === 'string') {
+      if (p === key) this.pending.delete(node);
+      return;
     }
-    const servedAt = this.now();
-    alt.uses++;
-    alt.lastUsedAt = servedAt;
-    this.counts.hits++;
-    return { hit: true, node: end, matched: last + 1, divergence, created, alternative: alt, alternatives: end.alternatives, servedAt, recorded: undefined };
+    p.delete(key);
+    if (p.size === 1) this.pending.set(node, p.values().next().value!);
   }
 
   /** Finds the longest recorded prefix and adds the rest of the conversation below it. */
@@ -656,19 +806,57 @@ export class ConversationTree {
   }
 
   /**
-   * Records an answer to the conversation ending at `node` (from findOrCreate). The same answer
+   * Records an answer to the conversation a findOrCreate() of this tree reached. The same answer
    * under the same request key counts as one more recording of it; a different one becomes the
    * next alternative.
    *
+   * Give the findOrCreate result: the answer is recorded under the request's key (`result.key`),
+   * so it is never served to a request of another model, tools or options, and for a request
+   * body its messages (as the API returned them) are normalized together with the request, as
+   * the follow-up request will carry them. Given the result's node alone, the messages are hashed
+   * as given and the key is the one of the request that missed at that node; when requests of
+   * different keys missed there and wait for answers, which one this answer is for is unknown:
+   * `E_TREE` (pass the result, or `response.key`). An explicit `response.key` always wins.
+   *
    * @example
-   * const r = tree.findOrCreate(messages)
-   * if (!r.hit) tree.addResponse(r.node, { messages: [{ role: 'assistant', content: 'Paris' }] })
+   * const r = tree.findOrCreate(requestBody)
+   * if (!r.hit) tree.addResponse(r, { messages: [answer.choices[0].message], value: answer })
    */
-  addResponse(node: TreeNode, response: ResponseInput): Alternative {
+  addResponse(at: TreeNode | FindResult, response: ResponseInput): Alternative {
+    const given = at instanceof Node ? undefined : isObj(at) && at.node instanceof Node && typeof at.hit === 'boolean' ? (at as unknown as FindResult) : undefined;
+    const node = given ? (given.node as Node) : at;
     if (!(node instanceof Node) || this.byPath.get(node.pathHash) !== node) {
-      throw new TapedeckError('E_ARG', 'addResponse: the node does not belong to this tree.', { hint: 'Pass the node a findOrCreate() of this tree returned.' });
+      throw new TapedeckError('E_ARG', 'addResponse: expected a node or a findOrCreate() result of this tree.', { hint: 'Pass what a findOrCreate() of this tree returned: tree.addResponse(r, { messages, value }).' });
     }
-    return this.attach(node, response, response.key).alt;
+    const explicit = isObj(response) && typeof response.key === 'string';
+    if (given !== undefined || explicit) return this.attach(node, this.answerOf(response, given && this.bodies.get(given)), given?.key).alt;
+    return this.attach(node, response, this.pendingKey(node)).alt;
+  }
+
+  /** The key of the request waiting at `node` for an answer (see `pending`). */
+  private pendingKey(node: Node): string | undefined {
+    const p = this.pending.get(node);
+    if (p === undefined || typeof p === 'string') return p;
+    throw treeError(
+      `addResponse: ${p.size} requests with different request keys (other models, tools or options) missed at this node, so the node alone does not say which of them this answer is for.`,
+      'Pass the findOrCreate() result instead of its node, tree.addResponse(r, { messages, value }), or give response.key.',
+    );
+  }
+
+  /**
+   * A request body's answer as the tree records it: its messages (as the API returned them)
+   * normalized together with the request, so the follow-up request walks through them. Answers
+   * given as hashes, and answers to other inputs, are taken as given.
+   */
+  private answerOf(r: ResponseInput, body: BodyLookup | undefined): ResponseInput {
+    if (body === undefined || !isObj(r) || r.messageHashes !== undefined || !Array.isArray(r.messages) || r.messages.length === 0) return r;
+    const { request, normalize } = body;
+    const n = normalizeRequest(request, normalize);
+    const messages = continuedMessages(request, n.provider, n.messages.length, r.messages, normalize);
+    // A Responses answer's output items, for follow-ups that send them back by reference.
+    this.learnItems(request, isObj(r.value) && Array.isArray(r.value.output) ? r.value.output : r.messages);
+    // What a hit serves stays what was given.
+    return { ...r, messages, value: 'value' in r ? r.value : r.messages };
   }
 
   /**
@@ -698,6 +886,7 @@ export class ConversationTree {
       node = node.child(hashes[i]!) ?? this.add(node, hashes[i]!, path, node.depth + 1, this.keepMessages ? r.messages?.[i] : undefined, 'response');
     }
     key = r.key ?? key;
+    if (key !== undefined && this.pending.size > 0) this.settlePending(prompt, key);
     const origin = typeof r.origin === 'string' ? this.originName(r.origin) : undefined;
     this.counts.recorded++;
     for (const a of prompt.alternatives) {
