@@ -125,3 +125,66 @@ export function aiSdkAnswer(result: Obj & { content: unknown[] }): Obj {
   });
   return { role: 'assistant', content };
 }
+
+/**
+ * Whether a value is a streamed call as replayCacheMiddleware stores it (src/store/ai-sdk-cache.ts):
+ * `{ stream: [parts] }`, the parts of a `doStream()` stream, typed, with its `finish` part.
+ */
+export function isAiSdkStream(value: unknown): value is Obj & { stream: Obj[] } {
+  if (!isObj(value) || !Array.isArray(value.stream) || value.stream.length === 0) return false;
+  return value.stream.every((p) => isObj(p) && typeof p.type === 'string') && value.stream.some((p) => (p as Obj).type === 'finish');
+}
+
+/**
+ * The `doGenerate()`-shaped result a recorded stream stands for: its text and reasoning deltas
+ * joined per block (in the order the blocks started), its tool calls, files and provider tool
+ * results in stream order, and the finish reason. Parts that carry no answer (stream-start,
+ * response-metadata, tool input deltas, raw chunks) are left out, as the AI SDK leaves them out
+ * of the message it sends back.
+ *
+ * @example
+ * aiSdkStreamResult({ stream: [{ type: 'text-start', id: '0' }, { type: 'text-delta', id: '0', delta: 'Paris' }, { type: 'text-end', id: '0' }, { type: 'finish', finishReason: 'stop' }] })
+ * // { content: [{ type: 'text', text: 'Paris' }], finishReason: 'stop' }
+ */
+export function aiSdkStreamResult(value: Obj & { stream: Obj[] }): Obj & { content: unknown[] } {
+  const content: Obj[] = [];
+  // Text and reasoning blocks by id: deltas go to the block they name.
+  const open = new Map<string, Obj>();
+  let finishReason: unknown;
+  for (const part of value.stream) {
+    switch (part.type) {
+      case 'text-start':
+      case 'reasoning-start': {
+        const block: Obj = { type: part.type === 'text-start' ? 'text' : 'reasoning', text: '' };
+        if (part.providerMetadata !== undefined) block.providerMetadata = part.providerMetadata;
+        open.set(`${block.type}:${String(part.id)}`, block);
+        content.push(block);
+        break;
+      }
+      case 'text-delta':
+      case 'reasoning-delta': {
+        const kind = part.type === 'text-delta' ? 'text' : 'reasoning';
+        let block = open.get(`${kind}:${String(part.id)}`);
+        if (block === undefined) {
+          // A delta with no start (an older stream shape): a block of its own.
+          block = { type: kind, text: '' };
+          open.set(`${kind}:${String(part.id)}`, block);
+          content.push(block);
+        }
+        block.text = `${String(block.text)}${typeof part.delta === 'string' ? part.delta : ''}`;
+        break;
+      }
+      case 'tool-call':
+      case 'tool-result':
+      case 'file':
+        content.push(part);
+        break;
+      case 'finish':
+        finishReason = part.finishReason;
+        break;
+      default:
+        break;
+    }
+  }
+  return { content, finishReason };
+}

@@ -8,7 +8,7 @@
 import { TapedeckError } from '../errors.ts';
 import { continueRequest, normalizeRequest, readAnswer } from '../providers/index.ts';
 import type { NormalizeOptions, Provider } from '../providers/types.ts';
-import { aiSdkAnswer, continueAiSdk, isAiSdkCallOptions, isAiSdkResult } from './ai-sdk.ts';
+import { aiSdkAnswer, aiSdkStreamResult, continueAiSdk, isAiSdkCallOptions, isAiSdkResult, isAiSdkStream } from './ai-sdk.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -40,6 +40,8 @@ export function responseMessages(value: unknown, endpoint?: { method?: string; u
   // knows its text: that is the answer shown, though no follow-up walks through it.
   if (read && read.texts.length > 0 && read.toolCalls.length === 0) return read.texts.map((text) => [{ role: 'assistant', content: text }]);
   if (isAiSdkResult(value)) return [[aiSdkAnswer(value)]];
+  // A streamed call as replayCacheMiddleware stores it: the answer its parts make.
+  if (isAiSdkStream(value)) return [[aiSdkAnswer(aiSdkStreamResult(value))]];
   if (isMessage(value)) {
     // A message object; one with bookkeeping members beside it is continued as { role, content }.
     const bookkeeping = 'usage' in value || 'model' in value;

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, jsonSchema, stepCountIs, tool, wrapLanguageModel, type LanguageModelMiddleware, type ModelMessage } from 'ai';
-import { ReplayCache } from '../../src/store/index.ts';
+import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel, type LanguageModelMiddleware, type ModelMessage } from 'ai';
+import { ReplayCache, replayCacheMiddleware } from '../../src/store/index.ts';
 import { ConversationTree, formatTree, type TreeNode } from '../../src/tree/index.ts';
 import { loadTree } from '../../src/tree/load.ts';
 import { refDigest } from '../reference.ts';
@@ -113,6 +113,33 @@ describe('an AI SDK cache tape (wrapLanguageModel + ReplayCache) as a conversati
     const rows = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { promptHash: string; responseHash: string; responsePathHash: string; parentHash: string | null });
     expect(rows.every((x) => x.responseHash !== x.promptHash)).toBe(true);
     expect(rows[1]!.parentHash).toBe(rows[0]!.responsePathHash);
+  });
+
+  // replayCacheMiddleware stores a streamed call as its parts ({ stream: [...] }): the tree read
+  // none of it (a warning, no answer), and a conversation streamed then continued branched.
+  it('streamed turns stored by replayCacheMiddleware: the answer their parts make, one path', async () => {
+    upstream = await startUpstream();
+    const tape = join(dir, 'streamed.tape');
+    const provider = createOpenAI({ baseURL: `${upstream.url}/v1`, apiKey: 'sk-test-not-a-real-key' });
+    const cache = await ReplayCache.open(tape, { mode: 'record' });
+    const model = wrapLanguageModel({ model: provider.chat('gpt-4o-mini'), middleware: replayCacheMiddleware(cache) as unknown as LanguageModelMiddleware });
+    const messages: ModelMessage[] = [{ role: 'user', content: 'What is the capital of France?' }];
+    const first = streamText({ model, messages });
+    const firstText = await first.text;
+    messages.push(...(await first.response).messages, { role: 'user', content: 'And of Spain?' });
+    const second = await generateText({ model, messages });
+    await cache.close();
+    expect(firstText).toMatch(/^Echo \d+: What is the capital of France\? ?$/);
+
+    const { tree } = await loadTree(tape);
+    expect(tree.warnings).toEqual([]);
+    expect(lines(tree)).toEqual([
+      '#1 user What is the capital of France?',
+      `#2 assistant ${firstText.trim()} ← answer · gpt-4o-mini`,
+      '#3 user And of Spain?',
+      `#4 assistant ${second.text} ← answer · gpt-4o-mini`,
+    ]);
+    expect(tree.stats()).toMatchObject({ roots: 1, exchanges: 2, branchPoints: 0, maxLength: 4 });
   });
 
   it("a tool loop: the tool call (input parsed, ids renumbered) and the tool's result, then the text, one path", async () => {
