@@ -17,24 +17,31 @@ function readOnly(location: string, what: string): never {
 
 export class LoadedTapeBackend implements RecordBackend {
   readonly location: string;
-  readonly salt: string | undefined;
-  private readonly tape: LoadedTape;
+  /** Known once `load` resolved, as the interface allows. */
+  salt: string | undefined;
+  private readonly tape: LoadedTape | Promise<LoadedTape>;
 
-  constructor(tape: LoadedTape) {
+  /**
+   * `tape` may be still loading (a service worker's, loaded by URL): `load` waits for it, and a
+   * tape that failed to load fails the open, which answers every request with its error.
+   * `location` names it in messages meanwhile (its URL).
+   */
+  constructor(tape: LoadedTape | Promise<LoadedTape>, location: string) {
     this.tape = tape;
-    this.location = tape.name;
-    this.salt = isRedactionSalt(tape.header.salt) ? tape.header.salt : undefined;
+    this.location = location;
   }
 
   async load(): Promise<LoadResult> {
-    const records: LoadedRecord[] = this.tape.records.map(({ offset, value }, i) => ({
+    const tape = await this.tape;
+    if (isRedactionSalt(tape.header.salt)) this.salt = tape.header.salt;
+    const records: LoadedRecord[] = tape.records.map(({ offset, value }, i) => ({
       at: offset,
       head: () => headOf(value),
       // Each caller gets its own copy: the collection may keep what it is given.
       value: () => structuredClone(value),
       id: () => String(i),
     }));
-    const warnings: StoreWarning[] = this.tape.warnings.map((w) => ({ code: w.code, offset: w.offset, message: w.message }));
+    const warnings: StoreWarning[] = tape.warnings.map((w) => ({ code: w.code, offset: w.offset, message: w.message }));
     return { exists: true, records, warnings };
   }
 

@@ -11,7 +11,7 @@ import { createFetchFor, type TapedeckFetch } from '../proxy/fetch.ts';
 import type { RedactOptions } from '../store/redact.ts';
 import { LoadedTapeBackend } from './backend.ts';
 import type { LoadedTape } from './load.ts';
-import { checkOptionsObject, loadedTapeOption } from './tape-option.ts';
+import { checkOptions, checkOptionsObject, loadedTapeOption } from './tape-option.ts';
 import { optionNames } from '../option-names.ts';
 
 export interface ReplayFetchOptions {
@@ -50,8 +50,9 @@ export interface ReplayFetchOptions {
   onWarning?: (message: string) => void;
 }
 
+/** createReplayFetch's option names (replayInServiceWorker takes these and `urls`). */
 // Without the nearest-name guess of the Node entries (src/option-names.ts): the page's bundle has a 100 KB budget.
-const REPLAY_FETCH_OPTIONS = optionNames<ReplayFetchOptions>()(['tape', 'mode', 'match', 'strictOrder', 'timing', 'ignoreArgs', 'volatileKeys', 'volatileText', 'matchHeaders', 'redact', 'missStatus', 'fetch', 'onWarning']);
+export const REPLAY_FETCH_OPTIONS = optionNames<ReplayFetchOptions>()(['tape', 'mode', 'match', 'strictOrder', 'timing', 'ignoreArgs', 'volatileKeys', 'volatileText', 'matchHeaders', 'redact', 'missStatus', 'fetch', 'onWarning']);
 
 /**
  * A `fetch` that answers from a loaded tape. Give it to an SDK; answers carry
@@ -65,21 +66,27 @@ const REPLAY_FETCH_OPTIONS = optionNames<ReplayFetchOptions>()(['tape', 'mode', 
  */
 export function createReplayFetch(opts: ReplayFetchOptions): TapedeckFetch {
   checkOptionsObject(opts, 'createReplayFetch');
-  // A misspelt option was dropped without a word (no pacing, no strict order). The hooks pass
-  // here, to be refused with their own reason where the fetch is made (deck-hooks.browser.ts).
-  for (const name of Object.keys(opts)) {
-    if (!REPLAY_FETCH_OPTIONS.includes(name) && name !== 'beforeRecord' && name !== 'beforeReplay') {
-      throw new TapedeckError('E_ARG', `Unknown createReplayFetch option ${JSON.stringify(name)}.`, { option: name, hint: `The options are ${REPLAY_FETCH_OPTIONS.join(', ')} (docs/browser.md).` });
-    }
-  }
-  const { tape: given, ...rest } = opts;
-  const tape = loadedTapeOption(given, 'createReplayFetch');
+  checkOptions(opts, 'createReplayFetch', REPLAY_FETCH_OPTIONS);
+  const tape = loadedTapeOption(opts.tape, 'createReplayFetch');
+  return replayFetch(opts, tape, tape.name);
+}
+
+/**
+ * The replay fetch of options already checked (checkOptions), over a tape that may still be
+ * loading (a service worker's): a tape that fails to load is every call's error answer. Option
+ * values are checked here, synchronously. Internal.
+ *
+ * @example
+ * const f = replayFetch({ timing: 30 }, loadTape(url), url.href)
+ */
+export function replayFetch(opts: Omit<ReplayFetchOptions, 'tape'>, tape: LoadedTape | Promise<LoadedTape>, name: string): TapedeckFetch {
   const mode = opts.mode ?? 'replay';
   if (mode !== 'replay' && mode !== 'passthrough') {
     throw new TapedeckError('E_MODE', `Mode ${JSON.stringify(mode)} records, and a tape loaded in a page is read-only: only replay and passthrough can serve it.`, {
       hint: "Use mode 'replay' or 'passthrough'; record tapes in Node (createFetch or tapedeck serve).",
     });
   }
-  // A page cannot record: its misses say to record in Node.
-  return createFetchFor({ ...rest, mode, onWarning: opts.onWarning ?? ((m: string) => console.warn(m)), store: new LoadedTapeBackend(tape) }, { kind: 'browser' });
+  // A page cannot record: its misses say to record in Node. The tape is the store: `tape` is
+  // Node's path option, which a loaded tape is not.
+  return createFetchFor({ ...opts, tape: undefined, mode, onWarning: opts.onWarning ?? ((m: string) => console.warn(m)), store: new LoadedTapeBackend(tape, name) }, { kind: 'browser' });
 }

@@ -81,7 +81,7 @@ describe('llm-tapedeck/browser as bundled', () => {
       } catch (e) {
         thrown = e;
       }
-      expect(thrown, name).toMatchObject({ code: 'E_ARG', message: expect.stringContaining(`createReplayFetch takes no ${name}: hooks and custom matchers run in Node`) });
+      expect(thrown, name).toMatchObject({ code: 'E_ARG', message: expect.stringContaining(`createReplayFetch does not take ${name}: hooks and custom matchers run in Node`) });
     }
     await page.createReplayFetch({ tape, match: 'signature' }).close();
     // A misspelt option is refused too (it used to be dropped: no pacing, no strict order); the
@@ -94,6 +94,40 @@ describe('llm-tapedeck/browser as bundled', () => {
     }
     expect(misspelt).toMatchObject({ code: 'E_ARG', message: expect.stringContaining('Unknown createReplayFetch option "timming"') });
     await page.createReplayFetch({ tape, timing: 5, strictOrder: true, volatileText: ['\\d{4}-\\d{2}-\\d{2}'], volatileKeys: ['user'], ignoreArgs: ['seed'] }).close();
+  });
+
+  it('refuses hooks, a match function and an unknown matching mode in Node as in a page, with the same words', async () => {
+    // Component tests under jsdom or happy-dom import llm-tapedeck/browser in Node, where the
+    // package's browser map does not apply: the entry must refuse what a page refuses itself.
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', logLevel: 'silent' });
+    type Entry = { createReplayFetch: (o: object) => { close(): Promise<void> } };
+    const page = (await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0]!.text).toString('base64')}`)) as Entry;
+    const node = (await import(join(root, 'dist/browser/index.js'))) as Entry;
+    const tape = { name: 'mem', format: 'json' as const, header: { formatVersion: 1, created: 'x', tapedeckVersion: 'y' }, records: [], warnings: [] };
+    const refusal = (entry: Entry, o: object) => {
+      try {
+        void entry.createReplayFetch({ tape, ...o }).close();
+      } catch (e) {
+        const err = e as TapedeckError;
+        return { name: err.name, code: err.code, message: err.message };
+      }
+      return 'accepted';
+    };
+    const cases: [string, object, string][] = [
+      ['a match function', { match: () => true }, 'createReplayFetch does not take a match function: hooks and custom matchers run in Node'],
+      ['beforeReplay', { beforeReplay: (r: unknown) => r }, 'createReplayFetch does not take beforeReplay: hooks and custom matchers run in Node'],
+      ['beforeRecord', { beforeRecord: (r: unknown) => r }, 'createReplayFetch does not take beforeRecord: hooks and custom matchers run in Node'],
+      ['an unknown mode', { match: 'fuzzy' }, 'Unknown matching mode "fuzzy". Use match \'exact\', \'signature\', \'sequential\' or \'hybrid\' (docs/matching.md).'],
+    ];
+    for (const [name, o, says] of cases) {
+      const inNode = refusal(node, o);
+      expect(inNode, name).toMatchObject({ name: 'TapedeckError', code: 'E_ARG', message: expect.stringContaining(says) });
+      expect(refusal(page, o), name).toEqual(inNode);
+    }
+    // A page takes no match function: the unknown mode's hint does not offer one.
+    expect(JSON.stringify(refusal(node, { match: 'fuzzy' }))).not.toContain('function');
+    // The hooks' names with nothing in them are taken (options spread from Node's).
+    expect(refusal(node, { match: 'signature', beforeReplay: undefined })).toBe('accepted');
   });
 
   it('leaves out the explanation of a miss on a non-JSON or plain JSON body (a page keeps the general sentence)', async () => {
