@@ -7,7 +7,7 @@
  */
 import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
-import { requestKeys } from '../match/matcher.ts';
+import { requestDigests, requestKeys } from '../match/matcher.ts';
 import type { NormalizeOptions } from '../providers/normalize.ts';
 import { callHook, httpView, isHookError, isPromise, returnedPromise, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
 import type { HttpRecord, MatchKind, StoredHeaders } from '../store/records.ts';
@@ -102,9 +102,32 @@ export function beforeReplay(hook: RecordingHook, rec: HttpRecord): HttpRecord |
 }
 
 /**
+ * The answer shape a request asks for, as its key holds it (RequestDigests.shape: `stream`, `n`,
+ * the format, Gemini's streaming operation...; '' for a plain answer), or undefined for a body
+ * the key does not understand (no shape to keep apart: the matcher alone decides).
+ *
+ * @example
+ * answerShapeOf({ method: 'POST', url: '/v1/chat/completions', body: { model: 'm', stream: true, messages: [] } }) // '{"stream":true}'
+ */
+export function answerShapeOf(request: Pick<HookRequest, 'method' | 'url' | 'body'>): string | undefined {
+  const { method, url, body } = request;
+  if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return undefined;
+  try {
+    return requestDigests(body, { endpoint: { method, url } }).shape;
+  } catch (e) {
+    if (e instanceof TapedeckError) return undefined;
+    throw e;
+  }
+}
+
+/** Each recording's answer shape, computed once (a recording's request never changes). */
+const recordedShapes = new WeakMap<HttpRecord, string | undefined>();
+
+/**
  * The recording a custom matcher picks among a route's recordings: the first unused one it
  * accepts, in recorded order; past those, with `repeatLast`, the last one it accepted. Marks the
- * pick used. Views of recordings are made once each.
+ * pick used. Views of recordings are made once each. Only recordings of the request's answer
+ * shape are offered to the matcher (see answerShapeOf).
  *
  * @example
  * const rec = pickByMatch(match, request, route.records, used, views, true)
@@ -118,7 +141,18 @@ export function pickByMatch(
   repeatLast: boolean,
 ): HttpRecord | undefined {
   let last: HttpRecord | undefined;
+  // The key never answers a streamed request with a plain recording or the reverse (nor another
+  // n or format): the client could not read it. A matcher that compares only the prompt, as the
+  // docs' example does, would otherwise serve an event stream to a plain call (its SDK returns
+  // the SSE text as the completion) without a word, so the shape is kept apart here as the key
+  // keeps it, and the matcher decides among recordings of the request's shape.
+  const shape = answerShapeOf(request);
   for (const rec of records) {
+    if (shape !== undefined) {
+      if (!recordedShapes.has(rec)) recordedShapes.set(rec, answerShapeOf(rec.request));
+      const theirs = recordedShapes.get(rec);
+      if (theirs !== undefined && theirs !== shape) continue;
+    }
     let view = views.get(rec);
     if (!view) views.set(rec, (view = httpView(rec)));
     // A copy: a matcher that changes what it is given must not change the next comparison.

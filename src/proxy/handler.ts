@@ -9,7 +9,7 @@ import { checkOptionNames, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { Deck, DECK_OPTION_NAMES, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
-import { reportRecordHookFailure } from './deck-hooks.ts';
+import { checkHooks, reportRecordHookFailure } from './deck-hooks.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { originOf } from '../store/origins.ts';
 import { routeStreams } from '../providers/index.ts';
@@ -404,6 +404,9 @@ const HANDLER_OPTIONS = optionNames<HandlerOptions>()([...DECK_OPTION_NAMES, ...
  * const handler = handlerFor({ tape: 'app.tape', upstream: 'https://api.openai.com' })
  */
 export function handlerFor(opts: HandlerOptions): TapedeckHandler {
+  // Here, synchronously: the deck opens later (Deck.open is async), and an async hook found
+  // there would be a 500 on the first request instead of an error where the handler is made.
+  checkHooks(opts);
   let upstream = opts.upstream;
   // Credentials in the URL (`https://user:password@gateway`) go upstream as Basic auth, to
   // requests that bring no Authorization of their own; the URL kept (and shown) has none.

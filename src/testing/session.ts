@@ -19,6 +19,7 @@ import { createFetchFor, FETCH_OPTION_NAMES, lateCallError, missOf, type FetchOp
 import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
+import { checkHooks } from '../store/hooks.ts';
 import { errorAnswer } from '../proxy/http-errors.ts';
 import { endedWithErrorEvent } from '../proxy/error-event-answers.ts';
 import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
@@ -255,6 +256,9 @@ function openTape(opts: TestTapeOptions): TestTape {
   checkOptionNames(opts, TEST_TAPE_OPTIONS, 'openTestTape', 'docs/vitest.md', REDACT_INNER);
   // Checked when the options are given, not at the first request (the fetch is made then).
   checkRedactOptions(opts?.redact);
+  // An async hook or match found at the first request would fail the fetch, which an SDK
+  // retries and then reports as "Connection error.": the test gets the E_ARG here instead.
+  checkHooks(opts, 'openTestTape options');
   if (typeof opts?.tape !== 'string' || opts.tape === '') {
     throw new TapedeckError('E_ARG', 'openTestTape needs a tape path.', { hint: "Pass { tape: 'test/__tapes__/my-test.tape' }." });
   }
