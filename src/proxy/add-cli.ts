@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
+import { canonicalizeJSON } from '../core/index.ts';
 import { reportCliError } from '../cli-errors.ts';
 import { argsError } from '../cli-args.ts';
 import { addRecordings, type WrittenRecording } from './hand-written.ts';
@@ -40,6 +41,34 @@ function unreadable(f: string, e: NodeJS.ErrnoException): TapedeckError {
   });
 }
 
+/**
+ * A recordings file's JSON, read as the rest of the CLI reads JSON (`tapedeck canonical`,
+ * `tapedeck import`: the core's strict reader), so a fault is named by its byte, line and column
+ * with an excerpt (E_JSON, E_UTF8, E_DUPLICATE_KEY...), with the file. A UTF-8 byte order mark
+ * first is skipped: editors on Windows write one, and it is no part of the JSON (JSON.parse and
+ * the core both refuse it, as an invisible "Unexpected token"). It is read as three spaces, so
+ * every byte, line and column an error names is still the file's own.
+ *
+ * @example
+ * recordingsJSON(readFileSync('retry.json'), 'retry.json') // [{ request: ..., response: ... }]
+ * // bad: E_JSON retry.json: Invalid JSON at byte 118 (line 2, column 33): …"a": 1},⟪here⟫}}]…: expected a double-quoted object key; nothing was added.
+ */
+export function recordingsJSON(bytes: Uint8Array, file: string): unknown {
+  const text = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? Uint8Array.from(bytes, (b, i) => (i < 3 ? 0x20 : b)) : bytes;
+  try {
+    canonicalizeJSON(text);
+  } catch (e) {
+    if (!(e instanceof TapedeckError)) throw e;
+    const said = e.hint && e.message.endsWith(e.hint) ? e.message.slice(0, -e.hint.length).trim() : e.message;
+    throw new TapedeckError(e.code, `${file}: ${said.replace(/\.$/, '')}; nothing was added.`, {
+      ...e.details,
+      file,
+      hint: `${e.hint ? `${e.hint} ` : ''}Write the recordings as JSON (docs/hand-written.md).`,
+    });
+  }
+  return JSON.parse(new TextDecoder().decode(text));
+}
+
 const ADD_OPTIONS = { 'ignore-arg': { type: 'string', multiple: true }, 'volatile-text': { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } } as const;
 
 /**
@@ -68,19 +97,14 @@ export async function addCommand(args: string[]): Promise<number> {
     // the number counted over all the files, which alone does not say which file to open.
     const origins: string[] = [];
     for (const f of files) {
-      let text: string;
+      let bytes: Buffer;
       try {
-        text = readFileSync(f, 'utf8');
+        bytes = readFileSync(f);
       } catch (e) {
         // Bad input, not usage (exit 1), as a missing input of tapedeck import is.
         throw unreadable(f, e as NodeJS.ErrnoException);
       }
-      let v: unknown;
-      try {
-        v = JSON.parse(text);
-      } catch (e) {
-        throw new TapedeckError('E_JSON', `${f} is not JSON: ${(e as Error).message}.`, { hint: 'Write the recording as JSON (docs/hand-written.md).' });
-      }
+      const v = recordingsJSON(bytes, f);
       // An empty array adds nothing: most likely the wrong file, or one not written yet.
       if (Array.isArray(v) && v.length === 0) {
         throw new TapedeckError('E_RECORDING', `${f} holds an empty array: no recording to add; nothing was added to ${tape}.`, {

@@ -10,6 +10,7 @@ import { checkOptionNames } from '../option-names.ts';
 import { Deck, DECK_OPTION_NAMES, UNSTORED_RESPONSE_HEADERS, type DeckOptions, type DeckRequest } from './deck.ts';
 import { unknownField, WRITTEN_FIELDS } from './written-fields.ts';
 import { originOf } from '../store/origins.ts';
+import { answerShapeProblem } from './written-shape.ts';
 
 /** One server-sent event of a hand-written stream. */
 export interface WrittenEvent {
@@ -26,7 +27,7 @@ export interface WrittenRecording {
   request: {
     /** Default POST. */
     method?: string;
-    /** The full URL the SDK calls, or its path and query. */
+    /** The full http(s) URL the SDK calls, or its path (from the root, `/v1/...`) and query. */
     url: string;
     headers?: Record<string, string>;
     /** The request body (JSON); keyed like a recorded request. */
@@ -115,6 +116,69 @@ function checkFieldNames(w: Record<string, unknown>, where: string): void {
 }
 
 /**
+ * The URL a recording answers: a full http(s) URL, or a path from the root. Anything else (a
+ * phrase, `ftp://x/y`, a protocol-relative `//host/path`) is refused: resolved against a base it
+ * would become a path of its own (`/not%20a%20url`) or lose its host, and never answer the SDK.
+ */
+function writtenUrl(url: string, where: string): URL {
+  const hint = 'Give the URL the SDK calls, "https://api.openai.com/v1/chat/completions", or just its path from the root, "/v1/chat/completions".';
+  if (url.startsWith('/') && !url.startsWith('//')) {
+    const u = new URL(url, 'http://localhost');
+    // `/\host/x` is read as `//host/x` by URL parsers (a backslash is a slash in http URLs).
+    if (u.origin === 'http://localhost') return u;
+    throw bad(where, `\`request.url\` ${JSON.stringify(url)} names another host, not a path`, hint);
+  }
+  if (/^https?:\/\//i.test(url)) {
+    try {
+      return new URL(url);
+    } catch {
+      throw bad(where, `\`request.url\` ${JSON.stringify(url)} is not a URL`, hint);
+    }
+  }
+  if (url.startsWith('//')) throw bad(where, `\`request.url\` ${JSON.stringify(url)} has no scheme: read as a URL it names the host ${JSON.stringify(url.slice(2).split(/[/?#]/)[0])}, read as a path it has an empty first segment`, hint);
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1];
+  if (scheme !== undefined) throw bad(where, `\`request.url\` ${JSON.stringify(url)} is not an http or https URL (its scheme is ${scheme}:)`, hint);
+  throw bad(where, `\`request.url\` ${JSON.stringify(url)} is neither a URL nor a path (a path starts with /)`, hint);
+}
+
+/** Where a value JSON.stringify refuses breaks: a BigInt, or an object that holds itself. */
+function unwritable(v: unknown, path: string, seen: Set<object>): string | undefined {
+  if (typeof v === 'bigint') return `\`${path}\` is a BigInt`;
+  if (v === null || typeof v !== 'object') return undefined;
+  // Its own JSON form (a Date) is what is written.
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined;
+  if (seen.has(v)) return `\`${path}\` holds itself (a circular reference)`;
+  seen.add(v);
+  try {
+    for (const [k, x] of Object.entries(v)) {
+      const found = unwritable(x, Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}`, seen);
+      if (found) return found;
+    }
+  } finally {
+    seen.delete(v);
+  }
+  return undefined;
+}
+
+/**
+ * A body or event data as JSON text, or E_RECORDING naming what JSON cannot hold: JSON.stringify
+ * would throw its own TypeError (a BigInt, a circular object), which addRecordings must not let
+ * out, or give undefined (a function), which would be stored as the text "undefined".
+ */
+function jsonText(v: unknown, where: string, field: string): string {
+  const hint = 'Give JSON values only: a BigInt as a number or as text ("n": 1 or "n": "1"), each object once (none that holds itself), no functions.';
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(v);
+  } catch (e) {
+    const why = unwritable(v, field, new Set()) ?? `\`${field}\` cannot be written as JSON (${String((e as Error)?.message ?? e).split('\n')[0]})`;
+    throw bad(where, why, hint);
+  }
+  if (text === undefined) throw bad(where, `\`${field}\` is a ${typeof v}, not a JSON value`, hint);
+  return text;
+}
+
+/**
  * The request as the deck takes it: path and query, lowercase headers, JSON body bytes, and the
  * origin of a full URL (a recording written with a path alone answers any host).
  */
@@ -124,18 +188,13 @@ function deckRequest(w: WrittenRecording, where: string): DeckRequest {
   if (!isObject(q)) throw bad(where, q === undefined ? '`request` is missing' : `\`request\` is ${Array.isArray(q) ? 'an array' : JSON.stringify(q)}, not an object`, urlHint);
   if (q.url === undefined || q.url === '') throw bad(where, '`request.url` is missing', urlHint);
   if (typeof q.url !== 'string') throw bad(where, `\`request.url\` is ${JSON.stringify(q.url)}, not text`, urlHint);
-  let u: URL;
-  try {
-    u = new URL(q.url, 'http://localhost');
-  } catch {
-    throw bad(where, `\`request.url\` ${JSON.stringify(q.url)} is not a URL`, 'Give the URL the SDK calls (https://api.openai.com/v1/chat/completions) or its path (/v1/chat/completions).');
-  }
+  const u = writtenUrl(q.url, where);
   const method = (q.method as unknown) ?? 'POST';
   if (typeof method !== 'string' || !TOKEN.test(method)) throw bad(where, `\`request.method\` ${JSON.stringify(method)} is not an HTTP method`, 'Give a method such as "POST" or "GET" (or leave it out: POST).');
   const headers = writtenHeaders(q.headers, where, 'request.headers');
   let body = new Uint8Array(0);
   if (q.body !== undefined) {
-    body = encoder.encode(typeof q.body === 'string' ? q.body : JSON.stringify(q.body));
+    body = encoder.encode(typeof q.body === 'string' ? q.body : jsonText(q.body, where, 'request.body'));
     headers['content-type'] ??= typeof q.body === 'string' ? 'text/plain' : 'application/json';
   }
   const origin = originOf(q.url);
@@ -172,7 +231,7 @@ function storedResponse(w: WrittenRecording, where: string): HttpRecord['respons
       const afterMs = writtenGap(e.afterMs, where, `response.events[${i}].afterMs`);
       if (e.event !== undefined && (typeof e.event !== 'string' || !/^[^\r\n]+$/.test(e.event))) throw bad(where, `\`response.events[${i}].event\` is ${JSON.stringify(e.event)}`, 'An event name is one line of text ("message_stop"), or left out.');
       at += i === 0 ? (afterMs ?? 0) : (afterMs ?? gapMs ?? 0);
-      const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);
+      const data = typeof e.data === 'string' ? e.data : jsonText(e.data, where, `response.events[${i}].data`);
       const text = `${e.event ? `event: ${e.event}\n` : ''}${data.split(/\r\n|\r|\n/).map((l) => `data: ${l}\n`).join('')}\n`;
       const bytes = encoder.encode(text);
       parts.push(bytes);
@@ -190,7 +249,17 @@ function storedResponse(w: WrittenRecording, where: string): HttpRecord['respons
   if (r.cut) throw bad(where, '`response.cut` needs `response.events`', 'Only a stream can be cut: give "events" instead of "body", or leave "cut" out.');
   if (r.body === undefined) return { status, headers, body: new Uint8Array(0) };
   headers['content-type'] ??= typeof r.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
-  return { status, headers, body: encoder.encode(typeof r.body === 'string' ? r.body : JSON.stringify(r.body)) };
+  return { status, headers, body: encoder.encode(typeof r.body === 'string' ? r.body : jsonText(r.body, where, 'response.body')) };
+}
+
+/** The request body as the key reads it: JSON written as text is parsed as the deck parses it. */
+function writtenBody(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
 }
 
 /** The options addRecordings takes: the deck's, less the mode (it always adds). */
@@ -223,8 +292,22 @@ export async function addRecordings(opts: Omit<DeckOptions, 'mode'>, recordings:
     const where = origins?.[i] ? `#${i} (${origins[i]})` : `#${i}`;
     const v: unknown = w;
     if (!isObject(v)) throw bad(where, `${Array.isArray(v) ? 'an array' : JSON.stringify(v)} is not a recording`, 'Write each recording as an object: { "request": { "url": ..., "body": ... }, "response": { "body": ... } }.');
-    checkFieldNames(v, where);
-    return { req: deckRequest(w, where), response: storedResponse(w, where) };
+    try {
+      checkFieldNames(v, where);
+      const req = deckRequest(w, where);
+      const response = storedResponse(w, where);
+      const problem = answerShapeProblem(req, writtenBody(w.request.body), response, { events: w.response.events !== undefined, cut: w.response.cut === true });
+      if (problem) throw bad(where, problem.what, problem.hint);
+      return { req, response };
+    } catch (e) {
+      // Every rejection is a TapedeckError (docs/api.md): a value that throws when read (a
+      // getter, a proxy) is the recording's fault, said as the others are.
+      if (e instanceof TapedeckError) throw e;
+      throw new TapedeckError('E_RECORDING', `Hand-written recording ${where}: could not be read (${String((e as Error)?.message ?? e).split('\n')[0]}).`, {
+        cause: e,
+        hint: 'Write the recording as plain JSON values (docs/hand-written.md).',
+      });
+    }
   });
   // Warnings said while a recording is stored are held until it is: the deck also warns of the
   // failure it reports, which the error thrown here says once, with its fix.

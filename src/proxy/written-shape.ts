@@ -1,0 +1,248 @@
+/**
+ * Whether a hand-written answer has the shape its request asks for (docs/hand-written.md): a
+ * stream for a streamed call, one body for a plain one, a stream in its provider's format with
+ * the end its provider gives it. An answer of the wrong shape is replayed as written and read
+ * wrong without a word: the OpenAI SDK takes an event stream sent to a plain call for the
+ * completion's text, reads no chunk from a JSON body sent to a streamed call, and takes a stream
+ * with no end, or another provider's events, for a whole answer.
+ *
+ * What the request asks is read as its key reads it (the provider modules: `stream: true` in
+ * the view, Ollama's default stream, a route that streams such as Gemini's
+ * `:streamGenerateContent` or Bedrock's `converse-stream`); whether a stream is whole is judged
+ * as a live one is before it is recorded (answerVerdict, docs/modes.md rule 11); whether it is in
+ * the provider's format, by the route's module reading the answer it assembles to. Only answers
+ * of a 2xx status to a provider's route are judged: an API answers an error as JSON even to a
+ * streamed call (a 429 written for a stream is right), and the other routes' answers are the
+ * user's own.
+ */
+import { answerVerdict } from '../providers/answer-verdict.ts';
+import { assembleAnswer, isTelemetry, normalizeRequest, routeOf, type RouteMatch, type RouteRequest } from '../providers/index.ts';
+import type { HttpRecord } from '../store/records.ts';
+
+/** What is wrong with a hand-written answer's shape: what to say, and the fix. */
+export interface ShapeProblem {
+  what: string;
+  hint: string;
+}
+
+/** How an answer was written: with `events` (else a `body`), and whether it is marked `cut`. */
+export interface WrittenAnswer {
+  events: boolean;
+  cut: boolean;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+// Content types whose answer a client reads as a stream (src/proxy/upstream.ts, STREAM_TYPES):
+// a `body` written with one of them is a stream written as text (Ollama's NDJSON lines).
+const STREAM_TYPES = new Set(['text/event-stream', 'application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/vnd.amazon.eventstream']);
+const mimeOf = (ct: string | string[] | undefined): string | undefined => (Array.isArray(ct) ? ct[0] : ct)?.split(';')[0]?.trim().toLowerCase();
+
+/** The provider's name as its users know it, for the messages. */
+const NAMES: Readonly<Record<string, string>> = { openai: 'OpenAI', azure: 'Azure OpenAI', anthropic: 'Anthropic', gemini: 'Gemini', bedrock: 'Bedrock', ollama: 'Ollama' };
+
+/**
+ * How a stream of the route's provider is written by hand and how it ends, for the hints: what
+ * the user writes, in the user's terms. The modules judge the bytes; this only says it.
+ */
+function streamHowTo(route: RouteMatch): { end: string; write: string } {
+  const op = route.route.operation;
+  switch (route.provider.name) {
+    case 'anthropic':
+      return {
+        end: 'a `message_stop` event',
+        write: 'Write Anthropic\'s events: { "event": "message_start", "data": { "type": "message_start", "message": { ... } } }, content_block_start / content_block_delta / content_block_stop, message_delta, and last { "event": "message_stop", "data": { "type": "message_stop" } }',
+      };
+    case 'gemini':
+      return {
+        end: 'a chunk whose candidate has a `finishReason`',
+        write: 'Write Gemini\'s chunks as events: { "data": { "candidates": [{ "content": { "role": "model", "parts": [{ "text": "..." }] } }] } }, the last with "finishReason": "STOP" in its candidate (no "[DONE]")',
+      };
+    case 'ollama':
+      return {
+        end: 'a line with `"done": true`',
+        write: 'Ollama streams lines of JSON (NDJSON), not server-sent events: write them as text, "headers": { "content-type": "application/x-ndjson" }, "body": "{\\"message\\":{\\"role\\":\\"assistant\\",\\"content\\":\\"Hi\\"},\\"done\\":false}\\n{\\"message\\":{\\"role\\":\\"assistant\\",\\"content\\":\\"\\"},\\"done\\":true}\\n"',
+      };
+    case 'bedrock':
+      return {
+        end: 'a `messageStop` event (ConverseStream) or a `message_stop` chunk (InvokeModelWithResponseStream)',
+        write: 'Bedrock streams are AWS binary event streams (application/vnd.amazon.eventstream), which a hand-written recording cannot hold: record this call from the API (TAPEDECK_MODE=record), or write the call without streaming (`/converse`, `/invoke`) with a JSON "body"',
+      };
+    default:
+      if (op === 'responses') {
+        return {
+          end: 'a `response.completed` (or `response.incomplete`) event',
+          write: 'Write the Responses API\'s events: { "event": "response.output_text.delta", "data": { "type": "response.output_text.delta", "delta": "..." } }, ..., and last { "event": "response.completed", "data": { "type": "response.completed", "response": { "object": "response", "status": "completed", "output": [ ... ] } } }',
+        };
+      }
+      return {
+        end: 'a chunk with a `finish_reason`, then `[DONE]`',
+        write: 'Write chat completion chunks: { "data": { "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": { "content": "..." }, "finish_reason": null }] } }, the last with "finish_reason": "stop", then { "data": "[DONE]" }',
+      };
+  }
+}
+
+/** What the request asks, as its key reads it: a stream or not, and where it says so. */
+interface Asked {
+  route: RouteMatch;
+  stream: boolean;
+  /** Where the request says it, for the messages: `` `request.body` has "stream": true ``. */
+  said: string;
+  /** The shape the request is keyed as (`openai-chat`, `openai-responses`, ...). */
+  shape: string;
+}
+
+/**
+ * What a request asks, as its key reads it; undefined for a request no provider route takes
+ * (its answer is the user's own: any body, any stream), a telemetry upload, or a body its
+ * provider cannot key (the deck keys it as JSON or HTTP; nothing says what answer it wants).
+ */
+function askedOf(req: RouteRequest, body: unknown): Asked | undefined {
+  const route = routeOf(req);
+  if (route === undefined || isTelemetry(req)) return undefined;
+  let view;
+  try {
+    view = normalizeRequest(body, { endpoint: req });
+  } catch {
+    return undefined;
+  }
+  const name = NAMES[route.provider.name] ?? route.provider.name;
+  const op = route.route.operation;
+  // A route that streams says so in its URL (Gemini's :streamGenerateContent, Bedrock's
+  // converse-stream); the other APIs say it in the body, as the key does (`stream` is in the
+  // view only when it asks for a stream: Ollama's absent `stream` is `true` there).
+  if (route.route.streams === true) return { route, stream: true, said: `\`request.url\` calls ${name} ${op}, which streams`, shape: view.provider };
+  const options = isObj(view.view.options) ? view.view.options : {};
+  const stream = options.stream === true;
+  const inBody = isObj(body) ? body.stream : undefined;
+  let said: string;
+  if (stream) said = inBody === undefined ? `\`request.body\` has no "stream": false, and ${name} streams unless told not to` : '`request.body` has "stream": true';
+  else if (route.provider.name === 'gemini' || route.provider.name === 'bedrock') said = `\`request.url\` calls ${name} ${op}, which answers once`;
+  else said = inBody === false ? '`request.body` has "stream": false' : '`request.body` has no "stream": true';
+  return { route, stream, said, shape: view.provider };
+}
+
+/** How to make a plain request streamed, for the hint of a stream written for one. */
+function streamTheRequest(route: RouteMatch): string {
+  switch (route.provider.name) {
+    case 'gemini':
+      return 'call `:streamGenerateContent?alt=sse` in "request.url"';
+    case 'bedrock':
+      return 'call `/converse-stream` or `/invoke-with-response-stream` in "request.url" (but see: Bedrock\'s streams cannot be written by hand; record them)';
+    case 'ollama':
+      return 'leave "stream": false out of "request.body"';
+    default:
+      return 'add "stream": true to "request.body"';
+  }
+}
+
+/** How to make a streamed request plain, for the hint of one answer written for a stream. */
+function plainTheRequest(route: RouteMatch): string {
+  switch (route.provider.name) {
+    case 'gemini':
+      return 'call `:generateContent` in "request.url"';
+    case 'bedrock':
+      return 'call `/converse` or `/invoke` in "request.url"';
+    case 'ollama':
+      return 'add "stream": false to "request.body"';
+    default:
+      return 'leave "stream": true out of "request.body"';
+  }
+}
+
+/**
+ * The problem with a hand-written answer's shape, or undefined when it has the shape its
+ * request asks for (or nothing says which shape that is). `req`: the method and URL (path and
+ * query) the recording answers; `body`: the request body as written; `response`: the answer as
+ * stored (its bytes and content type); `written`: how it was written.
+ *
+ * @example
+ * answerShapeProblem({ method: 'POST', url: '/v1/chat/completions' }, { model: 'gpt-4o-mini', messages },
+ *   stored, { events: true, cut: false })
+ * // { what: '`response.events` make the answer a stream (text/event-stream), but the request asks for one answer (`request.body` has no "stream": true): ...',
+//   hint: 'Write the answer as "body": { ... }, the JSON OpenAI answers a call that does not stream; or, for a stream, add "stream": true to "request.body".' }
+ */
+export function answerShapeProblem(req: RouteRequest, body: unknown, response: HttpRecord['response'], written: WrittenAnswer): ShapeProblem | undefined {
+  // An error answer is JSON whatever the call asked (a 429 to a streamed call is right), and a
+  // 1xx or 3xx has no answer to read.
+  if (response.status < 200 || response.status > 299) return undefined;
+  const asked = askedOf(req, body);
+  if (asked === undefined) return undefined;
+  const { route } = asked;
+  const name = NAMES[route.provider.name] ?? route.provider.name;
+  const ct = response.headers['content-type'];
+  const mime = mimeOf(ct);
+  const field = written.events ? '`response.events`' : '`response.body`';
+  const how = streamHowTo(route);
+  const streamed = written.events || (mime !== undefined && STREAM_TYPES.has(mime));
+
+  if (!asked.stream) {
+    if (!streamed) return undefined;
+    return {
+      what: `${written.events ? `${field} make` : '`response.headers["content-type"]` makes'} the answer a stream (${mime}), but the request asks for one answer (${asked.said}): the SDK would read the stream's text where it expects the answer's JSON`,
+      hint: `Write the answer as "body": { ... }, the JSON ${name} answers a call that does not stream; or, for a stream, ${streamTheRequest(route)}.`,
+    };
+  }
+
+  // Gemini's :streamGenerateContent without alt=sse answers one JSON array sent piece by piece.
+  const jsonArrayStream = route.route.streams === true && route.query.get('alt') !== 'sse' && !streamed;
+  const text = jsonArrayStream ? new TextDecoder().decode(response.body) : '';
+  if (!streamed && !(jsonArrayStream && text.trimStart().startsWith('['))) {
+    const asEvents = route.provider.name === 'ollama' || route.provider.name === 'bedrock' ? '' : ', as "events": [...] instead of "body"';
+    return {
+      what: `\`response.body\` is one answer, but the request asks for a stream (${asked.said}): the SDK would read no event from it and end the stream empty`,
+      hint: `${how.write}${asEvents}; or, for one answer, ${plainTheRequest(route)}.`,
+    };
+  }
+
+  // Judged as a live stream is before it is recorded (docs/modes.md rule 11).
+  const verdict = answerVerdict(req, body, ct, response.body);
+  // A stream that carries the API's error event is an error answer, written on purpose.
+  if (!verdict.whole && !verdict.cut) return undefined;
+  // In the provider's format: the route's own module reads the answer the stream assembles to
+  // (an Anthropic route does not read an OpenAI completion), and among OpenAI's, a Responses
+  // call gets the Responses API's events and a chat call chat chunks. (A stream nothing can
+  // judge counts as whole to the verdict; only one that assembles is known to be.)
+  const assembled = verdict.whole ? assembleAnswer(req, ct, response.body) : undefined;
+  const read = assembled === undefined ? undefined : route.provider.readAnswer?.(assembled, { route });
+  const otherShape = read !== undefined && (read.shape === 'openai-chat' || read.shape === 'openai-responses') && (read.shape === 'openai-responses') !== (asked.shape === 'openai-responses');
+  const are = written.events ? 'are' : 'is';
+  if (written.cut) {
+    // A cut stream is half an answer: nothing assembles it, so its format is not judged; one
+    // that ends as a whole answer would be read whole before the drop.
+    if (read === undefined || otherShape) return undefined;
+    return {
+      what: `\`response.cut\` is true, but ${field} end${written.events ? '' : 's'} as a whole ${name} stream does (with ${how.end}): the SDK would read a whole answer before the connection drops, and raise nothing`,
+      hint: `Remove the ending (${how.end}) for a stream cut before its end, or leave "cut" out for a whole stream.`,
+    };
+  }
+  // Only events can be cut ("cut" needs "events"): a stream written as a body is not offered it.
+  const orCut = written.events ? ', or add "cut": true for a stream whose connection drops after its events' : '';
+  if (!verdict.whole) {
+    if (verdict.missing) {
+      return {
+        what: `${field} ${are} not a whole answer: ${verdict.missing}; replayed, the SDK would take it for one`,
+        hint: `Add the usage chunk before the end, { "data": { "object": "chat.completion.chunk", "choices": [], "usage": { "prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7 } } }, then { "data": "[DONE]" }${orCut}.`,
+      };
+    }
+    return {
+      what: `${field} ${are} not a whole ${name} stream: ${name} ends one with ${how.end}, and replayed, the SDK would take what is there for the whole answer`,
+      hint: route.provider.name === 'bedrock' ? `${how.write}.` : `End it with ${how.end}${orCut}. ${how.write}.`,
+    };
+  }
+  if (response.body.length === 0) {
+    return {
+      what: `${field} ${are} empty: the SDK would read a stream that ends at once, with no answer`,
+      hint: route.provider.name === 'bedrock' ? `${how.write}.` : `${how.write}${written.events ? '; or add "cut": true for a stream whose connection drops before its first event' : ''}.`,
+    };
+  }
+  if (read === undefined || otherShape) {
+    const kind = route.provider.name === 'openai' || route.provider.name === 'azure' ? ` ${route.route.operation}` : '';
+    return {
+      what: `${field} ${are} not in ${name}'s${kind} stream format${read !== undefined ? ` (${written.events ? 'they make' : 'it makes'} an ${read.shape} answer)` : ''}: the SDK would read no answer from ${written.events ? 'them' : 'it'}`,
+      hint: `${how.write}.`,
+    };
+  }
+  return undefined;
+}
