@@ -1,12 +1,18 @@
 // `POST /v1/replay` without a server: takes the request body, returns status, content type and
-// body bytes. The proxy mounts it; tests call it directly. The contract:
-//   replay disabled (no store, or enabled: false)        -> 501
-//   body not JSON, not an object, a field missing/empty   -> 400, naming the fields
+// body bytes. The proxy mounts it; tests call it directly. The contract, checked in this order
+// (docs/replay.md's table, which clients read to know which error they get first):
+//   replay disabled (no store, or enabled: false)        -> 501 replay_disabled
+//   body not UTF-8 JSON                                   -> 400 invalid_json
+//   not an object; a field present but not a string; a
+//   trace_token that is not 64 hex characters             -> 400 invalid_request, naming the fields
+//   a field missing, null or empty                        -> 400 missing_fields, naming them
 //   trace_token never stored (or expired)                 -> 404
 //   document_id differs from the original                 -> 409, field "document_id"
 //   query differs from every query stored for the token   -> 409, field "query"
 //   otherwise                                             -> 200 with the stored bytes, verbatim
-// Disabled is checked first: a server with replay off has nothing to validate against.
+// Disabled is checked first: a server with replay off has nothing to validate against. A value
+// that is wrong is reported before one that is absent: `{"trace_token":"x"}` is a token no
+// response ever carried, which a client fixes before it adds the other fields.
 
 import type { ReplayLookup } from './store.ts';
 
@@ -66,18 +72,20 @@ export function handleReplay(store: ReplaySource | null | undefined, body: unkno
     return error(400, 'invalid_request', 'The request body must be a JSON object.', { hint: 'Send {"trace_token": …, "query": …, "document_id": …}.' });
   }
   const o = v as Record<string, unknown>;
-  const missing = FIELDS.filter((f) => o[f] === undefined || o[f] === null || o[f] === '');
+  // Absent (undefined or null) and empty values are missing_fields, checked after these.
+  const absent = (f: (typeof FIELDS)[number]) => o[f] === undefined || o[f] === null || o[f] === '';
+  const wrongType = FIELDS.filter((f) => !absent(f) && typeof o[f] !== 'string');
+  const badToken = !absent('trace_token') && typeof o.trace_token === 'string' && !/^[0-9a-f]{64}$/i.test(o.trace_token);
+  if (wrongType.length > 0 || badToken) {
+    const fields = FIELDS.filter((f) => wrongType.includes(f) || (f === 'trace_token' && badToken));
+    const why = [...(wrongType.length > 0 ? [`Must be strings: ${wrongType.join(', ')}.`] : []), ...(badToken ? ['trace_token must be 64 hexadecimal characters, as responses carry it.'] : [])];
+    return error(400, 'invalid_request', why.join(' '), { fields });
+  }
+  const missing = FIELDS.filter(absent);
   if (missing.length > 0) {
     return error(400, 'missing_fields', `Missing or empty: ${missing.join(', ')}.`, { fields: missing, hint: 'All of trace_token, query and document_id are required.' });
   }
-  const wrongType = FIELDS.filter((f) => typeof o[f] !== 'string');
-  if (wrongType.length > 0) {
-    return error(400, 'invalid_request', `Must be strings: ${wrongType.join(', ')}.`, { fields: wrongType });
-  }
   const token = (o.trace_token as string).toLowerCase();
-  if (!/^[0-9a-f]{64}$/.test(token)) {
-    return error(400, 'invalid_request', 'trace_token must be 64 hexadecimal characters, as responses carry it.', { fields: ['trace_token'] });
-  }
   const r = store.lookup(token, o.query as string, o.document_id as string);
   switch (r.status) {
     case 'found':

@@ -19,7 +19,9 @@
  *
  * Records are ReplayRecords (src/store/records.ts, docs/tape-format.md), keyed by the matcher's
  * request key (src/match/matcher.ts), so two requests that normalize alike share recordings. A
- * request made k times is answered by the k-th recording of its key, in recorded order.
+ * request made k times is answered by the k-th recording of its key, in recorded order; calls of
+ * one request that miss at the same time are recorded in the order their gets missed, not the
+ * order their answers came back in (./cache-turns.ts).
  * Requests, values and metadata pass through the redactor (src/store/redact.ts) before they are
  * written, unless `redact.keepSecrets`.
  *
@@ -49,6 +51,7 @@ import { checkRedactOptions, REDACT_INNER } from './redact-options.ts';
 import { checkHooks, runCacheHook, type CacheHook } from './hooks.ts';
 import type { TapeLockOptions } from './tape-file.ts';
 import { CACHE_MARK_FIELDS, cacheUsageMark } from './cache-usage-mark.ts';
+import { CacheTurns, turnTimeout, type CacheTurn } from './cache-turns.ts';
 
 export type { ReplayPutOptions, ReplayRecord } from './records.ts';
 
@@ -124,9 +127,16 @@ export interface ReplayCacheOptions {
    * them (docs/vitest.md, "Tapes shared by tests"; the test helpers set it).
    */
   test?: string;
+  /**
+   * Identical calls that miss at once are recorded in the order their gets were made, so a put
+   * waits for the puts of earlier identical calls (docs/modes.md, rule 1). This is how long it
+   * waits for one that has not put (its call failed and nothing retried it) before recording
+   * without it, with a warning (default 60000 ms; 0: never waits for such a call).
+   */
+  turnTimeoutMs?: number;
 }
 
-const CACHE_OPTIONS = optionNames<ReplayCacheOptions>()(['mode', 'ignoredArgs', 'volatileText', 'beforeRecord', 'beforeReplay', 'keepAll', 'recordCommand', 'lock', 'redact', 'run', 'test']);
+const CACHE_OPTIONS = optionNames<ReplayCacheOptions>()(['mode', 'ignoredArgs', 'volatileText', 'beforeRecord', 'beforeReplay', 'keepAll', 'recordCommand', 'lock', 'redact', 'run', 'test', 'turnTimeoutMs']);
 
 export interface ReplayCacheCloseOptions {
   /** Record mode: replace the recordings this run re-recorded (default true). false removes nothing. */
@@ -193,6 +203,10 @@ export class ReplayCache {
   private diagnosed: Diagnosed | undefined;
   private warnedReplayPut = false;
   private appended = 0;
+  /** The turns of identical calls that missed, so their puts append in the order of the gets. */
+  private readonly turns: CacheTurns;
+  /** Puts holding a turn and not done yet: close lets them append before the store closes. */
+  private readonly turnPuts = new Set<Promise<void>>();
 
   private constructor(col: RecordCollection<ReplayRecord>, mode: { mode: TapeMode; source: TapeModeSource }, opts: ReplayCacheOptions) {
     this.col = col;
@@ -209,6 +223,13 @@ export class ReplayCache {
     // Masks that are not credentials are keyed under the store's salt (src/store/redact.ts).
     this.redactor = redactor({ ...opts.redact, salt: col.backend.salt });
     this.warnings = col.warnings;
+    this.turns = new CacheTurns(this.mode === 'record' || this.mode === 'update', turnTimeout(opts.turnTimeoutMs), (key, count, waitedMs) => {
+      process.emitWarning(
+        `ReplayCache for ${this.path}: ${count} earlier identical call${count === 1 ? '' : 's'} of request ${key} missed and put no answer within ${waitedMs} ms of a later one's put; ` +
+          'the later answer is recorded without waiting (a put that still comes is recorded after it). Raise turnTimeoutMs if answers take longer to come back.',
+        { code: 'TAPEDECK_CACHE_TURN' },
+      );
+    });
   }
 
   /**
@@ -232,6 +253,7 @@ export class ReplayCache {
     checkOptionNames(opts, CACHE_OPTIONS, 'ReplayCache.open', 'docs/api.md', REDACT_INNER);
     checkHooks(opts as Parameters<typeof checkHooks>[0]);
     checkRedactOptions(opts.redact);
+    turnTimeout(opts.turnTimeoutMs);
     // A tape path, a redis:// URL (docs/redis.md) or a backend object.
     const backend = storeBackend(path, opts.lock ? { lock: opts.lock } : {});
     const kind = cacheRecords(opts.ignoredArgs, opts.volatileText);
@@ -299,6 +321,10 @@ export class ReplayCache {
    * - record: always undefined (record calls the live API for everything);
    * - passthrough: always undefined.
    *
+   * A miss in record or update takes the request's turn in the caller's async context: the put
+   * of this call, made from the same async function, is stored after the puts of identical calls
+   * that missed before it (docs/modes.md, rule 1).
+   *
    * @example
    * const answer = (await cache.get(request)) ?? (await callAndPut(request));
    */
@@ -323,18 +349,26 @@ export class ReplayCache {
     if (this.mode === 'record') {
       // Asked for: if the API then fails and nothing is put, a prune keeps the old recordings.
       this.col.ask(keys.key);
+      // Taken here, synchronously, so the caller's continuation carries it to its put.
+      this.turns.take(keys.key);
       return undefined;
     }
     const record = this.col.next(keys.key);
     if (record && this.hooks.beforeReplay) {
       const r = runCacheHook('beforeReplay', this.hooks.beforeReplay, record.request, record.value);
       if (r) return { ...record, value: r.response };
-      if (this.mode === 'update') return undefined;
+      if (this.mode === 'update') {
+        this.turns.take(keys.key);
+        return undefined;
+      }
       const fix = recordHow(this.missEntry());
       throw cacheMiss(missHeadline('the beforeReplay hook skipped the recording', fix), fix, { file: this.path, key: keys.key, kind: 'other', fix });
     }
     if (record) return record;
-    if (this.mode === 'update') return undefined;
+    if (this.mode === 'update') {
+      this.turns.take(keys.key);
+      return undefined;
+    }
     throw withVolatileSpans(request, { volatileText: this.volatileText }, this.miss(request, keys));
   }
 
@@ -344,6 +378,11 @@ export class ReplayCache {
    * go to disk together in the next one (one lock, one fsync), in call order. A no-op in replay
    * (which never writes) and passthrough. The third argument is the per-call ignoredArgs, or
    * options with raw bytes, duration and metadata.
+   *
+   * The put of a call whose get missed (its turn is in this async context) first waits for the
+   * puts of the identical calls that missed before it, so they are stored in the order they were
+   * asked; it waits at most `turnTimeoutMs` for one that has not put, and close() ends the wait.
+   * A put without such a turn is stored at once.
    *
    * @example
    * await cache.put(request, answer, { durationMs: 812, raw: { body, contentType: 'application/json' } });
@@ -358,16 +397,31 @@ export class ReplayCache {
       }
       return;
     }
+    const opts: ReplayPutOptions = Array.isArray(options) ? { ignoredArgs: options as readonly string[] } : ((options ?? {}) as ReplayPutOptions);
+    const ignoredArgs = opts.ignoredArgs ?? this.ignoredArgs;
+    // The turn this call's get took when it missed, keyed as that get keyed the request (before
+    // beforeRecord may change it); none for a put without a get (it appends at once).
+    const turn = this.turns.claim(() => this.keysOf(request, ignoredArgs).key);
+    if (!turn) return this.store(request, value, opts, ignoredArgs, undefined);
+    const putting = this.store(request, value, opts, ignoredArgs, turn).finally(() => {
+      // Whatever happened (stored, nothing to store, failed), later turns go on.
+      turn.finish();
+      this.turnPuts.delete(putting);
+    });
+    this.turnPuts.add(putting);
+    return putting;
+  }
+
+  /** The body of {@link put}: after its turn's wait, if it holds one, in the order of the gets. */
+  private async store(request: unknown, value: unknown, opts: ReplayPutOptions, ignoredArgs: readonly string[] | undefined, turn: CacheTurn | undefined): Promise<void> {
     if (this.hooks.beforeRecord) {
       const r = runCacheHook('beforeRecord', this.hooks.beforeRecord, request, value);
       if (!r) return;
       ({ request, response: value } = r);
     }
-    const opts: ReplayPutOptions = Array.isArray(options) ? { ignoredArgs: options as readonly string[] } : ((options ?? {}) as ReplayPutOptions);
     // Before redaction copies them: a cycle would be copied without end.
     assertNoCycle(value, 'value');
     assertNoCycle(opts.meta, 'meta');
-    const ignoredArgs = opts.ignoredArgs ?? this.ignoredArgs;
     // Key first: a request that cannot be keyed fails here, before anything is written. The
     // key is computed from the request as given, then secrets are masked in what is stored.
     const keys = this.keysOf(request, ignoredArgs);
@@ -377,20 +431,30 @@ export class ReplayCache {
     const redacted = this.redactor.value(request);
     const masks = redacted === request ? this.redactor : echoing(this.redactor, { headers: {}, url: '', body: utf8.encode(JSON.stringify(request)) });
     const storedValue = sortedKeys(masks.value(value));
+    // When the answer came, not when its turn came.
+    const recordedAt = new Date().toISOString();
+    const wait = turn && this.turns.before(turn);
+    if (wait) await wait;
     if (this.mode === 'record') {
       // Re-recording an interaction that came out the same keeps the old record, timestamp and
       // all, so a re-record of unchanged calls leaves the tape byte for byte as it was (no churn
-      // in code review). The k-th put of a key is compared with the k-th recording of it.
+      // in code review). The k-th put of a key is compared with the k-th recording of it: counted
+      // after the turn's wait, so k is the call's place among the gets, not among the answers.
       const k = this.recordPuts.get(keys.key) ?? 0;
       this.recordPuts.set(keys.key, k + 1);
       const old = this.col.previous(keys.key, k);
       if (old && isDeepStrictEqual(old.value, storedValue) && opts.raw === undefined) {
         this.col.reuse(keys.key, k);
+        turn?.finish();
         return this.col.flush();
       }
     }
-    const record = buildRecord(keys, request, storedValue, { ...opts, ignoredArgs }, this.redactor, new Date().toISOString(), masks, redacted);
-    await this.col.append(keys.key, record);
+    const record = buildRecord(keys, request, storedValue, { ...opts, ignoredArgs }, this.redactor, recordedAt, masks, redacted);
+    // append queues the record synchronously, so ending the turn right after keeps the order of
+    // the stores while the later turns need not wait for this one's fsync.
+    const appending = this.col.append(keys.key, record);
+    turn?.finish();
+    await appending;
     this.appended++;
   }
 
@@ -509,7 +573,12 @@ export class ReplayCache {
    * const { replaced, pruned } = await cache.close({ pruneUnused: true })
    */
   close(opts: ReplayCacheCloseOptions = {}): Promise<CloseReport> {
-    this.closing ??= this.col.close({ abandon: this.keepAll || opts.prune === false, pruneUnused: opts.pruneUnused === true });
+    if (this.closing) return this.closing;
+    const closeCol = () => this.col.close({ abandon: this.keepAll || opts.prune === false, pruneUnused: opts.pruneUnused === true });
+    // A call that missed and never put (its API call failed) gives up its turn now; the puts
+    // waiting on it append, in order, before the store closes.
+    this.turns.close();
+    this.closing = this.turnPuts.size === 0 ? closeCol() : Promise.allSettled([...this.turnPuts]).then(closeCol);
     return this.closing;
   }
 
