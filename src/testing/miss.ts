@@ -84,3 +84,14 @@ export function failedWithMiss(errors: readonly unknown[]): boolean {
     return String((one as { message?: unknown } | undefined)?.message ?? '').includes('tapedeck miss');
   });
 }
+
+/**
+ * What a test's miss failure adds when the test skipped itself after the miss (vitest's
+ * `skip()`, mocha's `this.skip()`, called from the `catch` that caught it): a skip does not hide
+ * a miss, or CI would pass with no recording behind the test.
+ *
+ * @example
+ * failure.message += `\n${SKIPPED_AFTER_MISS}`
+ */
+export const SKIPPED_AFTER_MISS =
+  'The test skipped itself after the miss: a skip does not hide a miss (CI would pass with no recording behind the test). To skip while recording without the API, decide before the call (say, when tape.mode is not replay and there is no API key).';

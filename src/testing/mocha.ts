@@ -14,7 +14,7 @@
  *   const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: tape().fetch })
  * })
  */
-import { failedWithMiss } from './miss.ts';
+import { failedWithMiss, SKIPPED_AFTER_MISS } from './miss.ts';
 import { writeFileNote } from './run-report.ts';
 import { nthOfEach } from './test-identity.ts';
 import { beginTest, configuredTapeFolder, endRun, endTest, missFailure, notPruning, runningCallsSettled, startRun } from './runner.ts';
@@ -30,9 +30,13 @@ interface MochaTest {
   currentRetry?(): number;
   parent?: MochaSuite;
   state?: string;
+  /** Set by `this.skip()`: mocha reports the test pending, whatever error it ended with. */
+  pending?: boolean;
 }
 interface MochaContext {
   currentTest?: MochaTest;
+  /** In a test's function: the test running (mocha's Context sets it). */
+  test?: MochaTest;
   tape?: unknown;
 }
 
@@ -73,9 +77,18 @@ const opened = new WeakSet<object>();
  * its error; one that failed with something else (what a library made of the miss) gets the
  * miss, its own message after it.
  */
-function outcome(err: unknown): unknown {
+function outcome(err: unknown, test: MochaTest | undefined): unknown {
   const failure = missFailure();
   if (!failure || (err !== undefined && err !== null && failedWithMiss([err]))) return err;
+  if (test?.pending) {
+    // `catch { this.skip() }`: mocha reports a test that called this.skip() as pending, whatever
+    // error it ends with, and the run would pass with no recording behind the test. Unmarked,
+    // it fails with the miss (a done-style test's this.skip() ends it before this wrapper
+    // hears of it: the run fails for it instead, see afterEach).
+    test.pending = false;
+    failure.message += `\n${SKIPPED_AFTER_MISS}`;
+    return failure;
+  }
   if (err !== undefined && err !== null) failure.message += `\nThe test failed with: ${err instanceof Error ? err.message : String(err)}`;
   return failure;
 }
@@ -91,28 +104,33 @@ function failsOnMiss(fn: TestFn): TestFn {
   let out: TestFn;
   if (fn.length > 0) {
     out = function (this: unknown, done: unknown) {
+      const test = (this as MochaContext | undefined)?.test;
       try {
         return fn.call(this, (err?: unknown) => {
-          void runningCallsSettled().then(() => (done as (e?: unknown) => void)(outcome(err)));
+          void runningCallsSettled().then(() => (done as (e?: unknown) => void)(outcome(err, test)));
         });
       } catch (e) {
-        throw outcome(e);
+        throw outcome(e, test);
       }
     };
   } else {
     out = function (this: unknown) {
+      const test = (this as MochaContext | undefined)?.test;
       let r: unknown;
-      try {
-        r = fn.call(this);
-      } catch (e) {
-        throw outcome(e);
-      }
       const end = async (err?: unknown) => {
         await runningCallsSettled();
-        const e = outcome(err);
+        const e = outcome(err, test);
         if (e !== undefined) throw e;
         return r;
       };
+      try {
+        r = fn.call(this);
+      } catch (e) {
+        // A synchronous this.skip(): judged once the calls the test did not await are answered
+        // (mocha takes the rejection as it took the throw).
+        if (test?.pending) return end(e);
+        throw outcome(e, test);
+      }
       // A test that returns no promise gets one: mocha waits for it (a synchronous test can
       // start a call it does not await as well as an async one can).
       if (r && typeof (r as PromiseLike<unknown>).then === 'function') return Promise.resolve(r).then(() => end(), (e: unknown) => end(e ?? new Error(String(e))));
@@ -138,7 +156,11 @@ export const mochaHooks = {
     if (t && !opened.has(t)) return;
     if (t) opened.delete(t);
     this.tape = undefined;
-    await endTest();
+    // Still pending after a miss: the test skipped itself where its wrapper could not fail it (a
+    // done-style test's this.skip() ends it at once; a user's beforeEach hook that skips). A
+    // failing after-each hook would skip the rest of the suite: the run fails for it instead,
+    // in the summary (see MissReport.skipped).
+    await endTest({ skipped: t?.pending === true });
   },
   // In parallel mode each file runs in a worker, and the main process that prints the summary
   // holds none of its tests: the worker notes the files every test of which ran and passed, so

@@ -4,6 +4,7 @@
  * on a shared Redis store, the per-test namespace made from that same name.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 
@@ -50,24 +51,71 @@ export function slug(name: string): string {
 }
 
 /**
+ * The extensions of the test files that can sit beside one another with one name (`chat.test.ts`
+ * and `chat.test.js`), in the order that decides which keeps the plain tape folder: TypeScript
+ * before JavaScript (a `.js` beside a `.ts` of the same name is most often its compiled copy, or
+ * the file a migration to TypeScript replaces: the TypeScript file keeps the folder, and in a
+ * migration replays what the JavaScript file recorded there), then as written here.
+ */
+const SCRIPT_EXTS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'] as const;
+
+/** A file's place in SCRIPT_EXTS (another extension comes after them all). */
+const extRank = (ext: string): number => {
+  const i = (SCRIPT_EXTS as readonly string[]).indexOf(ext);
+  return i < 0 ? SCRIPT_EXTS.length : i;
+};
+
+/**
+ * The test files beside `file` that have its name with another script extension (`chat.test.js`
+ * for `chat.test.ts`), that exist now, in SCRIPT_EXTS order. Read from the directory, never from
+ * which files a run selected: every run, of any file, names the tapes alike.
+ *
+ * @example
+ * namesakes('/p/test/chat.test.ts') // ['/p/test/chat.test.js'] when that file exists
+ */
+export function namesakes(file: string): string[] {
+  const ext = extname(file);
+  const stem = basename(file, ext);
+  const dir = dirname(file);
+  return SCRIPT_EXTS.filter((e) => e !== ext).map((e) => join(dir, stem + e)).filter((f) => existsSync(f));
+}
+
+/**
+ * The name a test file's tapes go by: the file name without its extension (`chat.test` for
+ * `chat.test.ts`), unless another test file beside it has that name with another extension
+ * that comes first (TypeScript before JavaScript: `.ts`, `.tsx`, `.mts`, `.cts`, `.js`, `.jsx`,
+ * `.mjs`, `.cjs`); then the whole file name (`chat.test.js`). So two files that differ only by
+ * their extension never share a tape folder (whose tests of the same name would share a tape,
+ * and whose prune would take the other's tapes for a deleted test's), and a file alone with its
+ * name keeps the folder it always had.
+ *
+ * @example
+ * tapeStem('/p/test/chat.test.ts') // 'chat.test'
+ * tapeStem('/p/test/chat.test.js') // 'chat.test.js' when /p/test/chat.test.ts exists, else 'chat.test'
+ */
+export function tapeStem(file: string): string {
+  const ext = extname(file);
+  const first = namesakes(file).some((f) => extRank(extname(f)) < extRank(ext));
+  return first ? basename(file) : basename(file, ext);
+}
+
+/**
  * The default naming: `<dir>/<test file name>/<suite>/<test>.tape`, where `dir` is `__tapes__`
  * beside the test file unless given (then it is relative to the project root, and the test
- * file's path under the root is kept so same-named files in two folders do not collide).
+ * file's path under the root is kept so same-named files in two folders do not collide). The
+ * test file's name is its {@link tapeStem}: without its extension, unless a test file beside it
+ * differs from it only by an extension that comes first.
  *
  * @example
  * defaultTapePath({ file: '/p/test/chat.test.ts', names: ['chat', 'says hello'], root: '/p' })
  * // '/p/test/__tapes__/chat.test/chat/says-hello.tape'
  */
 export function defaultTapePath(info: TapeNameInfo, dir?: string): string {
-  const file = basename(info.file, extname(info.file));
-  const base = dir === undefined ? join(dirname(info.file), '__tapes__', file) : join(resolve(info.root, dir), withoutExt(relativeOrBase(info.root, info.file)));
+  const stem = tapeStem(info.file);
+  const base = dir === undefined ? join(dirname(info.file), '__tapes__', stem) : join(resolve(info.root, dir), dirname(relativeOrBase(info.root, info.file)), stem);
   if (info.names.length === 0) return `${base}.tape`;
   const parts = info.names.map(slug);
   return join(base, ...parts.slice(0, -1), `${parts[parts.length - 1]}.tape`);
-}
-
-function withoutExt(p: string): string {
-  return p.slice(0, p.length - extname(p).length);
 }
 
 function relativeOrBase(root: string, file: string): string {

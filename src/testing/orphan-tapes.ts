@@ -8,42 +8,101 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { readTape, withTapeLock } from '../store/tape-file.ts';
+import { namesakes, tapeStem } from './names.ts';
 import { tapesUnder } from '../store/tape-files.ts';
 import { sessionRemain } from '../realtime/usage-mark.ts';
 
 /** Companion tapes (`tape.cache()`, `tape.mcp()`) belong to the test tape beside them. */
 const COMPANION = /\.(cache|mcp)\.tape$/;
 
-/**
- * The tapes in the tape folders of `testFiles` (`folderOf`, default `__tapes__/<file name>/`
- * beside each; undefined for a file with no folder of its own) that no test opened: `opened` holds the tapes the run's tests used. Pass only test files every test
- * of which ran: a test filtered out or skipped leaves its tape unopened too.
- *
- * @example
- * orphanTapes(['/p/test/chat.test.ts'], new Set(['/p/test/__tapes__/chat.test/chat/says-hello.tape']))
- * // ['/p/test/__tapes__/chat.test/chat/a-deleted-test.tape']
- */
-export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<string>, folderOf: (file: string) => string | undefined = defaultTapeFolder): string[] {
-  const used = new Set([...opened].map((p) => resolve(p)));
-  const out = new Set<string>();
-  for (const file of testFiles) {
-    const dir = folderOf(resolve(file));
-    if (dir === undefined || !existsSync(dir)) continue;
-    for (const tape of tapesUnder(dir, 'skip')) {
-      if (used.has(tape) || used.has(tape.replace(COMPANION, '.tape'))) continue;
-      out.add(tape);
-    }
-  }
-  return [...out].sort();
+/** A tape no test of the run opened, in the tape folder of a test file that ran whole. */
+export interface OrphanCandidate {
+  tape: string;
+  /**
+   * The test files named like that folder that exist and did not run whole (`chat.test.js`,
+   * for `__tapes__/chat.test/` of `chat.test.ts`): such files shared that folder before each got
+   * one of its own (see tapeStem in ./names.ts), so the tape may be theirs. Empty when none.
+   */
+  unrun: string[];
 }
 
 /**
- * A test file's tape folder under the default naming: `__tapes__/<file name>/` beside it.
+ * The tapes in the tape folders of `testFiles` (`folderOf`, default `__tapes__/<file name>/`
+ * beside each; undefined for a file with no folder of its own) that no test opened: `opened`
+ * holds the tapes the run's tests used. Pass only test files every test of which ran: a test
+ * filtered out or skipped leaves its tape unopened too. Each says which other test files of its
+ * folder's name did not run whole ({@link OrphanCandidate}); {@link orphanRecordCount} says
+ * whether it is stale.
+ *
+ * @example
+ * orphanTapes(['/p/test/chat.test.ts'], new Set(['/p/test/__tapes__/chat.test/chat/says-hello.tape']))
+ * // [{ tape: '/p/test/__tapes__/chat.test/chat/a-deleted-test.tape', unrun: [] }]
+ */
+export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<string>, folderOf: (file: string) => string | undefined = defaultTapeFolder): OrphanCandidate[] {
+  const used = new Set([...opened].map((p) => resolve(p)));
+  const complete = new Set(testFiles.map((f) => resolve(f)));
+  const out = new Map<string, OrphanCandidate>();
+  for (const file of complete) {
+    const dir = folderOf(file);
+    if (dir === undefined || !existsSync(dir)) continue;
+    // The folder named after the file without its extension is also that of its namesakes'
+    // tapes recorded before they got folders of their own (`chat.test.js/`).
+    const unrun = basename(dir) === basename(file, extname(file)) ? namesakes(file).filter((other) => !complete.has(other)) : [];
+    for (const tape of tapesUnder(dir, 'skip')) {
+      if (used.has(tape) || used.has(tape.replace(COMPANION, '.tape'))) continue;
+      const seen = out.get(tape);
+      out.set(tape, { tape, unrun: [...new Set([...(seen?.unrun ?? []), ...unrun])] });
+    }
+  }
+  return [...out.values()].sort((a, b) => (a.tape < b.tape ? -1 : a.tape > b.tape ? 1 : 0));
+}
+
+/**
+ * A test file's tape folder under the default naming: `__tapes__/<file name>/` beside it, the
+ * file name without its extension unless a test file beside it differs from it only by an
+ * extension that comes first (then the whole name: see tapeStem in ./names.ts).
  *
  * @example
  * defaultTapeFolder('/p/test/chat.test.ts') // '/p/test/__tapes__/chat.test'
  */
-export const defaultTapeFolder = (file: string): string => join(dirname(file), '__tapes__', basename(file, extname(file)));
+export const defaultTapeFolder = (file: string): string => join(dirname(file), '__tapes__', tapeStem(file));
+
+/**
+ * The recordings of a tape no test opened that a prune may remove: all of them (as
+ * {@link recordCount} counts them), or none when the tape may belong to a test file that exists
+ * and did not run whole (`testFiles` are those that did; `roots`: the project roots the records'
+ * test names are relative to):
+ *
+ * - a recording names a test of such a file (wherever the tape is);
+ * - the tape is in a folder such a file shared (`unrun`, see {@link OrphanCandidate}) and a
+ *   recording names no test of a file that ran whole or is gone (a tape recorded before
+ *   recordings named their test, or by a namesake): it may be that file's.
+ *
+ * @example
+ * await orphanRecordCount({ tape: '/p/test/__tapes__/chat.test/old.tape', unrun: [] }, ['/p/test/chat.test.ts'], ['/p'])
+ * // 0 when a recording names 'test/chat.test.js > old' and /p/test/chat.test.js exists
+ */
+export async function orphanRecordCount(candidate: OrphanCandidate, testFiles: readonly string[], roots: readonly string[]): Promise<number> {
+  let values: unknown[];
+  try {
+    values = (await readTape(candidate.tape)).records.map((r) => r.value).filter((v) => !sessionRemain(v));
+  } catch {
+    return 0; // not ours to judge
+  }
+  const complete = new Set(testFiles.map((f) => resolve(f)));
+  for (const v of values) {
+    const owner = typeof v === 'object' && v !== null ? (v as { test?: unknown }).test : undefined;
+    const sep = typeof owner === 'string' ? owner.indexOf(' > ') : -1;
+    if (sep < 0) {
+      if (candidate.unrun.length > 0) return 0;
+      continue;
+    }
+    const places = roots.map((root) => resolve(root, (owner as string).slice(0, sep)));
+    if (places.some((f) => !complete.has(f) && existsSync(f))) return 0;
+    if (candidate.unrun.length > 0 && !places.some((f) => complete.has(f) || !existsSync(f))) return 0;
+  }
+  return values.length;
+}
 
 /**
  * How many recordings a tape holds (0 when it cannot be read: such a tape is not ours to judge).

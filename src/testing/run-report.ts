@@ -19,7 +19,7 @@ import { realtimeUsageMark, sessionRemains } from '../realtime/usage-mark.ts';
 import { cacheUsageMark } from '../store/cache-usage-mark.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
-import { orphanTapes, recordCount, removeOrphanTape } from './orphan-tapes.ts';
+import { orphanRecordCount, orphanTapes, removeOrphanTape } from './orphan-tapes.ts';
 
 /** One miss, as the summary lists it. */
 export interface MissReport {
@@ -31,6 +31,12 @@ export interface MissReport {
   hint?: string;
   /** A call made after its test ended: no test failed for it, so the run does (see {@link lateCalls}). */
   late?: true;
+  /**
+   * Its test was marked skipped after the miss where the runner lets no one fail it then
+   * (mocha's `this.skip()` in a done-style test): no test failed for it, so the run does (see
+   * {@link runFailure}).
+   */
+  skipped?: true;
 }
 
 /** What one test tape did in one test (or file). */
@@ -426,8 +432,10 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
   // local tape would look left behind, and the prune would delete the project's tapes.
   if (opts.testFiles && opts.testFiles.length > 0 && reports.length > 0 && !reports.some((r) => r.store)) {
     const opened = new Set(reports.filter((r) => !r.store).flatMap((r) => [r.tape, ...(r.cacheTape ? [r.cacheTape] : [])]));
-    for (const tape of orphanTapes(opts.testFiles, opened, opts.tapeFolder)) {
-      const n = await recordCount(tape);
+    for (const candidate of orphanTapes(opts.testFiles, opened, opts.tapeFolder)) {
+      // None when it may be the tape of a test file that exists and did not run whole.
+      const n = await orphanRecordCount(candidate, opts.testFiles, ran.roots);
+      const { tape } = candidate;
       if (n === 0) continue;
       summary.tapes.push({ tape, mode: reports[0]!.mode, added: 0, hits: 0, misses: 0, unused: n, unusedTraces: [], orphan: true });
       summary.unused += n;
@@ -509,6 +517,39 @@ export function lateFailure(s: RunSummary): string | undefined {
   return `tapedeck: the run fails: ${n === 1 ? '1 call was' : `${n} calls were`} made after ${n === 1 ? 'its test' : 'their tests'} ended and got no answer (listed under Misses): await every call a test makes.`;
 }
 
+/**
+ * The line that says the run fails for the misses of tests that were marked skipped after them
+ * (see MissReport.skipped), each with its test, what missed and the command that records it;
+ * undefined when there are none.
+ *
+ * @example
+ * skippedFailure(summary)
+ * // 'tapedeck: the run fails: 1 test skipped itself after a request had no recording (a skip does not hide a miss):\n  chat.test.mjs > chat > asks: POST /v1/chat/completions: ...\n    record it: TAPEDECK_MODE=update npx mocha ...'
+ */
+export function skippedFailure(s: RunSummary): string | undefined {
+  const skipped = s.misses.filter((m) => m.skipped);
+  if (skipped.length === 0) return undefined;
+  const tests = new Set(skipped.map((m) => m.test ?? ''));
+  const lines = [`tapedeck: the run fails: ${tests.size === 1 ? '1 test' : `${tests.size} tests`} skipped ${tests.size === 1 ? 'itself' : 'themselves'} after a request had no recording (a skip does not hide a miss):`];
+  for (const m of skipped.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}`, `    record it: ${m.command}`);
+  if (skipped.length > 20) lines.push(`  ... and ${skipped.length - 20} more`);
+  return lines.join('\n');
+}
+
+/**
+ * Why a run fails though its tests may all have passed, or undefined: calls made after their
+ * test ended ({@link lateFailure}), misses of tests marked skipped after them
+ * ({@link skippedFailure}). The runner integrations (the vitest plugin, the jest reporter,
+ * mocha's global teardown) fail the run with it.
+ *
+ * @example
+ * if (runFailure(summary)) process.exitCode = 1
+ */
+export function runFailure(s: RunSummary): string | undefined {
+  const lines = [lateFailure(s), skippedFailure(s)].filter((l): l is string => l !== undefined);
+  return lines.length > 0 ? lines.join('\n') : undefined;
+}
+
 /** Options of the printed summary. */
 export interface FormatOptions {
   /** Paths are shown relative to this directory (default the working directory). */
@@ -584,7 +625,7 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   if (s.unused > 0 && opts.pruneCommand) {
     lines.push(`Unused recordings are stale candidates (no test asked for them in this run). Drop them after a full passing run: ${opts.pruneCommand}`);
   }
-  const late = lateFailure(s);
-  if (late) lines.push(late);
+  const fails = runFailure(s);
+  if (fails) lines.push(fails);
   return lines.join('\n');
 }

@@ -10,7 +10,7 @@ import { TapedeckError } from '../errors.ts';
 import { pruneRequested } from './mode.ts';
 import { defaultTapePath, type TapeNamer } from './names.ts';
 import { defaultTapeFolder } from './orphan-tapes.ts';
-import { formatSummary, lateCalls, lateFailure, pruneUnused, readFileNotes, readTapeReports, summarizeRun, writeFileNote } from './run-report.ts';
+import { formatSummary, lateCalls, pruneUnused, readFileNotes, readTapeReports, runFailure, summarizeRun, writeFileNote, type MissReport } from './run-report.ts';
 import { callsSettled, openTestTape, regexEscape, shellQuote, TEST_TAPE_OPTION_NAMES, type TestTape, type TestTapeOptions } from './session.ts';
 import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
 import { FETCH_OPTION_NAMES } from '../proxy/fetch.ts';
@@ -153,12 +153,19 @@ export function runningCallsSettled(): Promise<void> {
 /**
  * Closes the tape of the test that ended (its report goes to the run directory), after its calls
  * in flight are answered; resolves with the error that fails the test if one of its requests,
- * those included, had no recording (see missFailure).
+ * those included, had no recording (see missFailure). `skipped`: the runner marked the test
+ * skipped (mocha's `this.skip()` where the test could not be failed instead): its misses are
+ * reported as a skipped test's, and the run fails for them (see MissReport.skipped).
  */
-export async function endTest(): Promise<TapedeckError | undefined> {
+export async function endTest(how: { skipped?: boolean } = {}): Promise<TapedeckError | undefined> {
   const s = state();
   const t = s.current;
   s.current = undefined;
+  if (t && how.skipped) {
+    // Its calls answered first: a call it did not await may miss too.
+    await callsSettled(t);
+    for (const m of t.misses) (m as MissReport).skipped = true;
+  }
   await t?.close();
   return t?.missFailure();
 }
@@ -218,8 +225,9 @@ export const notPruning = {
  * why this run cannot tell (a failed, skipped or filtered-out test leaves recordings unused
  * that it still needs).
  *
- * Resolves to why the run fails, when calls were made after their test ended (see lateFailure
- * in ./run-report.ts): the runner integration fails the run with it.
+ * Resolves to why the run fails, when calls were made after their test ended or a test was
+ * skipped after a miss (see runFailure in ./run-report.ts): the runner integration fails the
+ * run with it.
  *
  * @example
  * await endRun(startRun(), 'npx jest')
@@ -247,7 +255,7 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
       }
     }
     log(formatSummary(summary, { pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${testCommand}`, pruned: pruned > 0 }));
-    return lateFailure(summary);
+    return runFailure(summary);
   } finally {
     rmSync(runDir, { recursive: true, force: true });
     if (process.env.TAPEDECK_RUN_DIR === runDir) delete process.env.TAPEDECK_RUN_DIR;

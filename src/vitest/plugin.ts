@@ -19,7 +19,7 @@ import type {} from 'vitest/config';
 import type { Reporter, TestModule, Vite, Vitest } from 'vitest/node';
 import { tapeModeOfViteMode } from './mode-flag.ts';
 import type {} from './provided.ts';
-import { formatSummary, lateCalls, lateFailure, pruneUnused, readTapeReports, summarizeRun, type RunSummary } from '../testing/run-report.ts';
+import { formatSummary, lateCalls, pruneUnused, readTapeReports, runFailure, summarizeRun, type RunSummary } from '../testing/run-report.ts';
 import { pruneRequested } from '../testing/mode.ts';
 import { vitestCommand } from './test-command.ts';
 import { shellQuote, STORE_ENV } from '../testing/session.ts';
@@ -113,11 +113,13 @@ export class TapedeckReporter implements Reporter {
         }
       }
     }
-    // A call made after its test ended got an error answer no test failed for: the run fails,
-    // as vitest fails a run for an error that escapes its tests.
-    if (lateCalls(summary) > 0) {
+    // A call made after its test ended got an error answer no test failed for (and a miss of a
+    // test marked skipped after it, which the fixture fails itself where vitest lets it): the
+    // run fails, as vitest fails a run for an error that escapes its tests.
+    const failure = runFailure(summary);
+    if (failure !== undefined) {
       process.exitCode = 1;
-      if (this.opts.summary === false) log(lateFailure(summary)!);
+      if (this.opts.summary === false) log(failure);
     }
     this.opts.onSummary?.(summary, pruned);
     // Read: nothing else needs the reports (the next run makes the directory again).
