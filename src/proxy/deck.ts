@@ -1099,7 +1099,10 @@ export class Deck {
         const old = this.take(name, 'json', input instanceof Uint8Array ? hashJSON(input) : hashValue(input));
         if (old) return { kind: 'replay', record: old, matchedBy: 'exact', warnings: [] };
       }
-      return { kind: 'miss', miss: llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r, undefined, name) };
+      // Recorded as it is under another route of its path (the API key sent the other way,
+      // other betas): that is the difference, not the text of the closest recording here.
+      const elsewhere = r && r.count > 0 ? this.elsewhereMiss(route, name, 'llm', llmKey) : undefined;
+      return { kind: 'miss', miss: elsewhere ?? (llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r, undefined, name)) };
     }
     const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
     const rec = this.take(name, 'json', key);
@@ -1116,6 +1119,26 @@ export class Deck {
       if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       return undefined;
     }
+  }
+
+  /**
+   * The miss of a request this tape holds, key for key, under another route of the same path
+   * (filed by other headers, or with other query parameters: the API key in the query rather
+   * than a header), saying how the request differs from that recording's; undefined when no
+   * other route holds it. Only on a miss, so looking through the routes costs no hit.
+   */
+  private elsewhereMiss(route: string, name: string, match: MatchKind, key: string): TapedeckError | undefined {
+    const col = this.col;
+    if (!col) return undefined;
+    for (const [other, r] of this.routes) {
+      if (other === name || r.count === 0 || col.count(httpRecordKey(other, match, key)).recorded === 0) continue;
+      const one = new Map([[other, r]]);
+      const difference = headersOnOtherRoute(name, one, col, match, key) ?? queryOnOtherRoute(name, one);
+      if (difference === undefined) continue;
+      const fix = recordHow(this.entry);
+      return new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key, match, difference, kind: 'other', fix });
+    }
+    return undefined;
   }
 
   /** The matcher's miss (already short, with the fix for this entry point), with the tape and route added to its details. */

@@ -74,3 +74,29 @@ it('another query value or name: the names and values that differ', async () => 
     await play.close().catch(() => {});
   }
 });
+
+// The route the request came on had recordings of its own (another question, sent with the key
+// in the header): the miss said "message 0 (user) text differs" against that one, sending the
+// user after a prompt change, while the tape holds this very request with the key in the query.
+it('the same call recorded with ?key= beside another call recorded with the header: says how the key was sent, not that the text differs', async () => {
+  const tape = join(dir, 'gemini-key-both.tape');
+  const url = `${gemini.url}/v1beta/models/gemini-2.5-flash:generateContent`;
+  const asked = (text: string) => JSON.stringify({ contents: [{ role: 'user', parts: [{ text }] }] });
+  const rec = createFetch({ tape, mode: 'record' });
+  expect((await rec(`${url}?key=${KEY}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: asked('question A') })).status).toBe(200);
+  expect((await rec(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-goog-api-key': KEY }, body: asked('question B') })).status).toBe(200);
+  await rec.close();
+
+  const play = createFetch({ tape, mode: 'replay', onWarning: () => {} });
+  try {
+    const ai = new GoogleGenAI({ apiKey: KEY, httpOptions: { baseUrl: gemini.url, fetch: play } as never });
+    const message = await missOf(ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'question A' }));
+    expect(message).toContain('recorded with the key in the query (?key=), sent without it');
+    expect(message).not.toContain('text differs');
+    // Question B, recorded as the SDK sends it, replays.
+    const b = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'question B' });
+    expect(b.text).toBeTruthy();
+  } finally {
+    await play.close().catch(() => {});
+  }
+});
