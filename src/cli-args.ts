@@ -13,12 +13,18 @@ import { closestName } from './edit-distance.ts';
  *
  * @example
  * dashValues(['--timeout', '-5'], { timeout: { type: 'string' } }) // ['--timeout=-5']
+ * dashValues(['--', '--timeout', '-5'], { timeout: { type: 'string' } }) // unchanged: arguments after --
  */
 export function dashValues(args: readonly string[], options: Readonly<Record<string, { type: string }>>): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const next = args[i + 1];
+    // Past `--` every word is an argument, one that looks like a flag and a number too.
+    if (a === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
     if (a.startsWith('--') && options[a.slice(2)]?.type === 'string' && next !== undefined && /^-[\d.]/.test(next)) {
       out.push(`${a}=${next}`);
       i++;
@@ -44,4 +50,37 @@ export function argsError(e: unknown, options: Readonly<Record<string, unknown>>
   const flag = unknown[1]!;
   const near = flag.startsWith('--') ? closestName(flag.slice(2), Object.keys(options)) : undefined;
   return { message: `Unknown option ${flag}.`, didYouMean: near === undefined ? '' : `Did you mean --${near}? ` };
+}
+
+/**
+ * The words of a command line before `--` (options and arguments) and after it (arguments only,
+ * even one that starts with a dash), as POSIX utilities read `--`: `tapedeck verify -- -x.tape`
+ * names the tape `-x.tape`.
+ *
+ * @example
+ * splitAtDashes(['--force', '--', '-x.json', 'out.tape']) // { before: ['--force'], after: ['-x.json', 'out.tape'] }
+ */
+export function splitAtDashes(args: readonly string[]): { before: string[]; after: string[] } {
+  const at = args.indexOf('--');
+  return at < 0 ? { before: [...args], after: [] } : { before: args.slice(0, at), after: args.slice(at + 1) };
+}
+
+/**
+ * The first argument that holds U+FFFD and names nothing on disk, or undefined. Node.js decodes
+ * the command line as UTF-8 and puts U+FFFD in place of bytes that are not (a Latin-1 `café` is
+ * `caf\xe9`): such a path can no longer be spelt, so the file it named is "not found" and a file
+ * to write would be made under another name than the one given. A word that names an existing
+ * path (one whose name really holds U+FFFD) is kept; for `--flag=value` the value is looked at.
+ *
+ * @example
+ * unspellableArgument(['verify', 'caf\uFFFD.tape'], existsSync) // 'caf\uFFFD.tape' (no such file)
+ * unspellableArgument(['verify', 'cafe.tape'], existsSync)      // undefined
+ */
+export function unspellableArgument(args: readonly string[], exists: (path: string) => boolean): string | undefined {
+  for (const word of args) {
+    if (!word.includes('\uFFFD')) continue;
+    const value = /^--[^=]+=/.test(word) ? word.slice(word.indexOf('=') + 1) : word;
+    if (value.includes('\uFFFD') && !exists(value)) return value;
+  }
+  return undefined;
 }

@@ -3,12 +3,14 @@
 // command starts with only what it uses: `tapedeck export` of a small tape, which git runs on
 // both sides of every diff, is mostly the process's start).
 
-import { reportCliError, setDebug, usageError } from './cli-errors.ts';
+import { lstatSync } from 'node:fs';
+import { splitAtDashes, unspellableArgument } from './cli-args.ts';
+import { exitCodesHelp, reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { checkUsage } from './cli-usage.ts';
 import { COMMAND_HELP } from './cli-help.ts';
 import { exitCode, watchStdout, writeOut } from './cli/stdout.ts';
 import { DRIFT_COMMANDS } from './drift/help.ts';
-import { isRedisUrl, maskRedisUrl } from './store/backends/redis-connection.ts';
+import { isMistypedRedisUrl, isRedisUrl, maskRedisUrl } from './store/backends/redis-connection.ts';
 import { TapedeckError } from './errors.ts';
 import { VERSION } from './version.ts';
 
@@ -88,6 +90,8 @@ Options:
   -h, --help            Show this help; tapedeck <command> --help (or tapedeck help
                         <command>) shows that command's help
   -v, --version         Print the version
+  --                    End of the options: the words after it are arguments, even
+                        one that starts with a dash (tapedeck verify -- -old.tape)
 
 Environment:
   TAPEDECK_MODE         replay (default) | record | update | passthrough | once: how
@@ -103,14 +107,7 @@ Environment:
                         secret (docs/proxy.md, "AWS SigV4")
 
 Exit codes:
-  0    done (verify, inspect, tree, scan, export: no problems found)
-  1    bad input (invalid JSON, a damaged, missing or wrong kind of file), problems found
-       (export: a damaged tape, written as far as it reads), or output that could not be
-       written (E_OUTPUT: a full disk); the same when the reader stops early (| head)
-  2    usage: unknown command or option, a bad value (--chaos SPEC too), a missing
-       argument or one too many
-  130  serve stopped by a second signal without waiting for in-flight requests
-  diff, stats, rerecord: 1 means answers changed, 2 bad input (tapedeck diff --help)
+${exitCodesHelp()}
 
 Errors are one line, \`tapedeck: E_CODE message\`, and a hint; --debug adds the stack trace.
 
@@ -128,7 +125,7 @@ Examples:
 `;
 
 /** Commands that read a tape file only (push, pull, verify and prune also take a Redis URL). */
-const TAPE_ONLY = ['inspect', 'export', 'tree', 'rerecord', 'stats', 'diff', 'scan'];
+const TAPE_ONLY = ['inspect', 'export', 'tree', 'rerecord', 'stats', 'diff', 'scan', 'merge'];
 /**
  * Commands that write a tape file only: given a Redis URL, import wrote a local file named after
  * it (`./redis:/host:port/0?namespace=...`) and said it wrote the store. (`add` writes through
@@ -136,20 +133,79 @@ const TAPE_ONLY = ['inspect', 'export', 'tree', 'rerecord', 'stats', 'diff', 'sc
  */
 const WRITES_TAPE = ['import'];
 
-/** E_ARG for a Redis URL given to a command that reads or writes a tape file: how to get one, or get it into the store. */
-function tapeOnly(cmd: string, url: string): TapedeckError {
+/**
+ * E_ARG for a Redis URL given to a command that reads or writes a tape file: how to get one, or
+ * get it into the store, with the namespace the user gave (`?namespace=` or `--namespace`).
+ */
+function tapeOnly(cmd: string, url: string, argv: readonly string[]): TapedeckError {
   const masked = maskRedisUrl(url);
   const store = masked.replace(/\?.*$/, '');
+  let ns: string | null | undefined;
+  try {
+    ns = new URL(url).searchParams.get('namespace');
+  } catch {
+    ns = undefined;
+  }
+  const flag = argv.findIndex((a) => a === '--namespace' || a.startsWith('--namespace='));
+  ns ??= flag < 0 ? undefined : argv[flag]!.includes('=') ? argv[flag]!.slice(12) : argv[flag + 1];
+  const namespace = ns ? ` --namespace ${ns}` : '';
   return new TapedeckError('E_ARG', `tapedeck ${cmd} takes a tape file, not a Redis store (${masked}).`, {
     hint: WRITES_TAPE.includes(cmd)
-      ? `Write a tape file, then copy it into the store: tapedeck ${cmd} ... file.tape, then tapedeck push file.tape '${store}' (with --namespace NS).`
-      : `For a Redis store run tapedeck pull '${store}' file.tape first (with --namespace NS), then tapedeck ${cmd} file.tape.`,
+      ? `Write a tape file, then copy it into the store: tapedeck ${cmd} ... file.tape, then tapedeck push file.tape '${store}'${namespace}.`
+      : `For a Redis store run tapedeck pull '${store}' file.tape${namespace} first, then tapedeck ${cmd} file.tape.`,
   });
+}
+
+/**
+ * Refuses (E_FILE) a path argument Node.js could not decode: it holds U+FFFD where the name had
+ * bytes that are not UTF-8, and names no file, so reading by it says "not found" of a file that
+ * exists and writing by it makes a file under another name than the one printed. The words after
+ * `mcp ... --` are the server's command line, not tapedeck's paths.
+ */
+function refuseUnspellable(argv: readonly string[]): void {
+  const words = argv[0] === 'mcp' ? splitAtDashes(argv).before : argv;
+  const word = unspellableArgument(words, (p) => {
+    try {
+      return lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+    } catch {
+      return false;
+    }
+  });
+  if (word === undefined) return;
+  // The shell's `?` matches the byte Node.js could not decode: the command that renames it.
+  const glob = word.replaceAll('\uFFFD', '?');
+  const [from, to] = /^[\w./?+-]+$/.test(glob) ? [glob, word.replaceAll('\uFFFD', '_')] : ['<file>', '<utf-8 name>'];
+  throw new TapedeckError('E_FILE', `The path ${JSON.stringify(word)} is not valid UTF-8: Node.js reads it with U+FFFD (\uFFFD) in place of the bytes it cannot decode, so tapedeck cannot name that file to read or write it.`, {
+    file: word,
+    hint: `Rename the file to a UTF-8 name (mv ${from} ${to}) and give that; a file to write needs a UTF-8 name too.`,
+  });
+}
+
+/**
+ * An import error whose hint says "give the format with --from", with the formats --from takes;
+ * when --from was given, that it may be the wrong one and that leaving it out detects the format.
+ */
+function withFormats(e: unknown, from: string | undefined, formats: readonly string[]): unknown {
+  const ask = 'give the format with --from.';
+  if (!(e instanceof TapedeckError) || typeof e.details.hint !== 'string' || !e.details.hint.endsWith(ask)) return e;
+  const hint = e.details.hint;
+  const message = e.message.endsWith(hint) ? e.message.slice(0, -hint.length).trim() : e.message;
+  const given = from === undefined ? '' : ` (--from ${from} read it as ${from}; without --from the format is detected)`;
+  return new TapedeckError(e.code, message, { ...e.details, hint: `${hint.slice(0, -ask.length)}give the format it is in with --from ${formats.join('|')}${given}.` });
 }
 
 function main(argv: string[]): number | Promise<number> {
   // `tapedeck <command> --help` and `tapedeck help <command>`: that command's own help.
-  const asked = argv[0] === 'help' ? argv[1] : argv.some((a) => a === '-h' || a === '--help') ? argv[0] : undefined;
+  // A path that Node.js could not decode is refused before any command reads or writes by it.
+  refuseUnspellable(argv);
+  // `tapedeck help -- export`: help takes no option, so `--` only ends them.
+  if (argv[0] === 'help' && argv.includes('--')) {
+    const at = argv.indexOf('--');
+    argv = argv.filter((_, i) => i !== at);
+  }
+  // Past `--` a word is an argument, `-h` too (a file of that name).
+  const options = splitAtDashes(argv).before;
+  const asked = argv[0] === 'help' ? argv[1] : options.some((a) => a === '-h' || a === '--help') ? argv[0] : undefined;
   if (asked !== undefined && Object.hasOwn(COMMAND_HELP, asked) && !((asked === 'prune' || asked === 'verify') && argv.some(isRedisUrl))) {
     process.stdout.write(COMMAND_HELP[asked]!);
     return 0;
@@ -171,7 +227,7 @@ function main(argv: string[]): number | Promise<number> {
   // connection) would keep it alive: the port must be free once serve has returned.
   // These read a tape file; a Redis URL was taken for a missing path (E_TAPE_NOT_FOUND, E_FILE).
   const url = TAPE_ONLY.includes(argv[0] ?? '') || WRITES_TAPE.includes(argv[0] ?? '') ? argv.slice(1).find(isRedisUrl) : undefined;
-  if (url !== undefined) throw tapeOnly(argv[0]!, url);
+  if (url !== undefined) throw tapeOnly(argv[0]!, url, argv);
   if (argv[0] === 'serve') return import('./proxy/cli.ts').then((m) => m.serveCommand(argv.slice(1))).then((code) => process.exit(exitCode(code)));
   if (argv[0] === 'mcp') return import('./mcp/cli.ts').then((m) => m.mcpCommand(argv.slice(1))).then((code) => process.exit(exitCode(code)));
   if (argv[0] === 'tree') return import('./tree/cli.ts').then((m) => m.treeCommand(argv.slice(1), { utf8: writeOut }));
@@ -195,10 +251,12 @@ function main(argv: string[]): number | Promise<number> {
   }
   if (argv[0] === 'push') return import('./store/redis-cli.ts').then((m) => m.pushCommand(argv.slice(1)));
   if (argv[0] === 'pull') return import('./store/redis-cli.ts').then((m) => m.pullCommand(argv.slice(1)));
-  // prune takes a tape or a Redis URL (with Redis options): the URL goes to the Redis command.
-  if (argv[0] === 'prune' && argv.slice(1).some(isRedisUrl)) return import('./store/redis-cli.ts').then((m) => m.pruneRedisCommand(argv.slice(1)));
+  // prune takes a tape or a Redis URL (with Redis options): the URL goes to the Redis command,
+  // and so does a mistyped one (`redis:/host`), which it tells how to write.
+  const aboutRedis = (a: string) => isRedisUrl(a) || isMistypedRedisUrl(a);
+  if (argv[0] === 'prune' && argv.slice(1).some(aboutRedis)) return import('./store/redis-cli.ts').then((m) => m.pruneRedisCommand(argv.slice(1)));
   // verify too: a namespace is checked by its own command (what replay errors on Redis name).
-  if (argv[0] === 'verify' && argv.slice(1).some(isRedisUrl)) return import('./store/redis-cli.ts').then((m) => m.verifyRedisCommand(argv.slice(1)));
+  if (argv[0] === 'verify' && argv.slice(1).some(aboutRedis)) return import('./store/redis-cli.ts').then((m) => m.verifyRedisCommand(argv.slice(1)));
   const args: string[] = [];
   /** The options given, as their names (`--ignore` for `--ignore=a,b`), checked once the command is known. */
   const given: string[] = [];
@@ -211,8 +269,18 @@ function main(argv: string[]): number | Promise<number> {
   let review = false;
   let textconv = false;
   let helpOrVersion = false;
+  /** Past `--`: every word is an argument (`tapedeck verify -- -weird.tape`). */
+  let optionsEnded = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
+    if (optionsEnded) {
+      args.push(a);
+      continue;
+    }
+    if (a === '--') {
+      optionsEnded = true;
+      continue;
+    }
     if (a.startsWith('-') && a !== '-') given.push(a.replace(/=.*$/s, ''));
     if (a === '--ignore' || a.startsWith('--ignore=')) {
       // As for --from: a value never starts with a dash, so `--ignore --force` is a missing
@@ -267,7 +335,11 @@ function main(argv: string[]): number | Promise<number> {
     case 'prune':
     case 'export':
     case 'import':
-      return import('./cli/tape.ts').then((m) => m.tapeCommand(cmd, file, second, { ...(ignoreKeys ? { ignoreKeys } : {}), force, har, skipBad, review, textconv, ...(from !== undefined ? { from } : {}), ...(origin !== undefined ? { origin } : {}) }));
+      return import('./cli/tape.ts').then((m) =>
+        m.tapeCommand(cmd, file, second, { ...(ignoreKeys ? { ignoreKeys } : {}), force, har, skipBad, review, textconv, ...(from !== undefined ? { from } : {}), ...(origin !== undefined ? { origin } : {}) }).catch(async (e: unknown) => {
+          throw cmd === 'import' ? withFormats(e, from, (await import('./store/import/read.ts')).IMPORT_FORMATS) : e;
+        }),
+      );
     default:
       // checkUsage has refused every other word.
       throw usageError(`Unknown command ${JSON.stringify(cmd)}.`, 'tapedeck --help lists the commands.');

@@ -1,8 +1,9 @@
 // The CLI's core commands: canonical, hash, paths and key, which show what a request
 // canonicalizes and hashes to. Loaded when one of them runs, so the other commands start
 // without the matcher and the providers.
-import { readFileSync, statSync } from 'node:fs';
-import { canonicalizeJSON, hashJSON, pathHashes, requestKeys, TapedeckError } from '../index.ts';
+import { statSync } from 'node:fs';
+import { canonicalizeJSON, hashJSON, MAX_INPUT_BYTES, pathHashes, requestKeys, TapedeckError } from '../index.ts';
+import { readBounded } from '../read-bounded.ts';
 
 /** The core command names this module runs. */
 export type CoreCommand = 'canonical' | 'hash' | 'paths' | 'key';
@@ -42,13 +43,30 @@ export function coreCommand(cmd: CoreCommand, file: string | undefined, ignoreKe
   }
 }
 
-/** A file's bytes, or stdin's for undefined or '-'; a directory is refused with E_FILE. */
+/**
+ * A JSON file's bytes, or stdin's for undefined or '-': at most 64 MiB, the hashing core's limit
+ * (MAX_INPUT_BYTES), counted while reading whatever the file is (a pipe or a device such as
+ * /dev/stdin has no size to check first), else E_TOO_LARGE naming it. A directory is refused with
+ * E_FILE. A UTF-8 byte order mark first (Windows editors write one) is no part of the JSON: it is
+ * read as three spaces, as tapedeck import and add read it, so every byte, line and column an
+ * error names is still the file's own.
+ *
+ * @example
+ * readInput('request.json') // <Buffer 7b 22 6d ...>
+ * readInput('/dev/zero')    // throws E_TOO_LARGE: /dev/zero holds more than 64 MiB ...
+ */
 export function readInput(file: string | undefined): Buffer {
-  if (file === undefined || file === '-') return readFileSync(0);
-  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new TapedeckError('E_FILE', `${file} is a directory; this command reads a JSON file (or stdin).`, { file, hint: 'Give a file, or - for stdin.' });
+  const path = file ?? '-';
+  if (path !== '-' && statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new TapedeckError('E_FILE', `${path} is a directory; this command reads a JSON file (or stdin).`, { file: path, hint: 'Give a file, or - for stdin.' });
   }
-  return readFileSync(file);
+  const bytes = readBounded(path, {
+    limit: MAX_INPUT_BYTES,
+    most: 'the most tapedeck reads as one JSON document',
+    hint: 'Give a JSON document of at most 64 MiB, the hashing core\'s limit (split a larger one).',
+  });
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes.fill(0x20, 0, 3);
+  return bytes;
 }
 
 /** JSON text parsed, or E_JSON with the byte offset where it breaks (the core's own reader). */

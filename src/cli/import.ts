@@ -6,10 +6,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { parseJSON, readInput } from './core.ts';
 import { usageError, warn } from '../cli-errors.ts';
 import type { TapeCommandOptions } from './tape.ts';
-import { TapedeckError } from '../errors.ts';
+import { TapedeckError, withContext } from '../errors.ts';
 import { importRecordings, type ImportReport } from '../proxy/import.ts';
 import { importTapeJSON } from '../store/export.ts';
 import { recordingFilesMessage } from '../store/import/dir-files.ts';
+import { refuseSameFile } from '../store/import/target.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, READS, type ImportFormat } from '../store/import/read.ts';
 import { isTalkbackDirectory } from '../store/import/talkback.ts';
 import { importCacheJSON, importRecordingsDir } from '../store/migrate.ts';
@@ -23,6 +24,8 @@ import { TAPE_MAGIC } from '../store/tape-codec.ts';
  */
 export async function importCommand(file: string | undefined, second: string | undefined, o: TapeCommandOptions): Promise<number> {
   if (!file || !second) throw usageError('import needs the input and the tape to write.', 'tapedeck import app.tape.json recordings/app.tape');
+  // Whatever the input is: with --force the tape would replace it.
+  refuseSameFile(file, second);
   const { from, force, skipBad, ignoreKeys } = o;
   if (from !== undefined && !(IMPORT_FORMATS as readonly string[]).includes(from)) throw usageError(`Unknown --from ${JSON.stringify(from)}.`, `--from ${IMPORT_FORMATS.join('|')}`);
   if (from !== undefined || recordingFormat(file) !== undefined) {
@@ -129,7 +132,10 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
     return { ...(await importCacheJSON(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a DSPy-style cache.json' };
   }
   if (isObject(parsed) && isObject(parsed.header) && Array.isArray(parsed.records)) {
-    const { records, rekeyed } = await importTapeJSON(bytes.toString('utf8'), out, { force, ...(ignoredArgs ? { ignoreArgs: ignoredArgs } : {}) });
+    const { records, rekeyed } = await importTapeJSON(bytes.toString('utf8'), out, { force, ...(ignoredArgs ? { ignoreArgs: ignoredArgs } : {}) }).catch((e: unknown) => {
+      // A newer tapedeck's export (a record or the whole format): the file it is in, first.
+      throw e instanceof TapedeckError && e.code === 'E_TAPE_VERSION' ? withContext(e, `${name}: `, { file: src }) : e;
+    });
     // An edited request keyed as it now reads: said, with what to do when it was no edit.
     if (rekeyed > 0) warn(`${rekeyed} record(s) had a stored key their request no longer gives (the request was edited after export); they are keyed from their requests now, so the old request no longer finds them. Recorded with ignoreArgs? Import with --ignore <args> to key them the same way.`);
     return { records, skipped: 0, from: 'a tapedeck JSON export' };

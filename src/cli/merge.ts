@@ -2,6 +2,7 @@
 // registers it). Exit 0 tells git the merge is clean; 1 leaves the conflict, with ours as the
 // driver left it: untouched when the tapes cannot be merged, the merge of the intact records
 // when an input is damaged (the user checks it before git add).
+import { splitAtDashes } from '../cli-args.ts';
 import { EXIT, reportCliError, usageError } from '../cli-errors.ts';
 import { TapedeckError } from '../errors.ts';
 import { mergeTapeFiles, type MergeSummary } from '../store/tape-merge.ts';
@@ -17,8 +18,11 @@ const EXAMPLE = 'tapedeck merge base.tape ours.tape theirs.tape (git runs it: ta
  */
 export async function mergeCommand(args: string[]): Promise<number> {
   try {
-    const options = args.filter((a) => a.startsWith('-') && a !== '-');
+    // Past `--` every word is a path, one that starts with a dash too.
+    const { before, after } = splitAtDashes(args);
+    const options = before.filter((a) => a.startsWith('-') && a !== '-');
     if (options.length > 0) throw usageError(`merge takes no option; ${JSON.stringify(options[0])} is not one.`, EXAMPLE);
+    args = [...before, ...after];
     if (args.length < 3 || args.length > 4) {
       throw usageError(`merge takes the base, ours and theirs tapes (git's %O %A %B) and optionally the tape's name (%P); got ${args.length} argument${args.length === 1 ? '' : 's'}.`, EXAMPLE);
     }

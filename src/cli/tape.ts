@@ -10,7 +10,7 @@ import { normalizeRequest } from '../providers/index.ts';
 import { damageInOrder } from '../store/damage-order.ts';
 import { writerFor } from '../store/chunked-write.ts';
 import { summarizeRealtime } from '../store/realtime-summary.ts';
-import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from '../store/records.ts';
+import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord, newerRecordText, newerRecordVersion, UPGRADE_COMMAND } from '../store/records.ts';
 import { rewriteTape } from '../store/tape-file.ts';
 import { decodedRecords, withTapeStream } from '../store/tape-stream.ts';
 import { exportCommand } from './export.ts';
@@ -178,6 +178,9 @@ function inspectLine(r: { offset: number; length: number; value: unknown }, i: n
   const v = (r.value ?? {}) as { key?: unknown; kind?: unknown; signature?: { toolNames?: unknown[]; messageCount?: unknown }; request?: unknown };
   const key = typeof v.key === 'string' ? v.key.slice(0, 12) : '-';
   const sig = v.signature ? `${v.signature.messageCount ?? '?'} msgs, ${v.signature.toolNames?.length ?? 0} tools` : '-';
+  // A newer tapedeck's record: its fields may mean other things here, so only that is said.
+  const newer = newerRecordVersion(r.value);
+  if (newer) return `${i}\t${r.offset}\t${r.length}\t${key}\t-\t-\t-\t-\t[${newer.name.replace(/^an? /, '')} of record version ${newer.version}: upgrade tapedeck to read it]\t-\n`;
   if (v.kind === 'realtime') {
     return `${i}\t${r.offset}\t${r.length}\t${key}\t-\tws\t-\trealtime\t${realtimeLabel(r.value)}\t-\n`;
   }
@@ -244,8 +247,15 @@ async function verify(file: string | undefined): Promise<number> {
     // With the header lost, its redaction salt is too: records holding keyed masks are counted.
     let masked = 0;
     const lost = s.header.headerLost === true;
-    for await (const _ of decodedRecords(s, file, lost ? (p) => void (holdsKeyedMask(p) && masked++) : undefined)) records++;
-    return { header: s.header, size: s.size, warnings: s.warnings, records, masked };
+    // Records of a record version newer than this tapedeck reads: intact, but replay cannot
+    // serve them (E_TAPE_VERSION), so they are problems to list, with the upgrade.
+    const newer: { code: string; offset: number; message: string }[] = [];
+    for await (const r of decodedRecords(s, file, lost ? (p) => void (holdsKeyedMask(p) && masked++) : undefined)) {
+      const n = newerRecordVersion(r.value);
+      if (n) newer.push({ code: 'E_TAPE_VERSION', offset: r.offset, message: `record ${records} ${newerRecordText(n)}` });
+      records++;
+    }
+    return { header: s.header, size: s.size, warnings: s.warnings, records, masked, newer };
   });
   const n = t.records;
   const them = n === 1 ? 'it' : 'them';
@@ -256,7 +266,8 @@ async function verify(file: string | undefined): Promise<number> {
     ? 'empty (0 bytes: no header, no records)'
     : `${lost ? 'header damaged (creation time and tapedeck version unknown)' : `format ${t.header.formatVersion}, created ${t.header.created}, tapedeck ${t.header.tapedeckVersion}`}, ${n} record${n === 1 ? '' : 's'}, ${t.size} bytes`;
   let out = `${file}: ${about}\n`;
-  for (const w of t.warnings) out += `${w.code} at byte ${w.offset}: ${w.message}\n`;
+  // In file order, damage and newer records alike (sort is stable: damage first at one offset).
+  for (const w of [...t.warnings, ...t.newer].sort((a, b) => a.offset - b.offset)) out += `${w.code} at byte ${w.offset}: ${w.message}\n`;
   // verify lists no records: say how many are intact, and what prune would do with the tape.
   const intact = empty ? 'the file is empty' : n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
   const pruned = empty
@@ -264,8 +275,18 @@ async function verify(file: string | undefined): Promise<number> {
     : lost
       ? `writes a fresh header${n === 0 ? '' : `, keeps ${them}`} and drops the damage`
       : `keeps ${n === 0 ? 'the header' : them} and drops the damage`;
-  out += t.warnings.length ? `${t.warnings.length} problem(s); ${intact} (tapedeck prune ${file} ${pruned}).\n` : n === 0 ? 'ok (no records)\n' : 'ok\n';
+  const k = t.newer.length;
+  // prune keeps a newer record (it copies intact frames as they are): only an upgrade reads it.
+  const upgrade = k === 0 ? '' : `, ${k === n ? (n === 1 ? 'it' : 'all of them') : `${k} of them`} of a record version newer than this tapedeck reads: upgrade tapedeck to read ${k === 1 ? 'it' : 'them'} (${UPGRADE_COMMAND})`;
+  const problems = t.warnings.length + k;
+  out += t.warnings.length
+    ? `${problems} problem(s); ${intact}${upgrade} (tapedeck prune ${file} ${pruned}).\n`
+    : k > 0
+      ? `${problems} problem(s); ${intact}${upgrade}; tapedeck prune keeps ${k === 1 ? 'it' : 'them'}.\n`
+      : n === 0
+        ? 'ok (no records)\n'
+        : 'ok\n';
   if (t.masked > 0) out += saltLost(t.masked);
   await writeOut(out);
-  return t.warnings.length ? 1 : 0;
+  return problems ? 1 : 0;
 }

@@ -26,7 +26,7 @@ function errorOf(bytes: Uint8Array): { message?: unknown; tapedeck?: { code?: un
  * The reason a call is listed as not recorded: the status, and what the answer says.
  *
  * @example
- * failureReason(502, headers, bytes) // 'HTTP 502 from tapedeck, not the API: E_UPSTREAM Upstream http://127.0.0.1:8799 is unreachable (ECONNREFUSED). Check --upstream.'
+ * failureReason(502, headers, bytes) // 'HTTP 502 from tapedeck, not the API: E_UPSTREAM Upstream http://127.0.0.1:8799 is unreachable (ECONNREFUSED). Check that this host is up …'
  */
 export function failureReason(status: number, headers: Headers, bytes: Uint8Array): string {
   const err = errorOf(bytes);
@@ -34,10 +34,11 @@ export function failureReason(status: number, headers: Headers, bytes: Uint8Arra
   const code = headers.get('x-tapedeck-error');
   if (code) {
     // The recorder's hint speaks of replaying from a tape, which is no fix here: the API's
-    // address is what the command line gives.
+    // address is what the command line gives. Without --upstream rerecord sends each call to the
+    // host its recording names, so "check --upstream" would name a flag the user never gave.
     const hint = typeof err?.tapedeck?.hint === 'string' ? err.tapedeck.hint : '';
     const what = message && hint && message.endsWith(hint) ? message.slice(0, -hint.length).trim() : message;
-    const fix = code.startsWith('E_UPSTREAM') ? ' Check --upstream and the network.' : '';
+    const fix = code.startsWith('E_UPSTREAM') ? ' Check that this host is up and reachable from here, or send the calls to another: tapedeck rerecord --upstream URL (--hostless-upstream URL for recordings that name no host).' : '';
     return `HTTP ${status} from tapedeck, not the API: ${code}${what ? ` ${short(what)}` : ''}${fix}`;
   }
   return message ? `HTTP ${status}: ${short(message)}` : `HTTP ${status}`;

@@ -3,8 +3,8 @@
 // Prices change; `--prices file.json` overrides or adds models. A model is priced by the longest
 // name in the table it starts with, so dated snapshots (gpt-4o-mini-2024-07-18) find their model.
 
-import { readFileSync } from 'node:fs';
-import { TapedeckError } from '../errors.ts';
+import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
+import { readBounded } from '../read-bounded.ts';
 
 /** One model's price: US dollars per million tokens. */
 export interface Price {
@@ -73,8 +73,10 @@ export function loadPrices(file: string | undefined): Record<string, Price> {
   const hint = '--prices takes a JSON file like {"gpt-4o": {"input": 2.5, "output": 10}} (USD per million tokens)';
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
+    // Counted while reading: a pipe or a device has no size to check first (/dev/zero never ends).
+    parsed = JSON.parse(readBounded(file, { limit: MAX_INPUT_BYTES, most: 'the most a price file may hold', hint: 'A price file is small: --prices takes a JSON file like {"gpt-4o": {"input": 2.5, "output": 10}}.' }).toString('utf8'));
   } catch (e) {
+    if (e instanceof TapedeckError) throw e;
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TapedeckError('E_FILE', `No such file: ${file}.`, { file, hint: 'Check the path given to --prices.' });
     throw new TapedeckError('E_PRICES', `${file} is not valid JSON: ${(e as Error).message}`, { file, hint });
   }

@@ -777,7 +777,8 @@ export class Deck {
     if (typeof answer !== 'number') return answer as HttpRecord;
     const rec = this.col!.loadedValue(answer);
     if (rec) return rec;
-    throw this.damagedAt(route, `request key ${key}`, key, { details: { repeat: this.col!.loadedField(answer, 'repeat') ?? 0 } });
+    // A newer tapedeck's record is intact: E_TAPE_VERSION (upgrade), not damage.
+    throw this.col!.loadedNewer(answer) ?? this.damagedAt(route, `request key ${key}`, key, { details: { repeat: this.col!.loadedField(answer, 'repeat') ?? 0 } });
   }
 
   /**

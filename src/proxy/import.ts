@@ -10,16 +10,17 @@
  * and moved into place only once whole, so a bad entry, a failed write or a crash leaves the
  * target as it was. `skipBad` keeps the good entries of a file with bad ones, and lists the bad.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
-import { TapedeckError } from '../errors.ts';
+import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
+import { readBounded, type ReadBound } from '../read-bounded.ts';
 import { routeOf } from '../providers/index.ts';
 import { recordingFilesMessage } from '../store/import/dir-files.ts';
 import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/exchange.ts';
 import { harEntries, readHarSplit } from '../store/import/har.ts';
 import { openHarChunks } from '../store/import/har-chunks.ts';
 import { splitHar } from '../store/import/har-split.ts';
-import { asTargetError, besideTarget, intoPlace, refuseOpenWriters, targetExists } from '../store/import/target.ts';
+import { asTargetError, besideTarget, intoPlace, refuseOpenWriters, refuseSameFile, targetExists } from '../store/import/target.ts';
 import { readTalkbackDir } from '../store/import/talkback.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
@@ -450,7 +451,10 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
     ...(opts.skipBad ? read.bad.map((b) => ({ where: String(b.details.path ?? b.details.entry), reason: typeof b.details.problem === 'string' ? b.details.problem : withoutHint(b) })) : []),
     ...refused,
   ];
-  for (const w of warnings) (opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning')))(w.replaceAll(tmp, out));
+  const warn = opts.onWarning ?? ((m: string) => process.emitWarning(m, 'TapedeckWarning'));
+  // What the source lost (nock without request headers), then what keying and redaction said.
+  for (const w of read.warnings ?? []) warn(w);
+  for (const w of warnings) warn(w.replaceAll(tmp, out));
   return report;
 }
 
@@ -472,11 +476,24 @@ async function flushFile(file: string): Promise<void> {
   }
 }
 
-/** A file's bytes, or undefined if it cannot be read (the caller's read says why). */
+/**
+ * A recording file read whole: a regular file whatever its size (its size is known, and a large
+ * HAR is read in chunks before it comes to this), stdin, a pipe or a device at most 64 MiB,
+ * counted while reading (they have no size to check first: /dev/zero never ends).
+ */
+const WHOLE_RECORDING: ReadBound = {
+  limit: MAX_INPUT_BYTES,
+  fileLimit: Infinity,
+  most: 'the most tapedeck import reads',
+  hint: 'Save it to a file and import the file, which is read whatever its size (a HAR entry by entry): tapedeck import session.har out.tape.',
+};
+
+/** A file's bytes, or undefined if it cannot be read (the caller's read says why); E_TOO_LARGE as it is. */
 function readBytes(file: string): Buffer | undefined {
   try {
-    return readFileSync(file);
-  } catch {
+    return readBounded(file, WHOLE_RECORDING);
+  } catch (e) {
+    if (e instanceof TapedeckError) throw e;
     return undefined;
   }
 }
@@ -514,6 +531,8 @@ export async function importRecordings(src: string, out: string, opts: ImportOpt
   if (opts.from !== undefined && !IMPORT_FORMATS.includes(opts.from)) {
     throw new TapedeckError('E_ARG', `Unknown import format ${JSON.stringify(opts.from)}.`, { hint: `Use one of ${IMPORT_FORMATS.join(', ')} (--from).` });
   }
+  // The tape written over the recording it is read from (with force, the recording is gone).
+  refuseSameFile(src, out);
   // The one directory a recording import reads: talkback's, a tape file per request.
   if (src !== '-' && isDirectory(src)) {
     if (opts.from !== undefined && opts.from !== 'talkback') {
@@ -558,7 +577,7 @@ export async function importRecordings(src: string, out: string, opts: ImportOpt
     // The bytes read once (a pipe is not read again): decoded as readFileSync(src, 'utf8') decodes.
     text = bytes.toString('utf8');
   }
-  text ??= readFileSync(src === '-' ? 0 : src, 'utf8');
+  text ??= readBounded(src, WHOLE_RECORDING).toString('utf8');
   const detected = opts.from ? { format: opts.from, parsed: undefined } : detectFormat(src, text);
   if (!detected) {
     throw new TapedeckError('E_IMPORT_FORMAT', `${src} is none of the recording formats import reads (HAR, VCR.py cassette, nock recording, mock-server fixtures, talkback tape); no tape written.`, {

@@ -67,6 +67,12 @@ export interface RecordKind<R> {
   /** Whether a decoded value really is one of this kind (checked when it is first decoded). */
   is(value: unknown): value is R;
   /**
+   * For a decoded value {@link is} refuses: the error to give in its place when it is a record of
+   * this kind in a record version newer than this tapedeck reads (E_TAPE_VERSION, naming `where`),
+   * so a call it answers is told to upgrade tapedeck rather than that the tape is damaged.
+   */
+  newer?(value: unknown, where: string, details: Record<string, unknown>): TapedeckError | undefined;
+  /**
    * Record mode: another key whose recordings (of ended runs) a re-recording of `key` replaces
    * too, if any: an HTTP recording filed under its origin replaces its request's recordings
    * filed before origins were stored (src/store/origins.ts).
@@ -283,6 +289,8 @@ export class RecordCollection<R> {
   private readonly reused = new Set<Entry<R>>();
   /** Decoded values back to their entries, for {@link use}. */
   private readonly byValue = new WeakMap<object, Entry<R>>();
+  /** Entries of records of a newer record version, and the error a call they answer gets (see materialize). */
+  private readonly newerRecords = new WeakMap<Entry<R>, TapedeckError>();
   private batch: { values: unknown[]; done: (e?: unknown) => void }[] = [];
   private flushing: Promise<void> | undefined;
   /** Backend appends made (each carries every append queued while the previous one ran). */
@@ -638,7 +646,8 @@ export class RecordCollection<R> {
 
   /** Where the damage found at open is; notes about the tape (keys of an older version, an interrupted record run) are not damage. */
   private damageOffsets(): number[] {
-    return this.warnings.filter((w) => !w.code.startsWith('TAPEDECK_')).map((w) => w.offset);
+    // A record of a newer version is intact: not damage either.
+    return this.warnings.filter((w) => !w.code.startsWith('TAPEDECK_') && w.code !== 'E_TAPE_VERSION').map((w) => w.offset);
   }
 
   /** Where the records live (a file path, `memory:<name>`, a Redis key). */
@@ -704,6 +713,16 @@ export class RecordCollection<R> {
       return undefined;
     }
     if (!this.kind.is(v)) {
+      // A newer tapedeck's record: intact, but not one this tapedeck can serve. Said as such
+      // (the call it answers gets the error, see next()), not as damage verify cannot find.
+      const at = e.stored!.at;
+      const newer = this.kind.newer?.(v, `${this.backend.location}: the record at byte ${at}`, { file: this.backend.location, offset: at });
+      if (newer) {
+        this.warnings.push({ code: newer.code, offset: at, message: newer.message });
+        this.newerRecords.set(e, newer);
+        e.bad = true;
+        return undefined;
+      }
       // Keyed as one of ours by its head, but the rest is not: a malformed record, told like
       // damage (another tool's record never gets here: its head has no key of this kind).
       this.warnings.push({ code: 'E_TAPE_CORRUPT', offset: e.stored!.at, message: `${this.backend.location}: the ${this.kind.name} at ${e.stored!.at} is malformed (its fields are not those of a ${this.kind.name}); skipped.` });
@@ -750,7 +769,7 @@ export class RecordCollection<R> {
       // Expired since it was loaded (a Redis TTL): gone, as for a reader that opens now.
       if (e.stored?.expiresAt !== undefined && Date.now() >= e.stored.expiresAt) return undefined;
       const v = this.materialize(e);
-      if (v === undefined) throw this.damaged(key, k, e.stored?.at);
+      if (v === undefined) throw this.newerRecords.get(e) ?? this.damaged(key, k, e.stored?.at);
       e.used = true;
       return v;
     }
@@ -769,6 +788,8 @@ export class RecordCollection<R> {
         }
         // The last one is damaged: the one before it would be another call's answer.
         this.repeatOf(s.at(i)!);
+        const newer = this.newerRecords.get(s.at(i)!);
+        if (newer) throw newer;
         throw this.damaged(key, Math.max(0, s.turn(s.at(i)!.named) - 1), undefined);
       }
     }
@@ -1109,6 +1130,19 @@ export class RecordCollection<R> {
   loadedValue(index: number): R | undefined {
     const e = this.entryAt(index);
     return e && this.materialize(e);
+  }
+
+  /**
+   * The E_TAPE_VERSION of the recording at `index` when {@link loadedValue} gave undefined for
+   * it because it is of a record version newer than this tapedeck reads (see RecordKind.newer);
+   * undefined for damage and for a recording that decodes.
+   *
+   * @example
+   * const rec = col.loadedValue(i) ?? (() => { throw col.loadedNewer(i) ?? damaged })()
+   */
+  loadedNewer(index: number): TapedeckError | undefined {
+    const e = this.all[index];
+    return e === undefined ? undefined : this.newerRecords.get(e);
   }
 
   /**

@@ -48,7 +48,7 @@ import { unlink } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
 import { asTargetError, besideTarget, intoPlace, refuseOpenWriters } from './import/target.ts';
 import { inRecordOrder } from './record-order.ts';
-import { currentHttpKey, isHttpRecord, type HttpRecord } from './records.ts';
+import { currentHttpKey, isHttpRecord, newerRecordVersion, recordVersionError, type HttpRecord } from './records.ts';
 import { keyIsCurrent } from '../match/rekey.ts';
 import { streamReview } from './stream-review.ts';
 import { appendRecords, createTape, tapeTypeNamed, tapeTypeOf } from './tape-file.ts';
@@ -505,7 +505,8 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
  * Read JSON written by {@link exportTapeJSON} and write a new tape at `out` with the same header
  * fields and the same records in order. The whole document is checked before anything is
  * written; malformed input throws `E_TAPE_IMPORT` naming the JSON path of the problem (such as
- * `$.records[3].value.entries[0]`). The tape is built next to `out` and moved into place, so
+ * `$.records[3].value.entries[0]`); a record of a record version newer than this tapedeck reads
+ * (a newer tapedeck's export) throws `E_TAPE_VERSION` naming it. The tape is built next to `out` and moved into place, so
  * `out` never holds a partial tape; an existing `out` is refused with `E_TAPE_EXISTS` unless
  * `{ force: true }`, which replaces it atomically.
  *
@@ -520,6 +521,7 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
  */
 export async function importTapeJSON(json: string, out: string, opts: { force?: boolean; ignoreArgs?: readonly string[]; keepKeys?: boolean } = {}): Promise<{ records: number; rekeyed: number }> {
   const { created, tapedeckVersion, salt, values } = parseTapeDocument(json, tapeTypeNamed);
+  refuseNewerRecords(values);
   storedOrigins(values);
   // `keepKeys`: the stored keys as they are (a format test's made-up records).
   const rekeyed = opts.keepKeys === true ? 0 : rekeyEdited(values, opts.ignoreArgs);
@@ -554,6 +556,25 @@ export async function importTapeJSON(json: string, out: string, opts: { force?: 
     if (!written) await removeDirs();
   }
   return { records: values.length, rekeyed };
+}
+
+/**
+ * Refuses records of a record version newer than this tapedeck reads (a newer tapedeck's
+ * export), with E_TAPE_VERSION naming the first and how many there are: written as they are,
+ * they would pass `tapedeck verify` and replay as damage, never telling anyone to upgrade.
+ */
+function refuseNewerRecords(values: unknown[]): void {
+  let first: { i: number; newer: NonNullable<ReturnType<typeof newerRecordVersion>> } | undefined;
+  let more = 0;
+  for (let i = 0; i < values.length; i++) {
+    const newer = newerRecordVersion(values[i]);
+    if (newer === undefined) continue;
+    if (first === undefined) first = { i, newer };
+    else more++;
+  }
+  if (first === undefined) return;
+  const others = more > 0 ? ` (and ${more} more record${more === 1 ? '' : 's'} after it)` : '';
+  throw recordVersionError(`Cannot import tape JSON: record ${first.i} ($.records[${first.i}])${others}`, first.newer, { path: `$.records[${first.i}].v`, entry: first.i, records: more + 1 });
 }
 
 /**

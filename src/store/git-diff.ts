@@ -76,7 +76,7 @@ Options:
 function git(args: string[], cwd: string): { ok: boolean; out: string; err: string } {
   const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
   if (r.error) {
-    throw new TapedeckError('E_ARG', `Could not run git: ${r.error.message}.`, { hint: 'Install git, or add the two settings by hand (docs/tape-format.md, "Readable diffs").' });
+    throw new TapedeckError('E_GIT', `Could not run git: ${r.error.message}.`, { hint: 'Install git, or add the two settings by hand (docs/tape-format.md, "Readable diffs").' });
   }
   return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
 }
@@ -93,7 +93,7 @@ export function setupTapeDiffs(
   mergeDriver = DEFAULT_MERGE_DRIVER,
 ): { root: string; attributes: 'added' | 'present'; attributeLines: string[]; textconv: 'set' | 'present'; merge: 'set' | 'present'; ignored: 'added' | 'present' } {
   const top = git(['rev-parse', '--show-toplevel'], cwd);
-  if (!top.ok) throw new TapedeckError('E_ARG', `${cwd} is not inside a git repository.`, { hint: 'Run tapedeck init in your project (git init first).' });
+  if (!top.ok) throw new TapedeckError('E_GIT', `${cwd} is not inside a git repository.`, { hint: 'Run tapedeck init in your project (git init first).' });
   const root = top.out;
   const attributeLines = appendMissingLines(join(root, '.gitattributes'), [GIT_ATTRIBUTE, GIT_MERGE_ATTRIBUTE, GIT_TEXT_ATTRIBUTE], 'Tapes diff as their JSON export and merge both branches\' recordings (npx tapedeck init sets the drivers up); their line endings are never converted');
   const ignored = appendMissingLines(join(root, '.gitignore'), WORKING_FILES, "tapedeck's working files beside a tape (left behind only when it is killed)").length ? 'added' : 'present';
@@ -115,7 +115,7 @@ function setConfig(root: string, values: readonly (readonly [string, string])[])
     const current = git(['config', '--local', '--get', name], root);
     if (current.ok && current.out === value) continue;
     const w = git(['config', '--local', name, value], root);
-    if (!w.ok) throw new TapedeckError('E_ARG', `git config failed: ${w.err}`, { hint: `Run it yourself: git config ${name} "${value}"` });
+    if (!w.ok) throw new TapedeckError('E_GIT', `git config failed: ${w.err}`, { hint: `Run it yourself: git config ${name} "${value}"` });
     set = 'set';
   }
   return set;
@@ -155,7 +155,7 @@ function appendMissingLines(file: string, lines: readonly string[], comment: str
 export function setupScanHook(root: string, command = HOOK_COMMAND): { state: 'written' | 'present' | 'exists'; path: string } {
   // --git-path follows core.hooksPath and linked worktrees.
   const rel = git(['rev-parse', '--git-path', 'hooks/pre-commit'], root);
-  if (!rel.ok) throw new TapedeckError('E_ARG', `git rev-parse failed: ${rel.err}`, { hint: `Add "${command}" to your pre-commit hook yourself.` });
+  if (!rel.ok) throw new TapedeckError('E_GIT', `git rev-parse failed: ${rel.err}`, { hint: `Add "${command}" to your pre-commit hook yourself.` });
   const path = isAbsolute(rel.out) ? rel.out : join(root, rel.out);
   if (existsSync(path)) return { state: readFileSync(path, 'utf8').includes('tapedeck scan') ? 'present' : 'exists', path };
   mkdirSync(join(path, '..'), { recursive: true });

@@ -8,12 +8,13 @@ import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { usageError } from '../cli-errors.ts';
 import { argsError, dashValues } from '../cli-args.ts';
-import { isRedisUrl, maskRedisUrl } from './backends/redis-connection.ts';
+import { isMistypedRedisUrl, isRedisUrl, maskRedisUrl } from './backends/redis-connection.ts';
+import { checkStore } from './backends/open.ts';
 import { pullTape, pushTape } from './redis-transfer.ts';
 import { RedisRecords } from './backends/redis.ts';
 import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './backends/redis-damage.ts';
 import { parseHeader } from './tape-codec.ts';
-import { namespaceNotFound } from './backends/redis-missing.ts';
+import { missingNamespace } from './backends/redis-missing.ts';
 
 export const PUSH_HELP = `Usage: tapedeck push <tape> <redis-url> [--namespace NS] [--ttl SECONDS]
 
@@ -23,7 +24,7 @@ URL works too. Records already in the namespace stay.
 
 Options:
   --namespace NS   Key prefix (default tapedeck, or ?namespace= in the URL)
-  --ttl SECONDS    Let the pushed records expire after this long (default: never)
+  --ttl SECONDS    Let the pushed records expire after this long (default, and 0: never)
 `;
 
 export const PULL_HELP = `Usage: tapedeck pull <redis-url> <tape> [--namespace NS] [--force]
@@ -77,6 +78,25 @@ function usage(cmd: RedisCommand, why: string): TapedeckError {
   return new TapedeckError('E_ARG', `tapedeck ${cmd}: ${why}.`, { hint: USAGE[cmd] });
 }
 
+/**
+ * E_ARG for a mistyped Redis URL (`redis:/host:6379`, one slash), with the URL to write as
+ * `tapedeck add` and createFetch give it (checkStore); read as a tape path, verify and prune said
+ * the tape did not exist. Undefined for anything else.
+ *
+ * @example
+ * throw mistyped('verify', 'redis:/127.0.0.1:6379') ?? usage('verify', '...')
+ */
+function mistyped(cmd: RedisCommand, arg: string | undefined): TapedeckError | undefined {
+  if (arg === undefined || !isMistypedRedisUrl(arg)) return undefined;
+  try {
+    checkStore(arg);
+  } catch (e) {
+    if (!(e instanceof TapedeckError)) throw e;
+    return new TapedeckError('E_ARG', `tapedeck ${cmd}: "${String(e.details.path ?? maskRedisUrl(arg))}" is not a Redis URL (nor a tape path).`, { hint: `${e.hint ?? ''} ${USAGE[cmd]}`.trim() });
+  }
+  return undefined;
+}
+
 const OPTIONS = {
   namespace: { type: 'string' },
   ttl: { type: 'string' },
@@ -92,6 +112,15 @@ function parse(cmd: RedisCommand, argv: string[]) {
     // parseArgs quotes the arguments it saw: a URL among them may hold a password.
     const { message, didYouMean } = argsError(e, OPTIONS);
     throw new TapedeckError('E_ARG', `tapedeck ${cmd}: ${maskRedisUrl(message).replace(/\s+$/, '')}`, { hint: `${didYouMean}${USAGE[cmd]}` });
+  }
+}
+
+/** The `?namespace=` of a URL, if it has one (undefined for text that is no URL). */
+function namespaceIn(url: string): string | undefined {
+  try {
+    return new URL(url).searchParams.get('namespace') ?? undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -125,11 +154,14 @@ export async function pushCommand(argv: string[]): Promise<number> {
   }
   const [tape, url] = positionals;
   if (!tape || !url || positionals.length > 2) throw usage('push', 'give the tape and the Redis URL');
+  const typo = mistyped('push', url);
+  if (typo) throw typo;
   if (!isRedisUrl(url)) throw usage('push', `${maskRedisUrl(url)} is not a redis:// or rediss:// URL${isRedisUrl(tape) ? ' (the tape comes first, then the URL)' : ''}`);
   let ttlMs: number | undefined;
   if (values.ttl !== undefined) {
     const s = Number(values.ttl);
-    if (!(Number.isFinite(s) && s > 0)) throw usage('push', `--ttl must be a positive number of seconds, not ${JSON.stringify(values.ttl)}`);
+    // One rule with ?ttl= and the ttlMs option: 0 keeps records forever.
+    if (!/^\d+(?:\.\d+)?$/.test(values.ttl)) throw usage('push', `--ttl must be a number of seconds, 0 or more (0 keeps the records forever), not ${JSON.stringify(values.ttl)}`);
     ttlMs = s * 1000;
   }
   const namespace = namespaceOption('push', url, values.namespace);
@@ -154,8 +186,21 @@ export async function pullCommand(argv: string[]): Promise<number> {
   }
   const [url, tape] = positionals;
   if (!tape || !url || positionals.length > 2) throw usage('pull', 'give the Redis URL and the tape to write');
+  const typo = mistyped('pull', url);
+  if (typo) throw typo;
   if (!isRedisUrl(url)) throw usage('pull', `${maskRedisUrl(url)} is not a redis:// or rediss:// URL${isRedisUrl(tape) ? ' (the URL comes first, then the tape)' : ''}`);
   const namespace = namespaceOption('pull', url, values.namespace);
+  // Another store as the destination was taken for a local path (`redis:/host/…`, one slash
+  // left by path normalization) and failed deep in a write: pull writes a tape file only.
+  if (isRedisUrl(tape) || isMistypedRedisUrl(tape)) {
+    const dest = isRedisUrl(tape) ? tape : String(tape).replace(/^(rediss?)(?::\/?|\/\/)/i, (_m, scheme: string) => `${scheme.toLowerCase()}://`);
+    const from = namespace ?? namespaceIn(url) ?? 'tapedeck';
+    const to = namespaceIn(dest) ?? 'tapedeck';
+    const plain = (u: string) => `'${maskRedisUrl(u).replace(/\?.*$/, '')}'`;
+    throw new TapedeckError('E_ARG', `tapedeck pull: the destination ${maskRedisUrl(tape)} is a Redis store; pull writes a tape file.`, {
+      hint: `To copy between namespaces or stores, pull into a file, then push it: tapedeck pull ${plain(url)} copy.tape --namespace ${from}, then tapedeck push copy.tape ${plain(dest)} --namespace ${to}.`,
+    });
+  }
   const r = await pullTape(url, tape, { ...(namespace !== undefined ? { namespace } : {}), force: values.force === true });
   for (const w of r.warnings) process.stderr.write(`${w.code}: ${w.message}\n`);
   const left = r.warnings.length;
@@ -175,7 +220,7 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
     const header = await store.header();
     // Checking does not tidy: keys whose records all expired stay listed for the next reader.
     const records = await store.readAll({ unlist: false });
-    if (header === undefined && records.length === 0) throw namespaceNotFound(store.url, store.namespace);
+    if (header === undefined && records.length === 0) throw await missingNamespace(store);
     const problems: string[] = [];
     let about = 'no stored tape header (written by proxies or test runs; tapedeck pull gives the tape a fresh one)';
     if (header !== undefined) {
@@ -195,6 +240,12 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
         keys.add(r.key);
       } else problems.push(`E_TAPE_CORRUPT at record ${r.seq}: ${redisRecordPlace(store.namespace, r)} is ${why}.`);
     }
+    const unlisted = await unlistedRecords(store);
+    if (unlisted.keys > 0) {
+      problems.push(
+        `E_STORE_DAMAGED: ${unlisted.keys} request key${unlisted.keys === 1 ? ' holds' : 's hold'} ${unlisted.records} record${unlisted.records === 1 ? '' : 's'} the namespace's index does not list (the index was lost, as after a Redis restart without persistence): a replay finds them when their request is asked, pull and prune do not. List them again by pushing the tape they came from: tapedeck push <tape> ${target}.`,
+      );
+    }
     // Like tapedeck verify <tape>: the intact records are counted, the damaged ones listed.
     process.stdout.write(`${where}: ${about}, ${n} record${n === 1 ? '' : 's'} under ${keys.size} request key${keys.size === 1 ? '' : 's'}\n`);
     for (const p of problems) process.stdout.write(`${p}\n`);
@@ -205,6 +256,26 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
 }
 
 /**
+ * The live records of request keys the namespace's index does not list: found by a SCAN of every
+ * master, so verify tells a namespace whose index was lost (and partly made again by later
+ * writes) from a whole one. A SCAN refused (an ACL) finds nothing.
+ */
+async function unlistedRecords(store: RedisRecords): Promise<{ keys: number; records: number }> {
+  const listed = new Set(await store.keys());
+  const stray = (await store.storedKeys().catch(() => [])).filter((k) => !listed.has(k));
+  let keys = 0;
+  let records = 0;
+  for (let i = 0; i < stray.length; i += 64) {
+    for (const recs of await Promise.all(stray.slice(i, i + 64).map((k) => store.read(k)))) {
+      if (recs.length === 0) continue; // expired, not yet freed by Redis
+      keys++;
+      records += recs.length;
+    }
+  }
+  return { keys, records };
+}
+
+/**
  * Runs `tapedeck prune <redis-url>`: removes the records of a namespace that do not read (bytes
  * that do not decode, or that do not name the key they are filed under); returns the exit code.
  */
@@ -212,7 +283,7 @@ export async function pruneRedisCommand(argv: string[]): Promise<number> {
   return onNamespace('prune', PRUNE_HELP, argv, async (store) => {
     // The full read also unlists keys whose records have all expired.
     const [header, records] = await Promise.all([store.header(), store.readAll()]);
-    if (header === undefined && records.length === 0) throw namespaceNotFound(store.url, store.namespace, 'nothing to prune');
+    if (header === undefined && records.length === 0) throw await missingNamespace(store, 'nothing to prune');
     const byKey = new Map<string, number[]>();
     for (const r of records) {
       const why = redisRecordDamage(r, { decode: true });
@@ -243,6 +314,8 @@ async function onNamespace(cmd: 'verify' | 'prune', help: string, argv: string[]
     return 0;
   }
   const [url] = positionals;
+  const typo = positionals.length === 1 ? mistyped(cmd, url) : undefined;
+  if (typo) throw typo;
   if (!url || positionals.length > 1 || !isRedisUrl(url)) throw usage(cmd, 'give one redis:// or rediss:// URL');
   if (values.ttl !== undefined || values.force !== undefined) throw usage(cmd, `${cmd} takes no --ttl or --force`);
   const namespace = namespaceOption(cmd, url, values.namespace);

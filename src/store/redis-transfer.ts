@@ -13,7 +13,7 @@ import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } fr
 import { FRAME_HEADER_SIZE, parseHeader, type TapeWarning } from './tape-codec.ts';
 import { recordBytes, removeDeadTempsSoon, scanTape } from './tape-file.ts';
 import { importTempPath } from './rewrite-temps.ts';
-import { namespaceNotFound } from './backends/redis-missing.ts';
+import { missingNamespace } from './backends/redis-missing.ts';
 import { intoPlace, refuseOpenWriters, targetExists } from './import/target.ts';
 
 /** What a push did. */
@@ -88,8 +88,11 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
     });
     // A namespace that had records: those the tape holds already (a push run again, a pull
     // pushed back) are not appended twice, or a call would get each answer twice in turn.
-    // Counted: a tape with two equal records and a namespace with one pushes one.
-    const have = headerStored ? new Map<string, number>() : await storedCopies(store, items);
+    // Counted: a tape with two equal records and a namespace with one pushes one. Asked even
+    // when the header was missing: a namespace that lost its header and index (its master
+    // restarted without persistence) may still hold the tape's records on other masters, and
+    // the keys that hold them are listed again.
+    const have = await storedCopies(store, items);
     const fresh = items.filter((it) => {
       const id = copyId(it.key, it.payload);
       const n = have.get(id) ?? 0;
@@ -112,12 +115,13 @@ async function storedCopies(store: RedisRecords, items: readonly { key: string }
   const counts = new Map<string, number>();
   const keys = [...new Set(items.map((it) => it.key))];
   for (let i = 0; i < keys.length; i += 64) {
-    for (const recs of await Promise.all(keys.slice(i, i + 64).map((k) => store.read(k)))) {
-      for (const r of recs) {
-        const id = copyId(r.key, r.payload);
-        counts.set(id, (counts.get(id) ?? 0) + 1);
-      }
+    const found = (await Promise.all(keys.slice(i, i + 64).map((k) => store.read(k)))).flat();
+    for (const r of found) {
+      const id = copyId(r.key, r.payload);
+      counts.set(id, (counts.get(id) ?? 0) + 1);
     }
+    // Listed (again): records the index lost are found by pull and verify once more.
+    if (found.length > 0) await store.relist(found);
   }
   return counts;
 }
@@ -153,12 +157,12 @@ export async function pullTape(url: string, tape: string, opts: RedisStoreOption
   try {
     header = await store.header();
     stored = await store.readAll();
+    // Nothing there is what a mistyped URL or namespace reads as: an empty tape would replace
+    // the one asked for (with --force) and report success. Or the namespace lost its index.
+    if (header === undefined && stored.length === 0) throw await missingNamespace(store, `${tape} was left as it was`);
   } finally {
     await store.close();
   }
-  // Nothing there is what a mistyped URL or namespace reads as: an empty tape would replace the
-  // one asked for (with --force) and report success.
-  if (header === undefined && stored.length === 0) throw namespaceNotFound(store.url, store.namespace, `${tape} was left as it was`);
   // Every record is decoded once here: the tape must verify, so what a tape reader would skip
   // is not written, and each one is said, where it is in Redis.
   const warnings: TapeWarning[] = [];

@@ -20,7 +20,7 @@ import { tapesUnder } from './tape-files.ts';
 function git(args: string[]): Buffer {
   const r = spawnSync('git', args, { maxBuffer: 1 << 30 });
   if (r.error || r.status !== 0) {
-    throw new TapedeckError('E_ARG', `git ${args.join(' ')} failed: ${r.error?.message ?? String(r.stderr).trim()}`, { hint: 'Run tapedeck scan --staged inside a git repository, or name the tapes: tapedeck scan tapes/' });
+    throw new TapedeckError('E_GIT', `git ${args.join(' ')} failed: ${r.error?.message ?? String(r.stderr).trim()}`, { hint: 'Run tapedeck scan --staged inside a git repository, or name the tapes: tapedeck scan tapes/' });
   }
   return r.stdout;
 }
@@ -30,7 +30,7 @@ function stagedTapes(): { file: string; bytes: Buffer }[] {
   // Outside a repository git's own answer is its whole usage text: said in one line instead.
   const inside = spawnSync('git', ['rev-parse', '--is-inside-work-tree']);
   if (inside.error || inside.status !== 0) {
-    throw new TapedeckError('E_ARG', `${process.cwd()} is not in a git repository, so there is nothing staged to scan${inside.error ? ` (git: ${inside.error.message})` : ''}.`, { hint: 'Run tapedeck scan --staged inside your repository, or name the tapes: tapedeck scan tapes/' });
+    throw new TapedeckError('E_GIT', `${process.cwd()} is not in a git repository, so there is nothing staged to scan${inside.error ? ` (git: ${inside.error.message})` : ''}.`, { hint: 'Run tapedeck scan --staged inside your repository, or name the tapes: tapedeck scan tapes/' });
   }
   const names = git(['diff', '--cached', '--name-only', '-z', '--diff-filter=ACMR', '--', '*.tape']).toString('utf8').split('\0').filter(Boolean);
   return names.map((file) => ({ file, bytes: git(['cat-file', 'blob', `:${file}`]) }));

@@ -25,8 +25,8 @@
  * bytes are found in the frame as they are).
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { TapedeckError } from '../errors.ts';
+import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
+import { readBounded, type ReadBound } from '../read-bounded.ts';
 import { holdsKeyedMask } from './keyed-mask.ts';
 import { parseTape, type TapeHeader, type TapeWarning } from './tape-codec.ts';
 import { rewriteTapeWith, tapeIoError, type TapeScan } from './tape-file.ts';
@@ -141,12 +141,25 @@ export async function mergeTapeFiles(base: string, ours: string, theirs: string)
   return summary!;
 }
 
+/**
+ * How much of a side is read: a tape file whatever its size (git gives its versions as files),
+ * anything else (a pipe, a device: no size to check first, and /dev/zero never ends) at most
+ * 64 MiB, counted while reading.
+ */
+const MERGE_SIDE: ReadBound = {
+  limit: MAX_INPUT_BYTES,
+  fileLimit: Infinity,
+  most: 'the most tapedeck merge reads',
+  hint: 'Give each side as a tape file (git merge gives them so: tapedeck init registers the driver).',
+};
+
 /** Reads one side: a 0-byte file (git's base when both branches added the tape) is an empty tape. */
 async function readSide(label: MergeSide['label'], file: string): Promise<MergeSide> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(file);
+    bytes = readBounded(file, MERGE_SIDE);
   } catch (e) {
+    if (e instanceof TapedeckError) throw e;
     throw tapeIoError(e, file, 'read');
   }
   const parsed = parseTape(bytes, file, false);

@@ -143,7 +143,7 @@ describe('tapedeck rerecord', () => {
     const r = await run(['rerecord', 'base.tape', '--upstream', `http://127.0.0.1:${dead}`, '--yes', '--out', 'down.tape', '--format', 'json']);
     expect(r.status).toBe(3);
     expect(r.stderr).toContain(`recorded 0 of ${CALLS.length} into down.tape`);
-    expect(r.stderr).toMatch(/record #0 not recorded: HTTP 502 from tapedeck, not the API: E_UPSTREAM [^\n]*ECONNREFUSED[^\n]*Check --upstream/);
+    expect(r.stderr).toMatch(/record #0 not recorded: HTTP 502 from tapedeck, not the API: E_UPSTREAM [^\n]*ECONNREFUSED[^\n]*reachable from here, or send the calls to another: tapedeck rerecord --upstream URL/);
     expect((await readTape(join(dir, 'down.tape'))).records).toEqual([]);
     const report = JSON.parse(r.stdout) as { summary: unknown; entries: { summary: string }[] };
     expect(report.summary).toMatchObject({ pairs: 0, added: 0, removed: CALLS.length });

@@ -31,7 +31,8 @@ const HAR = JSON.stringify({
   },
 });
 const CASSETTE = vcrCassette(vcrInteraction(ask, answer));
-const NOCK = JSON.stringify([{ scope: 'https://api.openai.com:443', method: 'POST', path: '/v1/chat/completions', body: JSON.parse(ask), status: 200, response: JSON.parse(answer), rawHeaders: { 'content-type': 'application/json' } }]);
+// Recorded with enable_reqheaders_recording (docs/migrate.md): without `reqheaders` the import warns.
+const NOCK = JSON.stringify([{ scope: 'https://api.openai.com:443', method: 'POST', path: '/v1/chat/completions', body: JSON.parse(ask), status: 200, response: JSON.parse(answer), rawHeaders: { 'content-type': 'application/json' }, reqheaders: { 'content-type': 'application/json' } }]);
 
 const run = (input: string, ...args: string[]) => spawnSync(process.execPath, [CLI, 'import', '-', ...args], { input, encoding: 'utf8' });
 

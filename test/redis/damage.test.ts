@@ -179,16 +179,16 @@ redisDescribe('a record in a Redis namespace that does not read', () => {
     } finally {
       await up.close();
     }
-    const [ckey] = await (async () => {
+    const [{ key: ckey, seq }] = await (async () => {
       const r = await RedisRecords.open(store);
       try {
-        return await r.keys();
+        return await r.readAll();
       } finally {
         await r.close();
       }
     })();
     // What the trial did: another tool overwrote the record in Redis.
-    await rawCommand(redis.current.port, ['HSET', `${ns}:{${ns}:${ckey}}:r`, '1', 'garbage-not-msgpack'], { password: ['app', PASSWORD] });
+    await rawCommand(redis.current.port, ['HSET', `${ns}:{${ns}:${ckey}}:r`, String(seq), 'garbage-not-msgpack'], { password: ['app', PASSWORD] });
 
     const rep = createFetch({ store, mode: 'replay', onWarning: () => {} });
     const res = await call(rep);
@@ -202,6 +202,6 @@ redisDescribe('a record in a Redis namespace that does not read', () => {
     // The command named works (with the password the user has in place of ***).
     const verify = run(['verify', named![1]!.replace('***', PASSWORD), '--namespace', named![2]!]);
     expect(verify.status).toBe(1);
-    expect(verify.stdout).toContain(`E_TAPE_CORRUPT at record 1: ${place(ns, { key: ckey!, seq: 1 })}`);
+    expect(verify.stdout).toContain(`E_TAPE_CORRUPT at record ${seq}: ${place(ns, { key: ckey, seq })}`);
   });
 });

@@ -15,7 +15,7 @@
  *            one atomic script per request key.
  * - durability: what the Redis server's persistence gives (docs/redis.md: appendonly yes).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { TapedeckError } from '../../errors.ts';
 import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { decodePayload, FRAME_HEADER_SIZE, isRedactionSalt, parseHeader } from '../tape-codec.ts';
@@ -23,6 +23,7 @@ import { peekFrame, recordBytes } from '../tape-file.ts';
 import { collectionKeyOf, namespaceOf, RedisRecords, type RedisStoreOptions, type StoredRecord } from './redis.ts';
 import { parseRedisUrl } from './redis-connection.ts';
 import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './redis-damage.ts';
+import { indexLost } from './redis-missing.ts';
 
 export type { RedisStoreOptions } from './redis.ts';
 
@@ -46,8 +47,14 @@ export class RedisBackend implements RecordBackend {
   private readonly url: string;
   private readonly opts: RedisStoreOptions;
   private connecting: Promise<RedisRecords> | undefined;
-  /** Sequence numbers this handle has loaded or appended: refresh returns only the others. */
-  private readonly seen = new Set<number>();
+  /**
+   * The records this handle has loaded or appended, by collection key and sequence number, with
+   * their bytes: refresh returns only the others. Bytes too, not the number alone: a namespace
+   * that lost its keys (a Redis restart without persistence) may hold a new record under a
+   * number this handle saw before it was lost, and that record is new. (Loaded records keep
+   * their bytes anyway; an appended one is kept as its digest, not a second copy.)
+   */
+  private readonly seen = new Map<string, Buffer | string>();
   salt: string | undefined;
   /** The namespace's header as loaded (it holds `salt`): appends put it back if the namespace lost it. */
   private header: Uint8Array | undefined;
@@ -91,6 +98,7 @@ export class RedisBackend implements RecordBackend {
   }
 
   private view(r: StoredRecord): LoadedRecord {
+    let id: string | undefined;
     return {
       at: r.seq,
       head: (fields?: readonly string[], deep?: boolean | number) => peekFrame(r.payload, asFrame(r.payload), fields, deep),
@@ -106,8 +114,10 @@ export class RedisBackend implements RecordBackend {
           });
         }
       },
-      // Sequence numbers are never reused in a namespace, and a record never changes.
-      id: () => String(r.seq),
+      // Equal only for equal stored content (docs/store-backends.md): the number places it, the
+      // digest of its bytes (which name its key) tells it from a record that took the same
+      // number after the namespace lost its keys.
+      id: () => (id ??= `${r.seq}:${digest(r.payload)}`),
       ...(r.expiresAt !== undefined ? { expiresAt: r.expiresAt } : {}),
     };
   }
@@ -125,12 +135,25 @@ export class RedisBackend implements RecordBackend {
       header = (await store.setHeaderIfAbsent(fresh)) ? fresh : await store.header();
       exists = true;
     }
+    const warnings: StoreWarning[] = [];
+    if (!exists) {
+      // Nothing listed, and no header: a wrong URL or namespace, or a namespace that lost its
+      // own keys (its master restarted without persistence) while its records on other masters
+      // survived. Those are still served, each when its request is asked (refresh): said as
+      // such, not as a missing store whose every request would be a miss. Asked only here (a
+      // replay of an empty namespace): a pass over the keyspace has no place on the usual path.
+      // A SCAN refused (an ACL) or failed leaves the usual message: the namespace is missing.
+      const kept = (await store.storedKeys().catch(() => [])).length;
+      if (kept > 0) {
+        exists = true;
+        warnings.push({ code: 'E_STORE_DAMAGED', offset: 0, message: indexLost(store.url, this.namespace, kept, 'each is still served when its request is asked').message });
+      }
+    }
     this.salt = saltOf(header, this.location);
     this.header = header;
-    for (const r of records) this.seen.add(r.seq);
+    for (const r of records) this.seen.set(seenKey(r), r.payload);
     // A record whose bytes do not name the key it is filed under was not written by tapedeck
     // (or was damaged in the store): skipped, and said, as a damaged tape frame is.
-    const warnings: StoreWarning[] = [];
     const good = records.filter((r) => {
       // Only its key is read here (records decode when served): what does not decode is told then.
       const why = redisRecordDamage(r, { decode: false });
@@ -157,7 +180,8 @@ export class RedisBackend implements RecordBackend {
     // With the header this handle keys by: a namespace emptied meanwhile (Redis restarted
     // without persistence) gets it back, so these records replay under the salt they were
     // masked with; one another writer made again with its own salt refuses them (E_TAPE_CHANGED).
-    for (const seq of await (await this.records()).append(items, this.header ? { header: this.header } : {})) this.seen.add(seq);
+    const seqs = await (await this.records()).append(items, this.header ? { header: this.header } : {});
+    seqs.forEach((seq, i) => this.seen.set(seenKey({ key: items[i]!.key, seq }), digest(items[i]!.payload)));
   }
 
   /**
@@ -166,8 +190,11 @@ export class RedisBackend implements RecordBackend {
    */
   async refresh(head: { kind?: string; key: string }): Promise<LoadedRecord[]> {
     const store = await this.records();
-    const fresh = (await store.read(`${head.kind ?? 'cache'}:${head.key}`)).filter((r) => !this.seen.has(r.seq));
-    for (const r of fresh) this.seen.add(r.seq);
+    const fresh = (await store.read(`${head.kind ?? 'cache'}:${head.key}`)).filter((r) => {
+      const had = this.seen.get(seenKey(r));
+      return had === undefined || (typeof had === 'string' ? had !== digest(r.payload) : !had.equals(r.payload));
+    });
+    for (const r of fresh) this.seen.set(seenKey(r), r.payload);
     return fresh.map((r) => this.view(r));
   }
 
@@ -228,6 +255,12 @@ export class RedisBackend implements RecordBackend {
     if (pending) await (await pending.catch(() => undefined))?.close();
   }
 }
+
+/** Where a record is in the namespace: its collection key and sequence number. */
+const seenKey = (r: { key: string; seq: number }): string => `${r.seq} ${r.key}`;
+
+/** A record's bytes as a short string: its SHA-256. */
+const digest = (payload: Uint8Array): string => createHash('sha256').update(payload).digest('base64url');
 
 /** The redaction salt in a namespace's stored tape header (none when absent, older or damaged). */
 export function saltOf(header: Uint8Array | undefined, where: string): string | undefined {

@@ -65,6 +65,20 @@ export function isRedisUrl(s: unknown): s is string {
 }
 
 /**
+ * Whether a string is a mistyped Redis URL (`redis:/host:6379`, one slash; `redis:host`;
+ * `redis//host`): the pattern checkStore (src/store/backends/open.ts) refuses as a store, which
+ * the commands taking a URL or a tape path would otherwise read as a tape path that does not
+ * exist.
+ *
+ * @example
+ * isMistypedRedisUrl('redis:/127.0.0.1:6379') // true
+ * isMistypedRedisUrl('redis://127.0.0.1:6379') // false
+ */
+export function isMistypedRedisUrl(s: unknown): boolean {
+  return typeof s === 'string' && /^rediss?(?::\/?(?!\/)|\/\/)/i.test(s);
+}
+
+/**
  * Parses `redis://[user[:password]@]host[:port][/db]` and `rediss://` (TLS). Throws `E_ARG`
  * (with the URL masked) for anything else.
  *
@@ -99,7 +113,14 @@ export function parseRedisUrl(url: string): RedisTarget {
   // A misspelt parameter (`?nmespace=`) silently meant the default namespace: another store.
   for (const name of new Set(u.searchParams.keys())) {
     if (!QUERY_PARAMETERS.includes(name)) throw bad(`unknown query parameter ${JSON.stringify(name)} (known: ${QUERY_PARAMETERS.map((q) => `?${q}=`).join(', ')})`);
+    // `?namespace=t1&namespace=zz` was read as one of them, silently: which store is meant?
+    const given = u.searchParams.getAll(name);
+    if (given.length > 1) throw bad(`?${name}= is given ${given.length} times (${given.map((v) => JSON.stringify(v)).join(', ')}); give it once`);
   }
+  // Checked where the URL is first read (createFetch, the proxy, the commands), not at the first
+  // recording: a bad TTL was an HTTP 500 there, saying "NaN".
+  const ttl = u.searchParams.get('ttl');
+  if (ttl !== null && !/^\d+(?:\.\d+)?$/.test(ttl)) throw bad(`?ttl= must be a number of seconds, 0 or more (0 keeps records forever), not ${JSON.stringify(ttl)}`);
   try {
     if (u.username !== '') target.username = decodeURIComponent(u.username);
     if (u.password !== '') target.password = decodeURIComponent(u.password);
@@ -137,9 +158,15 @@ export function storeUnavailable(target: RedisTarget, doing: string, cause: unkn
  * with no node named, no node is blamed.
  */
 function downHint(target: RedisTarget, why: string, cluster: boolean): string {
+  // rediss:// to a server that does not speak TLS: a plain Redis reads the TLS hello as a
+  // command and never answers it, so the handshake times out (or fails on a plain-text reply).
+  // "Start Redis there" and "use rediss://" sent the user who had written rediss:// astray.
+  if (target.tls && /time(?:d)? ?out|wrong version number|packet length|unexpected eof|ssl|tls/i.test(why)) {
+    return `The server at ${target.host}:${target.port} did not answer the TLS handshake: it may not speak TLS. For a plain Redis write redis://${target.host}:${target.port} (not rediss://); if it does serve TLS there, check the host, port and firewall.`;
+  }
   // Named without a flag: createFetch takes the URL as an option, the tape commands as an
   // argument, `tapedeck serve` after --store.
-  const tail = 'check the host, port and firewall, or correct the Redis URL; use rediss:// if the server requires TLS.';
+  const tail = `check the host, port and firewall, or correct the Redis URL${target.tls ? '' : '; use rediss:// if the server requires TLS'}.`;
   const named = /\b(\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9A-Fa-f:]+\]):(\d{1,5})\b/.exec(why);
   if (named && (cluster || named[2] !== String(target.port))) return `Start Redis on ${named[1]}:${named[2]} (the node that did not answer; redis-server --port ${named[2]}), ${tail}`;
   if (cluster) return `A node of the Redis Cluster did not answer (not necessarily ${target.host}:${target.port}, which the URL names): check that every master is up (redis-cli --cluster check ${target.host}:${target.port}), ${tail}`;
@@ -157,6 +184,11 @@ export interface RedisConnection {
    * that carries `key`'s commands: a cluster client would send a keyless command to any node.
    */
   sendOnNode(key: string, args: string[]): Promise<unknown>;
+  /**
+   * Every key matching a SCAN pattern, on every master of a cluster (a keyless SCAN goes to one
+   * node only). Costs a pass over the whole keyspace: for diagnosis, never on a hot path.
+   */
+  scan(pattern: string): Promise<string[]>;
   /** True while commands can be sent. */
   readonly ready: boolean;
   close(): Promise<void>;
@@ -190,6 +222,9 @@ type NodeRedisClient = {
   sendCommand(...args: unknown[]): Promise<unknown>;
   /** Cluster only, in node-redis versions that have it: the client of the master for a key's slot. */
   getNodeClientForKey?(key: string, isReadonly: boolean): Promise<NodeRedisClient> | NodeRedisClient;
+  /** Cluster only: the masters, and the client of one of them. */
+  readonly masters?: readonly unknown[];
+  nodeClient?(node: unknown): Promise<NodeRedisClient> | NodeRedisClient;
 };
 
 let loaded: Promise<NodeRedis> | undefined;
@@ -241,14 +276,17 @@ export async function connectRedis(target: RedisTarget, opts: ConnectOptions = {
   let probeError: unknown;
   probe.on('error', (e) => (probeError ??= e));
   let clusterMode = false;
+  let noDatabase: TapedeckError | undefined;
   try {
     await withTimeout(probe.connect(), connectTimeout + 1000, 'connect');
     clusterMode = await isCluster(probe, commandTimeout);
+    if (!clusterMode && target.database !== 0) noDatabase = await missingDatabase(probe, target, commandTimeout);
   } catch (e) {
     throw storeUnavailable(target, 'connecting', probeError ?? e);
   } finally {
     destroy(probe);
   }
+  if (noDatabase) throw noDatabase;
   if (clusterMode && target.database !== 0) {
     throw new TapedeckError('E_ARG', `Redis store ${target.masked}: a Redis Cluster has only database 0, the URL asks for ${target.database}.`, {
       url: target.masked,
@@ -287,6 +325,34 @@ async function isCluster(probe: NodeRedisClient, ms: number): Promise<boolean> {
     if (/^(NOPERM|ERR)\b/.test(String((e as Error)?.message))) return false;
     throw e;
   }
+}
+
+/**
+ * E_ARG when the URL's database is not one the server has (`redis://host/16` where the server
+ * keeps the default 16, numbered 0 to 15): Redis answers "DB index is out of range", which read
+ * as an unreachable server with a hint to start one. The count comes from `CONFIG GET
+ * databases` when the user may ask it.
+ */
+async function missingDatabase(probe: NodeRedisClient, target: RedisTarget, ms: number): Promise<TapedeckError | undefined> {
+  try {
+    await answered(probe.sendCommand(['SELECT', String(target.database)]), ms);
+    return undefined;
+  } catch (e) {
+    if (!/DB index is out of range|invalid DB index/i.test(String((e as Error)?.message))) throw e;
+  }
+  let count: number | undefined;
+  try {
+    const reply = (await answered(probe.sendCommand(['CONFIG', 'GET', 'databases']), ms)) as unknown[];
+    const n = Number(String(reply?.[1]));
+    if (Number.isInteger(n) && n > 0) count = n;
+  } catch {
+    // CONFIG is @admin: a user without it is told without the count.
+  }
+  const has = count === undefined ? 'fewer databases' : `${count} database${count === 1 ? '' : 's'}, numbered 0 to ${count - 1} by its databases setting`;
+  return new TapedeckError('E_ARG', `Redis store ${target.masked}: database ${target.database} does not exist on this server (it has ${has}).`, {
+    url: target.masked,
+    hint: `Use a database the server has in the URL (redis://${target.host}:${target.port}/0), or a namespace (?namespace=NAME) to keep projects apart; more databases need the server's databases setting raised.`,
+  });
 }
 
 /**
@@ -380,6 +446,27 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
       } catch (e) {
         throw failed(args, e);
       }
+    },
+    async scan(pattern) {
+      const found: string[] = [];
+      try {
+        let nodes: NodeRedisClient[] = [client];
+        if (cluster) {
+          if (!client.masters || !client.nodeClient) throw new Error('this node-redis cluster client cannot list its masters');
+          nodes = await Promise.all(client.masters.map((m) => Promise.resolve(client.nodeClient!(m))));
+        }
+        for (const node of nodes) {
+          let cursor = '0';
+          do {
+            const [next, keys] = (await answered(node.sendCommand(['SCAN', cursor, 'MATCH', pattern, 'COUNT', '1000'], options), commandTimeout)) as [Buffer, Buffer[]];
+            cursor = String(next);
+            for (const k of keys) found.push(String(k));
+          } while (cursor !== '0');
+        }
+      } catch (e) {
+        throw failed(['SCAN'], e);
+      }
+      return [...new Set(found)];
     },
     async close() {
       if (closed) return;

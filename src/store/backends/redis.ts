@@ -7,7 +7,9 @@
  * key needs lives in one hash slot (hash tag `{<ns>:<collection key>}`), so every read and every
  * write of a request's recordings is one Lua script: atomic on a single node and on a cluster.
  *
- *   <ns>:{<ns>}:seq            INCR counter: the global record order (tape order for pull)
+ *   <ns>:{<ns>}:seq            INCR counter: the global record order (tape order for pull);
+ *                              made at the server time in microseconds, so a counter lost
+ *                              with its slot never hands out a number again
  *   <ns>:{<ns>}:index          ZSET collection key -> when its last record expires (ms,
  *                              server clock; +inf while one has no TTL)
  *   <ns>:{<ns>}:header         the tape header bytes a push brought (pull writes them back)
@@ -42,7 +44,10 @@ export interface RedisStoreOptions {
    * `?namespace=`). Letters, digits, `.`, `_`, `-` and `/`.
    */
   namespace?: string;
-  /** Default time to live of new records in milliseconds (default: none, or the URL's `?ttl=` in seconds). */
+  /**
+   * Default time to live of new records in milliseconds (default: none, or the URL's `?ttl=` in
+   * seconds). 0 keeps records forever, as leaving it out does.
+   */
   ttlMs?: number;
   /** Connection timing and TLS options. */
   connect?: ConnectOptions;
@@ -61,6 +66,8 @@ export interface StoredRecord {
   payload: Buffer;
   /** When a record with a TTL expires, on this process's clock (ms since the epoch). */
   expiresAt?: number;
+  /** The same on the server's clock: what the index scores a key by. */
+  expiry?: number;
 }
 
 const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,200}$/;
@@ -72,16 +79,25 @@ const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + ma
 
 /**
  * KEYS: seq, index, header. ARGV: count, ttlMs (0 = none), the writer's header ('' = none),
- * collection keys... Registers the keys with the expiry of the new records (GT: a key's score
- * only grows, +inf once a record has no TTL) and returns { first reserved number, that expiry
- * (0 = none) }: the record writes use the same absolute expiry, so the index never forgets a key
- * before its records are gone.
+ * floor (0 = none), collection keys... Registers the keys with the expiry of the new records
+ * (GT: a key's score only grows, +inf once a record has no TTL) and returns { first reserved
+ * number, that expiry (0 = none) }: the record writes use the same absolute expiry, so the index
+ * never forgets a key before its records are gone.
  *
  * The header holds the namespace's redaction salt, under which the writer masked the records'
  * secrets. A namespace emptied while the writer is open (a restart without persistence, a
  * FLUSHDB) gets the writer's header back, so what it records next is keyed as its readers will
  * key it; a namespace made again by another writer, with another header, returns { -1, 0 } and
  * nothing is reserved.
+ *
+ * A number is never handed out twice in a namespace, even once its counter is lost: on a
+ * cluster the master of the namespace's own slot may restart empty (no persistence) while the
+ * records it numbered live on healthy masters, and counting again from 1 made record writes
+ * land on fields that held acknowledged recordings. A missing counter therefore starts at the
+ * server time in microseconds (the TIME reply's seconds and microseconds as digits, no float),
+ * above every number handed out before unless a million were handed out per second since the
+ * namespace was made. `floor` is the retry of a write that found its number taken (a counter
+ * behind its records, as after a failover to a lagging replica): the counter jumps past it.
  */
 const RESERVE = `${NOW}
 if ARGV[3] ~= '' then
@@ -89,11 +105,17 @@ if ARGV[3] ~= '' then
   if not h then redis.call('SET', KEYS[3], ARGV[3])
   elseif h ~= ARGV[3] then return { -1, 0 } end
 end
+local cur = redis.call('GET', KEYS[1])
+if not cur then
+  cur = t[1] .. string.format('%06d', tonumber(t[2]))
+  redis.call('SET', KEYS[1], cur)
+end
+if tonumber(ARGV[4]) > tonumber(cur) then redis.call('SET', KEYS[1], ARGV[4]) end
 local ttl = tonumber(ARGV[2])
 local exp = 0
 local score = '+inf'
 if ttl > 0 then exp = now + ttl score = exp end
-for i = 4, #ARGV do redis.call('ZADD', KEYS[2], 'GT', score, ARGV[i]) end
+for i = 5, #ARGV do redis.call('ZADD', KEYS[2], 'GT', score, ARGV[i]) end
 return { redis.call('INCRBY', KEYS[1], tonumber(ARGV[1])) - tonumber(ARGV[1]) + 1, exp }`;
 
 /**
@@ -135,14 +157,29 @@ return n`;
  * delete the zset and keep the hash: the record lost its expiry and lived forever. Hence the
  * grace, and a record whose expiry passed before it was written (a writer that stalled between
  * reserving and writing) is not written at all.
+ *
+ * A record never replaces another: when a number given is already a field of the hash (a
+ * counter that lost numbers it had handed out), nothing is written and the script returns
+ * { -1, the highest field }, so the writer reserves numbers above it and writes again. Without
+ * this, HSET overwrote acknowledged recordings.
  */
 const APPEND = `${NOW}
+for i = 2, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
+    local top = 0
+    for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+      local n = tonumber(f)
+      if n and n > top then top = n end
+    end
+    return { -1, string.format('%d', top) }
+  end
+end
 local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
 for _, s in ipairs(dead) do redis.call('HDEL', KEYS[1], s) redis.call('ZREM', KEYS[2], s) end
 local exp = tonumber(ARGV[1])
 if exp == 0 or exp > now then
   for i = 2, #ARGV, 2 do
-    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
     if exp > 0 then redis.call('ZADD', KEYS[2], exp, ARGV[i]) end
   end
 end
@@ -152,7 +189,7 @@ if redis.call('ZCARD', KEYS[2]) > 0 and redis.call('ZCARD', KEYS[2]) == redis.ca
 else
   redis.call('PERSIST', KEYS[1]) redis.call('PERSIST', KEYS[2])
 end
-return redis.call('HLEN', KEYS[1])`;
+return { redis.call('HLEN', KEYS[1]) }`;
 
 /**
  * KEYS: records hash, expiry zset. Returns the server time, then seq, payload, expiry (ms, 0 =
@@ -216,7 +253,15 @@ for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)) do
 end
 return out`;
 
-const SCRIPTS = { RESERVE, LIST, UNLIST, APPEND, READ, REMOVE, WRITERS };
+/**
+ * KEYS: index. ARGV: collection key, score pairs. Lists keys that hold records (GT: a score only
+ * grows, as RESERVE registers them): what puts back the keys of a namespace that lost its index.
+ */
+const RELIST = `
+for i = 1, #ARGV, 2 do redis.call('ZADD', KEYS[1], 'GT', ARGV[i + 1], ARGV[i]) end
+return 0`;
+
+const SCRIPTS = { RESERVE, LIST, UNLIST, APPEND, READ, REMOVE, WRITERS, RELIST };
 type ScriptName = keyof typeof SCRIPTS;
 
 /**
@@ -317,9 +362,13 @@ export class RedisRecords {
     const target = parseRedisUrl(url);
     const fromUrl = urlOptions(url);
     const namespace = namespaceOf(url, opts);
+    // The URL's ?ttl= was checked by parseRedisUrl; the option is checked here, named as given.
     const ttlMs = opts.ttlMs ?? fromUrl.ttlMs ?? 0;
-    if (!(Number.isFinite(ttlMs) && ttlMs >= 0)) {
-      throw new TapedeckError('E_ARG', `Invalid record TTL ${String(ttlMs)} for ${target.masked}.`, { hint: 'Give a TTL as a non-negative number (ttlMs option, or ?ttl=SECONDS in the URL); 0 keeps records forever.' });
+    if (!(typeof ttlMs === 'number' && Number.isFinite(ttlMs) && ttlMs >= 0)) {
+      throw new TapedeckError('E_ARG', `Invalid record TTL for ${target.masked}: the ttlMs option is ${typeof ttlMs === 'number' ? String(ttlMs) : JSON.stringify(ttlMs)}.`, {
+        url: target.masked,
+        hint: 'Give ttlMs as milliseconds, 0 or more (0 keeps records forever), or ?ttl=SECONDS in the URL.',
+      });
     }
     const conn = await connectRedis(target, opts.connect);
     return new RedisRecords(conn, namespace, Math.round(ttlMs));
@@ -358,28 +407,58 @@ export class RedisRecords {
    * Appends records, each filed under its collection key, keeping their order: numbers are
    * reserved for the whole batch first, then each request key's records are written in one
    * atomic script. Returns each record's sequence number. `ttlMs` overrides the store default.
+   *
+   * A write never replaces a stored record: a request key whose hash already holds one of the
+   * numbers reserved (a counter that lost numbers it had handed out) gets numbers above its
+   * highest and is written again; its records stay in their order.
+   *
+   * @example
+   * const [seq] = await store.append([{ key: collectionKeyOf(payload), payload }])
    */
   async append(items: readonly { key: string; payload: Uint8Array }[], opts: { ttlMs?: number; header?: Uint8Array } = {}): Promise<number[]> {
     if (items.length === 0) return [];
     const ttl = Math.round(opts.ttlMs ?? this.ttlMs);
-    const distinct = [...new Set(items.map((i) => i.key))];
     const header = opts.header ? Buffer.from(opts.header.buffer, opts.header.byteOffset, opts.header.byteLength) : '';
-    const [first, expiry] = ((await this.script('RESERVE', [this.nsKey('seq'), this.nsKey('index'), this.nsKey('header')], [String(items.length), String(ttl), header, ...distinct])) as unknown[]).map(Number) as [number, number];
-    if (first < 0) {
-      throw new TapedeckError('E_TAPE_CHANGED', `Redis store ${this.target.masked} (namespace ${this.namespace}) was emptied and made again by another writer while this one was open: its redaction salt is not the one this writer masked secrets with, so nothing was recorded.`, {
-        url: this.target.masked,
-        hint: 'Start the recording again (a new createFetch or tapedeck serve reads the namespace as it is now); keep Redis persistent (appendonly yes) if it may restart.',
+    const seqs = new Array<number>(items.length);
+    // The indexes of the items still to write, and the number the counter must pass.
+    let pending = items.map((_, i) => i);
+    let floor = 0;
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      const distinct = [...new Set(pending.map((i) => items[i]!.key))];
+      const [first, expiry] = ((await this.script('RESERVE', [this.nsKey('seq'), this.nsKey('index'), this.nsKey('header')], [String(pending.length), String(ttl), header, String(floor), ...distinct])) as unknown[]).map(Number) as [number, number];
+      if (first < 0) {
+        throw new TapedeckError('E_TAPE_CHANGED', `Redis store ${this.target.masked} (namespace ${this.namespace}) was emptied and made again by another writer while this one was open: its redaction salt is not the one this writer masked secrets with, so nothing was recorded.`, {
+          url: this.target.masked,
+          hint: 'Start the recording again (a new createFetch or tapedeck serve reads the namespace as it is now); keep Redis persistent (appendonly yes) if it may restart.',
+        });
+      }
+      const byKey = new Map<string, { at: number[]; args: (string | Buffer)[] }>();
+      pending.forEach((i, n) => {
+        const item = items[i]!;
+        let k = byKey.get(item.key);
+        if (!k) byKey.set(item.key, (k = { at: [], args: [String(expiry)] }));
+        seqs[i] = first + n;
+        k.at.push(i);
+        k.args.push(String(first + n), Buffer.from(item.payload.buffer, item.payload.byteOffset, item.payload.byteLength));
       });
+      const results = await Promise.all([...byKey].map(([ckey, k]) => this.script('APPEND', this.recKeys(ckey), k.args)));
+      pending = [];
+      [...byKey.values()].forEach((k, j) => {
+        const r = results[j] as unknown[];
+        if (Number(r[0]) >= 0) return;
+        pending.push(...k.at);
+        floor = Math.max(floor, Number(String(r[1])));
+      });
+      // Each retry starts above the highest number found taken, so only writers racing on the
+      // same request key can take it again: a few rounds settle it.
+      if (pending.length > 0 && attempt >= 8) {
+        throw new TapedeckError('E_STORE', `Redis store ${this.target.masked} (namespace ${this.namespace}): the sequence numbers reserved for ${pending.length} record(s) were taken ${attempt} times in a row; nothing of them was written (no stored record was replaced).`, {
+          url: this.target.masked,
+          hint: 'Record them again; if it keeps happening, check that nothing else writes the namespace\'s keys (tapedeck verify lists what it holds).',
+        });
+      }
+      pending.sort((a, b) => a - b);
     }
-    const byKey = new Map<string, (string | Buffer)[]>();
-    const seqs = items.map((item, i) => {
-      const seq = first + i;
-      let args = byKey.get(item.key);
-      if (!args) byKey.set(item.key, (args = [String(expiry)]));
-      args.push(String(seq), Buffer.from(item.payload.buffer, item.payload.byteOffset, item.payload.byteLength));
-      return seq;
-    });
-    await Promise.all([...byKey].map(([ckey, args]) => this.script('APPEND', this.recKeys(ckey), args)));
     return seqs;
   }
 
@@ -392,7 +471,7 @@ export class RedisRecords {
     const out: StoredRecord[] = [];
     for (let i = 1; i < flat.length; i += 3) {
       const exp = Number(String(flat[i + 2]));
-      out.push({ key: ckey, seq: Number(String(flat[i])), payload: flat[i + 1]!, ...(exp > 0 ? { expiresAt: exp + skew } : {}) });
+      out.push({ key: ckey, seq: Number(String(flat[i])), payload: flat[i + 1]!, ...(exp > 0 ? { expiresAt: exp + skew, expiry: exp } : {}) });
     }
     return out.sort((a, b) => a.seq - b.seq);
   }
@@ -411,6 +490,21 @@ export class RedisRecords {
   /** Every collection key the namespace lists: keys that have records (and, until a full read trims them, keys whose records all expired). */
   async keys(): Promise<string[]> {
     return (await this.listed()).keys.map((k) => k.key).sort();
+  }
+
+  /**
+   * The collection keys whose record hashes exist in Redis, listed by the index or not: found by
+   * SCAN on every master, so it costs a pass over the keyspace. What tells a namespace whose
+   * index was lost (its master restarted without persistence) from one that never existed.
+   *
+   * @example
+   * (await store.storedKeys()).length // 4: request keys that still hold records
+   */
+  async storedKeys(): Promise<string[]> {
+    // Namespaces hold no glob characters (NAMESPACE_RE), so only the `*` matches freely.
+    const head = `${this.namespace}:{${this.namespace}:`;
+    const found = await this.conn.scan(`${head}*}:r`);
+    return found.filter((k) => k.startsWith(head) && k.endsWith('}:r')).map((k) => k.slice(head.length, -3)).sort();
   }
 
   /**
@@ -436,6 +530,21 @@ export class RedisRecords {
     }
     if (gone.length > 0 && opts.unlist !== false) await this.script('UNLIST', [this.nsKey('index')], gone);
     return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  /**
+   * Lists collection keys in the index by the records they hold (scored by the last expiry,
+   * `+inf` when one has no TTL), as appending them would have: `tapedeck push` of a tape whose
+   * records are all still there lists their keys again after the index was lost.
+   *
+   * @example
+   * await store.relist(await store.read('http:9f86…'))
+   */
+  async relist(records: readonly StoredRecord[]): Promise<void> {
+    const score = new Map<string, number>();
+    for (const r of records) score.set(r.key, Math.max(score.get(r.key) ?? 0, r.expiry ?? Infinity));
+    const args = [...score].flatMap(([k, v]) => [k, v === Infinity ? '+inf' : String(v)]);
+    for (let i = 0; i < args.length; i += 1000) await this.script('RELIST', [this.nsKey('index')], args.slice(i, i + 1000));
   }
 
   /** Removes the given records of one collection key atomically; returns how many existed. */

@@ -89,6 +89,11 @@ export interface ReadResult {
    * tapedeck exported): the import writes its tape under it, so those masks match again.
    */
   salt?: string;
+  /**
+   * What the source lost that the import cannot give back but that does not stop it (nock
+   * recorded without request headers): said once the tape is written, as the import's warnings.
+   */
+  warnings?: string[];
 }
 
 /** The flag that keeps the good entries of a file with bad ones. */

@@ -22,7 +22,7 @@ import { harSalt, type HarSplit } from './har-split.ts';
 import { inPollyOrder, pollyOrderOf, type PollyOrder } from './polly-order.ts';
 import { freezeHeaders } from '../frozen-headers.ts';
 import { originOf } from '../origins.ts';
-import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, headerValue, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ExportedOrder, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, addLowercaseHeader, badFile, base64Bytes, decodedBody, FieldError, headerValue, isEventStream, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ExportedOrder, type ImportHeaders, type ReadResult } from './exchange.ts';
 
 /** A JSON syntax error's byte offset, from V8's message ("... at position 123"). */
 export function jsonErrorOffset(e: Error): number | undefined {
@@ -335,12 +335,64 @@ function exported(v: unknown): { order?: ExportedOrder; origin?: string | null }
   return out;
 }
 
+/**
+ * Refuses a WebSocket session. Playwright's and Chrome's HARs keep one as the entry of the GET
+ * that opened it (status 101, `_resourceType: "websocket"`) with its frames in
+ * `_webSocketMessages`: imported as that GET, its messages would be lost without a word and the
+ * recording would answer the connect as plain HTTP. A realtime session is recorded as a session
+ * (src/realtime: its provider's protocol, each completed response a part, audio stored apart),
+ * which the HAR's frames do not say enough to rebuild; `tapedeck serve` records it.
+ */
+function refuseWebSocket(x: Record<string, unknown>, url: string, r: Record<string, unknown>): void {
+  const messages = x._webSocketMessages;
+  const ws = Array.isArray(messages) || x._resourceType === 'websocket' || /^wss?:/i.test(url);
+  if (!ws && r.status !== 101) return;
+  if (!ws) throw new FieldError('response.status', 'is 101 (Switching Protocols): the connection became another protocol, which no HTTP recording replays');
+  const n = Array.isArray(messages) ? messages.length : 0;
+  throw new FieldError(
+    Array.isArray(messages) ? '_webSocketMessages' : 'response.status',
+    `is a WebSocket session (${n} message${n === 1 ? '' : 's'}${Array.isArray(messages) ? ' in _webSocketMessages' : ''}): realtime sessions are not imported from a HAR, and the GET that opened it would replay none of its messages; record the session with tapedeck serve --mode record (docs/realtime.md)`,
+  );
+}
+
+/** Statuses whose answer has no body (RFC 9110), whatever size a HAR gives the resource. */
+const NO_BODY_STATUS = new Set([204, 205, 304]);
+
+/**
+ * Refuses an answer saved shorter than the HAR says it was. `content.size` is the length of the
+ * body decoded (HAR 1.2; Playwright sets it to the length of the bytes it saves, Chrome to the
+ * resource's decoded size), so fewer bytes in the file are an answer cut short (a stream still
+ * open when the HAR was written, an entry cut at an event boundary): replayed, it would pass for
+ * the whole answer (an event stream ends early and cleanly, a JSON body does not parse).
+ * Compared like with like: where the answer names a content coding and `size` is its encoded
+ * `bodySize`, the writer measured the bytes on the wire (Polly.js's Content-Length, mitmproxy),
+ * not the decoded body; and some writers measure the text they wrote (Polly.js without a
+ * Content-Length: base64 text, or its JSON array of encoded chunks), so a text as long as
+ * `size` is not taken for a cut body either.
+ */
+function refuseCutBody(method: string, r: Record<string, unknown>, content: Record<string, unknown>, headers: ImportHeaders, body: Uint8Array): void {
+  const size = content.size;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size <= body.length) return;
+  if (method === 'HEAD' || NO_BODY_STATUS.has(r.status as number)) return;
+  const coding = headerValue(headers, 'content-encoding')?.trim().toLowerCase();
+  if (coding && coding !== 'identity' && size === r.bodySize) return;
+  if (typeof content.text === 'string' && Buffer.byteLength(content.text) >= size) return;
+  const field = typeof content.text === 'string' ? 'response.content.text' : 'response.content._file';
+  const what = isEventStream(headers) ? 'an event stream saved before it ended' : 'the body was saved cut short';
+  throw new FieldError(
+    field,
+    `holds ${body.length} bytes of an answer content.size says had ${size} (${what}), and replayed it would pass for the whole answer; record the call again and save the HAR once the answer has ended, or record it with tapedeck (createFetch or tapedeck serve)`,
+  );
+}
+
 function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const { q, method, url } = requestOf(e, 'entry', 'url');
+  const r = (e as Record<string, unknown>).response;
+  // Before the bodies: a WebSocket entry has none to read (its content.size is -1).
+  if (isObject(r)) refuseWebSocket(e as Record<string, unknown>, url, r);
   const reqHeaders = requestHeaders(q.headers, q.postData);
   const body = requestBody(q.postData, harDir);
   if (q.postData === undefined || q.postData === null) refuseUnsavedBody(reqHeaders);
-  const r = (e as Record<string, unknown>).response;
   if (!isObject(r)) throw new FieldError('response', 'is missing (the request got no answer)');
   // Playwright keeps a request that failed (status -1) or was aborted mid-answer (the status and
   // headers it got, no body) and says so here: no answer reached the page whole, and an empty
@@ -350,6 +402,7 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const resBody = responseBody(r.content, resHeaders, harDir);
   const content = r.content as Record<string, unknown>;
   if (resHeaders['content-type'] === undefined && typeof content.mimeType === 'string' && content.mimeType !== '') resHeaders['content-type'] = content.mimeType;
+  refuseCutBody(method, r, content, resHeaders, resBody);
   const x = e as Record<string, unknown>;
   const t = isObject(x.timings) ? x.timings : {};
   const first = num(t.blocked) + num(t.dns) + num(t.connect) + num(t.send) + num(t.wait);

@@ -189,5 +189,24 @@ export function readNock(text: string, file: string, opts: { parsed?: unknown } 
   const doc = opts.parsed ?? parseJsonFile(text, file, format);
   if (isNockCode(doc)) throw nockCodeError(file);
   if (!Array.isArray(doc)) throw badFile(file, format, 'expected a JSON array of definitions ({ scope, method, path, status, response })');
-  return readEntries(file, format, doc, (i) => `[${i}]`, definition);
+  const read = readEntries(file, format, doc, (i) => `[${i}]`, definition);
+  const lost = headersLost(file, doc);
+  if (lost !== undefined) read.warnings = [lost];
+  return read;
+}
+
+/**
+ * The warning for a recording made without `enable_reqheaders_recording`: no definition has
+ * `reqheaders`, so the headers that decide an answer (Anthropic's `anthropic-beta`, a form
+ * body's content type) are gone. Calls that differed only in them import as repeats of one
+ * request and replay in turn, each perhaps with the other's answer. Undefined when any
+ * definition kept its headers (or there are none: that import is refused anyway).
+ *
+ * @example
+ * headersLost('chat.json', [{ scope: 'https://api.anthropic.com:443', method: 'POST', path: '/v1/messages' }])
+ * // 'chat.json: the nock recording keeps no request headers (no definition has "reqheaders") ...'
+ */
+export function headersLost(file: string, definitions: readonly unknown[]): string | undefined {
+  if (definitions.length === 0 || definitions.some((d) => isObject(d) && d.reqheaders !== undefined && d.reqheaders !== null)) return undefined;
+  return `${file}: the nock recording keeps no request headers (no definition has "reqheaders": it was recorded without enable_reqheaders_recording), so headers that decide an answer are lost: calls that differed only in them (Anthropic's anthropic-beta, a form body's content type) are imported as repeats of one request and replay in turn, each perhaps with the other's answer. Record again with nock.recorder.rec({ output_objects: true, enable_reqheaders_recording: true }) and import that.`;
 }

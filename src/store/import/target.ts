@@ -11,9 +11,9 @@
  *   it has appended was acknowledged to its caller, and a replacement would take it away (and
  *   its later appends would land among records keyed under another salt).
  */
-import { statSync } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { link, mkdir, rename, rmdir } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import { importTempPath } from '../rewrite-temps.ts';
 import { removeDeadTempsSoon, withTapeLock } from '../tape-file.ts';
@@ -89,7 +89,8 @@ export function asTargetError(e: unknown, tmp: string, out: string): unknown {
 /**
  * Whether a tape is at `out` already (to refuse without force, or replace with it). A directory
  * there is no tape to replace, with force or without: E_TAPE_IO saying so, with a file path
- * that would do (not "already exists ... Add --force", then a rename's EISDIR).
+ * that would do (not "already exists ... Add --force", then a rename's EISDIR); nor is a
+ * device, a named pipe or a socket: E_ARG naming what it is.
  *
  * @example
  * if (targetExists('tapes/app.tape') && !force) throw tapeExists('tapes/app.tape')
@@ -97,7 +98,64 @@ export function asTargetError(e: unknown, tmp: string, out: string): unknown {
 export function targetExists(out: string): boolean {
   const st = statSync(out, { throwIfNoEntry: false });
   if (st?.isDirectory()) throw tapeIsDirectory(out);
+  // A device, a pipe or a socket is no tape to replace: moving the new tape into place would
+  // put a regular file where the node was (as root, `import x.har /dev/null --force` would
+  // break /dev/null). A symbolic link is followed: one to a tape is written through.
+  if (st !== undefined && !st.isFile()) throw notTapeFile(out, st);
   return st !== undefined;
+}
+
+/** What a file that is not a regular file is, for messages. */
+function fileKind(st: Stats): string {
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isFIFO()) return 'a named pipe (FIFO)';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+/** E_ARG for a tape path that names a device, a pipe or a socket (see targetExists). */
+function notTapeFile(out: string, st: Stats): TapedeckError {
+  return new TapedeckError('E_ARG', `${out} is ${fileKind(st)}, not a tape file; an import replaces only a tape (a regular file), with --force or without; no tape written.`, {
+    file: out,
+    hint: 'Give the path of a tape file to write (such as tapes/app.tape): --force replaces a tape, never a device, a pipe or a socket.',
+  });
+}
+
+/**
+ * Refuses an import whose source and target are one file (the same path, a link to it, a hard
+ * link: the same device and inode): the tape would be written over the recording it is made
+ * from, and with --force the recording would be gone. E_ARG, before anything is written. A
+ * source that is stdin (`-`) or a target that does not exist yet is never the same file.
+ *
+ * @example
+ * refuseSameFile('cassettes/chat.yaml', 'tapes/chat.tape') // returns; refuseSameFile('a.yaml', 'a.yaml') throws E_ARG
+ */
+export function refuseSameFile(src: string, out: string): void {
+  if (src === '-') return;
+  // A path that cannot be looked at is no file to compare: the import's read or write says why.
+  const stat = (p: string): Stats | undefined => {
+    try {
+      return statSync(p, { throwIfNoEntry: false });
+    } catch {
+      return undefined;
+    }
+  };
+  const a = stat(src);
+  const b = stat(out);
+  if (a === undefined || b === undefined || a.dev !== b.dev || a.ino !== b.ino) return;
+  throw new TapedeckError('E_ARG', `${src} is both the recording to import and the tape to write${src === out ? '' : ` (${out} is the same file)`}: the tape would replace the recording it is made from; no tape written.`, {
+    file: out,
+    source: src,
+    hint: `Give the tape a path of its own: tapedeck import ${src} ${tapeBeside(out)}.`,
+  });
+}
+
+/** A tape path beside a recording file, named after it (`chat.yaml` -> `chat.tape`), for hints. */
+function tapeBeside(file: string): string {
+  const stem = basename(file).replace(/\.[^.]*$/, '') || basename(file);
+  const tape = join(dirname(file), `${stem}.tape`);
+  return resolve(tape) === resolve(file) ? join(dirname(file), `${stem}.imported.tape`) : tape;
 }
 
 /**
@@ -123,6 +181,8 @@ export async function intoPlace(tmp: string, out: string, force: boolean, exists
   }
   await withTapeLock(out, async () => {
     await refuseOpenWriters(out, verb);
+    // Checked again as it is replaced: a device or pipe put there since is not renamed over.
+    targetExists(out);
     await rename(tmp, file);
   });
 }
