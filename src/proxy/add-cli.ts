@@ -2,9 +2,9 @@
  * `tapedeck add <tape> <file.json>...`: adds hand-written recordings (docs/hand-written.md) to a
  * tape, creating it if needed.
  */
-import { readFileSync } from 'node:fs';
+import { readBounded, type ReadBound } from '../read-bounded.ts';
 import { parseArgs } from 'node:util';
-import { TapedeckError } from '../errors.ts';
+import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
 import { canonicalizeJSON } from '../core/index.ts';
 import { reportCliError } from '../cli-errors.ts';
 import { argsError } from '../cli-args.ts';
@@ -30,6 +30,14 @@ Options:
 Exit 0: added; 1: a file that is missing, unreadable, not JSON or holds no recording, a
 recording that is not valid, or a tape that cannot be written (nothing is added); 2: usage.
 `;
+
+
+/** A file of hand-written recordings: JSON, read as one document (the hashing core's limit). */
+const ADD_INPUT: ReadBound = {
+  limit: MAX_INPUT_BYTES,
+  most: 'the most tapedeck add reads as one JSON document',
+  hint: 'Give a JSON file of at most 64 MiB (split the recordings over several files: tapedeck add tape a.json b.json).',
+};
 
 /** E_FILE for a recording file that cannot be read: a missing file, a directory, no permission. */
 function unreadable(f: string, e: NodeJS.ErrnoException): TapedeckError {
@@ -99,8 +107,10 @@ export async function addCommand(args: string[]): Promise<number> {
     for (const f of files) {
       let bytes: Buffer;
       try {
-        bytes = readFileSync(f);
+        // Counted while read: a device or a pipe given as the file (/dev/zero) has no size to check first.
+        bytes = readBounded(f, ADD_INPUT);
       } catch (e) {
+        if (e instanceof TapedeckError) throw e;
         // Bad input, not usage (exit 1), as a missing input of tapedeck import is.
         throw unreadable(f, e as NodeJS.ErrnoException);
       }

@@ -83,6 +83,14 @@ describe('a pipe or a device given as a path is read only up to the limit', () =
     expect(r.status).toBe(1);
   });
 
+  it('add bounds a device too, and writes no tape', () => {
+    const r = capped(['add', 'added.tape', '/dev/zero']);
+    expect(r.stderr).toMatch(ONE_LINE);
+    expect(r.stderr).toContain('E_TOO_LARGE /dev/zero holds more than 64 MiB');
+    expect(r.status).toBe(1);
+    expect(existsSync(join(dir, 'added.tape'))).toBe(false);
+  });
+
   it('merge and stats --prices bound a device too', () => {
     const merge = capped(['merge', '/dev/zero', 'ok.tape', 'ok.tape']);
     expect(merge.stderr).toMatch(ONE_LINE);
