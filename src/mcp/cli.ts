@@ -6,10 +6,8 @@ import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { argsError, dashValues } from '../cli-args.ts';
 import { EXIT } from '../cli-errors.ts';
-
-/** A word for a POSIX shell: as it is when safe, else single-quoted. */
-const quote = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 import type { McpTiming } from './session.ts';
+import { shownCommand } from './shown-command.ts';
 import { parseChaosSpec } from '../chaos/options.ts';
 import { runStdio } from './stdio.ts';
 
@@ -51,11 +49,15 @@ Options:
   -h, --help            Show this help
 
 A miss answers the request with JSON-RPC error -32050 (the diagnosis in its message) and
-prints the full report on stderr; the session stays usable. docs/mcp.md has the details.
+prints the full report on stderr; the session stays usable. On SIGTERM or SIGINT (a host
+quitting, Ctrl-C) tapedeck stops at once: what was recorded is written, the tape closed, the
+server stopped; calls still unanswered are not recorded. docs/mcp.md has the details.
 
-Example (an MCP host's config):
-  "command": "npx", "args": ["llm-tapedeck", "mcp", "--tape", "tapes/fs.tape", "--",
-                             "npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
+Example (an MCP host's config; the host starts it outside your project, so the tape path is
+absolute):
+  "command": "npx",
+  "args": ["-y", "llm-tapedeck", "mcp", "--tape", "/path/to/project/tapes/fs.tape", "--",
+           "npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
 `;
 
 /** setTimeout's limit (a signed 32-bit count of milliseconds): a longer timeout would fire at once. */
@@ -148,13 +150,35 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     ...(cancelGraceMs !== undefined ? { cancelGraceMs } : {}),
     durable: values['no-fsync'] !== true,
     redact: { keepSecrets: values['keep-secrets'] === true, ...(values['redact-field'] ? { fields: values['redact-field'] } : {}) },
-    recordCommand: `re-record: npx llm-tapedeck mcp --tape ${values.tape} --mode record -- ${command.length ? command.map(quote).join(' ') : '<server command>'}`,
+    // Secrets masked: a miss's message goes to the client, and an agent hands it to its model.
+    recordCommand: `re-record: npx llm-tapedeck mcp --tape ${shownCommand([values.tape])} --mode record -- ${command.length ? shownCommand(command) : '<server command>'}`,
     ...(command.length > 0 ? { server: { command: command[0]!, args: command.slice(1) } } : {}),
   };
   const { McpTape } = await import('./tape.ts');
   const mode = McpTape.check(opts);
   if (mode !== 'replay' && command.length === 0) {
-    throw new TapedeckError('E_USAGE', `Mode ${mode} runs the server: give its command after --.`, { hint: `tapedeck mcp --tape ${values.tape} --mode ${mode} -- npx -y @modelcontextprotocol/server-memory` });
+    throw new TapedeckError('E_USAGE', `Mode ${mode} runs the server: give its command after --.`, { hint: `tapedeck mcp --tape ${shownCommand([values.tape])} --mode ${mode} -- npx -y @modelcontextprotocol/server-memory` });
   }
-  return runStdio(opts);
+  // A host that quits, or Ctrl-C: stop now, write what was recorded and close the tape (record
+  // mode's replacement of the calls recorded again happens only then). Without this, Node's
+  // default ends the process at once and a re-record leaves the old answers first on the tape.
+  // The MCP SDK's StdioClientTransport closes stdin, waits 2 s, sends SIGTERM, waits 2 s, then
+  // SIGKILLs: the signal's stop takes well under those 2 s. A second signal exits at once.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) {
+      process.stderr.write(`tapedeck: ${signal} again, exiting without waiting\n`);
+      process.exit(EXIT.interrupted);
+    }
+    process.stderr.write(`tapedeck: ${signal}: stopping the MCP session; writing what was recorded\n`);
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await runStdio({ ...opts, stop: stop.signal });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }

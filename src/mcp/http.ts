@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isNotification, isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.ts';
+import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { inProcessFix, McpTape, type McpTapeOptions } from './tape.ts';
 import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
@@ -304,7 +304,7 @@ export class McpHttpEndpoint {
     if (req.method === 'DELETE') {
       if (known) {
         this.sessions.delete(known.id);
-        await known.session.close();
+        await this.endSession(known);
       }
       res.writeHead(known ? 200 : 404).end();
       return;
@@ -425,13 +425,41 @@ export class McpHttpEndpoint {
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
   }
 
-  /** Ends every session (live servers get their DELETE) and closes the tape. */
-  async close(): Promise<void> {
-    for (const s of this.sessions.values()) {
-      s.get?.end();
-      for (const p of s.posts.values()) if (!p.res.writableEnded) p.res.end();
-      await s.session.close();
+  /**
+   * The client POSTs still owed an answer, across sessions: requests in flight, as the proxy
+   * counts them (its shutdown says how many it finishes).
+   *
+   * @example
+   * endpoint.inFlight // 1 while a tools/call waits for the server's answer
+   */
+  get inFlight(): number {
+    const open = new Set<Post>();
+    for (const s of this.sessions.values()) for (const p of s.posts.values()) if (!p.res.writableEnded) open.add(p);
+    return open.size;
+  }
+
+  /**
+   * Ends a session: its calls still unanswered get the session's shutdown timeout to be answered
+   * (and recorded) on their own POST; one still owed an answer then gets a JSON-RPC error, never
+   * an empty response, and is not recorded (McpSession.close drops a late answer).
+   */
+  private async endSession(s: HttpSession): Promise<void> {
+    await s.session.close();
+    for (const [id, p] of [...s.posts]) {
+      if (p.res.writableEnded) continue;
+      this.route(s, errorResponse(id, MCP_ERROR.timeout, `tapedeck: the MCP server sent no answer before the session ended (tapedeck serve shut down, or the client ended the session); nothing was recorded.`), id);
     }
+    s.get?.end();
+    for (const p of s.posts.values()) if (!p.res.writableEnded) p.res.end();
+  }
+
+  /**
+   * Ends every session at once (each gets the shutdown timeout, not one after the other; live
+   * servers get their DELETE) and closes the tape.
+   */
+  async close(): Promise<void> {
+    const all = [...this.sessions.values()];
+    await Promise.all(all.map((s) => this.endSession(s)));
     this.sessions.clear();
     if (this.tape) await (await this.tape).close();
   }

@@ -34,9 +34,10 @@ import { TapedeckError } from '../errors.ts';
 import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '../store/records.ts';
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
 import { MCP_KEY_VERSION, mcpContextKey, mcpKey } from './key.ts';
-import { callLabel, type McpMiss, type McpTape } from './tape.ts';
+import { callLabel, type McpMiss, type McpPositions, type McpTape } from './tape.ts';
 import { cancelledAfter, cancelWaitMs, MCP_CANCEL_GRACE_MS, notCancelled, type McpCancelledRecord } from './cancelled.ts';
 import { MCP_RECORD_VERSION, sentMessage, wireBytes } from './wire.ts';
+import { CallTurns, type CallTurn } from './call-turns.ts';
 import { Chaos } from '../chaos/decide.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import type { ChaosOptions, McpFault } from '../chaos/options.ts';
@@ -46,6 +47,12 @@ export interface McpUpstream {
   start(): Promise<void>;
   send(message: JsonRpcMessage): Promise<void> | void;
   close(): Promise<void>;
+  /**
+   * Ends the server now, without the grace close() gives it (a stdio server: SIGTERM at once,
+   * SIGKILL soon after); close() still resolves once it is gone. For a session stopped by a
+   * signal (McpSession.hurry). Optional: without it, close() is all there is.
+   */
+  terminate?(): void;
   /**
    * Set by the session: a message from the server; `standalone` when it came on the server's
    * own stream (Streamable HTTP's GET stream) rather than with a request.
@@ -123,6 +130,13 @@ interface Live {
    * exchange, until the client's next message, which takes it over (liveMessage).
    */
   carry?: true;
+  /**
+   * A request being recorded: its place among the identical requests of this session in flight
+   * (./call-turns.ts). Its record is stored only after theirs, so recordings are in
+   * the order the calls were sent, whatever order the server answered them in. Ended when the
+   * record is stored or the exchange is cut.
+   */
+  turn?: CallTurn;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -185,6 +199,16 @@ export class McpSession {
   private settled: (() => void) | undefined;
   /** The context of the client messages so far ('' at the start; see mcpContextKey). */
   private context = '';
+  /**
+   * This session's place among each key's recordings: a session starts with its own
+   * initialize, so it replays from the first recording of each call, however many sessions on
+   * the same tape (tapedeck serve) were served before it.
+   */
+  private readonly positions: McpPositions;
+  /** Record turns of this session's requests in flight, per record key (see Live.turn). */
+  private readonly turns = new CallTurns();
+  /** Records waiting for their turn or being stored, for close() to wait on. */
+  private readonly saving = new Set<Promise<string | undefined>>();
 
   /** Faults on demand, when asked for. */
   readonly chaos: Chaos | undefined;
@@ -192,6 +216,7 @@ export class McpSession {
   constructor(opts: McpSessionOptions) {
     this.opts = opts;
     this.tape = opts.tape;
+    this.positions = opts.tape.positions();
     this.live = !opts.tape.serves;
     if (opts.chaos) {
       refuseChaos(opts.tape.mode, opts.chaos.live, 'chaos option, --chaos');
@@ -367,6 +392,8 @@ export class McpSession {
     }
     if (isRequest(m)) {
       ex.id = m.id;
+      // Identical calls are stored in the order they were sent (see Live.turn).
+      if (this.tape.records) ex.turn = this.turns.take(key);
       this.byId.set(m.id, ex);
       const limit = this.opts.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
       ex.timer = setTimeout(() => this.timedOut(ex, limit), limit);
@@ -395,6 +422,8 @@ export class McpSession {
   /** An exchange that will never be whole: not recorded, its late answer (if any) dropped. */
   private cut(ex: Live): void {
     ex.cut = true;
+    // Never recorded: the identical calls sent after it need not wait for it.
+    ex.turn?.finish();
     if (ex.timer) clearTimeout(ex.timer);
     if (ex.id !== undefined) this.byId.delete(ex.id);
     const i = this.open.indexOf(ex);
@@ -411,9 +440,16 @@ export class McpSession {
    */
   private cancelledByClient(ex: Live): void {
     const ms = this.ms(ex);
+    // Recorded as cancelled, in its turn: cut() must not end the turn before the record is stored.
+    const turn = ex.turn;
+    ex.turn = undefined;
     this.cut(ex);
+    ex.turn = turn;
     // Never handed to a server (it could not start): nothing happened to record.
-    if (!ex.sent || this.lost) return;
+    if (!ex.sent || this.lost) {
+      turn?.finish();
+      return;
+    }
     // A server request the client has not answered has nothing to compare on replay: left out.
     ex.events = ex.events.filter((ev) => !('request' in ev) || ev.answer !== undefined);
     void this.save(ex, ms);
@@ -545,6 +581,7 @@ export class McpSession {
       if (ex.open > 0 && !all) continue;
       this.close1(ex);
       if (ex.open > 0) {
+        ex.turn?.finish();
         this.tape.warn(`tapedeck: ${ex.method}: the client never answered the server's request; not recorded.`);
         continue;
       }
@@ -571,7 +608,18 @@ export class McpSession {
       events: ex.events,
       ...(cancelledMs !== undefined ? { cancelled: { ms: cancelledMs } } : {}),
     };
-    return this.tape.append(rec);
+    const turn = ex.turn;
+    if (!turn) return this.tape.append(rec);
+    // After the identical requests sent before it (Live.turn); append never rejects.
+    const p = turn
+      .before()
+      .then(() => this.tape.append(rec))
+      .finally(() => {
+        turn.finish();
+        this.saving.delete(p);
+      });
+    this.saving.add(p);
+    return p;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -583,10 +631,10 @@ export class McpSession {
     const key = mcpKey(m.method, params);
     const at = this.place(m.method, key);
     // A recording made at this place of this session's history first (see the top of this file).
-    let rec = this.tape.next(at) ?? this.tape.next(key);
+    let rec = this.tape.next(at, false, this.positions) ?? this.tape.next(key, false, this.positions);
     // A fleet on one Redis store sees each other's recordings.
-    if (!rec && (await this.tape.refresh(at).catch(() => false))) rec = this.tape.next(at);
-    if (!rec && (await this.tape.refresh(key).catch(() => false))) rec = this.tape.next(key);
+    if (!rec && (await this.tape.refresh(at).catch(() => false))) rec = this.tape.next(at, false, this.positions);
+    if (!rec && (await this.tape.refresh(key).catch(() => false))) rec = this.tape.next(key, false, this.positions);
     const id = isRequest(m) ? m.id : undefined;
     if (!rec) {
       if (this.tape.mode === 'update') {
@@ -598,7 +646,7 @@ export class McpSession {
         this.after(() => this.opts.send({ jsonrpc: '2.0', id, result: {} }, id));
         return;
       }
-      const miss = this.tape.miss(m.method, params, key);
+      const miss = this.tape.miss(m.method, params, key, this.positions);
       (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report, miss);
       if (id !== undefined) this.after(() => this.opts.send(errorResponse(id, MCP_ERROR.miss, `tapedeck miss: ${miss.message}`, { tapedeck: { method: m.method, call: miss.label, report: miss.report } }), id));
       return;
@@ -733,7 +781,7 @@ export class McpSession {
   }
 
   private answerMiss(rec: McpRecord, ev: Extract<McpEvent, { request: unknown }>, id: JsonRpcId | undefined, difference: string): false {
-    const miss = this.tape.miss(rec.method, rec.request.params, rec.key);
+    const miss = this.tape.miss(rec.method, rec.request.params, rec.key, this.positions);
     miss.message = miss.message.replace(/^[^;\n]*/, `${miss.label}: ${difference}`);
     miss.report = `tapedeck: MCP miss in ${this.tape.location}: ${miss.label}: ${difference}\n  server request: ${ev.request.method}\n  recorded answer: ${JSON.stringify(ev.answer).slice(0, 200)}`;
     (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report, miss);
@@ -806,28 +854,61 @@ export class McpSession {
     // has not had the answers yet: they are on their way, and recorded when they come. Only a
     // request still unanswered past the grace got no answer.
     const limit = this.opts.shutdownTimeoutMs ?? MCP_SHUTDOWN_GRACE_MS;
-    const waited = await this.answersInFlight(limit);
+    const waited = this.hurried ? false : await this.answersInFlight(limit);
     this.finishComplete(true);
     this.closed = true;
     // Replayed requests recorded as cancelled that the client neither cancelled nor waited for.
     for (const t of this.cancelWaits.values()) clearTimeout(t);
     this.cancelWaits.clear();
-    for (const ex of this.open) {
+    for (const ex of [...this.open]) {
       if (ex.timer) clearTimeout(ex.timer);
       if (ex.id !== undefined && !ex.answered) {
-        this.tape.warn(`tapedeck: ${callLabel(ex.method, ex.params)} had no answer when the session ended${waited ? ` (waited ${limit} ms for it; a slow server: ${this.opts.shutdownFix ?? 'shutdownTimeoutMs, tapedeck mcp --shutdown-timeout MS'})` : ''}; not recorded.`);
+        // Never recorded: cut, so an answer that still comes is dropped (the warning below holds),
+        // and the records waiting behind it (Live.turn) are stored.
+        this.cut(ex);
+        const why = this.hurried ? ' (the session was stopped at once, by a signal)' : waited ? ` (waited ${limit} ms for it; a slow server: ${this.opts.shutdownFix ?? 'shutdownTimeoutMs, tapedeck mcp --shutdown-timeout MS'})` : '';
+        this.tape.warn(`tapedeck: ${callLabel(ex.method, ex.params)} had no answer when the session ended${why}; not recorded.`);
       }
     }
     const up = this.upstream;
     this.upstream = undefined;
     if (up) {
       up.onclose = undefined;
+      this.closingUpstream = up;
+      if (this.hurried) up.terminate?.();
       await up.close().catch(() => undefined);
+      this.closingUpstream = undefined;
     }
+    // Records still waiting for their turn (see Live.turn) are appended before the flush.
+    while (this.saving.size > 0) await Promise.all([...this.saving]);
     await this.tape.flush();
     // Answers held for their records go out now (the transport may still be open).
     while (this.outbox) await this.outbox;
   }
+
+  /**
+   * Makes close() quick, for a session stopped by a signal (a host quitting, Ctrl-C): the host
+   * gives a process a second or two after it signals before it kills it, and record mode's
+   * replacement of the calls recorded again happens only when the tape is closed. So close()
+   * (begun already, or to come) no longer waits for answers still on the way (what has come is
+   * recorded, the rest is not: nobody is left to receive it) and ends the live server at once
+   * rather than after its grace. Call close() as well; calling hurry() again changes nothing.
+   *
+   * @example
+   * process.on('SIGTERM', () => { session.hurry(); void session.close().then(() => tape.close()) })
+   */
+  hurry(): void {
+    if (this.hurried) return;
+    this.hurried = true;
+    this.stopWaiting?.();
+    this.closingUpstream?.terminate?.();
+  }
+
+  private hurried = false;
+  /** While close() waits for answers still on the way: ends that wait (hurry). */
+  private stopWaiting: (() => void) | undefined;
+  /** While close() waits for the live server to end. */
+  private closingUpstream: McpUpstream | undefined;
 
   /**
    * Waits until every live request has its answer (or was cut: timed out, cancelled, the server
@@ -843,9 +924,11 @@ export class McpSession {
       this.settled = () => {
         if (!pending()) done();
       };
+      this.stopWaiting = done;
     });
     clearTimeout(timer);
     this.settled = undefined;
+    this.stopWaiting = undefined;
     return true;
   }
 }

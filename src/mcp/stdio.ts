@@ -22,6 +22,11 @@ export interface StdioServer {
 
 /** How long a server may take to exit once its stdin is closed, before it is terminated. */
 const EXIT_GRACE_MS = MCP_SHUTDOWN_GRACE_MS;
+/**
+ * Terminated at once (a signal stopped tapedeck): how long it may take to exit on SIGTERM before
+ * SIGKILL. Short: a host that signals kills tapedeck itself a second or two later.
+ */
+const TERMINATE_GRACE_MS = 500;
 
 /**
  * A server process as an McpUpstream: messages are lines on its stdin and stdout; its stderr
@@ -70,6 +75,13 @@ export function stdioUpstream(server: StdioServer, stderr: Writable = process.st
     send(m) {
       child?.stdin?.write(`${JSON.stringify(m)}\n`);
     },
+    terminate() {
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      c.kill('SIGTERM');
+      const hard = setTimeout(() => c.kill('SIGKILL'), TERMINATE_GRACE_MS);
+      void exited?.then(() => clearTimeout(hard));
+    },
     async close() {
       const c = child;
       if (!c || c.exitCode !== null || c.signalCode !== null) return;
@@ -98,6 +110,13 @@ export interface RunStdioOptions extends McpTapeOptions {
   input?: Readable;
   output?: Writable;
   stderr?: Writable;
+  /**
+   * Aborted when tapedeck is to stop now (`tapedeck mcp` aborts it on SIGTERM and SIGINT): the
+   * session ends without waiting for answers still on the way or for the server's grace (see
+   * McpSession.hurry), what was recorded is written and the tape closed, so record mode's
+   * replacement happens before the host kills the process.
+   */
+  stop?: AbortSignal;
 }
 
 /**
@@ -160,8 +179,17 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
     },
     () => finish(),
   );
+  let stopped = false;
+  const onStop = () => {
+    stopped = true;
+    session.hurry();
+    finish();
+  };
+  if (opts.stop?.aborted) onStop();
+  else opts.stop?.addEventListener('abort', onStop, { once: true });
   await done;
   await session.close();
+  opts.stop?.removeEventListener('abort', onStop);
   const report = await tape.close({ abandon: false });
   // A run that stored nothing (a server that never answered) names no tape as recorded to: the
   // tape is as it was, absent if it was.
@@ -170,7 +198,9 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
   const faults = session.chaos?.counts();
   if (faults && Object.keys(faults).length > 0) stderr.write(`tapedeck: faults injected: ${Object.entries(faults).map(([f, n]) => `${f} ${n}`).join(', ')} (seed ${session.chaos!.seed})\n`);
   if (tape.misses.length) stderr.write(`tapedeck: ${tape.misses.length} MCP miss(es); ${opts.recordCommand ?? `re-record: npx llm-tapedeck mcp --tape ${tape.location} --mode record -- <server command>`}\n`);
-  if (crashed) {
+  // Stopped on purpose: a server that went with tapedeck (Ctrl-C reaches the whole process
+  // group) did not crash.
+  if (crashed && !stopped) {
     stderr.write(`tapedeck: ${crashed}\n`);
     return 1;
   }

@@ -34,6 +34,12 @@ export function inProcessFix(call: string, mode: string | undefined): string {
   return `re-record: ${call}'record' })${mode === undefined ? ' (or TAPEDECK_MODE=record)' : ''}`;
 }
 
+/**
+ * A session's place among the recordings of each key: how many of each it was served
+ * (McpTape.positions, McpTape.next).
+ */
+export type McpPositions = Map<string, number>;
+
 /** One miss, as the run summary and the stderr report show it. */
 export interface McpMiss {
   method: string;
@@ -121,11 +127,64 @@ export class McpTape extends SessionTape<McpRecord> {
   }
 
   /**
-   * The next recording of a key (k-th call, k-th recording); past the last, the last again
-   * unless strictOrder (or `once`).
+   * What the collection gave for each turn of a key so far, in order, whichever session asked
+   * first: a session at turn k that another session passed already gets the same outcome (the
+   * recording, none when it expired, or the error of a damaged one) without taking a turn of
+   * the collection, whose own count is one per tape.
    */
-  next(key: string, once = false): McpRecord | undefined {
-    const rec = this.col?.next(key, { repeatLast: !once && this.opts.strictOrder !== true });
+  private readonly handedOut = new Map<string, ({ rec: McpRecord | undefined } | { error: unknown })[]>();
+  /** The positions of callers that bring none (one session per tape: stdio, tapeTransport). */
+  private readonly ownPositions: McpPositions = new Map();
+
+  /**
+   * A fresh set of positions, all at the first recording of each key: one per session, so that
+   * each session on a tape several share (tapedeck serve) replays from the first recording of
+   * each call, whatever the other sessions did before, as a session on a tape of its own does.
+   *
+   * @example
+   * const mine = tape.positions()
+   * tape.next(key, false, mine) // the first recording of key, for this session
+   */
+  positions(): McpPositions {
+    return new Map();
+  }
+
+  /**
+   * The next recording of a key for the session whose `positions` are given (k-th call of that
+   * session, k-th recording); past the last, the last again unless strictOrder (or `once`).
+   *
+   * @example
+   * tape.next(mcpKey('tools/list', {}), false, session) // first call: the first recording
+   */
+  next(key: string, once = false, positions: McpPositions = this.ownPositions): McpRecord | undefined {
+    const col = this.col;
+    if (!col) return undefined;
+    let list = this.handedOut.get(key);
+    const k = positions.get(key) ?? 0;
+    if (k >= (list?.length ?? 0)) {
+      const { served, recorded } = col.count(key);
+      // The first session to reach this turn takes it from the collection, which decides what
+      // it is (the recording, or damage said as such).
+      if (served < recorded) {
+        if (!list) this.handedOut.set(key, (list = []));
+        try {
+          list.push({ rec: col.next(key) });
+        } catch (e) {
+          list.push({ error: e });
+        }
+      }
+    }
+    if (list && k < list.length) {
+      positions.set(key, k + 1);
+      const o = list[k]!;
+      if ('error' in o) throw o.error;
+      if (o.rec) this.used.add(mcpUsageMark(o.rec));
+      return o.rec;
+    }
+    // Past the last recording: the position stays, so a recording stored later (another
+    // writer's, refresh) is this session's next.
+    if (once || this.opts.strictOrder === true) return undefined;
+    const rec = col.next(key, { repeatLast: true });
     if (rec) this.used.add(mcpUsageMark(rec));
     return rec;
   }
@@ -144,9 +203,16 @@ export class McpTape extends SessionTape<McpRecord> {
     return (await this.col.refresh({ kind: 'mcp', key })) > 0;
   }
 
-  /** How many recordings a key has and how many were served. */
-  count(key: string): { recorded: number; served: number } {
-    return this.col?.count(key) ?? { recorded: 0, served: 0 };
+  /**
+   * How many recordings a key has, and how many were served: to the session of `positions`
+   * when given, else to anyone.
+   *
+   * @example
+   * tape.count(key, session) // { recorded: 2, served: 1 }
+   */
+  count(key: string, positions?: McpPositions): { recorded: number; served: number } {
+    const c = this.col?.count(key) ?? { recorded: 0, served: 0 };
+    return positions ? { recorded: c.recorded, served: positions.get(key) ?? 0 } : c;
   }
 
   /**
@@ -197,10 +263,10 @@ export class McpTape extends SessionTape<McpRecord> {
    * recording of the same call (the same method, and for a tool or a prompt the same name: a
    * call to another tool is no recording of this one), and how to record it.
    */
-  miss(method: string, params: unknown, key: string): McpMiss {
+  miss(method: string, params: unknown, key: string, positions?: McpPositions): McpMiss {
     const label = callLabel(method, params);
     const got = keyParams(method, this.redactor.value(params));
-    const { recorded, served } = this.count(key);
+    const { recorded, served } = this.count(key, positions);
     if (this.col && !this.col.exists) return this.missOf(method, params, key, `${label}: no tape at ${this.location}`);
     if (recorded > 0) return this.missOf(method, params, key, `${label} was called ${served + 1} times, recorded ${recorded}`);
     const name = nameOf(got);

@@ -1005,7 +1005,9 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
 
   Object.defineProperties(handler, {
     ready: { value: ready },
-    inFlight: { get: () => inFlight },
+    // MCP POSTs are handed to their session at once and answered when the server answers:
+    // in flight until then (the MCP endpoint counts them; its close() finishes them).
+    inFlight: { get: () => inFlight + (mcp?.inFlight ?? 0) },
   });
   handler.stats = stats;
   // MCP exchanges and realtime sessions served on the same port are on the same tape: their

@@ -541,10 +541,14 @@ function openTape(opts: TestTapeOptions): TestTape {
     },
     missFailure() {
       if (misses.length === 0) return undefined;
+      // MCP misses are misses of the MCP tape beside the test's (tape.mcp()): named as such.
+      const mcpRel = namespace ? `Redis namespace ${namespace}.mcp` : relative(root, mcpTape) || mcpTape;
+      const mcpOnly = misses.every((x) => mcpMisses.has(x));
+      const inTapes = mcpOnly ? mcpRel : misses.some((x) => mcpMisses.has(x)) ? `${rel} and ${mcpRel}` : rel;
       return forTestOutput(new TapedeckError(
         'E_MISS',
-        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${rel}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\n${misses.every((x) => x.hint?.startsWith('fix: recording it needs')) ? 'Recording needs the network and a real API key (the upstream could not be reached or refused the key); then record it: ' : 'Record it: '}${(misses.find((x) => x.command === sessionRecordCommand) ?? misses[0]!).command}`,
-        { file: namespace ? rel : opts.tape, misses: [...misses] },
+        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${inTapes}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\n${misses.every((x) => x.hint?.startsWith('fix: recording it needs')) ? 'Recording needs the network and a real API key (the upstream could not be reached or refused the key); then record it: ' : 'Record it: '}${(misses.find((x) => x.command === sessionRecordCommand) ?? misses[0]!).command}`,
+        { file: namespace ? (mcpOnly ? mcpRel : rel) : mcpOnly ? mcpTape : opts.tape, misses: [...misses] },
       ));
     },
     serve(serveOpts = {}) {

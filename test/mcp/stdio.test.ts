@@ -391,7 +391,8 @@ describe('tapedeck mcp over stdio', () => {
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('Usage: tapedeck mcp --tape FILE');
     // Through npx, the package's name: a bare `tapedeck` would fetch an unrelated package.
-    expect(help.stdout).toContain('"command": "npx", "args": ["llm-tapedeck", "mcp"');
+    expect(help.stdout).toContain('"command": "npx",');
+    expect(help.stdout).toContain('"args": ["-y", "llm-tapedeck", "mcp"');
     expect(help.stdout).not.toContain('["tapedeck"');
     const top = spawnSync('node', [CLI, '--help'], { encoding: 'utf8' });
     expect(top.stdout).toContain('mcp --tape FILE [--mode M] -- <server command>');
