@@ -49,18 +49,31 @@ export interface ChaosCall<T = unknown> {
    * went on without it).
    */
   numbered?: boolean;
+  /**
+   * What its last attempt counted (a fault that replaces the answer, a delay) and has not told
+   * yet: announced once that answer is out ({@link Chaos.sent}), uncounted if it is taken back
+   * ({@link Chaos.undo}: a miss got neither the fault nor the delay).
+   */
+  tally?: { fault?: string; latency: boolean; where: string | undefined };
 }
 
 /** What the caller knows of a request beyond its key. */
-export interface CallHints {
+export interface CallHints<T = unknown> {
   /** The client's own count of its earlier attempts of this request, when it sends one (./retry-count.ts). */
   retries?: number | undefined;
   /**
    * The caller calls {@link Chaos.sent} once a faulted answer is out (its status line written,
    * its Response returned); until then no request is taken for that call's retry. Without it, a
-   * faulted answer counts as out at once.
+   * faulted answer counts as out at once. The first fault is then announced only once its
+   * answer is out (a fault a client never got, a miss, is never announced).
    */
   tellsSent?: boolean;
+  /**
+   * The call this attempt is, when the caller knows it better than arrival order can: an open
+   * call for its retry, or null for a new call. A realtime reconnect is told by the recorded
+   * session its frames chose (src/realtime/endpoint.ts), not by when it connected.
+   */
+  call?: ChaosCall<T> | null;
 }
 
 /** Per key: how many calls came, the calls waiting for their retry, and the call decided last. */
@@ -140,14 +153,16 @@ export class Chaos<T = unknown> {
   /**
    * Decides one attempt of a call of `key`; `force` is a fault asked for by the request itself
    * (null: none). Returns undefined when the call is answered as recorded, with no delay. A
-   * fault that damages the recorded answer (cut, stall, malformed) is counted and announced
-   * only when the caller injects it ({@link injected}): it may find no recording to damage, or
-   * a live answer it leaves alone.
+   * fault that damages the recorded answer (cut, stall, malformed, close) is counted and
+   * announced only when the caller injects it ({@link injected}): it may find no recording to
+   * damage, or a live answer it leaves alone. Another fault, and a delay, is counted now, and
+   * announced once its answer is out ({@link sent}) when the caller says when that is
+   * ({@link CallHints.tellsSent}); {@link undo} takes both back (a miss gets neither).
    */
-  decide(key: string, force?: FaultName | null, where?: string, hints: CallHints = {}): Verdict<T> | undefined {
+  decide(key: string, force?: FaultName | null, where?: string, hints: CallHints<T> = {}): Verdict<T> | undefined {
     let k = this.calls.get(key);
     if (!k) this.calls.set(key, (k = { next: 0, open: [] }));
-    const call = this.callOf(k, key, hints.retries);
+    const call = hints.call === undefined ? this.callOf(k, key, hints.retries) : (hints.call ?? { key, ordinal: k.next++, attempt: 0, out: true });
     k.last = call;
     const { ordinal, attempt } = call;
     let fault: FaultName | undefined;
@@ -170,8 +185,13 @@ export class Chaos<T = unknown> {
       call.out = hints.tellsSent !== true;
       if (at < 0) k.open.push(call);
     }
-    if (fault !== undefined && !BODY_FAULTS.has(fault)) this.count(fault, where);
-    if (latencyMs > 0) this.count('latency', where);
+    // Counted now, so stats() sees the call while it waits; announced once its answer is out
+    // (sent()) when the caller says when that is, else now.
+    const counted = fault !== undefined && !BODY_FAULTS.has(fault) ? fault : undefined;
+    call.tally = counted !== undefined || latencyMs > 0 ? { ...(counted !== undefined ? { fault: counted } : {}), latency: latencyMs > 0, where } : undefined;
+    if (counted !== undefined) this.tallyUp(counted);
+    if (latencyMs > 0) this.tallyUp('latency');
+    if (hints.tellsSent !== true && call.tally) this.announceFirst(call.tally.fault ?? 'latency', where);
     if (fault === undefined && latencyMs === 0) return undefined;
     return { fault, latencyMs, ordinal, attempt, call };
   }
@@ -196,14 +216,35 @@ export class Chaos<T = unknown> {
     return retried ?? { key, ordinal: k.next++, attempt: 0, out: true };
   }
 
-  /** A faulted answer of the call is out (see {@link CallHints.tellsSent}): a request may now be its retry. */
+  /**
+   * A faulted (or delayed) answer of the call is out (see {@link CallHints.tellsSent}): a request
+   * may now be its retry, and its fault, the first one, is announced.
+   */
   sent(call: ChaosCall<T>): void {
     call.out = true;
+    this.told(call);
   }
 
-  /** Counts a damaging fault (cut, stall, malformed) the caller injected, announcing the first fault. */
+  /**
+   * The open call of `key` whose held value `is` accepts (the oldest), for a caller that tells a
+   * retry by what it replays rather than by when it came (see {@link CallHints.call}).
+   *
+   * @example
+   * const retried = chaos.openCall(key, (held) => held === session) // then decide(key, f, where, { call: retried ?? null })
+   */
+  openCall(key: string, is: (held: T) => boolean): ChaosCall<T> | undefined {
+    return this.calls.get(key)?.open.find((c) => c.held !== undefined && is(c.held));
+  }
+
+  /** Whether `call` still waits for its retry (it was faulted, and no attempt of it was answered since). */
+  isOpen(call: ChaosCall<T>): boolean {
+    return this.calls.get(call.key)?.open.includes(call) ?? false;
+  }
+
+  /** Counts a damaging fault (cut, stall, malformed, close) the caller injected, announcing the first fault. */
   injected(fault: FaultName, where?: string): void {
-    this.count(fault, where);
+    this.tallyUp(fault);
+    this.announceFirst(fault, where);
   }
 
   /** The fault a uniform draw lands on: each fault owns a slice as wide as its rate (scaled down when the rates add up past 1). */
@@ -217,8 +258,19 @@ export class Chaos<T = unknown> {
     return undefined;
   }
 
-  private count(fault: string, where: string | undefined): void {
+  private tallyUp(fault: string): void {
     this.counters[fault] = (this.counters[fault] ?? 0) + 1;
+  }
+
+  /** Announces what the call's last attempt counted, if nothing was announced yet; the tally is then settled. */
+  private told(call: ChaosCall<T>): void {
+    const t = call.tally;
+    if (!t) return;
+    call.tally = undefined;
+    this.announceFirst(t.fault ?? 'latency', t.where);
+  }
+
+  private announceFirst(fault: string, where: string | undefined): void {
     if (this.announced) return;
     this.announced = true;
     this.announce(`tapedeck: chaos: first fault injected (${fault}${where ? ` on ${where}` : ''}) with seed ${this.seed}; --chaos-seed ${this.seed} (chaos.seed: ${this.seed}) injects the same faults again.`);
@@ -243,19 +295,40 @@ export class Chaos<T = unknown> {
   }
 
   /**
-   * Takes back a fault the caller could not inject (no recording to damage, or a live answer):
-   * the call counts as answered, and the fault as never injected.
+   * Takes back a fault the caller could not inject (no recording to damage, or a live answer; a
+   * miss, which gets no fault): the call counts as answered, and neither the fault nor the
+   * attempt's delay as injected (a fault counted only once injected was never counted).
    */
-  undo(at: string | ChaosCall<T>, fault: FaultName): void {
+  undo(at: string | ChaosCall<T>, _fault: FaultName): void {
     const c = this.callAt(at);
     if (!c) return;
     const k = this.calls.get(c.key)!;
     const i = k.open.indexOf(c);
     if (i >= 0) k.open.splice(i, 1);
-    // Taken back already, or a fault counted only once injected: nothing to uncount.
-    if (i < 0 || BODY_FAULTS.has(fault)) return;
-    this.counters[fault] = (this.counters[fault] ?? 1) - 1;
-    if (this.counters[fault] === 0) delete this.counters[fault];
+    this.untally(c);
+  }
+
+  /**
+   * Takes back the delay of a call answered without its fault-free answer: a miss is told at
+   * once, never late, and no `latency` is counted for it.
+   *
+   * @example
+   * chaos.undoLatency(v.call) // the request missed: it was never delayed
+   */
+  undoLatency(call: ChaosCall<T>): void {
+    this.untally(call);
+  }
+
+  /** Uncounts what the call's last attempt counted and has not told (taken back already: nothing). */
+  private untally(c: ChaosCall<T>): void {
+    const t = c.tally;
+    if (!t) return;
+    c.tally = undefined;
+    for (const f of [t.fault, t.latency ? 'latency' : undefined]) {
+      if (f === undefined) continue;
+      this.counters[f] = (this.counters[f] ?? 1) - 1;
+      if (this.counters[f] === 0) delete this.counters[f];
+    }
   }
 
   private callAt(at: string | ChaosCall<T>): ChaosCall<T> | undefined {

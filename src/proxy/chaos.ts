@@ -67,7 +67,7 @@ export function openSessionChaos(opts: ChaosOptions | undefined, mode: TapeMode,
  * its call: the caller tells the chaos when its answer is out ({@link faultSent}).
  */
 export type ChaosPlan =
-  | { kind: 'usual'; latencyMs: number; decision?: Decision }
+  | { kind: 'usual'; latencyMs: number; decision?: Decision; call?: ChaosCall<Decision> }
   | { kind: 'status'; latencyMs: number; fault: HttpFault; answer: StatusFaultAnswer; call: ChaosCall<Decision> }
   | { kind: 'timeout' | 'reset'; latencyMs: number; fault: HttpFault; call: ChaosCall<Decision> }
   | DamagePlan
@@ -125,7 +125,20 @@ export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, for
     // stats count here: no decide() counts it).
     const held = chaos.held(key, false);
     if (held) d.countRequest();
-    return { kind: 'usual', latencyMs, ...(held ? { decision: held } : {}) };
+    if (latencyMs === 0) return { kind: 'usual', latencyMs, ...(held ? { decision: held } : {}) };
+    // A delayed answer: in replay its recording is taken before the wait, so a miss is told at
+    // once and no delay is counted for it (it got none). The delay is announced, if it is the
+    // first fault, once the answer is out (faultSent).
+    let decision = held;
+    if (!decision && d.mode === 'replay') {
+      try {
+        decision = await d.decideShared(req);
+      } catch (e) {
+        chaos.undoLatency(v!.call);
+        throw e;
+      }
+    }
+    return { kind: 'usual', latencyMs, ...(decision ? { decision } : {}), call: v!.call };
   }
   const call = v!.call;
   // Each request is one of the stats' `requests`: deck.decide() counts those it decides; those
@@ -239,6 +252,8 @@ export async function liveDamageAnswer(chaos: HttpChaos, plan: LiveDamagePlan, l
  */
 export function faultSent(chaos: HttpChaos, plan: ChaosPlan): void {
   if (plan.kind !== 'usual') chaos.sent(plan.call);
+  // A delayed answer: its delay is announced now, if it is the first fault (it is no failed attempt).
+  else if (plan.call) chaos.sent(plan.call);
 }
 
 /**

@@ -9,14 +9,14 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Chaos, ChaosCall } from '../chaos/decide.ts';
 import { refuseChaos } from '../chaos/refused.ts';
-import { CHAOS_HEADER, type RealtimeFault } from '../chaos/options.ts';
+import { CHAOS_HEADER, type FaultName, type RealtimeFault } from '../chaos/options.ts';
 import { hashValue } from '../core/index.ts';
 import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';
 import { firstFrameChoice, type FirstFrameChoice } from './choice.ts';
 import { connectDifference } from './connect-miss.ts';
-import type { LiveFault } from './live-cut.ts';
+import type { BehindFault, Continue, LiveFault } from './live-cut.ts';
 import type { RealtimeSessionOptions } from './session.ts';
-import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firstFrameKey, sendMiss, type Data } from './session.ts';
+import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firstFrameKey, sendMiss, type Data, type ReplayChaos } from './session.ts';
 import { RealtimeTape, type HeadTurn, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
@@ -91,6 +91,8 @@ export class RealtimeEndpoint {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: (set, req) => (req as { chosen?: string | false }).chosen ?? false });
   private readonly live = new Set<LiveSession>();
   private readonly sockets = new Set<WebSocket>();
+  /** Per connect key, sessions recorded behind chaos's close waiting for their reconnects. */
+  private readonly behind = new Map<string, Behind[]>();
   private closing = false;
 
   constructor(opts: RealtimeEndpointOptions) {
@@ -144,77 +146,64 @@ export class RealtimeEndpoint {
     const stored = tape.redactor.url(safeUrl(url, protocol));
     const label = `${req.method ?? 'GET'} ${stored}`;
     const base = { tape, protocol, label, timing: this.opts.timing };
-    let fault: SessionFault | undefined;
+    let faults: ConnectChaos | undefined;
     try {
-      fault = this.decideFault(tape, key, label, req.headers[CHAOS_HEADER]);
+      faults = this.connectChaos(tape, key, req.headers[CHAOS_HEADER]);
     } catch (e) {
       return refuse(socket, 400, errorText(e));
     }
-    if (!tape.serves) {
-      // The reconnect after chaos's close on a session recorded in record mode gets the session
-      // recorded behind the fault (whole, or cut again when it draws the fault again), as HTTP's
-      // record-mode retry of a cut call gets the answer recorded behind the cut: as in CI, never
-      // a second live session.
-      const held = fault ? fault.chaos.held(fault.call, true) : this.opts.chaos?.()?.held(key, false);
-      if (held) return this.serveRecorded(req, socket, head, kept, base, held, fault);
+    if (faults && tape.records) {
+      // The reconnect after chaos's close on a session recorded now (record mode; update mode,
+      // for a connect the tape had none of) replays the session recorded behind the fault and
+      // goes on live in it, as HTTP's retry of a cut call gets the answer recorded behind the
+      // cut: never a second live session (./live-cut.ts).
+      const behind = this.takeBehind(faults, key);
+      if (behind) return this.resumeBehind(req, socket, head, kept, base, faults, behind);
     }
-    if (tape.serves && !fault && protocol.firstFrameChooses) {
-      const held = this.opts.chaos?.()?.held(key, false);
-      if (!held) return this.accept(req, socket, head, kept[0], (client) => this.chooseByFirstFrame(tape, protocol, base, key, label, client, req, url, offered, stored, kept));
-      tape.sessionsReplayed++;
-      return this.accept(req, socket, head, held.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => this.replay(base, client, held));
+    if (tape.serves && protocol.firstFrameChooses) {
+      return this.accept(req, socket, head, kept[0], (client) => this.chooseByFirstFrame(tape, protocol, base, key, label, client, req, url, offered, stored, kept, faults));
     }
     if (tape.serves) {
       let session: LoadedSession | undefined;
       let choice: FirstFrameChoice | undefined;
-      // The session's place among the connect's (not for chaos's sessions): a miss gives it
-      // back, a frame that differs may go on with another (src/realtime/switch.ts).
+      // The session's place among the connect's: a miss (or chaos's close) gives it back, a
+      // frame that differs may go on with another (src/realtime/switch.ts).
       let seat: RealtimeSessionOptions['seat'];
       try {
-        // The reconnect after a faulted session gets the session that one was cut from.
-        session = fault ? fault.chaos.held(key, true) : this.opts.chaos?.()?.held(key, false);
-        // A faulted session is the next in order: chaos cuts the k-th connect's session.
-        if (!session && fault) session = await tape.nextSession(key);
-        else if (!session) {
-          // The opening of the next session in order goes out now; the client's first frame
-          // then chooses among the sessions that opened alike (src/realtime/choice.ts). One
-          // without a client frame has nothing to wait for: it is this connect's.
-          const ticket = await tape.reserve(key);
-          session = ticket?.session;
-          if (ticket && session?.frames.some((f) => 'c' in f)) {
-            const c = (choice = firstFrameChoice(tape, protocol, key, label, ticket));
-            seat = { lineup: tape.lineup(key)! };
-            // A handshake that never completes holds no session (after a choice, this does nothing).
-            socket.once('close', () => c.release());
-          } else if (ticket) {
-            const took = await tape.lineup(key)!.take(ticket);
-            session = took.session;
-            seat = { lineup: tape.lineup(key)!, ...(took.index === undefined ? {} : { index: took.index }) };
-          }
+        // The opening of the next session in order goes out now; the client's first frame
+        // then chooses among the sessions that opened alike (src/realtime/choice.ts). One
+        // without a client frame has nothing to wait for: it is this connect's. A connect chaos
+        // may fault chooses as any other: the fault, and whose reconnect it is, is settled at
+        // the cut, by the session its frames chose (faultsOf).
+        const ticket = await tape.reserve(key);
+        session = ticket?.session;
+        if (ticket && session?.frames.some((f) => 'c' in f)) {
+          const c = (choice = firstFrameChoice(tape, protocol, key, label, ticket));
+          seat = { lineup: tape.lineup(key)! };
+          // A handshake that never completes holds no session (after a choice, this does nothing).
+          socket.once('close', () => c.release());
+        } else if (ticket) {
+          const took = await tape.lineup(key)!.take(ticket);
+          session = took.session;
+          seat = { lineup: tape.lineup(key)!, ...(took.index === undefined ? {} : { index: took.index }) };
         }
       } catch (e) {
-        if (fault) fault.chaos.undo(fault.call, fault.name);
         // A damaged recording: this connect's session is lost, never another connect's given instead.
         return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, `tapedeck: ${errorText(e)}`));
       }
-      if (session) return this.serveRecorded(req, socket, head, kept, base, session, fault, choice, seat);
+      if (session) return this.serveRecorded(req, socket, head, kept, base, session, faults && this.faultsOf(faults, key, label), choice, seat);
     }
     if (tape.serves && tape.mode === 'replay') {
-      // A fault needs a recording to cut: a miss is answered as a miss (its fault never counted).
-      if (fault) fault.chaos.undo(fault.call, fault.name);
+      // A fault needs a recording to cut: a miss is answered as a miss (no fault drawn for it).
       const other = tape.exists ? connectDifference(tape.sessionHeads(), stored, kept, req.headers) : undefined;
       const message = noRecording(tape, protocol, tape.exists ? `no recording of this session (${label})${other ? `: ${other}` : ''}` : `no tape at ${tape.location}`);
       return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, message));
     }
-    if (!this.opts.upstream) {
-      if (fault) fault.chaos.undo(fault.call, fault.name);
-      return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
-    }
+    if (!this.opts.upstream) return refuse(socket, 502, `tapedeck: no upstream to forward ${label} to (give --upstream).`);
     // A session recorded now is cut as its replay will be, the session stored whole behind the
     // fault for the reconnect (./live-cut.ts); one that records nothing (passthrough) is not
-    // faulted, its fault never counted.
-    const liveFault = fault && tape.records ? this.liveFault(fault, label) : undefined;
-    if (fault && !liveFault) fault.chaos.undo(fault.call, fault.name);
+    // faulted, no fault drawn for it.
+    const liveFault = faults && tape.records ? this.liveFault(faults, key, label) : undefined;
     const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
     // The place goes with the upstream socket: to the session if it opens and the client is
     // accepted, given up if either goes away first (skip() after append() does nothing).
@@ -244,20 +233,29 @@ export class RealtimeEndpoint {
   }
 
   /**
-   * The fault of a session recorded now, settled once: injected at its cut (the session stored
-   * behind it held for the fault's retry, the reconnect; counted and, the first, announced; the
-   * retry may come now), or taken back when the session ended before its first response
-   * completed, as an HTTP fault with no stored answer to damage is.
+   * The fault of a session recorded now, drawn as a new call of the key (a reconnect never goes
+   * live: takeBehind), and settled once: injected at its cut (the session recorded behind it
+   * held for the reconnect; counted and, the first, announced; the reconnect may come now), or
+   * taken back when the session ended before its first response completed, as an HTTP fault
+   * with no stored answer to damage is. Undefined when no fault is drawn.
    */
-  private liveFault(fault: SessionFault, label: string): LiveFault {
-    const { chaos, call, name } = fault;
+  private liveFault(faults: ConnectChaos, key: string, label: string): LiveFault | undefined {
+    const { chaos, force } = faults;
+    const v = chaos.decide(key, force, label, { tellsSent: true, call: null });
+    const name = v?.fault as RealtimeFault | undefined;
+    if (!v || !name) return undefined;
+    const call = v.call;
     let settled = false;
     return {
-      reason: faultReason(fault),
-      injected: (session) => {
+      reason: faultReason(name, chaos.seed),
+      injected: (behind) => {
         if (settled) return;
         settled = true;
-        if (session) chaos.hold(call, session);
+        if (behind) {
+          let list = this.behind.get(key);
+          if (!list) this.behind.set(key, (list = []));
+          list.push({ chaos, call, behind, busy: false });
+        }
         chaos.injected(name, label);
         chaos.sent(call);
       },
@@ -270,24 +268,94 @@ export class RealtimeEndpoint {
   }
 
   /**
-   * Replays a recorded session to the connect: cut by its fault, if it has one (the session
-   * held for the fault's retry), else whole. `choice`, `seat`: see RealtimeSessionOptions.
+   * The session recorded behind a fault whose reconnect this connect is: the oldest of its key
+   * whose fault is out and that no other connect replays now (sessions recorded behind faults
+   * wait for their reconnects in the order they were cut). Marked busy until its replay ends.
    */
-  private serveRecorded(req: IncomingMessage, socket: Duplex, head: Buffer, kept: string[], base: Omit<RealtimeSessionOptions, 'client'>, s: LoadedSession, fault: SessionFault | undefined, choice?: FirstFrameChoice, seat?: RealtimeSessionOptions['seat']): void {
-    let faulted: { fault: { reason: string; sent: () => void } } | undefined;
-    if (fault) {
-      const { chaos, call } = fault;
-      chaos.hold(call, s);
-      // Counted (and the first one announced) now that a recorded session is there to cut.
-      chaos.injected(fault.name, base.label);
-      faulted = { fault: { reason: faultReason(fault), sent: () => chaos.sent(call) } };
-    } else base.tape.sessionsReplayed++;
+  private takeBehind(faults: ConnectChaos, key: string): Behind | undefined {
+    const list = this.behind.get(key);
+    if (!list) return undefined;
+    // A fault whose reconnect was answered (or another chaos since) holds nothing any more.
+    const open = list.filter((b) => b.chaos === faults.chaos && b.chaos.isOpen(b.call));
+    if (open.length === 0) this.behind.delete(key);
+    else this.behind.set(key, open);
+    const b = open.find((x) => x.call.out && !x.busy);
+    if (b) b.busy = true;
+    return b;
+  }
+
+  /**
+   * The reconnect after chaos's close on a session recorded now: it replays what is recorded so
+   * far (cut again if chaos says so: its own attempt), then goes on live in the same upstream
+   * session, recorded as the session's continuation (./live-cut.ts, BehindFault).
+   */
+  private resumeBehind(req: IncomingMessage, socket: Duplex, head: Buffer, kept: string[], base: Omit<RealtimeSessionOptions, 'client'>, faults: ConnectChaos, b: Behind): void {
+    const { session, continues } = b.behind.resume();
+    const { chaos, force } = faults;
+    const label = base.label;
+    const key = b.call.key;
+    let handedOver = false;
+    const replayChaos: ReplayChaos = {
+      decide: () => {
+        const v = chaos.decide(key, force, label, { tellsSent: true, call: b.call });
+        if (!v?.fault) return undefined;
+        chaos.injected(v.fault, label);
+        return { reason: faultReason(v.fault as RealtimeFault, chaos.seed), sent: () => chaos.sent(v.call) };
+      },
+    };
+    base.tape.sessionsReplayed++;
+    this.accept(req, socket, head, session.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => {
+      // Ended without going on live (a miss, its client gone, cut again): the session waits for the next reconnect.
+      client.once('close', () => {
+        if (!handedOver) b.busy = false;
+      });
+      const go: Continue | undefined = continues
+        ? (c, frame, binary, swap) => {
+            handedOver = true;
+            // Counted as the session recorded, not also as one replayed.
+            base.tape.sessionsReplayed--;
+            continues(c, frame, binary, swap);
+          }
+        : undefined;
+      try {
+        new ReplaySession({ ...base, client, chaos: replayChaos, missHint: RECONNECT_DIFFERS, ...(go ? { continues: go } : {}) }, session);
+      } catch (e) {
+        sendMiss(client, base.protocol, `tapedeck: ${errorText(e)}`);
+      }
+    });
+  }
+
+  /**
+   * Chaos for a replayed session of the connect: asked at the session's cut (ReplaySession),
+   * with the session the connect's frames chose there. A connect replaying the session a fault
+   * is held for (a faulted connect's, given back) is that fault's reconnect; any other is a new
+   * call of the key. A faulted one holds its session for its own reconnect.
+   */
+  private faultsOf(faults: ConnectChaos, key: string, label: string): ReplayChaos {
+    const { chaos, force } = faults;
+    return {
+      decide: (session) => {
+        const retried = chaos.openCall(key, (held) => held === session);
+        const v = chaos.decide(key, force, label, { tellsSent: true, call: retried ?? null });
+        if (!v?.fault) return undefined;
+        chaos.hold(v.call, session);
+        chaos.injected(v.fault, label);
+        return { reason: faultReason(v.fault as RealtimeFault, chaos.seed), sent: () => chaos.sent(v.call) };
+      },
+    };
+  }
+
+  /**
+   * Replays a recorded session to the connect, whole unless chaos cuts it (`faults`: asked at
+   * the cut). `choice`, `seat`: see RealtimeSessionOptions.
+   */
+  private serveRecorded(req: IncomingMessage, socket: Duplex, head: Buffer, kept: string[], base: Omit<RealtimeSessionOptions, 'client'>, s: LoadedSession, faults: ReplayChaos | undefined, choice?: FirstFrameChoice, seat?: RealtimeSessionOptions['seat']): void {
+    base.tape.sessionsReplayed++;
     this.accept(req, socket, head, s.head.protocols.find((p) => kept.includes(p)) ?? kept[0], (client) => {
       try {
-        new ReplaySession({ ...base, client, ...faulted, ...(choice ? { choice } : {}), ...(seat ? { seat } : {}) }, s);
+        new ReplaySession({ ...base, client, ...(faults ? { chaos: faults } : {}), ...(choice ? { choice } : {}), ...(seat ? { seat } : {}) }, s);
       } catch (e) {
         choice?.release();
-        faulted?.fault.sent();
         sendMiss(client, base.protocol, `tapedeck: ${errorText(e)}`);
       }
     });
@@ -305,9 +373,9 @@ export class RealtimeEndpoint {
   }
 
   /** A replayed session on an accepted client (`seat`: its place among the connect's); a recording that cannot be replayed is told as a miss. */
-  private replay(base: Omit<RealtimeSessionOptions, 'client'>, client: WebSocket, session: LoadedSession, seat?: RealtimeSessionOptions['seat']): ReplaySession | undefined {
+  private replay(base: Omit<RealtimeSessionOptions, 'client'>, client: WebSocket, session: LoadedSession, seat?: RealtimeSessionOptions['seat'], faults?: ReplayChaos): ReplaySession | undefined {
     try {
-      return new ReplaySession({ ...base, client, ...(seat ? { seat } : {}) }, session);
+      return new ReplaySession({ ...base, client, ...(seat ? { seat } : {}), ...(faults ? { chaos: faults } : {}) }, session);
     } catch (e) {
       sendMiss(client, base.protocol, `tapedeck: ${errorText(e)}`);
       return undefined;
@@ -320,7 +388,7 @@ export class RealtimeEndpoint {
    * yet that opened with the same frame. Without one: in replay, a miss told against the next
    * session (which stays unserved); in update mode, the session goes live and is recorded.
    */
-  private chooseByFirstFrame(tape: RealtimeTape, protocol: RealtimeProtocol, base: Omit<RealtimeSessionOptions, 'client'>, key: string, label: string, client: WebSocket, req: IncomingMessage, url: URL, offered: string[], stored: string, kept: string[]): void {
+  private chooseByFirstFrame(tape: RealtimeTape, protocol: RealtimeProtocol, base: Omit<RealtimeSessionOptions, 'client'>, key: string, label: string, client: WebSocket, req: IncomingMessage, url: URL, offered: string[], stored: string, kept: string[], faults: ConnectChaos | undefined): void {
     // Frames that come while the session is chosen (the tape read, the upstream opened) are held
     // and handed to the session in order, the first one with them.
     const early: [Buffer, boolean][] = [];
@@ -353,7 +421,7 @@ export class RealtimeEndpoint {
         tape.sessionsReplayed++;
         // A session the frame chose is this connect's (one a miss is told against is not).
         const seat = chosen.matched ? { lineup: tape.lineup(key)!, ...(chosen.index === undefined ? {} : { index: chosen.index }) } : undefined;
-        return handOver(this.replay(base, client, chosen.session, seat));
+        return handOver(this.replay(base, client, chosen.session, seat, faults && this.faultsOf(faults, key, label)));
       }
       if (tape.mode === 'replay' || !this.opts.upstream) {
         const message = noRecording(tape, protocol, !tape.exists ? `no tape at ${tape.location}` : this.opts.upstream ? `no recording of this session (${label})` : `no recording of this session (${label}), and no upstream to record it from (give --upstream)`);
@@ -364,9 +432,12 @@ export class RealtimeEndpoint {
       // place among the sessions of its key is taken now, when the first frame chose it (a client
       // that sends none holds no place up).
       const turn = tape.headTurn(key);
+      const liveFault = faults ? this.liveFault(faults, key, label) : undefined;
       const { up, target } = this.upstreamSocket(this.opts.upstream, url, req, offered);
       up.once('close', () => turn.skip());
       client.once('close', () => turn.skip());
+      up.once('close', () => liveFault?.missed());
+      client.once('close', () => liveFault?.missed());
       up.on('unexpected-response', (_r, res) => {
         res.resume();
         handOver(undefined);
@@ -379,7 +450,7 @@ export class RealtimeEndpoint {
       });
       up.once('open', () => {
         if (client.readyState !== client.OPEN) return up.close();
-        const s = new LiveSession({ ...base, client, asked: askedBy(req, offered, protocol), onDone: () => this.live.delete(s) }, up, key, { url: stored, protocols: kept }, turn);
+        const s = new LiveSession({ ...base, client, asked: askedBy(req, offered, protocol), onDone: () => this.live.delete(s), ...(liveFault ? { liveFault } : {}) }, up, key, { url: stored, protocols: kept }, turn);
         this.live.add(s);
         handOver(s);
       });
@@ -387,22 +458,22 @@ export class RealtimeEndpoint {
   }
 
   /**
-   * Whether this connect's session is faulted: asked of the proxy's chaos with the connect's
-   * key (its ordinal among the sessions of that key is the chaos's count). The header forces
-   * (`close`) or forbids (`none`) it; a header outside replay without `live` is E_CHAOS_MODE.
+   * The chaos a connect may get a fault from, and what its `x-tapedeck-chaos` header forces
+   * (`close`) or forbids (`none`: no chaos at all); a header outside replay without `live` is
+   * E_CHAOS_MODE. Undefined when no fault can come. Whether the connect is faulted is drawn
+   * later, with the connect's key: at its session's cut for a replayed session (faultsOf), when
+   * it goes live for one recorded now (liveFault).
    */
-  private decideFault(tape: RealtimeTape, key: string, label: string, header: string | string[] | undefined): SessionFault | undefined {
+  private connectChaos(tape: RealtimeTape, key: string, header: string | string[] | undefined): ConnectChaos | undefined {
     const chaos = this.opts.chaos?.();
     const forced = Array.isArray(header) ? header[0] : header;
     if (forced !== undefined) refuseChaos(tape.mode, chaos?.options.live, `header ${CHAOS_HEADER}`);
     if (!chaos) return undefined;
     const force = forced === undefined ? undefined : chaos.forced(forced);
-    if (force === undefined && !chaos.canFire) return undefined;
-    // A faulted session's close comes mid-session, long after its connect: a connect of the same
-    // key before it is a session of its own, never the fault's retry (the close's sender says
-    // when it is out: ReplaySession, LiveSession).
-    const v = chaos.decide(key, force, label, { tellsSent: true });
-    return v?.fault ? { chaos, call: v.call, name: v.fault as RealtimeFault } : undefined;
+    // Forbidden, or nothing can fire: a reconnect of a session recorded behind an earlier fault
+    // still goes on with that session (takeBehind), unfaulted.
+    if (force === null || (force === undefined && !chaos.canFire)) return tape.records && this.behind.has(key) ? { chaos, force: null } : undefined;
+    return { chaos, force };
   }
 
   private accept(req: IncomingMessage, socket: Duplex, head: Buffer, chosen: string | undefined, then: (client: WebSocket) => void): void {
@@ -452,16 +523,30 @@ export class RealtimeEndpoint {
   }
 }
 
-/** A connect chaos faulted: the decider, the call (the connect and its retries) and the fault. */
-interface SessionFault {
+/**
+ * What a reconnect's miss says: it was taken for the reconnect of a session recorded behind
+ * chaos's close, in any mode, so recording again would miss the same way.
+ */
+const RECONNECT_DIFFERS = "this connect was taken for the reconnect after chaos's close (1011) on the session recorded behind it, which it replays before going on live (in every mode; recording again misses the same way): the reconnect must send what the closed connect sent, as it must for a replay of that session";
+
+/** A connect chaos may fault: the decider, and the fault its header forces (null: none, undefined: drawn). */
+interface ConnectChaos {
+  chaos: Chaos<LoadedSession>;
+  force: FaultName | null | undefined;
+}
+
+/** A session recorded behind a live fault, waiting for its reconnect (takeBehind). */
+interface Behind {
   chaos: Chaos<LoadedSession>;
   call: ChaosCall<LoadedSession>;
-  name: RealtimeFault;
+  behind: BehindFault;
+  /** A reconnect replays it now. */
+  busy: boolean;
 }
 
 /** The close reason of a faulted session, replayed or recorded now (the same, so the client cannot tell them apart). */
-function faultReason(fault: SessionFault): string {
-  return `tapedeck chaos: ${fault.name} injected (${FAULT_CLOSE_CODE}) in the middle of a response; seed ${fault.chaos.seed}`;
+function faultReason(name: RealtimeFault, seed: number): string {
+  return `tapedeck chaos: ${name} injected (${FAULT_CLOSE_CODE}) in the middle of a response; seed ${seed}`;
 }
 
 /** A connect's place among the sessions of its key (RealtimeTape.headTurn), and whether a live session took it. */

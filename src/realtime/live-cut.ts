@@ -2,9 +2,12 @@
  * Chaos's `close` on a session that goes to the upstream to be recorded (record mode, update
  * mode for a connect the tape has no session of): the session is recorded as usual, but its
  * client is closed (1011) where a replay of the very session being recorded would close it
- * (./session.ts, middleOfFirstResponse), while the upstream side goes on until that response is
- * complete and stored. The reconnect then replays the stored session whole, as in CI: a test of
- * the fault passes on the run that records it too (docs/chaos.md, "Realtime sessions").
+ * (./session.ts, middleOfFirstResponse), while the upstream side goes on: the response is
+ * completed and stored, and the upstream session stays open for the reconnect, which replays
+ * what was recorded and then goes on live in that same session, recorded as its continuation.
+ * So the session stored is whole, and a replay of it (CI) gives the first connect and the
+ * reconnect what the recording run gave them: a test of the fault passes on the run that
+ * records it too (docs/chaos.md, "Realtime sessions").
  *
  * The replay's rule cuts the first response of a session (the frames of a step, from its start
  * or the completing frame before them, up to a frame that completes a response) after the
@@ -19,17 +22,38 @@
  * replay sends a step's frames at once). Should the response go on after all, the client is
  * closed at its completing frame, later than its replay will be, still before its end.
  */
+import type { WebSocket } from 'ws';
 import type { LoadedSession } from './tape.ts';
+
+/**
+ * Hands a reconnect that replayed a session recorded behind the fault past its last recorded
+ * frame over to the live session: `frame` is the client frame the recording does not have yet,
+ * `swap` the ids the client knows in place of the recorded ones (recorded -> the client's).
+ */
+export type Continue = (client: WebSocket, frame: Buffer, binary: boolean, swap: ReadonlyMap<string, string> | undefined) => void;
+
+/**
+ * A session recorded behind chaos's close, waiting for its reconnect: the upstream stays open
+ * and the recording goes on, so the session stored is whole, as a replay of it will be (the
+ * reconnect replays what is recorded so far, then goes on live with the same upstream session).
+ */
+export interface BehindFault {
+  /**
+   * The session as recorded so far, read as a replay reads it, and how the reconnect goes on
+   * live past it (undefined once the session ended: the upstream closed, or the proxy stopped).
+   */
+  resume(): { session: LoadedSession; continues?: Continue };
+}
 
 /** What the endpoint does with a live session's fault (once: the first call settles it). */
 export interface LiveFault {
   /** The close reason, naming the fault (the one a replay of the session closes with). */
   reason: string;
   /**
-   * The client was closed at the cut: `session` is the session recorded behind the fault, held
+   * The client was closed at the cut: `behind` is the session recorded behind the fault, held
    * for the reconnect (undefined when it could not be stored: the reconnect goes to the upstream).
    */
-  injected(session: LoadedSession | undefined): void;
+  injected(behind: BehindFault | undefined): void;
   /** The session ended (or never opened) before its first response was complete: nothing was cut. */
   missed(): void;
 }

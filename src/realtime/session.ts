@@ -33,7 +33,8 @@ import { maskSplitTexts } from '../store/stream-redact.ts';
 import { echoing, type EchoingRedactor, type EchoSource } from '../store/echo-redact.ts';
 import type { Chosen, FirstFrameChoice } from './choice.ts';
 import { Ids } from './ids.ts';
-import { LiveCut, QUIET_MS, type LiveFault, type WireFrame } from './live-cut.ts';
+import { idDifference, idsOfStep, type IdDifference } from './issued-ids.ts';
+import { LiveCut, QUIET_MS, type BehindFault, type Continue, type LiveFault, type WireFrame } from './live-cut.ts';
 import type { Lineup, Occupant } from './lineup.ts';
 import { fit, takeOver, type Outcome, type Progress, type Sent, type Takeover } from './switch.ts';
 import { blobDigest, type HeadTurn, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
@@ -98,14 +99,27 @@ export interface RealtimeSessionOptions {
   /** The session is over (both sides closed, its records written). */
   onDone?: () => void;
   /**
-   * Replay only: a fault injected by chaos, the close (1011) in the middle of the session's
-   * first response; `reason` is the close reason, naming the fault. `sent` is called once the
-   * close is on its way (or the client left): only then can a connect be the fault's retry.
+   * Replay only: chaos may close the session (1011) in the middle of its first response. Asked
+   * once, when the replay gets there in the session it replays then (the one its frames chose:
+   * src/realtime/choice.ts, ./switch.ts), whether it does (see {@link ReplayFault}).
    */
-  fault?: { reason: string; sent?: () => void };
+  chaos?: ReplayChaos;
+  /**
+   * Replay only: the session replayed is one being recorded now behind chaos's close (the
+   * reconnect's, ./live-cut.ts); past its last recorded frame the client goes on live, handed
+   * over with the frame it sent and the ids it knows in place of the recorded ones.
+   */
+  continues?: Continue;
+  /**
+   * What a miss says in place of how to re-record: recording again cannot help a reconnect whose
+   * frames differ from the session recorded behind chaos's close (it is given that session in
+   * record mode too).
+   */
+  missHint?: string;
   /**
    * Live only: chaos's close on a session being recorded (./live-cut.ts): the client is closed
-   * where a replay of this session would close it, the upstream's response recorded to its end.
+   * where a replay of this session would close it, the upstream session kept open and recorded
+   * on for the reconnect (resume).
    */
   liveFault?: LiveFault;
   /**
@@ -118,7 +132,8 @@ export interface RealtimeSessionOptions {
    * the session given (undefined: the last one again, holding none; with `choice`, the place is
    * the chosen one's). A replay that misses gives its place back; one whose client frame differs
    * goes on with another session of the lineup where all the client saw holds
-   * (src/realtime/switch.ts). Without it (chaos's sessions) the replay does neither.
+   * (src/realtime/switch.ts). Without it (a reconnect replaying a session recorded behind
+   * chaos's close) the replay does neither. A replay chaos closes gives its place back.
    */
   seat?: { lineup: Lineup; index?: number };
   /**
@@ -127,6 +142,22 @@ export interface RealtimeSessionOptions {
    * (src/store/echo-redact.ts).
    */
   asked?: EchoSource;
+}
+
+/** The fault a replay injects: the close reason naming it, and `sent`, called once the close is on its way (or its client left): only then can a connect be its retry. */
+export interface ReplayFault {
+  reason: string;
+  sent: () => void;
+}
+
+/**
+ * Chaos's say over a replay: `decide` is asked once, when the replay reaches the middle of the
+ * first response of `session` (the session it replays then), for the fault to inject there, or
+ * undefined (the session is replayed whole). So which recording a connect is the reconnect of
+ * is told by its frames, not by when it connected.
+ */
+export interface ReplayChaos {
+  decide(session: LoadedSession): ReplayFault | undefined;
 }
 
 /** Where a faulted replay closes: after `frames` server frames of step `step` (-1: the prelude). */
@@ -173,8 +204,10 @@ export function middleOfFirstResponse(prelude: readonly Played[], steps: readonl
  * @example
  * new LiveSession({ tape, protocol, client, label }, upstream, openKey, { url, protocols })
  */
-export class LiveSession {
+export class LiveSession implements BehindFault {
   private readonly opts: RealtimeSessionOptions;
+  /** The client: the connect's, or the reconnect's once it went on live after chaos's close (handover). */
+  private client: WebSocket;
   private readonly tape: RealtimeTape;
   private readonly up: WebSocket;
   private readonly sid: string;
@@ -202,8 +235,17 @@ export class LiveSession {
    */
   private readonly cutter: LiveCut | undefined;
   private readonly kept: { key: string; head: { sid: string; provider: string; url: string; protocols: string[] }; frames: RealtimeFrame[]; blobs: Map<string, Uint8Array> } | undefined;
-  /** The cut was made: nothing more goes to the client, nor from it to the upstream. */
+  /**
+   * The cut was made: nothing more goes to the client, nor from it to the upstream, until a
+   * reconnect goes on live (handover); the upstream's frames are recorded meanwhile.
+   */
   private clientCut = false;
+  /** How the session ended, for a reconnect that comes after (resume). */
+  private endedAs: RealtimeEnd | undefined;
+  /** Server frames that came after the reconnect's snapshot of the session (resume), sent to it at the handover. */
+  private backlog: WireFrame[] | undefined;
+  /** After a handover: ids the reconnect knows in place of the recorded client's, both ways. */
+  private ids2: { toUp: Map<string, string>; toClient: ReadonlyMap<string, string> } | undefined;
   /** The fault's close went out (the client's own close after it is no missed fault). */
   private faultOut = false;
   /** Sends the frames held for the cut once the upstream is quiet (./live-cut.ts, QUIET_MS). */
@@ -226,13 +268,76 @@ export class LiveSession {
     if (this.records) {
       this.headStored = (turn ? turn.append(h) : this.tape.appendHead(openKey, h)).catch(() => {});
     } else turn?.skip();
-    const client = opts.client;
-    client.on('message', (d: Data, binary: boolean) => this.fromClient(asBuffer(d), binary));
+    this.client = opts.client;
+    this.bind(opts.client);
     upstream.on('message', (d: Data, binary: boolean) => this.fromServer(asBuffer(d), binary));
-    client.on('close', (code: number, reason: Buffer) => this.clientClosed(code, reason.toString()));
     upstream.on('close', (code: number, reason: Buffer) => this.serverClosed(code, reason.toString()));
-    client.on('error', () => {});
     upstream.on('error', () => {});
+  }
+
+  /** Listens to a client socket, while it is the session's client (a faulted one's is not, once its reconnect took over). */
+  private bind(ws: WebSocket): void {
+    ws.on('message', (d: Data, binary: boolean) => {
+      if (ws === this.client) this.fromClient(asBuffer(d), binary);
+    });
+    ws.on('close', (code: number, reason: Buffer) => {
+      if (ws === this.client) this.clientClosed(code, reason.toString());
+    });
+    ws.on('error', () => {});
+  }
+
+  /**
+   * The session recorded behind chaos's close, for its reconnect (./live-cut.ts, BehindFault):
+   * the frames recorded so far, read as a replay reads them; server frames that come after this
+   * go to the reconnect when it goes on live.
+   *
+   * @example
+   * const { session, continues } = live.resume() // replay session, then continues(client, frame, binary, swap)
+   */
+  resume(): { session: LoadedSession; continues?: Continue } {
+    const k = this.kept!;
+    this.backlog = [];
+    const session = this.tape.recordedSession(k.key, k.head, [...k.frames, ...this.frames], this.ended ? this.endedAs : undefined, k.blobs);
+    if (this.ended) return { session };
+    return { session, continues: (client, frame, binary, swap) => this.handover(client, frame, binary, swap) };
+  }
+
+  /**
+   * The reconnect replayed the session recorded so far and sends a frame past it: it becomes the
+   * session's client. Its frames go upstream and are recorded with the recorded client's ids in
+   * place of its own (the upstream knows those), and the upstream's frames reach it with its own.
+   */
+  private handover(client: WebSocket, frame: Buffer, binary: boolean, swap: ReadonlyMap<string, string> | undefined): void {
+    if (this.ended) {
+      // The upstream went away meanwhile: the client is told as a replay of the stored session would tell it.
+      const e = this.endedAs;
+      if (client.readyState !== client.OPEN) return;
+      if (e && e.by === 'server' && !e.cut && e.code !== 1005 && e.code !== 1006) client.close(e.code, closeReason(e.reason));
+      else client.terminate();
+      return;
+    }
+    this.client = client;
+    this.clientCut = false;
+    if (swap && swap.size > 0) this.ids2 = { toClient: swap, toUp: new Map([...swap].map(([rec, mine]) => [mine, rec])) };
+    this.bind(client);
+    const backlog = this.backlog ?? [];
+    this.backlog = undefined;
+    for (const [d, bin] of backlog) this.forward(d, bin);
+    this.fromClient(frame, binary);
+  }
+
+  /** A JSON text frame with ids replaced (`"from"` -> `"to"`), as a replay puts a client's own ids back. */
+  private static swapped(b: Buffer, binary: boolean, ids: ReadonlyMap<string, string> | undefined): Buffer {
+    if (!ids || binary) return b;
+    let t = b.toString('utf8');
+    for (const [from, to] of ids) if (t.includes(`"${from}"`)) t = t.split(`"${from}"`).join(JSON.stringify(to));
+    return Buffer.from(t);
+  }
+
+  /** Sends a server frame to the client, with its ids (after a handover). */
+  private toClient(b: Buffer, binary: boolean): void {
+    const client = this.client;
+    if (client.readyState === client.OPEN) client.send(LiveSession.swapped(b, binary, this.ids2?.toClient), { binary });
   }
 
   private ms(): number {
@@ -248,6 +353,8 @@ export class LiveSession {
     // Past the fault's cut the client is being closed: what it sends is neither answered nor
     // recorded (a replay of the session does not answer it either).
     if (this.clientCut) return;
+    // A reconnect's frame, with the ids the upstream knows.
+    b = LiveSession.swapped(b, binary, this.ids2?.toUp);
     if (this.up.readyState === this.up.OPEN) this.up.send(b, { binary });
     if (!this.records || this.ended) return;
     const msg = parse(b);
@@ -310,8 +417,6 @@ export class LiveSession {
   }
 
   private fromServer(b: Buffer, binary: boolean): void {
-    // Past the fault's cut: the rest of the session is neither the client's nor recorded.
-    if (this.clientCut) return;
     const msg = parse(b);
     let completes = false;
     let recorded = false;
@@ -341,6 +446,16 @@ export class LiveSession {
         completes = this.opts.protocol.completes(msg);
       }
     }
+    if (this.clientCut) {
+      // Past the fault's cut, before the reconnect goes on live: recorded, kept for it (the
+      // frames since its snapshot of the session), a response stored once complete.
+      this.backlog?.push([b, binary]);
+      if (completes) {
+        this.closeRun();
+        void this.flush().catch(() => {});
+      }
+      return;
+    }
     if (this.cutter && recorded) {
       const v = this.cutter.server(b, binary, completes);
       clearTimeout(this.quietTimer);
@@ -352,10 +467,7 @@ export class LiveSession {
       if ('cut' in v) return this.cut(v.cut);
     }
     if (completes) {
-      const client = this.opts.client;
-      const send = () => {
-        if (client.readyState === client.OPEN) client.send(b, { binary });
-      };
+      const send = () => this.toClient(b, binary);
       this.closeRun();
       const stored = this.flush();
       this.holding++;
@@ -365,50 +477,45 @@ export class LiveSession {
 
   /** A server frame that acknowledges nothing, to the client: at once, or behind a completing frame being stored. */
   private forward(b: Buffer, binary: boolean): void {
-    const client = this.opts.client;
-    const send = () => {
-      if (client.readyState === client.OPEN) client.send(b, { binary });
-    };
+    const send = () => this.toClient(b, binary);
     if (this.holding > 0) this.out = this.out.then(send);
     else send();
   }
 
   /**
    * Chaos's close, at the frame that completed the session's first response: the client gets
-   * `last` (the frames before the cut not sent yet), then, once the session up to that frame
-   * is stored with its end, the close (1011); the upstream is closed after. The session is
-   * recorded as ended by the proxy, so its replay stays open for the client to close, as a
-   * whole session does; the endpoint holds it for the reconnect.
+   * `last` (the frames before the cut not sent yet), then, once the session up to that frame is
+   * stored, the close (1011). The upstream stays open and the recording goes on: the endpoint
+   * holds the session for the reconnect, which replays it and then goes on live (resume), so the
+   * session stored is whole, as its replay will be.
    */
   private cut(last: readonly WireFrame[]): void {
     const fault = this.opts.liveFault!;
     for (const [d, bin] of last) this.forward(d, bin);
     this.clientCut = true;
-    const stored = this.store({ by: 'proxy', code: FAULT_CLOSE_CODE, reason: fault.reason });
+    this.closeRun();
+    const stored = this.flush();
     this.holding++;
     this.out = this.out
       .then(() => stored)
       .then(
-        (end) => this.recorded(end),
+        () => true,
         // Not stored (the failed append was warned of): the client gets the fault all the same,
         // and the reconnect goes to the upstream, with nothing held for it.
-        () => undefined,
+        () => false,
       )
-      .then((session) => {
-        const client = this.opts.client;
+      .then((ok) => {
+        const client = this.client;
+        // Gone before the close: it never got the fault (its close ended the session).
         if (client.readyState !== client.OPEN) return fault.missed();
-        fault.injected(session);
+        fault.injected(ok ? this : undefined);
         this.faultOut = true;
         client.close(FAULT_CLOSE_CODE, closeReason(fault.reason));
+        if (ok) return;
+        void this.finish({ by: 'proxy', code: FAULT_CLOSE_CODE, reason: fault.reason });
         if (this.up.readyState === this.up.OPEN || this.up.readyState === this.up.CONNECTING) this.up.close(1000);
       })
       .finally(() => this.holding--);
-  }
-
-  /** The session as stored, read as a replay reads it (its audio at hand), for the reconnect after the fault. */
-  private recorded(end: RealtimeEnd): LoadedSession {
-    const k = this.kept!;
-    return this.tape.recordedSession(k.key, k.head, k.frames, end, k.blobs);
   }
 
   /** Appends the frames since the last part (with the end, when there is one). */
@@ -440,6 +547,7 @@ export class LiveSession {
   private store(end: RealtimeEnd): Promise<RealtimeEnd> {
     if (this.ended) return Promise.resolve(end);
     this.ended = true;
+    this.endedAs = end;
     if (!this.records) return Promise.resolve(end);
     // A close frame's reason is the server's (or client's) text like any frame's: an API that
     // names the key it refused ("Quota exceeded for key AIza...") would put it on disk.
@@ -454,6 +562,8 @@ export class LiveSession {
   }
 
   private clientClosed(code: number, reason: string): void {
+    // The faulted client's own close after the fault's: the session waits for its reconnect.
+    if (this.clientCut && this.faultOut) return;
     // Gone before the fault's close went out: the client never got the fault.
     if (!this.faultOut) this.opts.liveFault?.missed();
     // A client gone without a close frame (its process killed) may have left mid-answer: the
@@ -472,7 +582,7 @@ export class LiveSession {
   private serverClosed(code: number, reason: string): void {
     // Ended before its first response completed: nothing to cut (once cut, the close goes out).
     if (!this.clientCut) this.opts.liveFault?.missed();
-    const client = this.opts.client;
+    const client = this.client;
     const cut = code === 1006;
     // The client hears of the close after the frames before it (and the session's end) are stored.
     const done = this.finish(cut ? { by: 'server', code, reason, cut: true } : { by: 'server', code, reason });
@@ -492,7 +602,7 @@ export class LiveSession {
     if (!this.clientCut) this.opts.liveFault?.missed();
     await this.finish({ by: 'proxy', code: 1001, reason: 'tapedeck is shutting down' });
     await this.out;
-    this.opts.client.close(1001, 'tapedeck is shutting down');
+    this.client.close(1001, 'tapedeck is shutting down');
     this.up.close(1001);
   }
 }
@@ -535,6 +645,13 @@ export class ReplaySession implements Occupant {
   private recordedIds = new Ids();
   /** Recorded client ids -> this client's, where they differ. */
   private swap: Map<string, string> | undefined;
+  /**
+   * The raw ids the session replayed now had before the step under way (its opening, and the
+   * client and server frames of steps up to `seenTo`), for the check of the ids a client echoes
+   * (./issued-ids.ts); read on as the replay goes, again from the start after a switch.
+   */
+  private seenIds = new Set<string>();
+  private seenTo = -2;
   private step = 0;
   /** Bytes of the current audio step the client has sent, and server frames of it sent so far. */
   private offset = 0;
@@ -542,8 +659,11 @@ export class ReplaySession implements Occupant {
   private clientFrames = 0;
   private over = false;
   private clock: Promise<void> = Promise.resolve();
-  /** Where chaos closes this session, when it is faulted. */
-  private readonly cut: CutPoint | undefined;
+  /** Where chaos would close the session replayed now (with opts.chaos, until it decided). */
+  private cut: CutPoint | undefined;
+  /** Whether chaos was asked (at the cut), and the fault it injects, if any. */
+  private chaosAsked = false;
+  private fault: ReplayFault | undefined;
   /** Whether the client's first frame came (with opts.choice, it chooses the session). */
   private started = false;
   /**
@@ -564,14 +684,14 @@ export class ReplaySession implements Occupant {
     this.current = session;
     this.end = session.end;
     ({ prelude: this.prelude, steps: this.steps } = this.prepare(session));
-    this.cut = opts.fault ? middleOfFirstResponse(this.prelude, this.steps, opts.protocol) : undefined;
-    if (opts.seat && !opts.choice && !opts.fault) this.sit(opts.seat.index);
+    this.recut();
+    if (opts.seat && !opts.choice) this.sit(opts.seat.index);
     opts.client.on('message', (d: Data, binary: boolean) => this.fromClient(asBuffer(d), binary));
     opts.client.on('error', () => {});
     opts.client.on('close', () => {
       this.over = true;
-      // A faulted session whose client left: no close of the fault is coming (see opts.fault).
-      opts.fault?.sent?.();
+      // A faulted session whose client left: no close of the fault is coming (see ReplayFault).
+      this.fault?.sent();
       // Gone before its first frame chose: the session it was sent the opening of goes back.
       if (!this.started) opts.choice?.release();
       // Replayed (to its end or not): the place stays served. One that is looking for another
@@ -579,7 +699,7 @@ export class ReplaySession implements Occupant {
       else if (this.seat?.index !== undefined && this.pending === undefined) this.seat.lineup.leave(this.seat.index, this);
       opts.onDone?.();
     });
-    if (this.cut?.step === -1) {
+    if (this.cut?.step === -1 && this.faulted()) {
       this.play(this.prelude.slice(0, this.cut.frames), 0);
       this.closeFaulted();
       return;
@@ -591,6 +711,23 @@ export class ReplaySession implements Occupant {
   /** A client frame that came before the session was made (the one that chose it). */
   receive(b: Buffer, binary: boolean): void {
     this.fromClient(b, binary);
+  }
+
+  /** Where chaos would cut the session replayed now (opts.chaos; once it decided, nothing changes). */
+  private recut(): void {
+    if (this.opts.chaos && !this.chaosAsked) this.cut = middleOfFirstResponse(this.prelude, this.steps, this.opts.protocol);
+  }
+
+  /**
+   * At the cut: whether chaos closes the session here (asked once, with the session replayed
+   * now, so a reconnect is told by the recording its frames chose).
+   */
+  private faulted(): boolean {
+    if (!this.chaosAsked) {
+      this.chaosAsked = true;
+      this.fault = this.opts.chaos?.decide(this.current);
+    }
+    return this.fault !== undefined;
   }
 
   /** Takes the session's place in the lineup (opts.seat) as this replay's. */
@@ -627,6 +764,8 @@ export class ReplaySession implements Occupant {
       this.current = got.session;
       this.end = got.session.end;
       ({ steps: this.steps } = this.prepare(got.session));
+      this.recut();
+      this.unseeIds();
     } catch (e) {
       this.over = true;
       return sendMiss(this.opts.client, this.opts.protocol, `tapedeck: ${errorText(e)}`);
@@ -657,7 +796,7 @@ export class ReplaySession implements Occupant {
   movable(session: LoadedSession, index: number): (() => void) | undefined {
     // One looking for another session itself can move: what it was sent and sent holds still
     // (the frame that differed waits); its search then finds the new session takes that frame.
-    if (this.over || (this.pending !== undefined && !this.searching) || this.opts.fault || !this.seat) return undefined;
+    if (this.over || (this.pending !== undefined && !this.searching) || this.fault || !this.seat) return undefined;
     const t = fit(this.opts.protocol, (d) => this.tape.blob(d), this.current, session, this.progress());
     return typeof t === 'object' ? () => this.adopt(session, index, t) : undefined;
   }
@@ -670,6 +809,31 @@ export class ReplaySession implements Occupant {
     this.swap = t.swap.size > 0 ? t.swap : undefined;
     this.recordedIds = t.recordedIds;
     if (this.seat) this.seat.index = index;
+    this.recut();
+    this.unseeIds();
+  }
+
+  /** The session replayed changed: the ids it had are read again from its start. */
+  private unseeIds(): void {
+    this.seenIds = new Set();
+    this.seenTo = -2;
+  }
+
+  /**
+   * Where this client's frame (which keys as the recording's `recorded`) has an id other than
+   * the one the recording has in its place, by where the ids come from (./issued-ids.ts).
+   */
+  private idDiffers(mine: unknown, recorded: unknown): IdDifference | undefined {
+    const p = this.opts.protocol;
+    while (this.seenTo < this.step - 1) {
+      this.seenTo++;
+      for (const id of idsOfStep(p, this.current, this.seenTo)) this.seenIds.add(id);
+    }
+    const seen = this.seenIds;
+    const visible = (raw: string) => this.swap?.get(raw) ?? raw;
+    let shown: Set<string> | undefined;
+    const seenVisible = (id: string) => (shown ??= new Set([...seen].map(visible))).has(id);
+    return idDifference(p, mine, recorded, (raw) => seen.has(raw), visible, seenVisible);
   }
 
   /**
@@ -679,7 +843,7 @@ export class ReplaySession implements Occupant {
    */
   private differs(msg: unknown, difference: string, sent: Sent, resume: () => void): void {
     const seat = this.seat;
-    if (!seat || this.opts.fault) return this.miss(msg, difference);
+    if (!seat || this.fault) return this.miss(msg, difference);
     this.pending = [];
     this.searching = true;
     const me = {
@@ -707,13 +871,23 @@ export class ReplaySession implements Occupant {
     takeOver(seat.lineup, me, { strictOrder: this.tape.strictOrder, label: this.opts.label, frames: this.clientFrames }).then(settle, () => settle({ moved: false }));
   }
 
-  /** The injected fault: the close (1011) once the frames before it are out; the client's frames after it are not answered. */
+  /**
+   * The injected fault: the close (1011) once the frames before it are out; the client's frames
+   * after it are not answered. A faulted session uses up no recording: its place goes back, for
+   * the reconnect whose frames choose it (chaos holds the session to tell that one by); it was
+   * used all the same (its frames went out), so a prune keeps it.
+   */
   private closeFaulted(): void {
     this.over = true;
-    const reason = closeReason(this.opts.fault!.reason);
+    const fault = this.fault!;
+    this.tape.sessionsReplayed--;
+    this.tape.markUsed(this.current.head);
+    if (this.seat?.index !== undefined) this.seat.lineup.putBack(this.seat.index, this);
+    this.seat = undefined;
+    const reason = closeReason(fault.reason);
     void this.clock.then(() => {
       const c = this.opts.client;
-      this.opts.fault?.sent?.();
+      fault.sent();
       if (c.readyState === c.OPEN) c.close(FAULT_CLOSE_CODE, reason);
     });
   }
@@ -823,10 +997,26 @@ export class ReplaySession implements Occupant {
       this.clientFrames--;
       this.fromClient(b, binary);
     };
-    const key = audio ? undefined : msg === undefined ? hashValue({ binary: blobDigest(b) }) : hashValue(p.frameKey(msg, this.ids.id));
+    // Whether the frame holds ids: only then are they checked against those the session had.
+    let hasIds = false;
+    const key = audio
+      ? undefined
+      : msg === undefined
+        ? hashValue({ binary: blobDigest(b) })
+        : hashValue(
+            p.frameKey(msg, (raw) => {
+              hasIds = true;
+              return this.ids.id(raw);
+            }),
+          );
     const bytes = audio ? Buffer.from(audio.base64, 'base64') : undefined;
     const sent: Sent = audio ? { stream: audio.stream, bytes: bytes! } : { key: key! };
     if (this.step >= this.steps.length) {
+      // A session still being recorded (behind chaos's close): the client goes on live from here.
+      if (!this.end && this.opts.continues) {
+        this.over = true;
+        return this.opts.continues(this.opts.client, b, binary, this.swap);
+      }
       // The recorder was cut here (the upstream went away, or it died): so is the replay.
       if (!this.end || this.end.cut) {
         this.over = true;
@@ -859,10 +1049,25 @@ export class ReplaySession implements Occupant {
       }
       return this.differs(msg, `client frame ${this.clientFrames} (${msg === undefined ? notJson(binary) : p.frameName(msg)}) differs from the recording's (${'msg' in rec ? p.frameName(rec.msg) : 'binary data'})`, sent, again);
     }
+    if (hasIds && 'msg' in rec) {
+      // Keyed alike, but an id where the recording's client echoed the server's (a call's
+      // call_id) is another one, or one the server never issued: the API would refuse it, so
+      // the recorded answer is not this frame's. A miss, never a switch: any session that has
+      // this frame has it with the ids its own server sent.
+      const d = this.idDiffers(msg, rec.msg);
+      if (d) {
+        const known = (id: string) => [...this.seenIds].some((r) => (this.swap?.get(r) ?? r) === id);
+        const what =
+          d.want === undefined
+            ? 'an id the session had already, where the recording has one its client made up'
+            : `the recording has ${shown(d.want)} there, the id the server sent (this client sends one the server ${known(d.got) ? 'sent for something else' : 'never sent'})`;
+        return this.miss(msg, `client frame ${this.clientFrames} (${p.frameName(msg)}): ${d.path} differs, ${shown(d.got)}: ${what}`);
+      }
+    }
     if ('msg' in rec) this.learnIds(rec.msg);
     this.step++;
-    if (this.cut?.step === this.step - 1) {
-      this.play(step.server.slice(0, this.cut.frames), rec.ms);
+    if (this.cut?.step === this.step - 1 && this.faulted()) {
+      this.play(step.server.slice(0, this.cut!.frames), rec.ms);
       return this.closeFaulted();
     }
     this.play(step.server, rec.ms);
@@ -893,7 +1098,7 @@ export class ReplaySession implements Occupant {
       rest = rest.subarray(n);
       const due: Played[] = [];
       // A faulted session stops at its cut, in the middle of this step's frames.
-      const cutHere = this.cut?.step === this.step;
+      const cutHere = this.cut?.step === this.step && this.faulted();
       const last = cutHere ? this.cut!.frames : step.server.length;
       while (this.sent < last) {
         const f = step.server[this.sent]!;
@@ -918,20 +1123,18 @@ export class ReplaySession implements Occupant {
    */
   private miss(msg: unknown, difference: string, note?: string): void {
     this.over = true;
-    // Counted as replayed at connect (a faulted one as a fault): a session that misses is a
-    // miss, not also a replayed session in the stats and serve's closing line.
-    if (!this.opts.fault) this.tape.sessionsReplayed--;
+    // Counted as replayed at connect: a session that misses is a miss, not also a replayed
+    // session in the stats and serve's closing line.
+    this.tape.sessionsReplayed--;
     // A miss uses up no recording: the session goes back for a later connect whose frames fit.
     if (this.seat?.index !== undefined) this.seat.lineup.putBack(this.seat.index, this);
     this.seat = undefined;
     // The recording has what the client sent, in another session: nothing to record again.
-    const fix = note ?? (this.note !== undefined && this.clientFrames === 1 ? this.note : this.tape.recordCommand);
+    const fix = note ?? (this.note !== undefined && this.clientFrames === 1 ? this.note : (this.opts.missHint ?? this.tape.recordCommand));
     const message = `tapedeck miss: ${difference}; ${fix}`;
     const report = `tapedeck: realtime miss in ${this.tape.location}: ${this.opts.label}: ${difference}\n  ${fix}`;
     this.tape.miss(this.opts.protocol.provider, message, report);
     (this.opts.onMiss ?? ((r: string) => this.tape.warn(r)))(report);
-    // A faulted session that missed closes with the miss in place of the fault's close.
-    this.opts.fault?.sent?.();
     sendMiss(this.opts.client, this.opts.protocol, message, msg, this.clock);
   }
 }

@@ -326,18 +326,30 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
 
   /**
    * A session recorded in this run, as a replay reads it from the tape: for the reconnect after
-   * chaos's close cut the session while it was recorded (./live-cut.ts), which gets it whole in
-   * any mode, record mode too (the tape serves nothing there). `blobs`: the audio its frames
-   * refer to, kept at hand as a read session's is.
+   * chaos's close cut the session while it was recorded (./live-cut.ts), which replays it in
+   * any mode, record mode too (the tape serves nothing there), up to where it is recorded so far
+   * (`end` undefined: it goes on live). `blobs`: the audio its frames refer to, kept at hand as
+   * a read session's is.
    *
    * @example
    * const s = tape.recordedSession(openKey, { sid, provider, url, protocols }, frames, end, blobs)
    */
-  recordedSession(key: string, head: Omit<RealtimeSessionRecord, 'v' | 'kind' | 'key' | 'keyVersion' | 'recordedAt' | 'role'>, frames: RealtimeFrame[], end: RealtimeEnd, blobs: ReadonlyMap<string, Uint8Array>): LoadedSession {
+  recordedSession(key: string, head: Omit<RealtimeSessionRecord, 'v' | 'kind' | 'key' | 'keyVersion' | 'recordedAt' | 'role'>, frames: RealtimeFrame[], end: RealtimeEnd | undefined, blobs: ReadonlyMap<string, Uint8Array>): LoadedSession {
     for (const [d, bytes] of blobs) if (!this.blobCache.has(d)) this.blobCache.set(d, bytes);
-    const session = { head: { ...this.base(key), role: 'session' as const, ...head }, frames, end };
+    const session = { head: { ...this.base(key), role: 'session' as const, ...head }, frames, ...(end ? { end } : {}) };
     this.loaded.set(head.sid, session);
     return session;
+  }
+
+  /**
+   * Counts a session used though no connect replays it now: chaos closed its replay halfway and
+   * gave its place back for the reconnect (its frames went out, so a prune must keep it).
+   *
+   * @example
+   * tape.markUsed(session.head)
+   */
+  markUsed(head: RealtimeSessionRecord): void {
+    this.recordedMarks.add(realtimeUsageMark(head));
   }
 
   /** Appends audio bytes unless the tape has them already; returns their digest. */
