@@ -120,7 +120,10 @@ function cliHintFor(err: TapedeckError, libraryHint: string | undefined): string
   // A tape that cannot be read or written for a reason of its path or disk (too long a name, a
   // link loop): that reason's fix, not "check permissions and free disk space".
   const cause = typeof err.details.cause === 'string' ? err.details.cause : undefined;
-  if (err.code === 'E_TAPE_IO' && cause !== undefined && Object.hasOwn(PATH_ERRNOS, cause)) return PATH_ERRNOS[cause]!.hint;
+  // Only in place of the generic hint: one the library fitted to the tape (a read-only file
+  // system: copy the tape elsewhere, or replay it) says more.
+  const generic = libraryHint === undefined || libraryHint.startsWith('Check permissions and free disk space');
+  if (err.code === 'E_TAPE_IO' && generic && cause !== undefined && Object.hasOwn(PATH_ERRNOS, cause)) return PATH_ERRNOS[cause]!.hint;
   return CLI_HINTS[err.code];
 }
 
