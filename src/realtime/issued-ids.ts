@@ -16,8 +16,8 @@
  * tapes recorded by any release.
  */
 import type { RealtimeProtocol } from '../providers/realtime.ts';
-import type { RealtimeFrame } from '../store/records.ts';
-import { serverShape, type ServerFrame } from './opening.ts';
+import { serverShape } from './opening.ts';
+import { sessionSteps } from './steps.ts';
 import type { LoadedSession } from './tape.ts';
 
 /** An id at its place in a keyed frame (the provider's frameKey with ids wrapped, not renumbered). */
@@ -28,21 +28,6 @@ class IdAt {
 /** Per session: the raw ids of its opening (index 0) and of each step, client frame then server frames (index k + 1). */
 const cache = new WeakMap<LoadedSession, (readonly string[] | undefined)[]>();
 
-/** A session's frames as steps (the opening, then each client frame with the server frames after it), made on demand. */
-const steps = new WeakMap<LoadedSession, { prelude: ServerFrame[]; steps: { client: Extract<RealtimeFrame, { c: 1 }>; server: ServerFrame[] }[] }>();
-
-function layout(s: LoadedSession) {
-  let l = steps.get(s);
-  if (!l) {
-    l = { prelude: [], steps: [] };
-    for (const f of s.frames) {
-      if ('c' in f) l.steps.push({ client: f, server: [] });
-      else (l.steps.length > 0 ? l.steps[l.steps.length - 1]!.server : l.prelude).push(f);
-    }
-    steps.set(s, l);
-  }
-  return l;
-}
 
 /**
  * The raw ids a recorded session holds in step `k` (-1: its opening), in the order they come:
@@ -58,7 +43,7 @@ export function idsOfStep(protocol: RealtimeProtocol, session: LoadedSession, k:
   if (!per) cache.set(session, (per = []));
   const known = per[k + 1];
   if (known) return known;
-  const l = layout(session);
+  const l = sessionSteps(session);
   const out: string[] = [];
   const collect = (raw: string): string => {
     out.push(raw);

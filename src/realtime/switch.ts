@@ -21,34 +21,12 @@
  */
 import { hashValue } from '../core/index.ts';
 import type { RealtimeProtocol } from '../providers/realtime.ts';
-import type { RealtimeFrame } from '../store/records.ts';
 import { Ids } from './ids.ts';
 import type { Lineup, Occupant, Place } from './lineup.ts';
 import { serverShape, type ServerFrame } from './opening.ts';
+import { sessionSteps } from './steps.ts';
 import type { LoadedSession } from './tape.ts';
 
-type ClientFrame = Extract<RealtimeFrame, { c: 1 }>;
-
-/** A session as replay walks it: its opening, then each client frame with the server frames that followed it. */
-interface Layout {
-  prelude: ServerFrame[];
-  steps: { client: ClientFrame; server: ServerFrame[] }[];
-}
-
-const layouts = new WeakMap<LoadedSession, Layout>();
-
-function layout(s: LoadedSession): Layout {
-  let l = layouts.get(s);
-  if (!l) {
-    l = { prelude: [], steps: [] };
-    for (const f of s.frames) {
-      if ('c' in f) l.steps.push({ client: f, server: [] });
-      else (l.steps.length > 0 ? l.steps[l.steps.length - 1]!.server : l.prelude).push(f);
-    }
-    layouts.set(s, l);
-  }
-  return l;
-}
 
 /** How far a replay has gone in its session (ReplaySession's state). */
 export interface Progress {
@@ -87,8 +65,8 @@ const same = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length &&
  * fit(openai, (d) => tape.blob(d), alpha, beta, progress, { key }) // { swap, recordedIds } or 'client'
  */
 export function fit(protocol: RealtimeProtocol, blob: (digest: string) => Uint8Array, from: LoadedSession, to: LoadedSession, p: Progress, sent?: Sent): Takeover | Unfit {
-  const a = layout(from);
-  const b = layout(to);
+  const a = sessionSteps(from);
+  const b = sessionSteps(to);
   const under = p.offset > 0 || sent !== undefined;
   if (b.steps.length < p.step + (under ? 1 : 0)) return 'client';
   for (let k = 0; k < p.step; k++) if (b.steps[k]!.client.key !== a.steps[k]!.client.key) return 'client';
