@@ -1,8 +1,8 @@
 // `tapedeck diff` and `tapedeck stats`: argument handling and output; the work is in the
 // modules beside this one.
 
-import { existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { argsError, dashValues } from '../cli-args.ts';
 import { TapedeckError } from '../errors.ts';
@@ -13,9 +13,11 @@ import { loadPrices, PRICES_DATE } from './prices.ts';
 import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
 import { credentialsFrom } from './live-credentials.ts';
-import { destinationOf, maskedQueryValue, planRerecord, rerecord, upstreamFor, type Planned, type Recorder } from './rerecord.ts';
+import { destinationOf, heldMasks, maskedQueryValue, placeRerecorded, planRerecord, rerecord, upstreamFor, type Placed, type Planned, type Recorder } from './rerecord.ts';
 import { originKey, originOf } from '../store/origins.ts';
-import { createTape, readTape } from '../store/tape-file.ts';
+import { createTape, decodeOrWarn, nativeStringsFor, rewriteTapeWith, scanTape, type TapeHeader, type TapeRecordEntry, type TapeWarning } from '../store/tape-file.ts';
+import { isRedactionSalt } from '../store/tape-codec.ts';
+import { isCacheRecord, isHttpRecord, isMcpRecord, isRealtimeRecord } from '../store/records.ts';
 import { REDACTED } from '../store/redact.ts';
 import { queryDecode } from '../store/query-pairs.ts';
 import type { DriftReport } from './report.ts';
@@ -242,6 +244,83 @@ function checkHosts(plan: readonly Planned[], hosts: ReadonlyMap<string, { origi
 }
 
 /**
+ * A tape's records with where their frames are in its bytes, read as readTape reads them (a
+ * record that does not decode is a warning, not a record): rerecord carries the records it does
+ * not send again over to the new tape frame by frame, as they were written.
+ */
+async function readFrames(tape: string): Promise<{ header: TapeHeader; bytes: Buffer; records: TapeRecordEntry[]; warnings: TapeWarning[] }> {
+  const scan = await scanTape(tape);
+  await nativeStringsFor(scan.bytes.length);
+  const records: TapeRecordEntry[] = [];
+  const warnings = [...scan.warnings];
+  for (const f of scan.frames) {
+    const d = decodeOrWarn(scan.bytes, f, tape);
+    if ('warning' in d) warnings.push(d.warning);
+    else records.push({ offset: f.offset, length: f.length, value: d.value });
+  }
+  warnings.sort((a, b) => a.offset - b.offset);
+  return { header: scan.header, bytes: scan.bytes, records, warnings };
+}
+
+/**
+ * The salt the re-recorded tape is made with: the original's; none for a tape made before salts
+ * (its masks are all `[REDACTED]`, and so are the new tape's); a new one when the original's
+ * header was lost (its salt with it: nothing can mask as it did).
+ */
+function saltOf(header: TapeHeader): string | null | undefined {
+  if (isRedactionSalt(header.salt)) return header.salt;
+  return header.headerLost === true ? undefined : null;
+}
+
+/**
+ * What rerecord says of the requests it does not send because they hold a masked secret
+ * (heldMasks): how many, the first few by record, route and where the mask is, and how to record
+ * them again.
+ */
+function heldText(list: readonly Planned[], held: ReadonlyMap<number, string[]>): string {
+  const n = list.length;
+  const first = list.slice(0, 5).map((x) => {
+    const where = held.get(x.index)!;
+    return `#${x.index} ${x.record.route.split('?')[0]} (${where.slice(0, 3).join(', ')}${where.length > 3 ? ', ...' : ''})`;
+  });
+  return (
+    `tapedeck rerecord: ${n} request${n === 1 ? ' holds a secret' : 's hold secrets'} the tape keeps masked, not sent: the API would get the mask in place of the secret, and its answer would be filed for the real request. ` +
+    `${n === 1 ? 'Its recording is' : 'Their recordings are'} kept as ${n === 1 ? 'it is' : 'they are'}: ${first.join('; ')}${n > 5 ? `; ${n - 5} more` : ''}.\n` +
+    `tapedeck rerecord: to record ${n === 1 ? 'it' : 'them'} again, run the application with TAPEDECK_MODE=record (it sends the secrets themselves); a masked header or query value can be given with --header "Name: value" (--header "?name: value").\n`
+  );
+}
+
+/**
+ * The line saying which records of the original rerecord carried over to the new tape as they
+ * were, by why (not HTTP, not picked, held back, failed, stopped by the budget); '' for none.
+ */
+function carriedText(values: readonly unknown[], replaced: ReadonlyMap<number, number>, c: { held: ReadonlyMap<number, unknown>; failed: ReadonlySet<number>; stopped: ReadonlySet<number>; planned: ReadonlySet<number>; only: string; tape: string; out: string }): string {
+  const counts = new Map<string, [string, string, number]>();
+  const add = (one: string, many = one) => {
+    const x = counts.get(one);
+    if (x) x[2]++;
+    else counts.set(one, [one, many, 1]);
+  };
+  values.forEach((x, i) => {
+    if (replaced.has(i)) return;
+    if (isMcpRecord(x)) add('MCP exchange', 'MCP exchanges');
+    else if (isRealtimeRecord(x)) add('realtime session', 'realtime sessions');
+    else if (isCacheRecord(x)) add('ReplayCache record', 'ReplayCache records');
+    else if (!isHttpRecord(x)) add('record of another kind', 'records of other kinds');
+    else if (c.held.has(i)) add('holding a masked secret', 'holding masked secrets');
+    else if (c.failed.has(i)) add('whose call failed', 'whose calls failed');
+    else if (c.stopped.has(i)) add('stopped by the budget');
+    else if (!c.planned.has(i)) add(`not picked by ${c.only}`);
+    // A call recorded whose new recording was not on the new tape (not expected): kept too.
+    else add('with no new recording');
+  });
+  const total = [...counts.values()].reduce((a, [, , n]) => a + n, 0);
+  if (total === 0) return '';
+  const why = [...counts.values()].map(([one, many, n]) => `${n} ${n === 1 ? one : many}`).join(', ');
+  return `tapedeck rerecord: carried over ${total} record${total === 1 ? '' : 's'} unchanged, in ${total === 1 ? 'its place' : 'their places'} (${why}): ${c.out} holds every record of ${c.tape}.\n`;
+}
+
+/**
  * Runs `tapedeck rerecord`: sends a tape's requests again to the live API, records the answers
  * into a new tape through `recorder` (the command line passes createFetch in record mode), then
  * prints the diff. Returns the exit code: 0 / 1 as diff, 2 bad input or not confirmed, 3 when
@@ -306,11 +385,26 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     const credentials = credentialsFrom(env, v.header ?? [], v.upstream !== undefined);
     const prices = loadPrices(v.prices);
 
-    const original = await readTape(tape);
+    // Read with its bytes: the records not sent again are carried over to the new tape as they are.
+    const original = await readFrames(tape);
     for (const w of original.warnings) process.stderr.write(`tapedeck: warning: ${tape}: ${w.code} at byte ${w.offset}: ${w.message}\n`);
     const values = original.records.map((r) => r.value);
     const hostlessOnly = v['only-hostless'] === true;
-    const { plan, skipped } = planRerecord(values, prices, v.only, hostlessOnly);
+    const picked = planRerecord(values, prices, v.only, hostlessOnly);
+    const { skipped } = picked;
+    // Requests holding a secret the tape keeps masked are not sent: the API would be asked
+    // another question (the mask's text), and its answer filed for the real one. Kept as recorded.
+    const held = new Map<number, string[]>();
+    for (const x of picked.plan) {
+      const to = destinationOf(x.record, upstreamFor(x.record, named)) ?? '';
+      const where = heldMasks(x.record, (name) => credentials(x.record.route, name, to, upstreamFor(x.record, named) !== undefined));
+      if (where.length) held.set(x.index, where);
+    }
+    if (held.size) process.stderr.write(heldText(picked.plan.filter((x) => held.has(x.index)), held));
+    const plan = picked.plan.filter((x) => !held.has(x.index));
+    if (plan.length === 0 && held.size > 0) {
+      throw new TapedeckError('E_RERECORD_EMPTY', `nothing sent: every request picked in ${tape} holds a secret the tape keeps masked (${held.size}), and none can be sent again as recorded.`, { file: tape, hint: 'Record them again by running the application with TAPEDECK_MODE=record, which sends the secrets themselves.' });
+    }
     if (plan.length === 0) {
       const picked = [v.only ? ` matching ${JSON.stringify(v.only)}` : '', hostlessOnly ? ' that name no host' : ''].join('');
       const flags = [v.only ? '--only' : '', hostlessOnly ? '--only-hostless' : ''].filter(Boolean).join(' and ');
@@ -366,7 +460,7 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
       named.upstream ??
       (under.size === 1 ? [...under][0]! : hostless === 0 && hosts.size === 1 ? [...hosts.values()][0]!.origin : `${sentTo.size} host${sentTo.size === 1 ? '' : 's'} (${groups.join(', ')})`);
     process.stderr.write(
-      `tapedeck rerecord: ${plan.length} request${plan.length === 1 ? '' : 's'} to ${to}${skipped ? ` (${skipped} non-HTTP record(s) skipped)` : ''}; ` +
+      `tapedeck rerecord: ${plan.length} request${plan.length === 1 ? '' : 's'} to ${to}${skipped ? ` (${skipped} non-HTTP record(s) not sent, kept as they are)` : ''}; ` +
         `estimated cost ${usd(estimate)} from the recorded usage at list prices of ${PRICES_DATE}${v.prices ? ` and ${v.prices}` : ''}.\n`,
     );
     if (!v.yes && budget === undefined) {
@@ -375,6 +469,11 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     // Written beside the target and moved into place at the end: a crash leaves no half tape at --out.
     const partial = `${out}.partial`;
     rmSync(partial, { force: true });
+    // Made here with the original's redaction salt, so that the recorder (which opens an existing
+    // tape and masks under its salt) masks a secret as the original did: the same request keeps
+    // its key, a secret in an answer its mask, and the records carried over stay valid.
+    mkdirSync(dirname(resolve(partial)), { recursive: true });
+    await createTape(partial, { salt: saltOf(original.header) });
     const tty = process.stderr.isTTY === true;
     const result = await rerecord(plan, {
       ...(named.upstream !== undefined ? { upstream: named.upstream } : {}),
@@ -394,28 +493,44 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
           }
         : undefined,
     });
-    // The recorder writes a tape only once it has a record. With none (every call failed, or the
-    // budget allowed none) the new tape is still written, empty, so that what is printed is
-    // true and the run ends as docs/drift.md says for any incomplete one: the tape holds what
-    // was recorded (nothing) and the diff shows every answer removed.
-    if (!existsSync(partial)) await createTape(partial);
+    // The new tape in order: each record of the original in its place, the re-recorded ones
+    // replaced by their new recordings, every other carried over byte for byte (not picked,
+    // held back, not HTTP, failed, stopped by the budget): moving it over the original loses
+    // nothing. Rewritten in place, as a rewrite writes (a temp file renamed over it).
+    const failed = new Set(result.failed.map((f) => f.index));
+    const stopped = new Set(result.notSent);
+    const recorded = plan.filter((x) => !failed.has(x.index) && !stopped.has(x.index)).map((x) => x.index);
+    let placed: { order: Placed[]; replaced: Map<number, number> } = { order: values.map((_, i) => ({ old: i })), replaced: new Map() };
+    const fresh: unknown[] = [];
+    // Made above; made again should the recorder have removed it (a writer removes an empty
+    // tape it made itself as it closes), so that every run ends with a whole new tape.
+    if (!existsSync(partial)) await createTape(partial, { salt: saltOf(original.header) });
+    await rewriteTapeWith(partial, (scan) => {
+      for (const f of scan.frames) {
+        const d = decodeOrWarn(scan.bytes, f, partial);
+        fresh.push('value' in d ? d.value : undefined);
+      }
+      placed = placeRerecorded(values, recorded, fresh);
+      const frame = (x: Placed) => ('old' in x ? original.records[x.old]! : scan.frames[x.fresh]!);
+      return [scan.bytes.subarray(0, scan.headerEnd), ...placed.order.map((x) => ('old' in x ? original.bytes : scan.bytes).subarray(frame(x).offset, frame(x).offset + frame(x).length))];
+    });
     renameSync(partial, out);
     process.stderr.write(`tapedeck rerecord: recorded ${result.recorded} of ${result.planned} into ${out}; spent about ${usd(result.spent)}.\n`);
-    for (const f of result.failed) process.stderr.write(`tapedeck rerecord: record #${f.index}${onHost(plan.find((x) => x.index === f.index)!)} not recorded: ${f.reason}\n`);
-    if (result.notSent.length) process.stderr.write(`tapedeck rerecord: the budget of ${usd(budget!)} stopped it before ${result.notSent.length} call(s) (records ${result.notSent.slice(0, 10).map((i) => `#${i}`).join(', ')}${result.notSent.length > 10 ? ', ...' : ''}).\n`);
-    // The diff of what was planned: records --only left out are not "removed".
-    const planned = new Set(plan.map((x) => x.index));
-    const after = await readTape(out);
+    for (const f of result.failed) process.stderr.write(`tapedeck rerecord: record #${f.index}${onHost(plan.find((x) => x.index === f.index)!)} not recorded: ${f.reason}; its old recording is kept.\n`);
+    if (result.notSent.length) process.stderr.write(`tapedeck rerecord: the budget of ${usd(budget!)} stopped it before ${result.notSent.length} call(s) (records ${result.notSent.slice(0, 10).map((i) => `#${i}`).join(', ')}${result.notSent.length > 10 ? ', ...' : ''}); their old recordings are kept.\n`);
+    const carried = carriedText(values, placed.replaced, { held, failed, stopped, planned: new Set(picked.plan.map((x) => x.index)), only: [v.only ? '--only' : '', hostlessOnly ? '--only-hostless' : ''].filter(Boolean).join(' and '), tape, out });
+    if (carried) process.stderr.write(carried);
+    // The diff of what was re-recorded: the records carried over are the same on both sides.
     const report = driftReport(
-      [{ name: out, records: values.map((x, i) => (planned.has(i) ? x : undefined)) }],
-      [{ name: out, records: after.records.map((r) => r.value) }],
+      [{ name: out, records: values.map((x, i) => (placed.replaced.has(i) ? x : undefined)) }],
+      [{ name: out, records: placed.order.map((x) => ('fresh' in x ? fresh[x.fresh] : undefined)) }],
       { old: tape, new: out },
       { failOn },
     );
     printReport(report, v.format!, v.html);
     if (result.failed.length || result.notSent.length) {
       // The report judged what was recorded; the run itself is incomplete, whatever it says.
-      process.stderr.write(`tapedeck rerecord: incomplete: ${result.failed.length + result.notSent.length} of ${result.planned} call(s) not recorded (exit ${RERECORD_EXIT.incomplete}); the diff above compares only what was.\n`);
+      process.stderr.write(`tapedeck rerecord: incomplete: ${result.failed.length + result.notSent.length} of ${result.planned} call(s) not recorded (exit ${RERECORD_EXIT.incomplete}); their old recordings are kept in ${out}, and the diff above compares only what was recorded.\n`);
       return RERECORD_EXIT.incomplete;
     }
     return report.summary.failing > 0 ? DIFF_EXIT.failing : DIFF_EXIT.ok;

@@ -63,7 +63,9 @@ export const RERECORD_HELP = `Usage: tapedeck rerecord <tape> [--upstream URL | 
 Sends the tape's recorded requests (those of createFetch and tapedeck serve) to the live API
 again, each to the host its recording was made for (under the path prefix of the upstream
 tapedeck serve forwarded it to, if any), records the answers into a new tape, and prints the
-diff (as tapedeck diff). The tape it reads is never written. Before any call it prints how many
+diff (as tapedeck diff). The tape it reads is never written. The new tape holds every record of
+it, under its redaction salt: each answer re-recorded in the place of the old one, every other
+record (not picked, not HTTP, a call that failed) carried over as it was. Before any call it prints how many
 requests go to which host and their estimated cost (recorded usage at list prices); nothing is
 sent without --yes or --budget.
 
@@ -94,9 +96,12 @@ sent without --yes or --budget.
   --prices FILE        prices for the estimate (see tapedeck stats --help)
   --format F, --html FILE, --fail-on LIST   the diff's output, as tapedeck diff
 
-An answer that is an error, or a stream cut before its end, is not recorded (it shows as
-removed in the diff). Exit codes: 0 / 1 as tapedeck diff, 2 bad input or no --yes/--budget,
-3 when the budget stopped it or calls failed (the new tape holds what was recorded).
+A request holding a secret the tape keeps masked (a key in a prompt, a session_token member)
+is not sent (the API would get the mask, not the secret): its recording is kept and listed;
+record it again by running the application with TAPEDECK_MODE=record. An answer that is an
+error, or a stream cut before its end, is not recorded: the old recording is kept. Exit codes:
+0 / 1 as tapedeck diff, 2 bad input or no --yes/--budget, 3 when the budget stopped it or
+calls failed (their old recordings are kept in the new tape).
 
 Examples:
   OPENAI_API_KEY=sk-... tapedeck rerecord tapes/chat.tape --budget 0.50

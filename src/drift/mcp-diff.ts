@@ -26,6 +26,7 @@ import { describe, NOISE, type Classification, type DriftClass, type DriftDetail
 import { jsonDiff, leafName } from './json-diff.ts';
 import type { TapeSide } from './pair.ts';
 import { diffText } from './text-diff.ts';
+import { unifyMasks, withMaskedNote } from './masks.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -246,6 +247,16 @@ function paramsChange(o: McpRecord, n: McpRecord): string[] {
   return words;
 }
 
+/**
+ * {@link classifyExchanges}, with secrets masked on both sides (two tapes recorded separately,
+ * under two salts) compared as equal and said as noise (masks.ts).
+ */
+function classifyMasked(a: McpAnswerRead, b: McpAnswerRead): Classification {
+  // The answers are JSON values: their text holds each mask whole, so it is read as text.
+  const u = unifyMasks(JSON.stringify(a), JSON.stringify(b));
+  return u ? withMaskedNote(classifyExchanges(JSON.parse(u.text) as McpAnswerRead, b), u.masked, true) : classifyExchanges(a, b);
+}
+
 function recordedOf(side: TapeSide): McpRecorded[] {
   const out: McpRecorded[] = [];
   side.records.forEach((record, index) => {
@@ -303,7 +314,7 @@ export function pairExchanges(oldTapes: readonly TapeSide[], newTapes: readonly 
       const o = pairOf.get(n);
       const route = mcpRoute(n.record.request);
       if (!o) pairs.push({ tape: name, route, new: n, requestChange: [] });
-      else pairs.push({ tape: name, route, old: o, new: n, requestChange: changed.has(n) ? paramsChange(o.record, n.record) : [], classification: classifyExchanges(o.answer, n.answer) });
+      else pairs.push({ tape: name, route, old: o, new: n, requestChange: changed.has(n) ? paramsChange(o.record, n.record) : [], classification: classifyMasked(o.answer, n.answer) });
     }
     for (const o of olds) if (!paired.has(o)) pairs.push({ tape: name, route: mcpRoute(o.record.request), old: o, requestChange: [] });
     // Report order: the new tape's order, removed exchanges where they stood in the old one.

@@ -12,6 +12,7 @@ import { pairSessions, type RealtimePairing } from './realtime-diff.ts';
 import { pairExchanges, type McpPairing, type McpRecorded } from './mcp-diff.ts';
 import { uncomparedRecords, type Uncompared } from './uncompared.ts';
 import { toleranceText, usageCounts } from './usage.ts';
+import { unifyMaskBytes, withMaskedNote } from './masks.ts';
 
 /** Version of the JSON report's layout; raised only when a field changes meaning or goes away. */
 export const REPORT_VERSION = 1;
@@ -184,10 +185,21 @@ function entryOf(p: Pairing, opts: ReportOptions): DriftEntry {
     return { ...e, summary: summaryOf(e) };
   }
   const after = answerOf(p.new.record)!;
+  // Secrets masked under two salts (tapes recorded separately) mask alike only by chance: the
+  // old answer's masks are read as the new one's where they correspond, and said (masks.ts).
+  let old = p.old.record;
+  let masked = 0;
+  if (!sameAnswer(old, p.new.record) && isHttpRecord(old) && isHttpRecord(p.new.record)) {
+    const u = unifyMaskBytes(old.response.body, p.new.record.response.body);
+    if (u) {
+      old = { ...old, response: { ...old.response, body: u.bytes } };
+      masked = u.masked;
+    }
+  }
   // The same bytes: identical without reading the old answer (the new one is read for its shape).
-  const same = sameAnswer(p.old.record, p.new.record);
-  const before = same ? after : answerOf(p.old.record)!;
-  const c: Classification = same ? { classes: ['identical'], primary: 'identical', details: {} } : classifyPair(before, after, p.new.asked.body, opts);
+  const same = sameAnswer(old, p.new.record);
+  const before = same ? after : answerOf(old)!;
+  const c: Classification = withMaskedNote(same ? { classes: ['identical'], primary: 'identical', details: {} } : classifyPair(before, after, p.new.asked.body, opts), masked);
   const e: Omit<DriftEntry, 'summary'> = { tape: p.tape, route, status: 'paired', old: side(p.old, before), new: side(p.new, after), requestChange: p.requestChange, shape: after.shape, classes: c.classes, primary: c.primary, details: c.details };
   return { ...e, summary: summaryOf(e) };
 }

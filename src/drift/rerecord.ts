@@ -7,11 +7,16 @@
 // for those alone, so a tape that mixes them with several hosts' recordings is done in one run.
 // The recording fetch stores where it went on the new record, so a tape of two hosts is
 // re-recorded as two hosts' recordings. The original tape is only read; the new answers go to
-// another tape.
+// another tape, made with the original's redaction salt, which also gets every record not sent
+// again, as it was (placeRerecorded). A request holding a secret the tape keeps masked is not
+// sent (heldMasks): the API would be asked with the mask's text, and its answer filed for the
+// real request.
 
+import { createHash } from 'node:crypto';
 import { TapedeckError } from '../errors.ts';
 import { readAnswer } from '../providers/index.ts';
-import { isMask, REDACTED } from '../store/redact.ts';
+import { isMask } from '../store/redact.ts';
+import { holdsKeyedMaskText, holdsMask } from './masks.ts';
 import { queryDecode } from '../store/query-pairs.ts';
 import { isHttpRecord, type HttpRecord } from '../store/records.ts';
 import { upstreamPrefix, withoutTrailingSlashes } from '../store/upstream-prefix.ts';
@@ -174,7 +179,8 @@ function requestInit(r: HttpRecord, credentials: ((route: string, header: string
     const name = k.toLowerCase();
     if (DROP.has(name)) continue;
     const value = Array.isArray(v) ? v.join(', ') : v;
-    if (value.includes(REDACTED)) {
+    // A keyed mask is filled too (a --header value): one nothing fills was held back (heldMasks).
+    if (holdsMask(value)) {
       const cred = credentials?.(r.route, name);
       if (cred !== undefined) headers.set(name, cred);
       continue;
@@ -222,6 +228,129 @@ export function maskedQueryValue(raw: string): boolean {
     // a malformed escape: judged as it is
   }
   return isMask(v);
+}
+
+/**
+ * Where a recorded request holds a mask rerecord cannot fill, so that sending it would not be
+ * sending the request that was recorded: the masked value is gone from the tape, and the live API
+ * would get the text `[REDACTED:…]` in its place. Its answer, recorded under the key of the
+ * masked request (which is also the key of the application's real request), would then answer
+ * that request with what the API said to another: the recording is kept instead.
+ *
+ * Held: any mask in the body (a key pasted into a prompt, a `session_token` member; a tape made
+ * before salts masks those `[REDACTED]`) or in the URL's path; a keyed mask in a query value or a
+ * header that `fill` does not fill (`--header "Name: value"`, `--header "?token: value"`). A
+ * provider credential (`[REDACTED]` in `authorization`, Gemini's `?key=`) is not held: it never
+ * takes part in the key, and the command line warns of one nothing fills.
+ *
+ * Returns the places, in words (`body messages[0].content`, `URL ?token`, `header x-gateway-token`),
+ * empty when the request can be sent again.
+ *
+ * @example
+ * heldMasks(record, (name) => credentials(record.route, name, to, false))
+ * // ['body messages[0].content', 'body metadata.session_token']
+ */
+export function heldMasks(r: HttpRecord, fill: (name: string) => string | undefined): string[] {
+  const out: string[] = [];
+  const b = r.request.body;
+  if (typeof b === 'string') {
+    if (holdsMask(b)) out.push('body');
+  } else if (b instanceof Uint8Array) {
+    if (holdsMask(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1'))) out.push('body');
+  } else if (b !== undefined) {
+    for (const path of maskedMembers(b)) out.push(`body ${path}`);
+  }
+  const url = r.request.url;
+  const q = url.indexOf('?');
+  if (holdsMask(q < 0 ? url : url.slice(0, q))) out.push('URL path');
+  for (const pair of q < 0 ? [] : url.slice(q + 1).split('&')) {
+    const eq = pair.indexOf('=');
+    const raw = eq < 0 ? pair : pair.slice(eq + 1);
+    if (!holdsMask(raw)) continue;
+    const name = eq < 0 ? pair : queryDecode(pair.slice(0, eq));
+    // A whole `[REDACTED]` is a credential the command line fills or warns of; a keyed mask, or
+    // a mask inside other text, is a value only the application had.
+    const credential = maskedQueryValue(raw) && !holdsKeyedMaskText(raw);
+    if (credential || (maskedQueryValue(raw) && fill(`?${name}`) !== undefined)) continue;
+    out.push(`URL ?${name}`);
+  }
+  for (const [k, v] of Object.entries(r.request.headers)) {
+    const value = Array.isArray(v) ? v.join(', ') : String(v);
+    if (holdsKeyedMaskText(value) && fill(k.toLowerCase()) === undefined) out.push(`header ${k.toLowerCase()}`);
+  }
+  return out;
+}
+
+/** The paths of a JSON value's strings that hold a mask (`messages[0].content`), in document order. */
+function maskedMembers(v: unknown): string[] {
+  const out: string[] = [];
+  // An explicit stack: a request body may nest deeper than the call stack goes.
+  const stack: [unknown, string][] = [[v, '']];
+  while (stack.length) {
+    const [x, path] = stack.pop()!;
+    if (typeof x === 'string') {
+      if (holdsMask(x)) out.push(path || '(the whole body)');
+    } else if (Array.isArray(x)) {
+      for (let i = x.length - 1; i >= 0; i--) stack.push([x[i], `${path}[${i}]`]);
+    } else if (x !== null && typeof x === 'object') {
+      const entries = Object.entries(x as Record<string, unknown>);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], path ? `${path}.${entries[i]![0]}` : entries[i]![0]]);
+    }
+  }
+  return out;
+}
+
+/** A record of the new tape: the old tape's k-th record carried over, or the new tape's j-th. */
+export type Placed = { old: number } | { fresh: number };
+
+/** What identifies a request as sent again: its method, URL and body as stored. */
+function requestId(r: HttpRecord): string {
+  const b = r.request.body;
+  const body = b === undefined ? '' : b instanceof Uint8Array ? `b:${createHash('sha256').update(b).digest('hex')}` : typeof b === 'string' ? `s:${b}` : `j:${JSON.stringify(b)}`;
+  return `${r.request.method} ${r.request.url} ${body}`;
+}
+
+/**
+ * The records of the re-recorded tape, in order: every record of the original in its place, each
+ * one re-recorded replaced by its new recording, every other (not picked, held back, not HTTP, a
+ * call that failed or that the budget stopped) carried over as it was. `recorded` are the
+ * original positions whose calls were recorded; `fresh` the records the recorder wrote, in its
+ * order (calls in flight finish in any order). A new record is found for its call by the request
+ * it stores (method, URL and body, which rerecord sent as recorded), repeats of one request in the
+ * recorder's order; one not found that way takes the place of the first call left, in order. A new
+ * record left over after that (none, unless the recorder stored more records than calls) goes at
+ * the end. `replaced` maps an original position to the new record that took it.
+ *
+ * @example
+ * const { order } = placeRerecorded(old.records.map((r) => r.value), [0, 2], fresh.records.map((r) => r.value))
+ * // [{ fresh: 1 }, { old: 1 }, { fresh: 0 }, { old: 3 }]
+ */
+export function placeRerecorded(original: readonly unknown[], recorded: readonly number[], fresh: readonly unknown[]): { order: Placed[]; replaced: Map<number, number> } {
+  const byRequest = new Map<string, number[]>();
+  fresh.forEach((f, j) => {
+    if (!isHttpRecord(f)) return;
+    const id = requestId(f);
+    const list = byRequest.get(id);
+    if (list) list.push(j);
+    else byRequest.set(id, [j]);
+  });
+  const used = new Set<number>();
+  const replaced = new Map<number, number>();
+  for (const i of recorded) {
+    const o = original[i];
+    const j = isHttpRecord(o) ? byRequest.get(requestId(o))?.shift() : undefined;
+    if (j === undefined) continue;
+    used.add(j);
+    replaced.set(i, j);
+  }
+  const rest = fresh.map((_, j) => j).filter((j) => !used.has(j));
+  for (const i of recorded) {
+    if (replaced.has(i) || rest.length === 0) continue;
+    replaced.set(i, rest.shift()!);
+  }
+  const order: Placed[] = original.map((_, i) => (replaced.has(i) ? { fresh: replaced.get(i)! } : { old: i }));
+  for (const j of rest) order.push({ fresh: j });
+  return { order, replaced };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -60,15 +60,21 @@ describe('rerecord and masked query credentials', () => {
     const tape = join(dir, 'g.tape');
     await createTape(tape);
     const gUrl = '/v1beta/models/gemini-2.0-flash:generateContent?key=%5BREDACTED%5D';
-    const tUrl = '/v1/chat/completions?token=%5BREDACTED%3Ab1adb4410143b6a5%5D';
+    // A keyed ?token= is a value only the application had: not sent (rerecord-held.test.ts).
+    const kUrl = '/v1/chat/completions?token=%5BREDACTED%3Ab1adb4410143b6a5%5D';
+    // A tape made before salts masks it as a credential: sent, and refused.
+    const tUrl = '/v1/chat/completions?token=%5BREDACTED%5D';
     await appendRecords(tape, [
       record(gUrl, 'POST /v1beta/models/gemini-2.0-flash:generateContent', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }, gemini),
-      record(tUrl, 'POST /v1/chat/completions?token=%5BREDACTED%3Ab1adb4410143b6a5%5D', { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { choices: [] }),
+      record(kUrl, `POST ${kUrl}`, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { choices: [] }),
+      record(tUrl, `POST ${tUrl}`, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { choices: [] }),
     ]);
     const r = await run(['rerecord', 'g.tape', '--upstream', base, '--yes', '--retries', '0'], { GEMINI_API_KEY: KEY });
     expect(r.stderr).toContain('tapedeck rerecord: warning: no credential for ?token= (POST /v1/chat/completions)');
+    expect(r.stderr).toContain('Its recording is kept as it is: #1 POST /v1/chat/completions (URL ?token).');
     expect(r.stderr).not.toContain('?key=');
     expect(seen.some((u) => u.endsWith(`:generateContent?key=${KEY}`))).toBe(true);
+    expect(seen.filter((u) => u.startsWith('/v1/chat/completions'))).toEqual(['/v1/chat/completions?token=%5BREDACTED%5D']);
     expect(r.stderr).toContain('recorded 1 of 2');
     expect(r.stderr).toContain('tapedeck rerecord: incomplete: 1 of 2 call(s) not recorded (exit 3)');
     expect(r.status).toBe(3);

@@ -32,6 +32,11 @@ function run(args: string[], env: Record<string, string> = LIVE_ENV): Promise<{ 
 }
 
 const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+/** A tape's record frames, each as hex: what carrying a record over byte for byte keeps. */
+const frames = async (file: string) => {
+  const bytes = readFileSync(file);
+  return (await readTape(file)).records.map((x) => bytes.subarray(x.offset, x.offset + x.length).toString('hex'));
+};
 let up: DriftUpstream;
 let original = '';
 
@@ -92,9 +97,14 @@ describe('tapedeck rerecord', () => {
     expect(r.status).toBe(3);
     expect(up.calls).toHaveLength(9);
     expect(r.stderr).toContain('recorded 9 of 13 into budget.tape');
-    expect(r.stderr).toContain('stopped it before 4 call(s) (records #9, #10, #11, #12)');
-    expect((await readTape(join(dir, 'budget.tape'))).records).toHaveLength(9);
-    expect(r.stdout).toMatch(/9 pairs \(9 identical\), 0 added, 4 removed/);
+    expect(r.stderr).toContain('stopped it before 4 call(s) (records #9, #10, #11, #12); their old recordings are kept.');
+    expect(r.stderr).toContain('carried over 4 records unchanged, in their places (4 stopped by the budget)');
+    // The calls not made keep their old recordings, byte for byte, in their places.
+    const [before, after] = [await frames(base), await frames(join(dir, 'budget.tape'))];
+    expect(after).toHaveLength(13);
+    expect(after.slice(9)).toEqual(before.slice(9));
+    expect(after.slice(0, 9).some((f, i) => f === before[i])).toBe(false);
+    expect(r.stdout).toMatch(/9 pairs \(9 identical\), 0 added, 0 removed/);
   });
 
   it('429s are waited out (retry-after honoured) and never recorded; past the retries a call fails', async () => {
@@ -117,21 +127,22 @@ describe('tapedeck rerecord', () => {
     expect(fail.stderr).toContain('recorded 0 of 13');
   });
 
-  it('a stream cut mid-answer is not recorded, and the diff shows it missing', async () => {
+  it('a stream cut mid-answer is not recorded: its old recording is kept, and the diff compares the rest', async () => {
     up = await startDriftUpstream('base');
     up.cutNextStream();
     const r = await run(['rerecord', 'base.tape', '--upstream', up.url, '--yes', '--concurrency', '1', '--out', 'cut.tape', '--format', 'json']);
     expect(r.status).toBe(3);
-    expect(r.stderr).toMatch(/record #1 not recorded: /);
+    expect(r.stderr).toMatch(/record #1 not recorded: [^\n]+; its old recording is kept\.\n/);
     const rep = JSON.parse(r.stdout);
-    expect(rep.summary).toMatchObject({ pairs: 12, removed: 1 });
-    expect(rep.entries.find((e: { status: string }) => e.status === 'removed').old.index).toBe(1);
+    expect(rep.summary).toMatchObject({ pairs: 12, added: 0, removed: 0 });
+    expect(rep.entries.some((e: { old?: { index: number } }) => e.old?.index === 1)).toBe(false);
     const recs = (await readTape(join(dir, 'cut.tape'))).records;
-    expect(recs).toHaveLength(12);
+    expect(recs).toHaveLength(13);
     expect(recs.every((x) => (x.value as { response: { body: Uint8Array } }).response.body.length > 0)).toBe(true);
+    expect((await frames(join(dir, 'cut.tape')))[1]).toBe((await frames(base))[1]);
   });
 
-  it('every call failing: the reason (ECONNREFUSED), an empty new tape, and the diff with every answer removed', async () => {
+  it('every call failing: the reason (ECONNREFUSED), the new tape holding the old recordings, and nothing compared', async () => {
     up = await startDriftUpstream('base');
     // A port that was just free: nothing listens there.
     const dead = await new Promise<number>((done) => {
@@ -144,11 +155,13 @@ describe('tapedeck rerecord', () => {
     expect(r.status).toBe(3);
     expect(r.stderr).toContain(`recorded 0 of ${CALLS.length} into down.tape`);
     expect(r.stderr).toMatch(/record #0 not recorded: HTTP 502 from tapedeck, not the API: E_UPSTREAM [^\n]*ECONNREFUSED[^\n]*reachable from here, or send the calls to another: tapedeck rerecord --upstream URL/);
-    expect((await readTape(join(dir, 'down.tape'))).records).toEqual([]);
-    const report = JSON.parse(r.stdout) as { summary: unknown; entries: { summary: string }[] };
-    expect(report.summary).toMatchObject({ pairs: 0, added: 0, removed: CALLS.length });
-    // The requests were made and failed: the diff must not say they were not made.
-    for (const e of report.entries) expect(e.summary).toBe('recording gone (no new recording of this request)');
+    expect(r.stderr).toContain(`carried over ${CALLS.length} records unchanged, in their places (${CALLS.length} whose calls failed)`);
+    expect(r.stderr).toContain(`incomplete: ${CALLS.length} of ${CALLS.length} call(s) not recorded (exit 3); their old recordings are kept in down.tape`);
+    // Moved over the original, it loses nothing: every recording as it was.
+    expect(await frames(join(dir, 'down.tape'))).toEqual(await frames(base));
+    const report = JSON.parse(r.stdout) as { summary: unknown; entries: unknown[] };
+    expect(report.summary).toMatchObject({ pairs: 0, added: 0, removed: 0 });
+    expect(report.entries).toEqual([]);
   });
 
   it('--only picks requests; bad input exits 2 with the flag to fix', async () => {
