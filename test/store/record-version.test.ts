@@ -14,7 +14,7 @@ import { TapedeckError } from '../../src/errors.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { exportTapeJSON, importTapeJSON } from '../../src/store/export.ts';
 import { inRecordOrder } from '../../src/store/record-order.ts';
-import { newerRecordVersion } from '../../src/store/records.ts';
+import { newerRecordVersion } from '../../src/store/record-version.ts';
 import { appendRecords, createTape, readTape } from '../../src/store/tape-file.ts';
 
 const root = join(import.meta.dirname, '../..');
