@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { TapedeckError } from '../../src/errors.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
 import { RedisRecords, type StoredRecord } from '../../src/store/backends/redis.ts';
@@ -21,7 +20,7 @@ import { recordBytes } from '../../src/store/tape-file.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
 import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
 import { rawCommand } from './harness.mjs';
-import { freshNamespace, redisDescribe, useRedis, useRedisCluster } from './setup.ts';
+import { freshNamespace, redisDescribe, rejectedWith, useRedis, useRedisCluster } from './setup.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-redis-lost-'));
 let up: Upstream;
@@ -77,16 +76,6 @@ async function stdoutOf(command: () => Promise<number>): Promise<{ code: number;
   }
 }
 
-async function caught(p: Promise<unknown>): Promise<TapedeckError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(TapedeckError);
-    return e as TapedeckError;
-  }
-  throw new Error('expected a TapedeckError');
-}
-
 redisDescribe('a namespace whose own keys are lost, 3-master cluster', () => {
   const cluster = useRedisCluster();
   const ports = () => cluster.current.nodes.map((n: { port: number }) => n.port);
@@ -123,7 +112,7 @@ redisDescribe('a namespace whose own keys are lost, 3-master cluster', () => {
     await pushTape(ours, cluster.current.url, { namespace: ns });
     await loseNamespaceKeys(ports(), ns);
 
-    const e = await caught(pullTape(url, join(dir, 'pulled.tape')));
+    const e = await rejectedWith(pullTape(url, join(dir, 'pulled.tape')));
     expect(e.code).toBe('E_STORE_DAMAGED');
     expect(e.message).toContain(`(namespace ${ns}) lost its index`);
     expect(e.message).toContain(`${PROMPTS.length} request keys still hold records`);

@@ -8,7 +8,7 @@ import { TapedeckError } from '../../src/errors.ts';
 import { collectionKeyOf, RedisRecords } from '../../src/store/backends/redis.ts';
 import { maskRedisUrl, parseRedisUrl } from '../../src/store/backends/redis-connection.ts';
 import { rawCommand } from './harness.mjs';
-import { freshNamespace, redisDescribe, useRedis, useRedisCluster } from './setup.ts';
+import { freshNamespace, redisDescribe, rejectedWith, useRedis, useRedisCluster } from './setup.ts';
 
 const packr = new Packr({ useRecords: false, variableMapSize: true });
 const payload = (v: unknown) => new Uint8Array(packr.pack(v));
@@ -16,16 +16,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Everything an error exposes to a user or a log. */
 const exposed = (e: TapedeckError) => `${e.message}\n${e.hint ?? ''}\n${JSON.stringify(e.details)}\n${e.stack ?? ''}`;
-
-async function catchErr(p: Promise<unknown>): Promise<TapedeckError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(TapedeckError);
-    return e as TapedeckError;
-  }
-  throw new Error('expected a TapedeckError');
-}
 
 describe('Redis URLs', () => {
   it('masks the password and keeps the rest', () => {
@@ -273,7 +263,7 @@ redisDescribe('Redis records, 3-master cluster', () => {
   });
 
   it('a cluster has only database 0', async () => {
-    const e = await catchErr(RedisRecords.open(`${cluster.current.url}/3`));
+    const e = await rejectedWith(RedisRecords.open(`${cluster.current.url}/3`));
     expect(e.code).toBe('E_ARG');
   });
 });
@@ -284,7 +274,7 @@ redisDescribe('Redis faults', () => {
   it('Redis down at start: E_STORE_UNAVAILABLE naming the masked URL and how to fix it', async () => {
     // A port nobody listens on: the server we started, on another port, proves nothing here.
     const url = 'redis://app:pa55-w0rd!@127.0.0.1:1/0';
-    const e = await catchErr(RedisRecords.open(url, { connect: { connectTimeoutMs: 2000 } }));
+    const e = await rejectedWith(RedisRecords.open(url, { connect: { connectTimeoutMs: 2000 } }));
     expect(e.code).toBe('E_STORE_UNAVAILABLE');
     expect(e.message).toContain('redis://app:***@127.0.0.1:1/0');
     expect(e.hint).toMatch(/redis-server --port 1/);
@@ -294,7 +284,7 @@ redisDescribe('Redis faults', () => {
   it('a wrong password: E_STORE_UNAVAILABLE with an auth hint, the password masked', async () => {
     const url = redis.current.url.replace('pa55-w0rd!', 'wrong-secret');
     expect(url).toContain('wrong-secret');
-    const e = await catchErr(RedisRecords.open(url));
+    const e = await rejectedWith(RedisRecords.open(url));
     expect(e.code).toBe('E_STORE_UNAVAILABLE');
     expect(e.hint).toMatch(/password/);
     expect(exposed(e)).not.toContain('wrong-secret');
@@ -309,11 +299,11 @@ redisDescribe('Redis faults', () => {
       const p = payload({ v: 1, key: 'k' });
       await store.append([{ key: 'cache:k', payload: p }]);
       await redis.current.kill();
-      const e = await catchErr(store.read('cache:k'));
+      const e = await rejectedWith(store.read('cache:k'));
       expect(e.code).toBe('E_STORE_UNAVAILABLE');
       expect(e.message).toContain('redis://app:***@');
       expect(exposed(e)).not.toContain('pa55-w0rd!');
-      const w = await catchErr(store.append([{ key: 'cache:k', payload: p }]));
+      const w = await rejectedWith(store.append([{ key: 'cache:k', payload: p }]));
       expect(w.code).toBe('E_STORE_UNAVAILABLE');
       await redis.current.restart();
       // The client reconnects on its own; the restarted server is empty (no persistence here).
@@ -341,13 +331,13 @@ redisDescribe('TLS (rediss://)', () => {
       await store.close();
     }
     // Without the CA the self-signed chain is not trusted: a clear error, never the password.
-    const e = await catchErr(RedisRecords.open(redis.current.url, { connect: { connectTimeoutMs: 3000 } }));
+    const e = await rejectedWith(RedisRecords.open(redis.current.url, { connect: { connectTimeoutMs: 3000 } }));
     expect(e.code).toBe('E_STORE_UNAVAILABLE');
     expect(e.message).toMatch(/certificate/i);
     expect(e.message).toContain('rediss://:***@127.0.0.1');
     expect(exposed(e)).not.toContain('tls-s3cret');
     // A plain redis:// client against the TLS port fails cleanly too.
-    const plain = await catchErr(RedisRecords.open(redis.current.url.replace('rediss:', 'redis:'), { connect: { connectTimeoutMs: 2000 } }));
+    const plain = await rejectedWith(RedisRecords.open(redis.current.url.replace('rediss:', 'redis:'), { connect: { connectTimeoutMs: 2000 } }));
     expect(plain.code).toBe('E_STORE_UNAVAILABLE');
     expect(exposed(plain)).not.toContain('tls-s3cret');
   });

@@ -2,7 +2,8 @@
 // started before its tests and stopped after them, whether they pass or fail. Without
 // redis-server the suite is skipped with one line saying what to install, unless
 // TAPEDECK_REQUIRE_REDIS is set (.ci/run sets it): then the missing server is a failure.
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { TapedeckError } from '../../src/errors.ts';
 import { redisMissing, REQUIRE_ENV, startRedis, startRedisCluster } from './harness.mjs';
 
 export type Server = Awaited<ReturnType<typeof startRedis>>;
@@ -58,3 +59,20 @@ export function useRedisCluster(): { current: Cluster } {
 let nsCounter = 0;
 /** A namespace no other test in this process uses. */
 export const freshNamespace = (label: string): string => `t${process.pid}-${label}-${nsCounter++}`;
+
+/**
+ * The TapedeckError `p` rejects with; the test fails if it resolves, or rejects with anything
+ * else.
+ *
+ * @example
+ * expect((await rejectedWith(store.load())).code).toBe('E_STORE_UNAVAILABLE')
+ */
+export async function rejectedWith(p: Promise<unknown>): Promise<TapedeckError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(TapedeckError);
+    return e as TapedeckError;
+  }
+  throw new Error('expected a TapedeckError');
+}

@@ -14,7 +14,7 @@ import { RedisRecords } from '../../src/store/backends/redis.ts';
 import { parseRedisUrl } from '../../src/store/backends/redis-connection.ts';
 import { pullCommand, pushCommand } from '../../src/store/redis-cli.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
-import { freshNamespace, redisDescribe, useRedis } from './setup.ts';
+import { freshNamespace, redisDescribe, rejectedWith, useRedis } from './setup.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-redis-args-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,16 +24,6 @@ const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { en
 function caught(f: () => unknown): TapedeckError {
   try {
     f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(TapedeckError);
-    return e as TapedeckError;
-  }
-  throw new Error('expected a TapedeckError');
-}
-
-async function rejected(p: Promise<unknown>): Promise<TapedeckError> {
-  try {
-    await p;
   } catch (e) {
     expect(e).toBeInstanceOf(TapedeckError);
     return e as TapedeckError;
@@ -52,7 +42,7 @@ redisDescribe('Redis-shaped arguments', () => {
       expect(e.message).not.toContain('NaN');
     }
     // The option is named as given, not as a product in ms.
-    const opt = await rejected(RedisRecords.open(redis.current.url, { ttlMs: -5000 }));
+    const opt = await rejectedWith(RedisRecords.open(redis.current.url, { ttlMs: -5000 }));
     expect(opt.message).toContain('the ttlMs option is -5000');
     // One rule: 0 is "no TTL" in the URL, the option and push.
     const ns = freshNamespace('ttl0');
@@ -85,7 +75,7 @@ redisDescribe('Redis-shaped arguments', () => {
 
   it('a Redis URL as pull destination: E_ARG saying how to copy between namespaces, nothing written', async () => {
     const from = `${redis.current.url}/0?namespace=t1`;
-    const e = await rejected(pullCommand([from, `${redis.current.url}/0?namespace=zz`]));
+    const e = await rejectedWith(pullCommand([from, `${redis.current.url}/0?namespace=zz`]));
     expect(e.code).toBe('E_ARG');
     expect(e.message).toContain(`the destination ${redis.current.url}/0?namespace=zz is a Redis store; pull writes a tape file`);
     expect(e.hint).toBe(`To copy between namespaces or stores, pull into a file, then push it: tapedeck pull '${redis.current.url}/0' copy.tape --namespace t1, then tapedeck push copy.tape '${redis.current.url}/0' --namespace zz.`);
