@@ -63,7 +63,8 @@ export interface DeckRecorder {
   storedRequest(req: DeckRequest): HookRequest;
   storedRequestHeaders(h: DeckRequest['headers']): StoredHeaders;
   takeTurn(p: Prepared): RecordTurn;
-  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number, turn?: RecordTurn): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> };
+  /** `unchanged`: the record is not stored when it says so (an answer its key's last recording already holds). */
+  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number, turn?: RecordTurn, unchanged?: (rec: HttpRecord) => boolean): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> };
   recordOf(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date | string, durationMs: number, answerAscii?: string): HttpRecord | undefined;
   append(rec: HttpRecord, forRetry: boolean): Promise<TapedeckError | undefined>;
   traceFor(p: Prepared, recordedAt: string): string;
@@ -183,13 +184,18 @@ class Recorder implements DeckRecorder {
    */
   private lastFrozenHeaders: { from: DeckRequest['headers'] | undefined; stored: StoredHeaders } = { from: undefined, stored: {} };
 
-  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number, turn?: RecordTurn): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
+  record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number, turn?: RecordTurn, unchanged?: (rec: HttpRecord) => boolean): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
     let rec: HttpRecord | undefined;
     try {
       rec = this.recordOf(p, req, response, recordedAt, durationMs);
     } catch (e) {
       turn?.finish();
       throw e;
+    }
+    if (rec && unchanged?.(rec)) {
+      // Already the key's last recording, which a later call is served again: stored once.
+      turn?.finish();
+      return { rec: undefined, durable: Promise.resolve(undefined) };
     }
     if (!rec) {
       // The beforeRecord hook kept it off the tape: live, and not recorded.

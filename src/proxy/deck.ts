@@ -49,6 +49,7 @@ import { openRecorder, type DeckRecorder } from './deck-record.ts';
 import { Fleet } from './fleet.ts';
 // Browser bundles get origins.browser.ts and host-match.browser.ts: a page compares no hosts.
 import { filedKey, filedName, ORIGIN_FILING, recordedRoutes } from '../store/origins.ts';
+import { polledAgain } from './polled-again.ts';
 import { HeldForRetry } from './held-for-retry.ts';
 import { checkHostMatch, openHostMatch, type Found, type HostLookup, type HostMatchMode } from './host-match.ts';
 
@@ -1228,7 +1229,7 @@ export class Deck {
    * and stats.appendFailures; `durable` never rejects.
    */
   record(p: Prepared, req: DeckRequest, response: HttpRecord['response'], recordedAt: Date, durationMs: number, turn?: RecordTurn): { rec: HttpRecord | undefined; durable: Promise<TapedeckError | undefined> } {
-    const r = this.recorder.record(p, req, response, recordedAt, durationMs, turn);
+    const r = this.recorder.record(p, req, response, recordedAt, durationMs, turn, polledAgain({ mode: this.mode, repeatLast: this.repeatLast, col: this.col }, p, req));
     const rec = r.rec;
     // Record mode: held for the faulted call's retry once stored (./held-for-retry.ts).
     if (rec && req.behindFault === true && this.mode === 'record') return { rec, durable: r.durable.then((e) => (e === undefined && this.heldForRetry.hold(rec), e)) };

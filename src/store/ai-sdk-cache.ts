@@ -10,6 +10,7 @@
  * every part the model's stream gave, in order, with the rest of the doStream() result
  * (request and response metadata). Its replay is a stream of the same parts.
  */
+import { AsyncResource } from 'node:async_hooks';
 import { TapedeckError } from '../errors.ts';
 import type { ReplayCache } from './replay-cache.ts';
 
@@ -63,7 +64,14 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
       const request = { model: model.modelId, ...params };
       const hit = await c.get(request);
       if (hit !== undefined) return hit;
-      const result = await doGenerate();
+      let result: unknown;
+      try {
+        result = await doGenerate();
+      } catch (e) {
+        // No answer to put: identical calls asked after this one need not wait for it.
+        c.forgo(request);
+        throw e;
+      }
       await c.put(request, result);
       return result;
     },
@@ -72,24 +80,53 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
       const request = { model: model.modelId, ...params, stream: true };
       const hit = await c.get(request);
       if (hit !== undefined) return replayed(hit, c);
-      const result = await doStream();
-      if (!isObj(result) || !(result.stream instanceof ReadableStream)) return result;
+      let result: unknown;
+      try {
+        result = await doStream();
+      } catch (e) {
+        c.forgo(request);
+        throw e;
+      }
+      if (!isObj(result) || !(result.stream instanceof ReadableStream)) {
+        c.forgo(request);
+        return result;
+      }
       const { stream, ...rest } = result;
       const parts: unknown[] = [];
       let failed = false;
-      const recorded = (stream as ReadableStream<unknown>).pipeThrough(
-        new TransformStream<unknown, unknown>({
-          transform(part, out) {
-            if (isObj(part) && part.type === 'error') failed = true;
-            parts.push(part);
-            out.enqueue(part);
-          },
+      // The turn this call's get took is in this async context; the stream's reader calls back
+      // from its own, so the put and the give-up run bound to this one.
+      const put = AsyncResource.bind(() => c.put(request, { ...rest, stream: parts }));
+      const forgo = AsyncResource.bind(() => c.forgo(request));
+      const source = (stream as ReadableStream<unknown>).getReader();
+      // Read part by part rather than piped through a TransformStream: a stream that errors or
+      // that its reader cancels is seen here, and its turn given up (nothing will be put).
+      const recorded = new ReadableStream<unknown>({
+        async pull(out) {
+          let r: Awaited<ReturnType<typeof source.read>>;
+          try {
+            r = await source.read();
+          } catch (e) {
+            forgo();
+            out.error(e);
+            return;
+          }
+          if (!r.done) {
+            if (isObj(r.value) && r.value.type === 'error') failed = true;
+            parts.push(r.value);
+            out.enqueue(r.value);
+            return;
+          }
           // Stored before the caller sees the end: nothing is taken as recorded before it is.
-          async flush() {
-            if (!failed) await c.put(request, { ...rest, stream: parts });
-          },
-        }),
-      );
+          if (failed) forgo();
+          else await put();
+          out.close();
+        },
+        cancel(reason) {
+          forgo();
+          return source.cancel(reason);
+        },
+      });
       return { ...rest, stream: recorded };
     },
   };

@@ -797,6 +797,26 @@ export class RecordCollection<R> {
   }
 
   /**
+   * The recording a call of `key` past its last one is served again (what {@link next} gives with
+   * `repeatLast` there), read without serving it: undefined when the key has none intact and
+   * unexpired. Update mode asks it before recording such a call's answer again.
+   *
+   * @example
+   * const last = col.lastOf(key) // undefined: nothing to serve again
+   */
+  lastOf(key: string): R | undefined {
+    const s = this.slotOf(key);
+    if (!s) return undefined;
+    for (let i = s.length - 1; i >= 0; i--) {
+      const at = s.at(i)!.stored?.expiresAt;
+      if (at !== undefined && Date.now() >= at) continue;
+      // A damaged last one: served again it is an error, not the one before it.
+      return this.materialize(s.at(i)!);
+    }
+    return undefined;
+  }
+
+  /**
    * For a caller that picks recordings itself (see {@link use}) and serves the last one of a key
    * again: E_TAPE_DAMAGED when damaged records that may be later recordings of its key follow
    * it in the store (this call may be one of their turns), else undefined.

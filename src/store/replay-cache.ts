@@ -412,6 +412,25 @@ export class ReplayCache {
     return putting;
   }
 
+  /**
+   * Says that the call whose get missed will put nothing (its API call failed for good): the
+   * turn that get took in this async context ends, so the puts of identical calls asked after it
+   * are stored at once rather than waiting `turnTimeoutMs` for it. A retry that gets again after
+   * it takes a new turn, after the calls already waiting. Nothing happens when this context holds
+   * no turn of the request (replay, passthrough, a put already made).
+   *
+   * @example
+   * const answer = await cache.get(request);
+   * if (answer === undefined) {
+   *   let result;
+   *   try { result = await callTheApi(request) } catch (e) { cache.forgo(request); throw e }
+   *   await cache.put(request, result);
+   * }
+   */
+  forgo(request: unknown, ignoredArgs?: readonly string[]): void {
+    this.turns.claim(() => this.keysOf(request, ignoredArgs ?? this.ignoredArgs).key)?.finish();
+  }
+
   /** The body of {@link put}: after its turn's wait, if it holds one, in the order of the gets. */
   private async store(request: unknown, value: unknown, opts: ReplayPutOptions, ignoredArgs: readonly string[] | undefined, turn: CacheTurn | undefined): Promise<void> {
     if (this.hooks.beforeRecord) {

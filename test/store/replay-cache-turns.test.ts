@@ -450,4 +450,112 @@ describe('the AI SDK: Promise.all over identical generateText and streamText cal
       await play.close();
     });
   }
+
+  // Failed before: a call that failed for good put nothing, and its turn held the identical
+  // calls asked after it until turnTimeoutMs (60 s by default) or close: their puts waited, and
+  // a test awaiting them timed out. The middleware now gives the turn up (ReplayCache.forgo).
+  describe('replayCacheMiddleware: a call that fails for good holds no identical call behind it', () => {
+    const answer = (text: string) => ({ content: [{ type: 'text' as const, text }], finishReason: { unified: 'stop' as const, raw: 'stop' }, usage, warnings: [] });
+    const parts = (text: string) => [
+      { type: 'stream-start' as const, warnings: [] },
+      { type: 'text-start' as const, id: 't' },
+      { type: 'text-delta' as const, id: 't', delta: text },
+      { type: 'text-end' as const, id: 't' },
+      { type: 'finish' as const, finishReason: { unified: 'stop' as const, raw: 'stop' }, usage },
+    ];
+    /** Records two identical calls at once, the first failing after the second answered: the warnings and the replayed answers. */
+    const run = async (ask: (m: ReturnType<typeof wrapLanguageModel>) => Promise<string>, model: MockLanguageModelV3) => {
+      const tape = fresh();
+      let results: PromiseSettledResult<string>[] = [];
+      const warnings = await warningsDuring(async () => {
+        const cache = await ReplayCache.open(tape, { mode: 'update', turnTimeoutMs: 400 });
+        const m = wrapLanguageModel({ model, middleware: replayCacheMiddleware(cache) as unknown as LanguageModelMiddleware });
+        try {
+          results = await Promise.allSettled([ask(m), ask(m)]);
+        } finally {
+          await cache.close();
+        }
+      });
+      const play = await ReplayCache.open(tape, { mode: 'replay' });
+      const m = wrapLanguageModel({ model: new MockLanguageModelV3({}), middleware: replayCacheMiddleware(play) as unknown as LanguageModelMiddleware });
+      const replayed = await ask(m);
+      await play.close();
+      return { results: results.map((r) => r.status), warnings: warnings.filter((w) => w.startsWith('TAPEDECK_CACHE_TURN')), replayed };
+    };
+
+    it('generateText: the first call throws, the second is stored at once', async () => {
+      let calls = 0;
+      const model = new MockLanguageModelV3({
+        doGenerate: async () => {
+          const i = calls++;
+          await new Promise((r) => setTimeout(r, i === 0 ? 60 : 5));
+          if (i === 0) throw new Error('the API failed');
+          return answer('answer-1');
+        },
+      });
+      const got = await run(async (m) => (await generateText({ model: m, prompt: 'Pick a number.', maxRetries: 0 })).text, model);
+      expect(got).toEqual({ results: ['rejected', 'fulfilled'], warnings: [], replayed: 'answer-1' });
+    });
+
+    for (const how of ['errors', 'sends an error part'] as const) {
+      it(`streamText: the first stream ${how}, the second is stored at once`, async () => {
+        let calls = 0;
+        const model = new MockLanguageModelV3({
+          doStream: async () => {
+            const i = calls++;
+            return {
+              stream: new ReadableStream({
+                async start(c) {
+                  c.enqueue(parts('')[0]);
+                  await new Promise((r) => setTimeout(r, i === 0 ? 60 : 5));
+                  if (i === 0 && how === 'errors') return c.error(new Error('the connection dropped'));
+                  if (i === 0) {
+                    c.enqueue({ type: 'error', error: new Error('overloaded') });
+                    return c.close();
+                  }
+                  for (const p of parts('answer-1').slice(1)) c.enqueue(p);
+                  c.close();
+                },
+              }),
+            };
+          },
+        });
+        const got = await run(async (m) => {
+          const r = streamText({ model: m, prompt: 'Pick a number.', maxRetries: 0, onError: () => {} });
+          const text = await r.text;
+          // An error part ends streamText without rejecting: what it carried decides.
+          if ((await r.finishReason) === 'error' || text === '') throw new Error('failed');
+          return text;
+        }, model);
+        expect(got).toEqual({ results: ['rejected', 'fulfilled'], warnings: [], replayed: 'answer-1' });
+      });
+    }
+
+    it('a stream its reader cancels gives its turn up', async () => {
+      const tape = fresh();
+      const warnings = await warningsDuring(async () => {
+        const cache = await ReplayCache.open(tape, { mode: 'update', turnTimeoutMs: 400 });
+        const mw = replayCacheMiddleware(cache);
+        const params = { prompt: [{ role: 'user', content: [{ type: 'text', text: 'Pick a number.' }] }] };
+        const streamOf = (text: string) => async () => ({ stream: new ReadableStream({ start: (c) => (parts(text).forEach((p) => c.enqueue(p)), c.close()) }) });
+        try {
+          // Two calls, each in its own async chain (one chain asking again is a retry of its call).
+          const call = async (text: string) => (await mw.wrapStream({ doStream: streamOf(text), doGenerate: streamOf(''), params, model: { modelId: 'm' } })) as { stream: ReadableStream };
+          const [first, second] = await Promise.all([call('answer-0'), call('answer-1')]);
+          const reader = first.stream.getReader();
+          await reader.read();
+          await reader.cancel();
+          const seen: unknown[] = [];
+          for await (const p of second.stream as unknown as AsyncIterable<unknown>) seen.push(p);
+          expect(seen).toHaveLength(5);
+        } finally {
+          await cache.close();
+        }
+      });
+      expect(warnings.filter((w) => w.startsWith('TAPEDECK_CACHE_TURN'))).toEqual([]);
+      const play = await ReplayCache.open(tape, { mode: 'replay' });
+      expect(((await play.get({ model: 'm', prompt: [{ role: 'user', content: [{ type: 'text', text: 'Pick a number.' }] }], stream: true })) as { stream: { delta?: string }[] }).stream[2]!.delta).toBe('answer-1');
+      await play.close();
+    });
+  });
 });
