@@ -486,8 +486,10 @@ export function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifferenc
   const args = differingArgsOf(rv, cv).filter((k) => k !== 'model' && k !== 'system' && k !== 'tools');
   if (args.length) {
     const one = args.length === 1 ? args[0]! : undefined;
-    // Temperature is keyed only at 0: its absence from a view is a sampling one (or none).
-    const value = (v: unknown) => (v === undefined && one === 'temperature' ? 'sampling (not 0)' : shortValue(v));
+    // Temperature is keyed only at 0: its absence from a view is a sampling one (or none). A
+    // `stream` absent from a view is a call not streamed (`stream: false` is keyed as absent,
+    // and Ollama's default stream is keyed as `true`), so the caller who sent false reads false.
+    const value = (v: unknown) => (v === undefined && one === 'temperature' ? 'sampling (not 0)' : v === undefined && one === 'stream' ? 'false' : shortValue(v));
     const a = one === undefined ? undefined : value(opts(rv)[one]);
     const b = one === undefined ? undefined : value(opts(cv)[one]);
     const text = one !== undefined && a && b ? `argument ${clip(one, 40)} differs: ${a} vs ${b} in the closest recording` : `arguments differ from the closest recording: ${fewOf(args, 80)}`;

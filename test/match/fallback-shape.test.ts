@@ -58,7 +58,7 @@ describe.each(['signature', 'hybrid'] as const)('mode %s', (mode) => {
     expect(e).toBeInstanceOf(TapedeckError);
     expect(e.code).toBe('E_MISS');
     expect(e.details.report).toContain('1 recording has this signature but answers in another shape than this request\'s ({"stream":true}): no fallback serves one');
-    expect(e.details.report).toContain('argument stream differs: true vs (absent)');
+    expect(e.details.report).toContain('argument stream differs: true vs false');
     const plainOnly = createMatcher({ mode, recordings: [rec(chat('Story', { stream: true }), 'streamed')] });
     expect(errorOf(() => plainOnly.match(chat('Hi'))).details.report).toContain("answers in another shape than this request's (a plain answer)");
   });

@@ -166,6 +166,8 @@ describe('ollama through the proxy', () => {
       // A streamed call of a prompt only recorded plain is a miss raised by the iterator's request.
       const streamed = await caught(ollama(proxy.url).chat({ model: 'llama3.2', stream: true, options: { temperature: 0, seed: 42, num_ctx: 4096 }, messages: [{ role: 'user', content: 'Hello there' }] }));
       expect((streamed as Error).name).toBe('ResponseError');
+      // Failed before: the diagnosis showed the recording's `stream: false` as (absent).
+      expect((streamed as Error).message).toMatch(/^tapedeck miss: argument stream differs: true vs false in the closest recording/);
       // The AI SDK's providers raise their API call errors with the diagnosis.
       const native = createOllama({ baseURL: `${proxy.url}/api` });
       const compat = createOpenAICompatible({ name: 'ollama', baseURL: `${proxy.url}/v1`, apiKey: OLLAMA_KEY });
