@@ -139,6 +139,8 @@ export function pickByMatch(
   used: Set<HttpRecord>,
   views: WeakMap<HttpRecord, HookRecording>,
   repeatLast: boolean,
+  /** Counts the recordings the matcher was asked about (a miss says when none had the shape). */
+  asked?: { count: number },
 ): HttpRecord | undefined {
   let last: HttpRecord | undefined;
   // The key never answers a streamed request with a plain recording or the reverse (nor another
@@ -153,6 +155,7 @@ export function pickByMatch(
       const theirs = recordedShapes.get(rec);
       if (theirs !== undefined && theirs !== shape) continue;
     }
+    if (asked) asked.count++;
     let view = views.get(rec);
     if (!view) views.set(rec, (view = httpView(rec)));
     // A copy: a matcher that changes what it is given must not change the next comparison.

@@ -983,7 +983,8 @@ export class Deck {
     // As it would be stored (a page has no match function: deck-hooks.browser.ts refuses one).
     const request = this.recorder.storedRequest(req);
     const picked = this.matchedByFunction.size;
-    const rec = r ? pickByMatch(match, request, r.records, this.matchedByFunction, this.hookViews, this.repeatLast) : undefined;
+    const asked = { count: 0 };
+    const rec = r ? pickByMatch(match, request, r.records, this.matchedByFunction, this.hookViews, this.repeatLast, asked) : undefined;
     if (rec) {
       // The last one again (nothing new was picked): not when lost records may follow it.
       const lost = this.matchedByFunction.size === picked ? this.col?.lostPast(rec) : undefined;
@@ -992,7 +993,11 @@ export class Deck {
       return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
     }
     const fix = recordHow(this.entry);
-    const difference = r && r.records.length > 0 ? `the match function accepted none of the ${r.records.length} recording(s) for ${route}` : `no recording for ${route}`;
+    const n = r?.records.length ?? 0;
+    // None of the route's recordings has the request's answer shape: the function was asked
+    // about none, and saying it accepted none would send the user to debug the function.
+    const difference =
+      n === 0 ? `no recording for ${route}` : asked.count === 0 ? `none of the ${n} recording(s) for ${route} has this request's answer shape (streamed or not, n, response format), so the match function was shown none` : `the match function accepted none of the ${asked.count} recording(s) for ${route} with this request's answer shape`;
     return { kind: 'miss', miss: new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, difference, kind: r ? 'other' : 'no-recordings', fix }) };
   }
 

@@ -145,8 +145,14 @@ describe('a custom match function', () => {
     const c = client(replay);
     expect((await say(c, 'HELLO world')).choices[0]!.message.content).toBe(first.choices[0]!.message.content);
     const miss = await say(c, 'goodbye').catch((e: unknown) => e);
-    expect(String((miss as Error).message)).toContain('the match function accepted none of the 1 recording(s) for POST /v1/chat/completions');
+    expect(String((miss as Error).message)).toContain('the match function accepted none of the 1 recording(s) for POST /v1/chat/completions with this request');
     expect(asked.length).toBeGreaterThanOrEqual(2);
+    // Failed before: a streamed call, whose shape no recording has, was said to be refused by
+    // the function, which was never asked.
+    const before = asked.length;
+    const streamed = await c.chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'Hello World' }] }).catch((e: unknown) => e);
+    expect(String((streamed as Error).message)).toContain("none of the 1 recording(s) for POST /v1/chat/completions has this request's answer shape");
+    expect(asked.length).toBe(before);
     await replay.close();
   });
 });
