@@ -31,8 +31,11 @@ export const DIFF_EXIT = { ok: 0, failing: 1, bad: 2 } as const;
 
 function failOnList(raw: string | undefined): FailOn[] {
   if (raw === undefined) return [...DEFAULT_FAIL_ON];
-  if (raw.trim() === 'none' || raw.trim() === '') return [];
+  if (raw.trim() === 'none') return [];
   const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  // An empty list (`--fail-on "$FAIL_ON"` with the variable unset) would switch the gate off
+  // without a word: only `none` says that.
+  if (names.length === 0) throw new TapedeckError('E_ARG', `--fail-on names no class (got ${JSON.stringify(raw)}).`, { hint: `--fail-on takes a comma-separated list of ${FAIL_ON_NAMES.join(', ')}; --fail-on none never fails; leave it out for the default (${DEFAULT_FAIL_ON.join(',')})` });
   const bad = names.filter((n) => !(FAIL_ON_NAMES as readonly string[]).includes(n));
   if (bad.length) throw new TapedeckError('E_ARG', `--fail-on: unknown class ${bad.map((b) => JSON.stringify(b)).join(', ')}.`, { hint: `--fail-on takes a comma-separated list of ${FAIL_ON_NAMES.join(', ')}, or none` });
   return names as FailOn[];

@@ -36,6 +36,12 @@ export interface Pairing {
   new?: Recorded;
   /** For a pair whose request key changed: what changed, worded (empty when the key is the same). */
   requestChange: string[];
+  /**
+   * For a recording on one side only whose request the other side has recordings of too: how
+   * many each side has (a request asked more or fewer times, or a record run killed before it
+   * replaced the old recordings, which leaves its re-recordings after them).
+   */
+  repeats?: { old: number; new: number };
 }
 
 function recordedOf(side: TapeSide): Recorded[] {
@@ -169,6 +175,9 @@ class Leftovers {
   }
 }
 
+/** What a recording is found under: its route, match kind and request key. */
+const keyName = (r: Recorded): string => `${r.asked.route}\u0000${r.asked.match}\u0000${r.asked.key}`;
+
 /** The host a recording was made for, as replay compares hosts; '' for one that names none. */
 const hostOf = (r: Recorded): string => (r.asked.origin === undefined ? '' : originKey(r.asked.origin));
 
@@ -211,7 +220,7 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
     // By key, then by host: one request made to two hosts keeps each host's repeats apart.
     const byKey = new Map<string, Map<string, Recorded[]>>();
     for (const o of olds) {
-      const k = `${o.asked.route}\u0000${o.asked.match}\u0000${o.asked.key}`;
+      const k = keyName(o);
       let hosts = byKey.get(k);
       if (!hosts) byKey.set(k, (hosts = new Map()));
       const h = hostOf(o);
@@ -219,6 +228,19 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
       if (q) q.push(o);
       else hosts.set(h, [o]);
     }
+    // How many recordings of each request (route, match, key) each side has.
+    const count = (list: readonly Recorded[]) => {
+      const m = new Map<string, number>();
+      for (const r of list) m.set(keyName(r), (m.get(keyName(r)) ?? 0) + 1);
+      return m;
+    };
+    const oldCounts = count(olds);
+    const newCounts = count(news);
+    const repeatsOf = (r: Recorded): { repeats?: { old: number; new: number } } => {
+      const o = oldCounts.get(keyName(r)) ?? 0;
+      const n = newCounts.get(keyName(r)) ?? 0;
+      return o > 0 && n > 0 ? { repeats: { old: o, new: n } } : {};
+    };
     const paired = new Set<Recorded>();
     const pairs: Pairing[] = [];
     const left: Recorded[] = [];
@@ -228,7 +250,7 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
     for (const pass of [false, true]) {
       for (const n of news) {
         if (byNew.has(n)) continue;
-        const o = takeOld(byKey.get(`${n.asked.route}\u0000${n.asked.match}\u0000${n.asked.key}`), n, pass);
+        const o = takeOld(byKey.get(keyName(n)), n, pass);
         if (o) byNew.set(n, o);
       }
     }
@@ -241,13 +263,20 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
     }
     const leftovers = left.length ? new Leftovers(olds, paired, keys) : undefined;
     for (const n of left) {
+      // Another recording of a request the old side has: one more call of it, not another
+      // request changed into it (which a leftover of another key would otherwise be taken for).
+      const again = repeatsOf(n);
+      if (again.repeats) {
+        pairs.push({ tape: name, new: n, requestChange: [], ...again });
+        continue;
+      }
       const best = leftovers!.closest(n);
       if (best) {
         paired.add(best.old);
         pairs.push({ tape: name, old: best.old, new: n, requestChange: [...best.change, ...hostChange(best.old, n)] });
       } else pairs.push({ tape: name, new: n, requestChange: [] });
     }
-    for (const o of olds) if (!paired.has(o)) pairs.push({ tape: name, old: o, requestChange: [] });
+    for (const o of olds) if (!paired.has(o)) pairs.push({ tape: name, old: o, requestChange: [], ...repeatsOf(o) });
     // Report order: the new tape's order, removed recordings where they stood in the old one.
     pairs.sort((a, b) => (a.new?.index ?? a.old!.index) - (b.new?.index ?? b.old!.index) || (a.new ? 0 : 1) - (b.new ? 0 : 1));
     out.push(...pairs);

@@ -7,6 +7,7 @@ import { escapeHtml as esc } from './escape.ts';
 import { entryHost, failOnText, manyHosts, type DriftEntry, type DriftReport } from './report.ts';
 import { toleranceText, usageCounts } from './usage.ts';
 import { uncomparedPhrase } from './uncompared.ts';
+import { showsChange } from './text-diff.ts';
 
 const pretty = (v: unknown) => (v === undefined ? '' : (JSON.stringify(v, null, 2) ?? ''));
 
@@ -63,7 +64,7 @@ function entryHtml(e: DriftEntry, hosts: boolean): string {
     }
   }
   if (d.finish) body += sideBySide(esc(`finish: ${d.finish.old.join(', ')}${d.finish.oldRefusal ? `\nrefusal: ${d.finish.oldRefusal}` : ''}`), esc(`finish: ${d.finish.new.join(', ')}${d.finish.newRefusal ? `\nrefusal: ${d.finish.newRefusal}` : ''}`));
-  if (d.text && d.text.ops.length) {
+  if (d.text && showsChange(d.text.ops)) {
     let o = '';
     let n = '';
     for (const [op, t] of d.text.ops) {

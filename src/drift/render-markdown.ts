@@ -4,7 +4,7 @@
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeHtml, escapeMarkdown, escapeTerminal } from './escape.ts';
 import { entryHost, failOnText, manyHosts, type DriftEntry, type DriftReport } from './report.ts';
-import { inlineDiff } from './text-diff.ts';
+import { inlineDiff, showsChange } from './text-diff.ts';
 import { toleranceText, usageCounts } from './usage.ts';
 import { uncomparedPhrase } from './uncompared.ts';
 
@@ -42,7 +42,7 @@ function detailsOf(e: DriftEntry): string {
     out += '\n';
   }
   if (d.finish) out += `Finish: ${d.finish.old.map(cell).join(', ') || '-'} → ${d.finish.new.map(cell).join(', ') || '-'}${d.finish.oldRefusal || d.finish.newRefusal ? `; refusal: ${cell(d.finish.oldRefusal ?? '-')} → ${cell(d.finish.newRefusal ?? '-')}` : ''}\n\n`;
-  if (d.text && d.text.ops.length > 1) out += `Text, ${Math.round(d.text.similarity * 100)}% similar (\`[-removed-]{+added+}\`):\n\n${block('text', inlineDiff(d.text.ops.map(([op, t]) => [op, escapeTerminal(t)])))}\n`;
+  if (d.text && showsChange(d.text.ops)) out += `Text, ${Math.round(d.text.similarity * 100)}% similar (\`[-removed-]{+added+}\`):\n\n${block('text', inlineDiff(d.text.ops.map(([op, t]) => [op, escapeTerminal(t)])))}\n`;
   if (d.usage) out += `Usage: ${usageCounts(d.usage, '→')}, beyond ${toleranceText(d.usage)}${d.text ? '' : '; the text is the same'}.\n\n`;
   if (d.stream) out += `Stream: ${d.stream.oldEvents} → ${d.stream.newEvents} events; order ${d.stream.oldOrder.map(cell).join(' ')} → ${d.stream.newOrder.map(cell).join(' ')}\n\n`;
   if (d.benign) out += `Noise: ${d.benign.map(cell).join('; ')}\n\n`;

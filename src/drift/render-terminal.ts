@@ -5,7 +5,7 @@ import type { DriftClass } from './classify.ts';
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeTerminal } from './escape.ts';
 import { entryHost, failOnText, manyHosts, type DriftReport } from './report.ts';
-import { inlineDiff } from './text-diff.ts';
+import { inlineDiff, showsChange } from './text-diff.ts';
 import { uncomparedPhrase } from './uncompared.ts';
 
 const CODES: Record<DriftClass | 'added' | 'removed', string> = {
@@ -64,7 +64,7 @@ export function renderTerminal(r: DriftReport, opts: { colour: boolean; width?: 
       const head = `${paint(cls as keyof typeof CODES, pad(cls, 11))} ${pad(clip(e.tape, tapeW), tapeW)} ${pad(idx, 5)} ${pad(clip(e.route, routeW), routeW)} ${hostCell(e.host)}`;
       const more = e.classes.length > 1 ? ` [${e.classes.slice(1).join(', ')}]` : '';
       out += `${head}${clip(e.summary + more, Math.max(30, width - 20 - tapeW - routeW - (hosts ? hostW + 1 : 0)))}\n`;
-      if (e.details.text && e.classes.includes('text') && e.details.text.ops.length > 1) {
+      if (e.details.text && e.classes.includes('text') && showsChange(e.details.text.ops)) {
         out += `${' '.repeat(12)}${inlineDiff(e.details.text.ops.map(([op, t]) => [op, escapeTerminal(t)]), marks, 30).replace(/\s*\n\s*/g, ' ⏎ ').slice(0, 400)}${opts.colour ? '\x1b[0m' : ''}\n`;
       }
     }

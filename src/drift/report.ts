@@ -53,6 +53,8 @@ export interface DriftEntry {
   new?: EntrySide;
   /** A pair whose request changed: what changed (empty when the request key is the same). */
   requestChange: string[];
+  /** `added` / `removed` of a request both sides have recordings of: how many each has. */
+  repeats?: { old: number; new: number };
   /** The answer's shape (of the new side when both exist). */
   shape: string;
   /** Pairs only: every class that applies, most severe first. */
@@ -143,6 +145,11 @@ const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…`
 
 /** One line for an entry: the first thing a reader needs to know. */
 function summaryOf(e: Omit<DriftEntry, 'summary'>): string {
+  // One more or fewer of a request both sides have: the answer it adds is not compared (it
+  // answers another call of the request), so the summary says where it stands.
+  const r = e.repeats;
+  if (e.status === 'added' && r) return `another recording of a request recorded before (${r.new} now, ${r.old} before; replay serves them in turn, and a record run killed before it closed leaves its re-recordings after the old ones)`;
+  if (e.status === 'removed' && r) return `one recording fewer of this request (${r.new} now, ${r.old} before)`;
   if (e.status === 'added') return 'new recording (no old one for this request)';
   // The new tape has no recording of it: not made again, or made and failed (rerecord lists why).
   if (e.status === 'removed') return 'recording gone (no new recording of this request)';
@@ -181,7 +188,7 @@ function entryOf(p: Pairing, opts: ReportOptions): DriftEntry {
   if (!p.old || !p.new) {
     const only = (p.new ?? p.old)!;
     const a = answerOf(only.record)!;
-    const e = { tape: p.tape, route, status: p.new ? 'added' : 'removed', ...(p.old ? { old: side(p.old, a) } : {}), ...(p.new ? { new: side(p.new, a) } : {}), requestChange: [], shape: a.shape, classes: [], primary: '', details: {} } as Omit<DriftEntry, 'summary'>;
+    const e = { tape: p.tape, route, status: p.new ? 'added' : 'removed', ...(p.old ? { old: side(p.old, a) } : {}), ...(p.new ? { new: side(p.new, a) } : {}), requestChange: [], shape: a.shape, classes: [], primary: '', details: {}, ...(p.repeats ? { repeats: p.repeats } : {}) } as Omit<DriftEntry, 'summary'>;
     return { ...e, summary: summaryOf(e) };
   }
   const after = answerOf(p.new.record)!;

@@ -6,6 +6,18 @@
 /** One run of a diff: '=' in both texts, '-' only in the old one, '+' only in the new one. */
 export type DiffOp = ['=' | '-' | '+', string];
 
+/**
+ * Whether a word diff shows a change: any op that removes or adds. A text that was emptied (one
+ * removal) or that is new (one addition) is a change too, which "more than one op" missed.
+ *
+ * @example
+ * showsChange([['-', 'Sure, here it is.']]) // true
+ * showsChange([['=', 'same']])              // false
+ */
+export function showsChange(ops: readonly DiffOp[]): boolean {
+  return ops.some(([op]) => op !== '=');
+}
+
 /** Words and the whitespace between them, in order; joined they give the text back. */
 export function wordTokens(text: string): string[] {
   return text.match(/\s+|[^\s]+/g) ?? [];

@@ -125,10 +125,10 @@ function setConfig(root: string, values: readonly (readonly [string, string])[])
  * What tapedeck keeps beside a tape while it works on it, and leaves behind when it is killed:
  * writer registrations (`<tape>.writers/`), the tape's lock (`<tape>.lock`), and a rewrite's or
  * import's or pull's file before it is renamed into place (`.<tape>.<pid>.<hex>[.<what>].tmp`;
- * older versions' pulls `.<tape>.<pid>.<hex>.pull`). None is a recording: `git add -A` must not
- * commit them.
+ * older versions' pulls `.<tape>.<pid>.<hex>.pull`), and rerecord's draft while it is written
+ * (`<out>.partial`, with its writers). None is a recording: `git add -A` must not commit them.
  */
-const WORKING_FILES = ['*.tape.writers/', '*.tape.lock', '.*.tape.*.tmp', '.*.tape.*.pull'];
+const WORKING_FILES = ['*.tape.writers/', '*.tape.lock', '.*.tape.*.tmp', '.*.tape.*.pull', '*.tape.partial', '*.tape.partial.writers/'];
 
 /**
  * Appends to a git file (.gitattributes, .gitignore) the `lines` it does not hold yet, under a

@@ -87,6 +87,10 @@ describe('tapedeck init', () => {
     writeFileSync(join(repo, 'tapes', '.chat.tape.4242.0a1b2c3d.tmp'), '');
     writeFileSync(join(repo, 'tapes', '.chat.tape.4242.0a1b2c3d.import.tmp'), '');
     writeFileSync(join(repo, 'tapes', '.chat.tape.4242.0a1b2c3d.pull'), '');
+    // A rerecord killed while it wrote its draft (failed before: both were committed).
+    writeFileSync(join(repo, 'tapes', 'chat.rerecorded.tape.partial'), '');
+    mkdirSync(join(repo, 'tapes', 'chat.rerecorded.tape.partial.writers'));
+    writeFileSync(join(repo, 'tapes', 'chat.rerecorded.tape.partial.writers', '4242-abcdef.json'), '{}');
     git(repo, 'add', '-A');
     expect(git(repo, 'diff', '--cached', '--name-only').split('\n').filter(Boolean).sort()).toEqual(['.gitattributes', '.gitignore', 'tapes/chat.tape']);
     // The user's own lines stay, and nothing is added twice.

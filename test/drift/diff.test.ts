@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DriftClass } from '../../src/drift/classify.ts';
 import { loadPaths } from '../../src/drift/load.ts';
 import { driftReport, type DriftReport } from '../../src/drift/report.ts';
+import { renderHtml } from '../../src/drift/render-html.ts';
 import { renderMarkdown } from '../../src/drift/render-markdown.ts';
 import { renderTerminal } from '../../src/drift/render-terminal.ts';
 import { readTape } from '../../src/store/tape-file.ts';
@@ -80,6 +81,19 @@ describe('classification', () => {
     expect(ops.filter(([op]) => op !== '-').map(([, t]) => t).join('')).toBe('The capital of France is Paris, a city on the river Seine.');
     // 8 words in common (The capital of France is on the Seine.) of 11 and 12: 2*8/(11+12)
     expect(e.details.text!.similarity).toBeCloseTo(16 / 23, 5);
+  });
+
+  // Failed before: the terminal and Markdown showed a diff only of more than one op, so an
+  // answer whose text was emptied (one removal) or that is new (one addition) showed none.
+  it('text emptied or new: the terminal, Markdown and HTML show the removed or added words', async () => {
+    for (const [op, words, shown] of [['-', 'Sure, here it is.', '[-Sure, here it is.-]'], ['+', 'Now a text answer.', '{+Now a text answer.+}']] as const) {
+      const r = await report('base', 'text');
+      const e = r.entries[0]!;
+      e.details.text = { similarity: 0, ops: [[op, words]] };
+      expect(renderTerminal(r, { colour: false })).toContain(shown);
+      expect(renderMarkdown(r)).toContain(shown);
+      expect(renderHtml(r)).toContain(words);
+    }
   });
 
   it('tool calls: the arguments that changed, as a JSON diff', async () => {
@@ -182,6 +196,9 @@ describe('output', () => {
     const bad: [string[], string, RegExp][] = [
       [['diff', tape('base'), 'missing.tape'], 'E_FILE', /missing\.tape/],
       [['diff', tape('base'), tape('text'), '--fail-on', 'txt'], 'E_ARG', /--fail-on/],
+      // Failed before: an empty list (an unset variable) meant none, and the gate was off.
+      [['diff', tape('base'), tape('text'), '--fail-on', ''], 'E_ARG', /--fail-on none never fails/],
+      [['diff', tape('base'), tape('text'), '--fail-on', ' , '], 'E_ARG', /--fail-on names no class/],
       [['diff', tape('base'), tape('text'), '--format', 'yaml'], 'E_ARG', /--format/],
       [['diff', tape('base'), tape('text'), '--git', 'HEAD'], 'E_USAGE', /--git/],
       [['diff', join(dir, 'bases'), tape('text')], 'E_DIFF_INPUT', /two folders/],

@@ -53,7 +53,10 @@ function oracle(olds: unknown[], news: unknown[]): number[] {
     } else left.push(j);
   });
   const keys = olds.map((o) => requestKeys(askedOf(o)!.body));
+  const oldKeys = new Set(olds.map(key));
   for (const j of left) {
+    // One more recording of a request the old tape has is that request's, not another changed.
+    if (oldKeys.has(key(news[j]))) continue;
     const cand = olds.map((_, i) => i).filter((i) => !paired.has(i));
     if (cand.length === 0) continue;
     const nk: RequestKeys = requestKeys(askedOf(news[j])!.body);
@@ -114,4 +117,29 @@ describe('pairing a changed request with its closest old recording', () => {
       { numRuns: 40 },
     );
   }, 120_000);
+});
+
+// Failed before: a request recorded once on the old tape and twice on the new one (asked one more
+// time, or a record run killed before it replaced the old recording, which leaves the
+// re-recording after it) was reported as a "new recording (no old one for this request)".
+describe('a request recorded more or fewer times than before', () => {
+  it('is said to be another recording (or one fewer) of a request recorded before, with both counts', async () => {
+    const a: Body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'What is the capital of France?' }] };
+    const b: Body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'And of Spain?' }] };
+    const olds = await record(join(dir, 'repeat-old.tape'), [a, b, b]);
+    const news = await record(join(dir, 'repeat-new.tape'), [a, b, a]);
+    const { driftReport } = await import('../../src/drift/report.ts');
+    const r = driftReport([{ name: 't', records: olds }], [{ name: 't', records: news }], { old: 'old', new: 'new' });
+    const added = r.entries.filter((e) => e.status === 'added');
+    const removed = r.entries.filter((e) => e.status === 'removed');
+    expect(added.map((e) => [e.new!.index, e.repeats])).toEqual([[2, { old: 1, new: 2 }]]);
+    expect(added[0]!.summary).toMatch(/^another recording of a request recorded before \(2 now, 1 before; /);
+    expect(removed.map((e) => [e.old!.index, e.repeats])).toEqual([[2, { old: 2, new: 1 }]]);
+    expect(removed[0]!.summary).toBe('one recording fewer of this request (1 now, 2 before)');
+    // A request only one side has keeps its wording.
+    const c: Body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Name a colour.' }], tools: [tool('paint')] };
+    const more = await record(join(dir, 'repeat-more.tape'), [a, b, b, c]);
+    const r2 = driftReport([{ name: 't', records: olds }], [{ name: 't', records: more }], { old: 'old', new: 'new' });
+    expect(r2.entries.filter((e) => e.status === 'added').map((e) => e.summary)).toEqual(['new recording (no old one for this request)']);
+  });
 });
