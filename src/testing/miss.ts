@@ -93,5 +93,9 @@ export function failedWithMiss(errors: readonly unknown[]): boolean {
  * @example
  * failure.message += `\n${SKIPPED_AFTER_MISS}`
  */
+/** Said of a test that skipped itself after its tape failed a request (damaged, its store down). */
+export const SKIPPED_AFTER_ERROR =
+  'The test skipped itself after this error of its tape: a skip does not hide it (CI would pass with no recording behind the test). Fix the tape or its store, as the error says.';
+
 export const SKIPPED_AFTER_MISS =
   'The test skipped itself after the miss: a skip does not hide a miss (CI would pass with no recording behind the test). To skip while recording without the API, decide before the call (say, when tape.mode is not replay and there is no API key).';

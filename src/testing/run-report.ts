@@ -77,6 +77,8 @@ export interface TapeReport {
   faults?: Record<string, number>;
   /** Upstream 4xx/5xx answers this test got live and did not record (no `recordErrors`). */
   errorsNotRecorded?: number;
+  /** Requests the tape or its store failed with an error of its own (damaged, unreachable). */
+  failedRequests?: number;
   /** Calls answered by a recording again, past those recorded for their request (see DeckStats.repeats). */
   repeats?: number;
   /** Requests the test's fetch switch refused (`install({ blockNetwork: true })`), by host. */
@@ -367,8 +369,10 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   const faulted = faultedCalls(rs);
   // Opened and asked nothing this run (its call behind a flag that is off): whether its
   // recordings are stale this run cannot tell; pruning them would lose the call's recording.
-  const idle = rs.every((r) => r.hits === 0 && r.added === 0 && r.misses.length === 0 && r.used.length === 0 && !r.cacheAdded) && (rs[0]!.store !== undefined || existsSync(tape));
+  const failed = rs.reduce((n, r) => n + (r.failedRequests ?? 0), 0);
+  const idle = failed === 0 && rs.every((r) => r.hits === 0 && r.added === 0 && r.misses.length === 0 && r.used.length === 0 && !r.cacheAdded) && (rs[0]!.store !== undefined || existsSync(tape));
   if (faulted.calls > 0) unreadable = `${faulted.text}, not by recordings`;
+  else if (failed > 0) unreadable = `${failed} request${failed === 1 ? '' : 's'} failed with an error of the tape or its store (see the test's error)`;
   else if (idle) unreadable = rs.length === 1 && rs[0]!.test ? `its test (${rs[0]!.test}) made no request in this run` : 'no test made a request through it in this run';
   else if (!rs.some((r) => r.mode === 'passthrough')) {
     if (store && namespace) {

@@ -293,6 +293,8 @@ function openTape(opts: TestTapeOptions): TestTape {
   // Upstream error answers got live and not recorded (no recordErrors): said in the summary,
   // since each local run calls the API for them again and passes while CI misses them.
   let errorsNotRecorded = 0;
+  /** Requests the tape or its store failed with an error of its own (not a miss). */
+  let failedRequests = 0;
   // Answers being recorded that may end as the API's error event inside a 200 stream: known at
   // their end, counted with the errors above then (before the report is written).
   const endings = new Set<Promise<void>>();
@@ -450,9 +452,19 @@ function openTape(opts: TestTapeOptions): TestTape {
     return call;
   };
   const answer = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const res = await open()(input, init);
+    let res: Response;
+    try {
+      res = await open()(input, init);
+    } catch (e) {
+      // The tape or its store failed the request (a damaged tape, a store down): counted, so the
+      // run summary does not say the test made no request.
+      if (e instanceof TapedeckError) failedRequests++;
+      throw e;
+    }
     const how = res.headers.get('x-tapedeck-match');
     if (how === 'miss') return missResponse(res);
+    // An error answer of the tape or its store (damaged, unreachable), not of the upstream.
+    if (how === 'error' && !(res.headers.get('x-tapedeck-error') ?? '').startsWith('E_UPSTREAM')) failedRequests++;
     if (how === 'exact' || how === 'signature' || how === 'sequential') hits++;
     // createFetch hands an unrecorded upstream answer back as it came: no x-tapedeck-match.
     if ((how === null || how === 'passthrough') && res.status >= 400 && mode !== 'passthrough' && !res.headers.has('x-tapedeck-fault')) errorsNotRecorded++;
@@ -707,6 +719,7 @@ function openTape(opts: TestTapeOptions): TestTape {
           ...(rerecorded > 0 ? { rerecorded } : {}),
           ...(unrecorded > 0 ? { unrecorded } : {}),
           ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}),
+          ...(failedRequests > 0 ? { failedRequests } : {}),
           hits,
           misses: ownMisses,
           used: [...used],

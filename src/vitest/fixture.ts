@@ -9,7 +9,7 @@ import { relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { defaultTapePath, type TapeNamer } from '../testing/names.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
-import { failedWithMiss, SKIPPED_AFTER_MISS } from '../testing/miss.ts';
+import { failedWithMiss, SKIPPED_AFTER_ERROR, SKIPPED_AFTER_MISS } from '../testing/miss.ts';
 import { openTestTape, regexEscape, resolveTestStore, shellQuote, STORE_ENV, TEST_TAPE_OPTION_NAMES, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
 import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
 import { FETCH_OPTION_NAMES } from '../proxy/fetch.ts';
@@ -211,7 +211,16 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         await use(guarded);
       } finally {
         installedBy.delete(tape);
-        await tape.close();
+        // A tape that failed its requests (damaged, its store down) throws that error here: kept
+        // until the skip below is judged, so a test that skipped itself after it fails too.
+        let closeError: unknown;
+        let closeFailed = false;
+        try {
+          await tape.close();
+        } catch (e) {
+          closeError = e;
+          closeFailed = true;
+        }
         // The test skipped itself after the miss (`catch { skip('API unavailable') }`): vitest
         // reports a test that called skip() as skipped, whatever failed in it after, so the
         // throw above would go unseen and the run pass with no recording behind the test. It
@@ -219,11 +228,13 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         // fixtures are torn down and its onTestFinished hooks ran: cleared here, the failure
         // stands (test/vitest/skip-after-miss.test.ts holds vitest to this order).
         const result = task.result as { pending?: boolean; state?: string } | undefined;
-        if (result?.pending && tape.misses.length > 0) {
-          skippedAfterMiss = true;
+        if (result?.pending && (tape.misses.length > 0 || closeFailed)) {
+          skippedAfterMiss = tape.misses.length > 0;
           result.pending = false;
           result.state = 'fail';
+          if (closeFailed && closeError instanceof Error) closeError.message += `\n${SKIPPED_AFTER_ERROR}`;
         }
+        if (closeFailed) throw closeError;
       }
     },
   };

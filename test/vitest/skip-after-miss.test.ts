@@ -8,6 +8,8 @@
 // run), the run fails, exit code 1, with a line naming the test, its miss and its record
 // command. A test that skips with no miss stays skipped, and once recorded the test passes.
 // The runners really run (spawned), as a user's project has them.
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { upstreamSuite } from '../proxy/upstream-suite.ts';
 import { runnerProject, sh } from './runner-project.ts';
@@ -75,6 +77,32 @@ describe('chat', () => {
     ]);
     expect(out).toMatch(/Tests +2 failed/);
     expect(out).not.toMatch(/skipped\)/);
+  });
+
+  // Failed before: a tape that could not be read (a bad merge, a Git LFS pointer left in place)
+  // failed the request with its own error, not a miss; the test caught it and skipped, and the
+  // run passed (1 skipped), its summary saying the test made no request.
+  it('vitest: skip() after an error of the tape itself (damaged): the test fails with that error', { timeout: 120_000 }, async () => {
+    const dir = runnerProject(suite.dir, 'vitest-damaged', {
+      'vitest.config.mjs': `import { defineConfig } from 'vitest/config';\nimport { tapedeck } from 'llm-tapedeck/vitest/plugin';\nexport default defineConfig({ plugins: [tapedeck()], test: { include: ['*.test.mjs'] } });\n`,
+      'skip.test.mjs': `import { describe, test } from 'llm-tapedeck/vitest';
+describe('chat', () => {
+  test('skips when the API is unavailable', async ({ tape, skip }) => {${asks('tape.fetch', "skip('LLM API unavailable')")}
+  });
+});
+`,
+    });
+    const recorded = await sh('TAPEDECK_MODE=update npx vitest run', dir, { UPSTREAM: suite.upstream.url });
+    expect(recorded.code, recorded.out).toBe(0);
+    const tapes = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.tape') && !f.startsWith('node_modules'));
+    expect(tapes).toHaveLength(1);
+    writeFileSync(join(dir, tapes[0]!), 'version https://git-lfs.github.com/spec/v1\noid sha256:0000\nsize 123\n');
+    const run = await sh('npx vitest run', dir, ci);
+    expect(run.code, run.out).not.toBe(0);
+    expect(run.out).toContain('The test skipped itself after this error of its tape');
+    expect(run.out).toMatch(/Tests +1 failed/);
+    expect(run.out).not.toContain('made no request');
+    expect(run.out).toMatch(/1 request failed with an error of the tape or its store/);
   });
 
   it('mocha: this.skip() in the catch of an async or sync test fails it; in a done-style test, the run fails', { timeout: 120_000 }, async () => {
