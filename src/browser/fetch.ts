@@ -4,6 +4,7 @@
  * records instead of a tape path: the same request keys, matcher, matching modes, ordered
  * repeats, stream replay and provider-shaped miss answers.
  */
+import { chaosUnavailable } from '../chaos/refused.ts';
 import { TapedeckError } from '../errors.ts';
 import type { MatchMode } from '../match/matcher.ts';
 import type { Timing } from '../proxy/deck.ts';
@@ -66,6 +67,8 @@ export const REPLAY_FETCH_OPTIONS = optionNames<ReplayFetchOptions>()(['tape', '
  */
 export function createReplayFetch(opts: ReplayFetchOptions): TapedeckFetch {
   checkOptionsObject(opts, 'createReplayFetch');
+  // Node's createFetch takes `chaos`; a page gets what a fault asked for there gets, not "unknown option".
+  if ((opts as { chaos?: unknown }).chaos !== undefined) throw chaosUnavailable();
   checkOptions(opts, 'createReplayFetch', REPLAY_FETCH_OPTIONS);
   const tape = loadedTapeOption(opts.tape, 'createReplayFetch');
   return replayFetch(opts, tape, tape.name);

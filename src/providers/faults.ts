@@ -32,11 +32,14 @@ const RETRY_AFTER = new Set<string>(['429', '503', '529']);
  * @example
  * statusFault('/v1/messages', {}, '529', 1000, 7).status // 529, Anthropic's overloaded_error
  * statusFault('/v1/chat/completions', {}, '429', 1000, 7).headers['retry-after'] // '1'
+ *
+ * `retry` says what a retry of the call gets (the message's advice: with `attempts` the
+ * retry after them gets the recording; without, every attempt is drawn anew).
  */
-export function statusFault(path: string, headers: Headers, fault: StatusFault, retryAfterMs: number, seed: number): StatusFaultAnswer {
+export function statusFault(path: string, headers: Headers, fault: StatusFault, retryAfterMs: number, seed: number, retry = 'the retry gets the recording'): StatusFaultAnswer {
   const m = errorModuleOf(path, headers);
   const what = fault === '429' ? 'rate limit' : fault === '500' ? 'server error' : fault === '503' ? 'service unavailable' : 'overloaded';
-  const message = `tapedeck chaos: injected ${fault} ${what} with seed ${seed} (not the API's answer; the retry gets the recording; chaos.seed ${seed} or --chaos-seed ${seed} injects the same faults again)`;
+  const message = `tapedeck chaos: injected ${fault} ${what} with seed ${seed} (not the API's answer; ${retry}; chaos.seed ${seed} or --chaos-seed ${seed} injects the same faults again)`;
   let a = m.fault?.(fault, message);
   if (!a) {
     const status = Number(fault);

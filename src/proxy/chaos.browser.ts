@@ -48,6 +48,10 @@ export function faultSent(): void {
   throw chaosUnavailable();
 }
 
+export function heldUntilAborted(): Promise<Response> {
+  throw chaosUnavailable();
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** See ./chaos.ts; a page injects no faults, and records nothing behind one. */

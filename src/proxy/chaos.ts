@@ -102,6 +102,44 @@ function callKey(d: Deck, req: DeckRequest): string {
 }
 
 /**
+ * The answer to a `timeout` fault: none, until the caller's own timeout (its AbortSignal) ends
+ * the call with its reason, or the fetch's close ends it (each end is in `hung` meanwhile).
+ * What ended it is noted in `faults` (an injected network fault, not the caller's bug).
+ *
+ * @example
+ * case 'timeout': return heldUntilAborted(signal, hung, networkFaults)
+ */
+export function heldUntilAborted(signal: AbortSignal, hung: Set<(e: unknown) => void>, faults: WeakSet<object>): Promise<Response> {
+  return new Promise<Response>((_resolve, reject) => {
+    // A real answer that never comes holds its socket open, and the process with it: a held one
+    // holds a timer instead, or Node would end before the client's own timeout (the timer of
+    // AbortSignal.timeout does not hold the process) could fire.
+    const alive = setInterval(() => undefined, 2 ** 30);
+    const end = (e: unknown) => {
+      clearInterval(alive);
+      hung.delete(end);
+      if (e !== null && typeof e === 'object') faults.add(e);
+      reject(e);
+    };
+    hung.add(end);
+    if (signal.aborted) end(signal.reason);
+    else signal.addEventListener('abort', () => end(signal.reason), { once: true });
+  });
+}
+
+/**
+ * What a retry of a faulted call gets, for the fault's message: the recording only when
+ * `attempts` bounds the faulted attempts; a forced fault (the header) faults every request that
+ * sends it, and without `attempts` each attempt is drawn anew.
+ */
+function retryNote(chaos: HttpChaos, forced: string | undefined): string {
+  if (forced !== undefined) return `every request sending ${CHAOS_HEADER}: ${forced} gets this fault; a request of the call without it gets the recording`;
+  const n = chaos.options.attempts;
+  if (n === undefined) return 'each retry is drawn anew, so it may be faulted too; set chaos attempts (--chaos-attempts N) for a retry that gets the recording';
+  return n === 1 ? 'the retry gets the recording' : `the retry after ${n} faulted attempts gets the recording`;
+}
+
+/**
  * Decides what one request gets. `forced` is the x-tapedeck-chaos value (checked here: a bad
  * one is E_CHAOS_SPEC). Rejects with what deck.decide throws when the answer needs the recording.
  * A damaging fault is counted (and the first fault announced) only once there is a recorded
@@ -163,7 +201,7 @@ export async function planChaos(d: Deck, chaos: HttpChaos, req: DeckRequest, for
       }
     } else d.countRequest();
     if (fault === 'timeout' || fault === 'reset') return { kind: fault, latencyMs, fault, call };
-    return { kind: 'status', latencyMs, fault, answer: statusFault(req.url, req.headers, fault as StatusFault, chaos.options.retryAfterMs ?? CHAOS_DEFAULTS.retryAfterMs, chaos.seed), call };
+    return { kind: 'status', latencyMs, fault, answer: statusFault(req.url, req.headers, fault as StatusFault, chaos.options.retryAfterMs ?? CHAOS_DEFAULTS.retryAfterMs, chaos.seed, retryNote(chaos, forced)), call };
   }
   // A stall is the call's whole answer: it takes the recording (a held one, if it retries a cut
   // call). A cut or malformed answer is an attempt its client retries: the recording is held
@@ -357,7 +395,9 @@ export function recordedBehind(req: DeckRequest): boolean {
  */
 export function needsRecordBehind(plan: ChaosPlan, d: Deck, forced: string | undefined, req: DeckRequest): boolean {
   if (!(plan.kind === 'status' || plan.kind === 'reset' || plan.kind === 'timeout') || forced !== undefined) return false;
-  return d.mode === 'record' || (d.mode === 'update' && !holds(d, req));
+  // Record mode: not when a recording made behind an earlier fault of the call is still held
+  // for its retry (this is that retry, faulted again: `attempts` > 1).
+  return (d.mode === 'record' && !d.holdsForRetry(req)) || (d.mode === 'update' && !holds(d, req));
 }
 
 /**

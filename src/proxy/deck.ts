@@ -1245,6 +1245,26 @@ export class Deck {
   private readonly heldForRetry = new HeldForRetry();
 
   /**
+   * Record mode: whether a recording made behind a fault is held for this request (its call's
+   * retry takes it): a retry faulted again needs no second one, which would call the API again
+   * and leave the tape two answers where its replay gives one.
+   *
+   * @example
+   * if (deck.mode === 'record' && !deck.holdsForRetry(req)) await recordBehind()
+   */
+  holdsForRetry(req: DeckRequest): boolean {
+    if (this.heldForRetry.size === 0) return false;
+    try {
+      const r = this.decoded(req);
+      const p = this.recorder.prepare(r, this.routeOf(r.method, r.url, r.headers));
+      return this.heldForRetry.has(filedKey({ ...p, origin: r.origin }));
+    } catch {
+      // Not keyable: its decision says why; nothing is held for it.
+      return false;
+    }
+  }
+
+  /**
    * A turn among the identical requests being recorded (./record-turns.ts), for a request the
    * caller sends upstream to record: pass it to {@link record}, and finish() it whatever
    * happens (record() finishes it once the record is appended or declined).

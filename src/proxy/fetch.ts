@@ -11,7 +11,7 @@ import { checkOptionNames, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, liveDamageAnswer, needsRecordBehind, planChaos, recordBehind, recordedBehind, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos } from './chaos.ts';
+import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, heldUntilAborted, liveDamageAnswer, needsRecordBehind, planChaos, recordBehind, recordedBehind, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
@@ -298,6 +298,9 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   async function chaotic(d: Deck, dreq: DeckRequest, signal: AbortSignal, recordBehind: () => Promise<void>, goLive: Live): Promise<Response | { decision: Decision; dreq: DeckRequest; mark?: string }> {
     const { req: sent, value } = withoutChaosHeader(dreq);
     const chaos = d.chaos;
+    // `none` asks for no fault: answered as usual where there is no chaos (a page, a client
+    // helper that sends it on every call), never refused.
+    if (!chaos && value?.trim().toLowerCase() === 'none') return { decision: await d.decideShared(sent), dreq: sent };
     if (!chaos) {
       refuseChaos(d.mode, false, `header ${CHAOS_HEADER}`);
       // Replay without chaos: only a browser bundle, which leaves faults out (chaos.browser.ts).
@@ -327,16 +330,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         }
         case 'timeout':
           // The headers never come: the caller's own timeout (its AbortSignal) ends the call.
-          return new Promise<Response>((_resolve, reject) => {
-            const end = (e: unknown) => {
-              hung.delete(end);
-              if (e !== null && typeof e === 'object') networkFaults.add(e);
-              reject(e);
-            };
-            hung.add(end);
-            if (signal.aborted) end(signal.reason);
-            else signal.addEventListener('abort', () => end(signal.reason), { once: true });
-          });
+          return heldUntilAborted(signal, hung, networkFaults);
         case 'damage':
           return damaged(d, chaos, plan);
         case 'damage-live':

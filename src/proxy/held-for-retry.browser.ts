@@ -23,6 +23,16 @@ export class HeldForRetry {
     return undefined;
   }
 
+  /**
+   * Nothing is held in a page.
+   *
+   * @example
+   * held.has(key) // false
+   */
+  has(_key: string): boolean {
+    return false;
+  }
+
   /** Always 0 in a page. */
   get size(): number {
     return 0;

@@ -40,6 +40,17 @@ export class HeldForRetry {
     return rec;
   }
 
+  /**
+   * Whether a recording is held for a request filed under `key` (not taken): a faulted retry of
+   * the call needs no second recording behind its fault.
+   *
+   * @example
+   * if (!held.has(key)) await recordBehind()
+   */
+  has(key: string): boolean {
+    return this.held.has(key);
+  }
+
   /** Whether anything is held: a record run with no fault pays one size check a request. */
   get size(): number {
     return this.held.size;

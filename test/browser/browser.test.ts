@@ -182,6 +182,15 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
     expect(err!.message).toContain("createReplayFetch({ tape: await loadTape('/tapes/chat.tape') })");
   });
 
+  // Failed before: the chaos option was "unknown option" (E_ARG), and `x-tapedeck-chaos: none`,
+  // which asks for no fault, was refused with a 400.
+  it('a fault asked for in a page is E_CHAOS_MODE (option and header); `none` asks for none and is answered', async () => {
+    const got = await page.evaluate((u) => window.suite.chaosAsked(u), '/tapes/chat.tape');
+    expect(got.option).toMatchObject({ name: 'TapedeckError', code: 'E_CHAOS_MODE' });
+    expect(got.none).toEqual({ status: 200, match: 'exact', error: null });
+    expect(got.forced).toMatchObject({ status: 400, error: 'E_CHAOS_MODE' });
+  });
+
   it('loads the binary tape and its exported JSON by URL, with the same records', async () => {
     const bin = await page.evaluate((u) => window.suite.loadTape(u), '/tapes/chat.tape');
     const json = await page.evaluate((u) => window.suite.loadTape(u), '/tapes/chat.tape.json');

@@ -78,6 +78,25 @@ const suite = {
     }
     return { text: parts.join(''), reads: parts.length, at, match: res.headers.get('x-tapedeck-match') };
   },
+  /**
+   * Faults asked for in a page: the chaos option's error, and a plain recorded request sent with
+   * `x-tapedeck-chaos: none` (no fault) and with `429` (a fault): status, match and error code.
+   */
+  async chaosAsked(url: string) {
+    const tape = await tapedeck.loadTape(url);
+    const option = await window.suite.errorOf(async () => tapedeck.createReplayFetch({ tape, chaos: { faults: { 429: 1 } } } as never));
+    const f = tapedeck.createReplayFetch({ tape });
+    const send = async (value: string) => {
+      const res = await f('https://api.openai.com/v1/chat/completions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-tapedeck-chaos': value },
+        body: JSON.stringify({ model: 'gpt-4o-mini', temperature: 0, stream: true, messages: [{ role: 'user', content: 'Stream me a story' }] }),
+      });
+      await res.arrayBuffer();
+      return { status: res.status, match: res.headers.get('x-tapedeck-match'), error: res.headers.get('x-tapedeck-error') };
+    };
+    return { option, none: await send('none'), forced: await send('429') };
+  },
   /** Bodies no recording answers (malformed JSON, text, forms): each answer's status and text. */
   async oddBodies(url: string) {
     const f = tapedeck.createReplayFetch({ tape: await tapedeck.loadTape(url) });

@@ -25,9 +25,9 @@ afterAll(async () => {
  * One run of the fallback test: every call rate-limited; the fallback answers. `serve`: through
  * the test's proxy (tape.serve()) rather than its fetch.
  */
-async function fallbackTest(tape: string, env: Record<string, string>, serve = false, o: { maxRetries?: number; calls?: number } = {}): Promise<{ answer: string; failure?: unknown }> {
+async function fallbackTest(tape: string, env: Record<string, string>, serve = false, o: { maxRetries?: number; calls?: number; attempts?: number } = {}): Promise<{ answer: string; failure?: unknown }> {
   const t = openTestTape({ tape, env, test: 'falls back on rate limit' });
-  t.chaos({ faults: { 429: 1 }, seed: 1, ...(o.maxRetries ? { attempts: 1, retryAfterMs: 10 } : {}) });
+  t.chaos({ faults: { 429: 1 }, seed: 1, ...(o.maxRetries ? { attempts: o.attempts ?? 1, retryAfterMs: 10 } : {}) });
   const answers: string[] = [];
   try {
     const c = serve ? openai((await t.serve({ upstream: up.url, tls: false })).url, { maxRetries: o.maxRetries ?? 0 }) : openai(up.url, { fetch: t.fetch, maxRetries: o.maxRetries ?? 0 });
@@ -101,5 +101,19 @@ describe('a fault in record mode', () => {
     // The replay gives each call the answer the recording run gave it.
     expect(await fallbackTest(tape, { CI: 'true' }, serve, { maxRetries: 1, calls: 2 })).toEqual({ answer: recorded.answer });
     expect(up.calls.length - calls).toBe(2);
+  });
+
+  // Failed before: the retry faulted again (attempts: 2) was recorded behind its fault a second
+  // time, so the API was called twice per call and the tape held two answers of which the
+  // recording run showed the second and every replay the first.
+  it.each([false, true])('a retry faulted again (attempts: 2) takes the recording already made behind the first fault (through the proxy: %s)', async (serve) => {
+    const tape = join(tmp.dir, `record-retry2-${serve}.tape`);
+    const calls = up.calls.length;
+    const recorded = await fallbackTest(tape, record, serve, { maxRetries: 2, attempts: 2, calls: 2 });
+    expect(recorded.failure).toBeUndefined();
+    expect(recorded.answer).toMatch(/^Echo \d+: summarize \| Echo \d+: summarize$/);
+    expect(up.calls.length - calls).toBe(2);
+    expect((await readTape(tape)).records).toHaveLength(2);
+    expect(await fallbackTest(tape, { CI: 'true' }, serve, { maxRetries: 2, attempts: 2, calls: 2 })).toEqual({ answer: recorded.answer });
   });
 });

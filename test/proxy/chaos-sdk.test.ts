@@ -151,6 +151,18 @@ describe('retries get the recorded answer (attempts: 1)', () => {
       expect(e).toBeInstanceOf(OpenAI.RateLimitError);
       expect((e as Error).message).toMatch(/^429 tapedeck chaos: injected 429 rate limit with seed 42 \(/);
       expect((e as InstanceType<typeof OpenAI.APIError>).requestID).toBe('tapedeck-chaos-429-seed-42');
+      // Failed before: "the retry gets the recording", though without attempts every retry is
+      // drawn anew (and may be faulted too).
+      expect((e as Error).message).toContain('each retry is drawn anew, so it may be faulted too; set chaos attempts (--chaos-attempts N)');
+    });
+    await withProxy(chatTape, { faults: { 429: 1 }, retryAfterMs: 10, seed: 42, attempts: 2 }, async (p) => {
+      const e = await chat(openai(p.url, { maxRetries: 0 })).catch((x: unknown) => x);
+      expect((e as Error).message).toContain('the retry after 2 faulted attempts gets the recording');
+    });
+    await withProxy(chatTape, { faults: { 429: 0 }, retryAfterMs: 10, seed: 42 }, async (p) => {
+      const forcing = new OpenAI({ baseURL: `${p.url}/v1`, apiKey: 'sk-test', maxRetries: 0, defaultHeaders: { 'x-tapedeck-chaos': '429' } });
+      const e = await chat(forcing).catch((x: unknown) => x);
+      expect((e as Error).message).toContain('every request sending x-tapedeck-chaos: 429 gets this fault');
     });
   });
 
