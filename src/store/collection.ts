@@ -487,7 +487,11 @@ export class RecordCollection<R> {
     // Set by filingValue when keysOf asked for the value (TypeScript cannot see the call).
     const decoded = this.filingEntry as Entry<R> | undefined;
     this.filingEntry = undefined;
-    if (keys === undefined || decoded?.bad) return false;
+    if (keys === undefined) {
+      this.otherKinds++;
+      return false;
+    }
+    if (decoded?.bad) return false;
     const test = this.test === undefined ? undefined : stored.head(TEST_FIELD).test;
     if (this.test !== undefined && this.notMine(test, typeof keys === 'string' ? [keys] : keys)) return false;
     if (atOpen && typeof keys === 'string' && decoded === undefined && !live && stored.expiresAt === undefined && this.slotAt(keys) === undefined) {
@@ -668,6 +672,12 @@ export class RecordCollection<R> {
   get records(): boolean {
     return this.mode === 'record' || this.mode === 'update';
   }
+
+  /**
+   * Records of the store that are not of this kind (another writer's: HTTP recordings on a
+   * ReplayCache tape, MCP or realtime ones): a miss on a store that has only those says so.
+   */
+  otherKinds = 0;
 
   /** Number of recordings of this kind (loaded and appended; bad ones not counted once found). */
   get size(): number {

@@ -8,8 +8,13 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { closestName } from '../edit-distance.ts';
 
-/** At most this many edits apart (a letter left out, doubled or swapped). */
-const MOST = 2;
+/**
+ * At most this many edits apart (a letter left out, doubled or swapped), counted on the names
+ * without `.tape`: two for names of five letters or more, one for shorter ones, where two edits
+ * reach unrelated names (`cut` and `cc`, `cut` and `dup`).
+ */
+const mostFor = (name: string): number => (name.replace(/\.tape$/, '').length >= 5 ? 2 : 1);
+const stem = (name: string): string => name.replace(/\.tape$/, '');
 
 /** The names in `dir` (none when it cannot be read). */
 function namesIn(dir: string): string[] {
@@ -42,12 +47,12 @@ export function nearbyTape(path: string): string | undefined {
   const name = basename(path);
   if (existsSync(dir)) {
     const tapes = namesIn(dir).filter((n) => n.endsWith('.tape') && n !== name && isFile(join(dir, n)));
-    const near = closestName(name, tapes, MOST);
-    return near === undefined ? undefined : join(dir, near);
+    const near = closestName(stem(name), tapes.map(stem), mostFor(name));
+    return near === undefined ? undefined : join(dir, `${near}.tape`);
   }
   // The directory is mistyped: a sibling directory near its name that holds the tape.
   const parent = dirname(dir);
   const dirs = namesIn(parent).filter((n) => isFile(join(parent, n, name)));
-  const near = closestName(basename(dir), dirs, MOST);
+  const near = closestName(basename(dir), dirs, mostFor(basename(dir)));
   return near === undefined ? undefined : join(parent, near, name);
 }

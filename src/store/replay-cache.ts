@@ -553,10 +553,15 @@ export class ReplayCache {
     const { recorded } = this.col.count(keys.key);
     const entry = this.missEntry();
     const fix = recordHow(entry);
-    const detail = this.col.exists && recorded === 0 ? this.diagnosis(keys, request) : undefined;
+    // A tape of other records only (createFetch's or the proxy's HTTP recordings, MCP, realtime):
+    // "no recordings" would read as an empty tape, which verify contradicts.
+    const foreign = this.col.exists && this.col.size === 0 && this.col.otherKinds > 0;
+    const detail = this.col.exists && recorded === 0 && !foreign ? this.diagnosis(keys, request) : undefined;
     const shownPath = this.path.length > 100 ? `…${this.path.slice(-99)}` : this.path;
     const difference = !this.col.exists
       ? `no tape at ${shownPath}`
+      : foreign
+        ? `the tape has no ReplayCache recordings (its ${this.col.otherKinds} record${this.col.otherKinds === 1 ? ' is' : 's are'} of another kind: createFetch or tapedeck serve HTTP recordings, MCP or realtime sessions, which their own entry point replays)`
       : recorded > 0
         ? `this request was recorded ${recorded} time${recorded === 1 ? '' : 's'} and this is call ${recorded + 1}`
         : typeof detail?.details.difference === 'string'

@@ -44,6 +44,17 @@ describe('a mistyped tape path in replay', () => {
     expect(message).toMatch(/^400 tapedeck miss: did you mean tapes\/agents\.tape\? no tape at /);
   });
 
+  // Failed before: two edits on the whole file name reached unrelated short names
+  // (`cut.tape` suggested `cc.tape`, or `dup.tape`).
+  it('suggests no unrelated short name: one edit for names under five letters, counted without .tape', () => {
+    const short = join(dir, 'short');
+    mkdirSync(short);
+    for (const n of ['cc.tape', 'dup.tape', 'chat.tape']) writeFileSync(join(short, n), '');
+    expect(nearbyTape(join(short, 'cut.tape'))).toBeUndefined();
+    expect(nearbyTape(join(short, 'cht.tape'))).toBe(join(short, 'chat.tape'));
+    expect(nearbyTape(join(short, 'dupe.tape'))).toBe(join(short, 'dup.tape'));
+  });
+
   it('says only "no tape at" when nothing near exists', async () => {
     const { message } = await missOf(join(tapes, 'billing-flow.tape'));
     expect(message).toContain(`no tape at ${join(tapes, 'billing-flow.tape')}`);

@@ -75,6 +75,19 @@ describe('resolveMode', () => {
 });
 
 describe('replay', () => {
+  // Failed before: "there are no recordings", while verify counts the tape's records.
+  it('on a tape of HTTP recordings (createFetch, the proxy), a miss says the tape has none of its kind', async () => {
+    const file = fresh();
+    const { addRecordings } = await import('../../src/proxy/hand-written.ts');
+    const completion = { id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] };
+    await addRecordings({ tape: file }, [{ request: { url: 'https://api.openai.com/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] } }, response: { body: completion } }]);
+    const cache = await ReplayCache.open(file);
+    const e = await rejection(cache.get(req('hello')));
+    expect(e.code).toBe('E_MISS');
+    expect(e.message).toMatch(/^tapedeck miss: the tape has no ReplayCache recordings \(its 1 record is of another kind: createFetch or tapedeck serve HTTP recordings/);
+    await cache.close();
+  });
+
   it('never writes and misses with E_MISS naming the path, key, model and command', async () => {
     const file = fresh();
     const cache = await ReplayCache.open(file);
