@@ -459,7 +459,10 @@ export function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifferenc
   // that, not as message d differing from a message it was never meant to match.
   const same = (a: unknown, b: unknown) => a !== undefined && b !== undefined && canonicalText(a) === canonicalText(b);
   const prompt = (x: unknown) => d === 0 && /^(system|developer)$/.test(roleOf(x));
-  if (d < n && d < m && same(req.messages[d], rec.messages[d + 1]) && !same(req.messages[d + 1], rec.messages[d])) {
+  if (d < n && d < m && same(req.messages[d], rec.messages[d + 1]) && same(req.messages[d + 1], rec.messages[d])) {
+    // Two neighbours swapped: each is the other's, neither new nor missing.
+    out.push({ kind: 'message', text: `messages ${d} and ${d + 1} (${roleOf(req.messages[d])}) are swapped: the closest recording has them in the other order`, lines: [] });
+  } else if (d < n && d < m && same(req.messages[d], rec.messages[d + 1]) && !same(req.messages[d + 1], rec.messages[d])) {
     const gone = rec.messages[d];
     out.push({
       kind: 'message',
@@ -517,8 +520,16 @@ export function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifferenc
       out[0] = { ...only, kind: 'volatile-argument', volatile: { option: 'ignoreArgs', names: args } };
     }
   }
-  return out;
+  // An embeddings request's "messages" are its inputs, which have no role: said as inputs.
+  return /embed/.test(String(req.provider)) ? out.map((x) => ({ ...x, text: asInputs(x.text) })) : out;
 }
+
+/** A difference's words for an embeddings request: `input 1` for `message 1 (message)`. */
+const asInputs = (text: string): string =>
+  text
+    .replace(/\bmessages? (\d+)(?: and (\d+))? \(message\)/g, (_m, a: string, b?: string) => (b === undefined ? `input ${a}` : `inputs ${a} and ${b}`))
+    .replace(/\bmessage (\d+) of the closest recording \(message\)/g, 'input $1 of the closest recording')
+    .replace(/\b(\d+) messages?\b/g, (_m, n: string) => `${n} input${n === '1' ? '' : 's'}`);
 
 /**
  * The fix for a request called more often than it was recorded, where each recording replays
