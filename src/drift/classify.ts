@@ -9,16 +9,19 @@
 //               no longer parses or no longer fits the schema the request asked for
 //   tool-calls  tool calls added, removed, renamed, or called with other arguments
 //   finish      finish / stop reason or refusal changed
-//   text        the text changed (word diff and similarity); for plain JSON answers, a value
-//               changed; with the same text, token usage beyond the tolerance
+//   text        the text changed (word diff and similarity), or what else the application may
+//               read (reasoning, server tool results, audio transcripts, citations); for plain
+//               JSON answers, a value changed; with the same text, token usage beyond the
+//               tolerance
 //   stream      the same content streamed differently: other event types or order, or another
 //               number of events; or one side streamed and the other did not
 //   benign      only ids, timestamps, system_fingerprint, the answer's model name, usage within
-//               the tolerance, whitespace, or other envelope values changed
+//               the tolerance, whitespace, opaque members (signatures, encrypted content, audio
+//               bytes), or other envelope values changed
 //   identical   the same answer
 
 import { sameBytes } from '../bytes.ts';
-import { canonicalize } from '../core/index.ts';
+import { canonicalize, sha256Hex } from '../core/index.ts';
 import type { Answer } from './answer.ts';
 import { jsonDiff, jsonType, leafName, type JsonChange } from './json-diff.ts';
 import { requestedSchema, schemaProblems } from './schema.ts';
@@ -97,6 +100,10 @@ interface Content {
   refusal: string;
   usage: Usage | undefined;
   rest: unknown;
+  /** What else the application may read (AnswerRead.other), noise and opaque members left out. */
+  other: unknown[];
+  /** The same as the answer has it, for naming the noise that changed. */
+  rawOther: unknown[];
 }
 
 /**
@@ -105,15 +112,61 @@ interface Content {
  */
 function contentOf(a: Answer): Content {
   const r = a.read;
-  if (r && r.shape !== 'json') return { texts: r.texts, calls: r.toolCalls, finish: r.finish, refusal: r.refusal, usage: r.usage, rest: r.rest };
+  if (r && r.shape !== 'json') return { texts: r.texts, calls: r.toolCalls, finish: r.finish, refusal: r.refusal, usage: r.usage, rest: r.rest, other: (r.other ?? []).map((v) => comparable(v)), rawOther: r.other ?? [] };
   const b = a.body;
-  if (a.shape === 'text') return { texts: [String(b)], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined };
-  return { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: b instanceof Uint8Array ? { bytes: Buffer.from(b).toString('base64') } : b };
+  if (a.shape === 'text') return { texts: [String(b)], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined, other: [], rawOther: [] };
+  return { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: b instanceof Uint8Array ? { bytes: Buffer.from(b).toString('base64') } : b, other: [], rawOther: [] };
 }
 
 // Members whose values differ on every call: ids, creation times, the serving fingerprint, the
 // model snapshot name an answer reports.
 export const NOISE = /^(id|object_id|created|created_at|completed_at|system_fingerprint|model|request_id|service_tier|\w+_id|\w+_at|timestamp)$/;
+
+// Members of the other content that are opaque and new with every answer, the same content or
+// not: a thinking block's signature (Anthropic's and Bedrock's `signature`, Gemini's
+// `thoughtSignature`), reasoning and search results sent back encrypted (`encrypted_content`,
+// `encrypted_index`, Bedrock's `redactedContent`).
+const OPAQUE = /^(signature|thoughtSignature|thought_signature|encrypted_content|encrypted_index|redactedContent)$/;
+// Objects whose `data` is such a member: redacted (encrypted) thinking. Under `audio`, `data` is
+// the speech itself, synthesized anew on every call; its transcript says what it says.
+const OPAQUE_DATA = new Set(['redacted_thinking', 'reasoning.encrypted']);
+
+/**
+ * The other content of an answer as it is compared: without the members that differ on every
+ * call (NOISE: ids and times; OPAQUE: signatures, encrypted content, audio bytes) and without
+ * null members (null is as good as absent), at any depth.
+ *
+ * @example
+ * comparable({ type: 'thinking', thinking: 'I approve.', signature: 'EqQB...' }) // { type: 'thinking', thinking: 'I approve.' }
+ */
+export function comparable(v: unknown, key = ''): unknown {
+  if (Array.isArray(v)) return v.map((x) => comparable(x));
+  if (!isObj(v)) return v;
+  const opaqueData = key === 'audio' || OPAQUE_DATA.has(String(v.type));
+  const out: Obj = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (x === null || x === undefined || NOISE.test(k) || OPAQUE.test(k) || (k === 'data' && opaqueData)) continue;
+    out[k] = comparable(x, k);
+  }
+  return out;
+}
+
+// A string this long in the base64 (or base64url) alphabet, a data: URL's included, is bytes (an
+// image, a file): compared whole, shown by its digest, or one of them would fill the report.
+const OPAQUE_TEXT = /^(data:[\w.+/-]+;base64,)?[A-Za-z0-9+/_-]{200,}={0,2}$/;
+
+/**
+ * Other content as the text diff shows it: pretty JSON, long opaque strings as their SHA-256
+ * prefix and length.
+ *
+ * @example
+ * shownOther([{ type: 'image_generation_call', result: 'iVBORw0KGgo...' }])
+ * // '[\n  {\n    "type": "image_generation_call",\n    "result": "sha256:3f9a0c1d2e4b… (40000 chars)"\n  }\n]'
+ */
+export function shownOther(other: readonly unknown[]): string {
+  const short = (_k: string, v: unknown) => (typeof v === 'string' && OPAQUE_TEXT.test(v) ? `sha256:${sha256Hex(v).slice(0, 12)}… (${v.length} chars)` : v);
+  return JSON.stringify(other, short, 2);
+}
 
 const decoder = new TextDecoder();
 const canon = (v: unknown) => decoder.decode(canonicalize(v ?? null));
@@ -250,6 +303,20 @@ export function classifyPair(before: Answer, after: Answer, request: unknown, op
       classes.add('text');
       details.text = { similarity: d.similarity, ops: d.ops };
     }
+  }
+  // What else the application reads: reasoning, server tool results, transcripts, citations.
+  // Changed, it is shown after the text in one diff, so a reviewer sees both changes.
+  if (!sameJSON(a.other, b.other)) {
+    textChanged = true;
+    classes.add('text');
+    const both = (text: string, other: unknown[]) => [text, shownOther(other)].filter((s) => s !== '').join('\n\n');
+    const d = diffText(both(ta, a.other), both(tb, b.other));
+    details.text = { similarity: d.similarity, ops: d.ops };
+  } else {
+    // The same content with new signatures or encrypted members: named as the noise it is (an
+    // item's id or time is said nowhere, as the envelope's are said once).
+    const names = [...new Set(jsonDiff(a.rawOther, b.rawOther).map((c) => leafName(c.path)).filter((n) => n !== '' && !NOISE.test(n)))];
+    if (names.length) benign.push(`opaque members changed: ${names.join(', ')}`);
   }
   // JSON output the request asked for
   const wanted = requestedSchema(request);

@@ -50,3 +50,34 @@ export function envelopeRead(body: Obj, usage: AnswerRead['usage'], model?: stri
 
 /** The model an answer names in `model`, when it is a string. */
 export const modelOf = (body: Obj): string | undefined => (typeof body.model === 'string' ? body.model : undefined);
+
+/**
+ * The shape of a value without its values: objects keep their members and arrays their items,
+ * strings read '', numbers 0, booleans false, null stays null. A reader that moves content into
+ * `other` (where each value is compared) leaves this in `rest`, so a member added, removed or of
+ * another type is still a change of structure, and a new value is not also called noise there.
+ *
+ * @example
+ * shapeOnly({ transcript: 'hi', expires_at: 1, tags: ['a'] }) // { transcript: '', expires_at: 0, tags: [''] }
+ */
+export function shapeOnly(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(shapeOnly);
+  if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shapeOnly(x)]));
+  if (typeof v === 'string') return '';
+  if (typeof v === 'number') return 0;
+  if (typeof v === 'boolean') return false;
+  return v;
+}
+
+/**
+ * Whether a part holds anything besides its `type`: a member that is not null and not an empty
+ * list. A text part with no citations holds nothing more than its text, so it adds no entry to
+ * `other`, and text split into parts in another way reads the same.
+ *
+ * @example
+ * holdsMore({ type: 'text', citations: null }) // false
+ * holdsMore({ type: 'output_text', annotations: [{ type: 'url_citation', url: 'https://example.org' }] }) // true
+ */
+export function holdsMore(part: Obj): boolean {
+  return Object.entries(part).some(([k, v]) => k !== 'type' && v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0));
+}

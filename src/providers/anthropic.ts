@@ -4,15 +4,17 @@
  */
 import type { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
-import { count, isObj, modelOf, newRead } from './answer-read.ts';
+import { count, holdsMore, isObj, modelOf, newRead } from './answer-read.ts';
 import { chatFamily } from './openai.ts';
 import type { AnswerRead, ErrorAnswer, FaultAnswer, ProviderModule, StatusFault } from './provider.ts';
 
 type Obj = Record<string, unknown>;
 
 /**
- * How a Messages answer reads: text blocks joined, tool uses as calls, `stop_reason`, and usage
- * with cached input (written and read) counted as input, since it is billed as input.
+ * How a Messages answer reads: text blocks joined, tool uses (server and MCP ones too) as calls,
+ * the other blocks (thinking, tool results the API made) and the text's citations as other
+ * content, `stop_reason`, and usage with cached input (written and read) counted as input,
+ * since it is billed as input.
  *
  * @example
  * readAnthropicAnswer({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn' })?.finish // ['end_turn']
@@ -20,13 +22,23 @@ type Obj = Record<string, unknown>;
 export function readAnthropicAnswer(a: Obj): AnswerRead | undefined {
   if (a.type !== 'message' || !Array.isArray(a.content)) return undefined;
   const c = newRead('anthropic');
+  const kinds: unknown[] = [];
   const other: unknown[] = [];
   let text = '';
   for (const b of a.content) {
     if (!isObj(b)) continue;
-    if (b.type === 'text' && typeof b.text === 'string') text += b.text;
-    else if (b.type === 'tool_use' || b.type === 'server_tool_use' || b.type === 'mcp_tool_use') c.toolCalls.push({ name: String(b.name ?? ''), args: b.input });
-    else other.push({ type: b.type });
+    if (b.type === 'text' && typeof b.text === 'string') {
+      text += b.text;
+      // Its citations (web search, documents) are content beside the text.
+      const { text: _t, ...more } = b;
+      if (holdsMore(more)) other.push(more);
+    } else if (b.type === 'tool_use' || b.type === 'server_tool_use' || b.type === 'mcp_tool_use') c.toolCalls.push({ name: String(b.name ?? ''), args: b.input });
+    else {
+      // Thinking, server tool results and other blocks: their kind is structure, what they hold
+      // (the thinking's words, search results, code output) is content.
+      kinds.push({ type: b.type });
+      other.push(b);
+    }
   }
   c.texts.push(text);
   c.finish.push(String(a.stop_reason ?? ''));
@@ -34,7 +46,8 @@ export function readAnthropicAnswer(a: Obj): AnswerRead | undefined {
   const u = isObj(a.usage) ? a.usage : undefined;
   if (u) c.usage = { input: (count(u.input_tokens) ?? 0) + (count(u.cache_creation_input_tokens) ?? 0) + (count(u.cache_read_input_tokens) ?? 0), output: count(u.output_tokens) ?? 0 };
   const { content: _c, stop_reason: _s, stop_sequence: _q, ...rest } = a;
-  c.rest = { ...rest, content: other };
+  c.rest = { ...rest, content: kinds };
+  c.other = other;
   const model = modelOf(a);
   if (model !== undefined) c.model = model;
   // A follow-up sends { role, content } back; the bookkeeping members stay behind.

@@ -388,13 +388,19 @@ function readConverse(a: Obj): AnswerRead | undefined {
   if (!isObj(a.output) || !isObj(a.output.message) || !('stopReason' in a)) return undefined;
   const c = newRead('bedrock-converse');
   const message = a.output.message;
+  const kinds: unknown[] = [];
   const other: unknown[] = [];
   let text = '';
   for (const b of Array.isArray(message.content) ? message.content : []) {
     if (!isObj(b)) continue;
     if (typeof b.text === 'string') text += b.text;
     else if (isObj(b.toolUse)) c.toolCalls.push({ name: String(b.toolUse.name ?? ''), args: b.toolUse.input });
-    else other.push(Object.keys(b).sort());
+    else {
+      // reasoningContent, citationsContent and other blocks: their kind is structure, what they
+      // hold is content.
+      kinds.push(Object.keys(b).sort());
+      other.push(b);
+    }
   }
   c.texts.push(text);
   c.finish.push(String(a.stopReason ?? ''));
@@ -403,7 +409,8 @@ function readConverse(a: Obj): AnswerRead | undefined {
   if (u) c.usage = { input: (count(u.inputTokens) ?? 0) + (count(u.cacheReadInputTokens) ?? 0) + (count(u.cacheWriteInputTokens) ?? 0), output: count(u.outputTokens) ?? 0 };
   // `metrics.latencyMs` differs on every call.
   const { output: _o, stopReason: _s, usage: _u, metrics: _m, ...rest } = a;
-  c.rest = { ...rest, content: other };
+  c.rest = { ...rest, content: kinds };
+  c.other = other;
   // `output.message` ({ role, content blocks }) is what a follow-up sends back.
   c.messages = [[message]];
   return c;

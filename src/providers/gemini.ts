@@ -521,9 +521,10 @@ const STATUS_NAMES: Record<number, string> = {
 };
 
 /**
- * How a `generateContent` answer reads: each candidate's text parts (thoughts left out), its
- * function calls, `finishReason` (SAFETY and PROHIBITED_CONTENT are refusals), and usage with
- * thinking tokens counted as output (they are billed as output).
+ * How a `generateContent` answer reads: each candidate's text parts (thoughts left out of the
+ * text, read as other content with the parts of other kinds), its function calls,
+ * `finishReason` (SAFETY and PROHIBITED_CONTENT are refusals), and usage with thinking tokens
+ * counted as output (they are billed as output).
  *
  * @example
  * readGeminiAnswer({ candidates: [{ content: { role: 'model', parts: [{ text: 'hi' }] }, finishReason: 'STOP' }] })?.texts // ['hi']
@@ -533,31 +534,46 @@ export function readGeminiAnswer(a: Obj): AnswerRead | undefined {
   const c = newRead('gemini');
   const candidates: unknown[] = [];
   const messages: unknown[][] = [];
+  // One entry per candidate, so each compares with its own.
+  const other: unknown[] = [];
   for (const cand of a.candidates) {
     if (!isObj(cand)) continue;
     // Each candidate's content ({ role: 'model', parts }) is what a follow-up sends back.
     if (isObj(cand.content)) messages.push([cand.content]);
     const content = isObj(cand.content) ? cand.content : {};
     let text = '';
-    const other: unknown[] = [];
+    const kinds: unknown[] = [];
+    // Thoughts and parts of other kinds (code and its result, inline data), as content.
+    const more: Obj[] = [];
     for (const p of Array.isArray(content.parts) ? content.parts : []) {
       if (!isObj(p)) continue;
-      if (p.thought === true) other.push({ thought: true });
-      else if (typeof p.text === 'string') text += p.text;
+      if (p.thought === true) {
+        kinds.push({ thought: true });
+        // A stream's thought pieces join into parts where a thoughtSignature happens to come:
+        // consecutive thoughts are one text here, so only their words are compared.
+        const last = more[more.length - 1];
+        if (last?.thought === true && typeof last.text === 'string' && typeof p.text === 'string') more[more.length - 1] = { ...last, text: last.text + p.text };
+        else more.push(p);
+      } else if (typeof p.text === 'string') text += p.text;
       else if (isObj(p.functionCall)) c.toolCalls.push({ name: String(p.functionCall.name ?? ''), args: p.functionCall.args });
-      else other.push(Object.keys(p).sort());
+      else {
+        kinds.push(Object.keys(p).sort());
+        more.push(p);
+      }
     }
+    other.push({ parts: more });
     c.texts.push(text);
     c.finish.push(String(cand.finishReason ?? ''));
     if (cand.finishReason === 'SAFETY' || cand.finishReason === 'PROHIBITED_CONTENT') c.refusal = String(cand.finishReason);
     const { content: _c, finishReason: _f, safetyRatings: _s, citationMetadata: _m, avgLogprobs: _l, ...crest } = cand;
-    candidates.push({ ...crest, parts: other });
+    candidates.push({ ...crest, parts: kinds });
   }
   const u = isObj(a.usageMetadata) ? a.usageMetadata : undefined;
   if (u) c.usage = { input: count(u.promptTokenCount) ?? 0, output: (count(u.candidatesTokenCount) ?? 0) + (count(u.thoughtsTokenCount) ?? 0) };
   // The response id, the serving model's version and the creation time change on every call.
   const { candidates: _cs, usageMetadata: _u, responseId: _r, modelVersion: _v, createTime: _t, ...rest } = a;
   c.rest = { ...rest, candidates };
+  c.other = other;
   if (typeof a.modelVersion === 'string') c.model = a.modelVersion;
   if (messages.length > 0) c.messages = messages;
   return c;

@@ -291,9 +291,9 @@ const ENDPOINT_OF_SHAPE: Record<string, OllamaEndpoint> = { 'ollama-chat': 'chat
 
 /**
  * How an Ollama answer reads: a chat answer's `message` or a generate answer's `response`,
- * tool calls, `done_reason`, and `prompt_eval_count` / `eval_count` as usage. Timings and the
- * context vector change on every call and are left out of the envelope. An embed answer (on its
- * route) reads as its usage.
+ * tool calls, `done_reason`, `thinking` as other content, and `prompt_eval_count` /
+ * `eval_count` as usage. Timings and the context vector change on every call and are left out
+ * of the envelope. An embed answer (on its route) reads as its usage.
  *
  * @example
  * readOllamaAnswer({ model: 'llama3.2', message: { role: 'assistant', content: 'hi' }, done: true }, {})?.texts // ['hi']
@@ -317,6 +317,9 @@ export function readOllamaAnswer(a: Obj, ctx: AnswerContext): AnswerRead | undef
   const { message: _m, response: _r, done_reason: _d, done: _dn, prompt_eval_count: _p, eval_count: _e, total_duration: _t, load_duration: _l, prompt_eval_duration: _pd, eval_duration: _ed, context: _c, thinking: _th, ...rest } = a;
   const mrest = m ? (({ content: _mc, tool_calls: _mt, thinking: _mth, ...x }) => x)(m) : undefined;
   c.rest = { ...rest, ...(mrest ? { message: mrest } : {}) };
+  // A thinking model's reasoning (`think: true`): the message's, or a generate answer's own.
+  const thinking = m ? m.thinking : a.thinking;
+  c.other = thinking === undefined ? [] : [{ thinking }];
   if (typeof a.model === 'string') c.model = a.model;
   // A chat answer's `message` is what a follow-up sends back, as it is.
   if (m) c.messages = [[m]];

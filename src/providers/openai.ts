@@ -8,7 +8,7 @@
 import type { TapedeckError } from '../errors.ts';
 import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { normalizeRequest } from './normalize.ts';
-import { count, envelopeRead, isObj, modelOf, newRead, parseArgs, partsText } from './answer-read.ts';
+import { count, envelopeRead, holdsMore, isObj, modelOf, newRead, parseArgs, partsText, shapeOnly } from './answer-read.ts';
 import { compatibleApiOf } from './openai-compatible.ts';
 import type { AnswerRead, ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
 import { assembleStream, streamComplete } from './sse-assemble.ts';
@@ -40,6 +40,7 @@ function readChat(a: Obj): AnswerRead {
   const c = newRead('openai-chat');
   const choices: unknown[] = [];
   const messages: unknown[][] = [];
+  const other: unknown[] = [];
   for (const ch of Array.isArray(a.choices) ? a.choices : []) {
     if (!isObj(ch)) continue;
     const cm = choiceMessage(ch);
@@ -54,34 +55,54 @@ function readChat(a: Obj): AnswerRead {
     c.finish.push(String(ch.finish_reason ?? ''));
     if (typeof m.refusal === 'string') c.refusal += m.refusal;
     const { content: _c, tool_calls: _t, function_call: _f, refusal: _r, ...mrest } = m;
+    // The message's other members are read too: audio (its transcript), annotations (citations),
+    // the reasoning text OpenAI-compatible APIs send (`reasoning_content`, `reasoning`). One
+    // entry per choice, so each compares with its own; the envelope keeps their shape.
+    const { role: _ro, ...more } = mrest;
+    other.push(more);
     const { message: _m, text: _x, finish_reason: _fr, logprobs: _l, ...crest } = ch;
-    choices.push({ ...crest, message: mrest });
+    choices.push({ ...crest, message: { ...mrest, ...(shapeOnly(more) as Obj) } });
   }
   const u = isObj(a.usage) ? a.usage : undefined;
   if (u) c.usage = { input: count(u.prompt_tokens), output: count(u.completion_tokens) };
   c.rest = { ...a, choices };
+  c.other = other;
   if (messages.length > 0) c.messages = messages;
   return c;
 }
 
 function readResponses(a: Obj): AnswerRead {
   const c = newRead('openai-responses');
+  const kinds: unknown[] = [];
   const other: unknown[] = [];
   let text = '';
   const output = a.output as unknown[];
   for (const item of output) {
     if (!isObj(item)) continue;
     if (item.type === 'message') {
-      for (const p of Array.isArray(item.content) ? item.content : []) {
+      const parts = Array.isArray(item.content) ? item.content : [];
+      for (const p of parts) {
         if (!isObj(p)) continue;
         if (p.type === 'refusal' && typeof p.refusal === 'string') c.refusal += p.refusal;
         else if (typeof p.text === 'string') text += p.text;
       }
+      // What the message holds besides its text and refusal (read above): annotations
+      // (citations, file paths). Logprobs differ on every call, as in chat completions.
+      const more = parts.filter(isObj).map(({ text: _t, refusal: _r, logprobs: _l, ...x }) => x);
+      if (more.some(holdsMore)) other.push({ ...item, content: more });
     } else if (item.type === 'function_call' || item.type === 'custom_tool_call') {
       c.toolCalls.push({ name: String(item.name ?? ''), args: parseArgs(item.arguments ?? item.input) });
+    } else if (item.type === 'mcp_call') {
+      // A call the API made to an MCP server itself: a tool call as Anthropic's mcp_tool_use is,
+      // and its output (or error) beside it, content like any tool result.
+      c.toolCalls.push({ name: String(item.name ?? ''), args: parseArgs(item.arguments) });
+      const { name: _n, arguments: _a, ...result } = item;
+      other.push(result);
     } else {
-      // Reasoning, searches and other items: their kind is structure, their words are not read.
-      other.push({ type: item.type });
+      // Reasoning, searches and other items: their kind is structure; what they hold (reasoning
+      // summaries, search results, code and its output) is content.
+      kinds.push({ type: item.type });
+      other.push(item);
     }
   }
   c.texts.push(text);
@@ -90,7 +111,8 @@ function readResponses(a: Obj): AnswerRead {
   const u = isObj(a.usage) ? a.usage : undefined;
   if (u) c.usage = { input: count(u.input_tokens), output: count(u.output_tokens) };
   const { output: _o, output_text: _ot, status: _s, incomplete_details: _i, ...rest } = a;
-  c.rest = { ...rest, output: other };
+  c.rest = { ...rest, output: kinds };
+  c.other = other;
   // The output items are what a follow-up sends back as input.
   if (output.length > 0) c.messages = [output.slice()];
   return c;

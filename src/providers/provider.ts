@@ -181,6 +181,20 @@ export interface AnswerRead {
    * this API (timings, response ids, model snapshot names): what a change of structure is read in.
    */
   rest: unknown;
+  /**
+   * What else of the answer an application may read, besides the text and the tool calls:
+   * reasoning (thinking blocks, thought parts, reasoning summaries), the results of tools the API
+   * ran itself (web search, code execution, MCP), audio (its transcript), annotations and
+   * citations, output items of other kinds; in answer order, as the answer has them (ids,
+   * signatures and encrypted members included: what is noise is the reader's call, the drift
+   * classifier's NOISE and opaque members). `rest` keeps their kind, or their shape without
+   * values, so a change of structure is still read there. Absent: the module reads none.
+   *
+   * @example
+   * readAnthropicAnswer({ type: 'message', content: [{ type: 'thinking', thinking: 'ok', signature: 'Eq..' }] })?.other
+   * // [{ type: 'thinking', thinking: 'ok', signature: 'Eq..' }]
+   */
+  other?: unknown[];
   /** The name its calls are counted under when it is not the module's (an OpenAI-compatible API's). */
   provider?: string;
 }
