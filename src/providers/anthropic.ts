@@ -82,7 +82,6 @@ export const anthropic: ProviderModule = {
   ],
   shapes: ['anthropic'],
   ...chatFamily,
-  readAnswer: (body) => readAnthropicAnswer(body),
   speaks: (path, headers) => path.startsWith('/v1/messages') || path.startsWith('/v1/complete') || headers['anthropic-version'] !== undefined,
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
     const message = errorMessage(e, style);

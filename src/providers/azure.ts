@@ -17,7 +17,7 @@
 
 import type { TapedeckError } from '../errors.ts';
 import { normalizeRequest } from './normalize.ts';
-import { chatFamily, openai, readOpenAIAnswer } from './openai.ts';
+import { chatFamily, openai } from './openai.ts';
 import type { NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
 import type { RequestView } from './types.ts';
 
@@ -134,13 +134,6 @@ export const azure: ProviderModule = {
     const { provider: _p, ...opts } = ctx.opts;
     const r = normalizeRequest(keyed, provider ? { ...opts, provider } : opts);
     return ctx.shape === undefined ? r : { ...r, provider: ctx.shape };
-  },
-  // Its answers are OpenAI's; a body met without an Azure route is OpenAI's to read.
-  readAnswer(body, ctx) {
-    if (ctx.route?.provider.name !== 'azure') return undefined;
-    // Its v1 paths are also Groq's (`/openai/v1/...`): an answer an OpenAI-compatible API's
-    // marks name keeps that name.
-    return readOpenAIAnswer(body, true);
   },
   speaks: (path: string) => path.startsWith('/openai/'),
   routeUrl: withoutApiVersion,

@@ -490,7 +490,6 @@ export const bedrock: ProviderModule = {
   },
   assemble,
   complete,
-  readAnswer: readBedrockAnswer,
   speaks: (path, headers) => /\/model\/[^/]+\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.test(path) || String(headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 '),
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
     // The AWS SDK reads the exception name from this header and `message` from the body; the

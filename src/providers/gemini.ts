@@ -621,7 +621,6 @@ export const gemini: ProviderModule = {
     return merge(chunks);
   },
 
-  readAnswer: (body) => readGeminiAnswer(body),
   continueRequest: (request, _shape, more) => ({ ...request, contents: [...(Array.isArray(request.contents) ? request.contents : []), ...more] }),
 
   complete(bytes, contentType, route) {

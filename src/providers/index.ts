@@ -7,6 +7,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import type { ErrorStyle } from './error-shape.ts';
+import { ANSWER_READERS } from './answer-readers.ts';
 import { anthropic } from './anthropic.ts';
 import { azure } from './azure.ts';
 import { bedrock } from './bedrock.ts';
@@ -354,11 +355,11 @@ export interface ProviderAnswer extends AnswerRead {
 export function readAnswer(req: RouteRequest | undefined, body: unknown, headers?: AnswerContext['headers']): ProviderAnswer | undefined {
   if (!isObj(body)) return undefined;
   const route = routeOf(req);
-  const own = route?.provider.readAnswer?.(body, { route, headers });
+  const own = route ? ANSWER_READERS[route.provider.name]?.(body, { route, headers }) : undefined;
   if (own) return { ...own, provider: own.provider ?? route!.provider.name };
   for (const m of PROVIDER_MODULES) {
     if (m === route?.provider) continue;
-    const r = m.readAnswer?.(body, { headers });
+    const r = ANSWER_READERS[m.name]?.(body, { headers });
     if (r) return { ...r, provider: r.provider ?? m.name };
   }
   return undefined;

@@ -346,7 +346,6 @@ export const ollama: ProviderModule = {
   },
   assemble: (bytes: Uint8Array, contentType: string | undefined) => (isNdjson(contentType) ? assembleOllamaStream(bytes) : undefined),
   complete: (bytes: Uint8Array, contentType: string | undefined) => (isNdjson(contentType) ? ollamaStreamComplete(bytes) : undefined),
-  readAnswer: readOllamaAnswer,
   // The rest of Ollama's API (/api/show, /api/tags, /api/pull, ...) is recorded as plain JSON;
   // its errors still take Ollama's shape.
   speaks: (path: string) => /\/api\/(show|tags|ps|pull|push|create|copy|delete|version|blobs)(\/|$)/.test(path),

@@ -169,7 +169,6 @@ export const openai: ProviderModule = {
   ],
   shapes: ['openai-chat', 'openai-responses', 'openai-embeddings', 'generic'],
   ...chatFamily,
-  readAnswer: (body, ctx) => readOpenAIAnswer(body, ctx.route !== undefined),
   continueRequest(request, shape, more) {
     // Responses keeps the conversation in `input` (a string is one user message).
     if (shape !== 'openai-responses') return { ...request, messages: [...(Array.isArray(request.messages) ? request.messages : []), ...more] };

@@ -15,10 +15,12 @@
  *     every provider's shape;
  *   - answer: assemble(bytes, contentType) -> the non-streamed answer a recorded stream stands
  *     for (what a diff or the conversation tree reads);
- *   - reading: readAnswer(body, ctx) -> how one of its answers reads (text, tool calls, finish
- *     reason, usage, model, the messages a follow-up sends back, the envelope without them and
- *     without per-call noise), which the stats, the drift classifier and the conversation tree
- *     ask through the registry's readAnswer, so none of them knows an answer's shape;
+ *   - reading: how one of its answers reads (text, tool calls, finish reason, usage, model, the
+ *     messages a follow-up sends back, the envelope without them and without per-call noise),
+ *     which the stats, the drift classifier and the conversation tree ask through the
+ *     registry's readAnswer, so none of them knows an answer's shape. Each module's reader is
+ *     an {@link AnswerReader} in ./answer-readers.ts, not a member of the module: replay never
+ *     reads an answer, and a page's bundle leaves the readers out;
  *   - stream completeness: complete(bytes, contentType) -> false for a stream that was cut
  *     (no final event), which is then never recorded as a good answer;
  *   - errors: errorAnswer(error, status) -> the body and headers of an error in the provider's
@@ -199,7 +201,14 @@ export interface AnswerRead {
   provider?: string;
 }
 
-/** What a module's readAnswer() is given besides the body. */
+/**
+ * How one of a module's answers reads, or undefined when the body is not an answer of its shape.
+ * Called with the route the request went to, or with none to recognize a body by its shape
+ * (ReplayCache values), so it must decline bodies of other shapes. Never mutates `body`.
+ */
+export type AnswerReader = (body: Record<string, unknown>, ctx: AnswerContext) => AnswerRead | undefined;
+
+/** What a module's answer reader is given besides the body. */
 export interface AnswerContext {
   /** The route the request was sent to, when known (a ReplayCache value has none). */
   route?: RouteMatch;
@@ -250,12 +259,6 @@ export interface ProviderModule {
    * bytes are not this provider's stream or not a whole answer.
    */
   assemble?(bytes: Uint8Array, contentType: string | undefined, route?: RouteMatch): Record<string, unknown> | undefined;
-  /**
-   * How one of its answers reads, or undefined when the body is not an answer of its shape.
-   * Called with the route the request went to, or with none to recognize a body by its shape
-   * (ReplayCache values), so it must decline bodies of other shapes. Never mutates `body`.
-   */
-  readAnswer?(body: Record<string, unknown>, ctx: AnswerContext): AnswerRead | undefined;
   /**
    * The request that continues a conversation: `request` (of one of its `shapes`) with `more`
    * (the messages an answer contributes, as readAnswer gives them) appended where that shape

@@ -15,6 +15,7 @@
  * streamed call (a 429 written for a stream is right), and the other routes' answers are the
  * user's own.
  */
+import { ANSWER_READERS } from '../providers/answer-readers.ts';
 import { answerVerdict } from '../providers/answer-verdict.ts';
 import { assembleAnswer, isTelemetry, normalizeRequest, routeOf, type RouteMatch, type RouteRequest } from '../providers/index.ts';
 import type { HttpRecord } from '../store/records.ts';
@@ -205,7 +206,7 @@ export function answerShapeProblem(req: RouteRequest, body: unknown, response: H
   // call gets the Responses API's events and a chat call chat chunks. (A stream nothing can
   // judge counts as whole to the verdict; only one that assembles is known to be.)
   const assembled = verdict.whole ? assembleAnswer(req, ct, response.body) : undefined;
-  const read = assembled === undefined ? undefined : route.provider.readAnswer?.(assembled, { route });
+  const read = assembled === undefined ? undefined : ANSWER_READERS[route.provider.name]?.(assembled, { route });
   const otherShape = read !== undefined && (read.shape === 'openai-chat' || read.shape === 'openai-responses') && (read.shape === 'openai-responses') !== (asked.shape === 'openai-responses');
   const are = written.events ? 'are' : 'is';
   if (written.cut) {

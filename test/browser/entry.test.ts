@@ -158,6 +158,17 @@ describe('llm-tapedeck/browser as bundled', () => {
     expect(() => openRecorder({}).prepare()).toThrow(expect.objectContaining({ code: 'E_MODE' }));
   });
 
+  // The answer readers (stats, drift, tree) rode along on the provider modules: 2.8 KB of a
+  // page's bundle (gzipped) that replay never ran. Kept apart, the bundle leaves them out.
+  it('leaves out the providers\' answer readers: replay never reads an answer', async () => {
+    const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
+    // What the bundle holds of each file (a file imported but shaken out to nothing is listed too).
+    const held = Object.entries(Object.values(out.metafile.outputs)[0]!.inputs).filter(([, v]) => v.bytesInOutput > 0).map(([f]) => f);
+    expect(held.filter((f) => /providers\/(answer-readers|answer-read)\.js$/.test(f))).toEqual([]);
+    const text = out.outputFiles[0]!.text;
+    for (const reader of ['readGeminiAnswer', 'readBedrockAnswer', 'readAnthropicAnswer', 'readOllamaAnswer', 'readOpenAIAnswer']) expect(text, reader).not.toContain(reader);
+  });
+
   it('leaves out the prune guard for faults and the record run\'s close-failure wording: a page injects no faults and never removes recordings at close', async () => {
     const out = await build({ entryPoints: [join(root, 'dist/browser/index.js')], bundle: true, write: false, format: 'esm', platform: 'browser', metafile: true, logLevel: 'silent' });
     const inputs = Object.keys(out.metafile.inputs);
