@@ -54,7 +54,13 @@ export function resignForUpstream(req: DeckRequest, url: string, creds: AwsCrede
   if (!creds || creds.accessKeyId !== sig.accessKeyId) return { req, outcome: { kind: 'kept', signedHost, upstreamHost } };
   // Over HTTP/2 a client may sign `host` and send it as `:authority` (curl does).
   checkClientSignature({ ...req, headers: received.host === undefined ? { ...received, host: signedHost } : received }, sig, creds, now);
-  const headers = signSigV4({ method: req.method, url, headers: req.headers, body: req.body }, creds, sig, now);
+  // Only what the client signed is signed again: an `x-amz-*` header added after the client's
+  // signature (a captured request replayed with one more header) would otherwise be vouched for
+  // by the proxy's key. Such headers are dropped, not forwarded unsigned (AWS refuses those).
+  const signed = new Set(sig.signedHeaders);
+  const kept: DeckRequest['headers'] = {};
+  for (const [k, v] of Object.entries(req.headers)) if (!k.startsWith('x-amz-') || signed.has(k)) kept[k] = v;
+  const headers = signSigV4({ method: req.method, url, headers: kept, body: req.body }, creds, sig, now);
   return { req: { ...req, headers }, outcome: { kind: 'resigned' } };
 }
 

@@ -308,7 +308,7 @@ async function writePaced(res: ServerResponse, rec: HttpRecord, timing: 'recorde
     const [at, bytes] = chunks[i]!;
     const wait = timing === 'recorded' ? at - (performance.now() - t0) : i === 0 ? 0 : timing;
     if (wait > 0) await sleep(wait);
-    if (res.destroyed) return;
+    if (gone(res)) return;
     if (!res.write(bytes)) await drained(res);
   }
   // A hand-written cut stream: the connection drops where the chunks end, with no end of body.
@@ -319,10 +319,21 @@ async function writePaced(res: ServerResponse, rec: HttpRecord, timing: 'recorde
 /** Sends the chunk a FinalEventHold kept back, now that the stream may end. */
 async function writeHeld(res: ServerResponse, hold: FinalEventHold | undefined): Promise<void> {
   const last = hold?.release();
-  if (last && !res.destroyed && !res.write(last)) await drained(res);
+  if (last && !gone(res) && !res.write(last)) await drained(res);
 }
 
+/**
+ * Whether the client's side of an answer is gone. node:http's response says so in `destroyed`;
+ * an HTTP/2 compatibility response has no such member (always undefined), its stream does: a
+ * stream the client cancelled (RST_STREAM) read as open, and its next write waited for ever.
+ */
+function gone(res: ServerResponse): boolean {
+  return res.destroyed === true || (res as unknown as { stream?: { destroyed?: boolean } }).stream?.destroyed === true;
+}
+
+/** Resolves once `res` can take more, or at once when its client is gone ('close' fired already). */
 function drained(res: ServerResponse): Promise<void> {
+  if (gone(res)) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
@@ -881,7 +892,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     // The faulted answer goes out now (written, dropped, or its wait begun): from now on a
     // request of the same call can be its retry; one that came before is a call of its own.
     faultSent(chaos, plan);
-    if (res.destroyed) return;
+    if (gone(res)) return;
     switch (plan.kind) {
       case 'usual': {
         if (plan.latencyMs > 0) res.setHeader('x-tapedeck-fault', faultHeader(plan)!);
@@ -926,7 +937,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
    * it came, the fault taken back.
    */
   async function liveDamaged(d: Deck, chaos: HttpChaos, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, plan: LiveDamagePlan): Promise<void> {
-    if (res.destroyed) return void liveDamage(chaos, plan, undefined);
+    if (gone(res)) return void liveDamage(chaos, plan, undefined);
     let done = false;
     try {
       await forward(d, req, res, dreq, plan.decision.prepared, plan.decision.miss, (rec) => {
@@ -946,7 +957,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     res.writeHead(a.status, a.headers);
     for (let i = 0; i < a.events.length; i++) {
       if (i > 0 && a.pauseMs > 0) await sleep(a.pauseMs);
-      if (res.destroyed) return;
+      if (gone(res)) return;
       if (!res.write(a.events[i]!)) await drained(res);
     }
     if (a.cut) dropConnection(req, res, true);

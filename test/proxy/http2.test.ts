@@ -3,12 +3,13 @@
 // recorded), misses in the client's error shape, both protocols at once on one port, a preface
 // split across packets, and a shutdown that waits for HTTP/2 streams in flight.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect as h2connect, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
+import { connect as h2connect, constants as h2constants, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startProxy } from '../../src/proxy/server.ts';
+import { readTape } from '../../src/store/tape-file.ts';
 import { startUpstream } from './fake-upstream.ts';
 import { ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { awsClient, MODEL } from '../providers/bedrock-clients.ts';
@@ -185,6 +186,46 @@ describe('cleartext HTTP/2 on the proxy port', () => {
     // The silent connection was cut by close(), not left to the client.
     if (!silent.closed) await new Promise((r) => silent.once('close', r));
     s.destroy();
+    await up.close();
+  });
+
+  // Failed before: an HTTP/2 compatibility response has no `destroyed`, so a stream the client
+  // cancelled read as open: the next write waited for a 'close' that had fired already. The
+  // answer being recorded was never read to its end (nothing recorded, the request in flight for
+  // ever, shutdown cut it after its timeout); a replay's paced stream stayed in flight too.
+  it('a stream the client cancels mid-answer: recorded whole when recording, and never left in flight', async () => {
+    const tape = tapePath();
+    const up = await startUpstream({ gapMs: 40 });
+    const inFlightEnds = async (p: { handler: { stats(): { inFlight: number } } }) => {
+      for (let i = 0; i < 100 && p.handler.stats().inFlight > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      return p.handler.stats().inFlight;
+    };
+    const cancelAfterFirstData = (url: string) =>
+      new Promise<number>((resolve, reject) => {
+        const s = h2connect(url);
+        const req = s.request({ ':method': 'POST', ':path': '/v1/chat/completions', 'content-type': 'application/json', authorization: 'Bearer sk-test-h2' });
+        let got = 0;
+        req.on('data', (c: Buffer) => {
+          got += c.length;
+          req.close(h2constants.NGHTTP2_CANCEL);
+        });
+        req.on('close', () => {
+          s.close();
+          resolve(got);
+        });
+        req.on('error', reject);
+        req.end(chat('cancel me mid-stream over h2', { stream: true }));
+      });
+    const rec = await startProxy({ upstream: up.url, tape, mode: 'record', port: 0, onWarning: () => {} });
+    expect(await cancelAfterFirstData(rec.url)).toBeGreaterThan(0);
+    expect(await inFlightEnds(rec)).toBe(0);
+    await rec.close();
+    const records = (await readTape(tape)).records;
+    expect(records).toHaveLength(1);
+    const play = await startProxy({ tape, mode: 'replay', port: 0, timing: 'recorded', onWarning: () => {} });
+    expect(await cancelAfterFirstData(play.url)).toBeGreaterThan(0);
+    expect(await inFlightEnds(play)).toBe(0);
+    await play.close();
     await up.close();
   });
 });

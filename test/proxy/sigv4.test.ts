@@ -113,6 +113,13 @@ describe('SigV4 signer', () => {
     expect(resignForUpstream(forged, up, undefined).outcome.kind).toBe('kept');
     expect(resignForUpstream(forged, 'http://127.0.0.1:8080/model/m/converse', creds).outcome.kind).toBe('none');
     expect(resignForUpstream({ ...req, headers: { ...req.headers, authorization: 'Bearer x' } }, up, creds).outcome.kind).toBe('none');
+    // Failed before: an x-amz-* header added after the client signed (its signature still checks
+    // out: the header is not in it) was signed by the proxy's key. It is dropped instead.
+    const added = { ...req, headers: { ...req.headers, 'x-amz-target': 'evil' } };
+    const out = resignForUpstream(added, up, creds, date);
+    expect(out.outcome.kind).toBe('resigned');
+    expect(out.req.headers['x-amz-target']).toBeUndefined();
+    expect(out.req.headers.authorization).toMatch(/SignedHeaders=host;x-amz-content-sha256;x-amz-date, /);
   });
 
   it('takes credentials from the environment only when the key pair is complete', () => {
